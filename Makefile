@@ -1,0 +1,41 @@
+# Two entry points from a fresh clone: `make demo` and `make test`.
+# Both create .venv on first use; re-running them installs nothing new.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.tclass-installed
+BENCH_STAMP := $(VENV)/.tclass-bench-installed
+
+.PHONY: install demo test typecheck bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# torch is pinned here (not in pyproject) so that dev and CI installs take the
+# local CPU wheel instead of downloading a CUDA build.
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(PY) examples/quickstart.py
+
+test: install
+	$(PY) -m pytest -q
+	$(PY) -m mypy --strict tclass
+
+typecheck: install
+	$(PY) -m mypy --strict tclass
+
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .hypothesis

@@ -1,0 +1,104 @@
+"""Times tclass against the peer (``tensordict``) and a hand-written baseline.
+
+Usage: ``python benchmarks/run.py [--repeat N] [--filter TEXT]`` (``make bench``).
+
+Every implementation of a case is timed in the same process, interleaved repeat by
+repeat so that machine noise hits all of them alike; the table reports the median
+time per call and the ratios tclass/peer and tclass/baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import statistics
+import sys
+import timeit
+import warnings
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine_cases import Case, engine_cases, namespace  # noqa: E402
+
+PEER_TARGET = 0.5  # tclass at most half the peer's time
+BASELINE_TARGET = 2.0  # tensor-bound cases within 2x of the hand-written loop
+
+
+def load_peer() -> ModuleType | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return importlib.import_module("tensordict")
+    except ImportError:
+        return None
+
+
+def calls_per_repeat(timer: timeit.Timer, budget: float = 0.02) -> int:
+    """How many runs take about ``budget`` seconds (at least 1)."""
+    number = 1
+    while True:
+        elapsed = timer.timeit(number=number)
+        if elapsed >= budget or number >= 1_000_000:
+            return max(1, int(number * budget / max(elapsed, 1e-9)))
+        number *= 4
+
+
+def time_case(
+    case: Case, ns: dict[str, Any], repeat: int, has_peer: bool
+) -> dict[str, float | None]:
+    """Median microseconds per run of each implementation's statement."""
+    impls = {"tclass": case.tclass, "peer": case.peer if has_peer else None, "baseline": case.baseline}
+    live = {name: timeit.Timer(stmt, globals=ns) for name, stmt in impls.items() if stmt is not None}
+    numbers = {name: calls_per_repeat(timer) for name, timer in live.items()}
+    samples: dict[str, list[float]] = {name: [] for name in live}
+    for _ in range(repeat):
+        for name, timer in live.items():
+            elapsed = timer.timeit(number=numbers[name])
+            samples[name].append(elapsed / numbers[name] * 1e6)
+    return {name: (statistics.median(samples[name]) if name in samples else None) for name in impls}
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a / b
+
+
+def fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--filter", default="")
+    args = parser.parse_args()
+    peer = load_peer()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the peer's deprecation warnings
+        ns = namespace(peer)
+        cases = [c for c in engine_cases() if args.filter in c.name]
+        print(f"peer: {'tensordict ' + peer.__version__ if peer else 'not installed'}; "
+              f"median of {args.repeat} interleaved repeats, us per call\n")
+        header = f"{'case':34s} {'tclass':>9s} {'peer':>9s} {'baseline':>9s} {'t/peer':>7s} {'t/base':>7s}  target"
+        print(header)
+        print("-" * len(header))
+        for case in cases:
+            times = time_case(case, ns, args.repeat, peer is not None)
+            vs_peer = ratio(times["tclass"], times["peer"])
+            vs_base = ratio(times["tclass"], times["baseline"])
+            verdict = []
+            if vs_peer is not None:
+                verdict.append("peer ok" if vs_peer <= PEER_TARGET else "peer MISS")
+            if case.tensor_bound and vs_base is not None:
+                verdict.append("base ok" if vs_base <= BASELINE_TARGET else "base MISS")
+            print(f"{case.name:34s} {fmt(times['tclass'], '9.2f')} {fmt(times['peer'], '9.2f')} "
+                  f"{fmt(times['baseline'], '9.2f')} {fmt(vs_peer, '7.2f')} {fmt(vs_base, '7.2f')}  "
+                  f"{', '.join(verdict)}")
+    print(f"\ntargets: tclass/peer <= {PEER_TARGET}; tensor-bound cases also tclass/baseline <= {BASELINE_TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

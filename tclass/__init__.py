@@ -1,0 +1,25 @@
+"""tclass: typed, batched, memory-mappable records of tensors for PyTorch.
+
+One import gives the public surface::
+
+    import tclass
+    td = tclass.TensorDict({"obs": torch.zeros(4, 3)}, batch_size=[4])
+"""
+
+from tclass import _errors as errors
+from tclass._errors import TclassError as TclassError
+from tclass._memmap import MemoryMappedTensor as MemoryMappedTensor
+from tclass._ops import cat as cat
+from tclass._ops import stack as stack
+from tclass._td import TensorDict as TensorDict
+
+__all__ = [
+    "MemoryMappedTensor",
+    "TclassError",
+    "TensorDict",
+    "cat",
+    "errors",
+    "stack",
+]
+
+__version__ = "0.1.0"

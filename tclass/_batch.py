@@ -1,0 +1,275 @@
+"""Batch-size arithmetic: parsing, checking leading dims, and what each shape op does.
+
+A container's batch size is the shape its entries share at the front: a leaf of shape
+``batch_size + feature_dims``. Every function here works on shapes and indices alone,
+without touching data, and raises errors that name the shapes involved.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NoReturn, SupportsIndex, Union, cast
+
+import torch
+
+from tclass._errors import BatchSizeError, DimError, ShapeError
+
+__all__ = [
+    "BatchSizeLike",
+    "as_batch_size",
+    "chunk_sizes",
+    "expand_shape",
+    "format_shape",
+    "index_dims_consumed",
+    "mismatch_message",
+    "normalize_dim",
+    "normalize_index",
+    "permute_dims",
+    "shape_args",
+    "split_sizes",
+    "squeeze_dims",
+    "view_shape",
+]
+
+BatchSizeLike = Union[torch.Size, Sequence[int], int, None]
+
+_EMPTY = torch.Size([])
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    """``[4, 3]``: the compact form used in every message."""
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+_SIZES: dict[tuple[int, ...], torch.Size] = {}
+_SIZES_LIMIT = 4096
+
+
+def as_batch_size(value: object) -> torch.Size:
+    """Parses a batch size: ``None`` (no batch dims), an int, or a sequence of ints.
+
+    Raises:
+        BatchSizeError: for negative sizes, non-integers (bools included), or other types.
+    """
+    if value is None:
+        return _EMPTY
+    kind = type(value)
+    if kind is list or kind is tuple or kind is torch.Size:
+        sizes: tuple[int, ...] = tuple(cast("Sequence[int]", value))
+        for size in sizes:
+            if type(size) is not int or size < 0:
+                _raise_bad_batch_size(value)
+        if kind is torch.Size:
+            return value  # type: ignore[return-value]
+        # Batch sizes repeat endlessly in a program; building a torch.Size costs more
+        # than looking one up, so validated sizes are kept.
+        cached = _SIZES.get(sizes)
+        if cached is None:
+            if len(_SIZES) >= _SIZES_LIMIT:
+                _SIZES.clear()
+            cached = _SIZES[sizes] = torch.Size(sizes)
+        return cached
+    if kind is int:
+        if value < 0:  # type: ignore[operator]
+            _raise_bad_batch_size(value)
+        return as_batch_size((value,))
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return as_batch_size(tuple(_as_int(v, value) for v in value))
+    _raise_bad_batch_size(value)
+
+
+def _as_int(value: object, whole: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        _raise_bad_batch_size(whole)
+    return value.__index__()
+
+
+def _raise_bad_batch_size(value: object) -> NoReturn:
+    msg = (
+        f"invalid batch_size {value!r}: expected a sequence of non-negative ints "
+        "(a list, tuple or torch.Size), an int, or None"
+    )
+    raise BatchSizeError(msg)
+
+
+def mismatch_message(key: object, shape: Sequence[int], batch_size: Sequence[int]) -> str:
+    """The message for an entry whose leading dims do not match the batch size."""
+    return (
+        f"batch dimension mismatch for key {key!r}: its shape {format_shape(shape)} does not "
+        f"start with the batch size {format_shape(batch_size)}. Every entry's leading dims "
+        "must equal the batch size; reshape the value or change batch_size"
+    )
+
+
+def normalize_dim(dim: int, ndim: int, *, op: str, inclusive: bool = False) -> int:
+    """A possibly negative batch dim as an index in ``[0, ndim)`` (``[0, ndim]`` if inclusive).
+
+    ``inclusive`` is for ops that insert a dim (``unsqueeze``, ``stack``), where ``-1``
+    means after the last batch dim.
+    """
+    if type(dim) is not int:
+        if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+            msg = f"{op}: dim must be an int, got {dim!r}"
+            raise TypeError(msg)
+        dim = int(dim)
+    bound = ndim + 1 if inclusive else ndim
+    if -bound <= dim < bound:
+        return dim + bound if dim < 0 else dim
+    msg = (
+        f"{op}: dim {dim} is out of range for {ndim} batch dim(s) "
+        f"(expected a value in [{-bound}, {bound - 1}])"
+    )
+    raise DimError(msg)
+
+
+def shape_args(args: tuple[object, ...], op: str) -> tuple[int, ...]:
+    """Accepts ``op(2, 3)``, ``op((2, 3))`` and ``op(torch.Size([2, 3]))`` alike."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        (only,) = args
+        if not isinstance(only, Sequence):
+            msg = f"{op}: expected ints or one sequence of ints, got {only!r}"
+            raise TypeError(msg)
+        args = tuple(only)
+    for size in args:
+        if type(size) is not int:
+            msg = f"{op}: sizes must be ints, got {size!r} in {args!r}"
+            raise TypeError(msg)
+    return args  # type: ignore[return-value]
+
+
+def view_shape(target: tuple[int, ...], batch_size: torch.Size, op: str) -> torch.Size:
+    """The batch size a reshape/view to ``target`` gives (one ``-1`` is inferred)."""
+    numel = math.prod(batch_size)
+    unknown = [i for i, size in enumerate(target) if size == -1]
+    if len(unknown) > 1 or any(size < -1 for size in target):
+        msg = f"{op}: invalid shape {list(target)}: only one dim may be -1 and none below it"
+        raise ShapeError(msg)
+    known = math.prod(size for size in target if size != -1)
+    if unknown:
+        if known == 0 or numel % known:
+            msg = (
+                f"{op}: shape {list(target)} is invalid for a batch of {numel} elements "
+                f"(batch size {format_shape(batch_size)})"
+            )
+            raise ShapeError(msg)
+        target = target[: unknown[0]] + (numel // known,) + target[unknown[0] + 1 :]
+    elif known != numel:
+        msg = (
+            f"{op}: shape {list(target)} is invalid for a batch of {numel} elements "
+            f"(batch size {format_shape(batch_size)})"
+        )
+        raise ShapeError(msg)
+    return torch.Size(target)
+
+
+def expand_shape(target: tuple[int, ...], batch_size: torch.Size) -> torch.Size:
+    """The batch size after ``expand(*target)``, with torch's broadcasting rules."""
+    extra = len(target) - len(batch_size)
+    if extra < 0:
+        msg = (
+            f"expand: the target shape {list(target)} has fewer dims than the batch size "
+            f"{format_shape(batch_size)}"
+        )
+        raise ShapeError(msg)
+    out = list(target)
+    for i, size in enumerate(batch_size):
+        want = target[extra + i]
+        if want == -1:
+            out[extra + i] = size
+        elif want != size and size != 1:
+            msg = (
+                f"expand: cannot expand batch size {format_shape(batch_size)} to "
+                f"{list(target)}: dim {i} has size {size}, which is neither {want} nor 1"
+            )
+            raise ShapeError(msg)
+    if any(size < 0 for size in out):
+        msg = f"expand: -1 is only allowed for existing dims, got {list(target)}"
+        raise ShapeError(msg)
+    return torch.Size(out)
+
+
+def squeeze_dims(batch_size: torch.Size, dim: int | None) -> tuple[int, ...]:
+    """The batch dims ``squeeze(dim)`` removes: all size-1 dims, or ``dim`` if it is 1."""
+    if dim is None:
+        return tuple(i for i, size in enumerate(batch_size) if size == 1)
+    dim = normalize_dim(dim, len(batch_size), op="squeeze")
+    return (dim,) if batch_size[dim] == 1 else ()
+
+
+def permute_dims(dims: tuple[int, ...], ndim: int) -> tuple[int, ...]:
+    """Validates a permutation of the batch dims (negative dims allowed)."""
+    if len(dims) != ndim:
+        msg = f"permute: expected {ndim} dims (one per batch dim), got {list(dims)}"
+        raise ShapeError(msg)
+    out = tuple(normalize_dim(d, ndim, op="permute") for d in dims)
+    if len(set(out)) != ndim:
+        msg = f"permute: repeated dim in {list(dims)}"
+        raise ShapeError(msg)
+    return out
+
+
+def split_sizes(split_size: int | Sequence[int], dim_size: int) -> list[int]:
+    """The sizes ``split(split_size)`` cuts a dim of ``dim_size`` into, as torch does."""
+    if isinstance(split_size, int):
+        if split_size <= 0:
+            msg = f"split: split_size must be positive, got {split_size}"
+            raise ShapeError(msg)
+        full, rest = divmod(dim_size, split_size)
+        return [split_size] * full + ([rest] if rest else []) or [0]
+    sizes = list(split_size)
+    if sum(sizes) != dim_size or any(s < 0 for s in sizes):
+        msg = f"split: sizes {sizes} do not add up to the dim size {dim_size}"
+        raise ShapeError(msg)
+    return sizes
+
+
+def chunk_sizes(chunks: int, dim_size: int) -> list[int]:
+    """The sizes ``chunk(chunks)`` cuts a dim into, as torch does (maybe fewer chunks)."""
+    if chunks <= 0:
+        msg = f"chunk: the number of chunks must be positive, got {chunks}"
+        raise ShapeError(msg)
+    step = -(-dim_size // chunks) if dim_size else 0
+    return split_sizes(step, dim_size) if step else [0] * min(chunks, 1)
+
+
+def index_dims_consumed(item: object) -> int:
+    """How many batch dims one element of an index tuple consumes."""
+    if item is None or item is Ellipsis or isinstance(item, bool):
+        return 0
+    if isinstance(item, torch.Tensor) and item.dtype is torch.bool:
+        return max(item.ndim, 1)
+    return 1
+
+
+def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object, ...]:
+    """An index tuple that indexes only batch dims, with its Ellipsis spelled out.
+
+    Leaves have feature dims after the batch dims, so ``...`` must mean "the remaining
+    *batch* dims" (``td[..., 0]`` indexes the last batch dim, not the last leaf dim).
+
+    Raises:
+        DimError: if the index addresses more dims than there are batch dims.
+        IndexError: for more than one Ellipsis.
+    """
+    consumed = 0
+    ellipsis_at = -1
+    for position, item in enumerate(index):
+        if item is Ellipsis:
+            if ellipsis_at >= 0:
+                msg = "an index can only have a single ellipsis ('...')"
+                raise IndexError(msg)
+            ellipsis_at = position
+        else:
+            consumed += index_dims_consumed(item)
+    if consumed > batch_dims:
+        msg = (
+            f"too many indices: {index!r} indexes {consumed} dims but there are only "
+            f"{batch_dims} batch dims. To index the leaves' feature dims, use "
+            "apply(lambda x: x[...]) instead"
+        )
+        raise DimError(msg)
+    if ellipsis_at < 0:
+        return index
+    fill = (slice(None),) * (batch_dims - consumed)
+    return index[:ellipsis_at] + fill + index[ellipsis_at + 1 :]

@@ -1,0 +1,101 @@
+"""Device parsing and the argument rules of ``to()``.
+
+``device=None`` on a container means its entries may live on different devices; any
+other value means every entry lives there. Parsing is cached because ``to`` and
+construction sit on hot paths.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import torch
+
+from tclass._errors import DeviceError
+
+__all__ = ["DeviceLike", "ToArgs", "as_device", "parse_to_args"]
+
+DeviceLike = Union[torch.device, str, int, None]
+
+_CACHE: dict[object, torch.device] = {}
+
+
+def as_device(device: object) -> torch.device | None:
+    """``device`` as a ``torch.device`` (``None`` stays ``None``).
+
+    ``"cuda"`` without an index means the current CUDA device, so that two containers
+    built with ``"cuda"`` and ``"cuda:0"`` compare equal.
+
+    Raises:
+        DeviceError: if ``device`` is not a device, a device string or an ordinal.
+    """
+    if device is None:
+        return None
+    if device.__class__ is not bool:  # True == 1 would hit the cache entry of device 1
+        try:
+            return _CACHE[device]
+        except (KeyError, TypeError):
+            pass
+    parsed = _parse(device)
+    if isinstance(device, (str, int, torch.device)):
+        _CACHE[device] = parsed
+    return parsed
+
+
+def _parse(device: object) -> torch.device:
+    if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
+        msg = f"invalid device {device!r}: expected a torch.device, a string such as 'cpu' or 'cuda:0', or an int"
+        raise DeviceError(msg)
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError) as error:
+        msg = f"invalid device {device!r}: {error}"
+        raise DeviceError(msg) from None
+    index: int | None = parsed.index  # None for "cuda" without an ordinal
+    if parsed.type == "cuda" and index is None and torch.cuda.is_available():
+        parsed = torch.device("cuda", torch.cuda.current_device())
+    return parsed
+
+
+class ToArgs:
+    """What a call to ``to(...)`` asks for."""
+
+    __slots__ = ("device", "dtype", "non_blocking")
+
+    def __init__(
+        self, device: torch.device | None, dtype: torch.dtype | None, non_blocking: bool
+    ) -> None:
+        self.device = device
+        self.dtype = dtype
+        self.non_blocking = non_blocking
+
+
+def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs:
+    """Reads ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` and
+    ``to(other)`` (anything with a ``device``), plus ``device=``/``dtype=``/``non_blocking=``.
+    """
+    device: object = kwargs.pop("device", None)
+    dtype: object = kwargs.pop("dtype", None)
+    non_blocking = bool(kwargs.pop("non_blocking", False))
+    if kwargs:
+        msg = f"to() got unexpected keyword argument(s) {sorted(kwargs)}"
+        raise TypeError(msg)
+    if len(args) > 2:
+        msg = f"to() takes at most 2 positional arguments, got {len(args)}"
+        raise TypeError(msg)
+    for arg in args:
+        if isinstance(arg, torch.dtype):
+            dtype = arg
+        elif isinstance(arg, torch.Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, (str, int, torch.device)) and not isinstance(arg, bool):
+            device = arg
+        elif hasattr(arg, "device") and hasattr(arg, "batch_size"):
+            device = getattr(arg, "device")
+        else:
+            msg = f"to() expected a device, a dtype, a tensor or a tensor collection, got {arg!r}"
+            raise TypeError(msg)
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        msg = f"to(): dtype must be a torch.dtype, got {dtype!r}"
+        raise TypeError(msg)
+    return ToArgs(as_device(device), dtype, non_blocking)

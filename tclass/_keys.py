@@ -1,0 +1,61 @@
+"""Keys of a tensor collection: plain strings, or tuples of strings for nested entries.
+
+``("next", "obs")`` names the entry ``"obs"`` of the sub-collection ``"next"``. Tuples may
+themselves be nested (``("a", ("b", "c"))`` is ``("a", "b", "c")``) and a one-element
+tuple is the same as its string. Everything here is pure key arithmetic.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+from tclass._errors import InvalidKeyError
+
+__all__ = ["NestedKey", "key_path", "key_str", "unravel_key"]
+
+NestedKey = Union[str, tuple["NestedKey", ...]]
+"""A key as callers may write it: a string or a (possibly nested) tuple of strings."""
+
+_KEY_RULE = "a key must be a string or a non-empty, possibly nested tuple of strings"
+
+
+def unravel_key(key: object) -> str | tuple[str, ...]:
+    """Returns ``key`` as a string, or as a flat tuple of at least two strings.
+
+    Raises:
+        InvalidKeyError: if ``key`` is not a string or a non-empty tuple of strings.
+    """
+    if type(key) is str:
+        return key
+    if type(key) is tuple:
+        parts: list[str] = []
+        _flatten_into(key, key, parts)
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(parts)
+    if isinstance(key, str):  # str subclasses (enums with str mixin, numpy.str_)
+        return str(key)
+    msg = f"invalid key {key!r} of type {type(key).__name__}: {_KEY_RULE}"
+    raise InvalidKeyError(msg)
+
+
+def key_path(key: object) -> tuple[str, ...]:
+    """``key`` as a tuple of one or more strings (``"a"`` is ``("a",)``)."""
+    flat = unravel_key(key)
+    return (flat,) if isinstance(flat, str) else flat
+
+
+def _flatten_into(part: object, whole: object, out: list[str]) -> None:
+    if isinstance(part, str):
+        out.append(str(part))
+        return
+    if type(part) is not tuple or not part:
+        msg = f"invalid key {whole!r}: {_KEY_RULE} (found {part!r})"
+        raise InvalidKeyError(msg)
+    for item in part:
+        _flatten_into(item, whole, out)
+
+
+def key_str(key: str | tuple[str, ...]) -> str:
+    """The key as users wrote it, for error messages: ``'obs'`` or ``('next', 'obs')``."""
+    return repr(key)

@@ -1,0 +1,650 @@
+"""MemoryMappedTensor: a CPU tensor whose storage is a raw file or anonymous shared memory.
+
+The storage layer of tclass (imports only torch, the stdlib and ``_errors``). A file holds
+the elements in C order and native byte order, exactly ``numel * itemsize`` bytes, no
+header (the peer's ``*.memmap`` layout). Without a file, the tensor lives in anonymous
+shared memory and crosses ``torch.multiprocessing`` without a copy. Unlike the peer:
+
+* Opening a file (``from_filename``, unpickling) never changes it: a missing file, a
+  directory or a size that disagrees with dtype and shape is an error.
+* Writing creates the file with ``O_EXCL`` and sizes it with ``ftruncate`` (sparse). An
+  existing file needs ``existsok=True`` and is resized exactly; symlinks are refused.
+* A pickle of a file-backed tensor is a reference (path, dtype, file length, offset, size,
+  stride, mode): any view round-trips and the payload does not grow with the data.
+  Anonymous tensors refuse ``pickle`` but share their memory through multiprocessing.
+* ``copy.deepcopy`` gives a plain tensor copy; ``copy.copy`` an alias on the same memory.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import operator
+import os
+import stat
+from collections.abc import Callable, Sequence
+from multiprocessing.reduction import ForkingPickler
+from typing import TYPE_CHECKING, Literal, NoReturn, SupportsIndex, Union
+
+import torch
+import torch.multiprocessing
+from typing_extensions import Self
+
+from tclass._errors import (
+    DeviceError,
+    FileConflictError,
+    FileFormatError,
+    MissingFileError,
+    NotAFileError,
+    ShapeError,
+    UnpicklableError,
+)
+
+if TYPE_CHECKING:
+    from torch._C import _Index
+
+__all__ = ["MemoryMappedTensor"]
+
+Mode = Literal["r", "r+"]
+SizeLike = Union[SupportsIndex, Sequence[SupportsIndex]]
+PathLike = Union[str, "os.PathLike[str]"]
+DeviceLike = Union[str, torch.device, int]
+Scalar = Union[bool, int, float, complex]
+_Reduced = tuple[Callable[..., "MemoryMappedTensor"], tuple[object, ...]]
+
+# Reopening "/proc/self/fd/N" maps the very file we opened and checked, even if its path
+# was replaced in between. Elsewhere we fall back to the path itself.
+_PROC_FD = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else None
+_OPEN_FLAGS = os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK  # never block on a FIFO
+_WRITE_FLAGS = _OPEN_FLAGS | os.O_RDWR | os.O_NOFOLLOW
+# Typed aliases of untyped torch internals (torch.multiprocessing uses them too).
+_new_shared: Callable[[int], torch.UntypedStorage] = torch.UntypedStorage._new_shared
+_new_shared_fd: Callable[[int, int], torch.UntypedStorage] = (
+    torch.UntypedStorage._new_shared_fd_cpu  # type: ignore[attr-defined]
+)
+_sharing_strategy: Callable[[], str] = torch.multiprocessing.get_sharing_strategy
+_memfd_create: Callable[[str, int], int] | None = getattr(os, "memfd_create", None)
+# Dtypes numpy can expose; the bytes of the others are read through a same-size int.
+_NUMPY_DTYPES = frozenset(
+    {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+     torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128}
+)  # fmt: skip
+_INT_BY_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+class MemoryMappedTensor(torch.Tensor):
+    """A CPU tensor stored in a memory-mapped file or in anonymous shared memory.
+
+    Build one with :meth:`empty`, :meth:`zeros`, :meth:`ones`, :meth:`full`, the
+    ``*_like`` variants, :meth:`from_tensor` or :meth:`from_filename`. Torch operations
+    return plain tensors; in-place ones (``x[i] = v``, ``copy_``, ``fill_``) write
+    through to the storage and return the MemoryMappedTensor. Basic indexing,
+    ``unbind``, ``split``, ``chunk`` and iteration return MemoryMappedTensor views.
+    """
+
+    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
+
+    # Set on file-backed instances only; anonymous ones read these class defaults.
+    _filename: str | None = None
+    _mode: Mode | None = None
+
+    def __new__(cls, *args: object, **kwargs: object) -> Self:
+        msg = (
+            f"{cls.__name__} cannot be built directly; use {cls.__name__}.empty/zeros/"
+            "ones/full(...), .from_tensor(t) or .from_filename(path, dtype, shape)"
+        )
+        raise TypeError(msg)
+
+    # --- constructors ------------------------------------------------------------------
+
+    @classmethod
+    def empty(
+        cls, *size: SizeLike, dtype: torch.dtype | None = None,
+        device: DeviceLike | None = None, filename: PathLike | None = None,
+        existsok: bool = False, shape: SizeLike | None = None,
+    ) -> Self:  # fmt: skip
+        """A new tensor. Its content is zero (fresh shared memory or a sparse file).
+
+        Args:
+            *size: ints, one sequence of ints, or a ``torch.Size``; or pass ``shape=``.
+            dtype: element type; ``torch.get_default_dtype()`` when None.
+            device: None or a CPU device; the tensor always lives in CPU memory.
+            filename: the file to create; None for anonymous shared memory.
+            existsok: allow replacing an existing regular file (it is resized to the
+                exact size and its old content discarded).
+            shape: the size, as a keyword.
+
+        Returns:
+            A MemoryMappedTensor of that size and dtype.
+
+        Raises:
+            ShapeError: a malformed or negative size.
+            DeviceError: a device other than CPU.
+            FileConflictError: ``filename`` exists (without ``existsok``) or is a symlink.
+            NotAFileError: ``filename`` is a directory or another non-regular file.
+            MissingFileError: the directory of ``filename`` does not exist.
+        """
+        return cls._new(_as_size(size, shape), dtype, device, filename, existsok, True)
+
+    @classmethod
+    def zeros(
+        cls, *size: SizeLike, dtype: torch.dtype | None = None,
+        device: DeviceLike | None = None, filename: PathLike | None = None,
+        existsok: bool = False, shape: SizeLike | None = None,
+    ) -> Self:  # fmt: skip
+        """A new tensor filled with zeros. Args, Returns and Raises as in :meth:`empty`."""
+        return cls._new(_as_size(size, shape), dtype, device, filename, existsok, True)
+
+    @classmethod
+    def ones(
+        cls, *size: SizeLike, dtype: torch.dtype | None = None,
+        device: DeviceLike | None = None, filename: PathLike | None = None,
+        existsok: bool = False, shape: SizeLike | None = None,
+    ) -> Self:  # fmt: skip
+        """A new tensor filled with ones. Args, Returns and Raises as in :meth:`empty`."""
+        out = cls._new(_as_size(size, shape), dtype, device, filename, existsok, False)
+        out.fill_(1)
+        return out
+
+    @classmethod
+    def full(
+        cls, *size: SizeLike, fill_value: Scalar, dtype: torch.dtype | None = None,
+        device: DeviceLike | None = None, filename: PathLike | None = None,
+        existsok: bool = False, shape: SizeLike | None = None,
+    ) -> Self:  # fmt: skip
+        """A new tensor filled with ``fill_value`` (keyword-only).
+
+        The dtype defaults to ``torch.get_default_dtype()`` whatever ``fill_value`` is.
+        Other Args, Returns and Raises as in :meth:`empty`.
+        """
+        out = cls._new(_as_size(size, shape), dtype, device, filename, existsok, False)
+        out.fill_(fill_value)
+        return out
+
+    @classmethod
+    def empty_like(
+        cls, input: torch.Tensor, *, filename: PathLike | None = None, existsok: bool = False
+    ) -> Self:
+        """:meth:`empty` with the shape and dtype of ``input`` (its data is not read).
+
+        Raises TypeError if ``input`` is not a tensor, else as :meth:`empty` does.
+        """
+        _check_tensor(input, "empty_like")
+        return cls._new(input.shape, input.dtype, None, filename, existsok, True)
+
+    @classmethod
+    def zeros_like(
+        cls, input: torch.Tensor, *, filename: PathLike | None = None, existsok: bool = False
+    ) -> Self:
+        """:meth:`zeros` with the shape and dtype of ``input``; see :meth:`empty_like`."""
+        _check_tensor(input, "zeros_like")
+        return cls._new(input.shape, input.dtype, None, filename, existsok, True)
+
+    @classmethod
+    def ones_like(
+        cls, input: torch.Tensor, *, filename: PathLike | None = None, existsok: bool = False
+    ) -> Self:
+        """:meth:`ones` with the shape and dtype of ``input``; see :meth:`empty_like`."""
+        return cls.full_like(input, 1, filename=filename, existsok=existsok)
+
+    @classmethod
+    def full_like(
+        cls, input: torch.Tensor, fill_value: Scalar, *,
+        filename: PathLike | None = None, existsok: bool = False,
+    ) -> Self:  # fmt: skip
+        """:meth:`full` with the shape and dtype of ``input``; see :meth:`empty_like`."""
+        _check_tensor(input, "full_like")
+        out = cls._new(input.shape, input.dtype, None, filename, existsok, False)
+        out.fill_(fill_value)
+        return out
+
+    @classmethod
+    def from_tensor(
+        cls, input: torch.Tensor, *, filename: PathLike | None = None,
+        existsok: bool = False, copy_existing: bool = False,
+    ) -> Self:  # fmt: skip
+        """Copy a tensor into a new file, or into shared memory when ``filename`` is None.
+
+        Any dtype works. Non-contiguous and expanded tensors are written in logical C
+        order; tensors on other devices are copied to CPU; autograd history is dropped.
+
+        Args:
+            input: the tensor to copy.
+            filename: the file to create; None for anonymous shared memory.
+            existsok: allow replacing an existing regular file.
+            copy_existing: allow copying a file-backed MemoryMappedTensor to another file.
+
+        Returns:
+            ``input`` itself when it is already a MemoryMappedTensor on that file (or an
+            anonymous one and ``filename`` is None); otherwise a new copy.
+
+        Raises:
+            TypeError: ``input`` is not a dense tensor (convert with ``torch.as_tensor``).
+            DeviceError: ``input`` is on the meta device (it has no data).
+            FileConflictError: ``input`` is file-backed elsewhere and ``copy_existing`` is
+                False, or ``filename`` exists (without ``existsok``) or is a symlink.
+            NotAFileError, MissingFileError: as in :meth:`empty`.
+        """
+        if isinstance(input, MemoryMappedTensor):
+            source = input._filename
+            target = None if filename is None else _abspath(filename)
+            if source == target and isinstance(input, cls):
+                return input
+            if source is not None and target not in (None, source) and not copy_existing:
+                msg = (
+                    f"the tensor is already backed by {source!r}; pass "
+                    f"copy_existing=True to copy it to {target!r}"
+                )
+                raise FileConflictError(msg)
+        _check_tensor(input, "from_tensor")
+        if input.is_meta:
+            msg = "a meta tensor has no data to copy; use empty_like(t) instead"
+            raise DeviceError(msg)
+        if input.layout is not torch.strided or input.is_nested:
+            msg = f"only dense tensors can be memory-mapped, got layout {input.layout}"
+            raise TypeError(msg + "; convert it with .to_dense() first")
+        if input.requires_grad:
+            input = input.detach()
+        data = _raw_bytes(input)
+        out = cls._new(input.shape, input.dtype, None, filename, existsok, False, data)
+        if data is None:  # not plain CPU memory: let torch copy (and convert) it
+            out.copy_(input)
+        return out
+
+    @classmethod
+    def from_filename(
+        cls, filename: PathLike, dtype: torch.dtype, shape: SizeLike,
+        index: _Index | tuple[_Index, ...] | None = None, mode: Mode | None = None,
+    ) -> Self:  # fmt: skip
+        """Map an existing raw file (C order, native byte order, no header).
+
+        Opening never modifies the file: its size must be ``dtype.itemsize * prod(shape)``.
+
+        Args:
+            filename: path of the file.
+            dtype: element type the file was written with.
+            shape: shape the file was written with.
+            index: a basic index (ints, slices, None, Ellipsis) applied to the result.
+            mode: ``"r+"`` shares writes with the file (it must be writable); ``"r"``
+                is a private copy-on-write mapping whose writes never reach the file.
+                None picks ``"r+"`` when the file is writable, else ``"r"``.
+
+        Returns:
+            A MemoryMappedTensor view of the file.
+
+        Raises:
+            MissingFileError: the file does not exist.
+            NotAFileError: the path is a directory or another non-regular file.
+            FileFormatError: the file size disagrees with dtype and shape.
+            PermissionError: ``mode="r+"`` on a file this process cannot write.
+            ValueError: an unknown mode.
+            TypeError: ``index`` is not a basic index.
+        """
+        if mode not in (None, "r", "r+"):
+            msg = f"mode must be None, 'r' or 'r+', got {mode!r}"
+            raise ValueError(msg)
+        size = _as_size((), shape)
+        path = _abspath(filename)
+        flat, mode = _map_existing(path, _check_dtype(dtype), size, mode)
+        out = cls._wrap_file(flat.view(size), path, mode)
+        if index is None:
+            return out
+        view = out[index]
+        if not isinstance(view, cls):
+            msg = f"index must be a basic index (ints, slices, None, ...), got {index!r}"
+            raise TypeError(msg)
+        return view
+
+    # --- internals ---------------------------------------------------------------------
+
+    @classmethod
+    def _new(
+        cls, size: Sequence[int], dtype: torch.dtype | None, device: DeviceLike | None,
+        filename: PathLike | None, existsok: bool, zero: bool, data: memoryview | None = None,
+    ) -> Self:  # fmt: skip
+        """Allocate a tensor holding ``data`` (raw bytes) or zeros.
+
+        Fresh memory and fresh files read as zeros; ``zero`` also clears an existing
+        file that ``existsok`` lets us replace (callers that overwrite it all skip that).
+        """
+        if device is not None and device != "cpu":
+            _check_cpu(device)
+        dtype = torch.get_default_dtype() if dtype is None else _check_dtype(dtype)
+        numel = math.prod(size)
+        if filename is None:
+            storage = _shared_storage(numel * dtype.itemsize, data)
+            # The stub misses set_'s default (contiguous) stride; passing it costs 0.4 us.
+            flat: torch.Tensor = torch.empty(0, dtype=dtype)
+            flat = flat.set_(storage, 0, size)  # type: ignore[call-overload]
+            return flat.as_subclass(cls)
+        path = _abspath(filename)
+        flat = _create_file(path, numel, dtype, existsok, zero, data)
+        return cls._wrap_file(flat.view(size), path, "r+")
+
+    @classmethod
+    def _wrap_file(cls, tensor: torch.Tensor, path: str, mode: Mode) -> Self:
+        out = tensor.as_subclass(cls)
+        out._filename = path
+        out._mode = mode
+        return out
+
+    def _wrap(self, view: torch.Tensor) -> Self:
+        """Wrap a view of this tensor's storage, carrying the file attributes over."""
+        out = view.as_subclass(type(self))
+        if self._filename is not None:
+            out._filename = self._filename
+            out._mode = self._mode
+        return out
+
+    def _file_reference(self) -> tuple[object, ...]:
+        """Arguments of :func:`_rebuild_from_file`: the whole file and this view of it."""
+        return (
+            type(self), self._filename, self.dtype,
+            self.untyped_storage().nbytes() // self.dtype.itemsize,
+            self.storage_offset(), tuple(self.shape), self.stride(), self._mode,
+        )  # fmt: skip
+
+    # --- views -------------------------------------------------------------------------
+
+    @property
+    def filename(self) -> str | None:
+        """Absolute path of the backing file, or None for anonymous shared memory."""
+        return self._filename
+
+    def __getitem__(self, indices: _Index | tuple[_Index, ...], /) -> torch.Tensor:
+        out = torch.Tensor.__getitem__(self, indices)
+        # Basic indexes give views (wrapped); advanced ones give copies (left plain).
+        return self._wrap(out) if out._is_view() else out
+
+    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
+        """Views along ``dim``, each a MemoryMappedTensor (iteration uses this)."""
+        return tuple(self._wrap(t) for t in torch._C.TensorBase.unbind(self, dim))
+
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
+        """Like :meth:`torch.Tensor.split`, returning MemoryMappedTensor views."""
+        if isinstance(split_size, int):
+            parts = torch._C.TensorBase.split(self, split_size, dim)
+        else:
+            parts = torch._C.TensorBase.split_with_sizes(self, list(split_size), dim)
+        return tuple(self._wrap(t) for t in parts)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
+        """Like :meth:`torch.Tensor.chunk`, returning MemoryMappedTensor views."""
+        return tuple(self._wrap(t) for t in torch._C.TensorBase.chunk(self, chunks, dim))
+
+    # --- copying and pickling ----------------------------------------------------------
+
+    def __copy__(self) -> Self:
+        return self._wrap(torch._C.TensorBase.view_as(self, self))
+
+    def __deepcopy__(self, memo: dict[int, object]) -> torch.Tensor:
+        # A deep copy cannot share the file, so it is a plain tensor holding the data.
+        out = torch._C.TensorBase.clone(self)
+        memo[id(self)] = out
+        return out
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> _Reduced:
+        if self._filename is None:
+            msg = (
+                "an anonymous MemoryMappedTensor cannot be pickled: create it with "
+                "filename=... to pickle a file reference, send it through "
+                "torch.multiprocessing to share its memory, or pickle a copy (t.clone())"
+            )
+            raise UnpicklableError(msg)
+        return (_rebuild_from_file, self._file_reference())
+
+
+# --- memory and files ------------------------------------------------------------------
+
+
+def _raw_bytes(tensor: torch.Tensor) -> memoryview | None:
+    """The bytes of a CPU tensor in C order, if readable without a copy (else None)."""
+    if not (tensor.is_cpu and tensor.is_contiguous()) or not tensor.numel():
+        return None
+    if tensor.is_conj() or tensor.is_neg():  # lazy bits: the memory is not the values
+        return None
+    if tensor.dtype not in _NUMPY_DTYPES:
+        as_int = _INT_BY_SIZE.get(tensor.dtype.itemsize)
+        if as_int is None:
+            return None
+        tensor = tensor.view(as_int)
+    return tensor.numpy().data.cast("B")
+
+
+def _write_all(fd: int, data: memoryview) -> None:
+    done = 0
+    while done < len(data):  # one write moves at most ~2 GiB on Linux
+        done += os.pwrite(fd, data[done:], done)
+
+
+def _shared_storage(nbytes: int, data: memoryview | None) -> torch.UntypedStorage:
+    """Zero-filled anonymous shared memory of ``nbytes``, holding ``data`` if given."""
+    if _memfd_create is None or nbytes == 0 or _sharing_strategy() != "file_descriptor":
+        storage = _new_shared(nbytes)
+        if data is not None:
+            target = torch.empty(0, dtype=torch.uint8).set_(storage)
+            target.copy_(torch.frombuffer(data, dtype=torch.uint8))
+        return storage
+    # Same kind of storage as _new_shared makes (an fd torch.multiprocessing can pass),
+    # but twice as fast: no shm name to create and unlink, and pwrite fills the pages
+    # without taking one page fault per page.
+    fd = _memfd_create("tclass", os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, nbytes)
+        if data is not None:
+            _write_all(fd, data)
+        return _new_shared_fd(fd, nbytes)  # keeps its own duplicate of fd
+    finally:
+        os.close(fd)
+
+
+def _create_file(
+    path: str, numel: int, dtype: torch.dtype, existsok: bool, zero: bool,
+    data: memoryview | None,
+) -> torch.Tensor:  # fmt: skip
+    """Create (or, with ``existsok``, resize) ``path``, write ``data``, map it flat."""
+    created = True
+    try:
+        fd = os.open(path, _WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError as err:
+        if not existsok or os.path.islink(path) or os.path.isdir(path):
+            _raise_open_error(path, err)
+        created = False
+        fd = _open_or_raise(path, _WRITE_FLAGS)  # O_NOFOLLOW: a symlink fails
+    except OSError as err:
+        _raise_open_error(path, err)
+    try:
+        if not created:
+            _check_regular(fd, path)
+            if zero:
+                os.ftruncate(fd, 0)  # drop old content; the regrown file reads as zeros
+        os.ftruncate(fd, numel * dtype.itemsize)  # sparse: no blocks are written
+        if data is not None:
+            _write_all(fd, data)
+        return _map_fd(fd, path, numel, dtype, shared=True)
+    except BaseException:
+        if created:
+            os.unlink(path)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _map_existing(
+    path: str, dtype: torch.dtype, shape: Sequence[int], mode: Mode | None
+) -> tuple[torch.Tensor, Mode]:
+    """Map an existing file flat after checking it; the file is never modified."""
+    if mode is None:
+        mode = "r+" if os.access(path, os.W_OK) else "r"
+    flags = _OPEN_FLAGS | (os.O_RDWR if mode == "r+" else os.O_RDONLY)
+    hint = "; mode='r' maps it read-only, copy-on-write" if mode == "r+" else ""
+    fd = _open_or_raise(path, flags, hint)
+    try:
+        size = _check_regular(fd, path)
+        numel = math.prod(shape)
+        if size != numel * dtype.itemsize:
+            msg = (
+                f"{path!r} holds {size} bytes, but dtype {dtype} and shape "
+                f"{list(shape)} need {numel * dtype.itemsize} bytes ({numel} x "
+                f"{dtype.itemsize}); the file was left unchanged. Pass the dtype and "
+                "shape it was written with (a raw file has no header), or rewrite it "
+                "with MemoryMappedTensor.from_tensor(t, filename=..., existsok=True)"
+            )
+            raise FileFormatError(msg)
+        return _map_fd(fd, path, numel, dtype, shared=mode == "r+"), mode
+    finally:
+        os.close(fd)
+
+
+def _map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> torch.Tensor:
+    """Map the whole (already correctly sized) file behind ``fd`` as a flat tensor."""
+    if numel == 0:
+        return torch.empty(0, dtype=dtype)  # mmap cannot map 0 bytes
+    # from_file grows a short file (and zeroes its first byte), hence the size checks
+    # before. shared=False is a private copy-on-write mapping of a read-only open.
+    source = f"{_PROC_FD}/{fd}" if _PROC_FD else path
+    return torch.from_file(source, shared=shared, size=numel, dtype=dtype)
+
+
+def _open_or_raise(path: str, flags: int, hint: str = "") -> int:
+    try:
+        return os.open(path, flags)
+    except OSError as err:
+        _raise_open_error(path, err, hint)
+
+
+def _check_regular(fd: int, path: str) -> int:
+    """Return the size of the file behind ``fd``; refuse anything but a regular file."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        msg = f"{path!r} is not a regular file; give the path of a file"
+        raise NotAFileError(msg)
+    return st.st_size
+
+
+def _raise_open_error(path: str, err: OSError, hint: str = "") -> NoReturn:
+    """Re-raise an ``os.open`` error as the tclass error for it, with a fix."""
+    code = err.errno
+    if code in (errno.EEXIST, errno.ELOOP) and os.path.islink(path):
+        msg = f"refusing to write through the symlink {path!r}; give the real path"
+        raise FileConflictError(msg) from err
+    if code in (errno.EEXIST, errno.EISDIR) and os.path.isdir(path):
+        msg = f"{path!r} is a directory; give the path of a file"
+        raise NotAFileError(msg) from err
+    if code == errno.EEXIST:
+        msg = f"{path!r} already exists; pass existsok=True to overwrite it"
+        raise FileConflictError(msg) from err
+    if code in (errno.ENOENT, errno.ENOTDIR):
+        msg = f"{path!r} does not exist (or its directory does not); check the path"
+        raise MissingFileError(msg) from err
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        msg = f"this process may not open {path!r} as needed{hint}"
+        raise PermissionError(code, msg) from err
+    raise err
+
+
+# --- argument checks -------------------------------------------------------------------
+
+
+def _as_size(size: tuple[SizeLike, ...], shape: SizeLike | None) -> tuple[int, ...]:
+    """Normalize ``(2, 3)``, ``((2, 3),)``, ``(torch.Size(...),)`` or ``shape=``."""
+    if shape is not None:
+        if size:
+            msg = "pass the size either positionally or as shape=, not both"
+            raise TypeError(msg)
+        size = (shape,)
+    elif not size:
+        msg = "missing size: pass ints, a sequence of ints or shape=; () is a 0-d tensor"
+        raise TypeError(msg)
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    dims: list[int] = []
+    for item in size:
+        dim = item if type(item) is int else _to_dim(item)
+        if dim < 0:
+            msg = f"a size must be non-negative ints or one sequence of them, got {size!r}"
+            raise ShapeError(msg)
+        dims.append(dim)
+    return tuple(dims)
+
+
+def _to_dim(item: object) -> int:
+    """A size entry that is not a plain int (numpy int, 0-d tensor...); -1 if invalid."""
+    if isinstance(item, bool) or not isinstance(item, SupportsIndex):
+        return -1
+    try:
+        return operator.index(item)
+    except TypeError:  # e.g. a float tensor
+        return -1
+
+
+def _check_dtype(dtype: object) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype):
+        msg = f"dtype must be a torch.dtype such as torch.float32, got {dtype!r}"
+        raise TypeError(msg)
+    return dtype
+
+
+def _check_cpu(device: DeviceLike) -> None:
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError, ValueError) as err:
+        msg = f"invalid device {device!r}"
+        raise DeviceError(msg) from err
+    if kind != "cpu":
+        msg = (
+            f"a MemoryMappedTensor lives in CPU memory, got device={device!r}; create "
+            "it on CPU and move a copy with .to(device)"
+        )
+        raise DeviceError(msg)
+
+
+def _check_tensor(value: object, method: str) -> None:
+    if not isinstance(value, torch.Tensor):
+        kind = f"{type(value).__module__}.{type(value).__qualname__}"
+        msg = (
+            f"MemoryMappedTensor.{method} expects a torch.Tensor, got {kind}; convert "
+            "it first with torch.as_tensor(value)"
+        )
+        raise TypeError(msg)
+
+
+def _abspath(filename: PathLike) -> str:
+    path: str | bytes = os.fspath(filename)
+    if not isinstance(path, str):
+        msg = f"filename must be a str or os.PathLike[str], got {filename!r}"
+        raise TypeError(msg)
+    return os.path.abspath(path)
+
+
+# --- pickling and multiprocessing ------------------------------------------------------
+
+
+def _rebuild_from_file(
+    cls: type[MemoryMappedTensor], path: str, dtype: torch.dtype, file_numel: int,
+    offset: int, size: tuple[int, ...], stride: tuple[int, ...], mode: Mode,
+) -> MemoryMappedTensor:  # fmt: skip
+    """Unpickle a file reference: map the file (checked, unchanged) and take the view."""
+    flat, mode = _map_existing(path, dtype, (file_numel,), mode)
+    try:
+        view = flat.as_strided(size, stride, offset)
+    except RuntimeError as err:
+        msg = f"the pickled view (size {size}, stride {stride}) does not fit {path!r}"
+        raise FileFormatError(msg) from err
+    return cls._wrap_file(view, path, mode)
+
+
+def _rebuild_shared(cls: type[MemoryMappedTensor], tensor: torch.Tensor) -> MemoryMappedTensor:
+    return tensor.as_subclass(cls)
+
+
+def _reduce_for_ipc(tensor: MemoryMappedTensor) -> _Reduced:
+    """multiprocessing reducer: a file reference, or the shared memory itself."""
+    if tensor._filename is not None:
+        return (_rebuild_from_file, tensor._file_reference())
+    # A plain alias goes through torch's own reducer, which passes the shm fd.
+    plain = torch._C.TensorBase.view_as(tensor, tensor)
+    return (_rebuild_shared, (type(tensor), plain))
+
+
+ForkingPickler.register(MemoryMappedTensor, _reduce_for_ipc)

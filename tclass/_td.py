@@ -1,0 +1,832 @@
+"""``TensorDict``: a dictionary of tensors that share leading (batch) dims.
+
+Entries live in one plain dict; the batch size is a ``torch.Size``; ``device`` is either
+``None`` (entries may be anywhere) or the device every entry is on. Every public entry
+point validates what it stores; internal constructors (``_new_like``) trust their caller,
+which is how indexing, shape ops and stacking stay close to the cost of the tensor work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter
+from typing import Any, ClassVar
+
+import torch
+from typing_extensions import Self
+
+from tclass import _batch, _keys
+from tclass._batch import BatchSizeLike, as_batch_size, mismatch_message
+from tclass._base import TensorDictBase, Value
+from tclass._collection import TensorCollection
+from tclass._device import DeviceLike, as_device, parse_to_args
+from tclass._dispatch import TORCH_FUNCTIONS
+from tclass._errors import (
+    BatchSizeError,
+    DimError,
+    EntryTypeError,
+    KeyConflictError,
+    LockedError,
+)
+from tclass._repr import compact_repr
+
+__all__ = ["TensorDict"]
+
+_Tensor = torch.Tensor
+_MISSING: Any = object()
+_NO_DIMS = torch.Size([])
+_new_instance = object.__new__
+# One-dim batch sizes by their size, filled only after as_batch_size validated them.
+_ONE_DIM: dict[int, torch.Size] = {}
+_LOCKED_MSG = (
+    "cannot {action} a locked TensorDict. Unlock it first (with td.unlock_(): ...), or "
+    "write data in place with set_() or td[index] = value"
+)
+
+
+class TensorDict(TensorDictBase):
+    """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
+
+    Args:
+        source: a mapping from keys to values. Keys are strings or tuples of strings
+            (nested). Values are tensors, array-likes (through ``torch.as_tensor``),
+            tensor collections, or dicts (which become nested TensorDicts).
+        batch_size: the leading dims every value shares; ``None`` means none.
+        device: if given, every value is moved there now and whenever it is set later;
+            ``None`` allows values on different devices.
+        lock: lock the result (see :meth:`lock_`).
+        **kwargs: entries given as keyword arguments, when ``source`` is not given.
+
+    Raises:
+        BatchSizeError: if a value's leading dims differ from ``batch_size``.
+        EntryTypeError: if a value is not a tensor, collection, dict or array-like.
+
+    Example:
+        >>> td = TensorDict({"obs": torch.zeros(4, 3), "next": {"r": torch.ones(4)}}, [4])
+        >>> td[:2]["next", "r"]
+        tensor([1., 1.])
+    """
+
+    __slots__ = (
+        "_tensors",
+        "_batch_size",
+        "_device",
+        "_locked",
+        "_lock_context",
+        "_lock_stack",
+        "__weakref__",
+    )
+
+    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = attrgetter("_tensors")
+    _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("_batch_size")
+
+    _tensors: dict[str, Value]
+    _batch_size: torch.Size
+    _device: torch.device | None
+    _locked: bool
+    _lock_context: bool | None
+    _lock_stack: list[bool]
+
+    def __init__(
+        self,
+        source: Mapping[Any, Any] | TensorCollection | None = None,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        *,
+        lock: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if type(batch_size) is list and len(batch_size) == 1:
+            # `batch_size=[n]`, the most common spelling, without a call.
+            size = batch_size[0]
+            batch = _ONE_DIM.get(size) if type(size) is int else None
+            if batch is None:
+                batch = as_batch_size(batch_size)
+                if len(_ONE_DIM) >= 4096:
+                    _ONE_DIM.clear()
+                _ONE_DIM[size] = batch
+        else:
+            batch = as_batch_size(batch_size)
+        dev = None if device is None else as_device(device)
+        self._batch_size = batch
+        self._device = dev
+        self._locked = False
+        tensors: dict[str, Value] = {}
+        self._tensors = tensors
+        if source is None:
+            entries: Any = kwargs.items()
+        elif kwargs:
+            msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
+            raise TypeError(msg)
+        else:
+            entries = _entries_of(source)
+        n = len(batch)
+        first = batch[0] if n else 0
+        for key, value in entries:
+            # The common case, a string key and a tensor, is checked inline: this loop
+            # is most of the cost of building a TensorDict.
+            if type(key) is str and isinstance(value, _Tensor):
+                if dev is not None and value.device != dev:
+                    value = value.to(dev)
+                if n:
+                    shape = value.shape
+                    if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch:
+                        raise BatchSizeError(mismatch_message(key, shape, batch))
+                tensors[key] = value
+            else:
+                self.set(key, value)
+        if lock:
+            self.lock_()
+
+    @classmethod
+    def _new_unchecked(
+        cls,
+        tensors: dict[str, Value],
+        batch_size: torch.Size,
+        device: torch.device | None,
+    ) -> Self:
+        self = _new_instance(cls)
+        self._tensors = tensors
+        self._batch_size = batch_size
+        self._device = device
+        self._locked = False
+        return self
+
+    # --- primitives ----------------------------------------------------------------------
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The leading dims every entry shares. Assigning checks every entry."""
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: BatchSizeLike) -> None:
+        new = as_batch_size(value)
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
+        self._check_batch_size(new, ())
+        self._assign_batch_size(new)
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        n = len(new)
+        for key, value in self._tensors.items():
+            if value.shape[:n] == new:
+                continue
+            if isinstance(value, TensorDict):
+                value._check_batch_size(new, prefix + (key,))
+            else:
+                raise BatchSizeError(mismatch_message(prefix + (key,), value.shape, new))
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        n = len(new)
+        self._batch_size = new
+        for value in self._tensors.values():
+            if isinstance(value, TensorDict) and value._batch_size[:n] != new:
+                value._assign_batch_size(new)
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device of every entry, or ``None`` if they may be on different devices."""
+        return self._device
+
+    @property
+    def is_locked(self) -> bool:
+        return self._locked
+
+    def _items(self) -> Iterator[tuple[str, Value]]:
+        return iter(self._tensors.items())
+
+    def _entries(self) -> dict[str, Value]:
+        """The live entry dict (read-only by convention), for stack and cat."""
+        return self._tensors
+
+    def _entry(self, key: str) -> Value:
+        try:
+            return self._tensors[key]
+        except KeyError:
+            raise self._missing_key(key) from None
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        out = _new_instance(self.__class__)
+        out._tensors = values
+        out._batch_size = batch_size
+        out._device = device
+        out._locked = False
+        return out
+
+    def _map_values(
+        self,
+        fn: Callable[[Value], Value],
+        batch_size: torch.Size,
+        device: torch.device | None = _MISSING,
+    ) -> Self:
+        out = _new_instance(self.__class__)
+        out._tensors = {key: fn(value) for key, value in self._tensors.items()}
+        out._batch_size = batch_size
+        out._device = self._device if device is _MISSING else device
+        out._locked = False
+        return out
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        parts: list[dict[str, Value]] = [{} for _ in batch_sizes]
+        for key, value in self._tensors.items():
+            for part, piece in zip(parts, fn(value)):
+                part[key] = piece
+        device = self._device
+        return tuple(
+            self._new_unchecked(part, size, device) for part, size in zip(parts, batch_sizes)
+        )
+
+    # --- reading -------------------------------------------------------------------------
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The entry at ``key`` (a string or a nested tuple), or ``default`` if absent."""
+        if type(key) is str:
+            return self._tensors.get(key, default)
+        path = _keys.unravel_key(key)
+        if type(path) is str:
+            return self._tensors.get(path, default)
+        node: Any = self
+        for part in path:
+            if not isinstance(node, TensorCollection):
+                return default
+            node = node.get(part, _MISSING)
+            if node is _MISSING:
+                return default
+        return node
+
+    def __getitem__(self, index: Any) -> Any:
+        """``td["key"]`` or ``td["a", "b"]`` reads an entry (KeyError if missing); any
+        other index (int, slice, list, tensor, mask, ``...``, ``None`` or a tuple of them)
+        indexes the batch dims of every entry and returns a TensorDict."""
+        # Keep this body small: CPython runs a small __getitem__ frame measurably faster
+        # (46 ns vs 58 ns per key read), so other indices go to helper methods.
+        if index.__class__ is str:
+            try:
+                return self._tensors[index]
+            except KeyError:
+                raise self._missing_key(index) from None
+        if index.__class__ is int:
+            return self._index_int(index)
+        if index.__class__ is slice:
+            return self._index_slice(index)
+        return self._index(index)
+
+    def _index_int(self, index: int) -> Self:
+        batch = self._batch_size
+        tensors = self._tensors
+        if not batch or not tensors:
+            # With entries, torch checks the bounds itself (same message as ours).
+            _check_int_index(index, batch)
+        out = _new_instance(self.__class__)
+        out._tensors = {key: value[index] for key, value in tensors.items()}
+        out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
+        out._device = self._device
+        out._locked = False
+        return out
+
+    def _index_slice(self, index: slice) -> Self:
+        batch = self._batch_size
+        if not batch:
+            _raise_no_batch_dims(index)
+        start, stop, step = index.indices(batch[0])
+        if step <= 0:
+            msg = f"slice step must be positive, got {step}"
+            raise ValueError(msg)
+        out = _new_instance(self.__class__)
+        out._tensors = {key: value[index] for key, value in self._tensors.items()}
+        length = max(0, (stop - start + step - 1) // step)
+        out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
+        out._device = self._device
+        out._locked = False
+        return out
+
+    def _index(self, index: Any) -> Any:
+        batch = self._batch_size
+        kind = type(index)
+        if kind is tuple:
+            if index and isinstance(index[0], (str, tuple)):
+                return self._get_nested(index)
+            index = _batch.normalize_index(index, len(batch))
+        elif index is Ellipsis:
+            return self._new_unchecked(dict(self._tensors), batch, self._device)
+        elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
+            if index.dtype is torch.bool:
+                return self._index_mask(index)
+        elif index is not None:
+            index = _batch.normalize_index((index,), len(batch))[0]
+        values = {key: value[index] for key, value in self._tensors.items()}
+        return self._new_unchecked(values, self._indexed_size(index, values), self._device)
+
+    def _index_mask(self, mask: torch.Tensor) -> Self:
+        """``td[mask]`` for a 1-d mask over the first batch dim.
+
+        The mask is turned into row numbers once and every tensor gathers those rows with
+        ``index_select``; indexing each tensor with the mask would redo that conversion
+        per tensor (7.8 us instead of 11.8 us for three tensors).
+        """
+        batch = self._batch_size
+        if mask.shape[0] != batch[0]:
+            msg = (
+                f"the mask has shape {list(mask.shape)} but batch dim 0 has size {batch[0]}; "
+                "a boolean index must match the batch dims it covers"
+            )
+            raise DimError(msg)
+        rows = mask.nonzero().squeeze(1)
+        device = rows.device
+        values: dict[str, Value] = {}
+        for key, value in self._tensors.items():
+            if isinstance(value, _Tensor) and value.device == device:
+                values[key] = value.index_select(0, rows)
+            else:
+                values[key] = value[rows]
+        new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
+        return self._new_unchecked(values, new, self._device)
+
+    def _indexed_size(self, index: Any, values: dict[str, Value]) -> torch.Size:
+        """The batch size after ``index``, read off the first result (its feature dims are
+        unchanged), or worked out on a stride-0 stand-in when there are no entries."""
+        for key, result in values.items():
+            feature_dims = self._tensors[key].ndim - len(self._batch_size)
+            shape = result.shape
+            return shape[: len(shape) - feature_dims] if feature_dims else shape
+        return torch.empty(()).expand(self._batch_size)[index].shape
+
+    def _get_nested(self, key: Any) -> Any:
+        path = _keys.unravel_key(key)
+        node: Any = self
+        for depth, part in enumerate((path,) if type(path) is str else path):
+            if not isinstance(node, TensorCollection):
+                msg = f"cannot read {path!r}: the entry {path[:depth]!r} is a tensor, not a collection"
+                raise EntryTypeError(msg)
+            node = node._entry(part)
+        return node
+
+    # --- writing entries -----------------------------------------------------------------
+
+    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+        """Stores ``value`` under ``key`` (a string or a nested tuple); returns ``self``.
+
+        Intermediate nested TensorDicts are created as needed. With ``inplace=True`` and
+        an existing entry, the data is copied into it instead (see :meth:`set_`).
+
+        Raises:
+            LockedError: if the TensorDict is locked (and the write is not in place).
+            BatchSizeError: if the value's leading dims differ from the batch size.
+        """
+        if type(key) is not str:
+            path = _keys.key_path(key)
+            if len(path) > 1:
+                self._parent_for_write(path).set(path[-1], value, inplace=inplace)
+                return self
+            key = path[0]
+        if inplace and key in self._tensors:
+            return self.set_(key, value)
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+        self._tensors[key] = self._validate(key, value)
+        return self
+
+    def _validate(self, key: object, value: Any) -> Value:
+        """``value`` as it will be stored under ``key``: checked, converted and moved."""
+        device = self._device
+        batch = self._batch_size
+        stored: Value
+        if isinstance(value, _Tensor):
+            stored = value if device is None or value.device == device else value.to(device)
+        elif isinstance(value, TensorDictBase):
+            stored = value if device is None or value.device == device else value.to(device)
+        elif isinstance(value, Mapping):
+            return TensorDict(value, batch, device)
+        else:
+            stored = _as_tensor(key, value, device)
+        n = len(batch)
+        if n:
+            shape = stored.shape
+            if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
+                raise BatchSizeError(mismatch_message(key, shape, batch))
+        return stored
+
+    def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:
+        """The collection that will hold ``path[-1]``, creating missing levels."""
+        node: TensorCollection = self
+        for depth, part in enumerate(path[:-1]):
+            child = node.get(part, _MISSING)
+            if child is _MISSING:
+                child = TensorDict._new_unchecked({}, node.batch_size, node.device)
+                node.set(part, child)
+            elif not isinstance(child, TensorCollection):
+                msg = (
+                    f"cannot set {path!r}: the entry {path[: depth + 1]!r} is a tensor, "
+                    "not a collection; delete it first"
+                )
+                raise EntryTypeError(msg)
+            node = child
+        return node
+
+    def set_(self, key: Any, value: Any) -> Self:
+        """Copies ``value`` into the existing entry ``key`` in place (allowed when locked).
+
+        Raises:
+            KeyNotFoundError: if there is no entry ``key``.
+            BatchSizeError: if ``value`` cannot be broadcast to the entry's shape.
+        """
+        target = self._get_nested(key) if type(key) is not str else self._entry(key)
+        if isinstance(target, TensorCollection):
+            target.update(value, inplace=True)  # type: ignore[attr-defined]
+            return self
+        try:
+            target.copy_(value if isinstance(value, _Tensor) else torch.as_tensor(value))
+        except RuntimeError as error:
+            shape = getattr(value, "shape", None)
+            msg = f"set_: cannot copy a value of shape {shape} into {key!r} of shape {list(target.shape)}: {error}"
+            raise BatchSizeError(msg) from None
+        return self
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``td["key"] = v`` sets an entry; ``td[idx] = v`` writes into every entry in place
+        (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
+        if type(index) is str:
+            if self._locked:
+                raise LockedError(_LOCKED_MSG.format(action=f"set {index!r} in"))
+            self._tensors[index] = self._validate(index, value)
+            return
+        if type(index) is tuple and index and isinstance(index[0], (str, tuple)):
+            self.set(index, value)
+            return
+        kind = type(index)
+        if kind is int or kind is slice or (
+            isinstance(index, _Tensor) and index.ndim == 1 and index.dtype is not torch.bool
+        ):
+            # One index into the first batch dim: nothing to normalize.
+            if not self._batch_size:
+                _raise_no_batch_dims(index)
+        elif index is not Ellipsis:
+            index = _batch.normalize_index(index if kind is tuple else (index,), self.batch_dims)
+            if len(index) == 1:
+                index = index[0]
+        if type(value) is TensorDict:
+            self._write_dense_at(index, value)
+        else:
+            self._write_at(index, value)
+
+    def _write_dense_at(self, index: Any, value: TensorDict) -> None:
+        """``td[index] = other_td``: the common case of :meth:`_write_at`, kept lean."""
+        tensors = self._tensors
+        sub: Any
+        for key, sub in value._tensors.items():
+            entry = tensors.get(key)
+            if entry is None:
+                entry = self._preallocate(key, index, sub)
+            try:
+                entry[index] = sub
+            except RuntimeError as error:
+                _raise_write_error(key, entry, index, sub, error)
+
+    def _write_at(self, index: Any, value: Any) -> None:
+        if isinstance(value, (TensorCollection, Mapping)):
+            pairs = value._items() if isinstance(value, TensorCollection) else value.items()
+            for key, sub in pairs:
+                if type(key) is not str:
+                    path = _keys.key_path(key)
+                    if len(path) > 1:
+                        self._parent_for_write(path)[index] = {path[-1]: sub}
+                        continue
+                    key = path[0]
+                entry = self._tensors.get(key)
+                if entry is None:
+                    entry = self._preallocate(key, index, sub)
+                _write_entry(key, entry, index, sub)
+            return
+        if not isinstance(value, (_Tensor, int, float, bool, complex)):
+            value = _as_tensor("<value>", value, None)
+        nb = len(self._batch_size)
+        for key, entry in self._tensors.items():
+            operand = value
+            if isinstance(value, _Tensor):
+                operand = _pad_right(value, entry.ndim - nb)
+            _write_entry(key, entry, index, operand)
+
+    def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
+        """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
+        indexed_dims = len(torch.empty(()).expand(self._batch_size)[index].shape)
+        if isinstance(sub, Mapping):
+            sub = TensorDict(sub, self._batch_size[:0], None)
+        if isinstance(sub, TensorCollection):
+            size = self._batch_size + sub.batch_size[indexed_dims:]
+            entry: Value = TensorDict._new_unchecked({}, size, self._device)
+        else:
+            sub = sub if isinstance(sub, _Tensor) else torch.as_tensor(sub)
+            size = self._batch_size + sub.shape[indexed_dims:]
+            entry = torch.zeros(size, dtype=sub.dtype, device=self._device or sub.device)
+        self._tensors[key] = entry
+        return entry
+
+    def update(
+        self,
+        source: Mapping[Any, Any] | TensorCollection,
+        *,
+        clone: bool = False,
+        inplace: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Sets every entry of ``source``; nested collections are updated key by key.
+
+        ``clone`` copies the values first; ``inplace`` writes into existing entries;
+        ``keys_to_update`` restricts the update to those keys.
+        """
+        allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
+        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
+        for key, value in pairs:
+            if allowed is not None and _keys.unravel_key(key) not in allowed:
+                continue
+            if clone and isinstance(value, (_Tensor, TensorDictBase)):
+                value = value.clone()
+            target = self.get(key, _MISSING)
+            if isinstance(target, TensorCollection) and isinstance(value, (Mapping, TensorCollection)):
+                target.update(value, clone=False, inplace=inplace)  # type: ignore[attr-defined]
+            else:
+                self.set(key, value, inplace=inplace)
+        return self
+
+    # --- removing and renaming -----------------------------------------------------------
+
+    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+        """Removes the entry ``key`` and returns it (or ``default`` if given and absent)."""
+        path = _keys.unravel_key(key)
+        parent: Any = self if type(path) is str else self.get(path[:-1], None)
+        leaf = path if type(path) is str else path[-1]
+        if not isinstance(parent, TensorDict) or leaf not in parent._tensors:
+            if default is not _MISSING:
+                return default
+            raise self._missing_key(path)
+        if parent._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
+        return parent._tensors.pop(leaf)
+
+    def del_(self, key: Any) -> Self:
+        """Removes the entry ``key``; returns ``self``."""
+        self.pop(key)
+        return self
+
+    def __delitem__(self, key: Any) -> None:
+        self.pop(key)
+
+    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
+        """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new."""
+        if safe and new_key in self:
+            msg = f"rename_key_: {new_key!r} already exists; pass safe=False to overwrite it"
+            raise KeyConflictError(msg)
+        value = self.pop(old_key)
+        try:
+            self.set(new_key, value)
+        except Exception:
+            self.set(old_key, value)  # leave the TensorDict as it was
+            raise
+        return self
+
+    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+        """A TensorDict with only ``keys`` (nested keys allowed), sharing the tensors.
+
+        With ``strict=False`` missing keys are ignored; otherwise they raise.
+        """
+        out = self._new_unchecked({}, self._batch_size, self._device)
+        for key in keys:
+            path = _keys.unravel_key(key)
+            value = self.get(path, _MISSING)
+            if value is _MISSING:
+                if strict:
+                    raise self._missing_key(path)
+                continue
+            _copy_path(self, out, _keys.key_path(path), value)
+        return self._replace_entries(out) if inplace else out
+
+    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
+        """A TensorDict without ``keys`` (nested keys allowed; missing ones are ignored)."""
+        out = self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
+        for key in keys:
+            _drop_path(out, _keys.key_path(key))
+        return self._replace_entries(out) if inplace else out
+
+    def _replace_entries(self, other: TensorDict) -> Self:
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="remove entries from"))
+        self._tensors = other._tensors
+        return self
+
+    # --- locking -------------------------------------------------------------------------
+
+    def lock_(self) -> Self:
+        """Forbids adding, replacing or removing entries (nested ones too); in-place data
+        writes stay allowed. Also a context manager: ``with td.lock_(): ...`` unlocks on exit.
+        """
+        return self._set_lock(True)
+
+    def unlock_(self) -> Self:
+        """Allows entries to change again; ``with td.unlock_(): ...`` relocks on exit."""
+        return self._set_lock(False)
+
+    def _set_lock(self, locked: bool) -> Self:
+        # Remembered so that `with td.lock_():` / `with td.unlock_():` can undo this call.
+        self._lock_context = self._locked
+        self._apply_lock(locked)
+        return self
+
+    def _apply_lock(self, locked: bool) -> None:
+        self._locked = locked
+        for value in self._tensors.values():
+            if isinstance(value, TensorDict):
+                value._apply_lock(locked)
+            elif isinstance(value, TensorCollection):
+                (value.lock_ if locked else value.unlock_)()  # type: ignore[attr-defined]
+
+    def __enter__(self) -> Self:
+        """Entering restores, on exit, the lock state from before the last lock_/unlock_
+        call (or the current state if neither was just called)."""
+        previous = getattr(self, "_lock_context", None)
+        self._lock_context = None
+        stack: list[bool] | None = getattr(self, "_lock_stack", None)
+        if stack is None:
+            stack = self._lock_stack = []
+        stack.append(self._locked if previous is None else previous)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._apply_lock(self._lock_stack.pop())
+
+    # --- devices -------------------------------------------------------------------------
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Moves and/or casts every tensor: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
+        ``non_blocking=``. Returns ``self`` when nothing would change."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device)):
+            device = as_device(args[0])
+            if device == self._device:
+                return self
+            return self._map_values(lambda v: v.to(device), self._batch_size, device)
+        request = parse_to_args(args, kwargs)
+        device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
+        if dtype is None and (device is None or device == self._device):
+            return self
+        new_device = self._device if device is None else device
+        return self._map_values(
+            lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
+            self._batch_size,
+            new_device,
+        )
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
+        if device is None:
+            return self.to("cuda")
+        if isinstance(device, int):
+            return self.to(torch.device("cuda", device))
+        return self.to(device)
+
+    def cpu(self) -> Self:
+        """Same as ``to("cpu")``."""
+        return self.to("cpu")
+
+    def clear_device_(self) -> Self:
+        """Sets ``device`` to ``None`` (here and in nested TensorDicts) without moving data."""
+        self._device = None
+        for value in self._tensors.values():
+            if isinstance(value, TensorCollection):
+                value.clear_device_()  # type: ignore[attr-defined]
+        return self
+
+    # --- python protocols ----------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self._tensors, self._batch_size, self._device, self._locked))
+
+    def __copy__(self) -> Self:
+        return self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
+
+    def __repr__(self) -> str:
+        return compact_repr(self)
+
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: tuple[type, ...],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        implementation = TORCH_FUNCTIONS.get(func)
+        if implementation is None:
+            return NotImplemented
+        return implementation(*args, **(kwargs or {}))
+
+
+def _rebuild(
+    cls: type[TensorDict],
+    tensors: dict[str, Value],
+    batch_size: torch.Size,
+    device: torch.device | None,
+    locked: bool,
+) -> TensorDict:
+    td = cls._new_unchecked(tensors, batch_size, device)
+    if locked:
+        td.lock_()
+    return td
+
+
+def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:
+    if type(source) is dict or isinstance(source, Mapping):
+        return iter(source.items())
+    if isinstance(source, TensorCollection):
+        return source._items()
+    msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"
+    raise TypeError(msg)
+
+
+def _check_int_index(index: int, batch: torch.Size) -> None:
+    if not batch:
+        _raise_no_batch_dims(index)
+    if not -batch[0] <= index < batch[0]:
+        msg = f"index {index} is out of bounds for batch dim 0 of size {batch[0]}"
+        raise DimError(msg)
+
+
+def _raise_no_batch_dims(index: object) -> None:
+    msg = (
+        f"cannot index a TensorDict that has no batch dims with {index!r}; read entries "
+        "with td['key'], or give it a batch size"
+    )
+    raise DimError(msg)
+
+
+def _as_tensor(key: object, value: Any, device: torch.device | None) -> torch.Tensor:
+    if isinstance(value, (str, bytes)) or value is None:
+        msg = (
+            f"cannot store {type(value).__name__} value {value!r} under {key!r}: TensorDict "
+            "entries are tensors, array-likes, tensor collections or dicts"
+        )
+        raise EntryTypeError(msg)
+    try:
+        return torch.as_tensor(value, device=device)
+    except (TypeError, ValueError, RuntimeError) as error:
+        msg = (
+            f"cannot store {type(value).__name__} value under {key!r}: it is not a tensor, "
+            f"an array-like, a tensor collection or a dict ({error})"
+        )
+        raise EntryTypeError(msg) from None
+
+
+def _pad_right(tensor: torch.Tensor, count: int) -> torch.Tensor:
+    if count <= 0:
+        return tensor
+    return tensor.reshape(tensor.shape + (1,) * count)
+
+
+def _write_entry(key: str, entry: Value, index: Any, value: Any) -> None:
+    """``entry[index] = value``, with a message naming the key if the shapes disagree."""
+    try:
+        entry[index] = value
+    except RuntimeError as error:
+        _raise_write_error(key, entry, index, value, error)
+
+
+def _raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exception) -> None:
+    shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
+    msg = (
+        f"cannot write a value of shape {shape} into {key!r} "
+        f"(shape {list(entry.shape)}) at index {index!r}: {error}"
+    )
+    raise BatchSizeError(msg) from None
+
+
+def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value: Value) -> None:
+    """Puts ``value`` at ``path`` in ``out``, creating levels shaped like ``source``'s."""
+    node_src: Any = source
+    node_out = out
+    for part in path[:-1]:
+        node_src = node_src._entry(part)
+        child = node_out._tensors.get(part)
+        if not isinstance(child, TensorDict):
+            child = TensorDict._new_unchecked({}, node_src.batch_size, node_src.device)
+            node_out._tensors[part] = child
+        node_out = child
+    node_out._tensors[path[-1]] = value
+
+
+def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
+    """Removes ``path`` from ``out``, copying the nested levels it passes (not the leaves)."""
+    node = out
+    for part in path[:-1]:
+        child = node._tensors.get(part)
+        if not isinstance(child, TensorDict):
+            return
+        child = child.__copy__()
+        node._tensors[part] = child
+        node = child
+    node._tensors.pop(path[-1], None)
