@@ -372,6 +372,12 @@ class MemoryMappedTensor(torch.Tensor):
         """Like :meth:`torch.Tensor.chunk`, returning MemoryMappedTensor views."""
         return tuple(self._wrap(t) for t in torch._C.TensorBase.chunk(self, chunks, dim))
 
+    def __format__(self, format_spec: str) -> str:
+        # torch formats 0-d values (f"{t:.2f}") only for exact torch.Tensor instances.
+        if self.dim() == 0:
+            return self.item().__format__(format_spec)
+        return torch.Tensor.__format__(self, format_spec)
+
     # --- copying and pickling ----------------------------------------------------------
 
     def __copy__(self) -> Self:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import torch
 from typing_extensions import Self
@@ -26,6 +26,7 @@ from tclass._errors import (
     DimError,
     EntryTypeError,
     KeyConflictError,
+    KeyNotFoundError,
     LockedError,
 )
 from tclass._repr import compact_repr
@@ -244,16 +245,19 @@ class TensorDict(TensorDictBase):
     # --- reading -------------------------------------------------------------------------
 
     def get(self, key: Any, default: Any = None) -> Any:
-        """The entry at ``key`` (a string or a nested tuple), or ``default`` if absent."""
+        """The entry at ``key`` (a string or a nested tuple), or ``default`` if absent.
+
+        Raises:
+            KeyNotFoundError: if a nested key passes through a tensor (``("obs", "x")``
+                where ``"obs"`` is a tensor): that is a wrong key, not a missing entry.
+        """
         if type(key) is str:
             return self._tensors.get(key, default)
-        path = _keys.unravel_key(key)
-        if type(path) is str:
-            return self._tensors.get(path, default)
+        path = _keys.key_path(key)
         node: Any = self
-        for part in path:
+        for depth, part in enumerate(path):
             if not isinstance(node, TensorCollection):
-                return default
+                _raise_through_tensor(path, depth)
             node = node.get(part, _MISSING)
             if node is _MISSING:
                 return default
@@ -357,12 +361,11 @@ class TensorDict(TensorDictBase):
         return torch.empty(()).expand(self._batch_size)[index].shape
 
     def _get_nested(self, key: Any) -> Any:
-        path = _keys.unravel_key(key)
+        path = _keys.key_path(key)
         node: Any = self
-        for depth, part in enumerate((path,) if type(path) is str else path):
+        for depth, part in enumerate(path):
             if not isinstance(node, TensorCollection):
-                msg = f"cannot read {path!r}: the entry {path[:depth]!r} is a tensor, not a collection"
-                raise EntryTypeError(msg)
+                _raise_through_tensor(path, depth)
             node = node._entry(part)
         return node
 
@@ -755,6 +758,14 @@ def _check_int_index(index: int, batch: torch.Size) -> None:
     if not -batch[0] <= index < batch[0]:
         msg = f"index {index} is out of bounds for batch dim 0 of size {batch[0]}"
         raise DimError(msg)
+
+
+def _raise_through_tensor(path: tuple[str, ...], depth: int) -> NoReturn:
+    msg = (
+        f"key {path!r} not found: {path[:depth]!r} is a tensor, not a collection, so it "
+        f"has no entry {path[depth]!r}"
+    )
+    raise KeyNotFoundError(msg)
 
 
 def _raise_no_batch_dims(index: object) -> None:

@@ -766,3 +766,9 @@ def test_repr(filename: Any) -> None:
     assert repr(MemoryMappedTensor.ones(2, dtype=torch.int32)) == (
         "MemoryMappedTensor([1, 1], dtype=torch.int32)"
     )
+
+
+def test_format_spec_works_on_scalars_like_plain_tensors() -> None:
+    m = MemoryMappedTensor.full((2,), fill_value=1.25)
+    assert f"{m[0]:.1f}" == "1.2"
+    assert f"{m}" == str(m)
