@@ -375,8 +375,8 @@ class MemoryMappedTensor(torch.Tensor):
     def __format__(self, format_spec: str) -> str:
         # torch formats 0-d values (f"{t:.2f}") only for exact torch.Tensor instances.
         if self.dim() == 0:
-            return self.item().__format__(format_spec)
-        return torch.Tensor.__format__(self, format_spec)
+            return format(self.item(), format_spec)
+        return object.__format__(self, format_spec)  # what torch does for other tensors
 
     # --- copying and pickling ----------------------------------------------------------
 
