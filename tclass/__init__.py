@@ -6,8 +6,8 @@ One import gives the public surface::
     td = tclass.TensorDict({"obs": torch.zeros(4, 3)}, batch_size=[4])
 """
 
-from tclass import _errors as errors
-from tclass._errors import TclassError as TclassError
+from tclass import errors as errors
+from tclass.errors import TclassError as TclassError
 from tclass._memmap import MemoryMappedTensor as MemoryMappedTensor
 from tclass._ops import cat as cat
 from tclass._ops import stack as stack

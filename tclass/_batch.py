@@ -11,9 +11,10 @@ import math
 from collections.abc import Sequence
 from typing import NoReturn, SupportsIndex, Union, cast
 
+import numpy as np
 import torch
 
-from tclass._errors import BatchSizeError, DimError, ShapeError
+from tclass.errors import BatchSizeError, DimError, ShapeError
 
 __all__ = [
     "BatchSizeLike",
@@ -22,7 +23,6 @@ __all__ = [
     "expand_shape",
     "format_shape",
     "index_dims_consumed",
-    "mismatch_message",
     "normalize_dim",
     "normalize_index",
     "permute_dims",
@@ -59,7 +59,9 @@ def as_batch_size(value: object) -> torch.Size:
         sizes: tuple[int, ...] = tuple(cast("Sequence[int]", value))
         for size in sizes:
             if type(size) is not int or size < 0:
-                _raise_bad_batch_size(value)
+                sizes = tuple(_as_int(v, value) for v in sizes)  # numpy ints and the like
+                kind = tuple
+                break
         if kind is torch.Size:
             return value  # type: ignore[return-value]
         # Batch sizes repeat endlessly in a program; building a torch.Size costs more
@@ -76,13 +78,29 @@ def as_batch_size(value: object) -> torch.Size:
         return as_batch_size((value,))
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         return as_batch_size(tuple(_as_int(v, value) for v in value))
+    if isinstance(value, (torch.Tensor, np.ndarray)):  # the peer accepts these too
+        if value.ndim > 1 or not _is_integer_array(value):
+            _raise_bad_batch_size(value)
+        return as_batch_size(tuple(value.reshape(-1).tolist()))
+    if isinstance(value, SupportsIndex) and not isinstance(value, bool):  # a numpy int
+        return as_batch_size((_as_int(value, value),))
     _raise_bad_batch_size(value)
+
+
+def _is_integer_array(array: torch.Tensor | np.ndarray) -> bool:
+    if isinstance(array, np.ndarray):
+        return array.dtype.kind in "iu"
+    dtype = array.dtype
+    return not (dtype.is_floating_point or dtype.is_complex or dtype is torch.bool)
 
 
 def _as_int(value: object, whole: object) -> int:
     if isinstance(value, bool) or not isinstance(value, SupportsIndex):
         _raise_bad_batch_size(whole)
-    return value.__index__()
+    size = value.__index__()
+    if size < 0:
+        _raise_bad_batch_size(whole)
+    return size
 
 
 def _raise_bad_batch_size(value: object) -> NoReturn:
@@ -91,15 +109,6 @@ def _raise_bad_batch_size(value: object) -> NoReturn:
         "(a list, tuple or torch.Size), an int, or None"
     )
     raise BatchSizeError(msg)
-
-
-def mismatch_message(key: object, shape: Sequence[int], batch_size: Sequence[int]) -> str:
-    """The message for an entry whose leading dims do not match the batch size."""
-    return (
-        f"batch dimension mismatch for key {key!r}: its shape {format_shape(shape)} does not "
-        f"start with the batch size {format_shape(batch_size)}. Every entry's leading dims "
-        "must equal the batch size; reshape the value or change batch_size"
-    )
 
 
 def normalize_dim(dim: int, ndim: int, *, op: str, inclusive: bool = False) -> int:
@@ -229,8 +238,9 @@ def chunk_sizes(chunks: int, dim_size: int) -> list[int]:
     if chunks <= 0:
         msg = f"chunk: the number of chunks must be positive, got {chunks}"
         raise ShapeError(msg)
-    step = -(-dim_size // chunks) if dim_size else 0
-    return split_sizes(step, dim_size) if step else [0] * min(chunks, 1)
+    if dim_size == 0:
+        return [0] * chunks  # torch gives `chunks` empty pieces
+    return split_sizes(-(-dim_size // chunks), dim_size)
 
 
 def index_dims_consumed(item: object) -> int:
@@ -238,7 +248,7 @@ def index_dims_consumed(item: object) -> int:
     if item is None or item is Ellipsis or isinstance(item, bool):
         return 0
     if isinstance(item, torch.Tensor) and item.dtype is torch.bool:
-        return max(item.ndim, 1)
+        return item.ndim  # a 0-d bool tensor adds a dim, like a Python bool
     return 1
 
 

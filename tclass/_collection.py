@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 import torch
 from typing_extensions import Self
 
-from tclass._errors import InvalidKeyError, KeyNotFoundError
+from tclass.errors import InvalidKeyError, KeyNotFoundError
 from tclass._keys import unravel_key
 
 if TYPE_CHECKING:
@@ -68,6 +68,12 @@ class TensorCollection:
 
     def _entry(self, key: str) -> Value:
         """The direct entry ``key``; raises KeyNotFoundError if absent."""
+        raise NotImplementedError
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        """A collection of the same kind holding ``values``, unchecked."""
         raise NotImplementedError
 
     def _map_values(

@@ -11,7 +11,7 @@ from typing import Union
 
 import torch
 
-from tclass._errors import DeviceError
+from tclass.errors import DeviceError
 
 __all__ = ["DeviceLike", "ToArgs", "as_device", "parse_to_args"]
 

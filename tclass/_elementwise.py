@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 from tclass import _batch
 from tclass._collection import TensorCollection
-from tclass._errors import BatchSizeError, KeyNotFoundError
+from tclass.errors import BatchMismatchError, BatchSizeError, KeyNotFoundError
 
 __all__ = ["ElementwiseOps", "align_right"]
 
@@ -47,12 +47,6 @@ class ElementwiseOps(TensorCollection):
 
     __slots__ = ()
 
-    def _new_like(
-        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
-    ) -> Self:
-        """A collection of the same kind holding ``values``, unchecked (a primitive)."""
-        raise NotImplementedError
-
     # --- apply ---------------------------------------------------------------------------
 
     def apply(
@@ -73,10 +67,15 @@ class ElementwiseOps(TensorCollection):
             return self._apply_in_place(fn, others)
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         if not others:
-            return self._apply_plain(fn, target)
+            return self._apply_plain(fn, target, ())
         return self._apply(lambda key, value, *rest: fn(value, *rest), others, target, ())
 
-    def _apply_plain(self, fn: Callable[[torch.Tensor], torch.Tensor | None], batch_size: torch.Size) -> Self:
+    def _apply_plain(
+        self,
+        fn: Callable[[torch.Tensor], torch.Tensor | None],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
+    ) -> Self:
         """``apply(fn)`` with nothing zipped: the common case, kept lean."""
         n = len(batch_size)
         first = batch_size[0] if n else 0
@@ -84,7 +83,8 @@ class ElementwiseOps(TensorCollection):
         out: dict[str, Value] = {}
         for key, value in self._items():
             if isinstance(value, TensorCollection):
-                out[key] = value._apply_plain(fn, batch_size + value.batch_size[own_dims:])
+                nested_size = batch_size + value.batch_size[own_dims:]
+                out[key] = value._apply_plain(fn, nested_size, prefix + (key,))
                 continue
             result = fn(value)
             if result is None:
@@ -92,7 +92,7 @@ class ElementwiseOps(TensorCollection):
             if n:
                 shape = result.shape
                 if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch_size:
-                    raise BatchSizeError(_batch.mismatch_message(key, shape, batch_size))
+                    raise BatchMismatchError(prefix + (key,) if prefix else key, shape, batch_size)
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))
 
@@ -109,7 +109,11 @@ class ElementwiseOps(TensorCollection):
         """
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         if nested_keys:
-            return self._apply(lambda path, value, *rest: fn(path, value, *rest), others, target, ())
+            # Top-level entries get their string key, as keys(include_nested=True) lists them.
+            return self._apply(
+                lambda path, value, *rest: fn(path if len(path) > 1 else path[0], value, *rest),
+                others, target, (),
+            )
         return self._apply(lambda path, value, *rest: fn(path[-1], value, *rest), others, target, ())
 
     def _apply(
@@ -131,7 +135,8 @@ class ElementwiseOps(TensorCollection):
             if result is None:
                 continue
             if result.shape[:nb] != batch_size:
-                raise BatchSizeError(_batch.mismatch_message(prefix + (key,), result.shape, batch_size))
+                path = prefix + (key,)
+                raise BatchMismatchError(path if prefix else key, result.shape, batch_size)
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))
 
@@ -158,10 +163,13 @@ class ElementwiseOps(TensorCollection):
 
     def clone(self, recurse: bool = True) -> Self:
         """A copy; with ``recurse=False`` the new collection shares the tensors."""
-        if not recurse:
-            values = dict(self._items())
-        else:
+        if recurse:
             values = {key: value.clone() for key, value in self._items()}
+        else:  # new containers all the way down, sharing the tensors
+            values = {
+                key: value.clone(False) if isinstance(value, TensorCollection) else value
+                for key, value in self._items()
+            }
         return self._new_like(values, self.batch_size, self.device)
 
     def detach(self) -> Self:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Union
 
-from tclass._errors import InvalidKeyError
+from tclass.errors import InvalidKeyError
 
-__all__ = ["NestedKey", "key_path", "key_str", "unravel_key"]
+__all__ = ["NestedKey", "is_key_tuple", "key_path", "key_str", "unravel_key"]
 
 NestedKey = Union[str, tuple["NestedKey", ...]]
 """A key as callers may write it: a string or a (possibly nested) tuple of strings."""
@@ -34,7 +34,7 @@ def unravel_key(key: object) -> str | tuple[str, ...]:
             return parts[0]
         return tuple(parts)
     if isinstance(key, str):  # str subclasses (enums with str mixin, numpy.str_)
-        return str(key)
+        return str.__str__(key)  # not str(key): an Enum's __str__ gives "Name.MEMBER"
     msg = f"invalid key {key!r} of type {type(key).__name__}: {_KEY_RULE}"
     raise InvalidKeyError(msg)
 
@@ -45,9 +45,24 @@ def key_path(key: object) -> tuple[str, ...]:
     return (flat,) if isinstance(flat, str) else flat
 
 
+def is_key_tuple(index: tuple[object, ...]) -> bool:
+    """Whether a tuple given to ``td[...]`` is a nested key rather than a batch index.
+
+    A key starts with a string, or with a tuple that itself holds a key; ``td[(0, 1), 0]``
+    is an advanced index, as for a tensor. Malformed keys (``("a", 1)``) still count as
+    keys, so that they get a key error rather than an indexing one.
+    """
+    if not index:
+        return False
+    first = index[0]
+    while type(first) is tuple and first:
+        first = first[0]
+    return isinstance(first, str)
+
+
 def _flatten_into(part: object, whole: object, out: list[str]) -> None:
     if isinstance(part, str):
-        out.append(str(part))
+        out.append(str.__str__(part))
         return
     if type(part) is not tuple or not part:
         msg = f"invalid key {whole!r}: {_KEY_RULE} (found {part!r})"

@@ -1,6 +1,6 @@
 """MemoryMappedTensor: a CPU tensor whose storage is a raw file or anonymous shared memory.
 
-The storage layer of tclass (imports only torch, the stdlib and ``_errors``). A file holds
+The storage layer of tclass (imports only torch, the stdlib and ``tclass.errors``). A file holds
 the elements in C order and native byte order, exactly ``numel * itemsize`` bytes, no
 header (the peer's ``*.memmap`` layout). Without a file, the tensor lives in anonymous
 shared memory and crosses ``torch.multiprocessing`` without a copy. Unlike the peer:
@@ -30,7 +30,7 @@ import torch
 import torch.multiprocessing
 from typing_extensions import Self
 
-from tclass._errors import (
+from tclass.errors import (
     DeviceError,
     FileConflictError,
     FileFormatError,

@@ -18,7 +18,7 @@ from tclass._batch import format_shape
 from tclass._base import TensorDictBase, Value
 from tclass._collection import TensorCollection
 from tclass._dispatch import implements
-from tclass._errors import StackError
+from tclass.errors import StackError
 
 __all__ = ["cat", "stack"]
 
@@ -40,26 +40,10 @@ def stack(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
         StackError: if the members differ in type, batch size, keys or entry shapes; the
             message names the first difference.
     """
-    members = _members(collections, "stack")
-    first = members[0]
-    batch_size = first.batch_size
-    sizes = list(map(type(first)._get_batch_size, members))
-    if sizes.count(batch_size) != len(sizes):
-        position = next(i for i, size in enumerate(sizes) if size != batch_size)
-        msg = (
-            f"stack: member {position} has batch size {format_shape(sizes[position])} "
-            f"but member 0 has {format_shape(batch_size)}; all batch sizes must match "
-            f"({_LAZY_HINT})"
-        )
-        raise StackError(msg)
-    dim = _batch.normalize_dim(dim, len(batch_size), op="stack", inclusive=True)
-    values = _join(members, "stack", dim, out, torch.stack, stack)
-    new_size = list(batch_size)
-    new_size.insert(dim, len(members))
-    return _result(first, members, values, torch.Size(new_size), out)
+    return _stack(collections, dim, out, ())
 
 
-@implements(torch.cat, torch.concat, torch.concatenate)
+@implements(torch.cat, torch.concat)
 def cat(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
     """Concatenates collections along an existing batch dim.
 
@@ -69,11 +53,41 @@ def cat(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
     Raises:
         StackError: naming the first member, key or shape that differs.
     """
-    members = _members(collections, "cat")
+    return _cat(collections, dim, out, ())
+
+
+@implements(torch.concatenate)
+def _concatenate(collections: Sequence[C], axis: int = 0, *, out: C | None = None) -> C:
+    return _cat(collections, axis, out, ())
+
+
+def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
+    members = _members(collections, "stack", path)
+    first = members[0]
+    batch_size = first.batch_size
+    sizes = list(map(type(first)._get_batch_size, members))
+    if sizes.count(batch_size) != len(sizes):
+        position = next(i for i, size in enumerate(sizes) if size != batch_size)
+        msg = (
+            f"stack{_at(path)}: member {position} has batch size "
+            f"{format_shape(sizes[position])} but member 0 has {format_shape(batch_size)}; "
+            f"all batch sizes must match ({_LAZY_HINT})"
+        )
+        raise StackError(msg)
+    dim = _batch.normalize_dim(dim, len(batch_size), op="stack", inclusive=True)
+    new_size = list(batch_size)
+    new_size.insert(dim, len(members))
+    size = _check_out(out, torch.Size(new_size), "stack", path)
+    values = _join(members, "stack", dim, out, path)
+    return _result(first, members, values, size, out)
+
+
+def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
+    members = _members(collections, "cat", path)
     first = members[0]
     batch_size = first.batch_size
     if not batch_size:
-        msg = "cat: collections with no batch dims cannot be concatenated; use stack"
+        msg = f"cat{_at(path)}: collections with no batch dims cannot be concatenated; use stack"
         raise StackError(msg)
     dim = _batch.normalize_dim(dim, len(batch_size), op="cat")
     sizes = list(map(type(first)._get_batch_size, members))
@@ -84,15 +98,21 @@ def cat(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
         for position, size in enumerate(sizes):
             if not _same_except(size, batch_size, dim):
                 msg = (
-                    f"cat: member {position} has batch size {format_shape(size)}, incompatible "
-                    f"with member 0's {format_shape(batch_size)} outside dim {dim}"
+                    f"cat{_at(path)}: member {position} has batch size {format_shape(size)}, "
+                    f"incompatible with member 0's {format_shape(batch_size)} outside dim {dim}"
                 )
                 raise StackError(msg)
             total += size[dim]
-    values = _join(members, "cat", dim, out, torch.cat, cat)
     new_size = list(batch_size)
     new_size[dim] = total
-    return _result(first, members, values, torch.Size(new_size), out)
+    size = _check_out(out, torch.Size(new_size), "cat", path)
+    values = _join(members, "cat", dim, out, path)
+    return _result(first, members, values, size, out)
+
+
+def _at(path: tuple[str, ...]) -> str:
+    """`` at ('a', 'b')`` for messages about a nested level, nothing at the top."""
+    return f" at {path!r}" if path else ""
 
 
 def _same_except(size: torch.Size, reference: torch.Size, dim: int) -> bool:
@@ -101,23 +121,36 @@ def _same_except(size: torch.Size, reference: torch.Size, dim: int) -> bool:
     return len(size) == 1 or (size[:dim] == reference[:dim] and size[dim + 1 :] == reference[dim + 1 :])
 
 
+def _check_out(out: Any, size: torch.Size, op: str, path: tuple[str, ...]) -> torch.Size:
+    """Checks ``out=`` before anything is written into it."""
+    if out is not None and out.batch_size != size:
+        msg = (
+            f"{op}{_at(path)}: out= has batch size {format_shape(out.batch_size)}, expected "
+            f"{format_shape(size)}; nothing was written"
+        )
+        raise StackError(msg)
+    return size
+
+
 def _join(
-    members: list[Any], op: str, dim: int, out: Any, join_tensors: Any, join_collections: Any
+    members: list[Any], op: str, dim: int, out: Any, path: tuple[str, ...]
 ) -> dict[str, Value]:
-    """Joins each entry across members with ``join_tensors`` (or recursively)."""
+    """Joins each entry across members: tensors with torch, collections recursively."""
     maps = list(map(type(members[0])._get_entries, members))
     reference = maps[0]
     if len(set(map(len, maps))) != 1:
-        _raise_key_mismatch(op, maps)
+        _raise_key_mismatch(op, maps, path)
+    join_tensors = torch.stack if op == "stack" else torch.cat
+    join_collections = _stack if op == "stack" else _cat
     values: dict[str, Value] = {}
     for key, entry in reference.items():
         try:
             parts = list(map(itemgetter(key), maps))
         except KeyError:
-            _raise_key_mismatch(op, maps)
+            _raise_key_mismatch(op, maps, path)
         target = None if out is None else out._entry(key)
         if isinstance(entry, TensorCollection):
-            values[key] = join_collections(parts, dim, out=target)
+            values[key] = join_collections(parts, dim, target, path + (key,))
             continue
         try:
             if target is None:
@@ -125,12 +158,12 @@ def _join(
             else:
                 values[key] = join_tensors(parts, dim, out=target)
         except (RuntimeError, TypeError):
-            _raise_entry_mismatch(op, key, parts, dim if op == "cat" else None)
+            _raise_entry_mismatch(op, path + (key,), parts, dim if op == "cat" else None)
             raise
     return values
 
 
-def _members(collections: Sequence[C], op: str) -> list[C]:
+def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C]:
     members = list(collections)
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
@@ -140,50 +173,56 @@ def _members(collections: Sequence[C], op: str) -> list[C]:
         for position, member in enumerate(members):
             if type(member) is not kind:
                 msg = (
-                    f"{op}: member {position} is a {type(member).__name__} but member 0 is a "
-                    f"{kind.__name__}; all members must have the same type"
+                    f"{op}{_at(path)}: member {position} is a {type(member).__name__} but "
+                    f"member 0 is a {kind.__name__}; all members must have the same type"
                 )
                 raise StackError(msg)
     first: object = members[0]  # the annotation promises a collection; callers may not
     if not isinstance(first, TensorCollection):
-        msg = f"{op} expects tensor collections, got {type(first).__name__}"
+        msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"
         raise StackError(msg)
     return members
 
 
-def _raise_key_mismatch(op: str, maps: list[Mapping[str, Value]]) -> NoReturn:
+def _raise_key_mismatch(op: str, maps: list[Mapping[str, Value]], path: tuple[str, ...]) -> NoReturn:
     keys = maps[0].keys()
     for position, entries in enumerate(maps):
         if entries.keys() != keys:
             missing = sorted(set(keys) - set(entries.keys()))
             extra = sorted(set(entries.keys()) - set(keys))
             msg = (
-                f"{op}: member {position} has different keys from member 0 (missing: "
-                f"{missing}, extra: {extra}); {_LAZY_HINT}"
+                f"{op}{_at(path)}: member {position} has different keys from member 0 "
+                f"(missing: {missing}, extra: {extra}); {_LAZY_HINT}"
             )
             raise StackError(msg)
     raise AssertionError("unreachable: the key sets were found to differ")
 
 
-def _raise_entry_mismatch(op: str, key: str, parts: list[Value], cat_dim: int | None) -> None:
+def _raise_entry_mismatch(
+    op: str, key: tuple[str, ...], parts: list[Value], cat_dim: int | None
+) -> None:
     """Raises a StackError naming the first member whose entry ``key`` cannot join."""
+    name = key[0] if len(key) == 1 else key
     first = parts[0]
     if not isinstance(first, torch.Tensor):
         return
     for position, part in enumerate(parts):
         if not isinstance(part, torch.Tensor):
-            msg = f"{op}: entry {key!r} is a tensor in member 0 but a {type(part).__name__} in member {position}"
+            msg = (
+                f"{op}: entry {name!r} is a tensor in member 0 but a "
+                f"{type(part).__name__} in member {position}"
+            )
             raise StackError(msg)
         if not _joinable(part.shape, first.shape, cat_dim):
             msg = (
-                f"{op}: entry {key!r} has shape {format_shape(part.shape)} in member {position} "
-                f"but {format_shape(first.shape)} in member 0 ({_LAZY_HINT})"
+                f"{op}: entry {name!r} has shape {format_shape(part.shape)} in member "
+                f"{position} but {format_shape(first.shape)} in member 0 ({_LAZY_HINT})"
             )
             raise StackError(msg)
-        if part.dtype != first.dtype or part.device != first.device:
+        if part.device != first.device:
             msg = (
-                f"{op}: entry {key!r} is {part.dtype} on {part.device} in member {position} "
-                f"but {first.dtype} on {first.device} in member 0"
+                f"{op}: entry {name!r} is on {part.device} in member {position} but on "
+                f"{first.device} in member 0; move them to one device first"
             )
             raise StackError(msg)
 
@@ -200,9 +239,6 @@ def _result(
     first: C, members: list[C], values: dict[str, Value], size: torch.Size, out: C | None
 ) -> C:
     if out is not None:
-        if out.batch_size != size:
-            msg = f"out= has batch size {format_shape(out.batch_size)}, expected {format_shape(size)}"
-            raise StackError(msg)
         return out
     device = first.device
     if device is not None and any(member.device != device for member in members):

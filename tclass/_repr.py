@@ -22,6 +22,7 @@ __all__ = ["compact_repr", "dtype_code"]
 _WIDTH = 80
 _INDENT = "    "
 
+_NAME_PREFIXES = (("float", "f"), ("uint", "u"), ("int", "i"), ("complex", "c"))
 _DTYPE_CODES = {
     torch.float16: "f16",
     torch.bfloat16: "bf16",
@@ -43,8 +44,17 @@ _DTYPE_CODES = {
 
 
 def dtype_code(dtype: torch.dtype) -> str:
-    """``f32`` for float32 and so on; other dtypes by their torch name (``float8_e5m2``)."""
-    return _DTYPE_CODES.get(dtype) or str(dtype).removeprefix("torch.")
+    """``f32`` for float32 and so on; other dtypes by their torch name, shortened the same
+    way (``float8_e5m2`` -> ``f8_e5m2``)."""
+    code = _DTYPE_CODES.get(dtype)
+    if code is None:
+        code = str(dtype).removeprefix("torch.")
+        for long, short in _NAME_PREFIXES:
+            if code.startswith(long):
+                code = short + code[len(long) :]
+                break
+        _DTYPE_CODES[dtype] = code
+    return code
 
 
 def _dims(shape: tuple[int, ...]) -> str:
@@ -57,21 +67,27 @@ def compact_repr(collection: TensorCollection) -> str:
     if collection.device is not None:
         head += f", device={collection.device}"
     head += ", fields={"
-    fields = _sorted_fields(collection)
-    one_line = head + ", ".join(f"{key}: {_one_line(value, dims)}" for key, value, dims in fields)
-    one_line += "})"
+    fields = _fields(collection)
+    one_line = head + ", ".join(text for text, _, _ in fields) + "})"
     if len(one_line) <= _WIDTH:
         return one_line
-    return head + "\n" + _field_lines(fields, _INDENT, "})")
+    return head + "\n" + _field_lines(fields, len(collection.batch_size), _INDENT, "})")
 
 
-def _sorted_fields(collection: TensorCollection) -> list[tuple[str, Value, int]]:
+def _fields(collection: TensorCollection) -> list[tuple[str, str, Value]]:
+    """``(one-line text, key, value)`` per entry, sorted by that text as the peer does."""
     dims = len(collection.batch_size)
-    return [(key, value, dims) for key, value in sorted(collection._items(), key=_first)]
+    device = collection.device
+    fields = [
+        (f"{key}: {_one_line(value, dims, device)}", key, value)
+        for key, value in collection._items()
+    ]
+    fields.sort(key=_first)
+    return fields
 
 
-def _first(pair: tuple[str, Value]) -> str:
-    return pair[0]
+def _first(field: tuple[str, str, Value]) -> str:
+    return field[0]
 
 
 def _prefix(value: TensorCollection, parent_dims: int) -> str:
@@ -82,26 +98,32 @@ def _prefix(value: TensorCollection, parent_dims: int) -> str:
     return ("" if name == "TensorDict" else name) + (_dims(extra) if extra else "")
 
 
-def _one_line(value: Value, parent_dims: int) -> str:
+def _one_line(value: Value, parent_dims: int, parent_device: torch.device | None) -> str:
     if isinstance(value, torch.Tensor):
-        return dtype_code(value.dtype) + _dims(tuple(value.shape[parent_dims:]))
-    inner = ", ".join(f"{k}: {_one_line(v, d)}" for k, v, d in _sorted_fields(value))
+        text = dtype_code(value.dtype) + _dims(tuple(value.shape[parent_dims:]))
+        # Without a common device, say where a tensor is unless it is on the CPU.
+        if parent_device is None and value.device.type != "cpu":
+            text += f"@{value.device}"
+        return text
+    inner = ", ".join(text for text, _, _ in _fields(value))
     return _prefix(value, parent_dims) + "{" + inner + "}"
 
 
-def _field_lines(fields: list[tuple[str, Value, int]], indent: str, closer: str) -> str:
+def _field_lines(
+    fields: list[tuple[str, str, Value]], parent_dims: int, indent: str, closer: str
+) -> str:
     """Fields one per line at ``indent``; ``closer`` ends the last one."""
     lines = []
-    for position, (key, value, dims) in enumerate(fields):
+    for position, (text, key, value) in enumerate(fields):
         end = closer if position == len(fields) - 1 else ","
-        text = f"{indent}{key}: {_one_line(value, dims)}"
-        if isinstance(value, torch.Tensor) or len(text) + len(end) <= _WIDTH:
-            lines.append(text + end)
+        if isinstance(value, torch.Tensor) or len(indent) + len(text) + len(end) <= _WIDTH:
+            lines.append(indent + text + end)
             continue
-        nested = _sorted_fields(value)
-        opening = f"{indent}{key}: {_prefix(value, dims)}" + "{"
+        nested = _fields(value)
+        opening = f"{indent}{key}: {_prefix(value, parent_dims)}" + "{"
         if not nested:
             lines.append(opening + "}" + end)
             continue
-        lines.append(opening + "\n" + _field_lines(nested, indent + _INDENT, "}" + end))
+        inner = _field_lines(nested, len(value.batch_size), indent + _INDENT, "}" + end)
+        lines.append(opening + "\n" + inner)
     return "\n".join(lines)

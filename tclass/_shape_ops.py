@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from tclass import _batch
 from tclass._collection import TensorCollection
-from tclass._errors import ShapeError
+from tclass.errors import ShapeError
 
 __all__ = ["ShapeOps"]
 
@@ -42,18 +42,36 @@ class ShapeOps(TensorCollection):
     def view(self, *shape: int | Sequence[int] | torch.dtype) -> Self:
         """A view with batch size ``shape``, or with every tensor viewed as a dtype."""
         if len(shape) == 1 and isinstance(shape[0], torch.dtype):
-            dtype = shape[0]
-            return self._map_values(lambda v: v.view(dtype), self.batch_size)
+            return self._view_dtype(shape[0])
         batch_size = self.batch_size
         new = _batch.view_shape(_batch.shape_args(shape, "view"), batch_size, "view")
         nb = len(batch_size)
         return self._map_values(lambda v: v.view(new + v.shape[nb:]), new)
+
+    def _view_dtype(self, dtype: torch.dtype) -> Self:
+        batch_size = self.batch_size
+        nb = len(batch_size)
+        values: dict[str, Value] = {}
+        for key, value in self._items():
+            out = value.view(dtype)
+            if out.shape[:nb] != batch_size:
+                msg = (
+                    f"view({dtype}) would change the batch dims of {key!r} from "
+                    f"{list(value.shape)} to {list(out.shape)}: a dtype of another size "
+                    "changes the last dim, which must be a feature dim"
+                )
+                raise ShapeError(msg)
+            values[key] = out
+        return self._new_like(values, batch_size, self.device)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
         """Merges batch dims ``start_dim`` to ``end_dim`` (inclusive) into one."""
         batch_size = self.batch_size
         nb = len(batch_size)
         if nb == 0:
+            # As for a 0-d tensor: dims 0 and -1 are valid and the result has one dim.
+            _batch.normalize_dim(start_dim, 1, op="flatten")
+            _batch.normalize_dim(end_dim, 1, op="flatten")
             return self.reshape(1)
         start = _batch.normalize_dim(start_dim, nb, op="flatten")
         end = _batch.normalize_dim(end_dim, nb, op="flatten")
@@ -99,7 +117,7 @@ class ShapeOps(TensorCollection):
         nb = len(batch_size)
         order = _batch.permute_dims(_batch.shape_args(dims, "permute"), nb)
         new = torch.Size(batch_size[d] for d in order)
-        return self._map_values(lambda v: v.permute(*order, *range(nb, v.ndim)), new)
+        return self._map_values(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         """Swaps two batch dims."""

@@ -16,17 +16,18 @@ import torch
 from typing_extensions import Self
 
 from tclass import _batch, _keys
-from tclass._batch import BatchSizeLike, as_batch_size, mismatch_message
+from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._base import TensorDictBase, Value
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike, as_device, parse_to_args
 from tclass._dispatch import TORCH_FUNCTIONS
-from tclass._errors import (
+from tclass.errors import (
+    BatchMismatchError,
     BatchSizeError,
     DimError,
     EntryTypeError,
     KeyConflictError,
-    KeyNotFoundError,
+    KeyThroughTensorError,
     LockedError,
 )
 from tclass._repr import compact_repr
@@ -35,6 +36,7 @@ __all__ = ["TensorDict"]
 
 _Tensor = torch.Tensor
 _MISSING: Any = object()
+_NO_DEFAULT: Any = object()
 _NO_DIMS = torch.Size([])
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
@@ -132,7 +134,7 @@ class TensorDict(TensorDictBase):
                 if n:
                     shape = value.shape
                     if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch:
-                        raise BatchSizeError(mismatch_message(key, shape, batch))
+                        raise BatchMismatchError(key, shape, batch)
                 tensors[key] = value
             else:
                 self.set(key, value)
@@ -176,7 +178,7 @@ class TensorDict(TensorDictBase):
             if isinstance(value, TensorDict):
                 value._check_batch_size(new, prefix + (key,))
             else:
-                raise BatchSizeError(mismatch_message(prefix + (key,), value.shape, new))
+                raise BatchMismatchError(prefix + (key,), value.shape, new)
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         n = len(new)
@@ -244,23 +246,27 @@ class TensorDict(TensorDictBase):
 
     # --- reading -------------------------------------------------------------------------
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        """The entry at ``key`` (a string or a nested tuple), or ``default`` if absent.
+    def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
+        """The entry at ``key`` (a string or a nested tuple), or ``default`` (``None`` if
+        not given) when it is absent.
 
         Raises:
-            KeyNotFoundError: if a nested key passes through a tensor (``("obs", "x")``
-                where ``"obs"`` is a tensor): that is a wrong key, not a missing entry.
+            KeyThroughTensorError: if no ``default`` is given and a nested key passes
+                through a tensor (``("obs", "x")`` where ``"obs"`` is a tensor): that is
+                a wrong key rather than a missing entry (the peer raises here too).
         """
         if type(key) is str:
-            return self._tensors.get(key, default)
+            return self._tensors.get(key, None if default is _NO_DEFAULT else default)
         path = _keys.key_path(key)
         node: Any = self
         for depth, part in enumerate(path):
             if not isinstance(node, TensorCollection):
-                _raise_through_tensor(path, depth)
+                if default is _NO_DEFAULT:
+                    _raise_through_tensor(path, depth)
+                return default
             node = node.get(part, _MISSING)
             if node is _MISSING:
-                return default
+                return None if default is _NO_DEFAULT else default
         return node
 
     def __getitem__(self, index: Any) -> Any:
@@ -313,7 +319,7 @@ class TensorDict(TensorDictBase):
         batch = self._batch_size
         kind = type(index)
         if kind is tuple:
-            if index and isinstance(index[0], (str, tuple)):
+            if _keys.is_key_tuple(index):
                 return self._get_nested(index)
             index = _batch.normalize_index(index, len(batch))
         elif index is Ellipsis:
@@ -404,14 +410,19 @@ class TensorDict(TensorDictBase):
         elif isinstance(value, TensorDictBase):
             stored = value if device is None or value.device == device else value.to(device)
         elif isinstance(value, Mapping):
-            return TensorDict(value, batch, device)
+            try:
+                return TensorDict(value, batch, device)
+            except BatchMismatchError as error:
+                if not isinstance(key, str):
+                    raise
+                raise error.under(key) from None
         else:
             stored = _as_tensor(key, value, device)
         n = len(batch)
         if n:
             shape = stored.shape
             if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
-                raise BatchSizeError(mismatch_message(key, shape, batch))
+                raise BatchMismatchError(key, shape, batch)
         return stored
 
     def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:
@@ -427,7 +438,7 @@ class TensorDict(TensorDictBase):
                     f"cannot set {path!r}: the entry {path[: depth + 1]!r} is a tensor, "
                     "not a collection; delete it first"
                 )
-                raise EntryTypeError(msg)
+                raise KeyThroughTensorError(msg)
             node = child
         return node
 
@@ -458,7 +469,7 @@ class TensorDict(TensorDictBase):
                 raise LockedError(_LOCKED_MSG.format(action=f"set {index!r} in"))
             self._tensors[index] = self._validate(index, value)
             return
-        if type(index) is tuple and index and isinstance(index[0], (str, tuple)):
+        if type(index) is tuple and _keys.is_key_tuple(index):
             self.set(index, value)
             return
         kind = type(index)
@@ -541,21 +552,27 @@ class TensorDict(TensorDictBase):
     ) -> Self:
         """Sets every entry of ``source``; nested collections are updated key by key.
 
-        ``clone`` copies the values first; ``inplace`` writes into existing entries;
-        ``keys_to_update`` restricts the update to those keys.
+        ``clone`` copies the values first (tensors inside plain dicts too); ``inplace``
+        writes into existing entries; ``keys_to_update`` restricts the update to those
+        keys (a nested key selects that entry; a shorter key everything below it).
         """
-        allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
+        allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        return self._update(source, clone, inplace, allowed)
+
+    def _update(
+        self, source: Any, clone: bool, inplace: bool, allowed: list[tuple[str, ...]] | None
+    ) -> Self:
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         for key, value in pairs:
-            if allowed is not None and _keys.unravel_key(key) not in allowed:
-                continue
-            if clone and isinstance(value, (_Tensor, TensorDictBase)):
-                value = value.clone()
-            target = self.get(key, _MISSING)
-            if isinstance(target, TensorCollection) and isinstance(value, (Mapping, TensorCollection)):
-                target.update(value, clone=False, inplace=inplace)  # type: ignore[attr-defined]
-            else:
-                self.set(key, value, inplace=inplace)
+            path = _keys.key_path(key)
+            below = None if allowed is None else _keys_below(path, allowed)
+            if below == []:
+                continue  # neither this key nor anything under it was asked for
+            target = self.get(path, _MISSING)
+            if isinstance(target, TensorDict) and isinstance(value, (Mapping, TensorCollection)):
+                target._update(value, clone, inplace, below)
+            elif below is None:
+                self.set(path, _deep_clone(value) if clone else value, inplace=inplace)
         return self
 
     # --- removing and renaming -----------------------------------------------------------
@@ -611,11 +628,19 @@ class TensorDict(TensorDictBase):
         return self._replace_entries(out) if inplace else out
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
-        """A TensorDict without ``keys`` (nested keys allowed; missing ones are ignored)."""
+        """A TensorDict without ``keys`` (nested keys allowed; missing ones are ignored).
+
+        With ``inplace=True`` the entries are removed from this TensorDict and from its
+        nested TensorDicts themselves.
+        """
+        if inplace:
+            for key in keys:
+                _pop_path(self, _keys.key_path(key))
+            return self
         out = self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
         for key in keys:
             _drop_path(out, _keys.key_path(key))
-        return self._replace_entries(out) if inplace else out
+        return out
 
     def _replace_entries(self, other: TensorDict) -> Self:
         if self._locked:
@@ -765,7 +790,7 @@ def _raise_through_tensor(path: tuple[str, ...], depth: int) -> NoReturn:
         f"key {path!r} not found: {path[:depth]!r} is a tensor, not a collection, so it "
         f"has no entry {path[depth]!r}"
     )
-    raise KeyNotFoundError(msg)
+    raise KeyThroughTensorError(msg)
 
 
 def _raise_no_batch_dims(index: object) -> None:
@@ -816,6 +841,24 @@ def _raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Ex
     raise BatchSizeError(msg) from None
 
 
+def _keys_below(path: tuple[str, ...], allowed: list[tuple[str, ...]]) -> list[tuple[str, ...]] | None:
+    """What ``keys_to_update`` allows under ``path``: ``None`` for everything (the key
+    itself was listed), else the listed keys below it (empty: nothing)."""
+    if path in allowed:
+        return None
+    depth = len(path)
+    return [key[depth:] for key in allowed if len(key) > depth and key[:depth] == path]
+
+
+def _deep_clone(value: Any) -> Any:
+    """A copy of a value being stored: tensors and collections cloned, dicts walked."""
+    if isinstance(value, (_Tensor, TensorDictBase)):
+        return value.clone()
+    if isinstance(value, Mapping):
+        return {key: _deep_clone(item) for key, item in value.items()}
+    return value
+
+
 def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value: Value) -> None:
     """Puts ``value`` at ``path`` in ``out``, creating levels shaped like ``source``'s."""
     node_src: Any = source
@@ -828,6 +871,20 @@ def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value
             node_out._tensors[part] = child
         node_out = child
     node_out._tensors[path[-1]] = value
+
+
+def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
+    """Removes ``path`` from ``root``'s own nested TensorDicts, if it is there."""
+    node = root
+    for part in path[:-1]:
+        child = node._tensors.get(part)
+        if not isinstance(child, TensorDict):
+            return
+        node = child
+    if path[-1] in node._tensors:
+        if node._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
+        del node._tensors[path[-1]]
 
 
 def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:

@@ -18,7 +18,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tclass import _errors
+from tclass import errors as _errors
 from tclass import _memmap
 from tclass._memmap import MemoryMappedTensor
 

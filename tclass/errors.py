@@ -12,7 +12,10 @@ Messages say what is wrong, name the key, file or shape involved, and how to fix
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
+    "BatchMismatchError",
     "BatchSizeError",
     "DeviceError",
     "DimError",
@@ -22,6 +25,7 @@ __all__ = [
     "InvalidKeyError",
     "KeyConflictError",
     "KeyNotFoundError",
+    "KeyThroughTensorError",
     "LockedError",
     "MissingFileError",
     "NotAFileError",
@@ -48,6 +52,12 @@ class KeyNotFoundError(TclassError, KeyError):
     """A key is not in the container."""
 
 
+class KeyThroughTensorError(TclassError, KeyError, ValueError):
+    """A nested key passes through a tensor, which has no entries (``("obs", "x")`` where
+    ``"obs"`` is a tensor). The peer raises KeyError from ``get`` and ValueError from
+    ``td[key]``; this is both."""
+
+
 class KeyConflictError(TclassError, KeyError):
     """A key that must be new is already taken."""
 
@@ -69,6 +79,38 @@ class LockedError(TclassError, RuntimeError):
 
 class BatchSizeError(TclassError, ValueError, RuntimeError):
     """A batch size is malformed, or a value's leading dims do not match it."""
+
+
+class BatchMismatchError(BatchSizeError):
+    """An entry's leading dims differ from the batch size.
+
+    Attributes:
+        key: the entry's key (a string, or a tuple for a nested entry).
+        shape: the entry's shape.
+        batch_size: the batch size it had to start with.
+    """
+
+    def __init__(self, key: object, shape: Sequence[int], batch_size: Sequence[int]) -> None:
+        self.key = key
+        self.shape = tuple(shape)
+        self.batch_size = tuple(batch_size)
+        super().__init__(
+            f"batch dimension mismatch for key {key!r}: its shape {_dims(shape)} does not "
+            f"start with the batch size {_dims(batch_size)}. Every entry's leading dims "
+            "must equal the batch size; reshape the value or change batch_size"
+        )
+
+    def __reduce__(self) -> tuple[type[BatchMismatchError], tuple[object, ...]]:
+        return (type(self), (self.key, self.shape, self.batch_size))
+
+    def under(self, parent_key: str) -> BatchMismatchError:
+        """The same mismatch, named from the collection holding this one at ``parent_key``."""
+        path = self.key if isinstance(self.key, tuple) else (self.key,)
+        return BatchMismatchError((parent_key, *path), self.shape, self.batch_size)
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(size) for size in shape) + "]"
 
 
 class ShapeError(TclassError, ValueError, RuntimeError):

@@ -1,0 +1,290 @@
+"""Tests for tclass._device (device parsing, to() arguments) and TensorDict's device methods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from tclass import TensorDict, errors
+from tclass._device import as_device, parse_to_args
+
+CPU = torch.device("cpu")
+META = torch.device("meta")
+has_cuda = torch.cuda.is_available()
+cuda = pytest.mark.cuda
+needs_cuda = pytest.mark.skipif(not has_cuda, reason="needs a CUDA device")
+
+
+def _td(device: Any = None) -> TensorDict:
+    return TensorDict(
+        {
+            "a": torch.arange(8.0).reshape(4, 2),
+            "i": torch.arange(4),
+            "b": {"c": torch.ones(4, 3, dtype=torch.float16)},
+            "n": TensorDict({"z": torch.zeros(4, 2, dtype=torch.int32)}, [4, 2]),
+        },
+        batch_size=[4],
+        device=device,
+    )
+
+
+def _leaves(td: TensorDict) -> dict[Any, torch.Tensor]:
+    return dict(td.items(include_nested=True, leaves_only=True))
+
+
+def _collections(td: TensorDict) -> list[TensorDict]:
+    return [td] + [v for v in td.values(include_nested=True) if isinstance(v, TensorDict)]
+
+
+# --- as_device ----------------------------------------------------------------------------
+
+
+class TestAsDevice:
+    @pytest.mark.parametrize(
+        "value, expected",
+        [("cpu", CPU), (CPU, CPU), ("meta", META), (META, META), (None, None)],
+    )
+    def test_valid(self, value: Any, expected: Any) -> None:
+        out = as_device(value)
+        assert out == expected
+        assert out is None or type(out) is torch.device
+        assert as_device(value) == expected  # the cached path answers the same
+
+    @pytest.mark.parametrize("value", ["foo", "cpux", "cuda:x", "", "cpu:-3"])
+    def test_bad_strings(self, value: str) -> None:
+        with pytest.raises(errors.DeviceError, match="invalid device") as info:
+            as_device(value)
+        assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
+        assert repr(value) in str(info.value)
+
+    @pytest.mark.parametrize("value", [True, False, 1.5, object(), [0], ("cpu",), b"cpu", torch.float32])
+    def test_bad_types(self, value: Any) -> None:
+        with pytest.raises(errors.DeviceError, match="invalid device"):
+            as_device(value)
+
+    def test_bool_is_not_an_ordinal_even_after_caching(self) -> None:
+        if has_cuda:
+            as_device(1 if torch.cuda.device_count() > 1 else 0)
+        for flag in (True, False):
+            with pytest.raises(errors.DeviceError):
+                as_device(flag)
+
+    def test_error_is_tclass_error(self) -> None:
+        with pytest.raises(errors.TclassError):
+            as_device("foo")
+
+
+# --- parse_to_args ------------------------------------------------------------------------
+
+
+class TestParseToArgs:
+    def test_forms(self) -> None:
+        r = parse_to_args(("cpu",), {})
+        assert (r.device, r.dtype, r.non_blocking) == (CPU, None, False)
+        r = parse_to_args((torch.float64,), {})
+        assert (r.device, r.dtype) == (None, torch.float64)
+        r = parse_to_args(("meta", torch.int8), {"non_blocking": True})
+        assert (r.device, r.dtype, r.non_blocking) == (META, torch.int8, True)
+        r = parse_to_args((torch.zeros(1, dtype=torch.float16),), {})
+        assert (r.device, r.dtype) == (CPU, torch.float16)
+        r = parse_to_args((), {"device": "meta", "dtype": torch.bool})
+        assert (r.device, r.dtype) == (META, torch.bool)
+        r = parse_to_args((_td("meta"),), {})
+        assert (r.device, r.dtype) == (META, None)
+
+    @pytest.mark.parametrize(
+        "args, kwargs, match",
+        [((1.5,), {}, "expected a device"), ((True,), {}, "expected a device"),
+         ((object(),), {}, "expected a device"), (("cpu", torch.float32, "x"), {}, "at most 2"),
+         ((), {"foo": 1}, "unexpected keyword"), ((), {"dtype": "float32"}, "dtype must be"),
+         ((), {"copy": True}, "unexpected keyword")],
+    )  # fmt: skip
+    def test_type_errors(self, args: tuple[Any, ...], kwargs: dict[str, Any], match: str) -> None:
+        with pytest.raises(TypeError, match=match):
+            parse_to_args(args, dict(kwargs))
+
+
+# --- TensorDict.to ------------------------------------------------------------------------
+
+
+class TestTo:
+    def test_same_device_returns_self(self) -> None:
+        td = _td("cpu")
+        assert td.to("cpu") is td
+        assert td.to(CPU) is td
+        assert td.to(device="cpu") is td
+        assert td.cpu() is td
+        assert td.to(torch.zeros(1, dtype=torch.float32).device) is td
+        assert td.to(non_blocking=True) is td
+        assert td.to() is td
+
+    def test_device_none_sets_device(self) -> None:
+        td = _td()
+        out = td.to("cpu")
+        assert out is not td and td.device is None
+        assert all(c.device == CPU for c in _collections(out))
+        for key, leaf in _leaves(out).items():
+            assert leaf is td[key]  # already on cpu: nothing copied
+        assert out.batch_size == td.batch_size and out["n"].batch_size == torch.Size([4, 2])
+        assert _td().cpu().device == CPU
+
+    def test_dtype_casts_every_leaf(self) -> None:
+        td = _td()
+        out = td.to(torch.float64)
+        assert out is not td and out.device is None
+        for key, leaf in _leaves(out).items():
+            assert leaf.dtype is torch.float64
+            assert torch.equal(leaf, td[key].double())
+        assert td["i"].dtype is torch.int64 and td["b", "c"].dtype is torch.float16
+        assert out["n"].batch_size == torch.Size([4, 2])
+        assert _leaves(td.to(dtype=torch.int8))[("b", "c")].dtype is torch.int8
+
+    def test_device_and_dtype(self) -> None:
+        out = _td().to("cpu", torch.float16)
+        assert out.device == CPU and out["n"].device == CPU
+        assert all(leaf.dtype is torch.float16 for leaf in _leaves(out).values())
+        out = _td("cpu").to(device="meta", dtype=torch.float64)
+        assert out.device == META and all(leaf.is_meta and leaf.dtype is torch.float64 for leaf in _leaves(out).values())
+
+    def test_dtype_keeps_device(self) -> None:
+        out = _td("cpu").to(torch.float64)
+        assert out.device == CPU and out["b"].device == CPU
+
+    def test_to_tensor(self) -> None:
+        out = _td().to(torch.zeros(1, dtype=torch.float64))
+        assert out.device == CPU
+        assert all(leaf.dtype is torch.float64 for leaf in _leaves(out).values())
+        out = _td().to(torch.zeros(1, dtype=torch.int32, device="meta"))
+        assert out.device == META and all(leaf.is_meta and leaf.dtype is torch.int32 for leaf in _leaves(out).values())
+
+    def test_to_other_collection(self) -> None:
+        td = _td()
+        out = td.to(TensorDict({}, [], device="meta"))
+        assert out.device == META and all(leaf.is_meta for leaf in _leaves(out).values())
+        assert td.to(TensorDict({}, [])) is td  # no device: nothing to do
+
+    def test_non_blocking(self) -> None:
+        out = _td().to("cpu", non_blocking=True)
+        assert out.device == CPU
+        out = _td().to(torch.float64, non_blocking=True)
+        assert out["a"].dtype is torch.float64
+
+    @pytest.mark.parametrize(
+        "args, kwargs",
+        [((1.5,), {}), ((True,), {}), ((object(),), {}), (("cpu", torch.float32, "x"), {}),
+         ((), {"foo": 1}), ((), {"dtype": "float32"}), ((None,), {}), (([0],), {})],
+    )  # fmt: skip
+    def test_bad_arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        with pytest.raises(TypeError):
+            _td().to(*args, **kwargs)
+
+    def test_bad_device_string(self) -> None:
+        with pytest.raises(errors.DeviceError, match="'foo'"):
+            _td().to("foo")
+        with pytest.raises(errors.DeviceError):
+            _td().to(device="foo")
+
+    def test_meta(self) -> None:
+        td = _td()
+        out = td.to("meta")
+        assert out.device == META and out["n"].device == META and out["b"].device == META
+        for key, leaf in _leaves(out).items():
+            assert leaf.is_meta and leaf.shape == td[key].shape and leaf.dtype == td[key].dtype
+        assert out.to("meta") is out
+        assert not any(leaf.is_meta for leaf in _leaves(td).values())
+
+    def test_result_is_a_new_tensordict(self) -> None:
+        td = _td()
+        out = td.to("meta")
+        out["x"] = torch.zeros(4)
+        assert "x" not in td.keys()
+
+
+# --- device on construction and set -------------------------------------------------------
+
+
+class TestDeviceOnSet:
+    def test_construction(self) -> None:
+        td = _td("meta")
+        assert all(c.device == META for c in _collections(td))
+        assert all(leaf.is_meta for leaf in _leaves(td).values())
+
+    def test_set_moves_values(self) -> None:
+        td = TensorDict({}, [4], device="meta")
+        td["x"] = torch.zeros(4, 2)
+        td.set(("p", "q"), torch.ones(4))
+        td["d"] = {"e": torch.ones(4)}
+        td["t"] = TensorDict({"u": torch.ones(4)}, [4])
+        td["l"] = [1, 2, 3, 4]
+        assert td["x"].is_meta and td["p", "q"].is_meta and td["d", "e"].is_meta
+        assert td["t", "u"].is_meta and td["l"].is_meta
+        assert td["p"].device == META and td["d"].device == META and td["t"].device == META
+
+    def test_set_keeps_values_when_device_none(self) -> None:
+        td = TensorDict({"m": torch.zeros(2, device="meta"), "c": torch.zeros(2)}, [2])
+        assert td.device is None and td["m"].is_meta and not td["c"].is_meta
+
+    def test_preallocation_uses_device(self) -> None:
+        td = TensorDict({"x": torch.zeros(4, device="meta")}, [4], device="meta")
+        td[0] = {"y": torch.ones(())}
+        assert td["y"].is_meta and td["y"].shape == (4,)
+
+    def test_indexing_keeps_device(self) -> None:
+        td = _td("meta")
+        assert td[1:].device == META and td[0].device == META and td[[0, 1]].device == META
+
+
+class TestClearDevice:
+    def test_clear_device(self) -> None:
+        td = _td("meta")
+        assert td.clear_device_() is td
+        assert all(c.device is None for c in _collections(td))
+        assert all(leaf.is_meta for leaf in _leaves(td).values())  # nothing moved
+        td["x"] = torch.zeros(4)
+        assert not td["x"].is_meta
+
+
+# --- CUDA ---------------------------------------------------------------------------------
+
+
+@cuda
+@needs_cuda
+class TestCuda:
+    def test_cuda_without_index_is_current_device(self) -> None:
+        current = torch.device("cuda", torch.cuda.current_device())
+        assert as_device("cuda") == current == as_device("cuda:0" if current.index == 0 else current)
+        assert TensorDict({}, [], device="cuda").device == TensorDict({}, [], device=current).device
+        assert as_device(current.index) == current
+
+    def test_to_cuda_and_back(self) -> None:
+        td = _td()
+        gpu = td.to("cuda")
+        assert gpu.device.type == "cuda" and gpu["n"].device.type == "cuda"
+        assert all(leaf.is_cuda for leaf in _leaves(gpu).values())
+        assert gpu.to("cuda") is gpu and gpu.to("cuda:0").device == gpu.device
+        back = gpu.cpu()
+        assert back.device == CPU
+        for key, leaf in _leaves(back).items():
+            assert torch.equal(leaf, td[key])
+
+    def test_cuda_method(self) -> None:
+        td = _td()
+        assert td.cuda().device == torch.device("cuda", 0)
+        assert td.cuda(0).device == torch.device("cuda", 0)
+        assert td.cuda("cuda:0").device == torch.device("cuda", 0)
+
+    def test_non_blocking(self) -> None:
+        td = _td()
+        gpu = td.to("cuda", non_blocking=True)
+        back = gpu.to("cpu", non_blocking=True)
+        torch.cuda.synchronize()
+        for key, leaf in _leaves(back).items():
+            assert torch.equal(leaf, td[key])
+
+    def test_set_moves_to_cuda(self) -> None:
+        td = TensorDict({}, [2], device="cuda")
+        td["x"] = torch.ones(2)
+        td["y"] = {"z": torch.ones(2)}
+        assert td["x"].is_cuda and td["y", "z"].is_cuda

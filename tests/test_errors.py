@@ -1,0 +1,188 @@
+"""Tests for tclass.errors: the hierarchy, messages, and that the API raises these errors."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import TensorDict, errors
+
+# What each class must also be, from the module's docstrings and DESIGN.md (the builtin a
+# caller would catch, plus the builtin the peer raises in the same situation).
+EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
+    "KeyNotFoundError": (KeyError,),
+    "KeyConflictError": (KeyError,),
+    "KeyThroughTensorError": (KeyError, ValueError),
+    "InvalidKeyError": (TypeError, KeyError),
+    "EntryTypeError": (TypeError,),
+    "LockedError": (RuntimeError,),
+    "BatchSizeError": (ValueError, RuntimeError),
+    "BatchMismatchError": (ValueError, RuntimeError),
+    "ShapeError": (ValueError, RuntimeError),
+    "DimError": (IndexError,),
+    "StackError": (ValueError, RuntimeError),
+    "DeviceError": (ValueError, RuntimeError),
+    "MissingFileError": (FileNotFoundError,),
+    "NotAFileError": (IsADirectoryError,),
+    "FileConflictError": (FileExistsError, RuntimeError),
+    "FileFormatError": (ValueError, RuntimeError),
+    "UnpicklableError": (TypeError,),
+}
+SUBCLASSES = sorted(EXPECTED_BASES)
+# Classes built from a message alone (BatchMismatchError is built from key and shapes).
+MESSAGE_ONLY = [name for name in SUBCLASSES if name != "BatchMismatchError"]
+
+
+def _error_class(name: str) -> type[errors.TclassError]:
+    cls = getattr(errors, name)
+    assert isinstance(cls, type) and issubclass(cls, BaseException)
+    return cls
+
+
+class TestHierarchy:
+    def test_all_is_exactly_the_error_classes(self) -> None:
+        assert sorted(errors.__all__) == sorted([*SUBCLASSES, "TclassError"])
+        defined = {
+            name for name, obj in vars(errors).items()
+            if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__ == errors.__name__
+        }  # fmt: skip
+        assert defined == set(errors.__all__)
+
+    def test_base(self) -> None:
+        assert errors.TclassError.__bases__ == (Exception,)
+        assert tclass.TclassError is errors.TclassError
+        assert "TclassError" in tclass.__all__ and "errors" in tclass.__all__
+
+    @pytest.mark.parametrize("name", SUBCLASSES)
+    def test_bases(self, name: str) -> None:
+        cls = _error_class(name)
+        assert issubclass(cls, errors.TclassError)
+        for builtin in EXPECTED_BASES[name]:
+            assert issubclass(cls, builtin), f"{name} should derive from {builtin.__name__}"
+        assert cls.__doc__ and cls.__doc__.strip()
+
+    @pytest.mark.parametrize("name", MESSAGE_ONLY)
+    def test_caught_by_each_base(self, name: str) -> None:
+        cls = _error_class(name)
+        for catch in (errors.TclassError, *EXPECTED_BASES[name]):
+            with pytest.raises(catch):
+                raise cls("boom")
+
+    def test_errors_importable_as_module(self) -> None:
+        module = importlib.import_module("tclass.errors")
+        assert module.LockedError is errors.LockedError
+        assert set(module.__all__) == set(errors.__all__)
+
+
+class TestMessages:
+    @pytest.mark.parametrize("name", ["TclassError", *MESSAGE_ONLY])
+    def test_str_is_the_message(self, name: str) -> None:
+        cls = _error_class(name)
+        message = "key 'obs' not found: try 'obs2'"
+        err = cls(message)
+        assert str(err) == message
+        assert err.args == (message,)
+
+    def test_key_not_found_is_not_quoted(self) -> None:
+        assert str(errors.KeyNotFoundError("m")) == "m"
+        assert str(KeyError("m")) == "'m'"  # what the override avoids
+        assert str(errors.InvalidKeyError("m")) == "m"
+        assert str(errors.KeyConflictError("m")) == "m"
+
+    @pytest.mark.parametrize("name", ["TclassError", *MESSAGE_ONLY])
+    def test_pickle_round_trip(self, name: str) -> None:
+        cls = _error_class(name)
+        out = pickle.loads(pickle.dumps(cls("some message")))
+        assert type(out) is cls and str(out) == "some message"
+
+
+class TestBatchMismatchError:
+    def test_message_names_key_and_both_shapes(self) -> None:
+        err = errors.BatchMismatchError(("n", "x"), torch.Size([3, 2]), torch.Size([4]))
+        assert str(err).startswith("batch dimension mismatch for key ('n', 'x'): its shape [3, 2]")
+        assert "batch size [4]" in str(err)
+        assert (err.key, err.shape, err.batch_size) == (("n", "x"), (3, 2), (4,))
+        for base in (errors.BatchSizeError, errors.TclassError, ValueError, RuntimeError):
+            assert isinstance(err, base)
+
+    def test_under_prefixes_the_parent_key(self) -> None:
+        inner = errors.BatchMismatchError("c", [3], [4])
+        assert inner.under("b").key == ("b", "c")
+        assert inner.under("b").under("a").key == ("a", "b", "c")
+
+    def test_pickle_round_trip(self) -> None:
+        err = errors.BatchMismatchError("x", [3], [4])
+        out = pickle.loads(pickle.dumps(err))
+        assert type(out) is errors.BatchMismatchError and str(out) == str(err)
+        assert (out.key, out.shape, out.batch_size) == ("x", (3,), (4,))
+
+    def test_construction_error_names_the_full_nested_key(self) -> None:
+        with pytest.raises(errors.BatchMismatchError) as info:
+            TensorDict({"a": {"b": {"c": torch.zeros(3)}}}, batch_size=[4])
+        assert info.value.key == ("a", "b", "c")
+
+
+def _locked() -> TensorDict:
+    return TensorDict({"a": torch.zeros(4)}, [4], lock=True)
+
+
+def _plain() -> TensorDict:
+    return TensorDict({"a": torch.zeros(4, 3), "b": {"c": torch.zeros(4)}}, [4])
+
+
+# (operation, the tclass error, the builtins it must also be, words the message must hold)
+API_ERRORS: list[tuple[str, Callable[[], Any], type[errors.TclassError], tuple[type[BaseException], ...], str]] = [
+    ("missing key", lambda: _plain()["zz"], errors.KeyNotFoundError, (KeyError,), "zz"),
+    ("missing nested", lambda: _plain()["b", "zz"], errors.KeyNotFoundError, (KeyError,), "zz"),
+    ("pop missing", lambda: _plain().pop("zz"), errors.KeyNotFoundError, (KeyError,), "zz"),
+    ("set_ missing", lambda: _plain().set_("zz", 1), errors.KeyNotFoundError, (KeyError,), "zz"),
+    ("invalid key", lambda: _plain().get(("a", 1)), errors.InvalidKeyError, (TypeError, KeyError), "invalid key"),
+    ("invalid set key", lambda: _plain().set(3, torch.zeros(4)), errors.InvalidKeyError, (TypeError,), "3"),
+    ("rename conflict", lambda: _plain().rename_key_("a", "b", safe=True), errors.KeyConflictError, (KeyError,), "'b'"),
+    ("str value", lambda: _plain().set("s", "x"), errors.EntryTypeError, (TypeError,), "'s'"),
+    ("locked set", lambda: _locked().set("x", torch.zeros(4)), errors.LockedError, (RuntimeError,), "locked"),
+    ("locked del", lambda: _locked().del_("a"), errors.LockedError, (RuntimeError,), "locked"),
+    ("bad batch", lambda: TensorDict({}, [-1]), errors.BatchSizeError, (ValueError, RuntimeError), "-1"),
+    ("leaf mismatch", lambda: TensorDict({"x": torch.zeros(3)}, [4]), errors.BatchSizeError, (ValueError, RuntimeError), "'x'"),
+    ("set_ shape", lambda: _plain().set_("a", torch.zeros(5)), errors.BatchSizeError, (RuntimeError,), "'a'"),
+    ("too many idx", lambda: _plain()[0, 0], errors.DimError, (IndexError,), "too many"),
+    ("no batch dims", lambda: TensorDict({"a": torch.zeros(1)})[0], errors.DimError, (IndexError,), "no batch dims"),
+    ("bad device", lambda: TensorDict({}, [], device="nope"), errors.DeviceError, (ValueError, RuntimeError), "nope"),
+    ("bad to", lambda: _plain().to("nope"), errors.DeviceError, (ValueError,), "nope"),
+]
+
+
+@pytest.mark.parametrize("name, op, cls, builtins, words", API_ERRORS, ids=[case[0] for case in API_ERRORS])
+def test_api_raises_tclass_errors(
+    name: str, op: Callable[[], Any], cls: type[errors.TclassError],
+    builtins: tuple[type[BaseException], ...], words: str,
+) -> None:  # fmt: skip
+    with pytest.raises(cls) as info:
+        op()
+    err = info.value
+    assert isinstance(err, errors.TclassError)
+    for builtin in builtins:
+        assert isinstance(err, builtin)
+    assert words in str(err), str(err)
+    assert str(err)[:1] not in ("'", '"')  # messages are not quoted like KeyError's
+
+
+def test_error_messages_do_not_chain_internal_errors() -> None:
+    """Errors that translate a torch error hide it (raise ... from None) but keep its text."""
+    td = _plain()
+    with pytest.raises(errors.BatchSizeError) as info:
+        td.set_("a", torch.zeros(5))
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_every_error_class_is_documented_in_the_module_docstring_style() -> None:
+    for name in SUBCLASSES:
+        doc = inspect.getdoc(_error_class(name))
+        assert doc is not None and doc.endswith(".")

@@ -1,0 +1,876 @@
+"""Tests for tclass._td.TensorDict: construction, reading, writing, indexing, locking, pickling."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tclass import MemoryMappedTensor, TensorDict, errors
+
+BatchSizeError = errors.BatchSizeError
+DimError = errors.DimError
+EntryTypeError = errors.EntryTypeError
+InvalidKeyError = errors.InvalidKeyError
+KeyConflictError = errors.KeyConflictError
+KeyNotFoundError = errors.KeyNotFoundError
+KeyThroughTensorError = errors.KeyThroughTensorError
+LockedError = errors.LockedError
+
+
+def _td(batch: tuple[int, ...] = (4,)) -> TensorDict:
+    """a: [*batch, 3] float, b: {c: [*batch] long, d: [*batch, 2] float}."""
+    n = int(np.prod(batch)) if batch else 1
+    a = torch.arange(n * 3, dtype=torch.float32).reshape(*batch, 3)
+    c = torch.arange(n).reshape(batch)
+    d = -torch.arange(n * 2, dtype=torch.float32).reshape(*batch, 2)
+    return TensorDict({"a": a, "b": {"c": c, "d": d}}, batch_size=list(batch))
+
+
+def _id(value: Any) -> str:
+    """A stable test id (no memory addresses)."""
+    return "object()" if type(value) is object else repr(value)
+
+
+def _same_storage(x: torch.Tensor, y: torch.Tensor) -> bool:
+    return x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+
+
+class TestConstruction:
+    def test_from_dict_keeps_tensors_and_order(self) -> None:
+        a, b = torch.zeros(4, 3), torch.ones(4)
+        td = TensorDict({"b": b, "a": a}, batch_size=[4])
+        assert td["a"] is a and td["b"] is b
+        assert list(td.keys()) == ["b", "a"]
+        assert td.batch_size == torch.Size([4]) and td.device is None
+        assert not td.is_locked
+
+    def test_nested_dict_becomes_tensordict_with_parent_batch(self) -> None:
+        c = torch.zeros(4, 2, 5)
+        td = TensorDict({"n": {"m": {"c": c}}}, batch_size=[4, 2])
+        assert type(td["n"]) is TensorDict and type(td["n", "m"]) is TensorDict
+        assert td["n"].batch_size == torch.Size([4, 2])
+        assert td["n", "m"].batch_size == torch.Size([4, 2])
+        assert td["n", "m", "c"] is c
+
+    def test_tuple_keys_create_nested(self) -> None:
+        x = torch.ones(3)
+        td = TensorDict({("a", "b"): x, ("a", "c"): x + 1, "d": x}, batch_size=[3])
+        assert td["a", "b"] is x
+        assert torch.equal(td["a"]["c"], x + 1)
+        assert td["a"].batch_size == torch.Size([3])
+        assert list(td.keys()) == ["a", "d"]
+
+    def test_kwargs(self) -> None:
+        td = TensorDict(batch_size=[2], a=torch.zeros(2), b={"c": torch.ones(2, 1)})
+        assert set(td.keys(include_nested=True)) == {"a", "b", ("b", "c")}
+        assert td.batch_size == torch.Size([2])
+
+    def test_from_other_tensordict_shares_leaves(self) -> None:
+        src = _td()
+        td = TensorDict(src, batch_size=[4])
+        assert td is not src
+        assert td["a"] is src["a"] and td["b", "c"] is src["b", "c"]
+        td["new"] = torch.zeros(4)
+        assert "new" not in src
+        td = TensorDict(_td((4, 2)), batch_size=[4])
+        assert td.batch_size == torch.Size([4]) and td["b"].batch_size == torch.Size([4, 2])
+
+    @pytest.mark.parametrize(
+        "batch_size, expected",
+        [([4, 3], (4, 3)), ((4, 3), (4, 3)), (4, (4,)), (torch.Size([4, 3]), (4, 3)),
+         (None, ()), ([], ()), ((), ()), ([4], (4,)), (range(4, 5), (4,)),
+         ([np.int64(4)], (4,)), ((np.int64(4), np.int32(3)), (4, 3))],
+        ids=_id,
+    )  # fmt: skip
+    def test_batch_size_spellings(self, batch_size: Any, expected: tuple[int, ...]) -> None:
+        data = torch.zeros(4, 3, 2)
+        td = TensorDict({"x": data}, batch_size=batch_size)
+        assert type(td.batch_size) is torch.Size
+        assert td.batch_size == torch.Size(expected)
+
+    @pytest.mark.parametrize(
+        "bad", [-1, [-1], [4, -2], True, [True], [4, False], 4.0, [4.0], "4", ["4"], b"4",
+                object(), [None], {4: 4}],
+        ids=_id,
+    )  # fmt: skip
+    def test_malformed_batch_size(self, bad: Any) -> None:
+        with pytest.raises(BatchSizeError, match="invalid batch_size") as info:
+            TensorDict({"x": torch.zeros(4)}, batch_size=bad)
+        assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
+
+    def test_leaf_mismatch_names_key_and_shapes(self) -> None:
+        with pytest.raises(BatchSizeError, match=r"'x'.*\[3, 2\].*\[4\]"):
+            TensorDict({"a": torch.zeros(4), "x": torch.zeros(3, 2)}, batch_size=[4])
+        with pytest.raises(BatchSizeError, match=r"'x'.*\[4, 2\].*\[4, 3\]"):
+            TensorDict({"x": torch.zeros(4, 2)}, batch_size=[4, 3])
+        with pytest.raises(BatchSizeError, match=r"'x'.*\[\].*\[4\]"):
+            TensorDict({"x": torch.tensor(1.0)}, batch_size=[4])
+
+    def test_nested_leaf_mismatch_names_full_key(self) -> None:
+        with pytest.raises(BatchSizeError, match=r"\('b', 'c'\).*\[3\].*\[4\]"):
+            TensorDict({"b": {"c": torch.zeros(3)}}, batch_size=[4])
+
+    def test_nested_tensordict_with_wrong_batch(self) -> None:
+        inner = TensorDict({"c": torch.zeros(3)}, batch_size=[3])
+        with pytest.raises(BatchSizeError, match="'b'"):
+            TensorDict({"b": inner}, batch_size=[4])
+
+    def test_array_likes_go_through_as_tensor(self) -> None:
+        arr = np.arange(6, dtype=np.float64).reshape(3, 2)
+        td = TensorDict({"l": [1, 2, 3], "n": arr, "f": [1.5, 2.5, 3.5]}, batch_size=[3])
+        assert torch.equal(td["l"], torch.tensor([1, 2, 3]))
+        assert td["n"].dtype is torch.float64 and torch.equal(td["n"], torch.from_numpy(arr))
+        assert td["f"].dtype is torch.float32
+        scalars = TensorDict({"i": 3, "f": 2.5, "b": True, "c": 1 + 2j})
+        assert torch.equal(scalars["i"], torch.tensor(3))
+        assert scalars["f"].dtype is torch.float32 and scalars["f"].item() == 2.5
+        assert scalars["b"].dtype is torch.bool and scalars["c"].dtype is torch.complex64
+
+    @pytest.mark.parametrize("value", ["text", b"bytes", None, object(), [1, "a"]])
+    def test_unstorable_values(self, value: Any) -> None:
+        with pytest.raises(EntryTypeError, match="'k'") as info:
+            TensorDict({"k": value})
+        assert isinstance(info.value, TypeError)
+
+    def test_lock_argument(self) -> None:
+        td = TensorDict({"a": torch.zeros(2), "b": {"c": torch.zeros(2)}}, [2], lock=True)
+        assert td.is_locked and td["b"].is_locked
+        with pytest.raises(LockedError):
+            td["z"] = torch.zeros(2)
+
+    def test_source_and_kwargs_together(self) -> None:
+        with pytest.raises(TypeError, match="not both"):
+            TensorDict({"a": torch.zeros(2)}, [2], b=torch.zeros(2))
+
+    @pytest.mark.parametrize("source", [[("a", torch.zeros(2))], torch.zeros(2), 3])
+    def test_source_must_be_a_mapping(self, source: Any) -> None:
+        with pytest.raises(TypeError, match="mapping"):
+            TensorDict(source, [2])
+
+
+class TestReading:
+    def test_key_spellings(self) -> None:
+        td = _td()
+        c = td["b"]["c"]
+        assert td["b", "c"] is c
+        assert td[("b", ("c",))] is c
+        assert td[(("b",), "c")] is c
+        assert td[("a",)] is td["a"]
+        assert td.get(("b", "c")) is c and td.get("b")["c"] is c
+
+    def test_get_default(self) -> None:
+        td = _td()
+        sentinel = object()
+        assert td.get("zz") is None
+        assert td.get("zz", sentinel) is sentinel
+        assert td.get(("b", "zz"), sentinel) is sentinel
+        assert td.get(("zz", "c"), sentinel) is sentinel
+
+    def test_get_through_tensor_returns_default(self) -> None:
+        # As in the peer: with a default given, a key that passes through a tensor is absent.
+        sentinel = object()
+        assert _td().get(("a", "x"), sentinel) is sentinel
+
+    def test_missing_key_lists_keys(self) -> None:
+        td = _td()
+        with pytest.raises(KeyNotFoundError, match=r"'zz'.*\['a', 'b'\]") as info:
+            td["zz"]
+        assert isinstance(info.value, KeyError)
+        with pytest.raises(KeyNotFoundError, match=r"'zz'.*\['c', 'd'\]"):
+            td["b", "zz"]
+
+    @pytest.mark.parametrize("key", [("b", 1), (), ("b", ()), 1.5, object(), ("a", None)])
+    def test_invalid_key_in_get(self, key: Any) -> None:
+        with pytest.raises(InvalidKeyError, match="invalid key") as info:
+            _td().get(key)
+        assert isinstance(info.value, TypeError) and isinstance(info.value, KeyError)
+
+    def test_invalid_key_in_getitem(self) -> None:
+        with pytest.raises(InvalidKeyError, match="invalid key"):
+            _td()["b", 1]
+        with pytest.raises(InvalidKeyError):
+            _td()[("b", ())]
+
+    def test_reading_through_a_tensor(self) -> None:
+        # The peer raises KeyError from get() and ValueError from td[key]: this is both.
+        with pytest.raises(KeyThroughTensorError, match=r"'a'.*tensor.*no entry 'x'") as info:
+            _td()["a", "x"]
+        assert isinstance(info.value, KeyError) and isinstance(info.value, ValueError)
+        with pytest.raises(KeyThroughTensorError):
+            _td().get(("a", "x"))
+        with pytest.raises(KeyThroughTensorError, match=r"delete it first"):
+            _td().set(("a", "x"), torch.zeros(4))
+
+
+class TestSet:
+    def test_set_new_and_overwrite(self) -> None:
+        td = _td()
+        x, y = torch.zeros(4, 7), torch.ones(4)
+        assert td.set("x", x) is td
+        assert td["x"] is x
+        td.set("x", y)
+        assert td["x"] is y
+        td["z"] = y
+        assert td["z"] is y
+
+    def test_set_nested_creates_intermediates(self) -> None:
+        td = _td((4, 2))
+        x = torch.ones(4, 2, 5)
+        td.set(("p", "q", "r"), x)
+        assert td["p", "q", "r"] is x
+        assert td["p"].batch_size == torch.Size([4, 2])
+        assert td["p", "q"].batch_size == torch.Size([4, 2])
+        td["b", "e"] = x
+        assert td["b"]["e"] is x and "c" in td["b"].keys()
+        td["n"] = {"m": torch.zeros(4, 2, 5)}
+        assert type(td["n"]) is TensorDict and td["n"].batch_size == torch.Size([4, 2])
+
+    def test_set_through_tensor_fails(self) -> None:
+        with pytest.raises(KeyThroughTensorError, match=r"\('a',\)"):
+            _td().set(("a", "x"), torch.zeros(4))
+
+    def test_set_wrong_batch(self) -> None:
+        td = _td()
+        with pytest.raises(BatchSizeError, match=r"'x'.*\[5\].*\[4\]"):
+            td["x"] = torch.zeros(5)
+        with pytest.raises(BatchSizeError, match=r"\[3\]"):
+            td.set(("b", "x"), torch.zeros(3))
+        assert "x" not in td.keys() and "x" not in td["b"].keys()
+
+    def test_set_array_like_and_bad_values(self) -> None:
+        td = _td()
+        td["l"] = [1, 2, 3, 4]
+        assert torch.equal(td["l"], torch.tensor([1, 2, 3, 4]))
+        with pytest.raises(EntryTypeError, match="'s'"):
+            td["s"] = "hello"
+        with pytest.raises(EntryTypeError):
+            td.set("s", None)
+
+    def test_set_inplace(self) -> None:
+        td = _td()
+        a = td["a"]
+        td.set("a", torch.full((4, 3), 7.0), inplace=True)
+        assert td["a"] is a and torch.equal(a, torch.full((4, 3), 7.0))
+        td.set("new", torch.ones(4), inplace=True)  # missing: plain set
+        assert torch.equal(td["new"], torch.ones(4))
+
+
+class TestSetInPlace:
+    def test_keeps_data_identity(self) -> None:
+        td = _td()
+        a, ptr = td["a"], td["a"].data_ptr()
+        assert td.set_("a", torch.ones(4, 3)) is td
+        assert td["a"] is a and a.data_ptr() == ptr and torch.equal(a, torch.ones(4, 3))
+
+    def test_broadcast_and_casting(self) -> None:
+        td = _td()
+        td.set_("a", torch.tensor([1.0, 2.0, 3.0]))
+        assert torch.equal(td["a"], torch.tensor([1.0, 2.0, 3.0]).expand(4, 3))
+        td.set_(("b", "c"), 5)
+        assert torch.equal(td["b", "c"], torch.full((4,), 5)) and td["b", "c"].dtype is torch.int64
+
+    def test_nested_collection_value(self) -> None:
+        td = _td()
+        d = td["b", "d"]
+        td.set_("b", {"d": torch.zeros(4, 2)})
+        assert td["b", "d"] is d and torch.equal(d, torch.zeros(4, 2))
+
+    def test_missing_key(self) -> None:
+        with pytest.raises(KeyNotFoundError, match="'zz'"):
+            _td().set_("zz", torch.zeros(4))
+        with pytest.raises(KeyNotFoundError, match="'zz'"):
+            _td().set_(("b", "zz"), torch.zeros(4))
+
+    def test_shape_error(self) -> None:
+        td = _td()
+        before = td["a"].clone()
+        with pytest.raises(BatchSizeError, match=r"'a'.*\[4, 3\]"):
+            td.set_("a", torch.zeros(5, 3))
+        assert torch.equal(td["a"], before)
+
+
+class TestUpdate:
+    def test_nested_merge(self) -> None:
+        td = _td()
+        d = td["b", "d"]
+        e = torch.ones(4)
+        td.update({"b": {"e": e}, "x": torch.zeros(4)})
+        assert set(td["b"].keys()) == {"c", "d", "e"}
+        assert td["b", "e"] is e and td["b", "d"] is d
+        other = TensorDict({"b": {"c": torch.zeros(4, dtype=torch.long)}}, [4])
+        assert td.update(other) is td
+        assert td["b", "c"] is other["b", "c"] and td["b", "e"] is e
+        td.update({("b", "f"): torch.ones(4)})
+        assert torch.equal(td["b", "f"], torch.ones(4))
+
+    def test_clone(self) -> None:
+        td = _td()
+        x, y = torch.ones(4), torch.ones(4)
+        src = TensorDict({"x": x, "n": {"y": y}}, [4])
+        td.update(src, clone=True)
+        assert torch.equal(td["x"], x) and not _same_storage(td["x"], x)
+        assert not _same_storage(td["n", "y"], y)
+
+    def test_clone_with_plain_dicts(self) -> None:
+        td = _td()
+        x, y = torch.ones(4), torch.ones(4)
+        td.update({"b": {"x": x}, "new": {"y": y}}, clone=True)
+        assert torch.equal(td["b", "x"], x) and not _same_storage(td["b", "x"], x)
+        assert torch.equal(td["new", "y"], y) and not _same_storage(td["new", "y"], y)
+
+    def test_inplace(self) -> None:
+        td = _td()
+        a, d = td["a"], td["b", "d"]
+        td.update({"a": torch.ones(4, 3), "b": {"d": torch.ones(4, 2)}}, inplace=True)
+        assert td["a"] is a and torch.equal(a, torch.ones(4, 3))
+        assert td["b", "d"] is d and torch.equal(d, torch.ones(4, 2))
+
+    def test_keys_to_update(self) -> None:
+        td = _td()
+        td.update({"a": torch.ones(4, 3), "x": torch.ones(4)}, keys_to_update=["x"])
+        assert "x" in td.keys() and not torch.equal(td["a"], torch.ones(4, 3))
+
+    def test_keys_to_update_nested(self) -> None:
+        td = _td()
+        src = {"b": {"c": torch.zeros(4, dtype=torch.long), "d": torch.ones(4, 2)}}
+        td.update(src, keys_to_update=[("b", "d")])
+        assert td["b", "d"] is src["b"]["d"]
+        assert not torch.equal(td["b", "c"], src["b"]["c"])
+
+
+class TestRemove:
+    def test_pop(self) -> None:
+        td = _td()
+        a = td["a"]
+        assert td.pop("a") is a and "a" not in td.keys()
+        c = td["b", "c"]
+        assert td.pop(("b", "c")) is c and set(td["b"].keys()) == {"d"}
+        assert td.pop("zz", 5) == 5 and td.pop(("b", "zz"), None) is None
+        with pytest.raises(KeyNotFoundError, match="'zz'"):
+            td.pop("zz")
+        with pytest.raises(KeyNotFoundError):
+            td.pop(("zz", "y"))
+
+    def test_del(self) -> None:
+        td = _td()
+        assert td.del_("a") is td and "a" not in td.keys()
+        del td["b", "c"]
+        assert list(td["b"].keys()) == ["d"]
+        del td["b"]
+        assert list(td.keys()) == []
+        with pytest.raises(KeyNotFoundError):
+            del td["b"]
+        with pytest.raises(KeyNotFoundError):
+            td.del_(("b", "c"))
+
+
+class TestRename:
+    def test_rename(self) -> None:
+        td = _td()
+        a = td["a"]
+        assert td.rename_key_("a", "z") is td
+        assert td["z"] is a and "a" not in td.keys()
+        c = td["b", "c"]
+        td.rename_key_(("b", "c"), ("q", "r"))
+        assert td["q", "r"] is c and "c" not in td["b"].keys()
+        assert td["q"].batch_size == td.batch_size
+
+    def test_safe_conflict(self) -> None:
+        td = _td()
+        a, d = td["a"], td["b", "d"]
+        with pytest.raises(KeyConflictError, match="'b'") as info:
+            td.rename_key_("a", "b", safe=True)
+        assert isinstance(info.value, KeyError)
+        with pytest.raises(KeyConflictError):
+            td.rename_key_("a", ("b", "d"), safe=True)
+        assert td["a"] is a and td["b", "d"] is d
+        td.rename_key_("a", ("b", "d"))  # unsafe overwrites
+        assert td["b", "d"] is a and "a" not in td.keys()
+        with pytest.raises(KeyNotFoundError, match="'zz'"):
+            td.rename_key_("zz", "y")
+
+    def test_failure_restores(self) -> None:
+        td = _td()
+        c = td["b", "c"]
+        with pytest.raises(KeyThroughTensorError):
+            td.rename_key_(("b", "c"), ("a", "x"))  # a is a tensor
+        assert td["b", "c"] is c
+        with pytest.raises(InvalidKeyError):
+            td.rename_key_("a", ("x", 1))
+        assert "a" in td.keys()
+
+
+class TestSelectExclude:
+    def test_select(self) -> None:
+        td = _td()
+        out = td.select("a", ("b", "c"))
+        assert out is not td and out.batch_size == td.batch_size
+        assert set(out.keys(include_nested=True)) == {"a", "b", ("b", "c")}
+        assert out["a"] is td["a"] and out["b", "c"] is td["b", "c"]
+        assert set(td.keys(include_nested=True, leaves_only=True)) == {"a", ("b", "c"), ("b", "d")}
+        out["b", "z"] = torch.zeros(4)
+        assert "z" not in td["b"].keys()
+
+    def test_select_strict(self) -> None:
+        td = _td()
+        with pytest.raises(KeyNotFoundError, match="'zz'"):
+            td.select("a", "zz")
+        with pytest.raises(KeyNotFoundError):
+            td.select(("b", "zz"))
+        assert list(td.select("a", "zz", ("b", "zz"), strict=False).keys()) == ["a"]
+
+    def test_select_inplace(self) -> None:
+        td = _td()
+        a = td["a"]
+        assert td.select("a", inplace=True) is td and list(td.keys()) == ["a"] and td["a"] is a
+
+    def test_exclude(self) -> None:
+        td = _td()
+        out = td.exclude("a", ("b", "c"), "zz", ("zz", "y"))
+        assert set(out.keys(include_nested=True)) == {"b", ("b", "d")}
+        assert out["b", "d"] is td["b", "d"]
+        assert set(td["b"].keys()) == {"c", "d"} and "a" in td.keys()
+
+    def test_exclude_inplace(self) -> None:
+        td = _td()
+        sub = td["b"]
+        assert td.exclude(("b", "c"), inplace=True) is td
+        assert td["b"] is sub
+        assert list(sub.keys()) == ["d"]
+
+    def test_locked(self) -> None:
+        td = _td().lock_()
+        assert list(td.select("a").keys()) == ["a"]  # out of place is fine
+        with pytest.raises(LockedError):
+            td.select("a", inplace=True)
+        with pytest.raises(LockedError):
+            td.exclude("a", inplace=True)
+        assert set(td.keys()) == {"a", "b"}
+
+
+class TestBatchSizeSetter:
+    def test_shrink_and_grow(self) -> None:
+        td = _td((4, 3))
+        td.batch_size = [4]
+        assert td.batch_size == torch.Size([4])
+        assert td["b"].batch_size == torch.Size([4, 3])  # nested keeps what it can
+        td.batch_size = []
+        assert td.batch_size == torch.Size([])
+        td.batch_size = (4, 3)
+        assert td.batch_size == torch.Size([4, 3]) and td["b"].batch_size == torch.Size([4, 3])
+
+    def test_grow_adjusts_nested(self) -> None:
+        td = TensorDict({"a": torch.zeros(4, 3, 2), "b": {"c": torch.zeros(4, 3)}}, [4])
+        td.batch_size = [4, 3]
+        assert td["b"].batch_size == torch.Size([4, 3])
+
+    @pytest.mark.parametrize("bad", [[5], [4, 2], [-1], [4.0], "x"])
+    def test_invalid_changes_nothing(self, bad: Any) -> None:
+        td = _td((4, 3))
+        with pytest.raises(BatchSizeError):
+            td.batch_size = bad
+        assert td.batch_size == torch.Size([4, 3]) and td["b"].batch_size == torch.Size([4, 3])
+
+    def test_nested_leaf_blocks(self) -> None:
+        td = TensorDict({"a": torch.zeros(4, 3), "b": {"c": torch.zeros(4)}}, [4])
+        with pytest.raises(BatchSizeError, match=r"\('b', 'c'\)"):
+            td.batch_size = [4, 3]
+        assert td.batch_size == torch.Size([4]) and td["b"].batch_size == torch.Size([4])
+
+
+def _normalize(index: Any, batch_dims: int) -> Any:
+    """The index as it applies to a leaf: Ellipsis spelled out over batch dims only."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(item is Ellipsis for item in items):
+        return index
+    consumed = sum(
+        0 if item is None or item is Ellipsis
+        else (item.ndim if isinstance(item, torch.Tensor) and item.dtype is torch.bool else 1)
+        for item in items
+    )  # fmt: skip
+    at = next(i for i, item in enumerate(items) if item is Ellipsis)
+    return items[:at] + (slice(None),) * (batch_dims - consumed) + items[at + 1 :]
+
+
+@st.composite
+def _batch_and_index(draw: st.DrawFn, basic_only: bool = False) -> tuple[tuple[int, ...], Any]:
+    batch = tuple(draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)))
+    n = len(batch)
+    k = draw(st.integers(0, n))
+    ellipsis_at = draw(st.integers(0, k)) if draw(st.booleans()) else None
+    advanced_left = 0 if basic_only else 1
+    items: list[Any] = []
+    for i in range(k):
+        dim = i if ellipsis_at is None or i < ellipsis_at else n - k + i
+        size = batch[dim]
+        kinds = ["slice"] + (["int"] if size else [])
+        if advanced_left:
+            kinds += ["list", "tensor", "mask"]
+        kind = draw(st.sampled_from(kinds))
+        if kind == "slice":
+            start = draw(st.none() | st.integers(-size - 1, size + 1))
+            stop = draw(st.none() | st.integers(-size - 1, size + 1))
+            items.append(slice(start, stop, draw(st.none() | st.integers(1, 3))))
+        elif kind == "int":
+            items.append(draw(st.integers(-size, size - 1)))
+        else:
+            advanced_left -= 1
+            if kind == "mask":
+                items.append(torch.tensor(draw(st.lists(st.booleans(), min_size=size, max_size=size)), dtype=torch.bool))
+            else:
+                rows = draw(st.lists(st.integers(-size, size - 1), max_size=4)) if size else []
+                items.append(rows if kind == "list" else torch.tensor(rows, dtype=torch.long))
+    if ellipsis_at is not None:
+        items.insert(ellipsis_at, Ellipsis)
+    for _ in range(draw(st.integers(0, 2))):
+        items.insert(draw(st.integers(0, len(items))), None)
+    if len(items) == 1 and draw(st.booleans()):
+        return batch, items[0]
+    return batch, tuple(items)
+
+
+def _indexing_td(batch: tuple[int, ...]) -> TensorDict:
+    n = int(np.prod(batch))
+    leaf = torch.arange(n * 2, dtype=torch.float32).reshape(*batch, 2)
+    flat = torch.arange(n).reshape(batch)
+    inner = torch.arange(n * 6).reshape(*batch, 2, 3)
+    return TensorDict({"x": leaf, "y": flat, "n": TensorDict({"z": inner}, [*batch, 2])}, list(batch))
+
+
+class TestIndexing:
+    @settings(max_examples=150, deadline=None)
+    @given(_batch_and_index())
+    def test_matches_leaves(self, case: tuple[tuple[int, ...], Any]) -> None:
+        batch, index = case
+        td = _indexing_td(batch)
+        expected = torch.empty(batch)[index].shape
+        out = td[index]
+        assert type(out) is TensorDict and out.batch_size == expected
+        norm = _normalize(index, len(batch))
+        assert torch.equal(out["x"], td["x"][norm])
+        assert torch.equal(out["y"], td["y"][norm])
+        assert out["n"].batch_size == expected + (2,)
+        assert torch.equal(out["n", "z"], td["n", "z"][norm])
+
+    @settings(max_examples=60, deadline=None)
+    @given(_batch_and_index())
+    def test_empty_tensordict(self, case: tuple[tuple[int, ...], Any]) -> None:
+        batch, index = case
+        assert TensorDict({}, list(batch))[index].batch_size == torch.empty(batch)[index].shape
+
+    @settings(max_examples=80, deadline=None)
+    @given(_batch_and_index(basic_only=True))
+    def test_basic_indexing_is_a_view(self, case: tuple[tuple[int, ...], Any]) -> None:
+        batch, index = case
+        td = _indexing_td(batch)
+        out = td[index]
+        assert _same_storage(out["x"], td["x"]) and _same_storage(out["n", "z"], td["n", "z"])
+
+    @settings(max_examples=80, deadline=None)
+    @given(_batch_and_index())
+    def test_setitem_scalar_matches_leaves(self, case: tuple[tuple[int, ...], Any]) -> None:
+        batch, index = case
+        td = _indexing_td(batch)
+        expected = {k: v.clone() for k, v in td.items(include_nested=True, leaves_only=True)}
+        norm = _normalize(index, len(batch))
+        for value in expected.values():
+            value[norm] = -1
+        td[index] = -1
+        for key, value in expected.items():
+            assert torch.equal(td[key], value), key
+
+    def test_ellipsis_means_batch_dims(self) -> None:
+        x = torch.arange(60.0).reshape(4, 3, 5)
+        td = TensorDict({"x": x}, [4, 3])
+        assert torch.equal(td[..., 0]["x"], x[:, 0])
+        assert td[..., 0].batch_size == torch.Size([4])
+        assert torch.equal(td[0, ...]["x"], x[0])
+        assert torch.equal(td[..., 1, 2]["x"], x[1, 2])
+        assert td[...]["x"] is x and td[...].batch_size == td.batch_size
+        with pytest.raises(IndexError, match="single ellipsis"):
+            td[..., 0, ...]
+
+    def test_int(self) -> None:
+        td = _td((4, 3))
+        assert torch.equal(td[-1]["a"], td["a"][3]) and td[-1].batch_size == torch.Size([3])
+        assert td[1]["b"].batch_size == torch.Size([3])
+        for bad in (4, -5):
+            with pytest.raises(IndexError):
+                td[bad]
+        with pytest.raises(DimError, match="out of bounds"):
+            TensorDict({}, [4])[4]
+
+    def test_slice(self) -> None:
+        td = _td((5,))
+        assert torch.equal(td[1::2]["a"], td["a"][1::2]) and td[1::2].batch_size == torch.Size([2])
+        assert td[3:1].batch_size == torch.Size([0]) and td[3:1]["a"].shape == (0, 3)
+        assert TensorDict({}, [5])[1:10:3].batch_size == torch.Size([2])
+        for bad in (slice(None, None, -1), slice(None, None, 0)):
+            with pytest.raises(ValueError):
+                td[bad]
+        with pytest.raises(ValueError):
+            _td((5, 2))[:, ::-1]
+
+    def test_list_and_tensor(self) -> None:
+        td = _td((4, 3))
+        out = td[[0, 2, 2]]
+        assert out.batch_size == torch.Size([3, 3]) and torch.equal(out["a"], td["a"][[0, 2, 2]])
+        out = td[torch.tensor([3, 0])]
+        assert torch.equal(out["b", "d"], td["b", "d"][torch.tensor([3, 0])])
+        assert not _same_storage(out["a"], td["a"])
+
+    def test_bool_mask(self) -> None:
+        td = _td((4, 3))
+        mask = torch.tensor([True, False, True, True])
+        out = td[mask]
+        assert out.batch_size == torch.Size([3, 3]) and torch.equal(out["a"], td["a"][mask])
+        assert torch.equal(out["b", "c"], td["b", "c"][mask])
+        full = td["b", "c"] % 2 == 0
+        out = td[full]
+        assert out.batch_size == torch.Size([int(full.sum())])
+        assert torch.equal(out["a"], td["a"][full]) and torch.equal(out["b", "d"], td["b", "d"][full])
+
+    def test_bool_mask_wrong_length(self) -> None:
+        td = _td((4, 3))
+        with pytest.raises(IndexError, match=r"\[3\].*4"):
+            td[torch.tensor([True, False, True])]
+        with pytest.raises(IndexError):
+            td[torch.ones(4, 2, dtype=torch.bool)]
+        with pytest.raises(IndexError, match=r"\[3\].*4"):
+            TensorDict({}, [4])[torch.tensor([True, False, True])]
+
+    def test_none(self) -> None:
+        td = _td((4,))
+        assert td[None].batch_size == torch.Size([1, 4])
+        assert torch.equal(td[None]["a"], td["a"][None])
+        assert td[:, None].batch_size == torch.Size([4, 1])
+        assert td[:, None]["a"].shape == (4, 1, 3)
+
+    @pytest.mark.parametrize("index", [(0, 0, 0), (slice(None),) * 3, (0, ..., 0, 0)])
+    def test_too_many_indices(self, index: Any) -> None:
+        with pytest.raises(DimError, match="too many indices") as info:
+            _td((4, 3))[index]
+        assert isinstance(info.value, IndexError)
+
+    @pytest.mark.parametrize("index", [0, slice(None), [0], torch.tensor([0]), torch.tensor([True])])
+    def test_no_batch_dims(self, index: Any) -> None:
+        td = TensorDict({"a": torch.zeros(3)})
+        with pytest.raises(DimError):
+            td[index]
+        with pytest.raises(DimError):
+            TensorDict()[index]
+
+    def test_result_is_unlocked_and_keeps_device(self) -> None:
+        out = TensorDict({"a": torch.zeros(4)}, [4], device="cpu", lock=True)[1:]
+        assert out.device == torch.device("cpu") and not out.is_locked
+
+
+class TestSetItemIndex:
+    def test_from_tensordict(self) -> None:
+        td = _td((4, 3))
+        a = td["a"]
+        src = TensorDict({"a": torch.ones(2, 3, 3), "b": {"c": torch.full((2, 3), 9)}}, [2, 3])
+        td[1:3] = src
+        assert td["a"] is a and torch.equal(a[1:3], torch.ones(2, 3, 3))
+        assert torch.equal(td["b", "c"][1:3], torch.full((2, 3), 9))
+        assert td["b", "c"][0].tolist() == [0, 1, 2]
+
+    def test_from_dict(self) -> None:
+        td = _td()
+        td[torch.tensor([0, 3])] = {"a": torch.ones(2, 3), ("b", "d"): torch.ones(2, 2)}
+        assert torch.equal(td["a"][[0, 3]], torch.ones(2, 3))
+        assert torch.equal(td["b", "d"][[0, 3]], torch.ones(2, 2))
+        assert torch.equal(td["a"][1], torch.tensor([3.0, 4.0, 5.0]))
+
+    def test_tensor_broadcast_on_the_right(self) -> None:
+        td = _td((4, 3))
+        td[0] = torch.tensor([10.0, 20.0, 30.0])
+        assert torch.equal(td["a"][0], torch.tensor([[10.0] * 3, [20.0] * 3, [30.0] * 3]))
+        assert torch.equal(td["b", "c"][0], torch.tensor([10, 20, 30]))
+        assert torch.equal(td["b", "d"][0], torch.tensor([[10.0] * 2, [20.0] * 2, [30.0] * 2]))
+
+    def test_scalar_and_mask(self) -> None:
+        td = _td()
+        mask = torch.tensor([True, False, False, True])
+        td[mask] = 0
+        assert td["a"][mask].eq(0).all() and td["a"][~mask].ne(0).any()
+        assert td["b", "c"].tolist() == [0, 1, 2, 0]
+        td[...] = 1.5
+        assert td["a"].eq(1.5).all() and td["b", "c"].eq(1).all()
+
+    def test_preallocates_missing_keys(self) -> None:
+        td = _td((4, 3))
+        td[1] = {"new": torch.ones(3, 2), "nn": {"m": torch.full((3,), 7)}}
+        assert td["new"].shape == (4, 3, 2) and td["new"].dtype is torch.float32
+        assert torch.equal(td["new"][1], torch.ones(3, 2)) and td["new"][0].eq(0).all()
+        assert td["nn"].batch_size == torch.Size([4, 3])
+        assert td["nn", "m"].dtype is torch.int64 and td["nn", "m"].tolist()[1] == [7, 7, 7]
+        td[:, 0] = TensorDict({"other": torch.ones(4, 5)}, [4])
+        assert td["other"].shape == (4, 3, 5) and td["other"][:, 0].eq(1).all()
+        assert td["other"][:, 1:].eq(0).all()
+
+    def test_nested_with_extra_batch_dims(self) -> None:
+        td = TensorDict({"n": TensorDict({"z": torch.zeros(4, 2, 3)}, [4, 2])}, [4])
+        td[1] = TensorDict({"n": TensorDict({"z": torch.ones(2, 3)}, [2])}, [])
+        assert td["n", "z"][1].eq(1).all() and td["n", "z"][0].eq(0).all()
+        td[2] = torch.tensor(5.0)
+        assert td["n", "z"][2].eq(5).all()
+        td[3] = {"n": {"z": torch.full((2, 3), 3.0)}}
+        assert td["n", "z"][3].eq(3).all()
+
+    def test_shape_mismatch_names_key(self) -> None:
+        td = _td()
+        before = td["a"].clone()
+        with pytest.raises(BatchSizeError, match=r"'a'.*\[4, 3\]"):
+            td[0:2] = TensorDict({"a": torch.ones(2, 5)}, [2])
+        with pytest.raises(BatchSizeError, match="'a'"):
+            td[0:2] = {"a": torch.ones(3, 3)}
+        assert torch.equal(td["a"], before)
+
+    def test_bad_indices(self) -> None:
+        td = TensorDict({"a": torch.zeros(3)})
+        for index in (0, slice(None), torch.tensor([0]), (0, 0)):
+            with pytest.raises(DimError):
+                td[index] = 1.0
+        with pytest.raises(DimError, match="too many"):
+            _td()[0, 0] = 1.0
+
+
+class TestLock:
+    def test_forbidden_operations(self) -> None:
+        td = _td().lock_()
+        assert td.is_locked and td["b"].is_locked
+        snapshot = {k: v for k, v in td.items(include_nested=True)}
+        forbidden = [
+            lambda: td.set("x", torch.zeros(4)),
+            lambda: td.set("a", torch.zeros(4, 3)),
+            lambda: td.__setitem__("x", torch.zeros(4)),
+            lambda: td.__setitem__(("b", "x"), torch.zeros(4)),
+            lambda: td.set(("new", "x"), torch.zeros(4)),
+            lambda: td.pop("a"),
+            lambda: td.del_(("b", "c")),
+            lambda: td.__delitem__("a"),
+            lambda: td.rename_key_("a", "z"),
+            lambda: td.update({"x": torch.zeros(4)}),
+            lambda: td["b"].set("x", torch.zeros(4)),
+            lambda: td.__setattr__("batch_size", []),
+            lambda: td.__setitem__(0, {"x": torch.zeros(())}),
+        ]
+        for op in forbidden:
+            with pytest.raises(LockedError, match="locked") as info:
+                op()
+            assert isinstance(info.value, RuntimeError)
+        assert {k: v for k, v in td.items(include_nested=True)} == snapshot
+        assert td.batch_size == torch.Size([4])
+
+    def test_in_place_writes_allowed(self) -> None:
+        td = _td().lock_()
+        a = td["a"]
+        td.set_("a", torch.zeros(4, 3))
+        td[1:3] = 5.0
+        td[0] = {"a": torch.full((3,), 2.0)}
+        td.set("a", torch.ones(4, 3), inplace=True)
+        td.update({"b": {"d": torch.ones(4, 2)}}, inplace=True)
+        assert td["a"] is a and a.eq(1).all() and td["b", "d"].eq(1).all()
+
+    def test_unlock_propagates(self) -> None:
+        td = _td().lock_()
+        assert td.unlock_() is td
+        assert not td.is_locked and not td["b"].is_locked
+        td["x"] = torch.zeros(4)
+
+    def test_context_managers_restore(self) -> None:
+        td = _td()
+        with td.lock_() as same:
+            assert same is td and td.is_locked and td["b"].is_locked
+            with td.unlock_():
+                assert not td.is_locked and not td["b"].is_locked
+                td["x"] = torch.zeros(4)
+                with td.lock_():
+                    assert td.is_locked
+                assert not td.is_locked
+            assert td.is_locked and td["b"].is_locked
+        assert not td.is_locked and not td["b"].is_locked
+
+    def test_context_restores_after_exception(self) -> None:
+        td = _td().lock_()
+        with pytest.raises(ZeroDivisionError):
+            with td.unlock_():
+                assert not td.is_locked
+                1 / 0
+        assert td.is_locked and td["b"].is_locked
+
+    def test_lock_inside_already_locked(self) -> None:
+        td = _td().lock_()
+        with td.lock_():
+            assert td.is_locked
+        assert td.is_locked
+        td.unlock_()
+        with td.unlock_():
+            assert not td.is_locked
+        assert not td.is_locked
+
+
+class TestPickleCopy:
+    def test_round_trip(self) -> None:
+        td = TensorDict({"a": torch.arange(4.0), "b": {"c": torch.ones(4, 2)}}, [4], device="cpu")
+        td.lock_()
+        out = pickle.loads(pickle.dumps(td))
+        assert type(out) is TensorDict and out.batch_size == torch.Size([4])
+        assert out.device == torch.device("cpu") and out["b"].device == torch.device("cpu")
+        assert out.is_locked and out["b"].is_locked
+        assert torch.equal(out["a"], td["a"]) and torch.equal(out["b", "c"], td["b", "c"])
+        assert type(out["b"]) is TensorDict and out["b"].batch_size == torch.Size([4])
+
+    def test_round_trip_unlocked_no_device(self) -> None:
+        out = pickle.loads(pickle.dumps(_td((2, 3))))
+        assert out.device is None and not out.is_locked and out.batch_size == torch.Size([2, 3])
+        out["x"] = torch.zeros(2, 3)
+
+    def test_copy_shares_leaves_not_dict(self) -> None:
+        td = _td()
+        out = copy.copy(td)
+        assert out is not td and out["a"] is td["a"] and out.batch_size == td.batch_size
+        out["x"] = torch.zeros(4)
+        del out["a"]
+        assert set(td.keys()) == {"a", "b"}
+
+    def test_deepcopy(self) -> None:
+        td = _td()
+        out = copy.deepcopy(td)
+        assert torch.equal(out["a"], td["a"]) and not _same_storage(out["a"], td["a"])
+        assert out["b"] is not td["b"] and not _same_storage(out["b", "c"], td["b", "c"])
+        assert out.batch_size == td.batch_size and out["b"].batch_size == td.batch_size
+
+    def test_memmap_leaves_pickle_as_file_reference(self, tmp_path: Any) -> None:
+        data = torch.arange(250_000, dtype=torch.float32).reshape(1000, 250)
+        mm = MemoryMappedTensor.from_tensor(data, filename=tmp_path / "x")
+        td = TensorDict({"x": mm, "n": {"y": mm[:, 0]}}, [1000])
+        blob = pickle.dumps(td)
+        assert len(blob) < 10_000
+        out = pickle.loads(blob)
+        assert isinstance(out["x"], MemoryMappedTensor)
+        assert out["x"].filename == mm.filename == str(tmp_path / "x")
+        assert torch.equal(out["x"], data) and torch.equal(out["n", "y"], data[:, 0])
+        out["x"][0, 0] = -1.0  # same file, same pages
+        assert mm[0, 0].item() == -1.0
+
+
+class TestTupleIndexVersusKey:
+    def test_a_tuple_of_ints_first_is_an_advanced_index_as_for_tensors(self) -> None:
+        a = torch.arange(12).reshape(4, 3)
+        td = TensorDict({"a": a}, [4, 3])
+        assert torch.equal(td[(0, 1), 0]["a"], a[(0, 1), 0])
+
+    def test_nested_tuples_of_strings_are_keys(self) -> None:
+        td = TensorDict({"n": {"x": torch.zeros(4)}}, [4])
+        assert td[("n", ("x",))] is td["n", "x"]
+        td[(("n",), "y")] = torch.ones(4)
+        assert torch.equal(td["n", "y"], torch.ones(4))
