@@ -7,11 +7,11 @@ One import gives the public surface::
 """
 
 from tclass import errors as errors
-from tclass.errors import TclassError as TclassError
 from tclass._memmap import MemoryMappedTensor as MemoryMappedTensor
 from tclass._ops import cat as cat
 from tclass._ops import stack as stack
 from tclass._td import TensorDict as TensorDict
+from tclass.errors import TclassError as TclassError
 
 __all__ = [
     "MemoryMappedTensor",

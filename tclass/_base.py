@@ -7,10 +7,9 @@ will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase`
 
 from __future__ import annotations
 
-from typing import Union
+from typing import TypeAlias, Union
 
 import torch
-from typing_extensions import TypeAlias
 
 from tclass._elementwise import ElementwiseOps
 from tclass._shape_ops import ShapeOps

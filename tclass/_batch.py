@@ -23,6 +23,7 @@ __all__ = [
     "expand_shape",
     "format_shape",
     "index_dims_consumed",
+    "indexed_shape",
     "normalize_dim",
     "normalize_index",
     "permute_dims",
@@ -241,6 +242,11 @@ def chunk_sizes(chunks: int, dim_size: int) -> list[int]:
     if dim_size == 0:
         return [0] * chunks  # torch gives `chunks` empty pieces
     return split_sizes(-(-dim_size // chunks), dim_size)
+
+
+def indexed_shape(batch_size: torch.Size, index: object) -> torch.Size:
+    """The batch size after ``index``, worked out on a stride-0 stand-in (no data)."""
+    return torch.empty(()).expand(batch_size)[index].shape  # type: ignore[index]
 
 
 def index_dims_consumed(item: object) -> int:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 import torch
 from typing_extensions import Self
 
-from tclass.errors import InvalidKeyError, KeyNotFoundError
 from tclass._keys import unravel_key
+from tclass.errors import InvalidKeyError, KeyNotFoundError
 
 if TYPE_CHECKING:
     from tclass._base import Value
@@ -101,6 +101,17 @@ class TensorCollection:
 
     def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
         """Stores ``value`` under ``key``; see TensorDict.set."""
+        raise NotImplementedError
+
+    def update(
+        self,
+        source: Mapping[Any, Any] | TensorCollection,
+        *,
+        clone: bool = False,
+        inplace: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Sets every entry of ``source``; see TensorDict.update."""
         raise NotImplementedError
 
     def __getitem__(self, index: Any) -> Any:

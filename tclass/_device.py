@@ -91,7 +91,7 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
         elif isinstance(arg, (str, int, torch.device)) and not isinstance(arg, bool):
             device = arg
         elif hasattr(arg, "device") and hasattr(arg, "batch_size"):
-            device = getattr(arg, "device")
+            device = arg.device
         else:
             msg = f"to() expected a device, a dtype, a tensor or a tensor collection, got {arg!r}"
             raise TypeError(msg)

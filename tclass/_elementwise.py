@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-if TYPE_CHECKING:
-    from tclass._base import Value
-
 from tclass import _batch
 from tclass._collection import TensorCollection
 from tclass.errors import BatchMismatchError, BatchSizeError, KeyNotFoundError
 
+if TYPE_CHECKING:
+    from tclass._base import Value
+
 __all__ = ["ElementwiseOps", "align_right"]
+
 
 def align_right(tensor: torch.Tensor, ndim: int) -> torch.Tensor:
     """``tensor`` with size-1 dims appended up to ``ndim`` dims (a view)."""

@@ -14,8 +14,8 @@ from typing import Any, NoReturn, TypeVar
 import torch
 
 from tclass import _batch
-from tclass._batch import format_shape
 from tclass._base import TensorDictBase, Value
+from tclass._batch import format_shape
 from tclass._collection import TensorCollection
 from tclass._dispatch import implements
 from tclass.errors import StackError

@@ -8,18 +8,17 @@ tensor, because it answers the same methods over its own dims.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
 from typing import TYPE_CHECKING
 
 import torch
 from typing_extensions import Self
 
-if TYPE_CHECKING:
-    from tclass._base import Value
-
 from tclass import _batch
 from tclass._collection import TensorCollection
 from tclass.errors import ShapeError
+
+if TYPE_CHECKING:
+    from tclass._base import Value
 
 __all__ = ["ShapeOps"]
 

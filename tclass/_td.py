@@ -8,7 +8,7 @@ which is how indexing, shape ops and stacking stay close to the cost of the tens
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, NoReturn
 
@@ -16,11 +16,12 @@ import torch
 from typing_extensions import Self
 
 from tclass import _batch, _keys
-from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._base import TensorDictBase, Value
+from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike, as_device, parse_to_args
 from tclass._dispatch import TORCH_FUNCTIONS
+from tclass._repr import compact_repr
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -30,7 +31,6 @@ from tclass.errors import (
     KeyThroughTensorError,
     LockedError,
 )
-from tclass._repr import compact_repr
 
 __all__ = ["TensorDict"]
 
@@ -194,6 +194,7 @@ class TensorDict(TensorDictBase):
 
     @property
     def is_locked(self) -> bool:
+        """Whether entries can be added, replaced or removed (in-place writes always can)."""
         return self._locked
 
     def _items(self) -> Iterator[tuple[str, Value]]:
@@ -225,12 +226,8 @@ class TensorDict(TensorDictBase):
         batch_size: torch.Size,
         device: torch.device | None = _MISSING,
     ) -> Self:
-        out = _new_instance(self.__class__)
-        out._tensors = {key: fn(value) for key, value in self._tensors.items()}
-        out._batch_size = batch_size
-        out._device = self._device if device is _MISSING else device
-        out._locked = False
-        return out
+        values = {key: fn(value) for key, value in self._tensors.items()}
+        return self._new_like(values, batch_size, self._device if device is _MISSING else device)
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
@@ -290,7 +287,7 @@ class TensorDict(TensorDictBase):
         batch = self._batch_size
         tensors = self._tensors
         if not batch or not tensors:
-            # With entries, torch checks the bounds itself (same message as ours).
+            # With entries, indexing them checks the bounds (an IndexError from torch).
             _check_int_index(index, batch)
         out = _new_instance(self.__class__)
         out._tensors = {key: value[index] for key, value in tensors.items()}
@@ -364,7 +361,7 @@ class TensorDict(TensorDictBase):
             feature_dims = self._tensors[key].ndim - len(self._batch_size)
             shape = result.shape
             return shape[: len(shape) - feature_dims] if feature_dims else shape
-        return torch.empty(()).expand(self._batch_size)[index].shape
+        return _batch.indexed_shape(self._batch_size, index)
 
     def _get_nested(self, key: Any) -> Any:
         path = _keys.key_path(key)
@@ -450,8 +447,8 @@ class TensorDict(TensorDictBase):
             BatchSizeError: if ``value`` cannot be broadcast to the entry's shape.
         """
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
-        if isinstance(target, TensorCollection):
-            target.update(value, inplace=True)  # type: ignore[attr-defined]
+        if not isinstance(target, _Tensor):  # a nested collection: entry by entry
+            target.update(value, inplace=True)
             return self
         try:
             target.copy_(value if isinstance(value, _Tensor) else torch.as_tensor(value))
@@ -483,16 +480,23 @@ class TensorDict(TensorDictBase):
             index = _batch.normalize_index(index if kind is tuple else (index,), self.batch_dims)
             if len(index) == 1:
                 index = index[0]
-        if type(value) is TensorDict:
-            self._write_dense_at(index, value)
+        if isinstance(value, TensorCollection):
+            self._write_entries_at(index, value._entries().items())
+        elif isinstance(value, Mapping):
+            self._write_entries_at(index, value.items())
         else:
-            self._write_at(index, value)
+            self._write_broadcast_at(index, value)
 
-    def _write_dense_at(self, index: Any, value: TensorDict) -> None:
-        """``td[index] = other_td``: the common case of :meth:`_write_at`, kept lean."""
+    def _write_entries_at(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
+        """``td[index] = collection_or_dict``: each entry into its counterpart."""
         tensors = self._tensors
-        sub: Any
-        for key, sub in value._tensors.items():
+        for key, sub in pairs:
+            if type(key) is not str:
+                path = _keys.key_path(key)
+                if len(path) > 1:
+                    self._parent_for_write(path)[index] = {path[-1]: sub}
+                    continue
+                key = path[0]
             entry = tensors.get(key)
             if entry is None:
                 entry = self._preallocate(key, index, sub)
@@ -501,35 +505,24 @@ class TensorDict(TensorDictBase):
             except RuntimeError as error:
                 _raise_write_error(key, entry, index, sub, error)
 
-    def _write_at(self, index: Any, value: Any) -> None:
-        if isinstance(value, (TensorCollection, Mapping)):
-            pairs = value._items() if isinstance(value, TensorCollection) else value.items()
-            for key, sub in pairs:
-                if type(key) is not str:
-                    path = _keys.key_path(key)
-                    if len(path) > 1:
-                        self._parent_for_write(path)[index] = {path[-1]: sub}
-                        continue
-                    key = path[0]
-                entry = self._tensors.get(key)
-                if entry is None:
-                    entry = self._preallocate(key, index, sub)
-                _write_entry(key, entry, index, sub)
-            return
+    def _write_broadcast_at(self, index: Any, value: Any) -> None:
+        """``td[index] = tensor_or_number``: the value broadcast into every entry."""
         if not isinstance(value, (_Tensor, int, float, bool, complex)):
             value = _as_tensor("<value>", value, None)
         nb = len(self._batch_size)
         for key, entry in self._tensors.items():
-            operand = value
-            if isinstance(value, _Tensor):
-                operand = _pad_right(value, entry.ndim - nb)
-            _write_entry(key, entry, index, operand)
+            # A tensor covers the batch dims: align it with them, not with feature dims.
+            operand = _pad_right(value, entry.ndim - nb) if isinstance(value, _Tensor) else value
+            try:
+                entry[index] = operand
+            except RuntimeError as error:
+                _raise_write_error(key, entry, index, operand, error)
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""
         if self._locked:
             raise LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
-        indexed_dims = len(torch.empty(()).expand(self._batch_size)[index].shape)
+        indexed_dims = len(_batch.indexed_shape(self._batch_size, index))
         if isinstance(sub, Mapping):
             sub = TensorDict(sub, self._batch_size[:0], None)
         if isinstance(sub, TensorCollection):
@@ -822,14 +815,6 @@ def _pad_right(tensor: torch.Tensor, count: int) -> torch.Tensor:
     if count <= 0:
         return tensor
     return tensor.reshape(tensor.shape + (1,) * count)
-
-
-def _write_entry(key: str, entry: Value, index: Any, value: Any) -> None:
-    """``entry[index] = value``, with a message naming the key if the shapes disagree."""
-    try:
-        entry[index] = value
-    except RuntimeError as error:
-        _raise_write_error(key, entry, index, value, error)
 
 
 def _raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exception) -> None:

@@ -16,7 +16,14 @@ from tclass.errors import BatchSizeError, DimError, ShapeError, TclassError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from strategies import SETTINGS, bad_dims, basic_indices, batch_shapes, dims, feature_shapes  # noqa: E402
+from strategies import (  # noqa: E402
+    SETTINGS,
+    bad_dims,
+    basic_indices,
+    batch_shapes,
+    dims,
+    feature_shapes,
+)
 
 
 def _torch_raises(fn: object) -> bool:

@@ -18,8 +18,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tclass import errors as _errors
 from tclass import _memmap
+from tclass import errors as _errors
 from tclass._memmap import MemoryMappedTensor
 
 DTYPES = [
