@@ -138,7 +138,9 @@ def _join(
     """Joins each entry across members: tensors with torch, collections recursively."""
     maps = list(map(type(members[0])._get_entries, members))
     reference = maps[0]
-    if len(set(map(len, maps))) != 1:
+    # Every member holding each of member 0's keys (a KeyError below otherwise) and as
+    # many keys in all as member 0 times the count means identical key sets.
+    if sum(map(len, maps)) != len(reference) * len(maps):
         _raise_key_mismatch(op, maps, path)
     join_tensors = torch.stack if op == "stack" else torch.cat
     join_collections = _stack if op == "stack" else _cat
