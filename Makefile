@@ -25,10 +25,10 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q
-	$(PY) -m mypy --strict tclass
+	$(PY) -m mypy --strict tclass examples
 
 typecheck: install
-	$(PY) -m mypy --strict tclass
+	$(PY) -m mypy --strict tclass examples
 
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'

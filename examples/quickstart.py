@@ -49,8 +49,8 @@ def show_batch_ops() -> None:
     print("   batch[:2]         ->", batch[:2].batch_size, "(every entry sliced, no copy)")
     print("   batch['next','obs'] ->", tuple(batch["next", "obs"].shape))
     print("   reshape(2, 4)     ->", batch.reshape(2, 4).batch_size)
-    trajectory = torch.stack([make_batch(8, step) for step in range(5)], dim=1)
-    print("   stack of 5 steps  ->", trajectory.batch_size, "(torch.stack works on TensorDicts)")
+    trajectory = tclass.stack([make_batch(8, step) for step in range(5)], dim=1)
+    print("   stack of 5 steps  ->", trajectory.batch_size, "(torch.stack works too)")
 
 
 def preallocate(folder: Path, capacity: int) -> TensorDict:
@@ -92,7 +92,7 @@ def fill_and_sample(buffer: TensorDict, folder: Path, batch_size: int, batches: 
 
 def show_reference(buffer: TensorDict) -> None:
     payload = pickle.dumps(buffer)
-    data = sum(v.numel() * v.element_size() for v in buffer.values(True, True))
+    data = sum(v.numel() * v.element_size() for v in buffer.values(True, leaves_only=True))
     print(f"\n3. pickling the buffer sends file references: {len(payload):,} bytes for "
           f"{data / 2**30:.2f} GiB of data")
     clone = pickle.loads(payload)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, overload
 
 import torch
 from typing_extensions import Self
@@ -180,16 +180,37 @@ class TensorCollection:
         """A view of the keys; nested keys are tuples when ``include_nested`` is true."""
         return KeysView(self, include_nested, leaves_only)
 
+    # With leaves_only=True only tensors come out; the overloads tell type checkers so.
+    @overload
     def values(
-        self, include_nested: bool = False, leaves_only: bool = False
-    ) -> Iterator[Value]:
+        self, include_nested: bool = ..., *, leaves_only: Literal[True]
+    ) -> Iterator[torch.Tensor]: ...
+    @overload
+    def values(self, include_nested: bool, leaves_only: Literal[True]) -> Iterator[torch.Tensor]: ...
+    @overload
+    def values(self, include_nested: bool = ..., leaves_only: bool = ...) -> Iterator[Value]: ...
+
+    def values(self, include_nested: bool = False, leaves_only: bool = False) -> Iterator[Any]:
         """The values, in the same order as :meth:`keys`."""
         for _, value in _walk(self, (), include_nested, leaves_only):
             yield value
 
+    @overload
+    def items(
+        self, include_nested: bool = ..., *, leaves_only: Literal[True]
+    ) -> Iterator[tuple[str | tuple[str, ...], torch.Tensor]]: ...
+    @overload
+    def items(
+        self, include_nested: bool, leaves_only: Literal[True]
+    ) -> Iterator[tuple[str | tuple[str, ...], torch.Tensor]]: ...
+    @overload
+    def items(
+        self, include_nested: bool = ..., leaves_only: bool = ...
+    ) -> Iterator[tuple[str | tuple[str, ...], Value]]: ...
+
     def items(
         self, include_nested: bool = False, leaves_only: bool = False
-    ) -> Iterator[tuple[str | tuple[str, ...], Value]]:
+    ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
         """``(key, value)`` pairs, in the same order as :meth:`keys`."""
         for path, value in _walk(self, (), include_nested, leaves_only):
             yield (path[0] if len(path) == 1 else path), value
