@@ -30,6 +30,7 @@ from tclass.errors import (
     KeyConflictError,
     KeyThroughTensorError,
     LockedError,
+    UnsupportedError,
 )
 
 __all__ = ["TensorDict"]
@@ -57,6 +58,8 @@ class TensorDict(TensorDictBase):
         batch_size: the leading dims every value shares; ``None`` means none.
         device: if given, every value is moved there now and whenever it is set later;
             ``None`` allows values on different devices.
+        names: names of the batch dims; not supported yet (only ``None``).
+        non_blocking: move values to ``device`` with non-blocking copies.
         lock: lock the result (see :meth:`lock_`).
         **kwargs: entries given as keyword arguments, when ``source`` is not given.
 
@@ -95,10 +98,14 @@ class TensorDict(TensorDictBase):
         source: Mapping[Any, Any] | TensorCollection | None = None,
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
+        names: Sequence[str | None] | None = None,
         *,
+        non_blocking: bool = False,
         lock: bool = False,
         **kwargs: Any,
     ) -> None:
+        if names is not None:
+            _refuse_names(names)
         if type(batch_size) is list and len(batch_size) == 1:
             # `batch_size=[n]`, the most common spelling, without a call.
             size = batch_size[0]
@@ -130,7 +137,7 @@ class TensorDict(TensorDictBase):
             # is most of the cost of building a TensorDict.
             if type(key) is str and isinstance(value, _Tensor):
                 if dev is not None and value.device != dev:
-                    value = value.to(dev)
+                    value = value.to(dev, non_blocking=non_blocking)
                 if n:
                     shape = value.shape
                     if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch:
@@ -759,6 +766,16 @@ def _rebuild(
     if locked:
         td.lock_()
     return td
+
+
+def _refuse_names(names: Sequence[str | None]) -> None:
+    if all(name is None for name in names):
+        return
+    msg = (
+        f"TensorDict(names={list(names)!r}): named batch dims are not supported by tclass "
+        "yet; build the TensorDict without names="
+    )
+    raise UnsupportedError(msg)
 
 
 def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:

@@ -33,6 +33,7 @@ __all__ = [
     "StackError",
     "TclassError",
     "UnpicklableError",
+    "UnsupportedError",
 ]
 
 
@@ -150,3 +151,7 @@ class FileFormatError(TclassError, ValueError, RuntimeError):
 
 class UnpicklableError(TclassError, TypeError):
     """An object cannot be pickled the way it was asked to be."""
+
+
+class UnsupportedError(TclassError, NotImplementedError):
+    """A feature of the peer that tclass does not implement (yet); nothing was changed."""

@@ -34,6 +34,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "FileConflictError": (FileExistsError, RuntimeError),
     "FileFormatError": (ValueError, RuntimeError),
     "UnpicklableError": (TypeError,),
+    "UnsupportedError": (NotImplementedError,),
 }
 SUBCLASSES = sorted(EXPECTED_BASES)
 # Classes built from a message alone (BatchMismatchError is built from key and shapes).

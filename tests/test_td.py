@@ -874,3 +874,18 @@ class TestTupleIndexVersusKey:
         assert td[("n", ("x",))] is td["n", "x"]
         td[(("n",), "y")] = torch.ones(4)
         assert torch.equal(td["n", "y"], torch.ones(4))
+
+
+class TestPeerKeywords:
+    """Keywords of the peer's constructor are keywords here too, never entries."""
+
+    def test_names_are_refused_clearly_unless_all_none(self) -> None:
+        with pytest.raises(errors.UnsupportedError, match="named batch dims") as info:
+            TensorDict({"a": torch.zeros(4)}, [4], names=["time"])
+        assert isinstance(info.value, NotImplementedError)
+        td = TensorDict({"a": torch.zeros(4)}, [4], names=[None])
+        assert list(td.keys()) == ["a"]
+
+    def test_non_blocking_is_accepted_and_not_an_entry(self) -> None:
+        td = TensorDict({"a": torch.zeros(4)}, [4], device="meta", non_blocking=True)
+        assert list(td.keys()) == ["a"] and td["a"].device.type == "meta"
