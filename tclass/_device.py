@@ -7,7 +7,7 @@ construction sit on hot paths.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import NamedTuple, Union
 
 import torch
 
@@ -57,17 +57,12 @@ def _parse(device: object) -> torch.device:
     return parsed
 
 
-class ToArgs:
+class ToArgs(NamedTuple):
     """What a call to ``to(...)`` asks for."""
 
-    __slots__ = ("device", "dtype", "non_blocking")
-
-    def __init__(
-        self, device: torch.device | None, dtype: torch.dtype | None, non_blocking: bool
-    ) -> None:
-        self.device = device
-        self.dtype = dtype
-        self.non_blocking = non_blocking
+    device: torch.device | None
+    dtype: torch.dtype | None
+    non_blocking: bool
 
 
 def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs:

@@ -229,7 +229,8 @@ class ElementwiseOps(TensorCollection):
             cond = align_right(condition, value.ndim)
             return torch.where(cond, value, _operand_for(paired, value, nb))
 
-        return self._map_keyed(select, self.batch_size)
+        values = {key: select(key, value) for key, value in self._items()}
+        return self._new_like(values, self.batch_size, self.device)
 
     # --- comparisons and reductions ------------------------------------------------------
 
@@ -288,10 +289,6 @@ class ElementwiseOps(TensorCollection):
         dim = _batch.normalize_dim(dim, len(batch_size), op=name)
         reduce = methodcaller(name, dim=dim)
         return self._map_values(reduce, batch_size[:dim] + batch_size[dim + 1 :])
-
-    def _map_keyed(self, fn: Callable[[str, Value], Value], batch_size: torch.Size) -> Self:
-        out = {key: fn(key, value) for key, value in self._items()}
-        return self._new_like(out, batch_size, self.device)
 
 
 _MISSING: Any = object()

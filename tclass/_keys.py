@@ -11,7 +11,7 @@ from typing import Union
 
 from tclass.errors import InvalidKeyError
 
-__all__ = ["NestedKey", "is_key_tuple", "key_path", "key_str", "unravel_key"]
+__all__ = ["NestedKey", "is_key_tuple", "key_path", "unravel_key"]
 
 NestedKey = Union[str, tuple["NestedKey", ...]]
 """A key as callers may write it: a string or a (possibly nested) tuple of strings."""
@@ -69,8 +69,3 @@ def _flatten_into(part: object, whole: object, out: list[str]) -> None:
         raise InvalidKeyError(msg)
     for item in part:
         _flatten_into(item, whole, out)
-
-
-def key_str(key: str | tuple[str, ...]) -> str:
-    """The key as users wrote it, for error messages: ``'obs'`` or ``('next', 'obs')``."""
-    return repr(key)

@@ -17,6 +17,7 @@ from tclass import _batch
 from tclass._base import TensorDictBase, Value
 from tclass._batch import format_shape
 from tclass._collection import TensorCollection
+from tclass._device import as_device
 from tclass._dispatch import implements
 from tclass.errors import StackError
 
@@ -296,8 +297,9 @@ def _clone(collection: Any, *, memory_format: torch.memory_format | None = None)
 
 
 def _like(collection: Any, make: Any, kwargs: dict[str, Any]) -> Any:
+    """``make(entry, **kwargs)`` for every entry; ``device=`` also becomes the device."""
     device = kwargs.get("device")
-    target = collection.device if device is None else torch.device(device)
+    target = collection.device if device is None else as_device(device)
     return collection._map_values(lambda v: make(v, **kwargs), collection.batch_size, target)
 
 
@@ -318,11 +320,7 @@ def _empty_like(collection: Any, **kwargs: Any) -> Any:
 
 @implements(torch.full_like)
 def _full_like(collection: Any, fill_value: Any, **kwargs: Any) -> Any:
-    device = kwargs.get("device")
-    target = collection.device if device is None else torch.device(device)
-    return collection._map_values(
-        lambda v: torch.full_like(v, fill_value, **kwargs), collection.batch_size, target
-    )
+    return _like(collection, lambda v, **kw: torch.full_like(v, fill_value, **kw), kwargs)
 
 
 @implements(torch.where)

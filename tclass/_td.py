@@ -21,6 +21,7 @@ from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike, as_device, parse_to_args
 from tclass._dispatch import TORCH_FUNCTIONS
+from tclass._elementwise import align_right
 from tclass._repr import compact_repr
 from tclass.errors import (
     BatchMismatchError,
@@ -519,7 +520,10 @@ class TensorDict(TensorDictBase):
         nb = len(self._batch_size)
         for key, entry in self._tensors.items():
             # A tensor covers the batch dims: align it with them, not with feature dims.
-            operand = _pad_right(value, entry.ndim - nb) if isinstance(value, _Tensor) else value
+            if isinstance(value, _Tensor):
+                operand = align_right(value, value.ndim + entry.ndim - nb)
+            else:
+                operand = value
             try:
                 entry[index] = operand
             except RuntimeError as error:
@@ -826,12 +830,6 @@ def _as_tensor(key: object, value: Any, device: torch.device | None) -> torch.Te
             f"an array-like, a tensor collection or a dict ({error})"
         )
         raise EntryTypeError(msg) from None
-
-
-def _pad_right(tensor: torch.Tensor, count: int) -> torch.Tensor:
-    if count <= 0:
-        return tensor
-    return tensor.reshape(tensor.shape + (1,) * count)
 
 
 def _raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exception) -> None:

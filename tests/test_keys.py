@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tclass import TensorDict, errors
-from tclass._keys import key_path, key_str, unravel_key
+from tclass._keys import key_path, unravel_key
 
 
 def _td() -> TensorDict:
@@ -59,10 +59,6 @@ class TestUnravelKey:
         assert isinstance(info.value, TypeError) and isinstance(info.value, KeyError)
         with pytest.raises(errors.InvalidKeyError):
             key_path(key)
-
-    def test_key_str(self) -> None:
-        assert key_str("obs") == "'obs'"
-        assert key_str(("next", "obs")) == "('next', 'obs')"
 
     @given(st.recursive(st.text(max_size=3), lambda inner: st.lists(inner, min_size=1, max_size=3).map(tuple)))
     def test_flattening_is_idempotent(self, key: Any) -> None:
