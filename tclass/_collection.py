@@ -89,11 +89,36 @@ class TensorCollection:
         """
         raise NotImplementedError
 
+    def _map_batch(
+        self,
+        fn: Callable[[Value], Value],
+        batch_size: torch.Size,
+        device: Any = ...,
+    ) -> Self:
+        """Like :meth:`_map_values`, for a function that moves batch elements around
+        (reshape, permute, expand, ...). Collections of per-element Python values
+        override it to move their values the same way."""
+        if device is ...:
+            return self._map_values(fn, batch_size)
+        return self._map_values(fn, batch_size, device)
+
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
         """One new collection per piece, where ``fn(value)`` cuts each entry in pieces."""
         raise NotImplementedError
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        """Raises BatchMismatchError (naming ``prefix``) if ``new`` does not fit."""
+        raise NotImplementedError
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        """Sets the batch size to ``new``, already checked with ``_check_batch_size``."""
+        raise NotImplementedError
+
+    def _absent_fields(self) -> Sequence[str]:
+        """Declared fields that hold nothing (``None``), for the repr to list last."""
+        return ()
 
     def get(self, key: Any, default: Any = None) -> Any:
         """The entry at ``key`` (a string or nested tuple), or ``default`` if absent."""

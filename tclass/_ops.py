@@ -19,6 +19,7 @@ from tclass._batch import format_shape
 from tclass._collection import TensorCollection
 from tclass._device import as_device
 from tclass._dispatch import implements
+from tclass._nontensor import _NonTensorNode, join_non_tensor
 from tclass.errors import StackError
 
 __all__ = ["cat", "stack"]
@@ -152,6 +153,12 @@ def _join(
         except KeyError:
             _raise_key_mismatch(op, maps, path)
         target = None if out is None else out._entry(key)
+        if isinstance(entry, _NonTensorNode):
+            node = join_non_tensor(parts, op, dim, _joined_size(parts, op, dim), path + (key,))
+            if out is not None:
+                out._entries()[key] = node  # the live dict of a TensorDict or record
+            values[key] = node
+            continue
         if isinstance(entry, TensorCollection):
             values[key] = join_collections(parts, dim, target, path + (key,))
             continue
@@ -164,6 +171,16 @@ def _join(
             _raise_entry_mismatch(op, path + (key,), parts, dim if op == "cat" else None)
             raise
     return values
+
+
+def _joined_size(parts: list[Any], op: str, dim: int) -> torch.Size:
+    sizes = [part.batch_size for part in parts]
+    joined = list(sizes[0])
+    if op == "stack":
+        joined.insert(dim, len(parts))
+    else:
+        joined[dim] = sum(size[dim] for size in sizes)
+    return torch.Size(joined)
 
 
 def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C]:

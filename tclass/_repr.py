@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from tclass._nontensor import NonTensorData, NonTensorStack, is_non_tensor
+
 if TYPE_CHECKING:
     from tclass._base import Value
     from tclass._collection import TensorCollection
@@ -74,19 +76,21 @@ def compact_repr(collection: TensorCollection) -> str:
     return head + "\n" + _field_lines(fields, len(collection.batch_size), _INDENT, "})")
 
 
-def _fields(collection: TensorCollection) -> list[tuple[str, str, Value]]:
+def _fields(collection: TensorCollection) -> list[tuple[str, str, Value | None]]:
     """``(one-line text, key, value)`` per entry, sorted by that text as the peer does."""
     dims = len(collection.batch_size)
     device = collection.device
-    fields = [
+    fields: list[tuple[str, str, Value | None]] = [
         (f"{key}: {_one_line(value, dims, device)}", key, value)
         for key, value in collection._items()
     ]
     fields.sort(key=_first)
+    # Declared fields holding None come last, as the peer lists them.
+    fields.extend((f"{name}: None", name, None) for name in collection._absent_fields())
     return fields
 
 
-def _first(field: tuple[str, str, Value]) -> str:
+def _first(field: tuple[str, str, Value | None]) -> str:
     return field[0]
 
 
@@ -105,18 +109,23 @@ def _one_line(value: Value, parent_dims: int, parent_device: torch.device | None
         if parent_device is None and value.device.type != "cpu":
             text += f"@{value.device}"
         return text
+    if isinstance(value, NonTensorData):
+        return type(value.data).__name__  # the type of the value the batch shares
+    if isinstance(value, NonTensorStack):
+        return "NonTensorStack"
     inner = ", ".join(text for text, _, _ in _fields(value))
     return _prefix(value, parent_dims) + "{" + inner + "}"
 
 
 def _field_lines(
-    fields: list[tuple[str, str, Value]], parent_dims: int, indent: str, closer: str
+    fields: list[tuple[str, str, Value | None]], parent_dims: int, indent: str, closer: str
 ) -> str:
     """Fields one per line at ``indent``; ``closer`` ends the last one."""
     lines = []
     for position, (text, key, value) in enumerate(fields):
         end = closer if position == len(fields) - 1 else ","
-        if isinstance(value, torch.Tensor) or len(indent) + len(text) + len(end) <= _WIDTH:
+        fits = len(indent) + len(text) + len(end) <= _WIDTH
+        if fits or value is None or isinstance(value, torch.Tensor) or is_non_tensor(value):
             lines.append(indent + text + end)
             continue
         nested = _fields(value)

@@ -34,9 +34,9 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         new = _batch.view_shape(_batch.shape_args(shape, "reshape"), batch_size, "reshape")
         if new == batch_size:
-            return self._map_values(_identity, batch_size)
+            return self._map_batch(_identity, batch_size)
         nb = len(batch_size)
-        return self._map_values(lambda v: v.reshape(new + v.shape[nb:]), new)
+        return self._map_batch(lambda v: v.reshape(new + v.shape[nb:]), new)
 
     def view(self, *shape: int | Sequence[int] | torch.dtype) -> Self:
         """A view with batch size ``shape``, or with every tensor viewed as a dtype."""
@@ -45,7 +45,7 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         new = _batch.view_shape(_batch.shape_args(shape, "view"), batch_size, "view")
         nb = len(batch_size)
-        return self._map_values(lambda v: v.view(new + v.shape[nb:]), new)
+        return self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
 
     def _view_dtype(self, dtype: torch.dtype) -> Self:
         batch_size = self.batch_size
@@ -94,21 +94,21 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         dims = _batch.squeeze_dims(batch_size, dim)
         if not dims:
-            return self._map_values(_identity, batch_size)
+            return self._map_batch(_identity, batch_size)
         new = torch.Size(s for i, s in enumerate(batch_size) if i not in dims)
         if len(dims) == 1:
             (only,) = dims
-            return self._map_values(lambda v: v.squeeze(only), new)
+            return self._map_batch(lambda v: v.squeeze(only), new)
         # Squeeze from the last dim down so earlier dims keep their positions.
         ordered = sorted(dims, reverse=True)
-        return self._map_values(lambda v: _squeeze_all(v, ordered), new)
+        return self._map_batch(lambda v: _squeeze_all(v, ordered), new)
 
     def unsqueeze(self, dim: int) -> Self:
         """Inserts a batch dim of size 1 at ``dim`` (-1 means after the last batch dim)."""
         batch_size = self.batch_size
         pos = _batch.normalize_dim(dim, len(batch_size), op="unsqueeze", inclusive=True)
         new = batch_size[:pos] + (1,) + batch_size[pos:]
-        return self._map_values(lambda v: v.unsqueeze(pos), torch.Size(new))
+        return self._map_batch(lambda v: v.unsqueeze(pos), torch.Size(new))
 
     def permute(self, *dims: int | Sequence[int]) -> Self:
         """Reorders the batch dims (a view, as for tensors)."""
@@ -116,7 +116,7 @@ class ShapeOps(TensorCollection):
         nb = len(batch_size)
         order = _batch.permute_dims(_batch.shape_args(dims, "permute"), nb)
         new = torch.Size(batch_size[d] for d in order)
-        return self._map_values(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
+        return self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         """Swaps two batch dims."""
@@ -126,14 +126,14 @@ class ShapeOps(TensorCollection):
         b = _batch.normalize_dim(dim1, nb, op="transpose")
         sizes = list(batch_size)
         sizes[a], sizes[b] = sizes[b], sizes[a]
-        return self._map_values(lambda v: v.transpose(a, b), torch.Size(sizes))
+        return self._map_batch(lambda v: v.transpose(a, b), torch.Size(sizes))
 
     def expand(self, *shape: int | Sequence[int]) -> Self:
         """Broadcasts the batch dims to ``shape`` without copying (size-1 dims stretch)."""
         batch_size = self.batch_size
         new = _batch.expand_shape(_batch.shape_args(shape, "expand"), batch_size)
         nb = len(batch_size)
-        return self._map_values(lambda v: v.expand(new + v.shape[nb:]), new)
+        return self._map_batch(lambda v: v.expand(new + v.shape[nb:]), new)
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
         """Cuts batch dim ``dim`` into pieces of ``split_size`` (or of the listed sizes)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, cast
 
 import torch
 from typing_extensions import Self
@@ -22,6 +22,7 @@ from tclass._collection import TensorCollection
 from tclass._device import DeviceLike, as_device, parse_to_args
 from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._elementwise import align_right
+from tclass._nontensor import NonTensorData, _NonTensorNode
 from tclass._repr import compact_repr
 from tclass.errors import (
     BatchMismatchError,
@@ -183,7 +184,7 @@ class TensorDict(TensorDictBase):
         for key, value in self._tensors.items():
             if value.shape[:n] == new:
                 continue
-            if isinstance(value, TensorDict):
+            if isinstance(value, TensorCollection):
                 value._check_batch_size(new, prefix + (key,))
             else:
                 raise BatchMismatchError(prefix + (key,), value.shape, new)
@@ -192,7 +193,10 @@ class TensorDict(TensorDictBase):
         n = len(new)
         self._batch_size = new
         for value in self._tensors.values():
-            if isinstance(value, TensorDict) and value._batch_size[:n] != new:
+            # A shared Python value spans exactly its parent's batch, shrinking with it.
+            if isinstance(value, NonTensorData) or (
+                isinstance(value, TensorCollection) and value.batch_size[:n] != new
+            ):
                 value._assign_batch_size(new)
 
     @property
@@ -236,6 +240,8 @@ class TensorDict(TensorDictBase):
     ) -> Self:
         values = {key: fn(value) for key, value in self._tensors.items()}
         return self._new_like(values, batch_size, self._device if device is _MISSING else device)
+
+    _map_batch = _map_values  # no per-element Python values at this level
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
@@ -508,6 +514,10 @@ class TensorDict(TensorDictBase):
             entry = tensors.get(key)
             if entry is None:
                 entry = self._preallocate(key, index, sub)
+            if isinstance(entry, _NonTensorNode):
+                # A different Python value at some elements turns the node into a stack.
+                tensors[key] = entry._written(index, sub)
+                continue
             try:
                 entry[index] = sub
             except RuntimeError as error:
@@ -519,6 +529,8 @@ class TensorDict(TensorDictBase):
             value = _as_tensor("<value>", value, None)
         nb = len(self._batch_size)
         for key, entry in self._tensors.items():
+            if isinstance(entry, _NonTensorNode):
+                continue  # a number written over the batch leaves Python values alone
             # A tensor covers the batch dims: align it with them, not with feature dims.
             if isinstance(value, _Tensor):
                 operand = align_right(value, value.ndim + entry.ndim - nb)
@@ -536,9 +548,11 @@ class TensorDict(TensorDictBase):
         indexed_dims = len(_batch.indexed_shape(self._batch_size, index))
         if isinstance(sub, Mapping):
             sub = TensorDict(sub, self._batch_size[:0], None)
-        if isinstance(sub, TensorCollection):
+        if isinstance(sub, _NonTensorNode):
+            entry: Value = NonTensorData._make(None, self._batch_size, self._device)
+        elif isinstance(sub, TensorCollection):
             size = self._batch_size + sub.batch_size[indexed_dims:]
-            entry: Value = TensorDict._new_unchecked({}, size, self._device)
+            entry = cast(TensorDictBase, sub)._new_like({}, size, self._device)  # same kind
         else:
             sub = sub if isinstance(sub, _Tensor) else torch.as_tensor(sub)
             size = self._batch_size + sub.shape[indexed_dims:]

@@ -12,16 +12,21 @@ Messages say what is wrong, name the key, file or shape involved, and how to fix
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 __all__ = [
     "BatchMismatchError",
     "BatchSizeError",
+    "ClassDefinitionError",
     "DeviceError",
     "DimError",
     "EntryTypeError",
+    "FieldIndexError",
+    "FieldTypeError",
     "FileConflictError",
     "FileFormatError",
+    "FrozenInstanceError",
     "InvalidKeyError",
     "KeyConflictError",
     "KeyNotFoundError",
@@ -29,9 +34,11 @@ __all__ = [
     "LockedError",
     "MissingFileError",
     "NotAFileError",
+    "ReservedNameError",
     "ShapeError",
     "StackError",
     "TclassError",
+    "UnknownFieldError",
     "UnpicklableError",
     "UnsupportedError",
 ]
@@ -155,3 +162,30 @@ class UnpicklableError(TclassError, TypeError):
 
 class UnsupportedError(TclassError, NotImplementedError):
     """A feature of the peer that tclass does not implement (yet); nothing was changed."""
+
+
+# --- tensorclasses -----------------------------------------------------------------------
+
+
+class ClassDefinitionError(TclassError, TypeError):
+    """A tensorclass definition cannot be built (raised when the class is created)."""
+
+
+class ReservedNameError(ClassDefinitionError, AttributeError):
+    """A field is named after a tensorclass attribute or method (``batch_size``, ``to``...)."""
+
+
+class FieldTypeError(TclassError, TypeError):
+    """A value does not fit its field's annotation, or a required field is missing."""
+
+
+class UnknownFieldError(TclassError, AttributeError, ValueError):
+    """A name that is not a field of the tensorclass was set or given."""
+
+
+class FrozenInstanceError(TclassError, dataclasses.FrozenInstanceError):
+    """A field of a frozen tensorclass instance was assigned or deleted."""
+
+
+class FieldIndexError(TclassError, ValueError, TypeError):
+    """A tensorclass was indexed with a string: it is indexed along batch dims only."""

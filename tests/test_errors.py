@@ -35,6 +35,12 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "FileFormatError": (ValueError, RuntimeError),
     "UnpicklableError": (TypeError,),
     "UnsupportedError": (NotImplementedError,),
+    "ClassDefinitionError": (TypeError,),
+    "ReservedNameError": (TypeError, AttributeError),
+    "FieldTypeError": (TypeError,),
+    "UnknownFieldError": (AttributeError, ValueError),
+    "FrozenInstanceError": (AttributeError,),
+    "FieldIndexError": (ValueError, TypeError),
 }
 SUBCLASSES = sorted(EXPECTED_BASES)
 # Classes built from a message alone (BatchMismatchError is built from key and shapes).

@@ -1,0 +1,35 @@
+"""How tensorclasses meet the rest of PyTorch: pytree registration and DataLoader collation.
+
+``DataLoader`` calls a dataset's ``__getitems__`` with a list of indices and passes the
+result to its ``collate_fn``. The collate registered here (in torch's
+``default_collate_fn_map``, for every tensor collection) returns a batch fetched that way
+unchanged, and stacks a list of single records into one record otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.utils.data._utils import collate as _collate_module
+
+from tclass._collection import TensorCollection
+from tclass._pytree import register_collection
+
+__all__ = ["collate", "register_pytree"]
+
+
+def register_pytree(cls: type) -> None:
+    """Registers a tensorclass with ``torch.utils._pytree`` (each class once)."""
+    register_collection(cls, cls._from_tensordict_unchecked)  # type: ignore[attr-defined]
+
+
+def collate(batch: Any, *, collate_fn_map: Any = None) -> Any:
+    """A batch already fetched as one collection stays as is; a list of collections of
+    one type is stacked along a new first dim."""
+    if isinstance(batch, TensorCollection):
+        return batch
+    return torch.stack(list(batch))
+
+
+_collate_module.default_collate_fn_map.setdefault(TensorCollection, collate)

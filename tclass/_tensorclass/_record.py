@@ -1,0 +1,460 @@
+"""``TensorClass``: the base every tensorclass derives from, whichever form declared it.
+
+An instance holds one ``TensorDict``, ``_tensordict``: tensor fields as tensors, nested
+records and TensorDicts as nested collections, Python values as ``NonTensorData`` nodes
+(or a ``NonTensorStack`` when elements hold different values). Absent optional fields are
+simply not stored. Every operation is written once, here or in the engine's mixins
+(``ShapeOps``, ``ElementwiseOps``), against the collection primitives below; results are
+new instances of the same class built without calling ``__init__``, so ``__post_init__``
+runs only when a user constructs a record.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import torch
+from typing_extensions import Self
+
+from tclass._base import TensorDictBase, Value
+from tclass._batch import BatchSizeLike, as_batch_size
+from tclass._collection import TensorCollection
+from tclass._device import DeviceLike
+from tclass._dispatch import TORCH_FUNCTIONS
+from tclass._nontensor import _NonTensorNode
+from tclass._repr import compact_repr
+from tclass._td import TensorDict
+from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldError, UnsupportedError
+
+if TYPE_CHECKING:
+    from tclass._tensorclass._builder import ClassInfo
+
+__all__ = ["TensorClass"]
+
+_new_instance = object.__new__
+
+
+class TensorClassMeta(type):
+    """Gives every tensorclass ``__slots__ = ()``: instances hold only their TensorDict,
+    so assigning an attribute that is not a field (a typo) raises instead of silently
+    creating one, with no ``__setattr__`` hook slowing field writes."""
+
+    def __new__(
+        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> TensorClassMeta:
+        if any(isinstance(base, TensorClassMeta) for base in bases):
+            if "__slots__" in namespace:
+                msg = (
+                    f"{name} defines __slots__; a tensorclass stores its fields in its "
+                    "TensorDict, so remove __slots__"
+                )
+                raise ClassDefinitionError(msg)
+            namespace = {**namespace, "__slots__": ()}
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+
+class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
+    """Base class of every tensorclass.
+
+    Derive from it (``class Transition(TensorClass): ...``, options as class keywords:
+    ``class Frame(TensorClass, frozen=True)``) or decorate a class with
+    :func:`tclass.tensorclass`; both give the same class. Annotated attributes become
+    fields, and the generated constructor takes them (by position or keyword) plus the
+    keyword-only ``batch_size``, ``device`` and ``names``.
+    """
+
+    __slots__ = ("_tensordict", "__weakref__")
+
+    __tclass_info__: ClassVar[ClassInfo]
+    _tensordict: TensorDict
+
+    def __init_subclass__(cls, *, frozen: bool | None = None, kw_only: bool | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        from tclass._tensorclass._builder import build_class  # the builder needs this class
+
+        build_class(cls, frozen=frozen, kw_only=kw_only)
+
+    # --- building instances without __init__ ---------------------------------------------
+
+    @classmethod
+    def _from_tensordict_unchecked(cls, td: TensorDict) -> Self:
+        record = _new_instance(cls)
+        record._tensordict = td
+        if cls.__tclass_info__.frozen:
+            td.lock_()
+        return record
+
+    def _wrap(self, td: TensorDict) -> Self:
+        return self._from_tensordict_unchecked(td)
+
+    # --- collection primitives -----------------------------------------------------------
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The leading dims every field shares. Assigning checks every field."""
+        return self._tensordict._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: BatchSizeLike) -> None:
+        self._tensordict.batch_size = value
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device of every tensor, or ``None`` if they may be on different devices."""
+        return self._tensordict._device
+
+    @property
+    def names(self) -> list[None]:
+        """Names of the batch dims: tclass does not support named dims, so all ``None``."""
+        return [None] * len(self._tensordict._batch_size)
+
+    @property
+    def is_locked(self) -> bool:
+        """Whether fields can be assigned (in-place writes to tensors always can)."""
+        return self._tensordict._locked
+
+    def _items(self) -> Iterator[tuple[str, Value]]:
+        return iter(self._tensordict._tensors.items())
+
+    def _entries(self) -> dict[str, Value]:
+        return self._tensordict._tensors
+
+    def _entry(self, key: str) -> Value:
+        return self._tensordict._entry(key)
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        return self._from_tensordict_unchecked(TensorDict._new_unchecked(values, batch_size, device))
+
+    def _map_values(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        if device is ...:
+            return self._wrap(self._tensordict._map_values(fn, batch_size))
+        return self._wrap(self._tensordict._map_values(fn, batch_size, device))
+
+    _map_batch = _map_values  # the TensorDict hands each node the function itself
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        return tuple(map(self._wrap, self._tensordict._map_values_split(fn, batch_sizes)))
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        self._tensordict._check_batch_size(new, prefix)
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        self._tensordict._assign_batch_size(new)
+
+    def _absent_fields(self) -> Sequence[str]:
+        tensors = self._tensordict._tensors
+        return [name for name in self.__tclass_info__.field_names if name not in tensors]
+
+    # --- entries by key ------------------------------------------------------------------
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The field ``key`` (or the nested entry at a tuple key), or ``default``."""
+        value = self._tensordict.get(key, default)
+        return value.data if isinstance(value, _NonTensorNode) else value
+
+    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+        """Sets a field like attribute assignment (a nested tuple key sets below a field)."""
+        if type(key) is str or (type(key) is tuple and len(key) == 1):
+            name = key if type(key) is str else key[0]
+            if inplace and isinstance(self._tensordict._tensors.get(name), torch.Tensor):
+                self._tensordict.set_(name, value)
+                return self
+            setter = self.__tclass_info__.setters.get(name)
+            if setter is None:
+                raise self._unknown_field(name)
+            setter(self, value)
+            return self
+        self._tensordict.set(key, value, inplace=inplace)
+        return self
+
+    def set_(self, key: Any, value: Any) -> Self:
+        """Copies ``value`` into the existing tensor ``key`` in place (allowed when locked)."""
+        self._tensordict.set_(key, value)
+        return self
+
+    def update(
+        self,
+        source: Mapping[Any, Any] | TensorCollection,
+        *,
+        clone: bool = False,
+        inplace: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`."""
+        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
+        allowed = None if keys_to_update is None else set(keys_to_update)
+        for key, value in pairs:
+            if allowed is not None and key not in allowed:
+                continue
+            if isinstance(value, _NonTensorNode):
+                value = value.data
+            elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
+                value = value.clone()
+            self.set(key, value, inplace=inplace)
+        return self
+
+    def _unknown_field(self, name: object) -> UnknownFieldError:
+        fields = self.__tclass_info__.field_names
+        hint = difflib.get_close_matches(str(name), fields, n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+        return UnknownFieldError(
+            f"{type(self).__name__} has no field {name!r} (fields: {', '.join(fields)}){suggestion}"
+        )
+
+    # --- indexing ------------------------------------------------------------------------
+
+    def __getitem__(self, index: Any) -> Self:
+        """Indexes every field along the batch dims (views for basic indices)."""
+        if index.__class__ is int:
+            return self._wrap(self._tensordict._index_int(index))
+        if index.__class__ is slice:
+            return self._wrap(self._tensordict._index_slice(index))
+        if isinstance(index, str) or (type(index) is tuple and index and isinstance(index[0], str)):
+            raise self._string_index(index)
+        return self._wrap(self._tensordict._index(index))
+
+    def __getitems__(self, indices: Sequence[int]) -> Self:
+        """A batch of elements at once: what ``DataLoader`` asks a dataset for."""
+        return self._wrap(self._tensordict._index(torch.as_tensor(indices, dtype=torch.long)))
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Writes ``value`` (a record with these fields, a mapping, a tensor or a number)
+        into every field at ``index``, in place."""
+        if isinstance(index, str) or (type(index) is tuple and index and isinstance(index[0], str)):
+            raise self._string_index(index)
+        if isinstance(value, TensorCollection) and type(value) is not type(self):
+            self._check_written_keys(value._entries().keys())
+        elif isinstance(value, Mapping):
+            self._check_written_keys(value.keys())
+        self._tensordict[index] = value
+
+    def _check_written_keys(self, keys: Any) -> None:
+        fields = self.__tclass_info__.field_names
+        for key in keys:
+            if key not in fields:
+                raise self._unknown_field(key)
+
+    def _string_index(self, index: object) -> FieldIndexError:
+        return FieldIndexError(
+            f"{type(self).__name__}[{index!r}]: a tensorclass is indexed along its batch dims "
+            f"only; read a field as an attribute or with .get({index!r})"
+        )
+
+    # --- locking, devices ----------------------------------------------------------------
+
+    def lock_(self) -> Self:
+        """Forbids assigning fields (in-place data writes stay allowed); also a context
+        manager (``with record.lock_(): ...`` unlocks on exit)."""
+        self._tensordict.lock_()
+        return self
+
+    def unlock_(self) -> Self:
+        """Allows assigning fields again (a frozen class stays frozen)."""
+        self._tensordict.unlock_()
+        return self
+
+    def __enter__(self) -> Self:
+        self._tensordict.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._tensordict.__exit__(*exc_info)
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Moves and/or casts every tensor (see ``TensorDict.to``); returns ``self`` when
+        nothing would change."""
+        td = self._tensordict.to(*args, **kwargs)
+        return self if td is self._tensordict else self._wrap(td)
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
+        td = self._tensordict.cuda(device)
+        return self if td is self._tensordict else self._wrap(td)
+
+    def cpu(self) -> Self:
+        """Same as ``to("cpu")``."""
+        return self.to("cpu")
+
+    def clear_device_(self) -> Self:
+        """Sets ``device`` to ``None`` without moving data."""
+        self._tensordict.clear_device_()
+        return self
+
+    # --- conversions ---------------------------------------------------------------------
+
+    def to_tensordict(self) -> TensorDict:
+        """A TensorDict copy: nested records become TensorDicts, Python values stay
+        ``NonTensorData`` nodes. (``from_tensordict`` wraps without copying.)"""
+        return _as_plain(self._tensordict.clone())
+
+    @classmethod
+    def from_tensordict(cls, td: TensorDictBase) -> Self:
+        """A record over ``td``'s entries, without copying tensors.
+
+        Nested TensorDicts under tensorclass fields become those classes; absent fields
+        take their declared defaults.
+
+        Raises:
+            UnknownFieldError: if ``td`` has a key that is not a field.
+            FieldTypeError: if an entry does not fit its field, or a required one is missing.
+        """
+        from tclass._tensorclass._builder import record_from_entries
+
+        return record_from_entries(cls, td._entries(), td.batch_size, td.device)
+
+    def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
+        """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,
+        nested records as dicts, and ``None`` for absent fields unless not ``retain_none``."""
+        out = _plain_dict(self._tensordict, convert_tensors)
+        if retain_none:
+            for name in self._absent_fields():
+                out[name] = None
+        return out
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        batch_dims: int | None = None,
+        names: Sequence[str | None] | None = None,
+    ) -> Self:
+        """A record from a mapping of fields; nested mappings become nested records.
+
+        Missing fields take their declared defaults. With ``batch_dims`` and no
+        ``batch_size``, the batch size is the leading ``batch_dims`` dims shared by
+        every tensor.
+
+        Raises:
+            UnknownFieldError: for a key that is not a field.
+        """
+        info = cls.__tclass_info__
+        for key in data:
+            if key not in info.init_names:
+                raise UnknownFieldError(
+                    f"{cls.__name__}.from_dict: {key!r} is not a field of {cls.__name__} "
+                    f"(fields: {', '.join(info.init_names)})"
+                )
+        if batch_size is None and batch_dims is not None:
+            batch_size = _common_leading_shape(data, batch_dims)
+        constructor: Callable[..., Self] = cls
+        return constructor(**data, batch_size=batch_size, device=device, names=names)
+
+    def replace(self, **changes: Any) -> Self:
+        """A new record with some fields changed (the others shared, not copied); works
+        on frozen records too."""
+        from tclass._tensorclass._builder import store_field
+
+        td = self._tensordict.__copy__()
+        for name, value in changes.items():
+            if name not in self.__tclass_info__.field_names:
+                raise self._unknown_field(name)
+            store_field(type(self), td, name, value)
+        return self._from_tensordict_unchecked(td)
+
+    # --- python protocols ----------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        return compact_repr(self)
+
+    def __copy__(self) -> Self:
+        return self._from_tensordict_unchecked(self._tensordict.__copy__())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self._tensordict))
+
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: tuple[type, ...],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        implementation = TORCH_FUNCTIONS.get(func)
+        if implementation is None:
+            return NotImplemented
+        return implementation(*args, **(kwargs or {}))
+
+    def state_dict(
+        self, destination: dict[str, Any] | None = None, prefix: str = "", keep_vars: bool = False
+    ) -> OrderedDict[str, Any]:
+        """The tensors under dotted keys (``"inner.x"``), detached unless ``keep_vars``
+        (then they are the record's own tensors); Python values, the batch size and the
+        device go in the result's ``_metadata[""]``, as ``nn.Module`` keeps its extras."""
+        from tclass._tensorclass._state import record_state_dict
+
+        return record_state_dict(self, destination, prefix, keep_vars)
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> Self:
+        """Copies a :meth:`state_dict` into this record's tensors in place (``assign``:
+        replaces them instead) and sets its Python values."""
+        from tclass._tensorclass._state import load_record_state_dict
+
+        load_record_state_dict(self, state_dict, strict, assign)
+        return self
+
+
+def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:
+    return cls._from_tensordict_unchecked(td)
+
+
+def _as_plain(td: TensorDict) -> TensorDict:
+    """``td`` with nested records replaced by their TensorDicts, recursively (in place)."""
+    for key, value in td._tensors.items():
+        if isinstance(value, TensorClass):
+            td._tensors[key] = _as_plain(value._tensordict)
+        elif isinstance(value, TensorDict):
+            _as_plain(value)
+    return td
+
+
+def _plain_dict(td: TensorDict, convert_tensors: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in td._tensors.items():
+        if isinstance(value, _NonTensorNode):
+            out[key] = value.data
+        elif isinstance(value, TensorClass):
+            out[key] = value.to_dict(convert_tensors=convert_tensors)
+        elif isinstance(value, TensorDict):
+            out[key] = _plain_dict(value, convert_tensors)
+        elif isinstance(value, torch.Tensor):
+            out[key] = value.tolist() if convert_tensors else value
+        else:
+            msg = f"to_dict: cannot convert the entry {key!r} of type {type(value).__name__}"
+            raise UnsupportedError(msg)
+    return out
+
+
+def _common_leading_shape(data: Mapping[str, Any], batch_dims: int) -> torch.Size:
+    shapes = [tuple(v.shape) for v in _tensors_in(data)]
+    if not shapes:
+        return as_batch_size(None)
+    common: list[int] = []
+    for dim in range(batch_dims):
+        sizes = {shape[dim] for shape in shapes if len(shape) > dim}
+        if len(sizes) != 1 or any(len(shape) <= dim for shape in shapes):
+            break
+        common.append(sizes.pop())
+    return torch.Size(common)
+
+
+def _tensors_in(data: Mapping[str, Any]) -> Iterator[torch.Tensor]:
+    for value in data.values():
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, Mapping):
+            yield from _tensors_in(value)
