@@ -155,7 +155,7 @@ def view_shape(target: tuple[int, ...], batch_size: torch.Size, op: str) -> torc
     if len(unknown) > 1 or any(size < -1 for size in target):
         msg = f"{op}: invalid shape {list(target)}: only one dim may be -1 and none below it"
         raise ShapeError(msg)
-    known = math.prod(size for size in target if size != -1)
+    known = math.prod([size for size in target if size != -1])
     if unknown:
         if known == 0 or numel % known:
             msg = (

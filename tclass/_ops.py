@@ -25,6 +25,7 @@ from tclass.errors import StackError
 __all__ = ["cat", "stack"]
 
 C = TypeVar("C", bound=TensorDictBase)
+_is_compiling = torch.compiler.is_compiling
 
 _LAZY_HINT = "use tclass.lazy_stack for members whose keys or shapes differ"
 
@@ -67,7 +68,7 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
     members = _members(collections, "stack", path)
     first = members[0]
     batch_size = first.batch_size
-    sizes = list(map(type(first)._get_batch_size, members))
+    sizes = _batch_sizes(members)
     if sizes.count(batch_size) != len(sizes):
         position = next(i for i, size in enumerate(sizes) if size != batch_size)
         msg = (
@@ -92,7 +93,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
         msg = f"cat{_at(path)}: collections with no batch dims cannot be concatenated; use stack"
         raise StackError(msg)
     dim = _batch.normalize_dim(dim, len(batch_size), op="cat")
-    sizes = list(map(type(first)._get_batch_size, members))
+    sizes = _batch_sizes(members)
     if sizes.count(batch_size) == len(sizes):
         total = batch_size[dim] * len(sizes)
     else:
@@ -110,6 +111,18 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     size = _check_out(out, torch.Size(new_size), "cat", path)
     values = _join(members, "cat", dim, out, path)
     return _result(first, members, values, size, out)
+
+
+def _batch_sizes(members: list[Any]) -> list[torch.Size]:
+    if _is_compiling():  # torch.compile cannot trace operator.attrgetter
+        return [member.batch_size for member in members]
+    return list(map(type(members[0])._get_batch_size, members))
+
+
+def _entry_maps(members: list[Any]) -> list[Mapping[str, Value]]:
+    if _is_compiling():
+        return [member._entries() for member in members]
+    return list(map(type(members[0])._get_entries, members))
 
 
 def _at(path: tuple[str, ...]) -> str:
@@ -138,7 +151,7 @@ def _join(
     members: list[Any], op: str, dim: int, out: Any, path: tuple[str, ...]
 ) -> dict[str, Value]:
     """Joins each entry across members: tensors with torch, collections recursively."""
-    maps = list(map(type(members[0])._get_entries, members))
+    maps = _entry_maps(members)
     reference = maps[0]
     # Every member holding each of member 0's keys (a KeyError below otherwise) and as
     # many keys in all as member 0 times the count means identical key sets.
