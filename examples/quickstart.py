@@ -1,9 +1,9 @@
-"""tclass in one screen: a batch of transitions, a disk-backed buffer, and a reference.
+"""tclass in one screen: typed transitions, a disk-backed buffer, and a reference.
 
 Run it with ``make demo`` (or ``python examples/quickstart.py [--capacity N]``). It
 
-1. builds a batch of RL transitions as a TensorDict (nested ``next`` entries included)
-   and shows indexing, reshaping and stacking over the batch dims;
+1. declares a ``Transition`` tensorclass (tensor fields, a nested ``Step`` record and a
+   plain ``str`` field) and shows indexing, reshaping and stacking over the batch dims;
 2. preallocates a replay buffer on disk with MemoryMappedTensor (sparse files: no RAM
    and almost no disk blocks until rows are written), fills it batch by batch and
    samples rows back;
@@ -22,22 +22,37 @@ from pathlib import Path
 import torch
 
 import tclass
-from tclass import MemoryMappedTensor, TensorDict
+from tclass import MemoryMappedTensor, TensorClass
 
 OBS_SHAPE = (3, 84, 84)
 
 
-def make_batch(size: int, step: int) -> TensorDict:
+class Step(TensorClass):
+    """What the environment returned after the action."""
+
+    obs: torch.Tensor
+    done: torch.Tensor
+
+
+class Transition(TensorClass):
+    """One row of the replay buffer; ``env`` is one string for the whole batch."""
+
+    obs: torch.Tensor
+    action: torch.Tensor
+    reward: torch.Tensor
+    next: Step
+    env: str = "pong"
+
+
+def make_batch(size: int, step: int) -> Transition:
     """A batch of transitions as an environment loop would produce them."""
     generator = torch.Generator().manual_seed(step)
     obs = torch.randint(0, 256, (size, *OBS_SHAPE), dtype=torch.uint8, generator=generator)
-    return TensorDict(
-        {
-            "obs": obs,
-            "action": torch.randint(0, 6, (size,), generator=generator),
-            "reward": torch.rand(size, generator=generator),
-            "next": {"obs": obs.roll(1, dims=0), "done": torch.zeros(size, dtype=torch.bool)},
-        },
+    return Transition(
+        obs=obs,
+        action=torch.randint(0, 6, (size,), generator=generator),
+        reward=torch.rand(size, generator=generator),
+        next={"obs": obs.roll(1, dims=0), "done": torch.zeros(size, dtype=torch.bool)},
         batch_size=[size],
     )
 
@@ -46,23 +61,30 @@ def show_batch_ops() -> None:
     batch = make_batch(8, step=0)
     print("1. a batch of 8 transitions:")
     print(batch)
-    print("   batch[:2]         ->", batch[:2].batch_size, "(every entry sliced, no copy)")
-    print("   batch['next','obs'] ->", tuple(batch["next", "obs"].shape))
-    print("   reshape(2, 4)     ->", batch.reshape(2, 4).batch_size)
+    print("   batch[:2]         ->", batch[:2].batch_size, "(every field sliced, no copy)")
+    print("   batch.next.obs    ->", tuple(batch.next.obs.shape), "(a typed nested Step)")
+    print("   reshape(2, 4)     ->", batch.reshape(2, 4).batch_size, f"env still {batch.reshape(2, 4).env!r}")
     trajectory = tclass.stack([make_batch(8, step) for step in range(5)], dim=1)
     print("   stack of 5 steps  ->", trajectory.batch_size, "(torch.stack works too)")
+    mixed = tclass.stack([batch[0], batch[1].replace(env="breakout")])
+    print("   different envs    ->", mixed.env, "(one value per element)")
 
 
-def preallocate(folder: Path, capacity: int) -> TensorDict:
-    """One sparse file per entry, shaped for ``capacity`` rows."""
-    template = make_batch(1, step=0)
-    leaves = {}
-    for key, value in template.items(include_nested=True, leaves_only=True):
-        name = "-".join(key) if isinstance(key, tuple) else key
-        leaves[key] = MemoryMappedTensor.empty(
-            (capacity, *value.shape[1:]), dtype=value.dtype, filename=folder / f"{name}.memmap"
-        )
-    return TensorDict(leaves, batch_size=[capacity])
+def preallocate(folder: Path, capacity: int) -> Transition:
+    """One sparse file per tensor field, shaped for ``capacity`` rows."""
+
+    def empty(name: str, like: torch.Tensor) -> MemoryMappedTensor:
+        shape = (capacity, *like.shape[1:])
+        return MemoryMappedTensor.empty(shape, dtype=like.dtype, filename=folder / f"{name}.memmap")
+
+    row = make_batch(1, step=0)
+    return Transition(
+        obs=empty("obs", row.obs),
+        action=empty("action", row.action),
+        reward=empty("reward", row.reward),
+        next=Step(empty("next-obs", row.next.obs), empty("next-done", row.next.done), batch_size=[capacity]),
+        batch_size=[capacity],
+    )
 
 
 def disk_usage(folder: Path) -> tuple[int, int]:
@@ -71,7 +93,7 @@ def disk_usage(folder: Path) -> tuple[int, int]:
     return sum(s.st_size for s in stats), sum(s.st_blocks * 512 for s in stats)
 
 
-def fill_and_sample(buffer: TensorDict, folder: Path, batch_size: int, batches: int) -> None:
+def fill_and_sample(buffer: Transition, folder: Path, batch_size: int, batches: int) -> None:
     apparent, allocated = disk_usage(folder)
     print(f"\n2. replay buffer of {len(buffer):,} rows preallocated in {folder.name}/:")
     print(f"   files total {apparent / 2**30:.2f} GiB, of which {allocated / 2**20:.1f} MiB on disk")
@@ -86,18 +108,18 @@ def fill_and_sample(buffer: TensorDict, folder: Path, batch_size: int, batches: 
     _, allocated = disk_usage(folder)
     print(f"   wrote {written:,} rows in {elapsed:.2f}s; {allocated / 2**20:.1f} MiB now on disk")
     sample = buffer[torch.randint(0, written, (32,))]
-    print(f"   sampled 32 rows -> {sample.batch_size}, mean reward {sample['reward'].mean():.3f}")
-    assert torch.equal(buffer[:batch_size]["obs"], make_batch(batch_size, 0)["obs"])
+    print(f"   sampled 32 rows -> {type(sample).__name__} {sample.batch_size}, mean reward {sample.reward.mean():.3f}")
+    assert torch.equal(buffer[:batch_size].obs, make_batch(batch_size, 0).obs)
 
 
-def show_reference(buffer: TensorDict) -> None:
+def show_reference(buffer: Transition) -> None:
     payload = pickle.dumps(buffer)
     data = sum(v.numel() * v.element_size() for v in buffer.values(True, leaves_only=True))
     print(f"\n3. pickling the buffer sends file references: {len(payload):,} bytes for "
           f"{data / 2**30:.2f} GiB of data")
     clone = pickle.loads(payload)
-    clone["reward"][0] = 42.0  # the unpickled copy maps the same files
-    print(f"   a write through the unpickled copy is seen here: reward[0] = {buffer['reward'][0]:.1f}")
+    clone.reward[0] = 42.0  # the unpickled copy maps the same files
+    print(f"   a write through the unpickled copy is seen here: reward[0] = {buffer.reward[0]:.1f}")
 
 
 def main() -> None:

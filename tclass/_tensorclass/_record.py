@@ -71,6 +71,18 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     __tclass_info__: ClassVar[ClassInfo]
     _tensordict: TensorDict
 
+    if TYPE_CHECKING:
+        # Each class gets a generated __init__ taking its fields; until the typing work
+        # (stubs and a mypy plugin) types it precisely, checkers see this one.
+        def __init__(
+            self,
+            *fields: Any,
+            batch_size: BatchSizeLike = None,
+            device: DeviceLike = None,
+            names: Sequence[str | None] | None = None,
+            **named_fields: Any,
+        ) -> None: ...
+
     def __init_subclass__(cls, *, frozen: bool | None = None, kw_only: bool | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         from tclass._tensorclass._builder import build_class  # the builder needs this class
