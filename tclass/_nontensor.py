@@ -132,6 +132,26 @@ class _NonTensorNode(TensorDictBase):
     def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """A parent's new batch size must fit this node (see each kind)."""
 
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        """Follows a parent's new batch size (see each kind)."""
+
+    def where(self, condition: torch.Tensor, other: Any) -> Any:
+        """Values from ``self`` where ``condition`` holds and from ``other`` (a node)
+        elsewhere; a tensor or number ``other`` leaves the Python values alone."""
+        if not isinstance(other, _NonTensorNode):
+            return self
+        if (
+            type(self) is NonTensorData
+            and type(other) is NonTensorData
+            and same_value(self.data, other.data)
+        ):
+            return self
+        shape = tuple(self.batch_size)
+        flags = condition.detach().cpu().numpy()
+        flags = flags.reshape(flags.shape + (1,) * (len(shape) - flags.ndim))
+        picked = np.where(np.broadcast_to(flags, shape), self._as_array(), other._as_array())
+        return NonTensorStack._from_array(np.ascontiguousarray(picked), self._device)
+
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         """The node that results from writing ``value`` at ``index`` (maybe a new one)."""
         raise NotImplementedError
@@ -273,6 +293,9 @@ class NonTensorData(_NonTensorNode):
         if kind is tuple:
             index = _batch.normalize_index(index, len(batch))
         return self._make(self.data, _batch.indexed_shape(batch, index), self._device)
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        self._batch_size = new  # one shared value spans whatever batch its parent has
 
     def clone(self, recurse: bool = True) -> Self:
         data = _copy_value(self.data) if recurse else self.data

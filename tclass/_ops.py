@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import torch
 
@@ -65,6 +65,8 @@ def _concatenate(collections: Sequence[C], axis: int = 0, *, out: C | None = Non
 
 
 def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
+    if collections and isinstance(collections[0], _NonTensorNode):
+        return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
     first = members[0]
     batch_size = first.batch_size
@@ -86,6 +88,8 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
 
 
 def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
+    if collections and isinstance(collections[0], _NonTensorNode):
+        return _join_nodes(collections, "cat", dim, path)
     members = _members(collections, "cat", path)
     first = members[0]
     batch_size = first.batch_size
@@ -184,6 +188,13 @@ def _join(
             _raise_entry_mismatch(op, path + (key,), parts, dim if op == "cat" else None)
             raise
     return values
+
+
+def _join_nodes(parts: Sequence[C], op: str, dim: int, path: tuple[str, ...]) -> C:
+    """Stacks or concatenates Python-value nodes given directly (not as entries)."""
+    ndim = len(parts[0].batch_size)
+    dim = _batch.normalize_dim(dim, ndim, op=op, inclusive=op == "stack")
+    return cast(C, join_non_tensor(list(parts), op, dim, _joined_size(list(parts), op, dim), path))
 
 
 def _joined_size(parts: list[Any], op: str, dim: int) -> torch.Size:

@@ -1,23 +1,34 @@
 """The benchmark cases still run and compute the same thing with tclass and by hand.
 
 Timings are not checked here (they live in ``make bench``); this keeps the benchmark
-statements from rotting as the API grows.
+statements from rotting as the API grows. The tclass and hand-written statements never
+need the peer; the peer's statements are checked too where ``tensordict`` is installed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from engine_cases import engine_cases, namespace  # noqa: E402
+import engine_cases  # noqa: E402
+import tensorclass_cases  # noqa: E402
 
-CASES = engine_cases()
+import tclass  # noqa: E402
+
+Namespace = Callable[[Any], dict[str, Any]]
+CASES: list[tuple[Any, Namespace]] = [
+    *((case, engine_cases.namespace) for case in engine_cases.engine_cases()),
+    *((case, tensorclass_cases.namespace) for case in tensorclass_cases.tensorclass_cases()),
+]
+IDS = [case.name for case, _ in CASES]
 
 
 def _leaves(result: Any) -> dict[str, torch.Tensor] | None:
@@ -36,23 +47,77 @@ def _is_expression(source: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_case_runs_and_matches_the_hand_written_baseline(case: Any) -> None:
-    ns = namespace(peer=None)
-    if not _is_expression(case.tclass):  # an assignment: it must simply run
-        exec(case.tclass, ns)
+def _assert_same(mine: Any, reference: Any, *, ours: bool = True) -> None:
+    """``mine`` (a statement's result) holds what ``reference`` (the baseline's) holds.
+
+    The peer's results are held to their tensors only: it keeps a stack of equal strings
+    as a list of them, where tclass (and the hand-written record) keeps the one string.
+    """
+    if isinstance(reference, bool):
+        assert type(mine) is bool and mine == reference
         return
-    mine = eval(case.tclass, ns)
-    if case.baseline is None or case.name.startswith("MemoryMappedTensor"):
-        assert isinstance(mine, torch.Tensor)
+    if isinstance(reference, torch.Tensor):
+        assert type(mine) is type(reference) and torch.equal(mine, reference)
         return
-    reference = eval(case.baseline, ns)
-    if isinstance(reference, (bool, torch.Tensor)):
-        assert type(mine) is type(reference)
-        assert mine == reference if isinstance(reference, bool) else torch.equal(mine, reference)
+    if dataclasses.is_dataclass(reference):  # a tensorclass against the hand-written record
+        assert type(mine).__name__[1:] == type(reference).__name__[1:], type(mine)
+        assert tclass.is_tensorclass(mine) or not ours, type(mine)
+        if isinstance(reference, tensorclass_cases.DTransition):  # obs is (*batch, 3, 4)
+            assert mine.batch_size == reference.obs.shape[:-2]
+        for field in dataclasses.fields(reference):
+            value = getattr(reference, field.name)
+            if isinstance(value, torch.Tensor) or dataclasses.is_dataclass(value):
+                _assert_same(getattr(mine, field.name), value, ours=ours)
+            elif ours:
+                assert getattr(mine, field.name) == value, field.name
         return
     mine_leaves, reference_leaves = _leaves(mine), _leaves(reference)
     assert mine_leaves is not None and reference_leaves is not None
     assert mine_leaves.keys() == reference_leaves.keys()
     for key, value in reference_leaves.items():
         assert torch.equal(mine_leaves[key], value), key
+
+
+def _run(statement: str, ns: dict[str, Any]) -> Any:
+    """The statement's value, or None for an assignment (which must simply run)."""
+    if _is_expression(statement):
+        return eval(statement, ns)
+    exec(statement, ns)
+    return None
+
+
+def _check(case: Any, make_namespace: Namespace, peer: Any) -> None:
+    ns = make_namespace(peer)
+    statement = case.tclass if peer is None else case.peer
+    mine = _run(statement, ns)
+    if mine is None:
+        return
+    if case.baseline is None or case.name.startswith("MemoryMappedTensor"):
+        assert isinstance(mine, torch.Tensor)
+        return
+    _assert_same(mine, eval(case.baseline, ns), ours=peer is None)
+
+
+@pytest.mark.parametrize(("case", "make_namespace"), CASES, ids=IDS)
+def test_case_runs_and_matches_the_hand_written_baseline(case: Any, make_namespace: Namespace) -> None:
+    _check(case, make_namespace, peer=None)
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("case", "make_namespace"), CASES, ids=IDS)
+def test_peer_statement_runs_and_matches_the_hand_written_baseline(
+    case: Any, make_namespace: Namespace
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the peer's deprecation warnings
+        peer = pytest.importorskip("tensordict")
+        assert case.peer is not None
+        _check(case, make_namespace, peer)
+
+
+def test_tensorclass_cases_have_their_own_targets() -> None:
+    targets = {case.name: case.peer_target for case in tensorclass_cases.tensorclass_cases()}
+    attribute = ("tc init", "tc read", "tc write", "tc nested init", "tc nested read")
+    assert all(targets[name] == 0.25 for name in attribute)
+    assert all(target == 0.5 for name, target in targets.items() if name not in attribute)
+    assert all(name.startswith("tc") for name in targets)

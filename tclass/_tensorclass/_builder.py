@@ -50,7 +50,14 @@ __all__ = ["ClassInfo", "build_class", "record_from_entries", "store_field"]
 _Tensor = torch.Tensor
 _R = TypeVar("_R", bound="TensorClass")
 _NODES = (NonTensorData, NonTensorStack)
-_FACTORY = object()  # the default of a parameter whose field has a default_factory
+class _Factory:
+    """The default of a parameter whose field has a default_factory."""
+
+    def __repr__(self) -> str:
+        return "<factory>"  # what inspect.signature shows, as for dataclasses
+
+
+_FACTORY = _Factory()
 # Tensorclasses by module and name, for string annotations naming a class defined in a
 # function body. Weak, so that classes defined in tests do not pile up.
 _REGISTRY: dict[str, weakref.WeakValueDictionary[str, type]] = {}
@@ -154,7 +161,7 @@ def _refuse_generated_names(cls: type) -> None:
         ("__init__", "use __post_init__ for checks, or a classmethod for other constructors"),
         ("__setattr__", "use a property with a setter for computed attributes"),
     ):
-        if name in cls.__dict__:
+        if name in cls.__dict__ and not hasattr(cls.__dict__[name], "__tclass_generated__"):
             msg = f"{cls.__name__} defines {name}, which a tensorclass generates; {advice}"
             raise ClassDefinitionError(msg)
 
@@ -239,7 +246,18 @@ def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
             if field.default is not dataclasses.MISSING:
                 body.append(f"    {name} = __tclass_dflt_{name}__")
             continue
-        (kw_params if field.kw_only is True else params).append(f"{name}{default}")
+        if field.kw_only is True or info.kw_only:
+            kw_params.append(f"{name}{default}")
+            continue
+        if not default and params and "=" in params[-1]:
+            previous = params[-1].split("=")[0]
+            msg = (
+                f"{cls.__name__}: the field {name!r} has no default but follows {previous!r}, "
+                "which has one; give it a default, or make it keyword-only "
+                f"(class {cls.__name__}(..., kw_only=True), or dataclasses.field(kw_only=True))"
+            )
+            raise ClassDefinitionError(msg)
+        params.append(f"{name}{default}")
     kw_params += ["batch_size=None", "device=None", "names=None"]
     signature = ", ".join(["__tclass_self__", *params, "*", *kw_params])
     values = "".join(f"{name}, " for name in info.field_names)
@@ -253,6 +271,7 @@ def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
     init: Callable[..., None] = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
+    init.__tclass_generated__ = True  # type: ignore[attr-defined]  # rebuilds may replace it
     return init
 
 
@@ -269,7 +288,7 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
     def setter(self: Any, value: Any) -> None:
         td = self._tensordict
-        if td._locked:
+        if td._locked or info.frozen:
             _refuse_assignment(cls, info, name)
         if value.__class__ is _Tensor and entries_only and rule.tensor:  # type: ignore[union-attr]
             # The common case inline: a plain tensor for a tensor field.

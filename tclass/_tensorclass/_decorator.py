@@ -67,6 +67,7 @@ def _make_tensorclass(cls: type, frozen: bool | None, kw_only: bool | None) -> t
         build_class(cls, frozen=frozen, kw_only=kw_only)
         return cls
     namespace = {k: v for k, v in cls.__dict__.items() if k not in _NOT_COPIED}
+    namespace["__qualname__"] = cls.__qualname__  # kept on the type, not in its __dict__
     bases = tuple(base for base in cls.__bases__ if base is not object) + (TensorClass,)
     options = {k: v for k, v in (("frozen", frozen), ("kw_only", kw_only)) if v is not None}
     metaclass = TensorClassMeta if type(cls) is type else type(cls)

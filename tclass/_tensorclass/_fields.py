@@ -142,8 +142,8 @@ class FieldRule:
     def _refuse(self, value: object) -> typing.NoReturn:
         shown = _describe(value)
         msg = f"{self.owner}.{self.name} is annotated {self.text}; got {shown}"
-        if self.collections and isinstance(value, TensorDictBase):
-            msg += f" (convert it first, e.g. {self.text}.from_tensordict(td))"
+        if self.convert_to is TensorDict and isinstance(value, TensorDictBase):
+            msg += " (convert a record with .to_tensordict())"
         raise FieldTypeError(msg)
 
 
@@ -160,19 +160,28 @@ def annotation_text(annotation: object) -> str:
     """The annotation as a user wrote it: ``Tensor``, ``str | None``, ``list[int]``."""
     if isinstance(annotation, str):
         return annotation
-    if isinstance(annotation, type) and not typing.get_args(annotation):
-        return annotation.__name__
-    text = repr(annotation)
-    for prefix in ("typing.", "torch.", "builtins."):
-        text = text.replace(prefix, "")
-    return text
+    if annotation is None or annotation is type(None):
+        return "None"
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in _UNION_TYPES:
+        return " | ".join(annotation_text(arg) for arg in args)
+    if origin is Literal:
+        return f"Literal[{', '.join(repr(arg) for arg in args)}]"
+    if origin is typing.Annotated:
+        return annotation_text(args[0])
+    if origin is not None and args:
+        name = getattr(origin, "__name__", None) or annotation_text(origin)
+        return f"{name}[{', '.join(annotation_text(arg) for arg in args)}]"
+    name = getattr(annotation, "__name__", None)
+    return name if isinstance(name, str) else repr(annotation).replace("typing.", "")
 
 
 def rule_for(name: str, owner: str, annotation: object) -> FieldRule:
     """The rule for a field ``name`` of class ``owner`` annotated ``annotation`` (resolved)."""
     text = annotation_text(annotation)
     options = _flatten_union(annotation)
-    optional = any(option is type(None) or option is None for option in options)
+    optional = any(option in (type(None), None, Any, object) for option in options)
     options = [option for option in options if option is not type(None) and option is not None]
     parts = [_part(option, name, owner, text) for option in options]
     any_value = any(part.get("any_value", False) for part in parts)
@@ -263,9 +272,9 @@ def resolve_annotations(
     """The annotations of the fields ``names``, strings evaluated.
 
     Each annotation is taken from the most derived class declaring it and evaluated in
-    that class's module; names not found there are looked up among the tensorclasses
-    defined so far in the module of ``cls`` (so that classes defined inside a function
-    can refer to each other), then ``cls`` itself.
+    that class's module, where two names are added: the tensorclasses defined so far in
+    the module of ``cls`` (the latest of each name, standing in for the local scope a
+    class defined inside a function would see) and ``cls`` itself.
 
     Raises:
         NameError: if a name cannot be found yet (the caller retries later).

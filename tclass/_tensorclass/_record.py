@@ -270,8 +270,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return self
 
     def unlock_(self) -> Self:
-        """Allows assigning fields again (a frozen class stays frozen)."""
-        self._tensordict.unlock_()
+        """Allows assigning fields again (a frozen class stays frozen and locked)."""
+        if not self.__tclass_info__.frozen:
+            self._tensordict.unlock_()
         return self
 
     def __enter__(self) -> Self:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from tclass._collection import TensorCollection
-from tclass._nontensor import _NonTensorNode
+from tclass._nontensor import NonTensorData, _NonTensorNode
 from tclass.errors import KeyNotFoundError
 
 if TYPE_CHECKING:
@@ -31,8 +31,10 @@ def record_state_dict(
     values: dict[str, Any] = {}
     for path, value in _leaves(record, ()):
         key = prefix + ".".join(path)
-        if isinstance(value, _NonTensorNode):
+        if isinstance(value, NonTensorData):
             values[key] = value.data
+        elif isinstance(value, _NonTensorNode):  # one value per element: keep the node
+            values[key] = value
         else:
             out[key] = value if keep_vars else value.detach()
     metadata = getattr(out, "_metadata", None)

@@ -1,0 +1,244 @@
+"""The per-operation cases of the tensorclass benchmark.
+
+Same scheme as ``engine_cases``: each case is one statement written three ways, with a
+tclass tensorclass (``t*`` objects, classes ``T*``), with the peer's tensorclass (``p*``,
+``P*``, when ``tensordict`` is installed) and by hand on a plain ``dataclasses``
+dataclass with the same fields (``d*``, ``D*``). The record is the issue's: a batch of
+100, three tensor fields and one ``str`` field; the nested record has two levels.
+
+This module deliberately has no ``from __future__ import annotations``: the peer's
+classes are declared inside a function, where string annotations naming them would not
+resolve, so every class here is declared with evaluated annotations.
+"""
+
+import dataclasses
+import functools
+from types import ModuleType
+from typing import Any
+
+import torch
+
+import tclass
+from engine_cases import Case
+
+BATCH = 100
+PEER_TARGET = 0.5  # the default: tclass at most half the peer's time
+# The tensor fields of a transition, which the hand-written statements spell out.
+TENSOR_FIELDS = ("obs", "action", "reward")
+
+# Creation and attribute access are pure Python overhead: held to a quarter of the peer.
+ATTRIBUTE_TARGET = 0.25
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorclassCase(Case):
+    """A case with its own bound on tclass/peer (``engine_cases.Case`` has the one default)."""
+
+    peer_target: float = PEER_TARGET
+
+
+# --- tclass ---------------------------------------------------------------------------
+
+
+@tclass.tensorclass
+class TTransition:
+    obs: torch.Tensor
+    action: torch.Tensor
+    reward: torch.Tensor
+    env: str
+
+
+@tclass.tensorclass
+class TInner:
+    x: torch.Tensor
+
+
+@tclass.tensorclass
+class TMid:
+    inner: TInner
+    y: torch.Tensor
+
+
+@tclass.tensorclass
+class TOuter:
+    mid: TMid
+    z: torch.Tensor
+
+
+# --- by hand --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class DTransition:
+    obs: torch.Tensor
+    action: torch.Tensor
+    reward: torch.Tensor
+    env: str
+
+
+@dataclasses.dataclass
+class DInner:
+    x: torch.Tensor
+
+
+@dataclasses.dataclass
+class DMid:
+    inner: DInner
+    y: torch.Tensor
+
+
+@dataclasses.dataclass
+class DOuter:
+    mid: DMid
+    z: torch.Tensor
+
+
+# --- the peer -------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _peer_classes(peer: ModuleType) -> dict[str, type]:
+    """The same four classes declared with the peer's decorator (once per peer module)."""
+
+    @peer.tensorclass
+    class PTransition:
+        obs: torch.Tensor
+        action: torch.Tensor
+        reward: torch.Tensor
+        env: str
+
+    @peer.tensorclass
+    class PInner:
+        x: torch.Tensor
+
+    @peer.tensorclass
+    class PMid:
+        inner: PInner
+        y: torch.Tensor
+
+    @peer.tensorclass
+    class POuter:
+        mid: PMid
+        z: torch.Tensor
+
+    return {"Transition": PTransition, "Inner": PInner, "Mid": PMid, "Outer": POuter}
+
+
+# --- objects --------------------------------------------------------------------------
+
+
+def _leaves() -> dict[str, torch.Tensor]:
+    generator = torch.Generator().manual_seed(2)
+    return {
+        "a": torch.randn(BATCH, 3, 4, generator=generator),
+        "b": torch.randn(BATCH, 2, generator=generator),
+        "c": torch.randn(BATCH, generator=generator),
+        "nx": torch.randn(BATCH, 3, generator=generator),
+        "ny": torch.randn(BATCH, 2, generator=generator),
+        "nz": torch.randn(BATCH, generator=generator),
+    }
+
+
+def _records(classes: dict[str, Any], leaves: dict[str, torch.Tensor], tensorclass: bool) -> dict[str, Any]:
+    """One implementation's objects (``r1``, ``small``, ``ones``, ...), from ``classes``."""
+    transition, inner, mid, outer = (classes[k] for k in ("Transition", "Inner", "Mid", "Outer"))
+    a, b, c = leaves["a"], leaves["b"], leaves["c"]
+    batch: dict[str, Any] = {"batch_size": [BATCH]} if tensorclass else {}
+
+    def record(*tensors: torch.Tensor, **options: Any) -> Any:
+        return transition(*tensors, "pong", **batch, **options)
+
+    def copy() -> Any:
+        return record(a.clone(), b.clone(), c.clone())
+
+    r1 = record(a, b, c)
+    if tensorclass:
+        small = r1[:10].clone()
+        ones = [r1[i].clone() for i in range(BATCH)]
+        on_cpu = record(a, b, c, device="cpu")
+        x = inner(leaves["nx"], **batch)
+        nested = outer(mid(x, leaves["ny"], **batch), leaves["nz"], **batch)
+    else:
+        small = transition(*(getattr(r1, f)[:10].clone() for f in TENSOR_FIELDS), r1.env)
+        ones = [transition(*(getattr(r1, f)[i].clone() for f in TENSOR_FIELDS), r1.env) for i in range(BATCH)]
+        on_cpu = record(a, b, c)
+        nested = outer(mid(inner(leaves["nx"]), leaves["ny"]), leaves["nz"])
+    return {
+        "r1": r1,
+        "small": small,  # 10 rows sharing no memory with r1, written into it by index
+        "ones": ones,  # 100 single records (batch size [])
+        "many": [copy() for _ in range(10)],
+        "on_cpu": on_cpu,
+        "nested": nested,
+        # Equal copies that no other case writes into, so that `==` compares equal data.
+        "eq1": copy(),
+        "eq2": copy(),
+    }
+
+
+def namespace(peer: ModuleType | None) -> dict[str, Any]:
+    """Globals for every statement: tclass ``t*``/``T*``, peer ``p*``/``P*``, by hand ``d*``/``D*``."""
+    leaves = _leaves()
+    ns: dict[str, Any] = {"torch": torch, "tclass": tclass, "peer": peer, "BATCH": BATCH}
+    ns.update(leaves)
+    ns["mask"] = torch.arange(BATCH) % 3 == 0
+    ns["index"] = torch.randint(0, BATCH, (10,), generator=torch.Generator().manual_seed(1))
+    ns["plus_one"] = lambda v: v + 1
+    implementations: list[tuple[str, dict[str, Any], bool]] = [
+        ("t", {"Transition": TTransition, "Inner": TInner, "Mid": TMid, "Outer": TOuter}, True),
+        ("d", {"Transition": DTransition, "Inner": DInner, "Mid": DMid, "Outer": DOuter}, False),
+    ]
+    if peer is not None:
+        implementations.append(("p", _peer_classes(peer), True))
+    for prefix, classes, tensorclass in implementations:
+        ns.update({prefix.upper() + name: cls for name, cls in classes.items()})
+        ns.update({prefix + name: obj for name, obj in _records(classes, leaves, tensorclass).items()})
+    return ns
+
+
+def _both(stmt: str) -> tuple[str, str]:
+    """The tclass and peer spellings of a statement: ``@`` prefixes objects, ``^`` classes."""
+    return stmt.replace("@", "t").replace("^", "T"), stmt.replace("@", "p").replace("^", "P")
+
+
+def _by_hand(expr: str, source: str) -> str:
+    """A ``DTransition`` of ``expr`` applied to each tensor field of ``source`` (``{}``)."""
+    fields = ", ".join(expr.format(f"{source}.{name}") for name in TENSOR_FIELDS)
+    return f"DTransition({fields}, {source}.env)"
+
+
+def _stacked(function: str, records: str) -> str:
+    fields = ", ".join(f"{function}([r.{name} for r in {records}])" for name in TENSOR_FIELDS)
+    return f"DTransition({fields}, {records}[0].env)"
+
+
+def tensorclass_cases() -> list[TensorclassCase]:
+    """Every case of the tensorclass issue's table, in order."""
+    batch = "batch_size=[BATCH]"
+    rows: list[tuple[str, str, str, bool, float]] = [
+        ("tc init", f"^Transition(a, b, c, 'pong', {batch})", "DTransition(a, b, c, 'pong')",
+         False, ATTRIBUTE_TARGET),
+        ("tc read", "@r1.obs", "dr1.obs", False, ATTRIBUTE_TARGET),
+        ("tc write", "@r1.obs = a", "dr1.obs = a", False, ATTRIBUTE_TARGET),
+        ("tc nested init", f"^Outer(^Mid(^Inner(nx, {batch}), ny, {batch}), nz, {batch})",
+         "DOuter(DMid(DInner(nx), ny), nz)", False, ATTRIBUTE_TARGET),
+        ("tc nested read", "@nested.mid.inner.x", "dnested.mid.inner.x", False, ATTRIBUTE_TARGET),
+        ("tc[0]", "@r1[0]", _by_hand("{}[0]", "dr1"), True, PEER_TARGET),
+        ("tc[:10]", "@r1[:10]", _by_hand("{}[:10]", "dr1"), True, PEER_TARGET),
+        ("tc[mask]", "@r1[mask]", _by_hand("{}[mask]", "dr1"), True, PEER_TARGET),
+        ("tc[idx] = other", "@r1[index] = @small",
+         "; ".join(f"dr1.{name}[index] = dsmall.{name}" for name in TENSOR_FIELDS), True, PEER_TARGET),
+        ("tc torch.stack of 100", "torch.stack(@ones)", _stacked("torch.stack", "dones"), True, PEER_TARGET),
+        ("tc torch.cat of 10", "torch.cat(@many)", _stacked("torch.cat", "dmany"), True, PEER_TARGET),
+        ('tc to("cpu") (no-op)', "@on_cpu.to('cpu')", _by_hand("{}.to('cpu')", "don_cpu"), False, PEER_TARGET),
+        ("tc clone", "@r1.clone()", _by_hand("{}.clone()", "dr1"), True, PEER_TARGET),
+        ("tc apply(x + 1)", "@r1.apply(plus_one)", _by_hand("plus_one({})", "dr1"), True, PEER_TARGET),
+        ("tc (a == b).all()", "(@eq1 == @eq2).all()",
+         " and ".join(f"bool((deq1.{name} == deq2.{name}).all())" for name in TENSOR_FIELDS)
+         + " and deq1.env == deq2.env", True, PEER_TARGET),
+    ]
+    cases = []
+    for name, stmt, baseline, tensor_bound, peer_target in rows:
+        ours, theirs = _both(stmt)
+        cases.append(TensorclassCase(name, ours, theirs, baseline, tensor_bound, peer_target))
+    return cases

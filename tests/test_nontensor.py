@@ -1,0 +1,377 @@
+"""Tests for tclass._nontensor: NonTensorData (one Python value over a batch) and
+NonTensorStack (one value per element), alone and inside TensorDicts.
+
+Structural ops on a stack are checked against doing the same thing to a numpy object
+array holding the same values.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tclass
+from tclass import NonTensorData, NonTensorStack, TensorDict, errors
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from strategies import SETTINGS, batch_shapes, dims  # noqa: E402
+
+EntryTypeError = errors.EntryTypeError
+
+
+def _objects(shape: tuple[int, ...]) -> np.ndarray:
+    """An object array of distinct strings ``"v0"``, ``"v1"``... shaped ``shape``."""
+    flat = np.empty(math.prod(shape), dtype=object)
+    for i in range(flat.size):
+        flat[i] = f"v{i}"
+    return flat.reshape(shape)
+
+
+def _stack(shape: tuple[int, ...]) -> NonTensorStack:
+    return NonTensorStack(_objects(shape))
+
+
+# --- NonTensorData ---------------------------------------------------------------------------
+
+
+class TestNonTensorData:
+    def test_construction(self) -> None:
+        node = NonTensorData("cat", batch_size=[4, 2])
+        assert node.data == "cat" and node.batch_size == torch.Size([4, 2])
+        assert node.shape == torch.Size([4, 2]) and node.device is None and not node.is_locked
+        assert NonTensorData(3).batch_size == torch.Size([])
+        assert NonTensorData("x", [2], device="cpu").device == torch.device("cpu")
+
+    @pytest.mark.parametrize(
+        "value", [torch.zeros(2), torch.tensor(1.0), TensorDict({}, [2]), NonTensorData("x")],
+        ids=["tensor", "scalar-tensor", "tensordict", "node"],
+    )
+    def test_refuses_tensors_and_collections(self, value: Any) -> None:
+        with pytest.raises(EntryTypeError, match="NonTensorData holds Python values"):
+            NonTensorData(value, [2])
+
+    @pytest.mark.parametrize(
+        "op, expected",
+        [(lambda n: n[0], [3]), (lambda n: n[-1, 1], []), (lambda n: n[1:3], [2, 3]),
+         (lambda n: n[::2], [2, 3]), (lambda n: n[None], [1, 4, 3]), (lambda n: n[..., 0], [4]),
+         (lambda n: n[[0, 0, 1]], [3, 3]), (lambda n: n[torch.tensor([1, 2])], [2, 3]),
+         (lambda n: n[torch.tensor([True, False, True, False])], [2, 3]),
+         (lambda n: n.reshape(-1), [12]), (lambda n: n.view(3, 4), [3, 4]),
+         (lambda n: n.unsqueeze(1), [4, 1, 3]), (lambda n: n[:1].expand(5, 3), [5, 3]),
+         (lambda n: n.permute(1, 0), [3, 4]), (lambda n: n.transpose(0, 1), [3, 4]),
+         (lambda n: n.flatten(), [12]), (lambda n: n[:, :1].squeeze(1), [4]),
+         (lambda n: n.unbind(1)[0], [4]), (lambda n: n.split(3, 0)[1], [1, 3]),
+         (lambda n: n[torch.ones(4, 3, dtype=torch.bool)], [12]),
+         (lambda n: n[torch.tensor([[0, 1], [2, 3]])], [2, 2, 3]), (lambda n: n[2:2], [0, 3])],
+    )  # fmt: skip
+    def test_shape_changes_keep_value(self, op: Any, expected: list[int]) -> None:
+        value = {"k": [1, 2]}
+        got = op(NonTensorData(value, [4, 3]))
+        assert type(got) is NonTensorData
+        assert got.batch_size == torch.Size(expected)
+        assert got.data is value
+
+    @SETTINGS
+    @given(data=st.data(), batch=batch_shapes(1, 3, 1, 4))
+    def test_index_shape_matches_tensor(self, data: st.DataObject, batch: torch.Size) -> None:
+        node = NonTensorData("x", batch)
+        probe = torch.zeros(batch)
+        dim = data.draw(dims(len(batch)))
+        index = (slice(None),) * (dim % len(batch)) + (data.draw(st.integers(0, batch[dim] - 1)),)
+        assert node[index].batch_size == probe[index].shape
+        assert node.unsqueeze(dim).batch_size == probe.unsqueeze(dim).shape
+        assert node.flatten().batch_size == probe.flatten().shape
+
+    def test_out_of_range(self) -> None:
+        with pytest.raises(IndexError):
+            NonTensorData("x", [2])[2]
+
+    def test_tolist(self) -> None:
+        assert NonTensorData("q", [2, 3]).tolist() == [["q"] * 3] * 2
+        assert NonTensorData("q").tolist() == "q"
+        # a list value is one value, never unpacked into the batch
+        assert NonTensorData([1, 2], [2]).tolist() == [[1, 2], [1, 2]]
+        assert NonTensorData([1, 2], [2]).data == [1, 2]
+
+    def test_clone_deep_copies_mutable(self) -> None:
+        value = {"k": [1, 2]}
+        node = NonTensorData(value, [3])
+        got = node.clone()
+        assert got.data == value and got.data is not value and got.data["k"] is not value["k"]
+        assert got.batch_size == node.batch_size
+        assert node.clone(recurse=False).data is value
+        assert copy.deepcopy(node).data is not value
+
+    def test_pickle(self) -> None:
+        node = NonTensorData({"a": (1, 2)}, [2, 1], device="cpu")
+        back = pickle.loads(pickle.dumps(node))
+        assert type(back) is NonTensorData and back.data == {"a": (1, 2)}
+        assert back.batch_size == torch.Size([2, 1]) and back.device == torch.device("cpu")
+
+    def test_repr(self) -> None:
+        assert repr(NonTensorData("cat", [4])) == "NonTensorData(data='cat', batch_size=[4], device=None)"
+
+    def test_to_device_records_it(self) -> None:
+        node = NonTensorData("x", [2])
+        moved = node.to("cpu")
+        assert moved.device == torch.device("cpu") and moved.data == "x"
+        assert moved.to("cpu") is moved and node.to(torch.float64) is node
+        assert moved.clear_device_().device is None
+
+    def test_has_no_entries(self) -> None:
+        node = NonTensorData("x", [2])
+        assert list(node.keys()) == [] and node.get("a", 5) == 5
+        with pytest.raises(EntryTypeError):
+            node.set("a", torch.zeros(2))
+        with pytest.raises(KeyError):
+            node["a"]
+
+    def test_equality(self) -> None:
+        a, b = NonTensorData("x", [2, 3]), NonTensorData("x", [2, 3])
+        assert torch.equal(a == b, torch.ones(2, 3, dtype=torch.bool))
+        assert torch.equal(a != NonTensorData("y", [2, 3]), torch.ones(2, 3, dtype=torch.bool))
+        assert not (a == NonTensorData(1, [2, 3])).any()
+        assert (a == NonTensorData("x", [1, 3])).shape == torch.Size([2, 3])
+        assert torch.equal(NonTensorData("x", [3]) == "x", torch.ones(3, dtype=torch.bool))
+
+
+# --- NonTensorStack --------------------------------------------------------------------------
+
+
+class TestNonTensorStack:
+    def test_from_list(self) -> None:
+        s = NonTensorStack.from_list(["a", "b", "c"])
+        assert s.batch_size == torch.Size([3]) and s.tolist() == ["a", "b", "c"]
+        assert s.data == ["a", "b", "c"] and s.device is None
+
+    def test_from_list_keeps_list_values(self) -> None:
+        s = NonTensorStack.from_list([[1, 2], [3], (4,)])
+        assert s.batch_size == torch.Size([3])
+        assert s.tolist() == [[1, 2], [3], (4,)] and s[1].data == [3]
+
+    def test_needs_object_array(self) -> None:
+        with pytest.raises(TypeError, match="object array"):
+            NonTensorStack(np.zeros(3))
+        with pytest.raises(TypeError):
+            NonTensorStack(["a", "b"])  # type: ignore[arg-type]
+
+    def test_nested_lists(self) -> None:
+        s = _stack((2, 3))
+        assert s.tolist() == [["v0", "v1", "v2"], ["v3", "v4", "v5"]] == s.data
+        assert s.batch_size == torch.Size([2, 3])
+
+    @pytest.mark.parametrize(
+        "index",
+        [1, -1, (1, 2), (0, -1, 1), slice(1, 3), slice(None, None, 2), [2, 0, 0], (Ellipsis, 1),
+         None, (None, 0), Ellipsis, (slice(None), [0, 2]), torch.tensor([3, 1]),
+         torch.tensor([True, False, True, False]), torch.tensor([[0, 1], [2, 3]]),
+         (torch.tensor([0, 1]), torch.tensor([2, 0]))],
+        ids=repr,
+    )  # fmt: skip
+    def test_indexing_matches_object_array(self, index: Any) -> None:
+        ref = _objects((4, 3, 2))
+        got = _stack((4, 3, 2))[index]
+        np_index = tuple(i.numpy() if isinstance(i, torch.Tensor) else i for i in index) if type(
+            index) is tuple else (index.numpy() if isinstance(index, torch.Tensor) else index)  # fmt: skip
+        expected = ref[np_index]
+        if isinstance(expected, np.ndarray):
+            assert type(got) is NonTensorStack
+            assert got.batch_size == torch.Size(expected.shape)
+            assert got.tolist() == expected.tolist()
+        else:
+            assert type(got) is NonTensorData and got.data == expected
+            assert got.batch_size == torch.Size([])
+
+    def test_full_shape_mask(self) -> None:
+        mask = torch.tensor([[True, False], [False, True], [True, True]])
+        got = _stack((3, 2))[mask]
+        assert got.tolist() == _objects((3, 2))[mask.numpy()].tolist()
+
+    def test_single_element_is_data(self) -> None:
+        s = NonTensorStack.from_list(["a", "b"])
+        assert type(s[0]) is NonTensorData and s[0].data == "a"
+        assert type(s[0:1]) is NonTensorStack and s[0:1].tolist() == ["a"]
+
+    @SETTINGS
+    @given(batch=batch_shapes(1, 3, 1, 4), data=st.data())
+    def test_structural_ops_match_numpy(self, batch: torch.Size, data: st.DataObject) -> None:
+        shape = tuple(batch)
+        ref = _objects(shape)
+        s = NonTensorStack(ref.copy())
+        nd = len(shape)
+        order = data.draw(st.permutations(range(nd)))
+        assert s.permute(*order).tolist() == ref.transpose(order).tolist()
+        a, b = data.draw(dims(nd)), data.draw(dims(nd))
+        assert s.transpose(a, b).tolist() == np.swapaxes(ref, a, b).tolist()
+        assert s.reshape(-1).tolist() == ref.reshape(-1).tolist()
+        flipped = tuple(reversed(shape))
+        if math.prod(shape):
+            assert s.reshape(*flipped).tolist() == ref.reshape(flipped).tolist()
+        new = data.draw(dims(nd, inclusive=True))
+        assert s.unsqueeze(new).tolist() == np.expand_dims(ref, new).tolist()
+        dim = data.draw(dims(nd))
+        assert [p.tolist() for p in s.unbind(dim)] == [
+            np.asarray(np.take(ref, i, axis=dim)).tolist() for i in range(shape[dim])
+        ]
+        size = data.draw(st.integers(1, 3))
+        cuts = list(range(size, shape[dim], size))
+        assert [p.tolist() for p in s.split(size, dim)] == [
+            p.tolist() for p in np.split(ref, cuts, axis=dim)
+        ]
+        lead = data.draw(st.integers(1, 3))
+        assert s.expand(lead, *shape).tolist() == np.broadcast_to(ref, (lead, *shape)).tolist()
+
+    def test_expand_size_one_dim(self) -> None:
+        s = NonTensorStack.from_list(["a", "b"]).unsqueeze(0)
+        assert s.expand(3, 2).tolist() == [["a", "b"]] * 3
+        assert s.squeeze(0).tolist() == ["a", "b"]
+
+    def test_chunk_and_flatten(self) -> None:
+        s = _stack((4, 3))
+        assert [p.tolist() for p in s.chunk(2)] == [p.tolist() for p in np.array_split(_objects((4, 3)), 2)]
+        assert s.flatten().tolist() == _objects((12,)).tolist()
+        assert s.unflatten(1, (3, 1)).tolist() == _objects((4, 3, 1)).tolist()
+
+    def test_equality_elementwise(self) -> None:
+        a = NonTensorStack.from_list(["a", "b", "c"])
+        b = NonTensorStack.from_list(["a", "x", "c"])
+        assert torch.equal(a == b, torch.tensor([True, False, True]))
+        assert torch.equal(a != b, torch.tensor([False, True, False]))
+        assert torch.equal(a == "b", torch.tensor([False, True, False]))
+        assert torch.equal(a == NonTensorData("c", [3]), torch.tensor([False, False, True]))
+        assert torch.equal(NonTensorData("c", [3]) == a, torch.tensor([False, False, True]))
+        assert (a == a).dtype is torch.bool
+
+    def test_equality_broadcasts(self) -> None:
+        a = _stack((2, 3))
+        row = NonTensorStack(_objects((1, 3)))
+        assert torch.equal(a == row, torch.tensor([[True] * 3, [False] * 3]))
+
+    def test_equality_compares_type(self) -> None:
+        a = NonTensorStack.from_list([1, 1.0, True])
+        assert torch.equal(a == 1, torch.tensor([True, False, False]))
+
+    def test_clone(self) -> None:
+        s = NonTensorStack.from_list([{"k": [1]}, {"k": [2]}])
+        got = s.clone()
+        assert got.tolist() == s.tolist()
+        got[0].data["k"].append(9)
+        assert s.tolist() == [{"k": [1]}, {"k": [2]}]
+        shallow = s.clone(recurse=False)
+        assert shallow[0].data is s[0].data
+
+    def test_pickle(self) -> None:
+        s = _stack((2, 2))
+        back = pickle.loads(pickle.dumps(s))
+        assert type(back) is NonTensorStack and back.tolist() == s.tolist()
+        assert back.batch_size == s.batch_size
+
+    def test_repr(self) -> None:
+        assert repr(NonTensorStack.from_list(["a", "b"])) == (
+            "NonTensorStack(['a', 'b'], batch_size=[2], device=None)"
+        )
+
+    def test_direct_write_refused(self) -> None:
+        with pytest.raises(errors.UnsupportedError):
+            NonTensorStack.from_list(["a"])[0] = "b"
+
+
+# --- joining nodes ---------------------------------------------------------------------------
+
+
+class TestJoinNodes:
+    @pytest.mark.parametrize("join", [torch.stack, tclass.stack])
+    def test_stack_equal_data_stays_data(self, join: Any) -> None:
+        got = join([NonTensorData("a", [2]), NonTensorData("a", [2])])
+        assert type(got) is NonTensorData and got.data == "a" and got.batch_size == torch.Size([2, 2])
+
+    @pytest.mark.parametrize("join", [torch.stack, tclass.stack])
+    def test_stack_different_data_gives_stack(self, join: Any) -> None:
+        got = join([NonTensorData("a", [2]), NonTensorData("b", [2])])
+        assert type(got) is NonTensorStack and got.tolist() == [["a", "a"], ["b", "b"]]
+
+    def test_cat_different_data_gives_stack(self) -> None:
+        got = torch.cat([NonTensorData("a", [1]), NonTensorData("b", [2])])
+        assert type(got) is NonTensorStack and got.tolist() == ["a", "b", "b"]
+
+    def test_stack_of_stacks(self) -> None:
+        s = NonTensorStack.from_list(["a", "b"])
+        got = torch.stack([s, s])
+        assert got.tolist() == [["a", "b"], ["a", "b"]]
+
+
+# --- inside TensorDicts ----------------------------------------------------------------------
+
+
+def _td(value: Any, batch: tuple[int, ...] = (2, 3)) -> TensorDict:
+    return TensorDict({"x": torch.arange(math.prod(batch)).reshape(batch), "e": NonTensorData(value, batch)}, batch)
+
+
+class TestInTensorDict:
+    def test_index(self) -> None:
+        td = _td("a")
+        assert type(td[0]["e"]) is NonTensorData and td[0]["e"].data == "a"
+        assert td[0]["e"].batch_size == torch.Size([3]) and td[1, 2]["e"].batch_size == torch.Size([])
+        assert td[:, [0, 2]]["e"].batch_size == torch.Size([2, 2])
+
+    def test_reshape(self) -> None:
+        td = _td("a").reshape(6)
+        assert td["e"].batch_size == torch.Size([6]) and td["e"].data == "a"
+        assert _td("a").unsqueeze(0).expand(4, 2, 3)["e"].batch_size == torch.Size([4, 2, 3])
+
+    @pytest.mark.parametrize("dim", [0, 1, -1])
+    def test_stack_different_values(self, dim: int) -> None:
+        got = torch.stack([_td("a"), _td("b")], dim)
+        node = got["e"]
+        assert type(node) is NonTensorStack and node.batch_size == got.batch_size
+        expected = np.stack([np.full((2, 3), "a", dtype=object), np.full((2, 3), "b", dtype=object)], dim)
+        assert node.tolist() == expected.tolist()
+        assert torch.equal(got["x"], torch.stack([_td("a")["x"], _td("b")["x"]], dim))
+
+    def test_stack_equal_values(self) -> None:
+        got = tclass.stack([_td("a"), _td("a")])
+        assert type(got["e"]) is NonTensorData and got["e"].data == "a"
+        assert got["e"].batch_size == torch.Size([2, 2, 3])
+
+    def test_cat_different_values(self) -> None:
+        got = torch.cat([_td("a", (1, 2)), _td("b", (2, 2))])
+        assert got["e"].tolist() == [["a", "a"], ["b", "b"], ["b", "b"]]
+        assert got[1:]["e"].tolist() == [["b", "b"], ["b", "b"]]
+
+    def test_stacked_then_indexed(self) -> None:
+        got = torch.stack([_td("a"), _td("b")])
+        assert got[1]["e"].tolist() == [["b"] * 3] * 2
+        assert got[1, 0, 2]["e"].data == "b"
+        assert got[:, 0, 0]["e"].tolist() == ["a", "b"]
+        assert got.permute(2, 1, 0)[0, 0]["e"].tolist() == ["a", "b"]
+
+    def test_write_different_value(self) -> None:
+        td = _td("a")
+        td[1] = _td("b")[0]
+        assert type(td["e"]) is NonTensorStack
+        assert td["e"].tolist() == [["a"] * 3, ["b"] * 3]
+
+    def test_clone_and_pickle(self) -> None:
+        td = torch.stack([_td({"k": 1}), _td({"k": 2})])
+        back = pickle.loads(pickle.dumps(td))
+        assert back["e"].tolist() == td["e"].tolist()
+        cloned = td.clone()
+        assert cloned["e"].tolist() == td["e"].tolist()
+        cloned["e"][0, 0, 0].data["k"] = 5
+        assert td["e"][0, 0, 0].data == {"k": 1}
+
+    def test_compare_tensordicts(self) -> None:
+        eq = _td("a") == _td("b")
+        assert not eq["e"].any() and eq["x"].all()
+        assert (_td("a") == _td("a")).all()
