@@ -464,11 +464,37 @@ def is_non_tensor(value: object) -> bool:
     return isinstance(value, _NonTensorNode)
 
 
-def join_non_tensor(
-    parts: Sequence[Any], op: str, dim: int, size: torch.Size, path: tuple[str, ...]
-) -> _NonTensorNode:
-    """Stacks or concatenates non-tensor nodes: equal values stay one ``NonTensorData``,
-    different ones become a ``NonTensorStack`` in batch order."""
+def join_non_tensor(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> _NonTensorNode:
+    """Stacks or concatenates non-tensor nodes (``dim`` already normalized): equal values
+    stay one ``NonTensorData``, different ones become a ``NonTensorStack`` in batch order."""
+    first = parts[0]
+    if type(first) is NonTensorData:
+        # The common case, one value shared by every member, in a single pass.
+        data, device, batch = first.data, first._device, first._batch_size
+        total = 0
+        for part in parts:
+            if (
+                type(part) is not NonTensorData
+                or part._device != device
+                or (part.data is not data and not same_value(part.data, data))
+            ):
+                break
+            if op == "stack":
+                if part._batch_size != batch:
+                    break
+            else:
+                total += part._batch_size[dim]
+        else:
+            size = list(batch)
+            if op == "stack":
+                size.insert(dim, len(parts))
+            else:
+                size[dim] = total
+            return NonTensorData._make(data, torch.Size(size), device)
+    return _join_arrays(parts, op, dim, path)
+
+
+def _join_arrays(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> NonTensorStack:
     for position, part in enumerate(parts):
         if not isinstance(part, _NonTensorNode):
             name = path[0] if len(path) == 1 else path
@@ -477,15 +503,14 @@ def join_non_tensor(
                 f"{type(part).__name__} in member {position}"
             )
             raise StackError(msg)
-    first = parts[0]
-    device = first.device
+    device = parts[0].device
     if any(part.device != device for part in parts):
         device = None
-    if isinstance(first, NonTensorData):
-        data = first.data
-        if all(type(part) is NonTensorData and same_value(part.data, data) for part in parts):
-            return NonTensorData._make(data, size, device)
     arrays = [part._as_array() for part in parts]
-    joined = np.stack(arrays, axis=dim) if op == "stack" else np.concatenate(arrays, axis=dim)
+    try:
+        joined = np.stack(arrays, axis=dim) if op == "stack" else np.concatenate(arrays, axis=dim)
+    except ValueError as error:
+        name = path[0] if len(path) == 1 else path
+        msg = f"{op}: the Python values under {name!r} have batch sizes that do not join: {error}"
+        raise StackError(msg) from None
     return NonTensorStack._from_array(np.ascontiguousarray(joined), device)
-

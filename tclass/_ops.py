@@ -171,7 +171,7 @@ def _join(
             _raise_key_mismatch(op, maps, path)
         target = None if out is None else out._entry(key)
         if isinstance(entry, _NonTensorNode):
-            node = join_non_tensor(parts, op, dim, _joined_size(parts, op, dim), path + (key,))
+            node = join_non_tensor(parts, op, dim, path + (key,))
             if out is not None:
                 out._entries()[key] = node  # the live dict of a TensorDict or record
             values[key] = node
@@ -194,17 +194,7 @@ def _join_nodes(parts: Sequence[C], op: str, dim: int, path: tuple[str, ...]) ->
     """Stacks or concatenates Python-value nodes given directly (not as entries)."""
     ndim = len(parts[0].batch_size)
     dim = _batch.normalize_dim(dim, ndim, op=op, inclusive=op == "stack")
-    return cast(C, join_non_tensor(list(parts), op, dim, _joined_size(list(parts), op, dim), path))
-
-
-def _joined_size(parts: list[Any], op: str, dim: int) -> torch.Size:
-    sizes = [part.batch_size for part in parts]
-    joined = list(sizes[0])
-    if op == "stack":
-        joined.insert(dim, len(parts))
-    else:
-        joined[dim] = sum(size[dim] for size in sizes)
-    return torch.Size(joined)
+    return cast(C, join_non_tensor(list(parts), op, dim, path))
 
 
 def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C]:

@@ -12,6 +12,7 @@ runs only when a user constructs a record.
 from __future__ import annotations
 
 import difflib
+from operator import attrgetter
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -70,6 +71,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     __tclass_info__: ClassVar[ClassInfo]
     _tensordict: TensorDict
+
+    # C-level accessors for stack and cat, which read them from every member.
+    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = attrgetter("_tensordict._tensors")
+    _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("_tensordict._batch_size")
 
     if TYPE_CHECKING:
         # Each class gets a generated __init__ taking its fields; until the typing work
