@@ -7,10 +7,12 @@ will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase`
 
 from __future__ import annotations
 
-from typing import TypeAlias, Union
+from collections.abc import Callable
+from typing import Any, TypeAlias, Union
 
 import torch
 
+from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._elementwise import ElementwiseOps
 from tclass._shape_ops import ShapeOps
 
@@ -22,6 +24,21 @@ class TensorDictBase(ShapeOps, ElementwiseOps):
     batch dims, answering tensor-like methods over those dims."""
 
     __slots__ = ()
+
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: tuple[type, ...],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        """``torch.stack([a, b])`` and the rest of the table in ``_dispatch.py``, for
+        every kind of collection."""
+        implementation = TORCH_FUNCTIONS.get(func)
+        if implementation is None:
+            return NotImplemented
+        return implementation(*args, **(kwargs or {}))
 
 
 Value: TypeAlias = Union[torch.Tensor, TensorDictBase]

@@ -32,7 +32,6 @@ from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike, as_device, parse_to_args
-from tclass._dispatch import TORCH_FUNCTIONS
 from tclass.errors import BatchMismatchError, EntryTypeError, StackError, UnsupportedError
 
 __all__ = ["NonTensorData", "NonTensorStack", "is_non_tensor", "join_non_tensor", "same_value"]
@@ -190,19 +189,6 @@ class _NonTensorNode(TensorDictBase):
 
     def __reduce__(self) -> tuple[Any, ...]:
         raise NotImplementedError
-
-    @classmethod
-    def __torch_function__(
-        cls,
-        func: Callable[..., Any],
-        types: tuple[type, ...],
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        implementation = TORCH_FUNCTIONS.get(func)
-        if implementation is None:
-            return NotImplemented
-        return implementation(*args, **(kwargs or {}))
 
 
 def _keep(value: Value) -> Value:

@@ -20,7 +20,6 @@ from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike, as_device, parse_to_args
-from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._elementwise import align_right
 from tclass._nontensor import NonTensorData, _NonTensorNode
 from tclass._repr import compact_repr
@@ -758,19 +757,6 @@ class TensorDict(TensorDictBase):
 
     def __repr__(self) -> str:
         return compact_repr(self)
-
-    @classmethod
-    def __torch_function__(
-        cls,
-        func: Callable[..., Any],
-        types: tuple[type, ...],
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        implementation = TORCH_FUNCTIONS.get(func)
-        if implementation is None:
-            return NotImplemented
-        return implementation(*args, **(kwargs or {}))
 
 
 def _rebuild(

@@ -120,7 +120,7 @@ def build_class(cls: type[TensorClass], *, frozen: bool | None, kw_only: bool | 
     if "__dataclass_fields__" not in cls.__dict__:
         _prepare_fields(cls)
         dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
-    fields = [f for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    fields = list(dataclasses.fields(cls))  # type: ignore[arg-type]
     _refuse_reserved_names(cls, fields)
     info = ClassInfo(cls, fields, frozen, kw_only)
     type.__setattr__(cls, "__tclass_info__", info)

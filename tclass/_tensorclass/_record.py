@@ -24,7 +24,6 @@ from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike
-from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._nontensor import _NonTensorNode
 from tclass._repr import compact_repr
 from tclass._td import TensorDict
@@ -391,19 +390,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self._tensordict))
-
-    @classmethod
-    def __torch_function__(
-        cls,
-        func: Callable[..., Any],
-        types: tuple[type, ...],
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        implementation = TORCH_FUNCTIONS.get(func)
-        if implementation is None:
-            return NotImplemented
-        return implementation(*args, **(kwargs or {}))
 
     def state_dict(
         self, destination: dict[str, Any] | None = None, prefix: str = "", keep_vars: bool = False

@@ -79,10 +79,7 @@ def load_record_state_dict(
         for key, tensor in state_dict.items():
             target = expected.get(key)
             if not isinstance(target, torch.Tensor):
-                if target is None and not strict:
-                    continue
-                values.setdefault(key, tensor)
-                continue
+                continue  # only possible with strict=False: a key this record lacks
             path = tuple(key.split("."))
             if assign:
                 record.set(path, tensor)
