@@ -116,6 +116,33 @@ class TensorCollection:
         """Sets the batch size to ``new``, already checked with ``_check_batch_size``."""
         raise NotImplementedError
 
+    def _key_names(self) -> list[str]:
+        """The direct keys, in order, without reading the values (a lazy stack would
+        have to stack them)."""
+        return [key for key, _ in self._items()]
+
+    def _child(self, key: str) -> TensorCollection | None:
+        """The nested collection at ``key`` (Python-value nodes included, as
+        :func:`_walk` treats them), or ``None`` if the entry is a tensor."""
+        value = self._entry(key)
+        return value if isinstance(value, TensorCollection) else None
+
+    def _repr_items(self) -> Iterator[tuple[str, Any]]:
+        """What the repr shows per key (a lazy stack shows stand-ins, not stacked copies)."""
+        return self._items()
+
+    def _repr_extra(self) -> str:
+        """Text the repr adds after the batch size (a lazy stack's ``stack_dim``)."""
+        return ""
+
+    @classmethod
+    def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
+        """A lazy stack of ``members`` (collections of this class, checked by the
+        caller); tensorclasses override it to wrap the stack in their class."""
+        from tclass._lazy import LazyStackedTensorDict  # the lazy stack builds on this module
+
+        return LazyStackedTensorDict._from_members(members, dim, batch_size)
+
     def _absent_fields(self) -> Sequence[str]:
         """Declared fields that hold nothing (``None``), for the repr to list last."""
         return ()
@@ -272,6 +299,25 @@ def _walk(
             yield path, value
 
 
+def _walk_keys(
+    collection: TensorCollection,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+) -> Iterator[tuple[str, ...]]:
+    """The key paths :func:`_walk` visits, found without reading any leaf."""
+    for key in collection._key_names():
+        path = prefix + (key,)
+        child = collection._child(key)
+        if child is None:
+            yield path
+            continue
+        if not leaves_only:
+            yield path
+        if include_nested:
+            yield from _walk_keys(child, path, include_nested, leaves_only)
+
+
 def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
     if type(key) is str:
         try:
@@ -304,10 +350,9 @@ class KeysView:
 
     def __iter__(self) -> Iterator[str | tuple[str, ...]]:
         if not (self._include_nested or self._leaves_only):
-            for key, _ in self._collection._items():
-                yield key
+            yield from self._collection._key_names()
             return
-        for path, _ in _walk(self._collection, (), self._include_nested, self._leaves_only):
+        for path in _walk_keys(self._collection, (), self._include_nested, self._leaves_only):
             yield path[0] if len(path) == 1 else path
 
     def __len__(self) -> int:

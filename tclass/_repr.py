@@ -9,7 +9,7 @@ own line would be too long.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tclass._base import Value
     from tclass._collection import TensorCollection
 
-__all__ = ["compact_repr", "dtype_code"]
+__all__ = ["LeafSummary", "compact_repr", "dtype_code"]
 
 _WIDTH = 80
 _INDENT = "    "
@@ -63,9 +63,29 @@ def _dims(shape: tuple[int, ...]) -> str:
     return "[" + ",".join(str(size) for size in shape) + "]"
 
 
+class LeafSummary:
+    """A stand-in for a tensor a lazy stack would have to build to show it: its dtype
+    (``None`` if members differ), full shape with -1 where members differ (``None`` if
+    they differ in dims) and device."""
+
+    __slots__ = ("device", "dtype", "shape")
+
+    def __init__(
+        self, dtype: torch.dtype | None, shape: tuple[int, ...] | None, device: torch.device | None
+    ) -> None:
+        self.dtype = dtype
+        self.shape = shape
+        self.device = device
+
+    def text(self, parent_dims: int) -> str:
+        code = "?" if self.dtype is None else dtype_code(self.dtype)
+        return code + ("[?]" if self.shape is None else _dims(self.shape[parent_dims:]))
+
+
 def compact_repr(collection: TensorCollection) -> str:
     """The whole repr: one line if it fits in 80 columns, else one field per line."""
     head = f"{type(collection).__name__}(batch_size={_dims(collection.batch_size)}"
+    head += collection._repr_extra()
     if collection.device is not None:
         head += f", device={collection.device}"
     head += ", fields={"
@@ -76,13 +96,13 @@ def compact_repr(collection: TensorCollection) -> str:
     return head + "\n" + _field_lines(fields, len(collection.batch_size), _INDENT, "})")
 
 
-def _fields(collection: TensorCollection) -> list[tuple[str, str, Value | None]]:
+def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
     """``(one-line text, key, value)`` per entry, sorted by that text as the peer does."""
     dims = len(collection.batch_size)
     device = collection.device
-    fields: list[tuple[str, str, Value | None]] = [
+    fields: list[tuple[str, str, Any]] = [
         (f"{key}: {_one_line(value, dims, device)}", key, value)
-        for key, value in collection._items()
+        for key, value in collection._repr_items()
     ]
     fields.sort(key=_first)
     # Declared fields holding None come last, as the peer lists them.
@@ -90,7 +110,7 @@ def _fields(collection: TensorCollection) -> list[tuple[str, str, Value | None]]
     return fields
 
 
-def _first(field: tuple[str, str, Value | None]) -> str:
+def _first(field: tuple[str, str, Any]) -> str:
     return field[0]
 
 
@@ -102,7 +122,9 @@ def _prefix(value: TensorCollection, parent_dims: int) -> str:
     return ("" if name == "TensorDict" else name) + (_dims(extra) if extra else "")
 
 
-def _one_line(value: Value, parent_dims: int, parent_device: torch.device | None) -> str:
+def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) -> str:
+    if isinstance(value, LeafSummary):
+        return value.text(parent_dims)
     if isinstance(value, torch.Tensor):
         text = dtype_code(value.dtype) + _dims(tuple(value.shape[parent_dims:]))
         # Without a common device, say where a tensor is unless it is on the CPU.
@@ -118,14 +140,14 @@ def _one_line(value: Value, parent_dims: int, parent_device: torch.device | None
 
 
 def _field_lines(
-    fields: list[tuple[str, str, Value | None]], parent_dims: int, indent: str, closer: str
+    fields: list[tuple[str, str, Any]], parent_dims: int, indent: str, closer: str
 ) -> str:
     """Fields one per line at ``indent``; ``closer`` ends the last one."""
     lines = []
     for position, (text, key, value) in enumerate(fields):
         end = closer if position == len(fields) - 1 else ","
         fits = len(indent) + len(text) + len(end) <= _WIDTH
-        if fits or value is None or isinstance(value, torch.Tensor) or is_non_tensor(value):
+        if fits or value is None or isinstance(value, (torch.Tensor, LeafSummary)) or is_non_tensor(value):
             lines.append(indent + text + end)
             continue
         nested = _fields(value)

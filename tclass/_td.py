@@ -211,6 +211,9 @@ class TensorDict(TensorDictBase):
     def _items(self) -> Iterator[tuple[str, Value]]:
         return iter(self._tensors.items())
 
+    def _key_names(self) -> list[str]:
+        return list(self._tensors)
+
     def _entries(self) -> dict[str, Value]:
         """The live entry dict (read-only by convention), for stack and cat."""
         return self._tensors

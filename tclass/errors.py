@@ -27,6 +27,7 @@ __all__ = [
     "FileConflictError",
     "FileFormatError",
     "FrozenInstanceError",
+    "HeterogeneousEntryError",
     "InvalidKeyError",
     "KeyConflictError",
     "KeyNotFoundError",
@@ -131,6 +132,11 @@ class DimError(TclassError, IndexError):
 
 class StackError(TclassError, ValueError, RuntimeError):
     """Containers given to stack or cat do not have the same keys, classes or shapes."""
+
+
+class HeterogeneousEntryError(StackError):
+    """The members of a lazy stack differ where one dense value is needed: an entry's
+    shapes, an entry present in only some members, or an operation mixing members."""
 
 
 class DeviceError(TclassError, ValueError, RuntimeError):

@@ -28,6 +28,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "ShapeError": (ValueError, RuntimeError),
     "DimError": (IndexError,),
     "StackError": (ValueError, RuntimeError),
+    "HeterogeneousEntryError": (ValueError, RuntimeError),
     "DeviceError": (ValueError, RuntimeError),
     "MissingFileError": (FileNotFoundError,),
     "NotAFileError": (IsADirectoryError,),

@@ -30,6 +30,7 @@ from tclass._base import Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._device import DeviceLike, as_device
 from tclass._nontensor import NonTensorData, NonTensorStack
+from tclass._lazy import LazyStackedTensorDict
 from tclass._td import TensorDict, _refuse_names
 from tclass._tensorclass._fields import FieldRule, resolve_annotations, rule_for
 from tclass.errors import (
@@ -368,7 +369,7 @@ def init_record(
         td.lock_()
 
 
-def _store(info: ClassInfo, td: TensorDict, name: str, value: Any) -> None:
+def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, value: Any) -> None:
     stored = info.rules[name].store(value, td._batch_size, td._device)
     if stored is None:
         td._tensors.pop(name, None)
@@ -376,7 +377,9 @@ def _store(info: ClassInfo, td: TensorDict, name: str, value: Any) -> None:
         td._tensors[name] = stored
 
 
-def store_field(cls: type[TensorClass], td: TensorDict, name: str, value: Any) -> None:
+def store_field(
+    cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict, name: str, value: Any
+) -> None:
     """Stores ``value`` as field ``name`` in ``td`` (checked), ignoring locks."""
     _store(cls.__tclass_info__, td, name, value)
 

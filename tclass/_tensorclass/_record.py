@@ -24,10 +24,11 @@ from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike
+from tclass._lazy import LazyStackedTensorDict
 from tclass._nontensor import _NonTensorNode
 from tclass._repr import compact_repr
 from tclass._td import TensorDict
-from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldError, UnsupportedError
+from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldError
 
 if TYPE_CHECKING:
     from tclass._tensorclass._builder import ClassInfo
@@ -35,6 +36,30 @@ if TYPE_CHECKING:
 __all__ = ["TensorClass"]
 
 _new_instance = object.__new__
+
+
+def _delegated(name: str) -> Callable[..., Any]:
+    """A record method that calls ``name`` on the record's storage and rewraps the result
+    (the storage itself becomes the record, new storages new records of its class)."""
+
+    def method(self: TensorClass, *args: Any, **kwargs: Any) -> Any:
+        return _rewrap(self, getattr(self._tensordict, name)(*args, **kwargs))
+
+    method.__name__ = name
+    method.__qualname__ = f"TensorClass.{name}"
+    method.__doc__ = getattr(TensorDictBase, name).__doc__
+    return method
+
+
+def _rewrap(record: TensorClass, result: Any) -> Any:
+    if result is record._tensordict:
+        return record
+    kind = type(result)
+    if kind is TensorDict or kind is LazyStackedTensorDict:
+        return record._from_tensordict_unchecked(result)
+    if kind is tuple:
+        return tuple(_rewrap(record, item) for item in result)
+    return result  # a bool from all()/any(), or NotImplemented from a comparison
 
 
 class TensorClassMeta(type):
@@ -69,7 +94,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     __slots__ = ("_tensordict", "__weakref__")
 
     __tclass_info__: ClassVar[ClassInfo]
-    _tensordict: TensorDict
+    # The fields live in a TensorDict, or in a lazy stack of the TensorDicts of several
+    # records (tclass.lazy_stack), which answers the same private surface.
+    _tensordict: TensorDict | LazyStackedTensorDict
 
     # C-level accessors for stack and cat, which read them from every member.
     _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = attrgetter("_tensordict._tensors")
@@ -96,15 +123,22 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     # --- building instances without __init__ ---------------------------------------------
 
     @classmethod
-    def _from_tensordict_unchecked(cls, td: TensorDict) -> Self:
+    def _from_tensordict_unchecked(cls, td: TensorDict | LazyStackedTensorDict) -> Self:
         record = _new_instance(cls)
         record._tensordict = td
         if cls.__tclass_info__.frozen:
             td.lock_()
         return record
 
-    def _wrap(self, td: TensorDict) -> Self:
+    def _wrap(self, td: TensorDict | LazyStackedTensorDict) -> Self:
         return self._from_tensordict_unchecked(td)
+
+    @classmethod
+    def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Self:
+        storages = [member._tensordict for member in members]
+        return cls._from_tensordict_unchecked(
+            LazyStackedTensorDict._from_members(storages, dim, batch_size)
+        )
 
     # --- collection primitives -----------------------------------------------------------
 
@@ -135,7 +169,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _items(self) -> Iterator[tuple[str, Value]]:
         return iter(self._tensordict._tensors.items())
 
-    def _entries(self) -> dict[str, Value]:
+    def _entries(self) -> Mapping[str, Value]:
         return self._tensordict._tensors
 
     def _entry(self, key: str) -> Value:
@@ -166,9 +200,18 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _assign_batch_size(self, new: torch.Size) -> None:
         self._tensordict._assign_batch_size(new)
 
+    def _key_names(self) -> list[str]:
+        return self._tensordict._key_names()
+
+    def _repr_items(self) -> Iterator[tuple[str, Any]]:
+        return self._tensordict._repr_items()
+
+    def _repr_extra(self) -> str:
+        return self._tensordict._repr_extra()
+
     def _absent_fields(self) -> Sequence[str]:
-        tensors = self._tensordict._tensors
-        return [name for name in self.__tclass_info__.field_names if name not in tensors]
+        present = set(self._tensordict._key_names())
+        return [name for name in self.__tclass_info__.field_names if name not in present]
 
     # --- entries by key ------------------------------------------------------------------
 
@@ -306,12 +349,44 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         self._tensordict.clear_device_()
         return self
 
+    # --- operations answered by the storage ----------------------------------------------
+    # A lazy stack answers these member by member; a TensorDict as every collection does.
+    # Either way the result is rewrapped in this record's class.
+
+    apply = _delegated("apply")
+    named_apply = _delegated("named_apply")
+    apply_ = _delegated("apply_")
+    _apply_plain = _delegated("_apply_plain")
+    _apply = _delegated("_apply")
+    _apply_in_place = _delegated("_apply_in_place")
+    clone = _delegated("clone")
+    detach = _delegated("detach")
+    contiguous = _delegated("contiguous")
+    zero_ = _delegated("zero_")
+    fill_ = _delegated("fill_")
+    masked_fill = _delegated("masked_fill")
+    masked_fill_ = _delegated("masked_fill_")
+    where = _delegated("where")
+    _compare = _delegated("_compare")
+    all = _delegated("all")
+    any = _delegated("any")
+    unsqueeze = _delegated("unsqueeze")
+    squeeze = _delegated("squeeze")
+    permute = _delegated("permute")
+    transpose = _delegated("transpose")
+    expand = _delegated("expand")
+    reshape = _delegated("reshape")
+    split = _delegated("split")
+    chunk = _delegated("chunk")
+    unbind = _delegated("unbind")
+
     # --- conversions ---------------------------------------------------------------------
 
     def to_tensordict(self) -> TensorDict:
         """A TensorDict copy: nested records become TensorDicts, Python values stay
         ``NonTensorData`` nodes. (``from_tensordict`` wraps without copying.)"""
-        return _as_plain(self._tensordict.clone())
+        td = self._tensordict
+        return _as_plain(td.clone() if isinstance(td, TensorDict) else td.to_tensordict())
 
     @classmethod
     def from_tensordict(cls, td: TensorDictBase) -> Self:
@@ -326,6 +401,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """
         from tclass._tensorclass._builder import record_from_entries
 
+        storage = getattr(td, "_tensordict", td)
+        if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
+            members = [cls.from_tensordict(member) for member in storage.tensordicts]
+            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         return record_from_entries(cls, td._entries(), td.batch_size, td.device)
 
     def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
@@ -417,29 +496,28 @@ def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:
 
 
 def _as_plain(td: TensorDict) -> TensorDict:
-    """``td`` with nested records replaced by their TensorDicts, recursively (in place)."""
+    """``td`` with nested records replaced by their TensorDicts and lazy stacks by dense
+    copies, recursively (in place)."""
     for key, value in td._tensors.items():
-        if isinstance(value, TensorClass):
-            td._tensors[key] = _as_plain(value._tensordict)
-        elif isinstance(value, TensorDict):
-            _as_plain(value)
+        storage = value._tensordict if isinstance(value, TensorClass) else value
+        if isinstance(storage, LazyStackedTensorDict):
+            td._tensors[key] = _as_plain(storage.to_tensordict())
+        elif isinstance(storage, TensorDict):
+            td._tensors[key] = _as_plain(storage)
     return td
 
 
-def _plain_dict(td: TensorDict, convert_tensors: bool) -> dict[str, Any]:
+def _plain_dict(td: TensorDictBase, convert_tensors: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, value in td._tensors.items():
+    for key, value in td._items():
         if isinstance(value, _NonTensorNode):
             out[key] = value.data
         elif isinstance(value, TensorClass):
             out[key] = value.to_dict(convert_tensors=convert_tensors)
-        elif isinstance(value, TensorDict):
+        elif isinstance(value, TensorDictBase):
             out[key] = _plain_dict(value, convert_tensors)
-        elif isinstance(value, torch.Tensor):
-            out[key] = value.tolist() if convert_tensors else value
         else:
-            msg = f"to_dict: cannot convert the entry {key!r} of type {type(value).__name__}"
-            raise UnsupportedError(msg)
+            out[key] = value.tolist() if convert_tensors else value
     return out
 
 

@@ -1,0 +1,179 @@
+"""Indexing a lazy stack, and writing into it at an index.
+
+Basic indices (ints, slices, ``None``, ``...``) are split in two: the item at the stack
+dim picks members, the rest indexes each picked member, so results share the members'
+storage as a dense collection's views do.
+
+Any other index (tensors, masks, lists) is worked out on two stand-ins shaped like the
+batch: the member number of every element and its position inside its member. torch
+indexes the stand-ins, which says for every element of the result which member it comes
+from and where; the result is then built from the members (a member itself where it is
+taken whole, member pieces otherwise, lazily stacked along the dim where the member
+changes). Writes use the same stand-ins to route each part of the value to its member.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from tclass import _batch
+from tclass._collection import TensorCollection
+from tclass._lazy_parts import insert_dim, remove_dim
+
+if TYPE_CHECKING:
+    from tclass._lazy import LazyStackedTensorDict
+
+__all__ = ["index_lazy", "write_lazy"]
+
+
+def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
+    items = index if type(index) is tuple else (index,)
+    items = tuple(
+        torch.as_tensor(item) if isinstance(item, (list, np.ndarray)) else item for item in items
+    )
+    return _batch.normalize_index(items, len(stack._batch_size))
+
+
+def _is_basic(item: object) -> bool:
+    return item is None or type(item) is int or type(item) is slice
+
+
+def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
+    """``stack[index]`` for any index other than a key, an int or a slice."""
+    if index is Ellipsis:
+        return stack._restacked(list(stack._members))
+    items = _items(stack, index)
+    if all(map(_is_basic, items)):
+        return _index_basic(stack, items)
+    ids, positions = _probe(stack, items)
+    return _gather(stack, ids, positions)
+
+
+def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    d = stack._stack_dim
+    consumed = 0
+    dims_before = 0  # result dims that come before the stack dim
+    member_items: list[Any] = []
+    stack_item: Any = slice(None)
+    for item in items:
+        if item is None:
+            member_items.append(None)
+            dims_before += consumed <= d
+            continue
+        if consumed == d:
+            stack_item = item
+        else:
+            member_items.append(item)
+            dims_before += consumed < d and type(item) is slice
+        consumed += 1
+    if consumed <= d:  # dims left unaddressed are kept, the stack dim among them
+        dims_before += d - consumed
+    member_index = tuple(member_items)
+    if type(stack_item) is int:
+        member = stack._members[_checked(stack, stack_item)]
+        return member[member_index] if member_index else member
+    if stack_item.step is not None and stack_item.step <= 0:
+        msg = f"slice step must be positive, got {stack_item.step}"
+        raise ValueError(msg)
+    picked = stack._members[stack_item]
+    results = [member[member_index] for member in picked] if member_index else picked
+    if results:
+        size = insert_dim(results[0].batch_size, dims_before, len(results))
+    else:
+        size = _batch.indexed_shape(stack._batch_size, items)
+    return stack._from_members(results, dims_before, size)
+
+
+def _checked(stack: LazyStackedTensorDict, number: int) -> int:
+    count = len(stack._members)
+    if not -count <= number < count:
+        msg = f"index {number} is out of range for a lazy stack of {count} members"
+        raise IndexError(msg)
+    return number
+
+
+def _probe(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """For every element ``items`` selects: its member number and its flat position in
+    that member."""
+    batch = stack._batch_size
+    d = stack._stack_dim
+    count = len(stack._members)
+    member_batch = remove_dim(batch, d)
+    shape = [1] * len(batch)
+    shape[d] = count
+    ids = torch.arange(count).reshape(shape).expand(batch)
+    flat = torch.arange(math.prod(member_batch)).reshape(member_batch)
+    positions = flat.unsqueeze(d).expand(batch)
+    return ids[items], positions[items]
+
+
+def _gather(stack: LazyStackedTensorDict, ids: torch.Tensor, positions: torch.Tensor) -> Any:
+    """The result whose element at every index comes from member ``ids[index]`` at
+    ``positions[index]``."""
+    if ids.numel() == 0:
+        empty_dim = list(ids.shape).index(0) if 0 in ids.shape else 0
+        return stack._from_members([], empty_dim, ids.shape)
+    first = ids.reshape(-1)[0]
+    if bool((ids == first).all()):
+        return _member_part(stack._members[int(first)], positions)
+    varying = next(
+        dim for dim in range(ids.ndim) if not bool((ids == ids.narrow(dim, 0, 1)).all())
+    )
+    parts = [
+        _gather(stack, ids.select(varying, j), positions.select(varying, j))
+        for j in range(ids.shape[varying])
+    ]
+    size = insert_dim(parts[0].batch_size, varying, len(parts))
+    return type(parts[0])._stack_lazily(parts, varying, size)
+
+
+def _member_part(member: Any, positions: torch.Tensor) -> Any:
+    """The elements of ``member`` at flat ``positions``, shaped like ``positions``."""
+    member_batch = member.batch_size
+    shape = positions.shape
+    if not member_batch:
+        return member.expand(shape) if shape else member
+    if shape == member_batch and torch.equal(positions.reshape(-1), torch.arange(positions.numel())):
+        return member  # taken whole: the member itself, not a copy
+    return member[torch.unravel_index(positions, member_batch)]
+
+
+def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
+    """``stack[index] = value``: each part of ``value`` written into its member."""
+    if type(index) is int and stack._stack_dim == 0:
+        _write_whole(stack._index_int(index), value)
+        return
+    items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
+    ids, positions = _probe(stack, items)
+    selected = ids.shape
+    for number in sorted(set(ids.reshape(-1).tolist())):
+        mask = ids == number
+        member = stack._members[number]
+        part = _part_of(value, mask, selected)
+        if not member.batch_size:
+            # Every element of a member without batch dims is the member; the last wins.
+            _write_whole(member, part[-1] if _covers(value, selected) else part)
+            continue
+        member[torch.unravel_index(positions[mask], member.batch_size)] = part
+
+
+def _covers(value: Any, selected: torch.Size) -> bool:
+    """Whether ``value`` has one element per selected element (else it broadcasts)."""
+    n = len(selected)
+    if isinstance(value, TensorCollection):
+        return n > 0 and value.batch_size[:n] == selected
+    if isinstance(value, torch.Tensor):
+        return n > 0 and value.ndim >= n and value.shape[:n] == selected
+    return False
+
+
+def _part_of(value: Any, mask: torch.Tensor, selected: torch.Size) -> Any:
+    return value[mask] if _covers(value, selected) else value
+
+
+def _write_whole(member: Any, value: Any) -> None:
+    member[...] = value
