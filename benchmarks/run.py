@@ -23,6 +23,7 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine_cases  # noqa: E402
+import stacking_cases  # noqa: E402
 import tensorclass_cases  # noqa: E402
 from engine_cases import Case  # noqa: E402
 
@@ -33,6 +34,7 @@ BASELINE_TARGET = 2.0  # tensor-bound cases within 2x of the hand-written loop
 GROUPS: list[tuple[str, Callable[[], list[Any]], Callable[[ModuleType | None], dict[str, Any]]]] = [
     ("engine", engine_cases.engine_cases, engine_cases.namespace),
     ("tensorclass", tensorclass_cases.tensorclass_cases, tensorclass_cases.namespace),
+    ("stacking", stacking_cases.stacking_cases, stacking_cases.namespace),
 ]
 
 

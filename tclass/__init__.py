@@ -8,11 +8,17 @@ One import gives the public surface::
 
 from tclass import errors as errors
 from tclass import _pytree as _pytree
+from tclass._lazy import LazyStackedTensorDict as LazyStackedTensorDict
+from tclass._lazy import dense_stack_tds as dense_stack_tds
+from tclass._lazy import lazy_stack as lazy_stack
+from tclass._lazy import maybe_dense_stack as maybe_dense_stack
 from tclass._memmap import MemoryMappedTensor as MemoryMappedTensor
 from tclass._nontensor import NonTensorData as NonTensorData
 from tclass._nontensor import NonTensorStack as NonTensorStack
 from tclass._ops import cat as cat
 from tclass._ops import stack as stack
+from tclass._pad import pad as pad
+from tclass._pad import pad_sequence as pad_sequence
 from tclass._td import TensorDict as TensorDict
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
@@ -20,6 +26,7 @@ from tclass._tensorclass import tensorclass as tensorclass
 from tclass.errors import TclassError as TclassError
 
 __all__ = [
+    "LazyStackedTensorDict",
     "MemoryMappedTensor",
     "NonTensorData",
     "NonTensorStack",
@@ -27,8 +34,13 @@ __all__ = [
     "TensorClass",
     "TensorDict",
     "cat",
+    "dense_stack_tds",
     "errors",
     "is_tensorclass",
+    "lazy_stack",
+    "maybe_dense_stack",
+    "pad",
+    "pad_sequence",
     "stack",
     "tensorclass",
 ]

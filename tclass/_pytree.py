@@ -17,6 +17,7 @@ import torch.utils._pytree as pytree
 
 from tclass._base import Value
 from tclass._collection import TensorCollection
+from tclass._lazy import LazyStackedTensorDict
 from tclass._nontensor import _NonTensorNode, same_value
 from tclass._td import TensorDict
 
@@ -97,3 +98,30 @@ def register_collection(cls: type, wrap: Callable[[TensorDict], Any] | None = No
 
 
 register_collection(TensorDict)
+
+
+# A lazy stack is a node whose children are its members, so tree utilities map over
+# each member's tensors without ever stacking them.
+LazyContext = tuple[int, torch.Size]
+
+
+def _flatten_lazy(stack: LazyStackedTensorDict) -> tuple[list[Any], LazyContext]:
+    return stack.tensordicts, (stack.stack_dim, stack.batch_size)
+
+
+def _unflatten_lazy(children: Iterable[Any], context: LazyContext) -> LazyStackedTensorDict:
+    return LazyStackedTensorDict._from_members(list(children), *context)
+
+
+def _flatten_lazy_with_keys(stack: LazyStackedTensorDict) -> tuple[list[tuple[Any, Any]], LazyContext]:
+    members, context = _flatten_lazy(stack)
+    return [(pytree.SequenceKey(i), member) for i, member in enumerate(members)], context
+
+
+pytree.register_pytree_node(
+    LazyStackedTensorDict,
+    _flatten_lazy,
+    _unflatten_lazy,
+    serialized_type_name="tclass.LazyStackedTensorDict",
+    flatten_with_keys_fn=_flatten_lazy_with_keys,
+)

@@ -19,6 +19,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import engine_cases  # noqa: E402
+import stacking_cases  # noqa: E402
 import tensorclass_cases  # noqa: E402
 
 import tclass  # noqa: E402
@@ -27,6 +28,7 @@ Namespace = Callable[[Any], dict[str, Any]]
 CASES: list[tuple[Any, Namespace]] = [
     *((case, engine_cases.namespace) for case in engine_cases.engine_cases()),
     *((case, tensorclass_cases.namespace) for case in tensorclass_cases.tensorclass_cases()),
+    *((case, stacking_cases.namespace) for case in stacking_cases.stacking_cases()),
 ]
 IDS = [case.name for case, _ in CASES]
 
@@ -55,6 +57,11 @@ def _assert_same(mine: Any, reference: Any, *, ours: bool = True) -> None:
     """
     if isinstance(reference, bool):
         assert type(mine) is bool and mine == reference
+        return
+    if isinstance(reference, list):  # a lazy stack, by hand the list of its members
+        assert len(mine) == len(reference)
+        for position, member in enumerate(reference):
+            _assert_same(mine[position], member, ours=ours)
         return
     if isinstance(reference, torch.Tensor):
         assert type(mine) is type(reference) and torch.equal(mine, reference)
