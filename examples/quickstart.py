@@ -68,6 +68,13 @@ def show_batch_ops() -> None:
     print("   stack of 5 steps  ->", trajectory.batch_size, "(torch.stack works too)")
     mixed = tclass.stack([batch[0], batch[1].replace(env="breakout")])
     print("   different envs    ->", mixed.env, "(one value per element)")
+    episodes = [make_batch(length, step) for step, length in enumerate((3, 5, 4))]
+    padded, masks = tclass.pad_sequence(episodes, return_mask=True)
+    print("   pad_sequence      ->", padded.batch_size, "valid steps", masks["reward"].sum(1).tolist())
+    small = batch[:4].replace(obs=torch.zeros(4, 3, 42, 42, dtype=torch.uint8))
+    agents = tclass.lazy_stack([batch[:4], small])  # obs shapes differ: kept apart, not copied
+    print("   lazy_stack        ->", type(agents).__name__, agents.batch_size,
+          f"agents[1].obs {tuple(agents[1].obs.shape)}, rewards stack to {tuple(agents.reward.shape)}")
 
 
 def preallocate(folder: Path, capacity: int) -> Transition:

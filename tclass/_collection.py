@@ -121,6 +121,10 @@ class TensorCollection:
         have to stack them)."""
         return [key for key, _ in self._items()]
 
+    def _has_entry(self, key: str) -> bool:
+        """Whether ``key`` is a direct key (for a lazy stack: of every member)."""
+        return key in self._key_names()
+
     def _child(self, key: str) -> TensorCollection | None:
         """The nested collection at ``key`` (Python-value nodes included, as
         :func:`_walk` treats them), or ``None`` if the entry is a tensor."""
@@ -276,7 +280,7 @@ class TensorCollection:
         return not any(True for _ in self.values(include_nested=True, leaves_only=True))
 
     def _missing_key(self, key: object) -> KeyNotFoundError:
-        keys = [k for k, _ in self._items()]
+        keys = self._key_names()
         return KeyNotFoundError(
             f"key {key!r} not found in {type(self).__name__} with keys {keys}"
         )
@@ -319,21 +323,15 @@ def _walk_keys(
 
 
 def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
+    """Whether ``key`` names an entry, found without reading any leaf."""
     if type(key) is str:
-        try:
-            collection._entry(key)
-        except KeyNotFoundError:
+        return collection._has_entry(key)
+    node: TensorCollection | None = collection
+    for part in key[:-1]:
+        if node is None or not node._has_entry(part):
             return False
-        return True
-    node: Value | TensorCollection = collection
-    for part in key:
-        if not isinstance(node, TensorCollection):
-            return False
-        try:
-            node = node._entry(part)
-        except KeyNotFoundError:
-            return False
-    return True
+        node = node._child(part)
+    return node is not None and node._has_entry(key[-1])
 
 
 class KeysView:

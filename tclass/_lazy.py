@@ -60,6 +60,7 @@ __all__ = ["LazyStackedTensorDict", "dense_stack_tds", "lazy_stack", "maybe_dens
 C = TypeVar("C", bound=TensorDictBase)
 
 _MISSING: Any = object()
+_NO_DEFAULT: Any = object()
 _new_instance = object.__new__
 _LOCKED_MSG = (
     "cannot {action} a locked LazyStackedTensorDict. Unlock it first (lazy.unlock_()), or "
@@ -171,6 +172,10 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def _key_names(self) -> list[str]:
         return common_keys(self._members)
+
+    def _has_entry(self, key: str) -> bool:
+        members = self._members
+        return bool(members) and all(member._has_entry(key) for member in members)
 
     def _items(self) -> Iterator[tuple[str, Value]]:
         for key in common_keys(self._members):
@@ -285,7 +290,7 @@ class LazyStackedTensorDict(LazyStackOps):
     def get(
         self,
         key: Any,
-        default: Any = _MISSING,
+        default: Any = _NO_DEFAULT,
         *,
         as_list: bool = False,
         as_padded_tensor: bool = False,
@@ -299,8 +304,9 @@ class LazyStackedTensorDict(LazyStackOps):
         When the members' tensors have different shapes there is no dense value; ask for
         ``as_list=True`` (the members' tensors), ``as_padded_tensor=True`` (padded to the
         largest shape with ``padding_value``, on ``padding_side``) or
-        ``as_nested_tensor=True`` (a ``torch.nested`` tensor, ``layout`` strided by
-        default or ``torch.jagged``; needs ``stack_dim == 0``).
+        ``as_nested_tensor=True`` (a ``torch.nested`` tensor, needs ``stack_dim == 0``;
+        by default ``torch.jagged`` when the members differ in their first dim only,
+        else ``torch.strided``, or the ``layout`` given).
 
         Raises:
             HeterogeneousEntryError: if the shapes differ and no alternative was asked
@@ -311,9 +317,7 @@ class LazyStackedTensorDict(LazyStackOps):
             parts = [_walk_path(member, path) for member in self._members]
         except KeyNotFoundError:
             if all(_lacks(member, path) for member in self._members):
-                if default is _MISSING:
-                    return None
-                return default
+                return None if default is _NO_DEFAULT else default
             self._parts_along(path)  # raises, naming the members that lack it
             raise
         if as_list:
@@ -346,7 +350,12 @@ class LazyStackedTensorDict(LazyStackOps):
         if not all(isinstance(part, torch.Tensor) for part in parts):
             msg = f"get({key!r}, as_nested_tensor=True): the entry is not a tensor in every member"
             raise HeterogeneousEntryError(msg)
-        return torch.nested.nested_tensor(parts, layout=layout or torch.strided)
+        if layout is not None:
+            return torch.nested.nested_tensor(parts, layout=layout)
+        try:  # jagged (torch's recommended layout) holds one ragged dim, the first
+            return torch.nested.nested_tensor(parts, layout=torch.jagged)
+        except (RuntimeError, ValueError):
+            return torch.nested.nested_tensor(parts, layout=torch.strided)
 
     def __getitem__(self, index: Any) -> Any:
         """``lazy["key"]`` reads a stacked entry; an int, slice, tensor, mask, ``...``,
@@ -381,6 +390,10 @@ class LazyStackedTensorDict(LazyStackOps):
             raise ValueError(msg)
         if self._stack_dim == 0:
             members = self._members[index]
+            if not members:
+                from tclass._lazy_index import empty_selection
+
+                return cast(Self, empty_selection(self, (index,)))
             size = insert_dim(self._batch_size[1:], 0, len(members))
             return self._from_members(members, 0, size)
         size = _batch.indexed_shape(self._batch_size, index)

@@ -15,6 +15,7 @@ changes). Writes use the same stand-ins to route each part of the value to its m
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from tclass._lazy_parts import insert_dim, remove_dim
 if TYPE_CHECKING:
     from tclass._lazy import LazyStackedTensorDict
 
-__all__ = ["index_lazy", "write_lazy"]
+__all__ = ["empty_selection", "index_lazy", "write_lazy"]
 
 
 def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
@@ -36,6 +37,9 @@ def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
         torch.as_tensor(item) if isinstance(item, (list, np.ndarray)) else item for item in items
     )
     return _batch.normalize_index(items, len(stack._batch_size))
+
+
+_ALL = slice(None)
 
 
 def _is_basic(item: object) -> bool:
@@ -50,7 +54,32 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     if all(map(_is_basic, items)):
         return _index_basic(stack, items)
     ids, positions = _probe(stack, items)
-    return _gather(stack, ids, positions)
+    if ids.numel() == 0:
+        return empty_selection(stack, items)
+    return _gather(stack, ids, positions, stack_item_is_tensor(stack, items))
+
+
+def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """What an index selecting no element gives: an empty dense collection shaped by
+    member 0 (there is no member left to keep lazily, and readers still find the keys
+    and feature shapes)."""
+    d = stack._stack_dim
+    template = stack._members[0].unsqueeze(d).expand(stack._batch_size)
+    return template[items]
+
+
+def stack_item_is_tensor(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> bool:
+    """Whether the index picks members with a tensor (so a dim of the result runs over
+    members even where it picks one member, or one member repeatedly)."""
+    consumed = 0
+    for item in items:
+        if item is None:
+            continue
+        width = _batch.index_dims_consumed(item)
+        if consumed <= stack._stack_dim < consumed + max(width, 1):
+            return isinstance(item, torch.Tensor)
+        consumed += width
+    return False
 
 
 def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
@@ -72,7 +101,10 @@ def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
         consumed += 1
     if consumed <= d:  # dims left unaddressed are kept, the stack dim among them
         dims_before += d - consumed
-    member_index = tuple(member_items)
+    # Members indexed by full slices only are taken as they are, not as new views.
+    member_index = () if all(item == _ALL for item in member_items) else tuple(member_items)
+    if type(stack_item) is slice and not stack._members[stack_item]:
+        return empty_selection(stack, items)
     if type(stack_item) is int:
         member = stack._members[_checked(stack, stack_item)]
         return member[member_index] if member_index else member
@@ -111,24 +143,34 @@ def _probe(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[torch.
     return ids[items], positions[items]
 
 
-def _gather(stack: LazyStackedTensorDict, ids: torch.Tensor, positions: torch.Tensor) -> Any:
+def _gather(
+    stack: LazyStackedTensorDict, ids: torch.Tensor, positions: torch.Tensor, over_members: bool
+) -> Any:
     """The result whose element at every index comes from member ``ids[index]`` at
-    ``positions[index]``."""
-    if ids.numel() == 0:
-        empty_dim = list(ids.shape).index(0) if 0 in ids.shape else 0
-        return stack._from_members([], empty_dim, ids.shape)
+    ``positions[index]``. It is a lazy stack along the first dim where the member
+    changes; with ``over_members`` (members picked by a tensor), also along a dim where
+    the position in the member does not change, which runs over (repeated) members."""
     first = ids.reshape(-1)[0]
-    if bool((ids == first).all()):
+    along = _first_dim(ids, varies=True)
+    if along is None and over_members:
+        along = _first_dim(positions, varies=False)
+    if along is None:
         return _member_part(stack._members[int(first)], positions)
-    varying = next(
-        dim for dim in range(ids.ndim) if not bool((ids == ids.narrow(dim, 0, 1)).all())
-    )
     parts = [
-        _gather(stack, ids.select(varying, j), positions.select(varying, j))
-        for j in range(ids.shape[varying])
+        _gather(stack, ids.select(along, j), positions.select(along, j), over_members)
+        for j in range(ids.shape[along])
     ]
-    size = insert_dim(parts[0].batch_size, varying, len(parts))
-    return type(parts[0])._stack_lazily(parts, varying, size)
+    size = insert_dim(parts[0].batch_size, along, len(parts))
+    return type(parts[0])._stack_lazily(parts, along, size)
+
+
+def _first_dim(values: torch.Tensor, *, varies: bool) -> int | None:
+    """The first dim along which ``values`` changes (``varies``) or stays the same."""
+    for dim in range(values.ndim):
+        constant = bool((values == values.narrow(dim, 0, 1)).all())
+        if constant != varies:
+            return dim
+    return None
 
 
 def _member_part(member: Any, positions: torch.Tensor) -> Any:
@@ -153,26 +195,29 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     for number in sorted(set(ids.reshape(-1).tolist())):
         mask = ids == number
         member = stack._members[number]
-        part = _part_of(value, mask, selected)
         if not member.batch_size:
             # Every element of a member without batch dims is the member; the last wins.
-            _write_whole(member, part[-1] if _covers(value, selected) else part)
+            last = tuple(mask.nonzero()[-1].tolist())
+            _write_whole(member, _part_of(value, last, selected))
             continue
-        member[torch.unravel_index(positions[mask], member.batch_size)] = part
+        where = torch.unravel_index(positions[mask], member.batch_size)
+        member[where] = _part_of(value, mask, selected)
 
 
-def _covers(value: Any, selected: torch.Size) -> bool:
-    """Whether ``value`` has one element per selected element (else it broadcasts)."""
+def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
+    """The part of ``value`` for the selected elements at ``index`` (a mask or a tuple of
+    ints over ``selected``): values with one element per selected element are indexed,
+    mappings entry by entry, anything else broadcasts as it is."""
     n = len(selected)
-    if isinstance(value, TensorCollection):
-        return n > 0 and value.batch_size[:n] == selected
-    if isinstance(value, torch.Tensor):
-        return n > 0 and value.ndim >= n and value.shape[:n] == selected
-    return False
-
-
-def _part_of(value: Any, mask: torch.Tensor, selected: torch.Size) -> Any:
-    return value[mask] if _covers(value, selected) else value
+    if isinstance(value, Mapping):
+        return {key: _part_of(sub, index, selected) for key, sub in value.items()}
+    if n == 0:
+        return value
+    if isinstance(value, TensorCollection) and value.batch_size[:n] == selected:
+        return value[index]
+    if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
+        return value[index]
+    return value
 
 
 def _write_whole(member: Any, value: Any) -> None:

@@ -19,7 +19,7 @@ from tclass import _batch
 from tclass._base import TensorDictBase
 from tclass._batch import format_shape
 from tclass._collection import TensorCollection
-from tclass._lazy_parts import insert_dim, remove_dim, split_tensor
+from tclass._lazy_parts import remove_dim, split_tensor
 from tclass.errors import ShapeError
 
 __all__ = ["LazyStackOps"]
@@ -232,10 +232,15 @@ class LazyStackOps(TensorDictBase):
         return self.permute(*order)
 
     def expand(self, *shape: int | Sequence[int]) -> Self:
+        """Expands each member; new leading dims shift the stack dim, and a stack dim of
+        size 1 expands to that member repeated (shared, as expand shares memory)."""
         target = _batch.expand_shape(_batch.shape_args(shape, "expand"), self._batch_size)
         new_d = self._stack_dim + len(target) - len(self._batch_size)
-        member_shape = self._member_batch(target, "expand")
-        return self._restacked([m.expand(member_shape) for m in self._members], new_d)
+        member_shape = remove_dim(target, new_d)
+        members = [m.expand(member_shape) for m in self._members]
+        if target[new_d] != len(members):  # expand_shape allows this from size 1 only
+            members = members * target[new_d]
+        return self._from_members(members, new_d, target)
 
     def reshape(self, *shape: int | Sequence[int]) -> Self:
         target = _batch.view_shape(_batch.shape_args(shape, "reshape"), self._batch_size, "reshape")
@@ -249,12 +254,8 @@ class LazyStackOps(TensorDictBase):
         if dim == d:
             sizes = _batch.split_sizes(split_size, len(self._members))
             starts = [sum(sizes[:i]) for i in range(len(sizes))]
-            return tuple(
-                self._from_members(
-                    self._members[start : start + size], d, insert_dim(remove_dim(self._batch_size, d), d, size)
-                )
-                for start, size in zip(starts, sizes)
-            )
+            before = (slice(None),) * d
+            return tuple(self[before + (slice(start, start + size),)] for start, size in zip(starts, sizes))
         pieces = [m.split(split_size, dim if dim < d else dim - 1) for m in self._members]
         return tuple(self._restacked(list(group)) for group in zip(*pieces))
 

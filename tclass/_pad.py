@@ -31,7 +31,6 @@ from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
 from tclass import _keys
 from tclass._base import TensorDictBase, Value
 from tclass._batch import format_shape
-from tclass._collection import TensorCollection
 from tclass._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, join_non_tensor, same_value
 from tclass._td import TensorDict
 from tclass._tensorclass._record import TensorClass

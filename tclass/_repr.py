@@ -16,7 +16,6 @@ import torch
 from tclass._nontensor import NonTensorData, NonTensorStack, is_non_tensor
 
 if TYPE_CHECKING:
-    from tclass._base import Value
     from tclass._collection import TensorCollection
 
 __all__ = ["LeafSummary", "compact_repr", "dtype_code"]

@@ -214,6 +214,9 @@ class TensorDict(TensorDictBase):
     def _key_names(self) -> list[str]:
         return list(self._tensors)
 
+    def _has_entry(self, key: str) -> bool:
+        return key in self._tensors
+
     def _entries(self) -> dict[str, Value]:
         """The live entry dict (read-only by convention), for stack and cat."""
         return self._tensors

@@ -203,6 +203,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _key_names(self) -> list[str]:
         return self._tensordict._key_names()
 
+    def _has_entry(self, key: str) -> bool:
+        return self._tensordict._has_entry(key)
+
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         return self._tensordict._repr_items()
 
@@ -215,9 +218,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     # --- entries by key ------------------------------------------------------------------
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        """The field ``key`` (or the nested entry at a tuple key), or ``default``."""
-        value = self._tensordict.get(key, default)
+    def get(self, key: Any, default: Any = None, **options: Any) -> Any:
+        """The field ``key`` (or the nested entry at a tuple key), or ``default``.
+
+        A record over a lazy stack takes the lazy stack's ``get`` options for fields
+        whose shapes differ between members (``as_list``, ``as_padded_tensor``, ...).
+        """
+        value = self._tensordict.get(key, default, **options)
         return value.data if isinstance(value, _NonTensorNode) else value
 
     def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
