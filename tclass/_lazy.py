@@ -89,13 +89,23 @@ class LazyStackedTensorDict(LazyStackOps):
         (torch.Size([2, 4]), torch.Size([4, 5]))
     """
 
-    __slots__ = ("_members", "_stack_dim", "_batch_size", "_device", "_locked", "_lock_stack", "__weakref__")
+    __slots__ = (
+        "_members",
+        "_stack_dim",
+        "_batch_size",
+        "_device",
+        "_locked",
+        "_lock_context",
+        "_lock_stack",
+        "__weakref__",
+    )
 
     _members: list[Any]
     _stack_dim: int
     _batch_size: torch.Size
     _device: torch.device | None
     _locked: bool
+    _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
     _lock_stack: list[bool]
 
     def __init__(self, *tensordicts: TensorCollection, stack_dim: int = 0) -> None:
@@ -110,6 +120,7 @@ class LazyStackedTensorDict(LazyStackOps):
         self._batch_size = batch_size
         self._device = common_device(members)
         self._locked = bool(members) and all(member.is_locked for member in members)
+        self._lock_context = None
         self._lock_stack = []
 
     @classmethod
@@ -503,14 +514,15 @@ class LazyStackedTensorDict(LazyStackOps):
     # --- locking and devices -------------------------------------------------------------
 
     def lock_(self) -> Self:
-        """Locks every member and the stack (in-place data writes stay allowed)."""
-        self._lock_stack.append(self._locked)
+        """Locks every member and the stack (in-place data writes stay allowed); also a
+        context manager (``with lazy.lock_(): ...`` restores the state on exit)."""
+        self._lock_context = self._locked
         self._set_lock(True)
         return self
 
     def unlock_(self) -> Self:
         """Unlocks every member and the stack."""
-        self._lock_stack.append(self._locked)
+        self._lock_context = self._locked
         self._set_lock(False)
         return self
 
@@ -520,12 +532,14 @@ class LazyStackedTensorDict(LazyStackOps):
         self._locked = locked
 
     def __enter__(self) -> Self:
+        previous = self._lock_context
+        self._lock_context = None
+        self._lock_stack.append(self._locked if previous is None else previous)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         # Restores the state from before the lock_/unlock_ that opened the block.
-        if self._lock_stack:
-            self._set_lock(self._lock_stack.pop())
+        self._set_lock(self._lock_stack.pop())
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""

@@ -670,6 +670,20 @@ def test_locked_stack_refuses_set_allows_in_place() -> None:
     assert lazy.is_locked and "new" in members[0].keys()
 
 
+def test_lock_context_nests_and_plain_with_keeps_state() -> None:
+    lazy = tclass.lazy_stack(_members())
+    with lazy:  # no lock_/unlock_ before it: the state is kept, not popped from nothing
+        assert not lazy.is_locked
+    assert not lazy.is_locked
+    lazy.lock_()
+    lazy.unlock_()  # calls outside a `with` leave nothing behind
+    with lazy.lock_():
+        with lazy.unlock_():
+            assert not lazy.is_locked
+        assert lazy.is_locked
+    assert not lazy.is_locked
+
+
 # --- dense conversions -----------------------------------------------------------------------
 
 
