@@ -8,6 +8,10 @@ One import gives the public surface::
 
 from tclass import errors as errors
 from tclass import _pytree as _pytree
+from tclass._io._api import load as load
+from tclass._io._api import load_memmap as load_memmap
+from tclass._io._api import memmap as memmap
+from tclass._io._api import save as save
 from tclass._lazy import LazyStackedTensorDict as LazyStackedTensorDict
 from tclass._lazy import dense_stack_tds as dense_stack_tds
 from tclass._lazy import lazy_stack as lazy_stack
@@ -38,9 +42,13 @@ __all__ = [
     "errors",
     "is_tensorclass",
     "lazy_stack",
+    "load",
+    "load_memmap",
     "maybe_dense_stack",
+    "memmap",
     "pad",
     "pad_sequence",
+    "save",
     "stack",
     "tensorclass",
 ]

@@ -14,12 +14,13 @@ import torch
 
 from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._elementwise import ElementwiseOps
+from tclass._io._methods import PersistenceOps
 from tclass._shape_ops import ShapeOps
 
 __all__ = ["TensorDictBase", "Value"]
 
 
-class TensorDictBase(ShapeOps, ElementwiseOps):
+class TensorDictBase(ShapeOps, ElementwiseOps, PersistenceOps):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""
 

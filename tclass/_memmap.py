@@ -486,20 +486,41 @@ def _map_existing(
     hint = "; mode='r' maps it read-only, copy-on-write" if mode == "r+" else ""
     fd = _open_or_raise(path, flags, hint)
     try:
-        size = _check_regular(fd, path)
-        numel = math.prod(shape)
-        if size != numel * dtype.itemsize:
-            msg = (
-                f"{path!r} holds {size} bytes, but dtype {dtype} and shape "
-                f"{list(shape)} need {numel * dtype.itemsize} bytes ({numel} x "
-                f"{dtype.itemsize}); the file was left unchanged. Pass the dtype and "
-                "shape it was written with (a raw file has no header), or rewrite it "
-                "with MemoryMappedTensor.from_tensor(t, filename=..., existsok=True)"
-            )
-            raise FileFormatError(msg)
+        numel = check_file_size(fd, path, dtype, shape)
         return _map_fd(fd, path, numel, dtype, shared=mode == "r+"), mode
     finally:
         os.close(fd)
+
+
+def check_file_size(fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str = "") -> int:
+    """The element count of ``shape``, after checking that the regular file behind ``fd``
+    holds exactly that many elements of ``dtype``; raises FileFormatError otherwise."""
+    size = _check_regular(fd, path)
+    numel = math.prod(shape)
+    if size != numel * dtype.itemsize:
+        msg = (
+            f"{path!r} holds {size} bytes, but dtype {dtype} and shape "
+            f"{list(shape)} need {numel * dtype.itemsize} bytes ({numel} x "
+            f"{dtype.itemsize}); the file was left unchanged. "
+        )
+        raise FileFormatError(msg + (hint or _SIZE_HINT))
+    return numel
+
+
+_SIZE_HINT = (
+    "Pass the dtype and shape it was written with (a raw file has no header), or rewrite "
+    "it with MemoryMappedTensor.from_tensor(t, filename=..., existsok=True)"
+)
+
+
+def map_opened_file(
+    fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], mode: Mode, hint: str = ""
+) -> MemoryMappedTensor:
+    """A MemoryMappedTensor over the file opened as ``fd`` (checked, never modified),
+    reporting ``path`` as its file name. The caller keeps and closes ``fd``."""
+    numel = check_file_size(fd, path, dtype, shape, hint)
+    flat = _map_fd(fd, path, numel, dtype, shared=mode == "r+")
+    return MemoryMappedTensor._wrap_file(flat.view(tuple(shape)), path, mode)
 
 
 def _map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> torch.Tensor:

@@ -19,6 +19,7 @@ __all__ = [
     "BatchMismatchError",
     "BatchSizeError",
     "ClassDefinitionError",
+    "ClassResolutionError",
     "DeviceError",
     "DimError",
     "EntryTypeError",
@@ -33,14 +34,18 @@ __all__ = [
     "KeyNotFoundError",
     "KeyThroughTensorError",
     "LockedError",
+    "MetadataError",
     "MissingFileError",
     "NotAFileError",
+    "NotSerializableError",
+    "PickleRefusedError",
     "ReservedNameError",
     "ShapeError",
     "StackError",
     "TclassError",
     "UnknownFieldError",
     "UnpicklableError",
+    "UnsafePathError",
     "UnsupportedError",
 ]
 
@@ -160,6 +165,31 @@ class FileConflictError(TclassError, FileExistsError, RuntimeError):
 
 class FileFormatError(TclassError, ValueError, RuntimeError):
     """A file disagrees with its metadata (size, dtype, shape); nothing was changed."""
+
+
+class MetadataError(FileFormatError):
+    """A saved folder's ``meta.json`` is malformed or disagrees with the folder: not JSON,
+    wrong types, negative or mismatched sizes, an unknown dtype, a lazy-stack member too
+    many. The message names the file; nothing was changed."""
+
+
+class UnsafePathError(TclassError, ValueError):
+    """A saved folder points outside itself: a symlink, or a key that is a path
+    (``/``, ``..``, absolute). Nothing is followed and nothing was changed."""
+
+
+class ClassResolutionError(TclassError, RuntimeError, LookupError):
+    """A saved node names a class that is not defined in this process (or is defined
+    twice). tclass never imports a module named in a file: import it yourself."""
+
+
+class PickleRefusedError(TclassError, RuntimeError):
+    """Loading would unpickle a value, which can run code; pass ``allow_pickle=True`` if
+    the folder comes from a source you trust."""
+
+
+class NotSerializableError(TclassError, TypeError):
+    """A Python value cannot be saved as JSON (and pickling it was not allowed)."""
 
 
 class UnpicklableError(TclassError, TypeError):

@@ -43,6 +43,8 @@ from tclass.errors import (
     UnknownFieldError,
 )
 
+from tclass._io._classes import register_class
+
 if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
@@ -131,6 +133,7 @@ def build_class(cls: type[TensorClass], *, frozen: bool | None, kw_only: bool | 
     if frozen and "__hash__" not in cls.__dict__:
         type.__setattr__(cls, "__hash__", object.__hash__)  # by identity: see the README
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
+    register_class(cls)  # loadable from a saved folder by its module and qualname
     from tclass._tensorclass._interop import register_pytree
 
     register_pytree(cls)

@@ -1,0 +1,119 @@
+"""The vocabulary of the on-disk format: file names, dtypes, class names, reserved keys.
+
+The format is the peer's (``tensordict``) memory-mapped JSON layout, version 1: one folder
+per node holding a ``meta.json``, raw ``<key>.memmap`` leaves, nested collections as
+sub-folders. Everything here is pure string and table work, shared by the writer, the
+reader and ``python -m tclass info``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = [
+    "CLASS_IDS",
+    "DTYPES",
+    "FORMAT_VERSION",
+    "META",
+    "NODE_FIELDS",
+    "TCLASS_FIELD",
+    "TENSORCLASS_DIR",
+    "class_id",
+    "dtype_name",
+    "escape_key",
+    "file_name",
+    "type_string",
+    "unescape_key",
+]
+
+FORMAT_VERSION = 1
+META = "meta.json"
+TENSORCLASS_DIR = "_tensordict"
+# tclass's own facts about a node (escaped keys, lazy-stack member count). The peer skips
+# a dict entry with neither "type" nor "dtype", so it ignores this one.
+TCLASS_FIELD = "_tclass"
+# Node-level names that share the JSON object with the keys of a TensorDict node. A key
+# with one of these names is stored under an escaped name (see ``escape_key``).
+NODE_FIELDS = frozenset({"shape", "device", "_type", "_format_version", "_class", "_names", TCLASS_FIELD})
+
+# The built-in node kinds, named as the peer names them so that either library reads the
+# other's folders: (the peer's str(type), the peer's class id).
+CLASS_IDS: dict[str, tuple[str, str]] = {
+    "TensorDict": ("<class 'tensordict._td.TensorDict'>", "tensordict:TensorDict"),
+    "LazyStackedTensorDict": (
+        "<class 'tensordict._lazy.LazyStackedTensorDict'>",
+        "tensordict:LazyStackedTensorDict",
+    ),
+    "NonTensorData": ("<class 'tensordict.tensorclass.NonTensorData'>", "tensordict:NonTensorData"),
+    "NonTensorStack": ("<class 'tensordict.tensorclass.NonTensorStack'>", "tensordict:NonTensorStack"),
+}
+
+# Every dtype whose bytes a raw file holds faithfully, by its str(). Quantized dtypes
+# (which need scales) and sub-byte ones (several values per byte) are refused on save.
+_SAVABLE = [
+    "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+    "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128",
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+]  # fmt: skip
+DTYPES: dict[str, torch.dtype] = {
+    str(getattr(torch, name)): getattr(torch, name) for name in _SAVABLE if hasattr(torch, name)
+}
+
+# Percent-encoded characters of a key's file name, as the peer encodes them: what is
+# unsafe in a path on any OS, '%' itself, and control characters.
+_ENCODED = frozenset('/<>:"|?*\\ \x00%') | {chr(code) for code in range(1, 32)} | {"\x7f"}
+
+
+def file_name(key: str) -> str:
+    """The file-system name of ``key`` (without ``.memmap``): never a path, never hidden
+    behind ``.`` or ``..``."""
+    if key == "":
+        return "%"
+    if key in (".", ".."):
+        return "%2E" * len(key)
+    if not _ENCODED.intersection(key):
+        return key
+    return "".join(f"%{ord(char):02X}" if char in _ENCODED else char for char in key)
+
+
+def escape_key(key: str) -> str:
+    """The name under which ``key`` is stored in its node's meta.json.
+
+    A key named like a node field (``shape``, ``device``, ``_type``...) gains a leading
+    ``%``, and so does any key that would read back as an escaped one (``%shape``), so
+    the mapping is one to one. Other keys are stored as they are.
+    """
+    if key.lstrip("%") in NODE_FIELDS:
+        return "%" + key
+    return key
+
+
+def unescape_key(stored: str) -> str:
+    """The key stored as ``stored`` by :func:`escape_key`."""
+    return stored[1:] if stored.lstrip("%") in NODE_FIELDS and stored.startswith("%") else stored
+
+
+def type_string(cls: type) -> str:
+    """The peer's ``_type`` of a class: ``"<class 'module.QualName'>"``."""
+    peer_names = CLASS_IDS.get(_builtin_name(cls))
+    if peer_names is not None:
+        return peer_names[0]
+    return f"<class '{cls.__module__}.{cls.__qualname__}'>"
+
+
+def class_id(cls: type) -> str:
+    """The peer's ``_class`` of a class: ``"module:QualName"``."""
+    peer_names = CLASS_IDS.get(_builtin_name(cls))
+    if peer_names is not None:
+        return peer_names[1]
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _builtin_name(cls: type) -> str:
+    return cls.__name__ if cls.__module__.startswith("tclass.") else ""
+
+
+def dtype_name(dtype: torch.dtype) -> str | None:
+    """``str(dtype)`` if the format can hold it, else None."""
+    name = str(dtype)
+    return name if DTYPES.get(name) is dtype else None

@@ -1,0 +1,227 @@
+"""Walking a collection into a write plan: the folders, leaves and small files to write,
+and how to rebuild the collection over the written files.
+
+Planning touches no file. Each node kind writes what the peer's format says:
+
+* TensorDict: ``meta.json`` with an entry per key, leaves as ``<key>.memmap``, nested
+  collections as sub-folders;
+* tensorclass: ``meta.json`` naming the class, the fields in ``_tensordict/``;
+* lazy stack: ``meta.json`` with ``stack_dim`` and the member count, members in ``0/``, ``1/``...;
+* NonTensorData / NonTensorStack: ``meta.json`` holding the value(s) as JSON (or a pickle
+  file when allowed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from tclass._io._format import (
+    FORMAT_VERSION,
+    META,
+    TCLASS_FIELD,
+    TENSORCLASS_DIR,
+    class_id,
+    dtype_name,
+    escape_key,
+    file_name,
+    type_string,
+)
+from tclass._io._values import dumps_pickle, require_json
+from tclass._lazy import LazyStackedTensorDict
+from tclass._memmap import MemoryMappedTensor
+from tclass._nontensor import NonTensorData, NonTensorStack
+from tclass._td import TensorDict
+from tclass.errors import FileConflictError, UnsupportedError
+
+__all__ = ["Leaf", "Plan", "plan_tree"]
+
+Rebuild = Callable[[list[torch.Tensor]], Any]
+
+
+@dataclass
+class Leaf:
+    """One tensor to put at ``path`` (relative to the folder being written)."""
+
+    path: str
+    tensor: torch.Tensor
+    reuse: bool  # the tensor already maps exactly this file: link it, copy nothing
+
+
+@dataclass
+class Plan:
+    dirs: list[str] = field(default_factory=list)
+    leaves: list[Leaf] = field(default_factory=list)
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+
+
+@dataclass
+class _Options:
+    root: str  # the final folder (absolute), to recognise tensors already saved there
+    copy_existing: bool
+    like: bool
+    allow_pickle: bool
+    anonymous: bool  # no folder: leaves only, no meta.json or value files
+
+
+def plan_tree(
+    node: Any, root: str, *, copy_existing: bool, like: bool, allow_pickle: bool, anonymous: bool = False
+) -> tuple[Plan, Rebuild]:
+    """The plan that saves ``node`` into ``root`` and a function building the saved copy
+    from the written leaves (in plan order)."""
+    plan = Plan()
+    options = _Options(root, copy_existing, like, allow_pickle, anonymous)
+    return plan, _plan_node(node, "", plan, options)
+
+
+def _plan_node(node: Any, rel: str, plan: Plan, options: _Options) -> Rebuild:
+    plan.dirs.append(rel)
+    if hasattr(type(node), "__tclass_info__"):
+        return _plan_record(node, rel, plan, options)
+    if isinstance(node, LazyStackedTensorDict):
+        return _plan_lazy(node, rel, plan, options)
+    if isinstance(node, NonTensorData):
+        return _plan_value(node, rel, plan, options)
+    if isinstance(node, NonTensorStack):
+        return _plan_values(node, rel, plan, options)
+    if type(node) is TensorDict:
+        return _plan_td(node, rel, plan, options)
+    msg = f"cannot save a {type(node).__name__} at {rel or 'the root'}: not a collection tclass writes"
+    raise UnsupportedError(msg)
+
+
+def _plan_td(td: TensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild:
+    meta: dict[str, Any] = {}
+    parts: list[tuple[str, int | Rebuild]] = []
+    escaped = False
+    for key, value in td._items():
+        stored = escape_key(key)
+        escaped = escaped or stored != key
+        name = os.path.join(rel, file_name(stored))
+        if isinstance(value, torch.Tensor):
+            meta[stored] = _leaf_entry(value, name)
+            parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
+        else:
+            meta[stored] = {"type": type(value).__name__}
+            parts.append((key, _plan_node(value, name, plan, options)))
+    meta["shape"] = list(td.batch_size)
+    meta["device"] = "cpu"
+    meta.update(_class_fields(TensorDict))
+    if escaped:
+        meta[TCLASS_FIELD] = {"escaped_keys": True}
+    _add_meta(plan, rel, meta, options)
+    batch_size = td.batch_size
+
+    def rebuild(written: list[torch.Tensor]) -> TensorDict:
+        entries = {key: written[part] if isinstance(part, int) else part(written) for key, part in parts}
+        return TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
+
+    return rebuild
+
+
+def _plan_record(record: Any, rel: str, plan: Plan, options: _Options) -> Rebuild:
+    cls = type(record)
+    _add_meta(plan, rel, {"_type": type_string(cls)}, options)
+    content = _plan_node(record._tensordict, os.path.join(rel, TENSORCLASS_DIR), plan, options)
+    return lambda written: cls._from_tensordict_unchecked(content(written))
+
+
+def _plan_lazy(stack: LazyStackedTensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild:
+    members = stack.tensordicts
+    meta: dict[str, Any] = _class_fields(LazyStackedTensorDict)
+    meta["stack_dim"] = stack.stack_dim
+    meta["stack_dim_name"] = None
+    meta[TCLASS_FIELD] = {"members": len(members)}  # the peer counts folders up to a gap
+    _add_meta(plan, rel, meta, options)
+    parts = [_plan_node(member, os.path.join(rel, str(i)), plan, options) for i, member in enumerate(members)]
+    stack_dim, batch_size = stack.stack_dim, stack.batch_size
+    return lambda written: LazyStackedTensorDict._from_members(
+        [part(written) for part in parts], stack_dim, batch_size
+    )
+
+
+def _plan_value(node: NonTensorData, rel: str, plan: Plan, options: _Options) -> Rebuild:
+    meta: dict[str, Any] = {"_type": type_string(NonTensorData)}
+    where = f"the value at {rel or 'the root'}"
+    if options.anonymous or require_json(node.data, where, options.allow_pickle):
+        meta["data"] = node.data
+    else:
+        plan.files.append((os.path.join(rel, "other.pickle"), dumps_pickle({"data": node.data}, where)))
+    meta["_metadata"] = None
+    meta["_is_non_tensor"] = True
+    _add_meta(plan, rel, meta, options)
+    data, batch_size, device = node.data, node.batch_size, node.device
+    return lambda written: NonTensorData._make(data, batch_size, device)
+
+
+def _plan_values(node: NonTensorStack, rel: str, plan: Plan, options: _Options) -> Rebuild:
+    meta: dict[str, Any] = _class_fields(NonTensorStack)
+    meta["stack_dim"] = 0
+    meta["device"] = None
+    values = node.tolist()
+    where = f"the values at {rel or 'the root'}"
+    if options.anonymous or require_json(values, where, options.allow_pickle):
+        meta["data"] = values
+    else:
+        meta["data"] = "pickle.pkl"
+        plan.files.append((os.path.join(rel, "pickle.pkl"), dumps_pickle(values, where)))
+    meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
+    _add_meta(plan, rel, meta, options, compact=True)
+    array = node._as_array().copy()
+    return lambda written: NonTensorStack._from_array(array, node.device)
+
+
+def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) -> int:
+    target = os.path.join(options.root, rel)
+    source = tensor.filename if isinstance(tensor, MemoryMappedTensor) else None
+    reuse = source == target and not options.like and _maps_whole_file(tensor)
+    inside = source is not None and source.startswith(options.root + os.sep)
+    if source is not None and not (inside or options.copy_existing or options.like):
+        msg = (
+            f"the tensor for {rel!r} is already saved in {source!r}; pass "
+            f"copy_existing=True to copy it into {options.root!r}"
+        )
+        raise FileConflictError(msg)
+    plan.leaves.append(Leaf(rel, tensor, reuse))
+    return len(plan.leaves) - 1
+
+
+def _maps_whole_file(tensor: torch.Tensor) -> bool:
+    storage = tensor.untyped_storage()
+    return (
+        tensor.storage_offset() == 0
+        and tensor.is_contiguous()
+        and storage.nbytes() == tensor.numel() * tensor.element_size()
+    )
+
+
+def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
+    name = dtype_name(tensor.dtype)
+    if name is None:
+        msg = (
+            f"cannot save {where!r}: dtype {tensor.dtype} has no faithful raw-file form "
+            "(quantized and sub-byte dtypes are refused); convert it, e.g. .to(torch.uint8)"
+        )
+        raise UnsupportedError(msg)
+    if tensor.is_nested or tensor.layout is not torch.strided:
+        msg = f"cannot save {where!r}: only dense tensors are saved, got layout {tensor.layout}"
+        raise UnsupportedError(msg + "; convert it with .to_dense() or pad it first")
+    return {"device": str(tensor.device), "shape": list(tensor.shape), "dtype": name, "is_nested": False}
+
+
+def _class_fields(cls: type) -> dict[str, Any]:
+    return {"_type": type_string(cls), "_format_version": FORMAT_VERSION, "_class": class_id(cls)}
+
+
+def _add_meta(plan: Plan, rel: str, meta: dict[str, Any], options: _Options, compact: bool = False) -> None:
+    if options.anonymous:
+        return
+    separators = (",", ":") if compact else (", ", ": ")
+    text = json.dumps(meta, separators=separators)
+    plan.files.append((os.path.join(rel, META), text.encode()))
+

@@ -1,0 +1,506 @@
+"""Reading a saved folder back: validated, read-only, never following a link.
+
+Every file is opened relative to its parent folder's descriptor with ``O_NOFOLLOW``, so
+a symlink anywhere below the folder is refused instead of followed, and a folder swapped
+by a concurrent save is read whole, old or new, never mixed. Each ``meta.json`` is
+checked field by field; each leaf file must hold exactly ``dtype x shape`` bytes; a leaf
+shape must start with its node's batch size. A failed check raises a ``TclassError``
+naming the file. Nothing is created, grown, truncated or written.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from tclass._io._classes import resolve_class, saved_class_name
+from tclass._io._format import DTYPES, FORMAT_VERSION, META, NODE_FIELDS, TCLASS_FIELD, TENSORCLASS_DIR
+from tclass._io._format import file_name, unescape_key
+from tclass._io._values import check_pickle_allowed, json_types_value
+from tclass._lazy import LazyStackedTensorDict
+from tclass._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
+from tclass._nontensor import NonTensorData, NonTensorStack
+from tclass._td import TensorDict
+from tclass.errors import (
+    MetadataError,
+    MissingFileError,
+    NotAFileError,
+    TclassError,
+    UnsafePathError,
+    UnsupportedError,
+)
+
+__all__ = ["Folder", "load_tree", "read_meta"]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
+_FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+_BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorStack"}
+_RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
+
+
+@dataclass
+class Folder:
+    """An open folder of the tree: its descriptor and its path (for messages)."""
+
+    fd: int
+    path: str
+
+    def child_path(self, name: str) -> str:
+        return os.path.join(self.path, name)
+
+
+@dataclass
+class _Options:
+    device: torch.device | None
+    allow_pickle: bool
+    mode: Mode | None
+
+
+def load_tree(
+    prefix: str | os.PathLike[str],
+    requested: type | None,
+    device: torch.device | None,
+    allow_pickle: bool,
+    mode: Mode | None = None,
+) -> Any:
+    """The collection saved in ``prefix``, its leaves mapped (or on ``device``)."""
+    root = os.path.abspath(os.fspath(prefix))
+    options = _Options(device, allow_pickle, mode)
+    for attempt in range(_RETRIES):
+        folder = _open_root(root)
+        try:
+            return _load_node(folder, options, requested, None, None)
+        except TclassError:
+            if attempt + 1 == _RETRIES or not _replaced(folder):
+                raise
+        finally:
+            os.close(folder.fd)
+    raise AssertionError("unreachable")
+
+
+def _open_root(root: str) -> Folder:
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root may be a link
+    except FileNotFoundError:
+        msg = f"no saved folder at {root!r}; check the path"
+        raise MissingFileError(msg) from None
+    except NotADirectoryError:
+        msg = f"{root!r} is a file; load_memmap reads a folder written by memmap/save"
+        raise NotAFileError(msg) from None
+    return Folder(fd, root)
+
+
+def _replaced(folder: Folder) -> bool:
+    """Whether the path now names another folder than the one we read (a re-save)."""
+    try:
+        return os.stat(folder.path).st_ino != os.fstat(folder.fd).st_ino
+    except OSError:
+        return True
+
+
+# --- files and folders -------------------------------------------------------------------
+
+
+def read_meta(folder: Folder) -> dict[str, Any]:
+    """The folder's meta.json as a dict, or an error naming the file."""
+    path = folder.child_path(META)
+    fd = _open_at(folder, META, os.O_RDONLY, "its metadata")
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            raw = stream.read()
+    finally:
+        os.close(fd)
+    try:
+        meta = json.loads(raw)
+    except ValueError as error:
+        msg = f"{path!r} is not valid JSON ({error}); the folder is damaged or not a saved tree"
+        raise MetadataError(msg) from None
+    if not isinstance(meta, dict):
+        msg = f"{path!r} holds a JSON {type(meta).__name__}, not an object; the folder is damaged"
+        raise MetadataError(msg)
+    return meta
+
+
+def _open_at(folder: Folder, name: str, flags: int, what: str) -> int:
+    path = folder.child_path(name)
+    try:
+        return os.open(name, flags | _FILE_FLAGS, dir_fd=folder.fd)
+    except OSError as error:
+        if error.errno == errno.ELOOP or (error.errno == errno.ENOTDIR and flags & os.O_DIRECTORY):
+            if os.path.islink(path):
+                msg = f"{path!r} is a symlink; a saved folder holds no links (they may lead outside it)"
+                raise UnsafePathError(msg) from None
+        if error.errno == errno.ENOENT:
+            msg = f"{path!r} is missing ({what}); the folder is incomplete or damaged"
+            raise MissingFileError(msg) from None
+        if error.errno == errno.ENOTDIR:
+            msg = f"{path!r} should be a folder ({what}) but is a file"
+            raise MetadataError(msg) from None
+        raise
+
+
+def _open_folder(parent: Folder, name: str, what: str) -> Folder:
+    return Folder(_open_at(parent, name, _DIR_FLAGS, what), parent.child_path(name))
+
+
+def _exists(folder: Folder, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+# --- nodes -------------------------------------------------------------------------------
+
+
+def _load_node(
+    folder: Folder, options: _Options, requested: type | None, expected: type | None, parent_batch: torch.Size | None
+) -> Any:
+    meta = read_meta(folder)
+    where = folder.child_path(META)
+    version = meta.get("_format_version", 0)
+    if not isinstance(version, dict) and (type(version) is not int or version < 0):
+        raise MetadataError(f"{where!r}: _format_version must be a non-negative int, got {version!r}")
+    if type(version) is int and version > FORMAT_VERSION:
+        msg = f"{where!r} was written in format version {version}; this tclass reads up to {FORMAT_VERSION}. Upgrade tclass"
+        raise MetadataError(msg)
+    name = saved_class_name(meta)
+    if name is None:
+        msg = f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged"
+        raise MetadataError(msg)
+    kind = _builtin_kind(name)
+    if kind is not None:
+        return _load_builtin(kind, folder, meta, options, parent_batch)
+    if name.split(".", 1)[0] == "tensordict":
+        msg = (
+            f"{where!r} holds a {name}, a node kind tclass does not read (a view of another "
+            "TensorDict); re-save it from tensordict after .contiguous() or .clone()"
+        )
+        raise UnsupportedError(msg)
+    cls = resolve_class(name, _tensorclass_or_none(requested), expected, folder.path)
+    return _load_record(cls, folder, meta, options)
+
+
+def _load_builtin(kind: str, folder: Folder, meta: dict[str, Any], options: _Options, parent_batch: torch.Size | None) -> Any:
+    if kind == "TensorDict":
+        return _load_td(folder, meta, options, None)
+    if kind == "LazyStackedTensorDict":
+        return _load_lazy(folder, meta, options, None)
+    if kind == "NonTensorData":
+        return _load_value(folder, meta, options, parent_batch)
+    return _load_values(folder, meta, options, parent_batch)
+
+
+def _builtin_kind(name: str | None) -> str | None:
+    """"TensorDict", "LazyStackedTensorDict", ... for the built-in node kinds of either
+    library (saved as ``tensordict.*`` or ``tclass.*``); None for anything else."""
+    if name is None:
+        return None
+    package = name.split(".", 1)[0]
+    short = name.rpartition(".")[2]
+    return short if package in ("tensordict", "tclass") and short in _BUILTIN else None
+
+
+def _tensorclass_or_none(cls: type | None) -> type | None:
+    return cls if cls is not None and hasattr(cls, "__tclass_info__") else None
+
+
+def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None) -> TensorDict:
+    where = folder.child_path(META)
+    batch = torch.Size(_sizes(meta.get("shape"), where, "shape"))
+    device = meta.get("device")
+    if device is not None and not isinstance(device, str):
+        raise MetadataError(f"{where!r}: device must be a string or null, got {device!r}")
+    escaped = _marker(meta, where).get("escaped_keys") is True
+    entries: dict[str, Any] = {}
+    for stored, entry in meta.items():
+        if not isinstance(entry, dict):
+            if stored not in NODE_FIELDS:
+                raise MetadataError(f"{where!r}: unexpected entry {stored!r}: {entry!r}")
+            continue
+        if stored == TCLASS_FIELD:
+            continue
+        key = unescape_key(stored) if escaped else stored
+        if "type" in entry:
+            hint = _field_class(record_cls, key)
+            child = _open_folder(folder, _dir_name(folder, stored, key), f"the entry {key!r}")
+            try:
+                value = _load_node(child, options, None, hint, batch)
+            finally:
+                os.close(child.fd)
+            _check_nested_batch(value, batch, child.path)
+        else:
+            value = _load_leaf(folder, stored, key, entry, batch, options)
+        entries[key] = value
+    return TensorDict._new_unchecked(entries, batch, options.device or torch.device("cpu"))
+
+
+def _load_leaf(folder: Folder, stored: str, key: str, entry: dict[str, Any], batch: torch.Size, options: _Options) -> torch.Tensor:
+    where = folder.child_path(META)
+    dtype_text = entry.get("dtype")
+    dtype = DTYPES.get(dtype_text) if isinstance(dtype_text, str) else None
+    if dtype is None:
+        msg = f"{where!r}: entry {key!r} has dtype {dtype_text!r}, which is not one tclass reads ({', '.join(sorted(DTYPES))})"
+        raise MetadataError(msg)
+    shape = _sizes(entry.get("shape"), where, f"the shape of {key!r}")
+    if entry.get("is_nested", False) is not False:
+        raise UnsupportedError(f"{where!r}: entry {key!r} is a nested tensor, which tclass does not read")
+    if tuple(shape[: len(batch)]) != tuple(batch):
+        msg = f"{where!r}: entry {key!r} has shape {shape}, which does not start with the node's batch size {list(batch)}"
+        raise MetadataError(msg)
+    name = _leaf_name(folder, stored, key, shape)
+    if name is None:  # an empty leaf has no file
+        return _empty(shape, dtype, options.device)
+    return _map_leaf(folder, name, dtype, shape, options)
+
+
+def _leaf_name(folder: Folder, stored: str, key: str, shape: list[int]) -> str | None:
+    name = file_name(stored) + ".memmap"
+    if _exists(folder, name):
+        return name
+    legacy = stored + ".memmap"  # folders written with the peer's robust_key=False
+    if _plain_name(stored) and _exists(folder, legacy):
+        return legacy
+    if 0 in shape:
+        return None
+    if not _plain_name(key):
+        msg = f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; the folder is damaged or crafted"
+        raise UnsafePathError(msg)
+    raise MissingFileError(f"{folder.child_path(name)!r} is missing (the entry {key!r}); the folder is incomplete or damaged")
+
+
+def _dir_name(folder: Folder, stored: str, key: str) -> str:
+    name = file_name(stored)
+    if not _exists(folder, name) and _plain_name(stored) and stored and _exists(folder, stored):
+        return stored  # legacy raw name
+    if not _exists(folder, name) and not _plain_name(key):
+        msg = f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; the folder is damaged or crafted"
+        raise UnsafePathError(msg)
+    return name
+
+
+def _plain_name(key: str) -> bool:
+    return key not in ("", ".", "..") and "/" not in key and "\\" not in key and "\x00" not in key
+
+
+def _map_leaf(folder: Folder, name: str, dtype: torch.dtype, shape: list[int], options: _Options) -> torch.Tensor:
+    path = folder.child_path(name)
+    hint = "The file does not match its meta.json: the folder is damaged or was changed after saving"
+    if options.device is not None and options.device.type == "meta":
+        fd = _open_at(folder, name, os.O_RDONLY, "a leaf")
+        try:
+            check_file_size(fd, path, dtype, shape, hint)
+        finally:
+            os.close(fd)
+        return torch.empty(shape, dtype=dtype, device="meta")
+    mode = options.mode
+    if mode is None:
+        mode = "r+" if os.access(name, os.W_OK, dir_fd=folder.fd, follow_symlinks=False) else "r"
+    fd = _open_at(folder, name, os.O_RDWR if mode == "r+" else os.O_RDONLY, "a leaf")
+    try:
+        tensor: torch.Tensor = map_opened_file(fd, path, dtype, shape, mode, hint)
+    finally:
+        os.close(fd)
+    if options.device is not None and options.device.type != "cpu":
+        tensor = tensor.to(options.device, non_blocking=True)
+    return tensor
+
+
+def _empty(shape: list[int], dtype: torch.dtype, device: torch.device | None) -> torch.Tensor:
+    if device is not None and device.type != "cpu":
+        return torch.empty(shape, dtype=dtype, device=device)
+    return MemoryMappedTensor.empty(shape, dtype=dtype)
+
+
+def _load_record(cls: type, folder: Folder, meta: dict[str, Any], options: _Options) -> Any:
+    where = folder.child_path(META)
+    extra = {key: value for key, value in meta.items() if key not in ("_type", "_class", "_format_version")}
+    extra.update(_pickled_fields(folder, options, "other.pickle"))
+    content_dir = _open_folder(folder, TENSORCLASS_DIR, f"the fields of a {cls.__name__}")
+    try:
+        content_meta = read_meta(content_dir)
+        if _builtin_kind(saved_class_name(content_meta)) == "LazyStackedTensorDict":
+            content: Any = _load_lazy(content_dir, content_meta, options, cls)
+        else:
+            content = _load_td(content_dir, content_meta, options, cls)
+    finally:
+        os.close(content_dir.fd)
+    if extra:  # fields stored in the record's own meta.json by older writers
+        for key, value in extra.items():
+            if isinstance(content, LazyStackedTensorDict):
+                raise MetadataError(f"{where!r}: value fields next to a lazy stack are not supported")
+            content._tensors[key] = NonTensorData._make(value, content.batch_size, content.device)
+    try:
+        return cls.from_tensordict(content)  # type: ignore[attr-defined]
+    except TclassError as error:
+        msg = f"{folder.path!r} does not hold a valid {cls.__name__}: {error}"
+        raise MetadataError(msg) from error
+
+
+def _field_class(record_cls: type | None, key: str) -> type | None:
+    """The tensorclass the field ``key`` of ``record_cls`` converts to, if any."""
+    if record_cls is None:
+        return None
+    rule = record_cls.__tclass_info__.rules.get(key)  # type: ignore[attr-defined]
+    target = getattr(rule, "convert_to", None)
+    return target if target is not None and hasattr(target, "__tclass_info__") else None
+
+
+def _load_lazy(folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None) -> LazyStackedTensorDict:
+    where = folder.child_path(META)
+    stack_dim = meta.get("stack_dim")
+    if type(stack_dim) is not int:
+        raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r}")
+    count = _member_count(folder, _marker(meta, where).get("members"), where)
+    members = []
+    for index in range(count):
+        child = _open_folder(folder, str(index), f"member {index} of the lazy stack")
+        try:
+            child_meta = read_meta(child)
+            members.append(_load_td(child, child_meta, options, record_cls) if _is_plain_td(child_meta) else _load_node(child, options, None, None, None))
+        finally:
+            os.close(child.fd)
+    try:
+        return LazyStackedTensorDict(*members, stack_dim=stack_dim)
+    except TclassError as error:
+        raise MetadataError(f"{folder.path!r}: the members do not form a lazy stack ({error})") from error
+
+
+def _is_plain_td(meta: dict[str, Any]) -> bool:
+    return _builtin_kind(saved_class_name(meta)) == "TensorDict"
+
+
+def _member_count(folder: Folder, recorded: object, where: str) -> int:
+    numbers = sorted(int(name) for name in os.listdir(folder.fd) if name.isdigit() and str(int(name)) == name)
+    if recorded is not None:
+        if type(recorded) is not int or recorded < 1:
+            raise MetadataError(f"{where!r}: the member count must be a positive int, got {recorded!r}")
+        extra = [n for n in numbers if n >= recorded]
+        if extra:
+            msg = f"{folder.path!r} holds member folder {extra[0]}/, but its meta.json records {recorded} members; the folder is damaged"
+            raise MetadataError(msg)
+        return recorded
+    count = 0
+    while count in numbers:
+        count += 1
+    if count == 0 or count != len(numbers):
+        msg = f"{folder.child_path(str(count))!r} is missing: the lazy stack's members must be 0/, 1/, ... with no gap"
+        raise MissingFileError(msg)
+    return count
+
+
+def _load_value(folder: Folder, meta: dict[str, Any], options: _Options, batch: torch.Size | None) -> NonTensorData:
+    if "data" in meta:
+        value = meta["data"]  # JSON wins: a planted other.pickle is never read
+    else:
+        fields = _pickled_fields(folder, options, "other.pickle")
+        if "data" not in fields:
+            raise MetadataError(f"{folder.child_path(META)!r}: a NonTensorData node with no data")
+        value = fields["data"]
+    return NonTensorData._make(value, batch if batch is not None else torch.Size([]), options.device or torch.device("cpu"))
+
+
+def _load_values(folder: Folder, meta: dict[str, Any], options: _Options, parent_batch: torch.Size | None) -> NonTensorStack:
+    where = folder.child_path(META)
+    data = meta.get("data")
+    if data == "pickle.pkl":
+        data = _unpickle(folder, "pickle.pkl", options)
+    if not isinstance(data, list):
+        raise MetadataError(f"{where!r}: NonTensorStack data must be a list or 'pickle.pkl', got {data!r:.80}")
+    recorded = _marker(meta, where).get("batch_size")
+    if recorded is not None:
+        shape = _sizes(recorded, where, "batch_size")
+    else:
+        shape = _nested_shape(data, len(parent_batch) if parent_batch is not None else None)
+    array = np.empty(shape, dtype=object)
+    _fill(array, data, shape, where)
+    return NonTensorStack._from_array(array, options.device or torch.device("cpu"))
+
+
+def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
+    shape: list[int] = []
+    level: Any = data
+    while isinstance(level, list) and (dims is None or len(shape) < dims):
+        shape.append(len(level))
+        if not level or (dims is None and not all(isinstance(i, list) and len(i) == len(level[0]) for i in level)):
+            break
+        level = level[0]
+    return shape
+
+
+def _fill(array: np.ndarray[Any, Any], data: Any, shape: list[int], where: str) -> None:
+    flat = array.reshape(-1)
+    items = [data]
+    for size in shape:
+        nxt = []
+        for item in items:
+            if not isinstance(item, list) or len(item) != size:
+                raise MetadataError(f"{where!r}: the NonTensorStack data does not have the shape {shape}")
+            nxt.extend(item)
+        items = nxt
+    for position, item in enumerate(items):
+        flat[position] = item
+
+
+def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, Any]:
+    if not _exists(folder, name):
+        return {}
+    sidecar = "json_types.json"
+    if _exists(folder, sidecar):
+        types = json_types_value(_read_bytes(folder, sidecar), _read_bytes(folder, name), folder.child_path(name))
+        if types is not None:
+            return types
+    fields = _unpickle(folder, name, options)
+    if not isinstance(fields, dict):
+        raise MetadataError(f"{folder.child_path(name)!r} does not hold a dict of fields")
+    return fields
+
+
+def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
+    path = folder.child_path(name)
+    check_pickle_allowed(path, options.allow_pickle)
+    import pickle
+
+    return pickle.loads(_read_bytes(folder, name))
+
+
+def _read_bytes(folder: Folder, name: str) -> bytes:
+    fd = _open_at(folder, name, os.O_RDONLY, "a value file")
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            return stream.read()
+    finally:
+        os.close(fd)
+
+
+# --- field checks ------------------------------------------------------------------------
+
+
+def _sizes(value: object, where: str, what: str) -> list[int]:
+    if not isinstance(value, list) or not all(type(size) is int and size >= 0 for size in value):
+        msg = f"{where!r}: {what} must be a list of non-negative ints, got {value!r:.80}"
+        raise MetadataError(msg)
+    return value
+
+
+def _marker(meta: dict[str, Any], where: str) -> dict[str, Any]:
+    marker = meta.get(TCLASS_FIELD, {})
+    if not isinstance(marker, dict):
+        raise MetadataError(f"{where!r}: {TCLASS_FIELD} must be an object, got {marker!r:.80}")
+    return marker
+
+
+def _check_nested_batch(value: Any, batch: torch.Size, path: str) -> None:
+    inner = value.batch_size
+    if isinstance(value, NonTensorData):
+        return
+    if tuple(inner[: len(batch)]) != tuple(batch):
+        msg = f"{path!r} has batch size {list(inner)}, which does not start with its parent's {list(batch)}"
+        raise MetadataError(msg)

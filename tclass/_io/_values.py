@@ -1,0 +1,104 @@
+"""Python (non-tensor) values on disk: JSON when possible, pickle only when allowed.
+
+A value is stored as JSON when it is built from ``str``, ``int``, ``float``, ``bool``,
+``None``, lists, tuples (read back as lists) and dicts with string keys: the peer's rule,
+so either library reads the other's values. Anything else needs ``allow_pickle=True`` on
+save, and again on load, because unpickling can run code.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import pickle
+from typing import Any
+
+from tclass.errors import NotSerializableError, PickleRefusedError
+
+__all__ = [
+    "PICKLE_FILES",
+    "check_pickle_allowed",
+    "dumps_pickle",
+    "is_json_value",
+    "json_types_value",
+    "require_json",
+]
+
+# The only pickle files the format knows: a NonTensorData's / tensorclass's other fields,
+# a NonTensorStack's list, and the sidecar naming builtin types in other.pickle.
+PICKLE_FILES = ("other.pickle", "pickle.pkl")
+_PICKLE_PROTOCOL = 4  # what the peer writes under Python 3.11
+_JSON_TYPES = {"dict": dict, "OrderedDict": collections.OrderedDict, "list": list, "tuple": tuple}
+
+
+def is_json_value(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` survives a JSON round trip (tuples come back as lists)."""
+    kind = type(value)
+    if kind is str or kind is bool or kind is int or value is None:
+        return True
+    if kind is float:
+        return True  # NaN and infinities are written as the json module writes them
+    if depth > 100:
+        return False
+    if kind is list or kind is tuple:
+        return all(is_json_value(item, depth + 1) for item in value)  # type: ignore[attr-defined]
+    if kind is dict:
+        return all(
+            type(key) is str and is_json_value(item, depth + 1)
+            for key, item in value.items()  # type: ignore[attr-defined]
+        )
+    return False
+
+
+def require_json(value: object, where: str, allow_pickle: bool) -> bool:
+    """True if ``value`` goes to JSON, False if to pickle (allowed); else raise.
+
+    Raises:
+        NotSerializableError: naming ``where`` and the value's type.
+    """
+    if is_json_value(value):
+        return True
+    if allow_pickle:
+        return False
+    kind = type(value)
+    msg = (
+        f"{where}: a {kind.__module__}.{kind.__qualname__} value cannot be saved as JSON "
+        "(JSON holds str, int, float, bool, None, lists and dicts with str keys). Convert "
+        "it, store it as a tensor, or pass allow_pickle=True to save it with pickle "
+        "(loading it will need allow_pickle=True too)"
+    )
+    raise NotSerializableError(msg)
+
+
+def dumps_pickle(value: object, where: str) -> bytes:
+    try:
+        return pickle.dumps(value, protocol=_PICKLE_PROTOCOL)
+    except Exception as error:
+        msg = f"{where}: the value cannot be pickled ({error})"
+        raise NotSerializableError(msg) from error
+
+
+def check_pickle_allowed(path: str, allow_pickle: bool) -> None:
+    if not allow_pickle:
+        msg = (
+            f"{path!r} holds a pickled value, and unpickling can run arbitrary code; pass "
+            "allow_pickle=True to load it if you trust where the folder comes from"
+        )
+        raise PickleRefusedError(msg)
+
+
+def json_types_value(sidecar: bytes, pickled: bytes, path: str) -> dict[str, Any] | None:
+    """The fields of ``other.pickle`` from its ``json_types.json`` sidecar, without
+    unpickling, when the sidecar matches the file and names only builtin types."""
+    try:
+        record = json.loads(sidecar)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("pickle_sha256") != hashlib.sha256(pickled).hexdigest():
+        return None
+    types = record.get("types")
+    if not isinstance(types, dict) or not all(name in _JSON_TYPES for name in types.values()):
+        return None
+    return {field: _JSON_TYPES[name] for field, name in types.items()}
+

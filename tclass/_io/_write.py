@@ -1,0 +1,243 @@
+"""Writing a collection to a folder: staged, then swapped into place in one rename.
+
+A save never writes into the folder readers see. It builds the whole new tree in a
+sibling staging folder (``.NAME.tclass-staging-XXXX``): leaves that already map the very
+file they would be saved to are hard-linked (no copy, and their live mappings stay the
+folder's files), the others written (in ``num_threads`` threads when asked),
+``meta.json`` files fsynced. The staging folder then replaces the old one with one atomic
+exchange (``renameat2(RENAME_EXCHANGE)`` where the OS has it) and the old tree is
+removed. A writer killed at any moment leaves the old folder complete (or, on systems
+without the exchange, briefly no folder: a clear error, never mixed data); a reader
+never sees a half-written ``meta.json``. Data files are not fsynced (that would cost a
+disk write of every byte): the guarantee is against the writer dying, not power loss.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import secrets
+import shutil
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import torch
+
+from tclass._io._format import META
+from tclass._io._plan import Leaf, plan_tree
+from tclass._io._values import PICKLE_FILES
+from tclass._memmap import MemoryMappedTensor
+from tclass.errors import FileConflictError, NotAFileError
+
+__all__ = ["save_tree"]
+
+_STAGING = ".tclass-staging-"
+_FORMAT_FILES = frozenset({META, "json_types.json", *PICKLE_FILES})
+
+
+def save_tree(
+    node: Any,
+    prefix: str | os.PathLike[str] | None,
+    *,
+    copy_existing: bool = False,
+    num_threads: int = 0,
+    existsok: bool = True,
+    like: bool = False,
+    allow_pickle: bool = False,
+) -> Any:
+    """Save ``node`` under ``prefix`` (anonymous shared memory when None) and return a
+    copy of it whose leaves are MemoryMappedTensors on the written files."""
+    if prefix is None:
+        return _to_shared_memory(node, like)
+    root = _final_root(prefix)
+    plan, rebuild = plan_tree(node, root, copy_existing=copy_existing, like=like, allow_pickle=allow_pickle)
+    old_tree = os.path.isdir(root)
+    if old_tree:
+        _check_replaceable(root)
+        if not existsok:
+            _refuse_existing(root, plan.leaves)
+    staging = _make_staging(root)
+    try:
+        for rel in plan.dirs[1:]:
+            os.mkdir(os.path.join(staging, rel))
+        written = _write_leaves(plan.leaves, staging, num_threads, like)
+        for rel, data in plan.files:
+            _write_file(os.path.join(staging, rel), data)
+        _fsync_dirs(staging, plan.dirs)
+        _install(staging, root, old_tree)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    for tensor in written:
+        _retarget(tensor, staging, root)
+    return rebuild(written)
+
+
+def _to_shared_memory(node: Any, like: bool) -> Any:
+    """The ``prefix=None`` case: leaves move to anonymous shared memory (those already
+    memory-mapped are kept as they are); nothing touches the disk."""
+    plan, rebuild = plan_tree(node, "", copy_existing=True, like=like, allow_pickle=True, anonymous=True)
+    written: list[torch.Tensor] = []
+    for leaf in plan.leaves:
+        tensor = leaf.tensor
+        if isinstance(tensor, MemoryMappedTensor):
+            written.append(tensor)
+        elif like:
+            written.append(MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype))
+        else:
+            written.append(MemoryMappedTensor.from_tensor(tensor))
+    return rebuild(written)
+
+
+def _final_root(prefix: str | os.PathLike[str]) -> str:
+    path = os.path.abspath(os.fspath(prefix))
+    # A symlinked prefix is allowed: the swap happens where it points.
+    root = os.path.realpath(path) if os.path.islink(path) else path
+    if os.path.exists(root) and not os.path.isdir(root):
+        msg = f"cannot save into {root!r}: it is a file, not a folder; give a folder path"
+        raise NotAFileError(msg)
+    return root
+
+
+def _check_replaceable(root: str) -> None:
+    """Refuse to replace a folder that holds anything but a saved tree (user files)."""
+    entries = os.listdir(root)
+    if entries and META not in entries:
+        msg = (
+            f"cannot save into {root!r}: the folder is not empty and holds no saved "
+            f"tree ({META} is missing). Saving replaces the whole folder; choose an empty "
+            "or new folder"
+        )
+        raise FileConflictError(msg)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames:
+            if name not in _FORMAT_FILES and not name.endswith(".memmap"):
+                path = os.path.join(dirpath, name)
+                msg = (
+                    f"cannot save into {root!r}: {path!r} is not part of a saved tree, and "
+                    "saving replaces the whole folder. Move it out, or choose another folder"
+                )
+                raise FileConflictError(msg)
+        for name in dirnames:
+            if os.path.islink(os.path.join(dirpath, name)):
+                msg = f"cannot save into {root!r}: it holds a symlink, {os.path.join(dirpath, name)!r}"
+                raise FileConflictError(msg)
+
+
+def _refuse_existing(root: str, leaves: Sequence[Leaf]) -> None:
+    for leaf in leaves:
+        path = os.path.join(root, leaf.path)
+        if not leaf.reuse and os.path.exists(path):
+            msg = f"{path!r} already exists; pass existsok=True to replace it"
+            raise FileConflictError(msg)
+
+
+def _make_staging(root: str) -> str:
+    parent, name = os.path.split(root)
+    staging = os.path.join(parent, f".{name}{_STAGING}{secrets.token_hex(4)}")
+    os.mkdir(staging)  # a plain mkdir: the folder gets the usual permissions (umask)
+    return staging
+
+
+def _write_leaves(leaves: Sequence[Leaf], staging: str, num_threads: int, like: bool) -> list[torch.Tensor]:
+    def write(leaf: Leaf) -> torch.Tensor:
+        return _write_leaf(leaf, os.path.join(staging, leaf.path), like)
+
+    if num_threads > 1 and len(leaves) > 1:
+        with ThreadPoolExecutor(min(num_threads, len(leaves))) as pool:
+            return list(pool.map(write, leaves))
+    return [write(leaf) for leaf in leaves]
+
+
+def _write_leaf(leaf: Leaf, path: str, like: bool) -> torch.Tensor:
+    tensor = leaf.tensor
+    if leaf.reuse:
+        assert isinstance(tensor, MemoryMappedTensor) and tensor.filename is not None
+        os.link(tensor.filename, path)  # same inode: live mappings stay the folder's file
+        return tensor
+    if tensor.numel() == 0:  # the format writes no file for an empty leaf
+        return MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype)
+    if like:
+        return MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype, filename=path)
+    return MemoryMappedTensor.from_tensor(tensor, filename=path, copy_existing=True)
+
+
+def _write_file(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dirs(staging: str, dirs: Sequence[str]) -> None:
+    for rel in dirs:
+        fd = os.open(os.path.join(staging, rel), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _install(staging: str, root: str, old_tree: bool) -> None:
+    """Put the staged tree at ``root``; the old tree (if any) is removed afterwards."""
+    if not old_tree:
+        os.rename(staging, root)
+    elif _exchange(staging, root):
+        shutil.rmtree(staging)  # now the old tree
+    else:
+        trash = staging + "-old"
+        os.rename(root, trash)
+        os.rename(staging, root)
+        shutil.rmtree(trash)
+    parent = os.open(os.path.dirname(root), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(parent)
+    finally:
+        os.close(parent)
+
+
+def _retarget(tensor: torch.Tensor, staging: str, root: str) -> None:
+    """Point a tensor written in the staging folder at its final path (same inode)."""
+    if isinstance(tensor, MemoryMappedTensor):
+        name = tensor._filename
+        if name is not None and name.startswith(staging + os.sep):
+            tensor._filename = root + name[len(staging) :]
+
+
+# --- atomic exchange of two folders (Linux renameat2) ------------------------------------
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _load_renameat2() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        function = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+_renameat2 = _load_renameat2()
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swap two paths atomically; False where the OS or file system cannot."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), b)

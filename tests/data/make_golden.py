@@ -1,0 +1,211 @@
+"""Recreate the golden folders in ``tests/data/golden/``: memory-mapped TensorDicts written
+by hand in the on-disk format of the peer library ``tensordict`` 0.15.3.
+
+Run ``python tests/data/make_golden.py`` from anywhere. It needs only numpy, and uses
+neither tclass nor tensordict: the folders are written from the format description
+(``peer-format.md``: meta.json schemas §3, dtype names §4, key encoding §5, raw
+little-endian ``.memmap`` files §6, the version 0 layout §13), so that tclass is tested
+against the format rather than against its own writer.
+
+Conventions reproduced from the peer:
+* meta.json is ``json.dumps(meta)`` (``", "`` / ``": "`` separators, ASCII only), except
+  NonTensorStack nodes, which use compact separators;
+* a node's entries come first in insertion order, then ``shape``, ``device``, ``_type``
+  and, from version 1 on, ``_format_version`` and ``_class``;
+* a 0-element leaf has no file;
+* tensorclass classes are named by the module the tests import them from
+  (``golden_classes``: ``tests/`` is not a package, pytest puts it on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+import numpy as np
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+CLASS_MODULE = "golden_classes"
+
+TD_TYPE = "<class 'tensordict._td.TensorDict'>"
+NON_TENSOR_DATA_TYPE = "<class 'tensordict.tensorclass.NonTensorData'>"
+NON_TENSOR_STACK_TYPE = "<class 'tensordict.tensorclass.NonTensorStack'>"
+LAZY_STACK_TYPE = "<class 'tensordict._lazy.LazyStackedTensorDict'>"
+
+# torch dtype name -> explicit little-endian numpy dtype ("bfloat16" is handled apart).
+NUMPY_DTYPES = {
+    "bool": "|b1", "uint8": "|u1", "int8": "|i1",
+    "int16": "<i2", "int32": "<i4", "int64": "<i8",
+    "uint16": "<u2", "uint32": "<u4", "uint64": "<u8",
+    "float16": "<f2", "float32": "<f4", "float64": "<f8",
+    "complex64": "<c8", "complex128": "<c16",
+}  # fmt: skip
+
+
+# --- low-level writers -------------------------------------------------------------------
+
+
+def make_dir(*parts: str) -> str:
+    path = os.path.join(*parts)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def write_meta(node_dir: str, meta: dict[str, Any], compact: bool = False) -> None:
+    separators = (",", ":") if compact else None  # None: json's default ", " / ": "
+    with open(os.path.join(node_dir, "meta.json"), "w", encoding="utf-8") as file:
+        file.write(json.dumps(meta, separators=separators))
+
+
+def file_name(key: str) -> str:
+    """The peer's file name for a key (§5), enough for the keys used here."""
+    return "".join(f"%{ord(char):02X}" if char in '/<>:"|?* \\%' else char for char in key)
+
+
+def bfloat16_bytes(values: list[float]) -> bytes:
+    # bfloat16 is the top half of a float32: bytes 2-3 of its little-endian encoding.
+    return b"".join(struct.pack("<f", value)[2:] for value in values)
+
+
+def leaf(node_dir: str, key: str, dtype: str, shape: list[int], values: list[Any]) -> dict[str, Any]:
+    """Write ``values`` (flat, row-major) as ``<key>.memmap``; return the meta.json entry."""
+    if dtype == "bfloat16":
+        data = bfloat16_bytes(values)
+    else:
+        data = np.asarray(values, dtype=NUMPY_DTYPES[dtype]).tobytes(order="C")
+    if len(values) > 0:  # a 0-element leaf is rebuilt from its metadata: no file (§2)
+        with open(os.path.join(node_dir, file_name(key) + ".memmap"), "wb") as file:
+            file.write(data)
+    return {"device": "cpu", "shape": shape, "dtype": f"torch.{dtype}", "is_nested": False}
+
+
+# --- node writers ------------------------------------------------------------------------
+
+
+def td_node(node_dir: str, entries: dict[str, Any], batch: list[int], version: int = 1) -> None:
+    """A TensorDict node (§3.1); version 0 has no ``_format_version`` / ``_class`` (§13)."""
+    meta = dict(entries)
+    meta.update({"shape": batch, "device": "cpu", "_type": TD_TYPE})
+    if version >= 1:
+        meta.update({"_format_version": 1, "_class": "tensordict:TensorDict"})
+    write_meta(node_dir, meta)
+
+
+def non_tensor_data(parent_dir: str, key: str, value: Any) -> dict[str, Any]:
+    """A NonTensorData sub-node (§3.5): no batch size, no ``_tensordict`` folder."""
+    meta = {"_type": NON_TENSOR_DATA_TYPE, "data": value, "_metadata": None, "_is_non_tensor": True}
+    write_meta(make_dir(parent_dir, file_name(key)), meta)
+    return {"type": "NonTensorData"}
+
+
+def non_tensor_stack(parent_dir: str, key: str, values: list[Any]) -> dict[str, Any]:
+    """A NonTensorStack sub-node (§3.6): values inline, compact JSON, no member folders."""
+    meta = {
+        "_type": NON_TENSOR_STACK_TYPE, "_format_version": 1, "_class": "tensordict:NonTensorStack",
+        "stack_dim": 0, "device": None, "data": values,
+    }  # fmt: skip
+    write_meta(make_dir(parent_dir, file_name(key)), meta, compact=True)
+    return {"type": "NonTensorStack"}
+
+
+def tensorclass_node(node_dir: str, class_name: str) -> str:
+    """A tensorclass node (§3.2); returns its ``_tensordict`` folder, for the fields."""
+    write_meta(node_dir, {"_type": f"<class '{CLASS_MODULE}.{class_name}'>"})
+    return make_dir(node_dir, "_tensordict")
+
+
+# --- the golden folders ------------------------------------------------------------------
+
+
+def v1_nested_td(root: str) -> None:
+    nxt = make_dir(root, "next")
+    td_node(nxt, {"reward": leaf(nxt, "reward", "int64", [3], [1, 2, 3])}, [3])
+    entries = {
+        "obs": leaf(root, "obs", "float32", [3, 2], list(range(6))),
+        "done": leaf(root, "done", "bool", [3], [True, False, True]),
+        "next": {"type": "TensorDict"},
+        "label": non_tensor_data(root, "label", "pong"),
+        "a/b": leaf(root, "a/b", "float64", [3], [0.5, 1.5, 2.5]),
+        "empty": leaf(root, "empty", "float32", [3, 0], []),
+    }
+    td_node(root, entries, [3])
+
+
+def v0_nested_td(root: str) -> None:
+    sub = make_dir(root, "sub")
+    td_node(sub, {"y": leaf(sub, "y", "float16", [2], [1.0, -2.0])}, [2], version=0)
+    entries = {"x": leaf(root, "x", "int32", [2, 2], [1, 2, 3, 4]), "sub": {"type": "TensorDict"}}
+    td_node(root, entries, [2], version=0)
+
+
+def v1_tensorclass(root: str) -> None:
+    fields = tensorclass_node(root, "Step")
+    inner_fields = tensorclass_node(make_dir(fields, "inner"), "Inner")
+    td_node(inner_fields, {"z": leaf(inner_fields, "z", "int64", [2], [7, 8])}, [2])
+    entries = {
+        "obs": leaf(fields, "obs", "float32", [2, 3], list(range(6))),
+        "name": non_tensor_data(fields, "name", "walker"),
+        "inner": {"type": "Inner"},
+    }
+    td_node(fields, entries, [2])
+
+
+def v1_lazy_stack(root: str) -> None:
+    first = make_dir(root, "0")
+    td_node(first, {"a": leaf(first, "a", "float32", [2], [1, 2])}, [])
+    second = make_dir(root, "1")
+    entries = {"a": leaf(second, "a", "float32", [3], [3, 4, 5]), "b": leaf(second, "b", "int64", [], [9])}
+    td_node(second, entries, [])
+    # No member count: the peer counts 0/, 1/, ... up to the first gap (§3.7).
+    meta = {
+        "_type": LAZY_STACK_TYPE, "_format_version": 1, "_class": "tensordict:LazyStackedTensorDict",
+        "stack_dim": 0, "stack_dim_name": None,
+    }  # fmt: skip
+    write_meta(root, meta)
+
+
+def v1_nontensor_stack(root: str) -> None:
+    td_node(root, {"names": non_tensor_stack(root, "names", ["x", "y"])}, [2])
+
+
+def v1_dtypes(root: str) -> None:
+    entries = {}
+    for dtype in [*NUMPY_DTYPES, "bfloat16"]:
+        values: list[Any] = [1 + 2j, 0] if dtype.startswith("complex") else [1, 0]
+        entries[dtype] = leaf(root, dtype, dtype, [2], values)
+    td_node(root, entries, [2])
+
+
+FOLDERS = {
+    "v1_nested_td": v1_nested_td,
+    "v0_nested_td": v0_nested_td,
+    "v1_tensorclass": v1_tensorclass,
+    "v1_lazy_stack": v1_lazy_stack,
+    "v1_nontensor_stack": v1_nontensor_stack,
+    "v1_dtypes": v1_dtypes,
+}
+
+
+def remove_tree(path: str) -> None:
+    # Start from empty folders so no stale file survives a change here (the peer's W6).
+    for dirpath, dirnames, filenames in os.walk(path, topdown=False):
+        for name in filenames:
+            os.remove(os.path.join(dirpath, name))
+        for name in dirnames:
+            os.rmdir(os.path.join(dirpath, name))
+    if os.path.isdir(path):
+        os.rmdir(path)
+
+
+def main() -> None:
+    for name, write in FOLDERS.items():
+        root = os.path.join(GOLDEN, name)
+        remove_tree(root)
+        write(make_dir(root))
+        print("wrote", os.path.relpath(root))
+
+
+if __name__ == "__main__":
+    main()
