@@ -108,7 +108,8 @@ def _edit_meta(meta_file: Path, edit: Callable[[dict[str, Any]], None]) -> None:
 def _check_nested_td(td: Any, path: Path) -> None:
     assert type(td) is tclass.TensorDict and td.batch_size == torch.Size([3])
     assert td.device == torch.device("cpu")  # meta.json says "cpu"
-    assert set(td.keys(include_nested=True, leaves_only=True)) == {"obs", "done", ("next", "reward"), "a/b", "empty"}
+    leaves = {"obs", "done", ("next", "reward"), "a/b", "empty"}
+    assert set(td.keys(include_nested=True, leaves_only=True)) == leaves
     _check_leaf(td["obs"], path / "obs.memmap", torch.float32, [[0, 1], [2, 3], [4, 5]])
     _check_leaf(td["done"], path / "done.memmap", torch.bool, [True, False, True])
     _check_leaf(td["a/b"], path / "a%2Fb.memmap", torch.float64, [0.5, 1.5, 2.5])
@@ -313,7 +314,10 @@ def test_bad_metadata(
     assert Path(meta_name).parent.name in str(err)  # "next" for the nested node
 
 
-@pytest.mark.parametrize("text", ["{not json", "[1, 2]", "", '"TensorDict"'], ids=["garbage", "list", "empty", "string"])
+NOT_AN_OBJECT = {"garbage": "{not json", "list": "[1, 2]", "empty": "", "string": '"TensorDict"'}
+
+
+@pytest.mark.parametrize("text", NOT_AN_OBJECT.values(), ids=list(NOT_AN_OBJECT))
 @pytest.mark.parametrize("meta_name", ["meta.json", "next/meta.json", "label/meta.json"])
 def test_meta_not_an_object(tmp_path: Path, text: str, meta_name: str) -> None:
     path = _copy("v1_nested_td", tmp_path)
@@ -355,20 +359,29 @@ def test_key_escaping_the_folder(tmp_path: Path) -> None:
 # The peer records no member count (§3.7): only a gap in 0/, 1/, ... shows that a member
 # is missing. A missing last member, or a stale extra one after the last (W6), cannot be
 # told from a shorter or longer stack, so those are not tested here.
-def _extend_to_three(path: Path) -> None:
-    shutil.copytree(path / "1", path / "2")
+def _remove_first(path: Path) -> None:
+    shutil.rmtree(path / "0")
+
+
+def _remove_middle(path: Path) -> None:
+    shutil.copytree(path / "1", path / "2")  # three members, then 1/ goes
+    shutil.rmtree(path / "1")
+
+
+def _extra_after_gap(path: Path) -> None:
+    # 0/, 1/, 3/: whether the gap or the stray 3/ is blamed, it is one or the other.
+    shutil.copytree(path / "1", path / "3")
 
 
 LAZY_DAMAGE = {
-    "first-member-removed": lambda path: shutil.rmtree(path / "0"),
-    "middle-member-removed": lambda path: (_extend_to_three(path), shutil.rmtree(path / "1")),
-    # 0/, 1/, 3/: whether the gap or the stray 3/ is blamed, it is one or the other.
-    "extra-member-after-gap": lambda path: shutil.copytree(path / "1", path / "3"),
+    "first-member-removed": _remove_first,
+    "middle-member-removed": _remove_middle,
+    "extra-member-after-gap": _extra_after_gap,
 }
 
 
 @pytest.mark.parametrize("damage", LAZY_DAMAGE.values(), ids=list(LAZY_DAMAGE))
-def test_lazy_stack_gap(tmp_path: Path, damage: Callable[[Path], Any]) -> None:
+def test_lazy_stack_gap(tmp_path: Path, damage: Callable[[Path], None]) -> None:
     path = _copy("v1_lazy_stack", tmp_path)
     damage(path)
     err = _load_error(path)

@@ -270,7 +270,7 @@ def _leaf_name(folder: Folder, stored: str, key: str, shape: list[int]) -> str |
         return legacy
     if 0 in shape:
         return None
-    if not _plain_name(key):
+    if _path_like(key):
         msg = f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; the folder is damaged or crafted"
         raise UnsafePathError(msg)
     raise MissingFileError(f"{folder.child_path(name)!r} is missing (the entry {key!r}); the folder is incomplete or damaged")
@@ -280,10 +280,17 @@ def _dir_name(folder: Folder, stored: str, key: str) -> str:
     name = file_name(stored)
     if not _exists(folder, name) and _plain_name(stored) and stored and _exists(folder, stored):
         return stored  # legacy raw name
-    if not _exists(folder, name) and not _plain_name(key):
+    if not _exists(folder, name) and _path_like(key):
         msg = f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; the folder is damaged or crafted"
         raise UnsafePathError(msg)
     return name
+
+
+def _path_like(key: str) -> bool:
+    """A key that reads as a path leaving its folder (``..``, absolute): what a crafted
+    meta.json would hold. (Keys with ``/`` inside are fine: ``a/b`` is ``a%2Fb``.)"""
+    parts = key.replace("\\", "/").split("/")
+    return key.startswith(("/", "\\")) or ".." in parts or "\x00" in key or key in ("", ".")
 
 
 def _plain_name(key: str) -> bool:

@@ -1,0 +1,481 @@
+"""Saving to and loading from memory-mapped folders: round trips, the memmap family's
+rules (seed 02), loading options (seed 05), class resolution and pickle safety."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+import torch
+
+import tclass
+from tclass._base import TensorDictBase
+from tclass import LazyStackedTensorDict, MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
+from tclass.errors import (
+    ClassResolutionError,
+    FileConflictError,
+    KeyNotFoundError,
+    LockedError,
+    MetadataError,
+    MissingFileError,
+    NotSerializableError,
+    PickleRefusedError,
+    ShapeError,
+    UnsupportedError,
+)
+
+
+@tclass.tensorclass
+class Inner:
+    z: torch.Tensor
+
+
+@tclass.tensorclass
+class Step:
+    obs: torch.Tensor
+    name: str
+    inner: Inner
+    extra: Optional[torch.Tensor] = None
+
+
+class Frame(tclass.TensorClass, frozen=True):
+    pixels: torch.Tensor
+    tag: str
+
+
+def _nested() -> TensorDict:
+    return TensorDict(
+        {
+            "a": torch.arange(6.0).reshape(3, 2),
+            "next": {"reward": torch.tensor([1, 2, 3]), "deeper": {"flag": torch.tensor([True, False, True])}},
+            "label": NonTensorData("pong", batch_size=[3]),
+        },
+        batch_size=[3],
+    )
+
+
+def _step() -> Step:
+    inner = Inner(torch.tensor([7, 8]), batch_size=[2])
+    return Step(torch.arange(6.0).reshape(2, 3), "walker", inner, batch_size=[2])
+
+
+def _leaves(collection: Any) -> dict[Any, torch.Tensor]:
+    return dict(collection.items(include_nested=True, leaves_only=True))
+
+
+def _assert_same(loaded: Any, original: Any) -> None:
+    assert loaded.batch_size == original.batch_size
+    mine, theirs = _leaves(loaded), _leaves(original)
+    assert mine.keys() == theirs.keys()
+    for key, value in theirs.items():
+        assert mine[key].dtype == value.dtype and torch.equal(mine[key], value), key
+
+
+# --- round trips ---------------------------------------------------------------------------
+
+
+def test_nested_tensordict_round_trip(tmp_path: Path) -> None:
+    td = _nested()
+    saved = td.memmap(tmp_path / "td")
+    loaded = TensorDict.load_memmap(tmp_path / "td")
+    for result in (saved, loaded):
+        _assert_same(result, td)
+        assert result["label"].data == "pong"
+        assert all(isinstance(leaf, MemoryMappedTensor) for leaf in _leaves(result).values())
+    assert loaded["a"].filename == str(tmp_path / "td" / "a.memmap")
+    assert loaded["next", "deeper", "flag"].filename == str(tmp_path / "td" / "next" / "deeper" / "flag.memmap")
+
+
+def test_layout_is_the_peers(tmp_path: Path) -> None:
+    # Seed 02: one .memmap per leaf, one folder (with meta.json) per nested collection.
+    td = TensorDict({"a": torch.rand(10), "b": {"c": torch.rand(10)}}, [10])
+    td.memmap_(prefix=tmp_path / "tensordict")
+    files = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "tensordict").rglob("*"))
+    assert files == ["tensordict/a.memmap", "tensordict/b", "tensordict/b/c.memmap", "tensordict/b/meta.json", "tensordict/meta.json"]
+    meta = json.loads((tmp_path / "tensordict" / "meta.json").read_text())
+    assert meta["a"] == {"device": "cpu", "shape": [10], "dtype": "torch.float32", "is_nested": False}
+    assert meta["b"] == {"type": "TensorDict"} and meta["shape"] == [10]
+    assert meta["_class"] == "tensordict:TensorDict" and meta["_format_version"] == 1
+
+
+def test_tensorclass_round_trip(tmp_path: Path) -> None:
+    step = _step()
+    step.memmap(tmp_path / "step")
+    loaded = Step.load_memmap(tmp_path / "step")
+    assert type(loaded) is Step and type(loaded.inner) is Inner
+    assert loaded.name == "walker" and loaded.extra is None
+    assert torch.equal(loaded.obs, step.obs) and torch.equal(loaded.inner.z, step.inner.z)
+    assert json.loads((tmp_path / "step" / "meta.json").read_text()) == {"_type": f"<class '{__name__}.Step'>"}
+    assert (tmp_path / "step" / "_tensordict" / "obs.memmap").is_file()
+    assert type(tclass.load_memmap(tmp_path / "step")) is Step
+    assert type(TensorDictBase.load_memmap(tmp_path / "step")) is Step
+
+
+def test_frozen_tensorclass_round_trip(tmp_path: Path) -> None:
+    frame = Frame(torch.ones(2, 4, dtype=torch.uint8), "cam0", batch_size=[2])
+    frame.memmap(tmp_path / "f")
+    loaded = Frame.load_memmap(tmp_path / "f")
+    assert loaded.tag == "cam0" and loaded.is_locked
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loaded.tag = "other"
+
+
+def test_dense_stack_of_records_with_different_strings(tmp_path: Path) -> None:
+    steps = [Step(torch.zeros(3), name, Inner(torch.tensor(i))) for i, name in enumerate("ab")]
+    stacked = torch.stack(steps)
+    stacked.memmap(tmp_path / "s")
+    loaded = Step.load_memmap(tmp_path / "s")
+    assert loaded.name == ["a", "b"] and loaded[1].name == "b"
+    assert torch.equal(loaded.inner.z, torch.tensor([0, 1]))
+
+
+def test_lazy_stack_round_trip(tmp_path: Path) -> None:
+    lazy = tclass.lazy_stack([TensorDict(a=torch.ones(2)), TensorDict(a=torch.ones(3), b=torch.tensor(9))])
+    lazy.memmap(tmp_path / "lz")
+    loaded = tclass.load_memmap(tmp_path / "lz")
+    assert isinstance(loaded, LazyStackedTensorDict) and loaded.batch_size == torch.Size([2])
+    assert loaded[1]["b"] == 9 and loaded[0]["a"].shape == (2,)
+    meta = json.loads((tmp_path / "lz" / "meta.json").read_text())
+    assert meta["_tclass"] == {"members": 2} and meta["stack_dim"] == 0
+
+
+def test_lazy_stack_of_records_reads_as_the_class(tmp_path: Path) -> None:
+    lazy = tclass.lazy_stack([Inner(torch.ones(2)), Inner(torch.ones(3))])
+    lazy.memmap(tmp_path / "lz")
+    loaded = Inner.load_memmap(tmp_path / "lz")
+    assert type(loaded) is Inner and isinstance(loaded._tensordict, LazyStackedTensorDict)
+    assert loaded[1].z.shape == (3,)
+
+
+def test_fewer_members_resaved_over_more(tmp_path: Path) -> None:
+    # The peer keeps a stale 2/ and loads 3 members (W6); a save replaces the whole folder.
+    tclass.lazy_stack([TensorDict(a=torch.ones(1)) for _ in range(3)]).memmap(tmp_path / "lz")
+    tclass.lazy_stack([TensorDict(a=torch.ones(1)) for _ in range(2)]).memmap(tmp_path / "lz")
+    assert len(tclass.load_memmap(tmp_path / "lz").tensordicts) == 2
+    assert sorted(os.listdir(tmp_path / "lz")) == ["0", "1", "meta.json"]
+
+
+def test_extra_lazy_member_is_an_error(tmp_path: Path) -> None:
+    tclass.lazy_stack([TensorDict(a=torch.ones(1)) for _ in range(2)]).memmap(tmp_path / "lz")
+    os.mkdir(tmp_path / "lz" / "2")
+    with pytest.raises(MetadataError, match="member folder 2/"):
+        tclass.load_memmap(tmp_path / "lz")
+
+
+def test_non_tensor_stack_round_trip(tmp_path: Path) -> None:
+    td = TensorDict({"names": NonTensorStack.from_list([["x", 1], None, {"k": [1.5]}])}, batch_size=[3])
+    td.memmap(tmp_path / "n")
+    loaded = TensorDict.load_memmap(tmp_path / "n")
+    assert loaded["names"].tolist() == [["x", 1], None, {"k": [1.5]}]
+    standalone = NonTensorStack.from_list(["a", "b"])
+    standalone.memmap(tmp_path / "s")
+    assert tclass.load_memmap(tmp_path / "s").tolist() == ["a", "b"]
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+@pytest.mark.parametrize("name", sorted(tclass._io._format.DTYPES))
+def test_every_dtype_round_trips(tmp_path: Path, name: str) -> None:
+    dtype = tclass._io._format.DTYPES[name]
+    source = torch.tensor([1, 0, 1], dtype=torch.uint8).to(dtype) if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool else torch.tensor([1, 0, 3]).to(dtype)
+    TensorDict(x=source, batch_size=[3]).memmap(tmp_path / "d")
+    loaded = TensorDict.load_memmap(tmp_path / "d")["x"]
+    assert loaded.dtype == dtype
+    assert torch.equal(loaded.view(torch.uint8), source.view(torch.uint8))
+
+
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor")
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.bits8, torch.uint4])
+def test_dtypes_without_a_file_form_are_refused_on_save(tmp_path: Path, dtype: torch.dtype) -> None:
+    td = TensorDict(x=torch.empty(2, dtype=torch.uint8), batch_size=[2])
+    td._tensors["x"] = torch.empty(2, dtype=dtype) if dtype != torch.quint8 else torch.quantize_per_tensor(torch.ones(2), 1.0, 0, dtype)
+    with pytest.raises(UnsupportedError, match="'x'"):
+        td.memmap(tmp_path / "d")
+    assert not (tmp_path / "d").exists()
+
+
+def test_empty_leaf_has_no_file(tmp_path: Path) -> None:
+    TensorDict(e=torch.zeros(3, 0), batch_size=[3]).memmap(tmp_path / "e")
+    assert not (tmp_path / "e" / "e.memmap").exists()
+    assert TensorDict.load_memmap(tmp_path / "e")["e"].shape == (3, 0)
+
+
+@pytest.mark.parametrize("key", ["shape", "device", "_type", "_class", "_format_version", "_names", "_tclass", "%shape", "%%device", "type"])
+def test_keys_named_like_node_fields_round_trip(tmp_path: Path, key: str) -> None:
+    td = TensorDict({key: torch.arange(3), "other": torch.ones(3), "nested": {key: {key: torch.zeros(3)}}}, batch_size=[3])
+    td.memmap(tmp_path / "k")
+    loaded = TensorDict.load_memmap(tmp_path / "k")
+    assert set(loaded.keys(include_nested=True, leaves_only=True)) == {key, "other", ("nested", key, key)}
+    assert torch.equal(loaded[key], torch.arange(3))
+
+
+def test_keys_that_are_not_file_names(tmp_path: Path) -> None:
+    keys = ["a/b", "..", ".", "", "sp ace", "é", "x%2F", "..dir"]
+    td = TensorDict({key: torch.full((2,), float(i)) for i, key in enumerate(keys)}, batch_size=[2])
+    td.memmap(tmp_path / "k")
+    assert all(p.parent == tmp_path / "k" for p in (tmp_path / "k").iterdir())
+    loaded = TensorDict.load_memmap(tmp_path / "k")
+    for i, key in enumerate(keys):
+        assert loaded[key][0] == i
+
+
+# --- the memmap family ---------------------------------------------------------------------
+
+
+def test_memmap_leaves_the_source_untouched(tmp_path: Path) -> None:
+    td = _nested()
+    saved = td.memmap(tmp_path / "td")
+    assert saved.is_locked and saved.is_memmap() and not td.is_memmap() and not td.is_locked
+    assert not isinstance(td["a"], MemoryMappedTensor)
+
+
+def test_memmap_in_place_swaps_leaves_and_locks(tmp_path: Path) -> None:
+    step = _step()
+    returned = step.memmap_(tmp_path / "s")
+    assert returned is step and step.is_locked and step.device == torch.device("cpu")
+    assert isinstance(step.inner.z, MemoryMappedTensor) and step.is_memmap()
+    step.obs[0, 0] = 42.0  # writes reach the file
+    assert Step.load_memmap(tmp_path / "s").obs[0, 0] == 42.0
+    with pytest.raises(LockedError):
+        step.obs = torch.zeros(2, 3)
+
+
+def test_loaded_leaves_write_through_and_index_rows(tmp_path: Path) -> None:
+    TensorDict(x=torch.arange(10.0), batch_size=[10]).memmap(tmp_path / "w")
+    loaded = TensorDict.load_memmap(tmp_path / "w")
+    loaded["x"][3] = -1.0
+    assert TensorDict.load_memmap(tmp_path / "w")["x"][3] == -1.0
+    assert loaded["x"][torch.tensor([9, 0, 3])].tolist() == [9.0, 0.0, -1.0]
+
+
+def test_memmap_like_allocates_without_writing(tmp_path: Path) -> None:
+    datum = TensorDict({"image": torch.randint(255, (3, 64, 64), dtype=torch.uint8), "label": NonTensorData("cat")}, batch_size=[])
+    like = datum.expand(1_000_000).memmap_like(tmp_path / "data")
+    assert like.batch_size == torch.Size([1_000_000]) and like["label"].data == "cat"
+    stat = os.stat(tmp_path / "data" / "image.memmap")
+    assert stat.st_size == 1_000_000 * 3 * 64 * 64 and stat.st_blocks * 512 < 1 << 20
+    assert not like["image"][123].any()
+    like["image"][5] = 7
+    assert TensorDict.load_memmap(tmp_path / "data")["image"][5].eq(7).all()
+
+
+def test_no_prefix_uses_shared_memory_and_reuses_mapped_leaves() -> None:
+    # Seed 02: memmap() twice without a prefix gives the same tensors.
+    td = TensorDict({"a": torch.tensor(1)}, [])
+    td0 = td.memmap()
+    td1 = td0.memmap()
+    assert td0["a"] is td1["a"] and td0["a"].filename is None and td0.is_memmap()
+
+
+def test_copy_existing_rule_of_seed_02(tmp_path: Path) -> None:
+    td = TensorDict({"a": torch.tensor(1)}, [])
+    td0 = td.memmap(tmp_path / "zero")
+    td0 = td0.memmap(tmp_path / "zero")  # same prefix: reused, just overwritten
+    with pytest.raises(FileConflictError, match="copy_existing=True"):
+        td0.memmap(tmp_path / "one")
+    td0.memmap(tmp_path / "one", copy_existing=True)
+    assert (TensorDict.load_memmap(tmp_path / "one") == td).all()
+    with pytest.raises(MissingFileError):
+        TensorDict.load_memmap(tmp_path / "two")
+
+
+def test_resaving_in_place_keeps_the_mappings(tmp_path: Path) -> None:
+    td = TensorDict(x=torch.ones(4), batch_size=[4]).memmap_(tmp_path / "q")
+    mapped = td["x"]
+    with td.unlock_():
+        td["y"] = torch.zeros(4)
+    td.memmap_(tmp_path / "q")
+    assert td["x"] is mapped  # linked, not copied: writes still reach the folder
+    td["x"][0] = 42.0
+    assert TensorDict.load_memmap(tmp_path / "q")["x"][0] == 42.0
+    assert sorted(os.listdir(tmp_path / "q")) == ["meta.json", "x.memmap", "y.memmap"]
+
+
+def test_existsok_false_refuses_existing_leaf_files(tmp_path: Path) -> None:
+    TensorDict(x=torch.ones(4), batch_size=[4]).memmap(tmp_path / "w")
+    with pytest.raises(FileConflictError, match="existsok=True"):
+        TensorDict(x=torch.zeros(4), batch_size=[4]).memmap(tmp_path / "w", existsok=False)
+    assert TensorDict.load_memmap(tmp_path / "w")["x"].eq(1).all()
+
+
+def test_a_folder_with_other_files_is_never_replaced(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(FileConflictError, match="no saved tree"):
+        TensorDict(x=torch.ones(1), batch_size=[1]).memmap(tmp_path / "mine")
+    TensorDict(x=torch.ones(1), batch_size=[1]).memmap(tmp_path / "saved")
+    (tmp_path / "saved" / "notes.txt").write_text("keep me")
+    with pytest.raises(FileConflictError, match="notes.txt"):
+        TensorDict(x=torch.ones(1), batch_size=[1]).memmap(tmp_path / "saved")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_num_threads_writes_the_same_folder(tmp_path: Path) -> None:
+    td = TensorDict({f"k{i}": torch.full((5, 3), float(i)) for i in range(12)}, batch_size=[5])
+    td.memmap(tmp_path / "threaded", num_threads=4)
+    _assert_same(TensorDict.load_memmap(tmp_path / "threaded"), td)
+    with pytest.raises(ValueError, match="num_threads"):
+        td.memmap(tmp_path / "bad", num_threads=-1)
+
+
+def test_save_and_load_aliases(tmp_path: Path) -> None:
+    td = _nested()
+    tclass.save(td, tmp_path / "a")
+    td.save(tmp_path / "b")
+    for folder in ("a", "b"):
+        _assert_same(tclass.load(tmp_path / folder), td)
+        _assert_same(TensorDict.load(tmp_path / folder), td)
+    _assert_same(tclass.memmap(td, tmp_path / "c"), td)
+
+
+def test_failed_save_leaves_no_folder(tmp_path: Path) -> None:
+    td = TensorDict(a=torch.ones(2), s=NonTensorData(object(), batch_size=[2]), batch_size=[2])
+    with pytest.raises(NotSerializableError, match="the value at s"):
+        td.memmap(tmp_path / "f")
+    assert os.listdir(tmp_path) == []
+
+
+# --- loading options -----------------------------------------------------------------------
+
+
+def test_nested_sub_folder_loads_on_its_own(tmp_path: Path) -> None:
+    _nested().memmap(tmp_path / "td")
+    nested = tclass.load_memmap(tmp_path / "td" / "next")
+    assert nested["reward"].tolist() == [1, 2, 3] and nested.batch_size == torch.Size([3])
+    _step().memmap(tmp_path / "s")
+    assert type(tclass.load_memmap(tmp_path / "s" / "_tensordict" / "inner")) is Inner
+
+
+def test_meta_device_reads_no_data(tmp_path: Path) -> None:
+    _nested().memmap(tmp_path / "td")
+    os.chmod(tmp_path / "td" / "a.memmap", 0)  # as root this still opens: the check is below
+    meta = tclass.load_memmap(tmp_path / "td", device="meta")
+    assert meta.device == torch.device("meta") and meta["a"].is_meta and meta["a"].shape == (3, 2)
+    assert meta["next", "deeper", "flag"].dtype == torch.bool
+    _step().memmap(tmp_path / "s")
+    assert Step.load_memmap(tmp_path / "s", device="meta").obs.is_meta
+
+
+def test_cpu_device_keeps_mapped_leaves(tmp_path: Path) -> None:
+    _nested().memmap(tmp_path / "td")
+    loaded = TensorDict.load_memmap(tmp_path / "td", device="cpu")
+    assert loaded.device == torch.device("cpu") and isinstance(loaded["a"], MemoryMappedTensor)
+
+
+def test_out_receives_the_data(tmp_path: Path) -> None:
+    _nested().memmap(tmp_path / "td")
+    out = _nested().apply(torch.zeros_like)
+    target = out["a"]
+    assert TensorDict.load_memmap(tmp_path / "td", out=out) is out
+    assert out["a"] is target and torch.equal(out["a"], torch.arange(6.0).reshape(3, 2))
+    step = _step().apply(torch.zeros_like)
+    _step().memmap(tmp_path / "s")
+    step.load_memmap_(tmp_path / "s")
+    assert step.inner.z.tolist() == [7, 8]
+
+
+def test_out_with_another_structure_is_an_error(tmp_path: Path) -> None:
+    TensorDict(x=torch.ones(4), batch_size=[4]).memmap(tmp_path / "w")
+    with pytest.raises(KeyNotFoundError, match="'x'"):
+        TensorDict.load_memmap(tmp_path / "w", out=TensorDict(y=torch.ones(4), batch_size=[4]))
+    with pytest.raises(ShapeError, match="'x'"):
+        TensorDict.load_memmap(tmp_path / "w", out=TensorDict(x=torch.ones(5), batch_size=[5]))
+
+
+def test_loading_as_another_class_is_an_error(tmp_path: Path) -> None:
+    _step().memmap(tmp_path / "s")
+    with pytest.raises(TypeError, match="holds a Step"):
+        TensorDict.load_memmap(tmp_path / "s")
+    with pytest.raises(TypeError, match="not a Inner"):
+        tclass.load_memmap(tmp_path / "s", cls=Inner)
+
+
+# --- classes -------------------------------------------------------------------------------
+
+
+def _retype(folder: Path, type_string: str) -> None:
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["_type"] = type_string
+    (folder / "meta.json").write_text(json.dumps(meta))
+
+
+def test_unknown_class_names_the_module_to_import(tmp_path: Path) -> None:
+    _step().memmap(tmp_path / "s")
+    _retype(tmp_path / "s", "<class 'nowhere.models.Missing'>")
+    with pytest.raises(ClassResolutionError, match=r"import nowhere\.models"):
+        tclass.load_memmap(tmp_path / "s")
+    assert "nowhere" not in __import__("sys").modules
+
+
+def test_class_saved_from_another_module_loads_when_named(tmp_path: Path) -> None:
+    _step().memmap(tmp_path / "s")
+    _retype(tmp_path / "s", "<class '__main__.Step'>")
+    assert type(Step.load_memmap(tmp_path / "s")) is Step
+    with pytest.raises(ClassResolutionError):
+        tclass.load_memmap(tmp_path / "s")
+
+
+def test_two_live_classes_of_one_name_are_ambiguous(tmp_path: Path) -> None:
+    def define() -> type:
+        @tclass.tensorclass
+        class Twin:
+            x: torch.Tensor
+
+        return Twin
+
+    first, second = define(), define()
+    first(torch.ones(1), batch_size=[1]).memmap(tmp_path / "t")
+    with pytest.raises(ClassResolutionError, match="2 different classes"):
+        tclass.load_memmap(tmp_path / "t")
+    assert type(second.load_memmap(tmp_path / "t")) is second  # the caller decides
+    del first, second
+
+
+def test_nested_record_class_comes_from_the_field(tmp_path: Path) -> None:
+    _step().memmap(tmp_path / "s")
+    _retype(tmp_path / "s" / "_tensordict" / "inner", "<class 'elsewhere.Inner'>")
+    # The registry has no elsewhere.Inner; the field annotation does not match its name
+    # either, so this stays an error rather than a guess.
+    with pytest.raises((ClassResolutionError, MetadataError)):
+        Step.load_memmap(tmp_path / "s")
+
+
+# --- pickle --------------------------------------------------------------------------------
+
+
+def test_non_json_values_need_allow_pickle_both_ways(tmp_path: Path) -> None:
+    td = TensorDict(o=NonTensorData({1, 2}, batch_size=[2]), many=NonTensorStack.from_list([{1}, {2}]), batch_size=[2])
+    with pytest.raises(NotSerializableError, match="builtins.set"):
+        td.memmap(tmp_path / "p")
+    td.memmap(tmp_path / "p", allow_pickle=True)
+    with pytest.raises(PickleRefusedError, match="other.pickle|pickle.pkl"):
+        tclass.load_memmap(tmp_path / "p")
+    loaded = tclass.load_memmap(tmp_path / "p", allow_pickle=True)
+    assert loaded["o"].data == {1, 2} and loaded["many"].tolist() == [{1}, {2}]
+
+
+class _Marker:
+    path = ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (self.path, "w"))
+
+
+def test_planted_pickle_next_to_json_is_never_read(tmp_path: Path) -> None:
+    import pickle
+
+    TensorDict(s=NonTensorData("json value"), batch_size=[]).memmap(tmp_path / "d")
+    marker = _Marker()
+    marker.path = str(tmp_path / "MARKER")
+    (tmp_path / "d" / "s" / "other.pickle").write_bytes(pickle.dumps({"data": marker}))
+    assert tclass.load_memmap(tmp_path / "d", allow_pickle=True)["s"].data == "json value"
+    assert not (tmp_path / "MARKER").exists()
+    meta = json.loads((tmp_path / "d" / "s" / "meta.json").read_text())
+    del meta["data"]
+    (tmp_path / "d" / "s" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(PickleRefusedError):
+        tclass.load_memmap(tmp_path / "d")
+    assert not (tmp_path / "MARKER").exists()
