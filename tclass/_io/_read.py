@@ -300,13 +300,14 @@ def _plain_name(key: str) -> bool:
 def _map_leaf(folder: Folder, name: str, dtype: torch.dtype, shape: list[int], options: _Options) -> torch.Tensor:
     path = folder.child_path(name)
     hint = "The file does not match its meta.json: the folder is damaged or was changed after saving"
-    if options.device is not None and options.device.type == "meta":
+    shapes_only = options.device is not None and options.device.type == "meta"
+    if shapes_only or _faking():
         fd = _open_at(folder, name, os.O_RDONLY, "a leaf")
         try:
             check_file_size(fd, path, dtype, shape, hint)
         finally:
             os.close(fd)
-        return torch.empty(shape, dtype=dtype, device="meta")
+        return torch.empty(shape, dtype=dtype, device="meta" if shapes_only else None)
     mode = options.mode
     if mode is None:
         mode = "r+" if os.access(name, os.W_OK, dir_fd=folder.fd, follow_symlinks=False) else "r"
@@ -320,8 +321,16 @@ def _map_leaf(folder: Folder, name: str, dtype: torch.dtype, shape: list[int], o
     return tensor
 
 
+def _faking() -> bool:
+    """Whether a FakeTensorMode is active (tracing): leaves are then fake, not mapped."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    return any(isinstance(mode, FakeTensorMode) for mode in _get_current_dispatch_mode_stack())
+
+
 def _empty(shape: list[int], dtype: torch.dtype, device: torch.device | None) -> torch.Tensor:
-    if device is not None and device.type != "cpu":
+    if (device is not None and device.type != "cpu") or _faking():
         return torch.empty(shape, dtype=dtype, device=device)
     return MemoryMappedTensor.empty(shape, dtype=dtype)
 
