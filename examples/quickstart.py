@@ -4,10 +4,11 @@ Run it with ``make demo`` (or ``python examples/quickstart.py [--capacity N]``).
 
 1. declares a ``Transition`` tensorclass (tensor fields, a nested ``Step`` record and a
    plain ``str`` field) and shows indexing, reshaping and stacking over the batch dims;
-2. preallocates a replay buffer on disk with MemoryMappedTensor (sparse files: no RAM
-   and almost no disk blocks until rows are written), fills it batch by batch and
-   samples rows back;
-3. pickles the buffer, which sends file references rather than the data.
+2. preallocates a replay buffer on disk with ``memmap_like`` (sparse files: no RAM and
+   almost no disk blocks until rows are written), fills it batch by batch and samples
+   rows back;
+3. reloads the saved folder with ``Transition.load_memmap`` (maps files, reads nothing);
+4. pickles the buffer, which sends file references rather than the data.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 import torch
 
 import tclass
-from tclass import MemoryMappedTensor, TensorClass
+from tclass import TensorClass
 
 OBS_SHAPE = (3, 84, 84)
 
@@ -78,25 +79,14 @@ def show_batch_ops() -> None:
 
 
 def preallocate(folder: Path, capacity: int) -> Transition:
-    """One sparse file per tensor field, shaped for ``capacity`` rows."""
-
-    def empty(name: str, like: torch.Tensor) -> MemoryMappedTensor:
-        shape = (capacity, *like.shape[1:])
-        return MemoryMappedTensor.empty(shape, dtype=like.dtype, filename=folder / f"{name}.memmap")
-
-    row = make_batch(1, step=0)
-    return Transition(
-        obs=empty("obs", row.obs),
-        action=empty("action", row.action),
-        reward=empty("reward", row.reward),
-        next=Step(empty("next-obs", row.next.obs), empty("next-done", row.next.done), batch_size=[capacity]),
-        batch_size=[capacity],
-    )
+    """The buffer's folder: one row expanded to ``capacity`` rows (a view, no memory),
+    then ``memmap_like`` allocates the files without writing them (sparse)."""
+    return make_batch(1, step=0)[0].expand(capacity).memmap_like(folder)
 
 
 def disk_usage(folder: Path) -> tuple[int, int]:
-    """(apparent bytes, bytes actually allocated on disk) of the files in ``folder``."""
-    stats = [os.stat(path) for path in folder.iterdir()]
+    """(apparent bytes, bytes actually allocated on disk) of the files under ``folder``."""
+    stats = [os.stat(Path(root) / name) for root, _, names in os.walk(folder) for name in names]
     return sum(s.st_size for s in stats), sum(s.st_blocks * 512 for s in stats)
 
 
@@ -119,10 +109,20 @@ def fill_and_sample(buffer: Transition, folder: Path, batch_size: int, batches: 
     assert torch.equal(buffer[:batch_size].obs, make_batch(batch_size, 0).obs)
 
 
+def reload(folder: Path, rows: int) -> Transition:
+    start = time.perf_counter()
+    loaded = Transition.load_memmap(folder)
+    elapsed = time.perf_counter() - start
+    print(f"\n3. Transition.load_memmap({folder.name}/) in {elapsed * 1e3:.1f} ms maps the files, "
+          f"reads nothing: {type(loaded).__name__} {loaded.batch_size}, env {loaded.env!r}")
+    assert torch.equal(loaded[:rows].reward, make_batch(rows, 0).reward)
+    return loaded
+
+
 def show_reference(buffer: Transition) -> None:
     payload = pickle.dumps(buffer)
     data = sum(v.numel() * v.element_size() for v in buffer.values(True, leaves_only=True))
-    print(f"\n3. pickling the buffer sends file references: {len(payload):,} bytes for "
+    print(f"\n4. pickling the buffer sends file references: {len(payload):,} bytes for "
           f"{data / 2**30:.2f} GiB of data")
     clone = pickle.loads(payload)
     clone.reward[0] = 42.0  # the unpickled copy maps the same files
@@ -139,10 +139,9 @@ def main() -> None:
     show_batch_ops()
     with tempfile.TemporaryDirectory(prefix="tclass-demo-") as tmp:
         folder = Path(tmp) / "buffer"
-        folder.mkdir()
         buffer = preallocate(folder, args.capacity)
         fill_and_sample(buffer, folder, args.batch_size, min(args.batches, args.capacity // args.batch_size))
-        show_reference(buffer)
+        show_reference(reload(folder, args.batch_size))
 
 
 if __name__ == "__main__":
