@@ -81,7 +81,8 @@ def show_batch_ops() -> None:
 def preallocate(folder: Path, capacity: int) -> Transition:
     """The buffer's folder: one row expanded to ``capacity`` rows (a view, no memory),
     then ``memmap_like`` allocates the files without writing them (sparse)."""
-    return make_batch(1, step=0)[0].expand(capacity).memmap_like(folder)
+    rows: Transition = make_batch(1, step=0)[0].expand(capacity)
+    return rows.memmap_like(folder)
 
 
 def disk_usage(folder: Path) -> tuple[int, int]:
