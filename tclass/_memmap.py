@@ -21,6 +21,7 @@ import errno
 import math
 import operator
 import os
+import re
 import stat
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
@@ -641,7 +642,12 @@ def _abspath(filename: PathLike) -> str:
     if not isinstance(path, str):
         msg = f"filename must be a str or os.PathLike[str], got {filename!r}"
         raise TypeError(msg)
+    if path.startswith("/") and not _UNNORMALISED.search(path):
+        return path  # already what abspath would return (saves a normpath per leaf)
     return os.path.abspath(path)
+
+
+_UNNORMALISED = re.compile(r"//|/\.\.?(?:/|$)|./$")
 
 
 # --- pickling and multiprocessing ------------------------------------------------------

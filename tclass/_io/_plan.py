@@ -102,7 +102,7 @@ def _plan_td(td: TensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild
     for key, value in td._items():
         stored = escape_key(key)
         escaped = escaped or stored != key
-        name = os.path.join(rel, file_name(stored))
+        name = _join(rel, file_name(stored))
         if isinstance(value, torch.Tensor):
             meta[stored] = _leaf_entry(value, name)
             parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
@@ -127,7 +127,7 @@ def _plan_td(td: TensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild
 def _plan_record(record: Any, rel: str, plan: Plan, options: _Options) -> Rebuild:
     cls = type(record)
     _add_meta(plan, rel, {"_type": type_string(cls)}, options)
-    content = _plan_node(record._tensordict, os.path.join(rel, TENSORCLASS_DIR), plan, options)
+    content = _plan_node(record._tensordict, _join(rel, TENSORCLASS_DIR), plan, options)
     return lambda written: cls._from_tensordict_unchecked(content(written))
 
 
@@ -138,7 +138,7 @@ def _plan_lazy(stack: LazyStackedTensorDict, rel: str, plan: Plan, options: _Opt
     meta["stack_dim_name"] = None
     meta[TCLASS_FIELD] = {"members": len(members)}  # the peer counts folders up to a gap
     _add_meta(plan, rel, meta, options)
-    parts = [_plan_node(member, os.path.join(rel, str(i)), plan, options) for i, member in enumerate(members)]
+    parts = [_plan_node(member, _join(rel, str(i)), plan, options) for i, member in enumerate(members)]
     stack_dim, batch_size = stack.stack_dim, stack.batch_size
     return lambda written: LazyStackedTensorDict._from_members(
         [part(written) for part in parts], stack_dim, batch_size
@@ -151,7 +151,7 @@ def _plan_value(node: NonTensorData, rel: str, plan: Plan, options: _Options) ->
     if options.anonymous or require_json(node.data, where, options.allow_pickle):
         meta["data"] = node.data
     else:
-        plan.files.append((os.path.join(rel, "other.pickle"), dumps_pickle({"data": node.data}, where)))
+        plan.files.append((_join(rel, "other.pickle"), dumps_pickle({"data": node.data}, where)))
     meta["_metadata"] = None
     meta["_is_non_tensor"] = True
     _add_meta(plan, rel, meta, options)
@@ -169,7 +169,7 @@ def _plan_values(node: NonTensorStack, rel: str, plan: Plan, options: _Options) 
         meta["data"] = values
     else:
         meta["data"] = "pickle.pkl"
-        plan.files.append((os.path.join(rel, "pickle.pkl"), dumps_pickle(values, where)))
+        plan.files.append((_join(rel, "pickle.pkl"), dumps_pickle(values, where)))
     meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
     _add_meta(plan, rel, meta, options, compact=True)
     array = node._as_array().copy()
@@ -177,7 +177,7 @@ def _plan_values(node: NonTensorStack, rel: str, plan: Plan, options: _Options) 
 
 
 def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) -> int:
-    target = os.path.join(options.root, rel)
+    target = f"{options.root}/{rel}"
     source = tensor.filename if isinstance(tensor, MemoryMappedTensor) else None
     reuse = source == target and not options.like and _maps_whole_file(tensor)
     inside = source is not None and source.startswith(options.root + os.sep)
@@ -214,6 +214,11 @@ def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
     return {"device": str(tensor.device), "shape": list(tensor.shape), "dtype": name, "is_nested": False}
 
 
+def _join(rel: str, name: str) -> str:
+    """``rel/name`` (relative, "/"-separated; ``name`` alone at the root)."""
+    return f"{rel}/{name}" if rel else name
+
+
 def _class_fields(cls: type) -> dict[str, Any]:
     return {"_type": type_string(cls), "_format_version": FORMAT_VERSION, "_class": class_id(cls)}
 
@@ -223,5 +228,5 @@ def _add_meta(plan: Plan, rel: str, meta: dict[str, Any], options: _Options, com
         return
     separators = (",", ":") if compact else (", ", ": ")
     text = json.dumps(meta, separators=separators)
-    plan.files.append((os.path.join(rel, META), text.encode()))
+    plan.files.append((_join(rel, META), text.encode()))
 

@@ -52,7 +52,7 @@ class Folder:
     path: str
 
     def child_path(self, name: str) -> str:
-        return os.path.join(self.path, name)
+        return f"{self.path}/{name}"  # path is absolute and normalised; names have no "/"
 
 
 @dataclass
@@ -60,6 +60,8 @@ class _Options:
     device: torch.device | None
     allow_pickle: bool
     mode: Mode | None
+    shapes_only: bool = False  # device="meta": no file is mapped
+    fake: bool = False  # under FakeTensorMode: leaves are fake tensors
 
 
 def load_tree(
@@ -71,7 +73,8 @@ def load_tree(
 ) -> Any:
     """The collection saved in ``prefix``, its leaves mapped (or on ``device``)."""
     root = os.path.abspath(os.fspath(prefix))
-    options = _Options(device, allow_pickle, mode)
+    shapes_only = device is not None and device.type == "meta"
+    options = _Options(device, allow_pickle, mode, shapes_only, _faking())
     for attempt in range(_RETRIES):
         folder = _open_root(root)
         try:
@@ -255,25 +258,25 @@ def _load_leaf(folder: Folder, stored: str, key: str, entry: dict[str, Any], bat
     if tuple(shape[: len(batch)]) != tuple(batch):
         msg = f"{where!r}: entry {key!r} has shape {shape}, which does not start with the node's batch size {list(batch)}"
         raise MetadataError(msg)
-    name = _leaf_name(folder, stored, key, shape)
-    if name is None:  # an empty leaf has no file
-        return _empty(shape, dtype, options.device)
-    return _map_leaf(folder, name, dtype, shape, options)
+    if 0 in shape:  # an empty leaf has no file
+        return _empty(shape, dtype, options)
+    return _map_leaf(folder, stored, key, dtype, shape, options)
 
 
-def _leaf_name(folder: Folder, stored: str, key: str, shape: list[int]) -> str | None:
+def _open_leaf(folder: Folder, stored: str, key: str, flags: int) -> tuple[int, str]:
+    """The opened leaf file of ``key`` and its name (the peer's encoded name, or the raw
+    key of folders written with its ``robust_key=False``)."""
     name = file_name(stored) + ".memmap"
-    if _exists(folder, name):
-        return name
-    legacy = stored + ".memmap"  # folders written with the peer's robust_key=False
-    if _plain_name(stored) and _exists(folder, legacy):
-        return legacy
-    if 0 in shape:
-        return None
-    if _path_like(key):
-        msg = f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; the folder is damaged or crafted"
-        raise UnsafePathError(msg)
-    raise MissingFileError(f"{folder.child_path(name)!r} is missing (the entry {key!r}); the folder is incomplete or damaged")
+    try:
+        return _open_at(folder, name, flags, f"the entry {key!r}"), name
+    except MissingFileError:
+        legacy = stored + ".memmap"
+        if legacy != name and _plain_name(stored) and _exists(folder, legacy):
+            return _open_at(folder, legacy, flags, f"the entry {key!r}"), legacy
+        if _path_like(key):
+            msg = f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; the folder is damaged or crafted"
+            raise UnsafePathError(msg) from None
+        raise
 
 
 def _dir_name(folder: Folder, stored: str, key: str) -> str:
@@ -297,23 +300,28 @@ def _plain_name(key: str) -> bool:
     return key not in ("", ".", "..") and "/" not in key and "\\" not in key and "\x00" not in key
 
 
-def _map_leaf(folder: Folder, name: str, dtype: torch.dtype, shape: list[int], options: _Options) -> torch.Tensor:
-    path = folder.child_path(name)
-    hint = "The file does not match its meta.json: the folder is damaged or was changed after saving"
-    shapes_only = options.device is not None and options.device.type == "meta"
-    if shapes_only or _faking():
-        fd = _open_at(folder, name, os.O_RDONLY, "a leaf")
+_SIZE_HINT = "The file does not match its meta.json: the folder is damaged or was changed after saving"
+
+
+def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: list[int], options: _Options) -> torch.Tensor:
+    if options.shapes_only or options.fake:  # check the file, read none of it
+        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)
         try:
-            check_file_size(fd, path, dtype, shape, hint)
+            check_file_size(fd, folder.child_path(name), dtype, shape, _SIZE_HINT)
         finally:
             os.close(fd)
-        return torch.empty(shape, dtype=dtype, device="meta" if shapes_only else None)
+        return torch.empty(shape, dtype=dtype, device="meta" if options.shapes_only else None)
     mode = options.mode
-    if mode is None:
-        mode = "r+" if os.access(name, os.W_OK, dir_fd=folder.fd, follow_symlinks=False) else "r"
-    fd = _open_at(folder, name, os.O_RDWR if mode == "r+" else os.O_RDONLY, "a leaf")
     try:
-        tensor: torch.Tensor = map_opened_file(fd, path, dtype, shape, mode, hint)
+        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY if mode == "r" else os.O_RDWR)
+        mode = mode or "r+"
+    except PermissionError:
+        if mode == "r+":
+            raise
+        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)  # read-only file: private map
+        mode = "r"
+    try:
+        tensor: torch.Tensor = map_opened_file(fd, folder.child_path(name), dtype, shape, mode, _SIZE_HINT)
     finally:
         os.close(fd)
     if options.device is not None and options.device.type != "cpu":
@@ -329,8 +337,9 @@ def _faking() -> bool:
     return any(isinstance(mode, FakeTensorMode) for mode in _get_current_dispatch_mode_stack())
 
 
-def _empty(shape: list[int], dtype: torch.dtype, device: torch.device | None) -> torch.Tensor:
-    if (device is not None and device.type != "cpu") or _faking():
+def _empty(shape: list[int], dtype: torch.dtype, options: _Options) -> torch.Tensor:
+    device = options.device
+    if (device is not None and device.type != "cpu") or options.fake:
         return torch.empty(shape, dtype=dtype, device=device)
     return MemoryMappedTensor.empty(shape, dtype=dtype)
 

@@ -144,7 +144,7 @@ def _make_staging(root: str) -> str:
 
 def _write_leaves(leaves: Sequence[Leaf], staging: str, num_threads: int, like: bool) -> list[torch.Tensor]:
     def write(leaf: Leaf) -> torch.Tensor:
-        return _write_leaf(leaf, os.path.join(staging, leaf.path), like)
+        return _write_leaf(leaf, f"{staging}/{leaf.path}", like)
 
     if num_threads > 1 and len(leaves) > 1:
         with ThreadPoolExecutor(min(num_threads, len(leaves))) as pool:
