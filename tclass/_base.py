@@ -13,6 +13,7 @@ from typing import Any, TypeAlias, Union
 import torch
 
 from tclass._dispatch import TORCH_FUNCTIONS
+from tclass._device_ops import DeviceOps
 from tclass._elementwise import ElementwiseOps
 from tclass._io._methods import PersistenceOps
 from tclass._shape_ops import ShapeOps
@@ -20,7 +21,7 @@ from tclass._shape_ops import ShapeOps
 __all__ = ["TensorDictBase", "Value"]
 
 
-class TensorDictBase(ShapeOps, ElementwiseOps, PersistenceOps):
+class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""
 

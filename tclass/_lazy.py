@@ -97,6 +97,7 @@ class LazyStackedTensorDict(LazyStackOps):
         "_locked",
         "_lock_context",
         "_lock_stack",
+        "_consolidated",
         "__weakref__",
     )
 
@@ -543,6 +544,10 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
+        if getattr(self, "_consolidated", None) is not None:
+            moved = _move_consolidated(self, args, kwargs)
+            if moved is not None:
+                return moved  # type: ignore[no-any-return]
         members = [member.to(*args, **kwargs) for member in self._members]
         if all(new is old for new, old in zip(members, self._members)):
             return self
@@ -595,6 +600,12 @@ class LazyStackedTensorDict(LazyStackOps):
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if getattr(self, "_consolidated", None) is not None:  # one buffer instead of leaves
+            from tclass._io._consolidate import reduce_consolidated
+
+            reduced = reduce_consolidated(self)
+            if reduced is not None:
+                return reduced
         return (_rebuild, (type(self), self._members, self._stack_dim, self._batch_size))
 
     def __copy__(self) -> Self:
@@ -605,6 +616,19 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def _repr_extra(self) -> str:
         return f", stack_dim={self._stack_dim}"
+
+
+def _move_consolidated(stack: LazyStackedTensorDict, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``stack`` moved as one buffer when it is consolidated and only the device changes."""
+    from tclass._device import parse_to_args
+    from tclass._device_ops import consolidation_of
+    from tclass._io._consolidate import moved
+
+    request = parse_to_args(args, dict(kwargs))
+    state = consolidation_of(stack)
+    if state is None or request.dtype is not None or request.device in (None, stack.device):
+        return None
+    return moved(stack, state, request.device, request.non_blocking)
 
 
 def _rebuild(

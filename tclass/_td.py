@@ -81,6 +81,7 @@ class TensorDict(TensorDictBase):
         "_locked",
         "_lock_context",
         "_lock_stack",
+        "_consolidated",
         "__weakref__",
     )
 
@@ -721,11 +722,19 @@ class TensorDict(TensorDictBase):
             device = as_device(args[0])
             if device == self._device:
                 return self
+            if getattr(self, "_consolidated", None) is not None:
+                moved = _move_consolidated(self, device, False)
+                if moved is not None:
+                    return moved  # type: ignore[no-any-return]
             return self._map_values(lambda v: v.to(device), self._batch_size, device)
         request = parse_to_args(args, kwargs)
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
         if dtype is None and (device is None or device == self._device):
             return self
+        if dtype is None and device is not None and getattr(self, "_consolidated", None) is not None:
+            moved = _move_consolidated(self, device, non_blocking)
+            if moved is not None:
+                return moved  # type: ignore[no-any-return]
         new_device = self._device if device is None else device
         return self._map_values(
             lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
@@ -756,6 +765,12 @@ class TensorDict(TensorDictBase):
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if getattr(self, "_consolidated", None) is not None:  # one buffer instead of leaves
+            from tclass._io._consolidate import reduce_consolidated
+
+            reduced = reduce_consolidated(self)
+            if reduced is not None:
+                return reduced
         return (_rebuild, (type(self), self._tensors, self._batch_size, self._device, self._locked))
 
     def __copy__(self) -> Self:
@@ -763,6 +778,17 @@ class TensorDict(TensorDictBase):
 
     def __repr__(self) -> str:
         return compact_repr(self)
+
+
+def _move_consolidated(td: TensorDict, device: torch.device | None, non_blocking: bool) -> Any:
+    """``td`` moved as one buffer, if it is (still) consolidated; else None."""
+    from tclass._device_ops import consolidation_of
+    from tclass._io._consolidate import moved
+
+    state = consolidation_of(td)
+    if state is None or device is None:
+        return None
+    return moved(td, state, device, non_blocking)
 
 
 def _rebuild(

@@ -36,7 +36,7 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["Folder", "load_tree", "read_meta"]
+__all__ = ["Folder", "fill_array", "load_tree", "read_meta"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
@@ -445,7 +445,7 @@ def _load_values(folder: Folder, meta: dict[str, Any], options: _Options, parent
     else:
         shape = _nested_shape(data, len(parent_batch) if parent_batch is not None else None)
     array = np.empty(shape, dtype=object)
-    _fill(array, data, shape, where)
+    fill_array(array, data, shape, where)
     return NonTensorStack._from_array(array, options.device or torch.device("cpu"))
 
 
@@ -460,7 +460,7 @@ def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
     return shape
 
 
-def _fill(array: np.ndarray[Any, Any], data: Any, shape: list[int], where: str) -> None:
+def fill_array(array: np.ndarray[Any, Any], data: Any, shape: list[int], where: str) -> None:
     flat = array.reshape(-1)
     items = [data]
     for size in shape:
