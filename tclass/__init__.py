@@ -9,6 +9,7 @@ One import gives the public surface::
 from tclass import errors as errors
 from tclass import _pytree as _pytree
 from tclass._io._api import load as load
+from tclass._io._consolidate import from_consolidated as from_consolidated
 from tclass._io._api import load_memmap as load_memmap
 from tclass._io._api import memmap as memmap
 from tclass._io._api import save as save
@@ -40,6 +41,7 @@ __all__ = [
     "cat",
     "dense_stack_tds",
     "errors",
+    "from_consolidated",
     "is_tensorclass",
     "lazy_stack",
     "load",

@@ -7,17 +7,19 @@ construction sit on hot paths.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple, Union
 
 import torch
 
 from tclass.errors import DeviceError
 
-__all__ = ["DeviceLike", "ToArgs", "as_device", "parse_to_args"]
+__all__ = ["DeviceLike", "ToArgs", "as_device", "parse_to_args", "wait_for_device_copies"]
 
 DeviceLike = Union[torch.device, str, int, None]
 
 _CACHE: dict[object, torch.device] = {}
+_cuda_initialized: Callable[[], bool] = torch.cuda.is_initialized  # untyped in torch
 
 
 def as_device(device: object) -> torch.device | None:
@@ -94,3 +96,15 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
         msg = f"to(): dtype must be a torch.dtype, got {dtype!r}"
         raise TypeError(msg)
     return ToArgs(as_device(device), dtype, non_blocking)
+
+
+def wait_for_device_copies() -> None:
+    """Wait for the copies queued on the current CUDA stream (a no-op without CUDA).
+
+    A device-to-host copy with ``non_blocking=True`` returns before the data has arrived;
+    tclass issues every leaf's copy asynchronously, then waits once here, so that the
+    result it returns is safe to read. (Host-to-device copies need no wait: the device
+    orders them before any kernel that reads the data.)
+    """
+    if torch.cuda.is_available() and _cuda_initialized():
+        torch.cuda.current_stream().synchronize()

@@ -95,13 +95,16 @@ def consolidation_of(node: Any) -> Consolidated | None:
     return state
 
 
-def map_tensors(node: Any, fn: Any) -> Any:
-    """``node`` with ``fn`` applied to every tensor, nested ones included."""
+def map_tensors(node: Any, fn: Any, device: torch.device | None = None) -> Any:
+    """``node`` with ``fn`` applied to every tensor, nested ones included; with
+    ``device``, every node of the result records that device."""
 
     def each(value: Any) -> Any:
-        return fn(value) if isinstance(value, torch.Tensor) else map_tensors(value, fn)
+        return fn(value) if isinstance(value, torch.Tensor) else map_tensors(value, fn, device)
 
-    return node._map_values(each, node.batch_size)
+    if device is None:
+        return node._map_values(each, node.batch_size)
+    return node._map_values(each, node.batch_size, device)
 
 
 def _leaves(node: Any) -> Iterator[torch.Tensor]:

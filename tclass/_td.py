@@ -19,7 +19,7 @@ from tclass import _batch, _keys
 from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
-from tclass._device import DeviceLike, as_device, parse_to_args
+from tclass._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._elementwise import align_right
 from tclass._nontensor import NonTensorData, _NonTensorNode
 from tclass._repr import compact_repr
@@ -736,11 +736,14 @@ class TensorDict(TensorDictBase):
             if moved is not None:
                 return moved  # type: ignore[no-any-return]
         new_device = self._device if device is None else device
-        return self._map_values(
+        result = self._map_values(
             lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
             self._batch_size,
             new_device,
         )
+        if non_blocking and device is not None and device.type == "cpu":
+            wait_for_device_copies()
+        return result
 
     def cuda(self, device: int | DeviceLike = None) -> Self:
         """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""

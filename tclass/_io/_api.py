@@ -78,7 +78,11 @@ def load_memmap(
 ) -> Any:
     """Load what ``memmap``/``save`` wrote in ``prefix`` (see ``TensorDict.load_memmap``)."""
     target = as_device(device) if device is not None else None
-    loaded = load_tree(prefix, cls, None if out is not None else target, allow_pickle)
+    staged = target is not None and target.type == "cuda" and out is None
+    loaded = load_tree(prefix, cls, None if out is not None or staged else target, allow_pickle)
+    if staged:
+        assert target is not None
+        loaded = _staged_to(loaded, target, non_blocking)
     if cls is not None and not isinstance(loaded, cls):
         msg = (
             f"{os.fspath(prefix)!r} holds a {type(loaded).__name__}, not a {cls.__name__}; "
@@ -88,9 +92,19 @@ def load_memmap(
     if out is not None:
         load_into(out, loaded, non_blocking, os.fspath(prefix))
         loaded = out
-    if target is not None and target.type == "cuda" and not non_blocking:
+    if target is not None and target.type == "cuda" and not non_blocking and not staged:
         torch.cuda.synchronize(target)
     return loaded
+
+
+def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
+    """The mapped tree copied to ``device`` through pinned staging buffers."""
+    from tclass._device_ops import map_tensors
+    from tclass._io._staging import stage_copy
+
+    leaves = list(loaded.values(include_nested=True, leaves_only=True))
+    copies = {id(leaf): copy for leaf, copy in zip(leaves, stage_copy(leaves, device, non_blocking))}
+    return map_tensors(loaded, lambda leaf: copies[id(leaf)], device)
 
 
 def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:

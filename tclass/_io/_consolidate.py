@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from tclass._device import wait_for_device_copies
 from tclass._device_ops import share
 from tclass._lazy import LazyStackedTensorDict
 from tclass._nontensor import NonTensorData, NonTensorStack
@@ -87,7 +88,10 @@ def consolidate(node: Any, *, device: torch.device | None = None, pin_memory: bo
 
 def moved(node: Any, state: Consolidated, device: torch.device, non_blocking: bool) -> Any:
     """``node`` (consolidated, current) on ``device``: one copy of the buffer, then views."""
-    return moved_buffer(node, state, state.buffer.to(device, non_blocking=non_blocking))
+    buffer = state.buffer.to(device, non_blocking=non_blocking)
+    if non_blocking and device.type == "cpu":
+        wait_for_device_copies()
+    return moved_buffer(node, state, buffer)
 
 
 def moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
