@@ -1,0 +1,261 @@
+"""Memory placement: consolidation, pinned and shared memory, the meta device, staged
+loading onto a device. CPU and meta everywhere; the CUDA cases are marked and skip
+without a GPU."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+import tclass
+from tclass import NonTensorData, NonTensorStack, TensorDict
+from tclass._io._staging import stage_copy
+from tclass.errors import DeviceError, MetadataError, NotSerializableError
+
+has_cuda = torch.cuda.is_available()
+needs_cuda = [pytest.mark.cuda, pytest.mark.skipif(not has_cuda, reason="needs a CUDA device")]
+META = torch.device("meta")
+
+
+@tclass.tensorclass
+class Obs:
+    pixels: torch.Tensor
+    camera: str
+
+
+@tclass.tensorclass
+class Sample:
+    obs: Obs
+    reward: torch.Tensor
+    tags: Any = None
+
+
+def _td() -> TensorDict:
+    return TensorDict(
+        {
+            "a": torch.arange(8.0).reshape(4, 2),
+            "i": torch.arange(4, dtype=torch.int16),
+            "flag": torch.tensor([True, False, True, True]),
+            "b": {"c": torch.ones(4, 3, dtype=torch.float16), "d": torch.zeros(4, dtype=torch.complex64)},
+            "label": NonTensorData("pong", batch_size=[4]),
+            "names": NonTensorStack.from_list(["w", "x", "y", "z"]),
+        },
+        batch_size=[4],
+    )
+
+
+def _sample() -> Sample:
+    obs = Obs(torch.randint(0, 255, (3, 2, 2), dtype=torch.uint8), "front", batch_size=[3])
+    return Sample(obs, torch.rand(3), tags={"run": 1}, batch_size=[3])
+
+
+def _leaves(node: Any) -> list[torch.Tensor]:
+    return list(node.values(include_nested=True, leaves_only=True))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return all(x.dtype == y.dtype and torch.equal(x.cpu(), y.cpu()) for x, y in zip(_leaves(a), _leaves(b)))
+
+
+# --- consolidate -------------------------------------------------------------------------
+
+
+def test_consolidate_puts_every_leaf_in_one_buffer() -> None:
+    td = _td()
+    packed = td.consolidate()
+    assert packed.is_consolidated() and not td.is_consolidated()
+    assert (packed == td).all() and packed["names"].tolist() == ["w", "x", "y", "z"]
+    pointers = {leaf.untyped_storage().data_ptr() for leaf in _leaves(packed)}
+    assert len(pointers) == 1
+    for leaf in _leaves(packed):  # every view is aligned for its dtype
+        assert leaf.data_ptr() % 16 == 0
+
+
+def test_consolidated_record_keeps_its_class() -> None:
+    sample = _sample()
+    packed = sample.consolidate()
+    assert type(packed) is Sample and type(packed.obs) is Obs and packed.is_consolidated()
+    assert packed.obs.camera == "front" and packed.tags == {"run": 1} and _same(packed, sample)
+
+
+def test_consolidated_lazy_stack() -> None:
+    lazy = tclass.lazy_stack([TensorDict(a=torch.ones(2)), TensorDict(a=torch.zeros(3), b=torch.tensor(9))])
+    packed = lazy.consolidate()
+    assert packed.is_consolidated() and packed[1]["b"] == 9 and packed[0]["a"].shape == (2,)
+    moved = packed.to(META)
+    assert moved.is_consolidated() and moved.device == META and moved[1]["a"].is_meta
+
+
+def test_in_place_writes_keep_it_replacing_a_leaf_ends_it() -> None:
+    packed = _td().consolidate()
+    packed["a"][0, 0] = 42.0
+    assert packed.is_consolidated()
+    packed["a"] = torch.zeros(4, 2)
+    assert not packed.is_consolidated()
+    assert packed.to(META)["a"].is_meta  # moved leaf by leaf instead
+
+
+def test_to_moves_the_buffer_once_and_rebuilds_views() -> None:
+    packed = _td().consolidate()
+    moved = packed.to(META)
+    assert moved.is_consolidated() and moved.device == META and moved["b"].device == META
+    assert moved["b", "c"].dtype == torch.float16 and moved["b", "c"].shape == (4, 3)
+    assert packed.to("cpu") is not packed  # a device is now recorded: a real move
+    cast = TensorDict(a=torch.ones(2), batch_size=[2]).consolidate().to(torch.float64)
+    assert cast["a"].dtype == torch.float64 and not cast.is_consolidated()  # a cast is per leaf
+
+
+def test_consolidate_onto_meta() -> None:
+    packed = _td().consolidate(device="meta")
+    assert packed.is_consolidated() and packed["a"].is_meta
+
+
+def test_from_consolidated_rebuilds_from_the_buffer_alone() -> None:
+    sample = _sample()
+    buffer = sample.consolidate()._tensordict._consolidated.buffer
+    rebuilt = tclass.from_consolidated(buffer)
+    assert type(rebuilt) is Sample and rebuilt.obs.camera == "front" and _same(rebuilt, sample)
+    assert rebuilt.reward.untyped_storage().data_ptr() == buffer.untyped_storage().data_ptr()
+
+
+def test_from_consolidated_refuses_other_tensors() -> None:
+    with pytest.raises(MetadataError):
+        tclass.from_consolidated(torch.zeros(4, dtype=torch.float32))
+    with pytest.raises(MetadataError):
+        tclass.from_consolidated(torch.zeros(64, dtype=torch.uint8))
+
+
+def test_pickle_sends_the_buffer() -> None:
+    td = _td()
+    packed = td.consolidate()
+    copy = pickle.loads(pickle.dumps(packed))
+    assert copy.is_consolidated() and (copy == td).all()
+    sample = pickle.loads(pickle.dumps(_sample().consolidate()))
+    assert type(sample) is Sample and sample.obs.camera == "front"
+
+
+def test_non_json_values_still_move_but_not_from_the_buffer() -> None:
+    td = TensorDict(a=torch.ones(2), o=NonTensorData({1, 2}, batch_size=[2]), batch_size=[2])
+    packed = td.consolidate()
+    assert packed.to(META)["o"].data == {1, 2}
+    assert pickle.loads(pickle.dumps(packed))["o"].data == {1, 2}  # pickled leaf by leaf
+    with pytest.raises(NotSerializableError):
+        tclass.from_consolidated(packed._consolidated.buffer)
+
+
+def test_consolidate_refuses_leaves_on_several_devices() -> None:
+    td = TensorDict(a=torch.ones(2), b=torch.ones(2, device="meta"), batch_size=[2])
+    with pytest.raises(tclass.errors.UnsupportedError, match="several devices"):
+        td.consolidate()
+    assert td.consolidate(device="meta").is_consolidated()
+
+
+# --- pinned and shared memory --------------------------------------------------------------
+
+
+@pytest.mark.skipif(has_cuda, reason="checks the error raised without CUDA")
+def test_pin_memory_without_cuda_says_why() -> None:
+    with pytest.raises(DeviceError, match="pinned memory needs"):
+        _td().pin_memory()
+    with pytest.raises(DeviceError):
+        _td().consolidate(pin_memory=True)
+
+
+def test_share_memory_in_place() -> None:
+    td = _td()
+    assert not td.is_shared()
+    assert td.share_memory_() is td and td.is_shared() and td.is_locked
+    assert all(leaf.is_shared() for leaf in _leaves(td))
+
+
+def _child_writes(td: TensorDict) -> None:
+    td["a"].fill_(7.0)
+
+
+def test_shared_writes_are_seen_across_processes() -> None:
+    td = TensorDict(a=torch.zeros(3), batch_size=[3]).share_memory_()
+    process = mp.get_context("spawn").Process(target=_child_writes, args=(td,))
+    process.start()
+    process.join(60)
+    assert process.exitcode == 0 and td["a"].eq(7.0).all()
+
+
+def test_consolidated_shared_buffer() -> None:
+    packed = _td().consolidate(share_memory=True)
+    assert packed.is_shared() and packed._consolidated.buffer.is_shared()
+
+
+# --- the meta device -----------------------------------------------------------------------
+
+
+def test_meta_everywhere(tmp_path: Path) -> None:
+    built = TensorDict(a=torch.ones(2), batch_size=[2], device="meta")
+    assert built["a"].is_meta and built.device == META
+    moved = _sample().to("meta")
+    assert moved.device == META and moved.obs.pixels.is_meta and moved.obs.camera == "front"
+    _sample().memmap(tmp_path / "s")
+    loaded = Sample.load_memmap(tmp_path / "s", device="meta")
+    assert loaded.device == META and loaded.reward.is_meta
+
+
+# --- staged copies -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_staged_copy_chunks_every_byte(chunk: int) -> None:
+    sources = [
+        torch.arange(1000, dtype=torch.float32),
+        torch.tensor([True, False, True]),
+        torch.randn(3, 5, dtype=torch.float64).t(),  # not contiguous
+        torch.empty(0, 4),
+        torch.randint(0, 255, (33,), dtype=torch.uint8),
+    ]
+    copies = stage_copy(sources, torch.device("cpu"), chunk_bytes=chunk)
+    for source, copy in zip(sources, copies):
+        assert copy.dtype == source.dtype and copy.shape == source.shape and torch.equal(copy, source)
+
+
+# --- CUDA ----------------------------------------------------------------------------------
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not has_cuda, reason="needs a CUDA device")
+class TestCuda:
+    def test_consolidated_round_trip(self) -> None:
+        td = _td()
+        gpu = td.consolidate().to("cuda")
+        assert gpu.is_consolidated() and gpu.device.type == "cuda" and gpu["b", "c"].is_cuda
+        back = gpu.to("cpu", non_blocking=True)  # waits before returning
+        assert _same(back, td) and back.is_consolidated()
+
+    def test_pin_memory(self) -> None:
+        pinned = _td().pin_memory(num_threads=2)
+        assert all(leaf.is_pinned() for leaf in _leaves(pinned))
+        packed = _td().consolidate(pin_memory=True)
+        assert packed._consolidated.buffer.is_pinned()
+        assert packed.pin_memory()._consolidated.buffer.is_pinned()
+
+    def test_non_blocking_round_trip(self) -> None:
+        sample = _sample().pin_memory()
+        gpu = sample.to("cuda", non_blocking=True)
+        back = gpu.to("cpu", non_blocking=True)
+        assert _same(back, sample)
+
+    def test_load_memmap_onto_cuda(self, tmp_path: Path) -> None:
+        sample = _sample()
+        sample.memmap(tmp_path / "s")
+        for non_blocking in (False, True):
+            loaded = Sample.load_memmap(tmp_path / "s", device="cuda", non_blocking=non_blocking)
+            torch.cuda.synchronize()
+            assert loaded.device.type == "cuda" and loaded.obs.pixels.is_cuda
+            assert _same(loaded, sample) and loaded.obs.camera == "front"
+
+    def test_staged_copy_many_chunks(self) -> None:
+        sources = [torch.randn(1000, 33), torch.arange(10**5, dtype=torch.int64)]
+        copies = stage_copy(sources, torch.device("cuda"), chunk_bytes=4096)
+        assert all(torch.equal(s, c.cpu()) for s, c in zip(sources, copies))
