@@ -179,8 +179,10 @@ def test_sigkilled_writer_leaves_old_or_new_data_never_a_mix(tmp_path: Path, req
     staging = _staging_left(prefix)
     _report(request, "sigkill", counts, staging)
     assert counts["kills"] >= 20
-    # Stale staging folders from the killed writers must not get in the way of a save.
+    # Stale staging folders from the killed writers must not get in the way of a save,
+    # and the save removes them (no writer holds them locked any more).
     _generation_td(base).memmap(prefix)
+    assert _staging_left(prefix) == []
     assert _generation_of(TensorDict.load_memmap(prefix)) == base
     assert _generation_of(tclass.load_memmap(prefix)) == base
     _remove_staging(tmp_path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 _BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorStack"}
 _RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
+_SWAP_WAITS = 50  # 20 ms waits for a folder a save has moved aside (no atomic exchange)
 
 
 @dataclass
@@ -88,15 +90,33 @@ def load_tree(
 
 
 def _open_root(root: str) -> Folder:
-    try:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root may be a link
-    except FileNotFoundError:
-        msg = f"no saved folder at {root!r}; check the path"
-        raise MissingFileError(msg) from None
-    except NotADirectoryError:
-        msg = f"{root!r} is a file; load_memmap reads a folder written by memmap/save"
-        raise NotAFileError(msg) from None
+    for attempt in range(_SWAP_WAITS + 1):
+        try:
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root may be a link
+            break
+        except FileNotFoundError:
+            old = _swapped_out(root)
+            if old is None or attempt == _SWAP_WAITS:
+                msg = f"no saved folder at {root!r}; check the path"
+                if old is not None:
+                    msg += f". A save was interrupted while replacing it: the previous data is in {old!r}"
+                raise MissingFileError(msg) from None
+            time.sleep(0.02)  # a save without atomic exchange is between its two renames
+        except NotADirectoryError:
+            msg = f"{root!r} is a file; load_memmap reads a folder written by memmap/save"
+            raise NotAFileError(msg) from None
     return Folder(fd, root)
+
+
+def _swapped_out(root: str) -> str | None:
+    """The old tree a save moved aside (systems without atomic exchange), if any."""
+    parent, name = os.path.split(root)
+    prefix = f".{name}.tclass-staging-"
+    try:
+        found = [entry for entry in os.listdir(parent) if entry.startswith(prefix) and entry.endswith("-old")]
+    except OSError:
+        return None
+    return os.path.join(parent, found[0]) if found else None
 
 
 def _replaced(folder: Folder) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import fcntl
 import os
 import secrets
 import shutil
@@ -59,7 +60,9 @@ def save_tree(
         _check_replaceable(root)
         if not existsok:
             _refuse_existing(root, plan.leaves)
+    _remove_dead_staging(root)
     staging = _make_staging(root)
+    lock = _lock(staging)  # tells later saves this staging folder is not a dead writer's
     try:
         for rel in plan.dirs[1:]:
             os.mkdir(os.path.join(staging, rel))
@@ -71,6 +74,8 @@ def save_tree(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        os.close(lock)
     for tensor in written:
         _retarget(tensor, staging, root)
     return rebuild(written)
@@ -135,6 +140,37 @@ def _refuse_existing(root: str, leaves: Sequence[Leaf]) -> None:
             raise FileConflictError(msg)
 
 
+def _lock(folder: str) -> int:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _remove_dead_staging(root: str) -> None:
+    """Remove staging folders that writers killed mid-save left beside ``root``: those
+    nobody holds locked (a live writer keeps its own locked until it is done)."""
+    parent, name = os.path.split(root)
+    prefix = f".{name}{_STAGING}"
+    try:
+        siblings = [entry for entry in os.listdir(parent) if entry.startswith(prefix)]
+    except OSError:
+        return
+    for entry in siblings:
+        path = os.path.join(parent, entry)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live writer's
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
 def _make_staging(root: str) -> str:
     parent, name = os.path.split(root)
     staging = os.path.join(parent, f".{name}{_STAGING}{secrets.token_hex(4)}")
@@ -190,12 +226,12 @@ def _install(staging: str, root: str, old_tree: bool) -> None:
     if not old_tree:
         os.rename(staging, root)
     elif _exchange(staging, root):
-        shutil.rmtree(staging)  # now the old tree
+        shutil.rmtree(staging, ignore_errors=True)  # now the old tree
     else:
         trash = staging + "-old"
         os.rename(root, trash)
         os.rename(staging, root)
-        shutil.rmtree(trash)
+        shutil.rmtree(trash, ignore_errors=True)
     parent = os.open(os.path.dirname(root), os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(parent)
