@@ -53,7 +53,7 @@ def make_batch(size: int, step: int) -> Transition:
         obs=obs,
         action=torch.randint(0, 6, (size,), generator=generator),
         reward=torch.rand(size, generator=generator),
-        next={"obs": obs.roll(1, dims=0), "done": torch.zeros(size, dtype=torch.bool)},
+        next=Step(obs.roll(1, dims=0), torch.zeros(size, dtype=torch.bool), batch_size=[size]),
         batch_size=[size],
     )
 

@@ -123,7 +123,7 @@ def build_class(cls: type[TensorClass], *, frozen: bool | None, kw_only: bool | 
     if "__dataclass_fields__" not in cls.__dict__:
         _prepare_fields(cls)
         dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
-    fields = list(dataclasses.fields(cls))  # type: ignore[arg-type]
+    fields = list(dataclasses.fields(cls))
     _refuse_reserved_names(cls, fields)
     info = ClassInfo(cls, fields, frozen, kw_only)
     type.__setattr__(cls, "__tclass_info__", info)
@@ -404,7 +404,7 @@ def record_from_entries(
             )
             raise UnknownFieldError(msg)
     td = TensorDict._new_unchecked({}, as_batch_size(batch_size), device)
-    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for field in dataclasses.fields(cls):
         if field.name in entries:
             value: Any = entries[field.name]
         elif field.default is not dataclasses.MISSING:

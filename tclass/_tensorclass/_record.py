@@ -11,14 +11,16 @@ runs only when a user constructs a record.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import inspect
 from operator import attrgetter
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, dataclass_transform
 
 from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size
@@ -27,6 +29,7 @@ from tclass._device import DeviceLike
 from tclass._lazy import LazyStackedTensorDict
 from tclass._nontensor import _NonTensorNode
 from tclass._repr import compact_repr
+from tclass._tensorclass._typing import BatchSizeField, DeviceField, NamesField
 from tclass._td import TensorDict
 from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldError
 
@@ -45,9 +48,11 @@ def _delegated(name: str) -> Callable[..., Any]:
     def method(self: TensorClass, *args: Any, **kwargs: Any) -> Any:
         return _rewrap(self, getattr(self._tensordict, name)(*args, **kwargs))
 
+    original = getattr(TensorDictBase, name)
     method.__name__ = name
     method.__qualname__ = f"TensorClass.{name}"
-    method.__doc__ = getattr(TensorDictBase, name).__doc__
+    method.__doc__ = original.__doc__
+    method.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
     return method
 
 
@@ -62,6 +67,7 @@ def _rewrap(record: TensorClass, result: Any) -> Any:
     return result  # a bool from all()/any(), or NotImplemented from a comparison
 
 
+@dataclass_transform(eq_default=False, field_specifiers=(dataclasses.field, dataclasses.Field))
 class TensorClassMeta(type):
     """Gives every tensorclass ``__slots__ = ()``: instances hold only their TensorDict,
     so assigning an attribute that is not a field (a typo) raises instead of silently
@@ -96,23 +102,20 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     __tclass_info__: ClassVar[ClassInfo]
     # The fields live in a TensorDict, or in a lazy stack of the TensorDicts of several
     # records (tclass.lazy_stack), which answers the same private surface.
-    _tensordict: TensorDict | LazyStackedTensorDict
+    if TYPE_CHECKING:
+        _tensordict: TensorDict | LazyStackedTensorDict = dataclasses.field(init=False)
 
     # C-level accessors for stack and cat, which read them from every member.
     _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = attrgetter("_tensordict._tensors")
     _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("_tensordict._batch_size")
 
     if TYPE_CHECKING:
-        # Each class gets a generated __init__ taking its fields; until the typing work
-        # (stubs and a mypy plugin) types it precisely, checkers see this one.
-        def __init__(
-            self,
-            *fields: Any,
-            batch_size: BatchSizeLike = None,
-            device: DeviceLike = None,
-            names: Sequence[str | None] | None = None,
-            **named_fields: Any,
-        ) -> None: ...
+        # Each class gets a generated __init__ taking its fields (checkers synthesise it
+        # through the metaclass's dataclass_transform) plus these keyword-only arguments;
+        # see _typing.py for why they are descriptor-typed fields here.
+        batch_size: BatchSizeField = dataclasses.field(default=BatchSizeField(), kw_only=True)
+        device: DeviceField = dataclasses.field(default=DeviceField(), kw_only=True)
+        names: NamesField = dataclasses.field(default=NamesField(), kw_only=True)
 
     def __init_subclass__(cls, *, frozen: bool | None = None, kw_only: bool | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -142,24 +145,26 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     # --- collection primitives -----------------------------------------------------------
 
-    @property
-    def batch_size(self) -> torch.Size:
-        """The leading dims every field shares. Assigning checks every field."""
-        return self._tensordict._batch_size
+    if not TYPE_CHECKING:  # checkers see the fields declared above
 
-    @batch_size.setter
-    def batch_size(self, value: BatchSizeLike) -> None:
-        self._tensordict.batch_size = value
+        @property
+        def batch_size(self) -> torch.Size:
+            """The leading dims every field shares. Assigning checks every field."""
+            return self._tensordict._batch_size
 
-    @property
-    def device(self) -> torch.device | None:
-        """The device of every tensor, or ``None`` if they may be on different devices."""
-        return self._tensordict._device
+        @batch_size.setter
+        def batch_size(self, value: BatchSizeLike) -> None:
+            self._tensordict.batch_size = value
 
-    @property
-    def names(self) -> list[None]:
-        """Names of the batch dims: tclass does not support named dims, so all ``None``."""
-        return [None] * len(self._tensordict._batch_size)
+        @property
+        def device(self) -> torch.device | None:
+            """The device of every tensor, or ``None`` if they may be on different devices."""
+            return self._tensordict._device
+
+        @property
+        def names(self) -> list[None]:
+            """Names of the batch dims: tclass does not support named dims, so all ``None``."""
+            return [None] * len(self._tensordict._batch_size)
 
     @property
     def is_locked(self) -> bool:
@@ -360,32 +365,33 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     # A lazy stack answers these member by member; a TensorDict as every collection does.
     # Either way the result is rewrapped in this record's class.
 
-    apply = _delegated("apply")
-    named_apply = _delegated("named_apply")
-    apply_ = _delegated("apply_")
-    _apply_plain = _delegated("_apply_plain")
-    _apply = _delegated("_apply")
-    _apply_in_place = _delegated("_apply_in_place")
-    clone = _delegated("clone")
-    detach = _delegated("detach")
-    contiguous = _delegated("contiguous")
-    zero_ = _delegated("zero_")
-    fill_ = _delegated("fill_")
-    masked_fill = _delegated("masked_fill")
-    masked_fill_ = _delegated("masked_fill_")
-    where = _delegated("where")
-    _compare = _delegated("_compare")
-    all = _delegated("all")
-    any = _delegated("any")
-    unsqueeze = _delegated("unsqueeze")
-    squeeze = _delegated("squeeze")
-    permute = _delegated("permute")
-    transpose = _delegated("transpose")
-    expand = _delegated("expand")
-    reshape = _delegated("reshape")
-    split = _delegated("split")
-    chunk = _delegated("chunk")
-    unbind = _delegated("unbind")
+    if not TYPE_CHECKING:  # checkers see the inherited signatures, returning Self
+        apply = _delegated("apply")
+        named_apply = _delegated("named_apply")
+        apply_ = _delegated("apply_")
+        _apply_plain = _delegated("_apply_plain")
+        _apply = _delegated("_apply")
+        _apply_in_place = _delegated("_apply_in_place")
+        clone = _delegated("clone")
+        detach = _delegated("detach")
+        contiguous = _delegated("contiguous")
+        zero_ = _delegated("zero_")
+        fill_ = _delegated("fill_")
+        masked_fill = _delegated("masked_fill")
+        masked_fill_ = _delegated("masked_fill_")
+        where = _delegated("where")
+        _compare = _delegated("_compare")
+        all = _delegated("all")
+        any = _delegated("any")
+        unsqueeze = _delegated("unsqueeze")
+        squeeze = _delegated("squeeze")
+        permute = _delegated("permute")
+        transpose = _delegated("transpose")
+        expand = _delegated("expand")
+        reshape = _delegated("reshape")
+        split = _delegated("split")
+        chunk = _delegated("chunk")
+        unbind = _delegated("unbind")
 
     # --- conversions ---------------------------------------------------------------------
 
