@@ -23,8 +23,7 @@ from collections.abc import Callable
 
 from mypy.mro import calculate_mro
 from mypy.nodes import CallExpr, TypeInfo
-from mypy.plugin import ClassDefContext, Plugin
-from mypy.semanal_shared import SemanticAnalyzerPluginInterface
+from mypy.plugin import ClassDefContext, Plugin, SemanticAnalyzerPluginInterface
 from mypy.types import Instance
 
 __all__ = ["TclassPlugin", "plugin"]
