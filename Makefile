@@ -25,10 +25,14 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q
-	$(PY) -m mypy --strict tclass examples
+	$(MAKE) --no-print-directory typecheck
 
+# mypy --strict on the package, the examples and the typing cases (tests/typing, with the
+# tclass.mypy plugin from pyproject.toml), then stubtest: what checkers see of tclass
+# against the runtime.
 typecheck: install
-	$(PY) -m mypy --strict tclass examples
+	$(PY) -m mypy --strict tclass examples tests/typing
+	$(PY) -m mypy.stubtest tclass --allowlist stubs/stubtest-allowlist.txt
 
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'

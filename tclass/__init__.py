@@ -24,6 +24,7 @@ from tclass._ops import cat as cat
 from tclass._ops import stack as stack
 from tclass._pad import pad as pad
 from tclass._pad import pad_sequence as pad_sequence
+from tclass._base import TensorDictBase as TensorDictBase
 from tclass._td import TensorDict as TensorDict
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
@@ -38,6 +39,7 @@ __all__ = [
     "TclassError",
     "TensorClass",
     "TensorDict",
+    "TensorDictBase",
     "cat",
     "dense_stack_tds",
     "errors",

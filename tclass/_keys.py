@@ -7,14 +7,23 @@ tuple is the same as its string. Everything here is pure key arithmetic.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from types import EllipsisType
 from typing import Union
+
+import torch
 
 from tclass.errors import InvalidKeyError
 
-__all__ = ["NestedKey", "is_key_tuple", "key_path", "unravel_key"]
+__all__ = ["BatchIndex", "NestedKey", "is_key_tuple", "key_path", "unravel_key"]
 
 NestedKey = Union[str, tuple["NestedKey", ...]]
 """A key as callers may write it: a string or a (possibly nested) tuple of strings."""
+
+_OneIndex = Union[int, slice, None, EllipsisType, torch.Tensor, Sequence[int], Sequence[bool]]
+BatchIndex = Union[_OneIndex, tuple[_OneIndex, ...]]
+"""An index of the batch dims, as for a tensor (for type checkers: a string or a tuple of
+strings is a key instead)."""
 
 _KEY_RULE = "a key must be a string or a non-empty, possibly nested tuple of strings"
 

@@ -31,6 +31,7 @@ from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike, as_device
+from tclass._keys import BatchIndex
 from tclass._lazy_ops import LazyStackOps
 from tclass._lazy_parts import (
     check_members,
@@ -368,6 +369,11 @@ class LazyStackedTensorDict(LazyStackOps):
             return torch.nested.nested_tensor(parts, layout=torch.jagged)
         except (RuntimeError, ValueError):
             return torch.nested.nested_tensor(parts, layout=torch.strided)
+
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...] | int) -> Any: ...  # an entry, a member
+    @overload
+    def __getitem__(self, index: BatchIndex) -> Self: ...
 
     def __getitem__(self, index: Any) -> Any:
         """``lazy["key"]`` reads a stacked entry; an int, slice, tensor, mask, ``...``,

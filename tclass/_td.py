@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, ClassVar, NoReturn, cast
+from typing import Any, ClassVar, NoReturn, cast, overload
 
 import torch
 from typing_extensions import Self
 
 from tclass import _batch, _keys
+from tclass._keys import BatchIndex
 from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
@@ -285,6 +286,11 @@ class TensorDict(TensorDictBase):
             if node is _MISSING:
                 return None if default is _NO_DEFAULT else default
         return node
+
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...
+    @overload
+    def __getitem__(self, index: BatchIndex) -> Self: ...
 
     def __getitem__(self, index: Any) -> Any:
         """``td["key"]`` or ``td["a", "b"]`` reads an entry (KeyError if missing); any

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import torch
 
+from tclass._base import TensorDictBase
 from tclass._device import DeviceLike, as_device
 from tclass._io._read import load_tree
 from tclass._io._write import save_tree
@@ -65,6 +66,18 @@ def is_memmap(node: Any) -> bool:
     """Whether every tensor leaf is a MemoryMappedTensor (and there is at least one)."""
     leaves = list(node.values(include_nested=True, leaves_only=True))
     return bool(leaves) and all(isinstance(leaf, MemoryMappedTensor) for leaf in leaves)
+
+
+@overload
+def load_memmap(
+    prefix: PathLike, device: DeviceLike = ..., non_blocking: bool = ..., *,
+    out: Any = ..., cls: type[C], allow_pickle: bool = ...,
+) -> C: ...
+@overload
+def load_memmap(
+    prefix: PathLike, device: DeviceLike = ..., non_blocking: bool = ..., *,
+    out: Any = ..., cls: None = ..., allow_pickle: bool = ...,
+) -> TensorDictBase: ...
 
 
 def load_memmap(
@@ -148,7 +161,7 @@ def save(data: C, prefix: PathLike | None = None, copy_existing: bool = False, *
     return saved_copy(data, prefix, copy_existing, num_threads, existsok, False, allow_pickle)
 
 
-load = load_memmap
+load = load_memmap  # the peer's second name
 
 
 def _check_threads(num_threads: int) -> None:

@@ -136,11 +136,23 @@ class PersistenceOps:
         """
         from tclass._io._api import load_memmap
 
-        requested = None if cls.__name__ == "TensorDictBase" else cls
-        result: Self = load_memmap(prefix, device, non_blocking, out=out, cls=requested, allow_pickle=allow_pickle)
-        return result
+        if cls.__name__ == "TensorDictBase":  # the generic loader: whatever the folder holds
+            loaded: Any = load_memmap(prefix, device, non_blocking, out=out, allow_pickle=allow_pickle)
+            return loaded  # type: ignore[no-any-return]
+        return load_memmap(prefix, device, non_blocking, out=out, cls=cls, allow_pickle=allow_pickle)
 
-    load = load_memmap
+    @classmethod
+    def load(
+        cls,
+        prefix: PathLike,
+        device: DeviceLike = None,
+        non_blocking: bool = False,
+        *,
+        out: Any = None,
+        allow_pickle: bool = False,
+    ) -> Self:
+        """The peer's other name for :meth:`load_memmap`."""
+        return cls.load_memmap(prefix, device, non_blocking, out=out, allow_pickle=allow_pickle)
 
     def load_memmap_(self, prefix: PathLike, *, allow_pickle: bool = False) -> Self:
         """Copy the data saved in ``prefix`` into this collection's tensors (same keys

@@ -1,0 +1,106 @@
+"""Methods a record gains: indexing, moves, shape ops, persistence, stacking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from typing_extensions import assert_type
+
+import tclass
+from records import DStep, Step, dstep, step
+from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict
+
+
+def indexing() -> None:
+    s, d = step(), dstep()
+    assert_type(s[0], Step)
+    assert_type(s[1:], Step)
+    assert_type(s[torch.tensor([0, 2])], Step)
+    assert_type(s[s.obs[:, 0] > 0], Step)
+    assert_type(s[0].obs, torch.Tensor)
+    assert_type(d[0], DStep)
+    assert_type(d[torch.tensor([0, 2])], DStep)
+    assert_type(d[0].inner.z, torch.Tensor)
+    assert_type(list(s), list[Step])
+    assert_type(list(d), list[DStep])
+
+
+def moves_and_copies() -> None:
+    s, d = step(), dstep()
+    assert_type(s.to("cpu"), Step)
+    assert_type(s.to(torch.float64), Step)
+    assert_type(d.to("cpu", non_blocking=True), DStep)
+    assert_type(s.cpu(), Step)
+    assert_type(s.clone(), Step)
+    assert_type(d.clone(), DStep)
+    assert_type(d.detach(), DStep)
+    assert_type(s.consolidate(), Step)
+    assert_type(s.share_memory_(), Step)
+    assert_type(s.apply(lambda x: x + 1), Step)
+
+
+def shapes() -> None:
+    s, d = step(), dstep()
+    assert_type(s.reshape(-1), Step)
+    assert_type(d.reshape(3, 1), DStep)
+    assert_type(s.unsqueeze(0), Step)
+    assert_type(d.unsqueeze(-1), DStep)
+    assert_type(s.expand(2, 3), Step)
+    assert_type(s.permute(0), Step)
+    assert_type(s.unbind(0), tuple[Step, ...])
+    assert_type(d.split(1), tuple[DStep, ...])
+    assert_type(d.chunk(3), tuple[DStep, ...])
+
+
+def persistence(folder: Path) -> None:
+    s, d = step(), dstep()
+    assert_type(s.memmap(folder), Step)
+    assert_type(d.memmap(folder, num_threads=2), DStep)
+    assert_type(s.memmap_(folder), Step)
+    assert_type(d.memmap_like(folder), DStep)
+    assert_type(Step.load_memmap(folder), Step)
+    assert_type(DStep.load_memmap(folder, device="meta"), DStep)
+    assert_type(tclass.load_memmap(folder, cls=Step), Step)
+    assert_type(tclass.load_memmap(folder, cls=DStep), DStep)
+    assert_type(tclass.load_memmap(folder), tclass.TensorDictBase)
+    assert_type(s.is_memmap(), bool)
+
+
+def stacking() -> None:
+    s, d = step(), dstep()
+    assert_type(tclass.stack([s, s]), Step)
+    assert_type(tclass.stack([d, d], dim=0), DStep)
+    assert_type(tclass.cat([s, s]), Step)
+    assert_type(tclass.cat([d, d]), DStep)
+    assert_type(tclass.lazy_stack([s, s]), Step)
+    assert_type(tclass.lazy_stack([d, d]), DStep)
+    assert_type(tclass.maybe_dense_stack([d, d]), DStep)
+    td = TensorDict({"a": torch.zeros(2)}, batch_size=[2])
+    assert_type(tclass.stack([td, td]), TensorDict)
+    assert_type(tclass.lazy_stack([td, td]), LazyStackedTensorDict)
+
+
+def engine_and_memmap(folder: Path) -> None:
+    td = TensorDict({"a": torch.zeros(2)}, batch_size=[2])
+    assert_type(td[0], TensorDict)
+    assert_type(td[:, None], TensorDict)
+    assert_type(td[torch.tensor([True, False])], TensorDict)
+    lazy = tclass.lazy_stack([td, td])
+    assert_type(lazy[1:], LazyStackedTensorDict)
+    assert_type(td.to("cpu"), TensorDict)
+    assert_type(td.clone(), TensorDict)
+    assert_type(TensorDict.load_memmap(folder), TensorDict)
+    assert_type(td.batch_size, torch.Size)
+    assert_type(MemoryMappedTensor.empty(3, 4, dtype=torch.uint8), MemoryMappedTensor)
+    assert_type(MemoryMappedTensor.zeros((2, 2)), MemoryMappedTensor)
+    assert_type(MemoryMappedTensor.from_tensor(torch.zeros(2)), MemoryMappedTensor)
+    assert_type(MemoryMappedTensor.from_filename(folder / "a.memmap", torch.float32, [2]), MemoryMappedTensor)
+    assert_type(MemoryMappedTensor.empty_like(torch.zeros(2), filename=folder / "b"), MemoryMappedTensor)
+    assert_type(MemoryMappedTensor.full((2,), fill_value=3), MemoryMappedTensor)
+
+
+def expected_errors(folder: Path) -> None:
+    s = step()
+    s.reshape("x")  # type: ignore[arg-type]
+    Step.load_memmap(folder, device=[1])  # type: ignore[arg-type]
