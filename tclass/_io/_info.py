@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tclass._io._classes import saved_class_name
-from tclass._io._format import DTYPES, FORMAT_VERSION, META, NODE_FIELDS, TCLASS_FIELD, TENSORCLASS_DIR
+from tclass._io._format import DTYPES, META, NODE_FIELDS, TCLASS_FIELD, TENSORCLASS_DIR
 from tclass._io._format import file_name, unescape_key
-from tclass._io._read import Folder, read_meta
+from tclass._io._read import Folder, read_header, read_meta
 from tclass._io._read import _builtin_kind, _dir_name, _marker, _member_count, _nested_shape, _open_folder
 from tclass._io._read import _open_root, _plain_name, _sizes
 from tclass.errors import MetadataError, MissingFileError, UnsafePathError
@@ -103,18 +103,7 @@ def describe(prefix: str | os.PathLike[str]) -> Info:
 
 
 def _node(folder: Folder, rel: str, info: Info, parent_batch: list[int] | None) -> Node:
-    meta = read_meta(folder)
-    where = folder.child_path(META)
-    version = meta.get("_format_version", 0)
-    # A dict here is a key named "_format_version" in a version-0 file (the peer's rule).
-    if not isinstance(version, dict) and (type(version) is not int or version < 0):
-        raise MetadataError(f"{where!r}: _format_version must be a non-negative int, got {version!r}")
-    if type(version) is int and version > FORMAT_VERSION:
-        msg = f"{where!r} was written in format version {version}; this tclass reads up to {FORMAT_VERSION}. Upgrade tclass"
-        raise MetadataError(msg)
-    name = saved_class_name(meta)
-    if name is None:
-        raise MetadataError(f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged")
+    meta, name = read_header(folder)
     kind = _builtin_kind(name)
     if kind == "TensorDict":
         return _tensordict(folder, meta, Node("tensordict", rel, class_name=name), info)

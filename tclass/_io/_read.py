@@ -37,7 +37,7 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["Folder", "fill_array", "load_tree", "read_meta"]
+__all__ = ["Folder", "fill_array", "load_tree", "read_header", "read_meta"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
@@ -150,6 +150,25 @@ def read_meta(folder: Folder) -> dict[str, Any]:
     return meta
 
 
+def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
+    """The folder's meta.json and the ``module.QualName`` of the class it saves, after
+    checking the format version."""
+    meta = read_meta(folder)
+    where = folder.child_path(META)
+    version = meta.get("_format_version", 0)
+    # A dict here is a key named "_format_version" in a version-0 file (the peer's rule).
+    if not isinstance(version, dict) and (type(version) is not int or version < 0):
+        raise MetadataError(f"{where!r}: _format_version must be a non-negative int, got {version!r}")
+    if type(version) is int and version > FORMAT_VERSION:
+        msg = f"{where!r} was written in format version {version}; this tclass reads up to {FORMAT_VERSION}. Upgrade tclass"
+        raise MetadataError(msg)
+    name = saved_class_name(meta)
+    if name is None:
+        msg = f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged"
+        raise MetadataError(msg)
+    return meta, name
+
+
 def _open_at(folder: Folder, name: str, flags: int, what: str) -> int:
     path = folder.child_path(name)
     try:
@@ -186,18 +205,8 @@ def _exists(folder: Folder, name: str) -> bool:
 def _load_node(
     folder: Folder, options: _Options, requested: type | None, expected: type | None, parent_batch: torch.Size | None
 ) -> Any:
-    meta = read_meta(folder)
+    meta, name = read_header(folder)
     where = folder.child_path(META)
-    version = meta.get("_format_version", 0)
-    if not isinstance(version, dict) and (type(version) is not int or version < 0):
-        raise MetadataError(f"{where!r}: _format_version must be a non-negative int, got {version!r}")
-    if type(version) is int and version > FORMAT_VERSION:
-        msg = f"{where!r} was written in format version {version}; this tclass reads up to {FORMAT_VERSION}. Upgrade tclass"
-        raise MetadataError(msg)
-    name = saved_class_name(meta)
-    if name is None:
-        msg = f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged"
-        raise MetadataError(msg)
     kind = _builtin_kind(name)
     if kind is not None:
         return _load_builtin(kind, folder, meta, options, parent_batch)
