@@ -15,10 +15,11 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
+from typing_extensions import TypeGuard
 
 from tclass._io._classes import resolve_class, saved_class_name
 from tclass._io._format import DTYPES, FORMAT_VERSION, META, NODE_FIELDS, TCLASS_FIELD, TENSORCLASS_DIR
@@ -275,21 +276,28 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
 
 
 def _load_leaf(folder: Folder, stored: str, key: str, entry: dict[str, Any], batch: torch.Size, options: _Options) -> torch.Tensor:
+    # The checks are inline and their messages built only on failure: this runs per leaf.
+    dtype_text = entry.get("dtype")
+    dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
+    shape = entry.get("shape")
+    if dtype is None or not _is_sizes(shape) or shape[: len(batch)] != list(batch) or entry.get("is_nested", False):
+        _raise_bad_leaf(folder, key, entry, batch)
+    if 0 in shape:  # an empty leaf has no file
+        return _empty(shape, dtype, options)
+    return _map_leaf(folder, stored, key, dtype, shape, options)
+
+
+def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torch.Size) -> NoReturn:
     where = folder.child_path(META)
     dtype_text = entry.get("dtype")
-    dtype = DTYPES.get(dtype_text) if isinstance(dtype_text, str) else None
-    if dtype is None:
+    if not isinstance(dtype_text, str) or dtype_text not in DTYPES:
         msg = f"{where!r}: entry {key!r} has dtype {dtype_text!r}, which is not one tclass reads ({', '.join(sorted(DTYPES))})"
         raise MetadataError(msg)
     shape = _sizes(entry.get("shape"), where, f"the shape of {key!r}")
     if entry.get("is_nested", False) is not False:
         raise UnsupportedError(f"{where!r}: entry {key!r} is a nested tensor, which tclass does not read")
-    if tuple(shape[: len(batch)]) != tuple(batch):
-        msg = f"{where!r}: entry {key!r} has shape {shape}, which does not start with the node's batch size {list(batch)}"
-        raise MetadataError(msg)
-    if 0 in shape:  # an empty leaf has no file
-        return _empty(shape, dtype, options)
-    return _map_leaf(folder, stored, key, dtype, shape, options)
+    msg = f"{where!r}: entry {key!r} has shape {shape}, which does not start with the node's batch size {list(batch)}"
+    raise MetadataError(msg)
 
 
 def _open_leaf(folder: Folder, stored: str, key: str, flags: int) -> tuple[int, str]:
@@ -537,8 +545,12 @@ def _read_bytes(folder: Folder, name: str) -> bytes:
 # --- field checks ------------------------------------------------------------------------
 
 
+def _is_sizes(value: object) -> TypeGuard[list[int]]:
+    return value.__class__ is list and all(size.__class__ is int and size >= 0 for size in value)
+
+
 def _sizes(value: object, where: str, what: str) -> list[int]:
-    if not isinstance(value, list) or not all(type(size) is int and size >= 0 for size in value):
+    if not _is_sizes(value):
         msg = f"{where!r}: {what} must be a list of non-negative ints, got {value!r:.80}"
         raise MetadataError(msg)
     return value
