@@ -479,3 +479,8 @@ def test_planted_pickle_next_to_json_is_never_read(tmp_path: Path) -> None:
     with pytest.raises(PickleRefusedError):
         tclass.load_memmap(tmp_path / "d")
     assert not (tmp_path / "MARKER").exists()
+
+
+def test_missing_parent_folders_are_created(tmp_path: Path) -> None:
+    TensorDict(x=torch.ones(2), batch_size=[2]).memmap(tmp_path / "a" / "b" / "c")
+    assert TensorDict.load_memmap(tmp_path / "a" / "b" / "c")["x"].eq(1).all()

@@ -77,7 +77,8 @@ def resolve_class(name: str, requested: type | None, expected: type | None, wher
     msg = (
         f"{where} holds a {name}, a class not defined in this process; import the module "
         f"that defines it (import {module}) or call {qualname}.load_memmap({where!r}). "
-        "tclass never imports a module named in a file"
+        "tclass never imports a module named in a file. (A record's fields alone load as "
+        f"a TensorDict from its _tensordict sub-folder.)"
     )
     raise ClassResolutionError(msg)
 

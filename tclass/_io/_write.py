@@ -55,6 +55,7 @@ def save_tree(
         return _to_shared_memory(node, like)
     root = _final_root(prefix)
     plan, rebuild = plan_tree(node, root, copy_existing=copy_existing, like=like, allow_pickle=allow_pickle)
+    os.makedirs(os.path.dirname(root), exist_ok=True)  # as the peer does for a new path
     old_tree = os.path.isdir(root)
     if old_tree:
         _check_replaceable(root)
