@@ -772,3 +772,22 @@ def test_format_spec_works_on_scalars_like_plain_tensors() -> None:
     m = MemoryMappedTensor.full((2,), fill_value=1.25)
     assert f"{m[0]:.1f}" == "1.2"
     assert f"{m}" == str(m)
+
+
+class TestRowGather:
+    """A 1-d integer index gathers whole rows (index_select): same values as torch."""
+
+    @pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+    def test_matches_torch(self, tmp_path: Any, dtype: torch.dtype) -> None:
+        source = torch.arange(60, dtype=torch.float32).reshape(10, 3, 2)
+        mapped = MemoryMappedTensor.from_tensor(source, filename=tmp_path / "rows")
+        for index in ([3, 0, 9, 3], [-1, -10, 4], [], [[1, 2], [3, 4]]):
+            position = torch.tensor(index, dtype=dtype)
+            assert torch.equal(mapped[position], source[position])
+        assert type(mapped[torch.tensor([1])]) is torch.Tensor  # a copy, not a file view
+
+    def test_out_of_range_is_an_index_error(self, tmp_path: Any) -> None:
+        mapped = MemoryMappedTensor.from_tensor(torch.zeros(4, 2), filename=tmp_path / "rows")
+        for bad in (4, -5):
+            with pytest.raises(IndexError, match=f"index {bad} is out of bounds"):
+                mapped[torch.tensor([0, bad])]
