@@ -354,7 +354,7 @@ class MemoryMappedTensor(torch.Tensor):
 
     def __getitem__(self, indices: _Index | tuple[_Index, ...], /) -> torch.Tensor:
         if indices.__class__ is torch.Tensor and self.dim():
-            rows = _gather_rows(self, indices)  # type: ignore[arg-type]
+            rows = _gather_rows(self, indices)
             if rows is not None:
                 return rows
         out = torch.Tensor.__getitem__(self, indices)
