@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tclass-installed
 BENCH_STAMP := $(VENV)/.tclass-bench-installed
 
-.PHONY: install demo test typecheck bench clean
+.PHONY: install demo test typecheck bench bench-io clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py
+
+# Memory-mapped save/load against the peer and safetensors: writes ~15 GB under $TMPDIR
+# (or /tmp) and takes several minutes; `$(PY) benchmarks/io.py --quick` is a smoke run.
+bench-io: $(BENCH_STAMP)
+	$(PY) benchmarks/io.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .hypothesis

@@ -8,6 +8,7 @@ need the peer; the peer's statements are checked too where ``tensordict`` is ins
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import sys
 import warnings
 from pathlib import Path
@@ -16,7 +17,8 @@ from typing import Any, Callable
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
 
 import engine_cases  # noqa: E402
 import stacking_cases  # noqa: E402
@@ -128,3 +130,25 @@ def test_tensorclass_cases_have_their_own_targets() -> None:
     assert all(targets[name] == 0.25 for name in attribute)
     assert all(target == 0.5 for name, target in targets.items() if name not in attribute)
     assert all(name.startswith("tc") for name in targets)
+
+
+@pytest.mark.peer
+def test_io_benchmark_quick_mode_runs_and_cleans_up(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchmarks/io.py --quick`` (megabytes, one repeat) prints every case's row and
+    leaves nothing behind. Loaded under its own name: ``io`` is the standard library's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the peer's deprecation warnings
+        pytest.importorskip("tensordict")
+        spec = importlib.util.spec_from_file_location("tclass_bench_io", BENCHMARKS / "io.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its records are loaded back by their module's name
+        spec.loader.exec_module(module)
+    assert module.main(["--quick", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for case in ("memmap_ 2MiB x8 threads=0", "best threads", "gather 256 of 2k warm", "gather 256 of 2k cold",
+                 "load_memmap 8 leaves", "load_memmap 256 leaves", "memmap 256 leaves", "memmap_like 10k-row"):
+        assert case in out, case
+    assert "tensordict" in out.splitlines()[0]
+    assert list(tmp_path.iterdir()) == []
+

@@ -1,0 +1,747 @@
+"""Times tclass's memory-mapped save and load against the peer (``tensordict``) and baselines.
+
+Usage: ``python benchmarks/io.py [--quick] [--repeat N] [--dir DIR] [--gather-rows N]
+[--cases 1234]`` (``make bench-io``). ``--quick`` is a smoke run (megabytes, one repeat).
+
+The cases (the issue's targets in the table's last columns):
+
+1. ``memmap_`` of a 2 GiB tensorclass of 8 float32 leaves, in GB/s (1e9 bytes/s) into the
+   page cache of the disk that holds ``--dir``, for ``num_threads`` in {0, 2, 4, 8};
+   baselines: safetensors ``save_file`` and ``torch.save`` of the same 8 tensors. Dirty
+   pages are flushed (``os.sync``) and 1.25x the size in memory touched (see
+   ``touch_memory``) before each write; the folder is deleted after it.
+2. Gather of 256 random rows from a memory-mapped (3, 64, 64) uint8 field of
+   ``--gather-rows`` rows (default 1,000,000: a 12.3 GB file, written with real bytes
+   and fsynced), in rows/s, by tclass and the peer (``loaded["image"][idx]``, idx a
+   LongTensor); baselines on the same file: numpy fancy indexing of an ``np.memmap``,
+   ``torch.index_select`` on a plain ``torch.from_file`` mapping, and one ``preadv``
+   per row (no mapping). Warm: the rows read once before timing; cold: the file's pages
+   dropped with ``posix_fadvise(DONTNEED)`` and the file mapped afresh before each gather.
+3. ``load_memmap`` of a folder of 8 leaves (a tensorclass) and of one of 256 small
+   leaves (a TensorDict); ``memmap`` of the 256-leaf TensorDict into a fresh folder.
+4. ``memmap_like`` of a record of one (3, 64, 64) uint8 image and a label expanded to
+   1,000,000 rows (sparse files: no data is written).
+   Cases 3 and 4 have a "by hand" baseline: the least a loader/writer does (map each
+   leaf; create, fill or size and map each leaf and write meta.json), i.e. the file
+   system's own cost, which bounds how far below the peer tclass can go.
+
+All implementations of a case run in this one process, interleaved repeat by repeat (the
+order rotating) so that machine noise hits them alike; the table reports medians.
+
+No ``from __future__ import annotations`` here: the tensorclasses' annotations must
+resolve even when the script runs under ``python -m cProfile`` or ``runpy``.
+"""
+
+import argparse
+import gc
+import itertools
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import torch
+
+import tclass
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the peer's deprecation warnings
+    try:
+        import tensordict as peer
+    except ImportError:  # the tclass and baseline columns still run
+        peer = None  # type: ignore[assignment]
+try:
+    import safetensors.torch as safetensors_torch
+except ImportError:
+    safetensors_torch = None  # type: ignore[assignment]
+
+
+# --- the records (module level: both libraries resolve a saved class by its name) -------
+
+
+@tclass.tensorclass
+class TRecord:
+    f0: torch.Tensor
+    f1: torch.Tensor
+    f2: torch.Tensor
+    f3: torch.Tensor
+    f4: torch.Tensor
+    f5: torch.Tensor
+    f6: torch.Tensor
+    f7: torch.Tensor
+
+
+if peer is not None:
+
+    @peer.tensorclass
+    class PRecord:
+        f0: torch.Tensor
+        f1: torch.Tensor
+        f2: torch.Tensor
+        f3: torch.Tensor
+        f4: torch.Tensor
+        f5: torch.Tensor
+        f6: torch.Tensor
+        f7: torch.Tensor
+
+
+FIELDS = [f"f{i}" for i in range(8)]
+ROW_SHAPE = (3, 64, 64)  # the gathered / expanded image
+
+
+# --- sizes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sizes:
+    save_rows: int  # rows of each (rows, 1024) float32 leaf of case 1
+    gather_rows: int
+    small_leaves: int  # leaves of the case-3 TensorDict, each (100, 4) float32
+    expand_rows: int  # rows of the case-4 record
+    repeat: int
+    budget: float  # seconds per timed batch of the fast statements
+    collect: bool = True  # run the garbage collector (0.1 s) where files must be unmapped
+
+    @property
+    def save_bytes(self) -> int:
+        return self.save_rows * 1024 * 4 * len(FIELDS)
+
+
+FULL = Sizes(save_rows=65536, gather_rows=1_000_000, small_leaves=256, expand_rows=1_000_000, repeat=7, budget=0.2)
+QUICK = Sizes(save_rows=64, gather_rows=2000, small_leaves=256, expand_rows=10_000, repeat=1, budget=0.0, collect=False)
+
+
+# --- timing ------------------------------------------------------------------------------
+
+
+def _noop() -> None:
+    return None
+
+
+@dataclass
+class Impl:
+    """One implementation of a case: ``run`` is timed; ``before`` and ``after`` are not
+    (they run around each timed batch). ``number`` calls per batch, or None to pick a
+    number that takes about the budget (the calibrating batch doubles as a warm-up)."""
+
+    run: Callable[[], object]
+    before: Callable[[], None] = _noop
+    after: Callable[[], None] = _noop
+    number: int | None = None
+
+    def batch(self, number: int) -> float:
+        """Seconds per call over ``number`` calls."""
+        self.before()
+        try:
+            start = time.perf_counter()
+            for _ in range(number):
+                self.run()
+            elapsed = time.perf_counter() - start
+        finally:
+            self.after()
+        return elapsed / number
+
+    def calibrate(self, budget: float) -> int:
+        if self.number is None:
+            once = self.batch(1)
+            self.number = max(1, min(10_000, round(budget / max(once, 1e-9))))
+        return self.number
+
+
+def measure(
+    impls: dict[str, Impl], repeat: int, budget: float, each_repeat: Callable[[], None] = _noop
+) -> dict[str, list[float]]:
+    """Seconds per call of each implementation in each of ``repeat`` interleaved repeats."""
+    numbers = {name: impl.calibrate(budget) for name, impl in impls.items()}
+    samples: dict[str, list[float]] = {name: [] for name in impls}
+    names = list(impls)
+    for r in range(repeat):
+        each_repeat()
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            samples[name].append(impls[name].batch(numbers[name]))
+    return samples
+
+
+# --- the table -----------------------------------------------------------------------------
+
+
+Samples = dict[str, list[float]]  # seconds per call, one per repeat, by implementation
+
+
+@dataclass
+class Row:
+    """One line of the table. Values are in ``unit``: "GB/s" and "rows/s" (higher is
+    better) are ``scale`` / seconds, "s" (lower is better) the seconds themselves."""
+
+    case: str
+    unit: str
+    tclass: float
+    peer: float | None
+    baselines: dict[str, float] = field(default_factory=dict)
+    against: str | None = None  # "peer" or a baseline's name: what the ratio divides by
+    target: float | None = None  # the bound on the ratio (>= for rates, <= for times)
+    spread: tuple[float, float] | None = None  # tclass's lowest and highest sample
+
+    @classmethod
+    def of(
+        cls, case: str, unit: str, samples: Samples, scale: float = 1.0, *, tclass_key: str = "tclass",
+        peer_key: str = "peer", baselines: Sequence[str] = (), against: str | None = "peer",
+        target: float | None = None,
+    ) -> "Row":  # fmt: skip
+        """The row of ``samples``: medians (the tclass / peer / baseline keys picked)."""
+
+        def values(key: str) -> list[float]:
+            return [scale / s if unit != "s" else s for s in samples[key]]
+
+        def median(key: str) -> float | None:
+            return statistics.median(values(key)) if key in samples else None
+
+        mine = values(tclass_key)
+        return cls(
+            case, unit, statistics.median(mine), median(peer_key),
+            {name: median(name) for name in baselines if name in samples},  # type: ignore[misc]
+            against, target, (min(mine), max(mine)) if len(mine) > 1 else None,
+        )  # fmt: skip
+
+    @property
+    def ratio(self) -> float | None:
+        other = self.peer if self.against == "peer" else self.baselines.get(self.against or "")
+        return None if other is None or not other else self.tclass / other
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.unit != "s"
+
+    @property
+    def verdict(self) -> str:
+        ratio = self.ratio
+        if self.target is None or ratio is None:
+            return ""
+        ok = ratio >= self.target if self.higher_is_better else ratio <= self.target
+        return "ok" if ok else "MISS"
+
+    @property
+    def target_text(self) -> str:
+        if self.target is None or self.against is None:
+            return ""
+        return f"t/{self.against} {'>=' if self.higher_is_better else '<='} {self.target:g}"
+
+
+def quantity(value: float | None, unit: str) -> str:
+    """``value`` readably: GB/s with 2 decimals, rates with k/M, times in us or ms."""
+    if value is None:
+        return "-"
+    if unit == "GB/s":
+        return f"{value:.2f}"
+    if unit == "s":
+        if value < 1e-3:
+            return f"{value * 1e6:.0f}us"
+        if value < 1:
+            return f"{value * 1e3:.2f}ms"
+        return f"{value:.2f}s"
+    if value >= 1e6:
+        return f"{value / 1e6:.2f}M"
+    if value >= 1e3:
+        return f"{value / 1e3:.1f}k"
+    return f"{value:.0f}"
+
+
+COLUMNS = (
+    f"{'case':36s} {'unit':>6s} {'tclass':>8s} {'peer':>8s}  {'baseline(s)':48s} {'ratio':>5s}  "
+    f"{'target':20s} {'ok':4s} tclass range"
+)
+
+
+def print_row(row: Row) -> None:
+    unit = "time" if row.unit == "s" else row.unit
+    base = ", ".join(f"{name} {quantity(value, row.unit)}" for name, value in row.baselines.items())
+    ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
+    spread = "" if row.spread is None else "..".join(quantity(v, row.unit) for v in row.spread)
+    print(
+        f"{row.case:36s} {unit:>6s} {quantity(row.tclass, row.unit):>8s} {quantity(row.peer, row.unit):>8s}  "
+        f"{base or '-':48s} {ratio:>5s}  {row.target_text:20s} {row.verdict:4s} {spread}".rstrip(),
+        flush=True,
+    )
+
+
+def note(text: str) -> None:
+    print(f"  .. {text}", file=sys.stderr, flush=True)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def remove(path: str | os.PathLike[str]) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def drop_cache(path: str) -> None:
+    """Drop the file's clean pages from the page cache (none may be mapped, or they stay)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def touch_memory(nbytes: int) -> None:
+    """Touch and free ``nbytes`` of memory, so that the next allocations get pages the
+    machine has just used. (On a virtual machine whose host reclaims free guest memory,
+    the first touch of a page can cost as much as the write being timed, and whether a
+    write meets such pages is luck: this takes the luck out, for every writer alike.)"""
+    if nbytes:
+        filled = np.ones(nbytes, dtype=np.uint8)
+        del filled
+
+
+def collect(sizes: Sizes) -> None:
+    """Unmap the files of dropped collections caught in reference cycles."""
+    if sizes.collect:
+        gc.collect()
+
+
+def fresh_paths(base: Path, stem: str) -> Callable[[], str]:
+    """A function returning a new path under ``base`` at each call."""
+    counter = itertools.count()
+    return lambda: str(base / f"{stem}{next(counter)}")
+
+
+def clear(folder: Path) -> Callable[[], None]:
+    def after() -> None:
+        for child in folder.iterdir():
+            remove(child)
+
+    return after
+
+
+def map_file(path: str, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
+    return torch.from_file(path, shared=True, size=math.prod(shape), dtype=dtype).view(*shape)
+
+
+def size_text(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.3g}GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.3g}MiB"
+
+
+def count_text(rows: int) -> str:
+    return f"{rows / 1e6:g}M" if rows >= 1_000_000 else f"{rows / 1e3:g}k"
+
+
+# --- case 1: memmap_ of 8 leaves ---------------------------------------------------------------
+
+
+THREADS = (0, 2, 4, 8)
+
+
+def case_save(base: Path, sizes: Sizes) -> list[Row]:
+    rows = sizes.save_rows
+    generator = torch.Generator().manual_seed(0)
+    leaves = {name: torch.rand(rows, 1024, generator=generator) for name in FIELDS}
+    target = base / "save"
+    state: dict[str, Any] = {}
+
+    def settle() -> None:
+        os.sync()  # every write starts with no dirty pages to compete with
+        touch_memory(sizes.save_bytes * 5 // 4)
+
+    def prepare(make: Callable[[], Any]) -> Callable[[], None]:
+        def before() -> None:
+            remove(target)
+            state["record"] = make()
+            settle()
+
+        return before
+
+    def after() -> None:
+        state.clear()  # unmaps the written files
+        collect(sizes)
+        remove(target)
+
+    def record_impl(cls: type, threads: int) -> Impl:
+        make = lambda: cls(**leaves, batch_size=[rows])  # noqa: E731
+        return Impl(lambda: state["record"].memmap_(target, num_threads=threads), prepare(make), after, number=1)
+
+    impls: dict[str, Impl] = {}
+    for threads in THREADS:
+        impls[f"tclass/{threads}"] = record_impl(TRecord, threads)
+        if peer is not None:
+            impls[f"peer/{threads}"] = record_impl(PRecord, threads)
+
+    def in_folder(save: Callable[[dict[str, torch.Tensor], str], object], name: str) -> Impl:
+        def before() -> None:
+            remove(target)
+            target.mkdir()
+            settle()
+
+        return Impl(lambda: save(leaves, str(target / name)), before, after, number=1)
+
+    if safetensors_torch is not None:
+        impls["safetensors"] = in_folder(safetensors_torch.save_file, "model.safetensors")
+    impls["torch.save"] = in_folder(torch.save, "data.pt")
+
+    _check_save(leaves, target)
+    note(f"case 1: {len(impls)} writers x {sizes.repeat} repeats of {size_text(sizes.save_bytes)}")
+    samples = measure(impls, sizes.repeat, sizes.budget)
+    scale = sizes.save_bytes / 1e9
+    size = size_text(sizes.save_bytes)
+    baselines = ("safetensors", "torch.save")
+    out = [
+        Row.of(f"memmap_ {size} x8 threads={threads}", "GB/s", samples, scale,
+               tclass_key=f"tclass/{threads}", peer_key=f"peer/{threads}", baselines=baselines,
+               target=1.2 if threads == 0 else None)
+        for threads in THREADS
+    ]  # fmt: skip
+    best = max(out, key=lambda row: row.tclass)
+    peers = [row.peer for row in out if row.peer is not None]
+    peer_best = max(peers) if peers else None
+    out.append(Row(f"memmap_ {size} x8 best threads", "GB/s", best.tclass, peer_best, best.baselines, "peer", 1.0))
+    if "safetensors" in best.baselines:
+        out.append(Row(f"memmap_ {size} x8 best/safetensors", "GB/s", best.tclass, peer_best, best.baselines,
+                       "safetensors", 0.9))  # fmt: skip
+    return out
+
+
+def _check_save(leaves: dict[str, torch.Tensor], target: Path) -> None:
+    """Both libraries' writers save what they are given (checked on a few rows)."""
+    small = {name: value[:4] for name, value in leaves.items()}
+    for cls in (TRecord, PRecord) if peer is not None else (TRecord,):
+        cls(**small, batch_size=[4]).memmap_(target)
+        back = cls.load_memmap(target)
+        assert all(torch.equal(getattr(back, name), small[name]) for name in FIELDS), cls
+        del back
+        gc.collect()
+        remove(target)
+
+
+# --- case 2: gather of 256 rows ------------------------------------------------------------------
+
+
+GATHERED = 256
+ROW_BYTES = math.prod(ROW_SHAPE)
+
+
+def write_gather_file(folder: Path, rows: int) -> str:
+    """A saved TensorDict of ``rows`` (3, 64, 64) uint8 images, every byte written."""
+    record = tclass.TensorDict({"image": torch.zeros(ROW_SHAPE, dtype=torch.uint8)}, [])
+    record.expand(rows).memmap_like(folder)  # allocates a sparse file...
+    path = str(folder / "image.memmap")
+    chunk_rows = 4096
+    chunk = np.random.default_rng(0).integers(0, 256, chunk_rows * ROW_BYTES, dtype=np.uint8)
+    fd = os.open(path, os.O_WRONLY)
+    try:  # ...then fills every block with real bytes (a hole reads zeros from no disk)
+        for start in range(0, rows, chunk_rows):
+            count = min(chunk_rows, rows - start)
+            view = memoryview(np.roll(chunk, start)[: count * ROW_BYTES])
+            done = 0
+            while done < len(view):
+                done += os.pwrite(fd, view[done:], start * ROW_BYTES + done)
+        os.fsync(fd)  # clean pages: posix_fadvise can drop them
+    finally:
+        os.close(fd)
+    return path
+
+
+def pread_rows(path: str, index: torch.Tensor) -> torch.Tensor:
+    """The rows of ``index``, one ``preadv`` each (no mapping, no read-ahead)."""
+    out = torch.empty(len(index), *ROW_SHAPE, dtype=torch.uint8)
+    rows = out.numpy().reshape(len(index), ROW_BYTES)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for position, row in enumerate(index.tolist()):
+            os.preadv(fd, [rows[position]], row * ROW_BYTES)
+    finally:
+        os.close(fd)
+    return out
+
+
+def case_gather(base: Path, sizes: Sizes) -> list[Row]:
+    rows = sizes.gather_rows
+    folder = base / "gather"
+    remove(folder)
+    note(f"case 2: writing {rows} rows ({rows * ROW_BYTES / 1e9:.3g} GB) for the gather")
+    start = time.perf_counter()
+    path = write_gather_file(folder, rows)
+    note(f"case 2: written in {time.perf_counter() - start:.1f}s")
+    generator = torch.Generator().manual_seed(1)
+    state: dict[str, Any] = {}
+
+    def new_index() -> None:
+        state["idx"] = torch.randperm(rows, generator=generator)[:GATHERED]
+        state["idx_np"] = state["idx"].numpy()
+
+    openers: dict[str, Callable[[], Any]] = {
+        "tclass": lambda: tclass.TensorDict.load_memmap(folder),
+        "numpy": lambda: np.memmap(path, dtype=np.uint8, mode="r", shape=(rows, *ROW_SHAPE)),
+        "index_select": lambda: map_file(path, torch.uint8, (rows, *ROW_SHAPE)),
+        "pread": lambda: path,
+    }
+    statements: dict[str, Callable[[dict[str, Any]], object]] = {
+        "tclass": lambda s: s["tclass"]["image"][s["idx"]],
+        "numpy": lambda s: s["numpy"][s["idx_np"]],
+        "index_select": lambda s: torch.index_select(s["index_select"], 0, s["idx"]),
+        "pread": lambda s: pread_rows(s["pread"], s["idx"]),
+    }
+    if peer is not None:
+        openers["peer"] = lambda: peer.TensorDict.load_memmap(folder)
+        statements["peer"] = lambda s: s["peer"]["image"][s["idx"]]
+
+    new_index()
+    state.update({name: opener() for name, opener in openers.items()})
+    expected = torch.from_numpy(np.asarray(statements["numpy"](state)))
+    assert expected.any(), "the gathered rows are holes"
+    for name, statement in statements.items():
+        got = statement(state)
+        assert isinstance(got, (torch.Tensor, np.ndarray)) and torch.equal(torch.as_tensor(got).as_subclass(torch.Tensor), expected), name
+
+    # Warm: each repeat draws new rows and reads them once with each implementation.
+    def warm_up() -> None:
+        new_index()
+        for statement in statements.values():
+            statement(state)
+
+    warm = {name: Impl(lambda f=statement: f(state)) for name, statement in statements.items()}
+    note(f"case 2: warm gather, {sizes.repeat} repeats")
+    warm_samples = measure(warm, sizes.repeat, sizes.budget, each_repeat=warm_up)
+    for name in openers:
+        state.pop(name, None)
+    collect(sizes)
+
+    # Cold: before each gather nothing maps the file and its pages are dropped.
+    def cold_impl(name: str) -> Impl:
+        def before() -> None:
+            collect(sizes)
+            drop_cache(path)
+            state[name] = openers[name]()  # opening reads no rows
+
+        def after() -> None:
+            state.pop(name, None)
+
+        return Impl(lambda: statements[name](state), before, after, number=1)
+
+    cold = {name: cold_impl(name) for name in statements}
+    note(f"case 2: cold gather, {sizes.repeat} repeats")
+    cold_samples = measure(cold, sizes.repeat, sizes.budget, each_repeat=new_index)
+    state.clear()
+    collect(sizes)
+    remove(folder)
+    label = count_text(rows)
+    baselines = ("numpy", "index_select", "pread")
+    return [
+        Row.of(f"gather 256 of {label} warm", "rows/s", warm_samples, GATHERED, baselines=baselines,
+               against="numpy", target=0.8),
+        Row.of(f"gather 256 of {label} cold", "rows/s", cold_samples, GATHERED, baselines=baselines,
+               against="peer", target=1.0),
+    ]  # fmt: skip
+
+
+# --- case 3: load_memmap, and memmap of many small leaves -------------------------------------------
+
+
+def load_by_hand(folder: Path) -> dict[str, torch.Tensor]:
+    """The least a loader does: read meta.json, map each leaf (no checks, no classes)."""
+    meta = json.loads((folder / "meta.json").read_bytes())
+    return {
+        key: map_file(str(folder / f"{key}.memmap"), DTYPES[entry["dtype"]], entry["shape"])
+        for key, entry in meta.items()
+        if isinstance(entry, dict) and "dtype" in entry
+    }
+
+
+def save_by_hand(leaves: dict[str, torch.Tensor], batch: list[int], folder: str, like: bool) -> dict[str, torch.Tensor]:
+    """The least a writer does: a folder, each leaf written (or sized) and mapped, and a
+    meta.json (no staging, no fsync, no checks)."""
+    os.mkdir(folder)
+    out = {}
+    meta: dict[str, Any] = {}
+    for key, value in leaves.items():
+        path = f"{folder}/{key}.memmap"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            if like:
+                os.ftruncate(fd, value.numel() * value.element_size())
+            else:
+                os.write(fd, value.numpy().data.cast("B"))
+        finally:
+            os.close(fd)
+        out[key] = map_file(path, value.dtype, value.shape)
+        meta[key] = {"device": "cpu", "shape": list(value.shape), "dtype": str(value.dtype), "is_nested": False}
+    meta.update({"shape": batch, "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})
+    with open(f"{folder}/meta.json", "w") as stream:
+        json.dump(meta, stream)
+    return out
+
+
+DTYPES = {str(dtype): dtype for dtype in (torch.float32, torch.uint8, torch.int64)}
+
+
+def case_load(base: Path, sizes: Sizes) -> list[Row]:
+    out: list[Row] = []
+    # 8 leaves of case 1's shapes; memmap_like allocates the files without writing them.
+    shape_only = {name: torch.empty(sizes.save_rows, 1024).expand(sizes.save_rows, 1024) for name in FIELDS}
+    folders = {"tclass": base / "load8-tclass", "peer": base / "load8-peer"}
+    TRecord(**shape_only, batch_size=[sizes.save_rows]).memmap_like(folders["tclass"])
+    load8 = {
+        "tclass": Impl(lambda: TRecord.load_memmap(folders["tclass"])),
+        "by hand": Impl(lambda: load_by_hand(folders["tclass"] / "_tensordict")),
+    }
+    if peer is not None:
+        PRecord(**shape_only, batch_size=[sizes.save_rows]).memmap_like(folders["peer"])
+        load8["peer"] = Impl(lambda: PRecord.load_memmap(folders["peer"]))
+    note(f"case 3: load_memmap of 8 leaves, {sizes.repeat} repeats")
+    samples = measure(load8, sizes.repeat, sizes.budget)
+    out.append(Row.of("load_memmap 8 leaves (tensorclass)", "s", samples, baselines=["by hand"], target=0.5))
+
+    generator = torch.Generator().manual_seed(2)
+    leaves = {f"leaf{i}": torch.rand(100, 4, generator=generator) for i in range(sizes.small_leaves)}
+    mine = tclass.TensorDict(leaves, [100])
+    theirs = peer.TensorDict(leaves, [100]) if peer is not None else None
+    folders256 = {"tclass": base / "load256-tclass", "peer": base / "load256-peer"}
+    mine.memmap(folders256["tclass"])
+    load256 = {
+        "tclass": Impl(lambda: tclass.TensorDict.load_memmap(folders256["tclass"])),
+        "by hand": Impl(lambda: load_by_hand(folders256["tclass"])),
+    }
+    if theirs is not None:
+        theirs.memmap(folders256["peer"])
+        load256["peer"] = Impl(lambda: peer.TensorDict.load_memmap(folders256["peer"]))
+    back = load256["tclass"].run()
+    assert isinstance(back, tclass.TensorDict) and torch.equal(back["leaf7"], leaves["leaf7"])
+    assert torch.equal(load_by_hand(folders256["tclass"])["leaf7"], leaves["leaf7"])
+    del back
+    note(f"case 3: load_memmap of {sizes.small_leaves} leaves, {sizes.repeat} repeats")
+    samples = measure(load256, sizes.repeat, sizes.budget)
+    out.append(Row.of(f"load_memmap {sizes.small_leaves} leaves (TensorDict)", "s", samples, baselines=["by hand"],
+                      target=0.5))  # fmt: skip
+
+    writes = base / "writes"
+    writes.mkdir()
+    save256 = {
+        "tclass": Impl(lambda f=fresh_paths(writes, "t"): mine.memmap(f()), after=clear(writes)),
+        "by hand": Impl(lambda f=fresh_paths(writes, "h"): save_by_hand(leaves, [100], f(), False), after=clear(writes)),
+    }  # fmt: skip
+    if theirs is not None:
+        save256["peer"] = Impl(lambda f=fresh_paths(writes, "p"): theirs.memmap(f()), after=clear(writes))
+    note(f"case 3: memmap of {sizes.small_leaves} leaves, {sizes.repeat} repeats")
+    samples = measure(save256, sizes.repeat, sizes.budget)
+    out.append(Row.of(f"memmap {sizes.small_leaves} leaves (TensorDict)", "s", samples, baselines=["by hand"],
+                      target=0.5))  # fmt: skip
+    for folder in (*folders.values(), *folders256.values(), writes):
+        remove(folder)
+    return out
+
+
+# --- case 4: memmap_like of an expanded record ----------------------------------------------------
+
+
+def case_like(base: Path, sizes: Sizes) -> list[Row]:
+    rows = sizes.expand_rows
+    image, label = torch.zeros(ROW_SHAPE, dtype=torch.uint8), torch.tensor(0)
+    mine = tclass.TensorDict({"image": image, "label": label}, []).expand(rows)
+    expanded = {"image": image.expand(rows, *ROW_SHAPE), "label": label.expand(rows)}
+    folder = base / "like"
+    folder.mkdir()
+    impls = {
+        "tclass": Impl(lambda f=fresh_paths(folder, "t"): mine.memmap_like(f()), after=clear(folder)),
+        "by hand": Impl(lambda f=fresh_paths(folder, "h"): save_by_hand(expanded, [rows], f(), True), after=clear(folder)),
+    }  # fmt: skip
+    if peer is not None:
+        theirs = peer.TensorDict({"image": image, "label": label}, []).expand(rows)
+        impls["peer"] = Impl(lambda f=fresh_paths(folder, "p"): theirs.memmap_like(f()), after=clear(folder))
+    liked = impls["tclass"].run()
+    assert isinstance(liked, tclass.TensorDict) and liked["image"].shape == (rows, *ROW_SHAPE)
+    del liked
+    clear(folder)()
+    note(f"case 4: memmap_like of {rows} expanded rows, {sizes.repeat} repeats")
+    samples = measure(impls, sizes.repeat, sizes.budget)
+    remove(folder)
+    return [Row.of(f"memmap_like {count_text(rows)}-row expand", "s", samples, baselines=["by hand"], target=0.5)]
+
+
+# --- main -----------------------------------------------------------------------------------------
+
+
+CASES: dict[str, Callable[[Path, Sizes], list[Row]]] = {
+    "1": case_save,
+    "2": case_gather,
+    "3": case_load,
+    "4": case_like,
+}
+
+
+def tclass_revision() -> str:
+    """The checkout's commit (``-dirty`` with uncommitted changes), if git can tell."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty"],
+            capture_output=True, text=True, timeout=10, check=True,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return done.stdout.strip() or "unknown"
+
+
+def needed_bytes(sizes: Sizes, cases: str) -> int:
+    gather = sizes.gather_rows * ROW_BYTES if "2" in cases else 0
+    save = sizes.save_bytes * 2 if "1" in cases else 0  # a folder and a baseline's leftovers
+    return gather + save + (64 << 20)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one repeat")
+    parser.add_argument("--repeat", type=int, help=f"repeats (default {FULL.repeat}; 1 with --quick)")
+    parser.add_argument("--dir", help="folder to write in (default: a new temporary folder)")
+    parser.add_argument("--gather-rows", type=int, help="rows of the gathered file (default 1,000,000)")
+    parser.add_argument("--cases", default="1234", help="which cases to run, e.g. 13")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    if args.repeat is not None:
+        sizes = Sizes(**{**sizes.__dict__, "repeat": max(1, args.repeat)})
+    if args.gather_rows is not None:
+        sizes = Sizes(**{**sizes.__dict__, "gather_rows": args.gather_rows})
+    base = Path(tempfile.mkdtemp(prefix="tclass-bench-io-", dir=args.dir))
+    free = shutil.disk_usage(base).free
+    if free < needed_bytes(sizes, args.cases):
+        remove(base)
+        print(f"{base.parent}: {free / 1e9:.1f} GB free, the cases need {needed_bytes(sizes, args.cases) / 1e9:.1f} GB; "
+              "pass --dir on a larger disk or a smaller --gather-rows", file=sys.stderr)  # fmt: skip
+        return 2
+    rows: list[Row] = []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the peer's deprecation warnings
+            print(f"tclass {tclass_revision()}; peer: {'tensordict ' + peer.__version__ if peer is not None else 'not installed'}; "
+                  f"safetensors: {'installed' if safetensors_torch is not None else 'not installed'}; "
+                  f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs; "
+                  f"writing in {base}")  # fmt: skip
+            print(f"median of {sizes.repeat} interleaved repeats; GB/s = 1e9 bytes/s; ratio = tclass / the "
+                  "target's reference; tclass range = its lowest..highest repeat\n")  # fmt: skip
+            print(COLUMNS)
+            print("-" * len(COLUMNS))
+            for key, case in CASES.items():
+                if key in args.cases:
+                    for row in case(base, sizes):
+                        rows.append(row)
+                        print_row(row)
+    finally:
+        gc.collect()
+        remove(base)
+    misses = [f"{row.case} ({row.target_text}: {row.ratio:.2f})" for row in rows if row.verdict == "MISS"]
+    print(f"\nmissed: {'; '.join(misses) if misses else 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
