@@ -12,6 +12,7 @@ from typing import Any, TypeAlias, Union
 
 import torch
 
+from tclass._conversions import ConversionOps
 from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._device_ops import DeviceOps
 from tclass._elementwise import ElementwiseOps
@@ -21,7 +22,7 @@ from tclass._shape_ops import ShapeOps
 __all__ = ["TensorDictBase", "Value"]
 
 
-class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps):
+class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ConversionOps):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""
 

@@ -39,9 +39,11 @@ __all__ = [
     "NotAFileError",
     "NotSerializableError",
     "PickleRefusedError",
+    "ReprParseError",
     "ReservedNameError",
     "ShapeError",
     "StackError",
+    "StateDictKeyError",
     "TclassError",
     "UnknownFieldError",
     "UnpicklableError",
@@ -82,6 +84,12 @@ class InvalidKeyError(TclassError, TypeError, KeyError):
 
 class EntryTypeError(TclassError, TypeError):
     """A value cannot be stored in a container (not a tensor, collection or array-like)."""
+
+
+class StateDictKeyError(TclassError, KeyError, RuntimeError):
+    """The keys of a state dict and of the collection it is loaded into differ. A
+    ``KeyError`` (what the peer raises for a tensorclass) and a ``RuntimeError`` (what it
+    raises for a TensorDict)."""
 
 
 class LockedError(TclassError, RuntimeError):
@@ -196,6 +204,11 @@ class UnpicklableError(TclassError, TypeError):
     """An object cannot be pickled the way it was asked to be."""
 
 
+class ReprParseError(TclassError, ValueError):
+    """A string given to ``parse_tensor_dict_string`` is not a collection's repr, or holds
+    a field that cannot be rebuilt from its repr (the peer raises ValueError too)."""
+
+
 class UnsupportedError(TclassError, NotImplementedError):
     """A feature of the peer that tclass does not implement (yet); nothing was changed."""
 
@@ -225,3 +238,4 @@ class FrozenInstanceError(TclassError, dataclasses.FrozenInstanceError):
 
 class FieldIndexError(TclassError, ValueError, TypeError):
     """A tensorclass was indexed with a string: it is indexed along batch dims only."""
+

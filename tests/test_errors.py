@@ -19,6 +19,7 @@ from tclass import TensorDict, errors
 EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "KeyNotFoundError": (KeyError,),
     "KeyConflictError": (KeyError,),
+    "StateDictKeyError": (KeyError, RuntimeError),
     "KeyThroughTensorError": (KeyError, ValueError),
     "InvalidKeyError": (TypeError, KeyError),
     "EntryTypeError": (TypeError,),
@@ -41,6 +42,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "NotSerializableError": (TypeError,),
     "UnpicklableError": (TypeError,),
     "UnsupportedError": (NotImplementedError,),
+    "ReprParseError": (ValueError,),
     "ClassDefinitionError": (TypeError,),
     "ReservedNameError": (TypeError, AttributeError),
     "FieldTypeError": (TypeError,),

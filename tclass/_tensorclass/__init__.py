@@ -1,8 +1,8 @@
 """The tensorclass facade: typed, batched records over the TensorDict engine.
 
 ``_fields`` decides what each annotation accepts, ``_builder`` turns a class into a
-tensorclass, ``_record`` is the base class holding every method, ``_state`` and
-``_interop`` connect records to ``state_dict``, pytree and ``DataLoader``.
+tensorclass, ``_record`` is the base class holding every method, ``_interop`` connects
+records to pytree and ``DataLoader`` (state dicts are the engine's, ``tclass/_state_dict.py``).
 """
 
 from tclass._tensorclass._decorator import is_tensorclass as is_tensorclass

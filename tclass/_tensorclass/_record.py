@@ -15,7 +15,6 @@ import dataclasses
 import difflib
 import inspect
 from operator import attrgetter
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -23,7 +22,7 @@ import torch
 from typing_extensions import Self, dataclass_transform
 
 from tclass._base import TensorDictBase, Value
-from tclass._batch import BatchSizeLike, as_batch_size
+from tclass._batch import BatchSizeLike
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike
 from tclass._lazy import LazyStackedTensorDict
@@ -402,6 +401,12 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return _as_plain(td.clone() if isinstance(td, TensorDict) else td.to_tensordict())
 
     @classmethod
+    def _from_plain(cls, td: TensorDict) -> Self:
+        """A TensorDict built by a classmethod (``fromkeys``, ``from_namedtuple``...)
+        as a record of this class (see :meth:`from_tensordict`)."""
+        return cls.from_tensordict(td)
+
+    @classmethod
     def from_tensordict(cls, td: TensorDictBase) -> Self:
         """A record over ``td``'s entries, without copying tensors.
 
@@ -423,7 +428,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
         """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,
         nested records as dicts, and ``None`` for absent fields unless not ``retain_none``."""
-        out = _plain_dict(self._tensordict, convert_tensors)
+        from tclass._constructors import to_dict
+
+        out = to_dict(self._tensordict, convert_tensors)
         if retain_none:
             for name in self._absent_fields():
                 out[name] = None
@@ -434,6 +441,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         cls,
         data: Mapping[str, Any],
         *,
+        auto_batch_size: bool | None = None,
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
         batch_dims: int | None = None,
@@ -441,9 +449,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         """A record from a mapping of fields; nested mappings become nested records.
 
-        Missing fields take their declared defaults. With ``batch_dims`` and no
-        ``batch_size``, the batch size is the leading ``batch_dims`` dims shared by
-        every tensor.
+        Missing fields take their declared defaults. With ``auto_batch_size`` or
+        ``batch_dims`` and no ``batch_size``, the batch size is the largest leading shape
+        the tensors share (at most ``batch_dims`` dims), as ``TensorDict.from_dict``
+        infers it; otherwise it is ``[]``.
 
         Raises:
             UnknownFieldError: for a key that is not a field.
@@ -455,10 +464,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                     f"{cls.__name__}.from_dict: {key!r} is not a field of {cls.__name__} "
                     f"(fields: {', '.join(info.init_names)})"
                 )
-        if batch_size is None and batch_dims is not None:
-            batch_size = _common_leading_shape(data, batch_dims)
+        from tclass._constructors import infer_batch_size, resolve_batch_options
+
+        batch, cap = resolve_batch_options(f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims)
+        if batch is None:
+            batch = infer_batch_size(data, cap)
         constructor: Callable[..., Self] = cls
-        return constructor(**data, batch_size=batch_size, device=device, names=names)
+        return constructor(**data, batch_size=batch, device=device, names=names)
 
     def replace(self, **changes: Any) -> Self:
         """A new record with some fields changed (the others shared, not copied); works
@@ -483,26 +495,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self._tensordict))
 
-    def state_dict(
-        self, destination: dict[str, Any] | None = None, prefix: str = "", keep_vars: bool = False
-    ) -> OrderedDict[str, Any]:
-        """The tensors under dotted keys (``"inner.x"``), detached unless ``keep_vars``
-        (then they are the record's own tensors); Python values, the batch size and the
-        device go in the result's ``_metadata[""]``, as ``nn.Module`` keeps its extras."""
-        from tclass._tensorclass._state import record_state_dict
-
-        return record_state_dict(self, destination, prefix, keep_vars)
-
-    def load_state_dict(
-        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
-    ) -> Self:
-        """Copies a :meth:`state_dict` into this record's tensors in place (``assign``:
-        replaces them instead) and sets its Python values."""
-        from tclass._tensorclass._state import load_record_state_dict
-
-        load_record_state_dict(self, state_dict, strict, assign)
-        return self
-
 
 def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:
     return cls._from_tensordict_unchecked(td)
@@ -518,38 +510,3 @@ def _as_plain(td: TensorDict) -> TensorDict:
         elif isinstance(storage, TensorDict):
             td._tensors[key] = _as_plain(storage)
     return td
-
-
-def _plain_dict(td: TensorDictBase, convert_tensors: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in td._items():
-        if isinstance(value, _NonTensorNode):
-            out[key] = value.data
-        elif isinstance(value, TensorClass):
-            out[key] = value.to_dict(convert_tensors=convert_tensors)
-        elif isinstance(value, TensorDictBase):
-            out[key] = _plain_dict(value, convert_tensors)
-        else:
-            out[key] = value.tolist() if convert_tensors else value
-    return out
-
-
-def _common_leading_shape(data: Mapping[str, Any], batch_dims: int) -> torch.Size:
-    shapes = [tuple(v.shape) for v in _tensors_in(data)]
-    if not shapes:
-        return as_batch_size(None)
-    common: list[int] = []
-    for dim in range(batch_dims):
-        sizes = {shape[dim] for shape in shapes if len(shape) > dim}
-        if len(sizes) != 1 or any(len(shape) <= dim for shape in shapes):
-            break
-        common.append(sizes.pop())
-    return torch.Size(common)
-
-
-def _tensors_in(data: Mapping[str, Any]) -> Iterator[torch.Tensor]:
-    for value in data.values():
-        if isinstance(value, torch.Tensor):
-            yield value
-        elif isinstance(value, Mapping):
-            yield from _tensors_in(value)
