@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 demo: install
-	$(PY) examples/quickstart.py
+	$(PY) examples/replay_buffer.py
 
 test: install
 	$(PY) -m pytest -q

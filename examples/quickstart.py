@@ -1,6 +1,7 @@
 """tclass in one screen: typed transitions, a disk-backed buffer, and a reference.
 
-Run it with ``make demo`` (or ``python examples/quickstart.py [--capacity N]``). It
+Run it with ``python examples/quickstart.py [--capacity N]`` (``make demo`` runs
+``replay_buffer.py``). It
 
 1. declares a ``Transition`` tensorclass (tensor fields, a nested ``Step`` record and a
    plain ``str`` field) and shows indexing, reshaping and stacking over the batch dims;

@@ -25,6 +25,8 @@ from tclass._lazy import dense_stack_tds as dense_stack_tds
 from tclass._lazy import lazy_stack as lazy_stack
 from tclass._lazy import maybe_dense_stack as maybe_dense_stack
 from tclass._memmap import MemoryMappedTensor as MemoryMappedTensor
+from tclass._modules import from_module as from_module
+from tclass._modules import from_modules as from_modules
 from tclass._nontensor import NonTensorData as NonTensorData
 from tclass._nontensor import NonTensorStack as NonTensorStack
 from tclass._ops import cat as cat
@@ -60,6 +62,8 @@ __all__ = [
     "expand_right",
     "from_consolidated",
     "from_dict",
+    "from_module",
+    "from_modules",
     "from_namedtuple",
     "from_pytree",
     "from_struct_array",

@@ -17,12 +17,13 @@ from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._device_ops import DeviceOps
 from tclass._elementwise import ElementwiseOps
 from tclass._io._methods import PersistenceOps
+from tclass._module_ops import ModuleOps
 from tclass._shape_ops import ShapeOps
 
 __all__ = ["TensorDictBase", "Value"]
 
 
-class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ConversionOps):
+class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ModuleOps, ConversionOps):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""
 

@@ -8,6 +8,7 @@ which is how indexing, shape ops and stacking stay close to the cost of the tens
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, NoReturn, cast, overload
@@ -35,7 +36,7 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["TensorDict"]
+__all__ = ["TensorDict", "call_on_exit"]
 
 _Tensor = torch.Tensor
 _MISSING: Any = object()
@@ -44,6 +45,10 @@ _NO_DIMS = torch.Size([])
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
+# What the next `with td:` block runs on exit, by id(td), with a weak reference that drops
+# the entry when td dies: to_module registers one on the TensorDict of previous
+# parameters it returns, to put them back into the module (tclass/_modules.py).
+_EXIT_CALLBACKS: dict[int, tuple[weakref.ref[TensorDict], Callable[[], None]]] = {}
 _LOCKED_MSG = (
     "cannot {action} a locked TensorDict. Unlock it first (with td.unlock_(): ...), or "
     "write data in place with set_() or td[index] = value"
@@ -717,6 +722,10 @@ class TensorDict(TensorDictBase):
 
     def __exit__(self, *exc_info: object) -> None:
         self._apply_lock(self._lock_stack.pop())
+        if _EXIT_CALLBACKS:
+            entry = _EXIT_CALLBACKS.pop(id(self), None)
+            if entry is not None and entry[0]() is self:
+                entry[1]()
 
     # --- devices -------------------------------------------------------------------------
 
@@ -939,3 +948,11 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
         node._tensors[part] = child
         node = child
     node._tensors.pop(path[-1], None)
+
+
+def call_on_exit(td: TensorDict, callback: Callable[[], None]) -> None:
+    """Makes the next ``with td:`` block run ``callback`` once on exit (after restoring
+    the lock state), even if the block raised. Forgotten when ``td`` is collected."""
+    key = id(td)
+    ref = weakref.ref(td, lambda _: _EXIT_CALLBACKS.pop(key, None))
+    _EXIT_CALLBACKS[key] = (ref, callback)

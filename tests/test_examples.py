@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tclass import TensorDict
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -27,3 +29,58 @@ def test_quickstart_runs_and_reports_each_step() -> None:
     assert "stack of 5 steps  -> torch.Size([8, 5])" in out
     assert "wrote 192 rows" in out
     assert "reward[0] = 42.0" in out
+
+
+def test_replay_buffer_wraps_samples_reloads_and_describes(tmp_path: Path) -> None:
+    folder = tmp_path / "buffer"
+    out = run_example(
+        "replay_buffer.py", "--capacity", "500", "--batch-size", "64", "--batches", "12",
+        "--folder", str(folder),
+    )  # fmt: skip
+    assert "1. preallocated 500 transitions with memmap_like" in out
+    assert "0.0 MiB on disk (sparse until written)" in out
+    assert "2. wrote 12 batches of 64 = 768 rows" in out and "(1.54 laps of the buffer)" in out
+    assert "cursor at row 268, 500 rows filled" in out
+    assert "3. sampled 256 rows uniformly by index -> Transition [256]" in out
+    assert "only the newest 500 of 768 writes remain" in out
+    assert "reloaded with Transition.load_memmap" in out and "cursor 268" in out
+    assert "5. python -m tclass info buffer/rows:" in out
+    assert "Transition  batch [500]" in out and 'env     "pong"' in out
+    # The kept folder: the fields of a tensorclass live in _tensordict/, a TensorDict
+    # (the class itself, defined in the example's __main__, is not in this process).
+    fields = TensorDict.load_memmap(folder / "rows" / "_tensordict")
+    assert fields.batch_size == (500,) and int(fields["step"].max()) == 767
+    state = TensorDict.load_memmap(folder / "state")
+    assert (int(state["cursor"]), int(state["size"])) == (268, 500)
+
+
+def test_replay_buffer_refuses_a_batch_larger_than_the_buffer() -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "replay_buffer.py"), "--capacity", "10", "--batch-size", "11"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "a batch of 11 rows does not fit a buffer of 10" in result.stderr
+
+
+def test_image_dataset_preallocates_fills_and_loads_with_workers() -> None:
+    out = run_example(
+        "image_dataset.py", "--size", "100000", "--chunks", "3", "--chunk-size", "1000",
+        "--batch-size", "128", "--workers", "1",
+    )  # fmt: skip
+    assert "1. preallocated 100,000 images of 3x32x32" in out
+    assert "the files span 0.29 GiB, 0.0 MiB of it on disk" in out
+    assert "2. filled 3,000 images in 3 chunks of 1,000" in out and "8.8 MiB on disk" in out
+    assert "3. read one shuffled epoch with DataLoader(num_workers=1)" in out
+    assert "24 batches of up to 128, each one Image record from one __getitems__ call" in out
+    assert "4. Image.load_memmap maps the 100,000 images again" in out
+    assert "rows past 3,000 read as zeros until written" in out
+
+
+def test_model_weights_saves_inspects_and_loads_parts() -> None:
+    out = run_example("model_weights.py", "--hidden", "32")
+    assert "1-2. from_module + memmap:" in out and "in 13 files" in out
+    assert "encoder: " in out and "first layer float32[32, 512] on meta" in out
+    assert "4. load_memmap + to_module(inplace=True) into a fresh model: same outputs" in out
+    assert "5. load_memmap(weights/encoder) into another model's encoder" in out
+    assert "6. with load_memmap(...).to_module(model)" in out
