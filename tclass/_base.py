@@ -15,6 +15,7 @@ import torch
 from tclass._conversions import ConversionOps
 from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._device_ops import DeviceOps
+from tclass._dist_ops import DistributedOps
 from tclass._elementwise import ElementwiseOps
 from tclass._io._methods import PersistenceOps
 from tclass._module_ops import ModuleOps
@@ -23,7 +24,7 @@ from tclass._shape_ops import ShapeOps
 __all__ = ["TensorDictBase", "Value"]
 
 
-class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ModuleOps, ConversionOps):
+class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ModuleOps, ConversionOps, DistributedOps):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""
 

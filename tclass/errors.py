@@ -22,6 +22,7 @@ __all__ = [
     "ClassResolutionError",
     "DeviceError",
     "DimError",
+    "DistributedError",
     "EntryTypeError",
     "FieldIndexError",
     "FieldTypeError",
@@ -44,6 +45,7 @@ __all__ = [
     "ShapeError",
     "StackError",
     "StateDictKeyError",
+    "StructureMismatchError",
     "TclassError",
     "UnknownFieldError",
     "UnpicklableError",
@@ -239,3 +241,30 @@ class FrozenInstanceError(TclassError, dataclasses.FrozenInstanceError):
 class FieldIndexError(TclassError, ValueError, TypeError):
     """A tensorclass was indexed with a string: it is indexed along batch dims only."""
 
+
+# --- distributed -----------------------------------------------------------------------
+
+
+class DistributedError(TclassError, RuntimeError):
+    """A ``torch.distributed`` transfer of a record cannot proceed: no process group, or
+    the other rank sent something that is not a tclass record (the peer raises
+    RuntimeError from torch in these cases)."""
+
+
+class StructureMismatchError(DistributedError, ValueError):
+    """The record received (or reduced, or gathered) does not have this rank's structure:
+    a key only one side has, or a leaf whose dtype or shape differs. The transfer was
+    completed (nothing is left pending on either side); this record was not changed.
+
+    Attributes:
+        key: the first differing key (a tuple; a lazy-stack member is its int index).
+        rank: the other rank involved.
+    """
+
+    def __init__(self, message: str, key: tuple[str | int, ...] = (), rank: int | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+        self.rank = rank
+
+    def __reduce__(self) -> tuple[type[StructureMismatchError], tuple[object, ...]]:
+        return (type(self), (str(self), self.key, self.rank))

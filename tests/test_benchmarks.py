@@ -152,3 +152,16 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(tmp_path: Path, capsys: pyte
     assert "tensordict" in out.splitlines()[0]
     assert list(tmp_path.iterdir()) == []
 
+
+def test_distributed_benchmark_quick_mode_runs() -> None:
+    """``benchmarks/distributed.py --quick``: two spawned ranks run the gloo and RPC cases
+    at small sizes and print both tables (run as a script: its ranks re-import it)."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(BENCHMARKS / "distributed.py"), "--quick"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for row in ("| 100 x 1 KiB |", "| 10 x 64 KiB |", "| rpc_sync fill |", "tclass / by hand"):
+        assert row in result.stdout, row

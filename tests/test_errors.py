@@ -49,6 +49,8 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "UnknownFieldError": (AttributeError, ValueError),
     "FrozenInstanceError": (AttributeError,),
     "FieldIndexError": (ValueError, TypeError),
+    "DistributedError": (RuntimeError,),
+    "StructureMismatchError": (RuntimeError, ValueError),
 }
 SUBCLASSES = sorted(EXPECTED_BASES)
 # Classes built from a message alone (BatchMismatchError is built from key and shapes).
