@@ -3,13 +3,14 @@
 A save never writes into the folder readers see. It builds the whole new tree in a
 sibling staging folder (``.NAME.tclass-staging-XXXX``): leaves that already map the very
 file they would be saved to are hard-linked (no copy, and their live mappings stay the
-folder's files), the others written (in ``num_threads`` threads when asked),
-``meta.json`` files fsynced. The staging folder then replaces the old one with one atomic
-exchange (``renameat2(RENAME_EXCHANGE)`` where the OS has it) and the old tree is
+folder's files), the others written (in ``num_threads`` threads when asked), each
+``meta.json`` written and fsynced. The staging folder then replaces the old one with one
+atomic exchange (``renameat2(RENAME_EXCHANGE)`` where the OS has it) and the old tree is
 removed. A writer killed at any moment leaves the old folder complete (or, on systems
 without the exchange, briefly no folder: a clear error, never mixed data); a reader
-never sees a half-written ``meta.json``. Data files are not fsynced (that would cost a
-disk write of every byte): the guarantee is against the writer dying, not power loss.
+never sees a half-written ``meta.json``. Data files and folders are not fsynced (that
+would cost a disk write of every byte before returning): the guarantee is against the
+writer dying, not against power loss, for which callers run ``os.sync()``.
 """
 
 from __future__ import annotations
@@ -70,7 +71,6 @@ def save_tree(
         written = _write_leaves(plan.leaves, staging, num_threads, like)
         for rel, data in plan.files:
             _write_file(os.path.join(staging, rel), data)
-        _fsync_dirs(staging, plan.dirs)
         _install(staging, root, old_tree)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -213,15 +213,6 @@ def _write_file(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _fsync_dirs(staging: str, dirs: Sequence[str]) -> None:
-    for rel in dirs:
-        fd = os.open(os.path.join(staging, rel), os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _install(staging: str, root: str, old_tree: bool) -> None:
     """Put the staged tree at ``root``; the old tree (if any) is removed afterwards."""
     if not old_tree:
@@ -233,11 +224,6 @@ def _install(staging: str, root: str, old_tree: bool) -> None:
         os.rename(root, trash)
         os.rename(staging, root)
         shutil.rmtree(trash, ignore_errors=True)
-    parent = os.open(os.path.dirname(root), os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(parent)
-    finally:
-        os.close(parent)
 
 
 def _retarget(tensor: torch.Tensor, staging: str, root: str) -> None:
