@@ -65,8 +65,8 @@ class ConversionOps:
     ) -> Self:
         """An instance from a (nested) dict: see :func:`tclass.from_dict`.
 
-        The batch size is ``[]`` unless ``batch_size`` is given, or ``auto_batch_size``
-        / ``batch_dims`` ask for the largest leading shape the values share.
+        Without ``batch_size``, the batch size is the largest leading shape the values
+        share (at most ``batch_dims`` dims); ``auto_batch_size=False`` gives ``[]``.
         """
         from tclass._constructors import from_dict
 

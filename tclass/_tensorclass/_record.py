@@ -449,10 +449,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         """A record from a mapping of fields; nested mappings become nested records.
 
-        Missing fields take their declared defaults. With ``auto_batch_size`` or
-        ``batch_dims`` and no ``batch_size``, the batch size is the largest leading shape
-        the tensors share (at most ``batch_dims`` dims), as ``TensorDict.from_dict``
-        infers it; otherwise it is ``[]``.
+        Missing fields take their declared defaults. Without ``batch_size``, the batch
+        size is the largest leading shape the tensors share (at most ``batch_dims`` dims),
+        as ``TensorDict.from_dict`` infers it; ``auto_batch_size=False`` gives ``[]``.
 
         Raises:
             UnknownFieldError: for a key that is not a field.
