@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tclass-installed
 BENCH_STAMP := $(VENV)/.tclass-bench-installed
 
-.PHONY: install demo test typecheck bench bench-io clean
+.PHONY: install demo test typecheck bench bench-io bench-gpu clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ bench: $(BENCH_STAMP)
 # (or /tmp) and takes several minutes; `$(PY) benchmarks/io.py --quick` is a smoke run.
 bench-io: $(BENCH_STAMP)
 	$(PY) benchmarks/io.py
+
+# The devices issue's GPU cases against the peer; says so and exits without CUDA.
+bench-gpu: $(BENCH_STAMP)
+	$(PY) benchmarks/gpu.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .hypothesis

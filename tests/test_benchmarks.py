@@ -165,3 +165,19 @@ def test_distributed_benchmark_quick_mode_runs() -> None:
     assert result.returncode == 0, result.stderr
     for row in ("| 100 x 1 KiB |", "| 10 x 64 KiB |", "| rpc_sync fill |", "tclass / by hand"):
         assert row in result.stdout, row
+
+
+def test_gpu_benchmark_runs_or_says_why() -> None:
+    """``benchmarks/gpu.py --quick`` runs its cases on a GPU, and says it needs one (exit
+    0) elsewhere."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "gpu.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    if torch.cuda.is_available():
+        assert "200 leaves to cuda, consolidated" in result.stdout
+    else:
+        assert "no CUDA device" in result.stdout
