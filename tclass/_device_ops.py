@@ -18,7 +18,7 @@ from tclass.errors import DeviceError
 if TYPE_CHECKING:
     from tclass._io._consolidate import Consolidated
 
-__all__ = ["DeviceOps", "consolidation_of", "map_tensors", "share"]
+__all__ = ["DeviceOps", "consolidation_of", "map_tensors", "move_consolidated", "share"]
 
 
 class DeviceOps(TensorCollection):
@@ -93,6 +93,17 @@ def consolidation_of(node: Any) -> Consolidated | None:
     if state is None or not state.is_current(node):
         return None
     return state
+
+
+def move_consolidated(node: Any, device: torch.device | None, non_blocking: bool) -> Any:
+    """``node`` moved to ``device`` as one buffer, if it is (still) consolidated and the
+    device changes; None otherwise (the caller then moves it leaf by leaf)."""
+    state = consolidation_of(node)
+    if state is None or device is None or device == node.device:
+        return None
+    from tclass._io._consolidate import moved
+
+    return moved(node, state, device, non_blocking)
 
 
 def map_tensors(node: Any, fn: Any, device: torch.device | None = None) -> Any:

@@ -30,7 +30,8 @@ from tclass import _batch, _keys
 from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._collection import TensorCollection
-from tclass._device import DeviceLike, as_device
+from tclass._device import DeviceLike, as_device, parse_to_args
+from tclass._device_ops import move_consolidated
 from tclass._keys import BatchIndex
 from tclass._lazy_ops import LazyStackOps
 from tclass._lazy_parts import (
@@ -551,7 +552,8 @@ class LazyStackedTensorDict(LazyStackOps):
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
         if getattr(self, "_consolidated", None) is not None:
-            moved = _move_consolidated(self, args, kwargs)
+            request = parse_to_args(args, dict(kwargs))
+            moved = None if request.dtype is not None else move_consolidated(self, request.device, request.non_blocking)
             if moved is not None:
                 return moved  # type: ignore[no-any-return]
         members = [member.to(*args, **kwargs) for member in self._members]
@@ -622,19 +624,6 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def _repr_extra(self) -> str:
         return f", stack_dim={self._stack_dim}"
-
-
-def _move_consolidated(stack: LazyStackedTensorDict, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``stack`` moved as one buffer when it is consolidated and only the device changes."""
-    from tclass._device import parse_to_args
-    from tclass._device_ops import consolidation_of
-    from tclass._io._consolidate import moved
-
-    request = parse_to_args(args, dict(kwargs))
-    state = consolidation_of(stack)
-    if state is None or request.dtype is not None or request.device in (None, stack.device):
-        return None
-    return moved(stack, state, request.device, request.non_blocking)
 
 
 def _rebuild(

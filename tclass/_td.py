@@ -21,6 +21,7 @@ from tclass._keys import BatchIndex
 from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
+from tclass._device_ops import move_consolidated
 from tclass._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._elementwise import align_right
 from tclass._nontensor import NonTensorData, _NonTensorNode
@@ -738,7 +739,7 @@ class TensorDict(TensorDictBase):
             if device == self._device:
                 return self
             if getattr(self, "_consolidated", None) is not None:
-                moved = _move_consolidated(self, device, False)
+                moved = move_consolidated(self, device, False)
                 if moved is not None:
                     return moved  # type: ignore[no-any-return]
             return self._map_values(lambda v: v.to(device), self._batch_size, device)
@@ -747,7 +748,7 @@ class TensorDict(TensorDictBase):
         if dtype is None and (device is None or device == self._device):
             return self
         if dtype is None and device is not None and getattr(self, "_consolidated", None) is not None:
-            moved = _move_consolidated(self, device, non_blocking)
+            moved = move_consolidated(self, device, non_blocking)
             if moved is not None:
                 return moved  # type: ignore[no-any-return]
         new_device = self._device if device is None else device
@@ -796,17 +797,6 @@ class TensorDict(TensorDictBase):
 
     def __repr__(self) -> str:
         return compact_repr(self)
-
-
-def _move_consolidated(td: TensorDict, device: torch.device | None, non_blocking: bool) -> Any:
-    """``td`` moved as one buffer, if it is (still) consolidated; else None."""
-    from tclass._device_ops import consolidation_of
-    from tclass._io._consolidate import moved
-
-    state = consolidation_of(td)
-    if state is None or device is None:
-        return None
-    return moved(td, state, device, non_blocking)
 
 
 def _rebuild(

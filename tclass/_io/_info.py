@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tclass._io._classes import saved_class_name
-from tclass._io._format import DTYPES, META, NODE_FIELDS, TCLASS_FIELD, TENSORCLASS_DIR
-from tclass._io._format import file_name, unescape_key
-from tclass._io._read import Folder, read_header, read_meta
+from tclass._io._format import DTYPES, META, TENSORCLASS_DIR, file_name
+from tclass._io._read import Folder, node_entries, read_header, read_meta
 from tclass._io._read import _builtin_kind, _dir_name, _marker, _member_count, _nested_shape, _open_folder
 from tclass._io._read import _open_root, _plain_name, _sizes
 from tclass.errors import MetadataError, MissingFileError, UnsafePathError
@@ -125,15 +124,7 @@ def _tensordict(folder: Folder, meta: dict[str, Any], node: Node, info: Info) ->
     where = folder.child_path(META)
     batch = _sizes(meta.get("shape"), where, "shape")
     node.batch_size = batch
-    escaped = _marker(meta, where).get("escaped_keys") is True
-    for stored, entry in meta.items():
-        if not isinstance(entry, dict):
-            if stored not in NODE_FIELDS:
-                raise MetadataError(f"{where!r}: unexpected entry {stored!r}: {entry!r:.80}")
-            continue
-        if stored == TCLASS_FIELD:
-            continue
-        key = unescape_key(stored) if escaped else stored
+    for stored, key, entry in node_entries(meta, where):
         if "type" in entry:
             child = _sub_node(folder, stored, key, node.path, info, batch)
         elif "dtype" in entry and "shape" in entry:

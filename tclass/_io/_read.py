@@ -14,6 +14,7 @@ import errno
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -38,7 +39,7 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["Folder", "fill_array", "load_tree", "read_header", "read_meta"]
+__all__ = ["Folder", "fill_array", "load_tree", "node_entries", "read_header", "read_meta"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
@@ -251,16 +252,8 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
     device = meta.get("device")
     if device is not None and not isinstance(device, str):
         raise MetadataError(f"{where!r}: device must be a string or null, got {device!r}")
-    escaped = _marker(meta, where).get("escaped_keys") is True
     entries: dict[str, Any] = {}
-    for stored, entry in meta.items():
-        if not isinstance(entry, dict):
-            if stored not in NODE_FIELDS:
-                raise MetadataError(f"{where!r}: unexpected entry {stored!r}: {entry!r}")
-            continue
-        if stored == TCLASS_FIELD:
-            continue
-        key = unescape_key(stored) if escaped else stored
+    for stored, key, entry in node_entries(meta, where):
         if "type" in entry:
             hint = _field_class(record_cls, key)
             child = _open_folder(folder, _dir_name(folder, stored, key), f"the entry {key!r}")
@@ -273,6 +266,19 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
             value = _load_leaf(folder, stored, key, entry, batch, options)
         entries[key] = value
     return TensorDict._new_unchecked(entries, batch, options.device or torch.device("cpu"))
+
+
+def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """A TensorDict node's entries as (stored name, key, entry): every dict in its
+    meta.json but tclass's marker, keys unescaped; anything else must be a node field."""
+    escaped = _marker(meta, where).get("escaped_keys") is True
+    for stored, entry in meta.items():
+        if not isinstance(entry, dict):
+            if stored not in NODE_FIELDS:
+                raise MetadataError(f"{where!r}: unexpected entry {stored!r}: {entry!r:.80}")
+            continue
+        if stored != TCLASS_FIELD:
+            yield stored, (unescape_key(stored) if escaped else stored), entry
 
 
 def _load_leaf(folder: Folder, stored: str, key: str, entry: dict[str, Any], batch: torch.Size, options: _Options) -> torch.Tensor:
@@ -526,8 +532,10 @@ def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, A
 
 
 def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
-    path = folder.child_path(name)
-    check_pickle_allowed(path, options.allow_pickle)
+    """The one place a load can run code: only with ``allow_pickle=True`` (the caller's
+    explicit trust), only the format's fixed file names, and never when the node's JSON
+    already holds the value."""
+    check_pickle_allowed(folder.child_path(name), options.allow_pickle)  # raises unless allowed
     import pickle
 
     return pickle.loads(_read_bytes(folder, name))
