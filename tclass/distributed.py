@@ -34,6 +34,7 @@ import torch.distributed as dist
 
 from tclass import _wire
 from tclass._device import DeviceLike
+from tclass._device_ops import map_tensors
 from tclass._wire import Header, Layout, first_difference, layout_of
 from tclass.errors import DistributedError, StructureMismatchError
 
@@ -465,7 +466,7 @@ def all_gather(record: R, *, group: ProcessGroup | None = None) -> R:
     headers = _agree(layout, group, wire, "all_gather", len(values))
     world = len(headers)
     grown = record.unsqueeze(0).expand(world, *record.batch_size)  # type: ignore[attr-defined]
-    out: R = _map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
+    out: R = map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
     out_layout = layout_of(out)
     with torch.no_grad():
         _gather_leaves(layout.leaves, out_layout.leaves, group, wire)
@@ -501,12 +502,6 @@ def _gather_leaves(
         else:
             for rank in range(world):
                 _wire.unpack(gathered[rank], [leaf[rank] for leaf in targets])
-
-
-def _map_tensors(record: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
-    from tclass._device_ops import map_tensors
-
-    return map_tensors(record, fn)
 
 
 def _set_gathered_values(slots: Sequence[_wire.Slot], per_rank: Sequence[list[dict[str, Any]]]) -> None:
