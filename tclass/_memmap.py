@@ -6,7 +6,9 @@ header (the peer's ``*.memmap`` layout). Without a file, the tensor lives in ano
 shared memory and crosses ``torch.multiprocessing`` without a copy. Unlike the peer:
 
 * Opening a file (``from_filename``, unpickling) never changes it: a missing file, a
-  directory or a size that disagrees with dtype and shape is an error.
+  directory or a size that disagrees with dtype and shape is an error. (A saved folder's
+  loader also maps the needed prefix of a longer file, as older writers padded them; a
+  pickle of such a tensor maps the same prefix again.)
 * Writing creates the file with ``O_EXCL`` and sizes it with ``ftruncate`` (sparse). An
   existing file needs ``existsok=True`` and is resized exactly; symlinks are refused.
 * A pickle of a file-backed tensor is a reference (path, dtype, file length, offset, size,
@@ -88,6 +90,7 @@ class MemoryMappedTensor(torch.Tensor):
     # Set on file-backed instances only; anonymous ones read these class defaults.
     _filename: str | None = None
     _mode: Mode | None = None
+    _prefix: bool = False  # maps the start of a longer file (a legacy padded leaf)
 
     def __new__(cls, *args: object, **kwargs: object) -> Self:
         msg = (
@@ -335,15 +338,19 @@ class MemoryMappedTensor(torch.Tensor):
         if self._filename is not None:
             out._filename = self._filename
             out._mode = self._mode
+            if self._prefix:
+                out._prefix = True
         return out
 
     def _file_reference(self) -> tuple[object, ...]:
-        """Arguments of :func:`_rebuild_from_file`: the whole file and this view of it."""
-        return (
+        """Arguments of :func:`_rebuild_from_file`: the whole file (or the mapped prefix
+        of a longer one) and this view of it."""
+        reference: tuple[object, ...] = (
             type(self), self._filename, self.dtype,
             self.untyped_storage().nbytes() // self.dtype.itemsize,
             self.storage_offset(), tuple(self.shape), self.stride(), self._mode,
         )  # fmt: skip
+        return (*reference, True) if self._prefix else reference
 
     # --- views -------------------------------------------------------------------------
 
@@ -501,7 +508,7 @@ def _create_file(
 
 
 def _map_existing(
-    path: str, dtype: torch.dtype, shape: Sequence[int], mode: Mode | None
+    path: str, dtype: torch.dtype, shape: Sequence[int], mode: Mode | None, longer_ok: bool = False
 ) -> tuple[torch.Tensor, Mode]:
     """Map an existing file flat after checking it; the file is never modified."""
     if mode is None:
@@ -510,25 +517,34 @@ def _map_existing(
     hint = "; mode='r' maps it read-only, copy-on-write" if mode == "r+" else ""
     fd = _open_or_raise(path, flags, hint)
     try:
-        numel = check_file_size(fd, path, dtype, shape)
+        numel = check_file_size(fd, path, dtype, shape, longer_ok=longer_ok)
         return _map_fd(fd, path, numel, dtype, shared=mode == "r+"), mode
     finally:
         os.close(fd)
 
 
-def check_file_size(fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str = "") -> int:
+def check_file_size(
+    fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str = "", longer_ok: bool = False
+) -> int:
     """The element count of ``shape``, after checking that the regular file behind ``fd``
-    holds exactly that many elements of ``dtype``; raises FileFormatError otherwise."""
+    holds exactly (or, with ``longer_ok``, at least) that many elements of ``dtype``;
+    raises FileFormatError otherwise."""
+    return _fit(fd, path, dtype, shape, hint, longer_ok)[0]
+
+
+def _fit(fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str, longer_ok: bool) -> tuple[int, bool]:
+    """:func:`check_file_size`, and whether the file is longer than needed."""
     size = _check_regular(fd, path)
     numel = math.prod(shape)
-    if size != numel * dtype.itemsize:
+    needed = numel * dtype.itemsize
+    if size != needed and not (longer_ok and size > needed):
         msg = (
             f"{path!r} holds {size} bytes, but dtype {dtype} and shape "
-            f"{list(shape)} need {numel * dtype.itemsize} bytes ({numel} x "
+            f"{list(shape)} need {needed} bytes ({numel} x "
             f"{dtype.itemsize}); the file was left unchanged. "
         )
         raise FileFormatError(msg + (hint or _SIZE_HINT))
-    return numel
+    return numel, size != needed
 
 
 _SIZE_HINT = (
@@ -541,14 +557,22 @@ def map_opened_file(
     fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], mode: Mode, hint: str = ""
 ) -> MemoryMappedTensor:
     """A MemoryMappedTensor over the file opened as ``fd`` (checked, never modified),
-    reporting ``path`` as its file name. The caller keeps and closes ``fd``."""
-    numel = check_file_size(fd, path, dtype, shape, hint)
+    reporting ``path`` as its file name. The caller keeps and closes ``fd``.
+
+    A file longer than ``dtype`` and ``shape`` need (older writers padded them to a page)
+    is mapped over its first bytes, the rest left alone; a shorter one is an error.
+    """
+    numel, longer = _fit(fd, path, dtype, shape, hint, True)
     flat = _map_fd(fd, path, numel, dtype, shared=mode == "r+")
-    return MemoryMappedTensor._wrap_file(flat.view(tuple(shape)), path, mode)
+    out = MemoryMappedTensor._wrap_file(flat.view(tuple(shape)), path, mode)
+    if longer:
+        out._prefix = True
+    return out
 
 
 def _map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> torch.Tensor:
-    """Map the whole (already correctly sized) file behind ``fd`` as a flat tensor."""
+    """Map the first ``numel`` elements of the file behind ``fd`` (already checked to
+    hold at least that many) as a flat tensor."""
     if numel == 0:
         return torch.empty(0, dtype=dtype)  # mmap cannot map 0 bytes
     # from_file grows a short file (and zeroes its first byte), hence the size checks
@@ -679,15 +703,20 @@ _UNNORMALISED = re.compile(r"//|/\.\.?(?:/|$)|./$")
 def _rebuild_from_file(
     cls: type[MemoryMappedTensor], path: str, dtype: torch.dtype, file_numel: int,
     offset: int, size: tuple[int, ...], stride: tuple[int, ...], mode: Mode,
+    prefix: bool = False,
 ) -> MemoryMappedTensor:  # fmt: skip
-    """Unpickle a file reference: map the file (checked, unchanged) and take the view."""
-    flat, mode = _map_existing(path, dtype, (file_numel,), mode)
+    """Unpickle a file reference: map the file (checked, unchanged) and take the view.
+    ``prefix``: the tensor mapped the first ``file_numel`` elements of a longer file."""
+    flat, mode = _map_existing(path, dtype, (file_numel,), mode, longer_ok=prefix)
     try:
         view = flat.as_strided(size, stride, offset)
     except RuntimeError as err:
         msg = f"the pickled view (size {size}, stride {stride}) does not fit {path!r}"
         raise FileFormatError(msg) from err
-    return cls._wrap_file(view, path, mode)
+    out = cls._wrap_file(view, path, mode)
+    if prefix:
+        out._prefix = True
+    return out
 
 
 def _rebuild_shared(cls: type[MemoryMappedTensor], tensor: torch.Tensor) -> MemoryMappedTensor:

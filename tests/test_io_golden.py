@@ -162,6 +162,38 @@ def test_version_0(tmp_path: Path, loader: Callable[..., Any]) -> None:
     _check_leaf(td["sub", "y"], path / "sub" / "y.memmap", torch.float16, [1.0, -2.0])
 
 
+def _check_legacy(td: Any, path: Path) -> None:
+    assert type(td) is tclass.TensorDict and td.batch_size == torch.Size([2, 1])
+    assert td.device is None and td["nested"].device is None  # "device": "None"
+    _check_leaf(td["x"], path / "x.memmap", torch.float32, [[[0, 1, 2]], [[3, 4, 5]]])
+    _check_leaf(td["exact"], path / "exact.memmap", torch.uint8, [[7], [8]])
+    nested = path / "nested"
+    _check_leaf(td["nested", "int64"], nested / "int64.memmap", torch.int64, [[3], [-4]])
+    _check_leaf(td["nested", "bfloat16"], nested / "bfloat16.memmap", torch.bfloat16, [[1.5], [-2.0]])
+    assert td["nested", "empty"].shape == torch.Size([2, 1, 0])
+    assert td.get(("nested", "string")).data == "a string!"
+    # Only the bytes the leaves need are mapped; the padding stays on disk, untouched.
+    assert td["x"].untyped_storage().nbytes() == 24 and (path / "x.memmap").stat().st_size == 4096
+
+
+@pytest.mark.parametrize("loader", LOADERS.values(), ids=list(LOADERS))
+def test_legacy_padded_files(tmp_path: Path, loader: Callable[..., Any]) -> None:
+    path = _copy("v0_legacy_padded", tmp_path)
+    _check_legacy(_load(path, loader), path)
+    meta = _load(path, device="meta")
+    assert meta["x"].device.type == "meta" and meta["nested", "int64"].shape == torch.Size([2, 1])
+
+
+def test_legacy_padded_files_saved_again(tmp_path: Path) -> None:
+    path = _copy("v0_legacy_padded", tmp_path)
+    td = tclass.load_memmap(path)
+    td.memmap_(path)  # in place: the padded files are rewritten exact
+    sizes = {name: (path / name).stat().st_size for name in ("x.memmap", "nested/int64.memmap", "nested/bfloat16.memmap")}
+    assert sizes == {"x.memmap": 24, "nested/int64.memmap": 16, "nested/bfloat16.memmap": 4}
+    again = _load(path)
+    assert torch.equal(again["x"], td["x"]) and torch.equal(again["nested", "int64"], td["nested", "int64"])
+
+
 def _check_step(step: Any, path: Path) -> None:
     fields = path / "_tensordict"
     assert type(step) is Step and step.batch_size == torch.Size([2])
@@ -247,12 +279,12 @@ def test_truncated_leaf(tmp_path: Path) -> None:
     assert isinstance(err, ValueError) and "obs.memmap" in str(err)
 
 
-def test_leaf_one_byte_too_long(tmp_path: Path) -> None:
+def test_leaf_one_byte_too_long_loads(tmp_path: Path) -> None:
+    # Older writers padded files: the bytes the leaf needs are mapped, the rest left.
     path = _copy("v1_nested_td", tmp_path)
     with open(path / "next" / "reward.memmap", "ab") as file:
-        file.write(b"\0")
-    err = _load_error(path)
-    assert isinstance(err, ValueError) and "reward.memmap" in str(err)
+        file.write(b"\1")
+    _check_nested_td(_load(path), path)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -317,6 +318,22 @@ def test_version_0_folder_loads(tmp_path: Path) -> None:
     loaded = tclass.load_memmap(tmp_path / "v0")
     assert type(loaded["step"]) is Step and type(loaded["step"].inner) is Inner
     assert _summary(loaded) == _summary(source)
+
+
+def test_legacy_padded_folder_loads_alike(tmp_path: Path) -> None:
+    # The hand-written golden folder of the peer's legacy format (padded files, "device":
+    # "None"): both libraries read the same values, no device, and leave the files alone.
+    golden = Path(__file__).resolve().parent / "data" / "golden" / "v0_legacy_padded"
+    path = Path(shutil.copytree(golden, tmp_path / "legacy"))
+    sizes = {file: file.stat().st_size for file in path.rglob("*.memmap")}
+    ours, theirs = tclass.load_memmap(path), _load("peer", path)
+    assert _summary(ours) == _summary(theirs)
+    assert ours.device is None and theirs.device is None
+    assert {file: file.stat().st_size for file in path.rglob("*.memmap")} == sizes
+    # Saved again by tclass, the files are exact and the peer reads them the same.
+    ours.memmap_(path)
+    assert all(file.stat().st_size < 4096 for file in path.rglob("*.memmap"))
+    assert _summary(_load("peer", path)) == _summary(theirs)
 
 
 # --- 8. memmap_like ----------------------------------------------------------------------

@@ -14,6 +14,8 @@ __all__ = [
     "CLASS_IDS",
     "DTYPES",
     "FORMAT_VERSION",
+    "MAX_FILE_BYTES",
+    "MAX_JSON_DEPTH",
     "META",
     "NODE_FIELDS",
     "TCLASS_FIELD",
@@ -28,6 +30,15 @@ __all__ = [
 
 FORMAT_VERSION = 1
 META = "meta.json"
+# The largest meta.json or value file (other.pickle, json_types.json, pickle.pkl) written
+# or read: such files are read whole, so a crafted one must not take the machine's
+# memory. A NonTensorStack keeps its values inline, and they can be big: the 1.28M file
+# paths of ImageNet's training set take 49 MiB. Larger values belong in tensors.
+MAX_FILE_BYTES = 256 << 20
+# The deepest nesting of [ and { a meta.json may have. tclass writes JSON values up to
+# 100 levels deep (deeper ones need pickle), inside a stack's batch dims and the node's
+# own object; parsing stays far inside Python's default recursion limit.
+MAX_JSON_DEPTH = 256
 TENSORCLASS_DIR = "_tensordict"
 # tclass's own facts about a node (escaped keys, lazy-stack member count). The peer skips
 # a dict entry with neither "type" nor "dtype", so it ignores this one.

@@ -23,6 +23,7 @@ import torch
 
 from tclass._io._format import (
     FORMAT_VERSION,
+    MAX_FILE_BYTES,
     META,
     TCLASS_FIELD,
     TENSORCLASS_DIR,
@@ -37,7 +38,7 @@ from tclass._lazy import LazyStackedTensorDict
 from tclass._memmap import MemoryMappedTensor
 from tclass._nontensor import NonTensorData, NonTensorStack
 from tclass._td import TensorDict
-from tclass.errors import FileConflictError, UnsupportedError
+from tclass.errors import FileConflictError, NotSerializableError, UnsupportedError
 
 __all__ = ["Leaf", "Plan", "plan_tree"]
 
@@ -194,7 +195,8 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
 def _maps_whole_file(tensor: torch.Tensor) -> bool:
     storage = tensor.untyped_storage()
     return (
-        tensor.storage_offset() == 0
+        not getattr(tensor, "_prefix", False)  # a padded legacy file is rewritten exact
+        and tensor.storage_offset() == 0
         and tensor.is_contiguous()
         and storage.nbytes() == tensor.numel() * tensor.element_size()
     )
@@ -227,6 +229,14 @@ def _add_meta(plan: Plan, rel: str, meta: dict[str, Any], options: _Options, com
     if options.anonymous:
         return
     separators = (",", ":") if compact else (", ", ": ")
-    text = json.dumps(meta, separators=separators)
-    plan.files.append((_join(rel, META), text.encode()))
+    data = json.dumps(meta, separators=separators).encode()
+    if len(data) > MAX_FILE_BYTES:
+        where = _join(rel, META)
+        msg = (
+            f"cannot save {where!r}: it would hold {len(data)} bytes, and files of the format "
+            f"larger than {MAX_FILE_BYTES >> 20} MiB are refused (loading reads them whole). "
+            "Store such values as a tensor (for example indices into a list kept elsewhere)"
+        )
+        raise NotSerializableError(msg)
+    plan.files.append((_join(rel, META), data))
 

@@ -3,9 +3,13 @@
 Every file is opened relative to its parent folder's descriptor with ``O_NOFOLLOW``, so
 a symlink anywhere below the folder is refused instead of followed, and a folder swapped
 by a concurrent save is read whole, old or new, never mixed. Each ``meta.json`` is
-checked field by field; each leaf file must hold exactly ``dtype x shape`` bytes; a leaf
-shape must start with its node's batch size. A failed check raises a ``TclassError``
-naming the file. Nothing is created, grown, truncated or written.
+checked field by field; each leaf file must hold at least ``dtype x shape`` bytes (only
+those are mapped: older writers padded files to a page); a leaf shape must start with its
+node's batch size. Small files (``meta.json``, the value files) must be regular files of
+at most ``MAX_FILE_BYTES``, their JSON at most ``MAX_JSON_DEPTH`` deep; sizes must fit
+int64, and a stack of values must match its data, before anything is allocated. A
+failed check raises a ``TclassError`` naming the file. Nothing is created, grown,
+truncated or written.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,8 +28,8 @@ import torch
 from typing_extensions import TypeGuard
 
 from tclass._io._classes import resolve_class, saved_class_name
-from tclass._io._format import DTYPES, FORMAT_VERSION, META, NODE_FIELDS, TCLASS_FIELD, TENSORCLASS_DIR
-from tclass._io._format import file_name, unescape_key
+from tclass._io._format import DTYPES, FORMAT_VERSION, MAX_FILE_BYTES, MAX_JSON_DEPTH, META, NODE_FIELDS
+from tclass._io._format import TCLASS_FIELD, TENSORCLASS_DIR, file_name, unescape_key
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass._lazy import LazyStackedTensorDict
 from tclass._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
@@ -39,13 +44,17 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["Folder", "fill_array", "load_tree", "node_entries", "read_header", "read_meta"]
+__all__ = ["Folder", "fill_array", "flatten_values", "load_tree", "node_entries", "read_header", "read_meta"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 _BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorStack"}
 _RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
 _SWAP_WAITS = 50  # 20 ms waits for a folder a save has moved aside (no atomic exchange)
+_INT64 = 1 << 63  # sizes and element counts must stay below this (torch's int64)
+_CPU = torch.device("cpu")
+# Device strings of leaves and nodes already parsed (a bounded cache: they are few).
+_DEVICES = {"cpu", "None", "meta", "cuda", "cuda:0"}
 
 
 @dataclass
@@ -135,17 +144,7 @@ def _replaced(folder: Folder) -> bool:
 def read_meta(folder: Folder) -> dict[str, Any]:
     """The folder's meta.json as a dict, or an error naming the file."""
     path = folder.child_path(META)
-    fd = _open_at(folder, META, os.O_RDONLY, "its metadata")
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            raw = stream.read()
-    finally:
-        os.close(fd)
-    try:
-        meta = json.loads(raw)
-    except ValueError as error:
-        msg = f"{path!r} is not valid JSON ({error}); the folder is damaged or not a saved tree"
-        raise MetadataError(msg) from None
+    meta = _parse_json(_read_small(folder, META, "its metadata"), path)
     if not isinstance(meta, dict):
         msg = f"{path!r} holds a JSON {type(meta).__name__}, not an object; the folder is damaged"
         raise MetadataError(msg)
@@ -201,6 +200,99 @@ def _exists(folder: Folder, name: str) -> bool:
     return True
 
 
+def _read_small(folder: Folder, name: str, what: str) -> bytes:
+    """The bytes of a meta.json or value file: a regular file of at most MAX_FILE_BYTES.
+
+    Anything else is refused before it is opened (a FIFO would block, a device node may
+    act on open or never end) and checked again once open, in case it was swapped."""
+    path = folder.child_path(name)
+    try:
+        status = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        raise MissingFileError(f"{path!r} is missing ({what}); the folder is incomplete or damaged") from None
+    if not stat.S_ISREG(status.st_mode) and not stat.S_ISLNK(status.st_mode):  # links: _open_at says
+        _raise_not_regular(path, status.st_mode, what)
+    fd = _open_at(folder, name, os.O_RDONLY, what)
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            _raise_not_regular(path, status.st_mode, what)
+        if status.st_size > MAX_FILE_BYTES:
+            msg = (
+                f"{path!r} ({what}) is {status.st_size} bytes: a meta.json or value file larger "
+                f"than {MAX_FILE_BYTES} bytes ({MAX_FILE_BYTES >> 20} MiB) is refused, as it would "
+                "be read whole. tclass never writes one; the folder is damaged or crafted"
+            )
+            raise MetadataError(msg)
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(status.st_size + 1)
+    finally:
+        os.close(fd)
+    if len(data) > status.st_size:
+        raise MetadataError(f"{path!r} grew while it was read; another program is writing into the folder")
+    return data
+
+
+_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
+
+
+def _raise_not_regular(path: str, mode: int, what: str) -> NoReturn:
+    kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
+    msg = f"{path!r} should be a regular file ({what}) but is {kind}; the folder is damaged or crafted"
+    raise NotAFileError(msg)
+
+
+def _parse_json(raw: bytes, path: str) -> Any:
+    """The JSON in ``raw``, after checking its nesting depth without recursion (the json
+    module recurses once per level, and past the recursion limit the C stack is at risk)."""
+    _check_depth(raw, path)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as error:  # RecursionError: a lowered recursion limit
+        msg = f"{path!r} is not valid JSON ({error}); the folder is damaged or not a saved tree"
+        raise MetadataError(msg) from None
+
+
+def _check_depth(raw: bytes, path: str) -> None:
+    if _json_depth_over(raw, MAX_JSON_DEPTH):
+        msg = (
+            f"{path!r} holds JSON nested more than {MAX_JSON_DEPTH} levels deep; tclass never "
+            "writes that (deeper values need pickle): the folder is damaged or crafted"
+        )
+        raise MetadataError(msg)
+
+
+# Every byte but the ones that shape JSON's nesting: the quote and the brackets.
+_NOT_STRUCTURE = bytes(code for code in range(256) if code not in b'"[]{}')
+_DEPTH_CHUNK = 1 << 20
+
+
+def _json_depth_over(raw: bytes, limit: int) -> bool:
+    """Whether the [ and { of ``raw`` (outside strings) nest deeper than ``limit``.
+
+    Linear and vectorised: drop escaped backslashes and quotes (outside strings valid
+    JSON has no backslash, and the parser stops at the first invalid byte), keep only
+    quotes and brackets, and count, per bracket, the quotes before it (odd: in a string).
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False  # the usual case: JSON cannot be deeper than its opening brackets
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    kept = np.frombuffer(raw.translate(None, _NOT_STRUCTURE), dtype=np.uint8)
+    depth = quotes = 0
+    for start in range(0, kept.size, _DEPTH_CHUNK):
+        chunk = kept[start : start + _DEPTH_CHUNK]
+        is_quote = chunk == ord('"')
+        quotes_before = np.cumsum(is_quote) - is_quote + quotes
+        # "[" and "{" end in 0xB, "]" and "}" in 0xD: +1 and -1; quotes and strings: 0.
+        steps = np.where(is_quote | (quotes_before & 1 == 1), 0, 12 - (chunk & 15).astype(np.int64))
+        running = np.cumsum(steps) + depth
+        if int(running.max()) > limit:
+            return True
+        depth, quotes = int(running[-1]), int(quotes_before[-1] + is_quote[-1])
+    return False
+
+
 # --- nodes -------------------------------------------------------------------------------
 
 
@@ -249,9 +341,10 @@ def _tensorclass_or_none(cls: type | None) -> type | None:
 def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None) -> TensorDict:
     where = folder.child_path(META)
     batch = torch.Size(_sizes(meta.get("shape"), where, "shape"))
-    device = meta.get("device")
-    if device is not None and not isinstance(device, str):
-        raise MetadataError(f"{where!r}: device must be a string or null, got {device!r}")
+    # "None" (older writers) or null: no device. Another one is recorded, not used: the
+    # leaves are mapped on the CPU (or moved to the device the caller asks for).
+    named = _names_device(meta.get("device"), where, "the device")
+    device = options.device or (_CPU if named else None)
     entries: dict[str, Any] = {}
     for stored, key, entry in node_entries(meta, where):
         if "type" in entry:
@@ -265,7 +358,7 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
         else:
             value = _load_leaf(folder, stored, key, entry, batch, options)
         entries[key] = value
-    return TensorDict._new_unchecked(entries, batch, options.device or torch.device("cpu"))
+    return TensorDict._new_unchecked(entries, batch, device)
 
 
 def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -288,7 +381,12 @@ def _load_leaf(folder: Folder, stored: str, key: str, entry: dict[str, Any], bat
     shape = entry.get("shape")
     if dtype is None or not _is_sizes(shape) or shape[: len(batch)] != list(batch) or entry.get("is_nested", False):
         _raise_bad_leaf(folder, key, entry, batch)
-    if 0 in shape:  # an empty leaf has no file
+    device = entry.get("device")  # recorded, not used; it must still be a device
+    if device.__class__ is not str or device not in _DEVICES:
+        _names_device(device, folder.child_path(META), f"the device of {key!r}")
+    if 0 in shape:  # an empty leaf has no file; its size must still fit int64
+        if not _fits_int64(shape):
+            _raise_too_large(folder.child_path(META), f"entry {key!r} has shape {shape}, which")
         return _empty(shape, dtype, options)
     return _map_leaf(folder, stored, key, dtype, shape, options)
 
@@ -350,7 +448,7 @@ def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: 
     if options.shapes_only or options.fake:  # check the file, read none of it
         fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)
         try:
-            check_file_size(fd, folder.child_path(name), dtype, shape, _SIZE_HINT)
+            check_file_size(fd, folder.child_path(name), dtype, shape, _SIZE_HINT, longer_ok=True)
         finally:
             os.close(fd)
         return torch.empty(shape, dtype=dtype, device="meta" if options.shapes_only else None)
@@ -435,10 +533,18 @@ def _load_lazy(folder: Folder, meta: dict[str, Any], options: _Options, record_c
             members.append(_load_td(child, child_meta, options, record_cls) if _is_plain_td(child_meta) else _load_node(child, options, None, None, None))
         finally:
             os.close(child.fd)
+        if index == 0:  # before loading the others
+            _check_stack_dim(stack_dim, len(members[0].batch_size), where)
     try:
         return LazyStackedTensorDict(*members, stack_dim=stack_dim)
     except TclassError as error:
         raise MetadataError(f"{folder.path!r}: the members do not form a lazy stack ({error})") from error
+
+
+def _check_stack_dim(stack_dim: int, dims: int, where: str) -> None:
+    if not -dims - 1 <= stack_dim <= dims:
+        msg = f"{where!r}: stack_dim {stack_dim} is out of range for members of {dims} batch dim(s) (expected {-dims - 1} to {dims})"
+        raise MetadataError(msg)
 
 
 def _is_plain_td(meta: dict[str, Any]) -> bool:
@@ -487,9 +593,10 @@ def _load_values(folder: Folder, meta: dict[str, Any], options: _Options, parent
         shape = _sizes(recorded, where, "batch_size")
     else:
         shape = _nested_shape(data, len(parent_batch) if parent_batch is not None else None)
+    items = flatten_values(data, shape, where)  # first: the data bounds what is allocated
     array = np.empty(shape, dtype=object)
-    fill_array(array, data, shape, where)
-    return NonTensorStack._from_array(array, options.device or torch.device("cpu"))
+    _fill(array, items)
+    return NonTensorStack._from_array(array, options.device or _CPU)
 
 
 def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
@@ -504,7 +611,13 @@ def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
 
 
 def fill_array(array: np.ndarray[Any, Any], data: Any, shape: list[int], where: str) -> None:
-    flat = array.reshape(-1)
+    """Fill ``array`` (of ``shape``) with the values of ``data``, nested lists in batch order."""
+    _fill(array, flatten_values(data, shape, where))
+
+
+def flatten_values(data: Any, shape: list[int], where: str) -> list[Any]:
+    """The values of ``data`` (nested lists in batch order) in one flat list, after
+    checking level by level, without recursion, that ``data`` has ``shape``."""
     items = [data]
     for size in shape:
         nxt = []
@@ -513,6 +626,11 @@ def fill_array(array: np.ndarray[Any, Any], data: Any, shape: list[int], where: 
                 raise MetadataError(f"{where!r}: the NonTensorStack data does not have the shape {shape}")
             nxt.extend(item)
         items = nxt
+    return items
+
+
+def _fill(array: np.ndarray[Any, Any], items: list[Any]) -> None:
+    flat = array.reshape(-1)
     for position, item in enumerate(items):
         flat[position] = item
 
@@ -522,7 +640,9 @@ def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, A
         return {}
     sidecar = "json_types.json"
     if _exists(folder, sidecar):
-        types = json_types_value(_read_bytes(folder, sidecar), _read_bytes(folder, name), folder.child_path(name))
+        raw = _read_bytes(folder, sidecar)
+        _check_depth(raw, folder.child_path(sidecar))
+        types = json_types_value(raw, _read_bytes(folder, name), folder.child_path(name))
         if types is not None:
             return types
     fields = _unpickle(folder, name, options)
@@ -542,12 +662,7 @@ def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
 
 
 def _read_bytes(folder: Folder, name: str) -> bytes:
-    fd = _open_at(folder, name, os.O_RDONLY, "a value file")
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            return stream.read()
-    finally:
-        os.close(fd)
+    return _read_small(folder, name, "a value file")
 
 
 # --- field checks ------------------------------------------------------------------------
@@ -561,7 +676,47 @@ def _sizes(value: object, where: str, what: str) -> list[int]:
     if not _is_sizes(value):
         msg = f"{where!r}: {what} must be a list of non-negative ints, got {value!r:.80}"
         raise MetadataError(msg)
+    if not _fits_int64(value):
+        _raise_too_large(where, f"{what} {value}, which")
     return value
+
+
+def _fits_int64(sizes: list[int]) -> bool:
+    """Whether torch can represent a tensor of ``sizes``: the product of the sizes (each
+    at least 1, as torch computes strides) stays below 2**63."""
+    total = 1
+    for size in sizes:
+        total *= size or 1
+    return total < _INT64
+
+
+def _raise_too_large(where: str, subject: str) -> NoReturn:
+    msg = (
+        f"{where!r}: {subject} is too large for torch (the product of its sizes, a 0 counted as 1, "
+        "reaches 2**63); the folder is damaged or crafted"
+    )
+    raise MetadataError(msg)
+
+
+def _names_device(value: object, where: str, what: str) -> bool:
+    """Whether a saved device names one (null and "None", as older writers wrote, do
+    not); a value that is no device string is an error."""
+    if value is None or value == "None":
+        return False
+    if isinstance(value, str) and (value in _DEVICES or _parses_as_device(value)):
+        return True
+    msg = f"{where!r}: {what} is {value!r:.80}, which is not a device (such as 'cpu', 'cuda:0' or 'None')"
+    raise MetadataError(msg)
+
+
+def _parses_as_device(text: str) -> bool:
+    try:
+        torch.device(text)
+    except (RuntimeError, ValueError):
+        return False
+    if len(_DEVICES) < 64:
+        _DEVICES.add(text)
+    return True
 
 
 def _marker(meta: dict[str, Any], where: str) -> dict[str, Any]:

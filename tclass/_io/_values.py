@@ -14,6 +14,7 @@ import json
 import pickle
 from typing import Any
 
+from tclass._io._format import MAX_FILE_BYTES
 from tclass.errors import NotSerializableError, PickleRefusedError
 
 __all__ = [
@@ -73,10 +74,17 @@ def require_json(value: object, where: str, allow_pickle: bool) -> bool:
 
 def dumps_pickle(value: object, where: str) -> bytes:
     try:
-        return pickle.dumps(value, protocol=_PICKLE_PROTOCOL)
+        data = pickle.dumps(value, protocol=_PICKLE_PROTOCOL)
     except Exception as error:
         msg = f"{where}: the value cannot be pickled ({error})"
         raise NotSerializableError(msg) from error
+    if len(data) > MAX_FILE_BYTES:
+        msg = (
+            f"{where}: the pickled value takes {len(data)} bytes, and files of the format larger "
+            f"than {MAX_FILE_BYTES >> 20} MiB are refused (loading reads them whole); store it as a tensor"
+        )
+        raise NotSerializableError(msg)
+    return data
 
 
 def check_pickle_allowed(path: str, allow_pickle: bool) -> None:

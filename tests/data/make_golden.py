@@ -69,25 +69,30 @@ def bfloat16_bytes(values: list[float]) -> bytes:
     return b"".join(struct.pack("<f", value)[2:] for value in values)
 
 
-def leaf(node_dir: str, key: str, dtype: str, shape: list[int], values: list[Any]) -> dict[str, Any]:
-    """Write ``values`` (flat, row-major) as ``<key>.memmap``; return the meta.json entry."""
+def leaf(
+    node_dir: str, key: str, dtype: str, shape: list[int], values: list[Any], device: str = "cpu", pad_to: int = 0
+) -> dict[str, Any]:
+    """Write ``values`` (flat, row-major) as ``<key>.memmap``; return the meta.json entry.
+    ``pad_to``: append junk bytes up to that file size, as older writers rounded files up
+    to a page."""
     if dtype == "bfloat16":
         data = bfloat16_bytes(values)
     else:
         data = np.asarray(values, dtype=NUMPY_DTYPES[dtype]).tobytes(order="C")
+    data += b"\xa5" * max(0, pad_to - len(data))
     if len(values) > 0:  # a 0-element leaf is rebuilt from its metadata: no file (§2)
         with open(os.path.join(node_dir, file_name(key) + ".memmap"), "wb") as file:
             file.write(data)
-    return {"device": "cpu", "shape": shape, "dtype": f"torch.{dtype}", "is_nested": False}
+    return {"device": device, "shape": shape, "dtype": f"torch.{dtype}", "is_nested": False}
 
 
 # --- node writers ------------------------------------------------------------------------
 
 
-def td_node(node_dir: str, entries: dict[str, Any], batch: list[int], version: int = 1) -> None:
+def td_node(node_dir: str, entries: dict[str, Any], batch: list[int], version: int = 1, device: str = "cpu") -> None:
     """A TensorDict node (§3.1); version 0 has no ``_format_version`` / ``_class`` (§13)."""
     meta = dict(entries)
-    meta.update({"shape": batch, "device": "cpu", "_type": TD_TYPE})
+    meta.update({"shape": batch, "device": device, "_type": TD_TYPE})
     if version >= 1:
         meta.update({"_format_version": 1, "_class": "tensordict:TensorDict"})
     write_meta(node_dir, meta)
@@ -140,6 +145,25 @@ def v0_nested_td(root: str) -> None:
     td_node(root, entries, [2], version=0)
 
 
+def v0_legacy_padded(root: str) -> None:
+    """Like the peer's own test artifact (``test/artifacts/mmap_example``): version 0,
+    data files padded to a 4096-byte page, devices written as the string ``"None"``."""
+    nested = make_dir(root, "nested")
+    entries = {
+        "int64": leaf(nested, "int64", "int64", [2, 1], [3, -4], device="None", pad_to=4096),
+        "string": non_tensor_data(nested, "string", "a string!"),
+        "bfloat16": leaf(nested, "bfloat16", "bfloat16", [2, 1], [1.5, -2.0], device="None", pad_to=4096),
+        "empty": leaf(nested, "empty", "float32", [2, 1, 0], [], device="None"),
+    }
+    td_node(nested, entries, [2, 1], version=0, device="None")
+    entries = {
+        "nested": {"type": "TensorDict"},
+        "x": leaf(root, "x", "float32", [2, 1, 3], [0, 1, 2, 3, 4, 5], device="None", pad_to=4096),
+        "exact": leaf(root, "exact", "uint8", [2, 1], [7, 8], device="None"),
+    }
+    td_node(root, entries, [2, 1], version=0, device="None")
+
+
 def v1_tensorclass(root: str) -> None:
     fields = tensorclass_node(root, "Step")
     inner_fields = tensorclass_node(make_dir(fields, "inner"), "Inner")
@@ -181,6 +205,7 @@ def v1_dtypes(root: str) -> None:
 FOLDERS = {
     "v1_nested_td": v1_nested_td,
     "v0_nested_td": v0_nested_td,
+    "v0_legacy_padded": v0_legacy_padded,
     "v1_tensorclass": v1_tensorclass,
     "v1_lazy_stack": v1_lazy_stack,
     "v1_nontensor_stack": v1_nontensor_stack,
