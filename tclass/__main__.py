@@ -1,12 +1,13 @@
 """The command line: ``python -m tclass info [--json] PATH``.
 
 ``info`` prints what a folder written by ``memmap``/``save`` holds (class, batch size,
-each field's dtype, shape and size on disk, non-tensor values, totals), read from its
-``meta.json`` files only: no user class is imported and no data is read.
+each field's dtype, shape and size on disk, non-tensor values, totals), after running
+the checks ``load_memmap`` runs: no user class is imported, no data file is mapped and
+no pickle is read.
 
-Exit status: 0 on success; 1 when the folder is missing or damaged (one ``error: ...``
-line on stderr; for damaged leaf files the tree is still printed first); 2 on a usage
-error.
+Exit status: 0 when ``load_memmap`` would load the folder (given its classes); 1 when
+it would refuse it, with ``load_memmap``'s error on one ``error: ...`` line on stderr
+(the tree, as far as it could be read, is printed first); 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -33,11 +34,15 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Print a saved folder's tree: class, batch size, each field's dtype, shape and "
             "size (logical, and allocated on disk), non-tensor values (shortened), totals. "
-            "Reads meta.json files only: the classes need not be importable."
+            "Runs load_memmap's checks without importing the classes or reading the data; "
+            "exits 1 with load_memmap's error when it would refuse the folder."
         ),
     )
     info.add_argument("path", metavar="PATH", help="a folder written by memmap/save/memmap_like")
     info.add_argument("--json", action="store_true", help="print the description as JSON")
+    info.add_argument(
+        "--allow-pickle", action="store_true", help="accept pickled values, as load_memmap(allow_pickle=True) does"
+    )
     return parser
 
 
@@ -48,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # argparse exits on --help (0) and on usage errors (2)
         return stop.code if isinstance(stop.code, int) else 2
     try:
-        return _info(args.path, args.json)
+        return _info(args.path, args.json, args.allow_pickle)
     except BrokenPipeError:  # the reader went away (`| head`): not an error worth a message
         _silence_stdout()
         return 1
@@ -60,8 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _info(path: str, as_json: bool) -> int:
-    info = describe(path)
+def _info(path: str, as_json: bool, allow_pickle: bool) -> int:
+    info = describe(path, allow_pickle)
     if as_json:
         text = json.dumps(info_json(info), indent=2, ensure_ascii=False, allow_nan=False)
     else:

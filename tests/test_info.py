@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -293,9 +294,11 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--json" in capsys.readouterr().out
 
 
-def _error_line(capsys: pytest.CaptureFixture[str], path: Path, *flags: str) -> str:
+def _error_line(capsys: pytest.CaptureFixture[str], path: Path, *flags: str, tree: bool = False) -> str:
+    """The error line of a refused folder; ``tree``: the part that could be read is printed."""
     code, out, err = _run(capsys, *flags, path)
-    assert code == 1 and out == ""
+    assert code == 1
+    assert out.endswith("(load_memmap would refuse this folder)\n") if tree else out == "", out
     assert err.startswith("error: ") and err.count("\n") == 1, err
     return err
 
@@ -321,7 +324,7 @@ def test_missing_folder_not_a_folder_not_saved(tmp_path: Path, capsys: pytest.Ca
 def test_malformed_meta_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str) -> None:
     tclass.TensorDict({"sub": {"a": torch.ones(2)}}, [2]).memmap(tmp_path / "x")
     (tmp_path / "x" / "sub" / "meta.json").write_text(text)
-    err = _error_line(capsys, tmp_path / "x")
+    err = _error_line(capsys, tmp_path / "x", tree=True)
     assert expected in err and str(tmp_path / "x" / "sub" / "meta.json") in err
 
 
@@ -329,12 +332,12 @@ def test_symlinks_are_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     tclass.TensorDict({"a": torch.ones(2), "sub": {"b": torch.ones(2)}}, [2]).memmap(tmp_path / "x")
     os.rename(tmp_path / "x" / "a.memmap", tmp_path / "outside.memmap")
     os.symlink(tmp_path / "outside.memmap", tmp_path / "x" / "a.memmap")
-    assert "a.memmap' is a symlink" in _error_line(capsys, tmp_path / "x")
+    assert "a.memmap' is a symlink" in _error_line(capsys, tmp_path / "x", tree=True)
     os.unlink(tmp_path / "x" / "a.memmap")
     os.rename(tmp_path / "outside.memmap", tmp_path / "x" / "a.memmap")
     os.rename(tmp_path / "x" / "sub", tmp_path / "elsewhere")
     os.symlink(tmp_path / "elsewhere", tmp_path / "x" / "sub")
-    assert "sub' is a symlink" in _error_line(capsys, tmp_path / "x")
+    assert "sub' is a symlink" in _error_line(capsys, tmp_path / "x", tree=True)
 
 
 def test_damaged_leaves_still_print_the_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -368,3 +371,103 @@ def test_unreadable_dtype_and_view_node_are_problems(tmp_path: Path, capsys: pyt
     assert "├── a    qint8" in out and "!! dtype not readable" in out
     assert "└── sub  tensordict._td._SubTensorDict  !! a view node tclass does not read" in out
     assert "qint8" in err
+
+
+# --- info and load_memmap agree ----------------------------------------------------------
+
+
+def _tree(root: Path) -> None:
+    """A folder with one of each node kind: a record (nested record, value), a lazy stack,
+    a NonTensorStack, a NonTensorData and a leaf."""
+    lazy = tclass.lazy_stack([tclass.TensorDict({"a": torch.ones(3)}), tclass.TensorDict({"a": torch.ones(4)})])
+    td = tclass.TensorDict({"x": torch.arange(2), "step": _step(), "names": tclass.NonTensorStack.from_list(["u", "v"])}, [2])
+    td["label"] = tclass.NonTensorData("pong", batch_size=[2])
+    td["lazy"] = lazy
+    td.memmap(root)
+
+
+def _meta(root: Path, rel: str, **changes: Any) -> None:
+    path = root / rel / "meta.json"
+    meta = json.loads(path.read_text())
+    meta.update(changes)
+    for key in [key for key, value in changes.items() if value is None]:
+        del meta[key]
+    path.write_text(json.dumps(meta))
+
+
+def _pickled_label(root: Path) -> None:
+    _meta(root, "label", data=None)
+    (root / "label" / "other.pickle").write_bytes(__import__("pickle").dumps({"data": "pong"}))
+
+
+def _user_tclass_key(root: Path) -> None:
+    _meta(root, ".", _tclass={"device": "cpu", "shape": [2], "dtype": "torch.int64", "is_nested": False})
+    torch.tensor([1, 2]).numpy().tofile(root / "_tclass.memmap")
+
+
+def _symlinked_leaf(root: Path) -> None:
+    os.rename(root / "x.memmap", root.parent / "outside.memmap")
+    os.symlink(root.parent / "outside.memmap", root / "x.memmap")
+
+
+DAMAGES = {
+    "fine": lambda root: None,
+    "key named _tclass": _user_tclass_key,
+    "short leaf": lambda root: os.truncate(root / "x.memmap", 3),
+    "long leaf": lambda root: (root / "x.memmap").write_bytes((root / "x.memmap").read_bytes() + b"\0" * 8),
+    "missing leaf": lambda root: (root / "step" / "_tensordict" / "obs.memmap").unlink(),
+    "symlinked leaf": _symlinked_leaf,
+    "unknown dtype": lambda root: _meta(root, ".", x={"shape": [2], "dtype": "torch.qint8", "device": "cpu"}),
+    "shape off the batch": lambda root: _meta(root, ".", x={"shape": [3], "dtype": "torch.int64", "device": "cpu"}),
+    "entry of no kind": lambda root: _meta(root, ".", odd={"foo": 1}),
+    "device not a string": lambda root: _meta(root, ".", device=5),
+    "root meta.json missing": lambda root: (root / "meta.json").unlink(),
+    "sub meta.json not JSON": lambda root: (root / "lazy" / "0" / "meta.json").write_text("{"),
+    "record fields of a future version": lambda root: _meta(root, "step/_tensordict", _format_version=9),
+    "record fields named a class": lambda root: _meta(root, "step/_tensordict", _type="<class 'ghost.Ghost'>", _class=None),
+    "record fields missing": lambda root: shutil.rmtree(root / "step" / "_tensordict"),
+    "nested batch off": lambda root: _meta(root, "step/_tensordict/inner/_tensordict", shape=[3]),
+    "member of a future version": lambda root: _meta(root, "lazy/1", _format_version=9),
+    "member missing": lambda root: shutil.rmtree(root / "lazy" / "1"),
+    "member too many": lambda root: shutil.copytree(root / "lazy" / "1", root / "lazy" / "2"),
+    "member named ²": lambda root: shutil.copytree(root / "lazy" / "1", root / "lazy" / "²"),
+    "value without data": lambda root: _meta(root, "label", data=None),
+    "pickled value": _pickled_label,
+    "values not a list": lambda root: _meta(root, "names", data="abc"),
+    "view node": lambda root: _meta(root, "names", _type="<class 'tensordict._td._SubTensorDict'>", _class=None),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
+def test_info_refuses_what_load_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any) -> None:
+    root = tmp_path / "x"
+    _tree(root)
+    damage(root)
+    try:
+        tclass.load_memmap(root)
+        loaded: str | None = None
+    except tclass.TclassError as error:
+        loaded = str(error)
+    code, _, err = _run(capsys, root)
+    if loaded is None:
+        assert (code, err) == (0, "")
+    else:
+        assert code == 1 and err.startswith(f"error: {loaded}"), (loaded, err)
+
+
+def test_info_maps_no_file_and_reads_no_pickle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(tmp_path / "x")
+    _pickled_label(tmp_path / "x")
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("info read data")
+
+    monkeypatch.setattr(torch, "from_file", refuse)
+    monkeypatch.setattr(__import__("pickle"), "loads", refuse)
+    code, out, err = _run(capsys, "--allow-pickle", tmp_path / "x")
+    assert (code, err) == (0, "")
+    assert "├── label  <pickled, " in out
+    code, out, err = _run(capsys, tmp_path / "x")  # as load_memmap without allow_pickle
+    assert code == 1 and "holds a pickled value" in err and "!! pickled: loads with allow_pickle=True" in out

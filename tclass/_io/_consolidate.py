@@ -204,7 +204,7 @@ def _rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild
     from tclass._io._classes import resolve_class
 
     if "record" in tree:
-        record_cls = resolve_class(tree["record"], cls, None, "the consolidated buffer")
+        record_cls = resolve_class(tree["record"], (cls,) if cls is not None else (), "the consolidated buffer")
         content = _rebuild_from_description(tree["content"], None)
         return lambda views, target: record_cls._from_tensordict_unchecked(content(views, target))  # type: ignore[attr-defined]
     if "lazy" in tree:

@@ -18,12 +18,14 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "META",
     "NODE_FIELDS",
+    "PEER_FIELDS",
     "TCLASS_FIELD",
     "TENSORCLASS_DIR",
     "class_id",
     "dtype_name",
     "escape_key",
     "file_name",
+    "is_marker",
     "type_string",
     "unescape_key",
 ]
@@ -41,11 +43,16 @@ MAX_FILE_BYTES = 256 << 20
 MAX_JSON_DEPTH = 256
 TENSORCLASS_DIR = "_tensordict"
 # tclass's own facts about a node (escaped keys, lazy-stack member count). The peer skips
-# a dict entry with neither "type" nor "dtype", so it ignores this one.
+# a dict entry with neither "type" nor "dtype", so it ignores this one. A key may have the
+# same name: its entry, like every key entry either library writes, has "type" (a
+# sub-folder) or "dtype" and "shape" (a leaf), which the marker never has (``is_marker``).
 TCLASS_FIELD = "_tclass"
-# Node-level names that share the JSON object with the keys of a TensorDict node. A key
-# with one of these names is stored under an escaped name (see ``escape_key``).
-NODE_FIELDS = frozenset({"shape", "device", "_type", "_format_version", "_class", "_names", TCLASS_FIELD})
+_KEY_ENTRY_FIELDS = frozenset({"type", "dtype", "shape"})
+# The peer's node-level names, which share the JSON object with the keys of a TensorDict
+# node. A node holding a key of one of these names has all its keys stored escaped (see
+# ``escape_key``), ``_tclass`` included, so that the marker saying so has its name free.
+PEER_FIELDS = frozenset({"shape", "device", "_type", "_format_version", "_class", "_names"})
+NODE_FIELDS = PEER_FIELDS | {TCLASS_FIELD}
 
 # The built-in node kinds, named as the peer names them so that either library reads the
 # other's folders: (the peer's str(type), the peer's class id).
@@ -88,15 +95,21 @@ def file_name(key: str) -> str:
 
 
 def escape_key(key: str) -> str:
-    """The name under which ``key`` is stored in its node's meta.json.
+    """The name under which ``key`` is stored in the meta.json of a node whose keys are
+    escaped (one of them is named like a peer node field, see ``PEER_FIELDS``).
 
-    A key named like a node field (``shape``, ``device``, ``_type``...) gains a leading
-    ``%``, and so does any key that would read back as an escaped one (``%shape``), so
-    the mapping is one to one. Other keys are stored as they are.
+    A key named like a node field (``shape``, ``device``, ``_type``, ``_tclass``...) gains
+    a leading ``%``, and so does any key that would read back as an escaped one
+    (``%shape``), so the mapping is one to one. Other keys are stored as they are.
     """
     if key.lstrip("%") in NODE_FIELDS:
         return "%" + key
     return key
+
+
+def is_marker(name: str, entry: object) -> bool:
+    """Whether the meta.json entry ``name: entry`` is tclass's marker, not a key's entry."""
+    return name == TCLASS_FIELD and isinstance(entry, dict) and _KEY_ENTRY_FIELDS.isdisjoint(entry)
 
 
 def unescape_key(stored: str) -> str:

@@ -1,17 +1,14 @@
-"""What a saved folder holds, read from its ``meta.json`` files alone (``python -m tclass info``).
+"""What a saved folder holds, and whether ``load_memmap`` would load it (``python -m tclass info``).
 
-No class is resolved or imported and no data file is mapped or read: a folder whose
-tensorclass is not defined in this process (``mypkg.Step``) is described by the name it
-was saved under. Leaf files are only ``lstat``-ed, for their logical size and the space
-they take on disk (``st_blocks``: a sparse ``memmap_like`` file takes almost none).
-
-Folders are walked the reader's way (``_read``): each one opened relative to its parent
-with ``O_NOFOLLOW``, so a symlink is an error, never followed; keys decoded and entries
-classified by the peer's rules (a dict entry with ``"type"`` is a sub-folder, one with
-``dtype`` and ``shape`` a leaf, anything else skipped). A malformed ``meta.json`` raises
-the reader's ``TclassError``; what ``load_memmap`` would refuse about a leaf (missing file,
-wrong size, unreadable dtype) is reported as a problem next to it, so the rest of the tree
-still shows.
+The description comes from the reader's own walk: ``validate_tree`` runs every check
+``load_memmap`` runs, in the same order, without the user's classes (a record is
+described by the name it was saved under and its fields), mapping no file and
+unpickling nothing, and reports what it meets to the ``_Describer`` here. So a folder
+``info`` finds fine loads, and the first problem it reports is the error
+``load_memmap`` raises. Left out are only the checks that need the classes: that a
+saved class is defined in the loading process, and that a record's fields fit its
+annotations. Leaf files are only ``fstat``-ed, for their size and the space they take on
+disk (``st_blocks``: a sparse ``memmap_like`` file takes almost none).
 """
 
 from __future__ import annotations
@@ -19,21 +16,25 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 from dataclasses import dataclass, field
 from typing import Any
 
-from tclass._io._classes import saved_class_name
-from tclass._io._format import DTYPES, META, TENSORCLASS_DIR, file_name
-from tclass._io._read import Folder, node_entries, read_header, read_meta
-from tclass._io._read import _builtin_kind, _dir_name, _marker, _member_count, _nested_shape, _open_folder
-from tclass._io._read import _open_root, _plain_name, _sizes
-from tclass.errors import MetadataError, MissingFileError, UnsafePathError
+from tclass._io._format import DTYPES, file_name
+from tclass._io._read import Folder, validate_tree
+from tclass.errors import (
+    FileFormatError,
+    MetadataError,
+    MissingFileError,
+    PickleRefusedError,
+    TclassError,
+    UnsafePathError,
+    UnsupportedError,
+)
 
 __all__ = ["Info", "Node", "describe", "human_size", "info_json", "info_text"]
 
 PREVIEW_CHARS = 40  # non-tensor values are shortened to this many characters
-_RECORD_FIELDS = ("_type", "_class", "_format_version")
+_BUILTIN_KINDS = ("tensordict", "lazy_stack", "value", "values")
 
 
 @dataclass
@@ -41,7 +42,8 @@ class Node:
     """One node of the description: a tensor leaf, a collection or a non-tensor value.
 
     ``kind`` is ``tensor``, ``tensordict``, ``tensorclass``, ``lazy_stack``, ``value``
-    (NonTensorData), ``values`` (NonTensorStack) or ``unsupported`` (a peer view node).
+    (NonTensorData), ``values`` (NonTensorStack), ``unsupported`` (a peer view node) or
+    ``damaged`` (an entry whose folder cannot even be opened).
     ``path`` is relative to the saved folder: the leaf's file, or the node's folder.
     """
 
@@ -65,7 +67,8 @@ class Node:
 
 @dataclass
 class Info:
-    """A saved folder's description: its tree, totals over the tensor leaves, problems."""
+    """A saved folder's description: its tree, totals over the tensor leaves, problems
+    (the first is the error ``load_memmap`` raises)."""
 
     path: str
     root: Node
@@ -77,238 +80,163 @@ class Info:
     _inodes: set[tuple[int, int]] = field(default_factory=set, repr=False)
 
 
-def describe(prefix: str | os.PathLike[str]) -> Info:
-    """The description of the folder saved at ``prefix``.
+_NO_ROOT = Node("damaged", ".")  # the root of a description until the walk reaches it
+
+
+def describe(prefix: str | os.PathLike[str], allow_pickle: bool = False) -> Info:
+    """The description of the folder saved at ``prefix``, with what
+    ``load_memmap(prefix, allow_pickle=allow_pickle)`` would refuse in ``problems``.
 
     Raises:
-        TclassError: the folder is missing, is a file, holds a symlink, or one of its
-            ``meta.json`` files is missing or malformed.
+        TclassError: the folder is missing, is a file, or its own ``meta.json`` is
+            missing or malformed (there is nothing to describe).
         OSError: a file cannot be read (permissions).
     """
     root = os.path.abspath(os.fspath(prefix))
-    folder = _open_root(root)
+    describer = _Describer(root)
     try:
-        if _lstat(folder, META) is None:  # say "not a saved folder", not "damaged"
-            msg = f"{root!r} holds no {META}: it is not a folder written by memmap/save"
-            raise MissingFileError(msg)
-        info = Info(root, Node("tensordict", "."))
-        info.root = _node(folder, ".", info, None)
-    finally:
-        os.close(folder.fd)
-    return info
+        validate_tree(root, describer, allow_pickle)
+    except TclassError as error:
+        if describer.info.root is _NO_ROOT:
+            raise
+        describer.fatal(error)
+    return describer.info
 
 
-# --- nodes -------------------------------------------------------------------------------
+# --- the walk, as the reader reports it --------------------------------------------------
 
 
-def _node(folder: Folder, rel: str, info: Info, parent_batch: list[int] | None) -> Node:
-    meta, name = read_header(folder)
-    kind = _builtin_kind(name)
-    if kind == "TensorDict":
-        return _tensordict(folder, meta, Node("tensordict", rel, class_name=name), info)
-    if kind == "LazyStackedTensorDict":
-        return _lazy(folder, meta, Node("lazy_stack", rel, class_name=name), info)
-    if kind == "NonTensorData":
-        return _value(folder, meta, Node("value", rel, class_name=name), info)
-    if kind == "NonTensorStack":
-        return _values(folder, meta, Node("values", rel, class_name=name), info, parent_batch)
-    if name.split(".", 1)[0] == "tensordict":  # a view (_SubTensorDict...): the reader refuses it
-        node = Node("unsupported", rel, class_name=name)
-        message = f"{folder.path!r} holds a {name}, a node kind tclass does not read"
-        _problem(node, info, "a view node tclass does not read", message)
+@dataclass
+class _Frame:
+    """A node whose entries are being walked, and its entry under way."""
+
+    node: Node
+    key: str | None = None
+    index: int | None = None
+    folder: Folder | None = None  # where the entry under way is
+    child: Node | None = None  # the node made for it, if any
+
+
+class _Describer:
+    """Builds the description from the reader's reports (``tclass._io._read.Observer``)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.info = Info(root, _NO_ROOT)
+        self.frames: list[_Frame] = []
+        self.failed: Node | None = None  # the innermost node that failed since the last problem
+        self.readable: dict[int, bool] = {}  # id(leaf node) -> whether its dtype is one tclass reads
+
+    def entry(self, folder: Folder, key: str | None, index: int | None) -> None:
+        frame = self.frames[-1]
+        frame.key, frame.index, frame.folder, frame.child = key, index, folder, None
+
+    def node(self, folder: Folder, kind: str, name: str, meta: dict[str, Any]) -> None:
+        node = self._add(Node(kind, self._rel(folder.path), class_name=name))
+        if kind == "value":
+            self.info.values += 1
+            node.preview = preview(meta["data"]) if "data" in meta else _pickled(folder, "other.pickle")
+        elif kind == "values":
+            self.info.values += 1
+            data = meta.get("data")
+            node.preview = _pickled(folder, "pickle.pkl") if data == "pickle.pkl" else preview(data)
+        self.frames.append(_Frame(node))
+
+    def leave(self, loaded: Any) -> None:
+        node = self.frames.pop().node
+        if loaded is None:
+            self.failed = self.failed or node
+        elif node.kind != "value":
+            node.batch_size = list(loaded.batch_size)
+
+    def leaf(self, folder: Folder, stored: str, entry: dict[str, Any]) -> None:
+        shape, dtype_text = entry.get("shape"), entry.get("dtype")
+        sizes = shape if isinstance(shape, list) and all(type(size) is int and size >= 0 for size in shape) else None
+        dtype = DTYPES.get(dtype_text) if isinstance(dtype_text, str) else None
+        path = _join(self._rel(folder.path), file_name(stored) + ".memmap")
+        node = self._add(Node("tensor", path, dtype=str(dtype_text).removeprefix("torch."), shape=sizes))
+        self.readable[id(node)] = dtype is not None
+        self.info.leaves += 1
+        if dtype is not None and sizes is not None:
+            node.nbytes = math.prod(sizes) * dtype.itemsize
+            self.info.nbytes += node.nbytes
+
+    def leaf_file(self, folder: Folder, name: str, status: os.stat_result) -> None:
+        node = self.frames[-1].child
+        assert node is not None
+        node.path = _join(self._rel(folder.path), name)  # the peer's legacy raw name, maybe
+        node.file_bytes, node.disk_bytes = status.st_size, status.st_blocks * 512
+        if (status.st_dev, status.st_ino) not in self.info._inodes:
+            self.info._inodes.add((status.st_dev, status.st_ino))
+            self.info.disk_bytes += node.disk_bytes
+
+    def stack(self, stack_dim: int, members: int) -> None:
+        self.frames[-1].node.stack_dim, self.frames[-1].node.members = stack_dim, members
+
+    def value(self, key: str, value: Any) -> None:
+        self.info.values += 1
+        self.frames[-1].node.children.append(Node("value", self.frames[-1].node.path, key=key, preview=preview(value)))
+
+    def problem(self, error: TclassError) -> None:
+        frame = self.frames[-1]
+        node = frame.child
+        if node is None:  # its folder could not be opened: a stand-in
+            name = str(frame.index) if frame.key is None else file_name(frame.key)
+            rel = self._rel(frame.folder.path) if frame.folder is not None else frame.node.path
+            node = self._add(Node("damaged", _join(rel, name)))
+        self._report(node, error)
+
+    def fatal(self, error: TclassError) -> None:
+        """The walk stopped at ``error``: the innermost node it left unfinished."""
+        self._report(self.failed or self.info.root, error)
+
+    def _report(self, node: Node, error: TclassError) -> None:
+        node.problem = node.problem or _label(error, node, self.readable.get(id(node), True))
+        self.info.problems.append(str(error))
+        self.failed = None
+
+    def _add(self, node: Node) -> Node:
+        if not self.frames:
+            self.info.root = node
+            return node
+        frame = self.frames[-1]
+        node.key, node.index, frame.child = frame.key, frame.index, node
+        frame.node.children.append(node)
         return node
-    return _record(folder, meta, Node("tensorclass", rel, class_name=name), info)
+
+    def _rel(self, path: str) -> str:
+        return path[len(self.root) + 1 :] or "."
 
 
-def _tensordict(folder: Folder, meta: dict[str, Any], node: Node, info: Info) -> Node:
-    where = folder.child_path(META)
-    batch = _sizes(meta.get("shape"), where, "shape")
-    node.batch_size = batch
-    for stored, key, entry in node_entries(meta, where):
-        if "type" in entry:
-            child = _sub_node(folder, stored, key, node.path, info, batch)
-        elif "dtype" in entry and "shape" in entry:
-            child = _leaf(folder, stored, key, entry, batch, node.path, info)
-        else:
-            continue  # the peer skips such an entry, and so does the reader
-        child.key = key
-        node.children.append(child)
-    return node
+def _label(error: TclassError, node: Node, readable: bool) -> str:
+    """A few words for the tree line of a node that does not load (the full message is in
+    the problems)."""
+    if isinstance(error, PickleRefusedError):
+        return "pickled: loads with allow_pickle=True"
+    if isinstance(error, MissingFileError):
+        return "file missing" if node.kind == "tensor" else "missing"
+    if isinstance(error, UnsafePathError):
+        return "symlink or path leaving the folder"
+    if node.kind == "unsupported":
+        return "a view node tclass does not read"
+    if isinstance(error, UnsupportedError):
+        return "not readable by tclass"
+    if node.kind == "tensor" and not readable:
+        return "dtype not readable"
+    if isinstance(error, MetadataError):
+        return "does not fit its meta.json" if node.kind == "tensor" else "damaged"
+    if isinstance(error, FileFormatError) and node.file_bytes is not None:
+        return f"file holds {node.file_bytes} B"
+    return "damaged"
 
 
-def _sub_node(folder: Folder, stored: str, key: str, rel_dir: str, info: Info, batch: list[int]) -> Node:
-    name = _dir_name(folder, stored, key)  # the encoded name, or a legacy raw one
-    child_folder = _open_folder(folder, name, f"the entry {key!r}")
-    try:
-        child = _node(child_folder, _join(rel_dir, name), info, batch)
-    finally:
-        os.close(child_folder.fd)
-    inner = child.batch_size
-    if inner is not None and inner[: len(batch)] != batch:
-        message = f"{child_folder.path!r} has batch size {inner}, which does not start with its parent's {batch}"
-        _problem(child, info, f"batch {inner} does not start with {batch}", message)
-    return child
-
-
-def _record(folder: Folder, meta: dict[str, Any], node: Node, info: Info) -> Node:
-    """A tensorclass: its fields are in ``_tensordict/`` (a TensorDict or a lazy stack)."""
-    short = (node.class_name or "").rpartition(".")[2]
-    content_folder = _open_folder(folder, TENSORCLASS_DIR, f"the fields of a {short}")
-    content_rel = _join(node.path, TENSORCLASS_DIR)
-    try:
-        content_meta = read_meta(content_folder)
-        if _builtin_kind(saved_class_name(content_meta)) == "LazyStackedTensorDict":
-            content = _lazy(content_folder, content_meta, Node("lazy_stack", content_rel), info)
-        else:
-            content = _tensordict(content_folder, content_meta, Node("tensordict", content_rel), info)
-    finally:
-        os.close(content_folder.fd)
-    node.batch_size, node.children = content.batch_size, content.children
-    node.stack_dim, node.members = content.stack_dim, content.members
-    # Older writers keep value fields in the record's own meta.json (the reader adds them).
-    for key, value in meta.items():
-        if key not in _RECORD_FIELDS:
-            info.values += 1
-            node.children.append(Node("value", node.path, key=key, preview=preview(value)))
-    return node
-
-
-def _lazy(folder: Folder, meta: dict[str, Any], node: Node, info: Info) -> Node:
-    where = folder.child_path(META)
-    stack_dim = meta.get("stack_dim")
-    if type(stack_dim) is not int:
-        raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r}")
-    count = _member_count(folder, _marker(meta, where).get("members"), where)
-    node.stack_dim, node.members = stack_dim, count
-    for index in range(count):
-        member_folder = _open_folder(folder, str(index), f"member {index} of the lazy stack")
-        try:
-            member = _node(member_folder, _join(node.path, str(index)), info, None)
-        finally:
-            os.close(member_folder.fd)
-        member.index = index
-        node.children.append(member)
-    node.batch_size = _stacked_batch([member.batch_size for member in node.children], stack_dim)
-    return node
-
-
-def _stacked_batch(batches: list[list[int] | None], stack_dim: int) -> list[int] | None:
-    """The lazy stack's batch size: the members' (all equal) with the count inserted."""
-    first = batches[0]
-    if first is None or any(batch != first for batch in batches):
-        return None  # damaged: the reader refuses members of different batch sizes
-    dim = stack_dim + len(first) + 1 if stack_dim < 0 else stack_dim
-    if not 0 <= dim <= len(first):
-        return None
-    return [*first[:dim], len(batches), *first[dim:]]
-
-
-def _value(folder: Folder, meta: dict[str, Any], node: Node, info: Info) -> Node:
-    info.values += 1
-    if "data" in meta:
-        node.preview = preview(meta["data"])
-    else:
-        node.preview = _pickled(folder, "other.pickle", node, info)
-    return node
-
-
-def _values(folder: Folder, meta: dict[str, Any], node: Node, info: Info, parent_batch: list[int] | None) -> Node:
-    info.values += 1
-    where = folder.child_path(META)
-    data = meta.get("data")
-    if data == "pickle.pkl":
-        node.preview = _pickled(folder, "pickle.pkl", node, info)
-    elif isinstance(data, list):
-        node.preview = preview(data)
-    else:
-        raise MetadataError(f"{where!r}: NonTensorStack data must be a list or 'pickle.pkl', got {data!r:.80}")
-    recorded = _marker(meta, where).get("batch_size")
-    if recorded is not None:
-        node.batch_size = _sizes(recorded, where, "batch_size")
-    elif isinstance(data, list):
-        node.batch_size = _nested_shape(data, len(parent_batch) if parent_batch is not None else None)
-    return node
-
-
-def _pickled(folder: Folder, name: str, node: Node, info: Info) -> str:
+def _pickled(folder: Folder, name: str) -> str:
     """A stand-in for a pickled value, which is never unpickled here."""
-    status = _lstat(folder, name)
-    if status is None:
-        message = f"{folder.child_path(name)!r} is missing: the value has no JSON data and no pickle"
-        _problem(node, info, f"{name} missing", message)
-        return "<no data>"
-    return f"<pickled, {human_size(status.st_size)}>"
-
-
-# --- leaves ------------------------------------------------------------------------------
-
-
-def _leaf(
-    folder: Folder, stored: str, key: str, entry: dict[str, Any], batch: list[int], rel_dir: str, info: Info
-) -> Node:
-    where = folder.child_path(META)
-    shape = _sizes(entry.get("shape"), where, f"the shape of {key!r}")
-    dtype_text = entry.get("dtype")
-    dtype_label = str(dtype_text).removeprefix("torch.")
-    node = Node("tensor", _join(rel_dir, file_name(stored) + ".memmap"), dtype=dtype_label, shape=shape)
-    info.leaves += 1
-    dtype = DTYPES.get(dtype_text) if isinstance(dtype_text, str) else None
-    if dtype is not None:
-        node.nbytes = math.prod(shape) * dtype.itemsize
-        info.nbytes += node.nbytes
-    if dtype is None:
-        message = f"{where!r}: entry {key!r} has dtype {dtype_text!r}, which tclass does not read"
-        _problem(node, info, "dtype not readable", message)
-    elif entry.get("is_nested", False) is not False:
-        message = f"{where!r}: entry {key!r} is a nested tensor, which tclass does not read"
-        _problem(node, info, "nested tensor, not readable", message)
-    elif shape[: len(batch)] != batch:
-        message = f"{where!r}: entry {key!r} has shape {shape}, which does not start with the batch size {batch}"
-        _problem(node, info, f"shape does not start with batch {batch}", message)
-    if 0 not in shape:  # an empty leaf has no file
-        _leaf_file(folder, stored, rel_dir, node, info)
-    return node
-
-
-def _leaf_file(folder: Folder, stored: str, rel_dir: str, node: Node, info: Info) -> None:
-    name = file_name(stored) + ".memmap"
-    status = _lstat(folder, name)
-    legacy = stored + ".memmap"  # the raw name of folders written with robust_key=False
-    if status is None and legacy != name and _plain_name(stored):
-        status = _lstat(folder, legacy)
-        if status is not None:
-            name, node.path = legacy, _join(rel_dir, legacy)
-    path = folder.child_path(name)
-    if status is None:
-        _problem(node, info, "file missing", f"{path!r} is missing; the folder is incomplete or damaged")
-        return
-    if not stat.S_ISREG(status.st_mode):
-        _problem(node, info, "not a regular file", f"{path!r} is not a regular file")
-        return
-    node.file_bytes, node.disk_bytes = status.st_size, status.st_blocks * 512
-    if (status.st_dev, status.st_ino) not in info._inodes:
-        info._inodes.add((status.st_dev, status.st_ino))
-        info.disk_bytes += node.disk_bytes
-    if node.problem is None and status.st_size < node.nbytes:  # longer: padded, loads (prefix)
-        message = f"{path!r} holds {status.st_size} bytes, but its dtype and shape need {node.nbytes}"
-        _problem(node, info, f"file holds {status.st_size} B", message)
-
-
-def _lstat(folder: Folder, name: str) -> os.stat_result | None:
-    """The file's own status (a link is not followed but refused), None if it is missing."""
     try:
         status = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
     except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(status.st_mode):
-        path = folder.child_path(name)
-        raise UnsafePathError(f"{path!r} is a symlink; a saved folder holds no links (they may lead outside it)")
-    return status
-
-
-def _problem(node: Node, info: Info, short: str, message: str) -> None:
-    node.problem = node.problem or short
-    info.problems.append(message)
+        return "<no data>"  # the reader reports it
+    return f"<pickled, {human_size(status.st_size)}>"
 
 
 def _join(rel: str, name: str) -> str:
@@ -362,7 +290,7 @@ def _dims(sizes: list[int] | None) -> str:
 
 def _class_label(node: Node) -> str:
     name = node.class_name or ""
-    if _builtin_kind(name) is not None:
+    if node.kind in _BUILTIN_KINDS:
         return name.rpartition(".")[2]  # TensorDict, not tensordict.TensorDict
     return name
 
@@ -375,6 +303,8 @@ def _summary(node: Node) -> str:
         return f"{node.preview}  (NonTensorStack {_dims(node.batch_size)})"
     if node.kind == "unsupported":
         return _class_label(node)
+    if node.kind == "damaged":
+        return ""
     notes = ["tensorclass"] if node.kind == "tensorclass" else []
     if node.members is not None:
         notes.append(f"lazy stack of {node.members} along dim {node.stack_dim}")
@@ -454,7 +384,7 @@ def _node_json(node: Node) -> dict[str, Any]:
             out.update(stack_dim=node.stack_dim, members=node.members)
     if node.problem is not None:
         out["problem"] = node.problem
-    if node.kind not in ("tensor", "value", "values", "unsupported"):
+    if node.kind not in ("tensor", "value", "values", "unsupported", "damaged"):
         out["children"] = [_node_json(child) for child in node.children]
     return out
 

@@ -25,6 +25,7 @@ from tclass._io._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
     META,
+    PEER_FIELDS,
     TCLASS_FIELD,
     TENSORCLASS_DIR,
     class_id,
@@ -99,10 +100,11 @@ def _plan_node(node: Any, rel: str, plan: Plan, options: _Options) -> Rebuild:
 def _plan_td(td: TensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild:
     meta: dict[str, Any] = {}
     parts: list[tuple[str, int | Rebuild]] = []
-    escaped = False
+    # Keys are escaped only in a node holding a key named like a peer node field; a key
+    # named "_tclass" elsewhere is stored as it is, and the peer reads it back by its name.
+    escaped = not PEER_FIELDS.isdisjoint(td._entries())
     for key, value in td._items():
-        stored = escape_key(key)
-        escaped = escaped or stored != key
+        stored = escape_key(key) if escaped else key
         name = _join(rel, file_name(stored))
         if isinstance(value, torch.Tensor):
             meta[stored] = _leaf_entry(value, name)

@@ -5,11 +5,16 @@ a symlink anywhere below the folder is refused instead of followed, and a folder
 by a concurrent save is read whole, old or new, never mixed. Each ``meta.json`` is
 checked field by field; each leaf file must hold at least ``dtype x shape`` bytes (only
 those are mapped: older writers padded files to a page); a leaf shape must start with its
-node's batch size. Small files (``meta.json``, the value files) must be regular files of
-at most ``MAX_FILE_BYTES``, their JSON at most ``MAX_JSON_DEPTH`` deep; sizes must fit
-int64, and a stack of values must match its data, before anything is allocated. A
-failed check raises a ``TclassError`` naming the file. Nothing is created, grown,
+node's batch size; a record's fields must fit its annotations. Small files (``meta.json``,
+the value files) must be regular files of at most ``MAX_FILE_BYTES``, their JSON at most
+``MAX_JSON_DEPTH`` deep; sizes must fit int64, and a stack of values must match its data,
+before anything is allocated. A failed check raises a ``TclassError`` naming the file. Nothing is created, grown,
 truncated or written.
+
+``validate_tree`` runs the same walk and the same checks without the user's classes
+(records stand for their fields), mapping no file and unpickling nothing, and reports
+what it meets to an ``Observer``: ``python -m tclass info`` is built on it, so that it
+refuses exactly what ``load_memmap`` refuses.
 """
 
 from __future__ import annotations
@@ -21,15 +26,16 @@ import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn, Protocol
 
 import numpy as np
 import torch
 from typing_extensions import TypeGuard
 
+from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
 from tclass._io._classes import resolve_class, saved_class_name
 from tclass._io._format import DTYPES, FORMAT_VERSION, MAX_FILE_BYTES, MAX_JSON_DEPTH, META, NODE_FIELDS
-from tclass._io._format import TCLASS_FIELD, TENSORCLASS_DIR, file_name, unescape_key
+from tclass._io._format import TCLASS_FIELD, TENSORCLASS_DIR, file_name, is_marker, unescape_key
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass._lazy import LazyStackedTensorDict
 from tclass._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
@@ -44,11 +50,24 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["Folder", "fill_array", "flatten_values", "load_tree", "node_entries", "read_header", "read_meta"]
+__all__ = [
+    "Folder",
+    "Observer",
+    "fill_array",
+    "flatten_values",
+    "load_tree",
+    "node_entries",
+    "read_header",
+    "read_meta",
+    "validate_tree",
+]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 _BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorStack"}
+# What each node kind is called in an Observer's reports (a record is "tensorclass").
+_KIND_NAMES = {"TensorDict": "tensordict", "LazyStackedTensorDict": "lazy_stack", "NonTensorData": "value", "NonTensorStack": "values"}
+_RECORD_KEYS = ("_type", "_class", "_format_version")  # the rest of a record's meta.json are fields
 _RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
 _SWAP_WAITS = 50  # 20 ms waits for a folder a save has moved aside (no atomic exchange)
 _INT64 = 1 << 63  # sizes and element counts must stay below this (torch's int64)
@@ -68,6 +87,25 @@ class Folder:
         return f"{self.path}/{name}"  # path is absolute and normalised; names have no "/"
 
 
+class Observer(Protocol):
+    """What ``validate_tree`` reports, in walk order. ``entry`` announces each key of a
+    node and each member of a lazy stack; what follows is that entry: ``leaf`` (then
+    ``leaf_file`` once its file is open) for a tensor, or ``node`` ... ``leave`` around a
+    sub-folder's node (nodes nest). A record is one node: its fields' entries follow it
+    (``stack`` when they are a lazy stack, ``value`` for those kept in its own
+    meta.json). ``problem`` reports why the entry last announced does not load, and the
+    walk goes on with the next one: the first problem is what ``load_memmap`` raises."""
+
+    def entry(self, folder: Folder, key: str | None, index: int | None) -> None: ...
+    def node(self, folder: Folder, kind: str, name: str, meta: dict[str, Any]) -> None: ...
+    def leave(self, loaded: Any) -> None: ...  # None: the node did not load
+    def leaf(self, folder: Folder, stored: str, entry: dict[str, Any]) -> None: ...
+    def leaf_file(self, folder: Folder, name: str, status: os.stat_result) -> None: ...
+    def stack(self, stack_dim: int, members: int) -> None: ...
+    def value(self, key: str, value: Any) -> None: ...
+    def problem(self, error: TclassError) -> None: ...
+
+
 @dataclass
 class _Options:
     device: torch.device | None
@@ -75,6 +113,27 @@ class _Options:
     mode: Mode | None
     shapes_only: bool = False  # device="meta": no file is mapped
     fake: bool = False  # under FakeTensorMode: leaves are fake tensors
+    root: str = ""  # the folder being loaded, for messages
+    classless: bool = False  # validate_tree: no class resolved, no pickle read
+    observer: Observer | None = None
+    reported: int = 0  # problems reported to the observer so far
+
+
+class _Reported(TclassError):
+    """A node not built because something inside it was reported to the observer
+    already (validate_tree goes on without it, adding no second problem)."""
+
+
+class _Want(NamedTuple):
+    """What names the class of a record node: the classes the caller accepts there (the
+    class load_memmap was called on, or the annotation of the field holding the node)."""
+
+    classes: tuple[type, ...] = ()
+    field: str | None = None  # "Owner.field" for a field's value
+
+
+_ANY = _Want()
+_SKIPPED = object()  # an entry that did not load (validate_tree goes on without it)
 
 
 def load_tree(
@@ -87,17 +146,50 @@ def load_tree(
     """The collection saved in ``prefix``, its leaves mapped (or on ``device``)."""
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
-    options = _Options(device, allow_pickle, mode, shapes_only, _faking())
+    options = _Options(device, allow_pickle, mode, shapes_only, _faking(), root=root)
+    want = _Want(tensorclasses(requested))
     for attempt in range(_RETRIES):
         folder = _open_root(root)
         try:
-            return _load_node(folder, options, requested, None, None)
+            return _load_root(folder, options, want)
         except TclassError:
             if attempt + 1 == _RETRIES or not _replaced(folder):
                 raise
         finally:
             os.close(folder.fd)
     raise AssertionError("unreachable")
+
+
+def validate_tree(prefix: str | os.PathLike[str], observer: Observer | None = None, allow_pickle: bool = False) -> Any:
+    """Check ``prefix`` as ``load_memmap(prefix, allow_pickle=...)`` does, without the
+    user's classes: records come back as their fields' TensorDict (or lazy stack), leaves
+    as ``meta`` tensors after their files' sizes are checked, pickled values as None
+    (the pickle is never read). Only the checks that need a class (which class a record
+    is, and what its fields' annotations accept) are left out.
+
+    Raises:
+        TclassError: the first problem, as ``load_memmap`` raises it (with an
+            ``observer``, entries that fail are reported to it and skipped instead).
+    """
+    root = os.path.abspath(os.fspath(prefix))
+    options = _Options(torch.device("meta"), allow_pickle, None, True, root=root, classless=True, observer=observer)
+    folder = _open_root(root)
+    try:
+        return _load_root(folder, options, _ANY)
+    except _Reported:
+        return None
+    finally:
+        os.close(folder.fd)
+
+
+def _load_root(folder: Folder, options: _Options, want: _Want) -> Any:
+    try:
+        return _load_node(folder, options, want, None)
+    except MissingFileError:
+        if _exists(folder, META):
+            raise
+        msg = f"{folder.path!r} holds no {META}: it is not a folder written by memmap/save"
+        raise MissingFileError(msg) from None
 
 
 def _open_root(root: str) -> Folder:
@@ -297,31 +389,58 @@ def _json_depth_over(raw: bytes, limit: int) -> bool:
 
 
 def _load_node(
-    folder: Folder, options: _Options, requested: type | None, expected: type | None, parent_batch: torch.Size | None
+    folder: Folder, options: _Options, want: _Want, parent_batch: torch.Size | None, record_cls: type | None = None
 ) -> Any:
     meta, name = read_header(folder)
-    where = folder.child_path(META)
     kind = _builtin_kind(name)
-    if kind is not None:
-        return _load_builtin(kind, folder, meta, options, parent_batch)
-    if name.split(".", 1)[0] == "tensordict":
-        msg = (
-            f"{where!r} holds a {name}, a node kind tclass does not read (a view of another "
-            "TensorDict); re-save it from tensordict after .contiguous() or .clone()"
-        )
-        raise UnsupportedError(msg)
-    cls = resolve_class(name, _tensorclass_or_none(requested), expected, folder.path)
-    return _load_record(cls, folder, meta, options)
+    observer = options.observer
+    if observer is None:
+        return _load_kind(folder, meta, name, kind, options, want, parent_batch, record_cls)
+    unsupported = kind is None and name.split(".", 1)[0] == "tensordict"
+    observer.node(folder, "unsupported" if unsupported else _KIND_NAMES.get(kind or "", "tensorclass"), name, meta)
+    try:
+        loaded = _load_kind(folder, meta, name, kind, options, want, parent_batch, record_cls)
+    except BaseException:
+        observer.leave(None)
+        raise
+    observer.leave(loaded)
+    return loaded
 
 
-def _load_builtin(kind: str, folder: Folder, meta: dict[str, Any], options: _Options, parent_batch: torch.Size | None) -> Any:
+def _load_kind(
+    folder: Folder,
+    meta: dict[str, Any],
+    name: str,
+    kind: str | None,
+    options: _Options,
+    want: _Want,
+    parent_batch: torch.Size | None,
+    record_cls: type | None,
+) -> Any:
+    """The node of a read header; ``record_cls`` is the record whose fields a TensorDict
+    node holds (a member of a record's lazy stack)."""
     if kind == "TensorDict":
-        return _load_td(folder, meta, options, None)
+        return _load_td(folder, meta, options, record_cls)
     if kind == "LazyStackedTensorDict":
-        return _load_lazy(folder, meta, options, None)
+        return _load_lazy(folder, meta, options, None, want)
     if kind == "NonTensorData":
         return _load_value(folder, meta, options, parent_batch)
-    return _load_values(folder, meta, options, parent_batch)
+    if kind == "NonTensorStack":
+        return _load_values(folder, meta, options, parent_batch)
+    if name.split(".", 1)[0] == "tensordict":
+        msg = (
+            f"{folder.child_path(META)!r} holds a {name}, a node kind tclass does not read (a view of "
+            "another TensorDict); re-save it from tensordict after .contiguous() or .clone()"
+        )
+        raise UnsupportedError(msg)
+    if options.classless:
+        return _load_record(None, name, folder, meta, options)
+    cls = resolve_class(name, want.classes, folder.path, field=want.field, root=options.root)
+    if want.field is not None and want.classes and not issubclass(cls, want.classes):
+        accepted = " | ".join(accepted.__name__ for accepted in want.classes)
+        msg = f"{folder.path!r} holds a {name}, but {want.field} is annotated {accepted}; the folder was saved from another class"
+        raise MetadataError(msg)
+    return _load_record(cls, name, folder, meta, options)
 
 
 def _builtin_kind(name: str | None) -> str | None:
@@ -334,10 +453,6 @@ def _builtin_kind(name: str | None) -> str | None:
     return short if package in ("tensordict", "tclass") and short in _BUILTIN else None
 
 
-def _tensorclass_or_none(cls: type | None) -> type | None:
-    return cls if cls is not None and hasattr(cls, "__tclass_info__") else None
-
-
 def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None) -> TensorDict:
     where = folder.child_path(META)
     batch = torch.Size(_sizes(meta.get("shape"), where, "shape"))
@@ -346,19 +461,59 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
     named = _names_device(meta.get("device"), where, "the device")
     device = options.device or (_CPU if named else None)
     entries: dict[str, Any] = {}
+    observer = options.observer
     for stored, key, entry in node_entries(meta, where):
-        if "type" in entry:
-            hint = _field_class(record_cls, key)
-            child = _open_folder(folder, _dir_name(folder, stored, key), f"the entry {key!r}")
-            try:
-                value = _load_node(child, options, None, hint, batch)
-            finally:
-                os.close(child.fd)
-            _check_nested_batch(value, batch, child.path)
+        if observer is not None:
+            value = _observed_entry(observer, folder, stored, key, entry, batch, options, record_cls)
+            if value is not _SKIPPED:
+                entries[key] = value
+        elif "type" in entry:
+            entries[key] = _load_child(folder, stored, key, batch, options, record_cls)
         else:
-            value = _load_leaf(folder, stored, key, entry, batch, options)
-        entries[key] = value
+            entries[key] = _load_leaf(folder, stored, key, entry, batch, options)
     return TensorDict._new_unchecked(entries, batch, device)
+
+
+def _load_child(folder: Folder, stored: str, key: str, batch: torch.Size, options: _Options, record_cls: type | None) -> Any:
+    """The collection under ``key``: a sub-folder (a record's field when ``record_cls``)."""
+    want = _Want(field_classes(record_cls, key), f"{record_cls.__name__}.{key}") if record_cls is not None else _ANY
+    child = _open_folder(folder, _dir_name(folder, stored, key), f"the entry {key!r}")
+    try:
+        value = _load_node(child, options, want, batch)
+    finally:
+        os.close(child.fd)
+    _check_nested_batch(value, batch, child.path)
+    return value
+
+
+def _observed_entry(
+    observer: Observer,
+    folder: Folder,
+    stored: str,
+    key: str,
+    entry: dict[str, Any],
+    batch: torch.Size,
+    options: _Options,
+    record_cls: type | None,
+) -> Any:
+    """The entry loaded as ``_load_td`` loads it, reported to ``observer``; ``_SKIPPED``
+    when it does not load."""
+    observer.entry(folder, key, None)
+    try:
+        if "type" in entry:
+            return _load_child(folder, stored, key, batch, options, record_cls)
+        observer.leaf(folder, stored, entry)
+        return _load_leaf(folder, stored, key, entry, batch, options)
+    except _Reported:
+        return _SKIPPED
+    except TclassError as error:
+        _report(options, observer, error)
+        return _SKIPPED
+
+
+def _report(options: _Options, observer: Observer, error: TclassError) -> None:
+    options.reported += 1
+    observer.problem(error)
 
 
 def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -370,7 +525,7 @@ def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, d
             if stored not in NODE_FIELDS:
                 raise MetadataError(f"{where!r}: unexpected entry {stored!r}: {entry!r:.80}")
             continue
-        if stored != TCLASS_FIELD:
+        if not is_marker(stored, entry):  # a key named "_tclass" is a key (see is_marker)
             yield stored, (unescape_key(stored) if escaped else stored), entry
 
 
@@ -448,6 +603,8 @@ def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: 
     if options.shapes_only or options.fake:  # check the file, read none of it
         fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)
         try:
+            if options.observer is not None:
+                options.observer.leaf_file(folder, name, os.fstat(fd))
             check_file_size(fd, folder.child_path(name), dtype, shape, _SIZE_HINT, longer_ok=True)
         finally:
             os.close(fd)
@@ -485,24 +642,33 @@ def _empty(shape: list[int], dtype: torch.dtype, options: _Options) -> torch.Ten
     return MemoryMappedTensor.empty(shape, dtype=dtype)
 
 
-def _load_record(cls: type, folder: Folder, meta: dict[str, Any], options: _Options) -> Any:
+def _load_record(cls: type | None, name: str, folder: Folder, meta: dict[str, Any], options: _Options) -> Any:
+    """A record of ``cls``; class-less (``cls`` None), the TensorDict (or lazy stack) of
+    its fields. Fields come from ``_tensordict/``, then from the record's own meta.json
+    (older writers keep value fields there), and from ``other.pickle`` only those that
+    neither holds: JSON always wins, and the pickle is not read when it is not needed."""
     where = folder.child_path(META)
-    extra = {key: value for key, value in meta.items() if key not in ("_type", "_class", "_format_version")}
-    extra.update(_pickled_fields(folder, options, "other.pickle"))
-    content_dir = _open_folder(folder, TENSORCLASS_DIR, f"the fields of a {cls.__name__}")
+    extra = {key: value for key, value in meta.items() if key not in _RECORD_KEYS}
+    short = name.rpartition(".")[2]
+    content_dir = _open_folder(folder, TENSORCLASS_DIR, f"the fields of a {short}")
     try:
-        content_meta = read_meta(content_dir)
-        if _builtin_kind(saved_class_name(content_meta)) == "LazyStackedTensorDict":
-            content: Any = _load_lazy(content_dir, content_meta, options, cls)
-        else:
-            content = _load_td(content_dir, content_meta, options, cls)
+        content = _load_content(content_dir, options, cls)
     finally:
         os.close(content_dir.fd)
-    if extra:  # fields stored in the record's own meta.json by older writers
-        for key, value in extra.items():
-            if isinstance(content, LazyStackedTensorDict):
-                raise MetadataError(f"{where!r}: value fields next to a lazy stack are not supported")
-            content._tensors[key] = NonTensorData._make(value, content.batch_size, content.device)
+    if cls is not None:
+        missing = missing_fields(cls, {*content.keys(), *extra})
+        if missing and _exists(folder, "other.pickle"):
+            pickled = _pickled_fields(folder, options, "other.pickle")
+            extra.update((key, value) for key, value in pickled.items() if key in missing)
+    for key, value in extra.items():
+        if isinstance(content, LazyStackedTensorDict):
+            raise MetadataError(f"{where!r}: value fields next to a lazy stack are not supported")
+        if options.observer is not None:
+            options.observer.value(key, value)
+        content._tensors[key] = NonTensorData._make(value, content.batch_size, content.device)
+    if cls is None:
+        return content
+    check_values(cls, content, content_dir.path)
     try:
         return cls.from_tensordict(content)  # type: ignore[attr-defined]
     except TclassError as error:
@@ -510,31 +676,51 @@ def _load_record(cls: type, folder: Folder, meta: dict[str, Any], options: _Opti
         raise MetadataError(msg) from error
 
 
-def _field_class(record_cls: type | None, key: str) -> type | None:
-    """The tensorclass the field ``key`` of ``record_cls`` converts to, if any."""
-    if record_cls is None:
-        return None
-    rule = record_cls.__tclass_info__.rules.get(key)  # type: ignore[attr-defined]
-    target = getattr(rule, "convert_to", None)
-    return target if target is not None and hasattr(target, "__tclass_info__") else None
+def _load_content(folder: Folder, options: _Options, cls: type | None) -> TensorDict | LazyStackedTensorDict:
+    """A record's ``_tensordict/`` node, checked like any node: a TensorDict or a lazy
+    stack of the record's fields."""
+    meta, name = read_header(folder)
+    kind = _builtin_kind(name)
+    if kind == "TensorDict":
+        return _load_td(folder, meta, options, cls)
+    if kind == "LazyStackedTensorDict":
+        return _load_lazy(folder, meta, options, cls, _Want(tensorclasses(cls)))
+    msg = (
+        f"{folder.child_path(META)!r} names a {name}, but a record's {TENSORCLASS_DIR} folder "
+        "holds its fields, as a TensorDict or a lazy stack; the folder is damaged"
+    )
+    raise MetadataError(msg)
 
 
-def _load_lazy(folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None) -> LazyStackedTensorDict:
+def _load_lazy(
+    folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None, want: _Want
+) -> LazyStackedTensorDict:
+    """A lazy stack; ``record_cls``: the record whose fields each member holds (its
+    ``_tensordict/``); ``want``: what names the class of a member that is a record."""
     where = folder.child_path(META)
     stack_dim = meta.get("stack_dim")
     if type(stack_dim) is not int:
         raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r}")
     count = _member_count(folder, _marker(meta, where).get("members"), where)
+    observer = options.observer
+    if observer is not None:
+        observer.stack(stack_dim, count)
     members = []
+    reported = options.reported
     for index in range(count):
-        child = _open_folder(folder, str(index), f"member {index} of the lazy stack")
+        if observer is not None:
+            observer.entry(folder, None, index)
         try:
-            child_meta = read_meta(child)
-            members.append(_load_td(child, child_meta, options, record_cls) if _is_plain_td(child_meta) else _load_node(child, options, None, None, None))
-        finally:
-            os.close(child.fd)
-        if index == 0:  # before loading the others
+            members.append(_load_member(folder, index, options, want, record_cls))
+        except TclassError as error:
+            if observer is None:
+                raise
+            if not isinstance(error, _Reported):
+                _report(options, observer, error)
+        if len(members) == 1:  # the first member loaded: check before loading the others
             _check_stack_dim(stack_dim, len(members[0].batch_size), where)
+    if options.reported != reported:  # validate_tree: a member did not load
+        raise _Reported(f"{folder.path!r}: a member did not load")
     try:
         return LazyStackedTensorDict(*members, stack_dim=stack_dim)
     except TclassError as error:
@@ -547,12 +733,17 @@ def _check_stack_dim(stack_dim: int, dims: int, where: str) -> None:
         raise MetadataError(msg)
 
 
-def _is_plain_td(meta: dict[str, Any]) -> bool:
-    return _builtin_kind(saved_class_name(meta)) == "TensorDict"
+
+def _load_member(folder: Folder, index: int, options: _Options, want: _Want, record_cls: type | None) -> Any:
+    child = _open_folder(folder, str(index), f"member {index} of the lazy stack")
+    try:
+        return _load_node(child, options, want, None, record_cls)
+    finally:
+        os.close(child.fd)
 
 
 def _member_count(folder: Folder, recorded: object, where: str) -> int:
-    numbers = sorted(int(name) for name in os.listdir(folder.fd) if name.isdigit() and str(int(name)) == name)
+    numbers = sorted(_member_number(folder, name) for name in os.listdir(folder.fd) if name.isdigit())
     if recorded is not None:
         if type(recorded) is not int or recorded < 1:
             raise MetadataError(f"{where!r}: the member count must be a positive int, got {recorded!r}")
@@ -568,6 +759,17 @@ def _member_count(folder: Folder, recorded: object, where: str) -> int:
         msg = f"{folder.child_path(str(count))!r} is missing: the lazy stack's members must be 0/, 1/, ... with no gap"
         raise MissingFileError(msg)
     return count
+
+
+def _member_number(folder: Folder, name: str) -> int:
+    """The index a member folder's name gives (``name`` is all digits, in some script)."""
+    if not name.isascii() or str(int(name)) != name:
+        msg = (
+            f"{folder.child_path(name)!r} is not a member of the lazy stack: members are named "
+            "0, 1, 2, ... in ASCII digits, without leading zeros; the folder is damaged (remove it)"
+        )
+        raise MetadataError(msg)
+    return int(name)
 
 
 def _load_value(folder: Folder, meta: dict[str, Any], options: _Options, batch: torch.Size | None) -> NonTensorData:
@@ -586,6 +788,11 @@ def _load_values(folder: Folder, meta: dict[str, Any], options: _Options, parent
     data = meta.get("data")
     if data == "pickle.pkl":
         data = _unpickle(folder, "pickle.pkl", options)
+        if options.classless:  # not unpickled: the values read None
+            recorded = _marker(meta, where).get("batch_size")
+            shape = _sizes(recorded, where, "batch_size") if recorded is not None else list(parent_batch or ())
+            unread = np.broadcast_to(np.array(None, dtype=object), shape)  # allocates nothing
+            return NonTensorStack._from_array(unread, options.device)
     if not isinstance(data, list):
         raise MetadataError(f"{where!r}: NonTensorStack data must be a list or 'pickle.pkl', got {data!r:.80}")
     recorded = _marker(meta, where).get("batch_size")
@@ -646,6 +853,8 @@ def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, A
         if types is not None:
             return types
     fields = _unpickle(folder, name, options)
+    if options.classless:  # not unpickled: a NonTensorData's value reads None
+        return {"data": None}
     if not isinstance(fields, dict):
         raise MetadataError(f"{folder.child_path(name)!r} does not hold a dict of fields")
     return fields
@@ -656,6 +865,9 @@ def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
     explicit trust), only the format's fixed file names, and never when the node's JSON
     already holds the value."""
     check_pickle_allowed(folder.child_path(name), options.allow_pickle)  # raises unless allowed
+    if options.classless:  # validate_tree: the file must be there, and is never read
+        os.close(_open_at(folder, name, os.O_RDONLY, "a value file"))
+        return None
     import pickle
 
     return pickle.loads(_read_bytes(folder, name))
@@ -720,10 +932,12 @@ def _parses_as_device(text: str) -> bool:
 
 
 def _marker(meta: dict[str, Any], where: str) -> dict[str, Any]:
+    """tclass's marker in a node's meta.json (empty when there is none, or when the entry
+    of that name is a key's)."""
     marker = meta.get(TCLASS_FIELD, {})
     if not isinstance(marker, dict):
         raise MetadataError(f"{where!r}: {TCLASS_FIELD} must be an object, got {marker!r:.80}")
-    return marker
+    return marker if is_marker(TCLASS_FIELD, marker) else {}
 
 
 def _check_nested_batch(value: Any, batch: torch.Size, path: str) -> None:

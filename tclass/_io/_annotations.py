@@ -1,0 +1,91 @@
+"""What a record class's field annotations say about the folder it is loaded from.
+
+The reader has no other source for two facts: which class a nested record node is (a
+node saved from ``__main__`` names a class no import defines, but the field holding it
+is annotated with the caller's class), and which Python values a field may hold (a
+crafted or foreign folder can put anything in a ``meta.json``). Records are duck-typed
+here (``__tclass_info__``): the facade sits above this layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tclass._io._format import file_name
+from tclass._lazy import LazyStackedTensorDict
+from tclass._nontensor import NonTensorData, NonTensorStack
+from tclass._td import TensorDict
+from tclass.errors import MetadataError
+
+__all__ = ["check_values", "field_classes", "missing_fields", "tensorclasses"]
+
+
+def tensorclasses(*classes: type | None) -> tuple[type, ...]:
+    """The tensorclasses among ``classes``."""
+    return tuple(cls for cls in classes if cls is not None and hasattr(cls, "__tclass_info__"))
+
+
+def field_classes(record_cls: type, key: str) -> tuple[type, ...]:
+    """The tensorclasses the field ``key`` of ``record_cls`` accepts (none when it is
+    not a field, or is annotated ``Any``, ``TensorDict``, ``Tensor``...)."""
+    rule = record_cls.__tclass_info__.rules.get(key)  # type: ignore[attr-defined]
+    return tensorclasses(*rule.collections) if rule is not None else ()
+
+
+def missing_fields(record_cls: type, present: set[str]) -> list[str]:
+    """The fields of ``record_cls`` that are not in ``present``."""
+    names: tuple[str, ...] = record_cls.__tclass_info__.field_names  # type: ignore[attr-defined]
+    return [name for name in names if name not in present]
+
+
+def check_values(record_cls: type, content: TensorDict | LazyStackedTensorDict, where: str) -> None:
+    """Check each Python value of a record's loaded fields against its annotation, as the
+    constructor checks the values it is given; a list where the annotation takes a tuple
+    becomes that tuple (JSON, which stored it, has no tuple).
+
+    Raises:
+        MetadataError: naming the entry's folder and the field.
+    """
+    rules = record_cls.__tclass_info__.rules  # type: ignore[attr-defined]
+    members = content.tensordicts if isinstance(content, LazyStackedTensorDict) else [content]
+    for member in members:
+        if not isinstance(member, TensorDict):
+            continue  # a record member: checked when it was built
+        for key, node in member._tensors.items():
+            rule = rules.get(key)
+            if rule is None or rule.check_value is None or rule.any_value:
+                continue  # a tensor or collection field: the record's constructor checks it
+            if isinstance(node, NonTensorData):
+                fitted = _fit(node.data, rule, record_cls, key, f"{where}/{file_name(key)}")
+                if fitted is not node.data:
+                    member._tensors[key] = NonTensorData._make(fitted, node.batch_size, node.device)
+            elif isinstance(node, NonTensorStack):
+                member._tensors[key] = _fit_stack(node, rule, record_cls, key, f"{where}/{file_name(key)}")
+
+
+def _fit_stack(node: NonTensorStack, rule: Any, record_cls: type, key: str, where: str) -> NonTensorStack:
+    array = node._as_array()
+    fitted = [_fit(value, rule, record_cls, key, where) for value in array.flat]
+    if all(new is old for new, old in zip(fitted, array.flat)):
+        return node
+    copy: np.ndarray[Any, Any] = np.empty(array.shape, dtype=object)
+    flat = copy.reshape(-1)
+    for position, value in enumerate(fitted):
+        flat[position] = value  # one by one: numpy would unpack a tuple given in a list
+    return NonTensorStack._from_array(copy, node.device)
+
+
+def _fit(value: object, rule: Any, record_cls: type, key: str, where: str) -> object:
+    if (value is None and rule.optional) or rule.check_value(value):
+        return value
+    if type(value) is list and rule.check_value(tuple(value)):
+        return tuple(value)
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    msg = (
+        f"{where!r} holds {type(value).__name__} {shown}, but {record_cls.__name__}.{key} is "
+        f"annotated {rule.text}; the folder was saved from another class or changed after saving"
+    )
+    raise MetadataError(msg)
