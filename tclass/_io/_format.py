@@ -17,6 +17,7 @@ __all__ = [
     "META",
     "NODE_FIELDS",
     "TCLASS_FIELD",
+    "TEMP_PREFIX",
     "TENSORCLASS_DIR",
     "class_id",
     "dtype_name",
@@ -29,6 +30,8 @@ __all__ = [
 FORMAT_VERSION = 1
 META = "meta.json"
 TENSORCLASS_DIR = "_tensordict"
+# A file being written beside the one it will replace (by rename), in a saved folder.
+TEMP_PREFIX = ".tclass-tmp-"
 # tclass's own facts about a node (escaped keys, lazy-stack member count). The peer skips
 # a dict entry with neither "type" nor "dtype", so it ignores this one.
 TCLASS_FIELD = "_tclass"

@@ -25,6 +25,7 @@ from typing_extensions import TypeGuard
 from tclass._io._classes import resolve_class, saved_class_name
 from tclass._io._format import DTYPES, FORMAT_VERSION, META, NODE_FIELDS, TCLASS_FIELD, TENSORCLASS_DIR
 from tclass._io._format import file_name, unescape_key
+from tclass._io._saved_folder import SavedFolder, relink
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass._lazy import LazyStackedTensorDict
 from tclass._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
@@ -265,7 +266,17 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
         else:
             value = _load_leaf(folder, stored, key, entry, batch, options)
         entries[key] = value
-    return TensorDict._new_unchecked(entries, batch, options.device or torch.device("cpu"))
+    td = TensorDict._new_unchecked(entries, batch, options.device or torch.device("cpu"))
+    if _write_through(options):  # writes of Python values and new entries reach the folder
+        td._saved_at = SavedFolder(folder.path, options.allow_pickle)
+    return td
+
+
+def _write_through(options: _Options) -> bool:
+    """Whether the loaded tree maps its files writably, so changes go to the folder too
+    (not for a read-only load, a copy to another device, or shapes only)."""
+    device = options.device
+    return options.mode in (None, "r+") and not (options.shapes_only or options.fake) and (device is None or device.type == "cpu")
 
 
 def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -406,10 +417,12 @@ def _load_record(cls: type, folder: Folder, meta: dict[str, Any], options: _Opti
                 raise MetadataError(f"{where!r}: value fields next to a lazy stack are not supported")
             content._tensors[key] = NonTensorData._make(value, content.batch_size, content.device)
     try:
-        return cls.from_tensordict(content)  # type: ignore[attr-defined]
+        record = cls.from_tensordict(content)  # type: ignore[attr-defined]
     except TclassError as error:
         msg = f"{folder.path!r} does not hold a valid {cls.__name__}: {error}"
         raise MetadataError(msg) from error
+    relink(record._tensordict, content, frozenset(extra))  # the record's storage is new
+    return record
 
 
 def _field_class(record_cls: type | None, key: str) -> type | None:
