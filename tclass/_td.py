@@ -433,7 +433,7 @@ class TensorDict(TensorDictBase):
         if inplace and key in self._tensors:
             return self.set_(key, value)
         if self._locked and not self._can_fill(key):
-            raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+            raise self._refuse_set(key)
         stored = self._validate(key, value)
         if self._saved_at is not None:
             stored = self._saved_at.entry_set(self, key, stored, False)
@@ -441,8 +441,7 @@ class TensorDict(TensorDictBase):
         return self
 
     def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
-        """Stores a checked ``value`` under ``key`` (the folder first, if saved in one);
-        returns what is stored."""
+        """Stores a checked ``value`` (in the folder first, if saved in one)."""
         if self._saved_at is not None:
             value = self._saved_at.entry_set(self, key, value, blank)
         self._tensors[key] = value
@@ -454,9 +453,19 @@ class TensorDict(TensorDictBase):
             self._saved_at.entry_removed(self, key)
         return self._tensors.pop(key)
 
+    def _refuse_set(self, key: str) -> LockedError:
+        saved = self._saved_at
+        if saved is None or isinstance(self._tensors.get(key), _NonTensorNode):
+            return LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+        return LockedError(
+            f"cannot set {key!r} in a locked TensorDict saved in {saved.folder!r}: write in place "
+            "(set_() or td[index] = value) to change the saved data. Replacing the entry after "
+            "unlock_() changes memory only (the folder keeps its data; save again with memmap_())"
+        )
+
     def _can_fill(self, key: str) -> bool:
-        """Whether a locked TensorDict may still take ``key``: one saved in a folder
-        allocates an absent entry there (a field that was ``None`` when it was saved)."""
+        """Whether a locked TensorDict takes ``key`` all the same: an absent one, allocated
+        in the folder it is saved in (a field that was ``None`` when it was saved)."""
         return self._saved_at is not None and key not in self._tensors
 
     def _validate(self, key: object, value: Any) -> Value:
@@ -525,7 +534,7 @@ class TensorDict(TensorDictBase):
         (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
         if type(index) is str:
             if self._locked and not self._can_fill(index):
-                raise LockedError(_LOCKED_MSG.format(action=f"set {index!r} in"))
+                raise self._refuse_set(index)
             stored = self._validate(index, value)
             if self._saved_at is not None:
                 stored = self._saved_at.entry_set(self, index, stored, False)
@@ -604,9 +613,7 @@ class TensorDict(TensorDictBase):
         indexed_dims = len(_batch.indexed_shape(self._batch_size, index))
         if isinstance(sub, Mapping):
             sub = TensorDict(sub, self._batch_size[:0], None)
-        if self._saved_at is not None:
-            # Saved in a folder: the whole entry is allocated there at once (sparse files,
-            # the parent's meta.json last), then the indexed write lands in its files.
+        if self._saved_at is not None:  # allocated whole in the folder, then written into
             blank = blank_like(sub, self._batch_size, indexed_dims, self._device)
             return self._store_entry(key, blank, blank=True)
         if isinstance(sub, _NonTensorNode):

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any, Optional
 
@@ -142,6 +143,19 @@ def test_nested_values_reach_their_folders(tmp_path: Path) -> None:
     td = TensorDict({"next": {"s": NonTensorData("n", batch_size=[2])}}, [2]).memmap(tmp_path / "td")
     td.unlock_().set(("next", "s"), NonTensorData("m", batch_size=[2]))
     assert TensorDict.load_memmap(tmp_path / "td")["next", "s"].data == "m"
+
+
+def test_a_tensordict_converted_to_a_record_field_keeps_its_folder(tmp_path: Path) -> None:
+    # A folder whose field was saved as a plain TensorDict (as the peer saves one) loads
+    # as the field's class: the converted record still writes into that folder.
+    content = TensorDict({"r": torch.zeros(3), "env_id": NonTensorData("a", batch_size=[3])}, [3])
+    content["info"] = TensorDict({"x": torch.zeros(3), "tag": NonTensorData("t", batch_size=[3])}, [3])
+    content.memmap(tmp_path / "p" / "_tensordict")
+    (tmp_path / "p" / "meta.json").write_text(json.dumps({"_type": f"<class '{__name__}.Row'>"}))
+    loaded = Row.load_memmap(tmp_path / "p")
+    assert type(loaded.info) is Info
+    loaded.info.tag = "u"
+    assert Row.load_memmap(tmp_path / "p").info.tag == "u"
 
 
 def test_lazy_stack_members_keep_their_values(tmp_path: Path) -> None:
@@ -287,6 +301,9 @@ def test_replacing_a_saved_tensor_is_memory_only_and_the_error_says_so(tmp_path:
         buf.r = torch.ones(3)
     buf.r[:] = 2.0  # the supported way: reaches the file
     assert Row.load_memmap(tmp_path / "buf").r.tolist() == [2.0] * 3
+    td = TensorDict({"a": torch.zeros(3)}, [3]).memmap(tmp_path / "td")
+    with pytest.raises(LockedError, match=r"saved in .*set_\(\) or td\[index\] = value.*memory only"):
+        td["a"] = torch.ones(3)
 
 
 def test_entries_added_by_two_writers_are_both_kept(tmp_path: Path) -> None:
@@ -295,6 +312,58 @@ def test_entries_added_by_two_writers_are_both_kept(tmp_path: Path) -> None:
     first["x"] = torch.ones(2)
     second["y"] = NonTensorData("y", batch_size=[2])  # second's memory never saw "x"
     assert sorted(TensorDict.load_memmap(tmp_path / "td").keys()) == ["a", "x", "y"]
+
+
+def test_interrupted_writes_leave_the_folder_and_memory_as_they_were(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new entry's files come first, the parent's meta.json last; a value's meta.json is
+    # replaced by one rename. A writer stopped before a rename leaves a folder that loads
+    # as before (new files unlisted), and the collection in memory unchanged.
+    buf = _buffer(tmp_path / "buf", rows=4)
+    buf[0:2] = _rows("b")
+    content = tmp_path / "buf" / "_tensordict"
+    blocked: list[str] = []
+    real_replace = os.replace
+
+    def replace(source: Any, target: Any) -> None:
+        if os.fspath(target) in blocked:
+            raise OSError(28, "No space left on device")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    blocked[:] = [str(content / "meta.json")]
+    with pytest.raises(FolderWriteError, match="cannot write 'info'"):
+        buf[0:2] = _rows("b", info=Info(x=torch.ones(2), batch_size=[2]))
+    blocked[:] = [str(content / "env_id" / "meta.json")]
+    with pytest.raises(FolderWriteError, match="cannot write 'env_id'"), buf.unlock_():
+        buf.env_id = NonTensorStack.from_list(list("wxyz"))  # type: ignore[assignment]
+    with pytest.raises(FolderWriteError):
+        buf[3] = Row(r=torch.ones(()), env_id="c", batch_size=[])
+    monkeypatch.undo()
+    assert buf.info is None and buf.env_id == ["b", "b", "a", "a"]
+    loaded = Row.load_memmap(tmp_path / "buf")
+    assert loaded.info is None and loaded.env_id == ["b", "b", "a", "a"]
+    assert [name for name in os.listdir(content) if name.startswith(".")] == []
+
+
+def test_readers_never_see_a_torn_value_file(tmp_path: Path) -> None:
+    buf = _buffer(tmp_path / "buf", rows=2000)
+    values = {"a"} | {f"v{i}" for i in range(40)}
+    failures: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            for _ in range(40):
+                assert set(Row.load_memmap(tmp_path / "buf").env_id) <= values
+        except BaseException as error:  # reported by the main thread
+            failures.append(error)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for i in range(40):
+        buf[i * 50 : i * 50 + 50] = _rows(f"v{i}", 50)
+    reader.join()
+    assert not failures, failures[0]
+    assert Row.load_memmap(tmp_path / "buf").env_id[::50] == [f"v{i}" for i in range(40)]
 
 
 def test_resaving_accepts_a_write_a_killed_process_left(tmp_path: Path) -> None:

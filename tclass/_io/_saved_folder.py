@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 from tclass._base import Value
+from tclass._collection import TensorCollection
 from tclass._io._format import META, TCLASS_FIELD, TEMP_PREFIX, escape_key, file_name
 from tclass._io._plan import plan_tree
 from tclass._io._values import PICKLE_FILES
@@ -60,7 +61,9 @@ def linker(allow_pickle: bool, legacy: frozenset[str] = frozenset()) -> Callable
 
 def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
     """Give the storage of a record built over a loaded TensorDict (``new``) the folder
-    of that TensorDict (``old``): member by member for a lazy stack."""
+    of that TensorDict (``old``): member by member for a lazy stack, and below, for the
+    entries the record converted (a TensorDict under a tensorclass field)."""
+    new, old = getattr(new, "_tensordict", new), getattr(old, "_tensordict", old)
     if isinstance(new, LazyStackedTensorDict) and isinstance(old, LazyStackedTensorDict):
         for mine, theirs in zip(new._members, old._members):
             relink(mine, theirs, legacy)
@@ -69,6 +72,10 @@ def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
         if legacy and isinstance(saved, SavedFolder):
             saved = SavedFolder(saved.folder, saved.allow_pickle, legacy)
         new._saved_at = saved
+        for key, value in new._tensors.items():
+            previous = old._tensors.get(key)
+            if value is not previous and isinstance(value, TensorCollection):
+                relink(value, previous)
 
 
 class SavedFolder:
@@ -134,6 +141,14 @@ class SavedFolder:
             plan, _ = plan_tree(value, folder, copy_existing=False, like=False, allow_pickle=self.allow_pickle)
         except NotSerializableError as error:
             raise NotSerializableError(f"writing {key!r} into {self.folder!r}: {error}") from None
+        if type(current) is not type(value):
+            # The parent's entry names the kind. Readers go by the node's own meta.json,
+            # so this goes first: if the node's write then fails, nothing read changed.
+            with _locked(self.folder):
+                meta = _read_meta(self.folder)
+                if isinstance(meta.get(stored), dict):
+                    meta[stored] = {"type": type(value).__name__}
+                    _replace_file(self.folder, META, _dump(meta))
         files = sorted(plan.files, key=lambda item: item[0] == META)  # meta.json last
         for name, data in files:
             _replace_file(folder, name, data)
@@ -141,12 +156,6 @@ class SavedFolder:
         for name in _VALUE_FILES:  # left by the previous kind: never read once meta.json changed
             if name not in written:
                 _remove_file(os.path.join(folder, name))
-        if type(current) is not type(value):  # the parent's entry names the kind
-            with _locked(self.folder):
-                meta = _read_meta(self.folder)
-                if isinstance(meta.get(stored), dict):
-                    meta[stored] = {"type": type(value).__name__}
-                    _replace_file(self.folder, META, _dump(meta))
 
     def _add_entry(self, td: TensorDict, key: str, value: Value, current: Any, blank: bool) -> Value:
         """Write a new entry's files, then list it in the parent's ``meta.json``; the files
