@@ -20,7 +20,8 @@ changes, so that a failure leaves both as they were:
 Every file is replaced by rename, so a reader never sees a torn ``meta.json``. Two
 processes writing to one folder: each ``meta.json`` holds the last writer's version
 (adding entries takes a lock on the folder, so concurrent additions all stay listed).
-Nothing is fsynced, as for the rest of a save (see ``_write``).
+These small files are not fsynced, to keep a value write cheap: like data files (see
+``_write``), they are safe against the writer dying, not against power loss.
 """
 
 from __future__ import annotations
