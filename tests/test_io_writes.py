@@ -218,11 +218,15 @@ def test_folder_that_is_gone_is_a_clear_error_and_memory_unchanged(tmp_path: Pat
     assert buf.env_id == "a"
 
 
-def test_read_only_and_device_loads_write_no_files(tmp_path: Path) -> None:
+def test_read_only_and_device_loads_write_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _buffer(tmp_path / "buf", rows=3)
     node = tmp_path / "buf" / "_tensordict" / "env_id" / "meta.json"
     before = _stamp(node)
-    for loaded in (load_tree(tmp_path / "buf", Row, None, False, mode="r"), Row.load_memmap(tmp_path / "buf", device="meta")):
+    with monkeypatch.context() as patch:  # a folder this process may not write
+        patch.setattr(os, "access", lambda path, mode: False)
+        unwritable = Row.load_memmap(tmp_path / "buf")
+    loads = [load_tree(tmp_path / "buf", Row, None, False, mode="r"), Row.load_memmap(tmp_path / "buf", device="meta")]
+    for loaded in (*loads, unwritable):
         assert loaded._tensordict._saved_at is None
         loaded.env_id = "changed in memory"
         assert loaded.env_id == "changed in memory"

@@ -267,16 +267,19 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
             value = _load_leaf(folder, stored, key, entry, batch, options)
         entries[key] = value
     td = TensorDict._new_unchecked(entries, batch, options.device or torch.device("cpu"))
-    if _write_through(options):  # writes of Python values and new entries reach the folder
+    if _write_through(options, folder):  # Python values and new entries reach the folder
         td._saved_at = SavedFolder(folder.path, options.allow_pickle)
     return td
 
 
-def _write_through(options: _Options) -> bool:
+def _write_through(options: _Options, folder: Folder) -> bool:
     """Whether the loaded tree maps its files writably, so changes go to the folder too
-    (not for a read-only load, a copy to another device, or shapes only)."""
+    (not for a read-only load, a copy to another device, shapes only, or a folder this
+    process cannot write, whose files are mapped privately)."""
     device = options.device
-    return options.mode in (None, "r+") and not (options.shapes_only or options.fake) and (device is None or device.type == "cpu")
+    if options.mode not in (None, "r+") or options.shapes_only or options.fake:
+        return False
+    return (device is None or device.type == "cpu") and os.access(folder.path, os.W_OK)
 
 
 def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
