@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
 from typing_extensions import Self
@@ -110,6 +110,8 @@ class LazyStackedTensorDict(LazyStackOps):
     _locked: bool
     _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
     _lock_stack: list[bool]
+    # Members hold their own folders; entries stored here reach them through the members.
+    _saved_at: ClassVar[None] = None
 
     def __init__(self, *tensordicts: TensorCollection, stack_dim: int = 0) -> None:
         members = check_members(list(tensordicts), "LazyStackedTensorDict")
@@ -434,12 +436,32 @@ class LazyStackedTensorDict(LazyStackOps):
             LockedError: if the stack is locked (and the write is not in place).
             BatchMismatchError: if ``value``'s leading dims are not the batch size.
         """
-        if self._locked and not inplace:
+        if self._locked and not inplace and not self._can_fill(key):
             raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set(key, part, inplace=inplace)
         return self
+
+    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
+        """Stores a checked ``value`` under ``key``: each member its part."""
+        self._tensors[key] = value
+        return value
+
+    def _remove_entry(self, key: str) -> Value:
+        """Removes the entry ``key`` from every member; returns its stacked value."""
+        removed: Value = self._tensors.pop(key)
+        return removed
+
+    def _can_fill(self, key: object) -> bool:
+        """Whether a locked stack may still take ``key``: every member is a TensorDict
+        (or stack of them) saved in a folder that lacks it (see ``TensorDict._can_fill``)."""
+        members = self._members
+        return (
+            type(key) is str
+            and bool(members)
+            and all(isinstance(m, (TensorDict, LazyStackedTensorDict)) and m._can_fill(key) for m in members)
+        )
 
     def set_(self, key: Any, value: Any) -> Self:
         """Copies ``value`` into the existing entry ``key`` of every member, in place."""
@@ -679,11 +701,11 @@ class _StackedEntries(MutableMapping[str, Value]):
     def __setitem__(self, key: str, value: Value) -> None:
         stack = self._stack
         for member, part in zip(stack._members, split_operand(value, stack, key)):
-            member._tensors[key] = part
+            member._store_entry(key, part)
 
     def __delitem__(self, key: str) -> None:
         for member in self._stack._members:
-            del member._tensors[key]
+            member._remove_entry(key)
 
     def pop(self, key: str, default: Any = _MISSING) -> Any:
         if key not in self:

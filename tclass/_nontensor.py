@@ -155,6 +155,12 @@ class _NonTensorNode(TensorDictBase):
         """The node that results from writing ``value`` at ``index`` (maybe a new one)."""
         raise NotImplementedError
 
+    def _with_written(self, index: Any, value: Any) -> _NonTensorNode:
+        """Like :meth:`_written`, but ``self`` is never changed: ``self`` itself when the
+        write changes nothing, else a new node (what a node saved in a folder needs: the
+        folder is written before memory changes)."""
+        raise NotImplementedError
+
     def __setitem__(self, index: Any, value: Any) -> None:
         msg = (
             f"cannot write into a {type(self).__name__} directly; write through the "
@@ -288,9 +294,13 @@ class NonTensorData(_NonTensorNode):
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
-        if isinstance(value, NonTensorData) and same_value(value.data, self.data):
-            return self
+        if not isinstance(value, NonTensorStack) and same_value(
+            value.data if isinstance(value, NonTensorData) else value, self.data
+        ):
+            return self  # the value it already holds (a node, or a plain value broadcast)
         return NonTensorStack._from_array(self._as_array(), self._device)._written(index, value)
+
+    _with_written = _written  # never changes self: a different value gives a new stack
 
     def __repr__(self) -> str:
         return (
@@ -409,6 +419,28 @@ class NonTensorStack(_NonTensorNode):
         return self._from_array(array, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        numbers, values = self._selected(index, value)
+        flat = self._array.reshape(-1)
+        if numbers.ndim == 0:  # one element: numpy would store the 0-d array itself
+            flat[int(numbers)] = values[()]
+        else:
+            flat[numbers] = values
+        return self
+
+    def _with_written(self, index: Any, value: Any) -> _NonTensorNode:
+        numbers, values = self._selected(index, value)
+        flat = self._array.reshape(-1)
+        if numbers.ndim == 0:
+            unchanged = same_value(flat[int(numbers)], values[()])
+        else:
+            unchanged = bool(np.asarray(np.frompyfunc(same_value, 2, 1)(flat[numbers], values), dtype=bool).all())
+        if unchanged:
+            return self
+        return self._from_array(self._array.copy(), self._device)._written(index, value)
+
+    def _selected(self, index: Any, value: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """The element numbers ``index`` selects and the values written there (``value``
+        broadcast to them)."""
         if type(index) is tuple:
             index = _batch.normalize_index(index, self._array.ndim)
         numbers = self._element_numbers()[index].numpy()
@@ -417,19 +449,14 @@ class NonTensorStack(_NonTensorNode):
         else:
             source = np.empty((), dtype=object)
             source[()] = value
-        flat = self._array.reshape(-1)
         try:
-            if numbers.ndim == 0:  # one element: numpy would store the 0-d array itself
-                flat[int(numbers)] = np.broadcast_to(source, ())[()]
-            else:
-                flat[numbers] = np.broadcast_to(source, numbers.shape)
+            return numbers, np.broadcast_to(source, numbers.shape)
         except ValueError:
             msg = (
                 f"cannot write values of batch size {list(source.shape)} into the elements "
                 f"{list(numbers.shape)} selected by {index!r}"
             )
             raise StackError(msg) from None
-        return self
 
     def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         if self.batch_size[: len(new)] != new:

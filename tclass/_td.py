@@ -26,6 +26,7 @@ from tclass._device import DeviceLike, as_device, parse_to_args, wait_for_device
 from tclass._elementwise import align_right
 from tclass._nontensor import NonTensorData, _NonTensorNode
 from tclass._repr import compact_repr
+from tclass._saved import SavedAt, blank_like
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -89,6 +90,7 @@ class TensorDict(TensorDictBase):
         "_lock_context",
         "_lock_stack",
         "_consolidated",
+        "_saved_at",
         "__weakref__",
     )
 
@@ -101,6 +103,7 @@ class TensorDict(TensorDictBase):
     _locked: bool
     _lock_context: bool | None
     _lock_stack: list[bool]
+    _saved_at: SavedAt | None
 
     def __init__(
         self,
@@ -130,6 +133,7 @@ class TensorDict(TensorDictBase):
         self._batch_size = batch
         self._device = dev
         self._locked = False
+        self._saved_at = None
         tensors: dict[str, Value] = {}
         self._tensors = tensors
         if source is None:
@@ -169,6 +173,7 @@ class TensorDict(TensorDictBase):
         self._batch_size = batch_size
         self._device = device
         self._locked = False
+        self._saved_at = None
         return self
 
     # --- primitives ----------------------------------------------------------------------
@@ -243,6 +248,7 @@ class TensorDict(TensorDictBase):
         out._batch_size = batch_size
         out._device = device
         out._locked = False
+        out._saved_at = None
         return out
 
     def _map_values(
@@ -326,6 +332,7 @@ class TensorDict(TensorDictBase):
         out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
         out._device = self._device
         out._locked = False
+        out._saved_at = None
         return out
 
     def _index_slice(self, index: slice) -> Self:
@@ -342,6 +349,7 @@ class TensorDict(TensorDictBase):
         out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
         out._device = self._device
         out._locked = False
+        out._saved_at = None
         return out
 
     def _index(self, index: Any) -> Any:
@@ -424,10 +432,41 @@ class TensorDict(TensorDictBase):
             key = path[0]
         if inplace and key in self._tensors:
             return self.set_(key, value)
-        if self._locked:
-            raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
-        self._tensors[key] = self._validate(key, value)
+        if self._locked and not self._can_fill(key):
+            raise self._refuse_set(key)
+        stored = self._validate(key, value)
+        if self._saved_at is not None:
+            stored = self._saved_at.entry_set(self, key, stored, False)
+        self._tensors[key] = stored
         return self
+
+    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
+        """Stores a checked ``value`` (in the folder first, if saved in one)."""
+        if self._saved_at is not None:
+            value = self._saved_at.entry_set(self, key, value, blank)
+        self._tensors[key] = value
+        return value
+
+    def _remove_entry(self, key: str) -> Value:
+        """Removes the entry ``key`` (which must exist) and returns it."""
+        if self._saved_at is not None:
+            self._saved_at.entry_removed(self, key)
+        return self._tensors.pop(key)
+
+    def _refuse_set(self, key: str) -> LockedError:
+        saved = self._saved_at
+        if saved is None or isinstance(self._tensors.get(key), _NonTensorNode):
+            return LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+        return LockedError(
+            f"cannot set {key!r} in a locked TensorDict saved in {saved.folder!r}: write in place "
+            "(set_() or td[index] = value) to change the saved data. Replacing the entry after "
+            "unlock_() changes memory only (the folder keeps its data; save again with memmap_())"
+        )
+
+    def _can_fill(self, key: str) -> bool:
+        """Whether a locked TensorDict takes ``key`` all the same: an absent one, allocated
+        in the folder it is saved in (a field that was ``None`` when it was saved)."""
+        return self._saved_at is not None and key not in self._tensors
 
     def _validate(self, key: object, value: Any) -> Value:
         """``value`` as it will be stored under ``key``: checked, converted and moved."""
@@ -460,8 +499,8 @@ class TensorDict(TensorDictBase):
         for depth, part in enumerate(path[:-1]):
             child = node.get(part, _MISSING)
             if child is _MISSING:
-                child = TensorDict._new_unchecked({}, node.batch_size, node.device)
-                node.set(part, child)
+                node.set(part, TensorDict._new_unchecked({}, node.batch_size, node.device))
+                child = node.get(part)  # what was stored (a folder stores its own copy)
             elif not isinstance(child, TensorCollection):
                 msg = (
                     f"cannot set {path!r}: the entry {path[: depth + 1]!r} is a tensor, "
@@ -494,9 +533,12 @@ class TensorDict(TensorDictBase):
         """``td["key"] = v`` sets an entry; ``td[idx] = v`` writes into every entry in place
         (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
         if type(index) is str:
-            if self._locked:
-                raise LockedError(_LOCKED_MSG.format(action=f"set {index!r} in"))
-            self._tensors[index] = self._validate(index, value)
+            if self._locked and not self._can_fill(index):
+                raise self._refuse_set(index)
+            stored = self._validate(index, value)
+            if self._saved_at is not None:
+                stored = self._saved_at.entry_set(self, index, stored, False)
+            self._tensors[index] = stored
             return
         if type(index) is tuple and _keys.is_key_tuple(index):
             self.set(index, value)
@@ -534,7 +576,12 @@ class TensorDict(TensorDictBase):
                 entry = self._preallocate(key, index, sub)
             if isinstance(entry, _NonTensorNode):
                 # A different Python value at some elements turns the node into a stack.
-                tensors[key] = entry._written(index, sub)
+                if self._saved_at is None:
+                    tensors[key] = entry._written(index, sub)
+                else:  # the folder's copy is rewritten first, and only on a change
+                    new = entry._with_written(index, sub)
+                    if new is not entry:
+                        self._store_entry(key, new)
                 continue
             try:
                 entry[index] = sub
@@ -561,11 +608,14 @@ class TensorDict(TensorDictBase):
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""
-        if self._locked:
+        if self._locked and self._saved_at is None:
             raise LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
         indexed_dims = len(_batch.indexed_shape(self._batch_size, index))
         if isinstance(sub, Mapping):
             sub = TensorDict(sub, self._batch_size[:0], None)
+        if self._saved_at is not None:  # allocated whole in the folder, then written into
+            blank = blank_like(sub, self._batch_size, indexed_dims, self._device)
+            return self._store_entry(key, blank, blank=True)
         if isinstance(sub, _NonTensorNode):
             entry: Value = NonTensorData._make(None, self._batch_size, self._device)
         elif isinstance(sub, TensorCollection):
@@ -624,7 +674,7 @@ class TensorDict(TensorDictBase):
             raise self._missing_key(path)
         if parent._locked:
             raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
-        return parent._tensors.pop(leaf)
+        return parent._remove_entry(leaf)
 
     def del_(self, key: Any) -> Self:
         """Removes the entry ``key``; returns ``self``."""
@@ -681,6 +731,9 @@ class TensorDict(TensorDictBase):
     def _replace_entries(self, other: TensorDict) -> Self:
         if self._locked:
             raise LockedError(_LOCKED_MSG.format(action="remove entries from"))
+        if self._saved_at is not None:
+            for key in [key for key in self._tensors if key not in other._tensors]:
+                self._saved_at.entry_removed(self, key)
         self._tensors = other._tensors
         return self
 
@@ -924,7 +977,7 @@ def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
     if path[-1] in node._tensors:
         if node._locked:
             raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
-        del node._tensors[path[-1]]
+        node._remove_entry(path[-1])
 
 
 def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:

@@ -298,7 +298,7 @@ def set_values(slots: Sequence[Slot], entries: Sequence[dict[str, Any]]) -> None
             new: _NonTensorNode = NonTensorData._make(entry["one"], node.batch_size, node.device)
         else:
             new = NonTensorStack._from_array(value_array(entry, node.batch_size), node.device)
-        slot.parent._tensors[slot.key] = new
+        slot.parent._store_entry(slot.key, new)  # a memory-mapped record's folder too
 
 
 def value_array(entry: dict[str, Any], batch: torch.Size) -> np.ndarray[Any, Any]:

@@ -519,7 +519,7 @@ def _set_gathered_values(slots: Sequence[_wire.Slot], per_rank: Sequence[list[di
         array: np.ndarray[Any, Any] = np.empty(tuple(batch), dtype=object)
         for rank, entry in enumerate(entries):
             array[rank, ...] = _wire.value_array(entry, batch[1:])
-        slot.parent._tensors[slot.key] = NonTensorStack._from_array(array, slot.node.device)
+        slot.parent._store_entry(slot.key, NonTensorStack._from_array(array, slot.node.device))
 
 
 def _agree(

@@ -28,6 +28,7 @@ __all__ = [
     "FieldTypeError",
     "FileConflictError",
     "FileFormatError",
+    "FolderWriteError",
     "FrozenInstanceError",
     "HeterogeneousEntryError",
     "InvalidKeyError",
@@ -175,6 +176,11 @@ class FileConflictError(TclassError, FileExistsError, RuntimeError):
 
 class FileFormatError(TclassError, ValueError, RuntimeError):
     """A file disagrees with its metadata (size, dtype, shape); nothing was changed."""
+
+
+class FolderWriteError(TclassError, OSError):
+    """A change to a memory-mapped collection could not be written to its folder (not
+    writable, removed...); the collection in memory was left as it was."""
 
 
 class MetadataError(FileFormatError):

@@ -35,6 +35,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "NotAFileError": (IsADirectoryError,),
     "FileConflictError": (FileExistsError, RuntimeError),
     "FileFormatError": (ValueError, RuntimeError),
+    "FolderWriteError": (OSError,),
     "MetadataError": (ValueError, RuntimeError),
     "UnsafePathError": (ValueError,),
     "ClassResolutionError": (RuntimeError, LookupError),

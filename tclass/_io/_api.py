@@ -11,6 +11,7 @@ import torch
 from tclass._base import TensorDictBase
 from tclass._device import DeviceLike, as_device
 from tclass._io._read import load_tree
+from tclass._io._saved_folder import linker
 from tclass._io._write import save_tree
 from tclass._lazy import LazyStackedTensorDict
 from tclass._memmap import MemoryMappedTensor
@@ -37,7 +38,7 @@ def saved_copy(
     _check_threads(num_threads)
     saved = save_tree(
         node, prefix, copy_existing=copy_existing, num_threads=num_threads,
-        existsok=existsok, like=like, allow_pickle=allow_pickle,
+        existsok=existsok, like=like, allow_pickle=allow_pickle, link=linker(allow_pickle),
     )  # fmt: skip
     saved.lock_()
     return saved  # type: ignore[no-any-return]
@@ -60,6 +61,7 @@ def adopt_leaves(target: Any, saved: Any) -> None:
             else:
                 adopt_leaves(current, value)
         target._device = saved.device
+        target._saved_at = saved._saved_at  # later writes reach the new folder
 
 
 def is_memmap(node: Any) -> bool:
@@ -146,7 +148,7 @@ def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
                 raise ShapeError(msg)
             current.copy_(value, non_blocking=non_blocking)
         elif isinstance(value, _NonTensorNode):
-            mine._tensors[key] = value
+            mine._store_entry(key, value)  # into out's own folder too, if it has one
         else:
             load_into(current, value, non_blocking, where)
 

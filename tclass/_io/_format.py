@@ -20,6 +20,7 @@ __all__ = [
     "NODE_FIELDS",
     "PEER_FIELDS",
     "TCLASS_FIELD",
+    "TEMP_PREFIX",
     "TENSORCLASS_DIR",
     "class_id",
     "dtype_name",
@@ -42,6 +43,8 @@ MAX_FILE_BYTES = 256 << 20
 # own object; parsing stays far inside Python's default recursion limit.
 MAX_JSON_DEPTH = 256
 TENSORCLASS_DIR = "_tensordict"
+# A file being written beside the one it will replace (by rename), in a saved folder.
+TEMP_PREFIX = ".tclass-tmp-"
 # tclass's own facts about a node (escaped keys, lazy-stack member count). The peer skips
 # a dict entry with neither "type" nor "dtype", so it ignores this one. A key may have the
 # same name: its entry, like every key entry either library writes, has "type" (a

@@ -46,7 +46,9 @@ class PersistenceOps:
                 will need ``allow_pickle=True`` too); otherwise they are an error.
 
         Returns:
-            ``self``, now locked, its device ``cpu``.
+            ``self``, now locked, its device ``cpu``. Later writes reach the folder:
+            tensor data in place, Python values, fields filled for the first time (see
+            "What reaches the folder" in the README).
         """
         from tclass._io._api import adopt_leaves, saved_copy
 
@@ -114,7 +116,9 @@ class PersistenceOps:
 
         Leaves are MemoryMappedTensors on the files: nothing is read until used, in-place
         writes reach the files (when the files are writable), ``x[idx]`` reads only those
-        rows. A nested sub-folder loads on its own.
+        rows. Python values written into the result and entries added to it are written
+        to the folder too (replacing or removing a saved tensor changes memory only). A
+        nested sub-folder loads on its own.
 
         Args:
             prefix: the folder.

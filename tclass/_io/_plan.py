@@ -69,15 +69,23 @@ class _Options:
     like: bool
     allow_pickle: bool
     anonymous: bool  # no folder: leaves only, no meta.json or value files
+    link: Callable[[str], Any] | None = None  # what the saved TensorDicts hold (_saved_at)
 
 
 def plan_tree(
-    node: Any, root: str, *, copy_existing: bool, like: bool, allow_pickle: bool, anonymous: bool = False
+    node: Any,
+    root: str,
+    *,
+    copy_existing: bool,
+    like: bool,
+    allow_pickle: bool,
+    anonymous: bool = False,
+    link: Callable[[str], Any] | None = None,
 ) -> tuple[Plan, Rebuild]:
     """The plan that saves ``node`` into ``root`` and a function building the saved copy
-    from the written leaves (in plan order)."""
+    from the written leaves (in plan order); its TensorDict nodes hold ``link(folder)``."""
     plan = Plan()
-    options = _Options(root, copy_existing, like, allow_pickle, anonymous)
+    options = _Options(root, copy_existing, like, allow_pickle, anonymous, link)
     return plan, _plan_node(node, "", plan, options)
 
 
@@ -119,10 +127,13 @@ def _plan_td(td: TensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild
         meta[TCLASS_FIELD] = {"escaped_keys": True}
     _add_meta(plan, rel, meta, options)
     batch_size = td.batch_size
+    saved_at = None if options.link is None else options.link(_join(options.root, rel) if rel else options.root)
 
     def rebuild(written: list[torch.Tensor]) -> TensorDict:
         entries = {key: written[part] if isinstance(part, int) else part(written) for key, part in parts}
-        return TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
+        saved = TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
+        saved._saved_at = saved_at
+        return saved
 
     return rebuild
 

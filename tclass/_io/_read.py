@@ -36,6 +36,7 @@ from tclass._io._annotations import check_values, field_classes, missing_fields,
 from tclass._io._classes import resolve_class, saved_class_name
 from tclass._io._format import DTYPES, FORMAT_VERSION, MAX_FILE_BYTES, MAX_JSON_DEPTH, META, NODE_FIELDS
 from tclass._io._format import TCLASS_FIELD, TENSORCLASS_DIR, file_name, is_marker, unescape_key
+from tclass._io._saved_folder import SavedFolder, relink
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass._lazy import LazyStackedTensorDict
 from tclass._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
@@ -471,7 +472,20 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
             entries[key] = _load_child(folder, stored, key, batch, options, record_cls)
         else:
             entries[key] = _load_leaf(folder, stored, key, entry, batch, options)
-    return TensorDict._new_unchecked(entries, batch, device)
+    td = TensorDict._new_unchecked(entries, batch, device)
+    if _write_through(options, folder):  # Python values and new entries reach the folder
+        td._saved_at = SavedFolder(folder.path, options.allow_pickle)
+    return td
+
+
+def _write_through(options: _Options, folder: Folder) -> bool:
+    """Whether the loaded tree maps its files writably, so changes go to the folder too
+    (not for a read-only load, a copy to another device, shapes only, or a folder this
+    process cannot write, whose files are mapped privately)."""
+    device = options.device
+    if options.mode not in (None, "r+") or options.shapes_only or options.fake:
+        return False
+    return (device is None or device.type == "cpu") and os.access(folder.path, os.W_OK)
 
 
 def _load_child(folder: Folder, stored: str, key: str, batch: torch.Size, options: _Options, record_cls: type | None) -> Any:
@@ -670,10 +684,12 @@ def _load_record(cls: type | None, name: str, folder: Folder, meta: dict[str, An
         return content
     check_values(cls, content, content_dir.path)
     try:
-        return cls.from_tensordict(content)  # type: ignore[attr-defined]
+        record = cls.from_tensordict(content)  # type: ignore[attr-defined]
     except TclassError as error:
         msg = f"{folder.path!r} does not hold a valid {cls.__name__}: {error}"
         raise MetadataError(msg) from error
+    relink(record._tensordict, content, frozenset(extra))  # the record's storage is new
+    return record
 
 
 def _load_content(folder: Folder, options: _Options, cls: type | None) -> TensorDict | LazyStackedTensorDict:

@@ -22,13 +22,13 @@ import fcntl
 import os
 import secrets
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
 
-from tclass._io._format import META
+from tclass._io._format import META, TEMP_PREFIX
 from tclass._io._plan import Leaf, plan_tree
 from tclass._io._values import PICKLE_FILES
 from tclass._memmap import MemoryMappedTensor
@@ -49,13 +49,17 @@ def save_tree(
     existsok: bool = True,
     like: bool = False,
     allow_pickle: bool = False,
+    link: Callable[[str], Any] | None = None,
 ) -> Any:
     """Save ``node`` under ``prefix`` (anonymous shared memory when None) and return a
-    copy of it whose leaves are MemoryMappedTensors on the written files."""
+    copy of it whose leaves are MemoryMappedTensors on the written files (and whose
+    TensorDict nodes hold ``link(their folder)``, when given)."""
     if prefix is None:
         return _to_shared_memory(node, like)
     root = _final_root(prefix)
-    plan, rebuild = plan_tree(node, root, copy_existing=copy_existing, like=like, allow_pickle=allow_pickle)
+    plan, rebuild = plan_tree(
+        node, root, copy_existing=copy_existing, like=like, allow_pickle=allow_pickle, link=link
+    )
     os.makedirs(os.path.dirname(root), exist_ok=True)  # as the peer does for a new path
     old_tree = os.path.isdir(root)
     if old_tree:
@@ -120,7 +124,7 @@ def _check_replaceable(root: str) -> None:
         raise FileConflictError(msg)
     for dirpath, dirnames, filenames in os.walk(root):
         for name in filenames:
-            if name not in _FORMAT_FILES and not name.endswith(".memmap"):
+            if name not in _FORMAT_FILES and not name.endswith(".memmap") and not name.startswith(TEMP_PREFIX):
                 path = os.path.join(dirpath, name)
                 msg = (
                     f"cannot save into {root!r}: {path!r} is not part of a saved tree, and "

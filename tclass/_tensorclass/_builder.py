@@ -292,9 +292,9 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
     def setter(self: Any, value: Any) -> None:
         td = self._tensordict
-        if td._locked or info.frozen:
-            _refuse_assignment(cls, info, name)
-        if value.__class__ is _Tensor and entries_only and rule.tensor:  # type: ignore[union-attr]
+        if (td._locked and not td._can_fill(name)) or info.frozen:
+            _refuse_assignment(cls, info, name, td)
+        if value.__class__ is _Tensor and entries_only and rule.tensor and td._saved_at is None:  # type: ignore[union-attr]
             # The common case inline: a plain tensor for a tensor field.
             batch = td._batch_size
             if td._device is not None and value.device != td._device:
@@ -323,14 +323,26 @@ def _rule_if_known(info: ClassInfo, name: str) -> FieldRule | None:
         return None
 
 
-def _refuse_assignment(cls: type, info: ClassInfo, name: str) -> None:
+def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
     if info.frozen:
         msg = f"cannot assign to field {name!r}: {cls.__name__} is frozen (use replace())"
         raise FrozenInstanceError(msg)
+    saved = td._saved_at
+    if saved is not None and not isinstance(td._tensors.get(name), _NODES):
+        # Replacing a saved tensor or record is a change in memory only: say so.
+        msg = (
+            f"cannot assign to field {name!r}: this {cls.__name__} is locked. It is saved in "
+            f"{saved.folder!r}: write in place (record.{name}[:] = ...) to change the saved "
+            "data. Replacing the field after record.unlock_() changes memory only (the folder "
+            "keeps its data; save again with memmap_())"
+        )
+        raise LockedError(msg)
     msg = (
         f"cannot assign to field {name!r}: this {cls.__name__} is locked. Unlock it first "
         f"(with record.unlock_(): ...), or write in place (record.{name}[:] = ...)"
     )
+    if saved is not None:
+        msg += "; a Python value assigned after unlocking is saved in its folder too"
     raise LockedError(msg)
 
 
@@ -374,10 +386,10 @@ def init_record(
 
 def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, value: Any) -> None:
     stored = info.rules[name].store(value, td._batch_size, td._device)
-    if stored is None:
-        td._tensors.pop(name, None)
-    else:
-        td._tensors[name] = stored
+    if stored is not None:
+        td._store_entry(name, stored)  # a record saved in a folder writes it there too
+    elif name in td._tensors:
+        td._remove_entry(name)
 
 
 def store_field(

@@ -1,0 +1,295 @@
+"""Keeping a saved folder in step with the collection over it.
+
+A ``TensorDict`` node that was saved (``memmap``, ``memmap_``, ``memmap_like``) or loaded
+write-through (``load_memmap``) holds a :class:`SavedFolder` in its ``_saved_at`` slot.
+Its tensors are memory-mapped, so data written into them reaches the files by itself;
+the engine calls this object where the rest of the node changes, *before* memory
+changes, so that a failure leaves both as they were:
+
+* a Python value (``NonTensorData`` / ``NonTensorStack``) set, replaced, written by row or
+  removed: the value node's ``meta.json`` is replaced (written beside it, then renamed
+  over it; a node whose kind changes is rewritten whole). Writing what the node already
+  holds writes nothing.
+* a new entry (a field that was ``None`` when the folder was written, a new key): its
+  files are written first (sparse zeros for an entry allocated by an indexed write,
+  a copy otherwise), the parent's ``meta.json`` last, by rename, so a process killed in
+  between leaves the folder as it was plus unlisted files.
+* replacing or removing a tensor or nested collection that the folder holds changes
+  memory only (as in tensordict): the folder keeps its data until saved again.
+
+Every file is replaced by rename, so a reader never sees a torn ``meta.json``. Two
+processes writing to one folder: each ``meta.json`` holds the last writer's version
+(adding entries takes a lock on the folder, so concurrent additions all stay listed).
+These small files are not fsynced, to keep a value write cheap: like data files (see
+``_write``), they are safe against the writer dying, not against power loss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from tclass._base import Value
+from tclass._collection import TensorCollection
+from tclass._io._format import META, TCLASS_FIELD, TEMP_PREFIX, escape_key, file_name
+from tclass._io._plan import plan_tree
+from tclass._io._values import PICKLE_FILES
+from tclass._io._write import save_tree
+from tclass._lazy import LazyStackedTensorDict
+from tclass._memmap import MemoryMappedTensor
+from tclass._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
+from tclass._td import TensorDict
+from tclass.errors import FolderWriteError, MetadataError, NotSerializableError, UnsupportedError
+
+__all__ = ["SavedFolder", "linker", "relink"]
+
+_VALUE_FILES = (*PICKLE_FILES, "json_types.json")
+_MISSING: Any = object()
+
+
+def linker(allow_pickle: bool, legacy: frozenset[str] = frozenset()) -> Callable[[str], SavedFolder]:
+    """What installs a :class:`SavedFolder` on each TensorDict node written or loaded."""
+    return lambda folder: SavedFolder(folder, allow_pickle, legacy)
+
+
+def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
+    """Give the storage of a record built over a loaded TensorDict (``new``) the folder
+    of that TensorDict (``old``): member by member for a lazy stack, and below, for the
+    entries the record converted (a TensorDict under a tensorclass field)."""
+    new, old = getattr(new, "_tensordict", new), getattr(old, "_tensordict", old)
+    if isinstance(new, LazyStackedTensorDict) and isinstance(old, LazyStackedTensorDict):
+        for mine, theirs in zip(new._members, old._members):
+            relink(mine, theirs, legacy)
+    elif isinstance(new, TensorDict) and isinstance(old, TensorDict) and old._saved_at is not None:
+        saved = old._saved_at
+        if legacy and isinstance(saved, SavedFolder):
+            saved = SavedFolder(saved.folder, saved.allow_pickle, legacy)
+        new._saved_at = saved
+        for key, value in new._tensors.items():
+            previous = old._tensors.get(key)
+            if value is not previous and isinstance(value, TensorCollection):
+                relink(value, previous)
+
+
+class SavedFolder:
+    """The folder of one TensorDict node (see the module docstring)."""
+
+    __slots__ = ("folder", "allow_pickle", "legacy")
+
+    def __init__(self, folder: str, allow_pickle: bool, legacy: frozenset[str] = frozenset()) -> None:
+        self.folder = folder
+        self.allow_pickle = allow_pickle  # the save's or load's: values may be pickled
+        self.legacy = legacy  # fields an older writer kept in the record's own meta.json
+
+    def __repr__(self) -> str:
+        return f"SavedFolder({self.folder!r})"
+
+    # --- what the engine calls -------------------------------------------------------------
+
+    def entry_set(self, td: TensorDict, key: str, value: Value, blank: bool) -> Value:
+        current = td._tensors.get(key, _MISSING)
+        unchanged = current is value
+        if unchanged:
+            return value
+        was_value = isinstance(current, _NonTensorNode)
+        if not isinstance(value, _NonTensorNode) and current is not _MISSING and not was_value:
+            return value  # a saved tensor or collection replaced: memory only
+        self._check_legacy(key)
+        try:
+            if was_value and isinstance(value, _NonTensorNode):
+                if not _same_values(current, value):
+                    self._rewrite_values(key, current, value)
+                return value
+            return self._add_entry(td, key, value, current, blank)
+        except OSError as error:
+            msg = (
+                f"cannot write {key!r} into {self.folder!r}, where this collection is saved "
+                f"({error}); nothing was changed. Load it read-only or work on a copy "
+                "(.clone()) to change it in memory only"
+            )
+            raise FolderWriteError(msg) from error
+
+    def entry_removed(self, td: TensorDict, key: str) -> None:
+        if not isinstance(td._tensors.get(key), _NonTensorNode):
+            return  # a saved tensor or collection removed: memory only
+        self._check_legacy(key)
+        stored = escape_key(key)
+        try:
+            with _locked(self.folder):
+                meta = _read_meta(self.folder)
+                if meta.pop(stored, None) is not None:
+                    _replace_file(self.folder, META, _dump(meta))
+            shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
+        except OSError as error:
+            msg = f"cannot remove {key!r} from {self.folder!r}, where this collection is saved ({error}); nothing was changed"
+            raise FolderWriteError(msg) from error
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def _rewrite_values(self, key: str, current: _NonTensorNode, value: _NonTensorNode) -> None:
+        """Replace the files of a value node in place (its ``meta.json`` last)."""
+        stored = escape_key(key)
+        folder = os.path.join(self.folder, self._dir_name(stored))
+        try:
+            plan, _ = plan_tree(value, folder, copy_existing=False, like=False, allow_pickle=self.allow_pickle)
+        except NotSerializableError as error:
+            raise NotSerializableError(f"writing {key!r} into {self.folder!r}: {error}") from None
+        if type(current) is not type(value):
+            # The parent's entry names the kind. Readers go by the node's own meta.json,
+            # so this goes first: if the node's write then fails, nothing read changed.
+            with _locked(self.folder):
+                meta = _read_meta(self.folder)
+                if isinstance(meta.get(stored), dict):
+                    meta[stored] = {"type": type(value).__name__}
+                    _replace_file(self.folder, META, _dump(meta))
+        files = sorted(plan.files, key=lambda item: item[0] == META)  # meta.json last
+        for name, data in files:
+            _replace_file(folder, name, data)
+        written = {name for name, _ in files}
+        for name in _VALUE_FILES:  # left by the previous kind: never read once meta.json changed
+            if name not in written:
+                _remove_file(os.path.join(folder, name))
+
+    def _add_entry(self, td: TensorDict, key: str, value: Value, current: Any, blank: bool) -> Value:
+        """Write a new entry's files, then list it in the parent's ``meta.json``; the files
+        of an entry it replaces (a Python value's folder, a leaf) are removed after."""
+        stub = TensorDict._new_unchecked({key: value}, td.batch_size, None)
+        try:
+            plan, _ = plan_tree(stub, self.folder, copy_existing=True, like=blank, allow_pickle=self.allow_pickle)
+        except NotSerializableError as error:
+            raise NotSerializableError(f"writing {key!r} into {self.folder!r}: {error}") from None
+        listing = json.loads(next(data for name, data in plan.files if name == META))
+        marker = listing.pop(TCLASS_FIELD, None)
+        stored, entry = next((name, item) for name, item in listing.items() if isinstance(item, dict))
+        if isinstance(value, torch.Tensor):
+            stored_value: Value = self._write_leaf(plan.leaves[0].path, value, blank)
+        else:
+            target = os.path.join(self.folder, plan.dirs[1])
+            stored_value = save_tree(
+                value, target, copy_existing=True, like=blank, allow_pickle=self.allow_pickle,
+                link=linker(self.allow_pickle),
+            )  # fmt: skip
+            if td._locked:
+                stored_value.lock_()  # type: ignore[union-attr]
+        with _locked(self.folder):
+            meta = _read_meta(self.folder)
+            meta[stored] = entry
+            if isinstance(marker, dict):
+                existing = meta.get(TCLASS_FIELD)
+                meta[TCLASS_FIELD] = {**(existing if isinstance(existing, dict) else {}), **marker}
+            _replace_file(self.folder, META, _dump(meta))
+        if current is not _MISSING:  # what the replaced entry left behind
+            if isinstance(value, torch.Tensor):
+                shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
+            else:
+                _remove_file(os.path.join(self.folder, file_name(stored) + ".memmap"))
+        return stored_value
+
+    def _write_leaf(self, rel: str, tensor: torch.Tensor, blank: bool) -> torch.Tensor:
+        if tensor.numel() == 0:  # the format writes no file for an empty leaf
+            return MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype)
+        final = os.path.join(self.folder, rel)
+        temp = os.path.join(self.folder, f"{TEMP_PREFIX}{secrets.token_hex(4)}-{rel}")
+        try:
+            if blank:
+                mapped = MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype, filename=temp)
+            else:
+                mapped = MemoryMappedTensor.from_tensor(tensor, filename=temp, copy_existing=True)
+            os.replace(temp, final)
+        except BaseException:
+            _remove_file(temp)
+            raise
+        mapped._filename = final  # same inode: the mapping stays valid
+        return mapped
+
+    def _dir_name(self, stored: str) -> str:
+        """The folder of the entry ``stored``: its encoded name, or the raw name older
+        writers used (as the reader accepts it)."""
+        name = file_name(stored)
+        if not os.path.lexists(os.path.join(self.folder, name)) and "/" not in stored:
+            if stored not in ("", ".", "..") and os.path.isdir(os.path.join(self.folder, stored)):
+                return stored
+        return name
+
+    def _check_legacy(self, key: str) -> None:
+        if key in self.legacy:
+            msg = (
+                f"cannot write {key!r}: {os.path.dirname(self.folder)!r} keeps this field in "
+                "the record's own meta.json (an older writer's layout), which a write here "
+                "would not replace. Save the record again first (record.memmap_(path))"
+            )
+            raise UnsupportedError(msg)
+
+
+def _same_values(a: _NonTensorNode, b: _NonTensorNode) -> bool:
+    if type(a) is not type(b) or a.batch_size != b.batch_size:
+        return False
+    if isinstance(a, NonTensorData) and isinstance(b, NonTensorData):
+        return same_value(a.data, b.data)
+    assert isinstance(a, NonTensorStack) and isinstance(b, NonTensorStack)
+    return all(same_value(x, y) for x, y in zip(a._array.reshape(-1), b._array.reshape(-1)))
+
+
+# --- files ---------------------------------------------------------------------------------
+
+
+def _replace_file(folder: str, name: str, data: bytes) -> None:
+    """Put ``data`` in ``folder/name`` atomically: written beside it, renamed over it."""
+    temp = os.path.join(folder, f"{TEMP_PREFIX}{secrets.token_hex(4)}-{name}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temp, os.path.join(folder, name))
+    except BaseException:
+        _remove_file(temp)
+        raise
+
+
+def _remove_file(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _read_meta(folder: str) -> dict[str, Any]:
+    path = os.path.join(folder, META)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as stream:
+        raw = stream.read()
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict):
+        raise MetadataError(f"{path!r} is not a JSON object; the folder was damaged since it was loaded")
+    return meta
+
+
+def _dump(meta: dict[str, Any]) -> bytes:
+    return json.dumps(meta, separators=(", ", ": ")).encode()
+
+
+@contextlib.contextmanager
+def _locked(folder: str) -> Iterator[None]:
+    """An exclusive lock on a folder, held while its ``meta.json`` is read and replaced,
+    so that entries added by two processes at once are both kept."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

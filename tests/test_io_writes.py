@@ -1,0 +1,440 @@
+"""Writes into memory-mapped collections reach their folders (issue 15, items 2 and 3).
+
+A collection saved with ``memmap``/``memmap_``/``memmap_like`` or loaded write-through
+keeps its folder in step: Python values written by row, assigned, updated or removed
+rewrite their node's ``meta.json``; an entry the folder lacks (a field that was ``None``
+when the buffer was allocated) is allocated there on its first write. Each check reloads
+the folder to compare memory with disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+import torch
+
+import tclass
+from tclass import LazyStackedTensorDict, MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
+from tclass._io._read import load_tree
+from tclass.errors import FolderWriteError, LockedError, NotSerializableError, UnsupportedError
+
+
+@tclass.tensorclass
+class Info:
+    x: torch.Tensor
+    tag: Optional[str] = None
+
+
+@tclass.tensorclass
+class Row:
+    r: torch.Tensor
+    env_id: str
+    info: Optional[Info] = None
+    extra: Optional[torch.Tensor] = None
+
+
+def _buffer(path: Path, rows: int = 10, how: str = "memmap_like") -> Row:
+    """A buffer of ``rows`` rows allocated from one expanded row (info and extra absent)."""
+    row = Row(r=torch.zeros(()), env_id="a", batch_size=[]).expand(rows)
+    if how == "memmap_":
+        row = row.clone()
+        return row.memmap_(path)
+    return getattr(row, how)(path)  # type: ignore[no-any-return]
+
+
+def _rows(env_id: str, n: int = 2, info: Info | None = None) -> Row:
+    return Row(r=torch.ones(n), env_id=env_id, info=info, batch_size=[n])
+
+
+def _meta(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_ino, stat.st_mtime_ns
+
+
+# --- item 2: Python values reach the folder --------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["memmap_like", "memmap", "memmap_"])
+def test_value_written_by_row_reaches_the_folder(tmp_path: Path, how: str) -> None:
+    buf = _buffer(tmp_path / "buf", how=how)
+    buf[0:2] = _rows("b")
+    expected = ["b", "b"] + ["a"] * 8
+    assert buf.env_id == expected
+    loaded = Row.load_memmap(tmp_path / "buf")
+    assert loaded.env_id == expected and loaded.r.tolist() == [1.0, 1.0] + [0.0] * 8
+    # The node became a per-row stack in the folder, as the peer writes one.
+    node = _meta(tmp_path / "buf" / "_tensordict" / "env_id" / "meta.json")
+    assert node["_class"] == "tensordict:NonTensorStack" and node["data"] == expected
+    assert _meta(tmp_path / "buf" / "_tensordict" / "meta.json")["env_id"] == {"type": "NonTensorStack"}
+    buf.memmap_(tmp_path / "buf")  # saving again keeps what memory holds
+    assert Row.load_memmap(tmp_path / "buf").env_id == expected
+
+
+def test_writing_the_same_value_again_rewrites_nothing(tmp_path: Path) -> None:
+    buf = _buffer(tmp_path / "buf")
+    node = tmp_path / "buf" / "_tensordict" / "env_id" / "meta.json"
+    before = _stamp(node)
+    buf[0:2] = _rows("b")
+    changed = _stamp(node)
+    assert changed != before  # replaced by a new file (renamed over the old one)
+    buf[0:2] = _rows("b")
+    buf[1] = Row(r=torch.ones(()), env_id="b", batch_size=[])
+    buf[5:9] = _rows("a", 4)
+    assert _stamp(node) == changed
+    loaded = Row.load_memmap(tmp_path / "buf")
+    loaded.env_id = NonTensorStack.from_list(["b", "b"] + ["a"] * 8)  # type: ignore[assignment]
+    assert _stamp(node) == changed  # assigned whole, the same values: still nothing
+    loaded.env_id = "c"
+    assert _stamp(node) != changed and Row.load_memmap(tmp_path / "buf").env_id == "c"
+    assert [name for name in os.listdir(node.parent) if name.startswith(".")] == []
+
+
+def test_tensordict_values_by_row_and_whole_replacement(tmp_path: Path) -> None:
+    td = TensorDict({"s": NonTensorData("x", batch_size=[3]), "a": torch.zeros(3)}, [3])
+    td.memmap_(tmp_path / "td")
+    td[0:2] = TensorDict({"s": NonTensorData("y", batch_size=[2]), "a": torch.ones(2)}, [2])
+    td[2] = {"s": "w"}
+    assert TensorDict.load_memmap(tmp_path / "td")["s"].tolist() == ["y", "y", "w"]
+    loaded = TensorDict.load_memmap(tmp_path / "td")
+    loaded["s"] = NonTensorData("z", batch_size=[3])
+    assert TensorDict.load_memmap(tmp_path / "td")["s"].data == "z"
+    loaded.set("s", NonTensorStack.from_list(["p", "q", "r"]))
+    assert TensorDict.load_memmap(tmp_path / "td")["s"].tolist() == ["p", "q", "r"]
+    loaded.update({"s": NonTensorData("u", batch_size=[3])})
+    assert TensorDict.load_memmap(tmp_path / "td")["s"].data == "u"
+    assert not (tmp_path / "td" / "s" / "other.pickle").exists()
+
+
+def test_set_and_update_on_a_loaded_record(tmp_path: Path) -> None:
+    _buffer(tmp_path / "buf")
+    loaded = Row.load_memmap(tmp_path / "buf")
+    loaded.env_id = "q"
+    assert Row.load_memmap(tmp_path / "buf").env_id == "q"
+    loaded.set("env_id", "s")
+    assert Row.load_memmap(tmp_path / "buf").env_id == "s"
+    loaded.update({"env_id": "t"})
+    assert Row.load_memmap(tmp_path / "buf").env_id == "t"
+    with loaded.lock_(), pytest.raises(LockedError, match="saved in its folder too"):
+        loaded.env_id = "u"
+
+
+def test_nested_values_reach_their_folders(tmp_path: Path) -> None:
+    row = Row(r=torch.zeros(()), env_id="a", info=Info(x=torch.zeros(2), tag="t0"), batch_size=[])
+    buf = row.expand(6).memmap_like(tmp_path / "buf")
+    buf[1:3] = _rows("b", info=Info(x=torch.ones(2, 2), tag="t1", batch_size=[2]))
+    loaded = Row.load_memmap(tmp_path / "buf")
+    assert loaded.info.tag == ["t0", "t1", "t1", "t0", "t0", "t0"]
+    assert loaded.info.x[1:3].eq(1).all() and loaded.info.x[0].eq(0).all()
+    loaded.info.tag = "t2"
+    assert Row.load_memmap(tmp_path / "buf").info.tag == "t2"
+    td = TensorDict({"next": {"s": NonTensorData("n", batch_size=[2])}}, [2]).memmap(tmp_path / "td")
+    td.unlock_().set(("next", "s"), NonTensorData("m", batch_size=[2]))
+    assert TensorDict.load_memmap(tmp_path / "td")["next", "s"].data == "m"
+
+
+def test_a_tensordict_converted_to_a_record_field_keeps_its_folder(tmp_path: Path) -> None:
+    # A folder whose field was saved as a plain TensorDict (as the peer saves one) loads
+    # as the field's class: the converted record still writes into that folder.
+    content = TensorDict({"r": torch.zeros(3), "env_id": NonTensorData("a", batch_size=[3])}, [3])
+    content["info"] = TensorDict({"x": torch.zeros(3), "tag": NonTensorData("t", batch_size=[3])}, [3])
+    content.memmap(tmp_path / "p" / "_tensordict")
+    (tmp_path / "p" / "meta.json").write_text(json.dumps({"_type": f"<class '{__name__}.Row'>"}))
+    loaded = Row.load_memmap(tmp_path / "p")
+    assert type(loaded.info) is Info
+    loaded.info.tag = "u"
+    assert Row.load_memmap(tmp_path / "p").info.tag == "u"
+
+
+def test_lazy_stack_members_keep_their_values(tmp_path: Path) -> None:
+    members = [TensorDict({"x": torch.zeros(3, i + 1), "s": NonTensorData(f"m{i}", batch_size=[3])}, [3]) for i in range(2)]
+    lazy = tclass.lazy_stack(members).memmap(tmp_path / "lz")
+    lazy[1, 0:2] = {"s": NonTensorData("c", batch_size=[2])}
+    loaded = tclass.load_memmap(tmp_path / "lz")
+    assert isinstance(loaded, LazyStackedTensorDict)
+    assert loaded.tensordicts[1]["s"].tolist() == ["c", "c", "m1"] and loaded.tensordicts[0]["s"].data == "m0"
+    loaded.tensordicts[0]["s"] = NonTensorData("z", batch_size=[3])
+    assert tclass.load_memmap(tmp_path / "lz").tensordicts[0]["s"].data == "z"
+    records = tclass.lazy_stack([Row(r=torch.zeros(2), env_id=name, batch_size=[2]) for name in "pq"])
+    records.memmap(tmp_path / "rs")
+    stacked = Row.load_memmap(tmp_path / "rs")
+    assert isinstance(stacked._tensordict, LazyStackedTensorDict)
+    stacked.env_id = "w"
+    stacked[1] = Row(r=torch.ones(2), env_id="v", batch_size=[2])
+    again = Row.load_memmap(tmp_path / "rs")
+    assert again.env_id == [["w", "w"], ["v", "v"]] and again.r[1].eq(1).all()
+
+
+def test_value_set_to_none_is_removed_from_the_folder(tmp_path: Path) -> None:
+    row = Row(r=torch.zeros(()), env_id="a", info=Info(x=torch.zeros(()), tag="t"), batch_size=[])
+    row.expand(4).memmap(tmp_path / "buf")
+    loaded = Row.load_memmap(tmp_path / "buf")
+    loaded.info.tag = None
+    again = Row.load_memmap(tmp_path / "buf")
+    assert again.info.tag is None
+    content = tmp_path / "buf" / "_tensordict" / "info" / "_tensordict"
+    assert "tag" not in _meta(content / "meta.json") and not (content / "tag").exists()
+
+
+def test_pickled_values_follow_with_allow_pickle(tmp_path: Path) -> None:
+    td = TensorDict({"s": NonTensorData({1, 2}, batch_size=[2])}, [2])
+    saved = td.memmap(tmp_path / "td", allow_pickle=True)
+    saved[0] = {"s": NonTensorData({3})}
+    loaded = TensorDict.load_memmap(tmp_path / "td", allow_pickle=True)
+    assert loaded["s"].tolist() == [{3}, {1, 2}]
+    loaded.unlock_()["s"] = NonTensorData("json again", batch_size=[2])
+    assert sorted(os.listdir(tmp_path / "td" / "s")) == ["meta.json"]  # the pickle is gone
+    assert TensorDict.load_memmap(tmp_path / "td")["s"].data == "json again"
+
+
+# --- errors: memory and disk never silently disagree ------------------------------------------
+
+
+def test_value_that_is_not_json_is_refused_and_memory_unchanged(tmp_path: Path) -> None:
+    td = TensorDict({"s": NonTensorData("x", batch_size=[3])}, [3]).memmap_(tmp_path / "td")
+    with pytest.raises(NotSerializableError, match=r"writing 's' into .*allow_pickle=True"):
+        td[0] = {"s": NonTensorData(object())}
+    assert td["s"].data == "x"
+    assert TensorDict.load_memmap(tmp_path / "td")["s"].data == "x"
+
+
+def test_folder_that_is_gone_is_a_clear_error_and_memory_unchanged(tmp_path: Path) -> None:
+    buf = _buffer(tmp_path / "buf", rows=3)
+    shutil.rmtree(tmp_path / "buf")
+    with pytest.raises(FolderWriteError, match=r"cannot write 'env_id' into .*nothing was changed"):
+        buf[0] = Row(r=torch.ones(()), env_id="b", batch_size=[])
+    assert buf.env_id == "a"
+
+
+def test_read_only_and_device_loads_write_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _buffer(tmp_path / "buf", rows=3)
+    node = tmp_path / "buf" / "_tensordict" / "env_id" / "meta.json"
+    before = _stamp(node)
+    with monkeypatch.context() as patch:  # a folder this process may not write
+        patch.setattr(os, "access", lambda path, mode: False)
+        unwritable = Row.load_memmap(tmp_path / "buf")
+    loads = [load_tree(tmp_path / "buf", Row, None, False, mode="r"), Row.load_memmap(tmp_path / "buf", device="meta")]
+    for loaded in (*loads, unwritable):
+        assert loaded._tensordict._saved_at is None
+        loaded.env_id = "changed in memory"
+        assert loaded.env_id == "changed in memory"
+    assert _stamp(node) == before and Row.load_memmap(tmp_path / "buf").env_id == "a"
+    assert TensorDict({"a": torch.zeros(2)}, [2])._saved_at is None
+    assert TensorDict({"a": torch.zeros(2)}, [2]).memmap(tmp_path / "td")[0:1]._saved_at is None
+
+
+def test_legacy_record_fields_refuse_writes(tmp_path: Path) -> None:
+    # Older writers kept a record's Python values in its own meta.json, which a write
+    # into _tensordict/ would not replace: refused with the fix, rather than lost.
+    Row(r=torch.zeros(2), env_id="a", batch_size=[2]).memmap(tmp_path / "old")
+    shutil.rmtree(tmp_path / "old" / "_tensordict" / "env_id")
+    content = _meta(tmp_path / "old" / "_tensordict" / "meta.json")
+    del content["env_id"]
+    (tmp_path / "old" / "_tensordict" / "meta.json").write_text(json.dumps(content))
+    record = _meta(tmp_path / "old" / "meta.json")
+    (tmp_path / "old" / "meta.json").write_text(json.dumps({**record, "env_id": "legacy"}))
+    loaded = Row.load_memmap(tmp_path / "old")
+    assert loaded.env_id == "legacy"
+    with pytest.raises(UnsupportedError, match=r"record.memmap_\(path\)"):
+        loaded.env_id = "new"
+    assert loaded.env_id == "legacy"
+
+
+# --- item 3: a field that was None when the buffer was allocated -------------------------------
+
+
+def test_absent_field_is_allocated_by_an_indexed_write(tmp_path: Path) -> None:
+    rows = 100_000
+    buf = _buffer(tmp_path / "buf", rows=rows)
+    assert buf.is_locked and buf.info is None
+    buf[0:2] = _rows("b", info=Info(x=torch.full((2, 3), 5.0), tag="t", batch_size=[2]))
+    assert buf.info.x.shape == (rows, 3) and isinstance(buf.info.x, MemoryMappedTensor)
+    leaf = tmp_path / "buf" / "_tensordict" / "info" / "_tensordict" / "x.memmap"
+    stat = leaf.stat()
+    assert stat.st_size == rows * 3 * 4 and stat.st_blocks * 512 < 1 << 20  # sparse zeros
+    assert _meta(tmp_path / "buf" / "_tensordict" / "meta.json")["info"] == {"type": "Info"}
+    loaded = Row.load_memmap(tmp_path / "buf")
+    assert loaded.info.x[:3].tolist() == [[5.0] * 3, [5.0] * 3, [0.0] * 3]
+    assert loaded.info.tag[:3] == ["t", "t", None]
+    buf[7] = Row(r=torch.ones(()), env_id="c", info=Info(x=torch.ones(3), batch_size=[]), batch_size=[])
+    assert Row.load_memmap(tmp_path / "buf").info.x[7].eq(1).all()  # now an ordinary write
+
+
+def test_absent_field_is_filled_by_assignment_while_locked(tmp_path: Path) -> None:
+    buf = _buffer(tmp_path / "buf", rows=4)
+    buf.info = Info(x=torch.arange(4.0), batch_size=[4])
+    buf.extra = torch.full((4, 2), 3.0)  # a tensor field: its own file
+    assert buf.is_locked and isinstance(buf.info.x, MemoryMappedTensor) and buf.info.is_locked
+    loaded = Row.load_memmap(tmp_path / "buf")
+    assert loaded.info.x.tolist() == [0.0, 1.0, 2.0, 3.0] and loaded.extra.eq(3).all()
+    with pytest.raises(LockedError, match="changes memory only"):
+        buf.extra = torch.zeros(4, 2)  # present now: the lock protects it
+
+
+def test_new_field_after_unlock_persists(tmp_path: Path) -> None:
+    buf = _buffer(tmp_path / "buf", rows=4)
+    with buf.unlock_():
+        buf.extra = torch.ones(4)
+    assert Row.load_memmap(tmp_path / "buf").extra.tolist() == [1.0] * 4
+    td = TensorDict({"a": torch.zeros(4)}, [4]).memmap(tmp_path / "td")
+    td.unlock_()
+    td["new"] = torch.arange(4)
+    td["sub"] = {"deep": torch.ones(4, 2)}
+    td["label"] = NonTensorData("L", batch_size=[4])
+    loaded = TensorDict.load_memmap(tmp_path / "td")
+    assert loaded["new"].tolist() == [0, 1, 2, 3] and loaded["sub", "deep"].eq(1).all()
+    assert loaded["label"].data == "L"
+    assert td.is_memmap() and td["sub"]._saved_at is not None  # the new entries are mapped
+
+
+def test_replacing_a_saved_tensor_is_memory_only_and_the_error_says_so(tmp_path: Path) -> None:
+    buf = _buffer(tmp_path / "buf", rows=3)
+    with pytest.raises(LockedError, match=r"write in place \(record.r\[:\] = \.\.\.\).*memory only"):
+        buf.r = torch.ones(3)
+    buf.r[:] = 2.0  # the supported way: reaches the file
+    assert Row.load_memmap(tmp_path / "buf").r.tolist() == [2.0] * 3
+    td = TensorDict({"a": torch.zeros(3)}, [3]).memmap(tmp_path / "td")
+    with pytest.raises(LockedError, match=r"saved in .*set_\(\) or td\[index\] = value.*memory only"):
+        td["a"] = torch.ones(3)
+
+
+def test_entries_added_by_two_writers_are_both_kept(tmp_path: Path) -> None:
+    TensorDict({"a": torch.zeros(2)}, [2]).memmap(tmp_path / "td")
+    first, second = TensorDict.load_memmap(tmp_path / "td"), TensorDict.load_memmap(tmp_path / "td")
+    first["x"] = torch.ones(2)
+    second["y"] = NonTensorData("y", batch_size=[2])  # second's memory never saw "x"
+    assert sorted(TensorDict.load_memmap(tmp_path / "td").keys()) == ["a", "x", "y"]
+
+
+def test_interrupted_writes_leave_the_folder_and_memory_as_they_were(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new entry's files come first, the parent's meta.json last; a value's meta.json is
+    # replaced by one rename. A writer stopped before a rename leaves a folder that loads
+    # as before (new files unlisted), and the collection in memory unchanged.
+    buf = _buffer(tmp_path / "buf", rows=4)
+    buf[0:2] = _rows("b")
+    content = tmp_path / "buf" / "_tensordict"
+    blocked: list[str] = []
+    real_replace = os.replace
+
+    def replace(source: Any, target: Any) -> None:
+        if os.fspath(target) in blocked:
+            raise OSError(28, "No space left on device")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    blocked[:] = [str(content / "meta.json")]
+    with pytest.raises(FolderWriteError, match="cannot write 'info'"):
+        buf[0:2] = _rows("b", info=Info(x=torch.ones(2), batch_size=[2]))
+    blocked[:] = [str(content / "env_id" / "meta.json")]
+    with pytest.raises(FolderWriteError, match="cannot write 'env_id'"), buf.unlock_():
+        buf.env_id = NonTensorStack.from_list(list("wxyz"))  # type: ignore[assignment]
+    with pytest.raises(FolderWriteError):
+        buf[3] = Row(r=torch.ones(()), env_id="c", batch_size=[])
+    monkeypatch.undo()
+    assert buf.info is None and buf.env_id == ["b", "b", "a", "a"]
+    loaded = Row.load_memmap(tmp_path / "buf")
+    assert loaded.info is None and loaded.env_id == ["b", "b", "a", "a"]
+    assert [name for name in os.listdir(content) if name.startswith(".")] == []
+
+
+def test_readers_never_see_a_torn_value_file(tmp_path: Path) -> None:
+    buf = _buffer(tmp_path / "buf", rows=2000)
+    values = {"a"} | {f"v{i}" for i in range(40)}
+    failures: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            for _ in range(40):
+                assert set(Row.load_memmap(tmp_path / "buf").env_id) <= values
+        except BaseException as error:  # reported by the main thread
+            failures.append(error)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for i in range(40):
+        buf[i * 50 : i * 50 + 50] = _rows(f"v{i}", 50)
+    reader.join()
+    assert not failures, failures[0]
+    assert Row.load_memmap(tmp_path / "buf").env_id[::50] == [f"v{i}" for i in range(40)]
+
+
+def test_resaving_accepts_a_write_a_killed_process_left(tmp_path: Path) -> None:
+    buf = _buffer(tmp_path / "buf", rows=3)
+    (tmp_path / "buf" / "_tensordict" / ".tclass-tmp-0123abcd-meta.json").write_text("{")
+    buf[0] = Row(r=torch.ones(()), env_id="b", batch_size=[])
+    buf.memmap_(tmp_path / "buf")
+    assert Row.load_memmap(tmp_path / "buf").env_id == ["b", "a", "a"]
+
+
+def test_the_peer_reads_a_folder_after_writes(tmp_path: Path) -> None:
+    tensordict = pytest.importorskip("tensordict")
+    td = TensorDict({"s": NonTensorData("x", batch_size=[3]), "a": torch.zeros(3)}, [3]).memmap(tmp_path / "td")
+    td[1] = {"s": NonTensorData("y"), "a": torch.tensor(1.0)}
+    td.unlock_()["b"] = torch.arange(3)
+    theirs = tensordict.TensorDict.load_memmap(tmp_path / "td")
+    assert theirs["s"] == ["x", "y", "x"] and theirs["b"].tolist() == [0, 1, 2]
+
+
+# --- a fresh process reads what was written -----------------------------------------------------
+
+_CLASSES = """
+from typing import Optional
+import torch
+import tclass
+
+@tclass.tensorclass
+class Info:
+    x: torch.Tensor
+    tag: Optional[str] = None
+
+@tclass.tensorclass
+class Row:
+    r: torch.Tensor
+    env_id: str
+    info: Optional[Info] = None
+"""
+
+_WRITE = """
+import sys, torch
+from rowpkg import Info, Row
+buf = Row(r=torch.zeros(()), env_id="a", batch_size=[]).expand(5).memmap_like(sys.argv[1])
+buf[0:2] = Row(r=torch.ones(2), env_id="b", info=Info(x=torch.ones(2), tag="t", batch_size=[2]), batch_size=[2])
+loaded = Row.load_memmap(sys.argv[1])
+loaded.info.tag = "u"
+"""
+
+_READ = """
+import json, sys
+from rowpkg import Row
+row = Row.load_memmap(sys.argv[1])
+print(json.dumps({"env_id": row.env_id, "r": row.r.tolist(), "x": row.info.x.tolist(), "tag": row.info.tag}))
+"""
+
+
+def test_a_fresh_process_reads_the_writes(tmp_path: Path) -> None:
+    package = tmp_path / "src" / "rowpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent(_CLASSES))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), os.environ.get("PYTHONPATH", "")])}
+    folder = str(tmp_path / "buf")
+    for script in (_WRITE, _READ):
+        done = subprocess.run([sys.executable, "-c", script, folder], env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "env_id": ["b", "b", "a", "a", "a"],
+        "r": [1.0, 1.0, 0.0, 0.0, 0.0],
+        "x": [1.0, 1.0, 0.0, 0.0, 0.0],
+        "tag": "u",
+    }
