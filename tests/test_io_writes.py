@@ -438,3 +438,34 @@ def test_a_fresh_process_reads_the_writes(tmp_path: Path) -> None:
         "x": [1.0, 1.0, 0.0, 0.0, 0.0],
         "tag": "u",
     }
+
+
+def test_keys_named_like_node_fields_follow_the_folder_s_naming(tmp_path: Path) -> None:
+    # A node whose keys are stored as they are becomes escaped when a key named like a
+    # node field is added; later writes find the escaped name.
+    path = tmp_path / "td"
+    TensorDict({"a": torch.zeros(3)}, [3]).memmap_(path)
+    loaded = TensorDict.load_memmap(path)
+    loaded["shape"] = NonTensorData("v", [3])
+    assert "%shape" in _meta(path / "meta.json")
+    again = TensorDict.load_memmap(path)
+    assert again["shape"].data == "v"
+    again["shape"] = NonTensorData("w", [3])
+    again["s"] = NonTensorData("x", [3])
+    final = TensorDict.load_memmap(path)
+    assert (final["shape"].data, final["s"].data) == ("w", "x")
+    del final["shape"]
+    assert sorted(TensorDict.load_memmap(path).keys()) == ["a", "s"]
+
+
+def test_a_user_key_named_like_the_marker_is_never_taken_for_it(tmp_path: Path) -> None:
+    path = tmp_path / "td"
+    TensorDict({"_tclass": torch.ones(3)}, [3]).memmap_(path)
+    loaded = TensorDict.load_memmap(path)
+    loaded["s"] = NonTensorData("x", [3])  # merges no marker into the user's entry
+    assert _meta(path / "meta.json")["_tclass"]["dtype"] == "torch.float32"
+    with pytest.raises(UnsupportedError, match="Save the collection again"):
+        loaded["shape"] = NonTensorData("v", [3])  # would rename '_tclass' on disk
+    assert sorted(os.listdir(path)) == ["_tclass.memmap", "meta.json", "s"]  # nothing written
+    reloaded = TensorDict.load_memmap(path)
+    assert sorted(reloaded.keys()) == ["_tclass", "s"] and reloaded["_tclass"].sum() == 3

@@ -39,7 +39,7 @@ import torch
 
 from tclass._base import Value
 from tclass._collection import TensorCollection
-from tclass._io._format import META, TCLASS_FIELD, TEMP_PREFIX, escape_key, file_name
+from tclass._io._format import META, TCLASS_FIELD, TEMP_PREFIX, escape_key, file_name, is_marker
 from tclass._io._plan import plan_tree
 from tclass._io._values import PICKLE_FILES
 from tclass._io._write import save_tree
@@ -121,10 +121,10 @@ class SavedFolder:
         if not isinstance(td._tensors.get(key), _NonTensorNode):
             return  # a saved tensor or collection removed: memory only
         self._check_legacy(key)
-        stored = escape_key(key)
         try:
             with _locked(self.folder):
                 meta = _read_meta(self.folder)
+                stored = _stored_name(meta, key)
                 if meta.pop(stored, None) is not None:
                     _replace_file(self.folder, META, _dump(meta))
             shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
@@ -136,7 +136,7 @@ class SavedFolder:
 
     def _rewrite_values(self, key: str, current: _NonTensorNode, value: _NonTensorNode) -> None:
         """Replace the files of a value node in place (its ``meta.json`` last)."""
-        stored = escape_key(key)
+        stored = _stored_name(_read_meta(self.folder), key)
         folder = os.path.join(self.folder, self._dir_name(stored))
         try:
             plan, _ = plan_tree(value, folder, copy_existing=False, like=False, allow_pickle=self.allow_pickle)
@@ -167,8 +167,9 @@ class SavedFolder:
         except NotSerializableError as error:
             raise NotSerializableError(f"writing {key!r} into {self.folder!r}: {error}") from None
         listing = json.loads(next(data for name, data in plan.files if name == META))
-        marker = listing.pop(TCLASS_FIELD, None)
-        stored, entry = next((name, item) for name, item in listing.items() if isinstance(item, dict))
+        stored, entry = next((name, item) for name, item in listing.items() if isinstance(item, dict) and not is_marker(name, item))
+        escapes = isinstance(listing.get(TCLASS_FIELD), dict) and is_marker(TCLASS_FIELD, listing[TCLASS_FIELD])
+        _check_key_naming(_read_meta(self.folder), key, stored, escapes, self.folder)  # before any file
         if isinstance(value, torch.Tensor):
             stored_value: Value = self._write_leaf(plan.leaves[0].path, value, blank)
         else:
@@ -181,10 +182,11 @@ class SavedFolder:
                 stored_value.lock_()  # type: ignore[union-attr]
         with _locked(self.folder):
             meta = _read_meta(self.folder)
+            _check_key_naming(meta, key, stored, escapes, self.folder)
             meta[stored] = entry
-            if isinstance(marker, dict):
-                existing = meta.get(TCLASS_FIELD)
-                meta[TCLASS_FIELD] = {**(existing if isinstance(existing, dict) else {}), **marker}
+            if escapes and not _escaped(meta):
+                marker = meta.get(TCLASS_FIELD)
+                meta[TCLASS_FIELD] = {**(marker if is_marker(TCLASS_FIELD, marker) else {}), "escaped_keys": True}  # type: ignore[dict-item]
             _replace_file(self.folder, META, _dump(meta))
         if current is not _MISSING:  # what the replaced entry left behind
             if isinstance(value, torch.Tensor):
@@ -227,6 +229,38 @@ class SavedFolder:
                 "would not replace. Save the record again first (record.memmap_(path))"
             )
             raise UnsupportedError(msg)
+
+
+def _escaped(meta: dict[str, Any]) -> bool:
+    """Whether the node's keys are stored escaped (see ``escape_key``)."""
+    marker = meta.get(TCLASS_FIELD)
+    return is_marker(TCLASS_FIELD, marker) and marker.get("escaped_keys") is True  # type: ignore[union-attr]
+
+
+def _stored_name(meta: dict[str, Any], key: str) -> str:
+    """The name under which the node whose ``meta.json`` is ``meta`` lists ``key``."""
+    return escape_key(key) if _escaped(meta) else key
+
+
+def _check_key_naming(meta: dict[str, Any], key: str, stored: str, escapes: bool, folder: str) -> None:
+    """Refuse a new key whose stored name would disagree with the node's: a key named like
+    a node field added to a node whose keys are stored as they are, where another key
+    would then read back differently (or the reverse). Renaming the node's files is a
+    save's work."""
+    escaped = _escaped(meta)
+    if escaped:
+        fits = stored == escape_key(key)
+    else:
+        fits = not escapes or all(
+            escape_key(name) == name for name, item in meta.items() if isinstance(item, dict) and not is_marker(name, item)
+        )
+    if not fits:
+        msg = (
+            f"cannot add {key!r} to {folder!r}: the folder names its keys "
+            f"{'escaped' if escaped else 'as they are'}, and {key!r} would change how its other keys read back. "
+            "Save the collection again (memmap_) to add it"
+        )
+        raise UnsupportedError(msg)
 
 
 def _same_values(a: _NonTensorNode, b: _NonTensorNode) -> bool:
