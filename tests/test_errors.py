@@ -37,6 +37,8 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "FileFormatError": (ValueError, RuntimeError),
     "MetadataError": (ValueError, RuntimeError),
     "UnsafePathError": (ValueError,),
+    "FilePermissionError": (PermissionError,),
+    "SubpathError": (ValueError, LookupError),
     "ClassResolutionError": (RuntimeError, LookupError),
     "PickleRefusedError": (RuntimeError,),
     "NotSerializableError": (TypeError,),

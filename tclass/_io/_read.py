@@ -14,7 +14,8 @@ import errno
 import json
 import os
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -31,6 +32,7 @@ from tclass._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened
 from tclass._nontensor import NonTensorData, NonTensorStack
 from tclass._td import TensorDict
 from tclass.errors import (
+    FilePermissionError,
     MetadataError,
     MissingFileError,
     NotAFileError,
@@ -39,12 +41,15 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["Folder", "fill_array", "load_tree", "node_entries", "read_header", "read_meta"]
+__all__ = ["Folder", "Source", "fill_array", "load_tree", "node_entries", "read_header", "read_meta", "source_of"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 _BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorStack"}
 _RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
+_MODES = (None, "r", "r+")
+# Errors of an O_RDWR open that a read-only open may not get: fall back to a private map.
+_READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ETXTBSY})
 _SWAP_WAITS = 50  # 20 ms waits for a folder a save has moved aside (no atomic exchange)
 
 
@@ -59,6 +64,43 @@ class Folder:
         return f"{self.path}/{name}"  # path is absolute and normalised; names have no "/"
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where a loaded node came from: its folder and the ``mode`` it was loaded with
+    (None: each file shared if writable). Code that writes a loaded node's Python values
+    back to its files must write nothing when ``mode == "r"``."""
+
+    path: str
+    mode: Mode | None
+
+
+# Every node load_tree builds (records, TensorDicts, lazy stacks, value nodes), by id and
+# weakly (collections compare element-wise, so they cannot be dictionary keys).
+_SOURCES: dict[int, tuple[weakref.ref[Any], Source]] = {}
+
+
+def _remember(node: Any, path: str, options: _Options) -> None:
+    key = id(node)
+    try:
+        ref = weakref.ref(node, lambda dead: _forget(key, dead))
+    except TypeError:  # a plain Python value (a NonTensorData field unwrapped)
+        return
+    _SOURCES[key] = (ref, Source(path, options.mode))
+
+
+def _forget(key: int, ref: weakref.ref[Any]) -> None:
+    entry = _SOURCES.get(key)
+    if entry is not None and entry[0] is ref:
+        del _SOURCES[key]
+
+
+def source_of(node: Any) -> Source | None:
+    """The folder and load mode of a node built by :func:`load_tree` (None for other
+    objects, and for nodes made later from it by indexing, ``clone``...)."""
+    entry = _SOURCES.get(id(node))
+    return entry[1] if entry is not None and entry[0]() is node else None
+
+
 @dataclass
 class _Options:
     device: torch.device | None
@@ -66,6 +108,7 @@ class _Options:
     mode: Mode | None
     shapes_only: bool = False  # device="meta": no file is mapped
     fake: bool = False  # under FakeTensorMode: leaves are fake tensors
+    open_flags: int = os.O_RDWR | _FILE_FLAGS  # how a leaf file is opened first
 
 
 def load_tree(
@@ -74,19 +117,31 @@ def load_tree(
     device: torch.device | None,
     allow_pickle: bool,
     mode: Mode | None = None,
+    at: Callable[[Folder], Folder] | None = None,
 ) -> Any:
-    """The collection saved in ``prefix``, its leaves mapped (or on ``device``)."""
+    """The collection saved in ``prefix``, its leaves mapped as ``mode`` says (or copied
+    to ``device``); with ``at``, the node in the folder ``at(root)`` opens (a new
+    descriptor, see ``_subpath.descend``)."""
+    if mode not in _MODES:
+        raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
-    options = _Options(device, allow_pickle, mode, shapes_only, _faking())
+    flags = (os.O_RDONLY if mode == "r" else os.O_RDWR) | _FILE_FLAGS
+    options = _Options(device, allow_pickle, mode, shapes_only, _faking(), flags)
     for attempt in range(_RETRIES):
         folder = _open_root(root)
+        node = folder
         try:
-            return _load_node(folder, options, requested, None, None)
+            node = at(folder) if at is not None else folder
+            loaded = _load_node(node, options, requested, None, None)
+            _remember(loaded, node.path, options)
+            return loaded
         except TclassError:
             if attempt + 1 == _RETRIES or not _replaced(folder):
                 raise
         finally:
+            if node is not folder:
+                os.close(node.fd)
             os.close(folder.fd)
     raise AssertionError("unreachable")
 
@@ -259,6 +314,7 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
             child = _open_folder(folder, _dir_name(folder, stored, key), f"the entry {key!r}")
             try:
                 value = _load_node(child, options, None, hint, batch)
+                _remember(value, child.path, options)
             finally:
                 os.close(child.fd)
             _check_nested_batch(value, batch, child.path)
@@ -354,17 +410,14 @@ def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: 
         finally:
             os.close(fd)
         return torch.empty(shape, dtype=dtype, device="meta" if options.shapes_only else None)
-    mode = options.mode
+    name = file_name(stored) + ".memmap"
+    mode: Mode = options.mode or "r+"
+    try:  # the common case inline: this runs per leaf
+        fd = os.open(name, options.open_flags, dir_fd=folder.fd)
+    except OSError:
+        fd, name, mode = _open_leaf_as(folder, stored, key, options.mode)
     try:
-        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY if mode == "r" else os.O_RDWR)
-        mode = mode or "r+"
-    except PermissionError:
-        if mode == "r+":
-            raise
-        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)  # read-only file: private map
-        mode = "r"
-    try:
-        tensor: torch.Tensor = map_opened_file(fd, folder.child_path(name), dtype, shape, mode, _SIZE_HINT)
+        tensor: torch.Tensor = map_opened_file(fd, f"{folder.path}/{name}", dtype, shape, mode, _SIZE_HINT)
     finally:
         os.close(fd)
     if options.device is not None and options.device.type != "cpu":
@@ -372,8 +425,34 @@ def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: 
     return tensor
 
 
+def _open_leaf_as(folder: Folder, stored: str, key: str, mode: Mode | None) -> tuple[int, str, Mode]:
+    """The leaf file opened for ``mode`` when the first try failed: a legacy file name,
+    or a file this process may not write (mapped copy-on-write unless ``mode="r+"``)."""
+    try:
+        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY if mode == "r" else os.O_RDWR)
+        return fd, name, mode or "r+"
+    except OSError as error:
+        if mode == "r" or error.errno not in _READ_ONLY_ERRNOS:
+            raise
+        if mode == "r+":
+            path = folder.child_path(file_name(stored) + ".memmap")
+            msg = (
+                f"{path!r} cannot be opened for writing ({os.strerror(error.errno)}), and "
+                "mode='r+' maps every file shared, writes reaching the file. Load with "
+                "mode='r' (copy-on-write: writes stay in memory) or mode=None (each file "
+                "shared if writable)"
+            )
+            failure = FilePermissionError(msg)
+            failure.errno = error.errno
+            raise failure from None
+    fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)
+    return fd, name, "r"
+
+
 def _faking() -> bool:
     """Whether a FakeTensorMode is active (tracing): leaves are then fake, not mapped."""
+    if not torch._C._len_torch_dispatch_stack():  # no mode at all: the usual case, cheaply
+        return False
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
@@ -433,6 +512,7 @@ def _load_lazy(folder: Folder, meta: dict[str, Any], options: _Options, record_c
         try:
             child_meta = read_meta(child)
             members.append(_load_td(child, child_meta, options, record_cls) if _is_plain_td(child_meta) else _load_node(child, options, None, None, None))
+            _remember(members[-1], child.path, options)
         finally:
             os.close(child.fd)
     try:
@@ -554,7 +634,12 @@ def _read_bytes(folder: Folder, name: str) -> bytes:
 
 
 def _is_sizes(value: object) -> TypeGuard[list[int]]:
-    return value.__class__ is list and all(size.__class__ is int and size >= 0 for size in value)
+    if value.__class__ is not list:
+        return False
+    for size in value:  # a loop: cheaper than all() with a generator, per leaf
+        if size.__class__ is not int or size < 0:
+            return False
+    return True
 
 
 def _sizes(value: object, where: str, what: str) -> list[int]:
