@@ -37,6 +37,7 @@ from tclass.errors import (
     DeviceError,
     FileConflictError,
     FileFormatError,
+    FilePermissionError,
     MissingFileError,
     NotAFileError,
     ShapeError,
@@ -562,9 +563,21 @@ def map_opened_file(
     A file longer than ``dtype`` and ``shape`` need (older writers padded them to a page)
     is mapped over its first bytes, the rest left alone; a shorter one is an error.
     """
-    numel, longer = _fit(fd, path, dtype, shape, hint, True)
-    flat = _map_fd(fd, path, numel, dtype, shared=mode == "r+")
-    out = MemoryMappedTensor._wrap_file(flat.view(tuple(shape)), path, mode)
+    # Inline, as this runs once per leaf of every load: the checks of check_file_size in
+    # their passing case (any other case goes through _fit, for its verdict and message).
+    status = os.fstat(fd)
+    numel = math.prod(shape)
+    longer = False
+    if status.st_size != numel * dtype.itemsize or not stat.S_ISREG(status.st_mode):
+        numel, longer = _fit(fd, path, dtype, shape, hint, True)
+    if numel:
+        source = f"{_PROC_FD}/{fd}" if _PROC_FD else path  # as in _map_fd
+        flat = torch.from_file(source, shared=mode == "r+", size=numel, dtype=dtype)
+    else:
+        flat = torch.empty(0, dtype=dtype)
+    out = flat.view(shape).as_subclass(MemoryMappedTensor)
+    out._filename = path
+    out._mode = mode
     if longer:
         out._prefix = True
     return out
@@ -613,8 +626,10 @@ def _raise_open_error(path: str, err: OSError, hint: str = "") -> NoReturn:
         msg = f"{path!r} does not exist (or its directory does not); check the path"
         raise MissingFileError(msg) from err
     if code in (errno.EACCES, errno.EPERM, errno.EROFS):
-        msg = f"this process may not open {path!r} as needed{hint}"
-        raise PermissionError(code, msg) from err
+        msg = f"this process may not open {path!r} as needed ({os.strerror(code)}){hint}"
+        failure = FilePermissionError(msg)
+        failure.errno = code
+        raise failure from err
     raise err
 
 

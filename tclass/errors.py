@@ -29,6 +29,7 @@ __all__ = [
     "FileConflictError",
     "FileFormatError",
     "FolderWriteError",
+    "FilePermissionError",
     "FrozenInstanceError",
     "HeterogeneousEntryError",
     "InvalidKeyError",
@@ -47,6 +48,7 @@ __all__ = [
     "StackError",
     "StateDictKeyError",
     "StructureMismatchError",
+    "SubpathError",
     "TclassError",
     "UnknownFieldError",
     "UnpicklableError",
@@ -192,6 +194,16 @@ class MetadataError(FileFormatError):
 class UnsafePathError(TclassError, ValueError):
     """A saved folder points outside itself: a symlink, or a key that is a path
     (``/``, ``..``, absolute). Nothing is followed and nothing was changed."""
+
+
+class FilePermissionError(TclassError, PermissionError):
+    """A file cannot be opened as asked: ``mode="r+"`` (write-through) on a file this
+    process may not write. Load with ``mode="r"`` (copy-on-write) instead."""
+
+
+class SubpathError(TclassError, ValueError, LookupError):
+    """``subpath=`` is malformed or names no nested collection of the saved folder (the
+    peer raises ValueError). Nothing was changed."""
 
 
 class ClassResolutionError(TclassError, RuntimeError, LookupError):

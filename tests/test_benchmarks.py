@@ -147,7 +147,8 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(tmp_path: Path, capsys: pyte
     assert module.main(["--quick", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for case in ("memmap_ 2MiB x8 threads=0", "best threads", "gather 256 of 2k warm", "gather 256 of 2k cold",
-                 "load_memmap 8 leaves", "load_memmap 256 leaves", "memmap 256 leaves", "memmap_like 10k-row"):
+                 "load_memmap 8 leaves", "load_memmap 256 leaves", "memmap 256 leaves", "memmap_like 10k-row",
+                 "memmap 256 leaves durable=True", "memmap_like 10k-row durable=True"):
         assert case in out, case
     assert "tensordict" in out.splitlines()[0]
     assert list(tmp_path.iterdir()) == []

@@ -38,6 +38,8 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "FolderWriteError": (OSError,),
     "MetadataError": (ValueError, RuntimeError),
     "UnsafePathError": (ValueError,),
+    "FilePermissionError": (PermissionError,),
+    "SubpathError": (ValueError, LookupError),
     "ClassResolutionError": (RuntimeError, LookupError),
     "PickleRefusedError": (RuntimeError,),
     "NotSerializableError": (TypeError,),

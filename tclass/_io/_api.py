@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, TypeVar, overload
 
@@ -12,9 +13,11 @@ from tclass._base import TensorDictBase
 from tclass._device import DeviceLike, as_device
 from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
+from tclass._io._subpath import descend, subpath_parts
 from tclass._io._write import save_tree
+from tclass._keys import NestedKey
 from tclass._lazy import LazyStackedTensorDict
-from tclass._memmap import MemoryMappedTensor
+from tclass._memmap import MemoryMappedTensor, Mode
 from tclass._nontensor import _NonTensorNode
 from tclass._td import TensorDict
 from tclass.errors import KeyNotFoundError, ShapeError
@@ -33,12 +36,14 @@ def saved_copy(
     existsok: bool,
     like: bool,
     allow_pickle: bool,
+    durable: bool = False,
 ) -> C:
     """A locked copy of ``node`` over memory-mapped files in ``prefix``."""
     _check_threads(num_threads)
     saved = save_tree(
         node, prefix, copy_existing=copy_existing, num_threads=num_threads,
         existsok=existsok, like=like, allow_pickle=allow_pickle, link=linker(allow_pickle),
+        durable=durable,
     )  # fmt: skip
     saved.lock_()
     return saved  # type: ignore[no-any-return]
@@ -73,12 +78,14 @@ def is_memmap(node: Any) -> bool:
 @overload
 def load_memmap(
     prefix: PathLike, device: DeviceLike = ..., non_blocking: bool = ..., *,
-    out: Any = ..., cls: type[C], allow_pickle: bool = ...,
+    out: Any = ..., cls: type[C], subpath: NestedKey | None = ..., mode: Mode | None = ...,
+    allow_pickle: bool = ...,
 ) -> C: ...
 @overload
 def load_memmap(
     prefix: PathLike, device: DeviceLike = ..., non_blocking: bool = ..., *,
-    out: Any = ..., cls: None = ..., allow_pickle: bool = ...,
+    out: Any = ..., cls: None = ..., subpath: NestedKey | None = ..., mode: Mode | None = ...,
+    allow_pickle: bool = ...,
 ) -> TensorDictBase: ...
 
 
@@ -89,18 +96,30 @@ def load_memmap(
     *,
     out: Any = None,
     cls: type[C] | None = None,
+    subpath: NestedKey | None = None,
+    mode: Mode | None = None,
     allow_pickle: bool = False,
 ) -> Any:
-    """Load what ``memmap``/``save`` wrote in ``prefix`` (see ``TensorDict.load_memmap``)."""
+    """Load what ``memmap``/``save`` wrote in ``prefix`` (see ``TensorDict.load_memmap``
+    for every argument; ``cls`` checks that the folder holds that class).
+
+    ``mode="r"`` maps the files copy-on-write (nothing ever reaches them); ``"r+"``
+    shares them (writes reach the files; a file this process may not write is a
+    ``FilePermissionError``); the default ``None`` shares each file it may write and
+    maps the others copy-on-write. ``subpath`` (``"a/b"`` or ``("a", "b")``) loads one
+    nested collection, stepping through records' fields."""
     target = as_device(device) if device is not None else None
     staged = target is not None and target.type == "cuda" and out is None
-    loaded = load_tree(prefix, cls, None if out is not None or staged else target, allow_pickle)
+    parts = subpath_parts(subpath)
+    at = functools.partial(descend, parts=parts, subpath=subpath) if parts else None
+    loaded = load_tree(prefix, cls, None if out is not None or staged else target, allow_pickle, mode, at)
     if staged:
         assert target is not None
         loaded = _staged_to(loaded, target, non_blocking)
     if cls is not None and not isinstance(loaded, cls):
+        where = repr(os.fspath(prefix)) + (f" at subpath={subpath!r}" if subpath else "")
         msg = (
-            f"{os.fspath(prefix)!r} holds a {type(loaded).__name__}, not a {cls.__name__}; "
+            f"{where} holds a {type(loaded).__name__}, not a {cls.__name__}; "
             f"load it with {type(loaded).__name__}.load_memmap or tclass.load_memmap"
         )
         raise TypeError(msg)
@@ -153,14 +172,20 @@ def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
             load_into(current, value, non_blocking, where)
 
 
-def memmap(data: C, prefix: PathLike | None = None, copy_existing: bool = False, *, num_threads: int = 0, existsok: bool = True, allow_pickle: bool = False) -> C:
+def memmap(
+    data: C, prefix: PathLike | None = None, copy_existing: bool = False, *, num_threads: int = 0,
+    existsok: bool = True, allow_pickle: bool = False, durable: bool = False,
+) -> C:  # fmt: skip
     """``data.memmap(prefix, ...)``: a memory-mapped copy of a collection."""
-    return saved_copy(data, prefix, copy_existing, num_threads, existsok, False, allow_pickle)
+    return saved_copy(data, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable)
 
 
-def save(data: C, prefix: PathLike | None = None, copy_existing: bool = False, *, num_threads: int = 0, existsok: bool = True, allow_pickle: bool = False) -> C:
+def save(
+    data: C, prefix: PathLike | None = None, copy_existing: bool = False, *, num_threads: int = 0,
+    existsok: bool = True, allow_pickle: bool = False, durable: bool = False,
+) -> C:  # fmt: skip
     """Alias of :func:`memmap`."""
-    return saved_copy(data, prefix, copy_existing, num_threads, existsok, False, allow_pickle)
+    return saved_copy(data, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable)
 
 
 load = load_memmap  # the peer's second name

@@ -193,7 +193,9 @@ def _plan_values(node: NonTensorStack, rel: str, plan: Plan, options: _Options) 
 def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) -> int:
     target = f"{options.root}/{rel}"
     source = tensor.filename if isinstance(tensor, MemoryMappedTensor) else None
-    reuse = source == target and not options.like and _maps_whole_file(tensor)
+    # Only a shared mapping ("r+") holds what the file holds; a copy-on-write one ("r")
+    # may hold writes that never reached it, so it is written out like any tensor.
+    reuse = source == target and not options.like and getattr(tensor, "_mode", None) == "r+" and _maps_whole_file(tensor)
     inside = source is not None and source.startswith(options.root + os.sep)
     if source is not None and not (inside or options.copy_existing or options.like):
         msg = (

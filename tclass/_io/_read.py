@@ -24,7 +24,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn, Protocol
 
@@ -43,6 +43,7 @@ from tclass._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened
 from tclass._nontensor import NonTensorData, NonTensorStack
 from tclass._td import TensorDict
 from tclass.errors import (
+    FilePermissionError,
     MetadataError,
     MissingFileError,
     NotAFileError,
@@ -70,6 +71,9 @@ _BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorSt
 _KIND_NAMES = {"TensorDict": "tensordict", "LazyStackedTensorDict": "lazy_stack", "NonTensorData": "value", "NonTensorStack": "values"}
 _RECORD_KEYS = ("_type", "_class", "_format_version")  # the rest of a record's meta.json are fields
 _RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
+_MODES = (None, "r", "r+")
+# Errors of an O_RDWR open that a read-only open may not get: fall back to a private map.
+_READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ETXTBSY})
 _SWAP_WAITS = 50  # 20 ms waits for a folder a save has moved aside (no atomic exchange)
 _INT64 = 1 << 63  # sizes and element counts must stay below this (torch's int64)
 _CPU = torch.device("cpu")
@@ -114,6 +118,7 @@ class _Options:
     mode: Mode | None
     shapes_only: bool = False  # device="meta": no file is mapped
     fake: bool = False  # under FakeTensorMode: leaves are fake tensors
+    open_flags: int = os.O_RDWR | _FILE_FLAGS  # how a leaf file is opened first
     root: str = ""  # the folder being loaded, for messages
     classless: bool = False  # validate_tree: no class resolved, no pickle read
     observer: Observer | None = None
@@ -143,20 +148,30 @@ def load_tree(
     device: torch.device | None,
     allow_pickle: bool,
     mode: Mode | None = None,
+    at: Callable[[Folder], Folder] | None = None,
 ) -> Any:
-    """The collection saved in ``prefix``, its leaves mapped (or on ``device``)."""
+    """The collection saved in ``prefix``, its leaves mapped as ``mode`` says (or copied
+    to ``device``); with ``at``, the node in the folder ``at(root)`` opens (a new
+    descriptor, see ``_subpath.descend``)."""
+    if mode not in _MODES:
+        raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
-    options = _Options(device, allow_pickle, mode, shapes_only, _faking(), root=root)
+    flags = (os.O_RDONLY if mode == "r" else os.O_RDWR) | _FILE_FLAGS
+    options = _Options(device, allow_pickle, mode, shapes_only, _faking(), flags, root=root)
     want = _Want(tensorclasses(requested))
     for attempt in range(_RETRIES):
         folder = _open_root(root)
+        node = folder
         try:
-            return _load_root(folder, options, want)
+            node = at(folder) if at is not None else folder
+            return _load_root(node, options, want)
         except TclassError:
             if attempt + 1 == _RETRIES or not _replaced(folder):
                 raise
         finally:
+            if node is not folder:
+                os.close(node.fd)
             os.close(folder.fd)
     raise AssertionError("unreachable")
 
@@ -623,17 +638,14 @@ def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: 
         finally:
             os.close(fd)
         return torch.empty(shape, dtype=dtype, device="meta" if options.shapes_only else None)
-    mode = options.mode
+    name = file_name(stored) + ".memmap"
+    mode: Mode = options.mode or "r+"
+    try:  # the common case inline: this runs per leaf
+        fd = os.open(name, options.open_flags, dir_fd=folder.fd)
+    except OSError:
+        fd, name, mode = _open_leaf_as(folder, stored, key, options.mode)
     try:
-        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY if mode == "r" else os.O_RDWR)
-        mode = mode or "r+"
-    except PermissionError:
-        if mode == "r+":
-            raise
-        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)  # read-only file: private map
-        mode = "r"
-    try:
-        tensor: torch.Tensor = map_opened_file(fd, folder.child_path(name), dtype, shape, mode, _SIZE_HINT)
+        tensor: torch.Tensor = map_opened_file(fd, f"{folder.path}/{name}", dtype, shape, mode, _SIZE_HINT)
     finally:
         os.close(fd)
     if options.device is not None and options.device.type != "cpu":
@@ -641,8 +653,34 @@ def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: 
     return tensor
 
 
+def _open_leaf_as(folder: Folder, stored: str, key: str, mode: Mode | None) -> tuple[int, str, Mode]:
+    """The leaf file opened for ``mode`` when the first try failed: a legacy file name,
+    or a file this process may not write (mapped copy-on-write unless ``mode="r+"``)."""
+    try:
+        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY if mode == "r" else os.O_RDWR)
+        return fd, name, mode or "r+"
+    except OSError as error:
+        if mode == "r" or error.errno not in _READ_ONLY_ERRNOS:
+            raise
+        if mode == "r+":
+            path = folder.child_path(file_name(stored) + ".memmap")
+            msg = (
+                f"{path!r} cannot be opened for writing ({os.strerror(error.errno)}), and "
+                "mode='r+' maps every file shared, writes reaching the file. Load with "
+                "mode='r' (copy-on-write: writes stay in memory) or mode=None (each file "
+                "shared if writable)"
+            )
+            failure = FilePermissionError(msg)
+            failure.errno = error.errno
+            raise failure from None
+    fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)
+    return fd, name, "r"
+
+
 def _faking() -> bool:
     """Whether a FakeTensorMode is active (tracing): leaves are then fake, not mapped."""
+    if not torch._C._len_torch_dispatch_stack():  # no mode at all: the usual case, cheaply
+        return False
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
@@ -897,7 +935,12 @@ def _read_bytes(folder: Folder, name: str) -> bytes:
 
 
 def _is_sizes(value: object) -> TypeGuard[list[int]]:
-    return value.__class__ is list and all(size.__class__ is int and size >= 0 for size in value)
+    if value.__class__ is not list:
+        return False
+    for size in value:  # a loop: cheaper than all() with a generator, per leaf
+        if size.__class__ is not int or size < 0:
+            return False
+    return True
 
 
 def _sizes(value: object, where: str, what: str) -> list[int]:

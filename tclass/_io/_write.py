@@ -2,15 +2,26 @@
 
 A save never writes into the folder readers see. It builds the whole new tree in a
 sibling staging folder (``.NAME.tclass-staging-XXXX``): leaves that already map the very
-file they would be saved to are hard-linked (no copy, and their live mappings stay the
-folder's files), the others written (in ``num_threads`` threads when asked), each
-``meta.json`` written and fsynced. The staging folder then replaces the old one with one
-atomic exchange (``renameat2(RENAME_EXCHANGE)`` where the OS has it) and the old tree is
-removed. A writer killed at any moment leaves the old folder complete (or, on systems
-without the exchange, briefly no folder: a clear error, never mixed data); a reader
-never sees a half-written ``meta.json``. Data files and folders are not fsynced (that
-would cost a disk write of every byte before returning): the guarantee is against the
-writer dying, not against power loss, for which callers run ``os.sync()``.
+file they would be saved to (shared, ``mode="r+"``) are hard-linked (no copy, and their
+live mappings stay the folder's files), the others written (in ``num_threads`` threads
+when asked), each ``meta.json`` written whole. The staging folder then replaces the old
+one with one atomic exchange (``renameat2(RENAME_EXCHANGE)`` where the OS has it) and the
+old tree is removed. A writer killed at any moment leaves the old folder complete (or, on
+systems without the exchange, briefly no folder: a clear error, never mixed data); a
+reader never sees a half-written ``meta.json``: the files are complete in the page cache
+before the rename makes them visible, which is all a process crash needs.
+
+Power loss is another matter: by default nothing is fsynced (that would write every byte
+to disk before returning, and syncing only the small files would buy no guarantee while
+the data files are not). ``durable=True`` fsyncs every written file (data and metadata)
+and every folder of the new tree before the swap, and the parent folder after it: once
+the save returns, the new tree survives a power cut.
+
+Each writer holds its staging folder locked (``flock``) from before anything is written
+in it; a save removes the staging folders nobody holds (writers that were killed). A new
+staging folder is locked and then checked to be still in place, so another writer's
+cleanup that removed it in the instant between its creation and its lock is noticed,
+and the writer starts again with a new folder.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ import fcntl
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -37,6 +49,7 @@ from tclass.errors import FileConflictError, NotAFileError
 __all__ = ["save_tree"]
 
 _STAGING = ".tclass-staging-"
+_STAGING_TRIES = 100  # new staging folders tried when other writers' cleanups remove them
 _FORMAT_FILES = frozenset({META, "json_types.json", *PICKLE_FILES})
 
 
@@ -50,32 +63,37 @@ def save_tree(
     like: bool = False,
     allow_pickle: bool = False,
     link: Callable[[str], Any] | None = None,
+    durable: bool = False,
 ) -> Any:
     """Save ``node`` under ``prefix`` (anonymous shared memory when None) and return a
     copy of it whose leaves are MemoryMappedTensors on the written files (and whose
-    TensorDict nodes hold ``link(their folder)``, when given)."""
+    TensorDict nodes hold ``link(their folder)``, when given). ``durable``: fsync the
+    files and folders too (see the module's docstring)."""
     if prefix is None:
         return _to_shared_memory(node, like)
-    root = _final_root(prefix)
+    root, old_tree = _final_root(prefix)
     plan, rebuild = plan_tree(
         node, root, copy_existing=copy_existing, like=like, allow_pickle=allow_pickle, link=link
     )
-    os.makedirs(os.path.dirname(root), exist_ok=True)  # as the peer does for a new path
-    old_tree = os.path.isdir(root)
+    if not old_tree and not os.path.isdir(os.path.dirname(root)):
+        os.makedirs(os.path.dirname(root), exist_ok=True)  # as the peer does for a new path
     if old_tree:
         _check_replaceable(root)
         if not existsok:
             _refuse_existing(root, plan.leaves)
     _remove_dead_staging(root)
-    staging = _make_staging(root)
-    lock = _lock(staging)  # tells later saves this staging folder is not a dead writer's
+    staging, lock = _make_staging(root)  # locked: later saves see it is not a dead writer's
     try:
         for rel in plan.dirs[1:]:
             os.mkdir(os.path.join(staging, rel))
         written = _write_leaves(plan.leaves, staging, num_threads, like)
         for rel, data in plan.files:
             _write_file(os.path.join(staging, rel), data)
+        if durable:
+            _sync_tree(staging, plan.dirs, plan.leaves, plan.files, num_threads)
         _install(staging, root, old_tree)
+        if durable:
+            _sync_path(os.path.dirname(root))  # the rename itself
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -102,14 +120,20 @@ def _to_shared_memory(node: Any, like: bool) -> Any:
     return rebuild(written)
 
 
-def _final_root(prefix: str | os.PathLike[str]) -> str:
-    path = os.path.abspath(os.fspath(prefix))
-    # A symlinked prefix is allowed: the swap happens where it points.
-    root = os.path.realpath(path) if os.path.islink(path) else path
-    if os.path.exists(root) and not os.path.isdir(root):
+def _final_root(prefix: str | os.PathLike[str]) -> tuple[str, bool]:
+    """The absolute folder to save into, and whether it exists (one ``lstat``)."""
+    root = os.path.abspath(os.fspath(prefix))
+    try:
+        status = os.lstat(root)
+        if stat.S_ISLNK(status.st_mode):  # a symlinked prefix is allowed: the swap happens where it points
+            root = os.path.realpath(root)
+            status = os.stat(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return root, False
+    if not stat.S_ISDIR(status.st_mode):
         msg = f"cannot save into {root!r}: it is a file, not a folder; give a folder path"
         raise NotAFileError(msg)
-    return root
+    return root, True
 
 
 def _check_replaceable(root: str) -> None:
@@ -145,21 +169,18 @@ def _refuse_existing(root: str, leaves: Sequence[Leaf]) -> None:
             raise FileConflictError(msg)
 
 
-def _lock(folder: str) -> int:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return fd
-
-
 def _remove_dead_staging(root: str) -> None:
     """Remove staging folders that writers killed mid-save left beside ``root``: those
     nobody holds locked (a live writer keeps its own locked until it is done)."""
     parent, name = os.path.split(root)
     prefix = f".{name}{_STAGING}"
     try:
-        siblings = [entry for entry in os.listdir(parent) if entry.startswith(prefix)]
+        entries = os.listdir(parent)
     except OSError:
         return
+    if "/" + prefix not in "/" + "/".join(entries):  # the usual case, at C speed ("/" is in no name)
+        return
+    siblings = [entry for entry in entries if entry.startswith(prefix)]
     for entry in siblings:
         path = os.path.join(parent, entry)
         try:
@@ -176,11 +197,41 @@ def _remove_dead_staging(root: str) -> None:
             os.close(fd)
 
 
-def _make_staging(root: str) -> str:
+def _make_staging(root: str) -> tuple[str, int]:
+    """A new staging folder beside ``root`` and a descriptor holding it locked.
+
+    Another writer's :func:`_remove_dead_staging` may find the folder between its
+    ``mkdir`` and our ``flock`` (it is unlocked then) and remove it. So after taking the
+    lock (which waits for such a cleanup to finish) we check that the path still names
+    the folder we locked; if not, we try again with a new name. Once we hold the lock
+    and the folder is in place, no cleanup can remove it."""
     parent, name = os.path.split(root)
-    staging = os.path.join(parent, f".{name}{_STAGING}{secrets.token_hex(4)}")
-    os.mkdir(staging)  # a plain mkdir: the folder gets the usual permissions (umask)
-    return staging
+    for _ in range(_STAGING_TRIES):
+        staging = os.path.join(parent, f".{name}{_STAGING}{secrets.token_hex(4)}")
+        os.mkdir(staging)  # a plain mkdir: the folder gets the usual permissions (umask)
+        try:
+            fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue  # already removed by another writer's cleanup
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _still_at(fd, staging):
+            return staging, fd
+        os.close(fd)
+    msg = (
+        f"could not create a staging folder beside {root!r}: other writers' cleanups "
+        f"removed {_STAGING_TRIES} in a row; is something deleting {parent!r}'s hidden folders?"
+    )
+    raise FileConflictError(msg)
+
+
+def _still_at(fd: int, path: str) -> bool:
+    """Whether the folder open as ``fd`` is still in place at ``path``."""
+    mine = os.fstat(fd)
+    try:
+        there = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return mine.st_nlink > 0 and (there.st_ino, there.st_dev) == (mine.st_ino, mine.st_dev)
 
 
 def _write_leaves(leaves: Sequence[Leaf], staging: str, num_threads: int, like: bool) -> list[torch.Tensor]:
@@ -212,6 +263,30 @@ def _write_file(path: str, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def _sync_tree(
+    staging: str, dirs: Sequence[str], leaves: Sequence[Leaf], files: Sequence[tuple[str, bytes]], num_threads: int
+) -> None:
+    """fsync every file of the staged tree (data, linked leaves' dirty pages, meta.json),
+    then every folder (their entries)."""
+    paths = [f"{staging}/{leaf.path}" for leaf in leaves if leaf.tensor.numel()]
+    paths += [os.path.join(staging, rel) for rel, _ in files]
+    if num_threads > 1 and len(paths) > 1:
+        with ThreadPoolExecutor(min(num_threads, len(paths))) as pool:
+            list(pool.map(_sync_path, paths))
+    else:
+        for path in paths:
+            _sync_path(path)
+    for rel in dirs:  # after all their entries exist
+        _sync_path(os.path.join(staging, rel) if rel else staging)
+
+
+def _sync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -220,12 +295,20 @@ def _write_file(path: str, data: bytes) -> None:
 def _install(staging: str, root: str, old_tree: bool) -> None:
     """Put the staged tree at ``root``; the old tree (if any) is removed afterwards."""
     if not old_tree:
-        os.rename(staging, root)
-    elif _exchange(staging, root):
+        try:
+            os.rename(staging, root)
+            return
+        except OSError as error:  # another writer created ``root`` since we looked
+            if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+    if _exchange(staging, root):
         shutil.rmtree(staging, ignore_errors=True)  # now the old tree
     else:
         trash = staging + "-old"
-        os.rename(root, trash)
+        try:
+            os.rename(root, trash)
+        except FileNotFoundError:  # another writer is between its two renames
+            pass
         os.rename(staging, root)
         shutil.rmtree(trash, ignore_errors=True)
 

@@ -64,6 +64,10 @@ def persistence(folder: Path) -> None:
     assert_type(tclass.load_memmap(folder, cls=Step), Step)
     assert_type(tclass.load_memmap(folder, cls=DStep), DStep)
     assert_type(tclass.load_memmap(folder), tclass.TensorDictBase)
+    assert_type(Step.load_memmap(folder, mode="r", subpath=("a", "b")), Step)
+    assert_type(tclass.load_memmap(folder, cls=Step, subpath="a/b", mode="r+"), Step)
+    assert_type(s.memmap(folder, durable=True), Step)
+    assert_type(s.load_memmap_(folder, mode="r"), Step)
     assert_type(s.is_memmap(), bool)
 
 
@@ -104,3 +108,4 @@ def expected_errors(folder: Path) -> None:
     s = step()
     s.reshape("x")  # type: ignore[arg-type]
     Step.load_memmap(folder, device=[1])  # type: ignore[arg-type]
+    Step.load_memmap(folder, mode="w")  # type: ignore[arg-type]
