@@ -118,7 +118,10 @@ def _gloo_case(rank: int, case: Case, repeat: int, peer: Any) -> dict[str, float
 
 def fill_rows(record: TensorDict, rows: list[int]) -> TensorDict:
     """Runs on worker 1: ones at ``rows`` of the (memory-mapped) record, which is returned."""
-    record[rows] = TensorDict({"memmap": torch.ones(len(rows), *record["memmap"].shape[1:], dtype=torch.uint8)}, [len(rows)])
+    record[rows] = TensorDict(
+        {"memmap": torch.ones(len(rows), *record["memmap"].shape[1:], dtype=torch.uint8)},
+        [len(rows)],
+    )
     return record
 
 
@@ -143,7 +146,9 @@ def _rpc_case(rows: int, repeat: int, folder: str) -> tuple[float, float]:
 def _worker(rank: int, ports: tuple[int, int], cases: Sequence[Case], repeat: int, rows: int, folder: str,
             with_peer: bool, queue: Any) -> None:  # fmt: skip
     peer = _peer_module() if with_peer else None
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{ports[0]}", rank=rank, world_size=2)
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{ports[0]}", rank=rank, world_size=2
+    )
     results: dict[str, Any] = {}
     for case in cases:
         results[case[0]] = _gloo_case(rank, case, repeat, peer)
@@ -161,7 +166,9 @@ def _worker(rank: int, ports: tuple[int, int], cases: Sequence[Case], repeat: in
 def _report(results: dict[str, Any], cases: Sequence[Case], rows: int) -> bool:
     """Prints the tables; whether every target was met."""
     methods = list(results[cases[0][0]])
-    print(f"\ngloo send/recv, one way, ms (median), torch {torch.__version__}, tclass {tclass.__version__}")
+    print(
+        f"\ngloo send/recv, one way, ms (median), torch {torch.__version__}, tclass {tclass.__version__}"
+    )
     print("| case | " + " | ".join(methods) + " | tclass / by hand | target |")
     print("|---|" + "---:|" * (len(methods) + 2))
     ok = True
@@ -174,7 +181,9 @@ def _report(results: dict[str, Any], cases: Sequence[Case], rows: int) -> bool:
     first, median = results["rpc"]
     met = median < 50
     ok &= met
-    print(f"\nRPC round trip of a ({rows}, 640, 640, 3) uint8 memory-mapped record by reference, fill of 5 rows included")
+    print(
+        f"\nRPC round trip of a ({rows}, 640, 640, 3) uint8 memory-mapped record by reference, fill of 5 rows included"
+    )
     print("| case | first call (ms) | median (ms) | target |")
     print("|---|---:|---:|---|")
     print(f"| rpc_sync fill | {first:.2f} | {median:.2f} | < 50 ms {'ok' if met else 'MISS'} |")
@@ -184,20 +193,33 @@ def _report(results: dict[str, Any], cases: Sequence[Case], rows: int) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: small records, 3 repeats")
-    parser.add_argument("--repeat", type=int, default=None, help="timed repeats per method (default 15; quick 3)")
-    parser.add_argument("--rows", type=int, default=None, help="rows of the RPC record (default 1000; quick 16)")
+    parser.add_argument(
+        "--repeat", type=int, default=None, help="timed repeats per method (default 15; quick 3)"
+    )
+    parser.add_argument(
+        "--rows", type=int, default=None, help="rows of the RPC record (default 1000; quick 16)"
+    )
     args = parser.parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 15)
     rows = args.rows or (16 if args.quick else 1000)
     if args.quick:
         cases: list[Case] = [("100 x 1 KiB", 100, 1024), ("10 x 64 KiB", 10, 64 * 1024)]
     else:
-        cases = [("100 x 1 KiB", 100, 1024), ("100 x 64 KiB", 100, 64 * 1024), ("100 x 1 MiB", 100, 1024 * 1024)]
+        cases = [
+            ("100 x 1 KiB", 100, 1024),
+            ("100 x 64 KiB", 100, 64 * 1024),
+            ("100 x 1 MiB", 100, 1024 * 1024),
+        ]
     context = mp.get_context("spawn")
     queue = context.SimpleQueue()
     with tempfile.TemporaryDirectory(prefix="tclass-bench-dist-") as folder:
         ports = (_free_port(), _free_port())
-        mp.start_processes(_worker, args=(ports, cases, repeat, rows, folder, not args.quick, queue), nprocs=2, start_method="spawn")
+        mp.start_processes(
+            _worker,
+            args=(ports, cases, repeat, rows, folder, not args.quick, queue),
+            nprocs=2,
+            start_method="spawn",
+        )
         results = queue.get()
     ok = _report(results, cases, rows)
     return 0 if ok or args.quick else 1

@@ -80,34 +80,69 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
 
 def _both(stmt: str) -> tuple[str, str]:
     """The tclass and peer spellings of a statement written with ``X`` for the module."""
-    return stmt.replace("X.", "tclass.").replace("@", "t"), stmt.replace("X.", "peer.").replace("@", "p")
+    return stmt.replace("X.", "tclass.").replace("@", "t"), stmt.replace("X.", "peer.").replace(
+        "@", "p"
+    )
 
 
 def engine_cases() -> list[Case]:
     """Every case of the foundation issue's table, in order."""
     rows: list[tuple[str, str, str, bool]] = [
-        ("init (3 leaves)", "X.TensorDict({'obs': a, 'action': b, 'reward': c}, batch_size=[BATCH])",
-         "{'obs': a, 'action': b, 'reward': c}", False),
+        (
+            "init (3 leaves)",
+            "X.TensorDict({'obs': a, 'action': b, 'reward': c}, batch_size=[BATCH])",
+            "{'obs': a, 'action': b, 'reward': c}",
+            False,
+        ),
         ("get", "@x1['obs']", "dx1['obs']", False),
         ("set", "@x1['obs'] = a", "dx1['obs'] = a", False),
         ("td[0]", "@x1[0]", "{k: v[0] for k, v in dx1.items()}", True),
         ("td[:10]", "@x1[:10]", "{k: v[:10] for k, v in dx1.items()}", True),
         ("td[mask]", "@x1[mask]", "{k: v[mask] for k, v in dx1.items()}", True),
-        ("td[idx] = other", "@x1[index] = @small",
-         "for k, v in dx1.items(): v[index] = dsmall[k]", True),
-        ("torch.stack of 100", "torch.stack(@many)",
-         "{k: torch.stack([d[k] for d in dmany]) for k in dmany[0]}", True),
-        ("torch.cat of 10", "torch.cat(@many[:10])",
-         "{k: torch.cat([d[k] for d in dmany[:10]]) for k in dmany[0]}", True),
-        ('to("cpu") (no-op)', "@on_cpu.to('cpu')", "{k: v.to('cpu') for k, v in dx1.items()}", False),
+        (
+            "td[idx] = other",
+            "@x1[index] = @small",
+            "for k, v in dx1.items(): v[index] = dsmall[k]",
+            True,
+        ),
+        (
+            "torch.stack of 100",
+            "torch.stack(@many)",
+            "{k: torch.stack([d[k] for d in dmany]) for k in dmany[0]}",
+            True,
+        ),
+        (
+            "torch.cat of 10",
+            "torch.cat(@many[:10])",
+            "{k: torch.cat([d[k] for d in dmany[:10]]) for k in dmany[0]}",
+            True,
+        ),
+        (
+            'to("cpu") (no-op)',
+            "@on_cpu.to('cpu')",
+            "{k: v.to('cpu') for k, v in dx1.items()}",
+            False,
+        ),
         ("clone", "@x1.clone()", "{k: v.clone() for k, v in dx1.items()}", True),
         ("apply(x + 1)", "@x1.apply(plus_one)", "{k: plus_one(v) for k, v in dx1.items()}", True),
-        ("(a == b).all()", "(@eq1 == @eq2).all()",
-         "all(bool((deq1[k] == deq2[k]).all()) for k in deq1)", True),
-        ("MemoryMappedTensor.empty", "X.MemoryMappedTensor.empty((10,))",
-         "torch.empty((10,)).share_memory_()", False),
-        ("MemoryMappedTensor.from_tensor", "X.MemoryMappedTensor.from_tensor(x)",
-         "x.clone().share_memory_()", False),
+        (
+            "(a == b).all()",
+            "(@eq1 == @eq2).all()",
+            "all(bool((deq1[k] == deq2[k]).all()) for k in deq1)",
+            True,
+        ),
+        (
+            "MemoryMappedTensor.empty",
+            "X.MemoryMappedTensor.empty((10,))",
+            "torch.empty((10,)).share_memory_()",
+            False,
+        ),
+        (
+            "MemoryMappedTensor.from_tensor",
+            "X.MemoryMappedTensor.from_tensor(x)",
+            "x.clone().share_memory_()",
+            False,
+        ),
     ]
     cases = []
     for name, stmt, baseline, tensor_bound in rows:

@@ -52,7 +52,9 @@ def _time(fn: Callable[[], Any], repeat: int) -> float:
     return statistics.median(samples)
 
 
-def _row(name: str, ours: float, theirs: float | None, unit: str, target: str, ok: bool | None) -> None:
+def _row(
+    name: str, ours: float, theirs: float | None, unit: str, target: str, ok: bool | None
+) -> None:
     peer = "-" if theirs is None else f"{theirs:10.3f}"
     verdict = "" if ok is None else ("ok" if ok else "MISS")
     print(f"{name:46s} {ours:10.3f} {peer:>10s} {unit:6s} {target:28s} {verdict}", flush=True)
@@ -83,7 +85,14 @@ def small_leaves(peer: ModuleType | None, repeat: int) -> None:
         peer_packed = _time(lambda: their_packed.to("cuda"), repeat) * 1e3
     _row("200 leaves to cuda", plain_s * 1e3, peer_plain, "ms", "", None)
     ok = packed_s * 1e3 <= 1.0 and (peer_packed is None or packed_s * 1e3 <= 0.25 * peer_packed)
-    _row("200 leaves to cuda, consolidated", packed_s * 1e3, peer_packed, "ms", "<= 1 ms, <= 0.25x peer", ok)
+    _row(
+        "200 leaves to cuda, consolidated",
+        packed_s * 1e3,
+        peer_packed,
+        "ms",
+        "<= 1 ms, <= 0.25x peer",
+        ok,
+    )
     _row("  (consolidate() itself, once)", consolidation * 1e3, None, "ms", "", None)
 
 
@@ -125,17 +134,34 @@ def load_to_cuda(peer: ModuleType | None, rows: int, repeat: int) -> None:
     Frames, PeerFrames = _record_classes(peer)
     folder = Path(tempfile.mkdtemp(prefix="tclass-gpu-bench-"))
     try:
-        record = Frames(torch.randint(0, 255, (rows, 3, 64, 64), dtype=torch.uint8), torch.rand(rows), batch_size=[rows])
+        record = Frames(
+            torch.randint(0, 255, (rows, 3, 64, 64), dtype=torch.uint8),
+            torch.rand(rows),
+            batch_size=[rows],
+        )
         nbytes = rows * (3 * 64 * 64 + 4)
         record.memmap(folder / "ours")
         ours_s = _time(lambda: Frames.load_memmap(folder / "ours", device="cuda"), repeat)
         theirs_gbs = None
         if PeerFrames is not None:
-            PeerFrames(record.pixels.clone(), record.reward.clone(), batch_size=[rows]).memmap(folder / "theirs")
-            theirs_gbs = nbytes / _time(lambda: PeerFrames.load_memmap(folder / "theirs", device="cuda"), repeat) / 1e9
+            PeerFrames(record.pixels.clone(), record.reward.clone(), batch_size=[rows]).memmap(
+                folder / "theirs"
+            )
+            theirs_gbs = (
+                nbytes
+                / _time(lambda: PeerFrames.load_memmap(folder / "theirs", device="cuda"), repeat)
+                / 1e9
+            )
         gbs = nbytes / ours_s / 1e9
         ok = gbs >= 20 and (theirs_gbs is None or gbs >= 4 * theirs_gbs)
-        _row(f"load_memmap {nbytes / 1e6:.0f} MB onto cuda", gbs, theirs_gbs, "GB/s", ">= 20 GB/s, >= 4x peer", ok)
+        _row(
+            f"load_memmap {nbytes / 1e6:.0f} MB onto cuda",
+            gbs,
+            theirs_gbs,
+            "GB/s",
+            ">= 20 GB/s, >= 4x peer",
+            ok,
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -151,12 +177,21 @@ def gather(peer: ModuleType | None, rows: int, repeat: int) -> None:
     if PeerFrames is not None:
         theirs = PeerFrames(pixels, reward, batch_size=[rows], device="cuda")
         theirs_us = _time(lambda: theirs[index], repeat) * 1e6
-    _row("gather 4096 rows on cuda", ours_s * 1e6, theirs_us, "us", "<= peer", theirs_us is None or ours_s * 1e6 <= theirs_us)
+    _row(
+        "gather 4096 rows on cuda",
+        ours_s * 1e6,
+        theirs_us,
+        "us",
+        "<= peer",
+        theirs_us is None or ours_s * 1e6 <= theirs_us,
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (a smoke run)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, few repeats (a smoke run)"
+    )
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device: the GPU benchmarks need one (run this on a GPU machine)")
@@ -164,7 +199,9 @@ def main() -> int:
     peer = _peer()
     repeat = 3 if args.quick else 11
     rows = 2_000 if args.quick else 24_000  # 24k rows of 3x64x64 uint8: ~300 MB
-    print(f"device: {torch.cuda.get_device_name()}; peer: {peer.__version__ if peer else 'not installed'}")
+    print(
+        f"device: {torch.cuda.get_device_name()}; peer: {peer.__version__ if peer else 'not installed'}"
+    )
     pinned, pageable = raw_bandwidth(rows * 3 * 64 * 64, repeat)
     print(f"raw host-to-device: pinned {pinned:.1f} GB/s, pageable {pageable:.1f} GB/s\n")
     print(f"{'case':46s} {'tclass':>10s} {'peer':>10s} {'unit':6s} {'target':28s}")

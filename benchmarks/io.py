@@ -50,7 +50,6 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -121,8 +120,23 @@ class Sizes:
         return self.save_rows * 1024 * 4 * len(FIELDS)
 
 
-FULL = Sizes(save_rows=65536, gather_rows=1_000_000, small_leaves=256, expand_rows=1_000_000, repeat=7, budget=0.2)
-QUICK = Sizes(save_rows=64, gather_rows=2000, small_leaves=256, expand_rows=10_000, repeat=1, budget=0.0, collect=False)
+FULL = Sizes(
+    save_rows=65536,
+    gather_rows=1_000_000,
+    small_leaves=256,
+    expand_rows=1_000_000,
+    repeat=7,
+    budget=0.2,
+)
+QUICK = Sizes(
+    save_rows=64,
+    gather_rows=2000,
+    small_leaves=256,
+    expand_rows=10_000,
+    repeat=1,
+    budget=0.0,
+    collect=False,
+)
 
 
 # --- timing ------------------------------------------------------------------------------
@@ -373,7 +387,12 @@ def case_save(base: Path, sizes: Sizes) -> list[Row]:
 
     def record_impl(cls: type, threads: int) -> Impl:
         make = lambda: cls(**leaves, batch_size=[rows])  # noqa: E731
-        return Impl(lambda: state["record"].memmap_(target, num_threads=threads), prepare(make), after, number=1)
+        return Impl(
+            lambda: state["record"].memmap_(target, num_threads=threads),
+            prepare(make),
+            after,
+            number=1,
+        )
 
     impls: dict[str, Impl] = {}
     for threads in THREADS:
@@ -408,7 +427,17 @@ def case_save(base: Path, sizes: Sizes) -> list[Row]:
     best = max(out, key=lambda row: row.tclass)
     peers = [row.peer for row in out if row.peer is not None]
     peer_best = max(peers) if peers else None
-    out.append(Row(f"memmap_ {size} x8 best threads", "GB/s", best.tclass, peer_best, best.baselines, "peer", 1.0))
+    out.append(
+        Row(
+            f"memmap_ {size} x8 best threads",
+            "GB/s",
+            best.tclass,
+            peer_best,
+            best.baselines,
+            "peer",
+            1.0,
+        )
+    )
     if "safetensors" in best.baselines:
         out.append(Row(f"memmap_ {size} x8 best/safetensors", "GB/s", best.tclass, peer_best, best.baselines,
                        "safetensors", 0.9))  # fmt: skip
@@ -505,7 +534,9 @@ def case_gather(base: Path, sizes: Sizes) -> list[Row]:
     assert expected.any(), "the gathered rows are holes"
     for name, statement in statements.items():
         got = statement(state)
-        assert isinstance(got, (torch.Tensor, np.ndarray)) and torch.equal(torch.as_tensor(got).as_subclass(torch.Tensor), expected), name
+        assert isinstance(got, (torch.Tensor, np.ndarray)) and torch.equal(
+            torch.as_tensor(got).as_subclass(torch.Tensor), expected
+        ), name
 
     # Warm: each repeat draws new rows and reads them once with each implementation.
     def warm_up() -> None:
@@ -561,7 +592,9 @@ def load_by_hand(folder: Path) -> dict[str, torch.Tensor]:
     }
 
 
-def save_by_hand(leaves: dict[str, torch.Tensor], batch: list[int], folder: str, like: bool) -> dict[str, torch.Tensor]:
+def save_by_hand(
+    leaves: dict[str, torch.Tensor], batch: list[int], folder: str, like: bool
+) -> dict[str, torch.Tensor]:
     """The least a writer does: a folder, each leaf written (or sized) and mapped, and a
     meta.json (no staging, no fsync, no checks)."""
     os.mkdir(folder)
@@ -578,7 +611,12 @@ def save_by_hand(leaves: dict[str, torch.Tensor], batch: list[int], folder: str,
         finally:
             os.close(fd)
         out[key] = map_file(path, value.dtype, value.shape)
-        meta[key] = {"device": "cpu", "shape": list(value.shape), "dtype": str(value.dtype), "is_nested": False}
+        meta[key] = {
+            "device": "cpu",
+            "shape": list(value.shape),
+            "dtype": str(value.dtype),
+            "is_nested": False,
+        }
     meta.update({"shape": batch, "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})
     with open(f"{folder}/meta.json", "w") as stream:
         json.dump(meta, stream)
@@ -591,7 +629,9 @@ DTYPES = {str(dtype): dtype for dtype in (torch.float32, torch.uint8, torch.int6
 def case_load(base: Path, sizes: Sizes) -> list[Row]:
     out: list[Row] = []
     # 8 leaves of case 1's shapes; memmap_like allocates the files without writing them.
-    shape_only = {name: torch.empty(sizes.save_rows, 1024).expand(sizes.save_rows, 1024) for name in FIELDS}
+    shape_only = {
+        name: torch.empty(sizes.save_rows, 1024).expand(sizes.save_rows, 1024) for name in FIELDS
+    }
     folders = {"tclass": base / "load8-tclass", "peer": base / "load8-peer"}
     TRecord(**shape_only, batch_size=[sizes.save_rows]).memmap_like(folders["tclass"])
     load8 = {
@@ -603,10 +643,16 @@ def case_load(base: Path, sizes: Sizes) -> list[Row]:
         load8["peer"] = Impl(lambda: PRecord.load_memmap(folders["peer"]))
     note(f"case 3: load_memmap of 8 leaves, {sizes.repeat} repeats")
     samples = measure(load8, sizes.repeat, sizes.budget)
-    out.append(Row.of("load_memmap 8 leaves (tensorclass)", "s", samples, baselines=["by hand"], target=0.5))
+    out.append(
+        Row.of(
+            "load_memmap 8 leaves (tensorclass)", "s", samples, baselines=["by hand"], target=0.5
+        )
+    )
 
     generator = torch.Generator().manual_seed(2)
-    leaves = {f"leaf{i}": torch.rand(100, 4, generator=generator) for i in range(sizes.small_leaves)}
+    leaves = {
+        f"leaf{i}": torch.rand(100, 4, generator=generator) for i in range(sizes.small_leaves)
+    }
     mine = tclass.TensorDict(leaves, [100])
     theirs = peer.TensorDict(leaves, [100]) if peer is not None else None
     folders256 = {"tclass": base / "load256-tclass", "peer": base / "load256-peer"}
@@ -637,7 +683,9 @@ def case_load(base: Path, sizes: Sizes) -> list[Row]:
         lambda f=fresh_paths(writes, "d"): mine.memmap(f(), durable=True), after=clear(writes)
     )
     if theirs is not None:
-        save256["peer"] = Impl(lambda f=fresh_paths(writes, "p"): theirs.memmap(f()), after=clear(writes))
+        save256["peer"] = Impl(
+            lambda f=fresh_paths(writes, "p"): theirs.memmap(f()), after=clear(writes)
+        )
     note(f"case 3: memmap of {sizes.small_leaves} leaves, {sizes.repeat} repeats")
     samples = measure(save256, sizes.repeat, sizes.budget)
     out.append(Row.of(f"memmap {sizes.small_leaves} leaves (TensorDict)", "s", samples, baselines=["by hand"],
@@ -668,7 +716,9 @@ def case_like(base: Path, sizes: Sizes) -> list[Row]:
     )
     if peer is not None:
         theirs = peer.TensorDict({"image": image, "label": label}, []).expand(rows)
-        impls["peer"] = Impl(lambda f=fresh_paths(folder, "p"): theirs.memmap_like(f()), after=clear(folder))
+        impls["peer"] = Impl(
+            lambda f=fresh_paths(folder, "p"): theirs.memmap_like(f()), after=clear(folder)
+        )
     liked = impls["tclass"].run()
     assert isinstance(liked, tclass.TensorDict) and liked["image"].shape == (rows, *ROW_SHAPE)
     del liked
@@ -716,9 +766,13 @@ def needed_bytes(sizes: Sizes, cases: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one repeat")
-    parser.add_argument("--repeat", type=int, help=f"repeats (default {FULL.repeat}; 1 with --quick)")
+    parser.add_argument(
+        "--repeat", type=int, help=f"repeats (default {FULL.repeat}; 1 with --quick)"
+    )
     parser.add_argument("--dir", help="folder to write in (default: a new temporary folder)")
-    parser.add_argument("--gather-rows", type=int, help="rows of the gathered file (default 1,000,000)")
+    parser.add_argument(
+        "--gather-rows", type=int, help="rows of the gathered file (default 1,000,000)"
+    )
     parser.add_argument("--cases", default="1234", help="which cases to run, e.g. 13")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
@@ -753,7 +807,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         gc.collect()
         remove(base)
-    misses = [f"{row.case} ({row.target_text}: {row.ratio:.2f})" for row in rows if row.verdict == "MISS"]
+    misses = [
+        f"{row.case} ({row.target_text}: {row.ratio:.2f})" for row in rows if row.verdict == "MISS"
+    ]
     print(f"\nmissed: {'; '.join(misses) if misses else 'none'}")
     return 0
 

@@ -16,9 +16,10 @@ import statistics
 import sys
 import timeit
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -66,8 +67,14 @@ def time_case(
     case: Case, ns: dict[str, Any], repeat: int, has_peer: bool
 ) -> dict[str, float | None]:
     """Median microseconds per run of each implementation's statement."""
-    impls = {"tclass": case.tclass, "peer": case.peer if has_peer else None, "baseline": case.baseline}
-    live = {name: timeit.Timer(stmt, globals=ns) for name, stmt in impls.items() if stmt is not None}
+    impls = {
+        "tclass": case.tclass,
+        "peer": case.peer if has_peer else None,
+        "baseline": case.baseline,
+    }
+    live = {
+        name: timeit.Timer(stmt, globals=ns) for name, stmt in impls.items() if stmt is not None
+    }
     numbers = {name: calls_per_repeat(timer) for name, timer in live.items()}
     samples: dict[str, list[float]] = {name: [] for name in live}
     for _ in range(repeat):
@@ -96,10 +103,14 @@ def main() -> int:
     misses: list[str] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the peer's deprecation warnings
-        print(f"peer: {'tensordict ' + peer.__version__ if peer else 'not installed'}; "
-              f"median of {args.repeat} interleaved repeats, us per call\n")
-        header = (f"{'case':34s} {'tclass':>9s} {'peer':>9s} {'baseline':>9s} {'t/peer':>7s} "
-                  f"{'t/base':>7s}  target")
+        print(
+            f"peer: {'tensordict ' + peer.__version__ if peer else 'not installed'}; "
+            f"median of {args.repeat} interleaved repeats, us per call\n"
+        )
+        header = (
+            f"{'case':34s} {'tclass':>9s} {'peer':>9s} {'baseline':>9s} {'t/peer':>7s} "
+            f"{'t/base':>7s}  target"
+        )
         print(header)
         print("-" * len(header))
         for _, make_cases, make_namespace in GROUPS:
@@ -123,11 +134,16 @@ def main() -> int:
                     verdict.append(f"base {'ok' if ok else 'MISS'}")
                     if not ok:
                         misses.append(f"{case.name} (t/base {vs_base:.2f} > {BASELINE_TARGET:g})")
-                print(f"{case.name:34s} {fmt(times['tclass'], '9.2f')} {fmt(times['peer'], '9.2f')} "
-                      f"{fmt(times['baseline'], '9.2f')} {fmt(vs_peer, '7.2f')} {fmt(vs_base, '7.2f')}  "
-                      f"{', '.join(verdict)}", flush=True)
-    print(f"\ntargets: tclass/peer <= each case's bound ({PEER_TARGET} unless shown otherwise); "
-          f"tensor-bound cases also tclass/baseline <= {BASELINE_TARGET}")
+                print(
+                    f"{case.name:34s} {fmt(times['tclass'], '9.2f')} {fmt(times['peer'], '9.2f')} "
+                    f"{fmt(times['baseline'], '9.2f')} {fmt(vs_peer, '7.2f')} {fmt(vs_base, '7.2f')}  "
+                    f"{', '.join(verdict)}",
+                    flush=True,
+                )
+    print(
+        f"\ntargets: tclass/peer <= each case's bound ({PEER_TARGET} unless shown otherwise); "
+        f"tensor-bound cases also tclass/baseline <= {BASELINE_TARGET}"
+    )
     print(f"missed: {'; '.join(misses) if misses else 'none'}")
     return 0
 

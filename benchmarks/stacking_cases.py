@@ -9,11 +9,11 @@ the peer and by hand. By hand, a lazy stack is the list of its records, and padd
 from types import ModuleType
 from typing import Any
 
+import tensorclass_cases
 import torch
+from tensorclass_cases import PEER_TARGET, TensorclassCase
 
 import tclass
-import tensorclass_cases
-from tensorclass_cases import PEER_TARGET, TensorclassCase
 
 # Sequence lengths 1..64 for pad_sequence, with the engine benchmark's three leaves.
 LENGTHS = range(1, 65)
@@ -60,13 +60,28 @@ def stacking_cases() -> list[TensorclassCase]:
         "for k in dseqs[0]}"
     )
     rows: list[tuple[str, str, str, str, bool]] = [
-        ("lazy_stack of 100 records", "tclass.lazy_stack(tones)", "peer.lazy_stack(pones)",
-         "list(dones)", False),
+        (
+            "lazy_stack of 100 records",
+            "tclass.lazy_stack(tones)",
+            "peer.lazy_stack(pones)",
+            "list(dones)",
+            False,
+        ),
         ("lazy[37] of 100 members", "tlazy[37]", "plazy[37]", "dlazy[37]", False),
-        ("maybe_dense_stack of 100 equal", "tclass.maybe_dense_stack(tones)",
-         "peer.maybe_dense_stack(pones)", _stacked_by_hand("dones"), True),
-        ("pad_sequence of 64 (len 1..64)", "tclass.pad_sequence(tseqs)",
-         "peer.pad_sequence(pseqs)", padded_by_hand, True),
+        (
+            "maybe_dense_stack of 100 equal",
+            "tclass.maybe_dense_stack(tones)",
+            "peer.maybe_dense_stack(pones)",
+            _stacked_by_hand("dones"),
+            True,
+        ),
+        (
+            "pad_sequence of 64 (len 1..64)",
+            "tclass.pad_sequence(tseqs)",
+            "peer.pad_sequence(pseqs)",
+            padded_by_hand,
+            True,
+        ),
     ]
     return [
         TensorclassCase(name, ours, theirs, baseline, tensor_bound, PEER_TARGET)

@@ -17,9 +17,9 @@ from types import ModuleType
 from typing import Any
 
 import torch
+from engine_cases import Case
 
 import tclass
-from engine_cases import Case
 
 BATCH = 100
 PEER_TARGET = 0.5  # the default: tclass at most half the peer's time
@@ -96,7 +96,7 @@ class DOuter:
 # --- the peer -------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _peer_classes(peer: ModuleType) -> dict[str, type]:
     """The same four classes declared with the peer's decorator (once per peer module)."""
 
@@ -139,7 +139,9 @@ def _leaves() -> dict[str, torch.Tensor]:
     }
 
 
-def _records(classes: dict[str, Any], leaves: dict[str, torch.Tensor], tensorclass: bool) -> dict[str, Any]:
+def _records(
+    classes: dict[str, Any], leaves: dict[str, torch.Tensor], tensorclass: bool
+) -> dict[str, Any]:
     """One implementation's objects (``r1``, ``small``, ``ones``, ...), from ``classes``."""
     transition, inner, mid, outer = (classes[k] for k in ("Transition", "Inner", "Mid", "Outer"))
     a, b, c = leaves["a"], leaves["b"], leaves["c"]
@@ -160,7 +162,10 @@ def _records(classes: dict[str, Any], leaves: dict[str, torch.Tensor], tensorcla
         nested = outer(mid(x, leaves["ny"], **batch), leaves["nz"], **batch)
     else:
         small = transition(*(getattr(r1, f)[:10].clone() for f in TENSOR_FIELDS), r1.env)
-        ones = [transition(*(getattr(r1, f)[i].clone() for f in TENSOR_FIELDS), r1.env) for i in range(BATCH)]
+        ones = [
+            transition(*(getattr(r1, f)[i].clone() for f in TENSOR_FIELDS), r1.env)
+            for i in range(BATCH)
+        ]
         on_cpu = record(a, b, c)
         nested = outer(mid(inner(leaves["nx"]), leaves["ny"]), leaves["nz"])
     return {
@@ -192,7 +197,9 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
         implementations.append(("p", _peer_classes(peer), True))
     for prefix, classes, tensorclass in implementations:
         ns.update({prefix.upper() + name: cls for name, cls in classes.items()})
-        ns.update({prefix + name: obj for name, obj in _records(classes, leaves, tensorclass).items()})
+        ns.update(
+            {prefix + name: obj for name, obj in _records(classes, leaves, tensorclass).items()}
+        )
     return ns
 
 
@@ -216,26 +223,70 @@ def tensorclass_cases() -> list[TensorclassCase]:
     """Every case of the tensorclass issue's table, in order."""
     batch = "batch_size=[BATCH]"
     rows: list[tuple[str, str, str, bool, float]] = [
-        ("tc init", f"^Transition(a, b, c, 'pong', {batch})", "DTransition(a, b, c, 'pong')",
-         False, ATTRIBUTE_TARGET),
+        (
+            "tc init",
+            f"^Transition(a, b, c, 'pong', {batch})",
+            "DTransition(a, b, c, 'pong')",
+            False,
+            ATTRIBUTE_TARGET,
+        ),
         ("tc read", "@r1.obs", "dr1.obs", False, ATTRIBUTE_TARGET),
         ("tc write", "@r1.obs = a", "dr1.obs = a", False, ATTRIBUTE_TARGET),
-        ("tc nested init", f"^Outer(^Mid(^Inner(nx, {batch}), ny, {batch}), nz, {batch})",
-         "DOuter(DMid(DInner(nx), ny), nz)", False, ATTRIBUTE_TARGET),
+        (
+            "tc nested init",
+            f"^Outer(^Mid(^Inner(nx, {batch}), ny, {batch}), nz, {batch})",
+            "DOuter(DMid(DInner(nx), ny), nz)",
+            False,
+            ATTRIBUTE_TARGET,
+        ),
         ("tc nested read", "@nested.mid.inner.x", "dnested.mid.inner.x", False, ATTRIBUTE_TARGET),
         ("tc[0]", "@r1[0]", _by_hand("{}[0]", "dr1"), True, PEER_TARGET),
         ("tc[:10]", "@r1[:10]", _by_hand("{}[:10]", "dr1"), True, PEER_TARGET),
         ("tc[mask]", "@r1[mask]", _by_hand("{}[mask]", "dr1"), True, PEER_TARGET),
-        ("tc[idx] = other", "@r1[index] = @small",
-         "; ".join(f"dr1.{name}[index] = dsmall.{name}" for name in TENSOR_FIELDS), True, PEER_TARGET),
-        ("tc torch.stack of 100", "torch.stack(@ones)", _stacked("torch.stack", "dones"), True, PEER_TARGET),
-        ("tc torch.cat of 10", "torch.cat(@many)", _stacked("torch.cat", "dmany"), True, PEER_TARGET),
-        ('tc to("cpu") (no-op)', "@on_cpu.to('cpu')", _by_hand("{}.to('cpu')", "don_cpu"), False, PEER_TARGET),
+        (
+            "tc[idx] = other",
+            "@r1[index] = @small",
+            "; ".join(f"dr1.{name}[index] = dsmall.{name}" for name in TENSOR_FIELDS),
+            True,
+            PEER_TARGET,
+        ),
+        (
+            "tc torch.stack of 100",
+            "torch.stack(@ones)",
+            _stacked("torch.stack", "dones"),
+            True,
+            PEER_TARGET,
+        ),
+        (
+            "tc torch.cat of 10",
+            "torch.cat(@many)",
+            _stacked("torch.cat", "dmany"),
+            True,
+            PEER_TARGET,
+        ),
+        (
+            'tc to("cpu") (no-op)',
+            "@on_cpu.to('cpu')",
+            _by_hand("{}.to('cpu')", "don_cpu"),
+            False,
+            PEER_TARGET,
+        ),
         ("tc clone", "@r1.clone()", _by_hand("{}.clone()", "dr1"), True, PEER_TARGET),
-        ("tc apply(x + 1)", "@r1.apply(plus_one)", _by_hand("plus_one({})", "dr1"), True, PEER_TARGET),
-        ("tc (a == b).all()", "(@eq1 == @eq2).all()",
-         " and ".join(f"bool((deq1.{name} == deq2.{name}).all())" for name in TENSOR_FIELDS)
-         + " and deq1.env == deq2.env", True, PEER_TARGET),
+        (
+            "tc apply(x + 1)",
+            "@r1.apply(plus_one)",
+            _by_hand("plus_one({})", "dr1"),
+            True,
+            PEER_TARGET,
+        ),
+        (
+            "tc (a == b).all()",
+            "(@eq1 == @eq2).all()",
+            " and ".join(f"bool((deq1.{name} == deq2.{name}).all())" for name in TENSOR_FIELDS)
+            + " and deq1.env == deq2.env",
+            True,
+            PEER_TARGET,
+        ),
     ]
     cases = []
     for name, stmt, baseline, tensor_bound, peer_target in rows:

@@ -40,7 +40,9 @@ def fill_rows(record: TensorDict, rows: list[int]) -> TensorDict:
     """Runs on worker 1: writes ones at ``rows`` (into the shared files) and returns the
     record, which travels back by reference too."""
     image = record["memmap"].shape[1:]
-    record[rows] = TensorDict({"memmap": torch.ones(len(rows), *image, dtype=torch.uint8)}, [len(rows)])
+    record[rows] = TensorDict(
+        {"memmap": torch.ones(len(rows), *image, dtype=torch.uint8)}, [len(rows)]
+    )
     return record
 
 
@@ -69,7 +71,9 @@ def run(rows: int, side: int, calls: int, folder: Path) -> list[float]:
     """Worker 0's part; returns the duration of each call in milliseconds."""
     blank = torch.zeros(1, side, side, 3, dtype=torch.uint8).expand(rows, side, side, 3)
     record = TensorDict({"memmap": blank}, [rows]).memmap_like(folder / "images")
-    print(f"record: {rows} x {side} x {side} x 3 uint8 = {record['memmap'].numel() / 1e9:.2f} GB of sparse files in {folder}")
+    print(
+        f"record: {rows} x {side} x {side} x 3 uint8 = {record['memmap'].numel() / 1e9:.2f} GB of sparse files in {folder}"
+    )
     index = [4, 5, 6, 7, rows - 2]
     elapsed = []
     for _ in range(calls):

@@ -91,8 +91,10 @@ def preallocate(folder: Path, size: int, side: int) -> Image:
     images: Image = one.expand(size).memmap_like(folder)  # a view, then sparse files
     elapsed = time.perf_counter() - start
     apparent, allocated = disk_mib(folder)
-    print(f"1. preallocated {size:,} images of 3x{side}x{side} in {elapsed:.2f}s: the files span "
-          f"{apparent / 1024:.2f} GiB, {allocated:.1f} MiB of it on disk")
+    print(
+        f"1. preallocated {size:,} images of 3x{side}x{side} in {elapsed:.2f}s: the files span "
+        f"{apparent / 1024:.2f} GiB, {allocated:.1f} MiB of it on disk"
+    )
     print(f"   before: {before}; after: {memory()}")
     return images
 
@@ -108,8 +110,10 @@ def fill(images: Image, folder: Path, chunks: int, chunk_size: int, side: int) -
         progress.update(first + count)
     elapsed = time.perf_counter() - start
     _, allocated = disk_mib(folder)
-    print(f"2. filled {filled:,} images in {chunks} chunks of {chunk_size:,} in {elapsed:.2f}s: "
-          f"{allocated:.1f} MiB on disk")
+    print(
+        f"2. filled {filled:,} images in {chunks} chunks of {chunk_size:,} in {elapsed:.2f}s: "
+        f"{allocated:.1f} MiB on disk"
+    )
     print(f"   {memory()}")
     return filled
 
@@ -131,10 +135,14 @@ def read(images: Image, filled: int, batch_size: int, workers: int) -> None:
         progress.update(number)
     elapsed = time.perf_counter() - start
     assert batch is not None and bool(seen.all()), "one epoch visits every filled image once"
-    print(f"3. read one shuffled epoch with DataLoader(num_workers={workers}) in {elapsed:.2f}s "
-          f"({filled / elapsed:,.0f} images/s):")
-    print(f"   {len(loader)} batches of up to {batch_size}, each one {type(batch).__name__} "
-          "record from one __getitems__ call")
+    print(
+        f"3. read one shuffled epoch with DataLoader(num_workers={workers}) in {elapsed:.2f}s "
+        f"({filled / elapsed:,.0f} images/s):"
+    )
+    print(
+        f"   {len(loader)} batches of up to {batch_size}, each one {type(batch).__name__} "
+        "record from one __getitems__ call"
+    )
     print(f"   {memory()}")
 
 
@@ -161,7 +169,9 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=10_000, help="images per chunk")
     parser.add_argument("--batch-size", type=int, default=256, help="images per DataLoader batch")
     parser.add_argument("--workers", type=int, default=2, help="DataLoader worker processes")
-    parser.add_argument("--folder", type=Path, help="where to keep the dataset (default: a temporary folder)")
+    parser.add_argument(
+        "--folder", type=Path, help="where to keep the dataset (default: a temporary folder)"
+    )
     args = parser.parse_args()
     if args.folder is not None:
         args.folder.parent.mkdir(parents=True, exist_ok=True)

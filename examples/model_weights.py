@@ -37,7 +37,9 @@ class AutoEncoder(nn.Module):
         self.encoder = nn.Sequential(
             nn.Linear(features, hidden), nn.BatchNorm1d(hidden), nn.ReLU(), nn.Linear(hidden, code)
         )
-        self.decoder = nn.Sequential(nn.Linear(code, hidden), nn.ReLU(), nn.Linear(hidden, features))
+        self.decoder = nn.Sequential(
+            nn.Linear(code, hidden), nn.ReLU(), nn.Linear(hidden, features)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor = self.decoder(self.encoder(x))
@@ -67,8 +69,10 @@ def save(model: AutoEncoder, folder: Path) -> None:
     weights.memmap(folder, num_threads=4)
     values, size = count(weights)
     files = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*.memmap"))
-    print(f"1-2. from_module + memmap: {values:,} values ({size / 2**20:.1f} MiB) in {len(files)} "
-          f"files in {(time.perf_counter() - start) * 1e3:.0f} ms")
+    print(
+        f"1-2. from_module + memmap: {values:,} values ({size / 2**20:.1f} MiB) in {len(files)} "
+        f"files in {(time.perf_counter() - start) * 1e3:.0f} ms"
+    )
     print(f"     e.g. {', '.join(files[:3])}, ...")
 
 
@@ -78,8 +82,10 @@ def inspect(folder: Path) -> None:
     for name in ("encoder", "decoder"):
         values, size = count(shapes[name])
         weight = shapes[name, "0", "weight"]
-        print(f"   {name}: {values:,} values, {size / 2**20:.2f} MiB; first layer "
-              f"{str(weight.dtype).removeprefix('torch.')}{list(weight.shape)} on {weight.device}")
+        print(
+            f"   {name}: {values:,} values, {size / 2**20:.2f} MiB; first layer "
+            f"{str(weight.dtype).removeprefix('torch.')}{list(weight.shape)} on {weight.device}"
+        )
 
 
 def load_all(folder: Path, hidden: int, reference: nn.Module, x: torch.Tensor) -> None:
@@ -89,8 +95,9 @@ def load_all(folder: Path, hidden: int, reference: nn.Module, x: torch.Tensor) -
     TensorDict.load_memmap(folder).to_module(fresh, inplace=True)  # copied into its tensors
     assert fresh.get_parameter("encoder.0.weight") is weight  # the same Parameter, new values
     assert torch.equal(fresh(x), reference(x))
-    print("4. load_memmap + to_module(inplace=True) into a fresh model: same outputs as the "
-          "saved one")
+    print(
+        "4. load_memmap + to_module(inplace=True) into a fresh model: same outputs as the saved one"
+    )
 
 
 def load_encoder(folder: Path, hidden: int, reference: AutoEncoder, x: torch.Tensor) -> None:
@@ -100,8 +107,10 @@ def load_encoder(folder: Path, hidden: int, reference: AutoEncoder, x: torch.Ten
     encoder.to_module(other.encoder, inplace=True)
     assert torch.equal(other.encoder(x), reference.encoder(x))
     assert (TensorDict.from_module(other.decoder) == decoder).all()  # untouched
-    print(f"5. load_memmap({folder.name}/encoder) into another model's encoder: same codes, "
-          f"its decoder unchanged")
+    print(
+        f"5. load_memmap({folder.name}/encoder) into another model's encoder: same codes, "
+        f"its decoder unchanged"
+    )
 
 
 def try_weights(folder: Path, hidden: int, reference: nn.Module, x: torch.Tensor) -> None:
@@ -110,8 +119,10 @@ def try_weights(folder: Path, hidden: int, reference: nn.Module, x: torch.Tensor
     with TensorDict.load_memmap(folder).to_module(model):  # swapped in for the block only
         assert torch.equal(model(x), reference(x))
     assert torch.equal(model(x), before)
-    print("6. with load_memmap(...).to_module(model): the saved weights inside the block, the "
-          "model's own after it")
+    print(
+        "6. with load_memmap(...).to_module(model): the saved weights inside the block, the "
+        "model's own after it"
+    )
 
 
 def main() -> None:

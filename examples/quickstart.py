@@ -65,18 +65,28 @@ def show_batch_ops() -> None:
     print(batch)
     print("   batch[:2]         ->", batch[:2].batch_size, "(every field sliced, no copy)")
     print("   batch.next.obs    ->", tuple(batch.next.obs.shape), "(a typed nested Step)")
-    print("   reshape(2, 4)     ->", batch.reshape(2, 4).batch_size, f"env still {batch.reshape(2, 4).env!r}")
+    print(
+        "   reshape(2, 4)     ->",
+        batch.reshape(2, 4).batch_size,
+        f"env still {batch.reshape(2, 4).env!r}",
+    )
     trajectory = tclass.stack([make_batch(8, step) for step in range(5)], dim=1)
     print("   stack of 5 steps  ->", trajectory.batch_size, "(torch.stack works too)")
     mixed = tclass.stack([batch[0], batch[1].replace(env="breakout")])
     print("   different envs    ->", mixed.env, "(one value per element)")
     episodes = [make_batch(length, step) for step, length in enumerate((3, 5, 4))]
     padded, masks = tclass.pad_sequence(episodes, return_mask=True)
-    print("   pad_sequence      ->", padded.batch_size, "valid steps", masks["reward"].sum(1).tolist())
+    print(
+        "   pad_sequence      ->", padded.batch_size, "valid steps", masks["reward"].sum(1).tolist()
+    )
     small = batch[:4].replace(obs=torch.zeros(4, 3, 42, 42, dtype=torch.uint8))
     agents = tclass.lazy_stack([batch[:4], small])  # obs shapes differ: kept apart, not copied
-    print("   lazy_stack        ->", type(agents).__name__, agents.batch_size,
-          f"agents[1].obs {tuple(agents[1].obs.shape)}, rewards stack to {tuple(agents.reward.shape)}")
+    print(
+        "   lazy_stack        ->",
+        type(agents).__name__,
+        agents.batch_size,
+        f"agents[1].obs {tuple(agents[1].obs.shape)}, rewards stack to {tuple(agents.reward.shape)}",
+    )
 
 
 def preallocate(folder: Path, capacity: int) -> Transition:
@@ -95,7 +105,9 @@ def disk_usage(folder: Path) -> tuple[int, int]:
 def fill_and_sample(buffer: Transition, folder: Path, batch_size: int, batches: int) -> None:
     apparent, allocated = disk_usage(folder)
     print(f"\n2. replay buffer of {len(buffer):,} rows preallocated in {folder.name}/:")
-    print(f"   files total {apparent / 2**30:.2f} GiB, of which {allocated / 2**20:.1f} MiB on disk")
+    print(
+        f"   files total {apparent / 2**30:.2f} GiB, of which {allocated / 2**20:.1f} MiB on disk"
+    )
     start = time.perf_counter()
     for step in range(batches):
         rows = torch.arange(step * batch_size, (step + 1) * batch_size)
@@ -107,7 +119,9 @@ def fill_and_sample(buffer: Transition, folder: Path, batch_size: int, batches: 
     _, allocated = disk_usage(folder)
     print(f"   wrote {written:,} rows in {elapsed:.2f}s; {allocated / 2**20:.1f} MiB now on disk")
     sample = buffer[torch.randint(0, written, (32,))]
-    print(f"   sampled 32 rows -> {type(sample).__name__} {sample.batch_size}, mean reward {sample.reward.mean():.3f}")
+    print(
+        f"   sampled 32 rows -> {type(sample).__name__} {sample.batch_size}, mean reward {sample.reward.mean():.3f}"
+    )
     assert torch.equal(buffer[:batch_size].obs, make_batch(batch_size, 0).obs)
 
 
@@ -115,8 +129,10 @@ def reload(folder: Path, rows: int) -> Transition:
     start = time.perf_counter()
     loaded = Transition.load_memmap(folder)
     elapsed = time.perf_counter() - start
-    print(f"\n3. Transition.load_memmap({folder.name}/) in {elapsed * 1e3:.1f} ms maps the files, "
-          f"reads nothing: {type(loaded).__name__} {loaded.batch_size}, env {loaded.env!r}")
+    print(
+        f"\n3. Transition.load_memmap({folder.name}/) in {elapsed * 1e3:.1f} ms maps the files, "
+        f"reads nothing: {type(loaded).__name__} {loaded.batch_size}, env {loaded.env!r}"
+    )
     assert torch.equal(loaded[:rows].reward, make_batch(rows, 0).reward)
     return loaded
 
@@ -124,8 +140,10 @@ def reload(folder: Path, rows: int) -> Transition:
 def show_reference(buffer: Transition) -> None:
     payload = pickle.dumps(buffer)
     data = sum(v.numel() * v.element_size() for v in buffer.values(True, leaves_only=True))
-    print(f"\n4. pickling the buffer sends file references: {len(payload):,} bytes for "
-          f"{data / 2**30:.2f} GiB of data")
+    print(
+        f"\n4. pickling the buffer sends file references: {len(payload):,} bytes for "
+        f"{data / 2**30:.2f} GiB of data"
+    )
     clone = pickle.loads(payload)
     clone.reward[0] = 42.0  # the unpickled copy maps the same files
     print(f"   a write through the unpickled copy is seen here: reward[0] = {buffer.reward[0]:.1f}")
@@ -142,7 +160,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tclass-demo-") as tmp:
         folder = Path(tmp) / "buffer"
         buffer = preallocate(folder, args.capacity)
-        fill_and_sample(buffer, folder, args.batch_size, min(args.batches, args.capacity // args.batch_size))
+        fill_and_sample(
+            buffer, folder, args.batch_size, min(args.batches, args.capacity // args.batch_size)
+        )
         show_reference(reload(folder, args.batch_size))
 
 

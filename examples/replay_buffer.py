@@ -140,8 +140,10 @@ def fill(buffer: ReplayBuffer, batch_size: int, batches: int) -> int:
         progress.update(index + 1)
     written = batch_size * batches
     laps = written / buffer.capacity
-    print(f"2. wrote {batches} batches of {batch_size} = {written:,} rows in "
-          f"{time.perf_counter() - start:.2f}s ({laps:.2f} laps of the buffer)")
+    print(
+        f"2. wrote {batches} batches of {batch_size} = {written:,} rows in "
+        f"{time.perf_counter() - start:.2f}s ({laps:.2f} laps of the buffer)"
+    )
     print(f"   cursor at row {buffer.cursor:,}, {buffer.size:,} rows filled")
     return written
 
@@ -152,10 +154,14 @@ def show_sample(buffer: ReplayBuffer, written: int, batch_size: int) -> None:
     step = int(sample.step[0])  # regenerate the batch that row came from and compare
     first = step - step % batch_size
     assert torch.equal(sample.obs[0], make_batch(batch_size, first).obs[step - first])
-    print(f"3. sampled {len(sample)} rows uniformly by index -> {type(sample).__name__} "
-          f"{list(sample.batch_size)}, mean reward {float(sample.reward.mean()):.3f}")
-    print(f"   their steps span {int(sample.step.min()):,}..{int(sample.step.max()):,}: "
-          f"only the newest {buffer.size:,} of {written:,} writes remain")
+    print(
+        f"3. sampled {len(sample)} rows uniformly by index -> {type(sample).__name__} "
+        f"{list(sample.batch_size)}, mean reward {float(sample.reward.mean()):.3f}"
+    )
+    print(
+        f"   their steps span {int(sample.step.min()):,}..{int(sample.step.max()):,}: "
+        f"only the newest {buffer.size:,} of {written:,} writes remain"
+    )
 
 
 def reload_and_check(folder: Path, buffer: ReplayBuffer) -> None:
@@ -166,10 +172,14 @@ def reload_and_check(folder: Path, buffer: ReplayBuffer) -> None:
     assert (loaded.cursor, loaded.size) == (buffer.cursor, buffer.size)
     rows = torch.arange(0, loaded.size, max(1, loaded.size // 64))
     assert (loaded.storage[rows] == buffer.storage[rows]).all()
-    print(f"4. saved the cursor; reloaded with Transition.load_memmap in {elapsed * 1e3:.1f} ms: "
-          f"{type(loaded.storage).__name__} {list(loaded.storage.batch_size)}")
-    print(f"   env {loaded.storage.env!r}, cursor {loaded.cursor:,}, "
-          f"{len(rows)} spot-checked rows equal")
+    print(
+        f"4. saved the cursor; reloaded with Transition.load_memmap in {elapsed * 1e3:.1f} ms: "
+        f"{type(loaded.storage).__name__} {list(loaded.storage.batch_size)}"
+    )
+    print(
+        f"   env {loaded.storage.env!r}, cursor {loaded.cursor:,}, "
+        f"{len(rows)} spot-checked rows equal"
+    )
 
 
 def show_info(folder: Path) -> None:
@@ -184,7 +194,9 @@ def run(folder: Path, capacity: int, batch_size: int, batches: int) -> None:
     buffer = ReplayBuffer.create(folder, capacity, make_batch(1, 0))
     apparent, allocated = disk_usage(folder)
     print(f"1. preallocated {capacity:,} transitions with memmap_like in {folder}/rows")
-    print(f"   files total {mib(apparent)}, of which {mib(allocated)} on disk (sparse until written)")
+    print(
+        f"   files total {mib(apparent)}, of which {mib(allocated)} on disk (sparse until written)"
+    )
     written = fill(buffer, batch_size, batches)
     print(f"   {mib(disk_usage(folder)[1])} now on disk")
     show_sample(buffer, written, batch_size)
@@ -196,8 +208,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--capacity", type=int, default=10_000, help="rows the buffer holds")
     parser.add_argument("--batch-size", type=int, default=256, help="rows per write")
-    parser.add_argument("--batches", type=int, default=50, help="writes (more rows than capacity wrap)")
-    parser.add_argument("--folder", type=Path, help="where to keep the buffer (default: a temporary folder)")
+    parser.add_argument(
+        "--batches", type=int, default=50, help="writes (more rows than capacity wrap)"
+    )
+    parser.add_argument(
+        "--folder", type=Path, help="where to keep the buffer (default: a temporary folder)"
+    )
     args = parser.parse_args()
     if args.folder is not None:
         run(args.folder, args.capacity, args.batch_size, args.batches)

@@ -6,20 +6,26 @@ One import gives the public surface::
     td = tclass.TensorDict({"obs": torch.zeros(4, 3)}, batch_size=[4])
 """
 
-from tclass import errors as errors
 from tclass import _pytree as _pytree
+from tclass import errors as errors
+from tclass._base import TensorDictBase as TensorDictBase
 from tclass._bridges import from_pytree as from_pytree
 from tclass._bridges import from_struct_array as from_struct_array
+from tclass._combine import expand_as_right as expand_as_right
+from tclass._combine import expand_right as expand_right
+from tclass._combine import isin as isin
+from tclass._combine import merge_tensordicts as merge_tensordicts
+from tclass._combine import remove_duplicates as remove_duplicates
 from tclass._constructors import from_dict as from_dict
 from tclass._constructors import from_namedtuple as from_namedtuple
 from tclass._constructors import fromkeys as fromkeys
 from tclass._constructors import is_tensor_collection as is_tensor_collection
 from tclass._constructors import make_tensordict as make_tensordict
 from tclass._io._api import load as load
-from tclass._io._consolidate import from_consolidated as from_consolidated
 from tclass._io._api import load_memmap as load_memmap
 from tclass._io._api import memmap as memmap
 from tclass._io._api import save as save
+from tclass._io._consolidate import from_consolidated as from_consolidated
 from tclass._lazy import LazyStackedTensorDict as LazyStackedTensorDict
 from tclass._lazy import dense_stack_tds as dense_stack_tds
 from tclass._lazy import lazy_stack as lazy_stack
@@ -32,18 +38,12 @@ from tclass._nontensor import NonTensorStack as NonTensorStack
 from tclass._ops import cat as cat
 from tclass._ops import stack as stack
 from tclass._pad import pad as pad
-from tclass._parse import parse_tensor_dict_string as parse_tensor_dict_string
 from tclass._pad import pad_sequence as pad_sequence
-from tclass._base import TensorDictBase as TensorDictBase
+from tclass._parse import parse_tensor_dict_string as parse_tensor_dict_string
 from tclass._td import TensorDict as TensorDict
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
-from tclass._combine import expand_as_right as expand_as_right
-from tclass._combine import expand_right as expand_right
-from tclass._combine import isin as isin
-from tclass._combine import merge_tensordicts as merge_tensordicts
-from tclass._combine import remove_duplicates as remove_duplicates
 from tclass.errors import TclassError as TclassError
 
 __all__ = [

@@ -26,7 +26,9 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tclass", description="Tools for folders saved by tclass.")
+    parser = argparse.ArgumentParser(
+        prog="python -m tclass", description="Tools for folders saved by tclass."
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     info = commands.add_parser(
         "info",
@@ -41,7 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("path", metavar="PATH", help="a folder written by memmap/save/memmap_like")
     info.add_argument("--json", action="store_true", help="print the description as JSON")
     info.add_argument(
-        "--allow-pickle", action="store_true", help="accept pickled values, as load_memmap(allow_pickle=True) does"
+        "--allow-pickle",
+        action="store_true",
+        help="accept pickled values, as load_memmap(allow_pickle=True) does",
     )
     return parser
 

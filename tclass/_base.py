@@ -8,13 +8,13 @@ will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeAlias, Union
+from typing import Any, TypeAlias
 
 import torch
 
 from tclass._conversions import ConversionOps
-from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._device_ops import DeviceOps
+from tclass._dispatch import TORCH_FUNCTIONS
 from tclass._dist_ops import DistributedOps
 from tclass._elementwise import ElementwiseOps
 from tclass._io._methods import PersistenceOps
@@ -24,7 +24,9 @@ from tclass._shape_ops import ShapeOps
 __all__ = ["TensorDictBase", "Value"]
 
 
-class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ModuleOps, ConversionOps, DistributedOps):
+class TensorDictBase(
+    ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ModuleOps, ConversionOps, DistributedOps
+):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""
 
@@ -46,5 +48,5 @@ class TensorDictBase(ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, Module
         return implementation(*args, **(kwargs or {}))
 
 
-Value: TypeAlias = Union[torch.Tensor, TensorDictBase]
+Value: TypeAlias = torch.Tensor | TensorDictBase
 """What a collection stores under a key: a tensor or a nested collection."""

@@ -27,7 +27,14 @@ from tclass._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, sam
 from tclass._td import TensorDict
 from tclass.errors import EntryTypeError, KeyConflictError
 
-__all__ = ["PYTREE_SPEC", "PYTREE_TYPE", "from_pytree", "from_struct_array", "to_pytree", "to_struct_array"]
+__all__ = [
+    "PYTREE_SPEC",
+    "PYTREE_TYPE",
+    "from_pytree",
+    "from_struct_array",
+    "to_pytree",
+    "to_struct_array",
+]
 
 PYTREE_TYPE = "_pytree_type"
 PYTREE_SPEC = "_pytree_spec"
@@ -131,7 +138,9 @@ def to_struct_array(collection: TensorCollection) -> np.ndarray[Any, Any]:
     return out
 
 
-def _struct_dtype(collection: TensorCollection, parent_dims: int, path: tuple[str, ...]) -> np.dtype[Any]:
+def _struct_dtype(
+    collection: TensorCollection, parent_dims: int, path: tuple[str, ...]
+) -> np.dtype[Any]:
     fields: list[Any] = []
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
@@ -140,7 +149,9 @@ def _struct_dtype(collection: TensorCollection, parent_dims: int, path: tuple[st
             nested = _struct_dtype(value, len(value.batch_size), path + (key,))
             fields.append((key, nested, tuple(value.batch_size[parent_dims:])))
         else:
-            fields.append((key, _numpy_dtype(value, path + (key,)), tuple(value.shape[parent_dims:])))
+            fields.append(
+                (key, _numpy_dtype(value, path + (key,)), tuple(value.shape[parent_dims:]))
+            )
     return np.dtype(fields)
 
 
@@ -283,4 +294,3 @@ def _pytree_child(value: Any) -> Any:
     if isinstance(value, TensorCollection):
         return to_pytree(value)
     return value
-

@@ -242,7 +242,9 @@ class TensorCollection:
         self, include_nested: bool = ..., *, leaves_only: Literal[True]
     ) -> Iterator[torch.Tensor]: ...
     @overload
-    def values(self, include_nested: bool, leaves_only: Literal[True]) -> Iterator[torch.Tensor]: ...
+    def values(
+        self, include_nested: bool, leaves_only: Literal[True]
+    ) -> Iterator[torch.Tensor]: ...
     @overload
     def values(self, include_nested: bool = ..., leaves_only: bool = ...) -> Iterator[Value]: ...
 
@@ -281,9 +283,7 @@ class TensorCollection:
 
     def _missing_key(self, key: object) -> KeyNotFoundError:
         keys = self._key_names()
-        return KeyNotFoundError(
-            f"key {key!r} not found in {type(self).__name__} with keys {keys}"
-        )
+        return KeyNotFoundError(f"key {key!r} not found in {type(self).__name__} with keys {keys}")
 
 
 def _walk(

@@ -28,7 +28,9 @@ Callbacks = Union[Callback, Mapping[Any, Callback], None]
 # --- merging ------------------------------------------------------------------------------
 
 
-def merge_tensordicts(*tensordicts: TensorCollection, callback_exist: Callbacks = None) -> TensorDict:
+def merge_tensordicts(
+    *tensordicts: TensorCollection, callback_exist: Callbacks = None
+) -> TensorDict:
     """A new TensorDict holding the keys of all ``tensordicts`` (nested ones merged
     key by key); the inputs are not changed and the leaves are shared, not copied.
 
@@ -69,7 +71,9 @@ def _merge_level(
             entries[key] = callback(*values)
         elif len(nested) == len(values) and len(nested) > 1:
             sub = nested[0]
-            entries[key] = _merge_level(nested, path + (key,), sub.batch_size, sub.device, callbacks)
+            entries[key] = _merge_level(
+                nested, path + (key,), sub.batch_size, sub.device, callbacks
+            )
         else:
             entries[key] = values[0]
         _check_fits(entries[key], path + (key,), batch)
@@ -90,7 +94,9 @@ def _callback_for(callbacks: Callbacks, path: tuple[str, ...]) -> Callback | Non
 
 
 def _check_fits(value: Any, path: tuple[str, ...], batch: torch.Size) -> None:
-    shape = value.batch_size if isinstance(value, TensorCollection) else getattr(value, "shape", None)
+    shape = (
+        value.batch_size if isinstance(value, TensorCollection) else getattr(value, "shape", None)
+    )
     if shape is None:
         msg = f"merge_tensordicts: the callback for {path!r} returned a {type(value).__name__}, not a tensor or collection"
         raise TypeError(msg)
@@ -164,7 +170,9 @@ def _batch_dim(collection: TensorCollection, dim: int, where: str) -> int:
     return dim % ndim
 
 
-def isin(input: TensorCollection, reference: TensorCollection, key: Any, dim: int = 0) -> torch.Tensor:
+def isin(
+    input: TensorCollection, reference: TensorCollection, key: Any, dim: int = 0
+) -> torch.Tensor:
     """Which elements of ``input`` along batch dim ``dim`` also appear in ``reference``,
     comparing the entry ``key``: an element is in ``reference`` if its slice of
     ``input[key]`` along ``dim`` equals one of the slices of ``reference[key]``.

@@ -27,8 +27,8 @@ import numpy as np
 import torch
 
 from tclass import _keys
-from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._base import TensorDictBase
+from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
 from tclass._device import DeviceLike, as_device
 from tclass._nontensor import NonTensorData, _NonTensorNode
@@ -257,7 +257,9 @@ def _shape_sources(data: Mapping[Any, Any]) -> dict[Any, Any]:
     for key, value in data.items():
         if isinstance(value, Mapping):
             out[key] = _shape_sources(value)
-        elif isinstance(value, (torch.Tensor, TensorCollection)) and not isinstance(value, NonTensorData):
+        elif isinstance(value, (torch.Tensor, TensorCollection)) and not isinstance(
+            value, NonTensorData
+        ):
             out[key] = value
     return out
 
@@ -372,7 +374,9 @@ def _namedtuple_dict(value: Any) -> dict[str, Any]:
     """A namedtuple's fields (a ``torch.return_types`` struct sequence names them in
     ``__match_args__``); nested namedtuples become dicts too."""
     kind = type(value)
-    fields: Sequence[str] = getattr(kind, "_fields", None) or getattr(kind, "__match_args__", None) or ()
+    fields: Sequence[str] = (
+        getattr(kind, "_fields", None) or getattr(kind, "__match_args__", None) or ()
+    )
     if not fields:
         return {}
     out: dict[str, Any] = {}
@@ -489,4 +493,3 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
         )
         raise InvalidKeyError(msg) from None
     return generic(**values)
-

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-from tclass._device import DeviceLike, as_device
 from tclass._collection import TensorCollection
+from tclass._device import DeviceLike, as_device
 from tclass.errors import DeviceError
 
 if TYPE_CHECKING:
@@ -62,7 +62,9 @@ class DeviceOps(TensorCollection):
         self.lock_()  # type: ignore[attr-defined]
         return self
 
-    def consolidate(self, *, device: DeviceLike = None, pin_memory: bool = False, share_memory: bool = False) -> Self:
+    def consolidate(
+        self, *, device: DeviceLike = None, pin_memory: bool = False, share_memory: bool = False
+    ) -> Self:
         """A copy whose every tensor (nested included) is a view of one contiguous buffer.
 
         Moving it (``to(device)``) then costs one copy of that buffer plus rebuilding the
@@ -79,7 +81,10 @@ class DeviceOps(TensorCollection):
 
         if pin_memory:
             _require_pinning()
-        return consolidate(self, device=as_device(device), pin_memory=pin_memory, share_memory=share_memory)  # type: ignore[no-any-return]
+        result: Self = consolidate(
+            self, device=as_device(device), pin_memory=pin_memory, share_memory=share_memory
+        )
+        return result
 
     def is_consolidated(self) -> bool:
         """Whether the tensors are (still) views of one consolidated buffer."""

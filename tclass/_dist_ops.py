@@ -47,7 +47,14 @@ class DistributedOps:
         """
         from tclass.distributed import send
 
-        send(self, dst, group=group, group_dst=group_dst, init_tag=init_tag, consolidated=consolidated)
+        send(
+            self,
+            dst,
+            group=group,
+            group_dst=group_dst,
+            init_tag=init_tag,
+            consolidated=consolidated,
+        )
 
     def isend(
         self, dst: int | None = None, *, group: ProcessGroup | None = None, group_dst: int | None = None,
@@ -57,7 +64,14 @@ class DistributedOps:
         record) before changing the record's tensors."""
         from tclass.distributed import isend
 
-        return isend(self, dst, group=group, group_dst=group_dst, init_tag=init_tag, consolidated=consolidated)
+        return isend(
+            self,
+            dst,
+            group=group,
+            group_dst=group_dst,
+            init_tag=init_tag,
+            consolidated=consolidated,
+        )
 
     def recv(
         self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
@@ -79,7 +93,14 @@ class DistributedOps:
         """
         from tclass.distributed import recv
 
-        return recv(self, src, group=group, group_src=group_src, init_tag=init_tag, consolidated=consolidated)
+        return recv(
+            self,
+            src,
+            group=group,
+            group_src=group_src,
+            init_tag=init_tag,
+            consolidated=consolidated,
+        )
 
     def irecv(
         self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
@@ -89,7 +110,14 @@ class DistributedOps:
         it holds the data, or raises what :meth:`recv` would."""
         from tclass.distributed import irecv
 
-        return irecv(self, src, group=group, group_src=group_src, init_tag=init_tag, consolidated=consolidated)
+        return irecv(
+            self,
+            src,
+            group=group,
+            group_src=group_src,
+            init_tag=init_tag,
+            consolidated=consolidated,
+        )
 
     def broadcast(
         self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
@@ -101,25 +129,47 @@ class DistributedOps:
         ``device`` if given). Returns the record."""
         from tclass.distributed import broadcast
 
-        return broadcast(self, src, group=group, group_src=group_src, device=device, consolidated=consolidated)
+        return broadcast(
+            self, src, group=group, group_src=group_src, device=device, consolidated=consolidated
+        )
 
     @overload
     def all_reduce(
-        self, op: Any = None, *, group: ProcessGroup | None = None, async_op: Literal[False] = False, check: bool = True
+        self,
+        op: Any = None,
+        *,
+        group: ProcessGroup | None = None,
+        async_op: Literal[False] = False,
+        check: bool = True,
     ) -> Self: ...
 
     @overload
     def all_reduce(
-        self, op: Any = None, *, group: ProcessGroup | None = None, async_op: Literal[True], check: bool = True
+        self,
+        op: Any = None,
+        *,
+        group: ProcessGroup | None = None,
+        async_op: Literal[True],
+        check: bool = True,
     ) -> Handle[Self]: ...
 
     @overload
     def all_reduce(
-        self, op: Any = None, *, group: ProcessGroup | None = None, async_op: bool = False, check: bool = True
+        self,
+        op: Any = None,
+        *,
+        group: ProcessGroup | None = None,
+        async_op: bool = False,
+        check: bool = True,
     ) -> Self | Handle[Self]: ...
 
     def all_reduce(
-        self, op: Any = None, *, group: ProcessGroup | None = None, async_op: bool = False, check: bool = True
+        self,
+        op: Any = None,
+        *,
+        group: ProcessGroup | None = None,
+        async_op: bool = False,
+        check: bool = True,
     ) -> Self | Handle[Self]:
         """Reduces every tensor leaf over the ranks in place (``op`` a
         ``torch.distributed.ReduceOp``, default ``SUM``) and returns this record, or

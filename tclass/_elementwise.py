@@ -113,9 +113,13 @@ class ElementwiseOps(TensorCollection):
             # Top-level entries get their string key, as keys(include_nested=True) lists them.
             return self._apply(
                 lambda path, value, *rest: fn(path if len(path) > 1 else path[0], value, *rest),
-                others, target, (),
+                others,
+                target,
+                (),
             )
-        return self._apply(lambda path, value, *rest: fn(path[-1], value, *rest), others, target, ())
+        return self._apply(
+            lambda path, value, *rest: fn(path[-1], value, *rest), others, target, ()
+        )
 
     def _apply(
         self,
@@ -149,7 +153,9 @@ class ElementwiseOps(TensorCollection):
         """
         return self._apply_in_place(fn, others)
 
-    def _apply_in_place(self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]) -> Self:
+    def _apply_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> Self:
         for key, value in self._items():
             paired = tuple(other._entry(key) for other in others)
             if isinstance(value, TensorCollection):
@@ -255,9 +261,7 @@ class ElementwiseOps(TensorCollection):
             out = {key: op(value, pairs[key]) for key, value in self._items()}
         elif isinstance(other, torch.Tensor):
             nb = len(batch_size)
-            out = {
-                key: op(value, _operand_for(other, value, nb)) for key, value in self._items()
-            }
+            out = {key: op(value, _operand_for(other, value, nb)) for key, value in self._items()}
         elif isinstance(other, (int, float, bool, complex)):
             out = {key: op(value, other) for key, value in self._items()}
         else:

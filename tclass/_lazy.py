@@ -259,7 +259,9 @@ class LazyStackedTensorDict(LazyStackOps):
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
-        return cast("tuple[Self, ...]", self._dense("this split")._map_values_split(fn, batch_sizes))
+        return cast(
+            "tuple[Self, ...]", self._dense("this split")._map_values_split(fn, batch_sizes)
+        )
 
     def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         d = self._stack_dim
@@ -354,7 +356,9 @@ class LazyStackedTensorDict(LazyStackOps):
         )
         raise HeterogeneousEntryError(msg)
 
-    def _nested_tensor(self, parts: list[Any], layout: torch.layout | None, path: tuple[str, ...]) -> torch.Tensor:
+    def _nested_tensor(
+        self, parts: list[Any], layout: torch.layout | None, path: tuple[str, ...]
+    ) -> torch.Tensor:
         key = path[0] if len(path) == 1 else path
         if self._stack_dim != 0:
             msg = (
@@ -418,7 +422,9 @@ class LazyStackedTensorDict(LazyStackOps):
             size = insert_dim(self._batch_size[1:], 0, len(members))
             return self._from_members(members, 0, size)
         size = _batch.indexed_shape(self._batch_size, index)
-        return self._from_members([member[index] for member in self._members], self._stack_dim, size)
+        return self._from_members(
+            [member[index] for member in self._members], self._stack_dim, size
+        )
 
     def _index(self, index: Any) -> Any:
         from tclass._lazy_index import index_lazy
@@ -460,7 +466,10 @@ class LazyStackedTensorDict(LazyStackOps):
         return (
             type(key) is str
             and bool(members)
-            and all(isinstance(m, (TensorDict, LazyStackedTensorDict)) and m._can_fill(key) for m in members)
+            and all(
+                isinstance(m, (TensorDict, LazyStackedTensorDict)) and m._can_fill(key)
+                for m in members
+            )
         )
 
     def set_(self, key: Any, value: Any) -> Self:
@@ -575,7 +584,11 @@ class LazyStackedTensorDict(LazyStackOps):
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
         if getattr(self, "_consolidated", None) is not None:
             request = parse_to_args(args, dict(kwargs))
-            moved = None if request.dtype is not None else move_consolidated(self, request.device, request.non_blocking)
+            moved = (
+                None
+                if request.dtype is not None
+                else move_consolidated(self, request.device, request.non_blocking)
+            )
             if moved is not None:
                 return moved  # type: ignore[no-any-return]
         members = [member.to(*args, **kwargs) for member in self._members]
@@ -587,7 +600,9 @@ class LazyStackedTensorDict(LazyStackOps):
         """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
         if device is None:
             return self.to("cuda")
-        return self.to(torch.device("cuda", device) if isinstance(device, int) else as_device(device))
+        return self.to(
+            torch.device("cuda", device) if isinstance(device, int) else as_device(device)
+        )
 
     def cpu(self) -> Self:
         """Same as ``to("cpu")``."""
@@ -784,8 +799,14 @@ def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None =
         if not isinstance(storage, LazyStackedTensorDict):
             msg = f"dense_stack_tds expects a lazy stack or a list, got a {type(collections).__name__}"
             raise TypeError(msg)
-        if dim is not None and _batch.normalize_dim(dim, storage.batch_dims, op="dense_stack_tds") != storage.stack_dim:
-            msg = f"dense_stack_tds: dim {dim} is not the lazy stack's stack dim {storage.stack_dim}"
+        if (
+            dim is not None
+            and _batch.normalize_dim(dim, storage.batch_dims, op="dense_stack_tds")
+            != storage.stack_dim
+        ):
+            msg = (
+                f"dense_stack_tds: dim {dim} is not the lazy stack's stack dim {storage.stack_dim}"
+            )
             raise ValueError(msg)
         return collections.contiguous()
     return stack(list(collections), 0 if dim is None else dim)

@@ -128,7 +128,9 @@ def _checked(stack: LazyStackedTensorDict, number: int) -> int:
     return number
 
 
-def _probe(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+def _probe(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """For every element ``items`` selects: its member number and its flat position in
     that member."""
     batch = stack._batch_size
@@ -179,7 +181,9 @@ def _member_part(member: Any, positions: torch.Tensor) -> Any:
     shape = positions.shape
     if not member_batch:
         return member.expand(shape) if shape else member
-    if shape == member_batch and torch.equal(positions.reshape(-1), torch.arange(positions.numel())):
+    if shape == member_batch and torch.equal(
+        positions.reshape(-1), torch.arange(positions.numel())
+    ):
         return member  # taken whole: the member itself, not a copy
     return member[torch.unravel_index(positions, member_batch)]
 

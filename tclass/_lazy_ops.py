@@ -35,7 +35,9 @@ class LazyStackOps(TensorDictBase):
         _stack_dim: int
         _batch_size: torch.Size
 
-        def _from_members(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> Self: ...
+        def _from_members(
+            self, members: list[Any], stack_dim: int, batch_size: torch.Size
+        ) -> Self: ...
         def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
         def _dense(self, action: str) -> Any: ...
 
@@ -67,7 +69,9 @@ class LazyStackOps(TensorDictBase):
 
     def _each(self, method: str, *args: Any, **kwargs: Any) -> Self:
         """``member.method(*args, **kwargs)`` for every member, restacked as they are."""
-        return self._restacked([getattr(member, method)(*args, **kwargs) for member in self._members])
+        return self._restacked(
+            [getattr(member, method)(*args, **kwargs) for member in self._members]
+        )
 
     # --- apply ---------------------------------------------------------------------------
 
@@ -85,7 +89,9 @@ class LazyStackOps(TensorDictBase):
         if batch_size is not None:
             member_size = self._member_batch(_batch.as_batch_size(batch_size), "apply")
         results = [
-            member.apply(fn, *(pieces[i] for pieces in cut), batch_size=member_size, inplace=inplace)
+            member.apply(
+                fn, *(pieces[i] for pieces in cut), batch_size=member_size, inplace=inplace
+            )
             for i, member in enumerate(self._members)
         ]
         return self if inplace else self._restacked(results)
@@ -112,13 +118,20 @@ class LazyStackOps(TensorDictBase):
 
     # What a parent collection calls on a nested lazy stack.
     def _apply_plain(
-        self, fn: Callable[[torch.Tensor], torch.Tensor | None], batch_size: torch.Size, prefix: tuple[str, ...]
+        self,
+        fn: Callable[[torch.Tensor], torch.Tensor | None],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
     ) -> Self:
         member_size = self._member_batch(batch_size, "apply")
         return self._restacked([m._apply_plain(fn, member_size, prefix) for m in self._members])
 
     def _apply(
-        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], batch_size: torch.Size, prefix: tuple[str, ...]
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        others: tuple[Any, ...],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
     ) -> Self:
         member_size = self._member_batch(batch_size, "apply")
         cut = [self._cut(other) for other in others]
@@ -128,7 +141,9 @@ class LazyStackOps(TensorDictBase):
         ]
         return self._restacked(results)
 
-    def _apply_in_place(self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]) -> Self:
+    def _apply_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> Self:
         cut = [self._cut(other) for other in others]
         for i, member in enumerate(self._members):
             member._apply_in_place(fn, tuple(pieces[i] for pieces in cut))
@@ -155,7 +170,9 @@ class LazyStackOps(TensorDictBase):
 
     def masked_fill(self, mask: torch.Tensor, value: float | bool) -> Self:
         masks = self._cut(mask)
-        return self._restacked([m.masked_fill(masks[i], value) for i, m in enumerate(self._members)])
+        return self._restacked(
+            [m.masked_fill(masks[i], value) for i, m in enumerate(self._members)]
+        )
 
     def masked_fill_(self, mask: torch.Tensor, value: float | bool) -> Self:
         for member, piece in zip(self._members, self._cut(mask)):
@@ -255,7 +272,9 @@ class LazyStackOps(TensorDictBase):
             sizes = _batch.split_sizes(split_size, len(self._members))
             starts = [sum(sizes[:i]) for i in range(len(sizes))]
             before = (slice(None),) * d
-            return tuple(self[before + (slice(start, start + size),)] for start, size in zip(starts, sizes))
+            return tuple(
+                self[before + (slice(start, start + size),)] for start, size in zip(starts, sizes)
+            )
         pieces = [m.split(split_size, dim if dim < d else dim - 1) for m in self._members]
         return tuple(self._restacked(list(group)) for group in zip(*pieces))
 

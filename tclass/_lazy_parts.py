@@ -149,7 +149,9 @@ def _raise_kinds(path: tuple[str, ...], first: object, part: object, position: i
     raise HeterogeneousEntryError(msg)
 
 
-def _raise_shapes(path: tuple[str, ...], shape: torch.Size, other: torch.Size, position: int) -> None:
+def _raise_shapes(
+    path: tuple[str, ...], shape: torch.Size, other: torch.Size, position: int
+) -> None:
     name = _name(path)
     msg = (
         f"entry {name!r} has shape {format_shape(other)} in member {position} but "

@@ -63,9 +63,7 @@ _OPEN_FLAGS = os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK  # never block on a FIF
 _WRITE_FLAGS = _OPEN_FLAGS | os.O_RDWR | os.O_NOFOLLOW
 # Typed aliases of untyped torch internals (torch.multiprocessing uses them too).
 _new_shared: Callable[[int], torch.UntypedStorage] = torch.UntypedStorage._new_shared
-_new_shared_fd: Callable[[int, int], torch.UntypedStorage] = (
-    torch.UntypedStorage._new_shared_fd_cpu  # type: ignore[attr-defined]
-)
+_new_shared_fd: Callable[[int, int], torch.UntypedStorage] = torch.UntypedStorage._new_shared_fd_cpu  # type: ignore[attr-defined]
 _sharing_strategy: Callable[[], str] = torch.multiprocessing.get_sharing_strategy
 _memfd_create: Callable[[str, int], int] | None = getattr(os, "memfd_create", None)
 # Dtypes numpy can expose; the bytes of the others are read through a same-size int.
@@ -525,7 +523,12 @@ def _map_existing(
 
 
 def check_file_size(
-    fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str = "", longer_ok: bool = False
+    fd: int,
+    path: str,
+    dtype: torch.dtype,
+    shape: Sequence[int],
+    hint: str = "",
+    longer_ok: bool = False,
 ) -> int:
     """The element count of ``shape``, after checking that the regular file behind ``fd``
     holds exactly (or, with ``longer_ok``, at least) that many elements of ``dtype``;
@@ -533,7 +536,9 @@ def check_file_size(
     return _fit(fd, path, dtype, shape, hint, longer_ok)[0]
 
 
-def _fit(fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str, longer_ok: bool) -> tuple[int, bool]:
+def _fit(
+    fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str, longer_ok: bool
+) -> tuple[int, bool]:
     """:func:`check_file_size`, and whether the file is longer than needed."""
     size = _check_regular(fd, path)
     numel = math.prod(shape)

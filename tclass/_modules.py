@@ -52,7 +52,11 @@ _NO_DIMS = torch.Size([])
 
 
 def module_tensordict(
-    module: nn.Module, *, use_state_dict: bool = False, filter_empty: bool = True, caller: str = "from_module"
+    module: nn.Module,
+    *,
+    use_state_dict: bool = False,
+    filter_empty: bool = True,
+    caller: str = "from_module",
 ) -> TensorDict:
     """The parameters and buffers of ``module`` (the tensors themselves) as a TensorDict
     with batch size ``[]``: a nested TensorDict per submodule, parameters and buffers as
@@ -64,7 +68,9 @@ def module_tensordict(
     return _from_attributes(module, filter_empty, caller, ())
 
 
-def _from_attributes(module: nn.Module, filter_empty: bool, caller: str, path: tuple[str, ...]) -> TensorDict:
+def _from_attributes(
+    module: nn.Module, filter_empty: bool, caller: str, path: tuple[str, ...]
+) -> TensorDict:
     entries: dict[str, Value] = {}
     for name, tensor in own_tensors(module):
         _check_initialized(tensor, path + (name,), caller)
@@ -99,7 +105,8 @@ def _from_state_dict(module: nn.Module, caller: str) -> TensorDict:
 
 def _nested_tensordict(tree: dict[str, Any]) -> TensorDict:
     entries: dict[str, Value] = {
-        key: _nested_tensordict(value) if isinstance(value, dict) else value for key, value in tree.items()
+        key: _nested_tensordict(value) if isinstance(value, dict) else value
+        for key, value in tree.items()
     }
     return TensorDict._new_unchecked(entries, _NO_DIMS, None)
 
@@ -107,7 +114,9 @@ def _nested_tensordict(tree: dict[str, Any]) -> TensorDict:
 def _check_module(module: object, caller: str, index: int | None) -> None:
     if not isinstance(module, nn.Module):
         which = "" if index is None else f" (argument {index})"
-        raise EntryTypeError(f"{caller} expects a torch.nn.Module{which}, got {type(module).__name__}")
+        raise EntryTypeError(
+            f"{caller} expects a torch.nn.Module{which}, got {type(module).__name__}"
+        )
 
 
 def _check_initialized(tensor: torch.Tensor, path: tuple[str, ...], caller: str) -> None:
@@ -168,7 +177,9 @@ def swap_into_module(
     if result is None:
         return None
     if inplace:
-        undo: Callable[[], None] = lambda: _copy_into(writes, [old for _, old in olds], non_blocking)
+        undo: Callable[[], None] = lambda: _copy_into(
+            writes, [old for _, old in olds], non_blocking
+        )
     else:  # slots that held None are not in the result; the undo empties them again
         undo = lambda: _restore(writes)
     call_on_exit(getattr(result, "_tensordict", result), undo)
@@ -176,7 +187,11 @@ def swap_into_module(
 
 
 def _plan_writes(
-    params: TensorCollection, module: nn.Module, path: tuple[str, ...], writes: list[_Write], inplace: bool
+    params: TensorCollection,
+    module: nn.Module,
+    path: tuple[str, ...],
+    writes: list[_Write],
+    inplace: bool,
 ) -> None:
     for key, value in params._items():
         where = path + (key,)
@@ -208,11 +223,17 @@ def _slots_holding(module: nn.Module, key: str) -> dict[str, Any] | None:
 
 
 def _names_of(module: nn.Module) -> str:
-    names = [*module._parameters, *module._buffers, *(k for k, v in module._modules.items() if v is not None)]
+    names = [
+        *module._parameters,
+        *module._buffers,
+        *(k for k, v in module._modules.items() if v is not None),
+    ]
     return ", ".join(names) if names else "nothing"
 
 
-def _not_a_submodule(module: nn.Module, where: tuple[str, ...], is_tensor: bool) -> TypeError | KeyError:
+def _not_a_submodule(
+    module: nn.Module, where: tuple[str, ...], is_tensor: bool
+) -> TypeError | KeyError:
     owner = type(module).__name__
     if is_tensor:
         return EntryTypeError(
@@ -225,7 +246,9 @@ def _not_a_submodule(module: nn.Module, where: tuple[str, ...], is_tensor: bool)
     )
 
 
-def _not_a_tensor_slot(module: nn.Module, where: tuple[str, ...], child: nn.Module | None) -> TypeError | KeyError:
+def _not_a_tensor_slot(
+    module: nn.Module, where: tuple[str, ...], child: nn.Module | None
+) -> TypeError | KeyError:
     owner = type(module).__name__
     if child is not None:
         return EntryTypeError(
@@ -240,7 +263,11 @@ def _not_a_tensor_slot(module: nn.Module, where: tuple[str, ...], child: nn.Modu
 
 
 def _check_fits(
-    module: nn.Module, where: tuple[str, ...], old: torch.Tensor | None, new: torch.Tensor, inplace: bool
+    module: nn.Module,
+    where: tuple[str, ...],
+    old: torch.Tensor | None,
+    new: torch.Tensor,
+    inplace: bool,
 ) -> None:
     if old is None:
         if inplace:
@@ -263,7 +290,9 @@ def _check_fits(
     )
 
 
-def _module_tensor(old: torch.Tensor | None, new: torch.Tensor, preserve_module_state: bool) -> torch.Tensor:
+def _module_tensor(
+    old: torch.Tensor | None, new: torch.Tensor, preserve_module_state: bool
+) -> torch.Tensor:
     """What goes into the module: ``new`` itself, or, where it replaces a parameter and is
     a plain tensor outside autograd (loaded weights, a detached copy), a parameter over
     the same storage with the old ``requires_grad``, so the module stays trainable."""
@@ -304,7 +333,9 @@ def _tree(leaves: Sequence[tuple[tuple[str, ...], torch.Tensor]]) -> TensorDict:
 # --- from_modules --------------------------------------------------------------------------
 
 
-def stack_module_params(modules: Sequence[nn.Module], *, use_state_dict: bool = False) -> TensorDict:
+def stack_module_params(
+    modules: Sequence[nn.Module], *, use_state_dict: bool = False
+) -> TensorDict:
     """New parameters (and buffers) stacking those of ``modules`` along a leading dim,
     with the layout of :func:`module_tensordict` and batch size ``[len(modules)]``.
 
@@ -313,11 +344,14 @@ def stack_module_params(modules: Sequence[nn.Module], *, use_state_dict: bool = 
             dtypes or devices (they must share one architecture).
     """
     if not modules:
-        raise StackError("from_modules() needs at least one module (an ensemble of identical modules)")
+        raise StackError(
+            "from_modules() needs at least one module (an ensemble of identical modules)"
+        )
     for index, module in enumerate(modules):
         _check_module(module, "from_modules", index)
     trees = [
-        module_tensordict(module, use_state_dict=use_state_dict, caller="from_modules") for module in modules
+        module_tensordict(module, use_state_dict=use_state_dict, caller="from_modules")
+        for module in modules
     ]
     _check_same_keys(trees, modules)
     return _stack_nodes(trees, (), modules)
@@ -343,7 +377,9 @@ def _key_name(key: str | tuple[str, ...]) -> str:
     return key if isinstance(key, str) else ".".join(key)
 
 
-def _stack_nodes(nodes: Sequence[TensorDict], path: tuple[str, ...], modules: Sequence[nn.Module]) -> TensorDict:
+def _stack_nodes(
+    nodes: Sequence[TensorDict], path: tuple[str, ...], modules: Sequence[nn.Module]
+) -> TensorDict:
     entries: dict[str, Value] = {}
     for key, value in nodes[0]._tensors.items():
         values = [node._tensors[key] for node in nodes]
@@ -354,7 +390,9 @@ def _stack_nodes(nodes: Sequence[TensorDict], path: tuple[str, ...], modules: Se
     return TensorDict._new_unchecked(entries, torch.Size([len(nodes)]), None)
 
 
-def _stack_leaves(values: Sequence[torch.Tensor], path: tuple[str, ...], modules: Sequence[nn.Module]) -> torch.Tensor:
+def _stack_leaves(
+    values: Sequence[torch.Tensor], path: tuple[str, ...], modules: Sequence[nn.Module]
+) -> torch.Tensor:
     first = values[0]
     for index, value in enumerate(values[1:], 1):
         if (value.shape, value.dtype, value.device) != (first.shape, first.dtype, first.device):
@@ -400,11 +438,19 @@ def from_module(
 ) -> TensorDict: ...
 @overload
 def from_module(
-    module: nn.Module, as_module: Literal[True], lock: bool = ..., use_state_dict: bool = ..., filter_empty: bool = ...
+    module: nn.Module,
+    as_module: Literal[True],
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
 ) -> ParamsModule: ...
 @overload
 def from_module(
-    module: nn.Module, as_module: bool = ..., lock: bool = ..., use_state_dict: bool = ..., filter_empty: bool = ...
+    module: nn.Module,
+    as_module: bool = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
 ) -> TensorDict | ParamsModule: ...
 
 

@@ -114,7 +114,9 @@ class _NonTensorNode(TensorDictBase):
         return self.to("cpu")
 
     def cuda(self, device: int | DeviceLike = None) -> Self:
-        return self.to(torch.device("cuda", device) if isinstance(device, int) else device or "cuda")
+        return self.to(
+            torch.device("cuda", device) if isinstance(device, int) else device or "cuda"
+        )
 
     def clear_device_(self) -> Self:
         self._device = None
@@ -219,7 +221,9 @@ class NonTensorData(_NonTensorNode):
 
     data: Any
 
-    def __init__(self, data: Any, batch_size: BatchSizeLike = None, device: DeviceLike = None) -> None:
+    def __init__(
+        self, data: Any, batch_size: BatchSizeLike = None, device: DeviceLike = None
+    ) -> None:
         if isinstance(data, (torch.Tensor, TensorCollection)):
             msg = (
                 f"NonTensorData holds Python values, not a {type(data).__name__}; store "
@@ -257,7 +261,9 @@ class NonTensorData(_NonTensorNode):
     ) -> Self:
         return self._make(self.data, batch_size, device)  # type: ignore[return-value]
 
-    def _map_values(self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...) -> Self:
+    def _map_values(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
         return self._make(self.data, batch_size, self._device if device is ... else device)  # type: ignore[return-value]
 
     def _map_values_split(
@@ -330,7 +336,9 @@ class NonTensorStack(_NonTensorNode):
 
     def __init__(self, array: np.ndarray[Any, Any], device: DeviceLike = None) -> None:
         if not isinstance(array, np.ndarray) or array.dtype != object:
-            msg = "NonTensorStack expects a numpy object array; use NonTensorStack.from_list(values)"
+            msg = (
+                "NonTensorStack expects a numpy object array; use NonTensorStack.from_list(values)"
+            )
             raise TypeError(msg)
         self._array = np.ascontiguousarray(array)
         self._device = as_device(device)
@@ -345,7 +353,9 @@ class NonTensorStack(_NonTensorNode):
         return cls(array, device)
 
     @classmethod
-    def _from_array(cls, array: np.ndarray[Any, Any], device: torch.device | None) -> NonTensorStack:
+    def _from_array(
+        cls, array: np.ndarray[Any, Any], device: torch.device | None
+    ) -> NonTensorStack:
         node = _new_instance(cls)
         node._array = array
         node._device = device
@@ -374,7 +384,9 @@ class NonTensorStack(_NonTensorNode):
         """The values at ``numbers`` (element numbers, any shape) as a node."""
         positions = numbers.numpy()
         if positions.ndim == 0:
-            return NonTensorData._make(self._array.reshape(-1)[int(positions)], torch.Size([]), device)
+            return NonTensorData._make(
+                self._array.reshape(-1)[int(positions)], torch.Size([]), device
+            )
         array = self._array.reshape(-1)[positions]
         return NonTensorStack._from_array(np.ascontiguousarray(array), device)
 
@@ -386,7 +398,9 @@ class NonTensorStack(_NonTensorNode):
             raise UnsupportedError(msg)
         return self._from_array(self._array, device)  # type: ignore[return-value]
 
-    def _map_values(self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...) -> Self:
+    def _map_values(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
         # Element-wise operations leave Python values alone; only the device changes.
         if batch_size != self.batch_size:
             msg = (
@@ -396,7 +410,9 @@ class NonTensorStack(_NonTensorNode):
             raise UnsupportedError(msg)
         return self._from_array(self._array, self._device if device is ... else device)  # type: ignore[return-value]
 
-    def _map_batch(self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...) -> Self:
+    def _map_batch(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
         numbers = fn(self._element_numbers())
         assert isinstance(numbers, torch.Tensor)
         return self._gather(numbers, self._device if device is ... else device)  # type: ignore[no-any-return]
@@ -433,12 +449,16 @@ class NonTensorStack(_NonTensorNode):
         if numbers.ndim == 0:
             unchanged = same_value(flat[int(numbers)], values[()])
         else:
-            unchanged = bool(np.asarray(np.frompyfunc(same_value, 2, 1)(flat[numbers], values), dtype=bool).all())
+            unchanged = bool(
+                np.asarray(np.frompyfunc(same_value, 2, 1)(flat[numbers], values), dtype=bool).all()
+            )
         if unchanged:
             return self
         return self._from_array(self._array.copy(), self._device)._written(index, value)
 
-    def _selected(self, index: Any, value: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    def _selected(
+        self, index: Any, value: Any
+    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
         """The element numbers ``index`` selects and the values written there (``value``
         broadcast to them)."""
         if type(index) is tuple:
@@ -477,7 +497,9 @@ def is_non_tensor(value: object) -> bool:
     return isinstance(value, _NonTensorNode)
 
 
-def join_non_tensor(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> _NonTensorNode:
+def join_non_tensor(
+    parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]
+) -> _NonTensorNode:
     """Stacks or concatenates non-tensor nodes (``dim`` already normalized): equal values
     stay one ``NonTensorData``, different ones become a ``NonTensorStack`` in batch order."""
     first = parts[0]

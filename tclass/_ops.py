@@ -137,7 +137,9 @@ def _at(path: tuple[str, ...]) -> str:
 def _same_except(size: torch.Size, reference: torch.Size, dim: int) -> bool:
     if len(size) != len(reference):
         return False
-    return len(size) == 1 or (size[:dim] == reference[:dim] and size[dim + 1 :] == reference[dim + 1 :])
+    return len(size) == 1 or (
+        size[:dim] == reference[:dim] and size[dim + 1 :] == reference[dim + 1 :]
+    )
 
 
 def _check_out(out: Any, size: torch.Size, op: str, path: tuple[str, ...]) -> torch.Size:
@@ -218,7 +220,9 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
     return members
 
 
-def _raise_key_mismatch(op: str, maps: list[Mapping[str, Value]], path: tuple[str, ...]) -> NoReturn:
+def _raise_key_mismatch(
+    op: str, maps: list[Mapping[str, Value]], path: tuple[str, ...]
+) -> NoReturn:
     keys = maps[0].keys()
     for position, entries in enumerate(maps):
         if entries.keys() != keys:

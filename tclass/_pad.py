@@ -31,7 +31,13 @@ from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
 from tclass import _keys
 from tclass._base import TensorDictBase, Value
 from tclass._batch import format_shape
-from tclass._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, join_non_tensor, same_value
+from tclass._nontensor import (
+    NonTensorData,
+    NonTensorStack,
+    _NonTensorNode,
+    join_non_tensor,
+    same_value,
+)
 from tclass._td import TensorDict
 from tclass._tensorclass._record import TensorClass
 from tclass.errors import DimError, InvalidKeyError, KeyConflictError, ShapeError, StackError
@@ -94,21 +100,24 @@ def _pad_pairs(pad_size: object, batch: torch.Size) -> _Pairs:
         _bad_pad_size(pad_size, "every entry must be an int")
     if len(amounts) % 2:
         _bad_pad_size(
-            pad_size, f"it has an odd number of entries ({len(amounts)}); give a (left, right) "
-            "pair for each padded batch dim, starting from dim 0"
+            pad_size,
+            f"it has an odd number of entries ({len(amounts)}); give a (left, right) "
+            "pair for each padded batch dim, starting from dim 0",
         )
     if len(amounts) > 2 * len(batch):
         _bad_pad_size(
-            pad_size, f"it pads {len(amounts) // 2} dims but the batch size "
+            pad_size,
+            f"it pads {len(amounts) // 2} dims but the batch size "
             f"{format_shape(batch)} has {len(batch)}; pad feature dims with "
-            "torch.nn.functional.pad on the tensors themselves"
+            "torch.nn.functional.pad on the tensors themselves",
         )
     pairs = tuple(zip(amounts[0::2], amounts[1::2]))
     for dim, (left, right) in enumerate(pairs):
         if batch[dim] + left + right < 0:
             _bad_pad_size(
-                pad_size, f"it crops batch dim {dim} (size {batch[dim]}) to "
-                f"{batch[dim] + left + right}; crop at most {batch[dim]} elements from it"
+                pad_size,
+                f"it crops batch dim {dim} (size {batch[dim]}) to "
+                f"{batch[dim] + left + right}; crop at most {batch[dim]} elements from it",
             )
     return pairs
 
@@ -385,8 +394,13 @@ def _level_batch(
 
 
 def _batch_mismatch(
-    path: tuple[str, ...], position: int, size: torch.Size, first: torch.Size, pad_dim: int,
-    *, feature: bool,
+    path: tuple[str, ...],
+    position: int,
+    size: torch.Size,
+    first: torch.Size,
+    pad_dim: int,
+    *,
+    feature: bool,
 ) -> NoReturn:
     rule = (
         f"pad_dim {pad_dim} is not a batch dim, so batch sizes must be equal"
@@ -452,7 +466,8 @@ def _common_device(members: list[Any], path: tuple[str, ...]) -> torch.device | 
     if len(devices) > 1:
         first = next(member.device for member in members if member.device is not None)
         position, other = next(
-            (i, member.device) for i, member in enumerate(members)
+            (i, member.device)
+            for i, member in enumerate(members)
             if member.device is not None and member.device != first
         )
         msg = (
@@ -502,7 +517,10 @@ def _raise_key_mismatch(maps: list[Mapping[str, Value]], path: tuple[str, ...]) 
 
 
 def _pad_tensors(
-    parts: list[Any], lengths: list[int] | None, device: torch.device | None, plan: _Plan,
+    parts: list[Any],
+    lengths: list[int] | None,
+    device: torch.device | None,
+    plan: _Plan,
     path: tuple[str, ...],
 ) -> _Tensor:
     """``[N, *shape with the longest length at pad_dim]``, one torch call for all members.
@@ -541,8 +559,10 @@ def _known_to_fit(
         return False  # a feature dim: lengths are read off each tensor by the full check
     first = parts[0]
     shape = first.shape
-    per_step = first.numel() // shape[pad_dim] if shape[pad_dim] else math.prod(
-        shape[:pad_dim] + shape[pad_dim + 1 :]
+    per_step = (
+        first.numel() // shape[pad_dim]
+        if shape[pad_dim]
+        else math.prod(shape[:pad_dim] + shape[pad_dim + 1 :])
     )
     if not per_step:
         return False

@@ -70,13 +70,21 @@ class ParamsModule(nn.Module):
         return self.params[key]
 
     @overload
-    def to_module(self, module: nn.Module, *, return_swap: Literal[True] = ..., **kwargs: Any) -> TensorDict: ...
+    def to_module(
+        self, module: nn.Module, *, return_swap: Literal[True] = ..., **kwargs: Any
+    ) -> TensorDict: ...
     @overload
-    def to_module(self, module: nn.Module, *, return_swap: bool, **kwargs: Any) -> TensorDict | None: ...
+    def to_module(
+        self, module: nn.Module, *, return_swap: bool, **kwargs: Any
+    ) -> TensorDict | None: ...
 
-    def to_module(self, module: nn.Module, *, return_swap: bool = True, **kwargs: Any) -> TensorDict | None:
+    def to_module(
+        self, module: nn.Module, *, return_swap: bool = True, **kwargs: Any
+    ) -> TensorDict | None:
         """``self.params.to_module(module, ...)``; also a context manager."""
-        previous: TensorDict | None = self.params.to_module(module, return_swap=return_swap, **kwargs)
+        previous: TensorDict | None = self.params.to_module(
+            module, return_swap=return_swap, **kwargs
+        )
         return previous
 
     def extra_repr(self) -> str:

@@ -253,7 +253,9 @@ def _dtype(code: str, key: str) -> torch.dtype:
     return dtype
 
 
-def _python_value(type_name: str, key: str, batch: torch.Size, device: torch.device | None) -> Value | None:
+def _python_value(
+    type_name: str, key: str, batch: torch.Size, device: torch.device | None
+) -> Value | None:
     if type_name == "None":
         return None  # a tensorclass field holding nothing
     if type_name == "NonTensorStack":
@@ -262,10 +264,10 @@ def _python_value(type_name: str, key: str, batch: torch.Size, device: torch.dev
         _unbuildable(key, f"it holds a {type_name} value, which is not a builtin type")
     return NonTensorData._make(copy.copy(_EMPTY_VALUES[type_name]), batch, device)
 
+
 def _unbuildable(key: str, why: str) -> NoReturn:
     msg = (
         f"parse_tensor_dict_string: cannot rebuild the field {key!r}: {why}; remove it from "
         "the string to parse the rest"
     )
     raise ReprParseError(msg)
-

@@ -113,7 +113,9 @@ def _unflatten_lazy(children: Iterable[Any], context: LazyContext) -> LazyStacke
     return LazyStackedTensorDict._from_members(list(children), *context)
 
 
-def _flatten_lazy_with_keys(stack: LazyStackedTensorDict) -> tuple[list[tuple[Any, Any]], LazyContext]:
+def _flatten_lazy_with_keys(
+    stack: LazyStackedTensorDict,
+) -> tuple[list[tuple[Any, Any]], LazyContext]:
     members, context = _flatten_lazy(stack)
     return [(pytree.SequenceKey(i), member) for i, member in enumerate(members)], context
 

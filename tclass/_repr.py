@@ -146,7 +146,12 @@ def _field_lines(
     for position, (text, key, value) in enumerate(fields):
         end = closer if position == len(fields) - 1 else ","
         fits = len(indent) + len(text) + len(end) <= _WIDTH
-        if fits or value is None or isinstance(value, (torch.Tensor, LeafSummary)) or is_non_tensor(value):
+        if (
+            fits
+            or value is None
+            or isinstance(value, (torch.Tensor, LeafSummary))
+            or is_non_tensor(value)
+        ):
             lines.append(indent + text + end)
             continue
         nested = _fields(value)

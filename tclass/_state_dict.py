@@ -71,7 +71,9 @@ def state_dict(
         for key, value in node._items():
             if isinstance(value, TensorCollection):
                 continue  # Python values are in the metadata, nested nodes have their own
-            name = prefix + ".".join(path + (key,)) if flatten else (prefix + key if not path else key)
+            name = (
+                prefix + ".".join(path + (key,)) if flatten else (prefix + key if not path else key)
+            )
             if flatten and name in written:
                 msg = (
                     f"state_dict: two entries flatten to the key {name!r} (a key holds a '.'); "
@@ -160,7 +162,11 @@ def _leaves_of(
 ) -> dict[Path, torch.Tensor]:
     """The tensors of ``source`` by key path. A flat key is resolved against the
     destination's own keys first (a key may hold a '.'), then split on '.'."""
-    nested = any(isinstance(v, Mapping) for v in source.values()) if from_flatten is None else not from_flatten
+    nested = (
+        any(isinstance(v, Mapping) for v in source.values())
+        if from_flatten is None
+        else not from_flatten
+    )
     if nested:
         return dict(_walk_nested(source, ()))
     known = {".".join(path): path for path in _all_paths(collection, ())}
@@ -204,7 +210,9 @@ def _tensor_leaves(collection: TensorCollection, path: Path) -> Iterator[tuple[P
 
 
 def _check_keys(
-    collection: TensorCollection, leaves: Mapping[Path, torch.Tensor], expected: Mapping[Path, torch.Tensor]
+    collection: TensorCollection,
+    leaves: Mapping[Path, torch.Tensor],
+    expected: Mapping[Path, torch.Tensor],
 ) -> None:
     unexpected = sorted(".".join(path) for path in leaves if path not in expected)
     missing = sorted(".".join(path) for path in expected if path not in leaves)
@@ -218,7 +226,11 @@ def _check_keys(
 
 
 def _load_leaf(
-    collection: TensorCollection, path: Path, tensor: torch.Tensor, target: torch.Tensor, assign: bool
+    collection: TensorCollection,
+    path: Path,
+    tensor: torch.Tensor,
+    target: torch.Tensor,
+    assign: bool,
 ) -> None:
     if assign:
         collection.set(path, tensor)
@@ -254,7 +266,9 @@ def _is_peer_value(entry: Mapping[str, Any]) -> bool:
     return isinstance(kind, str) and kind.rsplit(".", 1)[-1].endswith("NonTensorData")
 
 
-def _python_values(metadata: Mapping[str, Any], collection: TensorCollection) -> Iterator[tuple[Path, Any]]:
+def _python_values(
+    metadata: Mapping[str, Any], collection: TensorCollection
+) -> Iterator[tuple[Path, Any]]:
     for key, entry in metadata.items():
         if not isinstance(entry, Mapping):
             continue

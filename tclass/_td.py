@@ -17,13 +17,13 @@ import torch
 from typing_extensions import Self
 
 from tclass import _batch, _keys
-from tclass._keys import BatchIndex
 from tclass._base import TensorDictBase, Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._collection import TensorCollection
-from tclass._device_ops import move_consolidated
 from tclass._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
+from tclass._device_ops import move_consolidated
 from tclass._elementwise import align_right
+from tclass._keys import BatchIndex
 from tclass._nontensor import NonTensorData, _NonTensorNode
 from tclass._repr import compact_repr
 from tclass._saved import SavedAt, blank_like
@@ -544,8 +544,10 @@ class TensorDict(TensorDictBase):
             self.set(index, value)
             return
         kind = type(index)
-        if kind is int or kind is slice or (
-            isinstance(index, _Tensor) and index.ndim == 1 and index.dtype is not torch.bool
+        if (
+            kind is int
+            or kind is slice
+            or (isinstance(index, _Tensor) and index.ndim == 1 and index.dtype is not torch.bool)
         ):
             # One index into the first batch dim: nothing to normalize.
             if not self._batch_size:
@@ -800,7 +802,11 @@ class TensorDict(TensorDictBase):
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
         if dtype is None and (device is None or device == self._device):
             return self
-        if dtype is None and device is not None and getattr(self, "_consolidated", None) is not None:
+        if (
+            dtype is None
+            and device is not None
+            and getattr(self, "_consolidated", None) is not None
+        ):
             moved = move_consolidated(self, device, non_blocking)
             if moved is not None:
                 return moved  # type: ignore[no-any-return]
@@ -934,7 +940,9 @@ def _raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Ex
     raise BatchSizeError(msg) from None
 
 
-def _keys_below(path: tuple[str, ...], allowed: list[tuple[str, ...]]) -> list[tuple[str, ...]] | None:
+def _keys_below(
+    path: tuple[str, ...], allowed: list[tuple[str, ...]]
+) -> list[tuple[str, ...]] | None:
     """What ``keys_to_update`` allows under ``path``: ``None`` for everything (the key
     itself was listed), else the listed keys below it (empty: nothing)."""
     if path in allowed:

@@ -28,7 +28,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import torch
@@ -44,8 +44,8 @@ __all__ = [
     "set_values", "unpack", "value_array",
 ]  # fmt: skip
 
-Path = tuple[Union[str, int], ...]  # an int is a lazy-stack member
-Spec = tuple[Path, Union[torch.dtype, None], torch.Size]  # dtype None: a Python value
+Path = tuple[str | int, ...]  # an int is a lazy-stack member
+Spec = tuple[Path, torch.dtype | None, torch.Size]  # dtype None: a Python value
 
 MAGIC = 0x7463_6C61_7373_5444  # "tclassTD": the first int64 of every header
 VERSION = 1
@@ -143,7 +143,9 @@ def layout_of(record: Any) -> Layout:
     return Layout(leaves, slots, structure.description, structure.digest)
 
 
-def _walk(node: Any, path: Path, leaves: list[torch.Tensor], slots: list[Slot], specs: list[Spec]) -> None:
+def _walk(
+    node: Any, path: Path, leaves: list[torch.Tensor], slots: list[Slot], specs: list[Spec]
+) -> None:
     storage = getattr(node, "_tensordict", None)  # a tensorclass: walk its storage
     if storage is not None:
         node = storage
@@ -172,14 +174,22 @@ def _walk(node: Any, path: Path, leaves: list[torch.Tensor], slots: list[Slot], 
 
 
 def _describe(signature: tuple[Spec, ...]) -> _Structure:
-    leaves = [[list(path), str(dtype), list(shape)] for path, dtype, shape in signature if dtype is not None]
+    leaves = [
+        [list(path), str(dtype), list(shape)]
+        for path, dtype, shape in signature
+        if dtype is not None
+    ]
     values = [[list(path), list(shape)] for path, dtype, shape in signature if dtype is None]
     description = json.dumps({"leaves": leaves, "values": values}, separators=(",", ":")).encode()
-    digest = int.from_bytes(hashlib.blake2b(description, digest_size=8).digest(), "little", signed=True)
+    digest = int.from_bytes(
+        hashlib.blake2b(description, digest_size=8).digest(), "little", signed=True
+    )
     return _Structure(description, digest)
 
 
-def parse_description(raw: bytes) -> tuple[list[tuple[Path, torch.dtype, list[int]]], list[tuple[Path, list[int]]]]:
+def parse_description(
+    raw: bytes,
+) -> tuple[list[tuple[Path, torch.dtype, list[int]]], list[tuple[Path, list[int]]]]:
     """The leaves (path, dtype, shape) and value slots (path, batch) of a description."""
     data = json.loads(raw)
     leaves = [(tuple(path), _dtype_named(name), shape) for path, name, shape in data["leaves"]]
@@ -190,7 +200,9 @@ def parse_description(raw: bytes) -> tuple[list[tuple[Path, torch.dtype, list[in
 def _dtype_named(name: str) -> torch.dtype:
     dtype = getattr(torch, name.removeprefix("torch."), None)
     if not isinstance(dtype, torch.dtype):
-        raise DistributedError(f"the sender's record has a leaf of dtype {name!r}, unknown to this torch")
+        raise DistributedError(
+            f"the sender's record has a leaf of dtype {name!r}, unknown to this torch"
+        )
     return dtype
 
 
@@ -328,7 +340,9 @@ def describe_tree(record: Any, leaves: Sequence[torch.Tensor]) -> bytes:
     try:
         return json.dumps({"tree": tree, "order": order}).encode()
     except (TypeError, ValueError) as error:
-        raise NotSerializableError(f"cannot broadcast this record's Python values as JSON ({error})") from None
+        raise NotSerializableError(
+            f"cannot broadcast this record's Python values as JSON ({error})"
+        ) from None
 
 
 def build_from_tree(raw: bytes, leaves: Sequence[torch.Tensor]) -> Any:
@@ -357,7 +371,9 @@ def first_difference(mine: bytes, theirs: bytes) -> tuple[Path, str, str]:
 
 def _entries(raw: bytes) -> dict[Path, str]:
     leaves, values = parse_description(raw)
-    described = {path: f"{str(dtype).removeprefix('torch.')} {list(shape)}" for path, dtype, shape in leaves}
+    described = {
+        path: f"{str(dtype).removeprefix('torch.')} {list(shape)}" for path, dtype, shape in leaves
+    }
     described.update((path, f"a Python value over batch {list(batch)}") for path, batch in values)
     return described
 

@@ -68,7 +68,10 @@ class Transfer(Handle[R]):
     buffers back into leaves). Keeps the buffers alive until then."""
 
     def __init__(
-        self, works: Sequence[Work | None], finish: Callable[[], R], keep: Sequence[torch.Tensor] = ()
+        self,
+        works: Sequence[Work | None],
+        finish: Callable[[], R],
+        keep: Sequence[torch.Tensor] = (),
     ) -> None:
         self._works = [work for work in works if work is not None]
         self._finish: Callable[[], R] | None = finish
@@ -97,7 +100,9 @@ class BackgroundTransfer(Handle[R]):
     def __init__(self, run: Callable[[], R], device: torch.device) -> None:
         self._result: R | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(run, device), name="tclass-irecv", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(run, device), name="tclass-irecv", daemon=True
+        )
         self._thread.start()
 
     def _run(self, run: Callable[[], R], device: torch.device) -> None:
@@ -111,7 +116,9 @@ class BackgroundTransfer(Handle[R]):
     def wait(self, timeout: float | None = None) -> R:
         self._thread.join(timeout)
         if self._thread.is_alive():
-            raise DistributedError(f"the receive is still running after {timeout} s (the sender may not have sent yet)")
+            raise DistributedError(
+                f"the receive is still running after {timeout} s (the sender may not have sent yet)"
+            )
         if self._error is not None:
             raise self._error
         return self._result  # type: ignore[return-value]
@@ -136,9 +143,13 @@ class _Peer:
     def post(self, tensor: torch.Tensor, index: int) -> Work | None:
         """Starts moving message ``index`` of a transfer (each has its own tag)."""
         if self.kind == "send":
-            return dist.isend(tensor, self.rank, self.group, self.tag + index, group_dst=self.group_rank)
+            return dist.isend(
+                tensor, self.rank, self.group, self.tag + index, group_dst=self.group_rank
+            )
         if self.kind == "recv":
-            return dist.irecv(tensor, self.rank, self.group, self.tag + index, group_src=self.group_rank)
+            return dist.irecv(
+                tensor, self.rank, self.group, self.tag + index, group_src=self.group_rank
+            )
         # A broadcast moves bytes: as uint8, every dtype goes (gloo's typed path has few).
         work: Work | None = dist.broadcast(
             _byte_view(tensor), self.rank, self.group, async_op=True, group_src=self.group_rank
@@ -146,7 +157,11 @@ class _Peer:
         return work
 
     def name(self) -> str:
-        return f"rank {self.rank}" if self.group_rank is None else f"rank {self.group_rank} of the group"
+        return (
+            f"rank {self.rank}"
+            if self.group_rank is None
+            else f"rank {self.group_rank} of the group"
+        )
 
 
 def _byte_view(tensor: torch.Tensor) -> torch.Tensor:
@@ -205,7 +220,9 @@ def send(record: Any, dst: int | None = None, *, group: ProcessGroup | None = No
         NotSerializableError: a Python value is not JSON.
         DistributedError: torch.distributed is not initialized.
     """
-    isend(record, dst, group=group, group_dst=group_dst, init_tag=init_tag, consolidated=consolidated).wait()
+    isend(
+        record, dst, group=group, group_dst=group_dst, init_tag=init_tag, consolidated=consolidated
+    ).wait()
 
 
 def isend(record: R, dst: int | None = None, *, group: ProcessGroup | None = None, group_dst: int | None = None,
@@ -257,13 +274,19 @@ def irecv(record: R, src: int | None = None, *, group: ProcessGroup | None = Non
 # --- the two halves of a transfer ----------------------------------------------------------
 
 
-def _outgoing(record: Any, device: torch.device, threshold: int, bucket: int, *, with_tree: bool) -> list[torch.Tensor]:
+def _outgoing(
+    record: Any, device: torch.device, threshold: int, bucket: int, *, with_tree: bool
+) -> list[torch.Tensor]:
     """The messages that carry ``record``: header, metadata, data."""
     layout = layout_of(record)
     values = _wire.encode_values(layout.slots)
     tree = _wire.describe_tree(record, layout.leaves) if with_tree else b""
-    header = Header(layout.digest, threshold, bucket, len(layout.description), len(values), len(tree))
-    meta = torch.frombuffer(bytearray(layout.description + values + tree), dtype=torch.uint8).to(device)
+    header = Header(
+        layout.digest, threshold, bucket, len(layout.description), len(values), len(tree)
+    )
+    meta = torch.frombuffer(bytearray(layout.description + values + tree), dtype=torch.uint8).to(
+        device
+    )
     plan = _wire.bucket_plan(layout.nbytes(), threshold, bucket)
     with torch.no_grad():  # bytes travel; leaves that require grad need no graph
         data = [_wire.pack([layout.leaves[index] for index in message], device) for message in plan]
@@ -282,13 +305,18 @@ def _incoming(record: Any, peer: _Peer, device: torch.device, *, build: bool) ->
         _receive_into(layout.leaves, header, meta, peer, device)
         if header.values_size:
             start = header.description_size
-            _wire.set_values(layout.slots, _wire.decode_values(_bytes(meta[start : start + header.values_size])))
+            _wire.set_values(
+                layout.slots, _wire.decode_values(_bytes(meta[start : start + header.values_size]))
+            )
         return record
     # Another structure: receive everything the sender sent (so it completes), then decide.
     _wait([peer.post(meta, 1)])
     raw = _bytes(meta)
     theirs = raw[: header.description_size]
-    leaves = [torch.empty(shape, dtype=dtype, device=device) for _, dtype, shape in _wire.parse_description(theirs)[0]]
+    leaves = [
+        torch.empty(shape, dtype=dtype, device=device)
+        for _, dtype, shape in _wire.parse_description(theirs)[0]
+    ]
     _receive_into(leaves, header, None, peer, device)
     if build and not layout.leaves and not layout.slots and header.tree_size:
         return _wire.build_from_tree(raw[header.meta_size() - header.tree_size :], leaves)
@@ -296,7 +324,11 @@ def _incoming(record: Any, peer: _Peer, device: torch.device, *, build: bool) ->
 
 
 def _receive_into(
-    leaves: Sequence[torch.Tensor], header: Header, meta: torch.Tensor | None, peer: _Peer, device: torch.device
+    leaves: Sequence[torch.Tensor],
+    header: Header,
+    meta: torch.Tensor | None,
+    peer: _Peer,
+    device: torch.device,
 ) -> None:
     """Posts the metadata message (unless received already) and every data message,
     writing large leaves in place where possible; waits, then unpacks the buckets."""
@@ -310,7 +342,9 @@ def _receive_into(
         elif _receivable(group[0], device):
             targets.append((group[0], None))
         else:
-            targets.append((torch.empty(group[0].shape, dtype=group[0].dtype, device=device), group))
+            targets.append(
+                (torch.empty(group[0].shape, dtype=group[0].dtype, device=device), group)
+            )
     works = [] if meta is None else [peer.post(meta, 1)]
     works += [peer.post(target, 2 + index) for index, (target, _) in enumerate(targets)]
     _wait(works)
@@ -477,7 +511,10 @@ def all_gather(record: R, *, group: ProcessGroup | None = None) -> R:
 
 
 def _gather_leaves(
-    leaves: Sequence[torch.Tensor], stacked: Sequence[torch.Tensor], group: ProcessGroup | None, wire: torch.device
+    leaves: Sequence[torch.Tensor],
+    stacked: Sequence[torch.Tensor],
+    group: ProcessGroup | None,
+    wire: torch.device,
 ) -> None:
     """Every rank's ``leaves`` into ``stacked`` (each ``[world, *shape]``): small leaves
     in byte buckets, large ones gathered straight into their stacked leaf."""
@@ -504,7 +541,9 @@ def _gather_leaves(
                 _wire.unpack(gathered[rank], [leaf[rank] for leaf in targets])
 
 
-def _set_gathered_values(slots: Sequence[_wire.Slot], per_rank: Sequence[list[dict[str, Any]]]) -> None:
+def _set_gathered_values(
+    slots: Sequence[_wire.Slot], per_rank: Sequence[list[dict[str, Any]]]
+) -> None:
     """Each slot of the stacked record: one value if every rank has the same one, else
     a stack of every rank's values."""
     from tclass._nontensor import NonTensorStack, same_value
@@ -534,7 +573,9 @@ def _agree(
     different = [rank for rank, header in enumerate(headers) if header.digest != headers[0].digest]
     if not different:
         return headers
-    descriptions = _gather_bytes(layout.description, [header.description_size for header in headers], group, device)
+    descriptions = _gather_bytes(
+        layout.description, [header.description_size for header in headers], group, device
+    )
     rank = different[0]
     path, reference, other = first_difference(descriptions[0], descriptions[rank])
     msg = (
@@ -545,7 +586,9 @@ def _agree(
     raise StructureMismatchError(msg, path, rank)
 
 
-def _gather_bytes(data: bytes, sizes: Sequence[int], group: ProcessGroup | None, device: torch.device) -> list[bytes]:
+def _gather_bytes(
+    data: bytes, sizes: Sequence[int], group: ProcessGroup | None, device: torch.device
+) -> list[bytes]:
     """Every rank's ``data`` (whose lengths are ``sizes``), gathered padded to the longest."""
     longest = max(sizes)
     padded = torch.zeros(longest, dtype=torch.uint8)

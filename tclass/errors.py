@@ -279,7 +279,9 @@ class StructureMismatchError(DistributedError, ValueError):
         rank: the other rank involved.
     """
 
-    def __init__(self, message: str, key: tuple[str | int, ...] = (), rank: int | None = None) -> None:
+    def __init__(
+        self, message: str, key: tuple[str | int, ...] = (), rank: int | None = None
+    ) -> None:
         super().__init__(message)
         self.key = key
         self.rank = rank

@@ -55,7 +55,9 @@ def _add_tensorclass_base(ctx: ClassDefContext) -> None:
         for name, value in zip(ctx.reason.arg_names, ctx.reason.args):
             if name is not None:
                 ctx.cls.keywords[name] = value
-    info.bases = [b for b in info.bases if b.type.fullname != "builtins.object"] + [Instance(base, [])]
+    info.bases = [b for b in info.bases if b.type.fullname != "builtins.object"] + [
+        Instance(base, [])
+    ]
     info.mro = []
     calculate_mro(info)
     info.metaclass_type = info.calculate_metaclass_type()

@@ -35,9 +35,7 @@ __all__ = [
 ]
 
 # One decorator for every property test: modest, deterministic in time.
-SETTINGS = settings(
-    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 DTYPES = (torch.float32, torch.int64, torch.bool)
 
@@ -51,8 +49,10 @@ def batch_shapes(
     min_dims: int = 0, max_dims: int = 3, min_side: int = 0, max_side: int = 4
 ) -> st.SearchStrategy[torch.Size]:
     """Batch sizes as ``torch.Size``; sides of 1 are common (squeeze, expand, broadcast)."""
-    side = st.one_of(st.just(1), st.integers(min_side, max_side)) if min_side <= 1 else (
-        st.integers(min_side, max_side)
+    side = (
+        st.one_of(st.just(1), st.integers(min_side, max_side))
+        if min_side <= 1
+        else (st.integers(min_side, max_side))
     )
     return st.lists(side, min_size=min_dims, max_size=max_dims).map(torch.Size)
 

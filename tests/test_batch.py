@@ -135,7 +135,9 @@ def test_normalize_dim_inclusive_matches_unsqueeze(case: tuple[int, int]) -> Non
 )
 def test_normalize_dim_out_of_range(case: tuple[int, bool, int]) -> None:
     ndim, inclusive, dim = case
-    with pytest.raises(DimError, match=rf"myop: dim {dim} is out of range for {ndim} batch") as info:
+    with pytest.raises(
+        DimError, match=rf"myop: dim {dim} is out of range for {ndim} batch"
+    ) as info:
         _batch.normalize_dim(dim, ndim, op="myop", inclusive=inclusive)
     assert isinstance(info.value, IndexError)
     bound = ndim + 1 if inclusive else ndim
@@ -168,7 +170,9 @@ def test_shape_args_empty_and_single() -> None:
     assert _batch.shape_args((-1,), "reshape") == (-1,)
 
 
-@pytest.mark.parametrize("args", [(2.0,), (2, 3.0), (2, (3,)), ((2, "3"),), (True,), ("ab",), (None,)])
+@pytest.mark.parametrize(
+    "args", [(2.0,), (2, 3.0), (2, (3,)), ((2, "3"),), (True,), ("ab",), (None,)]
+)
 def test_shape_args_rejects(args: tuple[object, ...]) -> None:
     with pytest.raises(TypeError, match="reshape: "):
         _batch.shape_args(args, "reshape")
@@ -216,7 +220,11 @@ def test_view_shape_infers_minus_one() -> None:
 @pytest.mark.parametrize(
     ("target", "batch", "match"),
     [
-        ((4,), [2, 3], r"view: shape \[4\] is invalid for a batch of 6 elements \(batch size \[2, 3\]\)"),
+        (
+            (4,),
+            [2, 3],
+            r"view: shape \[4\] is invalid for a batch of 6 elements \(batch size \[2, 3\]\)",
+        ),
         ((-1, -1), [2, 3], "only one dim may be -1"),
         ((-2, 3), [2, 3], "only one dim may be -1 and none below it"),
         ((0, -1), [0, 3], "invalid for a batch of 0 elements"),
@@ -275,9 +283,11 @@ def test_expand_shape_errors(target: tuple[int, ...], batch: list[int], match: s
 
 
 @SETTINGS
-@given(batch_shapes(min_dims=1, max_dims=4, max_side=2).flatmap(
-    lambda b: st.tuples(st.just(b), st.none() | dims(len(b)))
-))
+@given(
+    batch_shapes(min_dims=1, max_dims=4, max_side=2).flatmap(
+        lambda b: st.tuples(st.just(b), st.none() | dims(len(b)))
+    )
+)
 def test_squeeze_dims_matches_torch(case: tuple[torch.Size, int | None]) -> None:
     batch, dim = case
     removed = _batch.squeeze_dims(batch, dim)
@@ -293,9 +303,15 @@ def test_squeeze_dims_errors() -> None:
 
 
 @SETTINGS
-@given(batch_shapes(max_dims=4).flatmap(
-    lambda b: st.tuples(st.just(b), st.permutations(range(len(b))), st.lists(st.booleans(), min_size=4, max_size=4))
-))
+@given(
+    batch_shapes(max_dims=4).flatmap(
+        lambda b: st.tuples(
+            st.just(b),
+            st.permutations(range(len(b))),
+            st.lists(st.booleans(), min_size=4, max_size=4),
+        )
+    )
+)
 def test_permute_dims_matches_torch(case: tuple[torch.Size, list[int], list[bool]]) -> None:
     batch, order, negate = case
     n = len(batch)
@@ -305,7 +321,9 @@ def test_permute_dims_matches_torch(case: tuple[torch.Size, list[int], list[bool
 
 
 def test_permute_dims_errors() -> None:
-    with pytest.raises(ShapeError, match=r"permute: expected 2 dims \(one per batch dim\), got \[0\]"):
+    with pytest.raises(
+        ShapeError, match=r"permute: expected 2 dims \(one per batch dim\), got \[0\]"
+    ):
         _batch.permute_dims((0,), 2)
     with pytest.raises(ShapeError, match=r"expected 2 dims .* got \[0, 1, 2\]"):
         _batch.permute_dims((0, 1, 2), 2)
@@ -361,7 +379,9 @@ def test_chunk_sizes_of_an_empty_dim_match_torch(chunks: int) -> None:
 
 def test_chunk_sizes_errors() -> None:
     for bad in (0, -3):
-        with pytest.raises(ShapeError, match=f"chunk: the number of chunks must be positive, got {bad}"):
+        with pytest.raises(
+            ShapeError, match=f"chunk: the number of chunks must be positive, got {bad}"
+        ):
             _batch.chunk_sizes(bad, 4)
 
 
@@ -442,7 +462,9 @@ def test_normalize_index_expands_ellipsis() -> None:
 
 
 def test_normalize_index_errors() -> None:
-    with pytest.raises(DimError, match=r"too many indices: .* indexes 3 dims but there are only 2 batch dims") as info:
+    with pytest.raises(
+        DimError, match=r"too many indices: .* indexes 3 dims but there are only 2 batch dims"
+    ) as info:
         _batch.normalize_index((0, 0, 0), 2)
     assert isinstance(info.value, IndexError)
     assert "apply(" in str(info.value)
@@ -454,7 +476,6 @@ def test_normalize_index_errors() -> None:
         _batch.normalize_index((Ellipsis, 0, Ellipsis), 3)
     # None and booleans consume nothing.
     assert _batch.normalize_index((None, True, 0), 1) == (None, True, 0)
-
 
 
 def test_as_batch_size_accepts_integer_arrays_like_the_peer() -> None:

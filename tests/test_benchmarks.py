@@ -11,8 +11,9 @@ import dataclasses
 import importlib.util
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
@@ -108,7 +109,9 @@ def _check(case: Any, make_namespace: Namespace, peer: Any) -> None:
 
 
 @pytest.mark.parametrize(("case", "make_namespace"), CASES, ids=IDS)
-def test_case_runs_and_matches_the_hand_written_baseline(case: Any, make_namespace: Namespace) -> None:
+def test_case_runs_and_matches_the_hand_written_baseline(
+    case: Any, make_namespace: Namespace
+) -> None:
     _check(case, make_namespace, peer=None)
 
 
@@ -133,7 +136,9 @@ def test_tensorclass_cases_have_their_own_targets() -> None:
 
 
 @pytest.mark.peer
-def test_io_benchmark_quick_mode_runs_and_cleans_up(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_io_benchmark_quick_mode_runs_and_cleans_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``benchmarks/io.py --quick`` (megabytes, one repeat) prints every case's row and
     leaves nothing behind. Loaded under its own name: ``io`` is the standard library's."""
     with warnings.catch_warnings():
@@ -146,9 +151,18 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(tmp_path: Path, capsys: pyte
         spec.loader.exec_module(module)
     assert module.main(["--quick", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    for case in ("memmap_ 2MiB x8 threads=0", "best threads", "gather 256 of 2k warm", "gather 256 of 2k cold",
-                 "load_memmap 8 leaves", "load_memmap 256 leaves", "memmap 256 leaves", "memmap_like 10k-row",
-                 "memmap 256 leaves durable=True", "memmap_like 10k-row durable=True"):
+    for case in (
+        "memmap_ 2MiB x8 threads=0",
+        "best threads",
+        "gather 256 of 2k warm",
+        "gather 256 of 2k cold",
+        "load_memmap 8 leaves",
+        "load_memmap 256 leaves",
+        "memmap 256 leaves",
+        "memmap_like 10k-row",
+        "memmap 256 leaves durable=True",
+        "memmap_like 10k-row durable=True",
+    ):
         assert case in out, case
     assert "tensordict" in out.splitlines()[0]
     assert list(tmp_path.iterdir()) == []

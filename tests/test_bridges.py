@@ -31,7 +31,12 @@ class Row(TensorClass):
 
 
 def _records() -> np.ndarray[Any, Any]:
-    dtype = [("a", np.float32), ("b", np.int64, (2,)), ("c", [("d", np.float64), ("e", np.bool_)]), ("u", "U4")]
+    dtype = [
+        ("a", np.float32),
+        ("b", np.int64, (2,)),
+        ("c", [("d", np.float64), ("e", np.bool_)]),
+        ("u", "U4"),
+    ]
     array = np.zeros((3,), dtype=dtype)
     array["a"] = [1, 2, 3]
     array["b"][:, 1] = 7
@@ -126,7 +131,13 @@ class TestToStructArray:
         assert back["u"].tolist() == ["ab", "cd", "ef"] and back.dtype["u"].kind == "U"
 
     def test_nested_batch_dims_become_sub_arrays(self) -> None:
-        td = TensorDict({"a": torch.zeros(3, 2), "n": TensorDict({"c": torch.arange(12).reshape(3, 4)}, [3, 4])}, [3])
+        td = TensorDict(
+            {
+                "a": torch.zeros(3, 2),
+                "n": TensorDict({"c": torch.arange(12).reshape(3, 4)}, [3, 4]),
+            },
+            [3],
+        )
         array = td.to_struct_array()
         assert array.shape == (3,) and array.dtype["a"].shape == (2,)
         assert array["n"].shape == (3, 4) and array["n"]["c"].tolist() == td["n", "c"].tolist()
@@ -134,7 +145,14 @@ class TestToStructArray:
         assert back["n"].batch_size == torch.Size([3, 4]) and (back == td).all()
 
     def test_python_values(self) -> None:
-        td = TensorDict({"a": torch.zeros(2), "s": NonTensorData("txt", [2]), "o": NonTensorData({"k": 1}, [2])}, [2])
+        td = TensorDict(
+            {
+                "a": torch.zeros(2),
+                "s": NonTensorData("txt", [2]),
+                "o": NonTensorData({"k": 1}, [2]),
+            },
+            [2],
+        )
         array = td.to_struct_array()
         assert array.dtype["s"].kind == "U" and array["s"].tolist() == ["txt", "txt"]
         assert array.dtype["o"] == np.dtype(object) and array["o"].tolist() == [{"k": 1}, {"k": 1}]
@@ -248,7 +266,9 @@ class TestPytree:
         assert torch.equal(doubled["b"][0], torch.full((3, 2), 2.0))
 
     def test_survives_indexing(self) -> None:
-        td = tclass.from_pytree({"a": torch.arange(4), "b": [torch.arange(4)]}, auto_batch_size=True)
+        td = tclass.from_pytree(
+            {"a": torch.arange(4), "b": [torch.arange(4)]}, auto_batch_size=True
+        )
         back = td[1:3].to_pytree()
         assert back["a"].tolist() == [1, 2] and back["b"][0].tolist() == [1, 2]
 

@@ -9,12 +9,20 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import SETTINGS  # noqa: E402
 
 import tclass
-from tclass import NonTensorData, TensorClass, TensorDict, errors
-from tclass import expand_as_right, expand_right, isin, merge_tensordicts, remove_duplicates
-
-from strategies import SETTINGS  # noqa: E402
+from tclass import (
+    NonTensorData,
+    TensorClass,
+    TensorDict,
+    errors,
+    expand_as_right,
+    expand_right,
+    isin,
+    merge_tensordicts,
+    remove_duplicates,
+)
 
 
 class Row(TensorClass):
@@ -23,7 +31,9 @@ class Row(TensorClass):
 
 
 def _a() -> TensorDict:
-    return TensorDict({"x": torch.zeros(3), "n": {"p": torch.zeros(3)}, "s": NonTensorData("a", [3])}, [3])
+    return TensorDict(
+        {"x": torch.zeros(3), "n": {"p": torch.zeros(3)}, "s": NonTensorData("a", [3])}, [3]
+    )
 
 
 def _b() -> TensorDict:
@@ -38,7 +48,10 @@ class TestMerge:
     def test_union_first_wins(self) -> None:
         a, b = _a(), _b()
         merged = merge_tensordicts(a, b)
-        assert set(merged.keys(True, True)) == {"x", "y", ("n", "p"), ("n", "q")} and "s" in merged.keys()
+        assert (
+            set(merged.keys(True, True)) == {"x", "y", ("n", "p"), ("n", "q")}
+            and "s" in merged.keys()
+        )
         assert merged["x"] is a["x"] and merged["y"] is b["y"] and merged["s"].data == "a"
         assert merged.batch_size == torch.Size([3])
 
@@ -123,10 +136,16 @@ class TestExpandRight:
 
 @SETTINGS
 @given(st.lists(st.integers(1, 3), max_size=3), st.lists(st.integers(1, 3), max_size=2), st.data())
-def test_expand_right_matches_unsqueeze_expand(lead: list[int], extra: list[int], data: st.DataObject) -> None:
+def test_expand_right_matches_unsqueeze_expand(
+    lead: list[int], extra: list[int], data: st.DataObject
+) -> None:
     mask = [data.draw(st.booleans()) for _ in lead]
     shape = [1 if keep_one else size for size, keep_one in zip(lead, mask)]
-    x = torch.arange(max(1, int(torch.tensor(shape).prod()))).reshape(shape) if shape else torch.tensor(5)
+    x = (
+        torch.arange(max(1, int(torch.tensor(shape).prod()))).reshape(shape)
+        if shape
+        else torch.tensor(5)
+    )
     out = expand_right(x, lead + extra)
     assert out.shape == tuple(lead + extra)
     by_hand = x.reshape(tuple(shape) + (1,) * len(extra)).expand(tuple(lead + extra))
@@ -181,7 +200,9 @@ class TestIsin:
 
 
 @SETTINGS
-@given(st.lists(st.integers(0, 4), min_size=1, max_size=12), st.lists(st.integers(0, 4), max_size=6))
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=12), st.lists(st.integers(0, 4), max_size=6)
+)
 def test_isin_matches_python(values: list[int], reference: list[int]) -> None:
     out = isin(TensorDict({"v": torch.tensor(values)}, [len(values)]),
                TensorDict({"v": torch.tensor(reference, dtype=torch.long)}, [len(reference)]), "v")  # fmt: skip
@@ -198,7 +219,11 @@ class TestRemoveDuplicates:
 
     def test_rows_and_nested_entries(self) -> None:
         out = remove_duplicates(_rows(), "x")
-        assert out["x"].tolist() == [[1, 2], [3, 4], [5, 6]] and out["n", "z"].tolist() == [0, 10, 30]
+        assert out["x"].tolist() == [[1, 2], [3, 4], [5, 6]] and out["n", "z"].tolist() == [
+            0,
+            10,
+            30,
+        ]
         assert out.batch_size == torch.Size([3])
 
     def test_inner_dim(self) -> None:
@@ -223,10 +248,18 @@ class TestRemoveDuplicates:
         x = torch.randint(0, 4, (15, 2))
         source: dict[str, Any] = {"x": x, "y": torch.arange(15)}
         ours, ours_idx = remove_duplicates(TensorDict(source, [15]), "x", return_indices=True)
-        theirs, theirs_idx = utils.remove_duplicates(peer.TensorDict(source, [15]), "x", return_indices=True)
+        theirs, theirs_idx = utils.remove_duplicates(
+            peer.TensorDict(source, [15]), "x", return_indices=True
+        )
         assert torch.equal(ours["y"], theirs["y"]) and torch.equal(ours_idx, theirs_idx)
 
 
 def test_module_level_names() -> None:
-    for name in ("expand_as_right", "expand_right", "isin", "remove_duplicates", "merge_tensordicts"):
+    for name in (
+        "expand_as_right",
+        "expand_right",
+        "isin",
+        "remove_duplicates",
+        "merge_tensordicts",
+    ):
         assert name in tclass.__all__ and callable(getattr(tclass, name))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from collections import namedtuple
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,7 +36,7 @@ class Rec(TensorClass):
     obs: torch.Tensor
     inner: Inner
     env: str = "pong"
-    extra: Optional[torch.Tensor] = None
+    extra: torch.Tensor | None = None
 
 
 @tensorclass
@@ -56,7 +56,9 @@ class TestFromDict:
     def test_default_batch_is_inferred(self) -> None:
         # The issue's rule (and the peer's older releases); the peer 0.15 gives [] here.
         inferred = TensorDict.from_dict(_nested())
-        assert inferred.batch_size == TensorDict.from_dict(_nested(), auto_batch_size=True).batch_size
+        assert (
+            inferred.batch_size == TensorDict.from_dict(_nested(), auto_batch_size=True).batch_size
+        )
         td = TensorDict.from_dict(_nested(), auto_batch_size=False)
         assert td.batch_size == torch.Size([]) and td["b"].batch_size == torch.Size([])
         assert td["n"].data == "label" and isinstance(td["n"], NonTensorData)
@@ -73,18 +75,24 @@ class TestFromDict:
             ({"batch_size": [3, 4]}, [3, 4], [3, 4]),
         ],
     )
-    def test_batch_options(self, options: dict[str, Any], root: list[int], nested: list[int]) -> None:
+    def test_batch_options(
+        self, options: dict[str, Any], root: list[int], nested: list[int]
+    ) -> None:
         td = TensorDict.from_dict(_nested(), **options)
         assert td.batch_size == torch.Size(root)
         assert td["b"].batch_size == torch.Size(nested)
         assert td["n"].batch_size == torch.Size(root)
 
     def test_nested_keeps_more_batch_dims_when_inferred(self) -> None:
-        td = TensorDict.from_dict({"a": torch.zeros(3), "b": {"c": torch.zeros(3, 4)}}, auto_batch_size=True)
+        td = TensorDict.from_dict(
+            {"a": torch.zeros(3), "b": {"c": torch.zeros(3, 4)}}, auto_batch_size=True
+        )
         assert td.batch_size == torch.Size([3]) and td["b"].batch_size == torch.Size([3, 4])
 
     def test_disagreeing_leaves_give_no_batch(self) -> None:
-        td = TensorDict.from_dict({"a": torch.zeros(3), "b": {"c": torch.zeros(4, 4)}}, auto_batch_size=True)
+        td = TensorDict.from_dict(
+            {"a": torch.zeros(3), "b": {"c": torch.zeros(4, 4)}}, auto_batch_size=True
+        )
         assert td.batch_size == torch.Size([]) and td["b"].batch_size == torch.Size([4, 4])
 
     def test_empty_nested_takes_the_parent_batch(self) -> None:
@@ -94,12 +102,21 @@ class TestFromDict:
 
     def test_scalars_and_python_values(self) -> None:
         td = TensorDict.from_dict(
-            {"x": 1.5, "l": [1, 2, 3], "arr": np.arange(3), "s": "txt", "none": None, "mixed": ["a", 1]},
+            {
+                "x": 1.5,
+                "l": [1, 2, 3],
+                "arr": np.arange(3),
+                "s": "txt",
+                "none": None,
+                "mixed": ["a", 1],
+            },
             auto_batch_size=True,
         )
         assert td.batch_size == torch.Size([])  # the 0-dim 'x' shares no dim
         assert td["x"].dtype == torch.float32 and td["x"].item() == 1.5
-        assert torch.equal(td["l"], torch.tensor([1, 2, 3])) and torch.equal(td["arr"], torch.arange(3))
+        assert torch.equal(td["l"], torch.tensor([1, 2, 3])) and torch.equal(
+            td["arr"], torch.arange(3)
+        )
         assert td["s"].data == "txt" and td["none"].data is None and td["mixed"].data == ["a", 1]
 
     def test_nested_python_values_take_the_parent_batch(self) -> None:
@@ -107,7 +124,10 @@ class TestFromDict:
                                   auto_batch_size=True)  # fmt: skip
         assert td.batch_size == torch.Size([4, 2])
         assert td["meta"].batch_size == torch.Size([4, 2]) and td["meta", "name"].data == "x"
-        assert td["meta", "deep"].batch_size == torch.Size([4, 2]) and td["meta", "deep", "k"].data is None
+        assert (
+            td["meta", "deep"].batch_size == torch.Size([4, 2])
+            and td["meta", "deep", "k"].data is None
+        )
 
     def test_numpy_text_array_is_a_python_value(self) -> None:
         td = TensorDict.from_dict({"names": np.array(["a", "b"])})
@@ -125,7 +145,11 @@ class TestFromDict:
     def test_tuple_keys_nest(self) -> None:
         td = TensorDict.from_dict({("a", "b"): torch.zeros(3), ("a", "c"): torch.ones(3), "d": {"e": torch.ones(3)}},
                                   batch_size=[3])  # fmt: skip
-        assert set(td.keys(include_nested=True, leaves_only=True)) == {("a", "b"), ("a", "c"), ("d", "e")}
+        assert set(td.keys(include_nested=True, leaves_only=True)) == {
+            ("a", "b"),
+            ("a", "c"),
+            ("d", "e"),
+        }
 
     def test_collection_values_and_input(self) -> None:
         inner = TensorDict({"x": torch.zeros(3, 2)}, [3, 2])
@@ -172,7 +196,9 @@ class TestFromDict:
 
     def test_mismatch_names_the_nested_key(self) -> None:
         with pytest.raises(errors.BatchMismatchError) as info:
-            TensorDict.from_dict({"a": torch.zeros(3), "b": {"c": {"d": torch.zeros(4)}}}, batch_size=[3])
+            TensorDict.from_dict(
+                {"a": torch.zeros(3), "b": {"c": {"d": torch.zeros(4)}}}, batch_size=[3]
+            )
         assert info.value.key == ("b", "c", "d")
         assert isinstance(info.value, RuntimeError)  # what the peer raises
 
@@ -207,16 +233,30 @@ def test_from_dict_batch_sizes_like_the_peer(options: dict[str, Any]) -> None:
     peer = pytest.importorskip("tensordict")
 
     def source() -> dict[str, Any]:
-        return {"a": torch.zeros(3, 4, 5), "b": {"c": torch.zeros(3, 4), "d": {"e": torch.zeros(3, 4, 2)}}}
+        return {
+            "a": torch.zeros(3, 4, 5),
+            "b": {"c": torch.zeros(3, 4), "d": {"e": torch.zeros(3, 4, 2)}},
+        }
 
-    ours, theirs = TensorDict.from_dict(source(), **options), peer.TensorDict.from_dict(source(), **options)
+    ours, theirs = (
+        TensorDict.from_dict(source(), **options),
+        peer.TensorDict.from_dict(source(), **options),
+    )
     for key in [(), ("b",), ("b", "d")]:
-        assert (ours.get(key) if key else ours).batch_size == (theirs.get(key) if key else theirs).batch_size, key
+        assert (ours.get(key) if key else ours).batch_size == (
+            theirs.get(key) if key else theirs
+        ).batch_size, key
 
 
 @SETTINGS
-@given(batch=batch_shapes(max_dims=3, min_side=1), extra=feature_shapes(), cap=st.none() | st.integers(0, 4))
-def test_inferred_batch_is_the_largest_common_prefix(batch: torch.Size, extra: torch.Size, cap: int | None) -> None:
+@given(
+    batch=batch_shapes(max_dims=3, min_side=1),
+    extra=feature_shapes(),
+    cap=st.none() | st.integers(0, 4),
+)
+def test_inferred_batch_is_the_largest_common_prefix(
+    batch: torch.Size, extra: torch.Size, cap: int | None
+) -> None:
     """Leaves sharing ``batch`` (one with more dims): the inferred batch is ``batch`` (cut
     at ``cap``), and every leaf starts with it."""
     source = {"a": torch.zeros(batch), "b": {"c": torch.zeros(batch + extra)}}
@@ -231,7 +271,10 @@ def test_inferred_batch_is_the_largest_common_prefix(batch: torch.Size, extra: t
 
 
 @SETTINGS
-@given(st.lists(st.lists(st.integers(1, 3), max_size=4), min_size=1, max_size=4), st.none() | st.integers(0, 4))
+@given(
+    st.lists(st.lists(st.integers(1, 3), max_size=4), min_size=1, max_size=4),
+    st.none() | st.integers(0, 4),
+)
 def test_common_leading_shape(shapes: list[list[int]], cap: int | None) -> None:
     common = common_leading_shape(shapes, cap)
     n = len(common)
@@ -247,7 +290,9 @@ def test_common_leading_shape(shapes: list[list[int]], cap: int | None) -> None:
 
 class TestRecordConstructors:
     def test_from_dict_auto_batch_size(self) -> None:
-        rec = Rec.from_dict({"obs": torch.zeros(4, 3, 2), "inner": {"x": torch.zeros(4, 3)}}, auto_batch_size=True)
+        rec = Rec.from_dict(
+            {"obs": torch.zeros(4, 3, 2), "inner": {"x": torch.zeros(4, 3)}}, auto_batch_size=True
+        )
         assert type(rec) is Rec and rec.batch_size == torch.Size([4, 3])
         assert type(rec.inner) is Inner and rec.env == "pong"
 
@@ -256,12 +301,18 @@ class TestRecordConstructors:
             obs: torch.Tensor
             counts: list  # type: ignore[type-arg]
 
-        rec = WithList.from_dict({"obs": torch.zeros(4, 2), "counts": [1, 2, 3]}, auto_batch_size=True)
+        rec = WithList.from_dict(
+            {"obs": torch.zeros(4, 2), "counts": [1, 2, 3]}, auto_batch_size=True
+        )
         assert rec.batch_size == torch.Size([4, 2]) and rec.counts == [1, 2, 3]
 
     def test_from_dict_both_options_refused(self) -> None:
         with pytest.raises(errors.BatchSizeError):
-            Rec.from_dict({"obs": torch.zeros(2), "inner": {"x": torch.zeros(2)}}, batch_size=[2], batch_dims=1)
+            Rec.from_dict(
+                {"obs": torch.zeros(2), "inner": {"x": torch.zeros(2)}},
+                batch_size=[2],
+                batch_dims=1,
+            )
 
     def test_fromkeys(self) -> None:
         pair = Pair.fromkeys(["a", "b"], 1.0)
@@ -293,7 +344,12 @@ class TestFromKeys:
     def test_scalar_per_key(self) -> None:
         td = TensorDict.fromkeys(["a", "b", "c", ("nested", "e")], 0)
         assert td.batch_size == torch.Size([])
-        assert set(td.keys(include_nested=True, leaves_only=True)) == {"a", "b", "c", ("nested", "e")}
+        assert set(td.keys(include_nested=True, leaves_only=True)) == {
+            "a",
+            "b",
+            "c",
+            ("nested", "e"),
+        }
         td["a"].add_(1)
         assert td["b"].item() == 0  # each key has its own tensor
 
@@ -370,7 +426,9 @@ class TestMakeTensorDict:
 
     def test_default_batch_is_inferred(self) -> None:
         assert tclass.make_tensordict(a=torch.zeros(3, 2)).batch_size == torch.Size([3, 2])
-        assert tclass.make_tensordict(a=torch.zeros(3, 2), auto_batch_size=False).batch_size == torch.Size([])
+        assert tclass.make_tensordict(
+            a=torch.zeros(3, 2), auto_batch_size=False
+        ).batch_size == torch.Size([])
 
     def test_key_given_twice(self) -> None:
         with pytest.raises(errors.KeyConflictError, match="'a'.*once"):
@@ -392,6 +450,8 @@ class TestIsTensorCollection:
     def test_true(self, obj: object) -> None:
         assert tclass.is_tensor_collection(obj)
 
-    @pytest.mark.parametrize("obj", [torch.zeros(1), torch.Tensor, {"a": 1}, dict, 3, None, "TensorDict"])
+    @pytest.mark.parametrize(
+        "obj", [torch.zeros(1), torch.Tensor, {"a": 1}, dict, 3, None, "TensorDict"]
+    )
     def test_false(self, obj: object) -> None:
         assert not tclass.is_tensor_collection(obj)

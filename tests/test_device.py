@@ -59,7 +59,9 @@ class TestAsDevice:
         assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
         assert repr(value) in str(info.value)
 
-    @pytest.mark.parametrize("value", [True, False, 1.5, object(), [0], ("cpu",), b"cpu", torch.float32])
+    @pytest.mark.parametrize(
+        "value", [True, False, 1.5, object(), [0], ("cpu",), b"cpu", torch.float32]
+    )
     def test_bad_types(self, value: Any) -> None:
         with pytest.raises(errors.DeviceError, match="invalid device"):
             as_device(value)
@@ -146,7 +148,9 @@ class TestTo:
         assert out.device == CPU and out["n"].device == CPU
         assert all(leaf.dtype is torch.float16 for leaf in _leaves(out).values())
         out = _td("cpu").to(device="meta", dtype=torch.float64)
-        assert out.device == META and all(leaf.is_meta and leaf.dtype is torch.float64 for leaf in _leaves(out).values())
+        assert out.device == META and all(
+            leaf.is_meta and leaf.dtype is torch.float64 for leaf in _leaves(out).values()
+        )
 
     def test_dtype_keeps_device(self) -> None:
         out = _td("cpu").to(torch.float64)
@@ -157,7 +161,9 @@ class TestTo:
         assert out.device == CPU
         assert all(leaf.dtype is torch.float64 for leaf in _leaves(out).values())
         out = _td().to(torch.zeros(1, dtype=torch.int32, device="meta"))
-        assert out.device == META and all(leaf.is_meta and leaf.dtype is torch.int32 for leaf in _leaves(out).values())
+        assert out.device == META and all(
+            leaf.is_meta and leaf.dtype is torch.int32 for leaf in _leaves(out).values()
+        )
 
     def test_to_other_collection(self) -> None:
         td = _td()
@@ -254,7 +260,9 @@ class TestClearDevice:
 class TestCuda:
     def test_cuda_without_index_is_current_device(self) -> None:
         current = torch.device("cuda", torch.cuda.current_device())
-        assert as_device("cuda") == current == as_device("cuda:0" if current.index == 0 else current)
+        assert (
+            as_device("cuda") == current == as_device("cuda:0" if current.index == 0 else current)
+        )
         assert TensorDict({}, [], device="cuda").device == TensorDict({}, [], device=current).device
         assert as_device(current.index) == current
 

@@ -41,7 +41,10 @@ def _td() -> TensorDict:
             "a": torch.arange(8.0).reshape(4, 2),
             "i": torch.arange(4, dtype=torch.int16),
             "flag": torch.tensor([True, False, True, True]),
-            "b": {"c": torch.ones(4, 3, dtype=torch.float16), "d": torch.zeros(4, dtype=torch.complex64)},
+            "b": {
+                "c": torch.ones(4, 3, dtype=torch.float16),
+                "d": torch.zeros(4, dtype=torch.complex64),
+            },
             "label": NonTensorData("pong", batch_size=[4]),
             "names": NonTensorStack.from_list(["w", "x", "y", "z"]),
         },
@@ -59,7 +62,9 @@ def _leaves(node: Any) -> list[torch.Tensor]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    return all(x.dtype == y.dtype and torch.equal(x.cpu(), y.cpu()) for x, y in zip(_leaves(a), _leaves(b)))
+    return all(
+        x.dtype == y.dtype and torch.equal(x.cpu(), y.cpu()) for x, y in zip(_leaves(a), _leaves(b))
+    )
 
 
 # --- consolidate -------------------------------------------------------------------------
@@ -84,7 +89,9 @@ def test_consolidated_record_keeps_its_class() -> None:
 
 
 def test_consolidated_lazy_stack() -> None:
-    lazy = tclass.lazy_stack([TensorDict(a=torch.ones(2)), TensorDict(a=torch.zeros(3), b=torch.tensor(9))])
+    lazy = tclass.lazy_stack(
+        [TensorDict(a=torch.ones(2)), TensorDict(a=torch.zeros(3), b=torch.tensor(9))]
+    )
     packed = lazy.consolidate()
     assert packed.is_consolidated() and packed[1]["b"] == 9 and packed[0]["a"].shape == (2,)
     moved = packed.to(META)
@@ -217,7 +224,9 @@ def test_staged_copy_chunks_every_byte(chunk: int) -> None:
     ]
     copies = stage_copy(sources, torch.device("cpu"), chunk_bytes=chunk)
     for source, copy in zip(sources, copies):
-        assert copy.dtype == source.dtype and copy.shape == source.shape and torch.equal(copy, source)
+        assert (
+            copy.dtype == source.dtype and copy.shape == source.shape and torch.equal(copy, source)
+        )
 
 
 # --- CUDA ----------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
@@ -26,7 +25,12 @@ import torch.multiprocessing as mp
 
 import tclass
 from tclass import LazyStackedTensorDict, NonTensorStack, TensorClass, TensorDict, _wire
-from tclass.errors import DistributedError, NotSerializableError, StructureMismatchError, UnsupportedError
+from tclass.errors import (
+    DistributedError,
+    NotSerializableError,
+    StructureMismatchError,
+    UnsupportedError,
+)
 
 has_cuda = torch.cuda.is_available()
 needs_cuda = [pytest.mark.cuda, pytest.mark.skipif(not has_cuda, reason="needs a CUDA device")]
@@ -57,7 +61,11 @@ def _serve(rank: int, world: int, port: int, inbox: Any, outbox: Any) -> None:
     """A rank: joins the group, then runs ``(function, args)`` jobs until ``None``."""
     warnings.simplefilter("error")  # as pytest's filterwarnings = error
     dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, timeout=timedelta(seconds=20)
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=timedelta(seconds=20),
     )
     while (job := inbox.get()) is not None:
         function, args = job
@@ -82,7 +90,11 @@ class Ranks:
         self._inboxes = [context.SimpleQueue() for _ in range(self.world)]
         self._outbox = context.Queue()
         self._processes = [
-            context.Process(target=_serve, args=(rank, self.world, port, self._inboxes[rank], self._outbox), daemon=True)
+            context.Process(
+                target=_serve,
+                args=(rank, self.world, port, self._inboxes[rank], self._outbox),
+                daemon=True,
+            )
             for rank in range(self.world)
         ]
         for process in self._processes:
@@ -102,7 +114,9 @@ class Ranks:
         except queue.Empty:
             self.close()  # a hung rank: start afresh for the next test
             pytest.fail(f"{function.__name__} did not finish within {timeout} s on every rank")
-        failures = [f"rank {rank}:\n{value}" for rank, (ok, value) in sorted(results.items()) if not ok]
+        failures = [
+            f"rank {rank}:\n{value}" for rank, (ok, value) in sorted(results.items()) if not ok
+        ]
         if failures:
             self.close()
             pytest.fail("\n".join(failures))
@@ -199,13 +213,17 @@ def test_tensorclass_values_travel_as_json(ranks: Ranks) -> None:
 def send_parameters(rank: int) -> list[bool]:
     """Leaves that require grad travel and are written in place without autograd."""
     weight = torch.nn.Parameter(torch.full((3, 4), float(rank)))
-    record = TensorDict(w=weight, b=torch.nn.Parameter(torch.full((4, 3), float(rank)).t()), batch_size=[3])
+    record = TensorDict(
+        w=weight, b=torch.nn.Parameter(torch.full((4, 3), float(rank)).t()), batch_size=[3]
+    )
     if rank == 0:
         record.send(1)
         record.all_reduce()
         return [True, True]
     record.recv(0)
-    received = bool(weight.eq(0).all()) and record["b"] is not None and bool(record["b"].eq(0).all())
+    received = (
+        bool(weight.eq(0).all()) and record["b"] is not None and bool(record["b"].eq(0).all())
+    )
     record.all_reduce()
     return [received and weight.requires_grad, weight.grad is None and bool(weight.eq(0).all())]
 
@@ -215,7 +233,9 @@ def test_leaves_that_require_grad(ranks: Ranks) -> None:
 
 
 def send_lazy_stack(rank: int) -> bool:
-    members = [TensorDict(a=torch.full((2, size), float(rank)), batch_size=[2]) for size in (3, 40_000)]
+    members = [
+        TensorDict(a=torch.full((2, size), float(rank)), batch_size=[2]) for size in (3, 40_000)
+    ]
     stack = tclass.lazy_stack(members)
     if rank == 0:
         stack.send(1)
@@ -265,11 +285,15 @@ def mismatched(rank: int, change: str) -> list[Any]:
         ("extra", ("extra",), "rank 0 sent nothing, this record has float32 [4]"),
     ],
 )
-def test_a_different_structure_names_the_first_key(ranks: Ranks, change: str, key: tuple[str, ...], words: str) -> None:
+def test_a_different_structure_names_the_first_key(
+    ranks: Ranks, change: str, key: tuple[str, ...], words: str
+) -> None:
     message, error_key, rank, unchanged, then_ok = ranks.run(mismatched, change)[1]
     assert error_key == key and rank == 0 and unchanged and then_ok
     named = repr(key[0]) if len(key) == 1 else repr(key)
-    assert message.startswith(f"recv: the record rank 0 sent differs from this one at key {named}: ")
+    assert message.startswith(
+        f"recv: the record rank 0 sent differs from this one at key {named}: "
+    )
     assert words in message and "pre-allocate the receiving record" in message
 
 
@@ -315,7 +339,12 @@ def async_exchange(rank: int) -> list[bool]:
     receiving = theirs.irecv(1 - rank, init_tag=100 * (1 - rank))
     assert sending.wait(timeout=20) is mine
     out = receiving.wait(timeout=20)
-    return [out is theirs, _same(theirs, _record(1 - rank)), receiving.is_completed(), sending.is_completed()]
+    return [
+        out is theirs,
+        _same(theirs, _record(1 - rank)),
+        receiving.is_completed(),
+        sending.is_completed(),
+    ]
 
 
 def test_isend_irecv_handles(ranks: Ranks) -> None:
@@ -358,7 +387,13 @@ def test_recv_into_a_memory_mapped_record_writes_its_files(ranks: Ranks, tmp_pat
 def broadcast_cases(rank: int) -> list[Any]:
     filled = _record(rank).broadcast(0)
     built = (_step(0, env="built") if rank == 0 else TensorDict()).broadcast(0)
-    return [_same(filled, _record(0)), type(built).__name__, built.env, built.batch_size, _same(built, _step(0))]
+    return [
+        _same(filled, _record(0)),
+        type(built).__name__,
+        built.env,
+        built.batch_size,
+        _same(built, _step(0)),
+    ]
 
 
 def test_broadcast_fills_or_builds(ranks: Ranks) -> None:
@@ -369,10 +404,14 @@ def test_broadcast_fills_or_builds(ranks: Ranks) -> None:
 def reduce_cases(rank: int) -> list[Any]:
     record = _record(rank)
     del record["n", "flag"]  # gloo sums bools as ints; keep to numbers
-    expected = {key: value.clone() for key, value in _record(0).exclude(("n", "flag")).items(True, True)}
+    expected = {
+        key: value.clone() for key, value in _record(0).exclude(("n", "flag")).items(True, True)
+    }
     second = _record(1).exclude(("n", "flag"))
     summed = record.all_reduce()
-    exact = all(torch.equal(summed.get(key), value + second.get(key)) for key, value in expected.items())
+    exact = all(
+        torch.equal(summed.get(key), value + second.get(key)) for key, value in expected.items()
+    )
     record = _record(rank).exclude(("n", "flag"))
     handle = record.all_reduce(dist.ReduceOp.MAX, async_op=True)
     maxed = handle.wait()
@@ -395,7 +434,9 @@ def reduce_mismatch(rank: int) -> list[Any]:
 def test_all_reduce_of_different_records_fails_on_every_rank(ranks: Ranks) -> None:
     for message, rank in ranks.run(reduce_mismatch):
         assert rank == 1
-        assert message.startswith("all_reduce: the ranks' records differ at key 'a': rank 0 has float32 [3], rank 1 has float32 [4]")
+        assert message.startswith(
+            "all_reduce: the ranks' records differ at key 'a': rank 0 has float32 [3], rank 1 has float32 [4]"
+        )
 
 
 def gather_cases(rank: int) -> list[Any]:
@@ -403,9 +444,13 @@ def gather_cases(rank: int) -> list[Any]:
     gathered = step.all_gather()
     same_env = _step(rank).all_gather()
     plain = _record(rank).all_gather()
-    lazy = tclass.lazy_stack([TensorDict(a=torch.full((2, size), float(rank)), batch_size=[2]) for size in (3, 5)])
+    lazy = tclass.lazy_stack(
+        [TensorDict(a=torch.full((2, size), float(rank)), batch_size=[2]) for size in (3, 5)]
+    )
     lazy_gathered = lazy.all_gather()
-    members = [(member["a"].shape, member["a"][:, 0, 0].tolist()) for member in lazy_gathered.tensordicts]
+    members = [
+        (member["a"].shape, member["a"][:, 0, 0].tolist()) for member in lazy_gathered.tensordicts
+    ]
     return [
         type(gathered).__name__, gathered.batch_size, _same(gathered[1], _step(1)), gathered.env,
         isinstance(gathered._tensordict._tensors["env"], NonTensorStack), same_env.env,
@@ -441,7 +486,9 @@ def test_the_description_ignores_insertion_order_and_values() -> None:
     assert _wire.layout_of(_step(0, "a")).digest == _wire.layout_of(_step(1, "b")).digest
     b["x"] = torch.ones(3, dtype=torch.float32)[:2]
     b["y", "z"] = torch.ones(2, dtype=torch.int16)
-    path, mine, theirs = _wire.first_difference(_wire.layout_of(a).description, _wire.layout_of(b).description)
+    path, mine, theirs = _wire.first_difference(
+        _wire.layout_of(a).description, _wire.layout_of(b).description
+    )
     assert (path, mine, theirs) == (("y", "z"), "int8 [2]", "int16 [2]")
 
 

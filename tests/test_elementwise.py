@@ -102,7 +102,9 @@ def test_apply_that_breaks_the_batch_dims_raises() -> None:
         td.apply(lambda t: t.sum())
     assert isinstance(info.value, ValueError)
     assert isinstance(info.value, RuntimeError)
-    with pytest.raises(BatchSizeError, match=r"batch dimension mismatch for key .*its shape \[4, 2\]"):
+    with pytest.raises(
+        BatchSizeError, match=r"batch dimension mismatch for key .*its shape \[4, 2\]"
+    ):
         td.apply(lambda t: t[0])
     one = TensorDict({"x": make_values([3, 2])}, [3])
     with pytest.raises(BatchSizeError, match=r"'x'.*\[2\].*\[3\]"):
@@ -195,7 +197,9 @@ def test_named_apply_with_others_none_and_batch_size() -> None:
     td = _td()
     other = td.apply(lambda t: _shift(t, 2))
     out = td.named_apply(
-        lambda key, x, y: None if key == "b" else torch.stack([x, y]).to(torch.float64).mean(0)[:, :1],
+        lambda key, x, y: (
+            None if key == "b" else torch.stack([x, y]).to(torch.float64).mean(0)[:, :1]
+        ),
         other,
         batch_size=[3, 1],
     )
@@ -245,7 +249,9 @@ def test_apply__reaches_memory_mapped_files(tmp_path: pathlib.Path) -> None:
     assert torch.equal(on_disk_a, expected_a)
     assert torch.equal(on_disk_c, expected_c)
     td.fill_("a", 0.5)
-    assert torch.equal(MemoryMappedTensor.from_filename(a_path, torch.float32, [3, 2]), torch.full((3, 2), 0.5))
+    assert torch.equal(
+        MemoryMappedTensor.from_filename(a_path, torch.float32, [3, 2]), torch.full((3, 2), 0.5)
+    )
 
 
 # --- copies ---------------------------------------------------------------------------
@@ -398,14 +404,20 @@ def test_where_with_tensor_and_number() -> None:
     out = td.where(cond, 0)
     assert torch.equal(out["a"], torch.where(_pad(cond, td["a"]), td["a"], 0))
     assert out["n"].batch_size == torch.Size([3, 4, 5])
-    assert torch.equal(out["n", "m", "d"], torch.where(_pad(cond, td["n", "m", "d"]), td["n", "m", "d"], 0))
+    assert torch.equal(
+        out["n", "m", "d"], torch.where(_pad(cond, td["n", "m", "d"]), td["n", "m", "d"], 0)
+    )
     batch_tensor = torch.full((3, 4), -3)  # over the batch dims: broadcast over features
     out = td.where(cond, batch_tensor)
-    assert torch.equal(out["a"], torch.where(_pad(cond, td["a"]), td["a"], _pad(batch_tensor, td["a"])))
+    assert torch.equal(
+        out["a"], torch.where(_pad(cond, td["a"]), td["a"], _pad(batch_tensor, td["a"]))
+    )
     # a number or a tensor first, the TensorDict second
     flipped = torch.where(cond, 0, td)
     assert torch.equal(flipped["a"], torch.where(_pad(cond, td["a"]), 0, td["a"]))
-    assert torch.equal(flipped["n", "m", "d"], torch.where(_pad(cond, td["n", "m", "d"]), 0, td["n", "m", "d"]))
+    assert torch.equal(
+        flipped["n", "m", "d"], torch.where(_pad(cond, td["n", "m", "d"]), 0, td["n", "m", "d"])
+    )
     flipped = torch.where(cond, batch_tensor, td)
     assert torch.equal(flipped["b"], torch.where(cond, batch_tensor, td["b"]))
     with pytest.raises(KeyNotFoundError, match="'b'"):
@@ -456,7 +468,9 @@ def test_eq_with_a_tensor_over_the_batch_dims_and_a_number() -> None:
 
 def test_eq_with_different_keys() -> None:
     td = _td()
-    with pytest.raises(KeyNotFoundError, match=r"only in the left one: \['b'\], only in the right one: \[\]") as info:
+    with pytest.raises(
+        KeyNotFoundError, match=r"only in the left one: \['b'\], only in the right one: \[\]"
+    ) as info:
         _ = td == td.exclude("b")
     assert isinstance(info.value, KeyError)
     extra = td.clone()
@@ -477,7 +491,9 @@ def test_eq_broadcasts_batch_sizes() -> None:
     out = row == a
     assert out.batch_size == torch.Size([3, 4])
     bad = TensorDict({"x": torch.zeros(3, 2), "f": torch.zeros(3, 2, 2)}, [3, 2])
-    with pytest.raises(BatchSizeError, match=r"cannot broadcast batch sizes \[3, 4\] and \[3, 2\]") as info:
+    with pytest.raises(
+        BatchSizeError, match=r"cannot broadcast batch sizes \[3, 4\] and \[3, 2\]"
+    ) as info:
         _ = a == bad
     assert isinstance(info.value, ValueError)
     flat = TensorDict({"x": torch.zeros(4), "f": torch.zeros(4, 2)}, [4])

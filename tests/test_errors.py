@@ -158,28 +158,86 @@ def _plain() -> TensorDict:
 
 
 # (operation, the tclass error, the builtins it must also be, words the message must hold)
-API_ERRORS: list[tuple[str, Callable[[], Any], type[errors.TclassError], tuple[type[BaseException], ...], str]] = [
+API_ERRORS: list[
+    tuple[str, Callable[[], Any], type[errors.TclassError], tuple[type[BaseException], ...], str]
+] = [
     ("missing key", lambda: _plain()["zz"], errors.KeyNotFoundError, (KeyError,), "zz"),
     ("missing nested", lambda: _plain()["b", "zz"], errors.KeyNotFoundError, (KeyError,), "zz"),
     ("pop missing", lambda: _plain().pop("zz"), errors.KeyNotFoundError, (KeyError,), "zz"),
     ("set_ missing", lambda: _plain().set_("zz", 1), errors.KeyNotFoundError, (KeyError,), "zz"),
-    ("invalid key", lambda: _plain().get(("a", 1)), errors.InvalidKeyError, (TypeError, KeyError), "invalid key"),
-    ("invalid set key", lambda: _plain().set(3, torch.zeros(4)), errors.InvalidKeyError, (TypeError,), "3"),
-    ("rename conflict", lambda: _plain().rename_key_("a", "b", safe=True), errors.KeyConflictError, (KeyError,), "'b'"),
+    (
+        "invalid key",
+        lambda: _plain().get(("a", 1)),
+        errors.InvalidKeyError,
+        (TypeError, KeyError),
+        "invalid key",
+    ),
+    (
+        "invalid set key",
+        lambda: _plain().set(3, torch.zeros(4)),
+        errors.InvalidKeyError,
+        (TypeError,),
+        "3",
+    ),
+    (
+        "rename conflict",
+        lambda: _plain().rename_key_("a", "b", safe=True),
+        errors.KeyConflictError,
+        (KeyError,),
+        "'b'",
+    ),
     ("str value", lambda: _plain().set("s", "x"), errors.EntryTypeError, (TypeError,), "'s'"),
-    ("locked set", lambda: _locked().set("x", torch.zeros(4)), errors.LockedError, (RuntimeError,), "locked"),
+    (
+        "locked set",
+        lambda: _locked().set("x", torch.zeros(4)),
+        errors.LockedError,
+        (RuntimeError,),
+        "locked",
+    ),
     ("locked del", lambda: _locked().del_("a"), errors.LockedError, (RuntimeError,), "locked"),
-    ("bad batch", lambda: TensorDict({}, [-1]), errors.BatchSizeError, (ValueError, RuntimeError), "-1"),
-    ("leaf mismatch", lambda: TensorDict({"x": torch.zeros(3)}, [4]), errors.BatchSizeError, (ValueError, RuntimeError), "'x'"),
-    ("set_ shape", lambda: _plain().set_("a", torch.zeros(5)), errors.BatchSizeError, (RuntimeError,), "'a'"),
+    (
+        "bad batch",
+        lambda: TensorDict({}, [-1]),
+        errors.BatchSizeError,
+        (ValueError, RuntimeError),
+        "-1",
+    ),
+    (
+        "leaf mismatch",
+        lambda: TensorDict({"x": torch.zeros(3)}, [4]),
+        errors.BatchSizeError,
+        (ValueError, RuntimeError),
+        "'x'",
+    ),
+    (
+        "set_ shape",
+        lambda: _plain().set_("a", torch.zeros(5)),
+        errors.BatchSizeError,
+        (RuntimeError,),
+        "'a'",
+    ),
     ("too many idx", lambda: _plain()[0, 0], errors.DimError, (IndexError,), "too many"),
-    ("no batch dims", lambda: TensorDict({"a": torch.zeros(1)})[0], errors.DimError, (IndexError,), "no batch dims"),
-    ("bad device", lambda: TensorDict({}, [], device="nope"), errors.DeviceError, (ValueError, RuntimeError), "nope"),
+    (
+        "no batch dims",
+        lambda: TensorDict({"a": torch.zeros(1)})[0],
+        errors.DimError,
+        (IndexError,),
+        "no batch dims",
+    ),
+    (
+        "bad device",
+        lambda: TensorDict({}, [], device="nope"),
+        errors.DeviceError,
+        (ValueError, RuntimeError),
+        "nope",
+    ),
     ("bad to", lambda: _plain().to("nope"), errors.DeviceError, (ValueError,), "nope"),
 ]
 
 
-@pytest.mark.parametrize("name, op, cls, builtins, words", API_ERRORS, ids=[case[0] for case in API_ERRORS])
+@pytest.mark.parametrize(
+    "name, op, cls, builtins, words", API_ERRORS, ids=[case[0] for case in API_ERRORS]
+)
 def test_api_raises_tclass_errors(
     name: str, op: Callable[[], Any], cls: type[errors.TclassError],
     builtins: tuple[type[BaseException], ...], words: str,

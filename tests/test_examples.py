@@ -14,7 +14,10 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def run_example(name: str, *args: str) -> str:
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / name), *args],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout

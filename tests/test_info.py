@@ -88,7 +88,11 @@ def test_tensorclass_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     data = _json(capsys, tmp_path / "x")
     root = data["root"]
     assert data["path"] == str(tmp_path / "x")
-    assert (root["kind"], root["class"], root["batch_size"]) == ("tensorclass", f"{__name__}.Step", [2])
+    assert (root["kind"], root["class"], root["batch_size"]) == (
+        "tensorclass",
+        f"{__name__}.Step",
+        [2],
+    )
     assert [child["key"] for child in root["children"]] == ["obs", "name", "inner"]
     obs = _child(root, "obs")
     assert obs == {
@@ -97,15 +101,26 @@ def test_tensorclass_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     }  # fmt: skip
     assert _child(root, "name")["preview"] == '"walker"'
     inner = _child(root, "inner")
-    assert (inner["kind"], inner["class"], inner["batch_size"]) == ("tensorclass", f"{__name__}.Inner", [2])
+    assert (inner["kind"], inner["class"], inner["batch_size"]) == (
+        "tensorclass",
+        f"{__name__}.Inner",
+        [2],
+    )
     z = _child(inner, "z")
-    assert (z["dtype"], z["shape"], z["bytes"], z["path"]) == ("int64", [2], 16, "_tensordict/inner/_tensordict/z.memmap")
+    assert (z["dtype"], z["shape"], z["bytes"], z["path"]) == (
+        "int64",
+        [2],
+        16,
+        "_tensordict/inner/_tensordict/z.memmap",
+    )
     disk = sum(_disk(path) for path in (tmp_path / "x").rglob("*.memmap"))
     assert data["totals"] == {"leaves": 2, "values": 1, "bytes": 40, "disk_bytes": disk}
     assert data["problems"] == []
 
 
-def test_nested_tensordict_escaped_and_odd_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nested_tensordict_escaped_and_odd_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     td = tclass.TensorDict(
         {"shape": torch.ones(2, 1), "a/b": torch.ones(2), "a\nb": torch.ones(2, dtype=torch.int8),
          "sub": {"b": torch.ones(2, 5, dtype=torch.bfloat16)}, "empty": torch.zeros(2, 0)},
@@ -140,7 +155,11 @@ def test_long_values_are_shortened(tmp_path: Path, capsys: pytest.CaptureFixture
     label = _child(root, "label")["preview"]
     assert len(label) == 40 and label.startswith('"xxx') and label.endswith("…")
     names = _child(root, "names")
-    assert (names["kind"], names["preview"], names["batch_size"]) == ("values", '["alpha", "beta"]', [2])
+    assert (names["kind"], names["preview"], names["batch_size"]) == (
+        "values",
+        '["alpha", "beta"]',
+        [2],
+    )
     code, out, _ = _run(capsys, tmp_path / "x")
     assert code == 0
     assert f"├── label  {label}\n" in out
@@ -149,11 +168,22 @@ def test_long_values_are_shortened(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_lazy_stack_lists_each_member(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    members = [tclass.TensorDict({"x": torch.ones(3)}), tclass.TensorDict({"x": torch.ones(4), "y": torch.ones(1, dtype=torch.int64)})]
+    members = [
+        tclass.TensorDict({"x": torch.ones(3)}),
+        tclass.TensorDict({"x": torch.ones(4), "y": torch.ones(1, dtype=torch.int64)}),
+    ]
     tclass.lazy_stack(members).memmap(tmp_path / "x")
     root = _json(capsys, tmp_path / "x")["root"]
-    assert (root["kind"], root["members"], root["stack_dim"], root["batch_size"]) == ("lazy_stack", 2, 0, [2])
-    assert [(child["index"], child["path"], child["batch_size"]) for child in root["children"]] == [(0, "0", []), (1, "1", [])]
+    assert (root["kind"], root["members"], root["stack_dim"], root["batch_size"]) == (
+        "lazy_stack",
+        2,
+        0,
+        [2],
+    )
+    assert [(child["index"], child["path"], child["batch_size"]) for child in root["children"]] == [
+        (0, "0", []),
+        (1, "1", []),
+    ]
     assert [leaf["key"] for leaf in root["children"][1]["children"]] == ["x", "y"]
     assert _child(root["children"][1], "y")["path"] == "1/y.memmap"
     code, out, _ = _run(capsys, tmp_path / "x")
@@ -169,23 +199,40 @@ def test_lazy_stack_lists_each_member(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_lazy_stack_of_tensorclasses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    stack = tclass.lazy_stack([Inner(z=torch.ones(3), batch_size=[]), Inner(z=torch.ones(5), batch_size=[])])
+    stack = tclass.lazy_stack(
+        [Inner(z=torch.ones(3), batch_size=[]), Inner(z=torch.ones(5), batch_size=[])]
+    )
     stack.memmap(tmp_path / "x")
     root = _json(capsys, tmp_path / "x")["root"]
-    assert (root["kind"], root["class"], root["members"], root["batch_size"]) == ("tensorclass", f"{__name__}.Inner", 2, [2])
+    assert (root["kind"], root["class"], root["members"], root["batch_size"]) == (
+        "tensorclass",
+        f"{__name__}.Inner",
+        2,
+        [2],
+    )
     assert [_child(member, "z")["shape"] for member in root["children"]] == [[3], [5]]
     code, out, _ = _run(capsys, tmp_path / "x")
     assert code == 0
-    assert out.splitlines()[0].endswith(f"{__name__}.Inner  batch [2]  (tensorclass, lazy stack of 2 along dim 0)")
+    assert out.splitlines()[0].endswith(
+        f"{__name__}.Inner  batch [2]  (tensorclass, lazy stack of 2 along dim 0)"
+    )
 
 
-def test_memmap_like_takes_almost_no_disk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    template = tclass.TensorDict({"image": torch.zeros(3, 64, 64, dtype=torch.uint8)}).expand(100000)
+def test_memmap_like_takes_almost_no_disk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = tclass.TensorDict({"image": torch.zeros(3, 64, 64, dtype=torch.uint8)}).expand(
+        100000
+    )
     template.memmap_like(tmp_path / "buffer")
     data = _json(capsys, tmp_path / "buffer")
     image = _child(data["root"], "image")
     logical = 100000 * 3 * 64 * 64
-    assert (image["shape"], image["bytes"], image["file_bytes"]) == ([100000, 3, 64, 64], logical, logical)
+    assert (image["shape"], image["bytes"], image["file_bytes"]) == (
+        [100000, 3, 64, 64],
+        logical,
+        logical,
+    )
     assert data["totals"]["bytes"] == logical
     assert data["totals"]["disk_bytes"] == image["disk_bytes"] < 1 << 20  # sparse: nothing written
     code, out, _ = _run(capsys, tmp_path / "buffer")
@@ -194,7 +241,9 @@ def test_memmap_like_takes_almost_no_disk(tmp_path: Path, capsys: pytest.Capture
     assert "total: 1 leaf, 1.1 GiB logical, " in out
 
 
-def test_hard_linked_files_count_once_on_disk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hard_linked_files_count_once_on_disk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tclass.TensorDict({"a": torch.ones(4), "b": torch.ones(4)}, [4]).memmap(tmp_path / "x")
     os.unlink(tmp_path / "x" / "b.memmap")
     os.link(tmp_path / "x" / "a.memmap", tmp_path / "x" / "b.memmap")
@@ -211,7 +260,9 @@ def test_golden_peer_folders(capsys: pytest.CaptureFixture[str]) -> None:
         assert out.startswith(str(folder)) and "\ntotal: " in out
     data = _json(capsys, GOLDEN / "v1_tensorclass")
     assert data["root"]["class"] == "golden_classes.Step"
-    assert _json(capsys, GOLDEN / "v1_lazy_stack")["root"]["batch_size"] == [2]  # members count recorded nowhere
+    assert _json(capsys, GOLDEN / "v1_lazy_stack")["root"]["batch_size"] == [
+        2
+    ]  # members count recorded nowhere
 
 
 # --- classes that are not defined here ---------------------------------------------------
@@ -251,7 +302,13 @@ class Step:
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     return subprocess.run(
-        [sys.executable, "-m", "tclass", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "tclass", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -260,7 +317,14 @@ def test_command_line_on_a_class_it_cannot_import(tmp_path: Path) -> None:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(textwrap.dedent(_MYPKG))
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
-    saved = subprocess.run([sys.executable, "-c", _SAVE_SCRIPT, str(tmp_path / "x")], env=env, capture_output=True, text=True, timeout=120, check=False)
+    saved = subprocess.run(
+        [sys.executable, "-c", _SAVE_SCRIPT, str(tmp_path / "x")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert saved.returncode == 0, saved.stderr
     text = _cli("info", str(tmp_path / "x"), cwd=tmp_path)  # mypkg is not importable here
     assert text.returncode == 0, text.stderr
@@ -294,7 +358,9 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--json" in capsys.readouterr().out
 
 
-def _error_line(capsys: pytest.CaptureFixture[str], path: Path, *flags: str, tree: bool = False) -> str:
+def _error_line(
+    capsys: pytest.CaptureFixture[str], path: Path, *flags: str, tree: bool = False
+) -> str:
     """The error line of a refused folder; ``tree``: the part that could be read is printed."""
     code, out, err = _run(capsys, *flags, path)
     assert code == 1
@@ -303,7 +369,9 @@ def _error_line(capsys: pytest.CaptureFixture[str], path: Path, *flags: str, tre
     return err
 
 
-def test_missing_folder_not_a_folder_not_saved(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_folder_not_a_folder_not_saved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert str(tmp_path / "nothing") in _error_line(capsys, tmp_path / "nothing")
     (tmp_path / "file").write_text("hi")
     assert "is a file" in _error_line(capsys, tmp_path / "file")
@@ -318,10 +386,15 @@ def test_missing_folder_not_a_folder_not_saved(tmp_path: Path, capsys: pytest.Ca
         ("[1, 2]", "holds a JSON list"),
         ('{"shape": [2]}', "names no class"),
         ('{"_type": "<class \'tensordict._td.TensorDict\'>", "shape": [-1]}', "non-negative ints"),
-        ('{"_type": "<class \'tensordict._td.TensorDict\'>", "shape": [], "_format_version": 9}', "Upgrade tclass"),
+        (
+            '{"_type": "<class \'tensordict._td.TensorDict\'>", "shape": [], "_format_version": 9}',
+            "Upgrade tclass",
+        ),
     ],
 )
-def test_malformed_meta_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str) -> None:
+def test_malformed_meta_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str
+) -> None:
     tclass.TensorDict({"sub": {"a": torch.ones(2)}}, [2]).memmap(tmp_path / "x")
     (tmp_path / "x" / "sub" / "meta.json").write_text(text)
     err = _error_line(capsys, tmp_path / "x", tree=True)
@@ -340,8 +413,12 @@ def test_symlinks_are_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "sub' is a symlink" in _error_line(capsys, tmp_path / "x", tree=True)
 
 
-def test_damaged_leaves_still_print_the_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    tclass.TensorDict({"a": torch.ones(2), "b": torch.ones(2), "c": torch.ones(2)}, [2]).memmap(tmp_path / "x")
+def test_damaged_leaves_still_print_the_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tclass.TensorDict({"a": torch.ones(2), "b": torch.ones(2), "c": torch.ones(2)}, [2]).memmap(
+        tmp_path / "x"
+    )
     os.truncate(tmp_path / "x" / "a.memmap", 3)
     os.unlink(tmp_path / "x" / "b.memmap")
     code, out, err = _run(capsys, tmp_path / "x")
@@ -358,13 +435,19 @@ def test_damaged_leaves_still_print_the_tree(tmp_path: Path, capsys: pytest.Capt
     assert "problem" not in _child(data["root"], "c")
 
 
-def test_unreadable_dtype_and_view_node_are_problems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_dtype_and_view_node_are_problems(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tclass.TensorDict({"a": torch.ones(2), "sub": {"b": torch.ones(2)}}, [2]).memmap(tmp_path / "x")
     meta_path = tmp_path / "x" / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["a"]["dtype"] = "torch.qint8"
     meta_path.write_text(json.dumps(meta))
-    view = {"_type": "<class 'tensordict._td._SubTensorDict'>", "_format_version": 1, "index": ["tuple", [0]]}
+    view = {
+        "_type": "<class 'tensordict._td._SubTensorDict'>",
+        "_format_version": 1,
+        "index": ["tuple", [0]],
+    }
     (tmp_path / "x" / "sub" / "meta.json").write_text(json.dumps(view))
     code, out, err = _run(capsys, tmp_path / "x")
     assert code == 1
@@ -379,8 +462,17 @@ def test_unreadable_dtype_and_view_node_are_problems(tmp_path: Path, capsys: pyt
 def _tree(root: Path) -> None:
     """A folder with one of each node kind: a record (nested record, value), a lazy stack,
     a NonTensorStack, a NonTensorData and a leaf."""
-    lazy = tclass.lazy_stack([tclass.TensorDict({"a": torch.ones(3)}), tclass.TensorDict({"a": torch.ones(4)})])
-    td = tclass.TensorDict({"x": torch.arange(2), "step": _step(), "names": tclass.NonTensorStack.from_list(["u", "v"])}, [2])
+    lazy = tclass.lazy_stack(
+        [tclass.TensorDict({"a": torch.ones(3)}), tclass.TensorDict({"a": torch.ones(4)})]
+    )
+    td = tclass.TensorDict(
+        {
+            "x": torch.arange(2),
+            "step": _step(),
+            "names": tclass.NonTensorStack.from_list(["u", "v"]),
+        },
+        [2],
+    )
     td["label"] = tclass.NonTensorData("pong", batch_size=[2])
     td["lazy"] = lazy
     td.memmap(root)
@@ -401,7 +493,11 @@ def _pickled_label(root: Path) -> None:
 
 
 def _user_tclass_key(root: Path) -> None:
-    _meta(root, ".", _tclass={"device": "cpu", "shape": [2], "dtype": "torch.int64", "is_nested": False})
+    _meta(
+        root,
+        ".",
+        _tclass={"device": "cpu", "shape": [2], "dtype": "torch.int64", "is_nested": False},
+    )
     torch.tensor([1, 2]).numpy().tofile(root / "_tclass.memmap")
 
 
@@ -414,17 +510,27 @@ DAMAGES = {
     "fine": lambda root: None,
     "key named _tclass": _user_tclass_key,
     "short leaf": lambda root: os.truncate(root / "x.memmap", 3),
-    "long leaf": lambda root: (root / "x.memmap").write_bytes((root / "x.memmap").read_bytes() + b"\0" * 8),
+    "long leaf": lambda root: (root / "x.memmap").write_bytes(
+        (root / "x.memmap").read_bytes() + b"\0" * 8
+    ),
     "missing leaf": lambda root: (root / "step" / "_tensordict" / "obs.memmap").unlink(),
     "symlinked leaf": _symlinked_leaf,
-    "unknown dtype": lambda root: _meta(root, ".", x={"shape": [2], "dtype": "torch.qint8", "device": "cpu"}),
-    "shape off the batch": lambda root: _meta(root, ".", x={"shape": [3], "dtype": "torch.int64", "device": "cpu"}),
+    "unknown dtype": lambda root: _meta(
+        root, ".", x={"shape": [2], "dtype": "torch.qint8", "device": "cpu"}
+    ),
+    "shape off the batch": lambda root: _meta(
+        root, ".", x={"shape": [3], "dtype": "torch.int64", "device": "cpu"}
+    ),
     "entry of no kind": lambda root: _meta(root, ".", odd={"foo": 1}),
     "device not a string": lambda root: _meta(root, ".", device=5),
     "root meta.json missing": lambda root: (root / "meta.json").unlink(),
     "sub meta.json not JSON": lambda root: (root / "lazy" / "0" / "meta.json").write_text("{"),
-    "record fields of a future version": lambda root: _meta(root, "step/_tensordict", _format_version=9),
-    "record fields named a class": lambda root: _meta(root, "step/_tensordict", _type="<class 'ghost.Ghost'>", _class=None),
+    "record fields of a future version": lambda root: _meta(
+        root, "step/_tensordict", _format_version=9
+    ),
+    "record fields named a class": lambda root: _meta(
+        root, "step/_tensordict", _type="<class 'ghost.Ghost'>", _class=None
+    ),
     "record fields missing": lambda root: shutil.rmtree(root / "step" / "_tensordict"),
     "nested batch off": lambda root: _meta(root, "step/_tensordict/inner/_tensordict", shape=[3]),
     "member of a future version": lambda root: _meta(root, "lazy/1", _format_version=9),
@@ -434,12 +540,16 @@ DAMAGES = {
     "value without data": lambda root: _meta(root, "label", data=None),
     "pickled value": _pickled_label,
     "values not a list": lambda root: _meta(root, "names", data="abc"),
-    "view node": lambda root: _meta(root, "names", _type="<class 'tensordict._td._SubTensorDict'>", _class=None),
+    "view node": lambda root: _meta(
+        root, "names", _type="<class 'tensordict._td._SubTensorDict'>", _class=None
+    ),
 }
 
 
 @pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
-def test_info_refuses_what_load_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any) -> None:
+def test_info_refuses_what_load_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any
+) -> None:
     root = tmp_path / "x"
     _tree(root)
     damage(root)
@@ -470,4 +580,8 @@ def test_info_maps_no_file_and_reads_no_pickle(
     assert (code, err) == (0, "")
     assert "├── label  <pickled, " in out
     code, out, err = _run(capsys, tmp_path / "x")  # as load_memmap without allow_pickle
-    assert code == 1 and "holds a pickled value" in err and "!! pickled: loads with allow_pickle=True" in out
+    assert (
+        code == 1
+        and "holds a pickled value" in err
+        and "!! pickled: loads with allow_pickle=True" in out
+    )

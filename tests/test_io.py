@@ -7,14 +7,20 @@ import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import torch
 
 import tclass
+from tclass import (
+    LazyStackedTensorDict,
+    MemoryMappedTensor,
+    NonTensorData,
+    NonTensorStack,
+    TensorDict,
+)
 from tclass._base import TensorDictBase
-from tclass import LazyStackedTensorDict, MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
 from tclass.errors import (
     ClassResolutionError,
     FileConflictError,
@@ -39,7 +45,7 @@ class Step:
     obs: torch.Tensor
     name: str
     inner: Inner
-    extra: Optional[torch.Tensor] = None
+    extra: torch.Tensor | None = None
 
 
 class Frame(tclass.TensorClass, frozen=True):
@@ -51,7 +57,10 @@ def _nested() -> TensorDict:
     return TensorDict(
         {
             "a": torch.arange(6.0).reshape(3, 2),
-            "next": {"reward": torch.tensor([1, 2, 3]), "deeper": {"flag": torch.tensor([True, False, True])}},
+            "next": {
+                "reward": torch.tensor([1, 2, 3]),
+                "deeper": {"flag": torch.tensor([True, False, True])},
+            },
             "label": NonTensorData("pong", batch_size=[3]),
         },
         batch_size=[3],
@@ -87,7 +96,9 @@ def test_nested_tensordict_round_trip(tmp_path: Path) -> None:
         assert result["label"].data == "pong"
         assert all(isinstance(leaf, MemoryMappedTensor) for leaf in _leaves(result).values())
     assert loaded["a"].filename == str(tmp_path / "td" / "a.memmap")
-    assert loaded["next", "deeper", "flag"].filename == str(tmp_path / "td" / "next" / "deeper" / "flag.memmap")
+    assert loaded["next", "deeper", "flag"].filename == str(
+        tmp_path / "td" / "next" / "deeper" / "flag.memmap"
+    )
 
 
 def test_layout_is_the_peers(tmp_path: Path) -> None:
@@ -95,9 +106,20 @@ def test_layout_is_the_peers(tmp_path: Path) -> None:
     td = TensorDict({"a": torch.rand(10), "b": {"c": torch.rand(10)}}, [10])
     td.memmap_(prefix=tmp_path / "tensordict")
     files = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "tensordict").rglob("*"))
-    assert files == ["tensordict/a.memmap", "tensordict/b", "tensordict/b/c.memmap", "tensordict/b/meta.json", "tensordict/meta.json"]
+    assert files == [
+        "tensordict/a.memmap",
+        "tensordict/b",
+        "tensordict/b/c.memmap",
+        "tensordict/b/meta.json",
+        "tensordict/meta.json",
+    ]
     meta = json.loads((tmp_path / "tensordict" / "meta.json").read_text())
-    assert meta["a"] == {"device": "cpu", "shape": [10], "dtype": "torch.float32", "is_nested": False}
+    assert meta["a"] == {
+        "device": "cpu",
+        "shape": [10],
+        "dtype": "torch.float32",
+        "is_nested": False,
+    }
     assert meta["b"] == {"type": "TensorDict"} and meta["shape"] == [10]
     assert meta["_class"] == "tensordict:TensorDict" and meta["_format_version"] == 1
 
@@ -109,7 +131,9 @@ def test_tensorclass_round_trip(tmp_path: Path) -> None:
     assert type(loaded) is Step and type(loaded.inner) is Inner
     assert loaded.name == "walker" and loaded.extra is None
     assert torch.equal(loaded.obs, step.obs) and torch.equal(loaded.inner.z, step.inner.z)
-    assert json.loads((tmp_path / "step" / "meta.json").read_text()) == {"_type": f"<class '{__name__}.Step'>"}
+    assert json.loads((tmp_path / "step" / "meta.json").read_text()) == {
+        "_type": f"<class '{__name__}.Step'>"
+    }
     assert (tmp_path / "step" / "_tensordict" / "obs.memmap").is_file()
     assert type(tclass.load_memmap(tmp_path / "step")) is Step
     assert type(TensorDictBase.load_memmap(tmp_path / "step")) is Step
@@ -134,7 +158,9 @@ def test_dense_stack_of_records_with_different_strings(tmp_path: Path) -> None:
 
 
 def test_lazy_stack_round_trip(tmp_path: Path) -> None:
-    lazy = tclass.lazy_stack([TensorDict(a=torch.ones(2)), TensorDict(a=torch.ones(3), b=torch.tensor(9))])
+    lazy = tclass.lazy_stack(
+        [TensorDict(a=torch.ones(2)), TensorDict(a=torch.ones(3), b=torch.tensor(9))]
+    )
     lazy.memmap(tmp_path / "lz")
     loaded = tclass.load_memmap(tmp_path / "lz")
     assert isinstance(loaded, LazyStackedTensorDict) and loaded.batch_size == torch.Size([2])
@@ -167,7 +193,9 @@ def test_extra_lazy_member_is_an_error(tmp_path: Path) -> None:
 
 
 def test_non_tensor_stack_round_trip(tmp_path: Path) -> None:
-    td = TensorDict({"names": NonTensorStack.from_list([["x", 1], None, {"k": [1.5]}])}, batch_size=[3])
+    td = TensorDict(
+        {"names": NonTensorStack.from_list([["x", 1], None, {"k": [1.5]}])}, batch_size=[3]
+    )
     td.memmap(tmp_path / "n")
     loaded = TensorDict.load_memmap(tmp_path / "n")
     assert loaded["names"].tolist() == [["x", 1], None, {"k": [1.5]}]
@@ -180,7 +208,11 @@ def test_non_tensor_stack_round_trip(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", sorted(tclass._io._format.DTYPES))
 def test_every_dtype_round_trips(tmp_path: Path, name: str) -> None:
     dtype = tclass._io._format.DTYPES[name]
-    source = torch.tensor([1, 0, 1], dtype=torch.uint8).to(dtype) if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool else torch.tensor([1, 0, 3]).to(dtype)
+    source = (
+        torch.tensor([1, 0, 1], dtype=torch.uint8).to(dtype)
+        if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool
+        else torch.tensor([1, 0, 3]).to(dtype)
+    )
     TensorDict(x=source, batch_size=[3]).memmap(tmp_path / "d")
     loaded = TensorDict.load_memmap(tmp_path / "d")["x"]
     assert loaded.dtype == dtype
@@ -191,7 +223,11 @@ def test_every_dtype_round_trips(tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.bits8, torch.uint4])
 def test_dtypes_without_a_file_form_are_refused_on_save(tmp_path: Path, dtype: torch.dtype) -> None:
     td = TensorDict(x=torch.empty(2, dtype=torch.uint8), batch_size=[2])
-    td._tensors["x"] = torch.empty(2, dtype=dtype) if dtype != torch.quint8 else torch.quantize_per_tensor(torch.ones(2), 1.0, 0, dtype)
+    td._tensors["x"] = (
+        torch.empty(2, dtype=dtype)
+        if dtype != torch.quint8
+        else torch.quantize_per_tensor(torch.ones(2), 1.0, 0, dtype)
+    )
     with pytest.raises(UnsupportedError, match="'x'"):
         td.memmap(tmp_path / "d")
     assert not (tmp_path / "d").exists()
@@ -203,12 +239,33 @@ def test_empty_leaf_has_no_file(tmp_path: Path) -> None:
     assert TensorDict.load_memmap(tmp_path / "e")["e"].shape == (3, 0)
 
 
-@pytest.mark.parametrize("key", ["shape", "device", "_type", "_class", "_format_version", "_names", "_tclass", "%shape", "%%device", "type"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "shape",
+        "device",
+        "_type",
+        "_class",
+        "_format_version",
+        "_names",
+        "_tclass",
+        "%shape",
+        "%%device",
+        "type",
+    ],
+)
 def test_keys_named_like_node_fields_round_trip(tmp_path: Path, key: str) -> None:
-    td = TensorDict({key: torch.arange(3), "other": torch.ones(3), "nested": {key: {key: torch.zeros(3)}}}, batch_size=[3])
+    td = TensorDict(
+        {key: torch.arange(3), "other": torch.ones(3), "nested": {key: {key: torch.zeros(3)}}},
+        batch_size=[3],
+    )
     td.memmap(tmp_path / "k")
     loaded = TensorDict.load_memmap(tmp_path / "k")
-    assert set(loaded.keys(include_nested=True, leaves_only=True)) == {key, "other", ("nested", key, key)}
+    assert set(loaded.keys(include_nested=True, leaves_only=True)) == {
+        key,
+        "other",
+        ("nested", key, key),
+    }
     assert torch.equal(loaded[key], torch.arange(3))
 
 
@@ -252,7 +309,13 @@ def test_loaded_leaves_write_through_and_index_rows(tmp_path: Path) -> None:
 
 
 def test_memmap_like_allocates_without_writing(tmp_path: Path) -> None:
-    datum = TensorDict({"image": torch.randint(255, (3, 64, 64), dtype=torch.uint8), "label": NonTensorData("cat")}, batch_size=[])
+    datum = TensorDict(
+        {
+            "image": torch.randint(255, (3, 64, 64), dtype=torch.uint8),
+            "label": NonTensorData("cat"),
+        },
+        batch_size=[],
+    )
     like = datum.expand(1_000_000).memmap_like(tmp_path / "data")
     assert like.batch_size == torch.Size([1_000_000]) and like["label"].data == "cat"
     stat = os.stat(tmp_path / "data" / "image.memmap")
@@ -441,7 +504,9 @@ def test_nested_record_class_comes_from_the_field(tmp_path: Path) -> None:
     # that name: the caller named it, as for the top-level class.
     assert type(Step.load_memmap(tmp_path / "s").inner) is Inner
     _retype(tmp_path / "s" / "_tensordict" / "inner", "<class 'elsewhere.Other'>")
-    with pytest.raises(ClassResolutionError, match="annotate Step.inner with your class named Other"):
+    with pytest.raises(
+        ClassResolutionError, match="annotate Step.inner with your class named Other"
+    ):
         Step.load_memmap(tmp_path / "s")
 
 
@@ -449,7 +514,11 @@ def test_nested_record_class_comes_from_the_field(tmp_path: Path) -> None:
 
 
 def test_non_json_values_need_allow_pickle_both_ways(tmp_path: Path) -> None:
-    td = TensorDict(o=NonTensorData({1, 2}, batch_size=[2]), many=NonTensorStack.from_list([{1}, {2}]), batch_size=[2])
+    td = TensorDict(
+        o=NonTensorData({1, 2}, batch_size=[2]),
+        many=NonTensorStack.from_list([{1}, {2}]),
+        batch_size=[2],
+    )
     with pytest.raises(NotSerializableError, match="builtins.set"):
         td.memmap(tmp_path / "p")
     td.memmap(tmp_path / "p", allow_pickle=True)

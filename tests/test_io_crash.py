@@ -12,8 +12,9 @@ import signal
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,7 @@ def _generation_td(gen: int) -> Any:
     """Generation ``gen``: leaf i holds ``gen * 100 + i`` everywhere, the string says
     ``gen-<gen>``. Self-contained: its source is also run in the child process."""
     import torch
+
     from tclass import NonTensorData, TensorDict
 
     rows = 256
@@ -55,14 +57,19 @@ def _generation_of(loaded: Any) -> int:
     tag = loaded.get("tag")
     assert isinstance(tag, NonTensorData) and tag.data.startswith("gen-"), tag
     gen = int(tag.data[4:])
-    leaves = {k if isinstance(k, tuple) else (k,): v for k, v in loaded.items(include_nested=True, leaves_only=True)}
+    leaves = {
+        k if isinstance(k, tuple) else (k,): v
+        for k, v in loaded.items(include_nested=True, leaves_only=True)
+    }
     leaves.pop(("tag",), None)
     assert leaves.keys() == _LEAF_INDEX.keys()
     for key, index in _LEAF_INDEX.items():
         value = leaves[key]
         assert value.shape[0] == _ROWS and value.numel() > 0, key
         # Every element must be this generation's: a torn or mixed file shows here.
-        assert bool((value == gen * 100 + index).all()), f"{key} is not all {gen * 100 + index} (tag says gen {gen})"
+        assert bool((value == gen * 100 + index).all()), (
+            f"{key} is not all {gen * 100 + index} (tag says gen {gen})"
+        )
     return gen
 
 
@@ -146,7 +153,9 @@ def _save_seconds(tmp_path: Path) -> float:
     return max(times)
 
 
-def _report(request: pytest.FixtureRequest, name: str, counts: Counter[str], staging: list[str]) -> None:
+def _report(
+    request: pytest.FixtureRequest, name: str, counts: Counter[str], staging: list[str]
+) -> None:
     line = f"{name}: {dict(counts)}; staging folders left: {len(staging)}"
     print(line)
     request.node.user_properties.append((name, line))
@@ -158,7 +167,9 @@ def _remove_staging(parent: Path) -> None:
         shutil.rmtree(path)
 
 
-def test_sigkilled_writer_leaves_old_or_new_data_never_a_mix(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_sigkilled_writer_leaves_old_or_new_data_never_a_mix(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     prefix = tmp_path / "data"
     _generation_td(0).memmap(prefix)
     delays, ctx = _Delays(_save_seconds(tmp_path), seed=1234), _forkserver()
@@ -172,7 +183,9 @@ def test_sigkilled_writer_leaves_old_or_new_data_never_a_mix(tmp_path: Path, req
         if isinstance(outcome, tclass.TclassError):
             counts["error"] += 1
         else:
-            assert outcome in (last, base, base + 1), f"generation {outcome}: neither old ({last}) nor new ({base}, {base + 1})"
+            assert outcome in (last, base, base + 1), (
+                f"generation {outcome}: neither old ({last}) nor new ({base}, {base + 1})"
+            )
             counts["old" if outcome == last else "new"] += 1
             last = outcome
         base += 2
@@ -188,7 +201,9 @@ def test_sigkilled_writer_leaves_old_or_new_data_never_a_mix(tmp_path: Path, req
     _remove_staging(tmp_path)
 
 
-def test_sigkilled_first_save_leaves_no_folder_or_a_complete_one(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_sigkilled_first_save_leaves_no_folder_or_a_complete_one(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     delays, ctx = _Delays(_save_seconds(tmp_path), seed=99), _forkserver()
     counts: Counter[str] = Counter()
     for kill in range(_FRESH_KILLS):
@@ -198,12 +213,19 @@ def test_sigkilled_first_save_leaves_no_folder_or_a_complete_one(tmp_path: Path,
         delays.saw(finished=not isinstance(outcome, tclass.TclassError))
         if isinstance(outcome, tclass.TclassError):
             # Only "no folder": a half-built one is never visible under the name.
-            assert isinstance(outcome, tclass.errors.MissingFileError) and not prefix.exists(), outcome
+            assert isinstance(outcome, tclass.errors.MissingFileError) and not prefix.exists(), (
+                outcome
+            )
             counts["absent"] += 1
         else:
             assert outcome in (10 * kill, 10 * kill + 1)
             counts["new"] += 1
-    _report(request, "sigkill-fresh", counts, [s for k in range(_FRESH_KILLS) for s in _staging_left(tmp_path / f"fresh{k}")])
+    _report(
+        request,
+        "sigkill-fresh",
+        counts,
+        [s for k in range(_FRESH_KILLS) for s in _staging_left(tmp_path / f"fresh{k}")],
+    )
     assert sum(counts.values()) == _FRESH_KILLS
     _remove_staging(tmp_path)
 
@@ -263,11 +285,18 @@ def test_reader_never_sees_a_partial_save(
         raise failures[0]
     counts["errors"] = len(errors)
     counts.update(type(e).__name__ for e in errors)
-    _report(request, f"concurrent-{'exchange' if exchange else 'renames'}", counts, _staging_left(prefix))
+    _report(
+        request,
+        f"concurrent-{'exchange' if exchange else 'renames'}",
+        counts,
+        _staging_left(prefix),
+    )
     # A truncated meta.json would surface as a MetadataError "is not valid JSON".
     assert not [e for e in errors if "JSON" in str(e)], errors[:3]
     assert counts["saves"] >= 5 and counts["loads"] >= 10  # the two really raced
     if exchange:  # the folder is always there: a load fails only after 5 swaps mid-read
-        assert counts["loads"] >= 9 * len(errors), f"{len(errors)} errors for {counts['loads']} loads: {errors[:3]}"
+        assert counts["loads"] >= 9 * len(errors), (
+            f"{len(errors)} errors for {counts['loads']} loads: {errors[:3]}"
+        )
     else:  # between the two renames there is no folder (longer when the journal stalls)
         assert all(isinstance(e, tclass.errors.MissingFileError) for e in errors), errors[:3]

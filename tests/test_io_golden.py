@@ -169,7 +169,9 @@ def _check_legacy(td: Any, path: Path) -> None:
     _check_leaf(td["exact"], path / "exact.memmap", torch.uint8, [[7], [8]])
     nested = path / "nested"
     _check_leaf(td["nested", "int64"], nested / "int64.memmap", torch.int64, [[3], [-4]])
-    _check_leaf(td["nested", "bfloat16"], nested / "bfloat16.memmap", torch.bfloat16, [[1.5], [-2.0]])
+    _check_leaf(
+        td["nested", "bfloat16"], nested / "bfloat16.memmap", torch.bfloat16, [[1.5], [-2.0]]
+    )
     assert td["nested", "empty"].shape == torch.Size([2, 1, 0])
     assert td.get(("nested", "string")).data == "a string!"
     # Only the bytes the leaves need are mapped; the padding stays on disk, untouched.
@@ -188,10 +190,15 @@ def test_legacy_padded_files_saved_again(tmp_path: Path) -> None:
     path = _copy("v0_legacy_padded", tmp_path)
     td = tclass.load_memmap(path)
     td.memmap_(path)  # in place: the padded files are rewritten exact
-    sizes = {name: (path / name).stat().st_size for name in ("x.memmap", "nested/int64.memmap", "nested/bfloat16.memmap")}
+    sizes = {
+        name: (path / name).stat().st_size
+        for name in ("x.memmap", "nested/int64.memmap", "nested/bfloat16.memmap")
+    }
     assert sizes == {"x.memmap": 24, "nested/int64.memmap": 16, "nested/bfloat16.memmap": 4}
     again = _load(path)
-    assert torch.equal(again["x"], td["x"]) and torch.equal(again["nested", "int64"], td["nested", "int64"])
+    assert torch.equal(again["x"], td["x"]) and torch.equal(
+        again["nested", "int64"], td["nested", "int64"]
+    )
 
 
 def _check_step(step: Any, path: Path) -> None:
@@ -288,7 +295,8 @@ def test_leaf_one_byte_too_long_loads(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "missing", ["done.memmap", "a%2Fb.memmap", "next/reward.memmap", "next", "label", "label/meta.json"]
+    "missing",
+    ["done.memmap", "a%2Fb.memmap", "next/reward.memmap", "next", "label", "label/meta.json"],
 )
 def test_missing_file_or_folder(tmp_path: Path, missing: str) -> None:
     path = _copy("v1_nested_td", tmp_path)
@@ -327,10 +335,20 @@ BAD_META = {
     "negative-batch": ("meta.json", _set_batch([-3]), ["meta.json"]),
     "string-batch": ("meta.json", _set_batch("3"), ["meta.json"]),
     # The batch size and the leaf disagree: either file may be named.
-    "leaf-not-under-batch": ("meta.json", _set_leaf("obs", "shape", [2, 3]), ["meta.json", "obs.memmap"]),
-    "nested-unknown-dtype": ("next/meta.json", _set_leaf("reward", "dtype", "torch.float99"), ["meta.json"]),
+    "leaf-not-under-batch": (
+        "meta.json",
+        _set_leaf("obs", "shape", [2, 3]),
+        ["meta.json", "obs.memmap"],
+    ),
+    "nested-unknown-dtype": (
+        "next/meta.json",
+        _set_leaf("reward", "dtype", "torch.float99"),
+        ["meta.json"],
+    ),
     "nested-leaf-not-under-batch": (
-        "next/meta.json", _set_leaf("reward", "shape", [1, 3]), ["meta.json", "reward.memmap"]
+        "next/meta.json",
+        _set_leaf("reward", "shape", [1, 3]),
+        ["meta.json", "reward.memmap"],
     ),
 }
 

@@ -33,11 +33,11 @@ import pytest
 import torch
 
 import tclass
-from tclass import MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
 import tclass._io._info as info_io
 import tclass._io._plan as planner
 import tclass._io._read as reader
 import tclass._io._values as values_io
+from tclass import MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
 from tclass.errors import MetadataError, NotAFileError, NotSerializableError, TclassError
 
 GIB16 = 16 << 30
@@ -141,7 +141,9 @@ def test_longer_data_file_loads_a_prefix(tmp_path: Path, device: str | None) -> 
     if device is None:
         assert torch.equal(td["x"], torch.arange(6).reshape(3, 2))
         assert torch.equal(td["nested", "y"], torch.tensor([0.5, 1.5, 2.5]))
-        assert isinstance(td["x"], MemoryMappedTensor) and td["x"].filename == str(path / "x.memmap")
+        assert isinstance(td["x"], MemoryMappedTensor) and td["x"].filename == str(
+            path / "x.memmap"
+        )
         assert td["x"].untyped_storage().nbytes() == 48  # only the bytes needed are mapped
     assert (path / "x.memmap").stat().st_size == PAGE
 
@@ -160,13 +162,23 @@ def test_info_agrees_that_a_longer_file_loads(tmp_path: Path) -> None:
     _pad(path / "x.memmap")
     assert info_io.describe(path).problems == []
     os.truncate(path / "x.memmap", 40)
-    assert [problem for problem in info_io.describe(path).problems if "x.memmap' holds 40 bytes" in problem]
+    assert [
+        problem
+        for problem in info_io.describe(path).problems
+        if "x.memmap' holds 40 bytes" in problem
+    ]
 
 
 def _child_reads(payload: bytes, conn: Any) -> None:
     try:
         value = pickle.loads(payload)
-        conn.send(("ok", [leaf.tolist() for leaf in value], [leaf.untyped_storage().nbytes() for leaf in value]))
+        conn.send(
+            (
+                "ok",
+                [leaf.tolist() for leaf in value],
+                [leaf.untyped_storage().nbytes() for leaf in value],
+            )
+        )
     except BaseException as error:
         conn.send((type(error).__name__, str(error), []))
 
@@ -271,7 +283,11 @@ def test_bad_device_is_an_error_naming_the_file(tmp_path: Path, meta_name: str, 
     path = _saved(tmp_path)
     _edit(path / meta_name, edit)
     err = _error(path)
-    assert isinstance(err, MetadataError) and str(path / meta_name) in str(err) and "device" in str(err)
+    assert (
+        isinstance(err, MetadataError)
+        and str(path / meta_name) in str(err)
+        and "device" in str(err)
+    )
 
 
 def test_known_devices_load(tmp_path: Path) -> None:
@@ -306,7 +322,11 @@ def test_meta_json_fifo_does_not_block(tmp_path: Path) -> None:
         name, message, mro = _load_in_child(path)
     finally:
         os.close(keep_open)
-    assert "NotAFileError" in mro and str(path / "nested" / "meta.json") in message and "FIFO" in message
+    assert (
+        "NotAFileError" in mro
+        and str(path / "nested" / "meta.json") in message
+        and "FIFO" in message
+    )
 
 
 def test_meta_json_device_node(tmp_path: Path) -> None:
@@ -342,18 +362,24 @@ def test_small_file_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert isinstance(err, MetadataError) and "1048577 bytes" in str(err) and "refused" in str(err)
 
 
-def test_saving_a_file_past_the_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_saving_a_file_past_the_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # tclass never writes what it would refuse to read.
     monkeypatch.setattr(planner, "MAX_FILE_BYTES", 1 << 10)
     monkeypatch.setattr(values_io, "MAX_FILE_BYTES", 1 << 10)
-    names = TensorDict({"s": NonTensorStack.from_list([f"name-{i}" for i in range(200)])}, batch_size=[200])
+    names = TensorDict(
+        {"s": NonTensorStack.from_list([f"name-{i}" for i in range(200)])}, batch_size=[200]
+    )
     with pytest.raises(NotSerializableError, match=r"'s/meta.json'.* refused"):
         names.memmap(tmp_path / "big")
     sets = TensorDict({"s": NonTensorStack.from_list([{i} for i in range(200)])}, batch_size=[200])
     with pytest.raises(NotSerializableError, match="refused"):
         sets.memmap(tmp_path / "big", allow_pickle=True)
     assert not (tmp_path / "big").exists()
-    TensorDict({"s": NonTensorStack.from_list(["a", "b"])}, batch_size=[2]).memmap(tmp_path / "small")
+    TensorDict({"s": NonTensorStack.from_list(["a", "b"])}, batch_size=[2]).memmap(
+        tmp_path / "small"
+    )
 
 
 def _deep(depth: int) -> str:
@@ -385,7 +411,9 @@ def test_deeply_nested_json(tmp_path: Path, where: str) -> None:
 
 def test_brackets_inside_strings_do_not_count(tmp_path: Path) -> None:
     values = ["[" * 3000, "{" * 3000 + '"\\', [[["x"]]]]
-    td = TensorDict({"s": NonTensorStack.from_list(values), "t": NonTensorData("]" * 5000, batch_size=[3])}, [3])
+    td = TensorDict(
+        {"s": NonTensorStack.from_list(values), "t": NonTensorData("]" * 5000, batch_size=[3])}, [3]
+    )
     td.memmap(tmp_path / "td")
     loaded = _load_unchanged(tmp_path / "td")
     assert loaded["s"].tolist() == values and loaded["t"].data == "]" * 5000
@@ -490,7 +518,9 @@ EMPTY_SHAPES = {
 
 @pytest.mark.parametrize("shape", EMPTY_SHAPES.values(), ids=list(EMPTY_SHAPES))
 @pytest.mark.parametrize("device", [None, "meta"])
-def test_empty_leaf_with_unrepresentable_shape(tmp_path: Path, shape: list[int], device: str | None) -> None:
+def test_empty_leaf_with_unrepresentable_shape(
+    tmp_path: Path, shape: list[int], device: str | None
+) -> None:
     td = TensorDict({"e": torch.zeros(3, 0)}, batch_size=[3])
     td.memmap(tmp_path / "td")
     _edit(tmp_path / "td" / "meta.json", lambda m: m["e"].__setitem__("shape", shape))
@@ -527,7 +557,9 @@ def test_leaf_bytes_past_the_file(tmp_path: Path, shape: list[int]) -> None:
 
 
 def test_lazy_stack_dim_out_of_range(tmp_path: Path) -> None:
-    stack = tclass.lazy_stack([TensorDict({"a": torch.ones(2)}, [2]), TensorDict({"a": torch.ones(2)}, [2])])
+    stack = tclass.lazy_stack(
+        [TensorDict({"a": torch.ones(2)}, [2]), TensorDict({"a": torch.ones(2)}, [2])]
+    )
     stack.memmap(tmp_path / "lazy")
     for bad in (2, -4, 2**70):
         _edit(tmp_path / "lazy" / "meta.json", lambda m: m.__setitem__("stack_dim", bad))

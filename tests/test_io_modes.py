@@ -10,8 +10,9 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
@@ -19,7 +20,7 @@ import torch
 import tclass
 import tclass._io._write
 from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict
-from tclass.errors import FilePermissionError, SubpathError, TclassError, UnsafePathError
+from tclass.errors import SubpathError, UnsafePathError
 
 
 @tclass.tensorclass
@@ -41,13 +42,19 @@ def _outer() -> Outer:
 
 def _nested() -> TensorDict:
     deep = TensorDict({"c": torch.arange(3)}, [3])
-    stack = tclass.lazy_stack([TensorDict({"m": torch.full((3,), float(i))}, [3]) for i in range(2)], dim=1)
-    return TensorDict({"a": {"b": deep, "w": torch.ones(3)}, "s": stack, "top": torch.zeros(3)}, [3])
+    stack = tclass.lazy_stack(
+        [TensorDict({"m": torch.full((3,), float(i))}, [3]) for i in range(2)], dim=1
+    )
+    return TensorDict(
+        {"a": {"b": deep, "w": torch.ones(3)}, "s": stack, "top": torch.zeros(3)}, [3]
+    )
 
 
 def _files(folder: Path) -> dict[str, bytes]:
     """Every file below ``folder`` and its bytes."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 # --- mode= -----------------------------------------------------------------------------------
@@ -62,10 +69,17 @@ def test_mode_r_writes_never_reach_the_files(tmp_path: Path) -> None:
     loaded.x[0] = 100.0
     loaded.inner.y.add_(1)
     loaded.x.copy_(loaded.x * 2)
-    assert loaded.x.tolist() == [200.0, 2.0, 4.0, 6.0] and loaded.inner.y[0] == 11  # memory has them
+    assert (
+        loaded.x.tolist() == [200.0, 2.0, 4.0, 6.0] and loaded.inner.y[0] == 11
+    )  # memory has them
     assert _files(tmp_path / "ckpt") == before  # the disk does not
     again = Outer.load_memmap(tmp_path / "ckpt")
-    assert again.x.tolist() == [0.0, 1.0, 2.0, 3.0] and again.inner.y.tolist() == [10.0, 11.0, 12.0, 13.0]
+    assert again.x.tolist() == [0.0, 1.0, 2.0, 3.0] and again.inner.y.tolist() == [
+        10.0,
+        11.0,
+        12.0,
+        13.0,
+    ]
     # The default (the peer's) is write-through where the files are writable.
     again.x[1] = 5.0
     assert Outer.load_memmap(tmp_path / "ckpt").x[1] == 5.0 and _files(tmp_path / "ckpt") != before
@@ -101,13 +115,25 @@ def test_mode_r_saved_back_writes_the_changed_data(tmp_path: Path) -> None:
 def test_mode_of_load_memmap_and_load_memmap_(tmp_path: Path) -> None:
     _nested().memmap(tmp_path / "td")
     before = _files(tmp_path / "td")
-    for load in (tclass.load_memmap, TensorDict.load_memmap, tclass.TensorDictBase.load_memmap, TensorDict.load):
+    for load in (
+        tclass.load_memmap,
+        TensorDict.load_memmap,
+        tclass.TensorDictBase.load_memmap,
+        TensorDict.load,
+    ):
         for mode in ("r", "r+"):
             loaded: Any = load(tmp_path / "td", mode=mode)
-            leaves = [loaded["top"], loaded["a", "w"], loaded["a", "b", "c"], *(m["m"] for m in loaded["s"].tensordicts)]
+            leaves = [
+                loaded["top"],
+                loaded["a", "w"],
+                loaded["a", "b", "c"],
+                *(m["m"] for m in loaded["s"].tensordicts),
+            ]
             assert [leaf._mode for leaf in leaves] == [mode] * 5
     target = _nested().apply(torch.zeros_like)
-    assert target.load_memmap_(tmp_path / "td", mode="r") is target and target["a", "b", "c"].tolist() == [0, 1, 2]
+    assert target.load_memmap_(tmp_path / "td", mode="r") is target and target[
+        "a", "b", "c"
+    ].tolist() == [0, 1, 2]
     assert _files(tmp_path / "td") == before
     with pytest.raises(ValueError, match="mode must be None, 'r' or 'r\\+', got 'w'"):
         TensorDict.load_memmap(tmp_path / "td", mode="w")  # type: ignore[arg-type]
@@ -173,14 +199,20 @@ def test_subpath_forms(tmp_path: Path) -> None:
         loaded = tclass.load_memmap(tmp_path / "td", subpath=subpath)
         assert type(loaded) is TensorDict and loaded["c"].tolist() == [0, 1, 2], subpath
     assert set(TensorDict.load_memmap(tmp_path / "td", subpath="a").keys()) == {"b", "w"}
-    assert set(tclass.load_memmap(tmp_path / "td", subpath="").keys()) == {"a", "s", "top"}  # the whole tree
+    assert set(tclass.load_memmap(tmp_path / "td", subpath="").keys()) == {
+        "a",
+        "s",
+        "top",
+    }  # the whole tree
     member = TensorDict.load_memmap(tmp_path / "td", subpath="s/1")  # a lazy stack's member
     assert member["m"].tolist() == [1.0, 1.0, 1.0]
     assert isinstance(tclass.load_memmap(tmp_path / "td", subpath="s"), LazyStackedTensorDict)
     meta = tclass.load_memmap(tmp_path / "td", device="meta", subpath=("a", "b"))
     assert meta["c"].is_meta and meta["c"].shape == (3,)
     shared = tclass.load_memmap(tmp_path / "td", subpath="a", mode="r")
-    assert shared["w"]._mode == "r" and shared["w"].filename == str(tmp_path / "td" / "a" / "w.memmap")
+    assert shared["w"]._mode == "r" and shared["w"].filename == str(
+        tmp_path / "td" / "a" / "w.memmap"
+    )
     assert shared._saved_at is None
 
 
@@ -189,9 +221,13 @@ def test_subpath_steps_through_records(tmp_path: Path) -> None:
     for subpath in ("inner", ("inner",), "_tensordict/inner"):
         inner = Inner.load_memmap(tmp_path / "rec", subpath=subpath)
         assert type(inner) is Inner and inner.y.tolist() == [10.0, 11.0, 12.0, 13.0]
-    fields = TensorDict.load_memmap(tmp_path / "rec", subpath="_tensordict")  # the record's own TensorDict
+    fields = TensorDict.load_memmap(
+        tmp_path / "rec", subpath="_tensordict"
+    )  # the record's own TensorDict
     assert set(fields.keys()) == {"x", "inner", "tag"}
-    assert set(TensorDict.load_memmap(tmp_path / "rec", subpath="inner/_tensordict").keys()) == {"y"}
+    assert set(TensorDict.load_memmap(tmp_path / "rec", subpath="inner/_tensordict").keys()) == {
+        "y"
+    }
     with pytest.raises(TypeError, match="subpath='inner' holds a Inner, not a Outer"):
         Outer.load_memmap(tmp_path / "rec", subpath="inner")
 
@@ -208,7 +244,11 @@ def test_subpath_that_names_no_node(tmp_path: Path) -> None:
         (tmp_path / "td", (), "subpath must be a '/'-separated string or a \\(nested\\) tuple"),
         (tmp_path / "td", ("a", 1), "subpath must be"),
         (tmp_path / "rec", "x", "'x' is a tensor"),
-        (tmp_path / "rec", "tag/more", "_tensordict/tag' holds a .*NonTensorData, which has no nested collections"),
+        (
+            tmp_path / "rec",
+            "tag/more",
+            "_tensordict/tag' holds a .*NonTensorData, which has no nested collections",
+        ),
     ]
     for folder, subpath, message in cases:
         with pytest.raises(SubpathError, match=message) as caught:
@@ -219,7 +259,19 @@ def test_subpath_that_names_no_node(tmp_path: Path) -> None:
 def test_subpath_never_leaves_the_folder(tmp_path: Path) -> None:
     _nested().memmap(tmp_path / "td")
     TensorDict({"secret": torch.ones(3)}, [3]).memmap(tmp_path / "outside")
-    for subpath in ("..", "../outside", "a/../..", "./a", "a/.", "/etc", "/a/b", "\\a", ("..", "outside"), ("a", "."), "a\x00"):
+    for subpath in (
+        "..",
+        "../outside",
+        "a/../..",
+        "./a",
+        "a/.",
+        "/etc",
+        "/a/b",
+        "\\a",
+        ("..", "outside"),
+        ("a", "."),
+        "a\x00",
+    ):
         with pytest.raises(UnsafePathError):
             tclass.load_memmap(tmp_path / "td", subpath=subpath)
     # A nested folder swapped for a link to elsewhere is refused, not followed.
@@ -245,7 +297,9 @@ def _fsynced_inodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return inodes
 
 
-def test_durable_saves_sync_every_file_and_folder_and_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_durable_saves_sync_every_file_and_folder_and_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     synced = _fsynced_inodes(monkeypatch)
     record = _outer()
     saves: dict[str, Callable[[Path], Any]] = {
@@ -266,7 +320,10 @@ def test_durable_saves_sync_every_file_and_folder_and_load(tmp_path: Path, monke
         assert expected <= set(synced), (name, len(expected - set(synced)))
         loaded = Outer.load_memmap(folder)
         zeros = name == "memmap_like"
-        assert loaded.x.tolist() == ([0.0] * 4 if zeros else [0.0, 1.0, 2.0, 3.0]) and loaded.tag == "ckpt", name
+        assert (
+            loaded.x.tolist() == ([0.0] * 4 if zeros else [0.0, 1.0, 2.0, 3.0])
+            and loaded.tag == "ckpt"
+        ), name
     # Re-saving in place hard-links the mapped files: their pages are synced too.
     loaded = Outer.load_memmap(tmp_path / "memmap")
     loaded.x[0] = 9.0
@@ -283,13 +340,17 @@ def test_default_save_syncs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     _outer().memmap_like(tmp_path / "b")
     _nested().memmap(tmp_path / "a")  # a replacing save
     assert synced == []
-    assert Outer.load_memmap(tmp_path / "b").tag == "ckpt" and TensorDict.load_memmap(tmp_path / "a")["top"].shape == (3,)
+    assert Outer.load_memmap(tmp_path / "b").tag == "ckpt" and TensorDict.load_memmap(
+        tmp_path / "a"
+    )["top"].shape == (3,)
 
 
 # --- concurrent writers ------------------------------------------------------------------------
 
 
-def test_a_staging_folder_removed_before_its_lock_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_staging_folder_removed_before_its_lock_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # What another writer's cleanup does in the instant between a staging folder's mkdir
     # and its flock: it finds it unlocked and removes it. The save must start again.
     real_mkdir, removed = os.mkdir, list[Any]()
@@ -302,10 +363,14 @@ def test_a_staging_folder_removed_before_its_lock_is_replaced(tmp_path: Path, mo
 
     monkeypatch.setattr(os, "mkdir", mkdir_then_cleaned)
     _nested().memmap(tmp_path / "td")
-    assert len(removed) == 3 and TensorDict.load_memmap(tmp_path / "td")["a", "b", "c"].tolist() == [0, 1, 2]
+    assert len(removed) == 3 and TensorDict.load_memmap(tmp_path / "td")[
+        "a", "b", "c"
+    ].tolist() == [0, 1, 2]
 
 
-def _concurrent_writer(prefix: str, writer: int, saves: int, widen: bool, start: Any, results: Any) -> None:
+def _concurrent_writer(
+    prefix: str, writer: int, saves: int, widen: bool, start: Any, results: Any
+) -> None:
     """A writer process: ``saves`` saves of its own data into ``prefix``. Self-contained:
     its source runs in the child (see test_io_crash.py)."""
     import os
@@ -325,7 +390,9 @@ def _concurrent_writer(prefix: str, writer: int, saves: int, widen: bool, start:
                 time.sleep(0.003)
 
         os.mkdir = slow_mkdir
-    td = tclass.TensorDict({"x": torch.full((64, 8), writer), "n": {"y": torch.full((64,), writer)}}, [64])
+    td = tclass.TensorDict(
+        {"x": torch.full((64, 8), writer), "n": {"y": torch.full((64,), writer)}}, [64]
+    )
     done, errors, crashes = 0, [], []
     start.wait(60)
     for _ in range(saves):
@@ -348,10 +415,21 @@ def test_concurrent_writers_into_one_folder(tmp_path: Path, widen: bool) -> None
     ctx.set_forkserver_preload(["tclass"])
     prefix, writers, saves = tmp_path / "shared", 6, 15
     start, results = ctx.Event(), ctx.Queue()
-    source = _WRITER_HEAD + inspect.getsource(_concurrent_writer) + "\n_concurrent_writer(PREFIX, WRITER, SAVES, WIDEN, START, RESULTS)\n"
+    source = (
+        _WRITER_HEAD
+        + inspect.getsource(_concurrent_writer)
+        + "\n_concurrent_writer(PREFIX, WRITER, SAVES, WIDEN, START, RESULTS)\n"
+    )
     children = []
     for writer in range(writers):
-        scope = {"PREFIX": str(prefix), "WRITER": writer, "SAVES": saves, "WIDEN": widen, "START": start, "RESULTS": results}
+        scope = {
+            "PREFIX": str(prefix),
+            "WRITER": writer,
+            "SAVES": saves,
+            "WIDEN": widen,
+            "START": start,
+            "RESULTS": results,
+        }
         children.append(ctx.Process(target=exec, args=(source, scope), daemon=True))
     for child in children:
         child.start()
@@ -374,7 +452,9 @@ def test_concurrent_writers_into_one_folder(tmp_path: Path, widen: bool) -> None
     assert [p.name for p in tmp_path.iterdir()] == ["shared"]
 
 
-def test_install_over_a_folder_another_writer_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_over_a_folder_another_writer_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Two first saves racing: both saw no folder; the second to rename meets the first's.
     real_install, raced = tclass._io._write._install, list[str]()
 

@@ -33,7 +33,13 @@ LIBS = {"tclass": tclass, "peer": tensordict}
 BOTH_WAYS = [("peer", "tclass"), ("tclass", "peer")]
 FLOAT8 = [
     getattr(torch, name)
-    for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
+    for name in (
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "float8_e8m0fnu",
+    )
     if hasattr(torch, name)
 ]
 DTYPES = [
@@ -85,7 +91,11 @@ def _summary(node: Any) -> Any:
     exactly when the data is."""
     kind = type(node).__qualname__
     if isinstance(node, torch.Tensor):
-        return (str(node.dtype), list(node.shape), node.detach().contiguous().reshape(-1).view(torch.uint8).tolist())
+        return (
+            str(node.dtype),
+            list(node.shape),
+            node.detach().contiguous().reshape(-1).view(torch.uint8).tolist(),
+        )
     if kind == "NonTensorData":
         return ("value", list(node.batch_size), node.data)
     if kind == "NonTensorStack":
@@ -138,7 +148,9 @@ def _step(lib: str) -> Any:
 def _lazy(lib: Any, dim: int) -> Any:
     # Members share the batch size [2] but differ in leaf shapes and in keys.
     first = lib.TensorDict({"a": torch.ones(2, 3), "x": torch.tensor([4, 5])}, batch_size=[2])
-    second = lib.TensorDict({"a": torch.zeros(2, 5), "b": {"c": torch.tensor([True, False])}}, batch_size=[2])
+    second = lib.TensorDict(
+        {"a": torch.zeros(2, 5), "b": {"c": torch.tensor([True, False])}}, batch_size=[2]
+    )
     return lib.lazy_stack([first, second], dim=dim)
 
 
@@ -158,7 +170,9 @@ def _sample(dtype: torch.dtype) -> torch.Tensor:
 
 @pytest.mark.parametrize("method", ["memmap", "memmap_", "save"])
 @pytest.mark.parametrize(("writer", "reader"), BOTH_WAYS)
-def test_nested_tensordict_with_string(tmp_path: Path, writer: str, reader: str, method: str) -> None:
+def test_nested_tensordict_with_string(
+    tmp_path: Path, writer: str, reader: str, method: str
+) -> None:
     source = _nested(LIBS[writer])
     getattr(source, method)(tmp_path / "td")
     loaded = _load(reader, tmp_path / "td")
@@ -190,7 +204,9 @@ def test_both_libraries_write_the_same_type_strings(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("by_class", [True, False], ids=["Cls.load_memmap", "generic"])
 @pytest.mark.parametrize(("writer", "reader"), BOTH_WAYS)
-def test_tensorclass_with_nested_tensorclass(tmp_path: Path, writer: str, reader: str, by_class: bool) -> None:
+def test_tensorclass_with_nested_tensorclass(
+    tmp_path: Path, writer: str, reader: str, by_class: bool
+) -> None:
     step_cls, inner_cls = STEP_CLASSES[reader]
     _step(writer).memmap(tmp_path / "step")
     loaded = _load(reader, tmp_path / "step", step_cls if by_class else None)
@@ -203,9 +219,14 @@ def test_tensorclass_with_nested_tensorclass(tmp_path: Path, writer: str, reader
 
 
 @pytest.mark.parametrize(("writer", "reader"), BOTH_WAYS)
-def test_dense_stack_of_tensorclasses_with_different_strings(tmp_path: Path, writer: str, reader: str) -> None:
+def test_dense_stack_of_tensorclasses_with_different_strings(
+    tmp_path: Path, writer: str, reader: str
+) -> None:
     step_cls, inner_cls = STEP_CLASSES[writer]
-    steps = [step_cls(obs=torch.ones(3), name=n, inner=inner_cls(z=torch.tensor(i))) for i, n in enumerate("ab")]
+    steps = [
+        step_cls(obs=torch.ones(3), name=n, inner=inner_cls(z=torch.tensor(i)))
+        for i, n in enumerate("ab")
+    ]
     loaded = _round_trip(torch.stack(steps), reader, tmp_path / "st")
     assert type(loaded) is STEP_CLASSES[reader][0] and list(loaded.name) == ["a", "b"]
 
@@ -215,7 +236,9 @@ def test_dense_stack_of_tensorclasses_with_different_strings(tmp_path: Path, wri
 
 @pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize(("writer", "reader"), BOTH_WAYS)
-def test_lazy_stack_of_different_members(tmp_path: Path, writer: str, reader: str, dim: int) -> None:
+def test_lazy_stack_of_different_members(
+    tmp_path: Path, writer: str, reader: str, dim: int
+) -> None:
     loaded = _round_trip(_lazy(LIBS[writer], dim), reader, tmp_path / "lz")
     assert len(loaded.tensordicts) == 2 and loaded.stack_dim == dim
     assert set(loaded.tensordicts[1].keys()) == {"a", "b"}
@@ -234,7 +257,9 @@ def test_lazy_stack_inside_a_tensordict(tmp_path: Path) -> None:
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_dtype_written_by_peer(tmp_path: Path, dtype: torch.dtype) -> None:
     # The peer writes float8 too (it only fails to read it back): tclass reads all.
-    _round_trip(tensordict.TensorDict({"x": _sample(dtype)}, batch_size=[4]), "tclass", tmp_path / "d")
+    _round_trip(
+        tensordict.TensorDict({"x": _sample(dtype)}, batch_size=[4]), "tclass", tmp_path / "d"
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -270,7 +295,9 @@ def test_two_dim_non_tensor_stack_in_a_tensordict(tmp_path: Path, writer: str, r
     # tclass's from_list is 1-d (lists are values): its 2-d stacks come from an array.
     array = np.array(values, dtype=object)
     names = tclass.NonTensorStack(array) if lib is tclass else lib.NonTensorStack.from_list(values)
-    loaded = _round_trip(lib.TensorDict({"names": names}, batch_size=[2, 2]), reader, tmp_path / "td")
+    loaded = _round_trip(
+        lib.TensorDict({"names": names}, batch_size=[2, 2]), reader, tmp_path / "td"
+    )
     assert loaded.get("names").tolist() == [["a", "b"], ["c", "d"]]
 
 
@@ -278,13 +305,17 @@ def test_two_dim_non_tensor_stack_in_a_tensordict(tmp_path: Path, writer: str, r
 
 
 def test_peer_reads_escaped_keys_under_their_stored_names(tmp_path: Path) -> None:
-    source = tclass.TensorDict({"shape": torch.arange(3), "device": {"y": torch.ones(3)}, "x": torch.zeros(3)}, [3])
+    source = tclass.TensorDict(
+        {"shape": torch.arange(3), "device": {"y": torch.ones(3)}, "x": torch.zeros(3)}, [3]
+    )
     source.memmap(tmp_path / "td")
     assert _read_json(tmp_path / "td" / "meta.json")["_tclass"] == {"escaped_keys": True}
     loaded = _load("peer", tmp_path / "td")
     # The peer knows no escaping: it sees the stored names, and no marker key.
     assert set(loaded.keys()) == {"%shape", "%device", "x"} and loaded.batch_size == torch.Size([3])
-    assert torch.equal(loaded["%shape"], torch.arange(3)) and torch.equal(loaded["%device", "y"], torch.ones(3))
+    assert torch.equal(loaded["%shape"], torch.arange(3)) and torch.equal(
+        loaded["%device", "y"], torch.ones(3)
+    )
 
 
 def test_peer_reads_lazy_stack_with_member_count(tmp_path: Path) -> None:
@@ -310,7 +341,9 @@ def _strip_to_version_0(root: Path) -> None:
 def test_version_0_folder_loads(tmp_path: Path) -> None:
     source = _nested(tensordict)
     source["step"] = _step("peer")[0].expand(3)  # a tensorclass under batch [3]
-    source["agents"] = tensordict.lazy_stack([tensordict.TensorDict(a=torch.ones(k)) for k in (1, 2, 3)])
+    source["agents"] = tensordict.lazy_stack(
+        [tensordict.TensorDict(a=torch.ones(k)) for k in (1, 2, 3)]
+    )
     source["names"] = tensordict.NonTensorStack.from_list(["p", "q", "r"])
     source.memmap(tmp_path / "v0")
     _strip_to_version_0(tmp_path / "v0")
@@ -352,14 +385,18 @@ def test_memmap_like_folder_loads_in_peer_as_zeros(tmp_path: Path) -> None:
 
 
 def _set_value(lib: Any) -> Any:
-    return lib.TensorDict({"tags": lib.NonTensorData({1, 2}, batch_size=[2]), "x": torch.ones(2)}, batch_size=[2])
+    return lib.TensorDict(
+        {"tags": lib.NonTensorData({1, 2}, batch_size=[2]), "x": torch.ones(2)}, batch_size=[2]
+    )
 
 
 def _set_values(lib: Any) -> Any:
     return lib.TensorDict({"tags": lib.NonTensorStack.from_list([{1}, {2, 3}])}, batch_size=[2])
 
 
-@pytest.mark.parametrize(("build", "pickle_file"), [(_set_value, "other.pickle"), (_set_values, "pickle.pkl")])
+@pytest.mark.parametrize(
+    ("build", "pickle_file"), [(_set_value, "other.pickle"), (_set_values, "pickle.pkl")]
+)
 def test_peer_pickle_needs_allow_pickle(tmp_path: Path, build: Any, pickle_file: str) -> None:
     source = build(tensordict)
     source.memmap(tmp_path / "p")

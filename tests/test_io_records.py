@@ -21,7 +21,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import torch
@@ -128,9 +128,18 @@ print(json.dumps(out))
 
 
 def _python(args: list[str], cwd: Path, path: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")]),
+    }
     result = subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False
+        [sys.executable, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -145,10 +154,16 @@ def saved_from_main(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (modules / "steps.py").write_text(_CLASSES.replace("PAYLOAD", "Any"))
     (modules / "steps_alt.py").write_text(_CLASSES.replace("PAYLOAD", "Optional[Obs]"))
     script = root / "script.py"
-    script.write_text(f"CLASSES = {_CLASSES.replace('PAYLOAD', 'Any')!r}\n{textwrap.dedent(_SCRIPT)}")
+    script.write_text(
+        f"CLASSES = {_CLASSES.replace('PAYLOAD', 'Any')!r}\n{textwrap.dedent(_SCRIPT)}"
+    )
     _python([str(script), str(root / "saved"), "save"], root, modules)
-    loaded: dict[str, Any] = json.loads(_python(["-c", _LOADER, str(root / "saved")], root, modules))
-    loaded["script_load"] = json.loads(_python([str(script), str(root / "saved"), "load"], root, modules))
+    loaded: dict[str, Any] = json.loads(
+        _python(["-c", _LOADER, str(root / "saved")], root, modules)
+    )
+    loaded["script_load"] = json.loads(
+        _python([str(script), str(root / "saved"), "load"], root, modules)
+    )
     loaded["folder"] = str(root / "saved")
     return loaded
 
@@ -159,7 +174,9 @@ def test_nested_records_resolve_through_the_annotations(saved_from_main: dict[st
     assert dense[4] == [[3.0, 3.0, 3.0]] * 2 and dense[5] == [3.0, 3.0]
 
 
-def test_lazy_stacks_of_records_resolve_through_the_annotations(saved_from_main: dict[str, Any]) -> None:
+def test_lazy_stacks_of_records_resolve_through_the_annotations(
+    saved_from_main: dict[str, Any],
+) -> None:
     # A lazy stack of Steps: its members' fields hold the nested records.
     assert saved_from_main["lazy"] == ["Step", [2, 2], "Obs", [2, 3], "steps"]
     # A field whose value is a lazy stack of records.
@@ -173,8 +190,13 @@ def test_resolution_advice_works_when_followed(saved_from_main: dict[str, Any]) 
     # Saved from a module the loader has not imported: either hint works.
     kind, message = saved_from_main["from_module_error"]
     assert kind == "ClassResolutionError"
-    assert "import steps first" in message and f"Step.load_memmap('{folder}/from_module')" in message
-    assert saved_from_main["by_same_name"] == "steps_alt" and saved_from_main["after_import"] == "steps"
+    assert (
+        "import steps first" in message and f"Step.load_memmap('{folder}/from_module')" in message
+    )
+    assert (
+        saved_from_main["by_same_name"] == "steps_alt"
+        and saved_from_main["after_import"] == "steps"
+    )
     # Saved from __main__: no import helps, and the message does not suggest one.
     kind, message = saved_from_main["main_error"]
     assert "no import defines it" in message and "import __main__" not in message
@@ -188,8 +210,13 @@ def test_resolution_advice_works_when_followed(saved_from_main: dict[str, Any]) 
     # A record in a field annotated Any: annotate the field, or load the part.
     kind, message = saved_from_main["in_any_error"]
     assert "annotate Holder.payload with your class named Obs" in message
-    assert f"Obs.load_memmap('{folder}/in_any/_tensordict/payload') loads this part alone" in message
-    assert saved_from_main["in_any_annotated"] == "steps_alt" and saved_from_main["in_any_alone"] == "steps"
+    assert (
+        f"Obs.load_memmap('{folder}/in_any/_tensordict/payload') loads this part alone" in message
+    )
+    assert (
+        saved_from_main["in_any_annotated"] == "steps_alt"
+        and saved_from_main["in_any_alone"] == "steps"
+    )
 
 
 # In-process variants: a saved class name rewritten to one no live class has.
@@ -210,13 +237,18 @@ class Step:
     obs: Obs
     name: str = "walker"
     pair: tuple[int, int] = (1, 2)
-    maybe: Optional[Obs] = None
-    reward: Optional[torch.Tensor] = None
+    maybe: Obs | None = None
+    reward: torch.Tensor | None = None
 
 
 def _step(batch: int = 2) -> Step:
     obs = Obs(x=torch.arange(batch * 2.0).reshape(batch, 2), batch_size=[batch])
-    return Step(obs=obs, maybe=Obs(x=torch.zeros(batch), batch_size=[batch]), reward=torch.ones(batch), batch_size=[batch])
+    return Step(
+        obs=obs,
+        maybe=Obs(x=torch.zeros(batch), batch_size=[batch]),
+        reward=torch.ones(batch),
+        batch_size=[batch],
+    )
 
 
 def _edit(path: Path, **changes: Any) -> None:
@@ -238,7 +270,9 @@ def test_optional_field_resolves_by_name(tmp_path: Path) -> None:
 def test_a_live_class_of_another_kind_in_a_field_is_an_error(tmp_path: Path) -> None:
     _step().memmap(tmp_path / "s")
     _edit(tmp_path / "s" / "_tensordict" / "obs" / "meta.json", _type=f"<class '{__name__}.Other'>")
-    with pytest.raises(MetadataError, match=r"_tensordict/obs' holds a .*Other, but Step.obs is annotated Obs"):
+    with pytest.raises(
+        MetadataError, match=r"_tensordict/obs' holds a .*Other, but Step.obs is annotated Obs"
+    ):
         Step.load_memmap(tmp_path / "s")
 
 
@@ -253,21 +287,39 @@ def test_tclass_key_in_a_peer_folder_is_a_key(tmp_path: Path) -> None:
     # What the peer writes for TensorDict({"_tclass": tensor, "sub": {"_tclass": {...}}}).
     folder = tmp_path / "d"
     (folder / "sub" / "_tclass").mkdir(parents=True)
-    td_fields = {"_type": "<class 'tensordict._td.TensorDict'>", "_format_version": 1, "_class": "tensordict:TensorDict"}
-    root = {"_tclass": _leaf_entry([2]), "sub": {"type": "TensorDict"}, "shape": [2], "device": "cpu", **td_fields}
+    td_fields = {
+        "_type": "<class 'tensordict._td.TensorDict'>",
+        "_format_version": 1,
+        "_class": "tensordict:TensorDict",
+    }
+    root = {
+        "_tclass": _leaf_entry([2]),
+        "sub": {"type": "TensorDict"},
+        "shape": [2],
+        "device": "cpu",
+        **td_fields,
+    }
     (folder / "meta.json").write_text(json.dumps(root))
     torch.tensor([5, 6]).numpy().tofile(folder / "_tclass.memmap")
-    (folder / "sub" / "meta.json").write_text(json.dumps({"_tclass": {"type": "TensorDict"}, "shape": [2], **td_fields}))
+    (folder / "sub" / "meta.json").write_text(
+        json.dumps({"_tclass": {"type": "TensorDict"}, "shape": [2], **td_fields})
+    )
     (folder / "sub" / "_tclass" / "meta.json").write_text(json.dumps({"shape": [2], **td_fields}))
     loaded = tclass.load_memmap(folder)
     assert loaded["_tclass"].tolist() == [5, 6]
-    assert list(loaded["sub"].keys()) == ["_tclass"] and loaded["sub", "_tclass"].batch_size == torch.Size([2])
+    assert list(loaded["sub"].keys()) == ["_tclass"] and loaded[
+        "sub", "_tclass"
+    ].batch_size == torch.Size([2])
 
 
-@pytest.mark.parametrize("keys", [["_tclass"], ["_tclass", "shape"], ["%_tclass", "_tclass"], ["%_tclass"]])
+@pytest.mark.parametrize(
+    "keys", [["_tclass"], ["_tclass", "shape"], ["%_tclass", "_tclass"], ["%_tclass"]]
+)
 def test_tclass_key_round_trips(tmp_path: Path, keys: list[str]) -> None:
     source = tclass.TensorDict({key: torch.tensor([i, i]) for i, key in enumerate(keys)}, [2])
-    source["nested"] = tclass.TensorDict({"_tclass": tclass.NonTensorData("v", batch_size=[2])}, [2])
+    source["nested"] = tclass.TensorDict(
+        {"_tclass": tclass.NonTensorData("v", batch_size=[2])}, [2]
+    )
     source.memmap(tmp_path / "d")
     meta = json.loads((tmp_path / "d" / "meta.json").read_text())
     if "_tclass" in keys:  # stored by its name, unless the node's keys are escaped
@@ -287,12 +339,16 @@ def test_tclass_key_round_trips(tmp_path: Path, keys: list[str]) -> None:
         (["_tclass", "shape"], ["%_tclass", "%shape"]),  # escaped next to a peer node field
     ],
 )
-def test_tclass_key_round_trips_through_the_peer(tmp_path: Path, keys: list[str], peer_sees: list[str]) -> None:
+def test_tclass_key_round_trips_through_the_peer(
+    tmp_path: Path, keys: list[str], peer_sees: list[str]
+) -> None:
     tensordict = pytest.importorskip("tensordict")
 
     def source(lib: Any, names: list[str]) -> Any:
         entries: dict[str, Any] = {key: torch.tensor([i, 7]) for i, key in enumerate(names)}
-        entries["nested"] = lib.TensorDict({"_tclass": torch.ones(2), "s": lib.NonTensorData("v", batch_size=[2])}, [2])
+        entries["nested"] = lib.TensorDict(
+            {"_tclass": torch.ones(2), "s": lib.NonTensorData("v", batch_size=[2])}, [2]
+        )
         entries["value"] = lib.TensorDict({"_tclass": lib.NonTensorData("w", batch_size=[2])}, [2])
         return lib.TensorDict(entries, [2])
 
@@ -301,14 +357,20 @@ def test_tclass_key_round_trips_through_the_peer(tmp_path: Path, keys: list[str]
     from_peer = tclass.load_memmap(tmp_path / "peer")
     assert sorted(from_peer.keys()) == sorted([*peer_keys, "nested", "value"])
     assert [from_peer[key].tolist() for key in peer_keys] == [[i, 7] for i in range(len(peer_keys))]
-    assert from_peer["nested", "_tclass"].tolist() == [1.0, 1.0] and from_peer.get(("value", "_tclass")).data == "w"
+    assert (
+        from_peer["nested", "_tclass"].tolist() == [1.0, 1.0]
+        and from_peer.get(("value", "_tclass")).data == "w"
+    )
     # Written by tclass, each key loads in the peer by its name, and the marker tclass
     # adds (next to "shape") is not a key there.
     mine = source(tclass, keys)
     mine.memmap(tmp_path / "mine")
     by_peer = tensordict.TensorDict.load_memmap(tmp_path / "mine", allow_pickle=False)
     assert sorted(by_peer.keys()) == sorted([*peer_sees, "nested", "value"])
-    assert by_peer["nested", "_tclass"].tolist() == [1.0, 1.0] and by_peer.get(("value", "_tclass")).data == "w"
+    assert (
+        by_peer["nested", "_tclass"].tolist() == [1.0, 1.0]
+        and by_peer.get(("value", "_tclass")).data == "w"
+    )
     back = tclass.load_memmap(tmp_path / "mine")
     assert sorted(back.keys()) == sorted(mine.keys())
     assert [back[key].tolist() for key in keys] == [[i, 7] for i in range(len(keys))]
@@ -320,11 +382,16 @@ def test_tclass_key_round_trips_through_the_peer(tmp_path: Path, keys: list[str]
 @pytest.mark.parametrize("name", ["²", "٣", "３", "01"])
 @pytest.mark.parametrize("recorded", [True, False], ids=["tclass", "peer"])
 def test_stray_member_folder_is_an_error(tmp_path: Path, name: str, recorded: bool) -> None:
-    tclass.lazy_stack([tclass.TensorDict({"a": torch.ones(2)}), tclass.TensorDict({"a": torch.ones(3)})]).memmap(tmp_path / "l")
+    tclass.lazy_stack(
+        [tclass.TensorDict({"a": torch.ones(2)}), tclass.TensorDict({"a": torch.ones(3)})]
+    ).memmap(tmp_path / "l")
     shutil.copytree(tmp_path / "l" / "1", tmp_path / "l" / name)
     if not recorded:  # the peer records no member count
         _edit(tmp_path / "l" / "meta.json", _tclass=None)
-    with pytest.raises(MetadataError, match=re.escape(f"'{tmp_path / 'l' / name}' is not a member of the lazy stack")):
+    with pytest.raises(
+        MetadataError,
+        match=re.escape(f"'{tmp_path / 'l' / name}' is not a member of the lazy stack"),
+    ):
         tclass.load_memmap(tmp_path / "l")
 
 
@@ -336,12 +403,20 @@ def test_stray_member_folder_is_an_error(tmp_path: Path, name: str, recorded: bo
     [
         ({"_format_version": 9}, "format version 9; this tclass reads up to 1"),
         ({"_format_version": "1"}, "_format_version must be a non-negative int"),
-        ({"_type": "<class 'ghost.Ghost'>", "_class": None}, "names a ghost.Ghost, but a record's _tensordict folder"),
-        ({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "_class": None}, "names a tensordict.tensorclass.NonTensorData"),
+        (
+            {"_type": "<class 'ghost.Ghost'>", "_class": None},
+            "names a ghost.Ghost, but a record's _tensordict folder",
+        ),
+        (
+            {"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "_class": None},
+            "names a tensordict.tensorclass.NonTensorData",
+        ),
         ({"_type": None, "_class": None}, "names no class"),
     ],
 )
-def test_record_content_header_is_checked(tmp_path: Path, changes: dict[str, Any], expected: str) -> None:
+def test_record_content_header_is_checked(
+    tmp_path: Path, changes: dict[str, Any], expected: str
+) -> None:
     _step().memmap(tmp_path / "s")
     _edit(tmp_path / "s" / "_tensordict" / "meta.json", **changes)
     with pytest.raises(MetadataError, match=expected) as caught:
@@ -356,7 +431,9 @@ def test_record_content_header_is_checked(tmp_path: Path, changes: dict[str, Any
         ({"_format_version": -1}, "_format_version must be a non-negative int"),
     ],
 )
-def test_lazy_member_header_is_checked(tmp_path: Path, changes: dict[str, Any], expected: str) -> None:
+def test_lazy_member_header_is_checked(
+    tmp_path: Path, changes: dict[str, Any], expected: str
+) -> None:
     tclass.lazy_stack([_step(), _step()]).memmap(tmp_path / "s")
     _edit(tmp_path / "s" / "_tensordict" / "1" / "meta.json", **changes)
     with pytest.raises(MetadataError, match=expected) as caught:
@@ -370,7 +447,12 @@ def _make_value(folder: Path, value: Any) -> None:
     (parent / f"{key}.memmap").unlink(missing_ok=True)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
-    node = {"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "data": value, "_metadata": None, "_is_non_tensor": True}
+    node = {
+        "_type": "<class 'tensordict.tensorclass.NonTensorData'>",
+        "data": value,
+        "_metadata": None,
+        "_is_non_tensor": True,
+    }
     (folder / "meta.json").write_text(json.dumps(node))
     _edit(parent / "meta.json", **{key: {"type": "NonTensorData"}})
 
@@ -378,7 +460,9 @@ def _make_value(folder: Path, value: Any) -> None:
 def test_value_that_contradicts_the_annotation(tmp_path: Path) -> None:
     _step().memmap(tmp_path / "s")
     _make_value(tmp_path / "s" / "_tensordict" / "name", 42)
-    with pytest.raises(MetadataError, match=r"_tensordict/name' holds int 42, but Step.name is annotated str"):
+    with pytest.raises(
+        MetadataError, match=r"_tensordict/name' holds int 42, but Step.name is annotated str"
+    ):
         Step.load_memmap(tmp_path / "s")
 
 
@@ -399,12 +483,16 @@ def test_tensor_where_a_value_belongs_and_the_reverse(tmp_path: Path) -> None:
     shutil.rmtree(content / "name")
     _edit(content / "meta.json", name=_leaf_entry([2]))
     torch.tensor([1, 2]).numpy().tofile(content / "name.memmap")
-    with pytest.raises(MetadataError, match=r"Step.name is annotated str; got a MemoryMappedTensor") as caught:
+    with pytest.raises(
+        MetadataError, match=r"Step.name is annotated str; got a MemoryMappedTensor"
+    ) as caught:
         Step.load_memmap(tmp_path / "s")
     assert str(tmp_path / "s") in str(caught.value)
     _step().memmap(tmp_path / "t")
     _make_value(tmp_path / "t" / "_tensordict" / "reward", "high")
-    with pytest.raises(MetadataError, match=r"Step.reward is annotated Tensor \| None; got a NonTensorData"):
+    with pytest.raises(
+        MetadataError, match=r"Step.reward is annotated Tensor \| None; got a NonTensorData"
+    ):
         Step.load_memmap(tmp_path / "t")
 
 

@@ -26,7 +26,13 @@ def test_seed02_directory_mimics_the_keys(tmp_path: Path) -> None:
     td = TensorDict({"a": torch.rand(10), "b": {"c": torch.rand(10)}}, [10])
     td.memmap_(prefix=tmp_path / "tensordict")
     tree = sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "tensordict").rglob("*"))
-    assert tree == ["tensordict/a.memmap", "tensordict/b", "tensordict/b/c.memmap", "tensordict/b/meta.json", "tensordict/meta.json"]
+    assert tree == [
+        "tensordict/a.memmap",
+        "tensordict/b",
+        "tensordict/b/c.memmap",
+        "tensordict/b/meta.json",
+        "tensordict/meta.json",
+    ]
 
 
 def test_seed02_nested_types_rebuild() -> None:
@@ -37,7 +43,10 @@ def test_seed02_nested_types_rebuild() -> None:
         data.memmap_(tempdir)
         loaded_data = TensorDictBase.load_memmap(tempdir)
         assert (loaded_data == data).all()
-        assert type(loaded_data["tensorclass"]) is MyClass and loaded_data["tensorclass"].metadata == "some text"
+        assert (
+            type(loaded_data["tensorclass"]) is MyClass
+            and loaded_data["tensorclass"].metadata == "some text"
+        )
         assert (Path(tempdir) / "tensorclass" / "_tensordict" / "data.memmap").is_file()
 
 
@@ -75,7 +84,12 @@ def test_seed02_preallocated_dataset(tmp_path: Path) -> None:
     data = datum.expand(dataset_size)
     data_disk = data.memmap_like(tmp_path / "data")
     del data
-    assert isinstance(data_disk["image"], MemoryMappedTensor) and data_disk["image"].shape == (dataset_size, 3, 64, 64)
+    assert isinstance(data_disk["image"], MemoryMappedTensor) and data_disk["image"].shape == (
+        dataset_size,
+        3,
+        64,
+        64,
+    )
     assert (tmp_path / "data" / "image.memmap").stat().st_blocks * 512 < 1 << 20  # sparse
 
 

@@ -17,13 +17,19 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import torch
 
 import tclass
-from tclass import LazyStackedTensorDict, MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
+from tclass import (
+    LazyStackedTensorDict,
+    MemoryMappedTensor,
+    NonTensorData,
+    NonTensorStack,
+    TensorDict,
+)
 from tclass._io._read import load_tree
 from tclass.errors import FolderWriteError, LockedError, NotSerializableError, UnsupportedError
 
@@ -31,15 +37,15 @@ from tclass.errors import FolderWriteError, LockedError, NotSerializableError, U
 @tclass.tensorclass
 class Info:
     x: torch.Tensor
-    tag: Optional[str] = None
+    tag: str | None = None
 
 
 @tclass.tensorclass
 class Row:
     r: torch.Tensor
     env_id: str
-    info: Optional[Info] = None
-    extra: Optional[torch.Tensor] = None
+    info: Info | None = None
+    extra: torch.Tensor | None = None
 
 
 def _buffer(path: Path, rows: int = 10, how: str = "memmap_like") -> Row:
@@ -78,7 +84,9 @@ def test_value_written_by_row_reaches_the_folder(tmp_path: Path, how: str) -> No
     # The node became a per-row stack in the folder, as the peer writes one.
     node = _meta(tmp_path / "buf" / "_tensordict" / "env_id" / "meta.json")
     assert node["_class"] == "tensordict:NonTensorStack" and node["data"] == expected
-    assert _meta(tmp_path / "buf" / "_tensordict" / "meta.json")["env_id"] == {"type": "NonTensorStack"}
+    assert _meta(tmp_path / "buf" / "_tensordict" / "meta.json")["env_id"] == {
+        "type": "NonTensorStack"
+    }
     buf.memmap_(tmp_path / "buf")  # saving again keeps what memory holds
     assert Row.load_memmap(tmp_path / "buf").env_id == expected
 
@@ -140,7 +148,9 @@ def test_nested_values_reach_their_folders(tmp_path: Path) -> None:
     assert loaded.info.x[1:3].eq(1).all() and loaded.info.x[0].eq(0).all()
     loaded.info.tag = "t2"
     assert Row.load_memmap(tmp_path / "buf").info.tag == "t2"
-    td = TensorDict({"next": {"s": NonTensorData("n", batch_size=[2])}}, [2]).memmap(tmp_path / "td")
+    td = TensorDict({"next": {"s": NonTensorData("n", batch_size=[2])}}, [2]).memmap(
+        tmp_path / "td"
+    )
     td.unlock_().set(("next", "s"), NonTensorData("m", batch_size=[2]))
     assert TensorDict.load_memmap(tmp_path / "td")["next", "s"].data == "m"
 
@@ -149,7 +159,9 @@ def test_a_tensordict_converted_to_a_record_field_keeps_its_folder(tmp_path: Pat
     # A folder whose field was saved as a plain TensorDict (as the peer saves one) loads
     # as the field's class: the converted record still writes into that folder.
     content = TensorDict({"r": torch.zeros(3), "env_id": NonTensorData("a", batch_size=[3])}, [3])
-    content["info"] = TensorDict({"x": torch.zeros(3), "tag": NonTensorData("t", batch_size=[3])}, [3])
+    content["info"] = TensorDict(
+        {"x": torch.zeros(3), "tag": NonTensorData("t", batch_size=[3])}, [3]
+    )
     content.memmap(tmp_path / "p" / "_tensordict")
     (tmp_path / "p" / "meta.json").write_text(json.dumps({"_type": f"<class '{__name__}.Row'>"}))
     loaded = Row.load_memmap(tmp_path / "p")
@@ -159,15 +171,23 @@ def test_a_tensordict_converted_to_a_record_field_keeps_its_folder(tmp_path: Pat
 
 
 def test_lazy_stack_members_keep_their_values(tmp_path: Path) -> None:
-    members = [TensorDict({"x": torch.zeros(3, i + 1), "s": NonTensorData(f"m{i}", batch_size=[3])}, [3]) for i in range(2)]
+    members = [
+        TensorDict({"x": torch.zeros(3, i + 1), "s": NonTensorData(f"m{i}", batch_size=[3])}, [3])
+        for i in range(2)
+    ]
     lazy = tclass.lazy_stack(members).memmap(tmp_path / "lz")
     lazy[1, 0:2] = {"s": NonTensorData("c", batch_size=[2])}
     loaded = tclass.load_memmap(tmp_path / "lz")
     assert isinstance(loaded, LazyStackedTensorDict)
-    assert loaded.tensordicts[1]["s"].tolist() == ["c", "c", "m1"] and loaded.tensordicts[0]["s"].data == "m0"
+    assert (
+        loaded.tensordicts[1]["s"].tolist() == ["c", "c", "m1"]
+        and loaded.tensordicts[0]["s"].data == "m0"
+    )
     loaded.tensordicts[0]["s"] = NonTensorData("z", batch_size=[3])
     assert tclass.load_memmap(tmp_path / "lz").tensordicts[0]["s"].data == "z"
-    records = tclass.lazy_stack([Row(r=torch.zeros(2), env_id=name, batch_size=[2]) for name in "pq"])
+    records = tclass.lazy_stack(
+        [Row(r=torch.zeros(2), env_id=name, batch_size=[2]) for name in "pq"]
+    )
     records.memmap(tmp_path / "rs")
     stacked = Row.load_memmap(tmp_path / "rs")
     assert isinstance(stacked._tensordict, LazyStackedTensorDict)
@@ -218,14 +238,19 @@ def test_folder_that_is_gone_is_a_clear_error_and_memory_unchanged(tmp_path: Pat
     assert buf.env_id == "a"
 
 
-def test_read_only_and_device_loads_write_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_read_only_and_device_loads_write_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _buffer(tmp_path / "buf", rows=3)
     node = tmp_path / "buf" / "_tensordict" / "env_id" / "meta.json"
     before = _stamp(node)
     with monkeypatch.context() as patch:  # a folder this process may not write
         patch.setattr(os, "access", lambda path, mode: False)
         unwritable = Row.load_memmap(tmp_path / "buf")
-    loads = [load_tree(tmp_path / "buf", Row, None, False, mode="r"), Row.load_memmap(tmp_path / "buf", device="meta")]
+    loads = [
+        load_tree(tmp_path / "buf", Row, None, False, mode="r"),
+        Row.load_memmap(tmp_path / "buf", device="meta"),
+    ]
     for loaded in (*loads, unwritable):
         assert loaded._tensordict._saved_at is None
         loaded.env_id = "changed in memory"
@@ -268,7 +293,9 @@ def test_absent_field_is_allocated_by_an_indexed_write(tmp_path: Path) -> None:
     loaded = Row.load_memmap(tmp_path / "buf")
     assert loaded.info.x[:3].tolist() == [[5.0] * 3, [5.0] * 3, [0.0] * 3]
     assert loaded.info.tag[:3] == ["t", "t", None]
-    buf[7] = Row(r=torch.ones(()), env_id="c", info=Info(x=torch.ones(3), batch_size=[]), batch_size=[])
+    buf[7] = Row(
+        r=torch.ones(()), env_id="c", info=Info(x=torch.ones(3), batch_size=[]), batch_size=[]
+    )
     assert Row.load_memmap(tmp_path / "buf").info.x[7].eq(1).all()  # now an ordinary write
 
 
@@ -301,12 +328,16 @@ def test_new_field_after_unlock_persists(tmp_path: Path) -> None:
 
 def test_replacing_a_saved_tensor_is_memory_only_and_the_error_says_so(tmp_path: Path) -> None:
     buf = _buffer(tmp_path / "buf", rows=3)
-    with pytest.raises(LockedError, match=r"write in place \(record.r\[:\] = \.\.\.\).*memory only"):
+    with pytest.raises(
+        LockedError, match=r"write in place \(record.r\[:\] = \.\.\.\).*memory only"
+    ):
         buf.r = torch.ones(3)
     buf.r[:] = 2.0  # the supported way: reaches the file
     assert Row.load_memmap(tmp_path / "buf").r.tolist() == [2.0] * 3
     td = TensorDict({"a": torch.zeros(3)}, [3]).memmap(tmp_path / "td")
-    with pytest.raises(LockedError, match=r"saved in .*set_\(\) or td\[index\] = value.*memory only"):
+    with pytest.raises(
+        LockedError, match=r"saved in .*set_\(\) or td\[index\] = value.*memory only"
+    ):
         td["a"] = torch.ones(3)
 
 
@@ -318,7 +349,9 @@ def test_entries_added_by_two_writers_are_both_kept(tmp_path: Path) -> None:
     assert sorted(TensorDict.load_memmap(tmp_path / "td").keys()) == ["a", "x", "y"]
 
 
-def test_interrupted_writes_leave_the_folder_and_memory_as_they_were(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_writes_leave_the_folder_and_memory_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A new entry's files come first, the parent's meta.json last; a value's meta.json is
     # replaced by one rename. A writer stopped before a rename leaves a folder that loads
     # as before (new files unlisted), and the collection in memory unchanged.
@@ -380,7 +413,9 @@ def test_resaving_accepts_a_write_a_killed_process_left(tmp_path: Path) -> None:
 
 def test_the_peer_reads_a_folder_after_writes(tmp_path: Path) -> None:
     tensordict = pytest.importorskip("tensordict")
-    td = TensorDict({"s": NonTensorData("x", batch_size=[3]), "a": torch.zeros(3)}, [3]).memmap(tmp_path / "td")
+    td = TensorDict({"s": NonTensorData("x", batch_size=[3]), "a": torch.zeros(3)}, [3]).memmap(
+        tmp_path / "td"
+    )
     td[1] = {"s": NonTensorData("y"), "a": torch.tensor(1.0)}
     td.unlock_()["b"] = torch.arange(3)
     theirs = tensordict.TensorDict.load_memmap(tmp_path / "td")
@@ -427,10 +462,20 @@ def test_a_fresh_process_reads_the_writes(tmp_path: Path) -> None:
     package = tmp_path / "src" / "rowpkg"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(textwrap.dedent(_CLASSES))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
     folder = str(tmp_path / "buf")
     for script in (_WRITE, _READ):
-        done = subprocess.run([sys.executable, "-c", script, folder], env=env, capture_output=True, text=True, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", script, folder],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "env_id": ["b", "b", "a", "a", "a"],

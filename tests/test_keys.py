@@ -60,7 +60,11 @@ class TestUnravelKey:
         with pytest.raises(errors.InvalidKeyError):
             key_path(key)
 
-    @given(st.recursive(st.text(max_size=3), lambda inner: st.lists(inner, min_size=1, max_size=3).map(tuple)))
+    @given(
+        st.recursive(
+            st.text(max_size=3), lambda inner: st.lists(inner, min_size=1, max_size=3).map(tuple)
+        )
+    )
     def test_flattening_is_idempotent(self, key: Any) -> None:
         flat = unravel_key(key)
         assert unravel_key(flat) == flat
@@ -87,7 +91,10 @@ class TestKeysView:
     def test_include_nested_leaves_only(self) -> None:
         assert list(_td().keys(True, True)) == ["a", ("b", "c"), ("b", "e", "f"), "g"]
 
-    @pytest.mark.parametrize("nested, leaves, length", [(False, False, 4), (True, False, 7), (False, True, 2), (True, True, 4)])
+    @pytest.mark.parametrize(
+        "nested, leaves, length",
+        [(False, False, 4), (True, False, 7), (False, True, 2), (True, True, 4)],
+    )
     def test_len(self, nested: bool, leaves: bool, length: int) -> None:
         view = _td().keys(include_nested=nested, leaves_only=leaves)
         assert len(view) == length == len(list(view))
@@ -116,7 +123,10 @@ class TestKeysView:
         assert td.keys() == ("a", "b", "g", "h")
         assert td.keys() != {"a", "b"}
         assert td.keys(True, True) == {"a", ("b", "c"), ("b", "e", "f"), "g"}
-        assert td.keys() == TensorDict({"h": {}, "g": torch.zeros(2), "b": {}, "a": torch.zeros(2)}, [2]).keys()
+        assert (
+            td.keys()
+            == TensorDict({"h": {}, "g": torch.zeros(2), "b": {}, "a": torch.zeros(2)}, [2]).keys()
+        )
         assert td.keys() != td.keys(include_nested=True)
         assert (td.keys() == 3) is False
 
@@ -134,9 +144,14 @@ class TestKeysView:
         assert list(view)[-1] == "new" and len(view) == 8
 
     def test_repr(self) -> None:
-        assert repr(_td().keys(leaves_only=True)) == "KeysView(['a', 'g'], include_nested=False, leaves_only=True)"
+        assert (
+            repr(_td().keys(leaves_only=True))
+            == "KeysView(['a', 'g'], include_nested=False, leaves_only=True)"
+        )
 
-    @pytest.mark.parametrize("nested, leaves", [(False, False), (True, False), (False, True), (True, True)])
+    @pytest.mark.parametrize(
+        "nested, leaves", [(False, False), (True, False), (False, True), (True, True)]
+    )
     def test_values_and_items_follow_keys(self, nested: bool, leaves: bool) -> None:
         td = _td()
         keys = list(td.keys(nested, leaves))

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pickle
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pytest
 import torch
@@ -21,7 +22,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tclass
-from tclass import LazyStackedTensorDict, NonTensorData, NonTensorStack, TensorClass, TensorDict, errors
+from tclass import (
+    LazyStackedTensorDict,
+    NonTensorData,
+    NonTensorStack,
+    TensorClass,
+    TensorDict,
+    errors,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -45,7 +53,7 @@ class Agent(TensorClass):
     reward: torch.Tensor
     name: str
     inner: Inner
-    extra: Optional[torch.Tensor] = None
+    extra: torch.Tensor | None = None
 
 
 class Robot(TensorClass):
@@ -105,7 +113,16 @@ def test_members_are_kept_not_copied() -> None:
     assert len(lazy) == 3
 
 
-@pytest.mark.parametrize(("dim", "normalized", "batch"), [(0, 0, [2, 3, 4]), (1, 1, [3, 2, 4]), (2, 2, [3, 4, 2]), (-1, 2, [3, 4, 2]), (-3, 0, [2, 3, 4])])
+@pytest.mark.parametrize(
+    ("dim", "normalized", "batch"),
+    [
+        (0, 0, [2, 3, 4]),
+        (1, 1, [3, 2, 4]),
+        (2, 2, [3, 4, 2]),
+        (-1, 2, [3, 4, 2]),
+        (-3, 0, [2, 3, 4]),
+    ],
+)
 def test_stack_dim_and_batch_size(dim: int, normalized: int, batch: list[int]) -> None:
     members = _members()
     for lazy in (tclass.lazy_stack(members, dim), LazyStackedTensorDict(*members, stack_dim=dim)):
@@ -120,10 +137,15 @@ def test_members_may_differ_in_shapes_and_keys() -> None:
     assert lazy.tensordicts[1] is b
 
 
-@pytest.mark.parametrize("build", [lambda ms: tclass.lazy_stack(ms), lambda ms: LazyStackedTensorDict(*ms)])
+@pytest.mark.parametrize(
+    "build", [lambda ms: tclass.lazy_stack(ms), lambda ms: LazyStackedTensorDict(*ms)]
+)
 def test_batch_sizes_must_match(build: Callable[[list[Any]], Any]) -> None:
     members = [_member((3, 4)), _member((3, 5))]
-    with pytest.raises(StackError, match=r"member 1 has batch size \[3, 5\] but member 0 has \[3, 4\].*pad_sequence"):
+    with pytest.raises(
+        StackError,
+        match=r"member 1 has batch size \[3, 5\] but member 0 has \[3, 4\].*pad_sequence",
+    ):
         build(members)
 
 
@@ -143,9 +165,38 @@ def test_stack_dim_out_of_range() -> None:
 
 # --- indexing ------------------------------------------------------------------------------
 
-BASIC = [0, -1, slice(None), slice(1, None), slice(None, None, 2), (slice(None), 1), (0, 1), (1, slice(0, 2), 2), ..., None, (None, 0), (..., 1), (0, ..., 1), (slice(None), None, 1)]
-ADVANCED = [torch.tensor([1, 0]), [1, 0, 1], torch.tensor(1), (slice(None), torch.tensor([2, 0])), (torch.tensor([0, 1]), torch.tensor([1, 2])), (torch.tensor([[0, 1], [1, 0]]),), (..., torch.tensor([0, 1])), (1, None, torch.tensor([0, 2]))]
-MASKS = [torch.tensor([True, False]), (slice(None), torch.tensor([True, False, True])), torch.ones(2, 3, dtype=torch.bool), (slice(None), slice(None), torch.tensor([True, False, False, True]))]
+BASIC = [
+    0,
+    -1,
+    slice(None),
+    slice(1, None),
+    slice(None, None, 2),
+    (slice(None), 1),
+    (0, 1),
+    (1, slice(0, 2), 2),
+    ...,
+    None,
+    (None, 0),
+    (..., 1),
+    (0, ..., 1),
+    (slice(None), None, 1),
+]
+ADVANCED = [
+    torch.tensor([1, 0]),
+    [1, 0, 1],
+    torch.tensor(1),
+    (slice(None), torch.tensor([2, 0])),
+    (torch.tensor([0, 1]), torch.tensor([1, 2])),
+    (torch.tensor([[0, 1], [1, 0]]),),
+    (..., torch.tensor([0, 1])),
+    (1, None, torch.tensor([0, 2])),
+]
+MASKS = [
+    torch.tensor([True, False]),
+    (slice(None), torch.tensor([True, False, True])),
+    torch.ones(2, 3, dtype=torch.bool),
+    (slice(None), slice(None), torch.tensor([True, False, False, True])),
+]
 
 
 @pytest.mark.parametrize("group", [BASIC, ADVANCED, MASKS], ids=["basic", "advanced", "mask"])
@@ -169,12 +220,16 @@ def test_index_property(data: st.DataObject) -> None:
     lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
     index = data.draw(basic_indices(list(dense.batch_size)))
     expected = dense[index]
-    if expected.batch_size.numel() == 0:  # empty selections: see test_empty_selection_reads_like_dense
+    if (
+        expected.batch_size.numel() == 0
+    ):  # empty selections: see test_empty_selection_reads_like_dense
         assert lazy[index].batch_size == expected.batch_size
     else:
         _assert_matches(lazy[index], expected)
     dim = data.draw(st.integers(0, 2))
-    picks = torch.tensor(data.draw(st.lists(st.integers(0, dense.batch_size[dim] - 1), min_size=1, max_size=4)))
+    picks = torch.tensor(
+        data.draw(st.lists(st.integers(0, dense.batch_size[dim] - 1), min_size=1, max_size=4))
+    )
     advanced = (slice(None),) * dim + (picks,)
     _assert_matches(lazy[advanced], dense[advanced])
 
@@ -192,7 +247,11 @@ def test_index_along_stack_dim_selects_the_members() -> None:
     assert lazy[...].tensordicts[0] is members[0]
 
 
-@pytest.mark.parametrize("index", [torch.tensor([1]), torch.tensor([False, True]), [1], torch.tensor([1, 1])], ids=["tensor", "mask", "list", "repeat"])
+@pytest.mark.parametrize(
+    "index",
+    [torch.tensor([1]), torch.tensor([False, True]), [1], torch.tensor([1, 1])],
+    ids=["tensor", "mask", "list", "repeat"],
+)
 def test_index_picking_one_member_is_a_lazy_stack(index: Any) -> None:
     members = _members()
     picked = tclass.lazy_stack(members)[index]
@@ -214,8 +273,13 @@ def test_index_heterogeneous_members() -> None:
     lazy = tclass.lazy_stack([a, b])
     part = lazy[:, 1:3]
     assert part.batch_size == torch.Size([2, 2])
-    assert [t.shape for t in part.get("obs", as_list=True)] == [torch.Size([2, 3]), torch.Size([2, 5])]
-    assert torch.equal(lazy[:, torch.tensor([3, 0])]["x"], torch.stack([a["x"][[3, 0]], b["x"][[3, 0]]]))
+    assert [t.shape for t in part.get("obs", as_list=True)] == [
+        torch.Size([2, 3]),
+        torch.Size([2, 5]),
+    ]
+    assert torch.equal(
+        lazy[:, torch.tensor([3, 0])]["x"], torch.stack([a["x"][[3, 0]], b["x"][[3, 0]]])
+    )
 
 
 def test_index_errors() -> None:
@@ -247,7 +311,10 @@ def test_read_stacks_equal_shapes(d: int) -> None:
 
 def test_read_ragged_raises_with_hints() -> None:
     lazy = tclass.lazy_stack(_ragged())
-    with pytest.raises(HeterogeneousEntryError, match=r"entry 'obs' has shape \[4, 5\] in member 1 but \[4, 3\] in member 0") as info:
+    with pytest.raises(
+        HeterogeneousEntryError,
+        match=r"entry 'obs' has shape \[4, 5\] in member 1 but \[4, 3\] in member 0",
+    ) as info:
         lazy["obs"]
     for hint in ["as_list", "as_padded_tensor", "as_nested_tensor", "pad_sequence"]:
         assert hint in str(info.value)
@@ -262,11 +329,19 @@ def test_get_as_list_gives_member_tensors() -> None:
     assert parts[0] is a["obs"] and parts[1] is b["obs"]
 
 
-@pytest.mark.parametrize(("side", "expected"), [("right", [[1.0, 2.0, -1.0], [3.0, 4.0, -1.0]]), ("left", [[-1.0, 1.0, 2.0], [-1.0, 3.0, 4.0]])])
+@pytest.mark.parametrize(
+    ("side", "expected"),
+    [
+        ("right", [[1.0, 2.0, -1.0], [3.0, 4.0, -1.0]]),
+        ("left", [[-1.0, 1.0, 2.0], [-1.0, 3.0, 4.0]]),
+    ],
+)
 def test_get_as_padded_tensor(side: str, expected: list[list[float]]) -> None:
     a = TensorDict(v=torch.tensor([[1.0, 2.0], [3.0, 4.0]]), batch_size=[2])
     b = TensorDict(v=torch.tensor([[5.0, 6.0, 7.0], [8.0, 9.0, 10.0]]), batch_size=[2])
-    padded = tclass.lazy_stack([a, b]).get("v", as_padded_tensor=True, padding_value=-1, padding_side=side)  # type: ignore[arg-type]
+    padded = tclass.lazy_stack([a, b]).get(
+        "v", as_padded_tensor=True, padding_value=-1, padding_side=side
+    )  # type: ignore[arg-type]
     assert torch.equal(padded, torch.tensor([expected, [[5.0, 6.0, 7.0], [8.0, 9.0, 10.0]]]))
     across = tclass.lazy_stack([a, b], 1).get("v", as_padded_tensor=True)
     assert across.shape == torch.Size([2, 2, 3]) and torch.equal(across[:, 1], b["v"])
@@ -281,11 +356,20 @@ def test_get_as_nested_tensor() -> None:
     b = TensorDict(v=torch.tensor([5.0, 6.0, 7.0]), batch_size=[])
     lazy = tclass.lazy_stack([a, b])
     default = lazy.get("v", as_nested_tensor=True)
-    assert default.is_nested and [t.tolist() for t in default.unbind()] == [[1.0, 2.0], [5.0, 6.0, 7.0]]
+    assert default.is_nested and [t.tolist() for t in default.unbind()] == [
+        [1.0, 2.0],
+        [5.0, 6.0, 7.0],
+    ]
     strided = lazy.get("v", as_nested_tensor=True, layout=torch.strided)
-    assert strided.layout == torch.strided and [t.tolist() for t in strided.unbind()] == [[1.0, 2.0], [5.0, 6.0, 7.0]]
+    assert strided.layout == torch.strided and [t.tolist() for t in strided.unbind()] == [
+        [1.0, 2.0],
+        [5.0, 6.0, 7.0],
+    ]
     jagged = lazy.get("v", as_nested_tensor=True, layout=torch.jagged)
-    assert jagged.layout == torch.jagged and [t.tolist() for t in jagged.unbind()] == [[1.0, 2.0], [5.0, 6.0, 7.0]]
+    assert jagged.layout == torch.jagged and [t.tolist() for t in jagged.unbind()] == [
+        [1.0, 2.0],
+        [5.0, 6.0, 7.0],
+    ]
     across = tclass.lazy_stack([TensorDict(v=torch.zeros(2, 3), batch_size=[2])] * 2, 1)
     with pytest.raises(errors.ShapeError, match="needs stack_dim 0"):
         across.get("v", as_nested_tensor=True)
@@ -293,7 +377,10 @@ def test_get_as_nested_tensor() -> None:
 
 def test_key_in_some_members_names_them() -> None:
     lazy = tclass.lazy_stack(_ragged())
-    with pytest.raises(HeterogeneousEntryError, match=r"key 'y' is in some members of this lazy stack but not in members \[0\]"):
+    with pytest.raises(
+        HeterogeneousEntryError,
+        match=r"key 'y' is in some members of this lazy stack but not in members \[0\]",
+    ):
         lazy["y"]
     with pytest.raises(HeterogeneousEntryError, match=r"not in members \[0\]"):
         lazy.get("y")
@@ -372,7 +459,9 @@ def test_in_for_key_in_some_members_agrees_with_keys() -> None:
 ELEMENTWISE: dict[str, Callable[[Any], Any]] = {
     "apply": lambda t: t.apply(lambda v: v * 2),
     "apply_others": lambda t: t.apply(lambda v, w: v + w, t.clone()),
-    "apply_dense_other": lambda t: t.apply(lambda v, w: v - w, tclass.stack(t.unbind(0), 0).clone()),
+    "apply_dense_other": lambda t: t.apply(
+        lambda v, w: v - w, tclass.stack(t.unbind(0), 0).clone()
+    ),
     "named_apply": lambda t: t.named_apply(lambda k, v: v + 1 if k == "a" else v),
     "clone": lambda t: t.clone(),
     "detach": lambda t: t.detach(),
@@ -494,7 +583,9 @@ def test_unbind_and_split_along_stack_dim_give_members() -> None:
     first, rest = lazy.split([1, 2], 1)
     assert first.tensordicts[0] is members[0] and rest.tensordicts[1] is members[2]
     other = lazy.unbind(0)
-    assert len(other) == 3 and all(type(p) is LazyStackedTensorDict and p.stack_dim == 0 for p in other)
+    assert len(other) == 3 and all(
+        type(p) is LazyStackedTensorDict and p.stack_dim == 0 for p in other
+    )
 
 
 def test_iteration_along_first_dim() -> None:
@@ -535,7 +626,10 @@ def test_clone_is_lazy_and_independent() -> None:
     assert type(copy) is LazyStackedTensorDict and copy.tensordicts[0] is not a
     copy.tensordicts[1]["obs"].add_(100)
     assert not torch.equal(copy.tensordicts[1]["obs"], b["obs"])
-    assert [t.shape for t in copy.get("obs", as_list=True)] == [torch.Size([4, 3]), torch.Size([4, 5])]
+    assert [t.shape for t in copy.get("obs", as_list=True)] == [
+        torch.Size([4, 3]),
+        torch.Size([4, 5]),
+    ]
     assert "y" in copy.tensordicts[1].keys()
 
 
@@ -608,7 +702,20 @@ def test_update(source_kind: str) -> None:
     assert all((m["a"] == 7).all() and (m["z"] == 1).all() for m in members)
 
 
-WRITES = [0, 1, slice(1, None), (slice(None), 1), (0, slice(0, 2), 2), ..., (..., 1), torch.tensor([1, 0]), (slice(None), torch.tensor([2, 0])), torch.tensor([True, False]), (slice(None), torch.tensor([True, False, True])), torch.ones(2, 3, dtype=torch.bool)]
+WRITES = [
+    0,
+    1,
+    slice(1, None),
+    (slice(None), 1),
+    (0, slice(0, 2), 2),
+    ...,
+    (..., 1),
+    torch.tensor([1, 0]),
+    (slice(None), torch.tensor([2, 0])),
+    torch.tensor([True, False]),
+    (slice(None), torch.tensor([True, False, True])),
+    torch.ones(2, 3, dtype=torch.bool),
+]
 
 
 @pytest.mark.parametrize("value_kind", ["number", "collection"])
@@ -628,12 +735,20 @@ def test_setitem_matches_dense(d: int, value_kind: str) -> None:
         _assert_matches(tclass.stack(members, d), dense)
 
 
-@pytest.mark.parametrize("index", [(slice(None), 1), torch.tensor([1, 0]), torch.tensor([True, False])], ids=["slice", "tensor", "mask"])
+@pytest.mark.parametrize(
+    "index",
+    [(slice(None), 1), torch.tensor([1, 0]), torch.tensor([True, False])],
+    ids=["slice", "tensor", "mask"],
+)
 def test_setitem_mapping_matches_dense(index: Any) -> None:
     members = _members()
     dense = tclass.stack([m.clone() for m in members])
     shape = dense[index].batch_size
-    value = {"a": torch.full(shape, -1.0), "b": torch.zeros(*shape, 2, dtype=torch.int64), "n": {"c": torch.full(shape, 5.0)}}
+    value = {
+        "a": torch.full(shape, -1.0),
+        "b": torch.zeros(*shape, 2, dtype=torch.int64),
+        "n": {"c": torch.full(shape, 5.0)},
+    }
     dense[index] = value
     tclass.lazy_stack(members)[index] = value
     _assert_matches(tclass.stack(members), dense)
@@ -646,7 +761,9 @@ def test_setitem_heterogeneous_members() -> None:
     assert (a["obs"][1] == 7).all() and (b["obs"][1] == 7).all() and b["y"][1] == 7
     lazy[torch.tensor([False, True])] = 0
     assert not b["obs"].any() and a["obs"][0].any()
-    lazy[1, 2:] = TensorDict(obs=torch.full((2, 5), 9.0), x=torch.full((2,), 9.0), y=torch.zeros(2), batch_size=[2])
+    lazy[1, 2:] = TensorDict(
+        obs=torch.full((2, 5), 9.0), x=torch.full((2,), 9.0), y=torch.zeros(2), batch_size=[2]
+    )
     assert (b["obs"][2:] == 9).all() and not b["obs"][:2].any()
 
 
@@ -698,11 +815,15 @@ def test_contiguous_gives_dense_stack(d: int) -> None:
     assert tclass.dense_stack_tds(lazy, d)["a"].shape == dense["a"].shape
 
 
-@pytest.mark.parametrize("members", [_ragged(), [_ragged()[0], _ragged()[0].exclude("x")]], ids=["shapes", "keys"])
+@pytest.mark.parametrize(
+    "members", [_ragged(), [_ragged()[0], _ragged()[0].exclude("x")]], ids=["shapes", "keys"]
+)
 def test_contiguous_of_heterogeneous_raises(members: list[TensorDict]) -> None:
     lazy = tclass.lazy_stack(members)
     for convert in (lazy.contiguous, lazy.to_tensordict, lambda: tclass.dense_stack_tds(lazy)):
-        with pytest.raises(HeterogeneousEntryError, match="needs the dense stack of this lazy stack"):
+        with pytest.raises(
+            HeterogeneousEntryError, match="needs the dense stack of this lazy stack"
+        ):
             convert()
 
 
@@ -742,7 +863,9 @@ def test_nested_collections_read_as_lazy_stacks() -> None:
     assert type(nested) is LazyStackedTensorDict and nested.batch_size == torch.Size([2, 4])
     assert nested.tensordicts[0] is a["n"] and nested.tensordicts[1] is b["n"]
     assert torch.equal(lazy["n", "u"], torch.stack([a["n", "u"], b["n", "u"]]))
-    with pytest.raises(HeterogeneousEntryError, match=r"entry \('n', 'z'\) has shape \[4, 7\] in member 1"):
+    with pytest.raises(
+        HeterogeneousEntryError, match=r"entry \('n', 'z'\) has shape \[4, 7\] in member 1"
+    ):
         lazy["n", "z"]
     assert lazy.get(("n", "z"), as_padded_tensor=True).shape == torch.Size([2, 4, 7])
 
@@ -774,7 +897,9 @@ def test_tensordict_holding_a_lazy_stack() -> None:
     assert parent["lazy"] is lazy
     assert parent[0]["lazy"] is a
     part = parent[:, 1:3]
-    assert type(part["lazy"]) is LazyStackedTensorDict and part["lazy"].batch_size == torch.Size([2, 2])
+    assert type(part["lazy"]) is LazyStackedTensorDict and part["lazy"].batch_size == torch.Size(
+        [2, 2]
+    )
     assert torch.equal(part["lazy", "x"], torch.stack([a["x"][1:3], b["x"][1:3]]))
     picked = parent[:, torch.tensor([3, 0])]
     assert torch.equal(picked["lazy", "x"], torch.stack([a["x"][[3, 0]], b["x"][[3, 0]]]))
@@ -836,9 +961,15 @@ def test_pickle_round_trip(d: int) -> None:
     a, b = _ragged()
     lazy = tclass.lazy_stack([a, b], d)
     back = pickle.loads(pickle.dumps(lazy))
-    assert type(back) is LazyStackedTensorDict and back.stack_dim == d and back.batch_size == lazy.batch_size
+    assert (
+        type(back) is LazyStackedTensorDict
+        and back.stack_dim == d
+        and back.batch_size == lazy.batch_size
+    )
     assert [list(m.keys()) for m in back.tensordicts] == [list(a.keys()), list(b.keys())]
-    assert all(torch.equal(x, y) for x, y in zip(back.get("obs", as_list=True), [a["obs"], b["obs"]]))
+    assert all(
+        torch.equal(x, y) for x, y in zip(back.get("obs", as_list=True), [a["obs"], b["obs"]])
+    )
 
 
 def test_repr_shows_stack_dim_and_ragged_sizes() -> None:
@@ -913,8 +1044,15 @@ def test_record_operations_keep_the_class() -> None:
     ra, rb = _agent("a"), _agent("b")
     x = tclass.lazy_stack([ra, rb])
     results = [
-        x.clone(), x.apply(lambda v: v * 2), x == x.clone(), x.to(torch.float64), x.to("cpu"),
-        x[torch.tensor([1, 0])], x[:, torch.tensor([0, 2])], x[:, 1:], x.detach(),
+        x.clone(),
+        x.apply(lambda v: v * 2),
+        x == x.clone(),
+        x.to(torch.float64),
+        x.to("cpu"),
+        x[torch.tensor([1, 0])],
+        x[:, torch.tensor([0, 2])],
+        x[:, 1:],
+        x.detach(),
     ]
     for result in results:
         assert type(result) is Agent and type(result._tensordict) is LazyStackedTensorDict

@@ -71,6 +71,7 @@ def filename(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> str | No
 def test_size_constructors(dtype: torch.dtype, shape: tuple[int, ...], tmp_path: Any) -> None:
     fill = True if dtype is torch.bool else 3
     for backed in (False, True):
+
         def name(kind: str) -> str | None:
             return str(tmp_path / f"{kind}.memmap") if backed else None
 
@@ -414,7 +415,9 @@ def test_from_filename_modes(tmp_path: pathlib.Path) -> None:
     before = _file_state(path)
 
     default = MemoryMappedTensor.from_filename(path, torch.int32, [4])
-    assert default.filename == str(path) and torch.equal(default, torch.arange(4, dtype=torch.int32))
+    assert default.filename == str(path) and torch.equal(
+        default, torch.arange(4, dtype=torch.int32)
+    )
     del default
     assert _file_state(path) == before  # opening (and closing) changes nothing
 
@@ -719,7 +722,10 @@ def test_child_process_writes_are_visible(tmp_path: pathlib.Path) -> None:
     anon = MemoryMappedTensor.zeros(4)
     anon2d = MemoryMappedTensor.zeros(2, 3)
     tensors: dict[str, Any] = {
-        "file": backed[:2], "anon": anon, "anon_col": anon2d[:, 1], "file_tail": backed[2:]
+        "file": backed[:2],
+        "anon": anon,
+        "anon_col": anon2d[:, 1],
+        "file_tail": backed[2:],
     }
     queue, done = ctx.Queue(), ctx.Event()
     child = ctx.Process(target=_child, args=(tensors, queue, done))

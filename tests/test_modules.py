@@ -49,7 +49,10 @@ def _ids(module: nn.Module) -> dict[str, int]:
 
 
 def _flat(params: Any) -> dict[str, torch.Tensor]:
-    return {key if isinstance(key, str) else ".".join(key): value for key, value in params.items(True, True)}
+    return {
+        key if isinstance(key, str) else ".".join(key): value
+        for key, value in params.items(True, True)
+    }
 
 
 # --- from_module ---------------------------------------------------------------------------
@@ -234,7 +237,10 @@ def test_inplace_copies_into_the_modules_tensors_and_restores_their_values() -> 
         assert linear.weight is weight and bool((weight == 0).all())
         assert torch.equal(previous["weight"], original)
     assert linear.weight is weight and torch.equal(weight, original)
-    assert TensorDict({"weight": torch.ones(4, 3)}).to_module(linear, inplace=True, return_swap=False) is None
+    assert (
+        TensorDict({"weight": torch.ones(4, 3)}).to_module(linear, inplace=True, return_swap=False)
+        is None
+    )
     assert bool((linear.weight == 1).all())
 
 
@@ -265,14 +271,26 @@ def _assert_refused(module: nn.Module, params: Any, error: type[Exception], matc
 def test_unknown_key_names_it_and_the_modules_names() -> None:
     params = TensorDict.from_module(_net()).clone()
     params["head", "wieght"] = torch.zeros(2, 4)
-    _assert_refused(_net(), params, KeyError, r"'head.wieght' is not a parameter, buffer or submodule of Linear \(it has: weight, bias\)")
-    _assert_refused(nn.Linear(2, 2), TensorDict({"x": {"w": torch.zeros(1)}}), KeyError, "'x' is not a submodule")
+    _assert_refused(
+        _net(),
+        params,
+        KeyError,
+        r"'head.wieght' is not a parameter, buffer or submodule of Linear \(it has: weight, bias\)",
+    )
+    _assert_refused(
+        nn.Linear(2, 2),
+        TensorDict({"x": {"w": torch.zeros(1)}}),
+        KeyError,
+        "'x' is not a submodule",
+    )
 
 
 def test_shape_mismatch_names_both_shapes_and_changes_nothing() -> None:
     params = TensorDict.from_module(_net()).clone()
     params["head", "bias"] = torch.zeros(3)  # head.weight, visited first, would fit
-    _assert_refused(_net(), params, ValueError, r"'head.bias' has shape \[3\].*Linear has shape \[2\]")
+    _assert_refused(
+        _net(), params, ValueError, r"'head.bias' has shape \[3\].*Linear has shape \[2\]"
+    )
 
 
 def test_a_stack_outside_vmap_suggests_vmap() -> None:
@@ -282,8 +300,12 @@ def test_a_stack_outside_vmap_suggests_vmap() -> None:
 
 def test_structure_mismatches() -> None:
     net = _net()
-    _assert_refused(net, TensorDict({"head": torch.zeros(2)}), TypeError, "'head' is a submodule \\(Linear\\)")
-    _assert_refused(net, TensorDict({"scale": {"x": torch.zeros(1)}}), TypeError, "'scale' is a tensor of Net")
+    _assert_refused(
+        net, TensorDict({"head": torch.zeros(2)}), TypeError, "'head' is a submodule \\(Linear\\)"
+    )
+    _assert_refused(
+        net, TensorDict({"scale": {"x": torch.zeros(1)}}), TypeError, "'scale' is a tensor of Net"
+    )
     with_value = TensorDict({"scale": NonTensorData("two")})
     _assert_refused(net, with_value, TypeError, "'scale' holds a Python value")
     with pytest.raises(TypeError, match="expects a torch.nn.Module"):
@@ -414,9 +436,15 @@ def test_layouts_match_the_peer() -> None:
 def test_from_modules_errors_name_the_module_and_key() -> None:
     with pytest.raises(errors.StackError, match="at least one module"):
         TensorDict.from_modules()
-    with pytest.raises(RuntimeError, match=r"'weight' is float32\[5, 3\] on cpu in module 1 \(Linear\) but float32\[4, 3\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"'weight' is float32\[5, 3\] on cpu in module 1 \(Linear\) but float32\[4, 3\]",
+    ):
         TensorDict.from_modules(nn.Linear(3, 4), nn.Linear(3, 5))
-    with pytest.raises(ValueError, match=r"module 1 \(Sequential\).*missing \['bias', 'weight'\], extra \['0.bias', '0.weight'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"module 1 \(Sequential\).*missing \['bias', 'weight'\], extra \['0.bias', '0.weight'\]",
+    ):
         TensorDict.from_modules(nn.Linear(3, 4), nn.Sequential(nn.Linear(3, 4)))
     with pytest.raises(errors.StackError, match=r"float64\[2, 2\] on cpu in module 1"):
         TensorDict.from_modules(nn.Linear(2, 2), nn.Linear(2, 2).double())

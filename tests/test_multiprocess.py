@@ -37,7 +37,11 @@ class Frame(TensorClass):
 
 def _huge(folder: Path) -> Frame:
     """A 1 GiB memory-mapped record: one row expanded, then sparse files."""
-    row = Frame(torch.zeros(1, 1024, 1024, dtype=torch.uint8), torch.zeros(1, dtype=torch.int64), batch_size=[1])
+    row = Frame(
+        torch.zeros(1, 1024, 1024, dtype=torch.uint8),
+        torch.zeros(1, dtype=torch.int64),
+        batch_size=[1],
+    )
     return row.expand(1024).memmap_like(folder / "huge")
 
 
@@ -52,14 +56,22 @@ def test_pickling_a_gigabyte_record_sends_only_references(tmp_path: Path) -> Non
         payload = pickle.dumps(obj)
         assert len(payload) < 4096, len(payload)
     back = pickle.loads(pickle.dumps(record))
-    assert type(back) is Frame and back.pixels.filename == record.pixels.filename and back.source == "camera"
-    assert os.stat(record.pixels.filename).st_blocks * 512 < 1 << 20  # still sparse: nothing was written
+    assert (
+        type(back) is Frame
+        and back.pixels.filename == record.pixels.filename
+        and back.source == "camera"
+    )
+    assert (
+        os.stat(record.pixels.filename).st_blocks * 512 < 1 << 20
+    )  # still sparse: nothing was written
 
 
 def _write_rows(payload: bytes, report: Any) -> None:
     record = pickle.loads(payload)
     record.pixels[3] = 7
-    record[1000:1002] = Frame(torch.full((2, 1024, 1024), 9, dtype=torch.uint8), torch.tensor([5, 6]), batch_size=[2])
+    record[1000:1002] = Frame(
+        torch.full((2, 1024, 1024), 9, dtype=torch.uint8), torch.tensor([5, 6]), batch_size=[2]
+    )
     report.put((type(record).__name__, record.pixels.filename, record.label.filename))
 
 
@@ -76,7 +88,9 @@ def test_unpickled_in_another_process_it_maps_the_same_files(tmp_path: Path) -> 
 
 
 def test_a_reference_to_a_missing_or_resized_file_fails_clearly(tmp_path: Path) -> None:
-    record = TensorDict({"x": torch.arange(10.0), "y": torch.zeros(10, 4)}, [10]).memmap(tmp_path / "r")
+    record = TensorDict({"x": torch.arange(10.0), "y": torch.zeros(10, 4)}, [10]).memmap(
+        tmp_path / "r"
+    )
     payload = pickle.dumps(record)
     y_file = Path(record["y"].filename)
     y_file.write_bytes(b"\0" * 8)  # resized under the record
@@ -104,8 +118,12 @@ def _fill_from_queue(inbox: Any, done: Any) -> None:
 
 
 def test_shared_records_cross_queues_and_writes_come_back() -> None:
-    td = TensorDict({"a": torch.zeros(4), "nested": {"b": torch.zeros(4, 2, dtype=torch.int32)}}, [4]).share_memory_()
-    frame = Frame(torch.zeros(4, 8, 8, dtype=torch.uint8), torch.zeros(4, dtype=torch.int64), batch_size=[4])
+    td = TensorDict(
+        {"a": torch.zeros(4), "nested": {"b": torch.zeros(4, 2, dtype=torch.int32)}}, [4]
+    ).share_memory_()
+    frame = Frame(
+        torch.zeros(4, 8, 8, dtype=torch.uint8), torch.zeros(4, dtype=torch.int64), batch_size=[4]
+    )
     frame.share_memory_()
     inbox, done = SPAWN.Queue(), SPAWN.SimpleQueue()
     child = SPAWN.Process(target=_fill_from_queue, args=(inbox, done))
@@ -134,7 +152,9 @@ def test_dataloader_workers_return_records_of_the_class(tmp_path: Path) -> None:
                         generator=torch.Generator().manual_seed(0))  # fmt: skip
     seen = []
     for batch in loader:
-        assert type(batch) is Frame and batch.batch_size == torch.Size([8]) and batch.source == "disk"
+        assert (
+            type(batch) is Frame and batch.batch_size == torch.Size([8]) and batch.source == "disk"
+        )
         assert not batch.is_memmap()  # rows were read into fresh memory and shared back
         assert torch.equal(batch.pixels[:, 0, 0].long(), batch.label)
         seen += batch.label.tolist()
@@ -154,10 +174,14 @@ def _write_every_other_row(record: TensorDict, start: int, go: Any) -> None:
 
 def test_two_processes_write_disjoint_rows_at_once(tmp_path: Path) -> None:
     rows = 4096
-    record = TensorDict({"x": torch.zeros(1, 300), "y": torch.zeros(1, dtype=torch.int64)}, [1]).expand(rows)
+    record = TensorDict(
+        {"x": torch.zeros(1, 300), "y": torch.zeros(1, dtype=torch.int64)}, [1]
+    ).expand(rows)
     record = record.memmap_like(tmp_path / "shared")
     go = SPAWN.Event()
-    writers = [SPAWN.Process(target=_write_every_other_row, args=(record, start, go)) for start in (0, 1)]
+    writers = [
+        SPAWN.Process(target=_write_every_other_row, args=(record, start, go)) for start in (0, 1)
+    ]
     for writer in writers:
         writer.start()
     go.set()
@@ -188,7 +212,11 @@ def _rpc_worker(rank: int, port: int, folder: str, report: Any) -> None:
         rpc.init_rpc(f"worker{rank}", rank=rank, world_size=2, rpc_backend_options=options)
     if rank == 0:
         rows = 40
-        blank = Frame(torch.zeros(1, 64, 64, 3, dtype=torch.uint8), torch.zeros(1, dtype=torch.int64), batch_size=[1])
+        blank = Frame(
+            torch.zeros(1, 64, 64, 3, dtype=torch.uint8),
+            torch.zeros(1, dtype=torch.int64),
+            batch_size=[1],
+        )
         record = blank.expand(rows).memmap_like(os.path.join(folder, "images"))
         index = [4, 5, 6, 7, rows - 2]
         out = rpc.rpc_sync("worker1", fill_ones, args=(record, index))
@@ -205,7 +233,10 @@ def test_rpc_passes_a_memory_mapped_record_by_reference(tmp_path: Path) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     report = SPAWN.SimpleQueue()
-    workers = [SPAWN.Process(target=_rpc_worker, args=(rank, port, str(tmp_path), report)) for rank in (0, 1)]
+    workers = [
+        SPAWN.Process(target=_rpc_worker, args=(rank, port, str(tmp_path), report))
+        for rank in (0, 1)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -54,7 +54,8 @@ class TestNonTensorData:
         assert NonTensorData("x", [2], device="cpu").device == torch.device("cpu")
 
     @pytest.mark.parametrize(
-        "value", [torch.zeros(2), torch.tensor(1.0), TensorDict({}, [2]), NonTensorData("x")],
+        "value",
+        [torch.zeros(2), torch.tensor(1.0), TensorDict({}, [2]), NonTensorData("x")],
         ids=["tensor", "scalar-tensor", "tensordict", "node"],
     )
     def test_refuses_tensors_and_collections(self, value: Any) -> None:
@@ -120,7 +121,10 @@ class TestNonTensorData:
         assert back.batch_size == torch.Size([2, 1]) and back.device == torch.device("cpu")
 
     def test_repr(self) -> None:
-        assert repr(NonTensorData("cat", [4])) == "NonTensorData(data='cat', batch_size=[4], device=None)"
+        assert (
+            repr(NonTensorData("cat", [4]))
+            == "NonTensorData(data='cat', batch_size=[4], device=None)"
+        )
 
     def test_to_device_records_it(self) -> None:
         node = NonTensorData("x", [2])
@@ -239,7 +243,9 @@ class TestNonTensorStack:
 
     def test_chunk_and_flatten(self) -> None:
         s = _stack((4, 3))
-        assert [p.tolist() for p in s.chunk(2)] == [p.tolist() for p in np.array_split(_objects((4, 3)), 2)]
+        assert [p.tolist() for p in s.chunk(2)] == [
+            p.tolist() for p in np.array_split(_objects((4, 3)), 2)
+        ]
         assert s.flatten().tolist() == _objects((12,)).tolist()
         assert s.unflatten(1, (3, 1)).tolist() == _objects((4, 3, 1)).tolist()
 
@@ -294,7 +300,9 @@ class TestJoinNodes:
     @pytest.mark.parametrize("join", [torch.stack, tclass.stack])
     def test_stack_equal_data_stays_data(self, join: Any) -> None:
         got = join([NonTensorData("a", [2]), NonTensorData("a", [2])])
-        assert type(got) is NonTensorData and got.data == "a" and got.batch_size == torch.Size([2, 2])
+        assert (
+            type(got) is NonTensorData and got.data == "a" and got.batch_size == torch.Size([2, 2])
+        )
 
     @pytest.mark.parametrize("join", [torch.stack, tclass.stack])
     def test_stack_different_data_gives_stack(self, join: Any) -> None:
@@ -315,14 +323,19 @@ class TestJoinNodes:
 
 
 def _td(value: Any, batch: tuple[int, ...] = (2, 3)) -> TensorDict:
-    return TensorDict({"x": torch.arange(math.prod(batch)).reshape(batch), "e": NonTensorData(value, batch)}, batch)
+    return TensorDict(
+        {"x": torch.arange(math.prod(batch)).reshape(batch), "e": NonTensorData(value, batch)},
+        batch,
+    )
 
 
 class TestInTensorDict:
     def test_index(self) -> None:
         td = _td("a")
         assert type(td[0]["e"]) is NonTensorData and td[0]["e"].data == "a"
-        assert td[0]["e"].batch_size == torch.Size([3]) and td[1, 2]["e"].batch_size == torch.Size([])
+        assert td[0]["e"].batch_size == torch.Size([3]) and td[1, 2]["e"].batch_size == torch.Size(
+            []
+        )
         assert td[:, [0, 2]]["e"].batch_size == torch.Size([2, 2])
 
     def test_reshape(self) -> None:
@@ -335,7 +348,9 @@ class TestInTensorDict:
         got = torch.stack([_td("a"), _td("b")], dim)
         node = got["e"]
         assert type(node) is NonTensorStack and node.batch_size == got.batch_size
-        expected = np.stack([np.full((2, 3), "a", dtype=object), np.full((2, 3), "b", dtype=object)], dim)
+        expected = np.stack(
+            [np.full((2, 3), "a", dtype=object), np.full((2, 3), "b", dtype=object)], dim
+        )
         assert node.tolist() == expected.tolist()
         assert torch.equal(got["x"], torch.stack([_td("a")["x"], _td("b")["x"]], dim))
 

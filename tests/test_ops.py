@@ -128,7 +128,9 @@ def test_stack_examples() -> None:
 def test_stack_batch_sizes_differ() -> None:
     a, b, c = _td([2, 3]), _td([2, 3]), _td([3, 3])
     for stack in STACKS:
-        with pytest.raises(StackError, match=r"stack: member 2 has batch size \[3, 3\] but member 0 has \[2, 3\]") as info:
+        with pytest.raises(
+            StackError, match=r"stack: member 2 has batch size \[3, 3\] but member 0 has \[2, 3\]"
+        ) as info:
             stack([a, b, c])
         assert isinstance(info.value, ValueError)
         assert isinstance(info.value, RuntimeError)
@@ -138,7 +140,10 @@ def test_stack_batch_sizes_differ() -> None:
 def test_stack_keys_differ() -> None:
     a = _td()
     missing = a.exclude("b")
-    with pytest.raises(StackError, match=r"stack: member 1 has different keys from member 0 \(missing: \['b'\], extra: \[\]\)") as info:
+    with pytest.raises(
+        StackError,
+        match=r"stack: member 1 has different keys from member 0 \(missing: \['b'\], extra: \[\]\)",
+    ) as info:
         tclass.stack([a, missing])
     assert "lazy_stack" in str(info.value)
     extra = a.clone()
@@ -157,12 +162,17 @@ def test_stack_entry_shapes_differ() -> None:
     a = _td()
     b = a.clone()
     b["a"] = make_values([2, 3, 5])
-    with pytest.raises(StackError, match=r"stack: entry 'a' has shape \[2, 3, 5\] in member 1 but \[2, 3, 4\] in member 0") as info:
+    with pytest.raises(
+        StackError,
+        match=r"stack: entry 'a' has shape \[2, 3, 5\] in member 1 but \[2, 3, 4\] in member 0",
+    ) as info:
         tclass.stack([a, b])
     assert "lazy_stack" in str(info.value)
     c = a.clone()
     c["n"] = TensorDict({"c": make_values([2, 3, 5, 3])}, [2, 3, 5])
-    with pytest.raises(StackError, match=r"entry \('n', 'c'\) has shape \[2, 3, 5, 3\] in member 1"):
+    with pytest.raises(
+        StackError, match=r"entry \('n', 'c'\) has shape \[2, 3, 5, 3\] in member 1"
+    ):
         torch.stack([a, c])
     d = a.clone()
     d["n"] = TensorDict({"c": make_values([2, 3, 4, 2])}, [2, 3, 4])  # nested batch differs
@@ -204,7 +214,9 @@ def test_empty_and_mixed_members(join: Any) -> None:
     sub = Sub(a, a.batch_size)
     with pytest.raises(StackError, match=f"{name}: member 1 is a Sub but member 0 is a TensorDict"):
         join([a, sub])
-    with pytest.raises(StackError, match=f"{name}: member 2 is a Tensor but member 0 is a TensorDict"):
+    with pytest.raises(
+        StackError, match=f"{name}: member 2 is a Tensor but member 0 is a TensorDict"
+    ):
         join([a, a, torch.zeros(2, 3)])
     with pytest.raises(StackError, match="member 1 is a TensorDict but member 0 is a Tensor"):
         join([torch.zeros(2, 3), a])
@@ -296,13 +308,18 @@ def test_cat_examples_and_errors() -> None:
     assert out["n"].batch_size == torch.Size([2, 4, 5])
     assert torch.equal(out["a"][:, 3], b["a"][:, 0])
     for cat in CATS:
-        with pytest.raises(StackError, match=r"cat: member 1 has batch size \[2, 1\], incompatible with member 0's \[2, 3\] outside dim 0") as info:
+        with pytest.raises(
+            StackError,
+            match=r"cat: member 1 has batch size \[2, 1\], incompatible with member 0's \[2, 3\] outside dim 0",
+        ) as info:
             cat([a, b], 0)
         assert isinstance(info.value, ValueError)
     with pytest.raises(StackError, match=r"member 1 has batch size \[2\]"):
         tclass.cat([a, TensorDict({"a": torch.zeros(2, 4)}, [2])])
     scalar = TensorDict({"x": torch.tensor(1.0)}, [])
-    with pytest.raises(StackError, match="cat: collections with no batch dims cannot be concatenated; use stack"):
+    with pytest.raises(
+        StackError, match="cat: collections with no batch dims cannot be concatenated; use stack"
+    ):
         tclass.cat([scalar, scalar])
     with pytest.raises(DimError, match="cat: dim 2 is out of range for 2 batch dim"):
         tclass.cat([a, a], 2)
@@ -310,7 +327,10 @@ def test_cat_examples_and_errors() -> None:
         tclass.cat([a, a.exclude("b")])
     c = a.clone()
     c["a"] = make_values([2, 3, 7])
-    with pytest.raises(StackError, match=r"cat: entry 'a' has shape \[2, 3, 7\] in member 1 but \[2, 3, 4\] in member 0"):
+    with pytest.raises(
+        StackError,
+        match=r"cat: entry 'a' has shape \[2, 3, 7\] in member 1 but \[2, 3, 4\] in member 0",
+    ):
         tclass.cat([a, c], 1)
 
 

@@ -213,7 +213,9 @@ def test_pad_per_element_values_crop() -> None:
 
 
 def test_pad_per_element_values_in_two_dims() -> None:
-    stack = tclass.stack([NonTensorStack.from_list(["a", "b"]), NonTensorStack.from_list(["c", "d"])])
+    stack = tclass.stack(
+        [NonTensorStack.from_list(["a", "b"]), NonTensorStack.from_list(["c", "d"])]
+    )
     td = TensorDict({"name": stack}, [2, 2])
     out = pad(td, [0, 1, 1, 0])
     assert out["name"].tolist() == [[None, "a", "b"], [None, "c", "d"], [None, None, None]]
@@ -282,7 +284,9 @@ def test_pad_then_crop_gives_back_the_input(batch: list[int], data: st.DataObjec
     td = TensorDict({"a": _values(*batch, 2)}, batch)
     pairs = data.draw(st.lists(st.integers(0, 2), min_size=2 * len(batch), max_size=2 * len(batch)))
     out = pad(td, pairs, value=-1.0)
-    assert out.batch_size == torch.Size([b + pairs[2 * i] + pairs[2 * i + 1] for i, b in enumerate(batch)])
+    assert out.batch_size == torch.Size(
+        [b + pairs[2 * i] + pairs[2 * i + 1] for i, b in enumerate(batch)]
+    )
     assert (out["a"] == -1).sum() == out["a"].numel() - td["a"].numel()
     back = pad(out, [-p for p in pairs])
     assert torch.equal(back["a"], td["a"])
@@ -292,7 +296,11 @@ def test_pad_then_crop_gives_back_the_input(batch: list[int], data: st.DataObjec
 @pytest.mark.parametrize("amounts", [[1, 2], [0, 0, 1, 1], [-1, 1, 2, -1], [2, -3]])
 def test_pad_matches_the_peer_on_tensors(amounts: list[int]) -> None:
     peer = _peer()
-    source = {"a": _values(4, 3, 2), "b": torch.arange(12).reshape(4, 3), "n": {"c": _values(4, 3, 5)}}
+    source = {
+        "a": _values(4, 3, 2),
+        "b": torch.arange(12).reshape(4, 3),
+        "n": {"c": _values(4, 3, 5)},
+    }
     ours = pad(TensorDict(source, [4, 3]), amounts, value=3.0)
     theirs = _quiet(peer.pad, peer.TensorDict(source, [4, 3]), amounts, value=3.0)
     assert ours.batch_size == theirs.batch_size
@@ -384,13 +392,14 @@ def test_pad_sequence_first_of_two_batch_dims() -> None:
     members = [TensorDict({"a": _values(n, 2)}, [n, 2]) for n in (3, 1)]
     out = pad_sequence(members, return_mask=True)
     assert out.batch_size == torch.Size([2, 3, 2])
-    assert out["masks", "a"].tolist() == [[[True, True]] * 3, [[True, True], [False, False], [False, False]]]
+    assert out["masks", "a"].tolist() == [
+        [[True, True]] * 3,
+        [[True, True], [False, False], [False, False]],
+    ]
 
 
 def test_pad_sequence_nested_collection_with_extra_batch_dims() -> None:
-    members = [
-        TensorDict({"n": TensorDict({"z": _values(n, 4, 2)}, [n, 4])}, [n]) for n in (2, 1)
-    ]
+    members = [TensorDict({"n": TensorDict({"z": _values(n, 4, 2)}, [n, 4])}, [n]) for n in (2, 1)]
     out = pad_sequence(members, return_mask=True)
     assert out["n"].batch_size == torch.Size([2, 2, 4])
     assert torch.equal(out["n", "z"][1, 0], members[1]["n", "z"][0])
@@ -414,7 +423,10 @@ def test_pad_sequence_single_member_is_a_stack_of_one() -> None:
 
 
 def test_pad_sequence_promotes_dtypes_like_stack() -> None:
-    members = [TensorDict({"a": torch.tensor([1, 2])}, [2]), TensorDict({"a": torch.tensor([0.5])}, [1])]
+    members = [
+        TensorDict({"a": torch.tensor([1, 2])}, [2]),
+        TensorDict({"a": torch.tensor([0.5])}, [1]),
+    ]
     out = pad_sequence(members)
     assert out["a"].dtype == torch.float32
     assert out["a"].tolist() == [[1.0, 2.0], [0.5, 0.0]]
@@ -468,7 +480,8 @@ def test_pad_sequence_different_values_go_at_valid_positions(side: str) -> None:
 
 def test_pad_sequence_feature_dim_stacks_python_values_like_stack() -> None:
     members = [
-        TensorDict({"a": _values(2, n), "s": NonTensorData(s, [2])}, [2]) for n, s in ((1, "u"), (3, "u"))
+        TensorDict({"a": _values(2, n), "s": NonTensorData(s, [2])}, [2])
+        for n, s in ((1, "u"), (3, "u"))
     ]
     shared = pad_sequence(members, pad_dim=1)
     assert type(shared["s"]) is NonTensorData and shared["s"].batch_size == torch.Size([2, 2])
@@ -531,7 +544,10 @@ def test_pad_sequence_feature_dim_leaf_without_that_dim_raises() -> None:
 
 def test_pad_sequence_feature_dim_needs_equal_batch_sizes() -> None:
     members = [TensorDict({"a": _values(b, 2)}, [b]) for b in (2, 3)]
-    with pytest.raises(StackError, match=r"member 1 has batch size \[3\] but member 0 has \[2\]; pad_dim 1 is not a batch dim"):
+    with pytest.raises(
+        StackError,
+        match=r"member 1 has batch size \[3\] but member 0 has \[2\]; pad_dim 1 is not a batch dim",
+    ):
         pad_sequence(members, pad_dim=1)
 
 
@@ -575,7 +591,9 @@ def test_pad_sequence_records_along_a_second_batch_dim_with_per_row_values() -> 
 
 def test_pad_sequence_nested_records_keep_their_class() -> None:
     members = [
-        Nested(obs=_values(n, 2), inner=Inner(x=_values(n, start=7), batch_size=[n]), batch_size=[n])
+        Nested(
+            obs=_values(n, 2), inner=Inner(x=_values(n, start=7), batch_size=[n]), batch_size=[n]
+        )
         for n in (1, 2)
     ]
     padded, masks = pad_sequence(members, return_mask="ignored for records")
@@ -631,14 +649,19 @@ def test_pad_sequence_mixed_types_raise() -> None:
     nested = Nested(obs=_values(1, 2), inner=Inner(x=_values(1), batch_size=[1]), batch_size=[1])
     with pytest.raises(StackError, match="member 1 is a Nested but member 0 is a Episode"):
         pad_sequence([_episode(1), nested])
-    with pytest.raises(StackError, match="expects TensorDicts or tensorclass records, got a Tensor"):
+    with pytest.raises(
+        StackError, match="expects TensorDicts or tensorclass records, got a Tensor"
+    ):
         pad_sequence([torch.zeros(2)])  # type: ignore[type-var]
 
 
 def test_pad_sequence_different_keys_name_the_first_difference() -> None:
     a = TensorDict({"x": _values(1), "y": _values(1)}, [1])
     b = TensorDict({"x": _values(2), "z": _values(2)}, [2])
-    with pytest.raises(StackError, match=r"member 1 has different keys from member 0: 'y' is missing \(missing: \['y'\], extra: \['z'\]\)"):
+    with pytest.raises(
+        StackError,
+        match=r"member 1 has different keys from member 0: 'y' is missing \(missing: \['y'\], extra: \['z'\]\)",
+    ):
         pad_sequence([a, b])
     c = TensorDict({"x": _values(2), "y": _values(2), "w": _values(2)}, [2])
     with pytest.raises(StackError, match=r"member 1 .* 'w' is extra"):
@@ -655,9 +678,14 @@ def test_pad_sequence_nested_key_mismatch_names_the_level() -> None:
 def test_pad_sequence_batch_sizes_differing_outside_pad_dim_raise() -> None:
     a = TensorDict({"x": _values(2, 3)}, [2, 3])
     b = TensorDict({"x": _values(4, 5)}, [4, 5])
-    with pytest.raises(StackError, match=r"member 1 has batch size \[4, 5\] but member 0 has \[2, 3\]; batch sizes may differ only at pad_dim 0"):
+    with pytest.raises(
+        StackError,
+        match=r"member 1 has batch size \[4, 5\] but member 0 has \[2, 3\]; batch sizes may differ only at pad_dim 0",
+    ):
         pad_sequence([a, b])
-    with pytest.raises(StackError, match=r"member 1 has batch size \[4\] but member 0 has \[2, 3\]"):
+    with pytest.raises(
+        StackError, match=r"member 1 has batch size \[4\] but member 0 has \[2, 3\]"
+    ):
         pad_sequence([a, TensorDict({"x": _values(4)}, [4])])
 
 
@@ -669,7 +697,10 @@ def test_pad_sequence_batch_sizes_differing_outside_pad_dim_raise() -> None:
 def test_pad_sequence_feature_shapes_must_match(other: torch.Tensor) -> None:
     a = TensorDict({"x": _values(1, 3)}, [1])
     b = TensorDict({"x": other}, [2])
-    with pytest.raises(StackError, match=r"entry 'x' has shape \[2.*\] in member 1 but \[1, 3\] in member 0; shapes may differ only at pad_dim 0"):
+    with pytest.raises(
+        StackError,
+        match=r"entry 'x' has shape \[2.*\] in member 1 but \[1, 3\] in member 0; shapes may differ only at pad_dim 0",
+    ):
         pad_sequence([a, b])
 
 
@@ -693,24 +724,36 @@ def test_pad_sequence_feature_shape_mismatch_with_a_zero_dim() -> None:
 def test_pad_sequence_tensor_against_collection_raises() -> None:
     a = TensorDict({"x": _values(1)}, [1])
     b = TensorDict({"x": TensorDict({}, [2])}, [2])
-    with pytest.raises(StackError, match="entry 'x' is a tensor in member 0 but a TensorDict in member 1"):
+    with pytest.raises(
+        StackError, match="entry 'x' is a tensor in member 0 but a TensorDict in member 1"
+    ):
         pad_sequence([a, b])
-    with pytest.raises(StackError, match="entry 'x' is a TensorDict in member 0 but a Tensor in member 1"):
+    with pytest.raises(
+        StackError, match="entry 'x' is a TensorDict in member 0 but a Tensor in member 1"
+    ):
         pad_sequence([b, a])
 
 
 def test_pad_sequence_python_value_against_tensor_raises() -> None:
     a = TensorDict({"s": NonTensorData("a", [1])}, [1])
     b = TensorDict({"s": _values(2)}, [2])
-    with pytest.raises(StackError, match="entry 's' holds a Python value in member 0 but a Tensor in member 1"):
+    with pytest.raises(
+        StackError, match="entry 's' holds a Python value in member 0 but a Tensor in member 1"
+    ):
         pad_sequence([a, b])
 
 
 def test_pad_sequence_devices_differing_raise() -> None:
-    members = [TensorDict({"a": _values(1)}, [1], device="cpu"), TensorDict({"a": _values(2)}, [2], device="meta")]
+    members = [
+        TensorDict({"a": _values(1)}, [1], device="cpu"),
+        TensorDict({"a": _values(2)}, [2], device="meta"),
+    ]
     with pytest.raises(StackError, match="member 1 is on meta but an earlier member is on cpu"):
         pad_sequence(members)
-    loose = [TensorDict({"a": _values(1)}, [1]), TensorDict({"a": torch.zeros(2, device="meta")}, [2])]
+    loose = [
+        TensorDict({"a": _values(1)}, [1]),
+        TensorDict({"a": torch.zeros(2, device="meta")}, [2]),
+    ]
     with pytest.raises(StackError, match="entry 'a' is on meta in member 1 but on cpu in member 0"):
         pad_sequence(loose)
 
@@ -733,12 +776,19 @@ def test_pad_sequence_bad_arguments_raise() -> None:
 def test_pad_sequence_matches_the_peer_along_a_batch_dim(side: str) -> None:
     peer = _peer()
     sources: list[dict[str, Any]] = [
-        {"x": _values(n, 2, start=n), "y": torch.arange(n), "n": {"z": _values(n, 3)}} for n in (2, 5, 1)
+        {"x": _values(n, 2, start=n), "y": torch.arange(n), "n": {"z": _values(n, 3)}}
+        for n in (2, 5, 1)
     ]
-    ours = pad_sequence([TensorDict(s, [len(s["y"])]) for s in sources], padding_value=-2,
-                        return_mask=True, padding_side=side)
+    ours = pad_sequence(
+        [TensorDict(s, [len(s["y"])]) for s in sources],
+        padding_value=-2,
+        return_mask=True,
+        padding_side=side,
+    )
     members = [peer.TensorDict(s, [len(s["y"])]) for s in sources]
-    theirs = _quiet(peer.pad_sequence, members, padding_value=-2, return_mask=True, padding_side=side)
+    theirs = _quiet(
+        peer.pad_sequence, members, padding_value=-2, return_mask=True, padding_side=side
+    )
     assert ours.batch_size == theirs.batch_size
     for key in ["x", "y", ("n", "z"), ("masks", "x"), ("masks", "y"), ("masks", "n", "z")]:
         assert torch.equal(ours[key], theirs[key]), key

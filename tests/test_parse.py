@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Optional
 
 import pytest
 import torch
@@ -28,7 +27,7 @@ class Rec(TensorClass):
     obs: torch.Tensor
     inner: Inner
     env: str = "pong"
-    extra: Optional[torch.Tensor] = None
+    extra: torch.Tensor | None = None
 
 
 def _same_layout(parsed: TensorDict, source: TensorDict) -> None:
@@ -52,7 +51,9 @@ class TestParse:
     def test_many_lines_every_dtype_code(self) -> None:
         dtypes = [torch.float16, torch.bfloat16, torch.float64, torch.complex64, torch.bool, torch.uint8,
                   torch.int8, torch.int32, torch.uint16, torch.float8_e5m2, torch.float8_e4m3fn]  # fmt: skip
-        td = TensorDict({f"k{i}": torch.zeros(2, i, dtype=dtype) for i, dtype in enumerate(dtypes)}, [2])
+        td = TensorDict(
+            {f"k{i}": torch.zeros(2, i, dtype=dtype) for i, dtype in enumerate(dtypes)}, [2]
+        )
         assert "\n" in repr(td)
         _same_layout(parse_tensor_dict_string(repr(td)), td)
 
@@ -70,7 +71,14 @@ class TestParse:
         assert parsed["m"].device.type == "meta" and parsed["a"].device.type == "cpu"
 
     def test_python_values_get_empty_values(self) -> None:
-        td = TensorDict({"s": NonTensorData("x", [2]), "n": NonTensorData(3, [2]), "d": NonTensorData({"k": 1}, [2])}, [2])
+        td = TensorDict(
+            {
+                "s": NonTensorData("x", [2]),
+                "n": NonTensorData(3, [2]),
+                "d": NonTensorData({"k": 1}, [2]),
+            },
+            [2],
+        )
         parsed = parse_tensor_dict_string(repr(td))
         assert parsed["s"].data == "" and parsed["n"].data == 0 and parsed["d"].data == {}
         assert parsed["s"].batch_size == torch.Size([2])
@@ -83,7 +91,9 @@ class TestParse:
         assert "extra" not in parsed.keys() and parsed["env"].data == ""
 
     def test_lazy_stack_repr(self) -> None:
-        stack = tclass.lazy_stack([TensorDict({"a": torch.zeros(2, 5)}, [2]), TensorDict({"a": torch.ones(2, 5)}, [2])])
+        stack = tclass.lazy_stack(
+            [TensorDict({"a": torch.zeros(2, 5)}, [2]), TensorDict({"a": torch.ones(2, 5)}, [2])]
+        )
         parsed = parse_tensor_dict_string(repr(stack))
         assert type(parsed) is TensorDict and parsed.batch_size == torch.Size([2, 2])
         assert parsed["a"].shape == (2, 2, 5)
@@ -107,7 +117,9 @@ class TestParse:
 
     def test_the_peer_parses_ours(self) -> None:
         peer = pytest.importorskip("tensordict")
-        td = TensorDict({"a": torch.zeros(3, 2), "b": TensorDict({"c": torch.zeros(3, 4)}, [3, 4])}, [3])
+        td = TensorDict(
+            {"a": torch.zeros(3, 2), "b": TensorDict({"c": torch.zeros(3, 4)}, [3, 4])}, [3]
+        )
         theirs = peer.parse_tensor_dict_string(repr(td))
         assert theirs.batch_size == td.batch_size and theirs["b"].batch_size == td["b"].batch_size
 
@@ -128,9 +140,18 @@ class TestErrors:
             ("TensorDict(batch_size=[3], fields={a f32[]})", "'key: value'"),
             ("TensorDict(batch_size=[3], fields={a: zz9[2]})", "unknown dtype code 'zz9'"),
             ("TensorDict(batch_size=[3], fields={a: MyObject})", "not a builtin type"),
-            ("TensorDict(batch_size=[3], fields={a: NonTensorStack})", "one Python value per element"),
-            ("LazyStackedTensorDict(batch_size=[2,2], stack_dim=0, fields={a: f32[-1]})", "shapes differ"),
-            ("LazyStackedTensorDict(batch_size=[2,2], stack_dim=0, fields={a: ?[?]})", "dtypes differ"),
+            (
+                "TensorDict(batch_size=[3], fields={a: NonTensorStack})",
+                "one Python value per element",
+            ),
+            (
+                "LazyStackedTensorDict(batch_size=[2,2], stack_dim=0, fields={a: f32[-1]})",
+                "shapes differ",
+            ),
+            (
+                "LazyStackedTensorDict(batch_size=[2,2], stack_dim=0, fields={a: ?[?]})",
+                "dtypes differ",
+            ),
             ("TensorDict(batch_size=[3], device=nowhere, fields={})", "unknown device"),
         ],
     )

@@ -47,102 +47,191 @@ def build(lib: ModuleType, data: dict[str, Any], batch: list[int], device: Any =
 # name -> (data, batch size, device, the peer's repr)
 CASES: dict[str, tuple[dict[str, Any], list[int], Any, str]] = {
     "basic": (
-        {"a": z(4, 3), "b": {"c": z(4, dtype=torch.long)}, "d": z(4, 2, 2, dtype=torch.bool)}, [4], None,
+        {"a": z(4, 3), "b": {"c": z(4, dtype=torch.long)}, "d": z(4, 2, 2, dtype=torch.bool)},
+        [4],
+        None,
         "TensorDict(batch_size=[4], fields={a: f32[3], b: {c: i64[]}, d: bool[2,2]})",
     ),
     "device_sorted": (
-        {"b": z(4, 3), "a": z(4, 3)}, [4], "cpu",
+        {"b": z(4, 3), "a": z(4, 3)},
+        [4],
+        "cpu",
         "TensorDict(batch_size=[4], device=cpu, fields={a: f32[3], b: f32[3]})",
     ),
     "empty": ({}, [], None, "TensorDict(batch_size=[], fields={})"),
     "empty_2d": ({}, [3, 4], None, "TensorDict(batch_size=[3,4], fields={})"),
-    "no_batch": ({"x": z(3), "y": z()}, [], None, "TensorDict(batch_size=[], fields={x: f32[3], y: f32[]})"),
+    "no_batch": (
+        {"x": z(3), "y": z()},
+        [],
+        None,
+        "TensorDict(batch_size=[], fields={x: f32[3], y: f32[]})",
+    ),
     "zero_size": ({"x": z(0, 3)}, [0], None, "TensorDict(batch_size=[0], fields={x: f32[3]})"),
     "extra_dims": (
-        {"b": Sub([2], {"c": z(4, 2, dtype=torch.long)})}, [4], None,
+        {"b": Sub([2], {"c": z(4, 2, dtype=torch.long)})},
+        [4],
+        None,
         "TensorDict(batch_size=[4], fields={b: [2]{c: i64[]}})",
     ),
-    "extra_dims_empty": ({"b": Sub([2, 3], {})}, [4], None, "TensorDict(batch_size=[4], fields={b: [2,3]{}})"),
+    "extra_dims_empty": (
+        {"b": Sub([2, 3], {})},
+        [4],
+        None,
+        "TensorDict(batch_size=[4], fields={b: [2,3]{}})",
+    ),
     "nested_empty": ({"b": {}}, [4], None, "TensorDict(batch_size=[4], fields={b: {}})"),
-    "deep": ({"a": {"b": {"c": {"d": z(1)}}}}, [1], None, "TensorDict(batch_size=[1], fields={a: {b: {c: {d: f32[]}}}})"),
-    "meta_device": ({"a": z(2, device="meta")}, [2], "meta", "TensorDict(batch_size=[2], device=meta, fields={a: f32[]})"),
+    "deep": (
+        {"a": {"b": {"c": {"d": z(1)}}}},
+        [1],
+        None,
+        "TensorDict(batch_size=[1], fields={a: {b: {c: {d: f32[]}}}})",
+    ),
+    "meta_device": (
+        {"a": z(2, device="meta")},
+        [2],
+        "meta",
+        "TensorDict(batch_size=[2], device=meta, fields={a: f32[]})",
+    ),
     "exactly_80": (
-        {"k" * 35: z(1, 1)}, [1], None,
+        {"k" * 35: z(1, 1)},
+        [1],
+        None,
         "TensorDict(batch_size=[1], fields={kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: f32[1]})",
     ),
     "wraps_at_81": (
-        {"k" * 36: z(1, 1)}, [1], None,
+        {"k" * 36: z(1, 1)},
+        [1],
+        None,
         "TensorDict(batch_size=[1], fields={\n    kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: f32[1]})",
     ),
     "dtypes": (
-        {"f16": z(2, dtype=torch.float16), "bf": z(2, dtype=torch.bfloat16), "f64": z(2, dtype=torch.float64),
-         "c64": z(2, dtype=torch.complex64), "c128": z(2, dtype=torch.complex128), "u8": z(2, dtype=torch.uint8),
-         "i8": z(2, dtype=torch.int8), "i16": z(2, dtype=torch.int16), "i32": z(2, dtype=torch.int32)},
-        [2], None,
+        {
+            "f16": z(2, dtype=torch.float16),
+            "bf": z(2, dtype=torch.bfloat16),
+            "f64": z(2, dtype=torch.float64),
+            "c64": z(2, dtype=torch.complex64),
+            "c128": z(2, dtype=torch.complex128),
+            "u8": z(2, dtype=torch.uint8),
+            "i8": z(2, dtype=torch.int8),
+            "i16": z(2, dtype=torch.int16),
+            "i32": z(2, dtype=torch.int32),
+        },
+        [2],
+        None,
         "TensorDict(batch_size=[2], fields={\n    bf: bf16[],\n    c128: c128[],\n    c64: c64[],\n"
         "    f16: f16[],\n    f64: f64[],\n    i16: i16[],\n    i32: i32[],\n    i8: i8[],\n    u8: u8[]})",
     ),  # fmt: skip
     "long": (
-        {f"key_{i}": z(4, i + 1) for i in range(8)}, [4], None,
+        {f"key_{i}": z(4, i + 1) for i in range(8)},
+        [4],
+        None,
         "TensorDict(batch_size=[4], fields={\n"
         + "".join(f"    key_{i}: f32[{i + 1}],\n" for i in range(7))
         + "    key_7: f32[8]})",
     ),
     "long_nested": (
-        {"obs": z(8, 3, 84, 84, dtype=torch.uint8),
-         "next": {"obs": z(8, 3, 84, 84, dtype=torch.uint8), "reward": z(8, 1), "done": z(8, 1, dtype=torch.bool),
-                  "info": {"step": z(8, dtype=torch.long), "episode_return_value": z(8)}},
-         "action": z(8, dtype=torch.long)},
-        [8], None,
+        {
+            "obs": z(8, 3, 84, 84, dtype=torch.uint8),
+            "next": {
+                "obs": z(8, 3, 84, 84, dtype=torch.uint8),
+                "reward": z(8, 1),
+                "done": z(8, 1, dtype=torch.bool),
+                "info": {"step": z(8, dtype=torch.long), "episode_return_value": z(8)},
+            },
+            "action": z(8, dtype=torch.long),
+        },
+        [8],
+        None,
         "TensorDict(batch_size=[8], fields={\n    action: i64[],\n    next: {\n        done: bool[1],\n"
         "        info: {episode_return_value: f32[], step: i64[]},\n        obs: u8[3,84,84],\n"
         "        reward: f32[1]},\n    obs: u8[3,84,84]})",
     ),  # fmt: skip
     "long_nested_extra_device": (
-        {"observation_pixels": z(2, 3, 64, 64),
-         "n": Sub([5], {"a_long_key_name_here": z(2, 5, 7), "another_long_key_name": z(2, 5),
-                        "third": z(2, 5, dtype=torch.int16)})},
-        [2], "cpu",
+        {
+            "observation_pixels": z(2, 3, 64, 64),
+            "n": Sub(
+                [5],
+                {
+                    "a_long_key_name_here": z(2, 5, 7),
+                    "another_long_key_name": z(2, 5),
+                    "third": z(2, 5, dtype=torch.int16),
+                },
+            ),
+        },
+        [2],
+        "cpu",
         "TensorDict(batch_size=[2], device=cpu, fields={\n    n: [5]{\n        a_long_key_name_here: f32[7],\n"
         "        another_long_key_name: f32[],\n        third: i16[]},\n    observation_pixels: f32[3,64,64]})",
     ),  # fmt: skip
     "nested_line_80_stays": (
-        {"n": {"x" * 53: z(1), "y": z(1)}, "z" * 80: z(1)}, [1], None,
-        "TensorDict(batch_size=[1], fields={\n    n: {" + "x" * 53 + ": f32[], y: f32[]},\n    "
-        + "z" * 80 + ": f32[]})",
+        {"n": {"x" * 53: z(1), "y": z(1)}, "z" * 80: z(1)},
+        [1],
+        None,
+        "TensorDict(batch_size=[1], fields={\n    n: {"
+        + "x" * 53
+        + ": f32[], y: f32[]},\n    "
+        + "z" * 80
+        + ": f32[]})",
     ),
     "nested_line_81_wraps": (
-        {"n": {"x" * 54: z(1), "y": z(1)}, "z" * 80: z(1)}, [1], None,
-        "TensorDict(batch_size=[1], fields={\n    n: {\n        " + "x" * 54 + ": f32[],\n        y: f32[]},\n    "
-        + "z" * 80 + ": f32[]})",
+        {"n": {"x" * 54: z(1), "y": z(1)}, "z" * 80: z(1)},
+        [1],
+        None,
+        "TensorDict(batch_size=[1], fields={\n    n: {\n        "
+        + "x" * 54
+        + ": f32[],\n        y: f32[]},\n    "
+        + "z" * 80
+        + ": f32[]})",
     ),
     "last_nested_80_stays": (
-        {"a" * 80: z(1), "n": {"x" * 52: z(1), "y": z(1)}}, [1], None,
-        "TensorDict(batch_size=[1], fields={\n    " + "a" * 80 + ": f32[],\n    n: {" + "x" * 52 + ": f32[], y: f32[]}})",
+        {"a" * 80: z(1), "n": {"x" * 52: z(1), "y": z(1)}},
+        [1],
+        None,
+        "TensorDict(batch_size=[1], fields={\n    "
+        + "a" * 80
+        + ": f32[],\n    n: {"
+        + "x" * 52
+        + ": f32[], y: f32[]}})",
     ),
     "last_nested_81_wraps": (
-        {"a" * 80: z(1), "n": {"x" * 53: z(1), "y": z(1)}}, [1], None,
-        "TensorDict(batch_size=[1], fields={\n    " + "a" * 80 + ": f32[],\n    n: {\n        "
-        + "x" * 53 + ": f32[],\n        y: f32[]}})",
+        {"a" * 80: z(1), "n": {"x" * 53: z(1), "y": z(1)}},
+        [1],
+        None,
+        "TensorDict(batch_size=[1], fields={\n    "
+        + "a" * 80
+        + ": f32[],\n    n: {\n        "
+        + "x" * 53
+        + ": f32[],\n        y: f32[]}})",
     ),
     # The peer sorts the rendered fields ("key: value"), so "a1: ..." comes before "a: ...".
     "sort_by_field_text": (
-        {"b": z(1), "B": z(1), "a": z(1), "_x": z(1), "a1": z(1), "a10": z(1), "a2": z(1)}, [1], None,
+        {"b": z(1), "B": z(1), "a": z(1), "_x": z(1), "a1": z(1), "a10": z(1), "a2": z(1)},
+        [1],
+        None,
         "TensorDict(batch_size=[1], fields={\n    B: f32[],\n    _x: f32[],\n    a10: f32[],\n    a1: f32[],\n"
         "    a2: f32[],\n    a: f32[],\n    b: f32[]})",
     ),  # fmt: skip
     "sort_prefix_nested": (
-        {"x": {"b": z(1)}, "x0": z(1)}, [1], None,
+        {"x": {"b": z(1)}, "x0": z(1)},
+        [1],
+        None,
         "TensorDict(batch_size=[1], fields={x0: f32[], x: {b: f32[]}})",
     ),
     # Leaves off the CPU are marked when the container has no device.
     "mixed_devices": (
-        {"a": z(2, device="meta"), "b": z(2), "n": {"c": z(2, device="meta")}}, [2], None,
+        {"a": z(2, device="meta"), "b": z(2), "n": {"c": z(2, device="meta")}},
+        [2],
+        None,
         "TensorDict(batch_size=[2], fields={a: f32[]@meta, b: f32[], n: {c: f32[]@meta}})",
     ),
     "float8": (
-        {"f": z(2, dtype=torch.float8_e4m3fn), "g": z(2, dtype=torch.float8_e5m2), "q": z(2, dtype=torch.bits8)},
-        [2], None,
+        {
+            "f": z(2, dtype=torch.float8_e4m3fn),
+            "g": z(2, dtype=torch.float8_e5m2),
+            "q": z(2, dtype=torch.bits8),
+        },
+        [2],
+        None,
         "TensorDict(batch_size=[2], fields={f: f8_e4m3fn[], g: f8_e5m2[], q: bits8[]})",
     ),
 }
@@ -193,7 +282,9 @@ def test_dtype_code(dtype: torch.dtype, code: str) -> None:
 
 
 def test_repr_reads_no_data() -> None:
-    td = TensorDict({"a": z(2, 3, device="meta"), "n": {"b": z(2, device="meta")}}, [2], device="meta")
+    td = TensorDict(
+        {"a": z(2, 3, device="meta"), "n": {"b": z(2, device="meta")}}, [2], device="meta"
+    )
     assert repr(td) == "TensorDict(batch_size=[2], device=meta, fields={a: f32[3], n: {b: f32[]}})"
 
 

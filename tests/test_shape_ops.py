@@ -126,7 +126,10 @@ def test_reshape_to_the_same_size_shares_the_tensors() -> None:
 @pytest.mark.parametrize("op", ["reshape", "view"])
 def test_reshape_view_errors(op: str) -> None:
     td = _nested_td()
-    with pytest.raises(ShapeError, match=rf"{op}: shape \[4\] is invalid for a batch of 6 elements \(batch size \[2, 3\]\)") as info:
+    with pytest.raises(
+        ShapeError,
+        match=rf"{op}: shape \[4\] is invalid for a batch of 6 elements \(batch size \[2, 3\]\)",
+    ) as info:
         getattr(td, op)(4)
     assert isinstance(info.value, ValueError)
     assert isinstance(info.value, RuntimeError)
@@ -184,7 +187,9 @@ def test_flatten_property(data: st.DataObject) -> None:
     if s > e:
         with pytest.raises(RuntimeError):
             torch.empty(batch).flatten(start, end)
-        with pytest.raises(ShapeError, match=f"flatten: start_dim {start} comes after end_dim {end}"):
+        with pytest.raises(
+            ShapeError, match=f"flatten: start_dim {start} comes after end_dim {end}"
+        ):
             td.flatten(start, end)
         return
     new = torch.empty(batch).flatten(start, end).shape
@@ -243,7 +248,9 @@ def test_unflatten_property(case: tuple[TensorDict, int, tuple[int, ...]]) -> No
 
 def test_unflatten_errors() -> None:
     td = _nested_td()
-    with pytest.raises(ShapeError, match=r"unflatten: shape \[2, 2\] is invalid for a batch of 3 elements"):
+    with pytest.raises(
+        ShapeError, match=r"unflatten: shape \[2, 2\] is invalid for a batch of 3 elements"
+    ):
         td.unflatten(1, (2, 2))
     with pytest.raises(ShapeError, match="only one dim may be -1"):
         td.unflatten(1, (-1, -1))
@@ -288,7 +295,10 @@ def test_squeeze_dim_property(data: st.DataObject) -> None:
 
 def test_squeeze_examples_and_errors() -> None:
     td = TensorDict(
-        {"a": make_values([1, 3, 1, 2]), "n": TensorDict({"c": make_values([1, 3, 1, 1])}, [1, 3, 1, 1])},
+        {
+            "a": make_values([1, 3, 1, 2]),
+            "n": TensorDict({"c": make_values([1, 3, 1, 1])}, [1, 3, 1, 1]),
+        },
         [1, 3, 1],
     )
     assert td.squeeze().batch_size == torch.Size([3])
@@ -326,7 +336,9 @@ def test_unsqueeze_examples_and_errors() -> None:
     assert td.unsqueeze(-2).batch_size == torch.Size([2, 1, 3])
     assert td.unsqueeze(-3).batch_size == torch.Size([1, 2, 3])
     for bad in (4, -4):
-        with pytest.raises(DimError, match=f"unsqueeze: dim {bad} is out of range for 2 batch dim") as info:
+        with pytest.raises(
+            DimError, match=f"unsqueeze: dim {bad} is out of range for 2 batch dim"
+        ) as info:
             td.unsqueeze(bad)
         _error_is_tclass(info)
     scalar = TensorDict({"a": make_values([4])}, [])
@@ -347,9 +359,7 @@ def test_permute_property(data: st.DataObject) -> None:
     given_dims = tuple(d - nb if neg else d for d, neg in zip(order, negate))
     new = torch.empty(td.batch_size).permute(given_dims).shape
     result = td.permute(*_shape_arg(data.draw, given_dims))
-    assert_leafwise(
-        result, td, lambda t: t.permute(*order, *range(nb, t.ndim)), new, view=True
-    )
+    assert_leafwise(result, td, lambda t: t.permute(*order, *range(nb, t.ndim)), new, view=True)
 
 
 def test_permute_of_no_batch_dims_is_the_identity() -> None:
@@ -364,7 +374,9 @@ def test_permute_of_no_batch_dims_is_the_identity() -> None:
 
 def test_permute_errors() -> None:
     td = _nested_td()
-    with pytest.raises(ShapeError, match=r"permute: expected 2 dims \(one per batch dim\), got \[0\]") as info:
+    with pytest.raises(
+        ShapeError, match=r"permute: expected 2 dims \(one per batch dim\), got \[0\]"
+    ) as info:
         td.permute(0)
     assert isinstance(info.value, ValueError)
     with pytest.raises(ShapeError, match=r"expected 2 dims .*got \[0, 1, 2\]"):
@@ -405,7 +417,8 @@ def _expand_case(draw: st.DrawFn) -> tuple[TensorDict, tuple[int, ...]]:
     td = draw(tensordicts(max_side=3))
     lead = draw(st.lists(st.integers(0, 3), max_size=2))
     rest = [
-        draw(st.sampled_from([size, -1] + ([0, 2, 3] if size == 1 else []))) for size in td.batch_size
+        draw(st.sampled_from([size, -1] + ([0, 2, 3] if size == 1 else [])))
+        for size in td.batch_size
     ]
     return td, tuple(lead + rest)
 
@@ -434,7 +447,9 @@ def test_expand_examples_and_errors() -> None:
     kept = td.expand(2, -1, -1)  # -1 keeps a dim, even one of size 1
     assert kept.batch_size == torch.Size([2, 1, 3])
     assert torch.equal(kept["n", "c"][1], td["n", "c"])
-    with pytest.raises(ShapeError, match=r"expand: cannot expand batch size \[1, 3\] to \[2, 4\]: dim 1 has size 3") as info:
+    with pytest.raises(
+        ShapeError, match=r"expand: cannot expand batch size \[1, 3\] to \[2, 4\]: dim 1 has size 3"
+    ) as info:
         td.expand(2, 4)
     assert isinstance(info.value, RuntimeError)
     with pytest.raises(ShapeError, match=r"fewer dims than the batch size \[1, 3\]"):
@@ -455,7 +470,9 @@ def _assert_pieces(
     assert isinstance(pieces, tuple)
     assert len(pieces) == len(reference)
     for i, piece in enumerate(pieces):
-        assert_leafwise(piece, td, lambda t, i=i: by_hand(t, dim % nb)[i], reference[i].shape, view=True)
+        assert_leafwise(
+            piece, td, lambda t, i=i: by_hand(t, dim % nb)[i], reference[i].shape, view=True
+        )
 
 
 @SETTINGS
@@ -482,7 +499,9 @@ def test_split_list_property(data: st.DataObject) -> None:
 
 def test_split_errors() -> None:
     td = _nested_td()
-    with pytest.raises(ShapeError, match=r"split: sizes \[1, 1\] do not add up to the dim size 3") as info:
+    with pytest.raises(
+        ShapeError, match=r"split: sizes \[1, 1\] do not add up to the dim size 3"
+    ) as info:
         td.split([1, 1], 1)
     assert isinstance(info.value, ValueError)
     with pytest.raises(ShapeError, match=r"sizes \[2, 2\] do not add up to the dim size 3"):

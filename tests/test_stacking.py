@@ -202,7 +202,9 @@ def test_shape_mismatch_names_key_and_shapes(join: Any) -> None:
     a = _td()
     b = a.clone()
     b["a"] = make_values([2, 3, 5])
-    with pytest.raises(StackError, match=r"entry 'a' has shape \[2, 3, 5\] in member 1 but \[2, 3, 4\] in member 0") as info:
+    with pytest.raises(
+        StackError, match=r"entry 'a' has shape \[2, 3, 5\] in member 1 but \[2, 3, 4\] in member 0"
+    ) as info:
         join([a, b], 0)
     assert "lazy_stack" in str(info.value)
 
@@ -221,13 +223,18 @@ def test_nested_shape_mismatch_names_nested_key() -> None:
     a = _rec("x")
     b = _rec("x")
     b.inner = Inner(x=make_values([2, 3, 5]), batch_size=[2, 3])
-    with pytest.raises(StackError, match=r"entry \('inner', 'x'\) has shape \[2, 3, 5\] in member 1 but \[2, 3, 2\]") as info:
+    with pytest.raises(
+        StackError,
+        match=r"entry \('inner', 'x'\) has shape \[2, 3, 5\] in member 1 but \[2, 3, 2\]",
+    ) as info:
         tclass.stack([a, b])
     assert "lazy_stack" in str(info.value)
 
 
 def test_batch_size_mismatch_mentions_lazy_stack() -> None:
-    with pytest.raises(StackError, match=r"member 1 has batch size \[3, 3\] but member 0 has \[2, 3\]") as info:
+    with pytest.raises(
+        StackError, match=r"member 1 has batch size \[3, 3\] but member 0 has \[2, 3\]"
+    ) as info:
         tclass.stack([_td(), _td((3, 3))])
     assert "lazy_stack" in str(info.value)
 
@@ -237,7 +244,10 @@ def test_key_sets_differ_names_missing_and_extra() -> None:
     b = a.exclude("b")
     b["z"] = make_values([2, 3])
     for join in [tclass.stack, tclass.cat]:
-        with pytest.raises(StackError, match=r"member 1 has different keys from member 0 \(missing: \['b'\], extra: \['z'\]\)") as info:
+        with pytest.raises(
+            StackError,
+            match=r"member 1 has different keys from member 0 \(missing: \['b'\], extra: \['z'\]\)",
+        ) as info:
             join([a, b])
         assert "lazy_stack" in str(info.value)
 
@@ -252,11 +262,18 @@ def test_mixing_tensordict_and_record_names_member(join: Any) -> None:
 
 
 def test_mixing_record_classes_names_member() -> None:
-    other = Other(obs=make_values([2, 3, 4]), name="x", inner=Inner(x=make_values([2, 3, 2]), batch_size=[2, 3]), batch_size=[2, 3])
+    other = Other(
+        obs=make_values([2, 3, 4]),
+        name="x",
+        inner=Inner(x=make_values([2, 3, 2]), batch_size=[2, 3]),
+        batch_size=[2, 3],
+    )
     with pytest.raises(StackError, match="member 1 is a Other but member 0 is a Rec"):
         tclass.stack([_rec("x"), other])
     with pytest.raises(StackError, match="member 1 is a Twin but member 0 is a Inner"):
-        torch.stack([Inner(x=torch.zeros(2), batch_size=[2]), Twin(x=torch.zeros(2), batch_size=[2])])
+        torch.stack(
+            [Inner(x=torch.zeros(2), batch_size=[2]), Twin(x=torch.zeros(2), batch_size=[2])]
+        )
 
 
 def test_nested_record_classes_differ() -> None:
@@ -340,7 +357,11 @@ def test_stack_nodes_directly() -> None:
     assert type(s) is NonTensorStack and s.tolist() == [["x", "x"], ["y", "y"]]
     mixed = torch.stack([s, NonTensorData("z", [2, 2])], 1)
     assert mixed.tolist() == [[["x", "x"], ["z", "z"]], [["y", "y"], ["z", "z"]]]
-    assert tclass.cat([s, NonTensorData("z", [1, 2])]).tolist() == [["x", "x"], ["y", "y"], ["z", "z"]]
+    assert tclass.cat([s, NonTensorData("z", [1, 2])]).tolist() == [
+        ["x", "x"],
+        ["y", "y"],
+        ["z", "z"],
+    ]
     same = tclass.stack([NonTensorData("q", [2]), NonTensorData("q", [2])])
     assert type(same) is NonTensorData and same.batch_size == torch.Size([2, 2])
 
@@ -399,7 +420,9 @@ def test_split_cat_round_trip(data: st.DataObject) -> None:
     dim=st.integers(-3, 2),
     size=st.integers(1, 3),
 )
-def test_record_round_trips_with_python_values(labels: list[str], stack_dim: int, dim: int, size: int) -> None:
+def test_record_round_trips_with_python_values(
+    labels: list[str], stack_dim: int, dim: int, size: int
+) -> None:
     x = tclass.stack([_rec(label) for label in labels], stack_dim)  # 3 batch dims
     _assert_same(tclass.stack(x.unbind(dim), dim).to_tensordict(), x.to_tensordict())
     _assert_same(tclass.cat(x.split(size, dim), dim).to_tensordict(), x.to_tensordict())

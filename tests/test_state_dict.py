@@ -10,7 +10,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,7 +39,7 @@ class Rec(TensorClass):
 @tensorclass
 class MyClass:
     x: torch.Tensor
-    y: Optional[MyClass] = None
+    y: MyClass | None = None
 
 
 def _td(offset: float = 0.0) -> TensorDict:
@@ -66,7 +66,11 @@ class TestStateDict:
         td = _td()
         sd = td.state_dict()
         assert type(sd) is OrderedDict and list(sd) == ["a", "b.c"]
-        assert sd._metadata[""] == {"batch_size": [3], "device": None, "_non_tensor": {"s": "hello"}}
+        assert sd._metadata[""] == {
+            "batch_size": [3],
+            "device": None,
+            "_non_tensor": {"s": "hello"},
+        }
         assert sd._metadata["b"] == {"batch_size": [3, 2], "device": None, "_non_tensor": {}}
 
     def test_detached_views_unless_keep_vars(self) -> None:
@@ -98,7 +102,9 @@ class TestStateDict:
 
     def test_nested(self) -> None:
         sd = _td().state_dict(flatten=False)
-        assert list(sd) == ["a", "b"] and isinstance(sd["b"], OrderedDict) and list(sd["b"]) == ["c"]
+        assert (
+            list(sd) == ["a", "b"] and isinstance(sd["b"], OrderedDict) and list(sd["b"]) == ["c"]
+        )
         assert sd._metadata[""]["_non_tensor"] == {"s": "hello"}
 
     def test_dotted_key_collision(self) -> None:
@@ -113,13 +119,19 @@ class TestStateDict:
         assert list(sd) == ["obs", "inner.x"]
         assert sd._metadata[""]["_non_tensor"] == {"env": "pong"}
         assert sd._metadata["inner"]["_non_tensor"] == {"label": "in"}
-        assert sd._metadata[""]["_type"].endswith(":Rec") and "_type" not in _td().state_dict()._metadata[""]
+        assert (
+            sd._metadata[""]["_type"].endswith(":Rec")
+            and "_type" not in _td().state_dict()._metadata[""]
+        )
 
     def test_lazy_stack_gives_copies(self) -> None:
         members = [TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({"a": torch.ones(2)}, [2])]
         stack = tclass.lazy_stack(members)
         sd = stack.state_dict(keep_vars=True)
-        assert sd["a"].tolist() == [[0.0, 0.0], [1.0, 1.0]] and sd._metadata[""]["batch_size"] == [2, 2]
+        assert sd["a"].tolist() == [[0.0, 0.0], [1.0, 1.0]] and sd._metadata[""]["batch_size"] == [
+            2,
+            2,
+        ]
         sd["a"].fill_(5.0)  # a stacked copy: the members are unchanged (as in the peer)
         assert members[0]["a"].tolist() == [0.0, 0.0]
 
@@ -219,7 +231,9 @@ class TestLoadStateDict:
 
     def test_loads_the_peer_state_dict(self) -> None:
         peer = pytest.importorskip("tensordict")
-        theirs = peer.TensorDict({"a": torch.arange(3.0), "b": {"c": torch.ones(3, 2)}, "s": "hello"}, [3])
+        theirs = peer.TensorDict(
+            {"a": torch.arange(3.0), "b": {"c": torch.ones(3, 2)}, "s": "hello"}, [3]
+        )
         dest = TensorDict()
         dest.load_state_dict(theirs.state_dict())
         assert dest.batch_size == torch.Size([3]) and dest["s"].data == "hello"
@@ -265,7 +279,7 @@ class TestRecords:
     def test_absent_optional_value_is_set(self) -> None:
         class WithMeta(TensorClass):
             x: torch.Tensor
-            meta: Optional[dict] = None  # type: ignore[type-arg]
+            meta: dict | None = None  # type: ignore[type-arg]
 
         source = WithMeta(torch.ones(2), meta={"k": 1}, batch_size=[2])
         dest = WithMeta(torch.zeros(2), batch_size=[2])
@@ -280,7 +294,10 @@ class TestRecords:
         assert dest.env == ["a", "b"]
         fresh = TensorDict()
         fresh.load_state_dict(source.state_dict())
-        assert isinstance(fresh["env"], tclass.NonTensorStack) and fresh["env"].tolist() == ["a", "b"]
+        assert isinstance(fresh["env"], tclass.NonTensorStack) and fresh["env"].tolist() == [
+            "a",
+            "b",
+        ]
 
     def test_per_element_values_of_another_batch(self) -> None:
         sd = torch.stack([_rec(env="a")[0], _rec(env="b")[0]]).state_dict()
@@ -368,12 +385,16 @@ class TestSnapshotSeed:
         """The seed's second case, with a tensor 16 chunks long: the destination is
         preallocated on disk and restored through its own tensors, chunk by chunk."""
         n = 16 * CHUNK
-        source = TensorDict({"a": torch.randn(n), "b": TensorDict({"c": torch.randn(n, 1)}, [n, 1])}, [n])
+        source = TensorDict(
+            {"a": torch.randn(n), "b": TensorDict({"c": torch.randn(n, 1)}, [n, 1])}, [n]
+        )
         source.memmap_(tmp_path / "source")
         assert isinstance(source["b", "c"], MemoryMappedTensor)
         _take_snapshot(source.state_dict(keep_vars=True), tmp_path / "snapshot")
 
-        dest = TensorDict({"a": torch.zeros(n), "b": TensorDict({"c": torch.zeros(n, 1)}, [n, 1])}, [n])
+        dest = TensorDict(
+            {"a": torch.zeros(n), "b": TensorDict({"c": torch.zeros(n, 1)}, [n, 1])}, [n]
+        )
         dest.memmap_(tmp_path / "dest")
         leaves = (dest["a"], dest["b", "c"])
         state = dest.state_dict(keep_vars=True)
@@ -392,7 +413,9 @@ class TestSnapshotSeed:
         tc.memmap_(tmp_path / "tc")
         assert isinstance(tc.y.x, MemoryMappedTensor)
         _take_snapshot(tc.state_dict(keep_vars=True), tmp_path / "snapshot")
-        tc_dest = MyClass(x=torch.randn(3), y=MyClass(x=torch.randn(3), batch_size=[]), batch_size=[])
+        tc_dest = MyClass(
+            x=torch.randn(3), y=MyClass(x=torch.randn(3), batch_size=[]), batch_size=[]
+        )
         tc_dest.memmap_(tmp_path / "dest")
         _restore_snapshot(tmp_path / "snapshot", tc_dest.state_dict(keep_vars=True))
         assert (tc_dest == tc).all() and tc_dest.y.batch_size == tc.y.batch_size

@@ -523,7 +523,12 @@ def _batch_and_index(draw: st.DrawFn, basic_only: bool = False) -> tuple[tuple[i
         else:
             advanced_left -= 1
             if kind == "mask":
-                items.append(torch.tensor(draw(st.lists(st.booleans(), min_size=size, max_size=size)), dtype=torch.bool))
+                items.append(
+                    torch.tensor(
+                        draw(st.lists(st.booleans(), min_size=size, max_size=size)),
+                        dtype=torch.bool,
+                    )
+                )
             else:
                 rows = draw(st.lists(st.integers(-size, size - 1), max_size=4)) if size else []
                 items.append(rows if kind == "list" else torch.tensor(rows, dtype=torch.long))
@@ -541,7 +546,9 @@ def _indexing_td(batch: tuple[int, ...]) -> TensorDict:
     leaf = torch.arange(n * 2, dtype=torch.float32).reshape(*batch, 2)
     flat = torch.arange(n).reshape(batch)
     inner = torch.arange(n * 6).reshape(*batch, 2, 3)
-    return TensorDict({"x": leaf, "y": flat, "n": TensorDict({"z": inner}, [*batch, 2])}, list(batch))
+    return TensorDict(
+        {"x": leaf, "y": flat, "n": TensorDict({"z": inner}, [*batch, 2])}, list(batch)
+    )
 
 
 class TestIndexing:
@@ -635,7 +642,9 @@ class TestIndexing:
         full = td["b", "c"] % 2 == 0
         out = td[full]
         assert out.batch_size == torch.Size([int(full.sum())])
-        assert torch.equal(out["a"], td["a"][full]) and torch.equal(out["b", "d"], td["b", "d"][full])
+        assert torch.equal(out["a"], td["a"][full]) and torch.equal(
+            out["b", "d"], td["b", "d"][full]
+        )
 
     def test_bool_mask_wrong_length(self) -> None:
         td = _td((4, 3))
@@ -659,7 +668,9 @@ class TestIndexing:
             _td((4, 3))[index]
         assert isinstance(info.value, IndexError)
 
-    @pytest.mark.parametrize("index", [0, slice(None), [0], torch.tensor([0]), torch.tensor([True])])
+    @pytest.mark.parametrize(
+        "index", [0, slice(None), [0], torch.tensor([0]), torch.tensor([True])]
+    )
     def test_no_batch_dims(self, index: Any) -> None:
         td = TensorDict({"a": torch.zeros(3)})
         with pytest.raises(DimError):

@@ -15,8 +15,9 @@ import inspect
 import re
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -118,7 +119,9 @@ def _tagged_template() -> type:
     return Rec
 
 
-def _raises(error: type[BaseException], *also: type[BaseException], match: str | None = None) -> Any:
+def _raises(
+    error: type[BaseException], *also: type[BaseException], match: str | None = None
+) -> Any:
     """``pytest.raises(error)`` that also checks the builtins it must derive from."""
     for base in also:
         assert issubclass(error, base), f"{error.__name__} is not a {base.__name__}"
@@ -161,7 +164,16 @@ class TestDataclassProtocol:
             torch.zeros(2),
             3,
         ],
-        ids=["TensorDict", "td", "plain-class", "plain-obj", "dataclass", "TensorClass", "tensor", "int"],
+        ids=[
+            "TensorDict",
+            "td",
+            "plain-class",
+            "plain-obj",
+            "dataclass",
+            "TensorClass",
+            "tensor",
+            "int",
+        ],
     )
     def test_is_tensorclass_false_for_others(self, obj: object) -> None:
         assert tclass.is_tensorclass(obj) is False
@@ -197,7 +209,9 @@ class TestDataclassProtocol:
 
         assert Local.__qualname__.endswith("test_base_class_form_keeps_qualname.<locals>.Local")
 
-    @pytest.mark.parametrize("cls", [Sample, Keyed, Frame], ids=["decorator", "base-kw", "base-frozen"])
+    @pytest.mark.parametrize(
+        "cls", [Sample, Keyed, Frame], ids=["decorator", "base-kw", "base-frozen"]
+    )
     def test_options_of_both_forms(self, cls: Any) -> None:
         info = cls.__tclass_info__
         expected = {Sample: (True, True), Keyed: (False, True), Frame: (True, False)}[cls]
@@ -299,7 +313,9 @@ class TestInheritance:
             a: torch.Tensor
 
         kind = "frozen" if base_frozen else "non-frozen"
-        with _raises(ClassDefinitionError, TypeError, match=f"cannot derive from the {kind} tensorclass Base"):
+        with _raises(
+            ClassDefinitionError, TypeError, match=f"cannot derive from the {kind} tensorclass Base"
+        ):
 
             class Child(Base, frozen=not base_frozen):
                 b: torch.Tensor
@@ -313,7 +329,9 @@ class TestInheritance:
             class Child(base):  # type: ignore[valid-type, misc]
                 extra: torch.Tensor | None = None
 
-    @pytest.mark.parametrize("base", [Frame, Sample, Keyed], ids=["frozen", "frozen-kw-only", "kw-only"])
+    @pytest.mark.parametrize(
+        "base", [Frame, Sample, Keyed], ids=["frozen", "frozen-kw-only", "kw-only"]
+    )
     def test_options_are_inherited(self, base: Any) -> None:
         class Child(base):  # type: ignore[valid-type, misc]
             more: int = 1
@@ -323,7 +341,9 @@ class TestInheritance:
         info, parent = Child.__tclass_info__, base.__tclass_info__
         assert (info.frozen, info.kw_only) == (parent.frozen, parent.kw_only)
         if info.kw_only:
-            assert all(p.kind is p.KEYWORD_ONLY for p in inspect.signature(Child).parameters.values())
+            assert all(
+                p.kind is p.KEYWORD_ONLY for p in inspect.signature(Child).parameters.values()
+            )
 
     def test_frozen_is_inherited_by_instances(self) -> None:
         class Child(Frame):
@@ -468,7 +488,10 @@ class TestUserDefinitions:
             def __repr__(self) -> str:
                 return "<" + super().__repr__() + ">"
 
-        assert repr(Wrapped(torch.zeros(3), batch_size=[3])) == "<Wrapped(batch_size=[3], fields={a: f32[]})>"
+        assert (
+            repr(Wrapped(torch.zeros(3), batch_size=[3]))
+            == "<Wrapped(batch_size=[3], fields={a: f32[]})>"
+        )
 
     def test_user_init_raises(self, declare: Declare) -> None:
         class WithInit:
@@ -477,7 +500,9 @@ class TestUserDefinitions:
             def __init__(self) -> None:
                 pass
 
-        with _raises(ClassDefinitionError, TypeError, match=r"WithInit defines __init__.*__post_init__"):
+        with _raises(
+            ClassDefinitionError, TypeError, match=r"WithInit defines __init__.*__post_init__"
+        ):
             declare(WithInit)
 
     def test_user_setattr_raises(self, declare: Declare) -> None:
@@ -502,8 +527,16 @@ class TestUserDefinitions:
         "name", ["batch_size", "device", "to", "shape", "apply", "keys", "names", "reshape"]
     )
     def test_reserved_field_name_raises(self, declare: Declare, name: str) -> None:
-        template = type("Reserved", (), {"__annotations__": {"ok": torch.Tensor, name: torch.Tensor}})
-        with _raises(ReservedNameError, ClassDefinitionError, AttributeError, TypeError, match=f"Reserved.{name}: '{name}'"):
+        template = type(
+            "Reserved", (), {"__annotations__": {"ok": torch.Tensor, name: torch.Tensor}}
+        )
+        with _raises(
+            ReservedNameError,
+            ClassDefinitionError,
+            AttributeError,
+            TypeError,
+            match=f"Reserved.{name}: '{name}'",
+        ):
             declare(template)
 
     def test_tensordict_attribute_is_reserved(self) -> None:
@@ -515,7 +548,11 @@ class TestUserDefinitions:
         class WithTensorDefault:
             a: torch.Tensor = torch.zeros(3)
 
-        with _raises(ClassDefinitionError, TypeError, match=r"WithTensorDefault.a has a tensor default.*default_factory"):
+        with _raises(
+            ClassDefinitionError,
+            TypeError,
+            match=r"WithTensorDefault.a has a tensor default.*default_factory",
+        ):
             declare(WithTensorDefault)
 
     def test_tensor_default_through_field_raises(self) -> None:
@@ -608,7 +645,12 @@ class TestConstruction:
         assert record.device == torch.device("cpu") and record.obs.device.type == "cpu"
 
     def test_device_moves_tensors_and_nested_records(self) -> None:
-        record = Outer(Inner(torch.zeros(2), batch_size=[2]), {"y": torch.zeros(2)}, batch_size=[2], device="meta")
+        record = Outer(
+            Inner(torch.zeros(2), batch_size=[2]),
+            {"y": torch.zeros(2)},
+            batch_size=[2],
+            device="meta",
+        )
         assert record.device == torch.device("meta")
         assert record.inner.x.device.type == "meta" and record.inner.device == torch.device("meta")
         assert record.td["y"].device.type == "meta"
@@ -621,7 +663,9 @@ class TestConstruction:
         assert record.names == [None]
 
     def test_names_are_unsupported(self) -> None:
-        with _raises(UnsupportedError, NotImplementedError, match="named batch dims are not supported"):
+        with _raises(
+            UnsupportedError, NotImplementedError, match="named batch dims are not supported"
+        ):
             Transition(torch.zeros(2, 3), "e", batch_size=[2], names=["a"])
 
     def test_defaults_are_used(self) -> None:
@@ -694,7 +738,10 @@ class TestConstruction:
         sig = inspect.signature(declare(Sig))
         assert str(sig) == "(a, label='x', mask=None, *, batch_size=None, device=None, names=None)"
         kinds = [p.kind for p in sig.parameters.values()]
-        assert kinds == [inspect.Parameter.POSITIONAL_OR_KEYWORD] * 3 + [inspect.Parameter.KEYWORD_ONLY] * 3
+        assert (
+            kinds
+            == [inspect.Parameter.POSITIONAL_OR_KEYWORD] * 3 + [inspect.Parameter.KEYWORD_ONLY] * 3
+        )
 
     def test_class_without_fields(self, declare: Declare) -> None:
         cls = declare(type("Empty", (), {}))
@@ -745,8 +792,22 @@ class TestPostInit:
             copy.deepcopy,
         ],
         ids=[
-            "int", "slice", "mask", "clone", "to-device", "to-dtype", "reshape", "unsqueeze",
-            "unbind", "split", "stack", "cat", "apply", "replace", "copy", "deepcopy",
+            "int",
+            "slice",
+            "mask",
+            "clone",
+            "to-device",
+            "to-dtype",
+            "reshape",
+            "unsqueeze",
+            "unbind",
+            "split",
+            "stack",
+            "cat",
+            "apply",
+            "replace",
+            "copy",
+            "deepcopy",
         ],
     )
     def test_not_run_by_operations(self, op: Callable[[Any], Any]) -> None:
@@ -806,7 +867,7 @@ class Values:
     lit: Literal["a", "b"] | None = None
     c: Color | None = None
     u: torch.Tensor | str | None = None
-    o: Optional[int] = None
+    o: int | None = None
     n: Inner | None = None
     td: TensorDict | None = None
 
@@ -835,7 +896,12 @@ class TestTensorFields:
 
     @pytest.mark.parametrize(
         "value, dtype",
-        [(3, torch.int64), (2.5, torch.float32), (True, torch.bool), (np.float32(1.5), torch.float32)],
+        [
+            (3, torch.int64),
+            (2.5, torch.float32),
+            (True, torch.bool),
+            (np.float32(1.5), torch.float32),
+        ],
         ids=["int", "float", "bool", "numpy-scalar"],
     )
     def test_numbers_become_0d_tensors(self, value: Any, dtype: torch.dtype) -> None:
@@ -848,7 +914,11 @@ class TestTensorFields:
         ids=["str", "dict", "bytes", "class"],
     )
     def test_refuses_non_arrays(self, value: Any, shown: str) -> None:
-        with _raises(FieldTypeError, TypeError, match=re.escape(f"Transition.obs is annotated Tensor; got {shown}")):
+        with _raises(
+            FieldTypeError,
+            TypeError,
+            match=re.escape(f"Transition.obs is annotated Tensor; got {shown}"),
+        ):
             Transition(value, "e", batch_size=[])
 
     def test_tensor_subclass_annotation_takes_tensors(self) -> None:
@@ -878,11 +948,15 @@ class TestNestedFields:
         assert type(record.inner) is Inner and record.inner.x is x
 
     def test_tensordict_with_unknown_key_raises(self) -> None:
-        with _raises(UnknownFieldError, AttributeError, ValueError, match="'y' is not a field of Inner"):
+        with _raises(
+            UnknownFieldError, AttributeError, ValueError, match="'y' is not a field of Inner"
+        ):
             Outer(TensorDict({"y": torch.zeros(4)}, batch_size=[4]), batch_size=[4])
 
     @pytest.mark.parametrize(
-        "value", [torch.zeros(4), "x", Frame(torch.zeros(4), batch_size=[4])], ids=["tensor", "str", "other-class"]
+        "value",
+        [torch.zeros(4), "x", Frame(torch.zeros(4), batch_size=[4])],
+        ids=["tensor", "str", "other-class"],
     )
     def test_other_values_are_refused(self, value: Any) -> None:
         with pytest.raises(FieldTypeError, match="Outer.inner is annotated Inner; got"):
@@ -893,7 +967,9 @@ class TestNestedFields:
         assert Outer({"x": torch.zeros(4)}, given, batch_size=[4]).td is given
         converted = Outer({"x": torch.zeros(4)}, {"y": torch.zeros(4, 3)}, batch_size=[4]).td
         assert type(converted) is TensorDict and converted.batch_size == torch.Size([4])
-        with pytest.raises(FieldTypeError, match=r"Outer.td is annotated .*TensorDict \| None; got a Tensor"):
+        with pytest.raises(
+            FieldTypeError, match=r"Outer.td is annotated .*TensorDict \| None; got a Tensor"
+        ):
             Outer({"x": torch.zeros(4)}, torch.zeros(4), batch_size=[4])
 
     def test_nested_record_may_have_more_batch_dims(self) -> None:
@@ -948,22 +1024,36 @@ class TestValueFields:
         assert getattr(record[0], name) is value
         assert record.get(name) is value
 
-    @pytest.mark.parametrize("name, value, shown", VALUE_BAD, ids=[f"{n}-{s}" for n, _, s in VALUE_BAD])
+    @pytest.mark.parametrize(
+        "name, value, shown", VALUE_BAD, ids=[f"{n}-{s}" for n, _, s in VALUE_BAD]
+    )
     def test_wrong_values_are_refused_naming_class_field_and_annotation(
         self, name: str, value: Any, shown: str
     ) -> None:
-        with _raises(FieldTypeError, TypeError, match=rf"^Values\.{name} is annotated .+; got {re.escape(shown)}$"):
+        with _raises(
+            FieldTypeError,
+            TypeError,
+            match=rf"^Values\.{name} is annotated .+; got {re.escape(shown)}$",
+        ):
             Values(**{name: value}, batch_size=[2])
 
     def test_message_shows_the_annotation(self) -> None:
-        with pytest.raises(FieldTypeError, match=re.escape("Values.i is annotated int | None; got str '1'")):
+        with pytest.raises(
+            FieldTypeError, match=re.escape("Values.i is annotated int | None; got str '1'")
+        ):
             Values(i="1", batch_size=[])
-        with pytest.raises(FieldTypeError, match=re.escape("Values.lit is annotated Literal['a', 'b'] | None")):
+        with pytest.raises(
+            FieldTypeError, match=re.escape("Values.lit is annotated Literal['a', 'b'] | None")
+        ):
             Values(lit="z", batch_size=[])
 
-    @pytest.mark.parametrize("name, text", [("td", "TensorDict | None"), ("n", "Inner | None"), ("c", "Color | None")])
+    @pytest.mark.parametrize(
+        "name, text", [("td", "TensorDict | None"), ("n", "Inner | None"), ("c", "Color | None")]
+    )
     def test_message_shows_union_of_classes_as_written(self, name: str, text: str) -> None:
-        with pytest.raises(FieldTypeError, match=re.escape(f"Values.{name} is annotated {text}; got str 'x'")):
+        with pytest.raises(
+            FieldTypeError, match=re.escape(f"Values.{name} is annotated {text}; got str 'x'")
+        ):
             Values(**{name: "x"}, batch_size=[])
 
     def test_list_and_dict_keep_identity(self) -> None:
@@ -978,9 +1068,7 @@ class TestValueFields:
         assert type(record.s) is str and type(record.i) is int
         assert record.to_dict(retain_none=False) == {"s": "x", "i": 1}
 
-    @pytest.mark.parametrize(
-        "annotation", [Any, object], ids=["Any", "object"]
-    )
+    @pytest.mark.parametrize("annotation", [Any, object], ids=["Any", "object"])
     def test_any_takes_tensors_as_tensors_and_the_rest_as_values(self, annotation: Any) -> None:
         cls = _decorated(type("Anything", (), {"__annotations__": {"v": annotation}}))
         t = torch.zeros(2, 3)
@@ -1007,9 +1095,9 @@ class TestValueFields:
     def test_optional_annotation_forms(self) -> None:
         @tclass.tensorclass
         class Forms:
-            a: Optional[torch.Tensor]
+            a: torch.Tensor | None
             b: torch.Tensor | None
-            c: Optional[str] = None
+            c: str | None = None
 
         record = Forms(None, None, batch_size=[2])
         assert (record.a, record.b, record.c) == (None, None, None)
@@ -1024,13 +1112,17 @@ class TestValueFields:
         ],
         ids=["tensor", "str"],
     )
-    def test_none_for_required_field_raises(self, kwargs: dict[str, Any], name: str, text: str) -> None:
+    def test_none_for_required_field_raises(
+        self, kwargs: dict[str, Any], name: str, text: str
+    ) -> None:
         msg = f"Transition.{name} is annotated {text}, which does not allow None; annotate it `{text} | None`"
         with _raises(FieldTypeError, TypeError, match=re.escape(msg)):
             Transition(**kwargs, batch_size=[2])
 
     def test_none_for_required_nested_field_raises(self) -> None:
-        with pytest.raises(FieldTypeError, match="Outer.inner is annotated Inner, which does not allow None"):
+        with pytest.raises(
+            FieldTypeError, match="Outer.inner is annotated Inner, which does not allow None"
+        ):
             Outer(None, batch_size=[2])
 
     def test_union_of_tensor_and_str(self) -> None:
@@ -1090,7 +1182,9 @@ class TestForwardReferences:
         class Dangling:
             x: "NoSuchClassAnywhere"  # noqa: F821
 
-        with _raises(FieldTypeError, TypeError, match=r"Dangling: cannot resolve .*'NoSuchClassAnywhere'"):
+        with _raises(
+            FieldTypeError, TypeError, match=r"Dangling: cannot resolve .*'NoSuchClassAnywhere'"
+        ):
             Dangling(torch.zeros(1), batch_size=[1])
 
     def test_future_annotations_module(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1125,12 +1219,16 @@ class TestForwardReferences:
 
 def _mismatch(key: str, shape: list[int], batch: list[int]) -> str:
     dims = lambda s: "[" + ", ".join(map(str, s)) + "]"  # noqa: E731
-    return re.escape(f"for key {key}: its shape {dims(shape)} does not start with the batch size {dims(batch)}")
+    return re.escape(
+        f"for key {key}: its shape {dims(shape)} does not start with the batch size {dims(batch)}"
+    )
 
 
 class TestBatchChecks:
     def test_tensor_mismatch_at_construction(self) -> None:
-        with _raises(BatchMismatchError, ValueError, RuntimeError, match=_mismatch("'obs'", [5, 3], [4])) as info:
+        with _raises(
+            BatchMismatchError, ValueError, RuntimeError, match=_mismatch("'obs'", [5, 3], [4])
+        ) as info:
             Transition(torch.zeros(5, 3), "e", batch_size=[4])
         assert (info.value.key, info.value.shape, info.value.batch_size) == ("obs", (5, 3), (4,))
 
@@ -1170,7 +1268,9 @@ class TestBatchChecks:
         ],
         ids=["tensor", "array-like", "optional"],
     )
-    def test_mismatch_on_assignment(self, name: str, value: Any, key: str, shape: list[int]) -> None:
+    def test_mismatch_on_assignment(
+        self, name: str, value: Any, key: str, shape: list[int]
+    ) -> None:
         record = _transition()
         before = getattr(record, name)
         with pytest.raises(BatchMismatchError, match=_mismatch(key, shape, [4])):
@@ -1187,7 +1287,9 @@ class TestBatchChecks:
         ],
         ids=["nested", "nested-dict", "tensordict", "tensordict-dict"],
     )
-    def test_nested_mismatch_on_assignment(self, name: str, value: Any, key: str, shape: list[int]) -> None:
+    def test_nested_mismatch_on_assignment(
+        self, name: str, value: Any, key: str, shape: list[int]
+    ) -> None:
         record = Outer({"x": torch.zeros(4)}, batch_size=[4])
         with pytest.raises(BatchMismatchError, match=_mismatch(key, shape, [4])):
             setattr(record, name, value)
@@ -1200,7 +1302,9 @@ class TestBatchChecks:
         obs = make_values((*batch, *features))
         inner = Inner(make_values((*batch, *inner_extra)), batch_size=[*batch, *inner_extra])
         record = Outer(inner, {"y": make_values((*batch, *features))}, batch_size=batch)
-        assert record.batch_size == batch and record.inner.batch_size == torch.Size([*batch, *inner_extra])
+        assert record.batch_size == batch and record.inner.batch_size == torch.Size(
+            [*batch, *inner_extra]
+        )
         plain = Transition(obs, "e", batch_size=batch)
         assert plain.obs is obs and plain.batch_size == batch
 
@@ -1266,7 +1370,9 @@ class TestAssignment:
         record = _transition()
         with pytest.raises(FieldTypeError, match="Transition.env is annotated str"):
             record.set("env", 1)
-        with pytest.raises(UnknownFieldError, match="Transition has no field 'ens'.*did you mean 'env'"):
+        with pytest.raises(
+            UnknownFieldError, match="Transition has no field 'ens'.*did you mean 'env'"
+        ):
             record.set("ens", "x")
 
     def test_unknown_attribute_raises(self, declare: Declare) -> None:
@@ -1284,7 +1390,11 @@ class TestAssignment:
 
     def test_deleting_a_required_field_raises(self) -> None:
         record = _transition()
-        with _raises(FieldTypeError, TypeError, match="Transition.obs is annotated Tensor, which does not allow None"):
+        with _raises(
+            FieldTypeError,
+            TypeError,
+            match="Transition.obs is annotated Tensor, which does not allow None",
+        ):
             del record.obs
         assert record.obs.shape == (4, 3)
 
@@ -1341,7 +1451,9 @@ class TestFrozen:
     def test_assignment_raises(self, frozen_cls: Any) -> None:
         record = frozen_cls(torch.zeros(2), batch_size=[2])
         match = r"cannot assign to field 'label': Rec is frozen \(use replace\(\)\)"
-        with _raises(FrozenInstanceError, dataclasses.FrozenInstanceError, AttributeError, match=match):
+        with _raises(
+            FrozenInstanceError, dataclasses.FrozenInstanceError, AttributeError, match=match
+        ):
             record.label = "y"
         with pytest.raises(FrozenInstanceError, match="field 'a'"):
             record.a = torch.ones(2)
@@ -1396,7 +1508,9 @@ class TestFrozen:
             record.replace(step="one")
         with pytest.raises(BatchMismatchError, match=_mismatch("'pixels'", [3], [2])):
             record.replace(pixels=torch.zeros(3))
-        with pytest.raises(UnknownFieldError, match="Frame has no field 'stop'.*did you mean 'step'"):
+        with pytest.raises(
+            UnknownFieldError, match="Frame has no field 'stop'.*did you mean 'step'"
+        ):
             record.replace(stop=1)
 
     def test_replace_on_non_frozen_record(self) -> None:
@@ -1416,11 +1530,19 @@ class TestFrozen:
 
 class TestRepr:
     def test_fields_sorted_with_type_codes(self) -> None:
-        record = Transition(torch.zeros(4, 3), "pong", torch.ones(4, dtype=torch.bool), batch_size=[4])
-        assert repr(record) == "Transition(batch_size=[4], fields={env: str, mask: bool[], obs: f32[3]})"
+        record = Transition(
+            torch.zeros(4, 3), "pong", torch.ones(4, dtype=torch.bool), batch_size=[4]
+        )
+        assert (
+            repr(record)
+            == "Transition(batch_size=[4], fields={env: str, mask: bool[], obs: f32[3]})"
+        )
 
     def test_absent_optional_fields_come_last(self) -> None:
-        assert repr(_transition()) == "Transition(batch_size=[4], fields={env: str, obs: f32[3], mask: None})"
+        assert (
+            repr(_transition())
+            == "Transition(batch_size=[4], fields={env: str, obs: f32[3], mask: None})"
+        )
 
     def test_nested_class_is_named(self) -> None:
         record = Outer({"x": torch.zeros(4, 2, dtype=torch.int64)}, batch_size=[4])
@@ -1429,11 +1551,16 @@ class TestRepr:
     def test_nested_extra_batch_dims_and_tensordict(self) -> None:
         inner = Inner(torch.zeros(4, 2, 3), batch_size=[4, 2])
         record = Outer(inner, {"y": torch.zeros(4, dtype=torch.float64)}, batch_size=[4])
-        assert repr(record) == "Outer(batch_size=[4], fields={inner: Inner[2]{x: f32[3]}, td: {y: f64[]}})"
+        assert (
+            repr(record)
+            == "Outer(batch_size=[4], fields={inner: Inner[2]{x: f32[3]}, td: {y: f64[]}})"
+        )
 
     def test_device_is_shown(self) -> None:
         record = Frame(torch.zeros(2, 3, dtype=torch.uint8), batch_size=[2], device="cpu")
-        assert repr(record) == "Frame(batch_size=[2], device=cpu, fields={pixels: u8[3], step: int})"
+        assert (
+            repr(record) == "Frame(batch_size=[2], device=cpu, fields={pixels: u8[3], step: int})"
+        )
 
     def test_base_class_form_repr(self) -> None:
         record = Sample(x=torch.zeros(3, 2), batch_size=[3])
@@ -1459,7 +1586,9 @@ class TestRepr:
         )
 
     def test_non_tensor_stack_field(self) -> None:
-        stacked = torch.stack([_transition(2), Transition(torch.zeros(2, 3), "breakout", batch_size=[2])])
+        stacked = torch.stack(
+            [_transition(2), Transition(torch.zeros(2, 3), "breakout", batch_size=[2])]
+        )
         assert repr(stacked) == (
             "Transition(batch_size=[2,2], fields={\n"
             "    env: NonTensorStack,\n"
@@ -1468,12 +1597,19 @@ class TestRepr:
         )
         assert stacked[0, 1].env == "pong" and stacked[1, 0].env == "breakout"
         assert stacked.env == [["pong", "pong"], ["breakout", "breakout"]]
-        short = torch.stack([Frame(torch.zeros(2), 1, batch_size=[2]), Frame(torch.zeros(2), 2, batch_size=[2])])
-        assert repr(short) == "Frame(batch_size=[2,2], fields={pixels: f32[], step: NonTensorStack})"
+        short = torch.stack(
+            [Frame(torch.zeros(2), 1, batch_size=[2]), Frame(torch.zeros(2), 2, batch_size=[2])]
+        )
+        assert (
+            repr(short) == "Frame(batch_size=[2,2], fields={pixels: f32[], step: NonTensorStack})"
+        )
 
     def test_same_values_stack_to_one_value(self) -> None:
         stacked = torch.stack([_transition(2), _transition(2)])
-        assert repr(stacked) == "Transition(batch_size=[2,2], fields={env: str, obs: f32[3], mask: None})"
+        assert (
+            repr(stacked)
+            == "Transition(batch_size=[2,2], fields={env: str, obs: f32[3], mask: None})"
+        )
         assert stacked.env == "pong"
 
     def test_empty_record(self) -> None:

@@ -222,7 +222,9 @@ class TestIndexing:
             shape = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=2))
             index = torch.randint(0, batch[0], tuple(shape))
         elif kind == "mask1":
-            index = torch.tensor(data.draw(st.lists(st.booleans(), min_size=batch[0], max_size=batch[0])))
+            index = torch.tensor(
+                data.draw(st.lists(st.booleans(), min_size=batch[0], max_size=batch[0]))
+            )
         elif kind == "maskfull":
             index = torch.rand(batch) > 0.5
         else:
@@ -270,7 +272,9 @@ class TestSetItem:
         assert torch.equal(rec.obs[0], make().obs[0])
         assert rec.env == "pong"
 
-    @pytest.mark.parametrize("index", [0, (1, 2), [0, 3], torch.tensor([True, False, False, True])], ids=repr)
+    @pytest.mark.parametrize(
+        "index", [0, (1, 2), [0, 3], torch.tensor([True, False, False, True])], ids=repr
+    )
     def test_write_at_any_index(self, index: Any) -> None:
         rec, src = make(), make(offset=100)
         rec[index] = src[index]
@@ -366,7 +370,10 @@ _SHAPE_OPS = {
     "permute": (lambda r: r.permute(1, 0), lambda t, nb: t.transpose(0, 1)),
     "transpose": (lambda r: r.transpose(0, 1), lambda t, nb: t.transpose(0, 1)),
     "expand": (lambda r: r[:1].expand(5, 3), lambda t, nb: t[:1].expand((5, 3) + t.shape[nb:])),
-    "torch.reshape": (lambda r: torch.reshape(r, (12,)), lambda t, nb: t.reshape((12,) + t.shape[nb:])),
+    "torch.reshape": (
+        lambda r: torch.reshape(r, (12,)),
+        lambda t, nb: t.reshape((12,) + t.shape[nb:]),
+    ),
     "torch.squeeze": (lambda r: torch.squeeze(r.unsqueeze(0), 0), lambda t, nb: t),
     "torch.unsqueeze": (lambda r: torch.unsqueeze(r, 1), lambda t, nb: t.unsqueeze(1)),
     "torch.permute": (lambda r: torch.permute(r, (1, 0)), lambda t, nb: t.transpose(0, 1)),
@@ -376,7 +383,9 @@ _SHAPE_OPS = {
     "torch.full_like": (lambda r: torch.full_like(r, 4), lambda t, nb: torch.full_like(t, 4)),
     "torch.where": (
         lambda r: torch.where(torch.tensor([True, False, True, False]), r, 0),
-        lambda t, nb: torch.where(torch.tensor([True, False, True, False]).reshape((4,) + (1,) * (t.ndim - 1)), t, 0),
+        lambda t, nb: torch.where(
+            torch.tensor([True, False, True, False]).reshape((4,) + (1,) * (t.ndim - 1)), t, 0
+        ),
     ),
 }
 
@@ -414,7 +423,9 @@ class TestShapeOps:
     def test_where_with_records(self) -> None:
         a, b = make((2,), offset=0), make((2,), offset=50)
         got = torch.where(torch.tensor([True, False]), a, b)
-        assert_same_rec(got, torch.cat([a.obs[:1], b.obs[1:]]), torch.cat([a.inner.x[:1], b.inner.x[1:]]))
+        assert_same_rec(
+            got, torch.cat([a.obs[:1], b.obs[1:]]), torch.cat([a.inner.x[:1], b.inner.x[1:]])
+        )
 
     def test_where_takes_python_values_from_other(self) -> None:
         a, b = make((2,), env="a"), make((2,), env="b")
@@ -631,7 +642,9 @@ class TestLockAndFacts:
     def test_iteration(self) -> None:
         rec = make()
         items = list(rec)
-        assert len(items) == 4 and all(type(i) is Rec and i.batch_size == torch.Size([3]) for i in items)
+        assert len(items) == 4 and all(
+            type(i) is Rec and i.batch_size == torch.Size([3]) for i in items
+        )
         assert torch.equal(items[2].obs, rec.obs[2])
         with pytest.raises(TypeError):
             iter(make(()))
@@ -685,7 +698,11 @@ class TestStackCat:
 
     def test_different_values_1d(self) -> None:
         s = torch.stack([make((), env="a"), make((), env="b")])
-        assert s.env == ["a", "b"] and s[1].env == "b" and s[torch.tensor([1, 1, 0])].env == ["b", "b", "a"]
+        assert (
+            s.env == ["a", "b"]
+            and s[1].env == "b"
+            and s[torch.tensor([1, 1, 0])].env == ["b", "b", "a"]
+        )
 
     def test_stack_last_dim_values(self) -> None:
         s = torch.stack([make((3,), env="a"), make((3,), env="b")], dim=-1)
@@ -753,7 +770,10 @@ class TestStackCat:
         assert len(_POST_INIT_CALLS) == 2 and type(s) is Counted
 
     @SETTINGS
-    @given(envs=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=5), dim=st.sampled_from([0, -1]))
+    @given(
+        envs=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=5),
+        dim=st.sampled_from([0, -1]),
+    )
     def test_stacked_values_in_order(self, envs: list[str], dim: int) -> None:
         s = torch.stack([make((2,), env=e) for e in envs], dim)
         by_element = np.stack([np.array([e, e], dtype=object) for e in envs], dim)
@@ -790,7 +810,9 @@ class TestTensorDictConversion:
         assert type(td) is TensorDict and type(td["inner"]) is TensorDict
         assert td.batch_size == rec.batch_size
         assert torch.equal(td["obs"], rec.obs) and torch.equal(td["inner", "x"], rec.inner.x)
-        assert not same_storage(td["obs"], rec.obs) and not same_storage(td["inner", "x"], rec.inner.x)
+        assert not same_storage(td["obs"], rec.obs) and not same_storage(
+            td["inner", "x"], rec.inner.x
+        )
         assert type(td["env"]) is NonTensorData and td["env"].data == "pong"
         assert "meta" not in td.keys()
 
@@ -1029,7 +1051,9 @@ class TestPytree:
         rec.meta = {"k": 1}
         leaves, spec = pytree.tree_flatten(rec)
         assert len(leaves) == 2
-        assert any(leaf is rec.obs for leaf in leaves) and any(leaf is rec.inner.x for leaf in leaves)
+        assert any(leaf is rec.obs for leaf in leaves) and any(
+            leaf is rec.inner.x for leaf in leaves
+        )
         back = pytree.tree_unflatten(leaves, spec)
         assert_same_rec(back, rec.obs, rec.inner.x)
         assert back.meta == {"k": 1}

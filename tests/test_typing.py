@@ -18,7 +18,9 @@ ROOT = CASES.parent.parent
 
 
 def _lines() -> list[str]:
-    return [line for path in sorted(CASES.glob("cases_*.py")) for line in path.read_text().splitlines()]
+    return [
+        line for path in sorted(CASES.glob("cases_*.py")) for line in path.read_text().splitlines()
+    ]
 
 
 def test_at_least_forty_cases_in_both_forms() -> None:

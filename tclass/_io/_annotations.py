@@ -62,10 +62,14 @@ def check_values(record_cls: type, content: TensorDict | LazyStackedTensorDict, 
                 if fitted is not node.data:
                     member._tensors[key] = NonTensorData._make(fitted, node.batch_size, node.device)
             elif isinstance(node, NonTensorStack):
-                member._tensors[key] = _fit_stack(node, rule, record_cls, key, f"{where}/{file_name(key)}")
+                member._tensors[key] = _fit_stack(
+                    node, rule, record_cls, key, f"{where}/{file_name(key)}"
+                )
 
 
-def _fit_stack(node: NonTensorStack, rule: Any, record_cls: type, key: str, where: str) -> NonTensorStack:
+def _fit_stack(
+    node: NonTensorStack, rule: Any, record_cls: type, key: str, where: str
+) -> NonTensorStack:
     array = node._as_array()
     fitted = [_fit(value, rule, record_cls, key, where) for value in array.flat]
     if all(new is old for new, old in zip(fitted, array.flat)):

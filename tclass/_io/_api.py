@@ -22,7 +22,16 @@ from tclass._nontensor import _NonTensorNode
 from tclass._td import TensorDict
 from tclass.errors import KeyNotFoundError, ShapeError
 
-__all__ = ["adopt_leaves", "is_memmap", "load", "load_into", "load_memmap", "memmap", "save", "saved_copy"]
+__all__ = [
+    "adopt_leaves",
+    "is_memmap",
+    "load",
+    "load_into",
+    "load_memmap",
+    "memmap",
+    "save",
+    "saved_copy",
+]
 
 PathLike = str | os.PathLike[str]
 C = TypeVar("C")
@@ -77,14 +86,26 @@ def is_memmap(node: Any) -> bool:
 
 @overload
 def load_memmap(
-    prefix: PathLike, device: DeviceLike = ..., non_blocking: bool = ..., *,
-    out: Any = ..., cls: type[C], subpath: NestedKey | None = ..., mode: Mode | None = ...,
+    prefix: PathLike,
+    device: DeviceLike = ...,
+    non_blocking: bool = ...,
+    *,
+    out: Any = ...,
+    cls: type[C],
+    subpath: NestedKey | None = ...,
+    mode: Mode | None = ...,
     allow_pickle: bool = ...,
 ) -> C: ...
 @overload
 def load_memmap(
-    prefix: PathLike, device: DeviceLike = ..., non_blocking: bool = ..., *,
-    out: Any = ..., cls: None = ..., subpath: NestedKey | None = ..., mode: Mode | None = ...,
+    prefix: PathLike,
+    device: DeviceLike = ...,
+    non_blocking: bool = ...,
+    *,
+    out: Any = ...,
+    cls: None = ...,
+    subpath: NestedKey | None = ...,
+    mode: Mode | None = ...,
     allow_pickle: bool = ...,
 ) -> TensorDictBase: ...
 
@@ -112,7 +133,9 @@ def load_memmap(
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)
     at = functools.partial(descend, parts=parts, subpath=subpath) if parts else None
-    loaded = load_tree(prefix, cls, None if out is not None or staged else target, allow_pickle, mode, at)
+    loaded = load_tree(
+        prefix, cls, None if out is not None or staged else target, allow_pickle, mode, at
+    )
     if staged:
         assert target is not None
         loaded = _staged_to(loaded, target, non_blocking)
@@ -137,7 +160,9 @@ def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
     from tclass._io._staging import stage_copy
 
     leaves = list(loaded.values(include_nested=True, leaves_only=True))
-    copies = {id(leaf): copy for leaf, copy in zip(leaves, stage_copy(leaves, device, non_blocking))}
+    copies = {
+        id(leaf): copy for leaf, copy in zip(leaves, stage_copy(leaves, device, non_blocking))
+    }
     return map_tensors(loaded, lambda leaf: copies[id(leaf)], device)
 
 
@@ -147,7 +172,9 @@ def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
     if isinstance(mine, LazyStackedTensorDict) or isinstance(theirs, LazyStackedTensorDict):
         members, saved = mine.tensordicts, theirs.tensordicts
         if len(members) != len(saved):
-            msg = f"{where}: cannot load {len(saved)} stacked members into a stack of {len(members)}"
+            msg = (
+                f"{where}: cannot load {len(saved)} stacked members into a stack of {len(members)}"
+            )
             raise ShapeError(msg)
         for member, source in zip(members, saved):
             load_into(member, source, non_blocking, where)
@@ -177,7 +204,9 @@ def memmap(
     existsok: bool = True, allow_pickle: bool = False, durable: bool = False,
 ) -> C:  # fmt: skip
     """``data.memmap(prefix, ...)``: a memory-mapped copy of a collection."""
-    return saved_copy(data, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable)
+    return saved_copy(
+        data, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
+    )
 
 
 def save(
@@ -185,7 +214,9 @@ def save(
     existsok: bool = True, allow_pickle: bool = False, durable: bool = False,
 ) -> C:  # fmt: skip
     """Alias of :func:`memmap`."""
-    return saved_copy(data, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable)
+    return saved_copy(
+        data, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
+    )
 
 
 load = load_memmap  # the peer's second name

@@ -50,7 +50,12 @@ def saved_class_name(meta: dict[str, Any]) -> str | None:
 
 
 def resolve_class(
-    name: str, candidates: Sequence[type], where: str, *, field: str | None = None, root: str | None = None
+    name: str,
+    candidates: Sequence[type],
+    where: str,
+    *,
+    field: str | None = None,
+    root: str | None = None,
 ) -> type:
     """The tensorclass to rebuild a node saved as ``name`` (``module.QualName``).
 
@@ -115,13 +120,19 @@ class _Hint:
     def missing(self) -> str:
         head = f"{self.where} holds a {self.name}, a class not defined in this process"
         if self.module == "__main__" or "<locals>" in self.name:
-            origin = "a script (module __main__)" if self.module == "__main__" else "inside a function"
-            return f"{head}; it was saved from {origin}, so no import defines it: {self._by_class()}"
+            origin = (
+                "a script (module __main__)" if self.module == "__main__" else "inside a function"
+            )
+            return (
+                f"{head}; it was saved from {origin}, so no import defines it: {self._by_class()}"
+            )
         return f"{head}: import {self.module} first (tclass never imports a module named in a file), or {self._by_class()}"
 
     def ambiguous(self, count: int, in_annotation: bool = False) -> str:
         if in_annotation:
-            what = f"{count} classes named {self.short} are accepted by {self.field or 'the caller'}"
+            what = (
+                f"{count} classes named {self.short} are accepted by {self.field or 'the caller'}"
+            )
         else:
             what = f"{count} different classes of that name are alive in this process (a class defined again?)"
         return f"{self.where} holds a {self.name}, and {what}: {self._by_class(choose=True)}"

@@ -32,7 +32,14 @@ from tclass._nontensor import NonTensorData, NonTensorStack
 from tclass._td import TensorDict
 from tclass.errors import MetadataError, NotSerializableError, UnsupportedError
 
-__all__ = ["Consolidated", "consolidate", "from_consolidated", "moved", "moved_buffer", "reduce_consolidated"]
+__all__ = [
+    "Consolidated",
+    "consolidate",
+    "from_consolidated",
+    "moved",
+    "moved_buffer",
+    "reduce_consolidated",
+]
 
 _ALIGN = 16  # every leaf starts on a 16-byte boundary: any dtype's view is aligned
 _LENGTH = struct.Struct("<Q")
@@ -66,7 +73,13 @@ class Consolidated:
         return len(current) == len(mine) and all(a is b for a, b in zip(current, mine))
 
 
-def consolidate(node: Any, *, device: torch.device | None = None, pin_memory: bool = False, share_memory: bool = False) -> Any:
+def consolidate(
+    node: Any,
+    *,
+    device: torch.device | None = None,
+    pin_memory: bool = False,
+    share_memory: bool = False,
+) -> Any:
     """A copy of ``node`` whose leaves are views of one buffer (see the module doc)."""
     leaves: list[torch.Tensor] = []
     rebuild, description = _flatten(node, leaves)
@@ -74,7 +87,9 @@ def consolidate(node: Any, *, device: torch.device | None = None, pin_memory: bo
     layout, end = _layout(leaves)
     trailer = _trailer(description, layout)
     size = end + len(trailer) + _LENGTH.size
-    buffer = torch.empty(size, dtype=torch.uint8, device=target, pin_memory=pin_memory and target.type == "cpu")
+    buffer = torch.empty(
+        size, dtype=torch.uint8, device=target, pin_memory=pin_memory and target.type == "cpu"
+    )
     if share_memory:
         share(buffer)
     views = _views(buffer, layout)
@@ -83,7 +98,10 @@ def consolidate(node: Any, *, device: torch.device | None = None, pin_memory: bo
     tail = torch.frombuffer(bytearray(trailer + _LENGTH.pack(len(trailer))), dtype=torch.uint8)
     buffer[end:].copy_(tail)
     standalone = not trailer.startswith(b'{"tree": null')
-    return _attach(rebuild(views, _Target(target, False)), Consolidated(buffer, views, layout, rebuild, standalone))
+    return _attach(
+        rebuild(views, _Target(target, False)),
+        Consolidated(buffer, views, layout, rebuild, standalone),
+    )
 
 
 def moved(node: Any, state: Consolidated, device: torch.device, non_blocking: bool) -> Any:
@@ -98,7 +116,10 @@ def moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
     """``node`` rebuilt over ``buffer``, a copy of its consolidated buffer."""
     views = _views(buffer, state.layout)
     target = _Target(buffer.device, True)
-    result = _attach(state.rebuild(views, target), Consolidated(buffer, views, state.layout, state.rebuild, state.standalone))
+    result = _attach(
+        state.rebuild(views, target),
+        Consolidated(buffer, views, state.layout, state.rebuild, state.standalone),
+    )
     if hasattr(type(result), "__tclass_info__") and not hasattr(type(node), "__tclass_info__"):
         return result._tensordict  # a record's storage was moved: the record rewraps it
     return result
@@ -123,7 +144,9 @@ def from_consolidated(buffer: torch.Tensor, *, cls: type | None = None) -> Any:
     layout = [(_dtype(d), torch.Size(s), o) for d, s, o in description["leaves"]]
     rebuild = _rebuild_from_description(description["tree"], cls)
     views = _views(buffer, layout)
-    return _attach(rebuild(views, _Target(buffer.device, False)), Consolidated(buffer, views, layout, rebuild))
+    return _attach(
+        rebuild(views, _Target(buffer.device, False)), Consolidated(buffer, views, layout, rebuild)
+    )
 
 
 def reduce_consolidated(node: Any) -> tuple[Any, ...] | None:
@@ -151,12 +174,17 @@ def _flatten(node: Any, leaves: list[torch.Tensor]) -> tuple[Rebuild, dict[str, 
         content, inner = _flatten(node._tensordict, leaves)
         cls = type(node)
         name = f"{cls.__module__}.{cls.__qualname__}"
-        return (lambda views, target: cls._from_tensordict_unchecked(content(views, target))), {"record": name, "content": inner}
+        return (lambda views, target: cls._from_tensordict_unchecked(content(views, target))), {
+            "record": name,
+            "content": inner,
+        }
     if isinstance(node, LazyStackedTensorDict):
         parts = [_flatten(member, leaves) for member in node.tensordicts]
         dim, batch = node.stack_dim, node.batch_size
         return (
-            lambda views, target: LazyStackedTensorDict._from_members([p(views, target) for p, _ in parts], dim, batch)
+            lambda views, target: LazyStackedTensorDict._from_members(
+                [p(views, target) for p, _ in parts], dim, batch
+            )
         ), {"lazy": dim, "members": [d for _, d in parts]}
     if isinstance(node, (NonTensorData, NonTensorStack)):
         return _flatten_value(node)
@@ -181,7 +209,9 @@ def _flatten_td(td: TensorDict, leaves: list[torch.Tensor]) -> tuple[Rebuild, di
 
     def rebuild_td(views: Sequence[torch.Tensor], target: _Target) -> TensorDict:
         tensors = {key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts}
-        return TensorDict._new_unchecked(tensors, batch, target.device if keeps_device or target.moved else None)
+        return TensorDict._new_unchecked(
+            tensors, batch, target.device if keeps_device or target.moved else None
+        )
 
     return rebuild_td, {"batch": list(batch), "device": keeps_device, "entries": entries}
 
@@ -204,13 +234,17 @@ def _rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild
     from tclass._io._classes import resolve_class
 
     if "record" in tree:
-        record_cls = resolve_class(tree["record"], (cls,) if cls is not None else (), "the consolidated buffer")
+        record_cls = resolve_class(
+            tree["record"], (cls,) if cls is not None else (), "the consolidated buffer"
+        )
         content = _rebuild_from_description(tree["content"], None)
         return lambda views, target: record_cls._from_tensordict_unchecked(content(views, target))  # type: ignore[attr-defined]
     if "lazy" in tree:
         members = [_rebuild_from_description(member, None) for member in tree["members"]]
         dim = tree["lazy"]
-        return lambda views, target: LazyStackedTensorDict(*(m(views, target) for m in members), stack_dim=dim)
+        return lambda views, target: LazyStackedTensorDict(
+            *(m(views, target) for m in members), stack_dim=dim
+        )
     batch = torch.Size(tree["batch"])
     if "value" in tree:
         data = tree["value"]
@@ -221,12 +255,19 @@ def _rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild
         shaped: np.ndarray[Any, Any] = np.empty(tuple(batch), dtype=object)
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")
         return lambda views, target: NonTensorStack._from_array(shaped, target.device)
-    parts = {key: (entry if isinstance(entry, int) else _rebuild_from_description(entry, None)) for key, entry in tree["entries"].items()}
+    parts = {
+        key: (entry if isinstance(entry, int) else _rebuild_from_description(entry, None))
+        for key, entry in tree["entries"].items()
+    }
     keeps_device = tree["device"]
 
     def rebuild_td(views: Sequence[torch.Tensor], target: _Target) -> TensorDict:
-        tensors = {key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts.items()}
-        return TensorDict._new_unchecked(tensors, batch, target.device if keeps_device or target.moved else None)
+        tensors = {
+            key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts.items()
+        }
+        return TensorDict._new_unchecked(
+            tensors, batch, target.device if keeps_device or target.moved else None
+        )
 
     return rebuild_td
 
@@ -234,7 +275,9 @@ def _rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild
 # --- the buffer ----------------------------------------------------------------------------
 
 
-def _layout(leaves: Sequence[torch.Tensor]) -> tuple[list[tuple[torch.dtype, torch.Size, int]], int]:
+def _layout(
+    leaves: Sequence[torch.Tensor],
+) -> tuple[list[tuple[torch.dtype, torch.Size, int]], int]:
     """Each leaf's (dtype, shape, byte offset), and where the leaves end."""
     layout = []
     offset = 0
@@ -244,7 +287,9 @@ def _layout(leaves: Sequence[torch.Tensor]) -> tuple[list[tuple[torch.dtype, tor
     return layout, offset
 
 
-def _views(buffer: torch.Tensor, layout: Sequence[tuple[torch.dtype, torch.Size, int]]) -> list[torch.Tensor]:
+def _views(
+    buffer: torch.Tensor, layout: Sequence[tuple[torch.dtype, torch.Size, int]]
+) -> list[torch.Tensor]:
     """The leaves as views of ``buffer``."""
     views = []
     storage = buffer.untyped_storage()
@@ -256,7 +301,9 @@ def _views(buffer: torch.Tensor, layout: Sequence[tuple[torch.dtype, torch.Size,
     return views
 
 
-def _trailer(description: dict[str, Any], layout: Sequence[tuple[torch.dtype, torch.Size, int]]) -> bytes:
+def _trailer(
+    description: dict[str, Any], layout: Sequence[tuple[torch.dtype, torch.Size, int]]
+) -> bytes:
     """The JSON description; ``{"tree": null}`` when a Python value is not JSON (the
     buffer then moves and pickles with its container, but cannot rebuild it alone)."""
     records = _leaf_records(layout)
@@ -286,13 +333,19 @@ def _read_trailer(buffer: torch.Tensor) -> dict[str, Any]:
         raise MetadataError("the buffer is too short to be a consolidated collection")
     (length,) = _LENGTH.unpack(bytes(data[total - _LENGTH.size :].tolist()))
     if length > total - _LENGTH.size:
-        raise MetadataError("the buffer's trailer length is out of range: not a consolidated collection")
+        raise MetadataError(
+            "the buffer's trailer length is out of range: not a consolidated collection"
+        )
     raw = bytes(data[total - _LENGTH.size - length : total - _LENGTH.size].numpy().tobytes())
     try:
         description = json.loads(raw)
     except ValueError as error:
         raise MetadataError(f"the buffer's trailer is not valid JSON ({error})") from None
-    if not isinstance(description, dict) or "tree" not in description or "leaves" not in description:
+    if (
+        not isinstance(description, dict)
+        or "tree" not in description
+        or "leaves" not in description
+    ):
         raise MetadataError("the buffer's trailer does not describe a collection")
     return description
 
@@ -330,4 +383,3 @@ def _attach(node: Any, state: Consolidated) -> Any:
     target = getattr(node, "_tensordict", node)
     target._consolidated = state
     return node
-

@@ -66,7 +66,10 @@ CLASS_IDS: dict[str, tuple[str, str]] = {
         "tensordict:LazyStackedTensorDict",
     ),
     "NonTensorData": ("<class 'tensordict.tensorclass.NonTensorData'>", "tensordict:NonTensorData"),
-    "NonTensorStack": ("<class 'tensordict.tensorclass.NonTensorStack'>", "tensordict:NonTensorStack"),
+    "NonTensorStack": (
+        "<class 'tensordict.tensorclass.NonTensorStack'>",
+        "tensordict:NonTensorStack",
+    ),
 }
 
 # Every dtype whose bytes a raw file holds faithfully, by its str(). Quantized dtypes

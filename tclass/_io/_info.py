@@ -125,7 +125,9 @@ class _Describer:
         self.info = Info(root, _NO_ROOT)
         self.frames: list[_Frame] = []
         self.failed: Node | None = None  # the innermost node that failed since the last problem
-        self.readable: dict[int, bool] = {}  # id(leaf node) -> whether its dtype is one tclass reads
+        self.readable: dict[
+            int, bool
+        ] = {}  # id(leaf node) -> whether its dtype is one tclass reads
 
     def entry(self, folder: Folder, key: str | None, index: int | None) -> None:
         frame = self.frames[-1]
@@ -135,7 +137,9 @@ class _Describer:
         node = self._add(Node(kind, self._rel(folder.path), class_name=name))
         if kind == "value":
             self.info.values += 1
-            node.preview = preview(meta["data"]) if "data" in meta else _pickled(folder, "other.pickle")
+            node.preview = (
+                preview(meta["data"]) if "data" in meta else _pickled(folder, "other.pickle")
+            )
         elif kind == "values":
             self.info.values += 1
             data = meta.get("data")
@@ -151,10 +155,16 @@ class _Describer:
 
     def leaf(self, folder: Folder, stored: str, entry: dict[str, Any]) -> None:
         shape, dtype_text = entry.get("shape"), entry.get("dtype")
-        sizes = shape if isinstance(shape, list) and all(type(size) is int and size >= 0 for size in shape) else None
+        sizes = (
+            shape
+            if isinstance(shape, list) and all(type(size) is int and size >= 0 for size in shape)
+            else None
+        )
         dtype = DTYPES.get(dtype_text) if isinstance(dtype_text, str) else None
         path = _join(self._rel(folder.path), file_name(stored) + ".memmap")
-        node = self._add(Node("tensor", path, dtype=str(dtype_text).removeprefix("torch."), shape=sizes))
+        node = self._add(
+            Node("tensor", path, dtype=str(dtype_text).removeprefix("torch."), shape=sizes)
+        )
         self.readable[id(node)] = dtype is not None
         self.info.leaves += 1
         if dtype is not None and sizes is not None:
@@ -175,7 +185,9 @@ class _Describer:
 
     def value(self, key: str, value: Any) -> None:
         self.info.values += 1
-        self.frames[-1].node.children.append(Node("value", self.frames[-1].node.path, key=key, preview=preview(value)))
+        self.frames[-1].node.children.append(
+            Node("value", self.frames[-1].node.path, key=key, preview=preview(value))
+        )
 
     def problem(self, error: TclassError) -> None:
         frame = self.frames[-1]
@@ -253,7 +265,11 @@ def preview(value: Any) -> str:
     except (TypeError, ValueError):  # cannot happen for parsed JSON; keep the CLI alive anyway
         text = repr(value)
     text = _printable(text)
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "\N{HORIZONTAL ELLIPSIS}"
+    return (
+        text
+        if len(text) <= PREVIEW_CHARS
+        else text[: PREVIEW_CHARS - 1] + "\N{HORIZONTAL ELLIPSIS}"
+    )
 
 
 def _printable(text: str) -> str:
@@ -316,7 +332,9 @@ def _leaf_columns(node: Node) -> tuple[str, str, str, str]:
     if node.file_bytes is None and node.problem is None:
         disk = "(no file)"
     else:
-        disk = f"(disk {human_size(node.disk_bytes)})" if node.file_bytes is not None else "(disk -)"
+        disk = (
+            f"(disk {human_size(node.disk_bytes)})" if node.file_bytes is not None else "(disk -)"
+        )
     return node.dtype or "?", _dims(node.shape), human_size(node.nbytes), disk
 
 
@@ -391,5 +409,15 @@ def _node_json(node: Node) -> dict[str, Any]:
 
 def info_json(info: Info) -> dict[str, Any]:
     """The description as JSON-ready data (what ``info --json`` prints)."""
-    totals = {"leaves": info.leaves, "values": info.values, "bytes": info.nbytes, "disk_bytes": info.disk_bytes}
-    return {"path": info.path, "root": _node_json(info.root), "totals": totals, "problems": list(info.problems)}
+    totals = {
+        "leaves": info.leaves,
+        "values": info.values,
+        "bytes": info.nbytes,
+        "disk_bytes": info.disk_bytes,
+    }
+    return {
+        "path": info.path,
+        "root": _node_json(info.root),
+        "totals": totals,
+        "problems": list(info.problems),
+    }

@@ -60,7 +60,9 @@ class PersistenceOps:
         """
         from tclass._io._api import adopt_leaves, saved_copy
 
-        saved = saved_copy(self, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable)
+        saved = saved_copy(
+            self, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
+        )
         adopt_leaves(self, saved)
         self.lock_()  # type: ignore[attr-defined]
         return self
@@ -79,7 +81,9 @@ class PersistenceOps:
         Arguments as in :meth:`memmap_`."""
         from tclass._io._api import saved_copy
 
-        return saved_copy(self, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable)
+        return saved_copy(
+            self, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
+        )
 
     def memmap_like(
         self,
@@ -99,7 +103,9 @@ class PersistenceOps:
         ``os.sync()``)."""
         from tclass._io._api import saved_copy
 
-        return saved_copy(self, prefix, copy_existing, num_threads, existsok, True, allow_pickle, durable)
+        return saved_copy(
+            self, prefix, copy_existing, num_threads, existsok, True, allow_pickle, durable
+        )
 
     def save(
         self,
@@ -113,7 +119,12 @@ class PersistenceOps:
     ) -> Self:
         """Alias of :meth:`memmap`."""
         return self.memmap(
-            prefix, copy_existing, num_threads=num_threads, existsok=existsok, allow_pickle=allow_pickle, durable=durable
+            prefix,
+            copy_existing,
+            num_threads=num_threads,
+            existsok=existsok,
+            allow_pickle=allow_pickle,
+            durable=durable,
         )
 
     dumps = save
@@ -183,11 +194,24 @@ class PersistenceOps:
 
         if cls.__name__ == "TensorDictBase":  # the generic loader: whatever the folder holds
             loaded: Any = load_memmap(
-                prefix, device, non_blocking, out=out, subpath=subpath, mode=mode, allow_pickle=allow_pickle
+                prefix,
+                device,
+                non_blocking,
+                out=out,
+                subpath=subpath,
+                mode=mode,
+                allow_pickle=allow_pickle,
             )
             return loaded  # type: ignore[no-any-return]
         return load_memmap(
-            prefix, device, non_blocking, out=out, cls=cls, subpath=subpath, mode=mode, allow_pickle=allow_pickle
+            prefix,
+            device,
+            non_blocking,
+            out=out,
+            cls=cls,
+            subpath=subpath,
+            mode=mode,
+            allow_pickle=allow_pickle,
         )
 
     @classmethod
@@ -204,10 +228,18 @@ class PersistenceOps:
     ) -> Self:
         """The peer's other name for :meth:`load_memmap`."""
         return cls.load_memmap(
-            prefix, device, non_blocking, out=out, subpath=subpath, mode=mode, allow_pickle=allow_pickle
+            prefix,
+            device,
+            non_blocking,
+            out=out,
+            subpath=subpath,
+            mode=mode,
+            allow_pickle=allow_pickle,
         )
 
-    def load_memmap_(self, prefix: PathLike, *, allow_pickle: bool = False, mode: Mode | None = None) -> Self:
+    def load_memmap_(
+        self, prefix: PathLike, *, allow_pickle: bool = False, mode: Mode | None = None
+    ) -> Self:
         """Copy the data saved in ``prefix`` into this collection's tensors (same keys
         and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`)."""
         from tclass._io._api import load_memmap

@@ -127,10 +127,16 @@ def _plan_td(td: TensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild
         meta[TCLASS_FIELD] = {"escaped_keys": True}
     _add_meta(plan, rel, meta, options)
     batch_size = td.batch_size
-    saved_at = None if options.link is None else options.link(_join(options.root, rel) if rel else options.root)
+    saved_at = (
+        None
+        if options.link is None
+        else options.link(_join(options.root, rel) if rel else options.root)
+    )
 
     def rebuild(written: list[torch.Tensor]) -> TensorDict:
-        entries = {key: written[part] if isinstance(part, int) else part(written) for key, part in parts}
+        entries = {
+            key: written[part] if isinstance(part, int) else part(written) for key, part in parts
+        }
         saved = TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
         saved._saved_at = saved_at
         return saved
@@ -152,7 +158,9 @@ def _plan_lazy(stack: LazyStackedTensorDict, rel: str, plan: Plan, options: _Opt
     meta["stack_dim_name"] = None
     meta[TCLASS_FIELD] = {"members": len(members)}  # the peer counts folders up to a gap
     _add_meta(plan, rel, meta, options)
-    parts = [_plan_node(member, _join(rel, str(i)), plan, options) for i, member in enumerate(members)]
+    parts = [
+        _plan_node(member, _join(rel, str(i)), plan, options) for i, member in enumerate(members)
+    ]
     stack_dim, batch_size = stack.stack_dim, stack.batch_size
     return lambda written: LazyStackedTensorDict._from_members(
         [part(written) for part in parts], stack_dim, batch_size
@@ -195,7 +203,12 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
     source = tensor.filename if isinstance(tensor, MemoryMappedTensor) else None
     # Only a shared mapping ("r+") holds what the file holds; a copy-on-write one ("r")
     # may hold writes that never reached it, so it is written out like any tensor.
-    reuse = source == target and not options.like and getattr(tensor, "_mode", None) == "r+" and _maps_whole_file(tensor)
+    reuse = (
+        source == target
+        and not options.like
+        and getattr(tensor, "_mode", None) == "r+"
+        and _maps_whole_file(tensor)
+    )
     inside = source is not None and source.startswith(options.root + os.sep)
     if source is not None and not (inside or options.copy_existing or options.like):
         msg = (
@@ -228,7 +241,12 @@ def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
     if tensor.is_nested or tensor.layout is not torch.strided:
         msg = f"cannot save {where!r}: only dense tensors are saved, got layout {tensor.layout}"
         raise UnsupportedError(msg + "; convert it with .to_dense() or pad it first")
-    return {"device": str(tensor.device), "shape": list(tensor.shape), "dtype": name, "is_nested": False}
+    return {
+        "device": str(tensor.device),
+        "shape": list(tensor.shape),
+        "dtype": name,
+        "is_nested": False,
+    }
 
 
 def _join(rel: str, name: str) -> str:
@@ -240,7 +258,9 @@ def _class_fields(cls: type) -> dict[str, Any]:
     return {"_type": type_string(cls), "_format_version": FORMAT_VERSION, "_class": class_id(cls)}
 
 
-def _add_meta(plan: Plan, rel: str, meta: dict[str, Any], options: _Options, compact: bool = False) -> None:
+def _add_meta(
+    plan: Plan, rel: str, meta: dict[str, Any], options: _Options, compact: bool = False
+) -> None:
     if options.anonymous:
         return
     separators = (",", ":") if compact else (", ", ": ")
@@ -254,4 +274,3 @@ def _add_meta(plan: Plan, rel: str, meta: dict[str, Any], options: _Options, com
         )
         raise NotSerializableError(msg)
     plan.files.append((_join(rel, META), data))
-

@@ -26,16 +26,26 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple, NoReturn, Protocol
+from typing import Any, NamedTuple, NoReturn, Protocol, TypeGuard
 
 import numpy as np
 import torch
-from typing_extensions import TypeGuard
 
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
 from tclass._io._classes import resolve_class, saved_class_name
-from tclass._io._format import DTYPES, FORMAT_VERSION, MAX_FILE_BYTES, MAX_JSON_DEPTH, META, NODE_FIELDS
-from tclass._io._format import TCLASS_FIELD, TENSORCLASS_DIR, file_name, is_marker, unescape_key
+from tclass._io._format import (
+    DTYPES,
+    FORMAT_VERSION,
+    MAX_FILE_BYTES,
+    MAX_JSON_DEPTH,
+    META,
+    NODE_FIELDS,
+    TCLASS_FIELD,
+    TENSORCLASS_DIR,
+    file_name,
+    is_marker,
+    unescape_key,
+)
 from tclass._io._saved_folder import SavedFolder, relink
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass._lazy import LazyStackedTensorDict
@@ -68,7 +78,12 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 _BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorStack"}
 # What each node kind is called in an Observer's reports (a record is "tensorclass").
-_KIND_NAMES = {"TensorDict": "tensordict", "LazyStackedTensorDict": "lazy_stack", "NonTensorData": "value", "NonTensorStack": "values"}
+_KIND_NAMES = {
+    "TensorDict": "tensordict",
+    "LazyStackedTensorDict": "lazy_stack",
+    "NonTensorData": "value",
+    "NonTensorStack": "values",
+}
 _RECORD_KEYS = ("_type", "_class", "_format_version")  # the rest of a record's meta.json are fields
 _RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
 _MODES = (None, "r", "r+")
@@ -176,7 +191,9 @@ def load_tree(
     raise AssertionError("unreachable")
 
 
-def validate_tree(prefix: str | os.PathLike[str], observer: Observer | None = None, allow_pickle: bool = False) -> Any:
+def validate_tree(
+    prefix: str | os.PathLike[str], observer: Observer | None = None, allow_pickle: bool = False
+) -> Any:
     """Check ``prefix`` as ``load_memmap(prefix, allow_pickle=...)`` does, without the
     user's classes: records come back as their fields' TensorDict (or lazy stack), leaves
     as ``meta`` tensors after their files' sizes are checked, pickled values as None
@@ -188,7 +205,9 @@ def validate_tree(prefix: str | os.PathLike[str], observer: Observer | None = No
             ``observer``, entries that fail are reported to it and skipped instead).
     """
     root = os.path.abspath(os.fspath(prefix))
-    options = _Options(torch.device("meta"), allow_pickle, None, True, root=root, classless=True, observer=observer)
+    options = _Options(
+        torch.device("meta"), allow_pickle, None, True, root=root, classless=True, observer=observer
+    )
     folder = _open_root(root)
     try:
         return _load_root(folder, options, _ANY)
@@ -211,7 +230,9 @@ def _load_root(folder: Folder, options: _Options, want: _Want) -> Any:
 def _open_root(root: str) -> Folder:
     for attempt in range(_SWAP_WAITS + 1):
         try:
-            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root may be a link
+            fd = os.open(
+                root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+            )  # the root may be a link
             break
         except FileNotFoundError:
             old = _swapped_out(root)
@@ -232,7 +253,11 @@ def _swapped_out(root: str) -> str | None:
     parent, name = os.path.split(root)
     prefix = f".{name}.tclass-staging-"
     try:
-        found = [entry for entry in os.listdir(parent) if entry.startswith(prefix) and entry.endswith("-old")]
+        found = [
+            entry
+            for entry in os.listdir(parent)
+            if entry.startswith(prefix) and entry.endswith("-old")
+        ]
     except OSError:
         return None
     return os.path.join(parent, found[0]) if found else None
@@ -267,13 +292,17 @@ def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
     version = meta.get("_format_version", 0)
     # A dict here is a key named "_format_version" in a version-0 file (the peer's rule).
     if not isinstance(version, dict) and (type(version) is not int or version < 0):
-        raise MetadataError(f"{where!r}: _format_version must be a non-negative int, got {version!r}")
+        raise MetadataError(
+            f"{where!r}: _format_version must be a non-negative int, got {version!r}"
+        )
     if type(version) is int and version > FORMAT_VERSION:
         msg = f"{where!r} was written in format version {version}; this tclass reads up to {FORMAT_VERSION}. Upgrade tclass"
         raise MetadataError(msg)
     name = saved_class_name(meta)
     if name is None:
-        msg = f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged"
+        msg = (
+            f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged"
+        )
         raise MetadataError(msg)
     return meta, name
 
@@ -317,8 +346,12 @@ def _read_small(folder: Folder, name: str, what: str) -> bytes:
     try:
         status = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
     except FileNotFoundError:
-        raise MissingFileError(f"{path!r} is missing ({what}); the folder is incomplete or damaged") from None
-    if not stat.S_ISREG(status.st_mode) and not stat.S_ISLNK(status.st_mode):  # links: _open_at says
+        raise MissingFileError(
+            f"{path!r} is missing ({what}); the folder is incomplete or damaged"
+        ) from None
+    if not stat.S_ISREG(status.st_mode) and not stat.S_ISLNK(
+        status.st_mode
+    ):  # links: _open_at says
         _raise_not_regular(path, status.st_mode, what)
     fd = _open_at(folder, name, os.O_RDONLY, what)
     try:
@@ -337,11 +370,18 @@ def _read_small(folder: Folder, name: str, what: str) -> bytes:
     finally:
         os.close(fd)
     if len(data) > status.st_size:
-        raise MetadataError(f"{path!r} grew while it was read; another program is writing into the folder")
+        raise MetadataError(
+            f"{path!r} grew while it was read; another program is writing into the folder"
+        )
     return data
 
 
-_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+}
 
 
 def _raise_not_regular(path: str, mode: int, what: str) -> NoReturn:
@@ -405,7 +445,11 @@ def _json_depth_over(raw: bytes, limit: int) -> bool:
 
 
 def _load_node(
-    folder: Folder, options: _Options, want: _Want, parent_batch: torch.Size | None, record_cls: type | None = None
+    folder: Folder,
+    options: _Options,
+    want: _Want,
+    parent_batch: torch.Size | None,
+    record_cls: type | None = None,
 ) -> Any:
     meta, name = read_header(folder)
     kind = _builtin_kind(name)
@@ -413,7 +457,12 @@ def _load_node(
     if observer is None:
         return _load_kind(folder, meta, name, kind, options, want, parent_batch, record_cls)
     unsupported = kind is None and name.split(".", 1)[0] == "tensordict"
-    observer.node(folder, "unsupported" if unsupported else _KIND_NAMES.get(kind or "", "tensorclass"), name, meta)
+    observer.node(
+        folder,
+        "unsupported" if unsupported else _KIND_NAMES.get(kind or "", "tensorclass"),
+        name,
+        meta,
+    )
     try:
         loaded = _load_kind(folder, meta, name, kind, options, want, parent_batch, record_cls)
     except BaseException:
@@ -460,7 +509,7 @@ def _load_kind(
 
 
 def _builtin_kind(name: str | None) -> str | None:
-    """"TensorDict", "LazyStackedTensorDict", ... for the built-in node kinds of either
+    """ "TensorDict", "LazyStackedTensorDict", ... for the built-in node kinds of either
     library (saved as ``tensordict.*`` or ``tclass.*``); None for anything else."""
     if name is None:
         return None
@@ -469,7 +518,9 @@ def _builtin_kind(name: str | None) -> str | None:
     return short if package in ("tensordict", "tclass") and short in _BUILTIN else None
 
 
-def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None) -> TensorDict:
+def _load_td(
+    folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None
+) -> TensorDict:
     where = folder.child_path(META)
     batch = torch.Size(_sizes(meta.get("shape"), where, "shape"))
     # "None" (older writers) or null: no device. Another one is recorded, not used: the
@@ -480,7 +531,9 @@ def _load_td(folder: Folder, meta: dict[str, Any], options: _Options, record_cls
     observer = options.observer
     for stored, key, entry in node_entries(meta, where):
         if observer is not None:
-            value = _observed_entry(observer, folder, stored, key, entry, batch, options, record_cls)
+            value = _observed_entry(
+                observer, folder, stored, key, entry, batch, options, record_cls
+            )
             if value is not _SKIPPED:
                 entries[key] = value
         elif "type" in entry:
@@ -503,9 +556,20 @@ def _write_through(options: _Options, folder: Folder) -> bool:
     return (device is None or device.type == "cpu") and os.access(folder.path, os.W_OK)
 
 
-def _load_child(folder: Folder, stored: str, key: str, batch: torch.Size, options: _Options, record_cls: type | None) -> Any:
+def _load_child(
+    folder: Folder,
+    stored: str,
+    key: str,
+    batch: torch.Size,
+    options: _Options,
+    record_cls: type | None,
+) -> Any:
     """The collection under ``key``: a sub-folder (a record's field when ``record_cls``)."""
-    want = _Want(field_classes(record_cls, key), f"{record_cls.__name__}.{key}") if record_cls is not None else _ANY
+    want = (
+        _Want(field_classes(record_cls, key), f"{record_cls.__name__}.{key}")
+        if record_cls is not None
+        else _ANY
+    )
     child = _open_folder(folder, _dir_name(folder, stored, key), f"the entry {key!r}")
     try:
         value = _load_node(child, options, want, batch)
@@ -558,12 +622,24 @@ def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, d
             yield stored, (unescape_key(stored) if escaped else stored), entry
 
 
-def _load_leaf(folder: Folder, stored: str, key: str, entry: dict[str, Any], batch: torch.Size, options: _Options) -> torch.Tensor:
+def _load_leaf(
+    folder: Folder,
+    stored: str,
+    key: str,
+    entry: dict[str, Any],
+    batch: torch.Size,
+    options: _Options,
+) -> torch.Tensor:
     # The checks are inline and their messages built only on failure: this runs per leaf.
     dtype_text = entry.get("dtype")
     dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
     shape = entry.get("shape")
-    if dtype is None or not _is_sizes(shape) or shape[: len(batch)] != list(batch) or entry.get("is_nested", False):
+    if (
+        dtype is None
+        or not _is_sizes(shape)
+        or shape[: len(batch)] != list(batch)
+        or entry.get("is_nested", False)
+    ):
         _raise_bad_leaf(folder, key, entry, batch)
     device = entry.get("device")  # recorded, not used; it must still be a device
     if device.__class__ is not str or device not in _DEVICES:
@@ -583,7 +659,9 @@ def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torc
         raise MetadataError(msg)
     shape = _sizes(entry.get("shape"), where, f"the shape of {key!r}")
     if entry.get("is_nested", False) is not False:
-        raise UnsupportedError(f"{where!r}: entry {key!r} is a nested tensor, which tclass does not read")
+        raise UnsupportedError(
+            f"{where!r}: entry {key!r} is a nested tensor, which tclass does not read"
+        )
     msg = f"{where!r}: entry {key!r} has shape {shape}, which does not start with the node's batch size {list(batch)}"
     raise MetadataError(msg)
 
@@ -625,10 +703,14 @@ def _plain_name(key: str) -> bool:
     return key not in ("", ".", "..") and "/" not in key and "\\" not in key and "\x00" not in key
 
 
-_SIZE_HINT = "The file does not match its meta.json: the folder is damaged or was changed after saving"
+_SIZE_HINT = (
+    "The file does not match its meta.json: the folder is damaged or was changed after saving"
+)
 
 
-def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: list[int], options: _Options) -> torch.Tensor:
+def _map_leaf(
+    folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: list[int], options: _Options
+) -> torch.Tensor:
     if options.shapes_only or options.fake:  # check the file, read none of it
         fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)
         try:
@@ -645,7 +727,9 @@ def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: 
     except OSError:
         fd, name, mode = _open_leaf_as(folder, stored, key, options.mode)
     try:
-        tensor: torch.Tensor = map_opened_file(fd, f"{folder.path}/{name}", dtype, shape, mode, _SIZE_HINT)
+        tensor: torch.Tensor = map_opened_file(
+            fd, f"{folder.path}/{name}", dtype, shape, mode, _SIZE_HINT
+        )
     finally:
         os.close(fd)
     if options.device is not None and options.device.type != "cpu":
@@ -653,7 +737,9 @@ def _map_leaf(folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: 
     return tensor
 
 
-def _open_leaf_as(folder: Folder, stored: str, key: str, mode: Mode | None) -> tuple[int, str, Mode]:
+def _open_leaf_as(
+    folder: Folder, stored: str, key: str, mode: Mode | None
+) -> tuple[int, str, Mode]:
     """The leaf file opened for ``mode`` when the first try failed: a legacy file name,
     or a file this process may not write (mapped copy-on-write unless ``mode="r+"``)."""
     try:
@@ -694,7 +780,9 @@ def _empty(shape: list[int], dtype: torch.dtype, options: _Options) -> torch.Ten
     return MemoryMappedTensor.empty(shape, dtype=dtype)
 
 
-def _load_record(cls: type | None, name: str, folder: Folder, meta: dict[str, Any], options: _Options) -> Any:
+def _load_record(
+    cls: type | None, name: str, folder: Folder, meta: dict[str, Any], options: _Options
+) -> Any:
     """A record of ``cls``; class-less (``cls`` None), the TensorDict (or lazy stack) of
     its fields. Fields come from ``_tensordict/``, then from the record's own meta.json
     (older writers keep value fields there), and from ``other.pickle`` only those that
@@ -730,7 +818,9 @@ def _load_record(cls: type | None, name: str, folder: Folder, meta: dict[str, An
     return record
 
 
-def _load_content(folder: Folder, options: _Options, cls: type | None) -> TensorDict | LazyStackedTensorDict:
+def _load_content(
+    folder: Folder, options: _Options, cls: type | None
+) -> TensorDict | LazyStackedTensorDict:
     """A record's ``_tensordict/`` node, checked like any node: a TensorDict or a lazy
     stack of the record's fields."""
     meta, name = read_header(folder)
@@ -778,7 +868,9 @@ def _load_lazy(
     try:
         return LazyStackedTensorDict(*members, stack_dim=stack_dim)
     except TclassError as error:
-        raise MetadataError(f"{folder.path!r}: the members do not form a lazy stack ({error})") from error
+        raise MetadataError(
+            f"{folder.path!r}: the members do not form a lazy stack ({error})"
+        ) from error
 
 
 def _check_stack_dim(stack_dim: int, dims: int, where: str) -> None:
@@ -787,8 +879,9 @@ def _check_stack_dim(stack_dim: int, dims: int, where: str) -> None:
         raise MetadataError(msg)
 
 
-
-def _load_member(folder: Folder, index: int, options: _Options, want: _Want, record_cls: type | None) -> Any:
+def _load_member(
+    folder: Folder, index: int, options: _Options, want: _Want, record_cls: type | None
+) -> Any:
     child = _open_folder(folder, str(index), f"member {index} of the lazy stack")
     try:
         return _load_node(child, options, want, None, record_cls)
@@ -797,10 +890,14 @@ def _load_member(folder: Folder, index: int, options: _Options, want: _Want, rec
 
 
 def _member_count(folder: Folder, recorded: object, where: str) -> int:
-    numbers = sorted(_member_number(folder, name) for name in os.listdir(folder.fd) if name.isdigit())
+    numbers = sorted(
+        _member_number(folder, name) for name in os.listdir(folder.fd) if name.isdigit()
+    )
     if recorded is not None:
         if type(recorded) is not int or recorded < 1:
-            raise MetadataError(f"{where!r}: the member count must be a positive int, got {recorded!r}")
+            raise MetadataError(
+                f"{where!r}: the member count must be a positive int, got {recorded!r}"
+            )
         extra = [n for n in numbers if n >= recorded]
         if extra:
             msg = f"{folder.path!r} holds member folder {extra[0]}/, but its meta.json records {recorded} members; the folder is damaged"
@@ -826,7 +923,9 @@ def _member_number(folder: Folder, name: str) -> int:
     return int(name)
 
 
-def _load_value(folder: Folder, meta: dict[str, Any], options: _Options, batch: torch.Size | None) -> NonTensorData:
+def _load_value(
+    folder: Folder, meta: dict[str, Any], options: _Options, batch: torch.Size | None
+) -> NonTensorData:
     if "data" in meta:
         value = meta["data"]  # JSON wins: a planted other.pickle is never read
     else:
@@ -834,21 +933,31 @@ def _load_value(folder: Folder, meta: dict[str, Any], options: _Options, batch: 
         if "data" not in fields:
             raise MetadataError(f"{folder.child_path(META)!r}: a NonTensorData node with no data")
         value = fields["data"]
-    return NonTensorData._make(value, batch if batch is not None else torch.Size([]), options.device or torch.device("cpu"))
+    return NonTensorData._make(
+        value, batch if batch is not None else torch.Size([]), options.device or torch.device("cpu")
+    )
 
 
-def _load_values(folder: Folder, meta: dict[str, Any], options: _Options, parent_batch: torch.Size | None) -> NonTensorStack:
+def _load_values(
+    folder: Folder, meta: dict[str, Any], options: _Options, parent_batch: torch.Size | None
+) -> NonTensorStack:
     where = folder.child_path(META)
     data = meta.get("data")
     if data == "pickle.pkl":
         data = _unpickle(folder, "pickle.pkl", options)
         if options.classless:  # not unpickled: the values read None
             recorded = _marker(meta, where).get("batch_size")
-            shape = _sizes(recorded, where, "batch_size") if recorded is not None else list(parent_batch or ())
+            shape = (
+                _sizes(recorded, where, "batch_size")
+                if recorded is not None
+                else list(parent_batch or ())
+            )
             unread = np.broadcast_to(np.array(None, dtype=object), shape)  # allocates nothing
             return NonTensorStack._from_array(unread, options.device)
     if not isinstance(data, list):
-        raise MetadataError(f"{where!r}: NonTensorStack data must be a list or 'pickle.pkl', got {data!r:.80}")
+        raise MetadataError(
+            f"{where!r}: NonTensorStack data must be a list or 'pickle.pkl', got {data!r:.80}"
+        )
     recorded = _marker(meta, where).get("batch_size")
     if recorded is not None:
         shape = _sizes(recorded, where, "batch_size")
@@ -865,7 +974,9 @@ def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
     level: Any = data
     while isinstance(level, list) and (dims is None or len(shape) < dims):
         shape.append(len(level))
-        if not level or (dims is None and not all(isinstance(i, list) and len(i) == len(level[0]) for i in level)):
+        if not level or (
+            dims is None and not all(isinstance(i, list) and len(i) == len(level[0]) for i in level)
+        ):
             break
         level = level[0]
     return shape
@@ -884,7 +995,9 @@ def flatten_values(data: Any, shape: list[int], where: str) -> list[Any]:
         nxt = []
         for item in items:
             if not isinstance(item, list) or len(item) != size:
-                raise MetadataError(f"{where!r}: the NonTensorStack data does not have the shape {shape}")
+                raise MetadataError(
+                    f"{where!r}: the NonTensorStack data does not have the shape {shape}"
+                )
             nxt.extend(item)
         items = nxt
     return items

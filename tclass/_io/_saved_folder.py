@@ -55,7 +55,9 @@ _VALUE_FILES = (*PICKLE_FILES, "json_types.json")
 _MISSING: Any = object()
 
 
-def linker(allow_pickle: bool, legacy: frozenset[str] = frozenset()) -> Callable[[str], SavedFolder]:
+def linker(
+    allow_pickle: bool, legacy: frozenset[str] = frozenset()
+) -> Callable[[str], SavedFolder]:
     """What installs a :class:`SavedFolder` on each TensorDict node written or loaded."""
     return lambda folder: SavedFolder(folder, allow_pickle, legacy)
 
@@ -84,7 +86,9 @@ class SavedFolder:
 
     __slots__ = ("folder", "allow_pickle", "legacy")
 
-    def __init__(self, folder: str, allow_pickle: bool, legacy: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, folder: str, allow_pickle: bool, legacy: frozenset[str] = frozenset()
+    ) -> None:
         self.folder = folder
         self.allow_pickle = allow_pickle  # the save's or load's: values may be pickled
         self.legacy = legacy  # fields an older writer kept in the record's own meta.json
@@ -139,7 +143,9 @@ class SavedFolder:
         stored = _stored_name(_read_meta(self.folder), key)
         folder = os.path.join(self.folder, self._dir_name(stored))
         try:
-            plan, _ = plan_tree(value, folder, copy_existing=False, like=False, allow_pickle=self.allow_pickle)
+            plan, _ = plan_tree(
+                value, folder, copy_existing=False, like=False, allow_pickle=self.allow_pickle
+            )
         except NotSerializableError as error:
             raise NotSerializableError(f"writing {key!r} into {self.folder!r}: {error}") from None
         if type(current) is not type(value):
@@ -158,18 +164,30 @@ class SavedFolder:
             if name not in written:
                 _remove_file(os.path.join(folder, name))
 
-    def _add_entry(self, td: TensorDict, key: str, value: Value, current: Any, blank: bool) -> Value:
+    def _add_entry(
+        self, td: TensorDict, key: str, value: Value, current: Any, blank: bool
+    ) -> Value:
         """Write a new entry's files, then list it in the parent's ``meta.json``; the files
         of an entry it replaces (a Python value's folder, a leaf) are removed after."""
         stub = TensorDict._new_unchecked({key: value}, td.batch_size, None)
         try:
-            plan, _ = plan_tree(stub, self.folder, copy_existing=True, like=blank, allow_pickle=self.allow_pickle)
+            plan, _ = plan_tree(
+                stub, self.folder, copy_existing=True, like=blank, allow_pickle=self.allow_pickle
+            )
         except NotSerializableError as error:
             raise NotSerializableError(f"writing {key!r} into {self.folder!r}: {error}") from None
         listing = json.loads(next(data for name, data in plan.files if name == META))
-        stored, entry = next((name, item) for name, item in listing.items() if isinstance(item, dict) and not is_marker(name, item))
-        escapes = isinstance(listing.get(TCLASS_FIELD), dict) and is_marker(TCLASS_FIELD, listing[TCLASS_FIELD])
-        _check_key_naming(_read_meta(self.folder), key, stored, escapes, self.folder)  # before any file
+        stored, entry = next(
+            (name, item)
+            for name, item in listing.items()
+            if isinstance(item, dict) and not is_marker(name, item)
+        )
+        escapes = isinstance(listing.get(TCLASS_FIELD), dict) and is_marker(
+            TCLASS_FIELD, listing[TCLASS_FIELD]
+        )
+        _check_key_naming(
+            _read_meta(self.folder), key, stored, escapes, self.folder
+        )  # before any file
         if isinstance(value, torch.Tensor):
             stored_value: Value = self._write_leaf(plan.leaves[0].path, value, blank)
         else:
@@ -186,7 +204,10 @@ class SavedFolder:
             meta[stored] = entry
             if escapes and not _escaped(meta):
                 marker = meta.get(TCLASS_FIELD)
-                meta[TCLASS_FIELD] = {**(marker if is_marker(TCLASS_FIELD, marker) else {}), "escaped_keys": True}  # type: ignore[dict-item]
+                kept = (
+                    marker if is_marker(TCLASS_FIELD, marker) and isinstance(marker, dict) else {}
+                )
+                meta[TCLASS_FIELD] = {**kept, "escaped_keys": True}
             _replace_file(self.folder, META, _dump(meta))
         if current is not _MISSING:  # what the replaced entry left behind
             if isinstance(value, torch.Tensor):
@@ -242,7 +263,9 @@ def _stored_name(meta: dict[str, Any], key: str) -> str:
     return escape_key(key) if _escaped(meta) else key
 
 
-def _check_key_naming(meta: dict[str, Any], key: str, stored: str, escapes: bool, folder: str) -> None:
+def _check_key_naming(
+    meta: dict[str, Any], key: str, stored: str, escapes: bool, folder: str
+) -> None:
     """Refuse a new key whose stored name would disagree with the node's: a key named like
     a node field added to a node whose keys are stored as they are, where another key
     would then read back differently (or the reverse). Renaming the node's files is a
@@ -252,7 +275,9 @@ def _check_key_naming(meta: dict[str, Any], key: str, stored: str, escapes: bool
         fits = stored == escape_key(key)
     else:
         fits = not escapes or all(
-            escape_key(name) == name for name, item in meta.items() if isinstance(item, dict) and not is_marker(name, item)
+            escape_key(name) == name
+            for name, item in meta.items()
+            if isinstance(item, dict) and not is_marker(name, item)
         )
     if not fits:
         msg = (
@@ -309,7 +334,9 @@ def _read_meta(folder: str) -> dict[str, Any]:
     except ValueError:
         meta = None
     if not isinstance(meta, dict):
-        raise MetadataError(f"{path!r} is not a JSON object; the folder was damaged since it was loaded")
+        raise MetadataError(
+            f"{path!r} is not a JSON object; the folder was damaged since it was loaded"
+        )
     return meta
 
 

@@ -52,7 +52,10 @@ def stage_copy(
         return targets
     cuda = device.type == "cuda"
     size = min(chunk_bytes, max(c.stop - c.start for c in chunks))
-    ring = [torch.empty(size, dtype=torch.uint8, pin_memory=cuda) for _ in range(min(_BUFFERS, len(chunks)))]
+    ring = [
+        torch.empty(size, dtype=torch.uint8, pin_memory=cuda)
+        for _ in range(min(_BUFFERS, len(chunks)))
+    ]
     stream = _Stream(device) if cuda else None
     done: list[Any] = [None] * len(ring)  # the event behind each buffer's last copy
     with ThreadPoolExecutor(min(_READERS, len(ring))) as readers:
@@ -65,12 +68,16 @@ def stage_copy(
             done[slot] = _send(chunk, ring[slot], stream)
             following = index + len(ring)
             if following < len(chunks):
-                reads[following] = readers.submit(_read_after, chunks[following], ring[slot], done[slot])
+                reads[following] = readers.submit(
+                    _read_after, chunks[following], ring[slot], done[slot]
+                )
     _finish(stream, targets, non_blocking)
     return targets
 
 
-def _chunks(sources: Sequence[torch.Tensor], targets: Sequence[torch.Tensor], chunk_bytes: int) -> list[_Chunk]:
+def _chunks(
+    sources: Sequence[torch.Tensor], targets: Sequence[torch.Tensor], chunk_bytes: int
+) -> list[_Chunk]:
     chunks = []
     for source, target in zip(sources, targets):
         flat_source = _bytes(source.contiguous())
@@ -86,7 +93,11 @@ def _bytes(tensor: torch.Tensor) -> torch.Tensor:
     flat = tensor.reshape(-1)
     if flat.dtype == torch.bool:
         return flat.view(torch.uint8)
-    return flat.view(torch.uint8) if flat.numel() else torch.empty(0, dtype=torch.uint8, device=tensor.device)
+    return (
+        flat.view(torch.uint8)
+        if flat.numel()
+        else torch.empty(0, dtype=torch.uint8, device=tensor.device)
+    )
 
 
 def _read(chunk: _Chunk, buffer: torch.Tensor) -> None:

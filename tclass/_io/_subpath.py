@@ -15,8 +15,17 @@ from typing import Any
 
 from tclass._io._classes import saved_class_name
 from tclass._io._format import META, TENSORCLASS_DIR
-from tclass._io._read import Folder, node_entries, read_header, read_meta
-from tclass._io._read import _builtin_kind, _dir_name, _marker, _member_count, _open_folder
+from tclass._io._read import (
+    Folder,
+    _builtin_kind,
+    _dir_name,
+    _marker,
+    _member_count,
+    _open_folder,
+    node_entries,
+    read_header,
+    read_meta,
+)
 from tclass._keys import NestedKey, key_path
 from tclass.errors import InvalidKeyError, SubpathError, UnsafePathError
 
@@ -31,13 +40,19 @@ def subpath_parts(subpath: NestedKey | None) -> tuple[str, ...]:
         return ()
     if isinstance(subpath, str):
         if subpath.startswith(("/", "\\")):
-            raise UnsafePathError(f"subpath={subpath!r} is absolute; give a path inside the saved folder, like 'a/b'")
-        parts: tuple[str, ...] = tuple(part for part in subpath.split("/") if part)  # "a//b/" is "a/b"
+            raise UnsafePathError(
+                f"subpath={subpath!r} is absolute; give a path inside the saved folder, like 'a/b'"
+            )
+        parts: tuple[str, ...] = tuple(
+            part for part in subpath.split("/") if part
+        )  # "a//b/" is "a/b"
     else:
         try:
             parts = key_path(subpath)
         except InvalidKeyError as error:
-            raise SubpathError(f"subpath must be a '/'-separated string or a (nested) tuple of strings: {error}") from None
+            raise SubpathError(
+                f"subpath must be a '/'-separated string or a (nested) tuple of strings: {error}"
+            ) from None
     for part in parts:
         if part in (".", "..") or "\x00" in part:
             msg = f"subpath={subpath!r} holds {part!r}, a path step that could leave the saved folder; name nested keys only"
@@ -58,7 +73,9 @@ def descend(root: Folder, parts: tuple[str, ...], subpath: NestedKey | None) -> 
             if kind is None and part == TENSORCLASS_DIR:
                 child = part
             elif kind is None:  # a record: its fields are one level down
-                folder = _step(folder, _open_folder(folder, TENSORCLASS_DIR, "the fields of a record"), root)
+                folder = _step(
+                    folder, _open_folder(folder, TENSORCLASS_DIR, "the fields of a record"), root
+                )
                 meta = read_meta(folder)
                 name = saved_class_name(meta) or "nothing"
                 kind = _builtin_kind(name)
@@ -86,7 +103,11 @@ def _step(previous: Folder, new: Folder, root: Folder) -> Folder:
 
 
 def _entry_dir(
-    folder: Folder, meta: dict[str, Any], part: str, so_far: tuple[str, ...], subpath: NestedKey | None
+    folder: Folder,
+    meta: dict[str, Any],
+    part: str,
+    so_far: tuple[str, ...],
+    subpath: NestedKey | None,
 ) -> str:
     where = folder.child_path(META)
     nested = []
@@ -109,9 +130,15 @@ def _entry_dir(
 
 
 def _member_name(
-    folder: Folder, meta: dict[str, Any], part: str, so_far: tuple[str, ...], subpath: NestedKey | None
+    folder: Folder,
+    meta: dict[str, Any],
+    part: str,
+    so_far: tuple[str, ...],
+    subpath: NestedKey | None,
 ) -> str:
-    count = _member_count(folder, _marker(meta, folder.child_path(META)).get("members"), folder.child_path(META))
+    count = _member_count(
+        folder, _marker(meta, folder.child_path(META)).get("members"), folder.child_path(META)
+    )
     if not (part.isascii() and part.isdigit() and str(int(part)) == part and int(part) < count):
         msg = (
             f"subpath={subpath!r}: {'/'.join(so_far)!r} is not a member of the lazy stack "

@@ -103,10 +103,12 @@ def json_types_value(sidecar: bytes, pickled: bytes, path: str) -> dict[str, Any
         record = json.loads(sidecar)
     except ValueError:
         return None
-    if not isinstance(record, dict) or record.get("pickle_sha256") != hashlib.sha256(pickled).hexdigest():
+    if (
+        not isinstance(record, dict)
+        or record.get("pickle_sha256") != hashlib.sha256(pickled).hexdigest()
+    ):
         return None
     types = record.get("types")
     if not isinstance(types, dict) or not all(name in _JSON_TYPES for name in types.values()):
         return None
     return {field: _JSON_TYPES[name] for field, name in types.items()}
-

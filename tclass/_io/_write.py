@@ -107,7 +107,9 @@ def save_tree(
 def _to_shared_memory(node: Any, like: bool) -> Any:
     """The ``prefix=None`` case: leaves move to anonymous shared memory (those already
     memory-mapped are kept as they are); nothing touches the disk."""
-    plan, rebuild = plan_tree(node, "", copy_existing=True, like=like, allow_pickle=True, anonymous=True)
+    plan, rebuild = plan_tree(
+        node, "", copy_existing=True, like=like, allow_pickle=True, anonymous=True
+    )
     written: list[torch.Tensor] = []
     for leaf in plan.leaves:
         tensor = leaf.tensor
@@ -125,7 +127,9 @@ def _final_root(prefix: str | os.PathLike[str]) -> tuple[str, bool]:
     root = os.path.abspath(os.fspath(prefix))
     try:
         status = os.lstat(root)
-        if stat.S_ISLNK(status.st_mode):  # a symlinked prefix is allowed: the swap happens where it points
+        if stat.S_ISLNK(
+            status.st_mode
+        ):  # a symlinked prefix is allowed: the swap happens where it points
             root = os.path.realpath(root)
             status = os.stat(root)
     except (FileNotFoundError, NotADirectoryError):
@@ -148,7 +152,11 @@ def _check_replaceable(root: str) -> None:
         raise FileConflictError(msg)
     for dirpath, dirnames, filenames in os.walk(root):
         for name in filenames:
-            if name not in _FORMAT_FILES and not name.endswith(".memmap") and not name.startswith(TEMP_PREFIX):
+            if (
+                name not in _FORMAT_FILES
+                and not name.endswith(".memmap")
+                and not name.startswith(TEMP_PREFIX)
+            ):
                 path = os.path.join(dirpath, name)
                 msg = (
                     f"cannot save into {root!r}: {path!r} is not part of a saved tree, and "
@@ -178,7 +186,9 @@ def _remove_dead_staging(root: str) -> None:
         entries = os.listdir(parent)
     except OSError:
         return
-    if "/" + prefix not in "/" + "/".join(entries):  # the usual case, at C speed ("/" is in no name)
+    if "/" + prefix not in "/" + "/".join(
+        entries
+    ):  # the usual case, at C speed ("/" is in no name)
         return
     siblings = [entry for entry in entries if entry.startswith(prefix)]
     for entry in siblings:
@@ -234,7 +244,9 @@ def _still_at(fd: int, path: str) -> bool:
     return mine.st_nlink > 0 and (there.st_ino, there.st_dev) == (mine.st_ino, mine.st_dev)
 
 
-def _write_leaves(leaves: Sequence[Leaf], staging: str, num_threads: int, like: bool) -> list[torch.Tensor]:
+def _write_leaves(
+    leaves: Sequence[Leaf], staging: str, num_threads: int, like: bool
+) -> list[torch.Tensor]:
     def write(leaf: Leaf) -> torch.Tensor:
         return _write_leaf(leaf, f"{staging}/{leaf.path}", like)
 
@@ -268,7 +280,11 @@ def _write_file(path: str, data: bytes) -> None:
 
 
 def _sync_tree(
-    staging: str, dirs: Sequence[str], leaves: Sequence[Leaf], files: Sequence[tuple[str, bytes]], num_threads: int
+    staging: str,
+    dirs: Sequence[str],
+    leaves: Sequence[Leaf],
+    files: Sequence[tuple[str, bytes]],
+    num_threads: int,
 ) -> None:
     """fsync every file of the staged tree (data, linked leaves' dirty pages, meta.json),
     then every folder (their entries)."""
@@ -333,7 +349,13 @@ def _load_renameat2() -> Any:
         function = libc.renameat2
     except (OSError, AttributeError):
         return None
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
     function.restype = ctypes.c_int
     return function
 

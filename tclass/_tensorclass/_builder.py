@@ -29,8 +29,9 @@ import torch
 from tclass._base import Value
 from tclass._batch import BatchSizeLike, as_batch_size
 from tclass._device import DeviceLike, as_device
-from tclass._nontensor import NonTensorData, NonTensorStack
+from tclass._io._classes import register_class
 from tclass._lazy import LazyStackedTensorDict
+from tclass._nontensor import NonTensorData, NonTensorStack
 from tclass._td import TensorDict, _refuse_names
 from tclass._tensorclass._fields import FieldRule, resolve_annotations, rule_for
 from tclass.errors import (
@@ -43,8 +44,6 @@ from tclass.errors import (
     UnknownFieldError,
 )
 
-from tclass._io._classes import register_class
-
 if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
@@ -53,6 +52,8 @@ __all__ = ["ClassInfo", "build_class", "record_from_entries", "store_field"]
 _Tensor = torch.Tensor
 _R = TypeVar("_R", bound="TensorClass")
 _NODES = (NonTensorData, NonTensorStack)
+
+
 class _Factory:
     """The default of a parameter whose field has a default_factory."""
 
@@ -80,7 +81,9 @@ class ClassInfo:
         "_rules",
     )
 
-    def __init__(self, cls: type, fields: list[dataclasses.Field[Any]], frozen: bool, kw_only: bool) -> None:
+    def __init__(
+        self, cls: type, fields: list[dataclasses.Field[Any]], frozen: bool, kw_only: bool
+    ) -> None:
         self.cls = cls
         self.field_names: tuple[str, ...] = tuple(f.name for f in fields)
         self.init_names: tuple[str, ...] = tuple(f.name for f in fields if f.init)
@@ -181,7 +184,11 @@ def _prepare_fields(cls: type) -> None:
             if isinstance(inherited, property) and _is_field_property(cls, name):
                 type.__setattr__(cls, name, dataclasses.field())
             continue
-        if callable(value) and not isinstance(value, (type, _Tensor)) and hasattr(value, "__code__"):
+        if (
+            callable(value)
+            and not isinstance(value, (type, _Tensor))
+            and hasattr(value, "__code__")
+        ):
             msg = f"{cls.__name__}.{name} is annotated as a field but also defined as a method"
             raise ClassDefinitionError(msg)
         default = value.default if isinstance(value, dataclasses.Field) else value
@@ -219,7 +226,7 @@ def _refuse_reserved_names(cls: type, fields: list[dataclasses.Field[Any]]) -> N
 
 def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
     """``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``."""
-    all_fields = list(getattr(cls, "__dataclass_fields__").values())
+    all_fields = list(cls.__dataclass_fields__.values())  # type: ignore[attr-defined]
     params: list[str] = []
     kw_params: list[str] = []
     body: list[str] = []
@@ -243,7 +250,9 @@ def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
             default = "=__tclass_factory__"
             factory_call = f"__tclass_factory_{name}__()"
             if field.init:
-                body.append(f"    if {name} is __tclass_factory__:\n        {name} = {factory_call}")
+                body.append(
+                    f"    if {name} is __tclass_factory__:\n        {name} = {factory_call}"
+                )
             else:
                 body.append(f"    {name} = {factory_call}")
         if not field.init:
@@ -265,7 +274,9 @@ def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
     kw_params += ["batch_size=None", "device=None", "names=None"]
     signature = ", ".join(["__tclass_self__", *params, "*", *kw_params])
     values = "".join(f"{name}, " for name in info.field_names)
-    body.append(f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), batch_size, device, names)")
+    body.append(
+        f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), batch_size, device, names)"
+    )
     if hasattr(cls, "__post_init__"):
         body.append(f"    __tclass_self__.__post_init__({', '.join(initvars)})")
     source = f"def __init__({signature}):\n" + "\n".join(body) + "\n"
@@ -430,4 +441,3 @@ def record_from_entries(
             raise FieldTypeError(msg)
         _store(info, td, field.name, value)
     return cls._from_tensordict_unchecked(td)
-

@@ -8,7 +8,8 @@ pointed at the new class, so they behave as if ``TensorClass`` had been a base a
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar, overload
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 from typing_extensions import dataclass_transform
 
@@ -26,7 +27,9 @@ _NOT_COPIED = ("__dict__", "__weakref__")
 @overload
 def tensorclass(cls: T, /) -> T: ...
 @overload
-def tensorclass(cls: None = None, /, *, frozen: bool | None = ..., kw_only: bool | None = ...) -> Callable[[T], T]: ...
+def tensorclass(
+    cls: None = None, /, *, frozen: bool | None = ..., kw_only: bool | None = ...
+) -> Callable[[T], T]: ...
 
 
 @dataclass_transform()
@@ -62,7 +65,9 @@ def tensorclass(
 def _make_tensorclass(cls: type, frozen: bool | None, kw_only: bool | None) -> type:
     if "__tclass_info__" in cls.__dict__:  # already one (decorated twice, or a subclass)
         info = cls.__dict__["__tclass_info__"]
-        if (frozen is None or frozen == info.frozen) and (kw_only is None or kw_only == info.kw_only):
+        if (frozen is None or frozen == info.frozen) and (
+            kw_only is None or kw_only == info.kw_only
+        ):
             return cls
         build_class(cls, frozen=frozen, kw_only=kw_only)
         return cls

@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
-from operator import attrgetter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -28,8 +28,8 @@ from tclass._device import DeviceLike
 from tclass._lazy import LazyStackedTensorDict
 from tclass._nontensor import _NonTensorNode
 from tclass._repr import compact_repr
-from tclass._tensorclass._typing import BatchSizeField, DeviceField, NamesField
 from tclass._td import TensorDict
+from tclass._tensorclass._typing import BatchSizeField, DeviceField, NamesField
 from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldError
 
 if TYPE_CHECKING:
@@ -105,7 +105,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         _tensordict: TensorDict | LazyStackedTensorDict = dataclasses.field(init=False)
 
     # C-level accessors for stack and cat, which read them from every member.
-    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = attrgetter("_tensordict._tensors")
+    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = attrgetter(
+        "_tensordict._tensors"
+    )
     _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("_tensordict._batch_size")
 
     if TYPE_CHECKING:
@@ -116,7 +118,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         device: DeviceField = dataclasses.field(default=DeviceField(), kw_only=True)
         names: NamesField = dataclasses.field(default=NamesField(), kw_only=True)
 
-    def __init_subclass__(cls, *, frozen: bool | None = None, kw_only: bool | None = None, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls, *, frozen: bool | None = None, kw_only: bool | None = None, **kwargs: Any
+    ) -> None:
         super().__init_subclass__(**kwargs)
         from tclass._tensorclass._builder import build_class  # the builder needs this class
 
@@ -182,7 +186,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        return self._from_tensordict_unchecked(TensorDict._new_unchecked(values, batch_size, device))
+        return self._from_tensordict_unchecked(
+            TensorDict._new_unchecked(values, batch_size, device)
+        )
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
@@ -465,7 +471,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 )
         from tclass._constructors import infer_batch_size, resolve_batch_options
 
-        batch, cap = resolve_batch_options(f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims)
+        batch, cap = resolve_batch_options(
+            f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims
+        )
         if batch is None:
             batch = infer_batch_size(data, cap)
         constructor: Callable[..., Self] = cls

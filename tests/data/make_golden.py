@@ -70,7 +70,13 @@ def bfloat16_bytes(values: list[float]) -> bytes:
 
 
 def leaf(
-    node_dir: str, key: str, dtype: str, shape: list[int], values: list[Any], device: str = "cpu", pad_to: int = 0
+    node_dir: str,
+    key: str,
+    dtype: str,
+    shape: list[int],
+    values: list[Any],
+    device: str = "cpu",
+    pad_to: int = 0,
 ) -> dict[str, Any]:
     """Write ``values`` (flat, row-major) as ``<key>.memmap``; return the meta.json entry.
     ``pad_to``: append junk bytes up to that file size, as older writers rounded files up
@@ -89,7 +95,9 @@ def leaf(
 # --- node writers ------------------------------------------------------------------------
 
 
-def td_node(node_dir: str, entries: dict[str, Any], batch: list[int], version: int = 1, device: str = "cpu") -> None:
+def td_node(
+    node_dir: str, entries: dict[str, Any], batch: list[int], version: int = 1, device: str = "cpu"
+) -> None:
     """A TensorDict node (§3.1); version 0 has no ``_format_version`` / ``_class`` (§13)."""
     meta = dict(entries)
     meta.update({"shape": batch, "device": device, "_type": TD_TYPE})
@@ -152,7 +160,9 @@ def v0_legacy_padded(root: str) -> None:
     entries = {
         "int64": leaf(nested, "int64", "int64", [2, 1], [3, -4], device="None", pad_to=4096),
         "string": non_tensor_data(nested, "string", "a string!"),
-        "bfloat16": leaf(nested, "bfloat16", "bfloat16", [2, 1], [1.5, -2.0], device="None", pad_to=4096),
+        "bfloat16": leaf(
+            nested, "bfloat16", "bfloat16", [2, 1], [1.5, -2.0], device="None", pad_to=4096
+        ),
         "empty": leaf(nested, "empty", "float32", [2, 1, 0], [], device="None"),
     }
     td_node(nested, entries, [2, 1], version=0, device="None")
@@ -180,7 +190,10 @@ def v1_lazy_stack(root: str) -> None:
     first = make_dir(root, "0")
     td_node(first, {"a": leaf(first, "a", "float32", [2], [1, 2])}, [])
     second = make_dir(root, "1")
-    entries = {"a": leaf(second, "a", "float32", [3], [3, 4, 5]), "b": leaf(second, "b", "int64", [], [9])}
+    entries = {
+        "a": leaf(second, "a", "float32", [3], [3, 4, 5]),
+        "b": leaf(second, "b", "int64", [], [9]),
+    }
     td_node(second, entries, [])
     # No member count: the peer counts 0/, 1/, ... up to the first gap (§3.7).
     meta = {

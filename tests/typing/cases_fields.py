@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import torch
-from typing_extensions import assert_type
-
 from records import DFrame, DInner, DPoint, DStep, Frame, Inner, Point, Step, dstep, step
+from typing_extensions import assert_type
 
 
 def fields_base() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+from records import DStep, Step, dstep, step
 from typing_extensions import assert_type
 
 import tclass
-from records import DStep, Step, dstep, step
 from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict
 
 
@@ -99,8 +99,13 @@ def engine_and_memmap(folder: Path) -> None:
     assert_type(MemoryMappedTensor.empty(3, 4, dtype=torch.uint8), MemoryMappedTensor)
     assert_type(MemoryMappedTensor.zeros((2, 2)), MemoryMappedTensor)
     assert_type(MemoryMappedTensor.from_tensor(torch.zeros(2)), MemoryMappedTensor)
-    assert_type(MemoryMappedTensor.from_filename(folder / "a.memmap", torch.float32, [2]), MemoryMappedTensor)
-    assert_type(MemoryMappedTensor.empty_like(torch.zeros(2), filename=folder / "b"), MemoryMappedTensor)
+    assert_type(
+        MemoryMappedTensor.from_filename(folder / "a.memmap", torch.float32, [2]),
+        MemoryMappedTensor,
+    )
+    assert_type(
+        MemoryMappedTensor.empty_like(torch.zeros(2), filename=folder / "b"), MemoryMappedTensor
+    )
     assert_type(MemoryMappedTensor.full((2,), fill_value=3), MemoryMappedTensor)
 
 

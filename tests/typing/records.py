@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 
 from tclass import TensorClass, tensorclass
@@ -19,7 +17,7 @@ class Step(TensorClass):
     obs: torch.Tensor
     name: str
     inner: Inner
-    extra: Optional[torch.Tensor] = None
+    extra: torch.Tensor | None = None
     count: int = 0
 
 
@@ -43,7 +41,7 @@ class DStep:
     obs: torch.Tensor
     name: str
     inner: DInner
-    extra: Optional[torch.Tensor] = None
+    extra: torch.Tensor | None = None
     count: int = 0
 
 
