@@ -1,4 +1,4 @@
-"""Tests for tclass._batch: the pure batch-size arithmetic, checked against torch."""
+"""Tests for tclass._core._batch: the pure batch-size arithmetic, checked against torch."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tclass import _batch
+from tclass._core import _batch
 from tclass.errors import BatchSizeError, DimError, ShapeError, TclassError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

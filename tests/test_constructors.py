@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import tclass
 from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict, errors, tensorclass
-from tclass._constructors import common_leading_shape
+from tclass._interop._constructors import common_leading_shape
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -1,4 +1,4 @@
-"""Tests for tclass._device (device parsing, to() arguments) and TensorDict's device methods."""
+"""Tests for tclass._core._device (device parsing, to() arguments) and TensorDict's device methods."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tclass import TensorDict, errors
-from tclass._device import as_device, parse_to_args
+from tclass._core._device import as_device, parse_to_args
 
 CPU = torch.device("cpu")
 META = torch.device("meta")

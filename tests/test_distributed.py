@@ -24,7 +24,8 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import tclass
-from tclass import LazyStackedTensorDict, NonTensorStack, TensorClass, TensorDict, _wire
+from tclass import LazyStackedTensorDict, NonTensorStack, TensorClass, TensorDict
+from tclass.distributed import _wire
 from tclass.errors import (
     DistributedError,
     NotSerializableError,

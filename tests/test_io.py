@@ -20,7 +20,7 @@ from tclass import (
     NonTensorStack,
     TensorDict,
 )
-from tclass._base import TensorDictBase
+from tclass._base._tensordict_base import TensorDictBase
 from tclass.errors import (
     ClassResolutionError,
     FileConflictError,

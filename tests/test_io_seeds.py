@@ -12,7 +12,7 @@ from torch._subclasses import FakeTensorMode
 
 import tclass
 from tclass import MemoryMappedTensor, TensorDict, load_memmap, tensorclass
-from tclass._base import TensorDictBase
+from tclass._base._tensordict_base import TensorDictBase
 from tclass.errors import FileConflictError, MissingFileError
 
 

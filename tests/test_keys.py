@@ -1,4 +1,4 @@
-"""Tests for tclass._keys and the key/shape protocol of tclass._collection (views, len, iter)."""
+"""Tests for tclass._core._keys and the key/shape protocol of tclass._base._collection (views, len, iter)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tclass import TensorDict, errors
-from tclass._keys import key_path, unravel_key
+from tclass._core._keys import key_path, unravel_key
 
 
 def _td() -> TensorDict:

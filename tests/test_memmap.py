@@ -1,4 +1,4 @@
-"""Tests for tclass._memmap.MemoryMappedTensor (the storage layer)."""
+"""Tests for tclass._core._memmap.MemoryMappedTensor (the storage layer)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tclass import _memmap
 from tclass import errors as _errors
-from tclass._memmap import MemoryMappedTensor
+from tclass._core import _memmap
+from tclass._core._memmap import MemoryMappedTensor
 
 DTYPES = [
     torch.float32, torch.float64, torch.int64, torch.uint8,

@@ -1,4 +1,4 @@
-"""Tests for tclass._modules: from_module, to_module (and its with block), from_modules
+"""Tests for tclass._interop._modules: from_module, to_module (and its with block), from_modules
 (ensembles under torch.vmap), ParamsModule (as_module=True)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from torch.func import functional_call
 
 import tclass
 from tclass import LazyStackedTensorDict, NonTensorData, TensorClass, TensorDict, errors
-from tclass._params_module import ParamsModule
-from tclass._td import _EXIT_CALLBACKS
+from tclass._engine._td import _EXIT_CALLBACKS
+from tclass._interop._params_module import ParamsModule
 
 
 class Net(nn.Module):

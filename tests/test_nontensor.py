@@ -1,4 +1,4 @@
-"""Tests for tclass._nontensor: NonTensorData (one Python value over a batch) and
+"""Tests for tclass._engine._nontensor: NonTensorData (one Python value over a batch) and
 NonTensorStack (one value per element), alone and inside TensorDicts.
 
 Structural ops on a stack are checked against doing the same thing to a numpy object

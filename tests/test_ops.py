@@ -1,4 +1,4 @@
-"""Tests for tclass._ops: stack and cat, and every torch function in the dispatch table."""
+"""Tests for tclass._engine._ops: stack and cat, and every torch function in the dispatch table."""
 
 from __future__ import annotations
 
@@ -445,7 +445,7 @@ def test_torch_where() -> None:
 
 
 def test_dispatch_table_covers_the_documented_functions() -> None:
-    from tclass._dispatch import TORCH_FUNCTIONS
+    from tclass._core._dispatch import TORCH_FUNCTIONS
 
     documented = {
         torch.stack, torch.cat, torch.concat, torch.concatenate, torch.unbind, torch.split,

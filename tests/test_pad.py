@@ -1,4 +1,4 @@
-"""Tests for tclass._pad: ``pad`` (grow or crop batch dims) and ``pad_sequence`` (pad
+"""Tests for tclass._engine._pad: ``pad`` (grow or crop batch dims) and ``pad_sequence`` (pad
 members to a common length and stack them), with records, Python values, masks, every
 error path, and the peer's results where ``tensordict`` is installed.
 

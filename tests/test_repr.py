@@ -1,4 +1,4 @@
-"""Tests for tclass._repr: the peer's 0.15 compact repr, exactly.
+"""Tests for tclass._engine._repr: the peer's 0.15 compact repr, exactly.
 
 The expected strings were produced by tensordict 0.15.3 on torch 2.13; the last test
 rebuilds every structure in both libraries and compares when the peer is installed.
@@ -14,7 +14,7 @@ import torch
 
 import tclass
 from tclass import TensorDict
-from tclass._repr import dtype_code
+from tclass._engine._repr import dtype_code
 
 
 def z(*shape: int, dtype: torch.dtype = torch.float32, device: str = "cpu") -> torch.Tensor:

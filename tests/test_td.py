@@ -1,4 +1,4 @@
-"""Tests for tclass._td.TensorDict: construction, reading, writing, indexing, locking, pickling."""
+"""Tests for tclass._engine._td.TensorDict: construction, reading, writing, indexing, locking, pickling."""
 
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._td import TensorDict
 from tclass._io._format import file_name
-from tclass._lazy import LazyStackedTensorDict
-from tclass._nontensor import NonTensorData, NonTensorStack
-from tclass._td import TensorDict
 from tclass.errors import MetadataError
 
 __all__ = ["check_values", "field_classes", "missing_fields", "tensorclasses"]

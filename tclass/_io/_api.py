@@ -9,17 +9,17 @@ from typing import Any, TypeVar, overload
 
 import torch
 
-from tclass._base import TensorDictBase
-from tclass._device import DeviceLike, as_device
+from tclass._base._tensordict_base import TensorDictBase
+from tclass._core._device import DeviceLike, as_device
+from tclass._core._keys import NestedKey
+from tclass._core._memmap import MemoryMappedTensor, Mode
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._td import TensorDict
 from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
 from tclass._io._subpath import descend, subpath_parts
 from tclass._io._write import save_tree
-from tclass._keys import NestedKey
-from tclass._lazy import LazyStackedTensorDict
-from tclass._memmap import MemoryMappedTensor, Mode
-from tclass._nontensor import _NonTensorNode
-from tclass._td import TensorDict
 from tclass.errors import KeyNotFoundError, ShapeError
 
 __all__ = [
@@ -156,7 +156,7 @@ def load_memmap(
 
 def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
     """The mapped tree copied to ``device`` through pinned staging buffers."""
-    from tclass._device_ops import map_tensors
+    from tclass._base._device_ops import map_tensors
     from tclass._io._staging import stage_copy
 
     leaves = list(loaded.values(include_nested=True, leaves_only=True))

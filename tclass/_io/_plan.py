@@ -21,6 +21,10 @@ from typing import Any
 
 import torch
 
+from tclass._core._memmap import MemoryMappedTensor
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._td import TensorDict
 from tclass._io._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
@@ -35,10 +39,6 @@ from tclass._io._format import (
     type_string,
 )
 from tclass._io._values import dumps_pickle, require_json
-from tclass._lazy import LazyStackedTensorDict
-from tclass._memmap import MemoryMappedTensor
-from tclass._nontensor import NonTensorData, NonTensorStack
-from tclass._td import TensorDict
 from tclass.errors import FileConflictError, NotSerializableError, UnsupportedError
 
 __all__ = ["Leaf", "Plan", "plan_tree"]

@@ -31,6 +31,10 @@ from typing import Any, NamedTuple, NoReturn, Protocol, TypeGuard
 import numpy as np
 import torch
 
+from tclass._core._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
 from tclass._io._classes import resolve_class, saved_class_name
 from tclass._io._format import (
@@ -48,10 +52,6 @@ from tclass._io._format import (
 )
 from tclass._io._saved_folder import SavedFolder, relink
 from tclass._io._values import check_pickle_allowed, json_types_value
-from tclass._lazy import LazyStackedTensorDict
-from tclass._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
-from tclass._nontensor import NonTensorData, NonTensorStack
-from tclass._td import TensorDict
 from tclass.errors import (
     FilePermissionError,
     MetadataError,

@@ -37,16 +37,16 @@ from typing import Any
 
 import torch
 
-from tclass._base import Value
-from tclass._collection import TensorCollection
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import Value
+from tclass._core._memmap import MemoryMappedTensor
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
+from tclass._engine._td import TensorDict
 from tclass._io._format import META, TCLASS_FIELD, TEMP_PREFIX, escape_key, file_name, is_marker
 from tclass._io._plan import plan_tree
 from tclass._io._values import PICKLE_FILES
 from tclass._io._write import save_tree
-from tclass._lazy import LazyStackedTensorDict
-from tclass._memmap import MemoryMappedTensor
-from tclass._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
-from tclass._td import TensorDict
 from tclass.errors import FolderWriteError, MetadataError, NotSerializableError, UnsupportedError
 
 __all__ = ["SavedFolder", "linker", "relink"]

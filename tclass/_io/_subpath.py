@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tclass._core._keys import NestedKey, key_path
 from tclass._io._classes import saved_class_name
 from tclass._io._format import META, TENSORCLASS_DIR
 from tclass._io._read import (
@@ -26,7 +27,6 @@ from tclass._io._read import (
     read_header,
     read_meta,
 )
-from tclass._keys import NestedKey, key_path
 from tclass.errors import InvalidKeyError, SubpathError, UnsafePathError
 
 __all__ = ["descend", "subpath_parts"]

@@ -40,10 +40,10 @@ from typing import Any
 
 import torch
 
+from tclass._core._memmap import MemoryMappedTensor
 from tclass._io._format import META, TEMP_PREFIX
 from tclass._io._plan import Leaf, plan_tree
 from tclass._io._values import PICKLE_FILES
-from tclass._memmap import MemoryMappedTensor
 from tclass.errors import FileConflictError, NotAFileError
 
 __all__ = ["save_tree"]

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
-from tclass._base import Value
-from tclass._batch import BatchSizeLike, as_batch_size
-from tclass._device import DeviceLike, as_device
+from tclass._base._tensordict_base import Value
+from tclass._core._batch import BatchSizeLike, as_batch_size
+from tclass._core._device import DeviceLike, as_device
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._td import TensorDict, _refuse_names
 from tclass._io._classes import register_class
-from tclass._lazy import LazyStackedTensorDict
-from tclass._nontensor import NonTensorData, NonTensorStack
-from tclass._td import TensorDict, _refuse_names
 from tclass._tensorclass._fields import FieldRule, resolve_annotations, rule_for
 from tclass.errors import (
     BatchMismatchError,

@@ -37,11 +37,11 @@ from typing import Any, Literal, Union
 import numpy as np
 import torch
 
-from tclass._base import TensorDictBase, Value
-from tclass._batch import format_shape
-from tclass._collection import TensorCollection
-from tclass._nontensor import NonTensorData, _NonTensorNode
-from tclass._td import TensorDict
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core._batch import format_shape
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._td import TensorDict
 from tclass.errors import BatchMismatchError, ClassDefinitionError, FieldTypeError
 
 __all__ = ["FieldRule", "annotation_text", "resolve_annotations", "rule_for"]

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 from typing_extensions import Self, dataclass_transform
 
-from tclass._base import TensorDictBase, Value
-from tclass._batch import BatchSizeLike
-from tclass._collection import TensorCollection
-from tclass._device import DeviceLike
-from tclass._lazy import LazyStackedTensorDict
-from tclass._nontensor import _NonTensorNode
-from tclass._repr import compact_repr
-from tclass._td import TensorDict
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core._batch import BatchSizeLike
+from tclass._core._device import DeviceLike
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._repr import compact_repr
+from tclass._engine._td import TensorDict
 from tclass._tensorclass._typing import BatchSizeField, DeviceField, NamesField
 from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldError
 
@@ -434,7 +434,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
         """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,
         nested records as dicts, and ``None`` for absent fields unless not ``retain_none``."""
-        from tclass._constructors import to_dict
+        from tclass._interop._constructors import to_dict
 
         out = to_dict(self._tensordict, convert_tensors)
         if retain_none:
@@ -469,7 +469,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                     f"{cls.__name__}.from_dict: {key!r} is not a field of {cls.__name__} "
                     f"(fields: {', '.join(info.init_names)})"
                 )
-        from tclass._constructors import infer_batch_size, resolve_batch_options
+        from tclass._interop._constructors import infer_batch_size, resolve_batch_options
 
         batch, cap = resolve_batch_options(
             f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims

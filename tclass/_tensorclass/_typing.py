@@ -19,8 +19,8 @@ from typing import Any, overload
 import torch
 from typing_extensions import Self
 
-from tclass._batch import BatchSizeLike
-from tclass._device import DeviceLike
+from tclass._core._batch import BatchSizeLike
+from tclass._core._device import DeviceLike
 
 __all__ = ["BatchSizeField", "DeviceField", "NamesField"]
 

@@ -1,0 +1,388 @@
+"""The base every tensor collection derives from, and what follows from its primitives.
+
+A collection is a mapping from string keys to *values*, each a tensor or another
+collection, that share leading dims: the collection's ``batch_size``. Concrete containers
+(``TensorDict`` today; lazy stacks and tensorclasses build on the same protocol) provide a
+few primitives: ``batch_size``, ``device``, ``_items()``, ``_entry()`` and the two
+``_map_values*`` constructors. The mixins in ``_shape_ops.py`` and ``_elementwise.py`` are
+written against those primitives only.
+
+Values are duck-typed: a nested collection answers the same batch-dim methods a tensor
+answers for its dims (``reshape``, ``permute``, indexing, ...), so most operations are a
+single call per value, whatever its kind.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter, methodcaller
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, overload
+
+import torch
+from typing_extensions import Self
+
+from tclass._core._keys import unravel_key
+from tclass.errors import InvalidKeyError, KeyNotFoundError
+
+if TYPE_CHECKING:
+    from tclass._base._tensordict_base import Value
+
+__all__ = ["KeysView", "TensorCollection"]
+
+
+class TensorCollection:
+    """Base of every tensor collection. Subclasses implement the primitives below."""
+
+    __slots__ = ()
+
+    # Accessors that stack and cat map over hundreds of members at once; a subclass may
+    # replace them with C-level getters (operator.attrgetter) of its own fields.
+    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = methodcaller("_entries")
+    _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("batch_size")
+
+    # --- primitives ----------------------------------------------------------------------
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The leading dims every entry shares."""
+        raise NotImplementedError
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device of every entry, or ``None`` if entries may be on different devices."""
+        raise NotImplementedError
+
+    @property
+    def is_locked(self) -> bool:
+        """Whether entries can be added, replaced or removed (in-place writes always can)."""
+        raise NotImplementedError
+
+    def _items(self) -> Iterator[tuple[str, Value]]:
+        """The direct entries, in insertion order."""
+        raise NotImplementedError
+
+    def _entries(self) -> Mapping[str, Value]:
+        """The direct entries as a mapping (read-only by convention)."""
+        return dict(self._items())
+
+    def _entry(self, key: str) -> Value:
+        """The direct entry ``key``; raises KeyNotFoundError if absent."""
+        raise NotImplementedError
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        """A collection of the same kind holding ``values``, unchecked."""
+        raise NotImplementedError
+
+    def _map_values(
+        self,
+        fn: Callable[[Value], Value],
+        batch_size: torch.Size,
+        device: Any = ...,
+    ) -> Self:
+        """A new collection of the same kind holding ``fn(value)`` for every entry.
+
+        The caller guarantees the results have ``batch_size``; nothing is re-checked.
+        ``device`` defaults to this collection's device.
+        """
+        raise NotImplementedError
+
+    def _map_batch(
+        self,
+        fn: Callable[[Value], Value],
+        batch_size: torch.Size,
+        device: Any = ...,
+    ) -> Self:
+        """Like :meth:`_map_values`, for a function that moves batch elements around
+        (reshape, permute, expand, ...). Collections of per-element Python values
+        override it to move their values the same way."""
+        if device is ...:
+            return self._map_values(fn, batch_size)
+        return self._map_values(fn, batch_size, device)
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        """One new collection per piece, where ``fn(value)`` cuts each entry in pieces."""
+        raise NotImplementedError
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        """Raises BatchMismatchError (naming ``prefix``) if ``new`` does not fit."""
+        raise NotImplementedError
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        """Sets the batch size to ``new``, already checked with ``_check_batch_size``."""
+        raise NotImplementedError
+
+    def _key_names(self) -> list[str]:
+        """The direct keys, in order, without reading the values (a lazy stack would
+        have to stack them)."""
+        return [key for key, _ in self._items()]
+
+    def _has_entry(self, key: str) -> bool:
+        """Whether ``key`` is a direct key (for a lazy stack: of every member)."""
+        return key in self._key_names()
+
+    def _child(self, key: str) -> TensorCollection | None:
+        """The nested collection at ``key`` (Python-value nodes included, as
+        :func:`_walk` treats them), or ``None`` if the entry is a tensor."""
+        value = self._entry(key)
+        return value if isinstance(value, TensorCollection) else None
+
+    def _repr_items(self) -> Iterator[tuple[str, Any]]:
+        """What the repr shows per key (a lazy stack shows stand-ins, not stacked copies)."""
+        return self._items()
+
+    def _repr_extra(self) -> str:
+        """Text the repr adds after the batch size (a lazy stack's ``stack_dim``)."""
+        return ""
+
+    @classmethod
+    def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
+        """A lazy stack of ``members`` (collections of this class, checked by the
+        caller); tensorclasses override it to wrap the stack in their class."""
+        from tclass._engine._lazy._stack import (
+            LazyStackedTensorDict,  # the lazy stack builds on this module
+        )
+
+        return LazyStackedTensorDict._from_members(members, dim, batch_size)
+
+    def _absent_fields(self) -> Sequence[str]:
+        """Declared fields that hold nothing (``None``), for the repr to list last."""
+        return ()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The entry at ``key`` (a string or nested tuple), or ``default`` if absent."""
+        raise NotImplementedError
+
+    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+        """Stores ``value`` under ``key``; see TensorDict.set."""
+        raise NotImplementedError
+
+    def update(
+        self,
+        source: Mapping[Any, Any] | TensorCollection,
+        *,
+        clone: bool = False,
+        inplace: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Sets every entry of ``source``; see TensorDict.update."""
+        raise NotImplementedError
+
+    def __getitem__(self, index: Any) -> Any:
+        raise NotImplementedError
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise NotImplementedError
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Moves or casts every entry; see TensorDict.to."""
+        raise NotImplementedError
+
+    # --- shape facts ---------------------------------------------------------------------
+
+    @property
+    def shape(self) -> torch.Size:
+        """Same as ``batch_size``, so collections answer shape questions like tensors."""
+        return self.batch_size
+
+    @property
+    def batch_dims(self) -> int:
+        """The number of batch dims."""
+        return len(self.batch_size)
+
+    @property
+    def ndim(self) -> int:
+        """Same as ``batch_dims``."""
+        return len(self.batch_size)
+
+    def dim(self) -> int:
+        """Same as ``batch_dims``."""
+        return len(self.batch_size)
+
+    def numel(self) -> int:
+        """The number of elements in the batch (the product of the batch size)."""
+        return math.prod(self.batch_size)
+
+    def __len__(self) -> int:
+        """The size of the first batch dim, or 0 when there are no batch dims."""
+        batch_size = self.batch_size
+        return batch_size[0] if batch_size else 0
+
+    def __iter__(self) -> Iterator[Self]:
+        """Iterates over the first batch dim, like a tensor does over its first dim."""
+        if not self.batch_size:
+            msg = (
+                f"iteration over a {type(self).__name__} with no batch dims; iterate over "
+                "keys(), values() or items() instead"
+            )
+            raise TypeError(msg)
+        return iter(self.unbind(0))
+
+    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
+        raise NotImplementedError
+
+    def __bool__(self) -> NoReturn:
+        msg = (
+            f"the truth value of a {type(self).__name__} is ambiguous: use (a == b).all() "
+            "or .any() to compare, is_empty() to test for entries, or len(td.keys())"
+        )
+        raise RuntimeError(msg)
+
+    # --- keys ----------------------------------------------------------------------------
+
+    def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
+        """A view of the keys; nested keys are tuples when ``include_nested`` is true."""
+        return KeysView(self, include_nested, leaves_only)
+
+    # With leaves_only=True only tensors come out; the overloads tell type checkers so.
+    @overload
+    def values(
+        self, include_nested: bool = ..., *, leaves_only: Literal[True]
+    ) -> Iterator[torch.Tensor]: ...
+    @overload
+    def values(
+        self, include_nested: bool, leaves_only: Literal[True]
+    ) -> Iterator[torch.Tensor]: ...
+    @overload
+    def values(self, include_nested: bool = ..., leaves_only: bool = ...) -> Iterator[Value]: ...
+
+    def values(self, include_nested: bool = False, leaves_only: bool = False) -> Iterator[Any]:
+        """The values, in the same order as :meth:`keys`."""
+        for _, value in _walk(self, (), include_nested, leaves_only):
+            yield value
+
+    @overload
+    def items(
+        self, include_nested: bool = ..., *, leaves_only: Literal[True]
+    ) -> Iterator[tuple[str | tuple[str, ...], torch.Tensor]]: ...
+    @overload
+    def items(
+        self, include_nested: bool, leaves_only: Literal[True]
+    ) -> Iterator[tuple[str | tuple[str, ...], torch.Tensor]]: ...
+    @overload
+    def items(
+        self, include_nested: bool = ..., leaves_only: bool = ...
+    ) -> Iterator[tuple[str | tuple[str, ...], Value]]: ...
+
+    def items(
+        self, include_nested: bool = False, leaves_only: bool = False
+    ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
+        """``(key, value)`` pairs, in the same order as :meth:`keys`."""
+        for path, value in _walk(self, (), include_nested, leaves_only):
+            yield (path[0] if len(path) == 1 else path), value
+
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key`` (a string or a nested tuple of strings) names an entry."""
+        return _has_key(self, unravel_key(key))
+
+    def is_empty(self) -> bool:
+        """Whether there is no tensor anywhere in the collection (nested ones included)."""
+        return not any(True for _ in self.values(include_nested=True, leaves_only=True))
+
+    def _missing_key(self, key: object) -> KeyNotFoundError:
+        keys = self._key_names()
+        return KeyNotFoundError(f"key {key!r} not found in {type(self).__name__} with keys {keys}")
+
+
+def _walk(
+    collection: TensorCollection,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+) -> Iterator[tuple[tuple[str, ...], Value]]:
+    for key, value in collection._items():
+        path = prefix + (key,)
+        if isinstance(value, TensorCollection):
+            if not leaves_only:
+                yield path, value
+            if include_nested:
+                yield from _walk(value, path, include_nested, leaves_only)
+        else:
+            yield path, value
+
+
+def _walk_keys(
+    collection: TensorCollection,
+    prefix: tuple[str, ...],
+    include_nested: bool,
+    leaves_only: bool,
+) -> Iterator[tuple[str, ...]]:
+    """The key paths :func:`_walk` visits, found without reading any leaf."""
+    for key in collection._key_names():
+        path = prefix + (key,)
+        child = collection._child(key)
+        if child is None:
+            yield path
+            continue
+        if not leaves_only:
+            yield path
+        if include_nested:
+            yield from _walk_keys(child, path, include_nested, leaves_only)
+
+
+def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
+    """Whether ``key`` names an entry, found without reading any leaf."""
+    if type(key) is str:
+        return collection._has_entry(key)
+    node: TensorCollection | None = collection
+    for part in key[:-1]:
+        if node is None or not node._has_entry(part):
+            return False
+        node = node._child(part)
+    return node is not None and node._has_entry(key[-1])
+
+
+class KeysView:
+    """The keys of a collection, live: it reflects later changes, like ``dict.keys()``."""
+
+    __slots__ = ("_collection", "_include_nested", "_leaves_only")
+
+    def __init__(
+        self, collection: TensorCollection, include_nested: bool, leaves_only: bool
+    ) -> None:
+        self._collection = collection
+        self._include_nested = include_nested
+        self._leaves_only = leaves_only
+
+    def __iter__(self) -> Iterator[str | tuple[str, ...]]:
+        if not (self._include_nested or self._leaves_only):
+            yield from self._collection._key_names()
+            return
+        for path in _walk_keys(self._collection, (), self._include_nested, self._leaves_only):
+            yield path[0] if len(path) == 1 else path
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, item: object) -> bool:
+        try:
+            key = unravel_key(item)
+        except InvalidKeyError:
+            return False
+        if type(key) is tuple and not self._include_nested:
+            return False
+        if not _has_key(self._collection, key):
+            return False
+        if self._leaves_only:
+            value = self._collection.get(key)
+            return not isinstance(value, TensorCollection)
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, KeysView):
+            return set(self) == set(other)
+        if isinstance(other, (set, frozenset, list, tuple)):
+            return set(self) == set(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"KeysView({list(self)}, include_nested={self._include_nested}, "
+            f"leaves_only={self._leaves_only})"
+        )

@@ -1,0 +1,250 @@
+"""Constructors and conversions every collection has: ``from_dict``, ``fromkeys``,
+``from_namedtuple``, ``from_struct_array``, ``from_pytree`` (classmethods), ``to_dict``,
+``to_namedtuple``, ``to_struct_array``, ``to_pytree``, ``state_dict`` and
+``load_state_dict``.
+
+A mixin of ``TensorDictBase``, like ``PersistenceOps``: the implementations
+(``_constructors``, ``_bridges``, ``_state_dict``) build on the engine classes that derive
+from this mixin, so they are imported when called. A classmethod builds a TensorDict and
+hands it to :meth:`ConversionOps._from_plain`, which a tensorclass overrides to wrap it
+in its class (casting nested entries to the annotated classes).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from typing_extensions import Self
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tclass._base._collection import TensorCollection
+    from tclass._core._batch import BatchSizeLike
+    from tclass._core._device import DeviceLike
+    from tclass._engine._td import TensorDict
+
+__all__ = ["ConversionOps"]
+
+
+class ConversionOps:
+    """Building collections from Python structures and converting them back."""
+
+    __slots__ = ()
+
+    @classmethod
+    def _from_plain(cls, td: TensorDict) -> Self:
+        """``td`` (just built by a classmethod) as an instance of ``cls``."""
+        from tclass._engine._td import TensorDict
+        from tclass.errors import UnsupportedError
+
+        if type(td) is cls:
+            return td
+        if issubclass(cls, TensorDict):
+            return cls._new_unchecked(td._tensors, td.batch_size, td.device)
+        msg = (
+            f"{cls.__name__} cannot be built from a Python structure; build a TensorDict "
+            f"(TensorDict.from_dict(...) and the like) and convert it"
+        )
+        raise UnsupportedError(msg)
+
+    # --- constructors --------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(
+        cls,
+        input_dict: Mapping[Any, Any],
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        batch_dims: int | None = None,
+        names: Sequence[str | None] | None = None,
+    ) -> Self:
+        """An instance from a (nested) dict: see :func:`tclass.from_dict`.
+
+        Without ``batch_size``, the batch size is the largest leading shape the values
+        share (at most ``batch_dims`` dims); ``auto_batch_size=False`` gives ``[]``.
+        """
+        from tclass._interop._constructors import from_dict
+
+        return cls._from_plain(
+            from_dict(
+                input_dict,
+                auto_batch_size=auto_batch_size,
+                batch_size=batch_size,
+                device=device,
+                batch_dims=batch_dims,
+                names=names,
+            )
+        )
+
+    @classmethod
+    def fromkeys(cls, keys: Iterable[Any], value: Any = 0) -> Self:
+        """An instance (batch size ``[]``) holding ``value`` under each key (a tensor
+        value is cloned per key): see :func:`tclass.fromkeys`."""
+        from tclass._interop._constructors import fromkeys
+
+        return cls._from_plain(fromkeys(keys, value))
+
+    @classmethod
+    def from_namedtuple(
+        cls,
+        named_tuple: Any,
+        *,
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> Self:
+        """An instance from a namedtuple (nested ones nest): see
+        :func:`tclass.from_namedtuple`."""
+        from tclass._interop._constructors import from_namedtuple
+
+        return cls._from_plain(
+            from_namedtuple(
+                named_tuple,
+                auto_batch_size=auto_batch_size,
+                batch_dims=batch_dims,
+                device=device,
+                batch_size=batch_size,
+            )
+        )
+
+    @classmethod
+    def from_struct_array(
+        cls,
+        struct_array: np.ndarray[Any, Any],
+        *,
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> Self:
+        """An instance with one entry per field of a numpy structured array, batch size
+        the array's shape: see :func:`tclass.from_struct_array`."""
+        from tclass._interop._bridges import from_struct_array
+
+        return cls._from_plain(
+            from_struct_array(
+                struct_array,
+                auto_batch_size=auto_batch_size,
+                batch_dims=batch_dims,
+                device=device,
+                batch_size=batch_size,
+            )
+        )
+
+    @classmethod
+    def from_pytree(
+        cls,
+        pytree: Any,
+        *,
+        batch_size: BatchSizeLike = None,
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+    ) -> Self:
+        """An instance from a pytree: see :func:`tclass.from_pytree`. A TensorDict
+        records the structure so that :meth:`to_pytree` rebuilds it; a tensorclass reads
+        the top node's children as its fields."""
+        from tclass._engine._td import TensorDict
+        from tclass._interop._bridges import from_pytree
+
+        if isinstance(pytree, cls):
+            return pytree
+        markers = issubclass(cls, TensorDict)
+        built = from_pytree(
+            pytree,
+            batch_size=batch_size,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            markers=markers,
+        )
+        return cls._from_plain(built)
+
+    # --- conversions ---------------------------------------------------------------------
+
+    def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
+        """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python
+        values, nested collections as dicts. ``retain_none`` is for tensorclasses (their
+        absent fields); a TensorDict has no ``None`` entries."""
+        from tclass._interop._constructors import to_dict
+
+        return to_dict(_collection(self), convert_tensors)
+
+    def to_namedtuple(self, dest_cls: Callable[..., Any] | None = None) -> Any:
+        """The collection as a namedtuple (nested ones nest; ``dest_cls`` for the top
+        level, a generated ``GenericDict`` otherwise)."""
+        from tclass._interop._constructors import to_namedtuple
+
+        return to_namedtuple(_collection(self), dest_cls)
+
+    def to_struct_array(self) -> np.ndarray[Any, Any]:
+        """A numpy structured array shaped like the batch size, one field per entry:
+        see :func:`tclass._interop._bridges.to_struct_array`."""
+        from tclass._interop._bridges import to_struct_array
+
+        return to_struct_array(_collection(self))
+
+    def to_pytree(self) -> Any:
+        """The pytree :meth:`from_pytree` read; a collection built otherwise is a pytree
+        node itself and is returned as it is."""
+        from tclass._interop._bridges import to_pytree
+
+        return to_pytree(_collection(self))
+
+    # --- state dicts ---------------------------------------------------------------------
+
+    def state_dict(
+        self,
+        destination: dict[str, Any] | None = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+        flatten: bool = True,
+    ) -> OrderedDict[str, Any]:
+        """The tensors under dotted keys (``"next.obs"``), detached unless ``keep_vars``;
+        batch sizes, devices and Python values in the result's ``_metadata``, as
+        ``nn.Module`` keeps its extras.
+
+        With ``keep_vars=True`` the values are this collection's own tensors (for a lazy
+        stack, stacked copies), so writing into them writes into the collection: a
+        checkpoint library restores a memory-mapped destination that way, in place.
+        ``flatten=False`` nests the dicts like the collection instead.
+
+        Raises:
+            KeyConflictError: if two entries flatten to one dotted key (a key holding a
+                '.'); use ``flatten=False``.
+        """
+        from tclass._interop._state_dict import state_dict
+
+        return state_dict(_collection(self), destination, prefix, keep_vars, flatten)
+
+    def load_state_dict(
+        self,
+        state_dict: Mapping[str, Any],
+        strict: bool = True,
+        assign: bool = False,
+        from_flatten: bool | None = None,
+    ) -> Self:
+        """Copies a :meth:`state_dict` (flat or nested) into this collection's tensors in
+        place, then sets its Python values; returns ``self``.
+
+        ``assign=True`` replaces the tensors instead of copying into them. An empty
+        destination (``TensorDict()``) takes the state dict's whole structure, batch
+        sizes included. With ``strict=False`` keys only one side has are skipped. A lazy
+        stack's entries are stacked copies: load into it with ``assign=True``.
+
+        Raises:
+            StateDictKeyError: with ``strict``, if the tensor keys differ.
+            BatchSizeError: if a tensor's shape differs from its destination's.
+        """
+        from tclass._interop._state_dict import load_state_dict
+
+        load_state_dict(_collection(self), state_dict, strict, assign, from_flatten)
+        return self
+
+
+def _collection(obj: object) -> TensorCollection:
+    return cast("TensorCollection", obj)

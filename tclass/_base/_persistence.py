@@ -1,0 +1,254 @@
+"""The persistence methods every collection has (``memmap_``, ``load_memmap``...).
+
+A mixin of ``TensorDictBase``: it imports the io implementation only when called, since
+that implementation builds on the engine classes that derive from this mixin.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Union
+
+from typing_extensions import Self
+
+if TYPE_CHECKING:
+    from tclass._core._device import DeviceLike
+    from tclass._core._keys import NestedKey
+    from tclass._core._memmap import Mode
+
+__all__ = ["PersistenceOps"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class PersistenceOps:
+    """Saving to and loading from a folder of memory-mapped files (the peer's format)."""
+
+    __slots__ = ()
+
+    def memmap_(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        existsok: bool = True,
+        allow_pickle: bool = False,
+        durable: bool = False,
+    ) -> Self:
+        """Save into ``prefix`` and make this collection's leaves the memory-mapped files.
+
+        Args:
+            prefix: the folder to write (replaced whole, atomically, if it holds a saved
+                tree); None keeps the data in anonymous shared memory instead.
+            copy_existing: allow copying leaves already saved in another folder (else
+                that is a ``FileConflictError``: the copy is probably unintended).
+            num_threads: write leaves in that many threads (0 or 1: the calling thread).
+            existsok: allow replacing leaf files that exist in ``prefix``.
+            allow_pickle: save Python values that are not JSON with pickle (loading them
+                will need ``allow_pickle=True`` too); otherwise they are an error.
+            durable: also survive a power cut: fsync every written file and folder and
+                the parent folder after the swap. Without it (the default, as the peer)
+                a save is safe against the writer being killed at any moment, not
+                against power loss; ``durable=True`` costs a disk write of every byte
+                before returning.
+
+        Returns:
+            ``self``, now locked, its device ``cpu``. Later writes reach the folder:
+            tensor data in place, Python values, fields filled for the first time (see
+            "What reaches the folder" in the README).
+        """
+        from tclass._io._api import adopt_leaves, saved_copy
+
+        saved = saved_copy(
+            self, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
+        )
+        adopt_leaves(self, saved)
+        self.lock_()  # type: ignore[attr-defined]
+        return self
+
+    def memmap(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        existsok: bool = True,
+        allow_pickle: bool = False,
+        durable: bool = False,
+    ) -> Self:
+        """A locked memory-mapped copy saved in ``prefix``; ``self`` is left as it is.
+        Arguments as in :meth:`memmap_`."""
+        from tclass._io._api import saved_copy
+
+        return saved_copy(
+            self, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
+        )
+
+    def memmap_like(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        existsok: bool = True,
+        allow_pickle: bool = False,
+        durable: bool = False,
+    ) -> Self:
+        """Like :meth:`memmap`, but the files are allocated, not filled: they read as
+        zeros and take no disk blocks until written (an expanded record of a million
+        rows costs neither RAM nor disk). Python values are saved as they are.
+        ``durable=True`` makes the new (empty) tree itself survive a power cut; rows
+        written into it later reach the disk when the system writes them back (or on
+        ``os.sync()``)."""
+        from tclass._io._api import saved_copy
+
+        return saved_copy(
+            self, prefix, copy_existing, num_threads, existsok, True, allow_pickle, durable
+        )
+
+    def save(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        existsok: bool = True,
+        allow_pickle: bool = False,
+        durable: bool = False,
+    ) -> Self:
+        """Alias of :meth:`memmap`."""
+        return self.memmap(
+            prefix,
+            copy_existing,
+            num_threads=num_threads,
+            existsok=existsok,
+            allow_pickle=allow_pickle,
+            durable=durable,
+        )
+
+    dumps = save
+
+    @classmethod
+    def load_memmap(
+        cls,
+        prefix: PathLike,
+        device: DeviceLike = None,
+        non_blocking: bool = False,
+        *,
+        out: Any = None,
+        subpath: NestedKey | None = None,
+        mode: Mode | None = None,
+        allow_pickle: bool = False,
+    ) -> Self:
+        """Load a folder written by :meth:`memmap` / :meth:`save` (or by the peer).
+
+        Leaves are MemoryMappedTensors on the files: nothing is read until used,
+        ``x[idx]`` reads only those rows. By default (as the peer) in-place writes into
+        the leaves reach the files when this process may write them: a loaded replay
+        buffer or dataset is updated in place; Python values written into the result and
+        entries added to it are written to the folder too (replacing or removing a saved
+        tensor changes memory only). To use saved data without ever changing it (a
+        checkpoint loaded into a model with ``to_module`` and trained), load with
+        ``mode="r"``: the files are then mapped copy-on-write, writes stay in memory,
+        and saving back into the folder writes the changed data out as any save does.
+        A nested sub-folder loads on its own, or pass ``subpath``.
+
+        Args:
+            prefix: the folder.
+            device: copy the leaves there (``"meta"``: shapes only, no data read).
+            non_blocking: do not wait for device copies to finish.
+            out: a collection of the same structure whose tensors receive the data.
+            subpath: load only the nested collection at this key, as a ``"/"``-separated
+                string (``"a/b"``) or a nested key (``("a", "b")``); a record's fields
+                are reached by their names (its ``_tensordict/`` is stepped through). A
+                part that would leave the folder (``..``, an absolute path) is an
+                ``UnsafePathError``.
+            mode: how the files are mapped. ``"r"``: copy-on-write, nothing ever
+                reaches the files (they are opened read-only). ``"r+"``: shared, writes
+                reach the files; a file this process may not write is a
+                ``FilePermissionError`` (a ``PermissionError``). ``None`` (default):
+                each file shared if it is writable, copy-on-write otherwise. Why
+                write-through by default: it is the peer's behaviour, which programs
+                that update a loaded buffer in place rely on (a copy-on-write default
+                would drop their writes silently), and a copy-on-write mapping counts
+                against the memory commit limit, so a file larger than RAM plus swap may
+                fail to map with ``"r"``.
+            allow_pickle: unpickle Python values saved with pickle (this can run code:
+                only for folders from a trusted source).
+
+        Returns:
+            The saved collection, of this class (a tensorclass), or of the class the
+            folder records when called on ``TensorDictBase``.
+
+        Raises:
+            MissingFileError, MetadataError, FileFormatError, UnsafePathError: the folder
+                is missing, damaged or crafted (the message names the file).
+            SubpathError: ``subpath`` names no nested collection (a ``ValueError``).
+            FilePermissionError: ``mode="r+"`` and a file is not writable.
+            ValueError: ``mode`` is not None, ``"r"`` or ``"r+"``.
+            ClassResolutionError: the saved class is not defined in this process.
+            PickleRefusedError: a value needs unpickling and ``allow_pickle`` is False.
+        """
+        from tclass._io._api import load_memmap
+
+        if cls.__name__ == "TensorDictBase":  # the generic loader: whatever the folder holds
+            loaded: Any = load_memmap(
+                prefix,
+                device,
+                non_blocking,
+                out=out,
+                subpath=subpath,
+                mode=mode,
+                allow_pickle=allow_pickle,
+            )
+            return loaded  # type: ignore[no-any-return]
+        return load_memmap(
+            prefix,
+            device,
+            non_blocking,
+            out=out,
+            cls=cls,
+            subpath=subpath,
+            mode=mode,
+            allow_pickle=allow_pickle,
+        )
+
+    @classmethod
+    def load(
+        cls,
+        prefix: PathLike,
+        device: DeviceLike = None,
+        non_blocking: bool = False,
+        *,
+        out: Any = None,
+        subpath: NestedKey | None = None,
+        mode: Mode | None = None,
+        allow_pickle: bool = False,
+    ) -> Self:
+        """The peer's other name for :meth:`load_memmap`."""
+        return cls.load_memmap(
+            prefix,
+            device,
+            non_blocking,
+            out=out,
+            subpath=subpath,
+            mode=mode,
+            allow_pickle=allow_pickle,
+        )
+
+    def load_memmap_(
+        self, prefix: PathLike, *, allow_pickle: bool = False, mode: Mode | None = None
+    ) -> Self:
+        """Copy the data saved in ``prefix`` into this collection's tensors (same keys
+        and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`)."""
+        from tclass._io._api import load_memmap
+
+        load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)
+        return self
+
+    def is_memmap(self) -> bool:
+        """Whether every tensor leaf is a MemoryMappedTensor."""
+        from tclass._io._api import is_memmap
+
+        return is_memmap(self)

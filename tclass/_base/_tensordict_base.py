@@ -1,0 +1,52 @@
+"""``TensorDictBase``: the full API every dictionary-like collection answers.
+
+It joins the primitives of :class:`~tclass._base._collection.TensorCollection` with the shape
+and element-wise operations written against them. ``TensorDict`` derives from it, and so
+will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+import torch
+
+from tclass._base._conversions import ConversionOps
+from tclass._base._device_ops import DeviceOps
+from tclass._base._dist_ops import DistributedOps
+from tclass._base._elementwise import ElementwiseOps
+from tclass._base._module_ops import ModuleOps
+from tclass._base._persistence import PersistenceOps
+from tclass._base._shape_ops import ShapeOps
+from tclass._core._dispatch import TORCH_FUNCTIONS
+
+__all__ = ["TensorDictBase", "Value"]
+
+
+class TensorDictBase(
+    ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ModuleOps, ConversionOps, DistributedOps
+):
+    """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
+    batch dims, answering tensor-like methods over those dims."""
+
+    __slots__ = ()
+
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: tuple[type, ...],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        """``torch.stack([a, b])`` and the rest of the table in ``_dispatch.py``, for
+        every kind of collection."""
+        implementation = TORCH_FUNCTIONS.get(func)
+        if implementation is None:
+            return NotImplemented
+        return implementation(*args, **(kwargs or {}))
+
+
+Value: TypeAlias = torch.Tensor | TensorDictBase
+"""What a collection stores under a key: a tensor or a nested collection."""

@@ -1,0 +1,2 @@
+"""The engine: ``TensorDict``, lazy stacks, non-tensor nodes, stacking, padding,
+consolidation. Imports the base and core layers only."""

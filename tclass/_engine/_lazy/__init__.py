@@ -1,0 +1,1 @@
+"""Lazy stacks: ``LazyStackedTensorDict`` and the member-wise machinery behind it."""

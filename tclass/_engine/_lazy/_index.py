@@ -1,0 +1,228 @@
+"""Indexing a lazy stack, and writing into it at an index.
+
+Basic indices (ints, slices, ``None``, ``...``) are split in two: the item at the stack
+dim picks members, the rest indexes each picked member, so results share the members'
+storage as a dense collection's views do.
+
+Any other index (tensors, masks, lists) is worked out on two stand-ins shaped like the
+batch: the member number of every element and its position inside its member. torch
+indexes the stand-ins, which says for every element of the result which member it comes
+from and where; the result is then built from the members (a member itself where it is
+taken whole, member pieces otherwise, lazily stacked along the dim where the member
+changes). Writes use the same stand-ins to route each part of the value to its member.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._core import _batch
+from tclass._engine._lazy._parts import insert_dim, remove_dim
+
+if TYPE_CHECKING:
+    from tclass._engine._lazy._stack import LazyStackedTensorDict
+
+__all__ = ["empty_selection", "index_lazy", "write_lazy"]
+
+
+def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
+    items = index if type(index) is tuple else (index,)
+    items = tuple(
+        torch.as_tensor(item) if isinstance(item, (list, np.ndarray)) else item for item in items
+    )
+    return _batch.normalize_index(items, len(stack._batch_size))
+
+
+_ALL = slice(None)
+
+
+def _is_basic(item: object) -> bool:
+    return item is None or type(item) is int or type(item) is slice
+
+
+def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
+    """``stack[index]`` for any index other than a key, an int or a slice."""
+    if index is Ellipsis:
+        return stack._restacked(list(stack._members))
+    items = _items(stack, index)
+    if all(map(_is_basic, items)):
+        return _index_basic(stack, items)
+    ids, positions = _probe(stack, items)
+    if ids.numel() == 0:
+        return empty_selection(stack, items)
+    return _gather(stack, ids, positions, stack_item_is_tensor(stack, items))
+
+
+def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """What an index selecting no element gives: an empty dense collection shaped by
+    member 0 (there is no member left to keep lazily, and readers still find the keys
+    and feature shapes)."""
+    d = stack._stack_dim
+    template = stack._members[0].unsqueeze(d).expand(stack._batch_size)
+    return template[items]
+
+
+def stack_item_is_tensor(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> bool:
+    """Whether the index picks members with a tensor (so a dim of the result runs over
+    members even where it picks one member, or one member repeatedly)."""
+    consumed = 0
+    for item in items:
+        if item is None:
+            continue
+        width = _batch.index_dims_consumed(item)
+        if consumed <= stack._stack_dim < consumed + max(width, 1):
+            return isinstance(item, torch.Tensor)
+        consumed += width
+    return False
+
+
+def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    d = stack._stack_dim
+    consumed = 0
+    dims_before = 0  # result dims that come before the stack dim
+    member_items: list[Any] = []
+    stack_item: Any = slice(None)
+    for item in items:
+        if item is None:
+            member_items.append(None)
+            dims_before += consumed <= d
+            continue
+        if consumed == d:
+            stack_item = item
+        else:
+            member_items.append(item)
+            dims_before += consumed < d and type(item) is slice
+        consumed += 1
+    if consumed <= d:  # dims left unaddressed are kept, the stack dim among them
+        dims_before += d - consumed
+    # Members indexed by full slices only are taken as they are, not as new views.
+    member_index = () if all(item == _ALL for item in member_items) else tuple(member_items)
+    if type(stack_item) is slice and not stack._members[stack_item]:
+        return empty_selection(stack, items)
+    if type(stack_item) is int:
+        member = stack._members[_checked(stack, stack_item)]
+        return member[member_index] if member_index else member
+    if stack_item.step is not None and stack_item.step <= 0:
+        msg = f"slice step must be positive, got {stack_item.step}"
+        raise ValueError(msg)
+    picked = stack._members[stack_item]
+    results = [member[member_index] for member in picked] if member_index else picked
+    if results:
+        size = insert_dim(results[0].batch_size, dims_before, len(results))
+    else:
+        size = _batch.indexed_shape(stack._batch_size, items)
+    return stack._from_members(results, dims_before, size)
+
+
+def _checked(stack: LazyStackedTensorDict, number: int) -> int:
+    count = len(stack._members)
+    if not -count <= number < count:
+        msg = f"index {number} is out of range for a lazy stack of {count} members"
+        raise IndexError(msg)
+    return number
+
+
+def _probe(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """For every element ``items`` selects: its member number and its flat position in
+    that member."""
+    batch = stack._batch_size
+    d = stack._stack_dim
+    count = len(stack._members)
+    member_batch = remove_dim(batch, d)
+    shape = [1] * len(batch)
+    shape[d] = count
+    ids = torch.arange(count).reshape(shape).expand(batch)
+    flat = torch.arange(math.prod(member_batch)).reshape(member_batch)
+    positions = flat.unsqueeze(d).expand(batch)
+    return ids[items], positions[items]
+
+
+def _gather(
+    stack: LazyStackedTensorDict, ids: torch.Tensor, positions: torch.Tensor, over_members: bool
+) -> Any:
+    """The result whose element at every index comes from member ``ids[index]`` at
+    ``positions[index]``. It is a lazy stack along the first dim where the member
+    changes; with ``over_members`` (members picked by a tensor), also along a dim where
+    the position in the member does not change, which runs over (repeated) members."""
+    first = ids.reshape(-1)[0]
+    along = _first_dim(ids, varies=True)
+    if along is None and over_members:
+        along = _first_dim(positions, varies=False)
+    if along is None:
+        return _member_part(stack._members[int(first)], positions)
+    parts = [
+        _gather(stack, ids.select(along, j), positions.select(along, j), over_members)
+        for j in range(ids.shape[along])
+    ]
+    size = insert_dim(parts[0].batch_size, along, len(parts))
+    return type(parts[0])._stack_lazily(parts, along, size)
+
+
+def _first_dim(values: torch.Tensor, *, varies: bool) -> int | None:
+    """The first dim along which ``values`` changes (``varies``) or stays the same."""
+    for dim in range(values.ndim):
+        constant = bool((values == values.narrow(dim, 0, 1)).all())
+        if constant != varies:
+            return dim
+    return None
+
+
+def _member_part(member: Any, positions: torch.Tensor) -> Any:
+    """The elements of ``member`` at flat ``positions``, shaped like ``positions``."""
+    member_batch = member.batch_size
+    shape = positions.shape
+    if not member_batch:
+        return member.expand(shape) if shape else member
+    if shape == member_batch and torch.equal(
+        positions.reshape(-1), torch.arange(positions.numel())
+    ):
+        return member  # taken whole: the member itself, not a copy
+    return member[torch.unravel_index(positions, member_batch)]
+
+
+def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
+    """``stack[index] = value``: each part of ``value`` written into its member."""
+    if type(index) is int and stack._stack_dim == 0:
+        _write_whole(stack._index_int(index), value)
+        return
+    items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
+    ids, positions = _probe(stack, items)
+    selected = ids.shape
+    for number in sorted(set(ids.reshape(-1).tolist())):
+        mask = ids == number
+        member = stack._members[number]
+        if not member.batch_size:
+            # Every element of a member without batch dims is the member; the last wins.
+            last = tuple(mask.nonzero()[-1].tolist())
+            _write_whole(member, _part_of(value, last, selected))
+            continue
+        where = torch.unravel_index(positions[mask], member.batch_size)
+        member[where] = _part_of(value, mask, selected)
+
+
+def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
+    """The part of ``value`` for the selected elements at ``index`` (a mask or a tuple of
+    ints over ``selected``): values with one element per selected element are indexed,
+    mappings entry by entry, anything else broadcasts as it is."""
+    n = len(selected)
+    if isinstance(value, Mapping):
+        return {key: _part_of(sub, index, selected) for key, sub in value.items()}
+    if n == 0:
+        return value
+    if isinstance(value, TensorCollection) and value.batch_size[:n] == selected:
+        return value[index]
+    if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
+        return value[index]
+    return value
+
+
+def _write_whole(member: Any, value: Any) -> None:
+    member[...] = value

@@ -1,0 +1,290 @@
+"""Member-by-member operations of a lazy stack.
+
+Element-wise operations (``apply``, ``clone``, comparisons, fills, ``where``) and shape
+operations that keep every element inside its member (``unsqueeze``, ``permute``,
+``expand``, ``split`` along other dims, ...) run on each member and give a new lazy stack;
+nothing is stacked or copied beyond what the operation itself produces. Operands shaped
+like the batch (other collections, masks, conditions) are cut along the stack dim first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase
+from tclass._core import _batch
+from tclass._core._batch import format_shape
+from tclass._engine._lazy._parts import remove_dim, split_tensor
+from tclass.errors import ShapeError
+
+__all__ = ["LazyStackOps"]
+
+
+class LazyStackOps(TensorDictBase):
+    """The member-wise half of ``LazyStackedTensorDict``."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        _members: list[Any]
+        _stack_dim: int
+        _batch_size: torch.Size
+
+        def _from_members(
+            self, members: list[Any], stack_dim: int, batch_size: torch.Size
+        ) -> Self: ...
+        def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
+        def _dense(self, action: str) -> Any: ...
+
+    # --- splitting operands --------------------------------------------------------------
+
+    def _cut(self, operand: Any) -> list[Any]:
+        """``operand`` as one piece per member: collections and tensors over the batch
+        are cut along the stack dim, anything else is shared."""
+        count = len(self._members)
+        d = self._stack_dim
+        if isinstance(operand, TensorCollection):
+            if operand.batch_size != self._batch_size:
+                operand = cast(TensorDictBase, operand).expand(self._batch_size)
+            return list(operand.unbind(d))
+        if isinstance(operand, torch.Tensor):
+            return split_tensor(operand, d, count)
+        return [operand] * count
+
+    def _member_batch(self, batch_size: torch.Size, op: str) -> torch.Size:
+        """The members' batch size for a new stack batch size, which must keep the stack dim."""
+        d = self._stack_dim
+        if len(batch_size) <= d or batch_size[d] != len(self._members):
+            msg = (
+                f"{op}: the batch size {format_shape(batch_size)} of a lazy stack must keep "
+                f"its stack dim {d} of size {len(self._members)}"
+            )
+            raise ShapeError(msg)
+        return remove_dim(batch_size, d)
+
+    def _each(self, method: str, *args: Any, **kwargs: Any) -> Self:
+        """``member.method(*args, **kwargs)`` for every member, restacked as they are."""
+        return self._restacked(
+            [getattr(member, method)(*args, **kwargs) for member in self._members]
+        )
+
+    # --- apply ---------------------------------------------------------------------------
+
+    def apply(
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        *others: TensorCollection,
+        batch_size: _batch.BatchSizeLike = None,
+        inplace: bool = False,
+    ) -> Self:
+        """``fn`` on every member's tensors (see ``TensorDict.apply``); ``others`` are cut
+        along the stack dim, and ``batch_size`` must keep the stack dim."""
+        cut = [self._cut(other) for other in others]
+        member_size = None
+        if batch_size is not None:
+            member_size = self._member_batch(_batch.as_batch_size(batch_size), "apply")
+        results = [
+            member.apply(
+                fn, *(pieces[i] for pieces in cut), batch_size=member_size, inplace=inplace
+            )
+            for i, member in enumerate(self._members)
+        ]
+        return self if inplace else self._restacked(results)
+
+    def named_apply(
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        *others: TensorCollection,
+        nested_keys: bool = False,
+        batch_size: _batch.BatchSizeLike = None,
+    ) -> Self:
+        """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``)."""
+        cut = [self._cut(other) for other in others]
+        member_size = None
+        if batch_size is not None:
+            member_size = self._member_batch(_batch.as_batch_size(batch_size), "named_apply")
+        results = [
+            member.named_apply(
+                fn, *(pieces[i] for pieces in cut), nested_keys=nested_keys, batch_size=member_size
+            )
+            for i, member in enumerate(self._members)
+        ]
+        return self._restacked(results)
+
+    # What a parent collection calls on a nested lazy stack.
+    def _apply_plain(
+        self,
+        fn: Callable[[torch.Tensor], torch.Tensor | None],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
+    ) -> Self:
+        member_size = self._member_batch(batch_size, "apply")
+        return self._restacked([m._apply_plain(fn, member_size, prefix) for m in self._members])
+
+    def _apply(
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        others: tuple[Any, ...],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
+    ) -> Self:
+        member_size = self._member_batch(batch_size, "apply")
+        cut = [self._cut(other) for other in others]
+        results = [
+            member._apply(fn, tuple(pieces[i] for pieces in cut), member_size, prefix)
+            for i, member in enumerate(self._members)
+        ]
+        return self._restacked(results)
+
+    def _apply_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> Self:
+        cut = [self._cut(other) for other in others]
+        for i, member in enumerate(self._members):
+            member._apply_in_place(fn, tuple(pieces[i] for pieces in cut))
+        return self
+
+    # --- copies and fills ----------------------------------------------------------------
+
+    def clone(self, recurse: bool = True) -> Self:
+        """A lazy stack of the members' clones."""
+        return self._each("clone", recurse)
+
+    def detach(self) -> Self:
+        return self._each("detach")
+
+    def zero_(self) -> Self:
+        for member in self._members:
+            member.zero_()
+        return self
+
+    def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
+        for member in self._members:
+            member.fill_(key, value)
+        return self
+
+    def masked_fill(self, mask: torch.Tensor, value: float | bool) -> Self:
+        masks = self._cut(mask)
+        return self._restacked(
+            [m.masked_fill(masks[i], value) for i, m in enumerate(self._members)]
+        )
+
+    def masked_fill_(self, mask: torch.Tensor, value: float | bool) -> Self:
+        for member, piece in zip(self._members, self._cut(mask)):
+            member.masked_fill_(piece, value)
+        return self
+
+    def where(self, condition: torch.Tensor, other: Any) -> Self:
+        conditions = self._cut(condition)
+        others = self._cut(other)
+        return self._restacked(
+            [m.where(conditions[i], others[i]) for i, m in enumerate(self._members)]
+        )
+
+    # --- comparisons and reductions ------------------------------------------------------
+
+    def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
+        if not isinstance(other, (TensorCollection, torch.Tensor, int, float, bool, complex)):
+            return NotImplemented  # type: ignore[no-any-return]
+        pieces = self._cut(other)
+        return self._restacked([op(member, pieces[i]) for i, member in enumerate(self._members)])
+
+    def all(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return all(member.all() for member in self._members)
+        return self._reduce_members(dim, "all")
+
+    def any(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return any(member.any() for member in self._members)
+        return self._reduce_members(dim, "any")
+
+    def _reduce_members(self, dim: int, name: str) -> Any:
+        dim = _batch.normalize_dim(dim, len(self._batch_size), op=name)
+        d = self._stack_dim
+        if dim == d:
+            return getattr(self._dense(f"{name}(dim={dim})"), name)(dim)
+        results = [getattr(member, name)(dim if dim < d else dim - 1) for member in self._members]
+        return self._restacked(results, d - 1 if dim < d else d)
+
+    # --- shape operations that keep elements in their member -----------------------------
+
+    def unsqueeze(self, dim: int) -> Self:
+        dim = _batch.normalize_dim(dim, len(self._batch_size), op="unsqueeze", inclusive=True)
+        d = self._stack_dim
+        if dim <= d:
+            return self._restacked([m.unsqueeze(dim) for m in self._members], d + 1)
+        return self._restacked([m.unsqueeze(dim - 1) for m in self._members])
+
+    def squeeze(self, dim: int | None = None) -> Self:
+        d = self._stack_dim
+        dims = _batch.squeeze_dims(self._batch_size, dim)
+        if not dims:
+            return self
+        if d in dims:  # one member: the stack dim goes away with it
+            rest = [i if i < d else i - 1 for i in dims if i != d]
+            return _squeeze_dims(self._members[0], rest)  # type: ignore[no-any-return]
+        member_dims = [i if i < d else i - 1 for i in dims]
+        new_d = d - sum(1 for i in dims if i < d)
+        return self._restacked([_squeeze_dims(m, member_dims) for m in self._members], new_d)
+
+    def permute(self, *dims: int | Sequence[int]) -> Self:
+        flat = dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims
+        order = _batch.permute_dims(tuple(flat), len(self._batch_size))  # type: ignore[arg-type]
+        d = self._stack_dim
+        member_order = [i if i < d else i - 1 for i in order if i != d]
+        return self._restacked([m.permute(*member_order) for m in self._members], order.index(d))
+
+    def transpose(self, dim0: int, dim1: int) -> Self:
+        ndim = len(self._batch_size)
+        a = _batch.normalize_dim(dim0, ndim, op="transpose")
+        b = _batch.normalize_dim(dim1, ndim, op="transpose")
+        order = list(range(ndim))
+        order[a], order[b] = order[b], order[a]
+        return self.permute(*order)
+
+    def expand(self, *shape: int | Sequence[int]) -> Self:
+        """Expands each member; new leading dims shift the stack dim, and a stack dim of
+        size 1 expands to that member repeated (shared, as expand shares memory)."""
+        target = _batch.expand_shape(_batch.shape_args(shape, "expand"), self._batch_size)
+        new_d = self._stack_dim + len(target) - len(self._batch_size)
+        member_shape = remove_dim(target, new_d)
+        members = [m.expand(member_shape) for m in self._members]
+        if target[new_d] != len(members):  # expand_shape allows this from size 1 only
+            members = members * target[new_d]
+        return self._from_members(members, new_d, target)
+
+    def reshape(self, *shape: int | Sequence[int]) -> Self:
+        target = _batch.view_shape(_batch.shape_args(shape, "reshape"), self._batch_size, "reshape")
+        if target == self._batch_size:
+            return self
+        return self._dense("reshape()").reshape(target)  # type: ignore[no-any-return]
+
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
+        dim = _batch.normalize_dim(dim, len(self._batch_size), op="split")
+        d = self._stack_dim
+        if dim == d:
+            sizes = _batch.split_sizes(split_size, len(self._members))
+            starts = [sum(sizes[:i]) for i in range(len(sizes))]
+            before = (slice(None),) * d
+            return tuple(
+                self[before + (slice(start, start + size),)] for start, size in zip(starts, sizes)
+            )
+        pieces = [m.split(split_size, dim if dim < d else dim - 1) for m in self._members]
+        return tuple(self._restacked(list(group)) for group in zip(*pieces))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
+        dim = _batch.normalize_dim(dim, len(self._batch_size), op="chunk")
+        sizes = _batch.chunk_sizes(chunks, self._batch_size[dim])
+        return self.split(sizes, dim)
+
+
+def _squeeze_dims(member: Any, dims: list[int]) -> Any:
+    for dim in sorted(dims, reverse=True):
+        member = member.squeeze(dim)
+    return member

@@ -1,0 +1,244 @@
+"""The pieces a lazy stack is built from: member checks, stacking of the members' entries,
+splitting of values across members, and the shapes its repr shows.
+
+Kept apart from ``_lazy.py`` so that the class itself reads as its API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from tclass._base._collection import TensorCollection
+from tclass._core._batch import format_shape
+from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
+from tclass._engine._repr import LeafSummary
+from tclass.errors import BatchMismatchError, HeterogeneousEntryError, StackError
+
+__all__ = [
+    "check_members",
+    "common_device",
+    "common_keys",
+    "insert_dim",
+    "padded_stack",
+    "remove_dim",
+    "split_operand",
+    "split_tensor",
+    "stack_entries",
+    "summary_of",
+]
+
+_PAD_HINT = (
+    "pad members of different lengths with tclass.pad_sequence, or build them with "
+    "batch_size=[] so that the lengths become feature dims"
+)
+
+
+def insert_dim(size: torch.Size, dim: int, length: int) -> torch.Size:
+    return torch.Size((*size[:dim], length, *size[dim:]))
+
+
+def remove_dim(size: torch.Size, dim: int) -> torch.Size:
+    return torch.Size((*size[:dim], *size[dim + 1 :]))
+
+
+def _is_record(member: object) -> bool:
+    return hasattr(member, "__tclass_info__")
+
+
+def check_members(members: list[Any], op: str) -> list[Any]:
+    """Checks that ``members`` can be stacked lazily: collections (not Python-value
+    nodes) of one record class, or dictionary-like collections, sharing a batch size."""
+    if not members:
+        msg = f"{op} expects a non-empty sequence of collections"
+        raise StackError(msg)
+    first = members[0]
+    for position, member in enumerate(members):
+        if not isinstance(member, TensorCollection) or isinstance(member, _NonTensorNode):
+            msg = (
+                f"{op}: member {position} is a {type(member).__name__}; members must be "
+                "TensorDicts, tensorclass records or lazy stacks (stack Python values "
+                "with tclass.stack, which merges them into a NonTensorStack)"
+            )
+            raise StackError(msg)
+        if (_is_record(member) or _is_record(first)) and type(member) is not type(first):
+            msg = (
+                f"{op}: member {position} is a {type(member).__name__} but member 0 is a "
+                f"{type(first).__name__}; records of one class only"
+            )
+            raise StackError(msg)
+        if member.batch_size != first.batch_size:
+            msg = (
+                f"{op}: member {position} has batch size {format_shape(member.batch_size)} "
+                f"but member 0 has {format_shape(first.batch_size)}; the members of a lazy "
+                f"stack share their batch size ({_PAD_HINT})"
+            )
+            raise StackError(msg)
+    return members
+
+
+def common_device(members: Sequence[Any]) -> torch.device | None:
+    if not members:
+        return None
+    device: torch.device | None = members[0].device
+    if device is None:
+        return None
+    for member in members:
+        if member.device != device:
+            return None
+    return device
+
+
+def common_keys(members: Sequence[Any]) -> list[str]:
+    """The keys every member holds, in member 0's order."""
+    if not members:
+        return []
+    keys: list[str] = members[0]._key_names()
+    rest = [member._key_names() for member in members[1:]]
+    if all(other == keys for other in rest):
+        return keys
+    shared = set(keys).intersection(*map(set, rest))
+    return [key for key in keys if key in shared]
+
+
+def _name(path: tuple[str, ...]) -> object:
+    return path[0] if len(path) == 1 else path
+
+
+def stack_entries(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
+    """The members' entries at ``path`` stacked along ``dim``: a tensor (equal shapes
+    only), a merged Python-value node, or a lazy stack of nested collections."""
+    first = parts[0]
+    if isinstance(first, torch.Tensor):
+        shape = first.shape
+        device = first.device
+        for position, part in enumerate(parts):
+            if not isinstance(part, torch.Tensor):
+                _raise_kinds(path, first, part, position)
+            if part.shape != shape:
+                _raise_shapes(path, shape, part.shape, position)
+            if part.device != device:
+                msg = (
+                    f"entry {_name(path)!r} is on {part.device} in member {position} but on "
+                    f"{device} in member 0; move the lazy stack to one device first"
+                )
+                raise HeterogeneousEntryError(msg)
+        return torch.stack(parts, dim)
+    if isinstance(first, _NonTensorNode):
+        for position, part in enumerate(parts):
+            if not isinstance(part, _NonTensorNode):
+                _raise_kinds(path, first, part, position)
+        return join_non_tensor(parts, "stack", dim, path)
+    for position, part in enumerate(parts):
+        if not isinstance(part, TensorCollection) or isinstance(part, _NonTensorNode):
+            _raise_kinds(path, first, part, position)
+    check_members(parts, f"lazy stack entry {_name(path)!r}")
+    return type(first)._stack_lazily(parts, dim, insert_dim(first.batch_size, dim, len(parts)))
+
+
+def _raise_kinds(path: tuple[str, ...], first: object, part: object, position: int) -> None:
+    msg = (
+        f"entry {_name(path)!r} is a {type(first).__name__} in member 0 but a "
+        f"{type(part).__name__} in member {position}; read it member by member "
+        "(lazy.tensordicts)"
+    )
+    raise HeterogeneousEntryError(msg)
+
+
+def _raise_shapes(
+    path: tuple[str, ...], shape: torch.Size, other: torch.Size, position: int
+) -> None:
+    name = _name(path)
+    msg = (
+        f"entry {name!r} has shape {format_shape(other)} in member {position} but "
+        f"{format_shape(shape)} in member 0, so this lazy stack has no dense value for it. "
+        f"Read it with get({name!r}, as_list=True), as_padded_tensor=True or "
+        "as_nested_tensor=True (layout=torch.jagged for one ragged dim), or pad the "
+        "members with tclass.pad_sequence"
+    )
+    raise HeterogeneousEntryError(msg)
+
+
+def padded_stack(
+    parts: list[Any], dim: int, value: float, side: str, path: tuple[str, ...]
+) -> torch.Tensor:
+    """The members' tensors padded to the largest size in every dim, then stacked."""
+    if side not in ("left", "right"):
+        msg = f"padding_side must be 'left' or 'right', got {side!r}"
+        raise ValueError(msg)
+    first = parts[0]
+    for position, part in enumerate(parts):
+        if not isinstance(part, torch.Tensor) or part.ndim != first.ndim:
+            msg = (
+                f"get({_name(path)!r}, as_padded_tensor=True) needs tensors with the same "
+                f"number of dims in every member; member {position} holds "
+                f"{type(part).__name__} {getattr(part, 'shape', '')}"
+            )
+            raise HeterogeneousEntryError(msg)
+    target = [max(sizes) for sizes in zip(*(part.shape for part in parts))]
+    padded = []
+    for part in parts:
+        widths: list[int] = []
+        for size, want in zip(reversed(part.shape), reversed(target)):
+            missing = want - size
+            widths += [missing, 0] if side == "left" else [0, missing]
+        padded.append(F.pad(part, widths, value=value) if any(widths) else part)
+    return torch.stack(padded, dim)
+
+
+def summary_of(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
+    """What the repr shows for one entry: shapes with -1 where members differ."""
+    first = parts[0]
+    if isinstance(first, torch.Tensor):
+        if not all(isinstance(part, torch.Tensor) for part in parts):
+            return LeafSummary(None, None, None)
+        dtype = first.dtype if all(part.dtype == first.dtype for part in parts) else None
+        shapes = {part.shape for part in parts}
+        if len({len(shape) for shape in shapes}) != 1:
+            return LeafSummary(dtype, None, first.device)
+        sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
+        return LeafSummary(dtype, (*sizes[:dim], len(parts), *sizes[dim:]), first.device)
+    try:
+        return stack_entries(parts, dim, path)
+    except StackError:  # HeterogeneousEntryError included
+        return LeafSummary(None, None, None)
+
+
+def split_tensor(value: torch.Tensor, dim: int, count: int) -> list[torch.Tensor]:
+    """``value`` cut along ``dim`` into ``count`` pieces; a tensor with fewer dims, or
+    size 1 there, is shared by every piece (it broadcasts)."""
+    if value.ndim <= dim:
+        return [value] * count
+    if value.shape[dim] == 1 and count != 1:
+        return [value.select(dim, 0)] * count
+    return list(value.unbind(dim))
+
+
+def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
+    """``value`` cut along the stack dim, one part per member, for a write at ``key``."""
+    count = len(stack._members)
+    dim = stack._stack_dim
+    batch = stack._batch_size
+    ndim = len(batch)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        try:
+            value = torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError):
+            return [value] * count  # a Python value the members store as they do
+    if isinstance(value, TensorCollection):
+        if value.batch_size[:ndim] != batch:
+            raise BatchMismatchError(key, value.batch_size, batch)
+        return list(value.unbind(dim))
+    if isinstance(value, torch.Tensor):
+        if value.shape[:ndim] != batch:
+            raise BatchMismatchError(key, value.shape, batch)
+        return list(value.unbind(dim))
+    if isinstance(value, Mapping):
+        from tclass._engine._td import TensorDict
+
+        return list(TensorDict(value, batch_size=batch).unbind(dim))
+    return [value] * count

@@ -1,0 +1,812 @@
+"""``LazyStackedTensorDict``: a stack of collections kept as its members, not copied.
+
+A lazy stack holds a list of members that share a batch size and may differ in anything
+else: entry shapes, key sets, nested structure. Its batch size is the members' with the
+number of members inserted at ``stack_dim``. Nothing is copied when it is built, indexed
+along the stack dim (``lazy[i]`` *is* member ``i``) or transformed member by member
+(``apply``, ``to``, ``clone``, comparisons, ``unsqueeze``, ...).
+
+Reading an entry stacks the members' entries on demand: tensors with ``torch.stack`` when
+their shapes agree (a clear error suggesting ``as_list`` / ``as_padded_tensor`` /
+``as_nested_tensor`` or padding when they do not), nested collections as a lazy stack of
+the members' sub-collections, Python values as ``tclass.stack`` merges them. A stacked
+read is a copy: write through ``set``, ``set_`` or ``lazy[index] = value``, which reach
+the members.
+
+Operations that mix elements of different members (``reshape``, ``flatten``, reductions
+over the stack dim, ...) build the dense stack first, which works when the members agree.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from typing import Any, ClassVar, Literal, TypeVar, cast, overload
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._base._device_ops import move_consolidated
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core import _batch, _keys
+from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
+from tclass._core._device import DeviceLike, as_device, parse_to_args
+from tclass._core._keys import BatchIndex
+from tclass._engine._lazy._ops import LazyStackOps
+from tclass._engine._lazy._parts import (
+    check_members,
+    common_device,
+    common_keys,
+    insert_dim,
+    padded_stack,
+    remove_dim,
+    split_operand,
+    stack_entries,
+    summary_of,
+)
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._repr import compact_repr
+from tclass._engine._td import TensorDict
+from tclass.errors import (
+    BatchSizeError,
+    HeterogeneousEntryError,
+    KeyNotFoundError,
+    LockedError,
+    ShapeError,
+    StackError,
+)
+
+__all__ = ["LazyStackedTensorDict", "dense_stack_tds", "lazy_stack", "maybe_dense_stack"]
+
+C = TypeVar("C", bound=TensorDictBase)
+
+_MISSING: Any = object()
+_NO_DEFAULT: Any = object()
+_new_instance = object.__new__
+_LOCKED_MSG = (
+    "cannot {action} a locked LazyStackedTensorDict. Unlock it first (lazy.unlock_()), or "
+    "write data in place with set_() or lazy[index] = value"
+)
+
+
+class LazyStackedTensorDict(LazyStackOps):
+    """A stack of collections that may differ in entry shapes and keys, kept lazily.
+
+    Args:
+        *tensordicts: the members: collections (TensorDicts, records, lazy stacks) with
+            the same batch size.
+        stack_dim: where the member dim goes among the batch dims (``-1``: last).
+
+    Raises:
+        StackError: if there are no members, or their batch sizes differ (members of
+            different lengths are padded with :func:`tclass.pad_sequence` instead).
+
+    Example:
+        >>> agents = LazyStackedTensorDict(
+        ...     TensorDict(obs=torch.zeros(4, 3), batch_size=[4]),
+        ...     TensorDict(obs=torch.zeros(4, 5), batch_size=[4]),
+        ... )
+        >>> agents.batch_size, agents[1]["obs"].shape
+        (torch.Size([2, 4]), torch.Size([4, 5]))
+    """
+
+    __slots__ = (
+        "_members",
+        "_stack_dim",
+        "_batch_size",
+        "_device",
+        "_locked",
+        "_lock_context",
+        "_lock_stack",
+        "_consolidated",
+        "__weakref__",
+    )
+
+    _members: list[Any]
+    _stack_dim: int
+    _batch_size: torch.Size
+    _device: torch.device | None
+    _locked: bool
+    _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
+    _lock_stack: list[bool]
+    # Members hold their own folders; entries stored here reach them through the members.
+    _saved_at: ClassVar[None] = None
+
+    def __init__(self, *tensordicts: TensorCollection, stack_dim: int = 0) -> None:
+        members = check_members(list(tensordicts), "LazyStackedTensorDict")
+        member_batch = members[0].batch_size
+        dim = _batch.normalize_dim(stack_dim, len(member_batch), op="lazy_stack", inclusive=True)
+        self._init(members, dim, insert_dim(member_batch, dim, len(members)))
+
+    def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None:
+        self._members = members
+        self._stack_dim = stack_dim
+        self._batch_size = batch_size
+        self._device = common_device(members)
+        self._locked = bool(members) and all(member.is_locked for member in members)
+        self._lock_context = None
+        self._lock_stack = []
+
+    @classmethod
+    def _from_members(cls, members: list[Any], stack_dim: int, batch_size: torch.Size) -> Self:
+        """A lazy stack over ``members``, unchecked (the caller knows the batch sizes)."""
+        out = _new_instance(cls)
+        out._init(members, stack_dim, batch_size)
+        return out
+
+    def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self:
+        """A lazy stack of new members with this stack's layout (``stack_dim`` if given)."""
+        dim = self._stack_dim if stack_dim is None else stack_dim
+        if members:
+            size = insert_dim(members[0].batch_size, dim, len(members))
+        else:
+            size = self._batch_size
+        return self._from_members(members, dim, size)
+
+    # --- what it is made of --------------------------------------------------------------
+
+    @property
+    def tensordicts(self) -> list[Any]:
+        """The members, in stack order (a new list; the members themselves are shared)."""
+        return list(self._members)
+
+    @property
+    def stack_dim(self) -> int:
+        """The batch dim along which the members are stacked."""
+        return self._stack_dim
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The members' batch size with the number of members inserted at ``stack_dim``."""
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: BatchSizeLike) -> None:
+        new = as_batch_size(value)
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
+        self._check_batch_size(new, ())
+        self._assign_batch_size(new)
+
+    @property
+    def device(self) -> torch.device | None:
+        """The members' common device, or ``None`` if they differ or have none."""
+        return self._device
+
+    @property
+    def is_locked(self) -> bool:
+        return self._locked
+
+    @property
+    def _tensors(self) -> _StackedEntries:
+        """The entries as a live mapping that stacks on read and splits on write: what a
+        tensorclass record reads its fields through when it wraps a lazy stack."""
+        return _StackedEntries(self)
+
+    # --- collection primitives -----------------------------------------------------------
+
+    def _key_names(self) -> list[str]:
+        return common_keys(self._members)
+
+    def _has_entry(self, key: str) -> bool:
+        members = self._members
+        return bool(members) and all(member._has_entry(key) for member in members)
+
+    def _items(self) -> Iterator[tuple[str, Value]]:
+        for key in common_keys(self._members):
+            yield key, self._entry(key)
+
+    def _repr_items(self) -> Iterator[tuple[str, Any]]:
+        for key in common_keys(self._members):
+            parts = [member._entry(key) for member in self._members]
+            yield key, summary_of(parts, self._stack_dim, (key,))
+
+    def _child(self, key: str) -> TensorCollection | None:
+        first = self._members[0]._entry(key) if self._members else None
+        if isinstance(first, TensorCollection):
+            return cast(TensorCollection, self._entry(key))
+        return None
+
+    def _entry(self, key: str) -> Value:
+        value: Value = stack_entries(self._parts(key), self._stack_dim, (key,))
+        return value
+
+    def _parts(self, key: str) -> list[Any]:
+        """Every member's entry ``key``; raises if some members lack it."""
+        parts = []
+        lacking = []
+        for position, member in enumerate(self._members):
+            try:
+                parts.append(member._entry(key))
+            except KeyNotFoundError:
+                lacking.append(position)
+        if lacking:
+            if len(lacking) == len(self._members):
+                raise self._missing_key(key)
+            msg = (
+                f"key {key!r} is in some members of this lazy stack but not in members "
+                f"{lacking}; read it member by member (lazy.tensordicts) or set it in all "
+                "of them first"
+            )
+            raise HeterogeneousEntryError(msg)
+        return parts
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        # Results built from stacked entries are dense: a TensorDict.
+        return cast(Self, TensorDict._new_unchecked(values, batch_size, device))
+
+    def _map_values(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        if batch_size != self._batch_size:
+            return cast(Self, self._dense("this operation")._map_values(fn, batch_size, device))
+        member_batch = remove_dim(batch_size, self._stack_dim)
+        if device is ...:
+            members = [m._map_values(fn, member_batch) for m in self._members]
+        else:
+            members = [m._map_values(fn, member_batch, device) for m in self._members]
+        return self._from_members(members, self._stack_dim, batch_size)
+
+    def _map_batch(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        # Moves elements across members: only a dense stack can do that.
+        return cast(Self, self._dense("this shape operation")._map_batch(fn, batch_size, device))
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        return cast(
+            "tuple[Self, ...]", self._dense("this split")._map_values_split(fn, batch_sizes)
+        )
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        d = self._stack_dim
+        if len(new) <= d or new[d] != len(self._members):
+            where = f" at {prefix!r}" if prefix else ""
+            msg = (
+                f"lazy stack{where}: batch size {format_shape(new)} does not keep the "
+                f"stack dim {d} of size {len(self._members)}; only the members' own dims "
+                "can change"
+            )
+            raise BatchSizeError(msg)
+        member_batch = remove_dim(new, d)
+        for member in self._members:
+            if member.batch_size != member_batch:
+                member._check_batch_size(member_batch, prefix)
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        member_batch = remove_dim(new, self._stack_dim)
+        for member in self._members:
+            if member.batch_size != member_batch:
+                member._assign_batch_size(member_batch)
+        self._batch_size = new
+
+    def _dense(self, action: str) -> Any:
+        """The dense stack of the members, or an error saying why ``action`` needs it."""
+        from tclass._engine._ops import stack
+
+        try:
+            return stack(self._members, self._stack_dim)
+        except StackError as error:
+            msg = (
+                f"{action} needs the dense stack of this lazy stack, but its members "
+                f"differ: {error}. Pad them first (tclass.pad_sequence), or work on the "
+                "members (lazy.tensordicts)"
+            )
+            raise HeterogeneousEntryError(msg) from None
+
+    @classmethod
+    def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
+        return cls._from_members(members, dim, batch_size)
+
+    # --- reading -------------------------------------------------------------------------
+
+    def get(
+        self,
+        key: Any,
+        default: Any = _NO_DEFAULT,
+        *,
+        as_list: bool = False,
+        as_padded_tensor: bool = False,
+        as_nested_tensor: bool = False,
+        padding_value: float = 0.0,
+        padding_side: Literal["left", "right"] = "right",
+        layout: torch.layout | None = None,
+    ) -> Any:
+        """The entry at ``key`` stacked across members, or ``default`` if no member has it.
+
+        When the members' tensors have different shapes there is no dense value; ask for
+        ``as_list=True`` (the members' tensors), ``as_padded_tensor=True`` (padded to the
+        largest shape with ``padding_value``, on ``padding_side``) or
+        ``as_nested_tensor=True`` (a ``torch.nested`` tensor, needs ``stack_dim == 0``;
+        by default ``torch.jagged`` when the members differ in their first dim only,
+        else ``torch.strided``, or the ``layout`` given).
+
+        Raises:
+            HeterogeneousEntryError: if the shapes differ and no alternative was asked
+                for, or if only some members hold ``key``.
+        """
+        path = _keys.key_path(key)
+        try:
+            parts = [_walk_path(member, path) for member in self._members]
+        except KeyNotFoundError:
+            if all(_lacks(member, path) for member in self._members):
+                return None if default is _NO_DEFAULT else default
+            self._parts_along(path)  # raises, naming the members that lack it
+            raise
+        if as_list:
+            return parts
+        if as_padded_tensor:
+            return padded_stack(parts, self._stack_dim, padding_value, padding_side, path)
+        if as_nested_tensor:
+            return self._nested_tensor(parts, layout, path)
+        return stack_entries(parts, self._stack_dim, path)
+
+    def _parts_along(self, path: tuple[str, ...]) -> None:
+        lacking = [i for i, member in enumerate(self._members) if _lacks(member, path)]
+        key = path[0] if len(path) == 1 else path
+        msg = (
+            f"key {key!r} is in some members of this lazy stack but not in members "
+            f"{lacking}; read it member by member (lazy.tensordicts) or set it in all of "
+            "them first"
+        )
+        raise HeterogeneousEntryError(msg)
+
+    def _nested_tensor(
+        self, parts: list[Any], layout: torch.layout | None, path: tuple[str, ...]
+    ) -> torch.Tensor:
+        key = path[0] if len(path) == 1 else path
+        if self._stack_dim != 0:
+            msg = (
+                f"get({key!r}, as_nested_tensor=True) needs stack_dim 0 (the nested dim "
+                f"comes first), this stack has {self._stack_dim}; transpose it first or "
+                "use as_padded_tensor=True"
+            )
+            raise ShapeError(msg)
+        if not all(isinstance(part, torch.Tensor) for part in parts):
+            msg = f"get({key!r}, as_nested_tensor=True): the entry is not a tensor in every member"
+            raise HeterogeneousEntryError(msg)
+        if layout is not None:
+            return torch.nested.nested_tensor(parts, layout=layout)
+        try:  # jagged (torch's recommended layout) holds one ragged dim, the first
+            return torch.nested.nested_tensor(parts, layout=torch.jagged)
+        except (RuntimeError, ValueError):
+            return torch.nested.nested_tensor(parts, layout=torch.strided)
+
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...] | int) -> Any: ...  # an entry, a member
+    @overload
+    def __getitem__(self, index: BatchIndex) -> Self: ...
+
+    def __getitem__(self, index: Any) -> Any:
+        """``lazy["key"]`` reads a stacked entry; an int, slice, tensor, mask, ``...``,
+        ``None`` or tuple of them indexes the batch dims: along the stack dim it selects
+        members (``lazy[i]`` is member ``i``), along other dims it indexes each member."""
+        kind = index.__class__
+        if kind is str:
+            return self._entry(index)
+        if kind is int:
+            return self._index_int(index)
+        if kind is slice:
+            return self._index_slice(index)
+        if kind is tuple and _keys.is_key_tuple(index):
+            value = self.get(index, _MISSING)
+            if value is _MISSING:
+                raise self._missing_key(index)
+            return value
+        return self._index(index)
+
+    def _index_int(self, index: int) -> Any:
+        if self._stack_dim == 0:
+            n = len(self._members)
+            if not -n <= index < n:
+                msg = f"index {index} is out of range for a lazy stack of {n} members"
+                raise IndexError(msg)
+            return self._members[index]
+        return self._restacked([member[index] for member in self._members], self._stack_dim - 1)
+
+    def _index_slice(self, index: slice) -> Self:
+        if index.step is not None and index.step <= 0:
+            msg = f"slice step must be positive, got {index.step}"
+            raise ValueError(msg)
+        if self._stack_dim == 0:
+            members = self._members[index]
+            if not members:
+                from tclass._engine._lazy._index import empty_selection
+
+                return cast(Self, empty_selection(self, (index,)))
+            size = insert_dim(self._batch_size[1:], 0, len(members))
+            return self._from_members(members, 0, size)
+        size = _batch.indexed_shape(self._batch_size, index)
+        return self._from_members(
+            [member[index] for member in self._members], self._stack_dim, size
+        )
+
+    def _index(self, index: Any) -> Any:
+        from tclass._engine._lazy._index import index_lazy
+
+        return index_lazy(self, index)
+
+    # --- writing -------------------------------------------------------------------------
+
+    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+        """Sets ``key`` in every member: ``value`` (a tensor or collection whose leading
+        dims are this batch size, a dict, or a Python value node) is split along the
+        stack dim, member ``i`` receiving part ``i``.
+
+        Raises:
+            LockedError: if the stack is locked (and the write is not in place).
+            BatchMismatchError: if ``value``'s leading dims are not the batch size.
+        """
+        if self._locked and not inplace and not self._can_fill(key):
+            raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+        parts = split_operand(value, self, key)
+        for member, part in zip(self._members, parts):
+            member.set(key, part, inplace=inplace)
+        return self
+
+    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
+        """Stores a checked ``value`` under ``key``: each member its part."""
+        self._tensors[key] = value
+        return value
+
+    def _remove_entry(self, key: str) -> Value:
+        """Removes the entry ``key`` from every member; returns its stacked value."""
+        removed: Value = self._tensors.pop(key)
+        return removed
+
+    def _can_fill(self, key: object) -> bool:
+        """Whether a locked stack may still take ``key``: every member is a TensorDict
+        (or stack of them) saved in a folder that lacks it (see ``TensorDict._can_fill``)."""
+        members = self._members
+        return (
+            type(key) is str
+            and bool(members)
+            and all(
+                isinstance(m, (TensorDict, LazyStackedTensorDict)) and m._can_fill(key)
+                for m in members
+            )
+        )
+
+    def set_(self, key: Any, value: Any) -> Self:
+        """Copies ``value`` into the existing entry ``key`` of every member, in place."""
+        parts = split_operand(value, self, key)
+        for member, part in zip(self._members, parts):
+            member.set_(key, part)
+        return self
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``lazy["key"] = v`` sets ``key`` in every member; ``lazy[idx] = v`` writes ``v``
+        into the indexed elements of the members, in place."""
+        if type(index) is str or (type(index) is tuple and _keys.is_key_tuple(index)):
+            self.set(index, value)
+            return
+        from tclass._engine._lazy._index import write_lazy
+
+        write_lazy(self, index, value)
+
+    def update(
+        self,
+        source: Mapping[Any, Any] | TensorCollection,
+        *,
+        clone: bool = False,
+        inplace: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Updates every member with its part of ``source`` (a collection with this batch
+        size, split along the stack dim, or a mapping of values as :meth:`set` takes)."""
+        if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
+            parts = source.unbind(self._stack_dim)
+            for member, part in zip(self._members, parts):
+                member.update(part, clone=clone, inplace=inplace, keys_to_update=keys_to_update)
+            return self
+        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
+        allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
+        for key, value in pairs:
+            if allowed is not None and _keys.unravel_key(key) not in allowed:
+                continue
+            if clone and isinstance(value, (torch.Tensor, TensorDictBase)):
+                value = value.clone()
+            self.set(key, value, inplace=inplace)
+        return self
+
+    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+        """Removes ``key`` from every member and returns its stacked value (or
+        ``default`` when no member has it)."""
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise self._missing_key(key)
+            return default
+        for member in self._members:
+            member.pop(key)
+        return value
+
+    def del_(self, key: Any) -> Self:
+        """Removes ``key`` from every member."""
+        self.pop(key)
+        return self
+
+    def __delitem__(self, key: Any) -> None:
+        self.pop(key)
+
+    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
+        """Renames ``old_key`` in every member."""
+        for member in self._members:
+            member.rename_key_(old_key, new_key, safe=safe)
+        return self
+
+    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+        """Keeps only ``keys`` in every member (a new lazy stack unless ``inplace``)."""
+        members = [member.select(*keys, inplace=inplace, strict=strict) for member in self._members]
+        return self if inplace else self._restacked(members)
+
+    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
+        """Drops ``keys`` from every member (a new lazy stack unless ``inplace``)."""
+        members = [member.exclude(*keys, inplace=inplace) for member in self._members]
+        return self if inplace else self._restacked(members)
+
+    # --- locking and devices -------------------------------------------------------------
+
+    def lock_(self) -> Self:
+        """Locks every member and the stack (in-place data writes stay allowed); also a
+        context manager (``with lazy.lock_(): ...`` restores the state on exit)."""
+        self._lock_context = self._locked
+        self._set_lock(True)
+        return self
+
+    def unlock_(self) -> Self:
+        """Unlocks every member and the stack."""
+        self._lock_context = self._locked
+        self._set_lock(False)
+        return self
+
+    def _set_lock(self, locked: bool) -> None:
+        for member in self._members:
+            (member.lock_ if locked else member.unlock_)()
+        self._locked = locked
+
+    def __enter__(self) -> Self:
+        previous = self._lock_context
+        self._lock_context = None
+        self._lock_stack.append(self._locked if previous is None else previous)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        # Restores the state from before the lock_/unlock_ that opened the block.
+        self._set_lock(self._lock_stack.pop())
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
+        if getattr(self, "_consolidated", None) is not None:
+            request = parse_to_args(args, dict(kwargs))
+            moved = (
+                None
+                if request.dtype is not None
+                else move_consolidated(self, request.device, request.non_blocking)
+            )
+            if moved is not None:
+                return moved  # type: ignore[no-any-return]
+        members = [member.to(*args, **kwargs) for member in self._members]
+        if all(new is old for new, old in zip(members, self._members)):
+            return self
+        return self._from_members(members, self._stack_dim, self._batch_size)
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
+        if device is None:
+            return self.to("cuda")
+        return self.to(
+            torch.device("cuda", device) if isinstance(device, int) else as_device(device)
+        )
+
+    def cpu(self) -> Self:
+        """Same as ``to("cpu")``."""
+        return self.to("cpu")
+
+    def clear_device_(self) -> Self:
+        """Sets every member's device to ``None`` without moving data."""
+        for member in self._members:
+            member.clear_device_()
+        self._device = None
+        return self
+
+    # --- conversions ---------------------------------------------------------------------
+
+    def contiguous(self) -> Any:
+        """The dense stack of the members (a TensorDict, or a record of their class).
+
+        Raises:
+            HeterogeneousEntryError: if the members differ in keys or shapes.
+        """
+        return self._dense("contiguous()")
+
+    def to_tensordict(self) -> Any:
+        """A dense TensorDict copy of the stack (see :meth:`contiguous`)."""
+        dense = self._dense("to_tensordict()")
+        to_td = getattr(dense, "to_tensordict", None)
+        return dense if to_td is None else to_td()
+
+    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
+        """Along the stack dim: the members themselves; along another dim: lazy stacks of
+        the members' pieces."""
+        dim = _batch.normalize_dim(dim, len(self._batch_size), op="unbind")
+        d = self._stack_dim
+        if dim == d:
+            return tuple(self._members)
+        pieces = [member.unbind(dim if dim < d else dim - 1) for member in self._members]
+        new_d = d - 1 if dim < d else d
+        return tuple(self._restacked(list(group), new_d) for group in zip(*pieces))
+
+    # --- python protocols ----------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if getattr(self, "_consolidated", None) is not None:  # one buffer instead of leaves
+            from tclass._engine._consolidate import reduce_consolidated
+
+            reduced = reduce_consolidated(self)
+            if reduced is not None:
+                return reduced
+        return (_rebuild, (type(self), self._members, self._stack_dim, self._batch_size))
+
+    def __copy__(self) -> Self:
+        return self._restacked([copy.copy(member) for member in self._members])
+
+    def __repr__(self) -> str:
+        return compact_repr(self)
+
+    def _repr_extra(self) -> str:
+        return f", stack_dim={self._stack_dim}"
+
+
+def _rebuild(
+    cls: type[LazyStackedTensorDict], members: list[Any], stack_dim: int, batch_size: torch.Size
+) -> LazyStackedTensorDict:
+    return cls._from_members(members, stack_dim, batch_size)
+
+
+def _walk_path(member: TensorCollection, path: tuple[str, ...]) -> Any:
+    node: Any = member
+    for part in path:
+        if not isinstance(node, TensorCollection):
+            raise KeyNotFoundError(f"key {path!r} passes through a tensor")
+        node = node._entry(part)
+    return node
+
+
+def _lacks(member: TensorCollection, path: tuple[str, ...]) -> bool:
+    try:
+        _walk_path(member, path)
+    except KeyNotFoundError:
+        return True
+    return False
+
+
+class _StackedEntries(MutableMapping[str, Value]):
+    """A lazy stack's entries as a mapping: reads stack, writes split across members."""
+
+    __slots__ = ("_stack",)
+
+    def __init__(self, stack: LazyStackedTensorDict) -> None:
+        self._stack = stack
+
+    def __getitem__(self, key: str) -> Value:
+        return self._stack._entry(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            return default
+        return self._stack._entry(key)
+
+    def __contains__(self, key: object) -> bool:
+        members = self._stack._members
+        if not members or type(key) is not str:
+            return False
+        present = [key in member._key_names() for member in members]
+        if all(present):
+            return True
+        if any(present):
+            self._stack._parts(key)  # raises, naming the members that lack it
+        return False
+
+    def __setitem__(self, key: str, value: Value) -> None:
+        stack = self._stack
+        for member, part in zip(stack._members, split_operand(value, stack, key)):
+            member._store_entry(key, part)
+
+    def __delitem__(self, key: str) -> None:
+        for member in self._stack._members:
+            member._remove_entry(key)
+
+    def pop(self, key: str, default: Any = _MISSING) -> Any:
+        if key not in self:
+            if default is _MISSING:
+                raise KeyNotFoundError(key)
+            return default
+        value = self._stack._entry(key)
+        del self[key]
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(common_keys(self._stack._members))
+
+    def __len__(self) -> int:
+        return len(common_keys(self._stack._members))
+
+
+# --- module functions ----------------------------------------------------------------------
+
+
+@overload
+def lazy_stack(collections: Sequence[TensorDict], dim: int = 0) -> LazyStackedTensorDict: ...
+@overload
+def lazy_stack(collections: Sequence[C], dim: int = 0) -> C: ...
+
+
+def lazy_stack(collections: Sequence[Any], dim: int = 0) -> Any:
+    """Stacks collections without copying: a :class:`LazyStackedTensorDict` of them.
+
+    Members may differ in entry shapes and keys but share a batch size. Records of a
+    tensorclass give a record of that class over the lazy stack: fields read as the
+    stacked values, ``stacked[i]`` is record ``i``. Python-value nodes are merged as
+    ``tclass.stack`` merges them.
+
+    Raises:
+        StackError: if there are no members, they mix record classes, or their batch
+            sizes differ (pad those with :func:`tclass.pad_sequence`).
+    """
+    members = list(collections)
+    if members and isinstance(members[0], _NonTensorNode):
+        from tclass._engine._ops import stack
+
+        return stack(members, dim)
+    check_members(members, "lazy_stack")
+    batch = members[0].batch_size
+    dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
+    return type(members[0])._stack_lazily(members, dim, insert_dim(batch, dim, len(members)))
+
+
+def maybe_dense_stack(collections: Sequence[C], dim: int = 0) -> C:
+    """The dense stack of ``collections`` when their keys, classes and shapes agree
+    (as :func:`tclass.stack`), a lazy stack of them otherwise."""
+    from tclass._engine._ops import stack
+
+    members = list(collections)
+    try:
+        return stack(members, dim)
+    except HeterogeneousEntryError:
+        raise
+    except StackError:
+        return lazy_stack(members, dim)
+
+
+def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None = None) -> Any:
+    """The dense stack of a lazy stack's members (along its stack dim), or of a list of
+    collections along ``dim`` (0 by default); lazy stacks in the list are densified too.
+
+    Raises:
+        StackError: if the members differ in keys, classes or shapes.
+        ValueError: if ``dim`` is given for a lazy stack and is not its stack dim.
+    """
+    from tclass._engine._ops import stack
+
+    if isinstance(collections, TensorDictBase):
+        storage = getattr(collections, "_tensordict", collections)
+        if not isinstance(storage, LazyStackedTensorDict):
+            msg = f"dense_stack_tds expects a lazy stack or a list, got a {type(collections).__name__}"
+            raise TypeError(msg)
+        if (
+            dim is not None
+            and _batch.normalize_dim(dim, storage.batch_dims, op="dense_stack_tds")
+            != storage.stack_dim
+        ):
+            msg = (
+                f"dense_stack_tds: dim {dim} is not the lazy stack's stack dim {storage.stack_dim}"
+            )
+            raise ValueError(msg)
+        return collections.contiguous()
+    return stack(list(collections), 0 if dim is None else dim)

@@ -1,0 +1,551 @@
+"""Python values inside a collection: ``NonTensorData`` and ``NonTensorStack``.
+
+A non-tensor value (a string, a number, a dict, any object) lives in a collection as a
+node with a batch size but no entries:
+
+* ``NonTensorData`` holds one value shared by every element of the batch. Shape ops and
+  indexing only change its batch size; the value is never copied or split, so
+  ``expand(1000)`` of a label is still one label.
+* ``NonTensorStack`` holds one value per element, in a numpy object array shaped like the
+  batch. It appears when members holding different values are stacked or concatenated,
+  or when one element is overwritten with a different value.
+
+Both answer the collection protocol, so the engine indexes, reshapes and stacks them like
+any nested collection. A structural op on a stack is worked out on a tensor of element
+numbers (``arange(numel).reshape(batch)``): torch does the index arithmetic, numpy then
+gathers the values, so every index and shape op torch accepts works here too.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core import _batch
+from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
+from tclass._core._device import DeviceLike, as_device, parse_to_args
+from tclass.errors import BatchMismatchError, EntryTypeError, StackError, UnsupportedError
+
+__all__ = ["NonTensorData", "NonTensorStack", "is_non_tensor", "join_non_tensor", "same_value"]
+
+_NO_ENTRIES: Mapping[str, Value] = {}
+_ATOMIC = (str, int, float, bool, complex, bytes, type(None))
+_new_instance = object.__new__
+
+
+def same_value(a: object, b: object) -> bool:
+    """Whether two non-tensor values are interchangeable (same type, equal)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # an __eq__ that returns arrays or raises: treat as different
+        return False
+
+
+def _copy_value(value: object) -> object:
+    return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
+
+
+class _NonTensorNode(TensorDictBase):
+    """What both node kinds share: no entries, a device, a lock flag."""
+
+    __slots__ = ("_device", "_locked", "__weakref__")
+
+    _device: torch.device | None
+    _locked: bool
+
+    @property
+    def device(self) -> torch.device | None:
+        return self._device
+
+    @property
+    def is_locked(self) -> bool:
+        return self._locked
+
+    @property
+    def data(self) -> Any:
+        raise NotImplementedError
+
+    def tolist(self) -> Any:
+        """The value of every element, as nested lists shaped like the batch."""
+        raise NotImplementedError
+
+    def _items(self) -> Iterator[tuple[str, Value]]:
+        return iter(())
+
+    def _entries(self) -> Mapping[str, Value]:
+        return _NO_ENTRIES
+
+    def _entry(self, key: str) -> Value:
+        raise self._missing_key(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+        msg = f"{type(self).__name__} holds a Python value and has no entries; cannot set {key!r}"
+        raise EntryTypeError(msg)
+
+    def update(self, source: Any, **kwargs: Any) -> Self:
+        if len(source) == 0:
+            return self
+        msg = f"{type(self).__name__} holds a Python value and has no entries to update"
+        raise EntryTypeError(msg)
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Records a new device (there is no tensor to move; a dtype changes nothing)."""
+        device = parse_to_args(args, kwargs).device
+        if device is None or device == self._device:
+            return self
+        return self._map_values(_keep, self.batch_size, device)
+
+    def cpu(self) -> Self:
+        return self.to("cpu")
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        return self.to(
+            torch.device("cuda", device) if isinstance(device, int) else device or "cuda"
+        )
+
+    def clear_device_(self) -> Self:
+        self._device = None
+        return self
+
+    def lock_(self) -> Self:
+        self._locked = True
+        return self
+
+    def unlock_(self) -> Self:
+        self._locked = False
+        return self
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        """A parent's new batch size must fit this node (see each kind)."""
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        """Follows a parent's new batch size (see each kind)."""
+
+    def where(self, condition: torch.Tensor, other: Any) -> Any:
+        """Values from ``self`` where ``condition`` holds and from ``other`` (a node)
+        elsewhere; a tensor or number ``other`` leaves the Python values alone."""
+        if not isinstance(other, _NonTensorNode):
+            return self
+        if (
+            type(self) is NonTensorData
+            and type(other) is NonTensorData
+            and same_value(self.data, other.data)
+        ):
+            return self
+        shape = tuple(self.batch_size)
+        flags = condition.detach().cpu().numpy()
+        flags = flags.reshape(flags.shape + (1,) * (len(shape) - flags.ndim))
+        picked = np.where(np.broadcast_to(flags, shape), self._as_array(), other._as_array())
+        return NonTensorStack._from_array(np.ascontiguousarray(picked), self._device)
+
+    def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        """The node that results from writing ``value`` at ``index`` (maybe a new one)."""
+        raise NotImplementedError
+
+    def _with_written(self, index: Any, value: Any) -> _NonTensorNode:
+        """Like :meth:`_written`, but ``self`` is never changed: ``self`` itself when the
+        write changes nothing, else a new node (what a node saved in a folder needs: the
+        folder is written before memory changes)."""
+        raise NotImplementedError
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        msg = (
+            f"cannot write into a {type(self).__name__} directly; write through the "
+            "collection that holds it (record[index] = other_record)"
+        )
+        raise UnsupportedError(msg)
+
+    def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
+        """``==``/``!=`` give a bool tensor over the batch, element by element."""
+        if type(self) is NonTensorData and type(other) is NonTensorData:
+            equal = same_value(self.data, other.data)
+            shape = self._batch_size
+            if other._batch_size != shape:
+                shape = torch.Size(np.broadcast_shapes(tuple(shape), tuple(other._batch_size)))
+            return torch.full(shape, equal != (op is operator.ne), device=self._device)
+        mine = self._as_array()
+        if isinstance(other, _NonTensorNode):
+            theirs: Any = other._as_array()
+        elif isinstance(other, TensorCollection):
+            return NotImplemented
+        else:
+            theirs = np.empty((), dtype=object)
+            theirs[()] = other
+        full_shape = np.broadcast_shapes(mine.shape, theirs.shape)
+        negate = op is operator.ne
+        result = np.frompyfunc(lambda a, b: same_value(a, b) != negate, 2, 1)(mine, theirs)
+        flags = np.asarray(result, dtype=bool).reshape(full_shape)
+        return torch.from_numpy(flags).to(self._device or "cpu")
+
+    def _as_array(self) -> np.ndarray[Any, Any]:
+        raise NotImplementedError
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+
+def _keep(value: Value) -> Value:
+    return value
+
+
+class NonTensorData(_NonTensorNode):
+    """One Python value shared by every element of a batch.
+
+    Args:
+        data: the value (anything but a tensor or a tensor collection).
+        batch_size: the batch it spans; indexing and shape ops change only this.
+        device: the device recorded for it (the value itself is not moved).
+
+    Example:
+        >>> label = NonTensorData("cat", batch_size=[4])
+        >>> label[:2].batch_size, label[:2].data
+        (torch.Size([2]), 'cat')
+    """
+
+    __slots__ = ("data", "_batch_size")
+
+    data: Any
+
+    def __init__(
+        self, data: Any, batch_size: BatchSizeLike = None, device: DeviceLike = None
+    ) -> None:
+        if isinstance(data, (torch.Tensor, TensorCollection)):
+            msg = (
+                f"NonTensorData holds Python values, not a {type(data).__name__}; store "
+                "tensors and collections as entries directly"
+            )
+            raise EntryTypeError(msg)
+        self.data = data
+        self._batch_size = as_batch_size(batch_size)
+        self._device = as_device(device)
+        self._locked = False
+
+    @classmethod
+    def _make(cls, data: Any, batch_size: torch.Size, device: torch.device | None) -> NonTensorData:
+        node = _new_instance(cls)
+        node.data = data
+        node._batch_size = batch_size
+        node._device = device
+        node._locked = False
+        return node
+
+    @property
+    def batch_size(self) -> torch.Size:
+        return self._batch_size
+
+    def tolist(self) -> Any:
+        return self._as_array().tolist()
+
+    def _as_array(self) -> np.ndarray[Any, Any]:
+        array = np.empty(tuple(self._batch_size), dtype=object)
+        array.fill(self.data)  # fill() never unpacks a list value, unlike assignment
+        return array
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        return self._make(self.data, batch_size, device)  # type: ignore[return-value]
+
+    def _map_values(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        return self._make(self.data, batch_size, self._device if device is ... else device)  # type: ignore[return-value]
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        return tuple(self._make(self.data, size, self._device) for size in batch_sizes)  # type: ignore[misc]
+
+    def __getitem__(self, index: Any) -> Any:
+        if type(index) is str:
+            raise self._missing_key(index)
+        batch = self._batch_size
+        if type(index) is int and batch:
+            if not -batch[0] <= index < batch[0]:
+                msg = f"index {index} is out of bounds for batch dim 0 of size {batch[0]}"
+                raise IndexError(msg)
+            return self._make(self.data, batch[1:], self._device)
+        kind = type(index)
+        if kind is slice and batch:
+            start, stop, step = index.indices(batch[0])
+            if step > 0:
+                length = max(0, (stop - start + step - 1) // step)
+                return self._make(self.data, torch.Size((length, *batch[1:])), self._device)
+        elif kind is torch.Tensor and index.ndim == 1 and index.dtype is not torch.bool and batch:
+            return self._make(self.data, torch.Size((index.shape[0], *batch[1:])), self._device)
+        if kind is tuple:
+            index = _batch.normalize_index(index, len(batch))
+        return self._make(self.data, _batch.indexed_shape(batch, index), self._device)
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        self._batch_size = new  # one shared value spans whatever batch its parent has
+
+    def clone(self, recurse: bool = True) -> Self:
+        data = _copy_value(self.data) if recurse else self.data
+        return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
+
+    def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        if not isinstance(value, NonTensorStack) and same_value(
+            value.data if isinstance(value, NonTensorData) else value, self.data
+        ):
+            return self  # the value it already holds (a node, or a plain value broadcast)
+        return NonTensorStack._from_array(self._as_array(), self._device)._written(index, value)
+
+    _with_written = _written  # never changes self: a different value gives a new stack
+
+    def __repr__(self) -> str:
+        return (
+            f"NonTensorData(data={self.data!r}, batch_size={format_shape(self._batch_size)}, "
+            f"device={self._device})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NonTensorData._make, (self.data, self._batch_size, self._device))
+
+
+class NonTensorStack(_NonTensorNode):
+    """One Python value per element of a batch (a numpy object array shaped like it).
+
+    ``tolist()`` (and ``data``) give the values as nested lists in batch order; indexing
+    one element gives a ``NonTensorData``.
+
+    Example:
+        >>> names = NonTensorStack.from_list(["a", "b", "c"])
+        >>> names[1:].tolist(), names[0].data
+        (['b', 'c'], 'a')
+    """
+
+    __slots__ = ("_array",)
+
+    _array: np.ndarray[Any, Any]
+
+    def __init__(self, array: np.ndarray[Any, Any], device: DeviceLike = None) -> None:
+        if not isinstance(array, np.ndarray) or array.dtype != object:
+            msg = (
+                "NonTensorStack expects a numpy object array; use NonTensorStack.from_list(values)"
+            )
+            raise TypeError(msg)
+        self._array = np.ascontiguousarray(array)
+        self._device = as_device(device)
+        self._locked = False
+
+    @classmethod
+    def from_list(cls, values: Sequence[Any], device: DeviceLike = None) -> NonTensorStack:
+        """A 1-d stack of ``values`` (each kept as given, lists included)."""
+        array = np.empty(len(values), dtype=object)
+        for position, value in enumerate(values):
+            array[position] = value
+        return cls(array, device)
+
+    @classmethod
+    def _from_array(
+        cls, array: np.ndarray[Any, Any], device: torch.device | None
+    ) -> NonTensorStack:
+        node = _new_instance(cls)
+        node._array = array
+        node._device = device
+        node._locked = False
+        return node
+
+    @property
+    def batch_size(self) -> torch.Size:
+        return torch.Size(self._array.shape)
+
+    @property
+    def data(self) -> Any:
+        """The values as nested lists, as a field holding different values reads."""
+        return self._array.tolist()
+
+    def tolist(self) -> Any:
+        return self._array.tolist()
+
+    def _as_array(self) -> np.ndarray[Any, Any]:
+        return self._array
+
+    def _element_numbers(self) -> torch.Tensor:
+        return torch.arange(self._array.size).reshape(self._array.shape)
+
+    def _gather(self, numbers: torch.Tensor, device: torch.device | None) -> Any:
+        """The values at ``numbers`` (element numbers, any shape) as a node."""
+        positions = numbers.numpy()
+        if positions.ndim == 0:
+            return NonTensorData._make(
+                self._array.reshape(-1)[int(positions)], torch.Size([]), device
+            )
+        array = self._array.reshape(-1)[positions]
+        return NonTensorStack._from_array(np.ascontiguousarray(array), device)
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        if batch_size != self.batch_size:
+            msg = f"internal: a NonTensorStack of batch size {format_shape(self.batch_size)} cannot become {format_shape(batch_size)}"
+            raise UnsupportedError(msg)
+        return self._from_array(self._array, device)  # type: ignore[return-value]
+
+    def _map_values(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        # Element-wise operations leave Python values alone; only the device changes.
+        if batch_size != self.batch_size:
+            msg = (
+                f"cannot reduce a batch dim of a field holding a different value per element "
+                f"(batch size {format_shape(self.batch_size)}); select the elements first"
+            )
+            raise UnsupportedError(msg)
+        return self._from_array(self._array, self._device if device is ... else device)  # type: ignore[return-value]
+
+    def _map_batch(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        numbers = fn(self._element_numbers())
+        assert isinstance(numbers, torch.Tensor)
+        return self._gather(numbers, self._device if device is ... else device)  # type: ignore[no-any-return]
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        pieces = fn(self._element_numbers())
+        return tuple(self._gather(piece, self._device) for piece in pieces)  # type: ignore[arg-type]
+
+    def __getitem__(self, index: Any) -> Any:
+        if type(index) is str:
+            raise self._missing_key(index)
+        if type(index) is tuple:
+            index = _batch.normalize_index(index, self._array.ndim)
+        return self._gather(self._element_numbers()[index], self._device)
+
+    def clone(self, recurse: bool = True) -> Self:
+        array = copy.deepcopy(self._array) if recurse else self._array.copy()
+        return self._from_array(array, self._device)  # type: ignore[return-value]
+
+    def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        numbers, values = self._selected(index, value)
+        flat = self._array.reshape(-1)
+        if numbers.ndim == 0:  # one element: numpy would store the 0-d array itself
+            flat[int(numbers)] = values[()]
+        else:
+            flat[numbers] = values
+        return self
+
+    def _with_written(self, index: Any, value: Any) -> _NonTensorNode:
+        numbers, values = self._selected(index, value)
+        flat = self._array.reshape(-1)
+        if numbers.ndim == 0:
+            unchanged = same_value(flat[int(numbers)], values[()])
+        else:
+            unchanged = bool(
+                np.asarray(np.frompyfunc(same_value, 2, 1)(flat[numbers], values), dtype=bool).all()
+            )
+        if unchanged:
+            return self
+        return self._from_array(self._array.copy(), self._device)._written(index, value)
+
+    def _selected(
+        self, index: Any, value: Any
+    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """The element numbers ``index`` selects and the values written there (``value``
+        broadcast to them)."""
+        if type(index) is tuple:
+            index = _batch.normalize_index(index, self._array.ndim)
+        numbers = self._element_numbers()[index].numpy()
+        if isinstance(value, _NonTensorNode):
+            source = value._as_array()
+        else:
+            source = np.empty((), dtype=object)
+            source[()] = value
+        try:
+            return numbers, np.broadcast_to(source, numbers.shape)
+        except ValueError:
+            msg = (
+                f"cannot write values of batch size {list(source.shape)} into the elements "
+                f"{list(numbers.shape)} selected by {index!r}"
+            )
+            raise StackError(msg) from None
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        if self.batch_size[: len(new)] != new:
+            raise BatchMismatchError(prefix, self.batch_size, new)
+
+    def __repr__(self) -> str:
+        return (
+            f"NonTensorStack({self.tolist()!r}, batch_size={format_shape(self.batch_size)}, "
+            f"device={self._device})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NonTensorStack._from_array, (self._array, self._device))
+
+
+def is_non_tensor(value: object) -> bool:
+    """Whether ``value`` is a ``NonTensorData`` or ``NonTensorStack`` node."""
+    return isinstance(value, _NonTensorNode)
+
+
+def join_non_tensor(
+    parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]
+) -> _NonTensorNode:
+    """Stacks or concatenates non-tensor nodes (``dim`` already normalized): equal values
+    stay one ``NonTensorData``, different ones become a ``NonTensorStack`` in batch order."""
+    first = parts[0]
+    if type(first) is NonTensorData:
+        # The common case, one value shared by every member, in a single pass.
+        data, device, batch = first.data, first._device, first._batch_size
+        total = 0
+        for part in parts:
+            if (
+                type(part) is not NonTensorData
+                or part._device != device
+                or (part.data is not data and not same_value(part.data, data))
+            ):
+                break
+            if op == "stack":
+                if part._batch_size != batch:
+                    break
+            else:
+                total += part._batch_size[dim]
+        else:
+            size = list(batch)
+            if op == "stack":
+                size.insert(dim, len(parts))
+            else:
+                size[dim] = total
+            return NonTensorData._make(data, torch.Size(size), device)
+    return _join_arrays(parts, op, dim, path)
+
+
+def _join_arrays(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> NonTensorStack:
+    for position, part in enumerate(parts):
+        if not isinstance(part, _NonTensorNode):
+            name = path[0] if len(path) == 1 else path
+            msg = (
+                f"{op}: entry {name!r} holds a Python value in member 0 but a "
+                f"{type(part).__name__} in member {position}"
+            )
+            raise StackError(msg)
+    device = parts[0].device
+    if any(part.device != device for part in parts):
+        device = None
+    arrays = [part._as_array() for part in parts]
+    try:
+        joined = np.stack(arrays, axis=dim) if op == "stack" else np.concatenate(arrays, axis=dim)
+    except ValueError as error:
+        name = path[0] if len(path) == 1 else path
+        msg = f"{op}: the Python values under {name!r} have batch sizes that do not join: {error}"
+        raise StackError(msg) from None
+    return NonTensorStack._from_array(np.ascontiguousarray(joined), device)

@@ -1,0 +1,366 @@
+"""Torch functions on collections: ``stack``, ``cat`` and the rest of the dispatch table.
+
+``torch.stack([td_a, td_b])`` and ``tclass.stack([td_a, td_b])`` are the same call. Every
+function registered here with :func:`~tclass._core._dispatch.implements` is answered by every
+collection type through its ``__torch_function__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
+from typing import Any, NoReturn, TypeVar, cast
+
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core import _batch
+from tclass._core._batch import format_shape
+from tclass._core._device import as_device
+from tclass._core._dispatch import implements
+from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
+from tclass.errors import StackError
+
+__all__ = ["cat", "stack"]
+
+C = TypeVar("C", bound=TensorDictBase)
+_is_compiling = torch.compiler.is_compiling
+
+_LAZY_HINT = "use tclass.lazy_stack for members whose keys or shapes differ"
+
+
+@implements(torch.stack)
+def stack(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
+    """Stacks collections of the same type, keys and batch size along a new batch dim.
+
+    Args:
+        collections: a non-empty sequence of collections.
+        dim: where the new dim goes (``-1`` means after the last batch dim).
+        out: a collection with the stacked batch size to write into.
+
+    Raises:
+        StackError: if the members differ in type, batch size, keys or entry shapes; the
+            message names the first difference.
+    """
+    return _stack(collections, dim, out, ())
+
+
+@implements(torch.cat, torch.concat)
+def cat(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
+    """Concatenates collections along an existing batch dim.
+
+    Members must have the same type and keys, and the same batch size except along
+    ``dim``.
+
+    Raises:
+        StackError: naming the first member, key or shape that differs.
+    """
+    return _cat(collections, dim, out, ())
+
+
+@implements(torch.concatenate)
+def _concatenate(collections: Sequence[C], axis: int = 0, *, out: C | None = None) -> C:
+    return _cat(collections, axis, out, ())
+
+
+def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
+    if collections and isinstance(collections[0], _NonTensorNode):
+        return _join_nodes(collections, "stack", dim, path)
+    members = _members(collections, "stack", path)
+    first = members[0]
+    batch_size = first.batch_size
+    sizes = _batch_sizes(members)
+    if sizes.count(batch_size) != len(sizes):
+        position = next(i for i, size in enumerate(sizes) if size != batch_size)
+        msg = (
+            f"stack{_at(path)}: member {position} has batch size "
+            f"{format_shape(sizes[position])} but member 0 has {format_shape(batch_size)}; "
+            f"all batch sizes must match ({_LAZY_HINT})"
+        )
+        raise StackError(msg)
+    dim = _batch.normalize_dim(dim, len(batch_size), op="stack", inclusive=True)
+    new_size = list(batch_size)
+    new_size.insert(dim, len(members))
+    size = _check_out(out, torch.Size(new_size), "stack", path)
+    values = _join(members, "stack", dim, out, path)
+    return _result(first, members, values, size, out)
+
+
+def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
+    if collections and isinstance(collections[0], _NonTensorNode):
+        return _join_nodes(collections, "cat", dim, path)
+    members = _members(collections, "cat", path)
+    first = members[0]
+    batch_size = first.batch_size
+    if not batch_size:
+        msg = f"cat{_at(path)}: collections with no batch dims cannot be concatenated; use stack"
+        raise StackError(msg)
+    dim = _batch.normalize_dim(dim, len(batch_size), op="cat")
+    sizes = _batch_sizes(members)
+    if sizes.count(batch_size) == len(sizes):
+        total = batch_size[dim] * len(sizes)
+    else:
+        total = 0
+        for position, size in enumerate(sizes):
+            if not _same_except(size, batch_size, dim):
+                msg = (
+                    f"cat{_at(path)}: member {position} has batch size {format_shape(size)}, "
+                    f"incompatible with member 0's {format_shape(batch_size)} outside dim {dim}"
+                )
+                raise StackError(msg)
+            total += size[dim]
+    new_size = list(batch_size)
+    new_size[dim] = total
+    size = _check_out(out, torch.Size(new_size), "cat", path)
+    values = _join(members, "cat", dim, out, path)
+    return _result(first, members, values, size, out)
+
+
+def _batch_sizes(members: list[Any]) -> list[torch.Size]:
+    if _is_compiling():  # torch.compile cannot trace operator.attrgetter
+        return [member.batch_size for member in members]
+    return list(map(type(members[0])._get_batch_size, members))
+
+
+def _entry_maps(members: list[Any]) -> list[Mapping[str, Value]]:
+    if _is_compiling():
+        return [member._entries() for member in members]
+    return list(map(type(members[0])._get_entries, members))
+
+
+def _at(path: tuple[str, ...]) -> str:
+    """`` at ('a', 'b')`` for messages about a nested level, nothing at the top."""
+    return f" at {path!r}" if path else ""
+
+
+def _same_except(size: torch.Size, reference: torch.Size, dim: int) -> bool:
+    if len(size) != len(reference):
+        return False
+    return len(size) == 1 or (
+        size[:dim] == reference[:dim] and size[dim + 1 :] == reference[dim + 1 :]
+    )
+
+
+def _check_out(out: Any, size: torch.Size, op: str, path: tuple[str, ...]) -> torch.Size:
+    """Checks ``out=`` before anything is written into it."""
+    if out is not None and out.batch_size != size:
+        msg = (
+            f"{op}{_at(path)}: out= has batch size {format_shape(out.batch_size)}, expected "
+            f"{format_shape(size)}; nothing was written"
+        )
+        raise StackError(msg)
+    return size
+
+
+def _join(
+    members: list[Any], op: str, dim: int, out: Any, path: tuple[str, ...]
+) -> dict[str, Value]:
+    """Joins each entry across members: tensors with torch, collections recursively."""
+    maps = _entry_maps(members)
+    reference = maps[0]
+    # Every member holding each of member 0's keys (a KeyError below otherwise) and as
+    # many keys in all as member 0 times the count means identical key sets.
+    if sum(map(len, maps)) != len(reference) * len(maps):
+        _raise_key_mismatch(op, maps, path)
+    join_tensors = torch.stack if op == "stack" else torch.cat
+    join_collections = _stack if op == "stack" else _cat
+    values: dict[str, Value] = {}
+    for key, entry in reference.items():
+        try:
+            parts = list(map(itemgetter(key), maps))
+        except KeyError:
+            _raise_key_mismatch(op, maps, path)
+        target = None if out is None else out._entry(key)
+        if isinstance(entry, _NonTensorNode):
+            node = join_non_tensor(parts, op, dim, path + (key,))
+            if out is not None:
+                out._entries()[key] = node  # the live dict of a TensorDict or record
+            values[key] = node
+            continue
+        if isinstance(entry, TensorCollection):
+            values[key] = join_collections(parts, dim, target, path + (key,))
+            continue
+        try:
+            if target is None:
+                values[key] = join_tensors(parts, dim)
+            else:
+                values[key] = join_tensors(parts, dim, out=target)
+        except (RuntimeError, TypeError):
+            _raise_entry_mismatch(op, path + (key,), parts, dim if op == "cat" else None)
+            raise
+    return values
+
+
+def _join_nodes(parts: Sequence[C], op: str, dim: int, path: tuple[str, ...]) -> C:
+    """Stacks or concatenates Python-value nodes given directly (not as entries)."""
+    ndim = len(parts[0].batch_size)
+    dim = _batch.normalize_dim(dim, ndim, op=op, inclusive=op == "stack")
+    return cast(C, join_non_tensor(list(parts), op, dim, path))
+
+
+def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C]:
+    members = list(collections)
+    if not members:
+        msg = f"{op} expects a non-empty sequence of collections"
+        raise StackError(msg)
+    if len(set(map(type, members))) != 1:
+        kind = type(members[0])
+        for position, member in enumerate(members):
+            if type(member) is not kind:
+                msg = (
+                    f"{op}{_at(path)}: member {position} is a {type(member).__name__} but "
+                    f"member 0 is a {kind.__name__}; all members must have the same type"
+                )
+                raise StackError(msg)
+    first: object = members[0]  # the annotation promises a collection; callers may not
+    if not isinstance(first, TensorCollection):
+        msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"
+        raise StackError(msg)
+    return members
+
+
+def _raise_key_mismatch(
+    op: str, maps: list[Mapping[str, Value]], path: tuple[str, ...]
+) -> NoReturn:
+    keys = maps[0].keys()
+    for position, entries in enumerate(maps):
+        if entries.keys() != keys:
+            missing = sorted(set(keys) - set(entries.keys()))
+            extra = sorted(set(entries.keys()) - set(keys))
+            msg = (
+                f"{op}{_at(path)}: member {position} has different keys from member 0 "
+                f"(missing: {missing}, extra: {extra}); {_LAZY_HINT}"
+            )
+            raise StackError(msg)
+    raise AssertionError("unreachable: the key sets were found to differ")
+
+
+def _raise_entry_mismatch(
+    op: str, key: tuple[str, ...], parts: list[Value], cat_dim: int | None
+) -> None:
+    """Raises a StackError naming the first member whose entry ``key`` cannot join."""
+    name = key[0] if len(key) == 1 else key
+    first = parts[0]
+    if not isinstance(first, torch.Tensor):
+        return
+    for position, part in enumerate(parts):
+        if not isinstance(part, torch.Tensor):
+            msg = (
+                f"{op}: entry {name!r} is a tensor in member 0 but a "
+                f"{type(part).__name__} in member {position}"
+            )
+            raise StackError(msg)
+        if not _joinable(part.shape, first.shape, cat_dim):
+            msg = (
+                f"{op}: entry {name!r} has shape {format_shape(part.shape)} in member "
+                f"{position} but {format_shape(first.shape)} in member 0 ({_LAZY_HINT})"
+            )
+            raise StackError(msg)
+        if part.device != first.device:
+            msg = (
+                f"{op}: entry {name!r} is on {part.device} in member {position} but on "
+                f"{first.device} in member 0; move them to one device first"
+            )
+            raise StackError(msg)
+
+
+def _joinable(shape: torch.Size, reference: torch.Size, cat_dim: int | None) -> bool:
+    if cat_dim is None:
+        return shape == reference
+    return len(shape) == len(reference) and all(
+        a == b for i, (a, b) in enumerate(zip(shape, reference)) if i != cat_dim
+    )
+
+
+def _result(
+    first: C, members: list[C], values: dict[str, Value], size: torch.Size, out: C | None
+) -> C:
+    if out is not None:
+        return out
+    device = first.device
+    if device is not None and any(member.device != device for member in members):
+        device = None
+    return first._new_like(values, size, device)
+
+
+# --- the rest of the table: thin adapters onto the collection methods -------------------
+
+
+@implements(torch.unbind)
+def _unbind(collection: TensorCollection, dim: int = 0) -> tuple[Any, ...]:
+    return collection.unbind(dim)
+
+
+@implements(torch.split)
+def _split(collection: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+    return collection.split(split_size_or_sections, dim)  # type: ignore[no-any-return]
+
+
+@implements(torch.chunk)
+def _chunk(collection: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
+    return collection.chunk(chunks, dim)  # type: ignore[no-any-return]
+
+
+@implements(torch.squeeze)
+def _squeeze(collection: Any, dim: int | None = None) -> Any:
+    return collection.squeeze(dim)
+
+
+@implements(torch.unsqueeze)
+def _unsqueeze(collection: Any, dim: int) -> Any:
+    return collection.unsqueeze(dim)
+
+
+@implements(torch.permute)
+def _permute(collection: Any, dims: Sequence[int]) -> Any:
+    return collection.permute(*dims)
+
+
+@implements(torch.reshape)
+def _reshape(collection: Any, shape: Sequence[int]) -> Any:
+    return collection.reshape(*shape)
+
+
+@implements(torch.clone)
+def _clone(collection: Any, *, memory_format: torch.memory_format | None = None) -> Any:
+    if memory_format is None:
+        return collection.clone()
+    return collection._map_values(
+        lambda v: torch.clone(v, memory_format=memory_format), collection.batch_size
+    )
+
+
+def _like(collection: Any, make: Any, kwargs: dict[str, Any]) -> Any:
+    """``make(entry, **kwargs)`` for every entry; ``device=`` also becomes the device."""
+    device = kwargs.get("device")
+    target = collection.device if device is None else as_device(device)
+    return collection._map_values(lambda v: make(v, **kwargs), collection.batch_size, target)
+
+
+@implements(torch.zeros_like)
+def _zeros_like(collection: Any, **kwargs: Any) -> Any:
+    return _like(collection, torch.zeros_like, kwargs)
+
+
+@implements(torch.ones_like)
+def _ones_like(collection: Any, **kwargs: Any) -> Any:
+    return _like(collection, torch.ones_like, kwargs)
+
+
+@implements(torch.empty_like)
+def _empty_like(collection: Any, **kwargs: Any) -> Any:
+    return _like(collection, torch.empty_like, kwargs)
+
+
+@implements(torch.full_like)
+def _full_like(collection: Any, fill_value: Any, **kwargs: Any) -> Any:
+    return _like(collection, lambda v, **kw: torch.full_like(v, fill_value, **kw), kwargs)
+
+
+@implements(torch.where)
+def _where(condition: torch.Tensor, input: Any, other: Any) -> Any:
+    if isinstance(input, TensorCollection):
+        return input.where(condition, other)  # type: ignore[attr-defined]
+    # `input` is a tensor or number and `other` the collection: swap the branches.
+    return other.where(~condition, input)

@@ -1,0 +1,688 @@
+"""Padding collections: ``pad`` grows (or crops) batch dims, ``pad_sequence`` pads members
+of different lengths to a common one and stacks them.
+
+Both work on TensorDicts and tensorclass records (records come back as their class) and
+recurse into nested collections. Tensors are padded with torch (``F.pad`` and
+``torch.nn.utils.rnn.pad_sequence``); Python values follow their kind:
+
+* a ``NonTensorData`` is one value shared by every element of its batch, padded elements
+  included, so padding only changes its batch size. (The peer library, ``tensordict``,
+  turns it into a per-element stack with ``None`` in the new slots instead.)
+* a ``NonTensorStack`` holds one value per element; new slots hold ``None``.
+
+``pad_sequence`` is built for batching many samples: one torch call per key, one validity
+mask computed once and shared by every key, and results assembled with the unchecked
+constructors, since every shape has already been checked here.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from operator import attrgetter, itemgetter
+from typing import Any, Literal, NoReturn, TypeVar, Union, overload
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
+
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core import _keys
+from tclass._core._batch import format_shape
+from tclass._engine._nontensor import (
+    NonTensorData,
+    NonTensorStack,
+    _NonTensorNode,
+    join_non_tensor,
+    same_value,
+)
+from tclass._engine._td import TensorDict
+from tclass._tensorclass._record import TensorClass
+from tclass.errors import DimError, InvalidKeyError, KeyConflictError, ShapeError, StackError
+
+__all__ = ["pad", "pad_sequence"]
+
+C = TypeVar("C", bound=TensorDictBase)
+T = TypeVar("T", bound=TensorDict)
+R = TypeVar("R", bound=TensorClass)
+MaskKey = Union[Literal[True], str, tuple[str, ...]]
+
+_Tensor = torch.Tensor
+_numel = torch.Tensor.numel
+_dim = torch.Tensor.dim
+_get_dtype = attrgetter("dtype")
+_get_device = attrgetter("device")
+_Pairs = tuple[tuple[int, int], ...]
+
+
+# --- pad ------------------------------------------------------------------------------
+
+
+def pad(collection: C, pad_size: Sequence[int], value: float = 0.0) -> C:
+    """Pads (or crops) the batch dims of a collection with a constant.
+
+    Args:
+        collection: a TensorDict or tensorclass record (the result has the same class).
+        pad_size: ``(dim0_left, dim0_right, dim1_left, dim1_right, ...)``: how many
+            elements to add before and after each batch dim, starting from the *first*
+            batch dim (``torch.nn.functional.pad`` starts from the last). Dims it does not
+            reach are left alone, and so are feature dims. Negative amounts crop, as in
+            ``F.pad``'s constant mode.
+        value: the value of the new tensor elements.
+
+    A shared Python value (``NonTensorData``) describes every element, the new ones
+    included, so it stays one shared value with the new batch size (the peer library
+    fills the new slots with ``None`` instead); a per-element stack (``NonTensorStack``)
+    gets ``None`` in the new slots.
+
+    Raises:
+        ShapeError: if ``pad_size`` is not a sequence of ints, has an odd length, covers
+            more dims than the batch has, or crops a batch dim below zero.
+
+    Example:
+        >>> td = TensorDict({"x": torch.ones(2, 3)}, [2])
+        >>> pad(td, [1, 0], value=-1.0)["x"][:, 0]
+        tensor([-1.,  1.,  1.])
+    """
+    pairs = _pad_pairs(pad_size, collection.batch_size)
+    padded: C = _pad_value(collection, pairs, value)
+    return padded
+
+
+def _pad_pairs(pad_size: object, batch: torch.Size) -> _Pairs:
+    """``pad_size`` as one ``(left, right)`` pair per padded batch dim, validated."""
+    if isinstance(pad_size, (str, bytes)) or not isinstance(pad_size, Sequence):
+        _bad_pad_size(pad_size, "it must be a sequence of ints")
+    amounts = list(pad_size)
+    if any(isinstance(a, bool) or not isinstance(a, int) for a in amounts):
+        _bad_pad_size(pad_size, "every entry must be an int")
+    if len(amounts) % 2:
+        _bad_pad_size(
+            pad_size,
+            f"it has an odd number of entries ({len(amounts)}); give a (left, right) "
+            "pair for each padded batch dim, starting from dim 0",
+        )
+    if len(amounts) > 2 * len(batch):
+        _bad_pad_size(
+            pad_size,
+            f"it pads {len(amounts) // 2} dims but the batch size "
+            f"{format_shape(batch)} has {len(batch)}; pad feature dims with "
+            "torch.nn.functional.pad on the tensors themselves",
+        )
+    pairs = tuple(zip(amounts[0::2], amounts[1::2]))
+    for dim, (left, right) in enumerate(pairs):
+        if batch[dim] + left + right < 0:
+            _bad_pad_size(
+                pad_size,
+                f"it crops batch dim {dim} (size {batch[dim]}) to "
+                f"{batch[dim] + left + right}; crop at most {batch[dim]} elements from it",
+            )
+    return pairs
+
+
+def _bad_pad_size(pad_size: object, why: str) -> NoReturn:
+    msg = f"pad: invalid pad_size {pad_size!r}: {why}"
+    raise ShapeError(msg)
+
+
+def _padded_shape(shape: torch.Size, pairs: _Pairs) -> torch.Size:
+    sizes = list(shape)
+    for dim, (left, right) in enumerate(pairs):
+        sizes[dim] += left + right
+    return torch.Size(sizes)
+
+
+def _pad_value(value: Any, pairs: _Pairs, fill: float) -> Any:
+    """One entry padded: a tensor with F.pad, a Python-value node by kind, a collection
+    entry by entry (its own extra batch dims are feature dims here: untouched)."""
+    if isinstance(value, _Tensor):
+        # F.pad lists pairs from the last dim backwards: zeros for the untouched dims.
+        amounts = [0, 0] * (value.ndim - len(pairs))
+        for left, right in reversed(pairs):
+            amounts += (left, right)
+        return F.pad(value, amounts, value=fill) if amounts else value.clone()
+    if isinstance(value, _NonTensorNode):
+        return _pad_node(value, pairs)
+    return value._map_values(
+        lambda entry: _pad_value(entry, pairs, fill), _padded_shape(value.batch_size, pairs)
+    )
+
+
+def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
+    shape = _padded_shape(node.batch_size, pairs)
+    if isinstance(node, NonTensorData):
+        return NonTensorData._make(node.data, shape, node.device)
+    # Copy the kept region into a None-filled array: a negative amount moves the source
+    # start (or end), a positive one the destination start.
+    source = node._as_array()
+    src: list[slice] = []
+    dst: list[slice] = []
+    for size, (left, right) in zip(source.shape, pairs):
+        start, stop = max(0, -left), size - max(0, -right)
+        src.append(slice(start, max(start, stop)))
+        dst.append(slice(max(0, left), max(0, left) + max(0, stop - start)))
+    out = np.empty(tuple(shape), dtype=object)
+    out[tuple(dst)] = source[tuple(src)]
+    return NonTensorStack._from_array(out, node.device)
+
+
+# --- pad_sequence ---------------------------------------------------------------------
+
+
+class _Plan:
+    """What every level of one pad_sequence call shares."""
+
+    __slots__ = ("fill", "side", "masks", "mask_batch", "lengths", "length", "pad_dim", "_shared")
+
+    def __init__(self, fill: float, side: str, masks: bool, pad_dim: int) -> None:
+        self.fill = fill
+        self.side = side
+        self.masks = masks
+        self.pad_dim = pad_dim
+        self.mask_batch = torch.Size([])  # the result's batch size, set once known
+        # Padding a batch dim: the members' lengths, and the one mask all keys share.
+        self.lengths: list[int] | None = None
+        self.length = 0
+        self._shared: dict[torch.device, _Tensor] = {}
+
+    def batch_mask(self, device: torch.device) -> _Tensor:
+        """The validity mask over the result's batch, computed once per device."""
+        mask = self._shared.get(device)
+        if mask is None:
+            assert self.lengths is not None
+            lengths = torch.tensor(self.lengths, device=device)
+            rows = _valid(lengths, self.length, self.side == "left")
+            shape = [len(self.lengths)] + [1] * len(self.mask_batch[1:])
+            shape[self.pad_dim + 1] = self.length
+            mask = self._shared[device] = rows.view(shape).expand(self.mask_batch)
+        return mask
+
+
+def _valid(lengths: _Tensor, length: int, left: bool) -> _Tensor:
+    """``[N, length]``: True at the positions holding member data."""
+    positions = torch.arange(length, device=lengths.device)
+    if left:
+        return positions >= (length - lengths)[:, None]
+    return positions < lengths[:, None]
+
+
+@overload
+def pad_sequence(
+    seq: Sequence[C],
+    pad_dim: int = 0,
+    padding_value: float = 0.0,
+    *,
+    return_mask: Literal[False] = False,
+    padding_side: str = "right",
+) -> C: ...
+@overload
+def pad_sequence(
+    seq: Sequence[R],
+    pad_dim: int = 0,
+    padding_value: float = 0.0,
+    *,
+    return_mask: MaskKey,
+    padding_side: str = "right",
+) -> tuple[R, TensorDict]: ...
+@overload
+def pad_sequence(
+    seq: Sequence[T],
+    pad_dim: int = 0,
+    padding_value: float = 0.0,
+    *,
+    return_mask: MaskKey,
+    padding_side: str = "right",
+) -> T: ...
+@overload
+def pad_sequence(
+    seq: Sequence[C],
+    pad_dim: int = 0,
+    padding_value: float = 0.0,
+    *,
+    return_mask: bool | str | tuple[str, ...],
+    padding_side: str = "right",
+) -> C | tuple[C, TensorDict]: ...
+
+
+def pad_sequence(
+    seq: Sequence[Any],
+    pad_dim: int = 0,
+    padding_value: float = 0.0,
+    *,
+    return_mask: bool | str | tuple[str, ...] = False,
+    padding_side: str = "right",
+) -> Any:
+    """Pads collections of different lengths to a common one and stacks them on a new dim 0.
+
+    Args:
+        seq: TensorDicts, or records of one tensorclass, with the same keys.
+        pad_dim: the dim to pad, counted from the first dim of each entry. A batch dim
+            (``pad_dim < batch_dims``): batch sizes may differ there only, every entry is
+            padded to the longest member and the result's batch is
+            ``[N, *batch with that length at pad_dim]``. A feature dim: batch sizes must
+            be equal, each key is padded to its own longest length, and the result's
+            batch is ``[N, *batch]``.
+        padding_value: the value of the padded tensor elements.
+        return_mask: ``False`` for no masks. ``True`` stores them under the key
+            ``"masks"``; a string or a tuple of strings under that (nested) key. The masks
+            are a TensorDict shaped like the tensor leaves (Python values have none):
+            bool tensors, True where a member has data. Padding a batch dim, each is
+            ``[N, *result batch[1:]]`` (the same for every key); padding a feature dim,
+            ``[N, *padded_leaf_shape[:pad_dim + 1]]``. A tensorclass cannot hold a key
+            that is not a field, so records come back as ``(padded, masks)`` instead
+            (the key is then not used; the peer refuses masks for tensorclasses).
+        padding_side: ``"right"`` puts the padding after the data, ``"left"`` before.
+
+    Python values: padding a batch dim, a value shared and equal across members stays one
+    shared value; otherwise each member's values go at its valid positions, ``None`` in
+    the padding. Padding a feature dim, they are stacked as :func:`tclass.stack` does.
+
+    Raises:
+        StackError: if ``seq`` is empty or the members differ in class, keys, devices,
+            batch sizes outside ``pad_dim`` or entry shapes outside ``pad_dim``.
+        DimError: if ``pad_dim`` is negative or an entry has no dim ``pad_dim``.
+        KeyConflictError: if the mask key is already an entry of the result.
+        ValueError: if ``padding_side`` is neither ``"right"`` nor ``"left"``.
+
+    Example:
+        >>> seq = [TensorDict({"x": torch.ones(n)}, [n]) for n in (2, 3)]
+        >>> out = pad_sequence(seq, return_mask=True)
+        >>> out["x"]
+        tensor([[1., 1., 0.],
+                [1., 1., 1.]])
+        >>> out["masks", "x"]
+        tensor([[ True,  True, False],
+                [ True,  True,  True]])
+    """
+    members = _sequence_members(seq)
+    pad_dim = _check_pad_dim(pad_dim)
+    if padding_side not in ("right", "left"):
+        # A plain ValueError, as the peer raises: tclass.errors has no class for a bad
+        # option value.
+        msg = f"pad_sequence: padding_side must be 'right' or 'left', got {padding_side!r}"
+        raise ValueError(msg)
+    mask_key = _mask_key(return_mask)
+    plan = _Plan(padding_value, padding_side, mask_key is not None, pad_dim)
+    batch, lengths = _level_batch(members, pad_dim, ())
+    plan.mask_batch = batch
+    if lengths is not None:
+        plan.lengths, plan.length = lengths, batch[pad_dim + 1]
+    padded, masks = _pad_level(members, batch, lengths, plan, ())
+    if mask_key is None:
+        return padded
+    assert masks is not None
+    if isinstance(padded, TensorClass):
+        return padded, masks
+    if mask_key in padded:
+        msg = (
+            f"pad_sequence: the result already has an entry {mask_key!r}; pass another key "
+            "as return_mask=... to store the masks under"
+        )
+        raise KeyConflictError(msg)
+    padded.set(mask_key, masks)
+    return padded
+
+
+def _sequence_members(seq: Sequence[Any]) -> list[Any]:
+    members = list(seq)
+    if not members:
+        msg = "pad_sequence expects a non-empty sequence of TensorDicts or tensorclass records"
+        raise StackError(msg)
+    kind = type(members[0])
+    if not issubclass(kind, TensorDictBase) or issubclass(kind, _NonTensorNode):
+        msg = f"pad_sequence expects TensorDicts or tensorclass records, got a {kind.__name__}"
+        raise StackError(msg)
+    for position, member in enumerate(members):
+        if type(member) is not kind:
+            msg = (
+                f"pad_sequence: member {position} is a {type(member).__name__} but member 0 "
+                f"is a {kind.__name__}; all members must be of one class"
+            )
+            raise StackError(msg)
+    return members
+
+
+def _check_pad_dim(pad_dim: object) -> int:
+    if isinstance(pad_dim, bool) or not isinstance(pad_dim, int) or pad_dim < 0:
+        msg = (
+            f"pad_sequence: pad_dim must be a non-negative int counted from the first dim "
+            f"of each entry, got {pad_dim!r}"
+        )
+        raise DimError(msg)
+    return pad_dim
+
+
+def _mask_key(return_mask: object) -> str | tuple[str, ...] | None:
+    if return_mask is False:
+        return None
+    if return_mask is True:
+        return "masks"
+    if isinstance(return_mask, (str, tuple)):
+        return _keys.unravel_key(return_mask)
+    msg = (
+        f"pad_sequence: return_mask must be a bool, a key string or a tuple of strings, "
+        f"got {return_mask!r}"
+    )
+    raise InvalidKeyError(msg)
+
+
+def _level_batch(
+    members: list[Any], pad_dim: int, path: tuple[str, ...]
+) -> tuple[torch.Size, list[int] | None]:
+    """The padded batch ``[N, ...]`` of one level, and the members' lengths along
+    ``pad_dim`` when it is one of this level's batch dims (``None`` otherwise)."""
+    sizes: list[torch.Size] = list(map(type(members[0])._get_batch_size, members))
+    first = sizes[0]
+    ndim = len(first)
+    if pad_dim >= ndim:  # a feature dim here: the batch is stacked as it is
+        if sizes.count(first) != len(sizes):
+            position = next(i for i, size in enumerate(sizes) if size != first)
+            _batch_mismatch(path, position, sizes[position], first, pad_dim, feature=True)
+        return torch.Size((len(sizes), *first)), None
+    before, after = first[:pad_dim], first[pad_dim + 1 :]
+    if ndim == 1 and list(map(len, sizes)).count(1) == len(sizes):
+        lengths = [size[0] for size in sizes]  # the common case, without slicing sizes
+    else:
+        lengths = []
+        for position, size in enumerate(sizes):
+            if len(size) != ndim or size[:pad_dim] != before or size[pad_dim + 1 :] != after:
+                _batch_mismatch(path, position, size, first, pad_dim, feature=False)
+            lengths.append(size[pad_dim])
+    return torch.Size((len(sizes), *before, max(lengths), *after)), lengths
+
+
+def _batch_mismatch(
+    path: tuple[str, ...],
+    position: int,
+    size: torch.Size,
+    first: torch.Size,
+    pad_dim: int,
+    *,
+    feature: bool,
+) -> NoReturn:
+    rule = (
+        f"pad_dim {pad_dim} is not a batch dim, so batch sizes must be equal"
+        if feature
+        else f"batch sizes may differ only at pad_dim {pad_dim}"
+    )
+    msg = (
+        f"pad_sequence{_at(path)}: member {position} has batch size {format_shape(size)} "
+        f"but member 0 has {format_shape(first)}; {rule}"
+    )
+    raise StackError(msg)
+
+
+def _at(path: tuple[str, ...]) -> str:
+    return f" at {path!r}" if path else ""
+
+
+def _pad_level(
+    members: list[Any],
+    batch: torch.Size,
+    lengths: list[int] | None,
+    plan: _Plan,
+    path: tuple[str, ...],
+) -> tuple[Any, TensorDict | None]:
+    """One level padded: every key of the members, and the masks of its tensors."""
+    first = members[0]
+    device = _common_device(members, path)
+    maps: list[Mapping[str, Value]] = list(map(type(first)._get_entries, members))
+    reference = maps[0]
+    if sum(map(len, maps)) != len(reference) * len(maps):
+        _raise_key_mismatch(maps, path)
+    values: dict[str, Value] = {}
+    masks: dict[str, Value] = {}
+    for key, entry in reference.items():
+        try:
+            parts = list(map(itemgetter(key), maps))
+        except KeyError:
+            _raise_key_mismatch(maps, path)
+        where = path + (key,)
+        if isinstance(entry, _Tensor):
+            values[key] = tensor = _pad_tensors(parts, lengths, device, plan, where)
+            if plan.masks:
+                masks[key] = _tensor_mask(parts, tensor, plan)
+        elif isinstance(entry, _NonTensorNode):
+            values[key] = _pad_nodes(parts, lengths, plan, where)
+        else:
+            values[key], sub_masks = _pad_nested(parts, plan, where)
+            if sub_masks is not None:
+                masks[key] = sub_masks
+    padded = first._new_like(values, batch, device)
+    if not plan.masks:
+        return padded, None
+    return padded, TensorDict._new_unchecked(masks, plan.mask_batch, device)
+
+
+def _common_device(members: list[Any], path: tuple[str, ...]) -> torch.device | None:
+    """The members' device, or ``None`` if some have none (their tensors are then checked
+    one by one); two different devices are an error."""
+    devices = set(map(_get_device, members))
+    if len(devices) == 1:
+        return members[0].device  # type: ignore[no-any-return]
+    devices.discard(None)
+    if len(devices) > 1:
+        first = next(member.device for member in members if member.device is not None)
+        position, other = next(
+            (i, member.device)
+            for i, member in enumerate(members)
+            if member.device is not None and member.device != first
+        )
+        msg = (
+            f"pad_sequence{_at(path)}: member {position} is on {other} but an earlier member "
+            f"is on {first}; move them to one device first"
+        )
+        raise StackError(msg)
+    return None
+
+
+def _pad_nested(
+    parts: list[Any], plan: _Plan, path: tuple[str, ...]
+) -> tuple[Any, TensorDict | None]:
+    kind = type(parts[0])
+    for position, part in enumerate(parts):
+        if type(part) is not kind:
+            msg = (
+                f"pad_sequence: entry {_name(path)} is a {kind.__name__} in member 0 but a "
+                f"{type(part).__name__} in member {position}"
+            )
+            raise StackError(msg)
+    batch, lengths = _level_batch(parts, plan.pad_dim, path)
+    return _pad_level(parts, batch, lengths, plan, path)
+
+
+def _name(path: tuple[str, ...]) -> str:
+    return repr(path[0] if len(path) == 1 else path)
+
+
+def _raise_key_mismatch(maps: list[Mapping[str, Value]], path: tuple[str, ...]) -> NoReturn:
+    keys = list(maps[0])
+    for position, entries in enumerate(maps):
+        missing = [key for key in keys if key not in entries]
+        extra = [key for key in entries if key not in maps[0]]
+        if missing or extra:
+            what = f"{missing[0]!r} is missing" if missing else f"{extra[0]!r} is extra"
+            msg = (
+                f"pad_sequence{_at(path)}: member {position} has different keys from member "
+                f"0: {what} (missing: {missing}, extra: {extra}); every member must have "
+                "the same keys"
+            )
+            raise StackError(msg)
+    raise AssertionError("unreachable: the key sets were found to differ")
+
+
+# --- pad_sequence: tensors --------------------------------------------------------------
+
+
+def _pad_tensors(
+    parts: list[Any],
+    lengths: list[int] | None,
+    device: torch.device | None,
+    plan: _Plan,
+    path: tuple[str, ...],
+) -> _Tensor:
+    """``[N, *shape with the longest length at pad_dim]``, one torch call for all members.
+
+    ``lengths`` are the members' lengths when pad_dim is a batch dim of this level, and
+    ``device`` the level's device (``None``: its tensors may be anywhere).
+    """
+    pad_dim = plan.pad_dim
+    tensors = parts
+    if not _known_to_fit(parts, lengths, device, pad_dim):
+        tensors = _checked_tensors(parts, pad_dim, path)
+    if pad_dim:  # torch pads dim 0 of each tensor: move pad_dim there and back
+        tensors = [tensor.movedim(pad_dim, 0) for tensor in tensors]
+    try:
+        out = _torch_pad_sequence(
+            tensors, batch_first=True, padding_value=plan.fill, padding_side=plan.side
+        )
+    except RuntimeError:
+        _checked_tensors(parts, pad_dim, path)  # names a mismatch the quick check let by
+        raise
+    return out.movedim(1, pad_dim + 1) if pad_dim else out
+
+
+def _known_to_fit(
+    parts: list[Any], lengths: list[int] | None, device: torch.device | None, pad_dim: int
+) -> bool:
+    """A quick check (a few C-level passes) that ``parts`` pad as they are; False sends
+    them to the full check, which also names what is wrong.
+
+    torch copies each member into its slot with broadcasting: a member whose other dims
+    differ either fails there, or broadcasts from fewer elements. So equal dim counts,
+    dtypes, devices and a total element count of ``sum(lengths) * other dims`` rule out
+    every silent mismatch, as long as no other dim is 0 (nothing to count then).
+    """
+    if lengths is None:
+        return False  # a feature dim: lengths are read off each tensor by the full check
+    first = parts[0]
+    shape = first.shape
+    per_step = (
+        first.numel() // shape[pad_dim]
+        if shape[pad_dim]
+        else math.prod(shape[:pad_dim] + shape[pad_dim + 1 :])
+    )
+    if not per_step:
+        return False
+    try:
+        if sum(map(_numel, parts)) != sum(lengths) * per_step:
+            return False
+        if list(map(_dim, parts)).count(first.ndim) != len(parts):
+            return False
+    except TypeError:  # a member holds something else than a tensor here
+        return False
+    if len(set(map(_get_dtype, parts))) != 1:
+        return False
+    # A collection with a device holds its tensors there: only device=None needs a look.
+    return device is not None or len(set(map(_get_device, parts))) == 1
+
+
+def _checked_tensors(parts: list[Any], pad_dim: int, path: tuple[str, ...]) -> list[_Tensor]:
+    """``parts`` once they are known to pad together: torch would broadcast mismatched
+    trailing dims and cast to member 0's dtype silently, so both are checked here."""
+    first = parts[0]
+    shape, ndim, device = first.shape, first.ndim, first.device
+    if ndim <= pad_dim:
+        msg = (
+            f"pad_sequence: entry {_name(path)} has shape {format_shape(shape)}, which has "
+            f"no dim {pad_dim} to pad; choose a pad_dim below {ndim} or reshape the entry"
+        )
+        raise DimError(msg)
+    before, after = shape[:pad_dim], shape[pad_dim + 1 :]
+    dtypes: set[torch.dtype] = set()
+    for position, part in enumerate(parts):
+        if not isinstance(part, _Tensor):
+            msg = (
+                f"pad_sequence: entry {_name(path)} is a tensor in member 0 but a "
+                f"{type(part).__name__} in member {position}"
+            )
+            raise StackError(msg)
+        size = part.shape
+        if len(size) != ndim or size[pad_dim + 1 :] != after or size[:pad_dim] != before:
+            msg = (
+                f"pad_sequence: entry {_name(path)} has shape {format_shape(size)} in member "
+                f"{position} but {format_shape(shape)} in member 0; shapes may differ only "
+                f"at pad_dim {pad_dim}"
+            )
+            raise StackError(msg)
+        if part.device != device:
+            msg = (
+                f"pad_sequence: entry {_name(path)} is on {part.device} in member {position} "
+                f"but on {device} in member 0; move them to one device first"
+            )
+            raise StackError(msg)
+        dtypes.add(part.dtype)
+    if len(dtypes) > 1:  # promote, as torch.stack and tclass.stack do
+        dtype = functools.reduce(torch.promote_types, dtypes)
+        return [part.to(dtype) for part in parts]
+    return parts
+
+
+def _tensor_mask(parts: list[_Tensor], padded: _Tensor, plan: _Plan) -> _Tensor:
+    """The validity mask of one padded tensor (a copy: users may write into masks)."""
+    if plan.lengths is not None:  # a batch dim: the shared mask
+        return plan.batch_mask(padded.device).clone()
+    pad_dim = plan.pad_dim
+    lengths = torch.tensor([part.shape[pad_dim] for part in parts], device=padded.device)
+    length = padded.shape[pad_dim + 1]
+    rows = _valid(lengths, length, plan.side == "left")
+    view = [len(parts)] + [1] * pad_dim + [length]
+    return rows.view(view).expand(padded.shape[: pad_dim + 2]).clone()
+
+
+# --- pad_sequence: Python values --------------------------------------------------------
+
+
+def _pad_nodes(
+    parts: list[Any], lengths: list[int] | None, plan: _Plan, path: tuple[str, ...]
+) -> _NonTensorNode:
+    for position, part in enumerate(parts):
+        if not isinstance(part, _NonTensorNode):
+            msg = (
+                f"pad_sequence: entry {_name(path)} holds a Python value in member 0 but a "
+                f"{type(part).__name__} in member {position}"
+            )
+            raise StackError(msg)
+    if lengths is None:  # a feature dim: the batch does not change, stack as stack does
+        return join_non_tensor(parts, "stack", 0, path)
+    first = parts[0]
+    pad_dim = plan.pad_dim
+    shape = list(first.batch_size)
+    shape[pad_dim] = max(lengths)
+    shape.insert(0, len(parts))
+    device = first.device
+    if all(
+        type(part) is NonTensorData and part.device == device and same_value(part.data, first.data)
+        for part in parts
+    ):
+        # One value shared by every member describes the padded elements as well.
+        return NonTensorData._make(first.data, torch.Size(shape), device)
+    return _scatter_values(parts, shape, plan.side == "left", pad_dim, path)
+
+
+def _scatter_values(
+    parts: list[Any], shape: list[int], left: bool, pad_dim: int, path: tuple[str, ...]
+) -> NonTensorStack:
+    """Each member's values at its valid positions of a None-filled array."""
+    out = np.empty(tuple(shape), dtype=object)
+    total = shape[pad_dim + 1]
+    lead: tuple[slice, ...] = (slice(None),) * pad_dim
+    for position, part in enumerate(parts):
+        values = part._as_array()
+        count = values.shape[pad_dim]
+        span = slice(total - count, total) if left else slice(0, count)
+        try:
+            out[(position,) + lead + (span,)] = values
+        except ValueError:
+            msg = (
+                f"pad_sequence: the Python values under {_name(path)} have batch size "
+                f"{format_shape(values.shape)} in member {position}, which does not fit "
+                f"{format_shape(shape[1:])}"
+            )
+            raise StackError(msg) from None
+    device = parts[0].device
+    if any(part.device != device for part in parts):
+        device = None
+    return NonTensorStack._from_array(out, device)

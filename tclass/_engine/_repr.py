@@ -1,0 +1,164 @@
+"""The compact repr of a collection, in the peer's 0.15 form.
+
+``TensorDict(batch_size=[4], device=cpu, fields={a: f32[3], b: {c: i64[]}})``: each tensor
+shows its dtype code and its feature dims (the dims after the batch dims); a nested
+collection shows the batch dims it adds, then its own fields. Keys are sorted. A repr
+longer than 80 columns puts one field per line, and so does any nested collection whose
+own line would be too long.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, is_non_tensor
+
+if TYPE_CHECKING:
+    from tclass._base._collection import TensorCollection
+
+__all__ = ["LeafSummary", "compact_repr", "dtype_code"]
+
+_WIDTH = 80
+_INDENT = "    "
+
+_NAME_PREFIXES = (("float", "f"), ("uint", "u"), ("int", "i"), ("complex", "c"))
+_DTYPE_CODES = {
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float32: "f32",
+    torch.float64: "f64",
+    torch.complex32: "c32",
+    torch.complex64: "c64",
+    torch.complex128: "c128",
+    torch.bool: "bool",
+    torch.uint8: "u8",
+    torch.uint16: "u16",
+    torch.uint32: "u32",
+    torch.uint64: "u64",
+    torch.int8: "i8",
+    torch.int16: "i16",
+    torch.int32: "i32",
+    torch.int64: "i64",
+}
+
+
+def dtype_code(dtype: torch.dtype) -> str:
+    """``f32`` for float32 and so on; other dtypes by their torch name, shortened the same
+    way (``float8_e5m2`` -> ``f8_e5m2``)."""
+    code = _DTYPE_CODES.get(dtype)
+    if code is None:
+        code = str(dtype).removeprefix("torch.")
+        for long, short in _NAME_PREFIXES:
+            if code.startswith(long):
+                code = short + code[len(long) :]
+                break
+        _DTYPE_CODES[dtype] = code
+    return code
+
+
+def _dims(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(size) for size in shape) + "]"
+
+
+class LeafSummary:
+    """A stand-in for a tensor a lazy stack would have to build to show it: its dtype
+    (``None`` if members differ), full shape with -1 where members differ (``None`` if
+    they differ in dims) and device."""
+
+    __slots__ = ("device", "dtype", "shape")
+
+    def __init__(
+        self, dtype: torch.dtype | None, shape: tuple[int, ...] | None, device: torch.device | None
+    ) -> None:
+        self.dtype = dtype
+        self.shape = shape
+        self.device = device
+
+    def text(self, parent_dims: int) -> str:
+        code = "?" if self.dtype is None else dtype_code(self.dtype)
+        return code + ("[?]" if self.shape is None else _dims(self.shape[parent_dims:]))
+
+
+def compact_repr(collection: TensorCollection) -> str:
+    """The whole repr: one line if it fits in 80 columns, else one field per line."""
+    head = f"{type(collection).__name__}(batch_size={_dims(collection.batch_size)}"
+    head += collection._repr_extra()
+    if collection.device is not None:
+        head += f", device={collection.device}"
+    head += ", fields={"
+    fields = _fields(collection)
+    one_line = head + ", ".join(text for text, _, _ in fields) + "})"
+    if len(one_line) <= _WIDTH:
+        return one_line
+    return head + "\n" + _field_lines(fields, len(collection.batch_size), _INDENT, "})")
+
+
+def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
+    """``(one-line text, key, value)`` per entry, sorted by that text as the peer does."""
+    dims = len(collection.batch_size)
+    device = collection.device
+    fields: list[tuple[str, str, Any]] = [
+        (f"{key}: {_one_line(value, dims, device)}", key, value)
+        for key, value in collection._repr_items()
+    ]
+    fields.sort(key=_first)
+    # Declared fields holding None come last, as the peer lists them.
+    fields.extend((f"{name}: None", name, None) for name in collection._absent_fields())
+    return fields
+
+
+def _first(field: tuple[str, str, Any]) -> str:
+    return field[0]
+
+
+def _prefix(value: TensorCollection, parent_dims: int) -> str:
+    """What precedes a nested collection's fields: its class (unless TensorDict) and the
+    batch dims it adds to its parent's."""
+    name = type(value).__name__
+    extra = tuple(value.batch_size[parent_dims:])
+    return ("" if name == "TensorDict" else name) + (_dims(extra) if extra else "")
+
+
+def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) -> str:
+    if isinstance(value, LeafSummary):
+        return value.text(parent_dims)
+    if isinstance(value, torch.Tensor):
+        text = dtype_code(value.dtype) + _dims(tuple(value.shape[parent_dims:]))
+        # Without a common device, say where a tensor is unless it is on the CPU.
+        if parent_device is None and value.device.type != "cpu":
+            text += f"@{value.device}"
+        return text
+    if isinstance(value, NonTensorData):
+        return type(value.data).__name__  # the type of the value the batch shares
+    if isinstance(value, NonTensorStack):
+        return "NonTensorStack"
+    inner = ", ".join(text for text, _, _ in _fields(value))
+    return _prefix(value, parent_dims) + "{" + inner + "}"
+
+
+def _field_lines(
+    fields: list[tuple[str, str, Any]], parent_dims: int, indent: str, closer: str
+) -> str:
+    """Fields one per line at ``indent``; ``closer`` ends the last one."""
+    lines = []
+    for position, (text, key, value) in enumerate(fields):
+        end = closer if position == len(fields) - 1 else ","
+        fits = len(indent) + len(text) + len(end) <= _WIDTH
+        if (
+            fits
+            or value is None
+            or isinstance(value, (torch.Tensor, LeafSummary))
+            or is_non_tensor(value)
+        ):
+            lines.append(indent + text + end)
+            continue
+        nested = _fields(value)
+        opening = f"{indent}{key}: {_prefix(value, parent_dims)}" + "{"
+        if not nested:
+            lines.append(opening + "}" + end)
+            continue
+        inner = _field_lines(nested, len(value.batch_size), indent + _INDENT, "}" + end)
+        lines.append(opening + "\n" + inner)
+    return "\n".join(lines)

@@ -1,0 +1,1009 @@
+"""``TensorDict``: a dictionary of tensors that share leading (batch) dims.
+
+Entries live in one plain dict; the batch size is a ``torch.Size``; ``device`` is either
+``None`` (entries may be anywhere) or the device every entry is on. Every public entry
+point validates what it stores; internal constructors (``_new_like``) trust their caller,
+which is how indexing, shape ops and stacking stay close to the cost of the tensor work.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from operator import attrgetter
+from typing import Any, ClassVar, NoReturn, cast, overload
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._base._device_ops import move_consolidated
+from tclass._base._elementwise import align_right
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core import _batch, _keys
+from tclass._core._batch import BatchSizeLike, as_batch_size
+from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
+from tclass._core._keys import BatchIndex
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._repr import compact_repr
+from tclass._engine._saved import SavedAt, blank_like
+from tclass.errors import (
+    BatchMismatchError,
+    BatchSizeError,
+    DimError,
+    EntryTypeError,
+    KeyConflictError,
+    KeyThroughTensorError,
+    LockedError,
+    UnsupportedError,
+)
+
+__all__ = ["TensorDict", "call_on_exit"]
+
+_Tensor = torch.Tensor
+_MISSING: Any = object()
+_NO_DEFAULT: Any = object()
+_NO_DIMS = torch.Size([])
+_new_instance = object.__new__
+# One-dim batch sizes by their size, filled only after as_batch_size validated them.
+_ONE_DIM: dict[int, torch.Size] = {}
+# What the next `with td:` block runs on exit, by id(td), with a weak reference that drops
+# the entry when td dies: to_module registers one on the TensorDict of previous
+# parameters it returns, to put them back into the module (tclass/_modules.py).
+_EXIT_CALLBACKS: dict[int, tuple[weakref.ref[TensorDict], Callable[[], None]]] = {}
+_LOCKED_MSG = (
+    "cannot {action} a locked TensorDict. Unlock it first (with td.unlock_(): ...), or "
+    "write data in place with set_() or td[index] = value"
+)
+
+
+class TensorDict(TensorDictBase):
+    """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
+
+    Args:
+        source: a mapping from keys to values. Keys are strings or tuples of strings
+            (nested). Values are tensors, array-likes (through ``torch.as_tensor``),
+            tensor collections, or dicts (which become nested TensorDicts).
+        batch_size: the leading dims every value shares; ``None`` means none.
+        device: if given, every value is moved there now and whenever it is set later;
+            ``None`` allows values on different devices.
+        names: names of the batch dims; not supported yet (only ``None``).
+        non_blocking: move values to ``device`` with non-blocking copies.
+        lock: lock the result (see :meth:`lock_`).
+        **kwargs: entries given as keyword arguments, when ``source`` is not given.
+
+    Raises:
+        BatchSizeError: if a value's leading dims differ from ``batch_size``.
+        EntryTypeError: if a value is not a tensor, collection, dict or array-like.
+
+    Example:
+        >>> td = TensorDict({"obs": torch.zeros(4, 3), "next": {"r": torch.ones(4)}}, [4])
+        >>> td[:2]["next", "r"]
+        tensor([1., 1.])
+    """
+
+    __slots__ = (
+        "_tensors",
+        "_batch_size",
+        "_device",
+        "_locked",
+        "_lock_context",
+        "_lock_stack",
+        "_consolidated",
+        "_saved_at",
+        "__weakref__",
+    )
+
+    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = attrgetter("_tensors")
+    _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("_batch_size")
+
+    _tensors: dict[str, Value]
+    _batch_size: torch.Size
+    _device: torch.device | None
+    _locked: bool
+    _lock_context: bool | None
+    _lock_stack: list[bool]
+    _saved_at: SavedAt | None
+
+    def __init__(
+        self,
+        source: Mapping[Any, Any] | TensorCollection | None = None,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        names: Sequence[str | None] | None = None,
+        *,
+        non_blocking: bool = False,
+        lock: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if names is not None:
+            _refuse_names(names)
+        if type(batch_size) is list and len(batch_size) == 1:
+            # `batch_size=[n]`, the most common spelling, without a call.
+            size = batch_size[0]
+            batch = _ONE_DIM.get(size) if type(size) is int else None
+            if batch is None:
+                batch = as_batch_size(batch_size)
+                if len(_ONE_DIM) >= 4096:
+                    _ONE_DIM.clear()
+                _ONE_DIM[size] = batch
+        else:
+            batch = as_batch_size(batch_size)
+        dev = None if device is None else as_device(device)
+        self._batch_size = batch
+        self._device = dev
+        self._locked = False
+        self._saved_at = None
+        tensors: dict[str, Value] = {}
+        self._tensors = tensors
+        if source is None:
+            entries: Any = kwargs.items()
+        elif kwargs:
+            msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
+            raise TypeError(msg)
+        else:
+            entries = _entries_of(source)
+        n = len(batch)
+        first = batch[0] if n else 0
+        for key, value in entries:
+            # The common case, a string key and a tensor, is checked inline: this loop
+            # is most of the cost of building a TensorDict.
+            if type(key) is str and isinstance(value, _Tensor):
+                if dev is not None and value.device != dev:
+                    value = value.to(dev, non_blocking=non_blocking)
+                if n:
+                    shape = value.shape
+                    if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch:
+                        raise BatchMismatchError(key, shape, batch)
+                tensors[key] = value
+            else:
+                self.set(key, value)
+        if lock:
+            self.lock_()
+
+    @classmethod
+    def _new_unchecked(
+        cls,
+        tensors: dict[str, Value],
+        batch_size: torch.Size,
+        device: torch.device | None,
+    ) -> Self:
+        self = _new_instance(cls)
+        self._tensors = tensors
+        self._batch_size = batch_size
+        self._device = device
+        self._locked = False
+        self._saved_at = None
+        return self
+
+    # --- primitives ----------------------------------------------------------------------
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The leading dims every entry shares. Assigning checks every entry."""
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: BatchSizeLike) -> None:
+        new = as_batch_size(value)
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
+        self._check_batch_size(new, ())
+        self._assign_batch_size(new)
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        n = len(new)
+        for key, value in self._tensors.items():
+            if value.shape[:n] == new:
+                continue
+            if isinstance(value, TensorCollection):
+                value._check_batch_size(new, prefix + (key,))
+            else:
+                raise BatchMismatchError(prefix + (key,), value.shape, new)
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        n = len(new)
+        self._batch_size = new
+        for value in self._tensors.values():
+            # A shared Python value spans exactly its parent's batch, shrinking with it.
+            if isinstance(value, NonTensorData) or (
+                isinstance(value, TensorCollection) and value.batch_size[:n] != new
+            ):
+                value._assign_batch_size(new)
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device of every entry, or ``None`` if they may be on different devices."""
+        return self._device
+
+    @property
+    def is_locked(self) -> bool:
+        """Whether entries can be added, replaced or removed (in-place writes always can)."""
+        return self._locked
+
+    def _items(self) -> Iterator[tuple[str, Value]]:
+        return iter(self._tensors.items())
+
+    def _key_names(self) -> list[str]:
+        return list(self._tensors)
+
+    def _has_entry(self, key: str) -> bool:
+        return key in self._tensors
+
+    def _entries(self) -> dict[str, Value]:
+        """The live entry dict (read-only by convention), for stack and cat."""
+        return self._tensors
+
+    def _entry(self, key: str) -> Value:
+        try:
+            return self._tensors[key]
+        except KeyError:
+            raise self._missing_key(key) from None
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        out = _new_instance(self.__class__)
+        out._tensors = values
+        out._batch_size = batch_size
+        out._device = device
+        out._locked = False
+        out._saved_at = None
+        return out
+
+    def _map_values(
+        self,
+        fn: Callable[[Value], Value],
+        batch_size: torch.Size,
+        device: torch.device | None = _MISSING,
+    ) -> Self:
+        values = {key: fn(value) for key, value in self._tensors.items()}
+        return self._new_like(values, batch_size, self._device if device is _MISSING else device)
+
+    _map_batch = _map_values  # no per-element Python values at this level
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        parts: list[dict[str, Value]] = [{} for _ in batch_sizes]
+        for key, value in self._tensors.items():
+            for part, piece in zip(parts, fn(value)):
+                part[key] = piece
+        device = self._device
+        return tuple(
+            self._new_unchecked(part, size, device) for part, size in zip(parts, batch_sizes)
+        )
+
+    # --- reading -------------------------------------------------------------------------
+
+    def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
+        """The entry at ``key`` (a string or a nested tuple), or ``default`` (``None`` if
+        not given) when it is absent.
+
+        Raises:
+            KeyThroughTensorError: if no ``default`` is given and a nested key passes
+                through a tensor (``("obs", "x")`` where ``"obs"`` is a tensor): that is
+                a wrong key rather than a missing entry (the peer raises here too).
+        """
+        if type(key) is str:
+            return self._tensors.get(key, None if default is _NO_DEFAULT else default)
+        path = _keys.key_path(key)
+        node: Any = self
+        for depth, part in enumerate(path):
+            if not isinstance(node, TensorCollection):
+                if default is _NO_DEFAULT:
+                    _raise_through_tensor(path, depth)
+                return default
+            node = node.get(part, _MISSING)
+            if node is _MISSING:
+                return None if default is _NO_DEFAULT else default
+        return node
+
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...
+    @overload
+    def __getitem__(self, index: BatchIndex) -> Self: ...
+
+    def __getitem__(self, index: Any) -> Any:
+        """``td["key"]`` or ``td["a", "b"]`` reads an entry (KeyError if missing); any
+        other index (int, slice, list, tensor, mask, ``...``, ``None`` or a tuple of them)
+        indexes the batch dims of every entry and returns a TensorDict."""
+        # Keep this body small: CPython runs a small __getitem__ frame measurably faster
+        # (46 ns vs 58 ns per key read), so other indices go to helper methods.
+        if index.__class__ is str:
+            try:
+                return self._tensors[index]
+            except KeyError:
+                raise self._missing_key(index) from None
+        if index.__class__ is int:
+            return self._index_int(index)
+        if index.__class__ is slice:
+            return self._index_slice(index)
+        return self._index(index)
+
+    def _index_int(self, index: int) -> Self:
+        batch = self._batch_size
+        tensors = self._tensors
+        if not batch or not tensors:
+            # With entries, indexing them checks the bounds (an IndexError from torch).
+            _check_int_index(index, batch)
+        out = _new_instance(self.__class__)
+        out._tensors = {key: value[index] for key, value in tensors.items()}
+        out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
+        out._device = self._device
+        out._locked = False
+        out._saved_at = None
+        return out
+
+    def _index_slice(self, index: slice) -> Self:
+        batch = self._batch_size
+        if not batch:
+            _raise_no_batch_dims(index)
+        start, stop, step = index.indices(batch[0])
+        if step <= 0:
+            msg = f"slice step must be positive, got {step}"
+            raise ValueError(msg)
+        out = _new_instance(self.__class__)
+        out._tensors = {key: value[index] for key, value in self._tensors.items()}
+        length = max(0, (stop - start + step - 1) // step)
+        out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
+        out._device = self._device
+        out._locked = False
+        out._saved_at = None
+        return out
+
+    def _index(self, index: Any) -> Any:
+        batch = self._batch_size
+        kind = type(index)
+        if kind is tuple:
+            if _keys.is_key_tuple(index):
+                return self._get_nested(index)
+            index = _batch.normalize_index(index, len(batch))
+        elif index is Ellipsis:
+            return self._new_unchecked(dict(self._tensors), batch, self._device)
+        elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
+            if index.dtype is torch.bool:
+                return self._index_mask(index)
+        elif index is not None:
+            index = _batch.normalize_index((index,), len(batch))[0]
+        values = {key: value[index] for key, value in self._tensors.items()}
+        return self._new_unchecked(values, self._indexed_size(index, values), self._device)
+
+    def _index_mask(self, mask: torch.Tensor) -> Self:
+        """``td[mask]`` for a 1-d mask over the first batch dim.
+
+        The mask is turned into row numbers once and every tensor gathers those rows with
+        ``index_select``; indexing each tensor with the mask would redo that conversion
+        per tensor (7.8 us instead of 11.8 us for three tensors).
+        """
+        batch = self._batch_size
+        if mask.shape[0] != batch[0]:
+            msg = (
+                f"the mask has shape {list(mask.shape)} but batch dim 0 has size {batch[0]}; "
+                "a boolean index must match the batch dims it covers"
+            )
+            raise DimError(msg)
+        rows = mask.nonzero().squeeze(1)
+        device = rows.device
+        values: dict[str, Value] = {}
+        for key, value in self._tensors.items():
+            if isinstance(value, _Tensor) and value.device == device:
+                values[key] = value.index_select(0, rows)
+            else:
+                values[key] = value[rows]
+        new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
+        return self._new_unchecked(values, new, self._device)
+
+    def _indexed_size(self, index: Any, values: dict[str, Value]) -> torch.Size:
+        """The batch size after ``index``, read off the first result (its feature dims are
+        unchanged), or worked out on a stride-0 stand-in when there are no entries."""
+        for key, result in values.items():
+            feature_dims = self._tensors[key].ndim - len(self._batch_size)
+            shape = result.shape
+            return shape[: len(shape) - feature_dims] if feature_dims else shape
+        return _batch.indexed_shape(self._batch_size, index)
+
+    def _get_nested(self, key: Any) -> Any:
+        path = _keys.key_path(key)
+        node: Any = self
+        for depth, part in enumerate(path):
+            if not isinstance(node, TensorCollection):
+                _raise_through_tensor(path, depth)
+            node = node._entry(part)
+        return node
+
+    # --- writing entries -----------------------------------------------------------------
+
+    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+        """Stores ``value`` under ``key`` (a string or a nested tuple); returns ``self``.
+
+        Intermediate nested TensorDicts are created as needed. With ``inplace=True`` and
+        an existing entry, the data is copied into it instead (see :meth:`set_`).
+
+        Raises:
+            LockedError: if the TensorDict is locked (and the write is not in place).
+            BatchSizeError: if the value's leading dims differ from the batch size.
+        """
+        if type(key) is not str:
+            path = _keys.key_path(key)
+            if len(path) > 1:
+                self._parent_for_write(path).set(path[-1], value, inplace=inplace)
+                return self
+            key = path[0]
+        if inplace and key in self._tensors:
+            return self.set_(key, value)
+        if self._locked and not self._can_fill(key):
+            raise self._refuse_set(key)
+        stored = self._validate(key, value)
+        if self._saved_at is not None:
+            stored = self._saved_at.entry_set(self, key, stored, False)
+        self._tensors[key] = stored
+        return self
+
+    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
+        """Stores a checked ``value`` (in the folder first, if saved in one)."""
+        if self._saved_at is not None:
+            value = self._saved_at.entry_set(self, key, value, blank)
+        self._tensors[key] = value
+        return value
+
+    def _remove_entry(self, key: str) -> Value:
+        """Removes the entry ``key`` (which must exist) and returns it."""
+        if self._saved_at is not None:
+            self._saved_at.entry_removed(self, key)
+        return self._tensors.pop(key)
+
+    def _refuse_set(self, key: str) -> LockedError:
+        saved = self._saved_at
+        if saved is None or isinstance(self._tensors.get(key), _NonTensorNode):
+            return LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+        return LockedError(
+            f"cannot set {key!r} in a locked TensorDict saved in {saved.folder!r}: write in place "
+            "(set_() or td[index] = value) to change the saved data. Replacing the entry after "
+            "unlock_() changes memory only (the folder keeps its data; save again with memmap_())"
+        )
+
+    def _can_fill(self, key: str) -> bool:
+        """Whether a locked TensorDict takes ``key`` all the same: an absent one, allocated
+        in the folder it is saved in (a field that was ``None`` when it was saved)."""
+        return self._saved_at is not None and key not in self._tensors
+
+    def _validate(self, key: object, value: Any) -> Value:
+        """``value`` as it will be stored under ``key``: checked, converted and moved."""
+        device = self._device
+        batch = self._batch_size
+        stored: Value
+        if isinstance(value, _Tensor):
+            stored = value if device is None or value.device == device else value.to(device)
+        elif isinstance(value, TensorDictBase):
+            stored = value if device is None or value.device == device else value.to(device)
+        elif isinstance(value, Mapping):
+            try:
+                return TensorDict(value, batch, device)
+            except BatchMismatchError as error:
+                if not isinstance(key, str):
+                    raise
+                raise error.under(key) from None
+        else:
+            stored = _as_tensor(key, value, device)
+        n = len(batch)
+        if n:
+            shape = stored.shape
+            if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
+                raise BatchMismatchError(key, shape, batch)
+        return stored
+
+    def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:
+        """The collection that will hold ``path[-1]``, creating missing levels."""
+        node: TensorCollection = self
+        for depth, part in enumerate(path[:-1]):
+            child = node.get(part, _MISSING)
+            if child is _MISSING:
+                node.set(part, TensorDict._new_unchecked({}, node.batch_size, node.device))
+                child = node.get(part)  # what was stored (a folder stores its own copy)
+            elif not isinstance(child, TensorCollection):
+                msg = (
+                    f"cannot set {path!r}: the entry {path[: depth + 1]!r} is a tensor, "
+                    "not a collection; delete it first"
+                )
+                raise KeyThroughTensorError(msg)
+            node = child
+        return node
+
+    def set_(self, key: Any, value: Any) -> Self:
+        """Copies ``value`` into the existing entry ``key`` in place (allowed when locked).
+
+        Raises:
+            KeyNotFoundError: if there is no entry ``key``.
+            BatchSizeError: if ``value`` cannot be broadcast to the entry's shape.
+        """
+        target = self._get_nested(key) if type(key) is not str else self._entry(key)
+        if not isinstance(target, _Tensor):  # a nested collection: entry by entry
+            target.update(value, inplace=True)
+            return self
+        try:
+            target.copy_(value if isinstance(value, _Tensor) else torch.as_tensor(value))
+        except RuntimeError as error:
+            shape = getattr(value, "shape", None)
+            msg = f"set_: cannot copy a value of shape {shape} into {key!r} of shape {list(target.shape)}: {error}"
+            raise BatchSizeError(msg) from None
+        return self
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``td["key"] = v`` sets an entry; ``td[idx] = v`` writes into every entry in place
+        (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
+        if type(index) is str:
+            if self._locked and not self._can_fill(index):
+                raise self._refuse_set(index)
+            stored = self._validate(index, value)
+            if self._saved_at is not None:
+                stored = self._saved_at.entry_set(self, index, stored, False)
+            self._tensors[index] = stored
+            return
+        if type(index) is tuple and _keys.is_key_tuple(index):
+            self.set(index, value)
+            return
+        kind = type(index)
+        if (
+            kind is int
+            or kind is slice
+            or (isinstance(index, _Tensor) and index.ndim == 1 and index.dtype is not torch.bool)
+        ):
+            # One index into the first batch dim: nothing to normalize.
+            if not self._batch_size:
+                _raise_no_batch_dims(index)
+        elif index is not Ellipsis:
+            index = _batch.normalize_index(index if kind is tuple else (index,), self.batch_dims)
+            if len(index) == 1:
+                index = index[0]
+        if isinstance(value, TensorCollection):
+            self._write_entries_at(index, value._entries().items())
+        elif isinstance(value, Mapping):
+            self._write_entries_at(index, value.items())
+        else:
+            self._write_broadcast_at(index, value)
+
+    def _write_entries_at(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
+        """``td[index] = collection_or_dict``: each entry into its counterpart."""
+        tensors = self._tensors
+        for key, sub in pairs:
+            if type(key) is not str:
+                path = _keys.key_path(key)
+                if len(path) > 1:
+                    self._parent_for_write(path)[index] = {path[-1]: sub}
+                    continue
+                key = path[0]
+            entry = tensors.get(key)
+            if entry is None:
+                entry = self._preallocate(key, index, sub)
+            if isinstance(entry, _NonTensorNode):
+                # A different Python value at some elements turns the node into a stack.
+                if self._saved_at is None:
+                    tensors[key] = entry._written(index, sub)
+                else:  # the folder's copy is rewritten first, and only on a change
+                    new = entry._with_written(index, sub)
+                    if new is not entry:
+                        self._store_entry(key, new)
+                continue
+            try:
+                entry[index] = sub
+            except RuntimeError as error:
+                _raise_write_error(key, entry, index, sub, error)
+
+    def _write_broadcast_at(self, index: Any, value: Any) -> None:
+        """``td[index] = tensor_or_number``: the value broadcast into every entry."""
+        if not isinstance(value, (_Tensor, int, float, bool, complex)):
+            value = _as_tensor("<value>", value, None)
+        nb = len(self._batch_size)
+        for key, entry in self._tensors.items():
+            if isinstance(entry, _NonTensorNode):
+                continue  # a number written over the batch leaves Python values alone
+            # A tensor covers the batch dims: align it with them, not with feature dims.
+            if isinstance(value, _Tensor):
+                operand = align_right(value, value.ndim + entry.ndim - nb)
+            else:
+                operand = value
+            try:
+                entry[index] = operand
+            except RuntimeError as error:
+                _raise_write_error(key, entry, index, operand, error)
+
+    def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
+        """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""
+        if self._locked and self._saved_at is None:
+            raise LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
+        indexed_dims = len(_batch.indexed_shape(self._batch_size, index))
+        if isinstance(sub, Mapping):
+            sub = TensorDict(sub, self._batch_size[:0], None)
+        if self._saved_at is not None:  # allocated whole in the folder, then written into
+            blank = blank_like(sub, self._batch_size, indexed_dims, self._device)
+            return self._store_entry(key, blank, blank=True)
+        if isinstance(sub, _NonTensorNode):
+            entry: Value = NonTensorData._make(None, self._batch_size, self._device)
+        elif isinstance(sub, TensorCollection):
+            size = self._batch_size + sub.batch_size[indexed_dims:]
+            entry = cast(TensorDictBase, sub)._new_like({}, size, self._device)  # same kind
+        else:
+            sub = sub if isinstance(sub, _Tensor) else torch.as_tensor(sub)
+            size = self._batch_size + sub.shape[indexed_dims:]
+            entry = torch.zeros(size, dtype=sub.dtype, device=self._device or sub.device)
+        self._tensors[key] = entry
+        return entry
+
+    def update(
+        self,
+        source: Mapping[Any, Any] | TensorCollection,
+        *,
+        clone: bool = False,
+        inplace: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Sets every entry of ``source``; nested collections are updated key by key.
+
+        ``clone`` copies the values first (tensors inside plain dicts too); ``inplace``
+        writes into existing entries; ``keys_to_update`` restricts the update to those
+        keys (a nested key selects that entry; a shorter key everything below it).
+        """
+        allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        return self._update(source, clone, inplace, allowed)
+
+    def _update(
+        self, source: Any, clone: bool, inplace: bool, allowed: list[tuple[str, ...]] | None
+    ) -> Self:
+        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
+        for key, value in pairs:
+            path = _keys.key_path(key)
+            below = None if allowed is None else _keys_below(path, allowed)
+            if below == []:
+                continue  # neither this key nor anything under it was asked for
+            target = self.get(path, _MISSING)
+            if isinstance(target, TensorDict) and isinstance(value, (Mapping, TensorCollection)):
+                target._update(value, clone, inplace, below)
+            elif below is None:
+                self.set(path, _deep_clone(value) if clone else value, inplace=inplace)
+        return self
+
+    # --- removing and renaming -----------------------------------------------------------
+
+    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+        """Removes the entry ``key`` and returns it (or ``default`` if given and absent)."""
+        path = _keys.unravel_key(key)
+        parent: Any = self if type(path) is str else self.get(path[:-1], None)
+        leaf = path if type(path) is str else path[-1]
+        if not isinstance(parent, TensorDict) or leaf not in parent._tensors:
+            if default is not _MISSING:
+                return default
+            raise self._missing_key(path)
+        if parent._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
+        return parent._remove_entry(leaf)
+
+    def del_(self, key: Any) -> Self:
+        """Removes the entry ``key``; returns ``self``."""
+        self.pop(key)
+        return self
+
+    def __delitem__(self, key: Any) -> None:
+        self.pop(key)
+
+    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
+        """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new."""
+        if safe and new_key in self:
+            msg = f"rename_key_: {new_key!r} already exists; pass safe=False to overwrite it"
+            raise KeyConflictError(msg)
+        value = self.pop(old_key)
+        try:
+            self.set(new_key, value)
+        except Exception:
+            self.set(old_key, value)  # leave the TensorDict as it was
+            raise
+        return self
+
+    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+        """A TensorDict with only ``keys`` (nested keys allowed), sharing the tensors.
+
+        With ``strict=False`` missing keys are ignored; otherwise they raise.
+        """
+        out = self._new_unchecked({}, self._batch_size, self._device)
+        for key in keys:
+            path = _keys.unravel_key(key)
+            value = self.get(path, _MISSING)
+            if value is _MISSING:
+                if strict:
+                    raise self._missing_key(path)
+                continue
+            _copy_path(self, out, _keys.key_path(path), value)
+        return self._replace_entries(out) if inplace else out
+
+    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
+        """A TensorDict without ``keys`` (nested keys allowed; missing ones are ignored).
+
+        With ``inplace=True`` the entries are removed from this TensorDict and from its
+        nested TensorDicts themselves.
+        """
+        if inplace:
+            for key in keys:
+                _pop_path(self, _keys.key_path(key))
+            return self
+        out = self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
+        for key in keys:
+            _drop_path(out, _keys.key_path(key))
+        return out
+
+    def _replace_entries(self, other: TensorDict) -> Self:
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="remove entries from"))
+        if self._saved_at is not None:
+            for key in [key for key in self._tensors if key not in other._tensors]:
+                self._saved_at.entry_removed(self, key)
+        self._tensors = other._tensors
+        return self
+
+    # --- locking -------------------------------------------------------------------------
+
+    def lock_(self) -> Self:
+        """Forbids adding, replacing or removing entries (nested ones too); in-place data
+        writes stay allowed. Also a context manager: ``with td.lock_(): ...`` unlocks on exit.
+        """
+        return self._set_lock(True)
+
+    def unlock_(self) -> Self:
+        """Allows entries to change again; ``with td.unlock_(): ...`` relocks on exit."""
+        return self._set_lock(False)
+
+    def _set_lock(self, locked: bool) -> Self:
+        # Remembered so that `with td.lock_():` / `with td.unlock_():` can undo this call.
+        self._lock_context = self._locked
+        self._apply_lock(locked)
+        return self
+
+    def _apply_lock(self, locked: bool) -> None:
+        self._locked = locked
+        for value in self._tensors.values():
+            if isinstance(value, TensorDict):
+                value._apply_lock(locked)
+            elif isinstance(value, TensorCollection):
+                (value.lock_ if locked else value.unlock_)()  # type: ignore[attr-defined]
+
+    def __enter__(self) -> Self:
+        """Entering restores, on exit, the lock state from before the last lock_/unlock_
+        call (or the current state if neither was just called)."""
+        previous = getattr(self, "_lock_context", None)
+        self._lock_context = None
+        stack: list[bool] | None = getattr(self, "_lock_stack", None)
+        if stack is None:
+            stack = self._lock_stack = []
+        stack.append(self._locked if previous is None else previous)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._apply_lock(self._lock_stack.pop())
+        if _EXIT_CALLBACKS:
+            entry = _EXIT_CALLBACKS.pop(id(self), None)
+            if entry is not None and entry[0]() is self:
+                entry[1]()
+
+    # --- devices -------------------------------------------------------------------------
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Moves and/or casts every tensor: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
+        ``non_blocking=``. Returns ``self`` when nothing would change."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device)):
+            device = as_device(args[0])
+            if device == self._device:
+                return self
+            if getattr(self, "_consolidated", None) is not None:
+                moved = move_consolidated(self, device, False)
+                if moved is not None:
+                    return moved  # type: ignore[no-any-return]
+            return self._map_values(lambda v: v.to(device), self._batch_size, device)
+        request = parse_to_args(args, kwargs)
+        device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
+        if dtype is None and (device is None or device == self._device):
+            return self
+        if (
+            dtype is None
+            and device is not None
+            and getattr(self, "_consolidated", None) is not None
+        ):
+            moved = move_consolidated(self, device, non_blocking)
+            if moved is not None:
+                return moved  # type: ignore[no-any-return]
+        new_device = self._device if device is None else device
+        result = self._map_values(
+            lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
+            self._batch_size,
+            new_device,
+        )
+        if non_blocking and device is not None and device.type == "cpu":
+            wait_for_device_copies()
+        return result
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
+        if device is None:
+            return self.to("cuda")
+        if isinstance(device, int):
+            return self.to(torch.device("cuda", device))
+        return self.to(device)
+
+    def cpu(self) -> Self:
+        """Same as ``to("cpu")``."""
+        return self.to("cpu")
+
+    def clear_device_(self) -> Self:
+        """Sets ``device`` to ``None`` (here and in nested TensorDicts) without moving data."""
+        self._device = None
+        for value in self._tensors.values():
+            if isinstance(value, TensorCollection):
+                value.clear_device_()  # type: ignore[attr-defined]
+        return self
+
+    # --- python protocols ----------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if getattr(self, "_consolidated", None) is not None:  # one buffer instead of leaves
+            from tclass._engine._consolidate import reduce_consolidated
+
+            reduced = reduce_consolidated(self)
+            if reduced is not None:
+                return reduced
+        return (_rebuild, (type(self), self._tensors, self._batch_size, self._device, self._locked))
+
+    def __copy__(self) -> Self:
+        return self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
+
+    def __repr__(self) -> str:
+        return compact_repr(self)
+
+
+def _rebuild(
+    cls: type[TensorDict],
+    tensors: dict[str, Value],
+    batch_size: torch.Size,
+    device: torch.device | None,
+    locked: bool,
+) -> TensorDict:
+    td = cls._new_unchecked(tensors, batch_size, device)
+    if locked:
+        td.lock_()
+    return td
+
+
+def _refuse_names(names: Sequence[str | None]) -> None:
+    if all(name is None for name in names):
+        return
+    msg = (
+        f"TensorDict(names={list(names)!r}): named batch dims are not supported by tclass "
+        "yet; build the TensorDict without names="
+    )
+    raise UnsupportedError(msg)
+
+
+def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:
+    if type(source) is dict or isinstance(source, Mapping):
+        return iter(source.items())
+    if isinstance(source, TensorCollection):
+        return source._items()
+    msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"
+    raise TypeError(msg)
+
+
+def _check_int_index(index: int, batch: torch.Size) -> None:
+    if not batch:
+        _raise_no_batch_dims(index)
+    if not -batch[0] <= index < batch[0]:
+        msg = f"index {index} is out of bounds for batch dim 0 of size {batch[0]}"
+        raise DimError(msg)
+
+
+def _raise_through_tensor(path: tuple[str, ...], depth: int) -> NoReturn:
+    msg = (
+        f"key {path!r} not found: {path[:depth]!r} is a tensor, not a collection, so it "
+        f"has no entry {path[depth]!r}"
+    )
+    raise KeyThroughTensorError(msg)
+
+
+def _raise_no_batch_dims(index: object) -> None:
+    msg = (
+        f"cannot index a TensorDict that has no batch dims with {index!r}; read entries "
+        "with td['key'], or give it a batch size"
+    )
+    raise DimError(msg)
+
+
+def _as_tensor(key: object, value: Any, device: torch.device | None) -> torch.Tensor:
+    if isinstance(value, (str, bytes)) or value is None:
+        msg = (
+            f"cannot store {type(value).__name__} value {value!r} under {key!r}: TensorDict "
+            "entries are tensors, array-likes, tensor collections or dicts"
+        )
+        raise EntryTypeError(msg)
+    try:
+        return torch.as_tensor(value, device=device)
+    except (TypeError, ValueError, RuntimeError) as error:
+        msg = (
+            f"cannot store {type(value).__name__} value under {key!r}: it is not a tensor, "
+            f"an array-like, a tensor collection or a dict ({error})"
+        )
+        raise EntryTypeError(msg) from None
+
+
+def _raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exception) -> None:
+    shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
+    msg = (
+        f"cannot write a value of shape {shape} into {key!r} "
+        f"(shape {list(entry.shape)}) at index {index!r}: {error}"
+    )
+    raise BatchSizeError(msg) from None
+
+
+def _keys_below(
+    path: tuple[str, ...], allowed: list[tuple[str, ...]]
+) -> list[tuple[str, ...]] | None:
+    """What ``keys_to_update`` allows under ``path``: ``None`` for everything (the key
+    itself was listed), else the listed keys below it (empty: nothing)."""
+    if path in allowed:
+        return None
+    depth = len(path)
+    return [key[depth:] for key in allowed if len(key) > depth and key[:depth] == path]
+
+
+def _deep_clone(value: Any) -> Any:
+    """A copy of a value being stored: tensors and collections cloned, dicts walked."""
+    if isinstance(value, (_Tensor, TensorDictBase)):
+        return value.clone()
+    if isinstance(value, Mapping):
+        return {key: _deep_clone(item) for key, item in value.items()}
+    return value
+
+
+def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value: Value) -> None:
+    """Puts ``value`` at ``path`` in ``out``, creating levels shaped like ``source``'s."""
+    node_src: Any = source
+    node_out = out
+    for part in path[:-1]:
+        node_src = node_src._entry(part)
+        child = node_out._tensors.get(part)
+        if not isinstance(child, TensorDict):
+            child = TensorDict._new_unchecked({}, node_src.batch_size, node_src.device)
+            node_out._tensors[part] = child
+        node_out = child
+    node_out._tensors[path[-1]] = value
+
+
+def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
+    """Removes ``path`` from ``root``'s own nested TensorDicts, if it is there."""
+    node = root
+    for part in path[:-1]:
+        child = node._tensors.get(part)
+        if not isinstance(child, TensorDict):
+            return
+        node = child
+    if path[-1] in node._tensors:
+        if node._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
+        node._remove_entry(path[-1])
+
+
+def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
+    """Removes ``path`` from ``out``, copying the nested levels it passes (not the leaves)."""
+    node = out
+    for part in path[:-1]:
+        child = node._tensors.get(part)
+        if not isinstance(child, TensorDict):
+            return
+        child = child.__copy__()
+        node._tensors[part] = child
+        node = child
+    node._tensors.pop(path[-1], None)
+
+
+def call_on_exit(td: TensorDict, callback: Callable[[], None]) -> None:
+    """Makes the next ``with td:`` block run ``callback`` once on exit (after restoring
+    the lock state), even if the block raised. Forgotten when ``td`` is collected."""
+    key = id(td)
+    ref = weakref.ref(td, lambda _: _EXIT_CALLBACKS.pop(key, None))
+    _EXIT_CALLBACKS[key] = (ref, callback)

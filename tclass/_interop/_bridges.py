@@ -1,0 +1,296 @@
+"""Bridges to other structures: numpy structured arrays and pytrees.
+
+* A structured array is a batch of records: ``from_struct_array`` makes one TensorDict
+  entry per field (a nested structured field a nested TensorDict) whose batch size is
+  the array's shape; ``to_struct_array`` goes back, each collection's batch dims becoming
+  the array's shape and each leaf's feature dims the field's sub-array shape.
+* A pytree (dicts, lists, tuples, namedtuples, any ``torch.utils._pytree`` node) becomes
+  nested TensorDicts, each remembering its node type and context in two Python-value
+  entries (``_pytree_type``, ``_pytree_spec``) so that ``to_pytree`` rebuilds the same
+  structure. Python leaves stay Python values (the peer turns numbers into tensors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+import torch.utils._pytree as pytree
+
+from tclass._base._collection import TensorCollection
+from tclass._core._batch import BatchSizeLike
+from tclass._core._device import DeviceLike, as_device
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
+from tclass._engine._td import TensorDict
+from tclass._interop._constructors import PyValue, Tree, build, checked, resolve_batch_options
+from tclass.errors import EntryTypeError, KeyConflictError
+
+__all__ = [
+    "PYTREE_SPEC",
+    "PYTREE_TYPE",
+    "from_pytree",
+    "from_struct_array",
+    "to_pytree",
+    "to_struct_array",
+]
+
+PYTREE_TYPE = "_pytree_type"
+PYTREE_SPEC = "_pytree_spec"
+
+
+# --- numpy structured arrays --------------------------------------------------------------
+
+
+def from_struct_array(
+    struct_array: np.ndarray[Any, Any],
+    *,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> TensorDict:
+    """A TensorDict with one entry per field of a numpy structured array.
+
+    Numeric and boolean fields become tensors (copies: a field of a structured array is
+    strided by the record size, which torch cannot view); nested structured fields
+    become nested TensorDicts; text, bytes and object fields become Python values (one
+    shared ``NonTensorData`` when every element holds the same value, else a
+    ``NonTensorStack`` of one value per element). Each node's batch size is its array's shape (a nested
+    field with a sub-array shape adds those dims), unless ``batch_size`` or
+    ``batch_dims`` says otherwise. ``auto_batch_size`` is accepted for the peer's
+    signature; the array's shape already is the batch.
+
+    Raises:
+        EntryTypeError: if ``struct_array`` is not a structured array.
+    """
+    dtype = getattr(struct_array, "dtype", None)
+    if not isinstance(struct_array, np.ndarray) or dtype is None or dtype.names is None:
+        msg = (
+            f"from_struct_array expects a numpy structured array (a dtype with named "
+            f"fields), got {type(struct_array).__name__}"
+            + (f" of dtype {dtype}" if dtype is not None else "")
+        )
+        raise EntryTypeError(msg)
+    batch, cap = resolve_batch_options("from_struct_array", batch_size, True, batch_dims)
+    shape = struct_array.shape if cap is None else struct_array.shape[:cap]
+    root = torch.Size(shape) if batch is None else batch
+    return _struct_td(struct_array, root, cap, None if device is None else as_device(device), ())
+
+
+def _struct_td(
+    array: np.ndarray[Any, Any],
+    batch: torch.Size,
+    cap: int | None,
+    device: torch.device | None,
+    path: tuple[str, ...],
+) -> TensorDict:
+    entries: dict[str, Any] = {}
+    for name in array.dtype.names or ():
+        field = array[name]
+        if field.dtype.names is not None:
+            own = torch.Size(field.shape if cap is None else field.shape[:cap])
+            nested = own if own[: len(batch)] == batch else batch
+            entries[name] = _struct_td(field, nested, cap, device, path + (name,))
+        elif field.dtype.kind in "biufc":
+            if not field.dtype.isnative:
+                field = field.astype(field.dtype.newbyteorder("="))
+            entries[name] = torch.from_numpy(field.copy(order="C"))  # fresh strides, any ndim
+        else:
+            entries[name] = _object_stack(field, len(batch))
+    return checked(entries, batch, device, path)
+
+
+def _object_stack(field: np.ndarray[Any, Any], batch_ndim: int) -> _NonTensorNode:
+    """The Python values of a text/bytes/object field: one shared ``NonTensorData``
+    when every element holds the same value, else one value per element."""
+    shape = field.shape[:batch_ndim]
+    values = np.empty(shape, dtype=object)
+    for index in np.ndindex(*shape):
+        element = field[index]
+        values[index] = element.tolist() if isinstance(element, np.ndarray) else _python(element)
+    flat = list(values.flat)
+    if flat and all(same_value(flat[0], value) for value in flat[1:]):
+        return NonTensorData._make(flat[0], torch.Size(shape), None)
+    return NonTensorStack._from_array(values, None)
+
+
+def _python(element: Any) -> Any:
+    return element.item() if isinstance(element, np.generic) else element
+
+
+def to_struct_array(collection: TensorCollection) -> np.ndarray[Any, Any]:
+    """The collection as a numpy structured array shaped like its batch size.
+
+    Each tensor becomes a field whose sub-array shape is its feature dims (tensors are
+    detached and copied to the CPU); a nested collection becomes a nested structured
+    field (its extra batch dims as the sub-array shape); a string value becomes a text
+    field, other Python values object fields.
+
+    Raises:
+        EntryTypeError: for a tensor whose dtype numpy has no equivalent (bfloat16,
+            float8...), naming the key.
+    """
+    batch = tuple(collection.batch_size)
+    out: np.ndarray[Any, Any] = np.empty(batch, dtype=_struct_dtype(collection, len(batch), ()))
+    _fill(out, collection, ())
+    return out
+
+
+def _struct_dtype(
+    collection: TensorCollection, parent_dims: int, path: tuple[str, ...]
+) -> np.dtype[Any]:
+    fields: list[Any] = []
+    for key, value in collection._items():
+        if isinstance(value, _NonTensorNode):
+            fields.append((key, _value_dtype(value), tuple(value.batch_size[parent_dims:])))
+        elif isinstance(value, TensorCollection):
+            nested = _struct_dtype(value, len(value.batch_size), path + (key,))
+            fields.append((key, nested, tuple(value.batch_size[parent_dims:])))
+        else:
+            fields.append(
+                (key, _numpy_dtype(value, path + (key,)), tuple(value.shape[parent_dims:]))
+            )
+    return np.dtype(fields)
+
+
+def _numpy_dtype(tensor: torch.Tensor, path: tuple[str, ...]) -> np.dtype[Any]:
+    try:
+        return torch.empty((), dtype=tensor.dtype).numpy().dtype
+    except TypeError:
+        msg = (
+            f"to_struct_array: the entry {path!r} has dtype {tensor.dtype}, which numpy "
+            "cannot hold; cast it first (e.g. td.set(key, td.get(key).float()))"
+        )
+        raise EntryTypeError(msg) from None
+
+
+def _value_dtype(node: _NonTensorNode) -> np.dtype[Any]:
+    """A text field when every value is a string (bytes: a bytes field), else objects."""
+    values = [node.data] if isinstance(node, NonTensorData) else list(node._as_array().flat)
+    for kind, code in ((str, "U"), (bytes, "S")):
+        if values and all(type(value) is kind for value in values):
+            return np.dtype(f"{code}{max(1, *(len(value) for value in values))}")
+    return np.dtype(object)
+
+
+def _fill(out: np.ndarray[Any, Any], collection: TensorCollection, path: tuple[str, ...]) -> None:
+    for key, value in collection._items():
+        field = out[key]
+        if isinstance(value, NonTensorData):
+            if field.dtype == object:
+                for index in np.ndindex(*field.shape):
+                    field[index] = value.data
+            else:
+                field[...] = value.data
+        elif isinstance(value, _NonTensorNode):
+            array = value._as_array()
+            for index in np.ndindex(*field.shape):
+                field[index] = array[index]
+        elif isinstance(value, TensorCollection):
+            _fill(field, value, path + (key,))
+        else:
+            field[...] = value.detach().cpu().numpy()
+
+
+# --- pytrees ------------------------------------------------------------------------------
+
+
+def from_pytree(
+    tree: Any,
+    *,
+    batch_size: BatchSizeLike = None,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    markers: bool = True,
+) -> TensorDict:
+    """A TensorDict from a pytree: each container node (dict, list, tuple, namedtuple,
+    any registered ``torch.utils._pytree`` node) becomes a nested TensorDict whose keys
+    are the children's keys (list positions as ``"0"``, ``"1"``...).
+
+    Tensors and tensor collections are kept as they are; ``None`` and other Python
+    leaves become ``NonTensorData`` values. With ``markers`` (the default) each node
+    records its type and context under ``_pytree_type`` / ``_pytree_spec`` so that
+    :func:`to_pytree` gives back the same structure. Batch sizes as in ``from_dict``.
+
+    Raises:
+        EntryTypeError: if ``tree`` is a leaf rather than a container.
+        KeyConflictError: if a child key is a marker name, or two child keys print the
+            same.
+    """
+    if isinstance(tree, (torch.Tensor, TensorCollection)) or _node_type(tree) is None:
+        msg = (
+            f"from_pytree expects a container (dict, list, tuple, namedtuple, ...) at the "
+            f"top, got a {type(tree).__name__} leaf; wrap it, e.g. from_pytree({{'x': value}})"
+        )
+        raise EntryTypeError(msg)
+    batch, cap = resolve_batch_options("from_pytree", batch_size, auto_batch_size, batch_dims)
+    return build(_pytree_tree(tree, markers, ()), batch, cap, None)
+
+
+def _node_type(tree: Any) -> Any:
+    if tree is None:
+        return None
+    node_type = pytree._get_node_type(tree)
+    return node_type if node_type in pytree.SUPPORTED_NODES else None
+
+
+def _pytree_tree(tree: Any, markers: bool, path: tuple[str, ...]) -> Tree:
+    node_type = _node_type(tree)
+    handler = pytree.SUPPORTED_NODES[node_type]
+    children, context = handler.flatten_fn(tree)
+    names = _child_names(handler, tree, len(children))
+    out: Tree = {}
+    for name, child in zip(names, children):
+        if markers and name in (PYTREE_TYPE, PYTREE_SPEC):
+            msg = f"from_pytree: the key {name!r} at {path!r} is reserved for the structure markers"
+            raise KeyConflictError(msg)
+        if isinstance(child, (torch.Tensor, TensorCollection)):
+            out[name] = child
+        elif _node_type(child) is not None:
+            out[name] = _pytree_tree(child, markers, path + (name,))
+        else:
+            out[name] = PyValue(child)
+    if markers:
+        out[PYTREE_TYPE] = PyValue(node_type)
+        out[PYTREE_SPEC] = PyValue({"context": context, "keys": names})
+    return out
+
+
+def _child_names(handler: Any, tree: Any, count: int) -> list[str]:
+    """A string name per child: its dict key, attribute name or position."""
+    names: list[str] = []
+    if handler.flatten_with_keys_fn is not None:
+        for key, _ in handler.flatten_with_keys_fn(tree)[0]:
+            if isinstance(key, pytree.MappingKey) and isinstance(key.key, str):
+                names.append(key.key)
+            elif isinstance(key, pytree.GetAttrKey):
+                names.append(key.name)
+            elif isinstance(key, pytree.SequenceKey):
+                names.append(str(key.idx))
+            else:
+                names.append(str(len(names)))
+    if len(names) != count or len(set(names)) != count:
+        names = [str(position) for position in range(count)]
+    return names
+
+
+def to_pytree(collection: TensorCollection) -> Any:
+    """The pytree :func:`from_pytree` read (a collection without markers is itself a
+    pytree node and comes back as it is)."""
+    node_type = collection.get(PYTREE_TYPE, None)
+    spec = collection.get(PYTREE_SPEC, None)
+    if not isinstance(node_type, NonTensorData) or not isinstance(spec, NonTensorData):
+        return collection
+    info: Mapping[str, Any] = spec.data
+    children = [_pytree_child(collection._entry(name)) for name in info["keys"]]
+    return pytree.SUPPORTED_NODES[node_type.data].unflatten_fn(children, info["context"])
+
+
+def _pytree_child(value: Any) -> Any:
+    if isinstance(value, _NonTensorNode):
+        return value.data
+    if isinstance(value, TensorCollection):
+        return to_pytree(value)
+    return value

@@ -1,0 +1,495 @@
+"""Building TensorDicts from plain Python structures: ``from_dict``, ``fromkeys``,
+``from_namedtuple``, ``make_tensordict``, and the way back (``to_dict``, ``to_namedtuple``).
+
+Every builder goes through two steps. :func:`normalize` turns the input into a tree of
+plain dicts whose leaves are tensors, collections or :class:`PyValue` wrappers (numbers
+and array-likes become tensors, other Python values stay values). :func:`build` then
+makes the TensorDicts, bottom-up, choosing each node's batch size:
+
+* an explicit ``batch_size`` applies to the root and to every nested dict;
+* otherwise, with ``auto_batch_size`` or ``batch_dims``, each node takes the largest
+  leading shape shared by its tensors and by the batch sizes of its nested collections
+  (at most ``batch_dims`` dims), so a nested dict may keep more batch dims than its
+  parent; an empty nested dict takes its parent's batch size;
+* otherwise the batch size is ``[]``, as in the peer.
+
+Python values become ``NonTensorData`` nodes spanning their node's batch and never
+constrain a batch size.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase
+from tclass._core import _keys
+from tclass._core._batch import BatchSizeLike, as_batch_size
+from tclass._core._device import DeviceLike, as_device
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._td import TensorDict
+from tclass.errors import (
+    BatchMismatchError,
+    BatchSizeError,
+    EntryTypeError,
+    InvalidKeyError,
+    KeyConflictError,
+    KeyThroughTensorError,
+    UnsupportedError,
+)
+
+__all__ = [
+    "PyValue",
+    "build",
+    "checked",
+    "common_leading_shape",
+    "from_dict",
+    "from_namedtuple",
+    "fromkeys",
+    "infer_batch_size",
+    "is_namedtuple",
+    "is_tensor_collection",
+    "make_tensordict",
+    "normalize",
+    "resolve_batch_options",
+    "to_dict",
+    "to_namedtuple",
+]
+
+_NUMBERS = (bool, int, float, complex, np.ndarray, np.generic)
+
+
+class PyValue:
+    """A Python value on its way into a ``NonTensorData`` node (once the node's batch
+    size is known)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+Tree = dict[str, Any]
+"""A normalized input: keys to tensors, collections, ``PyValue`` or nested ``Tree``."""
+
+
+# --- the two steps ------------------------------------------------------------------------
+
+
+def normalize(source: Mapping[Any, Any] | TensorCollection, where: str) -> Tree:
+    """``source`` as a :data:`Tree`; tuple keys become nested dicts.
+
+    Raises:
+        InvalidKeyError: for a key that is not a string or a tuple of strings.
+        KeyThroughTensorError: when a nested key passes through a leaf.
+    """
+    tree: Tree = {}
+    for key, value in _pairs_of(source):
+        try:
+            path = _keys.key_path(key)
+        except InvalidKeyError:
+            msg = f"{where}: invalid key {key!r} ({type(key).__name__}); keys are strings or tuples of strings"
+            raise InvalidKeyError(msg) from None
+        node = tree
+        for depth, part in enumerate(path[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                msg = f"{where}: key {path!r} passes through {path[: depth + 1]!r}, which is not a dict"
+                raise KeyThroughTensorError(msg)
+            node = child
+        leaf = path[-1]
+        converted = _leaf(value, where)
+        if leaf not in node:
+            node[leaf] = converted
+        elif isinstance(node[leaf], dict) and isinstance(converted, dict):
+            node[leaf].update(converted)  # ("a", "b") and "a": {...} both given
+        else:
+            msg = f"{where}: the key {path!r} is given twice (as a string and as a tuple key); give it once"
+            raise KeyConflictError(msg)
+    return tree
+
+
+def _pairs_of(source: object) -> Iterable[tuple[Any, Any]]:
+    if isinstance(source, TensorCollection):
+        return source._items()
+    if isinstance(source, Mapping):
+        return source.items()
+    msg = f"expected a mapping, got {type(source).__name__}"
+    raise EntryTypeError(msg)
+
+
+def _leaf(value: Any, where: str) -> Any:
+    """One input value as a tree node."""
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, NonTensorData):
+        return PyValue(value.data)
+    if isinstance(value, TensorCollection):
+        return value  # a collection (a per-element value stack included) is kept as is
+    if isinstance(value, Mapping):
+        return normalize(value, where)
+    if is_namedtuple(value):
+        return normalize(_namedtuple_dict(value), where)
+    if isinstance(value, (*_NUMBERS, list, tuple)):
+        try:
+            return torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError):
+            pass  # strings, ragged lists, object arrays: one Python value
+    return PyValue(value)
+
+
+def build(
+    tree: Tree,
+    batch_size: torch.Size | None,
+    cap: int | None,
+    device: torch.device | None,
+) -> TensorDict:
+    """The TensorDict of a normalized tree.
+
+    Args:
+        tree: from :func:`normalize`.
+        batch_size: the batch size of every node, or ``None`` to infer each node's.
+        cap: when inferring, the most batch dims a node takes (``None``: no limit).
+        device: moves every tensor there, and is the result's device.
+    """
+    if batch_size is not None:
+        return _build_fixed(tree, batch_size, device, ())
+    return _build_inferred(tree, cap, device, None, ())
+
+
+def _build_fixed(
+    tree: Tree, batch: torch.Size, device: torch.device | None, path: tuple[str, ...]
+) -> TensorDict:
+    entries: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            entries[key] = _build_fixed(value, batch, device, path + (key,))
+        elif isinstance(value, PyValue):
+            entries[key] = NonTensorData._make(value.value, batch, device)
+        else:
+            entries[key] = value
+    return checked(entries, batch, device, path)
+
+
+def _build_inferred(
+    tree: Tree,
+    cap: int | None,
+    device: torch.device | None,
+    parent: torch.Size | None,
+    path: tuple[str, ...],
+) -> TensorDict:
+    """Top-down, once :func:`_inferred` knows what each node's entries ask for: a node
+    nothing constrains (no tensors below it) takes its parent's batch size."""
+    own = _inferred(tree, cap)
+    batch = own if own is not None else (parent if parent is not None else torch.Size([]))
+    entries: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            entries[key] = _build_inferred(value, cap, device, batch, path + (key,))
+        elif isinstance(value, PyValue):
+            entries[key] = NonTensorData._make(value.value, batch, device)
+        else:
+            entries[key] = value
+    return checked(entries, batch, device, path)
+
+
+def _inferred(tree: Tree, cap: int | None) -> torch.Size | None:
+    """The largest leading shape the tensors, collections (per-element value stacks
+    included) and constrained nested dicts of ``tree`` share; ``None`` if none is there."""
+    shapes: list[Sequence[int]] = []
+    for value in tree.values():
+        if isinstance(value, torch.Tensor):
+            shapes.append(value.shape)
+        elif isinstance(value, dict):
+            nested = _inferred(value, cap)
+            if nested is not None:
+                shapes.append(nested)
+        elif isinstance(value, TensorCollection):
+            shapes.append(value.batch_size)
+    return common_leading_shape(shapes, cap) if shapes else None
+
+
+def checked(
+    entries: dict[str, Any], batch: torch.Size, device: torch.device | None, path: tuple[str, ...]
+) -> TensorDict:
+    """``TensorDict(entries, batch, device)``; a batch mismatch names the full key."""
+    try:
+        return TensorDict(entries, batch, device)
+    except BatchMismatchError as error:
+        if not path:
+            raise
+        for part in reversed(path):
+            error = error.under(part)
+        raise error from None
+
+
+def common_leading_shape(shapes: Sequence[Sequence[int]], cap: int | None = None) -> torch.Size:
+    """The longest shape every one of ``shapes`` starts with (at most ``cap`` dims)."""
+    if not shapes:
+        return torch.Size([])
+    limit = min(len(shape) for shape in shapes)
+    if cap is not None:
+        limit = min(limit, cap)
+    common: list[int] = []
+    first = shapes[0]
+    for dim in range(limit):
+        if any(shape[dim] != first[dim] for shape in shapes):
+            break
+        common.append(first[dim])
+    return torch.Size(common)
+
+
+def infer_batch_size(data: Mapping[Any, Any], batch_dims: int | None) -> torch.Size:
+    """The batch size a tensorclass's ``from_dict`` infers for ``data`` (at most
+    ``batch_dims`` dims): the largest leading shape its tensors, collections and nested
+    dicts share. Other values (numbers and lists too) are Python values of their fields
+    and do not count."""
+    return build(normalize(_shape_sources(data), "from_dict"), None, batch_dims, None).batch_size
+
+
+def _shape_sources(data: Mapping[Any, Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out[key] = _shape_sources(value)
+        elif isinstance(value, (torch.Tensor, TensorCollection)) and not isinstance(
+            value, NonTensorData
+        ):
+            out[key] = value
+    return out
+
+
+def resolve_batch_options(
+    where: str,
+    batch_size: BatchSizeLike,
+    auto_batch_size: bool | None,
+    batch_dims: int | None,
+) -> tuple[torch.Size | None, int | None]:
+    """``(batch_size, cap)`` for :func:`build` from the peer's three options.
+
+    Raises:
+        BatchSizeError: if both ``batch_size`` and ``batch_dims`` are given, or
+            ``batch_dims`` is negative.
+    """
+    if batch_dims is not None:
+        if batch_size is not None:
+            msg = f"{where}: pass either batch_size or batch_dims, not both"
+            raise BatchSizeError(msg)
+        if type(batch_dims) is not int or batch_dims < 0:
+            msg = f"{where}: batch_dims must be a non-negative int, got {batch_dims!r}"
+            raise BatchSizeError(msg)
+        return None, batch_dims
+    if batch_size is not None:
+        return as_batch_size(batch_size), None
+    if auto_batch_size is False:
+        return torch.Size([]), None
+    return None, None  # inferred: the largest leading shape the values share
+
+
+def _refuse_names(where: str, names: Sequence[str | None] | None) -> None:
+    if names is not None and any(name is not None for name in names):
+        msg = f"{where}(names={list(names)!r}): named batch dims are not supported by tclass yet"
+        raise UnsupportedError(msg)
+
+
+# --- constructors -------------------------------------------------------------------------
+
+
+def from_dict(
+    input_dict: Mapping[Any, Any] | TensorCollection,
+    *,
+    auto_batch_size: bool | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    batch_dims: int | None = None,
+    names: Sequence[str | None] | None = None,
+) -> TensorDict:
+    """A TensorDict from a (nested) dict; nested dicts become nested TensorDicts.
+
+    Tensors are kept as they are (not copied, unless moved to ``device``); numbers, numpy
+    arrays and lists of numbers become tensors; other values (strings, ``None``,
+    objects) become ``NonTensorData`` Python values. Keys may be tuples (nested keys).
+
+    Args:
+        input_dict: a mapping, or a collection (its entries are read).
+        auto_batch_size: infer each node's batch size (the default when no batch size is
+            given): the largest leading shape its tensors and nested collections share;
+            False gives ``[]`` instead.
+        batch_size: the batch size of the result and of every nested dict.
+        device: moves every tensor there; the result's device.
+        batch_dims: infer as ``auto_batch_size`` does, keeping at most this many dims.
+        names: not supported (only ``None``).
+
+    With none of ``batch_size``, ``auto_batch_size`` and ``batch_dims``, the batch size is
+    inferred (the peer 0.15 gives ``[]`` unless ``auto_batch_size=True``; tclass infers,
+    as the peer's older releases did and as most callers expect).
+
+    Raises:
+        BatchSizeError: if a value does not start with ``batch_size``, or if both
+            ``batch_size`` and ``batch_dims`` are given.
+
+    Example:
+        >>> td = from_dict({"obs": torch.zeros(4, 3), "next": {"r": torch.zeros(4)}})
+        >>> td.batch_size, td["next"].batch_size
+        (torch.Size([4]), torch.Size([4]))
+    """
+    _refuse_names("from_dict", names)
+    batch, cap = resolve_batch_options("from_dict", batch_size, auto_batch_size, batch_dims)
+    tree = normalize(input_dict, "from_dict")
+    return build(tree, batch, cap, None if device is None else as_device(device))
+
+
+def fromkeys(keys: Iterable[Any], value: Any = 0) -> TensorDict:
+    """A TensorDict (batch size ``[]``) holding ``value`` under each of ``keys``.
+
+    Keys may be nested tuples. Each key gets its own tensor: a tensor ``value`` is
+    cloned per key, so writing into one entry never changes another (the peer shares
+    one tensor between all keys). A Python value that is not a number is stored as a
+    ``NonTensorData``.
+
+    Example:
+        >>> fromkeys(["a", ("nested", "b")], 0)["nested", "b"]
+        tensor(0)
+    """
+    pairs: dict[Any, Any] = {}
+    for key in keys:
+        pairs[key] = value.clone() if isinstance(value, (torch.Tensor, TensorDictBase)) else value
+    return from_dict(pairs)
+
+
+def is_namedtuple(value: object) -> bool:
+    """Whether ``value`` is a namedtuple instance (or a ``torch.return_types`` result)."""
+    kind = type(value)
+    if not isinstance(value, tuple):
+        return False
+    return hasattr(kind, "_fields") or kind.__module__ == "torch.return_types"
+
+
+def _namedtuple_dict(value: Any) -> dict[str, Any]:
+    """A namedtuple's fields (a ``torch.return_types`` struct sequence names them in
+    ``__match_args__``); nested namedtuples become dicts too."""
+    kind = type(value)
+    fields: Sequence[str] = (
+        getattr(kind, "_fields", None) or getattr(kind, "__match_args__", None) or ()
+    )
+    if not fields:
+        return {}
+    out: dict[str, Any] = {}
+    for name in fields:
+        item = getattr(value, name)
+        out[name] = _namedtuple_dict(item) if is_namedtuple(item) else item
+    return out
+
+
+def from_namedtuple(
+    named_tuple: Any,
+    *,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> TensorDict:
+    """A TensorDict from a namedtuple (nested namedtuples become nested TensorDicts);
+    fields are converted as by :func:`from_dict`, with the same batch-size options.
+
+    Raises:
+        EntryTypeError: if ``named_tuple`` is not a namedtuple.
+    """
+    if not is_namedtuple(named_tuple):
+        msg = (
+            f"from_namedtuple expects a namedtuple, got {type(named_tuple).__name__}; use "
+            "from_pytree for plain tuples and lists, from_dict for mappings"
+        )
+        raise EntryTypeError(msg)
+    return from_dict(
+        _namedtuple_dict(named_tuple),
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        device=device,
+        batch_size=batch_size,
+    )
+
+
+def make_tensordict(
+    input_dict: Mapping[Any, Any] | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    auto_batch_size: bool | None = None,
+    **kwargs: Any,
+) -> TensorDict:
+    """A TensorDict from a dict and/or keyword arguments, as :func:`from_dict` builds it
+    (batch size inferred unless ``batch_size`` is given or ``auto_batch_size=False``).
+
+    Raises:
+        KeyConflictError: if a key is given both in ``input_dict`` and as a keyword (the
+            peer silently drops the keywords).
+    """
+    source: dict[Any, Any] = dict(input_dict) if input_dict is not None else {}
+    clash = sorted(str(key) for key in kwargs if key in source)
+    if clash:
+        msg = (
+            f"make_tensordict: {', '.join(repr(k) for k in clash)} given both in input_dict "
+            "and as a keyword argument; pass each key once"
+        )
+        raise KeyConflictError(msg)
+    source.update(kwargs)
+    return from_dict(source, batch_size=batch_size, device=device, auto_batch_size=auto_batch_size)
+
+
+def is_tensor_collection(datatype: object) -> bool:
+    """Whether ``datatype`` (an object or a type) is a tclass collection: a TensorDict, a
+    lazy stack, a tensorclass (class or instance) or a non-tensor node."""
+    if isinstance(datatype, type):
+        return issubclass(datatype, TensorCollection)
+    return isinstance(datatype, TensorCollection)
+
+
+# --- the way back -------------------------------------------------------------------------
+
+
+def to_dict(collection: TensorCollection, convert_tensors: bool) -> dict[str, Any]:
+    """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python values
+    (a per-element stack as nested lists), nested collections as dicts."""
+    out: dict[str, Any] = {}
+    for key, value in collection._items():
+        if isinstance(value, _NonTensorNode):
+            out[key] = value.data
+        elif isinstance(value, TensorCollection):
+            out[key] = value.to_dict(convert_tensors=convert_tensors)
+        else:
+            out[key] = value.tolist() if convert_tensors else value
+    return out
+
+
+def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | None) -> Any:
+    """The collection as a namedtuple (``dest_cls``, or a generated ``GenericDict``);
+    nested collections become nested namedtuples, Python values stay values.
+
+    Raises:
+        InvalidKeyError: for a key that cannot be a namedtuple field name.
+    """
+    values: dict[str, Any] = {}
+    for key, value in collection._items():
+        if isinstance(value, _NonTensorNode):
+            values[key] = value.data
+        elif isinstance(value, TensorCollection):
+            values[key] = to_namedtuple(value, None)
+        else:
+            values[key] = value
+    if dest_cls is not None:
+        return dest_cls(**values)
+    make_class: Any = collections.namedtuple  # a class built at run time, not a static one
+    try:
+        generic = make_class("GenericDict", list(values))
+    except ValueError as error:
+        msg = (
+            f"to_namedtuple: the keys {list(values)!r} cannot all be namedtuple field "
+            f"names ({error}); rename them with rename_key_"
+        )
+        raise InvalidKeyError(msg) from None
+    return generic(**values)

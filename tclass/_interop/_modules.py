@@ -1,0 +1,532 @@
+"""Module interop: the parameters and buffers of ``torch.nn`` modules as TensorDicts.
+
+* :func:`module_tensordict` (``from_module``) reads a module's parameters and buffers
+  into a TensorDict with one nested TensorDict per submodule. The leaves *are* the
+  module's tensors (no copy), as in the peer: ``params["0", "weight"] is module[0].weight``.
+* :func:`swap_into_module` (``to_module``) puts a TensorDict's tensors into a module, after
+  checking every key and shape first (an error changes nothing). It returns the tensors
+  the module held before, as a TensorDict; a ``with`` block on that TensorDict puts them
+  back on exit, which is how ``with params.to_module(module): y = module(x)`` restores
+  the module.
+* :func:`stack_module_params` (``from_modules``) stacks the parameters of modules of one
+  architecture into new parameters with a leading ensemble dim, for ``torch.vmap``.
+* ``as_module=True`` gives a :class:`~tclass._interop._params_module.ParamsModule` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, NamedTuple, overload
+
+import torch
+from torch import nn
+from torch.nn.parameter import is_lazy
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import Value
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._td import TensorDict, call_on_exit
+from tclass._interop._params_module import ParamsModule, own_tensors
+from tclass.errors import (
+    EntryTypeError,
+    KeyNotFoundError,
+    ShapeError,
+    StackError,
+    UnsupportedError,
+)
+
+__all__ = [
+    "as_collection",
+    "from_module",
+    "from_modules",
+    "module_tensordict",
+    "stack_module_params",
+    "swap_into_module",
+]
+
+_NO_DIMS = torch.Size([])
+
+
+# --- from_module ---------------------------------------------------------------------------
+
+
+def module_tensordict(
+    module: nn.Module,
+    *,
+    use_state_dict: bool = False,
+    filter_empty: bool = True,
+    caller: str = "from_module",
+) -> TensorDict:
+    """The parameters and buffers of ``module`` (the tensors themselves) as a TensorDict
+    with batch size ``[]``: a nested TensorDict per submodule, parameters and buffers as
+    leaves. ``use_state_dict`` reads ``module.state_dict(keep_vars=True)`` instead, so that
+    state-dict hooks run; ``filter_empty`` drops submodules that hold no tensor."""
+    _check_module(module, caller, None)
+    if use_state_dict:
+        return _from_state_dict(module, caller)
+    return _from_attributes(module, filter_empty, caller, ())
+
+
+def _from_attributes(
+    module: nn.Module, filter_empty: bool, caller: str, path: tuple[str, ...]
+) -> TensorDict:
+    entries: dict[str, Value] = {}
+    for name, tensor in own_tensors(module):
+        _check_initialized(tensor, path + (name,), caller)
+        entries[name] = tensor
+    for name, child in module._modules.items():
+        if child is None:
+            continue
+        nested = _from_attributes(child, filter_empty, caller, path + (name,))
+        if filter_empty and not nested._tensors:
+            continue
+        entries[name] = nested
+    return TensorDict._new_unchecked(entries, _NO_DIMS, None)
+
+
+def _from_state_dict(module: nn.Module, caller: str) -> TensorDict:
+    root: dict[str, Any] = {}
+    for name, value in module.state_dict(keep_vars=True).items():
+        path = tuple(name.split("."))
+        if not isinstance(value, torch.Tensor):
+            raise EntryTypeError(
+                f"{caller}(use_state_dict=True): the state dict of {type(module).__name__} holds "
+                f"a {type(value).__name__} at {name!r} (extra state), which is not a tensor; "
+                "pass use_state_dict=False to read the parameters and buffers themselves"
+            )
+        _check_initialized(value, path, caller)
+        node = root
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+    return _nested_tensordict(root)
+
+
+def _nested_tensordict(tree: dict[str, Any]) -> TensorDict:
+    entries: dict[str, Value] = {
+        key: _nested_tensordict(value) if isinstance(value, dict) else value
+        for key, value in tree.items()
+    }
+    return TensorDict._new_unchecked(entries, _NO_DIMS, None)
+
+
+def _check_module(module: object, caller: str, index: int | None) -> None:
+    if not isinstance(module, nn.Module):
+        which = "" if index is None else f" (argument {index})"
+        raise EntryTypeError(
+            f"{caller} expects a torch.nn.Module{which}, got {type(module).__name__}"
+        )
+
+
+def _check_initialized(tensor: torch.Tensor, path: tuple[str, ...], caller: str) -> None:
+    if is_lazy(tensor):
+        raise UnsupportedError(
+            f"{caller}: {_dotted(path)} is an uninitialized parameter of a lazy module, which has "
+            "no shape yet; run the module once on an input (or call initialize_parameters) first"
+        )
+
+
+def _dotted(path: Sequence[str]) -> str:
+    return repr(".".join(path))
+
+
+# --- to_module -----------------------------------------------------------------------------
+
+
+class _Write(NamedTuple):
+    """One tensor to put into a module: ``slots[name] = new`` (slots is the module's
+    ``_parameters`` or ``_buffers``), where ``old`` was."""
+
+    slots: dict[str, Any]
+    name: str
+    old: torch.Tensor | None
+    new: torch.Tensor
+    path: tuple[str, ...]
+
+
+def swap_into_module(
+    params: TensorCollection,
+    module: nn.Module,
+    *,
+    inplace: bool = False,
+    return_swap: bool = True,
+    non_blocking: bool = False,
+    preserve_module_state: bool = True,
+) -> Any:
+    """Puts the tensors of ``params`` into ``module`` (see ``TensorDictBase.to_module``).
+
+    Every key and shape is checked before anything changes. Returns the tensors the
+    module held before, as a collection of the kind of ``params`` (``None`` without
+    ``return_swap``); a ``with`` block on it puts them back on exit.
+    """
+    _check_module(module, "to_module", None)
+    writes: list[_Write] = []
+    _plan_writes(params, module, (), writes, inplace)
+    # The old tensors (copies, for inplace: the copy overwrites them), and the collection
+    # returned, are built before anything changes, so that any error leaves the module be.
+    olds = [(write.path, write.old) for write in writes if write.old is not None]
+    if inplace and return_swap:
+        olds = [(path, old.detach().clone()) for path, old in olds]
+    result = as_collection(type(params), _tree(olds), "to_module") if return_swap else None
+    if inplace:  # every slot holds a tensor: _check_fits refuses None slots
+        _copy_into(writes, [write.new for write in writes], non_blocking)
+    else:
+        for write in writes:
+            write.slots[write.name] = _module_tensor(write.old, write.new, preserve_module_state)
+    if result is None:
+        return None
+    if inplace:
+        undo: Callable[[], None] = lambda: _copy_into(
+            writes, [old for _, old in olds], non_blocking
+        )
+    else:  # slots that held None are not in the result; the undo empties them again
+        undo = lambda: _restore(writes)
+    call_on_exit(getattr(result, "_tensordict", result), undo)
+    return result
+
+
+def _plan_writes(
+    params: TensorCollection,
+    module: nn.Module,
+    path: tuple[str, ...],
+    writes: list[_Write],
+    inplace: bool,
+) -> None:
+    for key, value in params._items():
+        where = path + (key,)
+        if isinstance(value, _NonTensorNode):
+            raise EntryTypeError(
+                f"to_module: {_dotted(where)} holds a Python value ({value.tolist()!r}); only "
+                "tensors can go into a module: drop it first (params.exclude(key))"
+            )
+        child = module._modules.get(key)
+        slots = _slots_holding(module, key)
+        if isinstance(value, TensorCollection):
+            if child is None:
+                raise _not_a_submodule(module, where, slots is not None)
+            _plan_writes(value, child, where, writes, inplace)
+            continue
+        if slots is None:
+            raise _not_a_tensor_slot(module, where, child)
+        old = slots[key]
+        _check_fits(module, where, old, value, inplace)
+        writes.append(_Write(slots, key, old, value, where))
+
+
+def _slots_holding(module: nn.Module, key: str) -> dict[str, Any] | None:
+    if key in module._parameters:
+        return module._parameters
+    if key in module._buffers:
+        return module._buffers
+    return None
+
+
+def _names_of(module: nn.Module) -> str:
+    names = [
+        *module._parameters,
+        *module._buffers,
+        *(k for k, v in module._modules.items() if v is not None),
+    ]
+    return ", ".join(names) if names else "nothing"
+
+
+def _not_a_submodule(
+    module: nn.Module, where: tuple[str, ...], is_tensor: bool
+) -> TypeError | KeyError:
+    owner = type(module).__name__
+    if is_tensor:
+        return EntryTypeError(
+            f"to_module: {_dotted(where)} is a tensor of {owner}, but the TensorDict holds a nested "
+            "collection there; the structure must be the one TensorDict.from_module(module) gives"
+        )
+    return KeyNotFoundError(
+        f"to_module: {_dotted(where)} is not a submodule of {owner} (it has: {_names_of(module)}); "
+        "the keys must be those TensorDict.from_module(module) gives"
+    )
+
+
+def _not_a_tensor_slot(
+    module: nn.Module, where: tuple[str, ...], child: nn.Module | None
+) -> TypeError | KeyError:
+    owner = type(module).__name__
+    if child is not None:
+        return EntryTypeError(
+            f"to_module: {_dotted(where)} is a submodule ({type(child).__name__}) of {owner}, but the "
+            "TensorDict holds a tensor there; nest that submodule's tensors under its name, "
+            "as TensorDict.from_module(module) does"
+        )
+    return KeyNotFoundError(
+        f"to_module: {_dotted(where)} is not a parameter, buffer or submodule of {owner} "
+        f"(it has: {_names_of(module)}); the keys must be those TensorDict.from_module(module) gives"
+    )
+
+
+def _check_fits(
+    module: nn.Module,
+    where: tuple[str, ...],
+    old: torch.Tensor | None,
+    new: torch.Tensor,
+    inplace: bool,
+) -> None:
+    if old is None:
+        if inplace:
+            raise EntryTypeError(
+                f"to_module(inplace=True): {_dotted(where)} of {type(module).__name__} is None, so "
+                "there is no tensor to copy into; call to_module without inplace to set it"
+            )
+        return
+    if is_lazy(old) or old.shape == new.shape:
+        return
+    hint = ""
+    if new.shape[1:] == old.shape:
+        hint = (
+            "; it looks like a stack of parameters (from_modules): call to_module inside "
+            "torch.vmap, which maps over the first dim"
+        )
+    raise ShapeError(
+        f"to_module: {_dotted(where)} has shape {list(new.shape)}, but the tensor it would replace "
+        f"in {type(module).__name__} has shape {list(old.shape)}{hint}. Nothing was changed"
+    )
+
+
+def _module_tensor(
+    old: torch.Tensor | None, new: torch.Tensor, preserve_module_state: bool
+) -> torch.Tensor:
+    """What goes into the module: ``new`` itself, or, where it replaces a parameter and is
+    a plain tensor outside autograd (loaded weights, a detached copy), a parameter over
+    the same storage with the old ``requires_grad``, so the module stays trainable."""
+    if (
+        preserve_module_state
+        and isinstance(old, nn.Parameter)
+        and not isinstance(new, nn.Parameter)
+        and not new.requires_grad
+        and not torch._C._functorch.is_functorch_wrapped_tensor(new)
+    ):
+        grad = old.requires_grad and (new.is_floating_point() or new.is_complex())
+        return nn.Parameter(new.detach(), requires_grad=grad)  # detach: a plain tensor view
+    return new
+
+
+def _restore(writes: list[_Write]) -> None:
+    for write in reversed(writes):  # a key written twice gets its first value back
+        write.slots[write.name] = write.old
+
+
+def _copy_into(writes: list[_Write], values: Sequence[torch.Tensor], non_blocking: bool) -> None:
+    with torch.no_grad():
+        for write, value in zip(writes, values):
+            if write.old is not None:
+                write.old.copy_(value, non_blocking=non_blocking)
+
+
+def _tree(leaves: Sequence[tuple[tuple[str, ...], torch.Tensor]]) -> TensorDict:
+    root: dict[str, Any] = {}
+    for path, tensor in leaves:
+        node = root
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = tensor
+    return _nested_tensordict(root)
+
+
+# --- from_modules --------------------------------------------------------------------------
+
+
+def stack_module_params(
+    modules: Sequence[nn.Module], *, use_state_dict: bool = False
+) -> TensorDict:
+    """New parameters (and buffers) stacking those of ``modules`` along a leading dim,
+    with the layout of :func:`module_tensordict` and batch size ``[len(modules)]``.
+
+    Raises:
+        StackError: if there is no module, or if the modules differ in their keys, shapes,
+            dtypes or devices (they must share one architecture).
+    """
+    if not modules:
+        raise StackError(
+            "from_modules() needs at least one module (an ensemble of identical modules)"
+        )
+    for index, module in enumerate(modules):
+        _check_module(module, "from_modules", index)
+    trees = [
+        module_tensordict(module, use_state_dict=use_state_dict, caller="from_modules")
+        for module in modules
+    ]
+    _check_same_keys(trees, modules)
+    return _stack_nodes(trees, (), modules)
+
+
+def _check_same_keys(trees: Sequence[TensorDict], modules: Sequence[nn.Module]) -> None:
+    expected = set(trees[0].keys(include_nested=True, leaves_only=True))
+    for index, tree in enumerate(trees[1:], 1):
+        keys = set(tree.keys(include_nested=True, leaves_only=True))
+        if keys == expected:
+            continue
+        missing = sorted(map(_key_name, expected - keys))
+        extra = sorted(map(_key_name, keys - expected))
+        raise StackError(
+            f"from_modules: module {index} ({type(modules[index]).__name__}) does not have the "
+            f"parameters and buffers of module 0 ({type(modules[0]).__name__}): missing "
+            f"{missing or 'none'}, extra {extra or 'none'}. An ensemble needs modules of one "
+            "architecture; build them with the same constructor and arguments"
+        )
+
+
+def _key_name(key: str | tuple[str, ...]) -> str:
+    return key if isinstance(key, str) else ".".join(key)
+
+
+def _stack_nodes(
+    nodes: Sequence[TensorDict], path: tuple[str, ...], modules: Sequence[nn.Module]
+) -> TensorDict:
+    entries: dict[str, Value] = {}
+    for key, value in nodes[0]._tensors.items():
+        values = [node._tensors[key] for node in nodes]
+        if isinstance(value, TensorDict):
+            entries[key] = _stack_nodes(values, path + (key,), modules)  # type: ignore[arg-type]
+        else:
+            entries[key] = _stack_leaves(values, path + (key,), modules)  # type: ignore[arg-type]
+    return TensorDict._new_unchecked(entries, torch.Size([len(nodes)]), None)
+
+
+def _stack_leaves(
+    values: Sequence[torch.Tensor], path: tuple[str, ...], modules: Sequence[nn.Module]
+) -> torch.Tensor:
+    first = values[0]
+    for index, value in enumerate(values[1:], 1):
+        if (value.shape, value.dtype, value.device) != (first.shape, first.dtype, first.device):
+            raise StackError(
+                f"from_modules: {_dotted(path)} is {_describe(value)} in module {index} "
+                f"({type(modules[index]).__name__}) but {_describe(first)} in module 0; an "
+                "ensemble needs modules of one architecture, dtype and device"
+            )
+    with torch.no_grad():
+        stacked = torch.stack([value.detach() for value in values])
+    if isinstance(first, nn.Parameter):
+        return nn.Parameter(stacked, requires_grad=first.requires_grad)
+    return stacked
+
+
+def _describe(tensor: torch.Tensor) -> str:
+    return f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)} on {tensor.device}"
+
+
+# --- public entry points -------------------------------------------------------------------
+
+
+def as_collection(cls: type, td: TensorDict, caller: str) -> Any:
+    """``td`` as an instance of ``cls``: itself for TensorDict (and the abstract bases),
+    the tensorclass ``cls`` over its entries otherwise."""
+    if issubclass(cls, LazyStackedTensorDict):
+        raise UnsupportedError(
+            f"LazyStackedTensorDict.{caller}: module parameters are read as a dense TensorDict; "
+            f"call TensorDict.{caller} (stacks of modules are dense too, ready for torch.vmap)"
+        )
+    if hasattr(cls, "__tclass_info__"):  # a tensorclass (the engine does not import them)
+        return cls.from_tensordict(td)  # type: ignore[attr-defined]
+    return td
+
+
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: Literal[False] = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> TensorDict: ...
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: Literal[True],
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> ParamsModule: ...
+@overload
+def from_module(
+    module: nn.Module,
+    as_module: bool = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    filter_empty: bool = ...,
+) -> TensorDict | ParamsModule: ...
+
+
+def from_module(
+    module: nn.Module,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    filter_empty: bool = True,
+) -> TensorDict | ParamsModule:
+    """The parameters and buffers of ``module`` as a TensorDict (locked by default, as
+    the peer's function is; ``TensorDict.from_module`` is not). See
+    ``TensorDictBase.from_module``."""
+    td = module_tensordict(module, use_state_dict=use_state_dict, filter_empty=filter_empty)
+    return _finish(td, as_module, lock)
+
+
+@overload
+def from_modules(
+    *modules: nn.Module,
+    as_module: Literal[False] = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    lazy_stack: bool = ...,
+    expand_identical: bool = ...,
+) -> TensorDict: ...
+@overload
+def from_modules(
+    *modules: nn.Module,
+    as_module: Literal[True],
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    lazy_stack: bool = ...,
+    expand_identical: bool = ...,
+) -> ParamsModule: ...
+@overload
+def from_modules(
+    *modules: nn.Module,
+    as_module: bool = ...,
+    lock: bool = ...,
+    use_state_dict: bool = ...,
+    lazy_stack: bool = ...,
+    expand_identical: bool = ...,
+) -> TensorDict | ParamsModule: ...
+
+
+def from_modules(
+    *modules: nn.Module,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    lazy_stack: bool = False,
+    expand_identical: bool = False,
+) -> TensorDict | ParamsModule:
+    """The parameters and buffers of identical ``modules``, stacked into new parameters
+    along a leading dim (an ensemble for ``torch.vmap``). See ``TensorDictBase.from_modules``."""
+    check_stack_options(lazy_stack, expand_identical)
+    return _finish(stack_module_params(modules, use_state_dict=use_state_dict), as_module, lock)
+
+
+def check_stack_options(lazy_stack: bool, expand_identical: bool) -> None:
+    """Refuses the peer's ``from_modules`` options tclass does not implement."""
+    if lazy_stack:
+        raise UnsupportedError(
+            "from_modules(lazy_stack=True) is not supported: the result is always a dense "
+            "stack of new parameters (train those, or use from_module on each module)"
+        )
+    if expand_identical:
+        raise UnsupportedError(
+            "from_modules(expand_identical=True) is not supported: every parameter is stacked"
+        )
+
+
+def _finish(td: TensorDict, as_module: bool, lock: bool) -> TensorDict | ParamsModule:
+    if as_module:
+        return ParamsModule(td)
+    if lock:
+        td.lock_()
+    return td

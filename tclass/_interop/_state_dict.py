@@ -1,0 +1,336 @@
+"""``state_dict`` / ``load_state_dict`` for every collection, in the form ``nn.Module`` uses.
+
+A state dict maps dotted keys (``"next.obs"``) to tensors, or with ``flatten=False``
+nests ``OrderedDict``s like the collection. Everything else goes in
+``state_dict._metadata``, where ``nn.Module`` keeps its own extras: one entry per
+collection node, under its dotted key (``""`` for the root), holding its ``batch_size``
+(a list), ``device`` (a string or ``None``), its Python values (``_non_tensor``) and,
+for anything but a plain TensorDict, its class (``_type``, informative only). The dict
+can go through ``torch.save`` / ``torch.load(weights_only=True)``, and a state dict taken
+with ``keep_vars=True`` holds the collection's own tensors, so a checkpoint library can
+restore into them in place (a memory-mapped destination is written without the data
+passing through RAM in one piece).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
+from tclass._engine._td import TensorDict
+from tclass.errors import (
+    BatchSizeError,
+    EntryTypeError,
+    KeyConflictError,
+    StateDictKeyError,
+    UnknownFieldError,
+)
+
+__all__ = ["PER_ELEMENT", "load_state_dict", "state_dict"]
+
+Path = tuple[str, ...]
+# A per-element value stack is recorded as {PER_ELEMENT: nested lists in batch order}:
+# plain data, so that torch.load(weights_only=True) reads it.
+PER_ELEMENT = "_tclass_per_element"
+
+
+# --- taking a state dict ------------------------------------------------------------------
+
+
+def state_dict(
+    collection: TensorCollection,
+    destination: dict[str, Any] | None,
+    prefix: str,
+    keep_vars: bool,
+    flatten: bool,
+) -> OrderedDict[str, Any]:
+    """The state dict of ``collection`` (see the module docstring)."""
+    out: OrderedDict[str, Any] = OrderedDict() if destination is None else destination  # type: ignore[assignment]
+    metadata = getattr(out, "_metadata", None)
+    if metadata is None:
+        metadata = OrderedDict()
+        try:
+            out._metadata = metadata  # type: ignore[attr-defined]
+        except AttributeError:
+            msg = (
+                f"state_dict: the destination, a {type(out).__name__}, cannot carry the "
+                "_metadata that holds batch sizes and Python values; pass an OrderedDict"
+            )
+            raise EntryTypeError(msg) from None
+    written: set[str] = set()
+    for path, node in _nodes(collection, ()):
+        node_key = _node_key(prefix, path)
+        metadata[node_key] = _node_metadata(node)
+        target = out if flatten or not path else _nested_target(out, prefix, path)
+        for key, value in node._items():
+            if isinstance(value, TensorCollection):
+                continue  # Python values are in the metadata, nested nodes have their own
+            name = (
+                prefix + ".".join(path + (key,)) if flatten else (prefix + key if not path else key)
+            )
+            if flatten and name in written:
+                msg = (
+                    f"state_dict: two entries flatten to the key {name!r} (a key holds a '.'); "
+                    "use state_dict(flatten=False)"
+                )
+                raise KeyConflictError(msg)
+            written.add(name)
+            target[name] = value if keep_vars else value.detach()
+    return out
+
+
+def _nodes(collection: TensorCollection, path: Path) -> Iterator[tuple[Path, TensorCollection]]:
+    """Every collection node (Python-value nodes excluded), parents first."""
+    yield path, collection
+    for key, value in collection._items():
+        if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            yield from _nodes(value, path + (key,))
+
+
+def _node_key(prefix: str, path: Path) -> str:
+    if path:
+        return prefix + ".".join(path)
+    return prefix[:-1] if prefix.endswith(".") else prefix
+
+
+def _node_metadata(node: TensorCollection) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for key, value in node._items():
+        if isinstance(value, NonTensorData):
+            values[key] = value.data
+        elif isinstance(value, _NonTensorNode):  # one value per element, in batch order
+            values[key] = {PER_ELEMENT: value.tolist()}
+    entry: dict[str, Any] = {
+        "batch_size": list(node.batch_size),
+        "device": None if node.device is None else str(node.device),
+        "_non_tensor": values,
+    }
+    if type(node) is not TensorDict:
+        entry["_type"] = f"{type(node).__module__}:{type(node).__qualname__}"
+    return entry
+
+
+def _nested_target(out: dict[str, Any], prefix: str, path: Path) -> dict[str, Any]:
+    node = out
+    for depth, part in enumerate(path):
+        key = prefix + part if depth == 0 else part
+        child = node.get(key)
+        if child is None:
+            child = node[key] = OrderedDict()
+        node = child
+    return node
+
+
+# --- loading one --------------------------------------------------------------------------
+
+
+def load_state_dict(
+    collection: TensorCollection,
+    source: Mapping[str, Any],
+    strict: bool,
+    assign: bool,
+    from_flatten: bool | None,
+) -> None:
+    """Loads ``source`` into ``collection``: tensors copied in place (``assign``: set
+    instead), then Python values. An empty destination takes the whole structure."""
+    metadata: Mapping[str, Any] = getattr(source, "_metadata", None) or {}
+    leaves = _leaves_of(source, collection, from_flatten)
+    if not collection._key_names():
+        _adopt_structure(collection, metadata)
+        for path, tensor in leaves.items():
+            collection.set(path, tensor if assign else tensor.clone())
+    else:
+        expected = dict(_tensor_leaves(collection, ()))
+        if strict:
+            _check_keys(collection, leaves, expected)
+        with torch.no_grad():
+            for path, tensor in leaves.items():
+                if path in expected:
+                    _load_leaf(collection, path, tensor, expected[path], assign)
+    for path, value in _python_values(metadata, collection):
+        _set_value(collection, path, value, strict)
+
+
+def _leaves_of(
+    source: Mapping[str, Any], collection: TensorCollection, from_flatten: bool | None
+) -> dict[Path, torch.Tensor]:
+    """The tensors of ``source`` by key path. A flat key is resolved against the
+    destination's own keys first (a key may hold a '.'), then split on '.'."""
+    nested = (
+        any(isinstance(v, Mapping) for v in source.values())
+        if from_flatten is None
+        else not from_flatten
+    )
+    if nested:
+        return dict(_walk_nested(source, ()))
+    known = {".".join(path): path for path in _all_paths(collection, ())}
+    out: dict[Path, torch.Tensor] = {}
+    for key, value in source.items():
+        out[known.get(key) or tuple(key.split("."))] = _as_leaf(key, value)
+    return out
+
+
+def _walk_nested(source: Mapping[str, Any], path: Path) -> Iterator[tuple[Path, torch.Tensor]]:
+    for key, value in source.items():
+        if isinstance(value, Mapping):
+            yield from _walk_nested(value, path + (key,))  # an empty one: a Python value's place
+        else:
+            yield path + (key,), _as_leaf(".".join(path + (key,)), value)
+
+
+def _as_leaf(key: str, value: Any) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        msg = (
+            f"load_state_dict: the state dict holds a {type(value).__name__} under {key!r}; "
+            "its entries are tensors (Python values go in its _metadata)"
+        )
+        raise EntryTypeError(msg)
+    return value
+
+
+def _all_paths(collection: TensorCollection, path: Path) -> Iterator[Path]:
+    for key, value in collection._items():
+        yield path + (key,)
+        if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            yield from _all_paths(value, path + (key,))
+
+
+def _tensor_leaves(collection: TensorCollection, path: Path) -> Iterator[tuple[Path, torch.Tensor]]:
+    for key, value in collection._items():
+        if isinstance(value, torch.Tensor):
+            yield path + (key,), value
+        elif not isinstance(value, _NonTensorNode):
+            yield from _tensor_leaves(value, path + (key,))
+
+
+def _check_keys(
+    collection: TensorCollection,
+    leaves: Mapping[Path, torch.Tensor],
+    expected: Mapping[Path, torch.Tensor],
+) -> None:
+    unexpected = sorted(".".join(path) for path in leaves if path not in expected)
+    missing = sorted(".".join(path) for path in expected if path not in leaves)
+    if unexpected or missing:
+        msg = (
+            f"load_state_dict into {type(collection).__name__}: the keys differ (unexpected "
+            f"keys {unexpected}, missing keys {missing}); pass strict=False to load the keys "
+            "both have"
+        )
+        raise StateDictKeyError(msg)
+
+
+def _load_leaf(
+    collection: TensorCollection,
+    path: Path,
+    tensor: torch.Tensor,
+    target: torch.Tensor,
+    assign: bool,
+) -> None:
+    if assign:
+        collection.set(path, tensor)
+        return
+    if target.shape != tensor.shape:
+        msg = (
+            f"load_state_dict: {'.'.join(path)!r} has shape {list(tensor.shape)} in the state "
+            f"dict but {list(target.shape)} in the destination; load a state dict of the same "
+            "shapes, or pass assign=True to replace the tensor"
+        )
+        raise BatchSizeError(msg)
+    target.copy_(tensor)
+
+
+def _adopt_structure(collection: TensorCollection, metadata: Mapping[str, Any]) -> None:
+    """Gives an empty destination the batch size, device and nested nodes recorded in
+    the metadata (nested records come back as TensorDicts: no class is imported)."""
+    root = metadata.get("")
+    if isinstance(collection, TensorDict) and isinstance(root, Mapping) and "batch_size" in root:
+        collection.batch_size = root["batch_size"]
+    for key in sorted((k for k in metadata if k), key=lambda k: k.count(".")):
+        entry = metadata[key]
+        if not isinstance(entry, Mapping) or "batch_size" not in entry or _is_peer_value(entry):
+            continue
+        path = tuple(key.split("."))
+        if collection.get(path, None) is None:
+            collection.set(path, TensorDict({}, entry["batch_size"], entry.get("device")))
+
+
+def _is_peer_value(entry: Mapping[str, Any]) -> bool:
+    """The peer records a ``NonTensorData`` entry as a node of its own."""
+    kind = entry.get("_type")
+    return isinstance(kind, str) and kind.rsplit(".", 1)[-1].endswith("NonTensorData")
+
+
+def _python_values(
+    metadata: Mapping[str, Any], collection: TensorCollection
+) -> Iterator[tuple[Path, Any]]:
+    for key, entry in metadata.items():
+        if not isinstance(entry, Mapping):
+            continue
+        node = tuple(key.split(".")) if key else ()
+        values = entry.get("_non_tensor") or {}
+        if _is_peer_value(entry):
+            if "data" in values and node:
+                yield node, values["data"]
+            continue
+        for name, value in values.items():
+            yield node + tuple(name.split(".")), value
+
+
+def _set_value(collection: TensorCollection, path: Path, value: Any, strict: bool) -> None:
+    """Sets a Python value (skipped when the destination already holds an equal one)."""
+    parent = collection.get(path[:-1], None) if len(path) > 1 else collection
+    if not isinstance(parent, TensorCollection) or isinstance(parent, _NonTensorNode):
+        if strict:
+            msg = (
+                f"load_state_dict into {type(collection).__name__}: the state dict has a "
+                f"Python value at {'.'.join(path)!r} but the destination has no node "
+                f"{'.'.join(path[:-1])!r}; pass strict=False to skip it"
+            )
+            raise StateDictKeyError(msg)
+        return
+    if isinstance(value, Mapping) and set(value) == {PER_ELEMENT}:
+        value = _value_stack(value[PER_ELEMENT], parent.batch_size, path)
+    current = parent._entries().get(path[-1])
+    if isinstance(current, NonTensorData) and not isinstance(value, _NonTensorNode):
+        if same_value(current.data, value):
+            return
+    if isinstance(parent, TensorDict) and not isinstance(value, _NonTensorNode):
+        value = NonTensorData._make(value, parent.batch_size, parent.device)
+    try:
+        parent.set(path[-1], value)
+    except UnknownFieldError:
+        if strict:
+            raise
+        # not a field of this tensorclass: a key only the state dict has, skipped
+
+
+def _value_stack(values: Any, batch: torch.Size, path: Path) -> NonTensorStack:
+    """The per-element values recorded as nested lists, shaped like ``batch`` again."""
+    if not _fits(values, tuple(batch)):
+        msg = (
+            f"load_state_dict: the per-element values at {'.'.join(path)!r} do not fit the "
+            f"destination's batch size {list(batch)}; load a state dict of the same batch size"
+        )
+        raise BatchSizeError(msg)
+    array = np.empty(tuple(batch), dtype=object)
+    for index in np.ndindex(*batch):
+        item = values
+        for position in index:
+            item = item[position]
+        array[index] = item
+    return NonTensorStack._from_array(array, None)
+
+
+def _fits(values: Any, batch: tuple[int, ...]) -> bool:
+    """Whether nested lists have exactly the sizes of ``batch``."""
+    if not batch:
+        return True
+    if not isinstance(values, list) or len(values) != batch[0]:
+        return False
+    return all(_fits(item, batch[1:]) for item in values)
