@@ -229,6 +229,30 @@ def from_pytree(
     return build(_pytree_tree(tree, markers, ()), batch, cap, None)
 
 
+def collection_from_pytree(
+    cls: Any,
+    pytree: Any,
+    *,
+    batch_size: BatchSizeLike = None,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+) -> Any:
+    """``cls.from_pytree(pytree, ...)``: a TensorDict records the structure (markers) so
+    that ``to_pytree`` rebuilds it; a tensorclass reads the top node's children as its
+    fields. ``pytree`` itself when it already is a ``cls``."""
+    if isinstance(pytree, cls):
+        return pytree
+    markers = issubclass(cls, TensorDict)
+    built = from_pytree(
+        pytree,
+        batch_size=batch_size,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        markers=markers,
+    )
+    return cls._from_plain(built)
+
+
 def _node_type(tree: Any) -> Any:
     if tree is None:
         return None

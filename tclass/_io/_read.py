@@ -31,14 +31,16 @@ from typing import Any, NamedTuple, NoReturn, Protocol, TypeGuard
 import numpy as np
 import torch
 
+from tclass._core._dtypes import DTYPES
 from tclass._core._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
+from tclass._core._nested import fill_flat, flatten_values
+from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
-from tclass._io._classes import resolve_class, saved_class_name
+from tclass._io._classes import saved_class_name
 from tclass._io._format import (
-    DTYPES,
     FORMAT_VERSION,
     MAX_FILE_BYTES,
     MAX_JSON_DEPTH,
@@ -65,8 +67,6 @@ from tclass.errors import (
 __all__ = [
     "Folder",
     "Observer",
-    "fill_array",
-    "flatten_values",
     "load_tree",
     "node_entries",
     "read_header",
@@ -542,7 +542,7 @@ def _load_td(
             entries[key] = _load_leaf(folder, stored, key, entry, batch, options)
     td = TensorDict._new_unchecked(entries, batch, device)
     if _write_through(options, folder):  # Python values and new entries reach the folder
-        td._saved_at = SavedFolder(folder.path, options.allow_pickle)
+        td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
     return td
 
 
@@ -805,7 +805,7 @@ def _load_record(
             raise MetadataError(f"{where!r}: value fields next to a lazy stack are not supported")
         if options.observer is not None:
             options.observer.value(key, value)
-        content._tensors[key] = NonTensorData._make(value, content.batch_size, content.device)
+        content._put(key, NonTensorData._make(value, content.batch_size, content.device))
     if cls is None:
         return content
     check_values(cls, content, content_dir.path)
@@ -965,7 +965,7 @@ def _load_values(
         shape = _nested_shape(data, len(parent_batch) if parent_batch is not None else None)
     items = flatten_values(data, shape, where)  # first: the data bounds what is allocated
     array = np.empty(shape, dtype=object)
-    _fill(array, items)
+    fill_flat(array, items)
     return NonTensorStack._from_array(array, options.device or _CPU)
 
 
@@ -980,33 +980,6 @@ def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
             break
         level = level[0]
     return shape
-
-
-def fill_array(array: np.ndarray[Any, Any], data: Any, shape: list[int], where: str) -> None:
-    """Fill ``array`` (of ``shape``) with the values of ``data``, nested lists in batch order."""
-    _fill(array, flatten_values(data, shape, where))
-
-
-def flatten_values(data: Any, shape: list[int], where: str) -> list[Any]:
-    """The values of ``data`` (nested lists in batch order) in one flat list, after
-    checking level by level, without recursion, that ``data`` has ``shape``."""
-    items = [data]
-    for size in shape:
-        nxt = []
-        for item in items:
-            if not isinstance(item, list) or len(item) != size:
-                raise MetadataError(
-                    f"{where!r}: the NonTensorStack data does not have the shape {shape}"
-                )
-            nxt.extend(item)
-        items = nxt
-    return items
-
-
-def _fill(array: np.ndarray[Any, Any], items: list[Any]) -> None:
-    flat = array.reshape(-1)
-    for position, item in enumerate(items):
-        flat[position] = item
 
 
 def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, Any]:

@@ -70,13 +70,13 @@ def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
     if isinstance(new, LazyStackedTensorDict) and isinstance(old, LazyStackedTensorDict):
         for mine, theirs in zip(new._members, old._members):
             relink(mine, theirs, legacy)
-    elif isinstance(new, TensorDict) and isinstance(old, TensorDict) and old._saved_at is not None:
-        saved = old._saved_at
+    elif isinstance(new, TensorDict) and isinstance(old, TensorDict) and old._saved is not None:
+        saved = old._saved
         if legacy and isinstance(saved, SavedFolder):
             saved = SavedFolder(saved.folder, saved.allow_pickle, legacy)
-        new._saved_at = saved
-        for key, value in new._tensors.items():
-            previous = old._tensors.get(key)
+        new._attach_folder(saved)
+        for key, value in new._items():
+            previous = old._entries().get(key)
             if value is not previous and isinstance(value, TensorCollection):
                 relink(value, previous)
 
@@ -99,7 +99,7 @@ class SavedFolder:
     # --- what the engine calls -------------------------------------------------------------
 
     def entry_set(self, td: TensorDict, key: str, value: Value, blank: bool) -> Value:
-        current = td._tensors.get(key, _MISSING)
+        current = td._entries().get(key, _MISSING)
         unchanged = current is value
         if unchanged:
             return value
@@ -122,7 +122,7 @@ class SavedFolder:
             raise FolderWriteError(msg) from error
 
     def entry_removed(self, td: TensorDict, key: str) -> None:
-        if not isinstance(td._tensors.get(key), _NonTensorNode):
+        if not isinstance(td._entries().get(key), _NonTensorNode):
             return  # a saved tensor or collection removed: memory only
         self._check_legacy(key)
         try:
@@ -196,7 +196,7 @@ class SavedFolder:
                 value, target, copy_existing=True, like=blank, allow_pickle=self.allow_pickle,
                 link=linker(self.allow_pickle),
             )  # fmt: skip
-            if td._locked:
+            if td.is_locked:
                 stored_value.lock_()  # type: ignore[union-attr]
         with _locked(self.folder):
             meta = _read_meta(self.folder)

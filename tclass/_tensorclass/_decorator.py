@@ -69,7 +69,7 @@ def _make_tensorclass(cls: type, frozen: bool | None, kw_only: bool | None) -> t
             kw_only is None or kw_only == info.kw_only
         ):
             return cls
-        build_class(cls, frozen=frozen, kw_only=kw_only)
+        build_class(cls, TensorClass, frozen=frozen, kw_only=kw_only)
         return cls
     namespace = {k: v for k, v in cls.__dict__.items() if k not in _NOT_COPIED}
     namespace["__qualname__"] = cls.__qualname__  # kept on the type, not in its __dict__

@@ -34,6 +34,7 @@ import torch.distributed as dist
 
 from tclass._base._device_ops import map_tensors
 from tclass._core._device import DeviceLike
+from tclass._engine._nontensor import NonTensorStack, same_value
 from tclass.distributed import _wire
 from tclass.distributed._wire import Header, Layout, first_difference, layout_of
 from tclass.errors import DistributedError, StructureMismatchError
@@ -546,8 +547,6 @@ def _set_gathered_values(
 ) -> None:
     """Each slot of the stacked record: one value if every rank has the same one, else
     a stack of every rank's values."""
-    from tclass._engine._nontensor import NonTensorStack, same_value
-
     for position, slot in enumerate(slots):
         entries = [ranks[position] for ranks in per_rank]
         first = entries[0]

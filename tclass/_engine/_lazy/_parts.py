@@ -17,6 +17,7 @@ from tclass._base._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass._engine._repr import LeafSummary
+from tclass._engine._td import TensorDict
 from tclass.errors import BatchMismatchError, HeterogeneousEntryError, StackError
 
 __all__ = [
@@ -238,7 +239,5 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
             raise BatchMismatchError(key, value.shape, batch)
         return list(value.unbind(dim))
     if isinstance(value, Mapping):
-        from tclass._engine._td import TensorDict
-
         return list(TensorDict(value, batch_size=batch).unbind(dim))
     return [value] * count
