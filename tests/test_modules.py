@@ -442,7 +442,8 @@ def test_from_modules_errors_name_the_module_and_key() -> None:
         TensorDict.from_modules(nn.Linear(3, 4), nn.Linear(3, 5))
     with pytest.raises(
         ValueError,
-        match=r"module 1 \(Sequential\).*missing \['bias', 'weight'\], extra \['0.bias', '0.weight'\]",
+        match=r"module 1 \(Sequential\).*missing \['bias', 'weight'\], extra \['0.bias', "
+        r"'0.weight'\]",
     ):
         TensorDict.from_modules(nn.Linear(3, 4), nn.Sequential(nn.Linear(3, 4)))
     with pytest.raises(errors.StackError, match=r"float64\[2, 2\] on cpu in module 1"):

@@ -147,7 +147,7 @@ class ConversionOps:
         the top node's children as its fields."""
         from tclass._interop._bridges import collection_from_pytree
 
-        return collection_from_pytree(
+        return collection_from_pytree(  # type: ignore[no-any-return]
             cls,
             pytree,
             batch_size=batch_size,
@@ -233,8 +233,7 @@ class ConversionOps:
         """
         from tclass._interop._state_dict import load_state_dict
 
-        load_state_dict(_collection(self), state_dict, strict, assign, from_flatten)
-        return self
+        return load_state_dict(self, state_dict, strict, assign, from_flatten)  # type: ignore[type-var]
 
 
 def _collection(obj: object) -> TensorCollection:

@@ -72,7 +72,8 @@ class ModuleOps:
 
         Args:
             module: the module to read.
-            as_module: return a :class:`~tclass._interop._params_module.ParamsModule`, an ``nn.Module``
+            as_module: return a :class:`~tclass._interop._params_module.ParamsModule`, an
+                ``nn.Module``
                 registering the tensors (for an optimizer or a parent module).
             lock: lock the result (``tclass.from_module`` locks by default; this method,
                 like the peer's, does not).
@@ -155,7 +156,8 @@ class ModuleOps:
 
         Args:
             *modules: the modules, with the same parameter and buffer names and shapes.
-            as_module: return a :class:`~tclass._interop._params_module.ParamsModule` registering them.
+            as_module: return a :class:`~tclass._interop._params_module.ParamsModule`
+                registering them.
             lock: lock the result (default, as in the peer).
             use_state_dict: read each module's ``state_dict(keep_vars=True)``.
             lazy_stack, expand_identical: the peer's variants, not supported (an

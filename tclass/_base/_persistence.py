@@ -67,7 +67,7 @@ class PersistenceOps:
         """
         from tclass._io._api import memmap_in_place
 
-        return memmap_in_place(self, prefix, copy_existing, **options)  # type: ignore[no-any-return]
+        return memmap_in_place(self, prefix, copy_existing, **options)
 
     def memmap(
         self,
@@ -191,8 +191,7 @@ class PersistenceOps:
         and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`)."""
         from tclass._io._api import load_memmap
 
-        load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)
-        return self
+        return load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
 
     def is_memmap(self) -> bool:
         """Whether every tensor leaf is a MemoryMappedTensor."""

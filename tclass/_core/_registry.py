@@ -110,7 +110,10 @@ class _Hint:
             return (
                 f"{head}; it was saved from {origin}, so no import defines it: {self._by_class()}"
             )
-        return f"{head}: import {self.module} first (tclass never imports a module named in a file), or {self._by_class()}"
+        return (
+            f"{head}: import {self.module} first (tclass never imports a module named "
+            f"in a file), or {self._by_class()}"
+        )
 
     def ambiguous(self, count: int, in_annotation: bool = False) -> str:
         if in_annotation:
@@ -118,7 +121,10 @@ class _Hint:
                 f"{count} classes named {self.short} are accepted by {self.field or 'the caller'}"
             )
         else:
-            what = f"{count} different classes of that name are alive in this process (a class defined again?)"
+            what = (
+                f"{count} different classes of that name are alive in this process (a "
+                "class defined again?)"
+            )
         return f"{self.where} holds a {self.name}, and {what}: {self._by_class(choose=True)}"
 
     def _by_class(self, choose: bool = False) -> str:
@@ -129,7 +135,10 @@ class _Hint:
             return f"load it with {which}, {self.short}.load_memmap({self.where!r})"
         alone = f"{self.short}.load_memmap({self.where!r}) loads this part alone"
         if self.field is not None:
-            return f"annotate {self.field} with {which} and load the whole folder with its class ({alone})"
+            return (
+                f"annotate {self.field} with {which} and load the whole folder with "
+                f"its class ({alone})"
+            )
         if self.module == "__main__" and not choose:
             return f"define {which} in the script (__main__) that loads the folder ({alone})"
         return f"{alone}, with {which}"

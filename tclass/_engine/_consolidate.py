@@ -122,7 +122,8 @@ def consolidate(
     flatten = _Flatten()
     rebuild, description = flatten.visit(node)
     leaves = flatten.leaves
-    target = as_device(device) if device is not None else _common_device(leaves)
+    chosen = as_device(device) if device is not None else None
+    target = chosen if chosen is not None else _common_device(leaves)
     layout, end = _layout(leaves)
     trailer = _trailer(description, layout)
     size = end + len(trailer) + _LENGTH.size
@@ -176,7 +177,10 @@ def from_consolidated(buffer: torch.Tensor, *, cls: type | None = None) -> Any:
         MetadataError: the tensor is not a consolidated buffer (no valid trailer).
     """
     if not isinstance(buffer, torch.Tensor) or buffer.dtype != torch.uint8 or buffer.dim() != 1:
-        msg = "from_consolidated expects the 1-d uint8 buffer of a consolidated collection (td.consolidate()._consolidated buffer)"
+        msg = (
+            "from_consolidated expects the 1-d uint8 buffer of a consolidated "
+            "collection (td.consolidate()._consolidated buffer)"
+        )
         raise MetadataError(msg)
     description = _read_trailer(buffer)
     if description["tree"] is None:
@@ -388,7 +392,10 @@ def _read_trailer(buffer: torch.Tensor) -> dict[str, Any]:
 def _common_device(leaves: Sequence[torch.Tensor]) -> torch.device:
     devices = {leaf.device for leaf in leaves}
     if len(devices) > 1:
-        msg = f"cannot consolidate leaves on several devices ({sorted(map(str, devices))}); pass device="
+        msg = (
+            "cannot consolidate leaves on several devices "
+            f"({sorted(map(str, devices))}); pass device="
+        )
         raise UnsupportedError(msg)
     return devices.pop() if devices else torch.device("cpu")
 

@@ -21,7 +21,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from operator import attrgetter, itemgetter
-from typing import Any, ClassVar, Literal, NoReturn, Protocol, TypeVar, Union, overload
+from typing import Any, ClassVar, Literal, NoReturn, Protocol, TypeAlias, TypeVar, overload
 
 import numpy as np
 import torch
@@ -47,8 +47,7 @@ __all__ = ["pad", "pad_sequence"]
 C = TypeVar("C", bound=TensorDictBase)
 T = TypeVar("T", bound=TensorDict)
 R = TypeVar("R", bound="_Record")
-MaskKey = Union[Literal[True], str, tuple[str, ...]]
-
+MaskKey: TypeAlias = Literal[True] | str | tuple[str, ...]
 
 
 class _Record(Protocol):

@@ -185,7 +185,7 @@ class TensorDict(TensorDictBase):
     @classmethod
     def _from_plain(cls, td: TensorDict) -> Self:
         if type(td) is cls:
-            return td  # type: ignore[return-value]
+            return td
         return cls._new_unchecked(td._tensors, td._batch_size, td._device)
 
     # --- primitives ----------------------------------------------------------------------
@@ -543,7 +543,10 @@ class TensorDict(TensorDictBase):
             target.copy_(value if isinstance(value, _Tensor) else torch.as_tensor(value))
         except RuntimeError as error:
             shape = getattr(value, "shape", None)
-            msg = f"set_: cannot copy a value of shape {shape} into {key!r} of shape {list(target.shape)}: {error}"
+            msg = (
+                f"set_: cannot copy a value of shape {shape} into {key!r} of shape "
+                f"{list(target.shape)}: {error}"
+            )
             raise BatchSizeError(msg) from None
         return self
 

@@ -57,9 +57,9 @@ def from_struct_array(
     strided by the record size, which torch cannot view); nested structured fields
     become nested TensorDicts; text, bytes and object fields become Python values (one
     shared ``NonTensorData`` when every element holds the same value, else a
-    ``NonTensorStack`` of one value per element). Each node's batch size is its array's shape (a nested
-    field with a sub-array shape adds those dims), unless ``batch_size`` or
-    ``batch_dims`` says otherwise. ``auto_batch_size`` is accepted for the peer's
+    ``NonTensorStack`` of one value per element). Each node's batch size is its array's
+    shape (a nested field with a sub-array shape adds those dims), unless ``batch_size``
+    or ``batch_dims`` says otherwise. ``auto_batch_size`` is accepted for the peer's
     signature; the array's shape already is the batch.
 
     Raises:

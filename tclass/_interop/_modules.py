@@ -189,14 +189,17 @@ def swap_into_module(
             write.slots[write.name] = _module_tensor(write.old, write.new, preserve_module_state)
     if result is None:
         return None
-    if inplace:
-        undo: Callable[[], None] = lambda: _copy_into(
-            writes, [old for _, old in olds], non_blocking
-        )
-    else:  # slots that held None are not in the result; the undo empties them again
-        undo = lambda: _restore(writes)
-    storage_of(result)._call_on_exit(undo)
+    storage_of(result)._call_on_exit(_undo(writes, olds, inplace, non_blocking))
     return result
+
+
+def _undo(
+    writes: list[_Write], olds: list[Any], inplace: bool, non_blocking: bool
+) -> Callable[[], None]:
+    """What puts the module's previous tensors back (``with previous:`` runs it)."""
+    if inplace:
+        return lambda: _copy_into(writes, [old for _, old in olds], non_blocking)
+    return lambda: _restore(writes)  # slots that held None are emptied again
 
 
 def _plan_writes(
@@ -250,7 +253,8 @@ def _not_a_submodule(
     owner = type(module).__name__
     if is_tensor:
         return EntryTypeError(
-            f"to_module: {_dotted(where)} is a tensor of {owner}, but the TensorDict holds a nested "
+            f"to_module: {_dotted(where)} is a tensor of {owner}, but the TensorDict "
+            "holds a nested "
             "collection there; the structure must be the one TensorDict.from_module(module) gives"
         )
     return KeyNotFoundError(
@@ -265,13 +269,15 @@ def _not_a_tensor_slot(
     owner = type(module).__name__
     if child is not None:
         return EntryTypeError(
-            f"to_module: {_dotted(where)} is a submodule ({type(child).__name__}) of {owner}, but the "
+            f"to_module: {_dotted(where)} is a submodule ({type(child).__name__}) of "
+            f"{owner}, but the "
             "TensorDict holds a tensor there; nest that submodule's tensors under its name, "
             "as TensorDict.from_module(module) does"
         )
     return KeyNotFoundError(
         f"to_module: {_dotted(where)} is not a parameter, buffer or submodule of {owner} "
-        f"(it has: {_names_of(module)}); the keys must be those TensorDict.from_module(module) gives"
+        f"(it has: {_names_of(module)}); the keys must be those "
+        "TensorDict.from_module(module) gives"
     )
 
 
@@ -477,8 +483,13 @@ def from_module(
     """The parameters and buffers of ``module`` as a TensorDict (locked by default, as
     the peer's function is; ``TensorDict.from_module`` is not). See
     ``TensorDictBase.from_module``."""
-    return collection_from_module(
-        TensorDict, module, as_module, lock, use_state_dict=use_state_dict, filter_empty=filter_empty
+    return collection_from_module(  # type: ignore[no-any-return]
+        TensorDict,
+        module,
+        as_module,
+        lock,
+        use_state_dict=use_state_dict,
+        filter_empty=filter_empty,
     )
 
 
@@ -521,7 +532,7 @@ def from_modules(
 ) -> TensorDict | ParamsModule:
     """The parameters and buffers of identical ``modules``, stacked into new parameters
     along a leading dim (an ensemble for ``torch.vmap``). See ``TensorDictBase.from_modules``."""
-    return collection_from_modules(
+    return collection_from_modules(  # type: ignore[no-any-return]
         TensorDict, modules, as_module, lock, use_state_dict, lazy_stack, expand_identical
     )
 

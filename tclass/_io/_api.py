@@ -233,6 +233,7 @@ class _LoadInto(NodeVisitor[None]):
         for key, value in theirs._items():
             current = mine._entry(key)
             if isinstance(value, torch.Tensor):
+                assert isinstance(current, torch.Tensor)  # the keys and kinds agree
                 if current.shape != value.shape:
                     msg = (
                         f"{where}: entry {key!r} is saved with shape {list(value.shape)}, "

@@ -133,7 +133,10 @@ class SavedFolder:
                     _replace_file(self.folder, META, _dump(meta))
             shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
         except OSError as error:
-            msg = f"cannot remove {key!r} from {self.folder!r}, where this collection is saved ({error}); nothing was changed"
+            msg = (
+                f"cannot remove {key!r} from {self.folder!r}, where this collection is "
+                f"saved ({error}); nothing was changed"
+            )
             raise FolderWriteError(msg) from error
 
     # --- writing ---------------------------------------------------------------------------
@@ -282,7 +285,8 @@ def _check_key_naming(
     if not fits:
         msg = (
             f"cannot add {key!r} to {folder!r}: the folder names its keys "
-            f"{'escaped' if escaped else 'as they are'}, and {key!r} would change how its other keys read back. "
+            f"{'escaped' if escaped else 'as they are'}, and {key!r} would change how "
+            "its other keys read back. "
             "Save the collection again (memmap_) to add it"
         )
         raise UnsupportedError(msg)

@@ -274,7 +274,8 @@ def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
     signature = ", ".join(["__tclass_self__", *params, "*", *kw_params])
     values = "".join(f"{name}, " for name in info.field_names)
     body.append(
-        f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), batch_size, device, names)"
+        f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), batch_size, "
+        "device, names)"
     )
     if hasattr(cls, "__post_init__"):
         body.append(f"    __tclass_self__.__post_init__({', '.join(initvars)})")

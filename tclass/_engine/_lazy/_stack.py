@@ -595,6 +595,11 @@ class LazyStackedTensorDict(LazyStackOps):
             return self
         return self._from_members(members, self._stack_dim, self._batch_size)
 
+    def _adopt(self, source: LazyStackedTensorDict) -> None:
+        """Takes the device of ``source``, a saved copy of this stack whose members'
+        leaves the caller has just adopted (see ``TensorDict._adopt``)."""
+        self._device = source._device
+
     def cuda(self, device: int | DeviceLike = None) -> Self:
         """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
         if device is None:
@@ -788,7 +793,10 @@ def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None =
     if isinstance(collections, TensorDictBase):
         storage = storage_of(collections)
         if not isinstance(storage, LazyStackedTensorDict):
-            msg = f"dense_stack_tds expects a lazy stack or a list, got a {type(collections).__name__}"
+            msg = (
+                "dense_stack_tds expects a lazy stack or a list, got a "
+                f"{type(collections).__name__}"
+            )
             raise TypeError(msg)
         if (
             dim is not None
