@@ -9,19 +9,21 @@ specifier) whose types are the descriptors below: a checker takes a descriptor f
 ``batch_size=[4]``) and its attribute type from ``__get__`` (what reading gives, a
 ``torch.Size``). A class that names the metaclass directly is "neither frozen nor
 non-frozen" (PEP 681), so frozen tensorclasses type-check too. At runtime the same
-descriptors read the record's storage; the generated ``__init__`` takes the arguments.
+descriptors (properties whose getters the engine provides) read the record's
+storage; the generated ``__init__`` takes the arguments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import torch
 from typing_extensions import Self
 
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike
+from tclass._engine._td import batch_size_of_record, device_of_record
 
 __all__ = ["BatchSizeField", "DeviceField", "NamesField", "constructor_keyword"]
 
@@ -34,57 +36,61 @@ def constructor_keyword(*, default: T, kw_only: bool = True) -> T:
     return default
 
 
-class BatchSizeField:
+class BatchSizeField(property):
     """``batch_size``: accepts a size-like, reads as a ``torch.Size``. Assigning checks
     every field."""
 
-    @overload
-    def __get__(self, instance: None, owner: Any) -> Self: ...
-    @overload
-    def __get__(self, instance: object, owner: Any) -> torch.Size: ...
-    def __get__(self, instance: object, owner: Any) -> torch.Size | Self:
-        if instance is None:
-            return self
-        size: torch.Size = instance._tensordict.batch_size  # type: ignore[attr-defined]
-        return size
+    def __init__(self) -> None:
+        super().__init__(batch_size_of_record, _set_batch_size, None, self.__doc__)
 
-    def __set__(self, instance: object, value: BatchSizeLike) -> None:
-        instance._tensordict.batch_size = value  # type: ignore[attr-defined]
+    if TYPE_CHECKING:
+
+        @overload  # type: ignore[override]
+        def __get__(self, instance: None, owner: Any) -> Self: ...
+        @overload
+        def __get__(self, instance: object, owner: Any) -> torch.Size: ...
+        def __get__(self, instance: object, owner: Any) -> torch.Size | Self: ...
+        def __set__(self, instance: object, value: BatchSizeLike) -> None: ...
 
 
-class DeviceField:
+class DeviceField(property):
     """``device``: accepts a device-like, reads as a ``torch.device`` or None (the device
     of every tensor, or None if they may be on different devices). Read-only: move a
     record with ``to(device)``."""
 
-    @overload
-    def __get__(self, instance: None, owner: Any) -> Self: ...
-    @overload
-    def __get__(self, instance: object, owner: Any) -> torch.device | None: ...
-    def __get__(self, instance: object, owner: Any) -> torch.device | None | Self:
-        if instance is None:
-            return self
-        device: torch.device | None = instance._tensordict.device  # type: ignore[attr-defined]
-        return device
+    def __init__(self) -> None:
+        super().__init__(device_of_record, None, None, self.__doc__)
 
-    def __set__(self, instance: object, value: DeviceLike) -> None:
-        msg = f"{type(instance).__name__}.device cannot be assigned; use record.to(device)"
-        raise AttributeError(msg)
+    if TYPE_CHECKING:
+
+        @overload  # type: ignore[override]
+        def __get__(self, instance: None, owner: Any) -> Self: ...
+        @overload
+        def __get__(self, instance: object, owner: Any) -> torch.device | None: ...
+        def __get__(self, instance: object, owner: Any) -> torch.device | None | Self: ...
+        def __set__(self, instance: object, value: DeviceLike) -> None: ...
 
 
-class NamesField:
+class NamesField(property):
     """``names``: accepts names of the batch dims (only None today), reads as a list (all
     ``None``: tclass does not support named dims). Read-only."""
 
-    @overload
-    def __get__(self, instance: None, owner: Any) -> Self: ...
-    @overload
-    def __get__(self, instance: object, owner: Any) -> list[str | None]: ...
-    def __get__(self, instance: object, owner: Any) -> list[str | None] | Self:
-        if instance is None:
-            return self
-        return [None] * len(instance._tensordict.batch_size)  # type: ignore[attr-defined]
+    def __init__(self) -> None:
+        super().__init__(_names, None, None, self.__doc__)
 
-    def __set__(self, instance: object, value: Sequence[str | None] | None) -> None:
-        msg = f"{type(instance).__name__}.names cannot be assigned (named dims are not supported)"
-        raise AttributeError(msg)
+    if TYPE_CHECKING:
+
+        @overload  # type: ignore[override]
+        def __get__(self, instance: None, owner: Any) -> Self: ...
+        @overload
+        def __get__(self, instance: object, owner: Any) -> list[str | None]: ...
+        def __get__(self, instance: object, owner: Any) -> list[str | None] | Self: ...
+        def __set__(self, instance: object, value: Sequence[str | None] | None) -> None: ...
+
+
+def _set_batch_size(record: Any, value: BatchSizeLike) -> None:
+    record._tensordict.batch_size = value
+
+
+def _names(record: Any) -> list[str | None]:
+    return [None] * len(batch_size_of_record(record))
