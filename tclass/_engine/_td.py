@@ -46,7 +46,6 @@ __all__ = [
     "device_of_record",
     "record_batch_size",
     "record_entries",
-    "record_is_locked",
     "tensor_field_setter",
 ]
 
@@ -1083,7 +1082,7 @@ record_entries: Callable[[Any], Mapping[str, Value]] = attrgetter("_tensordict._
 record_batch_size: Callable[[Any], torch.Size] = attrgetter("_tensordict._batch_size")
 
 
-# The getters of a record's batch_size, device and is_locked properties (plain functions,
+# The getters of a record's batch_size and device properties (plain functions,
 # which torch.compile traces, unlike attrgetter objects).
 def batch_size_of_record(record: Any) -> torch.Size:
     return record._tensordict._batch_size  # type: ignore[no-any-return]
@@ -1091,10 +1090,6 @@ def batch_size_of_record(record: Any) -> torch.Size:
 
 def device_of_record(record: Any) -> torch.device | None:
     return record._tensordict._device  # type: ignore[no-any-return]
-
-
-def record_is_locked(record: Any) -> bool:
-    return record._tensordict._locked  # type: ignore[no-any-return]
 
 
 def field_getter(name: str, values: bool) -> Callable[[Any], Any]:

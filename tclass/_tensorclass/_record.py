@@ -27,7 +27,7 @@ from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._repr import compact_repr
-from tclass._engine._td import TensorDict, record_batch_size, record_entries, record_is_locked
+from tclass._engine._td import TensorDict, record_batch_size, record_entries
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
 from tclass._tensorclass._builder import ClassInfo, build_class, record_from_entries, store_field
 from tclass._tensorclass._typing import (
@@ -135,9 +135,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     # --- collection primitives -----------------------------------------------------------
 
-    is_locked = property(
-        record_is_locked, doc="Whether fields can be assigned (in-place writes always can)."
-    )
+    @property
+    def is_locked(self) -> bool:
+        """Whether fields can be assigned (in-place writes to tensors always can)."""
+        return self._tensordict.is_locked
 
     def _items(self) -> Iterator[tuple[str, Value]]:
         return self._tensordict._items()
