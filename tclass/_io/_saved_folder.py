@@ -40,6 +40,7 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
 from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
@@ -66,7 +67,7 @@ def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
     """Give the storage of a record built over a loaded TensorDict (``new``) the folder
     of that TensorDict (``old``): member by member for a lazy stack, and below, for the
     entries the record converted (a TensorDict under a tensorclass field)."""
-    new, old = getattr(new, "_tensordict", new), getattr(old, "_tensordict", old)
+    new, old = storage_of(new), storage_of(old)
     if isinstance(new, LazyStackedTensorDict) and isinstance(old, LazyStackedTensorDict):
         for mine, theirs in zip(new._members, old._members):
             relink(mine, theirs, legacy)
