@@ -9,6 +9,7 @@ One import gives the public surface::
 from tclass import errors as errors
 from tclass._base._tensordict_base import TensorDictBase as TensorDictBase
 from tclass._core._memmap import MemoryMappedTensor as MemoryMappedTensor
+from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
 from tclass._engine._combine import isin as isin
@@ -25,12 +26,15 @@ from tclass._engine._ops import cat as cat
 from tclass._engine._ops import stack as stack
 from tclass._engine._pad import pad as pad
 from tclass._engine._pad import pad_sequence as pad_sequence
+from tclass._engine._pad import unpad_sequence as unpad_sequence
 from tclass._engine._td import TensorDict as TensorDict
 from tclass._interop import _pytree as _pytree
+from tclass._interop._bridges import from_any as from_any
 from tclass._interop._bridges import from_pytree as from_pytree
 from tclass._interop._bridges import from_struct_array as from_struct_array
 from tclass._interop._constructors import from_dict as from_dict
 from tclass._interop._constructors import from_namedtuple as from_namedtuple
+from tclass._interop._constructors import from_tuple as from_tuple
 from tclass._interop._constructors import fromkeys as fromkeys
 from tclass._interop._constructors import is_tensor_collection as is_tensor_collection
 from tclass._interop._constructors import make_tensordict as make_tensordict
@@ -41,6 +45,7 @@ from tclass._io._api import load as load
 from tclass._io._api import load_memmap as load_memmap
 from tclass._io._api import memmap as memmap
 from tclass._io._api import save as save
+from tclass._io._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
@@ -55,11 +60,13 @@ __all__ = [
     "TensorClass",
     "TensorDict",
     "TensorDictBase",
+    "UnbatchedTensor",
     "cat",
     "dense_stack_tds",
     "errors",
     "expand_as_right",
     "expand_right",
+    "from_any",
     "from_consolidated",
     "from_dict",
     "from_module",
@@ -67,6 +74,7 @@ __all__ = [
     "from_namedtuple",
     "from_pytree",
     "from_struct_array",
+    "from_tuple",
     "fromkeys",
     "is_tensor_collection",
     "is_tensorclass",
@@ -81,10 +89,12 @@ __all__ = [
     "pad",
     "pad_sequence",
     "parse_tensor_dict_string",
+    "print_directory_tree",
     "remove_duplicates",
     "save",
     "stack",
     "tensorclass",
+    "unpad_sequence",
 ]
 
 __version__ = "0.1.0"

@@ -9,6 +9,7 @@ with no replacement, and is not provided.)
 from __future__ import annotations
 
 import pickle
+import warnings
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,10 @@ def test_dtypes_shapes_and_index() -> None:
         2.0,
         3.0,
     ]
-    legacy = torch.arange(4).storage()
-    assert MemoryMappedTensor.from_storage(legacy).dtype == torch.int64
+    with warnings.catch_warnings():  # torch deprecates typed storages; they still work
+        warnings.simplefilter("ignore", UserWarning)
+        legacy = torch.arange(4.0, dtype=torch.float64).storage()
+        assert MemoryMappedTensor.from_storage(legacy).dtype == torch.float64
     rows = MemoryMappedTensor.from_storage(
         torch.arange(6.0).untyped_storage(), dtype=torch.float32, shape=(2, 3), index=1
     )

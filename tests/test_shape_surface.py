@@ -61,9 +61,12 @@ def _frame() -> Frame:
 
 
 def _lazy(stack_dim: int = 0) -> LazyStackedTensorDict:
-    """Two members of batch [3] with equal shapes, so the dense stack exists."""
+    """A lazy stack of batch [2, 3] along ``stack_dim`` (members of batch [3] or [2]) with
+    equal shapes, so the dense stack exists."""
+    count, inner = (2, 3) if stack_dim == 0 else (3, 2)
     members = [
-        TensorDict({"a": make_values([3, 2]), "n": {"c": make_values([3])}}, [3]) for _ in range(2)
+        TensorDict({"a": make_values([inner, 2]), "n": {"c": make_values([inner])}}, [inner])
+        for _ in range(count)
     ]
     return tclass.lazy_stack(members, stack_dim)
 
@@ -131,7 +134,11 @@ def test_repeat_is_torch_repeat_on_batch_dims(data: st.DataObject, td: TensorDic
     )
     out = td.repeat(*args)
     new = torch.Size(s * r for s, r in zip(td.batch_size, reps))
-    assert_leafwise(out, td, lambda x: x.repeat(*reps, *[1] * (x.ndim - nb)), new)
+    def by_hand(x: torch.Tensor) -> torch.Tensor:
+        full = (*reps, *[1] * (x.ndim - nb))
+        return x.repeat(*full) if full else x.clone()  # a 0-d leaf of a 0-d batch: a copy
+
+    assert_leafwise(out, td, by_hand, new)
 
 
 @SETTINGS
@@ -489,7 +496,7 @@ def test_lazy_stack_ops_that_keep_members_apart_work_on_ragged_stacks(
     assert isinstance(out, LazyStackedTensorDict)
     widths = {member["a"].shape[-1] for member in out.tensordicts}
     assert widths <= {1, 2}
-    expected = op(torch.empty(ragged.batch_size)).shape
+    expected = op(TensorDict({}, ragged.batch_size)).batch_size
     assert out.batch_size == expected
 
 

@@ -8,29 +8,50 @@ will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import torch
+from typing_extensions import Self
 
 from tclass._base._conversions import ConversionOps
 from tclass._base._device_ops import DeviceOps
 from tclass._base._dist_ops import DistributedOps
 from tclass._base._elementwise import ElementwiseOps
+from tclass._base._entry_ops import EntryOps
 from tclass._base._module_ops import ModuleOps
 from tclass._base._persistence import PersistenceOps
 from tclass._base._shape_ops import ShapeOps
+from tclass._base._stack_ops import StackOps
 from tclass._core._dispatch import TORCH_FUNCTIONS
+
+if TYPE_CHECKING:
+    from tclass._engine._td import TensorDict
 
 __all__ = ["TensorDictBase", "Value"]
 
 
 class TensorDictBase(
-    ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ModuleOps, ConversionOps, DistributedOps
+    ShapeOps,
+    EntryOps,
+    StackOps,
+    ElementwiseOps,
+    DeviceOps,
+    PersistenceOps,
+    ModuleOps,
+    ConversionOps,
+    DistributedOps,
 ):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""
 
     __slots__ = ()
+
+    @classmethod
+    def _from_plain(cls, td: TensorDict) -> Self:
+        # TensorDictBase.from_dict(...) and the like give a TensorDict, the default kind.
+        if cls is TensorDictBase:
+            return td  # type: ignore[return-value]
+        return super()._from_plain(td)
 
     @classmethod
     def __torch_function__(

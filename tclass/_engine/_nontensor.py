@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -61,6 +61,9 @@ class _NonTensorNode(TensorDictBase):
     """What both node kinds share: no entries, a device, a lock flag."""
 
     __slots__ = ("_device", "_locked", "__weakref__")
+
+    _is_leaf_node: ClassVar[bool] = True
+    _is_python_value: ClassVar[bool] = True
 
     _device: torch.device | None
     _locked: bool

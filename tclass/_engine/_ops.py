@@ -11,14 +11,17 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, NoReturn, TypeVar, cast
 
+import warnings
+
 import torch
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._core import _batch
+from tclass._core import _batch, _names
 from tclass._core._batch import format_shape
 from tclass._core._device import as_device
 from tclass._core._dispatch import implements
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass.errors import StackError
 
@@ -31,13 +34,18 @@ _LAZY_HINT = "use tclass.lazy_stack for members whose keys or shapes differ"
 
 
 @implements(torch.stack)
-def stack(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
+def stack(
+    collections: Sequence[C], dim: int = 0, *, out: C | None = None, contiguous: bool = False
+) -> C:
     """Stacks collections of the same type, keys and batch size along a new batch dim.
 
     Args:
-        collections: a non-empty sequence of collections.
+        collections: a non-empty sequence of collections (lazy stacks among TensorDicts
+            are stacked densely).
         dim: where the new dim goes (``-1`` means after the last batch dim).
         out: a collection with the stacked batch size to write into.
+        contiguous: the peer's switch for a dense result; the result is always dense
+            here (:func:`tclass.lazy_stack` stacks lazily).
 
     Raises:
         StackError: if the members differ in type, batch size, keys or entry shapes; the
@@ -68,6 +76,9 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
+    if type(members[0]) is not type(members[-1]) or _is_lazy(members[0]):
+        members = [m.contiguous() if _is_lazy(m) else m for m in members]
+        _members(members, "stack", path)
     first = members[0]
     batch_size = first.batch_size
     sizes = _batch_sizes(members)
@@ -84,7 +95,10 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
     new_size.insert(dim, len(members))
     size = _check_out(out, torch.Size(new_size), "stack", path)
     values = _join(members, "stack", dim, out, path)
-    return _result(first, members, values, size, out)
+    result = _result(first, members, values, size, out)
+    if first._dim_names is not None:  # the members' names, if they all agree
+        result._assign_names(_names.stacked([m._dim_names for m in members], dim))
+    return result
 
 
 def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
@@ -92,6 +106,8 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
         return _join_nodes(collections, "cat", dim, path)
     members = _members(collections, "cat", path)
     first = members[0]
+    if type(first) is not type(members[-1]) or _is_lazy(first):
+        return _cat_lazily(members, dim, out, path)
     batch_size = first.batch_size
     if not batch_size:
         msg = f"cat{_at(path)}: collections with no batch dims cannot be concatenated; use stack"
@@ -114,7 +130,44 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     new_size[dim] = total
     size = _check_out(out, torch.Size(new_size), "cat", path)
     values = _join(members, "cat", dim, out, path)
-    return _result(first, members, values, size, out)
+    result = _result(first, members, values, size, out)
+    if out is None and first._dim_names is not None:
+        result._assign_names(first._dim_names)  # the first member's, as the peer
+    return result
+
+
+def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -> Any:
+    """``cat`` of collections among which lazy stacks: a lazy stack along the first one's
+    stack dim. Along that dim the members are the inputs' pieces, in order; along another
+    dim, piece ``i`` of every input is concatenated into member ``i``."""
+    lazy = next(m for m in members if _is_lazy(m))
+    ndim = lazy.batch_dims
+    if not ndim:
+        msg = f"cat{_at(path)}: collections with no batch dims cannot be concatenated; use stack"
+        raise StackError(msg)
+    dim = _batch.normalize_dim(dim, ndim, op="cat")
+    d = lazy.stack_dim
+    for position, member in enumerate(members):
+        if member.batch_dims != ndim or not _same_except(member.batch_size, lazy.batch_size, dim):
+            msg = (
+                f"cat{_at(path)}: member {position} has batch size "
+                f"{format_shape(member.batch_size)}, incompatible with "
+                f"{format_shape(lazy.batch_size)} outside dim {dim}"
+            )
+            raise StackError(msg)
+    if dim == d:
+        parts = [piece for member in members for piece in member.unbind(d)]
+    else:
+        pieces = [member.unbind(d) for member in members]
+        inner = dim if dim < d else dim - 1
+        parts = [_cat(list(group), inner, None, path) for group in zip(*pieces)]
+    size = list(lazy.batch_size)
+    size[dim] = sum(member.batch_size[dim] for member in members)
+    result = type(lazy)._from_members(parts, d, torch.Size(size))
+    if out is not None:
+        out.update_(result)
+        return out
+    return result
 
 
 def _batch_sizes(members: list[Any]) -> list[torch.Size]:
@@ -181,6 +234,9 @@ def _join(
         if isinstance(entry, TensorCollection):
             values[key] = join_collections(parts, dim, target, path + (key,))
             continue
+        if entry.__class__ is UnbatchedTensor:
+            values[key] = _join_unbatched(parts, path + (key,))
+            continue
         try:
             if target is None:
                 values[key] = join_tensors(parts, dim)
@@ -190,6 +246,23 @@ def _join(
             _raise_entry_mismatch(op, path + (key,), parts, dim if op == "cat" else None)
             raise
     return values
+
+
+def _join_unbatched(parts: list[Any], path: tuple[str, ...]) -> Any:
+    """Unbatched tensors are shared by the whole batch: the first member's is kept (its
+    batch size is set by the result); different data in other members is dropped with a
+    warning, as in the peer."""
+    first = parts[0]
+    if any(part is not first and part.data_ptr() != first.data_ptr() for part in parts):
+        name = path[0] if len(path) == 1 else path
+        warnings.warn(
+            f"stacking UnbatchedTensors with different data under {name!r}: only the first "
+            "member's is kept. UnbatchedTensor is shared by the whole batch; use a regular "
+            "tensor for per-element data",
+            UserWarning,
+            stacklevel=4,
+        )
+    return first
 
 
 def _join_nodes(parts: Sequence[C], op: str, dim: int, path: tuple[str, ...]) -> C:
@@ -204,7 +277,7 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
-    if len(set(map(type, members))) != 1:
+    if len(set(map(type, members))) != 1 and not any(_is_lazy(m) for m in members):
         kind = type(members[0])
         for position, member in enumerate(members):
             if type(member) is not kind:
@@ -218,6 +291,10 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
         msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"
         raise StackError(msg)
     return members
+
+
+def _is_lazy(member: object) -> bool:
+    return getattr(type(member), "_is_lazy", False) is True
 
 
 def _raise_key_mismatch(
@@ -281,6 +358,9 @@ def _result(
     device = first.device
     if device is not None and any(member.device != device for member in members):
         device = None
+    for key, value in values.items():
+        if value.__class__ is UnbatchedTensor and value.batch_size != size:  # type: ignore[union-attr]
+            values[key] = value._with_batch_size(size)  # type: ignore[union-attr]
     return first._new_like(values, size, device)
 
 

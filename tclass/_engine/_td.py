@@ -18,10 +18,12 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._core import _batch, _keys
+from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._core._keys import BatchIndex
+from tclass._core._names import Names
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
@@ -29,6 +31,7 @@ from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     DimError,
+    DimNameError,
     EntryTypeError,
     KeyConflictError,
     KeyThroughTensorError,
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TensorDict",
+    "data_ptrs",
     "field_getter",
     "batch_size_of_record",
     "device_of_record",
@@ -50,6 +54,7 @@ __all__ = [
 ]
 
 _Tensor = torch.Tensor
+_Unbatched = UnbatchedTensor
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 _NO_DIMS = torch.Size([])
@@ -72,7 +77,8 @@ class TensorDict(TensorDictBase):
         batch_size: the leading dims every value shares; ``None`` means none.
         device: if given, every value is moved there now and whenever it is set later;
             ``None`` allows values on different devices.
-        names: names of the batch dims; not supported yet (only ``None``).
+        names: names of the batch dims (a ``str`` or ``None`` each); shape operations
+            carry them as the peer does (see :attr:`names`).
         non_blocking: move values to ``device`` with non-blocking copies.
         lock: lock the result (see :meth:`lock_`).
         **kwargs: entries given as keyword arguments, when ``source`` is not given.
@@ -95,6 +101,7 @@ class TensorDict(TensorDictBase):
         "_consolidated",
         "_saved_at",
         "_scope",
+        "_names",
         "__weakref__",
     )
 
@@ -108,6 +115,7 @@ class TensorDict(TensorDictBase):
     _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
     _saved_at: SavedAt | None  # the folder this node is saved in (see _saved.py)
     _scope: _Scope | None  # what `with td:` blocks restore (created on first use)
+    _names: Names  # the names of the batch dims, None when no dim has one
 
     def __init__(
         self,
@@ -120,8 +128,6 @@ class TensorDict(TensorDictBase):
         lock: bool = False,
         **kwargs: Any,
     ) -> None:
-        if names is not None:
-            _refuse_names(names)
         if type(batch_size) is list and len(batch_size) == 1:
             # `batch_size=[n]`, the most common spelling, without a call.
             size = batch_size[0]
@@ -140,6 +146,7 @@ class TensorDict(TensorDictBase):
         self._consolidated = None
         self._saved_at = None
         self._scope = None
+        self._names = None if names is None else _names.as_names(names, len(batch))
         tensors: dict[str, Value] = {}
         self._tensors = tensors
         if source is None:
@@ -152,9 +159,9 @@ class TensorDict(TensorDictBase):
         n = len(batch)
         first = batch[0] if n else 0
         for key, value in entries:
-            # The common case, a string key and a tensor, is checked inline: this loop
-            # is most of the cost of building a TensorDict.
-            if type(key) is str and isinstance(value, _Tensor):
+            # The common case, a string key and a plain tensor, is checked inline: this
+            # loop is most of the cost of building a TensorDict.
+            if type(key) is str and value.__class__ is _Tensor:
                 if dev is not None and value.device != dev:
                     value = value.to(dev, non_blocking=non_blocking)
                 if n:
@@ -182,6 +189,7 @@ class TensorDict(TensorDictBase):
         self._consolidated = None
         self._saved_at = None
         self._scope = None
+        self._names = None
         return self
 
     @classmethod
@@ -208,7 +216,7 @@ class TensorDict(TensorDictBase):
     def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         n = len(new)
         for key, value in self._tensors.items():
-            if value.shape[:n] == new:
+            if value.shape[:n] == new or value.__class__ is _Unbatched:
                 continue
             if isinstance(value, TensorCollection):
                 value._check_batch_size(new, prefix + (key,))
@@ -218,12 +226,17 @@ class TensorDict(TensorDictBase):
     def _assign_batch_size(self, new: torch.Size) -> None:
         n = len(new)
         self._batch_size = new
-        for value in self._tensors.values():
+        if self._names is not None:
+            self._names = _names.resized(self._names, n)
+        tensors = self._tensors
+        for key, value in tensors.items():
             # A shared Python value spans exactly its parent's batch, shrinking with it.
             if isinstance(value, NonTensorData) or (
                 isinstance(value, TensorCollection) and value.batch_size[:n] != new
             ):
                 value._assign_batch_size(new)
+            elif value.__class__ is _Unbatched:
+                tensors[key] = value._with_batch_size(new)
 
     @property
     def device(self) -> torch.device | None:
@@ -265,30 +278,113 @@ class TensorDict(TensorDictBase):
         out._consolidated = None
         out._saved_at = None
         out._scope = None
+        # Names carry over to a result over the same batch (clone, apply, to...); shape
+        # operations set their result's names themselves.
+        names = self._names
+        out._names = names if names is None or batch_size == self._batch_size else None
         return out
 
     def _map_values(
         self,
         fn: Callable[[Value], Value],
         batch_size: torch.Size,
-        device: torch.device | None = _MISSING,
+        device: Any = _MISSING,
     ) -> Self:
         values = {key: fn(value) for key, value in self._tensors.items()}
-        return self._new_like(values, batch_size, self._device if device is _MISSING else device)
+        if device is _MISSING or device is ...:
+            device = self._device
+        return self._new_like(values, batch_size, device)
 
-    _map_batch = _map_values  # no per-element Python values at this level
+    def _map_batch(
+        self,
+        fn: Callable[[Value], Value],
+        batch_size: torch.Size,
+        device: Any = _MISSING,
+    ) -> Self:
+        """Like :meth:`_map_values` for a function that moves batch elements around:
+        unbatched tensors are kept as they are (with the new batch size)."""
+        values = {
+            key: fn(value) if value.__class__ is not _Unbatched else value._with_batch_size(batch_size)
+            for key, value in self._tensors.items()
+        }
+        if device is _MISSING or device is ...:
+            device = self._device
+        return self._new_like(values, batch_size, device)
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
         parts: list[dict[str, Value]] = [{} for _ in batch_sizes]
         for key, value in self._tensors.items():
+            if value.__class__ is _Unbatched:
+                for part, size in zip(parts, batch_sizes):
+                    part[key] = value._with_batch_size(size)
+                continue
             for part, piece in zip(parts, fn(value)):
                 part[key] = piece
         device = self._device
         return tuple(
             self._new_unchecked(part, size, device) for part, size in zip(parts, batch_sizes)
         )
+
+    # --- names, replacing in place, devices -----------------------------------------------
+
+    @property
+    def names(self) -> list[str | None]:
+        """The names of the batch dims (``None`` for an unnamed dim). Assigning names
+        them here and, for the dims they share, in nested collections."""
+        names = self._names
+        return [None] * len(self._batch_size) if names is None else list(names)
+
+    @names.setter
+    def names(self, value: Sequence[str | None] | None) -> None:
+        self._rename_all(_names.as_names(value, len(self._batch_size)))
+
+    @property
+    def _dim_names(self) -> Names:
+        return self._names
+
+    def _assign_names(self, names: Names) -> None:
+        self._names = names
+
+    def _rename_all(self, names: Names) -> None:
+        """Names this level's dims ``names`` and the first dims of nested collections."""
+        self._names = names
+        nb = len(self._batch_size)
+        for value in self._tensors.values():
+            if isinstance(value, TensorDictBase) and not value._is_leaf_node:
+                own = value._dim_names
+                extra = (None,) * (value.batch_dims - nb) if own is None else own[nb:]
+                value._rename_all(None if names is None else names + extra)  # type: ignore[attr-defined]
+
+    def _become(self, other: Self) -> None:
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
+        if self._saved_at is not None:
+            msg = (
+                "an in-place shape change of a TensorDict saved in a folder would leave the "
+                "folder behind; use the out-of-place form (inplace=False) and save it again"
+            )
+            raise UnsupportedError(msg)
+        tensors = self._tensors
+        new = dict(other._tensors)
+        for key, value in new.items():
+            mine = tensors.get(key)
+            if (
+                isinstance(mine, TensorDict)
+                and isinstance(value, TensorDict)
+                and mine is not value
+                and not mine._locked
+                and mine._saved_at is None
+            ):
+                mine._become(value)  # nested collections keep their identity
+                new[key] = mine
+        self._tensors = new
+        self._batch_size = other._batch_size
+        self._names = other._names
+
+    def _assign_device(self, device: torch.device | None) -> None:
+        self._device = device
 
     # --- reading -------------------------------------------------------------------------
 
@@ -344,13 +440,19 @@ class TensorDict(TensorDictBase):
             # With entries, indexing them checks the bounds (an IndexError from torch).
             _check_int_index(index, batch)
         out = _new_instance(self.__class__)
-        out._tensors = {key: value[index] for key, value in tensors.items()}
-        out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
+        new = batch[1:] if len(batch) > 1 else _NO_DIMS
+        out._tensors = {
+            key: value[index] if value.__class__ is not _Unbatched else value._with_batch_size(new)
+            for key, value in tensors.items()
+        }
+        out._batch_size = new
         out._device = self._device
         out._locked = False
         out._consolidated = None
         out._saved_at = None
         out._scope = None
+        names = self._names
+        out._names = None if names is None else _names.removed(names, (0,))
         return out
 
     def _index_slice(self, index: slice) -> Self:
@@ -362,14 +464,19 @@ class TensorDict(TensorDictBase):
             msg = f"slice step must be positive, got {step}"
             raise ValueError(msg)
         out = _new_instance(self.__class__)
-        out._tensors = {key: value[index] for key, value in self._tensors.items()}
         length = max(0, (stop - start + step - 1) // step)
-        out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
+        new = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
+        out._tensors = {
+            key: value[index] if value.__class__ is not _Unbatched else value._with_batch_size(new)
+            for key, value in self._tensors.items()
+        }
+        out._batch_size = new
         out._device = self._device
         out._locked = False
         out._consolidated = None
         out._saved_at = None
         out._scope = None
+        out._names = self._names
         return out
 
     def _index(self, index: Any) -> Any:
@@ -380,14 +487,31 @@ class TensorDict(TensorDictBase):
                 return self._get_nested(index)
             index = _batch.normalize_index(index, len(batch))
         elif index is Ellipsis:
-            return self._new_unchecked(dict(self._tensors), batch, self._device)
+            # A view of every entry: the lock and the names carry over, as in the peer.
+            out = self._new_like(dict(self._tensors), batch, self._device)
+            return out.lock_() if self._locked else out
         elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
             if index.dtype is torch.bool:
                 return self._index_mask(index)
         elif index is not None:
             index = _batch.normalize_index((index,), len(batch))[0]
-        values = {key: value[index] for key, value in self._tensors.items()}
-        return self._new_unchecked(values, self._indexed_size(index, values), self._device)
+        # Unbatched tensors are kept (their keys collected by the append in the else
+        # branch, so that no pass is spent on collections without any).
+        unbatched: list[str] = []
+        values = {
+            key: value[index]
+            if value.__class__ is not _Unbatched
+            else (unbatched.append(key), value)[1]
+            for key, value in self._tensors.items()
+        }
+        new = self._indexed_size(index, values)
+        for key in unbatched:
+            values[key] = values[key]._with_batch_size(new)  # type: ignore[union-attr]
+        out = self._new_unchecked(values, new, self._device)
+        if self._names is not None:
+            items = index if type(index) is tuple else (index,)
+            out._names = _names.indexed(self._names, _batch.normalize_index(items, len(batch)))
+        return out
 
     def _index_mask(self, mask: torch.Tensor) -> Self:
         """``td[mask]`` for a 1-d mask over the first batch dim.
@@ -405,19 +529,25 @@ class TensorDict(TensorDictBase):
             raise DimError(msg)
         rows = mask.nonzero().squeeze(1)
         device = rows.device
+        new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
         values: dict[str, Value] = {}
         for key, value in self._tensors.items():
-            if isinstance(value, _Tensor) and value.device == device:
+            if value.__class__ is _Unbatched:
+                values[key] = value._with_batch_size(new)
+            elif isinstance(value, _Tensor) and value.device == device:
                 values[key] = value.index_select(0, rows)
             else:
                 values[key] = value[rows]
-        new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
-        return self._new_unchecked(values, new, self._device)
+        out = self._new_unchecked(values, new, self._device)
+        out._names = self._names
+        return out
 
     def _indexed_size(self, index: Any, values: dict[str, Value]) -> torch.Size:
         """The batch size after ``index``, read off the first result (its feature dims are
         unchanged), or worked out on a stride-0 stand-in when there are no entries."""
         for key, result in values.items():
+            if result.__class__ is _Unbatched:
+                continue
             feature_dims = self._tensors[key].ndim - len(self._batch_size)
             shape = result.shape
             return shape[: len(shape) - feature_dims] if feature_dims else shape
@@ -493,10 +623,16 @@ class TensorDict(TensorDictBase):
         device = self._device
         batch = self._batch_size
         stored: Value
-        if isinstance(value, _Tensor):
+        if value.__class__ is _Tensor:
             stored = value if device is None or value.device == device else value.to(device)
+        elif isinstance(value, _Tensor):
+            stored = value if device is None or value.device == device else value.to(device)
+            if stored.__class__ is _Unbatched:  # any shape: it belongs to the whole batch
+                return stored._with_batch_size(batch)
         elif isinstance(value, TensorDictBase):
             stored = value if device is None or value.device == device else value.to(device)
+            if self._names is not None and not value._is_leaf_node:
+                stored = _named_to_fit(stored, self._names, key)
         elif isinstance(value, Mapping):
             try:
                 return TensorDict(value, batch, device)
@@ -608,6 +744,9 @@ class TensorDict(TensorDictBase):
                     if new is not entry:
                         self._store_entry(key, new)
                 continue
+            if entry.__class__ is _Unbatched:
+                _write_unbatched(key, entry, sub)
+                continue
             try:
                 entry[index] = sub
             except RuntimeError as error:
@@ -619,7 +758,7 @@ class TensorDict(TensorDictBase):
             value = _as_tensor("<value>", value, None)
         nb = len(self._batch_size)
         for key, entry in self._tensors.items():
-            if isinstance(entry, _NonTensorNode):
+            if isinstance(entry, _NonTensorNode) or entry.__class__ is _Unbatched:
                 continue  # a number written over the batch leaves Python values alone
             # A tensor covers the batch dims: align it with them, not with feature dims.
             if isinstance(value, _Tensor):
@@ -727,7 +866,7 @@ class TensorDict(TensorDictBase):
 
         With ``strict=False`` missing keys are ignored; otherwise they raise.
         """
-        out = self._new_unchecked({}, self._batch_size, self._device)
+        out = self._new_like({}, self._batch_size, self._device)
         for key in keys:
             path = _keys.unravel_key(key)
             value = self.get(path, _MISSING)
@@ -748,7 +887,7 @@ class TensorDict(TensorDictBase):
             for key in keys:
                 _pop_path(self, _keys.key_path(key))
             return self
-        out = self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
+        out = self._new_like(dict(self._tensors), self._batch_size, self._device)
         for key in keys:
             _drop_path(out, _keys.key_path(key))
         return out
@@ -841,7 +980,7 @@ class TensorDict(TensorDictBase):
         )
         if non_blocking and device is not None and device.type == "cpu":
             wait_for_device_copies()
-        return result
+        return result.lock_() if self._locked else result
 
     def cuda(self, device: int | DeviceLike = None) -> Self:
         """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
@@ -904,10 +1043,13 @@ class TensorDict(TensorDictBase):
             reduced = self._consolidated.reduce(self)
             if reduced is not None:
                 return reduced
-        return (_rebuild, (type(self), self._tensors, self._batch_size, self._device, self._locked))
+        return (
+            _rebuild,
+            (type(self), self._tensors, self._batch_size, self._device, self._locked, self._names),
+        )
 
     def __copy__(self) -> Self:
-        return self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
+        return self._new_like(dict(self._tensors), self._batch_size, self._device)
 
     def __repr__(self) -> str:
         return compact_repr(self)
@@ -932,21 +1074,51 @@ def _rebuild(
     batch_size: torch.Size,
     device: torch.device | None,
     locked: bool,
+    names: Names = None,
 ) -> TensorDict:
     td = cls._new_unchecked(tensors, batch_size, device)
+    td._names = names
     if locked:
         td.lock_()
     return td
 
 
-def _refuse_names(names: Sequence[str | None]) -> None:
-    if all(name is None for name in names):
+def _named_to_fit(value: Any, names: tuple[str | None, ...], key: object) -> Any:
+    """A nested collection stored under a named parent: the parent's names for the dims
+    they share (a named copy when the collection lacks them).
+
+    Raises:
+        DimNameError: if the collection already names one of those dims otherwise.
+    """
+    own = value._dim_names
+    count = len(names)
+    extra: tuple[str | None, ...] = (None,) * (value.batch_dims - count)
+    if own is not None:
+        extra = own[count:]
+    try:
+        wanted = _names.refined(own, list(names) + list(extra), value.batch_dims)
+    except DimNameError as error:
+        msg = f"cannot store {key!r}: its dim names do not fit the parent's: {error}"
+        raise DimNameError(msg) from None
+    if wanted == own:
+        return value
+    copy = value.__copy__()
+    copy._rename_all(wanted)
+    return copy
+
+
+def _write_unbatched(key: str, entry: torch.Tensor, value: Any) -> None:
+    """An indexed write reaching an unbatched tensor: the value is written whole (every
+    element of the batch shares it), as the peer does."""
+    if isinstance(value, _Tensor) and value.shape == entry.shape:
+        entry.copy_(value)
         return
+    shape = list(getattr(value, "shape", []))
     msg = (
-        f"TensorDict(names={list(names)!r}): named batch dims are not supported by tclass "
-        "yet; build the TensorDict without names="
+        f"cannot write a value of shape {shape} into the unbatched tensor {key!r} of shape "
+        f"{list(entry.shape)}: an indexed write replaces it whole, with a tensor of its shape"
     )
-    raise UnsupportedError(msg)
+    raise BatchSizeError(msg)
 
 
 def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:
@@ -1037,6 +1209,7 @@ def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value
         child = node_out._tensors.get(part)
         if not isinstance(child, TensorDict):
             child = TensorDict._new_unchecked({}, node_src.batch_size, node_src.device)
+            child._names = node_src._dim_names
             node_out._tensors[part] = child
         node_out = child
     node_out._tensors[path[-1]] = value
@@ -1067,6 +1240,24 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
         node._tensors[part] = child
         node = child
     node._tensors.pop(path[-1], None)
+
+
+def data_ptrs(collection: Any, storage: bool) -> TensorDict:
+    """``collection.data_ptr()``: a TensorDict (no batch dims, on the CPU) of the data
+    addresses of the tensors (``storage``: of their storages), nested like it; a lazy
+    stack's members under ``"0"``, ``"1"``...; Python values left out."""
+    if collection._is_lazy:
+        members = {str(i): data_ptrs(m, storage) for i, m in enumerate(collection.tensordicts)}
+        return TensorDict._new_unchecked(members, _NO_DIMS, torch.device("cpu"))  # type: ignore[arg-type]
+    entries: dict[str, Value] = {}
+    for key, value in collection._items():
+        if isinstance(value, TensorCollection):
+            if not value._is_leaf_node:
+                entries[key] = data_ptrs(value, storage)
+            continue
+        address = value.untyped_storage().data_ptr() if storage else value.data_ptr()
+        entries[key] = torch.tensor(address, dtype=torch.int64)
+    return TensorDict._new_unchecked(entries, _NO_DIMS, torch.device("cpu"))
 
 
 # --- the field accessors of records ------------------------------------------------------

@@ -32,7 +32,8 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._registry import register_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._engine._td import TensorDict, _refuse_names, field_getter, tensor_field_setter
+from tclass._core._names import Names
+from tclass._engine._td import TensorDict, field_getter, tensor_field_setter
 from tclass._tensorclass._fields import FieldRule, resolve_annotations, rule_for
 from tclass._tensorclass._interop import register_pytree
 from tclass.errors import (
@@ -354,8 +355,6 @@ def init_record(
     names: Any,
 ) -> None:
     """The body of every generated ``__init__``: checks and stores the fields."""
-    if names is not None:
-        _refuse_names(names)
     batch = as_batch_size(batch_size)
     dev = None if device is None else as_device(device)
     rules = info.rules
@@ -375,6 +374,8 @@ def init_record(
         if stored is not None:
             tensors[name] = stored
     td = TensorDict._new_unchecked(tensors, batch, dev)
+    if names is not None:
+        td.names = names
     record._tensordict = td
     if info.frozen:
         td.lock_()
@@ -400,6 +401,7 @@ def record_from_entries(
     entries: Mapping[str, Value],
     batch_size: torch.Size,
     device: torch.device | None,
+    names: Names = None,
 ) -> _R:
     """A record over existing entries (not copied), each checked against its field;
     absent fields take their defaults."""
@@ -412,6 +414,7 @@ def record_from_entries(
             )
             raise UnknownFieldError(msg)
     td = TensorDict._new_unchecked({}, as_batch_size(batch_size), device)
+    td._assign_names(names)
     for field in dataclasses.fields(cls):
         if field.name in entries:
             value: Any = entries[field.name]

@@ -39,6 +39,7 @@ import torch
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._core._batch import format_shape
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
@@ -133,6 +134,8 @@ class FieldRule:
         return self._check_batch(converted, batch)
 
     def _check_batch(self, value: _V, batch: torch.Size) -> _V:
+        if value.__class__ is UnbatchedTensor:  # any shape: it belongs to the whole batch
+            return typing.cast(Any, value)._with_batch_size(batch)  # type: ignore[no-any-return]
         n = len(batch)
         shape = typing.cast(Any, value).shape
         if n and shape[:n] != batch:

@@ -24,14 +24,16 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequenc
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._stack_ops import LazyStackOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._core import _batch, _keys
+from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._keys import BatchIndex
+from tclass._core._names import Names
 from tclass._core._records import storage_of
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
@@ -57,6 +59,7 @@ from tclass.errors import (
     LockedError,
     ShapeError,
     StackError,
+    UnsupportedError,
 )
 
 if TYPE_CHECKING:
@@ -105,8 +108,11 @@ class LazyStackedTensorDict(LazyStackOps):
         "_lock_context",
         "_lock_stack",
         "_consolidated",
+        "_stack_dim_name",
         "__weakref__",
     )
+
+    _is_lazy: ClassVar[bool] = True
 
     _members: list[Any]
     _stack_dim: int
@@ -116,14 +122,30 @@ class LazyStackedTensorDict(LazyStackOps):
     _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
     _lock_stack: list[bool]
     _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
+    _stack_dim_name: str | None  # the name of the stack dim (the members name the others)
     # Members hold their own folders; entries stored here reach them through the members.
     _saved_at: ClassVar[None] = None
 
-    def __init__(self, *tensordicts: TensorCollection, stack_dim: int = 0) -> None:
-        members = check_members(list(tensordicts), "LazyStackedTensorDict")
-        member_batch = members[0].batch_size
-        dim = _batch.normalize_dim(stack_dim, len(member_batch), op="lazy_stack", inclusive=True)
-        self._init(members, dim, insert_dim(member_batch, dim, len(members)))
+    def __init__(
+        self,
+        *tensordicts: TensorCollection,
+        stack_dim: int = 0,
+        stack_dim_name: str | None = None,
+        names: Sequence[str | None] | None = None,
+        strict_shape: bool = False,
+    ) -> None:
+        if not tensordicts:  # an empty stack, which grows with append / insert
+            self._init([], stack_dim, torch.Size([0]))
+        else:
+            members = check_members(list(tensordicts), "LazyStackedTensorDict")
+            member_batch = members[0].batch_size
+            dim = _batch.normalize_dim(
+                stack_dim, len(member_batch), op="lazy_stack", inclusive=True
+            )
+            self._init(members, dim, insert_dim(member_batch, dim, len(members)))
+        self._stack_dim_name = stack_dim_name
+        if names is not None:
+            self.names = names  # type: ignore[assignment]
 
     def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None:
         self._members = members
@@ -134,6 +156,7 @@ class LazyStackedTensorDict(LazyStackOps):
         self._lock_context = None
         self._lock_stack = []
         self._consolidated = None
+        self._stack_dim_name = None
 
     @classmethod
     def _from_members(cls, members: list[Any], stack_dim: int, batch_size: torch.Size) -> Self:
@@ -143,13 +166,16 @@ class LazyStackedTensorDict(LazyStackOps):
         return out
 
     def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self:
-        """A lazy stack of new members with this stack's layout (``stack_dim`` if given)."""
+        """A lazy stack of new members with this stack's layout (``stack_dim`` if given)
+        and the name of its stack dim."""
         dim = self._stack_dim if stack_dim is None else stack_dim
         if members:
             size = insert_dim(members[0].batch_size, dim, len(members))
         else:
             size = self._batch_size
-        return self._from_members(members, dim, size)
+        out = self._from_members(members, dim, size)
+        out._stack_dim_name = self._stack_dim_name
+        return out
 
     # --- what it is made of --------------------------------------------------------------
 
@@ -249,7 +275,10 @@ class LazyStackedTensorDict(LazyStackOps):
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         if batch_size != self._batch_size:
-            return cast(Self, self._dense("this operation")._map_values(fn, batch_size, device))
+            dense = self._dense("this operation")
+            if device is ...:
+                return cast(Self, dense._map_values(fn, batch_size))
+            return cast(Self, dense._map_values(fn, batch_size, device))
         member_batch = remove_dim(batch_size, self._stack_dim)
         if device is ...:
             members = [m._map_values(fn, member_batch) for m in self._members]
@@ -261,7 +290,10 @@ class LazyStackedTensorDict(LazyStackOps):
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         # Moves elements across members: only a dense stack can do that.
-        return cast(Self, self._dense("this shape operation")._map_batch(fn, batch_size, device))
+        dense = self._dense("this shape operation")
+        if device is ...:
+            return cast(Self, dense._map_batch(fn, batch_size))
+        return cast(Self, dense._map_batch(fn, batch_size, device))
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
@@ -307,6 +339,10 @@ class LazyStackedTensorDict(LazyStackOps):
     @classmethod
     def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
         return cls._from_members(members, dim, batch_size)
+
+    @classmethod
+    def _lazy_by_default(cls) -> bool:
+        return True
 
     # --- reading -------------------------------------------------------------------------
 
@@ -619,17 +655,105 @@ class LazyStackedTensorDict(LazyStackOps):
         self._device = None
         return self
 
+    # --- names -------------------------------------------------------------------------
+
+    @property
+    def stack_dim_name(self) -> str | None:
+        """The name of the stack dim (the members name the other dims)."""
+        return self._stack_dim_name
+
+    @property
+    def names(self) -> list[str | None]:
+        """The names of the batch dims: the members' (member 0's), with the stack dim's."""
+        members = self._members
+        if not members:
+            return [self._stack_dim_name]
+        out = list(members[0].names)
+        out.insert(self._stack_dim, self._stack_dim_name)
+        return out
+
+    @names.setter
+    def names(self, value: Sequence[str | None] | None) -> None:
+        self._rename_all(_names.as_names(value, len(self._batch_size)))
+
+    @property
+    def _dim_names(self) -> Names:
+        members = self._members
+        own = members[0]._dim_names if members else None
+        if own is None and self._stack_dim_name is None:
+            return None
+        return tuple(self.names)
+
+    def _assign_names(self, names: Names) -> None:
+        # The members keep their own names (they may be shared with other stacks).
+        self._stack_dim_name = None if names is None else names[self._stack_dim]
+
+    def _rename_all(self, names: Names) -> None:
+        d = self._stack_dim
+        self._stack_dim_name = None if names is None else names[d]
+        member_names = None if names is None else _names.removed(names, (d,))
+        for member in self._members:
+            member._rename_all(member_names)
+
+    # --- growing -------------------------------------------------------------------------
+
+    def insert(self, index: int, tensordict: TensorCollection) -> None:
+        """Inserts ``tensordict`` as a new member before position ``index``.
+
+        Raises:
+            LockedError: if the stack is locked.
+            StackError: (a ``ValueError``) if its batch size differs from the members'.
+        """
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="insert a member into"))
+        members = self._members
+        if members:
+            check_members([members[0], tensordict], "insert")
+            self._batch_size = insert_dim(
+                members[0].batch_size, self._stack_dim, len(members) + 1
+            )
+            self._device = self._device if tensordict.device == self._device else None
+        else:
+            check_members([tensordict], "insert")
+            batch = tensordict.batch_size
+            dim = _batch.normalize_dim(self._stack_dim, len(batch), op="insert", inclusive=True)
+            self._stack_dim = dim
+            self._batch_size = insert_dim(batch, dim, 1)
+            self._device = tensordict.device
+        members.insert(index, tensordict)
+
+    def _drop_member(self, index: int) -> None:
+        """Removes the member at ``index`` (a crop along the stack dim)."""
+        del self._members[index]
+        sizes = list(self._batch_size)
+        sizes[self._stack_dim] -= 1
+        self._batch_size = torch.Size(sizes)
+
+    def append(self, tensordict: TensorCollection) -> None:
+        """Adds ``tensordict`` as the last member (see :meth:`insert`)."""
+        self.insert(len(self._members), tensordict)
+
     # --- conversions ---------------------------------------------------------------------
 
-    def contiguous(self) -> Any:
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Any:
         """The dense stack of the members (a TensorDict, or a record of their class).
 
         Raises:
             HeterogeneousEntryError: if the members differ in keys or shapes.
+            UnsupportedError: for ``inplace=True``: a lazy stack cannot become dense in
+                place.
         """
+        if inplace:
+            msg = "a lazy stack cannot become dense in place; use lazy.contiguous()"
+            raise UnsupportedError(msg)
         return self._dense("contiguous()")
 
-    def to_tensordict(self) -> Any:
+    def densify(self, layout: torch.layout = torch.strided) -> Any:
+        """A dense TensorDict of the stack: entries of different shapes become nested
+        tensors of ``layout`` (see :func:`densify`)."""
+        return densify(self, layout)
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> Any:
         """A dense TensorDict copy of the stack (see :meth:`contiguous`)."""
         dense = self._dense("to_tensordict()")
         to_td = getattr(dense, "to_tensordict", None)
@@ -653,10 +777,15 @@ class LazyStackedTensorDict(LazyStackOps):
             reduced = self._consolidated.reduce(self)
             if reduced is not None:
                 return reduced
-        return (_rebuild, (type(self), self._members, self._stack_dim, self._batch_size))
+        return (
+            _rebuild,
+            (type(self), self._members, self._stack_dim, self._batch_size, self._stack_dim_name),
+        )
 
     def __copy__(self) -> Self:
-        return self._restacked([copy.copy(member) for member in self._members])
+        out = self._restacked([copy.copy(member) for member in self._members])
+        out._stack_dim_name = self._stack_dim_name
+        return out
 
     def __repr__(self) -> str:
         return compact_repr(self)
@@ -666,9 +795,15 @@ class LazyStackedTensorDict(LazyStackOps):
 
 
 def _rebuild(
-    cls: type[LazyStackedTensorDict], members: list[Any], stack_dim: int, batch_size: torch.Size
+    cls: type[LazyStackedTensorDict],
+    members: list[Any],
+    stack_dim: int,
+    batch_size: torch.Size,
+    stack_dim_name: str | None = None,
 ) -> LazyStackedTensorDict:
-    return cls._from_members(members, stack_dim, batch_size)
+    out = cls._from_members(members, stack_dim, batch_size)
+    out._stack_dim_name = stack_dim_name
+    return out
 
 
 def _walk_path(member: TensorCollection, path: tuple[str, ...]) -> Any:
@@ -744,42 +879,104 @@ class _StackedEntries(MutableMapping[str, Value]):
 
 
 @overload
-def lazy_stack(collections: Sequence[TensorDict], dim: int = 0) -> LazyStackedTensorDict: ...
+def lazy_stack(
+    collections: Sequence[TensorDict], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> LazyStackedTensorDict: ...
 @overload
-def lazy_stack(collections: Sequence[C], dim: int = 0) -> C: ...
+def lazy_stack(
+    collections: Sequence[C], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> C: ...
+@overload
+def lazy_stack(
+    collections: Sequence[torch.Tensor], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> Any: ...
 
 
-def lazy_stack(collections: Sequence[Any], dim: int = 0) -> Any:
+def lazy_stack(
+    collections: Sequence[Any], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> Any:
     """Stacks collections without copying: a :class:`LazyStackedTensorDict` of them.
 
     Members may differ in entry shapes and keys but share a batch size. Records of a
     tensorclass give a record of that class over the lazy stack: fields read as the
     stacked values, ``stacked[i]`` is record ``i``. Python-value nodes are merged as
-    ``tclass.stack`` merges them.
+    ``tclass.stack`` merges them. Tensors are stacked with ``torch.stack``, or given
+    back as a list (``as_list=True``), padded to the largest shape
+    (``as_padded_tensor=True``, with ``padding_value`` on ``padding_side``) or as a
+    nested tensor (``as_nested_tensor=True``, ``layout`` jagged by default), as the peer
+    does. See :class:`~tclass._base._stack_ops.LazyStackOptions` for every keyword.
 
     Raises:
         StackError: if there are no members, they mix record classes, or their batch
             sizes differ (pad those with :func:`tclass.pad_sequence`).
     """
     members = list(collections)
+    out = options.get("out")
+    if members and all(isinstance(member, torch.Tensor) for member in members):
+        return _stack_tensors(members, dim, out, options)
     if members and isinstance(members[0], _NonTensorNode):
         return stack(members, dim)
     check_members(members, "lazy_stack")
     batch = members[0].batch_size
     dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
-    return type(members[0])._stack_lazily(members, dim, insert_dim(batch, dim, len(members)))
+    result = type(members[0])._stack_lazily(members, dim, insert_dim(batch, dim, len(members)))
+    stack_dim_name = options.get("stack_dim_name")
+    if stack_dim_name is not None:
+        names = result.names
+        names[dim] = stack_dim_name
+        result._assign_names(tuple(names))
+    if out is not None:
+        out.update_(result)
+        return out
+    return result
 
 
-def maybe_dense_stack(collections: Sequence[C], dim: int = 0) -> C:
+def _stack_tensors(
+    tensors: list[torch.Tensor], dim: int, out: torch.Tensor | None, options: LazyStackOptions
+) -> Any:
+    """``lazy_stack`` of plain tensors, as the peer answers it."""
+    as_list = options.get("as_list", False)
+    padded = options.get("as_padded_tensor", False)
+    nested = options.get("as_nested_tensor", False)
+    if as_list + padded + nested > 1:
+        msg = "lazy_stack: as_list, as_padded_tensor and as_nested_tensor are exclusive"
+        raise TypeError(msg)
+    if as_list:
+        return tensors
+    if padded:
+        value = options.get("padding_value", 0.0)
+        return padded_stack(tensors, 0, value, options.get("padding_side", "right"), ())
+    if nested:
+        layout = options.get("layout")
+        return torch.nested.as_nested_tensor(tensors, layout=layout or torch.jagged)
+    try:
+        return torch.stack(tensors, dim, out=out)
+    except RuntimeError as error:
+        msg = (
+            f"lazy_stack: the tensors do not stack ({error}); pass as_list=True, "
+            "as_padded_tensor=True or as_nested_tensor=True for tensors of different shapes"
+        )
+        raise StackError(msg) from None
+
+
+def maybe_dense_stack(
+    collections: Sequence[C], dim: int = 0, *, out: C | None = None, strict: bool = False
+) -> C:
     """The dense stack of ``collections`` when their keys, classes and shapes agree
-    (as :func:`tclass.stack`), a lazy stack of them otherwise."""
+    (as :func:`tclass.stack`), a lazy stack of them otherwise. ``out`` receives the
+    result in place; ``strict`` is the peer's keyword (both kinds of stack check the
+    batch sizes)."""
     members = list(collections)
     try:
-        return stack(members, dim)
+        result = stack(members, dim)
     except HeterogeneousEntryError:
         raise
     except StackError:
-        return lazy_stack(members, dim)
+        result = lazy_stack(members, dim)
+    if out is not None:
+        out.update_(result)
+        return out
+    return result
 
 
 def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None = None) -> Any:
@@ -809,3 +1006,47 @@ def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None =
             raise ValueError(msg)
         return collections.contiguous()
     return stack(list(collections), 0 if dim is None else dim)
+
+
+def to_lazystack(collection: Any, dim: int = 0) -> Any:
+    """A lazy stack of ``collection``'s slices along batch dim ``dim`` (views)."""
+    batch = collection.batch_size
+    d = _batch.normalize_dim(dim, len(batch), op="to_lazystack")
+    members = list(collection.unbind(d))
+    return type(collection)._stack_lazily(members, d, batch)
+
+
+def densify(collection: Any, layout: torch.layout = torch.strided) -> Any:
+    """A dense copy of ``collection`` in which every lazy stack is stacked: entries of
+    equal shapes with ``torch.stack``, of different shapes as nested tensors of
+    ``layout`` (which needs the stack along dim 0), nested collections recursively."""
+    if collection._is_leaf_node:
+        return collection
+    storage = storage_of(collection)
+    values: dict[str, Value] = {}
+    if isinstance(storage, LazyStackedTensorDict):
+        d = storage.stack_dim
+        for key in storage._key_names():
+            parts = storage._parts(key)
+            if isinstance(parts[0], torch.Tensor):
+                values[key] = _dense_parts(parts, d, layout, key)
+            else:
+                values[key] = densify(stack_entries(parts, d, (key,)), layout)
+    else:
+        for key, value in storage._items():
+            values[key] = densify(value, layout) if isinstance(value, TensorCollection) else value
+    out = collection._new_like(values, collection.batch_size, collection.device)
+    return collection._named_like_self(out)
+
+
+def _dense_parts(parts: list[Any], dim: int, layout: torch.layout, key: str) -> torch.Tensor:
+    shape = parts[0].shape
+    if all(part.shape == shape for part in parts):
+        return torch.stack(parts, dim)
+    if dim != 0:
+        msg = (
+            f"densify: the members' {key!r} differ in shape, which needs a nested tensor, and "
+            f"nested tensors stack along dim 0; this stack's dim is {dim} (transpose it first)"
+        )
+        raise HeterogeneousEntryError(msg)
+    return torch.nested.as_nested_tensor(parts, layout=layout)
