@@ -134,6 +134,7 @@ def test_repeat_is_torch_repeat_on_batch_dims(data: st.DataObject, td: TensorDic
     )
     out = td.repeat(*args)
     new = torch.Size(s * r for s, r in zip(td.batch_size, reps))
+
     def by_hand(x: torch.Tensor) -> torch.Tensor:
         full = (*reps, *[1] * (x.ndim - nb))
         return x.repeat(*full) if full else x.clone()  # a 0-d leaf of a 0-d batch: a copy

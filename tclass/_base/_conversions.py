@@ -264,7 +264,7 @@ class ConversionOps:
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A TensorDict copy (tensors cloned); ``retain_none`` is for records (absent
         fields kept as ``None``)."""
-        return _collection(self).clone()  # type: ignore[attr-defined, no-any-return]
+        return cast("TensorDict", _collection(self).clone())
 
     def to_namedtuple(self, dest_cls: Callable[..., Any] | None = None) -> Any:
         """The collection as a namedtuple (nested ones nest; ``dest_cls`` for the top

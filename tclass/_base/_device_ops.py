@@ -68,7 +68,7 @@ class DeviceOps(TensorCollection):
         for leaf in _leaves(self):
             if not _shared(leaf):
                 _share(leaf)
-        self.lock_()  # type: ignore[attr-defined]
+        self.lock_()
         return self
 
     @overload

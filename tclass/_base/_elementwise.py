@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from operator import methodcaller
-from typing import TYPE_CHECKING, Any, TypedDict, overload
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import torch
 from typing_extensions import Self, Unpack
@@ -51,34 +51,20 @@ class ElementwiseOps(TensorCollection):
 
     # --- apply ---------------------------------------------------------------------------
 
-    @overload
-    def apply(
-        self,
-        fn: Callable[..., torch.Tensor],
-        *others: TensorCollection,
-        **options: Unpack[ApplyOptions],
-    ) -> Self: ...
-    @overload
     def apply(
         self,
         fn: Callable[..., torch.Tensor | None],
         *others: TensorCollection,
         **options: Unpack[ApplyOptions],
-    ) -> Self | None: ...
-
-    def apply(
-        self,
-        fn: Callable[..., torch.Tensor | None],
-        *others: TensorCollection,
-        **options: Unpack[ApplyOptions],
-    ) -> Self | None:
+    ) -> Self:
         """A new collection holding ``fn(tensor, *other_tensors)`` for every tensor.
 
         ``others`` are collections with the same keys, whose tensors are passed alongside
         (``default`` stands in for a key one of them lacks). An entry for which ``fn``
         returns ``None`` is left out, and so is a nested collection left empty (with
         ``filter_empty=True`` also one that was empty; ``False`` keeps them); when
-        nothing is left, the result is ``None``, as in the peer. Results must keep the
+        nothing is left, the result is ``None``, as in the peer (typed ``Self``: the case
+        only arises from an ``fn`` that returns ``None`` for everything). Results must keep the
         batch dims, unless ``batch_size`` gives the new batch size. See
         :class:`ApplyOptions` for ``device``, ``names``, ``inplace``, ``propagate_lock``,
         ``call_on_nested``, ``is_leaf`` and ``out``.
@@ -89,9 +75,9 @@ class ElementwiseOps(TensorCollection):
             else:
                 result = self._apply_plain(fn, self.batch_size, ())
             if not result._entries() and self._key_names():
-                return None
+                return None  # type: ignore[return-value]
             return result
-        return self._apply_with(fn, others, options)
+        return self._apply_with(fn, others, options)  # type: ignore[return-value]
 
     def _apply_with(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], options: ApplyOptions
@@ -108,15 +94,15 @@ class ElementwiseOps(TensorCollection):
                 return None
         if "device" in options:
             device = options["device"]
-            result = result.clear_device_() if device is None else result.to(device)  # type: ignore[attr-defined]
+            result = result.clear_device_() if device is None else result.to(device)
         if "names" in options:
             result._rename_all(_names.as_names(options["names"], len(target)))
         if options.get("propagate_lock") and self.is_locked:
-            result.lock_()  # type: ignore[attr-defined]
+            result.lock_()
         out = options.get("out")
         if out is not None:
-            out.update_(result)  # type: ignore[attr-defined]
-            return out  # type: ignore[return-value]
+            out.update_(result)
+            return cast(Self, out)
         return result
 
     def _apply_plain(
@@ -203,7 +189,7 @@ class ElementwiseOps(TensorCollection):
             if result.shape[:nb] != batch_size:
                 if result.__class__ is not UnbatchedTensor:
                     raise BatchMismatchError(path if prefix else key, result.shape, batch_size)
-                result = result._with_batch_size(batch_size)  # type: ignore[union-attr]
+                result = result._with_batch_size(batch_size)
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))
 
@@ -255,7 +241,7 @@ class ElementwiseOps(TensorCollection):
         carries over, as in the peer."""
         values = {key: value.detach() for key, value in self._items()}
         out = self._new_like(values, self.batch_size, self.device)
-        return out.lock_() if self.is_locked else out  # type: ignore[attr-defined, no-any-return]
+        return out.lock_() if self.is_locked else out
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
         """Every tensor made contiguous (tensors already contiguous are kept; with
@@ -276,7 +262,8 @@ class ElementwiseOps(TensorCollection):
     def is_contiguous(self) -> bool:
         """Whether every tensor is contiguous."""
         return all(
-            value.is_contiguous() for _, value in self._items()  # collections: theirs
+            value.is_contiguous()
+            for _, value in self._items()  # collections: theirs
         )
 
     # --- in-place fills ------------------------------------------------------------------

@@ -11,7 +11,7 @@ here, as in the peer: ``is_empty`` and ``depth`` see them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 import torch
 from typing_extensions import Self
@@ -23,7 +23,7 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import KeyConflictError, UnsupportedError
 
 if TYPE_CHECKING:
-    from tclass._base._tensordict_base import Value
+    from tclass._base._tensordict_base import TensorDictBase, Value
     from tclass._engine._td import TensorDict
 
 __all__ = ["EntryOps"]
@@ -32,8 +32,8 @@ _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 
 
-def _is_node(value: object) -> bool:
-    """A nested collection that holds entries (not a Python value or unbatched tensor)."""
+def _is_node(value: object) -> TypeGuard[TensorDictBase]:
+    """A nested collection that holds entries (not a Python value)."""
     return isinstance(value, TensorCollection) and not value._is_leaf_node
 
 
@@ -242,7 +242,7 @@ class EntryOps(TensorCollection):
             if isinstance(value, torch.Tensor):
                 yield value
             elif isinstance(value, TensorCollection):
-                yield from value._tensor_leaves()  # type: ignore[attr-defined]
+                yield from value._tensor_leaves()
 
     def data_ptr(self, *, storage: bool = False) -> TensorDict:
         """A TensorDict (no batch dims) of the data addresses of the tensors, nested like
@@ -259,7 +259,7 @@ class EntryOps(TensorCollection):
     def is_empty(self) -> bool:
         """Whether there is no leaf anywhere: no tensor and no Python value."""
         for _, value in self._items():
-            if _is_leaf(value) or not value.is_empty():  # type: ignore[attr-defined]
+            if not _is_node(value) or not value.is_empty():
                 return False
         return True
 
@@ -277,7 +277,7 @@ class EntryOps(TensorCollection):
             if _is_node(value):
                 fits = value.batch_size[: len(self.batch_size)] == self.batch_size
                 if not (keep_compliant_size and fits and value.batch_dims > self.batch_dims):
-                    value.auto_batch_size_(batch_dims, keep_compliant_size)  # type: ignore[attr-defined]
+                    value.auto_batch_size_(batch_dims, keep_compliant_size)
                 shapes.append(value.batch_size)
             elif isinstance(value, torch.Tensor) and value.__class__ is not UnbatchedTensor:
                 shapes.append(value.shape)
@@ -293,7 +293,7 @@ class EntryOps(TensorCollection):
         on, or ``None`` if they are on several."""
         for _, value in self._items():
             if _is_node(value):
-                value.auto_device_()  # type: ignore[attr-defined]
+                value.auto_device_()
         self._assign_device(_common_device(self))
         return self
 
@@ -307,7 +307,7 @@ class EntryOps(TensorCollection):
                 if value._is_python_value:
                     continue
                 if not value._is_leaf_node:
-                    value = value.filter_non_tensor_data()  # type: ignore[attr-defined]
+                    value = value.filter_non_tensor_data()
             values[key] = value
         return self._named_like_self(self._new_like(values, self.batch_size, self.device))
 
@@ -315,9 +315,9 @@ class EntryOps(TensorCollection):
         """Removes the nested collections that hold no leaf, in place."""
         for key, value in list(self._items()):
             if _is_node(value):
-                value.filter_empty_()  # type: ignore[attr-defined]
-                if value.is_empty():  # type: ignore[attr-defined]
-                    self.del_(key)  # type: ignore[attr-defined]
+                value.filter_empty_()
+                if value.is_empty():
+                    self.del_(key)
         return self
 
     # --- new collections shaped like this one ---------------------------------------------------
@@ -334,7 +334,9 @@ class EntryOps(TensorCollection):
     ) -> Self:
         """A collection of batch size ``size`` with this one's keys, dtypes and feature
         dims, uninitialised (``dtype`` / ``device`` override every leaf's)."""
-        return self._new_filled("empty", size, None, dtype, device, requires_grad, layout, pin_memory)
+        return self._new_filled(
+            "empty", size, None, dtype, device, requires_grad, layout, pin_memory
+        )
 
     def new_zeros(
         self,
@@ -347,7 +349,9 @@ class EntryOps(TensorCollection):
         empty_lazy: bool = False,
     ) -> Self:
         """Like :meth:`new_empty`, filled with zeros."""
-        return self._new_filled("zeros", size, None, dtype, device, requires_grad, layout, pin_memory)
+        return self._new_filled(
+            "zeros", size, None, dtype, device, requires_grad, layout, pin_memory
+        )
 
     def new_ones(
         self,
@@ -360,7 +364,9 @@ class EntryOps(TensorCollection):
         empty_lazy: bool = False,
     ) -> Self:
         """Like :meth:`new_empty`, filled with ones."""
-        return self._new_filled("ones", size, None, dtype, device, requires_grad, layout, pin_memory)
+        return self._new_filled(
+            "ones", size, None, dtype, device, requires_grad, layout, pin_memory
+        )
 
     def new_full(
         self,
@@ -400,7 +406,7 @@ class EntryOps(TensorCollection):
                     kind, (shape + value.batch_size[nb:],), fill, dtype, device,
                     requires_grad, layout, pin_memory,
                 )  # fmt: skip
-            options = {
+            options: dict[str, Any] = {
                 "dtype": value.dtype if dtype is None else dtype,
                 "device": value.device if target is None else target,
                 "requires_grad": requires_grad,
@@ -443,16 +449,20 @@ class EntryOps(TensorCollection):
             piece = source(key)
             if isinstance(value, TensorCollection):
                 if value._is_leaf_node:
-                    values[key] = value._map_values(lambda v: v, batch)  # type: ignore[arg-type]
+                    values[key] = value._map_values(lambda v: v, batch)
                     continue
-                values[key] = value.new_tensor(  # type: ignore[attr-defined]
+                values[key] = value.new_tensor(
                     piece, dtype=dtype, device=device, requires_grad=requires_grad
                 )
                 continue
-            tensor = torch.as_tensor(piece).detach().to(
-                dtype=value.dtype if dtype is None else dtype,
-                device=value.device if target is None else target,
-                copy=True,
+            tensor = (
+                torch.as_tensor(piece)
+                .detach()
+                .to(
+                    dtype=value.dtype if dtype is None else dtype,
+                    device=value.device if target is None else target,
+                    copy=True,
+                )
             )
             values[key] = tensor.requires_grad_(requires_grad) if requires_grad else tensor
         return self._new_like(values, torch.Size(batch), target)
@@ -473,7 +483,7 @@ class EntryOps(TensorCollection):
         if recurse:
             for key, value in self._items():
                 if isinstance(value, TensorCollection) and not value._is_leaf_node:
-                    values[key] = value.empty(recurse=True, device=device)  # type: ignore[attr-defined]
+                    values[key] = value.empty(recurse=True, device=device)
                 elif isinstance(value, TensorCollection) and value._is_python_value:
                     values[key] = value
         out = self._new_like(values, size, target)
@@ -485,7 +495,7 @@ class EntryOps(TensorCollection):
 
     def copy(self) -> Self:
         """A shallow copy: new collections all the way down, sharing the tensors."""
-        return self.clone(recurse=False)  # type: ignore[attr-defined, no-any-return]
+        return self.clone(recurse=False)
 
     # --- conversions -------------------------------------------------------------------------
 
@@ -514,7 +524,7 @@ class EntryOps(TensorCollection):
         if self.batch_size:
             return [
                 child.tolist(convert_nodes=convert_nodes, convert_tensors=convert_tensors)
-                for child in self.unbind(0)  # type: ignore[attr-defined]
+                for child in self.unbind(0)
             ]
         if not convert_nodes:
             return self
@@ -533,7 +543,9 @@ def _leaf_paths(
 
 
 def _pairs(
-    source: Mapping[Any, Any] | TensorCollection | None, extra: Mapping[str, Any], prefix: tuple[str, ...]
+    source: Mapping[Any, Any] | TensorCollection | None,
+    extra: Mapping[str, Any],
+    prefix: tuple[str, ...],
 ) -> Iterator[tuple[tuple[str, ...], Any]]:
     """The (full key, value) pairs to write: nested mappings walked to their leaves."""
     items: list[tuple[Any, Any]] = []
@@ -554,7 +566,7 @@ def _depth(collection: TensorCollection) -> int:
     """The deepest nesting of a leaf below ``collection``; -1 when it holds no leaf."""
     deepest = -1
     for _, value in collection._items():
-        if _is_leaf(value):
+        if not _is_node(value):
             deepest = max(deepest, 0)
         else:
             below = _depth(value)
@@ -564,7 +576,7 @@ def _depth(collection: TensorCollection) -> int:
 
 
 def _common_device(collection: TensorCollection) -> torch.device | None:
-    devices = {tensor.device for tensor in collection._tensor_leaves()}  # type: ignore[attr-defined]
+    devices = {tensor.device for tensor in collection._tensor_leaves()}
     return devices.pop() if len(devices) == 1 else None
 
 
@@ -577,7 +589,7 @@ def _element_dict(collection: TensorCollection, convert: bool | str) -> dict[str
     for key, value in collection._items():
         if isinstance(value, TensorCollection):
             if value._is_python_value:
-                out[key] = value.tolist()  # type: ignore[attr-defined]
+                out[key] = value.tolist()
             elif value._is_leaf_node:
                 out[key] = _converted(value._payload(), convert)  # type: ignore[attr-defined]
             else:
@@ -595,5 +607,3 @@ def _converted(tensor: torch.Tensor, convert: bool | str) -> Any:
     if convert:
         return tensor.tolist()
     return tensor
-
-

@@ -58,7 +58,11 @@ class ShapeOps(TensorCollection):
         if lock and self.is_locked:
             result.lock_()
         if inverse is not None:
-            result._call_on_exit(lambda: self.update(inverse(result)))
+
+            def write_back() -> None:
+                self.update(inverse(result))
+
+            result._call_on_exit(write_back)
         return result
 
     def _in_place(self, result: Self, inplace: bool) -> Self:
@@ -78,16 +82,16 @@ class ShapeOps(TensorCollection):
             DimNameError: (a ``RuntimeError`` and a ``ValueError``) if a dim already has
                 another name, or a name repeats.
         """
-        out = self.clone(recurse=False)  # type: ignore[attr-defined]
+        out = self.clone(recurse=False)
         out._rename_all(_names.refined(self._dim_names, names, self.batch_dims))
-        return out  # type: ignore[no-any-return]
+        return out
 
     def rename(self, *names: str | None, **rename_map: str) -> Self:
         """A shallow copy with its dims renamed: ``rename("a", "b")`` names every dim,
         ``rename(None)`` unnames them, ``rename(old="new")`` renames some."""
-        out = self.clone(recurse=False)  # type: ignore[attr-defined]
+        out = self.clone(recurse=False)
         out._rename_all(_names.renamed(self._dim_names, names, rename_map, self.batch_dims))
-        return out  # type: ignore[no-any-return]
+        return out
 
     def rename_(self, *names: str | None, **rename_map: str) -> Self:
         """:meth:`rename` in place (nested collections too); returns ``self``."""
@@ -257,9 +261,7 @@ class ShapeOps(TensorCollection):
         """Same as :meth:`transpose`."""
         return self.transpose(dim0, dim1)
 
-    def movedim(
-        self, source: int | Sequence[int], destination: int | Sequence[int]
-    ) -> Self:
+    def movedim(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Self:
         """Moves batch dims ``source`` to positions ``destination``, as ``torch.movedim``."""
         nb = self.batch_dims
         src = _dim_list(source, nb, "movedim")

@@ -9,17 +9,13 @@ forwarders to the engine's functions (``tclass._engine._ops``, ``_engine._lazy._
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
+from typing import Any, Literal, TypedDict, cast
 
 import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
 from tclass._core._device import DeviceLike
-
-if TYPE_CHECKING:
-    from tclass._engine._lazy._stack import LazyStackedTensorDict
-    from tclass._engine._td import TensorDict
 
 __all__ = ["LazyStackOptions", "StackOps"]
 
@@ -54,59 +50,34 @@ class StackOps(TensorCollection):
         """Same as :func:`tclass.stack`."""
         from tclass._engine._ops import stack
 
-        return stack(input, dim, out=out)
+        return cast(Self, stack(cast(Any, input), dim, out=out))
 
     @classmethod
     def cat(cls, input: Sequence[Self], dim: int = 0, *, out: Self | None = None) -> Self:
         """Same as :func:`tclass.cat`."""
         from tclass._engine._ops import cat
 
-        return cat(input, dim, out=out)
-
-    @overload
-    @classmethod
-    def lazy_stack(
-        cls: type[TensorDict], input: Sequence[Any], dim: int = 0, **options: Unpack[LazyStackOptions]
-    ) -> LazyStackedTensorDict: ...
-    @overload
-    @classmethod
-    def lazy_stack(
-        cls, input: Sequence[Self], dim: int = 0, **options: Unpack[LazyStackOptions]
-    ) -> Self: ...
+        return cast(Self, cat(cast(Any, input), dim, out=out))
 
     @classmethod
     def lazy_stack(
         cls, input: Sequence[Any], dim: int = 0, **options: Unpack[LazyStackOptions]
-    ) -> Any:
-        """Same as :func:`tclass.lazy_stack` (records give a record over a lazy stack)."""
+    ) -> Self:
+        """Same as :func:`tclass.lazy_stack`: records give a record over a lazy stack
+        (``TensorDict.lazy_stack`` gives a ``LazyStackedTensorDict``)."""
         from tclass._engine._lazy._stack import lazy_stack
 
-        return lazy_stack(input, dim, **options)
-
-    @overload
-    @classmethod
-    def maybe_dense_stack(
-        cls: type[TensorDict],
-        input: Sequence[Any],
-        dim: int = 0,
-        *,
-        out: Any = None,
-        strict: bool = False,
-    ) -> TensorDict | LazyStackedTensorDict: ...
-    @overload
-    @classmethod
-    def maybe_dense_stack(
-        cls, input: Sequence[Self], dim: int = 0, *, out: Self | None = None, strict: bool = False
-    ) -> Self: ...
+        return cast(Self, lazy_stack(input, dim, **options))
 
     @classmethod
     def maybe_dense_stack(
         cls, input: Sequence[Any], dim: int = 0, *, out: Any = None, strict: bool = False
-    ) -> Any:
-        """Same as :func:`tclass.maybe_dense_stack`."""
+    ) -> Self:
+        """Same as :func:`tclass.maybe_dense_stack` (for ``TensorDict``, a lazy stack when
+        the members differ)."""
         from tclass._engine._lazy._stack import maybe_dense_stack
 
-        return maybe_dense_stack(input, dim, out=out, strict=strict)
+        return cast(Self, maybe_dense_stack(input, dim, out=out, strict=strict))
 
     def to_lazystack(self, dim: int = 0) -> Self:
         """A lazy stack of the slices along batch dim ``dim`` (views, nothing copied).
@@ -116,7 +87,7 @@ class StackOps(TensorCollection):
         """
         from tclass._engine._lazy._stack import to_lazystack
 
-        return to_lazystack(self, dim)
+        return cast(Self, to_lazystack(self, dim))
 
     def pad(
         self, pad_size: Sequence[int], value: float = 0.0, inplace: bool = False, safe: bool = True
@@ -124,11 +95,11 @@ class StackOps(TensorCollection):
         """Same as :func:`tclass.pad` (``inplace=True`` pads this collection itself)."""
         from tclass._engine._pad import pad
 
-        return pad(self, pad_size, value, inplace, safe)
+        return cast(Self, pad(cast(Any, self), pad_size, value, inplace, safe))
 
     def densify(self, layout: torch.layout = torch.strided) -> Self:
         """A dense copy in which every lazy stack (nested ones too) is stacked, entries of
         different shapes as nested tensors of ``layout``."""
         from tclass._engine._lazy._stack import densify
 
-        return densify(self, layout)
+        return cast(Self, densify(self, layout))

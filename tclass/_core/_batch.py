@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NoReturn, SupportsIndex, TypeAlias, cast
+from typing import Any, NoReturn, SupportsIndex, TypeAlias, cast
 
 import numpy as np
 import torch
@@ -313,7 +313,7 @@ def repeat_counts(repeats: tuple[object, ...]) -> tuple[int, ...]:
     if len(repeats) == 1 and not isinstance(repeats[0], int):
         (only,) = repeats
         if isinstance(only, torch.Tensor):
-            values = only.tolist()
+            values: Any = only.tolist()
             return (int(values),) if only.ndim == 0 else tuple(int(v) for v in values)
         if not isinstance(only, Sequence):
             msg = f"repeat: expected ints, a sequence of ints or a tensor, got {only!r}"
@@ -339,7 +339,9 @@ def interleaved_length(repeats: object, size: int, output_size: int | None) -> i
     torch checks it (``output_size`` is trusted, as torch trusts it)."""
     if isinstance(repeats, torch.Tensor):
         if repeats.ndim > 1 or repeats.dtype.is_floating_point or repeats.dtype is torch.bool:
-            msg = f"repeat_interleave: repeats must be an int or a 1-d integer tensor, got {repeats}"
+            msg = (
+                f"repeat_interleave: repeats must be an int or a 1-d integer tensor, got {repeats}"
+            )
             raise ShapeError(msg)
         if repeats.numel() == 1:
             count = int(repeats.reshape(()).item())
@@ -370,10 +372,15 @@ def interleaved_length(repeats: object, size: int, output_size: int | None) -> i
 def check_gather_index(index: object, batch_size: torch.Size, dim: int) -> None:
     """Checks a ``gather`` index: an integer tensor with one dim per batch dim, no larger
     than the batch outside ``dim``."""
-    if not isinstance(index, torch.Tensor) or index.dtype.is_floating_point or index.dtype in (
-        torch.bool,
-        torch.complex64,
-        torch.complex128,
+    if (
+        not isinstance(index, torch.Tensor)
+        or index.dtype.is_floating_point
+        or index.dtype
+        in (
+            torch.bool,
+            torch.complex64,
+            torch.complex128,
+        )
     ):
         kind = getattr(index, "dtype", type(index).__name__)
         msg = f"gather: the index must be an integer tensor, got {kind}"

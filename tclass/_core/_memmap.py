@@ -334,7 +334,7 @@ class MemoryMappedTensor(torch.Tensor):
             _check_cpu(device)
         if isinstance(storage, torch.TypedStorage):
             dtype = storage.dtype if dtype is None else dtype
-            storage = storage.untyped()
+            storage = storage.untyped()  # type: ignore[no-untyped-call]
         dtype = torch.int64 if dtype is None else _check_dtype(dtype)
         own = getattr(storage, "filename", None)
         path = None if filename is None else _abspath(filename)

@@ -144,7 +144,9 @@ def renamed(
         if unknown:
             msg = f"rename: {unknown} are not names of this collection's dims {have}"
             raise DimNameError(msg)
-        return as_names([mapping.get(n, n) if n is not None else None for n in have], ndim, "rename")
+        return as_names(
+            [mapping.get(n, n) if n is not None else None for n in have], ndim, "rename"
+        )
     if len(positional) == 1 and positional[0] is None:
         return None
     return as_names(list(positional), ndim, "rename")
@@ -273,4 +275,4 @@ def _broadcast_ndim(items: list[Any]) -> int:
     for item in items:
         tensor = item if isinstance(item, torch.Tensor) else torch.as_tensor(item)
         shapes.append(tensor.shape if tensor.dtype is not torch.bool else (int(tensor.sum()),))
-    return len(torch.broadcast_shapes(*shapes))
+    return len(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]

@@ -32,14 +32,15 @@ class UnbatchedTensor(torch.Tensor):
             the entry is read, so it is rarely passed.
 
     Example:
-        >>> td = TensorDict(table=UnbatchedTensor(torch.zeros(3, 4)), x=torch.zeros(2), batch_size=[2])
+        >>> table = UnbatchedTensor(torch.zeros(3, 4))
+        >>> td = TensorDict(table=table, x=torch.zeros(2), batch_size=[2])
         >>> td[0]["table"].shape, td.reshape(1, 2)["table"].batch_size
         (torch.Size([3, 4]), torch.Size([1, 2]))
     """
 
     _batch_size: torch.Size = _NO_BATCH
-    _KEEP: ClassVar[frozenset[Callable[..., Any]]] = frozenset(
-        {torch.Tensor.data_ptr, torch.Tensor._base.__get__}  # type: ignore[attr-defined]
+    _KEEP: ClassVar[frozenset[Any]] = frozenset(
+        {torch.Tensor.data_ptr, vars(torch._C.TensorBase)["_base"].__get__}
     )
 
     def __new__(cls, data: Any, batch_size: Any = None) -> Self:
@@ -94,9 +95,9 @@ class UnbatchedTensor(torch.Tensor):
         return str(self.as_tensor())
 
     def __format__(self, format_spec: str) -> str:
-        return self.as_tensor().__format__(format_spec)
+        return format(self.as_tensor().item() if self.ndim == 0 else self.as_tensor(), format_spec)
 
-    def __repr__(self, *, tensor_contents: Any = None) -> str:
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         return f"UnbatchedTensor({self.as_tensor()!r})"
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:

@@ -29,7 +29,7 @@ import torch
 from typing_extensions import Unpack
 
 from tclass._base._device_ops import ConsolidateOptions, map_tensors, share
-from tclass._core._device import DeviceLike, as_device, wait_for_device_copies
+from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._nested import fill_array
@@ -144,7 +144,7 @@ def consolidate(
     with torch.no_grad():
         _map_threads(
             lambda pair: pair[0].copy_(pair[1], non_blocking=non_blocking),
-            list(zip(views, leaves)),  # type: ignore[arg-type]
+            list(zip(views, leaves)),
             options.get("num_threads", 0),
         )
         tail = torch.frombuffer(bytearray(trailer + _LENGTH.pack(len(trailer))), dtype=torch.uint8)

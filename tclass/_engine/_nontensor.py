@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -80,7 +80,14 @@ class _NonTensorNode(TensorDictBase):
     def data(self) -> Any:
         raise NotImplementedError
 
-    def tolist(self) -> Any:
+    def tolist(
+        self,
+        *,
+        convert_nodes: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+        as_linked_list: bool = False,
+    ) -> Any:
         """The value of every element, as nested lists shaped like the batch."""
         raise NotImplementedError
 
@@ -251,7 +258,14 @@ class NonTensorData(_NonTensorNode):
     def batch_size(self) -> torch.Size:
         return self._batch_size
 
-    def tolist(self) -> Any:
+    def tolist(
+        self,
+        *,
+        convert_nodes: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+        as_linked_list: bool = False,
+    ) -> Any:
         return self._as_array().tolist()
 
     def _as_array(self) -> np.ndarray[Any, Any]:
@@ -348,7 +362,9 @@ class NonTensorStack(_NonTensorNode):
         self._locked = False
 
     @classmethod
-    def from_list(cls, values: Sequence[Any], device: DeviceLike = None) -> NonTensorStack:
+    def from_list(  # type: ignore[override]  # a stack of Python values, not of collections
+        cls, values: Sequence[Any], device: DeviceLike = None
+    ) -> NonTensorStack:
         """A 1-d stack of ``values`` (each kept as given, lists included)."""
         array = np.empty(len(values), dtype=object)
         for position, value in enumerate(values):
@@ -374,7 +390,14 @@ class NonTensorStack(_NonTensorNode):
         """The values as nested lists, as a field holding different values reads."""
         return self._array.tolist()
 
-    def tolist(self) -> Any:
+    def tolist(
+        self,
+        *,
+        convert_nodes: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+        as_linked_list: bool = False,
+    ) -> Any:
         return self._array.tolist()
 
     def _as_array(self) -> np.ndarray[Any, Any]:

@@ -7,11 +7,10 @@ collection type through its ``__torch_function__``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, NoReturn, TypeVar, cast
-
-import warnings
 
 import torch
 
@@ -107,7 +106,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     members = _members(collections, "cat", path)
     first = members[0]
     if type(first) is not type(members[-1]) or _is_lazy(first):
-        return _cat_lazily(members, dim, out, path)
+        return cast(C, _cat_lazily(members, dim, out, path))
     batch_size = first.batch_size
     if not batch_size:
         msg = f"cat{_at(path)}: collections with no batch dims cannot be concatenated; use stack"
@@ -359,8 +358,8 @@ def _result(
     if device is not None and any(member.device != device for member in members):
         device = None
     for key, value in values.items():
-        if value.__class__ is UnbatchedTensor and value.batch_size != size:  # type: ignore[union-attr]
-            values[key] = value._with_batch_size(size)  # type: ignore[union-attr]
+        if value.__class__ is UnbatchedTensor and value.batch_size != size:
+            values[key] = value._with_batch_size(size)
     return first._new_like(values, size, device)
 
 

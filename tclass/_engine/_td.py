@@ -304,7 +304,9 @@ class TensorDict(TensorDictBase):
         """Like :meth:`_map_values` for a function that moves batch elements around:
         unbatched tensors are kept as they are (with the new batch size)."""
         values = {
-            key: fn(value) if value.__class__ is not _Unbatched else value._with_batch_size(batch_size)
+            key: fn(value)
+            if value.__class__ is not _Unbatched
+            else value._with_batch_size(batch_size)
             for key, value in self._tensors.items()
         }
         if device is _MISSING or device is ...:
@@ -355,7 +357,7 @@ class TensorDict(TensorDictBase):
             if isinstance(value, TensorDictBase) and not value._is_leaf_node:
                 own = value._dim_names
                 extra = (None,) * (value.batch_dims - nb) if own is None else own[nb:]
-                value._rename_all(None if names is None else names + extra)  # type: ignore[attr-defined]
+                value._rename_all(None if names is None else names + extra)
 
     def _become(self, other: Self) -> None:
         if self._locked:
@@ -499,9 +501,7 @@ class TensorDict(TensorDictBase):
         # branch, so that no pass is spent on collections without any).
         unbatched: list[str] = []
         values = {
-            key: value[index]
-            if value.__class__ is not _Unbatched
-            else (unbatched.append(key), value)[1]
+            key: value[index] if value.__class__ is not _Unbatched else _kept(unbatched, key, value)
             for key, value in self._tensors.items()
         }
         new = self._indexed_size(index, values)
@@ -928,7 +928,7 @@ class TensorDict(TensorDictBase):
             if isinstance(value, TensorDict):
                 value._apply_lock(locked)
             elif isinstance(value, TensorCollection):
-                (value.lock_ if locked else value.unlock_)()  # type: ignore[attr-defined]
+                (value.lock_ if locked else value.unlock_)()
 
     def __enter__(self) -> Self:
         """Entering restores, on exit, the lock state from before the last lock_/unlock_
@@ -999,7 +999,7 @@ class TensorDict(TensorDictBase):
         self._device = None
         for value in self._tensors.values():
             if isinstance(value, TensorCollection):
-                value.clear_device_()  # type: ignore[attr-defined]
+                value.clear_device_()
         return self
 
     # --- accessors for the other layers ------------------------------------------------
@@ -1081,6 +1081,12 @@ def _rebuild(
     if locked:
         td.lock_()
     return td
+
+
+def _kept(keys: list[str], key: str, value: Any) -> Any:
+    """``value`` as it is, its key noted in ``keys`` (an unbatched tensor indexing keeps)."""
+    keys.append(key)
+    return value
 
 
 def _named_to_fit(value: Any, names: tuple[str | None, ...], key: object) -> Any:

@@ -22,8 +22,8 @@ import torch.utils._pytree as pytree
 from tclass._base._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._lazy._stack import lazy_stack, maybe_dense_stack
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import (
     PyValue,
@@ -414,7 +414,7 @@ def from_list(
     """
     size = None if batch_size is None else as_batch_size(batch_size)
     build_item = make or from_dict
-    items = [
+    items: list[Any] = [
         item
         if isinstance(item, TensorCollection)
         else build_item(

@@ -40,7 +40,6 @@ from tclass.errors import (
     InvalidKeyError,
     KeyConflictError,
     KeyThroughTensorError,
-    UnsupportedError,
 )
 
 __all__ = [
@@ -422,7 +421,7 @@ def from_namedtuple(
 
 
 def from_tuple(
-    obj: tuple[Any, ...],
+    obj: Any,
     *,
     auto_batch_size: bool = False,
     batch_dims: int | None = None,

@@ -86,7 +86,9 @@ def _write_node(
     for key, value in node._items():
         if isinstance(value, TensorCollection):
             if not isinstance(value, _NonTensorNode):  # Python values are in the metadata
-                _write_node(out, metadata, value, path + (key,), prefix, keep_vars, flatten, written)
+                _write_node(
+                    out, metadata, value, path + (key,), prefix, keep_vars, flatten, written
+                )
             continue
         name = prefix + ".".join(path + (key,)) if flatten else (prefix + key if not path else key)
         if flatten and name in written:

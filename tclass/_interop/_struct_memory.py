@@ -34,9 +34,7 @@ def storage_of_array(array: np.ndarray[Any, Any]) -> torch.UntypedStorage | None
     return raw.untyped_storage()
 
 
-def field_view(
-    field: np.ndarray[Any, Any], storage: torch.UntypedStorage
-) -> torch.Tensor | None:
+def field_view(field: np.ndarray[Any, Any], storage: torch.UntypedStorage) -> torch.Tensor | None:
     """The numeric ``field`` (a view of the array ``storage`` holds) as a tensor over the
     same memory, or None when its layout cannot be a torch view."""
     base = field.dtype.base
@@ -82,12 +80,17 @@ def shared_array(collection: TensorCollection) -> np.ndarray[Any, Any] | None:
     buffer = torch.empty(0, dtype=torch.uint8).set_(storage).numpy()
     strides = [record * math.prod(batch[i + 1 :]) for i in range(len(batch))]
     try:
-        return np.ndarray(batch, dtype=dtype, buffer=buffer, offset=start, strides=strides)
+        out: np.ndarray[Any, Any] = np.ndarray(
+            batch, dtype=dtype, buffer=buffer, offset=start, strides=strides
+        )
     except (TypeError, ValueError):
         return None
+    return out
 
 
-def _leaves(collection: TensorCollection, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], torch.Tensor]]:
+def _leaves(
+    collection: TensorCollection, path: tuple[str, ...]
+) -> list[tuple[tuple[str, ...], torch.Tensor]]:
     """Every tensor, or nothing when the collection holds anything else (Python values,
     nested collections with extra batch dims)."""
     out: list[tuple[tuple[str, ...], torch.Tensor]] = []
@@ -139,7 +142,8 @@ def _field_layout(
         base = tensor.new_empty(0).numpy().dtype
     except TypeError:
         return None
-    return np.dtype((base, features)) if features else base, tensor.storage_offset() * size
+    field: np.dtype[Any] = np.dtype((base, features)) if features else base
+    return field, int(tensor.storage_offset()) * size
 
 
 def _nested_dtype(

@@ -181,7 +181,9 @@ class _Planner(NodeVisitor[Rebuild]):
                 [part(written) for part in parts], stack_dim, batch_size
             )
             if name is not None:  # a lazy stack keeps the name of its stack dim only
-                out._assign_names(tuple(name if i == stack_dim else None for i in range(len(batch_size))))
+                out._assign_names(
+                    tuple(name if i == stack_dim else None for i in range(len(batch_size)))
+                )
             return out
 
         return rebuild

@@ -29,10 +29,10 @@ import torch
 from tclass._base._tensordict_base import Value
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._names import Names
 from tclass._core._registry import register_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._core._names import Names
 from tclass._engine._td import TensorDict, field_getter, tensor_field_setter
 from tclass._tensorclass._fields import FieldRule, resolve_annotations, rule_for
 from tclass._tensorclass._interop import register_pytree

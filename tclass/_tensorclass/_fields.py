@@ -39,8 +39,8 @@ import torch
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._core._unbatched import UnbatchedTensor
 from tclass._core._batch import format_shape
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass.errors import BatchMismatchError, ClassDefinitionError, FieldTypeError

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import torch
 from typing_extensions import Self, Unpack, dataclass_transform
@@ -369,30 +369,15 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     # Either way the result is rewrapped in this record's class (see _rewrap). A method
     # added to TensorDictBase that a lazy stack overrides needs one such line here too.
 
-    @overload
-    def apply(
-        self,
-        fn: Callable[..., torch.Tensor],
-        *others: TensorCollection,
-        **options: Unpack[ApplyOptions],
-    ) -> Self: ...
-    @overload
     def apply(
         self,
         fn: Callable[..., torch.Tensor | None],
         *others: TensorCollection,
         **options: Unpack[ApplyOptions],
-    ) -> Self | None: ...
-
-    def apply(
-        self,
-        fn: Callable[..., torch.Tensor | None],
-        *others: TensorCollection,
-        **options: Unpack[ApplyOptions],
-    ) -> Self | None:
+    ) -> Self:
         storages = tuple(storage_of(other) for other in others)
-        result = self._tensordict.apply(fn, *storages, **options)
-        return None if result is None else self._result(result)
+        result: TensorDictBase | None = self._tensordict.apply(fn, *storages, **options)
+        return None if result is None else self._result(result)  # type: ignore[return-value]
 
     def named_apply(
         self,
@@ -568,7 +553,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         Raises:
             UnsupportedError: if a field holds a nested collection.
         """
-        nested = [k for k, v in self._items() if isinstance(v, TensorDictBase) and not v._is_leaf_node]
+        nested = [
+            k for k, v in self._items() if isinstance(v, TensorDictBase) and not v._is_leaf_node
+        ]
         if nested:
             msg = (
                 f"{type(self).__name__}.flatten_keys: the fields {nested} hold nested "
@@ -583,6 +570,19 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return self if inplace else self.copy()
 
     # --- keys of a record ----------------------------------------------------------------
+
+    @overload
+    def select(
+        self,
+        *keys: Any,
+        inplace: bool = False,
+        strict: bool = True,
+        as_tensordict: Literal[False] = False,
+    ) -> Self: ...
+    @overload
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: Literal[True]
+    ) -> TensorDict: ...
 
     def select(
         self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False

@@ -44,6 +44,7 @@ class LazyStackOps(TensorDictBase):
         ) -> Self: ...
         def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
         def _dense(self, action: str) -> Any: ...
+        def _relayout(self, member_batch: torch.Size) -> None: ...
 
     # --- splitting operands --------------------------------------------------------------
 
@@ -84,7 +85,7 @@ class LazyStackOps(TensorDictBase):
         fn: Callable[..., torch.Tensor | None],
         *others: TensorCollection,
         **options: Unpack[ApplyOptions],
-    ) -> Self | None:
+    ) -> Self:
         """``fn`` on every member's tensors (see ``TensorDict.apply``); ``others`` are cut
         along the stack dim, and ``batch_size`` must keep the stack dim."""
         cut = [self._cut(other) for other in others]
@@ -105,13 +106,17 @@ class LazyStackOps(TensorDictBase):
         if options.get("inplace"):
             return self
         if all(result is None for result in results):
-            return None
+            return None  # type: ignore[return-value]  # everything filtered out, as apply
         filled = [
             member.empty(batch_size=member_size) if result is None else result
             for member, result in zip(self._members, results)
         ]
         out = self._restacked(filled)
-        rest = {key: options[key] for key in ("device", "names", "propagate_lock", "out") if key in options}  # type: ignore[literal-required]
+        rest = {
+            key: options[key]
+            for key in ("device", "names", "propagate_lock", "out")
+            if key in options
+        }
         return TensorDictBase._apply_with(out, lambda x: x, (), rest) if rest else out  # type: ignore[arg-type, return-value]
 
     def named_apply(
@@ -336,11 +341,8 @@ class LazyStackOps(TensorDictBase):
     ) -> Self:
         """A lazy stack of the members emptied (a TensorDict if ``batch_size`` is given)."""
         if batch_size is not None or names is not None:
-            return cast(
-                Self,
-                TensorDictBase.empty(
-                    self, recurse, batch_size=batch_size, device=device, names=names
-                ),
+            return TensorDictBase.empty(
+                self, recurse, batch_size=batch_size, device=device, names=names
             )
         return self._restacked(
             [m.empty(recurse, device=device) for m in self._members]
@@ -364,13 +366,8 @@ class LazyStackOps(TensorDictBase):
             )
             raise ShapeError(msg)
         (member_batch,) = sizes or {remove_dim(self._batch_size, self._stack_dim)}
-        if self._stack_dim > len(member_batch):
-            self._stack_dim = len(member_batch)
-        self._batch_size = insert_dim(member_batch, self._stack_dim, len(self._members))
+        self._relayout(member_batch)
         return self
-
-    def _assign_device(self, device: torch.device | None) -> None:
-        self._device = device
 
     # --- reshaping: regrouping the members where the shape allows it ---------------------
 
@@ -463,7 +460,7 @@ class LazyStackOps(TensorDictBase):
         """Each member rolled along its own dims; along the stack dim, the members
         rotated. Without ``dims`` (the flattened batch) the dense stack is rolled."""
         if dims is None or inplace:
-            return cast(Self, TensorDictBase.roll(self, shifts, dims, inplace=inplace))
+            return TensorDictBase.roll(self, shifts, dims, inplace=inplace)
         flat = _dims(dims, len(self._batch_size), "roll")
         amounts = [shifts] if isinstance(shifts, int) else list(shifts)
         if len(amounts) != len(flat):
@@ -494,7 +491,7 @@ class LazyStackOps(TensorDictBase):
             msg = f"narrow: start {start} and length {length} do not fit {count} members"
             raise DimError(msg)
         if not length:
-            return cast(Self, TensorDictBase.narrow(self, dim, start, length))
+            return TensorDictBase.narrow(self, dim, start, length)
         members = self._members[begin : begin + length]
         return self._carry(self._restacked(list(members)), self._dim_names)
 
@@ -503,7 +500,7 @@ class LazyStackOps(TensorDictBase):
         repeated in turn (shared, not copied)."""
         counts = _batch.repeat_counts(repeats)
         if inplace or len(counts) != len(self._batch_size):
-            return cast(Self, TensorDictBase.repeat(self, *counts, inplace=inplace))
+            return TensorDictBase.repeat(self, *counts, inplace=inplace)
         d = self._stack_dim
         inner = counts[:d] + counts[d + 1 :]
         members = [m.repeat(*inner) for m in self._members]
@@ -520,11 +517,8 @@ class LazyStackOps(TensorDictBase):
         """Along the stack dim, each member repeated next to itself (shared); along
         another dim, each member's elements."""
         if dim is None or inplace:
-            return cast(
-                Self,
-                TensorDictBase.repeat_interleave(
-                    self, repeats, dim, output_size=output_size, inplace=inplace
-                ),
+            return TensorDictBase.repeat_interleave(
+                self, repeats, dim, output_size=output_size, inplace=inplace
             )
         d = self._stack_dim
         n = _batch.normalize_dim(dim, len(self._batch_size), op="repeat_interleave")
@@ -543,9 +537,7 @@ class LazyStackOps(TensorDictBase):
             times = times * count
         members = [m for m, t in zip(self._members, times) for _ in range(int(t))]
         if not members:
-            return cast(
-                Self, TensorDictBase.repeat_interleave(self, repeats, dim, output_size=output_size)
-            )
+            return TensorDictBase.repeat_interleave(self, repeats, dim, output_size=output_size)
         return self._carry(self._restacked(members), self._dim_names)
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:

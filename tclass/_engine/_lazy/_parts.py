@@ -15,8 +15,8 @@ import torch.nn.functional as F
 
 from tclass._base._collection import TensorCollection
 from tclass._core._batch import format_shape
-from tclass._core._unbatched import UnbatchedTensor
 from tclass._core._records import is_record
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass._engine._repr import LeafSummary
 from tclass._engine._td import TensorDict

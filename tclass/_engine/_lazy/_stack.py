@@ -145,7 +145,7 @@ class LazyStackedTensorDict(LazyStackOps):
             self._init(members, dim, insert_dim(member_batch, dim, len(members)))
         self._stack_dim_name = stack_dim_name
         if names is not None:
-            self.names = names  # type: ignore[assignment]
+            self.names = names
 
     def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None:
         self._members = members
@@ -709,9 +709,7 @@ class LazyStackedTensorDict(LazyStackOps):
         members = self._members
         if members:
             check_members([members[0], tensordict], "insert")
-            self._batch_size = insert_dim(
-                members[0].batch_size, self._stack_dim, len(members) + 1
-            )
+            self._batch_size = insert_dim(members[0].batch_size, self._stack_dim, len(members) + 1)
             self._device = self._device if tensordict.device == self._device else None
         else:
             check_members([tensordict], "insert")
@@ -721,6 +719,14 @@ class LazyStackedTensorDict(LazyStackOps):
             self._batch_size = insert_dim(batch, dim, 1)
             self._device = tensordict.device
         members.insert(index, tensordict)
+
+    def _relayout(self, member_batch: torch.Size) -> None:
+        """Takes the members' new batch size (after they inferred theirs)."""
+        self._stack_dim = min(self._stack_dim, len(member_batch))
+        self._batch_size = insert_dim(member_batch, self._stack_dim, len(self._members))
+
+    def _assign_device(self, device: torch.device | None) -> None:
+        self._device = device
 
     def _drop_member(self, index: int) -> None:
         """Removes the member at ``index`` (a crop along the stack dim)."""
