@@ -78,7 +78,9 @@ def _merge_level(
         else:
             entries[key] = values[0]
         _check_fits(entries[key], path + (key,), batch)
-    return TensorDict._new_unchecked(entries, batch, device)
+    out = TensorDict._new_unchecked(entries, batch, device)
+    out._mark_unbatched_if_any()
+    return out
 
 
 def _is_node(value: Any) -> bool:

@@ -75,7 +75,7 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
-    if type(members[0]) is not type(members[-1]) or _is_lazy(members[0]):
+    if type(members[0]) is not type(members[-1]) or members[0]._is_lazy:
         members = [m.contiguous() if _is_lazy(m) else m for m in members]
         _members(members, "stack", path)
     first = members[0]
@@ -93,7 +93,7 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
     new_size = list(batch_size)
     new_size.insert(dim, len(members))
     size = _check_out(out, torch.Size(new_size), "stack", path)
-    values = _join(members, "stack", dim, out, path)
+    values = _join(members, "stack", dim, out, path, size)
     result = _result(first, members, values, size, out)
     if first._dim_names is not None:  # the members' names, if they all agree
         result._assign_names(_names.stacked([m._dim_names for m in members], dim))
@@ -105,7 +105,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
         return _join_nodes(collections, "cat", dim, path)
     members = _members(collections, "cat", path)
     first = members[0]
-    if type(first) is not type(members[-1]) or _is_lazy(first):
+    if type(first) is not type(members[-1]) or first._is_lazy:
         return cast(C, _cat_lazily(members, dim, out, path))
     batch_size = first.batch_size
     if not batch_size:
@@ -128,7 +128,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     new_size = list(batch_size)
     new_size[dim] = total
     size = _check_out(out, torch.Size(new_size), "cat", path)
-    values = _join(members, "cat", dim, out, path)
+    values = _join(members, "cat", dim, out, path, size)
     result = _result(first, members, values, size, out)
     if out is None and first._dim_names is not None:
         result._assign_names(first._dim_names)  # the first member's, as the peer
@@ -206,7 +206,7 @@ def _check_out(out: Any, size: torch.Size, op: str, path: tuple[str, ...]) -> to
 
 
 def _join(
-    members: list[Any], op: str, dim: int, out: Any, path: tuple[str, ...]
+    members: list[Any], op: str, dim: int, out: Any, path: tuple[str, ...], size: torch.Size
 ) -> dict[str, Value]:
     """Joins each entry across members: tensors with torch, collections recursively."""
     maps = _entry_maps(members)
@@ -234,7 +234,7 @@ def _join(
             values[key] = join_collections(parts, dim, target, path + (key,))
             continue
         if entry.__class__ is UnbatchedTensor:
-            values[key] = _join_unbatched(parts, path + (key,))
+            values[key] = _join_unbatched(parts, path + (key,))._with_batch_size(size)
             continue
         try:
             if target is None:
@@ -357,9 +357,6 @@ def _result(
     device = first.device
     if device is not None and any(member.device != device for member in members):
         device = None
-    for key, value in values.items():
-        if value.__class__ is UnbatchedTensor and value.batch_size != size:
-            values[key] = value._with_batch_size(size)
     return first._new_like(values, size, device)
 
 

@@ -101,7 +101,6 @@ class TensorDict(TensorDictBase):
         "_consolidated",
         "_saved_at",
         "_scope",
-        "_names",
         "__weakref__",
     )
 
@@ -114,8 +113,9 @@ class TensorDict(TensorDictBase):
     _locked: bool
     _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
     _saved_at: SavedAt | None  # the folder this node is saved in (see _saved.py)
-    _scope: _Scope | None  # what `with td:` blocks restore (created on first use)
-    _names: Names  # the names of the batch dims, None when no dim has one
+    # What a TensorDict rarely needs, created on first use: what `with td:` blocks
+    # restore, the names of the batch dims, whether it holds unbatched tensors.
+    _scope: _Scope | None
 
     def __init__(
         self,
@@ -146,7 +146,8 @@ class TensorDict(TensorDictBase):
         self._consolidated = None
         self._saved_at = None
         self._scope = None
-        self._names = None if names is None else _names.as_names(names, len(batch))
+        if names is not None:
+            self._assign_names(_names.as_names(names, len(batch)))
         tensors: dict[str, Value] = {}
         self._tensors = tensors
         if source is None:
@@ -189,7 +190,6 @@ class TensorDict(TensorDictBase):
         self._consolidated = None
         self._saved_at = None
         self._scope = None
-        self._names = None
         return self
 
     @classmethod
@@ -226,8 +226,9 @@ class TensorDict(TensorDictBase):
     def _assign_batch_size(self, new: torch.Size) -> None:
         n = len(new)
         self._batch_size = new
-        if self._names is not None:
-            self._names = _names.resized(self._names, n)
+        scope = self._scope
+        if scope is not None and scope.names is not None:
+            scope.names = _names.resized(scope.names, n)
         tensors = self._tensors
         for key, value in tensors.items():
             # A shared Python value spans exactly its parent's batch, shrinking with it.
@@ -277,11 +278,10 @@ class TensorDict(TensorDictBase):
         out._locked = False
         out._consolidated = None
         out._saved_at = None
-        out._scope = None
         # Names carry over to a result over the same batch (clone, apply, to...); shape
         # operations set their result's names themselves.
-        names = self._names
-        out._names = names if names is None or batch_size == self._batch_size else None
+        scope = self._scope
+        out._scope = None if scope is None else scope.carried(batch_size == self._batch_size)
         return out
 
     def _map_values(
@@ -303,6 +303,8 @@ class TensorDict(TensorDictBase):
     ) -> Self:
         """Like :meth:`_map_values` for a function that moves batch elements around:
         unbatched tensors are kept as they are (with the new batch size)."""
+        if not self._holds_unbatched():
+            return self._map_values(fn, batch_size, device)
         values = {
             key: fn(value)
             if value.__class__ is not _Unbatched
@@ -317,17 +319,22 @@ class TensorDict(TensorDictBase):
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
         parts: list[dict[str, Value]] = [{} for _ in batch_sizes]
+        unbatched = self._holds_unbatched()
         for key, value in self._tensors.items():
-            if value.__class__ is _Unbatched:
+            if unbatched and value.__class__ is _Unbatched:
                 for part, size in zip(parts, batch_sizes):
                     part[key] = value._with_batch_size(size)
                 continue
             for part, piece in zip(parts, fn(value)):
                 part[key] = piece
         device = self._device
-        return tuple(
+        out = tuple(
             self._new_unchecked(part, size, device) for part, size in zip(parts, batch_sizes)
         )
+        if unbatched:
+            for piece in out:
+                piece._mark_unbatched()
+        return out
 
     # --- names, replacing in place, devices -----------------------------------------------
 
@@ -335,8 +342,7 @@ class TensorDict(TensorDictBase):
     def names(self) -> list[str | None]:
         """The names of the batch dims (``None`` for an unnamed dim). Assigning names
         them here and, for the dims they share, in nested collections."""
-        names = self._names
-        return [None] * len(self._batch_size) if names is None else list(names)
+        return _names.show(self._dim_names, len(self._batch_size))
 
     @names.setter
     def names(self, value: Sequence[str | None] | None) -> None:
@@ -344,14 +350,38 @@ class TensorDict(TensorDictBase):
 
     @property
     def _dim_names(self) -> Names:
-        return self._names
+        scope = self._scope
+        return None if scope is None else scope.names
 
     def _assign_names(self, names: Names) -> None:
-        self._names = names
+        scope = self._scope
+        if scope is None:
+            if names is None:
+                return
+            scope = self._scope = _Scope()
+        scope.names = names
+
+    def _holds_unbatched(self) -> bool:
+        """Whether an entry may be an unbatched tensor (then shape ops look for it)."""
+        scope = self._scope
+        return scope is not None and scope.unbatched
+
+    def _mark_unbatched(self) -> None:
+        """Records that an entry is an unbatched tensor (shape ops then keep it)."""
+        scope = self._scope
+        if scope is None:
+            scope = self._scope = _Scope()
+        scope.unbatched = True
+
+    def _mark_unbatched_if_any(self) -> None:
+        """:meth:`_mark_unbatched` when an entry is one: for a TensorDict built unchecked
+        from values that may include them."""
+        if any(value.__class__ is _Unbatched for value in self._tensors.values()):
+            self._mark_unbatched()
 
     def _rename_all(self, names: Names) -> None:
         """Names this level's dims ``names`` and the first dims of nested collections."""
-        self._names = names
+        self._assign_names(names)
         nb = len(self._batch_size)
         for value in self._tensors.values():
             if isinstance(value, TensorDictBase) and not value._is_leaf_node:
@@ -383,7 +413,9 @@ class TensorDict(TensorDictBase):
                 new[key] = mine
         self._tensors = new
         self._batch_size = other._batch_size
-        self._names = other._names
+        self._assign_names(other._dim_names)
+        if other._holds_unbatched():
+            self._mark_unbatched()
 
     def _assign_device(self, device: torch.device | None) -> None:
         self._device = device
@@ -441,20 +473,16 @@ class TensorDict(TensorDictBase):
         if not batch or not tensors:
             # With entries, indexing them checks the bounds (an IndexError from torch).
             _check_int_index(index, batch)
+        if self._scope is not None and self._scope.special:
+            return cast(Self, self._index(index))  # names or unbatched tensors to carry
         out = _new_instance(self.__class__)
-        new = batch[1:] if len(batch) > 1 else _NO_DIMS
-        out._tensors = {
-            key: value[index] if value.__class__ is not _Unbatched else value._with_batch_size(new)
-            for key, value in tensors.items()
-        }
-        out._batch_size = new
+        out._tensors = {key: value[index] for key, value in tensors.items()}
+        out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
         out._device = self._device
         out._locked = False
         out._consolidated = None
         out._saved_at = None
         out._scope = None
-        names = self._names
-        out._names = None if names is None else _names.removed(names, (0,))
         return out
 
     def _index_slice(self, index: slice) -> Self:
@@ -465,20 +493,17 @@ class TensorDict(TensorDictBase):
         if step <= 0:
             msg = f"slice step must be positive, got {step}"
             raise ValueError(msg)
+        if self._scope is not None and self._scope.special:
+            return cast(Self, self._index(index))  # names or unbatched tensors to carry
         out = _new_instance(self.__class__)
+        out._tensors = {key: value[index] for key, value in self._tensors.items()}
         length = max(0, (stop - start + step - 1) // step)
-        new = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
-        out._tensors = {
-            key: value[index] if value.__class__ is not _Unbatched else value._with_batch_size(new)
-            for key, value in self._tensors.items()
-        }
-        out._batch_size = new
+        out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
         out._device = self._device
         out._locked = False
         out._consolidated = None
         out._saved_at = None
         out._scope = None
-        out._names = self._names
         return out
 
     def _index(self, index: Any) -> Any:
@@ -493,24 +518,34 @@ class TensorDict(TensorDictBase):
             out = self._new_like(dict(self._tensors), batch, self._device)
             return out.lock_() if self._locked else out
         elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
-            if index.dtype is torch.bool:
+            if index.dtype is torch.bool and not (self._scope and self._scope.special):
                 return self._index_mask(index)
         elif index is not None:
             index = _batch.normalize_index((index,), len(batch))[0]
-        # Unbatched tensors are kept (their keys collected by the append in the else
-        # branch, so that no pass is spent on collections without any).
-        unbatched: list[str] = []
+        scope = self._scope
+        if scope is None or not scope.special:
+            values = {key: value[index] for key, value in self._tensors.items()}
+            return self._new_unchecked(values, self._indexed_size(index, values), self._device)
+        return self._index_special(index, scope)
+
+    def _index_special(self, index: Any, scope: _Scope) -> Self:
+        """Indexing a TensorDict with dim names or unbatched tensors: both carried."""
         values = {
-            key: value[index] if value.__class__ is not _Unbatched else _kept(unbatched, key, value)
+            key: value if value.__class__ is _Unbatched else value[index]
             for key, value in self._tensors.items()
         }
         new = self._indexed_size(index, values)
-        for key in unbatched:
-            values[key] = values[key]._with_batch_size(new)  # type: ignore[union-attr]
+        if scope.unbatched:
+            for key, value in values.items():
+                if value.__class__ is _Unbatched:
+                    values[key] = value._with_batch_size(new)
         out = self._new_unchecked(values, new, self._device)
-        if self._names is not None:
+        if scope.names is not None:
             items = index if type(index) is tuple else (index,)
-            out._names = _names.indexed(self._names, _batch.normalize_index(items, len(batch)))
+            nb = len(self._batch_size)
+            out._assign_names(_names.indexed(scope.names, _batch.normalize_index(items, nb)))
+        if scope.unbatched:
+            out._mark_unbatched()
         return out
 
     def _index_mask(self, mask: torch.Tensor) -> Self:
@@ -529,25 +564,21 @@ class TensorDict(TensorDictBase):
             raise DimError(msg)
         rows = mask.nonzero().squeeze(1)
         device = rows.device
-        new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
         values: dict[str, Value] = {}
         for key, value in self._tensors.items():
-            if value.__class__ is _Unbatched:
-                values[key] = value._with_batch_size(new)
-            elif isinstance(value, _Tensor) and value.device == device:
+            if isinstance(value, _Tensor) and value.device == device:
                 values[key] = value.index_select(0, rows)
             else:
                 values[key] = value[rows]
-        out = self._new_unchecked(values, new, self._device)
-        out._names = self._names
-        return out
+        new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
+        return self._new_unchecked(values, new, self._device)
 
     def _indexed_size(self, index: Any, values: dict[str, Value]) -> torch.Size:
         """The batch size after ``index``, read off the first result (its feature dims are
         unchanged), or worked out on a stride-0 stand-in when there are no entries."""
         for key, result in values.items():
             if result.__class__ is _Unbatched:
-                continue
+                continue  # kept whole: no batch dims to read
             feature_dims = self._tensors[key].ndim - len(self._batch_size)
             shape = result.shape
             return shape[: len(shape) - feature_dims] if feature_dims else shape
@@ -592,6 +623,8 @@ class TensorDict(TensorDictBase):
 
     def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
         """Stores a checked ``value`` (in the folder first, if saved in one)."""
+        if value.__class__ is _Unbatched:
+            self._mark_unbatched()
         if self._saved_at is not None:
             value = self._saved_at.entry_set(self, key, value, blank)
         self._tensors[key] = value
@@ -628,11 +661,13 @@ class TensorDict(TensorDictBase):
         elif isinstance(value, _Tensor):
             stored = value if device is None or value.device == device else value.to(device)
             if stored.__class__ is _Unbatched:  # any shape: it belongs to the whole batch
+                self._mark_unbatched()
                 return stored._with_batch_size(batch)
         elif isinstance(value, TensorDictBase):
             stored = value if device is None or value.device == device else value.to(device)
-            if self._names is not None and not value._is_leaf_node:
-                stored = _named_to_fit(stored, self._names, key)
+            names = self._dim_names
+            if names is not None and not value._is_leaf_node:
+                stored = _named_to_fit(stored, names, key)
         elif isinstance(value, Mapping):
             try:
                 return TensorDict(value, batch, device)
@@ -725,6 +760,7 @@ class TensorDict(TensorDictBase):
     def _write_entries_at(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
         """``td[index] = collection_or_dict``: each entry into its counterpart."""
         tensors = self._tensors
+        unbatched = self._holds_unbatched()
         for key, sub in pairs:
             if type(key) is not str:
                 path = _keys.key_path(key)
@@ -744,7 +780,7 @@ class TensorDict(TensorDictBase):
                     if new is not entry:
                         self._store_entry(key, new)
                 continue
-            if entry.__class__ is _Unbatched:
+            if unbatched and entry.__class__ is _Unbatched:
                 _write_unbatched(key, entry, sub)
                 continue
             try:
@@ -757,8 +793,9 @@ class TensorDict(TensorDictBase):
         if not isinstance(value, (_Tensor, int, float, bool, complex)):
             value = _as_tensor("<value>", value, None)
         nb = len(self._batch_size)
+        unbatched = self._holds_unbatched()
         for key, entry in self._tensors.items():
-            if isinstance(entry, _NonTensorNode) or entry.__class__ is _Unbatched:
+            if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
                 continue  # a number written over the batch leaves Python values alone
             # A tensor covers the batch dims: align it with them, not with feature dims.
             if isinstance(value, _Tensor):
@@ -1045,7 +1082,14 @@ class TensorDict(TensorDictBase):
                 return reduced
         return (
             _rebuild,
-            (type(self), self._tensors, self._batch_size, self._device, self._locked, self._names),
+            (
+                type(self),
+                self._tensors,
+                self._batch_size,
+                self._device,
+                self._locked,
+                self._dim_names,
+            ),
         )
 
     def __copy__(self) -> Self:
@@ -1056,16 +1100,36 @@ class TensorDict(TensorDictBase):
 
 
 class _Scope:
-    """What ``with td:`` blocks use: the lock state before the last lock_/unlock_ call,
-    the states to restore on exit (one per open block), and a callback for the next
-    exit (``to_module`` puts a module's previous tensors back with it)."""
+    """What a TensorDict rarely needs, kept out of its slots so that building one costs
+    nothing for it: what ``with td:`` blocks use (the lock state before the last
+    lock_/unlock_ call, the states to restore on exit, one per open block, and a
+    callback for the next exit: ``to_module`` puts a module's previous tensors back
+    with it), the names of the batch dims, and whether an entry is an unbatched tensor.
+    ``special``: names or unbatched tensors, which indexing and shape ops carry."""
 
-    __slots__ = ("before_last_lock", "restore", "on_exit")
+    __slots__ = ("before_last_lock", "restore", "on_exit", "names", "unbatched")
 
     def __init__(self) -> None:
         self.before_last_lock: bool | None = None
         self.restore: list[bool] = []
         self.on_exit: Callable[[], None] | None = None
+        self.names: Names = None
+        self.unbatched = False
+
+    @property
+    def special(self) -> bool:
+        return self.names is not None or self.unbatched
+
+    def carried(self, same_batch: bool) -> _Scope | None:
+        """What a result built from this TensorDict's entries inherits: the unbatched
+        flag, and the names when the batch is the same; None when nothing."""
+        names = self.names if same_batch else None
+        if names is None and not self.unbatched:
+            return None
+        out = _Scope()
+        out.names = names
+        out.unbatched = self.unbatched
+        return out
 
 
 def _rebuild(
@@ -1077,16 +1141,11 @@ def _rebuild(
     names: Names = None,
 ) -> TensorDict:
     td = cls._new_unchecked(tensors, batch_size, device)
-    td._names = names
+    td._assign_names(names)
+    td._mark_unbatched_if_any()
     if locked:
         td.lock_()
     return td
-
-
-def _kept(keys: list[str], key: str, value: Any) -> Any:
-    """``value`` as it is, its key noted in ``keys`` (an unbatched tensor indexing keeps)."""
-    keys.append(key)
-    return value
 
 
 def _named_to_fit(value: Any, names: tuple[str | None, ...], key: object) -> Any:
@@ -1215,7 +1274,9 @@ def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value
         child = node_out._tensors.get(part)
         if not isinstance(child, TensorDict):
             child = TensorDict._new_unchecked({}, node_src.batch_size, node_src.device)
-            child._names = node_src._dim_names
+            child._assign_names(node_src._dim_names)
+            if isinstance(node_src, TensorDict) and node_src._holds_unbatched():
+                child._mark_unbatched()
             node_out._tensors[part] = child
         node_out = child
     node_out._tensors[path[-1]] = value

@@ -31,6 +31,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._registry import register_class
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict, field_getter, tensor_field_setter
@@ -360,6 +361,7 @@ def init_record(
     rules = info.rules
     n = len(batch)
     tensors: dict[str, Value] = {}
+    unbatched = False
     for name, value in zip(info.field_names, values):
         rule = rules[name]
         if value.__class__ is _Tensor and rule.tensor:
@@ -373,7 +375,10 @@ def init_record(
         stored = rule.store(value, batch, dev)
         if stored is not None:
             tensors[name] = stored
+            unbatched = unbatched or stored.__class__ is UnbatchedTensor
     td = TensorDict._new_unchecked(tensors, batch, dev)
+    if unbatched:
+        td._mark_unbatched()
     if names is not None:
         td.names = names
     record._tensordict = td

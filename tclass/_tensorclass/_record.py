@@ -160,9 +160,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        return self._from_tensordict_unchecked(
-            TensorDict._new_unchecked(values, batch_size, device)
-        )
+        td = TensorDict._new_unchecked(values, batch_size, device)
+        td._mark_unbatched_if_any()
+        return self._named_like_self(self._from_tensordict_unchecked(td))
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...

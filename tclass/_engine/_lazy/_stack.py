@@ -269,7 +269,9 @@ class LazyStackedTensorDict(LazyStackOps):
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
         # Results built from stacked entries are dense: a TensorDict.
-        return cast(Self, TensorDict._new_unchecked(values, batch_size, device))
+        out = TensorDict._new_unchecked(values, batch_size, device)
+        out._mark_unbatched_if_any()
+        return cast(Self, out)
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
