@@ -38,6 +38,9 @@ from tclass._interop._modules import from_module as from_module
 from tclass._interop._modules import from_modules as from_modules
 from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
 from tclass._io._api import load as load
+from tclass._io._archive import is_memmap_archive as is_memmap_archive
+from tclass._io._archive import pack_memmap as pack_memmap
+from tclass._io._archive import unpack_memmap as unpack_memmap
 from tclass._io._api import load_memmap as load_memmap
 from tclass._io._api import memmap as memmap
 from tclass._io._api import save as save
@@ -69,6 +72,7 @@ __all__ = [
     "from_struct_array",
     "fromkeys",
     "is_tensor_collection",
+    "is_memmap_archive",
     "is_tensorclass",
     "isin",
     "lazy_stack",
@@ -78,6 +82,7 @@ __all__ = [
     "maybe_dense_stack",
     "memmap",
     "merge_tensordicts",
+    "pack_memmap",
     "pad",
     "pad_sequence",
     "parse_tensor_dict_string",
@@ -85,6 +90,7 @@ __all__ = [
     "save",
     "stack",
     "tensorclass",
+    "unpack_memmap",
 ]
 
 __version__ = "0.1.0"

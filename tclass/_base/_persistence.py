@@ -30,6 +30,8 @@ class SaveOptions(TypedDict, total=False):
     existsok: bool  # True
     allow_pickle: bool  # False
     durable: bool  # False
+    archive: bool | None  # None: an archive when the prefix ends in ".tdz"
+    compression: str | int | None  # None (stored); archives only
 
 
 class PersistenceOps:
@@ -59,11 +61,19 @@ class PersistenceOps:
                 a save is safe against the writer being killed at any moment, not
                 against power loss; ``durable=True`` costs a disk write of every byte
                 before returning.
+            archive: write one ``.tdz`` archive file (a zip of the folder's files, the
+                peer's 0.15 format) instead of a folder. None (default): an archive when
+                ``prefix`` ends in ``.tdz``. An archive's leaves are views into its
+                mapping; ``memmap_`` and ``memmap_like`` map it shared (writes reach the
+                file), ``memmap`` and ``save`` copy-on-write, as the peer does.
+            compression: how an archive's tensor payloads are compressed: None (stored,
+                mapped when loaded), ``"deflate"``, ``"bzip2"``, ``"lzma"`` or a
+                ``zipfile`` constant (loaded into memory). Archives only.
 
         Returns:
             ``self``, now locked, its device ``cpu``. Later writes reach the folder:
             tensor data in place, Python values, fields filled for the first time (see
-            "What reaches the folder" in the README).
+            "What reaches the folder" in the README); for an archive, tensor data.
         """
         from tclass._io._api import memmap_in_place
 

@@ -216,7 +216,11 @@ class DirFolder(Folder):
         try:
             if seen is not None:
                 status = os.fstat(fd)
-                seen(FileFacts(status.st_size, status.st_blocks * 512, (status.st_dev, status.st_ino)))
+                seen(
+                    FileFacts(
+                        status.st_size, status.st_blocks * 512, (status.st_dev, status.st_ino)
+                    )
+                )
             check_file_size(fd, self.child_path(name), dtype, shape, _SIZE_HINT, longer_ok=True)
         finally:
             os.close(fd)
@@ -326,7 +330,9 @@ class ArchiveFolder(Folder):
         entry = self._name(name)
         if not self.archive.is_folder(entry):
             if self.archive.is_file(entry):
-                raise MetadataError(f"{self.child_path(name)!r} should be a folder ({what}) but is a file")
+                raise MetadataError(
+                    f"{self.child_path(name)!r} should be a folder ({what}) but is a file"
+                )
             self._missing(name, what)
         return ArchiveFolder(self.archive, entry)
 

@@ -718,9 +718,7 @@ def _load_member(
 
 
 def _member_count(folder: Folder, recorded: object, where: str) -> int:
-    numbers = sorted(
-        _member_number(folder, name) for name in folder.names() if name.isdigit()
-    )
+    numbers = sorted(_member_number(folder, name) for name in folder.names() if name.isdigit())
     if recorded is not None:
         if type(recorded) is not int or recorded < 1:
             raise MetadataError(

@@ -178,10 +178,14 @@ class ArchiveWriter:
         pad = -base % ALIGNMENT
         return struct.pack("<HH", _PAD_ID, pad) + bytes(pad)
 
-    def commit(self) -> None:
-        """Finish the archive and put it at ``target`` in one rename."""
+    def commit(self, durable: bool = False) -> None:
+        """Finish the archive and put it at ``target`` in one rename (``durable``: fsync
+        it first; the caller syncs the folder after)."""
         try:
             self._zip.close()
+            if durable:
+                self._file.flush()
+                os.fsync(self._file.fileno())
             self._file.close()
             if os.path.exists(self.target):
                 os.chmod(self.temp, stat.S_IMODE(os.stat(self.target).st_mode))
@@ -284,8 +288,12 @@ class Archive:
             raise FileFormatError(msg)
         offset = self._payload_offset(info, stream)
         if offset + info.compress_size > self.size:
-            raise FileFormatError(f"{self.where(name)!r} ends past the end of the file; the archive is truncated")
-        self.entries[name] = Entry(offset, info.file_size, info.compress_type, info.compress_size, info.CRC)
+            raise FileFormatError(
+                f"{self.where(name)!r} ends past the end of the file; the archive is truncated"
+            )
+        self.entries[name] = Entry(
+            offset, info.file_size, info.compress_type, info.compress_size, info.CRC
+        )
         folder, _, base = name.rpartition("/")
         self._add_folder(folder)
         self.children[folder].add(base)
@@ -305,7 +313,9 @@ class Archive:
     def _add_folder(self, folder: str) -> None:
         while folder not in self.children:
             if folder in self.entries:
-                raise MetadataError(f"{self.where(folder)!r} is both a file and a folder in the archive")
+                raise MetadataError(
+                    f"{self.where(folder)!r} is both a file and a folder in the archive"
+                )
             self.children[folder] = set()
             parent, _, base = folder.rpartition("/")
             self.children.setdefault(parent, set()).add(base)
@@ -343,8 +353,12 @@ class Archive:
             if self.mode == "r+":
                 msg = f"{self.where(name)!r} is compressed, so mode='r+' cannot write through to it; load it without mode='r+', or re-save without compression"
                 raise FileFormatError(msg)
-            data = self._inflate(name, entry)
-            flat = torch.frombuffer(data, dtype=torch.uint8)[:needed] if needed else torch.empty(0, dtype=torch.uint8)
+            data = self._inflate(name, entry, needed)  # a longer entry: only its start
+            flat = (
+                torch.frombuffer(data, dtype=torch.uint8)[:needed]
+                if needed
+                else torch.empty(0, dtype=torch.uint8)
+            )
         return flat.view(dtype).view(shape)
 
     def check_size(self, name: str, dtype: torch.dtype, shape: list[int]) -> int:
@@ -367,19 +381,47 @@ class Archive:
             self._mapping = whole.as_subclass(torch.Tensor)
         return self._mapping
 
-    def _inflate(self, name: str, entry: Entry) -> bytearray:
-        """The entry's bytes; a compressed one inflated with its recorded size as a hard
-        limit (a zip bomb stops there) and its CRC-32 checked."""
+    def chunks(self, name: str) -> Iterator[bytes]:
+        """The entry's bytes in bounded chunks (a compressed one inflated, bounded by its
+        recorded size and its CRC-32 checked)."""
+        entry = self.entries[name]
         if entry.method == zipfile.ZIP_STORED:
-            self._stream.seek(entry.offset)
-            return bytearray(self._stream.read(entry.size))
+            for start in range(0, entry.size, _CHUNK):
+                self._stream.seek(entry.offset + start)
+                yield self._stream.read(min(_CHUNK, entry.size - start))
+            return
+        left = entry.size
         try:
             with self._zip.open(name) as stream:
-                data = stream.read(entry.size + 1)  # one byte more: a longer payload shows
+                while chunk := stream.read(min(_CHUNK, left + 1)):
+                    left -= len(chunk)
+                    if left < 0:
+                        break
+                    yield chunk
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as error:
             msg = f"{self.where(name)!r} does not inflate ({error}); the archive is damaged or crafted"
             raise FileFormatError(msg) from None
-        if len(data) != entry.size:
+        if left:
+            msg = f"{self.where(name)!r} inflates to another size than the {entry.size} bytes its header records; the archive is damaged or crafted"
+            raise FileFormatError(msg)
+
+    def _inflate(self, name: str, entry: Entry, limit: int | None = None) -> bytearray:
+        """The entry's bytes (its first ``limit`` only, if given); a compressed one
+        inflated with its recorded size as a hard limit (a zip bomb stops there) and,
+        when read whole, its CRC-32 checked."""
+        wanted = entry.size if limit is None else min(limit, entry.size)
+        if entry.method == zipfile.ZIP_STORED:
+            self._stream.seek(entry.offset)
+            return bytearray(self._stream.read(wanted))
+        whole = wanted == entry.size
+        try:
+            with self._zip.open(name) as stream:
+                # One byte more when whole: a longer payload shows, and the CRC is checked.
+                data = stream.read(wanted + 1 if whole else wanted)
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as error:
+            msg = f"{self.where(name)!r} does not inflate ({error}); the archive is damaged or crafted"
+            raise FileFormatError(msg) from None
+        if len(data) != wanted:
             msg = f"{self.where(name)!r} inflates to another size than the {entry.size} bytes its header records; the archive is damaged or crafted"
             raise FileFormatError(msg)
         return bytearray(data)
@@ -390,7 +432,9 @@ def needed_alignment(dtype: torch.dtype) -> int:
 
 
 def _open_archive(path: str, mode: Mode) -> int:
-    flags = (os.O_RDWR if mode == "r+" else os.O_RDONLY) | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    flags = (
+        (os.O_RDWR if mode == "r+" else os.O_RDONLY) | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    )
     try:
         fd = os.open(path, flags)
     except OSError as error:
