@@ -38,6 +38,7 @@ from tclass._interop._modules import from_module as from_module
 from tclass._interop._modules import from_modules as from_modules
 from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
 from tclass._io._api import load as load
+from tclass._io._append import append_memmap as append_memmap
 from tclass._io._archive import is_memmap_archive as is_memmap_archive
 from tclass._io._archive import pack_memmap as pack_memmap
 from tclass._io._archive import unpack_memmap as unpack_memmap
@@ -50,6 +51,7 @@ from tclass._tensorclass import tensorclass as tensorclass
 from tclass.errors import TclassError as TclassError
 
 __all__ = [
+    "append_memmap",
     "LazyStackedTensorDict",
     "MemoryMappedTensor",
     "NonTensorData",

@@ -165,9 +165,9 @@ def test_python_values_that_differ_become_per_row_values(tmp_path: Path) -> None
 
 
 def test_a_per_row_stack_in_a_tensordict_grows(tmp_path: Path) -> None:
-    td = TensorDict({"x": torch.zeros(2), "tag": NonTensorStack("a", "b")}, batch_size=[2])
+    td = TensorDict({"x": torch.zeros(2), "tag": NonTensorStack.from_list(["a", "b"])}, batch_size=[2])
     td.memmap(tmp_path / "d")
-    more = TensorDict({"x": torch.ones(1), "tag": NonTensorStack("c")}, batch_size=[1])
+    more = TensorDict({"x": torch.ones(1), "tag": NonTensorStack.from_list(["c"])}, batch_size=[1])
     tclass.append_memmap(tmp_path / "d", more)
     loaded = TensorDict.load_memmap(tmp_path / "d")
     assert py(loaded["tag"]) == ["a", "b", "c"] and loaded["x"].tolist() == [0, 0, 1]
@@ -307,7 +307,7 @@ def test_a_loaded_record_is_extended_in_place(tmp_path: Path) -> None:
     assert buffer.append_memmap_(transitions(2, 3)) is buffer
     assert buffer.batch_size == torch.Size([5]) and buffer.next.batch_size == torch.Size([5])
     assert torch.equal(buffer.reward, torch.arange(5).double())
-    assert buffer.is_locked  # as a memory-mapped record is
+    assert not buffer.is_locked  # as loaded: the lock state is kept
     assert Transition.load_memmap(tmp_path / "t").batch_size == torch.Size([5])
 
 

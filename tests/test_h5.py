@@ -255,7 +255,7 @@ def test_in_place_methods_reach_the_file(tmp_path: Path, saved: PersistentTensor
 
 
 def test_python_values_and_deletes(tmp_path: Path, saved: PersistentTensorDict) -> None:
-    saved["tags"] = NonTensorStack("a", "b", "c", "d")
+    saved["tags"] = NonTensorStack.from_list(["a", "b", "c", "d"])
     saved["count"] = NonTensorData(3, batch_size=[4])
     del saved["env"]
     saved.close()

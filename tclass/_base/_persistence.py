@@ -203,6 +203,31 @@ class PersistenceOps:
 
         return load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
 
+    def append_memmap_(self, rows: Any, *, durable: bool = False) -> Self:
+        """Append ``rows`` to the folder this collection is saved in (along the first
+        batch dim, without rewriting the saved rows: see ``tclass.append_memmap``), and
+        extend this collection in place: its batch size grows, its leaves map the grown
+        files, and it holds every row of the folder (rows other processes appended
+        included). Its lock state is kept.
+
+        Args:
+            rows: a collection of this one's class, keys, dtypes and trailing shapes.
+            durable: fsync the grown files and the new ``meta.json`` files too.
+
+        Returns:
+            ``self``.
+
+        Raises:
+            AppendError: (a ``ValueError``) this collection is not linked to a folder it
+                may write (not saved with ``memmap``/``memmap_``/``memmap_like`` or
+                loaded with ``load_memmap``; loaded with ``mode="r"``...), it is nested
+                under a parent that has its rows, or ``rows`` does not fit. Nothing was
+                written and this collection is unchanged.
+        """
+        from tclass._io._append import append_in_place
+
+        return append_in_place(self, rows, durable)  # type: ignore[no-any-return]
+
     def is_memmap(self) -> bool:
         """Whether every tensor leaf is a MemoryMappedTensor."""
         from tclass._io._api import is_memmap
