@@ -36,6 +36,7 @@ from tclass._interop._constructors import is_tensor_collection as is_tensor_coll
 from tclass._interop._constructors import make_tensordict as make_tensordict
 from tclass._interop._modules import from_module as from_module
 from tclass._interop._modules import from_modules as from_modules
+from tclass._interop._params import TensorDictParams as TensorDictParams
 from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
 from tclass._io._api import load as load
 from tclass._io._append import append_memmap as append_memmap
@@ -60,6 +61,7 @@ __all__ = [
     "TensorClass",
     "TensorDict",
     "TensorDictBase",
+    "TensorDictParams",
     "cat",
     "dense_stack_tds",
     "errors",

@@ -86,7 +86,9 @@ def append_memmap(
         TypeError: ``rows`` is not a collection.
     """
     if not isinstance(rows, TensorCollection) or isinstance(rows, _NonTensorNode):
-        msg = f"append_memmap: rows must be a TensorDict or a tensorclass, got {type(rows).__name__}"
+        msg = (
+            f"append_memmap: rows must be a TensorDict or a tensorclass, got {type(rows).__name__}"
+        )
         raise EntryTypeError(msg)
     root = os.path.abspath(os.fspath(prefix))
     if is_archive(root):
@@ -182,7 +184,9 @@ def _grow(saved: Any, rows: Any, root: str, allow_pickle: bool, durable: bool) -
     grower = _Grower(rows_batch[0])
     build = grower.visit(saved, rows, root, ())
     written = [_write_rows(*grow, durable) for grow in grower.grows]
-    save_tree(build(written), root, allow_pickle=allow_pickle, link=linker(allow_pickle), durable=durable)
+    save_tree(
+        build(written), root, allow_pickle=allow_pickle, link=linker(allow_pickle), durable=durable
+    )
 
 
 class _Grower(NodeVisitor[Build]):
@@ -204,20 +208,28 @@ class _Grower(NodeVisitor[Build]):
                 "the first dim"
             )
             raise AppendError(msg)
-        if is_record(saved) != is_record(rows) or (is_record(saved) and type(saved) is not type(rows)):
-            msg = f"cannot append a {type(rows).__name__} to {_name(where)}, a {type(saved).__name__}"
+        if is_record(saved) != is_record(rows) or (
+            is_record(saved) and type(saved) is not type(rows)
+        ):
+            msg = (
+                f"cannot append a {type(rows).__name__} to {_name(where)}, a {type(saved).__name__}"
+            )
             raise AppendError(msg)
         return super().visit(saved, rows, folder, where)
 
     def visit_record(self, record: Any, rows: Any, folder: str, where: tuple[str, ...]) -> Build:
-        content = self.visit(record._tensordict, rows._tensordict, os.path.join(folder, TENSORCLASS_DIR), where)
+        content = self.visit(
+            record._tensordict, rows._tensordict, os.path.join(folder, TENSORCLASS_DIR), where
+        )
         cls = type(record)
         return lambda written: cls._from_tensordict_unchecked(content(written))
 
     def visit_lazy(self, stack: LazyStackedTensorDict, *args: Any) -> Build:
         raise AppendError(f"cannot append to {_name(args[-1])}: a lazy stack cannot grow")
 
-    def visit_tensordict(self, td: TensorDict, rows: Any, folder: str, where: tuple[str, ...]) -> Build:
+    def visit_tensordict(
+        self, td: TensorDict, rows: Any, folder: str, where: tuple[str, ...]
+    ) -> Build:
         if not isinstance(rows, TensorDict):
             msg = f"cannot append a {type(rows).__name__} to {_name(where)}, a TensorDict"
             raise AppendError(msg)
