@@ -41,6 +41,8 @@ from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict
 from tclass._io._api import load as load
 from tclass._io._append import append_memmap as append_memmap
 from tclass._io._archive import is_memmap_archive as is_memmap_archive
+from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
+from tclass._io._h5 import from_h5 as from_h5
 from tclass._io._archive import pack_memmap as pack_memmap
 from tclass._io._archive import unpack_memmap as unpack_memmap
 from tclass._io._api import load_memmap as load_memmap
@@ -57,6 +59,7 @@ __all__ = [
     "MemoryMappedTensor",
     "NonTensorData",
     "NonTensorStack",
+    "PersistentTensorDict",
     "TclassError",
     "TensorClass",
     "TensorDict",
@@ -69,6 +72,7 @@ __all__ = [
     "expand_right",
     "from_consolidated",
     "from_dict",
+    "from_h5",
     "from_module",
     "from_modules",
     "from_namedtuple",

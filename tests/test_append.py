@@ -165,7 +165,9 @@ def test_python_values_that_differ_become_per_row_values(tmp_path: Path) -> None
 
 
 def test_a_per_row_stack_in_a_tensordict_grows(tmp_path: Path) -> None:
-    td = TensorDict({"x": torch.zeros(2), "tag": NonTensorStack.from_list(["a", "b"])}, batch_size=[2])
+    td = TensorDict(
+        {"x": torch.zeros(2), "tag": NonTensorStack.from_list(["a", "b"])}, batch_size=[2]
+    )
     td.memmap(tmp_path / "d")
     more = TensorDict({"x": torch.ones(1), "tag": NonTensorStack.from_list(["c"])}, batch_size=[1])
     tclass.append_memmap(tmp_path / "d", more)

@@ -72,7 +72,10 @@ def sample() -> TensorDict:
         {
             "obs": torch.arange(4 * 3, dtype=torch.uint8).view(4, 3),
             "reward": torch.linspace(0, 1, 4),
-            "next": {"done": torch.tensor([False, True, False, True]), "x": torch.rand(4, 2, 2)},
+            "next": {
+                "done": torch.tensor([False, True, False, True]),
+                "x": torch.arange(16.0).view(4, 2, 2) / 16,
+            },
             "env": NonTensorData("pong", batch_size=[4]),
         },
         batch_size=[4],

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Union
 from typing_extensions import Self, Unpack
 
 if TYPE_CHECKING:
+    from tclass._base._tensordict_base import TensorDictBase
     from tclass._core._device import DeviceLike
     from tclass._core._keys import NestedKey
     from tclass._core._memmap import Mode
@@ -202,6 +203,37 @@ class PersistenceOps:
         from tclass._io._api import load_memmap
 
         return load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
+
+    def to_h5(self, filename: PathLike, **kwargs: Any) -> Any:
+        """Write this collection to a new HDF5 file (truncated if it exists; needs
+        ``pip install 'tclass[h5]'``) and return it opened for reading and writing: a
+        ``PersistentTensorDict`` (a record of this class over one, for a record).
+        ``kwargs`` go to ``h5py.Group.create_dataset`` (``compression="gzip"``...)."""
+        from tclass._io._h5 import to_h5
+
+        return to_h5(self, filename, **kwargs)
+
+    @classmethod
+    def from_h5(
+        cls,
+        filename: PathLike,
+        *,
+        mode: str = "r",
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        batch_size: Any = None,
+        non_tensor_as_stack: bool = False,
+    ) -> TensorDictBase:
+        """Open an HDF5 file as a ``PersistentTensorDict`` (reading its metadata only;
+        needs ``pip install 'tclass[h5]'``); on a tensorclass, a record of that class
+        over it. Without ``batch_size``: the batch size tclass saved in the file, else
+        the largest its datasets share (at most ``batch_dims`` dims)."""
+        from tclass._io._h5 import from_h5
+
+        return from_h5(  # type: ignore[no-any-return]
+            filename, mode=mode, auto_batch_size=auto_batch_size, batch_dims=batch_dims,
+            batch_size=batch_size, non_tensor_as_stack=non_tensor_as_stack, cls=cls,
+        )  # fmt: skip
 
     def append_memmap_(self, rows: Any, *, durable: bool = False) -> Self:
         """Append ``rows`` to the folder this collection is saved in (along the first
