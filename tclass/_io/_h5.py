@@ -36,6 +36,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchMismatchError,
@@ -444,8 +445,8 @@ class PersistentTensorDict(TensorDictBase):
             node = self._node(key)
             if isinstance(node, h5py.Group):
                 yield key, self._child_of(key, node)
-            elif _is_numeric(node):  # shapes only: nothing read
-                yield key, torch.empty(node.shape, dtype=_torch_dtype(node), device="meta")
+            elif _is_numeric(node):  # a stand-in of its dtype and shape: nothing read
+                yield key, torch.zeros((), dtype=_torch_dtype(node)).expand(node.shape)
             else:
                 yield key, self._read(node)
 
@@ -905,7 +906,7 @@ class PersistentTensorDict(TensorDictBase):
     def __repr__(self) -> str:
         if not self._group.id.valid:
             return f"PersistentTensorDict(closed file {self._file_name!r})"
-        return super().__repr__()
+        return compact_repr(self)  # datasets shown by dtype and shape, not read
 
 
 def _reopen(
