@@ -36,7 +36,6 @@ import tclass
 import tclass._io._folder as folder_io
 import tclass._io._info as info_io
 import tclass._io._plan as planner
-import tclass._io._read as reader
 import tclass._io._values as values_io
 from tclass import MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
 from tclass.errors import MetadataError, NotAFileError, NotSerializableError, TclassError

@@ -134,7 +134,7 @@ class _Leaves(MutableMapping[str, Any]):
         return repr(dict(self.items()))
 
 
-class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two bases' __eq__
+class TensorDictParams(TensorDictBase, nn.Module):
     """A TensorDict whose tensors are the parameters and buffers of an ``nn.Module``.
 
     Keep it on a module (an ensemble's stacked weights, a target network's copy) so that
@@ -157,6 +157,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
     """
 
     _param_td: TensorDict
+    no_convert: bool
 
     def __init__(
         self,
@@ -170,7 +171,10 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
         if parameters is None:
             parameters = kwargs
         elif kwargs:
-            msg = f"TensorDictParams takes parameters or keyword entries, not both (got {sorted(kwargs)})"
+            msg = (
+                "TensorDictParams takes parameters or keyword entries, not both (got "
+                f"{sorted(kwargs)})"
+            )
             raise TypeError(msg)
         if isinstance(parameters, TensorDictParams):
             no_convert, td = parameters.no_convert, copy_module.copy(parameters._param_td)
@@ -199,7 +203,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
 
     def _convert_leaves(self, td: TensorCollection) -> None:
         for _, parent, key, leaf in list(_leaves(td)):
-            converted = self._convert(leaf)
+            converted = self._convert(cast(torch.Tensor, leaf))
             if converted is not leaf:
                 with cast(TensorDict, parent).unlock_():
                     cast(TensorDict, parent)._put(key, converted)
@@ -437,7 +441,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
         """Same as ``to("cpu")``."""
         return self.to("cpu")
 
-    def cuda(self, device: Any = None) -> Self:  # type: ignore[override]
+    def cuda(self, device: Any = None) -> Self:
         """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
         if isinstance(device, int):
             return self.to(torch.device("cuda", device))
@@ -453,7 +457,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
         outside the autograd graph (a parameter tied to several keys stays tied);
         ``recurse=False``: the same tensors in a new TensorDictParams."""
         if not recurse:
-            return self._wrap(self._param_td.copy())  # type: ignore[return-value]
+            return self._wrap(copy_module.copy(self._param_td))  # type: ignore[return-value]
         memo: dict[int, torch.Tensor] = {}
 
         def fresh(leaf: torch.Tensor) -> torch.Tensor:
@@ -483,7 +487,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
     def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> Self:
         """``module.to()``, ``.double()``...: nn.Module converts the parameters and
         buffers (through the views, into the TensorDict); the device is recomputed."""
-        nn.Module._apply(self, fn, recurse=recurse)
+        nn.Module._apply(self, fn, recurse=recurse)  # type: ignore[no-untyped-call]
         devices = {leaf.device for _, _, _, leaf in _leaves(self._param_td)}
         self._param_td.clear_device_()
         if len(devices) == 1:
@@ -491,7 +495,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
             self._install_views()
         return self
 
-    def state_dict(  # type: ignore[override]
+    def state_dict(
         self,
         destination: Any = None,
         prefix: str = "",
@@ -538,7 +542,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
                 )
                 continue
             with torch.no_grad():
-                leaf.copy_(value)
+                cast(torch.Tensor, leaf).copy_(value)
         if strict:
             unexpected_keys.extend(
                 key for key in state_dict if key.startswith(prefix) and key not in names
@@ -553,7 +557,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
         nn.Module.load_state_dict(self, flat, strict=strict, assign=assign)
         return self
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # type: ignore[override]  # a module: hashed by identity
         return id(self)
 
     def __repr__(self) -> str:
@@ -564,7 +568,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]  # two 
         return {key: value for key, value in self.__dict__.items() if key not in views}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        nn.Module.__setstate__(self, {**state, "_parameters": {}, "_buffers": {}})
+        nn.Module.__setstate__(self, {**state, "_parameters": {}, "_buffers": {}})  # type: ignore[no-untyped-call]
         self._install_views()
 
     def __reduce_ex__(self, protocol: Any) -> Any:

@@ -252,7 +252,10 @@ class _Grower(NodeVisitor[Build]):
             elif isinstance(theirs, TensorCollection) and not isinstance(theirs, _NonTensorNode):
                 parts.append((key, self.visit(value, theirs, path, here)))
             else:
-                msg = f"cannot append a {type(theirs).__name__} to {_name(here)}, a {type(value).__name__}"
+                msg = (
+                    f"cannot append a {type(theirs).__name__} to {_name(here)}, a "
+                    f"{type(value).__name__}"
+                )
                 raise AppendError(msg)
         batch = torch.Size((td.batch_size[0] + self.added, *td.batch_size[1:]))
 

@@ -173,7 +173,7 @@ def pack_memmap(
 
 def _folder_files(root: str) -> list[str]:
     """The relative paths of a folder's files; a link or a special file is refused."""
-    found = []
+    found: list[str] = []
     for folder, dirs, files in os.walk(root):
         for name in (*dirs, *files):
             path = os.path.join(folder, name)

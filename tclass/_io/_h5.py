@@ -53,7 +53,7 @@ from tclass.errors import (
 )
 
 try:  # the optional extra: tclass imports without it, PersistentTensorDict says what to install
-    import h5py
+    import h5py  # type: ignore[import-untyped,import-not-found,unused-ignore]
 except ImportError:  # pragma: no cover - exercised by a test without h5py
     h5py = None
 
@@ -193,7 +193,7 @@ class PersistentTensorDict(TensorDictBase):
         if (filename is None) == (group is None):
             raise ValueError("PersistentTensorDict takes a filename or a group (one of them)")
         if group is None:
-            group = _open(os.fspath(filename), mode)
+            group = _open(os.fspath(filename), mode)  # type: ignore[arg-type]
         else:
             _need_h5py()
         self._group = group
@@ -237,7 +237,7 @@ class PersistentTensorDict(TensorDictBase):
         return out
 
     @classmethod
-    def from_dict(
+    def from_dict(  # type: ignore[override]  # the peer's signature: a file to write
         cls,
         input_dict: Any,
         filename: PathLike,
@@ -438,7 +438,10 @@ class PersistentTensorDict(TensorDictBase):
         node = self._node(key)
         if isinstance(node, h5py.Group):
             return self._child_of(key, node)
-        return None if _is_numeric(node) else self._read(node)
+        if _is_numeric(node):
+            return None
+        value: TensorCollection = self._read(node)  # type: ignore[assignment]  # a value node
+        return value
 
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         for key in self._key_names():
@@ -589,7 +592,7 @@ class PersistentTensorDict(TensorDictBase):
             )
         if is_record(value):
             value = storage_of(value)
-        if isinstance(value, Mapping) and not isinstance(value, TensorCollection):
+        if isinstance(value, dict):
             value = TensorDict(value, self._batch_size)
         if isinstance(value, (NonTensorData, NonTensorStack)):
             self._replace(group, key, lambda: _write_value(group, key, value, self._dataset_kwargs))
@@ -897,11 +900,10 @@ class PersistentTensorDict(TensorDictBase):
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _reopen,
-            (self._file_name, self._group.name, _REOPEN.get(self._mode, "r"), list(self._batch_size),
-             None if self._device is None else str(self._device), self._as_stack, self._dataset_kwargs),
-        )  # fmt: skip
+        device = None if self._device is None else str(self._device)
+        mode = _REOPEN.get(self._mode, "r")
+        where = (self._file_name, self._group.name, mode, list(self._batch_size), device)
+        return (_reopen, (*where, self._as_stack, self._dataset_kwargs))
 
     def __repr__(self) -> str:
         if not self._group.id.valid:
@@ -975,7 +977,8 @@ def _is_numeric(node: Any) -> bool:
 
 
 def _torch_dtype(node: Any) -> torch.dtype:
-    return _NUMERIC[node.dtype]
+    dtype: torch.dtype = _NUMERIC[node.dtype]
+    return dtype
 
 
 def _tensor(data: Any) -> torch.Tensor:

@@ -127,7 +127,7 @@ def entry_order(paths: Iterable[str]) -> list[str]:
 def tensor_chunks(tensor: torch.Tensor) -> Iterator[memoryview]:
     """The raw bytes of a CPU tensor, in bounded chunks, read from its memory."""
     flat = tensor.detach().resolve_conj().resolve_neg().contiguous().view(-1)
-    view = memoryview(flat.view(torch.uint8).numpy())
+    view = memoryview(flat.view(torch.uint8).numpy().data)
     for start in range(0, len(view), _CHUNK):
         yield view[start : start + _CHUNK]
 
@@ -165,7 +165,10 @@ class ArchiveWriter:
         with self._zip.open(info, "w", force_zip64=True) as stream:
             start = self._file.tell()
             if aligned and start % ALIGNMENT:
-                msg = f"internal error: the payload of {name!r} starts at {start}, not a multiple of {ALIGNMENT}"
+                msg = (
+                    f"internal error: the payload of {name!r} starts at {start}, not a multiple of "
+                    f"{ALIGNMENT}"
+                )
                 raise AssertionError(msg)
             for chunk in chunks:
                 stream.write(chunk)
@@ -245,7 +248,10 @@ class Archive:
             try:
                 self._zip = zipfile.ZipFile(self._stream)
             except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as error:
-                msg = f"{path!r} is not a readable zip archive ({error}); it is damaged or not an archive written by save/pack_memmap"
+                msg = (
+                    f"{path!r} is not a readable zip archive ({error}); it is damaged or not an "
+                    "archive written by save/pack_memmap"
+                )
                 raise FileFormatError(msg) from None
             for info in self._zip.infolist():
                 self._add(info, self._stream)
@@ -273,7 +279,10 @@ class Archive:
     def _add(self, info: zipfile.ZipInfo, stream: BinaryIO) -> None:
         name = info.filename
         if not safe_entry_name(name):
-            msg = f"{self.where(name)!r}: the entry's name leaves the archive (absolute, '..', a backslash or a NUL); the archive is crafted or damaged"
+            msg = (
+                f"{self.where(name)!r}: the entry's name leaves the archive (absolute, '..', a "
+                "backslash or a NUL); the archive is crafted or damaged"
+            )
             raise UnsafePathError(msg)
         if info.flag_bits & 0x1:
             raise FileFormatError(f"{self.where(name)!r} is encrypted, which tclass does not read")
@@ -284,7 +293,10 @@ class Archive:
             msg = f"{self.where(name)!r} appears twice in the archive; it is crafted or damaged"
             raise MetadataError(msg)
         if info.compress_type not in _READABLE_METHODS:
-            msg = f"{self.where(name)!r} uses zip compression method {info.compress_type}, which tclass does not read"
+            msg = (
+                f"{self.where(name)!r} uses zip compression method {info.compress_type}, which "
+                "tclass does not read"
+            )
             raise FileFormatError(msg)
         offset = self._payload_offset(info, stream)
         if offset + info.compress_size > self.size:
@@ -303,10 +315,13 @@ class Archive:
         header = stream.read(_LOCAL.size)
         if len(header) != _LOCAL.size or header[:4] != _LOCAL_SIGNATURE:
             raise FileFormatError(f"{self.where(info.filename)!r}: its local header is damaged")
-        name_length, extra_length = _LOCAL.unpack(header)[-2:]
+        name_length, extra_length = (int(size) for size in _LOCAL.unpack(header)[-2:])
         local_name = stream.read(name_length)
         if local_name != info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437"):
-            msg = f"{self.where(info.filename)!r}: the local header names another file ({local_name!r}); the archive is crafted or damaged"
+            msg = (
+                f"{self.where(info.filename)!r}: the local header names another file ("
+                f"{local_name!r}); the archive is crafted or damaged"
+            )
             raise MetadataError(msg)
         return info.header_offset + _LOCAL.size + name_length + extra_length
 
@@ -333,7 +348,10 @@ class Archive:
         """The bytes of a small entry (a ``meta.json``...), at most ``limit``."""
         entry = self.entries[name]
         if entry.size > limit:
-            msg = f"{self.where(name)!r} is {entry.size} bytes: a meta.json or value file larger than {limit} bytes is refused, as it would be read whole"
+            msg = (
+                f"{self.where(name)!r} is {entry.size} bytes: a meta.json or value file "
+                f"larger than {limit} bytes is refused, as it would be read whole"
+            )
             raise MetadataError(msg)
         return bytes(self._inflate(name, entry))
 
@@ -344,14 +362,20 @@ class Archive:
         needed = self.check_size(name, dtype, shape)
         if entry.method == zipfile.ZIP_STORED:
             flat = self._mapped()[entry.offset : entry.offset + needed]
-            if entry.offset % needed_alignment(dtype):
+            if entry.offset % dtype.itemsize:
                 if self.mode == "r+":
-                    msg = f"{self.where(name)!r} is not aligned (written by another zip tool), so mode='r+' cannot map it; re-save it with tclass or load without mode='r+'"
+                    msg = (
+                        f"{self.where(name)!r} is not aligned (written by another zip tool), so "
+                        "mode='r+' cannot map it; re-save it with tclass or load without mode='r+'"
+                    )
                     raise FileFormatError(msg)
                 flat = flat.clone()
         else:
             if self.mode == "r+":
-                msg = f"{self.where(name)!r} is compressed, so mode='r+' cannot write through to it; load it without mode='r+', or re-save without compression"
+                msg = (
+                    f"{self.where(name)!r} is compressed, so mode='r+' cannot write through to it; "
+                    "load it without mode='r+', or re-save without compression"
+                )
                 raise FileFormatError(msg)
             data = self._inflate(name, entry, needed)  # a longer entry: only its start
             flat = (
@@ -399,10 +423,16 @@ class Archive:
                         break
                     yield chunk
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as error:
-            msg = f"{self.where(name)!r} does not inflate ({error}); the archive is damaged or crafted"
+            msg = (
+                f"{self.where(name)!r} does not inflate ({error}); the archive is damaged or "
+                "crafted"
+            )
             raise FileFormatError(msg) from None
         if left:
-            msg = f"{self.where(name)!r} inflates to another size than the {entry.size} bytes its header records; the archive is damaged or crafted"
+            msg = (
+                f"{self.where(name)!r} inflates to another size than the {entry.size} bytes its "
+                "header records; the archive is damaged or crafted"
+            )
             raise FileFormatError(msg)
 
     def _inflate(self, name: str, entry: Entry, limit: int | None = None) -> bytearray:
@@ -419,16 +449,18 @@ class Archive:
                 # One byte more when whole: a longer payload shows, and the CRC is checked.
                 data = stream.read(wanted + 1 if whole else wanted)
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as error:
-            msg = f"{self.where(name)!r} does not inflate ({error}); the archive is damaged or crafted"
+            msg = (
+                f"{self.where(name)!r} does not inflate ({error}); the archive is damaged or "
+                "crafted"
+            )
             raise FileFormatError(msg) from None
         if len(data) != wanted:
-            msg = f"{self.where(name)!r} inflates to another size than the {entry.size} bytes its header records; the archive is damaged or crafted"
+            msg = (
+                f"{self.where(name)!r} inflates to another size than the {entry.size} bytes its "
+                "header records; the archive is damaged or crafted"
+            )
             raise FileFormatError(msg)
         return bytearray(data)
-
-
-def needed_alignment(dtype: torch.dtype) -> int:
-    return dtype.itemsize
 
 
 def _open_archive(path: str, mode: Mode) -> int:
@@ -441,7 +473,10 @@ def _open_archive(path: str, mode: Mode) -> int:
         if error.errno == errno.ENOENT:
             raise MissingFileError(f"no archive at {path!r}; check the path") from None
         if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and mode == "r+":
-            msg = f"{path!r} cannot be opened for writing ({os.strerror(error.errno)}), and mode='r+' writes through to it; load it without mode='r+'"
+            msg = (
+                f"{path!r} cannot be opened for writing ({os.strerror(error.errno)}), and "
+                "mode='r+' writes through to it; load it without mode='r+'"
+            )
             failure = FilePermissionError(msg)
             failure.errno = error.errno
             raise failure from None
