@@ -254,10 +254,8 @@ class FileBusyError(TclassError, BlockingIOError):
 
 
 class ClosedFileError(TclassError, KeyError, ValueError):
-    """A collection over a file was read or written after its file was closed."""
-
-    def __str__(self) -> str:  # a KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
+    """A collection over a file was read or written after its file was closed (the peer
+    raises KeyError)."""
 
 
 # --- tensorclasses -----------------------------------------------------------------------

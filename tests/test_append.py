@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -20,21 +21,14 @@ from typing import Any
 import pytest
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from strategies import python_value  # noqa: E402
+
 import tclass
 from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict, tensorclass
 from tclass.errors import TclassError
 
 # --- the data -----------------------------------------------------------------------------
-
-
-def py(node: Any) -> Any:
-    """A Python value as a collection holds it (tclass may return the node, the peer the
-    value): the value, or the list of per-row values."""
-    if isinstance(node, NonTensorData):
-        return node.data
-    if isinstance(node, NonTensorStack):
-        return node.tolist()
-    return node
 
 
 def rows_td(start: int, count: int, label: str = "run") -> TensorDict:
@@ -101,7 +95,7 @@ def test_appended_rows_follow_the_saved_ones(tmp_path: Path) -> None:
     tclass.append_memmap(str(tmp_path / "d"), rows_td(8, 1))  # a str prefix too
     loaded = TensorDict.load_memmap(tmp_path / "d")
     check_rows(loaded, 9)
-    assert py(loaded["label"]) == "run"
+    assert python_value(loaded["label"]) == "run"
     assert isinstance(loaded["obs"], tclass.MemoryMappedTensor)
     meta = json.loads((tmp_path / "d" / "next" / "meta.json").read_text())
     assert meta["shape"] == [9] and meta["step"]["shape"] == [9, 2]
@@ -172,7 +166,7 @@ def test_a_per_row_stack_in_a_tensordict_grows(tmp_path: Path) -> None:
     more = TensorDict({"x": torch.ones(1), "tag": NonTensorStack.from_list(["c"])}, batch_size=[1])
     tclass.append_memmap(tmp_path / "d", more)
     loaded = TensorDict.load_memmap(tmp_path / "d")
-    assert py(loaded["tag"]) == ["a", "b", "c"] and loaded["x"].tolist() == [0, 0, 1]
+    assert python_value(loaded["tag"]) == ["a", "b", "c"] and loaded["x"].tolist() == [0, 0, 1]
 
 
 # --- what is refused, before anything is written ------------------------------------------
@@ -287,7 +281,7 @@ def test_pickled_values_need_allow_pickle(tmp_path: Path) -> None:
         tclass.append_memmap(tmp_path / "d", rows)
     tclass.append_memmap(tmp_path / "d", rows, allow_pickle=True)
     loaded = TensorDict.load_memmap(tmp_path / "d", allow_pickle=True)
-    assert loaded["x"].tolist() == [0, 0, 1] and py(loaded["v"]) == {1, 2}
+    assert loaded["x"].tolist() == [0, 0, 1] and python_value(loaded["v"]) == {1, 2}
 
 
 # --- the method: a saved collection extended in place -------------------------------------

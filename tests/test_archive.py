@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -22,21 +23,14 @@ from typing import Any
 import pytest
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from strategies import python_value  # noqa: E402
+
 import tclass
-from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict, tensorclass
+from tclass import NonTensorData, TensorClass, TensorDict, tensorclass
 from tclass.errors import TclassError
 
 _LOCAL_HEADER = struct.Struct("<4s5H3I2H")
-
-
-def py(node: Any) -> Any:
-    """A Python value as a collection holds it (tclass may return the node, the peer the
-    value): the value, or the list of per-row values."""
-    if isinstance(node, NonTensorData):
-        return node.data
-    if isinstance(node, NonTensorStack):
-        return node.tolist()
-    return node
 
 
 def sample() -> TensorDict:
@@ -148,7 +142,7 @@ def test_memmap__makes_the_leaves_views_of_the_archive(tmp_path: Path) -> None:
 
 def test_memmap_like_preallocates_a_writable_archive(tmp_path: Path) -> None:
     like = sample().memmap_like(tmp_path / "buf.tdz")
-    assert like["obs"].sum() == 0 and py(like["label"]) == "pong"
+    assert like["obs"].sum() == 0 and python_value(like["label"]) == "pong"
     like["obs"][2] = 7
     reloaded = TensorDict.load_memmap(tmp_path / "buf.tdz")
     assert reloaded["obs"][2].unique().tolist() == [7] and reloaded["obs"][1].sum() == 0
@@ -412,7 +406,10 @@ def test_pickles_in_an_archive_need_allow_pickle(tmp_path: Path) -> None:
     td.save(tmp_path / "p.tdz", allow_pickle=True)
     with pytest.raises(tclass.errors.PickleRefusedError):
         TensorDict.load_memmap(tmp_path / "p.tdz")
-    assert py(TensorDict.load_memmap(tmp_path / "p.tdz", allow_pickle=True)["v"]) == {1, 2}
+    assert python_value(TensorDict.load_memmap(tmp_path / "p.tdz", allow_pickle=True)["v"]) == {
+        1,
+        2,
+    }
 
 
 def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path: Path) -> None:
@@ -449,7 +446,7 @@ def test_archives_the_peer_writes_load(tmp_path: Path, compression: str | None) 
     theirs.save(tmp_path / "p.tdz", compression=compression)
     loaded = TensorDict.load_memmap(tmp_path / "p.tdz")
     assert torch.equal(loaded["x"], theirs["x"]) and torch.equal(loaded["n", "y"], theirs["n", "y"])
-    assert py(loaded["s"]) == "hi" and loaded.batch_size == torch.Size([3])
+    assert python_value(loaded["s"]) == "hi" and loaded.batch_size == torch.Size([3])
 
 
 @pytest.mark.peer

@@ -17,24 +17,16 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from strategies import python_value  # noqa: E402
+
 import tclass
 from tclass import NonTensorData, NonTensorStack, PersistentTensorDict, TensorClass, TensorDict
-
-
-def py(node: Any) -> Any:
-    """A Python value as a collection holds it (tclass may return the node, the peer the
-    value): the value, or the list of per-row values."""
-    if isinstance(node, NonTensorData):
-        return node.data
-    if isinstance(node, NonTensorStack):
-        return node.tolist()
-    return node
 
 
 def test_without_h5py_tclass_imports_and_the_error_names_the_extra(tmp_path: Path) -> None:
@@ -116,7 +108,7 @@ def test_from_h5_reads_back_what_to_h5_wrote(tmp_path: Path, saved: PersistentTe
         assert opened.batch_size == torch.Size([4])  # the saved batch size, kept
         assert isinstance(opened["next"], PersistentTensorDict)
         assert opened["next"].batch_size == torch.Size([4])
-        assert py(opened["env"]) == "pong"  # a str comes back as str
+        assert python_value(opened["env"]) == "pong"  # a str comes back as str
         assert same(opened.to_tensordict(), sample())
         opened.close()
 
@@ -263,9 +255,12 @@ def test_python_values_and_deletes(tmp_path: Path, saved: PersistentTensorDict) 
     del saved["env"]
     saved.close()
     reopened = PersistentTensorDict.from_h5(tmp_path / "data.h5")
-    assert py(reopened["tags"]) == ["a", "b", "c", "d"] and py(reopened["count"]) == 3
+    assert (
+        python_value(reopened["tags"]) == ["a", "b", "c", "d"]
+        and python_value(reopened["count"]) == 3
+    )
     assert "env" not in reopened.keys()
-    assert py(reopened[1:3]["tags"]) == ["b", "c"]
+    assert python_value(reopened[1:3]["tags"]) == ["b", "c"]
     reopened.close()
 
 
@@ -340,10 +335,13 @@ def test_files_written_by_other_tools(tmp_path: Path) -> None:
     opened = PersistentTensorDict.from_h5(tmp_path / "o.h5")
     assert opened.batch_size == torch.Size([3])  # the largest batch the datasets share
     assert opened["x"].dtype == torch.int64 and opened["group", "y"].dtype == torch.float16
-    assert py(opened["names"]) == ["a", "bb", "c"]
+    assert python_value(opened["names"]) == ["a", "bb", "c"]
     opened.close()
     rows = PersistentTensorDict.from_h5(tmp_path / "o.h5", non_tensor_as_stack=True)
-    assert isinstance(rows.get("names"), NonTensorStack) and py(rows[1:]["names"]) == ["bb", "c"]
+    assert isinstance(rows.get("names"), NonTensorStack) and python_value(rows[1:]["names"]) == [
+        "bb",
+        "c",
+    ]
     rows.close()
 
 
@@ -362,7 +360,7 @@ def test_files_the_peer_writes_load(tmp_path: Path) -> None:
     theirs.to_h5(tmp_path / "p.h5").close()
     mine = PersistentTensorDict.from_h5(tmp_path / "p.h5", batch_size=[3])
     assert torch.equal(mine["a"], theirs["a"]) and torch.equal(mine["n", "b"], theirs["n", "b"])
-    assert py(mine["s"]) == "hello" and py(mine["v"]) == 3
+    assert python_value(mine["s"]) == "hello" and python_value(mine["v"]) == 3
     mine.close()
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from tclass._core._keys import NestedKey
     from tclass._core._memmap import Mode
 
-__all__ = ["PersistenceOps", "SaveOptions"]
+__all__ = ["H5Options", "PersistenceOps", "SaveOptions"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -33,6 +33,18 @@ class SaveOptions(TypedDict, total=False):
     durable: bool  # False
     archive: bool | None  # None: an archive when the prefix ends in ".tdz"
     compression: str | int | None  # None (stored); archives only
+
+
+class H5Options(TypedDict, total=False):
+    """The keyword-only options of opening an HDF5 file (``Cls.from_h5``,
+    ``tclass.from_h5``, ``PersistentTensorDict.from_h5``), written once; the defaults
+    live in ``PersistentTensorDict.from_h5``."""
+
+    mode: str  # "r": as h5py.File's ("r", "r+", "a", "w", "w-"/"x")
+    auto_batch_size: bool  # False: accepted, as the peer's (the batch size is found anyway)
+    batch_dims: int | None  # None: at most this many inferred batch dims
+    batch_size: Any  # None: the saved one, else the largest the datasets share
+    non_tensor_as_stack: bool  # False: other tools' string columns read as per-row values
 
 
 class PersistenceOps:
@@ -214,26 +226,14 @@ class PersistenceOps:
         return to_h5(self, filename, **kwargs)
 
     @classmethod
-    def from_h5(
-        cls,
-        filename: PathLike,
-        *,
-        mode: str = "r",
-        auto_batch_size: bool = False,
-        batch_dims: int | None = None,
-        batch_size: Any = None,
-        non_tensor_as_stack: bool = False,
-    ) -> TensorDictBase:
+    def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
         """Open an HDF5 file as a ``PersistentTensorDict`` (reading its metadata only;
         needs ``pip install 'tclass[h5]'``); on a tensorclass, a record of that class
         over it. Without ``batch_size``: the batch size tclass saved in the file, else
         the largest its datasets share (at most ``batch_dims`` dims)."""
-        from tclass._io._h5 import from_h5
+        from tclass._io._h5 import open_as
 
-        return from_h5(  # type: ignore[no-any-return]
-            filename, mode=mode, auto_batch_size=auto_batch_size, batch_dims=batch_dims,
-            batch_size=batch_size, non_tensor_as_stack=non_tensor_as_stack, cls=cls,
-        )  # fmt: skip
+        return open_as(cls, filename, **options)  # type: ignore[no-any-return]
 
     def append_memmap_(self, rows: Any, *, durable: bool = False) -> Self:
         """Append ``rows`` to the folder this collection is saved in (along the first

@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._persistence import H5Options
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record, is_record_class, storage_of
@@ -57,7 +58,7 @@ try:  # the optional extra: tclass imports without it, PersistentTensorDict says
 except ImportError:  # pragma: no cover - exercised by a test without h5py
     h5py = None
 
-__all__ = ["PersistentTensorDict", "from_h5", "to_h5"]
+__all__ = ["PersistentTensorDict", "from_h5", "open_as", "to_h5"]
 
 PathLike = str | os.PathLike[str]
 _STR_MARK = "__tensordict_str__"  # the peer's: a string dataset it wrote
@@ -213,27 +214,20 @@ class PersistentTensorDict(TensorDictBase):
     # --- opening and creating ------------------------------------------------------------
 
     @classmethod
-    def from_h5(
-        cls,
-        filename: PathLike,
-        *,
-        mode: str = "r",
-        auto_batch_size: bool = False,
-        batch_dims: int | None = None,
-        batch_size: Any = None,
-        non_tensor_as_stack: bool = False,
-    ) -> PersistentTensorDict:
-        """Open an HDF5 file (metadata only). Without ``batch_size``, the batch size
-        tclass saved in the file, else the largest one its datasets share (at most
-        ``batch_dims`` dims)."""
+    def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> PersistentTensorDict:
+        """Open an HDF5 file (metadata only): ``mode`` as ``h5py.File``'s (default
+        ``"r"``); without ``batch_size``, the batch size tclass saved in the file, else
+        the largest one its datasets share (at most ``batch_dims`` dims);
+        ``non_tensor_as_stack`` as the constructor's."""
+        batch_size = options.get("batch_size")
         out = cls(
             filename=filename,
-            mode=mode,
+            mode=options.get("mode", "r"),
             batch_size=batch_size,
-            non_tensor_as_stack=non_tensor_as_stack,
+            non_tensor_as_stack=options.get("non_tensor_as_stack", False),
         )
         if batch_size is None:
-            out._settle_batch(batch_dims)
+            out._settle_batch(options.get("batch_dims"))
         return out
 
     @classmethod
@@ -927,23 +921,17 @@ def _reopen(
 # --- module functions (and the forwarders' implementations) ------------------------------------
 
 
-def from_h5(
-    filename: PathLike,
-    *,
-    mode: str = "r",
-    auto_batch_size: bool = False,
-    batch_dims: int | None = None,
-    batch_size: Any = None,
-    non_tensor_as_stack: bool = False,
-    cls: type | None = None,
-) -> Any:
-    """``tclass.from_h5`` / ``Cls.from_h5``: the file opened as a PersistentTensorDict
-    (a record of ``cls`` over it, for a tensorclass)."""
-    opened = PersistentTensorDict.from_h5(
-        filename, mode=mode, auto_batch_size=auto_batch_size, batch_dims=batch_dims,
-        batch_size=batch_size, non_tensor_as_stack=non_tensor_as_stack,
-    )  # fmt: skip
-    if cls is not None and is_record_class(cls):
+def from_h5(h5_file: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
+    """Open an HDF5 file as a :class:`PersistentTensorDict` (see
+    ``PersistentTensorDict.from_h5``)."""
+    return PersistentTensorDict.from_h5(h5_file, **options)
+
+
+def open_as(cls: type, filename: PathLike, **options: Unpack[H5Options]) -> Any:
+    """``cls.from_h5(filename, ...)``: the file as a PersistentTensorDict, or a record of
+    ``cls`` over one for a tensorclass."""
+    opened = PersistentTensorDict.from_h5(filename, **options)
+    if is_record_class(cls):
         return cls._from_tensordict_unchecked(opened)  # type: ignore[attr-defined]
     return opened
 
