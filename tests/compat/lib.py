@@ -14,6 +14,7 @@ in a user's program.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from types import ModuleType
 from typing import Any
@@ -24,6 +25,18 @@ if NAME not in LIBRARIES:
     raise ValueError(f"TCLASS_COMPAT_LIB={NAME!r}: expected one of {LIBRARIES}")
 
 module: ModuleType = importlib.import_module(NAME)
+
+
+class Unavailable(Exception):
+    """Raised by a program that needs an optional package which is not installed: the
+    program is reported as skipped, not failed."""
+
+
+def require(package: str) -> ModuleType:
+    """Import the optional ``package`` a program needs, or raise ``Unavailable``."""
+    if importlib.util.find_spec(package) is None:
+        raise Unavailable(f"{package} is not installed")
+    return importlib.import_module(package)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,7 +4,8 @@
 
 Without names, every program in ``compat/programs`` runs, in one process, each in turn.
 Exit status 0 when all pass. ``--json`` writes ``{name: {"ok": bool, "error": str,
-"where": str, "seconds": float}}``; ``where`` is the program's line that raised.
+"where": str, "skipped": str, "seconds": float}}``; ``where`` is the program's line that
+raised, ``skipped`` the optional package a skipped program lacks.
 
 ``--keep-going`` is for finding every failure of a program, not only its first: it runs
 the statements of ``main()`` one at a time (entering ``with`` blocks, whose statements
@@ -47,19 +48,20 @@ def _where(exc: BaseException) -> str:
 
 def run_one(name: str) -> dict[str, object]:
     """Import program ``name`` and call its ``main()``; the outcome as a JSON-able dict."""
+    # imported here, not at the top: compat.lib picks its library when first imported,
+    # which must happen after main() has set TCLASS_COMPAT_LIB
+    from compat.lib import Unavailable
+
     start = time.perf_counter()
+    result: dict[str, object] = {"ok": True, "error": "", "where": "", "skipped": ""}
     try:
         importlib.import_module(f"compat.programs.{name}").main()
-    except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        return {
-            "ok": False,
-            "error": "".join(traceback.format_exception(exc)),
-            "where": _where(exc),
-            "seconds": time.perf_counter() - start,
-        }
-    return {"ok": True, "error": "", "where": "", "seconds": time.perf_counter() - start}
+    except Unavailable as exc:
+        result["skipped"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a program's failure is a result
+        result.update(ok=False, error="".join(traceback.format_exception(exc)), where=_where(exc))
+    result["seconds"] = time.perf_counter() - start
+    return result
 
 
 def _statements(body: list[ast.stmt]) -> list[ast.stmt | tuple[ast.With, list[ast.stmt]]]:
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for name in args.names or program_names():
         results[name] = result = run_one(name)
-        status = "ok  " if result["ok"] else "FAIL"
+        status = "skip" if result["skipped"] else "ok  " if result["ok"] else "FAIL"
         print(f"{status} {name} ({result['seconds']:.2f}s) {result['where']}", flush=True)
         if not result["ok"] and not args.json:
             print(result["error"], file=sys.stderr)
