@@ -125,17 +125,13 @@ def _selected(request: pytest.FixtureRequest, test_name: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def tclass_results(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, dict[str, object]]:
+def tclass_results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     names = _selected(request, "test_program_on_tclass")
     return _run_corpus("tclass", names, tmp_path_factory.mktemp("compat"))
 
 
 @pytest.fixture(scope="session")
-def peer_results(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, dict[str, object]]:
+def peer_results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     names = _selected(request, "test_program_on_peer")
     return _run_corpus("tensordict", names, tmp_path_factory.mktemp("compat"))
 
