@@ -68,11 +68,12 @@ def test_the_names_setter_reaches_nested_collections() -> None:
 
 
 def test_refine_names() -> None:
-    td = TensorDict({}, [2, 3, 4])
-    assert td.refine_names("a", None, "c").names == ["a", None, "c"]
-    assert td.refine_names(..., "c").names == [None, None, "c"]
-    assert td.refine_names("a", ..., "c").names == ["a", None, "c"]
-    assert td.names == [None, None, None]  # refine_names returns a new collection
+    assert TensorDict({}, [2, 3, 4]).refine_names("a", None, "c").names == ["a", None, "c"]
+    assert TensorDict({}, [2, 3, 4]).refine_names(..., "c").names == [None, None, "c"]
+    assert TensorDict({}, [2, 3, 4]).refine_names("a", ..., "c").names == ["a", None, "c"]
+    td = TensorDict({"n": TensorDict({}, [2, 3, 4, 5])}, [2, 3, 4])
+    assert td.refine_names("a", ...) is td  # in place, as in the peer
+    assert td.names == ["a", None, None] and td["n"].names == ["a", None, None, None]
     named = _td()
     assert named.refine_names("x", None).names == ["x", "y"]
     with pytest.raises(RuntimeError):
@@ -201,6 +202,8 @@ def test_lazy_stack_names() -> None:
     assert lazy.names == ["t", "u"] and lazy.tensordicts[0].names == ["u"]
     assert lazy.rename("p", "q").names == ["p", "q"]
     assert lazy.refine_names("t", "u").names == ["t", "u"]
+    fresh = LazyStackedTensorDict(*[TensorDict({}, [3]) for _ in range(2)], stack_dim=0)
+    assert fresh.refine_names("s", "y") is fresh and fresh.tensordicts[0].names == ["y"]
 
 
 def test_record_names() -> None:
@@ -210,7 +213,8 @@ def test_record_names() -> None:
     assert frame.rename("u", "v").names == ["u", "v"] and type(frame.rename("u", "v")) is Frame
     frame.names = ["p", "q"]
     assert frame.names == ["p", "q"]
-    assert Frame(obs=torch.zeros(2), batch_size=[2]).refine_names("t").names == ["t"]
+    unnamed = Frame(obs=torch.zeros(2), batch_size=[2])
+    assert unnamed.refine_names("t") is unnamed and unnamed.names == ["t"]
     assert Frame.from_dict({"obs": torch.zeros(2)}, batch_size=[2], names=["t"]).names == ["t"]
 
 

@@ -332,9 +332,10 @@ def test_apply_inplace_on_expanded_tensors_is_a_value_error() -> None:
 # --- print_directory_tree ------------------------------------------------------------------
 
 
-def test_print_directory_tree(tmp_path: Path) -> None:
+def test_print_directory_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _td().memmap(tmp_path / "saved")
     text = tclass.print_directory_tree(tmp_path / "saved")
+    assert capsys.readouterr().out == text + "\n"  # shown, as the peer's console log
     lines = text.splitlines()
     assert lines[0].startswith("Directory size:")
     assert lines[1] == "saved/"
@@ -344,3 +345,9 @@ def test_print_directory_tree(tmp_path: Path) -> None:
     assert bare.splitlines()[0] == "  saved/"
     with pytest.raises(errors.MissingFileError):
         tclass.print_directory_tree(tmp_path / "absent")
+
+
+def test_print_directory_tree_where_the_peer_has_it() -> None:
+    from tclass.utils import print_directory_tree  # the peer's tensordict.utils
+
+    assert print_directory_tree is tclass.print_directory_tree

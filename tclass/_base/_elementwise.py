@@ -71,7 +71,7 @@ class ElementwiseOps(TensorCollection):
         """
         if not options:  # the common case, kept lean
             if others:
-                result = self._apply(_with_leaf(fn), others, self.batch_size, (), None)
+                result = self._apply_nested(_with_leaf(fn), others, self.batch_size, (), None)
             else:
                 result = self._apply_plain(fn, self.batch_size, ())
             if not result._entries() and self._key_names():
@@ -87,7 +87,7 @@ class ElementwiseOps(TensorCollection):
         size = options.get("batch_size")
         target = self.batch_size if size is None else _batch.as_batch_size(size)
         rules = _Rules(options)
-        result = self._apply(_with_leaf(fn), others, target, (), rules)
+        result = self._apply_nested(_with_leaf(fn), others, target, (), rules)
         filter_empty = options.get("filter_empty")
         if filter_empty is not False and not result._entries():
             if filter_empty or self._key_names():
@@ -151,18 +151,18 @@ class ElementwiseOps(TensorCollection):
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         if nested_keys:
             # Top-level entries get their string key, as keys(include_nested=True) lists them.
-            return self._apply(
+            return self._apply_nested(
                 lambda path, value, *rest: fn(path if len(path) > 1 else path[0], value, *rest),
                 others,
                 target,
                 (),
                 None,
             )
-        return self._apply(
+        return self._apply_nested(
             lambda path, value, *rest: fn(path[-1], value, *rest), others, target, (), None
         )
 
-    def _apply(
+    def _apply_nested(
         self,
         fn: Callable[..., torch.Tensor | None],
         others: tuple[Any, ...],
@@ -179,7 +179,7 @@ class ElementwiseOps(TensorCollection):
             path = prefix + (key,)
             if isinstance(value, TensorCollection) and not (rules and rules.leaf(value)):
                 nested_size = batch_size + value.batch_size[self.batch_dims :]
-                sub = value._apply(fn, tuple(paired), nested_size, path, rules)
+                sub = value._apply_nested(fn, tuple(paired), nested_size, path, rules)
                 if _kept(sub, value, rules):
                     out[key] = sub
                 continue

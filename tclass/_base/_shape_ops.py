@@ -75,16 +75,16 @@ class ShapeOps(TensorCollection):
     # --- names ---------------------------------------------------------------------------
 
     def refine_names(self, *names: str | None | EllipsisType) -> Self:
-        """A shallow copy whose dims get ``names`` where they have none (``...`` stands
-        for the dims not listed; ``None`` keeps a dim's name).
+        """Names the dims that have no name yet, in place (nested collections too), as
+        the peer does; returns ``self`` (``...`` stands for the dims not listed;
+        ``None`` keeps a dim's name).
 
         Raises:
             DimNameError: (a ``RuntimeError`` and a ``ValueError``) if a dim already has
                 another name, or a name repeats.
         """
-        out = self.clone(recurse=False)
-        out._rename_all(_names.refined(self._dim_names, names, self.batch_dims))
-        return out
+        self._rename_all(_names.refined(self._dim_names, names, self.batch_dims))
+        return self
 
     def rename(self, *names: str | None, **rename_map: str) -> Self:
         """A shallow copy with its dims renamed: ``rename("a", "b")`` names every dim,

@@ -43,7 +43,7 @@ from tclass._io._format import (
 from tclass._io._values import dumps_pickle, require_json
 from tclass.errors import FileConflictError, NotSerializableError, UnsupportedError
 
-__all__ = ["Leaf", "Plan", "plan_tree"]
+__all__ = ["Leaf", "Plan", "plan_tree", "stored_names"]
 
 Rebuild = Callable[[list[torch.Tensor]], Any]
 
@@ -112,11 +112,10 @@ class _Planner(NodeVisitor[Rebuild]):
         plan, options = self.plan, self.options
         meta: dict[str, Any] = {}
         parts: list[tuple[str, int | Rebuild]] = []
-        # Keys are escaped only in a node holding a key named like a peer node field; a
-        # key named "_tclass" elsewhere is stored as it is, and the peer reads it back so.
-        escaped = not PEER_FIELDS.isdisjoint(td._entries())
+        names = stored_names(td)
+        escaped = any(stored != key for key, stored in names.items())
         for key, value in td._items():
-            stored = escape_key(key) if escaped else key
+            stored = names[key]
             name = _join(rel, file_name(stored))
             if value.__class__ is UnbatchedTensor:
                 msg = (
@@ -134,9 +133,9 @@ class _Planner(NodeVisitor[Rebuild]):
         meta["shape"] = list(td.batch_size)
         meta["device"] = "cpu"
         meta.update(_class_fields(TensorDict))
-        names = td._dim_names
-        if names is not None:  # written only when a dim has a name, as the peer does
-            meta["_names"] = list(names)
+        dim_names = td._dim_names
+        if dim_names is not None:  # written only when a dim has a name, as the peer does
+            meta["_names"] = list(dim_names)
         if escaped:
             meta[TCLASS_FIELD] = {"escaped_keys": True}
         _add_meta(plan, rel, meta, options)
@@ -153,7 +152,7 @@ class _Planner(NodeVisitor[Rebuild]):
                 for key, part in parts
             }
             saved = TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
-            saved._assign_names(names)
+            saved._assign_names(dim_names)
             saved._attach_folder(saved_at)
             return saved
 
@@ -270,6 +269,17 @@ def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
         "dtype": name,
         "is_nested": False,
     }
+
+
+def stored_names(td: TensorDict) -> dict[str, str]:
+    """Each key of a TensorDict node under the name its ``meta.json`` stores it.
+
+    Keys are escaped only in a node holding a key named like a peer node field; a key
+    named "_tclass" elsewhere is stored as it is, and the peer reads it back so."""
+    keys = td._key_names()
+    if PEER_FIELDS.isdisjoint(keys):
+        return {key: key for key in keys}
+    return {key: escape_key(key) for key in keys}
 
 
 def _join(rel: str, name: str) -> str:

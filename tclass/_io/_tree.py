@@ -2,20 +2,18 @@
 
 A reading aid with the peer's name and output (``tensordict.utils.print_directory_tree``):
 one line per folder (``name/``) and file, each level indented by four more spaces,
-entries in directory order, the total size first. Lines are logged at ``INFO`` on the
-``tclass`` logger and returned as one string. Links are listed, never followed.
+entries in directory order, the total size first. The lines are printed (the peer logs
+them at ``INFO`` on a logger it gives a console handler, which shows them the same way)
+and returned as one string. Links are listed, never followed.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 
 from tclass.errors import MissingFileError
 
 __all__ = ["print_directory_tree"]
-
-logger = logging.getLogger("tclass")
 
 _UNITS = ("B", "KB", "MB", "GB", "TB")
 
@@ -23,7 +21,7 @@ _UNITS = ("B", "KB", "MB", "GB", "TB")
 def print_directory_tree(
     path: str | os.PathLike[str], indent: str = "", display_metadata: bool = True
 ) -> str:
-    """Logs the tree of files and folders under ``path`` and returns it as text.
+    """Prints the tree of files and folders under ``path`` and returns it as text.
 
     Args:
         path: a folder (or a file) to show.
@@ -34,7 +32,7 @@ def print_directory_tree(
         MissingFileError: if ``path`` does not exist.
 
     Example:
-        >>> print(print_directory_tree("/data/batch", display_metadata=False))
+        >>> _ = print_directory_tree("/data/batch", display_metadata=False)
         batch/
             a.memmap
             meta.json
@@ -47,9 +45,9 @@ def print_directory_tree(
     if display_metadata:
         lines.append(f"Directory size: {_human(_total_size(root))}")
     _walk(root, indent, lines)
-    for line in lines:
-        logger.info(line)
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    print(text)  # noqa: T201  # what the function is for
+    return text
 
 
 def _walk(path: str, indent: str, lines: list[str]) -> None:

@@ -403,7 +403,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         return self._result(self._tensordict._apply_plain(fn, batch_size, prefix))
 
-    def _apply(
+    def _apply_nested(
         self,
         fn: Callable[..., torch.Tensor | None],
         others: tuple[Any, ...],
@@ -411,7 +411,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         prefix: tuple[str, ...],
         rules: Any,
     ) -> Self:
-        return self._result(self._tensordict._apply(fn, others, batch_size, prefix, rules))
+        return self._result(self._tensordict._apply_nested(fn, others, batch_size, prefix, rules))
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
