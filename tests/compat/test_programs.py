@@ -36,8 +36,6 @@ XFAIL: dict[str, str] = {
     "clone_detach_grad": "NOT COVERED: `td.requires_grad_()`, `td.detach_()` AttributeError",
     "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
     "`td.numpy()` missing; issue 17: `td.isnan()`",
-    "constructors_misc": "NOT COVERED: `make_tensordict(a=zeros(3), b=ones(3, 2)).batch_size` "
-    "is [3], the peer's is []",
     "device_dtype": "issue 17: `td.float()` AttributeError (float/double/half/bfloat16/int/"
     "bool/type, Batch.float()); NOT COVERED: `td.int64()`, `td.float32()`, `td.uint8()`",
     "jaxtyping_fields": "issue 18 (item 9): `Camera(image=<uint8 [4, 8, 8]>, ...)` with "
@@ -55,8 +53,7 @@ XFAIL: dict[str, str] = {
     "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
     "reductions": "issue 17: `td.sum()` AttributeError (sum/mean/std/var/prod/max/min/amax/"
     "amin/logsumexp/norm/nansum/nanmean, torch.sum/torch.mean)",
-    "save_load": "NOT COVERED: `TensorDict.load_memmap(<folder of a tensorclass>)` raises "
-    "TypeError, the peer returns the tensorclass; issue 18: a str entry in a TensorDict",
+    "save_load": "issue 18: a str entry in a TensorDict",
     "soft_update_params": "NOT COVERED: `td.data` AttributeError (`target.data.copy_(...)`, "
     "`.data.lerp_`, `.data.sub_`); issue 17: `mul_(...).add_(other, alpha=)`",
     "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
