@@ -276,8 +276,13 @@ class TensorCollection:
             yield (path[0] if len(path) == 1 else path), value
 
     def __contains__(self, key: object) -> bool:
-        """Whether ``key`` (a string or a nested tuple of strings) names an entry."""
-        return _has_key(self, unravel_key(key))
+        """Whether ``key`` (a string or a nested tuple of strings) names an entry; any
+        other object (``0``, a list) names none."""
+        try:
+            path = unravel_key(key)
+        except InvalidKeyError:
+            return False
+        return _has_key(self, path)
 
     def is_empty(self) -> bool:
         """Whether there is no tensor anywhere in the collection (nested ones included)."""

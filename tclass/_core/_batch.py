@@ -265,8 +265,8 @@ def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object,
     *batch* dims" (``td[..., 0]`` indexes the last batch dim, not the last leaf dim).
 
     Raises:
-        DimError: if the index addresses more dims than there are batch dims.
-        IndexError: for more than one Ellipsis.
+        DimError: if the index addresses more dims than there are batch dims, or has
+            more than one Ellipsis.
     """
     consumed = 0
     ellipsis_at = -1
@@ -274,7 +274,7 @@ def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object,
         if item is Ellipsis:
             if ellipsis_at >= 0:
                 msg = "an index can only have a single ellipsis ('...')"
-                raise IndexError(msg)
+                raise DimError(msg)
             ellipsis_at = position
         else:
             consumed += index_dims_consumed(item)

@@ -93,7 +93,7 @@ def _list_value(items: list[Any]) -> Any:
     if all(isinstance(item, _Tensor) for item in items):
         if len({item.shape for item in items}) == 1:
             return torch.stack(items)
-        return NonTensorStack.from_values(items)
+        return NonTensorStack._from_values(items)
     if all(isinstance(item, TensorCollection) for item in items):
         return torch.stack(items)
-    return NonTensorStack.from_values(items)
+    return NonTensorStack._from_values(items)
