@@ -644,11 +644,12 @@ def _removed_dim(numbers: torch.Tensor, piece: torch.Tensor) -> int | None:
     return None
 
 
-def _nested_array(values: Sequence[Any]) -> np.ndarray[Any, Any]:
-    """An object array of ``values``: lists of equal lengths nest into more dims."""
+def _nested_array(values: Sequence[Any], depth: int = 1) -> np.ndarray[Any, Any]:
+    """An object array of ``values``: lists of equal lengths nest into more dims (up to
+    32; deeper lists are values)."""
     items = list(values)
-    if items and all(isinstance(item, list) for item in items):
-        inner = [_nested_array(item) for item in items]
+    if items and depth < 32 and all(isinstance(item, list) for item in items):
+        inner = [_nested_array(item, depth + 1) for item in items]
         if all(array.shape == inner[0].shape for array in inner):
             return np.ascontiguousarray(np.stack(inner))
     array = np.empty(len(items), dtype=object)

@@ -24,7 +24,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._core._keys import BatchIndex
 from tclass._core._options import OPTIONS
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
@@ -1108,7 +1108,7 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # answers the same slots) in its ``_tensordict``. Reading and assigning a field are the
 # hottest paths of the library, so the engine builds them, with direct slot access.
 
-_NODE_CLASSES = (NonTensorData, NonTensorStack)
+_NODE_CLASSES = (NonTensorData, NonTensorStack, MetaData)
 
 # C-level getters of a record's entries and batch size, which stack and cat read from
 # hundreds of members at once.
@@ -1132,7 +1132,7 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
 
     def getter(record: Any) -> Any:
         value = record._tensordict._tensors.get(name)
-        return value.data if value.__class__ in _NODE_CLASSES else value
+        return value._read() if value.__class__ in _NODE_CLASSES else value
 
     def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
         return record._tensordict._tensors.get(name)

@@ -201,7 +201,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         whose shapes differ between members (``as_list``, ``as_padded_tensor``, ...).
         """
         value = self._tensordict.get(key, default, **options)
-        return value.data if isinstance(value, _NonTensorNode) else value
+        return value._read() if isinstance(value, _NonTensorNode) else value
 
     def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
         """Sets a field like attribute assignment (a nested tuple key sets below a field)."""
