@@ -237,8 +237,8 @@ class TestTensorOnly:
 
 class TestShadow:
     def test_member_names_need_shadow(self, declare: Declare) -> None:
-        with pytest.raises(errors.ReservedNameError, match="'sum'.*shadow=True") as info:
-            declare(_template(sum=torch.Tensor))
+        with pytest.raises(errors.ReservedNameError, match="'apply'.*shadow=True") as info:
+            declare(_template(apply=torch.Tensor))
         assert isinstance(info.value, AttributeError)
 
     def test_fields_hide_members(self, declare: Declare) -> None:

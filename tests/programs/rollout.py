@@ -122,7 +122,7 @@ def main() -> dict:
     capacity = 3 * config.horizon
     buffer = Step(obs=None, action=None, reward=None, done=None, env=None, batch_size=[capacity])
     for i, episode in enumerate(episodes):
-        buffer[i * config.horizon : (i + 1) * config.horizon] = episode.exclude("next")
+        buffer[i * config.horizon : (i + 1) * config.horizon] = episode
     returns = torch.stack([discounted(ep.reward, config.gamma)[0] for ep in episodes])
 
     stats = Stats(
