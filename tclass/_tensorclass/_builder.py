@@ -137,7 +137,12 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     """Turns ``cls`` (a new subclass of ``base``, TensorClass) into a tensorclass, in
     place, with the class options ``given`` (``None`` or ``UNSET`` where not given)."""
     parent = _parent_info(cls)
-    options = class_options(cls.__name__, parent.options if parent else None, given)
+    options = class_options(
+        cls.__name__,
+        parent.options if parent else None,
+        given,
+        parent.cls.__name__ if parent else "",
+    )
     own_init = _own_init(cls)
     if "__dataclass_fields__" not in cls.__dict__:
         _prepare_fields(cls)

@@ -61,9 +61,11 @@ class ClassOptions:
     cast_filter: Callable[[tuple[str, ...], Any], bool] | None = None
 
 
-def class_options(name: str, parent: ClassOptions | None, given: dict[str, Any]) -> ClassOptions:
+def class_options(
+    name: str, parent: ClassOptions | None, given: dict[str, Any], parent_name: str = ""
+) -> ClassOptions:
     """The options of the class ``name``: ``given`` (``UNSET`` or ``None`` where not
-    given) over those of its tensorclass base ``parent``.
+    given) over those of its tensorclass base ``parent`` (named ``parent_name``).
 
     Raises:
         ClassDefinitionError: for exclusive options, a frozen option that differs from
@@ -84,8 +86,8 @@ def class_options(name: str, parent: ClassOptions | None, given: dict[str, Any])
     if parent is not None and options.frozen != parent.frozen:
         kind = "frozen" if parent.frozen else "non-frozen"
         msg = (
-            f"{name} (frozen={options.frozen}) cannot derive from a {kind} tensorclass: a "
-            "subclass must keep its base's frozen option"
+            f"{name} (frozen={options.frozen}) cannot derive from the {kind} tensorclass "
+            f"{parent_name}: a subclass must keep its base's frozen option"
         )
         raise ClassDefinitionError(msg)
     _check_exclusive(name, options)
