@@ -694,7 +694,8 @@ def join_non_tensor(
                 size.insert(dim, len(parts))
             else:
                 size[dim] = total
-            return kind._make(data, torch.Size(size), device)
+            node: _NonTensorNode = kind._make(data, torch.Size(size), device)
+            return node
     return _join_arrays(parts, op, dim, path)
 
 

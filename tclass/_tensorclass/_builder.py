@@ -117,7 +117,7 @@ class ClassInfo:
 
 def _resolve_rules(info: ClassInfo, registry: bool = True) -> dict[str, FieldRule]:
     cls = info.cls
-    classes = _REGISTRY.get(cls.__module__, {}) if registry else {}
+    classes: Mapping[str, type] = _REGISTRY.get(cls.__module__, {}) if registry else {}
     try:
         hints = resolve_annotations(cls, info.field_names, classes)
     except NameError as error:
@@ -187,7 +187,7 @@ def _own_init(cls: type) -> Callable[..., None] | None:
     original = getattr(init, "__tclass_user_init__", None)
     if original is not None:  # a class built again keeps the user's __init__
         return original  # type: ignore[no-any-return]
-    return None if is_generated(init) else init  # type: ignore[no-any-return]
+    return None if is_generated(init) else init
 
 
 def _prepare_fields(cls: type) -> None:
@@ -217,7 +217,12 @@ def _prepare_fields(cls: type) -> None:
             )
             warnings.warn(SharedDefaultWarning(msg), stacklevel=_user_stacklevel())
             if type(default).__hash__ is None:  # dataclasses refuses it as a default
-                type.__setattr__(cls, name, dataclasses.field(default_factory=lambda d=default: d))
+                type.__setattr__(cls, name, dataclasses.field(default_factory=_shared(default)))
+
+
+def _shared(default: object) -> Callable[[], object]:
+    """A default factory that gives every instance the same object."""
+    return lambda: default
 
 
 def _user_stacklevel() -> int:

@@ -88,7 +88,7 @@ def from_dataclass(
 
 
 def dataclass_to_collection(
-    cls: type,
+    cls: Any,
     dataclass: Any,
     *,
     dest_cls: type | None = None,

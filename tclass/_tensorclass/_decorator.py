@@ -17,7 +17,6 @@ from typing_extensions import dataclass_transform
 
 from tclass._core._records import is_record_class
 from tclass._tensorclass._builder import build_class
-from tclass._tensorclass._options import UNSET
 from tclass._tensorclass._record import TensorClass, TensorClassMeta
 
 __all__ = ["is_tensorclass", "tensorclass"]
@@ -78,7 +77,7 @@ def tensorclass(
     shadow: bool | None = None,
     tensor_only: bool | None = None,
     skip_post_init_on_rebuild: bool | None = None,
-    cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = UNSET,
+    cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = None,
     kw_only: bool | None = None,
 ) -> T | Callable[[T], T]:
     """Turns an annotated class into a tensorclass (bare, or with options).
@@ -120,9 +119,7 @@ def tensorclass(
         "cast_filter": cast_filter,
         "kw_only": kw_only,
     }
-    options = {k: v for k, v in given.items() if v is not None and v is not UNSET}
-    if cast_filter is None:
-        options["cast_filter"] = None
+    options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
 
     def wrap(klass: T) -> T:
         return _make_tensorclass(klass, options)  # type: ignore[return-value]

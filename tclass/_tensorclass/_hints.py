@@ -67,9 +67,9 @@ def _evaluator(cls: type, klass: type, registry: Mapping[str, type]) -> Callable
 
 
 def _running_locals() -> Iterator[dict[str, Any]]:
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     for _ in range(_FRAMES):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back if frame is not None else None
         if frame is None:
             return
         if frame.f_code.co_filename != __file__:
@@ -88,7 +88,8 @@ def _resolved(annotation: object, evaluate: Callable[[str], object]) -> object:
         return Union[tuple(_resolved(arg, evaluate) for arg in typing.get_args(annotation))]  # noqa: UP007
     if origin is typing.Annotated:
         base, *metadata = typing.get_args(annotation)
-        return typing.Annotated[(_resolved(base, evaluate), *metadata)]
+        params = (_resolved(base, evaluate), *metadata)
+        return typing.Annotated[params]
     return annotation
 
 

@@ -75,8 +75,8 @@ def class_options(
     values: dict[str, Any] = {}
     for field in dataclasses.fields(ClassOptions):
         value = given.get(field.name, UNSET)
-        if field.name == "cast_filter":
-            values[field.name] = base.cast_filter if value is UNSET else value
+        if field.name == "cast_filter":  # None: the base's (a subclass inherits it)
+            values[field.name] = base.cast_filter if value in (UNSET, None) else value
         elif field.name == "kw_only":  # the class's own fields only, as in dataclasses
             values[field.name] = bool(value) if value not in (UNSET, None) else False
         else:
@@ -91,10 +91,11 @@ def class_options(
         )
         raise ClassDefinitionError(msg)
     _check_exclusive(name, options)
-    if options.cast_filter is not None and not callable(options.cast_filter):
+    cast_filter: object = options.cast_filter
+    if cast_filter is not None and not hasattr(cast_filter, "__call__"):  # noqa: B004
         msg = (
             f"{name}: cast_filter must be a function fn(key, tensor) -> bool or None, got "
-            f"{type(options.cast_filter).__name__}"
+            f"{type(cast_filter).__name__}"
         )
         raise ClassDefinitionError(msg)
     return options
@@ -125,4 +126,4 @@ def flags_from_item(item: object) -> tuple[str, ...]:
                 "other options as class keywords (class X(TensorClass, cast_filter=...))"
             )
             raise ClassDefinitionError(msg)
-    return tuple(sorted(set(flags), key=FLAGS.index))  # type: ignore[arg-type]
+    return tuple(sorted({str(flag) for flag in flags}, key=FLAGS.index))

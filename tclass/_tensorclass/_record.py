@@ -121,7 +121,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         tensor_only: bool | None = None,
         shadow: bool | None = None,
         skip_post_init_on_rebuild: bool | None = None,
-        cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = UNSET,
+        cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = None,
         **kwargs: Any,
     ) -> None:
         """Builds the subclass with the class options given as class keywords (see
@@ -153,7 +153,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """``TensorClass["frozen", "nocast"]``: a base class with those options (one per
         set of flags); for a generic tensorclass, its type arguments (``Box[int]``)."""
         items = item if isinstance(item, tuple) else (item,)
-        if issubclass(cls, Generic) and not all(flag in FLAGS for flag in items):  # type: ignore[arg-type]
+        if issubclass(cls, Generic) and not all(flag in FLAGS for flag in items):
             return Generic.__dict__["__class_getitem__"].__get__(None, cls)(item)
         flags = flags_from_item(item)
         key = (cls, flags)

@@ -90,9 +90,5 @@ def conversions() -> None:
 def expected_errors() -> None:
     FrozenCast(n=1).n = 2  # type: ignore[misc]
     DFrozen(x=torch.zeros(1)).x = torch.ones(1)  # type: ignore[misc]
-    Filtered(torch.zeros(1))  # type: ignore[misc]
+    Filtered(torch.zeros(1))  # type: ignore[call-arg, arg-type]
     tensorclass(autocast="yes")  # type: ignore[call-overload]
-
-
-class WrongOption(TensorClass, autocast="yes"):  # type: ignore[arg-type]
-    n: int
