@@ -144,12 +144,29 @@ class TestForwardReferences:
         with pytest.raises(errors.FieldTypeError, match="Rec.colour is annotated Colour"):
             Rec(colour=3)
 
-    def test_unknown_name_is_a_clear_error_at_first_use(self) -> None:
-        class Dangling(TensorClass):  # defining it is fine: the name may come later
+    def test_a_name_never_found_takes_any_value(self) -> None:
+        # As in the peer: a name imported only under TYPE_CHECKING, for instance.
+        class Dangling(TensorClass):
             x: "NoSuchClassAnywhere"  # type: ignore[name-defined]  # noqa: F821
 
-        with pytest.raises(errors.FieldTypeError, match=r"Dangling.*'NoSuchClassAnywhere'"):
-            Dangling(x=torch.zeros(1))
+        assert Dangling(x="text").x == "text"
+        assert torch.equal(Dangling(x=torch.zeros(1)).x, torch.zeros(1))
+        assert Dangling(x={"k": 1}).x == {"k": 1}
+
+    def test_type_checking_import(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        source = (
+            "from typing import TYPE_CHECKING, Optional\n"
+            "import torch\n"
+            "from tclass import TensorClass\n"
+            "if TYPE_CHECKING:\n"
+            "    from somewhere import Hidden\n"
+            "class Rec(TensorClass):\n"
+            "    x: torch.Tensor\n"
+            "    h: Optional['Hidden'] = None\n"
+        )
+        module = _compile(source, "tclass_type_checking_refs", monkeypatch)
+        rec = module.Rec(x=torch.zeros(2), h=object(), batch_size=[2])
+        assert torch.equal(rec.x, torch.zeros(2)) and rec.h is not None
 
 
 # --- None means "not set yet" ------------------------------------------------------------

@@ -44,6 +44,8 @@ def format_shape(shape: Sequence[int]) -> str:
 
 
 _SIZES: dict[tuple[int, ...], torch.Size] = {}
+# One-dim sizes by their size (validated), for the common `[n]` without building a tuple.
+_ONE_DIM: dict[int, torch.Size] = {}
 _SIZES_LIMIT = 4096
 
 
@@ -56,6 +58,10 @@ def as_batch_size(value: object) -> torch.Size:
     if value is None:
         return _EMPTY
     kind = type(value)
+    if kind is list and len(value) == 1:  # `batch_size=[n]`, the most common spelling
+        one = _ONE_DIM.get(value[0]) if type(value[0]) is int else None
+        if one is not None:
+            return one
     if kind is list or kind is tuple or kind is torch.Size:
         sizes: tuple[int, ...] = tuple(cast("Sequence[int]", value))
         for size in sizes:
@@ -71,7 +77,10 @@ def as_batch_size(value: object) -> torch.Size:
         if cached is None:
             if len(_SIZES) >= _SIZES_LIMIT:
                 _SIZES.clear()
+                _ONE_DIM.clear()
             cached = _SIZES[sizes] = torch.Size(sizes)
+        if len(sizes) == 1:
+            _ONE_DIM[sizes[0]] = cached
         return cached
     if kind is int:
         if value < 0:  # type: ignore[operator]

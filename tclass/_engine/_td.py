@@ -1108,7 +1108,7 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # answers the same slots) in its ``_tensordict``. Reading and assigning a field are the
 # hottest paths of the library, so the engine builds them, with direct slot access.
 
-_NODE_CLASSES = (NonTensorData, NonTensorStack, MetaData)
+_OTHER_NODES = (NonTensorStack, MetaData)
 
 # C-level getters of a record's entries and batch size, which stack and cat read from
 # hundreds of members at once.
@@ -1132,7 +1132,10 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
 
     def getter(record: Any) -> Any:
         value = record._tensordict._tensors.get(name)
-        return value._read() if value.__class__ in _NODE_CLASSES else value
+        kind = value.__class__
+        if kind is NonTensorData:  # the common case: one value, read as an attribute
+            return value.data
+        return value._read() if kind in _OTHER_NODES else value
 
     def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
         return record._tensordict._tensors.get(name)

@@ -37,12 +37,11 @@ from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict, _refuse_names, field_getter, tensor_field_setter
 from tclass._tensorclass._fields import FieldRule, rule_for
 from tclass._tensorclass._generated import generated_init, is_generated, user_init
-from tclass._tensorclass._hints import resolve_annotations
+from tclass._tensorclass._hints import Unresolved, resolve_annotations
 from tclass._tensorclass._interop import register_pytree
 from tclass._tensorclass._options import ClassOptions, class_options
 from tclass.errors import (
     ClassDefinitionError,
-    FieldTypeError,
     FrozenInstanceError,
     LockedError,
     ReservedNameError,
@@ -112,22 +111,27 @@ class ClassInfo:
         rules = self._rules
         if rules is None:
             rules = self._rules = _resolve_rules(self)
-        return rules
+        return rules  # type: ignore[return-value]
 
 
-def _resolve_rules(info: ClassInfo, registry: bool = True) -> dict[str, FieldRule]:
+def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRule] | None:
+    """The rules of every field; ``None`` when a name is not found yet and this is not
+    the first use. At first use, a field whose annotation names something that cannot be
+    found (imported only under ``TYPE_CHECKING``, or defined after the first instance)
+    takes any value, as in the peer."""
     cls = info.cls
-    classes: Mapping[str, type] = _REGISTRY.get(cls.__module__, {}) if registry else {}
-    try:
-        hints = resolve_annotations(cls, info.field_names, classes)
-    except NameError as error:
-        msg = (
-            f"{cls.__name__}: cannot resolve the field annotations ({error}); define or "
-            "import the named class before creating instances"
-        )
-        raise FieldTypeError(msg) from None
-    options = info.options
-    return {name: rule_for(name, cls.__name__, hints[name], options) for name in info.field_names}
+    classes: Mapping[str, type] = _REGISTRY.get(cls.__module__, {}) if first_use else {}
+    hints = resolve_annotations(cls, info.field_names, classes)
+    rules: dict[str, FieldRule] = {}
+    for name in info.field_names:
+        hint = hints[name]
+        if not isinstance(hint, Unresolved):
+            rules[name] = rule_for(name, cls.__name__, hint, info.options)
+        elif not first_use:
+            return None
+        else:
+            rules[name] = dataclasses.replace(rule_for(name, cls.__name__, Any), text=hint.text)
+    return rules
 
 
 # --- the pipeline ------------------------------------------------------------------------
@@ -291,9 +295,8 @@ def _rule_if_known(info: ClassInfo, name: str) -> FieldRule | None:
     the module runs, the module's earlier classes of a name are not looked at: a class of
     that name defined later is the one meant."""
     if info._rules is None:
-        try:
-            info._rules = _resolve_rules(info, registry=False)
-        except FieldTypeError:
+        info._rules = _resolve_rules(info, first_use=False)
+        if info._rules is None:
             return None
     return info._rules[name]
 
@@ -337,7 +340,7 @@ def init_record(
         _refuse_names(names)
     batch = as_batch_size(batch_size)
     dev = None if device is None else as_device(device)
-    rules = info.rules
+    rules = info._rules or info.rules
     n = len(batch)
     tensors: dict[str, Value] = {}
     for name, value in zip(info.field_names, values):

@@ -18,32 +18,42 @@ import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Union
 
-__all__ = ["annotation_text", "flatten_union", "resolve_annotations"]
+__all__ = ["Unresolved", "annotation_text", "flatten_union", "resolve_annotations"]
 
 _UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
 # How many calling frames a name is looked up in before it is reported missing.
 _FRAMES = 64
 
 
+class Unresolved:
+    """An annotation naming something that cannot be found (yet): a class defined later,
+    or a name imported only under ``TYPE_CHECKING``."""
+
+    def __init__(self, annotation: object, error: NameError) -> None:
+        self.text = annotation_text(annotation)
+        self.error = error
+
+
 def resolve_annotations(
     cls: type, names: Sequence[str], registry: Mapping[str, type]
 ) -> dict[str, object]:
-    """The annotations of the fields ``names``, forward references evaluated.
+    """The annotations of the fields ``names``, forward references evaluated
+    (:class:`Unresolved` for one naming something that cannot be found).
 
     Each annotation is taken from the most derived class declaring it. A name is looked
     up, in order, as the class itself, in the module of the declaring class, in
     ``registry`` (the tensorclasses of the module, latest of each name), then in the
     local variables of the running functions.
-
-    Raises:
-        NameError: if a name cannot be found (yet).
     """
     hints: dict[str, object] = {}
     for name in names:
         for klass in cls.__mro__:
             own = vars(klass).get("__annotations__", {})
             if name in own:
-                hints[name] = _resolved(own[name], _evaluator(cls, klass, registry))
+                try:
+                    hints[name] = _resolved(own[name], _evaluator(cls, klass, registry))
+                except NameError as error:
+                    hints[name] = Unresolved(own[name], error)
                 break
     return hints
 
