@@ -58,8 +58,9 @@ def as_batch_size(value: object) -> torch.Size:
     if value is None:
         return _EMPTY
     kind = type(value)
-    if kind is list and len(value) == 1:  # `batch_size=[n]`, the most common spelling
-        one = _ONE_DIM.get(value[0]) if type(value[0]) is int else None
+    if kind is list and len(cast("list[object]", value)) == 1:  # `[n]`, the common spelling
+        first = cast("list[object]", value)[0]
+        one = _ONE_DIM.get(first) if type(first) is int else None
         if one is not None:
             return one
     if kind is list or kind is tuple or kind is torch.Size:
