@@ -21,6 +21,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
+from tclass._io._archive import save_archive, wants_archive
 from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
 from tclass._io._staging import stage_copy
@@ -54,11 +55,27 @@ def saved_copy(
     existsok: bool = True,
     allow_pickle: bool = False,
     durable: bool = False,
+    archive: bool | None = None,
+    compression: str | int | None = None,
+    mode: Mode | None = None,
 ) -> C:
     """A locked copy of ``node`` over memory-mapped files in ``prefix``: the one
     implementation of every save (see ``TensorDictBase.memmap_`` for the arguments;
-    ``like``: allocate the files without filling them)."""
+    ``like``: allocate the files without filling them). Into an archive, the copy is
+    not locked (as the peer's), its leaves views into the archive mapped as ``mode``
+    says (``memmap_like`` always shares it)."""
     _check_threads(num_threads)
+    if prefix is not None and wants_archive(prefix, archive):
+        return save_archive(  # type: ignore[no-any-return]
+            node, prefix, like=like, existsok=existsok, allow_pickle=allow_pickle,
+            durable=durable, compression=compression, mode=mode,
+        )  # fmt: skip
+    if compression is not None:
+        msg = (
+            f"compression={compression!r} applies to archives only: pass archive=True or "
+            "a prefix ending in '.tdz'"
+        )
+        raise ValueError(msg)
     saved = save_tree(
         node, prefix, copy_existing=copy_existing, num_threads=num_threads,
         existsok=existsok, like=like, allow_pickle=allow_pickle, link=linker(allow_pickle),
@@ -71,8 +88,9 @@ def saved_copy(
 def memmap_in_place(
     node: C, prefix: PathLike | None, copy_existing: bool, **options: Unpack[SaveOptions]
 ) -> C:
-    """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files."""
-    adopt_leaves(node, saved_copy(node, prefix, copy_existing, like=False, **options))
+    """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files (an
+    archive's: mapped shared, so that writes reach it)."""
+    adopt_leaves(node, saved_copy(node, prefix, copy_existing, like=False, mode="r+", **options))
     node.lock_()  # type: ignore[attr-defined]
     return node
 
