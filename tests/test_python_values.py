@@ -240,6 +240,29 @@ class TestReading:
         assert ("a" in td) is True and (("a",) in td) is True
 
 
+class TestSetAndGetNonTensor:
+    def test_a_list_stays_one_value(self) -> None:
+        td = TensorDict({"a": torch.zeros(2)}, [2])
+        assert td.set_non_tensor("tags", ["x", "y"]) is td
+        assert type(td.get("tags")) is NonTensorData and td.get("tags").batch_size == (2,)
+        assert td.get_non_tensor("tags") == ["x", "y"] and td[1]["tags"] == ["x", "y"]
+
+    def test_nested_key_and_default(self) -> None:
+        td = TensorDict({"n": {"a": torch.zeros(2)}}, [2])
+        td.set_non_tensor(("n", "label"), "v")
+        assert td.get_non_tensor(("n", "label")) == "v" and td["n", "label"] == "v"
+        assert td.get_non_tensor("missing", None) is None
+        with pytest.raises(errors.KeyNotFoundError, match="missing"):
+            td.get_non_tensor("missing")
+
+    def test_on_a_record(self) -> None:
+        class Rec(tclass.TensorClass):
+            label: Any = None
+
+        rec = Rec(batch_size=[3]).set_non_tensor("label", [1, 2])
+        assert rec.label == [1, 2] and rec.get_non_tensor("label") == [1, 2]
+
+
 class TestBroadcasting:
     def test_non_tensor_data_without_batch_spans_the_collection(self) -> None:
         built = TensorDict({"s": NonTensorData("x")}, [2])

@@ -284,6 +284,20 @@ class TensorCollection:
             return False
         return _has_key(self, path)
 
+    def set_non_tensor(self, key: Any, value: Any) -> Self:
+        """Stores ``value`` under ``key`` as one Python value spanning the batch, whatever
+        it is (a list stays one list); returns ``self``."""
+        from tclass._engine._pyvalues import set_non_tensor
+
+        return set_non_tensor(self, key, value)
+
+    def get_non_tensor(self, key: Any, default: Any = KeyNotFoundError) -> Any:
+        """The Python value under ``key`` (a ``NonTensorStack`` as nested lists), or
+        ``default`` when the key is absent (``KeyNotFoundError`` if none is given)."""
+        from tclass._engine._pyvalues import get_non_tensor
+
+        return get_non_tensor(self, key, default)
+
     def is_empty(self) -> bool:
         """Whether there is no tensor anywhere in the collection (nested ones included)."""
         return not any(True for _ in self.values(include_nested=True, leaves_only=True))

@@ -122,7 +122,7 @@ class set_list_to_stack(_Switch):  # noqa: N801  (the peer's name)
         if not mode:
             _deprecated(
                 "set_list_to_stack(False)",
-                "Wrap the list in NonTensorData(...) to store it as one value.",
+                "Use td.set_non_tensor(key, value) to store a list as one value.",
             )
 
 

@@ -25,12 +25,15 @@ import torch
 
 from tclass._base._collection import TensorCollection
 from tclass._core._options import OPTIONS
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass.errors import KeyNotFoundError
 
-__all__ = ["stored_value"]
+__all__ = ["get_non_tensor", "set_non_tensor", "stored_value"]
 
 _Tensor = torch.Tensor
-_NUMERIC = frozenset("biufc")  # numpy kinds torch.as_tensor takes (complex arrays too)
+_NUMERIC = frozenset("biufc")
+_NO_DIMS = torch.Size([])
+_ABSENT: Any = object()  # numpy kinds torch.as_tensor takes (complex arrays too)
 
 
 def stored_value(value: Any, batch: torch.Size, device: torch.device | None) -> Any:
@@ -97,3 +100,19 @@ def _list_value(items: list[Any]) -> Any:
     if all(isinstance(item, TensorCollection) for item in items):
         return torch.stack(items)
     return NonTensorStack._from_values(items)
+
+
+def set_non_tensor(collection: Any, key: Any, value: Any) -> Any:
+    """``collection.set_non_tensor(key, value)``: ``value`` as one ``NonTensorData``."""
+    node = value if isinstance(value, NonTensorData) else NonTensorData._make(value, _NO_DIMS, None)
+    return collection.set(key, node)  # the node spans the batch of the collection holding it
+
+
+def get_non_tensor(collection: Any, key: Any, default: Any) -> Any:
+    """``collection.get_non_tensor(key, default)``: the value stored under ``key``."""
+    node = collection.get(key, _ABSENT)
+    if node is _ABSENT:
+        if default is KeyNotFoundError:
+            raise collection._missing_key(key)
+        return default
+    return node._read() if isinstance(node, _NonTensorNode) else node

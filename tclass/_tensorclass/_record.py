@@ -399,7 +399,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                     )
                 )
                 dtype = request.dtype
-                return moved._apply(
+                return moved._apply_nested(
                     lambda key, value: value.to(dtype) if selects(key, value) else value,
                     (),
                     moved.batch_size,
