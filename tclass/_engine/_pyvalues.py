@@ -18,7 +18,7 @@ The peer's rules, which tensordict code relies on:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -33,6 +33,7 @@ __all__ = ["get_non_tensor", "set_non_tensor", "stored_value"]
 _Tensor = torch.Tensor
 _NUMERIC = frozenset("biufc")
 _NO_DIMS = torch.Size([])
+C = TypeVar("C", bound=TensorCollection)
 _ABSENT: Any = object()  # numpy kinds torch.as_tensor takes (complex arrays too)
 
 
@@ -102,7 +103,7 @@ def _list_value(items: list[Any]) -> Any:
     return NonTensorStack._from_values(items)
 
 
-def set_non_tensor(collection: Any, key: Any, value: Any) -> Any:
+def set_non_tensor(collection: C, key: Any, value: Any) -> C:
     """``collection.set_non_tensor(key, value)``: ``value`` as one ``NonTensorData``."""
     node = value if isinstance(value, NonTensorData) else NonTensorData._make(value, _NO_DIMS, None)
     return collection.set(key, node)  # the node spans the batch of the collection holding it
