@@ -35,6 +35,18 @@ class SaveOptions(TypedDict, total=False):
     compression: str | int | None  # None (stored); archives only
 
 
+class LoadOptions(TypedDict, total=False):
+    """The keyword-only options of every load (``load_memmap``, ``load`` and the module
+    functions), written once; see :meth:`PersistenceOps.load_memmap`. The defaults live in
+    ``tclass._io._api.load_memmap``, the one implementation."""
+
+    subpath: NestedKey | None  # None: the whole tree
+    mode: Mode | None  # None: shared where writable, else copy-on-write
+    allow_pickle: bool | None  # None and False: refuse pickled values
+    robust_key: bool | None  # accepted: both file-name layouts are always read
+    num_threads: int  # accepted: archive entries are decompressed in the calling thread
+
+
 class H5Options(TypedDict, total=False):
     """The keyword-only options of opening an HDF5 file (``Cls.from_h5``,
     ``tclass.from_h5``, ``PersistentTensorDict.from_h5``), written once; the defaults
@@ -139,9 +151,7 @@ class PersistenceOps:
         non_blocking: bool = False,
         *,
         out: Any = None,
-        subpath: NestedKey | None = None,
-        mode: Mode | None = None,
-        allow_pickle: bool = False,
+        **options: Unpack[LoadOptions],
     ) -> Self:
         """Load a folder written by :meth:`memmap` / :meth:`save` (or by the peer).
 
@@ -177,11 +187,19 @@ class PersistenceOps:
                 against the memory commit limit, so a file larger than RAM plus swap may
                 fail to map with ``"r"``.
             allow_pickle: unpickle Python values saved with pickle (this can run code:
-                only for folders from a trusted source).
+                only for folders from a trusted source). ``None`` (the peer's default,
+                which unpickles with a warning) refuses, as ``False`` does.
+            robust_key: accepted for the peer's code; both file-name layouts (the
+                percent-encoded names written by default and the legacy raw names)
+                are always read.
+            num_threads: accepted for the peer's code; compressed archive entries are
+                decompressed in the calling thread.
 
         Returns:
-            The saved collection, of this class (a tensorclass), or of the class the
-            folder records when called on ``TensorDictBase``.
+            On a tensorclass, a record of that class. On ``TensorDict``,
+            ``LazyStackedTensorDict`` and ``TensorDictBase``, whatever the folder holds
+            (a record saved from a tensorclass comes back as that record), as the peer
+            loads it.
 
         Raises:
             MissingFileError, MetadataError, FileFormatError, UnsafePathError: the folder
@@ -194,21 +212,12 @@ class PersistenceOps:
         """
         from tclass._io._api import load_memmap
 
-        return load_memmap(
-            prefix,
-            device,
-            non_blocking,
-            out=out,
-            cls=cls,
-            subpath=subpath,
-            mode=mode,
-            allow_pickle=allow_pickle,
-        )
+        return load_memmap(prefix, device, non_blocking, out=out, cls=cls, **options)
 
     load = load_memmap  # the peer's other name
 
     def load_memmap_(
-        self, prefix: PathLike, *, allow_pickle: bool = False, mode: Mode | None = None
+        self, prefix: PathLike, *, allow_pickle: bool | None = False, mode: Mode | None = None
     ) -> Self:
         """Copy the data saved in ``prefix`` into this collection's tensors (same keys
         and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`)."""

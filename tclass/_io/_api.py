@@ -11,12 +11,12 @@ import torch
 from typing_extensions import Unpack
 
 from tclass._base._device_ops import map_tensors
-from tclass._base._persistence import SaveOptions
+from tclass._base._persistence import LoadOptions, SaveOptions
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._keys import NestedKey
 from tclass._core._memmap import MemoryMappedTensor, Mode
-from tclass._core._records import storage_of
+from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._td import TensorDict
@@ -135,9 +135,7 @@ def load_memmap(
     *,
     out: Any = ...,
     cls: type[C],
-    subpath: NestedKey | None = ...,
-    mode: Mode | None = ...,
-    allow_pickle: bool = ...,
+    **options: Unpack[LoadOptions],
 ) -> C: ...
 @overload
 def load_memmap(
@@ -147,9 +145,7 @@ def load_memmap(
     *,
     out: Any = ...,
     cls: None = ...,
-    subpath: NestedKey | None = ...,
-    mode: Mode | None = ...,
-    allow_pickle: bool = ...,
+    **options: Unpack[LoadOptions],
 ) -> TensorDictBase: ...
 
 
@@ -160,20 +156,40 @@ def load_memmap(
     *,
     out: Any = None,
     cls: type[C] | None = None,
-    subpath: NestedKey | None = None,
-    mode: Mode | None = None,
-    allow_pickle: bool = False,
+    **options: Unpack[LoadOptions],
 ) -> Any:
     """Load what ``memmap``/``save`` wrote in ``prefix`` (see ``TensorDict.load_memmap``
-    for every argument; ``cls`` checks that the folder holds that class).
+    for every argument; a tensorclass ``cls`` checks that the folder holds that class).
 
     ``mode="r"`` maps the files copy-on-write (nothing ever reaches them); ``"r+"``
     shares them (writes reach the files; a file this process may not write is a
     ``FilePermissionError``); the default ``None`` shares each file it may write and
     maps the others copy-on-write. ``subpath`` (``"a/b"`` or ``("a", "b")``) loads one
-    nested collection, stepping through records' fields."""
-    if cls is TensorDictBase:
+    nested collection, stepping through records' fields. A ``cls`` that is not a
+    tensorclass (``TensorDict``...) loads whatever the folder holds, as the peer does;
+    ``robust_key`` and ``num_threads`` are accepted for the peer's code (both file-name
+    layouts are always read; archives decompress in this thread)."""
+    return _load(prefix, device, non_blocking, out, cls, **options)
+
+
+def _load(
+    prefix: PathLike,
+    device: DeviceLike,
+    non_blocking: bool,
+    out: Any,
+    cls: type[C] | None,
+    *,
+    subpath: NestedKey | None = None,
+    mode: Mode | None = None,
+    allow_pickle: bool | None = False,
+    robust_key: bool | None = True,
+    num_threads: int = 0,
+) -> Any:
+    """:func:`load_memmap` with its options spelled out (their defaults live here)."""
+    _check_threads(num_threads)
+    if cls is not None and not is_record_class(cls):
         cls = None  # the generic loader: whatever the folder holds
+    allow_pickle = bool(allow_pickle)
     target = as_device(device) if device is not None else None
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)

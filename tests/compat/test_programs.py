@@ -42,8 +42,7 @@ XFAIL: dict[str, str] = {
     "lazy stacks only); `td.requires_grad_()`, `td.detach_()`, `td.is_contiguous()` missing",
     "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
     "`td.numpy()` missing; issue 17: `td.isnan()`; issue 19: `td.tolist()`",
-    "constructors_misc": "NOT COVERED: `make_tensordict(a=zeros(3), b=ones(3, 2)).batch_size` "
-    "is [3], the peer's is []; issue 19: `from_any`, `TensorDict.from_tuple`",
+    "constructors_misc": "issue 19: `from_any`, `TensorDict.from_tuple`",
     "device_dtype": "issue 17: `td.float()` AttributeError (float/double/half/bfloat16/int/"
     "bool/type, Batch.float()); NOT COVERED: `td.int64()`, `td.float32()`, `td.uint8()`",
     "directory_tree": "issue 19 names print_directory_tree, not its home: "
