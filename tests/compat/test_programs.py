@@ -64,8 +64,6 @@ XFAIL: dict[str, str] = {
     "amin/logsumexp/norm/nansum/nanmean, torch.sum/torch.mean)",
     "replay_buffer_tensordict": "issue 19: `storage.set_at_(key, value, idx)` and "
     "`storage.get_at(key, idx)` AttributeError",
-    "save_load": "NOT COVERED: `TensorDict.load_memmap(<folder of a tensorclass>)` raises "
-    "TypeError, the peer returns the tensorclass",
     "select_exclude": "issue 19: `record.select('obs')` / `record.exclude('reward')` on a "
     "tensorclass AttributeError",
     "soft_update_params": "NOT COVERED: `td.data` AttributeError (`target.data.copy_(...)`, "
