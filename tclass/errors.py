@@ -17,8 +17,10 @@ from collections.abc import Sequence
 
 __all__ = [
     "AppendError",
+    "ArgumentError",
     "BatchMismatchError",
     "BatchSizeError",
+    "CastError",
     "ClassDefinitionError",
     "ClassResolutionError",
     "ClosedFileError",
@@ -51,11 +53,14 @@ __all__ = [
     "ReprParseError",
     "ReservedNameError",
     "ShapeError",
+    "SharedDefaultWarning",
     "StackError",
     "StateDictKeyError",
     "StructureMismatchError",
     "SubpathError",
     "TclassError",
+    "TclassWarning",
+    "UnknownArgumentError",
     "UnknownFieldError",
     "UnpicklableError",
     "UnsafePathError",
@@ -293,6 +298,21 @@ class UnknownFieldError(TclassError, AttributeError, ValueError):
     """A name that is not a field of the tensorclass was set or given."""
 
 
+class CastError(FieldTypeError, ValueError):
+    """A value set to a field of an ``autocast`` tensorclass cannot be converted to the
+    field's annotated type (``int("abc")``: the peer lets the ``ValueError`` or
+    ``TypeError`` of the conversion through)."""
+
+
+class ArgumentError(TclassError, TypeError):
+    """A constructor got arguments its signature does not take: too many positional
+    arguments, or a required field missing."""
+
+
+class UnknownArgumentError(ArgumentError, AttributeError):
+    """A constructor got a keyword that is no field (the peer raises AttributeError)."""
+
+
 class FrozenInstanceError(TclassError, dataclasses.FrozenInstanceError):
     """A field of a frozen tensorclass instance was assigned or deleted."""
 
@@ -329,3 +349,16 @@ class StructureMismatchError(DistributedError, ValueError):
 
     def __reduce__(self) -> tuple[type[StructureMismatchError], tuple[object, ...]]:
         return (type(self), (str(self), self.key, self.rank))
+
+
+# --- warnings --------------------------------------------------------------------------
+
+
+class TclassWarning(UserWarning):
+    """Base class of every warning tclass emits."""
+
+
+class SharedDefaultWarning(TclassWarning, FutureWarning):
+    """A tensorclass field has a tensor (or collection) default, which every instance
+    shares: an in-place change on one changes all. Use
+    ``dataclasses.field(default_factory=...)``. (The peer emits a ``FutureWarning``.)"""

@@ -184,6 +184,18 @@ def test_update_at_writes_the_indexed_elements() -> None:
         td.update_at_({"nope": torch.zeros(3)}, 0)
 
 
+def test_in_place_writes_replace_python_values() -> None:
+    td = TensorDict({"a": torch.zeros(2), "env": "pong", "n": {"tag": "t"}}, [2]).lock_()
+    td.update_({"env": "breakout", "n": {"tag": "u"}})  # as the peer: locked, in place
+    assert td["env"] == "breakout" and td["n", "tag"] == "u"
+    td.set_("env", "pong")
+    assert td["env"] == "pong"
+    td.set_at_("env", "q", 0)  # one element: the value becomes per element
+    assert td["env"] == ["q", "pong"]
+    td.update_at_({"n": {"tag": "v"}}, 1)
+    assert td["n", "tag"] == ["u", "v"]
+
+
 def test_setdefault() -> None:
     td = _td()
     value = torch.zeros(2, 3)

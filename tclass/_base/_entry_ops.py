@@ -172,6 +172,11 @@ class EntryOps(TensorCollection):
         target = self.get(key, _MISSING)
         if target is _MISSING or target is None:
             raise self._missing_key(key)
+        if isinstance(target, TensorCollection) and target._is_python_value:
+            path = _keys.key_path(key)  # written through its holder, as td[index] = {...}
+            holder = self if len(path) == 1 else self.get(path[:-1])
+            holder[index] = {path[-1]: value}
+            return self
         target[index] = value
         return self
 

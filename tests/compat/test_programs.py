@@ -38,34 +38,19 @@ XFAIL: dict[str, str] = {
     "`td.numpy()` missing; issue 17: `td.isnan()`",
     "device_dtype": "issue 17: `td.float()` AttributeError (float/double/half/bfloat16/int/"
     "bool/type, Batch.float()); NOT COVERED: `td.int64()`, `td.float32()`, `td.uint8()`",
-    "jaxtyping_fields": "issue 18 (item 9): `Camera(image=<uint8 [4, 8, 8]>, ...)` with "
-    "`image: UInt8[Tensor, '*batch h w']` FieldTypeError",
     "locking": "NOT COVERED: `td.is_locked = True` (property has no setter)",
-    "memmap_roundtrip": "NOT COVERED (issue 18 area, methods not named): "
-    "`td.set_non_tensor(key, value)` / `td.get_non_tensor(key)` AttributeError",
-    "nontensor_data": "issue 18: `NonTensorStack('a', 'b', 'c')` TypeError, a str in a "
-    "TensorDict refused, `td['label']` gives the node; NOT COVERED: a stack of equal values "
-    "reads `['p', 'p']` in the peer (README: 'A Python value stays one value')",
-    "preallocate_none": "issue 18 (item 8): `Data(X=None, y=None, batch_size=[10])` FieldTypeError",
-    "python_values": "issue 18: `TensorDict({..., 'env': 'CartPole-v1'})` EntryTypeError; "
-    "`td2['tag'] = NonTensorData('shared')` BatchMismatchError",
+    "nontensor_data": "NOT COVERED: a stack of equal values reads 'p' where the peer "
+    "reads ['p', 'p'] (README: 'A Python value stays one value')",
     "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
     "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
     "reductions": "issue 17: `td.sum()` AttributeError (sum/mean/std/var/prod/max/min/amax/"
     "amin/logsumexp/norm/nansum/nanmean, torch.sum/torch.mean)",
-    "save_load": "issue 18: a str entry in a TensorDict",
     "soft_update_params": "NOT COVERED: `td.data` AttributeError (`target.data.copy_(...)`, "
     "`.data.lerp_`, `.data.sub_`); issue 17: `mul_(...).add_(other, alpha=)`",
     "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
     "`td.get_item_shape(key)`, `td.entry_class(key)` AttributeError",
-    "tensorclass_dataclass_interop": "issue 18 (item 7): `tclass.from_dataclass` missing",
-    "tensorclass_forward_refs": "issue 18 (item 5): `child: Optional['Node'] = None` "
-    "ClassDefinitionError at class creation",
-    "tensorclass_nontensor": "issue 18: `torch.stack([a, b])[0].camera` is ['left', 'left'] "
-    "not 'left'; `a.to_tensordict()['camera'] == 'top'` RuntimeError; NOT COVERED: "
-    "a stack of records with equal `camera` reads 'left', not ['left', 'left', 'left']",
-    "tensorclass_options": "issue 18 (item 6): `@tensorclass(autocast=True)` TypeError "
-    "(also nocast, TensorClass['nocast', 'frozen'], class keywords autocast=/nocast=)",
+    "tensorclass_nontensor": "NOT COVERED: a stack of records with equal `camera` reads "
+    "'left', not ['left', 'left', 'left'] (README: 'A Python value stays one value')",
     "zero_fill_like": "issue 17: `torch.rand_like(td)` / `torch.randn_like(td)` TypeError",
 }
 
