@@ -23,7 +23,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tclass
-from tclass import LazyStackedTensorDict, NonTensorData, TensorClass, TensorDict, errors
+from tclass import (
+    LazyStackedTensorDict,
+    NonTensorData,
+    NonTensorStack,
+    TensorClass,
+    TensorDict,
+    errors,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -385,6 +392,16 @@ def test_tolist_gives_nested_lists_of_dicts() -> None:
     assert with_value.tolist(convert_tensors=True) == [{"a": 0.0, "s": "x"}, {"a": 0.0, "s": "x"}]
     nodes = with_value.tolist(convert_nodes=False)
     assert all(isinstance(node, TensorDict) for node in nodes)
+
+
+def test_tolist_of_values_that_differ_along_every_dim() -> None:
+    rows = NonTensorStack(NonTensorStack("a", "b", "c"), NonTensorStack("d", "e", "f"))
+    td = TensorDict({"env": rows}, [2, 3])
+    assert [[element["env"] for element in row] for row in td.tolist()] == [
+        ["a", "b", "c"],
+        ["d", "e", "f"],
+    ]
+    assert td[0][1]["env"] == "b" and td.unbind(0)[1]["env"] == ["d", "e", "f"]
 
 
 def test_tolist_of_records_and_lazy_stacks() -> None:

@@ -416,7 +416,10 @@ class NonTensorStack(_NonTensorNode):
         else:
             array = np.empty((0,), dtype=object)
         self._array = array
-        self._stack_dim = stack_dim
+        # Values differ along stack_dim only when each member holds one value (members
+        # that are stacks themselves may differ along their own dims too).
+        single = all(isinstance(node, NonTensorData) for node in nodes)
+        self._stack_dim = stack_dim if single else None
         if device is None and nodes and all(node.device == nodes[0].device for node in nodes):
             device = nodes[0].device
         self._device = as_device(device)
