@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass.errors import UnsupportedError
 
@@ -28,7 +28,18 @@ if TYPE_CHECKING:
     from tclass._core._device import DeviceLike
     from tclass._engine._td import TensorDict
 
-__all__ = ["ConversionOps"]
+__all__ = ["BuildOptions", "ConversionOps"]
+
+
+class BuildOptions(TypedDict, total=False):
+    """The batch keywords of ``from_any`` / ``from_tuple`` / ``from_namedtuple`` (the
+    peer's): ``batch_size``, or ``auto_batch_size`` (at most ``batch_dims`` dims) to infer
+    it; ``device`` for every tensor."""
+
+    auto_batch_size: bool
+    batch_dims: int | None
+    device: DeviceLike
+    batch_size: BatchSizeLike
 
 
 class ConversionOps:
@@ -78,52 +89,20 @@ class ConversionOps:
         )
 
     @classmethod
-    def from_any(
-        cls,
-        obj: Any,
-        *,
-        auto_batch_size: bool = False,
-        batch_dims: int | None = None,
-        device: DeviceLike = None,
-        batch_size: BatchSizeLike = None,
-    ) -> Self:
+    def from_any(cls, obj: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a mapping, tuple, namedtuple or structured array (a collection
         is returned as it is): see :func:`tclass.from_any`."""
         from tclass._interop._bridges import from_any
 
-        return cls._from_built(
-            from_any(
-                obj,
-                auto_batch_size=auto_batch_size,
-                batch_dims=batch_dims,
-                device=device,
-                batch_size=batch_size,
-            )
-        )
+        return cls._from_built(from_any(obj, **options))
 
     @classmethod
-    def from_tuple(
-        cls,
-        obj: tuple[Any, ...],
-        *,
-        auto_batch_size: bool = False,
-        batch_dims: int | None = None,
-        device: DeviceLike = None,
-        batch_size: BatchSizeLike = None,
-    ) -> Self:
+    def from_tuple(cls, obj: tuple[Any, ...], **options: Unpack[BuildOptions]) -> Self:
         """An instance with the items of ``obj`` under the keys ``"0"``, ``"1"``, ...:
         see :func:`tclass.from_tuple`."""
         from tclass._interop._constructors import from_tuple
 
-        return cls._from_plain(
-            from_tuple(
-                obj,
-                auto_batch_size=auto_batch_size,
-                batch_dims=batch_dims,
-                device=device,
-                batch_size=batch_size,
-            )
-        )
+        return cls._from_plain(from_tuple(obj, **options))
 
     @classmethod
     def from_list(
@@ -182,28 +161,12 @@ class ConversionOps:
         return cls._from_plain(fromkeys(keys, value))
 
     @classmethod
-    def from_namedtuple(
-        cls,
-        named_tuple: Any,
-        *,
-        auto_batch_size: bool = False,
-        batch_dims: int | None = None,
-        device: DeviceLike = None,
-        batch_size: BatchSizeLike = None,
-    ) -> Self:
+    def from_namedtuple(cls, named_tuple: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a namedtuple (nested ones nest): see
         :func:`tclass.from_namedtuple`."""
         from tclass._interop._constructors import from_namedtuple
 
-        return cls._from_plain(
-            from_namedtuple(
-                named_tuple,
-                auto_batch_size=auto_batch_size,
-                batch_dims=batch_dims,
-                device=device,
-                batch_size=batch_size,
-            )
-        )
+        return cls._from_plain(from_namedtuple(named_tuple, **options))
 
     @classmethod
     def from_dataclass(

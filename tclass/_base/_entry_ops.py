@@ -11,10 +11,10 @@ here, as in the peer: ``is_empty`` and ``depth`` see them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard
 
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
     from tclass._engine._td import TensorDict
 
-__all__ = ["EntryOps"]
+__all__ = ["EntryOps", "NewOptions"]
 
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
@@ -39,6 +39,20 @@ def _is_node(value: object) -> TypeGuard[TensorDictBase]:
 
 def _is_leaf(value: object) -> bool:
     return not isinstance(value, TensorCollection) or value._is_leaf_node
+
+
+class NewOptions(TypedDict, total=False):
+    """The peer's keywords of ``new_empty`` / ``new_zeros`` / ``new_ones`` / ``new_full``:
+    ``dtype`` and ``device`` override every leaf's (default: each leaf's own, the
+    collection's device); ``requires_grad``, ``layout``, ``pin_memory`` as torch's;
+    ``empty_lazy`` (lazy stacks: keep one) changes nothing here."""
+
+    dtype: torch.dtype | None
+    device: DeviceLike
+    requires_grad: bool
+    layout: torch.layout
+    pin_memory: bool | None
+    empty_lazy: bool
 
 
 class EntryOps(TensorCollection):
@@ -327,101 +341,45 @@ class EntryOps(TensorCollection):
 
     # --- new collections shaped like this one ---------------------------------------------------
 
-    def new_empty(
-        self,
-        *size: int | Sequence[int],
-        dtype: torch.dtype | None = None,
-        device: DeviceLike = _NO_DEFAULT,
-        requires_grad: bool = False,
-        layout: torch.layout = torch.strided,
-        pin_memory: bool | None = None,
-        empty_lazy: bool = False,
-    ) -> Self:
+    def new_empty(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
         """A collection of batch size ``size`` with this one's keys, dtypes and feature
         dims, uninitialised (``dtype`` / ``device`` override every leaf's)."""
-        return self._new_filled(
-            "empty", size, None, dtype, device, requires_grad, layout, pin_memory
-        )
+        return self._new_filled("empty", size, None, options)
 
-    def new_zeros(
-        self,
-        *size: int | Sequence[int],
-        dtype: torch.dtype | None = None,
-        device: DeviceLike = _NO_DEFAULT,
-        requires_grad: bool = False,
-        layout: torch.layout = torch.strided,
-        pin_memory: bool | None = None,
-        empty_lazy: bool = False,
-    ) -> Self:
+    def new_zeros(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
         """Like :meth:`new_empty`, filled with zeros."""
-        return self._new_filled(
-            "zeros", size, None, dtype, device, requires_grad, layout, pin_memory
-        )
+        return self._new_filled("zeros", size, None, options)
 
-    def new_ones(
-        self,
-        *size: int | Sequence[int],
-        dtype: torch.dtype | None = None,
-        device: DeviceLike = _NO_DEFAULT,
-        requires_grad: bool = False,
-        layout: torch.layout = torch.strided,
-        pin_memory: bool | None = None,
-        empty_lazy: bool = False,
-    ) -> Self:
+    def new_ones(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
         """Like :meth:`new_empty`, filled with ones."""
-        return self._new_filled(
-            "ones", size, None, dtype, device, requires_grad, layout, pin_memory
-        )
+        return self._new_filled("ones", size, None, options)
 
-    def new_full(
-        self,
-        size: Sequence[int],
-        fill_value: Any,
-        *,
-        dtype: torch.dtype | None = None,
-        device: DeviceLike = _NO_DEFAULT,
-        requires_grad: bool = False,
-        layout: torch.layout = torch.strided,
-        pin_memory: bool | None = None,
-        empty_lazy: bool = False,
-    ) -> Self:
+    def new_full(self, size: Sequence[int], fill_value: Any, **options: Unpack[NewOptions]) -> Self:
         """Like :meth:`new_empty`, filled with ``fill_value``."""
-        return self._new_filled(
-            "full", (size,), fill_value, dtype, device, requires_grad, layout, pin_memory
-        )
+        return self._new_filled("full", (size,), fill_value, options)
 
-    def _new_filled(
-        self,
-        kind: str,
-        size: tuple[Any, ...],
-        fill: Any,
-        dtype: torch.dtype | None,
-        device: DeviceLike,
-        requires_grad: bool,
-        layout: torch.layout,
-        pin_memory: bool | None,
-    ) -> Self:
+    def _new_filled(self, kind: str, size: tuple[Any, ...], fill: Any, options: NewOptions) -> Self:
         shape = torch.Size(_batch.shape_args(size, f"new_{kind}")) if size else torch.Size([])
+        device = options.get("device", _NO_DEFAULT)
         target = self.device if device is _NO_DEFAULT else as_device(device)
+        dtype = options.get("dtype")
         nb = self.batch_dims
 
         def make(value: Any) -> Any:
             if isinstance(value, TensorCollection):
-                return value._new_filled(  # type: ignore[attr-defined]
-                    kind, (shape + value.batch_size[nb:],), fill, dtype, device,
-                    requires_grad, layout, pin_memory,
-                )  # fmt: skip
-            options: dict[str, Any] = {
+                nested = (shape + value.batch_size[nb:],)
+                return value._new_filled(kind, nested, fill, options)  # type: ignore[attr-defined]
+            made: dict[str, Any] = {
                 "dtype": value.dtype if dtype is None else dtype,
                 "device": value.device if target is None else target,
-                "requires_grad": requires_grad,
-                "layout": layout,
-                "pin_memory": bool(pin_memory),
+                "requires_grad": options.get("requires_grad", False),
+                "layout": options.get("layout", torch.strided),
+                "pin_memory": bool(options.get("pin_memory")),
             }
             full = shape + value.shape[nb:]
             if kind == "full":
-                return torch.full(full, fill, **options)
-            return getattr(torch, kind)(full, **options)
+                return torch.full(full, fill, **made)
+            return getattr(torch, kind)(full, **made)
 
         out = self._map_batch(make, shape, target)
         names = self._dim_names

@@ -104,7 +104,7 @@ class _NonTensorNode(TensorDictBase):
         as_linked_list: bool = False,
     ) -> Any:
         """The value of every element, as nested lists shaped like the batch."""
-        raise NotImplementedError
+        return self._as_array().tolist()
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
@@ -284,16 +284,6 @@ class NonTensorData(_NonTensorNode):
     @property
     def batch_size(self) -> torch.Size:
         return self._batch_size
-
-    def tolist(
-        self,
-        *,
-        convert_nodes: bool = True,
-        convert_tensors: bool | Literal["numpy"] = False,
-        tolist_first: bool = False,
-        as_linked_list: bool = False,
-    ) -> Any:
-        return self._as_array().tolist()
 
     def _read(self) -> Any:
         return self.data
@@ -481,16 +471,6 @@ class NonTensorStack(_NonTensorNode):
         flat = self._array.reshape(-1)
         if flat.size and all(same_value(value, flat[0]) for value in flat[1:]):
             return flat[0]
-        return self._array.tolist()
-
-    def tolist(
-        self,
-        *,
-        convert_nodes: bool = True,
-        convert_tensors: bool | Literal["numpy"] = False,
-        tolist_first: bool = False,
-        as_linked_list: bool = False,
-    ) -> Any:
         return self._array.tolist()
 
     def _read(self) -> Any:
