@@ -9,6 +9,7 @@ One import gives the public surface::
 from tclass import errors as errors
 from tclass._base._tensordict_base import TensorDictBase as TensorDictBase
 from tclass._core._memmap import MemoryMappedTensor as MemoryMappedTensor
+from tclass._core._spec import Spec as Spec
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
 from tclass._engine._combine import isin as isin
@@ -51,6 +52,7 @@ __all__ = [
     "MemoryMappedTensor",
     "NonTensorData",
     "NonTensorStack",
+    "Spec",
     "TclassError",
     "TensorClass",
     "TensorDict",
