@@ -27,9 +27,14 @@ class DistributedOps:
     __slots__ = ()
 
     def send(
-        self, dst: int | None = None, *, group: ProcessGroup | None = None, group_dst: int | None = None,
-        init_tag: int = 0, consolidated: bool | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        dst: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        consolidated: bool | None = None,
+    ) -> None:
         """Sends this record's tensors and Python values to rank ``dst``, which calls
         :meth:`recv` on a record of the same keys, dtypes and shapes.
 
@@ -47,7 +52,7 @@ class DistributedOps:
         """
         from tclass.distributed import send
 
-        send(
+        return send(
             self,
             dst,
             group=group,
@@ -57,9 +62,14 @@ class DistributedOps:
         )
 
     def isend(
-        self, dst: int | None = None, *, group: ProcessGroup | None = None, group_dst: int | None = None,
-        init_tag: int = 0, consolidated: bool | None = None,
-    ) -> Handle[Self]:  # fmt: skip
+        self,
+        dst: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        consolidated: bool | None = None,
+    ) -> Handle[Self]:
         """:meth:`send` without waiting; ``wait()`` on the handle (which returns this
         record) before changing the record's tensors."""
         from tclass.distributed import isend
@@ -74,9 +84,14 @@ class DistributedOps:
         )
 
     def recv(
-        self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-        init_tag: int = 0, consolidated: bool | None = None,
-    ) -> Self:  # fmt: skip
+        self,
+        src: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_src: int | None = None,
+        init_tag: int = 0,
+        consolidated: bool | None = None,
+    ) -> Self:
         """Receives what rank ``src`` sends with :meth:`send` into this record, in place,
         and returns it (the peer returns a tag). Tensors are written in place; Python
         values are replaced by the sender's.
@@ -103,9 +118,14 @@ class DistributedOps:
         )
 
     def irecv(
-        self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-        init_tag: int = 0, consolidated: bool | None = None,
-    ) -> Handle[Self]:  # fmt: skip
+        self,
+        src: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_src: int | None = None,
+        init_tag: int = 0,
+        consolidated: bool | None = None,
+    ) -> Handle[Self]:
         """:meth:`recv` in the background; the handle's ``wait()`` returns this record once
         it holds the data, or raises what :meth:`recv` would."""
         from tclass.distributed import irecv
@@ -120,9 +140,14 @@ class DistributedOps:
         )
 
     def broadcast(
-        self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-        device: DeviceLike = None, consolidated: bool | None = None,
-    ) -> Self:  # fmt: skip
+        self,
+        src: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_src: int | None = None,
+        device: DeviceLike = None,
+        consolidated: bool | None = None,
+    ) -> Self:
         """Rank ``src``'s record on every rank (every rank calls it). A receiving rank
         passes a record of ``src``'s structure (filled in place) or an empty one such as
         ``TensorDict()`` (a new record of ``src``'s class is returned, placed on

@@ -307,7 +307,10 @@ def _masked_fill(value: Value, mask: torch.Tensor, fill: float | bool) -> Value:
 def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
     """The broadcast of two batch sizes, with torch's rules."""
     if len(a) != len(b):
-        msg = f"cannot broadcast batch sizes {list(a)} and {list(b)}: they have different numbers of dims"
+        msg = (
+            f"cannot broadcast batch sizes {list(a)} and {list(b)}: they have "
+            "different numbers of dims"
+        )
         raise BatchSizeError(msg)
     try:
         return torch.Size(torch.broadcast_shapes(a, b))  # type: ignore[no-untyped-call]

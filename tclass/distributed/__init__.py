@@ -34,6 +34,7 @@ import torch.distributed as dist
 
 from tclass._base._device_ops import map_tensors
 from tclass._core._device import DeviceLike
+from tclass._engine._nontensor import NonTensorStack, same_value
 from tclass.distributed import _wire
 from tclass.distributed._wire import Header, Layout, first_difference, layout_of
 from tclass.errors import DistributedError, StructureMismatchError
@@ -200,8 +201,15 @@ def _wait(works: Sequence[Work | None]) -> None:
 # --- point to point ------------------------------------------------------------------------
 
 
-def send(record: Any, dst: int | None = None, *, group: ProcessGroup | None = None, group_dst: int | None = None,
-         init_tag: int = 0, consolidated: bool | None = None) -> None:  # fmt: skip
+def send(
+    record: Any,
+    dst: int | None = None,
+    *,
+    group: ProcessGroup | None = None,
+    group_dst: int | None = None,
+    init_tag: int = 0,
+    consolidated: bool | None = None,
+) -> None:
     """Sends ``record``'s tensors and Python values to rank ``dst``, which calls
     :func:`recv` (or :func:`irecv`) on a record of the same keys, dtypes and shapes.
 
@@ -225,8 +233,15 @@ def send(record: Any, dst: int | None = None, *, group: ProcessGroup | None = No
     ).wait()
 
 
-def isend(record: R, dst: int | None = None, *, group: ProcessGroup | None = None, group_dst: int | None = None,
-          init_tag: int = 0, consolidated: bool | None = None) -> Handle[R]:  # fmt: skip
+def isend(
+    record: R,
+    dst: int | None = None,
+    *,
+    group: ProcessGroup | None = None,
+    group_dst: int | None = None,
+    init_tag: int = 0,
+    consolidated: bool | None = None,
+) -> Handle[R]:
     """:func:`send` without waiting: every message is in flight when this returns. Call
     ``wait()`` on the handle before changing the record's tensors (it returns the record)."""
     device = _wire_device(group)
@@ -237,8 +252,15 @@ def isend(record: R, dst: int | None = None, *, group: ProcessGroup | None = Non
     return Transfer(works, lambda: record, messages)
 
 
-def recv(record: R, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-         init_tag: int = 0, consolidated: bool | None = None) -> R:  # fmt: skip
+def recv(
+    record: R,
+    src: int | None = None,
+    *,
+    group: ProcessGroup | None = None,
+    group_src: int | None = None,
+    init_tag: int = 0,
+    consolidated: bool | None = None,
+) -> R:
     """Receives what rank ``src`` sends with :func:`send` into ``record``, in place, and
     returns ``record``. Tensors are written in place (a memory-mapped or shared record
     receives straight into its files or shared memory); Python values are replaced.
@@ -262,8 +284,15 @@ def recv(record: R, src: int | None = None, *, group: ProcessGroup | None = None
     return _incoming(record, peer, device, build=False)  # type: ignore[no-any-return]
 
 
-def irecv(record: R, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-          init_tag: int = 0, consolidated: bool | None = None) -> Handle[R]:  # fmt: skip
+def irecv(
+    record: R,
+    src: int | None = None,
+    *,
+    group: ProcessGroup | None = None,
+    group_src: int | None = None,
+    init_tag: int = 0,
+    consolidated: bool | None = None,
+) -> Handle[R]:
     """:func:`recv` in a background thread; ``wait()`` returns ``record`` once it holds
     the data (or raises what :func:`recv` would). Do not read ``record`` before then."""
     device = _wire_device(group)
@@ -369,7 +398,8 @@ def _mismatch(layout: Layout, theirs: bytes, peer: _Peer, action: str) -> Struct
     hint = (
         "to receive a record this rank has no copy of, call broadcast on an empty record"
         if not layout.leaves and not layout.slots
-        else "pre-allocate the receiving record like the sender's (the same class, keys and batch size)"
+        else "pre-allocate the receiving record like the sender's (the same class, keys "
+        "and batch size)"
     )
     msg = (
         f"{action}: the record {other} sent differs from this one at key {_key_text(path)}: "
@@ -385,8 +415,15 @@ def _key_text(path: _wire.Path) -> str:
 # --- collectives ---------------------------------------------------------------------------
 
 
-def broadcast(record: R, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-              device: DeviceLike = None, consolidated: bool | None = None) -> R:  # fmt: skip
+def broadcast(
+    record: R,
+    src: int | None = None,
+    *,
+    group: ProcessGroup | None = None,
+    group_src: int | None = None,
+    device: DeviceLike = None,
+    consolidated: bool | None = None,
+) -> R:
     """Sends rank ``src``'s record to every rank of the group; every rank calls it.
 
     On ``src``, returns ``record``. On the others, ``record`` is either pre-allocated
@@ -416,22 +453,46 @@ def broadcast(record: R, src: int | None = None, *, group: ProcessGroup | None =
 
 
 @overload
-def all_reduce(record: R, op: Any = None, *, group: ProcessGroup | None = None, async_op: Literal[False] = False,
-               check: bool = True) -> R: ...  # fmt: skip
+def all_reduce(
+    record: R,
+    op: Any = None,
+    *,
+    group: ProcessGroup | None = None,
+    async_op: Literal[False] = False,
+    check: bool = True,
+) -> R: ...
 
 
 @overload
-def all_reduce(record: R, op: Any = None, *, group: ProcessGroup | None = None, async_op: Literal[True],
-               check: bool = True) -> Handle[R]: ...  # fmt: skip
+def all_reduce(
+    record: R,
+    op: Any = None,
+    *,
+    group: ProcessGroup | None = None,
+    async_op: Literal[True],
+    check: bool = True,
+) -> Handle[R]: ...
 
 
 @overload
-def all_reduce(record: R, op: Any = None, *, group: ProcessGroup | None = None, async_op: bool = False,
-               check: bool = True) -> R | Handle[R]: ...  # fmt: skip
+def all_reduce(
+    record: R,
+    op: Any = None,
+    *,
+    group: ProcessGroup | None = None,
+    async_op: bool = False,
+    check: bool = True,
+) -> R | Handle[R]: ...
 
 
-def all_reduce(record: R, op: Any = None, *, group: ProcessGroup | None = None, async_op: bool = False,
-               check: bool = True) -> R | Handle[R]:  # fmt: skip
+def all_reduce(
+    record: R,
+    op: Any = None,
+    *,
+    group: ProcessGroup | None = None,
+    async_op: bool = False,
+    check: bool = True,
+) -> R | Handle[R]:
     """Reduces every tensor leaf over the ranks, in place (``op``: a
     ``torch.distributed.ReduceOp``, default ``SUM``); returns ``record``, or with
     ``async_op=True`` a handle whose ``wait()`` returns it. Small leaves of one dtype are
@@ -546,8 +607,6 @@ def _set_gathered_values(
 ) -> None:
     """Each slot of the stacked record: one value if every rank has the same one, else
     a stack of every rank's values."""
-    from tclass._engine._nontensor import NonTensorStack, same_value
-
     for position, slot in enumerate(slots):
         entries = [ranks[position] for ranks in per_rank]
         first = entries[0]
