@@ -8,6 +8,7 @@ written.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Annotated
@@ -141,6 +142,8 @@ def test_the_allocated_record_satisfies_its_own_checks(tmp_path: Path) -> None:
         buffer.mask = torch.zeros(3, 8, 7, dtype=torch.bool)  # w is 6 in obs
     Transition.allocate([3], dims=DIMS, prefix=tmp_path / "t")
     assert tclass.load_memmap(tmp_path / "t").obs.shape == (3, 3, 8, 6)
+    schema = json.loads((tmp_path / "t" / "_tensordict" / "meta.json").read_text())
+    assert schema["_tclass"]["schema"]["dims"] == DIMS
 
 
 def test_frozen_classes_allocate() -> None:

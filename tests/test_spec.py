@@ -153,14 +153,14 @@ def test_bind_reports_the_first_sizes() -> None:
 
 
 def test_allocation_shapes() -> None:
-    assert allocation_shape(ours("3 h"), [4], {"h": 2}) == ([4, 3, 2], None)
-    assert allocation_shape(whole("*b 3 h"), [4, 5], {"h": 2}) == ([4, 5, 3, 2], None)
-    assert allocation_shape(whole("b 3"), [4], {}) == ([4, 3], None)
-    assert allocation_shape(whole("b *r"), [4], {"r": [1, 2]}) == ([4, 1, 2], None)
-    shape, why = allocation_shape(ours("h _"), [4], {"h": 2})
-    assert shape is None and why is not None and "'_'" in why
-    shape, why = allocation_shape(ours("h"), [4], {})
-    assert shape is None and why is not None and "'h'" in why
+    assert allocation_shape(ours("3 h"), [4], {"h": 2}) == ([4, 3, 2], [], None)
+    assert allocation_shape(whole("*b 3 h"), [4, 5], {"h": 2}) == ([4, 5, 3, 2], [], None)
+    assert allocation_shape(whole("b 3"), [4], {}) == ([4, 3], [], None)
+    assert allocation_shape(whole("b *r"), [4], {"r": [1, 2]}) == ([4, 1, 2], [], None)
+    assert allocation_shape(ours("n+1 2*n"), [], {"n": 3}) == ([4, 6], [], None)
+    shape, missing, why = allocation_shape(ours("h _"), [4], {"h": 2})
+    assert shape is None and not missing and why is not None and "'_'" in why
+    assert allocation_shape(ours("h w h+w"), [4], {}) == (None, ["h", "w", "h", "w"], None)
 
 
 def test_allocation_dtypes() -> None:

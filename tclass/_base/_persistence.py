@@ -119,6 +119,8 @@ class PersistenceOps:
         subpath: NestedKey | None = None,
         mode: Mode | None = None,
         allow_pickle: bool = False,
+        strict: bool = True,
+        widen: bool = False,
     ) -> Self:
         """Load a folder written by :meth:`memmap` / :meth:`save` (or by the peer).
 
@@ -155,6 +157,13 @@ class PersistenceOps:
                 fail to map with ``"r"``.
             allow_pickle: unpickle Python values saved with pickle (this can run code:
                 only for folders from a trusted source).
+            strict: each record is checked against its class, and a field the folder
+                holds that the class does not declare (or that the class requires and
+                the folder lacks) is an error; ``False`` leaves such a field out (or
+                loads it as None).
+            widen: load a tensor whose dtype its field's spec no longer allows, but
+                converts to without loss (uint8 to float32...), converted (in memory;
+                the file is not changed).
 
         Returns:
             The saved collection, of this class (a tensorclass), or of the class the
@@ -168,6 +177,8 @@ class PersistenceOps:
             ValueError: ``mode`` is not None, ``"r"`` or ``"r+"``.
             ClassResolutionError: the saved class is not defined in this process.
             PickleRefusedError: a value needs unpickling and ``allow_pickle`` is False.
+            SchemaMismatchError: a record's folder differs from its class; every
+                difference is listed, each with the option that accepts it.
         """
         from tclass._io._api import load_memmap
 
@@ -180,6 +191,8 @@ class PersistenceOps:
             subpath=subpath,
             mode=mode,
             allow_pickle=allow_pickle,
+            strict=strict,
+            widen=widen,
         )
 
     load = load_memmap  # the peer's other name

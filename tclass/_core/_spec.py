@@ -364,38 +364,32 @@ def _jaxtyping_text(annotation: object) -> str:
 
 def allocation_shape(
     spec: TensorSpec, batch: Sequence[int], sizes: Mapping[str, Any]
-) -> tuple[list[int] | None, str | None]:
+) -> tuple[list[int] | None, list[str], str | None]:
     """The full shape of a tensor allocated for ``spec`` under ``batch``, its named dims
-    taken from ``sizes``; or ``(None, why not)``."""
+    taken from ``sizes``; else ``None``, the names ``sizes`` lacks, and why else not."""
     if spec.any_shape:
-        return None, f"{spec.text} allows any shape, so there is none to allocate"
+        return None, [], f"{spec.text} allows any shape, so there is none to allocate"
     dims = spec.feature_dims(len(batch))
     if dims is None:
-        return None, f"{spec.text} names fewer dims than the {len(batch)} batch dims"
-    shape = list(batch)
+        return None, [], f"{spec.text} names fewer dims than the {len(batch)} batch dims"
+    shape, missing = list(batch), []
     for dim in dims:
-        size, why = _allocated_size(dim, sizes)
-        if why is not None:
-            return None, why
-        shape.extend(size)
-    return shape, None
-
-
-def _allocated_size(dim: Dim, sizes: Mapping[str, Any]) -> tuple[list[int], str | None]:
-    if dim.kind == FIXED:
-        return [dim.size], None
-    if dim.kind == ANON or (dim.kind == VARIADIC and dim.name is None):
-        return [], f"the dim {dim.text!r} has no size to allocate; name it and pass dims={{...}}"
-    if dim.kind == SYMBOLIC:
-        missing = [name for name in dim.names if name not in sizes]
-        if missing:
-            return [], f"the dim {dim.text!r} needs {', '.join(missing)} in dims={{...}}"
-        value = eval(dim.code, {"__builtins__": {}}, dict(sizes))  # noqa: S307 (checked AST)
-        return [int(value)], None
-    assert dim.name is not None
-    if dim.name not in sizes:
-        return [], f"the dim {dim.name!r} has no size; pass dims={{{dim.name!r}: ...}}"
-    value = sizes[dim.name]
-    if dim.kind == VARIADIC:
-        return [int(item) for item in value], None
-    return [int(value)], None
+        if dim.kind == FIXED:
+            shape.append(dim.size)
+        elif dim.kind == ANON or (dim.kind == VARIADIC and dim.name is None):
+            why = f"the dim {dim.text!r} of {spec.text} has no size to allocate; name it"
+            return None, [], why
+        elif dim.kind == SYMBOLIC:
+            absent = [name for name in dim.names if name not in sizes]
+            if absent:
+                missing += absent
+            else:
+                values = {name: sizes[name] for name in dim.names}
+                shape.append(int(eval(dim.code, {"__builtins__": {}}, values)))  # type: ignore[arg-type]  # noqa: S307 (checked AST)
+        elif str(dim.name) not in sizes:
+            missing.append(str(dim.name))
+        elif dim.kind == VARIADIC:
+            shape.extend(int(item) for item in sizes[str(dim.name)])
+        else:
+            shape.append(int(sizes[str(dim.name)]))
+    return (None if missing else shape), missing, None

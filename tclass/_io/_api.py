@@ -120,6 +120,8 @@ def load_memmap(
     subpath: NestedKey | None = ...,
     mode: Mode | None = ...,
     allow_pickle: bool = ...,
+    strict: bool = ...,
+    widen: bool = ...,
 ) -> C: ...
 @overload
 def load_memmap(
@@ -132,6 +134,8 @@ def load_memmap(
     subpath: NestedKey | None = ...,
     mode: Mode | None = ...,
     allow_pickle: bool = ...,
+    strict: bool = ...,
+    widen: bool = ...,
 ) -> TensorDictBase: ...
 
 
@@ -145,6 +149,8 @@ def load_memmap(
     subpath: NestedKey | None = None,
     mode: Mode | None = None,
     allow_pickle: bool = False,
+    strict: bool = True,
+    widen: bool = False,
 ) -> Any:
     """Load what ``memmap``/``save`` wrote in ``prefix`` (see ``TensorDict.load_memmap``
     for every argument; ``cls`` checks that the folder holds that class).
@@ -160,9 +166,8 @@ def load_memmap(
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)
     at = functools.partial(descend, parts=parts, subpath=subpath) if parts else None
-    loaded = load_tree(
-        prefix, cls, None if out is not None or staged else target, allow_pickle, mode, at
-    )
+    device_now = None if out is not None or staged else target
+    loaded = load_tree(prefix, cls, device_now, allow_pickle, mode, at, strict=strict, widen=widen)
     if staged:
         assert target is not None
         loaded = _staged_to(loaded, target, non_blocking)

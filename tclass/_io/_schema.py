@@ -40,26 +40,31 @@ Records are duck-typed (``__tclass_info__``): the facade sits above this layer.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 
+from tclass._core._dtypes import DTYPES
 from tclass._core._record_spec import Observed, RecordSpecs
 from tclass._core._spec import TensorSpec
-from tclass._io._format import DTYPES
-from tclass.errors import MetadataError, SchemaDifference, SchemaMismatchError
+from tclass._engine._td import TensorDict
+from tclass._io._format import TENSORCLASS_DIR
+from tclass.errors import MetadataError, SchemaDifference, SchemaMismatchError, TclassError
 
 __all__ = [
     "FieldSchema",
     "LoadPlan",
     "SavedSchema",
+    "SchemaCheck",
+    "SchemaDiffers",
     "class_schema",
     "compare",
     "mismatch_error",
     "read_schema",
-    "schema_json",
+    "record_schema",
     "widened",
 ]
 
@@ -103,20 +108,29 @@ class SavedSchema:
 
 def class_schema(cls: type) -> tuple[tuple[FieldSchema, ...], RecordSpecs | None]:
     """The field schemas and the specs of a record class."""
-    info: Any = cls.__tclass_info__
+    info = cast(Any, cls).__tclass_info__
     return info.schema, info.specs
 
 
-def schema_json(cls: type, bound: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``schema`` entry of the marker of a record of ``cls`` whose tensors bind the
-    named dims ``bound``."""
-    fields, _ = class_schema(cls)
+def record_schema(record: Any) -> dict[str, Any]:
+    """The ``schema`` entry of the marker of ``record``'s fields: its class's field
+    schemas and the sizes of the named dims its tensors bind."""
+    cls = type(record)
+    fields, specs = class_schema(cls)
     out: dict[str, Any] = {
         "class": f"{cls.__module__}:{cls.__qualname__}",
         "fields": {f.name: f.to_json() for f in fields},
     }
-    if bound:
-        out["dims"] = {name: list(v) if isinstance(v, tuple) else v for name, v in bound.items()}
+    storage = record._tensordict
+    if specs is not None and isinstance(storage, TensorDict):
+        observed = {
+            key: (None, tuple(value.shape))
+            for key, value in storage._items()
+            if isinstance(value, torch.Tensor)
+        }
+        bound = specs.bind(observed, len(storage.batch_size))
+        if bound:
+            out["dims"] = {k: list(v) if isinstance(v, tuple) else v for k, v in bound.items()}
     return out
 
 
@@ -157,6 +171,11 @@ class LoadPlan:
     drop: set[str] = field(default_factory=set)  # extra fields not loaded (strict=False)
     widen: dict[str, torch.dtype] = field(default_factory=dict)  # converted (widen=True)
 
+    @property
+    def skipped(self) -> set[str]:
+        """The entries not to load: dropped, or differing (the record is not built)."""
+        return self.drop | {difference.field for difference in self.differences}
+
 
 def compare(
     cls: type,
@@ -174,64 +193,135 @@ def compare(
     ``values`` the Python values kept elsewhere (older writers), ``saved`` its schema."""
     fields, specs = class_schema(cls)
     declared = {f.name: f for f in fields}
-    plan = LoadPlan()
-    owner = cls.__name__
-
-    def differ(
-        name: str, kind: str, got: object, want: object, option: str | None, why: str
-    ) -> None:
-        fix = f" (load with {option} to accept it)" if option else ""
-        message = f"{owner}.{name}: {why}{fix}"
-        plan.differences.append(SchemaDifference(path, name, kind, got, want, option, message))
-
-    for name in entries.keys() | values:
+    plan = _Comparison(cls.__name__, path, LoadPlan())
+    for name in sorted(entries.keys() | values, key=str):
         if name not in declared:
             if strict:
-                differ(name, "extra", _entry_kind(entries.get(name)), None, "strict=False",
-                       "the folder holds a field the class does not declare")  # fmt: skip
-            plan.drop.add(name)
-    for f in fields:
-        if f.name in entries or f.name in values:
-            continue
-        was_field = saved is None or f.name in saved.fields
-        if f.default or f.optional or was_field:
-            continue
-        if strict:
-            differ(f.name, "missing", None, f.annotation, "strict=False",
-                   f"the class declares it ({f.annotation}) without a default, and the folder "
-                   f"(saved from {saved.class_id if saved else 'another class'}) does not have "
-                   "it; give it a default or make it optional (`| None`)")  # fmt: skip
+                plan.extra(name, _entry_kind(entries.get(name)))
+            plan.plan.drop.add(name)
+    for field_schema in fields:
+        name = field_schema.name
+        present = name in entries or name in values
+        was_field = saved is None or name in saved.fields  # None when saved
+        if not (present or field_schema.default or field_schema.optional or was_field):
+            if strict:
+                plan.missing(field_schema, saved)
     observed: dict[str, Observed] = {}
     for name, entry in entries.items():
-        f = declared.get(name)
-        if f is None:
+        if name not in declared:
             continue
-        kind = _entry_kind(entry)
+        f, kind = declared[name], _entry_kind(entry)
         if f.accepts and kind not in f.accepts:
-            why = f"the folder holds a {kind} where the class declares {f.annotation}"
-            differ(name, "kind", kind, f.annotation, None, why)
-            continue
-        if kind != "tensor" or f.spec is None:
-            continue
-        dtype = DTYPES.get(str(entry.get("dtype")))
-        observed[name] = (None, list(entry.get("shape", ())))
-        if dtype is None or f.spec.dtypes is None or dtype in f.spec.dtypes:
-            continue
-        target = widened(dtype, f.spec.dtypes)
-        if target is not None and widen:
-            plan.widen[name] = target
-            continue
-        shown = sorted(str(d).replace("torch.", "") for d in f.spec.dtypes)
-        why = f"saved as {str(dtype).replace('torch.', '')}, declared {f.spec.text}"
-        if target is None:
-            why += " (not a lossless widening: convert the data, or change the annotation)"
-        differ(name, "dtype", str(dtype).replace("torch.", ""), " or ".join(shown),
-               "widen=True" if target is not None else None, why)  # fmt: skip
+            why = f"is annotated {f.annotation}; got a {_entry_text(entry)} in the folder"
+            plan.differ(name, "kind", kind, f.annotation, None, why)
+        elif kind == "tensor" and f.spec is not None:
+            observed[name] = (None, list(entry.get("shape", ())))
+            plan.dtype(f, DTYPES.get(str(entry.get("dtype"))), widen)
     if specs is not None:
         for problem in specs.problems(observed, batch_ndim):
-            why = problem.message.removeprefix(f"{owner}.{problem.field} ")
-            differ(problem.field, "shape", problem.got, problem.expected, None, why)
-    return plan
+            why = problem.message.removeprefix(f"{cls.__name__}.{problem.field} ")
+            plan.differ(problem.field, "shape", problem.got, problem.expected, None, why)
+    return plan.plan
+
+
+@dataclass
+class _Comparison:
+    """The differences of one record's folder, as they are found."""
+
+    owner: str
+    path: str
+    plan: LoadPlan
+
+    def differ(
+        self, name: str, kind: str, got: object, want: object, option: str | None, why: str
+    ) -> None:
+        fix = f" (load with {option} to accept it)" if option else ""
+        message = f"{self.owner}.{name} {why}{fix}"
+        self.plan.differences.append(
+            SchemaDifference(self.path, name, kind, got, want, option, message)
+        )
+
+    def extra(self, name: str, kind: str) -> None:
+        why = f"is in the folder (a {kind}), but {self.owner} does not declare it"
+        self.differ(name, "extra", kind, None, "strict=False", why)
+
+    def missing(self, f: FieldSchema, saved: SavedSchema | None) -> None:
+        origin = f"saved from {saved.class_id}" if saved is not None else "saved"
+        why = (
+            f"is declared ({f.annotation}) with no default, and the folder ({origin}, "
+            "which had no such field) does not hold it; give it a default or make it "
+            "optional (`| None`)"
+        )
+        self.differ(f.name, "missing", None, f.annotation, "strict=False", why)
+
+    def dtype(self, f: FieldSchema, dtype: torch.dtype | None, widen: bool) -> None:
+        allowed = f.spec.dtypes if f.spec is not None else None
+        if dtype is None or allowed is None or dtype in allowed:
+            return
+        target = widened(dtype, allowed)
+        if target is not None and widen:
+            self.plan.widen[f.name] = target
+            return
+        got = str(dtype).replace("torch.", "")
+        wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in allowed))
+        why = f"is annotated {f.annotation}; the folder holds {got}"
+        if target is None:
+            why += ", which does not convert to " + wanted + " without loss (convert the data)"
+        self.differ(f.name, "dtype", got, wanted, "widen=True" if target else None, why)
+
+
+class SchemaDiffers(TclassError):
+    """A record whose folder differs from its class (or holds a record that does): not
+    built. Its differences are in ``SchemaCheck.differences``; the load goes on with the
+    record's siblings to find theirs, and ``load_memmap`` raises them all at once."""
+
+
+@dataclass
+class SchemaCheck:
+    """The schema options of one ``load_memmap`` call, and the differences found."""
+
+    root: str
+    strict: bool = True
+    widen: bool = False
+    differences: list[SchemaDifference] = field(default_factory=list)
+
+    def compare(
+        self,
+        cls: type,
+        folder: str,
+        entries: Mapping[str, Mapping[str, Any]],
+        marker: Mapping[str, Any],
+        values: set[str],
+        batch_ndim: int,
+    ) -> LoadPlan:
+        """The plan for the record fields in ``folder`` (a ``_tensordict/`` or a member
+        of a lazy stack of them); its differences are added to ``differences``."""
+        # The record's folder: the parent of its _tensordict/ (lazy-stack members in
+        # _tensordict/0, 1... are one record's, reported once).
+        parts = [] if folder == self.root else os.path.relpath(folder, self.root).split(os.sep)
+        while parts and parts[-1].isdigit():
+            parts.pop()
+        if parts and parts[-1] == TENSORCLASS_DIR:
+            parts.pop()
+        path = "/".join(parts)
+        saved = read_schema(marker, os.path.join(folder, "meta.json"))
+        plan = compare(
+            cls, entries, values, saved, batch_ndim, path, strict=self.strict, widen=self.widen
+        )
+        seen = {(d.path, d.field, d.kind) for d in self.differences}
+        self.differences += [d for d in plan.differences if (d.path, d.field, d.kind) not in seen]
+        return plan
+
+    def error(self) -> SchemaMismatchError:
+        return mismatch_error(self.root, self.differences)
+
+
+def _entry_text(entry: Mapping[str, Any]) -> str:
+    """What an entry of a meta.json holds, for messages."""
+    kind = entry.get("type")
+    if kind is not None:
+        return str(kind)
+    return f"MemoryMappedTensor {entry.get('dtype')} {entry.get('shape')}"
 
 
 def _entry_kind(entry: Mapping[str, Any] | None) -> str:

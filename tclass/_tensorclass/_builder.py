@@ -29,12 +29,15 @@ import torch
 from tclass._base._tensordict_base import Value
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._record_spec import RecordSpecs
 from tclass._core._registry import register_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict, _refuse_names, field_getter, tensor_field_setter
+from tclass._io._schema import FieldSchema
 from tclass._tensorclass._fields import FieldRule, resolve_annotations, rule_for
 from tclass._tensorclass._interop import register_pytree
+from tclass._tensorclass._schema import field_schemas, record_specs
 from tclass.errors import (
     ClassDefinitionError,
     FieldTypeError,
@@ -79,6 +82,8 @@ class ClassInfo:
         "kw_only",
         "setters",
         "_rules",
+        "_specs",
+        "_schema",
     )
 
     def __init__(
@@ -91,17 +96,34 @@ class ClassInfo:
         self.kw_only = kw_only
         self.setters: dict[str, Callable[[Any, Any], None]] = {}
         self._rules: dict[str, FieldRule] | None = None
+        self._specs: RecordSpecs | None = None
+        self._schema: tuple[FieldSchema, ...] = ()
 
     @property
     def rules(self) -> dict[str, FieldRule]:
         """The casting rule of every field, by name."""
         rules = self._rules
         if rules is None:
-            rules = self._rules = _resolve_rules(self)
+            rules = _resolve_rules(self)
         return rules
+
+    @property
+    def specs(self) -> RecordSpecs | None:
+        """The checker of the spec'd fields (None when no field has a spec)."""
+        if self._rules is None:
+            _resolve_rules(self)
+        return self._specs
+
+    @property
+    def schema(self) -> tuple[FieldSchema, ...]:
+        """What the class declares of each field (written into saved folders)."""
+        if self._rules is None:
+            _resolve_rules(self)
+        return self._schema
 
 
 def _resolve_rules(info: ClassInfo) -> dict[str, FieldRule]:
+    """Resolves the annotations once: the rules, the specs and the schema."""
     cls = info.cls
     try:
         hints = resolve_annotations(cls, info.field_names, _REGISTRY.get(cls.__module__, {}))
@@ -111,7 +133,11 @@ def _resolve_rules(info: ClassInfo) -> dict[str, FieldRule]:
             "import the named class before creating instances"
         )
         raise FieldTypeError(msg) from None
-    return {name: rule_for(name, cls.__name__, hints[name]) for name in info.field_names}
+    rules = {name: rule_for(name, cls.__name__, hints[name]) for name in info.field_names}
+    info._specs = record_specs(cls.__name__, rules)
+    info._schema = field_schemas(cls, rules, hints)
+    info._rules = rules
+    return rules
 
 
 # --- the pipeline ------------------------------------------------------------------------
@@ -304,7 +330,8 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
         setter(self, None)
 
     get = field_getter(name, values=not entries_only)
-    setter = tensor_field_setter(name, store) if entries_only and rule.tensor else store  # type: ignore[union-attr]
+    fast = entries_only and rule.tensor and rule.spec is None  # type: ignore[union-attr]
+    setter = tensor_field_setter(name, store) if fast else store
     for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
@@ -374,14 +401,27 @@ def init_record(
         stored = rule.store(value, batch, dev)
         if stored is not None:
             tensors[name] = stored
+    specs = info._specs
+    if specs is not None:
+        specs.check(tensors, n)
     td = TensorDict._new_unchecked(tensors, batch, dev)
     record._tensordict = td
     if info.frozen:
         td.lock_()
 
 
-def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, value: Any) -> None:
-    stored = info.rules[name].store(value, td.batch_size, td.device)
+def _store(
+    info: ClassInfo,
+    td: TensorDict | LazyStackedTensorDict,
+    name: str,
+    value: Any,
+    check_spec: bool = True,
+) -> None:
+    rule = info.rules[name]
+    stored = rule.store(value, td.batch_size, td.device)
+    if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
+        specs: Any = info.specs
+        specs.check_assign(td._entries(), name, stored, len(td.batch_size))
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     elif td._has_entry(name):
@@ -389,10 +429,22 @@ def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, v
 
 
 def store_field(
-    cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict, name: str, value: Any
+    cls: type[TensorClass],
+    td: TensorDict | LazyStackedTensorDict,
+    name: str,
+    value: Any,
+    check_spec: bool = True,
 ) -> None:
-    """Stores ``value`` as field ``name`` in ``td`` (checked), ignoring locks."""
-    _store(cls.__tclass_info__, td, name, value)
+    """Stores ``value`` as field ``name`` in ``td`` (checked; its spec against the other
+    fields unless not ``check_spec``: see :func:`check_specs`), ignoring locks."""
+    _store(cls.__tclass_info__, td, name, value, check_spec)
+
+
+def check_specs(cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict) -> None:
+    """Checks the fields of ``td`` against the specs of ``cls``, together."""
+    specs = cls.__tclass_info__.specs
+    if specs is not None and isinstance(td, TensorDict):
+        specs.check(td._entries(), len(td.batch_size))
 
 
 def record_from_entries(
@@ -424,5 +476,6 @@ def record_from_entries(
         else:
             msg = f"{cls.__name__}.from_tensordict: the required field {field.name!r} is missing"
             raise FieldTypeError(msg)
-        _store(info, td, field.name, value)
+        _store(info, td, field.name, value, check_spec=False)
+    check_specs(cls, td)  # together: each field's named dims against the others'
     return cls._from_tensordict_unchecked(td)

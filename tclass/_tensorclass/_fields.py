@@ -40,6 +40,7 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
+from tclass._core._spec import Spec, TensorSpec, is_jaxtyping, spec_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass.errors import BatchMismatchError, ClassDefinitionError, FieldTypeError
@@ -65,6 +66,7 @@ class FieldRule:
     collections: tuple[type, ...] = ()  # accepted collection classes
     convert_to: type | None = None  # the collection class a dict / TensorDict becomes
     check_value: Callable[[object], bool] | None = None  # accepted Python values
+    spec: TensorSpec | None = None  # the shape and dtype its tensors must have
 
     @property
     def value_field(self) -> bool:
@@ -95,8 +97,10 @@ class FieldRule:
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
         if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
+            dtypes = self.spec.dtypes if self.spec is not None else None
+            dtype = next(iter(dtypes)) if dtypes is not None and len(dtypes) == 1 else None
             try:
-                tensor = torch.as_tensor(value, device=device)
+                tensor = torch.as_tensor(value, dtype=dtype, device=device)
             except (TypeError, ValueError, RuntimeError):
                 self._refuse(value)
             return self._check_batch(tensor, batch)
@@ -156,8 +160,9 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {text}"
 
 
-def annotation_text(annotation: object) -> str:
-    """The annotation as a user wrote it: ``Tensor``, ``str | None``, ``list[int]``."""
+def annotation_text(annotation: object, specs: bool = False) -> str:
+    """The annotation as a user wrote it: ``Tensor``, ``str | None``, ``list[int]``;
+    with ``specs``, an ``Annotated`` keeps its ``Spec``."""
     if isinstance(annotation, str):
         return annotation
     if annotation is None or annotation is type(None):
@@ -165,14 +170,16 @@ def annotation_text(annotation: object) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in _UNION_TYPES:
-        return " | ".join(annotation_text(arg) for arg in args)
+        return " | ".join(annotation_text(arg, specs) for arg in args)
     if origin is Literal:
         return f"Literal[{', '.join(repr(arg) for arg in args)}]"
     if origin is typing.Annotated:
-        return annotation_text(args[0])
+        shown = [repr(item) for item in args[1:] if specs and isinstance(item, Spec)]
+        inner = annotation_text(args[0], specs)
+        return f"Annotated[{', '.join([inner, *shown])}]" if shown else inner
     if origin is not None and args:
         name = getattr(origin, "__name__", None) or annotation_text(origin)
-        return f"{name}[{', '.join(annotation_text(arg) for arg in args)}]"
+        return f"{name}[{', '.join(annotation_text(arg, specs) for arg in args)}]"
     name = getattr(annotation, "__name__", None)
     return name if isinstance(name, str) else repr(annotation).replace("typing.", "")
 
@@ -180,10 +187,12 @@ def annotation_text(annotation: object) -> str:
 def rule_for(name: str, owner: str, annotation: object) -> FieldRule:
     """The rule for a field ``name`` of class ``owner`` annotated ``annotation`` (resolved)."""
     text = annotation_text(annotation)
-    options = _flatten_union(annotation)
-    optional = any(option in (type(None), None, Any, object) for option in options)
-    options = [option for option in options if option is not type(None) and option is not None]
-    parts = [_part(option, name, owner, text) for option in options]
+    members = _flatten_union(annotation, ())
+    optional = any(option in (type(None), None, Any, object) for option, _ in members)
+    members = [(option, meta) for option, meta in members if option is not type(None)]
+    parts = [
+        _member(option, meta, name, owner, text) for option, meta in members if option is not None
+    ]
     any_value = any(part.get("any_value", False) for part in parts)
     tensor = any(part.get("tensor", False) for part in parts)
     collections = tuple(c for part in parts for c in part.get("collections", ()))
@@ -202,16 +211,47 @@ def rule_for(name: str, owner: str, annotation: object) -> FieldRule:
         collections=collections,
         convert_to=convert_to,
         check_value=_any_of(checks) if checks else None,
+        spec=_one_spec(parts),
     )
 
 
-def _flatten_union(annotation: object) -> list[object]:
+def _flatten_union(
+    annotation: object, metadata: tuple[object, ...]
+) -> list[tuple[object, tuple[object, ...]]]:
+    """The members of a union, each with the ``Annotated`` metadata around it."""
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        return _flatten_union(typing.get_args(annotation)[0])
+        inner, *extra = typing.get_args(annotation)
+        return _flatten_union(inner, (*metadata, *extra))
     if origin in _UNION_TYPES:
-        return [item for arg in typing.get_args(annotation) for item in _flatten_union(arg)]
-    return [annotation]
+        return [
+            item for arg in typing.get_args(annotation) for item in _flatten_union(arg, metadata)
+        ]
+    return [(annotation, metadata)]
+
+
+def _member(
+    option: object, metadata: tuple[object, ...], name: str, owner: str, text: str
+) -> dict[str, Any]:
+    """What one member of the annotation's union contributes, its spec included."""
+    spec = spec_of(option, metadata, f"{owner}.{name}: ")
+    if is_jaxtyping(option):
+        array_type: Any = getattr(option, "array_type", None)
+        if issubclass(array_type, _Tensor):
+            return {"tensor": True, "spec": spec}
+    part = _part(option, name, owner, text)
+    if spec is not None and part.get("tensor"):
+        part["spec"] = spec
+    return part
+
+
+def _one_spec(parts: list[dict[str, Any]]) -> TensorSpec | None:
+    """The spec of a field's tensors: the one every tensor member of its union declares
+    (members that disagree, or one without a spec, leave the tensors unchecked)."""
+    specs = [part.get("spec") for part in parts if part.get("tensor")]
+    if not specs or specs[0] is None or any(spec != specs[0] for spec in specs):
+        return None
+    return specs[0]  # type: ignore[no-any-return]
 
 
 def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
