@@ -136,6 +136,46 @@ def test_the_generated_check_agrees_with_the_matcher(
     assert fast == (not specs.problems(observed, len(batch))), (form, batch, shape_a, shape_b)
 
 
+# Features of a valid record for each form, given h and w (and the batch dims).
+VALID = {
+    "exact": lambda h, w, m: ((3, h), (h, w)),
+    "tail": lambda h, w, m: ((3, h), (h, w)),
+    "right": lambda h, w, m: ((3, h) if m else (2, 3, h), (h,)),
+    "any": lambda h, w, m: ((w, w), (h,)),
+}
+
+
+@given(
+    form=st.sampled_from(sorted(FAST_SPECS)),
+    batch=st.lists(st.integers(1, 2), max_size=2),
+    h=st.integers(1, 3),
+    w=st.integers(1, 3),
+    field=st.sampled_from(["a", "b"]),
+    lead=st.integers(1, 2),
+    other=st.none() | st.lists(st.integers(1, 3), max_size=4),
+    h2=st.integers(1, 3),
+)
+def test_the_generated_assign_check_agrees_with_the_matcher(
+    form: str, batch: list[int], h: int, w: int, field: str, lead: int, other: Any, h2: int
+) -> None:
+    specs = RecordSpecs("R", FAST_SPECS[form]())
+    assert specs.inline is not None
+    a, b = VALID[form](h, w, len(batch))
+    entries: dict[str, Any] = {"a": torch.zeros((*batch, *a)), "b": torch.zeros((*batch, *b))}
+    before = {k: (v.dtype, tuple(v.shape)) for k, v in entries.items()}
+    assert not specs.problems(before, len(batch))
+    # The value: the field's valid features with another h, or any features; its batch
+    # dims the record's, or not.
+    features = VALID[form](h2, w, len(batch))[field == "b"] if other is None else other
+    lead_dims = batch if lead == 1 else [*batch[:-1], 5] if batch else []
+    value = torch.zeros((*lead_dims, *features))
+    merged = {**entries, field: value}
+    observed = {k: (v.dtype, tuple(v.shape)) for k, v in merged.items()}
+    batch_ok = value.shape[: len(batch)] == torch.Size(batch)
+    fits = batch_ok and not specs.problems(observed, len(batch))
+    assert specs.inline.assign[field](entries, value, torch.Size(batch)) == fits
+
+
 def test_a_value_in_a_union_field_is_skipped_by_both_paths() -> None:
     specs = RecordSpecs("R", [("a", ours("3"), False)])
     specs.check({"a": "not a tensor"}, 1)

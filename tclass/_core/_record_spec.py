@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import linecache
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -23,7 +24,7 @@ import torch
 from tclass._core._spec import ANON, FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec
 from tclass.errors import FieldSpecError, SpecProblem
 
-__all__ = ["Observed", "RecordSpecs", "bind", "format_shape_list"]
+__all__ = ["Inline", "Observed", "RecordSpecs", "format_shape_list"]
 
 # A tensor as the matcher sees it: its dtype and shape (from a tensor, or a meta.json).
 Observed = tuple[torch.dtype | None, Sequence[int]]
@@ -41,13 +42,13 @@ class RecordSpecs:
     ``tensors_only`` says that the field stores nothing but tensors (or nothing).
     """
 
-    __slots__ = ("owner", "specs", "names", "_fast")
+    __slots__ = ("owner", "specs", "names", "inline", "_fast")
 
     def __init__(self, owner: str, fields: Sequence[tuple[str, TensorSpec, bool]]) -> None:
         self.owner = owner
         self.specs: dict[str, TensorSpec] = {name: spec for name, spec, _ in fields}
         self.names = tuple(self.specs)
-        self._fast = _compile(owner, fields)
+        self._fast, self.inline = _compile(owner, fields)
 
     def check(self, entries: Mapping[str, Any], batch_ndim: int) -> None:
         """Checks the spec'd fields among ``entries`` (absent or non-tensor ones pass).
@@ -83,21 +84,10 @@ class RecordSpecs:
     def bind(self, observed: Mapping[str, Observed], batch_ndim: int) -> dict[str, Any]:
         """The named dims the tensors in ``observed`` bind (the first field naming a
         dim gives its size)."""
+        items = [(n, self.specs[n], observed[n]) for n in self.names if n in observed]
         bound: dict[str, tuple[Any, str]] = {}
-        for name in self.names:
-            if name in observed:
-                dtype, shape = observed[name]
-                del dtype
-                places = self.specs[name].placement(len(shape), batch_ndim)
-                for dim, start, stop in places or ():
-                    if (
-                        dim.name is not None
-                        and dim.kind in (NAMED, VARIADIC)
-                        and start >= batch_ndim
-                    ):
-                        value = shape[start] if dim.kind == NAMED else tuple(shape[start:stop])
-                        bound.setdefault(dim.name, (value, name))
-        return {key: value for key, (value, _) in bound.items()}
+        _match_all(self.owner, items, batch_ndim, bound)
+        return {name: value for name, (value, _) in bound.items()}
 
     def _raise(self, observed: dict[str, Observed], batch_ndim: int, last: str | None) -> None:
         problems = self.problems(observed, batch_ndim, last)
@@ -120,20 +110,18 @@ def _observed(entries: Mapping[str, Any], names: Iterable[str]) -> dict[str, Obs
     return found
 
 
-def bind(owner: str, items: Sequence[tuple[str, TensorSpec, Observed]], batch_ndim: int) -> None:
-    """Raises ``FieldSpecError`` for the problems of ``items`` (field, spec, observed)."""
-    problems = _match_all(owner, items, batch_ndim)
-    if problems:
-        raise FieldSpecError("; ".join(problem.message for problem in problems), problems)
-
-
 # --- the general matcher ---------------------------------------------------------------
 
 
 def _match_all(
-    owner: str, items: Sequence[tuple[str, TensorSpec, Observed]], batch_ndim: int
+    owner: str,
+    items: Sequence[tuple[str, TensorSpec, Observed]],
+    batch_ndim: int,
+    bound: dict[str, tuple[Any, str]] | None = None,
 ) -> list[SpecProblem]:
-    bound: dict[str, tuple[Any, str]] = {}
+    """Every problem of ``items`` (field, spec, dtype and shape), in order; ``bound``
+    receives each named dim's size and the field that bound it first."""
+    bound = {} if bound is None else bound
     deferred: list[tuple[str, TensorSpec, Dim, int, Sequence[int]]] = []
     problems: list[SpecProblem] = []
     for field, spec, (dtype, shape) in items:
@@ -153,9 +141,11 @@ def _match_all(
             )
             problems.append(SpecProblem(field, "ndim", features, spec.rank_text(), None, message))
             continue
-        for dim, start, stop in places:
-            if start < batch_ndim:
-                continue  # on batch dims: batch_size's business
+        for position, (dim, start, stop) in enumerate(places):
+            if start < batch_ndim or (position == 0 and spec.whole and dim.kind == VARIADIC):
+                # On batch dims, or a jaxtyping spec's leading variadic, which stands for
+                # the batch dims (and any leading dims more): batch_size's business.
+                continue
             if dim.kind == SYMBOLIC:
                 deferred.append((field, spec, dim, start, shape))
                 continue
@@ -279,75 +269,133 @@ def _fast_form(spec: TensorSpec) -> str | None:
     return None
 
 
-def _compile(owner: str, fields: Sequence[tuple[str, TensorSpec, bool]]) -> _Fast:
+@dataclass(frozen=True)
+class Inline:
+    """The generated checks, for a generated ``__init__`` to inline: ``preamble`` starts
+    the function (``bad = False`` and one ``-1`` per named dim), ``fields[name]`` checks
+    that field's tensor ``v`` whose shape is in ``s`` (after the batch check) and sets
+    ``bad`` on a mismatch; ``namespace`` holds the constants they read. After them,
+    ``if bad:`` must run the general matcher (``RecordSpecs.check``), which raises."""
+
+    preamble: list[str]
+    fields: dict[str, list[str]]
+    namespace: dict[str, Any]
+    # assign[name](entries, tensor, batch_size): whether ``tensor`` may be assigned to
+    # the field ``name`` of a record holding ``entries``: its batch dims, its spec and its
+    # named dims against the other fields' (False: the slow path says why).
+    assign: dict[str, Callable[[Mapping[str, Any], Any, Any], bool]]
+
+
+def _compile(
+    owner: str, fields: Sequence[tuple[str, TensorSpec, bool]]
+) -> tuple[_Fast, Inline | None]:
     forms = [_fast_form(spec) for _, spec, _ in fields]
     if any(form is None for form in forms):
-        return _never_fast
+        return _never_fast, None
     namespace: dict[str, Any] = {"_Tensor": torch.Tensor, "_isinstance": isinstance}
-    lines = ["def fast(e, n):"]
     names = sorted(
         {dim.name for _, spec, _ in fields for dim in spec.dims if dim.kind == NAMED and dim.name}
     )
     local = {name: f"d{index}" for index, name in enumerate(names)}
+    preamble = ["bad = False"]
     if names:
-        lines.append("    " + " = ".join(local.values()) + " = -1")
-    for index, ((name, spec, tensors_only), form) in enumerate(zip(fields, forms)):
-        value = f"v{index}"
-        lines.append(f"    {value} = e.get({name!r})")
-        guard = f"{value} is not None" if tensors_only else f"_isinstance({value}, _Tensor)"
-        lines.append(f"    if {guard}:")
-        body = _field_lines(value, spec, form, index, namespace, local)
-        lines += ["        " + line for line in body] or ["        pass"]
-    lines.append("    return True")
-    source = "\n".join(lines) + "\n"
+        preamble.append(" = ".join(local.values()) + " = -1")
+    checks = [
+        _check_lines(spec, form, i, namespace, local)
+        for i, ((_, spec, _), form) in enumerate(zip(fields, forms))
+    ]
+    inline = {
+        name: [line.replace("{v}", "v") for line in lines]
+        for (name, _, _), lines in zip(fields, checks)
+    }
+    everyone = range(len(fields))
+    source = _function("fast", "e, n", preamble, fields, checks, everyone, None)
+    for index, (_, spec, _) in enumerate(fields):
+        # Assigning one field: its checks, after those of the fields sharing a dim name.
+        mine = {dim.name for dim in spec.dims if dim.kind == NAMED}
+        sharing = [
+            i
+            for i in everyone
+            if i != index and mine & {d.name for d in fields[i][1].dims if d.kind == NAMED}
+        ]
+        source += _function(
+            f"assign{index}", "e, v, batch", preamble, fields, checks, [*sharing, index], index
+        )
     filename = f"<tclass spec check {owner}>"
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     fast: _Fast = namespace["fast"]
-    return fast
+    assign = {name: namespace[f"assign{index}"] for index, (name, _, _) in enumerate(fields)}
+    constants = {key: value for key, value in namespace.items() if key.startswith("D")}
+    return fast, Inline(preamble, inline, constants, assign)
 
 
-def _field_lines(
-    value: str,
+def _function(
+    name: str,
+    parameters: str,
+    preamble: list[str],
+    fields: Sequence[tuple[str, TensorSpec, bool]],
+    checks: list[list[str]],
+    order: Iterable[int],
+    given: int | None,
+) -> str:
+    """The source of a check of the fields at ``order``: each read from ``e``, but the
+    one at ``given``, which is ``v``."""
+    lines = [f"def {name}({parameters}):", *("    " + line for line in preamble)]
+    if given is not None:
+        lines.append("    n = len(batch)")
+    for index in order:
+        field, _, tensors_only = fields[index]
+        value = "v" if index == given else f"v{index}"
+        if index != given:
+            lines.append(f"    {value} = e.get({field!r})")
+        guard = f"{value} is not None" if tensors_only else f"_isinstance({value}, _Tensor)"
+        lines += [f"    if {guard}:", f"        s = {value}.shape"]
+        if index == given:  # the batch check too, on the same shape
+            lines.append("        if n and s[:n] != batch: bad = True")
+        lines += ["        " + line.replace("{v}", value) for line in checks[index]]
+    return "\n".join([*lines, "    return not bad"]) + "\n"
+
+
+def _check_lines(
     spec: TensorSpec,
     form: str | None,
     index: int,
     namespace: dict[str, Any],
     local: dict[str, str],
 ) -> list[str]:
-    lines = []
+    """The checks of one field's tensor ``{v}`` (its shape in ``s``): they set ``bad``."""
+    conditions = []
     if spec.dtypes is not None:
-        if len(spec.dtypes) == 1:
-            namespace[f"D{index}"] = next(iter(spec.dtypes))
-            lines.append(f"if {value}.dtype is not D{index}: return False")
-        else:
-            namespace[f"D{index}"] = spec.dtypes
-            lines.append(f"if {value}.dtype not in D{index}: return False")
+        namespace[f"D{index}"] = next(iter(spec.dtypes)) if len(spec.dtypes) == 1 else spec.dtypes
+        conditions.append(f"{{v}}.dtype {'is not' if len(spec.dtypes) == 1 else 'not in'} D{index}")
     if form == "any":
-        return lines
+        return [f"if {conditions[0]}: bad = True"] if conditions else []
     dims = spec.dims[1:] if form == "tail" else spec.dims
     k = len(dims)
-    lines.append(f"s = {value}.shape")
     if form == "right":  # the last f = len(s) - n dims are features, f <= k <= len(s)
-        lines.append("f = len(s) - n")
-        lines.append(f"if f > {k} or len(s) < {k}: return False")
+        conditions.append(f"len(s) - n > {k} or len(s) < {k}")
     else:
-        lines.append(f"if len(s) {'!=' if form == 'exact' else '<'} n + {k}: return False")
+        conditions.append(f"len(s) {'!=' if form == 'exact' else '<'} n + {k}")
+    after: list[str] = ["f = len(s) - n"] if form == "right" else []
     for i, dim in enumerate(dims):
         position = i - k  # from the end: the same whatever the batch dims
         check: list[str] = []
-        if dim.kind == FIXED:
-            check.append(f"if s[{position}] != {dim.size}: return False")
+        if dim.kind == FIXED and form != "right":
+            conditions.append(f"s[{position}] != {dim.size}")
+        elif dim.kind == FIXED:
+            check.append(f"if s[{position}] != {dim.size}: bad = True")
         elif dim.kind == NAMED:
             var = local[str(dim.name)]
-            check.append(f"x = s[{position}]")
-            check.append(f"if x != {var}:")
-            check.append(f"    if {var} >= 0: return False")
-            check.append(f"    {var} = x")
+            check += [f"x = s[{position}]", f"if x != {var}:"]
+            check += [f"    if {var} >= 0: bad = True", f"    else: {var} = x"]
         if check and form == "right":  # only where the dim falls on a feature dim
-            lines.append(f"if f >= {k - i}:")
+            after.append(f"if f >= {k - i}:")
             check = ["    " + line for line in check]
-        lines += check
+        after += check
+    lines = [f"if {' or '.join(conditions)}:", "    bad = True"]
+    if after and after != ["f = len(s) - n"]:
+        lines += ["else:", *("    " + line for line in after)]
     return lines
 
 

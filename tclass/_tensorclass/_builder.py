@@ -159,9 +159,9 @@ def build_class(
     _refuse_reserved_names(cls, base, fields)
     info = ClassInfo(cls, fields, frozen, kw_only)
     type.__setattr__(cls, "__tclass_info__", info)
-    type.__setattr__(cls, "__init__", _make_init(cls, info))
     for field in fields:
-        _attach_property(cls, info, field.name)
+        _attach_property(cls, info, field.name)  # resolves the rules if it can, here
+    type.__setattr__(cls, "__init__", _make_init(cls, info, _checked_init(info) or init_record))
     if frozen and "__hash__" not in cls.__dict__:
         type.__setattr__(cls, "__hash__", object.__hash__)  # by identity: see the README
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
@@ -249,14 +249,15 @@ def _refuse_reserved_names(cls: type, base: type, fields: list[dataclasses.Field
 # --- generated code ----------------------------------------------------------------------
 
 
-def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
-    """``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``."""
+def _make_init(cls: type, info: ClassInfo, body_of: Callable[..., None]) -> Callable[..., None]:
+    """``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``, whose
+    body is ``body_of`` (``init_record``, or the class's own from ``_checked_init``)."""
     all_fields = list(cls.__dataclass_fields__.values())  # type: ignore[attr-defined]
     params: list[str] = []
     kw_params: list[str] = []
     body: list[str] = []
     namespace: dict[str, Any] = {
-        "__tclass_init__": init_record,
+        "__tclass_init__": body_of,
         "__tclass_info__": info,
         "__tclass_factory__": _FACTORY,
     }
@@ -330,8 +331,11 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
         setter(self, None)
 
     get = field_getter(name, values=not entries_only)
-    fast = entries_only and rule.tensor and rule.spec is None  # type: ignore[union-attr]
-    setter = tensor_field_setter(name, store) if fast else store
+    inline = info._specs.inline if info._specs is not None else None
+    check = inline.assign.get(name) if inline is not None else None
+    spec = rule.spec if rule is not None else None
+    fast = entries_only and rule.tensor and (spec is None or check is not None)  # type: ignore[union-attr]
+    setter = tensor_field_setter(name, store, check) if fast else store
     for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
@@ -408,6 +412,70 @@ def init_record(
     record._tensordict = td
     if info.frozen:
         td.lock_()
+
+
+def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
+    """``init_record`` unrolled for a class with specs, each spec'd tensor checked on the
+    shape its batch check reads (the generated checks of ``RecordSpecs.inline``); None
+    when the rules are not resolved yet, or the specs are not ones it inlines."""
+    rules, specs = info._rules, info._specs
+    inline = specs.inline if specs is not None else None
+    if rules is None or inline is None:
+        return None
+    namespace: dict[str, Any] = {
+        "_refuse_names": _refuse_names,
+        "as_batch_size": as_batch_size,
+        "as_device": as_device,
+        "_Tensor": _Tensor,
+        "_new": TensorDict._new_unchecked,
+        "_specs": specs,
+        **inline.namespace,
+    }
+    lines = [
+        "def init(record, info, values, batch_size, device, names):",
+        "    if names is not None:",
+        "        _refuse_names(names)",
+        "    batch = as_batch_size(batch_size)",
+        "    dev = None if device is None else as_device(device)",
+        "    n = len(batch)",
+        "    t = {}",
+        *("    " + line for line in inline.preamble),
+    ]
+    for index, name in enumerate(info.field_names):
+        rule = namespace[f"R{index}"] = rules[name]
+        lines.append(f"    v = values[{index}]")
+        indent = "    "
+        if rule.tensor:  # as init_record's inline case, the batch check's shape reused
+            lines += [
+                "    if v.__class__ is _Tensor:",
+                "        if dev is not None and v.device != dev:",
+                "            v = v.to(dev)",
+                "        s = v.shape",
+                "        if n and s[:n] != batch:",
+                f"            R{index}._check_batch(v, batch)",
+                *("        " + line for line in inline.fields.get(name, ())),
+                f"        t[{name!r}] = v",
+                "    else:",
+            ]
+            indent = "        "
+        lines += [f"{indent}v = R{index}.store(v, batch, dev)", f"{indent}if v is not None:"]
+        lines.append(f"{indent}    t[{name!r}] = v")
+        if name in inline.fields:  # a value that was not a plain tensor: the matcher judges
+            lines.append(f"{indent}    bad = True")
+    lines += [
+        "    if bad:",
+        "        _specs.check(t, n)",
+        "    td = _new(t, batch, dev)",
+        "    record._tensordict = td",
+        "    if info.frozen:",
+        "        td.lock_()",
+    ]
+    source = "\n".join(lines) + "\n"
+    filename = f"<tclass checked init {info.cls.__module__}.{info.cls.__qualname__}>"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    init: Callable[..., None] = namespace["init"]
+    return init
 
 
 def _store(
