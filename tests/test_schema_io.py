@@ -67,7 +67,13 @@ def test_saving_writes_the_schema_into_the_fields_node(tmp_path: Path) -> None:
     fields = schema["fields"]
     assert list(fields) == ["obs", "mask", "reward", "info", "env", "extra"]
     assert fields["obs"]["kind"] == "tensor"
-    assert fields["obs"]["spec"] == {"dims": "3 h w", "whole": False, "dtypes": ["torch.uint8"]}
+    assert fields["obs"]["spec"] == {
+        "dims": "3 h w",
+        "whole": False,
+        "dtypes": ["torch.uint8"],
+        "text": "Spec('3 h w', torch.uint8)",
+    }
+    assert fields["obs"]["annotation"] == "Annotated[Tensor, Spec('3 h w', torch.uint8)]"
     assert "spec" not in fields["reward"]
     assert fields["info"]["kind"] == "record" and fields["info"]["class"] == f"{__name__}:Info"
     assert fields["env"]["kind"] == "value" and fields["env"]["default"] is True

@@ -286,7 +286,12 @@ class TensorSpec:
 
     def to_json(self) -> dict[str, Any]:
         """The spec as a saved schema records it."""
-        return {"dims": self.dims_text, "whole": self.whole, "dtypes": dtype_names(self.dtypes)}
+        return {
+            "dims": self.dims_text,
+            "whole": self.whole,
+            "dtypes": dtype_names(self.dtypes),
+            "text": self.text,
+        }
 
 
 def allocation_dtype(spec: TensorSpec | None) -> torch.dtype:

@@ -244,9 +244,9 @@ def _declare(record: Node, fields: dict[str, Any]) -> None:
         return
     present = {child.key for child in record.children}
     for child in record.children:
-        entry = fields.get(child.key or "", {})
-        if isinstance(entry, dict) and "spec" in entry:
-            child.declared = _text(entry.get("annotation"))
+        spec = fields.get(child.key or "", {}).get("spec")
+        if isinstance(spec, dict):
+            child.declared = _text(spec.get("text"))
     for name, entry in fields.items():
         if name not in present and isinstance(entry, dict):
             unset = Node("unset", record.path, key=name, declared=_text(entry.get("annotation")))

@@ -598,7 +598,7 @@ def _load_td(
     if plan is not None:
         if len(check.differences) > found:  # type: ignore[union-attr]
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
-        _widen(entries, plan)
+        _widen(entries, plan, folder.path)
     td = TensorDict._new_unchecked(entries, batch, device)
     if _write_through(options, folder):  # Python values and new entries reach the folder
         td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
@@ -1180,11 +1180,20 @@ def _marker(meta: dict[str, Any], where: str) -> dict[str, Any]:
     return marker if is_marker(TCLASS_FIELD, marker) else {}
 
 
-def _widen(entries: dict[str, Any], plan: LoadPlan) -> None:
+def _widen(entries: dict[str, Any], plan: LoadPlan, where: str) -> None:
     """Converts the leaves ``widen=True`` accepts (read into memory, the file unchanged)."""
     for key, dtype in plan.widen.items():
-        if key in entries:
+        if key not in entries:
+            continue
+        try:
             entries[key] = entries[key].to(dtype)
+        except RuntimeError as error:  # torch's allocation failure
+            msg = (
+                f"{where!r}: widen=True converts {key!r} to {dtype} in memory, which failed "
+                f"({str(error).splitlines()[0]}); convert the folder once instead (load it "
+                "without the class, convert the field, save it)"
+            )
+            raise UnsupportedError(msg) from None
 
 
 def _check_nested_batch(value: Any, batch: torch.Size, path: str) -> None:

@@ -213,14 +213,14 @@ def compare(
         f, kind = declared[name], _entry_kind(entry)
         if f.accepts and kind not in f.accepts:
             why = f"is annotated {f.annotation}; got a {_entry_text(entry)} in the folder"
-            plan.differ(name, "kind", kind, f.annotation, None, why)
+            plan.differ(name, "kind", kind, f.annotation, why)
         elif kind == "tensor" and f.spec is not None:
             observed[name] = (None, list(entry.get("shape", ())))
             plan.dtype(f, DTYPES.get(str(entry.get("dtype"))), widen)
     if specs is not None:
         for problem in specs.problems(observed, batch_ndim):
             why = problem.message.removeprefix(f"{cls.__name__}.{problem.field} ")
-            plan.differ(problem.field, "shape", problem.got, problem.expected, None, why)
+            plan.differ(problem.field, "shape", problem.got, problem.expected, why)
     return plan.plan
 
 
@@ -233,9 +233,16 @@ class _Comparison:
     plan: LoadPlan
 
     def differ(
-        self, name: str, kind: str, got: object, want: object, option: str | None, why: str
+        self,
+        name: str,
+        kind: str,
+        got: object,
+        want: object,
+        why: str,
+        option: str | None = None,
+        effect: str = "",
     ) -> None:
-        fix = f" (load with {option} to accept it)" if option else ""
+        fix = f" (load with {option} to {effect})" if option else ""
         message = f"{self.owner}.{name} {why}{fix}"
         self.plan.differences.append(
             SchemaDifference(self.path, name, kind, got, want, option, message)
@@ -243,7 +250,7 @@ class _Comparison:
 
     def extra(self, name: str, kind: str) -> None:
         why = f"is in the folder (a {kind}), but {self.owner} does not declare it"
-        self.differ(name, "extra", kind, None, "strict=False", why)
+        self.differ(name, "extra", kind, None, why, "strict=False", "leave it out")
 
     def missing(self, f: FieldSchema, saved: SavedSchema | None) -> None:
         origin = f"saved from {saved.class_id}" if saved is not None else "saved"
@@ -252,22 +259,24 @@ class _Comparison:
             "which had no such field) does not hold it; give it a default or make it "
             "optional (`| None`)"
         )
-        self.differ(f.name, "missing", None, f.annotation, "strict=False", why)
+        self.differ(f.name, "missing", None, f.annotation, why, "strict=False", "load it as None")
 
     def dtype(self, f: FieldSchema, dtype: torch.dtype | None, widen: bool) -> None:
-        allowed = f.spec.dtypes if f.spec is not None else None
-        if dtype is None or allowed is None or dtype in allowed:
+        spec = f.spec
+        if dtype is None or spec is None or spec.dtypes is None or dtype in spec.dtypes:
             return
-        target = widened(dtype, allowed)
+        target = widened(dtype, spec.dtypes)
         if target is not None and widen:
             self.plan.widen[f.name] = target
             return
         got = str(dtype).replace("torch.", "")
-        wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in allowed))
-        why = f"is annotated {f.annotation}; the folder holds {got}"
+        wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in spec.dtypes))
+        why = f"holds {got} in the folder, but its annotation {spec.text} wants {wanted}"
         if target is None:
-            why += ", which does not convert to " + wanted + " without loss (convert the data)"
-        self.differ(f.name, "dtype", got, wanted, "widen=True" if target else None, why)
+            why += f"; {got} does not convert to it without loss: convert the data"
+            self.differ(f.name, "dtype", got, wanted, why)
+        else:
+            self.differ(f.name, "dtype", got, wanted, why, "widen=True", "convert it")
 
 
 class SchemaDiffers(TclassError):
