@@ -303,3 +303,22 @@ def test_the_peer_loads_a_record_saved_with_a_schema(tmp_path: Path) -> None:
 
 
 Build = Callable[..., Any]
+
+
+def test_a_lazy_stack_of_records_round_trips_with_its_schema(tmp_path: Path) -> None:
+    class Ragged(TensorClass):
+        x: Annotated[Tensor, Spec("n", torch.float32)]
+
+    stack = tclass.lazy_stack([Ragged(x=torch.zeros(n), batch_size=[]) for n in (2, 3)])
+    stack.memmap(tmp_path / "s")
+    marker = meta(tmp_path / "s" / "_tensordict" / "meta.json")["_tclass"]
+    assert marker["members"] == 2 and "x" in marker["schema"]["fields"]
+    loaded = Ragged.load_memmap(tmp_path / "s")
+    assert [loaded[i].x.shape[0] for i in range(2)] == [2, 3]
+
+    class Ragged(TensorClass):  # type: ignore[no-redef]  # noqa: F811
+        x: Annotated[Tensor, Spec("n", torch.float64)]
+
+    with pytest.raises(SchemaMismatchError) as caught:
+        Ragged.load_memmap(tmp_path / "s")
+    assert [d.kind for d in caught.value.differences] == ["dtype"]  # once, not per member

@@ -485,3 +485,17 @@ def test_jaxtyping_and_spec_share_named_dims() -> None:
     Mixed(a=torch.zeros(3, 5), b=torch.zeros(3, 5, 2), batch_size=[3])
     with pytest.raises(FieldSpecError, match="'n'"):
         Mixed(a=torch.zeros(3, 5), b=torch.zeros(3, 4, 2), batch_size=[3])
+
+
+def test_a_lazy_stack_of_records_checks_each_tensor_against_its_spec() -> None:
+    class Ragged(TensorClass):
+        x: Annotated[Tensor, Spec("n", torch.float32)]
+        y: Annotated[Tensor, Spec("n")]
+
+    short = Ragged(x=torch.zeros(3), y=torch.zeros(3), batch_size=[])
+    long = Ragged(x=torch.zeros(5), y=torch.zeros(5), batch_size=[])
+    stack = tclass.lazy_stack([short, long])  # members bind n differently: each its own
+    with pytest.raises(FieldSpecError, match="int64"):
+        stack.x = torch.zeros(2, 4, dtype=torch.int64)
+    stack.x = torch.ones(2, 4)  # the members differ: the spec alone is checked
+    assert stack[1].x.tolist() == [1.0] * 4

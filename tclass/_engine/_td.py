@@ -1127,8 +1127,8 @@ def tensor_field_setter(
         if device is not None and value.device != device:
             value = value.to(device)
         if check is not None:
-            if not check(td._tensors, value, batch):
-                slow(record, value)
+            if td.__class__ is not TensorDict or not check(td._tensors, value, batch):
+                slow(record, value)  # a lazy stack's members may differ: checked there
                 return
         elif batch and value.shape[: len(batch)] != batch:
             raise BatchMismatchError(name, value.shape, batch)

@@ -489,7 +489,9 @@ def _store(
     stored = rule.store(value, td.batch_size, td.device)
     if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
         specs: Any = info.specs
-        specs.check_assign(td._entries(), name, stored, len(td.batch_size))
+        # A lazy stack's members may differ: the tensor is checked against its spec only.
+        others = td._entries() if isinstance(td, TensorDict) else {}
+        specs.check_assign(others, name, stored, len(td.batch_size))
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     elif td._has_entry(name):
