@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 
@@ -41,99 +42,84 @@ def allocate(
     device: DeviceLike,
 ) -> _R:
     """``cls.allocate(...)``: see ``TensorClass.allocate``."""
-    batch = as_batch_size(batch_size)
-    sizes = dict(dims or {})
-    problems: list[SpecProblem] = []
-    lazy = prefix is not None  # zero views now, sparse files below: no memory taken
     target = None if device is None else as_device(device)
-    absent: dict[str, list[str]] = {}
-    record = _allocate(cls, batch, sizes, target, lazy, problems, absent, set())
-    for name, fields in absent.items():
+    # With a prefix: views of one zero now, sparse files below (no memory taken).
+    allocator = _Allocator(as_batch_size(batch_size), dict(dims or {}), target, prefix is not None)
+    record = allocator.record(cls, frozenset())
+    problems = allocator.problems
+    for name, fields in allocator.absent.items():
         message = f"the dim {name!r} ({', '.join(fields)}) has no size; pass dims={{{name!r}: ...}}"
         problems.append(SpecProblem(fields[0].rpartition(".")[2], name, None, None, None, message))
-    unused = sorted(set(sizes) - _names(cls, set()))
-    for name in unused:
+    for name in sorted(set(allocator.sizes) - _names(cls, set())):
         message = f"dims={{{name!r}: ...}} names no dim of {cls.__name__}'s specs"
-        problems.append(SpecProblem("", name, sizes[name], None, None, message))
-    if problems:
+        problems.append(SpecProblem("", name, allocator.sizes[name], None, None, message))
+    if problems or record is None:
         listed = "; ".join(problem.message for problem in problems)
         raise FieldSpecError(f"{cls.__name__}.allocate: {listed}", problems)
-    assert record is not None
     if prefix is None:
         return record
     return saved_copy(record, prefix, False, like=True)
 
 
-def _allocate(
-    cls: type[_R],
-    batch: torch.Size,
-    sizes: dict[str, Any],
-    device: torch.device | None,
-    lazy: bool,
-    problems: list[SpecProblem],
-    absent: dict[str, list[str]],
-    within: set[type],
-) -> _R | None:
-    info: Any = cls.__tclass_info__
-    if cls in within:
-        message = f"{cls.__name__} contains itself: allocate cannot build it without None"
-        problems.append(SpecProblem("", "", None, None, None, message))
-        return None
-    entries: dict[str, Any] = {}
-    for name, rule in info.rules.items():
-        value = _allocate_field(
-            cls, rule, batch, sizes, device, lazy, problems, absent, {*within, cls}
-        )
-        if value is not None:
-            entries[name] = value
-    if problems or absent:
-        return None
-    return record_from_entries(cls, entries, batch, device)
+@dataclass
+class _Allocator:
+    """One ``allocate`` call: what it builds records with, and what it could not build."""
 
+    batch: torch.Size
+    sizes: dict[str, Any]
+    device: torch.device | None
+    lazy: bool
+    problems: list[SpecProblem] = field(default_factory=list)
+    absent: dict[str, list[str]] = field(default_factory=dict)  # dim -> fields naming it
 
-def _allocate_field(
-    cls: type,
-    rule: FieldRule,
-    batch: torch.Size,
-    sizes: dict[str, Any],
-    device: torch.device | None,
-    lazy: bool,
-    problems: list[SpecProblem],
-    absent: dict[str, list[str]],
-    within: set[type],
-) -> Any:
-    """A field's zeros, a nested record, or None (its default, or unset)."""
-    where = f"{cls.__name__}.{rule.name}"
-    if rule.optional or rule.value_field or rule.any_value:
-        return None  # unset (None), or its default
-    records = [c for c in rule.collections if is_record_class(c)]
-    if rule.collections and not rule.tensor:
-        if len(records) != 1:
-            message = (
-                f"{where} is annotated {rule.text}, which has no schema to allocate; make "
-                "it optional (`| None`)"
-            )
-            problems.append(SpecProblem(rule.name, "", None, None, None, message))
+    def record(self, cls: type[_R], within: frozenset[type]) -> _R | None:
+        """A record of ``cls``; None when something could not be allocated."""
+        if cls in within:
+            message = f"{cls.__name__} contains itself: allocate cannot build it without None"
+            self.problems.append(SpecProblem("", "", None, None, None, message))
             return None
-        return _allocate(records[0], batch, sizes, device, lazy, problems, absent, within)
-    if rule.spec is None:
-        message = (
-            f"{where} is annotated {rule.text} with no shape to allocate: annotate it "
-            f"Annotated[Tensor, Spec(...)] (or jaxtyping), or make it optional (`| None`)"
-        )
-        problems.append(SpecProblem(rule.name, "", None, None, None, message))
-        return None
-    shape, missing, why = allocation_shape(rule.spec, batch, sizes)
-    if why is not None:
-        problems.append(SpecProblem(rule.name, "", None, None, None, f"{where}: {why}"))
-    for name in missing:  # one problem per name, listing its fields (see allocate)
-        absent.setdefault(name, []).append(where)
-    if shape is None:
-        return None
-    dtype = allocation_dtype(rule.spec)
-    if lazy:
-        return torch.zeros((), dtype=dtype).expand(shape)
-    return torch.zeros(shape, dtype=dtype, device=device)
+        entries: dict[str, Any] = {}
+        for name, rule in cast(Any, cls).__tclass_info__.rules.items():
+            value = self.field(cls, rule, within | {cls})
+            if value is not None:
+                entries[name] = value
+        if self.problems or self.absent:
+            return None
+        return record_from_entries(cls, entries, self.batch, self.device)
+
+    def field(self, cls: type, rule: FieldRule, within: frozenset[type]) -> Any:
+        """A field's zeros, a nested record, or None (its default, or unset)."""
+        where = f"{cls.__name__}.{rule.name}"
+        if rule.optional or rule.value_field or rule.any_value:
+            return None  # unset (None), or its default
+        records = [c for c in rule.collections if is_record_class(c)]
+        if rule.collections and not rule.tensor:
+            if len(records) == 1:
+                return self.record(records[0], within)
+            return self._refuse(
+                rule, f"{where} is annotated {rule.text}, which has no schema to allocate"
+            )
+        if rule.spec is None:
+            why = (
+                f"{where} is annotated {rule.text} with no shape to allocate: annotate it "
+                "Annotated[Tensor, Spec(...)] (or jaxtyping)"
+            )
+            return self._refuse(rule, why)
+        shape, missing, why = allocation_shape(rule.spec, self.batch, self.sizes)
+        for name in missing:  # one problem per name, listing its fields (see allocate)
+            self.absent.setdefault(name, []).append(where)
+        if why is not None:
+            return self._refuse(rule, f"{where}: {why}")
+        if shape is None:
+            return None
+        dtype = allocation_dtype(rule.spec)
+        if self.lazy:
+            return torch.zeros((), dtype=dtype).expand(shape)
+        return torch.zeros(shape, dtype=dtype, device=self.device)
+
+    def _refuse(self, rule: FieldRule, why: str) -> None:
+        message = f"{why}, or make it optional (`| None`)"
+        self.problems.append(SpecProblem(rule.name, "", None, None, None, message))
 
 
 def _names(cls: type, seen: set[type]) -> set[str]:
@@ -142,7 +128,7 @@ def _names(cls: type, seen: set[type]) -> set[str]:
         return set()
     seen.add(cls)
     names: set[str] = set()
-    for rule in cls.__tclass_info__.rules.values():  # type: ignore[attr-defined]
+    for rule in cast(Any, cls).__tclass_info__.rules.values():
         if rule.spec is not None:
             for dim in rule.spec.dims:
                 if dim.kind in (NAMED, VARIADIC) and dim.name:
