@@ -100,11 +100,11 @@ class _Allocator:
                 rule, f"{where} is annotated {rule.text}, which has no schema to allocate"
             )
         if rule.spec is None:
-            why = (
+            no_shape = (
                 f"{where} is annotated {rule.text} with no shape to allocate: annotate it "
                 "Annotated[Tensor, Spec(...)] (or jaxtyping)"
             )
-            return self._refuse(rule, why)
+            return self._refuse(rule, no_shape)
         shape, missing, why = allocation_shape(rule.spec, self.batch, self.sizes)
         for name in missing:  # one problem per name, listing its fields (see allocate)
             self.absent.setdefault(name, []).append(where)
