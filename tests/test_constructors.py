@@ -436,11 +436,13 @@ class TestMakeTensorDict:
         td = tclass.make_tensordict({"a": torch.zeros(3)}, b=torch.ones(3), auto_batch_size=True)
         assert set(td.keys()) == {"a", "b"} and td.batch_size == torch.Size([3])
 
-    def test_default_batch_is_inferred(self) -> None:
-        assert tclass.make_tensordict(a=torch.zeros(3, 2)).batch_size == torch.Size([3, 2])
+    def test_batch_is_inferred_only_when_asked(self) -> None:
+        # As the peer 0.15: no batch dims unless auto_batch_size=True or batch_size given.
+        assert tclass.make_tensordict(a=torch.zeros(3, 2)).batch_size == torch.Size([])
         assert tclass.make_tensordict(
-            a=torch.zeros(3, 2), auto_batch_size=False
-        ).batch_size == torch.Size([])
+            a=torch.zeros(3, 2), auto_batch_size=True
+        ).batch_size == torch.Size([3, 2])
+        assert tclass.make_tensordict(a=torch.zeros(3, 2), batch_size=[3]).batch_size == (3,)
 
     def test_key_given_twice(self) -> None:
         with pytest.raises(errors.KeyConflictError, match="'a'.*once"):
