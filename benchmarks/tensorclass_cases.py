@@ -56,7 +56,7 @@ class TTransition:
 
 
 @tclass.tensorclass
-class TSpecTransition:
+class STransition:
     """TTransition with a spec on each tensor field (``k`` binds across nothing else)."""
 
     obs: Annotated[torch.Tensor, tclass.Spec("3 k", torch.float32)]
@@ -213,8 +213,8 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
     ]
     if peer is not None:
         implementations.append(("p", _peer_classes(peer), True))
-    ns["TSpecTransition"] = TSpecTransition
-    ns["tspec"] = TSpecTransition(leaves["a"], leaves["b"], leaves["c"], "pong", batch_size=[BATCH])
+    ns["STransition"] = STransition
+    ns["sspec"] = STransition(leaves["a"], leaves["b"], leaves["c"], "pong", batch_size=[BATCH])
     for prefix, classes, tensorclass in implementations:
         ns.update({prefix.upper() + name: cls for name, cls in classes.items()})
         ns.update(
@@ -322,7 +322,7 @@ def _schema_cases() -> list[TensorclassCase]:
     return [
         TensorclassCase(
             "tc init, 3 spec'd fields",
-            f"TSpec{init}",
+            f"S{init}",
             f"P{init}",
             f"T{init}",
             peer_target=ATTRIBUTE_TARGET,
@@ -330,5 +330,5 @@ def _schema_cases() -> list[TensorclassCase]:
         ),
         # A spec'd field's write also reads the tensor's dtype and shape (about 0.15 us):
         # held to the default bound.
-        TensorclassCase("tc write, a spec'd field", "tspec.obs = a", "pr1.obs = a", "tr1.obs = a"),
+        TensorclassCase("tc write, a spec'd field", "sspec.obs = a", "pr1.obs = a", "tr1.obs = a"),
     ]

@@ -48,8 +48,6 @@ XFAIL: dict[str, str] = {
     "directory_tree": "issue 19 names print_directory_tree, not its home: "
     "`tensordict.utils.print_directory_tree` -> `tclass.utils` ModuleNotFoundError",
     "flatten_keys": "issue 19: `td.flatten_keys()` / `unflatten_keys` AttributeError",
-    "jaxtyping_fields": "issue 18 (item 9): `Camera(image=<uint8 [4, 8, 8]>, ...)` with "
-    "`image: UInt8[Tensor, '*batch h w']` FieldTypeError",
     "lazy_stack": "issue 19: `LazyStackedTensorDict.lazy_stack(tds, dim=0)` AttributeError",
     "lazy_stack_heterogeneous_keys": "issue 19: `LazyStackedTensorDict.lazy_stack([...])` "
     "AttributeError",
