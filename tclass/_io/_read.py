@@ -51,7 +51,13 @@ from tclass._io._format import (
     unescape_key,
 )
 from tclass._io._saved_folder import SavedFolder, relink
-from tclass._io._schema import LoadPlan, SavedSchema, SchemaCheck, SchemaDiffers, read_schema
+from tclass._io._schema import (
+    ANY_FIELDS,
+    SavedSchema,
+    SchemaCheck,
+    SchemaDiffers,
+    read_schema,
+)
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass.errors import (
     MetadataError,
@@ -138,16 +144,6 @@ class _Want(NamedTuple):
 
 _ANY = _Want()
 _SKIPPED = object()  # an entry that did not load (validate_tree goes on without it)
-
-
-class _AnyFields(frozenset[str]):
-    """Every name: the fields of a record whose other.pickle is not read yet."""
-
-    def __contains__(self, name: object) -> bool:
-        return True
-
-
-_ANY_FIELDS = _AnyFields()
 
 
 def load_tree(
@@ -440,7 +436,7 @@ def _load_td(
     if plan is not None:
         if len(check.differences) > found:  # type: ignore[union-attr]
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
-        _widen(entries, plan, folder.path)
+        plan.widen_entries(entries, folder.path)
     td = TensorDict._new_unchecked(entries, batch, device)
     if _write_through(options, folder):  # Python values and new entries reach the folder
         td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
@@ -665,7 +661,7 @@ def _load_record(
     content_dir = folder.folder(TENSORCLASS_DIR, f"the fields of a {short}")
     # Fields an older writer pickled next to the record are only read when missing
     # below; until then, any field may be there.
-    kept = frozenset(extra) if not folder.exists("other.pickle") else _ANY_FIELDS
+    kept = frozenset(extra) if not folder.exists("other.pickle") else ANY_FIELDS
     try:
         content = _load_content(content_dir, options, cls, kept)
     finally:
@@ -973,22 +969,6 @@ def _marker(meta: dict[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(marker, dict):
         raise MetadataError(f"{where!r}: {TCLASS_FIELD} must be an object, got {marker!r:.80}")
     return marker if is_marker(TCLASS_FIELD, marker) else {}
-
-
-def _widen(entries: dict[str, Any], plan: LoadPlan, where: str) -> None:
-    """Converts the leaves ``widen=True`` accepts (read into memory, the file unchanged)."""
-    for key, dtype in plan.widen.items():
-        if key not in entries:
-            continue
-        try:
-            entries[key] = entries[key].to(dtype)
-        except RuntimeError as error:  # torch's allocation failure
-            msg = (
-                f"{where!r}: widen=True converts {key!r} to {dtype} in memory, which failed "
-                f"({str(error).splitlines()[0]}); convert the folder once instead (load it "
-                "without the class, convert the field, save it)"
-            )
-            raise UnsupportedError(msg) from None
 
 
 def _check_nested_batch(value: Any, batch: torch.Size, path: str) -> None:

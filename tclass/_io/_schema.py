@@ -52,9 +52,16 @@ from tclass._core._record_spec import Observed, RecordSpecs
 from tclass._core._spec import TensorSpec
 from tclass._engine._td import TensorDict
 from tclass._io._format import TENSORCLASS_DIR
-from tclass.errors import MetadataError, SchemaDifference, SchemaMismatchError, TclassError
+from tclass.errors import (
+    MetadataError,
+    SchemaDifference,
+    SchemaMismatchError,
+    TclassError,
+    UnsupportedError,
+)
 
 __all__ = [
+    "ANY_FIELDS",
     "FieldSchema",
     "LoadPlan",
     "SavedSchema",
@@ -175,6 +182,32 @@ class LoadPlan:
     def skipped(self) -> set[str]:
         """The entries not to load: dropped, or differing (the record is not built)."""
         return self.drop | {difference.field for difference in self.differences}
+
+    def widen_entries(self, entries: dict[str, Any], where: str) -> None:
+        """Converts the loaded leaves ``widen=True`` accepts (read into memory; the files
+        are not changed)."""
+        for key, dtype in self.widen.items():
+            if key not in entries:
+                continue
+            try:
+                entries[key] = entries[key].to(dtype)
+            except RuntimeError as error:  # torch's allocation failure
+                msg = (
+                    f"{where!r}: widen=True converts {key!r} to {dtype} in memory, which "
+                    f"failed ({str(error).splitlines()[0]}); convert the folder once instead "
+                    "(load it without the class, convert the field, save it)"
+                )
+                raise UnsupportedError(msg) from None
+
+
+class _AnyFields(frozenset[str]):
+    """Every name: the fields of a record whose other.pickle is not read yet."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+ANY_FIELDS: frozenset[str] = _AnyFields()  # values of a record that may be anywhere
 
 
 def compare(
