@@ -18,8 +18,10 @@ from typing import NamedTuple
 
 __all__ = [
     "AppendError",
+    "ArgumentError",
     "BatchMismatchError",
     "BatchSizeError",
+    "CastError",
     "ClassDefinitionError",
     "ClassResolutionError",
     "ClosedFileError",
@@ -52,12 +54,15 @@ __all__ = [
     "ReservedNameError",
     "SchemaMismatchError",
     "ShapeError",
+    "SharedDefaultWarning",
     "SpecSyntaxError",
     "StackError",
     "StateDictKeyError",
     "StructureMismatchError",
     "SubpathError",
     "TclassError",
+    "TclassWarning",
+    "UnknownArgumentError",
     "UnknownFieldError",
     "UnpicklableError",
     "UnsafePathError",
@@ -281,6 +286,21 @@ class UnknownFieldError(TclassError, AttributeError, ValueError):
     """A name that is not a field of the tensorclass was set or given."""
 
 
+class CastError(FieldTypeError, ValueError):
+    """A value set to a field of an ``autocast`` tensorclass cannot be converted to the
+    field's annotated type (``int("abc")``: the peer lets the ``ValueError`` or
+    ``TypeError`` of the conversion through)."""
+
+
+class ArgumentError(TclassError, TypeError):
+    """A constructor got arguments its signature does not take: too many positional
+    arguments, or a required field missing."""
+
+
+class UnknownArgumentError(ArgumentError, AttributeError):
+    """A constructor got a keyword that is no field (the peer raises AttributeError)."""
+
+
 class FrozenInstanceError(TclassError, dataclasses.FrozenInstanceError):
     """A field of a frozen tensorclass instance was assigned or deleted."""
 
@@ -382,3 +402,16 @@ class StructureMismatchError(DistributedError, ValueError):
 
     def __reduce__(self) -> tuple[type[StructureMismatchError], tuple[object, ...]]:
         return (type(self), (str(self), self.key, self.rank))
+
+
+# --- warnings --------------------------------------------------------------------------
+
+
+class TclassWarning(UserWarning):
+    """Base class of every warning tclass emits."""
+
+
+class SharedDefaultWarning(TclassWarning, FutureWarning):
+    """A tensorclass field has a tensor (or collection) default, which every instance
+    shares: an in-place change on one changes all. Use
+    ``dataclasses.field(default_factory=...)``. (The peer emits a ``FutureWarning``.)"""

@@ -258,15 +258,17 @@ def test_differences_in_nested_records_are_listed_with_their_path(tmp_path: Path
     Info.__qualname__ = "Info"
     Info.__module__ = __name__
 
-    class Step(TensorClass):  # noqa: F811
-        obs: Annotated[Tensor, Spec("3 h w", torch.uint8)]
-        mask: Annotated[Tensor, Spec("h w", torch.bool)]
-        reward: Tensor
-        info: Info
-        env: str = "pong"
-
+    fields = {
+        "obs": Annotated[Tensor, Spec("3 h w", torch.uint8)],
+        "mask": Annotated[Tensor, Spec("h w", torch.bool)],
+        "reward": Tensor,
+        "info": Info,  # the edited one (a string would name the module's)
+        "env": str,
+    }
+    namespace = {"__annotations__": fields, "env": "pong", "__module__": __name__}
+    edited = type(TensorClass)("Step", (TensorClass,), {**namespace, "__qualname__": "Step"})
     with pytest.raises(SchemaMismatchError) as caught:
-        Step.load_memmap(tmp_path / "s")
+        edited.load_memmap(tmp_path / "s")
     found = {(d.path, d.field, d.kind) for d in caught.value.differences}
     assert ("_tensordict/info", "score", "dtype") in found
 

@@ -15,8 +15,6 @@ resolved when the class is first used.
 from __future__ import annotations
 
 import sys
-import types
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,6 +28,7 @@ from tclass import Spec, TensorClass, TensorDict, errors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from forms import FORMS_AND_BRACKETS, Declare, decorated  # noqa: E402
 from strategies import SETTINGS  # noqa: E402
 
 try:
@@ -44,22 +43,7 @@ Tensor = torch.Tensor
 U8 = torch.uint8
 
 
-# --- the two declaration forms -------------------------------------------------------------
-
-
-def _decorated(template: type, **options: Any) -> Any:
-    return tclass.tensorclass(**options)(template) if options else tclass.tensorclass(template)
-
-
-def _subclassed(template: type, **options: Any) -> Any:
-    body = {k: v for k, v in vars(template).items() if k not in ("__dict__", "__weakref__")}
-    return types.new_class(template.__name__, (TensorClass,), options, lambda ns: ns.update(body))
-
-
-Declare = Callable[..., Any]
-
-
-@pytest.fixture(params=[_decorated, _subclassed], ids=["decorator", "base-class"])
+@pytest.fixture(params=FORMS_AND_BRACKETS)
 def declare(request: pytest.FixtureRequest) -> Declare:
     return request.param  # type: ignore[no-any-return]
 
@@ -402,7 +386,7 @@ def test_a_subclass_inherits_and_may_override_specs() -> None:
     c=st.integers(2, 4),
 )
 def test_acceptance_matches_the_rule(batch: list[int], h: int, w: int, h2: int, c: int) -> None:
-    Frame = _decorated(_Frame)
+    Frame = decorated(_Frame)
     args = {
         "obs": torch.zeros(*batch, c, h, w, dtype=U8),
         "mask": torch.zeros(*batch, h2, w, dtype=torch.bool),

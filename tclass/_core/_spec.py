@@ -51,8 +51,8 @@ __all__ = [
     "TensorSpec",
     "allocation_dtype",
     "allocation_shape",
+    "array_type_of",
     "dtype_names",
-    "is_jaxtyping",
     "parse_dims",
     "spec_of",
 ]
@@ -315,15 +315,15 @@ def dtype_names(dtypes: frozenset[torch.dtype] | None) -> list[str] | None:
 # --- reading annotations ---------------------------------------------------------------
 
 
-def is_jaxtyping(annotation: object) -> bool:
-    """Whether ``annotation`` is a jaxtyping array type (``Float[Tensor, "b 3"]``),
+def array_type_of(annotation: object) -> type | None:
+    """The array class of a shape-and-dtype annotation (jaxtyping's ``Float[Tensor, "b 3"]``
+    is a class keeping it as ``array_type`` and the dims as ``dim_str``), else None;
     recognised without importing jaxtyping."""
-    return (
-        isinstance(annotation, type)
-        and type(annotation).__module__.startswith("jaxtyping")
-        and isinstance(getattr(annotation, "dim_str", None), str)
-        and isinstance(getattr(annotation, "array_type", None), type)
-    )
+    if isinstance(annotation, type) and isinstance(getattr(annotation, "dim_str", None), str):
+        array_type = getattr(annotation, "array_type", None)
+        if isinstance(array_type, type):
+            return array_type
+    return None
 
 
 def spec_of(annotation: object, metadata: Sequence[object], where: str) -> TensorSpec | None:
@@ -340,8 +340,8 @@ def spec_of(annotation: object, metadata: Sequence[object], where: str) -> Tenso
             found = TensorSpec(item._parsed, item.dtypes, False, repr(item), item.dims)
     if found is not None:
         return found
-    if is_jaxtyping(annotation):
-        array_type: Any = getattr(annotation, "array_type", None)
+    array_type = array_type_of(annotation)
+    if array_type is not None:
         if not issubclass(array_type, torch.Tensor):
             return None
         dim_str: str = getattr(annotation, "dim_str", "")

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from tclass._core._record_spec import RecordSpecs
 from tclass._core._records import is_record_class
 from tclass._io._schema import FieldSchema
-from tclass._tensorclass._fields import FieldRule, annotation_text
+from tclass._tensorclass._fields import FieldRule
+from tclass._tensorclass._hints import annotation_text
 
 __all__ = ["field_schemas", "record_specs"]
 
