@@ -45,6 +45,8 @@ class LoadOptions(TypedDict, total=False):
     allow_pickle: bool | None  # None and False: refuse pickled values
     robust_key: bool | None  # accepted: both file-name layouts are always read
     num_threads: int  # accepted: archive entries are decompressed in the calling thread
+    strict: bool  # True: a record's fields must match its class (see _io/_schema.py)
+    widen: bool  # False: a dtype its spec no longer allows is refused, even if lossless
 
 
 class H5Options(TypedDict, total=False):
@@ -194,6 +196,13 @@ class PersistenceOps:
                 are always read.
             num_threads: accepted for the peer's code; compressed archive entries are
                 decompressed in the calling thread.
+            strict: each record is checked against its class, and a field the folder
+                holds that the class does not declare (or that the class requires and
+                the folder lacks) is an error; ``False`` leaves such a field out (or
+                loads it as None).
+            widen: load a tensor whose dtype its field's spec no longer allows, but
+                converts to without loss (uint8 to float32...), converted (in memory;
+                the file is not changed).
 
         Returns:
             On a tensorclass, a record of that class. On ``TensorDict``,
@@ -209,6 +218,8 @@ class PersistenceOps:
             ValueError: ``mode`` is not None, ``"r"`` or ``"r+"``.
             ClassResolutionError: the saved class is not defined in this process.
             PickleRefusedError: a value needs unpickling and ``allow_pickle`` is False.
+            SchemaMismatchError: a record's folder differs from its class; every
+                difference is listed, each with the option that accepts it.
         """
         from tclass._io._api import load_memmap
 

@@ -184,6 +184,8 @@ def _load(
     allow_pickle: bool | None = False,
     robust_key: bool | None = True,
     num_threads: int = 0,
+    strict: bool = True,
+    widen: bool = False,
 ) -> Any:
     """:func:`load_memmap` with its options spelled out (their defaults live here)."""
     _check_threads(num_threads)
@@ -194,9 +196,8 @@ def _load(
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)
     at = functools.partial(descend, parts=parts, subpath=subpath) if parts else None
-    loaded = load_tree(
-        prefix, cls, None if out is not None or staged else target, allow_pickle, mode, at
-    )
+    device_now = None if out is not None or staged else target
+    loaded = load_tree(prefix, cls, device_now, allow_pickle, mode, at, strict=strict, widen=widen)
     if staged:
         assert target is not None
         loaded = _staged_to(loaded, target, non_blocking)
