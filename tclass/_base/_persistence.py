@@ -33,6 +33,10 @@ class SaveOptions(TypedDict, total=False):
     durable: bool  # False
     archive: bool | None  # None: an archive when the prefix ends in ".tdz"
     compression: str | int | None  # None (stored); archives only
+    return_early: bool  # False
+    atomic: bool  # accepted: every save is staged and swapped into place
+    robust_key: bool | None  # accepted: file names are always percent-encoded
+    share_non_tensor: bool  # False (True is refused)
 
 
 class LoadOptions(TypedDict, total=False):
@@ -96,6 +100,19 @@ class PersistenceOps:
             compression: how an archive's tensor payloads are compressed: None (stored,
                 mapped when loaded), ``"deflate"``, ``"bzip2"``, ``"lzma"`` or a
                 ``zipfile`` constant (loaded into memory). Archives only.
+            return_early: with ``num_threads > 1``, return a ``TensorDictFuture`` at
+                once (``tclass.utils.TensorDictFuture``: its ``result()`` waits for the
+                save and returns what the call would have); checkers still see the
+                call's ``Self``. Not for archives.
+            atomic: accepted for the peer's code: every tclass save is staged next to
+                ``prefix`` and swapped into place, so a killed writer never leaves a
+                half-written folder.
+            robust_key: accepted for the peer's code: a key whose characters are not
+                safe in a file name is always written percent-encoded (the peer's
+                default), never as a raw path, whatever the value.
+            share_non_tensor: only False. Python values written into the saved
+                collection reach its ``meta.json`` (other processes see them when they
+                load it); values shared live between processes are not supported.
 
         Returns:
             ``self``, now locked, its device ``cpu``. Later writes reach the folder:
