@@ -17,6 +17,7 @@ from tclass._core._options import set_capture_non_tensor_stack as set_capture_no
 from tclass._core._options import set_get_defaults_to_none as set_get_defaults_to_none
 from tclass._core._options import set_lazy_legacy as set_lazy_legacy
 from tclass._core._options import set_list_to_stack as set_list_to_stack
+from tclass._core._spec import Spec as Spec
 from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
@@ -77,6 +78,7 @@ __all__ = [
     "NonTensorData",
     "NonTensorStack",
     "PersistentTensorDict",
+    "Spec",
     "TclassError",
     "TensorClass",
     "TensorDict",

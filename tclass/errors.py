@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import NamedTuple
 
 __all__ = [
     "AppendError",
@@ -30,6 +31,7 @@ __all__ = [
     "DistributedError",
     "EntryTypeError",
     "FieldIndexError",
+    "FieldSpecError",
     "FieldTypeError",
     "FileBusyError",
     "FileConflictError",
@@ -52,8 +54,10 @@ __all__ = [
     "PickleRefusedError",
     "ReprParseError",
     "ReservedNameError",
+    "SchemaMismatchError",
     "ShapeError",
     "SharedDefaultWarning",
+    "SpecSyntaxError",
     "StackError",
     "StateDictKeyError",
     "StructureMismatchError",
@@ -319,6 +323,71 @@ class FrozenInstanceError(TclassError, dataclasses.FrozenInstanceError):
 
 class FieldIndexError(TclassError, ValueError, TypeError):
     """A tensorclass was indexed with a string: it is indexed along batch dims only."""
+
+
+# --- schemas: shapes and dtypes in annotations ------------------------------------------
+
+
+class SpecSyntaxError(ClassDefinitionError, ValueError):
+    """A field's shape spec (``Spec("3 h w")``, a jaxtyping annotation) cannot be read."""
+
+
+class SpecProblem(NamedTuple):
+    """One way a field's tensor does not fit its spec (see ``FieldSpecError``)."""
+
+    field: str  # the field
+    dim: str  # the dim ('h', '3', '*rest'), "dtype", or "ndim"
+    got: object  # what the tensor has
+    expected: object  # what the spec (or the other field) says
+    other: str | None = None  # the field that bound the dim first, if another
+    message: str = ""
+
+
+class FieldSpecError(FieldTypeError, ValueError):
+    """A tensor does not fit its field's spec: its dtype, a feature dim, or a named dim
+    that another field of the record binds to another size. Raised when a record is
+    built or a field assigned; the record is left as it was.
+
+    Attributes:
+        problems: every problem found, as ``SpecProblem`` (field, dim, both values).
+    """
+
+    def __init__(self, message: str, problems: Sequence[SpecProblem] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)
+
+    def __reduce__(self) -> tuple[type[FieldSpecError], tuple[object, ...]]:
+        return (type(self), (str(self), self.problems))
+
+
+class SchemaDifference(NamedTuple):
+    """One difference between a saved folder and the class loading it."""
+
+    path: str  # the record's folder, relative to the one loaded ("" for the root)
+    field: str
+    kind: str  # "missing", "extra", "dtype", "shape", "kind"
+    saved: object  # what the folder holds (None when the field is missing)
+    declared: object  # what the class declares (None for an extra field)
+    option: str | None  # the load_memmap option that accepts it, or None
+    message: str = ""
+
+
+class SchemaMismatchError(MetadataError):
+    """A folder does not hold what the class loading it declares: missing or extra
+    fields, dtypes or shapes its specs do not allow. Every difference is listed, each
+    with the option that would accept it (``strict=False``, ``widen=True``); nothing
+    was loaded.
+
+    Attributes:
+        differences: every difference, as ``SchemaDifference``.
+    """
+
+    def __init__(self, message: str, differences: Sequence[SchemaDifference] = ()) -> None:
+        super().__init__(message)
+        self.differences = tuple(differences)
+
+    def __reduce__(self) -> tuple[type[SchemaMismatchError], tuple[object, ...]]:
+        return (type(self), (str(self), self.differences))
 
 
 # --- distributed -----------------------------------------------------------------------

@@ -62,6 +62,9 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "UnknownFieldError": (AttributeError, ValueError),
     "FrozenInstanceError": (AttributeError,),
     "FieldIndexError": (ValueError, TypeError),
+    "SpecSyntaxError": (TypeError, ValueError),
+    "FieldSpecError": (TypeError, ValueError),
+    "SchemaMismatchError": (ValueError, RuntimeError),
     "DistributedError": (RuntimeError,),
     "StructureMismatchError": (RuntimeError, ValueError),
 }

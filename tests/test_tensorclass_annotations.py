@@ -314,7 +314,10 @@ class TestEcosystemAnnotations:
             batch_size=[4],
         )
         assert cam[0].ts.shape == () and cam.img.dtype == torch.uint8
-        assert torch.equal(cls(K=[[1.0]], img=None, ts=None).K, torch.tensor([[1.0]]))
+        eye = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+        assert torch.equal(cls(K=eye, img=None, ts=None).K, torch.tensor(eye))
+        with pytest.raises(errors.FieldSpecError, match="Cam.K"):  # shapes are checked (#21)
+            cls(K=[[1.0]], img=None, ts=None)
         with pytest.raises(errors.FieldTypeError, match="Cam.ts"):
             cls(K=None, img=None, ts="text")
 

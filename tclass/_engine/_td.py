@@ -1416,9 +1416,16 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
     return getter if values else entry_getter
 
 
-def tensor_field_setter(name: str, slow: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+def tensor_field_setter(
+    name: str,
+    slow: Callable[[Any, Any], None],
+    check: Callable[[Mapping[str, Any], Any, torch.Size], bool] | None = None,
+) -> Callable[[Any, Any], None]:
     """The setter of the tensor field ``name``: a plain tensor into an unlocked record
-    not saved in a folder is checked and stored inline; anything else goes to ``slow``."""
+    not saved in a folder is checked and stored inline; anything else goes to ``slow``.
+    With ``check(entries, tensor, batch_size)`` (the field's spec against the record's
+    other fields, batch dims included), a tensor it refuses goes to ``slow`` too, which
+    says why."""
 
     def setter(record: Any, value: Any) -> None:
         td = record._tensordict
@@ -1429,7 +1436,11 @@ def tensor_field_setter(name: str, slow: Callable[[Any, Any], None]) -> Callable
         device = td._device
         if device is not None and value.device != device:
             value = value.to(device)
-        if batch and value.shape[: len(batch)] != batch:
+        if check is not None:
+            if td.__class__ is not TensorDict or not check(td._tensors, value, batch):
+                slow(record, value)  # a lazy stack's members may differ: checked there
+                return
+        elif batch and value.shape[: len(batch)] != batch:
             raise BatchMismatchError(name, value.shape, batch)
         td._tensors[name] = value
 

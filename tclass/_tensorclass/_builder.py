@@ -19,6 +19,7 @@ user defined is ever replaced.
 from __future__ import annotations
 
 import dataclasses
+import linecache
 import sys
 import warnings
 import weakref
@@ -32,16 +33,19 @@ from tclass._base._tensordict_base import Value
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
+from tclass._core._record_spec import RecordSpecs
 from tclass._core._registry import register_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict, field_getter, tensor_field_setter
+from tclass._io._schema import FieldSchema
 from tclass._tensorclass._fields import FieldRule, rule_for
 from tclass._tensorclass._generated import generated_init, is_generated, user_init
 from tclass._tensorclass._hints import Unresolved, resolve_annotations
 from tclass._tensorclass._interop import register_pytree
 from tclass._tensorclass._options import ClassOptions, class_options
+from tclass._tensorclass._schema import field_schemas, record_specs
 from tclass.errors import (
     ClassDefinitionError,
     FrozenInstanceError,
@@ -86,6 +90,8 @@ class ClassInfo:
         "generated_init",
         "has_user_init",
         "_rules",
+        "_specs",
+        "_schema",
     )
 
     def __init__(
@@ -106,6 +112,8 @@ class ClassInfo:
         self.generated_init: Callable[..., None] | None = None
         self.has_user_init = False
         self._rules: dict[str, FieldRule] | None = None
+        self._specs: RecordSpecs | None = None
+        self._schema: tuple[FieldSchema, ...] = ()
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -115,12 +123,26 @@ class ClassInfo:
             rules = self._rules = _resolve_rules(self)
         return rules  # type: ignore[return-value]
 
+    @property
+    def specs(self) -> RecordSpecs | None:
+        """The checker of the spec'd fields (None when no field has a spec)."""
+        if self._rules is None:
+            self._rules = _resolve_rules(self)  # and the specs
+        return self._specs
+
+    @property
+    def schema(self) -> tuple[FieldSchema, ...]:
+        """What the class declares of each field (written into saved folders)."""
+        if self._rules is None:
+            self._rules = _resolve_rules(self)  # and the schema
+        return self._schema
+
 
 def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRule] | None:
     """The rules of every field; ``None`` when a name is not found yet and this is not
     the first use. At first use, a field whose annotation names something that cannot be
     found (imported only under ``TYPE_CHECKING``, or defined after the first instance)
-    takes any value, as in the peer."""
+    takes any value, as in the peer. With the rules, the class's specs and schema."""
     cls = info.cls
     classes: Mapping[str, type] = _REGISTRY.get(cls.__module__, {}) if first_use else {}
     hints = resolve_annotations(cls, info.field_names, classes)
@@ -133,6 +155,8 @@ def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRu
             return None
         else:
             rules[name] = dataclasses.replace(rule_for(name, cls.__name__, Any), text=hint.text)
+    info._specs = record_specs(cls.__name__, rules)
+    info._schema = field_schemas(cls, rules, hints)
     return rules
 
 
@@ -157,8 +181,11 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     _refuse_reserved_names(cls, base, fields, options.shadow)
     info = ClassInfo(cls, fields, options)
     type.__setattr__(cls, "__tclass_info__", info)
+    for field in fields:
+        _attach_property(cls, info, field.name)  # resolves the rules if it can, here
     own = set(cls.__dict__.get("__annotations__", {}))
-    info.generated_init = generated_init(cls, info, own, init_record)
+    # A class whose specs are known now gets its own checking body (see _checked_init).
+    info.generated_init = generated_init(cls, info, own, _checked_init(info) or init_record)
     if own_init is not None:  # the class's own __init__ is kept (super() reaches ours)
         info.has_user_init = True
         type.__setattr__(cls, "__init__", user_init(own_init))
@@ -168,8 +195,6 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
             type.__delattr__(cls, "__init__")
     else:
         type.__setattr__(cls, "__init__", info.generated_init)
-    for field in fields:
-        _attach_property(cls, info, field.name)
     if options.frozen and "__hash__" not in cls.__dict__:
         type.__setattr__(cls, "__hash__", object.__hash__)  # by identity: see the README
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
@@ -284,8 +309,12 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
         setter(self, None)
 
     get = field_getter(name, values=not entries_only)
+    inline = info._specs.inline if info._specs is not None else None
+    check = inline.assign.get(name) if inline is not None else None
+    spec = rule.spec if rule is not None else None
     fast = entries_only and rule is not None and rule.tensor and rule.cast is None
-    setter = tensor_field_setter(name, store) if fast else store
+    fast = fast and (spec is None or check is not None)
+    setter = tensor_field_setter(name, store, check) if fast else store
     for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
@@ -358,6 +387,9 @@ def init_record(
         if stored is not None:
             tensors[name] = stored
             unbatched = unbatched or stored.__class__ is UnbatchedTensor
+    specs = info._specs
+    if specs is not None:
+        specs.check(tensors, n)
     td = TensorDict._new_unchecked(tensors, batch, dev)
     if unbatched:
         td._mark_unbatched()
@@ -368,8 +400,88 @@ def init_record(
         td.lock_()
 
 
-def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, value: Any) -> None:
-    stored = info.rules[name].store(value, td.batch_size, td.device)
+def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
+    """``init_record`` unrolled for a class with specs, each spec'd tensor checked on the
+    shape its batch check reads (the generated checks of ``RecordSpecs.inline``); None
+    when the rules are not resolved yet, or the specs are not ones it inlines."""
+    rules, specs = info._rules, info._specs
+    inline = specs.inline if specs is not None else None
+    if rules is None or inline is None:
+        return None
+    namespace: dict[str, Any] = {
+        "_Unbatched": UnbatchedTensor,
+        "as_batch_size": as_batch_size,
+        "as_device": as_device,
+        "_Tensor": _Tensor,
+        "_new": TensorDict._new_unchecked,
+        "_specs": specs,
+        **inline.namespace,
+    }
+    lines = [
+        "def init(record, info, values, batch_size, device, names):",
+        "    batch = as_batch_size(batch_size)",
+        "    dev = None if device is None else as_device(device)",
+        "    n = len(batch)",
+        "    t = {}",
+        "    ub = False",
+        *("    " + line for line in inline.preamble),
+    ]
+    for index, name in enumerate(info.field_names):
+        rule = namespace[f"R{index}"] = rules[name]
+        lines.append(f"    v = values[{index}]")
+        indent = "    "
+        if rule.tensor:  # as init_record's inline case, the batch check's shape reused
+            lines += [
+                "    if v.__class__ is _Tensor:",
+                "        if dev is not None and v.device != dev:",
+                "            v = v.to(dev)",
+                "        s = v.shape",
+                "        if n and s[:n] != batch:",
+                f"            R{index}._check_batch(v, batch)",
+                *("        " + line for line in inline.fields.get(name, ())),
+                f"        t[{name!r}] = v",
+                "    else:",
+            ]
+            indent = "        "
+        lines += [f"{indent}v = R{index}.store(v, batch, dev)", f"{indent}if v is not None:"]
+        lines.append(f"{indent}    t[{name!r}] = v")
+        lines.append(f"{indent}    ub = ub or v.__class__ is _Unbatched")
+        if name in inline.fields:  # a value that was not a plain tensor: the matcher judges
+            lines.append(f"{indent}    bad = True")
+    lines += [
+        "    if bad:",
+        "        _specs.check(t, n)",
+        "    td = _new(t, batch, dev)",
+        "    if ub:",
+        "        td._mark_unbatched()",
+        "    if names is not None:",
+        "        td.names = names",
+        "    record._tensordict = td",
+        "    if info.frozen:",
+        "        td.lock_()",
+    ]
+    source = "\n".join(lines) + "\n"
+    filename = f"<tclass checked init {info.cls.__module__}.{info.cls.__qualname__}>"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    init: Callable[..., None] = namespace["init"]
+    return init
+
+
+def _store(
+    info: ClassInfo,
+    td: TensorDict | LazyStackedTensorDict,
+    name: str,
+    value: Any,
+    check_spec: bool = True,
+) -> None:
+    rule = info.rules[name]
+    stored = rule.store(value, td.batch_size, td.device)
+    if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
+        specs: Any = info.specs
+        # A lazy stack's members may differ: the tensor is checked against its spec only.
+        others = td._entries() if isinstance(td, TensorDict) else {}
+        specs.check_assign(others, name, stored, len(td.batch_size))
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     elif td._has_entry(name):
@@ -377,10 +489,22 @@ def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, v
 
 
 def store_field(
-    cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict, name: str, value: Any
+    cls: type[TensorClass],
+    td: TensorDict | LazyStackedTensorDict,
+    name: str,
+    value: Any,
+    check_spec: bool = True,
 ) -> None:
-    """Stores ``value`` as field ``name`` in ``td`` (checked), ignoring locks."""
-    _store(cls.__tclass_info__, td, name, value)
+    """Stores ``value`` as field ``name`` in ``td`` (checked; its spec against the other
+    fields unless not ``check_spec``: see :func:`check_specs`), ignoring locks."""
+    _store(cls.__tclass_info__, td, name, value, check_spec)
+
+
+def check_specs(cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict) -> None:
+    """Checks the fields of ``td`` against the specs of ``cls``, together."""
+    specs = cls.__tclass_info__.specs
+    if specs is not None and isinstance(td, TensorDict):
+        specs.check(td._entries(), len(td.batch_size))
 
 
 def record_from_entries(
@@ -411,5 +535,6 @@ def record_from_entries(
             value = field.default_factory()
         else:
             continue  # not set yet, as None
-        _store(info, td, field.name, value)
+        _store(info, td, field.name, value, check_spec=False)
+    check_specs(cls, td)  # together: each field's named dims against the others'
     return cls._from_tensordict_unchecked(td)

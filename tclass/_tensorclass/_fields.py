@@ -46,10 +46,11 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
+from tclass._core._spec import TensorSpec, array_type_of, spec_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass._tensorclass._hints import annotation_text, flatten_union
+from tclass._tensorclass._hints import annotated_members, annotation_text
 from tclass._tensorclass._options import ClassOptions
 from tclass.errors import BatchMismatchError, CastError, ClassDefinitionError, FieldTypeError
 
@@ -75,6 +76,7 @@ class FieldRule:
     convert_to: type | None = None  # the collection class a dict / TensorDict becomes
     check_value: Callable[[object], bool] | None = None  # accepted Python values
     cast: Callable[[Any], Any] | None = None  # autocast: the conversion to the annotation
+    spec: TensorSpec | None = None  # the shape and dtype its tensors must have
 
     @property
     def value_field(self) -> bool:
@@ -102,8 +104,10 @@ class FieldRule:
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
         if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
+            dtypes = self.spec.dtypes if self.spec is not None else None
+            dtype = next(iter(dtypes)) if dtypes is not None and len(dtypes) == 1 else None
             try:
-                tensor = torch.as_tensor(value, device=device)
+                tensor = torch.as_tensor(value, dtype=dtype, device=device)
             except (TypeError, ValueError, RuntimeError):
                 self._refuse(value)
             return self._check_batch(tensor, batch)
@@ -188,10 +192,10 @@ def rule_for(
             a tensor collection or an optional of these.
     """
     text = annotation_text(annotation)
-    members = flatten_union(annotation)
-    optional = any(member in (type(None), None, Any, object) for member in members)
-    members = [member for member in members if member is not type(None) and member is not None]
-    parts = [_part(member, name, owner, text) for member in members]
+    members = annotated_members(annotation)
+    optional = any(member in (type(None), None, Any, object) for member, _ in members)
+    members = [(m, meta) for m, meta in members if m is not type(None) and m is not None]
+    parts = [_part(member, name, owner, text) for member, _ in members]
     any_value = any(part.get("any_value", False) for part in parts)
     tensor = any(part.get("tensor", False) for part in parts)
     collections = tuple(c for part in parts for c in part.get("collections", ()))
@@ -218,8 +222,23 @@ def rule_for(
         collections=collections,
         convert_to=collections[0] if len(collections) == 1 and not any_value else None,
         check_value=_any_of(checks) if checks else None,
-        cast=_caster(members, parts) if options.autocast else None,
+        cast=_caster([m for m, _ in members], parts) if options.autocast else None,
+        spec=_one_spec(members, parts, f"{owner}.{name}: "),
     )
+
+
+def _one_spec(
+    members: list[tuple[object, tuple[object, ...]]], parts: list[dict[str, Any]], where: str
+) -> TensorSpec | None:
+    """The spec of a field's tensors: the one every tensor member of its union declares
+    (``Annotated[Tensor, Spec(...)]``, or a jaxtyping annotation); members that disagree,
+    or one without a spec, leave the tensors unchecked."""
+    specs = [
+        spec_of(m, meta, where) for (m, meta), part in zip(members, parts) if part.get("tensor")
+    ]
+    if not specs or specs[0] is None or any(spec != specs[0] for spec in specs):
+        return None
+    return specs[0]
 
 
 def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
@@ -232,7 +251,7 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
         return {"check": lambda v: any(type(v) is type(a) and v == a for a in allowed)}
     if origin is not None:  # list[int], dict[str, Any], type[X], Callable[...]
         return _part(origin, name, owner, text)
-    array_type = _array_type(option)
+    array_type = array_type_of(option)
     if array_type is not None:  # jaxtyping's Float[Tensor, "b 3"] and the like
         return _part(array_type, name, owner, text)
     if isinstance(option, type):
@@ -251,16 +270,6 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
     return {"any_value": True}  # a typing construct without a runtime check: anything
 
 
-def _array_type(option: object) -> type | None:
-    """The array class of a shape-and-dtype annotation (jaxtyping's ``Float[Tensor, ...]``
-    keeps it as ``array_type`` and the shape as ``dim_str``), else None."""
-    if isinstance(option, type) and isinstance(getattr(option, "dim_str", None), str):
-        array_type = getattr(option, "array_type", None)
-        if isinstance(array_type, type):
-            return array_type
-    return None
-
-
 def _is_castable(value: object) -> bool:
     return isinstance(value, (bool, int, float, np.ndarray, np.number, np.bool_))
 
@@ -274,7 +283,7 @@ def _caster(members: list[object], parts: list[dict[str, Any]]) -> Callable[[Any
         return _to_tensor_if_castable
     if part.get("tensor") or "collections" in part:
         return None  # tensors from array-likes and records from dicts: the usual rules
-    target = _array_type(member) or getattr(member, "__supertype__", None) or member
+    target = array_type_of(member) or getattr(member, "__supertype__", None) or member
     if not isinstance(target, type):
         return None
     if target is np.ndarray:

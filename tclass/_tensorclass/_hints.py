@@ -18,7 +18,15 @@ import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Union
 
-__all__ = ["Unresolved", "annotation_text", "flatten_union", "resolve_annotations"]
+from tclass._core._spec import Spec
+
+__all__ = [
+    "Unresolved",
+    "annotated_members",
+    "annotation_text",
+    "flatten_union",
+    "resolve_annotations",
+]
 
 _UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
 # How many calling frames a name is looked up in before it is reported missing.
@@ -105,16 +113,27 @@ def _resolved(annotation: object, evaluate: Callable[[str], object]) -> object:
 
 def flatten_union(annotation: object) -> list[object]:
     """The members of a union (``Annotated`` removed), or ``[annotation]``."""
+    return [member for member, _ in annotated_members(annotation)]
+
+
+def annotated_members(
+    annotation: object, metadata: tuple[object, ...] = ()
+) -> list[tuple[object, tuple[object, ...]]]:
+    """The members of a union (or ``[annotation]``), each with the ``Annotated``
+    metadata around it (a ``Spec`` there gives the member's tensors their shape)."""
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        return flatten_union(typing.get_args(annotation)[0])
+        inner, *extra = typing.get_args(annotation)
+        return annotated_members(inner, (*metadata, *extra))
     if origin in _UNION_TYPES:
-        return [item for arg in typing.get_args(annotation) for item in flatten_union(arg)]
-    return [annotation]
+        args = typing.get_args(annotation)
+        return [item for arg in args for item in annotated_members(arg, metadata)]
+    return [(annotation, metadata)]
 
 
-def annotation_text(annotation: object) -> str:
-    """The annotation as a user wrote it: ``Tensor``, ``str | None``, ``list[int]``."""
+def annotation_text(annotation: object, specs: bool = False) -> str:
+    """The annotation as a user wrote it: ``Tensor``, ``str | None``, ``list[int]``;
+    with ``specs``, an ``Annotated`` keeps its ``Spec`` (what a saved schema shows)."""
     if isinstance(annotation, str):
         return annotation
     if isinstance(annotation, typing.ForwardRef):
@@ -124,13 +143,15 @@ def annotation_text(annotation: object) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in _UNION_TYPES:
-        return " | ".join(annotation_text(arg) for arg in args)
+        return " | ".join(annotation_text(arg, specs) for arg in args)
     if origin is Literal:
         return f"Literal[{', '.join(repr(arg) for arg in args)}]"
     if origin is typing.Annotated:
-        return annotation_text(args[0])
+        shown = [repr(item) for item in args[1:] if specs and isinstance(item, Spec)]
+        inner = annotation_text(args[0], specs)
+        return f"Annotated[{', '.join([inner, *shown])}]" if shown else inner
     if origin is not None and args:
         name = getattr(origin, "__name__", None) or annotation_text(origin)
-        return f"{name}[{', '.join(annotation_text(arg) for arg in args)}]"
+        return f"{name}[{', '.join(annotation_text(arg, specs) for arg in args)}]"
     name = getattr(annotation, "__name__", None)
     return name if isinstance(name, str) else repr(annotation).replace("typing.", "")

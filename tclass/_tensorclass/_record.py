@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, overload
 
@@ -32,7 +33,14 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict, record_batch_size, record_entries
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
-from tclass._tensorclass._builder import ClassInfo, build_class, record_from_entries, store_field
+from tclass._tensorclass._allocate import allocate
+from tclass._tensorclass._builder import (
+    ClassInfo,
+    build_class,
+    check_specs,
+    record_from_entries,
+    store_field,
+)
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
 from tclass._tensorclass._typing import (
     BatchSizeField,
@@ -817,6 +825,36 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         constructor: Callable[..., Self] = cls
         return constructor(**data, batch_size=batch, device=device, names=names)
 
+    @classmethod
+    def allocate(
+        cls,
+        batch_size: BatchSizeLike,
+        *,
+        dims: Mapping[str, int | Sequence[int]] | None = None,
+        prefix: str | os.PathLike[str] | None = None,
+        device: DeviceLike = None,
+    ) -> Self:
+        """A zero-filled record built from the class's schema alone, no example needed.
+
+        Every field annotated with a shape (``Annotated[Tensor, Spec(...)]`` or
+        jaxtyping) gets zeros of its dtype and shape, nested records are allocated the
+        same way, Python values take their defaults, optional fields stay unset.
+
+        Args:
+            batch_size: the batch size.
+            dims: the sizes of the named dims the specs use (``{"h": 84, "w": 84}``; a
+                variadic ``*name`` takes a tuple).
+            prefix: memory-map the record there: sparse files, zero-filled, taking no
+                disk space until written (as ``memmap_like``); the record is locked.
+            device: where the tensors go (without ``prefix``).
+
+        Raises:
+            FieldSpecError: listing every field that cannot be allocated (a tensor field
+                without a spec, a dim with no size) and every name in ``dims`` that no
+                spec uses.
+        """
+        return allocate(cls, batch_size, dims, prefix, device)
+
     def replace(self, **changes: Any) -> Self:
         """A new record with some fields changed (the others shared, not copied); works
         on frozen records too."""
@@ -824,7 +862,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:
                 raise self._unknown_field(name)
-            store_field(type(self), td, name, value)
+            store_field(type(self), td, name, value, check_spec=False)
+        check_specs(type(self), td)  # the new record's fields together: several may change
         return self._from_tensordict_unchecked(td)
 
     # --- python protocols ----------------------------------------------------------------
