@@ -14,7 +14,7 @@ import json
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import torch
@@ -257,3 +257,18 @@ def test_the_peer_reads_our_names_and_we_read_its(tmp_path: Path) -> None:
 
 def test_names_do_not_change_the_repr() -> None:
     assert repr(_td()) == repr(_td().rename(None))
+
+
+class Shot(TensorClass):
+    """A class with specs: its generated __init__ checks them inline."""
+
+    pixels: Annotated[torch.Tensor, tclass.Spec("3 h w", torch.uint8)]
+    extra: torch.Tensor | None = None
+
+
+def test_records_with_specs_take_names_and_unbatched_tensors() -> None:
+    pixels = torch.zeros(2, 3, 4, 4, dtype=torch.uint8)
+    shot = Shot(pixels=pixels, batch_size=[2], names=["t"])
+    assert shot.names == ["t"] and shot.unsqueeze(0).names == [None, "t"]
+    wide = Shot(pixels=pixels, extra=tclass.UnbatchedTensor(torch.ones(5)), batch_size=[2])
+    assert wide[0].extra.shape == (5,) and wide.unsqueeze(0).extra.shape == (5,)
