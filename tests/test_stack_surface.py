@@ -81,6 +81,8 @@ def test_lazy_stack_classmethod_takes_the_peer_keywords() -> None:
     assert kept.tensordicts == members  # device= is the peer's unused keyword
     with pytest.raises(RuntimeError):
         LazyStackedTensorDict.lazy_stack([])
+    with pytest.raises(errors.StackError):
+        tclass.lazy_stack([torch.ones(3), _td()])
 
 
 def test_stack_accepts_contiguous() -> None:

@@ -232,7 +232,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        td = TensorDict._new_unchecked(values, batch_size, device)
+        storage = self._tensordict
+        if storage.__class__ is TensorDict:  # its names and unbatched flag carry over
+            return self._from_tensordict_unchecked(storage._new_like(values, batch_size, device))
+        td = TensorDict._new_unchecked(values, batch_size, device)  # over a lazy stack
         td._mark_unbatched_if_any()
         return self._named_like_self(self._from_tensordict_unchecked(td))
 

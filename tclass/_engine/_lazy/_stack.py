@@ -921,20 +921,23 @@ def lazy_stack(
             sizes differ (pad those with :func:`tclass.pad_sequence`).
     """
     members = list(collections)
-    out = options.get("out")
-    if members and all(isinstance(member, torch.Tensor) for member in members):
-        return _stack_tensors(members, dim, out, options)
-    if members and isinstance(members[0], _NonTensorNode):
-        return stack(members, dim)
+    if members:
+        if isinstance(members[0], torch.Tensor):
+            return _stack_tensors(members, dim, options.get("out"), options)
+        if isinstance(members[0], _NonTensorNode):
+            return stack(members, dim)
     check_members(members, "lazy_stack")
     batch = members[0].batch_size
     dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
     result = type(members[0])._stack_lazily(members, dim, insert_dim(batch, dim, len(members)))
+    if not options:
+        return result
     stack_dim_name = options.get("stack_dim_name")
     if stack_dim_name is not None:
         names = result.names
         names[dim] = stack_dim_name
         result._assign_names(tuple(names))
+    out = options.get("out")
     if out is not None:
         out.update_(result)
         return out
@@ -942,9 +945,16 @@ def lazy_stack(
 
 
 def _stack_tensors(
-    tensors: list[torch.Tensor], dim: int, out: torch.Tensor | None, options: LazyStackOptions
+    tensors: list[Any], dim: int, out: torch.Tensor | None, options: LazyStackOptions
 ) -> Any:
-    """``lazy_stack`` of plain tensors, as the peer answers it."""
+    """``lazy_stack`` of plain tensors (member 0 is one), as the peer answers it."""
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, torch.Tensor):
+            msg = (
+                f"lazy_stack: member {position} is a {type(tensor).__name__} but member 0 is "
+                "a tensor; stack tensors with tensors only"
+            )
+            raise StackError(msg)
     as_list = options.get("as_list", False)
     padded = options.get("as_padded_tensor", False)
     nested = options.get("as_nested_tensor", False)
