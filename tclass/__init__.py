@@ -25,10 +25,10 @@ from tclass._engine._combine import isin as isin
 from tclass._engine._combine import merge_tensordicts as merge_tensordicts
 from tclass._engine._combine import remove_duplicates as remove_duplicates
 from tclass._engine._consolidate import from_consolidated as from_consolidated
+from tclass._engine._lazy._build import dense_stack_tds as dense_stack_tds
+from tclass._engine._lazy._build import lazy_stack as lazy_stack
+from tclass._engine._lazy._build import maybe_dense_stack as maybe_dense_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict as LazyStackedTensorDict
-from tclass._engine._lazy._stack import dense_stack_tds as dense_stack_tds
-from tclass._engine._lazy._stack import lazy_stack as lazy_stack
-from tclass._engine._lazy._stack import maybe_dense_stack as maybe_dense_stack
 from tclass._engine._nontensor import MetaData as MetaData
 from tclass._engine._nontensor import NonTensorData as NonTensorData
 from tclass._engine._nontensor import NonTensorStack as NonTensorStack

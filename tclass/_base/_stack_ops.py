@@ -2,7 +2,7 @@
 
 The peer spells its module functions as classmethods too (``TensorDict.stack``,
 ``LazyStackedTensorDict.lazy_stack``) and as methods (``td.pad``); these are one-line
-forwarders to the engine's functions (``tclass._engine._ops``, ``_engine._lazy._stack``,
+forwarders to the engine's functions (``tclass._engine._ops``, ``_engine._lazy._build``,
 ``_engine._pad``), which build on the collections deriving from this mixin.
 """
 
@@ -65,7 +65,7 @@ class StackOps(TensorCollection):
     ) -> Self:
         """Same as :func:`tclass.lazy_stack`: records give a record over a lazy stack
         (``TensorDict.lazy_stack`` gives a ``LazyStackedTensorDict``)."""
-        from tclass._engine._lazy._stack import lazy_stack
+        from tclass._engine._lazy._build import lazy_stack
 
         return cast(Self, lazy_stack(input, dim, **options))
 
@@ -75,7 +75,7 @@ class StackOps(TensorCollection):
     ) -> Self:
         """Same as :func:`tclass.maybe_dense_stack` (for ``TensorDict``, a lazy stack when
         the members differ)."""
-        from tclass._engine._lazy._stack import maybe_dense_stack
+        from tclass._engine._lazy._build import maybe_dense_stack
 
         return cast(Self, maybe_dense_stack(input, dim, out=out, strict=strict))
 
@@ -85,7 +85,7 @@ class StackOps(TensorCollection):
         Raises:
             DimError: (an ``IndexError``) if ``dim`` is not a batch dim.
         """
-        from tclass._engine._lazy._stack import to_lazystack
+        from tclass._engine._lazy._build import to_lazystack
 
         return cast(Self, to_lazystack(self, dim))
 
@@ -100,6 +100,6 @@ class StackOps(TensorCollection):
     def densify(self, layout: torch.layout = torch.strided) -> Self:
         """A dense copy in which every lazy stack (nested ones too) is stacked, entries of
         different shapes as nested tensors of ``layout``."""
-        from tclass._engine._lazy._stack import densify
+        from tclass._engine._lazy._build import densify
 
         return cast(Self, densify(self, layout))

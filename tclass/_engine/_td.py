@@ -30,11 +30,11 @@ from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack, _
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
+from tclass._engine._scope import Scope, ScopedOps, named_to_fit, write_unbatched
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     DimError,
-    DimNameError,
     EntryTypeError,
     KeyConflictError,
     KeyThroughTensorError,
@@ -70,7 +70,7 @@ _LOCKED_MSG = (
 )
 
 
-class TensorDict(TensorDictBase):
+class TensorDict(ScopedOps, TensorDictBase):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 
     Args:
@@ -118,7 +118,7 @@ class TensorDict(TensorDictBase):
     _saved_at: SavedAt | None  # the folder this node is saved in (see _saved.py)
     # What a TensorDict rarely needs, created on first use: what `with td:` blocks
     # restore, the names of the batch dims, whether it holds unbatched tensors.
-    _scope: _Scope | None
+    _scope: Scope | None
 
     def __init__(
         self,
@@ -339,58 +339,7 @@ class TensorDict(TensorDictBase):
                 piece._mark_unbatched()
         return out
 
-    # --- names, replacing in place, devices -----------------------------------------------
-
-    @property
-    def names(self) -> list[str | None]:
-        """The names of the batch dims (``None`` for an unnamed dim). Assigning names
-        them here and, for the dims they share, in nested collections."""
-        return _names.show(self._dim_names, len(self._batch_size))
-
-    @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
-        self._rename_all(_names.as_names(value, len(self._batch_size)))
-
-    @property
-    def _dim_names(self) -> Names:
-        scope = self._scope
-        return None if scope is None else scope.names
-
-    def _assign_names(self, names: Names) -> None:
-        scope = self._scope
-        if scope is None:
-            if names is None:
-                return
-            scope = self._scope = _Scope()
-        scope.names = names
-
-    def _holds_unbatched(self) -> bool:
-        """Whether an entry may be an unbatched tensor (then shape ops look for it)."""
-        scope = self._scope
-        return scope is not None and scope.unbatched
-
-    def _mark_unbatched(self) -> None:
-        """Records that an entry is an unbatched tensor (shape ops then keep it)."""
-        scope = self._scope
-        if scope is None:
-            scope = self._scope = _Scope()
-        scope.unbatched = True
-
-    def _mark_unbatched_if_any(self) -> None:
-        """:meth:`_mark_unbatched` when an entry is one: for a TensorDict built unchecked
-        from values that may include them."""
-        if any(value.__class__ is _Unbatched for value in self._tensors.values()):
-            self._mark_unbatched()
-
-    def _rename_all(self, names: Names) -> None:
-        """Names this level's dims ``names`` and the first dims of nested collections."""
-        self._assign_names(names)
-        nb = len(self._batch_size)
-        for value in self._tensors.values():
-            if isinstance(value, TensorDictBase) and not value._is_leaf_node:
-                own = value._dim_names
-                extra = (None,) * (value.batch_dims - nb) if own is None else own[nb:]
-                value._rename_all(None if names is None else names + extra)
+    # --- replacing in place, devices (names: ScopedOps) ---------------------------------
 
     def _become(self, other: Self) -> None:
         if self._locked:
@@ -555,7 +504,7 @@ class TensorDict(TensorDictBase):
             return self._new_unchecked(values, self._indexed_size(index, values), self._device)
         return self._index_special(index, scope)
 
-    def _index_special(self, index: Any, scope: _Scope) -> Self:
+    def _index_special(self, index: Any, scope: Scope) -> Self:
         """Indexing a TensorDict with dim names or unbatched tensors: both carried."""
         try:
             values = {
@@ -701,7 +650,7 @@ class TensorDict(TensorDictBase):
                 stored = stored._make(stored.data, batch, stored._device)
             names = self._dim_names
             if names is not None and not value._is_leaf_node:
-                stored = _named_to_fit(stored, names, key)
+                stored = named_to_fit(stored, names, key)
         elif isinstance(value, Mapping):
             try:
                 return TensorDict(value, batch, device)
@@ -823,7 +772,7 @@ class TensorDict(TensorDictBase):
                         self._store_entry(key, new)
                 continue
             if unbatched and entry.__class__ is _Unbatched:
-                _write_unbatched(key, entry, sub)
+                write_unbatched(key, entry, sub)
                 continue
             try:
                 entry[index] = sub
@@ -996,7 +945,7 @@ class TensorDict(TensorDictBase):
         # Remembered so that `with td.lock_():` / `with td.unlock_():` can undo this call.
         scope = self._scope
         if scope is None:
-            scope = self._scope = _Scope()
+            scope = self._scope = Scope()
         scope.before_last_lock = self._locked
         self._apply_lock(locked)
         return self
@@ -1014,7 +963,7 @@ class TensorDict(TensorDictBase):
         call (or the current state if neither was just called)."""
         scope = self._scope
         if scope is None:
-            scope = self._scope = _Scope()
+            scope = self._scope = Scope()
         previous = scope.before_last_lock
         scope.before_last_lock = None
         scope.restore.append(self._locked if previous is None else previous)
@@ -1109,14 +1058,6 @@ class TensorDict(TensorDictBase):
         """Makes later changes of entries reach ``saved`` (see ``_saved.py``)."""
         self._saved_at = saved
 
-    def _call_on_exit(self, callback: Callable[[], None]) -> None:
-        """Makes the next ``with td:`` block run ``callback`` once on exit (after
-        restoring the lock state), even if the block raised."""
-        scope = self._scope
-        if scope is None:
-            scope = self._scope = _Scope()
-        scope.on_exit = callback
-
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -1143,39 +1084,6 @@ class TensorDict(TensorDictBase):
         return compact_repr(self)
 
 
-class _Scope:
-    """What a TensorDict rarely needs, kept out of its slots so that building one costs
-    nothing for it: what ``with td:`` blocks use (the lock state before the last
-    lock_/unlock_ call, the states to restore on exit, one per open block, and a
-    callback for the next exit: ``to_module`` puts a module's previous tensors back
-    with it), the names of the batch dims, and whether an entry is an unbatched tensor.
-    ``special``: names or unbatched tensors, which indexing and shape ops carry."""
-
-    __slots__ = ("before_last_lock", "restore", "on_exit", "names", "unbatched")
-
-    def __init__(self) -> None:
-        self.before_last_lock: bool | None = None
-        self.restore: list[bool] = []
-        self.on_exit: Callable[[], None] | None = None
-        self.names: Names = None
-        self.unbatched = False
-
-    @property
-    def special(self) -> bool:
-        return self.names is not None or self.unbatched
-
-    def carried(self, same_batch: bool) -> _Scope | None:
-        """What a result built from this TensorDict's entries inherits: the unbatched
-        flag, and the names when the batch is the same; None when nothing."""
-        names = self.names if same_batch else None
-        if names is None and not self.unbatched:
-            return None
-        out = _Scope()
-        out.names = names
-        out.unbatched = self.unbatched
-        return out
-
-
 def _rebuild(
     cls: type[TensorDict],
     tensors: dict[str, Value],
@@ -1195,44 +1103,6 @@ def _rebuild(
 def _out_of_range(index: Any, batch: torch.Size, error: IndexError) -> DimError:
     msg = f"index {index!r} is out of range for the batch size {list(batch)}: {error}"
     return DimError(msg)
-
-
-def _named_to_fit(value: Any, names: tuple[str | None, ...], key: object) -> Any:
-    """A nested collection stored under a named parent: the parent's names for the dims
-    they share (a named copy when the collection lacks them).
-
-    Raises:
-        DimNameError: if the collection already names one of those dims otherwise.
-    """
-    own = value._dim_names
-    count = len(names)
-    extra: tuple[str | None, ...] = (None,) * (value.batch_dims - count)
-    if own is not None:
-        extra = own[count:]
-    try:
-        wanted = _names.refined(own, list(names) + list(extra), value.batch_dims)
-    except DimNameError as error:
-        msg = f"cannot store {key!r}: its dim names do not fit the parent's: {error}"
-        raise DimNameError(msg) from None
-    if wanted == own:
-        return value
-    copy = value.__copy__()
-    copy._rename_all(wanted)
-    return copy
-
-
-def _write_unbatched(key: str, entry: torch.Tensor, value: Any) -> None:
-    """An indexed write reaching an unbatched tensor: the value is written whole (every
-    element of the batch shares it), as the peer does."""
-    if isinstance(value, _Tensor) and value.shape == entry.shape:
-        entry.copy_(value)
-        return
-    shape = list(getattr(value, "shape", []))
-    msg = (
-        f"cannot write a value of shape {shape} into the unbatched tensor {key!r} of shape "
-        f"{list(entry.shape)}: an indexed write replaces it whole, with a tensor of its shape"
-    )
-    raise BatchSizeError(msg)
 
 
 def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:

@@ -22,7 +22,7 @@ import torch.utils._pytree as pytree
 from tclass._base._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
-from tclass._engine._lazy._stack import lazy_stack, maybe_dense_stack
+from tclass._engine._lazy._build import lazy_stack, maybe_dense_stack
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import (
