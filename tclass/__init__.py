@@ -7,8 +7,10 @@ One import gives the public surface::
 """
 
 from tclass import errors as errors
+from tclass._base._casts import is_inexact as is_inexact
 from tclass._base._tensordict_base import TensorDictBase as TensorDictBase
 from tclass._core._memmap import MemoryMappedTensor as MemoryMappedTensor
+from tclass._engine import _torch_functions as _torch_functions
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
 from tclass._engine._combine import isin as isin
@@ -68,6 +70,7 @@ __all__ = [
     "from_pytree",
     "from_struct_array",
     "fromkeys",
+    "is_inexact",
     "is_tensor_collection",
     "is_tensorclass",
     "isin",

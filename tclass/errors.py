@@ -41,7 +41,9 @@ __all__ = [
     "MissingFileError",
     "NotAFileError",
     "NotSerializableError",
+    "OperandError",
     "PickleRefusedError",
+    "ReductionError",
     "ReprParseError",
     "ReservedNameError",
     "ShapeError",
@@ -231,6 +233,19 @@ class ReprParseError(TclassError, ValueError):
 
 class UnsupportedError(TclassError, NotImplementedError):
     """A feature of the peer that tclass does not implement (yet); nothing was changed."""
+
+
+# --- math ------------------------------------------------------------------------------
+
+
+class OperandError(TclassError, TypeError):
+    """An operand or argument of a math operation is not one it takes: a string added to
+    a collection, ``dim="feature"`` with ``keepdim=True``, ``clamp()`` with no bound."""
+
+
+class ReductionError(TclassError, ValueError, RuntimeError):
+    """A reduction has nothing to reduce (``reduce=True`` on a collection without tensors),
+    or would merge Python values that differ between the elements it reduces."""
 
 
 # --- tensorclasses -----------------------------------------------------------------------

@@ -45,6 +45,8 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "NotSerializableError": (TypeError,),
     "UnpicklableError": (TypeError,),
     "UnsupportedError": (NotImplementedError,),
+    "OperandError": (TypeError,),
+    "ReductionError": (ValueError, RuntimeError),
     "ReprParseError": (ValueError,),
     "ClassDefinitionError": (TypeError,),
     "ReservedNameError": (TypeError, AttributeError),

@@ -15,6 +15,7 @@ dims), lazy stacks, tensorclasses in both forms, and with the peer where install
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 from collections.abc import Callable
@@ -76,7 +77,7 @@ def _reduce_leaf(
 def _outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
-    except (RuntimeError, TypeError) as error:
+    except Exception as error:  # torch's error (or warning, raised as an error here)
         return type(error)
 
 
@@ -101,8 +102,9 @@ def _check_reduction(
     expected = {}
     for path, leaf in leaf_items(td):
         expected[path] = _outcome(_reduce_leaf, name, leaf, dims, keepdim)
-    if any(isinstance(value, type) for value in expected.values()):
-        with pytest.raises((RuntimeError, TypeError)):
+    failures = tuple(value for value in expected.values() if isinstance(value, type))
+    if failures:
+        with pytest.raises(failures):
             run()
         return
     out = run()
@@ -155,8 +157,9 @@ def test_feature_dim_reduction_property(name: str, td: TensorDict) -> None:
         parent = td.get(path[:-1]) if len(path) > 1 else td
         dims = tuple(range(parent.batch_dims, leaf.ndim))
         expected[path] = _outcome(_reduce_leaf, name, leaf, dims, False)
-    if any(isinstance(value, type) for value in expected.values()):
-        with pytest.raises((RuntimeError, TypeError)):
+    failures = tuple(value for value in expected.values() if isinstance(value, type))
+    if failures:
+        with pytest.raises(failures):
             getattr(td, name)(dim="feature")
         return
     out = getattr(td, name)(dim="feature")
@@ -178,14 +181,15 @@ def test_reduce_true_reduces_the_leaves_together(name: str, td: TensorDict) -> N
     flat = _outcome(torch.cat, [leaf.reshape(-1) for leaf in leaves])
     expected = flat if isinstance(flat, type) else _outcome(getattr(torch, name), flat)
     if isinstance(expected, type):
-        with pytest.raises((RuntimeError, TypeError)):
+        with pytest.raises(expected):
             getattr(td, name)(reduce=True)
     else:
         got = getattr(td, name)(reduce=True)
         assert isinstance(got, torch.Tensor) and got.shape == ()
         assert torch.allclose(got.double(), expected.double(), equal_nan=True)
     # Along a batch dim: one value per remaining batch element.
-    joined = _outcome(torch.cat, [leaf.reshape(*batch, -1) for leaf in leaves], -1)
+    flat = [leaf.reshape(*batch, math.prod(leaf.shape[len(batch) :])) for leaf in leaves]
+    joined = _outcome(torch.cat, flat, -1)
     if isinstance(joined, type) or joined.shape[-1] == 0:
         return
     expected = _outcome(_reduce_leaf, name, joined, (0, joined.ndim - 1), False)
@@ -393,11 +397,9 @@ def test_lazy_stack_reductions_that_stay_inside_members() -> None:
 def test_lazy_stack_whole_reductions_combine_the_members() -> None:
     lazy = _heterogeneous()
     members = lazy.tensordicts
-    for name in REDUCTIONS + ["logsumexp", "norm"]:
+    for name in REDUCTIONS + ["norm"]:
         out = getattr(lazy, name)()
         assert type(out) is TensorDict and out.batch_size == (), name
-        if name in ("logsumexp",):
-            continue
         joined = torch.cat([m["x"].reshape(-1) for m in members])
         assert torch.allclose(
             out["x"], getattr(joined, name)() if name != "norm" else joined.norm()

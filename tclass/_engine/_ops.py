@@ -356,11 +356,3 @@ def _empty_like(collection: Any, **kwargs: Any) -> Any:
 @implements(torch.full_like)
 def _full_like(collection: Any, fill_value: Any, **kwargs: Any) -> Any:
     return _like(collection, lambda v, **kw: torch.full_like(v, fill_value, **kw), kwargs)
-
-
-@implements(torch.where)
-def _where(condition: torch.Tensor, input: Any, other: Any) -> Any:
-    if isinstance(input, TensorCollection):
-        return input.where(condition, other)  # type: ignore[attr-defined]
-    # `input` is a tensor or number and `other` the collection: swap the branches.
-    return other.where(~condition, input)

@@ -433,6 +433,8 @@ class TensorDict(TensorDictBase):
         if inplace and key in self._tensors:
             return self.set_(key, value)
         if self._locked and not self._can_fill(key):
+            if self._tensors.get(key) is value:
+                return self  # the entry itself (written in place): nothing to replace
             raise self._refuse_set(key)
         stored = self._validate(key, value)
         if self._saved_at is not None:
@@ -534,6 +536,8 @@ class TensorDict(TensorDictBase):
         (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
         if type(index) is str:
             if self._locked and not self._can_fill(index):
+                if self._tensors.get(index) is value:
+                    return  # `td[key] += x` on a locked td: written in place, stored as it was
                 raise self._refuse_set(index)
             stored = self._validate(index, value)
             if self._saved_at is not None:

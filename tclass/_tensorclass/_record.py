@@ -22,6 +22,8 @@ import torch
 from typing_extensions import Self, dataclass_transform
 
 from tclass._base._collection import TensorCollection
+from tclass._base._leafwise import Gather, Resize
+from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike
@@ -225,6 +227,27 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _absent_fields(self) -> Sequence[str]:
         present = set(self._tensordict._key_names())
         return [name for name in self.__tclass_info__.field_names if name not in present]
+
+    # --- math: the storage's tensors, the result in this record's class --------------------
+
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        self._tensordict._collect(into, operands, batch_dims, prefix)
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        return self._wrap(self._tensordict._rebuilt(results, resize, values))
+
+    def _reduced(self, along: Along) -> tuple[Self, ...]:
+        return tuple(map(self._wrap, self._tensordict._reduced(along)))
+
+    def _renamed(self, key_transform: Callable[[str], str]) -> Self:
+        return self._wrap(self._tensordict._renamed(key_transform))
 
     # --- entries by key ------------------------------------------------------------------
 
