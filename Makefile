@@ -6,16 +6,20 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tclass-installed
 BENCH_STAMP := $(VENV)/.tclass-bench-installed
 
-.PHONY: install demo test typecheck bench bench-io bench-gpu clean
+.PHONY: install demo test typecheck lint bench bench-io bench-gpu clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # torch is pinned here (not in pyproject) so that dev and CI installs take the
-# local CPU wheel instead of downloading a CUDA build.
+# local CPU wheel instead of downloading a CUDA build. The editable install puts the
+# repository on sys.path with a .pth file (setuptools' "compat" mode), which mypy and
+# pyright follow from any project using this venv; the default mode's import hook is
+# invisible to them.
+EDITABLE := --config-settings editable_mode=compat
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check $(EDITABLE) -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,6 +30,14 @@ demo: install
 test: install
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory typecheck
+	$(MAKE) --no-print-directory lint
+
+# The layers contract (pyproject.toml's [tool.importlinter]: each layer of tclass/ imports
+# only the layers below it), then ruff: formatting and lint.
+lint: install
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
 
 # mypy --strict on the package, the examples and the typing cases (tests/typing, with the
 # tclass.mypy plugin from pyproject.toml), then stubtest: what checkers see of tclass
@@ -35,7 +47,7 @@ typecheck: install
 	$(PY) -m mypy.stubtest tclass --allowlist stubs/stubtest-allowlist.txt
 
 $(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
+	$(PY) -m pip install --quiet --disable-pip-version-check $(EDITABLE) -e '.[test,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

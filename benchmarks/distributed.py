@@ -143,8 +143,16 @@ def _rpc_case(rows: int, repeat: int, folder: str) -> tuple[float, float]:
 # --- the two processes -----------------------------------------------------------------------
 
 
-def _worker(rank: int, ports: tuple[int, int], cases: Sequence[Case], repeat: int, rows: int, folder: str,
-            with_peer: bool, queue: Any) -> None:  # fmt: skip
+def _worker(
+    rank: int,
+    ports: tuple[int, int],
+    cases: Sequence[Case],
+    repeat: int,
+    rows: int,
+    folder: str,
+    with_peer: bool,
+    queue: Any,
+) -> None:
     peer = _peer_module() if with_peer else None
     dist.init_process_group(
         "gloo", init_method=f"tcp://127.0.0.1:{ports[0]}", rank=rank, world_size=2
@@ -167,7 +175,8 @@ def _report(results: dict[str, Any], cases: Sequence[Case], rows: int) -> bool:
     """Prints the tables; whether every target was met."""
     methods = list(results[cases[0][0]])
     print(
-        f"\ngloo send/recv, one way, ms (median), torch {torch.__version__}, tclass {tclass.__version__}"
+        f"\ngloo send/recv, one way, ms (median), torch {torch.__version__}, tclass "
+        f"{tclass.__version__}"
     )
     print("| case | " + " | ".join(methods) + " | tclass / by hand | target |")
     print("|---|" + "---:|" * (len(methods) + 2))
@@ -182,7 +191,8 @@ def _report(results: dict[str, Any], cases: Sequence[Case], rows: int) -> bool:
     met = median < 50
     ok &= met
     print(
-        f"\nRPC round trip of a ({rows}, 640, 640, 3) uint8 memory-mapped record by reference, fill of 5 rows included"
+        f"\nRPC round trip of a ({rows}, 640, 640, 3) uint8 memory-mapped record by "
+        "reference, fill of 5 rows included"
     )
     print("| case | first call (ms) | median (ms) | target |")
     print("|---|---:|---:|---|")

@@ -200,7 +200,8 @@ def main() -> int:
     repeat = 3 if args.quick else 11
     rows = 2_000 if args.quick else 24_000  # 24k rows of 3x64x64 uint8: ~300 MB
     print(
-        f"device: {torch.cuda.get_device_name()}; peer: {peer.__version__ if peer else 'not installed'}"
+        f"device: {torch.cuda.get_device_name()}; peer: "
+        f"{peer.__version__ if peer else 'not installed'}"
     )
     pinned, pageable = raw_bandwidth(rows * 3 * 64 * 64, repeat)
     print(f"raw host-to-device: pinned {pinned:.1f} GB/s, pageable {pageable:.1f} GB/s\n")

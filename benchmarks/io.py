@@ -213,10 +213,18 @@ class Row:
 
     @classmethod
     def of(
-        cls, case: str, unit: str, samples: Samples, scale: float = 1.0, *, tclass_key: str = "tclass",
-        peer_key: str = "peer", baselines: Sequence[str] = (), against: str | None = "peer",
+        cls,
+        case: str,
+        unit: str,
+        samples: Samples,
+        scale: float = 1.0,
+        *,
+        tclass_key: str = "tclass",
+        peer_key: str = "peer",
+        baselines: Sequence[str] = (),
+        against: str | None = "peer",
         target: float | None = None,
-    ) -> "Row":  # fmt: skip
+    ) -> "Row":
         """The row of ``samples``: medians (the tclass / peer / baseline keys picked)."""
 
         def values(key: str) -> list[float]:
@@ -287,7 +295,8 @@ def print_row(row: Row) -> None:
     ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
     spread = "" if row.spread is None else "..".join(quantity(v, row.unit) for v in row.spread)
     print(
-        f"{row.case:36s} {unit:>6s} {quantity(row.tclass, row.unit):>8s} {quantity(row.peer, row.unit):>8s}  "
+        f"{row.case:36s} {unit:>6s} {quantity(row.tclass, row.unit):>8s} "
+        f"{quantity(row.peer, row.unit):>8s}  "
         f"{base or '-':48s} {ratio:>5s}  {row.target_text:20s} {row.verdict:4s} {spread}".rstrip(),
         flush=True,
     )
@@ -333,6 +342,11 @@ def fresh_paths(base: Path, stem: str) -> Callable[[], str]:
     """A function returning a new path under ``base`` at each call."""
     counter = itertools.count()
     return lambda: str(base / f"{stem}{next(counter)}")
+
+
+def each_path(paths: Callable[[], str], run: Callable[[str], Any]) -> Callable[[], Any]:
+    """A function calling ``run`` with a new path from ``paths`` at each call."""
+    return lambda: run(paths())
 
 
 def clear(folder: Path) -> Callable[[], None]:
@@ -439,8 +453,17 @@ def case_save(base: Path, sizes: Sizes) -> list[Row]:
         )
     )
     if "safetensors" in best.baselines:
-        out.append(Row(f"memmap_ {size} x8 best/safetensors", "GB/s", best.tclass, peer_best, best.baselines,
-                       "safetensors", 0.9))  # fmt: skip
+        out.append(
+            Row(
+                f"memmap_ {size} x8 best/safetensors",
+                "GB/s",
+                best.tclass,
+                peer_best,
+                best.baselines,
+                "safetensors",
+                0.9,
+            )
+        )
     return out
 
 
@@ -579,7 +602,7 @@ def case_gather(base: Path, sizes: Sizes) -> list[Row]:
     ]  # fmt: skip
 
 
-# --- case 3: load_memmap, and memmap of many small leaves -------------------------------------------
+# --- case 3: load_memmap, and memmap of many small leaves ---------------------------------------
 
 
 def load_by_hand(folder: Path) -> dict[str, torch.Tensor]:
@@ -670,28 +693,58 @@ def case_load(base: Path, sizes: Sizes) -> list[Row]:
     del back
     note(f"case 3: load_memmap of {sizes.small_leaves} leaves, {sizes.repeat} repeats")
     samples = measure(load256, sizes.repeat, sizes.budget)
-    out.append(Row.of(f"load_memmap {sizes.small_leaves} leaves (TensorDict)", "s", samples, baselines=["by hand"],
-                      target=0.5))  # fmt: skip
+    out.append(
+        Row.of(
+            f"load_memmap {sizes.small_leaves} leaves (TensorDict)",
+            "s",
+            samples,
+            baselines=["by hand"],
+            target=0.5,
+        )
+    )
 
     writes = base / "writes"
     writes.mkdir()
     save256 = {
-        "tclass": Impl(lambda f=fresh_paths(writes, "t"): mine.memmap(f()), after=clear(writes)),
-        "by hand": Impl(lambda f=fresh_paths(writes, "h"): save_by_hand(leaves, [100], f(), False), after=clear(writes)),
-    }  # fmt: skip
+        "tclass": Impl(
+            each_path(fresh_paths(writes, "t"), lambda path: mine.memmap(path)), after=clear(writes)
+        ),
+        "by hand": Impl(
+            each_path(
+                fresh_paths(writes, "h"), lambda path: save_by_hand(leaves, [100], path, False)
+            ),
+            after=clear(writes),
+        ),
+    }
     save256["tclass durable"] = Impl(
-        lambda f=fresh_paths(writes, "d"): mine.memmap(f(), durable=True), after=clear(writes)
+        each_path(fresh_paths(writes, "d"), lambda path: mine.memmap(path, durable=True)),
+        after=clear(writes),
     )
     if theirs is not None:
         save256["peer"] = Impl(
-            lambda f=fresh_paths(writes, "p"): theirs.memmap(f()), after=clear(writes)
+            each_path(fresh_paths(writes, "p"), lambda path: theirs.memmap(path)),
+            after=clear(writes),
         )
     note(f"case 3: memmap of {sizes.small_leaves} leaves, {sizes.repeat} repeats")
     samples = measure(save256, sizes.repeat, sizes.budget)
-    out.append(Row.of(f"memmap {sizes.small_leaves} leaves (TensorDict)", "s", samples, baselines=["by hand"],
-                      target=0.5))  # fmt: skip
-    out.append(Row.of(f"memmap {sizes.small_leaves} leaves durable=True", "s", samples, tclass_key="tclass durable",
-                      baselines=["by hand"]))  # fmt: skip
+    out.append(
+        Row.of(
+            f"memmap {sizes.small_leaves} leaves (TensorDict)",
+            "s",
+            samples,
+            baselines=["by hand"],
+            target=0.5,
+        )
+    )
+    out.append(
+        Row.of(
+            f"memmap {sizes.small_leaves} leaves durable=True",
+            "s",
+            samples,
+            tclass_key="tclass durable",
+            baselines=["by hand"],
+        )
+    )
     for folder in (*folders.values(), *folders256.values(), writes):
         remove(folder)
     return out
@@ -708,16 +761,26 @@ def case_like(base: Path, sizes: Sizes) -> list[Row]:
     folder = base / "like"
     folder.mkdir()
     impls = {
-        "tclass": Impl(lambda f=fresh_paths(folder, "t"): mine.memmap_like(f()), after=clear(folder)),
-        "by hand": Impl(lambda f=fresh_paths(folder, "h"): save_by_hand(expanded, [rows], f(), True), after=clear(folder)),
-    }  # fmt: skip
+        "tclass": Impl(
+            each_path(fresh_paths(folder, "t"), lambda path: mine.memmap_like(path)),
+            after=clear(folder),
+        ),
+        "by hand": Impl(
+            each_path(
+                fresh_paths(folder, "h"), lambda path: save_by_hand(expanded, [rows], path, True)
+            ),
+            after=clear(folder),
+        ),
+    }
     impls["tclass durable"] = Impl(
-        lambda f=fresh_paths(folder, "d"): mine.memmap_like(f(), durable=True), after=clear(folder)
+        each_path(fresh_paths(folder, "d"), lambda path: mine.memmap_like(path, durable=True)),
+        after=clear(folder),
     )
     if peer is not None:
         theirs = peer.TensorDict({"image": image, "label": label}, []).expand(rows)
         impls["peer"] = Impl(
-            lambda f=fresh_paths(folder, "p"): theirs.memmap_like(f()), after=clear(folder)
+            each_path(fresh_paths(folder, "p"), lambda path: theirs.memmap_like(path)),
+            after=clear(folder),
         )
     liked = impls["tclass"].run()
     assert isinstance(liked, tclass.TensorDict) and liked["image"].shape == (rows, *ROW_SHAPE)
@@ -728,10 +791,17 @@ def case_like(base: Path, sizes: Sizes) -> list[Row]:
     remove(folder)
     label_rows = count_text(rows)
     return [
-        Row.of(f"memmap_like {label_rows}-row expand", "s", samples, baselines=["by hand"], target=0.5),
-        Row.of(f"memmap_like {label_rows}-row durable=True", "s", samples, tclass_key="tclass durable",
-               baselines=["by hand"]),
-    ]  # fmt: skip
+        Row.of(
+            f"memmap_like {label_rows}-row expand", "s", samples, baselines=["by hand"], target=0.5
+        ),
+        Row.of(
+            f"memmap_like {label_rows}-row durable=True",
+            "s",
+            samples,
+            tclass_key="tclass durable",
+            baselines=["by hand"],
+        ),
+    ]
 
 
 # --- main -----------------------------------------------------------------------------------------
@@ -784,19 +854,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     free = shutil.disk_usage(base).free
     if free < needed_bytes(sizes, args.cases):
         remove(base)
-        print(f"{base.parent}: {free / 1e9:.1f} GB free, the cases need {needed_bytes(sizes, args.cases) / 1e9:.1f} GB; "
-              "pass --dir on a larger disk or a smaller --gather-rows", file=sys.stderr)  # fmt: skip
+        print(
+            f"{base.parent}: {free / 1e9:.1f} GB free, the cases need "
+            f"{needed_bytes(sizes, args.cases) / 1e9:.1f} GB; "
+            "pass --dir on a larger disk or a smaller --gather-rows",
+            file=sys.stderr,
+        )
         return 2
     rows: list[Row] = []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the peer's deprecation warnings
-            print(f"tclass {tclass_revision()}; peer: {'tensordict ' + peer.__version__ if peer is not None else 'not installed'}; "
-                  f"safetensors: {'installed' if safetensors_torch is not None else 'not installed'}; "
-                  f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs; "
-                  f"writing in {base}")  # fmt: skip
-            print(f"median of {sizes.repeat} interleaved repeats; GB/s = 1e9 bytes/s; ratio = tclass / the "
-                  "target's reference; tclass range = its lowest..highest repeat\n")  # fmt: skip
+            print(
+                f"tclass {tclass_revision()}; peer: "
+                f"{'tensordict ' + peer.__version__ if peer is not None else 'not installed'}; "
+                "safetensors: "
+                f"{'installed' if safetensors_torch is not None else 'not installed'}; "
+                f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
+                f"{os.cpu_count()} CPUs; "
+                f"writing in {base}"
+            )
+            print(
+                f"median of {sizes.repeat} interleaved repeats; GB/s = 1e9 bytes/s; "
+                "ratio = tclass / the "
+                "target's reference; tclass range = its lowest..highest repeat\n"
+            )
             print(COLUMNS)
             print("-" * len(COLUMNS))
             for key, case in CASES.items():

@@ -136,7 +136,8 @@ def main() -> int:
                         misses.append(f"{case.name} (t/base {vs_base:.2f} > {BASELINE_TARGET:g})")
                 print(
                     f"{case.name:34s} {fmt(times['tclass'], '9.2f')} {fmt(times['peer'], '9.2f')} "
-                    f"{fmt(times['baseline'], '9.2f')} {fmt(vs_peer, '7.2f')} {fmt(vs_base, '7.2f')}  "
+                    f"{fmt(times['baseline'], '9.2f')} {fmt(vs_peer, '7.2f')} "
+                    f"{fmt(vs_base, '7.2f')}  "
                     f"{', '.join(verdict)}",
                     flush=True,
                 )

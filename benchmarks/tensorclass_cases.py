@@ -182,7 +182,8 @@ def _records(
 
 
 def namespace(peer: ModuleType | None) -> dict[str, Any]:
-    """Globals for every statement: tclass ``t*``/``T*``, peer ``p*``/``P*``, by hand ``d*``/``D*``."""
+    """Globals for every statement: tclass ``t*``/``T*``, peer ``p*``/``P*``, by hand
+    ``d*``/``D*``."""
     leaves = _leaves()
     ns: dict[str, Any] = {"torch": torch, "tclass": tclass, "peer": peer, "BATCH": BATCH}
     ns.update(leaves)

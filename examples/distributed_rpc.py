@@ -72,7 +72,8 @@ def run(rows: int, side: int, calls: int, folder: Path) -> list[float]:
     blank = torch.zeros(1, side, side, 3, dtype=torch.uint8).expand(rows, side, side, 3)
     record = TensorDict({"memmap": blank}, [rows]).memmap_like(folder / "images")
     print(
-        f"record: {rows} x {side} x {side} x 3 uint8 = {record['memmap'].numel() / 1e9:.2f} GB of sparse files in {folder}"
+        f"record: {rows} x {side} x {side} x 3 uint8 = "
+        f"{record['memmap'].numel() / 1e9:.2f} GB of sparse files in {folder}"
     )
     index = [4, 5, 6, 7, rows - 2]
     elapsed = []

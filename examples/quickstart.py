@@ -85,7 +85,8 @@ def show_batch_ops() -> None:
         "   lazy_stack        ->",
         type(agents).__name__,
         agents.batch_size,
-        f"agents[1].obs {tuple(agents[1].obs.shape)}, rewards stack to {tuple(agents.reward.shape)}",
+        f"agents[1].obs {tuple(agents[1].obs.shape)}, "
+        f"rewards stack to {tuple(agents.reward.shape)}",
     )
 
 
@@ -120,7 +121,8 @@ def fill_and_sample(buffer: Transition, folder: Path, batch_size: int, batches: 
     print(f"   wrote {written:,} rows in {elapsed:.2f}s; {allocated / 2**20:.1f} MiB now on disk")
     sample = buffer[torch.randint(0, written, (32,))]
     print(
-        f"   sampled 32 rows -> {type(sample).__name__} {sample.batch_size}, mean reward {sample.reward.mean():.3f}"
+        f"   sampled 32 rows -> {type(sample).__name__} {sample.batch_size}, mean reward "
+        f"{sample.reward.mean():.3f}"
     )
     assert torch.equal(buffer[:batch_size].obs, make_batch(batch_size, 0).obs)
 

@@ -69,8 +69,15 @@ class TestFromStructArray:
         td = tclass.from_struct_array(array)
         assert td.batch_size == torch.Size([3, 4]) and td["b"].shape == (3, 4, 5)
 
-    @pytest.mark.parametrize("options, expected", [({"batch_dims": 1}, [3]), ({"batch_size": []}, []),
-                                                   ({"auto_batch_size": True}, [3, 4]), ({"batch_dims": 0}, [])])  # fmt: skip
+    @pytest.mark.parametrize(
+        "options, expected",
+        [
+            ({"batch_dims": 1}, [3]),
+            ({"batch_size": []}, []),
+            ({"auto_batch_size": True}, [3, 4]),
+            ({"batch_dims": 0}, []),
+        ],
+    )
     def test_batch_options(self, options: dict[str, Any], expected: list[int]) -> None:
         array = np.zeros((3, 4), dtype=[("a", np.float32), ("n", [("m", np.int16)]), ("s", "U2")])
         td = tclass.from_struct_array(array, **options)
@@ -160,8 +167,12 @@ class TestToStructArray:
         assert back["s"].data == "txt" and back["o"].data == {"k": 1}
 
     def test_value_stack(self) -> None:
-        td = torch.stack([TensorDict({"a": torch.zeros(()), "s": NonTensorData("x")}, []),
-                          TensorDict({"a": torch.ones(()), "s": NonTensorData("yy")}, [])])  # fmt: skip
+        td = torch.stack(
+            [
+                TensorDict({"a": torch.zeros(()), "s": NonTensorData("x")}, []),
+                TensorDict({"a": torch.ones(()), "s": NonTensorData("yy")}, []),
+            ]
+        )
         array = td.to_struct_array()
         assert array["s"].tolist() == ["x", "yy"] and array["a"].tolist() == [0.0, 1.0]
 

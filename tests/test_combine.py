@@ -204,8 +204,11 @@ class TestIsin:
     st.lists(st.integers(0, 4), min_size=1, max_size=12), st.lists(st.integers(0, 4), max_size=6)
 )
 def test_isin_matches_python(values: list[int], reference: list[int]) -> None:
-    out = isin(TensorDict({"v": torch.tensor(values)}, [len(values)]),
-               TensorDict({"v": torch.tensor(reference, dtype=torch.long)}, [len(reference)]), "v")  # fmt: skip
+    out = isin(
+        TensorDict({"v": torch.tensor(values)}, [len(values)]),
+        TensorDict({"v": torch.tensor(reference, dtype=torch.long)}, [len(reference)]),
+        "v",
+    )
     assert out.tolist() == [v in reference for v in values]
 
 

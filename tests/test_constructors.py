@@ -120,8 +120,10 @@ class TestFromDict:
         assert td["s"].data == "txt" and td["none"].data is None and td["mixed"].data == ["a", 1]
 
     def test_nested_python_values_take_the_parent_batch(self) -> None:
-        td = TensorDict.from_dict({"a": torch.zeros(4, 2), "meta": {"name": "x", "deep": {"k": None}}},
-                                  auto_batch_size=True)  # fmt: skip
+        td = TensorDict.from_dict(
+            {"a": torch.zeros(4, 2), "meta": {"name": "x", "deep": {"k": None}}},
+            auto_batch_size=True,
+        )
         assert td.batch_size == torch.Size([4, 2])
         assert td["meta"].batch_size == torch.Size([4, 2]) and td["meta", "name"].data == "x"
         assert (
@@ -143,8 +145,10 @@ class TestFromDict:
         assert TensorDict.from_dict({"a": a})["a"] is a
 
     def test_tuple_keys_nest(self) -> None:
-        td = TensorDict.from_dict({("a", "b"): torch.zeros(3), ("a", "c"): torch.ones(3), "d": {"e": torch.ones(3)}},
-                                  batch_size=[3])  # fmt: skip
+        td = TensorDict.from_dict(
+            {("a", "b"): torch.zeros(3), ("a", "c"): torch.ones(3), "d": {"e": torch.ones(3)}},
+            batch_size=[3],
+        )
         assert set(td.keys(include_nested=True, leaves_only=True)) == {
             ("a", "b"),
             ("a", "c"),
@@ -227,8 +231,16 @@ class TestFromDict:
             tclass.LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
 
 
-@pytest.mark.parametrize("options", [{"auto_batch_size": False}, {"auto_batch_size": True}, {"batch_dims": 1},
-                                     {"batch_dims": 2}, {"batch_size": [3]}])  # fmt: skip
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"auto_batch_size": False},
+        {"auto_batch_size": True},
+        {"batch_dims": 1},
+        {"batch_dims": 2},
+        {"batch_size": [3]},
+    ],
+)
 def test_from_dict_batch_sizes_like_the_peer(options: dict[str, Any]) -> None:
     peer = pytest.importorskip("tensordict")
 

@@ -1,4 +1,5 @@
-"""Tests for tclass._core._device (device parsing, to() arguments) and TensorDict's device methods."""
+"""Tests for tclass._core._device (device parsing, to() arguments) and TensorDict's device
+methods."""
 
 from __future__ import annotations
 

@@ -436,7 +436,8 @@ def test_all_reduce_of_different_records_fails_on_every_rank(ranks: Ranks) -> No
     for message, rank in ranks.run(reduce_mismatch):
         assert rank == 1
         assert message.startswith(
-            "all_reduce: the ranks' records differ at key 'a': rank 0 has float32 [3], rank 1 has float32 [4]"
+            "all_reduce: the ranks' records differ at key 'a': rank 0 has float32 [3], "
+            "rank 1 has float32 [4]"
         )
 
 
@@ -463,10 +464,18 @@ def gather_cases(rank: int) -> list[Any]:
 def test_all_gather_stacks_every_rank(ranks: Ranks) -> None:
     for result in ranks.run(gather_cases):
         assert result == [
-            "Step", torch.Size([2, 3]), True, [["env0"] * 3, ["env1"] * 3], True, "pong", torch.Size([2, 4]), True,
-            "LazyStackedTensorDict", torch.Size([2, 2, 2]),
+            "Step",
+            torch.Size([2, 3]),
+            True,
+            [["env0"] * 3, ["env1"] * 3],
+            True,
+            "pong",
+            torch.Size([2, 4]),
+            True,
+            "LazyStackedTensorDict",
+            torch.Size([2, 2, 2]),
             [(torch.Size([2, 2, 3]), [0.0, 1.0]), (torch.Size([2, 2, 5]), [0.0, 1.0])],
-        ]  # fmt: skip
+        ]
 
 
 # --- without processes ---------------------------------------------------------------------
@@ -502,9 +511,12 @@ def test_bucket_plan_packs_small_leaves_and_sends_large_ones_alone() -> None:
 
 def test_pack_and_unpack_round_trip_any_layout() -> None:
     leaves = [
-        torch.arange(6.0).reshape(2, 3).t(), torch.tensor([True, False]), torch.tensor(7, dtype=torch.int64),
-        torch.tensor([1 + 2j], dtype=torch.complex64).conj(), torch.arange(3, dtype=torch.bfloat16),
-    ]  # fmt: skip
+        torch.arange(6.0).reshape(2, 3).t(),
+        torch.tensor([True, False]),
+        torch.tensor(7, dtype=torch.int64),
+        torch.tensor([1 + 2j], dtype=torch.complex64).conj(),
+        torch.arange(3, dtype=torch.bfloat16),
+    ]
     buffer = _wire.pack(leaves, torch.device("cpu"))
     targets = [torch.empty_like(leaf.resolve_conj()) for leaf in leaves]
     targets[0] = torch.empty(2, 3).t()  # a non-contiguous target

@@ -431,7 +431,7 @@ def test_where_with_tensor_and_number() -> None:
 @given(tensordicts())
 def test_eq_ne_property(td: TensorDict) -> None:
     other = td.clone()
-    for path, leaf in leaf_items(other):
+    for _, leaf in leaf_items(other):
         if leaf.numel():
             leaf.view(-1)[0] = _shift(leaf.view(-1)[0], 1)
     assert_leafwise(td == other, td, lambda t: t == other.get(_find(td, t)), td.batch_size)

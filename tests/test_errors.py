@@ -72,9 +72,12 @@ class TestHierarchy:
     def test_all_is_exactly_the_error_classes(self) -> None:
         assert sorted(errors.__all__) == sorted([*SUBCLASSES, "TclassError"])
         defined = {
-            name for name, obj in vars(errors).items()
-            if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__ == errors.__name__
-        }  # fmt: skip
+            name
+            for name, obj in vars(errors).items()
+            if isinstance(obj, type)
+            and issubclass(obj, BaseException)
+            and obj.__module__ == errors.__name__
+        }
         assert defined == set(errors.__all__)
 
     def test_base(self) -> None:

@@ -59,9 +59,19 @@ def test_replay_buffer_wraps_samples_reloads_and_describes(tmp_path: Path) -> No
 
 def test_replay_buffer_refuses_a_batch_larger_than_the_buffer() -> None:
     result = subprocess.run(
-        [sys.executable, str(EXAMPLES / "replay_buffer.py"), "--capacity", "10", "--batch-size", "11"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(EXAMPLES / "replay_buffer.py"),
+            "--capacity",
+            "10",
+            "--batch-size",
+            "11",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode != 0
     assert "a batch of 11 rows does not fit a buffer of 10" in result.stderr
 

@@ -96,9 +96,15 @@ def test_tensorclass_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert [child["key"] for child in root["children"]] == ["obs", "name", "inner"]
     obs = _child(root, "obs")
     assert obs == {
-        "kind": "tensor", "path": "_tensordict/obs.memmap", "key": "obs", "dtype": "float32", "shape": [2, 3],
-        "bytes": 24, "disk_bytes": _disk(tmp_path / "x" / "_tensordict" / "obs.memmap"), "file_bytes": 24,
-    }  # fmt: skip
+        "kind": "tensor",
+        "path": "_tensordict/obs.memmap",
+        "key": "obs",
+        "dtype": "float32",
+        "shape": [2, 3],
+        "bytes": 24,
+        "disk_bytes": _disk(tmp_path / "x" / "_tensordict" / "obs.memmap"),
+        "file_bytes": 24,
+    }
     assert _child(root, "name")["preview"] == '"walker"'
     inner = _child(root, "inner")
     assert (inner["kind"], inner["class"], inner["batch_size"]) == (
@@ -282,7 +288,8 @@ def test_class_not_defined_in_process(tmp_path: Path, capsys: pytest.CaptureFixt
 _SAVE_SCRIPT = """
 import sys, torch, tclass
 from mypkg import Step, Inner
-Step(obs=torch.zeros(2, 3), name="walker", inner=Inner(z=torch.arange(2), batch_size=[2]), batch_size=[2]).memmap(sys.argv[1])
+inner = Inner(z=torch.arange(2), batch_size=[2])
+Step(obs=torch.zeros(2, 3), name="walker", inner=inner, batch_size=[2]).memmap(sys.argv[1])
 """
 _MYPKG = """
 import torch, tclass

@@ -205,9 +205,9 @@ def test_non_tensor_stack_round_trip(tmp_path: Path) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
-@pytest.mark.parametrize("name", sorted(tclass._io._format.DTYPES))
+@pytest.mark.parametrize("name", sorted(tclass._core._dtypes.DTYPES))
 def test_every_dtype_round_trips(tmp_path: Path, name: str) -> None:
-    dtype = tclass._io._format.DTYPES[name]
+    dtype = tclass._core._dtypes.DTYPES[name]
     source = (
         torch.tensor([1, 0, 1], dtype=torch.uint8).to(dtype)
         if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool

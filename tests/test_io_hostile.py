@@ -562,7 +562,7 @@ def test_lazy_stack_dim_out_of_range(tmp_path: Path) -> None:
     )
     stack.memmap(tmp_path / "lazy")
     for bad in (2, -4, 2**70):
-        _edit(tmp_path / "lazy" / "meta.json", lambda m: m.__setitem__("stack_dim", bad))
+        _edit(tmp_path / "lazy" / "meta.json", lambda m, bad=bad: m.__setitem__("stack_dim", bad))
         err = _error(tmp_path / "lazy")
         assert isinstance(err, MetadataError) and str(tmp_path / "lazy" / "meta.json") in str(err)
         assert "stack_dim" in str(err)

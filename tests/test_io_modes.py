@@ -148,7 +148,11 @@ if os.geteuid() == 0:
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
     class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+        _fields_ = [
+            ("effective", ctypes.c_uint32),
+            ("permitted", ctypes.c_uint32),
+            ("inheritable", ctypes.c_uint32),
+        ]
     header, data = Header(0x20080522, 0), (Data * 2)()
     assert libc.capget(ctypes.byref(header), data) == 0
     data[0].effective &= ~(1 << 1)  # CAP_DAC_OVERRIDE
@@ -162,7 +166,12 @@ try:
     TensorDict.load_memmap(folder, mode="r+")
     out["r+"] = "loaded"
 except Exception as error:
-    out["r+"] = [type(error).__name__, isinstance(error, PermissionError), isinstance(error, tclass.TclassError), str(error)]
+    out["r+"] = [
+        type(error).__name__,
+        isinstance(error, PermissionError),
+        isinstance(error, tclass.TclassError),
+        str(error),
+    ]
 for mode in (None, "r"):
     loaded = TensorDict.load_memmap(folder, mode=mode)
     loaded["a", "w"][0] = 42.0  # a read-only file is mapped copy-on-write
@@ -178,9 +187,13 @@ def test_mode_r_plus_on_a_read_only_file_is_a_clear_error(tmp_path: Path) -> Non
     before = _files(tmp_path / "td")
     env = {**os.environ, "PYTHONPATH": str(Path(tclass.__file__).resolve().parents[1])}
     done = subprocess.run(
-        [sys.executable, "-c", _READ_ONLY_CHILD, str(tmp_path / "td")], env=env, capture_output=True, text=True,
-        timeout=120, check=False,
-    )  # fmt: skip
+        [sys.executable, "-c", _READ_ONLY_CHILD, str(tmp_path / "td")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     result = __import__("json").loads(done.stdout)
     name, is_permission, is_tclass, message = result["r+"]

@@ -65,7 +65,8 @@ folder, what = sys.argv[1], sys.argv[2]
 
 def step(k):
     return Step(obs=Obs(x=torch.full((2, k), float(k)), batch_size=[2]), reward=torch.arange(2) + k,
-                maybe=Obs(x=torch.zeros(2), batch_size=[2]), either=Other(y=torch.ones(2) * k, batch_size=[2]), batch_size=[2])
+                maybe=Obs(x=torch.zeros(2), batch_size=[2]),
+                either=Other(y=torch.ones(2) * k, batch_size=[2]), batch_size=[2])
 
 if what == "load":
     loaded = tclass.load_memmap(folder + "/in_td")
@@ -82,7 +83,8 @@ with open(folder + "/record_members/meta.json", "w") as out:
 tclass.TensorDict({"step": step(1)}, [2]).memmap(folder + "/in_td")
 Holder(payload=Obs(x=torch.ones(2, 1), batch_size=[2]), batch_size=[2]).memmap(folder + "/in_any")
 import steps  # the same classes from a module: saved as steps.Step
-steps.Step(obs=steps.Obs(x=torch.ones(2, 2), batch_size=[2]), reward=torch.ones(2), batch_size=[2]).memmap(folder + "/from_module")
+obs = steps.Obs(x=torch.ones(2, 2), batch_size=[2])
+steps.Step(obs=obs, reward=torch.ones(2), batch_size=[2]).memmap(folder + "/from_module")
 """
 
 # Another program: imports the classes from modules (steps, and steps_alt, where
@@ -115,8 +117,8 @@ out["lazy"] = [type(lazy).__name__, list(lazy.batch_size), type(lazy[1].obs).__n
 field = Step.load_memmap(folder + "/lazy_field")
 out["lazy_field"] = [type(field.obs).__name__, [list(field.obs[i].x.shape) for i in range(2)]]
 members = Step.load_memmap(folder + "/record_members")
-out["record_members"] = [type(members).__name__, list(members.batch_size), type(members[1].obs).__module__,
-                         members[1].reward.tolist()]
+out["record_members"] = [type(members).__name__, list(members.batch_size),
+                         type(members[1].obs).__module__, members[1].reward.tolist()]
 out["main_error"] = error(lambda: tclass.load_memmap(folder + "/dense"))
 out["in_td_error"] = error(lambda: tclass.load_memmap(folder + "/in_td"))
 out["in_td_alone"] = type(Step.load_memmap(folder + "/in_td/step")).__module__

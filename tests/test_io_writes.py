@@ -445,7 +445,8 @@ _WRITE = """
 import sys, torch
 from rowpkg import Info, Row
 buf = Row(r=torch.zeros(()), env_id="a", batch_size=[]).expand(5).memmap_like(sys.argv[1])
-buf[0:2] = Row(r=torch.ones(2), env_id="b", info=Info(x=torch.ones(2), tag="t", batch_size=[2]), batch_size=[2])
+info = Info(x=torch.ones(2), tag="t", batch_size=[2])
+buf[0:2] = Row(r=torch.ones(2), env_id="b", info=info, batch_size=[2])
 loaded = Row.load_memmap(sys.argv[1])
 loaded.info.tag = "u"
 """
@@ -454,7 +455,8 @@ _READ = """
 import json, sys
 from rowpkg import Row
 row = Row.load_memmap(sys.argv[1])
-print(json.dumps({"env_id": row.env_id, "r": row.r.tolist(), "x": row.info.x.tolist(), "tag": row.info.tag}))
+out = {"env_id": row.env_id, "r": row.r.tolist(), "x": row.info.x.tolist(), "tag": row.info.tag}
+print(json.dumps(out))
 """
 
 

@@ -1,4 +1,5 @@
-"""Tests for tclass._core._keys and the key/shape protocol of tclass._base._collection (views, len, iter)."""
+"""Tests for tclass._core._keys and the key/shape protocol of tclass._base._collection
+(views, len, iter)."""
 
 from __future__ import annotations
 

@@ -1036,7 +1036,7 @@ def test_record_nested_field_reads_as_nested_class() -> None:
 def test_record_ragged_field_raises() -> None:
     x = tclass.lazy_stack([_agent("a", 3), _agent("b", 5)])
     with pytest.raises(HeterogeneousEntryError, match="entry 'obs' has shape"):
-        x.obs
+        _ = x.obs
     assert torch.equal(x.reward, torch.stack([x[0].reward, x[1].reward]))
 
 

@@ -72,7 +72,7 @@ def test_size_constructors(dtype: torch.dtype, shape: tuple[int, ...], tmp_path:
     fill = True if dtype is torch.bool else 3
     for backed in (False, True):
 
-        def name(kind: str) -> str | None:
+        def name(kind: str, backed: bool = backed) -> str | None:
             return str(tmp_path / f"{kind}.memmap") if backed else None
 
         made = {

@@ -148,8 +148,14 @@ def test_dataloader_workers_return_records_of_the_class(tmp_path: Path) -> None:
         source="disk",
         batch_size=[rows],
     ).memmap(tmp_path / "dataset")
-    loader = DataLoader(dataset, batch_size=8, num_workers=2, multiprocessing_context=SPAWN, shuffle=True,
-                        generator=torch.Generator().manual_seed(0))  # fmt: skip
+    loader = DataLoader(
+        dataset,
+        batch_size=8,
+        num_workers=2,
+        multiprocessing_context=SPAWN,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(0),
+    )
     seen = []
     for batch in loader:
         assert (
@@ -200,8 +206,12 @@ def test_two_processes_write_disjoint_rows_at_once(tmp_path: Path) -> None:
 
 def fill_ones(record: Frame, rows: list[int]) -> Frame:
     """Runs on worker 1."""
-    record[rows] = Frame(torch.ones(len(rows), *record.pixels.shape[1:], dtype=torch.uint8),
-                         torch.ones(len(rows), dtype=torch.int64), source="worker1", batch_size=[len(rows)])  # fmt: skip
+    record[rows] = Frame(
+        torch.ones(len(rows), *record.pixels.shape[1:], dtype=torch.uint8),
+        torch.ones(len(rows), dtype=torch.int64),
+        source="worker1",
+        batch_size=[len(rows)],
+    )
     return record
 
 
@@ -221,10 +231,15 @@ def _rpc_worker(rank: int, port: int, folder: str, report: Any) -> None:
         index = [4, 5, 6, 7, rows - 2]
         out = rpc.rpc_sync("worker1", fill_ones, args=(record, index))
         others = [row for row in range(rows) if row not in index]
-        report.put([
-            type(out).__name__, out.pixels.filename == record.pixels.filename,
-            bool(record.pixels[index].eq(1).all()), int(record.pixels[others].sum()), record.label.tolist().count(1),
-        ])  # fmt: skip
+        report.put(
+            [
+                type(out).__name__,
+                out.pixels.filename == record.pixels.filename,
+                bool(record.pixels[index].eq(1).all()),
+                int(record.pixels[others].sum()),
+                record.label.tolist().count(1),
+            ]
+        )
     rpc.shutdown()
 
 
@@ -247,9 +262,23 @@ def test_rpc_passes_a_memory_mapped_record_by_reference(tmp_path: Path) -> None:
 
 def test_the_rpc_example_runs_small() -> None:
     result = subprocess.run(
-        [sys.executable, "-W", "error", str(EXAMPLES / "distributed_rpc.py"), "--rows", "12", "--side", "32", "--calls", "2"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-W",
+            "error",
+            str(EXAMPLES / "distributed_rpc.py"),
+            "--rows",
+            "12",
+            "--side",
+            "32",
+            "--calls",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "worker 1 filled rows [4, 5, 6, 7, 10]; worker 0 sees the ones" in result.stdout
     assert "round trips (ms): " in result.stdout

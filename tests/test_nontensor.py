@@ -186,8 +186,11 @@ class TestNonTensorStack:
     def test_indexing_matches_object_array(self, index: Any) -> None:
         ref = _objects((4, 3, 2))
         got = _stack((4, 3, 2))[index]
-        np_index = tuple(i.numpy() if isinstance(i, torch.Tensor) else i for i in index) if type(
-            index) is tuple else (index.numpy() if isinstance(index, torch.Tensor) else index)  # fmt: skip
+        np_index = (
+            tuple(i.numpy() if isinstance(i, torch.Tensor) else i for i in index)
+            if type(index) is tuple
+            else (index.numpy() if isinstance(index, torch.Tensor) else index)
+        )
         expected = ref[np_index]
         if isinstance(expected, np.ndarray):
             assert type(got) is NonTensorStack

@@ -250,8 +250,14 @@ def test_device_kept_only_if_shared(join: Any) -> None:
 
 def test_stack_out_errors_leave_out_untouched() -> None:
     a, b = _td(), _td()
-    wrong = TensorDict({"a": torch.zeros(3, 2, 3, 4), "b": torch.zeros(3, 2, 3, dtype=torch.int64),
-                        "n": TensorDict({"c": torch.zeros(3, 2, 3, 5, 2)}, [3, 2, 3, 5])}, [3, 2, 3])  # fmt: skip
+    wrong = TensorDict(
+        {
+            "a": torch.zeros(3, 2, 3, 4),
+            "b": torch.zeros(3, 2, 3, dtype=torch.int64),
+            "n": TensorDict({"c": torch.zeros(3, 2, 3, 5, 2)}, [3, 2, 3, 5]),
+        },
+        [3, 2, 3],
+    )
     with pytest.raises(StackError, match=r"out= has batch size \[3, 2, 3\], expected \[2, 2, 3\]"):
         tclass.stack([a, b], out=wrong)
     assert wrong["a"].shape == torch.Size([3, 2, 3, 4])
@@ -310,7 +316,8 @@ def test_cat_examples_and_errors() -> None:
     for cat in CATS:
         with pytest.raises(
             StackError,
-            match=r"cat: member 1 has batch size \[2, 1\], incompatible with member 0's \[2, 3\] outside dim 0",
+            match=r"cat: member 1 has batch size \[2, 1\], incompatible with member 0's "
+            r"\[2, 3\] outside dim 0",
         ) as info:
             cat([a, b], 0)
         assert isinstance(info.value, ValueError)

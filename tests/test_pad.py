@@ -660,7 +660,8 @@ def test_pad_sequence_different_keys_name_the_first_difference() -> None:
     b = TensorDict({"x": _values(2), "z": _values(2)}, [2])
     with pytest.raises(
         StackError,
-        match=r"member 1 has different keys from member 0: 'y' is missing \(missing: \['y'\], extra: \['z'\]\)",
+        match=r"member 1 has different keys from member 0: 'y' is missing \(missing: "
+        r"\['y'\], extra: \['z'\]\)",
     ):
         pad_sequence([a, b])
     c = TensorDict({"x": _values(2), "y": _values(2), "w": _values(2)}, [2])
@@ -680,7 +681,8 @@ def test_pad_sequence_batch_sizes_differing_outside_pad_dim_raise() -> None:
     b = TensorDict({"x": _values(4, 5)}, [4, 5])
     with pytest.raises(
         StackError,
-        match=r"member 1 has batch size \[4, 5\] but member 0 has \[2, 3\]; batch sizes may differ only at pad_dim 0",
+        match=r"member 1 has batch size \[4, 5\] but member 0 has \[2, 3\]; batch sizes "
+        r"may differ only at pad_dim 0",
     ):
         pad_sequence([a, b])
     with pytest.raises(
@@ -699,7 +701,8 @@ def test_pad_sequence_feature_shapes_must_match(other: torch.Tensor) -> None:
     b = TensorDict({"x": other}, [2])
     with pytest.raises(
         StackError,
-        match=r"entry 'x' has shape \[2.*\] in member 1 but \[1, 3\] in member 0; shapes may differ only at pad_dim 0",
+        match=r"entry 'x' has shape \[2.*\] in member 1 but \[1, 3\] in member 0; shapes "
+        r"may differ only at pad_dim 0",
     ):
         pad_sequence([a, b])
 

@@ -49,8 +49,19 @@ class TestParse:
         assert repr(parsed) == repr(td)
 
     def test_many_lines_every_dtype_code(self) -> None:
-        dtypes = [torch.float16, torch.bfloat16, torch.float64, torch.complex64, torch.bool, torch.uint8,
-                  torch.int8, torch.int32, torch.uint16, torch.float8_e5m2, torch.float8_e4m3fn]  # fmt: skip
+        dtypes = [
+            torch.float16,
+            torch.bfloat16,
+            torch.float64,
+            torch.complex64,
+            torch.bool,
+            torch.uint8,
+            torch.int8,
+            torch.int32,
+            torch.uint16,
+            torch.float8_e5m2,
+            torch.float8_e4m3fn,
+        ]
         td = TensorDict(
             {f"k{i}": torch.zeros(2, i, dtype=dtype) for i, dtype in enumerate(dtypes)}, [2]
         )
@@ -58,8 +69,11 @@ class TestParse:
         _same_layout(parse_tensor_dict_string(repr(td)), td)
 
     def test_nested_extra_batch_dims_and_device(self) -> None:
-        td = TensorDict({"n": TensorDict({"m": TensorDict({"x": torch.zeros(2, 3, 4, 5)}, [2, 3, 4])}, [2, 3])},
-                        [2], device="cpu")  # fmt: skip
+        td = TensorDict(
+            {"n": TensorDict({"m": TensorDict({"x": torch.zeros(2, 3, 4, 5)}, [2, 3, 4])}, [2, 3])},
+            [2],
+            device="cpu",
+        )
         parsed = parse_tensor_dict_string(repr(td))
         _same_layout(parsed, td)
         assert parsed["n", "m"].device == torch.device("cpu")
@@ -110,8 +124,11 @@ class TestParse:
 
     def test_the_peer_repr(self) -> None:
         peer = pytest.importorskip("tensordict")
-        theirs = peer.TensorDict({"a": torch.zeros(3, 2), "b": {"c": torch.zeros(3, 4, dtype=torch.int8)}}, [3],
-                                 device="cpu")  # fmt: skip
+        theirs = peer.TensorDict(
+            {"a": torch.zeros(3, 2), "b": {"c": torch.zeros(3, 4, dtype=torch.int8)}},
+            [3],
+            device="cpu",
+        )
         parsed = parse_tensor_dict_string(repr(theirs))
         assert parsed.device == torch.device("cpu") and parsed["b", "c"].dtype == torch.int8
 

@@ -119,7 +119,8 @@ CASES: dict[str, tuple[dict[str, Any], list[int], Any, str]] = {
         [2],
         None,
         "TensorDict(batch_size=[2], fields={\n    bf: bf16[],\n    c128: c128[],\n    c64: c64[],\n"
-        "    f16: f16[],\n    f64: f64[],\n    i16: i16[],\n    i32: i32[],\n    i8: i8[],\n    u8: u8[]})",
+        "    f16: f16[],\n    f64: f64[],\n    i16: i16[],\n    i32: i32[],\n    i8: "
+        "i8[],\n    u8: u8[]})",
     ),  # fmt: skip
     "long": (
         {f"key_{i}": z(4, i + 1) for i in range(8)},
@@ -142,7 +143,8 @@ CASES: dict[str, tuple[dict[str, Any], list[int], Any, str]] = {
         },
         [8],
         None,
-        "TensorDict(batch_size=[8], fields={\n    action: i64[],\n    next: {\n        done: bool[1],\n"
+        "TensorDict(batch_size=[8], fields={\n    action: i64[],\n    next: {\n        "
+        "done: bool[1],\n"
         "        info: {episode_return_value: f32[], step: i64[]},\n        obs: u8[3,84,84],\n"
         "        reward: f32[1]},\n    obs: u8[3,84,84]})",
     ),  # fmt: skip
@@ -160,8 +162,10 @@ CASES: dict[str, tuple[dict[str, Any], list[int], Any, str]] = {
         },
         [2],
         "cpu",
-        "TensorDict(batch_size=[2], device=cpu, fields={\n    n: [5]{\n        a_long_key_name_here: f32[7],\n"
-        "        another_long_key_name: f32[],\n        third: i16[]},\n    observation_pixels: f32[3,64,64]})",
+        "TensorDict(batch_size=[2], device=cpu, fields={\n    n: [5]{\n        "
+        "a_long_key_name_here: f32[7],\n"
+        "        another_long_key_name: f32[],\n        third: i16[]},\n    "
+        "observation_pixels: f32[3,64,64]})",
     ),  # fmt: skip
     "nested_line_80_stays": (
         {"n": {"x" * 53: z(1), "y": z(1)}, "z" * 80: z(1)},
@@ -208,7 +212,8 @@ CASES: dict[str, tuple[dict[str, Any], list[int], Any, str]] = {
         {"b": z(1), "B": z(1), "a": z(1), "_x": z(1), "a1": z(1), "a10": z(1), "a2": z(1)},
         [1],
         None,
-        "TensorDict(batch_size=[1], fields={\n    B: f32[],\n    _x: f32[],\n    a10: f32[],\n    a1: f32[],\n"
+        "TensorDict(batch_size=[1], fields={\n    B: f32[],\n    _x: f32[],\n    a10: "
+        "f32[],\n    a1: f32[],\n"
         "    a2: f32[],\n    a: f32[],\n    b: f32[]})",
     ),  # fmt: skip
     "sort_prefix_nested": (
@@ -271,12 +276,28 @@ def test_wrapping_matches_peer(width: int) -> None:
 
 @pytest.mark.parametrize(
     "dtype, code",
-    [(torch.float32, "f32"), (torch.float64, "f64"), (torch.float16, "f16"), (torch.bfloat16, "bf16"),
-     (torch.int64, "i64"), (torch.int32, "i32"), (torch.int16, "i16"), (torch.int8, "i8"),
-     (torch.uint8, "u8"), (torch.uint16, "u16"), (torch.uint32, "u32"), (torch.uint64, "u64"),
-     (torch.bool, "bool"), (torch.complex64, "c64"), (torch.complex128, "c128"), (torch.complex32, "c32"),
-     (torch.float8_e4m3fn, "f8_e4m3fn"), (torch.float8_e5m2, "f8_e5m2"), (torch.bits8, "bits8")],
-)  # fmt: skip
+    [
+        (torch.float32, "f32"),
+        (torch.float64, "f64"),
+        (torch.float16, "f16"),
+        (torch.bfloat16, "bf16"),
+        (torch.int64, "i64"),
+        (torch.int32, "i32"),
+        (torch.int16, "i16"),
+        (torch.int8, "i8"),
+        (torch.uint8, "u8"),
+        (torch.uint16, "u16"),
+        (torch.uint32, "u32"),
+        (torch.uint64, "u64"),
+        (torch.bool, "bool"),
+        (torch.complex64, "c64"),
+        (torch.complex128, "c128"),
+        (torch.complex32, "c32"),
+        (torch.float8_e4m3fn, "f8_e4m3fn"),
+        (torch.float8_e5m2, "f8_e5m2"),
+        (torch.bits8, "bits8"),
+    ],
+)
 def test_dtype_code(dtype: torch.dtype, code: str) -> None:
     assert dtype_code(dtype) == code
 

@@ -1115,7 +1115,10 @@ class TestValueFields:
     def test_none_for_required_field_raises(
         self, kwargs: dict[str, Any], name: str, text: str
     ) -> None:
-        msg = f"Transition.{name} is annotated {text}, which does not allow None; annotate it `{text} | None`"
+        msg = (
+            f"Transition.{name} is annotated {text}, which does not allow None; "
+            f"annotate it `{text} | None`"
+        )
         with _raises(FieldTypeError, TypeError, match=re.escape(msg)):
             Transition(**kwargs, batch_size=[2])
 

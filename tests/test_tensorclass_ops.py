@@ -322,8 +322,13 @@ class TestSetItem:
 
     def test_write_other_class_with_unknown_field(self) -> None:
         rec = make()
-        other = Other(torch.zeros(4, 3, 2), Inner(torch.zeros(4, 3, dtype=torch.long), batch_size=[4, 3]),
-                      "z", torch.zeros(4, 3), batch_size=[4, 3])  # fmt: skip
+        other = Other(
+            torch.zeros(4, 3, 2),
+            Inner(torch.zeros(4, 3, dtype=torch.long), batch_size=[4, 3]),
+            "z",
+            torch.zeros(4, 3),
+            batch_size=[4, 3],
+        )
         with pytest.raises(UnknownFieldError, match="extra"):
             rec[0] = other[0]
         with pytest.raises(UnknownFieldError, match="nope"):

@@ -42,12 +42,24 @@ def test_a_missing_expected_error_fails_mypy(tmp_path: Path) -> None:
     pytest.importorskip("mypy")
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "import torch\nfrom tclass import TensorClass\n\n\nclass P(TensorClass):\n    x: torch.Tensor\n\n\n"
+        "import torch\nfrom tclass import TensorClass\n\n\nclass P(TensorClass):\n    x: "
+        "torch.Tensor\n\n\n"
         "P(torch.zeros(1), batch_size=[1])  # type: ignore[call-arg]\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--config-file", str(ROOT / "pyproject.toml"), str(probe)],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            str(probe),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert result.returncode == 1, result.stdout
     assert 'Unused "type: ignore" comment' in result.stdout

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from typing_extensions import Self
 
+from tclass.errors import UnsupportedError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -36,14 +38,8 @@ class ConversionOps:
 
     @classmethod
     def _from_plain(cls, td: TensorDict) -> Self:
-        """``td`` (just built by a classmethod) as an instance of ``cls``."""
-        from tclass._engine._td import TensorDict
-        from tclass.errors import UnsupportedError
-
-        if type(td) is cls:
-            return td
-        if issubclass(cls, TensorDict):
-            return cls._new_unchecked(td._tensors, td.batch_size, td.device)
+        """``td`` (just built by a classmethod) as an instance of ``cls``: TensorDict
+        and tensorclasses override this; other collections cannot be built so."""
         msg = (
             f"{cls.__name__} cannot be built from a Python structure; build a TensorDict "
             f"(TensorDict.from_dict(...) and the like) and convert it"
@@ -149,20 +145,15 @@ class ConversionOps:
         """An instance from a pytree: see :func:`tclass.from_pytree`. A TensorDict
         records the structure so that :meth:`to_pytree` rebuilds it; a tensorclass reads
         the top node's children as its fields."""
-        from tclass._engine._td import TensorDict
-        from tclass._interop._bridges import from_pytree
+        from tclass._interop._bridges import collection_from_pytree
 
-        if isinstance(pytree, cls):
-            return pytree
-        markers = issubclass(cls, TensorDict)
-        built = from_pytree(
+        return collection_from_pytree(  # type: ignore[no-any-return]
+            cls,
             pytree,
             batch_size=batch_size,
             auto_batch_size=auto_batch_size,
             batch_dims=batch_dims,
-            markers=markers,
         )
-        return cls._from_plain(built)
 
     # --- conversions ---------------------------------------------------------------------
 
@@ -242,8 +233,7 @@ class ConversionOps:
         """
         from tclass._interop._state_dict import load_state_dict
 
-        load_state_dict(_collection(self), state_dict, strict, assign, from_flatten)
-        return self
+        return load_state_dict(self, state_dict, strict, assign, from_flatten)  # type: ignore[type-var]
 
 
 def _collection(obj: object) -> TensorCollection:

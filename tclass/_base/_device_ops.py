@@ -1,24 +1,21 @@
 """Memory placement methods every collection has: pinned and shared memory, and
-consolidation into one buffer (``consolidate``, whose implementation lives with the
-serialisation code in ``_io/_consolidate.py`` and is imported when called)."""
+consolidation into one buffer (implemented in ``_engine/_consolidate.py``, imported when
+called)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
-from tclass._core._device import DeviceLike, as_device
-from tclass.errors import DeviceError
 
 if TYPE_CHECKING:
-    from tclass._engine._consolidate import Consolidated
+    from tclass._core._device import DeviceLike
 
-__all__ = ["DeviceOps", "consolidation_of", "map_tensors", "move_consolidated", "share"]
+__all__ = ["DeviceOps", "map_tensors", "share"]
 
 
 class DeviceOps(TensorCollection):
@@ -34,16 +31,9 @@ class DeviceOps(TensorCollection):
         Raises:
             DeviceError: no accelerator runtime to pin memory with, or a leaf not on CPU.
         """
-        _require_pinning()
-        state = consolidation_of(self)
-        if state is not None:
-            from tclass._engine._consolidate import moved_buffer
+        from tclass._engine._consolidate import pinned
 
-            return moved_buffer(self, state, state.buffer.pin_memory())  # type: ignore[no-any-return]
-        leaves = [leaf for leaf in _leaves(self) if not leaf.is_pinned()]
-        pinned = _map_threads(lambda leaf: leaf.pin_memory(), leaves, num_threads)
-        replacement = {id(leaf): new for leaf, new in zip(leaves, pinned)}
-        return map_tensors(self, lambda leaf: replacement.get(id(leaf), leaf))  # type: ignore[no-any-return]
+        return pinned(self, num_threads)  # type: ignore[no-any-return]
 
     def is_shared(self) -> bool:
         """Whether every tensor is in shared memory (or on an accelerator, which shares
@@ -79,36 +69,15 @@ class DeviceOps(TensorCollection):
         """
         from tclass._engine._consolidate import consolidate
 
-        if pin_memory:
-            _require_pinning()
-        result: Self = consolidate(
-            self, device=as_device(device), pin_memory=pin_memory, share_memory=share_memory
+        return consolidate(  # type: ignore[no-any-return]
+            self, device=device, pin_memory=pin_memory, share_memory=share_memory
         )
-        return result
 
     def is_consolidated(self) -> bool:
         """Whether the tensors are (still) views of one consolidated buffer."""
+        from tclass._engine._consolidate import consolidation_of
+
         return consolidation_of(self) is not None
-
-
-def consolidation_of(node: Any) -> Consolidated | None:
-    """The consolidation state of ``node`` if its leaves are still the buffer's views."""
-    holder = getattr(node, "_tensordict", node)
-    state: Consolidated | None = getattr(holder, "_consolidated", None)
-    if state is None or not state.is_current(node):
-        return None
-    return state
-
-
-def move_consolidated(node: Any, device: torch.device | None, non_blocking: bool) -> Any:
-    """``node`` moved to ``device`` as one buffer, if it is (still) consolidated and the
-    device changes; None otherwise (the caller then moves it leaf by leaf)."""
-    state = consolidation_of(node)
-    if state is None or device is None or device == node.device:
-        return None
-    from tclass._engine._consolidate import moved
-
-    return moved(node, state, device, non_blocking)
 
 
 def map_tensors(node: Any, fn: Any, device: torch.device | None = None) -> Any:
@@ -131,19 +100,3 @@ def _leaves(node: Any) -> Iterator[torch.Tensor]:
 _shared: Any = torch.Tensor.is_shared
 _share: Any = torch.Tensor.share_memory_
 share: Any = _share
-
-
-def _require_pinning() -> None:
-    if not torch.cuda.is_available():
-        msg = (
-            "pinned memory needs an accelerator runtime (CUDA), and none is available; "
-            "skip pin_memory() on this machine, or pass pin_memory=False"
-        )
-        raise DeviceError(msg)
-
-
-def _map_threads(fn: Any, items: list[torch.Tensor], num_threads: int) -> list[torch.Tensor]:
-    if num_threads > 1 and len(items) > 1:
-        with ThreadPoolExecutor(min(num_threads, len(items))) as pool:
-            return list(pool.map(fn, items))
-    return [fn(item) for item in items]

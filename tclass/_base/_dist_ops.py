@@ -1,7 +1,9 @@
 """The ``torch.distributed`` methods every collection has (``send``, ``recv``, ``broadcast``...).
 
-A mixin of ``TensorDictBase``. The implementation (``tclass/distributed.py``) is imported
-when a method is called: it builds on the engine classes that derive from this mixin, and
+A mixin of ``TensorDictBase``, and the one place these calls are declared: the functions
+of :mod:`tclass.distributed` are these very methods (``tclass.distributed.send(td, 1)`` is
+``td.send(1)``). Each method is a one-line forwarder to ``tclass/distributed/_transfer.py``,
+imported when called: it builds on the engine classes that derive from this mixin, and
 importing ``torch.distributed`` is not free for programs that never use it.
 """
 
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
 
     from tclass._core._device import DeviceLike
-    from tclass.distributed import Handle
+    from tclass.distributed._transfer import Handle
 
 __all__ = ["DistributedOps"]
 
@@ -27,111 +29,131 @@ class DistributedOps:
     __slots__ = ()
 
     def send(
-        self, dst: int | None = None, *, group: ProcessGroup | None = None, group_dst: int | None = None,
-        init_tag: int = 0, consolidated: bool | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        dst: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool | None = None,
+    ) -> None:
         """Sends this record's tensors and Python values to rank ``dst``, which calls
-        :meth:`recv` on a record of the same keys, dtypes and shapes.
+        :meth:`recv` (or :meth:`irecv`) on a record of the same keys, dtypes and shapes.
 
         Args:
             dst: the receiver's global rank (or ``group_dst``: its rank in ``group``).
             group: the process group (default: the default group).
-            init_tag: the first of the tags the transfer uses (one per message).
-            consolidated: None packs leaves up to 32 KiB into 1 MiB buckets and sends
-                larger leaves alone; True packs every leaf into one message; False sends
-                each leaf alone. The receiver follows the sender's choice.
+            init_tag: the transfer uses tags ``init_tag``, ``init_tag + 1``, ... (one per
+                message: 2 plus one per bucket or large leaf); give transfers that run at
+                the same time between the same ranks tag ranges that do not overlap.
+            pseudo_rand: accepted for the peer's code; tags are always used in order.
+            consolidated: None (default) packs leaves up to 32 KiB into 1 MiB buckets
+                and sends larger ones alone; True packs every leaf into one message;
+                False sends every leaf alone. The receiver follows the sender's choice.
 
         Raises:
             NotSerializableError: a Python value is not JSON (values never travel pickled).
             DistributedError: torch.distributed is not initialized.
         """
-        from tclass.distributed import send
+        from tclass.distributed import _transfer
 
-        send(
-            self,
-            dst,
-            group=group,
-            group_dst=group_dst,
-            init_tag=init_tag,
-            consolidated=consolidated,
-        )
+        return _transfer.send(self, dst, group, group_dst, init_tag, consolidated)
 
     def isend(
-        self, dst: int | None = None, *, group: ProcessGroup | None = None, group_dst: int | None = None,
-        init_tag: int = 0, consolidated: bool | None = None,
-    ) -> Handle[Self]:  # fmt: skip
-        """:meth:`send` without waiting; ``wait()`` on the handle (which returns this
-        record) before changing the record's tensors."""
-        from tclass.distributed import isend
+        self,
+        dst: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool | None = None,
+    ) -> Handle[Self]:
+        """:meth:`send` without waiting: every message is in flight when this returns.
+        Call ``wait()`` on the handle (which returns this record) before changing the
+        record's tensors."""
+        from tclass.distributed import _transfer
 
-        return isend(
-            self,
-            dst,
-            group=group,
-            group_dst=group_dst,
-            init_tag=init_tag,
-            consolidated=consolidated,
-        )
+        return _transfer.isend(self, dst, group, group_dst, init_tag, consolidated)
 
     def recv(
-        self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-        init_tag: int = 0, consolidated: bool | None = None,
-    ) -> Self:  # fmt: skip
+        self,
+        src: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_src: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool | None = None,
+    ) -> Self:
         """Receives what rank ``src`` sends with :meth:`send` into this record, in place,
-        and returns it (the peer returns a tag). Tensors are written in place; Python
-        values are replaced by the sender's.
+        and returns it (the peer returns a tag). Tensors are written in place (a
+        memory-mapped or shared record receives straight into its files or shared
+        memory); Python values are replaced by the sender's. Any class can receive what
+        another sends (a TensorDict what a tensorclass sends) if the structure matches.
 
         Args:
             src: the sender's global rank (or ``group_src``: its rank in ``group``).
             init_tag: the sender's ``init_tag``.
-            consolidated: accepted for compatibility; the sender's choice is followed.
+            pseudo_rand: accepted for the peer's code; tags are always used in order.
+            consolidated: accepted for the peer's code; the sender's choice, written in
+                the header, is followed.
 
         Raises:
             StructureMismatchError: the sender's record has other keys, dtypes or shapes;
                 the message names the first differing key. Nothing was written, and the
                 sender's transfer completed.
+            DistributedError: what arrived is not a tclass record, or no process group.
         """
-        from tclass.distributed import recv
+        from tclass.distributed import _transfer
 
-        return recv(
-            self,
-            src,
-            group=group,
-            group_src=group_src,
-            init_tag=init_tag,
-            consolidated=consolidated,
-        )
+        return _transfer.recv(self, src, group, group_src, init_tag)
 
     def irecv(
-        self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-        init_tag: int = 0, consolidated: bool | None = None,
-    ) -> Handle[Self]:  # fmt: skip
-        """:meth:`recv` in the background; the handle's ``wait()`` returns this record once
-        it holds the data, or raises what :meth:`recv` would."""
-        from tclass.distributed import irecv
+        self,
+        src: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_src: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool | None = None,
+    ) -> Handle[Self]:
+        """:meth:`recv` in a background thread; the handle's ``wait()`` returns this
+        record once it holds the data, or raises what :meth:`recv` would. Do not read
+        the record before then."""
+        from tclass.distributed import _transfer
 
-        return irecv(
-            self,
-            src,
-            group=group,
-            group_src=group_src,
-            init_tag=init_tag,
-            consolidated=consolidated,
-        )
+        return _transfer.irecv(self, src, group, group_src, init_tag)
 
     def broadcast(
-        self, src: int | None = None, *, group: ProcessGroup | None = None, group_src: int | None = None,
-        device: DeviceLike = None, consolidated: bool | None = None,
-    ) -> Self:  # fmt: skip
-        """Rank ``src``'s record on every rank (every rank calls it). A receiving rank
-        passes a record of ``src``'s structure (filled in place) or an empty one such as
-        ``TensorDict()`` (a new record of ``src``'s class is returned, placed on
-        ``device`` if given). Returns the record."""
-        from tclass.distributed import broadcast
+        self,
+        src: int | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        group_src: int | None = None,
+        device: DeviceLike = None,
+        consolidated: bool | None = None,
+    ) -> Self:
+        """Sends rank ``src``'s record to every rank of the group; every rank calls it.
 
-        return broadcast(
-            self, src, group=group, group_src=group_src, device=device, consolidated=consolidated
-        )
+        On ``src``, returns this record. On the others, this record is either
+        pre-allocated with ``src``'s structure (filled in place and returned) or empty
+        (``TensorDict()``, as with the peer): then a new record of ``src``'s class is
+        built and returned, its classes found by name among those defined in this
+        process (nothing is unpickled).
+
+        Args:
+            device: on the receiving ranks, where a newly built record goes (default:
+                the wire device, CPU with gloo).
+
+        Raises:
+            StructureMismatchError: on a receiving rank whose non-empty record differs.
+        """
+        from tclass.distributed import _transfer
+
+        return _transfer.broadcast(self, src, group, group_src, device, consolidated)
 
     @overload
     def all_reduce(
@@ -159,7 +181,7 @@ class DistributedOps:
         op: Any = None,
         *,
         group: ProcessGroup | None = None,
-        async_op: bool = False,
+        async_op: bool,
         check: bool = True,
     ) -> Self | Handle[Self]: ...
 
@@ -171,19 +193,31 @@ class DistributedOps:
         async_op: bool = False,
         check: bool = True,
     ) -> Self | Handle[Self]:
-        """Reduces every tensor leaf over the ranks in place (``op`` a
-        ``torch.distributed.ReduceOp``, default ``SUM``) and returns this record, or
-        with ``async_op=True`` a handle whose ``wait()`` returns it. ``check`` first
-        compares the ranks' structures (one small all_gather), raising
-        ``StructureMismatchError`` on every rank when they differ."""
-        from tclass.distributed import all_reduce
+        """Reduces every tensor leaf over the ranks, in place (``op``: a
+        ``torch.distributed.ReduceOp``, default ``SUM``); returns this record, or with
+        ``async_op=True`` a handle whose ``wait()`` returns it. Small leaves of one dtype
+        are reduced together in buckets. Python values are left alone.
 
-        return all_reduce(self, op, group=group, async_op=async_op, check=check)
+        Args:
+            check: first compare every rank's structure digest (one small
+                ``all_gather``), so that different records raise
+                ``StructureMismatchError`` on every rank instead of hanging or mixing
+                unrelated numbers.
+        """
+        from tclass.distributed import _transfer
+
+        return _transfer.all_reduce(self, op, group, async_op, check)
 
     def all_gather(self, *, group: ProcessGroup | None = None) -> Self:
-        """Every rank's record stacked along a new first dim, on every rank (batch size
-        ``[world_size, *batch_size]``; ``result[r]`` is rank ``r``'s record). The peer
-        returns a list; iterating or indexing the stack gives the same records."""
-        from tclass.distributed import all_gather
+        """Every rank's record, stacked along a new first dim (rank order), on every
+        rank: a record of the same class with batch size ``[world_size, *batch_size]``
+        (``result[r]`` is rank ``r``'s record). The peer returns a list; iterating or
+        indexing the stack gives the same records. Python values equal on every rank
+        stay one value; others become a per-rank stack.
 
-        return all_gather(self, group=group)
+        Raises:
+            StructureMismatchError: on every rank, when the ranks' records differ.
+        """
+        from tclass.distributed import _transfer
+
+        return _transfer.all_gather(self, group)

@@ -6,7 +6,7 @@ called, since that implementation builds on the engine classes deriving from thi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from torch import nn
 from typing_extensions import Self
@@ -72,7 +72,8 @@ class ModuleOps:
 
         Args:
             module: the module to read.
-            as_module: return a :class:`~tclass._interop._params_module.ParamsModule`, an ``nn.Module``
+            as_module: return a :class:`~tclass._interop._params_module.ParamsModule`, an
+                ``nn.Module``
                 registering the tensors (for an optimizer or a parent module).
             lock: lock the result (``tclass.from_module`` locks by default; this method,
                 like the peer's, does not).
@@ -86,16 +87,11 @@ class ModuleOps:
             UnsupportedError: for a lazy module not run yet (its parameters have no shape),
                 or on ``LazyStackedTensorDict`` (module parameters are dense).
         """
-        from tclass._interop._modules import as_collection, module_tensordict
-        from tclass._interop._params_module import ParamsModule
+        from tclass._interop._modules import collection_from_module
 
-        td = module_tensordict(module, use_state_dict=use_state_dict, filter_empty=filter_empty)
-        if as_module:
-            return ParamsModule(td)
-        result = as_collection(cls, td, "from_module")
-        if lock:
-            result.lock_()
-        return result  # type: ignore[no-any-return]
+        return collection_from_module(  # type: ignore[no-any-return]
+            cls, module, as_module, lock, use_state_dict=use_state_dict, filter_empty=filter_empty
+        )
 
     @overload
     @classmethod
@@ -160,7 +156,8 @@ class ModuleOps:
 
         Args:
             *modules: the modules, with the same parameter and buffer names and shapes.
-            as_module: return a :class:`~tclass._interop._params_module.ParamsModule` registering them.
+            as_module: return a :class:`~tclass._interop._params_module.ParamsModule`
+                registering them.
             lock: lock the result (default, as in the peer).
             use_state_dict: read each module's ``state_dict(keep_vars=True)``.
             lazy_stack, expand_identical: the peer's variants, not supported (an
@@ -170,17 +167,11 @@ class ModuleOps:
             StackError: no module, or modules that differ in keys, shapes, dtypes or devices
                 (the message names the module and the key).
         """
-        from tclass._interop._modules import as_collection, check_stack_options, stack_module_params
-        from tclass._interop._params_module import ParamsModule
+        from tclass._interop._modules import collection_from_modules
 
-        check_stack_options(lazy_stack, expand_identical)
-        td = stack_module_params(modules, use_state_dict=use_state_dict)
-        if as_module:
-            return ParamsModule(td)
-        result = as_collection(cls, td, "from_modules")
-        if lock:
-            result.lock_()
-        return result  # type: ignore[no-any-return]
+        return collection_from_modules(  # type: ignore[no-any-return]
+            cls, modules, as_module, lock, use_state_dict, lazy_stack, expand_identical
+        )
 
     @overload
     def to_module(
@@ -269,31 +260,12 @@ class ModuleOps:
         """
         from tclass._interop._modules import swap_into_module
 
-        if use_state_dict:
-            from tclass.errors import UnsupportedError
-
-            raise UnsupportedError(
-                "to_module(use_state_dict=True) is not supported; load the values with "
-                "module.load_state_dict(...) (nothing was changed)"
-            )
-        _refuse_lazy_stack(self)
         return swap_into_module(  # type: ignore[no-any-return]
             self,  # type: ignore[arg-type]
             module,
-            inplace=bool(inplace),
+            inplace=inplace,
             return_swap=return_swap,
+            use_state_dict=use_state_dict,
             non_blocking=non_blocking,
             preserve_module_state=preserve_module_state,
-        )
-
-
-def _refuse_lazy_stack(collection: Any) -> None:
-    from tclass._engine._lazy._stack import LazyStackedTensorDict
-
-    if isinstance(getattr(collection, "_tensordict", collection), LazyStackedTensorDict):
-        from tclass.errors import UnsupportedError
-
-        raise UnsupportedError(
-            "to_module on a lazy stack is not supported: densify it first "
-            "(lazy.to_tensordict().to_module(module))"
         )

@@ -7,18 +7,29 @@ that implementation builds on the engine classes that derive from this mixin.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, TypedDict, Union
 
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 if TYPE_CHECKING:
     from tclass._core._device import DeviceLike
     from tclass._core._keys import NestedKey
     from tclass._core._memmap import Mode
 
-__all__ = ["PersistenceOps"]
+__all__ = ["PersistenceOps", "SaveOptions"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+
+class SaveOptions(TypedDict, total=False):
+    """The keyword-only options of every save (``memmap``, ``memmap_``, ``memmap_like``,
+    ``save`` and the module functions), written once; see :meth:`PersistenceOps.memmap_`.
+    The defaults live in ``tclass._io._api.saved_copy``, the one implementation."""
+
+    num_threads: int  # 0
+    existsok: bool  # True
+    allow_pickle: bool  # False
+    durable: bool  # False
 
 
 class PersistenceOps:
@@ -30,11 +41,7 @@ class PersistenceOps:
         self,
         prefix: PathLike | None = None,
         copy_existing: bool = False,
-        *,
-        num_threads: int = 0,
-        existsok: bool = True,
-        allow_pickle: bool = False,
-        durable: bool = False,
+        **options: Unpack[SaveOptions],
     ) -> Self:
         """Save into ``prefix`` and make this collection's leaves the memory-mapped files.
 
@@ -44,7 +51,7 @@ class PersistenceOps:
             copy_existing: allow copying leaves already saved in another folder (else
                 that is a ``FileConflictError``: the copy is probably unintended).
             num_threads: write leaves in that many threads (0 or 1: the calling thread).
-            existsok: allow replacing leaf files that exist in ``prefix``.
+            existsok: allow replacing leaf files that exist in ``prefix`` (default True).
             allow_pickle: save Python values that are not JSON with pickle (loading them
                 will need ``allow_pickle=True`` too); otherwise they are an error.
             durable: also survive a power cut: fsync every written file and folder and
@@ -58,42 +65,27 @@ class PersistenceOps:
             tensor data in place, Python values, fields filled for the first time (see
             "What reaches the folder" in the README).
         """
-        from tclass._io._api import adopt_leaves, saved_copy
+        from tclass._io._api import memmap_in_place
 
-        saved = saved_copy(
-            self, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
-        )
-        adopt_leaves(self, saved)
-        self.lock_()  # type: ignore[attr-defined]
-        return self
+        return memmap_in_place(self, prefix, copy_existing, **options)
 
     def memmap(
         self,
         prefix: PathLike | None = None,
         copy_existing: bool = False,
-        *,
-        num_threads: int = 0,
-        existsok: bool = True,
-        allow_pickle: bool = False,
-        durable: bool = False,
+        **options: Unpack[SaveOptions],
     ) -> Self:
         """A locked memory-mapped copy saved in ``prefix``; ``self`` is left as it is.
         Arguments as in :meth:`memmap_`."""
         from tclass._io._api import saved_copy
 
-        return saved_copy(
-            self, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
-        )
+        return saved_copy(self, prefix, copy_existing, like=False, **options)
 
     def memmap_like(
         self,
         prefix: PathLike | None = None,
         copy_existing: bool = False,
-        *,
-        num_threads: int = 0,
-        existsok: bool = True,
-        allow_pickle: bool = False,
-        durable: bool = False,
+        **options: Unpack[SaveOptions],
     ) -> Self:
         """Like :meth:`memmap`, but the files are allocated, not filled: they read as
         zeros and take no disk blocks until written (an expanded record of a million
@@ -103,29 +95,16 @@ class PersistenceOps:
         ``os.sync()``)."""
         from tclass._io._api import saved_copy
 
-        return saved_copy(
-            self, prefix, copy_existing, num_threads, existsok, True, allow_pickle, durable
-        )
+        return saved_copy(self, prefix, copy_existing, like=True, **options)
 
     def save(
         self,
         prefix: PathLike | None = None,
         copy_existing: bool = False,
-        *,
-        num_threads: int = 0,
-        existsok: bool = True,
-        allow_pickle: bool = False,
-        durable: bool = False,
+        **options: Unpack[SaveOptions],
     ) -> Self:
         """Alias of :meth:`memmap`."""
-        return self.memmap(
-            prefix,
-            copy_existing,
-            num_threads=num_threads,
-            existsok=existsok,
-            allow_pickle=allow_pickle,
-            durable=durable,
-        )
+        return self.memmap(prefix, copy_existing, **options)
 
     dumps = save
 
@@ -192,17 +171,6 @@ class PersistenceOps:
         """
         from tclass._io._api import load_memmap
 
-        if cls.__name__ == "TensorDictBase":  # the generic loader: whatever the folder holds
-            loaded: Any = load_memmap(
-                prefix,
-                device,
-                non_blocking,
-                out=out,
-                subpath=subpath,
-                mode=mode,
-                allow_pickle=allow_pickle,
-            )
-            return loaded  # type: ignore[no-any-return]
         return load_memmap(
             prefix,
             device,
@@ -214,28 +182,7 @@ class PersistenceOps:
             allow_pickle=allow_pickle,
         )
 
-    @classmethod
-    def load(
-        cls,
-        prefix: PathLike,
-        device: DeviceLike = None,
-        non_blocking: bool = False,
-        *,
-        out: Any = None,
-        subpath: NestedKey | None = None,
-        mode: Mode | None = None,
-        allow_pickle: bool = False,
-    ) -> Self:
-        """The peer's other name for :meth:`load_memmap`."""
-        return cls.load_memmap(
-            prefix,
-            device,
-            non_blocking,
-            out=out,
-            subpath=subpath,
-            mode=mode,
-            allow_pickle=allow_pickle,
-        )
+    load = load_memmap  # the peer's other name
 
     def load_memmap_(
         self, prefix: PathLike, *, allow_pickle: bool = False, mode: Mode | None = None
@@ -244,8 +191,7 @@ class PersistenceOps:
         and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`)."""
         from tclass._io._api import load_memmap
 
-        load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)
-        return self
+        return load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
 
     def is_memmap(self) -> bool:
         """Whether every tensor leaf is a MemoryMappedTensor."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NoReturn, SupportsIndex, Union, cast
+from typing import NoReturn, SupportsIndex, TypeAlias, cast
 
 import numpy as np
 import torch
@@ -33,7 +33,7 @@ __all__ = [
     "view_shape",
 ]
 
-BatchSizeLike = Union[torch.Size, Sequence[int], int, None]
+BatchSizeLike: TypeAlias = torch.Size | Sequence[int] | int | None
 
 _EMPTY = torch.Size([])
 

@@ -8,7 +8,7 @@ construction sit on hot paths.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple, Union
+from typing import NamedTuple, TypeAlias
 
 import torch
 
@@ -16,7 +16,7 @@ from tclass.errors import DeviceError
 
 __all__ = ["DeviceLike", "ToArgs", "as_device", "parse_to_args", "wait_for_device_copies"]
 
-DeviceLike = Union[torch.device, str, int, None]
+DeviceLike: TypeAlias = torch.device | str | int | None
 
 _CACHE: dict[object, torch.device] = {}
 _cuda_initialized: Callable[[], bool] = torch.cuda.is_initialized  # untyped in torch
@@ -46,7 +46,10 @@ def as_device(device: object) -> torch.device | None:
 
 def _parse(device: object) -> torch.device:
     if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
-        msg = f"invalid device {device!r}: expected a torch.device, a string such as 'cpu' or 'cuda:0', or an int"
+        msg = (
+            f"invalid device {device!r}: expected a torch.device, a string such as "
+            "'cpu' or 'cuda:0', or an int"
+        )
         raise DeviceError(msg)
     try:
         parsed = torch.device(device)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import EllipsisType
-from typing import Union
+from typing import TypeAlias
 
 import torch
 
@@ -17,11 +17,13 @@ from tclass.errors import InvalidKeyError
 
 __all__ = ["BatchIndex", "NestedKey", "is_key_tuple", "key_path", "unravel_key"]
 
-NestedKey = Union[str, tuple["NestedKey", ...]]
+NestedKey: TypeAlias = str | tuple["NestedKey", ...]
 """A key as callers may write it: a string or a (possibly nested) tuple of strings."""
 
-_OneIndex = Union[int, slice, None, EllipsisType, torch.Tensor, Sequence[int], Sequence[bool]]
-BatchIndex = Union[_OneIndex, tuple[_OneIndex, ...]]
+_OneIndex: TypeAlias = (
+    int | slice | None | EllipsisType | torch.Tensor | Sequence[int] | Sequence[bool]
+)
+BatchIndex: TypeAlias = _OneIndex | tuple[_OneIndex, ...]
 """An index of the batch dims, as for a tensor (for type checkers: a string or a tuple of
 strings is a key instead)."""
 

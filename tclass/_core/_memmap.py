@@ -27,7 +27,7 @@ import re
 import stat
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
-from typing import TYPE_CHECKING, Literal, NoReturn, SupportsIndex, Union
+from typing import TYPE_CHECKING, Literal, NoReturn, SupportsIndex, TypeAlias, Union
 
 import torch
 import torch.multiprocessing
@@ -50,10 +50,10 @@ if TYPE_CHECKING:
 __all__ = ["MemoryMappedTensor"]
 
 Mode = Literal["r", "r+"]
-SizeLike = Union[SupportsIndex, Sequence[SupportsIndex]]
+SizeLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 PathLike = Union[str, "os.PathLike[str]"]
-DeviceLike = Union[str, torch.device, int]
-Scalar = Union[bool, int, float, complex]
+DeviceLike: TypeAlias = str | torch.device | int
+Scalar: TypeAlias = bool | int | float | complex
 _Reduced = tuple[Callable[..., "MemoryMappedTensor"], tuple[object, ...]]
 
 # Reopening "/proc/self/fd/N" maps the very file we opened and checked, even if its path

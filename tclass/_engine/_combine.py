@@ -6,7 +6,7 @@ signatures)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, Union
+from typing import Any, TypeAlias, TypeVar
 
 import torch
 
@@ -22,7 +22,7 @@ __all__ = ["expand_as_right", "expand_right", "isin", "merge_tensordicts", "remo
 
 T = TypeVar("T", torch.Tensor, TensorDictBase)
 Callback = Callable[..., Any]
-Callbacks = Union[Callback, Mapping[Any, Callback], None]
+Callbacks: TypeAlias = Callback | Mapping[Any, Callback] | None
 
 
 # --- merging ------------------------------------------------------------------------------
@@ -98,7 +98,10 @@ def _check_fits(value: Any, path: tuple[str, ...], batch: torch.Size) -> None:
         value.batch_size if isinstance(value, TensorCollection) else getattr(value, "shape", None)
     )
     if shape is None:
-        msg = f"merge_tensordicts: the callback for {path!r} returned a {type(value).__name__}, not a tensor or collection"
+        msg = (
+            f"merge_tensordicts: the callback for {path!r} returned a "
+            f"{type(value).__name__}, not a tensor or collection"
+        )
         raise TypeError(msg)
     if tuple(shape[: len(batch)]) != tuple(batch):
         raise BatchMismatchError(path, shape, batch)

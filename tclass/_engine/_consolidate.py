@@ -19,35 +19,45 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from tclass._base._device_ops import share
-from tclass._core._device import wait_for_device_copies
+from tclass._base._device_ops import map_tensors, share
+from tclass._core._device import DeviceLike, as_device, wait_for_device_copies
+from tclass._core._dtypes import dtype_named
+from tclass._core._nested import fill_array
+from tclass._core._records import is_record, storage_of
+from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
-from tclass.errors import MetadataError, NotSerializableError, UnsupportedError
+from tclass._engine._walk import NodeVisitor
+from tclass.errors import DeviceError, MetadataError, NotSerializableError, UnsupportedError
 
 __all__ = [
     "Consolidated",
+    "Description",
+    "Target",
     "consolidate",
+    "consolidation_of",
+    "describe",
     "from_consolidated",
-    "moved",
-    "moved_buffer",
-    "reduce_consolidated",
+    "pinned",
+    "rebuild_from_description",
 ]
 
 _ALIGN = 16  # every leaf starts on a 16-byte boundary: any dtype's view is aligned
 _LENGTH = struct.Struct("<Q")
-Rebuild = Callable[[Sequence[torch.Tensor], "_Target"], Any]
+Rebuild = Callable[[Sequence[torch.Tensor], "Target"], Any]
+Description = tuple[Rebuild, dict[str, Any]]  # how to rebuild a node, and its JSON tree
 
 
 @dataclass(frozen=True)
-class _Target:
+class Target:
     """Where rebuilt nodes live: ``device``; ``moved`` when every node takes it (as after
     ``to(device)``), else only the nodes that had a device do (as after ``consolidate``)."""
 
@@ -69,21 +79,51 @@ class Consolidated:
     def is_current(self, node: Any) -> bool:
         """Whether ``node``'s leaves are still the views of the buffer."""
         mine = self.leaves
-        current = _leaves_of(node)
+        current = _Leaves().of(node)
         return len(current) == len(mine) and all(a is b for a, b in zip(current, mine))
+
+    def moved(self, node: Any, device: torch.device | None, non_blocking: bool) -> Any:
+        """``node`` on ``device`` as one copy of the buffer, if its leaves are still the
+        buffer's views and the device changes; None otherwise (the caller then moves
+        it leaf by leaf)."""
+        if device is None or device == node.device or not self.is_current(node):
+            return None
+        buffer = self.buffer.to(device, non_blocking=non_blocking)
+        if non_blocking and device.type == "cpu":
+            wait_for_device_copies()
+        return _moved_buffer(node, self, buffer)
+
+    def reduce(self, node: Any) -> tuple[Any, ...] | None:
+        """``__reduce__`` of ``node``: the one buffer (whose trailer rebuilds the rest);
+        None when it cannot (leaves replaced since, or Python values that are not JSON)."""
+        if not self.standalone or not self.is_current(node):
+            return None
+        return (_unpickle_buffer, (self.buffer, not is_record(node)))
+
+
+def consolidation_of(node: Any) -> Consolidated | None:
+    """The consolidation state of ``node`` if its leaves are still the buffer's views."""
+    state: Consolidated | None = storage_of(node)._consolidated
+    if state is None or not state.is_current(node):
+        return None
+    return state
 
 
 def consolidate(
     node: Any,
     *,
-    device: torch.device | None = None,
+    device: DeviceLike = None,
     pin_memory: bool = False,
     share_memory: bool = False,
 ) -> Any:
     """A copy of ``node`` whose leaves are views of one buffer (see the module doc)."""
-    leaves: list[torch.Tensor] = []
-    rebuild, description = _flatten(node, leaves)
-    target = device if device is not None else _common_device(leaves)
+    if pin_memory:
+        _require_pinning()
+    flatten = _Flatten()
+    rebuild, description = flatten.visit(node)
+    leaves = flatten.leaves
+    chosen = as_device(device) if device is not None else None
+    target = chosen if chosen is not None else _common_device(leaves)
     layout, end = _layout(leaves)
     trailer = _trailer(description, layout)
     size = end + len(trailer) + _LENGTH.size
@@ -99,28 +139,33 @@ def consolidate(
     buffer[end:].copy_(tail)
     standalone = not trailer.startswith(b'{"tree": null')
     return _attach(
-        rebuild(views, _Target(target, False)),
+        rebuild(views, Target(target, False)),
         Consolidated(buffer, views, layout, rebuild, standalone),
     )
 
 
-def moved(node: Any, state: Consolidated, device: torch.device, non_blocking: bool) -> Any:
-    """``node`` (consolidated, current) on ``device``: one copy of the buffer, then views."""
-    buffer = state.buffer.to(device, non_blocking=non_blocking)
-    if non_blocking and device.type == "cpu":
-        wait_for_device_copies()
-    return moved_buffer(node, state, buffer)
+def pinned(node: Any, num_threads: int) -> Any:
+    """``node`` with its tensors in pinned memory (see ``TensorDictBase.pin_memory``): a
+    consolidated one pins its one buffer."""
+    _require_pinning()
+    state = consolidation_of(node)
+    if state is not None:
+        return _moved_buffer(node, state, state.buffer.pin_memory())
+    leaves = [leaf for leaf in node.values(True, True) if not leaf.is_pinned()]
+    pinned = _map_threads(lambda leaf: leaf.pin_memory(), leaves, num_threads)
+    replacement = {id(leaf): new for leaf, new in zip(leaves, pinned)}
+    return map_tensors(node, lambda leaf: replacement.get(id(leaf), leaf))
 
 
-def moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
+def _moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
     """``node`` rebuilt over ``buffer``, a copy of its consolidated buffer."""
     views = _views(buffer, state.layout)
-    target = _Target(buffer.device, True)
+    target = Target(buffer.device, True)
     result = _attach(
         state.rebuild(views, target),
         Consolidated(buffer, views, state.layout, state.rebuild, state.standalone),
     )
-    if hasattr(type(result), "__tclass_info__") and not hasattr(type(node), "__tclass_info__"):
+    if is_record(result) and not is_record(node):
         return result._tensordict  # a record's storage was moved: the record rewraps it
     return result
 
@@ -132,7 +177,10 @@ def from_consolidated(buffer: torch.Tensor, *, cls: type | None = None) -> Any:
         MetadataError: the tensor is not a consolidated buffer (no valid trailer).
     """
     if not isinstance(buffer, torch.Tensor) or buffer.dtype != torch.uint8 or buffer.dim() != 1:
-        msg = "from_consolidated expects the 1-d uint8 buffer of a consolidated collection (td.consolidate()._consolidated buffer)"
+        msg = (
+            "from_consolidated expects the 1-d uint8 buffer of a consolidated "
+            "collection (td.consolidate()._consolidated buffer)"
+        )
         raise MetadataError(msg)
     description = _read_trailer(buffer)
     if description["tree"] is None:
@@ -141,106 +189,108 @@ def from_consolidated(buffer: torch.Tensor, *, cls: type | None = None) -> Any:
             "alone cannot rebuild it; move or pickle the consolidated collection instead"
         )
         raise NotSerializableError(msg)
-    layout = [(_dtype(d), torch.Size(s), o) for d, s, o in description["leaves"]]
-    rebuild = _rebuild_from_description(description["tree"], cls)
+    where = "the consolidated buffer"
+    layout = [(dtype_named(d, where), torch.Size(s), o) for d, s, o in description["leaves"]]
+    rebuild = rebuild_from_description(description["tree"], cls)
     views = _views(buffer, layout)
     return _attach(
-        rebuild(views, _Target(buffer.device, False)), Consolidated(buffer, views, layout, rebuild)
+        rebuild(views, Target(buffer.device, False)), Consolidated(buffer, views, layout, rebuild)
     )
-
-
-def reduce_consolidated(node: Any) -> tuple[Any, ...] | None:
-    """``__reduce__`` of a current consolidated collection: the one buffer (whose trailer
-    rebuilds the rest); None when it cannot (not consolidated, or non-JSON values)."""
-    from tclass._base._device_ops import consolidation_of
-
-    state = consolidation_of(node)
-    if state is None or not state.standalone:
-        return None
-    return (_unpickle_buffer, (state.buffer, not hasattr(type(node), "__tclass_info__")))
 
 
 def _unpickle_buffer(buffer: torch.Tensor, storage_only: bool) -> Any:
     node = from_consolidated(buffer)
-    return getattr(node, "_tensordict", node) if storage_only else node
+    return storage_of(node) if storage_only else node
 
 
 # --- the tree ------------------------------------------------------------------------------
 
 
-def _flatten(node: Any, leaves: list[torch.Tensor]) -> tuple[Rebuild, dict[str, Any]]:
-    """Collects ``node``'s tensors into ``leaves``; returns its rebuild and description."""
-    if hasattr(type(node), "__tclass_info__"):
-        content, inner = _flatten(node._tensordict, leaves)
-        cls = type(node)
+def describe(node: Any, leaves: list[torch.Tensor]) -> Description:
+    """How to rebuild ``node`` over views of its leaves, and its JSON tree (classes by
+    name, batch sizes, Python values); its leaves are appended to ``leaves`` in the
+    order the rebuild takes them."""
+    flatten = _Flatten()
+    flatten.leaves = leaves
+    return flatten.visit(node)
+
+
+class _Flatten(NodeVisitor[Description]):
+    """Collects a tree's tensors into ``leaves``; gives each node's rebuild and description."""
+
+    action = "consolidate"
+
+    def __init__(self) -> None:
+        self.leaves: list[torch.Tensor] = []
+
+    def visit_record(self, record: Any) -> Description:
+        content, inner = self.visit(record._tensordict)
+        cls = type(record)
         name = f"{cls.__module__}.{cls.__qualname__}"
         return (lambda views, target: cls._from_tensordict_unchecked(content(views, target))), {
             "record": name,
             "content": inner,
         }
-    if isinstance(node, LazyStackedTensorDict):
-        parts = [_flatten(member, leaves) for member in node.tensordicts]
-        dim, batch = node.stack_dim, node.batch_size
+
+    def visit_lazy(self, stack: LazyStackedTensorDict) -> Description:
+        parts = [self.visit(member) for member in stack.tensordicts]
+        dim, batch = stack.stack_dim, stack.batch_size
         return (
             lambda views, target: LazyStackedTensorDict._from_members(
                 [p(views, target) for p, _ in parts], dim, batch
             )
         ), {"lazy": dim, "members": [d for _, d in parts]}
-    if isinstance(node, (NonTensorData, NonTensorStack)):
-        return _flatten_value(node)
-    if type(node) is TensorDict:
-        return _flatten_td(node, leaves)
-    msg = f"cannot consolidate a {type(node).__name__}"
-    raise UnsupportedError(msg)
 
+    def visit_value(self, node: NonTensorData) -> Description:
+        batch, data = node.batch_size, node.data
+        return (lambda views, target: NonTensorData._make(data, batch, target.device)), {
+            "value": data,
+            "batch": list(batch),
+        }
 
-def _flatten_td(td: TensorDict, leaves: list[torch.Tensor]) -> tuple[Rebuild, dict[str, Any]]:
-    parts: list[tuple[str, int | Rebuild]] = []
-    entries: dict[str, Any] = {}
-    for key, value in td._items():
-        if isinstance(value, torch.Tensor):
-            parts.append((key, len(leaves)))
-            entries[key] = len(leaves)
-            leaves.append(value)
-        else:
-            rebuild, entries[key] = _flatten(value, leaves)
-            parts.append((key, rebuild))
-    batch, keeps_device = td.batch_size, td.device is not None
-
-    def rebuild_td(views: Sequence[torch.Tensor], target: _Target) -> TensorDict:
-        tensors = {key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts}
-        return TensorDict._new_unchecked(
-            tensors, batch, target.device if keeps_device or target.moved else None
-        )
-
-    return rebuild_td, {"batch": list(batch), "device": keeps_device, "entries": entries}
-
-
-def _flatten_value(node: NonTensorData | NonTensorStack) -> tuple[Rebuild, dict[str, Any]]:
-    batch = node.batch_size
-    if isinstance(node, NonTensorData):
-        data = node.data
-        description: dict[str, Any] = {"value": data, "batch": list(batch)}
-        rebuild: Rebuild = lambda views, target: NonTensorData._make(data, batch, target.device)
-    else:
+    def visit_values(self, node: NonTensorStack) -> Description:
         array = node._as_array()
-        description = {"values": node.tolist(), "batch": list(batch)}
-        rebuild = lambda views, target: NonTensorStack._from_array(array, target.device)
-    return rebuild, description
+        return (lambda views, target: NonTensorStack._from_array(array, target.device)), {
+            "values": node.tolist(),
+            "batch": list(node.batch_size),
+        }
+
+    def visit_tensordict(self, td: TensorDict) -> Description:
+        leaves = self.leaves
+        parts: list[tuple[str, int | Rebuild]] = []
+        entries: dict[str, Any] = {}
+        for key, value in td._items():
+            if isinstance(value, torch.Tensor):
+                parts.append((key, len(leaves)))
+                entries[key] = len(leaves)
+                leaves.append(value)
+            else:
+                rebuild, entries[key] = self.visit(value)
+                parts.append((key, rebuild))
+        batch, keeps_device = td.batch_size, td.device is not None
+
+        def rebuild_td(views: Sequence[torch.Tensor], target: Target) -> TensorDict:
+            tensors = {
+                key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts
+            }
+            return TensorDict._new_unchecked(
+                tensors, batch, target.device if keeps_device or target.moved else None
+            )
+
+        return rebuild_td, {"batch": list(batch), "device": keeps_device, "entries": entries}
 
 
-def _rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild:
-    """The rebuild function of a tree read back from a buffer's JSON trailer."""
-    from tclass._io._classes import resolve_class
-
+def rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild:
+    """The rebuild function of a tree :func:`describe` gave, read back from JSON (a
+    buffer's trailer, a broadcast message)."""
     if "record" in tree:
         record_cls = resolve_class(
             tree["record"], (cls,) if cls is not None else (), "the consolidated buffer"
         )
-        content = _rebuild_from_description(tree["content"], None)
+        content = rebuild_from_description(tree["content"], None)
         return lambda views, target: record_cls._from_tensordict_unchecked(content(views, target))  # type: ignore[attr-defined]
     if "lazy" in tree:
-        members = [_rebuild_from_description(member, None) for member in tree["members"]]
+        members = [rebuild_from_description(member, None) for member in tree["members"]]
         dim = tree["lazy"]
         return lambda views, target: LazyStackedTensorDict(
             *(m(views, target) for m in members), stack_dim=dim
@@ -250,18 +300,16 @@ def _rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild
         data = tree["value"]
         return lambda views, target: NonTensorData._make(data, batch, target.device)
     if "values" in tree:
-        from tclass._io._read import fill_array
-
         shaped: np.ndarray[Any, Any] = np.empty(tuple(batch), dtype=object)
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")
         return lambda views, target: NonTensorStack._from_array(shaped, target.device)
     parts = {
-        key: (entry if isinstance(entry, int) else _rebuild_from_description(entry, None))
+        key: (entry if isinstance(entry, int) else rebuild_from_description(entry, None))
         for key, entry in tree["entries"].items()
     }
     keeps_device = tree["device"]
 
-    def rebuild_td(views: Sequence[torch.Tensor], target: _Target) -> TensorDict:
+    def rebuild_td(views: Sequence[torch.Tensor], target: Target) -> TensorDict:
         tensors = {
             key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts.items()
         }
@@ -317,15 +365,6 @@ def _leaf_records(layout: Sequence[tuple[torch.dtype, torch.Size, int]]) -> list
     return [[str(dtype), list(shape), offset] for dtype, shape, offset in layout]
 
 
-def _dtype(name: str) -> torch.dtype:
-    from tclass._io._format import DTYPES
-
-    dtype = DTYPES.get(name)
-    if dtype is None:
-        raise MetadataError(f"the consolidated buffer names an unknown dtype {name!r}")
-    return dtype
-
-
 def _read_trailer(buffer: torch.Tensor) -> dict[str, Any]:
     data = buffer.cpu() if buffer.device.type != "cpu" else buffer
     total = data.numel()
@@ -353,33 +392,53 @@ def _read_trailer(buffer: torch.Tensor) -> dict[str, Any]:
 def _common_device(leaves: Sequence[torch.Tensor]) -> torch.device:
     devices = {leaf.device for leaf in leaves}
     if len(devices) > 1:
-        msg = f"cannot consolidate leaves on several devices ({sorted(map(str, devices))}); pass device="
+        msg = (
+            "cannot consolidate leaves on several devices "
+            f"({sorted(map(str, devices))}); pass device="
+        )
         raise UnsupportedError(msg)
     return devices.pop() if devices else torch.device("cpu")
 
 
-def _leaves_of(node: Any) -> list[torch.Tensor]:
-    leaves: list[torch.Tensor] = []
-    _collect(node, leaves)
-    return leaves
+class _Leaves(NodeVisitor[None]):
+    """The tensors of a tree in the order :class:`_Flatten` collects them."""
 
+    def of(self, node: Any) -> list[torch.Tensor]:
+        self.leaves: list[torch.Tensor] = []
+        self.visit(node)
+        return self.leaves
 
-def _collect(node: Any, leaves: list[torch.Tensor]) -> None:
-    storage = getattr(node, "_tensordict", None)
-    if storage is not None:
-        _collect(storage, leaves)
-    elif isinstance(node, LazyStackedTensorDict):
-        for member in node.tensordicts:
-            _collect(member, leaves)
-    elif isinstance(node, TensorDict):
-        for value in node._tensors.values():
+    def visit_lazy(self, stack: LazyStackedTensorDict) -> None:
+        for member in stack.tensordicts:
+            self.visit(member)
+
+    def visit_tensordict(self, td: TensorDict) -> None:
+        for value in td._tensors.values():
             if isinstance(value, torch.Tensor):
-                leaves.append(value)
+                self.leaves.append(value)
             else:
-                _collect(value, leaves)
+                self.visit(value)
+
+    def visit_other(self, node: Any) -> None:
+        return None  # Python values hold no tensor
 
 
 def _attach(node: Any, state: Consolidated) -> Any:
-    target = getattr(node, "_tensordict", node)
-    target._consolidated = state
+    storage_of(node)._consolidated = state
     return node
+
+
+def _require_pinning() -> None:
+    if not torch.cuda.is_available():
+        msg = (
+            "pinned memory needs an accelerator runtime (CUDA), and none is available; "
+            "skip pin_memory() on this machine, or pass pin_memory=False"
+        )
+        raise DeviceError(msg)
+
+
+def _map_threads(fn: Any, items: list[torch.Tensor], num_threads: int) -> list[torch.Tensor]:
+    if num_threads > 1 and len(items) > 1:
+        with ThreadPoolExecutor(min(num_threads, len(items))) as pool:
+            return list(pool.map(fn, items))
+    return [fn(item) for item in items]

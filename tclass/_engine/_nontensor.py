@@ -447,7 +447,10 @@ class NonTensorStack(_NonTensorNode):
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
         if batch_size != self.batch_size:
-            msg = f"internal: a NonTensorStack of batch size {format_shape(self.batch_size)} cannot become {format_shape(batch_size)}"
+            msg = (
+                "internal: a NonTensorStack of batch size "
+                f"{format_shape(self.batch_size)} cannot become {format_shape(batch_size)}"
+            )
             raise UnsupportedError(msg)
         return self._from_array(self._array, device)  # type: ignore[return-value]
 

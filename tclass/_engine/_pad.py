@@ -21,7 +21,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from operator import attrgetter, itemgetter
-from typing import Any, Literal, NoReturn, TypeVar, Union, overload
+from typing import Any, ClassVar, Literal, NoReturn, Protocol, TypeAlias, TypeVar, overload
 
 import numpy as np
 import torch
@@ -31,6 +31,7 @@ from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys
 from tclass._core._batch import format_shape
+from tclass._core._records import is_record
 from tclass._engine._nontensor import (
     NonTensorData,
     NonTensorStack,
@@ -39,15 +40,21 @@ from tclass._engine._nontensor import (
     same_value,
 )
 from tclass._engine._td import TensorDict
-from tclass._tensorclass._record import TensorClass
 from tclass.errors import DimError, InvalidKeyError, KeyConflictError, ShapeError, StackError
 
 __all__ = ["pad", "pad_sequence"]
 
 C = TypeVar("C", bound=TensorDictBase)
 T = TypeVar("T", bound=TensorDict)
-R = TypeVar("R", bound=TensorClass)
-MaskKey = Union[Literal[True], str, tuple[str, ...]]
+R = TypeVar("R", bound="_Record")
+MaskKey: TypeAlias = Literal[True] | str | tuple[str, ...]
+
+
+class _Record(Protocol):
+    """What checkers know of a record here (the facade, above this layer, defines it)."""
+
+    __tclass_info__: ClassVar[Any]
+
 
 _Tensor = torch.Tensor
 _numel = torch.Tensor.numel
@@ -313,7 +320,7 @@ def pad_sequence(
     if mask_key is None:
         return padded
     assert masks is not None
-    if isinstance(padded, TensorClass):
+    if is_record(padded):
         return padded, masks
     if mask_key in padded:
         msg = (

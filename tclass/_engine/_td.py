@@ -8,23 +8,21 @@ which is how indexing, shape ops and stacking stay close to the cost of the tens
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, ClassVar, NoReturn, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, cast, overload
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
-from tclass._base._device_ops import move_consolidated
 from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._core._keys import BatchIndex
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
 from tclass.errors import (
@@ -38,7 +36,18 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["TensorDict", "call_on_exit"]
+if TYPE_CHECKING:
+    from tclass._engine._consolidate import Consolidated
+
+__all__ = [
+    "TensorDict",
+    "field_getter",
+    "batch_size_of_record",
+    "device_of_record",
+    "record_batch_size",
+    "record_entries",
+    "tensor_field_setter",
+]
 
 _Tensor = torch.Tensor
 _MISSING: Any = object()
@@ -47,10 +56,6 @@ _NO_DIMS = torch.Size([])
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
-# What the next `with td:` block runs on exit, by id(td), with a weak reference that drops
-# the entry when td dies: to_module registers one on the TensorDict of previous
-# parameters it returns, to put them back into the module (tclass/_modules.py).
-_EXIT_CALLBACKS: dict[int, tuple[weakref.ref[TensorDict], Callable[[], None]]] = {}
 _LOCKED_MSG = (
     "cannot {action} a locked TensorDict. Unlock it first (with td.unlock_(): ...), or "
     "write data in place with set_() or td[index] = value"
@@ -87,10 +92,9 @@ class TensorDict(TensorDictBase):
         "_batch_size",
         "_device",
         "_locked",
-        "_lock_context",
-        "_lock_stack",
         "_consolidated",
         "_saved_at",
+        "_scope",
         "__weakref__",
     )
 
@@ -101,9 +105,9 @@ class TensorDict(TensorDictBase):
     _batch_size: torch.Size
     _device: torch.device | None
     _locked: bool
-    _lock_context: bool | None
-    _lock_stack: list[bool]
-    _saved_at: SavedAt | None
+    _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
+    _saved_at: SavedAt | None  # the folder this node is saved in (see _saved.py)
+    _scope: _Scope | None  # what `with td:` blocks restore (created on first use)
 
     def __init__(
         self,
@@ -133,7 +137,9 @@ class TensorDict(TensorDictBase):
         self._batch_size = batch
         self._device = dev
         self._locked = False
+        self._consolidated = None
         self._saved_at = None
+        self._scope = None
         tensors: dict[str, Value] = {}
         self._tensors = tensors
         if source is None:
@@ -173,8 +179,16 @@ class TensorDict(TensorDictBase):
         self._batch_size = batch_size
         self._device = device
         self._locked = False
+        self._consolidated = None
         self._saved_at = None
+        self._scope = None
         return self
+
+    @classmethod
+    def _from_plain(cls, td: TensorDict) -> Self:
+        if type(td) is cls:
+            return td
+        return cls._new_unchecked(td._tensors, td._batch_size, td._device)
 
     # --- primitives ----------------------------------------------------------------------
 
@@ -248,7 +262,9 @@ class TensorDict(TensorDictBase):
         out._batch_size = batch_size
         out._device = device
         out._locked = False
+        out._consolidated = None
         out._saved_at = None
+        out._scope = None
         return out
 
     def _map_values(
@@ -332,7 +348,9 @@ class TensorDict(TensorDictBase):
         out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
         out._device = self._device
         out._locked = False
+        out._consolidated = None
         out._saved_at = None
+        out._scope = None
         return out
 
     def _index_slice(self, index: slice) -> Self:
@@ -349,7 +367,9 @@ class TensorDict(TensorDictBase):
         out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
         out._device = self._device
         out._locked = False
+        out._consolidated = None
         out._saved_at = None
+        out._scope = None
         return out
 
     def _index(self, index: Any) -> Any:
@@ -527,7 +547,10 @@ class TensorDict(TensorDictBase):
             target.copy_(value if isinstance(value, _Tensor) else torch.as_tensor(value))
         except RuntimeError as error:
             shape = getattr(value, "shape", None)
-            msg = f"set_: cannot copy a value of shape {shape} into {key!r} of shape {list(target.shape)}: {error}"
+            msg = (
+                f"set_: cannot copy a value of shape {shape} into {key!r} of shape "
+                f"{list(target.shape)}: {error}"
+            )
             raise BatchSizeError(msg) from None
         return self
 
@@ -757,7 +780,10 @@ class TensorDict(TensorDictBase):
 
     def _set_lock(self, locked: bool) -> Self:
         # Remembered so that `with td.lock_():` / `with td.unlock_():` can undo this call.
-        self._lock_context = self._locked
+        scope = self._scope
+        if scope is None:
+            scope = self._scope = _Scope()
+        scope.before_last_lock = self._locked
         self._apply_lock(locked)
         return self
 
@@ -772,20 +798,21 @@ class TensorDict(TensorDictBase):
     def __enter__(self) -> Self:
         """Entering restores, on exit, the lock state from before the last lock_/unlock_
         call (or the current state if neither was just called)."""
-        previous = getattr(self, "_lock_context", None)
-        self._lock_context = None
-        stack: list[bool] | None = getattr(self, "_lock_stack", None)
-        if stack is None:
-            stack = self._lock_stack = []
-        stack.append(self._locked if previous is None else previous)
+        scope = self._scope
+        if scope is None:
+            scope = self._scope = _Scope()
+        previous = scope.before_last_lock
+        scope.before_last_lock = None
+        scope.restore.append(self._locked if previous is None else previous)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._apply_lock(self._lock_stack.pop())
-        if _EXIT_CALLBACKS:
-            entry = _EXIT_CALLBACKS.pop(id(self), None)
-            if entry is not None and entry[0]() is self:
-                entry[1]()
+        scope = self._scope
+        assert scope is not None  # set by __enter__
+        self._apply_lock(scope.restore.pop())
+        on_exit, scope.on_exit = scope.on_exit, None
+        if on_exit is not None:
+            on_exit()
 
     # --- devices -------------------------------------------------------------------------
 
@@ -797,8 +824,8 @@ class TensorDict(TensorDictBase):
             device = as_device(args[0])
             if device == self._device:
                 return self
-            if getattr(self, "_consolidated", None) is not None:
-                moved = move_consolidated(self, device, False)
+            if self._consolidated is not None:
+                moved = self._consolidated.moved(self, device, False)
                 if moved is not None:
                     return moved  # type: ignore[no-any-return]
             return self._map_values(lambda v: v.to(device), self._batch_size, device)
@@ -806,12 +833,8 @@ class TensorDict(TensorDictBase):
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
         if dtype is None and (device is None or device == self._device):
             return self
-        if (
-            dtype is None
-            and device is not None
-            and getattr(self, "_consolidated", None) is not None
-        ):
-            moved = move_consolidated(self, device, non_blocking)
+        if dtype is None and device is not None and self._consolidated is not None:
+            moved = self._consolidated.moved(self, device, non_blocking)
             if moved is not None:
                 return moved  # type: ignore[no-any-return]
         new_device = self._device if device is None else device
@@ -844,13 +867,45 @@ class TensorDict(TensorDictBase):
                 value.clear_device_()  # type: ignore[attr-defined]
         return self
 
+    # --- accessors for the other layers ------------------------------------------------
+    # io, interop, distributed and the facade read a TensorDict through the collection
+    # primitives (_items, _entries, _entry, _key_names), batch_size, device and is_locked,
+    # build one with _new_unchecked and change one with the methods below; only the
+    # engine touches the slots.
+
+    def _put(self, key: str, value: Value) -> None:
+        """Stores ``value`` under ``key`` in memory only, unchecked (no lock, batch size
+        or folder): for a caller that built the value to fit, as a loader does."""
+        self._tensors[key] = value
+
+    def _adopt(self, source: TensorDict) -> None:
+        """Takes the device and the folder of ``source``, a saved copy of this node whose
+        leaves the caller has just adopted with :meth:`_put`."""
+        self._device = source._device
+        self._saved_at = source._saved_at
+
+    @property
+    def _saved(self) -> SavedAt | None:
+        """The folder this node is saved in (written through), or None."""
+        return self._saved_at
+
+    def _attach_folder(self, saved: SavedAt | None) -> None:
+        """Makes later changes of entries reach ``saved`` (see ``_saved.py``)."""
+        self._saved_at = saved
+
+    def _call_on_exit(self, callback: Callable[[], None]) -> None:
+        """Makes the next ``with td:`` block run ``callback`` once on exit (after
+        restoring the lock state), even if the block raised."""
+        scope = self._scope
+        if scope is None:
+            scope = self._scope = _Scope()
+        scope.on_exit = callback
+
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if getattr(self, "_consolidated", None) is not None:  # one buffer instead of leaves
-            from tclass._engine._consolidate import reduce_consolidated
-
-            reduced = reduce_consolidated(self)
+        if self._consolidated is not None:  # one buffer instead of leaves
+            reduced = self._consolidated.reduce(self)
             if reduced is not None:
                 return reduced
         return (_rebuild, (type(self), self._tensors, self._batch_size, self._device, self._locked))
@@ -860,6 +915,19 @@ class TensorDict(TensorDictBase):
 
     def __repr__(self) -> str:
         return compact_repr(self)
+
+
+class _Scope:
+    """What ``with td:`` blocks use: the lock state before the last lock_/unlock_ call,
+    the states to restore on exit (one per open block), and a callback for the next
+    exit (``to_module`` puts a module's previous tensors back with it)."""
+
+    __slots__ = ("before_last_lock", "restore", "on_exit")
+
+    def __init__(self) -> None:
+        self.before_last_lock: bool | None = None
+        self.restore: list[bool] = []
+        self.on_exit: Callable[[], None] | None = None
 
 
 def _rebuild(
@@ -1005,9 +1073,58 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
     node._tensors.pop(path[-1], None)
 
 
-def call_on_exit(td: TensorDict, callback: Callable[[], None]) -> None:
-    """Makes the next ``with td:`` block run ``callback`` once on exit (after restoring
-    the lock state), even if the block raised. Forgotten when ``td`` is collected."""
-    key = id(td)
-    ref = weakref.ref(td, lambda _: _EXIT_CALLBACKS.pop(key, None))
-    _EXIT_CALLBACKS[key] = (ref, callback)
+# --- the field accessors of records ------------------------------------------------------
+# A record (tclass/_tensorclass) keeps its fields in a TensorDict (or a lazy stack, which
+# answers the same slots) in its ``_tensordict``. Reading and assigning a field are the
+# hottest paths of the library, so the engine builds them, with direct slot access.
+
+_NODE_CLASSES = (NonTensorData, NonTensorStack)
+
+# C-level getters of a record's entries and batch size, which stack and cat read from
+# hundreds of members at once.
+record_entries: Callable[[Any], Mapping[str, Value]] = attrgetter("_tensordict._tensors")
+record_batch_size: Callable[[Any], torch.Size] = attrgetter("_tensordict._batch_size")
+
+
+# The getters of a record's batch_size and device properties (plain functions,
+# which torch.compile traces, unlike attrgetter objects).
+def batch_size_of_record(record: Any) -> torch.Size:
+    return record._tensordict._batch_size  # type: ignore[no-any-return]
+
+
+def device_of_record(record: Any) -> torch.device | None:
+    return record._tensordict._device  # type: ignore[no-any-return]
+
+
+def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
+    """The getter of the record field ``name``: its entry, ``None`` when absent, and
+    with ``values`` a Python value's data instead of its node."""
+
+    def getter(record: Any) -> Any:
+        value = record._tensordict._tensors.get(name)
+        return value.data if value.__class__ in _NODE_CLASSES else value
+
+    def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
+        return record._tensordict._tensors.get(name)
+
+    return getter if values else entry_getter
+
+
+def tensor_field_setter(name: str, slow: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """The setter of the tensor field ``name``: a plain tensor into an unlocked record
+    not saved in a folder is checked and stored inline; anything else goes to ``slow``."""
+
+    def setter(record: Any, value: Any) -> None:
+        td = record._tensordict
+        if value.__class__ is not _Tensor or td._locked or td._saved_at is not None:
+            slow(record, value)
+            return
+        batch = td._batch_size
+        device = td._device
+        if device is not None and value.device != device:
+            value = value.to(device)
+        if batch and value.shape[: len(batch)] != batch:
+            raise BatchMismatchError(name, value.shape, batch)
+        td._tensors[name] = value
+
+    return setter

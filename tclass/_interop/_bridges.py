@@ -57,9 +57,9 @@ def from_struct_array(
     strided by the record size, which torch cannot view); nested structured fields
     become nested TensorDicts; text, bytes and object fields become Python values (one
     shared ``NonTensorData`` when every element holds the same value, else a
-    ``NonTensorStack`` of one value per element). Each node's batch size is its array's shape (a nested
-    field with a sub-array shape adds those dims), unless ``batch_size`` or
-    ``batch_dims`` says otherwise. ``auto_batch_size`` is accepted for the peer's
+    ``NonTensorStack`` of one value per element). Each node's batch size is its array's
+    shape (a nested field with a sub-array shape adds those dims), unless ``batch_size``
+    or ``batch_dims`` says otherwise. ``auto_batch_size`` is accepted for the peer's
     signature; the array's shape already is the batch.
 
     Raises:
@@ -227,6 +227,30 @@ def from_pytree(
         raise EntryTypeError(msg)
     batch, cap = resolve_batch_options("from_pytree", batch_size, auto_batch_size, batch_dims)
     return build(_pytree_tree(tree, markers, ()), batch, cap, None)
+
+
+def collection_from_pytree(
+    cls: Any,
+    pytree: Any,
+    *,
+    batch_size: BatchSizeLike = None,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+) -> Any:
+    """``cls.from_pytree(pytree, ...)``: a TensorDict records the structure (markers) so
+    that ``to_pytree`` rebuilds it; a tensorclass reads the top node's children as its
+    fields. ``pytree`` itself when it already is a ``cls``."""
+    if isinstance(pytree, cls):
+        return pytree
+    markers = issubclass(cls, TensorDict)
+    built = from_pytree(
+        pytree,
+        batch_size=batch_size,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        markers=markers,
+    )
+    return cls._from_plain(built)
 
 
 def _node_type(tree: Any) -> Any:

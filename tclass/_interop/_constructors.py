@@ -93,13 +93,19 @@ def normalize(source: Mapping[Any, Any] | TensorCollection, where: str) -> Tree:
         try:
             path = _keys.key_path(key)
         except InvalidKeyError:
-            msg = f"{where}: invalid key {key!r} ({type(key).__name__}); keys are strings or tuples of strings"
+            msg = (
+                f"{where}: invalid key {key!r} ({type(key).__name__}); keys are "
+                "strings or tuples of strings"
+            )
             raise InvalidKeyError(msg) from None
         node = tree
         for depth, part in enumerate(path[:-1]):
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                msg = f"{where}: key {path!r} passes through {path[: depth + 1]!r}, which is not a dict"
+                msg = (
+                    f"{where}: key {path!r} passes through {path[: depth + 1]!r}, "
+                    "which is not a dict"
+                )
                 raise KeyThroughTensorError(msg)
             node = child
         leaf = path[-1]
@@ -109,7 +115,10 @@ def normalize(source: Mapping[Any, Any] | TensorCollection, where: str) -> Tree:
         elif isinstance(node[leaf], dict) and isinstance(converted, dict):
             node[leaf].update(converted)  # ("a", "b") and "a": {...} both given
         else:
-            msg = f"{where}: the key {path!r} is given twice (as a string and as a tuple key); give it once"
+            msg = (
+                f"{where}: the key {path!r} is given twice (as a string and as a tuple "
+                "key); give it once"
+            )
             raise KeyConflictError(msg)
     return tree
 

@@ -24,9 +24,10 @@ from torch.nn.parameter import is_lazy
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
+from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
-from tclass._engine._td import TensorDict, call_on_exit
+from tclass._engine._td import TensorDict
 from tclass._interop._params_module import ParamsModule, own_tensors
 from tclass.errors import (
     EntryTypeError,
@@ -79,7 +80,7 @@ def _from_attributes(
         if child is None:
             continue
         nested = _from_attributes(child, filter_empty, caller, path + (name,))
-        if filter_empty and not nested._tensors:
+        if filter_empty and not nested._entries():
             continue
         entries[name] = nested
     return TensorDict._new_unchecked(entries, _NO_DIMS, None)
@@ -149,8 +150,9 @@ def swap_into_module(
     params: TensorCollection,
     module: nn.Module,
     *,
-    inplace: bool = False,
+    inplace: bool | None = False,
     return_swap: bool = True,
+    use_state_dict: bool = False,
     non_blocking: bool = False,
     preserve_module_state: bool = True,
 ) -> Any:
@@ -160,6 +162,17 @@ def swap_into_module(
     module held before, as a collection of the kind of ``params`` (``None`` without
     ``return_swap``); a ``with`` block on it puts them back on exit.
     """
+    if use_state_dict:
+        raise UnsupportedError(
+            "to_module(use_state_dict=True) is not supported; load the values with "
+            "module.load_state_dict(...) (nothing was changed)"
+        )
+    if isinstance(storage_of(params), LazyStackedTensorDict):
+        raise UnsupportedError(
+            "to_module on a lazy stack is not supported: densify it first "
+            "(lazy.to_tensordict().to_module(module))"
+        )
+    inplace = bool(inplace)
     _check_module(module, "to_module", None)
     writes: list[_Write] = []
     _plan_writes(params, module, (), writes, inplace)
@@ -176,14 +189,17 @@ def swap_into_module(
             write.slots[write.name] = _module_tensor(write.old, write.new, preserve_module_state)
     if result is None:
         return None
-    if inplace:
-        undo: Callable[[], None] = lambda: _copy_into(
-            writes, [old for _, old in olds], non_blocking
-        )
-    else:  # slots that held None are not in the result; the undo empties them again
-        undo = lambda: _restore(writes)
-    call_on_exit(getattr(result, "_tensordict", result), undo)
+    storage_of(result)._call_on_exit(_undo(writes, olds, inplace, non_blocking))
     return result
+
+
+def _undo(
+    writes: list[_Write], olds: list[Any], inplace: bool, non_blocking: bool
+) -> Callable[[], None]:
+    """What puts the module's previous tensors back (``with previous:`` runs it)."""
+    if inplace:
+        return lambda: _copy_into(writes, [old for _, old in olds], non_blocking)
+    return lambda: _restore(writes)  # slots that held None are emptied again
 
 
 def _plan_writes(
@@ -237,7 +253,8 @@ def _not_a_submodule(
     owner = type(module).__name__
     if is_tensor:
         return EntryTypeError(
-            f"to_module: {_dotted(where)} is a tensor of {owner}, but the TensorDict holds a nested "
+            f"to_module: {_dotted(where)} is a tensor of {owner}, but the TensorDict "
+            "holds a nested "
             "collection there; the structure must be the one TensorDict.from_module(module) gives"
         )
     return KeyNotFoundError(
@@ -252,13 +269,15 @@ def _not_a_tensor_slot(
     owner = type(module).__name__
     if child is not None:
         return EntryTypeError(
-            f"to_module: {_dotted(where)} is a submodule ({type(child).__name__}) of {owner}, but the "
+            f"to_module: {_dotted(where)} is a submodule ({type(child).__name__}) of "
+            f"{owner}, but the "
             "TensorDict holds a tensor there; nest that submodule's tensors under its name, "
             "as TensorDict.from_module(module) does"
         )
     return KeyNotFoundError(
         f"to_module: {_dotted(where)} is not a parameter, buffer or submodule of {owner} "
-        f"(it has: {_names_of(module)}); the keys must be those TensorDict.from_module(module) gives"
+        f"(it has: {_names_of(module)}); the keys must be those "
+        "TensorDict.from_module(module) gives"
     )
 
 
@@ -381,8 +400,8 @@ def _stack_nodes(
     nodes: Sequence[TensorDict], path: tuple[str, ...], modules: Sequence[nn.Module]
 ) -> TensorDict:
     entries: dict[str, Value] = {}
-    for key, value in nodes[0]._tensors.items():
-        values = [node._tensors[key] for node in nodes]
+    for key, value in nodes[0]._items():
+        values = [node._entry(key) for node in nodes]
         if isinstance(value, TensorDict):
             entries[key] = _stack_nodes(values, path + (key,), modules)  # type: ignore[arg-type]
         else:
@@ -423,7 +442,7 @@ def as_collection(cls: type, td: TensorDict, caller: str) -> Any:
             f"LazyStackedTensorDict.{caller}: module parameters are read as a dense TensorDict; "
             f"call TensorDict.{caller} (stacks of modules are dense too, ready for torch.vmap)"
         )
-    if hasattr(cls, "__tclass_info__"):  # a tensorclass (the engine does not import them)
+    if is_record_class(cls):
         return cls.from_tensordict(td)  # type: ignore[attr-defined]
     return td
 
@@ -464,8 +483,14 @@ def from_module(
     """The parameters and buffers of ``module`` as a TensorDict (locked by default, as
     the peer's function is; ``TensorDict.from_module`` is not). See
     ``TensorDictBase.from_module``."""
-    td = module_tensordict(module, use_state_dict=use_state_dict, filter_empty=filter_empty)
-    return _finish(td, as_module, lock)
+    return collection_from_module(  # type: ignore[no-any-return]
+        TensorDict,
+        module,
+        as_module,
+        lock,
+        use_state_dict=use_state_dict,
+        filter_empty=filter_empty,
+    )
 
 
 @overload
@@ -507,8 +532,28 @@ def from_modules(
 ) -> TensorDict | ParamsModule:
     """The parameters and buffers of identical ``modules``, stacked into new parameters
     along a leading dim (an ensemble for ``torch.vmap``). See ``TensorDictBase.from_modules``."""
+    return collection_from_modules(  # type: ignore[no-any-return]
+        TensorDict, modules, as_module, lock, use_state_dict, lazy_stack, expand_identical
+    )
+
+
+def collection_from_module(
+    cls: type, module: nn.Module, as_module: bool, lock: bool, *, use_state_dict: bool,
+    filter_empty: bool,
+) -> Any:  # fmt: skip
+    """``cls.from_module(module, ...)``: see ``TensorDictBase.from_module``."""
+    td = module_tensordict(module, use_state_dict=use_state_dict, filter_empty=filter_empty)
+    return _finish(cls, td, as_module, lock, "from_module")
+
+
+def collection_from_modules(
+    cls: type, modules: Sequence[nn.Module], as_module: bool, lock: bool, use_state_dict: bool,
+    lazy_stack: bool, expand_identical: bool,
+) -> Any:  # fmt: skip
+    """``cls.from_modules(*modules, ...)``: see ``TensorDictBase.from_modules``."""
     check_stack_options(lazy_stack, expand_identical)
-    return _finish(stack_module_params(modules, use_state_dict=use_state_dict), as_module, lock)
+    td = stack_module_params(modules, use_state_dict=use_state_dict)
+    return _finish(cls, td, as_module, lock, "from_modules")
 
 
 def check_stack_options(lazy_stack: bool, expand_identical: bool) -> None:
@@ -524,9 +569,10 @@ def check_stack_options(lazy_stack: bool, expand_identical: bool) -> None:
         )
 
 
-def _finish(td: TensorDict, as_module: bool, lock: bool) -> TensorDict | ParamsModule:
+def _finish(cls: type, td: TensorDict, as_module: bool, lock: bool, caller: str) -> Any:
     if as_module:
         return ParamsModule(td)
+    result = as_collection(cls, td, caller)
     if lock:
-        td.lock_()
-    return td
+        result.lock_()
+    return result

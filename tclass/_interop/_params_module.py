@@ -43,7 +43,7 @@ class ParamsModule(nn.Module):
     def __init__(self, params: TensorDict) -> None:
         super().__init__()
         self._batch_size = params.batch_size
-        for key, value in params._tensors.items():
+        for key, value in params._items():
             if isinstance(value, TensorDict):
                 self.add_module(key, ParamsModule(value))
             elif isinstance(value, nn.Parameter):

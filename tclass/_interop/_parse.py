@@ -5,7 +5,8 @@ batch sizes and devices, not values. Parsing gives a TensorDict with that struct
 every tensor zero-filled, as the peer does: a debugging tool to reproduce from a log a
 collection of the same layout. The grammar, for one or many lines alike::
 
-    repr    := NAME "(batch_size=" DIMS ["," "stack_dim=" INT] ["," "device=" DEV] ", fields={" fields "})"
+    repr    := NAME "(batch_size=" DIMS ["," "stack_dim=" INT] ["," "device=" DEV]
+               ", fields={" fields "})"
     fields  := [field ("," field)*]
     field   := KEY ": " value
     value   := "None"                          a tensorclass field holding nothing: skipped
@@ -63,7 +64,8 @@ def parse_tensor_dict_string(s: str) -> TensorDict:
     filled with zeros.
 
     Example:
-        >>> td = TensorDict({"obs": torch.ones(3, 4), "next": {"done": torch.ones(3, dtype=torch.bool)}}, [3])
+        >>> done = torch.ones(3, dtype=torch.bool)
+        >>> td = TensorDict({"obs": torch.ones(3, 4), "next": {"done": done}}, [3])
         >>> rebuilt = parse_tensor_dict_string(repr(td))
         >>> rebuilt["next", "done"].dtype, rebuilt.batch_size, rebuilt["obs"].sum()
         (torch.bool, torch.Size([3]), tensor(0.))

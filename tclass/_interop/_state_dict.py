@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -33,6 +33,8 @@ from tclass.errors import (
 )
 
 __all__ = ["PER_ELEMENT", "load_state_dict", "state_dict"]
+
+C = TypeVar("C", bound=TensorCollection)
 
 Path = tuple[str, ...]
 # A per-element value stack is recorded as {PER_ELEMENT: nested lists in batch order}:
@@ -131,14 +133,15 @@ def _nested_target(out: dict[str, Any], prefix: str, path: Path) -> dict[str, An
 
 
 def load_state_dict(
-    collection: TensorCollection,
+    collection: C,
     source: Mapping[str, Any],
     strict: bool,
     assign: bool,
     from_flatten: bool | None,
-) -> None:
+) -> C:
     """Loads ``source`` into ``collection``: tensors copied in place (``assign``: set
-    instead), then Python values. An empty destination takes the whole structure."""
+    instead), then Python values; returns ``collection``. An empty destination takes the
+    whole structure."""
     metadata: Mapping[str, Any] = getattr(source, "_metadata", None) or {}
     leaves = _leaves_of(source, collection, from_flatten)
     if not collection._key_names():
@@ -155,6 +158,7 @@ def load_state_dict(
                     _load_leaf(collection, path, tensor, expected[path], assign)
     for path, value in _python_values(metadata, collection):
         _set_value(collection, path, value, strict)
+    return collection
 
 
 def _leaves_of(

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tclass._core._records import is_record_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
@@ -24,7 +25,7 @@ __all__ = ["check_values", "field_classes", "missing_fields", "tensorclasses"]
 
 def tensorclasses(*classes: type | None) -> tuple[type, ...]:
     """The tensorclasses among ``classes``."""
-    return tuple(cls for cls in classes if cls is not None and hasattr(cls, "__tclass_info__"))
+    return tuple(cls for cls in classes if cls is not None and is_record_class(cls))
 
 
 def field_classes(record_cls: type, key: str) -> tuple[type, ...]:
@@ -53,18 +54,17 @@ def check_values(record_cls: type, content: TensorDict | LazyStackedTensorDict, 
     for member in members:
         if not isinstance(member, TensorDict):
             continue  # a record member: checked when it was built
-        for key, node in member._tensors.items():
+        for key, node in member._items():
             rule = rules.get(key)
             if rule is None or rule.check_value is None or rule.any_value:
                 continue  # a tensor or collection field: the record's constructor checks it
             if isinstance(node, NonTensorData):
                 fitted = _fit(node.data, rule, record_cls, key, f"{where}/{file_name(key)}")
                 if fitted is not node.data:
-                    member._tensors[key] = NonTensorData._make(fitted, node.batch_size, node.device)
+                    member._put(key, NonTensorData._make(fitted, node.batch_size, node.device))
             elif isinstance(node, NonTensorStack):
-                member._tensors[key] = _fit_stack(
-                    node, rule, record_cls, key, f"{where}/{file_name(key)}"
-                )
+                fitted_stack = _fit_stack(node, rule, record_cls, key, f"{where}/{file_name(key)}")
+                member._put(key, fitted_stack)
 
 
 def _fit_stack(

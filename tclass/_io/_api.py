@@ -8,16 +8,22 @@ import os
 from typing import Any, TypeVar, overload
 
 import torch
+from typing_extensions import Unpack
 
+from tclass._base._device_ops import map_tensors
+from tclass._base._persistence import SaveOptions
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._keys import NestedKey
 from tclass._core._memmap import MemoryMappedTensor, Mode
+from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._td import TensorDict
+from tclass._engine._walk import NodeVisitor
 from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
+from tclass._io._staging import stage_copy
 from tclass._io._subpath import descend, subpath_parts
 from tclass._io._write import save_tree
 from tclass.errors import KeyNotFoundError, ShapeError
@@ -29,6 +35,7 @@ __all__ = [
     "load_into",
     "load_memmap",
     "memmap",
+    "memmap_in_place",
     "save",
     "saved_copy",
 ]
@@ -40,14 +47,17 @@ C = TypeVar("C")
 def saved_copy(
     node: C,
     prefix: PathLike | None,
-    copy_existing: bool,
-    num_threads: int,
-    existsok: bool,
+    copy_existing: bool = False,
+    *,
     like: bool,
-    allow_pickle: bool,
+    num_threads: int = 0,
+    existsok: bool = True,
+    allow_pickle: bool = False,
     durable: bool = False,
 ) -> C:
-    """A locked copy of ``node`` over memory-mapped files in ``prefix``."""
+    """A locked copy of ``node`` over memory-mapped files in ``prefix``: the one
+    implementation of every save (see ``TensorDictBase.memmap_`` for the arguments;
+    ``like``: allocate the files without filling them)."""
     _check_threads(num_threads)
     saved = save_tree(
         node, prefix, copy_existing=copy_existing, num_threads=num_threads,
@@ -58,24 +68,39 @@ def saved_copy(
     return saved  # type: ignore[no-any-return]
 
 
+def memmap_in_place(
+    node: C, prefix: PathLike | None, copy_existing: bool, **options: Unpack[SaveOptions]
+) -> C:
+    """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files."""
+    adopt_leaves(node, saved_copy(node, prefix, copy_existing, like=False, **options))
+    node.lock_()  # type: ignore[attr-defined]
+    return node
+
+
 def adopt_leaves(target: Any, saved: Any) -> None:
     """Make ``target`` hold the leaves of ``saved`` (same structure), for ``memmap_``."""
-    storage = getattr(target, "_tensordict", None)
-    if storage is not None:
-        adopt_leaves(storage, saved._tensordict)
-    elif isinstance(target, LazyStackedTensorDict):
-        for mine, theirs in zip(target.tensordicts, saved.tensordicts):
-            adopt_leaves(mine, theirs)
-        target._device = saved.device
-    elif isinstance(target, TensorDict):
-        for key, value in saved._tensors.items():
-            current = target._tensors[key]
+    _Adopt().visit(target, saved)
+
+
+class _Adopt(NodeVisitor[None]):
+    """Gives each node of a tree the leaves, device and folder of its saved copy."""
+
+    def visit_record(self, record: Any, saved: Any) -> None:
+        self.visit(record._tensordict, saved._tensordict)
+
+    def visit_lazy(self, stack: LazyStackedTensorDict, saved: Any) -> None:
+        for mine, theirs in zip(stack.tensordicts, saved.tensordicts):
+            self.visit(mine, theirs)
+        stack._adopt(saved)
+
+    def visit_tensordict(self, td: TensorDict, saved: Any) -> None:
+        for key, value in saved._items():
+            current = td._entry(key)
             if isinstance(value, torch.Tensor) or isinstance(current, _NonTensorNode):
-                target._tensors[key] = value
+                td._put(key, value)
             else:
-                adopt_leaves(current, value)
-        target._device = saved.device
-        target._saved_at = saved._saved_at  # later writes reach the new folder
+                self.visit(current, value)
+        td._adopt(saved)  # later writes reach the new folder
 
 
 def is_memmap(node: Any) -> bool:
@@ -129,6 +154,8 @@ def load_memmap(
     ``FilePermissionError``); the default ``None`` shares each file it may write and
     maps the others copy-on-write. ``subpath`` (``"a/b"`` or ``("a", "b")``) loads one
     nested collection, stepping through records' fields."""
+    if cls is TensorDictBase:
+        cls = None  # the generic loader: whatever the folder holds
     target = as_device(device) if device is not None else None
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)
@@ -156,9 +183,6 @@ def load_memmap(
 
 def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
     """The mapped tree copied to ``device`` through pinned staging buffers."""
-    from tclass._base._device_ops import map_tensors
-    from tclass._io._staging import stage_copy
-
     leaves = list(loaded.values(include_nested=True, leaves_only=True))
     copies = {
         id(leaf): copy for leaf, copy in zip(leaves, stage_copy(leaves, device, non_blocking))
@@ -168,57 +192,73 @@ def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
 
 def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
     """Copy the loaded data into ``out``'s own tensors (same keys and shapes required)."""
-    mine, theirs = getattr(out, "_tensordict", out), getattr(loaded, "_tensordict", loaded)
-    if isinstance(mine, LazyStackedTensorDict) or isinstance(theirs, LazyStackedTensorDict):
-        members, saved = mine.tensordicts, theirs.tensordicts
+    _LoadInto(non_blocking, where).visit(storage_of(out), storage_of(loaded))
+
+
+class _LoadInto(NodeVisitor[None]):
+    """Copies a loaded tree into an existing one of the same structure, node by node."""
+
+    def __init__(self, non_blocking: bool, where: str) -> None:
+        self.non_blocking = non_blocking
+        self.where = where
+
+    def visit_lazy(self, stack: LazyStackedTensorDict, loaded: Any) -> None:
+        members, saved = stack.tensordicts, storage_of(loaded).tensordicts
         if len(members) != len(saved):
             msg = (
-                f"{where}: cannot load {len(saved)} stacked members into a stack of {len(members)}"
+                f"{self.where}: cannot load {len(saved)} stacked members into a stack of "
+                f"{len(members)}"
             )
             raise ShapeError(msg)
         for member, source in zip(members, saved):
-            load_into(member, source, non_blocking, where)
-        return
-    if isinstance(mine, _NonTensorNode):
-        return
-    mine_keys, their_keys = set(mine.keys()), set(theirs.keys())
-    if mine_keys != their_keys:
-        missing = sorted(their_keys - mine_keys) or sorted(mine_keys - their_keys)
-        msg = f"{where}: out= must have the saved keys; they differ at {missing[0]!r}"
-        raise KeyNotFoundError(msg)
-    for key, value in theirs._tensors.items():
-        current = mine._tensors[key]
-        if isinstance(value, torch.Tensor):
-            if current.shape != value.shape:
-                msg = f"{where}: entry {key!r} is saved with shape {list(value.shape)}, out= has {list(current.shape)}"
-                raise ShapeError(msg)
-            current.copy_(value, non_blocking=non_blocking)
-        elif isinstance(value, _NonTensorNode):
-            mine._store_entry(key, value)  # into out's own folder too, if it has one
-        else:
-            load_into(current, value, non_blocking, where)
+            self.visit(member, source)
+
+    def visit_value(self, node: NonTensorData, loaded: Any) -> None:
+        return None  # the parent stores the loaded value
+
+    def visit_values(self, node: NonTensorStack, loaded: Any) -> None:
+        return None
+
+    def visit_tensordict(self, mine: TensorDict, loaded: Any) -> None:
+        theirs = storage_of(loaded)
+        if isinstance(theirs, LazyStackedTensorDict):
+            self.visit_lazy(mine, theirs)  # type: ignore[arg-type]  # refused: no members
+            return
+        where = self.where
+        mine_keys, their_keys = set(mine.keys()), set(theirs.keys())
+        if mine_keys != their_keys:
+            missing = sorted(their_keys - mine_keys) or sorted(mine_keys - their_keys)
+            msg = f"{where}: out= must have the saved keys; they differ at {missing[0]!r}"
+            raise KeyNotFoundError(msg)
+        for key, value in theirs._items():
+            current = mine._entry(key)
+            if isinstance(value, torch.Tensor):
+                assert isinstance(current, torch.Tensor)  # the keys and kinds agree
+                if current.shape != value.shape:
+                    msg = (
+                        f"{where}: entry {key!r} is saved with shape {list(value.shape)}, "
+                        f"out= has {list(current.shape)}"
+                    )
+                    raise ShapeError(msg)
+                current.copy_(value, non_blocking=self.non_blocking)
+            elif isinstance(value, _NonTensorNode):
+                mine._store_entry(key, value)  # into out's own folder too, if it has one
+            else:
+                self.visit(current, value)
 
 
 def memmap(
-    data: C, prefix: PathLike | None = None, copy_existing: bool = False, *, num_threads: int = 0,
-    existsok: bool = True, allow_pickle: bool = False, durable: bool = False,
-) -> C:  # fmt: skip
-    """``data.memmap(prefix, ...)``: a memory-mapped copy of a collection."""
-    return saved_copy(
-        data, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
-    )
+    data: C,
+    prefix: PathLike | None = None,
+    copy_existing: bool = False,
+    **options: Unpack[SaveOptions],
+) -> C:
+    """``data.memmap(prefix, ...)``: a memory-mapped copy of a collection (``save`` is
+    the same function)."""
+    return saved_copy(data, prefix, copy_existing, like=False, **options)
 
 
-def save(
-    data: C, prefix: PathLike | None = None, copy_existing: bool = False, *, num_threads: int = 0,
-    existsok: bool = True, allow_pickle: bool = False, durable: bool = False,
-) -> C:  # fmt: skip
-    """Alias of :func:`memmap`."""
-    return saved_copy(
-        data, prefix, copy_existing, num_threads, existsok, False, allow_pickle, durable
-    )
-
-
+save = memmap  # the peer's second name
 load = load_memmap  # the peer's second name
 
 

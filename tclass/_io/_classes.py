@@ -1,38 +1,14 @@
-"""Which class rebuilds a saved node: a registry of the classes defined in this process.
-
-Loading never imports a module named in a file. Every tensorclass registers itself when
-it is created, under both forms the peer writes (``"module:QualName"`` in ``_class`` and
-``"<class 'module.QualName'>"`` in ``_type``). A saved name with no live class, or with
-several (a class redefined in a notebook while instances of the old one live on), is an
-error that says what works for that node (the module to import, the class to load it
-with, the field to annotate), never a guess. The one name-only match: a class the caller
-names (the one ``load_memmap`` is called on, or the annotation of the field holding a
-nested node) takes a node saved under the same class name from another module, as a
-script's ``__main__`` classes are when another program loads their folder.
-"""
+"""The class a saved node's ``meta.json`` names (the registry that resolves it lives in
+``tclass._core._registry``)."""
 
 from __future__ import annotations
 
 import re
-import weakref
-from collections.abc import Sequence
 from typing import Any
 
-from tclass._io._format import class_id
-from tclass.errors import ClassResolutionError
+__all__ = ["saved_class_name"]
 
-__all__ = ["register_class", "resolve_class", "saved_class_name"]
-
-# "module.QualName" -> the live classes saved under it (weak: test classes come and go).
-_CLASSES: dict[str, list[weakref.ref[type]]] = {}
 _TYPE_STRING = re.compile(r"<class '([^']+)'>\Z")
-
-
-def register_class(cls: type) -> None:
-    """Make ``cls`` loadable by its module and qualified name."""
-    refs = _CLASSES.setdefault(f"{cls.__module__}.{cls.__qualname__}", [])
-    refs[:] = [ref for ref in refs if ref() is not None and ref() is not cls]
-    refs.append(weakref.ref(cls))
 
 
 def saved_class_name(meta: dict[str, Any]) -> str | None:
@@ -47,109 +23,3 @@ def saved_class_name(meta: dict[str, Any]) -> str | None:
         if match:
             return match.group(1)
     return None
-
-
-def resolve_class(
-    name: str,
-    candidates: Sequence[type],
-    where: str,
-    *,
-    field: str | None = None,
-    root: str | None = None,
-) -> type:
-    """The tensorclass to rebuild a node saved as ``name`` (``module.QualName``).
-
-    In order: a candidate saved under exactly that name; else the one live class of that
-    name (among those the candidates accept, when there are candidates); else the one
-    candidate, or subclass of one, with the same class name (a class saved from another
-    module, often ``__main__``, that the caller named).
-
-    Args:
-        name: the saved name.
-        candidates: the tensorclasses the caller names for this node: the class
-            ``load_memmap`` was called on (at the root), or those the annotation of the
-            field holding the node accepts. Other classes in it are ignored.
-        where: the folder, for messages.
-        field: ``"Owner.field"`` when the node is the value of that record field.
-        root: the folder ``load_memmap`` was called on, for messages.
-
-    Raises:
-        ClassResolutionError: no class fits, or several do.
-    """
-    named = tuple(cls for cls in candidates if hasattr(cls, "__tclass_info__"))
-    for cls in named:
-        if _full_name(cls) == name:
-            return cls
-    live = [cls for cls in (ref() for ref in _CLASSES.get(name, ())) if cls is not None]
-    usable = [cls for cls in live if not named or issubclass(cls, named)]
-    if len(usable) == 1:
-        return usable[0]
-    same = _same_name(named, name.rpartition(".")[2]) if not usable else []
-    if len(same) == 1:
-        return same[0]
-    if len(live) == 1 and not same:
-        return live[0]  # not what the caller accepts: its own check says so, naming both
-    hint = _Hint(name, where, field, root)
-    if usable or live:
-        raise ClassResolutionError(hint.ambiguous(len(usable or live)))
-    if same:
-        raise ClassResolutionError(hint.ambiguous(len(same), in_annotation=True))
-    raise ClassResolutionError(hint.missing())
-
-
-def _same_name(classes: tuple[type, ...], short: str) -> list[type]:
-    """The classes among ``classes`` and their subclasses whose name is ``short``."""
-    found: list[type] = []
-    pending = list(classes)
-    while pending:
-        cls = pending.pop()
-        if cls.__qualname__.rpartition(".")[2] == short and cls not in found:
-            found.append(cls)
-        pending.extend(cls.__subclasses__())
-    return found
-
-
-class _Hint:
-    """The advice of a resolution error: only what works for this node."""
-
-    def __init__(self, name: str, where: str, field: str | None, root: str | None) -> None:
-        self.name, self.where, self.field, self.root = name, where, field, root
-        self.module = name.rpartition(".")[0]
-        self.short = name.rpartition(".")[2]
-
-    def missing(self) -> str:
-        head = f"{self.where} holds a {self.name}, a class not defined in this process"
-        if self.module == "__main__" or "<locals>" in self.name:
-            origin = (
-                "a script (module __main__)" if self.module == "__main__" else "inside a function"
-            )
-            return (
-                f"{head}; it was saved from {origin}, so no import defines it: {self._by_class()}"
-            )
-        return f"{head}: import {self.module} first (tclass never imports a module named in a file), or {self._by_class()}"
-
-    def ambiguous(self, count: int, in_annotation: bool = False) -> str:
-        if in_annotation:
-            what = (
-                f"{count} classes named {self.short} are accepted by {self.field or 'the caller'}"
-            )
-        else:
-            what = f"{count} different classes of that name are alive in this process (a class defined again?)"
-        return f"{self.where} holds a {self.name}, and {what}: {self._by_class(choose=True)}"
-
-    def _by_class(self, choose: bool = False) -> str:
-        """How to name the class instead: a name-only match takes the class the caller
-        loads with (at the root) or the one the field holding the node is annotated with."""
-        which = f"the {self.short} to use" if choose else f"your class named {self.short}"
-        if self.root is None or self.where == self.root:
-            return f"load it with {which}, {self.short}.load_memmap({self.where!r})"
-        alone = f"{self.short}.load_memmap({self.where!r}) loads this part alone"
-        if self.field is not None:
-            return f"annotate {self.field} with {which} and load the whole folder with its class ({alone})"
-        if self.module == "__main__" and not choose:
-            return f"define {which} in the script (__main__) that loads the folder ({alone})"
-        return f"{alone}, with {which}"
-
-
-def _full_name(cls: type) -> str:
-    return class_id(cls).replace(":", ".", 1)

@@ -8,11 +8,8 @@ reader and ``python -m tclass info``.
 
 from __future__ import annotations
 
-import torch
-
 __all__ = [
     "CLASS_IDS",
-    "DTYPES",
     "FORMAT_VERSION",
     "MAX_FILE_BYTES",
     "MAX_JSON_DEPTH",
@@ -23,7 +20,6 @@ __all__ = [
     "TEMP_PREFIX",
     "TENSORCLASS_DIR",
     "class_id",
-    "dtype_name",
     "escape_key",
     "file_name",
     "is_marker",
@@ -70,17 +66,6 @@ CLASS_IDS: dict[str, tuple[str, str]] = {
         "<class 'tensordict.tensorclass.NonTensorStack'>",
         "tensordict:NonTensorStack",
     ),
-}
-
-# Every dtype whose bytes a raw file holds faithfully, by its str(). Quantized dtypes
-# (which need scales) and sub-byte ones (several values per byte) are refused on save.
-_SAVABLE = [
-    "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-    "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128",
-    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
-]  # fmt: skip
-DTYPES: dict[str, torch.dtype] = {
-    str(getattr(torch, name)): getattr(torch, name) for name in _SAVABLE if hasattr(torch, name)
 }
 
 # Percent-encoded characters of a key's file name, as the peer encodes them: what is
@@ -141,9 +126,3 @@ def class_id(cls: type) -> str:
 
 def _builtin_name(cls: type) -> str:
     return cls.__name__ if cls.__module__.startswith("tclass.") else ""
-
-
-def dtype_name(dtype: torch.dtype) -> str | None:
-    """``str(dtype)`` if the format can hold it, else None."""
-    name = str(dtype)
-    return name if DTYPES.get(name) is dtype else None

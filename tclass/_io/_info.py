@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from tclass._io._format import DTYPES, file_name
+from tclass._core._dtypes import DTYPES
+from tclass._io._format import file_name
 from tclass._io._read import Folder, validate_tree
 from tclass.errors import (
     FileFormatError,

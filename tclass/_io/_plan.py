@@ -21,10 +21,12 @@ from typing import Any
 
 import torch
 
+from tclass._core._dtypes import dtype_name
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
+from tclass._engine._walk import NodeVisitor
 from tclass._io._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
@@ -33,7 +35,6 @@ from tclass._io._format import (
     TCLASS_FIELD,
     TENSORCLASS_DIR,
     class_id,
-    dtype_name,
     escape_key,
     file_name,
     type_string,
@@ -84,118 +85,118 @@ def plan_tree(
 ) -> tuple[Plan, Rebuild]:
     """The plan that saves ``node`` into ``root`` and a function building the saved copy
     from the written leaves (in plan order); its TensorDict nodes hold ``link(folder)``."""
-    plan = Plan()
-    options = _Options(root, copy_existing, like, allow_pickle, anonymous, link)
-    return plan, _plan_node(node, "", plan, options)
+    planner = _Planner(_Options(root, copy_existing, like, allow_pickle, anonymous, link))
+    return planner.plan, planner.node(node, "")
 
 
-def _plan_node(node: Any, rel: str, plan: Plan, options: _Options) -> Rebuild:
-    plan.dirs.append(rel)
-    if hasattr(type(node), "__tclass_info__"):
-        return _plan_record(node, rel, plan, options)
-    if isinstance(node, LazyStackedTensorDict):
-        return _plan_lazy(node, rel, plan, options)
-    if isinstance(node, NonTensorData):
-        return _plan_value(node, rel, plan, options)
-    if isinstance(node, NonTensorStack):
-        return _plan_values(node, rel, plan, options)
-    if type(node) is TensorDict:
-        return _plan_td(node, rel, plan, options)
-    msg = f"cannot save a {type(node).__name__} at {rel or 'the root'}: not a collection tclass writes"
-    raise UnsupportedError(msg)
+class _Planner(NodeVisitor[Rebuild]):
+    """Each node kind's part of the plan, at ``rel`` (its folder, relative to the root)."""
 
+    def __init__(self, options: _Options) -> None:
+        self.plan = Plan()
+        self.options = options
 
-def _plan_td(td: TensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild:
-    meta: dict[str, Any] = {}
-    parts: list[tuple[str, int | Rebuild]] = []
-    # Keys are escaped only in a node holding a key named like a peer node field; a key
-    # named "_tclass" elsewhere is stored as it is, and the peer reads it back by its name.
-    escaped = not PEER_FIELDS.isdisjoint(td._entries())
-    for key, value in td._items():
-        stored = escape_key(key) if escaped else key
-        name = _join(rel, file_name(stored))
-        if isinstance(value, torch.Tensor):
-            meta[stored] = _leaf_entry(value, name)
-            parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
+    def node(self, node: Any, rel: str) -> Rebuild:
+        self.plan.dirs.append(rel)
+        return self.visit(node, rel)
+
+    def visit_other(self, node: Any, rel: str) -> Rebuild:
+        msg = (
+            f"cannot save a {type(node).__name__} at {rel or 'the root'}: not a collection "
+            "tclass writes"
+        )
+        raise UnsupportedError(msg)
+
+    def visit_tensordict(self, td: TensorDict, rel: str) -> Rebuild:
+        plan, options = self.plan, self.options
+        meta: dict[str, Any] = {}
+        parts: list[tuple[str, int | Rebuild]] = []
+        # Keys are escaped only in a node holding a key named like a peer node field; a
+        # key named "_tclass" elsewhere is stored as it is, and the peer reads it back so.
+        escaped = not PEER_FIELDS.isdisjoint(td._entries())
+        for key, value in td._items():
+            stored = escape_key(key) if escaped else key
+            name = _join(rel, file_name(stored))
+            if isinstance(value, torch.Tensor):
+                meta[stored] = _leaf_entry(value, name)
+                parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
+            else:
+                meta[stored] = {"type": type(value).__name__}
+                parts.append((key, self.node(value, name)))
+        meta["shape"] = list(td.batch_size)
+        meta["device"] = "cpu"
+        meta.update(_class_fields(TensorDict))
+        if escaped:
+            meta[TCLASS_FIELD] = {"escaped_keys": True}
+        _add_meta(plan, rel, meta, options)
+        batch_size = td.batch_size
+        saved_at = (
+            None
+            if options.link is None
+            else options.link(_join(options.root, rel) if rel else options.root)
+        )
+
+        def rebuild(written: list[torch.Tensor]) -> TensorDict:
+            entries = {
+                key: written[part] if isinstance(part, int) else part(written)
+                for key, part in parts
+            }
+            saved = TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
+            saved._attach_folder(saved_at)
+            return saved
+
+        return rebuild
+
+    def visit_record(self, record: Any, rel: str) -> Rebuild:
+        cls = type(record)
+        _add_meta(self.plan, rel, {"_type": type_string(cls)}, self.options)
+        content = self.node(record._tensordict, _join(rel, TENSORCLASS_DIR))
+        return lambda written: cls._from_tensordict_unchecked(content(written))
+
+    def visit_lazy(self, stack: LazyStackedTensorDict, rel: str) -> Rebuild:
+        members = stack.tensordicts
+        meta: dict[str, Any] = _class_fields(LazyStackedTensorDict)
+        meta["stack_dim"] = stack.stack_dim
+        meta["stack_dim_name"] = None
+        meta[TCLASS_FIELD] = {"members": len(members)}  # the peer counts folders up to a gap
+        _add_meta(self.plan, rel, meta, self.options)
+        parts = [self.node(member, _join(rel, str(i))) for i, member in enumerate(members)]
+        stack_dim, batch_size = stack.stack_dim, stack.batch_size
+        return lambda written: LazyStackedTensorDict._from_members(
+            [part(written) for part in parts], stack_dim, batch_size
+        )
+
+    def visit_value(self, node: NonTensorData, rel: str) -> Rebuild:
+        plan, options = self.plan, self.options
+        meta: dict[str, Any] = {"_type": type_string(NonTensorData)}
+        where = f"the value at {rel or 'the root'}"
+        if options.anonymous or require_json(node.data, where, options.allow_pickle):
+            meta["data"] = node.data
         else:
-            meta[stored] = {"type": type(value).__name__}
-            parts.append((key, _plan_node(value, name, plan, options)))
-    meta["shape"] = list(td.batch_size)
-    meta["device"] = "cpu"
-    meta.update(_class_fields(TensorDict))
-    if escaped:
-        meta[TCLASS_FIELD] = {"escaped_keys": True}
-    _add_meta(plan, rel, meta, options)
-    batch_size = td.batch_size
-    saved_at = (
-        None
-        if options.link is None
-        else options.link(_join(options.root, rel) if rel else options.root)
-    )
+            pickled = dumps_pickle({"data": node.data}, where)
+            plan.files.append((_join(rel, "other.pickle"), pickled))
+        meta["_metadata"] = None
+        meta["_is_non_tensor"] = True
+        _add_meta(plan, rel, meta, options)
+        data, batch_size, device = node.data, node.batch_size, node.device
+        return lambda written: NonTensorData._make(data, batch_size, device)
 
-    def rebuild(written: list[torch.Tensor]) -> TensorDict:
-        entries = {
-            key: written[part] if isinstance(part, int) else part(written) for key, part in parts
-        }
-        saved = TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
-        saved._saved_at = saved_at
-        return saved
-
-    return rebuild
-
-
-def _plan_record(record: Any, rel: str, plan: Plan, options: _Options) -> Rebuild:
-    cls = type(record)
-    _add_meta(plan, rel, {"_type": type_string(cls)}, options)
-    content = _plan_node(record._tensordict, _join(rel, TENSORCLASS_DIR), plan, options)
-    return lambda written: cls._from_tensordict_unchecked(content(written))
-
-
-def _plan_lazy(stack: LazyStackedTensorDict, rel: str, plan: Plan, options: _Options) -> Rebuild:
-    members = stack.tensordicts
-    meta: dict[str, Any] = _class_fields(LazyStackedTensorDict)
-    meta["stack_dim"] = stack.stack_dim
-    meta["stack_dim_name"] = None
-    meta[TCLASS_FIELD] = {"members": len(members)}  # the peer counts folders up to a gap
-    _add_meta(plan, rel, meta, options)
-    parts = [
-        _plan_node(member, _join(rel, str(i)), plan, options) for i, member in enumerate(members)
-    ]
-    stack_dim, batch_size = stack.stack_dim, stack.batch_size
-    return lambda written: LazyStackedTensorDict._from_members(
-        [part(written) for part in parts], stack_dim, batch_size
-    )
-
-
-def _plan_value(node: NonTensorData, rel: str, plan: Plan, options: _Options) -> Rebuild:
-    meta: dict[str, Any] = {"_type": type_string(NonTensorData)}
-    where = f"the value at {rel or 'the root'}"
-    if options.anonymous or require_json(node.data, where, options.allow_pickle):
-        meta["data"] = node.data
-    else:
-        plan.files.append((_join(rel, "other.pickle"), dumps_pickle({"data": node.data}, where)))
-    meta["_metadata"] = None
-    meta["_is_non_tensor"] = True
-    _add_meta(plan, rel, meta, options)
-    data, batch_size, device = node.data, node.batch_size, node.device
-    return lambda written: NonTensorData._make(data, batch_size, device)
-
-
-def _plan_values(node: NonTensorStack, rel: str, plan: Plan, options: _Options) -> Rebuild:
-    meta: dict[str, Any] = _class_fields(NonTensorStack)
-    meta["stack_dim"] = 0
-    meta["device"] = None
-    values = node.tolist()
-    where = f"the values at {rel or 'the root'}"
-    if options.anonymous or require_json(values, where, options.allow_pickle):
-        meta["data"] = values
-    else:
-        meta["data"] = "pickle.pkl"
-        plan.files.append((_join(rel, "pickle.pkl"), dumps_pickle(values, where)))
-    meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
-    _add_meta(plan, rel, meta, options, compact=True)
-    array = node._as_array().copy()
-    return lambda written: NonTensorStack._from_array(array, node.device)
+    def visit_values(self, node: NonTensorStack, rel: str) -> Rebuild:
+        plan, options = self.plan, self.options
+        meta: dict[str, Any] = _class_fields(NonTensorStack)
+        meta["stack_dim"] = 0
+        meta["device"] = None
+        values = node.tolist()
+        where = f"the values at {rel or 'the root'}"
+        if options.anonymous or require_json(values, where, options.allow_pickle):
+            meta["data"] = values
+        else:
+            meta["data"] = "pickle.pkl"
+            plan.files.append((_join(rel, "pickle.pkl"), dumps_pickle(values, where)))
+        meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
+        _add_meta(plan, rel, meta, options, compact=True)
+        array = node._as_array().copy()
+        return lambda written: NonTensorStack._from_array(array, node.device)
 
 
 def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) -> int:

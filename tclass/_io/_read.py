@@ -8,8 +8,8 @@ those are mapped: older writers padded files to a page); a leaf shape must start
 node's batch size; a record's fields must fit its annotations. Small files (``meta.json``,
 the value files) must be regular files of at most ``MAX_FILE_BYTES``, their JSON at most
 ``MAX_JSON_DEPTH`` deep; sizes must fit int64, and a stack of values must match its data,
-before anything is allocated. A failed check raises a ``TclassError`` naming the file. Nothing is created, grown,
-truncated or written.
+before anything is allocated. A failed check raises a ``TclassError`` naming the file.
+Nothing is created, grown, truncated or written.
 
 ``validate_tree`` runs the same walk and the same checks without the user's classes
 (records stand for their fields), mapping no file and unpickling nothing, and reports
@@ -31,14 +31,16 @@ from typing import Any, NamedTuple, NoReturn, Protocol, TypeGuard
 import numpy as np
 import torch
 
+from tclass._core._dtypes import DTYPES
 from tclass._core._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
+from tclass._core._nested import fill_flat, flatten_values
+from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
-from tclass._io._classes import resolve_class, saved_class_name
+from tclass._io._classes import saved_class_name
 from tclass._io._format import (
-    DTYPES,
     FORMAT_VERSION,
     MAX_FILE_BYTES,
     MAX_JSON_DEPTH,
@@ -65,8 +67,6 @@ from tclass.errors import (
 __all__ = [
     "Folder",
     "Observer",
-    "fill_array",
-    "flatten_values",
     "load_tree",
     "node_entries",
     "read_header",
@@ -239,7 +239,10 @@ def _open_root(root: str) -> Folder:
             if old is None or attempt == _SWAP_WAITS:
                 msg = f"no saved folder at {root!r}; check the path"
                 if old is not None:
-                    msg += f". A save was interrupted while replacing it: the previous data is in {old!r}"
+                    msg += (
+                        ". A save was interrupted while replacing it: the previous "
+                        f"data is in {old!r}"
+                    )
                 raise MissingFileError(msg) from None
             time.sleep(0.02)  # a save without atomic exchange is between its two renames
         except NotADirectoryError:
@@ -296,7 +299,10 @@ def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
             f"{where!r}: _format_version must be a non-negative int, got {version!r}"
         )
     if type(version) is int and version > FORMAT_VERSION:
-        msg = f"{where!r} was written in format version {version}; this tclass reads up to {FORMAT_VERSION}. Upgrade tclass"
+        msg = (
+            f"{where!r} was written in format version {version}; this tclass reads up "
+            f"to {FORMAT_VERSION}. Upgrade tclass"
+        )
         raise MetadataError(msg)
     name = saved_class_name(meta)
     if name is None:
@@ -314,7 +320,10 @@ def _open_at(folder: Folder, name: str, flags: int, what: str) -> int:
     except OSError as error:
         if error.errno == errno.ELOOP or (error.errno == errno.ENOTDIR and flags & os.O_DIRECTORY):
             if os.path.islink(path):
-                msg = f"{path!r} is a symlink; a saved folder holds no links (they may lead outside it)"
+                msg = (
+                    f"{path!r} is a symlink; a saved folder holds no links (they may "
+                    "lead outside it)"
+                )
                 raise UnsafePathError(msg) from None
         if error.errno == errno.ENOENT:
             msg = f"{path!r} is missing ({what}); the folder is incomplete or damaged"
@@ -386,7 +395,10 @@ _KINDS = {
 
 def _raise_not_regular(path: str, mode: int, what: str) -> NoReturn:
     kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
-    msg = f"{path!r} should be a regular file ({what}) but is {kind}; the folder is damaged or crafted"
+    msg = (
+        f"{path!r} should be a regular file ({what}) but is {kind}; the folder is "
+        "damaged or crafted"
+    )
     raise NotAFileError(msg)
 
 
@@ -494,7 +506,8 @@ def _load_kind(
         return _load_values(folder, meta, options, parent_batch)
     if name.split(".", 1)[0] == "tensordict":
         msg = (
-            f"{folder.child_path(META)!r} holds a {name}, a node kind tclass does not read (a view of "
+            f"{folder.child_path(META)!r} holds a {name}, a node kind tclass does not "
+            "read (a view of "
             "another TensorDict); re-save it from tensordict after .contiguous() or .clone()"
         )
         raise UnsupportedError(msg)
@@ -503,7 +516,10 @@ def _load_kind(
     cls = resolve_class(name, want.classes, folder.path, field=want.field, root=options.root)
     if want.field is not None and want.classes and not issubclass(cls, want.classes):
         accepted = " | ".join(accepted.__name__ for accepted in want.classes)
-        msg = f"{folder.path!r} holds a {name}, but {want.field} is annotated {accepted}; the folder was saved from another class"
+        msg = (
+            f"{folder.path!r} holds a {name}, but {want.field} is annotated "
+            f"{accepted}; the folder was saved from another class"
+        )
         raise MetadataError(msg)
     return _load_record(cls, name, folder, meta, options)
 
@@ -542,7 +558,7 @@ def _load_td(
             entries[key] = _load_leaf(folder, stored, key, entry, batch, options)
     td = TensorDict._new_unchecked(entries, batch, device)
     if _write_through(options, folder):  # Python values and new entries reach the folder
-        td._saved_at = SavedFolder(folder.path, options.allow_pickle)
+        td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
     return td
 
 
@@ -655,14 +671,20 @@ def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torc
     where = folder.child_path(META)
     dtype_text = entry.get("dtype")
     if not isinstance(dtype_text, str) or dtype_text not in DTYPES:
-        msg = f"{where!r}: entry {key!r} has dtype {dtype_text!r}, which is not one tclass reads ({', '.join(sorted(DTYPES))})"
+        msg = (
+            f"{where!r}: entry {key!r} has dtype {dtype_text!r}, which is not one "
+            f"tclass reads ({', '.join(sorted(DTYPES))})"
+        )
         raise MetadataError(msg)
     shape = _sizes(entry.get("shape"), where, f"the shape of {key!r}")
     if entry.get("is_nested", False) is not False:
         raise UnsupportedError(
             f"{where!r}: entry {key!r} is a nested tensor, which tclass does not read"
         )
-    msg = f"{where!r}: entry {key!r} has shape {shape}, which does not start with the node's batch size {list(batch)}"
+    msg = (
+        f"{where!r}: entry {key!r} has shape {shape}, which does not start with the "
+        f"node's batch size {list(batch)}"
+    )
     raise MetadataError(msg)
 
 
@@ -677,7 +699,10 @@ def _open_leaf(folder: Folder, stored: str, key: str, flags: int) -> tuple[int, 
         if legacy != name and _plain_name(stored) and _exists(folder, legacy):
             return _open_at(folder, legacy, flags, f"the entry {key!r}"), legacy
         if _path_like(key):
-            msg = f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; the folder is damaged or crafted"
+            msg = (
+                f"{folder.child_path(name)!r} is missing, and the key {key!r} is a "
+                "path; the folder is damaged or crafted"
+            )
             raise UnsafePathError(msg) from None
         raise
 
@@ -687,7 +712,10 @@ def _dir_name(folder: Folder, stored: str, key: str) -> str:
     if not _exists(folder, name) and _plain_name(stored) and stored and _exists(folder, stored):
         return stored  # legacy raw name
     if not _exists(folder, name) and _path_like(key):
-        msg = f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; the folder is damaged or crafted"
+        msg = (
+            f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; "
+            "the folder is damaged or crafted"
+        )
         raise UnsafePathError(msg)
     return name
 
@@ -805,7 +833,7 @@ def _load_record(
             raise MetadataError(f"{where!r}: value fields next to a lazy stack are not supported")
         if options.observer is not None:
             options.observer.value(key, value)
-        content._tensors[key] = NonTensorData._make(value, content.batch_size, content.device)
+        content._put(key, NonTensorData._make(value, content.batch_size, content.device))
     if cls is None:
         return content
     check_values(cls, content, content_dir.path)
@@ -875,7 +903,10 @@ def _load_lazy(
 
 def _check_stack_dim(stack_dim: int, dims: int, where: str) -> None:
     if not -dims - 1 <= stack_dim <= dims:
-        msg = f"{where!r}: stack_dim {stack_dim} is out of range for members of {dims} batch dim(s) (expected {-dims - 1} to {dims})"
+        msg = (
+            f"{where!r}: stack_dim {stack_dim} is out of range for members of {dims} "
+            f"batch dim(s) (expected {-dims - 1} to {dims})"
+        )
         raise MetadataError(msg)
 
 
@@ -900,14 +931,20 @@ def _member_count(folder: Folder, recorded: object, where: str) -> int:
             )
         extra = [n for n in numbers if n >= recorded]
         if extra:
-            msg = f"{folder.path!r} holds member folder {extra[0]}/, but its meta.json records {recorded} members; the folder is damaged"
+            msg = (
+                f"{folder.path!r} holds member folder {extra[0]}/, but its meta.json "
+                f"records {recorded} members; the folder is damaged"
+            )
             raise MetadataError(msg)
         return recorded
     count = 0
     while count in numbers:
         count += 1
     if count == 0 or count != len(numbers):
-        msg = f"{folder.child_path(str(count))!r} is missing: the lazy stack's members must be 0/, 1/, ... with no gap"
+        msg = (
+            f"{folder.child_path(str(count))!r} is missing: the lazy stack's members "
+            "must be 0/, 1/, ... with no gap"
+        )
         raise MissingFileError(msg)
     return count
 
@@ -965,7 +1002,7 @@ def _load_values(
         shape = _nested_shape(data, len(parent_batch) if parent_batch is not None else None)
     items = flatten_values(data, shape, where)  # first: the data bounds what is allocated
     array = np.empty(shape, dtype=object)
-    _fill(array, items)
+    fill_flat(array, items)
     return NonTensorStack._from_array(array, options.device or _CPU)
 
 
@@ -980,33 +1017,6 @@ def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
             break
         level = level[0]
     return shape
-
-
-def fill_array(array: np.ndarray[Any, Any], data: Any, shape: list[int], where: str) -> None:
-    """Fill ``array`` (of ``shape``) with the values of ``data``, nested lists in batch order."""
-    _fill(array, flatten_values(data, shape, where))
-
-
-def flatten_values(data: Any, shape: list[int], where: str) -> list[Any]:
-    """The values of ``data`` (nested lists in batch order) in one flat list, after
-    checking level by level, without recursion, that ``data`` has ``shape``."""
-    items = [data]
-    for size in shape:
-        nxt = []
-        for item in items:
-            if not isinstance(item, list) or len(item) != size:
-                raise MetadataError(
-                    f"{where!r}: the NonTensorStack data does not have the shape {shape}"
-                )
-            nxt.extend(item)
-        items = nxt
-    return items
-
-
-def _fill(array: np.ndarray[Any, Any], items: list[Any]) -> None:
-    flat = array.reshape(-1)
-    for position, item in enumerate(items):
-        flat[position] = item
 
 
 def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, Any]:
@@ -1089,7 +1099,10 @@ def _names_device(value: object, where: str, what: str) -> bool:
         return False
     if isinstance(value, str) and (value in _DEVICES or _parses_as_device(value)):
         return True
-    msg = f"{where!r}: {what} is {value!r:.80}, which is not a device (such as 'cpu', 'cuda:0' or 'None')"
+    msg = (
+        f"{where!r}: {what} is {value!r:.80}, which is not a device (such as 'cpu', "
+        "'cuda:0' or 'None')"
+    )
     raise MetadataError(msg)
 
 
@@ -1117,5 +1130,8 @@ def _check_nested_batch(value: Any, batch: torch.Size, path: str) -> None:
     if isinstance(value, NonTensorData):
         return
     if tuple(inner[: len(batch)]) != tuple(batch):
-        msg = f"{path!r} has batch size {list(inner)}, which does not start with its parent's {list(batch)}"
+        msg = (
+            f"{path!r} has batch size {list(inner)}, which does not start with its "
+            f"parent's {list(batch)}"
+        )
         raise MetadataError(msg)

@@ -40,6 +40,7 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
 from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
@@ -66,17 +67,17 @@ def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
     """Give the storage of a record built over a loaded TensorDict (``new``) the folder
     of that TensorDict (``old``): member by member for a lazy stack, and below, for the
     entries the record converted (a TensorDict under a tensorclass field)."""
-    new, old = getattr(new, "_tensordict", new), getattr(old, "_tensordict", old)
+    new, old = storage_of(new), storage_of(old)
     if isinstance(new, LazyStackedTensorDict) and isinstance(old, LazyStackedTensorDict):
         for mine, theirs in zip(new._members, old._members):
             relink(mine, theirs, legacy)
-    elif isinstance(new, TensorDict) and isinstance(old, TensorDict) and old._saved_at is not None:
-        saved = old._saved_at
+    elif isinstance(new, TensorDict) and isinstance(old, TensorDict) and old._saved is not None:
+        saved = old._saved
         if legacy and isinstance(saved, SavedFolder):
             saved = SavedFolder(saved.folder, saved.allow_pickle, legacy)
-        new._saved_at = saved
-        for key, value in new._tensors.items():
-            previous = old._tensors.get(key)
+        new._attach_folder(saved)
+        for key, value in new._items():
+            previous = old._entries().get(key)
             if value is not previous and isinstance(value, TensorCollection):
                 relink(value, previous)
 
@@ -99,7 +100,7 @@ class SavedFolder:
     # --- what the engine calls -------------------------------------------------------------
 
     def entry_set(self, td: TensorDict, key: str, value: Value, blank: bool) -> Value:
-        current = td._tensors.get(key, _MISSING)
+        current = td._entries().get(key, _MISSING)
         unchanged = current is value
         if unchanged:
             return value
@@ -122,7 +123,7 @@ class SavedFolder:
             raise FolderWriteError(msg) from error
 
     def entry_removed(self, td: TensorDict, key: str) -> None:
-        if not isinstance(td._tensors.get(key), _NonTensorNode):
+        if not isinstance(td._entries().get(key), _NonTensorNode):
             return  # a saved tensor or collection removed: memory only
         self._check_legacy(key)
         try:
@@ -133,7 +134,10 @@ class SavedFolder:
                     _replace_file(self.folder, META, _dump(meta))
             shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
         except OSError as error:
-            msg = f"cannot remove {key!r} from {self.folder!r}, where this collection is saved ({error}); nothing was changed"
+            msg = (
+                f"cannot remove {key!r} from {self.folder!r}, where this collection is "
+                f"saved ({error}); nothing was changed"
+            )
             raise FolderWriteError(msg) from error
 
     # --- writing ---------------------------------------------------------------------------
@@ -196,7 +200,7 @@ class SavedFolder:
                 value, target, copy_existing=True, like=blank, allow_pickle=self.allow_pickle,
                 link=linker(self.allow_pickle),
             )  # fmt: skip
-            if td._locked:
+            if td.is_locked:
                 stored_value.lock_()  # type: ignore[union-attr]
         with _locked(self.folder):
             meta = _read_meta(self.folder)
@@ -282,7 +286,8 @@ def _check_key_naming(
     if not fits:
         msg = (
             f"cannot add {key!r} to {folder!r}: the folder names its keys "
-            f"{'escaped' if escaped else 'as they are'}, and {key!r} would change how its other keys read back. "
+            f"{'escaped' if escaped else 'as they are'}, and {key!r} would change how "
+            "its other keys read back. "
             "Save the collection again (memmap_) to add it"
         )
         raise UnsupportedError(msg)

@@ -55,7 +55,10 @@ def subpath_parts(subpath: NestedKey | None) -> tuple[str, ...]:
             ) from None
     for part in parts:
         if part in (".", "..") or "\x00" in part:
-            msg = f"subpath={subpath!r} holds {part!r}, a path step that could leave the saved folder; name nested keys only"
+            msg = (
+                f"subpath={subpath!r} holds {part!r}, a path step that could leave the "
+                "saved folder; name nested keys only"
+            )
             raise UnsafePathError(msg)
     return parts
 
@@ -86,7 +89,10 @@ def descend(root: Folder, parts: tuple[str, ...], subpath: NestedKey | None) -> 
             elif kind == "LazyStackedTensorDict":
                 child = _member_name(folder, meta, part, parts[: index + 1], subpath)
             else:
-                msg = f"subpath={subpath!r}: {folder.path!r} holds a {name}, which has no nested collections"
+                msg = (
+                    f"subpath={subpath!r}: {folder.path!r} holds a {name}, which has "
+                    "no nested collections"
+                )
                 raise SubpathError(msg)
             folder = _step(folder, _open_folder(folder, child, f"the nested entry {part!r}"), root)
     except BaseException:

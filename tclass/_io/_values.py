@@ -81,7 +81,8 @@ def dumps_pickle(value: object, where: str) -> bytes:
     if len(data) > MAX_FILE_BYTES:
         msg = (
             f"{where}: the pickled value takes {len(data)} bytes, and files of the format larger "
-            f"than {MAX_FILE_BYTES >> 20} MiB are refused (loading reads them whole); store it as a tensor"
+            f"than {MAX_FILE_BYTES >> 20} MiB are refused (loading reads them whole); "
+            "store it as a tensor"
         )
         raise NotSerializableError(msg)
     return data

@@ -165,7 +165,10 @@ def _check_replaceable(root: str) -> None:
                 raise FileConflictError(msg)
         for name in dirnames:
             if os.path.islink(os.path.join(dirpath, name)):
-                msg = f"cannot save into {root!r}: it holds a symlink, {os.path.join(dirpath, name)!r}"
+                msg = (
+                    f"cannot save into {root!r}: it holds a symlink, "
+                    f"{os.path.join(dirpath, name)!r}"
+                )
                 raise FileConflictError(msg)
 
 

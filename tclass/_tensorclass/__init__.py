@@ -2,7 +2,8 @@
 
 ``_fields`` decides what each annotation accepts, ``_builder`` turns a class into a
 tensorclass, ``_record`` is the base class holding every method, ``_interop`` connects
-records to pytree and ``DataLoader`` (state dicts are the engine's, ``tclass/_state_dict.py``).
+records to pytree and ``DataLoader`` (state dicts are interop's,
+``tclass/_interop/_state_dict.py``).
 """
 
 from tclass._tensorclass._decorator import is_tensorclass as is_tensorclass

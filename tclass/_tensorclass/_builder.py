@@ -29,13 +29,13 @@ import torch
 from tclass._base._tensordict_base import Value
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._registry import register_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._engine._td import TensorDict, _refuse_names
-from tclass._io._classes import register_class
+from tclass._engine._td import TensorDict, _refuse_names, field_getter, tensor_field_setter
 from tclass._tensorclass._fields import FieldRule, resolve_annotations, rule_for
+from tclass._tensorclass._interop import register_pytree
 from tclass.errors import (
-    BatchMismatchError,
     ClassDefinitionError,
     FieldTypeError,
     FrozenInstanceError,
@@ -117,8 +117,11 @@ def _resolve_rules(info: ClassInfo) -> dict[str, FieldRule]:
 # --- the pipeline ------------------------------------------------------------------------
 
 
-def build_class(cls: type[TensorClass], *, frozen: bool | None, kw_only: bool | None) -> None:
-    """Turns ``cls`` (a new subclass of TensorClass) into a tensorclass, in place."""
+def build_class(
+    cls: type[TensorClass], base: type, *, frozen: bool | None, kw_only: bool | None
+) -> None:
+    """Turns ``cls`` (a new subclass of ``base``, TensorClass) into a tensorclass, in
+    place; no field may be named like an attribute of ``base``."""
     _refuse_generated_names(cls)
     parent = _parent_info(cls)
     frozen = _frozen_option(cls, parent, frozen)
@@ -127,7 +130,7 @@ def build_class(cls: type[TensorClass], *, frozen: bool | None, kw_only: bool | 
         _prepare_fields(cls)
         dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
     fields = list(dataclasses.fields(cls))
-    _refuse_reserved_names(cls, fields)
+    _refuse_reserved_names(cls, base, fields)
     info = ClassInfo(cls, fields, frozen, kw_only)
     type.__setattr__(cls, "__tclass_info__", info)
     type.__setattr__(cls, "__init__", _make_init(cls, info))
@@ -137,8 +140,6 @@ def build_class(cls: type[TensorClass], *, frozen: bool | None, kw_only: bool | 
         type.__setattr__(cls, "__hash__", object.__hash__)  # by identity: see the README
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
     register_class(cls)  # loadable from a saved folder by its module and qualname
-    from tclass._tensorclass._interop import register_pytree
-
     register_pytree(cls)
 
 
@@ -209,11 +210,9 @@ def _is_field_property(cls: type, name: str) -> bool:
     return False
 
 
-def _refuse_reserved_names(cls: type, fields: list[dataclasses.Field[Any]]) -> None:
-    from tclass._tensorclass._record import TensorClass
-
+def _refuse_reserved_names(cls: type, base: type, fields: list[dataclasses.Field[Any]]) -> None:
     for field in fields:
-        if hasattr(TensorClass, field.name) or field.name in ("_tensordict", "self"):
+        if hasattr(base, field.name) or field.name in ("_tensordict", "self"):
             msg = (
                 f"{cls.__name__}.{field.name}: {field.name!r} is a tensorclass attribute or "
                 "method and cannot be a field name; rename the field"
@@ -275,7 +274,8 @@ def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
     signature = ", ".join(["__tclass_self__", *params, "*", *kw_params])
     values = "".join(f"{name}, " for name in info.field_names)
     body.append(
-        f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), batch_size, device, names)"
+        f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), batch_size, "
+        "device, names)"
     )
     if hasattr(cls, "__post_init__"):
         body.append(f"    __tclass_self__.__post_init__({', '.join(initvars)})")
@@ -294,32 +294,17 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     rule = _rule_if_known(info, name)
     entries_only = rule is not None and not rule.value_field
 
-    def getter(self: Any) -> Any:
-        value = self._tensordict._tensors.get(name)
-        return value.data if value.__class__ in _NODES else value
-
-    def entry_getter(self: Any) -> Any:  # a field that never holds a Python value
-        return self._tensordict._tensors.get(name)
-
-    def setter(self: Any, value: Any) -> None:
+    def store(self: Any, value: Any) -> None:
         td = self._tensordict
-        if (td._locked and not td._can_fill(name)) or info.frozen:
+        if (td.is_locked and not td._can_fill(name)) or info.frozen:
             _refuse_assignment(cls, info, name, td)
-        if value.__class__ is _Tensor and entries_only and rule.tensor and td._saved_at is None:  # type: ignore[union-attr]
-            # The common case inline: a plain tensor for a tensor field.
-            batch = td._batch_size
-            if td._device is not None and value.device != td._device:
-                value = value.to(td._device)
-            if batch and value.shape[: len(batch)] != batch:
-                raise BatchMismatchError(name, value.shape, batch)
-            td._tensors[name] = value
-            return
         _store(info, td, name, value)
 
     def deleter(self: Any) -> None:
         setter(self, None)
 
-    get = entry_getter if entries_only else getter
+    get = field_getter(name, values=not entries_only)
+    setter = tensor_field_setter(name, store) if entries_only and rule.tensor else store  # type: ignore[union-attr]
     for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
@@ -338,8 +323,8 @@ def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
     if info.frozen:
         msg = f"cannot assign to field {name!r}: {cls.__name__} is frozen (use replace())"
         raise FrozenInstanceError(msg)
-    saved = td._saved_at
-    if saved is not None and not isinstance(td._tensors.get(name), _NODES):
+    saved = td._saved
+    if saved is not None and not isinstance(td._entries().get(name), _NODES):
         # Replacing a saved tensor or record is a change in memory only: say so.
         msg = (
             f"cannot assign to field {name!r}: this {cls.__name__} is locked. It is saved in "
@@ -396,10 +381,10 @@ def init_record(
 
 
 def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, value: Any) -> None:
-    stored = info.rules[name].store(value, td._batch_size, td._device)
+    stored = info.rules[name].store(value, td.batch_size, td.device)
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
-    elif name in td._tensors:
+    elif td._has_entry(name):
         td._remove_entry(name)
 
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import dataclass_transform
 
+from tclass._core._records import is_record_class
 from tclass._tensorclass._builder import build_class
 from tclass._tensorclass._record import TensorClass, TensorClassMeta
 
@@ -69,7 +70,7 @@ def _make_tensorclass(cls: type, frozen: bool | None, kw_only: bool | None) -> t
             kw_only is None or kw_only == info.kw_only
         ):
             return cls
-        build_class(cls, frozen=frozen, kw_only=kw_only)
+        build_class(cls, TensorClass, frozen=frozen, kw_only=kw_only)
         return cls
     namespace = {k: v for k, v in cls.__dict__.items() if k not in _NOT_COPIED}
     namespace["__qualname__"] = cls.__qualname__  # kept on the type, not in its __dict__
@@ -103,5 +104,4 @@ def _functions_in(value: Any) -> list[Any]:
 
 def is_tensorclass(obj: object) -> bool:
     """Whether ``obj`` is a tensorclass or an instance of one (either declaration form)."""
-    cls = obj if isinstance(obj, type) else type(obj)
-    return issubclass(cls, TensorClass) and cls is not TensorClass
+    return is_record_class(obj if isinstance(obj, type) else type(obj))

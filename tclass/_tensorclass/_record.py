@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -27,34 +25,24 @@ from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike
+from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._repr import compact_repr
-from tclass._engine._td import TensorDict
-from tclass._tensorclass._typing import BatchSizeField, DeviceField, NamesField
+from tclass._engine._td import TensorDict, record_batch_size, record_entries
+from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
+from tclass._tensorclass._builder import ClassInfo, build_class, record_from_entries, store_field
+from tclass._tensorclass._typing import (
+    BatchSizeField,
+    DeviceField,
+    NamesField,
+    constructor_keyword,
+)
 from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldError
-
-if TYPE_CHECKING:
-    from tclass._tensorclass._builder import ClassInfo
 
 __all__ = ["TensorClass"]
 
 _new_instance = object.__new__
-
-
-def _delegated(name: str) -> Callable[..., Any]:
-    """A record method that calls ``name`` on the record's storage and rewraps the result
-    (the storage itself becomes the record, new storages new records of its class)."""
-
-    def method(self: TensorClass, *args: Any, **kwargs: Any) -> Any:
-        return _rewrap(self, getattr(self._tensordict, name)(*args, **kwargs))
-
-    original = getattr(TensorDictBase, name)
-    method.__name__ = name
-    method.__qualname__ = f"TensorClass.{name}"
-    method.__doc__ = original.__doc__
-    method.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
-    return method
 
 
 def _rewrap(record: TensorClass, result: Any) -> Any:
@@ -68,7 +56,10 @@ def _rewrap(record: TensorClass, result: Any) -> Any:
     return result  # a bool from all()/any(), or NotImplemented from a comparison
 
 
-@dataclass_transform(eq_default=False, field_specifiers=(dataclasses.field, dataclasses.Field))
+@dataclass_transform(
+    eq_default=False,
+    field_specifiers=(dataclasses.field, dataclasses.Field, constructor_keyword),
+)
 class TensorClassMeta(type):
     """Gives every tensorclass ``__slots__ = ()``: instances hold only their TensorDict,
     so assigning an attribute that is not a field (a typo) raises instead of silently
@@ -101,32 +92,28 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     __slots__ = ("_tensordict", "__weakref__")
 
     __tclass_info__: ClassVar[ClassInfo]
+
+    # Each class gets a generated __init__ taking its fields (checkers synthesise it through
+    # the metaclass's dataclass_transform) plus these keyword-only arguments: descriptors,
+    # declared as fields with constructor_keyword (see _typing.py).
+    batch_size: BatchSizeField = constructor_keyword(default=BatchSizeField(), kw_only=True)
+    device: DeviceField = constructor_keyword(default=DeviceField(), kw_only=True)
+    names: NamesField = constructor_keyword(default=NamesField(), kw_only=True)
+
     # The fields live in a TensorDict, or in a lazy stack of the TensorDicts of several
     # records (tclass.lazy_stack), which answers the same private surface.
     if TYPE_CHECKING:
         _tensordict: TensorDict | LazyStackedTensorDict = dataclasses.field(init=False)
 
     # C-level accessors for stack and cat, which read them from every member.
-    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = attrgetter(
-        "_tensordict._tensors"
-    )
-    _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("_tensordict._batch_size")
-
-    if TYPE_CHECKING:
-        # Each class gets a generated __init__ taking its fields (checkers synthesise it
-        # through the metaclass's dataclass_transform) plus these keyword-only arguments;
-        # see _typing.py for why they are descriptor-typed fields here.
-        batch_size: BatchSizeField = dataclasses.field(default=BatchSizeField(), kw_only=True)
-        device: DeviceField = dataclasses.field(default=DeviceField(), kw_only=True)
-        names: NamesField = dataclasses.field(default=NamesField(), kw_only=True)
+    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = record_entries
+    _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = record_batch_size
 
     def __init_subclass__(
         cls, *, frozen: bool | None = None, kw_only: bool | None = None, **kwargs: Any
     ) -> None:
         super().__init_subclass__(**kwargs)
-        from tclass._tensorclass._builder import build_class  # the builder needs this class
-
-        build_class(cls, frozen=frozen, kw_only=kw_only)
+        build_class(cls, TensorClass, frozen=frozen, kw_only=kw_only)
 
     # --- building instances without __init__ ---------------------------------------------
 
@@ -150,37 +137,16 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     # --- collection primitives -----------------------------------------------------------
 
-    if not TYPE_CHECKING:  # checkers see the fields declared above
-
-        @property
-        def batch_size(self) -> torch.Size:
-            """The leading dims every field shares. Assigning checks every field."""
-            return self._tensordict._batch_size
-
-        @batch_size.setter
-        def batch_size(self, value: BatchSizeLike) -> None:
-            self._tensordict.batch_size = value
-
-        @property
-        def device(self) -> torch.device | None:
-            """The device of every tensor, or ``None`` if they may be on different devices."""
-            return self._tensordict._device
-
-        @property
-        def names(self) -> list[None]:
-            """Names of the batch dims: tclass does not support named dims, so all ``None``."""
-            return [None] * len(self._tensordict._batch_size)
-
     @property
     def is_locked(self) -> bool:
         """Whether fields can be assigned (in-place writes to tensors always can)."""
-        return self._tensordict._locked
+        return self._tensordict.is_locked
 
     def _items(self) -> Iterator[tuple[str, Value]]:
-        return iter(self._tensordict._tensors.items())
+        return self._tensordict._items()
 
     def _entries(self) -> Mapping[str, Value]:
-        return self._tensordict._tensors
+        return self._tensordict._entries()
 
     def _entry(self, key: str) -> Value:
         return self._tensordict._entry(key)
@@ -264,7 +230,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """Sets a field like attribute assignment (a nested tuple key sets below a field)."""
         if type(key) is str or (type(key) is tuple and len(key) == 1):
             name = key if type(key) is str else key[0]
-            if inplace and isinstance(self._tensordict._tensors.get(name), torch.Tensor):
+            if inplace and isinstance(self._tensordict._entries().get(name), torch.Tensor):
                 self._tensordict.set_(name, value)
                 return self
             setter = self.__tclass_info__.setters.get(name)
@@ -391,35 +357,108 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     # --- operations answered by the storage ----------------------------------------------
     # A lazy stack answers these member by member; a TensorDict as every collection does.
-    # Either way the result is rewrapped in this record's class.
+    # Either way the result is rewrapped in this record's class (see _rewrap). A method
+    # added to TensorDictBase that a lazy stack overrides needs one such line here too.
 
-    if not TYPE_CHECKING:  # checkers see the inherited signatures, returning Self
-        apply = _delegated("apply")
-        named_apply = _delegated("named_apply")
-        apply_ = _delegated("apply_")
-        _apply_plain = _delegated("_apply_plain")
-        _apply = _delegated("_apply")
-        _apply_in_place = _delegated("_apply_in_place")
-        clone = _delegated("clone")
-        detach = _delegated("detach")
-        contiguous = _delegated("contiguous")
-        zero_ = _delegated("zero_")
-        fill_ = _delegated("fill_")
-        masked_fill = _delegated("masked_fill")
-        masked_fill_ = _delegated("masked_fill_")
-        where = _delegated("where")
-        _compare = _delegated("_compare")
-        all = _delegated("all")
-        any = _delegated("any")
-        unsqueeze = _delegated("unsqueeze")
-        squeeze = _delegated("squeeze")
-        permute = _delegated("permute")
-        transpose = _delegated("transpose")
-        expand = _delegated("expand")
-        reshape = _delegated("reshape")
-        split = _delegated("split")
-        chunk = _delegated("chunk")
-        unbind = _delegated("unbind")
+    def apply(
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        *others: TensorCollection,
+        batch_size: BatchSizeLike = None,
+        inplace: bool = False,
+    ) -> Self:
+        return self._result(
+            self._tensordict.apply(fn, *others, batch_size=batch_size, inplace=inplace)
+        )
+
+    def named_apply(
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        *others: TensorCollection,
+        nested_keys: bool = False,
+        batch_size: BatchSizeLike = None,
+    ) -> Self:
+        return self._result(
+            self._tensordict.named_apply(
+                fn, *others, nested_keys=nested_keys, batch_size=batch_size
+            )
+        )
+
+    def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
+        return self._result(self._tensordict.apply_(fn, *others))
+
+    def _apply_plain(
+        self,
+        fn: Callable[[torch.Tensor], torch.Tensor | None],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
+    ) -> Self:
+        return self._result(self._tensordict._apply_plain(fn, batch_size, prefix))
+
+    def _apply(
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        others: tuple[Any, ...],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
+    ) -> Self:
+        return self._result(self._tensordict._apply(fn, others, batch_size, prefix))
+
+    def _apply_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> Self:
+        return self._result(self._tensordict._apply_in_place(fn, others))
+
+    def clone(self, recurse: bool = True) -> Self:
+        return self._result(self._tensordict.clone(recurse))
+
+    def detach(self) -> Self:
+        return self._result(self._tensordict.detach())
+
+    def contiguous(self) -> Self:
+        return self._result(self._tensordict.contiguous())
+
+    def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
+        return self._result(self._tensordict.fill_(key, value))
+
+    def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
+        return self._result(self._tensordict._compare(other, op))
+
+    def unsqueeze(self, dim: int) -> Self:
+        return self._result(self._tensordict.unsqueeze(dim))
+
+    def squeeze(self, dim: int | None = None) -> Self:
+        return self._result(self._tensordict.squeeze(dim))
+
+    def permute(self, *dims: int | Sequence[int]) -> Self:
+        return self._result(self._tensordict.permute(*dims))
+
+    def transpose(self, dim0: int, dim1: int) -> Self:
+        return self._result(self._tensordict.transpose(dim0, dim1))
+
+    def expand(self, *shape: int | Sequence[int]) -> Self:
+        return self._result(self._tensordict.expand(*shape))
+
+    def reshape(self, *shape: int | Sequence[int]) -> Self:
+        return self._result(self._tensordict.reshape(*shape))
+
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
+        return self._results(self._tensordict.split(split_size, dim))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
+        return self._results(self._tensordict.chunk(chunks, dim))
+
+    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
+        return self._results(self._tensordict.unbind(dim))
+
+    def _result(self, result: TensorDictBase) -> Self:
+        """What the storage returned, as a record: ``self`` for the storage itself."""
+        if result is self._tensordict:
+            return self
+        return self._from_tensordict_unchecked(result)  # type: ignore[arg-type]
+
+    def _results(self, results: tuple[TensorDictBase, ...]) -> tuple[Self, ...]:
+        return tuple(map(self._result, results))
 
     # --- conversions ---------------------------------------------------------------------
 
@@ -446,9 +485,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             UnknownFieldError: if ``td`` has a key that is not a field.
             FieldTypeError: if an entry does not fit its field, or a required one is missing.
         """
-        from tclass._tensorclass._builder import record_from_entries
-
-        storage = getattr(td, "_tensordict", td)
+        storage = storage_of(td)
         if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
             members = [cls.from_tensordict(member) for member in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
@@ -457,8 +494,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
         """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,
         nested records as dicts, and ``None`` for absent fields unless not ``retain_none``."""
-        from tclass._interop._constructors import to_dict
-
         out = to_dict(self._tensordict, convert_tensors)
         if retain_none:
             for name in self._absent_fields():
@@ -492,8 +527,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                     f"{cls.__name__}.from_dict: {key!r} is not a field of {cls.__name__} "
                     f"(fields: {', '.join(info.init_names)})"
                 )
-        from tclass._interop._constructors import infer_batch_size, resolve_batch_options
-
         batch, cap = resolve_batch_options(
             f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims
         )
@@ -505,8 +538,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def replace(self, **changes: Any) -> Self:
         """A new record with some fields changed (the others shared, not copied); works
         on frozen records too."""
-        from tclass._tensorclass._builder import store_field
-
         td = self._tensordict.__copy__()
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:
@@ -533,10 +564,10 @@ def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:
 def _as_plain(td: TensorDict) -> TensorDict:
     """``td`` with nested records replaced by their TensorDicts and lazy stacks by dense
     copies, recursively (in place)."""
-    for key, value in td._tensors.items():
-        storage = value._tensordict if isinstance(value, TensorClass) else value
+    for key, value in list(td._items()):
+        storage = storage_of(value)
         if isinstance(storage, LazyStackedTensorDict):
-            td._tensors[key] = _as_plain(storage.to_tensordict())
+            td._put(key, _as_plain(storage.to_tensordict()))
         elif isinstance(storage, TensorDict):
-            td._tensors[key] = _as_plain(storage)
+            td._put(key, _as_plain(storage))
     return td

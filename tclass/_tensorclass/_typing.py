@@ -1,67 +1,96 @@
-"""What type checkers see of the three keyword-only constructor arguments of every
-tensorclass (``batch_size``, ``device``, ``names``).
+"""The three keyword-only constructor arguments of every tensorclass (``batch_size``,
+``device``, ``names``), declared once for checkers and the runtime alike.
 
 ``TensorClass``'s metaclass carries ``dataclass_transform``, so checkers synthesise each
-tensorclass's ``__init__`` from its annotated fields. These three arguments are declared
-(for checkers only) as keyword-only fields of ``TensorClass`` whose types are the
-descriptors below: a checker takes a descriptor field's ``__init__`` parameter type from
-``__set__`` (what the constructor accepts, e.g. ``batch_size=[4]``) and its attribute type
-from ``__get__`` (what reading gives, a ``torch.Size``). A class that names the metaclass
-directly is "neither frozen nor non-frozen" (PEP 681), so frozen tensorclasses type-check
-too. At runtime the same names are ordinary properties of ``TensorClass``.
+tensorclass's ``__init__`` from its annotated fields. These three are declared as
+keyword-only fields of ``TensorClass`` (with :func:`constructor_keyword`, a field
+specifier) whose types are the descriptors below: a checker takes a descriptor field's
+``__init__`` parameter type from ``__set__`` (what the constructor accepts, e.g.
+``batch_size=[4]``) and its attribute type from ``__get__`` (what reading gives, a
+``torch.Size``). A class that names the metaclass directly is "neither frozen nor
+non-frozen" (PEP 681), so frozen tensorclasses type-check too. At runtime the same
+descriptors (properties whose getters the engine provides) read the record's
+storage; the generated ``__init__`` takes the arguments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import torch
 from typing_extensions import Self
 
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike
+from tclass._engine._td import batch_size_of_record, device_of_record
 
-__all__ = ["BatchSizeField", "DeviceField", "NamesField"]
+__all__ = ["BatchSizeField", "DeviceField", "NamesField", "constructor_keyword"]
 
-
-class BatchSizeField:
-    """``batch_size``: accepts a size-like, reads as a ``torch.Size``."""
-
-    @overload
-    def __get__(self, instance: None, owner: Any) -> Self: ...
-    @overload
-    def __get__(self, instance: object, owner: Any) -> torch.Size: ...
-    def __get__(self, instance: object, owner: Any) -> torch.Size | Self:
-        raise NotImplementedError  # never used at runtime: TensorClass has a property
-
-    def __set__(self, instance: object, value: BatchSizeLike) -> None:
-        raise NotImplementedError
+T = TypeVar("T")
 
 
-class DeviceField:
-    """``device``: accepts a device-like, reads as a ``torch.device`` or None."""
-
-    @overload
-    def __get__(self, instance: None, owner: Any) -> Self: ...
-    @overload
-    def __get__(self, instance: object, owner: Any) -> torch.device | None: ...
-    def __get__(self, instance: object, owner: Any) -> torch.device | None | Self:
-        raise NotImplementedError
-
-    def __set__(self, instance: object, value: DeviceLike) -> None:
-        raise NotImplementedError
+def constructor_keyword(*, default: T, kw_only: bool = True) -> T:
+    """A field specifier (PEP 681) for the keyword-only arguments above: checkers read
+    ``kw_only`` and ``default``; at runtime it returns ``default``, the descriptor."""
+    return default
 
 
-class NamesField:
-    """``names``: accepts names of the batch dims (only None today), reads as a list."""
+class BatchSizeField(property):
+    """``batch_size``: accepts a size-like, reads as a ``torch.Size``. Assigning checks
+    every field."""
 
-    @overload
-    def __get__(self, instance: None, owner: Any) -> Self: ...
-    @overload
-    def __get__(self, instance: object, owner: Any) -> list[str | None]: ...
-    def __get__(self, instance: object, owner: Any) -> list[str | None] | Self:
-        raise NotImplementedError
+    def __init__(self) -> None:
+        super().__init__(batch_size_of_record, _set_batch_size, None, self.__doc__)
 
-    def __set__(self, instance: object, value: Sequence[str | None] | None) -> None:
-        raise NotImplementedError
+    if TYPE_CHECKING:
+
+        @overload
+        def __get__(self, instance: None, owner: Any = None, /) -> Self: ...
+        @overload
+        def __get__(self, instance: object, owner: Any = None, /) -> torch.Size: ...
+        def __get__(self, instance: object, owner: Any = None, /) -> torch.Size | Self: ...
+        def __set__(self, instance: object, value: BatchSizeLike, /) -> None: ...
+
+
+class DeviceField(property):
+    """``device``: accepts a device-like, reads as a ``torch.device`` or None (the device
+    of every tensor, or None if they may be on different devices). Read-only: move a
+    record with ``to(device)``."""
+
+    def __init__(self) -> None:
+        super().__init__(device_of_record, None, None, self.__doc__)
+
+    if TYPE_CHECKING:
+
+        @overload
+        def __get__(self, instance: None, owner: Any = None, /) -> Self: ...
+        @overload
+        def __get__(self, instance: object, owner: Any = None, /) -> torch.device | None: ...
+        def __get__(self, instance: object, owner: Any = None, /) -> torch.device | None | Self: ...
+        def __set__(self, instance: object, value: DeviceLike, /) -> None: ...
+
+
+class NamesField(property):
+    """``names``: accepts names of the batch dims (only None today), reads as a list (all
+    ``None``: tclass does not support named dims). Read-only."""
+
+    def __init__(self) -> None:
+        super().__init__(_names, None, None, self.__doc__)
+
+    if TYPE_CHECKING:
+
+        @overload
+        def __get__(self, instance: None, owner: Any = None, /) -> Self: ...
+        @overload
+        def __get__(self, instance: object, owner: Any = None, /) -> list[str | None]: ...
+        def __get__(self, instance: object, owner: Any = None, /) -> list[str | None] | Self: ...
+        def __set__(self, instance: object, value: Sequence[str | None] | None, /) -> None: ...
+
+
+def _set_batch_size(record: Any, value: BatchSizeLike) -> None:
+    record._tensordict.batch_size = value
+
+
+def _names(record: Any) -> list[str | None]:
+    return [None] * len(batch_size_of_record(record))

@@ -33,9 +33,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from tclass._core._nested import fill_array
+from tclass._engine._consolidate import Target, describe, rebuild_from_description
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
+from tclass._engine._walk import NodeVisitor
 from tclass.errors import DistributedError, NotSerializableError, UnsupportedError
 
 __all__ = [
@@ -129,48 +132,54 @@ _structures: dict[tuple[Spec, ...], _Structure] = {}
 
 def layout_of(record: Any) -> Layout:
     """The leaves and value slots of ``record`` in wire order, with its description."""
-    leaves: list[torch.Tensor] = []
-    slots: list[Slot] = []
-    specs: list[Spec] = []
-    _walk(record, (), leaves, slots, specs)
-    signature = tuple(specs)
+    walk = _Walk()
+    walk.visit(record, ())
+    signature = tuple(walk.specs)
     structure = _structures.get(signature)
     if structure is None:
         structure = _describe(signature)
         if len(_structures) >= _CACHE_LIMIT:
             _structures.clear()
         _structures[signature] = structure
-    return Layout(leaves, slots, structure.description, structure.digest)
+    return Layout(walk.leaves, walk.slots, structure.description, structure.digest)
 
 
-def _walk(
-    node: Any, path: Path, leaves: list[torch.Tensor], slots: list[Slot], specs: list[Spec]
-) -> None:
-    storage = getattr(node, "_tensordict", None)  # a tensorclass: walk its storage
-    if storage is not None:
-        node = storage
-    if isinstance(node, LazyStackedTensorDict):
-        for position, member in enumerate(node.tensordicts):
-            _walk(member, (*path, position), leaves, slots, specs)
-        return
-    if not isinstance(node, TensorDict):
+class _Walk(NodeVisitor[None]):
+    """Collects leaves, value slots and their specs in wire order: keys sorted at each
+    level, lazy-stack members in order, a record through its storage."""
+
+    def __init__(self) -> None:
+        self.leaves: list[torch.Tensor] = []
+        self.slots: list[Slot] = []
+        self.specs: list[Spec] = []
+
+    def visit_lazy(self, stack: LazyStackedTensorDict, path: Path) -> None:
+        for position, member in enumerate(stack.tensordicts):
+            self.visit(member, (*path, position))
+
+    def visit_tensordict(self, td: TensorDict, path: Path) -> None:
+        entries = td._entries()
+        for key in sorted(entries):
+            value = entries[key]
+            where = (*path, key)
+            if isinstance(value, torch.Tensor):
+                self.leaves.append(value)
+                self.specs.append((where, value.dtype, value.shape))
+            elif isinstance(value, _NonTensorNode):
+                self.slots.append(Slot(where, td, key, value))
+                self.specs.append((where, None, value.batch_size))
+            else:
+                self.visit(value, where)
+
+    def visit_other(self, node: Any, path: Path) -> None:
+        if isinstance(node, TensorDict):  # a subclass of TensorDict travels as one
+            self.visit_tensordict(node, path)
+            return
         msg = (
             f"cannot transfer a {type(node).__name__} with torch.distributed: send a "
             "TensorDict, a lazy stack or a tensorclass"
         )
         raise UnsupportedError(msg)
-    entries = node._tensors
-    for key in sorted(entries):
-        value = entries[key]
-        where = (*path, key)
-        if isinstance(value, torch.Tensor):
-            leaves.append(value)
-            specs.append((where, value.dtype, value.shape))
-        elif isinstance(value, _NonTensorNode):
-            slots.append(Slot(where, node, key, value))
-            specs.append((where, None, value.batch_size))
-        else:
-            _walk(value, where, leaves, slots, specs)
 
 
 def _describe(signature: tuple[Spec, ...]) -> _Structure:
@@ -315,8 +324,6 @@ def set_values(slots: Sequence[Slot], entries: Sequence[dict[str, Any]]) -> None
 
 def value_array(entry: dict[str, Any], batch: torch.Size) -> np.ndarray[Any, Any]:
     """A value entry as an object array shaped like ``batch``."""
-    from tclass._io._read import fill_array
-
     array: np.ndarray[Any, Any] = np.empty(tuple(batch), dtype=object)
     if "one" in entry or not batch:
         array.fill(entry.get("one", entry.get("each")))  # fill() never unpacks a list value
@@ -331,10 +338,8 @@ def value_array(entry: dict[str, Any], batch: torch.Size) -> np.ndarray[Any, Any
 def describe_tree(record: Any, leaves: Sequence[torch.Tensor]) -> bytes:
     """JSON that rebuilds ``record`` around received leaves: the consolidation tree
     (classes by name, batch sizes, Python values) and each of its leaves' wire position."""
-    from tclass._engine._consolidate import _flatten
-
     in_tree_order: list[torch.Tensor] = []
-    _, tree = _flatten(record, in_tree_order)
+    _, tree = describe(record, in_tree_order)
     position = {id(leaf): index for index, leaf in enumerate(leaves)}
     order = [position[id(leaf)] for leaf in in_tree_order]
     try:
@@ -347,12 +352,10 @@ def describe_tree(record: Any, leaves: Sequence[torch.Tensor]) -> bytes:
 
 def build_from_tree(raw: bytes, leaves: Sequence[torch.Tensor]) -> Any:
     """The record :func:`describe_tree` described, its leaves being ``leaves``."""
-    from tclass._engine._consolidate import _rebuild_from_description, _Target
-
     data = json.loads(raw)
-    rebuild = _rebuild_from_description(data["tree"], None)
+    rebuild = rebuild_from_description(data["tree"], None)
     device = leaves[0].device if leaves else torch.device("cpu")
-    return rebuild([leaves[index] for index in data["order"]], _Target(device, False))
+    return rebuild([leaves[index] for index in data["order"]], Target(device, False))
 
 
 # --- naming a difference -------------------------------------------------------------------

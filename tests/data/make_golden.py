@@ -197,9 +197,12 @@ def v1_lazy_stack(root: str) -> None:
     td_node(second, entries, [])
     # No member count: the peer counts 0/, 1/, ... up to the first gap (§3.7).
     meta = {
-        "_type": LAZY_STACK_TYPE, "_format_version": 1, "_class": "tensordict:LazyStackedTensorDict",
-        "stack_dim": 0, "stack_dim_name": None,
-    }  # fmt: skip
+        "_type": LAZY_STACK_TYPE,
+        "_format_version": 1,
+        "_class": "tensordict:LazyStackedTensorDict",
+        "stack_dim": 0,
+        "stack_dim_name": None,
+    }
     write_meta(root, meta)
 
 

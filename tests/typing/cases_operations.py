@@ -38,6 +38,13 @@ def moves_and_copies() -> None:
     assert_type(s.consolidate(), Step)
     assert_type(s.share_memory_(), Step)
     assert_type(s.apply(lambda x: x + 1), Step)
+    assert_type(d.named_apply(lambda key, x: x), DStep)
+    assert_type(s.where(torch.ones(3, dtype=torch.bool), 0.0), Step)
+    assert_type(d.masked_fill(torch.ones(3, dtype=torch.bool), 0.0), DStep)
+    assert_type(s.zero_(), Step)
+    assert_type(d.contiguous(), DStep)
+    assert_type(s.batch_size, torch.Size)
+    assert_type(d.device, torch.device | None)
 
 
 def shapes() -> None:
@@ -69,6 +76,10 @@ def persistence(folder: Path) -> None:
     assert_type(s.memmap(folder, durable=True), Step)
     assert_type(s.load_memmap_(folder, mode="r"), Step)
     assert_type(s.is_memmap(), bool)
+    assert_type(tclass.memmap(d, folder, existsok=False), DStep)
+    assert_type(tclass.save(s, folder, allow_pickle=True), Step)
+    s.memmap(folder, num_thread=2)  # type: ignore[call-arg]
+    d.memmap_like(folder, durable="yes")  # type: ignore[arg-type]
 
 
 def stacking() -> None:

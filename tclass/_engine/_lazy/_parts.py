@@ -15,8 +15,10 @@ import torch.nn.functional as F
 
 from tclass._base._collection import TensorCollection
 from tclass._core._batch import format_shape
+from tclass._core._records import is_record
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass._engine._repr import LeafSummary
+from tclass._engine._td import TensorDict
 from tclass.errors import BatchMismatchError, HeterogeneousEntryError, StackError
 
 __all__ = [
@@ -46,10 +48,6 @@ def remove_dim(size: torch.Size, dim: int) -> torch.Size:
     return torch.Size((*size[:dim], *size[dim + 1 :]))
 
 
-def _is_record(member: object) -> bool:
-    return hasattr(member, "__tclass_info__")
-
-
 def check_members(members: list[Any], op: str) -> list[Any]:
     """Checks that ``members`` can be stacked lazily: collections (not Python-value
     nodes) of one record class, or dictionary-like collections, sharing a batch size."""
@@ -65,7 +63,7 @@ def check_members(members: list[Any], op: str) -> list[Any]:
                 "with tclass.stack, which merges them into a NonTensorStack)"
             )
             raise StackError(msg)
-        if (_is_record(member) or _is_record(first)) and type(member) is not type(first):
+        if (is_record(member) or is_record(first)) and type(member) is not type(first):
             msg = (
                 f"{op}: member {position} is a {type(member).__name__} but member 0 is a "
                 f"{type(first).__name__}; records of one class only"
@@ -238,7 +236,5 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
             raise BatchMismatchError(key, value.shape, batch)
         return list(value.unbind(dim))
     if isinstance(value, Mapping):
-        from tclass._engine._td import TensorDict
-
         return list(TensorDict(value, batch_size=batch).unbind(dim))
     return [value] * count

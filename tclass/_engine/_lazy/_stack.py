@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, ClassVar, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
-from tclass._base._device_ops import move_consolidated
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._keys import BatchIndex
+from tclass._core._records import storage_of
+from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     check_members,
@@ -46,6 +47,7 @@ from tclass._engine._lazy._parts import (
     summary_of,
 )
 from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._ops import stack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass.errors import (
@@ -56,6 +58,9 @@ from tclass.errors import (
     ShapeError,
     StackError,
 )
+
+if TYPE_CHECKING:
+    from tclass._engine._consolidate import Consolidated
 
 __all__ = ["LazyStackedTensorDict", "dense_stack_tds", "lazy_stack", "maybe_dense_stack"]
 
@@ -110,6 +115,7 @@ class LazyStackedTensorDict(LazyStackOps):
     _locked: bool
     _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
     _lock_stack: list[bool]
+    _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
     # Members hold their own folders; entries stored here reach them through the members.
     _saved_at: ClassVar[None] = None
 
@@ -127,6 +133,7 @@ class LazyStackedTensorDict(LazyStackOps):
         self._locked = bool(members) and all(member.is_locked for member in members)
         self._lock_context = None
         self._lock_stack = []
+        self._consolidated = None
 
     @classmethod
     def _from_members(cls, members: list[Any], stack_dim: int, batch_size: torch.Size) -> Self:
@@ -287,8 +294,6 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def _dense(self, action: str) -> Any:
         """The dense stack of the members, or an error saying why ``action`` needs it."""
-        from tclass._engine._ops import stack
-
         try:
             return stack(self._members, self._stack_dim)
         except StackError as error:
@@ -416,8 +421,6 @@ class LazyStackedTensorDict(LazyStackOps):
         if self._stack_dim == 0:
             members = self._members[index]
             if not members:
-                from tclass._engine._lazy._index import empty_selection
-
                 return cast(Self, empty_selection(self, (index,)))
             size = insert_dim(self._batch_size[1:], 0, len(members))
             return self._from_members(members, 0, size)
@@ -427,8 +430,6 @@ class LazyStackedTensorDict(LazyStackOps):
         )
 
     def _index(self, index: Any) -> Any:
-        from tclass._engine._lazy._index import index_lazy
-
         return index_lazy(self, index)
 
     # --- writing -------------------------------------------------------------------------
@@ -485,8 +486,6 @@ class LazyStackedTensorDict(LazyStackOps):
         if type(index) is str or (type(index) is tuple and _keys.is_key_tuple(index)):
             self.set(index, value)
             return
-        from tclass._engine._lazy._index import write_lazy
-
         write_lazy(self, index, value)
 
     def update(
@@ -582,12 +581,12 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
-        if getattr(self, "_consolidated", None) is not None:
+        if self._consolidated is not None:
             request = parse_to_args(args, dict(kwargs))
             moved = (
                 None
                 if request.dtype is not None
-                else move_consolidated(self, request.device, request.non_blocking)
+                else self._consolidated.moved(self, request.device, request.non_blocking)
             )
             if moved is not None:
                 return moved  # type: ignore[no-any-return]
@@ -595,6 +594,11 @@ class LazyStackedTensorDict(LazyStackOps):
         if all(new is old for new, old in zip(members, self._members)):
             return self
         return self._from_members(members, self._stack_dim, self._batch_size)
+
+    def _adopt(self, source: LazyStackedTensorDict) -> None:
+        """Takes the device of ``source``, a saved copy of this stack whose members'
+        leaves the caller has just adopted (see ``TensorDict._adopt``)."""
+        self._device = source._device
 
     def cuda(self, device: int | DeviceLike = None) -> Self:
         """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
@@ -645,10 +649,8 @@ class LazyStackedTensorDict(LazyStackOps):
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if getattr(self, "_consolidated", None) is not None:  # one buffer instead of leaves
-            from tclass._engine._consolidate import reduce_consolidated
-
-            reduced = reduce_consolidated(self)
+        if self._consolidated is not None:  # one buffer instead of leaves
+            reduced = self._consolidated.reduce(self)
             if reduced is not None:
                 return reduced
         return (_rebuild, (type(self), self._members, self._stack_dim, self._batch_size))
@@ -761,8 +763,6 @@ def lazy_stack(collections: Sequence[Any], dim: int = 0) -> Any:
     """
     members = list(collections)
     if members and isinstance(members[0], _NonTensorNode):
-        from tclass._engine._ops import stack
-
         return stack(members, dim)
     check_members(members, "lazy_stack")
     batch = members[0].batch_size
@@ -773,8 +773,6 @@ def lazy_stack(collections: Sequence[Any], dim: int = 0) -> Any:
 def maybe_dense_stack(collections: Sequence[C], dim: int = 0) -> C:
     """The dense stack of ``collections`` when their keys, classes and shapes agree
     (as :func:`tclass.stack`), a lazy stack of them otherwise."""
-    from tclass._engine._ops import stack
-
     members = list(collections)
     try:
         return stack(members, dim)
@@ -792,12 +790,13 @@ def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None =
         StackError: if the members differ in keys, classes or shapes.
         ValueError: if ``dim`` is given for a lazy stack and is not its stack dim.
     """
-    from tclass._engine._ops import stack
-
     if isinstance(collections, TensorDictBase):
-        storage = getattr(collections, "_tensordict", collections)
+        storage = storage_of(collections)
         if not isinstance(storage, LazyStackedTensorDict):
-            msg = f"dense_stack_tds expects a lazy stack or a list, got a {type(collections).__name__}"
+            msg = (
+                "dense_stack_tds expects a lazy stack or a list, got a "
+                f"{type(collections).__name__}"
+            )
             raise TypeError(msg)
         if (
             dim is not None

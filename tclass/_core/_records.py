@@ -1,0 +1,29 @@
+"""The one test of whether an object is a record (a tensorclass instance), and the
+storage a record keeps its fields in.
+
+Every layer below the facade recognises records through these two functions: the
+facade marks each tensorclass with ``__tclass_info__`` (its per-class facts) and keeps
+an instance's fields in its ``_tensordict`` (a TensorDict or a lazy stack of them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["is_record", "is_record_class", "storage_of"]
+
+
+def is_record_class(cls: type) -> bool:
+    """Whether ``cls`` is a tensorclass (either form), not ``TensorClass`` itself."""
+    return hasattr(cls, "__tclass_info__")
+
+
+def is_record(node: object) -> bool:
+    """Whether ``node`` is a record: an instance of a tensorclass."""
+    return hasattr(type(node), "__tclass_info__")
+
+
+def storage_of(node: Any) -> Any:
+    """The TensorDict (or lazy stack) a record keeps its fields in; ``node`` itself for
+    every other collection."""
+    return node._tensordict if hasattr(type(node), "__tclass_info__") else node
