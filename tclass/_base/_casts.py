@@ -11,6 +11,7 @@ the dtype is kept, not copied, as ``Tensor.to`` does.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -49,7 +50,7 @@ class CastOps(PointwiseOps):
         if cast_filter is _DEFAULT:
             cast_filter = self._default_cast_filter()
         if cast_filter is None:
-            return self._pointwise(None, torch.Tensor.to, kwargs={"dtype": dtype})
+            return self._pointwise(None, operator.methodcaller("to", dtype))
         gather = Gather(paths=True)
         self._collect(gather, (), self.batch_dims, ())
         assert gather.paths is not None

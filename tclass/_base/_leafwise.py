@@ -101,19 +101,24 @@ def pad_operand(
 
 
 def broadcast_batch(batch_size: torch.Size, shape: Sequence[int], what: str) -> torch.Size:
-    """The batch size after broadcasting with ``shape`` (torch's rules), or an error
-    naming both."""
+    """The batch size after broadcasting with ``shape`` (torch's rules: shapes lined up on
+    their last dims, sizes equal or 1), or an error naming both."""
     if tuple(shape) == tuple(batch_size):
         return batch_size
-    try:
-        return torch.Size(torch.broadcast_shapes(batch_size, torch.Size(shape)))  # type: ignore[no-untyped-call]
-    except RuntimeError:
-        msg = (
-            f"cannot broadcast the batch size {format_shape(batch_size)} with {what} "
-            f"{format_shape(shape)}: a tensor operand lines up with the last batch dims (as "
-            "torch broadcasts) and a collection's batch size must broadcast with this one"
-        )
-        raise BatchSizeError(msg) from None
+    ndim = max(len(batch_size), len(shape))
+    a = (1,) * (ndim - len(batch_size)) + tuple(batch_size)
+    b = (1,) * (ndim - len(shape)) + tuple(shape)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            msg = (
+                f"cannot broadcast the batch size {format_shape(batch_size)} with {what} "
+                f"{format_shape(shape)}: a tensor operand lines up with the last batch dims (as "
+                "torch broadcasts) and a collection's batch size must broadcast with this one"
+            )
+            raise BatchSizeError(msg)
+        out.append(y if x == 1 else x)
+    return torch.Size(out)
 
 
 def check_same_keys(
@@ -195,7 +200,10 @@ def run_leafwise(
         else:
             return leaves if results is None else results
     columns = [op if type(op) is list else itertools.repeat(op) for op in operands]
-    results = [each(leaf, *args, **kwargs) for leaf, *args in zip(leaves, *columns)]
+    if kwargs:
+        results = [each(*args, **kwargs) for args in zip(leaves, *columns)]
+    else:  # one C-level loop where `each` is a C function
+        results = list(map(each, leaves, *columns))
     return leaves if results[0] is None else results
 
 

@@ -14,7 +14,7 @@ Python values, which are shared, not copied.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, TypeAlias, cast
 
 import torch
@@ -42,6 +42,7 @@ Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | comp
 """What binary math takes: a number, a tensor over the batch dims, or a collection."""
 
 _Tensor = torch.Tensor
+_PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the list fast paths
 
 
 class PointwiseOps(TensorCollection):
@@ -64,37 +65,65 @@ class PointwiseOps(TensorCollection):
         operands are aligned with those).
         """
         mine = self._entries()
-        if not operands and into.paths is None and into.values is None:
-            leaves = into.leaves
-            for value in mine.values():
-                if isinstance(value, _Tensor):
-                    leaves.append(value)
-                elif not value._is_value_node:
-                    value._collect(into, operands, batch_dims, prefix)
-            return
+        plain = set(map(type, mine.values())) <= _PLAIN  # only tensors here: whole lists
+        if into.paths is None and into.values is None:
+            if not operands:
+                if plain:
+                    into.leaves.extend(mine.values())
+                    return
+                for value in mine.values():
+                    if isinstance(value, _Tensor):
+                        into.leaves.append(value)
+                    elif not value._is_value_node:
+                        value._collect(into, operands, batch_dims, prefix)
+                return
+            if len(operands) == 1 and plain and not into.subset:
+                other = operands[0]
+                if isinstance(other, TensorCollection):  # td * td: the common case
+                    theirs = other._entries()
+                    check_same_keys(mine, theirs, prefix, False)
+                    pieces = list(map(theirs.__getitem__, mine))
+                    if set(map(type, pieces)) <= _PLAIN:
+                        into.leaves.extend(mine.values())
+                        into.operands[0].extend(pieces)
+                        return
+        self._collect_entries(mine, into, operands, batch_dims, prefix)
+
+    def _collect_entries(
+        self,
+        mine: Mapping[str, Any],
+        into: Gather,
+        operands: tuple[Any, ...],
+        batch_dims: int,
+        prefix: tuple[str, ...],
+    ) -> None:
+        """:meth:`_collect` entry by entry (nested collections, Python values, tensor
+        operands to align, keys to record)."""
         theirs = [op._entries() if isinstance(op, TensorCollection) else None for op in operands]
         for entries in theirs:
             if entries is not None:
                 check_same_keys(mine, entries, prefix, into.subset)
         source = theirs[0] if into.subset else None
+        leaves, paths, alignment = into.leaves, into.paths, into.alignment
+        # One (pieces, operand, entries) column per operand: this loop runs per tensor.
+        columns = list(zip(into.operands, operands, theirs))
         for key, value in mine.items():
             if source is not None and key not in source:
                 continue  # copy_ from a source holding some of the keys
             if isinstance(value, _Tensor):
-                into.leaves.append(value)
-                if into.paths is not None:
-                    into.paths.append(prefix + (key,))
-                for i, operand in enumerate(operands):
-                    entries = theirs[i]
+                leaves.append(value)
+                if paths is not None:
+                    paths.append(prefix + (key,))
+                for pieces, operand, entries in columns:
                     if entries is None:  # a tensor over the batch dims
-                        piece = pad_operand(operand, value, batch_dims, into.alignment)
-                    else:
-                        piece = _leaf_piece(entries, key, value, prefix)
-                    into.operands[i].append(piece)
+                        pieces.append(pad_operand(operand, value, batch_dims, alignment))
+                        continue
+                    piece = entries[key]
+                    if not isinstance(piece, _Tensor):
+                        raise mismatched_entry(key, prefix, value, piece)
+                    pieces.append(piece)
             elif not value._is_value_node:
-                subs = tuple(
-                    _sub_operand(op, theirs[i], key, prefix) for i, op in enumerate(operands)
-                )
+                subs = tuple([_sub_operand(op, e, key, prefix) for op, e in zip(operands, theirs)])
                 value._collect(into, subs, batch_dims, prefix + (key,))
             elif into.values is not None:
                 counterparts = tuple(
@@ -112,16 +141,30 @@ class PointwiseOps(TensorCollection):
         """A collection shaped like this one holding the next ``results`` in walk order
         (the order of :meth:`_collect`); ``resize`` gives each node's new batch size;
         ``values``, if given, the new Python-value nodes in walk order."""
+        mine = self._entries()
+        if set(map(type, mine.values())) <= _PLAIN:  # only tensors here: one zip
+            entries: dict[str, Any] = dict(zip(mine, results))  # mine first: stops in time
+        else:
+            entries = self._rebuilt_entries(mine, results, resize, values)
+        batch = self.batch_size if resize is None else resize(self.batch_size)
+        return self._new_like(entries, batch, self.device)
+
+    def _rebuilt_entries(
+        self,
+        mine: Mapping[str, Any],
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None,
+    ) -> dict[str, Any]:
         entries: dict[str, Any] = {}
-        for key, value in self._entries().items():
+        for key, value in mine.items():
             if isinstance(value, _Tensor):
                 entries[key] = next(results)
             elif values is not None and value._is_value_node:
                 entries[key] = next(values)
             else:
                 entries[key] = value._rebuilt(results, resize, values)
-        batch = self.batch_size if resize is None else resize(self.batch_size)
-        return self._new_like(entries, batch, self.device)
+        return entries
 
     # --- the two helpers -----------------------------------------------------------------
 
@@ -826,16 +869,6 @@ class PointwiseOps(TensorCollection):
     def zero_(self) -> Self:
         """Sets every tensor to zero in place."""
         return self._pointwise_(torch._foreach_zero_, _Tensor.zero_)
-
-
-def _leaf_piece(
-    entries: Any, key: str, value: torch.Tensor, prefix: tuple[str, ...]
-) -> torch.Tensor:
-    """A collection operand's tensor at ``key``, which goes with the tensor ``value``."""
-    piece = entries[key]
-    if not isinstance(piece, _Tensor):
-        raise mismatched_entry(key, prefix, value, piece)
-    return piece
 
 
 def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...]) -> Any:

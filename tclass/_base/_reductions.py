@@ -21,6 +21,7 @@ in shape to reduce along the stack dim.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast, overload
@@ -41,6 +42,7 @@ LeafDims: TypeAlias = tuple[int, ...] | None
 KeyTransform: TypeAlias = Callable[[str], str] | None
 
 _Tensor = torch.Tensor
+_PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the mapped fast path
 T = TypeVar("T")
 
 
@@ -60,6 +62,8 @@ class Along:
     when ``outputs > 1``), ``dims`` being that tensor's dims to work along (None: all).
     ``dims`` here: None (whole tensors), ``"feature"``, or batch dims of the collection
     the operation started from. ``scan``: the batch size is unchanged (cumsum, softmax).
+    ``whole``: for whole tensors, the same ``fn`` taking only the tensor (``torch.sum``):
+    a collection of tensors only then maps it over them in one C-level loop.
     """
 
     fn: Callable[[torch.Tensor, LeafDims], Any]
@@ -67,6 +71,7 @@ class Along:
     keepdim: bool = False
     scan: bool = False
     outputs: int = 1
+    whole: Callable[[torch.Tensor], Any] | None = None
 
     def leaf_dims(self, leaf: torch.Tensor, batch_dims: int) -> LeafDims:
         """The dims of ``leaf`` to work along; ``batch_dims``: its collection's."""
@@ -109,11 +114,19 @@ class ReductionOps(PointwiseOps):
     def _reduced(self, along: Along) -> tuple[Self, ...]:
         """``along`` applied to every tensor: ``along.outputs`` collections shaped like
         this one, with batch sizes ``along.batch(...)``."""
+        mine = self._entries()
+        batch = along.batch(self.batch_size)
+        whole = along.whole
+        if whole is not None and set(map(type, mine.values())) <= _PLAIN:
+            return (self._new_like(dict(zip(mine, map(whole, mine.values()))), batch, self.device),)
         parts: list[dict[str, Any]] = [{} for _ in range(along.outputs)]
         batch_dims = self.batch_dims
-        for key, value in self._entries().items():
+        for key, value in mine.items():
             if isinstance(value, _Tensor):
-                result = along.fn(value, along.leaf_dims(value, batch_dims))
+                if whole is not None:
+                    result = whole(value)
+                else:
+                    result = along.fn(value, along.leaf_dims(value, batch_dims))
                 results = (result,) if along.outputs == 1 else result
             else:
                 try:
@@ -122,7 +135,6 @@ class ReductionOps(PointwiseOps):
                     raise ReductionError(f"entry {key!r}: {error}") from None
             for part, item in zip(parts, results):
                 part[key] = item
-        batch = along.batch(self.batch_size)
         return tuple(self._new_like(part, batch, self.device) for part in parts)
 
     def _renamed(self, key_transform: Callable[[str], str]) -> Self:
@@ -190,7 +202,10 @@ class ReductionOps(PointwiseOps):
         def leaf(tensor: torch.Tensor, leaf_dims: LeafDims) -> torch.Tensor:
             return _reduce_tensor(fn, tensor, leaf_dims, keepdim, kwargs, tuple_dims)
 
-        (out,) = self._reduced(Along(leaf, dims, keepdim))
+        whole = None
+        if dims is None and not keepdim:
+            whole = functools.partial(fn, **kwargs) if kwargs else fn
+        (out,) = self._reduced(Along(leaf, dims, keepdim, whole=whole))
         return out if key_transform is None else out._renamed(key_transform)
 
     def _reduce_together(
