@@ -1,7 +1,7 @@
 """Times tclass's memory-mapped save and load against the peer (``tensordict``) and baselines.
 
 Usage: ``python benchmarks/io.py [--quick] [--repeat N] [--dir DIR] [--gather-rows N]
-[--cases 1234]`` (``make bench-io``). ``--quick`` is a smoke run (megabytes, one repeat).
+[--cases 12345]`` (``make bench-io``). ``--quick`` is a smoke run (megabytes, one repeat).
 
 The cases (the issue's targets in the table's last columns):
 
@@ -26,6 +26,11 @@ The cases (the issue's targets in the table's last columns):
    system's own cost, which bounds how far below the peer tclass can go. Both writes are
    also timed with ``durable=True`` (every file and folder fsynced, and the parent after
    the swap; the peer has no such option, so the ratio is against its plain save).
+5. ``append_memmap`` of 10,000 rows of a (3, 64, 64) uint8 image, a float32 reward and a
+   bool done to a saved folder of 10,000 and of 1,000,000 rows (allocated sparse, with
+   ``memmap_like``); baseline: the same rows written by hand into a buffer preallocated
+   on disk with room for them (``buffer[n:n + 10_000] = rows``, leaf by leaf). The
+   issue's targets: at most 1.2x the baseline, whatever the rows already saved.
 
 All implementations of a case run in this one process, interleaved repeat by repeat (the
 order rotating) so that machine noise hits them alike; the table reports medians.
@@ -111,6 +116,8 @@ class Sizes:
     gather_rows: int
     small_leaves: int  # leaves of the case-3 TensorDict, each (100, 4) float32
     expand_rows: int  # rows of the case-4 record
+    append_rows: int  # rows appended in case 5
+    append_saved: tuple[int, ...]  # rows already saved before the append, per case-5 row
     repeat: int
     budget: float  # seconds per timed batch of the fast statements
     collect: bool = True  # run the garbage collector (0.1 s) where files must be unmapped
@@ -125,6 +132,8 @@ FULL = Sizes(
     gather_rows=1_000_000,
     small_leaves=256,
     expand_rows=1_000_000,
+    append_rows=10_000,
+    append_saved=(10_000, 1_000_000),
     repeat=7,
     budget=0.2,
 )
@@ -133,6 +142,8 @@ QUICK = Sizes(
     gather_rows=2000,
     small_leaves=256,
     expand_rows=10_000,
+    append_rows=100,
+    append_saved=(100, 10_000),
     repeat=1,
     budget=0.0,
     collect=False,
@@ -804,6 +815,88 @@ def case_like(base: Path, sizes: Sizes) -> list[Row]:
     ]
 
 
+# --- case 5: append_memmap --------------------------------------------------------------------
+
+
+def _append_rows(lib: Any, start: int, count: int) -> Any:
+    """``count`` transitions: an image, a reward and a done flag per row."""
+    generator = torch.Generator().manual_seed(start)
+    return lib.TensorDict(
+        {
+            "obs": torch.randint(
+                0, 256, (count, *ROW_SHAPE), dtype=torch.uint8, generator=generator
+            ),
+            "reward": torch.rand(count, generator=generator),
+            "done": torch.zeros(count, dtype=torch.bool),
+        },
+        batch_size=[count],
+    )
+
+
+def _allocate(lib: Any, path: str, rows: int) -> Any:
+    """A saved folder of ``rows`` rows, sparse (allocated, not written)."""
+    return _append_rows(lib, 0, 1)[0].expand(rows).memmap_like(path)
+
+
+def case_append(base: Path, sizes: Sizes) -> list[Row]:
+    rows = [_append_to(base, saved, sizes) for saved in sizes.append_saved]
+    first, last = rows[0], rows[-1]
+    note(
+        f"case 5: an append to {count_text(sizes.append_saved[-1])} saved rows takes "
+        f"{last.tclass / first.tclass:.2f}x one to {count_text(sizes.append_saved[0])}"
+    )
+    return rows
+
+
+def _append_to(base: Path, saved: int, sizes: Sizes) -> Row:
+    added = sizes.append_rows
+    mine = _append_rows(tclass, 1, added)
+    folder = base / f"append{saved}"
+    folder.mkdir()
+    paths = {name: str(folder / name) for name in ("t", "hand", "p")}
+    buffers: dict[str, Any] = {}
+
+    def setup(name: str, lib: Any, extra: int) -> Callable[[], None]:
+        def before() -> None:
+            buffers.pop(name, None)
+            remove(paths[name])
+            buffers[name] = _allocate(lib, paths[name], saved + extra)
+
+        return before
+
+    def by_hand() -> None:
+        buffer = buffers["hand"]
+        for key in ("obs", "reward", "done"):
+            buffer[key][saved : saved + added] = mine[key]
+
+    impls = {
+        "tclass": Impl(
+            lambda: tclass.append_memmap(paths["t"], mine), before=setup("t", tclass, 0), number=1
+        ),
+        "by hand": Impl(by_hand, before=setup("hand", tclass, added), number=1),
+    }
+    if peer is not None:
+        theirs = _append_rows(peer, 1, added)
+        impls["peer"] = Impl(
+            lambda: peer.append_memmap(paths["p"], theirs), before=setup("p", peer, 0), number=1
+        )
+    note(f"case 5: append {added} rows to {saved} saved rows, {sizes.repeat} repeats")
+    samples = measure(impls, sizes.repeat, sizes.budget)
+    check = tclass.load_memmap(paths["t"])
+    assert check.batch_size == (saved + added,) and torch.equal(check["obs"][saved:], mine["obs"])
+    del check
+    buffers.clear()
+    remove(folder)
+    return Row.of(
+        f"append_memmap {count_text(added)} rows to {count_text(saved)}",
+        "s",
+        samples,
+        baselines=["by hand"],
+        against="by hand",
+        target=1.2,
+    )
+
+
 # --- main -----------------------------------------------------------------------------------------
 
 
@@ -812,6 +905,7 @@ CASES: dict[str, Callable[[Path, Sizes], list[Row]]] = {
     "2": case_gather,
     "3": case_load,
     "4": case_like,
+    "5": case_append,
 }
 
 
@@ -843,7 +937,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--gather-rows", type=int, help="rows of the gathered file (default 1,000,000)"
     )
-    parser.add_argument("--cases", default="1234", help="which cases to run, e.g. 13")
+    parser.add_argument("--cases", default="12345", help="which cases to run, e.g. 13")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     if args.repeat is not None:

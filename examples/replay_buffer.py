@@ -8,7 +8,9 @@ Run it with ``make demo`` (or ``python examples/replay_buffer.py [--capacity N] 
 3. writes whole batches, wrapping around at the end, so the oldest rows are replaced;
 4. samples rows uniformly by index (only those rows are read from the files);
 5. saves the cursor next to the rows and reloads everything with ``Transition.load_memmap``;
-6. describes the saved folder with ``python -m tclass info``.
+6. grows the reloaded buffer by ``--grow`` rows with ``append_memmap_`` (the saved rows are
+   neither read nor rewritten) and keeps writing into the larger ring;
+7. describes the saved folder with ``python -m tclass info``.
 
 Pass ``--folder PATH`` to keep the buffer (the default is a temporary folder).
 """
@@ -87,7 +89,16 @@ class ReplayBuffer:
         if head < count:  # wrap around: the rest replaces the oldest rows
             self.storage[: count - head] = batch[head:]
         self.cursor = (start + count) % self.capacity
-        self.size = min(self.size + count, self.capacity)
+        # Filled rows are always [0, size): writes fill empty rows in order.
+        self.size = self.capacity if head < count else max(self.size, start + count)
+
+    def grow(self, extra: int) -> None:
+        """``extra`` more rows of capacity, appended to the files after the last row (the
+        saved rows are neither read nor rewritten). The new rows are empty: the ring
+        takes them as its oldest, so the cursor stays where it is and reaches them after
+        the rows it replaces first, and the buffer keeps holding the newest writes."""
+        empty = self.storage[0].apply(torch.zeros_like).expand(extra)
+        self.storage.append_memmap_(empty)
 
     def sample(self, count: int, generator: torch.Generator) -> Transition:
         """``count`` rows drawn uniformly (with replacement) from the filled ones."""
@@ -182,14 +193,39 @@ def reload_and_check(folder: Path, buffer: ReplayBuffer) -> None:
     )
 
 
+def grow_and_fill(folder: Path, extra: int, batch_size: int, written: int) -> None:
+    buffer = ReplayBuffer.load(folder)
+    before = buffer.capacity
+    start = time.perf_counter()
+    buffer.grow(extra)
+    elapsed = time.perf_counter() - start
+    print(
+        f"5. grew the buffer from {before:,} to {buffer.capacity:,} rows with append_memmap_ "
+        f"in {elapsed * 1e3:.1f} ms (the saved rows untouched)"
+    )
+    batches = max(1, (extra + before) // batch_size)
+    for index in range(batches):
+        first = written + index * batch_size
+        buffer.extend(make_batch(batch_size, first))
+    written += batches * batch_size
+    buffer.save(folder)
+    sample = buffer.sample(256, torch.Generator().manual_seed(1))
+    assert int(sample.step.min()) >= written - buffer.size, "only the newest rows remain"
+    assert Transition.load_memmap(folder / "rows").batch_size == (buffer.capacity,)
+    print(
+        f"   wrote {batches} more batches: {buffer.size:,} rows filled, the newest of "
+        f"{written:,} writes; a reload sees {buffer.capacity:,} rows"
+    )
+
+
 def show_info(folder: Path) -> None:
     command = [sys.executable, "-m", "tclass", "info", str(folder / "rows")]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
-    print(f"5. python -m tclass info {folder.name}/rows:")
+    print(f"6. python -m tclass info {folder.name}/rows:")
     print("\n".join("   " + line for line in result.stdout.rstrip().splitlines()))
 
 
-def run(folder: Path, capacity: int, batch_size: int, batches: int) -> None:
+def run(folder: Path, capacity: int, batch_size: int, batches: int, grow: int) -> None:
     print(f"tclass {tclass.__version__}, torch {torch.__version__}")
     buffer = ReplayBuffer.create(folder, capacity, make_batch(1, 0))
     apparent, allocated = disk_usage(folder)
@@ -201,6 +237,7 @@ def run(folder: Path, capacity: int, batch_size: int, batches: int) -> None:
     print(f"   {mib(disk_usage(folder)[1])} now on disk")
     show_sample(buffer, written, batch_size)
     reload_and_check(folder, buffer)
+    grow_and_fill(folder, grow, batch_size, written)
     show_info(folder)
 
 
@@ -212,14 +249,18 @@ def main() -> None:
         "--batches", type=int, default=50, help="writes (more rows than capacity wrap)"
     )
     parser.add_argument(
+        "--grow", type=int, help="rows added to the reloaded buffer (default: half its capacity)"
+    )
+    parser.add_argument(
         "--folder", type=Path, help="where to keep the buffer (default: a temporary folder)"
     )
     args = parser.parse_args()
+    grow = args.capacity // 2 if args.grow is None else args.grow
     if args.folder is not None:
-        run(args.folder, args.capacity, args.batch_size, args.batches)
+        run(args.folder, args.capacity, args.batch_size, args.batches, grow)
         return
     with tempfile.TemporaryDirectory(prefix="tclass-replay-") as tmp:
-        run(Path(tmp) / "buffer", args.capacity, args.batch_size, args.batches)
+        run(Path(tmp) / "buffer", args.capacity, args.batch_size, args.batches, grow)
 
 
 if __name__ == "__main__":

@@ -38,25 +38,35 @@ from tclass._interop._constructors import is_tensor_collection as is_tensor_coll
 from tclass._interop._constructors import make_tensordict as make_tensordict
 from tclass._interop._modules import from_module as from_module
 from tclass._interop._modules import from_modules as from_modules
+from tclass._interop._params import TensorDictParams as TensorDictParams
 from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
 from tclass._io._api import load as load
 from tclass._io._api import load_memmap as load_memmap
 from tclass._io._api import memmap as memmap
 from tclass._io._api import save as save
+from tclass._io._append import append_memmap as append_memmap
+from tclass._io._archive import is_memmap_archive as is_memmap_archive
+from tclass._io._archive import pack_memmap as pack_memmap
+from tclass._io._archive import unpack_memmap as unpack_memmap
+from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
+from tclass._io._h5 import from_h5 as from_h5
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
 from tclass.errors import TclassError as TclassError
 
 __all__ = [
+    "append_memmap",
     "LazyStackedTensorDict",
     "MemoryMappedTensor",
     "NonTensorData",
     "NonTensorStack",
+    "PersistentTensorDict",
     "TclassError",
     "TensorClass",
     "TensorDict",
     "TensorDictBase",
+    "TensorDictParams",
     "cat",
     "dense_stack_tds",
     "errors",
@@ -64,6 +74,7 @@ __all__ = [
     "expand_right",
     "from_consolidated",
     "from_dict",
+    "from_h5",
     "from_module",
     "from_modules",
     "from_namedtuple",
@@ -72,6 +83,7 @@ __all__ = [
     "fromkeys",
     "is_inexact",
     "is_tensor_collection",
+    "is_memmap_archive",
     "is_tensorclass",
     "isin",
     "lazy_stack",
@@ -81,6 +93,7 @@ __all__ = [
     "maybe_dense_stack",
     "memmap",
     "merge_tensordicts",
+    "pack_memmap",
     "pad",
     "pad_sequence",
     "parse_tensor_dict_string",
@@ -88,6 +101,7 @@ __all__ = [
     "save",
     "stack",
     "tensorclass",
+    "unpack_memmap",
 ]
 
 __version__ = "0.1.0"

@@ -16,20 +16,23 @@ import dataclasses
 from collections.abc import Sequence
 
 __all__ = [
+    "AppendError",
     "BatchMismatchError",
     "BatchSizeError",
     "ClassDefinitionError",
     "ClassResolutionError",
+    "ClosedFileError",
     "DeviceError",
     "DimError",
     "DistributedError",
     "EntryTypeError",
     "FieldIndexError",
     "FieldTypeError",
+    "FileBusyError",
     "FileConflictError",
     "FileFormatError",
-    "FolderWriteError",
     "FilePermissionError",
+    "FolderWriteError",
     "FrozenInstanceError",
     "HeterogeneousEntryError",
     "InvalidKeyError",
@@ -38,6 +41,7 @@ __all__ = [
     "KeyThroughTensorError",
     "LockedError",
     "MetadataError",
+    "MissingDependencyError",
     "MissingFileError",
     "NotAFileError",
     "NotSerializableError",
@@ -233,6 +237,27 @@ class ReprParseError(TclassError, ValueError):
 
 class UnsupportedError(TclassError, NotImplementedError):
     """A feature of the peer that tclass does not implement (yet); nothing was changed."""
+
+
+class AppendError(TclassError, ValueError):
+    """Rows cannot be appended to a saved collection: the path holds no saved folder (or
+    an archive), or the rows' classes, keys, dtypes or shapes differ from the saved ones
+    (the peer raises ValueError). Nothing was written."""
+
+
+class MissingDependencyError(TclassError, ModuleNotFoundError):
+    """An optional dependency is not installed; the message names the extra that brings
+    it (``pip install tclass[h5]``)."""
+
+
+class FileBusyError(TclassError, BlockingIOError):
+    """A file is held by another process (an HDF5 file open for writing elsewhere, which
+    HDF5's file locking refuses to share); nothing was changed."""
+
+
+class ClosedFileError(TclassError, KeyError, ValueError):
+    """A collection over a file was read or written after its file was closed (the peer
+    raises KeyError)."""
 
 
 # --- math ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import torch
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from tclass import TensorDict
+from tclass import NonTensorData, NonTensorStack, TensorDict
 
 __all__ = [
     "DTYPES",
@@ -262,3 +262,13 @@ def assert_leafwise(
                 assert got.stride() == expected.stride(), path
         elif view is False and leaf.numel():
             assert not same_storage(got, leaf), path
+
+
+def python_value(node: Any) -> Any:
+    """A Python value as a collection holds it (tclass may give the value's node where
+    the peer gives the value): the value, or the list of per-row values."""
+    if isinstance(node, NonTensorData):
+        return node.data
+    if isinstance(node, NonTensorStack):
+        return node.tolist()
+    return node

@@ -47,14 +47,16 @@ def test_replay_buffer_wraps_samples_reloads_and_describes(tmp_path: Path) -> No
     assert "3. sampled 256 rows uniformly by index -> Transition [256]" in out
     assert "only the newest 500 of 768 writes remain" in out
     assert "reloaded with Transition.load_memmap" in out and "cursor 268" in out
-    assert "5. python -m tclass info buffer/rows:" in out
-    assert "Transition  batch [500]" in out and 'env     "pong"' in out
+    assert "5. grew the buffer from 500 to 750 rows with append_memmap_" in out
+    assert "750 rows filled, the newest of 1,472 writes; a reload sees 750 rows" in out
+    assert "6. python -m tclass info buffer/rows:" in out
+    assert "Transition  batch [750]" in out and 'env     "pong"' in out
     # The kept folder: the fields of a tensorclass live in _tensordict/, a TensorDict
     # (the class itself, defined in the example's __main__, is not in this process).
     fields = TensorDict.load_memmap(folder / "rows" / "_tensordict")
-    assert fields.batch_size == (500,) and int(fields["step"].max()) == 767
+    assert fields.batch_size == (750,) and int(fields["step"].max()) == 1471
     state = TensorDict.load_memmap(folder / "state")
-    assert (int(state["cursor"]), int(state["size"])) == (268, 500)
+    assert (int(state["cursor"]), int(state["size"])) == (222, 750)
 
 
 def test_replay_buffer_refuses_a_batch_larger_than_the_buffer() -> None:

@@ -448,12 +448,35 @@ def test_out_with_another_structure_is_an_error(tmp_path: Path) -> None:
         TensorDict.load_memmap(tmp_path / "w", out=TensorDict(x=torch.ones(5), batch_size=[5]))
 
 
-def test_loading_as_another_class_is_an_error(tmp_path: Path) -> None:
+def test_loading_as_another_record_class_is_an_error(tmp_path: Path) -> None:
     _step().memmap(tmp_path / "s")
-    with pytest.raises(TypeError, match="holds a Step"):
-        TensorDict.load_memmap(tmp_path / "s")
     with pytest.raises(TypeError, match="not a Inner"):
         tclass.load_memmap(tmp_path / "s", cls=Inner)
+    with pytest.raises(TypeError, match="holds a Step, not a Inner"):
+        Inner.load_memmap(tmp_path / "s")
+
+
+def test_collection_classes_load_whatever_the_folder_holds(tmp_path: Path) -> None:
+    # As the peer: TensorDict.load_memmap of a record's folder gives the record, of a
+    # lazy stack's folder the lazy stack; only a tensorclass checks the class.
+    _step().memmap(tmp_path / "s")
+    assert type(TensorDict.load_memmap(tmp_path / "s")) is Step
+    assert type(LazyStackedTensorDict.load_memmap(tmp_path / "s")) is Step
+    assert type(tclass.load_memmap(tmp_path / "s", cls=TensorDict)) is Step
+    lazy = tclass.lazy_stack([TensorDict(x=torch.ones(2)), TensorDict(x=torch.ones(3))])
+    lazy.memmap(tmp_path / "lazy")
+    assert type(TensorDict.load_memmap(tmp_path / "lazy")) is LazyStackedTensorDict
+    TensorDict(x=torch.ones(2), batch_size=[2]).memmap(tmp_path / "td")
+    assert type(LazyStackedTensorDict.load_memmap(tmp_path / "td")) is TensorDict
+
+
+def test_peer_load_options_are_accepted(tmp_path: Path) -> None:
+    TensorDict({"a b": torch.ones(2)}, batch_size=[2]).memmap(tmp_path / "td")
+    for robust_key in (True, False, None):
+        loaded = TensorDict.load_memmap(tmp_path / "td", robust_key=robust_key, num_threads=2)
+        assert loaded["a b"].tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="num_threads"):
+        TensorDict.load_memmap(tmp_path / "td", num_threads=-1)
 
 
 # --- classes -------------------------------------------------------------------------------

@@ -33,9 +33,9 @@ import pytest
 import torch
 
 import tclass
+import tclass._io._folder as folder_io
 import tclass._io._info as info_io
 import tclass._io._plan as planner
-import tclass._io._read as reader
 import tclass._io._values as values_io
 from tclass import MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
 from tclass.errors import MetadataError, NotAFileError, NotSerializableError, TclassError
@@ -352,7 +352,7 @@ def test_huge_sparse_meta_json(tmp_path: Path) -> None:
 def test_small_file_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A file of exactly the limit is read (and fails as JSON, not as too big); one byte
     # more is refused. The limit is lowered here to keep the test small.
-    monkeypatch.setattr(reader, "MAX_FILE_BYTES", 1 << 20)
+    monkeypatch.setattr(folder_io, "MAX_FILE_BYTES", 1 << 20)
     path = _saved(tmp_path)
     os.truncate(path / "label" / "meta.json", 1 << 20)
     err = _error(path)

@@ -1,5 +1,5 @@
 """Tests for tclass._interop._modules: from_module, to_module (and its with block), from_modules
-(ensembles under torch.vmap), ParamsModule (as_module=True)."""
+(ensembles under torch.vmap), TensorDictParams (as_module=True)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from torch.func import functional_call
 
 import tclass
 from tclass import LazyStackedTensorDict, NonTensorData, TensorClass, TensorDict, errors
-from tclass._interop._params_module import ParamsModule
 
 
 class Net(nn.Module):
@@ -472,11 +471,11 @@ def test_tensorclass_from_modules() -> None:
 def test_as_module_registers_parameters_and_buffers() -> None:
     net = _net()
     module = TensorDict.from_module(net, as_module=True)
-    assert isinstance(module, ParamsModule)
+    assert isinstance(module, tclass.TensorDictParams)
     assert dict(module.named_parameters()) == dict(net.named_parameters())
     assert {name for name, _ in module.named_buffers()} == {name for name, _ in net.named_buffers()}
     assert module["head", "weight"] is net.head.weight
-    assert module.params.batch_size == torch.Size([])
+    assert module.batch_size == torch.Size([])
 
 
 def test_as_module_ensemble_trains_with_an_optimizer() -> None:
@@ -488,11 +487,11 @@ def test_as_module_ensemble_trains_with_an_optimizer() -> None:
     optimizer = torch.optim.SGD(holder.parameters(), lr=0.1)
     base = copy.deepcopy(mlps[0]).to("meta")
     before = ensemble["0", "weight"].detach().clone()
-    _ensemble_call(base, ensemble.params, x).sum().backward()
+    _ensemble_call(base, ensemble, x).sum().backward()
     optimizer.step()
     assert not torch.equal(ensemble["0", "weight"], before)
     holder.to(torch.float64)
-    assert ensemble.params["0", "weight"].dtype == torch.float64
+    assert ensemble["0", "weight"].dtype == torch.float64
     assert "batch_size=[3]" in repr(ensemble)
 
 

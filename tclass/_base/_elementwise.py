@@ -58,7 +58,7 @@ class ElementwiseOps(TensorCollection):
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         if not others:
             return self._apply_plain(fn, target, ())
-        return self._apply(lambda key, value, *rest: fn(value, *rest), others, target, ())
+        return self._apply_nested(lambda key, value, *rest: fn(value, *rest), others, target, ())
 
     def _apply_plain(
         self,
@@ -100,17 +100,17 @@ class ElementwiseOps(TensorCollection):
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         if nested_keys:
             # Top-level entries get their string key, as keys(include_nested=True) lists them.
-            return self._apply(
+            return self._apply_nested(
                 lambda path, value, *rest: fn(path if len(path) > 1 else path[0], value, *rest),
                 others,
                 target,
                 (),
             )
-        return self._apply(
+        return self._apply_nested(
             lambda path, value, *rest: fn(path[-1], value, *rest), others, target, ()
         )
 
-    def _apply(
+    def _apply_nested(
         self,
         fn: Callable[..., torch.Tensor | None],
         others: tuple[Any, ...],
@@ -123,7 +123,7 @@ class ElementwiseOps(TensorCollection):
             paired = [other._entry(key) for other in others] if others else ()
             if isinstance(value, TensorCollection):
                 nested_size = batch_size + value.batch_size[self.batch_dims :]
-                out[key] = value._apply(fn, tuple(paired), nested_size, prefix + (key,))
+                out[key] = value._apply_nested(fn, tuple(paired), nested_size, prefix + (key,))
                 continue
             result = fn(prefix + (key,), value, *paired)
             if result is None:

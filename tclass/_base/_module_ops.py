@@ -12,7 +12,7 @@ from torch import nn
 from typing_extensions import Self
 
 if TYPE_CHECKING:
-    from tclass._interop._params_module import ParamsModule
+    from tclass._interop._params import TensorDictParams
 
 __all__ = ["ModuleOps"]
 
@@ -41,7 +41,7 @@ class ModuleOps:
         lock: bool = ...,
         use_state_dict: bool = ...,
         filter_empty: bool = ...,
-    ) -> ParamsModule: ...
+    ) -> TensorDictParams: ...
     @overload
     @classmethod
     def from_module(
@@ -51,7 +51,7 @@ class ModuleOps:
         lock: bool = ...,
         use_state_dict: bool = ...,
         filter_empty: bool = ...,
-    ) -> Self | ParamsModule: ...
+    ) -> Self | TensorDictParams: ...
 
     @classmethod
     def from_module(
@@ -61,7 +61,7 @@ class ModuleOps:
         lock: bool = False,
         use_state_dict: bool = False,
         filter_empty: bool = True,
-    ) -> Self | ParamsModule:
+    ) -> Self | TensorDictParams:
         """The parameters and buffers of ``module`` in a collection: one nested
         TensorDict per submodule (``params["0", "weight"]`` is ``module[0].weight``).
 
@@ -72,8 +72,7 @@ class ModuleOps:
 
         Args:
             module: the module to read.
-            as_module: return a :class:`~tclass._interop._params_module.ParamsModule`, an
-                ``nn.Module``
+            as_module: return a :class:`~tclass.TensorDictParams`, an ``nn.Module``
                 registering the tensors (for an optimizer or a parent module).
             lock: lock the result (``tclass.from_module`` locks by default; this method,
                 like the peer's, does not).
@@ -114,7 +113,7 @@ class ModuleOps:
         use_state_dict: bool = ...,
         lazy_stack: bool = ...,
         expand_identical: bool = ...,
-    ) -> ParamsModule: ...
+    ) -> TensorDictParams: ...
     @overload
     @classmethod
     def from_modules(
@@ -125,7 +124,7 @@ class ModuleOps:
         use_state_dict: bool = ...,
         lazy_stack: bool = ...,
         expand_identical: bool = ...,
-    ) -> Self | ParamsModule: ...
+    ) -> Self | TensorDictParams: ...
 
     @classmethod
     def from_modules(
@@ -136,7 +135,7 @@ class ModuleOps:
         use_state_dict: bool = False,
         lazy_stack: bool = False,
         expand_identical: bool = False,
-    ) -> Self | ParamsModule:
+    ) -> Self | TensorDictParams:
         """The parameters and buffers of several modules of one architecture, stacked
         along a new leading dim (batch size ``[len(modules)]``): an ensemble to run with
         ``torch.vmap``.
@@ -156,7 +155,7 @@ class ModuleOps:
 
         Args:
             *modules: the modules, with the same parameter and buffer names and shapes.
-            as_module: return a :class:`~tclass._interop._params_module.ParamsModule`
+            as_module: return a :class:`~tclass.TensorDictParams`
                 registering them.
             lock: lock the result (default, as in the peer).
             use_state_dict: read each module's ``state_dict(keep_vars=True)``.

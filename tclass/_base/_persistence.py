@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any, TypedDict, Union
 from typing_extensions import Self, Unpack
 
 if TYPE_CHECKING:
+    from tclass._base._tensordict_base import TensorDictBase
     from tclass._core._device import DeviceLike
     from tclass._core._keys import NestedKey
     from tclass._core._memmap import Mode
 
-__all__ = ["PersistenceOps", "SaveOptions"]
+__all__ = ["H5Options", "PersistenceOps", "SaveOptions"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -30,6 +31,32 @@ class SaveOptions(TypedDict, total=False):
     existsok: bool  # True
     allow_pickle: bool  # False
     durable: bool  # False
+    archive: bool | None  # None: an archive when the prefix ends in ".tdz"
+    compression: str | int | None  # None (stored); archives only
+
+
+class LoadOptions(TypedDict, total=False):
+    """The keyword-only options of every load (``load_memmap``, ``load`` and the module
+    functions), written once; see :meth:`PersistenceOps.load_memmap`. The defaults live in
+    ``tclass._io._api.load_memmap``, the one implementation."""
+
+    subpath: NestedKey | None  # None: the whole tree
+    mode: Mode | None  # None: shared where writable, else copy-on-write
+    allow_pickle: bool | None  # None and False: refuse pickled values
+    robust_key: bool | None  # accepted: both file-name layouts are always read
+    num_threads: int  # accepted: archive entries are decompressed in the calling thread
+
+
+class H5Options(TypedDict, total=False):
+    """The keyword-only options of opening an HDF5 file (``Cls.from_h5``,
+    ``tclass.from_h5``, ``PersistentTensorDict.from_h5``), written once; the defaults
+    live in ``PersistentTensorDict.from_h5``."""
+
+    mode: str  # "r": as h5py.File's ("r", "r+", "a", "w", "w-"/"x")
+    auto_batch_size: bool  # False: accepted, as the peer's (the batch size is found anyway)
+    batch_dims: int | None  # None: at most this many inferred batch dims
+    batch_size: Any  # None: the saved one, else the largest the datasets share
+    non_tensor_as_stack: bool  # False: other tools' string columns read as per-row values
 
 
 class PersistenceOps:
@@ -59,11 +86,19 @@ class PersistenceOps:
                 a save is safe against the writer being killed at any moment, not
                 against power loss; ``durable=True`` costs a disk write of every byte
                 before returning.
+            archive: write one ``.tdz`` archive file (a zip of the folder's files, the
+                peer's 0.15 format) instead of a folder. None (default): an archive when
+                ``prefix`` ends in ``.tdz``. An archive's leaves are views into its
+                mapping; ``memmap_`` and ``memmap_like`` map it shared (writes reach the
+                file), ``memmap`` and ``save`` copy-on-write, as the peer does.
+            compression: how an archive's tensor payloads are compressed: None (stored,
+                mapped when loaded), ``"deflate"``, ``"bzip2"``, ``"lzma"`` or a
+                ``zipfile`` constant (loaded into memory). Archives only.
 
         Returns:
             ``self``, now locked, its device ``cpu``. Later writes reach the folder:
             tensor data in place, Python values, fields filled for the first time (see
-            "What reaches the folder" in the README).
+            "What reaches the folder" in the README); for an archive, tensor data.
         """
         from tclass._io._api import memmap_in_place
 
@@ -116,9 +151,7 @@ class PersistenceOps:
         non_blocking: bool = False,
         *,
         out: Any = None,
-        subpath: NestedKey | None = None,
-        mode: Mode | None = None,
-        allow_pickle: bool = False,
+        **options: Unpack[LoadOptions],
     ) -> Self:
         """Load a folder written by :meth:`memmap` / :meth:`save` (or by the peer).
 
@@ -154,11 +187,19 @@ class PersistenceOps:
                 against the memory commit limit, so a file larger than RAM plus swap may
                 fail to map with ``"r"``.
             allow_pickle: unpickle Python values saved with pickle (this can run code:
-                only for folders from a trusted source).
+                only for folders from a trusted source). ``None`` (the peer's default,
+                which unpickles with a warning) refuses, as ``False`` does.
+            robust_key: accepted for the peer's code; both file-name layouts (the
+                percent-encoded names written by default and the legacy raw names)
+                are always read.
+            num_threads: accepted for the peer's code; compressed archive entries are
+                decompressed in the calling thread.
 
         Returns:
-            The saved collection, of this class (a tensorclass), or of the class the
-            folder records when called on ``TensorDictBase``.
+            On a tensorclass, a record of that class. On ``TensorDict``,
+            ``LazyStackedTensorDict`` and ``TensorDictBase``, whatever the folder holds
+            (a record saved from a tensorclass comes back as that record), as the peer
+            loads it.
 
         Raises:
             MissingFileError, MetadataError, FileFormatError, UnsafePathError: the folder
@@ -171,27 +212,62 @@ class PersistenceOps:
         """
         from tclass._io._api import load_memmap
 
-        return load_memmap(
-            prefix,
-            device,
-            non_blocking,
-            out=out,
-            cls=cls,
-            subpath=subpath,
-            mode=mode,
-            allow_pickle=allow_pickle,
-        )
+        return load_memmap(prefix, device, non_blocking, out=out, cls=cls, **options)
 
     load = load_memmap  # the peer's other name
 
     def load_memmap_(
-        self, prefix: PathLike, *, allow_pickle: bool = False, mode: Mode | None = None
+        self, prefix: PathLike, *, allow_pickle: bool | None = False, mode: Mode | None = None
     ) -> Self:
         """Copy the data saved in ``prefix`` into this collection's tensors (same keys
         and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`)."""
         from tclass._io._api import load_memmap
 
         return load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
+
+    def to_h5(self, filename: PathLike, **kwargs: Any) -> Any:
+        """Write this collection to a new HDF5 file (truncated if it exists; needs
+        ``pip install 'tclass[h5]'``) and return it opened for reading and writing: a
+        ``PersistentTensorDict`` (a record of this class over one, for a record).
+        ``kwargs`` go to ``h5py.Group.create_dataset`` (``compression="gzip"``...)."""
+        from tclass._io._h5 import to_h5
+
+        return to_h5(self, filename, **kwargs)
+
+    @classmethod
+    def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
+        """Open an HDF5 file as a ``PersistentTensorDict`` (reading its metadata only;
+        needs ``pip install 'tclass[h5]'``); on a tensorclass, a record of that class
+        over it. Without ``batch_size``: the batch size tclass saved in the file, else
+        the largest its datasets share (at most ``batch_dims`` dims)."""
+        from tclass._io._h5 import open_as
+
+        return open_as(cls, filename, **options)  # type: ignore[no-any-return]
+
+    def append_memmap_(self, rows: Any, *, durable: bool = False) -> Self:
+        """Append ``rows`` to the folder this collection is saved in (along the first
+        batch dim, without rewriting the saved rows: see ``tclass.append_memmap``), and
+        extend this collection in place: its batch size grows, its leaves map the grown
+        files, and it holds every row of the folder (rows other processes appended
+        included). Its lock state is kept.
+
+        Args:
+            rows: a collection of this one's class, keys, dtypes and trailing shapes.
+            durable: fsync the grown files and the new ``meta.json`` files too.
+
+        Returns:
+            ``self``.
+
+        Raises:
+            AppendError: (a ``ValueError``) this collection is not linked to a folder it
+                may write (not saved with ``memmap``/``memmap_``/``memmap_like`` or
+                loaded with ``load_memmap``; loaded with ``mode="r"``...), it is nested
+                under a parent that has its rows, or ``rows`` does not fit. Nothing was
+                written and this collection is unchanged.
+        """
+        from tclass._io._append import append_in_place
+
+        return append_in_place(self, rows, durable)  # type: ignore[no-any-return]
 
     def is_memmap(self) -> bool:
         """Whether every tensor leaf is a MemoryMappedTensor."""

@@ -879,8 +879,10 @@ class TensorDict(TensorDictBase):
         self._tensors[key] = value
 
     def _adopt(self, source: TensorDict) -> None:
-        """Takes the device and the folder of ``source``, a saved copy of this node whose
-        leaves the caller has just adopted with :meth:`_put`."""
+        """Takes the batch size, device and folder of ``source``, a saved copy of this
+        node (grown, after an append) whose leaves the caller has just adopted with
+        :meth:`_put`."""
+        self._batch_size = source._batch_size
         self._device = source._device
         self._saved_at = source._saved_at
 

@@ -10,12 +10,13 @@
   the module.
 * :func:`stack_module_params` (``from_modules``) stacks the parameters of modules of one
   architecture into new parameters with a leading ensemble dim, for ``torch.vmap``.
-* ``as_module=True`` gives a :class:`~tclass._interop._params_module.ParamsModule` instead.
+* ``as_module=True`` gives a :class:`~tclass._interop._params.TensorDictParams` instead
+  (an ``nn.Module`` registering them, as the peer's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, NamedTuple, overload
 
 import torch
@@ -28,7 +29,7 @@ from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass._interop._params_module import ParamsModule, own_tensors
+from tclass._interop._params import TensorDictParams
 from tclass.errors import (
     EntryTypeError,
     KeyNotFoundError,
@@ -47,6 +48,14 @@ __all__ = [
 ]
 
 _NO_DIMS = torch.Size([])
+
+
+def own_tensors(module: nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
+    """A module's direct parameters then buffers, skipping empty (``None``) slots."""
+    for slots in (module._parameters, module._buffers):
+        for name, tensor in slots.items():
+            if tensor is not None:
+                yield name, tensor
 
 
 # --- from_module ---------------------------------------------------------------------------
@@ -462,7 +471,7 @@ def from_module(
     lock: bool = ...,
     use_state_dict: bool = ...,
     filter_empty: bool = ...,
-) -> ParamsModule: ...
+) -> TensorDictParams: ...
 @overload
 def from_module(
     module: nn.Module,
@@ -470,7 +479,7 @@ def from_module(
     lock: bool = ...,
     use_state_dict: bool = ...,
     filter_empty: bool = ...,
-) -> TensorDict | ParamsModule: ...
+) -> TensorDict | TensorDictParams: ...
 
 
 def from_module(
@@ -479,7 +488,7 @@ def from_module(
     lock: bool = True,
     use_state_dict: bool = False,
     filter_empty: bool = True,
-) -> TensorDict | ParamsModule:
+) -> TensorDict | TensorDictParams:
     """The parameters and buffers of ``module`` as a TensorDict (locked by default, as
     the peer's function is; ``TensorDict.from_module`` is not). See
     ``TensorDictBase.from_module``."""
@@ -510,7 +519,7 @@ def from_modules(
     use_state_dict: bool = ...,
     lazy_stack: bool = ...,
     expand_identical: bool = ...,
-) -> ParamsModule: ...
+) -> TensorDictParams: ...
 @overload
 def from_modules(
     *modules: nn.Module,
@@ -519,7 +528,7 @@ def from_modules(
     use_state_dict: bool = ...,
     lazy_stack: bool = ...,
     expand_identical: bool = ...,
-) -> TensorDict | ParamsModule: ...
+) -> TensorDict | TensorDictParams: ...
 
 
 def from_modules(
@@ -529,7 +538,7 @@ def from_modules(
     use_state_dict: bool = False,
     lazy_stack: bool = False,
     expand_identical: bool = False,
-) -> TensorDict | ParamsModule:
+) -> TensorDict | TensorDictParams:
     """The parameters and buffers of identical ``modules``, stacked into new parameters
     along a leading dim (an ensemble for ``torch.vmap``). See ``TensorDictBase.from_modules``."""
     return collection_from_modules(  # type: ignore[no-any-return]
@@ -570,8 +579,9 @@ def check_stack_options(lazy_stack: bool, expand_identical: bool) -> None:
 
 
 def _finish(cls: type, td: TensorDict, as_module: bool, lock: bool, caller: str) -> Any:
-    if as_module:
-        return ParamsModule(td)
+    if as_module:  # the peer's: buffers stay buffers
+        params = TensorDictParams(td, no_convert=True)
+        return params.lock_() if lock else params
     result = as_collection(cls, td, caller)
     if lock:
         result.lock_()

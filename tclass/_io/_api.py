@@ -11,16 +11,17 @@ import torch
 from typing_extensions import Unpack
 
 from tclass._base._device_ops import map_tensors
-from tclass._base._persistence import SaveOptions
+from tclass._base._persistence import LoadOptions, SaveOptions
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._keys import NestedKey
 from tclass._core._memmap import MemoryMappedTensor, Mode
-from tclass._core._records import storage_of
+from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
+from tclass._io._archive import save_archive, wants_archive
 from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
 from tclass._io._staging import stage_copy
@@ -54,11 +55,27 @@ def saved_copy(
     existsok: bool = True,
     allow_pickle: bool = False,
     durable: bool = False,
+    archive: bool | None = None,
+    compression: str | int | None = None,
+    mode: Mode | None = None,
 ) -> C:
     """A locked copy of ``node`` over memory-mapped files in ``prefix``: the one
     implementation of every save (see ``TensorDictBase.memmap_`` for the arguments;
-    ``like``: allocate the files without filling them)."""
+    ``like``: allocate the files without filling them). Into an archive, the copy is
+    not locked (as the peer's), its leaves views into the archive mapped as ``mode``
+    says (``memmap_like`` always shares it)."""
     _check_threads(num_threads)
+    if prefix is not None and wants_archive(prefix, archive):
+        return save_archive(  # type: ignore[no-any-return]
+            node, prefix, like=like, existsok=existsok, allow_pickle=allow_pickle,
+            durable=durable, compression=compression, mode=mode,
+        )  # fmt: skip
+    if compression is not None:
+        msg = (
+            f"compression={compression!r} applies to archives only: pass archive=True or "
+            "a prefix ending in '.tdz'"
+        )
+        raise ValueError(msg)
     saved = save_tree(
         node, prefix, copy_existing=copy_existing, num_threads=num_threads,
         existsok=existsok, like=like, allow_pickle=allow_pickle, link=linker(allow_pickle),
@@ -71,8 +88,9 @@ def saved_copy(
 def memmap_in_place(
     node: C, prefix: PathLike | None, copy_existing: bool, **options: Unpack[SaveOptions]
 ) -> C:
-    """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files."""
-    adopt_leaves(node, saved_copy(node, prefix, copy_existing, like=False, **options))
+    """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files (an
+    archive's: mapped shared, so that writes reach it)."""
+    adopt_leaves(node, saved_copy(node, prefix, copy_existing, like=False, mode="r+", **options))
     node.lock_()  # type: ignore[attr-defined]
     return node
 
@@ -117,9 +135,7 @@ def load_memmap(
     *,
     out: Any = ...,
     cls: type[C],
-    subpath: NestedKey | None = ...,
-    mode: Mode | None = ...,
-    allow_pickle: bool = ...,
+    **options: Unpack[LoadOptions],
 ) -> C: ...
 @overload
 def load_memmap(
@@ -129,9 +145,7 @@ def load_memmap(
     *,
     out: Any = ...,
     cls: None = ...,
-    subpath: NestedKey | None = ...,
-    mode: Mode | None = ...,
-    allow_pickle: bool = ...,
+    **options: Unpack[LoadOptions],
 ) -> TensorDictBase: ...
 
 
@@ -142,20 +156,40 @@ def load_memmap(
     *,
     out: Any = None,
     cls: type[C] | None = None,
-    subpath: NestedKey | None = None,
-    mode: Mode | None = None,
-    allow_pickle: bool = False,
+    **options: Unpack[LoadOptions],
 ) -> Any:
     """Load what ``memmap``/``save`` wrote in ``prefix`` (see ``TensorDict.load_memmap``
-    for every argument; ``cls`` checks that the folder holds that class).
+    for every argument; a tensorclass ``cls`` checks that the folder holds that class).
 
     ``mode="r"`` maps the files copy-on-write (nothing ever reaches them); ``"r+"``
     shares them (writes reach the files; a file this process may not write is a
     ``FilePermissionError``); the default ``None`` shares each file it may write and
     maps the others copy-on-write. ``subpath`` (``"a/b"`` or ``("a", "b")``) loads one
-    nested collection, stepping through records' fields."""
-    if cls is TensorDictBase:
+    nested collection, stepping through records' fields. A ``cls`` that is not a
+    tensorclass (``TensorDict``...) loads whatever the folder holds, as the peer does;
+    ``robust_key`` and ``num_threads`` are accepted for the peer's code (both file-name
+    layouts are always read; archives decompress in this thread)."""
+    return _load(prefix, device, non_blocking, out, cls, **options)
+
+
+def _load(
+    prefix: PathLike,
+    device: DeviceLike,
+    non_blocking: bool,
+    out: Any,
+    cls: type[C] | None,
+    *,
+    subpath: NestedKey | None = None,
+    mode: Mode | None = None,
+    allow_pickle: bool | None = False,
+    robust_key: bool | None = True,
+    num_threads: int = 0,
+) -> Any:
+    """:func:`load_memmap` with its options spelled out (their defaults live here)."""
+    _check_threads(num_threads)
+    if cls is not None and not is_record_class(cls):
         cls = None  # the generic loader: whatever the folder holds
+    allow_pickle = bool(allow_pickle)
     target = as_device(device) if device is not None else None
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tclass._core._dtypes import DTYPES
+from tclass._io._folder import FileFacts, Folder
 from tclass._io._format import file_name
-from tclass._io._read import Folder, validate_tree
+from tclass._io._read import validate_tree
 from tclass.errors import (
     FileFormatError,
     MetadataError,
@@ -78,7 +79,7 @@ class Info:
     nbytes: int = 0
     disk_bytes: int = 0  # hard-linked files counted once
     problems: list[str] = field(default_factory=list)
-    _inodes: set[tuple[int, int]] = field(default_factory=set, repr=False)
+    _inodes: set[tuple[object, ...]] = field(default_factory=set, repr=False)
 
 
 _NO_ROOT = Node("damaged", ".")  # the root of a description until the walk reaches it
@@ -135,7 +136,7 @@ class _Describer:
         frame.key, frame.index, frame.folder, frame.child = key, index, folder, None
 
     def node(self, folder: Folder, kind: str, name: str, meta: dict[str, Any]) -> None:
-        node = self._add(Node(kind, self._rel(folder.path), class_name=name))
+        node = self._add(Node(kind, self._rel(folder), class_name=name))
         if kind == "value":
             self.info.values += 1
             node.preview = (
@@ -162,7 +163,7 @@ class _Describer:
             else None
         )
         dtype = DTYPES.get(dtype_text) if isinstance(dtype_text, str) else None
-        path = _join(self._rel(folder.path), file_name(stored) + ".memmap")
+        path = _join(self._rel(folder), file_name(stored) + ".memmap")
         node = self._add(
             Node("tensor", path, dtype=str(dtype_text).removeprefix("torch."), shape=sizes)
         )
@@ -172,13 +173,13 @@ class _Describer:
             node.nbytes = math.prod(sizes) * dtype.itemsize
             self.info.nbytes += node.nbytes
 
-    def leaf_file(self, folder: Folder, name: str, status: os.stat_result) -> None:
+    def leaf_file(self, folder: Folder, name: str, facts: FileFacts) -> None:
         node = self.frames[-1].child
         assert node is not None
-        node.path = _join(self._rel(folder.path), name)  # the peer's legacy raw name, maybe
-        node.file_bytes, node.disk_bytes = status.st_size, status.st_blocks * 512
-        if (status.st_dev, status.st_ino) not in self.info._inodes:
-            self.info._inodes.add((status.st_dev, status.st_ino))
+        node.path = _join(self._rel(folder), name)  # the peer's legacy raw name, maybe
+        node.file_bytes, node.disk_bytes = facts.size, facts.disk_bytes
+        if facts.identity not in self.info._inodes:
+            self.info._inodes.add(facts.identity)
             self.info.disk_bytes += node.disk_bytes
 
     def stack(self, stack_dim: int, members: int) -> None:
@@ -195,7 +196,7 @@ class _Describer:
         node = frame.child
         if node is None:  # its folder could not be opened: a stand-in
             name = str(frame.index) if frame.key is None else file_name(frame.key)
-            rel = self._rel(frame.folder.path) if frame.folder is not None else frame.node.path
+            rel = self._rel(frame.folder) if frame.folder is not None else frame.node.path
             node = self._add(Node("damaged", _join(rel, name)))
         self._report(node, error)
 
@@ -217,8 +218,8 @@ class _Describer:
         frame.node.children.append(node)
         return node
 
-    def _rel(self, path: str) -> str:
-        return path[len(self.root) + 1 :] or "."
+    def _rel(self, folder: Folder) -> str:
+        return folder.rel or "."
 
 
 def _label(error: TclassError, node: Node, readable: bool) -> str:
@@ -246,10 +247,10 @@ def _label(error: TclassError, node: Node, readable: bool) -> str:
 def _pickled(folder: Folder, name: str) -> str:
     """A stand-in for a pickled value, which is never unpickled here."""
     try:
-        status = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
-    except FileNotFoundError:
+        size = folder.check_file(name, "a value file")
+    except TclassError:
         return "<no data>"  # the reader reports it
-    return f"<pickled, {human_size(status.st_size)}>"
+    return f"<pickled, {human_size(size)}>"
 
 
 def _join(rel: str, name: str) -> str:

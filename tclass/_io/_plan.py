@@ -42,7 +42,7 @@ from tclass._io._format import (
 from tclass._io._values import dumps_pickle, require_json
 from tclass.errors import FileConflictError, NotSerializableError, UnsupportedError
 
-__all__ = ["Leaf", "Plan", "plan_tree"]
+__all__ = ["Leaf", "Plan", "plan_tree", "stored_names"]
 
 Rebuild = Callable[[list[torch.Tensor]], Any]
 
@@ -111,11 +111,10 @@ class _Planner(NodeVisitor[Rebuild]):
         plan, options = self.plan, self.options
         meta: dict[str, Any] = {}
         parts: list[tuple[str, int | Rebuild]] = []
-        # Keys are escaped only in a node holding a key named like a peer node field; a
-        # key named "_tclass" elsewhere is stored as it is, and the peer reads it back so.
-        escaped = not PEER_FIELDS.isdisjoint(td._entries())
+        names = stored_names(td)
+        escaped = any(stored != key for key, stored in names.items())
         for key, value in td._items():
-            stored = escape_key(key) if escaped else key
+            stored = names[key]
             name = _join(rel, file_name(stored))
             if isinstance(value, torch.Tensor):
                 meta[stored] = _leaf_entry(value, name)
@@ -248,6 +247,17 @@ def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
         "dtype": name,
         "is_nested": False,
     }
+
+
+def stored_names(td: TensorDict) -> dict[str, str]:
+    """Each key of a TensorDict node under the name its ``meta.json`` stores it.
+
+    Keys are escaped only in a node holding a key named like a peer node field; a key
+    named "_tclass" elsewhere is stored as it is, and the peer reads it back so."""
+    keys = td._key_names()
+    if PEER_FIELDS.isdisjoint(keys):
+        return {key: key for key in keys}
+    return {key: escape_key(key) for key in keys}
 
 
 def _join(rel: str, name: str) -> str:

@@ -19,11 +19,9 @@ refuses exactly what ``load_memmap`` refuses.
 
 from __future__ import annotations
 
-import errno
+import functools
 import json
 import os
-import stat
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn, Protocol, TypeGuard
@@ -32,7 +30,7 @@ import numpy as np
 import torch
 
 from tclass._core._dtypes import DTYPES
-from tclass._core._memmap import MemoryMappedTensor, Mode, check_file_size, map_opened_file
+from tclass._core._memmap import MemoryMappedTensor, Mode
 from tclass._core._nested import fill_flat, flatten_values
 from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -40,9 +38,9 @@ from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
 from tclass._io._classes import saved_class_name
+from tclass._io._folder import FileFacts, Folder, open_root
 from tclass._io._format import (
     FORMAT_VERSION,
-    MAX_FILE_BYTES,
     MAX_JSON_DEPTH,
     META,
     NODE_FIELDS,
@@ -55,10 +53,8 @@ from tclass._io._format import (
 from tclass._io._saved_folder import SavedFolder, relink
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass.errors import (
-    FilePermissionError,
     MetadataError,
     MissingFileError,
-    NotAFileError,
     TclassError,
     UnsafePathError,
     UnsupportedError,
@@ -74,8 +70,6 @@ __all__ = [
     "validate_tree",
 ]
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
-_FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 _BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorStack"}
 # What each node kind is called in an Observer's reports (a record is "tensorclass").
 _KIND_NAMES = {
@@ -87,24 +81,10 @@ _KIND_NAMES = {
 _RECORD_KEYS = ("_type", "_class", "_format_version")  # the rest of a record's meta.json are fields
 _RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
 _MODES = (None, "r", "r+")
-# Errors of an O_RDWR open that a read-only open may not get: fall back to a private map.
-_READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ETXTBSY})
-_SWAP_WAITS = 50  # 20 ms waits for a folder a save has moved aside (no atomic exchange)
 _INT64 = 1 << 63  # sizes and element counts must stay below this (torch's int64)
 _CPU = torch.device("cpu")
 # Device strings of leaves and nodes already parsed (a bounded cache: they are few).
 _DEVICES = {"cpu", "None", "meta", "cuda", "cuda:0"}
-
-
-@dataclass
-class Folder:
-    """An open folder of the tree: its descriptor and its path (for messages)."""
-
-    fd: int
-    path: str
-
-    def child_path(self, name: str) -> str:
-        return f"{self.path}/{name}"  # path is absolute and normalised; names have no "/"
 
 
 class Observer(Protocol):
@@ -120,7 +100,7 @@ class Observer(Protocol):
     def node(self, folder: Folder, kind: str, name: str, meta: dict[str, Any]) -> None: ...
     def leave(self, loaded: Any) -> None: ...  # None: the node did not load
     def leaf(self, folder: Folder, stored: str, entry: dict[str, Any]) -> None: ...
-    def leaf_file(self, folder: Folder, name: str, status: os.stat_result) -> None: ...
+    def leaf_file(self, folder: Folder, name: str, facts: FileFacts) -> None: ...
     def stack(self, stack_dim: int, members: int) -> None: ...
     def value(self, key: str, value: Any) -> None: ...
     def problem(self, error: TclassError) -> None: ...
@@ -133,7 +113,6 @@ class _Options:
     mode: Mode | None
     shapes_only: bool = False  # device="meta": no file is mapped
     fake: bool = False  # under FakeTensorMode: leaves are fake tensors
-    open_flags: int = os.O_RDWR | _FILE_FLAGS  # how a leaf file is opened first
     root: str = ""  # the folder being loaded, for messages
     classless: bool = False  # validate_tree: no class resolved, no pickle read
     observer: Observer | None = None
@@ -172,22 +151,21 @@ def load_tree(
         raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
-    flags = (os.O_RDONLY if mode == "r" else os.O_RDWR) | _FILE_FLAGS
-    options = _Options(device, allow_pickle, mode, shapes_only, _faking(), flags, root=root)
+    options = _Options(device, allow_pickle, mode, shapes_only, _faking(), root=root)
     want = _Want(tensorclasses(requested))
     for attempt in range(_RETRIES):
-        folder = _open_root(root)
+        folder = open_root(root, mode)
         node = folder
         try:
             node = at(folder) if at is not None else folder
             return _load_root(node, options, want)
         except TclassError:
-            if attempt + 1 == _RETRIES or not _replaced(folder):
+            if attempt + 1 == _RETRIES or not folder.replaced():
                 raise
         finally:
             if node is not folder:
-                os.close(node.fd)
-            os.close(folder.fd)
+                node.close()
+            folder.close()
     raise AssertionError("unreachable")
 
 
@@ -208,70 +186,23 @@ def validate_tree(
     options = _Options(
         torch.device("meta"), allow_pickle, None, True, root=root, classless=True, observer=observer
     )
-    folder = _open_root(root)
+    folder = open_root(root)
     try:
         return _load_root(folder, options, _ANY)
     except _Reported:
         return None
     finally:
-        os.close(folder.fd)
+        folder.close()
 
 
 def _load_root(folder: Folder, options: _Options, want: _Want) -> Any:
     try:
         return _load_node(folder, options, want, None)
     except MissingFileError:
-        if _exists(folder, META):
+        if folder.exists(META):
             raise
         msg = f"{folder.path!r} holds no {META}: it is not a folder written by memmap/save"
         raise MissingFileError(msg) from None
-
-
-def _open_root(root: str) -> Folder:
-    for attempt in range(_SWAP_WAITS + 1):
-        try:
-            fd = os.open(
-                root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-            )  # the root may be a link
-            break
-        except FileNotFoundError:
-            old = _swapped_out(root)
-            if old is None or attempt == _SWAP_WAITS:
-                msg = f"no saved folder at {root!r}; check the path"
-                if old is not None:
-                    msg += (
-                        ". A save was interrupted while replacing it: the previous "
-                        f"data is in {old!r}"
-                    )
-                raise MissingFileError(msg) from None
-            time.sleep(0.02)  # a save without atomic exchange is between its two renames
-        except NotADirectoryError:
-            msg = f"{root!r} is a file; load_memmap reads a folder written by memmap/save"
-            raise NotAFileError(msg) from None
-    return Folder(fd, root)
-
-
-def _swapped_out(root: str) -> str | None:
-    """The old tree a save moved aside (systems without atomic exchange), if any."""
-    parent, name = os.path.split(root)
-    prefix = f".{name}.tclass-staging-"
-    try:
-        found = [
-            entry
-            for entry in os.listdir(parent)
-            if entry.startswith(prefix) and entry.endswith("-old")
-        ]
-    except OSError:
-        return None
-    return os.path.join(parent, found[0]) if found else None
-
-
-def _replaced(folder: Folder) -> bool:
-    """Whether the path now names another folder than the one we read (a re-save)."""
-    try:
-        return os.stat(folder.path).st_ino != os.fstat(folder.fd).st_ino
-    except OSError:
-        return True
 
 
 # --- files and folders -------------------------------------------------------------------
@@ -280,7 +211,7 @@ def _replaced(folder: Folder) -> bool:
 def read_meta(folder: Folder) -> dict[str, Any]:
     """The folder's meta.json as a dict, or an error naming the file."""
     path = folder.child_path(META)
-    meta = _parse_json(_read_small(folder, META, "its metadata"), path)
+    meta = _parse_json(folder.read_small(META, "its metadata"), path)
     if not isinstance(meta, dict):
         msg = f"{path!r} holds a JSON {type(meta).__name__}, not an object; the folder is damaged"
         raise MetadataError(msg)
@@ -311,95 +242,6 @@ def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
         )
         raise MetadataError(msg)
     return meta, name
-
-
-def _open_at(folder: Folder, name: str, flags: int, what: str) -> int:
-    path = folder.child_path(name)
-    try:
-        return os.open(name, flags | _FILE_FLAGS, dir_fd=folder.fd)
-    except OSError as error:
-        if error.errno == errno.ELOOP or (error.errno == errno.ENOTDIR and flags & os.O_DIRECTORY):
-            if os.path.islink(path):
-                msg = (
-                    f"{path!r} is a symlink; a saved folder holds no links (they may "
-                    "lead outside it)"
-                )
-                raise UnsafePathError(msg) from None
-        if error.errno == errno.ENOENT:
-            msg = f"{path!r} is missing ({what}); the folder is incomplete or damaged"
-            raise MissingFileError(msg) from None
-        if error.errno == errno.ENOTDIR:
-            msg = f"{path!r} should be a folder ({what}) but is a file"
-            raise MetadataError(msg) from None
-        raise
-
-
-def _open_folder(parent: Folder, name: str, what: str) -> Folder:
-    return Folder(_open_at(parent, name, _DIR_FLAGS, what), parent.child_path(name))
-
-
-def _exists(folder: Folder, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def _read_small(folder: Folder, name: str, what: str) -> bytes:
-    """The bytes of a meta.json or value file: a regular file of at most MAX_FILE_BYTES.
-
-    Anything else is refused before it is opened (a FIFO would block, a device node may
-    act on open or never end) and checked again once open, in case it was swapped."""
-    path = folder.child_path(name)
-    try:
-        status = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
-    except FileNotFoundError:
-        raise MissingFileError(
-            f"{path!r} is missing ({what}); the folder is incomplete or damaged"
-        ) from None
-    if not stat.S_ISREG(status.st_mode) and not stat.S_ISLNK(
-        status.st_mode
-    ):  # links: _open_at says
-        _raise_not_regular(path, status.st_mode, what)
-    fd = _open_at(folder, name, os.O_RDONLY, what)
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            _raise_not_regular(path, status.st_mode, what)
-        if status.st_size > MAX_FILE_BYTES:
-            msg = (
-                f"{path!r} ({what}) is {status.st_size} bytes: a meta.json or value file larger "
-                f"than {MAX_FILE_BYTES} bytes ({MAX_FILE_BYTES >> 20} MiB) is refused, as it would "
-                "be read whole. tclass never writes one; the folder is damaged or crafted"
-            )
-            raise MetadataError(msg)
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            data = stream.read(status.st_size + 1)
-    finally:
-        os.close(fd)
-    if len(data) > status.st_size:
-        raise MetadataError(
-            f"{path!r} grew while it was read; another program is writing into the folder"
-        )
-    return data
-
-
-_KINDS = {
-    stat.S_IFDIR: "a directory",
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFCHR: "a device",
-    stat.S_IFBLK: "a device",
-}
-
-
-def _raise_not_regular(path: str, mode: int, what: str) -> NoReturn:
-    kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
-    msg = (
-        f"{path!r} should be a regular file ({what}) but is {kind}; the folder is "
-        "damaged or crafted"
-    )
-    raise NotAFileError(msg)
 
 
 def _parse_json(raw: bytes, path: str) -> Any:
@@ -569,7 +411,7 @@ def _write_through(options: _Options, folder: Folder) -> bool:
     device = options.device
     if options.mode not in (None, "r+") or options.shapes_only or options.fake:
         return False
-    return (device is None or device.type == "cpu") and os.access(folder.path, os.W_OK)
+    return (device is None or device.type == "cpu") and folder.may_write()
 
 
 def _load_child(
@@ -586,11 +428,11 @@ def _load_child(
         if record_cls is not None
         else _ANY
     )
-    child = _open_folder(folder, _dir_name(folder, stored, key), f"the entry {key!r}")
+    child = folder.folder(_dir_name(folder, stored, key), f"the entry {key!r}")
     try:
         value = _load_node(child, options, want, batch)
     finally:
-        os.close(child.fd)
+        child.close()
     _check_nested_batch(value, batch, child.path)
     return value
 
@@ -688,30 +530,11 @@ def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torc
     raise MetadataError(msg)
 
 
-def _open_leaf(folder: Folder, stored: str, key: str, flags: int) -> tuple[int, str]:
-    """The opened leaf file of ``key`` and its name (the peer's encoded name, or the raw
-    key of folders written with its ``robust_key=False``)."""
-    name = file_name(stored) + ".memmap"
-    try:
-        return _open_at(folder, name, flags, f"the entry {key!r}"), name
-    except MissingFileError:
-        legacy = stored + ".memmap"
-        if legacy != name and _plain_name(stored) and _exists(folder, legacy):
-            return _open_at(folder, legacy, flags, f"the entry {key!r}"), legacy
-        if _path_like(key):
-            msg = (
-                f"{folder.child_path(name)!r} is missing, and the key {key!r} is a "
-                "path; the folder is damaged or crafted"
-            )
-            raise UnsafePathError(msg) from None
-        raise
-
-
 def _dir_name(folder: Folder, stored: str, key: str) -> str:
     name = file_name(stored)
-    if not _exists(folder, name) and _plain_name(stored) and stored and _exists(folder, stored):
+    if not folder.exists(name) and _plain_name(stored) and stored and folder.exists(stored):
         return stored  # legacy raw name
-    if not _exists(folder, name) and _path_like(key):
+    if not folder.exists(name) and _path_like(key):
         msg = (
             f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; "
             "the folder is damaged or crafted"
@@ -731,64 +554,38 @@ def _plain_name(key: str) -> bool:
     return key not in ("", ".", "..") and "/" not in key and "\\" not in key and "\x00" not in key
 
 
-_SIZE_HINT = (
-    "The file does not match its meta.json: the folder is damaged or was changed after saving"
-)
-
-
 def _map_leaf(
     folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: list[int], options: _Options
 ) -> torch.Tensor:
-    if options.shapes_only or options.fake:  # check the file, read none of it
-        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)
-        try:
-            if options.observer is not None:
-                options.observer.leaf_file(folder, name, os.fstat(fd))
-            check_file_size(fd, folder.child_path(name), dtype, shape, _SIZE_HINT, longer_ok=True)
-        finally:
-            os.close(fd)
-        return torch.empty(shape, dtype=dtype, device="meta" if options.shapes_only else None)
-    name = file_name(stored) + ".memmap"
-    mode: Mode = options.mode or "r+"
-    try:  # the common case inline: this runs per leaf
-        fd = os.open(name, options.open_flags, dir_fd=folder.fd)
-    except OSError:
-        fd, name, mode = _open_leaf_as(folder, stored, key, options.mode)
+    name, what = file_name(stored) + ".memmap", f"the entry {key!r}"
     try:
-        tensor: torch.Tensor = map_opened_file(
-            fd, f"{folder.path}/{name}", dtype, shape, mode, _SIZE_HINT
-        )
-    finally:
-        os.close(fd)
+        return _leaf_file(folder, name, what, dtype, shape, options)
+    except MissingFileError:
+        # Folders the peer wrote with robust_key=False hold the raw key as the file name.
+        legacy = stored + ".memmap"
+        if legacy != name and _plain_name(stored) and folder.exists(legacy):
+            return _leaf_file(folder, legacy, what, dtype, shape, options)
+        if _path_like(key):
+            msg = (
+                f"{folder.child_path(name)!r} is missing, and the key {key!r} is a "
+                "path; the folder is damaged or crafted"
+            )
+            raise UnsafePathError(msg) from None
+        raise
+
+
+def _leaf_file(
+    folder: Folder, name: str, what: str, dtype: torch.dtype, shape: list[int], options: _Options
+) -> torch.Tensor:
+    if options.shapes_only or options.fake:  # check the file, read none of it
+        observer = options.observer
+        seen = None if observer is None else functools.partial(observer.leaf_file, folder, name)
+        folder.check_leaf(name, what, dtype, shape, seen)
+        return torch.empty(shape, dtype=dtype, device="meta" if options.shapes_only else None)
+    tensor = folder.map_leaf(name, what, dtype, shape, options.mode)
     if options.device is not None and options.device.type != "cpu":
         tensor = tensor.to(options.device, non_blocking=True)
     return tensor
-
-
-def _open_leaf_as(
-    folder: Folder, stored: str, key: str, mode: Mode | None
-) -> tuple[int, str, Mode]:
-    """The leaf file opened for ``mode`` when the first try failed: a legacy file name,
-    or a file this process may not write (mapped copy-on-write unless ``mode="r+"``)."""
-    try:
-        fd, name = _open_leaf(folder, stored, key, os.O_RDONLY if mode == "r" else os.O_RDWR)
-        return fd, name, mode or "r+"
-    except OSError as error:
-        if mode == "r" or error.errno not in _READ_ONLY_ERRNOS:
-            raise
-        if mode == "r+":
-            path = folder.child_path(file_name(stored) + ".memmap")
-            msg = (
-                f"{path!r} cannot be opened for writing ({os.strerror(error.errno)}), and "
-                "mode='r+' maps every file shared, writes reaching the file. Load with "
-                "mode='r' (copy-on-write: writes stay in memory) or mode=None (each file "
-                "shared if writable)"
-            )
-            failure = FilePermissionError(msg)
-            failure.errno = error.errno
-            raise failure from None
-    fd, name = _open_leaf(folder, stored, key, os.O_RDONLY)
-    return fd, name, "r"
 
 
 def _faking() -> bool:
@@ -818,14 +615,14 @@ def _load_record(
     where = folder.child_path(META)
     extra = {key: value for key, value in meta.items() if key not in _RECORD_KEYS}
     short = name.rpartition(".")[2]
-    content_dir = _open_folder(folder, TENSORCLASS_DIR, f"the fields of a {short}")
+    content_dir = folder.folder(TENSORCLASS_DIR, f"the fields of a {short}")
     try:
         content = _load_content(content_dir, options, cls)
     finally:
-        os.close(content_dir.fd)
+        content_dir.close()
     if cls is not None:
         missing = missing_fields(cls, {*content.keys(), *extra})
-        if missing and _exists(folder, "other.pickle"):
+        if missing and folder.exists("other.pickle"):
             pickled = _pickled_fields(folder, options, "other.pickle")
             extra.update((key, value) for key, value in pickled.items() if key in missing)
     for key, value in extra.items():
@@ -913,17 +710,15 @@ def _check_stack_dim(stack_dim: int, dims: int, where: str) -> None:
 def _load_member(
     folder: Folder, index: int, options: _Options, want: _Want, record_cls: type | None
 ) -> Any:
-    child = _open_folder(folder, str(index), f"member {index} of the lazy stack")
+    child = folder.folder(str(index), f"member {index} of the lazy stack")
     try:
         return _load_node(child, options, want, None, record_cls)
     finally:
-        os.close(child.fd)
+        child.close()
 
 
 def _member_count(folder: Folder, recorded: object, where: str) -> int:
-    numbers = sorted(
-        _member_number(folder, name) for name in os.listdir(folder.fd) if name.isdigit()
-    )
+    numbers = sorted(_member_number(folder, name) for name in folder.names() if name.isdigit())
     if recorded is not None:
         if type(recorded) is not int or recorded < 1:
             raise MetadataError(
@@ -1020,10 +815,10 @@ def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
 
 
 def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, Any]:
-    if not _exists(folder, name):
+    if not folder.exists(name):
         return {}
     sidecar = "json_types.json"
-    if _exists(folder, sidecar):
+    if folder.exists(sidecar):
         raw = _read_bytes(folder, sidecar)
         _check_depth(raw, folder.child_path(sidecar))
         types = json_types_value(raw, _read_bytes(folder, name), folder.child_path(name))
@@ -1043,7 +838,7 @@ def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
     already holds the value."""
     check_pickle_allowed(folder.child_path(name), options.allow_pickle)  # raises unless allowed
     if options.classless:  # validate_tree: the file must be there, and is never read
-        os.close(_open_at(folder, name, os.O_RDONLY, "a value file"))
+        folder.check_file(name, "a value file")
         return None
     import pickle
 
@@ -1051,7 +846,7 @@ def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
 
 
 def _read_bytes(folder: Folder, name: str) -> bytes:
-    return _read_small(folder, name, "a value file")
+    return folder.read_small(name, "a value file")
 
 
 # --- field checks ------------------------------------------------------------------------

@@ -10,19 +10,17 @@ the saved folder is reached; ``..``, ``.`` and absolute paths are refused outrig
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from tclass._core._keys import NestedKey, key_path
 from tclass._io._classes import saved_class_name
+from tclass._io._folder import Folder
 from tclass._io._format import META, TENSORCLASS_DIR
 from tclass._io._read import (
-    Folder,
     _builtin_kind,
     _dir_name,
     _marker,
     _member_count,
-    _open_folder,
     node_entries,
     read_header,
     read_meta,
@@ -77,7 +75,7 @@ def descend(root: Folder, parts: tuple[str, ...], subpath: NestedKey | None) -> 
                 child = part
             elif kind is None:  # a record: its fields are one level down
                 folder = _step(
-                    folder, _open_folder(folder, TENSORCLASS_DIR, "the fields of a record"), root
+                    folder, folder.folder(TENSORCLASS_DIR, "the fields of a record"), root
                 )
                 meta = read_meta(folder)
                 name = saved_class_name(meta) or "nothing"
@@ -94,17 +92,17 @@ def descend(root: Folder, parts: tuple[str, ...], subpath: NestedKey | None) -> 
                     "no nested collections"
                 )
                 raise SubpathError(msg)
-            folder = _step(folder, _open_folder(folder, child, f"the nested entry {part!r}"), root)
+            folder = _step(folder, folder.folder(child, f"the nested entry {part!r}"), root)
     except BaseException:
         if folder is not root:
-            os.close(folder.fd)
+            folder.close()
         raise
     return folder
 
 
 def _step(previous: Folder, new: Folder, root: Folder) -> Folder:
     if previous is not root:
-        os.close(previous.fd)
+        previous.close()
     return new
 
 

@@ -26,6 +26,7 @@ and the writer starts again with a new folder.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -34,7 +35,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -46,7 +47,7 @@ from tclass._io._plan import Leaf, plan_tree
 from tclass._io._values import PICKLE_FILES
 from tclass.errors import FileConflictError, NotAFileError
 
-__all__ = ["save_tree"]
+__all__ = ["final_root", "save_tree", "staged_tree", "sync_path", "write_file"]
 
 _STAGING = ".tclass-staging-"
 _STAGING_TRIES = 100  # new staging folders tried when other writers' cleanups remove them
@@ -71,37 +72,46 @@ def save_tree(
     files and folders too (see the module's docstring)."""
     if prefix is None:
         return _to_shared_memory(node, like)
-    root, old_tree = _final_root(prefix)
+    root, old_tree = final_root(prefix)
     plan, rebuild = plan_tree(
         node, root, copy_existing=copy_existing, like=like, allow_pickle=allow_pickle, link=link
     )
-    if not old_tree and not os.path.isdir(os.path.dirname(root)):
-        os.makedirs(os.path.dirname(root), exist_ok=True)  # as the peer does for a new path
-    if old_tree:
-        _check_replaceable(root)
-        if not existsok:
-            _refuse_existing(root, plan.leaves)
-    _remove_dead_staging(root)
-    staging, lock = _make_staging(root)  # locked: later saves see it is not a dead writer's
-    try:
+    if old_tree and not existsok:
+        _refuse_existing(root, plan.leaves)
+    with staged_tree(root, old_tree, durable) as staging:
         for rel in plan.dirs[1:]:
             os.mkdir(os.path.join(staging, rel))
         written = _write_leaves(plan.leaves, staging, num_threads, like)
         for rel, data in plan.files:
-            _write_file(os.path.join(staging, rel), data)
+            write_file(os.path.join(staging, rel), data)
         if durable:
             _sync_tree(staging, plan.dirs, plan.leaves, plan.files, num_threads)
+    for tensor in written:
+        _retarget(tensor, staging, root)
+    return rebuild(written)
+
+
+@contextlib.contextmanager
+def staged_tree(root: str, old_tree: bool, durable: bool = False) -> Iterator[str]:
+    """A new staging folder beside ``root``, to fill in the ``with`` block; on a clean
+    exit it replaces ``root`` in one swap (and the old tree is removed), otherwise it is
+    removed. ``durable``: fsync the parent after the swap (the caller syncs the tree)."""
+    if not old_tree and not os.path.isdir(os.path.dirname(root)):
+        os.makedirs(os.path.dirname(root), exist_ok=True)  # as the peer does for a new path
+    if old_tree:
+        _check_replaceable(root)
+    _remove_dead_staging(root)
+    staging, lock = _make_staging(root)  # locked: later saves see it is not a dead writer's
+    try:
+        yield staging
         _install(staging, root, old_tree)
         if durable:
-            _sync_path(os.path.dirname(root))  # the rename itself
+            sync_path(os.path.dirname(root))  # the rename itself
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
         os.close(lock)
-    for tensor in written:
-        _retarget(tensor, staging, root)
-    return rebuild(written)
 
 
 def _to_shared_memory(node: Any, like: bool) -> Any:
@@ -122,7 +132,7 @@ def _to_shared_memory(node: Any, like: bool) -> Any:
     return rebuild(written)
 
 
-def _final_root(prefix: str | os.PathLike[str]) -> tuple[str, bool]:
+def final_root(prefix: str | os.PathLike[str]) -> tuple[str, bool]:
     """The absolute folder to save into, and whether it exists (one ``lstat``)."""
     root = os.path.abspath(os.fspath(prefix))
     try:
@@ -272,7 +282,7 @@ def _write_leaf(leaf: Leaf, path: str, like: bool) -> torch.Tensor:
     return MemoryMappedTensor.from_tensor(tensor, filename=path, copy_existing=True)
 
 
-def _write_file(path: str, data: bytes) -> None:
+def write_file(path: str, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         view = memoryview(data)
@@ -295,15 +305,15 @@ def _sync_tree(
     paths += [os.path.join(staging, rel) for rel, _ in files]
     if num_threads > 1 and len(paths) > 1:
         with ThreadPoolExecutor(min(num_threads, len(paths))) as pool:
-            list(pool.map(_sync_path, paths))
+            list(pool.map(sync_path, paths))
     else:
         for path in paths:
-            _sync_path(path)
+            sync_path(path)
     for rel in dirs:  # after all their entries exist
-        _sync_path(os.path.join(staging, rel) if rel else staging)
+        sync_path(os.path.join(staging, rel) if rel else staging)
 
 
-def _sync_path(path: str) -> None:
+def sync_path(path: str) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         os.fsync(fd)

@@ -395,14 +395,14 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         return self._result(self._tensordict._apply_plain(fn, batch_size, prefix))
 
-    def _apply(
+    def _apply_nested(
         self,
         fn: Callable[..., torch.Tensor | None],
         others: tuple[Any, ...],
         batch_size: torch.Size,
         prefix: tuple[str, ...],
     ) -> Self:
-        return self._result(self._tensordict._apply(fn, others, batch_size, prefix))
+        return self._result(self._tensordict._apply_nested(fn, others, batch_size, prefix))
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]

@@ -82,6 +82,24 @@ def persistence(folder: Path) -> None:
     d.memmap_like(folder, durable="yes")  # type: ignore[arg-type]
 
 
+def archives_and_growth(folder: Path) -> None:
+    s, d = step(), dstep()
+    assert_type(s.save(folder / "s.tdz"), Step)
+    assert_type(d.memmap(folder, archive=True, compression="deflate"), DStep)
+    assert_type(s.append_memmap_(s), Step)
+    assert_type(d.append_memmap_(d, durable=True), DStep)
+    assert_type(tclass.append_memmap(folder, s), None)
+    assert_type(tclass.pack_memmap(folder, folder / "x.tdz"), Path)
+    assert_type(tclass.unpack_memmap(folder / "x.tdz", folder), Path)
+    assert_type(tclass.is_memmap_archive(folder), bool)
+    assert_type(Step.from_h5(folder / "x.h5"), tclass.TensorDictBase)
+    assert_type(tclass.from_h5(folder / "x.h5"), tclass.TensorDictBase)
+    params = tclass.TensorDictParams(TensorDict({"w": torch.zeros(2)}, []))
+    assert_type(params.clone(), tclass.TensorDictParams)
+    assert_type(params.to(torch.float64), tclass.TensorDictParams)
+    d.save(folder, archive="yes")  # type: ignore[arg-type]
+
+
 def stacking() -> None:
     s, d = step(), dstep()
     assert_type(tclass.stack([s, s]), Step)

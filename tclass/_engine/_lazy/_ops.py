@@ -130,7 +130,7 @@ class LazyStackOps(TensorDictBase):
         member_size = self._member_batch(batch_size, "apply")
         return self._restacked([m._apply_plain(fn, member_size, prefix) for m in self._members])
 
-    def _apply(
+    def _apply_nested(
         self,
         fn: Callable[..., torch.Tensor | None],
         others: tuple[Any, ...],
@@ -140,7 +140,7 @@ class LazyStackOps(TensorDictBase):
         member_size = self._member_batch(batch_size, "apply")
         cut = [self._cut(other) for other in others]
         results = [
-            member._apply(fn, tuple(pieces[i] for pieces in cut), member_size, prefix)
+            member._apply_nested(fn, tuple(pieces[i] for pieces in cut), member_size, prefix)
             for i, member in enumerate(self._members)
         ]
         return self._restacked(results)

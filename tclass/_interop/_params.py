@@ -1,0 +1,629 @@
+"""``TensorDictParams``: a TensorDict of parameters that is also an ``nn.Module``.
+
+It holds a :class:`~tclass._engine._td.TensorDict` (``_param_td``) and answers the whole
+collection API through it (the collection primitives below, the rest written once in
+``TensorDictBase``'s mixins). As the peer's, it converts what it stores: float16/32/64
+tensors become ``nn.Parameter``, other tensors buffers (``no_convert=True``: buffers
+only), so that ``module.parameters()``, ``named_buffers()``, ``state_dict``, optimizers
+and ``module.to()`` see them, named by their nested keys joined with ``"."``
+(``"0.weight"``).
+
+The module's ``_parameters`` and ``_buffers`` are live views of the TensorDict's leaves
+(:class:`_Leaves`), not copies kept in step: whatever the TensorDict holds, the module
+registers, and what ``nn.Module`` writes into them (``module.to()``, ``load_state_dict``
+with ``assign=True``) lands in the TensorDict. Operations that read data out (indexing,
+``apply``, ``detach``, ``==``...) return plain TensorDicts, as in the peer; ``clone``,
+``to`` and ``copy`` return a ``TensorDictParams`` (``clone`` with new parameters).
+"""
+
+from __future__ import annotations
+
+import copy as copy_module
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from typing import Any, cast
+
+import torch
+from torch import nn
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._td import TensorDict
+from tclass._interop._pytree import register_collection
+from tclass.errors import LockedError
+
+__all__ = ["TensorDictParams"]
+
+_FLOATS = (torch.float16, torch.float32, torch.float64)
+_LOCKED = (
+    "cannot change the entries of a locked TensorDictParams; unlock it first "
+    "(with params.unlock_(): ...), or write data in place with set_()"
+)
+
+
+def _as_param(tensor: torch.Tensor) -> torch.Tensor:
+    """A float tensor as an ``nn.Parameter`` (the peer's rule), another as a buffer."""
+    if isinstance(tensor, nn.Parameter) or getattr(tensor, "_is_buffer", False):
+        return tensor
+    if tensor.dtype in _FLOATS:
+        return nn.Parameter(tensor)
+    return nn.Buffer(tensor)
+
+
+def _as_buffer(tensor: torch.Tensor) -> torch.Tensor:
+    """``no_convert=True``: tensors that are not parameters become buffers (a tensor in
+    an autograd graph is kept as it is)."""
+    if isinstance(tensor, nn.Parameter) or tensor.requires_grad:
+        return tensor
+    return nn.Buffer(tensor)
+
+
+def _like(tensor: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
+    """A converted leaf (``to``, ``cpu``) made of the kind of the leaf it replaces."""
+    if tensor is original:
+        return tensor
+    if isinstance(original, nn.Parameter) and (tensor.is_floating_point() or tensor.is_complex()):
+        return nn.Parameter(tensor.detach(), requires_grad=original.requires_grad)
+    return _as_buffer(tensor)
+
+
+def _converted(value: Any, convert: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """``value`` with its tensors converted (a collection's leaves, in place of it)."""
+    if isinstance(value, torch.Tensor):
+        return convert(value)
+    if isinstance(value, Mapping):
+        return {key: _converted(item, convert) for key, item in value.items()}
+    if isinstance(value, TensorDict):
+        return value._map_values(lambda leaf: _converted(leaf, convert), value.batch_size)
+    return value
+
+
+def _leaves(
+    td: TensorCollection, prefix: str = ""
+) -> Iterator[tuple[str, TensorCollection, str, Value]]:
+    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first."""
+    for key, value in td._items():
+        if isinstance(value, torch.Tensor):
+            yield prefix + key, td, key, value
+        elif isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            yield from _leaves(value, f"{prefix}{key}.")
+
+
+class _Leaves(MutableMapping[str, Any]):
+    """The parameters (or the buffers) of a TensorDictParams: its tensor leaves that are
+    (or are not) ``nn.Parameter``, by dotted name, read from and written to its
+    TensorDict. Installed as the module's ``_parameters`` / ``_buffers``."""
+
+    def __init__(self, owner: TensorDictParams, parameters: bool) -> None:
+        self.owner, self.parameters = owner, parameters
+
+    def _found(self) -> dict[str, tuple[TensorCollection, str, Value]]:
+        wanted = self.parameters
+        return {
+            name: (parent, key, leaf)
+            for name, parent, key, leaf in _leaves(self.owner._param_td)
+            if isinstance(leaf, nn.Parameter) == wanted
+        }
+
+    def __getitem__(self, name: str) -> Any:
+        return self._found()[name][2]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        parent, key, _ = self._found()[name]  # nn.Module replaces entries it holds
+        td = cast(TensorDict, parent)
+        with td.unlock_():
+            td._store_entry(key, value)
+
+    def __delitem__(self, name: str) -> None:
+        parent, key, _ = self._found()[name]
+        td = cast(TensorDict, parent)
+        with td.unlock_():
+            td._remove_entry(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._found()))
+
+    def __len__(self) -> int:
+        return len(self._found())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._found()
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+class TensorDictParams(TensorDictBase, nn.Module):
+    """A TensorDict whose tensors are the parameters and buffers of an ``nn.Module``.
+
+    Keep it on a module (an ensemble's stacked weights, a target network's copy) so that
+    ``module.parameters()``, ``state_dict``, optimizers and ``module.to()`` see its
+    entries. It wraps ``parameters`` without a copy, converting its leaves in place:
+    float16/32/64 tensors become ``nn.Parameter``, the other tensors buffers.
+
+    Args:
+        parameters: a TensorDict (or a dict, or another TensorDictParams, whose
+            parameters are kept) to wrap; or give the entries as keyword arguments.
+        no_convert: keep tensors that are not parameters as buffers (do not make
+            parameters of float tensors).
+        lock: lock the wrapped TensorDict (its keys are then fixed for anyone holding
+            it); writes through this object still work.
+
+    Example:
+        >>> params = TensorDictParams(TensorDict.from_module(model))
+        >>> holder.params = params  # a parent module now sees "params.0.weight"...
+        >>> optimizer = torch.optim.Adam(params.parameters())
+    """
+
+    _param_td: TensorDict
+    no_convert: bool
+
+    def __init__(
+        self,
+        parameters: TensorDictBase | Mapping[str, Any] | None = None,
+        *,
+        no_convert: bool = False,
+        lock: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        nn.Module.__init__(self)
+        if parameters is None:
+            parameters = kwargs
+        elif kwargs:
+            msg = (
+                "TensorDictParams takes parameters or keyword entries, not both (got "
+                f"{sorted(kwargs)})"
+            )
+            raise TypeError(msg)
+        if isinstance(parameters, TensorDictParams):
+            no_convert, td = parameters.no_convert, copy_module.copy(parameters._param_td)
+        elif isinstance(parameters, TensorDict):
+            td = parameters
+        elif isinstance(parameters, Mapping):
+            td = TensorDict(parameters)
+        else:
+            msg = f"TensorDictParams wraps a TensorDict or a dict, got {type(parameters).__name__}"
+            raise TypeError(msg)
+        self.no_convert = no_convert
+        self._lock_content = lock
+        self._root_locked = False
+        self._param_td = td
+        self._convert_leaves(td)
+        if lock:
+            td.lock_()
+        self._install_views()
+
+    def _install_views(self) -> None:
+        self.__dict__["_parameters"] = _Leaves(self, parameters=True)
+        self.__dict__["_buffers"] = _Leaves(self, parameters=False)
+
+    def _convert(self, tensor: torch.Tensor) -> torch.Tensor:
+        return _as_buffer(tensor) if self.no_convert else _as_param(tensor)
+
+    def _convert_leaves(self, td: TensorCollection) -> None:
+        for _, parent, key, leaf in list(_leaves(td)):
+            converted = self._convert(cast(torch.Tensor, leaf))
+            if converted is not leaf:
+                with cast(TensorDict, parent).unlock_():
+                    cast(TensorDict, parent)._put(key, converted)
+
+    def _wrap(self, td: TensorDict) -> TensorDictParams:
+        """A new TensorDictParams over ``td`` (whose leaves are already converted)."""
+        out = TensorDictParams.__new__(TensorDictParams)
+        nn.Module.__init__(out)
+        out.no_convert, out._lock_content, out._root_locked = self.no_convert, False, False
+        out._param_td = td
+        out._install_views()
+        return out
+
+    # --- collection primitives: the wrapped TensorDict's -------------------------------
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """The batch size of the wrapped TensorDict."""
+        return self._param_td.batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: Any) -> None:
+        self._param_td.batch_size = value
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device of the wrapped TensorDict."""
+        return self._param_td.device
+
+    @property
+    def is_locked(self) -> bool:
+        """Whether entries can be added or removed through this object."""
+        return self._root_locked
+
+    def _items(self) -> Iterator[tuple[str, Value]]:
+        return self._param_td._items()
+
+    def _entries(self) -> Mapping[str, Value]:
+        return self._param_td._entries()
+
+    def _entry(self, key: str) -> Value:
+        return self._param_td._entry(key)
+
+    def _key_names(self) -> list[str]:
+        return self._param_td._key_names()
+
+    def _has_entry(self, key: str) -> bool:
+        return self._param_td._has_entry(key)
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        return self._param_td._new_like(values, batch_size, device)  # type: ignore[return-value]
+
+    def _map_values(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        if device is ...:
+            return self._param_td._map_values(fn, batch_size)  # type: ignore[return-value]
+        return self._param_td._map_values(fn, batch_size, device)  # type: ignore[return-value]
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        return self._param_td._map_values_split(fn, batch_sizes)  # type: ignore[return-value]
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        self._param_td._check_batch_size(new, prefix)
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        self._param_td._assign_batch_size(new)
+
+    # --- reading -------------------------------------------------------------------------
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The entry at ``key`` (a parameter or buffer, or a nested TensorDict)."""
+        return self._param_td.get(key, default)
+
+    def __getitem__(self, index: Any) -> Any:
+        """An entry by key; any other index gives a plain TensorDict of the rows."""
+        return self._param_td[index]
+
+    def to_tensordict(self) -> TensorDict:
+        """A plain TensorDict holding copies of the entries' data (no parameters)."""
+        return _map_leaves(self._param_td, lambda leaf: leaf.detach().clone())
+
+    @property
+    def data(self) -> TensorDict:
+        """The entries detached, as a plain TensorDict sharing their storage (write into
+        it to change the parameters without autograd)."""
+        return self._param_td.detach()
+
+    @property
+    def grad(self) -> TensorDict:
+        """The gradients of the entries, as a plain TensorDict (entries without a
+        gradient yet are left out)."""
+        return _grads(self._param_td)
+
+    # --- writing: converted, then stored in the wrapped TensorDict ---------------------
+
+    def _writable(self) -> TensorDict:
+        if self._root_locked:
+            raise LockedError(_LOCKED)
+        return self._param_td
+
+    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+        """Stores ``value`` (its tensors converted to parameters or buffers)."""
+        td = self._writable()
+        with td.unlock_():
+            td.set(key, _converted(value, self._convert), inplace=inplace)
+        return self
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``params["key"] = v`` sets an entry (converted); any other index writes rows
+        into the entries' data in place."""
+        if isinstance(index, str) or (
+            isinstance(index, tuple) and index and all(isinstance(part, str) for part in index)
+        ):
+            self.set(index, value)
+            return
+        with torch.no_grad():
+            self._param_td[index] = value
+
+    def update(
+        self,
+        source: Any,
+        *,
+        clone: bool = False,
+        inplace: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Sets every entry of ``source`` (converted)."""
+        td = self._writable()
+        if isinstance(source, TensorCollection):
+            source = dict(source._items())
+        converted = _converted(dict(source), self._convert)
+        with td.unlock_():
+            td.update(converted, clone=clone, inplace=inplace, keys_to_update=keys_to_update)
+        return self
+
+    def set_(self, key: Any, value: Any) -> Self:
+        """Copies ``value`` into the existing entry ``key``, outside autograd."""
+        with torch.no_grad():
+            self._param_td.set_(key, value)
+        return self
+
+    def pop(self, key: Any, default: Any = ...) -> Any:
+        """Removes the entry ``key`` and returns it."""
+        td = self._writable()
+        with td.unlock_():
+            return td.pop(key) if default is ... else td.pop(key, default)
+
+    def del_(self, key: Any) -> Self:
+        """Removes the entry ``key``."""
+        td = self._writable()
+        with td.unlock_():
+            td.del_(key)
+        return self
+
+    def __delitem__(self, key: Any) -> None:
+        self.del_(key)
+
+    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
+        """Renames an entry (its parameter is registered under the new name)."""
+        td = self._writable()
+        with td.unlock_():
+            td.rename_key_(old_key, new_key, safe=safe)
+        return self
+
+    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Any:
+        """A plain TensorDict of the entries ``keys`` (this object, with ``inplace``)."""
+        if inplace:
+            td = self._writable()
+            with td.unlock_():
+                td.select(*keys, inplace=True, strict=strict)
+            return self
+        return self._param_td.select(*keys, strict=strict)
+
+    def exclude(self, *keys: Any, inplace: bool = False) -> Any:
+        """A plain TensorDict without the entries ``keys`` (this object, with ``inplace``)."""
+        if inplace:
+            td = self._writable()
+            with td.unlock_():
+                td.exclude(*keys, inplace=True)
+            return self
+        return self._param_td.exclude(*keys)
+
+    # --- in-place ops: on the data, outside autograd (a leaf parameter refuses them) ---
+
+    def zero_(self) -> Self:
+        """Sets every entry to zero in place."""
+        with torch.no_grad():
+            self._param_td.zero_()
+        return self
+
+    def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
+        """Fills the entry ``key`` in place."""
+        with torch.no_grad():
+            self._param_td.fill_(key, value)
+        return self
+
+    def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
+        """Writes ``fn(tensor, *others)`` into every entry in place."""
+        with torch.no_grad():
+            self._param_td.apply_(fn, *others)
+        return self
+
+    # --- locking ---------------------------------------------------------------------------
+
+    def lock_(self) -> Self:
+        """Refuses new or removed entries (through this object and the wrapped one)."""
+        self._root_locked = True
+        self._param_td.lock_()
+        return self
+
+    def unlock_(self) -> Self:
+        """Accepts new and removed entries again (the wrapped TensorDict stays locked
+        when it was wrapped with ``lock=True``)."""
+        self._root_locked = False
+        if not self._lock_content:
+            self._param_td.unlock_()
+        return self
+
+    # --- devices and copies ------------------------------------------------------------
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Moves or casts the entries: a TensorDictParams whose parameters stay
+        parameters (``self`` when nothing changes)."""
+        moved = self._param_td.to(*args, **kwargs)
+        if moved is self._param_td:
+            return self
+        return self._wrap(_kinds_like(moved, self._param_td))  # type: ignore[return-value]
+
+    def cpu(self) -> Self:
+        """Same as ``to("cpu")``."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Self:
+        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
+        if isinstance(device, int):
+            return self.to(torch.device("cuda", device))
+        return self.to("cuda" if device is None else device)
+
+    def clear_device_(self) -> Self:
+        """Forgets the device (entries may then be on different devices)."""
+        self._param_td.clear_device_()
+        return self
+
+    def clone(self, recurse: bool = True) -> Self:
+        """A TensorDictParams of new parameters and buffers holding copies of the data,
+        outside the autograd graph (a parameter tied to several keys stays tied);
+        ``recurse=False``: the same tensors in a new TensorDictParams."""
+        if not recurse:
+            return self._wrap(copy_module.copy(self._param_td))  # type: ignore[return-value]
+        memo: dict[int, torch.Tensor] = {}
+
+        def fresh(leaf: torch.Tensor) -> torch.Tensor:
+            found = memo.get(id(leaf))
+            if found is None:
+                data = leaf.detach().clone()
+                found = memo[id(leaf)] = (
+                    nn.Parameter(data, requires_grad=leaf.requires_grad)
+                    if isinstance(leaf, nn.Parameter)
+                    else nn.Buffer(data)
+                )
+            return found
+
+        return self._wrap(_map_leaves(self._param_td, fresh))  # type: ignore[return-value]
+
+    def copy(self) -> Self:
+        """A new TensorDictParams over the same tensors (a shallow copy)."""
+        return self.clone(recurse=False)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self._wrap(copy_module.deepcopy(self._param_td, memo))  # type: ignore[return-value]
+
+    # --- nn.Module ---------------------------------------------------------------------------
+
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> Self:
+        """``module.to()``, ``.double()``...: nn.Module converts the parameters and
+        buffers (through the views, into the TensorDict); the device is recomputed."""
+        nn.Module._apply(self, fn, recurse=recurse)  # type: ignore[no-untyped-call]
+        devices = {leaf.device for _, _, _, leaf in _leaves(self._param_td)}
+        self._param_td.clear_device_()
+        if len(devices) == 1:
+            self._param_td = self._param_td.to(devices.pop())
+            self._install_views()
+        return self
+
+    def state_dict(
+        self,
+        destination: Any = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+        flatten: bool = True,
+    ) -> Any:
+        """The entries under dotted keys (``"0.weight"``), in key order, as a module's
+        state dict (``flatten=False``: the wrapped TensorDict's nested state dict)."""
+        if not flatten:
+            return self._param_td.state_dict(prefix=prefix, keep_vars=keep_vars, flatten=False)
+        return nn.Module.state_dict(
+            self, destination=destination, prefix=prefix, keep_vars=keep_vars
+        )
+
+    def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
+        for name, _, _, leaf in _leaves(self._param_td):  # parameters and buffers, in key order
+            destination[prefix + name] = leaf if keep_vars else leaf.detach()
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """What a parent module's ``load_state_dict`` asks of this one: its entries under
+        ``prefix`` + their dotted names (nn.Module's own version splits names at the
+        first ".", which would take "0.weight" for a child module's)."""
+        names = set()
+        for name, _, _, leaf in _leaves(self._param_td):
+            key = prefix + name
+            names.add(key)
+            if key not in state_dict:
+                missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if value.shape != leaf.shape:
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                    f"checkpoint, the shape in current model is {leaf.shape}."
+                )
+                continue
+            with torch.no_grad():
+                cast(torch.Tensor, leaf).copy_(value)
+        if strict:
+            unexpected_keys.extend(
+                key for key in state_dict if key.startswith(prefix) and key not in names
+            )
+
+    def load_state_dict(  # type: ignore[override]
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> Self:
+        """Copies a state dict (dotted keys, or nested dicts) into the entries, as a
+        module does (``strict``: the keys must match); returns ``self``."""
+        flat = dict(_flat_items(state_dict))
+        nn.Module.load_state_dict(self, flat, strict=strict, assign=assign)
+        return self
+
+    def __hash__(self) -> int:  # type: ignore[override]  # a module: hashed by identity
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"TensorDictParams(params={self._param_td!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        views = ("_parameters", "_buffers")  # rebuilt over the TensorDict
+        return {key: value for key, value in self.__dict__.items() if key not in views}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        nn.Module.__setstate__(self, {**state, "_parameters": {}, "_buffers": {}})  # type: ignore[no-untyped-call]
+        self._install_views()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_rebuild, (self.__getstate__(),))
+
+
+def _rebuild(state: dict[str, Any]) -> TensorDictParams:
+    out = TensorDictParams.__new__(TensorDictParams)
+    out.__setstate__(state)
+    return out
+
+
+def _flat_items(state: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in state.items():
+        if isinstance(value, Mapping):
+            yield from _flat_items(value, f"{prefix}{key}.")
+        else:
+            yield prefix + key, value
+
+
+def _grads(td: TensorDict) -> TensorDict:
+    entries: dict[str, Value] = {}
+    for key, value in td._items():
+        if isinstance(value, torch.Tensor):
+            if value.grad is not None:
+                entries[key] = value.grad
+        elif isinstance(value, TensorDict):
+            entries[key] = _grads(value)
+    return TensorDict._new_unchecked(entries, td.batch_size, td.device)
+
+
+def _map_leaves(td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor]) -> TensorDict:
+    def one(value: Value) -> Value:
+        if isinstance(value, torch.Tensor):
+            return fn(value)
+        if isinstance(value, TensorDict):
+            return _map_leaves(value, fn)
+        return value
+
+    return td._map_values(one, td.batch_size)
+
+
+def _kinds_like(moved: TensorDict, original: TensorDict) -> TensorDict:
+    """``moved`` (``original`` after ``to()``) with each leaf of its original's kind."""
+
+    def one(key: str, value: Value) -> Value:
+        before = original._entry(key)
+        if isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor):
+            return _like(value, before)
+        if isinstance(value, TensorDict) and isinstance(before, TensorDict):
+            return _kinds_like(value, before)
+        return value
+
+    entries = {key: one(key, value) for key, value in moved._items()}
+    return TensorDict._new_unchecked(entries, moved.batch_size, moved.device)
+
+
+register_collection(TensorDictParams)  # for torch.vmap and tree utilities: a TensorDict inside

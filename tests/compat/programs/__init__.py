@@ -1,0 +1,1 @@
+"""The programs of the compatibility corpus: one module each, with a ``main()``."""

@@ -1,0 +1,182 @@
+"""The compatibility corpus: every program in ``programs/`` runs on tclass, and on the
+peer (tensordict) when it is installed.
+
+Each library runs in its own subprocess (``python -m compat.run``), so the programs see a
+plain interpreter, as a user's script does (no pytest warning filters, no other test's
+state), and so the two libraries never share a process. The peer run checks the programs
+themselves: a program that fails there is wrong, not tclass.
+
+A program that fails on tclass because of a gap an open issue covers is listed in
+``XFAIL`` with the issue and the first failing call. The marks are strict: once the gap
+is closed the test fails until the mark is removed. ``python -m compat.run --keep-going
+NAME`` (from ``tests/``) lists every failing statement of a program, not only the first.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compat.run import program_names
+
+TESTS = Path(__file__).resolve().parent.parent
+PROGRAMS = program_names()
+
+# program -> why it fails on tclass today: the issue(s) covering each failing call, first
+# failure first. "NOT COVERED" marks a failure no open issue (17-21) names.
+XFAIL: dict[str, str] = {
+    "algebra": "issue 17: `td + other` TypeError (operators, pointwise methods, "
+    "torch.exp/clamp/add/lerp/maximum, comparisons `td > 0`, `&`/`|`/`~`)",
+    "apply_named_apply": "NOT COVERED: `td.apply(fn, other, default=torch.zeros(()))` "
+    "TypeError: unexpected keyword argument 'default'",
+    "batch_methods": "issue 19: `td.roll(1, 1)` AttributeError (also flip, repeat, "
+    "repeat_interleave, narrow, movedim, swapdims, gather, expand_as, masked_select, split_keys)",
+    "batch_size_edits": "issue 19: `td.auto_batch_size_()` AttributeError",
+    "clone_detach_grad": "NOT COVERED: `td.copy()` AttributeError (issue 19 names copy for "
+    "lazy stacks only); `td.requires_grad_()`, `td.detach_()`, `td.is_contiguous()` missing",
+    "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
+    "`td.numpy()` missing; issue 17: `td.isnan()`; issue 19: `td.tolist()`",
+    "constructors_misc": "NOT COVERED: `make_tensordict(a=zeros(3), b=ones(3, 2)).batch_size` "
+    "is [3], the peer's is []; issue 19: `from_any`, `TensorDict.from_tuple`",
+    "device_dtype": "issue 17: `td.float()` AttributeError (float/double/half/bfloat16/int/"
+    "bool/type, Batch.float()); NOT COVERED: `td.int64()`, `td.float32()`, `td.uint8()`",
+    "directory_tree": "issue 19 names print_directory_tree, not its home: "
+    "`tensordict.utils.print_directory_tree` -> `tclass.utils` ModuleNotFoundError",
+    "flatten_keys": "issue 19: `td.flatten_keys()` / `unflatten_keys` AttributeError",
+    "jaxtyping_fields": "issue 18 (item 9): `Camera(image=<uint8 [4, 8, 8]>, ...)` with "
+    "`image: UInt8[Tensor, '*batch h w']` FieldTypeError",
+    "lazy_stack": "issue 19: `LazyStackedTensorDict.lazy_stack(tds, dim=0)` AttributeError",
+    "lazy_stack_heterogeneous_keys": "issue 19: `LazyStackedTensorDict.lazy_stack([...])` "
+    "AttributeError",
+    "locking": "issue 19: `td.update_({...})` AttributeError; NOT COVERED: "
+    "`td.is_locked = True` (property has no setter)",
+    "memmap_roundtrip": "NOT COVERED (issue 18 area, methods not named): "
+    "`td.set_non_tensor(key, value)` / `td.get_non_tensor(key)` AttributeError",
+    "named_dims": "issue 19: `TensorDict(..., names=[...])` UnsupportedError; `td.names`, "
+    "`refine_names`, `rename`, `rename_` missing",
+    "nontensor_data": "issue 18: `NonTensorStack('a', 'b', 'c')` TypeError, a str in a "
+    "TensorDict refused, `td['label']` gives the node; NOT COVERED: a stack of equal values "
+    "reads `['p', 'p']` in the peer (README: 'A Python value stays one value')",
+    "preallocate_none": "issue 18 (item 8): `Data(X=None, y=None, batch_size=[10])` FieldTypeError",
+    "python_values": "issue 18: `TensorDict({..., 'env': 'CartPole-v1'})` EntryTypeError; "
+    "`td2['tag'] = NonTensorData('shared')` BatchMismatchError",
+    "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
+    "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
+    "reductions": "issue 17: `td.sum()` AttributeError (sum/mean/std/var/prod/max/min/amax/"
+    "amin/logsumexp/norm/nansum/nanmean, torch.sum/torch.mean)",
+    "replay_buffer_tensordict": "issue 19: `storage.set_at_(key, value, idx)` and "
+    "`storage.get_at(key, idx)` AttributeError",
+    "save_load": "NOT COVERED: `TensorDict.load_memmap(<folder of a tensorclass>)` raises "
+    "TypeError, the peer returns the tensorclass; issue 18: a str entry in a TensorDict",
+    "select_exclude": "issue 19: `record.select('obs')` / `record.exclude('reward')` on a "
+    "tensorclass AttributeError",
+    "soft_update_params": "NOT COVERED: `td.data` AttributeError (`target.data.copy_(...)`, "
+    "`.data.lerp_`, `.data.sub_`); issue 17: `mul_(...).add_(other, alpha=)`",
+    "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
+    "`td.get_item_shape(key)`, `td.entry_class(key)` AttributeError",
+    "tensorclass_dataclass_interop": "issue 18 (item 7): `tclass.from_dataclass` missing",
+    "tensorclass_forward_refs": "issue 18 (item 5): `child: Optional['Node'] = None` "
+    "ClassDefinitionError at class creation",
+    "tensorclass_nontensor": "issue 18: `torch.stack([a, b])[0].camera` is ['left', 'left'] "
+    "not 'left'; `a.to_tensordict()['camera'] == 'top'` RuntimeError; NOT COVERED: "
+    "a stack of records with equal `camera` reads 'left', not ['left', 'left', 'left']",
+    "tensorclass_options": "issue 18 (item 6): `@tensorclass(autocast=True)` TypeError "
+    "(also nocast, TensorClass['nocast', 'frozen'], class keywords autocast=/nocast=)",
+    "update_merge": "issue 19: `td.update_({...})`, `td.setdefault`, `td.update_at_` "
+    "AttributeError",
+    "zero_fill_like": "issue 17: `torch.rand_like(td)` / `torch.randn_like(td)` TypeError; "
+    "issue 19: `td.empty()`, `td.empty(recurse=True)`, `td.new_zeros`, `td.new_ones`",
+}
+
+
+def _run_corpus(lib: str, names: list[str], tmp: Path) -> dict[str, dict[str, object]]:
+    """Run ``names`` on ``lib`` in one fresh interpreter; their results by name."""
+    out = tmp / f"{lib}.json"
+    env = dict(os.environ, TCLASS_COMPAT_LIB=lib)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "compat.run", "--lib", lib, "--json", str(out), *names],
+        cwd=TESTS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if not out.exists():
+        raise RuntimeError(f"the {lib} run died before reporting:\n{proc.stdout}\n{proc.stderr}")
+    results: dict[str, dict[str, object]] = json.loads(out.read_text())
+    return results
+
+
+def _selected(request: pytest.FixtureRequest, test_name: str) -> list[str]:
+    """The programs whose ``test_name`` test this session runs (all of them by default)."""
+    names = {
+        item.callspec.params["name"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == test_name and hasattr(item, "callspec")
+    }
+    return sorted(names) or PROGRAMS
+
+
+@pytest.fixture(scope="session")
+def tclass_results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    names = _selected(request, "test_program_on_tclass")
+    return _run_corpus("tclass", names, tmp_path_factory.mktemp("compat"))
+
+
+@pytest.fixture(scope="session")
+def peer_results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    names = _selected(request, "test_program_on_peer")
+    return _run_corpus("tensordict", names, tmp_path_factory.mktemp("compat"))
+
+
+def _check(results: dict[str, dict[str, object]], name: str) -> None:
+    result = results[name]
+    if result["skipped"]:
+        pytest.skip(f"{name}: {result['skipped']}")
+    if not result["ok"]:
+        pytest.fail(f"{name} failed at {result['where']}\n{result['error']}", pytrace=False)
+
+
+def _tclass_params() -> list[object]:
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=XFAIL[name]))
+        if name in XFAIL
+        else name
+        for name in PROGRAMS
+    ]
+
+
+@pytest.mark.parametrize("name", _tclass_params())
+def test_program_on_tclass(name: str, tclass_results: dict[str, dict[str, object]]) -> None:
+    _check(tclass_results, name)
+
+
+@pytest.mark.peer
+@pytest.mark.skipif(
+    importlib.util.find_spec("tensordict") is None, reason="the peer (tensordict) is not installed"
+)
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_program_on_peer(name: str, peer_results: dict[str, dict[str, object]]) -> None:
+    _check(peer_results, name)
+
+
+def test_corpus_is_well_formed() -> None:
+    """Every program has a docstring and a ``main()``; every xfail names a program."""
+    assert len(PROGRAMS) >= 40
+    assert set(XFAIL) <= set(PROGRAMS), sorted(set(XFAIL) - set(PROGRAMS))
+    for name in PROGRAMS:
+        spec = importlib.util.find_spec(f"compat.programs.{name}")
+        assert spec is not None and spec.origin is not None
+        source = Path(spec.origin).read_text()
+        assert source.startswith('"""'), f"{name}: start with a docstring saying what it does"
+        assert "\ndef main() -> None:" in source, f"{name}: define main() -> None"
+        assert "from compat" in source, f"{name}: import the library through compat.lib"
+    for reason in XFAIL.values():
+        assert reason.startswith(("issue ", "NOT COVERED")), reason

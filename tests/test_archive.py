@@ -1,0 +1,464 @@
+"""Single-file archives (``.tdz``): the peer's 0.15 archive format, a zip file holding the
+saved folder's files, tensor payloads stored uncompressed at 64-byte boundaries so that
+loading maps the archive once and every leaf is a view into it.
+
+``save(path.tdz)`` / ``save(path, archive=True)`` write one; ``load_memmap`` reads it (a
+copy-on-write mapping unless ``mode="r+"``); ``pack_memmap`` / ``unpack_memmap`` convert
+between a folder and an archive; ``is_memmap_archive`` tells them apart. Loading an
+archive is as strict as loading a folder: nothing is unpickled unasked, entries that
+would leave the archive or disagree with their ``meta.json`` are refused, and the file is
+never changed by a load.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from strategies import python_value  # noqa: E402
+
+import tclass
+from tclass import NonTensorData, TensorClass, TensorDict, tensorclass
+from tclass.errors import TclassError
+
+_LOCAL_HEADER = struct.Struct("<4s5H3I2H")
+
+
+def sample() -> TensorDict:
+    return TensorDict(
+        {
+            "obs": torch.arange(4 * 3 * 5, dtype=torch.uint8).view(4, 3, 5),
+            "reward": torch.arange(4, dtype=torch.float64),
+            "nested": {
+                "done": torch.tensor([True, False, True, False]),
+                "i": torch.arange(8).view(4, 2),
+            },
+            "label": NonTensorData("pong", batch_size=[4]),
+        },
+        batch_size=[4],
+    )
+
+
+class Inner(TensorClass):
+    z: torch.Tensor
+
+
+@tensorclass
+class Record:
+    x: torch.Tensor
+    inner: Inner
+    name: str = "r"
+
+
+def record() -> Record:
+    return Record(
+        x=torch.rand(3, 2), inner=Inner(z=torch.arange(3), batch_size=[3]), batch_size=[3]
+    )
+
+
+def same(a: Any, b: Any) -> bool:
+    return bool((a == b).all())
+
+
+def payload_offsets(path: Path) -> dict[str, int]:
+    """Where each entry's data starts, from its local header."""
+    offsets = {}
+    with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
+        for info in archive.infolist():
+            raw.seek(info.header_offset)
+            fields = _LOCAL_HEADER.unpack(raw.read(_LOCAL_HEADER.size))
+            name_len, extra_len = fields[-2], fields[-1]
+            offsets[info.filename] = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+    return offsets
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def test_a_tdz_suffix_writes_one_archive_file(tmp_path: Path) -> None:
+    saved = sample().save(tmp_path / "data.tdz")
+    path = tmp_path / "data.tdz"
+    assert path.is_file() and tclass.is_memmap_archive(path)
+    assert same(saved, sample())
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        assert archive.testzip() is None  # checksums valid
+    assert names[0] == "meta.json"  # metadata ahead of the payload, at every level
+    assert {
+        "obs.memmap",
+        "reward.memmap",
+        "nested/meta.json",
+        "nested/done.memmap",
+        "label/meta.json",
+    } <= set(names)
+    assert names.index("nested/meta.json") < names.index("nested/done.memmap")
+    assert [p.name for p in tmp_path.iterdir()] == ["data.tdz"]  # no staging left
+
+
+def test_tensor_payloads_are_stored_at_64_byte_boundaries(tmp_path: Path) -> None:
+    sample().save(tmp_path / "data.tdz")
+    with zipfile.ZipFile(tmp_path / "data.tdz") as archive:
+        stored = {i.filename: i.compress_type for i in archive.infolist()}
+    for name, offset in payload_offsets(tmp_path / "data.tdz").items():
+        if name.endswith(".memmap"):
+            assert offset % 64 == 0, name
+            assert stored[name] == zipfile.ZIP_STORED
+
+
+def test_archive_true_and_false_override_the_suffix(tmp_path: Path) -> None:
+    sample().save(tmp_path / "plain", archive=True)
+    assert tclass.is_memmap_archive(tmp_path / "plain")
+    sample().save(tmp_path / "folder.tdz", archive=False)
+    assert (tmp_path / "folder.tdz").is_dir()
+    assert same(TensorDict.load_memmap(tmp_path / "plain"), sample())
+    assert same(TensorDict.load_memmap(tmp_path / "folder.tdz"), sample())
+
+
+def test_module_functions_and_memmap_write_archives_too(tmp_path: Path) -> None:
+    tclass.save(sample(), tmp_path / "a.tdz")
+    sample().memmap(tmp_path / "b.tdz")
+    tclass.memmap(sample(), tmp_path / "c", archive=True)
+    for name in ("a.tdz", "b.tdz", "c"):
+        assert tclass.is_memmap_archive(tmp_path / name)
+        assert same(tclass.load(tmp_path / name), sample())
+
+
+def test_memmap__makes_the_leaves_views_of_the_archive(tmp_path: Path) -> None:
+    td = sample()
+    assert td.memmap_(tmp_path / "d.tdz") is td
+    assert tclass.is_memmap_archive(tmp_path / "d.tdz")
+    td["reward"][1] = 42.0  # the archive's mapping is shared: the write reaches the file
+    assert TensorDict.load_memmap(tmp_path / "d.tdz")["reward"][1] == 42.0
+
+
+def test_memmap_like_preallocates_a_writable_archive(tmp_path: Path) -> None:
+    like = sample().memmap_like(tmp_path / "buf.tdz")
+    assert like["obs"].sum() == 0 and python_value(like["label"]) == "pong"
+    like["obs"][2] = 7
+    reloaded = TensorDict.load_memmap(tmp_path / "buf.tdz")
+    assert reloaded["obs"][2].unique().tolist() == [7] and reloaded["obs"][1].sum() == 0
+
+
+def test_records_and_nested_records_round_trip(tmp_path: Path) -> None:
+    rec = record()
+    rec.save(tmp_path / "r.tdz")
+    loaded = Record.load_memmap(tmp_path / "r.tdz")
+    assert isinstance(loaded, Record) and isinstance(loaded.inner, Inner)
+    assert torch.equal(loaded.x, rec.x) and torch.equal(loaded.inner.z, rec.inner.z)
+    assert loaded.name == "r"
+
+
+def test_lazy_stacks_round_trip(tmp_path: Path) -> None:
+    stack = tclass.lazy_stack(
+        [TensorDict({"x": torch.zeros(2, 3)}, [2]), TensorDict({"x": torch.ones(2, 5)}, [2])]
+    )
+    stack.save(tmp_path / "s.tdz")
+    loaded = tclass.load_memmap(tmp_path / "s.tdz")
+    assert isinstance(loaded, tclass.LazyStackedTensorDict)
+    assert loaded[1]["x"].shape == (2, 5) and loaded[1]["x"].sum() == 10
+
+
+def test_compressed_archives_are_smaller_and_load_into_memory(tmp_path: Path) -> None:
+    td = TensorDict({"zeros": torch.zeros(100_000)}, [100_000])
+    td.save(tmp_path / "z.tdz", compression="deflate")
+    assert os.path.getsize(tmp_path / "z.tdz") < 10_000
+    with zipfile.ZipFile(tmp_path / "z.tdz") as archive:
+        assert archive.getinfo("zeros.memmap").compress_type == zipfile.ZIP_DEFLATED
+        assert archive.getinfo("meta.json").compress_type == zipfile.ZIP_STORED
+    assert TensorDict.load_memmap(tmp_path / "z.tdz")["zeros"].abs().sum() == 0
+    with pytest.raises(TclassError, match="compress"):
+        TensorDict.load_memmap(tmp_path / "z.tdz", mode="r+")
+    with pytest.raises(ValueError, match="compression"):
+        td.save(tmp_path / "bad.tdz", compression="snappy")
+
+
+def test_existsok_false_refuses_to_replace_an_archive(tmp_path: Path) -> None:
+    sample().save(tmp_path / "d.tdz")
+    before = (tmp_path / "d.tdz").read_bytes()
+    with pytest.raises(FileExistsError):
+        sample().memmap(tmp_path / "d.tdz", existsok=False)
+    assert (tmp_path / "d.tdz").read_bytes() == before
+    (tmp_path / "dir.tdz").mkdir()
+    with pytest.raises(TclassError, match="dir.tdz"):
+        sample().save(tmp_path / "dir.tdz", archive=True)
+
+
+def test_replacing_an_archive_keeps_its_earlier_loads_readable(tmp_path: Path) -> None:
+    sample().save(tmp_path / "d.tdz")
+    first = TensorDict.load_memmap(tmp_path / "d.tdz")
+    other = sample().apply(lambda t: t * 0 if t.is_floating_point() else t)
+    other.save(tmp_path / "d.tdz")  # written beside, then renamed over the old file
+    assert same(first, sample())
+    assert TensorDict.load_memmap(tmp_path / "d.tdz")["reward"].sum() == 0
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def test_a_default_load_is_copy_on_write(tmp_path: Path) -> None:
+    sample().save(tmp_path / "d.tdz")
+    before = (tmp_path / "d.tdz").read_bytes()
+    loaded = TensorDict.load_memmap(tmp_path / "d.tdz")
+    loaded["reward"][0] = -1.0
+    assert loaded["reward"][0] == -1.0
+    assert (tmp_path / "d.tdz").read_bytes() == before  # a load never changes the file
+    assert TensorDict.load_memmap(tmp_path / "d.tdz", mode="r")["reward"][0] == 0.0
+
+
+def test_mode_r_plus_writes_reach_the_archive(tmp_path: Path) -> None:
+    sample().save(tmp_path / "d.tdz")
+    loaded = TensorDict.load_memmap(tmp_path / "d.tdz", mode="r+")
+    loaded["nested", "i"][3] = 99
+    assert TensorDict.load_memmap(tmp_path / "d.tdz")["nested", "i"][3].tolist() == [99, 99]
+
+
+def test_subpath_and_meta_device_work_on_archives(tmp_path: Path) -> None:
+    sample().save(tmp_path / "d.tdz")
+    nested = TensorDict.load_memmap(tmp_path / "d.tdz", subpath="nested")
+    assert nested.batch_size == torch.Size([4]) and nested["i"].sum() == 28
+    shapes = TensorDict.load_memmap(tmp_path / "d.tdz", device="meta")
+    assert shapes["obs"].device.type == "meta" and shapes["obs"].shape == (4, 3, 5)
+
+
+def test_an_archive_written_by_another_zip_tool_loads(tmp_path: Path) -> None:
+    sample().memmap(tmp_path / "folder")
+    with zipfile.ZipFile(tmp_path / "plain.tdz", "w") as archive:  # no alignment at all
+        for path in sorted((tmp_path / "folder").rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(tmp_path / "folder").as_posix())
+    assert tclass.is_memmap_archive(tmp_path / "plain.tdz")
+    assert same(TensorDict.load_memmap(tmp_path / "plain.tdz"), sample())
+
+
+def test_is_memmap_archive(tmp_path: Path) -> None:
+    sample().save(tmp_path / "d.tdz")
+    sample().save(tmp_path / "folder")
+    (tmp_path / "text.tdz").write_text("not a zip")
+    with zipfile.ZipFile(tmp_path / "other.zip", "w") as archive:
+        archive.writestr("readme.txt", "no meta.json at the top")
+    assert tclass.is_memmap_archive(tmp_path / "d.tdz")
+    assert tclass.is_memmap_archive(str(tmp_path / "d.tdz"))
+    for name in ("folder", "text.tdz", "other.zip", "missing.tdz"):
+        assert not tclass.is_memmap_archive(tmp_path / name), name
+
+
+# --- pack / unpack ------------------------------------------------------------------------
+
+
+def test_pack_and_unpack_convert_between_folder_and_archive(tmp_path: Path) -> None:
+    sample().memmap(tmp_path / "folder")
+    out = tclass.pack_memmap(tmp_path / "folder", tmp_path / "packed.tdz")
+    assert out == tmp_path / "packed.tdz" and isinstance(out, Path)
+    assert same(TensorDict.load_memmap(tmp_path / "packed.tdz"), sample())
+    assert all(
+        offset % 64 == 0
+        for name, offset in payload_offsets(tmp_path / "packed.tdz").items()
+        if name.endswith(".memmap")
+    )
+    back = tclass.unpack_memmap(tmp_path / "packed.tdz", tmp_path / "unpacked")
+    assert back == tmp_path / "unpacked"
+    assert same(TensorDict.load_memmap(back), sample())
+    assert sorted(p.name for p in back.iterdir()) == sorted(
+        p.name for p in (tmp_path / "folder").iterdir()
+    )
+
+
+def test_pack_refuses_what_is_not_a_saved_folder_or_lies_inside_it(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="meta.json"):
+        tclass.pack_memmap(tmp_path / "empty", tmp_path / "x.tdz")
+    sample().memmap(tmp_path / "folder")
+    with pytest.raises(ValueError, match="outside"):
+        tclass.pack_memmap(tmp_path / "folder", tmp_path / "folder" / "x.tdz")
+    assert not (tmp_path / "x.tdz").exists() and not (tmp_path / "folder" / "x.tdz").exists()
+
+
+def test_unpack_refuses_what_is_not_an_archive(tmp_path: Path) -> None:
+    (tmp_path / "text.tdz").write_text("not a zip")
+    with pytest.raises(ValueError, match="archive"):
+        tclass.unpack_memmap(tmp_path / "text.tdz", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_compressed_pack(tmp_path: Path) -> None:
+    TensorDict({"z": torch.zeros(50_000)}, [50_000]).memmap(tmp_path / "folder")
+    tclass.pack_memmap(
+        tmp_path / "folder", tmp_path / "z.tdz", compression="deflate", compresslevel=9
+    )
+    assert os.path.getsize(tmp_path / "z.tdz") < 5_000
+    assert TensorDict.load_memmap(tmp_path / "z.tdz")["z"].shape == (50_000,)
+
+
+# --- hostile archives: refused, never followed, never unpickled unasked -------------------
+
+
+def craft(path: Path, entries: dict[str, bytes], compress: dict[str, int] | None = None) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns on duplicate names
+        with zipfile.ZipFile(path, "w") as archive:
+            for name, data in entries.items():
+                archive.writestr(
+                    name.lstrip("#"), data, (compress or {}).get(name, zipfile.ZIP_STORED)
+                )
+
+
+def meta(entries: dict[str, Any], shape: list[int]) -> bytes:
+    import json
+
+    node = {
+        **entries,
+        "shape": shape,
+        "device": "cpu",
+        "_type": "<class 'tensordict._td.TensorDict'>",
+    }
+    return json.dumps(node).encode()
+
+
+LEAF = {"device": "cpu", "shape": [4], "dtype": "torch.int64", "is_nested": False}
+
+
+def test_entry_names_that_leave_the_archive_are_refused(tmp_path: Path) -> None:
+    for bad in ("../x.memmap", "/x.memmap", "a\\..\\..\\x.memmap"):
+        path = tmp_path / "evil.tdz"
+        craft(path, {"meta.json": meta({"x": LEAF}, [4]), bad: bytes(32)})
+        with pytest.raises(tclass.errors.UnsafePathError):
+            TensorDict.load_memmap(path)
+        with pytest.raises(tclass.errors.UnsafePathError):
+            tclass.unpack_memmap(path, tmp_path / "out")
+        assert not (tmp_path / "x.memmap").exists() and not (tmp_path / "out").exists()
+
+
+def test_an_entry_shorter_than_its_meta_is_refused(tmp_path: Path) -> None:
+    craft(tmp_path / "d.tdz", {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(12)})
+    with pytest.raises(tclass.errors.FileFormatError, match="x.memmap"):
+        TensorDict.load_memmap(tmp_path / "d.tdz")
+
+
+def test_a_missing_entry_is_refused(tmp_path: Path) -> None:
+    craft(tmp_path / "d.tdz", {"meta.json": meta({"x": LEAF}, [4])})
+    with pytest.raises(tclass.errors.MissingFileError, match="x.memmap"):
+        TensorDict.load_memmap(tmp_path / "d.tdz")
+
+
+def declare_size(path: Path, name: str, size: int) -> None:
+    """Make the archive's headers lie about an entry's inflated size."""
+    with zipfile.ZipFile(path) as archive:
+        info, start = archive.getinfo(name), archive.start_dir
+    with open(path, "r+b") as raw:
+        raw.seek(info.header_offset + 22)  # the local header's uncompressed size
+        raw.write(struct.pack("<I", size))
+        position = start
+        while True:  # the central directory records
+            raw.seek(position)
+            record = raw.read(46)
+            name_len, extra_len, comment_len = struct.unpack("<3H", record[28:34])
+            if raw.read(name_len).decode() == name:
+                raw.seek(position + 24)
+                raw.write(struct.pack("<I", size))
+                return
+            position += 46 + name_len + extra_len + comment_len
+
+
+def test_a_compressed_entry_that_inflates_past_its_size_is_refused(tmp_path: Path) -> None:
+    craft(
+        tmp_path / "bomb.tdz",
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(64 << 20)},
+        {"x.memmap": zipfile.ZIP_DEFLATED},
+    )
+    declare_size(tmp_path / "bomb.tdz", "x.memmap", 32)  # 64 MiB inside, "32 B" outside
+    with pytest.raises(tclass.errors.FileFormatError, match="x.memmap"):
+        TensorDict.load_memmap(tmp_path / "bomb.tdz")
+    with pytest.raises(tclass.errors.FileFormatError, match="x.memmap"):
+        tclass.unpack_memmap(tmp_path / "bomb.tdz", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_longer_compressed_entry_inflates_only_what_its_leaf_needs(tmp_path: Path) -> None:
+    craft(
+        tmp_path / "long.tdz",
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(range(32)) + bytes(256 << 20)},
+        {"x.memmap": zipfile.ZIP_DEFLATED},
+    )  # 256 MiB inflated, of which the leaf needs 32 bytes
+    loaded = TensorDict.load_memmap(tmp_path / "long.tdz")
+    assert loaded["x"].view(torch.uint8).tolist() == list(range(32))
+
+
+def test_duplicate_entries_are_refused(tmp_path: Path) -> None:
+    craft(
+        tmp_path / "dup.tdz",
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(32), "#x.memmap": b"\x01" * 32},
+    )
+    with pytest.raises(tclass.errors.MetadataError, match="x.memmap"):
+        TensorDict.load_memmap(tmp_path / "dup.tdz")
+
+
+def test_pickles_in_an_archive_need_allow_pickle(tmp_path: Path) -> None:
+    td = TensorDict({"v": NonTensorData({1, 2})}, [])
+    td.save(tmp_path / "p.tdz", allow_pickle=True)
+    with pytest.raises(tclass.errors.PickleRefusedError):
+        TensorDict.load_memmap(tmp_path / "p.tdz")
+    assert python_value(TensorDict.load_memmap(tmp_path / "p.tdz", allow_pickle=True)["v"]) == {
+        1,
+        2,
+    }
+
+
+def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "x.tdz").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(TclassError, match="x.tdz"):
+        TensorDict.load_memmap(tmp_path / "x.tdz")
+
+
+def test_python_m_tclass_info_reads_archives(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    sample().save(tmp_path / "d.tdz")
+    result = subprocess.run(
+        [sys.executable, "-m", "tclass", "info", str(tmp_path / "d.tdz")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "obs" in result.stdout and "uint8" in result.stdout
+
+
+# --- the peer's archives ------------------------------------------------------------------
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("compression", [None, "deflate"])
+def test_archives_the_peer_writes_load(tmp_path: Path, compression: str | None) -> None:
+    tensordict = pytest.importorskip("tensordict")
+    theirs = tensordict.TensorDict(
+        {"x": torch.arange(6).view(3, 2), "n": {"y": torch.rand(3)}, "s": "hi"}, batch_size=[3]
+    )
+    theirs.save(tmp_path / "p.tdz", compression=compression)
+    loaded = TensorDict.load_memmap(tmp_path / "p.tdz")
+    assert torch.equal(loaded["x"], theirs["x"]) and torch.equal(loaded["n", "y"], theirs["n", "y"])
+    assert python_value(loaded["s"]) == "hi" and loaded.batch_size == torch.Size([3])
+
+
+@pytest.mark.peer
+def test_the_peer_loads_archives_tclass_writes(tmp_path: Path) -> None:
+    tensordict = pytest.importorskip("tensordict")
+    sample().save(tmp_path / "t.tdz")
+    theirs = tensordict.TensorDict.load_memmap(tmp_path / "t.tdz")
+    mine = sample()
+    assert torch.equal(theirs["obs"], mine["obs"]) and torch.equal(
+        theirs["nested", "i"], mine["nested", "i"]
+    )
+    assert theirs["label"] == "pong"
+    assert tensordict.is_memmap_archive(tmp_path / "t.tdz")
+    tensordict.unpack_memmap(tmp_path / "t.tdz", tmp_path / "their_unpack")
+    assert same(TensorDict.load_memmap(tmp_path / "their_unpack"), mine)

@@ -1,0 +1,253 @@
+"""``TensorDictParams``: a TensorDict that is also an ``nn.Module``, whose tensors are that
+module's parameters and buffers (the peer's semantics): float tensors become
+``nn.Parameter``s, other tensors buffers; ``parameters()``, ``state_dict``, optimizers and
+``module.to()`` see them, under their nested keys joined by ``"."``; the collection API
+works on top, and ``from_module`` / ``from_modules(as_module=True)`` / ``to_module`` /
+``torch.vmap`` ensembles go through it.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import pickle
+
+import pytest
+import torch
+from torch import nn
+
+import tclass
+from tclass import TensorDict, TensorDictBase, TensorDictParams
+
+
+def net() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+
+
+class Holder(nn.Module):
+    def __init__(self, params: TensorDictParams) -> None:
+        super().__init__()
+        self.params = params
+
+
+def test_it_is_a_module_and_a_collection() -> None:
+    params = TensorDictParams(TensorDict.from_module(net()))
+    assert isinstance(params, nn.Module) and isinstance(params, TensorDictBase)
+    assert tclass.is_tensor_collection(params)
+    assert params.batch_size == torch.Size([]) and set(params.keys()) == {"0", "1", "2"}
+    assert hash(params) == hash(params)  # a module can be a dict key, as every module
+
+
+def test_float_tensors_become_parameters_and_the_rest_buffers() -> None:
+    model = net()
+    params = TensorDictParams(TensorDict.from_module(model))
+    names = [name for name, _ in params.named_parameters()]
+    assert names == [
+        "0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var",
+        "2.weight", "2.bias",
+    ]  # fmt: skip
+    assert [name for name, _ in params.named_buffers()] == ["1.num_batches_tracked"]
+    assert params["0", "weight"] is model[0].weight  # the module's own parameter objects
+    assert isinstance(params["1", "running_mean"], nn.Parameter)  # a float tensor, as the peer
+    assert not isinstance(params["1", "num_batches_tracked"], nn.Parameter)
+
+
+def test_no_convert_registers_buffers_only() -> None:
+    td = TensorDict({"w": torch.zeros(2), "p": nn.Parameter(torch.ones(2))}, [])
+    params = TensorDictParams(td, no_convert=True)
+    assert [name for name, _ in params.named_parameters()] == ["p"]
+    assert [name for name, _ in params.named_buffers()] == ["w"]
+
+
+def test_constructors() -> None:
+    assert set(TensorDictParams({"a": torch.zeros(2)}).keys()) == {"a"}
+    assert set(TensorDictParams(a=torch.zeros(2), b=torch.ones(1)).keys()) == {"a", "b"}
+    first = TensorDictParams(a=torch.zeros(2))
+    again = TensorDictParams(first)
+    assert again["a"] is first["a"]  # same parameters, not copies
+    with pytest.raises(TypeError):
+        TensorDictParams({"a": torch.zeros(2)}, b=torch.zeros(1))
+
+
+def test_a_parent_module_sees_them() -> None:
+    model = net()
+    holder = Holder(TensorDictParams(TensorDict.from_module(model)))
+    assert [name for name, _ in holder.named_parameters()][:2] == [
+        "params.0.weight",
+        "params.0.bias",
+    ]
+    state = holder.state_dict()
+    assert "params.1.num_batches_tracked" in state and "params.2.bias" in state
+    assert len(list(holder.parameters())) == 8
+
+
+def test_state_dict_round_trips_through_a_parent_module() -> None:
+    source = Holder(TensorDictParams(TensorDict.from_module(net())))
+    target = Holder(TensorDictParams(TensorDict.from_module(net()).clone().zero_()))
+    result = target.load_state_dict(source.state_dict())
+    assert not result.missing_keys and not result.unexpected_keys
+    assert torch.equal(target.params["0", "weight"], source.params["0", "weight"])
+    assert list(source.params.state_dict()) == list(
+        TensorDict.from_module(net()).state_dict(flatten=True)
+    )
+
+
+def test_an_optimizer_trains_the_entries_in_place() -> None:
+    params = TensorDictParams(TensorDict({"w": torch.ones(3)}, []))
+    w = params["w"]
+    optimizer = torch.optim.SGD(params.parameters(), lr=0.5)
+    (params["w"] * 2).sum().backward()
+    optimizer.step()
+    assert params["w"] is w and torch.allclose(w, torch.zeros(3))
+    params.zero_grad()
+    assert w.grad is None or not w.grad.any()
+
+
+def test_module_to_converts_the_entries_and_keeps_them_registered() -> None:
+    model = net()
+    holder = Holder(TensorDictParams(TensorDict.from_module(model)))
+    holder.double()
+    params = holder.params
+    assert params["0", "weight"].dtype == torch.float64
+    assert isinstance(params["0", "weight"], nn.Parameter)
+    assert params["1", "num_batches_tracked"].dtype == torch.int64
+    assert (
+        dict(params.named_buffers())["1.num_batches_tracked"] is params["1", "num_batches_tracked"]
+    )
+    assert dict(params.named_parameters())["0.weight"] is params["0", "weight"]
+    holder.to("meta")
+    assert params["2", "bias"].device.type == "meta"
+
+
+def test_new_entries_are_converted_and_registered() -> None:
+    params = TensorDictParams(TensorDict({"w": torch.ones(2)}, []))
+    params["x"] = torch.zeros(3)
+    params["i"] = torch.zeros(3, dtype=torch.long)
+    params["a", "b"] = torch.zeros(2)
+    params.set("c", torch.ones(1))
+    params.update({"d": torch.ones(1)})
+    assert isinstance(params["x"], nn.Parameter) and isinstance(params["a", "b"], nn.Parameter)
+    assert not isinstance(params["i"], nn.Parameter)
+    assert {name for name, _ in params.named_parameters()} == {"w", "x", "a.b", "c", "d"}
+    assert {name for name, _ in params.named_buffers()} == {"i"}
+    del params["x"]
+    assert "x" not in dict(params.named_parameters())
+    params.pop("c")
+    assert "c" not in dict(params.named_parameters())
+
+
+def test_lock_true_still_takes_writes_through_the_params() -> None:
+    td = TensorDict({"w": torch.ones(2)}, [])
+    params = TensorDictParams(td, lock=True)
+    assert td.is_locked
+    params["v"] = torch.zeros(1)
+    assert "v" in dict(params.named_parameters())
+
+
+def test_ops_follow_the_peer() -> None:
+    params = tclass.from_modules(nn.Linear(2, 3), nn.Linear(2, 3), as_module=True)
+    assert type(params) is TensorDictParams and params.batch_size == torch.Size([2])
+    # what keeps the parameters: clone (new ones), to, copy, in-place ops
+    clone = params.clone()
+    assert type(clone) is TensorDictParams and isinstance(clone["weight"], nn.Parameter)
+    assert clone["weight"] is not params["weight"] and torch.equal(
+        clone["weight"], params["weight"]
+    )
+    doubled = params.to(torch.float64)
+    assert type(doubled) is TensorDictParams and isinstance(doubled["weight"], nn.Parameter)
+    assert doubled["weight"].dtype == torch.float64
+    assert params.requires_grad_(False) is params and not params["weight"].requires_grad
+    # what reads data out gives plain TensorDicts of tensors, as in the peer
+    for result in (
+        params[0],
+        params.data,
+        params.detach(),
+        params.to_tensordict(),
+        params.apply(lambda t: t + 1),
+    ):
+        assert type(result) is TensorDict, type(result)
+    assert not isinstance(params.data["weight"], nn.Parameter)
+    assert [type(member) for member in params.unbind(0)] == [TensorDict, TensorDict]
+
+
+def test_in_place_ops_write_the_parameters() -> None:
+    params = TensorDictParams(TensorDict({"w": torch.ones(2)}, []))
+    w = params["w"]
+    params.zero_()
+    assert params["w"] is w and w.sum() == 0
+    params.data.apply_(lambda t: t.add_(3))
+    assert w.tolist() == [3.0, 3.0]
+
+
+def test_to_module_swaps_the_parameter_objects_in_and_back() -> None:
+    source, target = nn.Linear(3, 4), nn.Linear(3, 4)
+    params = TensorDictParams(TensorDict.from_module(source).clone())
+    original = target.weight
+    with params.to_module(target):
+        assert target.weight is params["weight"]
+        out = target(torch.ones(1, 3))
+    assert target.weight is original
+    out.sum().backward()
+    assert params["weight"].grad is not None
+
+
+def test_from_module_as_module() -> None:
+    model = net()
+    params = TensorDict.from_module(model, as_module=True)
+    assert type(params) is TensorDictParams
+    assert params["0", "weight"] is model[0].weight
+    assert type(tclass.from_module(model, as_module=True)) is TensorDictParams
+
+
+def test_a_vmap_ensemble_trains_through_it() -> None:
+    models = [nn.Linear(3, 2) for _ in range(4)]
+    ensemble = tclass.from_modules(*models, as_module=True)
+    optimizer = torch.optim.Adam(ensemble.parameters(), lr=0.1)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def run(p: TensorDictBase, x: torch.Tensor) -> torch.Tensor:
+        with p.to_module(base):
+            return base(x)
+
+    x = torch.randn(5, 3)
+    before = ensemble["weight"].detach().clone()
+    out = torch.vmap(run, (0, None))(ensemble, x)
+    assert out.shape == (4, 5, 2)
+    expected = torch.stack([m(x) for m in models])
+    torch.testing.assert_close(out, expected)
+    out.pow(2).sum().backward()
+    optimizer.step()
+    assert not torch.equal(ensemble["weight"], before)
+    assert ensemble["weight"].grad is not None
+
+
+def test_deepcopy_pickle_and_torch_save() -> None:
+    holder = Holder(TensorDictParams(TensorDict.from_module(net())))
+    copied = copy.deepcopy(holder)
+    assert isinstance(copied.params, TensorDictParams)
+    assert copied.params["0", "weight"] is not holder.params["0", "weight"]
+    assert torch.equal(copied.params["0", "weight"], holder.params["0", "weight"])
+    assert [n for n, _ in copied.named_parameters()] == [n for n, _ in holder.named_parameters()]
+    buffer = io.BytesIO()
+    torch.save(holder, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=False)
+    assert torch.equal(loaded.params["2", "bias"], holder.params["2", "bias"])
+    assert isinstance(pickle.loads(pickle.dumps(holder.params))["2", "bias"], nn.Parameter)
+
+
+def test_repr_names_the_kind() -> None:
+    assert repr(TensorDictParams(a=torch.zeros(2))).startswith("TensorDictParams(")
+
+
+@pytest.mark.peer
+def test_the_same_program_runs_on_the_peer() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    for lib in (tclass, tensordict):
+        model = net()
+        params = lib.TensorDictParams(lib.TensorDict.from_module(model))
+        holder = Holder(params)
+        names = [name for name, _ in holder.named_parameters()]
+        assert names[0] == "params.0.weight" and len(names) == 8
+        assert list(holder.state_dict())[-1] == "params.2.bias"
