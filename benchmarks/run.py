@@ -1,7 +1,8 @@
 """Times tclass against the peer (``tensordict``) and a hand-written baseline.
 
-Usage: ``python benchmarks/run.py [--repeat N] [--filter TEXT]`` (``make bench``);
-``--filter "tc"`` keeps the tensorclass cases, whose names all start with "tc".
+Usage: ``python benchmarks/run.py [--repeat N] [--filter TEXT] [--group NAME]`` (``make
+bench``); ``--filter "tc"`` keeps the tensorclass cases, whose names all start with "tc";
+``--group algebra`` runs one group.
 
 Every implementation of a case is timed in the same process, interleaved repeat by
 repeat so that machine noise hits all of them alike; the table reports the median
@@ -125,6 +126,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--filter", default="", help="only the cases whose name contains TEXT")
+    parser.add_argument(
+        "--group", default="", help="only this group: " + ", ".join(name for name, *_ in GROUPS)
+    )
     args = parser.parse_args()
     peer = load_peer()
     misses: list[str] = []
@@ -140,7 +144,9 @@ def main() -> int:
         )
         print(header)
         print("-" * len(header))
-        for _, make_cases, make_namespace in GROUPS:
+        for group, make_cases, make_namespace in GROUPS:
+            if args.group and group != args.group:
+                continue
             cases = [c for c in make_cases() if args.filter in c.name]
             if not cases:
                 continue

@@ -462,6 +462,57 @@ def test_inplace_that_would_change_the_dtype_raises_like_torch() -> None:
         td += 0.5
 
 
+def test_tensors_off_the_cpu_go_through_the_kernels_per_device_and_dtype() -> None:
+    # Meta tensors hold no data, but the kernels run grouped by (device, dtype) for them,
+    # as on an accelerator: each result must land under its own key.
+    td = TensorDict(
+        {"a": torch.ones(3, device="meta"), "b": torch.ones(3, 2, dtype=torch.float64,
+         device="meta"), "c": torch.ones(3, 4, device="meta")},
+        [3],
+    )  # fmt: skip
+    layout = [(v.dtype, v.shape, v.device) for v in td.values()]
+    for out in (td + 1, td * td, td.exp(), td.clamp(0, 1), td.lerp(td, 0.5), -td):
+        assert [(v.dtype, v.shape, v.device) for v in out.values()] == layout
+    assert td.mul_(2).add_(td, alpha=0.5) is td
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_results_match_the_cpu() -> None:
+    td = _without_python_values(_td())
+    td["i"] = torch.arange(12).reshape(3, 4)
+    td["h"] = torch.rand(3, 4).half()
+    gpu = td.to("cuda")
+    calls: list[Callable[[Any], Any]] = [
+        lambda x: x + 1, lambda x: x * x, lambda x: x.exp(), lambda x: 2 - x,
+        lambda x: x.clamp(0, 1), lambda x: x.sum(), lambda x: x.float().mean(0),
+        lambda x: x.clone().mul_(0.5).add_(x, alpha=2), lambda x: x > 0,
+    ]  # fmt: skip
+    for call in calls:
+        expected, got = call(td), call(gpu)
+        assert got.device == torch.device("cuda", 0) or got.device is None
+        for path, leaf in leaf_items(expected):
+            assert torch.allclose(got.get(path).cpu().double(), leaf.double(), atol=1e-3)
+
+
+def test_data_gives_the_tensors_outside_autograd() -> None:
+    params = TensorDict(
+        {"w": torch.ones(3, requires_grad=True), "n": {"b": torch.zeros(2, requires_grad=True)}}
+    )
+    data = params.data
+    assert not data["w"].requires_grad and data["w"].data_ptr() == params["w"].data_ptr()
+    data.lerp_(data * 3, 0.5)  # in place, as a soft update of parameters does
+    assert torch.equal(params["w"].detach(), torch.full((3,), 2.0))
+
+    @tensorclass
+    class WithData:  # a field named `data` replaces the member, as in the peer
+        data: torch.Tensor
+        label: str
+
+    r = WithData(torch.ones(2), "x", batch_size=[2])
+    assert torch.equal((r + 1).data, torch.full((2,), 2.0))
+
+
 def test_empty_collections() -> None:
     empty = TensorDict(batch_size=[3])
     for out in (empty + 1, -empty, empty.exp(), empty * empty, empty.float(), empty == 1):
@@ -732,6 +783,10 @@ def test_cast_filter_type_and_to() -> None:
     assert td.type(torch.float64)["i"].dtype is torch.float64
     assert td.type(torch.float64, cast_filter=lambda k, v: k == ("x",))["i"].dtype is torch.int64
     assert td.to(torch.float16)["i"].dtype is torch.float16
+    only_x = td.to(torch.float64, cast_filter=lambda key, value: key == ("x",))
+    assert only_x["x"].dtype is torch.float64 and only_x["n", "y"].dtype is torch.float32
+    lazy = tclass.lazy_stack([td, td.clone()])
+    assert lazy.to(torch.float16, cast_filter=tclass.is_inexact)[0]["i"].dtype is torch.int64
     assert tclass.is_inexact(torch.ones(1)) and not tclass.is_inexact("k", torch.arange(1))
     assert td.int(cast_filter=tclass.is_inexact)["x"].dtype is torch.int32
 

@@ -69,7 +69,7 @@ class PointwiseOps(TensorCollection):
         if into.paths is None and into.values is None:
             if not operands:
                 if plain:
-                    into.leaves.extend(mine.values())
+                    into.leaves.extend(mine.values())  # type: ignore[arg-type]
                     return
                 for value in mine.values():
                     if isinstance(value, _Tensor):
@@ -84,7 +84,7 @@ class PointwiseOps(TensorCollection):
                     check_same_keys(mine, theirs, prefix, False)
                     pieces = list(map(theirs.__getitem__, mine))
                     if set(map(type, pieces)) <= _PLAIN:
-                        into.leaves.extend(mine.values())
+                        into.leaves.extend(mine.values())  # type: ignore[arg-type]
                         into.operands[0].extend(pieces)
                         return
         self._collect_entries(mine, into, operands, batch_dims, prefix)
@@ -870,6 +870,12 @@ class PointwiseOps(TensorCollection):
         """Sets every tensor to zero in place."""
         return self._pointwise_(torch._foreach_zero_, _Tensor.zero_)
 
+    @property
+    def data(self) -> Self:
+        """The same collection over each tensor's ``.data``: the same storage, outside
+        autograd (``target.data.lerp_(online.data, tau)`` updates parameters in place)."""
+        return self._pointwise(None, _data_of)
+
 
 def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...]) -> Any:
     """The part of a walked operand that goes with the nested collection at ``key``."""
@@ -930,6 +936,10 @@ def _completed(a: Any, b: Any, value: Any) -> Any:
         else:
             values[key] = theirs[key]
     return b._new_like(values, b.batch_size, b.device)
+
+
+def _data_of(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.data
 
 
 def _where(tensor: torch.Tensor, condition: Any, other: Any) -> torch.Tensor:

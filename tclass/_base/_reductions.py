@@ -118,7 +118,8 @@ class ReductionOps(PointwiseOps):
         batch = along.batch(self.batch_size)
         whole = along.whole
         if whole is not None and set(map(type, mine.values())) <= _PLAIN:
-            return (self._new_like(dict(zip(mine, map(whole, mine.values()))), batch, self.device),)
+            mapped = dict(zip(mine, map(whole, mine.values())))  # type: ignore[arg-type]
+            return (self._new_like(mapped, batch, self.device),)
         parts: list[dict[str, Any]] = [{} for _ in range(along.outputs)]
         batch_dims = self.batch_dims
         for key, value in mine.items():

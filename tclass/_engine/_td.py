@@ -819,7 +819,15 @@ class TensorDict(TensorDictBase):
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves and/or casts every tensor: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
-        ``non_blocking=``. Returns ``self`` when nothing would change."""
+        ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
+        tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...)."""
+        cast_filter = kwargs.pop("cast_filter", None)
+        if cast_filter is not None:
+            request = parse_to_args(args, kwargs)
+            moved = self
+            if request.device is not None:
+                moved = self.to(request.device, non_blocking=request.non_blocking)
+            return moved if request.dtype is None else moved._cast(request.dtype, cast_filter)
         if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device)):
             device = as_device(args[0])
             if device == self._device:

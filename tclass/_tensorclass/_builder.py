@@ -180,9 +180,11 @@ def _prepare_fields(cls: type) -> None:
     for name in own:
         value = cls.__dict__.get(name, dataclasses.MISSING)
         if value is dataclasses.MISSING:
-            # A field re-declared in a subclass: the base's property is not a default.
+            # A field re-declared in a subclass, or replacing a member (`data`): the
+            # inherited property is not a default.
             inherited = getattr(cls, name, None)
-            if isinstance(inherited, property) and _is_field_property(cls, name):
+            replaced = _is_field_property(cls, name) or name in _REPLACEABLE_MEMBERS
+            if isinstance(inherited, property) and replaced:
                 type.__setattr__(cls, name, dataclasses.field())
             continue
         if (
@@ -210,9 +212,14 @@ def _is_field_property(cls: type, name: str) -> bool:
     return False
 
 
+# Members a field may replace, as the peer allows (a record's `data` field is common).
+_REPLACEABLE_MEMBERS = ("data", "fields")
+
+
 def _refuse_reserved_names(cls: type, base: type, fields: list[dataclasses.Field[Any]]) -> None:
     for field in fields:
-        if hasattr(base, field.name) or field.name in ("_tensordict", "self"):
+        member = hasattr(base, field.name) and field.name not in _REPLACEABLE_MEMBERS
+        if member or field.name in ("_tensordict", "self"):
             msg = (
                 f"{cls.__name__}.{field.name}: {field.name!r} is a tensorclass attribute or "
                 "method and cannot be a field name; rename the field"
