@@ -50,7 +50,7 @@ class CastOps(PointwiseOps):
         if cast_filter is _DEFAULT:
             cast_filter = self._default_cast_filter()
         if cast_filter is None:
-            return self._pointwise(None, operator.methodcaller("to", dtype))
+            return self._pointwise(None, operator.methodcaller("type", dtype))
         gather = Gather(paths=True)
         self._collect(gather, (), self.batch_dims, ())
         assert gather.paths is not None

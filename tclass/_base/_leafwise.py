@@ -103,7 +103,7 @@ def pad_operand(
 def broadcast_batch(batch_size: torch.Size, shape: Sequence[int], what: str) -> torch.Size:
     """The batch size after broadcasting with ``shape`` (torch's rules: shapes lined up on
     their last dims, sizes equal or 1), or an error naming both."""
-    if tuple(shape) == tuple(batch_size):
+    if not shape or shape == batch_size:  # a scalar-shaped operand, or the same batch
         return batch_size
     ndim = max(len(batch_size), len(shape))
     a = (1,) * (ndim - len(batch_size)) + tuple(batch_size)

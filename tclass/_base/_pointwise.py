@@ -77,17 +77,42 @@ class PointwiseOps(TensorCollection):
                     elif not value._is_value_node:
                         value._collect(into, operands, batch_dims, prefix)
                 return
-            if len(operands) == 1 and plain and not into.subset:
+            if len(operands) == 1 and not into.subset:
                 other = operands[0]
                 if isinstance(other, TensorCollection):  # td * td: the common case
                     theirs = other._entries()
                     check_same_keys(mine, theirs, prefix, False)
-                    pieces = list(map(theirs.__getitem__, mine))
-                    if set(map(type, pieces)) <= _PLAIN:
-                        into.leaves.extend(mine.values())  # type: ignore[arg-type]
-                        into.operands[0].extend(pieces)
-                        return
+                    if plain:
+                        pieces = list(map(theirs.__getitem__, mine))
+                        if set(map(type, pieces)) <= _PLAIN:
+                            into.leaves.extend(mine.values())  # type: ignore[arg-type]
+                            into.operands[0].extend(pieces)
+                            return
+                    self._collect_pairs(mine, theirs, into, batch_dims, prefix)
+                    return
         self._collect_entries(mine, into, operands, batch_dims, prefix)
+
+    def _collect_pairs(
+        self,
+        mine: Mapping[str, Any],
+        theirs: Mapping[str, Any],
+        into: Gather,
+        batch_dims: int,
+        prefix: tuple[str, ...],
+    ) -> None:
+        """:meth:`_collect` with one collection operand (keys already checked), entry by
+        entry: a record's fields beside its Python values, nested collections."""
+        leaves, pieces = into.leaves, into.operands[0]
+        for key, value in mine.items():
+            if isinstance(value, _Tensor):
+                piece = theirs[key]
+                if not isinstance(piece, _Tensor):
+                    raise mismatched_entry(key, prefix, value, piece)
+                leaves.append(value)
+                pieces.append(piece)
+            elif not value._is_value_node:
+                sub = _sub_operand(theirs, theirs, key, prefix)
+                value._collect(into, (sub,), batch_dims, prefix + (key,))
 
     def _collect_entries(
         self,
