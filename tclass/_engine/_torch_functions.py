@@ -4,7 +4,7 @@ The pointwise methods, reductions and scans register themselves in the dispatch 
 where they are defined (``torch.exp(td)`` is ``td.exp()``). The functions here need an
 adapter: an operand on the left (``torch.add(1, td)``, ``torch.where(mask, 0, td)``),
 torch's own keywords (``torch.norm(td, p=...)``, ``F.mse_loss(..., reduction=)``),
-``torch.autograd.grad``, the random factories, and the shape functions that move batch
+``torch.autograd.grad``, and the shape functions that move batch
 elements around (``torch.flip``, ``torch.roll``, ``torch.gather``, ``torch.tile``...),
 which work on the batch dims of every tensor and nested collection (Python values move
 with their elements).
@@ -23,7 +23,6 @@ import torch.nn.functional as F
 from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Gather
 from tclass._core import _batch
-from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass.errors import DimError, OperandError
 
@@ -111,22 +110,6 @@ def _where(condition: Any, input: Any, other: Any) -> Any:
     if _is_collection(other):
         return other.where(~condition, input)
     return condition._pointwise(None, lambda c: torch.where(c, input, other), lock=False)
-
-
-@implements(torch.rand_like)
-def _rand_like(input: Any, **kwargs: Any) -> Any:
-    return _like(input, torch.rand_like, kwargs)
-
-
-@implements(torch.randn_like)
-def _randn_like(input: Any, **kwargs: Any) -> Any:
-    return _like(input, torch.randn_like, kwargs)
-
-
-def _like(collection: Any, make: Callable[..., torch.Tensor], kwargs: dict[str, Any]) -> Any:
-    device = kwargs.get("device")
-    target = collection.device if device is None else as_device(device)
-    return collection._map_values(lambda v: make(v, **kwargs), collection.batch_size, target)
 
 
 # --- losses ----------------------------------------------------------------------------
