@@ -788,6 +788,8 @@ def test_cast_filter_type_and_to() -> None:
     lazy = tclass.lazy_stack([td, td.clone()])
     assert lazy.to(torch.float16, cast_filter=tclass.is_inexact)[0]["i"].dtype is torch.int64
     assert tclass.is_inexact(torch.ones(1)) and not tclass.is_inexact("k", torch.arange(1))
+    assert td.dtype is None and td.float().dtype is torch.float32  # one dtype, or None
+    assert td.double().is_floating_point() and not td.is_floating_point()
     assert td.int(cast_filter=tclass.is_inexact)["x"].dtype is torch.int32
 
 
