@@ -747,6 +747,20 @@ def test_inplace_math_writes_into_memory_mapped_files(tmp_path: pathlib.Path) ->
     assert torch.equal(TensorDict.load_memmap(tmp_path / "td")["a"], loaded["a"])
 
 
+def test_math_on_an_hdf5_collection(tmp_path: pathlib.Path) -> None:
+    pytest.importorskip("h5py")
+    td = TensorDict({"a": torch.ones(3, 4), "n": {"b": torch.arange(3.0)}}, [3])
+    h5 = tclass.PersistentTensorDict.from_dict(td, filename=tmp_path / "x.h5")
+    out = h5 * 2 + 1  # out of place: a TensorDict in memory
+    assert type(out) is TensorDict and torch.equal(out["n", "b"], td["n", "b"] * 2 + 1)
+    h5.mul_(2).add_(1)  # in place: written into the file
+    h5 += h5
+    reread = tclass.PersistentTensorDict.from_h5(tmp_path / "x.h5")
+    assert torch.equal(reread["a"], torch.full((3, 4), 6.0))
+    assert torch.equal(reread["n", "b"], (td["n", "b"] * 2 + 1) * 2)
+    assert torch.equal(h5.sum()["a"], torch.tensor(72.0))
+
+
 @pytest.mark.parametrize("kinds", RECORDS, ids=["TensorClass", "@tensorclass"])
 def test_inplace_math_on_a_memory_mapped_record(
     kinds: tuple[type, type], tmp_path: pathlib.Path

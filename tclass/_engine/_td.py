@@ -824,10 +824,10 @@ class TensorDict(TensorDictBase):
         cast_filter = kwargs.pop("cast_filter", None)
         if cast_filter is not None:
             request = parse_to_args(args, kwargs)
-            moved = self
+            placed = self
             if request.device is not None:
-                moved = self.to(request.device, non_blocking=request.non_blocking)
-            return moved if request.dtype is None else moved._cast(request.dtype, cast_filter)
+                placed = self.to(request.device, non_blocking=request.non_blocking)
+            return placed if request.dtype is None else placed._cast(request.dtype, cast_filter)
         if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device)):
             device = as_device(args[0])
             if device == self._device:
