@@ -42,7 +42,8 @@ Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | comp
 """What binary math takes: a number, a tensor over the batch dims, or a collection."""
 
 _Tensor = torch.Tensor
-_PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the list fast paths
+_PLAIN = frozenset({torch.Tensor})
+_NO_KWARGS: dict[str, Any] = {}  # entries of exactly this type take the list fast paths
 
 
 class PointwiseOps(TensorCollection):
@@ -212,25 +213,28 @@ class PointwiseOps(TensorCollection):
         arithmetic and casts; comparisons give unlocked masks). ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
-        batch = self.batch_size
+        own = batch = self.batch_size
         walked: list[Any] = []
         for operand in operands:
             if isinstance(operand, (_Tensor, TensorCollection)):
-                if alignment == "batch":
+                if alignment == "batch" and operand.shape != batch:
                     what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
                     batch = broadcast_batch(batch, operand.shape, what)
                 walked.append(operand)
             elif operand is not None and as_scalar(operand) is None:
                 raise refuse_operand(operation or each.__name__, operand)
         gather = Gather(len(walked), alignment, values=values is not None)
-        self._collect(gather, tuple(walked), self.batch_dims, ())
-        pieces = iter(gather.operands)
-        args = [
-            next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else as_scalar(op)
-            for op in operands
-        ]
-        results = run_leafwise(foreach, each, gather.leaves, args, kwargs or {})
-        resize = None if batch == self.batch_size else _grown(batch, self.batch_dims)
+        self._collect(gather, tuple(walked), len(own), ())
+        if walked:
+            pieces = iter(gather.operands)
+            args = [
+                next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else as_scalar(op)
+                for op in operands
+            ]
+        else:
+            args = [as_scalar(op) for op in operands]
+        results = run_leafwise(foreach, each, gather.leaves, args, kwargs or _NO_KWARGS)
+        resize = None if batch == own else _grown(batch, len(own))
         nodes = None
         if values is not None and gather.values is not None:
             nodes = iter(

@@ -330,6 +330,15 @@ class NonTensorData(_NonTensorNode):
     def _rebatched(self, batch_size: torch.Size) -> Self:
         return self._make(self.data, batch_size, self._device)  # type: ignore[return-value]
 
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        batch = self._batch_size if resize is None else resize(self._batch_size)
+        return self._make(self.data, batch, self._device)  # type: ignore[return-value]
+
     def clone(self, recurse: bool = True) -> Self:
         data = _copy_value(self.data) if recurse else self.data
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
