@@ -7,11 +7,18 @@ bench``); ``--filter "tc"`` keeps the tensorclass cases, whose names all start w
 Every implementation of a case is timed in the same process, interleaved repeat by
 repeat so that machine noise hits all of them alike; the table reports the median
 time per call and the ratios tclass/peer and tclass/baseline.
+
+On glibc, the allocator is told to keep freed memory in the process (``mallopt``: no
+trimming of the heap) for all three implementations alike.
+Otherwise a call that frees megabytes of results may hand them back to the system and
+the next call takes page faults for them, depending on the order the results happen to
+be freed in: that swings the tensor-bound rows by up to 50% from run to run.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import importlib
 import statistics
 import sys
@@ -70,6 +77,17 @@ def verdicts(case: Case, vs_peer: float | None, vs_base: float | None) -> list[t
         limit = baseline_target(case)
         out.append((f"base<={limit:g}", vs_base <= limit))
     return out
+
+
+def quiet_allocator() -> bool:
+    """Keeps freed memory in the process on glibc (see the module docstring); False
+    elsewhere, where nothing is changed."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return False
+    m_trim_threshold = -1  # glibc's mallopt parameter
+    return bool(libc.mallopt(m_trim_threshold, 1 << 30))
 
 
 def load_peer() -> ModuleType | None:
@@ -131,12 +149,14 @@ def main() -> int:
     )
     args = parser.parse_args()
     peer = load_peer()
+    quiet = quiet_allocator()
     misses: list[str] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the peer's deprecation warnings
         print(
             f"peer: {'tensordict ' + peer.__version__ if peer else 'not installed'}; "
-            f"median of {args.repeat} interleaved repeats, us per call\n"
+            f"median of {args.repeat} interleaved repeats, us per call; allocator "
+            f"{'keeps freed memory (mallopt)' if quiet else 'as the system sets it'}\n"
         )
         header = (
             f"{'case':34s} {'tclass':>9s} {'peer':>9s} {'baseline':>9s} {'t/peer':>7s} "
