@@ -215,7 +215,7 @@ def _fused(
 ) -> list[torch.Tensor] | None:
     """One kernel call on CPU (where torch loops over the tensors itself); elsewhere one
     call per (device, dtype) group, which is what the fast fused kernels take."""
-    if leaves[0].device.type == "cpu":
+    if leaves[0].is_cpu:
         return foreach(leaves, *operands, **kwargs)  # type: ignore[no-any-return]
     groups: dict[tuple[torch.device, torch.dtype], list[int]] = {}
     for position, leaf in enumerate(leaves):
