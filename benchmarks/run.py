@@ -54,11 +54,6 @@ def peer_target(case: Case) -> float:
     return float(getattr(case, "peer_target", PEER_TARGET))
 
 
-def baseline_target(case: Case) -> float:
-    """The case's own bound on tclass/baseline for tensor-bound cases."""
-    return float(getattr(case, "baseline_target", BASELINE_TARGET))
-
-
 def verdicts(case: Case, vs_peer: float | None, vs_base: float | None) -> list[tuple[str, bool]]:
     """Each target the case is held to, and whether the ratios meet it. A case with a
     ``floor_target`` meets its peer target also by staying within that of the baseline
@@ -73,8 +68,10 @@ def verdicts(case: Case, vs_peer: float | None, vs_base: float | None) -> list[t
             ok = ok or (vs_base is not None and vs_base <= floor)
             label += f" or base<={floor:g}"
         out.append((label, ok))
-    if case.tensor_bound and vs_base is not None:
-        limit = baseline_target(case)
+    limit = getattr(case, "baseline_target", None)
+    if limit is None and case.tensor_bound:
+        limit = BASELINE_TARGET
+    if limit is not None and vs_base is not None:
         out.append((f"base<={limit:g}", vs_base <= limit))
     return out
 

@@ -14,7 +14,7 @@ resolve, so every class here is declared with evaluated annotations.
 import dataclasses
 import functools
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 from engine_cases import Case
@@ -32,9 +32,16 @@ ATTRIBUTE_TARGET = 0.25
 
 @dataclasses.dataclass(frozen=True)
 class TensorclassCase(Case):
-    """A case with its own bound on tclass/peer (``engine_cases.Case`` has the one default)."""
+    """A case with its own bound on tclass/peer (``engine_cases.Case`` has the one default),
+    and optionally on tclass/baseline (the schema cases: their baseline is the same
+    statement on the record without specs, and the checks may cost 20%)."""
 
     peer_target: float = PEER_TARGET
+    baseline_target: float | None = None
+
+
+# The schema cases' bound: specs cost at most 20% on building a record.
+SPEC_TARGET = 1.2
 
 
 # --- tclass ---------------------------------------------------------------------------
@@ -45,6 +52,16 @@ class TTransition:
     obs: torch.Tensor
     action: torch.Tensor
     reward: torch.Tensor
+    env: str
+
+
+@tclass.tensorclass
+class STransition:
+    """TTransition with a spec on each tensor field (``k`` binds across nothing else)."""
+
+    obs: Annotated[torch.Tensor, tclass.Spec("3 k", torch.float32)]
+    action: Annotated[torch.Tensor, tclass.Spec("2", torch.float32)]
+    reward: Annotated[torch.Tensor, tclass.Spec("", torch.float32)]
     env: str
 
 
@@ -196,6 +213,8 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
     ]
     if peer is not None:
         implementations.append(("p", _peer_classes(peer), True))
+    ns["STransition"] = STransition
+    ns["sspec"] = STransition(leaves["a"], leaves["b"], leaves["c"], "pong", batch_size=[BATCH])
     for prefix, classes, tensorclass in implementations:
         ns.update({prefix.upper() + name: cls for name, cls in classes.items()})
         ns.update(
@@ -293,4 +312,23 @@ def tensorclass_cases() -> list[TensorclassCase]:
     for name, stmt, baseline, tensor_bound, peer_target in rows:
         ours, theirs = _both(stmt)
         cases.append(TensorclassCase(name, ours, theirs, baseline, tensor_bound, peer_target))
-    return cases
+    return cases + _schema_cases()
+
+
+def _schema_cases() -> list[TensorclassCase]:
+    """The schema issue's cases: the record with specs against the same record without
+    (the baseline column), and against the peer's record (which checks nothing)."""
+    init = "Transition(a, b, c, 'pong', batch_size=[BATCH])"
+    return [
+        TensorclassCase(
+            "tc init, 3 spec'd fields",
+            f"S{init}",
+            f"P{init}",
+            f"T{init}",
+            peer_target=ATTRIBUTE_TARGET,
+            baseline_target=SPEC_TARGET,
+        ),
+        # A spec'd field's write also reads the tensor's dtype and shape (about 0.15 us):
+        # held to the default bound.
+        TensorclassCase("tc write, a spec'd field", "sspec.obs = a", "pr1.obs = a", "tr1.obs = a"),
+    ]

@@ -2,9 +2,10 @@
 
 Run it with ``make demo`` (or ``python examples/replay_buffer.py [--capacity N] ...``). It
 
-1. declares a ``Transition`` tensorclass (tensors plus one ``str`` for the whole batch);
-2. preallocates a circular buffer of ``--capacity`` rows with ``memmap_like``: one row
-   expanded to the capacity (a view, no memory), then sparse files (no data written);
+1. declares a ``Transition`` tensorclass whose annotations are its schema: each tensor
+   field's feature dims and dtype (``Spec``), plus one ``str`` for the whole batch;
+2. preallocates a circular buffer of ``--capacity`` rows from the schema alone with
+   ``Transition.allocate``: sparse files (no data written, no example row needed);
 3. writes whole batches, wrapping around at the end, so the oldest rows are replaced;
 4. samples rows uniformly by index (only those rows are read from the files);
 5. saves the cursor next to the rows and reloads everything with ``Transition.load_memmap``;
@@ -24,24 +25,27 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Annotated
 
 import torch
 
 import tclass
-from tclass import TensorDict, tensorclass
+from tclass import Spec, TensorDict, tensorclass
 
-OBS_SHAPE = (4, 84, 84)  # four stacked 84x84 grey frames, as in Atari agents
+FRAMES = {"frames": 4, "h": 84, "w": 84}  # four stacked 84x84 grey frames, as in Atari agents
+OBS_SHAPE = tuple(FRAMES.values())
 
 
 @tensorclass
 class Transition:
-    """One row of the buffer; ``step`` is the global write counter, to check wrapping."""
+    """One row of the buffer (the specs are the feature dims, after the batch dims);
+    ``step`` is the global write counter, to check wrapping."""
 
-    obs: torch.Tensor  # uint8 [*B, 4, 84, 84]
-    action: torch.Tensor  # int64 [*B]
-    reward: torch.Tensor  # float32 [*B]
-    done: torch.Tensor  # bool [*B]
-    step: torch.Tensor  # int64 [*B]
+    obs: Annotated[torch.Tensor, Spec("frames h w", torch.uint8)]
+    action: Annotated[torch.Tensor, Spec("", torch.int64)]
+    reward: Annotated[torch.Tensor, Spec("", torch.float32)]
+    done: Annotated[torch.Tensor, Spec("", torch.bool)]
+    step: Annotated[torch.Tensor, Spec("", torch.int64)]
     env: str = "pong"
 
 
@@ -68,11 +72,11 @@ class ReplayBuffer:
         self.size = size  # how many rows hold data
 
     @classmethod
-    def create(cls, folder: Path, capacity: int, example: Transition) -> ReplayBuffer:
-        """Allocates ``folder/rows`` for ``capacity`` rows shaped like ``example[0]``."""
+    def create(cls, folder: Path, capacity: int) -> ReplayBuffer:
+        """Allocates ``folder/rows`` for ``capacity`` rows of the schema (zero-filled,
+        sparse: the files take no disk space until written)."""
         folder.mkdir(parents=True, exist_ok=True)
-        rows: Transition = example[0].expand(capacity).memmap_like(folder / "rows")
-        return cls(rows)
+        return cls(Transition.allocate([capacity], dims=FRAMES, prefix=folder / "rows"))
 
     @property
     def capacity(self) -> int:
@@ -227,9 +231,9 @@ def show_info(folder: Path) -> None:
 
 def run(folder: Path, capacity: int, batch_size: int, batches: int, grow: int) -> None:
     print(f"tclass {tclass.__version__}, torch {torch.__version__}")
-    buffer = ReplayBuffer.create(folder, capacity, make_batch(1, 0))
+    buffer = ReplayBuffer.create(folder, capacity)
     apparent, allocated = disk_usage(folder)
-    print(f"1. preallocated {capacity:,} transitions with memmap_like in {folder}/rows")
+    print(f"1. preallocated {capacity:,} transitions with Transition.allocate in {folder}/rows")
     print(
         f"   files total {mib(apparent)}, of which {mib(allocated)} on disk (sparse until written)"
     )

@@ -10,6 +10,15 @@ from tclass import errors as errors
 from tclass._base._casts import is_inexact as is_inexact
 from tclass._base._tensordict_base import TensorDictBase as TensorDictBase
 from tclass._core._memmap import MemoryMappedTensor as MemoryMappedTensor
+from tclass._core._options import capture_non_tensor_stack as capture_non_tensor_stack
+from tclass._core._options import get_defaults_to_none as get_defaults_to_none
+from tclass._core._options import lazy_legacy as lazy_legacy
+from tclass._core._options import list_to_stack as list_to_stack
+from tclass._core._options import set_capture_non_tensor_stack as set_capture_non_tensor_stack
+from tclass._core._options import set_get_defaults_to_none as set_get_defaults_to_none
+from tclass._core._options import set_lazy_legacy as set_lazy_legacy
+from tclass._core._options import set_list_to_stack as set_list_to_stack
+from tclass._core._spec import Spec as Spec
 from tclass._engine import _torch_functions as _torch_functions
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
@@ -21,8 +30,10 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict as LazyStackedTens
 from tclass._engine._lazy._stack import dense_stack_tds as dense_stack_tds
 from tclass._engine._lazy._stack import lazy_stack as lazy_stack
 from tclass._engine._lazy._stack import maybe_dense_stack as maybe_dense_stack
+from tclass._engine._nontensor import MetaData as MetaData
 from tclass._engine._nontensor import NonTensorData as NonTensorData
 from tclass._engine._nontensor import NonTensorStack as NonTensorStack
+from tclass._engine._nontensor import is_non_tensor as is_non_tensor
 from tclass._engine._ops import cat as cat
 from tclass._engine._ops import stack as stack
 from tclass._engine._pad import pad as pad
@@ -51,6 +62,7 @@ from tclass._io._archive import unpack_memmap as unpack_memmap
 from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
 from tclass._io._h5 import from_h5 as from_h5
 from tclass._tensorclass import TensorClass as TensorClass
+from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
 from tclass.errors import TclassError as TclassError
@@ -59,20 +71,24 @@ __all__ = [
     "append_memmap",
     "LazyStackedTensorDict",
     "MemoryMappedTensor",
+    "MetaData",
     "NonTensorData",
     "NonTensorStack",
     "PersistentTensorDict",
+    "Spec",
     "TclassError",
     "TensorClass",
     "TensorDict",
     "TensorDictBase",
     "TensorDictParams",
+    "capture_non_tensor_stack",
     "cat",
     "dense_stack_tds",
     "errors",
     "expand_as_right",
     "expand_right",
     "from_consolidated",
+    "from_dataclass",
     "from_dict",
     "from_h5",
     "from_module",
@@ -81,12 +97,16 @@ __all__ = [
     "from_pytree",
     "from_struct_array",
     "fromkeys",
+    "get_defaults_to_none",
+    "is_non_tensor",
     "is_inexact",
     "is_tensor_collection",
     "is_memmap_archive",
     "is_tensorclass",
     "isin",
+    "lazy_legacy",
     "lazy_stack",
+    "list_to_stack",
     "load",
     "load_memmap",
     "make_tensordict",
@@ -99,6 +119,10 @@ __all__ = [
     "parse_tensor_dict_string",
     "remove_duplicates",
     "save",
+    "set_capture_non_tensor_stack",
+    "set_get_defaults_to_none",
+    "set_lazy_legacy",
+    "set_list_to_stack",
     "stack",
     "tensorclass",
     "unpack_memmap",

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import NamedTuple
 
 __all__ = [
     "AppendError",
+    "ArgumentError",
     "BatchMismatchError",
     "BatchSizeError",
+    "CastError",
     "ClassDefinitionError",
     "ClassResolutionError",
     "ClosedFileError",
@@ -27,6 +30,7 @@ __all__ = [
     "DistributedError",
     "EntryTypeError",
     "FieldIndexError",
+    "FieldSpecError",
     "FieldTypeError",
     "FileBusyError",
     "FileConflictError",
@@ -50,12 +54,17 @@ __all__ = [
     "ReductionError",
     "ReprParseError",
     "ReservedNameError",
+    "SchemaMismatchError",
     "ShapeError",
+    "SharedDefaultWarning",
+    "SpecSyntaxError",
     "StackError",
     "StateDictKeyError",
     "StructureMismatchError",
     "SubpathError",
     "TclassError",
+    "TclassWarning",
+    "UnknownArgumentError",
     "UnknownFieldError",
     "UnpicklableError",
     "UnsafePathError",
@@ -292,12 +301,92 @@ class UnknownFieldError(TclassError, AttributeError, ValueError):
     """A name that is not a field of the tensorclass was set or given."""
 
 
+class CastError(FieldTypeError, ValueError):
+    """A value set to a field of an ``autocast`` tensorclass cannot be converted to the
+    field's annotated type (``int("abc")``: the peer lets the ``ValueError`` or
+    ``TypeError`` of the conversion through)."""
+
+
+class ArgumentError(TclassError, TypeError):
+    """A constructor got arguments its signature does not take: too many positional
+    arguments, or a required field missing."""
+
+
+class UnknownArgumentError(ArgumentError, AttributeError):
+    """A constructor got a keyword that is no field (the peer raises AttributeError)."""
+
+
 class FrozenInstanceError(TclassError, dataclasses.FrozenInstanceError):
     """A field of a frozen tensorclass instance was assigned or deleted."""
 
 
 class FieldIndexError(TclassError, ValueError, TypeError):
     """A tensorclass was indexed with a string: it is indexed along batch dims only."""
+
+
+# --- schemas: shapes and dtypes in annotations ------------------------------------------
+
+
+class SpecSyntaxError(ClassDefinitionError, ValueError):
+    """A field's shape spec (``Spec("3 h w")``, a jaxtyping annotation) cannot be read."""
+
+
+class SpecProblem(NamedTuple):
+    """One way a field's tensor does not fit its spec (see ``FieldSpecError``)."""
+
+    field: str  # the field
+    dim: str  # the dim ('h', '3', '*rest'), "dtype", or "ndim"
+    got: object  # what the tensor has
+    expected: object  # what the spec (or the other field) says
+    other: str | None = None  # the field that bound the dim first, if another
+    message: str = ""
+
+
+class FieldSpecError(FieldTypeError, ValueError):
+    """A tensor does not fit its field's spec: its dtype, a feature dim, or a named dim
+    that another field of the record binds to another size. Raised when a record is
+    built or a field assigned; the record is left as it was.
+
+    Attributes:
+        problems: every problem found, as ``SpecProblem`` (field, dim, both values).
+    """
+
+    def __init__(self, message: str, problems: Sequence[SpecProblem] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)
+
+    def __reduce__(self) -> tuple[type[FieldSpecError], tuple[object, ...]]:
+        return (type(self), (str(self), self.problems))
+
+
+class SchemaDifference(NamedTuple):
+    """One difference between a saved folder and the class loading it."""
+
+    path: str  # the record's folder, relative to the one loaded ("" for the root)
+    field: str
+    kind: str  # "missing", "extra", "dtype", "shape", "kind"
+    saved: object  # what the folder holds (None when the field is missing)
+    declared: object  # what the class declares (None for an extra field)
+    option: str | None  # the load_memmap option that accepts it, or None
+    message: str = ""
+
+
+class SchemaMismatchError(MetadataError):
+    """A folder does not hold what the class loading it declares: missing or extra
+    fields, dtypes or shapes its specs do not allow. Every difference is listed, each
+    with the option that would accept it (``strict=False``, ``widen=True``); nothing
+    was loaded.
+
+    Attributes:
+        differences: every difference, as ``SchemaDifference``.
+    """
+
+    def __init__(self, message: str, differences: Sequence[SchemaDifference] = ()) -> None:
+        super().__init__(message)
+        self.differences = tuple(differences)
+
+    def __reduce__(self) -> tuple[type[SchemaMismatchError], tuple[object, ...]]:
+        return (type(self), (str(self), self.differences))
 
 
 # --- distributed -----------------------------------------------------------------------
@@ -328,3 +417,16 @@ class StructureMismatchError(DistributedError, ValueError):
 
     def __reduce__(self) -> tuple[type[StructureMismatchError], tuple[object, ...]]:
         return (type(self), (str(self), self.key, self.rank))
+
+
+# --- warnings --------------------------------------------------------------------------
+
+
+class TclassWarning(UserWarning):
+    """Base class of every warning tclass emits."""
+
+
+class SharedDefaultWarning(TclassWarning, FutureWarning):
+    """A tensorclass field has a tensor (or collection) default, which every instance
+    shares: an in-place change on one changes all. Use
+    ``dataclasses.field(default_factory=...)``. (The peer emits a ``FutureWarning``.)"""

@@ -52,7 +52,7 @@ class TestMerge:
             set(merged.keys(True, True)) == {"x", "y", ("n", "p"), ("n", "q")}
             and "s" in merged.keys()
         )
-        assert merged["x"] is a["x"] and merged["y"] is b["y"] and merged["s"].data == "a"
+        assert merged["x"] is a["x"] and merged["y"] is b["y"] and merged.get("s").data == "a"
         assert merged.batch_size == torch.Size([3])
 
     def test_inputs_unchanged(self) -> None:
@@ -66,7 +66,7 @@ class TestMerge:
 
     def test_callback_per_key(self) -> None:
         merged = merge_tensordicts(_a(), _b(), callback_exist={"x": lambda *v: v[0] + v[1] + 1})
-        assert torch.equal(merged["x"], torch.full((3,), 2.0)) and merged["s"].data == "a"
+        assert torch.equal(merged["x"], torch.full((3,), 2.0)) and merged.get("s").data == "a"
 
     def test_single_input_is_a_shallow_copy(self) -> None:
         a = _a()
@@ -216,13 +216,13 @@ class TestRemoveDuplicates:
     def test_first_of_each_value_sorted_by_value(self) -> None:
         td = TensorDict({"x": torch.tensor([7, 1, 7, 3]), "y": torch.arange(4)}, [4])
         out, indices = remove_duplicates(td, "x", return_indices=True)
-        assert out["x"].tolist() == [1, 3, 7] and out["y"].tolist() == [1, 3, 0]
+        assert out.get("x").tolist() == [1, 3, 7] and out.get("y").tolist() == [1, 3, 0]
         assert indices.tolist() == [2, 0, 2, 1]
         assert torch.equal(out["x"][indices], td["x"])
 
     def test_rows_and_nested_entries(self) -> None:
         out = remove_duplicates(_rows(), "x")
-        assert out["x"].tolist() == [[1, 2], [3, 4], [5, 6]] and out["n", "z"].tolist() == [
+        assert out.get("x").tolist() == [[1, 2], [3, 4], [5, 6]] and out["n", "z"].tolist() == [
             0,
             10,
             30,
@@ -232,7 +232,7 @@ class TestRemoveDuplicates:
     def test_inner_dim(self) -> None:
         td = TensorDict({"v": torch.tensor([[1, 1, 2], [1, 1, 2]])}, [2, 3])
         out = remove_duplicates(td, "v", dim=1)
-        assert out.batch_size == torch.Size([2, 2]) and out["v"].tolist() == [[1, 2], [1, 2]]
+        assert out.batch_size == torch.Size([2, 2]) and out.get("v").tolist() == [[1, 2], [1, 2]]
 
     def test_record(self) -> None:
         row = Row(torch.tensor([2, 2, 1]), torch.arange(3.0), batch_size=[3])

@@ -60,8 +60,8 @@ class TestFromDict:
             inferred.batch_size == TensorDict.from_dict(_nested(), auto_batch_size=True).batch_size
         )
         td = TensorDict.from_dict(_nested(), auto_batch_size=False)
-        assert td.batch_size == torch.Size([]) and td["b"].batch_size == torch.Size([])
-        assert td["n"].data == "label" and isinstance(td["n"], NonTensorData)
+        assert td.batch_size == torch.Size([]) and td.get("b").batch_size == torch.Size([])
+        assert td.get("n").data == "label" and isinstance(td.get("n"), NonTensorData)
 
     @pytest.mark.parametrize(
         "options, root, nested",
@@ -80,24 +80,24 @@ class TestFromDict:
     ) -> None:
         td = TensorDict.from_dict(_nested(), **options)
         assert td.batch_size == torch.Size(root)
-        assert td["b"].batch_size == torch.Size(nested)
-        assert td["n"].batch_size == torch.Size(root)
+        assert td.get("b").batch_size == torch.Size(nested)
+        assert td.get("n").batch_size == torch.Size(root)
 
     def test_nested_keeps_more_batch_dims_when_inferred(self) -> None:
         td = TensorDict.from_dict(
             {"a": torch.zeros(3), "b": {"c": torch.zeros(3, 4)}}, auto_batch_size=True
         )
-        assert td.batch_size == torch.Size([3]) and td["b"].batch_size == torch.Size([3, 4])
+        assert td.batch_size == torch.Size([3]) and td.get("b").batch_size == torch.Size([3, 4])
 
     def test_disagreeing_leaves_give_no_batch(self) -> None:
         td = TensorDict.from_dict(
             {"a": torch.zeros(3), "b": {"c": torch.zeros(4, 4)}}, auto_batch_size=True
         )
-        assert td.batch_size == torch.Size([]) and td["b"].batch_size == torch.Size([4, 4])
+        assert td.batch_size == torch.Size([]) and td.get("b").batch_size == torch.Size([4, 4])
 
     def test_empty_nested_takes_the_parent_batch(self) -> None:
         td = TensorDict.from_dict({"a": torch.zeros(3, 2), "b": {}}, auto_batch_size=True)
-        assert td["b"].batch_size == torch.Size([3, 2])
+        assert td.get("b").batch_size == torch.Size([3, 2])
         assert TensorDict.from_dict({}, auto_batch_size=True).batch_size == torch.Size([])
 
     def test_scalars_and_python_values(self) -> None:
@@ -117,7 +117,11 @@ class TestFromDict:
         assert torch.equal(td["l"], torch.tensor([1, 2, 3])) and torch.equal(
             td["arr"], torch.arange(3)
         )
-        assert td["s"].data == "txt" and td["none"].data is None and td["mixed"].data == ["a", 1]
+        assert (
+            td.get("s").data == "txt"
+            and td.get("none").data is None
+            and td.get("mixed").data == ["a", 1]
+        )
 
     def test_nested_python_values_take_the_parent_batch(self) -> None:
         td = TensorDict.from_dict(
@@ -125,20 +129,22 @@ class TestFromDict:
             auto_batch_size=True,
         )
         assert td.batch_size == torch.Size([4, 2])
-        assert td["meta"].batch_size == torch.Size([4, 2]) and td["meta", "name"].data == "x"
+        assert td.get("meta").batch_size == torch.Size([4, 2]) and td["meta", "name"] == "x"
         assert (
-            td["meta", "deep"].batch_size == torch.Size([4, 2])
-            and td["meta", "deep", "k"].data is None
+            td["meta", "deep"].batch_size == torch.Size([4, 2]) and td["meta", "deep", "k"] is None
         )
 
     def test_numpy_text_array_is_a_python_value(self) -> None:
         td = TensorDict.from_dict({"names": np.array(["a", "b"])})
-        assert isinstance(td["names"], NonTensorData) and td["names"].data.tolist() == ["a", "b"]
+        assert isinstance(td.get("names"), NonTensorData) and td.get("names").data.tolist() == [
+            "a",
+            "b",
+        ]
 
     def test_python_values_span_the_batch(self) -> None:
         td = TensorDict.from_dict({"a": torch.zeros(4), "s": "v"}, auto_batch_size=True)
-        assert td["s"].batch_size == torch.Size([4])
-        assert td[1:3]["s"].data == "v"
+        assert td.get("s").batch_size == torch.Size([4])
+        assert td[1:3].get("s").data == "v"
 
     def test_tensors_are_kept_not_copied(self) -> None:
         a = torch.zeros(3)
@@ -164,7 +170,7 @@ class TestFromDict:
 
     def test_device(self) -> None:
         td = TensorDict.from_dict({"a": torch.zeros(2), "b": {"c": torch.zeros(2)}}, device="cpu")
-        assert td.device == torch.device("cpu") and td["b"].device == torch.device("cpu")
+        assert td.device == torch.device("cpu") and td.get("b").device == torch.device("cpu")
 
     def test_module_function_is_the_classmethod(self) -> None:
         assert type(tclass.from_dict({"a": torch.zeros(2)}, batch_size=[2])) is TensorDict
@@ -186,7 +192,7 @@ class TestFromDict:
 
     def test_to_dict_of_value_stack(self) -> None:
         td = torch.stack([TensorDict.from_dict({"s": "a"}), TensorDict.from_dict({"s": "b"})])
-        assert isinstance(td["s"], NonTensorStack) and td.to_dict() == {"s": ["a", "b"]}
+        assert isinstance(td.get("s"), NonTensorStack) and td.to_dict() == {"s": ["a", "b"]}
 
     # errors
 
@@ -277,7 +283,7 @@ def test_inferred_batch_is_the_largest_common_prefix(
     )  # fmt: skip
     expected = batch if cap is None else batch[:cap]
     assert td.batch_size == expected
-    assert td["b"].batch_size[: len(expected)] == expected
+    assert td.get("b").batch_size[: len(expected)] == expected
     for _, leaf in leaf_items(td):
         assert leaf.shape[: len(expected)] == expected
 
@@ -372,7 +378,7 @@ class TestFromKeys:
         assert torch.equal(td["a"], value)
 
     def test_python_value(self) -> None:
-        assert tclass.fromkeys(["a"], "s")["a"].data == "s"
+        assert tclass.fromkeys(["a"], "s").get("a").data == "s"
 
     def test_like_the_peer(self) -> None:
         peer = pytest.importorskip("tensordict")
@@ -386,8 +392,8 @@ class TestNamedTuples:
     def test_nested(self) -> None:
         nt = Outer(Point(torch.zeros(3, 2), torch.ones(3)), "lbl")
         td = TensorDict.from_namedtuple(nt, auto_batch_size=True)
-        assert td.batch_size == torch.Size([3]) and td["p"].batch_size == torch.Size([3])
-        assert td["label"].data == "lbl" and torch.equal(td["p", "y"], torch.ones(3))
+        assert td.batch_size == torch.Size([3]) and td.get("p").batch_size == torch.Size([3])
+        assert td.get("label").data == "lbl" and torch.equal(td["p", "y"], torch.ones(3))
 
     def test_round_trip(self) -> None:
         nt = Outer(Point(torch.zeros(3, 2), torch.ones(3)), "lbl")
@@ -404,11 +410,11 @@ class TestNamedTuples:
         result = torch.max(torch.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1)
         td = tclass.from_namedtuple(result, auto_batch_size=True)
         assert td.batch_size == torch.Size([2])
-        assert td["values"].tolist() == [5.0, 7.0] and td["indices"].tolist() == [1, 0]
+        assert td.get("values").tolist() == [5.0, 7.0] and td.get("indices").tolist() == [1, 0]
 
     def test_namedtuple_inside_a_dict(self) -> None:
         td = tclass.from_dict({"p": Point(torch.zeros(2), torch.zeros(2))}, batch_size=[2])
-        assert isinstance(td["p"], TensorDict) and set(td["p"].keys()) == {"x", "y"}
+        assert isinstance(td.get("p"), TensorDict) and set(td["p"].keys()) == {"x", "y"}
 
     def test_not_a_namedtuple(self) -> None:
         with pytest.raises(errors.EntryTypeError, match="from_pytree"):
@@ -424,23 +430,25 @@ class TestNamedTuples:
         ours = tclass.from_namedtuple(nt, auto_batch_size=True)
         theirs = peer.from_namedtuple(nt, auto_batch_size=True)
         assert ours.batch_size == theirs.batch_size
-        assert ours["p"].batch_size == theirs["p"].batch_size
+        assert ours.get("p").batch_size == theirs.get("p").batch_size
 
 
 class TestMakeTensorDict:
     def test_keywords(self) -> None:
         td = tclass.make_tensordict(a=torch.zeros(3, 2), b={"c": torch.zeros(3)}, batch_size=[3])
-        assert td.batch_size == torch.Size([3]) and td["b"].batch_size == torch.Size([3])
+        assert td.batch_size == torch.Size([3]) and td.get("b").batch_size == torch.Size([3])
 
     def test_dict_and_keywords(self) -> None:
         td = tclass.make_tensordict({"a": torch.zeros(3)}, b=torch.ones(3), auto_batch_size=True)
         assert set(td.keys()) == {"a", "b"} and td.batch_size == torch.Size([3])
 
-    def test_default_batch_is_inferred(self) -> None:
-        assert tclass.make_tensordict(a=torch.zeros(3, 2)).batch_size == torch.Size([3, 2])
+    def test_batch_is_inferred_only_when_asked(self) -> None:
+        # As the peer 0.15: no batch dims unless auto_batch_size=True or batch_size given.
+        assert tclass.make_tensordict(a=torch.zeros(3, 2)).batch_size == torch.Size([])
         assert tclass.make_tensordict(
-            a=torch.zeros(3, 2), auto_batch_size=False
-        ).batch_size == torch.Size([])
+            a=torch.zeros(3, 2), auto_batch_size=True
+        ).batch_size == torch.Size([3, 2])
+        assert tclass.make_tensordict(a=torch.zeros(3, 2), batch_size=[3]).batch_size == (3,)
 
     def test_key_given_twice(self) -> None:
         with pytest.raises(errors.KeyConflictError, match="'a'.*once"):

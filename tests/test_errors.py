@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pickle
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -55,13 +56,24 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "ClassDefinitionError": (TypeError,),
     "ReservedNameError": (TypeError, AttributeError),
     "FieldTypeError": (TypeError,),
+    "CastError": (TypeError, ValueError),
+    "ArgumentError": (TypeError,),
+    "UnknownArgumentError": (TypeError, AttributeError),
     "UnknownFieldError": (AttributeError, ValueError),
     "FrozenInstanceError": (AttributeError,),
     "FieldIndexError": (ValueError, TypeError),
+    "SpecSyntaxError": (TypeError, ValueError),
+    "FieldSpecError": (TypeError, ValueError),
+    "SchemaMismatchError": (ValueError, RuntimeError),
     "DistributedError": (RuntimeError,),
     "StructureMismatchError": (RuntimeError, ValueError),
 }
 SUBCLASSES = sorted(EXPECTED_BASES)
+# Warnings: a base of tclass's own, and the builtin category the peer uses.
+WARNINGS: dict[str, tuple[type[Warning], ...]] = {
+    "TclassWarning": (UserWarning,),
+    "SharedDefaultWarning": (UserWarning, FutureWarning),
+}
 # Classes built from a message alone (BatchMismatchError is built from key and shapes).
 MESSAGE_ONLY = [name for name in SUBCLASSES if name != "BatchMismatchError"]
 
@@ -74,7 +86,7 @@ def _error_class(name: str) -> type[errors.TclassError]:
 
 class TestHierarchy:
     def test_all_is_exactly_the_error_classes(self) -> None:
-        assert sorted(errors.__all__) == sorted([*SUBCLASSES, "TclassError"])
+        assert sorted(errors.__all__) == sorted([*SUBCLASSES, "TclassError", *WARNINGS])
         defined = {
             name
             for name, obj in vars(errors).items()
@@ -103,6 +115,15 @@ class TestHierarchy:
         for catch in (errors.TclassError, *EXPECTED_BASES[name]):
             with pytest.raises(catch):
                 raise cls("boom")
+
+    @pytest.mark.parametrize("name", sorted(WARNINGS))
+    def test_warning_bases(self, name: str) -> None:
+        cls = getattr(errors, name)
+        assert issubclass(cls, errors.TclassWarning) and not issubclass(cls, errors.TclassError)
+        for builtin in WARNINGS[name]:
+            assert issubclass(cls, builtin)
+        with pytest.warns(cls):
+            warnings.warn(cls("boom"), stacklevel=1)
 
     def test_errors_importable_as_module(self) -> None:
         module = importlib.import_module("tclass.errors")
@@ -195,7 +216,7 @@ API_ERRORS: list[
         (KeyError,),
         "'b'",
     ),
-    ("str value", lambda: _plain().set("s", "x"), errors.EntryTypeError, (TypeError,), "'s'"),
+    ("not a mapping", lambda: TensorDict(5), errors.EntryTypeError, (TypeError,), "mapping"),
     (
         "locked set",
         lambda: _locked().set("x", torch.zeros(4)),

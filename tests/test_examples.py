@@ -40,7 +40,7 @@ def test_replay_buffer_wraps_samples_reloads_and_describes(tmp_path: Path) -> No
         "replay_buffer.py", "--capacity", "500", "--batch-size", "64", "--batches", "12",
         "--folder", str(folder),
     )  # fmt: skip
-    assert "1. preallocated 500 transitions with memmap_like" in out
+    assert "1. preallocated 500 transitions with Transition.allocate" in out
     assert "0.0 MiB on disk (sparse until written)" in out
     assert "2. wrote 12 batches of 64 = 768 rows" in out and "(1.54 laps of the buffer)" in out
     assert "cursor at row 268, 500 rows filled" in out
@@ -51,6 +51,8 @@ def test_replay_buffer_wraps_samples_reloads_and_describes(tmp_path: Path) -> No
     assert "750 rows filled, the newest of 1,472 writes; a reload sees 750 rows" in out
     assert "6. python -m tclass info buffer/rows:" in out
     assert "Transition  batch [750]" in out and 'env     "pong"' in out
+    # The schema travels with the data: info shows the specs and the dims they bind.
+    assert "dims frames=4, h=84, w=84" in out and "Spec('frames h w', torch.uint8)" in out
     # The kept folder: the fields of a tensorclass live in _tensordict/, a TensorDict
     # (the class itself, defined in the example's __main__, is not in this process).
     fields = TensorDict.load_memmap(folder / "rows" / "_tensordict")

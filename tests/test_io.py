@@ -93,7 +93,7 @@ def test_nested_tensordict_round_trip(tmp_path: Path) -> None:
     loaded = TensorDict.load_memmap(tmp_path / "td")
     for result in (saved, loaded):
         _assert_same(result, td)
-        assert result["label"].data == "pong"
+        assert result.get("label").data == "pong"
         assert all(isinstance(leaf, MemoryMappedTensor) for leaf in _leaves(result).values())
     assert loaded["a"].filename == str(tmp_path / "td" / "a.memmap")
     assert loaded["next", "deeper", "flag"].filename == str(
@@ -198,7 +198,7 @@ def test_non_tensor_stack_round_trip(tmp_path: Path) -> None:
     )
     td.memmap(tmp_path / "n")
     loaded = TensorDict.load_memmap(tmp_path / "n")
-    assert loaded["names"].tolist() == [["x", 1], None, {"k": [1.5]}]
+    assert loaded.get("names").tolist() == [["x", 1], None, {"k": [1.5]}]
     standalone = NonTensorStack.from_list(["a", "b"])
     standalone.memmap(tmp_path / "s")
     assert tclass.load_memmap(tmp_path / "s").tolist() == ["a", "b"]
@@ -286,7 +286,7 @@ def test_memmap_leaves_the_source_untouched(tmp_path: Path) -> None:
     td = _nested()
     saved = td.memmap(tmp_path / "td")
     assert saved.is_locked and saved.is_memmap() and not td.is_memmap() and not td.is_locked
-    assert not isinstance(td["a"], MemoryMappedTensor)
+    assert not isinstance(td.get("a"), MemoryMappedTensor)
 
 
 def test_memmap_in_place_swaps_leaves_and_locks(tmp_path: Path) -> None:
@@ -317,7 +317,7 @@ def test_memmap_like_allocates_without_writing(tmp_path: Path) -> None:
         batch_size=[],
     )
     like = datum.expand(1_000_000).memmap_like(tmp_path / "data")
-    assert like.batch_size == torch.Size([1_000_000]) and like["label"].data == "cat"
+    assert like.batch_size == torch.Size([1_000_000]) and like.get("label").data == "cat"
     stat = os.stat(tmp_path / "data" / "image.memmap")
     assert stat.st_size == 1_000_000 * 3 * 64 * 64 and stat.st_blocks * 512 < 1 << 20
     assert not like["image"][123].any()
@@ -407,7 +407,7 @@ def test_failed_save_leaves_no_folder(tmp_path: Path) -> None:
 def test_nested_sub_folder_loads_on_its_own(tmp_path: Path) -> None:
     _nested().memmap(tmp_path / "td")
     nested = tclass.load_memmap(tmp_path / "td" / "next")
-    assert nested["reward"].tolist() == [1, 2, 3] and nested.batch_size == torch.Size([3])
+    assert nested.get("reward").tolist() == [1, 2, 3] and nested.batch_size == torch.Size([3])
     _step().memmap(tmp_path / "s")
     assert type(tclass.load_memmap(tmp_path / "s" / "_tensordict" / "inner")) is Inner
 
@@ -425,7 +425,7 @@ def test_meta_device_reads_no_data(tmp_path: Path) -> None:
 def test_cpu_device_keeps_mapped_leaves(tmp_path: Path) -> None:
     _nested().memmap(tmp_path / "td")
     loaded = TensorDict.load_memmap(tmp_path / "td", device="cpu")
-    assert loaded.device == torch.device("cpu") and isinstance(loaded["a"], MemoryMappedTensor)
+    assert loaded.device == torch.device("cpu") and isinstance(loaded.get("a"), MemoryMappedTensor)
 
 
 def test_out_receives_the_data(tmp_path: Path) -> None:
@@ -548,7 +548,7 @@ def test_non_json_values_need_allow_pickle_both_ways(tmp_path: Path) -> None:
     with pytest.raises(PickleRefusedError, match="other.pickle|pickle.pkl"):
         tclass.load_memmap(tmp_path / "p")
     loaded = tclass.load_memmap(tmp_path / "p", allow_pickle=True)
-    assert loaded["o"].data == {1, 2} and loaded["many"].tolist() == [{1}, {2}]
+    assert loaded.get("o").data == {1, 2} and loaded.get("many").tolist() == [{1}, {2}]
 
 
 class _Marker:
@@ -565,7 +565,7 @@ def test_planted_pickle_next_to_json_is_never_read(tmp_path: Path) -> None:
     marker = _Marker()
     marker.path = str(tmp_path / "MARKER")
     (tmp_path / "d" / "s" / "other.pickle").write_bytes(pickle.dumps({"data": marker}))
-    assert tclass.load_memmap(tmp_path / "d", allow_pickle=True)["s"].data == "json value"
+    assert tclass.load_memmap(tmp_path / "d", allow_pickle=True).get("s").data == "json value"
     assert not (tmp_path / "MARKER").exists()
     meta = json.loads((tmp_path / "d" / "s" / "meta.json").read_text())
     del meta["data"]

@@ -481,3 +481,50 @@ def test_install_over_a_folder_another_writer_created(
     _nested().memmap(tmp_path / "td")
     assert raced and set(TensorDict.load_memmap(tmp_path / "td").keys()) == {"a", "s", "top"}
     assert [p.name for p in tmp_path.iterdir()] == ["td"]
+
+
+# --- the peer's remaining save options --------------------------------------------------
+
+
+def test_return_early_gives_a_future_of_the_save(tmp_path: Path) -> None:
+    td = TensorDict(a=torch.arange(4.0), b=torch.ones(4, 2), batch_size=[4])
+    future = td.memmap(tmp_path / "early", num_threads=2, return_early=True)
+    assert not isinstance(future, TensorDict)
+    saved = future.result()  # type: ignore[attr-defined]
+    assert isinstance(saved, TensorDict) and saved.is_locked
+    assert saved["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert TensorDict.load_memmap(tmp_path / "early")["b"].sum().item() == 8.0
+    in_place = td.clone()
+    pending = in_place.memmap_(tmp_path / "inplace", num_threads=2, return_early=True)
+    assert pending.result() is in_place  # type: ignore[attr-defined]
+    assert isinstance(in_place["a"], MemoryMappedTensor)
+    # One thread: nothing to wait for, the collection itself (as the peer).
+    assert isinstance(td.memmap(tmp_path / "sync", return_early=True), TensorDict)
+
+
+def test_return_early_reraises_the_save_error(tmp_path: Path) -> None:
+    future = TensorDict(a=torch.ones(2), batch_size=[2]).memmap(
+        tmp_path / "bad", num_threads=2, return_early=True, compression="deflate"
+    )
+    with pytest.raises(ValueError, match="archives only"):
+        future.result()  # type: ignore[attr-defined]
+    with pytest.raises(NotImplementedError, match="archive"):
+        TensorDict(a=torch.ones(2)).memmap(tmp_path / "x.tdz", num_threads=2, return_early=True)
+
+
+def test_atomic_and_robust_key_are_accepted(tmp_path: Path) -> None:
+    td = TensorDict({"a b": torch.ones(2), "c/d": torch.zeros(2)}, batch_size=[2])
+    for robust_key in (True, False, None):
+        saved = td.memmap(tmp_path / str(robust_key), atomic=True, robust_key=robust_key)
+        assert sorted(os.listdir(tmp_path / str(robust_key))) == [
+            "a%20b.memmap", "c%2Fd.memmap", "meta.json"
+        ]  # fmt: skip
+        assert saved["c/d"].tolist() == [0.0, 0.0]
+
+
+def test_share_non_tensor_is_refused_with_the_reason(tmp_path: Path) -> None:
+    td = TensorDict({"s": "x", "a": torch.ones(2)}, batch_size=[2])
+    with pytest.raises(NotImplementedError, match="meta.json"):
+        td.memmap(tmp_path / "s", share_non_tensor=True)
+    assert not (tmp_path / "s").exists()
+    td.memmap(tmp_path / "s", share_non_tensor=False)

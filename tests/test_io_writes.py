@@ -115,14 +115,14 @@ def test_tensordict_values_by_row_and_whole_replacement(tmp_path: Path) -> None:
     td.memmap_(tmp_path / "td")
     td[0:2] = TensorDict({"s": NonTensorData("y", batch_size=[2]), "a": torch.ones(2)}, [2])
     td[2] = {"s": "w"}
-    assert TensorDict.load_memmap(tmp_path / "td")["s"].tolist() == ["y", "y", "w"]
+    assert TensorDict.load_memmap(tmp_path / "td").get("s").tolist() == ["y", "y", "w"]
     loaded = TensorDict.load_memmap(tmp_path / "td")
     loaded["s"] = NonTensorData("z", batch_size=[3])
-    assert TensorDict.load_memmap(tmp_path / "td")["s"].data == "z"
+    assert TensorDict.load_memmap(tmp_path / "td").get("s").data == "z"
     loaded.set("s", NonTensorStack.from_list(["p", "q", "r"]))
-    assert TensorDict.load_memmap(tmp_path / "td")["s"].tolist() == ["p", "q", "r"]
+    assert TensorDict.load_memmap(tmp_path / "td").get("s").tolist() == ["p", "q", "r"]
     loaded.update({"s": NonTensorData("u", batch_size=[3])})
-    assert TensorDict.load_memmap(tmp_path / "td")["s"].data == "u"
+    assert TensorDict.load_memmap(tmp_path / "td").get("s").data == "u"
     assert not (tmp_path / "td" / "s" / "other.pickle").exists()
 
 
@@ -152,7 +152,7 @@ def test_nested_values_reach_their_folders(tmp_path: Path) -> None:
         tmp_path / "td"
     )
     td.unlock_().set(("next", "s"), NonTensorData("m", batch_size=[2]))
-    assert TensorDict.load_memmap(tmp_path / "td")["next", "s"].data == "m"
+    assert TensorDict.load_memmap(tmp_path / "td")["next", "s"] == "m"
 
 
 def test_a_tensordict_converted_to_a_record_field_keeps_its_folder(tmp_path: Path) -> None:
@@ -180,11 +180,11 @@ def test_lazy_stack_members_keep_their_values(tmp_path: Path) -> None:
     loaded = tclass.load_memmap(tmp_path / "lz")
     assert isinstance(loaded, LazyStackedTensorDict)
     assert (
-        loaded.tensordicts[1]["s"].tolist() == ["c", "c", "m1"]
-        and loaded.tensordicts[0]["s"].data == "m0"
+        loaded.tensordicts[1].get("s").tolist() == ["c", "c", "m1"]
+        and loaded.tensordicts[0].get("s").data == "m0"
     )
     loaded.tensordicts[0]["s"] = NonTensorData("z", batch_size=[3])
-    assert tclass.load_memmap(tmp_path / "lz").tensordicts[0]["s"].data == "z"
+    assert tclass.load_memmap(tmp_path / "lz").tensordicts[0].get("s").data == "z"
     records = tclass.lazy_stack(
         [Row(r=torch.zeros(2), env_id=name, batch_size=[2]) for name in "pq"]
     )
@@ -213,10 +213,10 @@ def test_pickled_values_follow_with_allow_pickle(tmp_path: Path) -> None:
     saved = td.memmap(tmp_path / "td", allow_pickle=True)
     saved[0] = {"s": NonTensorData({3})}
     loaded = TensorDict.load_memmap(tmp_path / "td", allow_pickle=True)
-    assert loaded["s"].tolist() == [{3}, {1, 2}]
+    assert loaded.get("s").tolist() == [{3}, {1, 2}]
     loaded.unlock_()["s"] = NonTensorData("json again", batch_size=[2])
     assert sorted(os.listdir(tmp_path / "td" / "s")) == ["meta.json"]  # the pickle is gone
-    assert TensorDict.load_memmap(tmp_path / "td")["s"].data == "json again"
+    assert TensorDict.load_memmap(tmp_path / "td").get("s").data == "json again"
 
 
 # --- errors: memory and disk never silently disagree ------------------------------------------
@@ -226,8 +226,8 @@ def test_value_that_is_not_json_is_refused_and_memory_unchanged(tmp_path: Path) 
     td = TensorDict({"s": NonTensorData("x", batch_size=[3])}, [3]).memmap_(tmp_path / "td")
     with pytest.raises(NotSerializableError, match=r"writing 's' into .*allow_pickle=True"):
         td[0] = {"s": NonTensorData(object())}
-    assert td["s"].data == "x"
-    assert TensorDict.load_memmap(tmp_path / "td")["s"].data == "x"
+    assert td.get("s").data == "x"
+    assert TensorDict.load_memmap(tmp_path / "td").get("s").data == "x"
 
 
 def test_folder_that_is_gone_is_a_clear_error_and_memory_unchanged(tmp_path: Path) -> None:
@@ -321,8 +321,8 @@ def test_new_field_after_unlock_persists(tmp_path: Path) -> None:
     td["sub"] = {"deep": torch.ones(4, 2)}
     td["label"] = NonTensorData("L", batch_size=[4])
     loaded = TensorDict.load_memmap(tmp_path / "td")
-    assert loaded["new"].tolist() == [0, 1, 2, 3] and loaded["sub", "deep"].eq(1).all()
-    assert loaded["label"].data == "L"
+    assert loaded.get("new").tolist() == [0, 1, 2, 3] and loaded["sub", "deep"].eq(1).all()
+    assert loaded.get("label").data == "L"
     assert td.is_memmap() and td["sub"]._saved_at is not None  # the new entries are mapped
 
 
@@ -419,7 +419,7 @@ def test_the_peer_reads_a_folder_after_writes(tmp_path: Path) -> None:
     td[1] = {"s": NonTensorData("y"), "a": torch.tensor(1.0)}
     td.unlock_()["b"] = torch.arange(3)
     theirs = tensordict.TensorDict.load_memmap(tmp_path / "td")
-    assert theirs["s"] == ["x", "y", "x"] and theirs["b"].tolist() == [0, 1, 2]
+    assert theirs["s"] == ["x", "y", "x"] and theirs.get("b").tolist() == [0, 1, 2]
 
 
 # --- a fresh process reads what was written -----------------------------------------------------
@@ -496,11 +496,11 @@ def test_keys_named_like_node_fields_follow_the_folder_s_naming(tmp_path: Path) 
     loaded["shape"] = NonTensorData("v", [3])
     assert "%shape" in _meta(path / "meta.json")
     again = TensorDict.load_memmap(path)
-    assert again["shape"].data == "v"
+    assert again.get("shape").data == "v"
     again["shape"] = NonTensorData("w", [3])
     again["s"] = NonTensorData("x", [3])
     final = TensorDict.load_memmap(path)
-    assert (final["shape"].data, final["s"].data) == ("w", "x")
+    assert (final.get("shape").data, final.get("s").data) == ("w", "x")
     del final["shape"]
     assert sorted(TensorDict.load_memmap(path).keys()) == ["a", "s"]
 

@@ -668,7 +668,7 @@ def test_set_splits_along_stack_dim(d: int) -> None:
     assert lazy.set("new", value) is lazy
     assert torch.equal(a["new"], value.select(d, 0)) and torch.equal(b["new"], value.select(d, 1))
     lazy.set("sub", TensorDict(q=make_values([*lazy.batch_size, 3]), batch_size=lazy.batch_size))
-    assert type(a["sub"]) is TensorDict and a["sub", "q"].shape == torch.Size([4, 3])
+    assert type(a.get("sub")) is TensorDict and a["sub", "q"].shape == torch.Size([4, 3])
     lazy.set("mapping", {"q": torch.ones(lazy.batch_size)})
     assert torch.equal(b["mapping", "q"], torch.ones(4))
     lazy["item"] = value
@@ -810,7 +810,7 @@ def test_contiguous_gives_dense_stack(d: int) -> None:
     lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
     for convert in (lazy.contiguous, lazy.to_tensordict, lambda: tclass.dense_stack_tds(lazy)):
         got = convert()
-        assert type(got) is TensorDict and type(got["n"]) is TensorDict
+        assert type(got) is TensorDict and type(got.get("n")) is TensorDict
         _assert_matches(got, dense)
     assert tclass.dense_stack_tds(lazy, d)["a"].shape == dense["a"].shape
 
@@ -897,18 +897,18 @@ def test_tensordict_holding_a_lazy_stack() -> None:
     assert parent["lazy"] is lazy
     assert parent[0]["lazy"] is a
     part = parent[:, 1:3]
-    assert type(part["lazy"]) is LazyStackedTensorDict and part["lazy"].batch_size == torch.Size(
-        [2, 2]
-    )
+    assert type(part.get("lazy")) is LazyStackedTensorDict and part.get(
+        "lazy"
+    ).batch_size == torch.Size([2, 2])
     assert torch.equal(part["lazy", "x"], torch.stack([a["x"][1:3], b["x"][1:3]]))
     picked = parent[:, torch.tensor([3, 0])]
     assert torch.equal(picked["lazy", "x"], torch.stack([a["x"][[3, 0]], b["x"][[3, 0]]]))
     copy = parent.clone()
-    assert type(copy["lazy"]) is LazyStackedTensorDict and copy["lazy"].tensordicts[0] is not a
+    assert type(copy.get("lazy")) is LazyStackedTensorDict and copy["lazy"].tensordicts[0] is not a
     copy["lazy"].tensordicts[0]["x"].add_(1)
     assert not torch.equal(copy["lazy", "x"][0], a["x"])
     shifted = parent.apply(lambda v: v + 1)
-    assert type(shifted["lazy"]) is LazyStackedTensorDict
+    assert type(shifted.get("lazy")) is LazyStackedTensorDict
     assert torch.equal(shifted["lazy"].get("obs", as_list=True)[1], b["obs"] + 1)
 
 
@@ -920,26 +920,26 @@ def test_python_values_in_lazy_stacks() -> None:
     a["same"], b["same"] = NonTensorData("x", [3, 4]), NonTensorData("x", [3, 4])
     a["label"], b["label"] = NonTensorData("p", [3, 4]), NonTensorData("q", [3, 4])
     lazy = tclass.lazy_stack([a, b], 2)
-    same = lazy["same"]
+    same = lazy.get("same")
     assert type(same) is NonTensorData and same.data == "x" and same.batch_size == lazy.batch_size
-    label = lazy["label"]
+    label = lazy.get("label")
     assert type(label) is NonTensorStack and label.tolist() == [[["p", "q"]] * 4] * 3
-    assert lazy[:, :, 1]["label"].data == "q"
-    assert lazy[0, 0]["label"].tolist() == ["p", "q"]
+    assert lazy[:, :, 1].get("label").data == "q"
+    assert lazy[0, 0].get("label").tolist() == ["p", "q"]
 
 
 def test_per_element_python_values_in_members() -> None:
     a = TensorDict(s=NonTensorStack.from_list(["a", "b", "c"]), x=torch.zeros(3), batch_size=[3])
     b = TensorDict(s=NonTensorData("z", [3]), x=torch.ones(3), batch_size=[3])
     lazy = tclass.lazy_stack([a, b], 1)
-    assert lazy["s"].tolist() == [["a", "z"], ["b", "z"], ["c", "z"]]
-    assert lazy[1]["s"].tolist() == ["b", "z"]
-    assert lazy[:, 0]["s"].tolist() == ["a", "b", "c"]
-    assert lazy[torch.tensor([2, 0])]["s"].tolist() == [["c", "z"], ["a", "z"]]
-    assert lazy.contiguous()["s"].tolist() == lazy["s"].tolist()
+    assert lazy.get("s").tolist() == [["a", "z"], ["b", "z"], ["c", "z"]]
+    assert lazy[1].get("s").tolist() == ["b", "z"]
+    assert lazy[:, 0].get("s").tolist() == ["a", "b", "c"]
+    assert lazy[torch.tensor([2, 0])]["s"] == [["c", "z"], ["a", "z"]]
+    assert lazy.contiguous().get("s").tolist() == lazy.get("s").tolist()
     lazy[0, 1] = TensorDict(s=NonTensorData("Q", []), x=torch.tensor(5.0), batch_size=[])
-    assert b["s"].tolist() == ["Q", "z", "z"] and b["x"][0] == 5
-    assert pickle.loads(pickle.dumps(lazy))["s"].tolist() == [["a", "Q"], ["b", "z"], ["c", "z"]]
+    assert b.get("s").tolist() == ["Q", "z", "z"] and b["x"][0] == 5
+    assert pickle.loads(pickle.dumps(lazy))["s"] == [["a", "Q"], ["b", "z"], ["c", "z"]]
     direct = tclass.lazy_stack([NonTensorData("p", [2]), NonTensorData("q", [2])])
     assert type(direct) is NonTensorStack and direct.tolist() == [["p", "p"], ["q", "q"]]
 
@@ -948,9 +948,11 @@ def test_set_python_value_in_every_member() -> None:
     members = _members()
     lazy = tclass.lazy_stack(members)
     lazy.set("tag", NonTensorData("hello", lazy.batch_size))
-    assert all(type(m["tag"]) is NonTensorData and m["tag"].data == "hello" for m in members)
-    assert members[0]["tag"].batch_size == torch.Size([3, 4])
-    assert lazy["tag"].data == "hello"
+    assert all(
+        type(m.get("tag")) is NonTensorData and m.get("tag").data == "hello" for m in members
+    )
+    assert members[0].get("tag").batch_size == torch.Size([3, 4])
+    assert lazy.get("tag").data == "hello"
 
 
 # --- pickling and repr ---------------------------------------------------------------------
@@ -1077,7 +1079,7 @@ def test_record_contiguous_and_to_tensordict() -> None:
     assert torch.equal(dense.obs, torch.stack([ra.obs, rb.obs], 1))
     assert dense.name == [["a", "b"]] * 4
     td = x.to_tensordict()
-    assert type(td) is TensorDict and type(td["inner"]) is TensorDict
+    assert type(td) is TensorDict and type(td.get("inner")) is TensorDict
     assert torch.equal(td["inner", "x"], torch.stack([ra.inner.x, rb.inner.x], 1))
     assert td.get("name").tolist() == [["a", "b"]] * 4
     assert type(tclass.dense_stack_tds(x)) is Agent

@@ -519,10 +519,11 @@ def test_cuda_weights_and_ensemble(tmp_path: Path) -> None:
     torch.testing.assert_close(y, torch.stack([mlp(x) for mlp in mlps]))
 
 
-def test_a_previous_that_cannot_form_the_class_is_an_error_before_any_change() -> None:
+def test_a_previous_empty_slot_is_a_field_not_set() -> None:
     linear = nn.Linear(3, 4, bias=False)  # its bias slot is None: no old bias to return
-    params = LinearParams(weight=torch.zeros(4, 3), bias=torch.zeros(4), batch_size=[])
-    _assert_refused(linear, params, errors.FieldTypeError, "bias")
+    params = LinearParams(weight=torch.zeros(4, 3), bias=torch.ones(4), batch_size=[])
+    with params.to_module(linear) as previous:
+        assert previous.bias is None and torch.equal(linear.bias, torch.ones(4))
     assert linear.bias is None
 
 

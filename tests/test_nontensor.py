@@ -39,7 +39,7 @@ def _objects(shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _stack(shape: tuple[int, ...]) -> NonTensorStack:
-    return NonTensorStack(_objects(shape))
+    return NonTensorStack.from_list(_objects(shape).tolist())
 
 
 # --- NonTensorData ---------------------------------------------------------------------------
@@ -55,12 +55,15 @@ class TestNonTensorData:
 
     @pytest.mark.parametrize(
         "value",
-        [torch.zeros(2), torch.tensor(1.0), TensorDict({}, [2]), NonTensorData("x")],
-        ids=["tensor", "scalar-tensor", "tensordict", "node"],
+        [torch.zeros(2), torch.tensor(1.0), TensorDict({}, [2])],
+        ids=["tensor", "scalar-tensor", "tensordict"],
     )
     def test_refuses_tensors_and_collections(self, value: Any) -> None:
         with pytest.raises(EntryTypeError, match="NonTensorData holds Python values"):
             NonTensorData(value, [2])
+
+    def test_a_node_given_as_value_is_unwrapped(self) -> None:
+        assert NonTensorData(NonTensorData("x"), [2]).data == "x"
 
     @pytest.mark.parametrize(
         "op, expected",
@@ -158,17 +161,18 @@ class TestNonTensorStack:
         s = NonTensorStack.from_list(["a", "b", "c"])
         assert s.batch_size == torch.Size([3]) and s.tolist() == ["a", "b", "c"]
         assert s.data == ["a", "b", "c"] and s.device is None
+        assert NonTensorStack.from_list(["a", "a"]).data == "a"  # one value for all
 
     def test_from_list_keeps_list_values(self) -> None:
         s = NonTensorStack.from_list([[1, 2], [3], (4,)])
         assert s.batch_size == torch.Size([3])
         assert s.tolist() == [[1, 2], [3], (4,)] and s[1].data == [3]
 
-    def test_needs_object_array(self) -> None:
-        with pytest.raises(TypeError, match="object array"):
-            NonTensorStack(np.zeros(3))
-        with pytest.raises(TypeError):
-            NonTensorStack(["a", "b"])  # type: ignore[arg-type]
+    def test_values_of_different_batch_sizes(self) -> None:
+        with pytest.raises(errors.StackError, match=r"\[2\].*\[3\]"):
+            NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3]))
+        with pytest.raises(errors.BatchSizeError, match="batch_size=\\[3\\]"):
+            NonTensorStack("a", "b", batch_size=[3])
 
     def test_nested_lists(self) -> None:
         s = _stack((2, 3))
@@ -215,7 +219,7 @@ class TestNonTensorStack:
     def test_structural_ops_match_numpy(self, batch: torch.Size, data: st.DataObject) -> None:
         shape = tuple(batch)
         ref = _objects(shape)
-        s = NonTensorStack(ref.copy())
+        s = NonTensorStack.from_list(ref.tolist())
         nd = len(shape)
         order = data.draw(st.permutations(range(nd)))
         assert s.permute(*order).tolist() == ref.transpose(order).tolist()
@@ -264,7 +268,7 @@ class TestNonTensorStack:
 
     def test_equality_broadcasts(self) -> None:
         a = _stack((2, 3))
-        row = NonTensorStack(_objects((1, 3)))
+        row = NonTensorStack.from_list(_objects((1, 3)).tolist())
         assert torch.equal(a == row, torch.tensor([[True] * 3, [False] * 3]))
 
     def test_equality_compares_type(self) -> None:
@@ -335,21 +339,21 @@ def _td(value: Any, batch: tuple[int, ...] = (2, 3)) -> TensorDict:
 class TestInTensorDict:
     def test_index(self) -> None:
         td = _td("a")
-        assert type(td[0]["e"]) is NonTensorData and td[0]["e"].data == "a"
-        assert td[0]["e"].batch_size == torch.Size([3]) and td[1, 2]["e"].batch_size == torch.Size(
-            []
-        )
-        assert td[:, [0, 2]]["e"].batch_size == torch.Size([2, 2])
+        assert type(td[0].get("e")) is NonTensorData and td[0].get("e").data == "a"
+        assert td[0].get("e").batch_size == torch.Size([3]) and td[1, 2].get(
+            "e"
+        ).batch_size == torch.Size([])
+        assert td[:, [0, 2]].get("e").batch_size == torch.Size([2, 2])
 
     def test_reshape(self) -> None:
         td = _td("a").reshape(6)
-        assert td["e"].batch_size == torch.Size([6]) and td["e"].data == "a"
-        assert _td("a").unsqueeze(0).expand(4, 2, 3)["e"].batch_size == torch.Size([4, 2, 3])
+        assert td.get("e").batch_size == torch.Size([6]) and td.get("e").data == "a"
+        assert _td("a").unsqueeze(0).expand(4, 2, 3).get("e").batch_size == torch.Size([4, 2, 3])
 
     @pytest.mark.parametrize("dim", [0, 1, -1])
     def test_stack_different_values(self, dim: int) -> None:
         got = torch.stack([_td("a"), _td("b")], dim)
-        node = got["e"]
+        node = got.get("e")
         assert type(node) is NonTensorStack and node.batch_size == got.batch_size
         expected = np.stack(
             [np.full((2, 3), "a", dtype=object), np.full((2, 3), "b", dtype=object)], dim
@@ -359,35 +363,35 @@ class TestInTensorDict:
 
     def test_stack_equal_values(self) -> None:
         got = tclass.stack([_td("a"), _td("a")])
-        assert type(got["e"]) is NonTensorData and got["e"].data == "a"
-        assert got["e"].batch_size == torch.Size([2, 2, 3])
+        assert type(got.get("e")) is NonTensorData and got.get("e").data == "a"
+        assert got.get("e").batch_size == torch.Size([2, 2, 3])
 
     def test_cat_different_values(self) -> None:
         got = torch.cat([_td("a", (1, 2)), _td("b", (2, 2))])
-        assert got["e"].tolist() == [["a", "a"], ["b", "b"], ["b", "b"]]
-        assert got[1:]["e"].tolist() == [["b", "b"], ["b", "b"]]
+        assert got.get("e").tolist() == [["a", "a"], ["b", "b"], ["b", "b"]]
+        assert got[1:].get("e").tolist() == [["b", "b"], ["b", "b"]]
 
     def test_stacked_then_indexed(self) -> None:
         got = torch.stack([_td("a"), _td("b")])
-        assert got[1]["e"].tolist() == [["b"] * 3] * 2
-        assert got[1, 0, 2]["e"].data == "b"
-        assert got[:, 0, 0]["e"].tolist() == ["a", "b"]
-        assert got.permute(2, 1, 0)[0, 0]["e"].tolist() == ["a", "b"]
+        assert got[1].get("e").tolist() == [["b"] * 3] * 2
+        assert got[1, 0, 2].get("e").data == "b"
+        assert got[:, 0, 0].get("e").tolist() == ["a", "b"]
+        assert got.permute(2, 1, 0)[0, 0].get("e").tolist() == ["a", "b"]
 
     def test_write_different_value(self) -> None:
         td = _td("a")
         td[1] = _td("b")[0]
-        assert type(td["e"]) is NonTensorStack
-        assert td["e"].tolist() == [["a"] * 3, ["b"] * 3]
+        assert type(td.get("e")) is NonTensorStack
+        assert td.get("e").tolist() == [["a"] * 3, ["b"] * 3]
 
     def test_clone_and_pickle(self) -> None:
         td = torch.stack([_td({"k": 1}), _td({"k": 2})])
         back = pickle.loads(pickle.dumps(td))
-        assert back["e"].tolist() == td["e"].tolist()
+        assert back.get("e").tolist() == td.get("e").tolist()
         cloned = td.clone()
-        assert cloned["e"].tolist() == td["e"].tolist()
-        cloned["e"][0, 0, 0].data["k"] = 5
-        assert td["e"][0, 0, 0].data == {"k": 1}
+        assert cloned.get("e").tolist() == td.get("e").tolist()
+        cloned.get("e")[0, 0, 0].data["k"] = 5
+        assert td.get("e")[0, 0, 0].data == {"k": 1}
 
     def test_compare_tensordicts(self) -> None:
         eq = _td("a") == _td("b")

@@ -135,7 +135,7 @@ def test_pad_keeps_bool_dtype_and_fills_with_value() -> None:
     td = TensorDict({"done": torch.tensor([True, False])}, [2])
     out = pad(td, [1, 1], value=1)
     assert out["done"].dtype == torch.bool
-    assert out["done"].tolist() == [True, True, False, True]
+    assert out.get("done").tolist() == [True, True, False, True]
 
 
 def test_pad_nested_collection_keeps_its_own_extra_batch_dims() -> None:
@@ -143,7 +143,7 @@ def test_pad_nested_collection_keeps_its_own_extra_batch_dims() -> None:
     td = TensorDict({"inner": inner, "x": _values(3)}, [3])
     out = pad(td, [1, 1])
     assert out.batch_size == torch.Size([5])
-    assert out["inner"].batch_size == torch.Size([5, 4])
+    assert out.get("inner").batch_size == torch.Size([5, 4])
     assert torch.equal(out["inner", "z"][1:4], inner["z"])
     assert (out["inner", "z"][[0, 4]] == 0).all()
 
@@ -192,7 +192,7 @@ def test_pad_nested_record_stays_its_class() -> None:
 def test_pad_shared_value_stays_one_shared_value() -> None:
     td = TensorDict({"x": _values(2), "label": NonTensorData("cat", [2])}, [2])
     out = pad(td, [1, 2])
-    node = out["label"]
+    node = out.get("label")
     assert type(node) is NonTensorData
     assert node.batch_size == torch.Size([5])
     assert node.data == "cat"
@@ -201,15 +201,15 @@ def test_pad_shared_value_stays_one_shared_value() -> None:
 def test_pad_per_element_values_get_none_in_new_slots() -> None:
     td = TensorDict({"x": _values(3), "name": NonTensorStack.from_list(["a", "b", "c"])}, [3])
     out = pad(td, [1, 2])
-    assert type(out["name"]) is NonTensorStack
-    assert out["name"].tolist() == [None, "a", "b", "c", None, None]
+    assert type(out.get("name")) is NonTensorStack
+    assert out.get("name").tolist() == [None, "a", "b", "c", None, None]
 
 
 def test_pad_per_element_values_crop() -> None:
     td = TensorDict({"name": NonTensorStack.from_list(["a", "b", "c", "d"])}, [4])
-    assert pad(td, [-1, -1])["name"].tolist() == ["b", "c"]
-    assert pad(td, [-3, 1])["name"].tolist() == ["d", None]
-    assert pad(td, [-4, 0])["name"].tolist() == []
+    assert pad(td, [-1, -1]).get("name").tolist() == ["b", "c"]
+    assert pad(td, [-3, 1]).get("name").tolist() == ["d", None]
+    assert pad(td, [-4, 0]).get("name").tolist() == []
 
 
 def test_pad_per_element_values_in_two_dims() -> None:
@@ -218,12 +218,12 @@ def test_pad_per_element_values_in_two_dims() -> None:
     )
     td = TensorDict({"name": stack}, [2, 2])
     out = pad(td, [0, 1, 1, 0])
-    assert out["name"].tolist() == [[None, "a", "b"], [None, "c", "d"], [None, None, None]]
+    assert out.get("name").tolist() == [[None, "a", "b"], [None, "c", "d"], [None, None, None]]
 
 
 def test_pad_per_element_list_values_are_kept_whole() -> None:
     td = TensorDict({"tags": NonTensorStack.from_list([[1, 2], [3]])}, [2])
-    assert pad(td, [1, 0])["tags"].tolist() == [None, [1, 2], [3]]
+    assert pad(td, [1, 0]).get("tags").tolist() == [None, [1, 2], [3]]
 
 
 def test_pad_record_with_different_str_values() -> None:
@@ -316,19 +316,19 @@ def test_pad_sequence_batch_dim_right() -> None:
     out = pad_sequence(members)
     assert type(out) is TensorDict
     assert out.batch_size == torch.Size([2, 3])
-    assert out["x"].tolist() == [
+    assert out.get("x").tolist() == [
         [[0.0, 1.0], [2.0, 3.0], [0.0, 0.0]],
         [[10.0, 11.0], [12.0, 13.0], [14.0, 15.0]],
     ]
-    assert out["y"].tolist() == [[0, 1, 0], [10, 11, 12]]
-    assert out["n"].batch_size == torch.Size([2, 3])
+    assert out.get("y").tolist() == [[0, 1, 0], [10, 11, 12]]
+    assert out.get("n").batch_size == torch.Size([2, 3])
     assert torch.equal(out["n", "z"][0, :2], members[0]["n", "z"])
     assert (out["n", "z"][0, 2] == 0).all()
 
 
 def test_pad_sequence_batch_dim_left_and_padding_value() -> None:
     out = pad_sequence([_member(1), _member(3, start=10)], padding_value=-1, padding_side="left")
-    assert out["y"].tolist() == [[-1, -1, 0], [10, 11, 12]]
+    assert out.get("y").tolist() == [[-1, -1, 0], [10, 11, 12]]
     assert out["x"][0].tolist() == [[-1.0, -1.0], [-1.0, -1.0], [0.0, 1.0]]
 
 
@@ -362,7 +362,7 @@ def test_pad_sequence_mask_under_custom_and_nested_key() -> None:
     assert "masks" not in custom.keys()
     nested = pad_sequence(members, return_mask=("extra", "valid"))
     assert nested["extra", "valid", "x"].tolist() == [[True, False], [True, True]]
-    assert nested["extra"].batch_size == torch.Size([2, 2])
+    assert nested.get("extra").batch_size == torch.Size([2, 2])
 
 
 def test_pad_sequence_without_masks_adds_no_key() -> None:
@@ -401,7 +401,7 @@ def test_pad_sequence_first_of_two_batch_dims() -> None:
 def test_pad_sequence_nested_collection_with_extra_batch_dims() -> None:
     members = [TensorDict({"n": TensorDict({"z": _values(n, 4, 2)}, [n, 4])}, [n]) for n in (2, 1)]
     out = pad_sequence(members, return_mask=True)
-    assert out["n"].batch_size == torch.Size([2, 2, 4])
+    assert out.get("n").batch_size == torch.Size([2, 2, 4])
     assert torch.equal(out["n", "z"][1, 0], members[1]["n", "z"][0])
     assert (out["n", "z"][1, 1] == 0).all()
     assert out["masks", "n", "z"].shape == torch.Size([2, 2])
@@ -429,14 +429,14 @@ def test_pad_sequence_promotes_dtypes_like_stack() -> None:
     ]
     out = pad_sequence(members)
     assert out["a"].dtype == torch.float32
-    assert out["a"].tolist() == [[1.0, 2.0], [0.5, 0.0]]
+    assert out.get("a").tolist() == [[1.0, 2.0], [0.5, 0.0]]
 
 
 def test_pad_sequence_members_with_and_without_device() -> None:
     members = [TensorDict({"a": _values(1)}, [1], device="cpu"), TensorDict({"a": _values(2)}, [2])]
     out = pad_sequence(members)
     assert out.device is None
-    assert out["a"].tolist() == [[0.0, 0.0], [0.0, 1.0]]
+    assert out.get("a").tolist() == [[0.0, 0.0], [0.0, 1.0]]
     same = pad_sequence([TensorDict({"a": _values(n)}, [n], device="cpu") for n in (1, 2)])
     assert same.device == torch.device("cpu")
 
@@ -456,7 +456,7 @@ def test_pad_sequence_leaves_members_alone() -> None:
 def test_pad_sequence_equal_shared_values_stay_shared() -> None:
     members = [TensorDict({"x": _values(n), "s": NonTensorData("hi", [n])}, [n]) for n in (1, 3)]
     out = pad_sequence(members, return_mask=True)
-    node = out["s"]
+    node = out.get("s")
     assert type(node) is NonTensorData
     assert node.batch_size == torch.Size([2, 3])
     assert node.data == "hi"
@@ -471,11 +471,11 @@ def test_pad_sequence_different_values_go_at_valid_positions(side: str) -> None:
         TensorDict({"s": NonTensorData("a", [2])}, [2]),
     ]
     out = pad_sequence(members, padding_side=side)
-    assert type(out["s"]) is NonTensorStack
+    assert type(out.get("s")) is NonTensorStack
     if side == "right":
-        assert out["s"].tolist() == [["a", None, None], ["b", "c", "d"], ["a", "a", None]]
+        assert out.get("s").tolist() == [["a", None, None], ["b", "c", "d"], ["a", "a", None]]
     else:
-        assert out["s"].tolist() == [[None, None, "a"], ["b", "c", "d"], [None, "a", "a"]]
+        assert out.get("s").tolist() == [[None, None, "a"], ["b", "c", "d"], [None, "a", "a"]]
 
 
 def test_pad_sequence_feature_dim_stacks_python_values_like_stack() -> None:
@@ -484,10 +484,12 @@ def test_pad_sequence_feature_dim_stacks_python_values_like_stack() -> None:
         for n, s in ((1, "u"), (3, "u"))
     ]
     shared = pad_sequence(members, pad_dim=1)
-    assert type(shared["s"]) is NonTensorData and shared["s"].batch_size == torch.Size([2, 2])
+    assert type(shared.get("s")) is NonTensorData and shared.get("s").batch_size == torch.Size(
+        [2, 2]
+    )
     members[1]["s"] = NonTensorData("v", [2])
     out = pad_sequence(members, pad_dim=1)
-    assert out["s"].tolist() == [["u", "u"], ["v", "v"]]
+    assert out.get("s").tolist() == [["u", "u"], ["v", "v"]]
 
 
 # --- pad_sequence: padding a feature dim -------------------------------------------------
@@ -511,7 +513,7 @@ def test_pad_sequence_feature_dim_pads_each_key_to_its_own_length() -> None:
 def test_pad_sequence_feature_dim_left() -> None:
     members = [TensorDict({"a": _values(1, n)}, [1]) for n in (1, 3)]
     out = pad_sequence(members, pad_dim=1, padding_side="left", padding_value=9, return_mask=True)
-    assert out["a"].tolist() == [[[9.0, 9.0, 0.0]], [[0.0, 1.0, 2.0]]]
+    assert out.get("a").tolist() == [[[9.0, 9.0, 0.0]], [[0.0, 1.0, 2.0]]]
     assert out["masks", "a"].tolist() == [[[False, False, True]], [[True, True, True]]]
 
 
@@ -531,7 +533,7 @@ def test_pad_sequence_feature_dim_with_nested_batch_padding() -> None:
         for n in (1, 2)
     ]
     out = pad_sequence(members, pad_dim=1, return_mask=True)
-    assert out["n"].batch_size == torch.Size([2, 2, 2])
+    assert out.get("n").batch_size == torch.Size([2, 2, 2])
     assert out["n", "z"].shape == torch.Size([2, 2, 2, 3])
     assert out["masks", "n", "z"].tolist() == [[[True, False]] * 2, [[True, True]] * 2]
 
@@ -569,7 +571,7 @@ def test_pad_sequence_records_with_masks_return_record_and_masks() -> None:
     assert type(padded) is Episode
     assert type(masks) is TensorDict
     assert set(masks.keys()) == {"obs", "reward"}
-    assert masks["obs"].tolist() == [[True, True, False], [True, True, True]]
+    assert masks.get("obs").tolist() == [[True, True, False], [True, True, True]]
     assert masks.batch_size == padded.batch_size
 
 
@@ -585,7 +587,7 @@ def test_pad_sequence_records_along_a_second_batch_dim_with_per_row_values() -> 
     padded, masks = pad_sequence(members, pad_dim=1, return_mask=True)
     assert padded.batch_size == torch.Size([2, 2, 2])
     assert padded.env == [[["a", None], ["b", None]], [["a", "a"], ["b", "b"]]]
-    assert masks["reward"].tolist() == [[[True, False]] * 2, [[True, True]] * 2]
+    assert masks.get("reward").tolist() == [[[True, False]] * 2, [[True, True]] * 2]
     assert torch.equal(padded.obs[0, :, :1], members[0].obs)
 
 

@@ -103,7 +103,9 @@ class TestStateDict:
     def test_nested(self) -> None:
         sd = _td().state_dict(flatten=False)
         assert (
-            list(sd) == ["a", "b"] and isinstance(sd["b"], OrderedDict) and list(sd["b"]) == ["c"]
+            list(sd) == ["a", "b"]
+            and isinstance(sd.get("b"), OrderedDict)
+            and list(sd["b"]) == ["c"]
         )
         assert sd._metadata[""]["_non_tensor"] == {"s": "hello"}
 
@@ -128,18 +130,20 @@ class TestStateDict:
         members = [TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({"a": torch.ones(2)}, [2])]
         stack = tclass.lazy_stack(members)
         sd = stack.state_dict(keep_vars=True)
-        assert sd["a"].tolist() == [[0.0, 0.0], [1.0, 1.0]] and sd._metadata[""]["batch_size"] == [
+        assert sd.get("a").tolist() == [[0.0, 0.0], [1.0, 1.0]] and sd._metadata[""][
+            "batch_size"
+        ] == [
             2,
             2,
         ]
         sd["a"].fill_(5.0)  # a stacked copy: the members are unchanged (as in the peer)
-        assert members[0]["a"].tolist() == [0.0, 0.0]
+        assert members[0].get("a").tolist() == [0.0, 0.0]
 
     def test_lazy_stack_loads_with_assign(self) -> None:
         members = [TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({"a": torch.ones(2)}, [2])]
         stack = tclass.lazy_stack(members)
         stack.load_state_dict({"a": torch.full((2, 2), 7.0)}, assign=True)
-        assert members[1]["a"].tolist() == [7.0, 7.0]
+        assert members[1].get("a").tolist() == [7.0, 7.0]
 
     def test_weights_only_save_round_trip(self, tmp_path: Path) -> None:
         torch.save(_td(5.0).state_dict(), tmp_path / "sd.pt")
@@ -159,7 +163,7 @@ class TestLoadStateDict:
         a, c = dest["a"], dest["b", "c"]
         assert dest.load_state_dict(_td(1.0).state_dict()) is dest
         assert dest["a"] is a and dest["b", "c"] is c
-        assert (dest == _td(1.0)).all() and dest["s"].data == "hello"
+        assert (dest == _td(1.0)).all() and dest.get("s").data == "hello"
 
     def test_nested_form(self) -> None:
         dest = _td()
@@ -170,8 +174,8 @@ class TestLoadStateDict:
         source = _td(1.0)
         dest = TensorDict()
         dest.load_state_dict(source.state_dict())
-        assert dest.batch_size == torch.Size([3]) and dest["b"].batch_size == torch.Size([3, 2])
-        assert (dest == source).all() and dest["s"].data == "hello"
+        assert dest.batch_size == torch.Size([3]) and dest.get("b").batch_size == torch.Size([3, 2])
+        assert (dest == source).all() and dest.get("s").data == "hello"
         assert not same_storage(dest["a"], source["a"])  # copied, not shared
 
     def test_empty_destination_with_assign_shares(self) -> None:
@@ -201,7 +205,7 @@ class TestLoadStateDict:
         del sd["b.c"]
         dest = _td()
         dest.load_state_dict(sd, strict=False)
-        assert "zz" not in dest.keys() and dest["a"].tolist() == [4.0, 5.0, 6.0]
+        assert "zz" not in dest.keys() and dest.get("a").tolist() == [4.0, 5.0, 6.0]
         assert torch.equal(dest["b", "c"], torch.ones(3, 2))
 
     def test_shape_mismatch(self) -> None:
@@ -216,7 +220,7 @@ class TestLoadStateDict:
     def test_locked_destination(self) -> None:
         dest = _td().lock_()
         dest.load_state_dict(_td(1.0).state_dict())  # in place, same Python values: allowed
-        assert dest["a"].tolist() == [1.0, 2.0, 3.0]
+        assert dest.get("a").tolist() == [1.0, 2.0, 3.0]
         changed = _td().state_dict()
         changed._metadata[""]["_non_tensor"]["s"] = "other"
         with pytest.raises(errors.LockedError):
@@ -236,11 +240,11 @@ class TestLoadStateDict:
         )
         dest = TensorDict()
         dest.load_state_dict(theirs.state_dict())
-        assert dest.batch_size == torch.Size([3]) and dest["s"].data == "hello"
+        assert dest.batch_size == torch.Size([3]) and dest.get("s").data == "hello"
         assert torch.equal(dest["b", "c"], torch.ones(3, 2))
         again = TensorDict({"a": torch.zeros(3), "b": {"c": torch.zeros(3, 2)}}, [3])
         again.load_state_dict(theirs.state_dict(flatten=False))
-        assert again["a"].tolist() == [0.0, 1.0, 2.0]
+        assert again.get("a").tolist() == [0.0, 1.0, 2.0]
 
 
 class TestRecords:
@@ -254,8 +258,10 @@ class TestRecords:
     def test_into_an_empty_tensordict(self) -> None:
         dest = TensorDict()
         dest.load_state_dict(_rec(1.0).state_dict())
-        assert type(dest["inner"]) is TensorDict and dest["inner"].batch_size == torch.Size([2])
-        assert dest["env"].data == "pong" and dest["inner", "label"].data == "in"
+        assert type(dest.get("inner")) is TensorDict and dest.get("inner").batch_size == torch.Size(
+            [2]
+        )
+        assert dest.get("env").data == "pong" and dest["inner", "label"] == "in"
 
     def test_earlier_layout_with_dotted_values(self) -> None:
         """State dicts of earlier tclass versions kept nested records' values in the root
@@ -294,7 +300,9 @@ class TestRecords:
         assert dest.env == ["a", "b"]
         fresh = TensorDict()
         fresh.load_state_dict(source.state_dict())
-        assert isinstance(fresh["env"], tclass.NonTensorStack) and fresh["env"].tolist() == [
+        assert isinstance(fresh.get("env"), tclass.NonTensorStack) and fresh.get(
+            "env"
+        ).tolist() == [
             "a",
             "b",
         ]
@@ -402,7 +410,7 @@ class TestSnapshotSeed:
         largest = _restore_snapshot(tmp_path / "snapshot", state)
 
         assert largest <= CHUNK < n  # never the whole tensor in memory at once
-        assert (dest == source).all() and dest["b"].batch_size == source["b"].batch_size
+        assert (dest == source).all() and dest.get("b").batch_size == source.get("b").batch_size
         assert dest["a"] is leaves[0] and isinstance(dest["b", "c"], MemoryMappedTensor)
         reloaded = TensorDict.load_memmap(tmp_path / "dest")  # the data reached the files
         assert (reloaded == source).all()

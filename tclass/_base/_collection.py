@@ -276,8 +276,27 @@ class TensorCollection:
             yield (path[0] if len(path) == 1 else path), value
 
     def __contains__(self, key: object) -> bool:
-        """Whether ``key`` (a string or a nested tuple of strings) names an entry."""
-        return _has_key(self, unravel_key(key))
+        """Whether ``key`` (a string or a nested tuple of strings) names an entry; any
+        other object (``0``, a list) names none."""
+        try:
+            path = unravel_key(key)
+        except InvalidKeyError:
+            return False
+        return _has_key(self, path)
+
+    def set_non_tensor(self, key: Any, value: Any) -> Self:
+        """Stores ``value`` under ``key`` as one Python value spanning the batch, whatever
+        it is (a list stays one list); returns ``self``."""
+        from tclass._engine._pyvalues import set_non_tensor
+
+        return set_non_tensor(self, key, value)
+
+    def get_non_tensor(self, key: Any, default: Any = KeyNotFoundError) -> Any:
+        """The Python value under ``key`` (a ``NonTensorStack`` as nested lists), or
+        ``default`` when the key is absent (``KeyNotFoundError`` if none is given)."""
+        from tclass._engine._pyvalues import get_non_tensor
+
+        return get_non_tensor(self, key, default)
 
     def is_empty(self) -> bool:
         """Whether there is no tensor anywhere in the collection (nested ones included)."""

@@ -110,6 +110,34 @@ class ConversionOps:
         )
 
     @classmethod
+    def from_dataclass(
+        cls,
+        dataclass: Any,
+        *,
+        dest_cls: type | None = None,
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        as_tensorclass: bool = False,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> Any:
+        """An instance with one entry per field of a dataclass instance (nested
+        dataclasses nest), or with ``as_tensorclass=True`` what
+        :func:`tclass.from_dataclass` gives."""
+        from tclass._tensorclass._dataclass import dataclass_to_collection
+
+        return dataclass_to_collection(
+            cls,
+            dataclass,
+            dest_cls=dest_cls,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            as_tensorclass=as_tensorclass,
+            device=device,
+            batch_size=batch_size,
+        )
+
+    @classmethod
     def from_struct_array(
         cls,
         struct_array: np.ndarray[Any, Any],

@@ -33,6 +33,10 @@ class SaveOptions(TypedDict, total=False):
     durable: bool  # False
     archive: bool | None  # None: an archive when the prefix ends in ".tdz"
     compression: str | int | None  # None (stored); archives only
+    return_early: bool  # False
+    atomic: bool  # accepted: every save is staged and swapped into place
+    robust_key: bool | None  # accepted: file names are always percent-encoded
+    share_non_tensor: bool  # False (True is refused)
 
 
 class LoadOptions(TypedDict, total=False):
@@ -45,6 +49,8 @@ class LoadOptions(TypedDict, total=False):
     allow_pickle: bool | None  # None and False: refuse pickled values
     robust_key: bool | None  # accepted: both file-name layouts are always read
     num_threads: int  # accepted: archive entries are decompressed in the calling thread
+    strict: bool  # True: a record's fields must match its class (see _io/_schema.py)
+    widen: bool  # False: a dtype its spec no longer allows is refused, even if lossless
 
 
 class H5Options(TypedDict, total=False):
@@ -94,6 +100,19 @@ class PersistenceOps:
             compression: how an archive's tensor payloads are compressed: None (stored,
                 mapped when loaded), ``"deflate"``, ``"bzip2"``, ``"lzma"`` or a
                 ``zipfile`` constant (loaded into memory). Archives only.
+            return_early: with ``num_threads > 1``, return a ``TensorDictFuture`` at
+                once (``tclass.utils.TensorDictFuture``: its ``result()`` waits for the
+                save and returns what the call would have); checkers still see the
+                call's ``Self``. Not for archives.
+            atomic: accepted for the peer's code: every tclass save is staged next to
+                ``prefix`` and swapped into place, so a killed writer never leaves a
+                half-written folder.
+            robust_key: accepted for the peer's code: a key whose characters are not
+                safe in a file name is always written percent-encoded (the peer's
+                default), never as a raw path, whatever the value.
+            share_non_tensor: only False. Python values written into the saved
+                collection reach its ``meta.json`` (other processes see them when they
+                load it); values shared live between processes are not supported.
 
         Returns:
             ``self``, now locked, its device ``cpu``. Later writes reach the folder:
@@ -194,6 +213,13 @@ class PersistenceOps:
                 are always read.
             num_threads: accepted for the peer's code; compressed archive entries are
                 decompressed in the calling thread.
+            strict: each record is checked against its class, and a field the folder
+                holds that the class does not declare (or that the class requires and
+                the folder lacks) is an error; ``False`` leaves such a field out (or
+                loads it as None).
+            widen: load a tensor whose dtype its field's spec no longer allows, but
+                converts to without loss (uint8 to float32...), converted (in memory;
+                the file is not changed).
 
         Returns:
             On a tensorclass, a record of that class. On ``TensorDict``,
@@ -209,6 +235,8 @@ class PersistenceOps:
             ValueError: ``mode`` is not None, ``"r"`` or ``"r+"``.
             ClassResolutionError: the saved class is not defined in this process.
             PickleRefusedError: a value needs unpickling and ``allow_pickle`` is False.
+            SchemaMismatchError: a record's folder differs from its class; every
+                difference is listed, each with the option that accepts it.
         """
         from tclass._io._api import load_memmap
 

@@ -44,6 +44,8 @@ def format_shape(shape: Sequence[int]) -> str:
 
 
 _SIZES: dict[tuple[int, ...], torch.Size] = {}
+# One-dim sizes by their size (validated), for the common `[n]` without building a tuple.
+_ONE_DIM: dict[int, torch.Size] = {}
 _SIZES_LIMIT = 4096
 
 
@@ -56,6 +58,11 @@ def as_batch_size(value: object) -> torch.Size:
     if value is None:
         return _EMPTY
     kind = type(value)
+    if kind is list and len(cast("list[object]", value)) == 1:  # `[n]`, the common spelling
+        first = cast("list[object]", value)[0]
+        one = _ONE_DIM.get(first) if type(first) is int else None
+        if one is not None:
+            return one
     if kind is list or kind is tuple or kind is torch.Size:
         sizes: tuple[int, ...] = tuple(cast("Sequence[int]", value))
         for size in sizes:
@@ -71,7 +78,10 @@ def as_batch_size(value: object) -> torch.Size:
         if cached is None:
             if len(_SIZES) >= _SIZES_LIMIT:
                 _SIZES.clear()
+                _ONE_DIM.clear()
             cached = _SIZES[sizes] = torch.Size(sizes)
+        if len(sizes) == 1:
+            _ONE_DIM[sizes[0]] = cached
         return cached
     if kind is int:
         if value < 0:  # type: ignore[operator]
@@ -265,8 +275,8 @@ def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object,
     *batch* dims" (``td[..., 0]`` indexes the last batch dim, not the last leaf dim).
 
     Raises:
-        DimError: if the index addresses more dims than there are batch dims.
-        IndexError: for more than one Ellipsis.
+        DimError: if the index addresses more dims than there are batch dims, or has
+            more than one Ellipsis.
     """
     consumed = 0
     ellipsis_at = -1
@@ -274,7 +284,7 @@ def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object,
         if item is Ellipsis:
             if ellipsis_at >= 0:
                 msg = "an index can only have a single ellipsis ('...')"
-                raise IndexError(msg)
+                raise DimError(msg)
             ellipsis_at = position
         else:
             consumed += index_dims_consumed(item)

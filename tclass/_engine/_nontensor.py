@@ -34,15 +34,25 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
+from tclass._core._options import OPTIONS
 from tclass.errors import (
     BatchMismatchError,
+    BatchSizeError,
+    DimError,
     EntryTypeError,
     ReductionError,
     StackError,
     UnsupportedError,
 )
 
-__all__ = ["NonTensorData", "NonTensorStack", "is_non_tensor", "join_non_tensor", "same_value"]
+__all__ = [
+    "MetaData",
+    "NonTensorData",
+    "NonTensorStack",
+    "is_non_tensor",
+    "join_non_tensor",
+    "same_value",
+]
 
 _NO_ENTRIES: Mapping[str, Value] = {}
 _ATOMIC = (str, int, float, bool, complex, bytes, type(None))
@@ -89,6 +99,11 @@ class _NonTensorNode(TensorDictBase):
 
     def tolist(self) -> Any:
         """The value of every element, as nested lists shaped like the batch."""
+        raise NotImplementedError
+
+    def _read(self) -> Any:
+        """What ``collection[key]`` gives for this node: the value (one value), or the
+        values as nested lists (one per element)."""
         raise NotImplementedError
 
     def _items(self) -> Iterator[tuple[str, Value]]:
@@ -152,8 +167,8 @@ class _NonTensorNode(TensorDictBase):
         if not isinstance(other, _NonTensorNode):
             return self
         if (
-            type(self) is NonTensorData
-            and type(other) is NonTensorData
+            isinstance(self, NonTensorData)
+            and isinstance(other, NonTensorData)
             and same_value(self.data, other.data)
         ):
             return self
@@ -182,7 +197,7 @@ class _NonTensorNode(TensorDictBase):
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
         """``==``/``!=`` give a bool tensor over the batch, element by element."""
-        if type(self) is NonTensorData and type(other) is NonTensorData:
+        if isinstance(self, NonTensorData) and isinstance(other, NonTensorData):
             equal = same_value(self.data, other.data)
             shape = self._batch_size
             if other._batch_size != shape:
@@ -254,8 +269,15 @@ class NonTensorData(_NonTensorNode):
     data: Any
 
     def __init__(
-        self, data: Any, batch_size: BatchSizeLike = None, device: DeviceLike = None
+        self,
+        data: Any,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        names: Sequence[str | None] | None = None,
     ) -> None:
+        del names  # the peer's argument; names of batch dims are not kept
+        if isinstance(data, NonTensorData):  # the peer unwraps a node given as the value
+            data = data.data
         if isinstance(data, (torch.Tensor, TensorCollection)):
             msg = (
                 f"NonTensorData holds Python values, not a {type(data).__name__}; store "
@@ -282,6 +304,9 @@ class NonTensorData(_NonTensorNode):
 
     def tolist(self) -> Any:
         return self._as_array().tolist()
+
+    def _read(self) -> Any:
+        return self.data
 
     def _as_array(self) -> np.ndarray[Any, Any]:
         array = np.empty(tuple(self._batch_size), dtype=object)
@@ -354,57 +379,113 @@ class NonTensorData(_NonTensorNode):
 
     def __repr__(self) -> str:
         return (
-            f"NonTensorData(data={self.data!r}, batch_size={format_shape(self._batch_size)}, "
-            f"device={self._device})"
+            f"{type(self).__name__}(data={self.data!r}, "
+            f"batch_size={format_shape(self._batch_size)}, device={self._device})"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (NonTensorData._make, (self.data, self._batch_size, self._device))
+        return (type(self)._make, (self.data, self._batch_size, self._device))
+
+
+class MetaData(NonTensorData):
+    """One Python value describing a whole batch (the peer's class of that name).
+
+    tclass keeps every :class:`NonTensorData` value as one value through stacking,
+    ``unsqueeze`` and ``expand``, which is what the peer does for ``MetaData`` only; the
+    class keeps its type through those operations, and stacking different values gives a
+    :class:`NonTensorStack` as for ``NonTensorData``.
+
+    Example:
+        >>> torch.stack([MetaData("run-7"), MetaData("run-7")])
+        MetaData(data='run-7', batch_size=[2], device=None)
+    """
+
+    __slots__ = ()
 
 
 class NonTensorStack(_NonTensorNode):
     """One Python value per element of a batch (a numpy object array shaped like it).
 
-    ``tolist()`` (and ``data``) give the values as nested lists in batch order; indexing
-    one element gives a ``NonTensorData``.
+    Built from values or nodes stacked along ``stack_dim`` (``NonTensorStack("a", "b")``,
+    ``NonTensorStack(node_a, node_b, stack_dim=1)``), or from (nested) lists with
+    :meth:`from_list`. ``tolist()`` gives the values as nested lists in batch order;
+    indexing one element gives a ``NonTensorData``.
 
     Example:
-        >>> names = NonTensorStack.from_list(["a", "b", "c"])
+        >>> names = NonTensorStack("a", "b", "c")
         >>> names[1:].tolist(), names[0].data
         (['b', 'c'], 'a')
     """
 
-    __slots__ = ("_array",)
+    __slots__ = ("_array", "_stack_dim")
 
     _array: np.ndarray[Any, Any]
+    # The dim the members were stacked along: values are then the same along every other
+    # dim, and an index that removes this dim gives one value back (as the peer's stack
+    # of members gives a member). None when an operation mixed the elements.
+    _stack_dim: int | None
 
-    def __init__(self, array: np.ndarray[Any, Any], device: DeviceLike = None) -> None:
-        if not isinstance(array, np.ndarray) or array.dtype != object:
-            msg = (
-                "NonTensorStack expects a numpy object array; use NonTensorStack.from_list(values)"
-            )
-            raise TypeError(msg)
-        self._array = np.ascontiguousarray(array)
+    def __init__(
+        self,
+        *values: Any,
+        stack_dim: int = 0,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> None:
+        nodes = [v if isinstance(v, _NonTensorNode) else NonTensorData(v) for v in values]
+        if nodes:
+            array = _stacked_arrays([node._as_array() for node in nodes], stack_dim)
+        else:
+            array = np.empty((0,), dtype=object)
+        self._array = array
+        self._stack_dim = stack_dim
+        if device is None and nodes and all(node.device == nodes[0].device for node in nodes):
+            device = nodes[0].device
         self._device = as_device(device)
         self._locked = False
+        if batch_size is not None and as_batch_size(batch_size) != self.batch_size:
+            msg = (
+                f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the "
+                f"stacked values have batch size {list(self.batch_size)}"
+            )
+            raise BatchSizeError(msg)
 
     @classmethod
     def from_list(cls, values: Sequence[Any], device: DeviceLike = None) -> NonTensorStack:
-        """A 1-d stack of ``values`` (each kept as given, lists included)."""
+        """A stack of ``values``; nested lists of equal lengths give more dims (other
+        items, lists of other lengths included, are values)."""
+        return cls._from_array(_nested_array(values), as_device(device))
+
+    @classmethod
+    def _from_values(cls, values: Sequence[Any], device: DeviceLike = None) -> NonTensorStack:
+        """A 1-d stack of ``values``, each kept as given (lists and tensors included)."""
         array = np.empty(len(values), dtype=object)
         for position, value in enumerate(values):
             array[position] = value
-        return cls(array, device)
+        return cls._from_array(array, as_device(device))
 
     @classmethod
     def _from_array(
-        cls, array: np.ndarray[Any, Any], device: torch.device | None
+        cls, array: np.ndarray[Any, Any], device: torch.device | None, stack_dim: int | None = None
     ) -> NonTensorStack:
         node = _new_instance(cls)
         node._array = array
+        node._stack_dim = stack_dim
         node._device = device
         node._locked = False
         return node
+
+    @property
+    def stack_dim(self) -> int:
+        """The batch dim the values were stacked along (0 when unknown)."""
+        return self._stack_dim or 0
+
+    @property
+    def tensordicts(self) -> list[Any]:
+        """The stacked members: one node per position along ``stack_dim``."""
+        dim = self.stack_dim
+        count = self._array.shape[dim] if self._array.ndim else 0
+        return [self[(slice(None),) * dim + (i,)] for i in range(count)]
 
     @property
     def batch_size(self) -> torch.Size:
@@ -412,10 +493,17 @@ class NonTensorStack(_NonTensorNode):
 
     @property
     def data(self) -> Any:
-        """The values as nested lists, as a field holding different values reads."""
+        """The one value every element holds, or (when they differ) the values as nested
+        lists, as a field holding different values reads."""
+        flat = self._array.reshape(-1)
+        if flat.size and all(same_value(value, flat[0]) for value in flat[1:]):
+            return flat[0]
         return self._array.tolist()
 
     def tolist(self) -> Any:
+        return self._array.tolist()
+
+    def _read(self) -> Any:
         return self._array.tolist()
 
     def _as_array(self) -> np.ndarray[Any, Any]:
@@ -424,20 +512,23 @@ class NonTensorStack(_NonTensorNode):
     def _element_numbers(self) -> torch.Tensor:
         return torch.arange(self._array.size).reshape(self._array.shape)
 
-    def _gather(self, numbers: torch.Tensor, device: torch.device | None) -> Any:
-        """The values at ``numbers`` (element numbers, any shape) as a node."""
+    def _gather(
+        self, numbers: torch.Tensor, device: torch.device | None, stack_dim: int | None = None
+    ) -> Any:
+        """The values at ``numbers`` (element numbers, any shape) as a node: one value
+        when ``stack_dim`` is -1 (the stack dim was indexed away) or there are no dims."""
         positions = numbers.numpy()
-        if positions.ndim == 0:
-            return NonTensorData._make(
-                self._array.reshape(-1)[int(positions)], torch.Size([]), device
-            )
-        array = self._array.reshape(-1)[positions]
-        return NonTensorStack._from_array(np.ascontiguousarray(array), device)
+        flat = self._array.reshape(-1)
+        if positions.ndim == 0 or (stack_dim == -1 and positions.size):
+            value = flat[int(positions.reshape(-1)[0])]
+            return NonTensorData._make(value, torch.Size(positions.shape), device)
+        array = np.ascontiguousarray(flat[positions])
+        return NonTensorStack._from_array(array, device, None if stack_dim == -1 else stack_dim)
 
     def _rebatched(self, batch_size: torch.Size) -> Self:
         array = self._array
         if tuple(batch_size) == array.shape:
-            return self._from_array(array, self._device)  # type: ignore[return-value]
+            return self._from_array(array, self._device, self._stack_dim)  # type: ignore[return-value]
         values = array.reshape(-1)
         if all(same_value(values[0], value) for value in values[1:]):
             return NonTensorData._make(values[0], batch_size, self._device)  # type: ignore[return-value]
@@ -485,15 +576,23 @@ class NonTensorStack(_NonTensorNode):
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
-        pieces = fn(self._element_numbers())
-        return tuple(self._gather(piece, self._device) for piece in pieces)  # type: ignore[arg-type]
+        numbers = self._element_numbers()
+        pieces: Sequence[Any] = fn(numbers)
+        dim = self._stack_dim
+        if dim is not None and pieces and pieces[0].ndim < numbers.ndim:  # unbind
+            removed = _removed_dim(numbers, pieces[0])
+            dim = -1 if removed == dim else None if removed is None else dim - (removed < dim)
+        return tuple(self._gather(piece, self._device, dim) for piece in pieces)
 
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
             raise self._missing_key(index)
         if type(index) is tuple:
             index = _batch.normalize_index(index, self._array.ndim)
-        return self._gather(self._element_numbers()[index], self._device)
+        dim = self._stack_dim
+        if dim is not None:
+            dim = _dim_after_index(index, dim)
+        return self._gather(self._element_numbers()[index], self._device, dim)
 
     def clone(self, recurse: bool = True) -> Self:
         array = copy.deepcopy(self._array) if recurse else self._array.copy()
@@ -557,6 +656,65 @@ class NonTensorStack(_NonTensorNode):
         return (NonTensorStack._from_array, (self._array, self._device))
 
 
+def _stacked_arrays(arrays: list[np.ndarray[Any, Any]], dim: int) -> np.ndarray[Any, Any]:
+    shape = arrays[0].shape
+    if any(array.shape != shape for array in arrays):
+        shapes = sorted({str(list(array.shape)) for array in arrays})
+        msg = f"NonTensorStack: the values have different batch sizes ({', '.join(shapes)})"
+        raise StackError(msg)
+    if not 0 <= dim <= len(shape):
+        msg = (
+            f"NonTensorStack: stack_dim={dim} is out of range for values of batch size "
+            f"{list(shape)} (0 to {len(shape)})"
+        )
+        raise DimError(msg)
+    return np.ascontiguousarray(np.stack(arrays, axis=dim))
+
+
+def _dim_after_index(index: Any, dim: int) -> int | None:
+    """Where batch dim ``dim`` is after ``index`` (ints, slices and ``None`` only): -1
+    if an int removed it, ``None`` if the index is of another kind."""
+    items = index if type(index) is tuple else (index,)
+    source = out = 0
+    for item in items:
+        if item is None:
+            out += 1
+        elif type(item) is int:
+            if source == dim:
+                return -1
+            source += 1
+        elif type(item) is slice:
+            if source == dim:
+                return out
+            source += 1
+            out += 1
+        else:
+            return None
+    return out + dim - source
+
+
+def _removed_dim(numbers: torch.Tensor, piece: torch.Tensor) -> int | None:
+    """The dim of ``numbers`` that ``unbind`` removed to give ``piece`` (its first)."""
+    for dim in range(numbers.ndim):
+        if numbers.shape[dim] and torch.equal(numbers.select(dim, 0), piece):
+            return dim
+    return None
+
+
+def _nested_array(values: Sequence[Any], depth: int = 1) -> np.ndarray[Any, Any]:
+    """An object array of ``values``: lists of equal lengths nest into more dims (up to
+    32; deeper lists are values)."""
+    items = list(values)
+    if items and depth < 32 and all(isinstance(item, list) for item in items):
+        inner = [_nested_array(item, depth + 1) for item in items]
+        if all(array.shape == inner[0].shape for array in inner):
+            return np.ascontiguousarray(np.stack(inner))
+    array = np.empty(len(items), dtype=object)
+    for position, item in enumerate(items):
+        array[position] = item
+    return array
+
+
 def is_non_tensor(value: object) -> bool:
     """Whether ``value`` is a ``NonTensorData`` or ``NonTensorStack`` node."""
     return isinstance(value, _NonTensorNode)
@@ -568,13 +726,16 @@ def join_non_tensor(
     """Stacks or concatenates non-tensor nodes (``dim`` already normalized): equal values
     stay one ``NonTensorData``, different ones become a ``NonTensorStack`` in batch order."""
     first = parts[0]
-    if type(first) is NonTensorData:
+    kind = type(first)
+    if (kind is NonTensorData and OPTIONS.capture_non_tensor_stack is not False) or (
+        kind is MetaData
+    ):
         # The common case, one value shared by every member, in a single pass.
         data, device, batch = first.data, first._device, first._batch_size
         total = 0
         for part in parts:
             if (
-                type(part) is not NonTensorData
+                type(part) is not kind
                 or part._device != device
                 or (part.data is not data and not same_value(part.data, data))
             ):
@@ -590,7 +751,8 @@ def join_non_tensor(
                 size.insert(dim, len(parts))
             else:
                 size[dim] = total
-            return NonTensorData._make(data, torch.Size(size), device)
+            node: _NonTensorNode = kind._make(data, torch.Size(size), device)
+            return node
     return _join_arrays(parts, op, dim, path)
 
 
@@ -613,4 +775,13 @@ def _join_arrays(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
         name = path[0] if len(path) == 1 else path
         msg = f"{op}: the Python values under {name!r} have batch sizes that do not join: {error}"
         raise StackError(msg) from None
-    return NonTensorStack._from_array(np.ascontiguousarray(joined), device)
+    # Values differ along `dim` only when each part holds one value (or, for cat, when
+    # each part's values differ along `dim` only).
+    along_dim = all(
+        isinstance(part, NonTensorData)
+        or (op == "cat" and isinstance(part, NonTensorStack) and part._stack_dim == dim)
+        for part in parts
+    )
+    return NonTensorStack._from_array(
+        np.ascontiguousarray(joined), device, dim if along_dim else None
+    )

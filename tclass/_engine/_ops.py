@@ -19,6 +19,7 @@ from tclass._core import _batch
 from tclass._core._batch import format_shape
 from tclass._core._device import as_device
 from tclass._core._dispatch import implements
+from tclass._core._options import OPTIONS
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass.errors import StackError
 
@@ -82,6 +83,9 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
     dim = _batch.normalize_dim(dim, len(batch_size), op="stack", inclusive=True)
     new_size = list(batch_size)
     new_size.insert(dim, len(members))
+    if OPTIONS.lazy_legacy and out is None and not path:  # set_lazy_legacy(True)
+        lazily = type(collections[0])._stack_lazily
+        return lazily(list(collections), dim, torch.Size(new_size))  # type: ignore[no-any-return]
     size = _check_out(out, torch.Size(new_size), "stack", path)
     values = _join(members, "stack", dim, out, path)
     return _result(first, members, values, size, out)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, cast, overload
 
+import numpy as np
 import torch
 from typing_extensions import Self
 
@@ -22,7 +23,9 @@ from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._core._keys import BatchIndex
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._core._options import OPTIONS
+from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
 from tclass.errors import (
@@ -146,7 +149,7 @@ class TensorDict(TensorDictBase):
             entries: Any = kwargs.items()
         elif kwargs:
             msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
-            raise TypeError(msg)
+            raise EntryTypeError(msg)
         else:
             entries = _entries_of(source)
         n = len(batch)
@@ -296,13 +299,23 @@ class TensorDict(TensorDictBase):
         """The entry at ``key`` (a string or a nested tuple), or ``default`` (``None`` if
         not given) when it is absent.
 
+        A Python value is returned as its node (``NonTensorData``...); ``td[key]`` gives
+        the value itself.
+
         Raises:
             KeyThroughTensorError: if no ``default`` is given and a nested key passes
                 through a tensor (``("obs", "x")`` where ``"obs"`` is a tensor): that is
                 a wrong key rather than a missing entry (the peer raises here too).
+            KeyNotFoundError: for a missing key without ``default``, after
+                ``set_get_defaults_to_none(False)``.
         """
         if type(key) is str:
-            return self._tensors.get(key, None if default is _NO_DEFAULT else default)
+            if default is not _NO_DEFAULT:
+                return self._tensors.get(key, default)
+            value = self._tensors.get(key)
+            if value is None and not OPTIONS.get_defaults_to_none:
+                raise self._missing_key(key)
+            return value
         path = _keys.key_path(key)
         node: Any = self
         for depth, part in enumerate(path):
@@ -312,6 +325,8 @@ class TensorDict(TensorDictBase):
                 return default
             node = node.get(part, _MISSING)
             if node is _MISSING:
+                if default is _NO_DEFAULT and not OPTIONS.get_defaults_to_none:
+                    raise self._missing_key(path)
                 return None if default is _NO_DEFAULT else default
         return node
 
@@ -321,16 +336,20 @@ class TensorDict(TensorDictBase):
     def __getitem__(self, index: BatchIndex) -> Self: ...
 
     def __getitem__(self, index: Any) -> Any:
-        """``td["key"]`` or ``td["a", "b"]`` reads an entry (KeyError if missing); any
-        other index (int, slice, list, tensor, mask, ``...``, ``None`` or a tuple of them)
-        indexes the batch dims of every entry and returns a TensorDict."""
+        """``td["key"]`` or ``td["a", "b"]`` reads an entry (KeyError if missing), a Python
+        value as the value itself (a ``NonTensorStack`` as a list); any other index (int,
+        slice, list, tensor, mask, ``...``, ``None`` or a tuple of them) indexes the batch
+        dims of every entry and returns a TensorDict."""
         # Keep this body small: CPython runs a small __getitem__ frame measurably faster
         # (46 ns vs 58 ns per key read), so other indices go to helper methods.
         if index.__class__ is str:
             try:
-                return self._tensors[index]
+                value = self._tensors[index]
             except KeyError:
                 raise self._missing_key(index) from None
+            if value.__class__ is _Tensor or not isinstance(value, _NonTensorNode):
+                return value
+            return value._read()
         if index.__class__ is int:
             return self._index_int(index)
         if index.__class__ is slice:
@@ -344,7 +363,11 @@ class TensorDict(TensorDictBase):
             # With entries, indexing them checks the bounds (an IndexError from torch).
             _check_int_index(index, batch)
         out = _new_instance(self.__class__)
-        out._tensors = {key: value[index] for key, value in tensors.items()}
+        try:
+            out._tensors = {key: value[index] for key, value in tensors.items()}
+        except IndexError:
+            _check_int_index(index, batch)  # raises DimError (an IndexError) for the bounds
+            raise
         out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
         out._device = self._device
         out._locked = False
@@ -377,7 +400,8 @@ class TensorDict(TensorDictBase):
         kind = type(index)
         if kind is tuple:
             if _keys.is_key_tuple(index):
-                return self._get_nested(index)
+                node = self._get_nested(index)
+                return node._read() if isinstance(node, _NonTensorNode) else node
             index = _batch.normalize_index(index, len(batch))
         elif index is Ellipsis:
             return self._new_unchecked(dict(self._tensors), batch, self._device)
@@ -386,7 +410,11 @@ class TensorDict(TensorDictBase):
                 return self._index_mask(index)
         elif index is not None:
             index = _batch.normalize_index((index,), len(batch))[0]
-        values = {key: value[index] for key, value in self._tensors.items()}
+        try:
+            values = {key: value[index] for key, value in self._tensors.items()}
+        except IndexError as error:
+            msg = f"index {index!r} is out of range for the batch size {list(batch)}: {error}"
+            raise DimError(msg) from None
         return self._new_unchecked(values, self._indexed_size(index, values), self._device)
 
     def _index_mask(self, mask: torch.Tensor) -> Self:
@@ -499,6 +527,10 @@ class TensorDict(TensorDictBase):
             stored = value if device is None or value.device == device else value.to(device)
         elif isinstance(value, TensorDictBase):
             stored = value if device is None or value.device == device else value.to(device)
+            if isinstance(stored, NonTensorData) and stored._batch_size[: len(batch)] != batch:
+                # One value spans the batch of the collection that holds it (the given
+                # node is left as it is).
+                stored = stored._make(stored.data, batch, stored._device)
         elif isinstance(value, Mapping):
             try:
                 return TensorDict(value, batch, device)
@@ -506,8 +538,10 @@ class TensorDict(TensorDictBase):
                 if not isinstance(key, str):
                     raise
                 raise error.under(key) from None
+        elif isinstance(value, np.ndarray) and value.dtype.names is not None:
+            stored = TensorDict.from_struct_array(value, device=device)
         else:
-            stored = _as_tensor(key, value, device)
+            stored = stored_value(value, batch, device)
         n = len(batch)
         if n:
             shape = stored.shape
@@ -969,7 +1003,7 @@ def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:
     if isinstance(source, TensorCollection):
         return source._items()
     msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"
-    raise TypeError(msg)
+    raise EntryTypeError(msg)
 
 
 def _check_int_index(index: int, batch: torch.Size) -> None:
@@ -1088,7 +1122,7 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # answers the same slots) in its ``_tensordict``. Reading and assigning a field are the
 # hottest paths of the library, so the engine builds them, with direct slot access.
 
-_NODE_CLASSES = (NonTensorData, NonTensorStack)
+_OTHER_NODES = (NonTensorStack, MetaData)
 
 # C-level getters of a record's entries and batch size, which stack and cat read from
 # hundreds of members at once.
@@ -1112,7 +1146,10 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
 
     def getter(record: Any) -> Any:
         value = record._tensordict._tensors.get(name)
-        return value.data if value.__class__ in _NODE_CLASSES else value
+        kind = value.__class__
+        if kind is NonTensorData:  # the common case: one value, read as an attribute
+            return value.data
+        return value._read() if kind in _OTHER_NODES else value
 
     def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
         return record._tensordict._tensors.get(name)
@@ -1120,9 +1157,16 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
     return getter if values else entry_getter
 
 
-def tensor_field_setter(name: str, slow: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+def tensor_field_setter(
+    name: str,
+    slow: Callable[[Any, Any], None],
+    check: Callable[[Mapping[str, Any], Any, torch.Size], bool] | None = None,
+) -> Callable[[Any, Any], None]:
     """The setter of the tensor field ``name``: a plain tensor into an unlocked record
-    not saved in a folder is checked and stored inline; anything else goes to ``slow``."""
+    not saved in a folder is checked and stored inline; anything else goes to ``slow``.
+    With ``check(entries, tensor, batch_size)`` (the field's spec against the record's
+    other fields, batch dims included), a tensor it refuses goes to ``slow`` too, which
+    says why."""
 
     def setter(record: Any, value: Any) -> None:
         td = record._tensordict
@@ -1133,7 +1177,11 @@ def tensor_field_setter(name: str, slow: Callable[[Any, Any], None]) -> Callable
         device = td._device
         if device is not None and value.device != device:
             value = value.to(device)
-        if batch and value.shape[: len(batch)] != batch:
+        if check is not None:
+            if td.__class__ is not TensorDict or not check(td._tensors, value, batch):
+                slow(record, value)  # a lazy stack's members may differ: checked there
+                return
+        elif batch and value.shape[: len(batch)] != batch:
             raise BatchMismatchError(name, value.shape, batch)
         td._tensors[name] = value
 

@@ -431,8 +431,9 @@ def make_tensordict(
     auto_batch_size: bool | None = None,
     **kwargs: Any,
 ) -> TensorDict:
-    """A TensorDict from a dict and/or keyword arguments, as :func:`from_dict` builds it
-    (batch size inferred unless ``batch_size`` is given or ``auto_batch_size=False``).
+    """A TensorDict from a dict and/or keyword arguments, as :func:`from_dict` builds it.
+    As in the peer, the batch size is ``batch_size`` (default ``[]``), inferred only with
+    ``auto_batch_size=True``.
 
     Raises:
         KeyConflictError: if a key is given both in ``input_dict`` and as a keyword (the
@@ -447,7 +448,9 @@ def make_tensordict(
         )
         raise KeyConflictError(msg)
     source.update(kwargs)
-    return from_dict(source, batch_size=batch_size, device=device, auto_batch_size=auto_batch_size)
+    return from_dict(
+        source, batch_size=batch_size, device=device, auto_batch_size=bool(auto_batch_size)
+    )
 
 
 def is_tensor_collection(datatype: object) -> bool:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import os
+from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 import torch
@@ -27,9 +29,10 @@ from tclass._io._saved_folder import linker
 from tclass._io._staging import stage_copy
 from tclass._io._subpath import descend, subpath_parts
 from tclass._io._write import save_tree
-from tclass.errors import KeyNotFoundError, ShapeError
+from tclass.errors import KeyNotFoundError, ShapeError, UnsupportedError
 
 __all__ = [
+    "TensorDictFuture",
     "adopt_leaves",
     "is_memmap",
     "load",
@@ -58,13 +61,35 @@ def saved_copy(
     archive: bool | None = None,
     compression: str | int | None = None,
     mode: Mode | None = None,
+    return_early: bool = False,
+    atomic: bool = False,
+    robust_key: bool | None = True,
+    share_non_tensor: bool = False,
 ) -> C:
     """A locked copy of ``node`` over memory-mapped files in ``prefix``: the one
     implementation of every save (see ``TensorDictBase.memmap_`` for the arguments;
     ``like``: allocate the files without filling them). Into an archive, the copy is
     not locked (as the peer's), its leaves views into the archive mapped as ``mode``
-    says (``memmap_like`` always shares it)."""
+    says (``memmap_like`` always shares it). ``atomic`` and ``robust_key`` change
+    nothing: every save is atomic and encodes unsafe file names."""
     _check_threads(num_threads)
+    if share_non_tensor:
+        msg = (
+            "share_non_tensor=True is not supported: Python values written into a saved "
+            "collection reach its meta.json, and other processes see them when they load "
+            "it; store values that must be shared live as tensors, or pass "
+            "share_non_tensor=False"
+        )
+        raise UnsupportedError(msg)
+    if return_early and num_threads > 1:
+        if prefix is not None and wants_archive(prefix, archive):
+            raise UnsupportedError("return_early=True is not supported for an archive")
+        call = functools.partial(
+            saved_copy, node, prefix, copy_existing, like=like, num_threads=num_threads,
+            existsok=existsok, allow_pickle=allow_pickle, durable=durable, archive=archive,
+            compression=compression, mode=mode,
+        )  # fmt: skip
+        return TensorDictFuture(_BACKGROUND.submit(call))  # type: ignore[return-value]
     if prefix is not None and wants_archive(prefix, archive):
         return save_archive(  # type: ignore[no-any-return]
             node, prefix, like=like, existsok=existsok, allow_pickle=allow_pickle,
@@ -89,10 +114,46 @@ def memmap_in_place(
     node: C, prefix: PathLike | None, copy_existing: bool, **options: Unpack[SaveOptions]
 ) -> C:
     """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files (an
-    archive's: mapped shared, so that writes reach it)."""
-    adopt_leaves(node, saved_copy(node, prefix, copy_existing, like=False, mode="r+", **options))
+    archive's: mapped shared, so that writes reach it); with ``return_early``, a
+    ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
+    saved = saved_copy(node, prefix, copy_existing, like=False, mode="r+", **options)
+    if isinstance(saved, TensorDictFuture):
+        return TensorDictFuture(saved.future, then=lambda copy: _adopted(node, copy))  # type: ignore[return-value]
+    return _adopted(node, saved)
+
+
+def _adopted(node: C, saved: Any) -> C:
+    adopt_leaves(node, saved)
     node.lock_()  # type: ignore[attr-defined]
     return node
+
+
+class TensorDictFuture:
+    """A save still being written by background threads (``memmap(...,
+    return_early=True, num_threads=n)``): :meth:`result` waits for it and returns the
+    saved collection, or raises what the save raised."""
+
+    __slots__ = ("_then", "future")
+
+    def __init__(
+        self, future: concurrent.futures.Future[Any], then: Callable[[Any], Any] | None = None
+    ) -> None:
+        self.future = future
+        self._then = then
+
+    def result(self, timeout: float | None = None) -> Any:
+        """Waits for the save (at most ``timeout`` seconds) and returns its result."""
+        saved = self.future.result(timeout)
+        return saved if self._then is None else self._then(saved)
+
+    def done(self) -> bool:
+        """Whether the save has finished (``result()`` would not wait)."""
+        return self.future.done()
+
+
+# Saves asked to return early run one after the other in this thread (each writes its
+# leaves with its own num_threads).
+_BACKGROUND = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tclass-save")
 
 
 def adopt_leaves(target: Any, saved: Any) -> None:
@@ -184,6 +245,8 @@ def _load(
     allow_pickle: bool | None = False,
     robust_key: bool | None = True,
     num_threads: int = 0,
+    strict: bool = True,
+    widen: bool = False,
 ) -> Any:
     """:func:`load_memmap` with its options spelled out (their defaults live here)."""
     _check_threads(num_threads)
@@ -194,9 +257,8 @@ def _load(
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)
     at = functools.partial(descend, parts=parts, subpath=subpath) if parts else None
-    loaded = load_tree(
-        prefix, cls, None if out is not None or staged else target, allow_pickle, mode, at
-    )
+    device_now = None if out is not None or staged else target
+    loaded = load_tree(prefix, cls, device_now, allow_pickle, mode, at, strict=strict, widen=widen)
     if staged:
         assert target is not None
         loaded = _staged_to(loaded, target, non_blocking)

@@ -23,6 +23,7 @@ from tclass._core._dtypes import DTYPES
 from tclass._io._folder import FileFacts, Folder
 from tclass._io._format import file_name
 from tclass._io._read import validate_tree
+from tclass._io._schema import SavedSchema
 from tclass.errors import (
     FileFormatError,
     MetadataError,
@@ -44,8 +45,9 @@ class Node:
     """One node of the description: a tensor leaf, a collection or a non-tensor value.
 
     ``kind`` is ``tensor``, ``tensordict``, ``tensorclass``, ``lazy_stack``, ``value``
-    (NonTensorData), ``values`` (NonTensorStack), ``unsupported`` (a peer view node) or
-    ``damaged`` (an entry whose folder cannot even be opened).
+    (NonTensorData), ``values`` (NonTensorStack), ``unsupported`` (a peer view node),
+    ``damaged`` (an entry whose folder cannot even be opened) or ``unset`` (a field the
+    saved schema declares that the folder does not hold: it was None when saved).
     ``path`` is relative to the saved folder: the leaf's file, or the node's folder.
     """
 
@@ -65,6 +67,8 @@ class Node:
     members: int | None = None
     problem: str | None = None
     children: list[Node] = field(default_factory=list)
+    declared: str | None = None  # a record field's annotation, from the saved schema
+    schema: dict[str, Any] | None = None  # a record's saved schema (see _io/_schema.py)
 
 
 @dataclass
@@ -148,13 +152,6 @@ class _Describer:
             node.preview = _pickled(folder, "pickle.pkl") if data == "pickle.pkl" else preview(data)
         self.frames.append(_Frame(node))
 
-    def leave(self, loaded: Any) -> None:
-        node = self.frames.pop().node
-        if loaded is None:
-            self.failed = self.failed or node
-        elif node.kind != "value":
-            node.batch_size = list(loaded.batch_size)
-
     def leaf(self, folder: Folder, stored: str, entry: dict[str, Any]) -> None:
         shape, dtype_text = entry.get("shape"), entry.get("dtype")
         sizes = (
@@ -191,6 +188,22 @@ class _Describer:
             Node("value", self.frames[-1].node.path, key=key, preview=preview(value))
         )
 
+    def schema(self, schema: SavedSchema) -> None:
+        self.frames[-1].node.schema = {
+            "class": schema.class_id,
+            "fields": schema.fields,
+            "dims": schema.dims,
+        }
+
+    def leave(self, loaded: Any) -> None:
+        node = self.frames.pop().node
+        if loaded is None:
+            self.failed = self.failed or node
+        elif node.kind != "value":
+            node.batch_size = list(loaded.batch_size)
+        if node.schema is not None:
+            _declare(node, node.schema["fields"])
+
     def problem(self, error: TclassError) -> None:
         frame = self.frames[-1]
         node = frame.child
@@ -220,6 +233,29 @@ class _Describer:
 
     def _rel(self, folder: Folder) -> str:
         return folder.rel or "."
+
+
+def _declare(record: Node, fields: dict[str, Any]) -> None:
+    """The fields of ``record`` (each member's, for a lazy stack) that have a spec show
+    their annotation; the declared fields the folder does not hold (None when saved) are
+    listed as ``unset``."""
+    if record.members is not None:
+        for member in record.children:
+            _declare(member, fields)
+        return
+    present = {child.key for child in record.children}
+    for child in record.children:
+        spec = fields.get(child.key or "", {}).get("spec")
+        if isinstance(spec, dict):
+            child.declared = _text(spec.get("text"))
+    for name, entry in fields.items():
+        if name not in present and isinstance(entry, dict):
+            unset = Node("unset", record.path, key=name, declared=_text(entry.get("annotation")))
+            record.children.append(unset)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _label(error: TclassError, node: Node, readable: bool) -> str:
@@ -323,7 +359,13 @@ def _summary(node: Node) -> str:
         return _class_label(node)
     if node.kind == "damaged":
         return ""
+    if node.kind == "unset":
+        return "None"
     notes = ["tensorclass"] if node.kind == "tensorclass" else []
+    dims = (node.schema or {}).get("dims") or {}
+    if dims:
+        shown = ", ".join(f"{name}={_printable(str(size))}" for name, size in dims.items())
+        notes.append(f"dims {shown}")
     if node.members is not None:
         notes.append(f"lazy stack of {node.members} along dim {node.stack_dim}")
     text = f"{_class_label(node)}  batch {_dims(node.batch_size)}"
@@ -353,6 +395,8 @@ def _child_lines(children: list[Node], indent: str) -> list[str]:
             text = f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}"
         else:
             text = _summary(child)
+        if child.declared is not None:
+            text += f"  : {_printable(child.declared)}"
         if child.problem is not None:
             text += f"  !! {child.problem}"
         lines.append(f"{indent}{'└── ' if last else '├── '}{key:<{key_width}}  {text}".rstrip())
@@ -396,15 +440,19 @@ def _node_json(node: Node) -> dict[str, Any]:
     else:
         if node.class_name is not None:
             out["class"] = node.class_name
-        if node.kind != "value":
+        if node.kind not in ("value", "unset"):
             out["batch_size"] = node.batch_size
         if node.preview is not None:
             out["preview"] = node.preview
         if node.members is not None:
             out.update(stack_dim=node.stack_dim, members=node.members)
+    if node.declared is not None:
+        out["declared"] = node.declared
+    if node.schema is not None:
+        out["schema"] = node.schema
     if node.problem is not None:
         out["problem"] = node.problem
-    if node.kind not in ("tensor", "value", "values", "unsupported", "damaged"):
+    if node.kind not in ("tensor", "value", "values", "unsupported", "damaged", "unset"):
         out["children"] = [_node_json(child) for child in node.children]
     return out
 

@@ -39,6 +39,7 @@ from tclass._io._format import (
     file_name,
     type_string,
 )
+from tclass._io._schema import record_schema
 from tclass._io._values import dumps_pickle, require_json
 from tclass.errors import FileConflictError, NotSerializableError, UnsupportedError
 
@@ -96,18 +97,22 @@ class _Planner(NodeVisitor[Rebuild]):
         self.plan = Plan()
         self.options = options
 
-    def node(self, node: Any, rel: str) -> Rebuild:
+    def node(self, node: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
+        """Plans ``node`` at ``rel``; ``marker``: what a collection node adds to its
+        ``_tclass`` entry (a record's fields: the record's schema)."""
         self.plan.dirs.append(rel)
-        return self.visit(node, rel)
+        return self.visit(node, rel, marker)
 
-    def visit_other(self, node: Any, rel: str) -> Rebuild:
+    def visit_other(self, node: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
         msg = (
             f"cannot save a {type(node).__name__} at {rel or 'the root'}: not a collection "
             "tclass writes"
         )
         raise UnsupportedError(msg)
 
-    def visit_tensordict(self, td: TensorDict, rel: str) -> Rebuild:
+    def visit_tensordict(
+        self, td: TensorDict, rel: str, marker: dict[str, Any] | None = None
+    ) -> Rebuild:
         plan, options = self.plan, self.options
         meta: dict[str, Any] = {}
         parts: list[tuple[str, int | Rebuild]] = []
@@ -125,8 +130,8 @@ class _Planner(NodeVisitor[Rebuild]):
         meta["shape"] = list(td.batch_size)
         meta["device"] = "cpu"
         meta.update(_class_fields(TensorDict))
-        if escaped:
-            meta[TCLASS_FIELD] = {"escaped_keys": True}
+        if escaped or marker:
+            meta[TCLASS_FIELD] = {**({"escaped_keys": True} if escaped else {}), **(marker or {})}
         _add_meta(plan, rel, meta, options)
         batch_size = td.batch_size
         saved_at = (
@@ -146,18 +151,22 @@ class _Planner(NodeVisitor[Rebuild]):
 
         return rebuild
 
-    def visit_record(self, record: Any, rel: str) -> Rebuild:
+    def visit_record(self, record: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
         cls = type(record)
         _add_meta(self.plan, rel, {"_type": type_string(cls)}, self.options)
-        content = self.node(record._tensordict, _join(rel, TENSORCLASS_DIR))
+        schema = {"schema": record_schema(record)}  # in the fields' node: the peer skips it
+        content = self.node(record._tensordict, _join(rel, TENSORCLASS_DIR), schema)
         return lambda written: cls._from_tensordict_unchecked(content(written))
 
-    def visit_lazy(self, stack: LazyStackedTensorDict, rel: str) -> Rebuild:
+    def visit_lazy(
+        self, stack: LazyStackedTensorDict, rel: str, marker: dict[str, Any] | None = None
+    ) -> Rebuild:
         members = stack.tensordicts
         meta: dict[str, Any] = _class_fields(LazyStackedTensorDict)
         meta["stack_dim"] = stack.stack_dim
         meta["stack_dim_name"] = None
-        meta[TCLASS_FIELD] = {"members": len(members)}  # the peer counts folders up to a gap
+        # The peer counts member folders up to a gap: the count is recorded.
+        meta[TCLASS_FIELD] = {"members": len(members), **(marker or {})}
         _add_meta(self.plan, rel, meta, self.options)
         parts = [self.node(member, _join(rel, str(i))) for i, member in enumerate(members)]
         stack_dim, batch_size = stack.stack_dim, stack.batch_size
@@ -165,7 +174,9 @@ class _Planner(NodeVisitor[Rebuild]):
             [part(written) for part in parts], stack_dim, batch_size
         )
 
-    def visit_value(self, node: NonTensorData, rel: str) -> Rebuild:
+    def visit_value(
+        self, node: NonTensorData, rel: str, marker: dict[str, Any] | None = None
+    ) -> Rebuild:
         plan, options = self.plan, self.options
         meta: dict[str, Any] = {"_type": type_string(NonTensorData)}
         where = f"the value at {rel or 'the root'}"
@@ -180,7 +191,9 @@ class _Planner(NodeVisitor[Rebuild]):
         data, batch_size, device = node.data, node.batch_size, node.device
         return lambda written: NonTensorData._make(data, batch_size, device)
 
-    def visit_values(self, node: NonTensorStack, rel: str) -> Rebuild:
+    def visit_values(
+        self, node: NonTensorStack, rel: str, marker: dict[str, Any] | None = None
+    ) -> Rebuild:
         plan, options = self.plan, self.options
         meta: dict[str, Any] = _class_fields(NonTensorStack)
         meta["stack_dim"] = 0

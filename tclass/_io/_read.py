@@ -51,6 +51,13 @@ from tclass._io._format import (
     unescape_key,
 )
 from tclass._io._saved_folder import SavedFolder, relink
+from tclass._io._schema import (
+    ANY_FIELDS,
+    SavedSchema,
+    SchemaCheck,
+    SchemaDiffers,
+    read_schema,
+)
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass.errors import (
     MetadataError,
@@ -93,7 +100,8 @@ class Observer(Protocol):
     ``leaf_file`` once its file is open) for a tensor, or ``node`` ... ``leave`` around a
     sub-folder's node (nodes nest). A record is one node: its fields' entries follow it
     (``stack`` when they are a lazy stack, ``value`` for those kept in its own
-    meta.json). ``problem`` reports why the entry last announced does not load, and the
+    meta.json, then ``schema`` when its folder records one). ``problem`` reports why the
+    entry last announced does not load, and the
     walk goes on with the next one: the first problem is what ``load_memmap`` raises."""
 
     def entry(self, folder: Folder, key: str | None, index: int | None) -> None: ...
@@ -103,6 +111,7 @@ class Observer(Protocol):
     def leaf_file(self, folder: Folder, name: str, facts: FileFacts) -> None: ...
     def stack(self, stack_dim: int, members: int) -> None: ...
     def value(self, key: str, value: Any) -> None: ...
+    def schema(self, schema: SavedSchema) -> None: ...  # the record's, once its fields loaded
     def problem(self, error: TclassError) -> None: ...
 
 
@@ -117,6 +126,7 @@ class _Options:
     classless: bool = False  # validate_tree: no class resolved, no pickle read
     observer: Observer | None = None
     reported: int = 0  # problems reported to the observer so far
+    schema: SchemaCheck | None = None  # records checked against their classes (not info)
 
 
 class _Reported(TclassError):
@@ -143,10 +153,15 @@ def load_tree(
     allow_pickle: bool,
     mode: Mode | None = None,
     at: Callable[[Folder], Folder] | None = None,
+    *,
+    strict: bool = True,
+    widen: bool = False,
 ) -> Any:
     """The collection saved in ``prefix``, its leaves mapped as ``mode`` says (or copied
     to ``device``); with ``at``, the node in the folder ``at(root)`` opens (a new
-    descriptor, see ``_subpath.descend``)."""
+    descriptor, see ``_subpath.descend``). Each record is checked against its class
+    (``strict``, ``widen``: see ``_schema``); every difference found is raised at once.
+    """
     if mode not in _MODES:
         raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
     root = os.path.abspath(os.fspath(prefix))
@@ -156,9 +171,12 @@ def load_tree(
     for attempt in range(_RETRIES):
         folder = open_root(root, mode)
         node = folder
+        options.schema = SchemaCheck(root, strict, widen)
         try:
             node = at(folder) if at is not None else folder
             return _load_root(node, options, want)
+        except SchemaDiffers:
+            raise options.schema.error() from None
         except TclassError:
             if attempt + 1 == _RETRIES or not folder.replaced():
                 raise
@@ -377,8 +395,14 @@ def _builtin_kind(name: str | None) -> str | None:
 
 
 def _load_td(
-    folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None
+    folder: Folder,
+    meta: dict[str, Any],
+    options: _Options,
+    record_cls: type | None,
+    values: frozenset[str] = frozenset(),
 ) -> TensorDict:
+    """A TensorDict node; ``record_cls``: the record whose fields it holds, checked
+    against the class first (``values``: the record's fields kept elsewhere)."""
     where = folder.child_path(META)
     batch = torch.Size(_sizes(meta.get("shape"), where, "shape"))
     # "None" (older writers) or null: no device. Another one is recorded, not used: the
@@ -387,7 +411,16 @@ def _load_td(
     device = options.device or (_CPU if named else None)
     entries: dict[str, Any] = {}
     observer = options.observer
-    for stored, key, entry in node_entries(meta, where):
+    listed = list(node_entries(meta, where))
+    check, plan = options.schema, None
+    if record_cls is not None and check is not None:
+        found = len(check.differences)
+        fields = {key: entry for _, key, entry in listed}
+        marker = _marker(meta, where)
+        plan = check.compare(record_cls, folder.path, fields, marker, set(values), len(batch))
+    for stored, key, entry in listed:
+        if plan is not None and key in plan.skipped:
+            continue
         if observer is not None:
             value = _observed_entry(
                 observer, folder, stored, key, entry, batch, options, record_cls
@@ -395,9 +428,15 @@ def _load_td(
             if value is not _SKIPPED:
                 entries[key] = value
         elif "type" in entry:
-            entries[key] = _load_child(folder, stored, key, batch, options, record_cls)
+            value = _load_child(folder, stored, key, batch, options, record_cls)
+            if value is not _SKIPPED:
+                entries[key] = value
         else:
             entries[key] = _load_leaf(folder, stored, key, entry, batch, options)
+    if plan is not None:
+        if len(check.differences) > found:  # type: ignore[union-attr]
+            raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
+        plan.widen_entries(entries, folder.path)
     td = TensorDict._new_unchecked(entries, batch, device)
     if _write_through(options, folder):  # Python values and new entries reach the folder
         td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
@@ -431,6 +470,10 @@ def _load_child(
     child = folder.folder(_dir_name(folder, stored, key), f"the entry {key!r}")
     try:
         value = _load_node(child, options, want, batch)
+    except SchemaDiffers:
+        if record_cls is None:
+            raise
+        return _SKIPPED  # its differences are recorded: go on with its parent's others
     finally:
         child.close()
     _check_nested_batch(value, batch, child.path)
@@ -616,8 +659,11 @@ def _load_record(
     extra = {key: value for key, value in meta.items() if key not in _RECORD_KEYS}
     short = name.rpartition(".")[2]
     content_dir = folder.folder(TENSORCLASS_DIR, f"the fields of a {short}")
+    # Fields an older writer pickled next to the record are only read when missing
+    # below; until then, any field may be there.
+    kept = frozenset(extra) if not folder.exists("other.pickle") else ANY_FIELDS
     try:
-        content = _load_content(content_dir, options, cls)
+        content = _load_content(content_dir, options, cls, kept)
     finally:
         content_dir.close()
     if cls is not None:
@@ -644,14 +690,19 @@ def _load_record(
 
 
 def _load_content(
-    folder: Folder, options: _Options, cls: type | None
+    folder: Folder, options: _Options, cls: type | None, values: frozenset[str]
 ) -> TensorDict | LazyStackedTensorDict:
     """A record's ``_tensordict/`` node, checked like any node: a TensorDict or a lazy
-    stack of the record's fields."""
+    stack of the record's fields (``values``: the fields kept in the record's own
+    meta.json or next to it, by older writers)."""
     meta, name = read_header(folder)
     kind = _builtin_kind(name)
+    if options.observer is not None:
+        saved = read_schema(_marker(meta, folder.child_path(META)), folder.child_path(META))
+        if saved is not None:
+            options.observer.schema(saved)
     if kind == "TensorDict":
-        return _load_td(folder, meta, options, cls)
+        return _load_td(folder, meta, options, cls, values)
     if kind == "LazyStackedTensorDict":
         return _load_lazy(folder, meta, options, cls, _Want(tensorclasses(cls)))
     msg = (

@@ -1,13 +1,15 @@
 """The tensorclass facade: typed, batched records over the TensorDict engine.
 
-``_fields`` decides what each annotation accepts, ``_builder`` turns a class into a
-tensorclass, ``_record`` is the base class holding every method, ``_interop`` connects
-records to pytree and ``DataLoader`` (state dicts are interop's,
-``tclass/_interop/_state_dict.py``).
+``_fields`` decides what each annotation accepts, ``_options`` which class options a
+class has, ``_builder`` turns a class into a tensorclass (``_generated``: its
+``__init__``), ``_record`` is the base class holding every method, ``_dataclass``
+converts dataclasses, ``_interop`` connects records to pytree and ``DataLoader`` (state
+dicts are interop's, ``tclass/_interop/_state_dict.py``).
 """
 
+from tclass._tensorclass._dataclass import from_dataclass as from_dataclass
 from tclass._tensorclass._decorator import is_tensorclass as is_tensorclass
 from tclass._tensorclass._decorator import tensorclass as tensorclass
 from tclass._tensorclass._record import TensorClass as TensorClass
 
-__all__ = ["TensorClass", "is_tensorclass", "tensorclass"]
+__all__ = ["TensorClass", "from_dataclass", "is_tensorclass", "tensorclass"]

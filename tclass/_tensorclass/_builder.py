@@ -1,15 +1,15 @@
 """Builds a tensorclass: collect fields, validate, decide, generate, attach.
 
-Runs once per class, from ``TensorClass.__init_subclass__`` (both declaration forms end
+Runs once per class, from ``TensorClass.__init_subclass__`` (all declaration forms end
 there). The pipeline, in order:
 
-1. refuse what cannot work (a user ``__init__`` or ``__setattr__``);
+1. work out the class options (``_options.py``: given ones over the base's);
 2. let ``dataclasses`` collect the fields (so ``dataclasses.fields`` and
-   ``is_dataclass`` see a real dataclass), asking it to generate nothing;
-3. refuse field names that are tensorclass attributes, tensor defaults, frozen/non-frozen
-   inheritance mixes;
-4. generate ``__init__`` from source (one ``exec`` per class, registered in ``linecache``
-   so tracebacks show the code) and one property per field;
+   ``is_dataclass`` see a real dataclass), asking it to generate nothing; warn about
+   tensor defaults, which every instance shares;
+3. refuse field names that are tensorclass attributes (unless ``shadow``);
+4. generate ``__init__`` from source (``_generated.py``), or keep the class's own, and
+   one property per field;
 5. register the class (for forward references, pytree and the DataLoader collate).
 
 What a user writes in the class body always wins over what a base provides; nothing the
@@ -20,27 +20,36 @@ from __future__ import annotations
 
 import dataclasses
 import linecache
+import sys
+import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
+from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._record_spec import RecordSpecs
 from tclass._core._registry import register_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict, _refuse_names, field_getter, tensor_field_setter
-from tclass._tensorclass._fields import FieldRule, resolve_annotations, rule_for
+from tclass._io._schema import FieldSchema
+from tclass._tensorclass._fields import FieldRule, rule_for
+from tclass._tensorclass._generated import generated_init, is_generated, user_init
+from tclass._tensorclass._hints import Unresolved, resolve_annotations
 from tclass._tensorclass._interop import register_pytree
+from tclass._tensorclass._options import ClassOptions, class_options
+from tclass._tensorclass._schema import field_schemas, record_specs
 from tclass.errors import (
     ClassDefinitionError,
-    FieldTypeError,
     FrozenInstanceError,
     LockedError,
     ReservedNameError,
+    SharedDefaultWarning,
     UnknownFieldError,
 )
 
@@ -54,14 +63,6 @@ _R = TypeVar("_R", bound="TensorClass")
 _NODES = (NonTensorData, NonTensorStack)
 
 
-class _Factory:
-    """The default of a parameter whose field has a default_factory."""
-
-    def __repr__(self) -> str:
-        return "<factory>"  # what inspect.signature shows, as for dataclasses
-
-
-_FACTORY = _Factory()
 # Tensorclasses by module and name, for string annotations naming a class defined in a
 # function body. Weak, so that classes defined in tests do not pile up.
 _REGISTRY: dict[str, weakref.WeakValueDictionary[str, type]] = {}
@@ -75,22 +76,42 @@ class ClassInfo:
         "cls",
         "field_names",
         "init_names",
+        "options",
         "frozen",
         "kw_only",
+        "autocast",
+        "nocast",
+        "tensor_only",
+        "shadow",
+        "cast_filter",
         "setters",
+        "generated_init",
+        "has_user_init",
         "_rules",
+        "_specs",
+        "_schema",
     )
 
     def __init__(
-        self, cls: type, fields: list[dataclasses.Field[Any]], frozen: bool, kw_only: bool
+        self, cls: type, fields: list[dataclasses.Field[Any]], options: ClassOptions
     ) -> None:
         self.cls = cls
         self.field_names: tuple[str, ...] = tuple(f.name for f in fields)
         self.init_names: tuple[str, ...] = tuple(f.name for f in fields if f.init)
-        self.frozen = frozen
-        self.kw_only = kw_only
+        self.options = options
+        self.frozen = options.frozen
+        self.kw_only = options.kw_only
+        self.autocast = options.autocast
+        self.nocast = options.nocast
+        self.tensor_only = options.tensor_only
+        self.shadow = options.shadow
+        self.cast_filter = options.cast_filter
         self.setters: dict[str, Callable[[Any, Any], None]] = {}
+        self.generated_init: Callable[..., None] | None = None
+        self.has_user_init = False
         self._rules: dict[str, FieldRule] | None = None
+        self._specs: RecordSpecs | None = None
+        self._schema: tuple[FieldSchema, ...] = ()
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -98,45 +119,81 @@ class ClassInfo:
         rules = self._rules
         if rules is None:
             rules = self._rules = _resolve_rules(self)
-        return rules
+        return rules  # type: ignore[return-value]
+
+    @property
+    def specs(self) -> RecordSpecs | None:
+        """The checker of the spec'd fields (None when no field has a spec)."""
+        if self._rules is None:
+            self._rules = _resolve_rules(self)  # and the specs
+        return self._specs
+
+    @property
+    def schema(self) -> tuple[FieldSchema, ...]:
+        """What the class declares of each field (written into saved folders)."""
+        if self._rules is None:
+            self._rules = _resolve_rules(self)  # and the schema
+        return self._schema
 
 
-def _resolve_rules(info: ClassInfo) -> dict[str, FieldRule]:
+def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRule] | None:
+    """The rules of every field; ``None`` when a name is not found yet and this is not
+    the first use. At first use, a field whose annotation names something that cannot be
+    found (imported only under ``TYPE_CHECKING``, or defined after the first instance)
+    takes any value, as in the peer. With the rules, the class's specs and schema."""
     cls = info.cls
-    try:
-        hints = resolve_annotations(cls, info.field_names, _REGISTRY.get(cls.__module__, {}))
-    except NameError as error:
-        msg = (
-            f"{cls.__name__}: cannot resolve the field annotations ({error}); define or "
-            "import the named class before creating instances"
-        )
-        raise FieldTypeError(msg) from None
-    return {name: rule_for(name, cls.__name__, hints[name]) for name in info.field_names}
+    classes: Mapping[str, type] = _REGISTRY.get(cls.__module__, {}) if first_use else {}
+    hints = resolve_annotations(cls, info.field_names, classes)
+    rules: dict[str, FieldRule] = {}
+    for name in info.field_names:
+        hint = hints[name]
+        if not isinstance(hint, Unresolved):
+            rules[name] = rule_for(name, cls.__name__, hint, info.options)
+        elif not first_use:
+            return None
+        else:
+            rules[name] = dataclasses.replace(rule_for(name, cls.__name__, Any), text=hint.text)
+    info._specs = record_specs(cls.__name__, rules)
+    info._schema = field_schemas(cls, rules, hints)
+    return rules
 
 
 # --- the pipeline ------------------------------------------------------------------------
 
 
-def build_class(
-    cls: type[TensorClass], base: type, *, frozen: bool | None, kw_only: bool | None
-) -> None:
+def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     """Turns ``cls`` (a new subclass of ``base``, TensorClass) into a tensorclass, in
-    place; no field may be named like an attribute of ``base``."""
-    _refuse_generated_names(cls)
+    place, with the class options ``given`` (``None`` or ``UNSET`` where not given)."""
     parent = _parent_info(cls)
-    frozen = _frozen_option(cls, parent, frozen)
-    kw_only = bool(kw_only if kw_only is not None else (parent.kw_only if parent else False))
+    options = class_options(
+        cls.__name__,
+        parent.options if parent else None,
+        given,
+        parent.cls.__name__ if parent else "",
+    )
+    own_init = _own_init(cls)
     if "__dataclass_fields__" not in cls.__dict__:
         _prepare_fields(cls)
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
+        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=options.kw_only)
     fields = list(dataclasses.fields(cls))
-    _refuse_reserved_names(cls, base, fields)
-    info = ClassInfo(cls, fields, frozen, kw_only)
+    _refuse_reserved_names(cls, base, fields, options.shadow)
+    info = ClassInfo(cls, fields, options)
     type.__setattr__(cls, "__tclass_info__", info)
-    type.__setattr__(cls, "__init__", _make_init(cls, info))
     for field in fields:
-        _attach_property(cls, info, field.name)
-    if frozen and "__hash__" not in cls.__dict__:
+        _attach_property(cls, info, field.name)  # resolves the rules if it can, here
+    own = set(cls.__dict__.get("__annotations__", {}))
+    # A class whose specs are known now gets its own checking body (see _checked_init).
+    info.generated_init = generated_init(cls, info, own, _checked_init(info) or init_record)
+    if own_init is not None:  # the class's own __init__ is kept (super() reaches ours)
+        info.has_user_init = True
+        type.__setattr__(cls, "__init__", user_init(own_init))
+    elif parent is not None and parent.has_user_init:  # inherited, as in plain Python
+        info.has_user_init = True
+        if "__init__" in cls.__dict__:
+            type.__delattr__(cls, "__init__")
+    else:
+        type.__setattr__(cls, "__init__", info.generated_init)
+    if options.frozen and "__hash__" not in cls.__dict__:
         type.__setattr__(cls, "__hash__", object.__hash__)  # by identity: see the README
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
     register_class(cls)  # loadable from a saved folder by its module and qualname
@@ -151,27 +208,15 @@ def _parent_info(cls: type) -> ClassInfo | None:
     return None
 
 
-def _frozen_option(cls: type, parent: ClassInfo | None, frozen: bool | None) -> bool:
-    if parent is None:
-        return bool(frozen)
-    if frozen is None or frozen == parent.frozen:
-        return parent.frozen
-    kind = "frozen" if parent.frozen else "non-frozen"
-    msg = (
-        f"{cls.__name__} (frozen={frozen}) cannot derive from the {kind} tensorclass "
-        f"{parent.cls.__name__}: a subclass must keep its base's frozen option"
-    )
-    raise ClassDefinitionError(msg)
-
-
-def _refuse_generated_names(cls: type) -> None:
-    for name, advice in (
-        ("__init__", "use __post_init__ for checks, or a classmethod for other constructors"),
-        ("__setattr__", "use a property with a setter for computed attributes"),
-    ):
-        if name in cls.__dict__ and not hasattr(cls.__dict__[name], "__tclass_generated__"):
-            msg = f"{cls.__name__} defines {name}, which a tensorclass generates; {advice}"
-            raise ClassDefinitionError(msg)
+def _own_init(cls: type) -> Callable[..., None] | None:
+    """The ``__init__`` the class body defines (not one tclass made), or None."""
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        return None
+    original = getattr(init, "__tclass_user_init__", None)
+    if original is not None:  # a class built again keeps the user's __init__
+        return original  # type: ignore[no-any-return]
+    return None if is_generated(init) else init
 
 
 def _prepare_fields(cls: type) -> None:
@@ -195,13 +240,30 @@ def _prepare_fields(cls: type) -> None:
             msg = f"{cls.__name__}.{name} is annotated as a field but also defined as a method"
             raise ClassDefinitionError(msg)
         default = value.default if isinstance(value, dataclasses.Field) else value
-        if isinstance(default, _Tensor):
+        if isinstance(default, (_Tensor, TensorCollection)):
             msg = (
-                f"{cls.__name__}.{name} has a tensor default, which every instance would "
-                "share (an in-place write to one would change all); use "
-                f"dataclasses.field(default_factory=lambda: ...) for {name}"
+                f"the {type(default).__name__} default of {cls.__name__}.{name} is shared by "
+                "every instance (an in-place write to one changes all, and the default); use "
+                f"dataclasses.field(default_factory=lambda: ...) to give each its own {name}"
             )
-            raise ClassDefinitionError(msg)
+            warnings.warn(SharedDefaultWarning(msg), stacklevel=_user_stacklevel())
+            if type(default).__hash__ is None:  # dataclasses refuses it as a default
+                type.__setattr__(cls, name, dataclasses.field(default_factory=_shared(default)))
+
+
+def _shared(default: object) -> Callable[[], object]:
+    """A default factory that gives every instance the same object."""
+    return lambda: default
+
+
+def _user_stacklevel() -> int:
+    """The stack level of the first frame outside tclass (the class statement)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("tclass."):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 
 def _is_field_property(cls: type, name: str) -> bool:
@@ -216,90 +278,30 @@ def _is_field_property(cls: type, name: str) -> bool:
 _REPLACEABLE_MEMBERS = ("data", "fields")
 
 
-def _refuse_reserved_names(cls: type, base: type, fields: list[dataclasses.Field[Any]]) -> None:
+def _refuse_reserved_names(
+    cls: type, base: type, fields: list[dataclasses.Field[Any]], shadow: bool
+) -> None:
     for field in fields:
-        member = hasattr(base, field.name) and field.name not in _REPLACEABLE_MEMBERS
-        if member or field.name in ("_tensordict", "self"):
+        name = field.name
+        if name in ("_tensordict", "self") or name.startswith("__tclass"):
+            msg = f"{cls.__name__}.{name}: {name!r} is used by tclass itself; rename the field"
+            raise ReservedNameError(msg)
+        if not shadow and hasattr(base, name) and name not in _REPLACEABLE_MEMBERS:
             msg = (
-                f"{cls.__name__}.{field.name}: {field.name!r} is a tensorclass attribute or "
-                "method and cannot be a field name; rename the field"
+                f"{cls.__name__}.{name}: {name!r} is a tensorclass attribute or method; rename "
+                "the field, or let fields hide members with shadow=True "
+                f"(class {cls.__name__}(TensorClass, shadow=True), TensorClass['shadow'] or "
+                "@tensorclass(shadow=True))"
             )
             raise ReservedNameError(msg)
 
 
-# --- generated code ----------------------------------------------------------------------
-
-
-def _make_init(cls: type, info: ClassInfo) -> Callable[..., None]:
-    """``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``."""
-    all_fields = list(cls.__dataclass_fields__.values())  # type: ignore[attr-defined]
-    params: list[str] = []
-    kw_params: list[str] = []
-    body: list[str] = []
-    namespace: dict[str, Any] = {
-        "__tclass_init__": init_record,
-        "__tclass_info__": info,
-        "__tclass_factory__": _FACTORY,
-    }
-    initvars: list[str] = []
-    for field in all_fields:
-        name = field.name
-        is_initvar = field._field_type is dataclasses._FIELD_INITVAR  # type: ignore[attr-defined]
-        if is_initvar:
-            initvars.append(name)
-        default = ""
-        if field.default is not dataclasses.MISSING:
-            namespace[f"__tclass_dflt_{name}__"] = field.default
-            default = f"=__tclass_dflt_{name}__"
-        elif field.default_factory is not dataclasses.MISSING:
-            namespace[f"__tclass_factory_{name}__"] = field.default_factory
-            default = "=__tclass_factory__"
-            factory_call = f"__tclass_factory_{name}__()"
-            if field.init:
-                body.append(
-                    f"    if {name} is __tclass_factory__:\n        {name} = {factory_call}"
-                )
-            else:
-                body.append(f"    {name} = {factory_call}")
-        if not field.init:
-            if field.default is not dataclasses.MISSING:
-                body.append(f"    {name} = __tclass_dflt_{name}__")
-            continue
-        if field.kw_only is True or info.kw_only:
-            kw_params.append(f"{name}{default}")
-            continue
-        if not default and params and "=" in params[-1]:
-            previous = params[-1].split("=")[0]
-            msg = (
-                f"{cls.__name__}: the field {name!r} has no default but follows {previous!r}, "
-                "which has one; give it a default, or make it keyword-only "
-                f"(class {cls.__name__}(..., kw_only=True), or dataclasses.field(kw_only=True))"
-            )
-            raise ClassDefinitionError(msg)
-        params.append(f"{name}{default}")
-    kw_params += ["batch_size=None", "device=None", "names=None"]
-    signature = ", ".join(["__tclass_self__", *params, "*", *kw_params])
-    values = "".join(f"{name}, " for name in info.field_names)
-    body.append(
-        f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), batch_size, "
-        "device, names)"
-    )
-    if hasattr(cls, "__post_init__"):
-        body.append(f"    __tclass_self__.__post_init__({', '.join(initvars)})")
-    source = f"def __init__({signature}):\n" + "\n".join(body) + "\n"
-    filename = f"<tclass generated __init__ {cls.__module__}.{cls.__qualname__}>"
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    init: Callable[..., None] = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    init.__tclass_generated__ = True  # type: ignore[attr-defined]  # rebuilds may replace it
-    return init
+# --- field properties ------------------------------------------------------------------
 
 
 def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     rule = _rule_if_known(info, name)
-    entries_only = rule is not None and not rule.value_field
+    entries_only = info.tensor_only or (rule is not None and not rule.value_field)
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
@@ -311,7 +313,12 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
         setter(self, None)
 
     get = field_getter(name, values=not entries_only)
-    setter = tensor_field_setter(name, store) if entries_only and rule.tensor else store  # type: ignore[union-attr]
+    inline = info._specs.inline if info._specs is not None else None
+    check = inline.assign.get(name) if inline is not None else None
+    spec = rule.spec if rule is not None else None
+    fast = entries_only and rule is not None and rule.tensor and rule.cast is None
+    fast = fast and (spec is None or check is not None)
+    setter = tensor_field_setter(name, store, check) if fast else store
     for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
@@ -319,11 +326,14 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
 
 def _rule_if_known(info: ClassInfo, name: str) -> FieldRule | None:
-    """The field's rule if the annotations resolve now (else later, at first use)."""
-    try:
-        return info.rules[name]
-    except FieldTypeError:
-        return None
+    """The field's rule if the annotations resolve now (else later, at first use). While
+    the module runs, the module's earlier classes of a name are not looked at: a class of
+    that name defined later is the one meant."""
+    if info._rules is None:
+        info._rules = _resolve_rules(info, first_use=False)
+        if info._rules is None:
+            return None
+    return info._rules[name]
 
 
 def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
@@ -365,7 +375,7 @@ def init_record(
         _refuse_names(names)
     batch = as_batch_size(batch_size)
     dev = None if device is None else as_device(device)
-    rules = info.rules
+    rules = info._rules or info.rules
     n = len(batch)
     tensors: dict[str, Value] = {}
     for name, value in zip(info.field_names, values):
@@ -381,14 +391,93 @@ def init_record(
         stored = rule.store(value, batch, dev)
         if stored is not None:
             tensors[name] = stored
+    specs = info._specs
+    if specs is not None:
+        specs.check(tensors, n)
     td = TensorDict._new_unchecked(tensors, batch, dev)
     record._tensordict = td
     if info.frozen:
         td.lock_()
 
 
-def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, value: Any) -> None:
-    stored = info.rules[name].store(value, td.batch_size, td.device)
+def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
+    """``init_record`` unrolled for a class with specs, each spec'd tensor checked on the
+    shape its batch check reads (the generated checks of ``RecordSpecs.inline``); None
+    when the rules are not resolved yet, or the specs are not ones it inlines."""
+    rules, specs = info._rules, info._specs
+    inline = specs.inline if specs is not None else None
+    if rules is None or inline is None:
+        return None
+    namespace: dict[str, Any] = {
+        "_refuse_names": _refuse_names,
+        "as_batch_size": as_batch_size,
+        "as_device": as_device,
+        "_Tensor": _Tensor,
+        "_new": TensorDict._new_unchecked,
+        "_specs": specs,
+        **inline.namespace,
+    }
+    lines = [
+        "def init(record, info, values, batch_size, device, names):",
+        "    if names is not None:",
+        "        _refuse_names(names)",
+        "    batch = as_batch_size(batch_size)",
+        "    dev = None if device is None else as_device(device)",
+        "    n = len(batch)",
+        "    t = {}",
+        *("    " + line for line in inline.preamble),
+    ]
+    for index, name in enumerate(info.field_names):
+        rule = namespace[f"R{index}"] = rules[name]
+        lines.append(f"    v = values[{index}]")
+        indent = "    "
+        if rule.tensor:  # as init_record's inline case, the batch check's shape reused
+            lines += [
+                "    if v.__class__ is _Tensor:",
+                "        if dev is not None and v.device != dev:",
+                "            v = v.to(dev)",
+                "        s = v.shape",
+                "        if n and s[:n] != batch:",
+                f"            R{index}._check_batch(v, batch)",
+                *("        " + line for line in inline.fields.get(name, ())),
+                f"        t[{name!r}] = v",
+                "    else:",
+            ]
+            indent = "        "
+        lines += [f"{indent}v = R{index}.store(v, batch, dev)", f"{indent}if v is not None:"]
+        lines.append(f"{indent}    t[{name!r}] = v")
+        if name in inline.fields:  # a value that was not a plain tensor: the matcher judges
+            lines.append(f"{indent}    bad = True")
+    lines += [
+        "    if bad:",
+        "        _specs.check(t, n)",
+        "    td = _new(t, batch, dev)",
+        "    record._tensordict = td",
+        "    if info.frozen:",
+        "        td.lock_()",
+    ]
+    source = "\n".join(lines) + "\n"
+    filename = f"<tclass checked init {info.cls.__module__}.{info.cls.__qualname__}>"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    init: Callable[..., None] = namespace["init"]
+    return init
+
+
+def _store(
+    info: ClassInfo,
+    td: TensorDict | LazyStackedTensorDict,
+    name: str,
+    value: Any,
+    check_spec: bool = True,
+) -> None:
+    rule = info.rules[name]
+    stored = rule.store(value, td.batch_size, td.device)
+    if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
+        specs: Any = info.specs
+        # A lazy stack's members may differ: the tensor is checked against its spec only.
+        others = td._entries() if isinstance(td, TensorDict) else {}
+        specs.check_assign(others, name, stored, len(td.batch_size))
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     elif td._has_entry(name):
@@ -396,10 +485,22 @@ def _store(info: ClassInfo, td: TensorDict | LazyStackedTensorDict, name: str, v
 
 
 def store_field(
-    cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict, name: str, value: Any
+    cls: type[TensorClass],
+    td: TensorDict | LazyStackedTensorDict,
+    name: str,
+    value: Any,
+    check_spec: bool = True,
 ) -> None:
-    """Stores ``value`` as field ``name`` in ``td`` (checked), ignoring locks."""
-    _store(cls.__tclass_info__, td, name, value)
+    """Stores ``value`` as field ``name`` in ``td`` (checked; its spec against the other
+    fields unless not ``check_spec``: see :func:`check_specs`), ignoring locks."""
+    _store(cls.__tclass_info__, td, name, value, check_spec)
+
+
+def check_specs(cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict) -> None:
+    """Checks the fields of ``td`` against the specs of ``cls``, together."""
+    specs = cls.__tclass_info__.specs
+    if specs is not None and isinstance(td, TensorDict):
+        specs.check(td._entries(), len(td.batch_size))
 
 
 def record_from_entries(
@@ -426,10 +527,8 @@ def record_from_entries(
             value = field.default
         elif field.default_factory is not dataclasses.MISSING:
             value = field.default_factory()
-        elif info.rules[field.name].optional:
-            continue
         else:
-            msg = f"{cls.__name__}.from_tensordict: the required field {field.name!r} is missing"
-            raise FieldTypeError(msg)
-        _store(info, td, field.name, value)
+            continue  # not set yet, as None
+        _store(info, td, field.name, value, check_spec=False)
+    check_specs(cls, td)  # together: each field's named dims against the others'
     return cls._from_tensordict_unchecked(td)

@@ -8,9 +8,11 @@ pointed at the new class, so they behave as if ``TensorClass`` had been a base a
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
+import torch
 from typing_extensions import dataclass_transform
 
 from tclass._core._records import is_record_class
@@ -22,27 +24,78 @@ __all__ = ["is_tensorclass", "tensorclass"]
 T = TypeVar("T", bound=type)
 
 # Attributes of a class body that belong to the old class object, not its namespace.
-_NOT_COPIED = ("__dict__", "__weakref__")
+_NOT_COPIED = (
+    "__dict__",
+    "__weakref__",
+    "__dataclass_fields__",
+    "__dataclass_params__",
+    "__match_args__",
+)
+# What dataclasses may generate in a class (removed when their code is generated).
+_DATACLASS_MADE = (
+    "__init__",
+    "__repr__",
+    "__eq__",
+    "__hash__",
+    "__setattr__",
+    "__delattr__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__getstate__",
+    "__setstate__",
+)
 
 
 @overload
 def tensorclass(cls: T, /) -> T: ...
 @overload
 def tensorclass(
-    cls: None = None, /, *, frozen: bool | None = ..., kw_only: bool | None = ...
+    cls: None = None,
+    /,
+    *,
+    autocast: bool | None = ...,
+    frozen: bool | None = ...,
+    nocast: bool | None = ...,
+    shadow: bool | None = ...,
+    tensor_only: bool | None = ...,
+    skip_post_init_on_rebuild: bool | None = ...,
+    cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = ...,
+    kw_only: bool | None = ...,
 ) -> Callable[[T], T]: ...
 
 
 @dataclass_transform()
 def tensorclass(
-    cls: T | None = None, /, *, frozen: bool | None = None, kw_only: bool | None = None
+    cls: T | None = None,
+    /,
+    *,
+    autocast: bool | None = None,
+    frozen: bool | None = None,
+    nocast: bool | None = None,
+    shadow: bool | None = None,
+    tensor_only: bool | None = None,
+    skip_post_init_on_rebuild: bool | None = None,
+    cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = None,
+    kw_only: bool | None = None,
 ) -> T | Callable[[T], T]:
     """Turns an annotated class into a tensorclass (bare, or with options).
 
     Args:
+        autocast: a value set to a field is converted to its annotated type.
         frozen: fields cannot be assigned (tensors can still be written in place);
             instances are locked and hash by identity.
-        kw_only: every field is keyword-only in the constructor.
+        nocast: numbers and numpy arrays set to a tensor field stay Python values.
+        shadow: fields may be named after tensorclass members (``sum``, ``to``...).
+        tensor_only: every field must be a tensor or a tensor collection.
+        skip_post_init_on_rebuild: accepted (``__post_init__`` always runs once per
+            construction).
+        cast_filter: ``fn(key, tensor) -> bool``, the leaves ``to(dtype)`` casts.
+        kw_only: the class's fields are keyword-only in the constructor.
+
+    ``autocast``, ``nocast`` and ``tensor_only`` are exclusive; a subclass inherits the
+    options of its base (see ``tclass/_tensorclass/_options.py``).
 
     Returns:
         The tensorclass: a subclass of :class:`TensorClass` with the same name, fields,
@@ -56,30 +109,58 @@ def tensorclass(
         >>> Transition(torch.zeros(4, 3), "pong", batch_size=[4])[0].env
         'pong'
     """
+    given = {
+        "autocast": autocast,
+        "frozen": frozen,
+        "nocast": nocast,
+        "shadow": shadow,
+        "tensor_only": tensor_only,
+        "skip_post_init_on_rebuild": skip_post_init_on_rebuild,
+        "cast_filter": cast_filter,
+        "kw_only": kw_only,
+    }
+    options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
 
     def wrap(klass: T) -> T:
-        return _make_tensorclass(klass, frozen, kw_only)  # type: ignore[return-value]
+        return _make_tensorclass(klass, options)  # type: ignore[return-value]
 
     return wrap if cls is None else wrap(cls)
 
 
-def _make_tensorclass(cls: type, frozen: bool | None, kw_only: bool | None) -> type:
+def _make_tensorclass(cls: type, options: dict[str, Any]) -> type:
     if "__tclass_info__" in cls.__dict__:  # already one (decorated twice, or a subclass)
-        info = cls.__dict__["__tclass_info__"]
-        if (frozen is None or frozen == info.frozen) and (
-            kw_only is None or kw_only == info.kw_only
-        ):
+        current = cls.__dict__["__tclass_info__"].options
+        if all(getattr(current, name) == value for name, value in options.items()):
             return cls
-        build_class(cls, TensorClass, frozen=frozen, kw_only=kw_only)
+        build_class(cls, TensorClass, **options)
         return cls
-    namespace = {k: v for k, v in cls.__dict__.items() if k not in _NOT_COPIED}
-    namespace["__qualname__"] = cls.__qualname__  # kept on the type, not in its __dict__
+    namespace = _namespace_of(cls)
     bases = tuple(base for base in cls.__bases__ if base is not object) + (TensorClass,)
-    options = {k: v for k, v in (("frozen", frozen), ("kw_only", kw_only)) if v is not None}
     metaclass = TensorClassMeta if type(cls) is type else type(cls)
     new = metaclass(cls.__name__, bases, namespace, **options)
     _repoint_class_cells(new, cls)
     return new
+
+
+def _namespace_of(cls: type) -> dict[str, Any]:
+    """The body of ``cls`` to build the tensorclass from. For a class that is already a
+    dataclass, what ``dataclasses`` generated is left out and its fields' declarations
+    (defaults, factories) are put back, so that the tensorclass is built from them."""
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in _NOT_COPIED}
+    namespace["__qualname__"] = cls.__qualname__  # kept on the type, not in its __dict__
+    fields = cls.__dict__.get("__dataclass_fields__")
+    if fields is None:
+        return namespace
+    for name in _DATACLASS_MADE:
+        value = namespace.get(name)
+        code = getattr(value, "__code__", None)
+        if value is None or (code is not None and code.co_filename.startswith("<")):
+            namespace.pop(name, None)
+    own = cls.__dict__.get("__annotations__", {})
+    for name, field in fields.items():
+        if name in own:
+            namespace[name] = copy.copy(field)
+    return namespace
 
 
 def _repoint_class_cells(new: type, old: type) -> None:
@@ -99,7 +180,12 @@ def _functions_in(value: Any) -> list[Any]:
         value = value.__func__
     if isinstance(value, property):
         return [f for f in (value.fget, value.fset, value.fdel) if f is not None]
-    return [value] if hasattr(value, "__closure__") else []
+    wrapped = getattr(value, "__tclass_user_init__", None)  # a kept __init__
+    return (
+        [value, *([wrapped] if wrapped is not None else [])]
+        if hasattr(value, "__closure__")
+        else []
+    )
 
 
 def is_tensorclass(obj: object) -> bool:

@@ -7,6 +7,7 @@ class is built:
 annotation                 accepted values, and what is stored
 =========================  ==================================================================
 ``Tensor`` (or subclass)   tensors; array-likes (lists, numbers, numpy) via ``torch.as_tensor``
+                           (jaxtyping's ``Float[Tensor, "b 3"]``: the same, shapes unchecked)
 a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a TensorDict
                            (``C.from_tensordict``) becomes a ``C``
 ``TensorDict``             TensorDicts; a dict becomes a TensorDict
@@ -14,25 +15,30 @@ a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a Tensor
                            type checkers do), kept as Python values (``NonTensorData``)
 ``list[X]``, ``dict``...   values whose type is the generic's origin (items are not checked)
 ``Literal[...]``           one of the listed values
-``Any``, ``object``        anything: tensors and collections as entries, the rest as values
-``X | None``               ``None`` too (stored as nothing; reads ``None``)
+``Any``, ``object``, a     anything: tensors and collections as entries, the rest as values
+``TypeVar``, other forms   (``Annotated[X, ...]`` and ``NewType`` are read as ``X``)
 ``X | Y``                  what ``X`` or ``Y`` accepts
 any other class            its instances, kept as Python values
 =========================  ==================================================================
 
-A value that fits no rule raises ``FieldTypeError`` naming the class, the field and the
-annotation. Every stored tensor and collection must start with the batch size.
+``None`` is accepted by every field: it means "not set yet" (nothing is stored; the field
+reads ``None``, and writing a record into it by index creates its storage). A value that
+fits no rule raises ``FieldTypeError`` naming the class, the field and the annotation.
+Every stored tensor and collection must start with the batch size.
+
+Class options change the rules: ``autocast`` converts a value to the field's annotated
+class first (``int(tensor)``, ``str(1)``, ``np.asarray(t)``; numbers and arrays become
+tensors in ``Any`` fields), ``nocast`` keeps numbers and numpy arrays given to a tensor
+field as Python values, and ``tensor_only`` allows tensor and collection annotations only.
 """
 
 from __future__ import annotations
 
 import numbers
-import sys
-import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -40,15 +46,18 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
+from tclass._core._spec import TensorSpec, array_type_of, spec_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass.errors import BatchMismatchError, ClassDefinitionError, FieldTypeError
+from tclass._tensorclass._hints import annotated_members, annotation_text
+from tclass._tensorclass._options import ClassOptions
+from tclass.errors import BatchMismatchError, CastError, ClassDefinitionError, FieldTypeError
 
-__all__ = ["FieldRule", "annotation_text", "resolve_annotations", "rule_for"]
+__all__ = ["FieldRule", "rule_for"]
 
 _Tensor = torch.Tensor
 _V = typing.TypeVar("_V")
-_UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
+_NO_OPTIONS = ClassOptions()
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,8 @@ class FieldRule:
     collections: tuple[type, ...] = ()  # accepted collection classes
     convert_to: type | None = None  # the collection class a dict / TensorDict becomes
     check_value: Callable[[object], bool] | None = None  # accepted Python values
+    cast: Callable[[Any], Any] | None = None  # autocast: the conversion to the annotation
+    spec: TensorSpec | None = None  # the shape and dtype its tensors must have
 
     @property
     def value_field(self) -> bool:
@@ -72,7 +83,12 @@ class FieldRule:
         return self.any_value or self.check_value is not None
 
     def store(self, value: Any, batch: torch.Size, device: torch.device | None) -> Value | None:
-        """``value`` as the record keeps it (``None``: nothing stored), checked."""
+        """``value`` as the record keeps it (``None``: nothing stored, the field is not set
+        yet), checked."""
+        if value is None:
+            return None
+        if self.cast is not None:
+            value = self._cast(value)
         if isinstance(value, _Tensor):
             if not (self.tensor or self.any_value):
                 self._refuse(value)
@@ -82,21 +98,15 @@ class FieldRule:
             return self._check_batch(tensor, batch)
         if isinstance(value, TensorCollection):
             return self._store_collection(value, batch, device)
-        if value is None:
-            if self.optional:
-                return None
-            msg = (
-                f"{self.owner}.{self.name} is annotated {self.text}, which does not allow None; "
-                f"annotate it `{self.text} | None` to make it optional"
-            )
-            raise FieldTypeError(msg)
         if self.any_value or (self.check_value is not None and self.check_value(value)):
             return NonTensorData._make(value, batch, device)
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
         if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
+            dtypes = self.spec.dtypes if self.spec is not None else None
+            dtype = next(iter(dtypes)) if dtypes is not None and len(dtypes) == 1 else None
             try:
-                tensor = torch.as_tensor(value, device=device)
+                tensor = torch.as_tensor(value, dtype=dtype, device=device)
             except (TypeError, ValueError, RuntimeError):
                 self._refuse(value)
             return self._check_batch(tensor, batch)
@@ -108,6 +118,8 @@ class FieldRule:
         if isinstance(value, _NonTensorNode):
             if not self.value_field:
                 self._refuse(value)
+            if isinstance(value, NonTensorData) and value.batch_size[: len(batch)] != batch:
+                value = value._make(value.data, batch, value.device)  # spans the record
         elif not (self.any_value or isinstance(value, self.collections)):
             if self.convert_to is None or not isinstance(value, TensorDict):
                 self._refuse(value)
@@ -139,6 +151,16 @@ class FieldRule:
             raise BatchMismatchError(self.name, shape, batch)
         return value
 
+    def _cast(self, value: Any) -> Any:
+        try:
+            return self.cast(value)  # type: ignore[misc]
+        except (TypeError, ValueError, RuntimeError) as error:
+            msg = (
+                f"{self.owner}.{self.name} is annotated {self.text} (autocast): cannot convert "
+                f"{_describe(value)} to it ({error})"
+            )
+            raise CastError(msg) from None
+
     def _refuse(self, value: object) -> typing.NoReturn:
         shown = _describe(value)
         msg = f"{self.owner}.{self.name} is annotated {self.text}; got {shown}"
@@ -156,41 +178,36 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {text}"
 
 
-def annotation_text(annotation: object) -> str:
-    """The annotation as a user wrote it: ``Tensor``, ``str | None``, ``list[int]``."""
-    if isinstance(annotation, str):
-        return annotation
-    if annotation is None or annotation is type(None):
-        return "None"
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin in _UNION_TYPES:
-        return " | ".join(annotation_text(arg) for arg in args)
-    if origin is Literal:
-        return f"Literal[{', '.join(repr(arg) for arg in args)}]"
-    if origin is typing.Annotated:
-        return annotation_text(args[0])
-    if origin is not None and args:
-        name = getattr(origin, "__name__", None) or annotation_text(origin)
-        return f"{name}[{', '.join(annotation_text(arg) for arg in args)}]"
-    name = getattr(annotation, "__name__", None)
-    return name if isinstance(name, str) else repr(annotation).replace("typing.", "")
+def rule_for(
+    name: str, owner: str, annotation: object, options: ClassOptions = _NO_OPTIONS
+) -> FieldRule:
+    """The rule for a field ``name`` of class ``owner`` annotated ``annotation`` (resolved),
+    under the class options ``options``.
 
-
-def rule_for(name: str, owner: str, annotation: object) -> FieldRule:
-    """The rule for a field ``name`` of class ``owner`` annotated ``annotation`` (resolved)."""
+    Raises:
+        ClassDefinitionError: with ``tensor_only``, for an annotation that is not a tensor,
+            a tensor collection or an optional of these.
+    """
     text = annotation_text(annotation)
-    options = _flatten_union(annotation)
-    optional = any(option in (type(None), None, Any, object) for option in options)
-    options = [option for option in options if option is not type(None) and option is not None]
-    parts = [_part(option, name, owner, text) for option in options]
+    members = annotated_members(annotation)
+    optional = any(member in (type(None), None, Any, object) for member, _ in members)
+    members = [(m, meta) for m, meta in members if m is not type(None) and m is not None]
+    parts = [_part(member, name, owner, text) for member, _ in members]
     any_value = any(part.get("any_value", False) for part in parts)
     tensor = any(part.get("tensor", False) for part in parts)
     collections = tuple(c for part in parts for c in part.get("collections", ()))
     checks = [part["check"] for part in parts if "check" in part]
+    if options.tensor_only and (any_value or checks or not members):
+        msg = (
+            f"{owner}: tensor_only requires every field to be a tensor, a tensor collection or "
+            f"an optional of these; {name!r} is annotated {text} (drop tensor_only to keep "
+            "Python values)"
+        )
+        raise ClassDefinitionError(msg)
     # Array-likes become tensors only when nothing else could claim them.
     cast_arrays = tensor and not checks and not collections and not any_value
-    convert_to = collections[0] if len(collections) == 1 and not any_value else None
+    if options.nocast and tensor:  # numbers and numpy arrays stay Python values
+        checks.append(_is_castable)
     return FieldRule(
         name=name,
         owner=owner,
@@ -200,18 +217,25 @@ def rule_for(name: str, owner: str, annotation: object) -> FieldRule:
         tensor=tensor,
         cast_arrays=cast_arrays,
         collections=collections,
-        convert_to=convert_to,
+        convert_to=collections[0] if len(collections) == 1 and not any_value else None,
         check_value=_any_of(checks) if checks else None,
+        cast=_caster([m for m, _ in members], parts) if options.autocast else None,
+        spec=_one_spec(members, parts, f"{owner}.{name}: "),
     )
 
 
-def _flatten_union(annotation: object) -> list[object]:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _flatten_union(typing.get_args(annotation)[0])
-    if origin in _UNION_TYPES:
-        return [item for arg in typing.get_args(annotation) for item in _flatten_union(arg)]
-    return [annotation]
+def _one_spec(
+    members: list[tuple[object, tuple[object, ...]]], parts: list[dict[str, Any]], where: str
+) -> TensorSpec | None:
+    """The spec of a field's tensors: the one every tensor member of its union declares
+    (``Annotated[Tensor, Spec(...)]``, or a jaxtyping annotation); members that disagree,
+    or one without a spec, leave the tensors unchecked."""
+    specs = [
+        spec_of(m, meta, where) for (m, meta), part in zip(members, parts) if part.get("tensor")
+    ]
+    if not specs or specs[0] is None or any(spec != specs[0] for spec in specs):
+        return None
+    return specs[0]
 
 
 def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
@@ -224,6 +248,9 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
         return {"check": lambda v: any(type(v) is type(a) and v == a for a in allowed)}
     if origin is not None:  # list[int], dict[str, Any], type[X], Callable[...]
         return _part(origin, name, owner, text)
+    array_type = array_type_of(option)
+    if array_type is not None:  # jaxtyping's Float[Tensor, "b 3"] and the like
+        return _part(array_type, name, owner, text)
     if isinstance(option, type):
         if issubclass(option, _Tensor):
             return {"tensor": True}
@@ -237,11 +264,34 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
     supertype = getattr(option, "__supertype__", None)  # typing.NewType
     if supertype is not None:
         return _part(supertype, name, owner, text)
-    msg = (
-        f"{owner}.{name}: cannot use the annotation {text} as a field type; annotate it with "
-        "a class (Tensor, a tensorclass, str, int, ...), a union of classes, or Any"
-    )
-    raise ClassDefinitionError(msg)
+    return {"any_value": True}  # a typing construct without a runtime check: anything
+
+
+def _is_castable(value: object) -> bool:
+    return isinstance(value, (bool, int, float, np.ndarray, np.number, np.bool_))
+
+
+def _caster(members: list[object], parts: list[dict[str, Any]]) -> Callable[[Any], Any] | None:
+    """With ``autocast``: the conversion of a value to the field's one annotated class."""
+    if len(parts) != 1:
+        return None
+    part, member = parts[0], members[0]
+    if part.get("any_value"):
+        return _to_tensor_if_castable
+    if part.get("tensor") or "collections" in part:
+        return None  # tensors from array-likes and records from dicts: the usual rules
+    target = array_type_of(member) or getattr(member, "__supertype__", None) or member
+    if not isinstance(target, type):
+        return None
+    if target is np.ndarray:
+        return lambda v: v if isinstance(v, np.ndarray) else np.asarray(v)
+    return lambda v: v if type(v) is target else target(v)
+
+
+def _to_tensor_if_castable(value: Any) -> Any:
+    if isinstance(value, (int, float, np.ndarray)):
+        return torch.as_tensor(value)
+    return value
 
 
 def _type_check(kind: type) -> Callable[[object], bool]:
@@ -264,33 +314,3 @@ def _any_of(checks: list[Callable[[object], bool]]) -> Callable[[object], bool]:
     if len(checks) == 1:
         return checks[0]
     return lambda v: any(check(v) for check in checks)
-
-
-def resolve_annotations(
-    cls: type, names: Sequence[str], registry: Mapping[str, type]
-) -> dict[str, object]:
-    """The annotations of the fields ``names``, strings evaluated.
-
-    Each annotation is taken from the most derived class declaring it and evaluated in
-    that class's module, where two names are added: the tensorclasses defined so far in
-    the module of ``cls`` (the latest of each name, standing in for the local scope a
-    class defined inside a function would see) and ``cls`` itself.
-
-    Raises:
-        NameError: if a name cannot be found yet (the caller retries later).
-    """
-    local = {**registry, cls.__name__: cls}
-    hints: dict[str, object] = {}
-    for name in names:
-        for klass in cls.__mro__:
-            own = vars(klass).get("__annotations__", {})
-            if name not in own:
-                continue
-            annotation = own[name]
-            if isinstance(annotation, str):
-                module = sys.modules.get(klass.__module__)
-                namespace = {**(vars(module) if module is not None else {}), **local}
-                annotation = eval(annotation, namespace)  # noqa: S307
-            hints[name] = annotation
-            break
-    return hints

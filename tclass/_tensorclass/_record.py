@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
 import torch
 from typing_extensions import Self, dataclass_transform
@@ -24,14 +25,23 @@ from tclass._base._leafwise import Gather, Resize
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import BatchSizeLike
-from tclass._core._device import DeviceLike
+from tclass._core._device import DeviceLike, parse_to_args
+from tclass._core._keys import unravel_key
 from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict, record_batch_size, record_entries
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
-from tclass._tensorclass._builder import ClassInfo, build_class, record_from_entries, store_field
+from tclass._tensorclass._allocate import allocate
+from tclass._tensorclass._builder import (
+    ClassInfo,
+    build_class,
+    check_specs,
+    record_from_entries,
+    store_field,
+)
+from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
 from tclass._tensorclass._typing import (
     BatchSizeField,
     DeviceField,
@@ -43,6 +53,8 @@ from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldErr
 __all__ = ["TensorClass"]
 
 _new_instance = object.__new__
+# The bases TensorClass[flags] made, by (class, flags): one per set of flags.
+_FLAGGED: dict[tuple[type, tuple[str, ...]], type] = {}
 
 
 def _rewrap(record: TensorClass, result: Any) -> Any:
@@ -110,10 +122,70 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = record_batch_size
 
     def __init_subclass__(
-        cls, *, frozen: bool | None = None, kw_only: bool | None = None, **kwargs: Any
+        cls,
+        *,
+        frozen: bool | None = None,
+        kw_only: bool | None = None,
+        autocast: bool | None = None,
+        nocast: bool | None = None,
+        tensor_only: bool | None = None,
+        shadow: bool | None = None,
+        skip_post_init_on_rebuild: bool | None = None,
+        cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init_subclass__(**kwargs)
-        build_class(cls, TensorClass, frozen=frozen, kw_only=kw_only)
+        """Builds the subclass with the class options given as class keywords (see
+        ``tclass/_tensorclass/_options.py``); other keywords go to the bases."""
+        try:
+            super().__init_subclass__(**kwargs)
+        except TypeError as error:
+            if not kwargs:
+                raise
+            msg = (
+                f"{cls.__name__}: unknown class keyword(s) {', '.join(map(repr, kwargs))}; the "
+                f"tensorclass options are {', '.join(FLAGS)}, kw_only and cast_filter ({error})"
+            )
+            raise ClassDefinitionError(msg) from None
+        build_class(
+            cls,
+            TensorClass,
+            frozen=frozen,
+            kw_only=kw_only,
+            autocast=autocast,
+            nocast=nocast,
+            tensor_only=tensor_only,
+            shadow=shadow,
+            skip_post_init_on_rebuild=skip_post_init_on_rebuild,
+            cast_filter=cast_filter,
+        )
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        """``TensorClass["frozen", "nocast"]``: a base class with those options (one per
+        set of flags); for a generic tensorclass, its type arguments (``Box[int]``)."""
+        items = item if isinstance(item, tuple) else (item,)
+        if issubclass(cls, Generic) and not all(flag in FLAGS for flag in items):
+            return Generic.__dict__["__class_getitem__"].__get__(None, cls)(item)
+        flags = flags_from_item(item)
+        key = (cls, flags)
+        base = _FLAGGED.get(key)
+        if base is None:
+            name = f"{cls.__name__}_{'_'.join(flags)}"
+            namespace = {"__module__": cls.__module__, "__qualname__": name}
+            base = _FLAGGED[key] = TensorClassMeta(
+                name, (cls,), namespace, **dict.fromkeys(flags, True)
+            )
+        return base
+
+    if not TYPE_CHECKING:  # checkers see each class's own synthesised __init__
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            """The class's generated constructor: what ``super().__init__(...)`` in a
+            tensorclass's own ``__init__`` reaches."""
+            info = getattr(type(self), "__tclass_info__", None)
+            if info is None:
+                msg = "TensorClass is a base class: derive a tensorclass from it"
+                raise ClassDefinitionError(msg)
+            info.generated_init(self, *args, **kwargs)
 
     # --- building instances without __init__ ---------------------------------------------
 
@@ -224,7 +296,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         whose shapes differ between members (``as_list``, ``as_padded_tensor``, ...).
         """
         value = self._tensordict.get(key, default, **options)
-        return value.data if isinstance(value, _NonTensorNode) else value
+        return value._read() if isinstance(value, _NonTensorNode) else value
 
     def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
         """Sets a field like attribute assignment (a nested tuple key sets below a field)."""
@@ -238,6 +310,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 raise self._unknown_field(name)
             setter(self, value)
             return self
+        path = unravel_key(key)
+        if type(path) is tuple and path[0] not in self.__tclass_info__.field_names:
+            raise self._unknown_field(path[0])  # as update() and attribute assignment
         self._tensordict.set(key, value, inplace=inplace)
         return self
 
@@ -335,9 +410,32 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def __exit__(self, *exc_info: object) -> None:
         self._tensordict.__exit__(*exc_info)
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: Any, cast_filter: Any = UNSET, **kwargs: Any) -> Self:
         """Moves and/or casts every tensor (see ``TensorDict.to``); returns ``self`` when
-        nothing would change."""
+        nothing would change.
+
+        A dtype cast applies to the leaves ``cast_filter(key, tensor)`` selects (``key``
+        the nested key as a tuple): by default the class's ``cast_filter`` option, none
+        (every leaf) if it has none or ``cast_filter=None`` is passed.
+        """
+        selects = self.__tclass_info__.cast_filter if cast_filter is UNSET else cast_filter
+        if selects is not None:
+            request = parse_to_args(args, kwargs)
+            if request.dtype is not None:
+                moved = (
+                    self
+                    if request.device is None
+                    else self.to(
+                        request.device, cast_filter=None, non_blocking=request.non_blocking
+                    )
+                )
+                dtype = request.dtype
+                return moved._apply_nested(
+                    lambda key, value: value.to(dtype) if selects(key, value) else value,
+                    (),
+                    moved.batch_size,
+                    (),
+                )
         td = self._tensordict.to(*args, **kwargs)
         return self if td is self._tensordict else self._wrap(td)
 
@@ -535,6 +633,36 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         constructor: Callable[..., Self] = cls
         return constructor(**data, batch_size=batch, device=device, names=names)
 
+    @classmethod
+    def allocate(
+        cls,
+        batch_size: BatchSizeLike,
+        *,
+        dims: Mapping[str, int | Sequence[int]] | None = None,
+        prefix: str | os.PathLike[str] | None = None,
+        device: DeviceLike = None,
+    ) -> Self:
+        """A zero-filled record built from the class's schema alone, no example needed.
+
+        Every field annotated with a shape (``Annotated[Tensor, Spec(...)]`` or
+        jaxtyping) gets zeros of its dtype and shape, nested records are allocated the
+        same way, Python values take their defaults, optional fields stay unset.
+
+        Args:
+            batch_size: the batch size.
+            dims: the sizes of the named dims the specs use (``{"h": 84, "w": 84}``; a
+                variadic ``*name`` takes a tuple).
+            prefix: memory-map the record there: sparse files, zero-filled, taking no
+                disk space until written (as ``memmap_like``); the record is locked.
+            device: where the tensors go (without ``prefix``).
+
+        Raises:
+            FieldSpecError: listing every field that cannot be allocated (a tensor field
+                without a spec, a dim with no size) and every name in ``dims`` that no
+                spec uses.
+        """
+        return allocate(cls, batch_size, dims, prefix, device)
+
     def replace(self, **changes: Any) -> Self:
         """A new record with some fields changed (the others shared, not copied); works
         on frozen records too."""
@@ -542,7 +670,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:
                 raise self._unknown_field(name)
-            store_field(type(self), td, name, value)
+            store_field(type(self), td, name, value, check_spec=False)
+        check_specs(type(self), td)  # the new record's fields together: several may change
         return self._from_tensordict_unchecked(td)
 
     # --- python protocols ----------------------------------------------------------------

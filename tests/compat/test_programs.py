@@ -40,46 +40,30 @@ XFAIL: dict[str, str] = {
     "lazy stacks only); `td.requires_grad_()`, `td.detach_()`, `td.is_contiguous()` missing",
     "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
     "`td.numpy()` missing; issue 19: `td.tolist()`",
-    "constructors_misc": "NOT COVERED: `make_tensordict(a=zeros(3), b=ones(3, 2)).batch_size` "
-    "is [3], the peer's is []; issue 19: `from_any`, `TensorDict.from_tuple`",
+    "constructors_misc": "issue 19: `from_any`, `TensorDict.from_tuple`",
     "directory_tree": "issue 19 names print_directory_tree, not its home: "
     "`tensordict.utils.print_directory_tree` -> `tclass.utils` ModuleNotFoundError",
     "flatten_keys": "issue 19: `td.flatten_keys()` / `unflatten_keys` AttributeError",
-    "jaxtyping_fields": "issue 18 (item 9): `Camera(image=<uint8 [4, 8, 8]>, ...)` with "
-    "`image: UInt8[Tensor, '*batch h w']` FieldTypeError",
     "lazy_stack": "issue 19: `LazyStackedTensorDict.lazy_stack(tds, dim=0)` AttributeError",
     "lazy_stack_heterogeneous_keys": "issue 19: `LazyStackedTensorDict.lazy_stack([...])` "
     "AttributeError",
     "locking": "issue 19: `td.update_({...})` AttributeError; NOT COVERED: "
     "`td.is_locked = True` (property has no setter)",
-    "memmap_roundtrip": "NOT COVERED (issue 18 area, methods not named): "
-    "`td.set_non_tensor(key, value)` / `td.get_non_tensor(key)` AttributeError",
     "named_dims": "issue 19: `TensorDict(..., names=[...])` UnsupportedError; `td.names`, "
     "`refine_names`, `rename`, `rename_` missing",
-    "nontensor_data": "issue 18: `NonTensorStack('a', 'b', 'c')` TypeError, a str in a "
-    "TensorDict refused, `td['label']` gives the node; NOT COVERED: a stack of equal values "
-    "reads `['p', 'p']` in the peer (README: 'A Python value stays one value')",
-    "preallocate_none": "issue 18 (item 8): `Data(X=None, y=None, batch_size=[10])` FieldTypeError",
-    "python_values": "issue 18: `TensorDict({..., 'env': 'CartPole-v1'})` EntryTypeError; "
-    "`td2['tag'] = NonTensorData('shared')` BatchMismatchError",
+    "nontensor_data": "NOT COVERED: a stack of equal values reads 'p' where the peer "
+    "reads ['p', 'p'] (README: 'A Python value stays one value')",
+    "python_values": "issue 19: `td.filter_non_tensor_data()` AttributeError",
     "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
     "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
     "replay_buffer_tensordict": "issue 19: `storage.set_at_(key, value, idx)` and "
     "`storage.get_at(key, idx)` AttributeError",
-    "save_load": "NOT COVERED: `TensorDict.load_memmap(<folder of a tensorclass>)` raises "
-    "TypeError, the peer returns the tensorclass; issue 18: a str entry in a TensorDict",
     "select_exclude": "issue 19: `record.select('obs')` / `record.exclude('reward')` on a "
     "tensorclass AttributeError",
     "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
     "`td.get_item_shape(key)`, `td.entry_class(key)` AttributeError",
-    "tensorclass_dataclass_interop": "issue 18 (item 7): `tclass.from_dataclass` missing",
-    "tensorclass_forward_refs": "issue 18 (item 5): `child: Optional['Node'] = None` "
-    "ClassDefinitionError at class creation",
-    "tensorclass_nontensor": "issue 18: `torch.stack([a, b])[0].camera` is ['left', 'left'] "
-    "not 'left'; `a.to_tensordict()['camera'] == 'top'` RuntimeError; NOT COVERED: "
-    "a stack of records with equal `camera` reads 'left', not ['left', 'left', 'left']",
-    "tensorclass_options": "issue 18 (item 6): `@tensorclass(autocast=True)` TypeError "
-    "(also nocast, TensorClass['nocast', 'frozen'], class keywords autocast=/nocast=)",
+    "tensorclass_nontensor": "NOT COVERED: a stack of records with equal `camera` reads "
+    "'left', not ['left', 'left', 'left'] (README: 'A Python value stays one value')",
     "update_merge": "issue 19: `td.update_({...})`, `td.setdefault`, `td.update_at_` "
     "AttributeError",
     "zero_fill_like": "issue 19: `td.empty()`, `td.empty(recurse=True)`, `td.new_zeros`, "

@@ -52,6 +52,7 @@ from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchSizeError,
+    DimError,
     HeterogeneousEntryError,
     KeyNotFoundError,
     LockedError,
@@ -393,7 +394,8 @@ class LazyStackedTensorDict(LazyStackOps):
         members (``lazy[i]`` is member ``i``), along other dims it indexes each member."""
         kind = index.__class__
         if kind is str:
-            return self._entry(index)
+            value = self._entry(index)
+            return value._read() if isinstance(value, _NonTensorNode) else value
         if kind is int:
             return self._index_int(index)
         if kind is slice:
@@ -402,7 +404,7 @@ class LazyStackedTensorDict(LazyStackOps):
             value = self.get(index, _MISSING)
             if value is _MISSING:
                 raise self._missing_key(index)
-            return value
+            return value._read() if isinstance(value, _NonTensorNode) else value
         return self._index(index)
 
     def _index_int(self, index: int) -> Any:
@@ -410,7 +412,7 @@ class LazyStackedTensorDict(LazyStackOps):
             n = len(self._members)
             if not -n <= index < n:
                 msg = f"index {index} is out of range for a lazy stack of {n} members"
-                raise IndexError(msg)
+                raise DimError(msg)
             return self._members[index]
         return self._restacked([member[index] for member in self._members], self._stack_dim - 1)
 

@@ -1,0 +1,404 @@
+"""Checking the tensors of one record against its fields' specs (pure).
+
+A record's spec'd fields are checked together: each tensor's dtype and feature dims
+against its own spec, and every named dim (``h``, ``*rest``) to one size across the
+fields that name it. Batch dims are left to ``batch_size``.
+
+Two paths give the same answer. ``RecordSpecs.check`` runs a function generated once
+per class from the specs (a few attribute reads and integer comparisons per field, no
+dicts or loops), the path every construction takes; only when it says no, or when a
+spec uses a form it does not cover (expressions, broadcastable or mid-spec variadic
+dims), does the general matcher run, which also writes the message: every problem, each
+naming the field, the dim and both values.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from tclass._core._spec import ANON, FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec
+from tclass.errors import FieldSpecError, SpecProblem
+
+__all__ = ["Inline", "Observed", "RecordSpecs", "format_shape_list"]
+
+# A tensor as the matcher sees it: its dtype and shape (from a tensor, or a meta.json).
+Observed = tuple[torch.dtype | None, Sequence[int]]
+_Fast = Callable[[Mapping[str, Any], int], bool]
+
+
+def format_shape_list(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(size) for size in shape) + "]"
+
+
+class RecordSpecs:
+    """The specs of one record class's fields, checked together.
+
+    ``fields``: (name, spec, tensors_only) for each spec'd field, in field order;
+    ``tensors_only`` says that the field stores nothing but tensors (or nothing).
+    """
+
+    __slots__ = ("owner", "specs", "names", "inline", "_fast")
+
+    def __init__(self, owner: str, fields: Sequence[tuple[str, TensorSpec, bool]]) -> None:
+        self.owner = owner
+        self.specs: dict[str, TensorSpec] = {name: spec for name, spec, _ in fields}
+        self.names = tuple(self.specs)
+        self._fast, self.inline = _compile(owner, fields)
+
+    def check(self, entries: Mapping[str, Any], batch_ndim: int) -> None:
+        """Checks the spec'd fields among ``entries`` (absent or non-tensor ones pass).
+
+        Raises:
+            FieldSpecError: listing every problem.
+        """
+        if not self._fast(entries, batch_ndim):
+            self._raise(_observed(entries, self.names), batch_ndim, None)
+
+    def check_assign(
+        self, entries: Mapping[str, Any], name: str, value: Any, batch_ndim: int
+    ) -> None:
+        """Checks ``value`` for the field ``name`` of a record holding ``entries``: its
+        spec, and its named dims against those the other fields bind."""
+        if name not in self.specs:
+            return
+        merged = {**entries, name: value}
+        if not self._fast(merged, batch_ndim):
+            self._raise(_observed(merged, self.names), batch_ndim, name)
+
+    def problems(
+        self, observed: Mapping[str, Observed], batch_ndim: int, last: str | None = None
+    ) -> list[SpecProblem]:
+        """Every problem of the tensors described by ``observed`` (name -> dtype, shape;
+        a None dtype is not checked); ``last``: the field checked last, so that a dim it
+        binds differently is reported on it (the field being assigned)."""
+        order = [name for name in self.names if name in observed and name != last]
+        if last is not None and last in observed:
+            order.append(last)
+        return _match_all(self.owner, [(n, self.specs[n], observed[n]) for n in order], batch_ndim)
+
+    def bind(self, observed: Mapping[str, Observed], batch_ndim: int) -> dict[str, Any]:
+        """The named dims the tensors in ``observed`` bind (the first field naming a
+        dim gives its size)."""
+        items = [(n, self.specs[n], observed[n]) for n in self.names if n in observed]
+        bound: dict[str, tuple[Any, str]] = {}
+        _match_all(self.owner, items, batch_ndim, bound)
+        return {name: value for name, (value, _) in bound.items()}
+
+    def _raise(self, observed: dict[str, Observed], batch_ndim: int, last: str | None) -> None:
+        problems = self.problems(observed, batch_ndim, last)
+        if not problems:
+            return
+        if len(problems) == 1:
+            message = problems[0].message
+        else:
+            listed = "; ".join(problem.message for problem in problems)
+            message = f"{self.owner}: {len(problems)} problems with the field specs: {listed}"
+        raise FieldSpecError(message, problems)
+
+
+def _observed(entries: Mapping[str, Any], names: Iterable[str]) -> dict[str, Observed]:
+    found: dict[str, Observed] = {}
+    for name in names:
+        value = entries.get(name)
+        if isinstance(value, torch.Tensor):
+            found[name] = (value.dtype, tuple(value.shape))
+    return found
+
+
+# --- the general matcher ---------------------------------------------------------------
+
+
+def _match_all(
+    owner: str,
+    items: Sequence[tuple[str, TensorSpec, Observed]],
+    batch_ndim: int,
+    bound: dict[str, tuple[Any, str]] | None = None,
+) -> list[SpecProblem]:
+    """Every problem of ``items`` (field, spec, dtype and shape), in order; ``bound``
+    receives each named dim's size and the field that bound it first."""
+    bound = {} if bound is None else bound
+    deferred: list[tuple[str, TensorSpec, Dim, int, Sequence[int]]] = []
+    problems: list[SpecProblem] = []
+    for field, spec, (dtype, shape) in items:
+        where = f"{owner}.{field}"
+        if dtype is not None and spec.dtypes is not None and dtype not in spec.dtypes:
+            wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in spec.dtypes))
+            got = str(dtype).replace("torch.", "")
+            message = f"{where} has dtype {got}, but its annotation {spec.text} wants {wanted}"
+            problems.append(SpecProblem(field, "dtype", got, wanted, None, message))
+        places = spec.placement(len(shape), batch_ndim)
+        if places is None:
+            features = len(shape) - batch_ndim
+            message = (
+                f"{where} has shape {format_shape_list(shape)}, {features} feature dim(s) after "
+                f"the {batch_ndim} batch dim(s); its annotation {spec.text} wants "
+                f"{spec.rank_text()}"
+            )
+            problems.append(SpecProblem(field, "ndim", features, spec.rank_text(), None, message))
+            continue
+        for position, (dim, start, stop) in enumerate(places):
+            if start < batch_ndim or (position == 0 and spec.whole and dim.kind == VARIADIC):
+                # On batch dims, or a jaxtyping spec's leading variadic, which stands for
+                # the batch dims (and any leading dims more): batch_size's business.
+                continue
+            if dim.kind == SYMBOLIC:
+                deferred.append((field, spec, dim, start, shape))
+                continue
+            problem = _match_dim(owner, field, spec, dim, shape, start, stop, bound)
+            if problem is not None:
+                problems.append(problem)
+    for field, spec, dim, position, shape in deferred:
+        problem = _match_expression(owner, field, spec, dim, shape, position, bound)
+        if problem is not None:
+            problems.append(problem)
+    return problems
+
+
+def _match_dim(
+    owner: str,
+    field: str,
+    spec: TensorSpec,
+    dim: Dim,
+    shape: Sequence[int],
+    start: int,
+    stop: int,
+    bound: dict[str, tuple[Any, str]],
+) -> SpecProblem | None:
+    where = f"{owner}.{field}"
+    shown = format_shape_list(shape)
+    if dim.kind == ANON or (dim.kind == VARIADIC and dim.name is None):
+        return None
+    if dim.kind == FIXED:
+        size = shape[start]
+        if size == dim.size or (dim.broadcast and size == 1):
+            return None
+        message = (
+            f"{where} has shape {shown}: dim {start} is {size}, but its annotation "
+            f"{spec.text} fixes it to {dim.size}"
+        )
+        return SpecProblem(field, dim.text, size, dim.size, None, message)
+    assert dim.name is not None
+    value: Any = shape[start] if dim.kind == NAMED else tuple(shape[start:stop])
+    if dim.broadcast and (value == 1 or (dim.kind == VARIADIC and all(s == 1 for s in value))):
+        return None
+    previous = bound.get(dim.name)
+    if previous is None:
+        bound[dim.name] = (value, field)
+        return None
+    if _same(previous[0], value, dim.broadcast):
+        return None
+    first, other = previous
+    label = f"*{dim.name}" if dim.kind == VARIADIC else dim.name
+    shown_value = list(value) if isinstance(value, tuple) else value
+    shown_first = list(first) if isinstance(first, tuple) else first
+    elsewhere = f"in {owner}.{other}" if other != field else "earlier in the same shape"
+    if other == "dims=":
+        elsewhere = "in dims="
+    message = (
+        f"{where} has shape {shown}: dim {label!r} is {shown_value} here, but {shown_first} "
+        f"{elsewhere}; fields that name {label!r} must agree on its size"
+    )
+    return SpecProblem(field, label, shown_value, shown_first, other, message)
+
+
+def _same(a: Any, b: Any, broadcast: bool) -> bool:
+    if a == b:
+        return True
+    if not broadcast or not isinstance(a, tuple) or len(a) != len(b):
+        return False
+    return all(x == y or x == 1 or y == 1 for x, y in zip(a, b))
+
+
+def _match_expression(
+    owner: str,
+    field: str,
+    spec: TensorSpec,
+    dim: Dim,
+    shape: Sequence[int],
+    position: int,
+    bound: dict[str, tuple[Any, str]],
+) -> SpecProblem | None:
+    values = {name: bound[name][0] for name in dim.names if name in bound}
+    if len(values) < len(dim.names) or not all(type(v) is int for v in values.values()):
+        return None  # a dim it reads is not bound (a field not set): nothing to compare
+    assert dim.code is not None
+    try:
+        expected = eval(dim.code, {"__builtins__": {}}, values)  # noqa: S307 (checked AST)
+    except ArithmeticError:
+        expected = None
+    size = shape[position]
+    if size == expected:
+        return None
+    given = ", ".join(f"{name}={value}" for name, value in sorted(values.items()))
+    message = (
+        f"{owner}.{field} has shape {format_shape_list(shape)}: dim {position} is {size}, but "
+        f"its annotation {spec.text} computes {dim.name} = {expected} (with {given})"
+    )
+    return SpecProblem(field, str(dim.name), size, expected, None, message)
+
+
+# --- the generated fast path -----------------------------------------------------------
+
+
+def _fast_form(spec: TensorSpec) -> str | None:
+    """How the generated check handles ``spec``: 'any' (dtype only), 'exact' (a Spec of
+    fixed, named and anonymous dims), 'tail' (a jaxtyping spec whose variadic comes
+    first), 'right' (a jaxtyping spec without a variadic), or None (the general matcher
+    decides)."""
+    if spec.any_shape:
+        return "any"
+    dims, v = spec.dims, spec.variadic
+    plain = all(
+        dim.kind in (FIXED, NAMED, ANON) and not dim.broadcast
+        for dim in dims
+        if dim.kind != VARIADIC
+    )
+    if not plain:
+        return None
+    if not spec.whole and v is None:
+        return "exact"
+    if spec.whole and v == 0:
+        return "tail"
+    if spec.whole and v is None:
+        return "right"
+    return None
+
+
+@dataclass(frozen=True)
+class Inline:
+    """The generated checks, for a generated ``__init__`` to inline: ``preamble`` starts
+    the function (``bad = False`` and one ``-1`` per named dim), ``fields[name]`` checks
+    that field's tensor ``v`` whose shape is in ``s`` (after the batch check) and sets
+    ``bad`` on a mismatch; ``namespace`` holds the constants they read. After them,
+    ``if bad:`` must run the general matcher (``RecordSpecs.check``), which raises."""
+
+    preamble: list[str]
+    fields: dict[str, list[str]]
+    namespace: dict[str, Any]
+    # assign[name](entries, tensor, batch_size): whether ``tensor`` may be assigned to
+    # the field ``name`` of a record holding ``entries``: its batch dims, its spec and its
+    # named dims against the other fields' (False: the slow path says why).
+    assign: dict[str, Callable[[Mapping[str, Any], Any, Any], bool]]
+
+
+def _compile(
+    owner: str, fields: Sequence[tuple[str, TensorSpec, bool]]
+) -> tuple[_Fast, Inline | None]:
+    forms = [_fast_form(spec) for _, spec, _ in fields]
+    if any(form is None for form in forms):
+        return _never_fast, None
+    namespace: dict[str, Any] = {"_Tensor": torch.Tensor, "_isinstance": isinstance}
+    names = sorted(
+        {dim.name for _, spec, _ in fields for dim in spec.dims if dim.kind == NAMED and dim.name}
+    )
+    local = {name: f"d{index}" for index, name in enumerate(names)}
+    preamble = ["bad = False"]
+    if names:
+        preamble.append(" = ".join(local.values()) + " = -1")
+    checks = [
+        _check_lines(spec, form, i, namespace, local)
+        for i, ((_, spec, _), form) in enumerate(zip(fields, forms))
+    ]
+    inline = {
+        name: [line.replace("{v}", "v") for line in lines]
+        for (name, _, _), lines in zip(fields, checks)
+    }
+    everyone = range(len(fields))
+    source = _function("fast", "e, n", preamble, fields, checks, everyone, None)
+    for index, (_, spec, _) in enumerate(fields):
+        # Assigning one field: its checks, after those of the fields sharing a dim name.
+        mine = {dim.name for dim in spec.dims if dim.kind == NAMED}
+        sharing = [
+            i
+            for i in everyone
+            if i != index and mine & {d.name for d in fields[i][1].dims if d.kind == NAMED}
+        ]
+        source += _function(
+            f"assign{index}", "e, v, batch", preamble, fields, checks, [*sharing, index], index
+        )
+    filename = f"<tclass spec check {owner}>"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    fast: _Fast = namespace["fast"]
+    assign = {name: namespace[f"assign{index}"] for index, (name, _, _) in enumerate(fields)}
+    constants = {key: value for key, value in namespace.items() if key.startswith("D")}
+    return fast, Inline(preamble, inline, constants, assign)
+
+
+def _function(
+    name: str,
+    parameters: str,
+    preamble: list[str],
+    fields: Sequence[tuple[str, TensorSpec, bool]],
+    checks: list[list[str]],
+    order: Iterable[int],
+    given: int | None,
+) -> str:
+    """The source of a check of the fields at ``order``: each read from ``e``, but the
+    one at ``given``, which is ``v``."""
+    lines = [f"def {name}({parameters}):", *("    " + line for line in preamble)]
+    if given is not None:
+        lines.append("    n = len(batch)")
+    for index in order:
+        field, _, tensors_only = fields[index]
+        value = "v" if index == given else f"v{index}"
+        if index != given:
+            lines.append(f"    {value} = e.get({field!r})")
+        guard = f"{value} is not None" if tensors_only else f"_isinstance({value}, _Tensor)"
+        lines += [f"    if {guard}:", f"        s = {value}.shape"]
+        if index == given:  # the batch check too, on the same shape
+            lines.append("        if n and s[:n] != batch: bad = True")
+        lines += ["        " + line.replace("{v}", value) for line in checks[index]]
+    return "\n".join([*lines, "    return not bad"]) + "\n"
+
+
+def _check_lines(
+    spec: TensorSpec,
+    form: str | None,
+    index: int,
+    namespace: dict[str, Any],
+    local: dict[str, str],
+) -> list[str]:
+    """The checks of one field's tensor ``{v}`` (its shape in ``s``): they set ``bad``."""
+    conditions = []
+    if spec.dtypes is not None:
+        namespace[f"D{index}"] = next(iter(spec.dtypes)) if len(spec.dtypes) == 1 else spec.dtypes
+        conditions.append(f"{{v}}.dtype {'is not' if len(spec.dtypes) == 1 else 'not in'} D{index}")
+    if form == "any":
+        return [f"if {conditions[0]}: bad = True"] if conditions else []
+    dims = spec.dims[1:] if form == "tail" else spec.dims
+    k = len(dims)
+    if form == "right":  # the last f = len(s) - n dims are features, f <= k <= len(s)
+        conditions.append(f"len(s) - n > {k} or len(s) < {k}")
+    else:
+        conditions.append(f"len(s) {'!=' if form == 'exact' else '<'} n + {k}")
+    after: list[str] = ["f = len(s) - n"] if form == "right" else []
+    for i, dim in enumerate(dims):
+        position = i - k  # from the end: the same whatever the batch dims
+        check: list[str] = []
+        if dim.kind == FIXED and form != "right":
+            conditions.append(f"s[{position}] != {dim.size}")
+        elif dim.kind == FIXED:
+            check.append(f"if s[{position}] != {dim.size}: bad = True")
+        elif dim.kind == NAMED:
+            var = local[str(dim.name)]
+            check += [f"x = s[{position}]", f"if x != {var}:"]
+            check += [f"    if {var} >= 0: bad = True", f"    else: {var} = x"]
+        if check and form == "right":  # only where the dim falls on a feature dim
+            after.append(f"if f >= {k - i}:")
+            check = ["    " + line for line in check]
+        after += check
+    lines = [f"if {' or '.join(conditions)}:", "    bad = True"]
+    if after and after != ["f = len(s) - n"]:
+        lines += ["else:", *("    " + line for line in after)]
+    return lines
+
+
+def _never_fast(entries: Mapping[str, Any], batch_ndim: int) -> bool:
+    del entries, batch_ndim
+    return False

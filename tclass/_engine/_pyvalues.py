@@ -1,0 +1,119 @@
+"""What a collection stores for a value that is not a tensor, a collection or a mapping.
+
+The peer's rules, which tensordict code relies on:
+
+* Python numbers (``bool``, ``int``, ``float``), numpy numbers and numeric numpy arrays
+  become tensors (a number in a batched collection is then a batch-size mismatch);
+* a list becomes what its items make (with ``list_to_stack()``, the default): numbers a
+  tensor, nested lists of numbers one tensor, tensors of one shape their stack, tensor
+  collections their stack, anything else (strings, mixed values, ragged tensors) a
+  ``NonTensorStack`` with one value per item; an empty list an empty tensor. With
+  ``set_list_to_stack(False)`` a list of numbers still becomes a tensor and any other
+  list is one ``NonTensorData`` value;
+* a tuple of numbers becomes a tensor, any other tuple one value;
+* (a structured numpy array becomes a TensorDict of its fields: the TensorDict does it);
+* everything else (``str``, ``bytes``, ``None``, ``complex``, sets, objects, numpy
+  arrays of strings or objects) is one ``NonTensorData`` value spanning the batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._core._options import OPTIONS
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass.errors import KeyNotFoundError
+
+__all__ = ["get_non_tensor", "set_non_tensor", "stored_value"]
+
+_Tensor = torch.Tensor
+_NUMERIC = frozenset("biufc")
+_NO_DIMS = torch.Size([])
+C = TypeVar("C", bound=TensorCollection)
+_ABSENT: Any = object()  # numpy kinds torch.as_tensor takes (complex arrays too)
+
+
+def stored_value(value: Any, batch: torch.Size, device: torch.device | None) -> Any:
+    """``value`` (not a tensor, collection, mapping or structured array) as a collection
+    stores it; a tensor or collection is moved to ``device``, a node spans ``batch``."""
+    if isinstance(value, (bool, int, float, np.bool_)) or (
+        isinstance(value, np.number) and value.dtype.kind in _NUMERIC
+    ):
+        return torch.as_tensor(
+            value.item() if isinstance(value, np.bool_) else value, device=device
+        )
+    if isinstance(value, np.ndarray):
+        return _array(value, batch, device)
+    if isinstance(value, list):
+        if OPTIONS.list_to_stack is not False:
+            return _on_device(_list_value(value), device)
+        return _numeric_or_value(value, batch, device)
+    if isinstance(value, tuple):
+        return _numeric_or_value(value, batch, device)
+    return NonTensorData._make(value, batch, device)
+
+
+def _array(value: np.ndarray[Any, Any], batch: torch.Size, device: torch.device | None) -> Any:
+    if value.dtype.kind not in _NUMERIC:
+        return NonTensorData._make(value, batch, device)
+    if not value.flags.writeable:  # torch cannot share a read-only array
+        value = value.copy()
+    try:
+        return torch.as_tensor(value, device=device)
+    except (TypeError, ValueError):  # negative strides, foreign byte order: copy it
+        return torch.as_tensor(
+            value.astype(value.dtype.newbyteorder("="), order="C"), device=device
+        )
+
+
+def _numeric_or_value(value: Any, batch: torch.Size, device: torch.device | None) -> Any:
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged
+        return NonTensorData._make(value, batch, device)
+    if array.dtype.kind in _NUMERIC and array.dtype.kind != "c":
+        return torch.as_tensor(array, device=device)
+    return NonTensorData._make(value, batch, device)
+
+
+def _on_device(stored: Any, device: torch.device | None) -> Any:
+    if device is None or stored.device == device:
+        return stored
+    return stored.to(device)
+
+
+def _list_value(items: list[Any]) -> Any:
+    """A list as the peer stores it (see the module docstring)."""
+    if not items:
+        return torch.tensor(items)
+    if all(isinstance(item, list) for item in items):
+        items = [_list_value(item) for item in items]
+    if all(isinstance(item, (bool, int, float)) for item in items):
+        return torch.tensor(items)
+    if all(isinstance(item, _Tensor) for item in items):
+        if len({item.shape for item in items}) == 1:
+            return torch.stack(items)
+        return NonTensorStack._from_values(items)
+    if all(isinstance(item, TensorCollection) for item in items):
+        return torch.stack(items)
+    return NonTensorStack._from_values(items)
+
+
+def set_non_tensor(collection: C, key: Any, value: Any) -> C:
+    """``collection.set_non_tensor(key, value)``: ``value`` as one ``NonTensorData``."""
+    node = value if isinstance(value, NonTensorData) else NonTensorData._make(value, _NO_DIMS, None)
+    return collection.set(key, node)  # the node spans the batch of the collection holding it
+
+
+def get_non_tensor(collection: Any, key: Any, default: Any) -> Any:
+    """``collection.get_non_tensor(key, default)``: the value stored under ``key``."""
+    node = collection.get(key, _ABSENT)
+    if node is _ABSENT:
+        if default is KeyNotFoundError:
+            raise collection._missing_key(key)
+        return default
+    return node._read() if isinstance(node, _NonTensorNode) else node

@@ -1,0 +1,430 @@
+"""A record class's schema in its saved folder, and the folder checked against a class.
+
+**Written.** Saving a record writes its class's schema into the ``_tclass`` marker of the
+record's ``_tensordict/meta.json`` (a dict with neither ``type`` nor ``dtype``, which the
+peer skips; the record's own ``meta.json`` cannot hold it: the peer passes every key
+there to the class)::
+
+    "_tclass": {"schema": {
+        "class": "app.data:Transition",
+        "fields": {
+            "obs": {"kind": "tensor", "annotation": "Tensor",
+                    "spec": {"dims": "3 h w", "whole": false, "dtypes": ["torch.uint8"]}},
+            "info": {"kind": "record", "annotation": "Info | None", "class": "app.data:Info",
+                     "optional": true, "default": true},
+            "env": {"kind": "value", "annotation": "str", "default": true}},
+        "dims": {"h": 84, "w": 84}}}
+
+``kind`` is ``tensor``, ``record`` (a tensorclass), ``collection`` (a TensorDict),
+``value`` (a Python value) or ``any``; ``spec`` is present for spec'd fields; ``dims``
+holds the named dims the saved tensors bind.
+
+**Read.** Loading a record with its class compares the folder (the keys, dtypes and
+shapes of ``_tensordict/meta.json``) with the class, and the saved schema says which
+fields the saving class had. The evolution rules:
+
+* a field of the class the folder lacks loads as its default, or ``None`` when it is
+  optional, or when the saved schema lists it (it was ``None`` when saved), or when the
+  folder has no schema (written by the peer or an older tclass, which store ``None`` by
+  leaving the field out); otherwise it is a difference that ``strict=False`` accepts
+  (the field loads as ``None``);
+* a field in the folder the class lacks is a difference that ``strict=False`` accepts
+  (it is not loaded);
+* a dtype the field's spec does not allow is a difference, accepted by ``widen=True``
+  when the saved dtype converts to an allowed one without loss (the field is read into
+  memory, converted); a shape its spec does not allow, or a kind of value the field does
+  not take, is a difference no option accepts.
+
+Records are duck-typed (``__tclass_info__``): the facade sits above this layer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import torch
+
+from tclass._core._dtypes import DTYPES
+from tclass._core._record_spec import Observed, RecordSpecs
+from tclass._core._spec import TensorSpec
+from tclass._engine._td import TensorDict
+from tclass._io._format import TENSORCLASS_DIR
+from tclass.errors import (
+    MetadataError,
+    SchemaDifference,
+    SchemaMismatchError,
+    TclassError,
+    UnsupportedError,
+)
+
+__all__ = [
+    "ANY_FIELDS",
+    "FieldSchema",
+    "LoadPlan",
+    "SavedSchema",
+    "SchemaCheck",
+    "SchemaDiffers",
+    "class_schema",
+    "compare",
+    "mismatch_error",
+    "read_schema",
+    "record_schema",
+    "widened",
+]
+
+KINDS = ("tensor", "record", "collection", "value", "any")
+
+
+@dataclass(frozen=True)
+class FieldSchema:
+    """What a class declares of one field (built by the facade from its annotation)."""
+
+    name: str
+    kind: str  # one of KINDS
+    annotation: str  # as written, for messages
+    spec: TensorSpec | None = None
+    record: str | None = None  # "module:QualName" of a record field's class
+    optional: bool = False  # None is allowed
+    default: bool = False  # a default or default_factory
+    accepts: frozenset[str] = frozenset()  # entry kinds: "tensor", "value", "collection"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "annotation": self.annotation}
+        if self.spec is not None:
+            out["spec"] = self.spec.to_json()
+        if self.record is not None:
+            out["class"] = self.record
+        if self.optional:
+            out["optional"] = True
+        if self.default:
+            out["default"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class SavedSchema:
+    """The schema a folder records (what the saving class declared)."""
+
+    class_id: str
+    fields: dict[str, dict[str, Any]]
+    dims: dict[str, Any]
+
+
+def class_schema(cls: type) -> tuple[tuple[FieldSchema, ...], RecordSpecs | None]:
+    """The field schemas and the specs of a record class."""
+    info = cast(Any, cls).__tclass_info__
+    return info.schema, info.specs
+
+
+def record_schema(record: Any) -> dict[str, Any]:
+    """The ``schema`` entry of the marker of ``record``'s fields: its class's field
+    schemas and the sizes of the named dims its tensors bind."""
+    cls = type(record)
+    fields, specs = class_schema(cls)
+    out: dict[str, Any] = {
+        "class": f"{cls.__module__}:{cls.__qualname__}",
+        "fields": {f.name: f.to_json() for f in fields},
+    }
+    storage = record._tensordict
+    if specs is not None and isinstance(storage, TensorDict):
+        observed = {
+            key: (None, tuple(value.shape))
+            for key, value in storage._items()
+            if isinstance(value, torch.Tensor)
+        }
+        bound = specs.bind(observed, len(storage.batch_size))
+        if bound:
+            out["dims"] = {k: list(v) if isinstance(v, tuple) else v for k, v in bound.items()}
+    return out
+
+
+def read_schema(marker: Mapping[str, Any], where: str) -> SavedSchema | None:
+    """The schema in a node's marker, if any.
+
+    Raises:
+        MetadataError: if it is there but malformed.
+    """
+    raw = marker.get("schema")
+    if raw is None:
+        return None
+    fields = raw.get("fields") if isinstance(raw, dict) else None
+    class_id = raw.get("class") if isinstance(raw, dict) else None
+    dims = raw.get("dims", {}) if isinstance(raw, dict) else None
+    if (
+        not isinstance(fields, dict)
+        or not all(isinstance(v, dict) for v in fields.values())
+        or not isinstance(class_id, str)
+        or not isinstance(dims, dict)
+    ):
+        msg = (
+            f"{where!r}: the schema in its _tclass entry is malformed (want an object with "
+            f"'class', 'fields' and optional 'dims'); the folder is damaged"
+        )
+        raise MetadataError(msg)
+    return SavedSchema(class_id, fields, dims)
+
+
+# --- comparing a folder with a class -----------------------------------------------------
+
+
+@dataclass
+class LoadPlan:
+    """What loading a record's folder with its class does about their differences."""
+
+    differences: list[SchemaDifference] = field(default_factory=list)
+    drop: set[str] = field(default_factory=set)  # extra fields not loaded (strict=False)
+    widen: dict[str, torch.dtype] = field(default_factory=dict)  # converted (widen=True)
+
+    @property
+    def skipped(self) -> set[str]:
+        """The entries not to load: dropped, or differing (the record is not built)."""
+        return self.drop | {difference.field for difference in self.differences}
+
+    def widen_entries(self, entries: dict[str, Any], where: str) -> None:
+        """Converts the loaded leaves ``widen=True`` accepts (read into memory; the files
+        are not changed)."""
+        for key, dtype in self.widen.items():
+            if key not in entries:
+                continue
+            try:
+                entries[key] = entries[key].to(dtype)
+            except RuntimeError as error:  # torch's allocation failure
+                msg = (
+                    f"{where!r}: widen=True converts {key!r} to {dtype} in memory, which "
+                    f"failed ({str(error).splitlines()[0]}); convert the folder once instead "
+                    "(load it without the class, convert the field, save it)"
+                )
+                raise UnsupportedError(msg) from None
+
+
+class _AnyFields(frozenset[str]):
+    """Every name: the fields of a record whose other.pickle is not read yet."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+ANY_FIELDS: frozenset[str] = _AnyFields()  # values of a record that may be anywhere
+
+
+def compare(
+    cls: type,
+    entries: Mapping[str, Mapping[str, Any]],
+    values: set[str],
+    saved: SavedSchema | None,
+    batch_ndim: int,
+    path: str,
+    *,
+    strict: bool,
+    widen: bool,
+) -> LoadPlan:
+    """Compares a record's folder with ``cls``: ``entries`` are the key entries of its
+    ``_tensordict/meta.json`` (a leaf's ``dtype`` and ``shape``, a node's ``type``),
+    ``values`` the Python values kept elsewhere (older writers), ``saved`` its schema."""
+    fields, specs = class_schema(cls)
+    declared = {f.name: f for f in fields}
+    plan = _Comparison(cls.__name__, path, LoadPlan())
+    for name in sorted(entries.keys() | values, key=str):
+        if name not in declared:
+            if strict:
+                plan.extra(name, _entry_kind(entries.get(name)))
+            plan.plan.drop.add(name)
+    for field_schema in fields:
+        name = field_schema.name
+        present = name in entries or name in values
+        was_field = saved is None or name in saved.fields  # None when saved
+        if not (present or field_schema.default or field_schema.optional or was_field):
+            if strict:
+                plan.missing(field_schema, saved)
+    observed: dict[str, Observed] = {}
+    for name, entry in entries.items():
+        if name not in declared:
+            continue
+        f, kind = declared[name], _entry_kind(entry)
+        if f.accepts and kind not in f.accepts:
+            why = f"is annotated {f.annotation}; got a {_entry_text(entry)} in the folder"
+            plan.differ(name, "kind", kind, f.annotation, why)
+        elif kind == "tensor" and f.spec is not None:
+            observed[name] = (None, list(entry.get("shape", ())))
+            plan.dtype(f, DTYPES.get(str(entry.get("dtype"))), widen)
+    if specs is not None:
+        for problem in specs.problems(observed, batch_ndim):
+            why = problem.message.removeprefix(f"{cls.__name__}.{problem.field} ")
+            plan.differ(problem.field, "shape", problem.got, problem.expected, why)
+    return plan.plan
+
+
+@dataclass
+class _Comparison:
+    """The differences of one record's folder, as they are found."""
+
+    owner: str
+    path: str
+    plan: LoadPlan
+
+    def differ(
+        self,
+        name: str,
+        kind: str,
+        got: object,
+        want: object,
+        why: str,
+        option: str | None = None,
+        effect: str = "",
+    ) -> None:
+        fix = f" (load with {option} to {effect})" if option else ""
+        message = f"{self.owner}.{name} {why}{fix}"
+        self.plan.differences.append(
+            SchemaDifference(self.path, name, kind, got, want, option, message)
+        )
+
+    def extra(self, name: str, kind: str) -> None:
+        why = f"is in the folder (a {kind}), but {self.owner} does not declare it"
+        self.differ(name, "extra", kind, None, why, "strict=False", "leave it out")
+
+    def missing(self, f: FieldSchema, saved: SavedSchema | None) -> None:
+        origin = f"saved from {saved.class_id}" if saved is not None else "saved"
+        why = (
+            f"is declared ({f.annotation}) with no default, and the folder ({origin}, "
+            "which had no such field) does not hold it; give it a default or make it "
+            "optional (`| None`)"
+        )
+        self.differ(f.name, "missing", None, f.annotation, why, "strict=False", "load it as None")
+
+    def dtype(self, f: FieldSchema, dtype: torch.dtype | None, widen: bool) -> None:
+        spec = f.spec
+        if dtype is None or spec is None or spec.dtypes is None or dtype in spec.dtypes:
+            return
+        target = widened(dtype, spec.dtypes)
+        if target is not None and widen:
+            self.plan.widen[f.name] = target
+            return
+        got = str(dtype).replace("torch.", "")
+        wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in spec.dtypes))
+        why = f"holds {got} in the folder, but its annotation {spec.text} wants {wanted}"
+        if target is None:
+            why += f"; {got} does not convert to it without loss: convert the data"
+            self.differ(f.name, "dtype", got, wanted, why)
+        else:
+            self.differ(f.name, "dtype", got, wanted, why, "widen=True", "convert it")
+
+
+class SchemaDiffers(TclassError):
+    """A record whose folder differs from its class (or holds a record that does): not
+    built. Its differences are in ``SchemaCheck.differences``; the load goes on with the
+    record's siblings to find theirs, and ``load_memmap`` raises them all at once."""
+
+
+@dataclass
+class SchemaCheck:
+    """The schema options of one ``load_memmap`` call, and the differences found."""
+
+    root: str
+    strict: bool = True
+    widen: bool = False
+    differences: list[SchemaDifference] = field(default_factory=list)
+
+    def compare(
+        self,
+        cls: type,
+        folder: str,
+        entries: Mapping[str, Mapping[str, Any]],
+        marker: Mapping[str, Any],
+        values: set[str],
+        batch_ndim: int,
+    ) -> LoadPlan:
+        """The plan for the record fields in ``folder`` (a ``_tensordict/`` or a member
+        of a lazy stack of them); its differences are added to ``differences``."""
+        # The record's folder: the parent of its _tensordict/ (lazy-stack members in
+        # _tensordict/0, 1... are one record's, reported once).
+        parts = [] if folder == self.root else os.path.relpath(folder, self.root).split(os.sep)
+        while parts and parts[-1].isdigit():
+            parts.pop()
+        if parts and parts[-1] == TENSORCLASS_DIR:
+            parts.pop()
+        path = "/".join(parts)
+        saved = read_schema(marker, os.path.join(folder, "meta.json"))
+        plan = compare(
+            cls, entries, values, saved, batch_ndim, path, strict=self.strict, widen=self.widen
+        )
+        seen = {(d.path, d.field, d.kind) for d in self.differences}
+        self.differences += [d for d in plan.differences if (d.path, d.field, d.kind) not in seen]
+        return plan
+
+    def error(self) -> SchemaMismatchError:
+        return mismatch_error(self.root, self.differences)
+
+
+def _entry_text(entry: Mapping[str, Any]) -> str:
+    """What an entry of a meta.json holds, for messages."""
+    kind = entry.get("type")
+    if kind is not None:
+        return str(kind)
+    return f"MemoryMappedTensor {entry.get('dtype')} {entry.get('shape')}"
+
+
+def _entry_kind(entry: Mapping[str, Any] | None) -> str:
+    if entry is None:
+        return "value"
+    kind = entry.get("type")
+    if kind is None:
+        return "tensor"
+    return "value" if kind in ("NonTensorData", "NonTensorStack") else "collection"
+
+
+def mismatch_error(root: str, differences: list[SchemaDifference]) -> SchemaMismatchError:
+    """The error listing every difference found while loading ``root``."""
+    lines = [f"  {d.path + ': ' if d.path else ''}{d.message}" for d in differences]
+    options = sorted({d.option for d in differences if d.option is not None})
+    summary = (
+        f"{root!r} does not match the class loading it ({len(differences)} "
+        f"difference{'s' if len(differences) != 1 else ''}):\n" + "\n".join(lines)
+    )
+    if options and all(d.option is not None for d in differences):
+        summary += f"\nload_memmap(..., {', '.join(options)}) accepts all of them"
+    return SchemaMismatchError(summary, differences)
+
+
+# --- lossless dtype conversions ----------------------------------------------------------
+
+# (kind, digits): kind "b" bool, "u" unsigned, "i" signed, "f" float, "c" complex; digits:
+# value bits for integers, significand bits for floats (complex: per component), and the
+# exponent bits of floats, which must not shrink either.
+_DIGITS: dict[torch.dtype, tuple[str, int, int]] = {
+    torch.bool: ("b", 1, 0),
+    torch.uint8: ("u", 8, 0), torch.uint16: ("u", 16, 0), torch.uint32: ("u", 32, 0),
+    torch.uint64: ("u", 64, 0),
+    torch.int8: ("i", 7, 0), torch.int16: ("i", 15, 0), torch.int32: ("i", 31, 0),
+    torch.int64: ("i", 63, 0),
+    torch.float16: ("f", 11, 5), torch.bfloat16: ("f", 8, 8), torch.float32: ("f", 24, 8),
+    torch.float64: ("f", 53, 11),
+    torch.complex32: ("c", 11, 5), torch.complex64: ("c", 24, 8), torch.complex128: ("c", 53, 11),
+}  # fmt: skip
+
+
+def _widens(src: torch.dtype, dst: torch.dtype) -> bool:
+    """Whether every value of ``src`` is exactly a value of ``dst`` (and they differ)."""
+    if src == dst or src not in _DIGITS or dst not in _DIGITS:
+        return False
+    (sk, sd, se), (dk, dd, de) = _DIGITS[src], _DIGITS[dst]
+    if sk == "b":
+        return True
+    if sk in "ui":
+        if dk in "ui":
+            return dd >= sd and (dk == "i" or sk == "u")
+        return dd >= sd  # an integer fits a float's significand
+    if sk == "f":
+        return dk in "fc" and dd >= sd and de >= se
+    return dk == "c" and dd >= sd and de >= se
+
+
+def widened(src: torch.dtype, allowed: frozenset[torch.dtype]) -> torch.dtype | None:
+    """The allowed dtype ``src`` converts to without loss (the smallest; floats before
+    complex), or None."""
+    candidates = [dtype for dtype in allowed if _widens(src, dtype)]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda d: (_DIGITS[d][0] == "c", d.itemsize, str(d)))

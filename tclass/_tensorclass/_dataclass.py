@@ -1,0 +1,172 @@
+"""``from_dataclass``: a dataclass type or instance as a tensorclass (or a TensorDict).
+
+A dataclass *type* becomes a new tensorclass named ``<Name>_tc`` with the same fields
+(defaults and factories included), or, with ``inplace=True``, a tensorclass of the same
+name built from it. A dataclass *instance* becomes an instance of such a class (or of
+``dest_cls``), holding deep copies of its values. ``TensorDict.from_dataclass`` gives a
+TensorDict instead, nested dataclasses becoming nested TensorDicts.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import typing
+import warnings
+from typing import Any
+
+from tclass._core._batch import BatchSizeLike, as_batch_size
+from tclass._core._device import DeviceLike
+from tclass._interop._constructors import infer_batch_size
+from tclass._tensorclass._decorator import is_tensorclass, tensorclass
+from tclass.errors import BatchSizeError, EntryTypeError, SharedDefaultWarning
+
+__all__ = ["dataclass_to_collection", "from_dataclass"]
+
+
+def from_dataclass(
+    obj: Any,
+    *,
+    dest_cls: type | None = None,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    batch_size: BatchSizeLike = None,
+    frozen: bool = False,
+    autocast: bool = False,
+    nocast: bool = False,
+    inplace: bool = False,
+    shadow: bool = False,
+    tensor_only: bool = False,
+    device: DeviceLike = None,
+) -> Any:
+    """A tensorclass from a dataclass type, or a tensorclass instance from a dataclass
+    instance.
+
+    Args:
+        obj: the dataclass type or instance.
+        dest_cls: for an instance, the tensorclass to build (the options are then its own).
+        auto_batch_size: for an instance, infer the batch size (the largest leading shape
+            the tensors share, at most ``batch_dims`` dims); exclusive with ``batch_size``.
+        batch_size: for an instance, the batch size of the result (default ``[]``).
+        frozen, autocast, nocast, shadow, tensor_only: the new class's options.
+        inplace: for a type, keep its name instead of adding ``_tc``.
+        device: for an instance, the device of the result.
+
+    Returns:
+        A tensorclass (for a type; a tensorclass type is returned as it is) or a record.
+
+    Raises:
+        EntryTypeError: if ``obj`` is not a dataclass type or instance.
+        BatchSizeError: if both ``auto_batch_size`` and ``batch_size`` are given.
+    """
+    options = {
+        "frozen": frozen,
+        "autocast": autocast,
+        "nocast": nocast,
+        "shadow": shadow,
+        "tensor_only": tensor_only,
+    }
+    if isinstance(obj, type):
+        if is_tensorclass(obj):
+            return obj
+        _check_dataclass(obj)
+        return _tensorclass_of(obj, obj.__name__ if inplace else f"{obj.__name__}_tc", options)
+    _check_dataclass(obj)
+    if auto_batch_size and batch_size is not None:
+        msg = "from_dataclass: pass either auto_batch_size=True or batch_size, not both"
+        raise BatchSizeError(msg)
+    if dest_cls is None:
+        with warnings.catch_warnings():  # the defaults are not used: the values are copied
+            warnings.simplefilter("ignore", SharedDefaultWarning)
+            dest_cls = _tensorclass_of(type(obj), f"{type(obj).__name__}_tc", options)
+    values = {
+        f.name: copy.deepcopy(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init
+    }
+    if auto_batch_size:
+        batch_size = infer_batch_size(values, batch_dims)
+    return dest_cls(**values, batch_size=batch_size, device=device)
+
+
+def dataclass_to_collection(
+    cls: Any,
+    dataclass: Any,
+    *,
+    dest_cls: type | None = None,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    as_tensorclass: bool = False,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> Any:
+    """``TensorDict.from_dataclass``: one entry per field (nested dataclasses as nested
+    TensorDicts), or :func:`from_dataclass` with ``as_tensorclass=True``."""
+    if as_tensorclass:
+        return from_dataclass(
+            dataclass,
+            dest_cls=dest_cls,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            batch_size=batch_size,
+            device=device,
+        )
+    _check_dataclass(dataclass)
+    if isinstance(dataclass, type):
+        msg = (
+            "TensorDict.from_dataclass takes a dataclass instance; pass as_tensorclass=True "
+            "for a type"
+        )
+        raise EntryTypeError(msg)
+    if auto_batch_size and batch_size is not None:
+        msg = "from_dataclass: pass either auto_batch_size=True or batch_size, not both"
+        raise BatchSizeError(msg)
+    if auto_batch_size:
+        return cls.from_dict(_as_dict(dataclass), batch_dims=batch_dims, device=device)
+    batch = as_batch_size(batch_size)
+    return cls.from_dict(_as_dict(dataclass), batch_size=batch, device=device)
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field in dataclasses.fields(obj):
+        value = getattr(obj, field.name)
+        is_nested = dataclasses.is_dataclass(value) and not isinstance(value, type)
+        out[field.name] = _as_dict(value) if is_nested else value
+    return out
+
+
+def _check_dataclass(obj: object) -> None:
+    if not dataclasses.is_dataclass(obj):
+        kind = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+        msg = f"from_dataclass expects a dataclass type or instance, got {kind}"
+        raise EntryTypeError(msg)
+
+
+def _tensorclass_of(source: type, name: str, options: dict[str, bool]) -> type:
+    """A new tensorclass named ``name`` with the fields of the dataclass ``source``."""
+    try:
+        hints = typing.get_type_hints(source, include_extras=True)
+    except (NameError, TypeError):  # resolved later, on first use, from the strings
+        hints = {}
+    annotations: dict[str, Any] = {}
+    namespace: dict[str, Any] = {
+        "__module__": source.__module__,
+        "__qualname__": source.__qualname__.rsplit(".", 1)[0] + "." + name
+        if "." in source.__qualname__
+        else name,
+        "__doc__": source.__doc__,
+        "__annotations__": annotations,
+    }
+    for field in dataclasses.fields(source):
+        annotations[field.name] = hints.get(field.name, field.type)
+        spec = copy.copy(field)
+        namespace[field.name] = dataclasses.field(
+            default=spec.default,
+            default_factory=spec.default_factory,
+            init=spec.init,
+            repr=spec.repr,
+            compare=spec.compare,
+            metadata=spec.metadata,
+            kw_only=spec.kw_only,
+        )
+    plain = type(name, (), namespace)
+    return tensorclass(**options)(plain)  # type: ignore[no-any-return,call-overload]

@@ -1,0 +1,202 @@
+"""The constructor of a tensorclass: generated from source once per class, or the user's.
+
+The generated ``__init__`` takes the fields (by position or keyword, keyword-only ones
+after ``*``) and the keyword-only ``batch_size``, ``device`` and ``names``, and calls one
+function that checks and stores them. Wrong arguments are tclass errors: its real
+parameters give every field a sentinel default and collect extra positional and keyword
+arguments, and the first line of its body turns any of those into an ``ArgumentError``
+(``UnknownArgumentError`` for a keyword that is no field), naming the class and the
+argument. ``inspect.signature`` still shows the field signature (``__signature__``).
+
+A class that defines its own ``__init__`` keeps it: the instance gets empty storage first
+(so ``self.x = v`` works), and ``super().__init__(...)`` reaches the generated one through
+``TensorClass.__init__``. A subclass without one inherits it, as in plain Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import linecache
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tclass._engine._td import TensorDict
+from tclass.errors import ArgumentError, ClassDefinitionError, UnknownArgumentError
+
+if TYPE_CHECKING:
+    from tclass._tensorclass._builder import ClassInfo
+
+__all__ = ["generated_init", "is_generated", "user_init"]
+
+_CONSTRUCTOR_KEYWORDS = ("batch_size", "device", "names")
+
+
+class _Sentinel:
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+_FACTORY = _Sentinel("<factory>")  # what inspect.signature shows, as for dataclasses
+_MISSING = _Sentinel("<missing>")
+
+
+def is_generated(function: object) -> bool:
+    """Whether ``function`` is an ``__init__`` this module made (generated or wrapped)."""
+    return hasattr(function, "__tclass_generated__")
+
+
+def generated_init(
+    cls: type, info: ClassInfo, own: set[str], store: Callable[..., None]
+) -> Callable[..., None]:
+    """``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``, which
+    calls ``store(self, info, values, batch_size, device, names)``; fields in ``own``
+    (declared by ``cls`` itself) are keyword-only under ``info.kw_only``."""
+    namespace: dict[str, Any] = {
+        "__tclass_init__": store,
+        "__tclass_info__": info,
+        "__tclass_factory__": _FACTORY,
+        "__tclass_missing__": _MISSING,
+        "__tclass_bad_call__": _bad_call,
+    }
+    params, kw_params, shown, shown_kw, body, required, initvars = _parameters(
+        cls, info, own, namespace
+    )
+    keywords = [k for k in _CONSTRUCTOR_KEYWORDS if k not in info.field_names]
+    kw_params += [f"{k}=None" for k in keywords]
+    shown_kw += [f"{k}=None" for k in keywords]
+    tests = ["__tclass_extra__", "__tclass_unknown__"]
+    tests += [f"{name} is __tclass_missing__" for name in required]
+    given_required = ", ".join(f"{name!r}: {name}" for name in required)
+    check = (
+        f"    if {' or '.join(tests)}:\n"
+        f"        __tclass_bad_call__(__tclass_info__, {len(params)}, __tclass_extra__, "
+        f"__tclass_unknown__, {{{given_required}}})"
+    )
+    args = ["__tclass_self__", *params, "*__tclass_extra__", *kw_params, "**__tclass_unknown__"]
+    values = "".join(f"{name}, " for name in info.field_names)
+    given = [k if k in keywords else "None" for k in _CONSTRUCTOR_KEYWORDS]
+    lines = [check, *body]
+    lines.append(
+        f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), {', '.join(given)})"
+    )
+    if hasattr(cls, "__post_init__"):
+        lines.append(f"    __tclass_self__.__post_init__({', '.join(initvars)})")
+    source = f"def __init__({', '.join(args)}):\n" + "\n".join(lines) + "\n"
+    shown_args = ["__tclass_self__", *shown, *(["*"] if shown_kw else []), *shown_kw]
+    source += f"def __tclass_signature__({', '.join(shown_args)}):\n    pass\n"
+    filename = f"<tclass generated __init__ {cls.__module__}.{cls.__qualname__}>"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__signature__ = inspect.signature(namespace["__tclass_signature__"])  # type: ignore[attr-defined]
+    init.__tclass_generated__ = True  # type: ignore[attr-defined]  # rebuilds may replace it
+    return init
+
+
+def _parameters(
+    cls: type, info: ClassInfo, own: set[str], namespace: dict[str, Any]
+) -> tuple[list[str], list[str], list[str], list[str], list[str], list[str], list[str]]:
+    """The generated init's parameters and those it shows, its default-factory lines,
+    its required fields and its InitVars."""
+    params: list[str] = []
+    kw_params: list[str] = []
+    shown: list[str] = []
+    shown_kw: list[str] = []
+    body: list[str] = []
+    required: list[str] = []
+    initvars: list[str] = []
+    for field in cls.__dataclass_fields__.values():  # type: ignore[attr-defined]
+        name = field.name
+        if field._field_type is dataclasses._FIELD_INITVAR:  # type: ignore[attr-defined]
+            initvars.append(name)
+        default = ""
+        if field.default is not dataclasses.MISSING:
+            namespace[f"__tclass_dflt_{name}__"] = field.default
+            default = f"=__tclass_dflt_{name}__"
+        elif field.default_factory is not dataclasses.MISSING:
+            namespace[f"__tclass_factory_{name}__"] = field.default_factory
+            default = "=__tclass_factory__"
+            call = f"__tclass_factory_{name}__()"
+            body.append(
+                f"    if {name} is __tclass_factory__:\n        {name} = {call}"
+                if field.init
+                else f"    {name} = {call}"
+            )
+        if not field.init:
+            if field.default is not dataclasses.MISSING:
+                body.append(f"    {name} = __tclass_dflt_{name}__")
+            continue
+        if not default:
+            required.append(name)
+        real = f"{name}{default or '=__tclass_missing__'}"
+        if field.kw_only is True or (info.kw_only and name in own):
+            kw_params.append(real)
+            shown_kw.append(f"{name}{default}")
+            continue
+        if not default and shown and "=" in shown[-1]:
+            previous = shown[-1].split("=")[0]
+            msg = (
+                f"{cls.__name__}: the field {name!r} has no default but follows {previous!r}, "
+                "which has one; give it a default, or make it keyword-only "
+                f"(class {cls.__name__}(..., kw_only=True), or dataclasses.field(kw_only=True))"
+            )
+            raise ClassDefinitionError(msg)
+        params.append(real)
+        shown.append(f"{name}{default}")
+    return params, kw_params, shown, shown_kw, body, required, initvars
+
+
+def _bad_call(
+    info: ClassInfo,
+    positional: int,
+    extra: tuple[Any, ...],
+    unknown: dict[str, Any],
+    required: dict[str, Any],
+) -> None:
+    name = info.cls.__name__
+    if unknown:
+        keyword = next(iter(unknown))
+        fields = ", ".join(info.init_names) or "none"
+        msg = (
+            f"{name}() got an unexpected keyword argument {keyword!r}: {name} has no such field "
+            f"(fields: {fields}; and batch_size, device, names)"
+        )
+        raise UnknownArgumentError(msg)
+    if extra:
+        msg = (
+            f"{name}() takes {positional} positional argument{'s' if positional != 1 else ''} "
+            f"(fields, in order) but {positional + len(extra)} were given; pass the others "
+            "by keyword"
+        )
+        raise ArgumentError(msg)
+    missing = [field for field, value in required.items() if value is _MISSING]
+    msg = (
+        f"{name}() missing the required field{'s' if len(missing) > 1 else ''} "
+        f"{', '.join(map(repr, missing))}; pass None to leave a field unset"
+    )
+    raise ArgumentError(msg)
+
+
+def user_init(init: Callable[..., None]) -> Callable[..., None]:
+    """A class's own ``__init__``, run on an instance given empty storage first."""
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        try:
+            self._tensordict  # noqa: B018  (set when an outer __init__ already ran)
+        except AttributeError:
+            self._tensordict = TensorDict._new_unchecked({}, torch.Size([]), None)
+        init(self, *args, **kwargs)
+
+    __init__.__tclass_generated__ = True  # type: ignore[attr-defined]
+    __init__.__tclass_user_init__ = init  # type: ignore[attr-defined]
+    return __init__

@@ -1,0 +1,157 @@
+"""Reading field annotations: evaluating forward references, and naming annotations.
+
+Annotations are resolved when a class is first used (its first instance), not when it is
+defined, so a field may name the class itself, a class defined later in the module, or a
+class defined later in the same function. A string (``"Node"``, or every annotation
+under ``from __future__ import annotations``) and a forward reference nested in a union
+(``Optional["Node"]``) are evaluated in the module of the class that declares the field,
+with the tensorclasses defined so far in that module and the class itself added; a name
+still unknown is looked up in the local variables of the functions that are running
+(the function that defines two local classes, or the one creating the first instance).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal, Union
+
+from tclass._core._spec import Spec
+
+__all__ = [
+    "Unresolved",
+    "annotated_members",
+    "annotation_text",
+    "flatten_union",
+    "resolve_annotations",
+]
+
+_UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
+# How many calling frames a name is looked up in before it is reported missing.
+_FRAMES = 64
+
+
+class Unresolved:
+    """An annotation naming something that cannot be found (yet): a class defined later,
+    or a name imported only under ``TYPE_CHECKING``."""
+
+    def __init__(self, annotation: object, error: NameError) -> None:
+        self.text = annotation_text(annotation)
+        self.error = error
+
+
+def resolve_annotations(
+    cls: type, names: Sequence[str], registry: Mapping[str, type]
+) -> dict[str, object]:
+    """The annotations of the fields ``names``, forward references evaluated
+    (:class:`Unresolved` for one naming something that cannot be found).
+
+    Each annotation is taken from the most derived class declaring it. A name is looked
+    up, in order, as the class itself, in the module of the declaring class, in
+    ``registry`` (the tensorclasses of the module, latest of each name), then in the
+    local variables of the running functions.
+    """
+    hints: dict[str, object] = {}
+    for name in names:
+        for klass in cls.__mro__:
+            own = vars(klass).get("__annotations__", {})
+            if name in own:
+                try:
+                    hints[name] = _resolved(own[name], _evaluator(cls, klass, registry))
+                except NameError as error:
+                    hints[name] = Unresolved(own[name], error)
+                break
+    return hints
+
+
+def _evaluator(cls: type, klass: type, registry: Mapping[str, type]) -> Callable[[str], object]:
+    module = sys.modules.get(klass.__module__)
+    namespace = {**registry, **(vars(module) if module is not None else {}), cls.__name__: cls}
+
+    def evaluate(text: str) -> object:
+        try:
+            return eval(text, namespace)  # noqa: S307
+        except NameError:
+            for frame_locals in _running_locals():
+                try:
+                    return eval(text, {**frame_locals, **namespace})  # noqa: S307
+                except NameError:
+                    continue
+            raise
+
+    return evaluate
+
+
+def _running_locals() -> Iterator[dict[str, Any]]:
+    frame: types.FrameType | None = sys._getframe(1)
+    for _ in range(_FRAMES):
+        frame = frame.f_back if frame is not None else None
+        if frame is None:
+            return
+        if frame.f_code.co_filename != __file__:
+            yield frame.f_locals
+
+
+def _resolved(annotation: object, evaluate: Callable[[str], object]) -> object:
+    """``annotation`` with strings and forward references evaluated, at the top and
+    inside unions and ``Annotated`` (the parts of an annotation a field rule reads)."""
+    if isinstance(annotation, str):
+        return _resolved(evaluate(annotation), evaluate)
+    if isinstance(annotation, typing.ForwardRef):
+        return _resolved(evaluate(annotation.__forward_arg__), evaluate)
+    origin = typing.get_origin(annotation)
+    if origin in _UNION_TYPES:
+        return Union[tuple(_resolved(arg, evaluate) for arg in typing.get_args(annotation))]  # noqa: UP007
+    if origin is typing.Annotated:
+        base, *metadata = typing.get_args(annotation)
+        params = (_resolved(base, evaluate), *metadata)
+        return typing.Annotated[params]
+    return annotation
+
+
+def flatten_union(annotation: object) -> list[object]:
+    """The members of a union (``Annotated`` removed), or ``[annotation]``."""
+    return [member for member, _ in annotated_members(annotation)]
+
+
+def annotated_members(
+    annotation: object, metadata: tuple[object, ...] = ()
+) -> list[tuple[object, tuple[object, ...]]]:
+    """The members of a union (or ``[annotation]``), each with the ``Annotated``
+    metadata around it (a ``Spec`` there gives the member's tensors their shape)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        inner, *extra = typing.get_args(annotation)
+        return annotated_members(inner, (*metadata, *extra))
+    if origin in _UNION_TYPES:
+        args = typing.get_args(annotation)
+        return [item for arg in args for item in annotated_members(arg, metadata)]
+    return [(annotation, metadata)]
+
+
+def annotation_text(annotation: object, specs: bool = False) -> str:
+    """The annotation as a user wrote it: ``Tensor``, ``str | None``, ``list[int]``;
+    with ``specs``, an ``Annotated`` keeps its ``Spec`` (what a saved schema shows)."""
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, typing.ForwardRef):
+        return annotation.__forward_arg__
+    if annotation is None or annotation is type(None):
+        return "None"
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in _UNION_TYPES:
+        return " | ".join(annotation_text(arg, specs) for arg in args)
+    if origin is Literal:
+        return f"Literal[{', '.join(repr(arg) for arg in args)}]"
+    if origin is typing.Annotated:
+        shown = [repr(item) for item in args[1:] if specs and isinstance(item, Spec)]
+        inner = annotation_text(args[0], specs)
+        return f"Annotated[{', '.join([inner, *shown])}]" if shown else inner
+    if origin is not None and args:
+        name = getattr(origin, "__name__", None) or annotation_text(origin)
+        return f"{name}[{', '.join(annotation_text(arg, specs) for arg in args)}]"
+    name = getattr(annotation, "__name__", None)
+    return name if isinstance(name, str) else repr(annotation).replace("typing.", "")
