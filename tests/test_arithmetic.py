@@ -818,6 +818,20 @@ def test_casts_on_records(kinds: tuple[type, type]) -> None:
     assert only_obs.obs.dtype is torch.float64 and only_obs.reward.dtype is torch.float32
 
 
+def test_the_class_cast_filter_is_the_default() -> None:
+    class Mesh(TensorClass, cast_filter=tclass.is_inexact):
+        points: torch.Tensor
+        cells: torch.Tensor
+
+    mesh = Mesh(points=torch.zeros(4, 3), cells=torch.zeros(4, 3, dtype=torch.long), batch_size=[4])
+    assert mesh.bfloat16().points.dtype is torch.bfloat16
+    assert mesh.bfloat16().cells.dtype is torch.int64  # the class's filter keeps it
+    assert mesh.half(cast_filter=None).cells.dtype is torch.float16  # None: every tensor
+    assert mesh.double(cast_filter=lambda key, value: key == ("cells",)).points.dtype is (
+        torch.float32
+    )
+
+
 def test_casts_on_lazy_stacks_stay_lazy() -> None:
     members = [TensorDict({"x": torch.ones(2, 3)}, [2]), TensorDict({"x": torch.ones(2, 4)}, [2])]
     out = tclass.lazy_stack(members).half()

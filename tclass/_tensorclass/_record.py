@@ -287,6 +287,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _renamed(self, key_transform: Callable[[str], str]) -> Self:
         return self._wrap(self._tensordict._renamed(key_transform))
 
+    def _default_cast_filter(self) -> Callable[[tuple[str, ...], torch.Tensor], bool] | None:
+        return self.__tclass_info__.cast_filter  # the class option (float(), half()...)
+
     # --- entries by key ------------------------------------------------------------------
 
     def get(self, key: Any, default: Any = None, **options: Any) -> Any:
