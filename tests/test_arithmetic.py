@@ -28,6 +28,7 @@ from tclass import LazyStackedTensorDict, TensorClass, TensorDict, errors, tenso
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from algebra_records import IDS, RECORDS, Rec, record  # noqa: E402
 from strategies import (  # noqa: E402
     SETTINGS,
     assert_leafwise,
@@ -73,48 +74,6 @@ CASTS = {
     "int64": torch.int64, "uint8": torch.uint8, "complex64": torch.complex64,
     "complex128": torch.complex128,
 }  # fmt: skip
-
-
-class Inner(TensorClass):
-    x: torch.Tensor
-
-
-class Rec(TensorClass):
-    obs: torch.Tensor
-    reward: torch.Tensor
-    inner: Inner
-    env: str
-    meta: dict | None = None
-
-
-@tensorclass
-class DInner:
-    x: torch.Tensor
-
-
-@tensorclass
-class DRec:
-    obs: torch.Tensor
-    reward: torch.Tensor
-    inner: DInner
-    env: str
-    meta: dict | None = None
-
-
-RECORDS = [(Rec, Inner), (DRec, DInner)]
-
-
-def _record(kinds: tuple[type, type], batch: list[int], seed: int = 0) -> Any:
-    record_cls, inner_cls = kinds
-    g = torch.Generator().manual_seed(seed)
-    return record_cls(
-        obs=torch.randn(*batch, 3, generator=g),
-        reward=torch.rand(*batch, generator=g) + 0.5,
-        inner=inner_cls(x=torch.randn(*batch, 2, generator=g), batch_size=batch),
-        env="pong",
-        meta={"seed": seed},
-        batch_size=batch,
-    )
 
 
 def _td() -> TensorDict:
@@ -608,11 +567,11 @@ def test_python_values_are_kept_and_shared() -> None:
     assert (stacked * 2).get("s").tolist() == ["p", "q"]
 
 
-@pytest.mark.parametrize("kinds", RECORDS, ids=["TensorClass", "@tensorclass"])
+@pytest.mark.parametrize("kinds", RECORDS, ids=IDS)
 def test_records_keep_their_class_and_python_values(kinds: tuple[type, type]) -> None:
     record_cls, inner_cls = kinds
-    r = _record(kinds, [4])
-    other = _record(kinds, [4], seed=1)
+    r = record(kinds, [4])
+    other = record(kinds, [4], seed=1)
     results = [
         r + 1, 1 - r, r * other, r / other, -r, abs(r), r.exp(), r.sqrt(), r.clamp(-1, 1),
         torch.exp(r), torch.clamp(r, 0, 1), r.lerp(other, 0.5), r.float(), r.double(),
@@ -633,10 +592,10 @@ def test_records_keep_their_class_and_python_values(kinds: tuple[type, type]) ->
     assert r.add_(1) is r and r.mul_(0.5).add_(other, alpha=0.1) is r
 
 
-@pytest.mark.parametrize("kinds", RECORDS, ids=["TensorClass", "@tensorclass"])
+@pytest.mark.parametrize("kinds", RECORDS, ids=IDS)
 def test_records_with_a_td_operand_and_optional_fields(kinds: tuple[type, type]) -> None:
     record_cls, _ = kinds
-    r = _record(kinds, [2])
+    r = record(kinds, [2])
     plain = r.to_tensordict().exclude("env", "meta")
     out = r + plain
     assert type(out) is record_cls and equal(out.obs, r.obs * 2)
@@ -717,7 +676,7 @@ def test_lazy_stack_with_a_batch_tensor_and_a_dense_operand() -> None:
 
 
 def test_records_over_a_lazy_stack() -> None:
-    parts = [_record(RECORDS[0], [2], seed=i) for i in range(3)]
+    parts = [record(RECORDS[0], [2], seed=i) for i in range(3)]
     parts[1] = parts[1].replace(obs=torch.randn(2, 5))  # heterogeneous obs
     stacked = tclass.lazy_stack(parts)
     out = stacked * 2
@@ -725,7 +684,7 @@ def test_records_over_a_lazy_stack() -> None:
     assert [tuple(p.obs.shape) for p in out.unbind(0)] == [(2, 3), (2, 5), (2, 3)]
     assert equal(out[1].obs, parts[1].obs * 2)
     assert stacked.add_(1) is stacked and equal(
-        parts[2].reward, _record(RECORDS[0], [2], 2).reward + 1
+        parts[2].reward, record(RECORDS[0], [2], 2).reward + 1
     )
 
 
@@ -761,12 +720,12 @@ def test_math_on_an_hdf5_collection(tmp_path: pathlib.Path) -> None:
     assert torch.equal(h5.sum()["a"], torch.tensor(72.0))
 
 
-@pytest.mark.parametrize("kinds", RECORDS, ids=["TensorClass", "@tensorclass"])
+@pytest.mark.parametrize("kinds", RECORDS, ids=IDS)
 def test_inplace_math_on_a_memory_mapped_record(
     kinds: tuple[type, type], tmp_path: pathlib.Path
 ) -> None:
     record_cls, _ = kinds
-    r = _record(kinds, [3]).memmap(tmp_path / "r")
+    r = record(kinds, [3]).memmap(tmp_path / "r")
     expected = r.obs * 0.5 + 1
     r.mul_(0.5).add_(1)
     loaded = record_cls.load_memmap(tmp_path / "r")
@@ -807,10 +766,10 @@ def test_cast_filter_type_and_to() -> None:
     assert td.int(cast_filter=tclass.is_inexact)["x"].dtype is torch.int32
 
 
-@pytest.mark.parametrize("kinds", RECORDS, ids=["TensorClass", "@tensorclass"])
+@pytest.mark.parametrize("kinds", RECORDS, ids=IDS)
 def test_casts_on_records(kinds: tuple[type, type]) -> None:
     record_cls, inner_cls = kinds
-    r = _record(kinds, [2])
+    r = record(kinds, [2])
     out = r.bfloat16()
     assert type(out) is record_cls and type(out.inner) is inner_cls
     assert out.obs.dtype is torch.bfloat16 and out.env is r.env

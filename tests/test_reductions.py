@@ -31,14 +31,13 @@ import tclass
 from tclass import (
     LazyStackedTensorDict,
     NonTensorData,
-    TensorClass,
     TensorDict,
     errors,
-    tensorclass,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from algebra_records import IDS, RECORDS, Rec, record  # noqa: E402
 from strategies import (  # noqa: E402
     SETTINGS,
     bad_dims,
@@ -322,37 +321,10 @@ def test_python_values_survive_reductions() -> None:
 # --- records ----------------------------------------------------------------------------
 
 
-class Inner(TensorClass):
-    x: torch.Tensor
-
-
-class Rec(TensorClass):
-    obs: torch.Tensor
-    inner: Inner
-    env: str
-
-
-@tensorclass
-class DInner:
-    x: torch.Tensor
-
-
-@tensorclass
-class DRec:
-    obs: torch.Tensor
-    inner: DInner
-    env: str
-
-
-@pytest.mark.parametrize(
-    "kinds", [(Rec, Inner), (DRec, DInner)], ids=["TensorClass", "@tensorclass"]
-)
+@pytest.mark.parametrize("kinds", RECORDS, ids=IDS)
 def test_reductions_on_records(kinds: tuple[type, type]) -> None:
     record_cls, inner_cls = kinds
-    r = record_cls(
-        obs=torch.rand(4, 3), inner=inner_cls(x=torch.rand(4, 2), batch_size=[4]), env="pong",
-        batch_size=[4],
-    )  # fmt: skip
+    r = record(kinds, [4])
     for out in (r.sum(), r.mean(0), r.std(0, keepdim=True), r.norm(), r.logsumexp(), r.amax(0)):
         assert type(out) is record_cls and type(out.inner) is inner_cls
         assert out.env == "pong"
