@@ -3,10 +3,10 @@
 Each method is written once here, with the peer's name and signature, and answered by
 every collection: TensorDicts, lazy stacks (member by member, never densified), records
 (which keep their class) and memory-mapped collections (in-place forms write into the
-files). All go through two helpers, :meth:`PointwiseOps._pointwise` (a new collection)
-and :meth:`PointwiseOps._pointwise_` (in place), which gather the tensors of the whole
-tree, run one fused ``torch._foreach_*`` kernel where torch has one for the arguments
-(else the torch function tensor by tensor) and rebuild the tree; see ``_leafwise.py``.
+files). All go through two helpers of ``_leafwise.py``, ``_pointwise`` (a new
+collection) and ``_pointwise_`` (in place), which gather the tensors of the whole tree,
+run one fused ``torch._foreach_*`` kernel where torch has one for the arguments (else the
+torch function tensor by tensor) and rebuild the tree.
 
 Results keep the class, batch size, device and lock state (as the peer does) and the
 Python values, which are shared, not copied.
@@ -14,25 +14,14 @@ Python values, which are shared, not copied.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, TypeAlias, cast
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, cast
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import (
-    Alignment,
-    Gather,
-    Resize,
-    as_scalar,
-    broadcast_batch,
-    check_same_keys,
-    mismatched_entry,
-    pad_operand,
-    refuse_operand,
-    run_leafwise,
-)
+from tclass._base._leafwise import LeafwiseOps
 from tclass._core._dispatch import implements
 from tclass.errors import OperandError
 
@@ -42,241 +31,12 @@ Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | comp
 """What binary math takes: a number, a tensor over the batch dims, or a collection."""
 
 _Tensor = torch.Tensor
-_PLAIN = frozenset({torch.Tensor})
-_NO_KWARGS: dict[str, Any] = {}  # entries of exactly this type take the list fast paths
 
 
-class PointwiseOps(TensorCollection):
+class PointwiseOps(LeafwiseOps):
     """Element-wise math shared by every collection."""
 
     __slots__ = ()
-
-    # Whether this node holds a Python value instead of entries (NonTensorData and
-    # NonTensorStack say True): math leaves those alone.
-    _is_value_node: ClassVar[bool] = False
-
-    # --- the walk: gather the tensors, rebuild the tree ------------------------------------
-
-    def _collect(
-        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
-    ) -> None:
-        """Appends this tree's tensors (and each operand's matching pieces) to ``into``.
-
-        ``batch_dims`` is the batch dims of the collection the walk started from (tensor
-        operands are aligned with those).
-        """
-        mine = self._entries()
-        plain = set(map(type, mine.values())) <= _PLAIN  # only tensors here: whole lists
-        if into.paths is None and into.values is None:
-            if not operands:
-                if plain:
-                    into.leaves.extend(mine.values())  # type: ignore[arg-type]
-                    return
-                for value in mine.values():
-                    if isinstance(value, _Tensor):
-                        into.leaves.append(value)
-                    elif not value._is_value_node:
-                        value._collect(into, operands, batch_dims, prefix)
-                return
-            if len(operands) == 1 and not into.subset:
-                other = operands[0]
-                if isinstance(other, TensorCollection):  # td * td: the common case
-                    theirs = other._entries()
-                    check_same_keys(mine, theirs, prefix, False)
-                    if plain:
-                        pieces = list(map(theirs.__getitem__, mine))
-                        if set(map(type, pieces)) <= _PLAIN:
-                            into.leaves.extend(mine.values())  # type: ignore[arg-type]
-                            into.operands[0].extend(pieces)
-                            return
-                    self._collect_pairs(mine, theirs, into, batch_dims, prefix)
-                    return
-        self._collect_entries(mine, into, operands, batch_dims, prefix)
-
-    def _collect_pairs(
-        self,
-        mine: Mapping[str, Any],
-        theirs: Mapping[str, Any],
-        into: Gather,
-        batch_dims: int,
-        prefix: tuple[str, ...],
-    ) -> None:
-        """:meth:`_collect` with one collection operand (keys already checked), entry by
-        entry: a record's fields beside its Python values, nested collections."""
-        leaves, pieces = into.leaves, into.operands[0]
-        for key, value in mine.items():
-            if isinstance(value, _Tensor):
-                piece = theirs[key]
-                if not isinstance(piece, _Tensor):
-                    raise mismatched_entry(key, prefix, value, piece)
-                leaves.append(value)
-                pieces.append(piece)
-            elif not value._is_value_node:
-                sub = _sub_operand(theirs, theirs, key, prefix)
-                value._collect(into, (sub,), batch_dims, prefix + (key,))
-
-    def _collect_entries(
-        self,
-        mine: Mapping[str, Any],
-        into: Gather,
-        operands: tuple[Any, ...],
-        batch_dims: int,
-        prefix: tuple[str, ...],
-    ) -> None:
-        """:meth:`_collect` entry by entry (nested collections, Python values, tensor
-        operands to align, keys to record)."""
-        theirs = [op._entries() if isinstance(op, TensorCollection) else None for op in operands]
-        for entries in theirs:
-            if entries is not None:
-                check_same_keys(mine, entries, prefix, into.subset)
-        source = theirs[0] if into.subset else None
-        leaves, paths, alignment = into.leaves, into.paths, into.alignment
-        # One (pieces, operand, entries) column per operand: this loop runs per tensor.
-        columns = list(zip(into.operands, operands, theirs))
-        for key, value in mine.items():
-            if source is not None and key not in source:
-                continue  # copy_ from a source holding some of the keys
-            if isinstance(value, _Tensor):
-                leaves.append(value)
-                if paths is not None:
-                    paths.append(prefix + (key,))
-                for pieces, operand, entries in columns:
-                    if entries is None:  # a tensor over the batch dims
-                        pieces.append(pad_operand(operand, value, batch_dims, alignment))
-                        continue
-                    piece = entries[key]
-                    if not isinstance(piece, _Tensor):
-                        raise mismatched_entry(key, prefix, value, piece)
-                    pieces.append(piece)
-            elif not value._is_value_node:
-                subs = tuple([_sub_operand(op, e, key, prefix) for op, e in zip(operands, theirs)])
-                value._collect(into, subs, batch_dims, prefix + (key,))
-            elif into.values is not None:
-                counterparts = tuple(
-                    op if entries is None else entries.get(key)
-                    for op, entries in zip(operands, theirs)
-                )
-                into.values.append((value, counterparts))
-
-    def _rebuilt(
-        self,
-        results: Iterator[torch.Tensor],
-        resize: Resize | None,
-        values: Iterator[Any] | None = None,
-    ) -> Self:
-        """A collection shaped like this one holding the next ``results`` in walk order
-        (the order of :meth:`_collect`); ``resize`` gives each node's new batch size;
-        ``values``, if given, the new Python-value nodes in walk order."""
-        mine = self._entries()
-        if set(map(type, mine.values())) <= _PLAIN:  # only tensors here: one zip
-            entries: dict[str, Any] = dict(zip(mine, results))  # mine first: stops in time
-        else:
-            entries = self._rebuilt_entries(mine, results, resize, values)
-        batch = self.batch_size if resize is None else resize(self.batch_size)
-        return self._new_like(entries, batch, self.device)
-
-    def _rebuilt_entries(
-        self,
-        mine: Mapping[str, Any],
-        results: Iterator[torch.Tensor],
-        resize: Resize | None,
-        values: Iterator[Any] | None,
-    ) -> dict[str, Any]:
-        entries: dict[str, Any] = {}
-        for key, value in mine.items():
-            if isinstance(value, _Tensor):
-                entries[key] = next(results)
-            elif values is not None and value._is_value_node:
-                entries[key] = next(values)
-            else:
-                entries[key] = value._rebuilt(results, resize, values)
-        return entries
-
-    # --- the two helpers -----------------------------------------------------------------
-
-    def _pointwise(
-        self,
-        foreach: Callable[..., Any] | None,
-        each: Callable[..., Any],
-        operands: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        *,
-        alignment: Alignment = "batch",
-        operation: str = "",
-        lock: bool = True,
-        values: Callable[..., Any] | None = None,
-    ) -> Self:
-        """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
-        tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
-
-        ``lock``: the result is locked when this collection is (the peer's rule for
-        arithmetic and casts; comparisons give unlocked masks). ``values``, if given,
-        makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
-        """
-        own = batch = self.batch_size
-        walked: list[Any] = []
-        for operand in operands:
-            if isinstance(operand, (_Tensor, TensorCollection)):
-                if alignment == "batch" and operand.shape != batch:
-                    what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
-                    batch = broadcast_batch(batch, operand.shape, what)
-                walked.append(operand)
-            elif operand is not None and as_scalar(operand) is None:
-                raise refuse_operand(operation or each.__name__, operand)
-        gather = Gather(len(walked), alignment, values=values is not None)
-        self._collect(gather, tuple(walked), len(own), ())
-        if walked:
-            pieces = iter(gather.operands)
-            args = [
-                next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else as_scalar(op)
-                for op in operands
-            ]
-        else:
-            args = [as_scalar(op) for op in operands]
-        results = run_leafwise(foreach, each, gather.leaves, args, kwargs or _NO_KWARGS)
-        resize = None if batch == own else _grown(batch, len(own))
-        nodes = None
-        if values is not None and gather.values is not None:
-            nodes = iter(
-                [values(node, *_placed(operands, walked)) for node, walked in gather.values]
-            )
-        out = self._rebuilt(iter(results), resize, nodes)
-        if lock and self.is_locked:
-            out.lock_()  # type: ignore[attr-defined]
-        return out
-
-    def _pointwise_(
-        self,
-        foreach: Callable[..., Any] | None,
-        each: Callable[..., Any],
-        operands: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        *,
-        alignment: Alignment = "batch",
-        operation: str = "",
-        subset: bool = False,
-    ) -> Self:
-        """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
-        in-place ``foreach`` kernel on all of them at once where it takes the arguments.
-
-        Works on locked and memory-mapped collections: the data is written, no entry is
-        replaced. A result that does not fit a tensor's dtype or shape raises as torch does.
-        """
-        walked: list[Any] = []
-        for operand in operands:
-            if isinstance(operand, (_Tensor, TensorCollection)):
-                walked.append(operand)
-            elif operand is not None and as_scalar(operand) is None:
-                raise refuse_operand(operation or each.__name__, operand)
-        gather = Gather(len(walked), alignment, subset=subset)
-        self._collect(gather, tuple(walked), self.batch_dims, ())
-        pieces = iter(gather.operands)
-        args = [
-            next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else as_scalar(op)
-            for op in operands
-        ]
-        run_leafwise(foreach, each, gather.leaves, args, kwargs or {})
-        return self
 
     def _binary(
         self,
@@ -904,27 +664,6 @@ class PointwiseOps(TensorCollection):
         """The same collection over each tensor's ``.data``: the same storage, outside
         autograd (``target.data.lerp_(online.data, tau)`` updates parameters in place)."""
         return self._pointwise(None, _data_of)
-
-
-def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...]) -> Any:
-    """The part of a walked operand that goes with the nested collection at ``key``."""
-    if entries is None:
-        return operand
-    part = entries[key]
-    if not isinstance(part, TensorCollection) or getattr(part, "_is_value_node", False):
-        raise mismatched_entry(key, prefix, "collection", part)
-    return part
-
-
-def _placed(operands: tuple[Any, ...], walked: tuple[Any, ...]) -> list[Any]:
-    """The operands with each walked one (tensor, collection) replaced by its piece."""
-    pieces = iter(walked)
-    return [next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else op for op in operands]
-
-
-def _grown(batch: torch.Size, old_dims: int) -> Resize:
-    """The resize of an operation whose operands broadcast the root batch to ``batch``."""
-    return lambda size: batch + size[old_dims:]
 
 
 def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:
