@@ -408,27 +408,11 @@ class LeafwiseOps(TensorCollection):
         arithmetic and casts; comparisons give unlocked masks). ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
-        own = batch = self.batch_size
-        walked: list[Any] = []
-        for operand in operands:
-            if isinstance(operand, (_Tensor, TensorCollection)):
-                if alignment == "batch" and operand.shape != batch:
-                    what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
-                    batch = broadcast_batch(batch, operand.shape, what)
-                walked.append(operand)
-            elif operand is not None and as_scalar(operand) is None:
-                raise refuse_operand(operation or each.__name__, operand)
-        gather = Gather(len(walked), alignment, values=values is not None)
-        self._collect(gather, tuple(walked), len(own), ())
-        if walked:
-            pieces = iter(gather.operands)
-            args = [
-                next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else as_scalar(op)
-                for op in operands
-            ]
-        else:
-            args = [as_scalar(op) for op in operands]
+        gather, args, batch = self._gathered(
+            operands, alignment, operation, each, values=values is not None
+        )
         results = run_leafwise(foreach, each, gather.leaves, args, kwargs or _NO_KWARGS)
+        own = self.batch_size
         resize = None if batch == own else _grown(batch, len(own))
         nodes = None
         if values is not None and gather.values is not None:
@@ -457,21 +441,44 @@ class LeafwiseOps(TensorCollection):
         Works on locked and memory-mapped collections: the data is written, no entry is
         replaced. A result that does not fit a tensor's dtype or shape raises as torch does.
         """
+        gather, args, _ = self._gathered(operands, alignment, operation, each, subset=subset)
+        run_leafwise(foreach, each, gather.leaves, args, kwargs or _NO_KWARGS)
+        return self
+
+    def _gathered(
+        self,
+        operands: tuple[Any, ...],
+        alignment: Alignment,
+        operation: str,
+        each: Callable[..., Any],
+        *,
+        subset: bool = False,
+        values: bool = False,
+    ) -> tuple[Gather, list[Any], torch.Size]:
+        """The tensors gathered with their operands' pieces, the arguments for the kernels
+        (each operand's list of pieces, or the number itself) and the batch size the
+        operands broadcast this one to."""
+        own = batch = self.batch_size
         walked: list[Any] = []
         for operand in operands:
             if isinstance(operand, (_Tensor, TensorCollection)):
+                if alignment == "batch" and operand.shape != batch:
+                    what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
+                    batch = broadcast_batch(batch, operand.shape, what)
                 walked.append(operand)
             elif operand is not None and as_scalar(operand) is None:
-                raise refuse_operand(operation or each.__name__, operand)
-        gather = Gather(len(walked), alignment, subset=subset)
-        self._collect(gather, tuple(walked), self.batch_dims, ())
+                name = operation or getattr(each, "__name__", "this operation")
+                raise refuse_operand(name, operand)
+        gather = Gather(len(walked), alignment, subset=subset, values=values)
+        self._collect(gather, tuple(walked), len(own), ())
+        if not walked:
+            return gather, [as_scalar(op) for op in operands], batch
         pieces = iter(gather.operands)
         args = [
             next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else as_scalar(op)
             for op in operands
         ]
-        run_leafwise(foreach, each, gather.leaves, args, kwargs or {})
-        return self
+        return gather, args, batch
 
 
 def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...]) -> Any:
