@@ -12,12 +12,15 @@ from typing import Any, TypeAlias
 
 import torch
 
+from tclass._base._casts import CastOps
 from tclass._base._conversions import ConversionOps
 from tclass._base._device_ops import DeviceOps
 from tclass._base._dist_ops import DistributedOps
 from tclass._base._elementwise import ElementwiseOps
 from tclass._base._module_ops import ModuleOps
+from tclass._base._operators import OperatorOps
 from tclass._base._persistence import PersistenceOps
+from tclass._base._reductions import ReductionOps
 from tclass._base._shape_ops import ShapeOps
 from tclass._core._dispatch import TORCH_FUNCTIONS
 
@@ -25,7 +28,16 @@ __all__ = ["TensorDictBase", "Value"]
 
 
 class TensorDictBase(
-    ShapeOps, ElementwiseOps, DeviceOps, PersistenceOps, ModuleOps, ConversionOps, DistributedOps
+    ShapeOps,
+    ElementwiseOps,
+    OperatorOps,
+    ReductionOps,
+    CastOps,
+    DeviceOps,
+    PersistenceOps,
+    ModuleOps,
+    ConversionOps,
+    DistributedOps,
 ):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""

@@ -31,8 +31,6 @@ PROGRAMS = program_names()
 # program -> why it fails on tclass today: the issue(s) covering each failing call, first
 # failure first. "NOT COVERED" marks a failure no open issue (17-21) names.
 XFAIL: dict[str, str] = {
-    "algebra": "issue 17: `td + other` TypeError (operators, pointwise methods, "
-    "torch.exp/clamp/add/lerp/maximum, comparisons `td > 0`, `&`/`|`/`~`)",
     "apply_named_apply": "NOT COVERED: `td.apply(fn, other, default=torch.zeros(()))` "
     "TypeError: unexpected keyword argument 'default'",
     "batch_methods": "issue 19: `td.roll(1, 1)` AttributeError (also flip, repeat, "
@@ -41,10 +39,8 @@ XFAIL: dict[str, str] = {
     "clone_detach_grad": "NOT COVERED: `td.copy()` AttributeError (issue 19 names copy for "
     "lazy stacks only); `td.requires_grad_()`, `td.detach_()`, `td.is_contiguous()` missing",
     "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
-    "`td.numpy()` missing; issue 17: `td.isnan()`; issue 19: `td.tolist()`",
+    "`td.numpy()` missing; issue 19: `td.tolist()`",
     "constructors_misc": "issue 19: `from_any`, `TensorDict.from_tuple`",
-    "device_dtype": "issue 17: `td.float()` AttributeError (float/double/half/bfloat16/int/"
-    "bool/type, Batch.float()); NOT COVERED: `td.int64()`, `td.float32()`, `td.uint8()`",
     "directory_tree": "issue 19 names print_directory_tree, not its home: "
     "`tensordict.utils.print_directory_tree` -> `tclass.utils` ModuleNotFoundError",
     "flatten_keys": "issue 19: `td.flatten_keys()` / `unflatten_keys` AttributeError",
@@ -60,22 +56,18 @@ XFAIL: dict[str, str] = {
     "python_values": "issue 19: `td.filter_non_tensor_data()` AttributeError",
     "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
     "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
-    "reductions": "issue 17: `td.sum()` AttributeError (sum/mean/std/var/prod/max/min/amax/"
-    "amin/logsumexp/norm/nansum/nanmean, torch.sum/torch.mean)",
     "replay_buffer_tensordict": "issue 19: `storage.set_at_(key, value, idx)` and "
     "`storage.get_at(key, idx)` AttributeError",
     "select_exclude": "issue 19: `record.select('obs')` / `record.exclude('reward')` on a "
     "tensorclass AttributeError",
-    "soft_update_params": "NOT COVERED: `td.data` AttributeError (`target.data.copy_(...)`, "
-    "`.data.lerp_`, `.data.sub_`); issue 17: `mul_(...).add_(other, alpha=)`",
     "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
     "`td.get_item_shape(key)`, `td.entry_class(key)` AttributeError",
     "tensorclass_nontensor": "NOT COVERED: a stack of records with equal `camera` reads "
     "'left', not ['left', 'left', 'left'] (README: 'A Python value stays one value')",
     "update_merge": "issue 19: `td.update_({...})`, `td.setdefault`, `td.update_at_` "
     "AttributeError",
-    "zero_fill_like": "issue 17: `torch.rand_like(td)` / `torch.randn_like(td)` TypeError; "
-    "issue 19: `td.empty()`, `td.empty(recurse=True)`, `td.new_zeros`, `td.new_ones`",
+    "zero_fill_like": "issue 19: `td.empty()`, `td.empty(recurse=True)`, `td.new_zeros`, "
+    "`td.new_ones`",
 }
 
 
