@@ -7,6 +7,7 @@ One import gives the public surface::
 """
 
 from tclass import errors as errors
+from tclass._base._casts import is_inexact as is_inexact
 from tclass._base._tensordict_base import TensorDictBase as TensorDictBase
 from tclass._core._memmap import MemoryMappedTensor as MemoryMappedTensor
 from tclass._core._options import capture_non_tensor_stack as capture_non_tensor_stack
@@ -19,6 +20,7 @@ from tclass._core._options import set_lazy_legacy as set_lazy_legacy
 from tclass._core._options import set_list_to_stack as set_list_to_stack
 from tclass._core._spec import Spec as Spec
 from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
+from tclass._engine import _torch_functions as _torch_functions
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
 from tclass._engine._combine import isin as isin
@@ -105,6 +107,7 @@ __all__ = [
     "fromkeys",
     "get_defaults_to_none",
     "is_non_tensor",
+    "is_inexact",
     "is_tensor_collection",
     "is_memmap_archive",
     "is_tensorclass",

@@ -51,7 +51,9 @@ __all__ = [
     "MissingFileError",
     "NotAFileError",
     "NotSerializableError",
+    "OperandError",
     "PickleRefusedError",
+    "ReductionError",
     "ReprParseError",
     "ReservedNameError",
     "SchemaMismatchError",
@@ -281,6 +283,19 @@ class FileBusyError(TclassError, BlockingIOError):
 class ClosedFileError(TclassError, KeyError, ValueError):
     """A collection over a file was read or written after its file was closed (the peer
     raises KeyError)."""
+
+
+# --- math ------------------------------------------------------------------------------
+
+
+class OperandError(TclassError, TypeError):
+    """An operand or argument of a math operation is not one it takes: a string added to
+    a collection, ``dim="feature"`` with ``keepdim=True``, ``clamp()`` with no bound."""
+
+
+class ReductionError(TclassError, ValueError, RuntimeError):
+    """A reduction has nothing to reduce (``reduce=True`` on a collection without tensors),
+    or would merge Python values that differ between the elements it reduces."""
 
 
 # --- tensorclasses -----------------------------------------------------------------------

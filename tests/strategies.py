@@ -26,7 +26,9 @@ __all__ = [
     "batch_shapes",
     "bad_dims",
     "dims",
+    "equal",
     "feature_shapes",
+    "lazy_members",
     "leaf_items",
     "make_values",
     "nested_items",
@@ -195,6 +197,38 @@ def same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
 
 
+def equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype and values, NaN equal to NaN (math ops make NaNs)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return torch.equal(a, b)
+
+
+@st.composite
+def lazy_members(
+    draw: st.DrawFn, *, max_members: int = 3, nested: bool | None = None
+) -> tuple[list[TensorDict], int]:
+    """Members for a lazy stack (same keys and batch size, feature shapes that differ
+    from member to member) and a stack dim for them."""
+    size = draw(batch_shapes(0, 2, 1, 3))
+    count = draw(st.integers(1, max_members))
+    kinds = draw(st.lists(st.sampled_from(DTYPES), min_size=1, max_size=3))
+    with_nested = draw(st.booleans()) if nested is None else nested
+    members = []
+    for _ in range(count):
+        leaves: dict[str, Any] = {
+            f"k{i}": make_values(size + draw(feature_shapes()), dtype)
+            for i, dtype in enumerate(kinds)
+        }
+        if with_nested:
+            leaves["n"] = TensorDict({"x": make_values(size + draw(feature_shapes()))}, size)
+        members.append(TensorDict(leaves, size))
+    dim = draw(st.integers(0, len(size)))
+    return members, dim
+
+
 def assert_leafwise(
     result: Any,
     source: Any,
@@ -221,7 +255,7 @@ def assert_leafwise(
         assert isinstance(got, torch.Tensor), path
         assert got.shape == expected.shape, (path, got.shape, expected.shape)
         assert got.dtype == expected.dtype, path
-        assert torch.equal(got, expected), path
+        assert equal(got, expected), path
         if view is True:
             assert same_storage(got, leaf), path
             if got.numel() > 1:

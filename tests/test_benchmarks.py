@@ -21,6 +21,7 @@ import torch
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
+import algebra_cases  # noqa: E402
 import engine_cases  # noqa: E402
 import stacking_cases  # noqa: E402
 import tensorclass_cases  # noqa: E402
@@ -32,6 +33,7 @@ CASES: list[tuple[Any, Namespace]] = [
     *((case, engine_cases.namespace) for case in engine_cases.engine_cases()),
     *((case, tensorclass_cases.namespace) for case in tensorclass_cases.tensorclass_cases()),
     *((case, stacking_cases.namespace) for case in stacking_cases.stacking_cases()),
+    *((case, algebra_cases.namespace) for case in algebra_cases.algebra_cases()),
 ]
 IDS = [case.name for case, _ in CASES]
 
@@ -60,6 +62,13 @@ def _assert_same(mine: Any, reference: Any, *, ours: bool = True) -> None:
     """
     if isinstance(reference, bool):
         assert type(mine) is bool and mine == reference
+        return
+    if isinstance(reference, (list, tuple)) and all(isinstance(r, torch.Tensor) for r in reference):
+        # A collection against the list of its tensors (the foreach floor), in walk order.
+        leaves = list(mine.values(include_nested=True, leaves_only=True))
+        assert len(leaves) == len(reference)
+        for leaf, expected in zip(leaves, reference):
+            assert torch.allclose(leaf, expected)
         return
     if isinstance(reference, list):  # a lazy stack, by hand the list of its members
         assert len(mine) == len(reference)

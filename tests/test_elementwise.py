@@ -457,8 +457,12 @@ def test_eq_with_a_tensor_over_the_batch_dims_and_a_number() -> None:
     assert out["a"].all()
     assert out["f"].shape == torch.Size([2, 3, 2]) and out["f"].all()
     assert out["n"].batch_size == torch.Size([2, 3, 4]) and out["n", "c"].all()
-    first_row = td == torch.tensor([0, 1])  # fewer dims: aligned with the leading batch dims
-    assert torch.equal(first_row["a"], td["a"] == torch.tensor([[0], [1]]))
+    # Fewer dims: lined up with the last batch dims, as torch broadcasts (and the peer).
+    columns = td == torch.tensor([0, 1, 2])
+    assert torch.equal(columns["a"], td["a"] == torch.tensor([0, 1, 2]))
+    assert columns["n"].batch_size == torch.Size([2, 3, 4])
+    with pytest.raises(BatchSizeError, match=r"\[2, 3\].*\[2\]"):
+        _ = td == torch.tensor([0, 1])
     number = td != 0
     assert torch.equal(number["a"], td["a"] != 0)
     assert torch.equal(number["n", "c"], td["n", "c"] != 0)
@@ -496,9 +500,10 @@ def test_eq_broadcasts_batch_sizes() -> None:
     ) as info:
         _ = a == bad
     assert isinstance(info.value, ValueError)
-    flat = TensorDict({"x": torch.zeros(4), "f": torch.zeros(4, 2)}, [4])
-    with pytest.raises(BatchSizeError, match="different numbers of dims"):
-        _ = a == flat
+    flat = TensorDict({"x": torch.arange(4), "f": torch.zeros(4, 2)}, [4])
+    for out in (a == flat, flat == a):  # fewer batch dims broadcast, as torch's shapes do
+        assert out.batch_size == torch.Size([3, 4])
+        assert torch.equal(out["x"], a["x"] == flat["x"])
 
 
 def test_hash_and_bool() -> None:

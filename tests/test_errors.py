@@ -48,6 +48,8 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "NotSerializableError": (TypeError,),
     "UnpicklableError": (TypeError,),
     "UnsupportedError": (NotImplementedError,),
+    "OperandError": (TypeError,),
+    "ReductionError": (ValueError, RuntimeError),
     "AppendError": (ValueError,),
     "MissingDependencyError": (ModuleNotFoundError,),
     "FileBusyError": (BlockingIOError,),

@@ -492,7 +492,7 @@ def test_compare_with_dense(d: int) -> None:
     assert (lazy == dense).all() and (dense == lazy).all()
     assert not (lazy != dense).any()
     other = dense.clone()
-    other["a"][(0,) * 3] += 1
+    other["a"][(0,) * 3] = -1  # values are >= 0 (+1 can vanish in large float32 values)
     assert not (lazy == other).all()
     assert (lazy != other).any()
 
@@ -643,7 +643,7 @@ def test_heterogeneous_elementwise_ops() -> None:
     assert lazy.reshape(-1).batch_size == torch.Size([8])  # regrouped members: no copy
     with pytest.raises(HeterogeneousEntryError, match="needs the dense stack"):
         lazy.reshape(4, 2)
-    with pytest.raises(HeterogeneousEntryError, match="all"):
+    with pytest.raises(HeterogeneousEntryError, match="stack dim 0"):
         lazy.all(0)
 
 

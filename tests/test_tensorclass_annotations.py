@@ -189,7 +189,7 @@ class Sub(TensorClass):
 
 class WithSub(TensorClass):
     x: torch.Tensor
-    sub: Sub
+    child: Sub
 
 
 class TestNoneIsNotSetYet:
@@ -232,11 +232,11 @@ class TestNoneIsNotSetYet:
         assert isinstance(rec.t, TensorDict) and rec.t["q"].tolist() == [0.0, 1.0, 0.0]
 
     def test_preallocation_of_a_nested_record(self) -> None:
-        rec = WithSub(x=None, sub=None, batch_size=[3])
+        rec = WithSub(x=None, child=None, batch_size=[3])
         rec[1:] = WithSub(
-            x=torch.ones(2, 2), sub=Sub(z=torch.ones(2), batch_size=[2]), batch_size=[2]
+            x=torch.ones(2, 2), child=Sub(z=torch.ones(2), batch_size=[2]), batch_size=[2]
         )
-        assert type(rec.sub) is Sub and rec.sub.z.tolist() == [0.0, 1.0, 1.0]
+        assert type(rec.child) is Sub and rec.child.z.tolist() == [0.0, 1.0, 1.0]
 
     def test_preallocation_decorator_form(self) -> None:
         @tclass.tensorclass

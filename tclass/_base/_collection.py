@@ -42,10 +42,10 @@ class TensorCollection:
     _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = methodcaller("_entries")
     _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("batch_size")
     # A node that is a leaf of the tree although it is a collection: a Python value
-    # (NonTensorData, NonTensorStack, which also set _is_python_value) or an unbatched
-    # tensor. It has no entries, and shape operations only change its batch size.
+    # (NonTensorData, NonTensorStack, which also set _is_value_node: math leaves them
+    # alone) or an unbatched tensor. It has no entries; shape ops only change its batch.
     _is_leaf_node: ClassVar[bool] = False
-    _is_python_value: ClassVar[bool] = False
+    _is_value_node: ClassVar[bool] = False
     _is_lazy: ClassVar[bool] = False  # a lazy stack of members (LazyStackedTensorDict)
 
     # --- primitives ----------------------------------------------------------------------
@@ -396,7 +396,7 @@ def _walk(
     for key, value in collection._items():
         path = prefix + (key,)
         if isinstance(value, TensorCollection):
-            if value._is_leaf_node and not value._is_python_value:
+            if value._is_leaf_node and not value._is_value_node:
                 yield path, value._read()
                 continue
             if not leaves_only:
@@ -412,7 +412,7 @@ def _is_default_leaf(cls: type) -> bool:
     collections nor Python values."""
     if not issubclass(cls, TensorCollection):
         return True
-    return cls._is_leaf_node and not cls._is_python_value
+    return cls._is_leaf_node and not cls._is_value_node
 
 
 def _walk_keys(

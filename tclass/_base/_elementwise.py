@@ -1,17 +1,14 @@
 """Operations that act on each entry and keep the batch shape.
 
-``apply`` and friends, clone/detach/contiguous, in-place fills, masked and conditional
-selection, comparisons and the ``all``/``any`` reductions. A tensor argument that covers
-only the batch dims (a mask, a condition, a value to compare with) is aligned with the
-batch dims of each entry: it is padded with size-1 dims on the right, so that it
-broadcasts over the feature dims.
+``apply`` and friends, clone/detach/contiguous, ``fill_``, the equality comparisons
+``==`` / ``!=`` (which also compare Python values) and the ``all``/``any`` reductions.
+Arithmetic, ``where`` and ``masked_fill`` are in ``_pointwise.py`` and ``_operators.py``.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from operator import methodcaller
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import torch
@@ -34,14 +31,6 @@ def align_right(tensor: torch.Tensor, ndim: int) -> torch.Tensor:
     if missing <= 0:
         return tensor
     return tensor.reshape(tensor.shape + (1,) * missing)
-
-
-def _operand_for(other: Any, value: Value, batch_dims: int) -> Any:
-    """The operand to pair with ``value``: a tensor over the batch dims is right-aligned."""
-    if isinstance(other, torch.Tensor) and isinstance(value, torch.Tensor):
-        if other.ndim <= batch_dims:
-            return align_right(other, value.ndim)
-    return other
 
 
 class ElementwiseOps(TensorCollection):
@@ -268,12 +257,6 @@ class ElementwiseOps(TensorCollection):
 
     # --- in-place fills ------------------------------------------------------------------
 
-    def zero_(self) -> Self:
-        """Sets every tensor to zero in place."""
-        for _, value in self._items():
-            value.zero_()
-        return self
-
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fills the entry ``key`` (a tensor, or every tensor of a nested collection)."""
         target = self.get(key, _MISSING)
@@ -284,36 +267,6 @@ class ElementwiseOps(TensorCollection):
         else:
             target.fill_(value)
         return self
-
-    def masked_fill(self, mask: torch.Tensor, value: float | bool) -> Self:
-        """A copy where the batch elements selected by ``mask`` are set to ``value``."""
-        return self._map_values(lambda v: _masked_fill(v, mask, value), self.batch_size)
-
-    def masked_fill_(self, mask: torch.Tensor, value: float | bool) -> Self:
-        """In-place :meth:`masked_fill`."""
-        for _, entry in self._items():
-            if isinstance(entry, TensorCollection):
-                entry.masked_fill_(mask, value)
-            else:
-                entry.masked_fill_(align_right(mask, entry.ndim), value)
-        return self
-
-    def where(self, condition: torch.Tensor, other: Any) -> Self:
-        """``self`` where ``condition`` (over the batch dims) holds, else ``other``.
-
-        ``other`` is a collection with the same keys, a tensor or a number.
-        """
-        nb = self.batch_dims
-
-        def select(key: str, value: Value) -> Value:
-            paired = _paired(other, key)
-            if isinstance(value, TensorCollection):
-                return value.where(condition, paired)
-            cond = align_right(condition, value.ndim)
-            return torch.where(cond, value, _operand_for(paired, value, nb))
-
-        values = {key: select(key, value) for key, value in self._items()}
-        return self._new_like(values, self.batch_size, self.device)
 
     # --- comparisons and reductions ------------------------------------------------------
 
@@ -336,40 +289,13 @@ class ElementwiseOps(TensorCollection):
             pairs = _same_keys(self, other)
             # A nested collection compares itself with its counterpart, so `op` fits both.
             out = {key: op(value, pairs[key]) for key, value in self._items()}
-        elif isinstance(other, torch.Tensor):
-            nb = len(batch_size)
-            out = {key: op(value, _operand_for(other, value, nb)) for key, value in self._items()}
+        elif isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
+            return self._pointwise(None, op, (other,), lock=False)  # type: ignore[attr-defined,no-any-return]
         elif isinstance(other, (int, float, bool, complex)):
             out = {key: op(value, other) for key, value in self._items()}
         else:
             return NotImplemented  # type: ignore[no-any-return]
         return self._new_like(out, batch_size, self.device)
-
-    def all(self, dim: int | None = None) -> Any:
-        """With no ``dim``: whether every element of every tensor is true (a ``bool``).
-        With ``dim``: a collection reduced over that batch dim."""
-        if dim is not None:
-            return self._reduce_dim(dim, "all")
-        for value in self._entries().values():
-            if not value.all():
-                return False
-        return True
-
-    def any(self, dim: int | None = None) -> Any:
-        """With no ``dim``: whether any element of any tensor is true (a ``bool``).
-        With ``dim``: a collection reduced over that batch dim."""
-        if dim is not None:
-            return self._reduce_dim(dim, "any")
-        for value in self._entries().values():
-            if value.any():
-                return True
-        return False
-
-    def _reduce_dim(self, dim: int, name: str) -> Self:
-        batch_size = self.batch_size
-        dim = _batch.normalize_dim(dim, len(batch_size), op=name)
-        reduce = methodcaller(name, dim=dim)
-        return self._map_values(reduce, batch_size[:dim] + batch_size[dim + 1 :])
 
 
 _MISSING: Any = object()
@@ -462,29 +388,13 @@ def _kept(result: TensorCollection, source: TensorCollection, rules: _Rules | No
     return not filter_empty and not source._key_names()
 
 
-def _masked_fill(value: Value, mask: torch.Tensor, fill: float | bool) -> Value:
-    if isinstance(value, TensorCollection):
-        return value.masked_fill(mask, fill)
-    return value.masked_fill(align_right(mask, value.ndim), fill)
-
-
 def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
     """The broadcast of two batch sizes, with torch's rules."""
-    if len(a) != len(b):
-        msg = (
-            f"cannot broadcast batch sizes {list(a)} and {list(b)}: they have "
-            "different numbers of dims"
-        )
-        raise BatchSizeError(msg)
     try:
         return torch.Size(torch.broadcast_shapes(a, b))  # type: ignore[no-untyped-call]
     except RuntimeError:
         msg = f"cannot broadcast batch sizes {list(a)} and {list(b)}"
         raise BatchSizeError(msg) from None
-
-
-def _paired(other: Any, key: str) -> Any:
-    return other._entry(key) if isinstance(other, TensorCollection) else other
 
 
 def _same_keys(a: TensorCollection, b: TensorCollection) -> Mapping[str, Value]:

@@ -186,7 +186,7 @@ class EntryOps(TensorCollection):
         target = self.get(key, _MISSING)
         if target is _MISSING or target is None:
             raise self._missing_key(key)
-        if isinstance(target, TensorCollection) and target._is_python_value:
+        if isinstance(target, TensorCollection) and target._is_value_node:
             path = _keys.key_path(key)  # written through its holder, as td[index] = {...}
             holder = self if len(path) == 1 else self.get(path[:-1])
             holder[index] = {path[-1]: value}
@@ -323,7 +323,7 @@ class EntryOps(TensorCollection):
         values: dict[str, Value] = {}
         for key, value in self._items():
             if isinstance(value, TensorCollection):
-                if value._is_python_value:
+                if value._is_value_node:
                     continue
                 if not value._is_leaf_node:
                     value = value.filter_non_tensor_data()
@@ -447,7 +447,7 @@ class EntryOps(TensorCollection):
             for key, value in self._items():
                 if isinstance(value, TensorCollection) and not value._is_leaf_node:
                     values[key] = value.empty(recurse=True, device=device)
-                elif isinstance(value, TensorCollection) and value._is_python_value:
+                elif isinstance(value, TensorCollection) and value._is_value_node:
                     values[key] = value
         out = self._new_like(values, size, target)
         if names is not None:
@@ -551,7 +551,7 @@ def _element_dict(collection: TensorCollection, convert: bool | str) -> dict[str
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, TensorCollection):
-            if value._is_python_value:
+            if value._is_value_node:
                 out[key] = value.tolist()
             elif value._is_leaf_node:
                 out[key] = _converted(value._payload(), convert)  # type: ignore[attr-defined]

@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import torch
 from typing_extensions import Self
 
+from tclass._base._casts import CastOps
 from tclass._base._conversions import ConversionOps
 from tclass._base._device_ops import DeviceOps
 from tclass._base._dist_ops import DistributedOps
 from tclass._base._elementwise import ElementwiseOps
 from tclass._base._entry_ops import EntryOps
 from tclass._base._module_ops import ModuleOps
+from tclass._base._operators import OperatorOps
 from tclass._base._persistence import PersistenceOps
+from tclass._base._reductions import ReductionOps
 from tclass._base._shape_ops import ShapeOps
 from tclass._base._stack_ops import StackOps
 from tclass._core._dispatch import TORCH_FUNCTIONS
@@ -35,6 +38,9 @@ class TensorDictBase(
     EntryOps,
     StackOps,
     ElementwiseOps,
+    OperatorOps,
+    ReductionOps,
+    CastOps,
     DeviceOps,
     PersistenceOps,
     ModuleOps,

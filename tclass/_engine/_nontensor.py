@@ -28,6 +28,8 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
+from tclass._base._leafwise import Resize
+from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
@@ -38,6 +40,7 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     EntryTypeError,
+    ReductionError,
     StackError,
     UnsupportedError,
 )
@@ -78,7 +81,7 @@ class _NonTensorNode(TensorDictBase):
     __slots__ = ("_device", "_locked", "__weakref__")
 
     _is_leaf_node: ClassVar[bool] = True
-    _is_python_value: ClassVar[bool] = True
+    _is_value_node: ClassVar[bool] = True  # math leaves the value alone: see _rebuilt
 
     _device: torch.device | None
     _locked: bool
@@ -166,9 +169,9 @@ class _NonTensorNode(TensorDictBase):
     def _assign_batch_size(self, new: torch.Size) -> None:
         """Follows a parent's new batch size (see each kind)."""
 
-    def where(self, condition: torch.Tensor, other: Any) -> Any:
+    def _picked(self, condition: torch.Tensor, other: Any) -> Any:
         """Values from ``self`` where ``condition`` holds and from ``other`` (a node)
-        elsewhere; a tensor or number ``other`` leaves the Python values alone."""
+        elsewhere, for ``where``; a tensor or number ``other`` leaves the values alone."""
         if not isinstance(other, _NonTensorNode):
             return self
         if (
@@ -223,6 +226,28 @@ class _NonTensorNode(TensorDictBase):
         return torch.from_numpy(flags).to(self._device or "cpu")
 
     def _as_array(self) -> np.ndarray[Any, Any]:
+        raise NotImplementedError
+
+    # --- math: the value is kept (shared), the batch size follows ------------------------
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        if resize is None:
+            return self._map_values(_keep, self.batch_size)
+        return self._rebatched(resize(self.batch_size))
+
+    def _reduced(self, along: Along) -> tuple[Self, ...]:
+        return (self._rebatched(along.batch(self.batch_size)),) * along.outputs
+
+    def _renamed(self, key_transform: Callable[[str], str]) -> Self:
+        return self
+
+    def _rebatched(self, batch_size: torch.Size) -> Self:
+        """The value(s) over a new batch size: broadcast, or merged where equal."""
         raise NotImplementedError
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -331,6 +356,18 @@ class NonTensorData(_NonTensorNode):
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         self._batch_size = new  # one shared value spans whatever batch its parent has
+
+    def _rebatched(self, batch_size: torch.Size) -> Self:
+        return self._make(self.data, batch_size, self._device)  # type: ignore[return-value]
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        batch = self._batch_size if resize is None else resize(self._batch_size)
+        return self._make(self.data, batch, self._device)  # type: ignore[return-value]
 
     def clone(self, recurse: bool = True) -> Self:
         data = _copy_value(self.data) if recurse else self.data
@@ -494,6 +531,24 @@ class NonTensorStack(_NonTensorNode):
             return NonTensorData._make(value, torch.Size(positions.shape), device)
         array = np.ascontiguousarray(flat[positions])
         return NonTensorStack._from_array(array, device, None if stack_dim == -1 else stack_dim)
+
+    def _rebatched(self, batch_size: torch.Size) -> Self:
+        array = self._array
+        if tuple(batch_size) == array.shape:
+            return self._from_array(array, self._device, self._stack_dim)  # type: ignore[return-value]
+        values = array.reshape(-1)
+        if all(same_value(values[0], value) for value in values[1:]):
+            return NonTensorData._make(values[0], batch_size, self._device)  # type: ignore[return-value]
+        try:
+            grown = np.broadcast_to(array, tuple(batch_size))
+        except ValueError:
+            msg = (
+                f"it holds a different Python value per element (batch size "
+                f"{format_shape(self.batch_size)}), which a reduction to "
+                f"{format_shape(batch_size)} would merge; select the elements first"
+            )
+            raise ReductionError(msg) from None
+        return self._from_array(np.ascontiguousarray(grown), self._device)  # type: ignore[return-value]
 
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None

@@ -433,14 +433,16 @@ def _empty_like(collection: Any, **kwargs: Any) -> Any:
     return _like(collection, torch.empty_like, kwargs)
 
 
+@implements(torch.rand_like)
+def _rand_like(collection: Any, **kwargs: Any) -> Any:
+    return _like(collection, torch.rand_like, kwargs)
+
+
+@implements(torch.randn_like)
+def _randn_like(collection: Any, **kwargs: Any) -> Any:
+    return _like(collection, torch.randn_like, kwargs)
+
+
 @implements(torch.full_like)
 def _full_like(collection: Any, fill_value: Any, **kwargs: Any) -> Any:
     return _like(collection, lambda v, **kw: torch.full_like(v, fill_value, **kw), kwargs)
-
-
-@implements(torch.where)
-def _where(condition: torch.Tensor, input: Any, other: Any) -> Any:
-    if isinstance(input, TensorCollection):
-        return input.where(condition, other)  # type: ignore[attr-defined]
-    # `input` is a tensor or number and `other` the collection: swap the branches.
-    return other.where(~condition, input)

@@ -593,6 +593,8 @@ class TensorDict(ScopedOps, TensorDictBase):
         if inplace and key in self._tensors:
             return self.set_(key, value)
         if self._locked and not self._can_fill(key):
+            if self._tensors.get(key) is value:
+                return self  # the entry itself (written in place): nothing to replace
             raise self._refuse_set(key)
         stored = self._validate(key, value)
         if self._saved_at is not None:
@@ -719,6 +721,8 @@ class TensorDict(ScopedOps, TensorDictBase):
         (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
         if type(index) is str:
             if self._locked and not self._can_fill(index):
+                if self._tensors.get(index) is value:
+                    return  # `td[key] += x` on a locked td: written in place, stored as it was
                 raise self._refuse_set(index)
             stored = self._validate(index, value)
             if self._saved_at is not None:
@@ -982,7 +986,15 @@ class TensorDict(ScopedOps, TensorDictBase):
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves and/or casts every tensor: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
-        ``non_blocking=``. Returns ``self`` when nothing would change."""
+        ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
+        tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...)."""
+        cast_filter = kwargs.pop("cast_filter", None)
+        if cast_filter is not None:
+            request = parse_to_args(args, kwargs)
+            placed = self
+            if request.device is not None:
+                placed = self.to(request.device, non_blocking=request.non_blocking)
+            return placed if request.dtype is None else placed._cast(request.dtype, cast_filter)
         if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device)):
             device = as_device(args[0])
             if device == self._device:

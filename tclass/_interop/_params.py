@@ -26,6 +26,7 @@ import torch
 from torch import nn
 from typing_extensions import Self
 
+from tclass._base._casts import CastFilter
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._names import Names
@@ -321,12 +322,6 @@ class TensorDictParams(TensorDictBase, nn.Module):
         return _map_leaves(self._param_td, lambda leaf: leaf.detach().clone())
 
     @property
-    def data(self) -> TensorDict:
-        """The entries detached, as a plain TensorDict sharing their storage (write into
-        it to change the parameters without autograd)."""
-        return self._param_td.detach()
-
-    @property
     def grad(self) -> TensorDict:
         """The gradients of the entries, as a plain TensorDict (entries without a
         gradient yet are left out)."""
@@ -427,6 +422,12 @@ class TensorDictParams(TensorDictBase, nn.Module):
                 td.exclude(*keys, inplace=True)
             return self
         return self._param_td.exclude(*keys)
+
+    def type(  # type: ignore[override]  # the collection's cast, not nn.Module.type
+        self, dst_type: torch.dtype, *, cast_filter: CastFilter | None = None
+    ) -> Self:
+        """Every entry cast to ``dst_type``, as a plain TensorDict (as the peer)."""
+        return self._cast(dst_type, cast_filter)
 
     # --- in-place ops: on the data, outside autograd (a leaf parameter refuses them) ---
 

@@ -797,6 +797,20 @@ class PersistentTensorDict(TensorDictBase):
                 node[...] = _numpy(tensor if result is None else result)
         return self
 
+    def _pointwise_(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> Self:
+        """In-place math (``td += 1``, ``mul_``, ``lerp_``...) on the file: the datasets
+        read, worked on in memory, written back."""
+        local = self.to_tensordict()
+        local._pointwise_(foreach, each, operands, kwargs, **options)
+        return self.update_(local)
+
     def zero_(self) -> Self:
         """Write zeros into every dataset (nothing is read)."""
         return self._fill_all(0)

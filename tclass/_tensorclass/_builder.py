@@ -227,9 +227,11 @@ def _prepare_fields(cls: type) -> None:
     for name in own:
         value = cls.__dict__.get(name, dataclasses.MISSING)
         if value is dataclasses.MISSING:
-            # A field re-declared in a subclass: the base's property is not a default.
+            # A field re-declared in a subclass, or replacing a member (`data`): the
+            # inherited property is not a default.
             inherited = getattr(cls, name, None)
-            if isinstance(inherited, property) and _is_field_property(cls, name):
+            replaced = _is_field_property(cls, name) or name in _REPLACEABLE_MEMBERS
+            if isinstance(inherited, property) and replaced:
                 type.__setattr__(cls, name, dataclasses.field())
             continue
         if (
@@ -274,6 +276,10 @@ def _is_field_property(cls: type, name: str) -> bool:
     return False
 
 
+# Members a field may replace, as the peer allows (a record's `data` field is common).
+_REPLACEABLE_MEMBERS = ("data", "fields")
+
+
 def _refuse_reserved_names(
     cls: type, base: type, fields: list[dataclasses.Field[Any]], shadow: bool
 ) -> None:
@@ -282,7 +288,7 @@ def _refuse_reserved_names(
         if name in ("_tensordict", "self") or name.startswith("__tclass"):
             msg = f"{cls.__name__}.{name}: {name!r} is used by tclass itself; rename the field"
             raise ReservedNameError(msg)
-        if not shadow and hasattr(base, name):
+        if not shadow and hasattr(base, name) and name not in _REPLACEABLE_MEMBERS:
             msg = (
                 f"{cls.__name__}.{name}: {name!r} is a tensorclass attribute or method; rename "
                 "the field, or let fields hide members with shadow=True "

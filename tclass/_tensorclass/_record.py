@@ -22,6 +22,8 @@ from typing_extensions import Self, Unpack, dataclass_transform
 
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import ApplyOptions
+from tclass._base._leafwise import Gather, Resize
+from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike, parse_to_args
@@ -299,6 +301,30 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _call_on_exit(self, callback: Callable[[], None]) -> None:
         self._tensordict._call_on_exit(callback)
 
+    # --- math: the storage's tensors, the result in this record's class --------------------
+
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        self._tensordict._collect(into, operands, batch_dims, prefix)
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        return self._wrap(self._tensordict._rebuilt(results, resize, values))
+
+    def _reduced(self, along: Along) -> tuple[Self, ...]:
+        return tuple(map(self._wrap, self._tensordict._reduced(along)))
+
+    def _renamed(self, key_transform: Callable[[str], str]) -> Self:
+        return self._wrap(self._tensordict._renamed(key_transform))
+
+    def _default_cast_filter(self) -> Callable[[tuple[str, ...], torch.Tensor], bool] | None:
+        return self.__tclass_info__.cast_filter  # the class option (float(), half()...)
+
     # --- entries by key ------------------------------------------------------------------
 
     def get(self, key: Any, default: Any = None, **options: Any) -> Any:
@@ -529,29 +555,11 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
         return self._result(self._tensordict.contiguous(canonical=canonical, inplace=inplace))
 
-    def zero_(self) -> Self:
-        return self._result(self._tensordict.zero_())
-
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         return self._result(self._tensordict.fill_(key, value))
 
-    def masked_fill(self, mask: torch.Tensor, value: float | bool) -> Self:
-        return self._result(self._tensordict.masked_fill(mask, value))
-
-    def masked_fill_(self, mask: torch.Tensor, value: float | bool) -> Self:
-        return self._result(self._tensordict.masked_fill_(mask, value))
-
-    def where(self, condition: torch.Tensor, other: Any) -> Self:
-        return self._result(self._tensordict.where(condition, other))
-
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
         return self._result(self._tensordict._compare(other, op))
-
-    def all(self, dim: int | None = None) -> Any:
-        return _rewrap(self, self._tensordict.all(dim))
-
-    def any(self, dim: int | None = None) -> Any:
-        return _rewrap(self, self._tensordict.any(dim))
 
     def unsqueeze(self, dim: int) -> Self:
         return self._result(self._tensordict.unsqueeze(dim))

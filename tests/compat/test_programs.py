@@ -31,27 +31,18 @@ PROGRAMS = program_names()
 # program -> why it fails on tclass today: the issue(s) covering each failing call, first
 # failure first. "NOT COVERED" marks a failure no open issue (17-21) names.
 XFAIL: dict[str, str] = {
-    "algebra": "issue 17: `td + other` TypeError (operators, pointwise methods, "
-    "torch.exp/clamp/add/lerp/maximum, comparisons `td > 0`, `&`/`|`/`~`)",
     "clone_detach_grad": "NOT COVERED: `td.requires_grad_()`, `td.detach_()` AttributeError",
     "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
-    "`td.numpy()` missing; issue 17: `td.isnan()`",
-    "device_dtype": "issue 17: `td.float()` AttributeError (float/double/half/bfloat16/int/"
-    "bool/type, Batch.float()); NOT COVERED: `td.int64()`, `td.float32()`, `td.uint8()`",
+    "`td.numpy()` missing",
     "locking": "NOT COVERED: `td.is_locked = True` (property has no setter)",
     "nontensor_data": "NOT COVERED: a stack of equal values reads 'p' where the peer "
     "reads ['p', 'p'] (README: 'A Python value stays one value')",
     "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
     "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
-    "reductions": "issue 17: `td.sum()` AttributeError (sum/mean/std/var/prod/max/min/amax/"
-    "amin/logsumexp/norm/nansum/nanmean, torch.sum/torch.mean)",
-    "soft_update_params": "NOT COVERED: `td.data` AttributeError (`target.data.copy_(...)`, "
-    "`.data.lerp_`, `.data.sub_`); issue 17: `mul_(...).add_(other, alpha=)`",
     "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
     "`td.get_item_shape(key)`, `td.entry_class(key)` AttributeError",
     "tensorclass_nontensor": "NOT COVERED: a stack of records with equal `camera` reads "
     "'left', not ['left', 'left', 'left'] (README: 'A Python value stays one value')",
-    "zero_fill_like": "issue 17: `torch.rand_like(td)` / `torch.randn_like(td)` TypeError",
 }
 
 

@@ -17,11 +17,14 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import ApplyOptions
+from tclass._base._leafwise import Alignment, Gather, Resize
+from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
 from tclass._engine._lazy._parts import insert_dim, remove_dim, split_tensor
-from tclass.errors import DimError, ShapeError
+from tclass._engine._nontensor import join_non_tensor
+from tclass.errors import BatchSizeError, DimError, ShapeError
 
 __all__ = ["LazyStackOps"]
 
@@ -45,6 +48,7 @@ class LazyStackOps(TensorDictBase):
         def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
         def _dense(self, action: str) -> Any: ...
         def _relayout(self, member_batch: torch.Size) -> None: ...
+        def _parts(self, key: str) -> list[Any]: ...
 
     # --- splitting operands --------------------------------------------------------------
 
@@ -182,59 +186,103 @@ class LazyStackOps(TensorDictBase):
     def detach(self) -> Self:
         return self._each("detach")
 
-    def zero_(self) -> Self:
-        for member in self._members:
-            member.zero_()
-        return self
-
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         for member in self._members:
             member.fill_(key, value)
         return self
 
-    def masked_fill(self, mask: torch.Tensor, value: float | bool) -> Self:
-        masks = self._cut(mask)
-        return self._restacked(
-            [m.masked_fill(masks[i], value) for i, m in enumerate(self._members)]
-        )
-
-    def masked_fill_(self, mask: torch.Tensor, value: float | bool) -> Self:
-        for member, piece in zip(self._members, self._cut(mask)):
-            member.masked_fill_(piece, value)
-        return self
-
-    def where(self, condition: torch.Tensor, other: Any) -> Self:
-        conditions = self._cut(condition)
-        others = self._cut(other)
-        return self._restacked(
-            [m.where(conditions[i], others[i]) for i, m in enumerate(self._members)]
-        )
-
     # --- comparisons and reductions ------------------------------------------------------
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
-        if not isinstance(other, (TensorCollection, torch.Tensor, int, float, bool, complex)):
+        if isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
+            return self._pointwise(None, op, (other,), lock=False)
+        if not isinstance(other, (TensorCollection, int, float, bool, complex)):
             return NotImplemented  # type: ignore[no-any-return]
         pieces = self._cut(other)
         return self._restacked([op(member, pieces[i]) for i, member in enumerate(self._members)])
 
-    def all(self, dim: int | None = None) -> Any:
-        if dim is None:
-            return all(member.all() for member in self._members)
-        return self._reduce_members(dim, "all")
+    # --- math: member by member, never densified ------------------------------------------
 
-    def any(self, dim: int | None = None) -> Any:
-        if dim is None:
-            return any(member.any() for member in self._members)
-        return self._reduce_members(dim, "any")
-
-    def _reduce_members(self, dim: int, name: str) -> Any:
-        dim = _batch.normalize_dim(dim, len(self._batch_size), op=name)
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        """Each member's tensors in turn, each with its piece of every operand."""
         d = self._stack_dim
-        if dim == d:
-            return getattr(self._dense(f"{name}(dim={dim})"), name)(dim)
-        results = [getattr(member, name)(dim if dim < d else dim - 1) for member in self._members]
-        return self._restacked(results, d - 1 if dim < d else d)
+        cut = [self._operand_pieces(op, batch_dims, into.alignment) for op in operands]
+        member_dims = batch_dims - 1 if d < batch_dims else batch_dims
+        for i, member in enumerate(self._members):
+            member._collect(into, tuple(pieces[i] for pieces in cut), member_dims, prefix)
+
+    def _operand_pieces(self, operand: Any, batch_dims: int, alignment: Alignment) -> list[Any]:
+        """An operand cut along the stack dim, one piece per member."""
+        count, d = len(self._members), self._stack_dim
+        if not isinstance(operand, torch.Tensor):
+            return self._cut(operand)
+        if alignment == "mask" or d >= batch_dims:
+            return split_tensor(operand, d, count)
+        if operand.ndim > batch_dims:
+            msg = (
+                f"a tensor of shape {format_shape(operand.shape)} would add batch dims to a "
+                f"lazy stack of batch size {format_shape(self._batch_size)}; densify it "
+                "first (contiguous()) or give a tensor with at most its batch dims"
+            )
+            raise BatchSizeError(msg)
+        padded = operand.reshape((1,) * (batch_dims - operand.ndim) + tuple(operand.shape))
+        return split_tensor(padded, d, count)
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        """The members rebuilt from ``results``, stacked as they were."""
+        if resize is None:
+            members = [member._rebuilt(results, None, values) for member in self._members]
+            return self._from_members(members, self._stack_dim, self._batch_size)
+        old = self._batch_size
+        new = resize(old)
+        d = self._stack_dim + len(new) - len(old)
+        old_member, new_member = remove_dim(old, self._stack_dim), remove_dim(new, d)
+        grow: Resize = lambda size: new_member + size[len(old_member) :]  # noqa: E731
+        members = [member._rebuilt(results, grow, values) for member in self._members]
+        return self._from_members(members, d, new)
+
+    def _reduced(self, along: Along) -> tuple[Self, ...]:
+        """Member by member where ``along`` leaves the stack dim alone; the members'
+        elements together for whole tensors; the dense stack along the stack dim."""
+        d = self._stack_dim
+        if along.dims is None and not along.keepdim:
+            return cast("tuple[Self, ...]", self._joined()._reduced(along))
+        if along.dims == "feature" or (along.dims is not None and d not in along.dims):
+            member_along = along.without(d)
+            results = [member._reduced(member_along) for member in self._members]
+            new_d = along.stack_dim_after(d)
+            return tuple(
+                self._restacked([result[i] for result in results], new_d)
+                for i in range(along.outputs)
+            )
+        dense = self._dense(f"an operation along the stack dim {d}")
+        return cast("tuple[Self, ...]", dense._reduced(along))
+
+    def _joined(self) -> Any:
+        """A collection of batch size [] holding, for each key, the members' elements
+        joined in one flat tensor (what a whole-tensor reduction reads)."""
+        values: dict[str, Any] = {}
+        for key in self._key_names():
+            parts = self._parts(key)
+            first = parts[0]
+            if isinstance(first, torch.Tensor):
+                values[key] = torch.cat([part.reshape(-1) for part in parts])
+            elif first._is_value_node:
+                values[key] = join_non_tensor(parts, "stack", 0, (key,))
+            else:  # nested collections: their members' elements joined the same way
+                batch = insert_dim(first.batch_size, 0, len(parts))
+                values[key] = self._from_members(parts, 0, batch)._joined()
+        return self._members[0]._new_like(values, torch.Size([]), self.device)
+
+    def _renamed(self, key_transform: Callable[[str], str]) -> Self:
+        return self._restacked([member._renamed(key_transform) for member in self._members])
 
     # --- shape operations that keep elements in their member -----------------------------
 

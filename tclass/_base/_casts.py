@@ -1,0 +1,176 @@
+"""dtype casts of every tensor: ``float()``, ``half()``, ``bfloat16()``, ``int()``,
+``type(dtype)``... with the peer's ``cast_filter``.
+
+``cast_filter(key, tensor) -> bool`` picks the tensors to cast, ``key`` being the full
+key as a tuple of str; the others are kept as they are (not copied). A tensorclass may
+declare a default filter for its instances (the class option ``cast_filter``); a filter
+given to the call replaces it, and ``cast_filter=None`` given explicitly casts every
+tensor. Results keep the class, the Python values and the lock state; a tensor already of
+the dtype is kept, not copied, as ``Tensor.to`` does.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._leafwise import Gather
+from tclass._base._pointwise import PointwiseOps
+
+__all__ = ["CastFilter", "CastOps", "is_inexact"]
+
+CastFilter = Callable[[tuple[str, ...], torch.Tensor], bool]
+
+_DEFAULT: Any = object()
+
+
+def is_inexact(*args: Any) -> bool:
+    """Whether the last argument is a floating-point or complex tensor: a ``cast_filter``
+    (``fn(key, tensor)``) that keeps integer and bool tensors out of a cast, also usable
+    as ``fn(tensor)``."""
+    dtype = args[-1].dtype
+    return bool(dtype.is_floating_point or dtype.is_complex)
+
+
+class CastOps(PointwiseOps):
+    """The dtype shorthands, written once for every collection."""
+
+    __slots__ = ()
+
+    def _default_cast_filter(self) -> CastFilter | None:
+        """The filter a cast uses when the call gives none (a tensorclass's class option)."""
+        return None
+
+    def _cast(self, dtype: torch.dtype, cast_filter: Any) -> Self:
+        """Every tensor (that ``cast_filter`` picks) cast to ``dtype``."""
+        if cast_filter is _DEFAULT:
+            cast_filter = self._default_cast_filter()
+        if cast_filter is None:
+            return self._pointwise(None, operator.methodcaller("type", dtype))
+        gather = Gather(paths=True)
+        self._collect(gather, (), self.batch_dims, ())
+        assert gather.paths is not None
+        results = [
+            leaf.to(dtype) if cast_filter(path, leaf) else leaf
+            for leaf, path in zip(gather.leaves, gather.paths)
+        ]
+        out = self._rebuilt(iter(results), None)
+        if self.is_locked:
+            out.lock_()
+        return out
+
+    @property
+    def dtype(self) -> torch.dtype | None:
+        """The dtype every tensor has, or None when they differ (or there is none)."""
+        gather = Gather()
+        self._collect(gather, (), self.batch_dims, ())
+        dtypes = {leaf.dtype for leaf in gather.leaves}
+        return dtypes.pop() if len(dtypes) == 1 else None
+
+    def is_floating_point(self) -> bool:
+        """Whether every tensor is floating-point (and there is at least one)."""
+        return self.dtype is not None and self.dtype.is_floating_point
+
+    def type(self, dst_type: torch.dtype, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``dst_type``."""
+        return self._cast(dst_type, cast_filter)
+
+    def float(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.float32``."""
+        return self._cast(torch.float32, cast_filter)
+
+    def double(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.float64``."""
+        return self._cast(torch.float64, cast_filter)
+
+    def half(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.float16``."""
+        return self._cast(torch.float16, cast_filter)
+
+    def bfloat16(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.bfloat16``."""
+        return self._cast(torch.bfloat16, cast_filter)
+
+    def int(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.int32``."""
+        return self._cast(torch.int32, cast_filter)
+
+    def long(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.int64``."""
+        return self._cast(torch.int64, cast_filter)
+
+    def short(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.int16``."""
+        return self._cast(torch.int16, cast_filter)
+
+    def char(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.int8``."""
+        return self._cast(torch.int8, cast_filter)
+
+    def byte(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.uint8``."""
+        return self._cast(torch.uint8, cast_filter)
+
+    def bool(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.bool``."""
+        return self._cast(torch.bool, cast_filter)
+
+    def float16(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.float16``."""
+        return self._cast(torch.float16, cast_filter)
+
+    def float32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.float32``."""
+        return self._cast(torch.float32, cast_filter)
+
+    def float64(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.float64``."""
+        return self._cast(torch.float64, cast_filter)
+
+    def int8(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.int8``."""
+        return self._cast(torch.int8, cast_filter)
+
+    def int16(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.int16``."""
+        return self._cast(torch.int16, cast_filter)
+
+    def int32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.int32``."""
+        return self._cast(torch.int32, cast_filter)
+
+    def int64(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.int64``."""
+        return self._cast(torch.int64, cast_filter)
+
+    def uint8(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.uint8``."""
+        return self._cast(torch.uint8, cast_filter)
+
+    def uint16(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.uint16``."""
+        return self._cast(torch.uint16, cast_filter)
+
+    def uint32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.uint32``."""
+        return self._cast(torch.uint32, cast_filter)
+
+    def uint64(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.uint64``."""
+        return self._cast(torch.uint64, cast_filter)
+
+    def complex32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.complex32``."""
+        return self._cast(torch.complex32, cast_filter)
+
+    def complex64(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.complex64``."""
+        return self._cast(torch.complex64, cast_filter)
+
+    def complex128(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.complex128``."""
+        return self._cast(torch.complex128, cast_filter)

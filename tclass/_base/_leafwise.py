@@ -1,0 +1,498 @@
+"""Element-wise work on every tensor of a collection at once: the shared machinery.
+
+A collection's tensors are *gathered* into one flat list (depth first, in key order),
+together with the piece of each operand that goes with every tensor; one fused
+multi-tensor kernel (``torch._foreach_*``) works on the whole list where torch has one for
+the arguments, else the torch function runs tensor by tensor; the results are put back
+into a collection of the same structure (*rebuilt*): :class:`LeafwiseOps`, whose walk a
+lazy stack (member by member), a record (its storage) and a Python-value node (kept)
+override. The methods built on it are in ``_pointwise.py``, ``_operators.py``,
+``_reductions.py`` and ``_casts.py``.
+
+Operands are numbers (given to the kernel as they are), tensors and collections:
+
+* in ``"batch"`` alignment (arithmetic, comparisons) a tensor covers the batch dims the
+  way torch broadcasts shapes: its dims line up with the *last* batch dims, and it is
+  padded with size-1 dims on the right to reach over each tensor's feature dims; one with
+  more dims than the batch adds batch dims in front, as torch does;
+* in ``"mask"`` alignment (``where``, ``masked_fill``) it covers the *leading* batch dims;
+* a collection must hold the same keys (Python values aside), nested alike; its batch
+  size broadcasts with this one's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal, TypeAlias
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._core._batch import format_shape
+from tclass.errors import BatchSizeError, KeyNotFoundError, OperandError
+
+__all__ = [
+    "Alignment",
+    "Gather",
+    "LeafwiseOps",
+    "Resize",
+    "as_scalar",
+    "broadcast_batch",
+    "check_same_keys",
+    "mismatched_entry",
+    "pad_operand",
+    "refuse_operand",
+    "run_leafwise",
+]
+
+Alignment: TypeAlias = Literal["batch", "mask"]
+Resize: TypeAlias = Callable[[torch.Size], torch.Size]
+"""Maps a node's batch size before an operation to its batch size after it."""
+
+_Tensor = torch.Tensor
+_PYTHON_NUMBERS = (int, float, bool, complex)
+_PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the list fast paths
+_NO_KWARGS: dict[str, Any] = {}
+
+
+class Gather:
+    """What a walk collects: the tensors in walk order, for each tensor operand the piece
+    aligned with each tensor, and (for ``cast_filter``) each tensor's full key.
+
+    ``subset``: a collection operand may hold only some of the keys (``copy_``); only
+    the tensors it has a counterpart for are gathered. ``values``: also collect each
+    Python-value node with the operands' counterparts of it (``where`` picks values).
+    """
+
+    __slots__ = ("alignment", "leaves", "operands", "paths", "subset", "values")
+
+    def __init__(
+        self,
+        operands: int = 0,
+        alignment: Alignment = "batch",
+        *,
+        paths: bool = False,
+        subset: bool = False,
+        values: bool = False,
+    ) -> None:
+        self.leaves: list[torch.Tensor] = []
+        self.operands: list[list[Any]] = [[] for _ in range(operands)]
+        self.paths: list[tuple[str, ...]] | None = [] if paths else None
+        self.values: list[tuple[Any, tuple[Any, ...]]] | None = [] if values else None
+        self.alignment = alignment
+        self.subset = subset
+
+
+def as_scalar(value: object) -> int | float | bool | complex | None:
+    """``value`` as a Python number if it is a number (numpy scalars included), else None."""
+    if isinstance(value, _PYTHON_NUMBERS):
+        return value
+    if isinstance(value, numbers.Number) and hasattr(value, "item"):
+        item = value.item()
+        if isinstance(item, _PYTHON_NUMBERS):
+            return item
+    return None
+
+
+def pad_operand(
+    operand: torch.Tensor, leaf: torch.Tensor, batch_dims: int, alignment: Alignment
+) -> torch.Tensor:
+    """``operand`` reshaped (a view) to broadcast against ``leaf`` as ``alignment`` says."""
+    extra = leaf.ndim - (batch_dims if alignment == "batch" else operand.ndim)
+    if extra <= 0:
+        return operand
+    return operand.reshape(operand.shape + (1,) * extra)
+
+
+def broadcast_batch(batch_size: torch.Size, shape: Sequence[int], what: str) -> torch.Size:
+    """The batch size after broadcasting with ``shape`` (torch's rules: shapes lined up on
+    their last dims, sizes equal or 1), or an error naming both."""
+    if not shape or shape == batch_size:  # a scalar-shaped operand, or the same batch
+        return batch_size
+    ndim = max(len(batch_size), len(shape))
+    a = (1,) * (ndim - len(batch_size)) + tuple(batch_size)
+    b = (1,) * (ndim - len(shape)) + tuple(shape)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            msg = (
+                f"cannot broadcast the batch size {format_shape(batch_size)} with {what} "
+                f"{format_shape(shape)}: a tensor operand lines up with the last batch dims (as "
+                "torch broadcasts) and a collection's batch size must broadcast with this one"
+            )
+            raise BatchSizeError(msg)
+        out.append(y if x == 1 else x)
+    return torch.Size(out)
+
+
+def check_same_keys(
+    mine: Mapping[str, Any], theirs: Mapping[str, Any], prefix: tuple[str, ...], subset: bool
+) -> None:
+    """Raises KeyNotFoundError naming the keys (Python values aside) that only one side
+    has (with ``subset``, only the right one's extra keys count)."""
+    if mine.keys() == theirs.keys():
+        return
+    only_left = [] if subset else [k for k, v in mine.items() if k not in theirs and _data(v)]
+    only_right = [k for k, v in theirs.items() if k not in mine and _data(v)]
+    if not (only_left or only_right):
+        return
+    where = f" under {prefix!r}" if prefix else ""
+    if subset:
+        msg = f"keys {sorted(only_right)}{where} of the source are not in the destination"
+    else:
+        msg = (
+            f"the collections hold different keys{where}: only in the left one: "
+            f"{sorted(only_left)}, only in the right one: {sorted(only_right)}; pass "
+            "default='intersection' (or a value for the missing entries) to combine them"
+        )
+    raise KeyNotFoundError(msg)
+
+
+def _data(value: object) -> bool:
+    """Whether an entry holds tensors (not a Python value)."""
+    return not getattr(value, "_is_value_node", False)
+
+
+def mismatched_entry(
+    key: str, prefix: tuple[str, ...], mine: object, theirs: object
+) -> KeyNotFoundError:
+    """The error for an entry that is a tensor on one side and a collection on the other."""
+    path = prefix + (key,)
+    name = path[0] if len(path) == 1 else path
+    msg = (
+        f"entry {name!r} is a {_kind(mine)} in the left collection but a {_kind(theirs)} in "
+        "the right one: the collections must be nested alike"
+    )
+    return KeyNotFoundError(msg)
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, _Tensor):
+        return "tensor"
+    return type(value).__name__ if _data(value) else "Python value"
+
+
+def refuse_operand(operation: str, operand: object) -> OperandError:
+    """The error for an operand that is not a number, a tensor or a collection."""
+    msg = (
+        f"{operation}: unsupported operand of type {type(operand).__name__}; give a number, "
+        "a tensor (over the batch dims) or a collection with the same keys"
+    )
+    return OperandError(msg)
+
+
+def run_leafwise(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    leaves: list[torch.Tensor],
+    operands: Sequence[Any],
+    kwargs: Mapping[str, Any],
+) -> list[Any]:
+    """``foreach(leaves, *operands, **kwargs)`` or, where torch has no fused kernel for
+    these arguments, ``each(leaf, *leaf_operands, **kwargs)`` leaf by leaf.
+
+    Each operand is a scalar (the same for every leaf) or a list with one item per leaf.
+    In-place kernels return None: the leaves themselves are then the results.
+    """
+    if not leaves:
+        return []
+    if foreach is not None:
+        try:
+            results = _fused(foreach, leaves, operands, kwargs)
+        except TypeError:  # no kernel takes these arguments: leaf by leaf below
+            pass
+        else:
+            return leaves if results is None else results
+    columns = [op if type(op) is list else itertools.repeat(op) for op in operands]
+    if kwargs:
+        results = [each(*args, **kwargs) for args in zip(leaves, *columns)]
+    else:  # one C-level loop where `each` is a C function
+        results = list(map(each, leaves, *columns))
+    return leaves if results[0] is None else results
+
+
+def _fused(
+    foreach: Callable[..., Any],
+    leaves: list[torch.Tensor],
+    operands: Sequence[Any],
+    kwargs: Mapping[str, Any],
+) -> list[torch.Tensor] | None:
+    """One kernel call on CPU (where torch loops over the tensors itself); elsewhere one
+    call per (device, dtype) group, which is what the fast fused kernels take."""
+    if leaves[0].is_cpu:
+        return foreach(leaves, *operands, **kwargs)  # type: ignore[no-any-return]
+    groups: dict[tuple[torch.device, torch.dtype], list[int]] = {}
+    for position, leaf in enumerate(leaves):
+        groups.setdefault((leaf.device, leaf.dtype), []).append(position)
+    if len(groups) == 1:
+        return foreach(leaves, *operands, **kwargs)  # type: ignore[no-any-return]
+    out: list[torch.Tensor] = list(leaves)
+    for positions in groups.values():
+        part = [leaves[i] for i in positions]
+        args = [[op[i] for i in positions] if type(op) is list else op for op in operands]
+        results = foreach(part, *args, **kwargs)
+        if results is not None:
+            for i, result in zip(positions, results):
+                out[i] = result
+    return out
+
+
+class LeafwiseOps(TensorCollection):
+    """The walk every element-wise operation goes through: gather the tensors of a
+    collection's tree (with their operands), run the kernels, rebuild the tree."""
+
+    __slots__ = ()
+
+    # --- the walk: gather the tensors, rebuild the tree ------------------------------------
+
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        """Appends this tree's tensors (and each operand's matching pieces) to ``into``.
+
+        ``batch_dims`` is the batch dims of the collection the walk started from (tensor
+        operands are aligned with those).
+        """
+        mine = self._entries()
+        plain = set(map(type, mine.values())) <= _PLAIN  # only tensors here: whole lists
+        if into.paths is None and into.values is None:
+            if not operands:
+                if plain:
+                    into.leaves.extend(mine.values())  # type: ignore[arg-type]
+                    return
+                for value in mine.values():
+                    if isinstance(value, _Tensor):
+                        into.leaves.append(value)
+                    elif not value._is_value_node:
+                        value._collect(into, operands, batch_dims, prefix)
+                return
+            if len(operands) == 1 and not into.subset:
+                other = operands[0]
+                if isinstance(other, TensorCollection):  # td * td: the common case
+                    theirs = other._entries()
+                    check_same_keys(mine, theirs, prefix, False)
+                    if plain:
+                        pieces = list(map(theirs.__getitem__, mine))
+                        if set(map(type, pieces)) <= _PLAIN:
+                            into.leaves.extend(mine.values())  # type: ignore[arg-type]
+                            into.operands[0].extend(pieces)
+                            return
+                    self._collect_pairs(mine, theirs, into, batch_dims, prefix)
+                    return
+        self._collect_entries(mine, into, operands, batch_dims, prefix)
+
+    def _collect_pairs(
+        self,
+        mine: Mapping[str, Any],
+        theirs: Mapping[str, Any],
+        into: Gather,
+        batch_dims: int,
+        prefix: tuple[str, ...],
+    ) -> None:
+        """:meth:`_collect` with one collection operand (keys already checked), entry by
+        entry: a record's fields beside its Python values, nested collections."""
+        leaves, pieces = into.leaves, into.operands[0]
+        for key, value in mine.items():
+            if isinstance(value, _Tensor):
+                piece = theirs[key]
+                if not isinstance(piece, _Tensor):
+                    raise mismatched_entry(key, prefix, value, piece)
+                leaves.append(value)
+                pieces.append(piece)
+            elif not value._is_value_node:
+                sub = _sub_operand(theirs, theirs, key, prefix)
+                value._collect(into, (sub,), batch_dims, prefix + (key,))
+
+    def _collect_entries(
+        self,
+        mine: Mapping[str, Any],
+        into: Gather,
+        operands: tuple[Any, ...],
+        batch_dims: int,
+        prefix: tuple[str, ...],
+    ) -> None:
+        """:meth:`_collect` entry by entry (nested collections, Python values, tensor
+        operands to align, keys to record)."""
+        theirs = [op._entries() if isinstance(op, TensorCollection) else None for op in operands]
+        for entries in theirs:
+            if entries is not None:
+                check_same_keys(mine, entries, prefix, into.subset)
+        source = theirs[0] if into.subset else None
+        leaves, paths, alignment = into.leaves, into.paths, into.alignment
+        # One (pieces, operand, entries) column per operand: this loop runs per tensor.
+        columns = list(zip(into.operands, operands, theirs))
+        for key, value in mine.items():
+            if source is not None and key not in source:
+                continue  # copy_ from a source holding some of the keys
+            if isinstance(value, _Tensor):
+                leaves.append(value)
+                if paths is not None:
+                    paths.append(prefix + (key,))
+                for pieces, operand, entries in columns:
+                    if entries is None:  # a tensor over the batch dims
+                        pieces.append(pad_operand(operand, value, batch_dims, alignment))
+                        continue
+                    piece = entries[key]
+                    if not isinstance(piece, _Tensor):
+                        raise mismatched_entry(key, prefix, value, piece)
+                    pieces.append(piece)
+            elif not value._is_value_node:
+                subs = tuple([_sub_operand(op, e, key, prefix) for op, e in zip(operands, theirs)])
+                value._collect(into, subs, batch_dims, prefix + (key,))
+            elif into.values is not None:
+                counterparts = tuple(
+                    op if entries is None else entries.get(key)
+                    for op, entries in zip(operands, theirs)
+                )
+                into.values.append((value, counterparts))
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        """A collection shaped like this one holding the next ``results`` in walk order
+        (the order of :meth:`_collect`); ``resize`` gives each node's new batch size;
+        ``values``, if given, the new Python-value nodes in walk order."""
+        mine = self._entries()
+        if set(map(type, mine.values())) <= _PLAIN:  # only tensors here: one zip
+            entries: dict[str, Any] = dict(zip(mine, results))  # mine first: stops in time
+        else:
+            entries = self._rebuilt_entries(mine, results, resize, values)
+        batch = self.batch_size if resize is None else resize(self.batch_size)
+        return self._new_like(entries, batch, self.device)
+
+    def _rebuilt_entries(
+        self,
+        mine: Mapping[str, Any],
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None,
+    ) -> dict[str, Any]:
+        entries: dict[str, Any] = {}
+        for key, value in mine.items():
+            if isinstance(value, _Tensor):
+                entries[key] = next(results)
+            elif values is not None and value._is_value_node:
+                entries[key] = next(values)
+            else:
+                entries[key] = value._rebuilt(results, resize, values)
+        return entries
+
+    # --- the two helpers -----------------------------------------------------------------
+
+    def _pointwise(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        alignment: Alignment = "batch",
+        operation: str = "",
+        lock: bool = True,
+        values: Callable[..., Any] | None = None,
+    ) -> Self:
+        """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
+        tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
+
+        ``lock``: the result is locked when this collection is (the peer's rule for
+        arithmetic and casts; comparisons give unlocked masks). ``values``, if given,
+        makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
+        """
+        gather, args, batch = self._gathered(
+            operands, alignment, operation, each, values=values is not None
+        )
+        results = run_leafwise(foreach, each, gather.leaves, args, kwargs or _NO_KWARGS)
+        own = self.batch_size
+        resize = None if batch == own else _grown(batch, len(own))
+        nodes = None
+        if values is not None and gather.values is not None:
+            nodes = iter(
+                [values(node, *_placed(operands, walked)) for node, walked in gather.values]
+            )
+        out = self._rebuilt(iter(results), resize, nodes)
+        if lock and self.is_locked:
+            out.lock_()
+        return out
+
+    def _pointwise_(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        alignment: Alignment = "batch",
+        operation: str = "",
+        subset: bool = False,
+    ) -> Self:
+        """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
+        in-place ``foreach`` kernel on all of them at once where it takes the arguments.
+
+        Works on locked and memory-mapped collections: the data is written, no entry is
+        replaced. A result that does not fit a tensor's dtype or shape raises as torch does.
+        """
+        gather, args, _ = self._gathered(operands, alignment, operation, each, subset=subset)
+        run_leafwise(foreach, each, gather.leaves, args, kwargs or _NO_KWARGS)
+        return self
+
+    def _gathered(
+        self,
+        operands: tuple[Any, ...],
+        alignment: Alignment,
+        operation: str,
+        each: Callable[..., Any],
+        *,
+        subset: bool = False,
+        values: bool = False,
+    ) -> tuple[Gather, list[Any], torch.Size]:
+        """The tensors gathered with their operands' pieces, the arguments for the kernels
+        (each operand's list of pieces, or the number itself) and the batch size the
+        operands broadcast this one to."""
+        own = batch = self.batch_size
+        walked: list[Any] = []
+        for operand in operands:
+            if isinstance(operand, (_Tensor, TensorCollection)):
+                if alignment == "batch" and operand.shape != batch:
+                    what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
+                    batch = broadcast_batch(batch, operand.shape, what)
+                walked.append(operand)
+            elif operand is not None and as_scalar(operand) is None:
+                name = operation or getattr(each, "__name__", "this operation")
+                raise refuse_operand(name, operand)
+        gather = Gather(len(walked), alignment, subset=subset, values=values)
+        self._collect(gather, tuple(walked), len(own), ())
+        if not walked:
+            return gather, [as_scalar(op) for op in operands], batch
+        pieces = iter(gather.operands)
+        args = [
+            next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else as_scalar(op)
+            for op in operands
+        ]
+        return gather, args, batch
+
+
+def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...]) -> Any:
+    """The part of a walked operand that goes with the nested collection at ``key``."""
+    if entries is None:
+        return operand
+    part = entries[key]
+    if not isinstance(part, TensorCollection) or getattr(part, "_is_value_node", False):
+        raise mismatched_entry(key, prefix, "collection", part)
+    return part
+
+
+def _placed(operands: tuple[Any, ...], walked: tuple[Any, ...]) -> list[Any]:
+    """The operands with each walked one (tensor, collection) replaced by its piece."""
+    pieces = iter(walked)
+    return [next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else op for op in operands]
+
+
+def _grown(batch: torch.Size, old_dims: int) -> Resize:
+    """The resize of an operation whose operands broadcast the root batch to ``batch``."""
+    return lambda size: batch + size[old_dims:]

@@ -1,0 +1,242 @@
+"""Python's operators on collections: ``td + 1``, ``1 - td``, ``td *= 0.5``, ``-td``,
+``abs(td)``, ``td < 0``, ``mask & other``, ``~mask``...
+
+Each operator is the pointwise operation of ``_pointwise.py`` on every tensor, with a
+number, a tensor over the batch dims (lined up with the last batch dims, as torch
+broadcasts) or a collection holding the same keys. Reflected forms (``1 - td``,
+``tensor * td``) put the operand on the left; in-place forms (``td += 1``) write into the
+existing tensors, so they work on locked and memory-mapped collections. Any other operand
+gives ``NotImplemented``, so Python tries the operand's own operator and then raises
+``TypeError``. ``==`` and ``!=`` live with the other element-wise operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._base._leafwise import as_scalar
+from tclass._base._pointwise import Operand, PointwiseOps
+
+__all__ = ["OperatorOps"]
+
+_Tensor = torch.Tensor
+
+
+def _takes(other: object) -> bool:
+    """Whether an operator takes ``other``: a number, a tensor or a collection."""
+    return isinstance(other, (_Tensor, TensorCollection)) or as_scalar(other) is not None
+
+
+class OperatorOps(PointwiseOps):
+    """Arithmetic, ordering and bitwise operators, with their reflected and in-place forms."""
+
+    __slots__ = ()
+
+    # --- arithmetic ----------------------------------------------------------------------
+
+    def __add__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(torch._foreach_add, torch.add, (other,))
+
+    def __radd__(self, other: Operand) -> Self:
+        return self.__add__(other)
+
+    def __iadd__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(torch._foreach_add_, _Tensor.add_, (other,))
+
+    def __sub__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(torch._foreach_sub, torch.sub, (other,))
+
+    def __rsub__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.rsub, (other,))
+
+    def __isub__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(torch._foreach_sub_, _Tensor.sub_, (other,))
+
+    def __mul__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(torch._foreach_mul, torch.mul, (other,))
+
+    def __rmul__(self, other: Operand) -> Self:
+        return self.__mul__(other)
+
+    def __imul__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(torch._foreach_mul_, _Tensor.mul_, (other,))
+
+    def __truediv__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(torch._foreach_div, torch.div, (other,))
+
+    def __rtruediv__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, _reflected_div, (other,))
+
+    def __itruediv__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(torch._foreach_div_, _Tensor.div_, (other,))
+
+    def __floordiv__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.floor_divide, (other,))
+
+    def __rfloordiv__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, _reflected_floor_divide, (other,))
+
+    def __ifloordiv__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(None, _Tensor.floor_divide_, (other,))
+
+    def __mod__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.remainder, (other,))
+
+    def __rmod__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, _reflected_remainder, (other,))
+
+    def __imod__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(None, _Tensor.remainder_, (other,))
+
+    def __pow__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(torch._foreach_pow, torch.pow, (other,))
+
+    def __rpow__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(_foreach_rpow, _reflected_pow, (other,))
+
+    def __ipow__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(torch._foreach_pow_, _Tensor.pow_, (other,))
+
+    # --- unary ---------------------------------------------------------------------------
+
+    def __neg__(self) -> Self:
+        return self._pointwise(torch._foreach_neg, torch.neg)
+
+    def __abs__(self) -> Self:
+        return self._pointwise(torch._foreach_abs, torch.abs)
+
+    def __invert__(self) -> Self:
+        return self._pointwise(None, torch.bitwise_not)
+
+    # --- ordering (bool collections; Python values are kept as they are) -----------------
+
+    def __lt__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.lt, (other,), lock=False)
+
+    def __le__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.le, (other,), lock=False)
+
+    def __gt__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.gt, (other,), lock=False)
+
+    def __ge__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.ge, (other,), lock=False)
+
+    # --- bitwise (bool masks, integer tensors) --------------------------------------------
+
+    def __and__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.bitwise_and, (other,))
+
+    def __rand__(self, other: Operand) -> Self:
+        return self.__and__(other)
+
+    def __iand__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(None, _Tensor.bitwise_and_, (other,))
+
+    def __or__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.bitwise_or, (other,))
+
+    def __ror__(self, other: Operand) -> Self:
+        return self.__or__(other)
+
+    def __ior__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(None, _Tensor.bitwise_or_, (other,))
+
+    def __xor__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise(None, torch.bitwise_xor, (other,))
+
+    def __rxor__(self, other: Operand) -> Self:
+        return self.__xor__(other)
+
+    def __ixor__(self, other: Operand) -> Self:
+        if not _takes(other):
+            return NotImplemented
+        return self._pointwise_(None, _Tensor.bitwise_xor_, (other,))
+
+
+# The reflected operations: the operand on the left of each tensor, as Python computes
+# `operand <op> tensor` for a number or a tensor.
+
+
+def _reflected_div(tensor: torch.Tensor, other: Any) -> torch.Tensor:
+    return other / tensor  # type: ignore[no-any-return]
+
+
+def _reflected_floor_divide(tensor: torch.Tensor, other: Any) -> torch.Tensor:
+    return other // tensor  # type: ignore[no-any-return]
+
+
+def _reflected_remainder(tensor: torch.Tensor, other: Any) -> torch.Tensor:
+    return other % tensor  # type: ignore[no-any-return]
+
+
+def _reflected_pow(tensor: torch.Tensor, other: Any) -> torch.Tensor:
+    return other**tensor  # type: ignore[no-any-return]
+
+
+def _foreach_rpow(tensors: list[torch.Tensor], base: Any) -> Sequence[torch.Tensor]:
+    """``base ** tensor`` for every tensor with the fused kernel (a number ``base`` only)."""
+    if isinstance(base, list):
+        raise TypeError("one base per tensor: computed tensor by tensor")
+    return torch._foreach_pow(base, tensors)

@@ -1,0 +1,767 @@
+"""Pointwise math on every tensor of a collection: ``exp``, ``add``, ``clamp``, ``lerp``...
+
+Each method is written once here, with the peer's name and signature, and answered by
+every collection: TensorDicts, lazy stacks (member by member, never densified), records
+(which keep their class) and memory-mapped collections (in-place forms write into the
+files). All go through two helpers of ``_leafwise.py``, ``_pointwise`` (a new
+collection) and ``_pointwise_`` (in place), which gather the tensors of the whole tree,
+run one fused ``torch._foreach_*`` kernel where torch has one for the arguments (else the
+torch function tensor by tensor) and rebuild the tree.
+
+Results keep the class, batch size, device and lock state (as the peer does) and the
+Python values, which are shared, not copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, cast
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._base._leafwise import LeafwiseOps
+from tclass._core._dispatch import implements
+from tclass.errors import OperandError
+
+__all__ = ["Operand", "PointwiseOps"]
+
+Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | complex
+"""What binary math takes: a number, a tensor over the batch dims, or a collection."""
+
+_Tensor = torch.Tensor
+
+
+class PointwiseOps(LeafwiseOps):
+    """Element-wise math shared by every collection."""
+
+    __slots__ = ()
+
+    def _binary(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        other: Any,
+        default: Any,
+        kwargs: dict[str, Any] | None = None,
+        operation: str = "",
+    ) -> Self:
+        """``_pointwise`` with one operand, after ``default=`` has completed or restricted
+        the two key sets where they differ."""
+        if default is not None and isinstance(other, TensorCollection):
+            mine, theirs = _align_keys(self, other, default)
+            return cast(Self, mine._binary(foreach, each, theirs, None, kwargs, operation))
+        return self._pointwise(foreach, each, (other,), kwargs, operation=operation)
+
+    # --- unary ---------------------------------------------------------------------------
+
+    @implements(torch.abs, torch.absolute)
+    def abs(self) -> Self:
+        """``torch.abs`` of every tensor."""
+        return self._pointwise(torch._foreach_abs, torch.abs)
+
+    @implements(torch.abs_)
+    def abs_(self) -> Self:
+        """In-place :meth:`abs`."""
+        return self._pointwise_(torch._foreach_abs_, _Tensor.abs_)
+
+    @implements(torch.acos)
+    def acos(self) -> Self:
+        """``torch.acos`` of every tensor."""
+        return self._pointwise(torch._foreach_acos, torch.acos)
+
+    @implements(torch.acos_)
+    def acos_(self) -> Self:
+        """In-place :meth:`acos`."""
+        return self._pointwise_(torch._foreach_acos_, _Tensor.acos_)
+
+    @implements(torch.asin)
+    def asin(self) -> Self:
+        """``torch.asin`` of every tensor."""
+        return self._pointwise(torch._foreach_asin, torch.asin)
+
+    @implements(torch.asin_)
+    def asin_(self) -> Self:
+        """In-place :meth:`asin`."""
+        return self._pointwise_(torch._foreach_asin_, _Tensor.asin_)
+
+    @implements(torch.atan)
+    def atan(self) -> Self:
+        """``torch.atan`` of every tensor."""
+        return self._pointwise(torch._foreach_atan, torch.atan)
+
+    @implements(torch.atan_)
+    def atan_(self) -> Self:
+        """In-place :meth:`atan`."""
+        return self._pointwise_(torch._foreach_atan_, _Tensor.atan_)
+
+    @implements(torch.ceil)
+    def ceil(self) -> Self:
+        """``torch.ceil`` of every tensor."""
+        return self._pointwise(torch._foreach_ceil, torch.ceil)
+
+    @implements(torch.ceil_)
+    def ceil_(self) -> Self:
+        """In-place :meth:`ceil`."""
+        return self._pointwise_(torch._foreach_ceil_, _Tensor.ceil_)
+
+    @implements(torch.cos)
+    def cos(self) -> Self:
+        """``torch.cos`` of every tensor."""
+        return self._pointwise(torch._foreach_cos, torch.cos)
+
+    @implements(torch.cos_)
+    def cos_(self) -> Self:
+        """In-place :meth:`cos`."""
+        return self._pointwise_(torch._foreach_cos_, _Tensor.cos_)
+
+    @implements(torch.cosh)
+    def cosh(self) -> Self:
+        """``torch.cosh`` of every tensor."""
+        return self._pointwise(torch._foreach_cosh, torch.cosh)
+
+    @implements(torch.cosh_)
+    def cosh_(self) -> Self:
+        """In-place :meth:`cosh`."""
+        return self._pointwise_(torch._foreach_cosh_, _Tensor.cosh_)
+
+    @implements(torch.erf)
+    def erf(self) -> Self:
+        """``torch.erf`` of every tensor."""
+        return self._pointwise(torch._foreach_erf, torch.erf)
+
+    @implements(torch.erf_)
+    def erf_(self) -> Self:
+        """In-place :meth:`erf`."""
+        return self._pointwise_(torch._foreach_erf_, _Tensor.erf_)
+
+    @implements(torch.erfc)
+    def erfc(self) -> Self:
+        """``torch.erfc`` of every tensor."""
+        return self._pointwise(torch._foreach_erfc, torch.erfc)
+
+    @implements(torch.erfc_)
+    def erfc_(self) -> Self:
+        """In-place :meth:`erfc`."""
+        return self._pointwise_(torch._foreach_erfc_, _Tensor.erfc_)
+
+    @implements(torch.exp)
+    def exp(self) -> Self:
+        """``torch.exp`` of every tensor."""
+        return self._pointwise(torch._foreach_exp, torch.exp)
+
+    @implements(torch.exp_)
+    def exp_(self) -> Self:
+        """In-place :meth:`exp`."""
+        return self._pointwise_(torch._foreach_exp_, _Tensor.exp_)
+
+    @implements(torch.expm1)
+    def expm1(self) -> Self:
+        """``torch.expm1`` of every tensor."""
+        return self._pointwise(torch._foreach_expm1, torch.expm1)
+
+    @implements(torch.expm1_)
+    def expm1_(self) -> Self:
+        """In-place :meth:`expm1`."""
+        return self._pointwise_(torch._foreach_expm1_, _Tensor.expm1_)
+
+    @implements(torch.floor)
+    def floor(self) -> Self:
+        """``torch.floor`` of every tensor."""
+        return self._pointwise(torch._foreach_floor, torch.floor)
+
+    @implements(torch.floor_)
+    def floor_(self) -> Self:
+        """In-place :meth:`floor`."""
+        return self._pointwise_(torch._foreach_floor_, _Tensor.floor_)
+
+    @implements(torch.frac)
+    def frac(self) -> Self:
+        """``torch.frac`` of every tensor."""
+        return self._pointwise(torch._foreach_frac, torch.frac)
+
+    @implements(torch.frac_)
+    def frac_(self) -> Self:
+        """In-place :meth:`frac`."""
+        return self._pointwise_(torch._foreach_frac_, _Tensor.frac_)
+
+    @implements(torch.lgamma)
+    def lgamma(self) -> Self:
+        """``torch.lgamma`` of every tensor."""
+        return self._pointwise(torch._foreach_lgamma, torch.lgamma)
+
+    def lgamma_(self) -> Self:
+        """In-place :meth:`lgamma`."""
+        return self._pointwise_(torch._foreach_lgamma_, _Tensor.lgamma_)
+
+    @implements(torch.log)
+    def log(self) -> Self:
+        """``torch.log`` of every tensor."""
+        return self._pointwise(torch._foreach_log, torch.log)
+
+    @implements(torch.log_)
+    def log_(self) -> Self:
+        """In-place :meth:`log`."""
+        return self._pointwise_(torch._foreach_log_, _Tensor.log_)
+
+    @implements(torch.log10)
+    def log10(self) -> Self:
+        """``torch.log10`` of every tensor."""
+        return self._pointwise(torch._foreach_log10, torch.log10)
+
+    @implements(torch.log10_)
+    def log10_(self) -> Self:
+        """In-place :meth:`log10`."""
+        return self._pointwise_(torch._foreach_log10_, _Tensor.log10_)
+
+    @implements(torch.log1p)
+    def log1p(self) -> Self:
+        """``torch.log1p`` of every tensor."""
+        return self._pointwise(torch._foreach_log1p, torch.log1p)
+
+    @implements(torch.log1p_)
+    def log1p_(self) -> Self:
+        """In-place :meth:`log1p`."""
+        return self._pointwise_(torch._foreach_log1p_, _Tensor.log1p_)
+
+    @implements(torch.log2)
+    def log2(self) -> Self:
+        """``torch.log2`` of every tensor."""
+        return self._pointwise(torch._foreach_log2, torch.log2)
+
+    @implements(torch.log2_)
+    def log2_(self) -> Self:
+        """In-place :meth:`log2`."""
+        return self._pointwise_(torch._foreach_log2_, _Tensor.log2_)
+
+    @implements(torch.neg, torch.negative)
+    def neg(self) -> Self:
+        """``torch.neg`` of every tensor (also ``-collection``)."""
+        return self._pointwise(torch._foreach_neg, torch.neg)
+
+    @implements(torch.neg_)
+    def neg_(self) -> Self:
+        """In-place :meth:`neg`."""
+        return self._pointwise_(torch._foreach_neg_, _Tensor.neg_)
+
+    @implements(torch.reciprocal)
+    def reciprocal(self) -> Self:
+        """``torch.reciprocal`` of every tensor."""
+        return self._pointwise(torch._foreach_reciprocal, torch.reciprocal)
+
+    @implements(torch.reciprocal_)
+    def reciprocal_(self) -> Self:
+        """In-place :meth:`reciprocal`."""
+        return self._pointwise_(torch._foreach_reciprocal_, _Tensor.reciprocal_)
+
+    @implements(torch.round)
+    def round(self, *, decimals: int = 0) -> Self:
+        """``torch.round`` of every tensor (to ``decimals`` places)."""
+        if decimals:
+            return self._pointwise(None, torch.round, kwargs={"decimals": decimals})
+        return self._pointwise(torch._foreach_round, torch.round)
+
+    @implements(torch.round_)
+    def round_(self, *, decimals: int = 0) -> Self:
+        """In-place :meth:`round`."""
+        if decimals:
+            return self._pointwise_(None, _Tensor.round_, kwargs={"decimals": decimals})
+        return self._pointwise_(torch._foreach_round_, _Tensor.round_)
+
+    @implements(torch.rsqrt)
+    def rsqrt(self) -> Self:
+        """``torch.rsqrt`` of every tensor."""
+        return self._pointwise(torch._foreach_rsqrt, torch.rsqrt)
+
+    @implements(torch.rsqrt_)
+    def rsqrt_(self) -> Self:
+        """In-place :meth:`rsqrt`."""
+        return self._pointwise_(torch._foreach_rsqrt_, _Tensor.rsqrt_)
+
+    @implements(torch.sigmoid)
+    def sigmoid(self) -> Self:
+        """``torch.sigmoid`` of every tensor."""
+        return self._pointwise(torch._foreach_sigmoid, torch.sigmoid)
+
+    @implements(torch.sigmoid_)
+    def sigmoid_(self) -> Self:
+        """In-place :meth:`sigmoid`."""
+        return self._pointwise_(torch._foreach_sigmoid_, _Tensor.sigmoid_)
+
+    @implements(torch.sign)
+    def sign(self) -> Self:
+        """``torch.sign`` of every tensor."""
+        return self._pointwise(torch._foreach_sign, torch.sign)
+
+    def sign_(self) -> Self:
+        """In-place :meth:`sign`."""
+        return self._pointwise_(torch._foreach_sign_, _Tensor.sign_)
+
+    @implements(torch.sin)
+    def sin(self) -> Self:
+        """``torch.sin`` of every tensor."""
+        return self._pointwise(torch._foreach_sin, torch.sin)
+
+    @implements(torch.sin_)
+    def sin_(self) -> Self:
+        """In-place :meth:`sin`."""
+        return self._pointwise_(torch._foreach_sin_, _Tensor.sin_)
+
+    @implements(torch.sinh)
+    def sinh(self) -> Self:
+        """``torch.sinh`` of every tensor."""
+        return self._pointwise(torch._foreach_sinh, torch.sinh)
+
+    @implements(torch.sinh_)
+    def sinh_(self) -> Self:
+        """In-place :meth:`sinh`."""
+        return self._pointwise_(torch._foreach_sinh_, _Tensor.sinh_)
+
+    @implements(torch.sqrt)
+    def sqrt(self) -> Self:
+        """``torch.sqrt`` of every tensor."""
+        return self._pointwise(torch._foreach_sqrt, torch.sqrt)
+
+    @implements(torch.sqrt_)
+    def sqrt_(self) -> Self:
+        """In-place :meth:`sqrt`."""
+        return self._pointwise_(torch._foreach_sqrt_, _Tensor.sqrt_)
+
+    @implements(torch.tan)
+    def tan(self) -> Self:
+        """``torch.tan`` of every tensor."""
+        return self._pointwise(torch._foreach_tan, torch.tan)
+
+    @implements(torch.tan_)
+    def tan_(self) -> Self:
+        """In-place :meth:`tan`."""
+        return self._pointwise_(torch._foreach_tan_, _Tensor.tan_)
+
+    @implements(torch.tanh)
+    def tanh(self) -> Self:
+        """``torch.tanh`` of every tensor."""
+        return self._pointwise(torch._foreach_tanh, torch.tanh)
+
+    @implements(torch.tanh_)
+    def tanh_(self) -> Self:
+        """In-place :meth:`tanh`."""
+        return self._pointwise_(torch._foreach_tanh_, _Tensor.tanh_)
+
+    @implements(torch.trunc, torch.fix)
+    def trunc(self) -> Self:
+        """``torch.trunc`` of every tensor."""
+        return self._pointwise(torch._foreach_trunc, torch.trunc)
+
+    @implements(torch.trunc_)
+    def trunc_(self) -> Self:
+        """In-place :meth:`trunc`."""
+        return self._pointwise_(torch._foreach_trunc_, _Tensor.trunc_)
+
+    @implements(torch.nan_to_num)
+    def nan_to_num(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ) -> Self:
+        """``torch.nan_to_num`` of every tensor."""
+        kwargs = {"nan": nan, "posinf": posinf, "neginf": neginf}
+        return self._pointwise(None, torch.nan_to_num, kwargs=kwargs)
+
+    @implements(torch.nan_to_num_)
+    def nan_to_num_(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ) -> Self:
+        """In-place :meth:`nan_to_num`."""
+        kwargs = {"nan": nan, "posinf": posinf, "neginf": neginf}
+        return self._pointwise_(None, _Tensor.nan_to_num_, kwargs=kwargs)
+
+    # --- predicates ----------------------------------------------------------------------
+
+    @implements(torch.isnan)
+    def isnan(self) -> Self:
+        """A bool collection: ``torch.isnan`` of every tensor."""
+        return self._pointwise(None, torch.isnan, lock=False)
+
+    @implements(torch.isfinite)
+    def isfinite(self) -> Self:
+        """A bool collection: ``torch.isfinite`` of every tensor."""
+        return self._pointwise(None, torch.isfinite, lock=False)
+
+    @implements(torch.isinf)
+    def isinf(self) -> Self:
+        """A bool collection: ``torch.isinf`` of every tensor."""
+        return self._pointwise(None, torch.isinf, lock=False)
+
+    @implements(torch.isneginf)
+    def isneginf(self) -> Self:
+        """A bool collection: ``torch.isneginf`` of every tensor."""
+        return self._pointwise(None, torch.isneginf, lock=False)
+
+    @implements(torch.isposinf)
+    def isposinf(self) -> Self:
+        """A bool collection: ``torch.isposinf`` of every tensor."""
+        return self._pointwise(None, torch.isposinf, lock=False)
+
+    @implements(torch.isreal)
+    def isreal(self) -> Self:
+        """A bool collection: ``torch.isreal`` of every tensor."""
+        return self._pointwise(None, torch.isreal, lock=False)
+
+    # --- binary --------------------------------------------------------------------------
+    # `other`: a number, a tensor over the batch dims (lined up with the last ones, as
+    # torch broadcasts) or a collection with the same keys. `default`: where the keys of
+    # two collections differ, "intersection" keeps the common ones; a value fills in for
+    # the missing side; None (the default) makes it an error naming the keys.
+
+    def add(self, other: Operand, *, alpha: float | None = None, default: Any = None) -> Self:
+        """``self + alpha * other``, tensor by tensor."""
+        kwargs = None if alpha is None else {"alpha": alpha}
+        return self._binary(torch._foreach_add, torch.add, other, default, kwargs, "add")
+
+    def add_(self, other: Operand, *, alpha: float | None = None) -> Self:
+        """In-place :meth:`add`."""
+        kwargs = None if alpha is None else {"alpha": alpha}
+        return self._pointwise_(
+            torch._foreach_add_, _Tensor.add_, (other,), kwargs, operation="add_"
+        )
+
+    @implements(torch.sub)
+    def sub(self, other: Operand, *, alpha: float | None = None, default: Any = None) -> Self:
+        """``self - alpha * other``, tensor by tensor."""
+        kwargs = None if alpha is None else {"alpha": alpha}
+        return self._binary(torch._foreach_sub, torch.sub, other, default, kwargs, "sub")
+
+    def sub_(self, other: Operand, alpha: float | None = None) -> Self:
+        """In-place :meth:`sub`."""
+        kwargs = None if alpha is None else {"alpha": alpha}
+        return self._pointwise_(
+            torch._foreach_sub_, _Tensor.sub_, (other,), kwargs, operation="sub_"
+        )
+
+    @implements(torch.rsub)
+    def rsub(self, other: Operand, *, alpha: float | None = None, default: Any = None) -> Self:
+        """``other - alpha * self``, tensor by tensor."""
+        kwargs = None if alpha is None else {"alpha": alpha}
+        return self._binary(None, torch.rsub, other, default, kwargs, "rsub")
+
+    def mul(self, other: Operand, *, default: Any = None) -> Self:
+        """``self * other``, tensor by tensor."""
+        return self._binary(torch._foreach_mul, torch.mul, other, default, None, "mul")
+
+    def mul_(self, other: Operand) -> Self:
+        """In-place :meth:`mul`."""
+        return self._pointwise_(torch._foreach_mul_, _Tensor.mul_, (other,), operation="mul_")
+
+    @implements(torch.div)
+    def div(self, other: Operand, *, rounding_mode: str | None = None, default: Any = None) -> Self:
+        """``self / other`` (``rounding_mode`` as ``torch.div``), tensor by tensor."""
+        if rounding_mode is not None:
+            kwargs = {"rounding_mode": rounding_mode}
+            return self._binary(None, torch.div, other, default, kwargs, "div")
+        return self._binary(torch._foreach_div, torch.div, other, default, None, "div")
+
+    def div_(self, other: Operand, *, rounding_mode: str | None = None) -> Self:
+        """In-place :meth:`div`."""
+        if rounding_mode is not None:
+            kwargs = {"rounding_mode": rounding_mode}
+            return self._pointwise_(None, _Tensor.div_, (other,), kwargs, operation="div_")
+        return self._pointwise_(torch._foreach_div_, _Tensor.div_, (other,), operation="div_")
+
+    def pow(self, other: Operand, *, default: Any = None) -> Self:
+        """``self ** other``, tensor by tensor."""
+        return self._binary(torch._foreach_pow, torch.pow, other, default, None, "pow")
+
+    def pow_(self, other: Operand) -> Self:
+        """In-place :meth:`pow`."""
+        return self._pointwise_(torch._foreach_pow_, _Tensor.pow_, (other,), operation="pow_")
+
+    @implements(torch.remainder)
+    def mod(self, other: Operand, *, default: Any = None) -> Self:
+        """``self % other`` (``torch.remainder``), tensor by tensor."""
+        return self._binary(None, torch.remainder, other, default, None, "mod")
+
+    def maximum(self, other: Operand, *, default: Any = None) -> Self:
+        """The element-wise maximum of ``self`` and ``other`` (a number bounds below)."""
+        return self._binary(torch._foreach_maximum, _maximum, other, default, None, "maximum")
+
+    def maximum_(self, other: Operand) -> Self:
+        """In-place :meth:`maximum`."""
+        return self._pointwise_(torch._foreach_maximum_, _maximum_, (other,), operation="maximum_")
+
+    def minimum(self, other: Operand, *, default: Any = None) -> Self:
+        """The element-wise minimum of ``self`` and ``other`` (a number bounds above)."""
+        return self._binary(torch._foreach_minimum, _minimum, other, default, None, "minimum")
+
+    def minimum_(self, other: Operand) -> Self:
+        """In-place :meth:`minimum`."""
+        return self._pointwise_(torch._foreach_minimum_, _minimum_, (other,), operation="minimum_")
+
+    @implements(torch.clamp_min)
+    def clamp_min(self, other: Operand, *, default: Any = None) -> Self:
+        """``torch.clamp_min`` of every tensor: values below ``other`` raised to it."""
+        return self._binary(
+            torch._foreach_clamp_min, torch.clamp_min, other, default, None, "clamp_min"
+        )
+
+    @implements(torch.clamp_min_)
+    def clamp_min_(self, other: Operand) -> Self:
+        """In-place :meth:`clamp_min`."""
+        return self._pointwise_(
+            torch._foreach_clamp_min_, _Tensor.clamp_min_, (other,), operation="clamp_min_"
+        )
+
+    @implements(torch.clamp_max)
+    def clamp_max(self, other: Operand, *, default: Any = None) -> Self:
+        """``torch.clamp_max`` of every tensor: values above ``other`` lowered to it."""
+        return self._binary(
+            torch._foreach_clamp_max, torch.clamp_max, other, default, None, "clamp_max"
+        )
+
+    @implements(torch.clamp_max_)
+    def clamp_max_(self, other: Operand) -> Self:
+        """In-place :meth:`clamp_max`."""
+        return self._pointwise_(
+            torch._foreach_clamp_max_, _Tensor.clamp_max_, (other,), operation="clamp_max_"
+        )
+
+    @implements(torch.bitwise_and)
+    def bitwise_and(self, other: Operand, *, default: Any = None) -> Self:
+        """``torch.bitwise_and`` of every tensor with ``other`` (``&`` on bool masks)."""
+        return self._binary(None, torch.bitwise_and, other, default, None, "bitwise_and")
+
+    @implements(torch.logical_and)
+    def logical_and(self, other: Operand, *, default: Any = None) -> Self:
+        """``torch.logical_and`` of every tensor with ``other`` (a bool collection)."""
+        return self._binary(None, torch.logical_and, other, default, None, "logical_and")
+
+    # --- ternary -------------------------------------------------------------------------
+
+    @implements(torch.clamp, torch.clip)
+    def clamp(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
+        """``torch.clamp`` of every tensor between ``min`` and ``max`` (either may be None)."""
+        _need_a_bound(min, max)
+        return self._pointwise(_foreach_clamp, torch.clamp, (min, max), operation="clamp")
+
+    @implements(torch.clamp_)
+    def clamp_(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
+        """In-place :meth:`clamp`."""
+        _need_a_bound(min, max)
+        return self._pointwise_(_foreach_clamp_, _Tensor.clamp_, (min, max), operation="clamp_")
+
+    @implements(torch.lerp)
+    def lerp(self, end: Operand, weight: Operand) -> Self:
+        """``self + weight * (end - self)``, tensor by tensor."""
+        return self._pointwise(torch._foreach_lerp, torch.lerp, (end, weight), operation="lerp")
+
+    def lerp_(self, end: Operand, weight: Operand) -> Self:
+        """In-place :meth:`lerp`."""
+        return self._pointwise_(
+            torch._foreach_lerp_, _Tensor.lerp_, (end, weight), operation="lerp_"
+        )
+
+    @implements(torch.addcmul)
+    def addcmul(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
+        """``self + value * tensor1 * tensor2``, tensor by tensor."""
+        return self._pointwise(
+            torch._foreach_addcmul,
+            torch.addcmul,
+            (tensor1, tensor2),
+            {"value": value},
+            operation="addcmul",
+        )
+
+    def addcmul_(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
+        """In-place :meth:`addcmul`."""
+        return self._pointwise_(
+            torch._foreach_addcmul_,
+            _Tensor.addcmul_,
+            (tensor1, tensor2),
+            {"value": value},
+            operation="addcmul_",
+        )
+
+    @implements(torch.addcdiv)
+    def addcdiv(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
+        """``self + value * tensor1 / tensor2``, tensor by tensor."""
+        return self._pointwise(
+            torch._foreach_addcdiv,
+            torch.addcdiv,
+            (tensor1, tensor2),
+            {"value": value},
+            operation="addcdiv",
+        )
+
+    def addcdiv_(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
+        """In-place :meth:`addcdiv`."""
+        return self._pointwise_(
+            torch._foreach_addcdiv_,
+            _Tensor.addcdiv_,
+            (tensor1, tensor2),
+            {"value": value},
+            operation="addcdiv_",
+        )
+
+    # --- selection (a condition or mask over the leading batch dims, or a collection) ----
+
+    def where(
+        self,
+        condition: TensorCollection | torch.Tensor,
+        other: Operand,
+        *,
+        out: TensorCollection | None = None,
+        pad: float | None = None,
+    ) -> Self:
+        """``self`` where ``condition`` holds, else ``other``, tensor by tensor.
+
+        ``condition`` is a bool tensor over the leading batch dims or a bool collection
+        with these keys; ``other`` a number, a tensor over the leading batch dims or a
+        collection; ``pad`` fills in for the entries ``other`` lacks; ``out`` receives
+        the result.
+        """
+        if pad is not None and isinstance(other, TensorCollection):
+            other = _completed(self, other, pad)
+        result = self._pointwise(
+            None,
+            _where,
+            (condition, other),
+            alignment="mask",
+            operation="where",
+            lock=False,
+            values=_where_value,
+        )
+        return result if out is None else cast(Self, out.copy_(result))  # type: ignore[attr-defined]
+
+    def masked_fill(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:
+        """A copy where ``mask`` (over the leading batch dims, or a bool collection) is
+        true set to ``value``."""
+        return self._pointwise(
+            None, torch.masked_fill, (mask, value), alignment="mask", operation="masked_fill"
+        )
+
+    def masked_fill_(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:
+        """In-place :meth:`masked_fill`."""
+        return self._pointwise_(
+            None, _Tensor.masked_fill_, (mask, value), alignment="mask", operation="masked_fill_"
+        )
+
+    # --- writes --------------------------------------------------------------------------
+
+    def copy_(self, src: TensorCollection | Any, non_blocking: bool = False) -> Self:
+        """Copies ``src``'s tensors into these ones, in place; ``src`` (a collection or a
+        mapping) may hold only some of the keys, never others."""
+        if not isinstance(src, TensorCollection):
+            src = self._new_like({}, self.batch_size, self.device).update(src)
+        return self._pointwise_(
+            torch._foreach_copy_, _Tensor.copy_, (src,), {"non_blocking": non_blocking}, subset=True
+        )
+
+    @implements(torch.zero_)
+    def zero_(self) -> Self:
+        """Sets every tensor to zero in place."""
+        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_)
+
+    @property
+    def data(self) -> Self:
+        """The same collection over each tensor's ``.data``: the same storage, outside
+        autograd (``target.data.lerp_(online.data, tau)`` updates parameters in place)."""
+        return self._pointwise(None, _data_of)
+
+
+def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:
+    """``a`` and ``b`` restricted to their common keys (``default="intersection"``) or
+    completed with ``default`` where one lacks a key the other has."""
+    mine, theirs = a._entries(), b._entries()
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
+    for key in [*mine, *(k for k in theirs if k not in mine)]:
+        x, y = mine.get(key), theirs.get(key)
+        if x is None or y is None:
+            if isinstance(default, str):
+                if default != "intersection":
+                    msg = f"default={default!r}: give 'intersection' or a value for missing entries"
+                    raise OperandError(msg)
+                continue
+            present = x if x is not None else y
+            filler = _filled(present, default)
+            x, y = (x, filler) if y is None else (filler, y)
+        elif isinstance(x, TensorCollection) and isinstance(y, TensorCollection):
+            x, y = _align_keys(x, y, default)
+        left[key], right[key] = x, y
+    return a._new_like(left, a.batch_size, a.device), b._new_like(right, b.batch_size, b.device)
+
+
+def _completed(a: Any, b: Any, value: Any) -> Any:
+    """``b`` with ``a``'s keys: the entries ``b`` lacks filled with ``value``, its other
+    keys left out (``where(..., pad=)``)."""
+    theirs = b._entries()
+    values: dict[str, Any] = {}
+    for key, mine in a._entries().items():
+        if getattr(mine, "_is_value_node", False):
+            continue
+        if key not in theirs:
+            values[key] = _filled(mine, value)
+        elif isinstance(mine, TensorCollection):
+            values[key] = _completed(mine, theirs[key], value)
+        else:
+            values[key] = theirs[key]
+    return b._new_like(values, b.batch_size, b.device)
+
+
+def _data_of(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.data
+
+
+def _where(tensor: torch.Tensor, condition: Any, other: Any) -> torch.Tensor:
+    return torch.where(condition, tensor, other)
+
+
+def _where_value(node: Any, condition: Any, other: Any) -> Any:
+    """A Python-value node picked element by element from ``node`` and ``other``'s
+    (where ``other`` has one at this key and the condition is a tensor); else kept."""
+    if isinstance(condition, _Tensor) and getattr(other, "_is_value_node", False):
+        return node._picked(condition, other)
+    return node._rebuilt(iter(()), None)
+
+
+def _filled(like: Any, value: Any) -> Any:
+    if isinstance(like, _Tensor):
+        return torch.full_like(like, value)
+    return like._pointwise(None, lambda t: torch.full_like(t, value))
+
+
+def _maximum(t: torch.Tensor, other: Any) -> torch.Tensor:
+    return torch.maximum(t, other) if isinstance(other, _Tensor) else torch.clamp_min(t, other)
+
+
+def _maximum_(t: torch.Tensor, other: Any) -> torch.Tensor:
+    return t.copy_(torch.maximum(t, other)) if isinstance(other, _Tensor) else t.clamp_min_(other)
+
+
+def _minimum(t: torch.Tensor, other: Any) -> torch.Tensor:
+    return torch.minimum(t, other) if isinstance(other, _Tensor) else torch.clamp_max(t, other)
+
+
+def _minimum_(t: torch.Tensor, other: Any) -> torch.Tensor:
+    return t.copy_(torch.minimum(t, other)) if isinstance(other, _Tensor) else t.clamp_max_(other)
+
+
+def _need_a_bound(low: object, high: object) -> None:
+    if low is None and high is None:
+        msg = "clamp: give min=, max= or both (a number, a tensor or a collection)"
+        raise OperandError(msg)
+
+
+def _foreach_clamp(tensors: list[torch.Tensor], low: Any, high: Any) -> Sequence[torch.Tensor]:
+    """``torch.clamp`` of every tensor with the fused clamp_min / clamp_max kernels."""
+    if low is None:
+        return torch._foreach_clamp_max(tensors, high)
+    out = torch._foreach_clamp_min(tensors, low)
+    if high is not None:
+        torch._foreach_clamp_max_(out, high)
+    return out
+
+
+def _foreach_clamp_(tensors: list[torch.Tensor], low: Any, high: Any) -> None:
+    if low is not None:
+        torch._foreach_clamp_min_(tensors, low)
+    if high is not None:
+        torch._foreach_clamp_max_(tensors, high)

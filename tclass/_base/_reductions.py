@@ -1,0 +1,733 @@
+"""Reductions and scans over the batch dims of a collection, with the peer's semantics.
+
+``dim`` says what is reduced in every tensor:
+
+* left out (``None``): each tensor whole, every dim (``logsumexp``: the batch dims);
+* an int or a tuple of ints: those batch dims (negative ones count back from the last
+  batch dim), the same dims in every tensor and nested collection;
+* ``"feature"``: each tensor's dims after the batch dims of the collection holding it.
+
+``keepdim`` keeps reduced dims with size 1. ``reduce=True`` gives one tensor for the
+whole collection, as if its tensors were one: along ``dim``, each tensor is flattened
+beyond the batch dims and the tensors are joined before the reduction.
+
+Results keep the class and the Python values; a Python value that differs between the
+elements a reduction merges is an error naming its key. A lazy stack reduces its members
+where the reduced dims leave the stack dim alone, reduces the members' elements together
+for a whole reduction (so members may differ in shape), and needs the members to agree
+in shape to reduce along the stack dim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast, overload
+
+import torch
+from typing_extensions import NamedTuple, Self
+
+from tclass._base._leafwise import Gather
+from tclass._base._pointwise import PointwiseOps
+from tclass._core._batch import format_shape
+from tclass._core._dispatch import implements
+from tclass.errors import DimError, OperandError, ReductionError
+
+__all__ = ["Along", "Dims", "ReductionOps", "ValuesIndices"]
+
+Dims: TypeAlias = int | tuple[int, ...] | list[int] | Literal["feature"] | None
+LeafDims: TypeAlias = tuple[int, ...] | None
+KeyTransform: TypeAlias = Callable[[str], str] | None
+
+_Tensor = torch.Tensor
+_PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the mapped fast path
+T = TypeVar("T")
+
+
+class ValuesIndices(NamedTuple, Generic[T]):
+    """``max``/``min``/``cummax``/``cummin`` along a dim: the values and their indices,
+    each a collection shaped like the result (``values, indices = td.max(0)``)."""
+
+    values: T
+    indices: T
+
+
+@dataclasses.dataclass(frozen=True)
+class Along:
+    """An operation along some dims of every tensor, and what it does to batch sizes.
+
+    ``fn(tensor, dims)`` gives the result for one tensor (a tuple of ``outputs`` results
+    when ``outputs > 1``), ``dims`` being that tensor's dims to work along (None: all).
+    ``dims`` here: None (whole tensors), ``"feature"``, or batch dims of the collection
+    the operation started from. ``scan``: the batch size is unchanged (cumsum, softmax).
+    ``whole``: for whole tensors, the same ``fn`` taking only the tensor (``torch.sum``):
+    a collection of tensors only then maps it over them in one C-level loop.
+    """
+
+    fn: Callable[[torch.Tensor, LeafDims], Any]
+    dims: tuple[int, ...] | Literal["feature"] | None
+    keepdim: bool = False
+    scan: bool = False
+    outputs: int = 1
+    whole: Callable[[torch.Tensor], Any] | None = None
+
+    def leaf_dims(self, leaf: torch.Tensor, batch_dims: int) -> LeafDims:
+        """The dims of ``leaf`` to work along; ``batch_dims``: its collection's."""
+        if self.dims == "feature":
+            return tuple(range(batch_dims, leaf.ndim))
+        return self.dims  # batch dims sit at the same place in every tensor
+
+    def batch(self, size: torch.Size) -> torch.Size:
+        """A node's batch size after the operation."""
+        if self.scan or self.dims == "feature":
+            return size
+        if self.dims is None:
+            return torch.Size([1] * len(size) if self.keepdim else [])
+        if self.keepdim:
+            return torch.Size(1 if i in self.dims else s for i, s in enumerate(size))
+        return torch.Size(s for i, s in enumerate(size) if i not in self.dims)
+
+    def without(self, stack_dim: int) -> Along:
+        """This operation for the members of a lazy stack (whose batch lacks ``stack_dim``)."""
+        if self.dims is None or self.dims == "feature":
+            return self
+        dims = tuple(d if d < stack_dim else d - 1 for d in self.dims if d != stack_dim)
+        return dataclasses.replace(self, dims=dims)
+
+    def stack_dim_after(self, stack_dim: int) -> int:
+        """Where a lazy stack's stack dim ends up when its members reduce ``self.dims``."""
+        if self.scan or self.keepdim or not isinstance(self.dims, tuple):
+            return stack_dim
+        return stack_dim - sum(1 for d in self.dims if d < stack_dim)
+
+
+class ReductionOps(PointwiseOps):
+    """Reductions (``sum``, ``mean``, ``std``, ``max``...) and scans (``cumsum``,
+    ``softmax``...) over batch dims, shared by every collection."""
+
+    __slots__ = ()
+
+    # --- the walk ------------------------------------------------------------------------
+
+    def _reduced(self, along: Along) -> tuple[Self, ...]:
+        """``along`` applied to every tensor: ``along.outputs`` collections shaped like
+        this one, with batch sizes ``along.batch(...)``."""
+        mine = self._entries()
+        batch = along.batch(self.batch_size)
+        whole = along.whole
+        if whole is not None and set(map(type, mine.values())) <= _PLAIN:
+            mapped = dict(zip(mine, map(whole, mine.values())))  # type: ignore[arg-type]
+            return (self._new_like(mapped, batch, self.device),)
+        parts: list[dict[str, Any]] = [{} for _ in range(along.outputs)]
+        batch_dims = self.batch_dims
+        for key, value in mine.items():
+            if isinstance(value, _Tensor):
+                if whole is not None:
+                    result = whole(value)
+                else:
+                    result = along.fn(value, along.leaf_dims(value, batch_dims))
+                results = (result,) if along.outputs == 1 else result
+            else:
+                try:
+                    results = value._reduced(along)
+                except ReductionError as error:
+                    raise ReductionError(f"entry {key!r}: {error}") from None
+            for part, item in zip(parts, results):
+                part[key] = item
+        return tuple(self._new_like(part, batch, self.device) for part in parts)
+
+    def _renamed(self, key_transform: Callable[[str], str]) -> Self:
+        """A copy (sharing tensors) with every key ``k`` renamed ``key_transform(k)``."""
+        values = {
+            key_transform(key): (
+                value
+                if isinstance(value, _Tensor) or value._is_value_node
+                else value._renamed(key_transform)
+            )
+            for key, value in self._entries().items()
+        }
+        return self._new_like(values, self.batch_size, self.device)
+
+    # --- the helpers ---------------------------------------------------------------------
+
+    def _batch_dims_for(
+        self, dim: Dims, operation: str
+    ) -> tuple[int, ...] | Literal["feature"] | None:
+        """``dim`` checked against the batch size: sorted non-negative batch dims."""
+        if dim is None or dim == "feature":
+            return dim
+        batch = self.batch_size
+        ndim = len(batch)
+        if isinstance(dim, (tuple, list)):
+            given = list(dim)
+        elif isinstance(dim, int) and not isinstance(dim, bool):
+            given = [dim]
+        else:
+            msg = (
+                f"{operation}: dim must be an int, a tuple of ints, 'feature' or None, got {dim!r}"
+            )
+            raise OperandError(msg)
+        dims = set()
+        for d in given:
+            if not isinstance(d, int) or isinstance(d, bool) or not -ndim <= d < ndim:
+                msg = (
+                    f"{operation}: dim {d!r} is out of range for {ndim} batch dim(s) (batch size "
+                    f"{format_shape(batch)}; expected a value in [{-ndim}, {ndim - 1}], or "
+                    "dim='feature' for the dims after the batch dims)"
+                )
+                raise DimError(msg)
+            dims.add(d % ndim)
+        return tuple(sorted(dims))
+
+    def _reduce(
+        self,
+        fn: Callable[..., torch.Tensor],
+        dim: Dims,
+        keepdim: bool,
+        reduce: bool | None,
+        key_transform: KeyTransform,
+        operation: str,
+        kwargs: dict[str, Any],
+        tuple_dims: Literal["yes", "one at a time", "flatten"] = "yes",
+    ) -> Any:
+        """``fn`` over ``dim`` in every tensor (see the module docstring)."""
+        dims = self._batch_dims_for(dim, operation)
+        if dims == "feature" and keepdim:
+            msg = f"{operation}: dim='feature' is incompatible with keepdim=True (as in the peer)"
+            raise OperandError(msg)
+        if reduce:
+            return self._reduce_together(fn, dims, keepdim, operation, kwargs, tuple_dims)
+
+        def leaf(tensor: torch.Tensor, leaf_dims: LeafDims) -> torch.Tensor:
+            return _reduce_tensor(fn, tensor, leaf_dims, keepdim, kwargs, tuple_dims)
+
+        whole = None
+        if dims is None and not keepdim:
+            whole = functools.partial(fn, **kwargs) if kwargs else fn
+        (out,) = self._reduced(Along(leaf, dims, keepdim, whole=whole))
+        return out if key_transform is None else out._renamed(key_transform)
+
+    def _reduce_together(
+        self,
+        fn: Callable[..., torch.Tensor],
+        dims: tuple[int, ...] | Literal["feature"] | None,
+        keepdim: bool,
+        operation: str,
+        kwargs: dict[str, Any],
+        tuple_dims: Literal["yes", "one at a time", "flatten"],
+    ) -> torch.Tensor:
+        """``reduce=True``: one tensor for all the tensors together."""
+        if dims is None:
+            gather = Gather()
+            self._collect(gather, (), self.batch_dims, ())
+            leaves = gather.leaves
+        else:  # tensors lined up on the batch dims: a lazy stack's stacked ones
+            leaves = list(self.values(include_nested=True, leaves_only=True))
+        if not leaves:
+            msg = f"{operation}(reduce=True) reduces the tensors together, and there is no tensor"
+            raise ReductionError(msg)
+        if dims is None:
+            joined = torch.cat([leaf.reshape(-1) for leaf in leaves])
+            return fn(joined, **kwargs)
+        batch = self.batch_size
+        nb = len(batch)
+        joined = torch.cat(
+            [leaf.reshape(*batch, math.prod(leaf.shape[nb:])) for leaf in leaves], -1
+        )
+        last = joined.ndim - 1
+        if dims == "feature":
+            return _reduce_tensor(fn, joined, (last,), False, kwargs, tuple_dims)
+        out = _reduce_tensor(fn, joined, (*dims, last), True, kwargs, tuple_dims)
+        out = out.squeeze(-1)
+        return out if keepdim else out.squeeze(dims) if dims else out
+
+    def _scan(
+        self, fn: Callable[..., Any], dim: int, operation: str, outputs: int = 1, **kwargs: Any
+    ) -> tuple[Self, ...]:
+        """``fn(tensor, dim, **kwargs)`` along the batch dim ``dim``, batch size unchanged."""
+        dims = self._batch_dims_for(dim, operation)
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            msg = f"{operation}: dim must be one int, got {dim!r}"
+            raise OperandError(msg)
+        assert isinstance(dims, tuple)
+
+        def leaf(tensor: torch.Tensor, leaf_dims: LeafDims) -> Any:
+            assert leaf_dims is not None
+            return fn(tensor, leaf_dims[0], **kwargs)
+
+        return self._reduced(Along(leaf, dims, scan=True, outputs=outputs))
+
+    # --- truth -------------------------------------------------------------------------
+
+    @overload
+    def all(self, dim: None = None) -> bool: ...
+    @overload
+    def all(self, dim: int | tuple[int, ...] | list[int]) -> Self: ...
+
+    @implements(torch.all)
+    def all(self, dim: int | tuple[int, ...] | list[int] | None = None) -> Any:
+        """With no ``dim``: whether every element of every tensor is true (a ``bool``;
+        ``True`` without tensors). With ``dim``: a collection reduced over those batch dims."""
+        if dim is None:
+            gather = Gather()
+            self._collect(gather, (), self.batch_dims, ())
+            return all(bool(leaf.all()) for leaf in gather.leaves)
+        return self._reduce(torch.all, dim, False, None, None, "all", {})
+
+    @overload
+    def any(self, dim: None = None) -> bool: ...
+    @overload
+    def any(self, dim: int | tuple[int, ...] | list[int]) -> Self: ...
+
+    @implements(torch.any)
+    def any(self, dim: int | tuple[int, ...] | list[int] | None = None) -> Any:
+        """With no ``dim``: whether any element of any tensor is true (a ``bool``). With
+        ``dim``: a collection reduced over those batch dims."""
+        if dim is None:
+            gather = Gather()
+            self._collect(gather, (), self.batch_dims, ())
+            return any(bool(leaf.any()) for leaf in gather.leaves)
+        return self._reduce(torch.any, dim, False, None, None, "any", {})
+
+    # --- sums and means ------------------------------------------------------------------
+
+    @overload
+    def sum(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[True], key_transform: KeyTransform = None,
+    ) -> torch.Tensor: ...  # fmt: skip
+    @overload
+    def sum(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[False] | None = None, key_transform: KeyTransform = None,
+    ) -> Self: ...  # fmt: skip
+
+    @implements(torch.sum)
+    def sum(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: bool | None = None, key_transform: KeyTransform = None,
+    ) -> Self | torch.Tensor:  # fmt: skip
+        """The sum over ``dim`` of every tensor (see the module docstring for ``dim``,
+        ``reduce``); ``key_transform`` renames the keys of the result."""
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        return self._reduce(torch.sum, dim, keepdim, reduce, key_transform, "sum", kwargs)  # type: ignore[no-any-return]
+
+    @overload
+    def nansum(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[True],
+    ) -> torch.Tensor: ...  # fmt: skip
+    @overload
+    def nansum(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[False] | None = None,
+    ) -> Self: ...  # fmt: skip
+
+    @implements(torch.nansum)
+    def nansum(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+    ) -> Self | torch.Tensor:  # fmt: skip
+        """The sum over ``dim`` of every tensor, NaNs counted as zero."""
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        return self._reduce(torch.nansum, dim, keepdim, reduce, None, "nansum", kwargs)  # type: ignore[no-any-return]
+
+    @overload
+    def mean(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[True], key_transform: KeyTransform = None,
+    ) -> torch.Tensor: ...  # fmt: skip
+    @overload
+    def mean(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[False] | None = None, key_transform: KeyTransform = None,
+    ) -> Self: ...  # fmt: skip
+
+    @implements(torch.mean)
+    def mean(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: bool | None = None, key_transform: KeyTransform = None,
+    ) -> Self | torch.Tensor:  # fmt: skip
+        """The mean over ``dim`` of every tensor (floating-point tensors, as torch)."""
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        return self._reduce(torch.mean, dim, keepdim, reduce, key_transform, "mean", kwargs)  # type: ignore[no-any-return]
+
+    @overload
+    def nanmean(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[True],
+    ) -> torch.Tensor: ...  # fmt: skip
+    @overload
+    def nanmean(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[False] | None = None,
+    ) -> Self: ...  # fmt: skip
+
+    @implements(torch.nanmean)
+    def nanmean(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+    ) -> Self | torch.Tensor:  # fmt: skip
+        """The mean over ``dim`` of every tensor, NaNs left out."""
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        return self._reduce(torch.nanmean, dim, keepdim, reduce, None, "nanmean", kwargs)  # type: ignore[no-any-return]
+
+    @overload
+    def prod(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[True],
+    ) -> torch.Tensor: ...  # fmt: skip
+    @overload
+    def prod(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: Literal[False] | None = None,
+    ) -> Self: ...  # fmt: skip
+
+    @implements(torch.prod)
+    def prod(
+        self, dim: Dims = None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+    ) -> Self | torch.Tensor:  # fmt: skip
+        """The product over ``dim`` of every tensor."""
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        return self._reduce(torch.prod, dim, keepdim, reduce, None, "prod", kwargs, "one at a time")  # type: ignore[no-any-return]
+
+    # --- spread --------------------------------------------------------------------------
+
+    @overload
+    def std(
+        self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+        reduce: Literal[True], key_transform: KeyTransform = None,
+    ) -> torch.Tensor: ...  # fmt: skip
+    @overload
+    def std(
+        self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+        reduce: Literal[False] | None = None, key_transform: KeyTransform = None,
+    ) -> Self: ...  # fmt: skip
+
+    @implements(torch.std)
+    def std(
+        self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+        reduce: bool | None = None, key_transform: KeyTransform = None,
+    ) -> Self | torch.Tensor:  # fmt: skip
+        """The standard deviation over ``dim`` of every tensor (``correction`` as torch)."""
+        kwargs = {"correction": correction}
+        return self._reduce(torch.std, dim, keepdim, reduce, key_transform, "std", kwargs)  # type: ignore[no-any-return]
+
+    @overload
+    def var(
+        self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+        reduce: Literal[True], key_transform: KeyTransform = None,
+    ) -> torch.Tensor: ...  # fmt: skip
+    @overload
+    def var(
+        self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+        reduce: Literal[False] | None = None, key_transform: KeyTransform = None,
+    ) -> Self: ...  # fmt: skip
+
+    @implements(torch.var)
+    def var(
+        self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+        reduce: bool | None = None, key_transform: KeyTransform = None,
+    ) -> Self | torch.Tensor:  # fmt: skip
+        """The variance over ``dim`` of every tensor (``correction`` as torch)."""
+        kwargs = {"correction": correction}
+        return self._reduce(torch.var, dim, keepdim, reduce, key_transform, "var", kwargs)  # type: ignore[no-any-return]
+
+    @overload
+    def quantile(
+        self, q: float | torch.Tensor, dim: Dims = None, keepdim: bool = False, *,
+        interpolation: str = "linear", reduce: Literal[True], key_transform: KeyTransform = None,
+    ) -> torch.Tensor: ...  # fmt: skip
+    @overload
+    def quantile(
+        self, q: float | torch.Tensor, dim: Dims = None, keepdim: bool = False, *,
+        interpolation: str = "linear", reduce: Literal[False] | None = None,
+        key_transform: KeyTransform = None,
+    ) -> Self: ...  # fmt: skip
+
+    @implements(torch.quantile)
+    def quantile(
+        self, q: float | torch.Tensor, dim: Dims = None, keepdim: bool = False, *,
+        interpolation: str = "linear", reduce: bool | None = None,
+        key_transform: KeyTransform = None,
+    ) -> Self | torch.Tensor:  # fmt: skip
+        """The ``q``-th quantile over ``dim`` of every tensor."""
+
+        def quantile(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+            return torch.quantile(tensor, q, *args, interpolation=interpolation, **kwargs)
+
+        result = self._reduce(
+            quantile, dim, keepdim, reduce, key_transform, "quantile", {}, "flatten"
+        )
+        return cast("Self | torch.Tensor", result)
+
+    # --- extremes ------------------------------------------------------------------------
+
+    @overload
+    def amax(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: Literal[True]
+    ) -> torch.Tensor: ...
+    @overload
+    def amax(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: Literal[False] | None = None
+    ) -> Self: ...
+
+    @implements(torch.amax)
+    def amax(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: bool | None = None
+    ) -> Self | torch.Tensor:
+        """The maximum over ``dim`` of every tensor (values only)."""
+        return self._reduce(torch.amax, dim, keepdim, reduce, None, "amax", {})  # type: ignore[no-any-return]
+
+    @overload
+    def amin(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: Literal[True]
+    ) -> torch.Tensor: ...
+    @overload
+    def amin(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: Literal[False] | None = None
+    ) -> Self: ...
+
+    @implements(torch.amin)
+    def amin(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: bool | None = None
+    ) -> Self | torch.Tensor:
+        """The minimum over ``dim`` of every tensor (values only)."""
+        return self._reduce(torch.amin, dim, keepdim, reduce, None, "amin", {})  # type: ignore[no-any-return]
+
+    @overload
+    def max(
+        self, dim: None = None, keepdim: bool = False, *, reduce: Literal[False] | None = None,
+        return_indices: bool = True,
+    ) -> Self: ...  # fmt: skip
+    @overload
+    def max(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: Literal[True],
+        return_indices: bool = True,
+    ) -> Any: ...  # fmt: skip
+    @overload
+    def max(
+        self, dim: int | tuple[int, ...] | list[int], keepdim: bool = False, *,
+        reduce: Literal[False] | None = None, return_indices: Literal[False],
+    ) -> Self: ...  # fmt: skip
+    @overload
+    def max(
+        self, dim: int | tuple[int, ...] | list[int], keepdim: bool = False, *,
+        reduce: Literal[False] | None = None, return_indices: Literal[True] = True,
+    ) -> ValuesIndices[Self]: ...  # fmt: skip
+
+    def max(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: bool | None = None,
+        return_indices: bool = True,
+    ) -> Any:  # fmt: skip
+        """The maximum of every tensor: whole (a collection of values) or along one batch
+        ``dim`` (``values, indices`` unless ``return_indices=False``)."""
+        return self._extreme(torch.max, torch.amax, dim, keepdim, reduce, return_indices, "max")
+
+    @overload
+    def min(
+        self, dim: None = None, keepdim: bool = False, *, reduce: Literal[False] | None = None,
+        return_indices: bool = True,
+    ) -> Self: ...  # fmt: skip
+    @overload
+    def min(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: Literal[True],
+        return_indices: bool = True,
+    ) -> Any: ...  # fmt: skip
+    @overload
+    def min(
+        self, dim: int | tuple[int, ...] | list[int], keepdim: bool = False, *,
+        reduce: Literal[False] | None = None, return_indices: Literal[False],
+    ) -> Self: ...  # fmt: skip
+    @overload
+    def min(
+        self, dim: int | tuple[int, ...] | list[int], keepdim: bool = False, *,
+        reduce: Literal[False] | None = None, return_indices: Literal[True] = True,
+    ) -> ValuesIndices[Self]: ...  # fmt: skip
+
+    def min(
+        self, dim: Dims = None, keepdim: bool = False, *, reduce: bool | None = None,
+        return_indices: bool = True,
+    ) -> Any:  # fmt: skip
+        """The minimum of every tensor: whole (a collection of values) or along one batch
+        ``dim`` (``values, indices`` unless ``return_indices=False``)."""
+        return self._extreme(torch.min, torch.amin, dim, keepdim, reduce, return_indices, "min")
+
+    def _extreme(
+        self,
+        with_indices: Callable[..., Any],
+        values_only: Callable[..., torch.Tensor],
+        dim: Dims,
+        keepdim: bool,
+        reduce: bool | None,
+        return_indices: bool,
+        operation: str,
+    ) -> Any:
+        dims = self._batch_dims_for(dim, operation)
+        if not isinstance(dims, tuple) or not return_indices:
+            return self._reduce(values_only, dim, keepdim, reduce, None, operation, {})
+        if len(dims) != 1:
+            msg = (
+                f"{operation}: indices exist along one dim, got dims {dim!r}; pass "
+                f"return_indices=False (or use a{operation}) to reduce several"
+            )
+            raise OperandError(msg)
+        if reduce:
+            joined = self._reduce_together(values_only, "feature", False, operation, {}, "yes")
+            found = with_indices(joined, dims[0], keepdim=keepdim)
+            return ValuesIndices(found.values, found.indices)
+
+        def leaf(tensor: torch.Tensor, leaf_dims: LeafDims) -> tuple[torch.Tensor, ...]:
+            assert leaf_dims is not None
+            found = with_indices(tensor, leaf_dims[0], keepdim=keepdim)
+            return found.values, found.indices
+
+        values, indices = self._reduced(Along(leaf, dims, keepdim, outputs=2))
+        return ValuesIndices(values, indices)
+
+    @implements(torch.logsumexp)
+    def logsumexp(self, dim: Dims = None, keepdim: bool = False, *, out: Any = None) -> Self:
+        """``torch.logsumexp`` over ``dim`` (by default every batch dim) of every tensor."""
+        if dim is None:
+            dim = tuple(range(self.batch_dims))
+        result = self._reduce(torch.logsumexp, dim, keepdim, None, None, "logsumexp", {})
+        return cast(Self, _into(out, result))
+
+    def norm(
+        self, *, out: Any = None, dtype: torch.dtype | None = None,
+        key_transform: KeyTransform = None,
+    ) -> Self:  # fmt: skip
+        """The (2-)norm of every tensor, whole."""
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        result = self._reduce(
+            torch.linalg.vector_norm, None, False, None, key_transform, "norm", kwargs
+        )
+        return cast(Self, _into(out, result))
+
+    # --- scans ---------------------------------------------------------------------------
+
+    @implements(torch.cumsum)
+    def cumsum(self, dim: int, *, dtype: torch.dtype | None = None) -> Self:
+        """The cumulative sum of every tensor along the batch dim ``dim``."""
+        return self._scan(torch.cumsum, dim, "cumsum", dtype=dtype)[0]
+
+    @implements(torch.cumprod)
+    def cumprod(self, dim: int, *, dtype: torch.dtype | None = None) -> Self:
+        """The cumulative product of every tensor along the batch dim ``dim``."""
+        return self._scan(torch.cumprod, dim, "cumprod", dtype=dtype)[0]
+
+    @overload
+    def cummax(
+        self, dim: int, *, reduce: bool | None = None, return_indices: Literal[True] = True
+    ) -> ValuesIndices[Self]: ...
+    @overload
+    def cummax(
+        self, dim: int, *, reduce: bool | None = None, return_indices: Literal[False]
+    ) -> Self: ...
+
+    @implements(torch.cummax)
+    def cummax(self, dim: int, *, reduce: bool | None = None, return_indices: bool = True) -> Any:
+        """The running maximum of every tensor along the batch dim ``dim`` (values and
+        indices unless ``return_indices=False``)."""
+        return self._running(torch.cummax, dim, reduce, return_indices, "cummax")
+
+    @overload
+    def cummin(
+        self, dim: int, *, reduce: bool | None = None, return_indices: Literal[True] = True
+    ) -> ValuesIndices[Self]: ...
+    @overload
+    def cummin(
+        self, dim: int, *, reduce: bool | None = None, return_indices: Literal[False]
+    ) -> Self: ...
+
+    @implements(torch.cummin)
+    def cummin(self, dim: int, *, reduce: bool | None = None, return_indices: bool = True) -> Any:
+        """The running minimum of every tensor along the batch dim ``dim``."""
+        return self._running(torch.cummin, dim, reduce, return_indices, "cummin")
+
+    def _running(
+        self,
+        fn: Callable[..., Any],
+        dim: int,
+        reduce: bool | None,
+        return_indices: bool,
+        operation: str,
+    ) -> Any:
+        if reduce:  # the extreme of all tensors per batch element, then the running one
+            extreme = torch.amax if fn is torch.cummax else torch.amin
+            joined = self._reduce_together(extreme, "feature", False, operation, {}, "yes")
+            dims = self._batch_dims_for(dim, operation)
+            assert isinstance(dims, tuple)
+            found = fn(joined, dims[0])
+            return ValuesIndices(found.values, found.indices)
+        values, indices = self._scan(_pair(fn), dim, operation, outputs=2)
+        return ValuesIndices(values, indices) if return_indices else values
+
+    @implements(torch.softmax)
+    def softmax(self, dim: int, dtype: torch.dtype | None = None) -> Self:
+        """``torch.softmax`` of every tensor along the batch dim ``dim``."""
+        return self._scan(torch.softmax, dim, "softmax", dtype=dtype)[0]
+
+
+def _pair(fn: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
+    def values_and_indices(tensor: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+        found = fn(tensor, dim)
+        return found.values, found.indices
+
+    return values_and_indices
+
+
+def _into(out: Any, result: Any) -> Any:
+    """``out=``: the result copied into ``out`` (returned), as torch's ``out=`` does."""
+    if out is None:
+        return result
+    out.copy_(result)
+    return out
+
+
+def _reduce_tensor(
+    fn: Callable[..., torch.Tensor],
+    tensor: torch.Tensor,
+    dims: LeafDims,
+    keepdim: bool,
+    kwargs: dict[str, Any],
+    tuple_dims: Literal["yes", "one at a time", "flatten"],
+) -> torch.Tensor:
+    """``fn`` over ``dims`` of one tensor (all of it when None), whatever ``fn`` takes."""
+    if dims is None:
+        if not keepdim or tensor.ndim == 0:
+            return fn(tensor, **kwargs)
+        dims = tuple(range(tensor.ndim))
+    elif not dims:  # no dim to reduce: reduce over a new one of size 1, as the peer does
+        return fn(tensor.unsqueeze(-1), tensor.ndim, keepdim=False, **kwargs)
+    if len(dims) == 1:
+        return fn(tensor, dims[0], keepdim=keepdim, **kwargs)
+    if tuple_dims == "yes":
+        return fn(tensor, dims, keepdim=keepdim, **kwargs)
+    if tuple_dims == "one at a time":
+        for d in sorted(dims, reverse=True):
+            tensor = fn(tensor, d, keepdim=keepdim, **kwargs)
+        return tensor
+    return _flattened_reduce(fn, tensor, dims, keepdim, kwargs)
+
+
+def _flattened_reduce(
+    fn: Callable[..., torch.Tensor],
+    tensor: torch.Tensor,
+    dims: Sequence[int],
+    keepdim: bool,
+    kwargs: dict[str, Any],
+) -> torch.Tensor:
+    """``fn`` over several dims at once for a ``fn`` that takes one: those dims moved last
+    and flattened into one."""
+    rest = [d for d in range(tensor.ndim) if d not in dims]
+    moved = tensor.permute(*rest, *dims).flatten(len(rest))
+    out = fn(moved, -1, keepdim=False, **kwargs)
+    if keepdim:
+        offset = out.ndim - len(rest)  # dims fn puts in front (quantile's q)
+        for d in sorted(dims):
+            out = out.unsqueeze(d + offset)
+    return out

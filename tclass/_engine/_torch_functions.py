@@ -1,0 +1,415 @@
+"""Torch functions on collections beyond the methods that answer them directly.
+
+The pointwise methods, reductions and scans register themselves in the dispatch table
+where they are defined (``torch.exp(td)`` is ``td.exp()``). The functions here need an
+adapter: an operand on the left (``torch.add(1, td)``, ``torch.where(mask, 0, td)``),
+torch's own keywords (``torch.norm(td, p=...)``, ``F.mse_loss(..., reduction=)``),
+``torch.autograd.grad``, and the shape functions that move batch
+elements around (``torch.flip``, ``torch.roll``, ``torch.gather``, ``torch.tile``...),
+which work on the batch dims of every tensor and nested collection (Python values move
+with their elements).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from tclass._base._collection import TensorCollection
+from tclass._base._leafwise import Gather
+from tclass._core import _batch
+from tclass._core._dispatch import implements
+from tclass.errors import DimError, OperandError
+
+__all__: list[str] = []
+
+_Tensor = torch.Tensor
+
+
+def _is_collection(value: object) -> bool:
+    return isinstance(value, TensorCollection)
+
+
+def _left_operand(collection: Any, fn: Callable[..., Any], operand: Any, **kwargs: Any) -> Any:
+    """``fn(operand, tensor, **kwargs)`` for every tensor of ``collection`` (the operand
+    on the left, a number or a tensor over the batch dims)."""
+    return collection._pointwise(None, lambda t, o: fn(o, t, **kwargs), (operand,))
+
+
+# --- arithmetic with the collection on either side ---------------------------------------
+
+
+@implements(torch.add)
+def _add(input: Any, other: Any, *, alpha: float | None = None) -> Any:
+    if _is_collection(input):
+        return input.add(other, alpha=alpha)
+    return _left_operand(other, torch.add, input, **({} if alpha is None else {"alpha": alpha}))
+
+
+@implements(torch.mul, torch.multiply)
+def _mul(input: Any, other: Any) -> Any:
+    return input.mul(other) if _is_collection(input) else other.mul(input)
+
+
+@implements(torch.pow)
+def _pow(input: Any, exponent: Any) -> Any:
+    return input.pow(exponent) if _is_collection(input) else exponent.__rpow__(input)
+
+
+@implements(torch.maximum)
+def _maximum(input: Any, other: Any) -> Any:
+    return input.maximum(other) if _is_collection(input) else other.maximum(input)
+
+
+@implements(torch.minimum)
+def _minimum(input: Any, other: Any) -> Any:
+    return input.minimum(other) if _is_collection(input) else other.minimum(input)
+
+
+@implements(torch.max)
+def _max(input: Any, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
+    """``torch.max(td)``, ``torch.max(td, dim)`` or, with two operands, the maximum."""
+    if isinstance(dim, (_Tensor, TensorCollection)):
+        return _maximum(input, dim)
+    return input.max(dim, keepdim, **kwargs)
+
+
+@implements(torch.min)
+def _min(input: Any, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
+    if isinstance(dim, (_Tensor, TensorCollection)):
+        return _minimum(input, dim)
+    return input.min(dim, keepdim, **kwargs)
+
+
+@implements(torch.norm)
+def _norm(
+    input: Any,
+    p: Any = "fro",
+    dim: Any = None,
+    keepdim: bool = False,
+    out: Any = None,
+    dtype: torch.dtype | None = None,
+) -> Any:
+    """The 2-norm of every tensor (``torch.norm``'s default); other norms tensor by tensor."""
+    if p in ("fro", 2, None) and dim is None and not keepdim:
+        return input.norm(out=out, dtype=dtype)
+    kwargs = {"p": p, "dim": dim, "keepdim": keepdim, "dtype": dtype}
+    return input._pointwise(None, lambda t: torch.norm(t, **kwargs), lock=False)
+
+
+@implements(torch.where)
+def _where(condition: Any, input: Any, other: Any) -> Any:
+    """``torch.where`` with a collection as the condition, either branch, or both."""
+    if _is_collection(input):
+        return input.where(condition, other)
+    if _is_collection(other):
+        return other.where(~condition, input)
+    return condition._pointwise(None, lambda c: torch.where(c, input, other), lock=False)
+
+
+# --- losses ----------------------------------------------------------------------------
+
+
+def _loss(
+    fn: Callable[..., torch.Tensor], input: Any, target: Any, reduction: str, **kw: Any
+) -> Any:
+    """A loss tensor by tensor: per element (``"none"``), or reduced over each tensor."""
+    if not _is_collection(input):
+        input, target = target, input  # a tensor target on the left: swap (losses commute)
+    each = input._binary(None, functools.partial(fn, reduction="none", **kw), target, None)
+    if reduction == "none":
+        return each
+    if reduction in ("mean", "sum"):
+        return each.mean() if reduction == "mean" else each.sum()
+    msg = f"{fn.__name__}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}"
+    raise OperandError(msg)
+
+
+@implements(F.mse_loss)
+def _mse_loss(
+    input: Any,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    weight: Any = None,
+) -> Any:  # noqa: E501
+    return _loss(F.mse_loss, input, target, reduction)
+
+
+@implements(F.l1_loss)
+def _l1_loss(
+    input: Any,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    weight: Any = None,
+) -> Any:  # noqa: E501
+    return _loss(F.l1_loss, input, target, reduction)
+
+
+@implements(F.smooth_l1_loss)
+def _smooth_l1_loss(
+    input: Any,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Any:  # noqa: E501
+    return _loss(F.smooth_l1_loss, input, target, reduction, beta=beta)
+
+
+# --- autograd --------------------------------------------------------------------------
+
+
+def _tensors_of(values: Sequence[Any]) -> tuple[list[torch.Tensor], list[int]]:
+    """The tensors of ``values`` (collections walked), and how many each gave."""
+    leaves: list[torch.Tensor] = []
+    counts = []
+    for value in values:
+        if isinstance(value, _Tensor):
+            leaves.append(value)
+            counts.append(1)
+            continue
+        gather = Gather()
+        value._collect(gather, (), value.batch_dims, ())
+        leaves.extend(gather.leaves)
+        counts.append(len(gather.leaves))
+    return leaves, counts
+
+
+@implements(torch.autograd.grad)
+def _grad(outputs: Any, inputs: Any, grad_outputs: Any = None, **kwargs: Any) -> Any:
+    """``torch.autograd.grad`` with collections among the outputs or the inputs: the
+    gradients of collection inputs come back as collections shaped like them."""
+    outputs = [outputs] if isinstance(outputs, (_Tensor, TensorCollection)) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, (_Tensor, TensorCollection)) else list(inputs)
+    out_leaves, _ = _tensors_of(outputs)
+    in_leaves, counts = _tensors_of(inputs)
+    grad_leaves = None
+    if grad_outputs is not None:
+        given = (
+            [grad_outputs]
+            if isinstance(grad_outputs, (_Tensor, TensorCollection))
+            else list(grad_outputs)
+        )
+        grad_leaves, _ = _tensors_of(given)
+    grads = iter(torch.autograd.grad(out_leaves, in_leaves, grad_leaves, **kwargs))
+    results: list[Any] = []
+    for value, count in zip(inputs, counts):
+        if isinstance(value, _Tensor):
+            results.append(next(grads))
+        else:
+            results.append(value._rebuilt(iter([next(grads) for _ in range(count)]), None))
+    # torch hands the inputs over as a tuple: one collection gives its gradients back as
+    # one collection (as the peer does), anything else a tuple as torch returns.
+    return results[0] if len(inputs) == 1 and _is_collection(inputs[0]) else tuple(results)
+
+
+# --- shape functions: batch elements move, every tensor alike ----------------------------
+
+
+def _batch_dim(collection: Any, dim: int, op: str) -> int:
+    return _batch.normalize_dim(dim, collection.batch_dims, op=op)
+
+
+def _stand_in(collection: Any) -> torch.Tensor:
+    """A tensor of the batch size that holds no data, to let torch work out new sizes."""
+    return torch.empty(collection.batch_size, device="meta")
+
+
+def _moved(collection: Any, fn: Callable[[Any], Any]) -> Any:
+    """``fn`` on every tensor and nested collection, for an ``fn`` that moves batch
+    elements without touching the dims after the batch dims."""
+    return collection._map_batch(fn, fn(_stand_in(collection)).shape)
+
+
+@implements(torch.flip)
+def _flip(input: Any, dims: Sequence[int]) -> Any:
+    dims = [_batch_dim(input, d, "flip") for d in ([dims] if isinstance(dims, int) else dims)]
+    return _moved(input, lambda v: torch.flip(v, dims))
+
+
+@implements(torch.fliplr)
+def _fliplr(input: Any) -> Any:
+    if input.batch_dims < 2:
+        raise DimError(
+            f"fliplr needs 2 batch dims or more, the batch size is {list(input.batch_size)}"
+        )
+    return _flip(input, [1])
+
+
+@implements(torch.flipud)
+def _flipud(input: Any) -> Any:
+    if input.batch_dims < 1:
+        raise DimError("flipud needs a batch dim; the batch size is []")
+    return _flip(input, [0])
+
+
+@implements(torch.roll)
+def _roll(input: Any, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Any:
+    nb = input.batch_dims
+    if dims is None:  # the batch flattened, rolled, and put back
+        batch = input.batch_size
+        if nb == 0:
+            return input.clone()
+
+        def roll(v: Any) -> Any:
+            return torch.roll(v.flatten(0, nb - 1), shifts, 0).unflatten(0, batch)  # type: ignore[no-untyped-call]
+
+        return _moved(input, roll)
+    dims = [_batch_dim(input, d, "roll") for d in ([dims] if isinstance(dims, int) else dims)]
+    return _moved(input, lambda v: torch.roll(v, shifts, dims))
+
+
+@implements(torch.rot90)
+def _rot90(input: Any, k: int = 1, dims: Sequence[int] = (0, 1)) -> Any:
+    dims = [_batch_dim(input, d, "rot90") for d in dims]
+    return _moved(input, lambda v: torch.rot90(v, k, dims))
+
+
+@implements(torch.narrow)
+def _narrow(input: Any, dim: int, start: int, length: int) -> Any:
+    dim = _batch_dim(input, dim, "narrow")
+    return _moved(input, lambda v: torch.narrow(v, dim, start, length))
+
+
+@implements(torch.gather)
+def _gather(input: Any, dim: int, index: torch.Tensor, *, sparse_grad: bool = False) -> Any:
+    """Each tensor gathered along the batch dim ``dim`` with ``index`` (over the batch dims)."""
+    dim = _batch_dim(input, dim, "gather")
+
+    def gather(v: Any) -> Any:
+        if _is_collection(v):
+            return torch.gather(v, dim, index)
+        spread = index.reshape(index.shape + (1,) * (v.ndim - index.ndim))
+        return torch.gather(v, dim, spread.expand(index.shape + v.shape[index.ndim :]))
+
+    return input._map_batch(gather, index.shape)
+
+
+@implements(torch.masked_select)
+def _masked_select(input: Any, mask: torch.Tensor) -> Any:
+    return input[mask.expand(input.batch_size)]
+
+
+@implements(torch.movedim, torch.moveaxis)
+def _movedim(input: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Any:
+    nb = input.batch_dims
+    sources = [
+        _batch_dim(input, d, "movedim") for d in ([source] if isinstance(source, int) else source)
+    ]
+    targets = [
+        _batch_dim(input, d, "movedim")
+        for d in ([destination] if isinstance(destination, int) else destination)
+    ]
+    if len(sources) != len(targets):
+        raise OperandError("movedim: source and destination must have the same number of dims")
+    order = [d for d in range(nb) if d not in sources]
+    for target, source_dim in sorted(zip(targets, sources)):
+        order.insert(target, source_dim)
+    return input.permute(*order)
+
+
+@implements(torch.swapaxes, torch.swapdims)
+def _swapaxes(input: Any, dim0: int, dim1: int) -> Any:
+    return input.transpose(dim0, dim1)
+
+
+@implements(torch.transpose)
+def _transpose(input: Any, dim0: int, dim1: int) -> Any:
+    return input.transpose(dim0, dim1)
+
+
+@implements(torch.flatten)
+def _flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    return input.flatten(start_dim, end_dim)
+
+
+@implements(torch.unflatten)
+def _unflatten(input: Any, dim: int, sizes: Sequence[int]) -> Any:
+    return input.unflatten(dim, sizes)
+
+
+@implements(torch.repeat_interleave)
+def _repeat_interleave(
+    input: Any,
+    repeats: int | torch.Tensor,
+    dim: int | None = None,
+    *,
+    output_size: int | None = None,
+) -> Any:  # noqa: E501
+    nb = input.batch_dims
+    if dim is None:
+        flat = input.flatten(0, nb - 1) if nb > 1 else input
+        return _repeat_interleave(flat, repeats, 0)
+    dim = _batch_dim(input, dim, "repeat_interleave")
+    size = list(input.batch_size)
+    size[dim] = (
+        int(repeats.sum())
+        if isinstance(repeats, _Tensor) and repeats.ndim
+        else size[dim] * int(repeats)
+    )
+    return input._map_batch(lambda v: torch.repeat_interleave(v, repeats, dim), torch.Size(size))
+
+
+@implements(torch.tensor_split)
+def _tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+    dim = _batch_dim(input, dim, "tensor_split")
+    sizes = [
+        piece.shape for piece in torch.tensor_split(_stand_in(input), indices_or_sections, dim)
+    ]
+    return input._map_values_split(lambda v: torch.tensor_split(v, indices_or_sections, dim), sizes)  # type: ignore[no-any-return]
+
+
+@implements(torch.tile)
+def _tile(input: Any, dims: Sequence[int]) -> Any:
+    """Repeats along the batch dims (``dims`` lined up with the last ones, as torch does)."""
+    nb = input.batch_dims
+    reps = (1,) * (nb - len(dims)) + tuple(dims)
+
+    def tile(v: Any) -> Any:
+        if _is_collection(v):
+            return torch.tile(v, reps + (1,) * (v.batch_dims - nb))
+        return v.repeat(*reps, *(1,) * (v.ndim - nb))
+
+    size = torch.Size(
+        math.prod(pair) for pair in zip((1,) * (len(reps) - nb) + tuple(input.batch_size), reps)
+    )
+    return input._map_batch(tile, size)
+
+
+@implements(torch.broadcast_to)
+def _broadcast_to(input: Any, size: Sequence[int]) -> Any:
+    return input.expand(size)
+
+
+def _at_least(ndim: int, collections: tuple[Any, ...]) -> Any:
+    out = []
+    for collection in collections:
+        while collection.batch_dims < ndim:
+            collection = collection.unsqueeze(0)
+        out.append(collection)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@implements(torch.atleast_1d)
+def _atleast_1d(*collections: Any) -> Any:
+    return _at_least(1, collections)
+
+
+@implements(torch.atleast_2d)
+def _atleast_2d(*collections: Any) -> Any:
+    return _at_least(2, collections)
+
+
+@implements(torch.atleast_3d)
+def _atleast_3d(*collections: Any) -> Any:
+    return _at_least(3, collections)
