@@ -272,3 +272,22 @@ def test_records_with_specs_take_names_and_unbatched_tensors() -> None:
     assert shot.names == ["t"] and shot.unsqueeze(0).names == [None, "t"]
     wide = Shot(pixels=pixels, extra=tclass.UnbatchedTensor(torch.ones(5)), batch_size=[2])
     assert wide[0].extra.shape == (5,) and wide.unsqueeze(0).extra.shape == (5,)
+
+
+def test_nested_dicts_take_the_parents_names() -> None:
+    td = TensorDict(
+        {"a": torch.ones(2, 3, 4), "n": {"b": torch.ones(2, 3)}}, [2, 3], names=["u", "v"]
+    )
+    assert td["n"].names == ["u", "v"]
+    assert (td + 1)["n"].names == ["u", "v"] and td.exp().names == ["u", "v"]
+
+
+def test_reductions_keep_the_names_of_the_dims_they_keep() -> None:
+    td = TensorDict(
+        {"a": torch.ones(2, 3, 4), "n": {"b": torch.ones(2, 3)}}, [2, 3], names=["u", "v"]
+    )
+    assert td.sum(0).names == ["v"] and td.sum(0)["n"].names == ["v"]
+    assert td.mean(1).names == ["u"] and td.std(1).names == ["u"]
+    assert td.sum(1, keepdim=True).names == ["u", "v"]
+    assert td.max(1).values.names == ["u"]
+    assert td.cumsum(1).names == ["u", "v"]

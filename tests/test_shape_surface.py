@@ -591,3 +591,17 @@ def test_same_leaves_as_the_peer(name: str, op: Callable[[Any], Any]) -> None:
     assert list(ours.keys(True, True)) == list(theirs.keys(True, True)), name
     for key in theirs.keys(True, True):
         assert torch.equal(ours.get(key), theirs.get(key)), (name, key)
+
+
+# --- torch's shape functions are the methods ----------------------------------------------
+
+
+def test_torch_shape_functions_keep_names_and_laziness() -> None:
+    named = _td().refine_names("u", "v")
+    assert torch.flip(named, [1]).names == ["u", "v"]
+    assert torch.rot90(named).names == ["v", "u"]
+    assert torch.narrow(named, 1, 1, 2).names == ["u", "v"]
+    assert torch.gather(named, 1, torch.tensor([[0, 2], [1, 1]])).names == ["u", "v"]
+    ragged = _ragged()  # no dense stack: the members move, as the methods move them
+    for moved in (torch.flip(ragged, [0]), torch.roll(ragged, 1, 0), torch.narrow(ragged, 1, 0, 2)):
+        assert isinstance(moved, LazyStackedTensorDict)

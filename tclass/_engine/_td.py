@@ -655,7 +655,7 @@ class TensorDict(ScopedOps, TensorDictBase):
                 stored = named_to_fit(stored, names, key)
         elif isinstance(value, Mapping):
             try:
-                return TensorDict(value, batch, device)
+                return TensorDict(value, batch, device, self._dim_names)  # the parent's names
             except BatchMismatchError as error:
                 if not isinstance(key, str):
                     raise
