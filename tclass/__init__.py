@@ -19,6 +19,7 @@ from tclass._core._options import set_get_defaults_to_none as set_get_defaults_t
 from tclass._core._options import set_lazy_legacy as set_lazy_legacy
 from tclass._core._options import set_list_to_stack as set_list_to_stack
 from tclass._core._spec import Spec as Spec
+from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
 from tclass._engine import _torch_functions as _torch_functions
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
@@ -26,10 +27,10 @@ from tclass._engine._combine import isin as isin
 from tclass._engine._combine import merge_tensordicts as merge_tensordicts
 from tclass._engine._combine import remove_duplicates as remove_duplicates
 from tclass._engine._consolidate import from_consolidated as from_consolidated
+from tclass._engine._lazy._build import dense_stack_tds as dense_stack_tds
+from tclass._engine._lazy._build import lazy_stack as lazy_stack
+from tclass._engine._lazy._build import maybe_dense_stack as maybe_dense_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict as LazyStackedTensorDict
-from tclass._engine._lazy._stack import dense_stack_tds as dense_stack_tds
-from tclass._engine._lazy._stack import lazy_stack as lazy_stack
-from tclass._engine._lazy._stack import maybe_dense_stack as maybe_dense_stack
 from tclass._engine._nontensor import MetaData as MetaData
 from tclass._engine._nontensor import NonTensorData as NonTensorData
 from tclass._engine._nontensor import NonTensorStack as NonTensorStack
@@ -38,12 +39,15 @@ from tclass._engine._ops import cat as cat
 from tclass._engine._ops import stack as stack
 from tclass._engine._pad import pad as pad
 from tclass._engine._pad import pad_sequence as pad_sequence
+from tclass._engine._pad import unpad_sequence as unpad_sequence
 from tclass._engine._td import TensorDict as TensorDict
 from tclass._interop import _pytree as _pytree
+from tclass._interop._bridges import from_any as from_any
 from tclass._interop._bridges import from_pytree as from_pytree
 from tclass._interop._bridges import from_struct_array as from_struct_array
 from tclass._interop._constructors import from_dict as from_dict
 from tclass._interop._constructors import from_namedtuple as from_namedtuple
+from tclass._interop._constructors import from_tuple as from_tuple
 from tclass._interop._constructors import fromkeys as fromkeys
 from tclass._interop._constructors import is_tensor_collection as is_tensor_collection
 from tclass._interop._constructors import make_tensordict as make_tensordict
@@ -61,6 +65,7 @@ from tclass._io._archive import pack_memmap as pack_memmap
 from tclass._io._archive import unpack_memmap as unpack_memmap
 from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
 from tclass._io._h5 import from_h5 as from_h5
+from tclass._io._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
@@ -81,12 +86,14 @@ __all__ = [
     "TensorDict",
     "TensorDictBase",
     "TensorDictParams",
+    "UnbatchedTensor",
     "capture_non_tensor_stack",
     "cat",
     "dense_stack_tds",
     "errors",
     "expand_as_right",
     "expand_right",
+    "from_any",
     "from_consolidated",
     "from_dataclass",
     "from_dict",
@@ -96,6 +103,7 @@ __all__ = [
     "from_namedtuple",
     "from_pytree",
     "from_struct_array",
+    "from_tuple",
     "fromkeys",
     "get_defaults_to_none",
     "is_non_tensor",
@@ -117,6 +125,7 @@ __all__ = [
     "pad",
     "pad_sequence",
     "parse_tensor_dict_string",
+    "print_directory_tree",
     "remove_duplicates",
     "save",
     "set_capture_non_tensor_stack",
@@ -125,6 +134,7 @@ __all__ = [
     "set_list_to_stack",
     "stack",
     "tensorclass",
+    "unpad_sequence",
     "unpack_memmap",
 ]
 

@@ -27,6 +27,7 @@ __all__ = [
     "ClosedFileError",
     "DeviceError",
     "DimError",
+    "DimNameError",
     "DistributedError",
     "EntryTypeError",
     "FieldIndexError",
@@ -39,6 +40,7 @@ __all__ = [
     "FolderWriteError",
     "FrozenInstanceError",
     "HeterogeneousEntryError",
+    "InPlaceWriteError",
     "InvalidKeyError",
     "KeyConflictError",
     "KeyNotFoundError",
@@ -159,8 +161,22 @@ class ShapeError(TclassError, ValueError, RuntimeError):
     """A shape operation (reshape, expand, permute, ...) is invalid for the batch size."""
 
 
-class DimError(TclassError, IndexError):
-    """A batch dimension or an index is out of range for the batch size."""
+class DimError(TclassError, IndexError, ValueError, RuntimeError):
+    """A batch dimension or an index is out of range for the batch size. An
+    ``IndexError``, and a ``ValueError`` and a ``RuntimeError`` too: the peer raises
+    each of them for a dim out of range, depending on the operation (``transpose``,
+    ``permute``: ValueError; ``unsqueeze``, ``gather``, ``narrow``: RuntimeError)."""
+
+
+class DimNameError(TclassError, ValueError, RuntimeError):
+    """Names of batch dims are malformed (a wrong count, a repeat) or contradict the names
+    a dim already has. The peer raises ValueError for the first and RuntimeError for the
+    second; this is both."""
+
+
+class InPlaceWriteError(TclassError, ValueError, RuntimeError):
+    """An in-place write into an entry failed (an expanded or overlapping tensor, a
+    shape or dtype that does not fit); the message names the entry."""
 
 
 class StackError(TclassError, ValueError, RuntimeError):

@@ -228,9 +228,9 @@ class TestFromDict:
         with pytest.raises(errors.EntryTypeError, match="expected a mapping"):
             TensorDict.from_dict([1, 2])  # type: ignore[arg-type]
 
-    def test_names_refused(self) -> None:
-        with pytest.raises(errors.UnsupportedError, match="named batch dims"):
-            TensorDict.from_dict({"a": torch.zeros(2)}, batch_size=[2], names=["n"])
+    def test_names_name_the_dims(self) -> None:
+        td = TensorDict.from_dict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, names=["t"])
+        assert td.names == ["t"] and td["n"].names == ["t"]
 
     def test_lazy_stack_cannot_be_built(self) -> None:
         with pytest.raises(errors.UnsupportedError, match="LazyStackedTensorDict"):

@@ -101,8 +101,8 @@ def test_consolidated_lazy_stack() -> None:
 def test_in_place_writes_keep_it_replacing_a_leaf_ends_it() -> None:
     packed = _td().consolidate()
     packed["a"][0, 0] = 42.0
-    assert packed.is_consolidated()
-    packed["a"] = torch.zeros(4, 2)
+    assert packed.is_consolidated() and packed.is_locked  # locked, as in the peer
+    packed.unlock_()["a"] = torch.zeros(4, 2)
     assert not packed.is_consolidated()
     assert packed.to(META)["a"].is_meta  # moved leaf by leaf instead
 

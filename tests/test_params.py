@@ -251,3 +251,38 @@ def test_the_same_program_runs_on_the_peer() -> None:
         names = [name for name, _ in holder.named_parameters()]
         assert names[0] == "params.0.weight" and len(names) == 8
         assert list(holder.state_dict())[-1] == "params.2.bias"
+
+
+# --- the peer's wider surface (issue 19) on TensorDictParams -------------------------------
+
+
+def _batched_params() -> tuple[TensorDict, TensorDictParams]:
+    td = TensorDict({"a": torch.randn(3, 4), "b": {"c": torch.randn(3, 4, 2)}}, [3, 4])
+    return td, TensorDictParams(td)
+
+
+def test_names_are_the_wrapped_tensordicts() -> None:
+    td, params = _batched_params()
+    assert params.names == [None, None]
+    assert params.refine_names("x", "y") is params
+    assert params.names == ["x", "y"] and td.names == ["x", "y"] and td["b"].names == ["x", "y"]
+    params.rename_(y="z")
+    assert td.names == ["x", "z"] and params.unsqueeze(0).names == [None, "x", "z"]
+    params.names = None
+    assert td.names == [None, None]
+
+
+def test_writes_at_indices_go_outside_autograd() -> None:
+    _, params = _batched_params()
+    params.set_at_("a", torch.ones(4), 0)
+    params.update_at_({"b": {"c": torch.full((4, 2), 2.0)}}, 1)
+    assert isinstance(params["a"], nn.Parameter) and params["a"][0].eq(1).all()
+    assert params["b", "c"][1].eq(2).all()
+
+
+def test_in_place_shape_changes_keep_parameters() -> None:
+    td, params = _batched_params()
+    params.flatten(0, 1, inplace=True)
+    assert params.batch_size == torch.Size([12]) and td.batch_size == torch.Size([12])
+    assert isinstance(params["a"], nn.Parameter) and params["a"].shape == (12,)
+    assert sorted(name for name, _ in params.named_parameters()) == ["a", "b.c"]

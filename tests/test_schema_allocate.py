@@ -158,12 +158,12 @@ def test_frozen_classes_allocate() -> None:
 def test_jaxtyping_fields_allocate() -> None:
     class Cam(TensorClass):
         pixels: jt.UInt8[Tensor, "*batch 3 h w"]  # noqa: F722
-        depth: jt.Float[Tensor, "*batch h w"]  # noqa: F722
+        distance: jt.Float[Tensor, "*batch h w"]  # noqa: F722
         hits: jt.Int[Tensor, "*batch"]  # noqa: F722, F821
 
     cam = Cam.allocate([5, 2], dims={"h": 4, "w": 3})
     assert cam.pixels.shape == (5, 2, 3, 4, 3) and cam.pixels.dtype == torch.uint8
-    assert cam.depth.dtype == torch.get_default_dtype() and cam.depth.shape == (5, 2, 4, 3)
+    assert cam.distance.dtype == torch.get_default_dtype() and cam.distance.shape == (5, 2, 4, 3)
     assert cam.hits.dtype == torch.int64 and cam.hits.shape == (5, 2)
 
 

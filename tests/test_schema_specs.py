@@ -416,7 +416,7 @@ def test_jaxtyping_annotations_are_checked(declare: Declare) -> None:
         {
             "__annotations__": {
                 "pixels": eval('UInt8[Tensor, "*batch 3 h w"]', namespace),
-                "depth": eval('Float[Tensor, "*batch h w"]', namespace),
+                "distance": eval('Float[Tensor, "*batch h w"]', namespace),
                 "valid": eval('Bool[Tensor, "*batch"]', namespace),
             }
         },
@@ -424,20 +424,20 @@ def test_jaxtyping_annotations_are_checked(declare: Declare) -> None:
     Cam = declare(template)
     ok = {
         "pixels": torch.zeros(4, 3, 8, 9, dtype=U8),
-        "depth": torch.zeros(4, 8, 9),
+        "distance": torch.zeros(4, 8, 9),
         "valid": torch.zeros(4, dtype=torch.bool),
         "batch_size": [4],
     }
     cam = Cam(**ok)
-    assert cam.depth.shape == (4, 8, 9)
+    assert cam.distance.shape == (4, 8, 9)
     assert (
-        Cam(**{**ok, "depth": torch.zeros(4, 8, 9, dtype=torch.float16)}).depth.dtype
+        Cam(**{**ok, "distance": torch.zeros(4, 8, 9, dtype=torch.float16)}).distance.dtype
         == torch.float16
     )
     with pytest.raises(FieldSpecError, match="pixels"):
         Cam(**{**ok, "pixels": torch.zeros(4, 3, 8, 9)})  # float, not uint8
     with pytest.raises(FieldSpecError) as caught:
-        Cam(**{**ok, "depth": torch.zeros(4, 8, 7)})
+        Cam(**{**ok, "distance": torch.zeros(4, 8, 7)})
     assert caught.value.problems[0].dim == "w"
     with pytest.raises(FieldSpecError):
         cam.pixels = torch.zeros(4, 2, 8, 9, dtype=U8)

@@ -894,12 +894,10 @@ class TestTupleIndexVersusKey:
 class TestPeerKeywords:
     """Keywords of the peer's constructor are keywords here too, never entries."""
 
-    def test_names_are_refused_clearly_unless_all_none(self) -> None:
-        with pytest.raises(errors.UnsupportedError, match="named batch dims") as info:
-            TensorDict({"a": torch.zeros(4)}, [4], names=["time"])
-        assert isinstance(info.value, NotImplementedError)
+    def test_names_are_stored_and_none_means_unnamed(self) -> None:
+        assert TensorDict({"a": torch.zeros(4)}, [4], names=["time"]).names == ["time"]
         td = TensorDict({"a": torch.zeros(4)}, [4], names=[None])
-        assert list(td.keys()) == ["a"]
+        assert list(td.keys()) == ["a"] and td.names == [None]
 
     def test_non_blocking_is_accepted_and_not_an_entry(self) -> None:
         td = TensorDict({"a": torch.zeros(4)}, [4], device="meta", non_blocking=True)

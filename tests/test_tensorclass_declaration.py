@@ -658,11 +658,9 @@ class TestConstruction:
         record = Transition(torch.zeros(2, 3), "e", batch_size=[2], names=None)
         assert record.names == [None]
 
-    def test_names_are_unsupported(self) -> None:
-        with _raises(
-            UnsupportedError, NotImplementedError, match="named batch dims are not supported"
-        ):
-            Transition(torch.zeros(2, 3), "e", batch_size=[2], names=["a"])
+    def test_names_name_the_batch_dims(self) -> None:
+        record = Transition(torch.zeros(2, 3), "e", batch_size=[2], names=["a"])
+        assert record.names == ["a"] and record[:1].names == ["a"]
 
     def test_defaults_are_used(self) -> None:
         record = Frame(torch.zeros(2), batch_size=[2])

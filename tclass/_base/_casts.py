@@ -60,7 +60,7 @@ class CastOps(PointwiseOps):
         ]
         out = self._rebuilt(iter(results), None)
         if self.is_locked:
-            out.lock_()  # type: ignore[attr-defined]
+            out.lock_()
         return out
 
     @property

@@ -23,7 +23,8 @@ import torch
 from typing_extensions import Self
 
 from tclass._core._keys import unravel_key
-from tclass.errors import InvalidKeyError, KeyNotFoundError
+from tclass._core._names import Names
+from tclass.errors import InvalidKeyError, KeyNotFoundError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -40,6 +41,12 @@ class TensorCollection:
     # replace them with C-level getters (operator.attrgetter) of its own fields.
     _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = methodcaller("_entries")
     _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("batch_size")
+    # A node that is a leaf of the tree although it is a collection: a Python value
+    # (NonTensorData, NonTensorStack, which also set _is_value_node: math leaves them
+    # alone) or an unbatched tensor. It has no entries; shape ops only change its batch.
+    _is_leaf_node: ClassVar[bool] = False
+    _is_value_node: ClassVar[bool] = False
+    _is_lazy: ClassVar[bool] = False  # a lazy stack of members (LazyStackedTensorDict)
 
     # --- primitives ----------------------------------------------------------------------
 
@@ -153,6 +160,71 @@ class TensorCollection:
         """Declared fields that hold nothing (``None``), for the repr to list last."""
         return ()
 
+    # --- what results inherit: names, in-place replacement -------------------------------
+
+    @property
+    def _dim_names(self) -> Names:
+        """The names of the batch dims, or ``None`` when no dim has one."""
+        return None
+
+    def _assign_names(self, names: Names) -> None:
+        """Sets the names of this collection's batch dims (checked by the caller); kinds
+        without names of their own (Python values) ignore them."""
+
+    def _rename_all(self, names: Names) -> None:
+        """Names this collection's dims ``names``, and the dims nested collections share
+        with it."""
+        self._assign_names(names)
+
+    def _named_like_self(self, out: Self) -> Self:
+        """``out`` (a result with this batch size) given this collection's names."""
+        names = self._dim_names
+        if names is not None and out.batch_size == self.batch_size:
+            out._assign_names(names)
+        return out
+
+    def _become(self, other: Self) -> None:
+        """Takes ``other``'s entries, batch size and names, in place (nested collections
+        held by both keep their identity): what ``inplace=True`` shape ops do."""
+        msg = f"a {type(self).__name__} cannot change its batch size in place; use inplace=False"
+        raise UnsupportedError(msg)
+
+    def _assign_device(self, device: torch.device | None) -> None:
+        """Records ``device`` as the device of this level (data is not moved)."""
+        msg = f"a {type(self).__name__} cannot record a device"
+        raise UnsupportedError(msg)
+
+    if TYPE_CHECKING:
+        # Written by the mixins of TensorDictBase or by each kind; declared here so that
+        # one mixin can call another's (every collection answers them).
+        def set_(self, key: Any, value: Any) -> Self: ...
+        def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self: ...
+        def exclude(self, *keys: Any, inplace: bool = False) -> Self: ...
+        def del_(self, key: Any) -> Self: ...
+        def lock_(self) -> Self: ...
+        def unlock_(self) -> Self: ...
+        def clear_device_(self) -> Self: ...
+        def clone(self, recurse: bool = True) -> Self: ...
+        def is_empty(self) -> bool: ...
+        def update_(
+            self,
+            input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
+            clone: bool = False,
+            *,
+            non_blocking: bool = False,
+            keys_to_update: Sequence[Any] | None = None,
+            **kwargs: Any,
+        ) -> Self: ...
+        def _tensor_leaves(self) -> Iterator[torch.Tensor]: ...
+
+    def _read(self) -> Any:
+        """What reading this node as an entry gives (a leaf node gives its value)."""
+        return self
+
+    def _call_on_exit(self, callback: Callable[[], None]) -> None:
+        """Makes the next ``with`` block on this collection run ``callback`` on exit;
+        kinds without ``with`` scopes ignore it."""
+
     def get(self, key: Any, default: Any = None) -> Any:
         """The entry at ``key`` (a string or nested tuple), or ``default`` if absent."""
         raise NotImplementedError
@@ -234,9 +306,21 @@ class TensorCollection:
 
     # --- keys ----------------------------------------------------------------------------
 
-    def keys(self, include_nested: bool = False, leaves_only: bool = False) -> KeysView:
-        """A view of the keys; nested keys are tuples when ``include_nested`` is true."""
-        return KeysView(self, include_nested, leaves_only)
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> KeysView:
+        """A view of the keys; nested keys are tuples when ``include_nested`` is true and
+        come after the keys below them, as in the peer.
+
+        ``is_leaf(type)`` says which values ``leaves_only`` keeps (by default tensors, not
+        collections nor Python values); ``sort`` orders the keys (tuples by their parts).
+        """
+        return KeysView(self, include_nested, leaves_only, is_leaf, sort)
 
     # With leaves_only=True only tensors come out; the overloads tell type checkers so.
     @overload
@@ -298,10 +382,6 @@ class TensorCollection:
 
         return get_non_tensor(self, key, default)
 
-    def is_empty(self) -> bool:
-        """Whether there is no tensor anywhere in the collection (nested ones included)."""
-        return not any(True for _ in self.values(include_nested=True, leaves_only=True))
-
     def _missing_key(self, key: object) -> KeyNotFoundError:
         keys = self._key_names()
         return KeyNotFoundError(f"key {key!r} not found in {type(self).__name__} with keys {keys}")
@@ -316,6 +396,9 @@ def _walk(
     for key, value in collection._items():
         path = prefix + (key,)
         if isinstance(value, TensorCollection):
+            if value._is_leaf_node and not value._is_value_node:
+                yield path, value._read()
+                continue
             if not leaves_only:
                 yield path, value
             if include_nested:
@@ -324,23 +407,38 @@ def _walk(
             yield path, value
 
 
+def _is_default_leaf(cls: type) -> bool:
+    """What ``leaves_only`` keeps by default: tensors (unbatched ones included), not
+    collections nor Python values."""
+    if not issubclass(cls, TensorCollection):
+        return True
+    return cls._is_leaf_node and not cls._is_value_node
+
+
 def _walk_keys(
     collection: TensorCollection,
     prefix: tuple[str, ...],
     include_nested: bool,
     leaves_only: bool,
+    is_leaf: Callable[[type], bool],
 ) -> Iterator[tuple[str, ...]]:
-    """The key paths :func:`_walk` visits, found without reading any leaf."""
+    """The key paths, a nested collection's keys before its own (the peer's order),
+    found without reading any leaf."""
     for key in collection._key_names():
         path = prefix + (key,)
         child = collection._child(key)
         if child is None:
-            yield path
+            if not leaves_only or is_leaf(torch.Tensor):
+                yield path
             continue
-        if not leaves_only:
+        if include_nested and not child._is_leaf_node:
+            yield from _walk_keys(child, path, include_nested, leaves_only, is_leaf)
+        if not leaves_only or is_leaf(type(child)):
             yield path
-        if include_nested:
-            yield from _walk_keys(child, path, include_nested, leaves_only)
+
+
+def _sort_key(key: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (key,) if type(key) is str else key  # type: ignore[return-value]
 
 
 def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
@@ -358,20 +456,36 @@ def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
 class KeysView:
     """The keys of a collection, live: it reflects later changes, like ``dict.keys()``."""
 
-    __slots__ = ("_collection", "_include_nested", "_leaves_only")
+    __slots__ = ("_collection", "_include_nested", "_leaves_only", "_is_leaf", "_sort")
 
     def __init__(
-        self, collection: TensorCollection, include_nested: bool, leaves_only: bool
+        self,
+        collection: TensorCollection,
+        include_nested: bool,
+        leaves_only: bool,
+        is_leaf: Callable[[type], bool] | None = None,
+        sort: bool = False,
     ) -> None:
         self._collection = collection
         self._include_nested = include_nested
         self._leaves_only = leaves_only
+        self._is_leaf = _is_default_leaf if is_leaf is None else is_leaf
+        self._sort = sort
 
     def __iter__(self) -> Iterator[str | tuple[str, ...]]:
+        if self._sort:
+            yield from sorted(self._unsorted(), key=_sort_key)
+        else:
+            yield from self._unsorted()
+
+    def _unsorted(self) -> Iterator[str | tuple[str, ...]]:
         if not (self._include_nested or self._leaves_only):
             yield from self._collection._key_names()
             return
-        for path in _walk_keys(self._collection, (), self._include_nested, self._leaves_only):
+        paths = _walk_keys(
+            self._collection, (), self._include_nested, self._leaves_only, self._is_leaf
+        )
+        for path in paths:
             yield path[0] if len(path) == 1 else path
 
     def __len__(self) -> int:
@@ -388,7 +502,7 @@ class KeysView:
             return False
         if self._leaves_only:
             value = self._collection.get(key)
-            return not isinstance(value, TensorCollection)
+            return self._is_leaf(type(value))
         return True
 
     def __eq__(self, other: object) -> bool:

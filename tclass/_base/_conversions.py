@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass.errors import UnsupportedError
 
@@ -28,7 +28,18 @@ if TYPE_CHECKING:
     from tclass._core._device import DeviceLike
     from tclass._engine._td import TensorDict
 
-__all__ = ["ConversionOps"]
+__all__ = ["BuildOptions", "ConversionOps"]
+
+
+class BuildOptions(TypedDict, total=False):
+    """The batch keywords of ``from_any`` / ``from_tuple`` / ``from_namedtuple`` (the
+    peer's): ``batch_size``, or ``auto_batch_size`` (at most ``batch_dims`` dims) to infer
+    it; ``device`` for every tensor."""
+
+    auto_batch_size: bool
+    batch_dims: int | None
+    device: DeviceLike
+    batch_size: BatchSizeLike
 
 
 class ConversionOps:
@@ -78,6 +89,70 @@ class ConversionOps:
         )
 
     @classmethod
+    def from_any(cls, obj: Any, **options: Unpack[BuildOptions]) -> Self:
+        """An instance from a mapping, tuple, namedtuple or structured array (a collection
+        is returned as it is): see :func:`tclass.from_any`."""
+        from tclass._interop._bridges import from_any
+
+        return cls._from_built(from_any(obj, **options))
+
+    @classmethod
+    def from_tuple(cls, obj: tuple[Any, ...], **options: Unpack[BuildOptions]) -> Self:
+        """An instance with the items of ``obj`` under the keys ``"0"``, ``"1"``, ...:
+        see :func:`tclass.from_tuple`."""
+        from tclass._interop._constructors import from_tuple
+
+        return cls._from_plain(from_tuple(obj, **options))
+
+    @classmethod
+    def from_list(
+        cls,
+        input: Sequence[Any],
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        batch_dims: int | None = None,
+        names: Sequence[str | None] | None = None,
+        lazy: bool | None = None,
+    ) -> Self:
+        """The stack of one instance per item of ``input`` (a dict per element): dense
+        when they agree, lazy when they differ (or with ``lazy=True``; a TensorDict
+        class then gives a lazy stack). See :func:`tclass._interop._bridges.from_list`."""
+        from tclass._interop._bridges import from_list
+
+        return cls._from_built(
+            from_list(
+                input,
+                auto_batch_size=auto_batch_size,
+                batch_size=batch_size,
+                device=device,
+                batch_dims=batch_dims,
+                names=names,
+                lazy=cls._lazy_by_default() if lazy is None else lazy,
+                make=cls._item_builder(),
+            )
+        )
+
+    @classmethod
+    def _from_built(cls, built: Any) -> Self:
+        """A collection a constructor returned, as an instance of ``cls`` when it is a
+        TensorDict built for it (a lazy stack or a Python value is returned as it is)."""
+        if isinstance(built, cls) or built._is_lazy or built._is_leaf_node:
+            return built  # type: ignore[no-any-return]
+        return cls._from_plain(built)
+
+    @classmethod
+    def _lazy_by_default(cls) -> bool:
+        """Whether ``from_list`` stacks lazily unless told (a lazy stack class does)."""
+        return False
+
+    @classmethod
+    def _item_builder(cls) -> Callable[..., Any] | None:
+        """What builds one item of ``from_list`` from a dict (None: ``from_dict``)."""
+        return None
+
+    @classmethod
     def fromkeys(cls, keys: Iterable[Any], value: Any = 0) -> Self:
         """An instance (batch size ``[]``) holding ``value`` under each key (a tensor
         value is cloned per key): see :func:`tclass.fromkeys`."""
@@ -86,28 +161,12 @@ class ConversionOps:
         return cls._from_plain(fromkeys(keys, value))
 
     @classmethod
-    def from_namedtuple(
-        cls,
-        named_tuple: Any,
-        *,
-        auto_batch_size: bool = False,
-        batch_dims: int | None = None,
-        device: DeviceLike = None,
-        batch_size: BatchSizeLike = None,
-    ) -> Self:
+    def from_namedtuple(cls, named_tuple: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a namedtuple (nested ones nest): see
         :func:`tclass.from_namedtuple`."""
         from tclass._interop._constructors import from_namedtuple
 
-        return cls._from_plain(
-            from_namedtuple(
-                named_tuple,
-                auto_batch_size=auto_batch_size,
-                batch_dims=batch_dims,
-                device=device,
-                batch_size=batch_size,
-            )
-        )
+        return cls._from_plain(from_namedtuple(named_tuple, **options))
 
     @classmethod
     def from_dataclass(
@@ -192,6 +251,11 @@ class ConversionOps:
         from tclass._interop._constructors import to_dict
 
         return to_dict(_collection(self), convert_tensors)
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A TensorDict copy (tensors cloned); ``retain_none`` is for records (absent
+        fields kept as ``None``)."""
+        return cast("TensorDict", _collection(self).clone())
 
     def to_namedtuple(self, dest_cls: Callable[..., Any] | None = None) -> Any:
         """The collection as a namedtuple (nested ones nest; ``dest_cls`` for the top

@@ -4,18 +4,37 @@ called)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import Future
+from typing import Any, Literal, TypedDict, overload
 
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._core._device import DeviceLike
 
-if TYPE_CHECKING:
-    from tclass._core._device import DeviceLike
+__all__ = ["ConsolidateOptions", "DeviceOps", "map_tensors", "share"]
 
-__all__ = ["DeviceOps", "map_tensors", "share"]
+
+class ConsolidateOptions(TypedDict, total=False):
+    """The keywords of ``consolidate`` (the peer's). ``device``: where the buffer lives
+    (default: where the tensors are). ``pin_memory`` / ``share_memory``: allocate it
+    pinned or shared. ``num_threads``: copy the leaves with that many threads.
+    ``non_blocking``: copy asynchronously (waited for before returning to the host).
+    ``inplace``: this collection itself takes the buffer's views (and is locked).
+    ``use_buffer`` and ``metadata``: the peer's switches for reusing a buffer and storing
+    the structure in it; the structure is always stored here, and a new buffer made."""
+
+    device: DeviceLike
+    pin_memory: bool
+    share_memory: bool
+    num_threads: int
+    non_blocking: bool
+    inplace: bool
+    use_buffer: bool
+    metadata: bool
 
 
 class DeviceOps(TensorCollection):
@@ -49,29 +68,46 @@ class DeviceOps(TensorCollection):
         for leaf in _leaves(self):
             if not _shared(leaf):
                 _share(leaf)
-        self.lock_()  # type: ignore[attr-defined]
+        self.lock_()
         return self
 
+    @overload
     def consolidate(
-        self, *, device: DeviceLike = None, pin_memory: bool = False, share_memory: bool = False
-    ) -> Self:
-        """A copy whose every tensor (nested included) is a view of one contiguous buffer.
+        self,
+        filename: str | os.PathLike[str] | None = None,
+        *,
+        return_early: Literal[False] = False,
+        **options: Unpack[ConsolidateOptions],
+    ) -> Self: ...
+    @overload
+    def consolidate(
+        self,
+        filename: str | os.PathLike[str] | None = None,
+        *,
+        return_early: Literal[True],
+        **options: Unpack[ConsolidateOptions],
+    ) -> Future[Self]: ...
+
+    def consolidate(
+        self,
+        filename: str | os.PathLike[str] | None = None,
+        *,
+        return_early: bool = False,
+        **options: Unpack[ConsolidateOptions],
+    ) -> Self | Future[Self]:
+        """A locked copy whose every tensor (nested included) is a view of one contiguous
+        buffer, detached from autograd.
 
         Moving it (``to(device)``) then costs one copy of that buffer plus rebuilding the
         views, pickling it sends the one buffer, and :func:`tclass.from_consolidated`
         rebuilds it from the buffer alone. Replacing an entry of the result ends the
         consolidation (it is then moved leaf by leaf again); in-place writes keep it.
-
-        Args:
-            device: where the buffer lives (default: where the tensors are).
-            pin_memory: allocate the buffer in pinned host memory.
-            share_memory: allocate the buffer in shared memory.
+        ``filename`` puts the buffer in that file (memory-mapped); ``return_early`` gives
+        a future of the result, as the peer does. See :class:`ConsolidateOptions`.
         """
         from tclass._engine._consolidate import consolidate
 
-        return consolidate(  # type: ignore[no-any-return]
-            self, device=device, pin_memory=pin_memory, share_memory=share_memory
-        )
+        return consolidate(self, filename, return_early=return_early, **options)  # type: ignore[no-any-return]
 
     def is_consolidated(self) -> bool:
         """Whether the tensors are (still) views of one consolidated buffer."""

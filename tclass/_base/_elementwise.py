@@ -8,20 +8,21 @@ Arithmetic, ``where`` and ``masked_fill`` are in ``_pointwise.py`` and ``_operat
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
-from tclass._core import _batch
-from tclass.errors import BatchMismatchError, BatchSizeError, KeyNotFoundError
+from tclass._core import _batch, _names
+from tclass._core._unbatched import UnbatchedTensor
+from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError, KeyNotFoundError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
 
-__all__ = ["ElementwiseOps", "align_right"]
+__all__ = ["ApplyOptions", "ElementwiseOps", "align_right"]
 
 
 def align_right(tensor: torch.Tensor, ndim: int) -> torch.Tensor:
@@ -43,22 +44,55 @@ class ElementwiseOps(TensorCollection):
         self,
         fn: Callable[..., torch.Tensor | None],
         *others: TensorCollection,
-        batch_size: _batch.BatchSizeLike = None,
-        inplace: bool = False,
+        **options: Unpack[ApplyOptions],
     ) -> Self:
         """A new collection holding ``fn(tensor, *other_tensors)`` for every tensor.
 
-        ``others`` are collections with the same keys, whose tensors are passed alongside.
-        An entry for which ``fn`` returns ``None`` is left out. Results must keep the batch
-        dims, unless ``batch_size`` gives the new batch size. ``inplace=True`` copies the
-        results into the existing tensors instead (see :meth:`apply_`).
+        ``others`` are collections with the same keys, whose tensors are passed alongside
+        (``default`` stands in for a key one of them lacks). An entry for which ``fn``
+        returns ``None`` is left out, and so is a nested collection left empty (with
+        ``filter_empty=True`` also one that was empty; ``False`` keeps them); when
+        nothing is left, the result is ``None``, as in the peer (typed ``Self``: the case
+        only arises from an ``fn`` that returns ``None`` for everything). Results must keep the
+        batch dims, unless ``batch_size`` gives the new batch size. See
+        :class:`ApplyOptions` for ``device``, ``names``, ``inplace``, ``propagate_lock``,
+        ``call_on_nested``, ``is_leaf`` and ``out``.
         """
-        if inplace:
+        if not options:  # the common case, kept lean
+            if others:
+                result = self._apply_nested(_with_leaf(fn), others, self.batch_size, (), None)
+            else:
+                result = self._apply_plain(fn, self.batch_size, ())
+            if not result._entries() and self._key_names():
+                return None  # type: ignore[return-value]
+            return result
+        return self._apply_with(fn, others, options)  # type: ignore[return-value]
+
+    def _apply_with(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], options: ApplyOptions
+    ) -> Self | None:
+        if options.get("inplace"):
             return self._apply_in_place(fn, others)
-        target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
-        if not others:
-            return self._apply_plain(fn, target, ())
-        return self._apply_nested(lambda key, value, *rest: fn(value, *rest), others, target, ())
+        size = options.get("batch_size")
+        target = self.batch_size if size is None else _batch.as_batch_size(size)
+        rules = _Rules(options)
+        result = self._apply_nested(_with_leaf(fn), others, target, (), rules)
+        filter_empty = options.get("filter_empty")
+        if filter_empty is not False and not result._entries():
+            if filter_empty or self._key_names():
+                return None
+        if "device" in options:
+            device = options["device"]
+            result = result.clear_device_() if device is None else result.to(device)
+        if "names" in options:
+            result._rename_all(_names.as_names(options["names"], len(target)))
+        if options.get("propagate_lock") and self.is_locked:
+            result.lock_()
+        out = options.get("out")
+        if out is not None:
+            out.update_(result)
+            return cast(Self, out)
+        return result
 
     def _apply_plain(
         self,
@@ -66,7 +100,8 @@ class ElementwiseOps(TensorCollection):
         batch_size: torch.Size,
         prefix: tuple[str, ...],
     ) -> Self:
-        """``apply(fn)`` with nothing zipped: the common case, kept lean."""
+        """``apply(fn)`` with nothing zipped: the common case, kept lean. A nested
+        collection that ``fn`` leaves empty is left out."""
         n = len(batch_size)
         first = batch_size[0] if n else 0
         own_dims = self.batch_dims
@@ -74,7 +109,9 @@ class ElementwiseOps(TensorCollection):
         for key, value in self._items():
             if isinstance(value, TensorCollection):
                 nested_size = batch_size + value.batch_size[own_dims:]
-                out[key] = value._apply_plain(fn, nested_size, prefix + (key,))
+                sub = value._apply_plain(fn, nested_size, prefix + (key,))
+                if value._is_leaf_node or sub._key_names() or not value._key_names():
+                    out[key] = sub
                 continue
             result = fn(value)
             if result is None:
@@ -82,7 +119,10 @@ class ElementwiseOps(TensorCollection):
             if n:
                 shape = result.shape
                 if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch_size:
-                    raise BatchMismatchError(prefix + (key,) if prefix else key, shape, batch_size)
+                    if result.__class__ is not UnbatchedTensor:
+                        path = prefix + (key,) if prefix else key
+                        raise BatchMismatchError(path, shape, batch_size)
+                    result = result._with_batch_size(batch_size)
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))
 
@@ -105,9 +145,10 @@ class ElementwiseOps(TensorCollection):
                 others,
                 target,
                 (),
+                None,
             )
         return self._apply_nested(
-            lambda path, value, *rest: fn(path[-1], value, *rest), others, target, ()
+            lambda path, value, *rest: fn(path[-1], value, *rest), others, target, (), None
         )
 
     def _apply_nested(
@@ -116,21 +157,28 @@ class ElementwiseOps(TensorCollection):
         others: tuple[Any, ...],
         batch_size: torch.Size,
         prefix: tuple[str, ...],
+        rules: _Rules | None,
     ) -> Self:
+        """``fn(path, value, *paired)`` over the entries, following ``rules`` (the
+        options of :meth:`apply`; None: the defaults)."""
         nb = len(batch_size)
         out: dict[str, Value] = {}
         for key, value in self._items():
-            paired = [other._entry(key) for other in others] if others else ()
-            if isinstance(value, TensorCollection):
+            paired = [_paired_entry(other, key, rules) for other in others] if others else ()
+            path = prefix + (key,)
+            if isinstance(value, TensorCollection) and not (rules and rules.leaf(value)):
                 nested_size = batch_size + value.batch_size[self.batch_dims :]
-                out[key] = value._apply_nested(fn, tuple(paired), nested_size, prefix + (key,))
+                sub = value._apply_nested(fn, tuple(paired), nested_size, path, rules)
+                if _kept(sub, value, rules):
+                    out[key] = sub
                 continue
-            result = fn(prefix + (key,), value, *paired)
+            result = fn(path, value, *paired)
             if result is None:
                 continue
             if result.shape[:nb] != batch_size:
-                path = prefix + (key,)
-                raise BatchMismatchError(path if prefix else key, result.shape, batch_size)
+                if result.__class__ is not UnbatchedTensor:
+                    raise BatchMismatchError(path if prefix else key, result.shape, batch_size)
+                result = result._with_batch_size(batch_size)
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))
 
@@ -151,8 +199,17 @@ class ElementwiseOps(TensorCollection):
                 value._apply_in_place(fn, paired)
                 continue
             result = fn(value, *paired)
-            if result is not None:
+            if result is None:
+                continue
+            try:
                 value.copy_(result)
+            except RuntimeError as error:
+                msg = (
+                    f"apply(inplace=True): cannot write the result into {key!r} (shape "
+                    f"{list(value.shape)}, {'expanded' if 0 in value.stride() else 'strided'}): "
+                    f"{error}. Clone the collection first (td.clone()) or use inplace=False"
+                )
+                raise InPlaceWriteError(msg) from None
         return self
 
     # --- copies --------------------------------------------------------------------------
@@ -169,14 +226,34 @@ class ElementwiseOps(TensorCollection):
         return self._new_like(values, self.batch_size, self.device)
 
     def detach(self) -> Self:
-        """Every tensor detached from the autograd graph (shares storage)."""
+        """Every tensor detached from the autograd graph (shares storage); the lock
+        carries over, as in the peer."""
         values = {key: value.detach() for key, value in self._items()}
-        return self._new_like(values, self.batch_size, self.device)
+        out = self._new_like(values, self.batch_size, self.device)
+        return out.lock_() if self.is_locked else out
 
-    def contiguous(self) -> Self:
-        """Every tensor made contiguous (tensors already contiguous are kept)."""
-        values = {key: value.contiguous() for key, value in self._items()}
-        return self._new_like(values, self.batch_size, self.device)
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
+        """Every tensor made contiguous (tensors already contiguous are kept; with
+        ``canonical``, also copied unless their strides are the row-major ones). With
+        ``inplace``, the entries of this collection are replaced and ``self`` returned."""
+        values = {
+            key: value.contiguous(canonical=canonical)
+            if isinstance(value, TensorCollection)
+            else _contiguous(value, canonical)
+            for key, value in self._items()
+        }
+        out = self._new_like(values, self.batch_size, self.device)
+        if inplace:
+            self._become(out)
+            return self
+        return out
+
+    def is_contiguous(self) -> bool:
+        """Whether every tensor is contiguous."""
+        return all(
+            value.is_contiguous()
+            for _, value in self._items()  # collections: theirs
+        )
 
     # --- in-place fills ------------------------------------------------------------------
 
@@ -222,6 +299,93 @@ class ElementwiseOps(TensorCollection):
 
 
 _MISSING: Any = object()
+
+
+def _contiguous(tensor: torch.Tensor, canonical: bool) -> torch.Tensor:
+    """``tensor.contiguous()``; with ``canonical``, a copy unless its strides are the
+    row-major strides of its shape (``is_contiguous`` ignores the strides of size-1 dims)."""
+    if canonical and tensor.stride() != _row_major(tensor.shape):
+        return tensor.clone(memory_format=torch.contiguous_format)
+    return tensor.contiguous()
+
+
+def _row_major(shape: torch.Size) -> tuple[int, ...]:
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+class ApplyOptions(TypedDict, total=False):
+    """The keywords of :meth:`ElementwiseOps.apply`, as the peer names them.
+
+    ``batch_size``: the results' batch size, when ``fn`` changes it. ``device``: the
+    result's device (its tensors are moved there; ``None`` records none). ``names``: the
+    result's dim names. ``inplace``: write the results into the existing tensors (see
+    ``apply_``). ``default``: what stands in for a key an ``other`` lacks.
+    ``filter_empty``: ``True`` also drops nested collections that were empty, ``False``
+    keeps those ``fn`` emptied (and never gives ``None``). ``propagate_lock``: lock the
+    result if this collection is locked. ``call_on_nested``: call ``fn`` on nested
+    collections themselves instead of their tensors. ``is_leaf``: the types of nested
+    collections ``fn`` is called on. ``out``: a collection to write the results into.
+    """
+
+    batch_size: _batch.BatchSizeLike
+    device: Any
+    names: Sequence[str | None] | None
+    inplace: bool
+    default: Any
+    filter_empty: bool | None
+    propagate_lock: bool
+    call_on_nested: bool
+    is_leaf: Callable[[type], bool] | None
+    out: Any
+
+
+class _Rules:
+    """The options of an ``apply`` call that change how the tree is walked."""
+
+    __slots__ = ("default", "filter_empty", "call_on_nested", "is_leaf")
+
+    def __init__(self, options: ApplyOptions) -> None:
+        self.default = options.get("default", _MISSING)
+        self.filter_empty = options.get("filter_empty")
+        self.call_on_nested = options.get("call_on_nested", False)
+        self.is_leaf = options.get("is_leaf")
+
+    def leaf(self, value: TensorCollection) -> bool:
+        """Whether ``fn`` is called on the nested collection ``value`` itself."""
+        if value._is_leaf_node:
+            return False
+        if self.call_on_nested:
+            return True
+        return self.is_leaf is not None and self.is_leaf(type(value))
+
+
+def _with_leaf(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn(value, *paired)`` as ``_apply`` calls it (with the path first)."""
+    return lambda path, value, *rest: fn(value, *rest)
+
+
+def _paired_entry(other: Any, key: str, rules: _Rules | None) -> Any:
+    if rules is None or rules.default is _MISSING:
+        return other._entry(key)
+    if not isinstance(other, TensorCollection):  # the default, standing in for a subtree
+        return other
+    return other.get(key, rules.default)
+
+
+def _kept(result: TensorCollection, source: TensorCollection, rules: _Rules | None) -> bool:
+    """Whether a nested result stays in the output: not when it is empty and either
+    ``fn`` emptied it or ``filter_empty=True`` (``filter_empty=False`` keeps them all)."""
+    if source._is_leaf_node or result._key_names():
+        return True
+    filter_empty = None if rules is None else rules.filter_empty
+    if filter_empty is False:
+        return True
+    return not filter_empty and not source._key_names()
 
 
 def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import torch
 from typing_extensions import Self
@@ -246,10 +246,6 @@ class LeafwiseOps(TensorCollection):
 
     __slots__ = ()
 
-    # Whether this node holds a Python value instead of entries (NonTensorData and
-    # NonTensorStack say True): math leaves those alone.
-    _is_value_node: ClassVar[bool] = False
-
     # --- the walk: gather the tensors, rebuild the tree ------------------------------------
 
     def _collect(
@@ -421,7 +417,7 @@ class LeafwiseOps(TensorCollection):
             )
         out = self._rebuilt(iter(results), resize, nodes)
         if lock and self.is_locked:
-            out.lock_()  # type: ignore[attr-defined]
+            out.lock_()
         return out
 
     def _pointwise_(

@@ -33,6 +33,7 @@ from tclass._base._leafwise import Gather
 from tclass._base._pointwise import PointwiseOps
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
+from tclass._core._names import Names
 from tclass.errors import DimError, OperandError, ReductionError
 
 __all__ = ["Along", "Dims", "ReductionOps", "ValuesIndices"]
@@ -89,6 +90,17 @@ class Along:
             return torch.Size(1 if i in self.dims else s for i, s in enumerate(size))
         return torch.Size(s for i, s in enumerate(size) if i not in self.dims)
 
+    def names(self, names: tuple[str | None, ...]) -> Names:
+        """A node's dim names after the operation: a reduced dim's goes with it (kept
+        with ``keepdim``), as in the peer."""
+        if self.scan or self.dims == "feature" or self.keepdim:
+            return names
+        if self.dims is None:
+            return None
+        dims = self.dims
+        kept = tuple(name for i, name in enumerate(names) if i not in dims)
+        return kept if any(name is not None for name in kept) else None
+
     def without(self, stack_dim: int) -> Along:
         """This operation for the members of a lazy stack (whose batch lacks ``stack_dim``)."""
         if self.dims is None or self.dims == "feature":
@@ -119,7 +131,9 @@ class ReductionOps(PointwiseOps):
         whole = along.whole
         if whole is not None and set(map(type, mine.values())) <= _PLAIN:
             mapped = dict(zip(mine, map(whole, mine.values())))  # type: ignore[arg-type]
-            return (self._new_like(mapped, batch, self.device),)
+            out = (self._new_like(mapped, batch, self.device),)
+            # Whole tensors reduced: no dim (and no name) is left unless with keepdim.
+            return self._named_after(along, out) if along.keepdim else out
         parts: list[dict[str, Any]] = [{} for _ in range(along.outputs)]
         batch_dims = self.batch_dims
         for key, value in mine.items():
@@ -136,7 +150,19 @@ class ReductionOps(PointwiseOps):
                     raise ReductionError(f"entry {key!r}: {error}") from None
             for part, item in zip(parts, results):
                 part[key] = item
-        return tuple(self._new_like(part, batch, self.device) for part in parts)
+        return self._named_after(
+            along, tuple(self._new_like(part, batch, self.device) for part in parts)
+        )
+
+    def _named_after(self, along: Along, outs: tuple[Self, ...]) -> tuple[Self, ...]:
+        """``outs`` (results of ``along``) given the names of this collection's dims that
+        they keep (a result over the same batch already has them)."""
+        names = self._dim_names
+        if names is not None and along.batch(self.batch_size) != self.batch_size:
+            kept = along.names(names)
+            for out in outs:
+                out._assign_names(kept)
+        return outs
 
     def _renamed(self, key_transform: Callable[[str], str]) -> Self:
         """A copy (sharing tensors) with every key ``k`` renamed ``key_transform(k)``."""

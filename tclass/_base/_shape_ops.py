@@ -3,19 +3,27 @@
 Every entry keeps its feature dims (the dims after the batch dims) untouched. A nested
 collection may have more batch dims than its parent; it is handled by the same call as a
 tensor, because it answers the same methods over its own dims.
+
+What a result inherits, as in the peer: the names of the dims it keeps
+(``tclass._core._names`` has the rules) and, for the operations that only rearrange
+the batch (``reshape``, ``permute``, ``flip``, ``expand``...), the lock. Methods with
+``inplace=True`` give ``self`` its result's entries and batch size instead, nested
+collections keeping their identity.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from types import EllipsisType
+from typing import TYPE_CHECKING, Any
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
-from tclass._core import _batch
-from tclass.errors import ShapeError
+from tclass._core import _batch, _names
+from tclass._core._names import Names
+from tclass.errors import DimError, ShapeError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -25,27 +33,99 @@ __all__ = ["ShapeOps"]
 
 class ShapeOps(TensorCollection):
     """reshape, view, flatten, unflatten, squeeze, unsqueeze, permute, transpose,
-    expand, split, chunk and unbind over the batch dims."""
+    movedim, expand, split, chunk, unbind, flip, roll, narrow, repeat, tile, gather...
+    over the batch dims."""
 
     __slots__ = ()
 
-    def reshape(self, *shape: int | Sequence[int]) -> Self:
+    # --- what results inherit ------------------------------------------------------------
+
+    def _carry(
+        self,
+        result: Self,
+        names: Names,
+        *,
+        lock: bool = True,
+        inverse: Callable[[Self], Self] | None = None,
+    ) -> Self:
+        """``result`` with ``names`` and, if ``lock`` (a rearranging operation), the lock.
+
+        ``inverse`` undoes the operation: a ``with`` block on the result then writes the
+        entries it holds on exit back into this collection (``with td.transpose(0, 1) as
+        t: t["c"] = ...`` adds ``c`` to ``td``), as the peer does."""
+        if names is not None:
+            result._assign_names(names)
+        if lock and self.is_locked:
+            result.lock_()
+        if inverse is not None:
+
+            def write_back() -> None:
+                self.update(inverse(result))
+
+            result._call_on_exit(write_back)
+        return result
+
+    def _in_place(self, result: Self, inplace: bool) -> Self:
+        """``result``, or ``self`` holding it (``inplace=True``)."""
+        if not inplace:
+            return result
+        self._become(result)
+        return self
+
+    # --- names ---------------------------------------------------------------------------
+
+    def refine_names(self, *names: str | None | EllipsisType) -> Self:
+        """Names the dims that have no name yet, in place (nested collections too), as
+        the peer does; returns ``self`` (``...`` stands for the dims not listed;
+        ``None`` keeps a dim's name).
+
+        Raises:
+            DimNameError: (a ``RuntimeError`` and a ``ValueError``) if a dim already has
+                another name, or a name repeats.
+        """
+        self._rename_all(_names.refined(self._dim_names, names, self.batch_dims))
+        return self
+
+    def rename(self, *names: str | None, **rename_map: str) -> Self:
+        """A shallow copy with its dims renamed: ``rename("a", "b")`` names every dim,
+        ``rename(None)`` unnames them, ``rename(old="new")`` renames some."""
+        out = self.clone(recurse=False)
+        out._rename_all(_names.renamed(self._dim_names, names, rename_map, self.batch_dims))
+        return out
+
+    def rename_(self, *names: str | None, **rename_map: str) -> Self:
+        """:meth:`rename` in place (nested collections too); returns ``self``."""
+        self._rename_all(_names.renamed(self._dim_names, names, rename_map, self.batch_dims))
+        return self
+
+    # --- reshaping -------------------------------------------------------------------------
+
+    def reshape(self, *shape: int | Sequence[int], inplace: bool = False) -> Self:
         """A collection with batch size ``shape`` (one dim may be -1); copies as torch does."""
         batch_size = self.batch_size
         new = _batch.view_shape(_batch.shape_args(shape, "reshape"), batch_size, "reshape")
-        if new == batch_size:
-            return self._map_batch(_identity, batch_size)
-        nb = len(batch_size)
-        return self._map_batch(lambda v: v.reshape(new + v.shape[nb:]), new)
+        names = self._dim_names if new == batch_size else None
+        return self._in_place(self._carry(self._reshaped(new), names), inplace)
 
-    def view(self, *shape: int | Sequence[int] | torch.dtype) -> Self:
-        """A view with batch size ``shape``, or with every tensor viewed as a dtype."""
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
+        """A view with batch size ``shape`` (or ``size=`` / ``batch_size=``), or with every
+        tensor viewed as a dtype."""
         if len(shape) == 1 and isinstance(shape[0], torch.dtype):
             return self._view_dtype(shape[0])
-        batch_size = self.batch_size
-        new = _batch.view_shape(_batch.shape_args(shape, "view"), batch_size, "view")
-        nb = len(batch_size)
-        return self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
+        given = size if size is not None else batch_size
+        if given is not None:
+            shape = (tuple(given),)
+        current = self.batch_size
+        new = _batch.view_shape(_batch.shape_args(shape, "view"), current, "view")
+        nb = len(current)
+        out = self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
+        names = self._dim_names if new == current else None
+        return self._carry(out, names, inverse=lambda r: r.view(current))
 
     def _view_dtype(self, dtype: torch.dtype) -> Self:
         batch_size = self.batch_size
@@ -61,17 +141,21 @@ class ShapeOps(TensorCollection):
                 )
                 raise ShapeError(msg)
             values[key] = out
-        return self._new_like(values, batch_size, self.device)
+        return self._carry(self._new_like(values, batch_size, self.device), self._dim_names)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
-        """Merges batch dims ``start_dim`` to ``end_dim`` (inclusive) into one."""
+    def flatten(
+        self, start_dim: int | None = None, end_dim: int | None = None, *, inplace: bool = False
+    ) -> Self:
+        """Merges batch dims ``start_dim`` to ``end_dim`` (inclusive; all when ``None``)."""
+        start_dim = 0 if start_dim is None else start_dim
+        end_dim = -1 if end_dim is None else end_dim
         batch_size = self.batch_size
         nb = len(batch_size)
         if nb == 0:
             # As for a 0-d tensor: dims 0 and -1 are valid and the result has one dim.
             _batch.normalize_dim(start_dim, 1, op="flatten")
             _batch.normalize_dim(end_dim, 1, op="flatten")
-            return self.reshape(1)
+            return self._in_place(self._carry(self._reshaped(torch.Size([1])), None), inplace)
         start = _batch.normalize_dim(start_dim, nb, op="flatten")
         end = _batch.normalize_dim(end_dim, nb, op="flatten")
         if start > end:
@@ -80,35 +164,64 @@ class ShapeOps(TensorCollection):
         merged = 1
         for size in batch_size[start : end + 1]:
             merged *= size
-        return self.reshape(batch_size[:start] + (merged,) + batch_size[end + 1 :])
+        out = self._reshaped(batch_size[:start] + (merged,) + batch_size[end + 1 :])
+        names = _names.flattened(self._dim_names, start, end)
+        carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
+        return self._in_place(carried, inplace)
 
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> Self:
-        """Splits batch dim ``dim`` into ``sizes`` (one of which may be -1)."""
+    def unflatten(
+        self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
+    ) -> Self:
+        """Splits batch dim ``dim`` into ``unflattened_size`` (one size may be -1)."""
         batch_size = self.batch_size
         dim = _batch.normalize_dim(dim, len(batch_size), op="unflatten")
-        part = _batch.view_shape(tuple(sizes), torch.Size([batch_size[dim]]), "unflatten")
-        return self.reshape(batch_size[:dim] + part + batch_size[dim + 1 :])
+        sizes = tuple(unflattened_size)
+        part = _batch.view_shape(sizes, torch.Size([batch_size[dim]]), "unflatten")
+        out = self._reshaped(batch_size[:dim] + part + batch_size[dim + 1 :])
+        names = _names.unflattened(self._dim_names, dim, len(sizes))
+        carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
+        return self._in_place(carried, inplace)
+
+    def _reshaped(self, new: torch.Size) -> Self:
+        """The reshape to ``new``, without what ``reshape`` passes on (callers do)."""
+        nb = len(self.batch_size)
+        if new == self.batch_size:
+            return self._map_batch(_identity, new)
+        return self._map_batch(lambda v: v.reshape(new + v.shape[nb:]), new)
+
+    # --- adding and removing dims ------------------------------------------------------------
 
     def squeeze(self, dim: int | None = None) -> Self:
         """Removes size-1 batch dims (all of them, or ``dim`` if it has size 1)."""
         batch_size = self.batch_size
         dims = _batch.squeeze_dims(batch_size, dim)
         if not dims:
-            return self._map_batch(_identity, batch_size)
+            return self._carry(self._map_batch(_identity, batch_size), self._dim_names)
         new = torch.Size(s for i, s in enumerate(batch_size) if i not in dims)
         if len(dims) == 1:
             (only,) = dims
-            return self._map_batch(lambda v: v.squeeze(only), new)
-        # Squeeze from the last dim down so earlier dims keep their positions.
-        ordered = sorted(dims, reverse=True)
-        return self._map_batch(lambda v: _squeeze_all(v, ordered), new)
+            out = self._map_batch(lambda v: v.squeeze(only), new)
+        else:
+            # Squeeze from the last dim down so earlier dims keep their positions.
+            ordered = sorted(dims, reverse=True)
+            out = self._map_batch(lambda v: _squeeze_all(v, ordered), new)
+        names = _names.removed(self._dim_names, dims)
+        return self._carry(out, names, inverse=lambda r: _unsqueeze_all(r, sorted(dims)))
 
     def unsqueeze(self, dim: int) -> Self:
         """Inserts a batch dim of size 1 at ``dim`` (-1 means after the last batch dim)."""
         batch_size = self.batch_size
         pos = _batch.normalize_dim(dim, len(batch_size), op="unsqueeze", inclusive=True)
         new = batch_size[:pos] + (1,) + batch_size[pos:]
-        return self._map_batch(lambda v: v.unsqueeze(pos), torch.Size(new))
+        out = self._map_batch(lambda v: v.unsqueeze(pos), torch.Size(new))
+        names = _names.inserted(self._dim_names, pos)
+        return self._carry(out, names, inverse=lambda r: r.squeeze(pos))
+
+    def atleast_1d(self) -> Self:
+        """``self`` with one batch dim of size 1 added if it has none (else ``self``)."""
+        return self if self.batch_size else self.unsqueeze(0)
+
+    # --- reordering dims ---------------------------------------------------------------------
 
     def permute(self, *dims: int | Sequence[int]) -> Self:
         """Reorders the batch dims (a view, as for tensors)."""
@@ -116,24 +229,243 @@ class ShapeOps(TensorCollection):
         nb = len(batch_size)
         order = _batch.permute_dims(_batch.shape_args(dims, "permute"), nb)
         new = torch.Size(batch_size[d] for d in order)
-        return self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
+        out = self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
+        back = tuple(order.index(d) for d in range(nb))
+        names = _names.permuted(self._dim_names, order)
+        return self._carry(out, names, inverse=lambda r: r.permute(back))
 
     def transpose(self, dim0: int, dim1: int) -> Self:
-        """Swaps two batch dims."""
+        """Swaps two batch dims.
+
+        Raises:
+            DimError: (an ``IndexError`` and a ``ValueError``, as the peer raises) if a dim
+                is not a batch dim.
+        """
         batch_size = self.batch_size
         nb = len(batch_size)
         a = _batch.normalize_dim(dim0, nb, op="transpose")
         b = _batch.normalize_dim(dim1, nb, op="transpose")
         sizes = list(batch_size)
         sizes[a], sizes[b] = sizes[b], sizes[a]
-        return self._map_batch(lambda v: v.transpose(a, b), torch.Size(sizes))
+        out = self._map_batch(lambda v: v.transpose(a, b), torch.Size(sizes))
+        order = list(range(nb))
+        order[a], order[b] = b, a
+        names = _names.permuted(self._dim_names, order)
+        return self._carry(out, names, inverse=lambda r: r.transpose(a, b))
+
+    def swapaxes(self, axis0: int, axis1: int) -> Self:
+        """Same as :meth:`transpose`."""
+        return self.transpose(axis0, axis1)
+
+    def swapdims(self, dim0: int, dim1: int) -> Self:
+        """Same as :meth:`transpose`."""
+        return self.transpose(dim0, dim1)
+
+    def movedim(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Self:
+        """Moves batch dims ``source`` to positions ``destination``, as ``torch.movedim``."""
+        nb = self.batch_dims
+        src = _dim_list(source, nb, "movedim")
+        dst = _dim_list(destination, nb, "movedim")
+        if len(src) != len(dst):
+            msg = f"movedim: {len(src)} source dims but {len(dst)} destination dims"
+            raise ShapeError(msg)
+        return self.permute(_batch.moved_order(src, dst, nb))
+
+    def rot90(self, k: int = 1, dims: Sequence[int] = (0, 1)) -> Self:
+        """Rotates the batch by 90 degrees ``k`` times in the plane of two batch dims, as
+        ``torch.rot90`` (from the first dim towards the second)."""
+        nb = self.batch_dims
+        if len(dims) != 2:
+            msg = f"rot90: dims must name two batch dims, got {list(dims)}"
+            raise ShapeError(msg)
+        a = _batch.normalize_dim(dims[0], nb, op="rot90")
+        b = _batch.normalize_dim(dims[1], nb, op="rot90")
+        if a == b:
+            msg = f"rot90: the two dims must differ, got {list(dims)}"
+            raise ShapeError(msg)
+        sizes = list(self.batch_size)
+        order = list(range(nb))
+        if k % 2:
+            sizes[a], sizes[b] = sizes[b], sizes[a]
+            order[a], order[b] = b, a
+        out = self._map_batch(lambda v: v.rot90(k, (a, b)), torch.Size(sizes))
+        return self._carry(out, _names.permuted(self._dim_names, order))
+
+    def flip(self, dims: int | Sequence[int]) -> Self:
+        """Reverses the order of the elements along batch dims ``dims`` (a copy)."""
+        flat = _dim_list(dims, self.batch_dims, "flip")
+        if len(set(flat)) != len(flat):
+            msg = f"flip: repeated dim in {dims!r}"
+            raise ShapeError(msg)
+        out = self._map_batch(lambda v: v.flip(flat), self.batch_size)
+        return self._carry(out, self._dim_names)
+
+    def roll(
+        self,
+        shifts: int | Sequence[int],
+        dims: int | Sequence[int] | None = None,
+        *,
+        inplace: bool = False,
+    ) -> Self:
+        """Rolls the elements along batch dims ``dims`` by ``shifts``, as ``torch.roll``;
+        without ``dims``, the batch is rolled as if flattened."""
+        batch_size = self.batch_size
+        nb = len(batch_size)
+        if dims is None:
+            if not isinstance(shifts, int):
+                msg = f"roll: without dims, shifts must be one int, got {shifts!r}"
+                raise ShapeError(msg)
+            out = self._map_batch(lambda v: _roll_flat(v, shifts, nb), batch_size)
+        else:
+            flat = _dim_list(dims, nb, "roll")
+            amounts = [shifts] if isinstance(shifts, int) else list(shifts)
+            if len(amounts) != len(flat):
+                msg = f"roll: {len(amounts)} shifts for {len(flat)} dims ({shifts!r}, {dims!r})"
+                raise ShapeError(msg)
+            out = self._map_batch(lambda v: v.roll(amounts, flat), batch_size)
+        return self._in_place(self._carry(out, self._dim_names), inplace)
+
+    # --- selecting elements --------------------------------------------------------------------
+
+    def narrow(self, dim: int, start: int, length: int) -> Self:
+        """The elements ``start`` to ``start + length`` of batch dim ``dim`` (a view)."""
+        batch_size = self.batch_size
+        d = _batch.normalize_dim(dim, len(batch_size), op="narrow")
+        size = batch_size[d]
+        begin = start + size if start < 0 else start
+        if not 0 <= begin <= size or length < 0 or begin + length > size:
+            msg = (
+                f"narrow: start {start} and length {length} do not fit batch dim {dim} "
+                f"of size {size}"
+            )
+            raise DimError(msg)
+        sizes = list(batch_size)
+        sizes[d] = length
+        out = self._map_batch(lambda v: v.narrow(d, begin, length), torch.Size(sizes))
+        return self._carry(out, self._dim_names)
+
+    def gather(
+        self, dim: int, index: torch.Tensor, out: Self | None = None, *, inplace: bool = False
+    ) -> Self:
+        """Picks, along batch dim ``dim``, the elements ``index`` names, as ``torch.gather``:
+        ``index`` has one dim per batch dim and becomes the batch size; every entry's
+        feature dims are kept whole.
+
+        Raises:
+            ShapeError: if ``index`` is not an integer tensor with one dim per batch dim,
+                or is larger than the batch outside ``dim``.
+        """
+        batch_size = self.batch_size
+        nb = len(batch_size)
+        d = _batch.normalize_dim(dim, nb, op="gather")
+        _batch.check_gather_index(index, batch_size, d)
+        shape = index.shape
+        result = self._map_batch(lambda v: v.gather(d, _lift_index(index, v.shape, nb)), shape)
+        result = self._carry(result, self._dim_names, lock=False)
+        if out is not None:
+            out.update_(result)
+            return out
+        return self._in_place(result, inplace)
+
+    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
+        """The elements where ``mask`` (a bool tensor shaped like the batch) is true, in
+        one batch dim, as ``torch.masked_select`` flattens them."""
+        batch_size = self.batch_size
+        if mask.dtype is not torch.bool or mask.shape != batch_size:
+            msg = (
+                f"masked_select: the mask must be a bool tensor of the batch size "
+                f"{_batch.format_shape(batch_size)}, got {mask.dtype} of shape "
+                f"{_batch.format_shape(mask.shape)}"
+            )
+            raise ShapeError(msg)
+        if not batch_size:
+            result = self.unsqueeze(0)[mask.reshape(1)]
+        else:
+            result = self[mask]
+        return self._in_place(result, inplace)
+
+    # --- growing ----------------------------------------------------------------------------
 
     def expand(self, *shape: int | Sequence[int]) -> Self:
         """Broadcasts the batch dims to ``shape`` without copying (size-1 dims stretch)."""
         batch_size = self.batch_size
         new = _batch.expand_shape(_batch.shape_args(shape, "expand"), batch_size)
         nb = len(batch_size)
-        return self._map_batch(lambda v: v.expand(new + v.shape[nb:]), new)
+        out = self._map_batch(lambda v: v.expand(new + v.shape[nb:]), new)
+        return self._carry(out, _names.expanded(self._dim_names, len(new)))
+
+    def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
+        """:meth:`expand` to ``other``'s shape (a collection's shape is its batch size)."""
+        return self.expand(other.shape)
+
+    def broadcast_to(self, shape: Sequence[int]) -> Self:
+        """:meth:`expand` to ``shape``; the result's dims have no names, as in the peer."""
+        out = self.expand(tuple(shape))
+        if out._dim_names is not None:
+            out._assign_names(None)
+        return out
+
+    def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:
+        """Repeats the whole batch along each batch dim (one count per dim), as
+        ``torch.Tensor.repeat``; feature dims are not repeated. A copy.
+
+        Raises:
+            ShapeError: (a ``ValueError``) if there is not one count per batch dim.
+        """
+        counts = _batch.repeat_counts(repeats)
+        batch_size = self.batch_size
+        nb = len(batch_size)
+        if len(counts) != nb:
+            msg = (
+                f"repeat: {len(counts)} counts {list(counts)} for {nb} batch dims; give one "
+                "per batch dim"
+            )
+            raise ShapeError(msg)
+        new = torch.Size(size * count for size, count in zip(batch_size, counts))
+        out = self._map_batch(lambda v: _repeated(v, counts, nb), new)
+        return self._in_place(self._carry(out, self._dim_names), inplace)
+
+    def repeat_interleave(
+        self,
+        repeats: torch.Tensor | int,
+        dim: int | None = None,
+        *,
+        output_size: int | None = None,
+        inplace: bool = False,
+    ) -> Self:
+        """Repeats each element along batch dim ``dim`` next to itself, as
+        ``torch.Tensor.repeat_interleave``; without ``dim`` the batch is flattened first."""
+        if dim is None:
+            if inplace:
+                msg = "repeat_interleave(inplace=True) needs a dim: flattening changes the dims"
+                raise ShapeError(msg)
+            flat = self.reshape(-1) if self.batch_size else self.unsqueeze(0)
+            return flat.repeat_interleave(repeats, 0, output_size=output_size)
+        batch_size = self.batch_size
+        d = _batch.normalize_dim(dim, len(batch_size), op="repeat_interleave")
+        length = _batch.interleaved_length(repeats, batch_size[d], output_size)
+        sizes = list(batch_size)
+        sizes[d] = length
+        out = self._map_batch(
+            lambda v: v.repeat_interleave(repeats, d, output_size=length), torch.Size(sizes)
+        )
+        return self._in_place(self._carry(out, self._dim_names), inplace)
+
+    def tile(self, dims: Sequence[int]) -> Self:
+        """Repeats the batch as ``torch.tile``: fewer counts than batch dims repeat the
+        last dims; more add leading dims. The result's dims have no names, as in the peer."""
+        counts = tuple(dims)
+        nb = self.batch_dims
+        lifted = self
+        if len(counts) > nb:
+            lifted = self.reshape((1,) * (len(counts) - nb) + tuple(self.batch_size))
+        full = (1,) * (lifted.batch_dims - len(counts)) + counts
+        out = lifted.repeat(*full)
+        if out._dim_names is not None:
+            out._assign_names(None)
+        return out
+
+    # --- cutting ------------------------------------------------------------------------------
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
         """Cuts batch dim ``dim`` into pieces of ``split_size`` (or of the listed sizes)."""
@@ -151,17 +483,29 @@ class ShapeOps(TensorCollection):
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         batch_size = self.batch_size
         pieces = [batch_size[:dim] + (size,) + batch_size[dim + 1 :] for size in sizes]
-        return self._map_values_split(lambda v: v.split(sizes, dim), pieces)
+        parts = self._map_values_split(lambda v: v.split(sizes, dim), pieces)
+        names = self._dim_names
+        return tuple(self._carry(part, names) for part in parts)
 
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         """The slices along batch dim ``dim``, as views."""
         batch_size = self.batch_size
         dim = _batch.normalize_dim(dim, len(batch_size), op="unbind")
         piece = batch_size[:dim] + batch_size[dim + 1 :]
-        return self._map_values_split(lambda v: v.unbind(dim), [piece] * batch_size[dim])
+        parts = self._map_values_split(lambda v: v.unbind(dim), [piece] * batch_size[dim])
+        names = _names.removed(self._dim_names, (dim,))
+        if names is None:
+            return parts
+        return tuple(self._carry(part, names, lock=False) for part in parts)
 
 
 def _identity(value: Value) -> Value:
+    return value
+
+
+def _unsqueeze_all(value: Any, dims_ascending: list[int]) -> Any:
+    for dim in dims_ascending:
+        value = value.unsqueeze(dim)
     return value
 
 
@@ -169,3 +513,30 @@ def _squeeze_all(value: Value, dims_descending: list[int]) -> Value:
     for dim in dims_descending:
         value = value.squeeze(dim)
     return value
+
+
+def _repeated(value: Any, counts: tuple[int, ...], nb: int) -> Any:
+    """``value`` repeated ``counts`` times along its first ``nb`` dims (a copy)."""
+    full = counts + (1,) * (value.ndim - nb)
+    return value.repeat(*full) if full else value.clone()
+
+
+def _dim_list(dims: int | Sequence[int], ndim: int, op: str) -> tuple[int, ...]:
+    flat = (dims,) if isinstance(dims, int) else tuple(dims)
+    return tuple(_batch.normalize_dim(d, ndim, op=op) for d in flat)
+
+
+def _roll_flat(value: Any, shift: int, nb: int) -> Any:
+    """``value`` rolled by ``shift`` over its first ``nb`` dims taken as one."""
+    if nb == 0:
+        return value.clone()
+    batch = value.shape[:nb]
+    return value.flatten(0, nb - 1).roll(shift, 0).reshape(batch + value.shape[nb:])
+
+
+def _lift_index(index: torch.Tensor, shape: torch.Size, nb: int) -> torch.Tensor:
+    """``index`` (one dim per batch dim) expanded over the feature dims of ``shape``."""
+    extra = len(shape) - nb
+    if not extra:
+        return index
+    return index.reshape(index.shape + (1,) * extra).expand(index.shape + shape[nb:])

@@ -8,27 +8,35 @@ will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import torch
+from typing_extensions import Self
 
 from tclass._base._casts import CastOps
 from tclass._base._conversions import ConversionOps
 from tclass._base._device_ops import DeviceOps
 from tclass._base._dist_ops import DistributedOps
 from tclass._base._elementwise import ElementwiseOps
+from tclass._base._entry_ops import EntryOps
 from tclass._base._module_ops import ModuleOps
 from tclass._base._operators import OperatorOps
 from tclass._base._persistence import PersistenceOps
 from tclass._base._reductions import ReductionOps
 from tclass._base._shape_ops import ShapeOps
+from tclass._base._stack_ops import StackOps
 from tclass._core._dispatch import TORCH_FUNCTIONS
+
+if TYPE_CHECKING:
+    from tclass._engine._td import TensorDict
 
 __all__ = ["TensorDictBase", "Value"]
 
 
 class TensorDictBase(
     ShapeOps,
+    EntryOps,
+    StackOps,
     ElementwiseOps,
     OperatorOps,
     ReductionOps,
@@ -43,6 +51,13 @@ class TensorDictBase(
     batch dims, answering tensor-like methods over those dims."""
 
     __slots__ = ()
+
+    @classmethod
+    def _from_plain(cls, td: TensorDict) -> Self:
+        # TensorDictBase.from_dict(...) and the like give a TensorDict, the default kind.
+        if cls is TensorDictBase:
+            return td  # type: ignore[return-value]
+        return super()._from_plain(td)
 
     @classmethod
     def __torch_function__(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NoReturn, SupportsIndex, TypeAlias, cast
+from typing import Any, NoReturn, SupportsIndex, TypeAlias, cast
 
 import numpy as np
 import torch
@@ -299,3 +299,149 @@ def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object,
         return index
     fill = (slice(None),) * (batch_dims - consumed)
     return index[:ellipsis_at] + fill + index[ellipsis_at + 1 :]
+
+
+def moved_order(source: Sequence[int], destination: Sequence[int], ndim: int) -> tuple[int, ...]:
+    """The permutation ``movedim(source, destination)`` applies (dims non-negative): for
+    each result dim, the dim it comes from.
+
+    Raises:
+        ShapeError: if a dim repeats in ``source`` or in ``destination``.
+    """
+    if len(set(source)) != len(source) or len(set(destination)) != len(destination):
+        msg = f"movedim: repeated dim in source {list(source)} or destination {list(destination)}"
+        raise ShapeError(msg)
+    order: list[int | None] = [None] * ndim
+    for src, dst in zip(source, destination):
+        order[dst] = src
+    rest = iter(d for d in range(ndim) if d not in source)
+    return tuple(d if d is not None else next(rest) for d in order)
+
+
+def repeat_counts(repeats: tuple[object, ...]) -> tuple[int, ...]:
+    """``repeat``'s counts given as ints, one sequence of ints, a ``torch.Size`` or a tensor."""
+    if len(repeats) == 1 and not isinstance(repeats[0], int):
+        (only,) = repeats
+        if isinstance(only, torch.Tensor):
+            values: Any = only.tolist()
+            return (int(values),) if only.ndim == 0 else tuple(int(v) for v in values)
+        if not isinstance(only, Sequence):
+            msg = f"repeat: expected ints, a sequence of ints or a tensor, got {only!r}"
+            raise ShapeError(msg)
+        repeats = tuple(only)
+    counts = tuple(_as_count(count, repeats) for count in repeats)
+    return counts
+
+
+def _as_count(count: object, whole: object) -> int:
+    if isinstance(count, bool) or not isinstance(count, SupportsIndex):
+        msg = f"repeat: counts must be non-negative ints, got {whole!r}"
+        raise ShapeError(msg)
+    value = count.__index__()
+    if value < 0:
+        msg = f"repeat: counts must be non-negative ints, got {whole!r}"
+        raise ShapeError(msg)
+    return value
+
+
+def interleaved_length(repeats: object, size: int, output_size: int | None) -> int:
+    """The length of a dim of ``size`` after ``repeat_interleave(repeats)``, checked as
+    torch checks it (``output_size`` is trusted, as torch trusts it)."""
+    if isinstance(repeats, torch.Tensor):
+        if repeats.ndim > 1 or repeats.dtype.is_floating_point or repeats.dtype is torch.bool:
+            msg = (
+                f"repeat_interleave: repeats must be an int or a 1-d integer tensor, got {repeats}"
+            )
+            raise ShapeError(msg)
+        if repeats.numel() == 1:
+            count = int(repeats.reshape(()).item())
+        elif repeats.numel() == size:
+            if output_size is not None:
+                return output_size
+            if bool((repeats < 0).any()):
+                msg = f"repeat_interleave: repeats must be non-negative, got {repeats.tolist()}"
+                raise ShapeError(msg)
+            return int(repeats.sum())
+        else:
+            msg = (
+                f"repeat_interleave: {repeats.numel()} repeats for a dim of size {size}; give "
+                "one count, or one per element"
+            )
+            raise ShapeError(msg)
+    elif isinstance(repeats, int) and not isinstance(repeats, bool):
+        count = repeats
+    else:
+        msg = f"repeat_interleave: repeats must be an int or an integer tensor, got {repeats!r}"
+        raise ShapeError(msg)
+    if count < 0:
+        msg = f"repeat_interleave: repeats must be non-negative, got {count}"
+        raise ShapeError(msg)
+    return size * count if output_size is None else output_size
+
+
+def check_gather_index(index: object, batch_size: torch.Size, dim: int) -> None:
+    """Checks a ``gather`` index: an integer tensor with one dim per batch dim, no larger
+    than the batch outside ``dim``."""
+    if (
+        not isinstance(index, torch.Tensor)
+        or index.dtype.is_floating_point
+        or index.dtype
+        in (
+            torch.bool,
+            torch.complex64,
+            torch.complex128,
+        )
+    ):
+        kind = getattr(index, "dtype", type(index).__name__)
+        msg = f"gather: the index must be an integer tensor, got {kind}"
+        raise ShapeError(msg)
+    if index.ndim != len(batch_size):
+        msg = (
+            f"gather: the index has {index.ndim} dims but the batch size "
+            f"{format_shape(batch_size)} has {len(batch_size)}; give one index dim per batch dim"
+        )
+        raise ShapeError(msg)
+    for d, (want, have) in enumerate(zip(index.shape, batch_size)):
+        if d != dim and want > have:
+            msg = (
+                f"gather: the index shape {format_shape(index.shape)} is larger than the "
+                f"batch size {format_shape(batch_size)} at dim {d}"
+            )
+            raise ShapeError(msg)
+
+
+def flatten_span(batch: Sequence[int], shape: Sequence[int]) -> tuple[int, int] | None:
+    """``(i, j)`` when ``shape`` is ``batch`` with dims ``i..j`` (``j > i``) merged into
+    one, else None."""
+    if len(shape) >= len(batch):
+        return None
+    i = 0
+    while i < len(shape) and shape[i] == batch[i]:
+        i += 1
+    if i == len(shape):
+        return None
+    rest = len(shape) - i - 1
+    j = len(batch) - rest - 1
+    if tuple(batch[j + 1 :]) != tuple(shape[i + 1 :]) or math.prod(batch[i : j + 1]) != shape[i]:
+        return None
+    return i, j
+
+
+def unflatten_span(batch: Sequence[int], shape: Sequence[int]) -> tuple[int, int] | None:
+    """``(i, count)`` when ``shape`` is ``batch`` with dim ``i`` split into ``count``
+    dims (``count > 1``), else None."""
+    span = flatten_span(shape, batch)
+    return None if span is None else (span[0], span[1] - span[0] + 1)
+
+
+def common_prefix(shapes: Sequence[Sequence[int]]) -> torch.Size:
+    """The longest leading shape every one of ``shapes`` starts with (``[]`` for none)."""
+    if not shapes:
+        return _EMPTY
+    first = shapes[0]
+    length = min(len(shape) for shape in shapes)
+    for dim in range(length):
+        if any(shape[dim] != first[dim] for shape in shapes):
+            length = dim
+            break
+    return torch.Size(first[:length])

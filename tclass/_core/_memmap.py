@@ -298,6 +298,69 @@ class MemoryMappedTensor(torch.Tensor):
             raise TypeError(msg)
         return view
 
+    @classmethod
+    def from_storage(
+        cls,
+        storage: torch.UntypedStorage | torch.TypedStorage,
+        *,
+        shape: SizeLike | None = None,
+        dtype: torch.dtype | None = None,
+        device: DeviceLike | None = None,
+        index: _Index | tuple[_Index, ...] | None = None,
+        filename: PathLike | None = None,
+    ) -> Self:
+        """A MemoryMappedTensor viewing ``storage``; nothing is copied.
+
+        A storage mapped from a file (``UntypedStorage.from_file``, ``torch.from_file``)
+        gives a file-backed tensor, which pickles as a reference to that file;
+        ``filename`` names the file of a storage that does not record it. Any other
+        storage gives an anonymous one (shared through multiprocessing, not pickled).
+
+        Args:
+            storage: the storage to view.
+            shape: the shape of the result (1-d over the whole storage when None).
+            dtype: how to read the bytes; a typed storage's own dtype when None, else
+                ``torch.int64`` (as the peer reads an untyped storage).
+            device: None or a CPU device.
+            index: a basic index applied to the result.
+            filename: the file the storage maps, if it does not record it.
+
+        Raises:
+            RuntimeError: (a FileConflictError) if ``filename`` is not the storage's file.
+            ShapeError: if ``shape`` does not fit the storage.
+            DeviceError: for a device other than the CPU.
+        """
+        if device is not None and device != "cpu":
+            _check_cpu(device)
+        if isinstance(storage, torch.TypedStorage):
+            dtype = storage.dtype if dtype is None else dtype
+            storage = storage.untyped()  # type: ignore[no-untyped-call]
+        dtype = torch.int64 if dtype is None else _check_dtype(dtype)
+        own = getattr(storage, "filename", None)
+        path = None if filename is None else _abspath(filename)
+        if own is not None:
+            if path is not None and path != _abspath(own):
+                msg = (
+                    f"from_storage: the storage maps {own!r}, not {path!r}; pass "
+                    "filename=None (the storage names its file)"
+                )
+                raise FileConflictError(msg)
+            path = _abspath(own)
+        numel = storage.nbytes() // dtype.itemsize
+        flat: torch.Tensor = torch.empty(0, dtype=dtype)
+        flat = flat.set_(storage, 0, (numel,))  # type: ignore[call-overload]
+        if shape is not None:
+            size = _as_size((), shape)
+            if math.prod(size) != numel:
+                msg = (
+                    f"from_storage: shape {list(size)} holds {math.prod(size)} elements but "
+                    f"the storage holds {numel} of {dtype}"
+                )
+                raise ShapeError(msg)
+            flat = flat.view(size)
+        out = flat.as_subclass(cls) if path is None else cls._wrap_file(flat, path, "r+")
+        return out if index is None else out[index]  # type: ignore[return-value]
+
     # --- internals ---------------------------------------------------------------------
 
     @classmethod

@@ -67,17 +67,20 @@ def _merge_level(
     for key, values in holders.items():
         nested = [v for v in values if _is_node(v)]
         callback = _callback_for(callbacks, path + (key,))
-        if len(values) > 1 and callback is not None:
-            entries[key] = callback(*values)
-        elif len(nested) == len(values) and len(nested) > 1:
+        if len(nested) == len(values) and len(nested) > 1:
+            # Nested collections merge key by key: the callback applies to their leaves.
             sub = nested[0]
             entries[key] = _merge_level(
                 nested, path + (key,), sub.batch_size, sub.device, callbacks
             )
+        elif len(values) > 1 and callback is not None:
+            entries[key] = callback(*values)
         else:
             entries[key] = values[0]
         _check_fits(entries[key], path + (key,), batch)
-    return TensorDict._new_unchecked(entries, batch, device)
+    out = TensorDict._new_unchecked(entries, batch, device)
+    out._mark_unbatched_if_any()
+    return out
 
 
 def _is_node(value: Any) -> bool:

@@ -17,21 +17,25 @@ little-endian]``.
 from __future__ import annotations
 
 import json
+import os
 import struct
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
+from typing_extensions import Unpack
 
-from tclass._base._device_ops import map_tensors, share
-from tclass._core._device import DeviceLike, as_device, wait_for_device_copies
+from tclass._base._device_ops import ConsolidateOptions, map_tensors, share
+from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
+from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._nested import fill_array
 from tclass._core._records import is_record, storage_of
 from tclass._core._registry import resolve_class
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
@@ -111,12 +115,19 @@ def consolidation_of(node: Any) -> Consolidated | None:
 
 def consolidate(
     node: Any,
+    filename: str | os.PathLike[str] | None = None,
     *,
-    device: DeviceLike = None,
-    pin_memory: bool = False,
-    share_memory: bool = False,
+    return_early: bool = False,
+    **options: Unpack[ConsolidateOptions],
 ) -> Any:
-    """A copy of ``node`` whose leaves are views of one buffer (see the module doc)."""
+    """A copy of ``node`` whose leaves are views of one buffer (see the module doc):
+    locked, and detached from autograd (the buffer is a new tensor), as in the peer."""
+    if return_early:  # the peer returns a future; the copy is done by then
+        future: Future[Any] = Future()
+        future.set_result(consolidate(node, filename, **options))
+        return future
+    device = options.get("device")
+    pin_memory = options.get("pin_memory", False)
     if pin_memory:
         _require_pinning()
     flatten = _Flatten()
@@ -127,21 +138,49 @@ def consolidate(
     layout, end = _layout(leaves)
     trailer = _trailer(description, layout)
     size = end + len(trailer) + _LENGTH.size
+    buffer = _new_buffer(size, target, filename, pin_memory, options.get("share_memory", False))
+    views = _views(buffer, layout)
+    non_blocking = options.get("non_blocking", False)
+    with torch.no_grad():
+        _map_threads(
+            lambda pair: pair[0].copy_(pair[1], non_blocking=non_blocking),
+            list(zip(views, leaves)),
+            options.get("num_threads", 0),
+        )
+        tail = torch.frombuffer(bytearray(trailer + _LENGTH.pack(len(trailer))), dtype=torch.uint8)
+        buffer[end:].copy_(tail)
+    if non_blocking and target.type == "cpu":
+        wait_for_device_copies()
+    standalone = not trailer.startswith(b'{"tree": null')
+    state = Consolidated(buffer, views, layout, rebuild, standalone)
+    result = _attach(rebuild(views, Target(target, False)), state)
+    result.lock_()
+    if options.get("inplace"):
+        node._become(result)
+        _attach(node, state)
+        return node.lock_()
+    return result
+
+
+def _new_buffer(
+    size: int,
+    device: torch.device,
+    filename: str | os.PathLike[str] | None,
+    pin_memory: bool,
+    share_memory: bool,
+) -> torch.Tensor:
+    """The consolidation buffer: in a file (``filename``), pinned, shared or plain."""
+    if filename is not None:
+        if device.type != "cpu":
+            msg = f"consolidate(filename=...) writes a CPU buffer, but the leaves are on {device}"
+            raise DeviceError(msg)
+        return MemoryMappedTensor.empty(size, dtype=torch.uint8, filename=filename, existsok=True)
     buffer = torch.empty(
-        size, dtype=torch.uint8, device=target, pin_memory=pin_memory and target.type == "cpu"
+        size, dtype=torch.uint8, device=device, pin_memory=pin_memory and device.type == "cpu"
     )
     if share_memory:
         share(buffer)
-    views = _views(buffer, layout)
-    for view, leaf in zip(views, leaves):
-        view.copy_(leaf)
-    tail = torch.frombuffer(bytearray(trailer + _LENGTH.pack(len(trailer))), dtype=torch.uint8)
-    buffer[end:].copy_(tail)
-    standalone = not trailer.startswith(b'{"tree": null')
-    return _attach(
-        rebuild(views, Target(target, False)),
-        Consolidated(buffer, views, layout, rebuild, standalone),
-    )
+    return buffer
 
 
 def pinned(node: Any, num_threads: int) -> Any:
@@ -260,6 +299,12 @@ class _Flatten(NodeVisitor[Description]):
         parts: list[tuple[str, int | Rebuild]] = []
         entries: dict[str, Any] = {}
         for key, value in td._items():
+            if value.__class__ is UnbatchedTensor:
+                msg = (
+                    f"UnbatchedTensor entries cannot be consolidated (the peer refuses them "
+                    f"too), but {key!r} is one; consolidate td.exclude({key!r}) instead"
+                )
+                raise UnsupportedError(msg)
             if isinstance(value, torch.Tensor):
                 parts.append((key, len(leaves)))
                 entries[key] = len(leaves)
@@ -267,17 +312,22 @@ class _Flatten(NodeVisitor[Description]):
             else:
                 rebuild, entries[key] = self.visit(value)
                 parts.append((key, rebuild))
-        batch, keeps_device = td.batch_size, td.device is not None
+        batch, keeps_device, names = td.batch_size, td.device is not None, td._dim_names
 
         def rebuild_td(views: Sequence[torch.Tensor], target: Target) -> TensorDict:
             tensors = {
                 key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts
             }
-            return TensorDict._new_unchecked(
+            out = TensorDict._new_unchecked(
                 tensors, batch, target.device if keeps_device or target.moved else None
             )
+            out._assign_names(names)
+            return out
 
-        return rebuild_td, {"batch": list(batch), "device": keeps_device, "entries": entries}
+        tree = {"batch": list(batch), "device": keeps_device, "entries": entries}
+        if names is not None:
+            tree["names"] = list(names)
+        return rebuild_td, tree
 
 
 def rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild:
@@ -308,14 +358,18 @@ def rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild:
         for key, entry in tree["entries"].items()
     }
     keeps_device = tree["device"]
+    names = tree.get("names")
+    dim_names = None if names is None else tuple(names)
 
     def rebuild_td(views: Sequence[torch.Tensor], target: Target) -> TensorDict:
         tensors = {
             key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts.items()
         }
-        return TensorDict._new_unchecked(
+        out = TensorDict._new_unchecked(
             tensors, batch, target.device if keeps_device or target.moved else None
         )
+        out._assign_names(dim_names)
+        return out
 
     return rebuild_td
 
@@ -437,7 +491,7 @@ def _require_pinning() -> None:
         raise DeviceError(msg)
 
 
-def _map_threads(fn: Any, items: list[torch.Tensor], num_threads: int) -> list[torch.Tensor]:
+def _map_threads(fn: Any, items: list[Any], num_threads: int) -> list[Any]:
     if num_threads > 1 and len(items) > 1:
         with ThreadPoolExecutor(min(num_threads, len(items))) as pool:
             return list(pool.map(fn, items))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -80,7 +80,8 @@ class _NonTensorNode(TensorDictBase):
 
     __slots__ = ("_device", "_locked", "__weakref__")
 
-    _is_value_node = True  # math leaves the value alone: see _rebuilt and _reduced
+    _is_leaf_node: ClassVar[bool] = True
+    _is_value_node: ClassVar[bool] = True  # math leaves the value alone: see _rebuilt
 
     _device: torch.device | None
     _locked: bool
@@ -97,9 +98,16 @@ class _NonTensorNode(TensorDictBase):
     def data(self) -> Any:
         raise NotImplementedError
 
-    def tolist(self) -> Any:
+    def tolist(
+        self,
+        *,
+        convert_nodes: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+        as_linked_list: bool = False,
+    ) -> Any:
         """The value of every element, as nested lists shaped like the batch."""
-        raise NotImplementedError
+        return self._as_array().tolist()
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
@@ -302,9 +310,6 @@ class NonTensorData(_NonTensorNode):
     def batch_size(self) -> torch.Size:
         return self._batch_size
 
-    def tolist(self) -> Any:
-        return self._as_array().tolist()
-
     def _read(self) -> Any:
         return self.data
 
@@ -438,7 +443,10 @@ class NonTensorStack(_NonTensorNode):
         else:
             array = np.empty((0,), dtype=object)
         self._array = array
-        self._stack_dim = stack_dim
+        # Values differ along stack_dim only when each member holds one value (members
+        # that are stacks themselves may differ along their own dims too).
+        single = all(isinstance(node, NonTensorData) for node in nodes)
+        self._stack_dim = stack_dim if single else None
         if device is None and nodes and all(node.device == nodes[0].device for node in nodes):
             device = nodes[0].device
         self._device = as_device(device)
@@ -451,7 +459,9 @@ class NonTensorStack(_NonTensorNode):
             raise BatchSizeError(msg)
 
     @classmethod
-    def from_list(cls, values: Sequence[Any], device: DeviceLike = None) -> NonTensorStack:
+    def from_list(  # type: ignore[override]  # a stack of Python values, not of collections
+        cls, values: Sequence[Any], device: DeviceLike = None
+    ) -> NonTensorStack:
         """A stack of ``values``; nested lists of equal lengths give more dims (other
         items, lists of other lengths included, are values)."""
         return cls._from_array(_nested_array(values), as_device(device))
@@ -498,9 +508,6 @@ class NonTensorStack(_NonTensorNode):
         flat = self._array.reshape(-1)
         if flat.size and all(same_value(value, flat[0]) for value in flat[1:]):
             return flat[0]
-        return self._array.tolist()
-
-    def tolist(self) -> Any:
         return self._array.tolist()
 
     def _read(self) -> Any:

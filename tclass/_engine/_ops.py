@@ -7,6 +7,7 @@ collection type through its ``__torch_function__``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, NoReturn, TypeVar, cast
@@ -15,11 +16,12 @@ import torch
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._core import _batch
+from tclass._core import _batch, _names
 from tclass._core._batch import format_shape
 from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass.errors import StackError
 
@@ -32,13 +34,18 @@ _LAZY_HINT = "use tclass.lazy_stack for members whose keys or shapes differ"
 
 
 @implements(torch.stack)
-def stack(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
+def stack(
+    collections: Sequence[C], dim: int = 0, *, out: C | None = None, contiguous: bool = False
+) -> C:
     """Stacks collections of the same type, keys and batch size along a new batch dim.
 
     Args:
-        collections: a non-empty sequence of collections.
+        collections: a non-empty sequence of collections (lazy stacks among TensorDicts
+            are stacked densely).
         dim: where the new dim goes (``-1`` means after the last batch dim).
         out: a collection with the stacked batch size to write into.
+        contiguous: the peer's switch for a dense result; the result is always dense
+            here (:func:`tclass.lazy_stack` stacks lazily).
 
     Raises:
         StackError: if the members differ in type, batch size, keys or entry shapes; the
@@ -69,6 +76,9 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
+    if type(members[0]) is not type(members[-1]) or members[0]._is_lazy:
+        members = [m.contiguous() if _is_lazy(m) else m for m in members]
+        _members(members, "stack", path)
     first = members[0]
     batch_size = first.batch_size
     sizes = _batch_sizes(members)
@@ -87,8 +97,11 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
         lazily = type(collections[0])._stack_lazily
         return lazily(list(collections), dim, torch.Size(new_size))  # type: ignore[no-any-return]
     size = _check_out(out, torch.Size(new_size), "stack", path)
-    values = _join(members, "stack", dim, out, path)
-    return _result(first, members, values, size, out)
+    values = _join(members, "stack", dim, out, path, size)
+    result = _result(first, members, values, size, out)
+    if first._dim_names is not None:  # the members' names, if they all agree
+        result._assign_names(_names.stacked([m._dim_names for m in members], dim))
+    return result
 
 
 def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
@@ -96,6 +109,8 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
         return _join_nodes(collections, "cat", dim, path)
     members = _members(collections, "cat", path)
     first = members[0]
+    if type(first) is not type(members[-1]) or first._is_lazy:
+        return cast(C, _cat_lazily(members, dim, out, path))
     batch_size = first.batch_size
     if not batch_size:
         msg = f"cat{_at(path)}: collections with no batch dims cannot be concatenated; use stack"
@@ -117,8 +132,45 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     new_size = list(batch_size)
     new_size[dim] = total
     size = _check_out(out, torch.Size(new_size), "cat", path)
-    values = _join(members, "cat", dim, out, path)
-    return _result(first, members, values, size, out)
+    values = _join(members, "cat", dim, out, path, size)
+    result = _result(first, members, values, size, out)
+    if out is None and first._dim_names is not None:
+        result._assign_names(first._dim_names)  # the first member's, as the peer
+    return result
+
+
+def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -> Any:
+    """``cat`` of collections among which lazy stacks: a lazy stack along the first one's
+    stack dim. Along that dim the members are the inputs' pieces, in order; along another
+    dim, piece ``i`` of every input is concatenated into member ``i``."""
+    lazy = next(m for m in members if _is_lazy(m))
+    ndim = lazy.batch_dims
+    if not ndim:
+        msg = f"cat{_at(path)}: collections with no batch dims cannot be concatenated; use stack"
+        raise StackError(msg)
+    dim = _batch.normalize_dim(dim, ndim, op="cat")
+    d = lazy.stack_dim
+    for position, member in enumerate(members):
+        if member.batch_dims != ndim or not _same_except(member.batch_size, lazy.batch_size, dim):
+            msg = (
+                f"cat{_at(path)}: member {position} has batch size "
+                f"{format_shape(member.batch_size)}, incompatible with "
+                f"{format_shape(lazy.batch_size)} outside dim {dim}"
+            )
+            raise StackError(msg)
+    if dim == d:
+        parts = [piece for member in members for piece in member.unbind(d)]
+    else:
+        pieces = [member.unbind(d) for member in members]
+        inner = dim if dim < d else dim - 1
+        parts = [_cat(list(group), inner, None, path) for group in zip(*pieces)]
+    size = list(lazy.batch_size)
+    size[dim] = sum(member.batch_size[dim] for member in members)
+    result = type(lazy)._from_members(parts, d, torch.Size(size))
+    if out is not None:
+        out.update_(result)
+        return out
+    return result
 
 
 def _batch_sizes(members: list[Any]) -> list[torch.Size]:
@@ -158,7 +210,7 @@ def _check_out(out: Any, size: torch.Size, op: str, path: tuple[str, ...]) -> to
 
 
 def _join(
-    members: list[Any], op: str, dim: int, out: Any, path: tuple[str, ...]
+    members: list[Any], op: str, dim: int, out: Any, path: tuple[str, ...], size: torch.Size
 ) -> dict[str, Value]:
     """Joins each entry across members: tensors with torch, collections recursively."""
     maps = _entry_maps(members)
@@ -185,6 +237,9 @@ def _join(
         if isinstance(entry, TensorCollection):
             values[key] = join_collections(parts, dim, target, path + (key,))
             continue
+        if entry.__class__ is UnbatchedTensor:
+            values[key] = _join_unbatched(parts, path + (key,))._with_batch_size(size)
+            continue
         try:
             if target is None:
                 values[key] = join_tensors(parts, dim)
@@ -194,6 +249,23 @@ def _join(
             _raise_entry_mismatch(op, path + (key,), parts, dim if op == "cat" else None)
             raise
     return values
+
+
+def _join_unbatched(parts: list[Any], path: tuple[str, ...]) -> Any:
+    """Unbatched tensors are shared by the whole batch: the first member's is kept (its
+    batch size is set by the result); different data in other members is dropped with a
+    warning, as in the peer."""
+    first = parts[0]
+    if any(part is not first and part.data_ptr() != first.data_ptr() for part in parts):
+        name = path[0] if len(path) == 1 else path
+        warnings.warn(
+            f"stacking UnbatchedTensors with different data under {name!r}: only the first "
+            "member's is kept. UnbatchedTensor is shared by the whole batch; use a regular "
+            "tensor for per-element data",
+            UserWarning,
+            stacklevel=4,
+        )
+    return first
 
 
 def _join_nodes(parts: Sequence[C], op: str, dim: int, path: tuple[str, ...]) -> C:
@@ -208,7 +280,7 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
-    if len(set(map(type, members))) != 1:
+    if len(set(map(type, members))) != 1 and not any(_is_lazy(m) for m in members):
         kind = type(members[0])
         for position, member in enumerate(members):
             if type(member) is not kind:
@@ -222,6 +294,10 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
         msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"
         raise StackError(msg)
     return members
+
+
+def _is_lazy(member: object) -> bool:
+    return getattr(type(member), "_is_lazy", False) is True
 
 
 def _raise_key_mismatch(

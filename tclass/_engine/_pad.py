@@ -31,7 +31,9 @@ from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys
 from tclass._core._batch import format_shape
-from tclass._core._records import is_record
+from tclass._core._records import is_record, storage_of
+from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import (
     NonTensorData,
     NonTensorStack,
@@ -40,9 +42,16 @@ from tclass._engine._nontensor import (
     same_value,
 )
 from tclass._engine._td import TensorDict
-from tclass.errors import DimError, InvalidKeyError, KeyConflictError, ShapeError, StackError
+from tclass.errors import (
+    DimError,
+    InvalidKeyError,
+    KeyConflictError,
+    LockedError,
+    ShapeError,
+    StackError,
+)
 
-__all__ = ["pad", "pad_sequence"]
+__all__ = ["pad", "pad_sequence", "unpad_sequence"]
 
 C = TypeVar("C", bound=TensorDictBase)
 T = TypeVar("T", bound=TensorDict)
@@ -67,17 +76,29 @@ _Pairs = tuple[tuple[int, int], ...]
 # --- pad ------------------------------------------------------------------------------
 
 
-def pad(collection: C, pad_size: Sequence[int], value: float = 0.0) -> C:
+def pad(
+    collection: C,
+    pad_size: Sequence[int],
+    value: float = 0.0,
+    inplace: bool = False,
+    safe: bool = True,
+) -> C:
     """Pads (or crops) the batch dims of a collection with a constant.
 
     Args:
-        collection: a TensorDict or tensorclass record (the result has the same class).
+        collection: a TensorDict, lazy stack or tensorclass record (the result has the
+            same class; a lazy stack gets new members, filled with ``value``, along its
+            stack dim, and its members are padded along the other dims).
         pad_size: ``(dim0_left, dim0_right, dim1_left, dim1_right, ...)``: how many
             elements to add before and after each batch dim, starting from the *first*
             batch dim (``torch.nn.functional.pad`` starts from the last). Dims it does not
             reach are left alone, and so are feature dims. Negative amounts crop, as in
             ``F.pad``'s constant mode.
         value: the value of the new tensor elements.
+        inplace: pad ``collection`` itself (nested collections keep their identity) and
+            return it.
+        safe: the peer's switch for checking every entry before changing any; the pad
+            is always worked out before anything is changed here.
 
     A shared Python value (``NonTensorData``) describes every element, the new ones
     included, so it stays one shared value with the new batch size (the peer library
@@ -94,7 +115,16 @@ def pad(collection: C, pad_size: Sequence[int], value: float = 0.0) -> C:
         tensor([-1.,  1.,  1.])
     """
     pairs = _pad_pairs(pad_size, collection.batch_size)
+    if inplace and isinstance(storage_of(collection), LazyStackedTensorDict):
+        _pad_lazy_in_place(storage_of(collection), pairs, value)
+        return collection
     padded: C = _pad_value(collection, pairs, value)
+    names = collection._dim_names
+    if names is not None:
+        padded._assign_names(names)
+    if inplace:
+        collection._become(padded)
+        return collection
     return padded
 
 
@@ -144,6 +174,8 @@ def _padded_shape(shape: torch.Size, pairs: _Pairs) -> torch.Size:
 def _pad_value(value: Any, pairs: _Pairs, fill: float) -> Any:
     """One entry padded: a tensor with F.pad, a Python-value node by kind, a collection
     entry by entry (its own extra batch dims are feature dims here: untouched)."""
+    if value.__class__ is UnbatchedTensor:
+        return value._with_batch_size(_padded_shape(value.batch_size, pairs))
     if isinstance(value, _Tensor):
         # F.pad lists pairs from the last dim backwards: zeros for the untouched dims.
         amounts = [0, 0] * (value.ndim - len(pairs))
@@ -152,9 +184,77 @@ def _pad_value(value: Any, pairs: _Pairs, fill: float) -> Any:
         return F.pad(value, amounts, value=fill) if amounts else value.clone()
     if isinstance(value, _NonTensorNode):
         return _pad_node(value, pairs)
+    storage = storage_of(value)
+    if isinstance(storage, LazyStackedTensorDict):
+        lazy = _pad_lazy(storage, pairs, fill)
+        return lazy if storage is value else value._wrap(lazy)
     return value._map_values(
         lambda entry: _pad_value(entry, pairs, fill), _padded_shape(value.batch_size, pairs)
     )
+
+
+def _pad_lazy(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float) -> Any:
+    """A lazy stack padded: its members along their own dims, and along the stack dim
+    new members filled with ``fill`` (or members dropped, for a crop)."""
+    d = stack.stack_dim
+    member_pairs = pairs[:d] + pairs[d + 1 :]
+    members = [_pad_value(m, member_pairs, fill) if member_pairs else m for m in stack.tensordicts]
+    left, right = pairs[d] if d < len(pairs) else (0, 0)
+    members = _grown(members, left, right, fill)
+    size = _padded_shape(stack.batch_size, pairs)
+    return type(stack)._from_members(members, d, size)
+
+
+def _grown(members: list[Any], left: int, right: int, fill: float) -> list[Any]:
+    """``members`` with ``left`` / ``right`` members added (filled copies of the first
+    one) or removed (negative amounts)."""
+    start, stop = max(0, -left), len(members) - max(0, -right)
+    kept = members[start:stop]
+    template = members[0]
+    before = [_filled_like(template, fill) for _ in range(max(0, left))]
+    after = [_filled_like(template, fill) for _ in range(max(0, right))]
+    return before + kept + after
+
+
+def _filled_like(member: Any, fill: float) -> Any:
+    """A new member shaped like ``member``: tensors full of ``fill``, Python values None."""
+
+    def filled(value: Any) -> Any:
+        if isinstance(value, _Tensor):
+            return torch.full_like(value, fill)
+        if isinstance(value, _NonTensorNode):
+            return NonTensorData._make(None, value.batch_size, value.device)
+        return _filled_like(value, fill)
+
+    if isinstance(storage_of(member), LazyStackedTensorDict):
+        stack = storage_of(member)
+        copies = [_filled_like(m, fill) for m in stack.tensordicts]
+        lazy = type(stack)._from_members(copies, stack.stack_dim, stack.batch_size)
+        return lazy if stack is member else member._wrap(lazy)
+    return member._map_values(filled, member.batch_size)
+
+
+def _pad_lazy_in_place(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float) -> None:
+    """``pad(stack, ..., inplace=True)``: members padded in place, members added or
+    removed along the stack dim."""
+    if stack.is_locked:
+        msg = "pad(inplace=True) cannot add or remove members of a locked lazy stack"
+        raise LockedError(msg)
+    d = stack.stack_dim
+    member_pairs = [amount for pair in pairs[:d] + pairs[d + 1 :] for amount in pair]
+    for member in stack.tensordicts:
+        if any(member_pairs):
+            pad(member, member_pairs, fill, inplace=True)
+    left, right = pairs[d] if d < len(pairs) else (0, 0)
+    for _ in range(max(0, -left)):
+        stack._drop_member(0)
+    for _ in range(max(0, -right)):
+        stack._drop_member(-1)
+    template = stack.tensordicts[0]
+    for _ in range(max(0, left)):
+        stack.insert(0, _filled_like(template, fill))
+    for _ in range(max(0, right)):
+        stack.append(_filled_like(template, fill))
 
 
 def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
@@ -693,3 +793,82 @@ def _scatter_values(
     if any(part.device != device for part in parts):
         device = None
     return NonTensorStack._from_array(out, device)
+
+
+# --- unpad_sequence ---------------------------------------------------------------------
+
+
+def unpad_sequence(
+    padded: TensorDictBase, mask: TensorDictBase | torch.Tensor | None = None, *, pad_dim: int = 0
+) -> LazyStackedTensorDict:
+    """The members :func:`pad_sequence` padded, without their padding: a lazy stack.
+
+    Args:
+        padded: a result of :func:`pad_sequence` (dim 0 runs over the members).
+        mask: the validity masks: a TensorDict of them per key (``pad_sequence``'s
+            ``return_mask``), or one bool tensor for every key. ``None`` reads them from
+            the ``"masks"`` entry of ``padded``, which is then left out of the members.
+        pad_dim: the ``pad_dim`` given to ``pad_sequence``.
+
+    Members of a lazy stack share their batch size, so the unpadded dim (and the dims
+    after it) become feature dims of each member: a member padded along batch dim 0 comes
+    back with batch size ``[]`` and its own length in its tensors.
+
+    Raises:
+        ValueError: if there is no mask to read.
+        DimError: if ``pad_dim`` is negative.
+    """
+    pad_dim = _check_pad_dim(pad_dim)
+    source: Any = padded
+    if mask is None:
+        found = padded.get("masks", None) if "masks" in padded.keys() else None
+        if found is None:
+            msg = (
+                "unpad_sequence needs a mask: pass mask=..., or pad with "
+                "pad_sequence(..., return_mask=True)"
+            )
+            raise ValueError(msg)
+        mask = found
+        source = padded.exclude("masks")
+    member_dims = source.batch_dims - 1
+    members = []
+    for position, member in enumerate(source.unbind(0)):
+        if pad_dim < member_dims:
+            keep = _kept(_first_mask(mask)[position], pad_dim)
+            member = member[(slice(None),) * pad_dim + (keep,)]
+            member.batch_size = member.batch_size[:pad_dim]
+        else:
+            member = member.named_apply(
+                lambda key, leaf, i=position: leaf.index_select(
+                    pad_dim, _kept(_mask_of(mask, key)[i], pad_dim)
+                ),
+                nested_keys=True,
+            )
+        members.append(member)
+    stacked: LazyStackedTensorDict = LazyStackedTensorDict(*members)
+    return stacked
+
+
+def _first_mask(mask: TensorDictBase | torch.Tensor) -> torch.Tensor:
+    if isinstance(mask, torch.Tensor):
+        return mask
+    for value in mask.values(include_nested=True, leaves_only=True):
+        return value
+    msg = "unpad_sequence: the masks hold no tensor"
+    raise ValueError(msg)
+
+
+def _mask_of(mask: TensorDictBase | torch.Tensor, key: Any) -> torch.Tensor:
+    if isinstance(mask, torch.Tensor):
+        return mask
+    found = mask.get(key)
+    if not isinstance(found, torch.Tensor):
+        msg = f"unpad_sequence: the masks have no entry {key!r}"
+        raise ValueError(msg)
+    return found
+
+
+def _kept(valid: torch.Tensor, pad_dim: int) -> torch.Tensor:
+    """The positions along ``pad_dim`` where a member's mask holds data."""
+    along = valid.movedim(pad_dim, 0).reshape(valid.shape[pad_dim], -1).any(1)
+    return along.nonzero().squeeze(1)

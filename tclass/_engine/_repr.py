@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, is_non_tensor
 
 if TYPE_CHECKING:
@@ -125,7 +126,8 @@ def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) 
     if isinstance(value, LeafSummary):
         return value.text(parent_dims)
     if isinstance(value, torch.Tensor):
-        text = dtype_code(value.dtype) + _dims(tuple(value.shape[parent_dims:]))
+        shown = 0 if value.__class__ is UnbatchedTensor else parent_dims  # no batch dims
+        text = dtype_code(value.dtype) + _dims(tuple(value.shape[shown:]))
         # Without a common device, say where a tensor is unless it is on the CPU.
         if parent_device is None and value.device.type != "cpu":
             text += f"@{value.device}"

@@ -19,15 +19,18 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._core import _batch, _keys
+from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._core._keys import BatchIndex
+from tclass._core._names import Names
 from tclass._core._options import OPTIONS
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
+from tclass._engine._scope import Scope, ScopedOps, named_to_fit, write_unbatched
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TensorDict",
+    "data_ptrs",
     "field_getter",
     "batch_size_of_record",
     "device_of_record",
@@ -53,6 +57,7 @@ __all__ = [
 ]
 
 _Tensor = torch.Tensor
+_Unbatched = UnbatchedTensor
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 _NO_DIMS = torch.Size([])
@@ -65,7 +70,7 @@ _LOCKED_MSG = (
 )
 
 
-class TensorDict(TensorDictBase):
+class TensorDict(ScopedOps, TensorDictBase):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 
     Args:
@@ -75,7 +80,8 @@ class TensorDict(TensorDictBase):
         batch_size: the leading dims every value shares; ``None`` means none.
         device: if given, every value is moved there now and whenever it is set later;
             ``None`` allows values on different devices.
-        names: names of the batch dims; not supported yet (only ``None``).
+        names: names of the batch dims (a ``str`` or ``None`` each); shape operations
+            carry them as the peer does (see :attr:`names`).
         non_blocking: move values to ``device`` with non-blocking copies.
         lock: lock the result (see :meth:`lock_`).
         **kwargs: entries given as keyword arguments, when ``source`` is not given.
@@ -110,7 +116,9 @@ class TensorDict(TensorDictBase):
     _locked: bool
     _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
     _saved_at: SavedAt | None  # the folder this node is saved in (see _saved.py)
-    _scope: _Scope | None  # what `with td:` blocks restore (created on first use)
+    # What a TensorDict rarely needs, created on first use: what `with td:` blocks
+    # restore, the names of the batch dims, whether it holds unbatched tensors.
+    _scope: Scope | None
 
     def __init__(
         self,
@@ -123,8 +131,6 @@ class TensorDict(TensorDictBase):
         lock: bool = False,
         **kwargs: Any,
     ) -> None:
-        if names is not None:
-            _refuse_names(names)
         if type(batch_size) is list and len(batch_size) == 1:
             # `batch_size=[n]`, the most common spelling, without a call.
             size = batch_size[0]
@@ -143,6 +149,8 @@ class TensorDict(TensorDictBase):
         self._consolidated = None
         self._saved_at = None
         self._scope = None
+        if names is not None:
+            self._assign_names(_names.as_names(names, len(batch)))
         tensors: dict[str, Value] = {}
         self._tensors = tensors
         if source is None:
@@ -155,9 +163,9 @@ class TensorDict(TensorDictBase):
         n = len(batch)
         first = batch[0] if n else 0
         for key, value in entries:
-            # The common case, a string key and a tensor, is checked inline: this loop
-            # is most of the cost of building a TensorDict.
-            if type(key) is str and isinstance(value, _Tensor):
+            # The common case, a string key and a plain tensor, is checked inline: this
+            # loop is most of the cost of building a TensorDict.
+            if type(key) is str and value.__class__ is _Tensor:
                 if dev is not None and value.device != dev:
                     value = value.to(dev, non_blocking=non_blocking)
                 if n:
@@ -211,7 +219,7 @@ class TensorDict(TensorDictBase):
     def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         n = len(new)
         for key, value in self._tensors.items():
-            if value.shape[:n] == new:
+            if value.shape[:n] == new or value.__class__ is _Unbatched:
                 continue
             if isinstance(value, TensorCollection):
                 value._check_batch_size(new, prefix + (key,))
@@ -221,12 +229,18 @@ class TensorDict(TensorDictBase):
     def _assign_batch_size(self, new: torch.Size) -> None:
         n = len(new)
         self._batch_size = new
-        for value in self._tensors.values():
+        scope = self._scope
+        if scope is not None and scope.names is not None:
+            scope.names = _names.resized(scope.names, n)
+        tensors = self._tensors
+        for key, value in tensors.items():
             # A shared Python value spans exactly its parent's batch, shrinking with it.
             if isinstance(value, NonTensorData) or (
                 isinstance(value, TensorCollection) and value.batch_size[:n] != new
             ):
                 value._assign_batch_size(new)
+            elif value.__class__ is _Unbatched:
+                tensors[key] = value._with_batch_size(new)
 
     @property
     def device(self) -> torch.device | None:
@@ -267,31 +281,96 @@ class TensorDict(TensorDictBase):
         out._locked = False
         out._consolidated = None
         out._saved_at = None
-        out._scope = None
+        # Names carry over to a result over the same batch (clone, apply, to...); shape
+        # operations set their result's names themselves.
+        scope = self._scope
+        out._scope = None if scope is None else scope.carried(batch_size == self._batch_size)
         return out
 
     def _map_values(
         self,
         fn: Callable[[Value], Value],
         batch_size: torch.Size,
-        device: torch.device | None = _MISSING,
+        device: Any = _MISSING,
     ) -> Self:
         values = {key: fn(value) for key, value in self._tensors.items()}
-        return self._new_like(values, batch_size, self._device if device is _MISSING else device)
+        if device is _MISSING or device is ...:
+            device = self._device
+        return self._new_like(values, batch_size, device)
 
-    _map_batch = _map_values  # no per-element Python values at this level
+    def _map_batch(
+        self,
+        fn: Callable[[Value], Value],
+        batch_size: torch.Size,
+        device: Any = _MISSING,
+    ) -> Self:
+        """Like :meth:`_map_values` for a function that moves batch elements around:
+        unbatched tensors are kept as they are (with the new batch size)."""
+        if not self._holds_unbatched():
+            return self._map_values(fn, batch_size, device)
+        values = {
+            key: fn(value)
+            if value.__class__ is not _Unbatched
+            else value._with_batch_size(batch_size)
+            for key, value in self._tensors.items()
+        }
+        if device is _MISSING or device is ...:
+            device = self._device
+        return self._new_like(values, batch_size, device)
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
         parts: list[dict[str, Value]] = [{} for _ in batch_sizes]
+        unbatched = self._holds_unbatched()
         for key, value in self._tensors.items():
+            if unbatched and value.__class__ is _Unbatched:
+                for part, size in zip(parts, batch_sizes):
+                    part[key] = value._with_batch_size(size)
+                continue
             for part, piece in zip(parts, fn(value)):
                 part[key] = piece
         device = self._device
-        return tuple(
+        out = tuple(
             self._new_unchecked(part, size, device) for part, size in zip(parts, batch_sizes)
         )
+        if unbatched:
+            for piece in out:
+                piece._mark_unbatched()
+        return out
+
+    # --- replacing in place, devices (names: ScopedOps) ---------------------------------
+
+    def _become(self, other: Self) -> None:
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
+        if self._saved_at is not None:
+            msg = (
+                "an in-place shape change of a TensorDict saved in a folder would leave the "
+                "folder behind; use the out-of-place form (inplace=False) and save it again"
+            )
+            raise UnsupportedError(msg)
+        tensors = self._tensors
+        new = dict(other._tensors)
+        for key, value in new.items():
+            mine = tensors.get(key)
+            if (
+                isinstance(mine, TensorDict)
+                and isinstance(value, TensorDict)
+                and mine is not value
+                and not mine._locked
+                and mine._saved_at is None
+            ):
+                mine._become(value)  # nested collections keep their identity
+                new[key] = mine
+        self._tensors = new
+        self._batch_size = other._batch_size
+        self._assign_names(other._dim_names)
+        if other._holds_unbatched():
+            self._mark_unbatched()
+
+    def _assign_device(self, device: torch.device | None) -> None:
+        self._device = device
 
     # --- reading -------------------------------------------------------------------------
 
@@ -362,6 +441,8 @@ class TensorDict(TensorDictBase):
         if not batch or not tensors:
             # With entries, indexing them checks the bounds (an IndexError from torch).
             _check_int_index(index, batch)
+        if self._scope is not None and self._scope.special:
+            return cast(Self, self._index(index))  # names or unbatched tensors to carry
         out = _new_instance(self.__class__)
         try:
             out._tensors = {key: value[index] for key, value in tensors.items()}
@@ -384,6 +465,8 @@ class TensorDict(TensorDictBase):
         if step <= 0:
             msg = f"slice step must be positive, got {step}"
             raise ValueError(msg)
+        if self._scope is not None and self._scope.special:
+            return cast(Self, self._index(index))  # names or unbatched tensors to carry
         out = _new_instance(self.__class__)
         out._tensors = {key: value[index] for key, value in self._tensors.items()}
         length = max(0, (stop - start + step - 1) // step)
@@ -404,18 +487,45 @@ class TensorDict(TensorDictBase):
                 return node._read() if isinstance(node, _NonTensorNode) else node
             index = _batch.normalize_index(index, len(batch))
         elif index is Ellipsis:
-            return self._new_unchecked(dict(self._tensors), batch, self._device)
+            # A view of every entry: the lock and the names carry over, as in the peer.
+            out = self._new_like(dict(self._tensors), batch, self._device)
+            return out.lock_() if self._locked else out
         elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
-            if index.dtype is torch.bool:
+            if index.dtype is torch.bool and not (self._scope and self._scope.special):
                 return self._index_mask(index)
         elif index is not None:
             index = _batch.normalize_index((index,), len(batch))[0]
+        scope = self._scope
+        if scope is None or not scope.special:
+            try:
+                values = {key: value[index] for key, value in self._tensors.items()}
+            except IndexError as error:
+                raise _out_of_range(index, batch, error) from None
+            return self._new_unchecked(values, self._indexed_size(index, values), self._device)
+        return self._index_special(index, scope)
+
+    def _index_special(self, index: Any, scope: Scope) -> Self:
+        """Indexing a TensorDict with dim names or unbatched tensors: both carried."""
         try:
-            values = {key: value[index] for key, value in self._tensors.items()}
+            values = {
+                key: value if value.__class__ is _Unbatched else value[index]
+                for key, value in self._tensors.items()
+            }
         except IndexError as error:
-            msg = f"index {index!r} is out of range for the batch size {list(batch)}: {error}"
-            raise DimError(msg) from None
-        return self._new_unchecked(values, self._indexed_size(index, values), self._device)
+            raise _out_of_range(index, self._batch_size, error) from None
+        new = self._indexed_size(index, values)
+        if scope.unbatched:
+            for key, value in values.items():
+                if value.__class__ is _Unbatched:
+                    values[key] = value._with_batch_size(new)
+        out = self._new_unchecked(values, new, self._device)
+        if scope.names is not None:
+            items = index if type(index) is tuple else (index,)
+            nb = len(self._batch_size)
+            out._assign_names(_names.indexed(scope.names, _batch.normalize_index(items, nb)))
+        if scope.unbatched:
+            out._mark_unbatched()
+        return out
 
     def _index_mask(self, mask: torch.Tensor) -> Self:
         """``td[mask]`` for a 1-d mask over the first batch dim.
@@ -446,6 +556,8 @@ class TensorDict(TensorDictBase):
         """The batch size after ``index``, read off the first result (its feature dims are
         unchanged), or worked out on a stride-0 stand-in when there are no entries."""
         for key, result in values.items():
+            if result.__class__ is _Unbatched:
+                continue  # kept whole: no batch dims to read
             feature_dims = self._tensors[key].ndim - len(self._batch_size)
             shape = result.shape
             return shape[: len(shape) - feature_dims] if feature_dims else shape
@@ -492,6 +604,8 @@ class TensorDict(TensorDictBase):
 
     def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
         """Stores a checked ``value`` (in the folder first, if saved in one)."""
+        if value.__class__ is _Unbatched:
+            self._mark_unbatched()
         if self._saved_at is not None:
             value = self._saved_at.entry_set(self, key, value, blank)
         self._tensors[key] = value
@@ -523,17 +637,25 @@ class TensorDict(TensorDictBase):
         device = self._device
         batch = self._batch_size
         stored: Value
-        if isinstance(value, _Tensor):
+        if value.__class__ is _Tensor:
             stored = value if device is None or value.device == device else value.to(device)
+        elif isinstance(value, _Tensor):
+            stored = value if device is None or value.device == device else value.to(device)
+            if stored.__class__ is _Unbatched:  # any shape: it belongs to the whole batch
+                self._mark_unbatched()
+                return stored._with_batch_size(batch)
         elif isinstance(value, TensorDictBase):
             stored = value if device is None or value.device == device else value.to(device)
             if isinstance(stored, NonTensorData) and stored._batch_size[: len(batch)] != batch:
                 # One value spans the batch of the collection that holds it (the given
                 # node is left as it is).
                 stored = stored._make(stored.data, batch, stored._device)
+            names = self._dim_names
+            if names is not None and not value._is_leaf_node:
+                stored = named_to_fit(stored, names, key)
         elif isinstance(value, Mapping):
             try:
-                return TensorDict(value, batch, device)
+                return TensorDict(value, batch, device, self._dim_names)  # the parent's names
             except BatchMismatchError as error:
                 if not isinstance(key, str):
                     raise
@@ -574,6 +696,12 @@ class TensorDict(TensorDictBase):
             BatchSizeError: if ``value`` cannot be broadcast to the entry's shape.
         """
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
+        if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer
+            path = _keys.key_path(key)
+            parent = self if len(path) == 1 else self._get_nested(path[:-1])
+            if isinstance(parent, TensorDict):
+                parent._store_entry(path[-1], parent._validate(path[-1], value))
+                return self
         if not isinstance(target, _Tensor):  # a nested collection: entry by entry
             target.update(value, inplace=True)
             return self
@@ -627,6 +755,7 @@ class TensorDict(TensorDictBase):
     def _write_entries_at(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
         """``td[index] = collection_or_dict``: each entry into its counterpart."""
         tensors = self._tensors
+        unbatched = self._holds_unbatched()
         for key, sub in pairs:
             if type(key) is not str:
                 path = _keys.key_path(key)
@@ -646,6 +775,9 @@ class TensorDict(TensorDictBase):
                     if new is not entry:
                         self._store_entry(key, new)
                 continue
+            if unbatched and entry.__class__ is _Unbatched:
+                write_unbatched(key, entry, sub)
+                continue
             try:
                 entry[index] = sub
             except RuntimeError as error:
@@ -656,8 +788,9 @@ class TensorDict(TensorDictBase):
         if not isinstance(value, (_Tensor, int, float, bool, complex)):
             value = _as_tensor("<value>", value, None)
         nb = len(self._batch_size)
+        unbatched = self._holds_unbatched()
         for key, entry in self._tensors.items():
-            if isinstance(entry, _NonTensorNode):
+            if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
                 continue  # a number written over the batch leaves Python values alone
             # A tensor covers the batch dims: align it with them, not with feature dims.
             if isinstance(value, _Tensor):
@@ -765,7 +898,7 @@ class TensorDict(TensorDictBase):
 
         With ``strict=False`` missing keys are ignored; otherwise they raise.
         """
-        out = self._new_unchecked({}, self._batch_size, self._device)
+        out = self._new_like({}, self._batch_size, self._device)
         for key in keys:
             path = _keys.unravel_key(key)
             value = self.get(path, _MISSING)
@@ -786,7 +919,7 @@ class TensorDict(TensorDictBase):
             for key in keys:
                 _pop_path(self, _keys.key_path(key))
             return self
-        out = self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
+        out = self._new_like(dict(self._tensors), self._batch_size, self._device)
         for key in keys:
             _drop_path(out, _keys.key_path(key))
         return out
@@ -816,7 +949,7 @@ class TensorDict(TensorDictBase):
         # Remembered so that `with td.lock_():` / `with td.unlock_():` can undo this call.
         scope = self._scope
         if scope is None:
-            scope = self._scope = _Scope()
+            scope = self._scope = Scope()
         scope.before_last_lock = self._locked
         self._apply_lock(locked)
         return self
@@ -827,14 +960,14 @@ class TensorDict(TensorDictBase):
             if isinstance(value, TensorDict):
                 value._apply_lock(locked)
             elif isinstance(value, TensorCollection):
-                (value.lock_ if locked else value.unlock_)()  # type: ignore[attr-defined]
+                (value.lock_ if locked else value.unlock_)()
 
     def __enter__(self) -> Self:
         """Entering restores, on exit, the lock state from before the last lock_/unlock_
         call (or the current state if neither was just called)."""
         scope = self._scope
         if scope is None:
-            scope = self._scope = _Scope()
+            scope = self._scope = Scope()
         previous = scope.before_last_lock
         scope.before_last_lock = None
         scope.restore.append(self._locked if previous is None else previous)
@@ -887,7 +1020,7 @@ class TensorDict(TensorDictBase):
         )
         if non_blocking and device is not None and device.type == "cpu":
             wait_for_device_copies()
-        return result
+        return result.lock_() if self._locked else result
 
     def cuda(self, device: int | DeviceLike = None) -> Self:
         """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
@@ -906,7 +1039,7 @@ class TensorDict(TensorDictBase):
         self._device = None
         for value in self._tensors.values():
             if isinstance(value, TensorCollection):
-                value.clear_device_()  # type: ignore[attr-defined]
+                value.clear_device_()
         return self
 
     # --- accessors for the other layers ------------------------------------------------
@@ -937,14 +1070,6 @@ class TensorDict(TensorDictBase):
         """Makes later changes of entries reach ``saved`` (see ``_saved.py``)."""
         self._saved_at = saved
 
-    def _call_on_exit(self, callback: Callable[[], None]) -> None:
-        """Makes the next ``with td:`` block run ``callback`` once on exit (after
-        restoring the lock state), even if the block raised."""
-        scope = self._scope
-        if scope is None:
-            scope = self._scope = _Scope()
-        scope.on_exit = callback
-
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -952,26 +1077,23 @@ class TensorDict(TensorDictBase):
             reduced = self._consolidated.reduce(self)
             if reduced is not None:
                 return reduced
-        return (_rebuild, (type(self), self._tensors, self._batch_size, self._device, self._locked))
+        return (
+            _rebuild,
+            (
+                type(self),
+                self._tensors,
+                self._batch_size,
+                self._device,
+                self._locked,
+                self._dim_names,
+            ),
+        )
 
     def __copy__(self) -> Self:
-        return self._new_unchecked(dict(self._tensors), self._batch_size, self._device)
+        return self._new_like(dict(self._tensors), self._batch_size, self._device)
 
     def __repr__(self) -> str:
         return compact_repr(self)
-
-
-class _Scope:
-    """What ``with td:`` blocks use: the lock state before the last lock_/unlock_ call,
-    the states to restore on exit (one per open block), and a callback for the next
-    exit (``to_module`` puts a module's previous tensors back with it)."""
-
-    __slots__ = ("before_last_lock", "restore", "on_exit")
-
-    def __init__(self) -> None:
-        self.before_last_lock: bool | None = None
-        self.restore: list[bool] = []
-        self.on_exit: Callable[[], None] | None = None
 
 
 def _rebuild(
@@ -980,21 +1102,19 @@ def _rebuild(
     batch_size: torch.Size,
     device: torch.device | None,
     locked: bool,
+    names: Names = None,
 ) -> TensorDict:
     td = cls._new_unchecked(tensors, batch_size, device)
+    td._assign_names(names)
+    td._mark_unbatched_if_any()
     if locked:
         td.lock_()
     return td
 
 
-def _refuse_names(names: Sequence[str | None]) -> None:
-    if all(name is None for name in names):
-        return
-    msg = (
-        f"TensorDict(names={list(names)!r}): named batch dims are not supported by tclass "
-        "yet; build the TensorDict without names="
-    )
-    raise UnsupportedError(msg)
+def _out_of_range(index: Any, batch: torch.Size, error: IndexError) -> DimError:
+    msg = f"index {index!r} is out of range for the batch size {list(batch)}: {error}"
+    return DimError(msg)
 
 
 def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:
@@ -1085,6 +1205,9 @@ def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value
         child = node_out._tensors.get(part)
         if not isinstance(child, TensorDict):
             child = TensorDict._new_unchecked({}, node_src.batch_size, node_src.device)
+            child._assign_names(node_src._dim_names)
+            if isinstance(node_src, TensorDict) and node_src._holds_unbatched():
+                child._mark_unbatched()
             node_out._tensors[part] = child
         node_out = child
     node_out._tensors[path[-1]] = value
@@ -1115,6 +1238,24 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
         node._tensors[part] = child
         node = child
     node._tensors.pop(path[-1], None)
+
+
+def data_ptrs(collection: Any, storage: bool) -> TensorDict:
+    """``collection.data_ptr()``: a TensorDict (no batch dims, on the CPU) of the data
+    addresses of the tensors (``storage``: of their storages), nested like it; a lazy
+    stack's members under ``"0"``, ``"1"``...; Python values left out."""
+    if collection._is_lazy:
+        members = {str(i): data_ptrs(m, storage) for i, m in enumerate(collection.tensordicts)}
+        return TensorDict._new_unchecked(members, _NO_DIMS, torch.device("cpu"))  # type: ignore[arg-type]
+    entries: dict[str, Value] = {}
+    for key, value in collection._items():
+        if isinstance(value, TensorCollection):
+            if not value._is_leaf_node:
+                entries[key] = data_ptrs(value, storage)
+            continue
+        address = value.untyped_storage().data_ptr() if storage else value.data_ptr()
+        entries[key] = torch.tensor(address, dtype=torch.int64)
+    return TensorDict._new_unchecked(entries, _NO_DIMS, torch.device("cpu"))
 
 
 # --- the field accessors of records ------------------------------------------------------

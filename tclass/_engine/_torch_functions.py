@@ -4,16 +4,15 @@ The pointwise methods, reductions and scans register themselves in the dispatch 
 where they are defined (``torch.exp(td)`` is ``td.exp()``). The functions here need an
 adapter: an operand on the left (``torch.add(1, td)``, ``torch.where(mask, 0, td)``),
 torch's own keywords (``torch.norm(td, p=...)``, ``F.mse_loss(..., reduction=)``),
-``torch.autograd.grad``, and the shape functions that move batch
-elements around (``torch.flip``, ``torch.roll``, ``torch.gather``, ``torch.tile``...),
-which work on the batch dims of every tensor and nested collection (Python values move
-with their elements).
+``torch.autograd.grad``, and the shape functions that move batch elements around
+(``torch.flip``, ``torch.roll``, ``torch.gather``, ``torch.tile``...), each the
+collection's method of that name (``_shape_ops.py``: names, lazy stacks and Python
+values handled there).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -225,16 +224,9 @@ def _stand_in(collection: Any) -> torch.Tensor:
     return torch.empty(collection.batch_size, device="meta")
 
 
-def _moved(collection: Any, fn: Callable[[Any], Any]) -> Any:
-    """``fn`` on every tensor and nested collection, for an ``fn`` that moves batch
-    elements without touching the dims after the batch dims."""
-    return collection._map_batch(fn, fn(_stand_in(collection)).shape)
-
-
 @implements(torch.flip)
-def _flip(input: Any, dims: Sequence[int]) -> Any:
-    dims = [_batch_dim(input, d, "flip") for d in ([dims] if isinstance(dims, int) else dims)]
-    return _moved(input, lambda v: torch.flip(v, dims))
+def _flip(input: Any, dims: int | Sequence[int]) -> Any:
+    return input.flip(dims)
 
 
 @implements(torch.fliplr)
@@ -243,79 +235,44 @@ def _fliplr(input: Any) -> Any:
         raise DimError(
             f"fliplr needs 2 batch dims or more, the batch size is {list(input.batch_size)}"
         )
-    return _flip(input, [1])
+    return input.flip(1)
 
 
 @implements(torch.flipud)
 def _flipud(input: Any) -> Any:
     if input.batch_dims < 1:
         raise DimError("flipud needs a batch dim; the batch size is []")
-    return _flip(input, [0])
+    return input.flip(0)
 
 
 @implements(torch.roll)
 def _roll(input: Any, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Any:
-    nb = input.batch_dims
-    if dims is None:  # the batch flattened, rolled, and put back
-        batch = input.batch_size
-        if nb == 0:
-            return input.clone()
-
-        def roll(v: Any) -> Any:
-            return torch.roll(v.flatten(0, nb - 1), shifts, 0).unflatten(0, batch)  # type: ignore[no-untyped-call]
-
-        return _moved(input, roll)
-    dims = [_batch_dim(input, d, "roll") for d in ([dims] if isinstance(dims, int) else dims)]
-    return _moved(input, lambda v: torch.roll(v, shifts, dims))
+    return input.roll(shifts, dims)
 
 
 @implements(torch.rot90)
 def _rot90(input: Any, k: int = 1, dims: Sequence[int] = (0, 1)) -> Any:
-    dims = [_batch_dim(input, d, "rot90") for d in dims]
-    return _moved(input, lambda v: torch.rot90(v, k, dims))
+    return input.rot90(k, dims)
 
 
 @implements(torch.narrow)
 def _narrow(input: Any, dim: int, start: int, length: int) -> Any:
-    dim = _batch_dim(input, dim, "narrow")
-    return _moved(input, lambda v: torch.narrow(v, dim, start, length))
+    return input.narrow(dim, start, length)
 
 
 @implements(torch.gather)
 def _gather(input: Any, dim: int, index: torch.Tensor, *, sparse_grad: bool = False) -> Any:
-    """Each tensor gathered along the batch dim ``dim`` with ``index`` (over the batch dims)."""
-    dim = _batch_dim(input, dim, "gather")
-
-    def gather(v: Any) -> Any:
-        if _is_collection(v):
-            return torch.gather(v, dim, index)
-        spread = index.reshape(index.shape + (1,) * (v.ndim - index.ndim))
-        return torch.gather(v, dim, spread.expand(index.shape + v.shape[index.ndim :]))
-
-    return input._map_batch(gather, index.shape)
+    return input.gather(dim, index)
 
 
 @implements(torch.masked_select)
 def _masked_select(input: Any, mask: torch.Tensor) -> Any:
-    return input[mask.expand(input.batch_size)]
+    return input.masked_select(mask)
 
 
 @implements(torch.movedim, torch.moveaxis)
 def _movedim(input: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Any:
-    nb = input.batch_dims
-    sources = [
-        _batch_dim(input, d, "movedim") for d in ([source] if isinstance(source, int) else source)
-    ]
-    targets = [
-        _batch_dim(input, d, "movedim")
-        for d in ([destination] if isinstance(destination, int) else destination)
-    ]
-    if len(sources) != len(targets):
-        raise OperandError("movedim: source and destination must have the same number of dims")
-    order = [d for d in range(nb) if d not in sources]
-    for target, source_dim in sorted(zip(targets, sources)):
-        order.insert(target, source_dim)
-    return input.permute(*order)
+    return input.movedim(source, destination)
 
 
 @implements(torch.swapaxes, torch.swapdims)
@@ -345,19 +302,8 @@ def _repeat_interleave(
     dim: int | None = None,
     *,
     output_size: int | None = None,
-) -> Any:  # noqa: E501
-    nb = input.batch_dims
-    if dim is None:
-        flat = input.flatten(0, nb - 1) if nb > 1 else input
-        return _repeat_interleave(flat, repeats, 0)
-    dim = _batch_dim(input, dim, "repeat_interleave")
-    size = list(input.batch_size)
-    size[dim] = (
-        int(repeats.sum())
-        if isinstance(repeats, _Tensor) and repeats.ndim
-        else size[dim] * int(repeats)
-    )
-    return input._map_batch(lambda v: torch.repeat_interleave(v, repeats, dim), torch.Size(size))
+) -> Any:
+    return input.repeat_interleave(repeats, dim, output_size=output_size)
 
 
 @implements(torch.tensor_split)
@@ -371,24 +317,12 @@ def _tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple[A
 
 @implements(torch.tile)
 def _tile(input: Any, dims: Sequence[int]) -> Any:
-    """Repeats along the batch dims (``dims`` lined up with the last ones, as torch does)."""
-    nb = input.batch_dims
-    reps = (1,) * (nb - len(dims)) + tuple(dims)
-
-    def tile(v: Any) -> Any:
-        if _is_collection(v):
-            return torch.tile(v, reps + (1,) * (v.batch_dims - nb))
-        return v.repeat(*reps, *(1,) * (v.ndim - nb))
-
-    size = torch.Size(
-        math.prod(pair) for pair in zip((1,) * (len(reps) - nb) + tuple(input.batch_size), reps)
-    )
-    return input._map_batch(tile, size)
+    return input.tile(dims)
 
 
 @implements(torch.broadcast_to)
 def _broadcast_to(input: Any, size: Sequence[int]) -> Any:
-    return input.expand(size)
+    return input.broadcast_to(size)
 
 
 def _at_least(ndim: int, collections: tuple[Any, ...]) -> Any:

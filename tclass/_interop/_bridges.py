@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,16 +20,30 @@ import torch
 import torch.utils._pytree as pytree
 
 from tclass._base._collection import TensorCollection
-from tclass._core._batch import BatchSizeLike
+from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._engine._lazy._build import lazy_stack, maybe_dense_stack
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
-from tclass._interop._constructors import PyValue, Tree, build, checked, resolve_batch_options
+from tclass._interop._constructors import (
+    PyValue,
+    Tree,
+    build,
+    checked,
+    from_dict,
+    from_namedtuple,
+    from_tuple,
+    is_namedtuple,
+    resolve_batch_options,
+)
+from tclass._interop._struct_memory import field_view, shared_array, storage_of_array
 from tclass.errors import EntryTypeError, KeyConflictError
 
 __all__ = [
     "PYTREE_SPEC",
     "PYTREE_TYPE",
+    "from_any",
+    "from_list",
     "from_pytree",
     "from_struct_array",
     "to_pytree",
@@ -53,8 +67,9 @@ def from_struct_array(
 ) -> TensorDict:
     """A TensorDict with one entry per field of a numpy structured array.
 
-    Numeric and boolean fields become tensors (copies: a field of a structured array is
-    strided by the record size, which torch cannot view); nested structured fields
+    Numeric and boolean fields become tensors that view the array's memory, as in the
+    peer (writes go both ways), when the array is C-contiguous and writable and the
+    field's offset is a multiple of its element size; copies otherwise. Nested structured fields
     become nested TensorDicts; text, bytes and object fields become Python values (one
     shared ``NonTensorData`` when every element holds the same value, else a
     ``NonTensorStack`` of one value per element). Each node's batch size is its array's
@@ -76,7 +91,9 @@ def from_struct_array(
     batch, cap = resolve_batch_options("from_struct_array", batch_size, True, batch_dims)
     shape = struct_array.shape if cap is None else struct_array.shape[:cap]
     root = torch.Size(shape) if batch is None else batch
-    return _struct_td(struct_array, root, cap, None if device is None else as_device(device), ())
+    dev = None if device is None else as_device(device)
+    storage = storage_of_array(struct_array) if dev in (None, torch.device("cpu")) else None
+    return _struct_td(struct_array, root, cap, dev, (), storage)
 
 
 def _struct_td(
@@ -85,6 +102,7 @@ def _struct_td(
     cap: int | None,
     device: torch.device | None,
     path: tuple[str, ...],
+    storage: torch.UntypedStorage | None = None,
 ) -> TensorDict:
     entries: dict[str, Any] = {}
     for name in array.dtype.names or ():
@@ -92,8 +110,12 @@ def _struct_td(
         if field.dtype.names is not None:
             own = torch.Size(field.shape if cap is None else field.shape[:cap])
             nested = own if own[: len(batch)] == batch else batch
-            entries[name] = _struct_td(field, nested, cap, device, path + (name,))
+            entries[name] = _struct_td(field, nested, cap, device, path + (name,), storage)
         elif field.dtype.kind in "biufc":
+            view = None if storage is None else field_view(field, storage)
+            if view is not None:
+                entries[name] = view
+                continue
             if not field.dtype.isnative:
                 field = field.astype(field.dtype.newbyteorder("="))
             entries[name] = torch.from_numpy(field.copy(order="C"))  # fresh strides, any ndim
@@ -123,8 +145,10 @@ def _python(element: Any) -> Any:
 def to_struct_array(collection: TensorCollection) -> np.ndarray[Any, Any]:
     """The collection as a numpy structured array shaped like its batch size.
 
-    Each tensor becomes a field whose sub-array shape is its feature dims (tensors are
-    detached and copied to the CPU); a nested collection becomes a nested structured
+    When the tensors are the fields of one record buffer (a collection built by
+    :func:`from_struct_array`), the result views that memory: writes go both ways.
+    Otherwise each tensor becomes a field whose sub-array shape is its feature dims
+    (detached and copied to the CPU); a nested collection becomes a nested structured
     field (its extra batch dims as the sub-array shape); a string value becomes a text
     field, other Python values object fields.
 
@@ -132,6 +156,9 @@ def to_struct_array(collection: TensorCollection) -> np.ndarray[Any, Any]:
         EntryTypeError: for a tensor whose dtype numpy has no equivalent (bfloat16,
             float8...), naming the key.
     """
+    shared = shared_array(collection)
+    if shared is not None:
+        return shared
     batch = tuple(collection.batch_size)
     out: np.ndarray[Any, Any] = np.empty(batch, dtype=_struct_dtype(collection, len(batch), ()))
     _fill(out, collection, ())
@@ -318,3 +345,88 @@ def _pytree_child(value: Any) -> Any:
     if isinstance(value, TensorCollection):
         return to_pytree(value)
     return value
+
+
+# --- any structure, and lists of them -------------------------------------------------------
+
+
+def from_any(
+    obj: Any,
+    *,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> Any:
+    """A collection from whatever ``obj`` is, as the peer's ``from_any`` dispatches: a
+    collection is returned as it is; a mapping goes through :func:`from_dict`, a
+    namedtuple :func:`from_namedtuple`, a tuple :func:`from_tuple`, a numpy structured
+    array :func:`from_struct_array`; a list becomes a ``NonTensorStack`` of its items.
+
+    Raises:
+        EntryTypeError: for anything else.
+    """
+    options: dict[str, Any] = {
+        "auto_batch_size": auto_batch_size,
+        "batch_dims": batch_dims,
+        "device": device,
+        "batch_size": batch_size,
+    }
+    if isinstance(obj, TensorCollection):
+        return obj
+    if isinstance(obj, Mapping):
+        return from_dict(obj, **options)
+    if is_namedtuple(obj):
+        return from_namedtuple(obj, **options)
+    if isinstance(obj, tuple):
+        return from_tuple(obj, **options)
+    if isinstance(obj, np.ndarray) and obj.dtype.names is not None:
+        return from_struct_array(obj, **options)
+    if isinstance(obj, list):
+        return NonTensorStack.from_list(obj, device)
+    msg = (
+        f"from_any: cannot build a collection from a {type(obj).__name__}; give a mapping, a "
+        "tuple, a namedtuple, a numpy structured array or a list"
+    )
+    raise EntryTypeError(msg)
+
+
+def from_list(
+    input: Sequence[Any],
+    *,
+    auto_batch_size: bool | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    batch_dims: int | None = None,
+    names: Sequence[str | None] | None = None,
+    lazy: bool | None = None,
+    make: Callable[..., Any] | None = None,
+) -> Any:
+    """The stack of one collection per item of ``input`` (mappings go through
+    :func:`from_dict`, or ``make``; collections are kept): dense when the items agree,
+    lazy when they differ in keys or shapes (or when ``lazy=True``).
+
+    ``batch_size`` is the result's (each item gets ``batch_size[1:]``); without it, each
+    item's batch size is ``[]``, or inferred with ``auto_batch_size`` / ``batch_dims``.
+
+    Raises:
+        StackError: for an empty list, or items of different batch sizes.
+    """
+    size = None if batch_size is None else as_batch_size(batch_size)
+    build_item = make or from_dict
+    items: list[Any] = [
+        item
+        if isinstance(item, TensorCollection)
+        else build_item(
+            item,
+            auto_batch_size=bool(auto_batch_size) or batch_dims is not None,
+            batch_size=None if size is None else size[1:],
+            device=device,
+            batch_dims=None if batch_dims is None else max(batch_dims - 1, 0),
+        )
+        for item in input
+    ]
+    out = lazy_stack(items) if lazy else maybe_dense_stack(items)
+    if names is not None:
+        out.names = names
+    return out

@@ -40,7 +40,6 @@ from tclass.errors import (
     InvalidKeyError,
     KeyConflictError,
     KeyThroughTensorError,
-    UnsupportedError,
 )
 
 __all__ = [
@@ -50,6 +49,7 @@ __all__ = [
     "common_leading_shape",
     "from_dict",
     "from_namedtuple",
+    "from_tuple",
     "fromkeys",
     "infer_batch_size",
     "is_namedtuple",
@@ -300,12 +300,6 @@ def resolve_batch_options(
     return None, None  # inferred: the largest leading shape the values share
 
 
-def _refuse_names(where: str, names: Sequence[str | None] | None) -> None:
-    if names is not None and any(name is not None for name in names):
-        msg = f"{where}(names={list(names)!r}): named batch dims are not supported by tclass yet"
-        raise UnsupportedError(msg)
-
-
 # --- constructors -------------------------------------------------------------------------
 
 
@@ -332,7 +326,7 @@ def from_dict(
         batch_size: the batch size of the result and of every nested dict.
         device: moves every tensor there; the result's device.
         batch_dims: infer as ``auto_batch_size`` does, keeping at most this many dims.
-        names: not supported (only ``None``).
+        names: names of the result's batch dims (nested dicts share them).
 
     With none of ``batch_size``, ``auto_batch_size`` and ``batch_dims``, the batch size is
     inferred (the peer 0.15 gives ``[]`` unless ``auto_batch_size=True``; tclass infers,
@@ -347,10 +341,12 @@ def from_dict(
         >>> td.batch_size, td["next"].batch_size
         (torch.Size([4]), torch.Size([4]))
     """
-    _refuse_names("from_dict", names)
     batch, cap = resolve_batch_options("from_dict", batch_size, auto_batch_size, batch_dims)
     tree = normalize(input_dict, "from_dict")
-    return build(tree, batch, cap, None if device is None else as_device(device))
+    out = build(tree, batch, cap, None if device is None else as_device(device))
+    if names is not None:
+        out.names = names
+    return out
 
 
 def fromkeys(keys: Iterable[Any], value: Any = 0) -> TensorDict:
@@ -422,6 +418,44 @@ def from_namedtuple(
         device=device,
         batch_size=batch_size,
     )
+
+
+def from_tuple(
+    obj: Any,
+    *,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    device: DeviceLike = None,
+    batch_size: BatchSizeLike = None,
+) -> TensorDict:
+    """A TensorDict with one entry per item of ``obj``, under the keys ``"0"``, ``"1"``,
+    ...; nested tuples (and dicts) nest. Values and batch-size options as :func:`from_dict`
+    (``auto_batch_size=False``, the peer's default, gives ``[]``).
+
+    Raises:
+        EntryTypeError: if ``obj`` is not a tuple.
+    """
+    if not isinstance(obj, tuple):
+        msg = f"from_tuple expects a tuple, got {type(obj).__name__}; use from_dict for mappings"
+        raise EntryTypeError(msg)
+    return from_dict(
+        _tuple_dict(obj),
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        device=device,
+        batch_size=batch_size,
+    )
+
+
+def _tuple_dict(value: tuple[Any, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for position, item in enumerate(value):
+        if is_namedtuple(item):
+            item = _namedtuple_dict(item)
+        elif isinstance(item, tuple):
+            item = _tuple_dict(item)
+        out[str(position)] = item
+    return out
 
 
 def make_tensordict(

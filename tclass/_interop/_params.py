@@ -29,6 +29,7 @@ from typing_extensions import Self
 from tclass._base._casts import CastFilter
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core._names import Names
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
@@ -277,6 +278,34 @@ class TensorDictParams(TensorDictBase, nn.Module):
     def _assign_batch_size(self, new: torch.Size) -> None:
         self._param_td._assign_batch_size(new)
 
+    @property
+    def names(self) -> list[str | None]:
+        """The names of the wrapped TensorDict's batch dims."""
+        return self._param_td.names
+
+    @names.setter
+    def names(self, value: Sequence[str | None] | None) -> None:
+        self._param_td.names = value
+
+    @property
+    def _dim_names(self) -> Names:
+        return self._param_td._dim_names
+
+    def _assign_names(self, names: Names) -> None:
+        self._param_td._assign_names(names)
+
+    def _rename_all(self, names: Names) -> None:
+        self._param_td._rename_all(names)
+
+    def _become(self, other: Self) -> None:
+        """An in-place shape change (``flatten(..., inplace=True)``): the wrapped
+        TensorDict takes ``other``'s entries, converted."""
+        td = self._writable()
+        source = other._param_td if isinstance(other, TensorDictParams) else other
+        with td.unlock_():
+            td._become(source)
+            self._convert_leaves(td)
+
     # --- reading -------------------------------------------------------------------------
 
     def get(self, key: Any, default: Any = None) -> Any:
@@ -287,8 +316,9 @@ class TensorDictParams(TensorDictBase, nn.Module):
         """An entry by key; any other index gives a plain TensorDict of the rows."""
         return self._param_td[index]
 
-    def to_tensordict(self) -> TensorDict:
-        """A plain TensorDict holding copies of the entries' data (no parameters)."""
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A plain TensorDict holding copies of the entries' data (no parameters;
+        ``retain_none``: the peer's keyword for tensorclass fields, never held here)."""
         return _map_leaves(self._param_td, lambda leaf: leaf.detach().clone())
 
     @property
@@ -343,6 +373,13 @@ class TensorDictParams(TensorDictBase, nn.Module):
         """Copies ``value`` into the existing entry ``key``, outside autograd."""
         with torch.no_grad():
             self._param_td.set_(key, value)
+        return self
+
+    def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        """Writes ``value`` into the elements ``index`` of the entry ``key``, outside
+        autograd."""
+        with torch.no_grad():
+            self._param_td.set_at_(key, value, index, non_blocking=non_blocking)
         return self
 
     def pop(self, key: Any, default: Any = ...) -> Any:

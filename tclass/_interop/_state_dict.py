@@ -65,34 +65,40 @@ def state_dict(
                 "_metadata that holds batch sizes and Python values; pass an OrderedDict"
             )
             raise EntryTypeError(msg) from None
-    written: set[str] = set()
-    for path, node in _nodes(collection, ()):
-        node_key = _node_key(prefix, path)
-        metadata[node_key] = _node_metadata(node)
-        target = out if flatten or not path else _nested_target(out, prefix, path)
-        for key, value in node._items():
-            if isinstance(value, TensorCollection):
-                continue  # Python values are in the metadata, nested nodes have their own
-            name = (
-                prefix + ".".join(path + (key,)) if flatten else (prefix + key if not path else key)
-            )
-            if flatten and name in written:
-                msg = (
-                    f"state_dict: two entries flatten to the key {name!r} (a key holds a '.'); "
-                    "use state_dict(flatten=False)"
-                )
-                raise KeyConflictError(msg)
-            written.add(name)
-            target[name] = value if keep_vars else value.detach()
+    _write_node(out, metadata, collection, (), prefix, keep_vars, flatten, set())
     return out
 
 
-def _nodes(collection: TensorCollection, path: Path) -> Iterator[tuple[Path, TensorCollection]]:
-    """Every collection node (Python-value nodes excluded), parents first."""
-    yield path, collection
-    for key, value in collection._items():
-        if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
-            yield from _nodes(value, path + (key,))
+def _write_node(
+    out: dict[str, Any],
+    metadata: dict[str, Any],
+    node: TensorCollection,
+    path: Path,
+    prefix: str,
+    keep_vars: bool,
+    flatten: bool,
+    written: set[str],
+) -> None:
+    """One node's tensors and metadata, its nested nodes in place among its keys
+    (depth first, in key order: the peer's order)."""
+    metadata[_node_key(prefix, path)] = _node_metadata(node)
+    target = out if flatten or not path else _nested_target(out, prefix, path)
+    for key, value in node._items():
+        if isinstance(value, TensorCollection):
+            if not isinstance(value, _NonTensorNode):  # Python values are in the metadata
+                _write_node(
+                    out, metadata, value, path + (key,), prefix, keep_vars, flatten, written
+                )
+            continue
+        name = prefix + ".".join(path + (key,)) if flatten else (prefix + key if not path else key)
+        if flatten and name in written:
+            msg = (
+                f"state_dict: two entries flatten to the key {name!r} (a key holds a '.'); "
+                "use state_dict(flatten=False)"
+            )
+            raise KeyConflictError(msg)
+        written.add(name)
+        target[name] = value if keep_vars else value.detach()
 
 
 def _node_key(prefix: str, path: Path) -> str:
@@ -246,7 +252,8 @@ def _load_leaf(
             "shapes, or pass assign=True to replace the tensor"
         )
         raise BatchSizeError(msg)
-    target.copy_(tensor)
+    # Through set_: a lazy stack's leaves are stacked copies, its members take the parts.
+    collection.set_(path, tensor)
 
 
 def _adopt_structure(collection: TensorCollection, metadata: Mapping[str, Any]) -> None:

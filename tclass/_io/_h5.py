@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -426,7 +426,7 @@ class PersistentTensorDict(TensorDictBase):
         node = self._node(key)
         if isinstance(node, h5py.Group):
             return self._child_of(key, node)
-        return self._read(node)
+        return self._read_dataset(node)
 
     def _child(self, key: str) -> TensorCollection | None:
         node = self._node(key)
@@ -434,7 +434,7 @@ class PersistentTensorDict(TensorDictBase):
             return self._child_of(key, node)
         if _is_numeric(node):
             return None
-        value: TensorCollection = self._read(node)  # type: ignore[assignment]  # a value node
+        value: TensorCollection = self._read_dataset(node)  # type: ignore[assignment]  # a value node
         return value
 
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
@@ -445,7 +445,7 @@ class PersistentTensorDict(TensorDictBase):
             elif _is_numeric(node):  # a stand-in of its dtype and shape: nothing read
                 yield key, torch.zeros((), dtype=_torch_dtype(node)).expand(node.shape)
             else:
-                yield key, self._read(node)
+                yield key, self._read_dataset(node)
 
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
@@ -472,7 +472,7 @@ class PersistentTensorDict(TensorDictBase):
 
     # --- reading -------------------------------------------------------------------------
 
-    def _read(self, node: Any) -> Value:
+    def _read_dataset(self, node: Any) -> Value:
         """A dataset read whole: a tensor, or a Python-value node."""
         device = self._device or torch.device("cpu")
         if _is_numeric(node):
@@ -536,15 +536,16 @@ class PersistentTensorDict(TensorDictBase):
         if isinstance(node, h5py.Group):
             return self._child_of(key, node)._rows(index)
         if not _is_numeric(node):
-            value = self._read(node)
+            value = self._read_dataset(node)
             if isinstance(value, NonTensorData):
                 return NonTensorData._make(value.data, batch, value.device)
             return value[index]
         device = self._device or torch.device("cpu")
         return _read_rows(node, index, len(self._batch_size)).to(device)
 
-    def to_tensordict(self) -> TensorDict:
-        """Every entry read into memory, as a plain TensorDict."""
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """Every entry read into memory, as a plain TensorDict (``retain_none``: the
+        peer's keyword for tensorclass fields, which a file never holds)."""
         entries: dict[str, Value] = {}
         for key, value in self._items():
             entries[key] = (
@@ -699,9 +700,7 @@ class PersistentTensorDict(TensorDictBase):
     ) -> Self:
         """Write every entry of ``source`` (in place into existing datasets with
         ``inplace``)."""
-        if is_record(source):
-            source = storage_of(source)
-        items = source._items() if isinstance(source, TensorCollection) else source.items()
+        items = _source_items(source)
         wanted = (
             None
             if keys_to_update is None
@@ -712,9 +711,21 @@ class PersistentTensorDict(TensorDictBase):
                 self.set(key, value, inplace=inplace)
         return self
 
-    def update_(self, source: Any) -> Self:
-        """Write every entry of ``source`` into the existing datasets."""
-        return self.update(source, inplace=True)
+    def update_(
+        self,
+        input_dict_or_td: Any = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Write every entry of ``input_dict_or_td`` (and ``kwargs``) into the existing
+        datasets."""
+        source = dict(kwargs) if input_dict_or_td is None else input_dict_or_td
+        if input_dict_or_td is not None and kwargs:
+            source = {**dict(_source_items(input_dict_or_td)), **kwargs}
+        return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
     def del_(self, key: Any) -> Self:
         """Delete the entry ``key`` from the file."""
@@ -893,7 +904,7 @@ class PersistentTensorDict(TensorDictBase):
             elif _is_numeric(node):
                 entries[key] = torch.zeros((), dtype=_torch_dtype(node)).expand(node.shape)
             else:
-                entries[key] = self._read(node)
+                entries[key] = self._read_dataset(node)
         return TensorDict._new_unchecked(entries, self._batch_size, None)
 
     def _copy_into(self, saved: TensorDict) -> None:
@@ -1156,3 +1167,13 @@ def _common_prefix(shapes: list[tuple[int, ...]], limit: int | None) -> torch.Si
             break
         common.append(sizes.pop())
     return torch.Size(common)
+
+
+def _source_items(source: Any) -> Iterable[tuple[Any, Any]]:
+    """The (key, value) pairs of what ``update`` writes (a record's, a collection's, a
+    mapping's)."""
+    if is_record(source):
+        source = storage_of(source)
+    if isinstance(source, TensorCollection):
+        return source._items()
+    return cast(Iterable[tuple[Any, Any]], source.items())

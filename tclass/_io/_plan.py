@@ -23,6 +23,7 @@ import torch
 
 from tclass._core._dtypes import dtype_name
 from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
@@ -121,6 +122,13 @@ class _Planner(NodeVisitor[Rebuild]):
         for key, value in td._items():
             stored = names[key]
             name = _join(rel, file_name(stored))
+            if value.__class__ is UnbatchedTensor:
+                msg = (
+                    f"cannot save {name!r}: UnbatchedTensor entries have no place in the "
+                    f"folder format (the peer refuses them too); save td.exclude({key!r}) "
+                    "and keep the unbatched tensor apart"
+                )
+                raise UnsupportedError(msg)
             if isinstance(value, torch.Tensor):
                 meta[stored] = _leaf_entry(value, name)
                 parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
@@ -130,6 +138,9 @@ class _Planner(NodeVisitor[Rebuild]):
         meta["shape"] = list(td.batch_size)
         meta["device"] = "cpu"
         meta.update(_class_fields(TensorDict))
+        dim_names = td._dim_names
+        if dim_names is not None:  # written only when a dim has a name, as the peer does
+            meta["_names"] = list(dim_names)
         if escaped or marker:
             meta[TCLASS_FIELD] = {**({"escaped_keys": True} if escaped else {}), **(marker or {})}
         _add_meta(plan, rel, meta, options)
@@ -146,6 +157,7 @@ class _Planner(NodeVisitor[Rebuild]):
                 for key, part in parts
             }
             saved = TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
+            saved._assign_names(dim_names)
             saved._attach_folder(saved_at)
             return saved
 
@@ -164,15 +176,25 @@ class _Planner(NodeVisitor[Rebuild]):
         members = stack.tensordicts
         meta: dict[str, Any] = _class_fields(LazyStackedTensorDict)
         meta["stack_dim"] = stack.stack_dim
-        meta["stack_dim_name"] = None
+        meta["stack_dim_name"] = stack.stack_dim_name
         # The peer counts member folders up to a gap: the count is recorded.
         meta[TCLASS_FIELD] = {"members": len(members), **(marker or {})}
         _add_meta(self.plan, rel, meta, self.options)
         parts = [self.node(member, _join(rel, str(i))) for i, member in enumerate(members)]
         stack_dim, batch_size = stack.stack_dim, stack.batch_size
-        return lambda written: LazyStackedTensorDict._from_members(
-            [part(written) for part in parts], stack_dim, batch_size
-        )
+        name = stack.stack_dim_name
+
+        def rebuild(written: list[torch.Tensor]) -> LazyStackedTensorDict:
+            out = LazyStackedTensorDict._from_members(
+                [part(written) for part in parts], stack_dim, batch_size
+            )
+            if name is not None:  # a lazy stack keeps the name of its stack dim only
+                out._assign_names(
+                    tuple(name if i == stack_dim else None for i in range(len(batch_size)))
+                )
+            return out
+
+        return rebuild
 
     def visit_value(
         self, node: NonTensorData, rel: str, marker: dict[str, Any] | None = None

@@ -29,8 +29,10 @@ from typing import Any, NamedTuple, NoReturn, Protocol, TypeGuard
 import numpy as np
 import torch
 
+from tclass._core import _names
 from tclass._core._dtypes import DTYPES
 from tclass._core._memmap import MemoryMappedTensor, Mode
+from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
 from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -60,6 +62,7 @@ from tclass._io._schema import (
 )
 from tclass._io._values import check_pickle_allowed, json_types_value
 from tclass.errors import (
+    DimNameError,
     MetadataError,
     MissingFileError,
     TclassError,
@@ -438,9 +441,21 @@ def _load_td(
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
         plan.widen_entries(entries, folder.path)
     td = TensorDict._new_unchecked(entries, batch, device)
+    td._assign_names(_saved_names(meta.get("_names"), len(batch), where))
     if _write_through(options, folder):  # Python values and new entries reach the folder
         td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
     return td
+
+
+def _saved_names(raw: object, ndim: int, where: str) -> Names:
+    """The ``_names`` of a node: a list of str or null, one per batch dim (read only
+    when it is a list, as the peer does: otherwise it is the entry of a key so named)."""
+    if not isinstance(raw, list):
+        return None
+    try:
+        return _names.as_names(raw, ndim, "_names")
+    except (TypeError, DimNameError) as error:
+        raise MetadataError(f"{where!r}: malformed _names {raw!r}: {error}") from None
 
 
 def _write_through(options: _Options, folder: Folder) -> bool:
@@ -741,8 +756,11 @@ def _load_lazy(
             _check_stack_dim(stack_dim, len(members[0].batch_size), where)
     if options.reported != reported:  # validate_tree: a member did not load
         raise _Reported(f"{folder.path!r}: a member did not load")
+    name = meta.get("stack_dim_name")
+    if name is not None and not isinstance(name, str):
+        raise MetadataError(f"{where!r}: stack_dim_name must be a string or null, got {name!r}")
     try:
-        return LazyStackedTensorDict(*members, stack_dim=stack_dim)
+        return LazyStackedTensorDict(*members, stack_dim=stack_dim, stack_dim_name=name)
     except TclassError as error:
         raise MetadataError(
             f"{folder.path!r}: the members do not form a lazy stack ({error})"

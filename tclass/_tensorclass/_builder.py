@@ -32,11 +32,13 @@ from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._names import Names
 from tclass._core._record_spec import RecordSpecs
 from tclass._core._registry import register_class
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._engine._td import TensorDict, _refuse_names, field_getter, tensor_field_setter
+from tclass._engine._td import TensorDict, field_getter, tensor_field_setter
 from tclass._io._schema import FieldSchema
 from tclass._tensorclass._fields import FieldRule, rule_for
 from tclass._tensorclass._generated import generated_init, is_generated, user_init
@@ -371,13 +373,12 @@ def init_record(
     names: Any,
 ) -> None:
     """The body of every generated ``__init__``: checks and stores the fields."""
-    if names is not None:
-        _refuse_names(names)
     batch = as_batch_size(batch_size)
     dev = None if device is None else as_device(device)
     rules = info._rules or info.rules
     n = len(batch)
     tensors: dict[str, Value] = {}
+    unbatched = False
     for name, value in zip(info.field_names, values):
         rule = rules[name]
         if value.__class__ is _Tensor and rule.tensor:
@@ -391,10 +392,15 @@ def init_record(
         stored = rule.store(value, batch, dev)
         if stored is not None:
             tensors[name] = stored
+            unbatched = unbatched or stored.__class__ is UnbatchedTensor
     specs = info._specs
     if specs is not None:
         specs.check(tensors, n)
     td = TensorDict._new_unchecked(tensors, batch, dev)
+    if unbatched:
+        td._mark_unbatched()
+    if names is not None:
+        td.names = names
     record._tensordict = td
     if info.frozen:
         td.lock_()
@@ -409,7 +415,7 @@ def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
     if rules is None or inline is None:
         return None
     namespace: dict[str, Any] = {
-        "_refuse_names": _refuse_names,
+        "_Unbatched": UnbatchedTensor,
         "as_batch_size": as_batch_size,
         "as_device": as_device,
         "_Tensor": _Tensor,
@@ -419,12 +425,11 @@ def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
     }
     lines = [
         "def init(record, info, values, batch_size, device, names):",
-        "    if names is not None:",
-        "        _refuse_names(names)",
         "    batch = as_batch_size(batch_size)",
         "    dev = None if device is None else as_device(device)",
         "    n = len(batch)",
         "    t = {}",
+        "    ub = False",
         *("    " + line for line in inline.preamble),
     ]
     for index, name in enumerate(info.field_names):
@@ -446,12 +451,17 @@ def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
             indent = "        "
         lines += [f"{indent}v = R{index}.store(v, batch, dev)", f"{indent}if v is not None:"]
         lines.append(f"{indent}    t[{name!r}] = v")
+        lines.append(f"{indent}    ub = ub or v.__class__ is _Unbatched")
         if name in inline.fields:  # a value that was not a plain tensor: the matcher judges
             lines.append(f"{indent}    bad = True")
     lines += [
         "    if bad:",
         "        _specs.check(t, n)",
         "    td = _new(t, batch, dev)",
+        "    if ub:",
+        "        td._mark_unbatched()",
+        "    if names is not None:",
+        "        td.names = names",
         "    record._tensordict = td",
         "    if info.frozen:",
         "        td.lock_()",
@@ -508,6 +518,7 @@ def record_from_entries(
     entries: Mapping[str, Value],
     batch_size: torch.Size,
     device: torch.device | None,
+    names: Names = None,
 ) -> _R:
     """A record over existing entries (not copied), each checked against its field;
     absent fields take their defaults."""
@@ -520,6 +531,7 @@ def record_from_entries(
             )
             raise UnknownFieldError(msg)
     td = TensorDict._new_unchecked({}, as_batch_size(batch_size), device)
+    td._assign_names(names)
     for field in dataclasses.fields(cls):
         if field.name in entries:
             value: Any = entries[field.name]

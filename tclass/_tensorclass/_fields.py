@@ -47,6 +47,7 @@ from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
 from tclass._core._spec import TensorSpec, array_type_of, spec_of
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._hints import annotated_members, annotation_text
@@ -145,6 +146,8 @@ class FieldRule:
         return self._check_batch(converted, batch)
 
     def _check_batch(self, value: _V, batch: torch.Size) -> _V:
+        if value.__class__ is UnbatchedTensor:  # any shape: it belongs to the whole batch
+            return typing.cast(Any, value)._with_batch_size(batch)  # type: ignore[no-any-return]
         n = len(batch)
         shape = typing.cast(Any, value).shape
         if n and shape[:n] != batch:

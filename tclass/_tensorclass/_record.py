@@ -15,21 +15,23 @@ import dataclasses
 import difflib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, overload
 
 import torch
-from typing_extensions import Self, dataclass_transform
+from typing_extensions import Self, Unpack, dataclass_transform
 
 from tclass._base._collection import TensorCollection
+from tclass._base._elementwise import ApplyOptions
 from tclass._base._leafwise import Gather, Resize
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import unravel_key
+from tclass._core._names import Names
 from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict, record_batch_size, record_entries
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
@@ -48,11 +50,17 @@ from tclass._tensorclass._typing import (
     NamesField,
     constructor_keyword,
 )
-from tclass.errors import ClassDefinitionError, FieldIndexError, UnknownFieldError
+from tclass.errors import (
+    ClassDefinitionError,
+    FieldIndexError,
+    UnknownFieldError,
+    UnsupportedError,
+)
 
 __all__ = ["TensorClass"]
 
 _new_instance = object.__new__
+_NO_DEFAULT: Any = object()
 # The bases TensorClass[flags] made, by (class, flags): one per set of flags.
 _FLAGGED: dict[tuple[type, tuple[str, ...]], type] = {}
 
@@ -226,9 +234,12 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        return self._from_tensordict_unchecked(
-            TensorDict._new_unchecked(values, batch_size, device)
-        )
+        storage = self._tensordict
+        if storage.__class__ is TensorDict:  # its names and unbatched flag carry over
+            return self._from_tensordict_unchecked(storage._new_like(values, batch_size, device))
+        td = TensorDict._new_unchecked(values, batch_size, device)  # over a lazy stack
+        td._mark_unbatched_if_any()
+        return self._named_like_self(self._from_tensordict_unchecked(td))
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
@@ -237,7 +248,12 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             return self._wrap(self._tensordict._map_values(fn, batch_size))
         return self._wrap(self._tensordict._map_values(fn, batch_size, device))
 
-    _map_batch = _map_values  # the TensorDict hands each node the function itself
+    def _map_batch(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        if device is ...:
+            return self._wrap(self._tensordict._map_batch(fn, batch_size))
+        return self._wrap(self._tensordict._map_batch(fn, batch_size, device))
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
@@ -265,6 +281,25 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _absent_fields(self) -> Sequence[str]:
         present = set(self._tensordict._key_names())
         return [name for name in self.__tclass_info__.field_names if name not in present]
+
+    @property
+    def _dim_names(self) -> Names:
+        return self._tensordict._dim_names
+
+    def _assign_names(self, names: Names) -> None:
+        self._tensordict._assign_names(names)
+
+    def _rename_all(self, names: Names) -> None:
+        self._tensordict._rename_all(names)
+
+    def _become(self, other: Self) -> None:
+        self._tensordict._become(other._tensordict)  # type: ignore[arg-type]
+
+    def _assign_device(self, device: torch.device | None) -> None:
+        self._tensordict._assign_device(device)
+
+    def _call_on_exit(self, callback: Callable[[], None]) -> None:
+        self._tensordict._call_on_exit(callback)
 
     # --- math: the storage's tensors, the result in this record's class --------------------
 
@@ -438,6 +473,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                     (),
                     moved.batch_size,
                     (),
+                    None,
                 )
         td = self._tensordict.to(*args, **kwargs)
         return self if td is self._tensordict else self._wrap(td)
@@ -465,12 +501,11 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         self,
         fn: Callable[..., torch.Tensor | None],
         *others: TensorCollection,
-        batch_size: BatchSizeLike = None,
-        inplace: bool = False,
+        **options: Unpack[ApplyOptions],
     ) -> Self:
-        return self._result(
-            self._tensordict.apply(fn, *others, batch_size=batch_size, inplace=inplace)
-        )
+        storages = tuple(storage_of(other) for other in others)
+        result: TensorDictBase | None = self._tensordict.apply(fn, *storages, **options)
+        return None if result is None else self._result(result)  # type: ignore[return-value]
 
     def named_apply(
         self,
@@ -502,8 +537,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         others: tuple[Any, ...],
         batch_size: torch.Size,
         prefix: tuple[str, ...],
+        rules: Any,
     ) -> Self:
-        return self._result(self._tensordict._apply_nested(fn, others, batch_size, prefix))
+        return self._result(self._tensordict._apply_nested(fn, others, batch_size, prefix, rules))
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
@@ -516,8 +552,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def detach(self) -> Self:
         return self._result(self._tensordict.detach())
 
-    def contiguous(self) -> Self:
-        return self._result(self._tensordict.contiguous())
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
+        return self._result(self._tensordict.contiguous(canonical=canonical, inplace=inplace))
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         return self._result(self._tensordict.fill_(key, value))
@@ -540,8 +576,163 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def expand(self, *shape: int | Sequence[int]) -> Self:
         return self._result(self._tensordict.expand(*shape))
 
-    def reshape(self, *shape: int | Sequence[int]) -> Self:
-        return self._result(self._tensordict.reshape(*shape))
+    def reshape(self, *shape: int | Sequence[int], inplace: bool = False) -> Self:
+        out = self._tensordict.reshape(*shape, inplace=inplace)
+        return self if inplace else self._result(out)
+
+    def _reshaped(self, new: torch.Size) -> Self:
+        return self._result(self._tensordict._reshaped(new))
+
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
+        return self._result(self._tensordict.view(*shape, size=size, batch_size=batch_size))
+
+    def flip(self, dims: int | Sequence[int]) -> Self:
+        return self._result(self._tensordict.flip(dims))
+
+    def roll(
+        self,
+        shifts: int | Sequence[int],
+        dims: int | Sequence[int] | None = None,
+        *,
+        inplace: bool = False,
+    ) -> Self:
+        out = self._tensordict.roll(shifts, dims, inplace=inplace)
+        return self if inplace else self._result(out)
+
+    def narrow(self, dim: int, start: int, length: int) -> Self:
+        return self._result(self._tensordict.narrow(dim, start, length))
+
+    def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:
+        out = self._tensordict.repeat(*repeats, inplace=inplace)
+        return self if inplace else self._result(out)
+
+    def repeat_interleave(
+        self,
+        repeats: torch.Tensor | int,
+        dim: int | None = None,
+        *,
+        output_size: int | None = None,
+        inplace: bool = False,
+    ) -> Self:
+        out = self._tensordict.repeat_interleave(
+            repeats, dim, output_size=output_size, inplace=inplace
+        )
+        return self if inplace else self._result(out)
+
+    def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        self._tensordict.set_at_(key, value, index)
+        return self
+
+    def filter_non_tensor_data(self) -> Self:
+        return self._result(self._tensordict.filter_non_tensor_data())
+
+    def empty(
+        self,
+        recurse: bool = False,
+        *,
+        batch_size: BatchSizeLike = None,
+        device: Any = ...,
+        names: Sequence[str | None] | None = None,
+    ) -> Self:
+        if device is ...:
+            return self._result(self._tensordict.empty(recurse, batch_size=batch_size, names=names))
+        return self._result(
+            self._tensordict.empty(recurse, batch_size=batch_size, device=device, names=names)
+        )
+
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> Self:
+        self._tensordict.auto_batch_size_(batch_dims, keep_compliant_size)
+        return self
+
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> Self:
+        """Records keep their fields: with nested collections among them, flattened keys
+        would not be fields (use ``to_tensordict().flatten_keys()``).
+
+        Raises:
+            UnsupportedError: if a field holds a nested collection.
+        """
+        nested = [
+            k for k, v in self._items() if isinstance(v, TensorDictBase) and not v._is_leaf_node
+        ]
+        if nested:
+            msg = (
+                f"{type(self).__name__}.flatten_keys: the fields {nested} hold nested "
+                "collections, whose flattened keys would not be fields; flatten "
+                "record.to_tensordict() instead"
+            )
+            raise UnsupportedError(msg)
+        return self if inplace else self.copy()
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
+        """A record's keys are its fields: nothing to unflatten."""
+        return self if inplace else self.copy()
+
+    # --- keys of a record ----------------------------------------------------------------
+
+    @overload
+    def select(
+        self,
+        *keys: Any,
+        inplace: bool = False,
+        strict: bool = True,
+        as_tensordict: Literal[False] = False,
+    ) -> Self: ...
+    @overload
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: Literal[True]
+    ) -> TensorDict: ...
+
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Any:
+        """A record with only the fields ``keys`` (the others absent: ``None``); with
+        ``as_tensordict``, the TensorDict of those entries."""
+        out = self._tensordict.select(*keys, inplace=inplace, strict=strict)
+        if as_tensordict:
+            return out
+        return self if inplace else self._result(out)
+
+    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
+        """A record without the fields ``keys`` (they read ``None``)."""
+        out = self._tensordict.exclude(*keys, inplace=inplace)
+        return self if inplace else self._result(out)
+
+    def pop(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
+        """Removes the field ``key`` (it reads ``None`` after) and returns its value."""
+        if default is _NO_DEFAULT:
+            value = self._tensordict.pop(key)
+        else:
+            value = self._tensordict.pop(key, default)
+        return value.data if isinstance(value, _NonTensorNode) else value
+
+    def del_(self, key: Any) -> Self:
+        """Removes the field ``key`` (it reads ``None`` after)."""
+        self._tensordict.del_(key)
+        return self
+
+    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
+        """Moves the value of field ``old_key`` to field ``new_key``.
+
+        Raises:
+            UnknownFieldError: if ``new_key`` is not a field.
+        """
+        name = new_key if isinstance(new_key, str) else new_key[0]
+        if name not in self.__tclass_info__.field_names:
+            raise self._unknown_field(name)
+        self._tensordict.rename_key_(old_key, new_key, safe=safe)
+        return self
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
         return self._results(self._tensordict.split(split_size, dim))
@@ -563,17 +754,26 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     # --- conversions ---------------------------------------------------------------------
 
-    def to_tensordict(self) -> TensorDict:
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A TensorDict copy: nested records become TensorDicts, Python values stay
-        ``NonTensorData`` nodes. (``from_tensordict`` wraps without copying.)"""
+        ``NonTensorData`` nodes; with ``retain_none``, absent fields are ``None`` values
+        there. (``from_tensordict`` wraps without copying.)"""
         td = self._tensordict
-        return _as_plain(td.clone() if isinstance(td, TensorDict) else td.to_tensordict())
+        out = _as_plain(td.clone() if isinstance(td, TensorDict) else td.to_tensordict())
+        if retain_none:
+            for name in self._absent_fields():
+                out.set(name, NonTensorData(None, out.batch_size, out.device))
+        return out
 
     @classmethod
     def _from_plain(cls, td: TensorDict) -> Self:
         """A TensorDict built by a classmethod (``fromkeys``, ``from_namedtuple``...)
         as a record of this class (see :meth:`from_tensordict`)."""
         return cls.from_tensordict(td)
+
+    @classmethod
+    def _item_builder(cls) -> Callable[..., Any]:
+        return cls.from_dict
 
     @classmethod
     def from_tensordict(cls, td: TensorDictBase) -> Self:
@@ -590,7 +790,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
             members = [cls.from_tensordict(member) for member in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
-        return record_from_entries(cls, td._entries(), td.batch_size, td.device)
+        return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
 
     def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
         """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,

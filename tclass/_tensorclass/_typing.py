@@ -72,11 +72,11 @@ class DeviceField(property):
 
 
 class NamesField(property):
-    """``names``: accepts names of the batch dims (only None today), reads as a list (all
-    ``None``: tclass does not support named dims). Read-only."""
+    """``names``: accepts names of the batch dims (a ``str`` or None each), reads as a
+    list with None for unnamed dims. Assigning renames every dim."""
 
     def __init__(self) -> None:
-        super().__init__(_names, None, None, self.__doc__)
+        super().__init__(_names, _set_names, None, self.__doc__)
 
     if TYPE_CHECKING:
 
@@ -93,4 +93,9 @@ def _set_batch_size(record: Any, value: BatchSizeLike) -> None:
 
 
 def _names(record: Any) -> list[str | None]:
-    return [None] * len(batch_size_of_record(record))
+    names: list[str | None] = record._tensordict.names
+    return names
+
+
+def _set_names(record: Any, value: Sequence[str | None] | None) -> None:
+    record._tensordict.names = value

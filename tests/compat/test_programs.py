@@ -31,43 +31,18 @@ PROGRAMS = program_names()
 # program -> why it fails on tclass today: the issue(s) covering each failing call, first
 # failure first. "NOT COVERED" marks a failure no open issue (17-21) names.
 XFAIL: dict[str, str] = {
-    "apply_named_apply": "NOT COVERED: `td.apply(fn, other, default=torch.zeros(()))` "
-    "TypeError: unexpected keyword argument 'default'",
-    "batch_methods": "issue 19: `td.roll(1, 1)` AttributeError (also flip, repeat, "
-    "repeat_interleave, narrow, movedim, swapdims, gather, expand_as, masked_select, split_keys)",
-    "batch_size_edits": "issue 19: `td.auto_batch_size_()` AttributeError",
-    "clone_detach_grad": "NOT COVERED: `td.copy()` AttributeError (issue 19 names copy for "
-    "lazy stacks only); `td.requires_grad_()`, `td.detach_()`, `td.is_contiguous()` missing",
+    "clone_detach_grad": "NOT COVERED: `td.requires_grad_()`, `td.detach_()` AttributeError",
     "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
-    "`td.numpy()` missing; issue 19: `td.tolist()`",
-    "constructors_misc": "issue 19: `from_any`, `TensorDict.from_tuple`",
-    "directory_tree": "issue 19 names print_directory_tree, not its home: "
-    "`tensordict.utils.print_directory_tree` -> `tclass.utils` ModuleNotFoundError",
-    "flatten_keys": "issue 19: `td.flatten_keys()` / `unflatten_keys` AttributeError",
-    "lazy_stack": "issue 19: `LazyStackedTensorDict.lazy_stack(tds, dim=0)` AttributeError",
-    "lazy_stack_heterogeneous_keys": "issue 19: `LazyStackedTensorDict.lazy_stack([...])` "
-    "AttributeError",
-    "locking": "issue 19: `td.update_({...})` AttributeError; NOT COVERED: "
-    "`td.is_locked = True` (property has no setter)",
-    "named_dims": "issue 19: `TensorDict(..., names=[...])` UnsupportedError; `td.names`, "
-    "`refine_names`, `rename`, `rename_` missing",
+    "`td.numpy()` missing",
+    "locking": "NOT COVERED: `td.is_locked = True` (property has no setter)",
     "nontensor_data": "NOT COVERED: a stack of equal values reads 'p' where the peer "
     "reads ['p', 'p'] (README: 'A Python value stays one value')",
-    "python_values": "issue 19: `td.filter_non_tensor_data()` AttributeError",
     "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
     "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
-    "replay_buffer_tensordict": "issue 19: `storage.set_at_(key, value, idx)` and "
-    "`storage.get_at(key, idx)` AttributeError",
-    "select_exclude": "issue 19: `record.select('obs')` / `record.exclude('reward')` on a "
-    "tensorclass AttributeError",
     "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
     "`td.get_item_shape(key)`, `td.entry_class(key)` AttributeError",
     "tensorclass_nontensor": "NOT COVERED: a stack of records with equal `camera` reads "
     "'left', not ['left', 'left', 'left'] (README: 'A Python value stays one value')",
-    "update_merge": "issue 19: `td.update_({...})`, `td.setdefault`, `td.update_at_` "
-    "AttributeError",
-    "zero_fill_like": "issue 19: `td.empty()`, `td.empty(recurse=True)`, `td.new_zeros`, "
-    "`td.new_ones`",
 }
 
 

@@ -14,33 +14,33 @@ from tclass import Spec, TensorClass, tensorclass
 
 class Cam(TensorClass):
     pixels: Annotated[torch.Tensor, Spec("3 h w", torch.uint8)]
-    depth: Float[torch.Tensor, "*batch h w"]  # noqa: F722
+    distance: Float[torch.Tensor, "*batch h w"]  # noqa: F722
     label: UInt8[torch.Tensor, "*batch"] | None = None  # noqa: F722
 
 
 @tensorclass
 class DCam:
     pixels: Annotated[torch.Tensor, Spec("3 h w", torch.uint8)]
-    depth: Float[torch.Tensor, "*batch h w"]  # noqa: F722
+    distance: Float[torch.Tensor, "*batch h w"]  # noqa: F722
     label: UInt8[torch.Tensor, "*batch"] | None = None  # noqa: F722
 
 
 def spec_fields() -> None:
     cam = Cam(torch.zeros(1, 3, 2, 2, dtype=torch.uint8), torch.zeros(1, 2, 2), batch_size=[1])
     assert_type(cam.pixels, torch.Tensor)
-    assert_type(cam.depth, torch.Tensor)
+    assert_type(cam.distance, torch.Tensor)
     assert_type(cam.label, "torch.Tensor | None")
-    dcam = DCam(torch.zeros(1, 3, 2, 2), depth=torch.zeros(1, 2, 2), batch_size=[1])
+    dcam = DCam(torch.zeros(1, 3, 2, 2), distance=torch.zeros(1, 2, 2), batch_size=[1])
     assert_type(dcam.pixels, torch.Tensor)
-    assert_type(dcam.depth, torch.Tensor)
-    cam.depth = torch.ones(1, 2, 2)
+    assert_type(dcam.distance, torch.Tensor)
+    cam.distance = torch.ones(1, 2, 2)
     dcam.pixels = torch.ones(1, 3, 2, 2)
 
 
 def spec_errors() -> None:
-    Cam(pixels="x", depth=torch.zeros(1))  # type: ignore[arg-type]
+    Cam(pixels="x", distance=torch.zeros(1))  # type: ignore[arg-type]
     cam = DCam(torch.zeros(1), torch.zeros(1))
-    cam.depth = "x"  # type: ignore[assignment]
+    cam.distance = "x"  # type: ignore[assignment]
     Spec("h", dtype="float32")  # type: ignore[arg-type]
 
 

@@ -117,7 +117,9 @@ def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
         size = insert_dim(results[0].batch_size, dims_before, len(results))
     else:
         size = _batch.indexed_shape(stack._batch_size, items)
-    return stack._from_members(results, dims_before, size)
+    out = stack._from_members(results, dims_before, size)
+    out._stack_dim_name = stack._stack_dim_name
+    return out
 
 
 def _checked(stack: LazyStackedTensorDict, number: int) -> int:

@@ -13,19 +13,22 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._elementwise import ApplyOptions
 from tclass._base._leafwise import Alignment, Gather, Resize
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase
-from tclass._core import _batch
+from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
 from tclass._engine._lazy._parts import insert_dim, remove_dim, split_tensor
 from tclass._engine._nontensor import join_non_tensor
-from tclass.errors import BatchSizeError, ShapeError
+from tclass.errors import BatchSizeError, DimError, ShapeError
 
 __all__ = ["LazyStackOps"]
+
+_NO_DEVICE: Any = object()
 
 
 class LazyStackOps(TensorDictBase):
@@ -37,12 +40,14 @@ class LazyStackOps(TensorDictBase):
         _members: list[Any]
         _stack_dim: int
         _batch_size: torch.Size
+        _device: torch.device | None
 
         def _from_members(
             self, members: list[Any], stack_dim: int, batch_size: torch.Size
         ) -> Self: ...
         def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
         def _dense(self, action: str) -> Any: ...
+        def _relayout(self, member_batch: torch.Size) -> None: ...
         def _parts(self, key: str) -> list[Any]: ...
 
     # --- splitting operands --------------------------------------------------------------
@@ -83,22 +88,40 @@ class LazyStackOps(TensorDictBase):
         self,
         fn: Callable[..., torch.Tensor | None],
         *others: TensorCollection,
-        batch_size: _batch.BatchSizeLike = None,
-        inplace: bool = False,
+        **options: Unpack[ApplyOptions],
     ) -> Self:
         """``fn`` on every member's tensors (see ``TensorDict.apply``); ``others`` are cut
         along the stack dim, and ``batch_size`` must keep the stack dim."""
         cut = [self._cut(other) for other in others]
+        member_options = {
+            key: value
+            for key, value in options.items()
+            if key not in ("device", "names", "propagate_lock", "out")
+        }
+        batch_size = options.get("batch_size")
         member_size = None
         if batch_size is not None:
             member_size = self._member_batch(_batch.as_batch_size(batch_size), "apply")
+            member_options["batch_size"] = member_size
         results = [
-            member.apply(
-                fn, *(pieces[i] for pieces in cut), batch_size=member_size, inplace=inplace
-            )
+            member.apply(fn, *(pieces[i] for pieces in cut), **member_options)
             for i, member in enumerate(self._members)
         ]
-        return self if inplace else self._restacked(results)
+        if options.get("inplace"):
+            return self
+        if all(result is None for result in results):
+            return None  # type: ignore[return-value]  # everything filtered out, as apply
+        filled = [
+            member.empty(batch_size=member_size) if result is None else result
+            for member, result in zip(self._members, results)
+        ]
+        out = self._restacked(filled)
+        rest = {
+            key: options[key]
+            for key in ("device", "names", "propagate_lock", "out")
+            if key in options
+        }
+        return TensorDictBase._apply_with(out, lambda x: x, (), rest) if rest else out  # type: ignore[arg-type, return-value]
 
     def named_apply(
         self,
@@ -136,11 +159,12 @@ class LazyStackOps(TensorDictBase):
         others: tuple[Any, ...],
         batch_size: torch.Size,
         prefix: tuple[str, ...],
+        rules: Any,
     ) -> Self:
         member_size = self._member_batch(batch_size, "apply")
         cut = [self._cut(other) for other in others]
         results = [
-            member._apply_nested(fn, tuple(pieces[i] for pieces in cut), member_size, prefix)
+            member._apply_nested(fn, tuple(pieces[i] for pieces in cut), member_size, prefix, rules)
             for i, member in enumerate(self._members)
         ]
         return self._restacked(results)
@@ -307,11 +331,262 @@ class LazyStackOps(TensorDictBase):
             members = members * target[new_d]
         return self._from_members(members, new_d, target)
 
-    def reshape(self, *shape: int | Sequence[int]) -> Self:
-        target = _batch.view_shape(_batch.shape_args(shape, "reshape"), self._batch_size, "reshape")
-        if target == self._batch_size:
+    # --- entries, member by member ----------------------------------------------------------
+
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> Self:
+        """Every member's keys flattened (see ``TensorDict.flatten_keys``)."""
+        members = [m.flatten_keys(separator, inplace, is_leaf) for m in self._members]
+        return self if inplace else self._restacked(members)
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
+        """Every member's keys unflattened (see ``TensorDict.unflatten_keys``)."""
+        members = [m.unflatten_keys(separator, inplace) for m in self._members]
+        return self if inplace else self._restacked(members)
+
+    def filter_non_tensor_data(self) -> Self:
+        """Every member without its Python values."""
+        return self._each("filter_non_tensor_data")
+
+    def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        """Writes ``value`` into the elements ``index`` of entry ``key`` of the members."""
+        path = _keys.key_path(key)
+        if not self._has_path(path):
+            raise self._missing_key(key)
+        nested: Any = value
+        for part in reversed(path):
+            nested = {part: nested}
+        self[index] = nested
+        return self
+
+    def _has_path(self, path: tuple[str, ...]) -> bool:
+        return bool(self._members) and all(path in m.keys(True) for m in self._members)
+
+    def _tensor_leaves(self) -> Iterator[torch.Tensor]:
+        for member in self._members:
+            yield from member._tensor_leaves()
+
+    def is_empty(self) -> bool:
+        """Whether no member holds a leaf."""
+        return all(member.is_empty() for member in self._members)
+
+    @property
+    def depth(self) -> int:
+        """The deepest nesting among the members."""
+        return max((member.depth for member in self._members), default=0)
+
+    def empty(
+        self,
+        recurse: bool = False,
+        *,
+        batch_size: _batch.BatchSizeLike = None,
+        device: Any = _NO_DEVICE,
+        names: Sequence[str | None] | None = None,
+    ) -> Self:
+        """A lazy stack of the members emptied (a TensorDict if ``batch_size`` is given)."""
+        if batch_size is not None or names is not None:
+            return TensorDictBase.empty(
+                self, recurse, batch_size=batch_size, device=device, names=names
+            )
+        return self._restacked(
+            [m.empty(recurse, device=device) for m in self._members]
+            if device is not _NO_DEVICE
+            else [m.empty(recurse) for m in self._members]
+        )
+
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> Self:
+        """Every member's batch size inferred (``batch_dims`` counts the stack dim); the
+        members must then agree."""
+        inner = None if batch_dims is None else max(batch_dims - 1, 0)
+        for member in self._members:
+            member.auto_batch_size_(inner, keep_compliant_size)
+        sizes = {member.batch_size for member in self._members}
+        if len(sizes) > 1:
+            msg = (
+                f"auto_batch_size_: the members of this lazy stack inferred different batch "
+                f"sizes {sorted(map(list, sizes))}; members of a lazy stack share one"
+            )
+            raise ShapeError(msg)
+        (member_batch,) = sizes or {remove_dim(self._batch_size, self._stack_dim)}
+        self._relayout(member_batch)
+        return self
+
+    # --- reshaping: regrouping the members where the shape allows it ---------------------
+
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
+        """A view with another batch size: members regrouped into nested lazy stacks when
+        the new shape only merges or splits dims (nothing is copied), or every member's
+        tensors viewed as a dtype.
+
+        Raises:
+            ShapeError: (a ``RuntimeError``) for a shape that would mix the members'
+                elements; use :meth:`reshape`, which copies.
+        """
+        if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+            return self._each("view", shape[0])
+        given = size if size is not None else batch_size
+        if given is not None:
+            shape = (tuple(given),)
+        target = _batch.view_shape(_batch.shape_args(shape, "view"), self._batch_size, "view")
+        regrouped = self._regroup(target)
+        if regrouped is None:
+            msg = (
+                f"view: a lazy stack of batch size {format_shape(self._batch_size)} cannot be "
+                f"viewed as {format_shape(target)} without mixing its members; use reshape() "
+                "(a dense copy)"
+            )
+            raise ShapeError(msg)
+        return self._carry(regrouped, self._dim_names if regrouped is self else None)
+
+    def _reshaped(self, new: torch.Size) -> Self:
+        regrouped = self._regroup(new)
+        if regrouped is not None:
+            return regrouped
+        return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
+
+    def _regroup(self, shape: torch.Size) -> Self | None:
+        """The members regrouped as lazy stacks of lazy stacks with batch size ``shape``,
+        when ``shape`` only merges or splits adjacent dims; else None."""
+        batch = self._batch_size
+        if shape == batch:
             return self
-        return self._dense("reshape()").reshape(target)  # type: ignore[no-any-return]
+        if not batch.numel():
+            return None  # nothing to regroup: a dense copy keeps the keys and shapes
+        merged = _batch.flatten_span(batch, shape)
+        if merged is not None:
+            i, j = merged
+            parts: list[Any] = [self]
+            for _ in range(i, j + 1):
+                parts = [piece for part in parts for piece in part.unbind(i)]
+            return self._lazily(parts, i, shape)
+        split = _batch.unflatten_span(batch, shape)
+        if split is not None:
+            i, count = split
+            current: Any = self
+            for k in range(i, i + count - 1):
+                current = self._lazily(list(current.chunk(shape[k], dim=k)), k, None)
+            return current  # type: ignore[no-any-return]
+        return None
+
+    def _lazily(self, parts: list[Any], dim: int, size: torch.Size | None) -> Self:
+        """A lazy stack of ``parts`` along ``dim`` (members of any kind)."""
+        if size is None:
+            size = insert_dim(parts[0].batch_size, dim, len(parts))
+        return self._from_members(parts, dim, size)
+
+    # --- reordering and selecting, member by member -----------------------------------------
+
+    def flip(self, dims: int | Sequence[int]) -> Self:
+        """Each member flipped along its own dims; along the stack dim, the members in
+        reverse order (the members themselves)."""
+        flat = _dims(dims, len(self._batch_size), "flip")
+        d = self._stack_dim
+        inner = [i if i < d else i - 1 for i in flat if i != d]
+        members = [m.flip(inner) for m in self._members] if inner else list(self._members)
+        if d in flat:
+            members.reverse()
+        return self._carry(self._restacked(members), self._dim_names)
+
+    def roll(
+        self,
+        shifts: int | Sequence[int],
+        dims: int | Sequence[int] | None = None,
+        *,
+        inplace: bool = False,
+    ) -> Self:
+        """Each member rolled along its own dims; along the stack dim, the members
+        rotated. Without ``dims`` (the flattened batch) the dense stack is rolled."""
+        if dims is None or inplace:
+            return TensorDictBase.roll(self, shifts, dims, inplace=inplace)
+        flat = _dims(dims, len(self._batch_size), "roll")
+        amounts = [shifts] if isinstance(shifts, int) else list(shifts)
+        if len(amounts) != len(flat):
+            msg = f"roll: {len(amounts)} shifts for {len(flat)} dims ({shifts!r}, {dims!r})"
+            raise ShapeError(msg)
+        d = self._stack_dim
+        inner = [(i if i < d else i - 1, a) for i, a in zip(flat, amounts) if i != d]
+        members = list(self._members)
+        if inner:
+            members = [m.roll([a for _, a in inner], [i for i, _ in inner]) for m in members]
+        turn = sum(a for i, a in zip(flat, amounts) if i == d)
+        if members and turn:
+            turn %= len(members)
+            members = members[-turn:] + members[:-turn]
+        return self._carry(self._restacked(members), self._dim_names)
+
+    def narrow(self, dim: int, start: int, length: int) -> Self:
+        """Along the stack dim, the members ``start`` to ``start + length``; along another
+        dim, each member narrowed."""
+        d = self._stack_dim
+        n = _batch.normalize_dim(dim, len(self._batch_size), op="narrow")
+        if n != d:
+            members = [m.narrow(n if n < d else n - 1, start, length) for m in self._members]
+            return self._carry(self._restacked(members), self._dim_names)
+        count = len(self._members)
+        begin = start + count if start < 0 else start
+        if not 0 <= begin <= count or length < 0 or begin + length > count:
+            msg = f"narrow: start {start} and length {length} do not fit {count} members"
+            raise DimError(msg)
+        if not length:
+            return TensorDictBase.narrow(self, dim, start, length)
+        members = self._members[begin : begin + length]
+        return self._carry(self._restacked(list(members)), self._dim_names)
+
+    def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:
+        """Each member repeated along its own dims; along the stack dim, the members
+        repeated in turn (shared, not copied)."""
+        counts = _batch.repeat_counts(repeats)
+        if inplace or len(counts) != len(self._batch_size):
+            return TensorDictBase.repeat(self, *counts, inplace=inplace)
+        d = self._stack_dim
+        inner = counts[:d] + counts[d + 1 :]
+        members = [m.repeat(*inner) for m in self._members]
+        return self._carry(self._restacked(members * counts[d]), self._dim_names)
+
+    def repeat_interleave(
+        self,
+        repeats: torch.Tensor | int,
+        dim: int | None = None,
+        *,
+        output_size: int | None = None,
+        inplace: bool = False,
+    ) -> Self:
+        """Along the stack dim, each member repeated next to itself (shared); along
+        another dim, each member's elements."""
+        if dim is None or inplace:
+            return TensorDictBase.repeat_interleave(
+                self, repeats, dim, output_size=output_size, inplace=inplace
+            )
+        d = self._stack_dim
+        n = _batch.normalize_dim(dim, len(self._batch_size), op="repeat_interleave")
+        if n != d:
+            inner = n if n < d else n - 1
+            members = [
+                m.repeat_interleave(repeats, inner, output_size=output_size) for m in self._members
+            ]
+            return self._carry(self._restacked(members), self._dim_names)
+        count = len(self._members)
+        _batch.interleaved_length(repeats, count, output_size)  # checks repeats
+        times = repeats.tolist() if isinstance(repeats, torch.Tensor) else repeats
+        if not isinstance(times, list):
+            times = [times] * count
+        elif len(times) == 1:
+            times = times * count
+        members = [m for m, t in zip(self._members, times) for _ in range(int(t))]
+        if not members:
+            return TensorDictBase.repeat_interleave(self, repeats, dim, output_size=output_size)
+        return self._carry(self._restacked(members), self._dim_names)
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
         dim = _batch.normalize_dim(dim, len(self._batch_size), op="split")
@@ -330,6 +605,11 @@ class LazyStackOps(TensorDictBase):
         dim = _batch.normalize_dim(dim, len(self._batch_size), op="chunk")
         sizes = _batch.chunk_sizes(chunks, self._batch_size[dim])
         return self.split(sizes, dim)
+
+
+def _dims(dims: int | Sequence[int], ndim: int, op: str) -> list[int]:
+    flat = [dims] if isinstance(dims, int) else list(dims)
+    return [_batch.normalize_dim(d, ndim, op=op) for d in flat]
 
 
 def _squeeze_dims(member: Any, dims: list[int]) -> Any:

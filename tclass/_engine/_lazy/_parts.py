@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from tclass._base._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._core._records import is_record
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass._engine._repr import LeafSummary
 from tclass._engine._td import TensorDict
@@ -111,6 +112,8 @@ def stack_entries(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
     """The members' entries at ``path`` stacked along ``dim``: a tensor (equal shapes
     only), a merged Python-value node, or a lazy stack of nested collections."""
     first = parts[0]
+    if first.__class__ is UnbatchedTensor:  # shared by the whole batch: member 0's
+        return first._with_batch_size(insert_dim(first.batch_size, dim, len(parts)))
     if isinstance(first, torch.Tensor):
         shape = first.shape
         device = first.device

@@ -28,11 +28,11 @@ from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._core import _batch, _keys
+from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._keys import BatchIndex
-from tclass._core._records import storage_of
+from tclass._core._names import Names
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
@@ -58,12 +58,13 @@ from tclass.errors import (
     LockedError,
     ShapeError,
     StackError,
+    UnsupportedError,
 )
 
 if TYPE_CHECKING:
     from tclass._engine._consolidate import Consolidated
 
-__all__ = ["LazyStackedTensorDict", "dense_stack_tds", "lazy_stack", "maybe_dense_stack"]
+__all__ = ["LazyStackedTensorDict"]
 
 C = TypeVar("C", bound=TensorDictBase)
 
@@ -106,8 +107,11 @@ class LazyStackedTensorDict(LazyStackOps):
         "_lock_context",
         "_lock_stack",
         "_consolidated",
+        "_stack_dim_name",
         "__weakref__",
     )
+
+    _is_lazy: ClassVar[bool] = True
 
     _members: list[Any]
     _stack_dim: int
@@ -117,14 +121,30 @@ class LazyStackedTensorDict(LazyStackOps):
     _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
     _lock_stack: list[bool]
     _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
+    _stack_dim_name: str | None  # the name of the stack dim (the members name the others)
     # Members hold their own folders; entries stored here reach them through the members.
     _saved_at: ClassVar[None] = None
 
-    def __init__(self, *tensordicts: TensorCollection, stack_dim: int = 0) -> None:
-        members = check_members(list(tensordicts), "LazyStackedTensorDict")
-        member_batch = members[0].batch_size
-        dim = _batch.normalize_dim(stack_dim, len(member_batch), op="lazy_stack", inclusive=True)
-        self._init(members, dim, insert_dim(member_batch, dim, len(members)))
+    def __init__(
+        self,
+        *tensordicts: TensorCollection,
+        stack_dim: int = 0,
+        stack_dim_name: str | None = None,
+        names: Sequence[str | None] | None = None,
+        strict_shape: bool = False,
+    ) -> None:
+        if not tensordicts:  # an empty stack, which grows with append / insert
+            self._init([], stack_dim, torch.Size([0]))
+        else:
+            members = check_members(list(tensordicts), "LazyStackedTensorDict")
+            member_batch = members[0].batch_size
+            dim = _batch.normalize_dim(
+                stack_dim, len(member_batch), op="lazy_stack", inclusive=True
+            )
+            self._init(members, dim, insert_dim(member_batch, dim, len(members)))
+        self._stack_dim_name = stack_dim_name
+        if names is not None:
+            self.names = names
 
     def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None:
         self._members = members
@@ -135,6 +155,7 @@ class LazyStackedTensorDict(LazyStackOps):
         self._lock_context = None
         self._lock_stack = []
         self._consolidated = None
+        self._stack_dim_name = None
 
     @classmethod
     def _from_members(cls, members: list[Any], stack_dim: int, batch_size: torch.Size) -> Self:
@@ -144,13 +165,16 @@ class LazyStackedTensorDict(LazyStackOps):
         return out
 
     def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self:
-        """A lazy stack of new members with this stack's layout (``stack_dim`` if given)."""
+        """A lazy stack of new members with this stack's layout (``stack_dim`` if given)
+        and the name of its stack dim."""
         dim = self._stack_dim if stack_dim is None else stack_dim
         if members:
             size = insert_dim(members[0].batch_size, dim, len(members))
         else:
             size = self._batch_size
-        return self._from_members(members, dim, size)
+        out = self._from_members(members, dim, size)
+        out._stack_dim_name = self._stack_dim_name
+        return out
 
     # --- what it is made of --------------------------------------------------------------
 
@@ -244,13 +268,18 @@ class LazyStackedTensorDict(LazyStackOps):
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
         # Results built from stacked entries are dense: a TensorDict.
-        return cast(Self, TensorDict._new_unchecked(values, batch_size, device))
+        out = TensorDict._new_unchecked(values, batch_size, device)
+        out._mark_unbatched_if_any()
+        return cast(Self, out)
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         if batch_size != self._batch_size:
-            return cast(Self, self._dense("this operation")._map_values(fn, batch_size, device))
+            dense = self._dense("this operation")
+            if device is ...:
+                return cast(Self, dense._map_values(fn, batch_size))
+            return cast(Self, dense._map_values(fn, batch_size, device))
         member_batch = remove_dim(batch_size, self._stack_dim)
         if device is ...:
             members = [m._map_values(fn, member_batch) for m in self._members]
@@ -262,7 +291,10 @@ class LazyStackedTensorDict(LazyStackOps):
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         # Moves elements across members: only a dense stack can do that.
-        return cast(Self, self._dense("this shape operation")._map_batch(fn, batch_size, device))
+        dense = self._dense("this shape operation")
+        if device is ...:
+            return cast(Self, dense._map_batch(fn, batch_size))
+        return cast(Self, dense._map_batch(fn, batch_size, device))
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
@@ -308,6 +340,10 @@ class LazyStackedTensorDict(LazyStackOps):
     @classmethod
     def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
         return cls._from_members(members, dim, batch_size)
+
+    @classmethod
+    def _lazy_by_default(cls) -> bool:
+        return True
 
     # --- reading -------------------------------------------------------------------------
 
@@ -621,17 +657,113 @@ class LazyStackedTensorDict(LazyStackOps):
         self._device = None
         return self
 
+    # --- names -------------------------------------------------------------------------
+
+    @property
+    def stack_dim_name(self) -> str | None:
+        """The name of the stack dim (the members name the other dims)."""
+        return self._stack_dim_name
+
+    @property
+    def names(self) -> list[str | None]:
+        """The names of the batch dims: the members' (member 0's), with the stack dim's."""
+        members = self._members
+        if not members:
+            return [self._stack_dim_name]
+        out = list(members[0].names)
+        out.insert(self._stack_dim, self._stack_dim_name)
+        return out
+
+    @names.setter
+    def names(self, value: Sequence[str | None] | None) -> None:
+        self._rename_all(_names.as_names(value, len(self._batch_size)))
+
+    @property
+    def _dim_names(self) -> Names:
+        members = self._members
+        own = members[0]._dim_names if members else None
+        if own is None and self._stack_dim_name is None:
+            return None
+        return tuple(self.names)
+
+    def _assign_names(self, names: Names) -> None:
+        # The members keep their own names (they may be shared with other stacks).
+        self._stack_dim_name = None if names is None else names[self._stack_dim]
+
+    def _rename_all(self, names: Names) -> None:
+        d = self._stack_dim
+        self._stack_dim_name = None if names is None else names[d]
+        member_names = None if names is None else _names.removed(names, (d,))
+        for member in self._members:
+            member._rename_all(member_names)
+
+    # --- growing -------------------------------------------------------------------------
+
+    def insert(self, index: int, tensordict: TensorCollection) -> None:
+        """Inserts ``tensordict`` as a new member before position ``index``.
+
+        Raises:
+            LockedError: if the stack is locked.
+            StackError: (a ``ValueError``) if its batch size differs from the members'.
+        """
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="insert a member into"))
+        members = self._members
+        if members:
+            check_members([members[0], tensordict], "insert")
+            self._batch_size = insert_dim(members[0].batch_size, self._stack_dim, len(members) + 1)
+            self._device = self._device if tensordict.device == self._device else None
+        else:
+            check_members([tensordict], "insert")
+            batch = tensordict.batch_size
+            dim = _batch.normalize_dim(self._stack_dim, len(batch), op="insert", inclusive=True)
+            self._stack_dim = dim
+            self._batch_size = insert_dim(batch, dim, 1)
+            self._device = tensordict.device
+        members.insert(index, tensordict)
+
+    def _relayout(self, member_batch: torch.Size) -> None:
+        """Takes the members' new batch size (after they inferred theirs)."""
+        self._stack_dim = min(self._stack_dim, len(member_batch))
+        self._batch_size = insert_dim(member_batch, self._stack_dim, len(self._members))
+
+    def _assign_device(self, device: torch.device | None) -> None:
+        self._device = device
+
+    def _drop_member(self, index: int) -> None:
+        """Removes the member at ``index`` (a crop along the stack dim)."""
+        del self._members[index]
+        sizes = list(self._batch_size)
+        sizes[self._stack_dim] -= 1
+        self._batch_size = torch.Size(sizes)
+
+    def append(self, tensordict: TensorCollection) -> None:
+        """Adds ``tensordict`` as the last member (see :meth:`insert`)."""
+        self.insert(len(self._members), tensordict)
+
     # --- conversions ---------------------------------------------------------------------
 
-    def contiguous(self) -> Any:
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Any:
         """The dense stack of the members (a TensorDict, or a record of their class).
 
         Raises:
             HeterogeneousEntryError: if the members differ in keys or shapes.
+            UnsupportedError: for ``inplace=True``: a lazy stack cannot become dense in
+                place.
         """
+        if inplace:
+            msg = "a lazy stack cannot become dense in place; use lazy.contiguous()"
+            raise UnsupportedError(msg)
         return self._dense("contiguous()")
 
-    def to_tensordict(self) -> Any:
+    def densify(self, layout: torch.layout = torch.strided) -> Any:
+        """A dense TensorDict of the stack: entries of different shapes become nested
+        tensors of ``layout`` (see :func:`densify`)."""
+        from tclass._engine._lazy._build import densify  # it builds on this class
+
+        return densify(self, layout)
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> Any:
         """A dense TensorDict copy of the stack (see :meth:`contiguous`)."""
         dense = self._dense("to_tensordict()")
         to_td = getattr(dense, "to_tensordict", None)
@@ -655,10 +787,15 @@ class LazyStackedTensorDict(LazyStackOps):
             reduced = self._consolidated.reduce(self)
             if reduced is not None:
                 return reduced
-        return (_rebuild, (type(self), self._members, self._stack_dim, self._batch_size))
+        return (
+            _rebuild,
+            (type(self), self._members, self._stack_dim, self._batch_size, self._stack_dim_name),
+        )
 
     def __copy__(self) -> Self:
-        return self._restacked([copy.copy(member) for member in self._members])
+        out = self._restacked([copy.copy(member) for member in self._members])
+        out._stack_dim_name = self._stack_dim_name
+        return out
 
     def __repr__(self) -> str:
         return compact_repr(self)
@@ -668,9 +805,15 @@ class LazyStackedTensorDict(LazyStackOps):
 
 
 def _rebuild(
-    cls: type[LazyStackedTensorDict], members: list[Any], stack_dim: int, batch_size: torch.Size
+    cls: type[LazyStackedTensorDict],
+    members: list[Any],
+    stack_dim: int,
+    batch_size: torch.Size,
+    stack_dim_name: str | None = None,
 ) -> LazyStackedTensorDict:
-    return cls._from_members(members, stack_dim, batch_size)
+    out = cls._from_members(members, stack_dim, batch_size)
+    out._stack_dim_name = stack_dim_name
+    return out
 
 
 def _walk_path(member: TensorCollection, path: tuple[str, ...]) -> Any:
@@ -740,74 +883,3 @@ class _StackedEntries(MutableMapping[str, Value]):
 
     def __len__(self) -> int:
         return len(common_keys(self._stack._members))
-
-
-# --- module functions ----------------------------------------------------------------------
-
-
-@overload
-def lazy_stack(collections: Sequence[TensorDict], dim: int = 0) -> LazyStackedTensorDict: ...
-@overload
-def lazy_stack(collections: Sequence[C], dim: int = 0) -> C: ...
-
-
-def lazy_stack(collections: Sequence[Any], dim: int = 0) -> Any:
-    """Stacks collections without copying: a :class:`LazyStackedTensorDict` of them.
-
-    Members may differ in entry shapes and keys but share a batch size. Records of a
-    tensorclass give a record of that class over the lazy stack: fields read as the
-    stacked values, ``stacked[i]`` is record ``i``. Python-value nodes are merged as
-    ``tclass.stack`` merges them.
-
-    Raises:
-        StackError: if there are no members, they mix record classes, or their batch
-            sizes differ (pad those with :func:`tclass.pad_sequence`).
-    """
-    members = list(collections)
-    if members and isinstance(members[0], _NonTensorNode):
-        return stack(members, dim)
-    check_members(members, "lazy_stack")
-    batch = members[0].batch_size
-    dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
-    return type(members[0])._stack_lazily(members, dim, insert_dim(batch, dim, len(members)))
-
-
-def maybe_dense_stack(collections: Sequence[C], dim: int = 0) -> C:
-    """The dense stack of ``collections`` when their keys, classes and shapes agree
-    (as :func:`tclass.stack`), a lazy stack of them otherwise."""
-    members = list(collections)
-    try:
-        return stack(members, dim)
-    except HeterogeneousEntryError:
-        raise
-    except StackError:
-        return lazy_stack(members, dim)
-
-
-def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None = None) -> Any:
-    """The dense stack of a lazy stack's members (along its stack dim), or of a list of
-    collections along ``dim`` (0 by default); lazy stacks in the list are densified too.
-
-    Raises:
-        StackError: if the members differ in keys, classes or shapes.
-        ValueError: if ``dim`` is given for a lazy stack and is not its stack dim.
-    """
-    if isinstance(collections, TensorDictBase):
-        storage = storage_of(collections)
-        if not isinstance(storage, LazyStackedTensorDict):
-            msg = (
-                "dense_stack_tds expects a lazy stack or a list, got a "
-                f"{type(collections).__name__}"
-            )
-            raise TypeError(msg)
-        if (
-            dim is not None
-            and _batch.normalize_dim(dim, storage.batch_dims, op="dense_stack_tds")
-            != storage.stack_dim
-        ):
-            msg = (
-                f"dense_stack_tds: dim {dim} is not the lazy stack's stack dim {storage.stack_dim}"
-            )
-            raise ValueError(msg)
-        return collections.contiguous()
-    return stack(list(collections), 0 if dim is None else dim)

@@ -1,0 +1,572 @@
+"""Entry-level methods every collection has: keys, indexed reads and writes, facts,
+inference of batch size and device, filters, and new collections shaped like this one.
+
+Written against the collection primitives and the public ``get`` / ``set`` / ``set_`` /
+``select`` / ``exclude`` of each kind, so TensorDicts, records and lazy stacks answer
+them alike (a lazy stack overrides those whose result should stay lazy). Python-value
+nodes (``NonTensorData``, ``NonTensorStack``) and unbatched tensors count as leaves
+here, as in the peer: ``is_empty`` and ``depth`` see them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard
+
+import torch
+from typing_extensions import Self, Unpack
+
+from tclass._base._collection import TensorCollection
+from tclass._core import _batch, _keys, _names
+from tclass._core._device import DeviceLike, as_device
+from tclass._core._unbatched import UnbatchedTensor
+from tclass.errors import KeyConflictError, UnsupportedError
+
+if TYPE_CHECKING:
+    from tclass._base._tensordict_base import TensorDictBase, Value
+    from tclass._engine._td import TensorDict
+
+__all__ = ["EntryOps", "NewOptions"]
+
+_MISSING: Any = object()
+_NO_DEFAULT: Any = object()
+
+
+def _is_node(value: object) -> TypeGuard[TensorDictBase]:
+    """A nested collection that holds entries (not a Python value)."""
+    return isinstance(value, TensorCollection) and not value._is_leaf_node
+
+
+def _is_leaf(value: object) -> bool:
+    return not isinstance(value, TensorCollection) or value._is_leaf_node
+
+
+class NewOptions(TypedDict, total=False):
+    """The peer's keywords of ``new_empty`` / ``new_zeros`` / ``new_ones`` / ``new_full``:
+    ``dtype`` and ``device`` override every leaf's (default: each leaf's own, the
+    collection's device); ``requires_grad``, ``layout``, ``pin_memory`` as torch's;
+    ``empty_lazy`` (lazy stacks: keep one) changes nothing here."""
+
+    dtype: torch.dtype | None
+    device: DeviceLike
+    requires_grad: bool
+    layout: torch.layout
+    pin_memory: bool | None
+    empty_lazy: bool
+
+
+class EntryOps(TensorCollection):
+    """flatten_keys, split_keys, get_at / set_at_, update_, bytes, depth, new_zeros,
+    empty, tolist... over the entries."""
+
+    __slots__ = ()
+
+    # --- keys --------------------------------------------------------------------------------
+
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> Self:
+        """One level of entries, nested keys joined with ``separator`` (``"b.c"``); the
+        tensors are shared. ``is_leaf`` says which nested collections to keep whole.
+
+        Raises:
+            KeyConflictError: if two entries flatten to one key.
+        """
+        flat: dict[str, Value] = {}
+        for path, value in _leaf_paths(self, (), is_leaf):
+            key = separator.join(path)
+            if key in flat:
+                msg = (
+                    f"flatten_keys: {path!r} and another entry both flatten to {key!r}; "
+                    f"choose another separator than {separator!r}"
+                )
+                raise KeyConflictError(msg)
+            flat[key] = value
+        out = self._new_like(flat, self.batch_size, self.device)
+        out = self._named_like_self(out)
+        if inplace:
+            self._become(out)
+            return self
+        return out
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
+        """The inverse of :meth:`flatten_keys`: ``"b.c"`` becomes the nested ``("b", "c")``.
+
+        Raises:
+            KeyConflictError: if a key is both a value and a prefix of nested keys.
+        """
+        out = self.empty()
+        for key, value in self._items():
+            path = tuple(key.split(separator)) if separator in key else (key,)
+            if _is_node(value):
+                value = value.unflatten_keys(separator)
+            if len(path) > 1 and out.get(path[:-1], _MISSING) is not _MISSING:
+                parent = out.get(path[:-1])
+                if not _is_node(parent):
+                    msg = f"unflatten_keys: {key!r} nests under {path[:-1]!r}, which is a value"
+                    raise KeyConflictError(msg)
+            if path in out:
+                msg = f"unflatten_keys: two entries unflatten to {path!r}"
+                raise KeyConflictError(msg)
+            out.set(path, value)
+        if inplace:
+            self._become(out)
+            return self
+        return out
+
+    @property
+    def sorted_keys(self) -> list[str]:
+        """The direct keys, sorted."""
+        return sorted(self._key_names())
+
+    def split_keys(
+        self,
+        *key_sets: Sequence[Any],
+        inplace: bool = False,
+        default: Any = _NO_DEFAULT,
+        strict: bool = True,
+        reproduce_struct: bool = False,
+    ) -> tuple[Self, ...]:
+        """One collection per set of keys, then one with the keys left over.
+
+        ``default`` fills the keys of a set that are missing (else they raise if
+        ``strict``); ``reproduce_struct`` gives every part the nested structure of this
+        collection, empty where it holds none of the keys; ``inplace`` removes the keys
+        from this collection, which is then the last part.
+
+        Raises:
+            KeyNotFoundError: for a missing key with ``strict`` and no ``default``.
+        """
+        parts: list[Self] = []
+        taken: list[Any] = []
+        for keys in key_sets:
+            part = self.empty(recurse=True) if reproduce_struct else self.empty()
+            for key in keys:
+                value = self.get(key, _MISSING)
+                if value is _MISSING:
+                    if default is not _NO_DEFAULT:
+                        part.set(key, default)
+                    elif strict:
+                        raise self._missing_key(key)
+                    continue
+                part.update(self.select(key))
+                taken.append(key)
+            parts.append(part)
+        rest = self.exclude(*taken, inplace=inplace)
+        parts.append(rest)
+        return tuple(parts)
+
+    # --- reads and writes at an index --------------------------------------------------------
+
+    def setdefault(self, key: Any, default: Any, inplace: bool = False) -> Any:
+        """The entry ``key``; if there is none, ``default`` is stored there first."""
+        value = self.get(key, _MISSING)
+        if value is _MISSING or value is None:
+            self.set(key, default, inplace=inplace)
+            return self.get(key)
+        return value
+
+    def get_at(self, key: Any, index: Any, default: Any = _NO_DEFAULT) -> Any:
+        """``self.get(key)[index]``, or ``default`` (``None`` if not given) when there
+        is no entry ``key``."""
+        value = self.get(key, _MISSING)
+        if value is _MISSING or value is None:
+            return None if default is _NO_DEFAULT else default
+        return value[index]
+
+    def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        """Writes ``value`` into the elements ``index`` of the existing entry ``key``.
+
+        Raises:
+            KeyNotFoundError: if there is no entry ``key``.
+        """
+        target = self.get(key, _MISSING)
+        if target is _MISSING or target is None:
+            raise self._missing_key(key)
+        if isinstance(target, TensorCollection) and target._is_value_node:
+            path = _keys.key_path(key)  # written through its holder, as td[index] = {...}
+            holder = self if len(path) == 1 else self.get(path[:-1])
+            holder[index] = {path[-1]: value}
+            return self
+        target[index] = value
+        return self
+
+    def update_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Copies every value into the existing entry of its key, in place (locked and
+        memory-mapped collections included); nested mappings reach nested entries.
+
+        Raises:
+            KeyNotFoundError: for a key this collection does not have.
+        """
+        allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        for path, value in _pairs(input_dict_or_td, kwargs, ()):
+            if allowed is not None and not any(path[: len(a)] == a for a in allowed):
+                continue
+            if self.get(path, _MISSING) is _MISSING:
+                raise self._missing_key(path[0] if len(path) == 1 else path)
+            self.set_(path, value)
+        return self
+
+    def update_at_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection,
+        idx: Any,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Writes every value into the elements ``idx`` of the existing entry of its key.
+
+        Raises:
+            KeyNotFoundError: for a key this collection does not have.
+        """
+        allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        for path, value in _pairs(input_dict_or_td, {}, ()):
+            if allowed is None or any(path[: len(a)] == a for a in allowed):
+                self.set_at_(path, value, idx)
+        return self
+
+    # --- facts -------------------------------------------------------------------------------
+
+    def bytes(self, *, count_duplicates: bool = True) -> int:
+        """The bytes of every tensor (nested ones included); with ``count_duplicates``
+        false, a tensor stored under several keys counts once."""
+        seen: set[tuple[int, int]] = set()
+        total = 0
+        for tensor in self._tensor_leaves():
+            size = tensor.numel() * tensor.element_size()
+            if not count_duplicates:
+                mark = (tensor.data_ptr(), size)
+                if mark in seen:
+                    continue
+                seen.add(mark)
+            total += size
+        return total
+
+    def _tensor_leaves(self) -> Iterator[torch.Tensor]:
+        """Every tensor held, without stacking (a lazy stack yields its members')."""
+        for _, value in self._items():
+            if isinstance(value, torch.Tensor):
+                yield value
+            elif isinstance(value, TensorCollection):
+                yield from value._tensor_leaves()
+
+    def data_ptr(self, *, storage: bool = False) -> TensorDict:
+        """A TensorDict (no batch dims) of the data addresses of the tensors, nested like
+        this collection; with ``storage``, the addresses of their storages."""
+        from tclass._engine._td import data_ptrs
+
+        return data_ptrs(self, storage)
+
+    @property
+    def depth(self) -> int:
+        """How deep the nesting goes: 0 when every leaf is a direct entry."""
+        return max(_depth(self), 0)
+
+    def is_empty(self) -> bool:
+        """Whether there is no leaf anywhere: no tensor and no Python value."""
+        for _, value in self._items():
+            if not _is_node(value) or not value.is_empty():
+                return False
+        return True
+
+    # --- inference ---------------------------------------------------------------------------
+
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> Self:
+        """Sets the batch size to the largest leading shape every entry shares (at most
+        ``batch_dims`` dims), nested collections first; with ``keep_compliant_size``, a
+        nested collection whose batch size already fits keeps it. Python values and
+        unbatched tensors do not count."""
+        shapes: list[torch.Size] = []
+        for _, value in self._items():
+            if _is_node(value):
+                fits = value.batch_size[: len(self.batch_size)] == self.batch_size
+                if not (keep_compliant_size and fits and value.batch_dims > self.batch_dims):
+                    value.auto_batch_size_(batch_dims, keep_compliant_size)
+                shapes.append(value.batch_size)
+            elif isinstance(value, torch.Tensor) and value.__class__ is not UnbatchedTensor:
+                shapes.append(value.shape)
+        common = _batch.common_prefix(shapes)
+        if batch_dims is not None:
+            common = common[:batch_dims]
+        if common != self.batch_size:
+            self.batch_size = common  # type: ignore[misc]
+        return self
+
+    def auto_device_(self) -> Self:
+        """Sets the device (here and in nested collections) to the one every tensor is
+        on, or ``None`` if they are on several."""
+        for _, value in self._items():
+            if _is_node(value):
+                value.auto_device_()
+        self._assign_device(_common_device(self))
+        return self
+
+    # --- filters -----------------------------------------------------------------------------
+
+    def filter_non_tensor_data(self) -> Self:
+        """A copy without Python values (nested collections filtered too)."""
+        values: dict[str, Value] = {}
+        for key, value in self._items():
+            if isinstance(value, TensorCollection):
+                if value._is_value_node:
+                    continue
+                if not value._is_leaf_node:
+                    value = value.filter_non_tensor_data()
+            values[key] = value
+        return self._named_like_self(self._new_like(values, self.batch_size, self.device))
+
+    def filter_empty_(self) -> Self:
+        """Removes the nested collections that hold no leaf, in place."""
+        for key, value in list(self._items()):
+            if _is_node(value):
+                value.filter_empty_()
+                if value.is_empty():
+                    self.del_(key)
+        return self
+
+    # --- new collections shaped like this one ---------------------------------------------------
+
+    def new_empty(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
+        """A collection of batch size ``size`` with this one's keys, dtypes and feature
+        dims, uninitialised (``dtype`` / ``device`` override every leaf's)."""
+        return self._new_filled("empty", size, None, options)
+
+    def new_zeros(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
+        """Like :meth:`new_empty`, filled with zeros."""
+        return self._new_filled("zeros", size, None, options)
+
+    def new_ones(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
+        """Like :meth:`new_empty`, filled with ones."""
+        return self._new_filled("ones", size, None, options)
+
+    def new_full(self, size: Sequence[int], fill_value: Any, **options: Unpack[NewOptions]) -> Self:
+        """Like :meth:`new_empty`, filled with ``fill_value``."""
+        return self._new_filled("full", (size,), fill_value, options)
+
+    def _new_filled(self, kind: str, size: tuple[Any, ...], fill: Any, options: NewOptions) -> Self:
+        shape = torch.Size(_batch.shape_args(size, f"new_{kind}")) if size else torch.Size([])
+        device = options.get("device", _NO_DEFAULT)
+        target = self.device if device is _NO_DEFAULT else as_device(device)
+        dtype = options.get("dtype")
+        nb = self.batch_dims
+
+        def make(value: Any) -> Any:
+            if isinstance(value, TensorCollection):
+                nested = (shape + value.batch_size[nb:],)
+                return value._new_filled(kind, nested, fill, options)  # type: ignore[attr-defined]
+            made: dict[str, Any] = {
+                "dtype": value.dtype if dtype is None else dtype,
+                "device": value.device if target is None else target,
+                "requires_grad": options.get("requires_grad", False),
+                "layout": options.get("layout", torch.strided),
+                "pin_memory": bool(options.get("pin_memory")),
+            }
+            full = shape + value.shape[nb:]
+            if kind == "full":
+                return torch.full(full, fill, **made)
+            return getattr(torch, kind)(full, **made)
+
+        out = self._map_batch(make, shape, target)
+        names = self._dim_names
+        if names is not None and len(shape) == nb:
+            out._assign_names(names)
+        return out
+
+    def new_tensor(
+        self,
+        data: Any,
+        *,
+        dtype: torch.dtype | None = None,
+        device: DeviceLike = _NO_DEFAULT,
+        requires_grad: bool = False,
+        pin_memory: bool | None = None,
+    ) -> Self:
+        """A collection with this one's keys whose every tensor is ``data`` (a tensor,
+        array or number; a collection pairs its entries by key) in that tensor's dtype;
+        the batch size is ``data``'s shape."""
+        if isinstance(data, TensorCollection):
+            batch = data.batch_size
+            source: Callable[[str], Any] = data._entry
+        else:
+            data = torch.as_tensor(data)
+            batch = data.shape
+            source = _constant(data)
+        target = self.device if device is _NO_DEFAULT else as_device(device)
+        values: dict[str, Value] = {}
+        for key, value in self._items():
+            piece = source(key)
+            if isinstance(value, TensorCollection):
+                if value._is_leaf_node:
+                    values[key] = value._map_values(lambda v: v, batch)
+                    continue
+                values[key] = value.new_tensor(
+                    piece, dtype=dtype, device=device, requires_grad=requires_grad
+                )
+                continue
+            tensor = (
+                torch.as_tensor(piece)
+                .detach()
+                .to(
+                    dtype=value.dtype if dtype is None else dtype,
+                    device=value.device if target is None else target,
+                    copy=True,
+                )
+            )
+            values[key] = tensor.requires_grad_(requires_grad) if requires_grad else tensor
+        return self._new_like(values, torch.Size(batch), target)
+
+    def empty(
+        self,
+        recurse: bool = False,
+        *,
+        batch_size: _batch.BatchSizeLike = None,
+        device: DeviceLike = _NO_DEFAULT,
+        names: Sequence[str | None] | None = None,
+    ) -> Self:
+        """A collection like this one (batch size, device, names) with no tensors; with
+        ``recurse``, the nested collections (and Python values) are kept, emptied."""
+        size = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
+        target = self.device if device is _NO_DEFAULT else as_device(device)
+        values: dict[str, Value] = {}
+        if recurse:
+            for key, value in self._items():
+                if isinstance(value, TensorCollection) and not value._is_leaf_node:
+                    values[key] = value.empty(recurse=True, device=device)
+                elif isinstance(value, TensorCollection) and value._is_value_node:
+                    values[key] = value
+        out = self._new_like(values, size, target)
+        if names is not None:
+            out._assign_names(_names.as_names(names, len(size)))
+        elif batch_size is None:
+            out = self._named_like_self(out)
+        return out
+
+    def copy(self) -> Self:
+        """A shallow copy: new collections all the way down, sharing the tensors."""
+        return self.clone(recurse=False)
+
+    # --- conversions -------------------------------------------------------------------------
+
+    def tolist(
+        self,
+        *,
+        convert_nodes: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+        as_linked_list: bool = False,
+    ) -> Any:
+        """The batch as nested lists (one level per batch dim) of per-element dicts of
+        the entries; with ``convert_tensors`` the tensors become Python numbers and lists
+        (``"numpy"``: arrays); with ``convert_nodes=False`` the elements stay collections.
+
+        Raises:
+            UnsupportedError: for ``as_linked_list=True``, the peer's write-back list,
+                which tclass does not have.
+        """
+        if as_linked_list:
+            msg = (
+                "tolist(as_linked_list=True) is not supported: tclass has no write-back "
+                "list; write through the collection (td[i] = value) instead"
+            )
+            raise UnsupportedError(msg)
+        if self.batch_size:
+            return [
+                child.tolist(convert_nodes=convert_nodes, convert_tensors=convert_tensors)
+                for child in self.unbind(0)
+            ]
+        if not convert_nodes:
+            return self
+        return _element_dict(self, convert_tensors)
+
+
+def _leaf_paths(
+    collection: TensorCollection, prefix: tuple[str, ...], is_leaf: Callable[[type], bool] | None
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    for key, value in collection._items():
+        path = prefix + (key,)
+        if _is_node(value) and (is_leaf is None or not is_leaf(type(value))):
+            yield from _leaf_paths(value, path, is_leaf)
+        else:
+            yield path, value
+
+
+def _pairs(
+    source: Mapping[Any, Any] | TensorCollection | None,
+    extra: Mapping[str, Any],
+    prefix: tuple[str, ...],
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """The (full key, value) pairs to write: nested mappings walked to their leaves."""
+    items: list[tuple[Any, Any]] = []
+    if isinstance(source, TensorCollection):
+        items.extend(source._items())
+    elif source is not None:
+        items.extend(source.items())
+    items.extend(extra.items())
+    for key, value in items:
+        path = prefix + _keys.key_path(key)
+        if isinstance(value, Mapping) or _is_node(value):
+            yield from _pairs(value, {}, path)
+        else:
+            yield path, value
+
+
+def _depth(collection: TensorCollection) -> int:
+    """The deepest nesting of a leaf below ``collection``; -1 when it holds no leaf."""
+    deepest = -1
+    for _, value in collection._items():
+        if not _is_node(value):
+            deepest = max(deepest, 0)
+        else:
+            below = _depth(value)
+            if below >= 0:
+                deepest = max(deepest, below + 1)
+    return deepest
+
+
+def _common_device(collection: TensorCollection) -> torch.device | None:
+    devices = {tensor.device for tensor in collection._tensor_leaves()}
+    return devices.pop() if len(devices) == 1 else None
+
+
+def _constant(value: Any) -> Callable[[str], Any]:
+    return lambda key: value
+
+
+def _element_dict(collection: TensorCollection, convert: bool | str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in collection._items():
+        if isinstance(value, TensorCollection):
+            if value._is_value_node:
+                out[key] = value.tolist()
+            elif value._is_leaf_node:
+                out[key] = _converted(value._payload(), convert)  # type: ignore[attr-defined]
+            else:
+                out[key] = _element_dict(value, convert)
+        else:
+            out[key] = _converted(value, convert)
+    for name in collection._absent_fields():
+        out[name] = None
+    return out
+
+
+def _converted(tensor: torch.Tensor, convert: bool | str) -> Any:
+    if convert == "numpy":
+        return tensor.detach().cpu().numpy()
+    if convert:
+        return tensor.tolist()
+    return tensor

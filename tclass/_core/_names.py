@@ -1,0 +1,278 @@
+"""Names of batch dims: checking them, and what each shape operation does to them.
+
+A collection's names are a tuple with one ``str | None`` per batch dim, or ``None`` when
+no dim has a name (the common case, which costs nothing: every rule below returns
+``None`` for it at once). The rules are the peer's: a dim keeps its name wherever the
+operation keeps the dim (indexing by a slice or a 1-d index, permutes, stacking...); dims
+an operation merges or invents are unnamed; ``reshape`` to another shape unnames every
+dim. Pure functions of shapes and names, like ``_batch``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
+
+import torch
+
+from tclass.errors import DimNameError
+
+__all__ = [
+    "Names",
+    "as_names",
+    "expanded",
+    "flattened",
+    "indexed",
+    "inserted",
+    "padded_front",
+    "permuted",
+    "refined",
+    "removed",
+    "renamed",
+    "resized",
+    "show",
+    "stacked",
+    "unflattened",
+]
+
+Names: TypeAlias = "tuple[str | None, ...] | None"
+
+
+def show(names: Names, ndim: int) -> list[str | None]:
+    """The names as the public ``names`` property lists them (``None`` per unnamed dim)."""
+    return [None] * ndim if names is None else list(names)
+
+
+def as_names(value: object, ndim: int, where: str = "names") -> Names:
+    """Checks user-given names: one ``str`` or ``None`` per batch dim, no repeats.
+
+    Raises:
+        DimNameError: for a wrong count or a repeated name (a ``ValueError``, as the
+            peer raises).
+        TypeError: for a name that is not a string.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, Sequence):
+        msg = f"{where} must be a sequence of str or None, got {type(value).__name__}"
+        raise TypeError(msg)
+    names = tuple(value)
+    for name in names:
+        if name is not None and not isinstance(name, str):
+            msg = f"{where}: every name must be a str or None, got {name!r} in {list(names)}"
+            raise TypeError(msg)
+    if len(names) != ndim:
+        msg = (
+            f"{where}: {list(names)} names {len(names)} dims but the batch has {ndim}; "
+            "give one name (or None) per batch dim"
+        )
+        raise DimNameError(msg)
+    _check_unique(names, where)
+    return None if all(name is None for name in names) else names
+
+
+def _check_unique(names: Sequence[str | None], where: str) -> None:
+    given = [name for name in names if name is not None]
+    if len(set(given)) != len(given):
+        msg = f"{where}: dim names must be unique, got {list(names)}"
+        raise DimNameError(msg)
+
+
+def _normal(names: Sequence[str | None]) -> Names:
+    return None if all(name is None for name in names) else tuple(names)
+
+
+# --- refining and renaming -------------------------------------------------------------
+
+
+def refined(current: Names, requested: Sequence[Any], ndim: int) -> Names:
+    """``refine_names(*requested)``: ``...`` stands for the dims not listed; a listed
+    ``None`` keeps the current name; a listed name must agree with the current one.
+
+    Raises:
+        DimNameError: if a dim already has another name (a ``RuntimeError`` too, as the
+            peer raises), or the count is wrong.
+    """
+    wanted = _spell_out(list(requested), ndim)
+    have = show(current, ndim)
+    out: list[str | None] = []
+    for old, new in zip(have, wanted):
+        if new is not None and old is not None and new != old:
+            msg = (
+                f"refine_names: cannot name dims {have} as {wanted}: a dim named {old!r} "
+                f"cannot become {new!r} (use rename for that)"
+            )
+            raise DimNameError(msg)
+        out.append(old if new is None else new)
+    return as_names(out, ndim, "refine_names")
+
+
+def _spell_out(requested: list[Any], ndim: int) -> list[str | None]:
+    if requested.count(Ellipsis) > 1:
+        msg = "refine_names: at most one '...' may stand for the unlisted dims"
+        raise DimNameError(msg)
+    if Ellipsis in requested:
+        at = requested.index(Ellipsis)
+        fill = ndim - (len(requested) - 1)
+        if fill < 0:
+            msg = f"refine_names: {requested} lists more dims than the batch has ({ndim})"
+            raise DimNameError(msg)
+        requested = requested[:at] + [None] * fill + requested[at + 1 :]
+    if len(requested) != ndim:
+        msg = f"refine_names: {requested} names {len(requested)} dims but the batch has {ndim}"
+        raise DimNameError(msg)
+    return requested
+
+
+def renamed(
+    current: Names, positional: Sequence[str | None], mapping: Mapping[str, str], ndim: int
+) -> Names:
+    """``rename(*names)`` (all dims at once; a single ``None`` unnames every dim) or
+    ``rename(old=new, ...)``.
+
+    Raises:
+        DimNameError: for a mapping key that names no dim, or both forms at once.
+    """
+    if positional and mapping:
+        msg = "rename takes either the new names of every dim or old=new pairs, not both"
+        raise DimNameError(msg)
+    if mapping:
+        have = show(current, ndim)
+        unknown = [old for old in mapping if old not in have]
+        if unknown:
+            msg = f"rename: {unknown} are not names of this collection's dims {have}"
+            raise DimNameError(msg)
+        return as_names(
+            [mapping.get(n, n) if n is not None else None for n in have], ndim, "rename"
+        )
+    if len(positional) == 1 and positional[0] is None:
+        return None
+    return as_names(list(positional), ndim, "rename")
+
+
+# --- what shape operations do to names ---------------------------------------------------
+
+
+def resized(names: Names, new_ndim: int) -> Names:
+    """A new batch size set directly: names of kept leading dims stay, new dims have none."""
+    if names is None:
+        return None
+    return _normal((names + (None,) * new_ndim)[:new_ndim])
+
+
+def removed(names: Names, dims: Sequence[int]) -> Names:
+    if names is None:
+        return None
+    return _normal([name for i, name in enumerate(names) if i not in dims])
+
+
+def inserted(names: Names, dim: int) -> Names:
+    if names is None:
+        return None
+    return names[:dim] + (None,) + names[dim:]
+
+
+def padded_front(names: Names, count: int) -> Names:
+    """``count`` new unnamed leading dims (``expand`` to more dims)."""
+    return None if names is None or count < 0 else (None,) * count + names
+
+
+def expanded(names: Names, new_ndim: int) -> Names:
+    return padded_front(names, new_ndim - len(names)) if names is not None else None
+
+
+def permuted(names: Names, order: Sequence[int]) -> Names:
+    return None if names is None else tuple(names[d] for d in order)
+
+
+def flattened(names: Names, start: int, end: int) -> Names:
+    if names is None:
+        return None
+    return _normal(names[:start] + (None,) + names[end + 1 :])
+
+
+def unflattened(names: Names, dim: int, count: int) -> Names:
+    """``unflatten(dim, sizes)`` with ``count`` sizes: the dim's name goes to the last
+    new dim, as the peer does."""
+    if names is None:
+        return None
+    return names[:dim] + (None,) * (count - 1) + (names[dim],) + names[dim + 1 :]
+
+
+def stacked(all_names: Sequence[Names], dim: int) -> Names:
+    """Members with the same names give those names plus an unnamed stack dim; members
+    whose names differ give none."""
+    first = all_names[0]
+    if first is None or any(names != first for names in all_names):
+        return None
+    return first[:dim] + (None,) + first[dim:]
+
+
+def indexed(names: Names, items: tuple[Any, ...]) -> Names:
+    """Names after indexing with ``items`` (an index tuple with ``...`` spelled out).
+
+    A dim kept by a slice or a 1-d index keeps its name; a ``None`` item adds an
+    unnamed dim; an int removes its dim. A tensor index of several dims (or a mask over
+    several dims) gives unnamed dims, except that an integer index keeps the indexed
+    dim's name on its last dim. Several tensor indices broadcast into unnamed dims,
+    placed where torch places them.
+    """
+    if names is None:
+        return None
+    advanced = [i for i, item in enumerate(items) if _is_advanced(item)]
+    out: list[str | None] = []
+    block: list[str | None] = []
+    block_at = -1
+    dim = 0
+    for position, item in enumerate(items):
+        if item is None:
+            out.append(None)
+        elif type(item) is int or (isinstance(item, torch.Tensor) and _is_scalar_int(item)):
+            dim += 1
+        elif type(item) is slice:
+            out.append(names[dim])
+            dim += 1
+        else:
+            produced, consumed = _advanced_dims(item, names[dim:])
+            if len(advanced) == 1:
+                out.extend(produced)
+            elif position == advanced[0]:
+                block_at = len(out)
+                block = [None] * _broadcast_ndim([items[i] for i in advanced])
+            dim += consumed
+    if block_at >= 0:
+        adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+        at = block_at if adjacent else 0
+        out[at:at] = block
+    out.extend(names[dim:])
+    return _normal(out)
+
+
+def _is_scalar_int(item: torch.Tensor) -> bool:
+    return item.ndim == 0 and item.dtype is not torch.bool
+
+
+def _is_advanced(item: object) -> bool:
+    if isinstance(item, torch.Tensor):
+        return not _is_scalar_int(item)
+    return isinstance(item, (list, tuple)) or hasattr(item, "__array__")
+
+
+def _advanced_dims(item: Any, rest: tuple[str | None, ...]) -> tuple[list[str | None], int]:
+    """The names a lone tensor index produces, and how many dims it consumes."""
+    tensor = item if isinstance(item, torch.Tensor) else torch.as_tensor(item)
+    if tensor.dtype is torch.bool:
+        if tensor.ndim == 0:
+            return [None], 0
+        return ([rest[0]] if tensor.ndim == 1 else [None]), tensor.ndim
+    return [None] * (tensor.ndim - 1) + [rest[0]], 1
+
+
+def _broadcast_ndim(items: list[Any]) -> int:
+    shapes = []
+    for item in items:
+        tensor = item if isinstance(item, torch.Tensor) else torch.as_tensor(item)
+        shapes.append(tensor.shape if tensor.dtype is not torch.bool else (int(tensor.sum()),))
+    return len(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]

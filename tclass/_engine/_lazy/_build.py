@@ -1,0 +1,211 @@
+"""Building lazy stacks and undoing them: ``lazy_stack`` (collections, or tensors as the
+peer stacks them), ``maybe_dense_stack``, ``dense_stack_tds``, ``to_lazystack`` and
+``densify`` (a dense copy, nested tensors where the members' shapes differ)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar, overload
+
+import torch
+from typing_extensions import Unpack
+
+from tclass._base._collection import TensorCollection
+from tclass._base._stack_ops import LazyStackOptions
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core import _batch
+from tclass._core._records import storage_of
+from tclass._engine._lazy._parts import check_members, insert_dim, padded_stack, stack_entries
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._ops import stack
+from tclass._engine._td import TensorDict
+from tclass.errors import HeterogeneousEntryError, StackError
+
+__all__ = ["dense_stack_tds", "densify", "lazy_stack", "maybe_dense_stack", "to_lazystack"]
+
+C = TypeVar("C", bound=TensorDictBase)
+
+
+@overload
+def lazy_stack(
+    collections: Sequence[TensorDict], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> LazyStackedTensorDict: ...
+@overload
+def lazy_stack(
+    collections: Sequence[C], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> C: ...
+@overload
+def lazy_stack(
+    collections: Sequence[torch.Tensor], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> Any: ...
+
+
+def lazy_stack(
+    collections: Sequence[Any], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> Any:
+    """Stacks collections without copying: a :class:`LazyStackedTensorDict` of them.
+
+    Members may differ in entry shapes and keys but share a batch size. Records of a
+    tensorclass give a record of that class over the lazy stack: fields read as the
+    stacked values, ``stacked[i]`` is record ``i``. Python-value nodes are merged as
+    ``tclass.stack`` merges them. Tensors are stacked with ``torch.stack``, or given
+    back as a list (``as_list=True``), padded to the largest shape
+    (``as_padded_tensor=True``, with ``padding_value`` on ``padding_side``) or as a
+    nested tensor (``as_nested_tensor=True``, ``layout`` jagged by default), as the peer
+    does. See :class:`~tclass._base._stack_ops.LazyStackOptions` for every keyword.
+
+    Raises:
+        StackError: if there are no members, they mix record classes, or their batch
+            sizes differ (pad those with :func:`tclass.pad_sequence`).
+    """
+    members = list(collections)
+    if members:
+        if isinstance(members[0], torch.Tensor):
+            return _stack_tensors(members, dim, options.get("out"), options)
+        if isinstance(members[0], _NonTensorNode):
+            return stack(members, dim)
+    check_members(members, "lazy_stack")
+    batch = members[0].batch_size
+    dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
+    result = type(members[0])._stack_lazily(members, dim, insert_dim(batch, dim, len(members)))
+    if not options:
+        return result
+    stack_dim_name = options.get("stack_dim_name")
+    if stack_dim_name is not None:
+        names = result.names
+        names[dim] = stack_dim_name
+        result._assign_names(tuple(names))
+    out = options.get("out")
+    if out is not None:
+        out.update_(result)
+        return out
+    return result
+
+
+def _stack_tensors(
+    tensors: list[Any], dim: int, out: torch.Tensor | None, options: LazyStackOptions
+) -> Any:
+    """``lazy_stack`` of plain tensors (member 0 is one), as the peer answers it."""
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, torch.Tensor):
+            msg = (
+                f"lazy_stack: member {position} is a {type(tensor).__name__} but member 0 is "
+                "a tensor; stack tensors with tensors only"
+            )
+            raise StackError(msg)
+    as_list = options.get("as_list", False)
+    padded = options.get("as_padded_tensor", False)
+    nested = options.get("as_nested_tensor", False)
+    if as_list + padded + nested > 1:
+        msg = "lazy_stack: as_list, as_padded_tensor and as_nested_tensor are exclusive"
+        raise TypeError(msg)
+    if as_list:
+        return tensors
+    if padded:
+        value = options.get("padding_value", 0.0)
+        return padded_stack(tensors, 0, value, options.get("padding_side", "right"), ())
+    if nested:
+        layout = options.get("layout")
+        return torch.nested.as_nested_tensor(tensors, layout=layout or torch.jagged)
+    try:
+        return torch.stack(tensors, dim, out=out)
+    except RuntimeError as error:
+        msg = (
+            f"lazy_stack: the tensors do not stack ({error}); pass as_list=True, "
+            "as_padded_tensor=True or as_nested_tensor=True for tensors of different shapes"
+        )
+        raise StackError(msg) from None
+
+
+def maybe_dense_stack(
+    collections: Sequence[C], dim: int = 0, *, out: C | None = None, strict: bool = False
+) -> C:
+    """The dense stack of ``collections`` when their keys, classes and shapes agree
+    (as :func:`tclass.stack`), a lazy stack of them otherwise. ``out`` receives the
+    result in place; ``strict`` is the peer's keyword (both kinds of stack check the
+    batch sizes)."""
+    members = list(collections)
+    try:
+        result = stack(members, dim)
+    except HeterogeneousEntryError:
+        raise
+    except StackError:
+        result = lazy_stack(members, dim)
+    if out is not None:
+        out.update_(result)
+        return out
+    return result
+
+
+def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None = None) -> Any:
+    """The dense stack of a lazy stack's members (along its stack dim), or of a list of
+    collections along ``dim`` (0 by default); lazy stacks in the list are densified too.
+
+    Raises:
+        StackError: if the members differ in keys, classes or shapes.
+        ValueError: if ``dim`` is given for a lazy stack and is not its stack dim.
+    """
+    if isinstance(collections, TensorDictBase):
+        storage = storage_of(collections)
+        if not isinstance(storage, LazyStackedTensorDict):
+            msg = (
+                "dense_stack_tds expects a lazy stack or a list, got a "
+                f"{type(collections).__name__}"
+            )
+            raise TypeError(msg)
+        if (
+            dim is not None
+            and _batch.normalize_dim(dim, storage.batch_dims, op="dense_stack_tds")
+            != storage.stack_dim
+        ):
+            msg = (
+                f"dense_stack_tds: dim {dim} is not the lazy stack's stack dim {storage.stack_dim}"
+            )
+            raise ValueError(msg)
+        return collections.contiguous()
+    return stack(list(collections), 0 if dim is None else dim)
+
+
+def to_lazystack(collection: Any, dim: int = 0) -> Any:
+    """A lazy stack of ``collection``'s slices along batch dim ``dim`` (views)."""
+    batch = collection.batch_size
+    d = _batch.normalize_dim(dim, len(batch), op="to_lazystack")
+    members = list(collection.unbind(d))
+    return type(collection)._stack_lazily(members, d, batch)
+
+
+def densify(collection: Any, layout: torch.layout = torch.strided) -> Any:
+    """A dense copy of ``collection`` in which every lazy stack is stacked: entries of
+    equal shapes with ``torch.stack``, of different shapes as nested tensors of
+    ``layout`` (which needs the stack along dim 0), nested collections recursively."""
+    if collection._is_leaf_node:
+        return collection
+    storage = storage_of(collection)
+    values: dict[str, Value] = {}
+    if isinstance(storage, LazyStackedTensorDict):
+        d = storage.stack_dim
+        for key in storage._key_names():
+            parts = storage._parts(key)
+            if isinstance(parts[0], torch.Tensor):
+                values[key] = _dense_parts(parts, d, layout, key)
+            else:
+                values[key] = densify(stack_entries(parts, d, (key,)), layout)
+    else:
+        for key, value in storage._items():
+            values[key] = densify(value, layout) if isinstance(value, TensorCollection) else value
+    out = collection._new_like(values, collection.batch_size, collection.device)
+    return collection._named_like_self(out)
+
+
+def _dense_parts(parts: list[Any], dim: int, layout: torch.layout, key: str) -> torch.Tensor:
+    shape = parts[0].shape
+    if all(part.shape == shape for part in parts):
+        return torch.stack(parts, dim)
+    if dim != 0:
+        msg = (
+            f"densify: the members' {key!r} differ in shape, which needs a nested tensor, and "
+            f"nested tensors stack along dim 0; this stack's dim is {dim} (transpose it first)"
+        )
+        raise HeterogeneousEntryError(msg)
+    return torch.nested.as_nested_tensor(parts, layout=layout)

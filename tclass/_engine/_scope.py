@@ -1,0 +1,166 @@
+"""What a TensorDict rarely needs, kept out of its slots (:class:`Scope`, created on first
+use so that building a TensorDict costs nothing for it), and the methods that read it:
+the names of the batch dims, whether an entry is an unbatched tensor, the callback of
+the next ``with`` block."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tclass._base._tensordict_base import TensorDictBase
+from tclass._core import _names
+from tclass._core._names import Names
+from tclass._core._unbatched import UnbatchedTensor
+from tclass.errors import BatchSizeError, DimNameError
+
+if TYPE_CHECKING:
+    from tclass._base._tensordict_base import Value
+
+__all__ = ["Scope", "ScopedOps", "named_to_fit", "write_unbatched"]
+
+_Unbatched = UnbatchedTensor
+
+
+class Scope:
+    """What a TensorDict rarely needs, kept out of its slots so that building one costs
+    nothing for it: what ``with td:`` blocks use (the lock state before the last
+    lock_/unlock_ call, the states to restore on exit, one per open block, and a
+    callback for the next exit: ``to_module`` puts a module's previous tensors back
+    with it), the names of the batch dims, and whether an entry is an unbatched tensor.
+    ``special``: names or unbatched tensors, which indexing and shape ops carry."""
+
+    __slots__ = ("before_last_lock", "restore", "on_exit", "names", "unbatched")
+
+    def __init__(self) -> None:
+        self.before_last_lock: bool | None = None
+        self.restore: list[bool] = []
+        self.on_exit: Callable[[], None] | None = None
+        self.names: Names = None
+        self.unbatched = False
+
+    @property
+    def special(self) -> bool:
+        return self.names is not None or self.unbatched
+
+    def carried(self, same_batch: bool) -> Scope | None:
+        """What a result built from this TensorDict's entries inherits: the unbatched
+        flag, and the names when the batch is the same; None when nothing."""
+        names = self.names if same_batch else None
+        if names is None and not self.unbatched:
+            return None
+        out = Scope()
+        out.names = names
+        out.unbatched = self.unbatched
+        return out
+
+
+class ScopedOps:
+    """The TensorDict methods over its :class:`Scope` (a mixin of ``TensorDict``, first
+    in its bases so that these answer for the collection defaults)."""
+
+    if TYPE_CHECKING:  # TensorDict's slots
+        _scope: Scope | None
+        _tensors: dict[str, Value]
+        _batch_size: torch.Size
+    else:
+        __slots__ = ()  # (mypy would refuse the writes to _scope below)
+
+    @property
+    def names(self) -> list[str | None]:
+        """The names of the batch dims (``None`` for an unnamed dim). Assigning names
+        them here and, for the dims they share, in nested collections."""
+        return _names.show(self._dim_names, len(self._batch_size))
+
+    @names.setter
+    def names(self, value: Sequence[str | None] | None) -> None:
+        self._rename_all(_names.as_names(value, len(self._batch_size)))
+
+    @property
+    def _dim_names(self) -> Names:
+        scope = self._scope
+        return None if scope is None else scope.names
+
+    def _assign_names(self, names: Names) -> None:
+        scope = self._scope
+        if scope is None:
+            if names is None:
+                return
+            scope = self._scope = Scope()
+        scope.names = names
+
+    def _holds_unbatched(self) -> bool:
+        """Whether an entry may be an unbatched tensor (then shape ops look for it)."""
+        scope = self._scope
+        return scope is not None and scope.unbatched
+
+    def _mark_unbatched(self) -> None:
+        """Records that an entry is an unbatched tensor (shape ops then keep it)."""
+        scope = self._scope
+        if scope is None:
+            scope = self._scope = Scope()
+        scope.unbatched = True
+
+    def _mark_unbatched_if_any(self) -> None:
+        """:meth:`_mark_unbatched` when an entry is one: for a TensorDict built unchecked
+        from values that may include them."""
+        if any(value.__class__ is _Unbatched for value in self._tensors.values()):
+            self._mark_unbatched()
+
+    def _rename_all(self, names: Names) -> None:
+        """Names this level's dims ``names`` and the first dims of nested collections."""
+        self._assign_names(names)
+        nb = len(self._batch_size)
+        for value in self._tensors.values():
+            if isinstance(value, TensorDictBase) and not value._is_leaf_node:
+                own = value._dim_names
+                extra = (None,) * (value.batch_dims - nb) if own is None else own[nb:]
+                value._rename_all(None if names is None else names + extra)
+
+    def _call_on_exit(self, callback: Callable[[], None]) -> None:
+        """Makes the next ``with td:`` block run ``callback`` once on exit (after
+        restoring the lock state), even if the block raised."""
+        scope = self._scope
+        if scope is None:
+            scope = self._scope = Scope()
+        scope.on_exit = callback
+
+
+def named_to_fit(value: Any, names: tuple[str | None, ...], key: object) -> Any:
+    """A nested collection stored under a named parent: the parent's names for the dims
+    they share (a named copy when the collection lacks them).
+
+    Raises:
+        DimNameError: if the collection already names one of those dims otherwise.
+    """
+    own = value._dim_names
+    count = len(names)
+    extra: tuple[str | None, ...] = (None,) * (value.batch_dims - count)
+    if own is not None:
+        extra = own[count:]
+    try:
+        wanted = _names.refined(own, list(names) + list(extra), value.batch_dims)
+    except DimNameError as error:
+        msg = f"cannot store {key!r}: its dim names do not fit the parent's: {error}"
+        raise DimNameError(msg) from None
+    if wanted == own:
+        return value
+    copy = value.__copy__()
+    copy._rename_all(wanted)
+    return copy
+
+
+def write_unbatched(key: str, entry: torch.Tensor, value: Any) -> None:
+    """An indexed write reaching an unbatched tensor: the value is written whole (every
+    element of the batch shares it), as the peer does."""
+    if isinstance(value, torch.Tensor) and value.shape == entry.shape:
+        entry.copy_(value)
+        return
+    shape = list(getattr(value, "shape", []))
+    msg = (
+        f"cannot write a value of shape {shape} into the unbatched tensor {key!r} of shape "
+        f"{list(entry.shape)}: an indexed write replaces it whole, with a tensor of its shape"
+    )
+    raise BatchSizeError(msg)

@@ -1,0 +1,101 @@
+"""``MemoryMappedTensor.from_storage``: a MemoryMappedTensor over an existing storage.
+
+No data is copied. A storage mapped from a file (``UntypedStorage.from_file``,
+``torch.from_file``) gives a file-backed tensor that pickles as a file reference; any
+other storage gives an anonymous one. (The peer's ``from_handler`` is deprecated there,
+with no replacement, and is not provided.)
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from tclass import MemoryMappedTensor, errors
+
+
+def _file(tmp_path: Path) -> str:
+    path = str(tmp_path / "x.memmap")
+    MemoryMappedTensor.from_tensor(torch.arange(6.0), filename=path)
+    return path
+
+
+def test_a_file_storage_gives_a_file_backed_tensor(tmp_path: Path) -> None:
+    path = _file(tmp_path)
+    storage = torch.UntypedStorage.from_file(path, shared=True, nbytes=24)
+    tensor = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, shape=(2, 3))
+    assert type(tensor) is MemoryMappedTensor
+    assert tensor.filename == path
+    assert tensor.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    tensor[0, 0] = 42.0
+    assert MemoryMappedTensor.from_filename(path, torch.float32, (6,))[0].item() == 42.0
+    again = pickle.loads(pickle.dumps(tensor))
+    assert again.filename == path and again[0, 0].item() == 42.0
+
+
+def test_no_copy_is_made() -> None:
+    storage = torch.UntypedStorage(16)
+    tensor = MemoryMappedTensor.from_storage(storage, dtype=torch.float32)
+    assert tensor.data_ptr() == storage.data_ptr()
+    assert tensor.shape == torch.Size([4]) and tensor.filename is None
+    tensor.fill_(1.0)
+    assert torch.frombuffer(bytearray(bytes(storage)), dtype=torch.float32).tolist() == [1.0] * 4
+
+
+def test_dtypes_shapes_and_index() -> None:
+    assert MemoryMappedTensor.from_storage(torch.UntypedStorage(16)).dtype == torch.int64
+    typed = torch.arange(4.0).untyped_storage()
+    assert MemoryMappedTensor.from_storage(typed, dtype=torch.float32).tolist() == [
+        0.0,
+        1.0,
+        2.0,
+        3.0,
+    ]
+    with warnings.catch_warnings():  # torch deprecates typed storages; they still work
+        warnings.simplefilter("ignore", UserWarning)
+        legacy = torch.arange(4.0, dtype=torch.float64).storage()
+        assert MemoryMappedTensor.from_storage(legacy).dtype == torch.float64
+    rows = MemoryMappedTensor.from_storage(
+        torch.arange(6.0).untyped_storage(), dtype=torch.float32, shape=(2, 3), index=1
+    )
+    assert rows.tolist() == [3.0, 4.0, 5.0] and type(rows) is MemoryMappedTensor
+    with pytest.raises(errors.ShapeError):
+        MemoryMappedTensor.from_storage(torch.UntypedStorage(24), dtype=torch.float32, shape=(7,))
+
+
+def test_a_filename_that_contradicts_the_storage_is_refused(tmp_path: Path) -> None:
+    path = _file(tmp_path)
+    storage = torch.UntypedStorage.from_file(path, shared=True, nbytes=24)
+    with pytest.raises(RuntimeError):
+        MemoryMappedTensor.from_storage(storage, dtype=torch.float32, filename=tmp_path / "other")
+    same = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, filename=path)
+    assert same.filename == path
+
+
+def test_only_cpu_storages() -> None:
+    with pytest.raises(errors.DeviceError):
+        MemoryMappedTensor.from_storage(torch.UntypedStorage(8), device="meta")
+    assert MemoryMappedTensor.from_storage(torch.UntypedStorage(8), device="cpu").numel() == 1
+
+
+def test_anonymous_results_refuse_pickle() -> None:
+    tensor = MemoryMappedTensor.from_storage(torch.UntypedStorage(8), dtype=torch.float32)
+    with pytest.raises(TypeError):
+        pickle.dumps(tensor)
+
+
+@pytest.mark.peer
+def test_same_views_as_the_peer(tmp_path: Path) -> None:
+    peer = pytest.importorskip("tensordict")
+    path = _file(tmp_path)
+    storage = torch.UntypedStorage.from_file(path, shared=True, nbytes=24)
+    ours = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, shape=(3, 2), index=2)
+    theirs = peer.MemoryMappedTensor.from_storage(
+        storage, dtype=torch.float32, shape=(3, 2), index=2
+    )
+    assert torch.equal(torch.as_tensor(ours), torch.as_tensor(theirs))
+    assert ours.filename == theirs.filename

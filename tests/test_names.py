@@ -1,0 +1,293 @@
+"""Named batch dims: ``names=``, ``names``, ``refine_names``, ``rename``, ``rename_``.
+
+Names follow the peer's rules: they travel with the dims through indexing, permutes,
+unsqueeze/squeeze, stacking and the other shape ops; ops that merge or invent dims
+(``reshape`` to another shape, ``flatten``, boolean masks over several dims) leave those
+dims unnamed; conflicting names are an error. Nested collections share their parent's
+names for the parent's dims, and saved folders keep them (``_names`` in ``meta.json``,
+read by the peer too).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import LazyStackedTensorDict, TensorClass, TensorDict, errors
+
+
+class Frame(TensorClass):
+    obs: torch.Tensor
+
+
+def _td() -> TensorDict:
+    return TensorDict(
+        {"a": torch.zeros(2, 3, 4), "b": TensorDict({"c": torch.zeros(2, 3, 5)}, [2, 3, 5])},
+        [2, 3],
+        names=["x", "y"],
+    )
+
+
+def test_names_are_stored_and_read() -> None:
+    td = _td()
+    assert td.names == ["x", "y"]
+    assert td["b"].names == ["x", "y", None]  # nested: the parent's names, then its own
+    assert TensorDict({}, [2, 3]).names == [None, None]
+    assert TensorDict({}, [2, 3], names=["x", None]).names == ["x", None]
+    assert TensorDict({}, [2, 3], names=[None, None]).names == [None, None]
+
+
+def test_invalid_names_are_refused() -> None:
+    with pytest.raises(ValueError):
+        TensorDict({}, [2, 3], names=["x", "x"])
+    with pytest.raises(ValueError):
+        TensorDict({}, [2, 3], names=["x"])
+    with pytest.raises(ValueError):
+        TensorDict({}, [], names=["x"])  # no dim to name: nothing is dropped silently
+    with pytest.raises(TypeError):
+        TensorDict({}, [2], names=[1])  # type: ignore[list-item]
+    td = _td()
+    with pytest.raises(ValueError):
+        td.names = ["x"]
+    assert td.names == ["x", "y"]
+
+
+def test_the_names_setter_reaches_nested_collections() -> None:
+    td = _td()
+    td.names = ["u", "v"]
+    assert td.names == ["u", "v"] and td["b"].names == ["u", "v", None]
+    td.names = None
+    assert td.names == [None, None] and td["b"].names == [None, None, None]
+
+
+def test_refine_names() -> None:
+    assert TensorDict({}, [2, 3, 4]).refine_names("a", None, "c").names == ["a", None, "c"]
+    assert TensorDict({}, [2, 3, 4]).refine_names(..., "c").names == [None, None, "c"]
+    assert TensorDict({}, [2, 3, 4]).refine_names("a", ..., "c").names == ["a", None, "c"]
+    td = TensorDict({"n": TensorDict({}, [2, 3, 4, 5])}, [2, 3, 4])
+    assert td.refine_names("a", ...) is td  # in place, as in the peer
+    assert td.names == ["a", None, None] and td["n"].names == ["a", None, None, None]
+    named = _td()
+    assert named.refine_names("x", None).names == ["x", "y"]
+    with pytest.raises(RuntimeError):
+        named.refine_names("x", "w")
+
+
+def test_rename_and_rename_() -> None:
+    td = _td()
+    assert td.rename("p", "q").names == ["p", "q"] and td.names == ["x", "y"]
+    assert td.rename(x="p").names == ["p", "y"]
+    assert td.rename(None).names == [None, None]
+    with pytest.raises(ValueError):
+        td.rename(z="w")
+    assert td.rename_("p", "q") is td
+    assert td.names == ["p", "q"] and td["b"].names == ["p", "q", None]
+    with pytest.raises(ValueError):
+        td.rename_("p", "p")
+
+
+NAME_RULES: list[tuple[str, Callable[[TensorDict], Any], list[str | None]]] = [
+    ("int", lambda t: t[0], ["y"]),
+    ("slice", lambda t: t[:, 1:], ["x", "y"]),
+    ("none", lambda t: t[None], [None, "x", "y"]),
+    ("tensor", lambda t: t[torch.tensor([0, 1])], ["x", "y"]),
+    ("list", lambda t: t[[0, 1]], ["x", "y"]),
+    ("mask", lambda t: t[torch.tensor([True, False])], ["x", "y"]),
+    ("mask2d", lambda t: t[torch.ones(2, 3, dtype=torch.bool)], [None]),
+    ("ellipsis", lambda t: t[..., 0], ["x"]),
+    ("reshape", lambda t: t.reshape(6), [None]),
+    ("reshape_same", lambda t: t.reshape(2, 3), ["x", "y"]),
+    ("view", lambda t: t.view(6), [None]),
+    ("flatten", lambda t: t.flatten(), [None]),
+    ("unflatten", lambda t: t.unflatten(1, (3, 1)), ["x", None, "y"]),
+    ("permute", lambda t: t.permute(1, 0), ["y", "x"]),
+    ("transpose", lambda t: t.transpose(1, 0), ["y", "x"]),
+    ("unsqueeze", lambda t: t.unsqueeze(0), [None, "x", "y"]),
+    ("unsqueeze_last", lambda t: t.unsqueeze(-1), ["x", "y", None]),
+    ("squeeze", lambda t: t.unsqueeze(0).squeeze(0), ["x", "y"]),
+    ("expand", lambda t: t.expand(5, 2, 3), [None, "x", "y"]),
+    ("split", lambda t: t.split(1)[0], ["x", "y"]),
+    ("unbind", lambda t: t.unbind(1)[0], ["x"]),
+    ("chunk", lambda t: t.chunk(2, 1)[0], ["x", "y"]),
+    ("clone", lambda t: t.clone(), ["x", "y"]),
+    ("apply", lambda t: t.apply(lambda v: v + 1), ["x", "y"]),
+    ("to", lambda t: t.to("cpu"), ["x", "y"]),
+    ("contiguous", lambda t: t.contiguous(), ["x", "y"]),
+    ("stack", lambda t: torch.stack([t, t]), [None, "x", "y"]),
+    ("stack1", lambda t: torch.stack([t, t], 1), ["x", None, "y"]),
+    ("cat", lambda t: torch.cat([t, t]), ["x", "y"]),
+    ("gather", lambda t: t.gather(1, torch.zeros(2, 2, dtype=torch.long)), ["x", "y"]),
+    ("masked_select", lambda t: t.masked_select(torch.ones(2, 3, dtype=torch.bool)), [None]),
+    ("flip", lambda t: t.flip(0), ["x", "y"]),
+    ("movedim", lambda t: t.movedim(0, 1), ["y", "x"]),
+    ("repeat", lambda t: t.repeat(1, 2), ["x", "y"]),
+    ("rot90", lambda t: t.rot90(), ["y", "x"]),
+    ("narrow", lambda t: t.narrow(0, 0, 1), ["x", "y"]),
+    ("pad", lambda t: tclass.pad(t, [0, 1]), ["x", "y"]),
+    ("empty", lambda t: t.empty(), ["x", "y"]),
+    ("select", lambda t: t.select("a"), ["x", "y"]),
+    ("exclude", lambda t: t.exclude("a"), ["x", "y"]),
+    ("pickle", lambda t: pickle.loads(pickle.dumps(t)), ["x", "y"]),
+    ("to_lazystack", lambda t: t.to_lazystack(0), [None, "y"]),
+]
+
+
+@pytest.mark.parametrize(("name", "op", "expected"), NAME_RULES, ids=[n for n, _, _ in NAME_RULES])
+def test_names_through_operations(
+    name: str, op: Callable[[TensorDict], Any], expected: list[str | None]
+) -> None:
+    assert op(_td()).names == expected, name
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("name", "op", "expected"), NAME_RULES, ids=[n for n, _, _ in NAME_RULES])
+def test_name_rules_are_the_peers(
+    name: str, op: Callable[[Any], Any], expected: list[str | None]
+) -> None:
+    peer = pytest.importorskip("tensordict")
+    if name == "pad":
+        op = lambda t: peer.pad(t, [0, 1])  # noqa: E731
+    theirs = peer.TensorDict(
+        {"a": torch.zeros(2, 3, 4), "b": peer.TensorDict({"c": torch.zeros(2, 3, 5)}, [2, 3, 5])},
+        [2, 3],
+        names=["x", "y"],
+    )
+    assert op(theirs).names == expected, name
+
+
+def test_stacking_collections_with_different_names_drops_them() -> None:
+    td = _td()
+    assert torch.stack([td, td.rename("p", "q")]).names == [None, None, None]
+    assert torch.cat([td, td.rename("p", "q")]).names == ["x", "y"]
+
+
+def test_setting_a_nested_collection_checks_its_names() -> None:
+    td = _td()
+    same = TensorDict({"c": torch.zeros(2, 3)}, [2, 3], names=["x", None])
+    td["n"] = same
+    assert td["n"].names == ["x", "y"]
+    conflicting = TensorDict({"c": torch.zeros(2, 3)}, [2, 3], names=["p", "q"])
+    with pytest.raises(RuntimeError):
+        td["m"] = conflicting
+    assert "m" not in td.keys()
+    unnamed_parent = TensorDict({}, [2, 3])
+    unnamed_parent["n"] = conflicting
+    assert unnamed_parent["n"].names == ["p", "q"]
+
+
+def test_changing_the_batch_size_keeps_the_names_of_the_kept_dims() -> None:
+    td = TensorDict({"a": torch.zeros(2, 3, 4)}, [2, 3], names=["x", "y"])
+    td.batch_size = [2]
+    assert td.names == ["x"]
+    td.batch_size = [2, 3, 4]
+    assert td.names == ["x", None, None]
+
+
+def test_lazy_stack_names() -> None:
+    members = list(_td().unbind(0))
+    lazy = LazyStackedTensorDict(*members, stack_dim=0)
+    assert lazy.names == [None, "y"]
+    named = LazyStackedTensorDict(*members, stack_dim=0, stack_dim_name="s")
+    assert named.names == ["s", "y"] and named[0].names == ["y"]
+    assert named[:, 0].names == ["s"]
+    assert LazyStackedTensorDict.lazy_stack(members, stack_dim_name="s").names == ["s", "y"]
+    lazy.names = ["t", "u"]
+    assert lazy.names == ["t", "u"] and lazy.tensordicts[0].names == ["u"]
+    assert lazy.rename("p", "q").names == ["p", "q"]
+    assert lazy.refine_names("t", "u").names == ["t", "u"]
+    fresh = LazyStackedTensorDict(*[TensorDict({}, [3]) for _ in range(2)], stack_dim=0)
+    assert fresh.refine_names("s", "y") is fresh and fresh.tensordicts[0].names == ["y"]
+
+
+def test_record_names() -> None:
+    frame = Frame(obs=torch.zeros(2, 3), batch_size=[2, 3], names=["x", "y"])
+    assert frame.names == ["x", "y"]
+    assert frame[0].names == ["y"]
+    assert frame.rename("u", "v").names == ["u", "v"] and type(frame.rename("u", "v")) is Frame
+    frame.names = ["p", "q"]
+    assert frame.names == ["p", "q"]
+    unnamed = Frame(obs=torch.zeros(2), batch_size=[2])
+    assert unnamed.refine_names("t") is unnamed and unnamed.names == ["t"]
+    assert Frame.from_dict({"obs": torch.zeros(2)}, batch_size=[2], names=["t"]).names == ["t"]
+
+
+def test_names_are_saved_and_loaded(tmp_path: Path) -> None:
+    td = _td()
+    td.memmap(tmp_path / "td")
+    meta = json.loads((tmp_path / "td" / "meta.json").read_text())
+    assert meta["_names"] == ["x", "y"]
+    nested = json.loads((tmp_path / "td" / "b" / "meta.json").read_text())
+    assert nested["_names"] == ["x", "y", None]
+    loaded = TensorDict.load_memmap(tmp_path / "td")
+    assert loaded.names == ["x", "y"] and loaded["b"].names == ["x", "y", None]
+    TensorDict({"a": torch.zeros(2)}, [2]).memmap(tmp_path / "plain")
+    plain = json.loads((tmp_path / "plain" / "meta.json").read_text())
+    assert "_names" not in plain  # written only when a dim has a name, as the peer
+    frame = Frame(obs=torch.zeros(2, 3), batch_size=[2, 3], names=["x", "y"])
+    frame.memmap(tmp_path / "frame")
+    assert Frame.load_memmap(tmp_path / "frame").names == ["x", "y"]
+
+
+def test_malformed_saved_names_are_an_error(tmp_path: Path) -> None:
+    TensorDict({"a": torch.zeros(2)}, [2]).memmap(tmp_path / "td")
+    meta_path = tmp_path / "td" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["_names"] = ["x", "y"]  # two names for one dim
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(errors.MetadataError):
+        TensorDict.load_memmap(tmp_path / "td")
+
+
+@pytest.mark.peer
+def test_the_peer_reads_our_names_and_we_read_its(tmp_path: Path) -> None:
+    peer = pytest.importorskip("tensordict")
+    _td().memmap(tmp_path / "ours")
+    assert peer.TensorDict.load_memmap(tmp_path / "ours").names == ["x", "y"]
+    theirs = peer.TensorDict({"a": torch.zeros(2, 3)}, [2, 3], names=["t", None])
+    theirs.memmap(tmp_path / "theirs")
+    assert TensorDict.load_memmap(tmp_path / "theirs").names == ["t", None]
+
+
+def test_names_do_not_change_the_repr() -> None:
+    assert repr(_td()) == repr(_td().rename(None))
+
+
+class Shot(TensorClass):
+    """A class with specs: its generated __init__ checks them inline."""
+
+    pixels: Annotated[torch.Tensor, tclass.Spec("3 h w", torch.uint8)]
+    extra: torch.Tensor | None = None
+
+
+def test_records_with_specs_take_names_and_unbatched_tensors() -> None:
+    pixels = torch.zeros(2, 3, 4, 4, dtype=torch.uint8)
+    shot = Shot(pixels=pixels, batch_size=[2], names=["t"])
+    assert shot.names == ["t"] and shot.unsqueeze(0).names == [None, "t"]
+    wide = Shot(pixels=pixels, extra=tclass.UnbatchedTensor(torch.ones(5)), batch_size=[2])
+    assert wide[0].extra.shape == (5,) and wide.unsqueeze(0).extra.shape == (5,)
+
+
+def test_nested_dicts_take_the_parents_names() -> None:
+    td = TensorDict(
+        {"a": torch.ones(2, 3, 4), "n": {"b": torch.ones(2, 3)}}, [2, 3], names=["u", "v"]
+    )
+    assert td["n"].names == ["u", "v"]
+    assert (td + 1)["n"].names == ["u", "v"] and td.exp().names == ["u", "v"]
+
+
+def test_reductions_keep_the_names_of_the_dims_they_keep() -> None:
+    td = TensorDict(
+        {"a": torch.ones(2, 3, 4), "n": {"b": torch.ones(2, 3)}}, [2, 3], names=["u", "v"]
+    )
+    assert td.sum(0).names == ["v"] and td.sum(0)["n"].names == ["v"]
+    assert td.mean(1).names == ["u"] and td.std(1).names == ["u"]
+    assert td.sum(1, keepdim=True).names == ["u", "v"]
+    assert td.max(1).values.names == ["u"]
+    assert td.cumsum(1).names == ["u", "v"]

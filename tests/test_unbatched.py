@@ -1,0 +1,179 @@
+"""``UnbatchedTensor``: a tensor entry that belongs to the whole batch.
+
+It may have any shape; the collection's shape operations (indexing, reshape, stacking,
+padding...) leave it as it is, while tensor operations (arithmetic, ``clone``, ``to``,
+``apply``) act on it and keep it unbatched. Reading it gives an ``UnbatchedTensor``
+whose ``batch_size`` is the collection's. Saving it to a folder is refused, as in the
+peer (whose format has no place for it).
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import LazyStackedTensorDict, TensorClass, TensorDict, UnbatchedTensor, errors
+
+
+def _table() -> UnbatchedTensor:
+    return UnbatchedTensor(torch.arange(12.0).reshape(3, 4))
+
+
+def _td() -> TensorDict:
+    return TensorDict({"table": _table(), "x": torch.zeros(2, 3)}, [2, 3])
+
+
+def test_it_is_a_tensor_that_keeps_its_class() -> None:
+    table = _table()
+    assert isinstance(table, torch.Tensor)
+    assert table.shape == torch.Size([3, 4]) and table.batch_size == torch.Size([])
+    assert type(table + 1) is UnbatchedTensor
+    assert type(table[0]) is UnbatchedTensor and table[0].shape == torch.Size([4])
+    assert (table + 1)[0, 0].item() == 1.0
+    assert UnbatchedTensor([1, 2]).dtype == torch.int64
+    assert UnbatchedTensor(table) is table
+    assert repr(UnbatchedTensor(torch.zeros(2))).startswith("UnbatchedTensor(")
+
+
+def test_its_shape_need_not_start_with_the_batch_size() -> None:
+    td = _td()
+    assert type(td["table"]) is UnbatchedTensor
+    assert td["table"].shape == torch.Size([3, 4])
+    assert td["table"].batch_size == torch.Size([2, 3])
+    td.set("other", UnbatchedTensor(torch.zeros(5)))
+    assert td["other"].shape == torch.Size([5])
+    assert torch.equal(td["table"], _table())
+
+
+SHAPE_OPS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("int", lambda t: t[0]),
+    ("slice", lambda t: t[:1]),
+    ("mask", lambda t: t[torch.tensor([True, False])]),
+    ("tensor", lambda t: t[torch.tensor([0, 0, 1])]),
+    ("reshape", lambda t: t.reshape(6)),
+    ("view", lambda t: t.view(3, 2)),
+    ("flatten", lambda t: t.flatten()),
+    ("unsqueeze", lambda t: t.unsqueeze(0)),
+    ("squeeze", lambda t: t.unsqueeze(0).squeeze(0)),
+    ("permute", lambda t: t.permute(1, 0)),
+    ("transpose", lambda t: t.transpose(0, 1)),
+    ("expand", lambda t: t.expand(4, 2, 3)),
+    ("split", lambda t: t.split(1)[0]),
+    ("unbind", lambda t: t.unbind(1)[0]),
+    ("chunk", lambda t: t.chunk(2, 1)[0]),
+    ("flip", lambda t: t.flip(0)),
+    ("repeat", lambda t: t.repeat(2, 1)),
+    ("stack", lambda t: torch.stack([t, t])),
+    ("cat", lambda t: torch.cat([t, t])),
+    ("pad", lambda t: tclass.pad(t, [0, 1])),
+    ("masked_select", lambda t: t.masked_select(torch.ones(2, 3, dtype=torch.bool))),
+    ("gather", lambda t: t.gather(1, torch.zeros(2, 1, dtype=torch.long))),
+]
+
+
+@pytest.mark.parametrize(("name", "op"), SHAPE_OPS, ids=[name for name, _ in SHAPE_OPS])
+def test_shape_operations_leave_it_unchanged(name: str, op: Callable[[Any], Any]) -> None:
+    td = _td()
+    out = op(td)
+    table = out["table"]
+    assert type(table) is UnbatchedTensor, name
+    assert table.shape == torch.Size([3, 4]), name
+    assert table.batch_size == out.batch_size, name
+    assert table.data_ptr() == td["table"].data_ptr(), name  # the same data, not a copy
+
+
+def test_tensor_operations_apply_to_it() -> None:
+    td = _td()
+    plus = td.apply(lambda v: v + 1)
+    assert type(plus["table"]) is UnbatchedTensor and plus["table"][0, 0].item() == 1.0
+    copy = td.clone()
+    assert type(copy["table"]) is UnbatchedTensor
+    assert copy["table"].data_ptr() != td["table"].data_ptr()
+    assert type(td.to(torch.float64)["table"]) is UnbatchedTensor
+    assert td.to(torch.float64)["table"].dtype == torch.float64
+    assert bool((td == td.clone()).all())
+
+
+def test_stacking_different_tables_keeps_the_first_and_warns() -> None:
+    a, b = _td(), _td()
+    b.set("table", UnbatchedTensor(torch.ones(3, 4)))
+    with pytest.warns(UserWarning, match="UnbatchedTensor"):
+        stacked = torch.stack([a, b])
+    assert torch.equal(stacked["table"], a["table"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.stack([a, a])  # the same table: nothing to warn about
+
+
+def test_indexed_writes() -> None:
+    td = _td()
+    other = TensorDict({"x": torch.ones(3)}, [3])
+    td[0] = other  # no "table" in the value: the table is kept
+    assert torch.equal(td["table"], _table())
+    replacement = TensorDict({"x": torch.ones(3), "table": UnbatchedTensor(torch.ones(3, 4))}, [3])
+    td[1] = replacement  # same shape: written whole, whatever the index
+    assert bool((td["table"] == 1).all())
+
+
+def test_auto_batch_size_ignores_it() -> None:
+    td = TensorDict({"table": UnbatchedTensor(torch.zeros(7)), "x": torch.zeros(2, 3)}, [])
+    assert td.auto_batch_size_().batch_size == torch.Size([2, 3])
+
+
+def test_keys_lists_it_as_a_leaf() -> None:
+    assert list(_td().keys(True, True)) == ["table", "x"]
+
+
+def test_lazy_stacks_and_records() -> None:
+    lazy = LazyStackedTensorDict(_td(), _td())
+    assert type(lazy["table"]) is UnbatchedTensor and lazy["table"].shape == torch.Size([3, 4])
+
+    class Model(TensorClass):
+        weights: torch.Tensor
+        x: torch.Tensor
+
+    record = Model(weights=UnbatchedTensor(torch.zeros(5, 5)), x=torch.zeros(4), batch_size=[4])
+    assert record.weights.shape == torch.Size([5, 5])
+    assert record[1:3].weights.shape == torch.Size([5, 5])
+    assert type(record[0].weights) is UnbatchedTensor
+
+
+def test_pickling_keeps_it_unbatched() -> None:
+    td = pickle.loads(pickle.dumps(_td()))
+    assert type(td["table"]) is UnbatchedTensor and td["table"].shape == torch.Size([3, 4])
+    table = pickle.loads(pickle.dumps(_table()))
+    assert type(table) is UnbatchedTensor
+
+
+def test_saving_and_consolidating_are_refused(tmp_path: Path) -> None:
+    td = _td()
+    with pytest.raises(errors.UnsupportedError, match="table"):
+        td.memmap(tmp_path / "td")
+    assert not (tmp_path / "td").exists()
+    with pytest.raises(NotImplementedError, match="exclude"):
+        td.consolidate()
+    td.exclude("table").memmap(tmp_path / "ok")
+
+
+@pytest.mark.peer
+def test_same_behaviour_as_the_peer() -> None:
+    peer = pytest.importorskip("tensordict")
+    theirs = peer.TensorDict(
+        {"table": peer.UnbatchedTensor(torch.arange(12.0).reshape(3, 4)), "x": torch.zeros(2, 3)},
+        [2, 3],
+    )
+    ours = _td()
+    for name, op in SHAPE_OPS:
+        if name == "pad":
+            continue
+        got, want = op(ours), op(theirs)
+        assert got["table"].shape == want["table"].shape, name
+        assert got.batch_size == want.batch_size, name
+        assert got["table"].batch_size == want["table"].batch_size, name
