@@ -1,0 +1,81 @@
+"""The standalone differential runner: many programs, grouped findings, repro scripts.
+
+    python -m tests.differential.run --examples 20000
+    python -m tests.differential.run --examples 2000 --families shape,math --seed 7
+    python -m tests.differential.run --replay 1234 --families index   # one program, verbose
+
+Programs are numbered from ``--seed``; program ``n`` is fully determined by ``n``, the
+families and ``--length``, so ``--replay n`` shows it again. Findings are grouped by
+signature (family, op, kind, first difference); for each group the shortest program is
+printed as a script that reproduces it (prefix ``L = tensordict`` or ``L = tclass``, and
+``from tests.differential.libs import *``, ``from tests.differential.world import t``).
+The exit status is 1 when a finding is not covered by the allowlist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+
+from .chooser import RandomChooser
+from .engine import Finding, Stats, run_program
+from .libs import libraries
+from .ops import FAMILIES, generators
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.differential.run")
+    parser.add_argument("--examples", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--length", type=int, default=4, help="ops per program")
+    parser.add_argument("--replay", type=int, default=None, help="run one program, verbose")
+    parser.add_argument("--show-allowed", action="store_true")
+    parser.add_argument("--stats", action="store_true", help="steps per op")
+    args = parser.parse_args(argv)
+    libs = libraries()
+    if libs is None:
+        print("the peer (tensordict) is not installed: nothing to compare")
+        return 0
+    families = args.families.split(",")
+    gens = generators(families)
+    stats = Stats()
+    start = time.perf_counter()
+    seeds = [args.replay] if args.replay is not None else range(args.seed, args.seed + args.examples)
+    for n in seeds:
+        finding = run_program(RandomChooser(n), libs, gens, stats, args.length)
+        if args.replay is not None:
+            print(finding.report() if finding else "no finding")
+    elapsed = time.perf_counter() - start
+    return _summary(stats, elapsed, families, args.show_allowed, args.stats)
+
+
+def _summary(stats: Stats, elapsed: float, families: list[str], allowed: bool, ops: bool) -> int:
+    groups: dict[str, list[Finding]] = defaultdict(list)
+    for finding in stats.findings:
+        groups[finding.signature()].append(finding)
+    bugs = {s: f for s, f in groups.items() if f[0].allowed is None}
+    allowed_groups = {s: f for s, f in groups.items() if f[0].allowed is not None}
+    steps = sum(stats.steps.values())
+    print(
+        f"{stats.programs} programs, {steps} steps compared ({', '.join(families)}) "
+        f"in {elapsed:.1f}s; {sum(stats.both_raised.values())} steps raised in both"
+    )
+    if stats.missing:
+        print(f"skipped (tclass lacks the method): {dict(stats.missing)}")
+    if ops:
+        print("steps per op:", dict(sorted(stats.steps.items())))
+    print(f"{len(bugs)} discrepancies ({sum(map(len, bugs.values()))} programs)")
+    print(f"{len(allowed_groups)} allowed ({sum(map(len, allowed_groups.values()))} programs)")
+    shown = list(bugs.items()) + (list(allowed_groups.items()) if allowed else [])
+    for signature, findings in sorted(shown, key=lambda item: -len(item[1])):
+        shortest = min(findings, key=lambda f: sum(map(len, f.lines)))
+        label = f" [allowed: {shortest.allowed}]" if shortest.allowed else ""
+        print(f"\n=== {len(findings)}x {signature}{label}\n{shortest.report()}")
+    return 1 if bugs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
