@@ -539,8 +539,13 @@ def test_expand_member_dim(d: int) -> None:
     target = list(dense.batch_size)
     target[1 if d == 0 else 0] = 3  # the members' size-1 dim
     got = lazy.expand(target)
-    assert type(got) is LazyStackedTensorDict and got.stack_dim == d
+    assert type(got) is TensorDict  # members that line up stack densely, as in the peer
     _assert_matches(got, dense.expand(target))
+    members[1]["w"] = torch.zeros(1, 4, 2)
+    members[0]["w"] = torch.zeros(1, 4, 3)  # members that differ stay a lazy stack
+    got = tclass.lazy_stack(members, d).expand(target)
+    assert type(got) is LazyStackedTensorDict and got.stack_dim == d
+    assert [m["w"].shape[-1] for m in got.tensordicts] == [3, 2]
 
 
 def test_expand_single_member_stack_dim() -> None:

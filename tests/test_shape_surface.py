@@ -251,8 +251,12 @@ def test_broadcast_to_and_expand_as_are_expand(data: st.DataObject, td: TensorDi
 
     assert_leafwise(td.broadcast_to(target), td, by_hand, target, view=True)
     assert_leafwise(td.expand_as(torch.zeros(target)), td, by_hand, target, view=True)
-    other = TensorDict({}, target)
+    # A collection: each tensor expanded as the other's tensor of its key (the peer's).
+    other = td.expand(target).clone()
     assert_leafwise(td.expand_as(other), td, by_hand, target, view=True)
+    if list(td.keys()):
+        with pytest.raises(KeyError):
+            td.expand_as(TensorDict({}, target))
 
 
 @SETTINGS

@@ -292,6 +292,16 @@ class TestSetInPlace:
         with pytest.raises(KeyNotFoundError, match="'zz'"):
             _td().set_(("b", "zz"), torch.zeros(4))
 
+    def test_missing_parent_is_created(self) -> None:
+        # As the peer: a nested key whose parent collection is missing is a plain set.
+        td = _td()
+        assert td.set_(("zz", "a"), torch.ones(4)) is td
+        assert torch.equal(td["zz", "a"], torch.ones(4))
+        td.set_(("b", "q", "r"), torch.ones(4))
+        assert torch.equal(td["b", "q", "r"], torch.ones(4))
+        with pytest.raises(LockedError):
+            _td().lock_().set_(("zz", "a"), torch.ones(4))
+
     def test_shape_error(self) -> None:
         td = _td()
         before = td["a"].clone()

@@ -8,8 +8,9 @@ collection) and ``_pointwise_`` (in place), which gather the tensors of the whol
 run one fused ``torch._foreach_*`` kernel where torch has one for the arguments (else the
 torch function tensor by tensor) and rebuild the tree.
 
-Results keep the class, batch size, device and lock state (as the peer does) and the
-Python values, which are shared, not copied.
+Results keep the class, batch size, device and lock state and the Python values, which
+are shared, not copied. As in the peer, ``clamp`` and ``masked_fill`` results are
+unlocked, as are comparisons (``_operators.py``).
 """
 
 from __future__ import annotations
@@ -379,32 +380,32 @@ class PointwiseOps(LeafwiseOps):
     @implements(torch.isnan)
     def isnan(self) -> Self:
         """A bool collection: ``torch.isnan`` of every tensor."""
-        return self._pointwise(None, torch.isnan, lock=False)
+        return self._pointwise(None, torch.isnan)
 
     @implements(torch.isfinite)
     def isfinite(self) -> Self:
         """A bool collection: ``torch.isfinite`` of every tensor."""
-        return self._pointwise(None, torch.isfinite, lock=False)
+        return self._pointwise(None, torch.isfinite)
 
     @implements(torch.isinf)
     def isinf(self) -> Self:
         """A bool collection: ``torch.isinf`` of every tensor."""
-        return self._pointwise(None, torch.isinf, lock=False)
+        return self._pointwise(None, torch.isinf)
 
     @implements(torch.isneginf)
     def isneginf(self) -> Self:
         """A bool collection: ``torch.isneginf`` of every tensor."""
-        return self._pointwise(None, torch.isneginf, lock=False)
+        return self._pointwise(None, torch.isneginf)
 
     @implements(torch.isposinf)
     def isposinf(self) -> Self:
         """A bool collection: ``torch.isposinf`` of every tensor."""
-        return self._pointwise(None, torch.isposinf, lock=False)
+        return self._pointwise(None, torch.isposinf)
 
     @implements(torch.isreal)
     def isreal(self) -> Self:
         """A bool collection: ``torch.isreal`` of every tensor."""
-        return self._pointwise(None, torch.isreal, lock=False)
+        return self._pointwise(None, torch.isreal)
 
     # --- binary --------------------------------------------------------------------------
     # `other`: a number, a tensor over the batch dims (lined up with the last ones, as
@@ -539,7 +540,9 @@ class PointwiseOps(LeafwiseOps):
     def clamp(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
         """``torch.clamp`` of every tensor between ``min`` and ``max`` (either may be None)."""
         _need_a_bound(min, max)
-        return self._pointwise(_foreach_clamp, torch.clamp, (min, max), operation="clamp")
+        return self._pointwise(
+            _foreach_clamp, torch.clamp, (min, max), operation="clamp", lock=False
+        )
 
     @implements(torch.clamp_)
     def clamp_(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
@@ -625,7 +628,6 @@ class PointwiseOps(LeafwiseOps):
             (condition, other),
             alignment="mask",
             operation="where",
-            lock=False,
             values=_where_value,
         )
         return result if out is None else cast(Self, out.copy_(result))  # type: ignore[attr-defined]
@@ -634,7 +636,12 @@ class PointwiseOps(LeafwiseOps):
         """A copy where ``mask`` (over the leading batch dims, or a bool collection) is
         true set to ``value``."""
         return self._pointwise(
-            None, torch.masked_fill, (mask, value), alignment="mask", operation="masked_fill"
+            None,
+            torch.masked_fill,
+            (mask, value),
+            alignment="mask",
+            operation="masked_fill",
+            lock=False,
         )
 
     def masked_fill_(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:

@@ -104,7 +104,9 @@ class ShapeOps(TensorCollection):
         """A collection with batch size ``shape`` (one dim may be -1); copies as torch does."""
         batch_size = self.batch_size
         new = _batch.view_shape(_batch.shape_args(shape, "reshape"), batch_size, "reshape")
-        names = self._dim_names if new == batch_size else None
+        if new == batch_size:
+            return self  # as the peer (and torch for a contiguous tensor): no copy
+        names = None
         return self._in_place(self._carry(self._reshaped(new), names), inplace)
 
     def view(
@@ -122,10 +124,11 @@ class ShapeOps(TensorCollection):
             shape = (tuple(given),)
         current = self.batch_size
         new = _batch.view_shape(_batch.shape_args(shape, "view"), current, "view")
+        if new == current:
+            return self  # as the peer
         nb = len(current)
         out = self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
-        names = self._dim_names if new == current else None
-        return self._carry(out, names, inverse=lambda r: r.view(current))
+        return self._carry(out, None, inverse=lambda r: r.view(current))
 
     def _view_dtype(self, dtype: torch.dtype) -> Self:
         batch_size = self.batch_size
@@ -196,7 +199,7 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         dims = _batch.squeeze_dims(batch_size, dim)
         if not dims:
-            return self._carry(self._map_batch(_identity, batch_size), self._dim_names)
+            return self  # nothing to squeeze: the peer returns the collection itself
         new = torch.Size(s for i, s in enumerate(batch_size) if i not in dims)
         if len(dims) == 1:
             (only,) = dims
@@ -228,6 +231,8 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         nb = len(batch_size)
         order = _batch.permute_dims(_batch.shape_args(dims, "permute"), nb)
+        if order == tuple(range(nb)):
+            return self  # the identity: the peer returns the collection itself
         new = torch.Size(batch_size[d] for d in order)
         out = self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
         back = tuple(order.index(d) for d in range(nb))
@@ -245,6 +250,8 @@ class ShapeOps(TensorCollection):
         nb = len(batch_size)
         a = _batch.normalize_dim(dim0, nb, op="transpose")
         b = _batch.normalize_dim(dim1, nb, op="transpose")
+        if a == b:
+            return self  # as the peer
         sizes = list(batch_size)
         sizes[a], sizes[b] = sizes[b], sizes[a]
         out = self._map_batch(lambda v: v.transpose(a, b), torch.Size(sizes))
@@ -395,7 +402,11 @@ class ShapeOps(TensorCollection):
         return self._carry(out, _names.expanded(self._dim_names, len(new)))
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
-        """:meth:`expand` to ``other``'s shape (a collection's shape is its batch size)."""
+        """:meth:`expand` to the shape of the tensor ``other``; for a collection ``other``,
+        each tensor expanded as ``other``'s tensor of the same key, feature dims included,
+        to ``other``'s batch size (as in the peer)."""
+        if isinstance(other, TensorCollection):
+            return self.apply(torch.Tensor.expand_as, other, batch_size=other.batch_size)
         return self.expand(other.shape)
 
     def broadcast_to(self, shape: Sequence[int]) -> Self:
@@ -494,9 +505,11 @@ class ShapeOps(TensorCollection):
         piece = batch_size[:dim] + batch_size[dim + 1 :]
         parts = self._map_values_split(lambda v: v.unbind(dim), [piece] * batch_size[dim])
         names = _names.removed(self._dim_names, (dim,))
-        if names is None:
+        # The peer locks the slices of a locked memory-mapped or shared collection only.
+        lock = self.is_locked and (self.is_memmap() or self.is_shared())
+        if names is None and not lock:
             return parts
-        return tuple(self._carry(part, names, lock=False) for part in parts)
+        return tuple(self._carry(part, names, lock=lock) for part in parts)
 
 
 def _identity(value: Value) -> Value:

@@ -125,6 +125,10 @@ def pad(
     if inplace:
         collection._become(padded)
         return collection
+    storage = storage_of(padded)
+    if isinstance(storage, LazyStackedTensorDict):
+        # As the peer, which pads the dense stack: dense when the members line up.
+        return storage._densified(padded)  # type: ignore[no-any-return]
     return padded
 
 

@@ -455,12 +455,14 @@ class TensorDict(ScopedOps, TensorDictBase):
         out._consolidated = None
         out._saved_at = None
         out._scope = None
-        return out
+        return self._locked_view(out, index) if self._locked else out
 
     def _index_slice(self, index: slice) -> Self:
         batch = self._batch_size
         if not batch:
             _raise_no_batch_dims(index)
+        if index.start is None and index.stop is None and index.step is None:
+            return self  # td[:] is td, as in the peer
         start, stop, step = index.indices(batch[0])
         if step <= 0:
             msg = f"slice step must be positive, got {step}"
@@ -476,6 +478,14 @@ class TensorDict(ScopedOps, TensorDictBase):
         out._consolidated = None
         out._saved_at = None
         out._scope = None
+        return self._locked_view(out, index) if self._locked else out
+
+    def _locked_view(self, out: Self, index: Any) -> Self:
+        """``out``, the result of ``self[index]`` for a locked ``self``, locked as the
+        peer locks it: when ``self`` is memory-mapped or shared and the index keeps the
+        data pointer (see ``_batch.keeps_data_pointer``)."""
+        if _batch.keeps_data_pointer(index) and (self._saved_at is not None or self.is_shared()):
+            out.lock_()
         return out
 
     def _index(self, index: Any) -> Any:
@@ -485,11 +495,11 @@ class TensorDict(ScopedOps, TensorDictBase):
             if _keys.is_key_tuple(index):
                 node = self._get_nested(index)
                 return node._read() if isinstance(node, _NonTensorNode) else node
+            if _batch.is_whole_index(index, len(batch)):
+                return self  # td[...], td[()], td[:, :]: the collection itself, as the peer
             index = _batch.normalize_index(index, len(batch))
         elif index is Ellipsis:
-            # A view of every entry: the lock and the names carry over, as in the peer.
-            out = self._new_like(dict(self._tensors), batch, self._device)
-            return out.lock_() if self._locked else out
+            return self  # as the peer
         elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
             if index.dtype is torch.bool and not (self._scope and self._scope.special):
                 return self._index_mask(index)
@@ -501,8 +511,10 @@ class TensorDict(ScopedOps, TensorDictBase):
                 values = {key: value[index] for key, value in self._tensors.items()}
             except IndexError as error:
                 raise _out_of_range(index, batch, error) from None
-            return self._new_unchecked(values, self._indexed_size(index, values), self._device)
-        return self._index_special(index, scope)
+            out = self._new_unchecked(values, self._indexed_size(index, values), self._device)
+        else:
+            out = self._index_special(index, scope)
+        return self._locked_view(out, index) if self._locked else out
 
     def _index_special(self, index: Any, scope: Scope) -> Self:
         """Indexing a TensorDict with dim names or unbatched tensors: both carried."""
@@ -688,13 +700,29 @@ class TensorDict(ScopedOps, TensorDictBase):
             node = child
         return node
 
+    def _lacks_parent(self, path: tuple[str, ...]) -> bool:
+        """Whether a collection on the way to ``path[-1]`` is missing."""
+        node: Any = self
+        for part in path[:-1]:
+            if not isinstance(node, TensorCollection):
+                return False  # through a tensor: the read raises
+            node = node.get(part, _MISSING)
+            if node is _MISSING:
+                return True
+        return False
+
     def set_(self, key: Any, value: Any) -> Self:
         """Copies ``value`` into the existing entry ``key`` in place (allowed when locked).
+
+        A nested key whose parent collections are missing is set as by :meth:`set` (the
+        missing levels created), as in the peer.
 
         Raises:
             KeyNotFoundError: if there is no entry ``key``.
             BatchSizeError: if ``value`` cannot be broadcast to the entry's shape.
         """
+        if type(key) is not str and self._lacks_parent(_keys.key_path(key)):
+            return self.set(key, value)
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
         if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer
             path = _keys.key_path(key)
@@ -839,6 +867,9 @@ class TensorDict(ScopedOps, TensorDictBase):
         keys (a nested key selects that entry; a shorter key everything below it).
         """
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        if self._locked and not inplace and not len(source.keys()):
+            # Nothing to write, but the peer refuses any update of a locked collection.
+            raise LockedError(_LOCKED_MSG.format(action="update"))
         return self._update(source, clone, inplace, allowed)
 
     def _update(
@@ -1003,7 +1034,8 @@ class TensorDict(ScopedOps, TensorDictBase):
                 moved = self._consolidated.moved(self, device, False)
                 if moved is not None:
                     return moved  # type: ignore[no-any-return]
-            return self._map_values(lambda v: v.to(device), self._batch_size, device)
+            moved = self._map_values(lambda v: v.to(device), self._batch_size, device)
+            return moved.lock_() if self._locked else moved
         request = parse_to_args(args, kwargs)
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
         if dtype is None and (device is None or device == self._device):

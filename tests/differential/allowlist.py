@@ -35,6 +35,24 @@ def _tagged(tag: str, *kinds: str) -> Callable[[Finding, Facts, Any, Any], bool]
     return covers
 
 
+def _raised_by(name: str) -> Callable[[Finding, Facts, Any, Any], bool]:
+    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        return finding.kind in ("tclass-raises", "family") and type(mine.error).__name__ == name
+
+    return covers
+
+
+def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What the README lists tclass answering where the peer raises: ``td // x``, ``2 **
+    td``, ``x % td``, ``div(rounding_mode=)``, ``cumsum``, ``long()`` / ``byte()``,
+    reductions over several dims or of lazy stacks; and the results that differ on
+    purpose: several dims all reduced, ``max`` / ``min`` along a dim as ``ValuesIndices``."""
+    tags = finding.step.tags
+    if finding.kind == "peer-raises":
+        return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
+    return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
+
+
 def _one_value(snap: Any) -> Any:
     """The Python value every element of a (nested) list snapshot holds, or None."""
     if isinstance(snap, tuple) and snap[:1] == ("py",):
@@ -81,6 +99,22 @@ ENTRIES: list[Entry] = [
         "index-beyond-batch",
         "**Indexing stays in the batch dims.** An index with more entries than batch dims is an",
         _tagged("beyond-batch", "tclass-raises", "family"),
+    ),
+    Entry(
+        "annotation-casts",
+        "5. **Casting follows the annotation** of tensorclass fields",
+        _raised_by("FieldTypeError"),
+    ),
+    Entry(
+        "math-beyond-the-peer",
+        "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
+        _beyond_the_peer,
+    ),
+    Entry(
+        "lazy-members-share-batch-size",
+        "Lazy-stack members share their batch size (the peer allows members of different",
+        _tagged("ragged", "tclass-raises"),
+        pending="ragged lazy stacks (nontensor branch)",
     ),
     Entry(
         "from-dict-infers",

@@ -83,6 +83,7 @@ class Stats:
     steps: Counter[str] = field(default_factory=Counter)  # op -> steps compared
     both_raised: Counter[str] = field(default_factory=Counter)
     missing: Counter[str] = field(default_factory=Counter)  # tclass lacks the method
+    peer_lacks: Counter[str] = field(default_factory=Counter)  # the peer lacks the method
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -138,6 +139,14 @@ def judge(step: Step, peer: Outcome, mine: Outcome) -> tuple[str, list[str]] | N
     return ("result", found) if found else None
 
 
+def _lacks(error: BaseException | None, src: str) -> bool:
+    """Whether ``error`` says the peer has no method or function the step calls."""
+    if not isinstance(error, AttributeError):
+        return False
+    found = re.search(r"has no attribute '(\w+)'", str(error))
+    return found is not None and (f".{found.group(1)}(" in src or f".{found.group(1)}_(" in src)
+
+
 def _message(error: BaseException) -> str:
     return " ".join(str(error).split())[:300]
 
@@ -165,6 +174,9 @@ class Program:
         """The finding, None to go on, or False when both raised (the program ends)."""
         self.lines.append(step.line)
         peer, mine = execute(step, self.peer_ns), execute(step, self.my_ns)
+        if _lacks(peer.error, step.src):
+            stats.peer_lacks[step.op] += 1  # code written for the peer never calls it
+            return False
         stats.steps[step.op] += 1
         verdict = judge(step, peer, mine)
         if verdict is None:

@@ -94,6 +94,8 @@ def reduction(c: Chooser, info: Info, facts: Facts) -> Step:
         args.append(f"dim={chosen!r}")
         if len(chosen) > 1:
             tags.append("multi-dim")
+    if args and name in ("max", "min"):
+        tags.append("values-indices")
     if args and c.chance(40) and name != "cumsum":
         args.append("keepdim=True")
     if c.chance(20) and name not in ("cumsum",):

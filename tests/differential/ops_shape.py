@@ -287,7 +287,9 @@ def reassemble(c: Chooser, info: Info, facts: Facts) -> Step:
     if pick == 1:
         return step(f"torch.cat(x.split(1, {d}), {d})", "split_cat", "combine")
     n = max(1, math.ceil((info.batch[d] if -info.ndim <= d < info.ndim else 1) / 2))
-    return step(f"L.lazy_stack(list(x.chunk({n}, {d})), {d})", "chunk_lazy", "combine")
+    return step(
+        f"L.lazy_stack(list(x.chunk({n}, {d})), {d})", "chunk_lazy", "combine", tags=("ragged",)
+    )
 
 
 COMBINE = [

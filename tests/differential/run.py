@@ -65,6 +65,8 @@ def _summary(stats: Stats, elapsed: float, families: list[str], allowed: bool, o
     )
     if stats.missing:
         print(f"skipped (tclass lacks the method): {dict(stats.missing)}")
+    if stats.peer_lacks:
+        print(f"skipped (the peer lacks the method): {dict(stats.peer_lacks)}")
     if ops:
         print("steps per op:", dict(sorted(stats.steps.items())))
     print(f"{len(bugs)} discrepancies ({sum(map(len, bugs.values()))} programs)")

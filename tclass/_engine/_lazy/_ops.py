@@ -24,7 +24,7 @@ from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
 from tclass._engine._lazy._parts import insert_dim, remove_dim, split_tensor
 from tclass._engine._nontensor import join_non_tensor
-from tclass.errors import BatchSizeError, DimError, ShapeError
+from tclass.errors import BatchSizeError, DimError, HeterogeneousEntryError, ShapeError
 
 __all__ = ["LazyStackOps"]
 
@@ -316,6 +316,8 @@ class LazyStackOps(TensorDictBase):
         ndim = len(self._batch_size)
         a = _batch.normalize_dim(dim0, ndim, op="transpose")
         b = _batch.normalize_dim(dim1, ndim, op="transpose")
+        if a == b:
+            return self  # as the peer
         order = list(range(ndim))
         order[a], order[b] = order[b], order[a]
         return self.permute(*order)
@@ -329,7 +331,8 @@ class LazyStackOps(TensorDictBase):
         members = [m.expand(member_shape) for m in self._members]
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
-        return self._from_members(members, new_d, target)
+        expanded = self._from_members(members, new_d, target)
+        return self._densified(expanded.unlock_() if expanded.is_locked else expanded)
 
     # --- entries, member by member ----------------------------------------------------------
 
@@ -496,7 +499,7 @@ class LazyStackOps(TensorDictBase):
         members = [m.flip(inner) for m in self._members] if inner else list(self._members)
         if d in flat:
             members.reverse()
-        return self._carry(self._restacked(members), self._dim_names)
+        return self._densified(self._carry(self._restacked(members), self._dim_names))
 
     def roll(
         self,
@@ -508,7 +511,7 @@ class LazyStackOps(TensorDictBase):
         """Each member rolled along its own dims; along the stack dim, the members
         rotated. Without ``dims`` (the flattened batch) the dense stack is rolled."""
         if dims is None or inplace:
-            return TensorDictBase.roll(self, shifts, dims, inplace=inplace)
+            return self._densified(TensorDictBase.roll(self, shifts, dims, inplace=inplace))
         flat = _dims(dims, len(self._batch_size), "roll")
         amounts = [shifts] if isinstance(shifts, int) else list(shifts)
         if len(amounts) != len(flat):
@@ -523,7 +526,7 @@ class LazyStackOps(TensorDictBase):
         if members and turn:
             turn %= len(members)
             members = members[-turn:] + members[:-turn]
-        return self._carry(self._restacked(members), self._dim_names)
+        return self._densified(self._carry(self._restacked(members), self._dim_names))
 
     def narrow(self, dim: int, start: int, length: int) -> Self:
         """Along the stack dim, the members ``start`` to ``start + length``; along another
@@ -532,7 +535,7 @@ class LazyStackOps(TensorDictBase):
         n = _batch.normalize_dim(dim, len(self._batch_size), op="narrow")
         if n != d:
             members = [m.narrow(n if n < d else n - 1, start, length) for m in self._members]
-            return self._carry(self._restacked(members), self._dim_names)
+            return self._densified(self._carry(self._restacked(members), self._dim_names))
         count = len(self._members)
         begin = start + count if start < 0 else start
         if not 0 <= begin <= count or length < 0 or begin + length > count:
@@ -541,7 +544,24 @@ class LazyStackOps(TensorDictBase):
         if not length:
             return TensorDictBase.narrow(self, dim, start, length)
         members = self._members[begin : begin + length]
-        return self._carry(self._restacked(list(members)), self._dim_names)
+        return self._densified(self._carry(self._restacked(list(members)), self._dim_names))
+
+    def tile(self, dims: Sequence[int]) -> Self:
+        """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``)."""
+        return self._densified(TensorDictBase.tile(self, dims))
+
+    def _densified(self, result: Any) -> Any:
+        """``result`` (a lazy stack) as one TensorDict when its members line up, locked
+        as it was: the peer computes flip, roll, narrow, tile, expand and pad of a lazy
+        stack on its dense stack. Members that differ in shape keep it lazy (where the
+        peer raises, except for expand)."""
+        if not result._is_lazy:
+            return result
+        try:
+            dense = result.contiguous()
+        except HeterogeneousEntryError:
+            return result
+        return dense.lock_() if result.is_locked else dense
 
     def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:
         """Each member repeated along its own dims; along the stack dim, the members

@@ -328,7 +328,7 @@ class LazyStackedTensorDict(LazyStackOps):
     def _dense(self, action: str) -> Any:
         """The dense stack of the members, or an error saying why ``action`` needs it."""
         try:
-            return stack(self._members, self._stack_dim)
+            return stack(self._members, self._stack_dim, contiguous=True)
         except StackError as error:
             msg = (
                 f"{action} needs the dense stack of this lazy stack, but its members "
@@ -536,6 +536,8 @@ class LazyStackedTensorDict(LazyStackOps):
     ) -> Self:
         """Updates every member with its part of ``source`` (a collection with this batch
         size, split along the stack dim, or a mapping of values as :meth:`set` takes)."""
+        if self._locked and not inplace and not len(source.keys()):
+            raise LockedError(_LOCKED_MSG.format(action="update"))  # as the peer
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
