@@ -492,18 +492,16 @@ class KeysView:
         return sum(1 for _ in self)
 
     def __contains__(self, item: object) -> bool:
+        """Whether ``item`` names an entry (a nested key only with ``include_nested``).
+        As in the peer, ``leaves_only`` does not filter membership: ``"n" in
+        td.keys(True, True)`` holds for a nested collection ``n``."""
         try:
             key = unravel_key(item)
         except InvalidKeyError:
             return False
         if type(key) is tuple and not self._include_nested:
             return False
-        if not _has_key(self._collection, key):
-            return False
-        if self._leaves_only:
-            value = self._collection.get(key)
-            return self._is_leaf(type(value))
-        return True
+        return _has_key(self._collection, key)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KeysView):

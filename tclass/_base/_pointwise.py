@@ -9,8 +9,8 @@ run one fused ``torch._foreach_*`` kernel where torch has one for the arguments 
 torch function tensor by tensor) and rebuild the tree.
 
 Results keep the class, batch size, device and lock state and the Python values, which
-are shared, not copied. As in the peer, ``clamp`` and ``masked_fill`` results are
-unlocked, as are comparisons (``_operators.py``).
+are shared, not copied. As in the peer, ``clamp`` with both bounds, ``masked_fill`` and
+``where`` with a collection give unlocked results, as do comparisons (``_operators.py``).
 """
 
 from __future__ import annotations
@@ -540,8 +540,10 @@ class PointwiseOps(LeafwiseOps):
     def clamp(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
         """``torch.clamp`` of every tensor between ``min`` and ``max`` (either may be None)."""
         _need_a_bound(min, max)
+        # As the peer: one bound is clamp_min / clamp_max (locked like self), two unlock.
+        lock = min is None or max is None
         return self._pointwise(
-            _foreach_clamp, torch.clamp, (min, max), operation="clamp", lock=False
+            _foreach_clamp, torch.clamp, (min, max), operation="clamp", lock=lock
         )
 
     @implements(torch.clamp_)
@@ -628,6 +630,7 @@ class PointwiseOps(LeafwiseOps):
             (condition, other),
             alignment="mask",
             operation="where",
+            lock=not isinstance(other, TensorCollection),  # the peer's lock rule
             values=_where_value,
         )
         return result if out is None else cast(Self, out.copy_(result))  # type: ignore[attr-defined]
