@@ -7,8 +7,21 @@ One import gives the public surface::
 """
 
 from tclass import errors as errors
+from tclass import functional as functional
+from tclass import utils as utils
+from tclass._base._casts import is_bool as is_bool
+from tclass._base._casts import is_floating as is_floating
 from tclass._base._casts import is_inexact as is_inexact
+from tclass._base._casts import is_integer as is_integer
+from tclass._base._collection import TensorCollection as TensorCollection
+from tclass._base._collection import _is_default_leaf as default_is_leaf
+from tclass._base._collection import is_leaf_nontensor as is_leaf_nontensor
 from tclass._base._tensordict_base import TensorDictBase as TensorDictBase
+from tclass._core._keyfuncs import KEY_SEPARATOR as KEY_SEPARATOR
+from tclass._core._keyfuncs import NestedKey as NestedKey
+from tclass._core._keyfuncs import unravel_key as unravel_key
+from tclass._core._keyfuncs import unravel_key_list as unravel_key_list
+from tclass._core._keyfuncs import unravel_key_to_tuple as unravel_key_to_tuple
 from tclass._core._memmap import MemoryMappedTensor as MemoryMappedTensor
 from tclass._core._options import capture_non_tensor_stack as capture_non_tensor_stack
 from tclass._core._options import get_defaults_to_none as get_defaults_to_none
@@ -18,14 +31,19 @@ from tclass._core._options import set_capture_non_tensor_stack as set_capture_no
 from tclass._core._options import set_get_defaults_to_none as set_get_defaults_to_none
 from tclass._core._options import set_lazy_legacy as set_lazy_legacy
 from tclass._core._options import set_list_to_stack as set_list_to_stack
+from tclass._core._printoptions import get_printoptions as get_printoptions
+from tclass._core._printoptions import set_printoptions as set_printoptions
 from tclass._core._spec import Spec as Spec
 from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
 from tclass._engine import _torch_functions as _torch_functions
+from tclass._engine._collate import collate as collate
+from tclass._engine._collate import group_by as group_by
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
 from tclass._engine._combine import isin as isin
 from tclass._engine._combine import merge_tensordicts as merge_tensordicts
 from tclass._engine._combine import remove_duplicates as remove_duplicates
+from tclass._engine._compare import assert_close as assert_close
 from tclass._engine._consolidate import from_consolidated as from_consolidated
 from tclass._engine._lazy._build import dense_stack_tds as dense_stack_tds
 from tclass._engine._lazy._build import lazy_stack as lazy_stack
@@ -72,8 +90,29 @@ from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
 from tclass.errors import TclassError as TclassError
 
+assert_allclose_td = assert_close
+
 __all__ = [
+    "KEY_SEPARATOR",
+    "NestedKey",
+    "TensorCollection",
     "append_memmap",
+    "assert_allclose_td",
+    "assert_close",
+    "collate",
+    "default_is_leaf",
+    "functional",
+    "get_printoptions",
+    "group_by",
+    "is_bool",
+    "is_floating",
+    "is_integer",
+    "is_leaf_nontensor",
+    "set_printoptions",
+    "unravel_key",
+    "unravel_key_list",
+    "unravel_key_to_tuple",
+    "utils",
     "LazyStackedTensorDict",
     "MemoryMappedTensor",
     "MetaData",
