@@ -81,8 +81,16 @@ from tclass._io._append import append_memmap as append_memmap
 from tclass._io._archive import is_memmap_archive as is_memmap_archive
 from tclass._io._archive import pack_memmap as pack_memmap
 from tclass._io._archive import unpack_memmap as unpack_memmap
+from tclass._io._arrow import from_arrow as from_arrow
+from tclass._io._arrow import to_arrow as to_arrow
 from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
 from tclass._io._h5 import from_h5 as from_h5
+from tclass._io._safetensors import from_safetensors as from_safetensors
+from tclass._io._safetensors import to_safetensors as to_safetensors
+from tclass._io._tabular import from_csv as from_csv
+from tclass._io._tabular import from_json as from_json
+from tclass._io._tabular import from_pandas as from_pandas
+from tclass._io._tabular import from_parquet as from_parquet
 from tclass._io._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import from_dataclass as from_dataclass
@@ -113,6 +121,14 @@ __all__ = [
     "unravel_key_list",
     "unravel_key_to_tuple",
     "utils",
+    "from_safetensors",
+    "from_arrow",
+    "to_arrow",
+    "from_csv",
+    "from_json",
+    "from_pandas",
+    "from_parquet",
+    "to_safetensors",
     "LazyStackedTensorDict",
     "MemoryMappedTensor",
     "MetaData",
