@@ -97,7 +97,7 @@ def _collate_keys(
         )
         raise StackError(msg)
     for key, value in pads.items():
-        padded = pad_sequence(
+        padded: Any = pad_sequence(
             [storage_of(sample).select(key) for sample in batch],
             padding_value=value,
             return_mask=False if mask is None else mask,

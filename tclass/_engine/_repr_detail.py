@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["detailed_repr", "ordered"]
 
 _INDENT = "    "
+_shared: Any = torch.Tensor.is_shared  # untyped in torch
 
 
 def ordered(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -128,7 +129,7 @@ def _collection_shared(collection: Any) -> bool:
 
 
 def _is_shared(tensor: torch.Tensor) -> bool:
-    return tensor.device.type != "meta" and (tensor.is_cuda or tensor.is_shared())
+    return tensor.device.type != "meta" and (tensor.is_cuda or bool(_shared(tensor)))
 
 
 def _tensor_details(tensor: torch.Tensor) -> list[str]:

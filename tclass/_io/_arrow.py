@@ -102,7 +102,7 @@ class _Columns:
         """A 1-D view (or copy) of a primitive array without nulls."""
         if self.pa.types.is_boolean(array.type):  # bits in Arrow: copied to bytes
             return torch.from_numpy(array.to_numpy(zero_copy_only=False))
-        tensor = torch.from_dlpack(array)
+        tensor: torch.Tensor = torch.utils.dlpack.from_dlpack(array)
         buffer = array.buffers()[1]
         # torch has no read-only tensors: a write into an immutable (mapped) buffer crashes.
         immutable = buffer is not None and not buffer.is_mutable
@@ -241,7 +241,7 @@ def _array(pa: Any, value: Any, key: tuple[str, ...]) -> Any:
                 f"dim at 1; {key} is not (transpose it, or use a jagged layout)"
             )
             raise ShapeError(msg)
-        offsets = pa.array(tensor.offsets().numpy())
+        offsets = pa.array(tensor.offsets().numpy())  # type: ignore[attr-defined]
         return pa.LargeListArray.from_arrays(offsets, _array(pa, tensor.values(), key))
     if tensor.ndim == 1:
         return pa.array(tensor.numpy())

@@ -105,7 +105,7 @@ def _entry(value: Any, path: tuple[str, ...], tensors: dict[str, torch.Tensor]) 
     if not isinstance(value, torch.Tensor):
         return {"td": _encode(value, path, tensors)}
     unbatched = type(value) is UnbatchedTensor
-    tensor = value.as_tensor() if unbatched else value
+    tensor = value.as_tensor() if unbatched else value  # type: ignore[attr-defined]
     if tensor.is_nested or tensor.layout != torch.strided:
         msg = (
             f"cannot save the tensor {path} as safetensors: only dense tensors are "
