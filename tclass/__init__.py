@@ -6,8 +6,17 @@ One import gives the public surface::
     td = tclass.TensorDict({"obs": torch.zeros(4, 3)}, batch_size=[4])
 """
 
+# The peer's public modules, for code importing from them (``from tclass.tensorclass import
+# NonTensorData``, ``from tclass.base import TensorDictBase``...). ``tensorclass`` and
+# ``memmap`` are loaded here, before the functions of those names are bound below, so that
+# the package attributes stay the functions (as the peer's do) once the modules are imported.
+from tclass import base as base
 from tclass import errors as errors
 from tclass import functional as functional
+from tclass import memmap as _memmap_module  # noqa: F401
+from tclass import persistent as persistent
+from tclass import tensorclass as _tensorclass_module  # noqa: F401
+from tclass import tensordict as tensordict
 from tclass import utils as utils
 from tclass._base._casts import is_bool as is_bool
 from tclass._base._casts import is_floating as is_floating

@@ -277,3 +277,38 @@ def test_group_by_and_collate_agree_with_the_peer() -> None:
     theirs = tensordict.group_by(tensordict.TensorDict(data, batch_size=[4]), "uid")
     assert mine[0].tolist() == theirs[0].tolist()
     assert [g["r"].tolist() for g in mine[1]] == [g["r"].tolist() for g in theirs[1]]
+
+
+# --- the peer's submodule paths ------------------------------------------------------
+
+
+def test_submodule_imports_of_the_peer() -> None:
+    from tclass.base import TensorDictBase, from_dict, is_tensor_collection
+    from tclass.memmap import MemoryMappedTensor
+    from tclass.persistent import PersistentTensorDict
+    from tclass.tensorclass import NonTensorData, NonTensorStack, TensorClass
+    from tclass.tensordict import LazyStackedTensorDict, TensorDict as CompatTensorDict
+
+    assert TensorDictBase is tclass.TensorDictBase and from_dict is tclass.from_dict
+    assert is_tensor_collection is tclass.is_tensor_collection
+    assert MemoryMappedTensor is tclass.MemoryMappedTensor
+    assert PersistentTensorDict is tclass.PersistentTensorDict
+    assert NonTensorData is tclass.NonTensorData and NonTensorStack is tclass.NonTensorStack
+    assert TensorClass is tclass.TensorClass and CompatTensorDict is TensorDict
+    assert LazyStackedTensorDict is tclass.LazyStackedTensorDict
+
+
+def test_function_attributes_survive_their_modules() -> None:
+    """``tclass.tensorclass`` and ``tclass.memmap`` stay the functions, as in the peer,
+    after their modules of the same name are imported."""
+    import importlib
+
+    importlib.import_module("tclass.tensorclass")
+    importlib.import_module("tclass.memmap")
+
+    @tclass.tensorclass
+    class Row:
+        x: torch.Tensor
+
+    assert Row(x=torch.zeros(2), batch_size=[2]).batch_size == (2,)
+    assert callable(tclass.memmap) and not isinstance(tclass.memmap, type(tclass))
