@@ -287,7 +287,8 @@ def test_submodule_imports_of_the_peer() -> None:
     from tclass.memmap import MemoryMappedTensor
     from tclass.persistent import PersistentTensorDict
     from tclass.tensorclass import NonTensorData, NonTensorStack, TensorClass
-    from tclass.tensordict import LazyStackedTensorDict, TensorDict as CompatTensorDict
+    from tclass.tensordict import LazyStackedTensorDict
+    from tclass.tensordict import TensorDict as CompatTensorDict
 
     assert TensorDictBase is tclass.TensorDictBase and from_dict is tclass.from_dict
     assert is_tensor_collection is tclass.is_tensor_collection
