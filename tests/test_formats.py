@@ -311,3 +311,63 @@ def test_missing_dependency_names_the_extra(
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(MissingDependencyError, match=rf"tclass\[formats\].*pip install {module}"):
         call()
+
+
+# --- MosaicML Streaming (to_mds) -----------------------------------------------------
+
+
+class FakeWriter:
+    """What to_mds uses of streaming's MDSWriter: write(), column names and encodings,
+    and the context manager that finishes it."""
+
+    def __init__(self, columns: dict[str, str]) -> None:
+        self.column_names = list(columns)
+        self.column_encodings = list(columns.values())
+        self.samples: list[Any] = []
+        self.finished = 0
+
+    def write(self, sample: Any) -> None:
+        self.samples.append(sample)
+
+    def __enter__(self) -> FakeWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.finished += 1
+
+
+def test_to_mds_rows_through_a_writer() -> None:
+    td = TensorDict(a=torch.arange(2), c=torch.zeros(2, 3), d=["x", "y"], batch_size=[2])
+    writer = FakeWriter({"a": "int", "c": "ndarray", "d": "str"})
+    td.to_mds(writer=writer, finish_writer=False)
+    assert writer.finished == 0 and [s["a"] for s in writer.samples] == [0, 1]
+    assert type(writer.samples[0]["a"]) is int and writer.samples[1]["d"] == "y"
+    assert writer.samples[0]["c"].shape == (3,)
+    with pytest.warns(FutureWarning, match="finished the writer"):
+        td.to_mds(writer=writer)
+    assert writer.finished == 1 and len(writer.samples) == 4
+
+
+def test_to_mds_one_sample_and_pickled_columns() -> None:
+    sample = TensorDict(a=torch.tensor(3), c=torch.ones(2), s="text")
+    writer = FakeWriter({"a": "int", "c": "ndarray", "s": "pkl"})
+    sample.to_mds(writer=writer)
+    assert writer.finished == 0  # left open: more samples may follow
+    (written,) = writer.samples
+    assert written["a"] == 3 and written["c"].tolist() == [1.0, 1.0]
+    assert written["s"] == "text"
+    with pytest.raises(ValueError, match="empty"):
+        TensorDict(a=torch.zeros(0), batch_size=[0]).to_mds(writer=writer)
+
+
+def test_to_mds_encodings_and_missing_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tclass._io._mds import _columns
+
+    td = TensorDict(i=torch.tensor(1), f=torch.tensor(1.0), v=torch.zeros(3), s="a", b=b"x")
+    td.set_non_tensor("n", [1, 2])
+    assert _columns(td) == {
+        "i": "int", "f": "float32", "v": "ndarray", "s": "str", "b": "bytes", "n": "json",
+    }  # fmt: skip
+    monkeypatch.setitem(sys.modules, "streaming", None)
+    with pytest.raises(MissingDependencyError, match=r"tclass\[mds\]"):
+        td.to_mds(out="somewhere")

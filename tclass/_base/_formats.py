@@ -116,6 +116,45 @@ class FormatOps:
 
         return read_file(cls, "json", path, options, lines=lines)  # type: ignore[no-any-return]
 
+    def to_mds(
+        self,
+        *,
+        columns: dict[str, str] | None = None,
+        out: str | tuple[str, str] | None = None,
+        keep_local: bool = False,
+        compression: str | None = None,
+        hashes: list[str] | None = None,
+        size_limit: int | str | None = 1 << 26,
+        writer: Any = None,
+        finish_writer: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Writes a MosaicML Streaming (MDS) dataset: one sample per element along the
+        first batch dim (without batch dims: one sample), tensors as NumPy arrays (0-d ones
+        as numbers). Needs ``pip install 'tclass[mds]'`` unless ``writer`` is given.
+
+        Args:
+            columns: the MDS encoding of each column (default: inferred from the first
+                sample).
+            out: a local folder, a remote, or ``(local, remote)``.
+            keep_local, compression, hashes, size_limit, kwargs: ``MDSWriter``'s.
+            writer: an ``MDSWriter`` to write through instead of a new one.
+            finish_writer: whether to finish ``writer`` after writing (default: the
+                peer's: finished, with a ``FutureWarning``, after a collection with batch
+                dims; left open after one without). A writer made here is finished.
+
+        Raises:
+            ArgumentValueError: (a ``ValueError``) the collection is empty, neither
+                ``out`` nor ``writer`` is given, or an entry has no MDS encoding.
+        """
+        from tclass._io._mds import to_mds
+
+        return to_mds(
+            self, columns=columns, out=out, keep_local=keep_local, compression=compression,
+            hashes=hashes, size_limit=size_limit, writer=writer, finish_writer=finish_writer,
+            **kwargs,
+        )  # fmt: skip
+
     def to_json(
         self, path: PathLike, *, separator: str | None = None, lines: bool = False, **kwargs: Any
     ) -> None:
