@@ -68,6 +68,7 @@ from tclass._engine._pad import pad as pad
 from tclass._engine._pad import pad_sequence as pad_sequence
 from tclass._engine._pad import unpad_sequence as unpad_sequence
 from tclass._engine._td import TensorDict as TensorDict
+from tclass._engine._typed import TypedTensorDict as TypedTensorDict
 from tclass._interop import _pytree as _pytree
 from tclass._interop._bridges import from_any as from_any
 from tclass._interop._bridges import from_pytree as from_pytree
@@ -113,6 +114,7 @@ __all__ = [
     "KEY_SEPARATOR",
     "NestedKey",
     "TensorCollection",
+    "TypedTensorDict",
     "append_memmap",
     "assert_allclose_td",
     "assert_close",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from records import DStep, Step
 from typing_extensions import assert_type
 
@@ -28,3 +29,15 @@ def helpers(key: NestedKey) -> None:
     good: NestedKey = ("a", ("b", "c"))
     bad: NestedKey = ("a", 1)  # type: ignore[assignment]
     del good, bad
+
+
+class Typed(tclass.TypedTensorDict):
+    eta: torch.Tensor
+
+
+def typed() -> None:
+    state = Typed(eta=torch.zeros(3), batch_size=[3])
+    assert_type(state.eta, torch.Tensor)
+    assert_type(state.clone(), Typed)
+    assert_type(state.to_tensordict(), TensorDict)
+    state.eta = 1  # type: ignore[assignment]
