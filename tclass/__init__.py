@@ -90,6 +90,7 @@ from tclass._io._api import save as save
 from tclass._io._append import append_memmap as append_memmap
 from tclass._io._archive import is_memmap_archive as is_memmap_archive
 from tclass._io._archive import pack_memmap as pack_memmap
+from tclass._io._archive import refresh_archive_checksums as refresh_archive_checksums
 from tclass._io._archive import unpack_memmap as unpack_memmap
 from tclass._io._arrow import from_arrow as from_arrow
 from tclass._io._arrow import to_arrow as to_arrow
@@ -115,6 +116,7 @@ __all__ = [
     "NestedKey",
     "TensorCollection",
     "TypedTensorDict",
+    "refresh_archive_checksums",
     "append_memmap",
     "assert_allclose_td",
     "assert_close",

@@ -371,3 +371,22 @@ def test_to_mds_encodings_and_missing_streaming(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(sys.modules, "streaming", None)
     with pytest.raises(MissingDependencyError, match=r"tclass\[mds\]"):
         td.to_mds(out="somewhere")
+
+
+# --- archive checksums ---------------------------------------------------------------
+
+
+def test_refresh_archive_checksums(tmp_path: Path) -> None:
+    import zipfile
+
+    archive = tmp_path / "td.tdz"
+    TensorDict(a=torch.zeros(3), b={"c": torch.ones(2)}).save(archive)
+    tclass.TensorDict.load_memmap(archive, mode="r+")["a"].add_(1)
+    assert zipfile.ZipFile(archive).testzip() == "a.memmap"  # stale after the write
+    assert tclass.refresh_archive_checksums(archive) == archive
+    assert zipfile.ZipFile(archive).testzip() is None
+    assert tclass.TensorDict.load_memmap(archive)["a"].tolist() == [1.0, 1.0, 1.0]
+    unpacked = tclass.unpack_memmap(archive, tmp_path / "folder")
+    assert tclass.load_memmap(unpacked)["b", "c"].tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="not a memory-mapped archive"):
+        tclass.refresh_archive_checksums(tmp_path / "folder")
