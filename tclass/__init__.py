@@ -17,6 +17,7 @@ from tclass import memmap as _memmap_module  # noqa: F401
 from tclass import persistent as persistent
 from tclass import tensorclass as _tensorclass_module  # noqa: F401
 from tclass import tensordict as tensordict
+from tclass import typedtensordict as typedtensordict
 from tclass import utils as utils
 from tclass._base._casts import is_bool as is_bool
 from tclass._base._casts import is_floating as is_floating
@@ -60,6 +61,7 @@ from tclass._engine._lazy._build import maybe_dense_stack as maybe_dense_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict as LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData as MetaData
 from tclass._engine._nontensor import NonTensorData as NonTensorData
+from tclass._engine._nontensor import NonTensorData as NonTensorDataBase
 from tclass._engine._nontensor import NonTensorStack as NonTensorStack
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
 from tclass._engine._ops import cat as cat
@@ -116,6 +118,7 @@ __all__ = [
     "NestedKey",
     "TensorCollection",
     "TypedTensorDict",
+    "NonTensorDataBase",
     "refresh_archive_checksums",
     "append_memmap",
     "assert_allclose_td",

@@ -297,6 +297,13 @@ def test_submodule_imports_of_the_peer() -> None:
     assert NonTensorData is tclass.NonTensorData and NonTensorStack is tclass.NonTensorStack
     assert TensorClass is tclass.TensorClass and CompatTensorDict is TensorDict
     assert LazyStackedTensorDict is tclass.LazyStackedTensorDict
+    from tclass.tensorclass import NonTensorDataBase
+    from tclass.typedtensordict import TypedTensorDict
+
+    assert TypedTensorDict is tclass.TypedTensorDict
+    assert isinstance(tclass.MetaData("m"), NonTensorDataBase)
+    assert isinstance(tclass.NonTensorData("d"), tclass.NonTensorDataBase)
+    assert not isinstance(tclass.NonTensorStack("a", "b"), NonTensorDataBase)
 
 
 def test_function_attributes_survive_their_modules() -> None:
