@@ -756,13 +756,6 @@ class LazyStackedTensorDict(LazyStackOps):
             raise UnsupportedError(msg)
         return self._dense("contiguous()")
 
-    def densify(self, layout: torch.layout = torch.strided) -> Any:
-        """A dense TensorDict of the stack: entries of different shapes become nested
-        tensors of ``layout`` (see :func:`densify`)."""
-        from tclass._engine._lazy._build import densify  # it builds on this class
-
-        return densify(self, layout)
-
     def to_tensordict(self, *, retain_none: bool | None = None) -> Any:
         """A dense TensorDict copy of the stack (see :meth:`contiguous`)."""
         dense = self._dense("to_tensordict()")
