@@ -1139,3 +1139,12 @@ def test_record_pickle_and_repr() -> None:
     assert torch.equal(back.reward, x.reward)
     text = repr(x)
     assert text.startswith("Agent(") and "stack_dim=0" in text and "obs: f32[-1]" in text
+
+
+def test_an_empty_list_index_selects_no_member() -> None:
+    """Found by the differential fuzzer: ``stack[[]]`` is an empty selection, as in the
+    peer (the empty list is an integer index, not a float tensor)."""
+    stack = tclass.lazy_stack([TensorDict({"a": torch.zeros(2)}, [2]) for _ in range(3)], 0)
+    out = stack[[]]
+    assert out.batch_size == torch.Size([0, 2]) and out["a"].shape == (0, 2)
+    assert tclass.lazy_stack([TensorDict({}, []) for _ in range(3)], 0)[[]].batch_size == (0,)

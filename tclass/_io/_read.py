@@ -421,6 +421,8 @@ def _load_td(
         fields = {key: entry for _, key, entry in listed}
         marker = _marker(meta, where)
         plan = check.compare(record_cls, folder.path, fields, marker, set(values), len(batch))
+    # As the peer loads them: the tensors first, then the nodes and Python values.
+    listed.sort(key=lambda item: "type" in item[2])
     for stored, key, entry in listed:
         if plan is not None and key in plan.skipped:
             continue
@@ -658,9 +660,8 @@ def _faking() -> bool:
 
 def _empty(shape: list[int], dtype: torch.dtype, options: _Options) -> torch.Tensor:
     device = options.device
-    if (device is not None and device.type != "cpu") or options.fake:
-        return torch.empty(shape, dtype=dtype, device=device)
-    return MemoryMappedTensor.empty(shape, dtype=dtype)
+    # As the peer: an empty leaf has no file, and loads as a plain tensor.
+    return torch.empty(shape, dtype=dtype, device=device)
 
 
 def _load_record(

@@ -338,7 +338,8 @@ def memmap(c: Chooser, info: Info, facts: Facts) -> Step:
     if pick == 2:
         return step("x.clone().memmap_()", "memmap_", "entries")
     if pick == 3:
-        return step(f"x.memmap({folder}, num_threads=2)", "memmap", "entries")
+        src = f"x.memmap({folder}, num_threads=2)"
+        return step(src, "memmap", "entries", tags=("any-order",))
     loader = "Rec" if info.kind == "record" else "L"
     if info.kind == "lazy" and c.chance(50):
         loader = "L.LazyStackedTensorDict"

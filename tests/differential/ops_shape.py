@@ -275,7 +275,8 @@ def pad_sequence(c: Chooser, info: Info, facts: Facts) -> Step:
     side = info.batch[0]
     items = ["x"] + [f"x[:{c.integer(0, side)}]" for _ in range(c.integer(0, 2))]
     extra = c.choice(("", ", return_mask=True", ", padding_value=-1", ", pad_dim=0"))
-    return step(f"L.pad_sequence([{', '.join(items)}]{extra})", "pad_sequence", "combine")
+    src = f"L.pad_sequence([{', '.join(items)}]{extra})"
+    return step(src, "pad_sequence", "combine", tags=("any-order",))
 
 
 def reassemble(c: Chooser, info: Info, facts: Facts) -> Step:

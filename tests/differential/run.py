@@ -1,6 +1,7 @@
 """The standalone differential runner: many programs, grouped findings, repro scripts.
 
     python -m tests.differential.run --examples 20000
+    python -m tests.differential.run --seconds 600          # as many programs as fit
     python -m tests.differential.run --examples 2000 --families shape,math --seed 7
     python -m tests.differential.run --replay 1234 --families index   # one program, verbose
 
@@ -15,9 +16,11 @@ The exit status is 1 when a finding is not covered by the allowlist.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 
 from .chooser import RandomChooser
 from .engine import Finding, Stats, run_program
@@ -28,6 +31,7 @@ from .ops import FAMILIES, generators
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.differential.run")
     parser.add_argument("--examples", type=int, default=2000)
+    parser.add_argument("--seconds", type=float, default=None, help="run until this long")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--length", type=int, default=4, help="ops per program")
@@ -43,8 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     gens = generators(families)
     stats = Stats()
     start = time.perf_counter()
-    seeds = [args.replay] if args.replay is not None else range(args.seed, args.seed + args.examples)
+    if args.replay is not None:
+        seeds: Iterable[int] = [args.replay]
+    elif args.seconds is not None:
+        seeds = itertools.count(args.seed)
+    else:
+        seeds = range(args.seed, args.seed + args.examples)
     for n in seeds:
+        if args.seconds is not None and time.perf_counter() - start > args.seconds:
+            break
         finding = run_program(RandomChooser(n), libs, gens, stats, args.length)
         if args.replay is not None:
             print(finding.report() if finding else "no finding")

@@ -33,10 +33,14 @@ __all__ = ["empty_selection", "index_lazy", "write_lazy"]
 
 def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
     items = index if type(index) is tuple else (index,)
-    items = tuple(
-        torch.as_tensor(item) if isinstance(item, (list, np.ndarray)) else item for item in items
-    )
+    items = tuple(_as_index(item) if isinstance(item, (list, np.ndarray)) else item for item in items)
     return _batch.normalize_index(items, len(stack._batch_size))
+
+
+def _as_index(item: list[Any] | np.ndarray[Any, Any]) -> torch.Tensor:
+    """A list or array index as a tensor; an empty one selects nothing (as in torch)."""
+    tensor = torch.as_tensor(item)
+    return tensor.long() if tensor.numel() == 0 else tensor
 
 
 _ALL = slice(None)
