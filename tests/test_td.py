@@ -438,7 +438,9 @@ class TestSelectExclude:
             td.select("a", "zz")
         with pytest.raises(KeyNotFoundError):
             td.select(("b", "zz"))
-        assert list(td.select("a", "zz", ("b", "zz"), strict=False).keys()) == ["a"]
+        # as the peer: the nested collection a missing nested key names is kept, empty
+        out = td.select("a", "zz", ("b", "zz"), strict=False)
+        assert list(out.keys()) == ["a", "b"] and out["b"].is_empty()
 
     def test_select_inplace(self) -> None:
         td = _td()
@@ -912,3 +914,13 @@ class TestPeerKeywords:
     def test_non_blocking_is_accepted_and_not_an_entry(self) -> None:
         td = TensorDict({"a": torch.zeros(4)}, [4], device="meta", non_blocking=True)
         assert list(td.keys()) == ["a"] and td["a"].device.type == "meta"
+
+
+def test_select_groups_nested_keys_as_the_peer() -> None:
+    """Found by the differential fuzzer: keys come in the order their first part is
+    named; a nested key selects within an entry also selected whole."""
+    td = TensorDict({"a": torch.zeros(2), "n": {"b": torch.zeros(2), "c": torch.zeros(2)}}, [2])
+    assert list(td.select(("n", "c"), "a", ("n", "b")).keys(True)) == [
+        ("n", "c"), ("n", "b"), "n", "a"
+    ]  # fmt: skip
+    assert list(td.select("n", ("n", "b")).keys(True)) == [("n", "b"), "n"]

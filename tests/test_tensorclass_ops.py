@@ -1120,3 +1120,14 @@ class TestCompile:
         expected = fn(rec)
         got = torch.compile(fn, fullgraph=True, backend="inductor")(rec)
         assert_same_rec(got, expected.obs, expected.inner.x)
+
+
+def test_select_of_a_nested_field_keeps_the_nested_record_class() -> None:
+    """Found by the differential fuzzer: ``rec.select("obs", ("inner", "x"))`` selects
+    within the nested record, which stays an ``Inner`` (as in the peer)."""
+    rec = Rec(obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3])
+    out = rec.select("obs", ("inner", "x"))
+    assert type(out) is Rec and type(out.inner) is Inner
+    assert torch.equal(out.inner.x, rec.inner.x) and out.env is None
+    td = TensorDict({"r": rec}, [3])
+    assert type(td.select(("r", "inner", "x"))["r"].inner) is Inner

@@ -929,15 +929,27 @@ class TensorDict(ScopedOps, TensorDictBase):
 
         With ``strict=False`` missing keys are ignored; otherwise they raise.
         """
-        out = self._new_like({}, self._batch_size, self._device)
+        # As the peer: nested keys are grouped by their first part and selected by the
+        # nested collection itself (a record stays a record); a nested key selects within
+        # an entry that is also selected whole.
+        groups: dict[str, list[tuple[str, ...]]] = {}
         for key in keys:
-            path = _keys.unravel_key(key)
-            value = self.get(path, _MISSING)
-            if value is _MISSING:
+            path = _keys.key_path(_keys.unravel_key(key))
+            value = self._tensors.get(path[0], _MISSING)
+            if value is _MISSING or (
+                len(path) > 1 and (not isinstance(value, TensorCollection) or value._is_leaf_node)
+            ):
                 if strict:
-                    raise self._missing_key(path)
+                    raise self._missing_key(path if len(path) > 1 else path[0])
                 continue
-            _copy_path(self, out, _keys.key_path(path), value)
+            subkeys = groups.setdefault(path[0], [])
+            if len(path) > 1:
+                subkeys.append(path[1:])
+        entries = {
+            head: self._tensors[head].select(*subkeys, strict=strict) if subkeys else self._tensors[head]
+            for head, subkeys in groups.items()
+        }
+        out = self._new_like(entries, self._batch_size, self._device)
         return self._replace_entries(out) if inplace else out
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
@@ -1226,23 +1238,6 @@ def _deep_clone(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {key: _deep_clone(item) for key, item in value.items()}
     return value
-
-
-def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value: Value) -> None:
-    """Puts ``value`` at ``path`` in ``out``, creating levels shaped like ``source``'s."""
-    node_src: Any = source
-    node_out = out
-    for part in path[:-1]:
-        node_src = node_src._entry(part)
-        child = node_out._tensors.get(part)
-        if not isinstance(child, TensorDict):
-            child = TensorDict._new_unchecked({}, node_src.batch_size, node_src.device)
-            child._assign_names(node_src._dim_names)
-            if isinstance(node_src, TensorDict) and node_src._holds_unbatched():
-                child._mark_unbatched()
-            node_out._tensors[part] = child
-        node_out = child
-    node_out._tensors[path[-1]] = value
 
 
 def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
