@@ -604,9 +604,13 @@ def test_iteration_along_first_dim() -> None:
 def test_apply_with_batch_size() -> None:
     members = _members()
     lazy, dense = tclass.lazy_stack(members), tclass.stack(members)
-    got = lazy.apply(lambda v: v[:2], batch_size=[2, 2])
+    # As the peer: with a batch size, fn gets the stacked tensors, the result is dense.
+    got = lazy.apply(lambda v: v[:, :2], batch_size=[2, 2])
+    assert type(got) is TensorDict
     _assert_matches(got, dense.apply(lambda v: v[:, :2], batch_size=[2, 2]))
-    with pytest.raises(errors.ShapeError, match="must keep its stack dim 0 of size 2"):
+    summed = lazy.named_apply(lambda k, v: v.sum(1), batch_size=[2])
+    _assert_matches(summed, dense.named_apply(lambda k, v: v.sum(1), batch_size=[2]))
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
         lazy.apply(lambda v: v[:2], batch_size=[3, 2])
 
 

@@ -138,6 +138,7 @@ class ElementwiseOps(TensorCollection):
         The key is the entry's own name, or its full nested tuple if ``nested_keys``.
         """
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
+        rules = None if batch_size is None else _Rules({"batch_size": target})
         if nested_keys:
             # Top-level entries get their string key, as keys(include_nested=True) lists them.
             return self._apply_nested(
@@ -145,10 +146,10 @@ class ElementwiseOps(TensorCollection):
                 others,
                 target,
                 (),
-                None,
+                rules,
             )
         return self._apply_nested(
-            lambda path, value, *rest: fn(path[-1], value, *rest), others, target, (), None
+            lambda path, value, *rest: fn(path[-1], value, *rest), others, target, (), rules
         )
 
     def _apply_nested(
@@ -167,7 +168,11 @@ class ElementwiseOps(TensorCollection):
             paired = [_paired_entry(other, key, rules) for other in others] if others else ()
             path = prefix + (key,)
             if isinstance(value, TensorCollection) and not (rules and rules.leaf(value)):
-                nested_size = batch_size + value.batch_size[self.batch_dims :]
+                nested_size = (
+                    batch_size
+                    if rules is not None and rules.fixed_batch
+                    else batch_size + value.batch_size[self.batch_dims :]
+                )
                 sub = value._apply_nested(fn, tuple(paired), nested_size, path, rules)
                 if _kept(sub, value, rules):
                     out[key] = sub
@@ -347,9 +352,11 @@ class ApplyOptions(TypedDict, total=False):
 class _Rules:
     """The options of an ``apply`` call that change how the tree is walked."""
 
-    __slots__ = ("default", "filter_empty", "call_on_nested", "is_leaf")
+    __slots__ = ("default", "filter_empty", "call_on_nested", "is_leaf", "fixed_batch")
 
     def __init__(self, options: ApplyOptions) -> None:
+        # As the peer: a batch size given is the batch size of the nested results too.
+        self.fixed_batch = options.get("batch_size") is not None
         self.default = options.get("default", _MISSING)
         self.filter_empty = options.get("filter_empty")
         self.call_on_nested = options.get("call_on_nested", False)

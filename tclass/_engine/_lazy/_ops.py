@@ -91,18 +91,16 @@ class LazyStackOps(TensorDictBase):
         **options: Unpack[ApplyOptions],
     ) -> Self:
         """``fn`` on every member's tensors (see ``TensorDict.apply``); ``others`` are cut
-        along the stack dim, and ``batch_size`` must keep the stack dim."""
+        along the stack dim. With a ``batch_size``, as the peer: ``fn`` gets the stacked
+        tensors and the result is a TensorDict."""
+        if options.get("batch_size") is not None and not options.get("inplace"):
+            return self.to_tensordict().apply(fn, *others, **options)  # type: ignore[return-value]
         cut = [self._cut(other) for other in others]
         member_options = {
             key: value
             for key, value in options.items()
-            if key not in ("device", "names", "propagate_lock", "out")
+            if key not in ("device", "names", "propagate_lock", "out", "batch_size")
         }
-        batch_size = options.get("batch_size")
-        member_size = None
-        if batch_size is not None:
-            member_size = self._member_batch(_batch.as_batch_size(batch_size), "apply")
-            member_options["batch_size"] = member_size
         results = [
             member.apply(fn, *(pieces[i] for pieces in cut), **member_options)
             for i, member in enumerate(self._members)
@@ -112,7 +110,7 @@ class LazyStackOps(TensorDictBase):
         if all(result is None for result in results):
             return None  # type: ignore[return-value]  # everything filtered out, as apply
         filled = [
-            member.empty(batch_size=member_size) if result is None else result
+            member.empty() if result is None else result
             for member, result in zip(self._members, results)
         ]
         out = self._restacked(filled)
@@ -130,15 +128,14 @@ class LazyStackOps(TensorDictBase):
         nested_keys: bool = False,
         batch_size: _batch.BatchSizeLike = None,
     ) -> Self:
-        """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``)."""
-        cut = [self._cut(other) for other in others]
-        member_size = None
+        """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``);
+        with a ``batch_size``, on the stacked tensors, as :meth:`apply`."""
         if batch_size is not None:
-            member_size = self._member_batch(_batch.as_batch_size(batch_size), "named_apply")
+            dense = self.to_tensordict()
+            return dense.named_apply(fn, *others, nested_keys=nested_keys, batch_size=batch_size)  # type: ignore[return-value]
+        cut = [self._cut(other) for other in others]
         results = [
-            member.named_apply(
-                fn, *(pieces[i] for pieces in cut), nested_keys=nested_keys, batch_size=member_size
-            )
+            member.named_apply(fn, *(pieces[i] for pieces in cut), nested_keys=nested_keys)
             for i, member in enumerate(self._members)
         ]
         return self._restacked(results)
