@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, cast, overload
 
 import numpy as np
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, TypeGuard
 
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import align_right
@@ -895,6 +895,8 @@ class TensorDict(ScopedOps, TensorDictBase):
         path = _keys.unravel_key(key)
         parent: Any = self if type(path) is str else self.get(path[:-1], None)
         leaf = path if type(path) is str else path[-1]
+        if _is_other_node(parent):  # a record or a lazy stack removes its own entries
+            return parent.pop(leaf) if default is _MISSING else parent.pop(leaf, default)
         if not isinstance(parent, TensorDict) or leaf not in parent._tensors:
             if default is not _MISSING:
                 return default
@@ -1243,8 +1245,11 @@ def _deep_clone(value: Any) -> Any:
 def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
     """Removes ``path`` from ``root``'s own nested TensorDicts, if it is there."""
     node = root
-    for part in path[:-1]:
+    for at, part in enumerate(path[:-1]):
         child = node._tensors.get(part)
+        if _is_other_node(child):
+            child.exclude(path[at + 1 :], inplace=True)
+            return
         if not isinstance(child, TensorDict):
             return
         node = child
@@ -1254,11 +1259,24 @@ def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
         node._remove_entry(path[-1])
 
 
+def _is_other_node(value: object) -> TypeGuard[TensorCollection]:
+    """Whether ``value`` is a nested collection other than a TensorDict (a record, a
+    lazy stack), which answers for its own entries."""
+    return (
+        isinstance(value, TensorCollection)
+        and not isinstance(value, TensorDict)
+        and not value._is_leaf_node
+    )
+
+
 def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
     """Removes ``path`` from ``out``, copying the nested levels it passes (not the leaves)."""
     node = out
-    for part in path[:-1]:
+    for at, part in enumerate(path[:-1]):
         child = node._tensors.get(part)
+        if _is_other_node(child):  # a record or a lazy stack excludes from itself
+            node._tensors[part] = child.exclude(path[at + 1 :])
+            return
         if not isinstance(child, TensorDict):
             return
         child = child.__copy__()
