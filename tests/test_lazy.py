@@ -1152,3 +1152,22 @@ def test_an_empty_list_index_selects_no_member() -> None:
     out = stack[[]]
     assert out.batch_size == torch.Size([0, 2]) and out["a"].shape == (0, 2)
     assert tclass.lazy_stack([TensorDict({}, []) for _ in range(3)], 0)[[]].batch_size == (0,)
+
+
+def test_del_of_a_heterogeneous_entry() -> None:
+    """Found by the differential fuzzer: deleting an entry needs no dense value of it."""
+    a = TensorDict({"a": torch.zeros(3), "d": torch.zeros(3, 2)}, [3])
+    b = TensorDict({"a": torch.zeros(3), "d": torch.zeros(3, 1)}, [3])
+    stack = tclass.lazy_stack([a, b], 0)
+    del stack["d"]
+    assert list(stack.keys()) == ["a"] and "d" not in a.keys()
+    with pytest.raises(KeyError):
+        stack.del_("d")
+
+
+def test_nested_stacks_carry_the_stack_dim_name() -> None:
+    """Found by the differential fuzzer: a nested collection read from a lazy stack is
+    a lazy stack whose stack dim has the stack's name, as in the peer."""
+    member = TensorDict({"c": torch.zeros(()), "n": TensorDict({"c": torch.zeros(())}, [])}, [])
+    stack = tclass.lazy_stack([member, member.clone()]).refine_names("j")
+    assert stack["n"].names == ["j"] and stack.get("n").stack_dim_name == "j"

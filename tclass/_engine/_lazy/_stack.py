@@ -241,7 +241,14 @@ class LazyStackedTensorDict(LazyStackOps):
         return None
 
     def _entry(self, key: str) -> Value:
-        value: Value = stack_entries(self._parts(key), self._stack_dim, (key,))
+        return self._stacked(self._parts(key), (key,))
+
+    def _stacked(self, parts: list[Any], path: tuple[str, ...]) -> Value:
+        """The members' entries at ``path`` stacked; a nested lazy stack has the name of
+        this stack's dim, as the peer's."""
+        value: Value = stack_entries(parts, self._stack_dim, path)
+        if self._stack_dim_name is not None and isinstance(value, LazyStackedTensorDict):
+            value._stack_dim_name = self._stack_dim_name
         return value
 
     def _parts(self, key: str) -> list[Any]:
@@ -386,7 +393,7 @@ class LazyStackedTensorDict(LazyStackOps):
             return padded_stack(parts, self._stack_dim, padding_value, padding_side, path)
         if as_nested_tensor:
             return self._nested_tensor(parts, layout, path)
-        return stack_entries(parts, self._stack_dim, path)
+        return self._stacked(parts, path)
 
     def _parts_along(self, path: tuple[str, ...]) -> None:
         lacking = [i for i, member in enumerate(self._members) if _lacks(member, path)]
@@ -561,17 +568,19 @@ class LazyStackedTensorDict(LazyStackOps):
             if default is _MISSING:
                 raise self._missing_key(key)
             return default
-        for member in self._members:
-            member.pop(key)
+        self.del_(key)
         return value
 
     def del_(self, key: Any) -> Self:
-        """Removes ``key`` from every member."""
-        self.pop(key)
+        """Removes ``key`` from every member (it need not have one dense value)."""
+        if key not in self:
+            raise self._missing_key(key)
+        for member in self._members:
+            member.pop(key, None)
         return self
 
     def __delitem__(self, key: Any) -> None:
-        self.pop(key)
+        self.del_(key)
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Renames ``old_key`` in every member."""
