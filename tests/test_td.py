@@ -924,3 +924,13 @@ def test_select_groups_nested_keys_as_the_peer() -> None:
         ("n", "c"), ("n", "b"), "n", "a"
     ]  # fmt: skip
     assert list(td.select("n", ("n", "b")).keys(True)) == [("n", "b"), "n"]
+
+
+def test_set__of_a_tensor_into_a_nested_collection_is_a_value_error() -> None:
+    """Found by the differential fuzzer: the peer raises a ValueError (not an
+    AttributeError from inside)."""
+    td = TensorDict({"n": {"v": torch.zeros(4)}}, [4])
+    with pytest.raises(ValueError, match="'n' is a nested collection"):
+        td.set_("n", torch.zeros(4, 1))
+    td.set_("n", {"v": torch.ones(4)})
+    assert torch.equal(td["n", "v"], torch.ones(4))

@@ -36,6 +36,7 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     EntryTypeError,
+    InPlaceWriteError,
     KeyConflictError,
     KeyThroughTensorError,
     LockedError,
@@ -731,6 +732,13 @@ class TensorDict(ScopedOps, TensorDictBase):
                 parent._store_entry(path[-1], parent._validate(path[-1], value))
                 return self
         if not isinstance(target, _Tensor):  # a nested collection: entry by entry
+            if not isinstance(value, (Mapping, TensorCollection)):
+                msg = (
+                    f"set_: {key!r} is a nested collection; a {type(value).__name__} cannot "
+                    "be copied into it (pass a collection or a dict of its entries, or "
+                    "use set() to replace it)"
+                )
+                raise InPlaceWriteError(msg)
             target.update(value, inplace=True)
             return self
         try:
