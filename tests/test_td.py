@@ -787,7 +787,6 @@ class TestLock:
             lambda: td.rename_key_("a", "z"),
             lambda: td.update({"x": torch.zeros(4)}),
             lambda: td["b"].set("x", torch.zeros(4)),
-            lambda: td.__setattr__("batch_size", []),
             lambda: td.__setitem__(0, {"x": torch.zeros(())}),
         ]
         for op in forbidden:
@@ -796,6 +795,9 @@ class TestLock:
             assert isinstance(info.value, RuntimeError)
         assert dict(td.items(include_nested=True)) == snapshot
         assert td.batch_size == torch.Size([4])
+        # as in the peer: the batch size of a locked TensorDict may change
+        td.batch_size = []
+        assert td.batch_size == torch.Size([]) and td.is_locked
 
     def test_in_place_writes_allowed(self) -> None:
         td = _td().lock_()
@@ -934,3 +936,14 @@ def test_set__of_a_tensor_into_a_nested_collection_is_a_value_error() -> None:
         td.set_("n", torch.zeros(4, 1))
     td.set_("n", {"v": torch.ones(4)})
     assert torch.equal(td["n", "v"], torch.ones(4))
+
+
+def test_rename_key_to_itself_and_on_a_locked_td() -> None:
+    """Found by the differential fuzzer: renaming a key to itself keeps its place; a
+    locked TensorDict refuses before looking the key up (as the peer)."""
+    td = TensorDict({"d": torch.zeros(4), "a": torch.zeros(4)}, [4])
+    assert list(td.rename_key_("d", "d").keys()) == ["d", "a"]
+    with pytest.raises(KeyError):
+        td.rename_key_("zz", "zz")
+    with pytest.raises(LockedError):
+        td.lock_().rename_key_(("zz", "a"), "renamed")

@@ -206,14 +206,13 @@ class TensorDict(ScopedOps, TensorDictBase):
 
     @property
     def batch_size(self) -> torch.Size:
-        """The leading dims every entry shares. Assigning checks every entry."""
+        """The leading dims every entry shares. Assigning checks every entry; as in the
+        peer, a locked TensorDict's batch size may change (its entries stay the same)."""
         return self._batch_size
 
     @batch_size.setter
     def batch_size(self, value: BatchSizeLike) -> None:
         new = as_batch_size(value)
-        if self._locked:
-            raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
         self._check_batch_size(new, ())
         self._assign_batch_size(new)
 
@@ -922,7 +921,14 @@ class TensorDict(ScopedOps, TensorDictBase):
         self.pop(key)
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
-        """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new."""
+        """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new.
+        Renaming a key to itself changes nothing (the key keeps its place)."""
+        if self._locked:  # checked first, as in the peer
+            raise LockedError(_LOCKED_MSG.format(action=f"rename {old_key!r} in"))
+        if _keys.unravel_key(old_key) == _keys.unravel_key(new_key):
+            if old_key not in self:
+                raise self._missing_key(_keys.unravel_key(old_key))
+            return self
         if safe and new_key in self:
             msg = f"rename_key_: {new_key!r} already exists; pass safe=False to overwrite it"
             raise KeyConflictError(msg)
