@@ -291,3 +291,14 @@ def test_reductions_keep_the_names_of_the_dims_they_keep() -> None:
     assert td.sum(1, keepdim=True).names == ["u", "v"]
     assert td.max(1).values.names == ["u"]
     assert td.cumsum(1).names == ["u", "v"]
+
+
+def test_comparisons_drop_the_names_as_the_peer() -> None:
+    """Found by the differential fuzzer: comparing with a number or a collection gives a
+    result without dim names (nested ones too); comparing with a tensor keeps them."""
+    td = TensorDict({"c": torch.zeros(2), "n": {"a": torch.zeros(2)}}, [2], names=["i"])
+    for result in (td > 0.5, td == td, td != 0, 0.5 <= td, td < td):
+        assert result.names == [None] and result["n"].names == [None]
+    for result in (td == torch.zeros(2), torch.zeros(2) < td):
+        assert result.names == ["i"] and result["n"].names == ["i"]
+    assert (td + 1).names == ["i"]

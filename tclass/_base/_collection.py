@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, overload
 
 import torch
 from typing_extensions import Self
@@ -453,6 +453,18 @@ def _walk_keys(
 
 def _sort_key(key: str | tuple[str, ...]) -> tuple[str, ...]:
     return (key,) if type(key) is str else key  # type: ignore[return-value]
+
+
+_C = TypeVar("_C")
+
+
+def unnamed(result: _C, other: object) -> _C:
+    """The result of comparing with ``other``: as the peer gives it, without dim names
+    (nested ones included) unless ``other`` is a tensor; anything else
+    (``NotImplemented``) as it is."""
+    if isinstance(result, TensorCollection) and not isinstance(other, torch.Tensor):
+        result._rename_all(None)
+    return result
 
 
 def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:

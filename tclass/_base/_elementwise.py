@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
+from tclass._base._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError, KeyNotFoundError
@@ -277,11 +277,11 @@ class ElementwiseOps(TensorCollection):
 
     def __eq__(self, other: object) -> Self:  # type: ignore[override]
         """Entry-by-entry ``==`` with a collection (same keys), a tensor or a number."""
-        return self._compare(other, operator.eq)
+        return unnamed(self._compare(other, operator.eq), other)
 
     def __ne__(self, other: object) -> Self:  # type: ignore[override]
         """Entry-by-entry ``!=``; see ``__eq__``."""
-        return self._compare(other, operator.ne)
+        return unnamed(self._compare(other, operator.ne), other)
 
     __hash__ = None  # type: ignore[assignment]
 

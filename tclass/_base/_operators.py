@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base._collection import TensorCollection, unnamed
 from tclass._base._leafwise import as_scalar
 from tclass._base._pointwise import Operand, PointwiseOps
 
@@ -151,27 +151,28 @@ class OperatorOps(PointwiseOps):
     def __invert__(self) -> Self:
         return self._pointwise(None, torch.bitwise_not)
 
-    # --- ordering (bool collections; Python values are kept as they are) -----------------
+    # --- ordering (bool collections; Python values are kept as they are; as in the peer,
+    # the results have no dim names) ------------------------------------------------------
 
     def __lt__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.lt, (other,), lock=False)
+        return unnamed(self._pointwise(None, torch.lt, (other,), lock=False), other)
 
     def __le__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.le, (other,), lock=False)
+        return unnamed(self._pointwise(None, torch.le, (other,), lock=False), other)
 
     def __gt__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.gt, (other,), lock=False)
+        return unnamed(self._pointwise(None, torch.gt, (other,), lock=False), other)
 
     def __ge__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.ge, (other,), lock=False)
+        return unnamed(self._pointwise(None, torch.ge, (other,), lock=False), other)
 
     # --- bitwise (bool masks, integer tensors) --------------------------------------------
 
