@@ -302,3 +302,17 @@ def test_comparisons_drop_the_names_as_the_peer() -> None:
     for result in (td == torch.zeros(2), torch.zeros(2) < td):
         assert result.names == ["i"] and result["n"].names == ["i"]
     assert (td + 1).names == ["i"]
+
+
+def test_a_new_batch_size_from_apply_or_tile_has_no_names_as_the_peer() -> None:
+    """Found by the differential fuzzer."""
+    td = TensorDict({"c": torch.zeros(2), "n": {"a": torch.zeros(2)}}, [2], names=["i"])
+    for result in (
+        td.apply(lambda v: v + 1, batch_size=[2]),
+        td.named_apply(lambda k, v: v + 1, batch_size=[2]),
+        torch.tile(td, [2]),
+    ):
+        assert result.names == [None] and result["n"].names == [None]
+    assert td.apply(lambda v: v + 1).names == ["i"]
+    stacked = tclass.lazy_stack([td, td.clone()]).apply(lambda v: v + 1, batch_size=[2, 2])
+    assert stacked.names == [None, "i"]

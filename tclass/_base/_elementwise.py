@@ -86,6 +86,8 @@ class ElementwiseOps(TensorCollection):
             result = result.clear_device_() if device is None else result.to(device)
         if "names" in options:
             result._rename_all(_names.as_names(options["names"], len(target)))
+        elif size is not None:  # as the peer: a new batch size comes without names
+            result._rename_all(None)
         if options.get("propagate_lock") and self.is_locked:
             result.lock_()
         out = options.get("out")
@@ -141,16 +143,15 @@ class ElementwiseOps(TensorCollection):
         rules = None if batch_size is None else _Rules({"batch_size": target})
         if nested_keys:
             # Top-level entries get their string key, as keys(include_nested=True) lists them.
-            return self._apply_nested(
-                lambda path, value, *rest: fn(path if len(path) > 1 else path[0], value, *rest),
-                others,
-                target,
-                (),
-                rules,
-            )
-        return self._apply_nested(
-            lambda path, value, *rest: fn(path[-1], value, *rest), others, target, (), rules
-        )
+            def call(path: tuple[str, ...], value: Any, *rest: Any) -> torch.Tensor | None:
+                return fn(path if len(path) > 1 else path[0], value, *rest)
+        else:
+            def call(path: tuple[str, ...], value: Any, *rest: Any) -> torch.Tensor | None:
+                return fn(path[-1], value, *rest)
+        result = self._apply_nested(call, others, target, (), rules)
+        if batch_size is not None:  # as the peer: a new batch size comes without names
+            result._rename_all(None)
+        return result
 
     def _apply_nested(
         self,

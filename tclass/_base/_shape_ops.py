@@ -472,8 +472,7 @@ class ShapeOps(TensorCollection):
             lifted = self.reshape((1,) * (len(counts) - nb) + tuple(self.batch_size))
         full = (1,) * (lifted.batch_dims - len(counts)) + counts
         out = lifted.repeat(*full)
-        if out._dim_names is not None:
-            out._assign_names(None)
+        out._rename_all(None)  # as the peer: no names, nested ones included
         return out
 
     # --- cutting ------------------------------------------------------------------------------

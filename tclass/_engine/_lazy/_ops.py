@@ -94,7 +94,11 @@ class LazyStackOps(TensorDictBase):
         along the stack dim. With a ``batch_size``, as the peer: ``fn`` gets the stacked
         tensors and the result is a TensorDict."""
         if options.get("batch_size") is not None and not options.get("inplace"):
-            return self.to_tensordict().apply(fn, *others, **options)  # type: ignore[return-value]
+            dense = self.to_tensordict()
+            out = dense.apply(fn, *others, **options)
+            if out is not None and "names" not in options and out.batch_size == dense.batch_size:
+                out._rename_all(dense._dim_names)  # the peer's keeps the stack's names
+            return out  # type: ignore[return-value]
         cut = [self._cut(other) for other in others]
         member_options = {
             key: value
