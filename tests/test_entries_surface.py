@@ -524,7 +524,15 @@ def test_unflatten_keys_order_and_nested_collections_as_the_peer() -> None:
     their prefix first appears; nested collections keep their keys as they are."""
     z = torch.zeros(1)
     td = TensorDict(
-        {"a/x": z, "b": z, "c/y/q": z, "a/z": z, "d": z, "c/w": z, "e": TensorDict({"f/g": z}, [1])},
+        {
+            "a/x": z,
+            "b": z,
+            "c/y/q": z,
+            "a/z": z,
+            "d": z,
+            "c/w": z,
+            "e": TensorDict({"f/g": z}, [1]),
+        },
         [1],
     )
     out = td.unflatten_keys("/")

@@ -1125,7 +1125,9 @@ class TestCompile:
 def test_select_of_a_nested_field_keeps_the_nested_record_class() -> None:
     """Found by the differential fuzzer: ``rec.select("obs", ("inner", "x"))`` selects
     within the nested record, which stays an ``Inner`` (as in the peer)."""
-    rec = Rec(obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3])
+    rec = Rec(
+        obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3]
+    )
     out = rec.select("obs", ("inner", "x"))
     assert type(out) is Rec and type(out.inner) is Inner
     assert torch.equal(out.inner.x, rec.inner.x) and out.env is None
@@ -1136,7 +1138,9 @@ def test_select_of_a_nested_field_keeps_the_nested_record_class() -> None:
 def test_nested_record_fields_excluded_popped_and_deleted() -> None:
     """Found by the differential fuzzer: a nested key through a record reaches the
     nested record's field (it reads None after), as in the peer."""
-    rec = Rec(obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3])
+    rec = Rec(
+        obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3]
+    )
     assert rec.exclude(("inner", "x")).inner.x is None and rec.inner.x is not None
     td = TensorDict({"r": rec.clone()}, [3])
     td.exclude(("r", "inner", "x"), inplace=True)

@@ -146,8 +146,10 @@ class ElementwiseOps(TensorCollection):
             def call(path: tuple[str, ...], value: Any, *rest: Any) -> torch.Tensor | None:
                 return fn(path if len(path) > 1 else path[0], value, *rest)
         else:
+
             def call(path: tuple[str, ...], value: Any, *rest: Any) -> torch.Tensor | None:
                 return fn(path[-1], value, *rest)
+
         result = self._apply_nested(call, others, target, (), rules)
         if batch_size is not None:  # as the peer: a new batch size comes without names
             result._rename_all(None)

@@ -113,9 +113,7 @@ def _stack(
     return result
 
 
-def _stack_lazy_stacks(
-    stacks: list[C], dim: int, size: torch.Size, path: tuple[str, ...]
-) -> C:
+def _stack_lazy_stacks(stacks: list[C], dim: int, size: torch.Size, path: tuple[str, ...]) -> C:
     """The peer's stack of lazy stacks: when they have as many members (and leaves),
     a lazy stack along the first one's stack dim of the dense stacks of their members
     taken in turn (so heterogeneous stacks stack as long as their members line up);

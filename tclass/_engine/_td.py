@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeGuard, cast, overload
 
 import numpy as np
 import torch
-from typing_extensions import Self, TypeGuard
+from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import align_right
@@ -962,7 +962,9 @@ class TensorDict(ScopedOps, TensorDictBase):
             if len(path) > 1:
                 subkeys.append(path[1:])
         entries = {
-            head: self._tensors[head].select(*subkeys, strict=strict) if subkeys else self._tensors[head]
+            head: self._tensors[head].select(*subkeys, strict=strict)
+            if subkeys
+            else self._tensors[head]
             for head, subkeys in groups.items()
         }
         out = self._new_like(entries, self._batch_size, self._device)

@@ -66,7 +66,9 @@ class Finding:
         difference without its keys, numbers and messages."""
         first = self.detail[0]
         if self.kind == "result":
-            first = re.sub(r"\[[^\]]*\]|\d+", "", first.split(": ")[0] + ": " + first.split(": ")[1][:30])
+            first = re.sub(
+                r"\[[^\]]*\]|\d+", "", first.split(": ")[0] + ": " + first.split(": ")[1][:30]
+            )
         else:
             first = " ".join(part.split(":")[0] for part in self.detail[:2])
         return f"{self.step.family}/{self.step.op}/{self.kind}: {first}"

@@ -64,7 +64,7 @@ def _describe(x: Any) -> Info:
         _walk_lazy(x, info)
     else:
         _walk(source, (), info)
-    info.top = [k for k in source.keys()]
+    info.top = list(source.keys())
     return info
 
 

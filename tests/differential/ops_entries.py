@@ -96,7 +96,9 @@ def get(c: Chooser, info: Info, facts: Facts) -> Step:
     if form == 1:
         return step(f"x.get({k}, None)", "get_default", "entries", "eval")
     if form == 2:
-        return step(f"x.get({k}, default={leaf_value(c, info.batch)})", "get_default", "entries", "eval")
+        return step(
+            f"x.get({k}, default={leaf_value(c, info.batch)})", "get_default", "entries", "eval"
+        )
     return step(f"x[{k}]", "getitem_key", "entries", "eval")
 
 
@@ -222,9 +224,7 @@ def to_dict(c: Chooser, info: Info, facts: Facts) -> Step:
             "entries",
         )
     if pick == 2:
-        return step(
-            "L.TensorDict.from_dict(x.to_dict())", "from_dict", "entries", tags=("infers",)
-        )
+        return step("L.TensorDict.from_dict(x.to_dict())", "from_dict", "entries", tags=("infers",))
     if pick == 3:
         return step(
             f"L.TensorDict(x.to_dict(), batch_size={list(info.batch)})", "from_dict", "entries"

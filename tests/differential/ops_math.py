@@ -55,7 +55,7 @@ def unary(c: Chooser, info: Info, facts: Facts) -> Step:
     if pick == 1 and name not in ("isnan", "isfinite", "isinf"):
         return step(f"x.{name}_()", f"{name}_", "math", needs=(f"{name}_",))
     if pick == 2:
-        return step(f"-x" if name == "neg" else f"abs(x)", name, "math")
+        return step("-x" if name == "neg" else "abs(x)", name, "math")
     return step(f"x.{name}()", name, "math", needs=(name,))
 
 
@@ -75,11 +75,15 @@ def binary_method(c: Chooser, info: Info, facts: Facts) -> Step:
     if name == "div" and c.chance(30):
         return step(f'x.div({other}, rounding_mode="floor")', "div", "math", tags=("peer-stops",))
     inplace = "_" if c.chance(30) else ""
-    return step(f"x.{name}{inplace}({other}{extra})", name + inplace, "math", needs=(name + inplace,))
+    return step(
+        f"x.{name}{inplace}({other}{extra})", name + inplace, "math", needs=(name + inplace,)
+    )
 
 
-REDUCTIONS = ("sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin", "any", "all",
-              "nansum", "nanmean", "norm", "median", "logsumexp", "count_nonzero", "cumsum")  # fmt: skip
+REDUCTIONS = (
+    "sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin", "any", "all",
+    "nansum", "nanmean", "norm", "median", "logsumexp", "count_nonzero", "cumsum",
+)  # fmt: skip
 
 
 def reduction(c: Chooser, info: Info, facts: Facts) -> Step:
@@ -141,7 +145,7 @@ def where(c: Chooser, info: Info, facts: Facts) -> Step:
     if pick == 3:
         name = c.choice(("clamp_min", "clamp_max"))
         return step(f"x.{name}(0)", name, "math", needs=(name,))
-    return step(f"torch.clamp(x, min=0)", "torch.clamp", "math")
+    return step("torch.clamp(x, min=0)", "torch.clamp", "math")
 
 
 def torch_functions(c: Chooser, info: Info, facts: Facts) -> Step:

@@ -89,7 +89,9 @@ def squeeze(c: Chooser, info: Info, facts: Facts) -> Step:
     if pick == 2:
         return step(f"torch.squeeze(x, {dim(c, info.ndim)})", "squeeze", "shape")
     if pick == 3:
-        return step(f"torch.unsqueeze(x, {dim(c, info.ndim, inclusive=True)})", "unsqueeze", "shape")
+        return step(
+            f"torch.unsqueeze(x, {dim(c, info.ndim, inclusive=True)})", "unsqueeze", "shape"
+        )
     return step(f"x.unsqueeze({dim(c, info.ndim, inclusive=True)})", "unsqueeze", "shape")
 
 
@@ -185,7 +187,8 @@ def gather(c: Chooser, info: Info, facts: Facts) -> Step:
     shape = list(info.batch)
     if -info.ndim <= d < info.ndim:
         shape[d] = c.integer(0, 3)
-    values = f"torch.randint(0, {max(side, 1)}, {shape}, generator=torch.Generator().manual_seed({seed(c)}))"
+    generator = f"torch.Generator().manual_seed({seed(c)})"
+    values = f"torch.randint(0, {max(side, 1)}, {shape}, generator={generator})"
     return step(f"x.gather({d}, {values})", "gather", "shape", needs=("gather",))
 
 

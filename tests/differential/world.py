@@ -3,8 +3,9 @@
 A world is the first lines of a program: ``x = <expression>`` and sometimes a memory-mapped
 copy (``x = x.memmap(D + "/w")``), a reload from that folder, or ``x.lock_()``. The
 expression uses only the names every program namespace defines: ``L`` (the library),
-``torch``, ``t`` (the tensor helper below), ``I`` (``I[1:, None]`` is an index), ``Rec`` and ``Inner`` (the record classes of
-``libs.py``) and ``D`` (a temporary folder of the library's own).
+``torch``, ``t`` (the tensor helper below), ``I`` (``I[1:, None]`` is an index), ``Rec``
+and ``Inner`` (the record classes of ``libs.py``) and ``D`` (a temporary folder of the
+library's own).
 
 Tensor values come from ``t(shape, dtype, seed)``, deterministic in its arguments, so a
 reported program rebuilds the same values in a fresh process.
@@ -47,7 +48,7 @@ class _Index:
         return index
 
 
-I = _Index()
+I = _Index()  # noqa: E741 (short: programs are read as scripts)
 
 
 def tensor_src(shape: tuple[int, ...], dtype: str, seed: int) -> str:
@@ -188,9 +189,9 @@ def record_src(c: Chooser, batch: tuple[int, ...]) -> str:
     )
 
 
-def world(c: Chooser, *, kinds: tuple[str, ...] = ("td", "td", "td", "lazy", "record")) -> tuple[
-    list[str], Facts
-]:
+def world(
+    c: Chooser, *, kinds: tuple[str, ...] = ("td", "td", "td", "lazy", "record")
+) -> tuple[list[str], Facts]:
     """The lines that build ``x``, and what is known of it."""
     kind = c.choice(kinds)
     batch = _batch(c, c.choice((0, 1, 1, 2, 2, 3)))

@@ -33,7 +33,9 @@ __all__ = ["empty_selection", "index_lazy", "write_lazy"]
 
 def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
     items = index if type(index) is tuple else (index,)
-    items = tuple(_as_index(item) if isinstance(item, (list, np.ndarray)) else item for item in items)
+    items = tuple(
+        _as_index(item) if isinstance(item, (list, np.ndarray)) else item for item in items
+    )
     return _batch.normalize_index(items, len(stack._batch_size))
 
 
