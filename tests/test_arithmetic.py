@@ -867,3 +867,17 @@ def test_the_peer_algebra_surface_is_covered() -> None:
     for name in names:
         for cls in (TensorDict, LazyStackedTensorDict, Rec):
             assert callable(getattr(cls, name)), (cls, name)
+
+
+def test_a_0_dim_tensor_operand_keeps_the_leaf_dtypes() -> None:
+    """Found by the differential fuzzer: a 0-dim tensor is not reshaped against leaves
+    with feature dims, so torch's type promotion keeps ``int32`` (as in the peer)."""
+    td = TensorDict({"a": torch.ones(1, 2, 2), "c": torch.ones(1, 2, 3, dtype=torch.int32)}, [1, 2])
+    out = td.mul(torch.tensor(1))
+    assert out["c"].dtype == torch.int32 and out["a"].dtype == torch.float32
+    assert (td + torch.tensor(2))["c"].dtype == torch.int32
+
+
+def test_or_and_xor_results_are_unlocked_as_the_peer() -> None:
+    td = TensorDict({"d": torch.ones(3, dtype=torch.uint8)}, [3]).lock_()
+    assert not (td | td).is_locked and not (td ^ 1).is_locked and (td & td).is_locked

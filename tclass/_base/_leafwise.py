@@ -102,7 +102,7 @@ def pad_operand(
 ) -> torch.Tensor:
     """``operand`` reshaped (a view) to broadcast against ``leaf`` as ``alignment`` says."""
     extra = leaf.ndim - (batch_dims if alignment == "batch" else operand.ndim)
-    if extra <= 0:
+    if extra <= 0 or operand.ndim == 0:  # a 0-dim tensor stays one (torch's type promotion)
         return operand
     return operand.reshape(operand.shape + (1,) * extra)
 
