@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self
@@ -406,7 +406,10 @@ class ShapeOps(TensorCollection):
         each tensor expanded as ``other``'s tensor of the same key, feature dims included,
         to ``other``'s batch size (as in the peer)."""
         if isinstance(other, TensorCollection):
-            return self.apply(torch.Tensor.expand_as, other, batch_size=other.batch_size)
+            collection: Any = self  # every collection has apply (ElementwiseOps)
+            return cast(
+                Self, collection.apply(torch.Tensor.expand_as, other, batch_size=other.batch_size)
+            )
         return self.expand(other.shape)
 
     def broadcast_to(self, shape: Sequence[int]) -> Self:
@@ -505,7 +508,8 @@ class ShapeOps(TensorCollection):
         parts = self._map_values_split(lambda v: v.unbind(dim), [piece] * batch_size[dim])
         names = _names.removed(self._dim_names, (dim,))
         # The peer locks the slices of a locked memory-mapped or shared collection only.
-        lock = self.is_locked and (self.is_memmap() or self.is_shared())
+        collection: Any = self  # every collection has is_memmap and is_shared
+        lock = self.is_locked and (collection.is_memmap() or collection.is_shared())
         if names is None and not lock:
             return parts
         return tuple(self._carry(part, names, lock=lock) for part in parts)

@@ -119,8 +119,9 @@ def _stack_lazy_stacks(stacks: list[C], dim: int, size: torch.Size, path: tuple[
     taken in turn (so heterogeneous stacks stack as long as their members line up);
     otherwise a lazy stack of the lazy stacks."""
     first: Any = stacks[0]
-    groups = list(zip(*(stack.tensordicts for stack in stacks)))
-    lengths = {len(stack.tensordicts) for stack in stacks}
+    lazy: list[Any] = stacks
+    groups = list(zip(*(stack.tensordicts for stack in lazy)))
+    lengths = {len(stack.tensordicts) for stack in lazy}
     leaves = {len(list(stack.keys(True, True))) for stack in stacks}
     if len(lengths) != 1 or len(leaves) != 1:
         return type(first)._stack_lazily(stacks, dim, size)  # type: ignore[no-any-return]

@@ -961,8 +961,8 @@ class TensorDict(ScopedOps, TensorDictBase):
             subkeys = groups.setdefault(path[0], [])
             if len(path) > 1:
                 subkeys.append(path[1:])
-        entries = {
-            head: self._tensors[head].select(*subkeys, strict=strict)
+        entries: dict[str, Any] = {
+            head: cast(TensorCollection, self._tensors[head]).select(*subkeys, strict=strict)
             if subkeys
             else self._tensors[head]
             for head, subkeys in groups.items()
@@ -1275,7 +1275,7 @@ def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
         node._remove_entry(path[-1])
 
 
-def _is_other_node(value: object) -> TypeGuard[TensorCollection]:
+def _is_other_node(value: object) -> TypeGuard[Any]:
     """Whether ``value`` is a nested collection other than a TensorDict (a record, a
     lazy stack), which answers for its own entries."""
     return (

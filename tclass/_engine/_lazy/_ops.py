@@ -95,10 +95,10 @@ class LazyStackOps(TensorDictBase):
         tensors and the result is a TensorDict."""
         if options.get("batch_size") is not None and not options.get("inplace"):
             dense = self.to_tensordict()
-            out = dense.apply(fn, *others, **options)
+            out: Any = dense.apply(fn, *others, **options)
             if out is not None and "names" not in options and out.batch_size == dense.batch_size:
                 out._rename_all(dense._dim_names)  # the peer's keeps the stack's names
-            return out  # type: ignore[return-value]
+            return cast(Self, out)
         cut = [self._cut(other) for other in others]
         member_options = {
             key: value
@@ -551,18 +551,18 @@ class LazyStackOps(TensorDictBase):
         """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``)."""
         return self._densified(TensorDictBase.tile(self, dims))
 
-    def _densified(self, result: Any) -> Any:
+    def _densified(self, result: Any) -> Self:
         """``result`` (a lazy stack) as one TensorDict when its members line up, locked
         as it was: the peer computes flip, roll, narrow, tile, expand and pad of a lazy
         stack on its dense stack. Members that differ in shape keep it lazy (where the
         peer raises, except for expand)."""
         if not result._is_lazy:
-            return result
+            return cast(Self, result)
         try:
             dense = result.contiguous()
         except HeterogeneousEntryError:
-            return result
-        return dense.lock_() if result.is_locked else dense
+            return cast(Self, result)
+        return cast(Self, dense.lock_() if result.is_locked else dense)
 
     def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:
         """Each member repeated along its own dims; along the stack dim, the members
