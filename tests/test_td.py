@@ -947,3 +947,10 @@ def test_rename_key_to_itself_and_on_a_locked_td() -> None:
         td.rename_key_("zz", "zz")
     with pytest.raises(LockedError):
         td.lock_().rename_key_(("zz", "a"), "renamed")
+
+
+def test_set__of_a_python_value_into_a_tensor_is_a_value_error() -> None:
+    """Found by the differential fuzzer: the peer raises a ValueError."""
+    td = TensorDict({"d": torch.zeros(4)}, [4])
+    with pytest.raises(ValueError, match="a str cannot be copied into the tensor 'd'"):
+        td.set_("d", "x y")

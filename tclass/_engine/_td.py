@@ -741,11 +741,17 @@ class TensorDict(ScopedOps, TensorDictBase):
             target.update(value, inplace=True)
             return self
         try:
-            target.copy_(value if isinstance(value, _Tensor) else torch.as_tensor(value))
-        except RuntimeError as error:
-            shape = getattr(value, "shape", None)
+            source = value if isinstance(value, _Tensor) else torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError) as error:
             msg = (
-                f"set_: cannot copy a value of shape {shape} into {key!r} of shape "
+                f"set_: a {type(value).__name__} cannot be copied into the tensor {key!r}: {error}"
+            )
+            raise InPlaceWriteError(msg) from None
+        try:
+            target.copy_(source)
+        except RuntimeError as error:
+            msg = (
+                f"set_: cannot copy a value of shape {list(source.shape)} into {key!r} of shape "
                 f"{list(target.shape)}: {error}"
             )
             raise BatchSizeError(msg) from None

@@ -60,6 +60,12 @@ class Finding:
     lines: list[str]  # the program up to and including the step
     detail: list[str]
     allowed: str | None = None  # the allowlist entry that covers it
+    open: str | None = None  # the open discrepancy it is (allowlist.OPEN), if any
+
+    @property
+    def is_bug(self) -> bool:
+        """Neither a deliberate difference nor a known open one."""
+        return self.allowed is None and self.open is None
 
     def signature(self) -> str:
         """Findings of one cause share a signature: the op, the kind, and the first
@@ -195,6 +201,8 @@ class Program:
         kind, detail = verdict
         finding = Finding(kind, step, list(self.lines), detail)
         finding.allowed = allowlist.covering(finding, facts, peer, mine)
+        if finding.allowed is None:
+            finding.open = allowlist.open_issue(finding)
         return finding
 
     def recheck(self) -> Finding | None:

@@ -10,7 +10,8 @@ families and ``--length``, so ``--replay n`` shows it again. Findings are groupe
 signature (family, op, kind, first difference); for each group the shortest program is
 printed as a script that reproduces it (prefix ``L = tensordict`` or ``L = tclass``, and
 ``from tests.differential.libs import *``, ``from tests.differential.world import t``).
-The exit status is 1 when a finding is not covered by the allowlist.
+The exit status is 1 when a finding is neither a deliberate difference (``allowlist.ENTRIES``)
+nor a known open one (``allowlist.OPEN``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--length", type=int, default=4, help="ops per program")
     parser.add_argument("--replay", type=int, default=None, help="run one program, verbose")
-    parser.add_argument("--show-allowed", action="store_true")
+    parser.add_argument("--show-allowed", action="store_true", help="and the open ones")
     parser.add_argument("--stats", action="store_true", help="steps per op")
     args = parser.parse_args(argv)
     libs = libraries()
@@ -67,8 +68,11 @@ def _summary(stats: Stats, elapsed: float, families: list[str], allowed: bool, o
     groups: dict[str, list[Finding]] = defaultdict(list)
     for finding in stats.findings:
         groups[finding.signature()].append(finding)
-    bugs = {s: f for s, f in groups.items() if f[0].allowed is None}
+    bugs = {s: f for s, f in groups.items() if any(finding.is_bug for finding in f)}
     allowed_groups = {s: f for s, f in groups.items() if f[0].allowed is not None}
+    open_groups = {
+        s: f for s, f in groups.items() if s not in bugs and s not in allowed_groups
+    }
     steps = sum(stats.steps.values())
     print(
         f"{stats.programs} programs, {steps} steps compared ({', '.join(families)}) "
@@ -82,10 +86,15 @@ def _summary(stats: Stats, elapsed: float, families: list[str], allowed: bool, o
         print("steps per op:", dict(sorted(stats.steps.items())))
     print(f"{len(bugs)} discrepancies ({sum(map(len, bugs.values()))} programs)")
     print(f"{len(allowed_groups)} allowed ({sum(map(len, allowed_groups.values()))} programs)")
-    shown = list(bugs.items()) + (list(allowed_groups.items()) if allowed else [])
+    print(f"{len(open_groups)} open ({sum(map(len, open_groups.values()))} programs)")
+    shown = list(bugs.items())
+    if allowed:
+        shown += list(allowed_groups.items()) + list(open_groups.items())
     for signature, findings in sorted(shown, key=lambda item: -len(item[1])):
-        shortest = min(findings, key=lambda f: sum(map(len, f.lines)))
+        candidates = [f for f in findings if f.is_bug] or findings
+        shortest = min(candidates, key=lambda f: sum(map(len, f.lines)))
         label = f" [allowed: {shortest.allowed}]" if shortest.allowed else ""
+        label += f" [open: {shortest.open}]" if shortest.open else ""
         print(f"\n=== {len(findings)}x {signature}{label}\n{shortest.report()}")
     return 1 if bugs else 0
 

@@ -24,7 +24,7 @@ from .ops import FAMILIES, generators
 pytestmark = pytest.mark.peer
 
 PROGRAMS = settings(
-    max_examples=60,
+    max_examples=40,
     derandomize=True,
     deadline=None,
     database=None,
@@ -42,7 +42,7 @@ def libs() -> tuple[Lib, Lib]:
 
 
 def _check(stats: Stats) -> None:
-    bugs = [finding for finding in stats.findings if finding.allowed is None]
+    bugs = [finding for finding in stats.findings if finding.is_bug]
     assert not bugs, "\n\n".join(finding.report() for finding in bugs[:3])
 
 
@@ -72,12 +72,12 @@ def test_programs_of_every_family(data: st.DataObject) -> None:
 
 
 def test_numbered_programs(libs: tuple[Lib, Lib]) -> None:
-    """Programs 0..299 of the runner (all families, 4 ops each)."""
+    """Programs 0..199 of the runner (all families, 4 ops each)."""
     stats = Stats()
     gens = generators(sorted(FAMILIES))
-    for n in range(300):
+    for n in range(200):
         run_program(RandomChooser(n), libs, gens, stats, length=4)
-    assert stats.programs == 300 and sum(stats.steps.values()) > 600
+    assert stats.programs == 200 and sum(stats.steps.values()) > 400
     _check(stats)
 
 
@@ -88,7 +88,7 @@ def test_the_runner_reports_and_exits_clean(capsys: pytest.CaptureFixture[str]) 
     assert main(["--examples", "20", "--seed", "5000", "--stats"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^20 programs, \d+ steps compared", out, re.M)
-    assert "0 discrepancies" in out
+    assert "\n0 discrepancies" in out
 
 
 def test_every_allowed_difference_cites_the_readme() -> None:
