@@ -32,6 +32,7 @@ from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._core._batch import format_shape
+from tclass._core._records import is_record
 from tclass.errors import BatchSizeError, KeyNotFoundError, OperandError
 
 __all__ = [
@@ -496,3 +497,29 @@ def _placed(operands: tuple[Any, ...], walked: tuple[Any, ...]) -> list[Any]:
 def _grown(batch: torch.Size, old_dims: int) -> Resize:
     """The resize of an operation whose operands broadcast the root batch to ``batch``."""
     return lambda size: batch + size[old_dims:]
+
+
+def without_empty(result: Any) -> Any:
+    """``result`` (a binary arithmetic result) without its nested collections that hold
+    nothing, at any depth, as the peer's arithmetic gives it; records keep their fields."""
+    if not isinstance(result, TensorCollection) or is_record(result):
+        return result
+    empty, _ = _empty_nested(result, ())
+    return result.exclude(*empty) if empty else result
+
+
+def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool]:
+    """The paths under ``node`` of nested collections left with nothing, and whether
+    ``node`` itself is left with nothing."""
+    paths: list[Any] = []
+    kept = 0
+    for key in node._key_names():
+        value = node._child(key)  # no tensor is read (a lazy stack's may differ in shape)
+        if value is not None and not value._is_leaf_node and not is_record(value):
+            inner, empty = _empty_nested(value, prefix + (key,))
+            if empty:
+                paths.append(prefix + (key,))
+                continue
+            paths += inner
+        kept += 1
+    return paths, not kept

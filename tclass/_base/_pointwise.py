@@ -22,7 +22,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import LeafwiseOps
+from tclass._base._leafwise import LeafwiseOps, without_empty
 from tclass._core._dispatch import implements
 from tclass.errors import OperandError
 
@@ -53,7 +53,8 @@ class PointwiseOps(LeafwiseOps):
         if default is not None and isinstance(other, TensorCollection):
             mine, theirs = _align_keys(self, other, default)
             return cast(Self, mine._binary(foreach, each, theirs, None, kwargs, operation))
-        return self._pointwise(foreach, each, (other,), kwargs, operation=operation)
+        # As the peer: nested collections holding nothing are left out of the result.
+        return without_empty(self._pointwise(foreach, each, (other,), kwargs, operation=operation))  # type: ignore[no-any-return]
 
     # --- unary ---------------------------------------------------------------------------
 

@@ -70,9 +70,7 @@ def _summary(stats: Stats, elapsed: float, families: list[str], allowed: bool, o
         groups[finding.signature()].append(finding)
     bugs = {s: f for s, f in groups.items() if any(finding.is_bug for finding in f)}
     allowed_groups = {s: f for s, f in groups.items() if f[0].allowed is not None}
-    open_groups = {
-        s: f for s, f in groups.items() if s not in bugs and s not in allowed_groups
-    }
+    open_groups = {s: f for s, f in groups.items() if s not in bugs and s not in allowed_groups}
     steps = sum(stats.steps.values())
     print(
         f"{stats.programs} programs, {steps} steps compared ({', '.join(families)}) "
