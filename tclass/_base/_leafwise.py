@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 import torch
 from typing_extensions import Self
@@ -499,13 +499,16 @@ def _grown(batch: torch.Size, old_dims: int) -> Resize:
     return lambda size: batch + size[old_dims:]
 
 
-def without_empty(result: Any) -> Any:
+_R = TypeVar("_R")
+
+
+def without_empty(result: _R) -> _R:
     """``result`` (a binary arithmetic result) without its nested collections that hold
     nothing, at any depth, as the peer's arithmetic gives it; records keep their fields."""
     if not isinstance(result, TensorCollection) or is_record(result):
         return result
     empty, _ = _empty_nested(result, ())
-    return result.exclude(*empty) if empty else result
+    return cast(_R, result.exclude(*empty)) if empty else result
 
 
 def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool]:

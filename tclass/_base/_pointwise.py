@@ -54,7 +54,8 @@ class PointwiseOps(LeafwiseOps):
             mine, theirs = _align_keys(self, other, default)
             return cast(Self, mine._binary(foreach, each, theirs, None, kwargs, operation))
         # As the peer: nested collections holding nothing are left out of the result.
-        return without_empty(self._pointwise(foreach, each, (other,), kwargs, operation=operation))  # type: ignore[no-any-return]
+        result = self._pointwise(foreach, each, (other,), kwargs, operation=operation)
+        return without_empty(result)
 
     # --- unary ---------------------------------------------------------------------------
 
