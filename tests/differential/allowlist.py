@@ -99,28 +99,46 @@ def _one_value(snap: Any) -> Any:
     return None
 
 
-def _as_one_value(snap: Any) -> Any:
+def _as_one_value(snap: Any, mine: Any) -> Any:
     """The peer's snapshot with each list of equal Python values (a stacked, expanded or
-    unsqueezed value) read as that one value, as tclass keeps it."""
+    unsqueezed value) read as that one value, as tclass keeps it; an empty list (no
+    element to hold the value) reads as tclass's value. ``mine``: tclass's snapshot at the
+    same place (walked alongside)."""
     if isinstance(snap, list):
-        return [_as_one_value(item) for item in snap]
+        return [_as_one_value(item, _at(mine, i, list)) for i, item in enumerate(snap)]
     if not isinstance(snap, tuple) or not snap or snap[0] == "tensor":
         return snap
+    kept = isinstance(mine, tuple) and mine[:1] in (("value",), ("py",))
     if snap[0] == "values":
+        if kept and not _elements(snap[1]) and mine[0] == "value":
+            return mine
         one = _one_value(snap[1])
         if one is not None:
             return ("value", one, snap[2])
     if snap[0] == "seq":
+        if kept and not _elements(snap) and mine[0] == "py":
+            return mine
         one = _one_value(snap)
         if one is not None:
             return one
-    return tuple(_as_one_value(item) for item in snap)
+    return tuple(_as_one_value(item, _at(mine, i, tuple)) for i, item in enumerate(snap))
+
+
+def _at(snap: Any, index: int, kind: type) -> Any:
+    return snap[index] if isinstance(snap, kind) and index < len(snap) else None
+
+
+def _elements(snap: Any) -> int:
+    """How many Python values a (nested) list snapshot holds."""
+    if isinstance(snap, tuple) and snap[:1] == ("seq",):
+        return sum(_elements(item) for item in snap[2])
+    return 1
 
 
 def _one_python_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if finding.kind != "result":
         return False
-    return not list(differences(_as_one_value(peer.snap), mine.snap))
+    return not list(differences(_as_one_value(peer.snap, mine.snap), mine.snap))
 
 
 ENTRIES: list[Entry] = [
@@ -148,6 +166,14 @@ ENTRIES: list[Entry] = [
         "annotation-casts",
         "5. **Casting follows the annotation** of tensorclass fields",
         _raised_by("FieldTypeError"),
+    ),
+    Entry(
+        "record-fields-are-declared",
+        "Instances have `__slots__`, so assigning a misspelt\n  attribute raises",
+        lambda finding, facts, peer, mine: (
+            finding.kind in ("tclass-raises", "family")
+            and type(mine.error).__name__ == "UnknownFieldError"
+        ),
     ),
     Entry(
         "math-beyond-the-peer",
