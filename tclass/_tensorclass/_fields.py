@@ -49,7 +49,7 @@ from tclass._core._batch import format_shape
 from tclass._core._spec import TensorSpec, array_type_of, spec_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
-from tclass._engine._td import TensorDict
+from tclass._engine._td import TensorDict, fit_to_batch
 from tclass._tensorclass._hints import annotated_members, annotation_text
 from tclass._tensorclass._options import ClassOptions
 from tclass.errors import BatchMismatchError, CastError, ClassDefinitionError, FieldTypeError
@@ -128,7 +128,10 @@ class FieldRule:
         stored: Any = value
         if device is not None and stored.device != device:
             stored = stored.to(device)
-        return self._check_batch(stored, batch)  # type: ignore[no-any-return]
+        n = len(batch)
+        if n and stored.batch_size[:n] != batch:
+            return fit_to_batch(stored, batch, self.name)  # type: ignore[no-any-return]
+        return stored  # type: ignore[no-any-return]
 
     def _convert(self, value: Any, batch: torch.Size, device: torch.device | None) -> Value:
         target: Any = self.convert_to
