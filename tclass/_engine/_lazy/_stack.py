@@ -539,9 +539,7 @@ class LazyStackedTensorDict(LazyStackOps):
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
-                member.update(
-                    part, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf
-                )
+                member.update(part, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
             return self
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
