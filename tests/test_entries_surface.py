@@ -150,6 +150,31 @@ def test_split_keys() -> None:
     assert len(parts) == 3 and list(kept.keys()) == []
 
 
+def test_split_keys_by_predicate() -> None:
+    td = TensorDict(
+        s=torch.zeros(10),
+        v=torch.zeros(10, 3),
+        nested=TensorDict(t=torch.zeros(10, 3), u=torch.zeros(10)),
+        name="x",
+        batch_size=[10],
+    )
+    seen: list[tuple[str, ...]] = []
+
+    def vectors(key: tuple[str, ...], value: torch.Tensor) -> bool:
+        seen.append(key)
+        return value.ndim == 2
+
+    vec, others, rest = td.split_keys(vectors, lambda key, value: True)
+    assert seen == [("s",), ("v",), ("nested", "t"), ("nested", "u")]  # tensor leaves, tuples
+    assert list(vec.keys(True, True)) == ["v", ("nested", "t")]
+    assert list(others.keys(True, True)) == ["s", ("nested", "u")]
+    assert list(rest.keys()) == ["name"]  # the emptied "nested" goes, as the peer
+    nested, vec, rest = td.split_keys(["nested"], vectors)  # taken keys are not asked again
+    assert list(vec.keys()) == ["v"] and list(rest.keys()) == ["s", "name"]
+    first, rest = td.split_keys(lambda key, value: key == ("s",), inplace=True)
+    assert rest is td and list(first.keys()) == ["s"] and "s" not in td.keys()
+
+
 # --- reads and writes at an index -------------------------------------------------------
 
 
