@@ -1171,3 +1171,18 @@ def test_nested_stacks_carry_the_stack_dim_name() -> None:
     member = TensorDict({"c": torch.zeros(()), "n": TensorDict({"c": torch.zeros(())}, [])}, [])
     stack = tclass.lazy_stack([member, member.clone()]).refine_names("j")
     assert stack["n"].names == ["j"] and stack.get("n").stack_dim_name == "j"
+
+
+def test_lazy_from_dict_one_dict_per_member() -> None:
+    td = LazyStackedTensorDict.from_dict(
+        [{"a": torch.zeros(3)}, {"a": torch.zeros(4)}], stack_dim_name="t"
+    )
+    assert td.batch_size == torch.Size([2]) and td.names == ["t"]
+    assert td[1]["a"].shape == torch.Size([4])  # members of batch []: shapes may differ
+    two = LazyStackedTensorDict.from_dict(
+        {"a": torch.zeros(2, 3)}, {"a": torch.ones(2, 3)}, batch_size=[2, 2], stack_dim=1
+    )
+    assert two.batch_size == torch.Size([2, 2]) and two.stack_dim == 1
+    assert torch.equal(two["a"][:, 1], torch.ones(2, 3))
+    with pytest.raises(errors.EntryTypeError, match="one dict per member"):
+        LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})

@@ -226,11 +226,12 @@ class ShapeOps(TensorCollection):
 
     # --- reordering dims ---------------------------------------------------------------------
 
-    def permute(self, *dims: int | Sequence[int]) -> Self:
-        """Reorders the batch dims (a view, as for tensors)."""
+    def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
+        """Reorders the batch dims (a view, as for tensors): ``permute(1, 0)``,
+        ``permute((1, 0))`` or ``permute(dims=(1, 0))``."""
         batch_size = self.batch_size
         nb = len(batch_size)
-        order = _batch.permute_dims(_batch.shape_args(dims, "permute"), nb)
+        order = _batch.permute_dims(_batch.permute_args(dims_list, dims), nb)
         if order == tuple(range(nb)):
             return self  # the identity: the peer returns the collection itself
         new = torch.Size(batch_size[d] for d in order)
