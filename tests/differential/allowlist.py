@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .compare import differences
+from .open_findings import OPEN
 
 if TYPE_CHECKING:
     from .engine import Finding, Outcome
@@ -204,29 +205,7 @@ def covering(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> st
 # --- open: discrepancies found and not fixed yet ------------------------------------------
 
 
-@dataclass(frozen=True)
-class Open:
-    """A discrepancy left open: ``where`` is ``family/op`` (or ``family/``), ``kind`` the
-    finding's kind, ``text`` a phrase of its first difference; ``why`` says why it stays."""
-
-    name: str
-    where: str
-    kind: str
-    text: str
-    why: str
-
-    def matches(self, finding: Finding) -> bool:
-        step = f"{finding.step.family}/{finding.step.op}"
-        where = step.startswith(self.where) if self.where.endswith("/") else step == self.where
-        return where and finding.kind == self.kind and self.text in finding.detail[0]
-
-
-OPEN: list[Open] = []
-
-
 def open_issue(finding: Finding) -> str | None:
-    """The name of the open discrepancy ``finding`` is, or None."""
-    for entry in OPEN:
-        if entry.matches(finding):
-            return entry.name
-    return None
+    """The signature of ``finding`` if it is a known open discrepancy (``open_findings``)."""
+    signature = finding.signature()
+    return signature if signature in OPEN else None

@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replay", type=int, default=None, help="run one program, verbose")
     parser.add_argument("--show-allowed", action="store_true", help="and the open ones")
     parser.add_argument("--stats", action="store_true", help="steps per op")
+    parser.add_argument(
+        "--print-open", action="store_true", help="new discrepancies as open_findings.py lines"
+    )
     args = parser.parse_args(argv)
     libs = libraries()
     if libs is None:
@@ -61,7 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.replay is not None:
             print(finding.report() if finding else "no finding")
     elapsed = time.perf_counter() - start
-    return _summary(stats, elapsed, families, args.show_allowed, args.stats)
+    code = _summary(stats, elapsed, families, args.show_allowed, args.stats)
+    if args.print_open:
+        new = sorted({f.signature(): f.kind for f in stats.findings if f.is_bug}.items())
+        for signature, kind in new:
+            print(f"    {signature!r}: {kind!r},")
+    return code
 
 
 def _summary(stats: Stats, elapsed: float, families: list[str], allowed: bool, ops: bool) -> int:
