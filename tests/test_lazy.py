@@ -1186,3 +1186,13 @@ def test_lazy_from_dict_one_dict_per_member() -> None:
     assert torch.equal(two["a"][:, 1], torch.ones(2, 3))
     with pytest.raises(errors.EntryTypeError, match="one dict per member"):
         LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
+
+
+def test_indexing_a_locked_lazy_stack_gives_a_locked_stack() -> None:
+    """Found by the differential fuzzer: as the peer, a lazy stack indexed from a locked
+    one is locked (a dense result, as a TensorDict's index, is not)."""
+    member = TensorDict({"a": torch.zeros(1)}, [1])
+    stack = tclass.lazy_stack([member, member.clone()], 1).lock_()
+    assert stack[::2].is_locked and stack[0].is_locked and stack[:, [0]].is_locked
+    dim0 = tclass.lazy_stack([member.clone(), member.clone()], 0).lock_()
+    assert dim0[:1].is_locked and not dim0[0, 0].is_locked

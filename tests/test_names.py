@@ -316,3 +316,10 @@ def test_a_new_batch_size_from_apply_or_tile_has_no_names_as_the_peer() -> None:
     assert td.apply(lambda v: v + 1).names == ["i"]
     stacked = tclass.lazy_stack([td, td.clone()]).apply(lambda v: v + 1, batch_size=[2, 2])
     assert stacked.names == [None, "i"]
+
+
+def test_flatten_of_one_dim_drops_its_name_as_the_peer() -> None:
+    """Found by the differential fuzzer."""
+    td = TensorDict({"a": torch.zeros(2, 3)}, [2, 3], names=["i", "j"])
+    assert td.flatten(1, 1).names == ["i", None] and td.names == ["i", "j"]
+    assert torch.flatten(td[0]).names == [None]

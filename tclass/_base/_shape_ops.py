@@ -169,6 +169,8 @@ class ShapeOps(TensorCollection):
             merged *= size
         out = self._reshaped(batch_size[:start] + (merged,) + batch_size[end + 1 :])
         names = _names.flattened(self._dim_names, start, end)
+        if names is None and out._dim_names is not None:  # one dim flattened: its name goes
+            out._assign_names(None)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace)
 

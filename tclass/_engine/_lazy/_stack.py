@@ -482,16 +482,20 @@ class LazyStackedTensorDict(LazyStackOps):
         if kind is str:
             value = self._entry(index)
             return value._read() if isinstance(value, _NonTensorNode) else value
-        if kind is int:
-            return self._index_int(index)
-        if kind is slice:
-            return self._index_slice(index)
         if kind is tuple and _keys.is_key_tuple(index):
             value = self.get(index, _MISSING)
             if value is _MISSING:
                 raise self._missing_key(index)
             return value._read() if isinstance(value, _NonTensorNode) else value
-        return self._index(index)
+        if kind is int:
+            out = self._index_int(index)
+        elif kind is slice:
+            out = self._index_slice(index)
+        else:
+            out = self._index(index)
+        if self._locked and isinstance(out, LazyStackedTensorDict) and not out._locked:
+            out.lock_()  # as the peer: a lazy stack indexed from a locked one is locked
+        return out
 
     def _index_int(self, index: int) -> Any:
         if self._stack_dim == 0:
