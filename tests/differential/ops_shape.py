@@ -81,18 +81,16 @@ def transpose(c: Chooser, info: Info, facts: Facts) -> Step:
 
 
 def squeeze(c: Chooser, info: Info, facts: Facts) -> Step:
-    pick = c.integer(0, 4)
-    if pick == 0:
-        return step("x.squeeze()", "squeeze", "shape")
-    if pick == 1:
-        return step(f"x.squeeze({dim(c, info.ndim)})", "squeeze", "shape")
-    if pick == 2:
-        return step(f"torch.squeeze(x, {dim(c, info.ndim)})", "squeeze", "shape")
-    if pick == 3:
-        return step(
-            f"torch.unsqueeze(x, {dim(c, info.ndim, inclusive=True)})", "unsqueeze", "shape"
-        )
-    return step(f"x.unsqueeze({dim(c, info.ndim, inclusive=True)})", "unsqueeze", "shape")
+    forms = (
+        ("x.squeeze()", "squeeze"),
+        ("x.squeeze({d})", "squeeze"),
+        ("torch.squeeze(x, {d})", "squeeze"),
+        ("torch.unsqueeze(x, {u})", "unsqueeze"),
+        ("x.unsqueeze({u})", "unsqueeze"),
+    )
+    form, op = forms[c.integer(0, len(forms) - 1)]
+    d, u = dim(c, info.ndim), dim(c, info.ndim, inclusive=True)
+    return step(form.format(d=d, u=u), op, "shape")
 
 
 def expand(c: Chooser, info: Info, facts: Facts) -> Step:
@@ -256,14 +254,14 @@ def cat(c: Chooser, info: Info, facts: Facts) -> Step:
 def lazy(c: Chooser, info: Info, facts: Facts) -> Step:
     d = dim(c, info.ndim, inclusive=True)
     items = ", ".join(["x"] + [_other(c) for _ in range(c.integer(0, 2))])
-    pick = c.integer(0, 2)
-    if pick == 0:
-        return step(f"L.lazy_stack([{items}], {d})", "lazy_stack", "combine")
-    if pick == 1:
-        return step(
-            f"L.LazyStackedTensorDict.lazy_stack([{items}], dim={d})", "lazy_stack", "combine"
+    form = c.choice(
+        (
+            "L.lazy_stack([{items}], {d})",
+            "L.LazyStackedTensorDict.lazy_stack([{items}], dim={d})",
+            "L.LazyStackedTensorDict({items}, stack_dim={d})",
         )
-    return step(f"L.LazyStackedTensorDict({items}, stack_dim={d})", "lazy_stack", "combine")
+    )
+    return step(form.format(items=items, d=d), "lazy_stack", "combine")
 
 
 def pad(c: Chooser, info: Info, facts: Facts) -> Step:
