@@ -421,8 +421,6 @@ def _load_td(
         fields = {key: entry for _, key, entry in listed}
         marker = _marker(meta, where)
         plan = check.compare(record_cls, folder.path, fields, marker, set(values), len(batch))
-    # As the peer loads them: the tensors first, then the nodes and Python values.
-    listed.sort(key=lambda item: "type" in item[2])
     for stored, key, entry in listed:
         if plan is not None and key in plan.skipped:
             continue
@@ -442,6 +440,12 @@ def _load_td(
         if len(check.differences) > found:  # type: ignore[union-attr]
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
         plan.widen_entries(entries, folder.path)
+    # As the peer loads them: the tensors first, then the nodes and Python values.
+    nodes = {key for _, key, entry in listed if "type" in entry}
+    if nodes:
+        entries = {k: v for k, v in entries.items() if k not in nodes} | {
+            k: v for k, v in entries.items() if k in nodes
+        }
     td = TensorDict._new_unchecked(entries, batch, device)
     td._assign_names(_saved_names(meta.get("_names"), len(batch), where))
     if _write_through(options, folder):  # Python values and new entries reach the folder
