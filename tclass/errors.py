@@ -39,11 +39,14 @@ __all__ = [
     "FilePermissionError",
     "FolderWriteError",
     "FrozenInstanceError",
+    "GradError",
     "HeterogeneousEntryError",
     "InPlaceWriteError",
+    "IgnoredValuesWarning",
     "InvalidKeyError",
     "KeyConflictError",
     "KeyNotFoundError",
+    "KeyRenameError",
     "KeyThroughTensorError",
     "LockedError",
     "MetadataError",
@@ -71,6 +74,7 @@ __all__ = [
     "UnpicklableError",
     "UnsafePathError",
     "UnsupportedError",
+    "UpdateArgumentError",
 ]
 
 
@@ -98,6 +102,12 @@ class KeyThroughTensorError(TclassError, KeyError, ValueError):
 
 class KeyConflictError(TclassError, KeyError):
     """A key that must be new is already taken."""
+
+
+class KeyRenameError(KeyConflictError, ValueError):
+    """A renaming of several keys at once (``rename_keys``) that cannot be done: two
+    sources with one destination, keys that lie inside one another, a destination that
+    is already an entry. A ``ValueError``, as the peer raises."""
 
 
 class InvalidKeyError(TclassError, TypeError, KeyError):
@@ -293,6 +303,12 @@ class OperandError(TclassError, TypeError):
     a collection, ``dim="feature"`` with ``keepdim=True``, ``clamp()`` with no bound."""
 
 
+class GradError(TclassError, RuntimeError):
+    """An autograd request the tensors cannot meet: ``requires_grad_()`` on an integer
+    tensor, ``backward()`` with nothing that requires gradients, or without a gradient
+    for a tensor of several elements (a ``RuntimeError``, as torch and the peer raise)."""
+
+
 class ReductionError(TclassError, ValueError, RuntimeError):
     """A reduction has nothing to reduce (``reduce=True`` on a collection without tensors),
     or would merge Python values that differ between the elements it reduces."""
@@ -326,6 +342,12 @@ class CastError(FieldTypeError, ValueError):
 class ArgumentError(TclassError, TypeError):
     """A constructor got arguments its signature does not take: too many positional
     arguments, or a required field missing."""
+
+
+class UpdateArgumentError(ArgumentError, RuntimeError):
+    """An argument of ``replace`` / ``copy_at_`` that holds no entries it can write (not
+    a mapping or a collection, several of them, Python values only for a tensor copy); a
+    ``RuntimeError``, as the peer raises."""
 
 
 class UnknownArgumentError(ArgumentError, AttributeError):
@@ -440,6 +462,11 @@ class StructureMismatchError(DistributedError, ValueError):
 
 class TclassWarning(UserWarning):
     """Base class of every warning tclass emits."""
+
+
+class IgnoredValuesWarning(TclassWarning, FutureWarning):
+    """Python values an operation skipped, as the peer does (``copy_at_(fast=True)``
+    copies tensors only): pass the option the message names to write them too."""
 
 
 class SharedDefaultWarning(TclassWarning, FutureWarning):

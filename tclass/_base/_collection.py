@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, overload
 import torch
 from typing_extensions import Self
 
+from tclass._core._batch import normalize_dim
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
 from tclass.errors import InvalidKeyError, KeyNotFoundError, UnsupportedError
@@ -60,10 +61,24 @@ class TensorCollection:
         """The device of every entry, or ``None`` if entries may be on different devices."""
         raise NotImplementedError
 
+    def _lock_state(self) -> bool:
+        """Whether this collection is locked: what :attr:`is_locked` reads."""
+        raise NotImplementedError
+
     @property
     def is_locked(self) -> bool:
-        """Whether entries can be added, replaced or removed (in-place writes always can)."""
-        raise NotImplementedError
+        """Whether entries can be added, replaced or removed (in-place writes always can).
+
+        Assigning it locks or unlocks, as the peer's ``td.is_locked = True`` does (the
+        same as :meth:`lock_` / :meth:`unlock_`)."""
+        return self._lock_state()
+
+    @is_locked.setter
+    def is_locked(self, value: bool) -> None:
+        if value:
+            self.lock_()
+        else:
+            self.unlock_()
 
     def _items(self) -> Iterator[tuple[str, Value]]:
         """The direct entries, in insertion order."""
@@ -274,6 +289,27 @@ class TensorCollection:
     def dim(self) -> int:
         """Same as ``batch_dims``."""
         return len(self.batch_size)
+
+    def ndimension(self) -> int:
+        """Same as ``batch_dims`` (torch's older name)."""
+        return len(self.batch_size)
+
+    @overload
+    def size(self, dim: None = None) -> torch.Size: ...
+    @overload
+    def size(self, dim: int) -> int: ...
+
+    def size(self, dim: int | None = None) -> torch.Size | int:
+        """The batch size, or the size of batch dim ``dim`` (negative counts from the
+        end), as ``tensor.size()``.
+
+        Raises:
+            DimError: (an ``IndexError``, as the peer raises) if ``dim`` is not a batch dim.
+        """
+        batch_size = self.batch_size
+        if dim is None:
+            return batch_size
+        return batch_size[normalize_dim(dim, len(batch_size), op="size")]
 
     def numel(self) -> int:
         """The number of elements in the batch (the product of the batch size)."""

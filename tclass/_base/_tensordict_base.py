@@ -19,6 +19,8 @@ from tclass._base._device_ops import DeviceOps
 from tclass._base._dist_ops import DistributedOps
 from tclass._base._elementwise import ElementwiseOps
 from tclass._base._entry_ops import EntryOps
+from tclass._base._grad_ops import GradOps
+from tclass._base._key_ops import KeyOps
 from tclass._base._module_ops import ModuleOps
 from tclass._base._operators import OperatorOps
 from tclass._base._persistence import PersistenceOps
@@ -35,8 +37,10 @@ __all__ = ["TensorDictBase", "Value"]
 
 class TensorDictBase(
     ShapeOps,
+    KeyOps,
     EntryOps,
     StackOps,
+    GradOps,
     ElementwiseOps,
     OperatorOps,
     ReductionOps,

@@ -90,8 +90,7 @@ class _NonTensorNode(TensorDictBase):
     def device(self) -> torch.device | None:
         return self._device
 
-    @property
-    def is_locked(self) -> bool:
+    def _lock_state(self) -> bool:
         return self._locked
 
     @property

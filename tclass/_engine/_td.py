@@ -247,9 +247,7 @@ class TensorDict(ScopedOps, TensorDictBase):
         """The device of every entry, or ``None`` if they may be on different devices."""
         return self._device
 
-    @property
-    def is_locked(self) -> bool:
-        """Whether entries can be added, replaced or removed (in-place writes always can)."""
+    def _lock_state(self) -> bool:
         return self._locked
 
     def _items(self) -> Iterator[tuple[str, Value]]:

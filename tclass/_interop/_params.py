@@ -235,8 +235,7 @@ class TensorDictParams(TensorDictBase, nn.Module):
         """The device of the wrapped TensorDict."""
         return self._param_td.device
 
-    @property
-    def is_locked(self) -> bool:
+    def _lock_state(self) -> bool:
         """Whether entries can be added or removed through this object."""
         return self._root_locked
 

@@ -400,9 +400,7 @@ class PersistentTensorDict(TensorDictBase):
         """The device entries are read onto (None: the CPU)."""
         return self._device
 
-    @property
-    def is_locked(self) -> bool:
-        """Whether entries can be added or removed (in-place writes always can)."""
+    def _lock_state(self) -> bool:
         return self._locked
 
     @property

@@ -55,6 +55,7 @@ from tclass.errors import (
     FieldIndexError,
     UnknownFieldError,
     UnsupportedError,
+    UpdateArgumentError,
 )
 
 __all__ = ["TensorClass"]
@@ -217,8 +218,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     # --- collection primitives -----------------------------------------------------------
 
-    @property
-    def is_locked(self) -> bool:
+    def _lock_state(self) -> bool:
         """Whether fields can be assigned (in-place writes to tensors always can)."""
         return self._tensordict.is_locked
 
@@ -546,6 +546,15 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         return self._result(self._tensordict._apply_in_place(fn, others))
 
+    def _tensor_leaves(self) -> Iterator[torch.Tensor]:
+        return self._tensordict._tensor_leaves()
+
+    def _entry_class(self, key: str) -> type:
+        return self._tensordict._entry_class(key)
+
+    def _item_shape(self, key: str) -> torch.Size:
+        return self._tensordict._item_shape(key)
+
     def clone(self, recurse: bool = True) -> Self:
         return self._result(self._tensordict.clone(recurse))
 
@@ -866,9 +875,12 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """
         return allocate(cls, batch_size, dims, prefix, device)
 
-    def replace(self, **changes: Any) -> Self:
-        """A new record with some fields changed (the others shared, not copied); works
-        on frozen records too."""
+    def replace(self, *args: Mapping[str, Any] | TensorCollection, **changes: Any) -> Self:
+        """A new record with some fields changed (the others shared, not copied), given
+        as keywords and/or one mapping or collection (keywords win); works on frozen
+        records too."""
+        if args:
+            changes = {**_replacements(args), **changes}
         td = self._tensordict.__copy__()
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:
@@ -887,6 +899,20 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self._tensordict))
+
+
+def _replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:
+    """The fields ``replace(mapping)`` sets, from its one positional argument."""
+    (source, *rest) = args
+    if rest or not isinstance(source, (Mapping, TensorCollection)):
+        msg = (
+            "replace() takes one dict or collection of fields (and keywords), got "
+            f"{len(args)} argument(s) of type(s) {[type(arg).__name__ for arg in args]}"
+        )
+        raise UpdateArgumentError(msg)
+    if isinstance(source, TensorCollection):
+        return {key: source.get(key) for key in source._key_names()}
+    return dict(source)
 
 
 def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:

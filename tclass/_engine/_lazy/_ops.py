@@ -9,7 +9,7 @@ like the batch (other collections, masks, conditions) are cut along the stack di
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -22,9 +22,9 @@ from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
-from tclass._engine._lazy._parts import insert_dim, remove_dim, split_tensor
+from tclass._engine._lazy._parts import insert_dim, remove_dim, split_tensor, stack_entries
 from tclass._engine._nontensor import join_non_tensor
-from tclass.errors import BatchSizeError, DimError, ShapeError
+from tclass.errors import BatchSizeError, DimError, HeterogeneousEntryError, ShapeError
 
 __all__ = ["LazyStackOps"]
 
@@ -369,6 +369,40 @@ class LazyStackOps(TensorDictBase):
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
         for member in self._members:
             yield from member._tensor_leaves()
+
+    # --- entries by key, read from the members without stacking them ----------------------
+
+    def _entry_class(self, key: str) -> type:
+        parts = self._parts(key)
+        if isinstance(parts[0], torch.Tensor):
+            return torch.Tensor
+        return type(stack_entries(parts, self._stack_dim, (key,)))
+
+    def _item_shape(self, key: str) -> torch.Size:
+        """The members' shapes at ``key`` with the stack dim, -1 where they differ."""
+        shapes = [
+            part.shape if isinstance(part, torch.Tensor) else part.batch_size
+            for part in self._parts(key)
+        ]
+        if len({len(shape) for shape in shapes}) != 1:
+            msg = (
+                f"get_item_shape: entry {key!r} has a different number of dims in the "
+                f"members of this lazy stack ({[list(shape) for shape in shapes]})"
+            )
+            raise HeterogeneousEntryError(msg)
+        sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
+        d = self._stack_dim
+        return torch.Size([*sizes[:d], len(shapes), *sizes[d:]])
+
+    def rename_keys(self, mapping: Mapping[Any, Any], *, strict: bool = True) -> Self:
+        """The keys renamed in every member (see ``TensorDict.rename_keys``)."""
+        return self._restacked([m.rename_keys(mapping, strict=strict) for m in self._members])
+
+    def create_nested(self, key: Any) -> Self:
+        """An empty nested collection at ``key`` in every member; returns ``self``."""
+        for member in self._members:
+            member.create_nested(key)
+        return self
 
     def is_empty(self) -> bool:
         """Whether no member holds a leaf."""

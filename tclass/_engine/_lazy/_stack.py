@@ -206,8 +206,7 @@ class LazyStackedTensorDict(LazyStackOps):
         """The members' common device, or ``None`` if they differ or have none."""
         return self._device
 
-    @property
-    def is_locked(self) -> bool:
+    def _lock_state(self) -> bool:
         return self._locked
 
     @property
@@ -564,8 +563,11 @@ class LazyStackedTensorDict(LazyStackOps):
         return value
 
     def del_(self, key: Any) -> Self:
-        """Removes ``key`` from every member."""
-        self.pop(key)
+        """Removes ``key`` from every member (without reading it)."""
+        if key not in self:
+            raise self._missing_key(key)
+        for member in self._members:
+            member.del_(key)
         return self
 
     def __delitem__(self, key: Any) -> None:
