@@ -29,6 +29,7 @@ __all__ = [
     "DimError",
     "DimNameError",
     "DistributedError",
+    "EntryExistsError",
     "EntryTypeError",
     "FieldIndexError",
     "FieldSpecError",
@@ -53,6 +54,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingFileError",
     "NotAFileError",
+    "NotSavedError",
     "NotSerializableError",
     "OperandError",
     "PickleRefusedError",
@@ -108,6 +110,11 @@ class KeyRenameError(KeyConflictError, ValueError):
     """A renaming of several keys at once (``rename_keys``) that cannot be done: two
     sources with one destination, keys that lie inside one another, a destination that
     is already an entry. A ``ValueError``, as the peer raises."""
+
+
+class EntryExistsError(KeyConflictError, RuntimeError):
+    """A method that makes a new entry (``make_memmap``...) was given a key that is
+    already an entry; a ``RuntimeError``, as the peer raises."""
 
 
 class InvalidKeyError(TclassError, TypeError, KeyError):
@@ -224,6 +231,12 @@ class FileFormatError(TclassError, ValueError, RuntimeError):
 class FolderWriteError(TclassError, OSError):
     """A change to a memory-mapped collection could not be written to its folder (not
     writable, removed...); the collection in memory was left as it was."""
+
+
+class NotSavedError(TclassError, AttributeError, RuntimeError):
+    """A method that works on the folder a collection is saved in (``saved_path``,
+    ``make_memmap``, ``memmap_refresh_``) was called on one saved nowhere. An
+    ``AttributeError`` (``saved_path``) and a ``RuntimeError`` (the rest), as the peer."""
 
 
 class MetadataError(FileFormatError):

@@ -20,12 +20,16 @@ from typing_extensions import Self
 
 from tclass._base._leafwise import Gather
 from tclass._base._pointwise import PointwiseOps
+from tclass.errors import UnsupportedError
 
 __all__ = ["CastFilter", "CastOps", "is_inexact"]
 
 CastFilter = Callable[[tuple[str, ...], torch.Tensor], bool]
 
 _DEFAULT: Any = object()
+_QUANTIZED = frozenset(
+    {torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4}
+)
 
 
 def is_inexact(*args: Any) -> bool:
@@ -49,6 +53,8 @@ class CastOps(PointwiseOps):
         """Every tensor (that ``cast_filter`` picks) cast to ``dtype``."""
         if cast_filter is _DEFAULT:
             cast_filter = self._default_cast_filter()
+        if dtype in _QUANTIZED:
+            self._refuse_quantized(dtype, cast_filter)
         if cast_filter is None:
             return self._pointwise(None, operator.methodcaller("type", dtype))
         gather = Gather(paths=True)
@@ -62,6 +68,24 @@ class CastOps(PointwiseOps):
         if self.is_locked:
             out.lock_()
         return out
+
+    def _refuse_quantized(self, dtype: torch.dtype, cast_filter: CastFilter | None) -> None:
+        """A quantized dtype needs a scale and a zero point, which a cast cannot give:
+        torch refuses ``tensor.to(torch.qint8)``, and so does the peer; only a cast with
+        nothing to convert goes through."""
+        gather = Gather(paths=True)
+        self._collect(gather, (), self.batch_dims, ())
+        assert gather.paths is not None
+        for leaf, path in zip(gather.leaves, gather.paths):
+            if leaf.dtype != dtype and (cast_filter is None or cast_filter(path, leaf)):
+                name = str(dtype).removeprefix("torch.")
+                msg = (
+                    f"cannot cast the tensor at {path!r} ({leaf.dtype}) to {dtype}: a "
+                    "quantized tensor needs a scale and a zero point; quantize it with "
+                    f"td.apply(lambda x: torch.quantize_per_tensor(x, scale, zero_point, "
+                    f"torch.{name}))"
+                )
+                raise UnsupportedError(msg)
 
     @property
     def dtype(self) -> torch.dtype | None:
@@ -162,6 +186,30 @@ class CastOps(PointwiseOps):
     def uint64(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.uint64``."""
         return self._cast(torch.uint64, cast_filter)
+
+    def qint8(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.qint8``: only possible when there is nothing to
+        convert (see :meth:`_refuse_quantized`); quantize with
+        ``torch.quantize_per_tensor`` in :meth:`apply` instead."""
+        return self._cast(torch.qint8, cast_filter)
+
+    def quint8(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.quint8``: only possible when there is nothing to
+        convert (see :meth:`_refuse_quantized`); quantize with
+        ``torch.quantize_per_tensor`` in :meth:`apply` instead."""
+        return self._cast(torch.quint8, cast_filter)
+
+    def qint32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.qint32``: only possible when there is nothing to
+        convert (see :meth:`_refuse_quantized`); quantize with
+        ``torch.quantize_per_tensor`` in :meth:`apply` instead."""
+        return self._cast(torch.qint32, cast_filter)
+
+    def quint4x2(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.quint4x2``: only possible when there is nothing to
+        convert (see :meth:`_refuse_quantized`); quantize with
+        ``torch.quantize_per_tensor`` in :meth:`apply` instead."""
+        return self._cast(torch.quint4x2, cast_filter)
 
     def complex32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.complex32``."""

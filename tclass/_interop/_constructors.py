@@ -31,6 +31,7 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass.errors import (
@@ -347,6 +348,28 @@ def from_dict(
     if names is not None:
         out.names = names
     return out
+
+
+def from_dict_instance(
+    template: TensorCollection,
+    input_dict: Mapping[Any, Any],
+    **options: Any,
+) -> TensorDict:
+    """``template.from_dict_instance(input_dict, ...)``: :func:`from_dict`, then each
+    nested TensorDict built where ``template`` holds a record becomes that record's class
+    (and nested collections of ``template`` pass their own classes down)."""
+    return _typed_like(template, from_dict(input_dict, **options))
+
+
+def _typed_like(template: TensorCollection, td: TensorDict) -> TensorDict:
+    for key in td._key_names():
+        value = td._entry(key)
+        model = template._child(key) if template._has_entry(key) else None
+        if type(value) is not TensorDict or model is None or model._is_leaf_node:
+            continue
+        typed = _typed_like(model, value)
+        td._put(key, type(model)._from_plain(typed) if is_record(model) else typed)
+    return td
 
 
 def fromkeys(keys: Iterable[Any], value: Any = 0) -> TensorDict:
