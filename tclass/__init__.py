@@ -36,6 +36,7 @@ from tclass._engine._nontensor import NonTensorData as NonTensorData
 from tclass._engine._nontensor import NonTensorStack as NonTensorStack
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
 from tclass._engine._ops import cat as cat
+from tclass._engine._pack import PackLayout as PackLayout
 from tclass._engine._ops import stack as stack
 from tclass._engine._pad import pad as pad
 from tclass._engine._pad import pad_sequence as pad_sequence
@@ -79,6 +80,7 @@ __all__ = [
     "MetaData",
     "NonTensorData",
     "NonTensorStack",
+    "PackLayout",
     "PersistentTensorDict",
     "Spec",
     "TclassError",

@@ -23,6 +23,7 @@ from tclass._base._grad_ops import GradOps
 from tclass._base._key_ops import KeyOps
 from tclass._base._module_ops import ModuleOps
 from tclass._base._operators import OperatorOps
+from tclass._base._packing import PackingOps
 from tclass._base._persistence import PersistenceOps
 from tclass._base._reductions import ReductionOps
 from tclass._base._shape_ops import ShapeOps
@@ -41,6 +42,7 @@ class TensorDictBase(
     EntryOps,
     StackOps,
     GradOps,
+    PackingOps,
     ElementwiseOps,
     OperatorOps,
     ReductionOps,
