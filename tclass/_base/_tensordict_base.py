@@ -21,6 +21,7 @@ from tclass._base._elementwise import ElementwiseOps
 from tclass._base._entry_ops import EntryOps
 from tclass._base._grad_ops import GradOps
 from tclass._base._key_ops import KeyOps
+from tclass._base._map_ops import MapOps
 from tclass._base._module_ops import ModuleOps
 from tclass._base._operators import OperatorOps
 from tclass._base._packing import PackingOps
@@ -50,6 +51,7 @@ class TensorDictBase(
     DeviceOps,
     PersistenceOps,
     ModuleOps,
+    MapOps,
     ConversionOps,
     DistributedOps,
 ):
