@@ -221,3 +221,81 @@ class DistributedOps:
         from tclass.distributed import _transfer
 
         return _transfer.all_gather(self, group)
+
+    def reduce(
+        self,
+        dst: int,
+        op: Any = None,
+        async_op: bool = False,
+        return_premature: bool = False,
+        group: ProcessGroup | None = None,
+        *,
+        bucket_bytes: int | None = None,
+    ) -> list[Any] | None:
+        """Reduces every tensor leaf over the ranks of the group into rank ``dst``'s
+        record, in place (``op``: a ``torch.distributed.ReduceOp``, default ``SUM``);
+        every rank calls it. The other ranks' values are undefined afterwards (clone
+        first to keep them). The ranks' structures are compared first (one small
+        ``all_gather``): records that differ raise ``StructureMismatchError`` on every
+        rank instead of mixing numbers.
+
+        Args:
+            async_op: start every reduction at once (the call still waits for them
+                unless ``return_premature``).
+            return_premature: with ``async_op``, return the requests without waiting:
+                ``wait()`` each before using the record (on ``dst``, a request whose
+                result must be copied back into the leaves is a ``torch.futures.Future``
+                that does it).
+            bucket_bytes: pack leaves of one dtype up to this size into buckets of this
+                size, one reduction per bucket (faster with many small leaves); None:
+                one reduction per leaf.
+
+        Returns:
+            The list of requests with ``async_op`` and ``return_premature``, else None.
+        """
+        from tclass.distributed import _collectives
+
+        return _collectives.reduce(self, dst, op, async_op, return_premature, group, bucket_bytes)
+
+    def gather_and_stack(self, dst: int, group: ProcessGroup | None = None) -> Self | None:
+        """Writes every other rank's record into a row of rank ``dst``'s record, whose
+        first batch dim must be ``world_size - 1`` (rows in rank order, ``dst``'s own
+        data left out); every rank calls it. The records travel as bytes and JSON, never
+        pickled.
+
+        Returns:
+            ``self`` on rank ``dst``, ``None`` on the others.
+
+        Raises:
+            ShapeError: on ``dst``, a first batch dim other than ``world_size - 1``.
+            StructureMismatchError: a row differs from the record sent into it.
+        """
+        from tclass.distributed import _collectives
+
+        return _collectives.gather_and_stack(self, dst, group)
+
+    def scatter(
+        self,
+        src: int,
+        tensordicts: list[Any] | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        device: DeviceLike = None,
+    ) -> Any:
+        """Sends ``tensordicts[r]`` (given on rank ``src``, one per rank) to each rank
+        ``r``, which gets it as a new record of the sender's class (found by name among
+        the classes defined in this process; nothing is unpickled); every rank calls it
+        and the record it is called on is not used, as in the peer.
+
+        Args:
+            device: where the received record goes (default: the wire device).
+
+        Returns:
+            This rank's record.
+
+        Raises:
+            DistributedError: on ``src``, not one record per rank.
+        """
+        from tclass.distributed import _collectives
+
+        return _collectives.scatter(self, src, tensordicts, group, device)

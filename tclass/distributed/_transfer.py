@@ -391,10 +391,14 @@ def all_reduce(
 
 
 def _reduction_buffers(
-    leaves: Sequence[torch.Tensor], device: torch.device
+    leaves: Sequence[torch.Tensor],
+    device: torch.device,
+    threshold: int = _wire.SMALL_LEAF,
+    bucket: int = _wire.BUCKET,
 ) -> list[tuple[torch.Tensor, list[torch.Tensor]]]:
-    """Per dtype, small leaves packed into flat buckets; large ones as themselves (or a
-    contiguous copy on the wire device). Each buffer with the leaves it holds."""
+    """Per dtype, leaves up to ``threshold`` bytes packed into flat buckets of up to
+    ``bucket`` bytes; larger ones as themselves (or a contiguous copy on the wire
+    device). Each buffer with the leaves it holds."""
     by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
     for leaf in leaves:
         if leaf.numel():
@@ -402,7 +406,7 @@ def _reduction_buffers(
     buffers = []
     for same in by_dtype.values():
         sizes = [leaf.numel() * leaf.element_size() for leaf in same]
-        for message in _wire.bucket_plan(sizes, _wire.SMALL_LEAF, _wire.BUCKET):
+        for message in _wire.bucket_plan(sizes, threshold, bucket):
             group = [same[index] for index in message]
             if len(group) == 1:
                 buffers.append((group[0].to(device).contiguous(), group))

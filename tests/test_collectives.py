@@ -1,0 +1,174 @@
+"""The peer's remaining collectives, ``reduce``, ``gather_and_stack`` and ``scatter``,
+on real gloo ranks (spawned once per module, as in ``test_distributed.py``), for
+TensorDicts, records and Python values; the results are checked against what torch's
+own collectives give on the same tensors."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from tclass import TensorClass, TensorDict
+from tclass.errors import DistributedError, ShapeError, StructureMismatchError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from test_distributed import Ranks  # noqa: E402
+
+
+class Sample(TensorClass):
+    obs: torch.Tensor
+    label: str = "none"
+
+
+@pytest.fixture(scope="module")
+def ranks() -> Iterator[Ranks]:
+    pool = Ranks(world=3)
+    yield pool
+    pool.close()
+
+
+def _leaves(rank: int) -> TensorDict:
+    return TensorDict(
+        {
+            "a": torch.arange(6.0).reshape(3, 2) * (rank + 1),
+            "n": {"i": torch.arange(3) + rank, "t": torch.arange(12.0).reshape(4, 3).t() * (rank + 1)},
+        },
+        batch_size=[3],
+    )
+
+
+# --- reduce -------------------------------------------------------------------------------
+
+
+def _reduce(rank: int, bucket_bytes: int | None, op: Any) -> dict[str, Any]:
+    td = _leaves(rank)
+    expected = {}
+    for key, leaf in td.items(include_nested=True, leaves_only=True):
+        copy = leaf.clone().contiguous()
+        dist.reduce(copy, 0, dist.ReduceOp.SUM if op is None else op)
+        expected[key] = copy
+    assert td.reduce(0, op, bucket_bytes=bucket_bytes) is None
+    if rank != 0:
+        return {}
+    return {str(k): (td.get(k), expected[k]) for k in expected}
+
+
+@pytest.mark.parametrize("bucket_bytes", [None, 1 << 20])
+@pytest.mark.parametrize("op", [None, dist.ReduceOp.MAX])
+def test_reduce_writes_the_reduction_into_rank_dst(
+    ranks: Ranks, bucket_bytes: int | None, op: Any
+) -> None:
+    results = ranks.run(_reduce, bucket_bytes, op)
+    for got, expected in results[0].values():
+        assert torch.equal(got, expected)
+
+
+def _reduce_premature(rank: int) -> list[float]:
+    td = TensorDict(a=torch.full((2,), float(rank)), b=torch.ones(2, 3)[:, 0], batch_size=[2])
+    handles = td.reduce(1, async_op=True, return_premature=True, bucket_bytes=64)
+    assert isinstance(handles, list) and handles
+    for handle in handles:
+        handle.wait()
+    return td["a"].tolist() + td["b"].tolist()
+
+
+def test_reduce_returns_the_requests_when_premature(ranks: Ranks) -> None:
+    results = ranks.run(_reduce_premature)
+    assert results[1] == [3.0, 3.0, 3.0, 3.0]  # 0 + 1 + 2, and 1 + 1 + 1
+
+
+def _reduce_mismatch(rank: int) -> str:
+    td = TensorDict(a=torch.zeros(2 + (rank == 2)), batch_size=[])
+    try:
+        td.reduce(0)
+    except StructureMismatchError as error:
+        return str(error)
+    return "no error"
+
+
+def test_reduce_refuses_different_records_on_every_rank(ranks: Ranks) -> None:
+    for message in ranks.run(_reduce_mismatch):
+        assert "rank 2" in message
+
+
+# --- gather_and_stack ---------------------------------------------------------------------
+
+
+def _gather(rank: int) -> Any:
+    if rank == 1:
+        out = Sample(obs=torch.zeros(2, 3), label="mine", batch_size=[2])
+        assert out.gather_and_stack(1) is out
+        return out.obs.tolist(), out.label
+    record = Sample(obs=torch.full((3,), float(rank)), label=f"from {rank}", batch_size=[])
+    assert record.gather_and_stack(1) is None
+    return None
+
+
+def test_gather_and_stack_writes_the_other_ranks_into_rows(ranks: Ranks) -> None:
+    obs, label = ranks.run(_gather)[1]
+    assert obs == [[0.0] * 3, [2.0] * 3]
+    assert label == ["from 0", "from 2"]
+
+
+def _gather_wrong_rows(rank: int) -> str:
+    td = TensorDict(a=torch.zeros(5, 2), batch_size=[5])
+    if rank != 0:
+        return "sender"
+    try:
+        td.gather_and_stack(0)
+    except ShapeError as error:
+        return str(error)
+    return "no error"
+
+
+def test_gather_and_stack_needs_one_row_per_other_rank(ranks: Ranks) -> None:
+    assert "first batch dim of 2" in ranks.run(_gather_wrong_rows)[0]
+    ranks.close()  # the senders are left waiting: start afresh
+
+
+# --- scatter ------------------------------------------------------------------------------
+
+
+def _scatter(rank: int) -> Any:
+    parts = None
+    if rank == 2:
+        parts = [
+            Sample(obs=torch.full((2, 2), float(r)), label=f"to {r}", batch_size=[2])
+            for r in range(3)
+        ]
+    got = TensorDict().scatter(2, parts)
+    return type(got).__name__, got.obs.tolist(), got.label
+
+
+def test_scatter_gives_each_rank_its_record(ranks: Ranks) -> None:
+    for rank, (kind, obs, label) in enumerate(ranks.run(_scatter)):
+        assert kind == "Sample"
+        assert obs == [[float(rank)] * 2] * 2
+        assert label == f"to {rank}"
+
+
+def _scatter_wrong_count(rank: int) -> str:
+    if rank != 0:
+        return "receiver"
+    try:
+        TensorDict().scatter(0, [TensorDict()])
+    except DistributedError as error:
+        return str(error)
+    return "no error"
+
+
+def test_scatter_needs_one_record_per_rank(ranks: Ranks) -> None:
+    assert "one record per rank (3)" in ranks.run(_scatter_wrong_count)[0]
+    ranks.close()
+
+
+def test_collectives_need_an_initialized_group() -> None:
+    with pytest.raises(DistributedError, match="init_process_group"):
+        TensorDict(a=torch.zeros(2)).reduce(0)
