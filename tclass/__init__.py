@@ -68,6 +68,7 @@ from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
 from tclass._io._h5 import from_h5 as from_h5
 from tclass._io._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import TensorClass as TensorClass
+from tclass._tensorclass._attrs import TensorAttrs as TensorAttrs
 from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
@@ -84,6 +85,7 @@ __all__ = [
     "PersistentTensorDict",
     "Spec",
     "TclassError",
+    "TensorAttrs",
     "TensorClass",
     "TensorDict",
     "TensorDictBase",

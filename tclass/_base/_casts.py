@@ -12,17 +12,21 @@ the dtype is kept, not copied, as ``Tensor.to`` does.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import torch
 from typing_extensions import Self
 
+from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Gather
 from tclass._base._pointwise import PointwiseOps
 from tclass.errors import UnsupportedError
 
-__all__ = ["CastFilter", "CastOps", "is_inexact"]
+if TYPE_CHECKING:
+    from tclass._base._tensordict_base import TensorDictBase
+
+__all__ = ["CastFilter", "CastOps", "holds_tensor_attrs", "is_inexact"]
 
 CastFilter = Callable[[tuple[str, ...], torch.Tensor], bool]
 
@@ -30,6 +34,18 @@ _DEFAULT: Any = object()
 _QUANTIZED = frozenset(
     {torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4}
 )
+
+
+def holds_tensor_attrs(value: object) -> bool:
+    """Whether ``value`` is a collection of ``TensorAttrs`` records (what ``attrs()``
+    gives), which ``to()`` takes as per-leaf devices and dtypes."""
+    if not isinstance(value, TensorCollection) or value._is_leaf_node:
+        return False
+    for key in value._key_names():
+        child = value._child(key)
+        if child is not None and not child._is_value_node:
+            return getattr(type(child), "_is_tensor_attrs", False) or holds_tensor_attrs(child)
+    return False
 
 
 def is_inexact(*args: Any) -> bool:
@@ -86,6 +102,33 @@ class CastOps(PointwiseOps):
                     f"torch.{name}))"
                 )
                 raise UnsupportedError(msg)
+
+    def attrs(
+        self, *, fields: Sequence[str] = ("device", "dtype", "shape"), num_threads: int | None = None
+    ) -> TensorDictBase:
+        """A TensorDict (batch size ``[]``, no device) holding, under the key of each
+        tensor, a :class:`~tclass.TensorAttrs` record of its ``fields`` (any of
+        ``"device"``, ``"dtype"``, ``"shape"``; the others ``None``); Python values are
+        kept. ``other.to(td.attrs())`` moves and casts each tensor of ``other`` to the
+        device and dtype of ``td``'s tensor under the same key. ``num_threads`` is
+        accepted (the records are built in the calling thread)."""
+        from tclass._tensorclass._attrs import attrs_of
+
+        return attrs_of(self, fields)
+
+    def _to_attrs(self, attrs: TensorCollection, non_blocking: bool) -> Self:
+        """Every tensor moved and cast as the ``TensorAttrs`` under its key in ``attrs``
+        says (tensors without one are kept)."""
+
+        def move(key: Any, leaf: torch.Tensor) -> torch.Tensor:
+            target = attrs.get(key, None)
+            if target is None or not getattr(type(target), "_is_tensor_attrs", False):
+                return leaf
+            return leaf.to(
+                device=target.tgt_device, dtype=target.tgt_dtype, non_blocking=non_blocking
+            )
+
+        return self.named_apply(move, nested_keys=True)
 
     @property
     def dtype(self) -> torch.dtype | None:

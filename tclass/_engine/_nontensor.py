@@ -31,6 +31,7 @@ from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Resize
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._engine._keyless import KeylessOps
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
@@ -75,7 +76,7 @@ def _copy_value(value: object) -> object:
     return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
 
 
-class _NonTensorNode(TensorDictBase):
+class _NonTensorNode(KeylessOps):
     """What both node kinds share: no entries, a device, a lock flag."""
 
     __slots__ = ("_device", "_locked", "__weakref__")
@@ -381,6 +382,13 @@ class NonTensorData(_NonTensorNode):
 
     _with_written = _written  # never changes self: a different value gives a new stack
 
+    def maybe_to_stack(self) -> _NonTensorNode:
+        """A ``NonTensorStack`` holding the value in every element (shared, not copied);
+        ``self`` when the batch size is empty."""
+        if not self._batch_size:
+            return self
+        return NonTensorStack._from_array(self._as_array(), self._device)
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(data={self.data!r}, "
@@ -603,6 +611,22 @@ class NonTensorStack(_NonTensorNode):
     def clone(self, recurse: bool = True) -> Self:
         array = copy.deepcopy(self._array) if recurse else self._array.copy()
         return self._from_array(array, self._device)  # type: ignore[return-value]
+
+    def maybe_to_stack(self) -> Self:
+        """A new stack of the same values (each element already is one value)."""
+        return self.clone(recurse=False)
+
+    @classmethod
+    def from_nontensordata(cls, non_tensor: NonTensorData) -> _NonTensorNode:
+        """A stack holding a copy of ``non_tensor``'s value in every element (a copy of
+        ``non_tensor`` itself when its batch size is empty); see
+        ``NonTensorData.maybe_to_stack``, which shares the value instead."""
+        if not non_tensor.batch_size:
+            return non_tensor.clone()
+        array = np.empty(tuple(non_tensor.batch_size), dtype=object)
+        for index in np.ndindex(array.shape):
+            array[index] = _copy_value(non_tensor.data)
+        return cls._from_array(array, non_tensor.device)
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         numbers, values = self._selected(index, value)

@@ -17,6 +17,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
+from tclass._base._casts import holds_tensor_attrs
 from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
@@ -986,6 +987,8 @@ class TensorDict(ScopedOps, TensorDictBase):
         ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
         ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
         tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...)."""
+        if args and holds_tensor_attrs(args[0]):  # td.to(other.attrs()): leaf by leaf
+            return self._to_attrs(args[0], bool(kwargs.get("non_blocking", False)))
         cast_filter = kwargs.pop("cast_filter", None)
         if cast_filter is not None:
             request = parse_to_args(args, kwargs)

@@ -761,6 +761,30 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _results(self, results: tuple[TensorDictBase, ...]) -> tuple[Self, ...]:
         return tuple(map(self._result, results))
 
+    def extend(self, tensordict: Sequence[Any] | TensorCollection) -> None:
+        """Appends records (a list, or the parts of one along the stack dim) to the lazy
+        stack this record is over (``tclass.lazy_stack`` of records gives one).
+
+        Raises:
+            UnsupportedError: the record is over a TensorDict, not a lazy stack.
+        """
+        storage = self._tensordict
+        if not isinstance(storage, LazyStackedTensorDict):
+            msg = (
+                f"extend: this {type(self).__name__} holds one TensorDict, not a lazy stack; "
+                "build one with tclass.lazy_stack([...]) or concatenate with torch.cat"
+            )
+            raise UnsupportedError(msg)
+        if isinstance(tensordict, TensorCollection):
+            tensordict = tensordict.unbind(storage.stack_dim)  # type: ignore[attr-defined]
+        storage.extend([storage_of(part) for part in tensordict])
+
+    @classmethod
+    def fields(cls) -> tuple[dataclasses.Field[Any], ...]:
+        """The fields of the class, as ``dataclasses.fields(cls)`` (the peer's older
+        spelling)."""
+        return dataclasses.fields(cls)  # type: ignore[arg-type]
+
     # --- conversions ---------------------------------------------------------------------
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overloa
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base._collection import KeysView, TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
@@ -742,6 +742,45 @@ class LazyStackedTensorDict(LazyStackOps):
     def append(self, tensordict: TensorCollection) -> None:
         """Adds ``tensordict`` as the last member (see :meth:`insert`)."""
         self.insert(len(self._members), tensordict)
+
+    def extend(self, tensordict: Sequence[TensorCollection] | TensorCollection) -> None:
+        """Appends each of a list of collections, or the parts of one collection along
+        the stack dim, as new members (see :meth:`insert`), as ``list.extend``."""
+        if isinstance(tensordict, TensorCollection):
+            parts: Sequence[TensorCollection] = tensordict.unbind(self._stack_dim)  # type: ignore[attr-defined]
+        else:
+            parts = tensordict
+        for part in parts:
+            self.append(part)
+
+    def valid_keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> KeysView:
+        """Same as :meth:`keys` (the peer's older name)."""
+        return self.keys(include_nested, leaves_only, is_leaf, sort=sort)
+
+    def get_nestedtensor(
+        self, key: Any, default: Any = _NO_DEFAULT, *, layout: torch.layout | None = None
+    ) -> Any:
+        """The members' tensors at ``key`` as one nested tensor (``torch.strided`` unless
+        ``layout`` says otherwise); the stack dim must be 0. A tensor ``default`` stands
+        in for the members that lack ``key``; any other ``default`` is returned when one
+        does (without a default, a missing key is a KeyNotFoundError). The peer's older
+        spelling of ``get(key, as_nested_tensor=True)``."""
+        path = _keys.key_path(key)
+        parts = [member.get(path, _MISSING) for member in self._members]
+        if any(part is _MISSING for part in parts):
+            if default is _NO_DEFAULT:
+                raise self._missing_key(key)
+            if not isinstance(default, torch.Tensor):
+                return default
+            parts = [default if part is _MISSING else part for part in parts]
+        return self._nested_tensor(parts, layout or torch.strided, path)
 
     # --- conversions ---------------------------------------------------------------------
 
