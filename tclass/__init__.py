@@ -36,8 +36,8 @@ from tclass._engine._nontensor import NonTensorData as NonTensorData
 from tclass._engine._nontensor import NonTensorStack as NonTensorStack
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
 from tclass._engine._ops import cat as cat
-from tclass._engine._pack import PackLayout as PackLayout
 from tclass._engine._ops import stack as stack
+from tclass._engine._pack import PackLayout as PackLayout
 from tclass._engine._pad import pad as pad
 from tclass._engine._pad import pad_sequence as pad_sequence
 from tclass._engine._pad import unpad_sequence as unpad_sequence
@@ -68,10 +68,10 @@ from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
 from tclass._io._h5 import from_h5 as from_h5
 from tclass._io._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import TensorClass as TensorClass
-from tclass._tensorclass._attrs import TensorAttrs as TensorAttrs
 from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
+from tclass._tensorclass._attrs import TensorAttrs as TensorAttrs
 from tclass.errors import TclassError as TclassError
 
 __all__ = [

@@ -38,7 +38,10 @@ def _leaves(rank: int) -> TensorDict:
     return TensorDict(
         {
             "a": torch.arange(6.0).reshape(3, 2) * (rank + 1),
-            "n": {"i": torch.arange(3) + rank, "t": torch.arange(12.0).reshape(4, 3).t() * (rank + 1)},
+            "n": {
+                "i": torch.arange(3) + rank,
+                "t": torch.arange(12.0).reshape(4, 3).t() * (rank + 1),
+            },
         },
         batch_size=[3],
     )

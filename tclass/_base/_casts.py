@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self
@@ -31,9 +31,7 @@ __all__ = ["CastFilter", "CastOps", "holds_tensor_attrs", "is_inexact"]
 CastFilter = Callable[[tuple[str, ...], torch.Tensor], bool]
 
 _DEFAULT: Any = object()
-_QUANTIZED = frozenset(
-    {torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4}
-)
+_QUANTIZED = frozenset({torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4})
 
 
 def holds_tensor_attrs(value: object) -> bool:
@@ -104,7 +102,10 @@ class CastOps(PointwiseOps):
                 raise UnsupportedError(msg)
 
     def attrs(
-        self, *, fields: Sequence[str] = ("device", "dtype", "shape"), num_threads: int | None = None
+        self,
+        *,
+        fields: Sequence[str] = ("device", "dtype", "shape"),
+        num_threads: int | None = None,
     ) -> TensorDictBase:
         """A TensorDict (batch size ``[]``, no device) holding, under the key of each
         tensor, a :class:`~tclass.TensorAttrs` record of its ``fields`` (any of
@@ -128,7 +129,7 @@ class CastOps(PointwiseOps):
                 device=target.tgt_device, dtype=target.tgt_dtype, non_blocking=non_blocking
             )
 
-        return self.named_apply(move, nested_keys=True)
+        return cast(Self, cast(Any, self).named_apply(move, nested_keys=True))
 
     @property
     def dtype(self) -> torch.dtype | None:

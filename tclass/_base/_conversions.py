@@ -106,7 +106,7 @@ class ConversionOps:
         from tclass._interop._constructors import from_dict_instance
 
         return from_dict_instance(
-            self,
+            _collection(self),
             input_dict,
             auto_batch_size=auto_batch_size,
             batch_size=batch_size,
@@ -324,7 +324,7 @@ class ConversionOps:
                 read = value._read()
                 out[key] = _as_numpy(read) if isinstance(read, torch.Tensor) else read
             else:
-                out[key] = value.numpy()  # type: ignore[attr-defined]
+                out[key] = value.numpy()
         return out
 
     def as_tensor(self) -> Self:

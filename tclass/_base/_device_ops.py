@@ -75,7 +75,7 @@ class DeviceOps(TensorCollection):
         its memory is not reused, once freed, before the work queued on ``stream`` is
         done; returns ``self``."""
         for leaf in self._tensor_leaves():
-            leaf.record_stream(stream)  # type: ignore[arg-type]
+            leaf.record_stream(stream)
         return self
 
     def clear_refs_for_compile_(self) -> Self:

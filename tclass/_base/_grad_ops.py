@@ -155,7 +155,7 @@ class GradOps(ElementwiseOps):
             )
         torch.autograd.backward(
             outputs,
-            grad_tensors=grads,  # type: ignore[arg-type]
+            grad_tensors=grads,
             retain_graph=retain_graph,
             create_graph=create_graph,
             inputs=given,

@@ -69,9 +69,9 @@ class KeyOps(TensorCollection):
         value = self._entry(key)
         return value.batch_size if isinstance(value, TensorCollection) else value.shape
 
-    def _holder(self, path: Path) -> TensorCollection | None:
+    def _holder(self, path: Path) -> KeyOps | None:
         """The collection holding the entry ``path`` (``None`` if the path breaks off)."""
-        node: TensorCollection = self
+        node: Any = self
         for part in path[:-1]:
             if not node._has_entry(part):
                 return None
@@ -235,13 +235,11 @@ class KeyOps(TensorCollection):
                 "them into one dict"
             )
             raise UpdateArgumentError(msg)
-        source: Mapping[Any, Any] | TensorCollection | None = args[0] if args else None
-        if source is not None and not isinstance(source, (Mapping, TensorCollection)):
-            msg = (
-                f"replace() takes a dict or a collection of entries, got "
-                f"{type(source).__name__}"
-            )
+        given: object = args[0] if args else None
+        if given is not None and not isinstance(given, (Mapping, TensorCollection)):
+            msg = f"replace() takes a dict or a collection of entries, got {type(given).__name__}"
             raise UpdateArgumentError(msg)
+        source = given
         if not kwargs and (source is None or not _has_entries(source)):
             return self
         out = self.copy()
@@ -516,4 +514,3 @@ def _prune_emptied(root: TensorCollection, removed: Sequence[Path]) -> None:
         child = holder._child(parent[-1])
         if child is not None and not child._is_leaf_node and not child._key_names():
             holder.del_(parent[-1])
-

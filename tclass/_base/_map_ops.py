@@ -73,9 +73,24 @@ class MapOps:
             ArgumentError: (a ``TypeError``) both ``chunksize`` and ``num_chunks``.
             DimError: ``dim`` is not a batch dim.
         """
-        from tclass._engine._map import MapOptions, map_chunks
+        from tclass._engine._map import map_chunks
 
-        return map_chunks(self, fn, MapOptions(self, dim, num_workers, chunksize=chunksize, num_chunks=num_chunks, pool=pool, generator=generator, max_tasks_per_child=max_tasks_per_child, worker_threads=worker_threads, index_with_generator=index_with_generator, pbar=pbar, mp_start_method=mp_start_method), out)  # type: ignore[arg-type, no-any-return]  # fmt: skip
+        return map_chunks(  # type: ignore[no-any-return]
+            self,
+            fn,
+            dim,
+            num_workers,
+            out=out,
+            chunksize=chunksize,
+            num_chunks=num_chunks,
+            pool=pool,
+            generator=generator,
+            max_tasks_per_child=max_tasks_per_child,
+            worker_threads=worker_threads,
+            index_with_generator=index_with_generator,
+            pbar=pbar,
+            mp_start_method=mp_start_method,
+        )
 
     def map_iter(
         self,
@@ -105,6 +120,21 @@ class MapOps:
             UnsupportedError: (a ``RuntimeError``) ``shuffle`` without
                 ``index_with_generator``.
         """
-        from tclass._engine._map import MapOptions, map_iter
+        from tclass._engine._map import map_iter
 
-        return map_iter(self, fn, MapOptions(self, dim, num_workers, chunksize=chunksize, num_chunks=num_chunks, pool=pool, generator=generator, max_tasks_per_child=max_tasks_per_child, worker_threads=worker_threads, index_with_generator=index_with_generator, pbar=pbar, mp_start_method=mp_start_method, shuffle=shuffle))  # type: ignore[arg-type]  # fmt: skip
+        return map_iter(
+            self,
+            fn,
+            dim,
+            num_workers,
+            shuffle=shuffle,
+            chunksize=chunksize,
+            num_chunks=num_chunks,
+            pool=pool,
+            generator=generator,
+            max_tasks_per_child=max_tasks_per_child,
+            worker_threads=worker_threads,
+            index_with_generator=index_with_generator,
+            pbar=pbar,
+            mp_start_method=mp_start_method,
+        )

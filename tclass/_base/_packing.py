@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self
@@ -121,7 +121,7 @@ class PackingOps(ElementwiseOps):
                 return tensor
             if not first:
                 first.append(tensor)
-            return torch.nested.to_padded_tensor(tensor, padding)
+            return cast(torch.Tensor, torch.nested.to_padded_tensor(tensor, padding))
 
         out = self.apply(padded, propagate_lock=True)
         if mask_key is not None:
@@ -141,7 +141,7 @@ def _valid_mask(nested: torch.Tensor) -> torch.Tensor:
     shapes = [part.shape for part in nested.unbind()]
     ragged = [i for i in range(len(shapes[0])) if len({shape[i] for shape in shapes}) > 1]
     keep = 1 + (ragged[-1] + 1 if ragged else 0)
-    valid = torch.nested.to_padded_tensor(torch.ones_like(nested), 0.0) != 0
+    valid: torch.Tensor = torch.nested.to_padded_tensor(torch.ones_like(nested), 0.0) != 0
     if valid.ndim > keep:
         valid = valid.flatten(keep).all(-1)
     return valid

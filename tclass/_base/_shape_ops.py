@@ -590,9 +590,9 @@ def _section_bounds(
         stops = list(itertools.accumulate(base + (i < extra) for i in range(spec)))
         return list(zip([0, *stops[:-1]], stops))
     cuts = [int(index) for index in spec]
-    starts: list[int | None] = [None, *cuts]
-    stops: list[int | None] = [*cuts, None]
-    return list(zip(starts, stops))
+    firsts: list[int | None] = [None, *cuts]
+    lasts: list[int | None] = [*cuts, None]
+    return list(zip(firsts, lasts))
 
 
 def _identity(value: Value) -> Value:

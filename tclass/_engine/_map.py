@@ -174,11 +174,20 @@ def _results(
     return results, indices
 
 
-def map_chunks(node: Any, fn: Callable[[Any], Any], options: MapOptions, out: Any) -> Any:
+def map_chunks(
+    node: Any,
+    fn: Callable[[Any], Any],
+    dim: int,
+    num_workers: int | None,
+    *,
+    out: Any,
+    **keywords: Any,
+) -> Any:
     """``node.map(fn, ...)``: the results joined along ``dim`` (stacked for
     ``chunksize=0``), or written into ``out``."""
+    options = MapOptions(node, dim, num_workers, **keywords)
     own = options.pool is None
-    pool = options.new_pool() if own else options.pool
+    pool = options.new_pool() if options.pool is None else options.pool
     try:
         results, indices = _results(node, fn, options, pool, out)
         collected: list[Any] = []
@@ -205,10 +214,17 @@ def map_chunks(node: Any, fn: Callable[[Any], Any], options: MapOptions, out: An
     return torch.cat(collected, options.dim)
 
 
-def map_iter(node: Any, fn: Callable[[Any], Any], options: MapOptions) -> Iterator[Any]:
-    """``node.map_iter(fn, ...)``: each chunk's result as soon as it is ready."""
+def map_iter(
+    node: Any, fn: Callable[[Any], Any], dim: int, num_workers: int | None, **keywords: Any
+) -> Iterator[Any]:
+    """``node.map_iter(fn, ...)``: each chunk's result as soon as it is ready (the
+    arguments are checked at the call, before the first result is asked for)."""
+    return _iterate(node, fn, MapOptions(node, dim, num_workers, **keywords))
+
+
+def _iterate(node: Any, fn: Callable[[Any], Any], options: MapOptions) -> Iterator[Any]:
     own = options.pool is None
-    pool = options.new_pool() if own else options.pool
+    pool = options.new_pool() if options.pool is None else options.pool
     finished = False
     try:
         results, _ = _results(node, fn, options, pool, None)

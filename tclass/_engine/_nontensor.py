@@ -30,12 +30,12 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Resize
 from tclass._base._reductions import Along
-from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._engine._keyless import KeylessOps
+from tclass._base._tensordict_base import Value
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._options import OPTIONS
+from tclass._engine._keyless import KeylessOps
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,

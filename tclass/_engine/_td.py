@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
 from tclass._base._casts import holds_tensor_attrs
+from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -368,7 +368,7 @@ def _typed_like(template: TensorCollection, td: TensorDict) -> TensorDict:
         if type(value) is not TensorDict or model is None or model._is_leaf_node:
             continue
         typed = _typed_like(model, value)
-        td._put(key, type(model)._from_plain(typed) if is_record(model) else typed)
+        td._put(key, cast(Any, type(model))._from_plain(typed) if is_record(model) else typed)
     return td
 
 

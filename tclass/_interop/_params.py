@@ -136,7 +136,8 @@ class _Leaves(MutableMapping[str, Any]):
         return repr(dict(self.items()))
 
 
-class TensorDictParams(TensorDictBase, nn.Module):
+# zero_grad is TensorDictBase's (it returns self; nn.Module's returns None).
+class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
     """A TensorDict whose tensors are the parameters and buffers of an ``nn.Module``.
 
     Keep it on a module (an ensemble's stacked weights, a target network's copy) so that
@@ -319,12 +320,6 @@ class TensorDictParams(TensorDictBase, nn.Module):
         """A plain TensorDict holding copies of the entries' data (no parameters;
         ``retain_none``: the peer's keyword for tensorclass fields, never held here)."""
         return _map_leaves(self._param_td, lambda leaf: leaf.detach().clone())
-
-    @property
-    def grad(self) -> TensorDict:
-        """The gradients of the entries, as a plain TensorDict (entries without a
-        gradient yet are left out)."""
-        return _grads(self._param_td)
 
     # --- writing: converted, then stored in the wrapped TensorDict ---------------------
 
@@ -624,17 +619,6 @@ def _flat_items(state: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
             yield from _flat_items(value, f"{prefix}{key}.")
         else:
             yield prefix + key, value
-
-
-def _grads(td: TensorDict) -> TensorDict:
-    entries: dict[str, Value] = {}
-    for key, value in td._items():
-        if isinstance(value, torch.Tensor):
-            if value.grad is not None:
-                entries[key] = value.grad
-        elif isinstance(value, TensorDict):
-            entries[key] = _grads(value)
-    return TensorDict._new_unchecked(entries, td.batch_size, td.device)
 
 
 def _map_leaves(td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor]) -> TensorDict:

@@ -912,7 +912,7 @@ class PersistentTensorDict(TensorDictBase):
             if isinstance(node, h5py.Group):
                 self._child_of(key, node)._copy_into(target)  # type: ignore[arg-type]
             elif _is_numeric(node) and node.size:
-                node.read_direct(target.numpy())  # type: ignore[union-attr]  # into the mapped file
+                node.read_direct(target.numpy())  # into the mapped file
 
     # --- python protocols ----------------------------------------------------------------
 

@@ -72,15 +72,15 @@ def from_schema(
 
 
 def _entry_spec(key: object, spec: object) -> tuple[torch.Size, torch.dtype]:
-    ok = isinstance(spec, (tuple, list)) and len(spec) == 2
-    shape, dtype = spec if ok else (None, None)  # type: ignore[misc]
-    if not ok or not isinstance(dtype, torch.dtype) or not isinstance(shape, Sequence):
-        msg = (
-            f"from_schema: the schema entry {key!r} must be a pair (element shape, dtype), "
-            f"as ([84, 84, 3], torch.uint8); got {spec!r}"
-        )
-        raise ShapeError(msg)
-    return torch.Size(shape), dtype
+    if isinstance(spec, (tuple, list)) and len(spec) == 2:
+        shape, dtype = spec
+        if isinstance(dtype, torch.dtype) and isinstance(shape, Sequence):
+            return torch.Size(shape), dtype
+    msg = (
+        f"from_schema: the schema entry {key!r} must be a pair (element shape, dtype), "
+        f"as ([84, 84, 3], torch.uint8); got {spec!r}"
+    )
+    raise ShapeError(msg)
 
 
 def _as_class(cls: Any, td: TensorDict) -> Any:

@@ -162,4 +162,3 @@ class _Refresh(NodeVisitor[None]):
         pass  # a Python value is replaced by its parent (td._put)
 
     visit_values = visit_value
-

@@ -776,14 +776,14 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             )
             raise UnsupportedError(msg)
         if isinstance(tensordict, TensorCollection):
-            tensordict = tensordict.unbind(storage.stack_dim)  # type: ignore[attr-defined]
+            tensordict = tensordict.unbind(storage.stack_dim)
         storage.extend([storage_of(part) for part in tensordict])
 
     @classmethod
     def fields(cls) -> tuple[dataclasses.Field[Any], ...]:
         """The fields of the class, as ``dataclasses.fields(cls)`` (the peer's older
         spelling)."""
-        return dataclasses.fields(cls)  # type: ignore[arg-type]
+        return dataclasses.fields(cls)
 
     # --- conversions ---------------------------------------------------------------------
 

@@ -747,7 +747,7 @@ class LazyStackedTensorDict(LazyStackOps):
         """Appends each of a list of collections, or the parts of one collection along
         the stack dim, as new members (see :meth:`insert`), as ``list.extend``."""
         if isinstance(tensordict, TensorCollection):
-            parts: Sequence[TensorCollection] = tensordict.unbind(self._stack_dim)  # type: ignore[attr-defined]
+            parts: Sequence[TensorCollection] = tensordict.unbind(self._stack_dim)
         else:
             parts = tensordict
         for part in parts:
