@@ -77,6 +77,9 @@ __all__ = [
     "UnsafePathError",
     "UnsupportedError",
     "UpdateArgumentError",
+    "UnravelKeyError",
+    "ArgumentValueError",
+    "NotCloseError",
 ]
 
 
@@ -119,6 +122,16 @@ class EntryExistsError(KeyConflictError, RuntimeError):
 
 class InvalidKeyError(TclassError, TypeError, KeyError):
     """A key is not a string or a non-empty tuple of strings (the peer raises KeyError)."""
+
+
+class UnravelKeyError(InvalidKeyError, RuntimeError):
+    """``unravel_key`` got a key that is not a string or a tuple of strings (the peer
+    raises RuntimeError)."""
+
+
+class NotCloseError(TclassError, AssertionError):
+    """``assert_close``: two collections differ in a tensor beyond the tolerances (the
+    message names the key)."""
 
 
 class EntryTypeError(TclassError, TypeError):
@@ -361,6 +374,11 @@ class UpdateArgumentError(ArgumentError, RuntimeError):
     """An argument of ``replace`` / ``copy_at_`` that holds no entries it can write (not
     a mapping or a collection, several of them, Python values only for a tensor copy); a
     ``RuntimeError``, as the peer raises."""
+
+
+class ArgumentValueError(TclassError, ValueError):
+    """An argument has a value the function does not take (a ``mask_key`` without
+    ``pad_keys``, an unknown option value); the peer raises ValueError."""
 
 
 class UnknownArgumentError(ArgumentError, AttributeError):

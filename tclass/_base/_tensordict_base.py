@@ -19,6 +19,7 @@ from tclass._base._device_ops import DeviceOps
 from tclass._base._dist_ops import DistributedOps
 from tclass._base._elementwise import ElementwiseOps
 from tclass._base._entry_ops import EntryOps
+from tclass._base._formats import FormatOps
 from tclass._base._grad_ops import GradOps
 from tclass._base._key_ops import KeyOps
 from tclass._base._map_ops import MapOps
@@ -50,6 +51,7 @@ class TensorDictBase(
     CastOps,
     DeviceOps,
     PersistenceOps,
+    FormatOps,
     ModuleOps,
     MapOps,
     ConversionOps,

@@ -797,13 +797,6 @@ class LazyStackedTensorDict(LazyStackOps):
             raise UnsupportedError(msg)
         return self._dense("contiguous()")
 
-    def densify(self, layout: torch.layout = torch.strided) -> Any:
-        """A dense TensorDict of the stack: entries of different shapes become nested
-        tensors of ``layout`` (see :func:`densify`)."""
-        from tclass._engine._lazy._build import densify  # it builds on this class
-
-        return densify(self, layout)
-
     def to_tensordict(self, *, retain_none: bool | None = None) -> Any:
         """A dense TensorDict copy of the stack (see :meth:`contiguous`)."""
         dense = self._dense("to_tensordict()")
@@ -843,6 +836,13 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def _repr_extra(self) -> str:
         return f", stack_dim={self._stack_dim}"
+
+    def _repr_exclusive(self) -> list[list[tuple[str, Any]]]:
+        common = set(common_keys(self._members))
+        return [
+            [(key, value) for key, value in member._items() if key not in common]
+            for member in self._members
+        ]
 
 
 def _rebuild(
