@@ -1,10 +1,11 @@
-"""The peer's remaining collectives, ``reduce``, ``gather_and_stack`` and ``scatter``,
-on real gloo ranks (spawned once per module, as in ``test_distributed.py``), for
+"""The peer's remaining collectives, ``reduce``, ``gather_and_stack``, ``scatter`` and the
+cold start ``init_remote`` / ``from_remote_init``, on real gloo ranks (spawned once per module, as in ``test_distributed.py``), for
 TensorDicts, records and Python values; the results are checked against what torch's
 own collectives give on the same tensors."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,3 +176,95 @@ def test_scatter_needs_one_record_per_rank(ranks: Ranks) -> None:
 def test_collectives_need_an_initialized_group() -> None:
     with pytest.raises(DistributedError, match="init_process_group"):
         TensorDict(a=torch.zeros(2)).reduce(0)
+
+
+# --- init_remote / from_remote_init --------------------------------------------------------
+
+
+def _cold_start(rank: int) -> Any:
+    if rank == 0:
+        record = Sample(obs=torch.ones(2, 4), label="first", batch_size=[2])
+        record.init_remote(dst=1)
+        record.obs.add_(1)
+        record.send(dst=1, consolidated=True)
+        return None
+    if rank == 1:
+        got = TensorDict.from_remote_init(src=0)
+        first = (type(got).__name__, got.batch_size, got.is_consolidated(), got.label)
+        got.recv(src=0, consolidated=True)
+        return first, got.obs.tolist()
+    return None
+
+
+def test_from_remote_init_builds_what_init_remote_sent(ranks: Ranks) -> None:
+    (kind, batch, consolidated, label), obs = ranks.run(_cold_start)[1]
+    assert (kind, batch, consolidated, label) == ("Sample", torch.Size([2]), True, "first")
+    assert obs == [[2.0] * 4] * 2
+
+
+def _cold_start_broadcast(rank: int) -> Any:
+    if rank == 1:
+        _leaves(rank).init_remote(use_broadcast=True)
+        return None
+    got = TensorDict.from_remote_init(src=1, use_broadcast=True)
+    return got.to_dict(), got.is_consolidated()
+
+
+def test_from_remote_init_by_broadcast_reaches_every_rank(ranks: Ranks) -> None:
+    results = ranks.run(_cold_start_broadcast)
+    expected = _leaves(1).to_dict()
+    for rank in (0, 2):
+        got, consolidated = results[rank]
+        assert consolidated
+        assert got.keys() == expected.keys()
+        assert torch.equal(got["a"], expected["a"])
+        assert torch.equal(got["n"]["t"], expected["n"]["t"])
+
+
+def test_init_remote_needs_a_destination() -> None:
+    with pytest.raises(DistributedError, match="dst="):
+        TensorDict(a=torch.zeros(2)).init_remote()
+
+
+def test_from_remote_init_needs_an_initialized_group() -> None:
+    with pytest.raises(DistributedError, match="init_process_group"):
+        TensorDict.from_remote_init(src=0)
+
+
+# --- asend / arecv -------------------------------------------------------------------------
+
+
+class _QueuePipe:
+    """A pipe in one process: what goes in with asend comes out, cloned, of arecv."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.devices: list[Any] = []
+
+    async def asend(self, record: Any, /) -> None:
+        await self.queue.put(record.clone())
+
+    async def arecv(self, record: Any, /, *, device: Any = None) -> Any:
+        self.devices.append(device)
+        sent = await self.queue.get()
+        if record.is_empty():
+            return sent
+        record.update_(sent)
+        return record
+
+
+def test_asend_and_arecv_go_through_the_pipe() -> None:
+    pipe = _QueuePipe()
+    first = Sample(obs=torch.arange(4.0).reshape(2, 2), label="a", batch_size=[2])
+
+    async def exchange() -> tuple[Any, Any]:
+        await first.asend(pipe)
+        got = await TensorDict().arecv(pipe, device="cpu")
+        await (first * 2).asend(pipe)
+        again = await got.arecv(pipe)
+        return got, again
+
+    got, again = asyncio.run(exchange())
+    assert again is got
+    assert torch.equal(got.obs, first.obs * 2)
+    assert pipe.devices == ["cpu", None]

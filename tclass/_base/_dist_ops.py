@@ -9,7 +9,7 @@ importing ``torch.distributed`` is not free for programs that never use it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from typing_extensions import Self
 
@@ -19,7 +19,17 @@ if TYPE_CHECKING:
     from tclass._core._device import DeviceLike
     from tclass.distributed._transfer import Handle
 
-__all__ = ["DistributedOps"]
+__all__ = ["DistributedOps", "Pipe"]
+
+
+class Pipe(Protocol):
+    """What :meth:`~DistributedOps.asend` / :meth:`~DistributedOps.arecv` talk to: an
+    object with coroutine methods ``asend(record)`` and ``arecv(record, device=...)``
+    (the peer's UCXX ``TensorDictPipe`` is one; tclass ships none)."""
+
+    async def asend(self, record: Any, /) -> None: ...
+
+    async def arecv(self, record: Any, /, *, device: DeviceLike = None) -> Any: ...
 
 
 class DistributedOps:
@@ -299,3 +309,67 @@ class DistributedOps:
         from tclass.distributed import _collectives
 
         return _collectives.scatter(self, src, tensordicts, group, device)
+
+    def init_remote(
+        self,
+        dst: int | None = None,
+        group: ProcessGroup | None = None,
+        device: DeviceLike = None,
+        use_broadcast: bool = False,
+    ) -> None:
+        """Sends this record, structure included, to rank ``dst``, which knows nothing of
+        it and calls :meth:`from_remote_init`; later batches of the same structure go with
+        ``send(dst)`` into the record that call returned. The structure travels as JSON
+        (class names, keys, dtypes, shapes), the tensors as one consolidated message;
+        nothing is pickled.
+
+        Args:
+            dst: the receiver's rank; required unless ``use_broadcast``.
+            device: with ``use_broadcast``, as in :meth:`broadcast`; else unused (the
+                wire device follows the group's backend).
+            use_broadcast: :meth:`broadcast` the record from this rank instead; every
+                rank of the group takes part, the others calling
+                ``from_remote_init(src=..., use_broadcast=True)``.
+
+        Raises:
+            DistributedError: (a ``RuntimeError``) no ``dst`` without ``use_broadcast``.
+            NotSerializableError: a Python value is not JSON.
+        """
+        from tclass.distributed import _transfer
+
+        _transfer.init_remote(self, dst, group, device, use_broadcast)
+
+    @classmethod
+    def from_remote_init(
+        cls,
+        src: int,
+        group: ProcessGroup | None = None,
+        device: DeviceLike = None,
+        use_broadcast: bool = False,
+    ) -> Self:
+        """The record rank ``src`` sent with :meth:`init_remote`, built on this rank (of
+        the sender's class, found by name among the classes defined here) and
+        consolidated (:meth:`consolidate`), so that ``recv`` writes the next batches
+        into its one buffer.
+
+        Args:
+            device: where the built record goes (default: the wire device).
+            use_broadcast: the sender used ``use_broadcast=True``.
+
+        Raises:
+            DistributedError: no process group, or what arrived is not a tclass record.
+        """
+        from tclass.distributed import _transfer
+
+        return _transfer.from_remote_init(src, group, device, use_broadcast)  # type: ignore[no-any-return]
+
+    async def asend(self, dst: Pipe) -> None:
+        """Sends this record through ``dst``, awaiting ``dst.asend(self)`` (see
+        :class:`Pipe`)."""
+        await dst.asend(self)
+
+    async def arecv(self, src: Pipe, *, device: DeviceLike = None) -> Any:
+        """Receives a record from ``src``, awaiting ``src.arecv(self, device=device)``:
+        the pipe writes into this record when it can and returns it, or returns another
+        record (see :class:`Pipe`); use the result."""
+        return await src.arecv(self, device=device)

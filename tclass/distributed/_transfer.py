@@ -19,6 +19,7 @@ import torch.distributed as dist
 from tclass._base._device_ops import map_tensors
 from tclass._core._device import DeviceLike
 from tclass._engine._nontensor import NonTensorStack, same_value
+from tclass._engine._td import TensorDict
 from tclass.distributed import _wire
 from tclass.distributed._wire import Header, Layout, first_difference, layout_of
 from tclass.errors import DistributedError, StructureMismatchError
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BackgroundTransfer", "Handle", "Transfer", "all_gather", "all_reduce", "broadcast",
-    "irecv", "isend", "recv", "send",
+    "from_remote_init", "init_remote", "irecv", "isend", "recv", "send",
 ]  # fmt: skip
 
 R = TypeVar("R")
@@ -226,6 +227,44 @@ def irecv(
     device = _wire_device(group)
     peer = _Peer("recv", src, group, group_src, init_tag)
     return BackgroundTransfer(lambda: _incoming(record, peer, device, build=False), device)
+
+
+def init_remote(
+    record: Any,
+    dst: int | None,
+    group: ProcessGroup | None,
+    device: DeviceLike,
+    use_broadcast: bool,
+) -> None:
+    if use_broadcast:
+        broadcast(record, dist.get_rank(group), group, None, device, True)
+        return
+    if dst is None:
+        msg = (
+            "init_remote: give the receiver's rank (dst=...), or use_broadcast=True to send "
+            "the record to every rank of the group"
+        )
+        raise DistributedError(msg)
+    threshold, bucket = _packing(True)
+    messages = _outgoing(record, _wire_device(group), threshold, bucket, with_tree=True)
+    peer = _Peer("send", dst, group, None, 0)
+    _wait([peer.post(message, index) for index, message in enumerate(messages)])
+
+
+def from_remote_init(
+    src: int, group: ProcessGroup | None, device: DeviceLike, use_broadcast: bool
+) -> Any:
+    """The record ``src`` sent with :func:`init_remote`, built here (received into an
+    empty TensorDict, as the peer's is), consolidated as the peer's is."""
+    empty = TensorDict()
+    if use_broadcast:
+        built = broadcast(empty, src, group, None, device, True)
+    else:
+        wire = _wire_device(group)
+        built = _incoming(empty, _Peer("recv", src, group, None, 0), wire, build=True)
+        if device is not None:
+            built = built.to(device)
+    return built.consolidate()
 
 
 # --- the two halves of a transfer ----------------------------------------------------------
