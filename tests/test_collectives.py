@@ -1,7 +1,7 @@
 """The peer's remaining collectives, ``reduce``, ``gather_and_stack``, ``scatter`` and the
-cold start ``init_remote`` / ``from_remote_init``, on real gloo ranks (spawned once per module, as in ``test_distributed.py``), for
-TensorDicts, records and Python values; the results are checked against what torch's
-own collectives give on the same tensors."""
+cold start ``init_remote`` / ``from_remote_init``, on real gloo ranks (spawned once per
+module, as in ``test_distributed.py``), for TensorDicts, records and Python values; the
+results are checked against what torch's own collectives give on the same tensors."""
 
 from __future__ import annotations
 
