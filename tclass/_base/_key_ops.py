@@ -186,6 +186,8 @@ class KeyOps(TensorCollection):
         """Removes the entries at ``keys`` from this collection and returns them in a new
         one, shared, not copied (with the nested collections that held them, and this
         collection's batch size): ``split_keys`` in place, returning the separated part.
+        As in the peer, the Python values (``NonTensorData``) stay here and are also
+        given to the result, under the same keys.
 
         Args:
             keys: the keys to remove (nested keys allowed).
@@ -209,6 +211,9 @@ class KeyOps(TensorCollection):
         if present and self.is_locked:
             raise _locked("remove entries from", self)
         out = self.select(*present)
+        for path, node in self.non_tensor_items(include_nested=True):
+            if path not in out:  # as the peer: Python values go with both parts
+                out.set(path, node)
         for path in missing:
             out.set(path, None if default is _NO_DEFAULT else default)
         self.exclude(*present, inplace=True)

@@ -41,8 +41,10 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     EntryTypeError,
+    LockedError,
     ReductionError,
     StackError,
+    UnknownFieldError,
     UnsupportedError,
 )
 
@@ -309,6 +311,33 @@ class NonTensorData(_NonTensorNode):
     @property
     def batch_size(self) -> torch.Size:
         return self._batch_size
+
+    @classmethod
+    def from_tensordict(
+        cls,
+        tensordict: TensorCollection,
+        non_tensordict: Mapping[str, Any] | None = None,
+        safe: bool | None = None,
+    ) -> NonTensorData:
+        """The node a TensorDict holding its value under ``"data"`` describes (the value
+        given in ``non_tensordict`` when the TensorDict has none; ``None`` without
+        either), with the TensorDict's batch size and device.
+
+        Raises:
+            UnknownFieldError: (a ``ValueError``) an entry other than ``"data"``.
+        """
+        others = sorted(set(map(str, tensordict.keys())) - {"data"})
+        if others:
+            msg = (
+                f"NonTensorData.from_tensordict: the TensorDict may hold only 'data', got {others}"
+            )
+            raise UnknownFieldError(msg)
+        if "data" in tensordict.keys():
+            value = tensordict.get("data")
+            data = value.tolist() if isinstance(value, torch.Tensor) else value
+        else:
+            data = (non_tensordict or {}).get("data")
+        return cls(data, tensordict.batch_size, tensordict.device)
 
     def _read(self) -> Any:
         return self.data
@@ -615,6 +644,66 @@ class NonTensorStack(_NonTensorNode):
     def maybe_to_stack(self) -> Self:
         """A new stack of the same values (each element already is one value)."""
         return self.clone(recurse=False)
+
+    def insert(self, index: int, tensordict: Any) -> None:
+        """Inserts a member before position ``index`` along the stack dim: a node whose
+        batch size is a member's, or a Python value (held by every element of the new
+        member).
+
+        Raises:
+            LockedError: the stack is locked.
+            StackError: (a ``ValueError``) a node of another batch size.
+        """
+        if self._locked:
+            msg = "cannot insert a member into a locked NonTensorStack; unlock it first"
+            raise LockedError(msg)
+        dim = self.stack_dim
+        member = list(self.batch_size)
+        del member[dim]
+        node = tensordict if isinstance(tensordict, _NonTensorNode) else None
+        if node is None:
+            node = NonTensorData(tensordict, batch_size=member, device=self._device)
+        if list(node.batch_size) != member:
+            msg = (
+                f"NonTensorStack.insert: the new member has batch size "
+                f"{list(node.batch_size)}, the stack's members have {member}"
+            )
+            raise StackError(msg)
+        length = self._array.shape[dim]
+        position = min(max(index + length if index < 0 else index, 0), length)  # list.insert
+        parts = np.split(self._array, [position], axis=dim)
+        added = node._as_array().reshape([*member[:dim], 1, *member[dim:]])
+        self._array = np.ascontiguousarray(np.concatenate([parts[0], added, parts[1]], dim))
+        if not isinstance(node, NonTensorData):  # the values may now differ along other dims
+            self._stack_dim = None
+        if node.device != self._device:
+            self._device = None
+
+    def append(self, tensordict: Any) -> None:
+        """Adds a member at the end of the stack dim (see :meth:`insert`)."""
+        self.insert(self._array.shape[self.stack_dim], tensordict)
+
+    def extend(self, tensordict: Sequence[Any] | TensorCollection) -> None:
+        """Appends each of a list of members, or each part of a stack along the stack
+        dim (see :meth:`insert`)."""
+        parts = (
+            tensordict.unbind(self.stack_dim)
+            if isinstance(tensordict, TensorCollection)
+            else tensordict
+        )
+        for part in parts:
+            self.append(part)
+
+    def valid_keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> Any:
+        """Same as :meth:`keys` (the peer's older name): a stack of values has none."""
+        return self.keys(include_nested, leaves_only, is_leaf, sort=sort)
 
     @classmethod
     def from_nontensordata(cls, non_tensor: NonTensorData) -> _NonTensorNode:
