@@ -551,3 +551,85 @@ def test_lazy_stack_methods_agree_with_the_peer() -> None:
         warnings.simplefilter("ignore")
         theirs = [_plain(check(build(peer))) for check in checks]
     assert [_plain(check(build(__import__("tclass")))) for check in checks] == theirs
+
+
+# --- the peer's keywords --------------------------------------------------------------------
+
+
+def test_items_and_values_take_is_leaf_and_sort() -> None:
+    td = TensorDict({"b": torch.ones(2), "a": {"z": torch.ones(2), "s": "x"}}, batch_size=[2])
+    assert [k for k, _ in td.items(True, True, sort=True)] == [("a", "z"), "b"]
+    kinds = [type(v).__name__ for v in td.values(True, sort=True)]
+    assert kinds == ["TensorDict", "NonTensorData", "Tensor", "Tensor"]
+    everything = dict(td.items(True, True, is_leaf=lambda kind: True))
+    assert set(everything) == {"b", "a", ("a", "z"), ("a", "s")}
+    assert everything["a"] is td["a"]
+
+
+def test_named_apply_takes_apply_keywords() -> None:
+    def scale(key: str, leaf: torch.Tensor) -> torch.Tensor:
+        return leaf * (2 if key == "b" else 3)
+
+    td = TensorDict({"a": torch.ones(2), "n": {"b": torch.ones(2, 3)}}, batch_size=[2])
+    out = td.lock_().named_apply(scale, propagate_lock=True, names=["t"])
+    assert out.is_locked and out.names == ["t"] and out["n", "b"][0, 0] == 2
+    td.unlock_()
+    assert td.named_apply(scale, inplace=True) is td and td["a"].tolist() == [3.0, 3.0]
+    lazy = _lazy().named_apply(lambda k, x: x + 1 if k == "a" else None, filter_empty=False)
+    assert isinstance(lazy, LazyStackedTensorDict) and list(lazy.keys()) == ["a"]
+    pair = Pair(x=torch.ones(2), y=torch.ones(2), batch_size=[2])
+    assert type(pair.named_apply(lambda k, v: v, device="cpu")) is Pair
+
+
+def test_to_dict_tolist_first() -> None:
+    td = TensorDict(a=torch.ones(2), n={"b": torch.ones(2)}, batch_size=[2])
+    assert td.to_dict(convert_tensors=True, tolist_first=True) == {
+        "a": [1.0, 1.0],
+        "n": [{"b": 1.0}, {"b": 1.0}],
+    }
+    assert td.to_dict(convert_tensors=True) == {"a": [1.0, 1.0], "n": {"b": [1.0, 1.0]}}
+
+
+def test_memory_mapped_from_tensor_keywords(tmp_path: Path) -> None:
+    blank = MemoryMappedTensor.from_tensor(torch.full((3,), 5.0), copy_data=False)
+    assert blank.tolist() == [0.0] * 3 and blank.dtype == torch.float32
+    on_disk = MemoryMappedTensor.from_tensor(
+        torch.ones(2), filename=tmp_path / "f", copy_data=False
+    )
+    assert on_disk.tolist() == [0.0, 0.0] and (tmp_path / "f").stat().st_size == 8
+    wide = MemoryMappedTensor.from_tensor(torch.arange(3.0), shape=(2, 3))
+    assert wide.tolist() == [[0.0, 1.0, 2.0]] * 2
+    with pytest.raises(RuntimeError):
+        MemoryMappedTensor.from_tensor(torch.ones(3), shape=(2, 4))
+    with pytest.raises(TypeError, match="nested shapes"):
+        MemoryMappedTensor.from_tensor(torch.ones(3), shape=torch.tensor([[3]]))
+
+
+def test_load_memmap_takes_robust_key(tmp_path: Path) -> None:
+    TensorDict(a=torch.ones(2), batch_size=[2]).memmap(tmp_path / "td")
+    loaded = TensorDict(a=torch.zeros(2), batch_size=[2])
+    assert loaded.load_memmap_(tmp_path / "td", True)["a"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.peer
+def test_keywords_agree_with_the_peer() -> None:
+    peer = pytest.importorskip("tensordict")
+
+    def build(lib: Any) -> Any:
+        inner = lib.TensorDict({"z": torch.arange(2.0), "s": "x"}, batch_size=[2])
+        return lib.TensorDict({"b": torch.ones(2), "a": inner}, batch_size=[2])
+
+    def checks(lib: Any) -> list[Any]:
+        td = build(lib)
+        return [
+            [str(k) for k, _ in td.items(True, True, sort=True)],
+            _plain(list(td.values(True, True, sort=True))),
+            td.to_dict(convert_tensors=True, tolist_first=True),
+            _plain(td.named_apply(lambda k, v: v * 2 if k == "z" else None, nested_keys=True)),
+            lib.MemoryMappedTensor.from_tensor(torch.arange(2.0), shape=(3, 2)).tolist(),
+        ]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = checks(peer)
+    assert checks(__import__("tclass")) == theirs

@@ -363,42 +363,80 @@ class TensorCollection:
         """
         return KeysView(self, include_nested, leaves_only, is_leaf, sort)
 
-    # With leaves_only=True only tensors come out; the overloads tell type checkers so.
+    # With leaves_only=True (and the default is_leaf) only tensors come out; the
+    # overloads tell type checkers so.
     @overload
     def values(
-        self, include_nested: bool = ..., *, leaves_only: Literal[True]
+        self, include_nested: bool = ..., *, leaves_only: Literal[True], sort: bool = ...
     ) -> Iterator[torch.Tensor]: ...
     @overload
     def values(
-        self, include_nested: bool, leaves_only: Literal[True]
+        self, include_nested: bool, leaves_only: Literal[True], *, sort: bool = ...
     ) -> Iterator[torch.Tensor]: ...
     @overload
-    def values(self, include_nested: bool = ..., leaves_only: bool = ...) -> Iterator[Value]: ...
+    def values(
+        self,
+        include_nested: bool = ...,
+        leaves_only: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        *,
+        sort: bool = ...,
+    ) -> Iterator[Value]: ...
 
-    def values(self, include_nested: bool = False, leaves_only: bool = False) -> Iterator[Any]:
-        """The values, in the same order as :meth:`keys`."""
-        for _, value in _walk(self, (), include_nested, leaves_only):
+    def values(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> Iterator[Any]:
+        """The values, in the same order as :meth:`keys` (which ``is_leaf`` and ``sort``
+        change as there)."""
+        if is_leaf is None and not sort:
+            for _, value in _walk(self, (), include_nested, leaves_only):
+                yield value
+            return
+        for _, value in self.items(include_nested, leaves_only, is_leaf, sort=sort):
             yield value
 
     @overload
     def items(
-        self, include_nested: bool = ..., *, leaves_only: Literal[True]
+        self, include_nested: bool = ..., *, leaves_only: Literal[True], sort: bool = ...
     ) -> Iterator[tuple[str | tuple[str, ...], torch.Tensor]]: ...
     @overload
     def items(
-        self, include_nested: bool, leaves_only: Literal[True]
+        self, include_nested: bool, leaves_only: Literal[True], *, sort: bool = ...
     ) -> Iterator[tuple[str | tuple[str, ...], torch.Tensor]]: ...
     @overload
     def items(
-        self, include_nested: bool = ..., leaves_only: bool = ...
+        self,
+        include_nested: bool = ...,
+        leaves_only: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        *,
+        sort: bool = ...,
     ) -> Iterator[tuple[str | tuple[str, ...], Value]]: ...
 
     def items(
-        self, include_nested: bool = False, leaves_only: bool = False
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
     ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
-        """``(key, value)`` pairs, in the same order as :meth:`keys`."""
-        for path, value in _walk(self, (), include_nested, leaves_only):
-            yield (path[0] if len(path) == 1 else path), value
+        """``(key, value)`` pairs, in the same order as :meth:`keys` (which ``is_leaf``
+        and ``sort`` change as there)."""
+        if is_leaf is None and not sort:
+            for path, value in _walk(self, (), include_nested, leaves_only):
+                yield (path[0] if len(path) == 1 else path), value
+            return
+        for key in self.keys(include_nested, leaves_only, is_leaf, sort=sort):
+            node: Any = self
+            for part in (key,) if type(key) is str else key:
+                node = node._entry(part)
+            yield key, node
 
     def __contains__(self, key: object) -> bool:
         """Whether ``key`` (a string or a nested tuple of strings) names an entry; any

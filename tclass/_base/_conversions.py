@@ -303,13 +303,16 @@ class ConversionOps:
 
     # --- conversions ---------------------------------------------------------------------
 
-    def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
+    def to_dict(
+        self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
+    ) -> dict[str, Any]:
         """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python
-        values, nested collections as dicts. ``retain_none`` is for tensorclasses (their
-        absent fields); a TensorDict has no ``None`` entries."""
+        values, nested collections as dicts (with ``tolist_first``, a nested collection
+        with batch dims as its :meth:`tolist`, a list of dicts). ``retain_none`` is for
+        tensorclasses (their absent fields); a TensorDict has no ``None`` entries."""
         from tclass._interop._constructors import to_dict
 
-        return to_dict(_collection(self), convert_tensors)
+        return to_dict(_collection(self), convert_tensors, tolist_first)
 
     def numpy(self) -> dict[str, Any]:
         """The entries as nested dicts of numpy arrays sharing memory with the tensors

@@ -248,10 +248,16 @@ class PersistenceOps:
     load = load_memmap  # the peer's other name
 
     def load_memmap_(
-        self, prefix: PathLike, *, allow_pickle: bool | None = False, mode: Mode | None = None
+        self,
+        prefix: PathLike,
+        robust_key: bool | None = True,
+        *,
+        allow_pickle: bool | None = False,
+        mode: Mode | None = None,
     ) -> Self:
         """Copy the data saved in ``prefix`` into this collection's tensors (same keys
-        and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`)."""
+        and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`).
+        ``robust_key`` is accepted for the peer's code: both file-name layouts are read."""
         from tclass._io._api import load_memmap
 
         return load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]

@@ -521,15 +521,20 @@ def is_tensor_collection(datatype: object) -> bool:
 # --- the way back -------------------------------------------------------------------------
 
 
-def to_dict(collection: TensorCollection, convert_tensors: bool) -> dict[str, Any]:
+def to_dict(
+    collection: TensorCollection, convert_tensors: bool, tolist_first: bool = False
+) -> dict[str, Any]:
     """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python values
-    (a per-element stack as nested lists), nested collections as dicts."""
+    (a per-element stack as nested lists), nested collections as dicts (with
+    ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts)."""
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
             out[key] = value.data
+        elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
+            out[key] = value.tolist(convert_tensors=convert_tensors)
         elif isinstance(value, TensorCollection):
-            out[key] = value.to_dict(convert_tensors=convert_tensors)
+            out[key] = value.to_dict(convert_tensors=convert_tensors, tolist_first=tolist_first)
         else:
             out[key] = value.tolist() if convert_tensors else value
     return out

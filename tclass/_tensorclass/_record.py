@@ -21,7 +21,7 @@ import torch
 from typing_extensions import Self, Unpack, dataclass_transform
 
 from tclass._base._collection import TensorCollection
-from tclass._base._elementwise import ApplyOptions
+from tclass._base._elementwise import ApplyOptions, ApplyRules
 from tclass._base._leafwise import Gather, Resize
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
@@ -513,10 +513,11 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         *others: TensorCollection,
         nested_keys: bool = False,
         batch_size: BatchSizeLike = None,
+        **options: Unpack[ApplyRules],
     ) -> Self:
         return self._result(
             self._tensordict.named_apply(
-                fn, *others, nested_keys=nested_keys, batch_size=batch_size
+                fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
             )
         )
 
@@ -825,10 +826,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
 
-    def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
+    def to_dict(
+        self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
+    ) -> dict[str, Any]:
         """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,
-        nested records as dicts, and ``None`` for absent fields unless not ``retain_none``."""
-        out = to_dict(self._tensordict, convert_tensors)
+        nested records as dicts (lists of dicts with ``tolist_first``, see
+        ``TensorDict.to_dict``), and ``None`` for absent fields unless not ``retain_none``."""
+        out = to_dict(self._tensordict, convert_tensors, tolist_first)
         if retain_none:
             for name in self._absent_fields():
                 out[name] = None
