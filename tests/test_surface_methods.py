@@ -633,3 +633,28 @@ def test_keywords_agree_with_the_peer() -> None:
         warnings.simplefilter("ignore")
         theirs = checks(peer)
     assert checks(__import__("tclass")) == theirs
+
+
+def test_update_takes_the_peers_keywords() -> None:
+    td = TensorDict(a=torch.ones(2), batch_size=[2])
+    assert td.update(b=torch.zeros(2)) is td and set(td.keys()) == {"a", "b"}
+    td.update({"a": torch.zeros(2)}, c=torch.ones(2), non_blocking=True)
+    assert td["a"].sum() == 0 and "c" in td.keys()
+    wider = TensorDict(a=torch.zeros(3), b=torch.ones(3), c=torch.ones(3), batch_size=[3])
+    assert td.update(wider, update_batch_size=True).batch_size == (3,)
+    assert torch.equal(td["b"], torch.ones(3))
+    with pytest.raises(RuntimeError, match="not in the source"):
+        TensorDict(z=torch.ones(2), batch_size=[2]).update(wider, update_batch_size=True)
+    nested = TensorDict(n={"x": torch.ones(2)}, batch_size=[2])
+    nested.update({"n": TensorDict(y=torch.ones(2), batch_size=[2])}, is_leaf=lambda kind: True)
+    assert set(nested.keys(True)) == {"n", ("n", "y")}  # set whole, not merged
+    locked = TensorDict(a=torch.ones(2), batch_size=[2]).lock_()
+    with pytest.raises(RuntimeError, match="locked"):
+        locked.update({"a": torch.zeros(2)})
+    locked.update({"a": torch.zeros(2)}, ignore_lock=True)
+    assert locked.is_locked and locked["a"].sum() == 0
+    pair = Pair(x=torch.ones(2), y=torch.ones(2), batch_size=[2])
+    assert pair.update(x=torch.zeros(2)) is pair and pair.x.sum() == 0
+    lazy = _lazy()
+    lazy.update({"a": torch.full((2, 3), 7.0)}, is_leaf=None)
+    assert lazy["a"].sum() == 42

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, cast, overload
 
 import torch
 from typing_extensions import Self
@@ -25,7 +25,7 @@ from typing_extensions import Self
 from tclass._core._batch import normalize_dim
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
-from tclass.errors import InvalidKeyError, KeyNotFoundError, UnsupportedError
+from tclass.errors import BatchSizeError, InvalidKeyError, KeyNotFoundError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -255,14 +255,76 @@ class TensorCollection:
 
     def update(
         self,
-        source: Mapping[Any, Any] | TensorCollection,
-        *,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
         clone: bool = False,
         inplace: bool = False,
+        *,
+        non_blocking: bool = False,
         keys_to_update: Sequence[Any] | None = None,
+        is_leaf: Callable[[type], bool] | None = None,
+        update_batch_size: bool = False,
+        ignore_lock: bool = False,
+        **kwargs: Any,
     ) -> Self:
-        """Sets every entry of ``source``; see TensorDict.update."""
+        """Sets every entry of ``input_dict_or_td`` and of the keyword entries ``kwargs``;
+        nested collections are updated key by key (unless ``is_leaf(type(value))`` says
+        the value is a leaf, set whole).
+
+        ``clone`` copies the values first; ``inplace`` writes into existing entries;
+        ``keys_to_update`` restricts the update to those keys (a nested key selects that
+        entry, a shorter key everything below it). ``update_batch_size``: a source
+        collection of another batch size replaces every entry, and this collection takes
+        its batch size (every key here must be in the source). ``ignore_lock``: update a
+        locked collection (it stays locked). ``non_blocking`` is a hint for device copies.
+
+        Raises:
+            LockedError: (a ``RuntimeError``) the collection is locked, without
+                ``ignore_lock``.
+            BatchSizeError: (a ``RuntimeError``) with ``update_batch_size``, a key here
+                that a source of another batch size lacks.
+        """
+        source: Any = input_dict_or_td
+        if kwargs:
+            source = kwargs if source is None else _with_keywords(source, kwargs)
+        if source is None or source is self:
+            return self
+        if not ignore_lock or not self.is_locked:
+            if update_batch_size:
+                self._take_batch_size(source)
+            return self._update_entries(source, clone, inplace, keys_to_update, is_leaf)
+        self.unlock_()
+        try:
+            if update_batch_size:
+                self._take_batch_size(source)
+            return self._update_entries(source, clone, inplace, keys_to_update, is_leaf)
+        finally:
+            self.lock_()
+
+    def _update_entries(
+        self,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> Self:
+        """:meth:`update` of one mapping or collection; each kind writes it its way."""
         raise NotImplementedError
+
+    def _take_batch_size(self, source: Any) -> None:
+        """``update_batch_size``: a source of another batch size replaces the entries."""
+        if not isinstance(source, TensorCollection) or source.batch_size == self.batch_size:
+            return
+        lost = sorted(map(str, set(self.keys(True, True)) - set(source.keys(True, True))))
+        if lost:
+            msg = (
+                f"update(update_batch_size=True): the source has batch size "
+                f"{list(source.batch_size)}, this collection {list(self.batch_size)}, and "
+                f"these keys are not in the source: {lost}; every entry must be replaced"
+            )
+            raise BatchSizeError(msg)
+        cast(Any, self).clear()
+        cast(Any, self).batch_size = source.batch_size
 
     def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError
@@ -607,3 +669,13 @@ class KeysView:
             f"KeysView({list(self)}, include_nested={self._include_nested}, "
             f"leaves_only={self._leaves_only})"
         )
+
+
+def _with_keywords(source: Any, kwargs: dict[str, Any]) -> Any:
+    """``update(source, **kwargs)``: a mapping merged with the keywords; a collection
+    is kept and the keywords are written after it (see ``update``)."""
+    if isinstance(source, Mapping):
+        return {**source, **kwargs}
+    out = dict(source._items())
+    out.update(kwargs)
+    return out

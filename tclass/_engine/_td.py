@@ -823,25 +823,24 @@ class TensorDict(ScopedOps, TensorDictBase):
         self._tensors[key] = entry
         return entry
 
-    def update(
+    def _update_entries(
         self,
-        source: Mapping[Any, Any] | TensorCollection,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
-        """Sets every entry of ``source``; nested collections are updated key by key.
-
-        ``clone`` copies the values first (tensors inside plain dicts too); ``inplace``
-        writes into existing entries; ``keys_to_update`` restricts the update to those
-        keys (a nested key selects that entry; a shorter key everything below it).
-        """
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        return self._update(source, clone, inplace, allowed)
+        return self._update(source, clone, inplace, allowed, is_leaf)
 
     def _update(
-        self, source: Any, clone: bool, inplace: bool, allowed: list[tuple[str, ...]] | None
+        self,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        allowed: list[tuple[str, ...]] | None,
+        is_leaf: Callable[[type], bool] | None = None,
     ) -> Self:
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         for key, value in pairs:
@@ -850,8 +849,12 @@ class TensorDict(ScopedOps, TensorDictBase):
             if below == []:
                 continue  # neither this key nor anything under it was asked for
             target = self.get(path, _MISSING)
-            if isinstance(target, TensorDict) and isinstance(value, (Mapping, TensorCollection)):
-                target._update(value, clone, inplace, below)
+            if (
+                isinstance(target, TensorDict)
+                and isinstance(value, (Mapping, TensorCollection))
+                and (is_leaf is None or not is_leaf(type(value)))
+            ):
+                target._update(value, clone, inplace, below, is_leaf)
             elif below is None:
                 self.set(path, _deep_clone(value) if clone else value, inplace=inplace)
         return self

@@ -346,13 +346,13 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
         with torch.no_grad():
             self._param_td[index] = value
 
-    def update(
+    def _update_entries(
         self,
         source: Any,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Sets every entry of ``source`` (converted)."""
         td = self._writable()
@@ -360,7 +360,13 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
             source = dict(source._items())
         converted = _converted(dict(source), self._convert)
         with td.unlock_():
-            td.update(converted, clone=clone, inplace=inplace, keys_to_update=keys_to_update)
+            td.update(
+                converted,
+                clone=clone,
+                inplace=inplace,
+                keys_to_update=keys_to_update,
+                is_leaf=is_leaf,
+            )
         return self
 
     def set_(self, key: Any, value: Any) -> Self:

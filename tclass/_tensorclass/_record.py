@@ -359,13 +359,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         self._tensordict.set_(key, value)
         return self
 
-    def update(
+    def _update_entries(
         self,
-        source: Mapping[Any, Any] | TensorCollection,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`."""
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()

@@ -3,6 +3,8 @@ packing): each one that returns a collection returns the caller's type."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from records import DStep, Step, dstep, step
 from typing_extensions import assert_type
@@ -58,3 +60,13 @@ def shapes_and_conversions() -> None:
     assert_type(lazy.atleast_2d(), LazyStackedTensorDict)
     assert_type(TensorDict.from_remote_init(0), TensorDict)
     assert_type(Step.from_remote_init(0), Step)
+
+
+def updates() -> None:
+    s, d = step(), dstep()
+    assert_type(s.update(obs=torch.zeros(3, 2)), Step)
+    assert_type(d.update({"obs": torch.zeros(3, 2)}, non_blocking=True), DStep)
+    td = TensorDict({}, [2])
+    assert_type(td.update(td, update_batch_size=True, ignore_lock=True), TensorDict)
+    assert_type(td.named_apply(lambda key, leaf: leaf, propagate_lock=True), TensorDict)
+    assert_type(td.to_dict(tolist_first=True), dict[str, Any])

@@ -20,7 +20,7 @@ over the stack dim, ...) build the dense stack first, which works when the membe
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
@@ -525,20 +525,26 @@ class LazyStackedTensorDict(LazyStackOps):
             return
         write_lazy(self, index, value)
 
-    def update(
+    def _update_entries(
         self,
-        source: Mapping[Any, Any] | TensorCollection,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Updates every member with its part of ``source`` (a collection with this batch
         size, split along the stack dim, or a mapping of values as :meth:`set` takes)."""
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
-                member.update(part, clone=clone, inplace=inplace, keys_to_update=keys_to_update)
+                member.update(
+                    part,
+                    clone=clone,
+                    inplace=inplace,
+                    keys_to_update=keys_to_update,
+                    is_leaf=is_leaf,
+                )
             return self
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
