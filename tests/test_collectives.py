@@ -268,3 +268,35 @@ def test_asend_and_arecv_go_through_the_pipe() -> None:
     assert again is got
     assert torch.equal(got.obs, first.obs * 2)
     assert pipe.devices == ["cpu", None]
+
+
+# --- the peer's keywords -------------------------------------------------------------------
+
+
+def _all_reduce_buckets(rank: int, bucket_bytes: int) -> list[list[float]]:
+    td = TensorDict(
+        a=torch.full((4,), float(rank)), b=torch.ones(3, 2), c=torch.arange(3.0), batch_size=[]
+    )
+    assert td.all_reduce(bucket_bytes=bucket_bytes) is td
+    return [td["a"].tolist(), td["b"].reshape(-1).tolist(), td["c"].tolist()]
+
+
+@pytest.mark.parametrize("bucket_bytes", [8, 1 << 20])
+def test_all_reduce_packs_leaves_into_buckets_of_the_given_size(
+    ranks: Ranks, bucket_bytes: int
+) -> None:
+    for got in ranks.run(_all_reduce_buckets, bucket_bytes):
+        assert got == [[3.0] * 4, [3.0] * 6, [0.0, 3.0, 6.0]]
+
+
+def _early(rank: int) -> list[float]:
+    td = TensorDict(a=torch.full((2,), float(rank)), batch_size=[2])
+    if rank == 0:
+        td.isend(dst=1, return_early=True).wait()
+    elif rank == 1:
+        td.irecv(src=0, return_premature=True).wait()
+    return td["a"].tolist()
+
+
+def test_isend_irecv_take_the_peers_flags(ranks: Ranks) -> None:
+    assert ranks.run(_early)[1] == [0.0, 0.0]

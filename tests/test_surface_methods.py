@@ -658,3 +658,15 @@ def test_update_takes_the_peers_keywords() -> None:
     lazy = _lazy()
     lazy.update({"a": torch.full((2, 3), 7.0)}, is_leaf=None)
     assert lazy["a"].sum() == 42
+
+
+def test_set_takes_non_blocking() -> None:
+    td = TensorDict(a=torch.zeros(2), n={"b": torch.zeros(2)}, batch_size=[2])
+    leaf = td["a"]
+    td.set("a", torch.ones(2), True, non_blocking=True)  # inplace given positionally
+    assert td["a"] is leaf and leaf.tolist() == [1.0, 1.0]
+    td.set_(("n", "b"), torch.full((2,), 2.0), non_blocking=True)
+    assert td["n", "b"].tolist() == [2.0, 2.0]
+    lazy = _lazy()
+    lazy.set_("a", torch.full((2, 3), 4.0), non_blocking=True)
+    assert lazy["a"].sum() == 24

@@ -217,7 +217,7 @@ class TensorCollection:
     if TYPE_CHECKING:
         # Written by the mixins of TensorDictBase or by each kind; declared here so that
         # one mixin can call another's (every collection answers them).
-        def set_(self, key: Any, value: Any) -> Self: ...
+        def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self: ...
         def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self: ...
         def exclude(self, *keys: Any, inplace: bool = False) -> Self: ...
         def del_(self, key: Any) -> Self: ...
@@ -249,7 +249,9 @@ class TensorCollection:
         """The entry at ``key`` (a string or nested tuple), or ``default`` if absent."""
         raise NotImplementedError
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Stores ``value`` under ``key``; see TensorDict.set."""
         raise NotImplementedError
 

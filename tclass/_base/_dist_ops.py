@@ -78,11 +78,13 @@ class DistributedOps:
         group_dst: int | None = None,
         init_tag: int = 0,
         pseudo_rand: bool = False,
+        return_early: bool = False,
         consolidated: bool | None = None,
     ) -> Handle[Self]:
         """:meth:`send` without waiting: every message is in flight when this returns.
         Call ``wait()`` on the handle (which returns this record) before changing the
-        record's tensors."""
+        record's tensors (``return_early`` is accepted for the peer's code: the handle
+        is always returned at once)."""
         from tclass.distributed import _transfer
 
         return _transfer.isend(self, dst, group, group_dst, init_tag, consolidated)
@@ -126,13 +128,15 @@ class DistributedOps:
         *,
         group: ProcessGroup | None = None,
         group_src: int | None = None,
+        return_premature: bool = False,
         init_tag: int = 0,
         pseudo_rand: bool = False,
         consolidated: bool | None = None,
     ) -> Handle[Self]:
         """:meth:`recv` in a background thread; the handle's ``wait()`` returns this
         record once it holds the data, or raises what :meth:`recv` would. Do not read
-        the record before then."""
+        the record before then (``return_premature`` is accepted for the peer's code:
+        the handle is always returned at once)."""
         from tclass.distributed import _transfer
 
         return _transfer.irecv(self, src, group, group_src, init_tag)
@@ -173,6 +177,7 @@ class DistributedOps:
         group: ProcessGroup | None = None,
         async_op: Literal[False] = False,
         check: bool = True,
+        bucket_bytes: int | None = None,
     ) -> Self: ...
 
     @overload
@@ -183,6 +188,7 @@ class DistributedOps:
         group: ProcessGroup | None = None,
         async_op: Literal[True],
         check: bool = True,
+        bucket_bytes: int | None = None,
     ) -> Handle[Self]: ...
 
     @overload
@@ -193,6 +199,7 @@ class DistributedOps:
         group: ProcessGroup | None = None,
         async_op: bool,
         check: bool = True,
+        bucket_bytes: int | None = None,
     ) -> Self | Handle[Self]: ...
 
     def all_reduce(
@@ -202,6 +209,7 @@ class DistributedOps:
         group: ProcessGroup | None = None,
         async_op: bool = False,
         check: bool = True,
+        bucket_bytes: int | None = None,
     ) -> Self | Handle[Self]:
         """Reduces every tensor leaf over the ranks, in place (``op``: a
         ``torch.distributed.ReduceOp``, default ``SUM``); returns this record, or with
@@ -213,10 +221,13 @@ class DistributedOps:
                 ``all_gather``), so that different records raise
                 ``StructureMismatchError`` on every rank instead of hanging or mixing
                 unrelated numbers.
+            bucket_bytes: pack the leaves of each dtype into buckets of at most this
+                many bytes, one reduction per bucket (a larger leaf alone); default:
+                leaves up to 32 KiB in buckets of up to 1 MiB.
         """
         from tclass.distributed import _transfer
 
-        return _transfer.all_reduce(self, op, group, async_op, check)
+        return _transfer.all_reduce(self, op, group, async_op, check, bucket_bytes)
 
     def all_gather(self, *, group: ProcessGroup | None = None) -> Self:
         """Every rank's record, stacked along a new first dim (rank order), on every

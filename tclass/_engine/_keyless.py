@@ -49,7 +49,7 @@ class KeylessOps(TensorDictBase):
         """A KeyNotFoundError: there is no entry ``key``."""
         raise self._missing_key(unravel_key(key))
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """A KeyNotFoundError: there is no entry ``key`` to write into."""
         raise self._missing_key(unravel_key(key))
 

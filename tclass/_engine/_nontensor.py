@@ -128,7 +128,9 @@ class _NonTensorNode(KeylessOps):
     def get(self, key: Any, default: Any = None) -> Any:
         return default
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         msg = f"{type(self).__name__} holds a Python value and has no entries; cannot set {key!r}"
         raise EntryTypeError(msg)
 

@@ -573,11 +573,14 @@ class TensorDict(ScopedOps, TensorDictBase):
 
     # --- writing entries -----------------------------------------------------------------
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Stores ``value`` under ``key`` (a string or a nested tuple); returns ``self``.
 
         Intermediate nested TensorDicts are created as needed. With ``inplace=True`` and
-        an existing entry, the data is copied into it instead (see :meth:`set_`).
+        an existing entry, the data is copied into it instead (see :meth:`set_`), without
+        waiting for a device copy with ``non_blocking=True``.
 
         Raises:
             LockedError: if the TensorDict is locked (and the write is not in place).
@@ -590,7 +593,7 @@ class TensorDict(ScopedOps, TensorDictBase):
                 return self
             key = path[0]
         if inplace and key in self._tensors:
-            return self.set_(key, value)
+            return self.set_(key, value, non_blocking=non_blocking)
         if self._locked and not self._can_fill(key):
             if self._tensors.get(key) is value:
                 return self  # the entry itself (written in place): nothing to replace
@@ -687,7 +690,7 @@ class TensorDict(ScopedOps, TensorDictBase):
             node = child
         return node
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key`` in place (allowed when locked).
 
         Raises:
@@ -705,7 +708,8 @@ class TensorDict(ScopedOps, TensorDictBase):
             target.update(value, inplace=True)
             return self
         try:
-            target.copy_(value if isinstance(value, _Tensor) else torch.as_tensor(value))
+            source = value if isinstance(value, _Tensor) else torch.as_tensor(value)
+            target.copy_(source, non_blocking=non_blocking)
         except RuntimeError as error:
             shape = getattr(value, "shape", None)
             msg = (

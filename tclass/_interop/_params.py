@@ -328,7 +328,9 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
             raise LockedError(_LOCKED)
         return self._param_td
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Stores ``value`` (its tensors converted to parameters or buffers)."""
         td = self._writable()
         with td.unlock_():
@@ -369,7 +371,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
             )
         return self
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key``, outside autograd."""
         with torch.no_grad():
             self._param_td.set_(key, value)

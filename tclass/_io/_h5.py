@@ -567,7 +567,9 @@ class PersistentTensorDict(TensorDictBase):
             raise FilePermissionError(msg)
         return group
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Write ``value`` under ``key``: a tensor becomes a dataset (replacing one of that
         name), a collection or dict a group, a Python value a string or number dataset.
         With ``inplace`` and an existing dataset, the data is written into it."""
@@ -666,7 +668,7 @@ class PersistentTensorDict(TensorDictBase):
             elif _is_numeric(node):
                 _write_rows(node, index, part, len(self._batch_size))
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
         by entry)."""
         path = (key,) if isinstance(key, str) else tuple(key)

@@ -336,7 +336,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         value = self._tensordict.get(key, default, **options)
         return value._read() if isinstance(value, _NonTensorNode) else value
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Sets a field like attribute assignment (a nested tuple key sets below a field)."""
         if type(key) is str or (type(key) is tuple and len(key) == 1):
             name = key if type(key) is str else key[0]
@@ -354,7 +356,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         self._tensordict.set(key, value, inplace=inplace)
         return self
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing tensor ``key`` in place (allowed when locked)."""
         self._tensordict.set_(key, value)
         return self

@@ -405,7 +405,12 @@ def broadcast(
 
 
 def all_reduce(
-    record: R, op: Any, group: ProcessGroup | None, async_op: bool, check: bool
+    record: R,
+    op: Any,
+    group: ProcessGroup | None,
+    async_op: bool,
+    check: bool,
+    bucket_bytes: int | None = None,
 ) -> R | Handle[R]:
     wire = _wire_device(group)
     layout = layout_of(record)
@@ -413,7 +418,10 @@ def all_reduce(
         _agree(layout, group, wire, "all_reduce", 0)
     reduce_op = dist.ReduceOp.SUM if op is None else op
     with torch.no_grad():
-        targets = _reduction_buffers(layout.leaves, wire)
+        if bucket_bytes is None:
+            targets = _reduction_buffers(layout.leaves, wire)
+        else:
+            targets = _reduction_buffers(layout.leaves, wire, bucket_bytes, bucket_bytes)
     works = [dist.all_reduce(buffer, reduce_op, group, async_op=True) for buffer, _ in targets]
 
     def finish() -> R:

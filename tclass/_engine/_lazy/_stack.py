@@ -471,7 +471,9 @@ class LazyStackedTensorDict(LazyStackOps):
 
     # --- writing -------------------------------------------------------------------------
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Sets ``key`` in every member: ``value`` (a tensor or collection whose leading
         dims are this batch size, a dict, or a Python value node) is split along the
         stack dim, member ``i`` receiving part ``i``.
@@ -510,7 +512,7 @@ class LazyStackedTensorDict(LazyStackOps):
             )
         )
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key`` of every member, in place."""
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
