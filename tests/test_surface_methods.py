@@ -670,3 +670,32 @@ def test_set_takes_non_blocking() -> None:
     lazy = _lazy()
     lazy.set_("a", torch.full((2, 3), 4.0), non_blocking=True)
     assert lazy["a"].sum() == 24
+
+
+def test_select_as_tensordict_and_clamp_out() -> None:
+    td = _td()
+    assert type(td.select("a", as_tensordict=True)) is TensorDict
+    assert isinstance(_lazy().select("a", as_tensordict=True), LazyStackedTensorDict)
+    source = TensorDict(a=torch.arange(4.0), batch_size=[4])
+    out = TensorDict(a=torch.zeros(4), batch_size=[4])
+    leaf = out["a"]
+    assert source.clamp(1.0, 2.0, out=out) is out
+    assert out["a"] is leaf and leaf.tolist() == [1.0, 1.0, 2.0, 2.0]
+    assert torch.clamp(source, max=1.0)["a"].tolist() == [0.0, 1.0, 1.0, 1.0]
+
+
+def test_lazy_stack_from_a_list_of_dicts() -> None:
+    lazy = LazyStackedTensorDict.from_dict(
+        [{"a": torch.ones(2)}, {"a": torch.zeros(3), "b": "x"}], stack_dim_name="s"
+    )
+    assert isinstance(lazy, LazyStackedTensorDict) and lazy.batch_size == (2,)
+    assert lazy.names == ["s"] and [sorted(m.keys()) for m in lazy.tensordicts] == [
+        ["a"],
+        ["a", "b"],
+    ]
+    keyed = LazyStackedTensorDict.from_dict(
+        {"0": {"a": torch.ones(2)}, "1": {"a": torch.ones(2)}}, batch_size=[2], names=["s", "t"]
+    )
+    assert keyed.batch_size == (2, 2) and keyed.names == ["s", "t"]
+    with pytest.raises(KeyError, match="'1' is missing"):
+        LazyStackedTensorDict.from_dict({"0": {"a": torch.ones(2)}, "2": {"a": torch.ones(2)}})

@@ -536,10 +536,21 @@ class PointwiseOps(LeafwiseOps):
     # --- ternary -------------------------------------------------------------------------
 
     @implements(torch.clamp, torch.clip)
-    def clamp(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
-        """``torch.clamp`` of every tensor between ``min`` and ``max`` (either may be None)."""
+    def clamp(
+        self,
+        min: Operand | None = None,  # noqa: A002
+        max: Operand | None = None,  # noqa: A002
+        *,
+        out: TensorCollection | None = None,
+    ) -> Self:
+        """``torch.clamp`` of every tensor between ``min`` and ``max`` (either may be
+        None); with ``out``, the result is copied into ``out``'s tensors and ``out`` is
+        returned."""
         _need_a_bound(min, max)
-        return self._pointwise(_foreach_clamp, torch.clamp, (min, max), operation="clamp")
+        result = self._pointwise(_foreach_clamp, torch.clamp, (min, max), operation="clamp")
+        if out is None:
+            return result
+        return cast(Self, cast(Any, out).copy_(result))
 
     @implements(torch.clamp_)
     def clamp_(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002

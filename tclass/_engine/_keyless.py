@@ -28,7 +28,9 @@ class KeylessOps(TensorDictBase):
         """``None`` for every batch dim: a Python value's dims are named by its parent."""
         return [None] * self.batch_dims
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Self:
         """This node (it holds no entry to leave out); a key names nothing: an error with
         ``strict``, ignored without."""
         if keys and strict:

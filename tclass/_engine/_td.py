@@ -899,10 +899,13 @@ class TensorDict(ScopedOps, TensorDictBase):
             raise
         return self
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Self:
         """A TensorDict with only ``keys`` (nested keys allowed), sharing the tensors.
 
         With ``strict=False`` missing keys are ignored; otherwise they raise.
+        ``as_tensordict`` (a record gives its TensorDict) changes nothing here.
         """
         out = self._new_like({}, self._batch_size, self._device)
         for key in keys:

@@ -407,7 +407,9 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
             td.rename_key_(old_key, new_key, safe=safe)
         return self
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Any:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Any:
         """A plain TensorDict of the entries ``keys`` (this object, with ``inplace``)."""
         if inplace:
             td = self._writable()

@@ -20,7 +20,7 @@ over the stack dim, ...) build the dense stack first, which works when the membe
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
@@ -587,7 +587,9 @@ class LazyStackedTensorDict(LazyStackOps):
             member.rename_key_(old_key, new_key, safe=safe)
         return self
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Self:
         """Keeps only ``keys`` in every member (a new lazy stack unless ``inplace``)."""
         members = [member.select(*keys, inplace=inplace, strict=strict) for member in self._members]
         return self if inplace else self._restacked(members)
@@ -760,6 +762,53 @@ class LazyStackedTensorDict(LazyStackOps):
             parts = tensordict
         for part in parts:
             self.append(part)
+
+    @classmethod
+    def from_dict(  # also takes a list of dicts, one per member
+        cls,
+        input_dict: Sequence[Any] | Mapping[Any, Any],
+        *,
+        auto_batch_size: bool | None = False,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        batch_dims: int | None = None,
+        stack_dim_name: str | None = None,
+        stack_dim: int = 0,
+        names: Sequence[str | None] | None = None,
+    ) -> Self:
+        """A lazy stack of one TensorDict per dict of ``input_dict`` (a list, or a dict
+        keyed ``"0"``, ``"1"``...), each built by ``TensorDict.from_dict`` with
+        ``auto_batch_size``, ``batch_size`` (the members'), ``device`` and
+        ``batch_dims``; members may hold different keys and entry shapes. ``names``
+        names the result's dims (the stack dim included), ``stack_dim_name`` only the
+        stack dim. Members get batch size ``[]`` unless told otherwise, as in the peer.
+
+        Raises:
+            KeyNotFoundError: (a ``KeyError``) a dict input that misses ``"i"``.
+        """
+        if isinstance(input_dict, Mapping):
+            missing = [str(i) for i in range(len(input_dict)) if str(i) not in input_dict]
+            if missing:
+                msg = (
+                    f"LazyStackedTensorDict.from_dict: a dict of members needs the keys "
+                    f"'0' to '{len(input_dict) - 1}'; {missing[0]!r} is missing"
+                )
+                raise KeyNotFoundError(msg)
+            input_dict = [input_dict[str(i)] for i in range(len(input_dict))]
+        members = [
+            TensorDict.from_dict(
+                item,
+                auto_batch_size=auto_batch_size,
+                batch_size=batch_size,
+                device=device,
+                batch_dims=batch_dims,
+            )
+            for item in input_dict
+        ]
+        out = cls.lazy_stack(members, stack_dim, stack_dim_name=stack_dim_name)
+        if names is not None:
+            out.names = names
+        return out
 
     def valid_keys(
         self,
