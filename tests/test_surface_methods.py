@@ -699,3 +699,13 @@ def test_lazy_stack_from_a_list_of_dicts() -> None:
     assert keyed.batch_size == (2, 2) and keyed.names == ["s", "t"]
     with pytest.raises(KeyError, match="'1' is missing"):
         LazyStackedTensorDict.from_dict({"0": {"a": torch.ones(2)}, "2": {"a": torch.ones(2)}})
+
+
+def test_where_into_an_out_of_another_batch_size() -> None:
+    td = TensorDict(a=torch.arange(3.0), batch_size=[3])
+    out = TensorDict(a=torch.zeros(2), batch_size=[2])
+    keep = torch.tensor([True, False, True])
+    assert td.where(keep, 0.0, out=out, update_batch_size=True) is out
+    assert out.batch_size == (3,) and out["a"].tolist() == [0.0, 0.0, 2.0]
+    with pytest.raises(RuntimeError):
+        td.where(keep, 0.0, out=TensorDict(a=torch.zeros(2), batch_size=[2]))
