@@ -69,6 +69,18 @@ class KeyOps(TensorCollection):
         value = self._entry(key)
         return value.batch_size if isinstance(value, TensorCollection) else value.shape
 
+    def _holder_of(self, key: Any) -> tuple[KeyOps, str]:
+        """The collection holding the entry at ``key``, and its name there.
+
+        Raises:
+            KeyNotFoundError: there is no entry at ``key``.
+        """
+        path = key_path(key)
+        holder = self._holder(path)
+        if holder is None or not holder._has_entry(path[-1]):
+            raise self._missing_key(unravel_key(key))
+        return holder, path[-1]
+
     def _holder(self, path: Path) -> KeyOps | None:
         """The collection holding the entry ``path`` (``None`` if the path breaks off)."""
         node: Any = self
@@ -103,11 +115,8 @@ class KeyOps(TensorCollection):
         Raises:
             KeyNotFoundError: (a ``KeyError``) if there is no entry at ``key``.
         """
-        path = key_path(key)
-        holder = self._holder(path)
-        if holder is None:
-            raise self._missing_key(unravel_key(key))
-        return holder._item_shape(path[-1])
+        holder, name = self._holder_of(key)
+        return holder._item_shape(name)
 
     def is_non_tensor(self, key: Any) -> bool:
         """Whether the entry at ``key`` holds Python values (``NonTensorData`` or
@@ -116,11 +125,8 @@ class KeyOps(TensorCollection):
         Raises:
             KeyNotFoundError: (a ``KeyError``) if there is no entry at ``key``.
         """
-        path = key_path(key)
-        holder = self._holder(path)
-        if holder is None:
-            raise self._missing_key(unravel_key(key))
-        cls = holder._entry_class(path[-1])
+        holder, name = self._holder_of(key)
+        cls = holder._entry_class(name)
         return issubclass(cls, TensorCollection) and cls._is_value_node
 
     def non_tensor_items(self, include_nested: bool = False) -> tuple[tuple[Any, Any], ...]:
