@@ -232,9 +232,12 @@ class TestFromDict:
         td = TensorDict.from_dict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, names=["t"])
         assert td.names == ["t"] and td["n"].names == ["t"]
 
-    def test_lazy_stack_cannot_be_built(self) -> None:
-        with pytest.raises(errors.UnsupportedError, match="LazyStackedTensorDict"):
+    def test_lazy_stack_wants_a_dict_per_member(self) -> None:
+        # As the peer (a KeyError): a dict is read as members keyed "0", "1", ...
+        with pytest.raises(KeyError, match="LazyStackedTensorDict.from_dict"):
             tclass.LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
+        lazy = tclass.LazyStackedTensorDict.from_dict({"0": {"a": torch.zeros(2)}})
+        assert lazy.batch_size == (1,) and lazy[0]["a"].shape == (2,)
 
 
 @pytest.mark.parametrize(

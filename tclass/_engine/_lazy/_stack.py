@@ -790,8 +790,9 @@ class LazyStackedTensorDict(LazyStackOps):
             missing = [str(i) for i in range(len(input_dict)) if str(i) not in input_dict]
             if missing:
                 msg = (
-                    f"LazyStackedTensorDict.from_dict: a dict of members needs the keys "
-                    f"'0' to '{len(input_dict) - 1}'; {missing[0]!r} is missing"
+                    f"LazyStackedTensorDict.from_dict: a dict of members is keyed '0', "
+                    f"'1', ... (one key per member), and {missing[0]!r} is missing; give "
+                    f"a list of dicts, or build one TensorDict with TensorDict.from_dict"
                 )
                 raise KeyNotFoundError(msg)
             input_dict = [input_dict[str(i)] for i in range(len(input_dict))]
