@@ -651,7 +651,7 @@ def test_update_takes_the_peers_keywords() -> None:
     locked = TensorDict(a=torch.ones(2), batch_size=[2]).lock_()
     with pytest.raises(RuntimeError, match="locked"):
         locked.update({"a": torch.zeros(2)})
-    locked.update({"a": torch.zeros(2)}, ignore_lock=True)
+    locked.update({"a": torch.zeros(2)}, inplace=True)
     assert locked.is_locked and locked["a"].sum() == 0
     pair = Pair(x=torch.ones(2), y=torch.ones(2), batch_size=[2])
     assert pair.update(x=torch.zeros(2)) is pair and pair.x.sum() == 0
@@ -697,8 +697,24 @@ def test_lazy_stack_from_a_list_of_dicts() -> None:
         {"0": {"a": torch.ones(2)}, "1": {"a": torch.ones(2)}}, batch_size=[2], names=["s", "t"]
     )
     assert keyed.batch_size == (2, 2) and keyed.names == ["s", "t"]
-    with pytest.raises(KeyError, match="'1' is missing"):
+    with pytest.raises(KeyError, match="one dict per member"):
         LazyStackedTensorDict.from_dict({"0": {"a": torch.ones(2)}, "2": {"a": torch.ones(2)}})
+
+
+@pytest.mark.peer
+def test_lazy_stack_from_dict_agrees_with_the_peer() -> None:
+    peer = pytest.importorskip("tensordict")
+
+    def build(lib: Any) -> Any:
+        parts = [{"a": torch.zeros(3, 2)}, {"a": torch.ones(3, 2)}]
+        return lib.LazyStackedTensorDict.from_dict(parts, batch_size=[3], stack_dim=1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = build(peer)
+    ours = build(__import__("tclass"))
+    assert ours.batch_size == theirs.batch_size == (3, 2)
+    assert torch.equal(ours["a"], theirs["a"])
 
 
 def test_where_into_an_out_of_another_batch_size() -> None:

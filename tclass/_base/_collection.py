@@ -15,9 +15,10 @@ single call per value, whatever its kind.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, overload
 
 import torch
 from typing_extensions import Self
@@ -268,65 +269,73 @@ class TensorCollection:
         ignore_lock: bool = False,
         **kwargs: Any,
     ) -> Self:
-        """Sets every entry of ``input_dict_or_td`` and of the keyword entries ``kwargs``;
-        nested collections are updated key by key (unless ``is_leaf(type(value))`` says
-        the value is a leaf, set whole).
+        """Sets every entry of ``input_dict_or_td`` and of ``kwargs`` (entries by key);
+        nested collections are updated key by key. Returns ``self``.
 
-        ``clone`` copies the values first; ``inplace`` writes into existing entries;
-        ``keys_to_update`` restricts the update to those keys (a nested key selects that
-        entry, a shorter key everything below it). ``update_batch_size``: a source
-        collection of another batch size replaces every entry, and this collection takes
-        its batch size (every key here must be in the source). ``ignore_lock``: update a
-        locked collection (it stays locked). ``non_blocking`` is a hint for device copies.
+        ``clone`` copies the values first; ``inplace`` writes into existing entries (allowed
+        when locked); ``keys_to_update`` restricts the update to those keys (a nested key
+        selects that entry, a shorter key everything below it); ``is_leaf(type)`` says which
+        values are set whole instead of merged (default: tensors and Python values).
+        ``update_batch_size`` takes the source's batch size when neither batch size starts
+        with the other; every key of ``self`` must then be in the source. ``non_blocking``
+        is accepted as the peer's transfer hint; ``ignore_lock`` is deprecated in the peer
+        and, as there, does not lift the lock (it warns).
 
         Raises:
-            LockedError: (a ``RuntimeError``) the collection is locked, without
-                ``ignore_lock``.
-            BatchSizeError: (a ``RuntimeError``) with ``update_batch_size``, a key here
-                that a source of another batch size lacks.
+            LockedError: (a ``RuntimeError``) if locked and the update adds or replaces an
+                entry without ``inplace``.
+            BatchSizeError: with ``update_batch_size``, if a key of ``self`` is not in the
+                source.
         """
+        del non_blocking  # a blocking copy gives the same result
+        if ignore_lock:
+            msg = (
+                "update(ignore_lock=True) does not lift the lock (as in tensordict, which "
+                "deprecates it): use inplace=True or `with td.unlock_(): td.update(...)`"
+            )
+            warnings.warn(msg, FutureWarning, stacklevel=2)
         source: Any = input_dict_or_td
         if kwargs:
-            source = kwargs if source is None else _with_keywords(source, kwargs)
-        if source is None or source is self:
+            if source is not None and not isinstance(source, dict):
+                self.update(source, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
+                source = None
+            source = kwargs if source is None else {**source, **kwargs}
+        if source is None or source is self or (keys_to_update is not None and not keys_to_update):
             return self
-        if not ignore_lock or not self.is_locked:
-            if update_batch_size:
-                self._take_batch_size(source)
-            return self._update_entries(source, clone, inplace, keys_to_update, is_leaf)
-        self.unlock_()
-        try:
-            if update_batch_size:
-                self._take_batch_size(source)
-            return self._update_entries(source, clone, inplace, keys_to_update, is_leaf)
-        finally:
-            self.lock_()
+        if update_batch_size and isinstance(source, TensorCollection):
+            self._take_batch_size_of(source)
+        return self._update_entries(source, clone, inplace, keys_to_update, is_leaf)
 
     def _update_entries(
         self,
-        source: Any,
+        source: Mapping[Any, Any] | TensorCollection,
         clone: bool,
         inplace: bool,
         keys_to_update: Sequence[Any] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
-        """:meth:`update` of one mapping or collection; each kind writes it its way."""
+        """What :meth:`update` does once its arguments are normalized (``source`` is not
+        ``None``); each kind of collection writes its own way."""
         raise NotImplementedError
 
-    def _take_batch_size(self, source: Any) -> None:
-        """``update_batch_size``: a source of another batch size replaces the entries."""
-        if not isinstance(source, TensorCollection) or source.batch_size == self.batch_size:
-            return
-        lost = sorted(map(str, set(self.keys(True, True)) - set(source.keys(True, True))))
-        if lost:
+    def _take_batch_size_of(self, source: TensorCollection) -> None:
+        """``update(update_batch_size=True)``: unless one batch size starts with the other,
+        empties ``self`` (whose keys must all be in ``source``) and takes the source's."""
+        own, new = self.batch_size, source.batch_size
+        n = min(len(own), len(new))
+        if own[:n] == new[:n]:
+            return  # kept, as the peer keeps it
+        missing = [key for key in self.keys() if key not in source.keys()]
+        if missing:
             msg = (
-                f"update(update_batch_size=True): the source has batch size "
-                f"{list(source.batch_size)}, this collection {list(self.batch_size)}, and "
-                f"these keys are not in the source: {lost}; every entry must be replaced"
+                f"update(update_batch_size=True): the source's batch size {list(new)} differs "
+                f"from {list(own)} and these keys are not in the source: {missing}; every "
+                "entry must be replaced to change the batch size"
             )
             raise BatchSizeError(msg)
-        cast(Any, self).clear()
-        cast(Any, self).batch_size = source.batch_size
+        for key in list(self.keys()):
+            self.del_(key)
+        self._assign_batch_size(new)
 
     def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError
@@ -671,13 +680,3 @@ class KeysView:
             f"KeysView({list(self)}, include_nested={self._include_nested}, "
             f"leaves_only={self._leaves_only})"
         )
-
-
-def _with_keywords(source: Any, kwargs: dict[str, Any]) -> Any:
-    """``update(source, **kwargs)``: a mapping merged with the keywords; a collection
-    is kept and the keywords are written after it (see ``update``)."""
-    if isinstance(source, Mapping):
-        return {**source, **kwargs}
-    out = dict(source._items())
-    out.update(kwargs)
-    return out

@@ -196,8 +196,9 @@ class ConversionOps:
     @classmethod
     def _from_built(cls, built: Any) -> Self:
         """A collection a constructor returned, as an instance of ``cls`` when it is a
-        TensorDict built for it (a lazy stack or a Python value is returned as it is)."""
-        if isinstance(built, cls) or built._is_lazy or built._is_leaf_node:
+        TensorDict built for it (a lazy stack, a Python value or a tensor is returned as it
+        is)."""
+        if isinstance(built, (cls, torch.Tensor)) or built._is_lazy or built._is_leaf_node:
             return built  # type: ignore[no-any-return]
         return cls._from_plain(built)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar, cast, overload
 
 import numpy as np
 import torch
@@ -670,7 +670,9 @@ class TensorDict(ScopedOps, TensorDictBase):
         if n:
             shape = stored.shape
             if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
-                raise BatchMismatchError(key, shape, batch)
+                if not isinstance(stored, TensorDictBase):
+                    raise BatchMismatchError(key, shape, batch)
+                stored = fit_to_batch(stored, batch, key)
         return stored
 
     def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:
@@ -829,12 +831,14 @@ class TensorDict(ScopedOps, TensorDictBase):
 
     def _update_entries(
         self,
-        source: Any,
+        source: Mapping[Any, Any] | TensorCollection,
         clone: bool,
         inplace: bool,
         keys_to_update: Sequence[Any] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
+        """Sets every entry of ``source``; nested collections are updated key by key (unless
+        ``is_leaf`` says their type is a leaf), tensors inside plain dicts cloned too."""
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         return self._update(source, clone, inplace, allowed, is_leaf)
 
@@ -1338,3 +1342,28 @@ def tensor_field_setter(
         td._tensors[name] = value
 
     return setter
+
+
+_C = TypeVar("_C", bound=TensorDictBase)
+
+
+def fit_to_batch(value: _C, batch: torch.Size, key: object) -> _C:
+    """A nested collection stored under a parent of batch size ``batch``: one whose batch
+    size is a shorter prefix of ``batch`` (a TensorDict built without one, typically)
+    becomes a shallow copy with the parent's batch size, as in the peer; the given one is
+    left as it is.
+
+    Raises:
+        BatchMismatchError: if its batch size is not such a prefix, or its entries do not
+            start with ``batch``.
+    """
+    own = value.batch_size
+    if len(own) >= len(batch) or batch[: len(own)] != own or value._is_leaf_node:
+        raise BatchMismatchError(key, own, batch)
+    out = value.clone(recurse=False)
+    try:
+        out._check_batch_size(batch, ())
+    except BatchMismatchError as error:
+        raise error.under(key) if isinstance(key, str) else error from None
+    out._assign_batch_size(batch)
+    return out

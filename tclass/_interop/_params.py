@@ -362,13 +362,7 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
             source = dict(source._items())
         converted = _converted(dict(source), self._convert)
         with td.unlock_():
-            td.update(
-                converted,
-                clone=clone,
-                inplace=inplace,
-                keys_to_update=keys_to_update,
-                is_leaf=is_leaf,
-            )
+            td.update(converted, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
         return self
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:

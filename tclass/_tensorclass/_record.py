@@ -363,7 +363,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     def _update_entries(
         self,
-        source: Any,
+        source: Mapping[Any, Any] | TensorCollection,
         clone: bool,
         inplace: bool,
         keys_to_update: Sequence[Any] | None,
@@ -579,8 +579,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def squeeze(self, dim: int | None = None) -> Self:
         return self._result(self._tensordict.squeeze(dim))
 
-    def permute(self, *dims: int | Sequence[int]) -> Self:
-        return self._result(self._tensordict.permute(*dims))
+    def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
+        return self._result(self._tensordict.permute(*dims_list, dims=dims))
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         return self._result(self._tensordict.transpose(dim0, dim1))

@@ -54,6 +54,7 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
+    InvalidKeyError,
     KeyNotFoundError,
     LockedError,
     ShapeError,
@@ -337,6 +338,58 @@ class LazyStackedTensorDict(LazyStackOps):
             raise HeterogeneousEntryError(msg) from None
 
     @classmethod
+    def from_dict(
+        cls,
+        input_dict: Mapping[Any, Any] | Sequence[Mapping[Any, Any]],
+        *other: Mapping[Any, Any],
+        auto_batch_size: bool | None = False,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        batch_dims: int | None = None,
+        names: Sequence[str | None] | None = None,
+        stack_dim_name: str | None = None,
+        stack_dim: int = 0,
+    ) -> Self:
+        """A lazy stack with one member per dict (``from_dict([d0, d1])``,
+        ``from_dict(d0, d1)``, or, as the peer reads a dict, ``{"0": d0, "1": d1}``),
+        each built by ``TensorDict.from_dict`` with ``auto_batch_size``, ``batch_size``
+        (the members', as in the peer), ``device`` and ``batch_dims``; members may hold
+        different keys and entry shapes. ``names`` names the result's dims (the stack dim
+        included), ``stack_dim_name`` only the stack dim.
+
+        Raises:
+            InvalidKeyError: (a ``KeyError``, as the peer, and a ``TypeError``) a single
+                dict that is not keyed ``"0"``, ``"1"``...: a lazy stack needs one dict
+                per member.
+        """
+        sources: Sequence[Mapping[Any, Any]]
+        if other:
+            sources = [cast("Mapping[Any, Any]", input_dict), *other]
+        elif isinstance(input_dict, Mapping):
+            count = len(input_dict)
+            if not count or any(str(i) not in input_dict for i in range(count)):
+                msg = (
+                    "LazyStackedTensorDict.from_dict takes one dict per member (a list of "
+                    "dicts, several dicts, or a dict keyed '0', '1', ...); for one dict use "
+                    "TensorDict.from_dict"
+                )
+                raise InvalidKeyError(msg)
+            sources = [input_dict[str(i)] for i in range(count)]
+        else:
+            sources = input_dict
+        members = [
+            TensorDict.from_dict(
+                source,
+                auto_batch_size=auto_batch_size,
+                batch_size=batch_size,
+                device=device,
+                batch_dims=batch_dims,
+            )
+            for source in sources
+        ]
+        return cls(*members, stack_dim=stack_dim, stack_dim_name=stack_dim_name, names=names)
+
+    @classmethod
     def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
         return cls._from_members(members, dim, batch_size)
 
@@ -529,7 +582,7 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def _update_entries(
         self,
-        source: Any,
+        source: Mapping[Any, Any] | TensorCollection,
         clone: bool,
         inplace: bool,
         keys_to_update: Sequence[Any] | None,
@@ -540,13 +593,7 @@ class LazyStackedTensorDict(LazyStackOps):
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
-                member.update(
-                    part,
-                    clone=clone,
-                    inplace=inplace,
-                    keys_to_update=keys_to_update,
-                    is_leaf=is_leaf,
-                )
+                member.update(part, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
             return self
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
@@ -762,54 +809,6 @@ class LazyStackedTensorDict(LazyStackOps):
             parts = tensordict
         for part in parts:
             self.append(part)
-
-    @classmethod
-    def from_dict(  # also takes a list of dicts, one per member
-        cls,
-        input_dict: Sequence[Any] | Mapping[Any, Any],
-        *,
-        auto_batch_size: bool | None = False,
-        batch_size: BatchSizeLike = None,
-        device: DeviceLike = None,
-        batch_dims: int | None = None,
-        stack_dim_name: str | None = None,
-        stack_dim: int = 0,
-        names: Sequence[str | None] | None = None,
-    ) -> Self:
-        """A lazy stack of one TensorDict per dict of ``input_dict`` (a list, or a dict
-        keyed ``"0"``, ``"1"``...), each built by ``TensorDict.from_dict`` with
-        ``auto_batch_size``, ``batch_size`` (the members'), ``device`` and
-        ``batch_dims``; members may hold different keys and entry shapes. ``names``
-        names the result's dims (the stack dim included), ``stack_dim_name`` only the
-        stack dim. Members get batch size ``[]`` unless told otherwise, as in the peer.
-
-        Raises:
-            KeyNotFoundError: (a ``KeyError``) a dict input that misses ``"i"``.
-        """
-        if isinstance(input_dict, Mapping):
-            missing = [str(i) for i in range(len(input_dict)) if str(i) not in input_dict]
-            if missing:
-                msg = (
-                    f"LazyStackedTensorDict.from_dict: a dict of members is keyed '0', "
-                    f"'1', ... (one key per member), and {missing[0]!r} is missing; give "
-                    f"a list of dicts, or build one TensorDict with TensorDict.from_dict"
-                )
-                raise KeyNotFoundError(msg)
-            input_dict = [input_dict[str(i)] for i in range(len(input_dict))]
-        members = [
-            TensorDict.from_dict(
-                item,
-                auto_batch_size=auto_batch_size,
-                batch_size=batch_size,
-                device=device,
-                batch_dims=batch_dims,
-            )
-            for item in input_dict
-        ]
-        out = cls.lazy_stack(members, stack_dim, stack_dim_name=stack_dim_name)
-        if names is not None:
-            out.names = names
-        return out
 
     def valid_keys(
         self,
