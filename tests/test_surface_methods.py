@@ -400,8 +400,10 @@ def test_map_and_map_iter_over_chunks() -> None:
     assert out["a"].tolist() == (torch.arange(8.0) * 2).tolist()
     chunks = list(td.map_iter(_double, num_workers=2, chunksize=4, index_with_generator=False))
     assert sorted(v for c in chunks for v in c["a"].tolist()) == out["a"].tolist()
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="not both"):  # the peer's ValueError
         td.map(_double, num_workers=1, chunksize=2, num_chunks=2)
+    with pytest.raises(RuntimeError, match="index_with_generator"):
+        td.map_iter(_double, num_workers=1, shuffle=True, index_with_generator=False)
 
 
 # --- stacks and Python-value nodes ----------------------------------------------------------
@@ -725,3 +727,22 @@ def test_where_into_an_out_of_another_batch_size() -> None:
     assert out.batch_size == (3,) and out["a"].tolist() == [0.0, 0.0, 2.0]
     with pytest.raises(RuntimeError):
         td.where(keep, 0.0, out=TensorDict(a=torch.zeros(2), batch_size=[2]))
+
+
+def _add_key(td: TensorDict) -> TensorDict:
+    td["b"] = td["a"] + 1
+    return td
+
+
+def test_map_options(tmp_path: Path) -> None:
+    td = TensorDict(a=torch.arange(12.0).reshape(6, 2), batch_size=[6])
+    expected = (torch.arange(12.0).reshape(6, 2) * 2)[:, 0].tolist()
+    assert td.map(_double, num_workers=2, num_chunks=3)["a"][:, 0].tolist() == expected
+    assert td.map(_double, num_workers=2, chunksize=0).batch_size == (6,)
+    assert sorted(td.map(_add_key, num_workers=2, chunksize=3).keys()) == ["a", "b"]
+    out = TensorDict(a=torch.zeros(6, 2), batch_size=[6]).memmap_(tmp_path / "out")
+    assert td.map(_double, num_workers=2, chunksize=2, out=out) is out
+    assert out["a"][:, 0].tolist() == expected  # written by the workers into the files
+    wide = TensorDict(a=torch.arange(12.0).reshape(2, 6), batch_size=[2, 6])
+    by_columns = wide.map(_double, dim=1, num_workers=2, chunksize=3)
+    assert by_columns.batch_size == (2, 6) and torch.equal(by_columns["a"], wide["a"] * 2)

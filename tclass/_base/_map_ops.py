@@ -70,7 +70,8 @@ class MapOps:
             mp_start_method: ``"fork"``, ``"spawn"``... (default: torch.multiprocessing's).
 
         Raises:
-            ArgumentError: (a ``TypeError``) both ``chunksize`` and ``num_chunks``.
+            ArgumentValueError: (a ``ValueError``, as the peer) both ``chunksize`` and
+                ``num_chunks``.
             DimError: ``dim`` is not a batch dim.
         """
         from tclass._engine._map import map_chunks

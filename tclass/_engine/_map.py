@@ -30,7 +30,7 @@ except ImportError:
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch
 from tclass._engine._lazy._build import maybe_dense_stack
-from tclass.errors import ArgumentError, UnsupportedError
+from tclass.errors import ArgumentValueError, UnsupportedError
 
 __all__ = ["MapOptions", "map_chunks", "map_iter"]
 
@@ -72,7 +72,7 @@ class MapOptions:
     ) -> None:
         if chunksize is not None and num_chunks is not None:
             msg = "map: give chunksize or num_chunks, not both"
-            raise ArgumentError(msg)
+            raise ArgumentValueError(msg)
         if shuffle and not index_with_generator:
             msg = (
                 "map_iter(shuffle=True) indexes each chunk when a worker asks for it: pass "
