@@ -746,3 +746,14 @@ def test_map_options(tmp_path: Path) -> None:
     wide = TensorDict(a=torch.arange(12.0).reshape(2, 6), batch_size=[2, 6])
     by_columns = wide.map(_double, dim=1, num_workers=2, chunksize=3)
     assert by_columns.batch_size == (2, 6) and torch.equal(by_columns["a"], wide["a"] * 2)
+
+
+def test_to_module_writes_the_previous_tensors_into_swap_dest() -> None:
+    module = torch.nn.Linear(2, 2)
+    weight = module.weight
+    zeros = TensorDict.from_module(module).apply(torch.zeros_like)
+    dest = TensorDict()
+    with zeros.to_module(module, swap_dest=dest) as swap:
+        assert swap is dest and dest["weight"] is weight
+        assert module.weight.sum() == 0
+    assert module.weight is weight  # put back by the with block on swap_dest
