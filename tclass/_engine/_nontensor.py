@@ -703,16 +703,7 @@ class NonTensorStack(_NonTensorNode):
         for part in parts:
             self.append(part)
 
-    def valid_keys(
-        self,
-        include_nested: bool = False,
-        leaves_only: bool = False,
-        is_leaf: Callable[[type], bool] | None = None,
-        *,
-        sort: bool = False,
-    ) -> Any:
-        """Same as :meth:`keys` (the peer's older name): a stack of values has none."""
-        return self.keys(include_nested, leaves_only, is_leaf, sort=sort)
+    valid_keys = TensorCollection.keys  # the peer's older name (no keys here)
 
     @classmethod
     def from_nontensordata(cls, non_tensor: NonTensorData) -> _NonTensorNode:

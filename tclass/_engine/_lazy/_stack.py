@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overloa
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import KeysView, TensorCollection
+from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
@@ -810,16 +810,7 @@ class LazyStackedTensorDict(LazyStackOps):
         for part in parts:
             self.append(part)
 
-    def valid_keys(
-        self,
-        include_nested: bool = False,
-        leaves_only: bool = False,
-        is_leaf: Callable[[type], bool] | None = None,
-        *,
-        sort: bool = False,
-    ) -> KeysView:
-        """Same as :meth:`keys` (the peer's older name)."""
-        return self.keys(include_nested, leaves_only, is_leaf, sort=sort)
+    valid_keys = TensorCollection.keys  # the peer's older name
 
     def get_nestedtensor(
         self, key: Any, default: Any = _NO_DEFAULT, *, layout: torch.layout | None = None
