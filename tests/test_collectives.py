@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from tclass import TensorClass, TensorDict
+from tclass import LazyStackedTensorDict, TensorClass, TensorDict
 from tclass.errors import DistributedError, ShapeError, StructureMismatchError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -300,3 +300,22 @@ def _early(rank: int) -> list[float]:
 
 def test_isend_irecv_take_the_peers_flags(ranks: Ranks) -> None:
     assert ranks.run(_early)[1] == [0.0, 0.0]
+
+
+def _cold_start_lazy(rank: int) -> Any:
+    if rank == 0:
+        lazy = LazyStackedTensorDict.lazy_stack(
+            [TensorDict(a=torch.ones(2), name="p"), TensorDict(a=torch.zeros(2), name="q")]
+        )
+        lazy.init_remote(dst=2)
+        return None
+    if rank == 2:
+        got = TensorDict.from_remote_init(src=0)
+        return type(got).__name__, got.batch_size, got["a"].tolist(), got[1]["name"]
+    return None
+
+
+def test_from_remote_init_builds_a_lazy_stack(ranks: Ranks) -> None:
+    kind, batch, a, name = ranks.run(_cold_start_lazy)[2]
+    assert kind == "LazyStackedTensorDict" and batch == torch.Size([2])
+    assert a == [[1.0, 1.0], [0.0, 0.0]] and name == "q"
