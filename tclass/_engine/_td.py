@@ -1001,7 +1001,8 @@ class TensorDict(ScopedOps, TensorDictBase):
         ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
         ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
         tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...)."""
-        if args and holds_tensor_attrs(args[0]):  # td.to(other.attrs()): leaf by leaf
+        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
+            # td.to(other.attrs()): leaf by leaf
             return self._to_attrs(args[0], bool(kwargs.get("non_blocking", False)))
         cast_filter = kwargs.pop("cast_filter", None)
         if cast_filter is not None:
