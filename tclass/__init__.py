@@ -66,6 +66,7 @@ from tclass._engine._nontensor import NonTensorStack as NonTensorStack
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
 from tclass._engine._ops import cat as cat
 from tclass._engine._ops import stack as stack
+from tclass._engine._pack import PackLayout as PackLayout
 from tclass._engine._pad import pad as pad
 from tclass._engine._pad import pad_sequence as pad_sequence
 from tclass._engine._pad import unpad_sequence as unpad_sequence
@@ -109,6 +110,7 @@ from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
+from tclass._tensorclass._attrs import TensorAttrs as TensorAttrs
 from tclass.errors import TclassError as TclassError
 
 assert_allclose_td = assert_close
@@ -150,9 +152,11 @@ __all__ = [
     "MetaData",
     "NonTensorData",
     "NonTensorStack",
+    "PackLayout",
     "PersistentTensorDict",
     "Spec",
     "TclassError",
+    "TensorAttrs",
     "TensorClass",
     "TensorDict",
     "TensorDictBase",

@@ -29,6 +29,7 @@ __all__ = [
     "DimError",
     "DimNameError",
     "DistributedError",
+    "EntryExistsError",
     "EntryTypeError",
     "FieldIndexError",
     "FieldSpecError",
@@ -39,17 +40,21 @@ __all__ = [
     "FilePermissionError",
     "FolderWriteError",
     "FrozenInstanceError",
+    "GradError",
     "HeterogeneousEntryError",
     "InPlaceWriteError",
+    "IgnoredValuesWarning",
     "InvalidKeyError",
     "KeyConflictError",
     "KeyNotFoundError",
+    "KeyRenameError",
     "KeyThroughTensorError",
     "LockedError",
     "MetadataError",
     "MissingDependencyError",
     "MissingFileError",
     "NotAFileError",
+    "NotSavedError",
     "NotSerializableError",
     "OperandError",
     "PickleRefusedError",
@@ -71,6 +76,7 @@ __all__ = [
     "UnpicklableError",
     "UnsafePathError",
     "UnsupportedError",
+    "UpdateArgumentError",
     "UnravelKeyError",
     "ArgumentValueError",
     "NotCloseError",
@@ -101,6 +107,17 @@ class KeyThroughTensorError(TclassError, KeyError, ValueError):
 
 class KeyConflictError(TclassError, KeyError):
     """A key that must be new is already taken."""
+
+
+class KeyRenameError(KeyConflictError, ValueError):
+    """A renaming of several keys at once (``rename_keys``) that cannot be done: two
+    sources with one destination, keys that lie inside one another, a destination that
+    is already an entry. A ``ValueError``, as the peer raises."""
+
+
+class EntryExistsError(KeyConflictError, RuntimeError):
+    """A method that makes a new entry (``make_memmap``...) was given a key that is
+    already an entry; a ``RuntimeError``, as the peer raises."""
 
 
 class InvalidKeyError(TclassError, TypeError, KeyError):
@@ -229,6 +246,12 @@ class FolderWriteError(TclassError, OSError):
     writable, removed...); the collection in memory was left as it was."""
 
 
+class NotSavedError(TclassError, AttributeError, RuntimeError):
+    """A method that works on the folder a collection is saved in (``saved_path``,
+    ``make_memmap``, ``memmap_refresh_``) was called on one saved nowhere. An
+    ``AttributeError`` (``saved_path``) and a ``RuntimeError`` (the rest), as the peer."""
+
+
 class MetadataError(FileFormatError):
     """A saved folder's ``meta.json`` is malformed or disagrees with the folder: not JSON,
     wrong types, negative or mismatched sizes, an unknown dtype, a lazy-stack member too
@@ -306,6 +329,12 @@ class OperandError(TclassError, TypeError):
     a collection, ``dim="feature"`` with ``keepdim=True``, ``clamp()`` with no bound."""
 
 
+class GradError(TclassError, RuntimeError):
+    """An autograd request the tensors cannot meet: ``requires_grad_()`` on an integer
+    tensor, ``backward()`` with nothing that requires gradients, or without a gradient
+    for a tensor of several elements (a ``RuntimeError``, as torch and the peer raise)."""
+
+
 class ReductionError(TclassError, ValueError, RuntimeError):
     """A reduction has nothing to reduce (``reduce=True`` on a collection without tensors),
     or would merge Python values that differ between the elements it reduces."""
@@ -339,6 +368,12 @@ class CastError(FieldTypeError, ValueError):
 class ArgumentError(TclassError, TypeError):
     """A constructor got arguments its signature does not take: too many positional
     arguments, or a required field missing."""
+
+
+class UpdateArgumentError(ArgumentError, RuntimeError):
+    """An argument of ``replace`` / ``copy_at_`` that holds no entries it can write (not
+    a mapping or a collection, several of them, Python values only for a tensor copy); a
+    ``RuntimeError``, as the peer raises."""
 
 
 class ArgumentValueError(TclassError, ValueError):
@@ -458,6 +493,11 @@ class StructureMismatchError(DistributedError, ValueError):
 
 class TclassWarning(UserWarning):
     """Base class of every warning tclass emits."""
+
+
+class IgnoredValuesWarning(TclassWarning, FutureWarning):
+    """Python values an operation skipped, as the peer does (``copy_at_(fast=True)``
+    copies tensors only): pass the option the message names to write them too."""
 
 
 class SharedDefaultWarning(TclassWarning, FutureWarning):

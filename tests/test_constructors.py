@@ -232,8 +232,9 @@ class TestFromDict:
         td = TensorDict.from_dict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, names=["t"])
         assert td.names == ["t"] and td["n"].names == ["t"]
 
-    def test_lazy_stack_cannot_be_built(self) -> None:
-        with pytest.raises(errors.UnsupportedError, match="LazyStackedTensorDict"):
+    def test_lazy_stack_wants_a_dict_per_member(self) -> None:
+        # As the peer (a KeyError): a dict is read as members keyed "0", "1", ...
+        with pytest.raises(KeyError, match="LazyStackedTensorDict.from_dict"):
             tclass.LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
 
 

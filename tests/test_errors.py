@@ -72,12 +72,18 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "SchemaMismatchError": (ValueError, RuntimeError),
     "DistributedError": (RuntimeError,),
     "StructureMismatchError": (RuntimeError, ValueError),
+    "UpdateArgumentError": (TypeError, RuntimeError),
+    "GradError": (RuntimeError,),
+    "EntryExistsError": (KeyError, RuntimeError),
+    "KeyRenameError": (KeyError, ValueError),
+    "NotSavedError": (AttributeError, RuntimeError),
 }
 SUBCLASSES = sorted(EXPECTED_BASES)
 # Warnings: a base of tclass's own, and the builtin category the peer uses.
 WARNINGS: dict[str, tuple[type[Warning], ...]] = {
     "TclassWarning": (UserWarning,),
     "SharedDefaultWarning": (UserWarning, FutureWarning),
+    "IgnoredValuesWarning": (UserWarning, FutureWarning),
 }
 # Classes built from a message alone (BatchMismatchError is built from key and shapes).
 MESSAGE_ONLY = [name for name in SUBCLASSES if name != "BatchMismatchError"]

@@ -1179,12 +1179,15 @@ def test_lazy_from_dict_one_dict_per_member() -> None:
     )
     assert td.batch_size == torch.Size([2]) and td.names == ["t"]
     assert td[1]["a"].shape == torch.Size([4])  # members of batch []: shapes may differ
+    # batch_size is the members', as in the peer (the stack dim is added)
     two = LazyStackedTensorDict.from_dict(
-        {"a": torch.zeros(2, 3)}, {"a": torch.ones(2, 3)}, batch_size=[2, 2], stack_dim=1
+        {"a": torch.zeros(2, 3)}, {"a": torch.ones(2, 3)}, batch_size=[2], stack_dim=1
     )
     assert two.batch_size == torch.Size([2, 2]) and two.stack_dim == 1
     assert torch.equal(two["a"][:, 1], torch.ones(2, 3))
-    with pytest.raises(errors.EntryTypeError, match="one dict per member"):
+    keyed = LazyStackedTensorDict.from_dict({"0": {"a": torch.zeros(2)}, "1": {"a": torch.ones(2)}})
+    assert keyed.batch_size == torch.Size([2]) and keyed["a"][1].sum() == 2
+    with pytest.raises(KeyError, match="one dict per member"):  # the peer: KeyError('0')
         LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
 
 

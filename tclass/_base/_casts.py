@@ -12,20 +12,46 @@ the dtype is kept, not copied, as ``Tensor.to`` does.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self
 
+from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Gather
 from tclass._base._pointwise import PointwiseOps
+from tclass.errors import UnsupportedError
 
-__all__ = ["CastFilter", "CastOps", "is_bool", "is_floating", "is_inexact", "is_integer"]
+if TYPE_CHECKING:
+    from tclass._base._tensordict_base import TensorDictBase
+
+__all__ = [
+    "CastFilter",
+    "CastOps",
+    "holds_tensor_attrs",
+    "is_bool",
+    "is_floating",
+    "is_inexact",
+    "is_integer",
+]
 
 CastFilter = Callable[[tuple[str, ...], torch.Tensor], bool]
 
 _DEFAULT: Any = object()
+_QUANTIZED = frozenset({torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4})
+
+
+def holds_tensor_attrs(value: object) -> bool:
+    """Whether ``value`` is a collection of ``TensorAttrs`` records (what ``attrs()``
+    gives), which ``to()`` takes as per-leaf devices and dtypes."""
+    if not isinstance(value, TensorCollection) or value._is_leaf_node:
+        return False
+    for key in value._key_names():
+        child = value._child(key)
+        if child is not None and not child._is_value_node:
+            return getattr(type(child), "_is_tensor_attrs", False) or holds_tensor_attrs(child)
+    return False
 
 
 def is_inexact(*args: Any) -> bool:
@@ -69,6 +95,8 @@ class CastOps(PointwiseOps):
         locked when this collection is, if ``lock``."""
         if cast_filter is _DEFAULT:
             cast_filter = self._default_cast_filter()
+        if dtype in _QUANTIZED:
+            self._refuse_quantized(dtype, cast_filter)
         if cast_filter is None:
             return self._pointwise(None, operator.methodcaller("type", dtype), lock=lock)
         gather = Gather(paths=True)
@@ -82,6 +110,54 @@ class CastOps(PointwiseOps):
         if lock and self.is_locked:
             out.lock_()
         return out
+
+    def _refuse_quantized(self, dtype: torch.dtype, cast_filter: CastFilter | None) -> None:
+        """A quantized dtype needs a scale and a zero point, which a cast cannot give:
+        torch refuses ``tensor.to(torch.qint8)``, and so does the peer; only a cast with
+        nothing to convert goes through."""
+        gather = Gather(paths=True)
+        self._collect(gather, (), self.batch_dims, ())
+        assert gather.paths is not None
+        for leaf, path in zip(gather.leaves, gather.paths):
+            if leaf.dtype != dtype and (cast_filter is None or cast_filter(path, leaf)):
+                name = str(dtype).removeprefix("torch.")
+                msg = (
+                    f"cannot cast the tensor at {path!r} ({leaf.dtype}) to {dtype}: a "
+                    "quantized tensor needs a scale and a zero point; quantize it with "
+                    f"td.apply(lambda x: torch.quantize_per_tensor(x, scale, zero_point, "
+                    f"torch.{name}))"
+                )
+                raise UnsupportedError(msg)
+
+    def attrs(
+        self,
+        *,
+        fields: Sequence[str] = ("device", "dtype", "shape"),
+        num_threads: int | None = None,
+    ) -> TensorDictBase:
+        """A TensorDict (batch size ``[]``, no device) holding, under the key of each
+        tensor, a :class:`~tclass.TensorAttrs` record of its ``fields`` (any of
+        ``"device"``, ``"dtype"``, ``"shape"``; the others ``None``); Python values are
+        kept. ``other.to(td.attrs())`` moves and casts each tensor of ``other`` to the
+        device and dtype of ``td``'s tensor under the same key. ``num_threads`` is
+        accepted (the records are built in the calling thread)."""
+        from tclass._tensorclass._attrs import attrs_of
+
+        return attrs_of(self, fields)
+
+    def _to_attrs(self, attrs: TensorCollection, non_blocking: bool) -> Self:
+        """Every tensor moved and cast as the ``TensorAttrs`` under its key in ``attrs``
+        says (tensors without one are kept)."""
+
+        def move(key: Any, leaf: torch.Tensor) -> torch.Tensor:
+            target = attrs.get(key, None)
+            if target is None or not getattr(type(target), "_is_tensor_attrs", False):
+                return leaf
+            return leaf.to(
+                device=target.tgt_device, dtype=target.tgt_dtype, non_blocking=non_blocking
+            )
+
+        return cast(Self, cast(Any, self).named_apply(move, nested_keys=True))
 
     @property
     def dtype(self) -> torch.dtype | None:
@@ -183,6 +259,30 @@ class CastOps(PointwiseOps):
     def uint64(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.uint64``."""
         return self._cast(torch.uint64, cast_filter)
+
+    def qint8(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.qint8``: only possible when there is nothing to
+        convert (see :meth:`_refuse_quantized`); quantize with
+        ``torch.quantize_per_tensor`` in :meth:`apply` instead."""
+        return self._cast(torch.qint8, cast_filter)
+
+    def quint8(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.quint8``: only possible when there is nothing to
+        convert (see :meth:`_refuse_quantized`); quantize with
+        ``torch.quantize_per_tensor`` in :meth:`apply` instead."""
+        return self._cast(torch.quint8, cast_filter)
+
+    def qint32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.qint32``: only possible when there is nothing to
+        convert (see :meth:`_refuse_quantized`); quantize with
+        ``torch.quantize_per_tensor`` in :meth:`apply` instead."""
+        return self._cast(torch.qint32, cast_filter)
+
+    def quint4x2(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
+        """Every tensor cast to ``torch.quint4x2``: only possible when there is nothing to
+        convert (see :meth:`_refuse_quantized`); quantize with
+        ``torch.quantize_per_tensor`` in :meth:`apply` instead."""
+        return self._cast(torch.quint4x2, cast_filter)
 
     def complex32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.complex32``."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, ove
 import torch
 from typing_extensions import Self
 
+from tclass._core._batch import normalize_dim
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
 from tclass.errors import BatchSizeError, InvalidKeyError, KeyNotFoundError, UnsupportedError
@@ -61,10 +62,24 @@ class TensorCollection:
         """The device of every entry, or ``None`` if entries may be on different devices."""
         raise NotImplementedError
 
+    def _lock_state(self) -> bool:
+        """Whether this collection is locked: what :attr:`is_locked` reads."""
+        raise NotImplementedError
+
     @property
     def is_locked(self) -> bool:
-        """Whether entries can be added, replaced or removed (in-place writes always can)."""
-        raise NotImplementedError
+        """Whether entries can be added, replaced or removed (in-place writes always can).
+
+        Assigning it locks or unlocks, as the peer's ``td.is_locked = True`` does (the
+        same as :meth:`lock_` / :meth:`unlock_`)."""
+        return self._lock_state()
+
+    @is_locked.setter
+    def is_locked(self, value: bool) -> None:
+        if value:
+            self.lock_()
+        else:
+            self.unlock_()
 
     def _items(self) -> Iterator[tuple[str, Value]]:
         """The direct entries, in insertion order."""
@@ -203,7 +218,7 @@ class TensorCollection:
     if TYPE_CHECKING:
         # Written by the mixins of TensorDictBase or by each kind; declared here so that
         # one mixin can call another's (every collection answers them).
-        def set_(self, key: Any, value: Any) -> Self: ...
+        def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self: ...
         def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self: ...
         def exclude(self, *keys: Any, inplace: bool = False) -> Self: ...
         def del_(self, key: Any) -> Self: ...
@@ -235,7 +250,9 @@ class TensorCollection:
         """The entry at ``key`` (a string or nested tuple), or ``default`` if absent."""
         raise NotImplementedError
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Stores ``value`` under ``key``; see TensorDict.set."""
         raise NotImplementedError
 
@@ -351,6 +368,27 @@ class TensorCollection:
         """Same as ``batch_dims``."""
         return len(self.batch_size)
 
+    def ndimension(self) -> int:
+        """Same as ``batch_dims`` (torch's older name)."""
+        return len(self.batch_size)
+
+    @overload
+    def size(self, dim: None = None) -> torch.Size: ...
+    @overload
+    def size(self, dim: int) -> int: ...
+
+    def size(self, dim: int | None = None) -> torch.Size | int:
+        """The batch size, or the size of batch dim ``dim`` (negative counts from the
+        end), as ``tensor.size()``.
+
+        Raises:
+            DimError: (an ``IndexError``, as the peer raises) if ``dim`` is not a batch dim.
+        """
+        batch_size = self.batch_size
+        if dim is None:
+            return batch_size
+        return batch_size[normalize_dim(dim, len(batch_size), op="size")]
+
     def numel(self) -> int:
         """The number of elements in the batch (the product of the batch size)."""
         return math.prod(self.batch_size)
@@ -398,42 +436,80 @@ class TensorCollection:
         """
         return KeysView(self, include_nested, leaves_only, is_leaf, sort)
 
-    # With leaves_only=True only tensors come out; the overloads tell type checkers so.
+    # With leaves_only=True (and the default is_leaf) only tensors come out; the
+    # overloads tell type checkers so.
     @overload
     def values(
-        self, include_nested: bool = ..., *, leaves_only: Literal[True]
+        self, include_nested: bool = ..., *, leaves_only: Literal[True], sort: bool = ...
     ) -> Iterator[torch.Tensor]: ...
     @overload
     def values(
-        self, include_nested: bool, leaves_only: Literal[True]
+        self, include_nested: bool, leaves_only: Literal[True], *, sort: bool = ...
     ) -> Iterator[torch.Tensor]: ...
     @overload
-    def values(self, include_nested: bool = ..., leaves_only: bool = ...) -> Iterator[Value]: ...
+    def values(
+        self,
+        include_nested: bool = ...,
+        leaves_only: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        *,
+        sort: bool = ...,
+    ) -> Iterator[Value]: ...
 
-    def values(self, include_nested: bool = False, leaves_only: bool = False) -> Iterator[Any]:
-        """The values, in the same order as :meth:`keys`."""
-        for _, value in _walk(self, (), include_nested, leaves_only):
+    def values(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> Iterator[Any]:
+        """The values, in the same order as :meth:`keys` (which ``is_leaf`` and ``sort``
+        change as there)."""
+        if is_leaf is None and not sort:
+            for _, value in _walk(self, (), include_nested, leaves_only):
+                yield value
+            return
+        for _, value in self.items(include_nested, leaves_only, is_leaf, sort=sort):
             yield value
 
     @overload
     def items(
-        self, include_nested: bool = ..., *, leaves_only: Literal[True]
+        self, include_nested: bool = ..., *, leaves_only: Literal[True], sort: bool = ...
     ) -> Iterator[tuple[str | tuple[str, ...], torch.Tensor]]: ...
     @overload
     def items(
-        self, include_nested: bool, leaves_only: Literal[True]
+        self, include_nested: bool, leaves_only: Literal[True], *, sort: bool = ...
     ) -> Iterator[tuple[str | tuple[str, ...], torch.Tensor]]: ...
     @overload
     def items(
-        self, include_nested: bool = ..., leaves_only: bool = ...
+        self,
+        include_nested: bool = ...,
+        leaves_only: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        *,
+        sort: bool = ...,
     ) -> Iterator[tuple[str | tuple[str, ...], Value]]: ...
 
     def items(
-        self, include_nested: bool = False, leaves_only: bool = False
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
     ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
-        """``(key, value)`` pairs, in the same order as :meth:`keys`."""
-        for path, value in _walk(self, (), include_nested, leaves_only):
-            yield (path[0] if len(path) == 1 else path), value
+        """``(key, value)`` pairs, in the same order as :meth:`keys` (which ``is_leaf``
+        and ``sort`` change as there)."""
+        if is_leaf is None and not sort:
+            for path, value in _walk(self, (), include_nested, leaves_only):
+                yield (path[0] if len(path) == 1 else path), value
+            return
+        for key in self.keys(include_nested, leaves_only, is_leaf, sort=sort):
+            node: Any = self
+            for part in (key,) if type(key) is str else key:
+                node = node._entry(part)
+            yield key, node
 
     def __contains__(self, key: object) -> bool:
         """Whether ``key`` (a string or a nested tuple of strings) names an entry; any

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 import torch
 from typing_extensions import Self, Unpack
 
+from tclass._base._collection import TensorCollection
 from tclass.errors import UnsupportedError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from tclass._base._collection import TensorCollection
     from tclass._core._batch import BatchSizeLike
     from tclass._core._device import DeviceLike
     from tclass._engine._td import TensorDict
@@ -87,6 +87,64 @@ class ConversionOps:
                 batch_dims=batch_dims,
                 names=names,
             )
+        )
+
+    def from_dict_instance(
+        self,
+        input_dict: Mapping[Any, Any],
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        batch_dims: int | None = None,
+        names: Sequence[str | None] | None = None,
+    ) -> TensorDict:
+        """A TensorDict from a (nested) dict, as :meth:`from_dict`, whose nested dicts
+        take the classes of this collection's entries under the same keys: a dict where
+        this collection holds a record becomes a record of that class (the values of
+        this collection are not used). Turns ``to_dict()`` output back into records."""
+        from tclass._interop._constructors import from_dict_instance
+
+        return from_dict_instance(
+            _collection(self),
+            input_dict,
+            auto_batch_size=auto_batch_size,
+            batch_size=batch_size,
+            device=device,
+            batch_dims=batch_dims,
+            names=names,
+        )
+
+    @classmethod
+    def from_schema(
+        cls,
+        schema: Mapping[Any, tuple[Sequence[int] | torch.Size, torch.dtype]],
+        *,
+        batch_size: Sequence[int] | torch.Size | None = None,
+        storage: str | None = None,
+        device: DeviceLike = None,
+        **kwargs: Any,
+    ) -> Any:
+        """A zero-filled collection from a schema ``{key: (element_shape, dtype)}``: each
+        entry has shape ``[*batch_size, *element_shape]`` (keys may be nested tuples).
+
+        ``storage`` says where the zeros live, allocated without building the buffer in
+        memory first: ``None`` (tensors), ``"shared"`` (shared memory), ``"memmap"``
+        (a folder of sparse memory-mapped files: ``prefix=`` and the options of
+        :meth:`memmap_like`), ``"h5"`` (a ``PersistentTensorDict`` in the new HDF5 file
+        ``filename=``). On a tensorclass, a record of that class; on the dictionary
+        kinds (a lazy stack included), a TensorDict.
+
+        Raises:
+            ArgumentError: (a ``TypeError``) an unknown ``storage``, or options it does
+                not take; UnsupportedError for the peer's ``"zarr"``, ``"redis"`` and
+                ``"dragonfly"``.
+            ShapeError: a schema entry is not an ``(element_shape, dtype)`` pair.
+        """
+        from tclass._io._preallocate import from_schema
+
+        return from_schema(
+            cls, schema, batch_size=batch_size, storage=storage, device=device, **kwargs
         )
 
     @classmethod
@@ -246,13 +304,38 @@ class ConversionOps:
 
     # --- conversions ---------------------------------------------------------------------
 
-    def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
+    def to_dict(
+        self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
+    ) -> dict[str, Any]:
         """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python
-        values, nested collections as dicts. ``retain_none`` is for tensorclasses (their
-        absent fields); a TensorDict has no ``None`` entries."""
+        values, nested collections as dicts (with ``tolist_first``, a nested collection
+        with batch dims as its :meth:`tolist`, a list of dicts). ``retain_none`` is for
+        tensorclasses (their absent fields); a TensorDict has no ``None`` entries."""
         from tclass._interop._constructors import to_dict
 
-        return to_dict(_collection(self), convert_tensors)
+        return to_dict(_collection(self), convert_tensors, tolist_first)
+
+    def numpy(self) -> dict[str, Any]:
+        """The entries as nested dicts of numpy arrays sharing memory with the tensors
+        (``Tensor.numpy()``: a tensor that requires gradients or is not on the CPU raises
+        torch's error; ``detach()`` / ``cpu()`` first); Python values as they are, a
+        nested tensor as a tuple of arrays; a record's absent fields left out."""
+        out: dict[str, Any] = {}
+        for key, value in _collection(self)._items():
+            if not isinstance(value, TensorCollection):
+                out[key] = _as_numpy(value)
+            elif value._is_leaf_node:
+                read = value._read()
+                out[key] = _as_numpy(read) if isinstance(read, torch.Tensor) else read
+            else:
+                out[key] = value.numpy()
+        return out
+
+    def as_tensor(self) -> Self:
+        """A collection whose leaves are converted with their own ``as_tensor()`` where
+        they have one (no torch tensor does: the result holds the same tensors); the
+        lock carries over."""
+        return self.apply(_leaf_as_tensor, propagate_lock=True)  # type: ignore[attr-defined, no-any-return]
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A TensorDict copy (tensors cloned); ``retain_none`` is for records (absent
@@ -332,3 +415,14 @@ class ConversionOps:
 
 def _collection(obj: object) -> TensorCollection:
     return cast("TensorCollection", obj)
+
+
+def _as_numpy(tensor: torch.Tensor) -> Any:
+    if tensor.is_nested:
+        return tuple(part.numpy() for part in tensor.unbind())
+    return tensor.numpy()
+
+
+def _leaf_as_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    convert = getattr(tensor, "as_tensor", None)
+    return tensor if convert is None else cast(torch.Tensor, convert())

@@ -38,21 +38,71 @@ class ConsolidateOptions(TypedDict, total=False):
 
 
 class DeviceOps(TensorCollection):
-    """pin_memory, share_memory_, is_shared, consolidate, is_consolidated."""
+    """pin_memory, share_memory_, is_shared, consolidate, is_consolidated, record_stream,
+    from_consolidated, is_cpu / is_cuda / is_meta."""
 
     __slots__ = ()
 
-    def pin_memory(self, num_threads: int = 0) -> Self:
+    def pin_memory(self, num_threads: int | None = None, inplace: bool = False) -> Self:
         """A copy whose tensors are in page-locked (pinned) host memory, for fast and truly
         asynchronous ``to("cuda", non_blocking=True)``. A consolidated collection pins its
-        one buffer. ``num_threads`` > 1 pins leaves in parallel.
+        one buffer. ``num_threads`` > 1 pins leaves in parallel. With ``inplace``, this
+        collection's own tensors move to the pinned memory (they stay the same tensor
+        objects) and ``self`` is returned.
 
         Raises:
             DeviceError: no accelerator runtime to pin memory with, or a leaf not on CPU.
         """
+        out = self._pinned(num_threads or 0)
+        if not inplace:
+            return out
+        for leaf, new in zip(self._tensor_leaves(), out._tensor_leaves()):
+            if new is not leaf:
+                leaf.data = new
+        return self
+
+    def _pinned(self, num_threads: int) -> Self:
         from tclass._engine._consolidate import pinned
 
         return pinned(self, num_threads)  # type: ignore[no-any-return]
+
+    def pin_memory_(self, num_threads: int = 0) -> Self:
+        """Same as ``pin_memory(num_threads, inplace=True)`` (the peer's older name)."""
+        return self.pin_memory(num_threads, inplace=True)
+
+    def record_stream(self, stream: torch.Stream) -> Self:
+        """Marks every tensor as used by the CUDA ``stream`` (``Tensor.record_stream``):
+        its memory is not reused, once freed, before the work queued on ``stream`` is
+        done; returns ``self``."""
+        for leaf in self._tensor_leaves():
+            leaf.record_stream(stream)
+        return self
+
+    def clear_refs_for_compile_(self) -> Self:
+        """Returns ``self``: the peer clears a weak reference to the result of its last
+        operation here, for ``torch.compile``; tclass keeps none (a ``with`` block on a
+        result holds a strong reference to its source instead), so there is nothing to
+        clear."""
+        return self
+
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the collection's ``device`` is the CPU (``False`` without a device, as
+        the peer: the tensors may then be anywhere)."""
+        device = self.device
+        return device is not None and device.type == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether the collection's ``device`` is a CUDA device."""
+        device = self.device
+        return device is not None and device.type == "cuda"
+
+    @property
+    def is_meta(self) -> bool:
+        """Whether the collection's ``device`` is ``meta`` (shapes without data)."""
+        device = self.device
+        return device is not None and device.type == "meta"
 
     def is_shared(self) -> bool:
         """Whether every tensor is in shared memory (or on an accelerator, which shares
@@ -108,6 +158,20 @@ class DeviceOps(TensorCollection):
         from tclass._engine._consolidate import consolidate
 
         return consolidate(self, filename, return_early=return_early, **options)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_consolidated(cls, filename: str | os.PathLike[str]) -> Self:
+        """The collection a ``consolidate(filename=...)`` file holds; its tensors are views
+        of one copy-on-write mapping of the file (writes stay in memory), unlocked. On a
+        tensorclass, a record of that class; on ``TensorDict``, whatever the file holds.
+
+        Raises:
+            MissingFileError: (a ``FileNotFoundError``) no such file.
+            MetadataError: the file is not a consolidated buffer.
+        """
+        from tclass._engine._consolidate import from_consolidated_file
+
+        return from_consolidated_file(filename, cls)  # type: ignore[no-any-return]
 
     def is_consolidated(self) -> bool:
         """Whether the tensors are (still) views of one consolidated buffer."""

@@ -9,7 +9,7 @@ importing ``torch.distributed`` is not free for programs that never use it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from typing_extensions import Self
 
@@ -19,7 +19,17 @@ if TYPE_CHECKING:
     from tclass._core._device import DeviceLike
     from tclass.distributed._transfer import Handle
 
-__all__ = ["DistributedOps"]
+__all__ = ["DistributedOps", "Pipe"]
+
+
+class Pipe(Protocol):
+    """What :meth:`~DistributedOps.asend` / :meth:`~DistributedOps.arecv` talk to: an
+    object with coroutine methods ``asend(record)`` and ``arecv(record, device=...)``
+    (the peer's UCXX ``TensorDictPipe`` is one; tclass ships none)."""
+
+    async def asend(self, record: Any, /) -> None: ...
+
+    async def arecv(self, record: Any, /, *, device: DeviceLike = None) -> Any: ...
 
 
 class DistributedOps:
@@ -68,11 +78,13 @@ class DistributedOps:
         group_dst: int | None = None,
         init_tag: int = 0,
         pseudo_rand: bool = False,
+        return_early: bool = False,
         consolidated: bool | None = None,
     ) -> Handle[Self]:
         """:meth:`send` without waiting: every message is in flight when this returns.
         Call ``wait()`` on the handle (which returns this record) before changing the
-        record's tensors."""
+        record's tensors (``return_early`` is accepted for the peer's code: the handle
+        is always returned at once)."""
         from tclass.distributed import _transfer
 
         return _transfer.isend(self, dst, group, group_dst, init_tag, consolidated)
@@ -116,13 +128,15 @@ class DistributedOps:
         *,
         group: ProcessGroup | None = None,
         group_src: int | None = None,
+        return_premature: bool = False,
         init_tag: int = 0,
         pseudo_rand: bool = False,
         consolidated: bool | None = None,
     ) -> Handle[Self]:
         """:meth:`recv` in a background thread; the handle's ``wait()`` returns this
         record once it holds the data, or raises what :meth:`recv` would. Do not read
-        the record before then."""
+        the record before then (``return_premature`` is accepted for the peer's code:
+        the handle is always returned at once)."""
         from tclass.distributed import _transfer
 
         return _transfer.irecv(self, src, group, group_src, init_tag)
@@ -163,6 +177,7 @@ class DistributedOps:
         group: ProcessGroup | None = None,
         async_op: Literal[False] = False,
         check: bool = True,
+        bucket_bytes: int | None = None,
     ) -> Self: ...
 
     @overload
@@ -173,6 +188,7 @@ class DistributedOps:
         group: ProcessGroup | None = None,
         async_op: Literal[True],
         check: bool = True,
+        bucket_bytes: int | None = None,
     ) -> Handle[Self]: ...
 
     @overload
@@ -183,6 +199,7 @@ class DistributedOps:
         group: ProcessGroup | None = None,
         async_op: bool,
         check: bool = True,
+        bucket_bytes: int | None = None,
     ) -> Self | Handle[Self]: ...
 
     def all_reduce(
@@ -192,6 +209,7 @@ class DistributedOps:
         group: ProcessGroup | None = None,
         async_op: bool = False,
         check: bool = True,
+        bucket_bytes: int | None = None,
     ) -> Self | Handle[Self]:
         """Reduces every tensor leaf over the ranks, in place (``op``: a
         ``torch.distributed.ReduceOp``, default ``SUM``); returns this record, or with
@@ -203,10 +221,13 @@ class DistributedOps:
                 ``all_gather``), so that different records raise
                 ``StructureMismatchError`` on every rank instead of hanging or mixing
                 unrelated numbers.
+            bucket_bytes: pack the leaves of each dtype into buckets of at most this
+                many bytes, one reduction per bucket (a larger leaf alone); default:
+                leaves up to 32 KiB in buckets of up to 1 MiB.
         """
         from tclass.distributed import _transfer
 
-        return _transfer.all_reduce(self, op, group, async_op, check)
+        return _transfer.all_reduce(self, op, group, async_op, check, bucket_bytes)
 
     def all_gather(self, *, group: ProcessGroup | None = None) -> Self:
         """Every rank's record, stacked along a new first dim (rank order), on every
@@ -221,3 +242,145 @@ class DistributedOps:
         from tclass.distributed import _transfer
 
         return _transfer.all_gather(self, group)
+
+    def reduce(
+        self,
+        dst: int,
+        op: Any = None,
+        async_op: bool = False,
+        return_premature: bool = False,
+        group: ProcessGroup | None = None,
+        *,
+        bucket_bytes: int | None = None,
+    ) -> list[Any] | None:
+        """Reduces every tensor leaf over the ranks of the group into rank ``dst``'s
+        record, in place (``op``: a ``torch.distributed.ReduceOp``, default ``SUM``);
+        every rank calls it. The other ranks' values are undefined afterwards (clone
+        first to keep them). The ranks' structures are compared first (one small
+        ``all_gather``): records that differ raise ``StructureMismatchError`` on every
+        rank instead of mixing numbers.
+
+        Args:
+            async_op: start every reduction at once (the call still waits for them
+                unless ``return_premature``).
+            return_premature: with ``async_op``, return the requests without waiting:
+                ``wait()`` each before using the record (on ``dst``, a request whose
+                result must be copied back into the leaves is a ``torch.futures.Future``
+                that does it).
+            bucket_bytes: pack leaves of one dtype up to this size into buckets of this
+                size, one reduction per bucket (faster with many small leaves); None:
+                one reduction per leaf.
+
+        Returns:
+            The list of requests with ``async_op`` and ``return_premature``, else None.
+        """
+        from tclass.distributed import _collectives
+
+        return _collectives.reduce(self, dst, op, async_op, return_premature, group, bucket_bytes)
+
+    def gather_and_stack(self, dst: int, group: ProcessGroup | None = None) -> Self | None:
+        """Writes every other rank's record into a row of rank ``dst``'s record, whose
+        first batch dim must be ``world_size - 1`` (rows in rank order, ``dst``'s own
+        data left out); every rank calls it. The records travel as bytes and JSON, never
+        pickled.
+
+        Returns:
+            ``self`` on rank ``dst``, ``None`` on the others.
+
+        Raises:
+            ShapeError: on ``dst``, a first batch dim other than ``world_size - 1``.
+            StructureMismatchError: a row differs from the record sent into it.
+        """
+        from tclass.distributed import _collectives
+
+        return _collectives.gather_and_stack(self, dst, group)
+
+    def scatter(
+        self,
+        src: int,
+        tensordicts: list[Any] | None = None,
+        *,
+        group: ProcessGroup | None = None,
+        device: DeviceLike = None,
+    ) -> Any:
+        """Sends ``tensordicts[r]`` (given on rank ``src``, one per rank) to each rank
+        ``r``, which gets it as a new record of the sender's class (found by name among
+        the classes defined in this process; nothing is unpickled); every rank calls it
+        and the record it is called on is not used, as in the peer.
+
+        Args:
+            device: where the received record goes (default: the wire device).
+
+        Returns:
+            This rank's record.
+
+        Raises:
+            DistributedError: on ``src``, not one record per rank.
+        """
+        from tclass.distributed import _collectives
+
+        return _collectives.scatter(self, src, tensordicts, group, device)
+
+    def init_remote(
+        self,
+        dst: int | None = None,
+        group: ProcessGroup | None = None,
+        device: DeviceLike = None,
+        use_broadcast: bool = False,
+    ) -> None:
+        """Sends this record, structure included, to rank ``dst``, which knows nothing of
+        it and calls :meth:`from_remote_init`; later batches of the same structure go with
+        ``send(dst)`` into the record that call returned. The structure travels as JSON
+        (class names, keys, dtypes, shapes), the tensors as one consolidated message;
+        nothing is pickled.
+
+        Args:
+            dst: the receiver's rank; required unless ``use_broadcast``.
+            device: with ``use_broadcast``, as in :meth:`broadcast`; else unused (the
+                wire device follows the group's backend).
+            use_broadcast: :meth:`broadcast` the record from this rank instead; every
+                rank of the group takes part, the others calling
+                ``from_remote_init(src=..., use_broadcast=True)``.
+
+        Raises:
+            DistributedError: (a ``RuntimeError``) no ``dst`` without ``use_broadcast``.
+            NotSerializableError: a Python value is not JSON.
+        """
+        from tclass.distributed import _transfer
+
+        _transfer.init_remote(self, dst, group, device, use_broadcast)
+
+    @classmethod
+    def from_remote_init(
+        cls,
+        src: int,
+        group: ProcessGroup | None = None,
+        device: DeviceLike = None,
+        use_broadcast: bool = False,
+    ) -> Self:
+        """The record rank ``src`` sent with :meth:`init_remote`, built on this rank (of
+        the sender's class, found by name among the classes defined here) and
+        consolidated (:meth:`consolidate`), so that ``recv`` writes the next batches
+        into its one buffer.
+
+        Args:
+            device: where the built record goes (default: the wire device).
+            use_broadcast: the sender used ``use_broadcast=True``.
+
+        Raises:
+            DistributedError: no process group, or what arrived is not a tclass record.
+        """
+        from tclass.distributed import _transfer
+
+        return _transfer.from_remote_init(src, group, device, use_broadcast)  # type: ignore[no-any-return]
+
+    async def asend(self, dst: Pipe) -> None:
+        """Sends this record through ``dst``, awaiting ``dst.asend(self)`` (see
+        :class:`Pipe`)."""
+        await dst.asend(self)
+
+    async def arecv(self, src: Pipe, *, device: DeviceLike = None) -> Any:
+        """Receives a record from ``src``, awaiting ``src.arecv(self, device=device)``:
+        the pipe writes into this record when it can and returns it, or returns another
+        record (see :class:`Pipe`); use the result."""
+        return await src.arecv(self, device=device)

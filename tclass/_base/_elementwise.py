@@ -66,17 +66,23 @@ class ElementwiseOps(TensorCollection):
             if not result._entries() and self._key_names():
                 return None  # type: ignore[return-value]
             return result
-        return self._apply_with(fn, others, options)  # type: ignore[return-value]
-
-    def _apply_with(
-        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], options: ApplyOptions
-    ) -> Self | None:
         if options.get("inplace"):
             return self._apply_in_place(fn, others)
+        return self._apply_with(_with_leaf(fn), others, options)  # type: ignore[return-value]
+
+    def _apply_with(
+        self,
+        keyed: Callable[..., torch.Tensor | None],
+        others: tuple[Any, ...],
+        options: ApplyOptions,
+    ) -> Self | None:
+        """``apply`` with options; ``keyed(path, tensor, *others)``."""
+        if options.get("inplace"):  # named_apply: the results written into the tensors
+            options = {**options, "inplace": False, "propagate_lock": False, "out": self}
         size = options.get("batch_size")
         target = self.batch_size if size is None else _batch.as_batch_size(size)
         rules = _Rules(options)
-        result = self._apply_nested(_with_leaf(fn), others, target, (), rules)
+        result = self._apply_nested(keyed, others, target, (), rules)
         filter_empty = options.get("filter_empty")
         if filter_empty is not False and not result._entries():
             if filter_empty or self._key_names():
@@ -134,23 +140,28 @@ class ElementwiseOps(TensorCollection):
         *others: TensorCollection,
         nested_keys: bool = False,
         batch_size: _batch.BatchSizeLike = None,
+        **options: Unpack[ApplyRules],
     ) -> Self:
-        """Like :meth:`apply`, with the key as first argument: ``fn(key, tensor, *others)``.
+        """Like :meth:`apply`, with the key as first argument: ``fn(key, tensor, *others)``
+        (and :meth:`apply`'s keywords, :class:`ApplyRules`).
 
-        The key is the entry's own name, or its full nested tuple if ``nested_keys``.
+        The key is the entry's own name, or its full nested tuple if ``nested_keys``
+        (a top-level entry's is its string, as ``keys(include_nested=True)`` lists it).
         """
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         rules = None if batch_size is None else _Rules({"batch_size": target})
         if nested_keys:
-            # Top-level entries get their string key, as keys(include_nested=True) lists them.
-            def call(path: tuple[str, ...], value: Any, *rest: Any) -> torch.Tensor | None:
-                return fn(path if len(path) > 1 else path[0], value, *rest)
+            keyed: Callable[..., Any] = lambda path, value, *rest: fn(  # noqa: E731
+                path if len(path) > 1 else path[0], value, *rest
+            )
         else:
-
-            def call(path: tuple[str, ...], value: Any, *rest: Any) -> torch.Tensor | None:
-                return fn(path[-1], value, *rest)
-
-        result = self._apply_nested(call, others, target, (), rules)
+            keyed = lambda path, value, *rest: fn(path[-1], value, *rest)  # noqa: E731
+        if options:
+            full = cast(ApplyOptions, {**options})
+            if batch_size is not None:
+                full["batch_size"] = target
+            return self._apply_with(keyed, others, full)  # type: ignore[return-value]
+        result = self._apply_nested(keyed, others, target, (), rules)
         if batch_size is not None:  # as the peer: a new batch size comes without names
             result._rename_all(None)
         return result
@@ -326,21 +337,21 @@ def _row_major(shape: torch.Size) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-class ApplyOptions(TypedDict, total=False):
-    """The keywords of :meth:`ElementwiseOps.apply`, as the peer names them.
+class ApplyRules(TypedDict, total=False):
+    """The keywords of :meth:`ElementwiseOps.named_apply` (and, with ``batch_size``, of
+    :class:`ApplyOptions`), as the peer names them.
 
-    ``batch_size``: the results' batch size, when ``fn`` changes it. ``device``: the
-    result's device (its tensors are moved there; ``None`` records none). ``names``: the
-    result's dim names. ``inplace``: write the results into the existing tensors (see
-    ``apply_``). ``default``: what stands in for a key an ``other`` lacks.
-    ``filter_empty``: ``True`` also drops nested collections that were empty, ``False``
-    keeps those ``fn`` emptied (and never gives ``None``). ``propagate_lock``: lock the
-    result if this collection is locked. ``call_on_nested``: call ``fn`` on nested
-    collections themselves instead of their tensors. ``is_leaf``: the types of nested
-    collections ``fn`` is called on. ``out``: a collection to write the results into.
+    ``device``: the result's device (its tensors are moved there; ``None`` records
+    none). ``names``: the result's dim names. ``inplace``: write the results into the
+    existing tensors (see ``apply_``). ``default``: what stands in for a key an ``other``
+    lacks. ``filter_empty``: ``True`` also drops nested collections that were empty,
+    ``False`` keeps those ``fn`` emptied (and never gives ``None``). ``propagate_lock``:
+    lock the result if this collection is locked. ``call_on_nested``: call ``fn`` on
+    nested collections themselves instead of their tensors. ``is_leaf``: the types of
+    nested collections ``fn`` is called on. ``out``: a collection to write the results
+    into.
     """
 
-    batch_size: _batch.BatchSizeLike
     device: Any
     names: Sequence[str | None] | None
     inplace: bool
@@ -350,6 +361,13 @@ class ApplyOptions(TypedDict, total=False):
     call_on_nested: bool
     is_leaf: Callable[[type], bool] | None
     out: Any
+
+
+class ApplyOptions(ApplyRules, total=False):
+    """The keywords of :meth:`ElementwiseOps.apply`: :class:`ApplyRules` and
+    ``batch_size``, the results' batch size when ``fn`` changes it."""
+
+    batch_size: _batch.BatchSizeLike
 
 
 class _Rules:

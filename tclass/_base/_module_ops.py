@@ -12,6 +12,7 @@ from torch import nn
 from typing_extensions import Self
 
 if TYPE_CHECKING:
+    from tclass._base._collection import TensorCollection
     from tclass._interop._params import TensorDictParams
 
 __all__ = ["ModuleOps"]
@@ -179,6 +180,7 @@ class ModuleOps:
         *,
         inplace: bool | None = ...,
         return_swap: Literal[True] = ...,
+        swap_dest: TensorCollection | None = ...,
         use_state_dict: bool = ...,
         non_blocking: bool = ...,
         preserve_module_state: bool = ...,
@@ -190,6 +192,7 @@ class ModuleOps:
         *,
         inplace: bool | None = ...,
         return_swap: Literal[False],
+        swap_dest: TensorCollection | None = ...,
         use_state_dict: bool = ...,
         non_blocking: bool = ...,
         preserve_module_state: bool = ...,
@@ -201,6 +204,7 @@ class ModuleOps:
         *,
         inplace: bool | None = ...,
         return_swap: bool = ...,
+        swap_dest: TensorCollection | None = ...,
         use_state_dict: bool = ...,
         non_blocking: bool = ...,
         preserve_module_state: bool = ...,
@@ -212,6 +216,7 @@ class ModuleOps:
         *,
         inplace: bool | None = None,
         return_swap: bool = True,
+        swap_dest: TensorCollection | None = None,
         use_state_dict: bool = False,
         non_blocking: bool = False,
         preserve_module_state: bool = True,
@@ -239,6 +244,9 @@ class ModuleOps:
                 copies of the old values. ``None`` means ``False``.
             return_swap: return the previous tensors; if false, return ``None`` (no way
                 back then).
+            swap_dest: with ``return_swap``, a collection the previous tensors are
+                written into (``update``) and that is returned instead, its ``with``
+                block putting them back.
             use_state_dict: the peer's state-dict path; not supported (an
                 ``UnsupportedError``: call ``module.load_state_dict`` yourself).
             non_blocking: with ``inplace``, copy between devices asynchronously.
@@ -264,6 +272,7 @@ class ModuleOps:
             module,
             inplace=inplace,
             return_swap=return_swap,
+            swap_dest=swap_dest,
             use_state_dict=use_state_dict,
             non_blocking=non_blocking,
             preserve_module_state=preserve_module_state,

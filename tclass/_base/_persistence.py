@@ -7,15 +7,18 @@ that implementation builds on the engine classes that derive from this mixin.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Union
 
+import torch
 from typing_extensions import Self, Unpack
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
     from tclass._core._device import DeviceLike
     from tclass._core._keys import NestedKey
-    from tclass._core._memmap import Mode
+    from tclass._core._memmap import MemoryMappedTensor, Mode
 
 __all__ = ["H5Options", "PersistenceOps", "SaveOptions"]
 
@@ -245,13 +248,98 @@ class PersistenceOps:
     load = load_memmap  # the peer's other name
 
     def load_memmap_(
-        self, prefix: PathLike, *, allow_pickle: bool | None = False, mode: Mode | None = None
+        self,
+        prefix: PathLike,
+        robust_key: bool | None = True,
+        *,
+        allow_pickle: bool | None = False,
+        mode: Mode | None = None,
     ) -> Self:
         """Copy the data saved in ``prefix`` into this collection's tensors (same keys
-        and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`)."""
+        and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`).
+        ``robust_key`` is accepted for the peer's code: both file-name layouts are read."""
         from tclass._io._api import load_memmap
 
         return load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
+
+    load_ = load_memmap_  # the peer's older name
+
+    def memmap_refresh_(self, *, allow_pickle: bool | None = None) -> Self:
+        """Reads this collection's folder (:attr:`saved_path`) again: entries another
+        process added, removed or rewrote there (Python values included) replace this
+        collection's, which is returned. ``allow_pickle`` as in :meth:`load_memmap`.
+
+        Raises:
+            NotSavedError: (a ``RuntimeError``) the collection is not saved in a folder.
+        """
+        from tclass._io._saved_entries import memmap_refresh
+
+        return memmap_refresh(self, allow_pickle)  # type: ignore[no-any-return]
+
+    @property
+    def saved_path(self) -> Path:
+        """The folder this collection is saved in (written through).
+
+        Raises:
+            NotSavedError: (an ``AttributeError``, as the peer) if it is saved nowhere.
+        """
+        from tclass._io._saved_entries import saved_path
+
+        return saved_path(self)
+
+    def make_memmap(
+        self,
+        key: NestedKey,
+        shape: Sequence[int] | torch.Tensor,
+        *,
+        dtype: torch.dtype | None = None,
+        robust_key: bool | None = True,
+    ) -> MemoryMappedTensor:
+        """A new entry of zeros of ``shape`` (batch dims included) and ``dtype`` at
+        ``key``, allocated as a file in the folder this collection is saved in (a sparse
+        file: nothing is written), and returned. Works on a locked saved collection, as
+        the peer; ``robust_key`` is accepted (file names are always percent-encoded).
+
+        Raises:
+            NotSavedError: (a ``RuntimeError``) the collection is not saved in a folder.
+            EntryExistsError: (a ``RuntimeError``) ``key`` is already an entry.
+            BatchMismatchError: ``shape`` does not start with the batch size.
+        """
+        from tclass._io._saved_entries import make_memmap
+
+        return make_memmap(self, key, shape, dtype)  # type: ignore[no-any-return]
+
+    def make_memmap_from_tensor(
+        self,
+        key: NestedKey,
+        tensor: torch.Tensor,
+        *,
+        copy_data: bool = True,
+        existsok: bool = True,
+        robust_key: bool | None = True,
+    ) -> MemoryMappedTensor:
+        """Like :meth:`make_memmap`, the new entry holding a copy of ``tensor`` (zeros of
+        its shape and dtype without ``copy_data``). ``existsok`` and ``robust_key`` are
+        accepted: an existing key is always an ``EntryExistsError``, as in the peer."""
+        from tclass._io._saved_entries import make_memmap_from_tensor
+
+        return make_memmap_from_tensor(self, key, tensor, copy_data)  # type: ignore[no-any-return]
+
+    def make_memmap_from_storage(
+        self,
+        key: NestedKey,
+        storage: torch.UntypedStorage,
+        shape: Sequence[int] | torch.Tensor,
+        *,
+        dtype: torch.dtype | None = None,
+        robust_key: bool | None = True,
+    ) -> MemoryMappedTensor:
+        """Like :meth:`make_memmap`, the new entry holding the bytes of ``storage`` read
+        as ``dtype`` (the default dtype if None, as the peer) and ``shape``, copied into
+        the folder."""
+        from tclass._io._saved_entries import make_memmap_from_storage
+
+        return make_memmap_from_storage(self, key, storage, shape, dtype)  # type: ignore[no-any-return]
 
     def to_h5(self, filename: PathLike, **kwargs: Any) -> Any:
         """Write this collection to a new HDF5 file (truncated if it exists; needs

@@ -539,14 +539,25 @@ class PointwiseOps(LeafwiseOps):
     # --- ternary -------------------------------------------------------------------------
 
     @implements(torch.clamp, torch.clip)
-    def clamp(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
-        """``torch.clamp`` of every tensor between ``min`` and ``max`` (either may be None)."""
+    def clamp(
+        self,
+        min: Operand | None = None,  # noqa: A002
+        max: Operand | None = None,  # noqa: A002
+        *,
+        out: TensorCollection | None = None,
+    ) -> Self:
+        """``torch.clamp`` of every tensor between ``min`` and ``max`` (either may be
+        None); with ``out``, the result is copied into ``out``'s tensors and ``out`` is
+        returned."""
         _need_a_bound(min, max)
         # As the peer: one bound is clamp_min / clamp_max (locked like self), two unlock.
         lock = min is None or max is None
-        return self._pointwise(
+        result = self._pointwise(
             _foreach_clamp, torch.clamp, (min, max), operation="clamp", lock=lock
         )
+        if out is None:
+            return result
+        return cast(Self, cast(Any, out).copy_(result))
 
     @implements(torch.clamp_)
     def clamp_(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
@@ -616,13 +627,15 @@ class PointwiseOps(LeafwiseOps):
         *,
         out: TensorCollection | None = None,
         pad: float | None = None,
+        update_batch_size: bool = False,
     ) -> Self:
         """``self`` where ``condition`` holds, else ``other``, tensor by tensor.
 
         ``condition`` is a bool tensor over the leading batch dims or a bool collection
         with these keys; ``other`` a number, a tensor over the leading batch dims or a
         collection; ``pad`` fills in for the entries ``other`` lacks; ``out`` receives
-        the result.
+        the result (in place; with ``update_batch_size``, an ``out`` of another batch
+        size takes the result's entries and batch size, see :meth:`update`).
         """
         if pad is not None and isinstance(other, TensorCollection):
             other = _completed(self, other, pad)
@@ -635,7 +648,11 @@ class PointwiseOps(LeafwiseOps):
             lock=not isinstance(other, TensorCollection),  # the peer's lock rule
             values=_where_value,
         )
-        return result if out is None else cast(Self, out.copy_(result))  # type: ignore[attr-defined]
+        if out is None:
+            return result
+        if update_batch_size and out.batch_size != result.batch_size:
+            return cast(Self, out.update(result, update_batch_size=True))
+        return cast(Self, out.copy_(result))  # type: ignore[attr-defined]
 
     def masked_fill(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:
         """A copy where ``mask`` (over the leading batch dims, or a bool collection) is

@@ -13,6 +13,7 @@ collections keeping their identity.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, cast
@@ -226,6 +227,22 @@ class ShapeOps(TensorCollection):
         """``self`` with one batch dim of size 1 added if it has none (else ``self``)."""
         return self if self.batch_size else self.unsqueeze(0)
 
+    def atleast_2d(self) -> Self:
+        """``self`` with leading batch dims of size 1 added to reach 2 (else ``self``);
+        views, usable as a ``with`` block as :meth:`unsqueeze`."""
+        return self._at_least(2)
+
+    def atleast_3d(self) -> Self:
+        """``self`` with leading batch dims of size 1 added to reach 3 (else ``self``).
+        Unlike ``torch.atleast_3d`` the new dims always come first, as in the peer."""
+        return self._at_least(3)
+
+    def _at_least(self, ndim: int) -> Self:
+        out = self
+        for _ in range(ndim - self.batch_dims):
+            out = out.unsqueeze(0)
+        return out
+
     # --- reordering dims ---------------------------------------------------------------------
 
     def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
@@ -281,6 +298,10 @@ class ShapeOps(TensorCollection):
             raise ShapeError(msg)
         return self.permute(_batch.moved_order(src, dst, nb))
 
+    def moveaxis(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Self:
+        """Same as :meth:`movedim` (numpy's name)."""
+        return self.movedim(source, destination)
+
     def rot90(self, k: int = 1, dims: Sequence[int] = (0, 1)) -> Self:
         """Rotates the batch by 90 degrees ``k`` times in the plane of two batch dims, as
         ``torch.rot90`` (from the first dim towards the second)."""
@@ -308,7 +329,29 @@ class ShapeOps(TensorCollection):
             msg = f"flip: repeated dim in {dims!r}"
             raise ShapeError(msg)
         out = self._map_batch(lambda v: v.flip(flat), self.batch_size)
-        return self._carry(out, self._dim_names)
+        return self._carry(out, self._dim_names, inverse=lambda r: r.flip(flat))
+
+    def fliplr(self) -> Self:
+        """``flip(1)``, as ``torch.fliplr``: left and right swapped over batch dim 1.
+
+        Raises:
+            DimError: (a ``RuntimeError``, as the peer raises) with fewer than 2 batch dims.
+        """
+        if self.batch_dims < 2:
+            msg = f"fliplr needs at least 2 batch dims, the batch size is {list(self.batch_size)}"
+            raise DimError(msg)
+        return self.flip(1)
+
+    def flipud(self) -> Self:
+        """``flip(0)``, as ``torch.flipud``: up and down swapped over batch dim 0.
+
+        Raises:
+            DimError: (a ``RuntimeError``, as the peer raises) with no batch dim.
+        """
+        if self.batch_dims < 1:
+            msg = "flipud needs at least 1 batch dim, the batch size is []"
+            raise DimError(msg)
+        return self.flip(0)
 
     def roll(
         self,
@@ -496,6 +539,26 @@ class ShapeOps(TensorCollection):
         dim = _batch.normalize_dim(dim, len(batch_size), op="chunk")
         return self._split_by_sizes(_batch.chunk_sizes(chunks, batch_size[dim]), dim)
 
+    def tensor_split(
+        self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0
+    ) -> tuple[Self, ...]:
+        """Cuts batch dim ``dim`` as ``torch.tensor_split``: into ``n`` sections (the
+        first ``size % n`` one element longer), or before each of a list of indices
+        (negative ones count from the end, ones past the end are clamped, a smaller
+        index than the one before gives an empty or overlapping section). The pieces
+        are views, named and locked like this collection.
+
+        Raises:
+            DimError: (an ``IndexError``) ``dim`` is not a batch dim.
+            ShapeError: (a ``ValueError``) fewer than 1 section, or a tensor that is not
+                a 0-d or 1-d integer tensor on the CPU.
+        """
+        nb = self.batch_dims
+        d = _batch.normalize_dim(dim, nb, op="tensor_split")
+        bounds = _section_bounds(indices_or_sections, self.batch_size[d])
+        lead = (slice(None),) * d
+        return tuple(self[lead + (slice(start, stop),)] for start, stop in bounds)
+
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         batch_size = self.batch_size
         pieces = [batch_size[:dim] + (size,) + batch_size[dim + 1 :] for size in sizes]
@@ -516,6 +579,39 @@ class ShapeOps(TensorCollection):
         if names is None and not lock:
             return parts
         return tuple(self._carry(part, names, lock=lock) for part in parts)
+
+
+def _section_bounds(
+    indices_or_sections: int | Sequence[int] | torch.Tensor, length: int
+) -> list[tuple[int | None, int | None]]:
+    """The ``(start, stop)`` slice bounds of ``torch.tensor_split``'s pieces."""
+    spec: Any = indices_or_sections
+    if isinstance(spec, torch.Tensor):
+        if spec.dtype.is_floating_point or spec.dtype.is_complex or spec.dtype == torch.bool:
+            spec = None
+        elif spec.device.type != "cpu" or spec.ndim > 1:
+            spec = None
+        else:
+            spec = spec.item() if spec.ndim == 0 else spec.tolist()
+        if spec is None:
+            msg = (
+                "tensor_split: a tensor indices_or_sections must be a 0-d or 1-d integer "
+                f"tensor on the CPU, got a {indices_or_sections.ndim}-d "  # type: ignore[union-attr]
+                f"{indices_or_sections.dtype} tensor on "  # type: ignore[union-attr]
+                f"{indices_or_sections.device}"  # type: ignore[union-attr]
+            )
+            raise ShapeError(msg)
+    if isinstance(spec, int):
+        if spec < 1:
+            msg = f"tensor_split: the number of sections must be at least 1, got {spec}"
+            raise ShapeError(msg)
+        base, extra = divmod(length, spec)
+        stops = list(itertools.accumulate(base + (i < extra) for i in range(spec)))
+        return list(zip([0, *stops[:-1]], stops))
+    cuts = [int(index) for index in spec]
+    firsts: list[int | None] = [None, *cuts]
+    lasts: list[int | None] = [*cuts, None]
+    return list(zip(firsts, lasts))
 
 
 def _identity(value: Value) -> Value:

@@ -20,8 +20,12 @@ from tclass._base._dist_ops import DistributedOps
 from tclass._base._elementwise import ElementwiseOps
 from tclass._base._entry_ops import EntryOps
 from tclass._base._formats import FormatOps
+from tclass._base._grad_ops import GradOps
+from tclass._base._key_ops import KeyOps
+from tclass._base._map_ops import MapOps
 from tclass._base._module_ops import ModuleOps
 from tclass._base._operators import OperatorOps
+from tclass._base._packing import PackingOps
 from tclass._base._persistence import PersistenceOps
 from tclass._base._reductions import ReductionOps
 from tclass._base._shape_ops import ShapeOps
@@ -36,8 +40,11 @@ __all__ = ["TensorDictBase", "Value"]
 
 class TensorDictBase(
     ShapeOps,
+    KeyOps,
     EntryOps,
     StackOps,
+    GradOps,
+    PackingOps,
     ElementwiseOps,
     OperatorOps,
     ReductionOps,
@@ -46,6 +53,7 @@ class TensorDictBase(
     PersistenceOps,
     FormatOps,
     ModuleOps,
+    MapOps,
     ConversionOps,
     DistributedOps,
 ):

@@ -204,7 +204,8 @@ class MemoryMappedTensor(torch.Tensor):
     @classmethod
     def from_tensor(
         cls, input: torch.Tensor, *, filename: PathLike | None = None,
-        existsok: bool = False, copy_existing: bool = False,
+        existsok: bool = False, copy_existing: bool = False, copy_data: bool = True,
+        shape: Sequence[int] | torch.Tensor | None = None,
     ) -> Self:  # fmt: skip
         """Copy a tensor into a new file, or into shared memory when ``filename`` is None.
 
@@ -216,6 +217,10 @@ class MemoryMappedTensor(torch.Tensor):
             filename: the file to create; None for anonymous shared memory.
             existsok: allow replacing an existing regular file.
             copy_existing: allow copying a file-backed MemoryMappedTensor to another file.
+            copy_data: ``False`` gives a tensor of ``input``'s shape and dtype whose
+                content is not written (zeros in a fresh file or fresh shared memory).
+            shape: the result's shape when it differs from ``input``'s, which is
+                broadcast to it (the peer's nested shapes, a tensor, are refused).
 
         Returns:
             ``input`` itself when it is already a MemoryMappedTensor on that file (or an
@@ -248,6 +253,16 @@ class MemoryMappedTensor(torch.Tensor):
             raise TypeError(msg + "; convert it with .to_dense() first")
         if input.requires_grad:
             input = input.detach()
+        if shape is not None:
+            if isinstance(shape, torch.Tensor):
+                msg = (
+                    "from_tensor: nested shapes (a tensor of element shapes) are not "
+                    "supported; memory-map each element, or a padded dense tensor"
+                )
+                raise TypeError(msg)
+            input = input.broadcast_to(tuple(shape))
+        if not copy_data:
+            return cls._new(input.shape, input.dtype, None, filename, existsok, True)
         data = _raw_bytes(input)
         out = cls._new(input.shape, input.dtype, None, filename, existsok, False, data)
         if data is None:  # not plain CPU memory: let torch copy (and convert) it

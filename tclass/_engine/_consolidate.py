@@ -33,14 +33,20 @@ from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._nested import fill_array
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._registry import resolve_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
-from tclass.errors import DeviceError, MetadataError, NotSerializableError, UnsupportedError
+from tclass.errors import (
+    DeviceError,
+    MetadataError,
+    MissingFileError,
+    NotSerializableError,
+    UnsupportedError,
+)
 
 __all__ = [
     "Consolidated",
@@ -209,12 +215,32 @@ def _moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
     return result
 
 
-def from_consolidated(buffer: torch.Tensor, *, cls: type | None = None) -> Any:
-    """Rebuild the collection a consolidated buffer holds (its JSON trailer describes it).
+def from_consolidated_file(filename: str | os.PathLike[str], cls: type) -> Any:
+    """What ``cls.from_consolidated(filename)`` gives: the collection in a file written by
+    ``consolidate(filename=...)``, over a copy-on-write mapping of it; a record of
+    ``cls`` when it is a tensorclass."""
+    node = from_consolidated(filename, cls=cls if is_record_class(cls) else None)
+    if is_record_class(cls) and not is_record(node):
+        return cls.from_tensordict(node)  # type: ignore[attr-defined]
+    return node
+
+
+def from_consolidated(
+    buffer: torch.Tensor | str | os.PathLike[str], *, cls: type | None = None
+) -> Any:
+    """Rebuild the collection a consolidated buffer holds (its JSON trailer describes it);
+    ``buffer`` may be the file ``consolidate(filename=...)`` wrote, mapped copy-on-write.
 
     Raises:
+        MissingFileError: ``buffer`` names a file that does not exist.
         MetadataError: the tensor is not a consolidated buffer (no valid trailer).
     """
+    if isinstance(buffer, (str, os.PathLike)):
+        size = os.path.getsize(buffer) if os.path.isfile(buffer) else None
+        if size is None:
+            msg = f"from_consolidated: no file {os.fspath(buffer)!r}; check the path"
+            raise MissingFileError(msg)
+        buffer = MemoryMappedTensor.from_filename(buffer, torch.uint8, (size,), mode="r")
     if not isinstance(buffer, torch.Tensor) or buffer.dtype != torch.uint8 or buffer.dim() != 1:
         msg = (
             "from_consolidated expects the 1-d uint8 buffer of a consolidated "

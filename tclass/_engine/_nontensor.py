@@ -30,18 +30,21 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Resize
 from tclass._base._reductions import Along
-from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base._tensordict_base import Value
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._options import OPTIONS
+from tclass._engine._keyless import KeylessOps
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     DimError,
     EntryTypeError,
+    LockedError,
     ReductionError,
     StackError,
+    UnknownFieldError,
     UnsupportedError,
 )
 
@@ -75,7 +78,7 @@ def _copy_value(value: object) -> object:
     return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
 
 
-class _NonTensorNode(TensorDictBase):
+class _NonTensorNode(KeylessOps):
     """What both node kinds share: no entries, a device, a lock flag."""
 
     __slots__ = ("_device", "_locked", "__weakref__")
@@ -90,8 +93,7 @@ class _NonTensorNode(TensorDictBase):
     def device(self) -> torch.device | None:
         return self._device
 
-    @property
-    def is_locked(self) -> bool:
+    def _lock_state(self) -> bool:
         return self._locked
 
     @property
@@ -126,7 +128,9 @@ class _NonTensorNode(TensorDictBase):
     def get(self, key: Any, default: Any = None) -> Any:
         return default
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         msg = f"{type(self).__name__} holds a Python value and has no entries; cannot set {key!r}"
         raise EntryTypeError(msg)
 
@@ -317,6 +321,33 @@ class NonTensorData(_NonTensorNode):
     def batch_size(self) -> torch.Size:
         return self._batch_size
 
+    @classmethod
+    def from_tensordict(
+        cls,
+        tensordict: TensorCollection,
+        non_tensordict: Mapping[str, Any] | None = None,
+        safe: bool | None = None,
+    ) -> NonTensorData:
+        """The node a TensorDict holding its value under ``"data"`` describes (the value
+        given in ``non_tensordict`` when the TensorDict has none; ``None`` without
+        either), with the TensorDict's batch size and device.
+
+        Raises:
+            UnknownFieldError: (a ``ValueError``) an entry other than ``"data"``.
+        """
+        others = sorted(set(map(str, tensordict.keys())) - {"data"})
+        if others:
+            msg = (
+                f"NonTensorData.from_tensordict: the TensorDict may hold only 'data', got {others}"
+            )
+            raise UnknownFieldError(msg)
+        if "data" in tensordict.keys():
+            value = tensordict.get("data")
+            data = value.tolist() if isinstance(value, torch.Tensor) else value
+        else:
+            data = (non_tensordict or {}).get("data")
+        return cls(data, tensordict.batch_size, tensordict.device)
+
     def _read(self) -> Any:
         return self.data
 
@@ -388,6 +419,13 @@ class NonTensorData(_NonTensorNode):
         return NonTensorStack._from_array(self._as_array(), self._device)._written(index, value)
 
     _with_written = _written  # never changes self: a different value gives a new stack
+
+    def maybe_to_stack(self) -> _NonTensorNode:
+        """A ``NonTensorStack`` holding the value in every element (shared, not copied);
+        ``self`` when the batch size is empty."""
+        if not self._batch_size:
+            return self
+        return NonTensorStack._from_array(self._as_array(), self._device)
 
     def __repr__(self) -> str:
         return (
@@ -611,6 +649,73 @@ class NonTensorStack(_NonTensorNode):
     def clone(self, recurse: bool = True) -> Self:
         array = copy.deepcopy(self._array) if recurse else self._array.copy()
         return self._from_array(array, self._device)  # type: ignore[return-value]
+
+    def maybe_to_stack(self) -> Self:
+        """A new stack of the same values (each element already is one value)."""
+        return self.clone(recurse=False)
+
+    def insert(self, index: int, tensordict: Any) -> None:
+        """Inserts a member before position ``index`` along the stack dim: a node whose
+        batch size is a member's, or a Python value (held by every element of the new
+        member).
+
+        Raises:
+            LockedError: the stack is locked.
+            StackError: (a ``ValueError``) a node of another batch size.
+        """
+        if self._locked:
+            msg = "cannot insert a member into a locked NonTensorStack; unlock it first"
+            raise LockedError(msg)
+        dim = self.stack_dim
+        member = list(self.batch_size)
+        del member[dim]
+        node = tensordict if isinstance(tensordict, _NonTensorNode) else None
+        if node is None:
+            node = NonTensorData(tensordict, batch_size=member, device=self._device)
+        if list(node.batch_size) != member:
+            msg = (
+                f"NonTensorStack.insert: the new member has batch size "
+                f"{list(node.batch_size)}, the stack's members have {member}"
+            )
+            raise StackError(msg)
+        length = self._array.shape[dim]
+        position = min(max(index + length if index < 0 else index, 0), length)  # list.insert
+        parts = np.split(self._array, [position], axis=dim)
+        added = node._as_array().reshape([*member[:dim], 1, *member[dim:]])
+        self._array = np.ascontiguousarray(np.concatenate([parts[0], added, parts[1]], dim))
+        if not isinstance(node, NonTensorData):  # the values may now differ along other dims
+            self._stack_dim = None
+        if node.device != self._device:
+            self._device = None
+
+    def append(self, tensordict: Any) -> None:
+        """Adds a member at the end of the stack dim (see :meth:`insert`)."""
+        self.insert(self._array.shape[self.stack_dim], tensordict)
+
+    def extend(self, tensordict: Sequence[Any] | TensorCollection) -> None:
+        """Appends each of a list of members, or each part of a stack along the stack
+        dim (see :meth:`insert`)."""
+        parts = (
+            tensordict.unbind(self.stack_dim)
+            if isinstance(tensordict, TensorCollection)
+            else tensordict
+        )
+        for part in parts:
+            self.append(part)
+
+    valid_keys = TensorCollection.keys  # the peer's older name (no keys here)
+
+    @classmethod
+    def from_nontensordata(cls, non_tensor: NonTensorData) -> _NonTensorNode:
+        """A stack holding a copy of ``non_tensor``'s value in every element (a copy of
+        ``non_tensor`` itself when its batch size is empty); see
+        ``NonTensorData.maybe_to_stack``, which shares the value instead."""
+        if not non_tensor.batch_size:
+            return non_tensor.clone()
+        array = np.empty(tuple(non_tensor.batch_size), dtype=object)
+        for index in np.ndindex(array.shape):
+            array[index] = _copy_value(non_tensor.data)
+        return cls._from_array(array, non_tensor.device)
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         numbers, values = self._selected(index, value)

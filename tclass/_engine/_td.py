@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from typing_extensions import Self
 
+from tclass._base._casts import holds_tensor_attrs
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
@@ -247,9 +248,7 @@ class TensorDict(ScopedOps, TensorDictBase):
         """The device of every entry, or ``None`` if they may be on different devices."""
         return self._device
 
-    @property
-    def is_locked(self) -> bool:
-        """Whether entries can be added, replaced or removed (in-place writes always can)."""
+    def _lock_state(self) -> bool:
         return self._locked
 
     def _items(self) -> Iterator[tuple[str, Value]]:
@@ -586,11 +585,14 @@ class TensorDict(ScopedOps, TensorDictBase):
 
     # --- writing entries -----------------------------------------------------------------
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Stores ``value`` under ``key`` (a string or a nested tuple); returns ``self``.
 
         Intermediate nested TensorDicts are created as needed. With ``inplace=True`` and
-        an existing entry, the data is copied into it instead (see :meth:`set_`).
+        an existing entry, the data is copied into it instead (see :meth:`set_`), without
+        waiting for a device copy with ``non_blocking=True``.
 
         Raises:
             LockedError: if the TensorDict is locked (and the write is not in place).
@@ -603,7 +605,7 @@ class TensorDict(ScopedOps, TensorDictBase):
                 return self
             key = path[0]
         if inplace and key in self._tensors:
-            return self.set_(key, value)
+            return self.set_(key, value, non_blocking=non_blocking)
         if self._locked and not self._can_fill(key):
             if self._tensors.get(key) is value:
                 return self  # the entry itself (written in place): nothing to replace
@@ -713,7 +715,7 @@ class TensorDict(ScopedOps, TensorDictBase):
                 return True
         return False
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key`` in place (allowed when locked).
 
         A nested key whose parent collections are missing is set as by :meth:`set` (the
@@ -750,7 +752,7 @@ class TensorDict(ScopedOps, TensorDictBase):
             )
             raise InPlaceWriteError(msg) from None
         try:
-            target.copy_(source)
+            target.copy_(source, non_blocking=non_blocking)
         except RuntimeError as error:
             msg = (
                 f"set_: cannot copy a value of shape {list(source.shape)} into {key!r} of shape "
@@ -953,10 +955,13 @@ class TensorDict(ScopedOps, TensorDictBase):
             raise
         return self
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Self:
         """A TensorDict with only ``keys`` (nested keys allowed), sharing the tensors.
 
         With ``strict=False`` missing keys are ignored; otherwise they raise.
+        ``as_tensordict`` (a record gives its TensorDict) changes nothing here.
         """
         # As the peer: nested keys are grouped by their first part and selected by the
         # nested collection itself (a record stays a record); a nested key selects within
@@ -1062,6 +1067,9 @@ class TensorDict(ScopedOps, TensorDictBase):
         ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
         ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
         tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...)."""
+        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
+            # td.to(other.attrs()): leaf by leaf
+            return self._to_attrs(args[0], bool(kwargs.get("non_blocking", False)))
         cast_filter = kwargs.pop("cast_filter", None)
         if cast_filter is not None:
             request = parse_to_args(args, kwargs)

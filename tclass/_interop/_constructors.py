@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -31,6 +31,7 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass.errors import (
@@ -352,6 +353,28 @@ def from_dict(
     return out
 
 
+def from_dict_instance(
+    template: TensorCollection,
+    input_dict: Mapping[Any, Any],
+    **options: Any,
+) -> TensorDict:
+    """``template.from_dict_instance(input_dict, ...)``: :func:`from_dict`, then each
+    nested TensorDict built where ``template`` holds a record becomes that record's class
+    (and nested collections of ``template`` pass their own classes down)."""
+    return _typed_like(template, from_dict(input_dict, **options))
+
+
+def _typed_like(template: TensorCollection, td: TensorDict) -> TensorDict:
+    for key in td._key_names():
+        value = td._entry(key)
+        model = template._child(key) if template._has_entry(key) else None
+        if type(value) is not TensorDict or model is None or model._is_leaf_node:
+            continue
+        typed = _typed_like(model, value)
+        td._put(key, cast(Any, type(model))._from_plain(typed) if is_record(model) else typed)
+    return td
+
+
 def fromkeys(keys: Iterable[Any], value: Any = 0) -> TensorDict:
     """A TensorDict (batch size ``[]``) holding ``value`` under each of ``keys``.
 
@@ -501,15 +524,20 @@ def is_tensor_collection(datatype: object) -> bool:
 # --- the way back -------------------------------------------------------------------------
 
 
-def to_dict(collection: TensorCollection, convert_tensors: bool) -> dict[str, Any]:
+def to_dict(
+    collection: TensorCollection, convert_tensors: bool, tolist_first: bool = False
+) -> dict[str, Any]:
     """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python values
-    (a per-element stack as nested lists), nested collections as dicts."""
+    (a per-element stack as nested lists), nested collections as dicts (with
+    ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts)."""
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
             out[key] = value.data
+        elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
+            out[key] = value.tolist(convert_tensors=convert_tensors)
         elif isinstance(value, TensorCollection):
-            out[key] = value.to_dict(convert_tensors=convert_tensors)
+            out[key] = value.to_dict(convert_tensors=convert_tensors, tolist_first=tolist_first)
         else:
             out[key] = value.tolist() if convert_tensors else value
     return out

@@ -161,6 +161,7 @@ def swap_into_module(
     *,
     inplace: bool | None = False,
     return_swap: bool = True,
+    swap_dest: TensorCollection | None = None,
     use_state_dict: bool = False,
     non_blocking: bool = False,
     preserve_module_state: bool = True,
@@ -198,6 +199,8 @@ def swap_into_module(
             write.slots[write.name] = _module_tensor(write.old, write.new, preserve_module_state)
     if result is None:
         return None
+    if swap_dest is not None:
+        result = swap_dest.update(result)
     storage_of(result)._call_on_exit(_undo(writes, olds, inplace, non_blocking))
     return result
 

@@ -136,7 +136,8 @@ class _Leaves(MutableMapping[str, Any]):
         return repr(dict(self.items()))
 
 
-class TensorDictParams(TensorDictBase, nn.Module):
+# zero_grad is TensorDictBase's (it returns self; nn.Module's returns None).
+class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
     """A TensorDict whose tensors are the parameters and buffers of an ``nn.Module``.
 
     Keep it on a module (an ensemble's stacked weights, a target network's copy) so that
@@ -235,8 +236,7 @@ class TensorDictParams(TensorDictBase, nn.Module):
         """The device of the wrapped TensorDict."""
         return self._param_td.device
 
-    @property
-    def is_locked(self) -> bool:
+    def _lock_state(self) -> bool:
         """Whether entries can be added or removed through this object."""
         return self._root_locked
 
@@ -321,12 +321,6 @@ class TensorDictParams(TensorDictBase, nn.Module):
         ``retain_none``: the peer's keyword for tensorclass fields, never held here)."""
         return _map_leaves(self._param_td, lambda leaf: leaf.detach().clone())
 
-    @property
-    def grad(self) -> TensorDict:
-        """The gradients of the entries, as a plain TensorDict (entries without a
-        gradient yet are left out)."""
-        return _grads(self._param_td)
-
     # --- writing: converted, then stored in the wrapped TensorDict ---------------------
 
     def _writable(self) -> TensorDict:
@@ -334,7 +328,9 @@ class TensorDictParams(TensorDictBase, nn.Module):
             raise LockedError(_LOCKED)
         return self._param_td
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Stores ``value`` (its tensors converted to parameters or buffers)."""
         td = self._writable()
         with td.unlock_():
@@ -369,7 +365,7 @@ class TensorDictParams(TensorDictBase, nn.Module):
             td.update(converted, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
         return self
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key``, outside autograd."""
         with torch.no_grad():
             self._param_td.set_(key, value)
@@ -405,7 +401,9 @@ class TensorDictParams(TensorDictBase, nn.Module):
             td.rename_key_(old_key, new_key, safe=safe)
         return self
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Any:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Any:
         """A plain TensorDict of the entries ``keys`` (this object, with ``inplace``)."""
         if inplace:
             td = self._writable()
@@ -625,17 +623,6 @@ def _flat_items(state: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
             yield from _flat_items(value, f"{prefix}{key}.")
         else:
             yield prefix + key, value
-
-
-def _grads(td: TensorDict) -> TensorDict:
-    entries: dict[str, Value] = {}
-    for key, value in td._items():
-        if isinstance(value, torch.Tensor):
-            if value.grad is not None:
-                entries[key] = value.grad
-        elif isinstance(value, TensorDict):
-            entries[key] = _grads(value)
-    return TensorDict._new_unchecked(entries, td.batch_size, td.device)
 
 
 def _map_leaves(td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor]) -> TensorDict:

@@ -400,9 +400,7 @@ class PersistentTensorDict(TensorDictBase):
         """The device entries are read onto (None: the CPU)."""
         return self._device
 
-    @property
-    def is_locked(self) -> bool:
-        """Whether entries can be added or removed (in-place writes always can)."""
+    def _lock_state(self) -> bool:
         return self._locked
 
     @property
@@ -569,7 +567,9 @@ class PersistentTensorDict(TensorDictBase):
             raise FilePermissionError(msg)
         return group
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Write ``value`` under ``key``: a tensor becomes a dataset (replacing one of that
         name), a collection or dict a group, a Python value a string or number dataset.
         With ``inplace`` and an existing dataset, the data is written into it."""
@@ -668,7 +668,7 @@ class PersistentTensorDict(TensorDictBase):
             elif _is_numeric(node):
                 _write_rows(node, index, part, len(self._batch_size))
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
         by entry)."""
         path = (key,) if isinstance(key, str) else tuple(key)
@@ -914,7 +914,7 @@ class PersistentTensorDict(TensorDictBase):
             if isinstance(node, h5py.Group):
                 self._child_of(key, node)._copy_into(target)  # type: ignore[arg-type]
             elif _is_numeric(node) and node.size:
-                node.read_direct(target.numpy())  # type: ignore[union-attr]  # into the mapped file
+                node.read_direct(target.numpy())  # into the mapped file
 
     # --- python protocols ----------------------------------------------------------------
 

@@ -116,6 +116,8 @@ def _parameters(
     initvars: list[str] = []
     for field in cls.__dataclass_fields__.values():  # type: ignore[attr-defined]
         name = field.name
+        if field._field_type is dataclasses._FIELD_CLASSVAR:  # type: ignore[attr-defined]
+            continue  # a class attribute, not a constructor argument
         if field._field_type is dataclasses._FIELD_INITVAR:  # type: ignore[attr-defined]
             initvars.append(name)
         default = ""

@@ -21,7 +21,7 @@ import torch
 from typing_extensions import Self, Unpack, dataclass_transform
 
 from tclass._base._collection import TensorCollection
-from tclass._base._elementwise import ApplyOptions
+from tclass._base._elementwise import ApplyOptions, ApplyRules
 from tclass._base._leafwise import Gather, Resize
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
@@ -54,6 +54,8 @@ from tclass.errors import (
     ClassDefinitionError,
     FieldIndexError,
     UnknownFieldError,
+    UnsupportedError,
+    UpdateArgumentError,
 )
 
 __all__ = ["TensorClass"]
@@ -216,8 +218,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     # --- collection primitives -----------------------------------------------------------
 
-    @property
-    def is_locked(self) -> bool:
+    def _lock_state(self) -> bool:
         """Whether fields can be assigned (in-place writes to tensors always can)."""
         return self._tensordict.is_locked
 
@@ -335,7 +336,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         value = self._tensordict.get(key, default, **options)
         return value._read() if isinstance(value, _NonTensorNode) else value
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Sets a field like attribute assignment (a nested tuple key sets below a field)."""
         if type(key) is str or (type(key) is tuple and len(key) == 1):
             name = key if type(key) is str else key[0]
@@ -353,7 +356,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         self._tensordict.set(key, value, inplace=inplace)
         return self
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing tensor ``key`` in place (allowed when locked)."""
         self._tensordict.set_(key, value)
         return self
@@ -512,10 +515,11 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         *others: TensorCollection,
         nested_keys: bool = False,
         batch_size: BatchSizeLike = None,
+        **options: Unpack[ApplyRules],
     ) -> Self:
         return self._result(
             self._tensordict.named_apply(
-                fn, *others, nested_keys=nested_keys, batch_size=batch_size
+                fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
             )
         )
 
@@ -544,6 +548,15 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
         return self._result(self._tensordict._apply_in_place(fn, others))
+
+    def _tensor_leaves(self) -> Iterator[torch.Tensor]:
+        return self._tensordict._tensor_leaves()
+
+    def _entry_class(self, key: str) -> type:
+        return self._tensordict._entry_class(key)
+
+    def _item_shape(self, key: str) -> torch.Size:
+        return self._tensordict._item_shape(key)
 
     def clone(self, recurse: bool = True) -> Self:
         return self._result(self._tensordict.clone(recurse))
@@ -752,6 +765,30 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _results(self, results: tuple[TensorDictBase, ...]) -> tuple[Self, ...]:
         return tuple(map(self._result, results))
 
+    def extend(self, tensordict: Sequence[Any] | TensorCollection) -> None:
+        """Appends records (a list, or the parts of one along the stack dim) to the lazy
+        stack this record is over (``tclass.lazy_stack`` of records gives one).
+
+        Raises:
+            UnsupportedError: the record is over a TensorDict, not a lazy stack.
+        """
+        storage = self._tensordict
+        if not isinstance(storage, LazyStackedTensorDict):
+            msg = (
+                f"extend: this {type(self).__name__} holds one TensorDict, not a lazy stack; "
+                "build one with tclass.lazy_stack([...]) or concatenate with torch.cat"
+            )
+            raise UnsupportedError(msg)
+        if isinstance(tensordict, TensorCollection):
+            tensordict = tensordict.unbind(storage.stack_dim)
+        storage.extend([storage_of(part) for part in tensordict])
+
+    @classmethod
+    def fields(cls) -> tuple[dataclasses.Field[Any], ...]:
+        """The fields of the class, as ``dataclasses.fields(cls)`` (the peer's older
+        spelling)."""
+        return dataclasses.fields(cls)
+
     # --- conversions ---------------------------------------------------------------------
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
@@ -792,10 +829,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
 
-    def to_dict(self, *, retain_none: bool = True, convert_tensors: bool = False) -> dict[str, Any]:
+    def to_dict(
+        self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
+    ) -> dict[str, Any]:
         """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,
-        nested records as dicts, and ``None`` for absent fields unless not ``retain_none``."""
-        out = to_dict(self._tensordict, convert_tensors)
+        nested records as dicts (lists of dicts with ``tolist_first``, see
+        ``TensorDict.to_dict``), and ``None`` for absent fields unless not ``retain_none``."""
+        out = to_dict(self._tensordict, convert_tensors, tolist_first)
         if retain_none:
             for name in self._absent_fields():
                 out[name] = None
@@ -866,9 +906,12 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """
         return allocate(cls, batch_size, dims, prefix, device)
 
-    def replace(self, **changes: Any) -> Self:
-        """A new record with some fields changed (the others shared, not copied); works
-        on frozen records too."""
+    def replace(self, *args: Mapping[str, Any] | TensorCollection, **changes: Any) -> Self:
+        """A new record with some fields changed (the others shared, not copied), given
+        as keywords and/or one mapping or collection (keywords win); works on frozen
+        records too."""
+        if args:
+            changes = {**_replacements(args), **changes}
         td = self._tensordict.__copy__()
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:
@@ -887,6 +930,20 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self._tensordict))
+
+
+def _replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:
+    """The fields ``replace(mapping)`` sets, from its one positional argument."""
+    (source, *rest) = args
+    if rest or not isinstance(source, (Mapping, TensorCollection)):
+        msg = (
+            "replace() takes one dict or collection of fields (and keywords), got "
+            f"{len(args)} argument(s) of type(s) {[type(arg).__name__ for arg in args]}"
+        )
+        raise UpdateArgumentError(msg)
+    if isinstance(source, TensorCollection):
+        return {key: source.get(key) for key in source._key_names()}
+    return dict(source)
 
 
 def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:

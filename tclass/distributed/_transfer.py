@@ -19,6 +19,7 @@ import torch.distributed as dist
 from tclass._base._device_ops import map_tensors
 from tclass._core._device import DeviceLike
 from tclass._engine._nontensor import NonTensorStack, same_value
+from tclass._engine._td import TensorDict
 from tclass.distributed import _wire
 from tclass.distributed._wire import Header, Layout, first_difference, layout_of
 from tclass.errors import DistributedError, StructureMismatchError
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BackgroundTransfer", "Handle", "Transfer", "all_gather", "all_reduce", "broadcast",
-    "irecv", "isend", "recv", "send",
+    "from_remote_init", "init_remote", "irecv", "isend", "recv", "send",
 ]  # fmt: skip
 
 R = TypeVar("R")
@@ -228,6 +229,44 @@ def irecv(
     return BackgroundTransfer(lambda: _incoming(record, peer, device, build=False), device)
 
 
+def init_remote(
+    record: Any,
+    dst: int | None,
+    group: ProcessGroup | None,
+    device: DeviceLike,
+    use_broadcast: bool,
+) -> None:
+    if use_broadcast:
+        broadcast(record, dist.get_rank(group), group, None, device, True)
+        return
+    if dst is None:
+        msg = (
+            "init_remote: give the receiver's rank (dst=...), or use_broadcast=True to send "
+            "the record to every rank of the group"
+        )
+        raise DistributedError(msg)
+    threshold, bucket = _packing(True)
+    messages = _outgoing(record, _wire_device(group), threshold, bucket, with_tree=True)
+    peer = _Peer("send", dst, group, None, 0)
+    _wait([peer.post(message, index) for index, message in enumerate(messages)])
+
+
+def from_remote_init(
+    src: int, group: ProcessGroup | None, device: DeviceLike, use_broadcast: bool
+) -> Any:
+    """The record ``src`` sent with :func:`init_remote`, built here (received into an
+    empty TensorDict, as the peer's is), consolidated as the peer's is."""
+    empty = TensorDict()
+    if use_broadcast:
+        built = broadcast(empty, src, group, None, device, True)
+    else:
+        wire = _wire_device(group)
+        built = _incoming(empty, _Peer("recv", src, group, None, 0), wire, build=True)
+        if device is not None:
+            built = built.to(device)
+    return built.consolidate()
+
+
 # --- the two halves of a transfer ----------------------------------------------------------
 
 
@@ -366,7 +405,12 @@ def broadcast(
 
 
 def all_reduce(
-    record: R, op: Any, group: ProcessGroup | None, async_op: bool, check: bool
+    record: R,
+    op: Any,
+    group: ProcessGroup | None,
+    async_op: bool,
+    check: bool,
+    bucket_bytes: int | None = None,
 ) -> R | Handle[R]:
     wire = _wire_device(group)
     layout = layout_of(record)
@@ -374,7 +418,10 @@ def all_reduce(
         _agree(layout, group, wire, "all_reduce", 0)
     reduce_op = dist.ReduceOp.SUM if op is None else op
     with torch.no_grad():
-        targets = _reduction_buffers(layout.leaves, wire)
+        if bucket_bytes is None:
+            targets = _reduction_buffers(layout.leaves, wire)
+        else:
+            targets = _reduction_buffers(layout.leaves, wire, bucket_bytes, bucket_bytes)
     works = [dist.all_reduce(buffer, reduce_op, group, async_op=True) for buffer, _ in targets]
 
     def finish() -> R:
@@ -391,10 +438,14 @@ def all_reduce(
 
 
 def _reduction_buffers(
-    leaves: Sequence[torch.Tensor], device: torch.device
+    leaves: Sequence[torch.Tensor],
+    device: torch.device,
+    threshold: int = _wire.SMALL_LEAF,
+    bucket: int = _wire.BUCKET,
 ) -> list[tuple[torch.Tensor, list[torch.Tensor]]]:
-    """Per dtype, small leaves packed into flat buckets; large ones as themselves (or a
-    contiguous copy on the wire device). Each buffer with the leaves it holds."""
+    """Per dtype, leaves up to ``threshold`` bytes packed into flat buckets of up to
+    ``bucket`` bytes; larger ones as themselves (or a contiguous copy on the wire
+    device). Each buffer with the leaves it holds."""
     by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
     for leaf in leaves:
         if leaf.numel():
@@ -402,7 +453,7 @@ def _reduction_buffers(
     buffers = []
     for same in by_dtype.values():
         sizes = [leaf.numel() * leaf.element_size() for leaf in same]
-        for message in _wire.bucket_plan(sizes, _wire.SMALL_LEAF, _wire.BUCKET):
+        for message in _wire.bucket_plan(sizes, threshold, bucket):
             group = [same[index] for index in message]
             if len(group) == 1:
                 buffers.append((group[0].to(device).contiguous(), group))

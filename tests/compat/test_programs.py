@@ -31,16 +31,10 @@ PROGRAMS = program_names()
 # program -> why it fails on tclass today: the issue(s) covering each failing call, first
 # failure first. "NOT COVERED" marks a failure no open issue (17-21) names.
 XFAIL: dict[str, str] = {
-    "clone_detach_grad": "NOT COVERED: `td.requires_grad_()`, `td.detach_()` AttributeError",
-    "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
-    "`td.numpy()` missing",
-    "locking": "NOT COVERED: `td.is_locked = True` (property has no setter)",
     "nontensor_data": "NOT COVERED: a stack of equal values reads 'p' where the peer "
     "reads ['p', 'p'] (README: 'A Python value stays one value')",
     "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
     "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
-    "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
-    "`td.get_item_shape(key)`, `td.entry_class(key)` AttributeError",
     "tensorclass_nontensor": "NOT COVERED: a stack of records with equal `camera` reads "
     "'left', not ['left', 'left', 'left'] (README: 'A Python value stays one value')",
 }

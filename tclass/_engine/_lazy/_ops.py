@@ -9,20 +9,20 @@ like the batch (other collections, masks, conditions) are cut along the stack di
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
-from tclass._base._elementwise import ApplyOptions
+from tclass._base._elementwise import ApplyOptions, ApplyRules
 from tclass._base._leafwise import Alignment, Gather, Resize
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
-from tclass._engine._lazy._parts import insert_dim, remove_dim, split_tensor
+from tclass._engine._lazy._parts import insert_dim, remove_dim, split_tensor, stack_entries
 from tclass._engine._nontensor import join_non_tensor
 from tclass.errors import BatchSizeError, DimError, HeterogeneousEntryError, ShapeError
 
@@ -100,15 +100,61 @@ class LazyStackOps(TensorDictBase):
                 out._rename_all(dense._dim_names)  # the peer's keeps the stack's names
             return cast(Self, out)
         cut = [self._cut(other) for other in others]
-        member_options = {
-            key: value
-            for key, value in options.items()
-            if key not in ("device", "names", "propagate_lock", "out", "batch_size")
-        }
+        member_options, member_size = self._member_options(options, "apply")
         results = [
             member.apply(fn, *(pieces[i] for pieces in cut), **member_options)
             for i, member in enumerate(self._members)
         ]
+        return self._restacked_results(results, options, member_size)
+
+    def named_apply(
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        *others: TensorCollection,
+        nested_keys: bool = False,
+        batch_size: _batch.BatchSizeLike = None,
+        **options: Unpack[ApplyRules],
+    ) -> Self:
+        """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``);
+        with a ``batch_size``, on the stacked tensors, as :meth:`apply`."""
+        if batch_size is not None:
+            dense = self.to_tensordict()
+            result = dense.named_apply(
+                fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
+            )
+            return cast(Self, result)
+        cut = [self._cut(other) for other in others]
+        full = cast(ApplyOptions, {**options})
+        member_options, member_size = self._member_options(full, "named_apply")
+        results = [
+            member.named_apply(
+                fn, *(pieces[i] for pieces in cut), nested_keys=nested_keys, **member_options
+            )
+            for i, member in enumerate(self._members)
+        ]
+        return self._restacked_results(results, full, member_size)
+
+    def _member_options(
+        self, options: ApplyOptions, op: str
+    ) -> tuple[dict[str, Any], torch.Size | None]:
+        """The options each member's ``apply`` takes (those about the result are applied
+        to the restacked result), and the members' batch size."""
+        member_options: dict[str, Any] = {
+            key: value
+            for key, value in options.items()
+            if key not in ("device", "names", "propagate_lock", "out", "batch_size")
+        }
+        batch_size = options.get("batch_size")
+        member_size = None
+        if batch_size is not None:
+            member_size = self._member_batch(_batch.as_batch_size(batch_size), op)
+            member_options["batch_size"] = member_size
+        return member_options, member_size
+
+    def _restacked_results(
+        self, results: list[Any], options: ApplyOptions, member_size: torch.Size | None
+    ) -> Self:
+        """The members' results restacked, with the options about the result applied."""
         if options.get("inplace"):
             return self
         if all(result is None for result in results):
@@ -118,31 +164,15 @@ class LazyStackOps(TensorDictBase):
             for member, result in zip(self._members, results)
         ]
         out = self._restacked(filled)
-        rest = {
-            key: options[key]
-            for key in ("device", "names", "propagate_lock", "out")
-            if key in options
-        }
-        return TensorDictBase._apply_with(out, lambda x: x, (), rest) if rest else out  # type: ignore[arg-type, return-value]
-
-    def named_apply(
-        self,
-        fn: Callable[..., torch.Tensor | None],
-        *others: TensorCollection,
-        nested_keys: bool = False,
-        batch_size: _batch.BatchSizeLike = None,
-    ) -> Self:
-        """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``);
-        with a ``batch_size``, on the stacked tensors, as :meth:`apply`."""
-        if batch_size is not None:
-            dense = self.to_tensordict()
-            return dense.named_apply(fn, *others, nested_keys=nested_keys, batch_size=batch_size)  # type: ignore[return-value]
-        cut = [self._cut(other) for other in others]
-        results = [
-            member.named_apply(fn, *(pieces[i] for pieces in cut), nested_keys=nested_keys)
-            for i, member in enumerate(self._members)
-        ]
-        return self._restacked(results)
+        rest = cast(
+            ApplyOptions,
+            {
+                key: options[key]
+                for key in ("device", "names", "propagate_lock", "out")
+                if key in options
+            },
+        )
+        return TensorDictBase._apply_with(out, _identity, (), rest) if rest else out  # type: ignore[return-value]
 
     # What a parent collection calls on a nested lazy stack.
     def _apply_plain(
@@ -372,6 +402,40 @@ class LazyStackOps(TensorDictBase):
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
         for member in self._members:
             yield from member._tensor_leaves()
+
+    # --- entries by key, read from the members without stacking them ----------------------
+
+    def _entry_class(self, key: str) -> type:
+        parts = self._parts(key)
+        if isinstance(parts[0], torch.Tensor):
+            return torch.Tensor
+        return type(stack_entries(parts, self._stack_dim, (key,)))
+
+    def _item_shape(self, key: str) -> torch.Size:
+        """The members' shapes at ``key`` with the stack dim, -1 where they differ."""
+        shapes = [
+            part.shape if isinstance(part, torch.Tensor) else part.batch_size
+            for part in self._parts(key)
+        ]
+        if len({len(shape) for shape in shapes}) != 1:
+            msg = (
+                f"get_item_shape: entry {key!r} has a different number of dims in the "
+                f"members of this lazy stack ({[list(shape) for shape in shapes]})"
+            )
+            raise HeterogeneousEntryError(msg)
+        sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
+        d = self._stack_dim
+        return torch.Size([*sizes[:d], len(shapes), *sizes[d:]])
+
+    def rename_keys(self, mapping: Mapping[Any, Any], *, strict: bool = True) -> Self:
+        """The keys renamed in every member (see ``TensorDict.rename_keys``)."""
+        return self._restacked([m.rename_keys(mapping, strict=strict) for m in self._members])
+
+    def create_nested(self, key: Any) -> Self:
+        """An empty nested collection at ``key`` in every member; returns ``self``."""
+        for member in self._members:
+            member.create_nested(key)
+        return self
 
     def is_empty(self) -> bool:
         """Whether no member holds a leaf."""
@@ -636,3 +700,7 @@ def _squeeze_dims(member: Any, dims: list[int]) -> Any:
     for dim in sorted(dims, reverse=True):
         member = member.squeeze(dim)
     return member
+
+
+def _identity(path: tuple[str, ...], value: Any) -> Any:
+    return value

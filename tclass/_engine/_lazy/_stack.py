@@ -53,8 +53,8 @@ from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchSizeError,
     DimError,
-    EntryTypeError,
     HeterogeneousEntryError,
+    InvalidKeyError,
     KeyNotFoundError,
     LockedError,
     ShapeError,
@@ -207,8 +207,7 @@ class LazyStackedTensorDict(LazyStackOps):
         """The members' common device, or ``None`` if they differ or have none."""
         return self._device
 
-    @property
-    def is_locked(self) -> bool:
+    def _lock_state(self) -> bool:
         return self._locked
 
     @property
@@ -360,28 +359,38 @@ class LazyStackedTensorDict(LazyStackOps):
         stack_dim_name: str | None = None,
         stack_dim: int = 0,
     ) -> Self:
-        """A lazy stack with one member per dict (``from_dict([d0, d1])`` or
-        ``from_dict(d0, d1)``), each built by ``TensorDict.from_dict``; ``batch_size``
-        is the stack's (with the number of members at ``stack_dim``).
+        """A lazy stack with one member per dict (``from_dict([d0, d1])``,
+        ``from_dict(d0, d1)``, or, as the peer reads a dict, ``{"0": d0, "1": d1}``),
+        each built by ``TensorDict.from_dict`` with ``auto_batch_size``, ``batch_size``
+        (the members', as in the peer), ``device`` and ``batch_dims``; members may hold
+        different keys and entry shapes. ``names`` names the result's dims (the stack dim
+        included), ``stack_dim_name`` only the stack dim.
 
         Raises:
-            EntryTypeError: if given a single mapping: a lazy stack needs one per member.
+            InvalidKeyError: (a ``KeyError``, as the peer, and a ``TypeError``) a single
+                dict that is not keyed ``"0"``, ``"1"``...: a lazy stack needs one dict
+                per member.
         """
-        if isinstance(input_dict, Mapping) and not other:
-            msg = (
-                "LazyStackedTensorDict.from_dict takes one dict per member (a list of dicts, "
-                "or several dicts); for one dict use TensorDict.from_dict"
-            )
-            raise EntryTypeError(msg)
-        sources = cast("list[Mapping[Any, Any]]", [input_dict, *other] if other else input_dict)
-        member_batch = None
-        if batch_size is not None:
-            member_batch = remove_dim(as_batch_size(batch_size), stack_dim)
+        sources: Sequence[Mapping[Any, Any]]
+        if other:
+            sources = [cast("Mapping[Any, Any]", input_dict), *other]
+        elif isinstance(input_dict, Mapping):
+            count = len(input_dict)
+            if not count or any(str(i) not in input_dict for i in range(count)):
+                msg = (
+                    "LazyStackedTensorDict.from_dict takes one dict per member (a list of "
+                    "dicts, several dicts, or a dict keyed '0', '1', ...); for one dict use "
+                    "TensorDict.from_dict"
+                )
+                raise InvalidKeyError(msg)
+            sources = [input_dict[str(i)] for i in range(count)]
+        else:
+            sources = input_dict
         members = [
             TensorDict.from_dict(
                 source,
                 auto_batch_size=auto_batch_size,
-                batch_size=member_batch,
+                batch_size=batch_size,
                 device=device,
                 batch_dims=batch_dims,
             )
@@ -528,7 +537,9 @@ class LazyStackedTensorDict(LazyStackOps):
 
     # --- writing -------------------------------------------------------------------------
 
-    def set(self, key: Any, value: Any, *, inplace: bool = False) -> Self:
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
         """Sets ``key`` in every member: ``value`` (a tensor or collection whose leading
         dims are this batch size, a dict, or a Python value node) is split along the
         stack dim, member ``i`` receiving part ``i``.
@@ -567,7 +578,7 @@ class LazyStackedTensorDict(LazyStackOps):
             )
         )
 
-    def set_(self, key: Any, value: Any) -> Self:
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key`` of every member, in place."""
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
@@ -621,11 +632,12 @@ class LazyStackedTensorDict(LazyStackOps):
         return value
 
     def del_(self, key: Any) -> Self:
-        """Removes ``key`` from every member (it need not have one dense value)."""
+        """Removes ``key`` from every member (without reading it: it need not have one
+        dense value)."""
         if key not in self:
             raise self._missing_key(key)
         for member in self._members:
-            member.pop(key, None)
+            member.del_(key)
         return self
 
     def __delitem__(self, key: Any) -> None:
@@ -637,7 +649,9 @@ class LazyStackedTensorDict(LazyStackOps):
             member.rename_key_(old_key, new_key, safe=safe)
         return self
 
-    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+    def select(
+        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
+    ) -> Self:
         """Keeps only ``keys`` in every member (a new lazy stack unless ``inplace``)."""
         members = [member.select(*keys, inplace=inplace, strict=strict) for member in self._members]
         return self if inplace else self._restacked(members)
@@ -800,6 +814,36 @@ class LazyStackedTensorDict(LazyStackOps):
     def append(self, tensordict: TensorCollection) -> None:
         """Adds ``tensordict`` as the last member (see :meth:`insert`)."""
         self.insert(len(self._members), tensordict)
+
+    def extend(self, tensordict: Sequence[TensorCollection] | TensorCollection) -> None:
+        """Appends each of a list of collections, or the parts of one collection along
+        the stack dim, as new members (see :meth:`insert`), as ``list.extend``."""
+        if isinstance(tensordict, TensorCollection):
+            parts: Sequence[TensorCollection] = tensordict.unbind(self._stack_dim)
+        else:
+            parts = tensordict
+        for part in parts:
+            self.append(part)
+
+    valid_keys = TensorCollection.keys  # the peer's older name
+
+    def get_nestedtensor(
+        self, key: Any, default: Any = _NO_DEFAULT, *, layout: torch.layout | None = None
+    ) -> Any:
+        """The members' tensors at ``key`` as one nested tensor (``torch.strided`` unless
+        ``layout`` says otherwise); the stack dim must be 0. A tensor ``default`` stands
+        in for the members that lack ``key``; any other ``default`` is returned when one
+        does (without a default, a missing key is a KeyNotFoundError). The peer's older
+        spelling of ``get(key, as_nested_tensor=True)``."""
+        path = _keys.key_path(key)
+        parts = [member.get(path, _MISSING) for member in self._members]
+        if any(part is _MISSING for part in parts):
+            if default is _NO_DEFAULT:
+                raise self._missing_key(key)
+            if not isinstance(default, torch.Tensor):
+                return default
+            parts = [default if part is _MISSING else part for part in parts]
+        return self._nested_tensor(parts, layout or torch.strided, path)
 
     # --- conversions ---------------------------------------------------------------------
 

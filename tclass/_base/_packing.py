@@ -1,0 +1,147 @@
+"""Every tensor of a collection joined into one tensor (``cat_from_tensordict``,
+``stack_from_tensordict``, ``pack``), and nested-tensor leaves made dense
+(``to_padded_tensor``).
+
+``pack`` is implemented in ``_engine/_pack.py`` with its :class:`PackLayout` (imported
+when called); the rest is written against the collection primitives.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._elementwise import ElementwiseOps
+from tclass._core._keys import unravel_key
+from tclass.errors import KeyNotFoundError, ShapeError
+
+if TYPE_CHECKING:
+    from tclass._engine._pack import PackLayout
+
+__all__ = ["PackingOps"]
+
+
+class PackingOps(ElementwiseOps):
+    """cat_from_tensordict, stack_from_tensordict, pack, to_padded_tensor."""
+
+    __slots__ = ()
+
+    def cat_from_tensordict(
+        self,
+        dim: int = 0,
+        *,
+        sorted: bool | Sequence[Any] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """``torch.cat`` of every tensor (nested ones included, Python values left out)
+        along ``dim``, counted in the tensors' own dims.
+
+        Args:
+            sorted: the order of the tensors: ``True`` sorts the keys, ``False`` or
+                ``None`` keeps the key order, a list of keys gives it (it must name
+                every tensor).
+            out: a tensor to write the result into.
+
+        Raises:
+            KeyNotFoundError: a list ``sorted`` that does not name every tensor.
+        """
+        return torch.cat(self._ordered_tensors(sorted), dim, out=out)
+
+    def stack_from_tensordict(
+        self,
+        dim: int = 0,
+        *,
+        sorted: bool | Sequence[Any] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """``torch.stack`` of every tensor (nested ones included, Python values left out)
+        along the new dim ``dim``; ``sorted`` and ``out`` as :meth:`cat_from_tensordict`."""
+        return torch.stack(self._ordered_tensors(sorted), dim, out=out)
+
+    def _ordered_tensors(self, order: bool | Sequence[Any] | None) -> list[torch.Tensor]:
+        leaves = {
+            unravel_key(key): value
+            for key, value in self.items(include_nested=True, leaves_only=True)
+        }
+        if order is None or order is False:
+            return list(leaves.values())
+        if order is True:
+            keys = builtins.sorted(leaves, key=lambda k: (k,) if isinstance(k, str) else k)
+            return [leaves[key] for key in keys]
+        wanted = [unravel_key(key) for key in order]
+        if builtins.sorted(map(str, wanted)) != builtins.sorted(map(str, leaves)):
+            msg = (
+                f"the keys given to sort the tensors ({wanted}) must be the keys of every "
+                f"tensor of the collection ({list(leaves)})"
+            )
+            raise KeyNotFoundError(msg)
+        return [leaves[key] for key in wanted]
+
+    def pack(
+        self, dim: int = -1, *, layout: PackLayout | None = None
+    ) -> tuple[torch.Tensor, PackLayout]:
+        """Every tensor flattened after the batch dims and joined, in the order of the
+        sorted keys, into one contiguous tensor of shape ``(*batch_size, F)`` (the packed
+        dim at ``dim``, in ``[-(batch_dims + 1), batch_dims]``), with the
+        :class:`~tclass.PackLayout` whose ``unpack`` rebuilds the collection. The
+        tensors must share one dtype and device; Python values cannot be packed
+        (``filter_non_tensor_data()`` first). ``layout`` packs in its column order
+        instead (the leaves must match it).
+
+        Raises:
+            EntryTypeError: (a ``TypeError``) Python values, or tensors of several dtypes
+                or devices.
+            KeyNotFoundError: (a ``KeyError``) the leaves differ from ``layout``'s keys.
+            ShapeError: a leaf's feature shape or ``dim`` differs from ``layout``'s.
+        """
+        from tclass._engine._pack import pack
+
+        return pack(self, dim, layout)
+
+    def to_padded_tensor(self, padding: float = 0.0, mask_key: Any = None) -> Self:
+        """A collection whose nested-tensor leaves (``densify()`` of a lazy stack of
+        members of different shapes gives them) are padded dense tensors
+        (``torch.nested.to_padded_tensor``); other leaves are kept.
+
+        ``mask_key``: also write there a boolean mask of the valid (not padded) elements
+        of the ragged dims of the first nested leaf (in key order), shaped like those
+        dims of its padded tensor: ``[batch, longest]`` for a stack of sequences.
+
+        Raises:
+            ShapeError: ``mask_key`` is given but no leaf is a nested tensor.
+        """
+        first: list[torch.Tensor] = []
+
+        def padded(tensor: torch.Tensor) -> torch.Tensor:
+            if not tensor.is_nested:
+                return tensor
+            if not first:
+                first.append(tensor)
+            return cast(torch.Tensor, torch.nested.to_padded_tensor(tensor, padding))
+
+        out = self.apply(padded, propagate_lock=True)
+        if mask_key is not None:
+            if not first:
+                msg = (
+                    "to_padded_tensor(mask_key=...): no leaf is a nested tensor, so nothing "
+                    "is padded and there is no mask to write"
+                )
+                raise ShapeError(msg)
+            out.set(mask_key, _valid_mask(first[0]))
+        return out
+
+
+def _valid_mask(nested: torch.Tensor) -> torch.Tensor:
+    """Which elements of ``to_padded_tensor(nested)`` are data, over the dims up to the
+    last ragged one (the dims after it are whole for every element)."""
+    shapes = [part.shape for part in nested.unbind()]
+    ragged = [i for i in range(len(shapes[0])) if len({shape[i] for shape in shapes}) > 1]
+    keep = 1 + (ragged[-1] + 1 if ragged else 0)
+    valid: torch.Tensor = torch.nested.to_padded_tensor(torch.ones_like(nested), 0.0) != 0
+    if valid.ndim > keep:
+        valid = valid.flatten(keep).all(-1)
+    return valid

@@ -1,0 +1,164 @@
+"""The peer's methods that work on the folder a collection is saved in: ``saved_path``,
+``make_memmap`` / ``make_memmap_from_tensor`` / ``make_memmap_from_storage`` (a new
+entry allocated straight in the folder) and ``memmap_refresh_`` (the folder read back,
+with the entries other processes added or removed).
+
+A new entry goes through the node's saved folder (``_store_entry``), which writes its
+file and lists it in ``meta.json`` before memory changes, as every write into a saved
+collection does; a locked saved collection takes it too (the peer's ``memmap_``
+leaves collections locked, and these methods are how it grows them).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tclass._core._keys import key_path
+from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._records import storage_of
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._td import TensorDict
+from tclass._engine._walk import NodeVisitor
+from tclass._io._api import load_memmap
+from tclass.errors import (
+    BatchMismatchError,
+    EntryExistsError,
+    NotSavedError,
+)
+
+__all__ = [
+    "make_memmap",
+    "make_memmap_from_storage",
+    "make_memmap_from_tensor",
+    "memmap_refresh",
+    "saved_path",
+]
+
+
+def saved_path(node: Any) -> Path:
+    """The folder ``node`` is saved in (``collection.saved_path``)."""
+    return Path(_saved_node(node, "saved_path")._saved.folder)  # type: ignore[union-attr]
+
+
+def _saved_node(node: Any, op: str) -> TensorDict:
+    """``node``'s storage, which must be a TensorDict saved in a folder."""
+    storage = storage_of(node)
+    if isinstance(storage, TensorDict) and storage._saved is not None:
+        return storage
+    msg = (
+        f"{op}: this {type(node).__name__} is not saved in a folder (memmap_(prefix), "
+        "memmap(prefix) or load_memmap(prefix) give one that is)"
+    )
+    raise NotSavedError(msg)
+
+
+def _holder(node: Any, key: Any, op: str) -> tuple[TensorDict, str]:
+    """The saved TensorDict that will hold the new entry ``key`` (nested TensorDicts on
+    the way are created in the folder), and the entry's own name."""
+    holder = _saved_node(node, op)
+    path = key_path(key)
+    for part in path[:-1]:
+        if not holder._has_entry(part):
+            holder.set(part, {})
+        child = holder._entry(part)
+        if not isinstance(child, TensorDict) or child._saved is None:
+            msg = f"{op}: {part!r} on the way to {key!r} is not a TensorDict saved in the folder"
+            raise NotSavedError(msg)
+        holder = child
+    name = path[-1]
+    if holder._has_entry(name):
+        msg = (
+            f"{op}: {key!r} is already an entry of the saved collection; delete it first "
+            "(del_) to make a new one"
+        )
+        raise EntryExistsError(msg)
+    return holder, name
+
+
+def _check_shape(holder: TensorDict, key: Any, shape: torch.Size) -> None:
+    batch = holder.batch_size
+    if shape[: len(batch)] != batch:
+        raise BatchMismatchError(key_path(key), shape, batch)
+
+
+def make_memmap(node: Any, key: Any, shape: Any, dtype: torch.dtype | None) -> Any:
+    """``collection.make_memmap(key, shape, dtype=)``: a new zero entry allocated in the
+    folder (a sparse file: nothing is written)."""
+    holder, name = _holder(node, key, "make_memmap")
+    size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
+    _check_shape(holder, key, size)
+    blank = torch.zeros((), dtype=dtype or torch.get_default_dtype()).expand(size)
+    return holder._store_entry(name, blank, blank=True)
+
+
+def make_memmap_from_tensor(node: Any, key: Any, tensor: torch.Tensor, copy_data: bool) -> Any:
+    """``collection.make_memmap_from_tensor(key, tensor, copy_data=)``: a new entry in
+    the folder holding ``tensor``'s data (zeros of its shape and dtype without
+    ``copy_data``)."""
+    holder, name = _holder(node, key, "make_memmap_from_tensor")
+    _check_shape(holder, key, tensor.shape)
+    if not copy_data:
+        blank = torch.zeros((), dtype=tensor.dtype).expand(tensor.shape)
+        return holder._store_entry(name, blank, blank=True)
+    return holder._store_entry(name, tensor.detach().cpu())
+
+
+def make_memmap_from_storage(
+    node: Any,
+    key: Any,
+    storage: torch.UntypedStorage,
+    shape: Any,
+    dtype: torch.dtype | None,
+) -> Any:
+    """``collection.make_memmap_from_storage(key, storage, shape, dtype=)``: a new entry
+    in the folder holding the bytes of ``storage`` read as ``dtype`` and ``shape``."""
+    holder, name = _holder(node, key, "make_memmap_from_storage")
+    size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
+    _check_shape(holder, key, size)
+    source = MemoryMappedTensor.from_storage(
+        storage, shape=size, dtype=dtype or torch.get_default_dtype()
+    )
+    return holder._store_entry(name, source)
+
+
+def memmap_refresh(node: Any, allow_pickle: bool | None) -> Any:
+    """``collection.memmap_refresh_()``: ``node`` made to hold what its folder holds now
+    (entries added, removed or rewritten by another process), mapped as loaded."""
+    folder = saved_path(node)
+    loaded = load_memmap(os.fspath(folder), allow_pickle=allow_pickle)
+    _Refresh().visit(node, loaded)
+    return node
+
+
+class _Refresh(NodeVisitor[None]):
+    """Gives each node of a tree the entries of the same node loaded again."""
+
+    action = "refresh"
+
+    def visit_tensordict(self, td: TensorDict, loaded: Any) -> None:
+        loaded = storage_of(loaded)
+        saved = td._saved
+        td._attach_folder(None)  # dropped keys leave memory only: the folder has none
+        try:
+            for key in td._key_names():
+                if not loaded._has_entry(key):
+                    td._remove_entry(key)
+        finally:
+            td._attach_folder(saved)
+        for key, value in loaded._items():
+            current = td._entries().get(key)
+            nested = isinstance(current, TensorDict) and isinstance(value, TensorDict)
+            if nested and not isinstance(value, _NonTensorNode):
+                self.visit(current, value)
+            else:
+                td._put(key, value)
+        td._adopt(loaded)
+
+    def visit_value(self, node: Any, loaded: Any) -> None:
+        pass  # a Python value is replaced by its parent (td._put)
+
+    visit_values = visit_value

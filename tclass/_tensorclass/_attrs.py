@@ -1,0 +1,52 @@
+"""``TensorAttrs`` and ``attrs()``: the device, dtype and shape of each tensor of a
+collection, as a collection of records that ``to()`` takes to move or cast another
+collection leaf by leaf (when its leaves are on several devices or of several dtypes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from tclass._base._collection import TensorCollection
+from tclass._engine._td import TensorDict
+from tclass._tensorclass._record import TensorClass
+from tclass.errors import ArgumentError
+
+__all__ = ["TensorAttrs", "attrs_of"]
+
+_FIELDS = ("device", "dtype", "shape")
+
+
+class TensorAttrs(TensorClass):
+    """The device, dtype and shape of one tensor (``None`` for those not recorded), as
+    :meth:`~tclass.TensorDict.attrs` gives them; ``td.to(attrs)`` moves and casts each
+    tensor of ``td`` to the device and dtype under its key. The fields start with
+    ``tgt_`` so that they do not hide the record's own ``device`` and ``shape``."""
+
+    _is_tensor_attrs: ClassVar[bool] = True  # what ``to()`` recognises (see CastOps)
+
+    tgt_device: Any = None
+    tgt_dtype: Any = None
+    tgt_shape: Any = None
+
+
+def attrs_of(node: TensorCollection, fields: Sequence[str]) -> TensorDict:
+    """``node.attrs(fields=...)``: a TensorDict (batch size ``[]``, no device) of one
+    :class:`TensorAttrs` per tensor of ``node``, nested alike; Python values kept."""
+    unknown = [field for field in fields if field not in _FIELDS]
+    if unknown:
+        msg = f"attrs: unknown fields {unknown}; choose among {list(_FIELDS)}"
+        raise ArgumentError(msg)
+    out = TensorDict()
+    for key, leaf in node.items(include_nested=True, leaves_only=True):
+        out.set(
+            key,
+            TensorAttrs(
+                tgt_device=leaf.device if "device" in fields else None,
+                tgt_dtype=leaf.dtype if "dtype" in fields else None,
+                tgt_shape=leaf.shape if "shape" in fields else None,
+            ),
+        )
+    for key, value in node.non_tensor_items(include_nested=True):  # type: ignore[attr-defined]
+        out.set(key, value)
+    return out
