@@ -516,9 +516,12 @@ def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list
     ``node`` itself is left with nothing."""
     paths: list[Any] = []
     kept = 0
-    for key in node._key_names():
-        value = node._child(key)  # no tensor is read (a lazy stack's may differ in shape)
-        if value is not None and not value._is_leaf_node and not is_record(value):
+    if node._is_lazy:  # no tensor is read (a lazy stack's may differ in shape)
+        items: Any = ((key, node._child(key)) for key in node._key_names())
+    else:
+        items = node._entries().items()
+    for key, value in items:
+        if isinstance(value, TensorCollection) and not value._is_leaf_node and not is_record(value):
             inner, empty = _empty_nested(value, prefix + (key,))
             if empty:
                 paths.append(prefix + (key,))
