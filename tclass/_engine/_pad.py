@@ -447,6 +447,8 @@ def pad_sequence(
     assert masks is not None
     if is_record(padded):
         return padded, masks
+    if masks.is_empty():
+        return padded  # as the peer: no tensor, no masks
     if mask_key in padded:
         msg = (
             f"pad_sequence: the result already has an entry {mask_key!r}; pass another key "
@@ -597,7 +599,7 @@ def _pad_level(
             values[key] = _pad_nodes(parts, lengths, plan, where)
         else:
             values[key], sub_masks = _pad_nested(parts, plan, where)
-            if sub_masks is not None:
+            if sub_masks is not None and not sub_masks.is_empty():  # as the peer
                 masks[key] = sub_masks
     padded = first._new_like(values, batch, device)
     if not plan.masks:
