@@ -32,8 +32,9 @@ from tclass._core._names import Names
 from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._record_fields import record_batch_size, record_entries
 from tclass._engine._repr import compact_repr
-from tclass._engine._td import TensorDict, record_batch_size, record_entries
+from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
