@@ -6,9 +6,32 @@ One import gives the public surface::
     td = tclass.TensorDict({"obs": torch.zeros(4, 3)}, batch_size=[4])
 """
 
+# The peer's public modules, for code importing from them (``from tclass.tensorclass import
+# NonTensorData``, ``from tclass.base import TensorDictBase``...). ``tensorclass`` and
+# ``memmap`` are loaded here, before the functions of those names are bound below, so that
+# the package attributes stay the functions (as the peer's do) once the modules are imported.
+from tclass import base as base
 from tclass import errors as errors
+from tclass import functional as functional
+from tclass import memmap as _memmap_module  # noqa: F401
+from tclass import persistent as persistent
+from tclass import tensorclass as _tensorclass_module  # noqa: F401
+from tclass import tensordict as tensordict
+from tclass import typedtensordict as typedtensordict
+from tclass import utils as utils
+from tclass._base._casts import is_bool as is_bool
+from tclass._base._casts import is_floating as is_floating
 from tclass._base._casts import is_inexact as is_inexact
+from tclass._base._casts import is_integer as is_integer
+from tclass._base._collection import TensorCollection as TensorCollection
+from tclass._base._collection import _is_default_leaf as default_is_leaf
+from tclass._base._collection import is_leaf_nontensor as is_leaf_nontensor
 from tclass._base._tensordict_base import TensorDictBase as TensorDictBase
+from tclass._core._keyfuncs import KEY_SEPARATOR as KEY_SEPARATOR
+from tclass._core._keyfuncs import NestedKey as NestedKey
+from tclass._core._keyfuncs import unravel_key as unravel_key
+from tclass._core._keyfuncs import unravel_key_list as unravel_key_list
+from tclass._core._keyfuncs import unravel_key_to_tuple as unravel_key_to_tuple
 from tclass._core._memmap import MemoryMappedTensor as MemoryMappedTensor
 from tclass._core._options import capture_non_tensor_stack as capture_non_tensor_stack
 from tclass._core._options import get_defaults_to_none as get_defaults_to_none
@@ -18,14 +41,19 @@ from tclass._core._options import set_capture_non_tensor_stack as set_capture_no
 from tclass._core._options import set_get_defaults_to_none as set_get_defaults_to_none
 from tclass._core._options import set_lazy_legacy as set_lazy_legacy
 from tclass._core._options import set_list_to_stack as set_list_to_stack
+from tclass._core._printoptions import get_printoptions as get_printoptions
+from tclass._core._printoptions import set_printoptions as set_printoptions
 from tclass._core._spec import Spec as Spec
 from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
 from tclass._engine import _torch_functions as _torch_functions
+from tclass._engine._collate import collate as collate
+from tclass._engine._collate import group_by as group_by
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
 from tclass._engine._combine import isin as isin
 from tclass._engine._combine import merge_tensordicts as merge_tensordicts
 from tclass._engine._combine import remove_duplicates as remove_duplicates
+from tclass._engine._compare import assert_close as assert_close
 from tclass._engine._consolidate import from_consolidated as from_consolidated
 from tclass._engine._lazy._build import dense_stack_tds as dense_stack_tds
 from tclass._engine._lazy._build import lazy_stack as lazy_stack
@@ -33,6 +61,7 @@ from tclass._engine._lazy._build import maybe_dense_stack as maybe_dense_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict as LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData as MetaData
 from tclass._engine._nontensor import NonTensorData as NonTensorData
+from tclass._engine._nontensor import NonTensorData as NonTensorDataBase
 from tclass._engine._nontensor import NonTensorStack as NonTensorStack
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
 from tclass._engine._ops import cat as cat
@@ -41,6 +70,7 @@ from tclass._engine._pad import pad as pad
 from tclass._engine._pad import pad_sequence as pad_sequence
 from tclass._engine._pad import unpad_sequence as unpad_sequence
 from tclass._engine._td import TensorDict as TensorDict
+from tclass._engine._typed import TypedTensorDict as TypedTensorDict
 from tclass._interop import _pytree as _pytree
 from tclass._interop._bridges import from_any as from_any
 from tclass._interop._bridges import from_pytree as from_pytree
@@ -62,9 +92,18 @@ from tclass._io._api import save as save
 from tclass._io._append import append_memmap as append_memmap
 from tclass._io._archive import is_memmap_archive as is_memmap_archive
 from tclass._io._archive import pack_memmap as pack_memmap
+from tclass._io._archive import refresh_archive_checksums as refresh_archive_checksums
 from tclass._io._archive import unpack_memmap as unpack_memmap
+from tclass._io._arrow import from_arrow as from_arrow
+from tclass._io._arrow import to_arrow as to_arrow
 from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
 from tclass._io._h5 import from_h5 as from_h5
+from tclass._io._safetensors import from_safetensors as from_safetensors
+from tclass._io._safetensors import to_safetensors as to_safetensors
+from tclass._io._tabular import from_csv as from_csv
+from tclass._io._tabular import from_json as from_json
+from tclass._io._tabular import from_pandas as from_pandas
+from tclass._io._tabular import from_parquet as from_parquet
 from tclass._io._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import from_dataclass as from_dataclass
@@ -72,8 +111,40 @@ from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
 from tclass.errors import TclassError as TclassError
 
+assert_allclose_td = assert_close
+
 __all__ = [
+    "KEY_SEPARATOR",
+    "NestedKey",
+    "TensorCollection",
+    "TypedTensorDict",
+    "NonTensorDataBase",
+    "refresh_archive_checksums",
     "append_memmap",
+    "assert_allclose_td",
+    "assert_close",
+    "collate",
+    "default_is_leaf",
+    "functional",
+    "get_printoptions",
+    "group_by",
+    "is_bool",
+    "is_floating",
+    "is_integer",
+    "is_leaf_nontensor",
+    "set_printoptions",
+    "unravel_key",
+    "unravel_key_list",
+    "unravel_key_to_tuple",
+    "utils",
+    "from_safetensors",
+    "from_arrow",
+    "to_arrow",
+    "from_csv",
+    "from_json",
+    "from_pandas",
+    "from_parquet",
+    "to_safetensors",
     "LazyStackedTensorDict",
     "MemoryMappedTensor",
     "MetaData",

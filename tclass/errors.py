@@ -71,6 +71,9 @@ __all__ = [
     "UnpicklableError",
     "UnsafePathError",
     "UnsupportedError",
+    "UnravelKeyError",
+    "ArgumentValueError",
+    "NotCloseError",
 ]
 
 
@@ -102,6 +105,16 @@ class KeyConflictError(TclassError, KeyError):
 
 class InvalidKeyError(TclassError, TypeError, KeyError):
     """A key is not a string or a non-empty tuple of strings (the peer raises KeyError)."""
+
+
+class UnravelKeyError(InvalidKeyError, RuntimeError):
+    """``unravel_key`` got a key that is not a string or a tuple of strings (the peer
+    raises RuntimeError)."""
+
+
+class NotCloseError(TclassError, AssertionError):
+    """``assert_close``: two collections differ in a tensor beyond the tolerances (the
+    message names the key)."""
 
 
 class EntryTypeError(TclassError, TypeError):
@@ -326,6 +339,11 @@ class CastError(FieldTypeError, ValueError):
 class ArgumentError(TclassError, TypeError):
     """A constructor got arguments its signature does not take: too many positional
     arguments, or a required field missing."""
+
+
+class ArgumentValueError(TclassError, ValueError):
+    """An argument has a value the function does not take (a ``mask_key`` without
+    ``pad_keys``, an unknown option value); the peer raises ValueError."""
 
 
 class UnknownArgumentError(ArgumentError, AttributeError):

@@ -1,6 +1,82 @@
-"""Helpers that the peer keeps in ``tensordict.utils``, where code written for it imports
-them from (``from tclass.utils import print_directory_tree``)."""
+"""The helpers the peer keeps in ``tensordict.utils``, where code written for it imports
+them from (``from tclass.utils import NestedKey, unravel_key``): key helpers, dtype
+predicates for ``cast_filter``, print options, the switches, ``assert_close`` and
+``TensorDictFuture``.
+"""
 
+from typing import TypeAlias
+
+import torch
+
+from tclass._base._casts import is_bool as is_bool
+from tclass._base._casts import is_floating as is_floating
+from tclass._base._casts import is_inexact as is_inexact
+from tclass._base._casts import is_integer as is_integer
+from tclass._base._collection import _is_default_leaf as default_is_leaf
+from tclass._base._collection import is_leaf_nontensor as is_leaf_nontensor
+from tclass._core._keyfuncs import KEY_SEPARATOR as KEY_SEPARATOR
+from tclass._core._keyfuncs import NestedKey as NestedKey
+from tclass._core._keyfuncs import unravel_key as unravel_key
+from tclass._core._keyfuncs import unravel_key_list as unravel_key_list
+from tclass._core._keyfuncs import unravel_key_to_tuple as unravel_key_to_tuple
+from tclass._core._keys import BatchIndex
+from tclass._core._options import capture_non_tensor_stack as capture_non_tensor_stack
+from tclass._core._options import lazy_legacy as lazy_legacy
+from tclass._core._options import list_to_stack as list_to_stack
+from tclass._core._options import set_capture_non_tensor_stack as set_capture_non_tensor_stack
+from tclass._core._options import set_lazy_legacy as set_lazy_legacy
+from tclass._core._options import set_list_to_stack as set_list_to_stack
+from tclass._core._printoptions import get_printoptions as get_printoptions
+from tclass._core._printoptions import set_printoptions as set_printoptions
+from tclass._engine._combine import expand_as_right as expand_as_right
+from tclass._engine._combine import expand_right as expand_right
+from tclass._engine._combine import isin as isin
+from tclass._engine._combine import remove_duplicates as remove_duplicates
+from tclass._engine._compare import assert_close as assert_close
+from tclass._engine._nontensor import is_non_tensor as is_non_tensor
+from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
+from tclass._io._api import TensorDictFuture as TensorDictFuture
 from tclass._io._tree import print_directory_tree as print_directory_tree
+from tclass._tensorclass import is_tensorclass as is_tensorclass
 
-__all__ = ["print_directory_tree"]
+DeviceType: TypeAlias = torch.device | str | int
+"""A device as the peer's annotations write it (``"cuda:0"``, ``0``, a ``torch.device``)."""
+IndexType: TypeAlias = BatchIndex
+"""An index of the batch dims, as for a tensor."""
+
+assert_allclose_td = assert_close
+
+__all__ = [
+    "KEY_SEPARATOR",
+    "DeviceType",
+    "IndexType",
+    "NestedKey",
+    "TensorDictFuture",
+    "assert_allclose_td",
+    "assert_close",
+    "capture_non_tensor_stack",
+    "default_is_leaf",
+    "expand_as_right",
+    "expand_right",
+    "get_printoptions",
+    "is_bool",
+    "is_floating",
+    "is_inexact",
+    "is_integer",
+    "is_leaf_nontensor",
+    "is_non_tensor",
+    "is_tensorclass",
+    "isin",
+    "lazy_legacy",
+    "list_to_stack",
+    "parse_tensor_dict_string",
+    "print_directory_tree",
+    "remove_duplicates",
+    "set_capture_non_tensor_stack",
+    "set_lazy_legacy",
+    "set_list_to_stack",
+    "set_printoptions",
+    "unravel_key",
+    "unravel_key_list",
+    "unravel_key_to_tuple",
+]

@@ -21,7 +21,7 @@ from typing_extensions import Self
 from tclass._base._leafwise import Gather
 from tclass._base._pointwise import PointwiseOps
 
-__all__ = ["CastFilter", "CastOps", "is_inexact"]
+__all__ = ["CastFilter", "CastOps", "is_bool", "is_floating", "is_inexact", "is_integer"]
 
 CastFilter = Callable[[tuple[str, ...], torch.Tensor], bool]
 
@@ -34,6 +34,25 @@ def is_inexact(*args: Any) -> bool:
     as ``fn(tensor)``."""
     dtype = args[-1].dtype
     return bool(dtype.is_floating_point or dtype.is_complex)
+
+
+def is_floating(*args: Any) -> bool:
+    """Whether the last argument is a floating-point tensor (a ``cast_filter``, as
+    :func:`is_inexact`)."""
+    return bool(args[-1].dtype.is_floating_point)
+
+
+def is_integer(*args: Any) -> bool:
+    """Whether the last argument is an integer tensor, signed or unsigned, not bool (a
+    ``cast_filter``, as :func:`is_inexact`)."""
+    dtype = args[-1].dtype
+    return not (dtype.is_floating_point or dtype.is_complex or dtype is torch.bool)
+
+
+def is_bool(*args: Any) -> bool:
+    """Whether the last argument is a bool tensor (a ``cast_filter``, as
+    :func:`is_inexact`)."""
+    return args[-1].dtype is torch.bool
 
 
 class CastOps(PointwiseOps):

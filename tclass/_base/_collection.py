@@ -29,7 +29,7 @@ from tclass.errors import InvalidKeyError, KeyNotFoundError, UnsupportedError
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
 
-__all__ = ["KeysView", "TensorCollection"]
+__all__ = ["KeysView", "TensorCollection", "is_leaf_nontensor"]
 
 
 class TensorCollection:
@@ -145,6 +145,11 @@ class TensorCollection:
     def _repr_extra(self) -> str:
         """Text the repr adds after the batch size (a lazy stack's ``stack_dim``)."""
         return ""
+
+    def _repr_exclusive(self) -> list[list[tuple[str, Any]]] | None:
+        """For the detailed repr, a lazy stack's entries per member that not every member
+        has; ``None`` for other collections."""
+        return None
 
     @classmethod
     def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
@@ -409,10 +414,19 @@ def _walk(
 
 def _is_default_leaf(cls: type) -> bool:
     """What ``leaves_only`` keeps by default: tensors (unbatched ones included), not
-    collections nor Python values."""
+    collections nor Python values (public as ``tclass.default_is_leaf``)."""
     if not issubclass(cls, TensorCollection):
         return True
     return cls._is_leaf_node and not cls._is_value_node
+
+
+def is_leaf_nontensor(cls: type) -> bool:
+    """An ``is_leaf`` for ``keys``/``items``/``values`` that makes Python values
+    (``NonTensorData``, ``NonTensorStack``) leaves along with tensors; collections and
+    other types are not leaves."""
+    if issubclass(cls, TensorCollection):
+        return cls._is_leaf_node
+    return issubclass(cls, torch.Tensor)
 
 
 def _walk_keys(

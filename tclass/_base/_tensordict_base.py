@@ -19,6 +19,7 @@ from tclass._base._device_ops import DeviceOps
 from tclass._base._dist_ops import DistributedOps
 from tclass._base._elementwise import ElementwiseOps
 from tclass._base._entry_ops import EntryOps
+from tclass._base._formats import FormatOps
 from tclass._base._module_ops import ModuleOps
 from tclass._base._operators import OperatorOps
 from tclass._base._persistence import PersistenceOps
@@ -43,6 +44,7 @@ class TensorDictBase(
     CastOps,
     DeviceOps,
     PersistenceOps,
+    FormatOps,
     ModuleOps,
     ConversionOps,
     DistributedOps,

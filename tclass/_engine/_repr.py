@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, is_non_tensor
+from tclass._engine._repr_detail import detailed_repr
 
 if TYPE_CHECKING:
     from tclass._base._collection import TensorCollection
@@ -79,16 +81,26 @@ class LeafSummary:
 
     def text(self, parent_dims: int) -> str:
         code = "?" if self.dtype is None else dtype_code(self.dtype)
+        if not PRINT_OPTIONS["show_dtype"]:
+            code = ""
         return code + ("[?]" if self.shape is None else _dims(self.shape[parent_dims:]))
 
 
 def compact_repr(collection: TensorCollection) -> str:
-    """The whole repr: one line if it fits in 80 columns, else one field per line."""
-    head = f"{type(collection).__name__}(batch_size={_dims(collection.batch_size)}"
-    head += collection._repr_extra()
-    if collection.device is not None:
-        head += f", device={collection.device}"
-    head += ", fields={"
+    """The whole repr: one line if it fits in 80 columns, else one field per line (the
+    detailed form of ``_repr_detail`` with ``set_printoptions(compact=False)``)."""
+    if not PRINT_OPTIONS["compact"]:
+        return detailed_repr(collection)
+    parts = []
+    if PRINT_OPTIONS["show_batch_size"]:
+        parts.append(f"batch_size={_dims(collection.batch_size)}")
+    extra = collection._repr_extra()
+    if extra:
+        parts.append(extra.removeprefix(", "))
+    if collection.device is not None and PRINT_OPTIONS["show_device"]:
+        parts.append(f"device={collection.device}")
+    parts.append("fields={")
+    head = f"{type(collection).__name__}(" + ", ".join(parts)
     fields = _fields(collection)
     one_line = head + ", ".join(text for text, _, _ in fields) + "})"
     if len(one_line) <= _WIDTH:
@@ -104,7 +116,8 @@ def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
         (f"{key}: {_one_line(value, dims, device)}", key, value)
         for key, value in collection._repr_items()
     ]
-    fields.sort(key=_first)
+    if PRINT_OPTIONS["sort_keys"] == "alphabetical":
+        fields.sort(key=_first)
     # Declared fields holding None come last, as the peer lists them.
     fields.extend((f"{name}: None", name, None) for name in collection._absent_fields())
     return fields
@@ -127,7 +140,8 @@ def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) 
         return value.text(parent_dims)
     if isinstance(value, torch.Tensor):
         shown = 0 if value.__class__ is UnbatchedTensor else parent_dims  # no batch dims
-        text = dtype_code(value.dtype) + _dims(tuple(value.shape[shown:]))
+        code = dtype_code(value.dtype) if PRINT_OPTIONS["show_dtype"] else ""
+        text = code + _dims(tuple(value.shape[shown:]))
         # Without a common device, say where a tensor is unless it is on the CPU.
         if parent_device is None and value.device.type != "cpu":
             text += f"@{value.device}"

@@ -17,6 +17,7 @@ from tclass._core._records import is_record
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
+from tclass._engine._typed import TypedTensorDict
 from tclass.errors import UnsupportedError
 
 __all__ = ["NodeVisitor"]
@@ -36,8 +37,8 @@ class NodeVisitor(Generic[R]):
     def visit(self, node: Any, *args: Any) -> R:
         if is_record(node):
             return self.visit_record(node, *args)
-        if type(node) is TensorDict:  # a subclass goes to visit_other
-            return self.visit_tensordict(node, *args)
+        if type(node) is TensorDict or isinstance(node, TypedTensorDict):
+            return self.visit_tensordict(node, *args)  # another subclass: visit_other
         if isinstance(node, LazyStackedTensorDict):
             return self.visit_lazy(node, *args)
         if isinstance(node, NonTensorData):

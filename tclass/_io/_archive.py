@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
+import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,7 @@ from tclass.errors import FileFormatError, UnsafePathError
 __all__ = [
     "is_memmap_archive",
     "pack_memmap",
+    "refresh_archive_checksums",
     "save_archive",
     "unpack_memmap",
     "wants_archive",
@@ -215,3 +219,53 @@ def unpack_memmap(archive_path: PathLike, prefix: PathLike) -> Path:
                 for chunk in archive.chunks(name):
                     stream.write(chunk)
     return Path(prefix)
+
+
+_CENTRAL = struct.Struct("<4s6H3I5H2I")  # the fixed part of a central directory record
+_CENTRAL_SIGNATURE = b"PK\x01\x02"
+_CRC_IN_LOCAL = 14  # where a local header keeps its entry's CRC-32
+_CRC_IN_CENTRAL = 16  # and where a central directory record keeps it
+
+
+def refresh_archive_checksums(archive_path: PathLike) -> Path:
+    """Recompute the CRC-32 of each stored (uncompressed) entry of an archive, in place.
+
+    Writes through a collection loaded with ``mode="r+"`` (or made by ``memmap_`` /
+    ``memmap_like`` into a ``.tdz``) reach the archive's tensor payloads without updating
+    the checksums the zip format keeps (loading does not check them); tools that do
+    (``unzip``, ``zipfile``, :func:`unpack_memmap`) then report those entries as damaged.
+    Only the checksum fields change; compressed entries cannot have been written in place.
+
+    Returns:
+        ``archive_path`` as a ``Path``.
+
+    Raises:
+        FileFormatError: (a ``ValueError``) ``archive_path`` is not an archive, or its
+            central directory is damaged.
+    """
+    source = os.fspath(archive_path)
+    if not is_archive(source):
+        msg = f"{source!r} is not a memory-mapped archive (a zip file with a {META} at its top)"
+        raise FileFormatError(msg)
+    with Archive(source) as archive, open(source, "r+b") as stream:
+        with zipfile.ZipFile(stream) as index:
+            infos, start = index.infolist(), index.start_dir
+        central = start
+        for info in infos:
+            stream.seek(central)
+            record = stream.read(_CENTRAL.size)
+            if len(record) != _CENTRAL.size or record[:4] != _CENTRAL_SIGNATURE:
+                raise FileFormatError(f"{source!r}: its central directory is damaged")
+            here = central
+            central += _CENTRAL.size + sum(_CENTRAL.unpack(record)[10:13])
+            entry = archive.entries.get(info.filename)
+            if entry is None or entry.method != zipfile.ZIP_STORED:
+                continue
+            crc = 0
+            for chunk in archive.chunks(info.filename):
+                crc = zlib.crc32(chunk, crc)
+            if crc != entry.crc:
+                for position in (info.header_offset + _CRC_IN_LOCAL, here + _CRC_IN_CENTRAL):
+                    stream.seek(position)
+                    stream.write(struct.pack("<I", crc))
+    return Path(archive_path)

@@ -803,6 +803,13 @@ class LazyStackedTensorDict(LazyStackOps):
     def _repr_extra(self) -> str:
         return f", stack_dim={self._stack_dim}"
 
+    def _repr_exclusive(self) -> list[list[tuple[str, Any]]]:
+        common = set(common_keys(self._members))
+        return [
+            [(key, value) for key, value in member._items() if key not in common]
+            for member in self._members
+        ]
+
 
 def _rebuild(
     cls: type[LazyStackedTensorDict],

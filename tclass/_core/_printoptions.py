@@ -1,0 +1,126 @@
+"""What the repr of a collection shows: the peer's ``set_printoptions`` /
+``get_printoptions``, with its option names and defaults.
+
+``PRINT_OPTIONS`` is the mapping in force; the engine's repr reads it on every call.
+``set_printoptions(...)`` applies options for a ``with`` block, for every call of a
+function it decorates, or, with ``.set()``, for the rest of the program.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from tclass.errors import ArgumentError
+
+__all__ = ["PRINT_OPTIONS", "get_printoptions", "set_printoptions"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+PRINT_OPTIONS: dict[str, Any] = {
+    "show_batch_size": True,
+    "show_device": True,
+    "show_is_shared": True,
+    "show_shape": True,
+    "show_field_device": True,
+    "show_dtype": True,
+    "show_field_is_shared": True,
+    "show_grad": False,
+    "show_is_contiguous": False,
+    "show_is_view": False,
+    "show_storage_size": False,
+    "plain": False,
+    "sort_keys": "alphabetical",
+    "compact": True,
+    "html": True,
+}
+
+# Options only the detailed form shows: passing one without ``compact`` turns it off.
+_DETAILED_ONLY = frozenset(
+    {
+        "show_is_shared",
+        "show_shape",
+        "show_field_device",
+        "show_field_is_shared",
+        "show_grad",
+        "show_is_contiguous",
+        "show_is_view",
+        "show_storage_size",
+        "plain",
+    }
+)
+# What ``verbose=False`` hides unless an option says otherwise.
+_QUIET = {
+    "show_device": False,
+    "show_is_shared": False,
+    "show_field_device": False,
+    "show_dtype": False,
+    "show_field_is_shared": False,
+}
+_SORTS = ("alphabetical", "insertion", None)
+
+
+class set_printoptions:  # noqa: N801  (the peer's name)
+    """Options of the repr of every collection, for a ``with`` block, a decorated
+    function, or (``.set()``) the rest of the program; options not passed keep their
+    value. See :data:`PRINT_OPTIONS` for the names; ``compact=False`` gives the detailed
+    multi-line form, ``verbose=False`` hides devices, dtypes and sharing unless an option
+    shows them.
+
+    Raises:
+        ArgumentError: (a ``TypeError``) for an unknown option or a bad ``sort_keys``.
+    """
+
+    def __init__(self, *, verbose: bool = True, **options: Any) -> None:
+        unknown = set(options) - set(PRINT_OPTIONS)
+        if unknown:
+            msg = f"Unknown printoptions: {unknown}. Valid options: {sorted(PRINT_OPTIONS)}"
+            raise ArgumentError(msg)
+        if options.get("sort_keys", "alphabetical") not in _SORTS:
+            msg = f"sort_keys must be one of {_SORTS}, got {options['sort_keys']!r}"
+            raise ArgumentError(msg)
+        if "compact" not in options and not _DETAILED_ONLY.isdisjoint(options):
+            options["compact"] = False
+        if not verbose:
+            options = {**_QUIET, **options}
+        self._options = options
+        self._previous: list[dict[str, Any]] = []
+
+    def __enter__(self) -> None:
+        self._previous.append(dict(PRINT_OPTIONS))
+        PRINT_OPTIONS.update(self._options)
+
+    def __exit__(self, *exc_info: object) -> None:
+        PRINT_OPTIONS.clear()
+        PRINT_OPTIONS.update(self._previous.pop())
+
+    def set(self) -> None:
+        """Applies the options for the rest of the program."""
+        PRINT_OPTIONS.update(self._options)
+
+    def clone(self) -> set_printoptions:
+        """The same options, as a new object (for nesting one object in itself)."""
+        new = type(self).__new__(type(self))
+        new._options = dict(self._options)
+        new._previous = []
+        return new
+
+    def __call__(self, func: _F) -> _F:
+        """Applies the options during every call of ``func`` (a decorator)."""
+
+        @functools.wraps(func)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return wrapped  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{key}={value!r}" for key, value in self._options.items())
+        return f"set_printoptions({inner})"
+
+
+def get_printoptions() -> dict[str, Any]:
+    """A copy of the print options in force (see :class:`set_printoptions`)."""
+    return dict(PRINT_OPTIONS)

@@ -1,0 +1,160 @@
+"""The detailed repr of a collection (``set_printoptions(compact=False)``), in the peer's
+form: one ``Tensor(shape=..., device=..., dtype=..., is_shared=...)`` line per leaf, the
+collection's own batch size, device and sharing last. Which attributes show is read from
+``PRINT_OPTIONS`` at each call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tclass._core._printoptions import PRINT_OPTIONS
+from tclass._core._records import is_record
+from tclass._engine._nontensor import NonTensorData, NonTensorStack
+
+if TYPE_CHECKING:
+    from tclass._base._collection import TensorCollection
+
+__all__ = ["detailed_repr", "ordered"]
+
+_INDENT = "    "
+_shared: Any = torch.Tensor.is_shared  # untyped in torch
+
+
+def ordered(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``items`` in the order ``sort_keys`` asks for (alphabetical, or as inserted)."""
+    if PRINT_OPTIONS["sort_keys"] == "alphabetical":
+        return sorted(items, key=_key_of)
+    return items
+
+
+def _key_of(item: tuple[str, Any]) -> str:
+    return item[0]
+
+
+def detailed_repr(collection: TensorCollection) -> str:
+    return _node(collection, "")
+
+
+def _node(value: Any, indent: str) -> str:
+    """The text of one entry, its continuation lines indented by ``indent``."""
+    if value is None:
+        return "None"
+    if isinstance(value, NonTensorData):
+        batch = f"batch_size={value.batch_size}, device={value.device}"
+        return f"NonTensorData(data={value.data}, {batch})"
+    if isinstance(value, NonTensorStack):
+        inner = indent + _INDENT
+        return (
+            f"NonTensorStack(\n{inner}{value.tolist()},\n{inner}batch_size={value.batch_size},"
+            f"\n{inner}device={value.device})"
+        )
+    if isinstance(value, torch.Tensor) or not hasattr(value, "_repr_items"):
+        return _leaf(value)
+    return _collection(value, indent)
+
+
+def _collection(collection: Any, indent: str) -> str:
+    inner = indent + _INDENT
+    items = ordered(list(collection._repr_items()))
+    items.extend((name, None) for name in collection._absent_fields())
+    lines = [f"{type(collection).__name__}("]
+    if is_record(collection):
+        lines.extend(f"{inner}{key}={_node(value, inner)}," for key, value in items)
+    else:
+        lines.append(inner + "fields={" + _entries(items, inner + _INDENT) + "},")
+        exclusive = collection._repr_exclusive()
+        if exclusive is not None:
+            lines.append(inner + "exclusive_fields={" + _exclusive(exclusive, inner) + "},")
+    lines.extend(f"{inner}{part}," for part in _attributes(collection))
+    lines[-1] = lines[-1][:-1] + ")"
+    return "\n".join(lines)
+
+
+def _entries(items: list[tuple[str, Any]], indent: str) -> str:
+    texts = [f"\n{indent}{key}: {_node(value, indent)}" for key, value in items]
+    return ",".join(texts) if texts else "\n" + indent[: -len(_INDENT)]
+
+
+def _exclusive(members: list[list[tuple[str, Any]]], indent: str) -> str:
+    texts = []
+    for position, items in enumerate(members):
+        if items:
+            body = _entries(ordered(items), indent + _INDENT * 2)
+            texts.append(f"\n{indent}{_INDENT}{position} ->{body}")
+    return ",".join(texts) if texts else "\n" + indent
+
+
+def _attributes(collection: Any) -> list[str]:
+    parts = []
+    if PRINT_OPTIONS["show_batch_size"]:
+        parts.append(f"batch_size={collection.batch_size}")
+    if PRINT_OPTIONS["show_device"]:
+        parts.append(f"device={collection.device}")
+    if PRINT_OPTIONS["show_is_shared"]:
+        parts.append(f"is_shared={_collection_shared(collection)}")
+    stack_dim = collection._repr_extra()
+    if stack_dim:
+        parts.append(stack_dim.removeprefix(", "))
+    return parts
+
+
+def _leaf(tensor: Any) -> str:
+    """``Tensor(...)`` with the attributes the options show; a lazy stack's stand-in for a
+    tensor it would have to build shows its dtype, shape (-1 where members differ) and
+    device."""
+    options = PRINT_OPTIONS
+    parts = []
+    shape = getattr(tensor, "shape", None)
+    if options["show_shape"]:
+        parts.append(f"shape={torch.Size(shape) if shape is not None else '?'}")
+    if options["show_field_device"]:
+        parts.append(f"device={tensor.device}")
+    if options["show_dtype"]:
+        parts.append(f"dtype={tensor.dtype}")
+    real = isinstance(tensor, torch.Tensor)
+    if options["show_field_is_shared"]:
+        parts.append(f"is_shared={real and _is_shared(tensor)}")
+    if real:
+        parts.extend(_tensor_details(tensor))
+    return "Tensor(" + ", ".join(parts) + ")"
+
+
+def _collection_shared(collection: Any) -> bool:
+    if collection._repr_exclusive() is not None:  # a lazy stack: its members may differ
+        return all(member.is_shared() for member in collection.tensordicts)
+    return bool(collection.is_shared())
+
+
+def _is_shared(tensor: torch.Tensor) -> bool:
+    return tensor.device.type != "meta" and (tensor.is_cuda or bool(_shared(tensor)))
+
+
+def _tensor_details(tensor: torch.Tensor) -> list[str]:
+    options = PRINT_OPTIONS
+    parts = []
+    if options["show_grad"]:
+        parts.append(f"requires_grad={tensor.requires_grad}")
+    if options["show_is_contiguous"]:
+        parts.append(f"is_contiguous={tensor.is_contiguous()}")
+    if options["show_is_view"]:
+        parts.append(f"is_view={tensor._base is not None}")
+    if options["show_storage_size"]:
+        parts.append(f"storage_size={tensor.untyped_storage().nbytes()}")
+    if options["plain"]:
+        parts.append(_summary(tensor))
+    return parts
+
+
+def _summary(tensor: torch.Tensor) -> str:
+    """``mean=..., std=...`` of a float tensor, ``min=..., max=...`` of others."""
+    if tensor.numel() == 0 or tensor.device.type == "meta":
+        return "[]"
+    data = tensor.detach()
+    if data.is_floating_point() or data.is_complex():
+        data = data.to(torch.complex128 if data.is_complex() else torch.float64)
+        std = data.std().item() if data.numel() > 1 else float("nan")
+        return f"mean={data.mean().item():.4g}, std={std:.4g}"
+    return f"min={data.min().item()}, max={data.max().item()}"

@@ -1,0 +1,260 @@
+"""``TypedTensorDict``: a TensorDict whose fields are declared as class annotations, as
+a ``TypedDict``'s are (the peer's experimental class of 0.15).
+
+A subclass declares ``eta: Tensor``; its instances are TensorDicts (every operation,
+``td["eta"]``, ``**td``) with attribute access to the fields, a constructor that takes
+them by keyword and checks that every required field is given and no other, defaults
+(a class value, returned while the field is not set), ``NotRequired[...]`` fields,
+inheritance of fields and options, and ``from_tensordict`` to view an existing
+TensorDict with the class's fields. Every operation returns the subclass, as the
+engine's results keep their class.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any, ClassVar, get_origin
+
+import typing_extensions
+
+from tclass._core._device import DeviceLike
+from tclass._core._records import storage_of
+from tclass._engine._td import TensorDict
+from tclass.errors import (
+    ArgumentError,
+    ArgumentValueError,
+    ReservedNameError,
+    UnsupportedError,
+)
+
+__all__ = ["TypedTensorDict"]
+
+_OPTIONS = ("shadow", "frozen", "autocast", "nocast", "tensor_only")
+_IGNORED = ("autocast", "nocast", "tensor_only")  # TensorClass options, accepted and inert
+_NOT_REQUIRED = {typing_extensions.NotRequired}
+if sys.version_info >= (3, 11):
+    import typing
+
+    _NOT_REQUIRED.add(typing.NotRequired)
+_MISSING: Any = object()
+_RESERVED: frozenset[str] = frozenset(dir(TensorDict))
+
+
+class _TypedMeta(type):
+    """Gives ``TypedTensorDict["frozen"]``: a base class with those options on."""
+
+    def __getitem__(cls, options: str | tuple[str, ...]) -> type:
+        chosen = options if isinstance(options, tuple) else (options,)
+        for option in chosen:
+            if option not in _OPTIONS:
+                msg = f"Unknown TypedTensorDict option: {option!r}. Valid options: {_OPTIONS}"
+                raise ArgumentValueError(msg)
+            if option in _IGNORED:
+                _warn_ignored(option, stacklevel=3)
+        name = f"TypedTensorDict_{'_'.join(chosen)}"
+        return type(cls)(name, (cls,), {"_option_base": True}, **dict.fromkeys(chosen, True))
+
+
+class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
+    """A TensorDict with fields declared as class annotations::
+
+        class State(TypedTensorDict):
+            eta: Tensor
+            X: Tensor
+            steps: NotRequired[Tensor]
+
+        state = State(eta=torch.zeros(5, 3), X=torch.zeros(5, 4), batch_size=[5])
+        state.eta, state["X"], state[0]  # a State
+
+    Options, inherited by subclasses: ``shadow`` (a field may take the name of a
+    TensorDict attribute, which it then hides) and ``frozen`` (instances are locked), as
+    ``class State(TypedTensorDict, frozen=True)`` or ``TypedTensorDict["frozen"]``.
+    ``autocast``, ``nocast`` and ``tensor_only`` are accepted and change nothing (the
+    peer deprecates them, with a ``DeprecationWarning``)."""
+
+    __slots__ = ()
+    __expected_keys__: ClassVar[frozenset[str]] = frozenset()
+    __required_keys__: ClassVar[frozenset[str]] = frozenset()
+    __optional_keys__: ClassVar[frozenset[str]] = frozenset()
+    __field_defaults__: ClassVar[dict[str, Any]] = {}
+    _shadow: ClassVar[bool] = False
+    _frozen: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        chosen = {name: options.pop(name) for name in _OPTIONS if name in options}
+        super().__init_subclass__(**options)
+        for name, value in chosen.items():
+            if name in _IGNORED and not cls.__dict__.get("_option_base", False):
+                _warn_ignored(name, stacklevel=4)
+            setattr(cls, f"_{name}", bool(value))
+        if cls.__dict__.get("_option_base", False):
+            return
+        _declare_fields(cls)
+
+    def __init__(
+        self,
+        _source: Any = None,
+        *,
+        batch_size: Any = None,
+        device: DeviceLike = None,
+        names: Sequence[str | None] | None = None,
+        non_blocking: bool | None = None,
+        lock: bool = False,
+        **fields: Any,
+    ) -> None:
+        cls = type(self)
+        if _source is None:
+            missing = cls.__required_keys__.difference(fields)
+            if missing:
+                msg = f"{cls.__name__}() missing required field(s): {', '.join(sorted(missing))}"
+                raise ArgumentError(msg)
+            unknown = set(fields).difference(cls.__expected_keys__)
+            if unknown:
+                msg = f"{cls.__name__}() got unexpected field(s): {', '.join(sorted(unknown))}"
+                raise ArgumentError(msg)
+            _source = fields
+        elif fields:
+            raise ArgumentError(f"{cls.__name__}() takes a source or fields, not both")
+        super().__init__(
+            _source, batch_size, device, names, non_blocking=bool(non_blocking), lock=lock
+        )
+        if fields is not _source:
+            _warn_missing(cls, self, f"{cls.__name__}(source)")
+        if cls._frozen:
+            self.lock_()
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A plain TensorDict copy (tensors cloned), as the peer gives."""
+        copy = self.clone()
+        out = TensorDict._new_unchecked(copy._tensors, copy._batch_size, copy._device)
+        out._assign_names(copy._dim_names)
+        return out
+
+    @classmethod
+    def from_tensordict(cls, td: Any, *, check: bool = True) -> Any:
+        """An instance of this class over ``td``'s entries, without copying: entries set
+        or replaced through either one are seen by the other (a record's storage
+        included).
+
+        Args:
+            td: a TensorDict (or a record, viewed through its storage).
+            check: refuse a ``td`` that lacks a required field (with False, reading
+                such a field is an ``AttributeError``).
+
+        Raises:
+            ArgumentError: (a ``TypeError``) ``check`` and a required field is missing.
+            UnsupportedError: ``td`` is a lazy stack or a file-backed collection (call
+                ``to_tensordict()`` first: its entries are then a copy).
+        """
+        storage = storage_of(td)
+        if not isinstance(storage, TensorDict):
+            msg = (
+                f"{cls.__name__}.from_tensordict() views TensorDicts only, got a "
+                f"{type(storage).__name__}; pass td.to_tensordict() (a copy)"
+            )
+            raise UnsupportedError(msg)
+        if check:
+            missing = cls.__required_keys__.difference(storage._tensors)
+            if missing:
+                msg = (
+                    f"{cls.__name__}.from_tensordict() missing required field(s): "
+                    f"{', '.join(sorted(missing))}"
+                )
+                raise ArgumentError(msg)
+        out = cls._new_unchecked(storage._tensors, storage._batch_size, storage._device)
+        out._assign_names(storage._dim_names)
+        return out
+
+
+def _declare_fields(cls: type[TypedTensorDict]) -> None:
+    """Collects the fields of ``cls`` and its TypedTensorDict bases, checks their names,
+    and installs one property per field."""
+    hints: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        if not issubclass(base, TypedTensorDict) or base is TypedTensorDict:
+            continue
+        own = _own_hints(base)
+        hints.update(own)
+        defaults.update(base.__dict__.get("__field_defaults__", {}))
+        for name in own:
+            value = base.__dict__.get(name, _MISSING)
+            if value is not _MISSING and not isinstance(value, property):
+                defaults[name] = value
+    expected, required = set(), set()
+    for name, hint in hints.items():
+        if name.startswith("_") or get_origin(hint) is ClassVar or hint is ClassVar:
+            continue
+        expected.add(name)
+        if get_origin(hint) not in _NOT_REQUIRED and name not in defaults:
+            required.add(name)
+    if not cls._shadow:
+        for name in sorted(expected & _RESERVED):
+            msg = (
+                f"Field '{name}' shadows a TensorDictBase attribute. Use "
+                "TypedTensorDict['shadow'] to allow this."
+            )
+            raise ReservedNameError(msg)
+    cls.__expected_keys__ = frozenset(expected)
+    cls.__required_keys__ = frozenset(required)
+    cls.__optional_keys__ = frozenset(expected - required)
+    cls.__field_defaults__ = {name: defaults[name] for name in expected if name in defaults}
+    for name in expected:
+        setattr(cls, name, _field(name, defaults.get(name, _MISSING)))
+
+
+def _own_hints(cls: type) -> dict[str, Any]:
+    """The annotations ``cls`` declares itself; strings are evaluated in its module (as
+    ``typing.get_type_hints`` does), kept as strings when they do not resolve."""
+    raw = cls.__dict__.get("__annotations__") or {}
+    module = sys.modules.get(cls.__module__)
+    namespace = dict(vars(module)) if module is not None else {}
+    resolved = {}
+    for name, hint in raw.items():
+        if isinstance(hint, str):
+            try:
+                hint = eval(hint, namespace, {cls.__name__: cls})  # noqa: S307 (an annotation)
+            except Exception:  # noqa: BLE001 (kept as written, as the peer does)
+                pass
+        resolved[name] = hint
+    return resolved
+
+
+def _field(name: str, default: Any) -> property:
+    def read(self: TypedTensorDict) -> Any:
+        value = self._tensors.get(name, _MISSING)
+        if value is not _MISSING:
+            return value
+        if default is not _MISSING:
+            return default
+        msg = f"'{type(self).__name__}' has field '{name}' declared but not set"
+        raise AttributeError(msg)
+
+    def write(self: TypedTensorDict, value: Any) -> None:
+        self[name] = value
+
+    return property(read, write, doc=f"The field {name!r} (the entry of that key).")
+
+
+def _warn_ignored(option: str, stacklevel: int) -> None:
+    warnings.warn(
+        f"The TypedTensorDict option {option!r} has no effect (the peer deprecates it; "
+        "TensorClass supports it)",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _warn_missing(cls: type[TypedTensorDict], td: TensorDict, call: str) -> None:
+    missing = cls.__required_keys__.difference(td._tensors)
+    if missing:
+        warnings.warn(
+            f"{call} returns an instance of {cls.__name__} that misses the required "
+            f"field(s) {', '.join(sorted(missing))} (tensordict 0.17 will raise the "
+            "TypeError the constructor raises); pass these fields, or use "
+            "from_tensordict(..., check=False)",
+            FutureWarning,
+            stacklevel=3,
+        )
