@@ -178,10 +178,12 @@ class TestRoundTrips:
         for copy in (td.clone(), pickle.loads(pickle.dumps(td))):
             assert copy["s"] == "hello" and copy["l"] == ["a", "b"]
 
-    def test_stack_of_equal_values_stays_one_value(self) -> None:
+    def test_stack_of_equal_values_reads_per_element(self) -> None:
         td = TensorDict({"s": "hello"}, [2])
         stacked = torch.stack([td, td.clone()])
-        assert type(stacked.get("s")) is NonTensorData and stacked["s"] == "hello"
+        assert type(stacked.get("s")) is NonTensorStack
+        assert stacked["s"] == [["hello", "hello"], ["hello", "hello"]]
+        assert stacked.get("s").data == "hello" and stacked[1]["s"] == "hello"
 
     def test_stack_of_different_values(self) -> None:
         stacked = torch.stack([TensorDict({"s": "hello"}, [2]), TensorDict({"s": "bye"}, [2])])
@@ -408,25 +410,23 @@ class TestListToStack:
 
 
 class TestCaptureNonTensorStack:
-    def test_default_keeps_equal_values_as_one(self) -> None:
-        assert tclass.capture_non_tensor_stack() is True
+    def test_default_stacks_equal_values_element_by_element(self) -> None:
+        assert tclass.capture_non_tensor_stack() is False
         stacked = torch.stack([NonTensorData("a"), NonTensorData("a")])
-        assert type(stacked) is NonTensorData and stacked.data == "a"
+        assert type(stacked) is NonTensorStack and stacked.data == "a"
+        td = torch.stack([TensorDict({"s": "a"}, []), TensorDict({"s": "a"}, [])])
+        assert type(td.get("s")) is NonTensorStack and td["s"] == ["a", "a"]
 
-    def test_off_stacks_equal_values_element_by_element(self) -> None:
-        with tclass.set_capture_non_tensor_stack(False):
-            assert tclass.capture_non_tensor_stack() is False
-            stacked = torch.stack([NonTensorData("a"), NonTensorData("a")])
-            assert type(stacked) is NonTensorStack and stacked.data == "a"
-            td = torch.stack([TensorDict({"s": "a"}, []), TensorDict({"s": "a"}, [])])
-            assert type(td.get("s")) is NonTensorStack and td["s"] == ["a", "a"]
-        assert tclass.capture_non_tensor_stack() is True
-
-    def test_on_warns_as_the_peer_does(self) -> None:
+    def test_on_warns_as_the_peer_does_and_keeps_one_value(self) -> None:
         with pytest.warns(DeprecationWarning, match="set_capture_non_tensor_stack"):
             switch = tclass.set_capture_non_tensor_stack(True)
         with switch:
             assert tclass.capture_non_tensor_stack() is True
+            stacked = torch.stack([NonTensorData("a"), NonTensorData("a")])
+            assert type(stacked) is NonTensorData and stacked.data == "a"
+            td = torch.stack([TensorDict({"s": "a"}, []), TensorDict({"s": "a"}, [])])
+            assert type(td.get("s")) is NonTensorData and td["s"] == "a"
+        assert tclass.capture_non_tensor_stack() is False
 
     def test_as_a_decorator(self) -> None:
         @tclass.set_capture_non_tensor_stack(False)
@@ -434,7 +434,7 @@ class TestCaptureNonTensorStack:
             return torch.stack([NonTensorData("a"), NonTensorData("a")])
 
         assert type(stack()) is NonTensorStack
-        assert tclass.capture_non_tensor_stack() is True
+        assert tclass.capture_non_tensor_stack() is False
 
 
 class TestLazyLegacy:

@@ -1069,13 +1069,13 @@ class TestRepr:
             repr(short) == "Frame(batch_size=[2,2], fields={pixels: f32[], step: NonTensorStack})"
         )
 
-    def test_same_values_stack_to_one_value(self) -> None:
+    def test_same_values_stack_per_element(self) -> None:
         stacked = torch.stack([transition(2), transition(2)])
-        assert (
-            repr(stacked)
-            == "Transition(batch_size=[2,2], fields={env: str, obs: f32[3], mask: None})"
+        assert repr(stacked) == (
+            "Transition(batch_size=[2,2], fields={\n    env: NonTensorStack,\n    obs: f32[3],"
+            "\n    mask: None})"
         )
-        assert stacked.env == "pong"
+        assert stacked.env == [["pong", "pong"], ["pong", "pong"]] and stacked[1].env == "pong"
 
     def test_empty_record(self) -> None:
         cls = _subclassed(type("Nothing", (), {}))

@@ -57,7 +57,7 @@ class _Options:
 
 
 OPTIONS = _Options()
-_DEFAULTS = {"list_to_stack": True, "capture_non_tensor_stack": True, "lazy_legacy": False}
+_DEFAULTS = {"list_to_stack": True, "capture_non_tensor_stack": False, "lazy_legacy": False}
 
 
 def _deprecated(what: str, instead: str) -> None:

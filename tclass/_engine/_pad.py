@@ -31,6 +31,7 @@ from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys
 from tclass._core._batch import format_shape
+from tclass._core._options import OPTIONS
 from tclass._core._records import is_record, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -760,11 +761,11 @@ def _pad_nodes(
     shape[pad_dim] = max(lengths)
     shape.insert(0, len(parts))
     device = first.device
-    if all(
+    if OPTIONS.capture_non_tensor_stack and all(
         type(part) is NonTensorData and part.device == device and same_value(part.data, first.data)
         for part in parts
     ):
-        # One value shared by every member describes the padded elements as well.
+        # Captured: one value shared by every member describes the padded elements too.
         return NonTensorData._make(first.data, torch.Size(shape), device)
     return _scatter_values(parts, shape, plan.side == "left", pad_dim, path)
 

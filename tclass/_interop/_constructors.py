@@ -504,7 +504,7 @@ def to_dict(collection: TensorCollection, convert_tensors: bool) -> dict[str, An
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
-            out[key] = value.data
+            out[key] = value._read()  # a per-element stack as nested lists
         elif isinstance(value, TensorCollection):
             out[key] = value.to_dict(convert_tensors=convert_tensors)
         else:
@@ -522,7 +522,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
     values: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
-            values[key] = value.data
+            values[key] = value._read()
         elif isinstance(value, TensorCollection):
             values[key] = to_namedtuple(value, None)
         else:

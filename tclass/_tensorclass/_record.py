@@ -374,8 +374,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         for key, value in pairs:
             if allowed is not None and key not in allowed:
                 continue
-            if isinstance(value, _NonTensorNode):
-                value = value.data
+            if isinstance(value, NonTensorData):
+                value = value.data  # a per-element stack is set as it is
             elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
                 value = value.clone()
             self.set(key, value, inplace=inplace)
@@ -716,7 +716,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             value = self._tensordict.pop(key)
         else:
             value = self._tensordict.pop(key, default)
-        return value.data if isinstance(value, _NonTensorNode) else value
+        return value._read() if isinstance(value, _NonTensorNode) else value
 
     def del_(self, key: Any) -> Self:
         """Removes the field ``key`` (it reads ``None`` after)."""
