@@ -140,11 +140,12 @@ def test_members_may_differ_in_shapes_and_keys() -> None:
 @pytest.mark.parametrize(
     "build", [lambda ms: tclass.lazy_stack(ms), lambda ms: LazyStackedTensorDict(*ms)]
 )
-def test_batch_sizes_must_match(build: Callable[[list[Any]], Any]) -> None:
-    members = [_member((3, 4)), _member((3, 5))]
+def test_batch_dims_must_match(build: Callable[[list[Any]], Any]) -> None:
+    assert build([_member((3, 4)), _member((3, 5))]).batch_size == (2, 3, -1)  # ragged
+    members = [_member((3, 4)), _member((3,))]
     with pytest.raises(
         StackError,
-        match=r"member 1 has batch size \[3, 5\] but member 0 has \[3, 4\].*pad_sequence",
+        match=r"member 1 has batch size \[3\] but member 0 has \[3, 4\].*as many batch dims",
     ):
         build(members)
 

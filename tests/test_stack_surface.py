@@ -200,8 +200,11 @@ def test_insert_and_append() -> None:
     assert lazy["a"][:, 0].tolist() == [0.0, 9.0, 1.0, 2.0, 7.0]
     lazy.insert(-1, TensorDict({"a": torch.full((2,), 5.0)}, [2]))
     assert lazy["a"][:, 0].tolist() == [0.0, 9.0, 1.0, 2.0, 5.0, 7.0]
-    with pytest.raises(ValueError):
-        lazy.append(TensorDict({"a": torch.zeros(3)}, [3]))
+    with pytest.raises(ValueError, match="as many batch dims"):
+        lazy.append(TensorDict({"a": torch.zeros(3, 2)}, [3, 2]))
+    lazy.append(TensorDict({"a": torch.zeros(3)}, [3]))  # a ragged stack, as the peer's
+    assert lazy.batch_size == torch.Size([7, -1]) and lazy[-1].batch_size == (3,)
+    lazy = LazyStackedTensorDict(*members)
     with pytest.raises(RuntimeError):
         lazy.lock_().append(TensorDict({"a": torch.zeros(2)}, [2]))
 

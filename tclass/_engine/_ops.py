@@ -22,6 +22,7 @@ from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._parts import stacked_size
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass.errors import StackError
 
@@ -164,9 +165,7 @@ def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -
         pieces = [member.unbind(d) for member in members]
         inner = dim if dim < d else dim - 1
         parts = [_cat(list(group), inner, None, path) for group in zip(*pieces)]
-    size = list(lazy.batch_size)
-    size[dim] = sum(member.batch_size[dim] for member in members)
-    result = type(lazy)._from_members(parts, d, torch.Size(size))
+    result = type(lazy)._from_members(parts, d, stacked_size(parts, d))
     if out is not None:
         out.update_(result)
         return out

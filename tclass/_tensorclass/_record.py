@@ -744,6 +744,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         return self._results(self._tensordict.unbind(dim))
 
+    def numel(self) -> int:
+        return self._tensordict.numel()
+
     def _result(self, result: TensorDictBase) -> Self:
         """What the storage returned, as a record: ``self`` for the storage itself."""
         if result is self._tensordict:

@@ -35,8 +35,6 @@ XFAIL: dict[str, str] = {
     "comparisons": "NOT COVERED: `tensordict.assert_close(td, td.clone())` (no assert_close), "
     "`td.numpy()` missing",
     "locking": "NOT COVERED: `td.is_locked = True` (property has no setter)",
-    "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
-    "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
     "tensor_like_api": "NOT COVERED: `td.size()`, `td.size(0)`, `td.ndimension()`, "
     "`td.get_item_shape(key)`, `td.entry_class(key)` AttributeError",
 }

@@ -15,7 +15,7 @@ from tclass._base._stack_ops import LazyStackOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch
 from tclass._core._records import storage_of
-from tclass._engine._lazy._parts import check_members, insert_dim, padded_stack, stack_entries
+from tclass._engine._lazy._parts import check_members, padded_stack, stack_entries, stacked_size
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import stack
@@ -68,7 +68,7 @@ def lazy_stack(
     check_members(members, "lazy_stack")
     batch = members[0].batch_size
     dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
-    result = type(members[0])._stack_lazily(members, dim, insert_dim(batch, dim, len(members)))
+    result = type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))
     if not options:
         return result
     stack_dim_name = options.get("stack_dim_name")

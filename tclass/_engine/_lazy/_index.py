@@ -23,7 +23,7 @@ import torch
 
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch
-from tclass._engine._lazy._parts import insert_dim, remove_dim
+from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -53,10 +53,38 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     items = _items(stack, index)
     if all(map(_is_basic, items)):
         return _index_basic(stack, items)
+    if -1 in stack._batch_size:
+        return _pick_members(stack, items)
     ids, positions = _probe(stack, items)
     if ids.numel() == 0:
         return empty_selection(stack, items)
     return _gather(stack, ids, positions, stack_item_is_tensor(stack, items))
+
+
+def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """A ragged stack (a ``-1`` size) indexed by a 1-d tensor of member numbers or a mask
+    along its stack dim (full slices elsewhere): a lazy stack of the members picked."""
+    d = stack._stack_dim
+    picked = items[d] if len(items) > d else None
+    others = items[:d] + items[d + 1 :]
+    if not (
+        isinstance(picked, torch.Tensor)
+        and picked.ndim == 1
+        and all(type(item) is slice and item == _ALL for item in others)
+    ):
+        check_regular(stack, range(len(stack._batch_size)), "indexing with a tensor")
+    assert isinstance(picked, torch.Tensor)
+    count = len(stack._members)
+    if picked.dtype is torch.bool:
+        if picked.shape[0] != count:
+            msg = f"a mask of {picked.shape[0]} elements indexes a lazy stack of {count} members"
+            raise IndexError(msg)
+        picked = picked.nonzero().squeeze(-1)
+    members = [stack._members[_checked(stack, int(number))] for number in picked.tolist()]
+    if not members:
+        msg = "the index selects no member of a ragged lazy stack, which has no empty form"
+        raise IndexError(msg)
+    return stack._restacked(members)
 
 
 def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
@@ -114,7 +142,7 @@ def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     picked = stack._members[stack_item]
     results = [member[member_index] for member in picked] if member_index else picked
     if results:
-        size = insert_dim(results[0].batch_size, dims_before, len(results))
+        size = stacked_size(results, dims_before)
     else:
         size = _batch.indexed_shape(stack._batch_size, items)
     out = stack._from_members(results, dims_before, size)
@@ -164,8 +192,7 @@ def _gather(
         _gather(stack, ids.select(along, j), positions.select(along, j), over_members)
         for j in range(ids.shape[along])
     ]
-    size = insert_dim(parts[0].batch_size, along, len(parts))
-    return type(parts[0])._stack_lazily(parts, along, size)
+    return type(parts[0])._stack_lazily(parts, along, stacked_size(parts, along))
 
 
 def _first_dim(values: torch.Tensor, *, varies: bool) -> int | None:

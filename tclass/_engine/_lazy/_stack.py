@@ -20,6 +20,7 @@ over the stack dim, ...) build the dense stack first, which works when the membe
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
@@ -37,6 +38,7 @@ from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     check_members,
+    check_regular,
     common_device,
     common_keys,
     insert_dim,
@@ -44,6 +46,7 @@ from tclass._engine._lazy._parts import (
     remove_dim,
     split_operand,
     stack_entries,
+    stacked_size,
     summary_of,
 )
 from tclass._engine._nontensor import _NonTensorNode
@@ -141,7 +144,7 @@ class LazyStackedTensorDict(LazyStackOps):
             dim = _batch.normalize_dim(
                 stack_dim, len(member_batch), op="lazy_stack", inclusive=True
             )
-            self._init(members, dim, insert_dim(member_batch, dim, len(members)))
+            self._init(members, dim, stacked_size(members, dim))
         self._stack_dim_name = stack_dim_name
         if names is not None:
             self.names = names
@@ -169,7 +172,7 @@ class LazyStackedTensorDict(LazyStackOps):
         and the name of its stack dim."""
         dim = self._stack_dim if stack_dim is None else stack_dim
         if members:
-            size = insert_dim(members[0].batch_size, dim, len(members))
+            size = stacked_size(members, dim)
         else:
             size = self._batch_size
         out = self._from_members(members, dim, size)
@@ -460,12 +463,9 @@ class LazyStackedTensorDict(LazyStackOps):
             members = self._members[index]
             if not members:
                 return cast(Self, empty_selection(self, (index,)))
-            size = insert_dim(self._batch_size[1:], 0, len(members))
-            return self._from_members(members, 0, size)
-        size = _batch.indexed_shape(self._batch_size, index)
-        return self._from_members(
-            [member[index] for member in self._members], self._stack_dim, size
-        )
+            return self._from_members(members, 0, stacked_size(members, 0))
+        members = [member[index] for member in self._members]
+        return self._from_members(members, self._stack_dim, stacked_size(members, self._stack_dim))
 
     def _index(self, index: Any) -> Any:
         return index_lazy(self, index)
@@ -711,7 +711,7 @@ class LazyStackedTensorDict(LazyStackOps):
         members = self._members
         if members:
             check_members([members[0], tensordict], "insert")
-            self._batch_size = insert_dim(members[0].batch_size, self._stack_dim, len(members) + 1)
+            self._batch_size = stacked_size([*members, tensordict], self._stack_dim)
             self._device = self._device if tensordict.device == self._device else None
         else:
             check_members([tensordict], "insert")
@@ -725,7 +725,7 @@ class LazyStackedTensorDict(LazyStackOps):
     def _relayout(self, member_batch: torch.Size) -> None:
         """Takes the members' new batch size (after they inferred theirs)."""
         self._stack_dim = min(self._stack_dim, len(member_batch))
-        self._batch_size = insert_dim(member_batch, self._stack_dim, len(self._members))
+        self._batch_size = stacked_size(self._members, self._stack_dim)
 
     def _assign_device(self, device: torch.device | None) -> None:
         self._device = device
@@ -769,6 +769,14 @@ class LazyStackedTensorDict(LazyStackOps):
         to_td = getattr(dense, "to_tensordict", None)
         return dense if to_td is None else to_td()
 
+    def numel(self) -> int:
+        """The number of elements: the members' together (a ragged stack's batch size
+        has a ``-1`` where their sizes differ)."""
+        batch = self._batch_size
+        if -1 not in batch:
+            return math.prod(batch)
+        return sum(member.numel() for member in self._members)
+
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         """Along the stack dim: the members themselves; along another dim: lazy stacks of
         the members' pieces."""
@@ -776,6 +784,7 @@ class LazyStackedTensorDict(LazyStackOps):
         d = self._stack_dim
         if dim == d:
             return tuple(self._members)
+        check_regular(self, [dim], "unbind")
         pieces = [member.unbind(dim if dim < d else dim - 1) for member in self._members]
         new_d = d - 1 if dim < d else d
         return tuple(self._restacked(list(group), new_d) for group in zip(*pieces))
