@@ -22,7 +22,7 @@ from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._lazy._parts import stacked_size
+from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass.errors import StackError
 
@@ -78,6 +78,11 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
         return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
     if type(members[0]) is not type(members[-1]) or members[0]._is_lazy:
+        if out is None and any(_is_lazy(m) and -1 in m.batch_size for m in members):
+            # A ragged lazy stack has no dense form: the result is lazy too, as the peer's.
+            check_members(members, "stack")
+            dim = _batch.normalize_dim(dim, members[0].batch_dims, op="stack", inclusive=True)
+            return type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))  # type: ignore[no-any-return]
         members = [m.contiguous() if _is_lazy(m) else m for m in members]
         _members(members, "stack", path)
     first = members[0]

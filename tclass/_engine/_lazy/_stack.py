@@ -201,6 +201,8 @@ class LazyStackedTensorDict(LazyStackOps):
         new = as_batch_size(value)
         if self._locked:
             raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
+        if new != self._batch_size:  # a ragged dim has no size to give to a new batch size
+            check_regular(self, range(len(self._batch_size)), "setting batch_size")
         self._check_batch_size(new, ())
         self._assign_batch_size(new)
 
