@@ -169,8 +169,9 @@ def test_unpad_sequence_inverts_pad_sequence() -> None:
     padded = tclass.pad_sequence(seq, return_mask=True)
     out = tclass.unpad_sequence(padded)
     assert isinstance(out, LazyStackedTensorDict)
-    # Lazy-stack members share their batch size: the unpadded length is a feature dim.
-    assert [m.batch_size for m in out.tensordicts] == [torch.Size([]), torch.Size([])]
+    # Each member keeps its own length: a ragged stack, as the peer's.
+    assert [m.batch_size for m in out.tensordicts] == [torch.Size([2]), torch.Size([3])]
+    assert out.batch_size == torch.Size([2, -1])
     assert [m["y", "z"].shape for m in out.tensordicts] == [(2, 2), (3, 2)]
     assert torch.equal(out.tensordicts[0]["x"], torch.arange(2))
     assert "masks" not in out.keys()

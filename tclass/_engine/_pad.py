@@ -811,9 +811,8 @@ def unpad_sequence(
             the ``"masks"`` entry of ``padded``, which is then left out of the members.
         pad_dim: the ``pad_dim`` given to ``pad_sequence``.
 
-    Members of a lazy stack share their batch size, so the unpadded dim (and the dims
-    after it) become feature dims of each member: a member padded along batch dim 0 comes
-    back with batch size ``[]`` and its own length in its tensors.
+    Each member comes back with its own length along the unpadded batch dim, so the
+    stack is ragged there (batch size ``[members, -1, ...]``, as the peer's).
 
     Raises:
         ValueError: if there is no mask to read.
@@ -837,7 +836,6 @@ def unpad_sequence(
         if pad_dim < member_dims:
             keep = _kept(_first_mask(mask)[position], pad_dim)
             member = member[(slice(None),) * pad_dim + (keep,)]
-            member.batch_size = member.batch_size[:pad_dim]
         else:
             member = member.named_apply(
                 lambda key, leaf, i=position: leaf.index_select(

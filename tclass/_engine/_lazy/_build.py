@@ -46,7 +46,8 @@ def lazy_stack(
 ) -> Any:
     """Stacks collections without copying: a :class:`LazyStackedTensorDict` of them.
 
-    Members may differ in entry shapes and keys but share a batch size. Records of a
+    Members may differ in entry shapes and keys, and in their sizes along batch dims
+    (the stack's batch size is ``-1`` there: a ragged dim, as the peer's). Records of a
     tensorclass give a record of that class over the lazy stack: fields read as the
     stacked values, ``stacked[i]`` is record ``i``. Python-value nodes are merged as
     ``tclass.stack`` merges them. Tensors are stacked with ``torch.stack``, or given
@@ -56,8 +57,8 @@ def lazy_stack(
     does. See :class:`~tclass._base._stack_ops.LazyStackOptions` for every keyword.
 
     Raises:
-        StackError: if there are no members, they mix record classes, or their batch
-            sizes differ (pad those with :func:`tclass.pad_sequence`).
+        StackError: if there are no members, they mix record classes, or their numbers
+            of batch dims differ.
     """
     members = list(collections)
     if members:

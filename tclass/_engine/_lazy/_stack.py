@@ -1,8 +1,10 @@
 """``LazyStackedTensorDict``: a stack of collections kept as its members, not copied.
 
-A lazy stack holds a list of members that share a batch size and may differ in anything
-else: entry shapes, key sets, nested structure. Its batch size is the members' with the
-number of members inserted at ``stack_dim``. Nothing is copied when it is built, indexed
+A lazy stack holds a list of members that have as many batch dims and may differ in
+anything else: entry shapes, key sets, nested structure, sizes along batch dims. Its
+batch size is the members' with the number of members inserted at ``stack_dim``, and
+``-1`` along a dim where the members' sizes differ (a ragged dim, as the peer's), which
+operations needing one size there refuse with a ``HeterogeneousEntryError``. Nothing is copied when it is built, indexed
 along the stack dim (``lazy[i]`` *is* member ``i``) or transformed member by member
 (``apply``, ``to``, ``clone``, comparisons, ``unsqueeze``, ...).
 
@@ -85,12 +87,11 @@ class LazyStackedTensorDict(LazyStackOps):
 
     Args:
         *tensordicts: the members: collections (TensorDicts, records, lazy stacks) with
-            the same batch size.
+            as many batch dims (sizes that differ give ``-1`` in the batch size).
         stack_dim: where the member dim goes among the batch dims (``-1``: last).
 
     Raises:
-        StackError: if there are no members, or their batch sizes differ (members of
-            different lengths are padded with :func:`tclass.pad_sequence` instead).
+        StackError: if there are no members, or their numbers of batch dims differ.
 
     Example:
         >>> agents = LazyStackedTensorDict(
