@@ -4,9 +4,9 @@ A lazy stack holds a list of members that have as many batch dims and may differ
 anything else: entry shapes, key sets, nested structure, sizes along batch dims. Its
 batch size is the members' with the number of members inserted at ``stack_dim``, and
 ``-1`` along a dim where the members' sizes differ (a ragged dim, as the peer's), which
-operations needing one size there refuse with a ``HeterogeneousEntryError``. Nothing is copied when it is built, indexed
-along the stack dim (``lazy[i]`` *is* member ``i``) or transformed member by member
-(``apply``, ``to``, ``clone``, comparisons, ``unsqueeze``, ...).
+operations needing one size there refuse with a ``HeterogeneousEntryError``. Nothing is
+copied when it is built, indexed along the stack dim (``lazy[i]`` *is* member ``i``) or
+transformed member by member (``apply``, ``to``, ``clone``, comparisons, ``unsqueeze``, ...).
 
 Reading an entry stacks the members' entries on demand: tensors with ``torch.stack`` when
 their shapes agree (a clear error suggesting ``as_list`` / ``as_padded_tensor`` /
