@@ -439,7 +439,12 @@ def case_save(base: Path, sizes: Sizes) -> list[Row]:
 
     _check_save(leaves, target)
     note(f"case 1: {len(impls)} writers x {sizes.repeat} repeats of {size_text(sizes.save_bytes)}")
-    samples = measure(impls, sizes.repeat, sizes.budget)
+    return _save_rows(measure(impls, sizes.repeat, sizes.budget), sizes)
+
+
+def _save_rows(samples: dict[str, list[float]], sizes: Sizes) -> list[Row]:
+    """Case 1's rows: one per thread count, the best of them against the peer and
+    against safetensors."""
     scale = sizes.save_bytes / 1e9
     size = size_text(sizes.save_bytes)
     baselines = ("safetensors", "torch.save")
@@ -661,7 +666,11 @@ DTYPES = {str(dtype): dtype for dtype in (torch.float32, torch.uint8, torch.int6
 
 
 def case_load(base: Path, sizes: Sizes) -> list[Row]:
-    out: list[Row] = []
+    return [*_load_record_rows(base, sizes), *_small_leaves_rows(base, sizes)]
+
+
+def _load_record_rows(base: Path, sizes: Sizes) -> list[Row]:
+    """load_memmap of a record of 8 leaves (files allocated, never written)."""
     # 8 leaves of case 1's shapes; memmap_like allocates the files without writing them.
     shape_only = {
         name: torch.empty(sizes.save_rows, 1024).expand(sizes.save_rows, 1024) for name in FIELDS
@@ -677,12 +686,18 @@ def case_load(base: Path, sizes: Sizes) -> list[Row]:
         load8["peer"] = Impl(lambda: PRecord.load_memmap(folders["peer"]))
     note(f"case 3: load_memmap of 8 leaves, {sizes.repeat} repeats")
     samples = measure(load8, sizes.repeat, sizes.budget)
-    out.append(
+    for folder in folders.values():
+        remove(folder)
+    return [
         Row.of(
             "load_memmap 8 leaves (tensorclass)", "s", samples, baselines=["by hand"], target=0.5
         )
-    )
+    ]
 
+
+def _small_leaves_rows(base: Path, sizes: Sizes) -> list[Row]:
+    """load_memmap and memmap of a TensorDict of many small leaves."""
+    out: list[Row] = []
     generator = torch.Generator().manual_seed(2)
     leaves = {
         f"leaf{i}": torch.rand(100, 4, generator=generator) for i in range(sizes.small_leaves)
@@ -756,7 +771,7 @@ def case_load(base: Path, sizes: Sizes) -> list[Row]:
             baselines=["by hand"],
         )
     )
-    for folder in (*folders.values(), *folders256.values(), writes):
+    for folder in (*folders256.values(), writes):
         remove(folder)
     return out
 

@@ -483,8 +483,9 @@ class TestGetDefaultsToNone:
 # --- against the peer --------------------------------------------------------------------
 
 
-def _scenarios() -> dict[str, Callable[[ModuleType], Any]]:
-    """Scenarios written once against a library module, run with tclass and the peer."""
+def _value_scenarios() -> dict[str, Callable[[ModuleType], Any]]:
+    """Scenarios of single values, written once against a library module, run with tclass
+    and the peer."""
 
     def strings(lib: ModuleType) -> Any:
         td = lib.TensorDict({"a": torch.zeros(2), "s": "hello", "l": ["x", "y"]}, [2])
@@ -518,6 +519,15 @@ def _scenarios() -> dict[str, Callable[[ModuleType], Any]]:
         b = lib.TensorDict({"s": lib.NonTensorData("x", batch_size=[3])}, [2])
         c = lib.TensorDict({"s": lib.NonTensorData("x", batch_size=[2, 3])}, [2])
         return [tuple(td.get("s").batch_size) for td in (a, b, c)]
+
+    return {
+        "strings": strings, "values": values, "numbers": numbers, "lists": lists,
+        "broadcast": broadcast,
+    }  # fmt: skip
+
+
+def _stack_scenarios() -> dict[str, Callable[[ModuleType], Any]]:
+    """Scenarios of stacked values (as :func:`_value_scenarios`)."""
 
     def stacked(lib: ModuleType) -> Any:
         one = lib.TensorDict({"s": "hello"}, [2])
@@ -568,13 +578,12 @@ def _scenarios() -> dict[str, Callable[[ModuleType], Any]]:
             return td["n"].tolist(), lib.list_to_stack()
 
     return {
-        "strings": strings, "values": values, "numbers": numbers, "lists": lists,
-        "broadcast": broadcast, "stacked": stacked, "round_trip": round_trip,
-        "stacks": stacks, "metadata": metadata, "records": records, "list_off": list_off,
+        "stacked": stacked, "round_trip": round_trip, "stacks": stacks, "metadata": metadata,
+        "records": records, "list_off": list_off,
     }  # fmt: skip
 
 
-SCENARIOS = _scenarios()
+SCENARIOS = {**_value_scenarios(), **_stack_scenarios()}
 
 
 @pytest.mark.peer
