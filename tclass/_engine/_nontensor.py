@@ -882,7 +882,25 @@ def join_non_tensor(
                 size[dim] = total
             node: _NonTensorNode = kind._make(data, torch.Size(size), device)
             return node
+    elif kind is NonTensorData and op == "stack" and not first._batch_size:
+        stacked = _stack_values(parts)
+        if stacked is not None:
+            return stacked
     return _join_values(parts, op, dim, path)
+
+
+def _stack_values(parts: Sequence[Any]) -> NonTensorStack | None:
+    """The common stack, of ``NonTensorData`` parts with no batch dims (records'
+    values), in one pass: ``None`` if another part comes up."""
+    device = parts[0]._device
+    values = []
+    for part in parts:
+        if type(part) is not NonTensorData or part._batch_size:
+            return None
+        if part._device is not device and part._device != device:
+            device = None
+        values.append(part.data)
+    return NonTensorStack._make(values, torch.Size([len(values)]), device, 0)
 
 
 def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> NonTensorStack:
