@@ -229,3 +229,11 @@ def test_records_over_a_ragged_stack(tmp_path: Path) -> None:
     stack.memmap(tmp_path / "episodes")
     back = Episode.load_memmap(tmp_path / "episodes")
     assert type(back) is Episode and back.batch_size == (2, -1) and back[1].obs.shape == (5, 2)
+
+
+def test_cat_joins_ragged_and_regular_pieces() -> None:
+    stack = _ragged(tclass)
+    again = torch.cat([stack[:2], stack[2:]])  # [2, -1] and [1, 2]
+    assert again.batch_size == (3, -1) and again[2]["reward"].tolist() == [0.0, 1.0]
+    with pytest.raises(errors.StackError, match="incompatible"):
+        torch.cat([stack, TensorDict(batch_size=[1, 2, 3])])

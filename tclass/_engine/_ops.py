@@ -195,10 +195,12 @@ def _at(path: tuple[str, ...]) -> str:
 
 
 def _same_except(size: torch.Size, reference: torch.Size, dim: int) -> bool:
+    """Whether two batch sizes agree outside ``dim``; a ragged lazy-stack dim (``-1``)
+    agrees with any size (its members are joined member by member)."""
     if len(size) != len(reference):
         return False
-    return len(size) == 1 or (
-        size[:dim] == reference[:dim] and size[dim + 1 :] == reference[dim + 1 :]
+    return all(
+        a == b or a == -1 or b == -1 for i, (a, b) in enumerate(zip(size, reference)) if i != dim
     )
 
 
