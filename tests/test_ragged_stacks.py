@@ -9,6 +9,7 @@ tensordict and compare.
 from __future__ import annotations
 
 import pickle
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -19,6 +20,10 @@ import torch
 
 import tclass
 from tclass import LazyStackedTensorDict, TensorClass, TensorDict, errors
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from peer_scenarios import Scenario, scenario_tests  # noqa: E402
 
 
 def _episode(lib: ModuleType, length: int, offset: float = 0.0) -> Any:
@@ -115,22 +120,13 @@ def _saved(lib: ModuleType, tmp_path: Path) -> Any:
     return type(back).__name__, tuple(back.batch_size), back[1]["reward"].tolist()
 
 
-SCENARIOS: dict[str, Callable[[ModuleType], Any]] = {
+SCENARIOS: dict[str, Scenario] = {
     "sizes": _sizes, "indexing": _indexing, "reads": _reads, "member_ops": _member_ops,
     "padding": _padding, "errors": _errors,
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_scenario_on_tclass(name: str) -> None:
-    SCENARIOS[name](tclass)  # runs without the peer too
-
-
-@pytest.mark.peer
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_same_as_the_peer(name: str) -> None:
-    peer = pytest.importorskip("tensordict")
-    assert SCENARIOS[name](tclass) == SCENARIOS[name](peer)
+test_scenario_on_tclass, test_same_as_the_peer = scenario_tests(SCENARIOS)
 
 
 @pytest.mark.peer

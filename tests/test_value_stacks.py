@@ -7,8 +7,8 @@ with tclass and tensordict and compare.
 
 from __future__ import annotations
 
+import sys
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,6 +18,10 @@ import torch
 
 import tclass
 from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict, errors
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from peer_scenarios import Scenario, scenario_tests  # noqa: E402
 
 
 class Frame(TensorClass):
@@ -122,23 +126,14 @@ def _pad_sequence(lib: ModuleType) -> Any:
     return _plain(out["s"]), type(out.get("s")).__name__
 
 
-SCENARIOS: dict[str, Callable[[ModuleType], Any]] = {
+SCENARIOS: dict[str, Scenario] = {
     "records": _records, "tensordicts": _tensordicts, "shapes": _shapes, "writes": _writes,
     "capture": _capture, "joins": _joins, "from_lists": _from_lists,
     "pad_sequence": _pad_sequence,
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_scenario_on_tclass(name: str) -> None:
-    SCENARIOS[name](tclass)  # runs without the peer too
-
-
-@pytest.mark.peer
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_same_as_the_peer(name: str) -> None:
-    peer = pytest.importorskip("tensordict")
-    assert SCENARIOS[name](tclass) == SCENARIOS[name](peer)
+test_scenario_on_tclass, test_same_as_the_peer = scenario_tests(SCENARIOS)
 
 
 # --- tclass's own behaviour ---------------------------------------------------------------

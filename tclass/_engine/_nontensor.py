@@ -108,7 +108,7 @@ class _NonTensorNode(TensorDictBase):
         as_linked_list: bool = False,
     ) -> Any:
         """The value of every element, as nested lists shaped like the batch."""
-        return self._as_array().tolist()
+        return _nested(self._flat(), self.batch_size)
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
@@ -560,17 +560,6 @@ class NonTensorStack(_NonTensorNode):
         return self._read()
 
     def _read(self) -> Any:
-        return _nested(self._values, self._shape)
-
-    def tolist(
-        self,
-        *,
-        convert_nodes: bool = True,
-        convert_tensors: bool | Literal["numpy"] = False,
-        tolist_first: bool = False,
-        as_linked_list: bool = False,
-    ) -> Any:
-        """The value of every element, as nested lists shaped like the batch."""
         return _nested(self._values, self._shape)
 
     def _flat(self) -> list[Any]:
