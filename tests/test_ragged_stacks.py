@@ -233,3 +233,15 @@ def test_cat_joins_ragged_and_regular_pieces() -> None:
     assert again.batch_size == (3, -1) and again[2]["reward"].tolist() == [0.0, 1.0]
     with pytest.raises(errors.StackError, match="incompatible"):
         torch.cat([stack, TensorDict(batch_size=[1, 2, 3])])
+
+
+def test_strict_shape_refuses_ragged_members() -> None:
+    a, b = _episode(tclass, 3), _episode(tclass, 5)
+    for build in (
+        lambda: tclass.lazy_stack([a, b], strict_shape=True),
+        lambda: LazyStackedTensorDict(a, b, strict_shape=True),
+    ):
+        with pytest.raises(errors.StackError, match=r"\[5\] .* strict_shape=True") as info:
+            build()
+        assert isinstance(info.value, RuntimeError)  # as the peer raises
+    assert tclass.lazy_stack([a, a.clone()], strict_shape=True).batch_size == (2, 3)

@@ -66,7 +66,7 @@ def lazy_stack(
             return _stack_tensors(members, dim, options.get("out"), options)
         if isinstance(members[0], _NonTensorNode):
             return stack(members, dim)
-    check_members(members, "lazy_stack")
+    check_members(members, "lazy_stack", options.get("strict_shape", False))
     batch = members[0].batch_size
     dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
     result = type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))

@@ -51,9 +51,10 @@ def remove_dim(size: torch.Size, dim: int) -> torch.Size:
     return torch.Size((*size[:dim], *size[dim + 1 :]))
 
 
-def check_members(members: list[Any], op: str) -> list[Any]:
+def check_members(members: list[Any], op: str, strict_shape: bool = False) -> list[Any]:
     """Checks that ``members`` can be stacked lazily: collections (not Python-value
-    nodes) of one record class, or dictionary-like collections, sharing a batch size."""
+    nodes) of one record class, or dictionary-like collections, with as many batch dims
+    (with ``strict_shape``, the same batch size)."""
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
@@ -70,6 +71,13 @@ def check_members(members: list[Any], op: str) -> list[Any]:
             msg = (
                 f"{op}: member {position} is a {type(member).__name__} but member 0 is a "
                 f"{type(first).__name__}; records of one class only"
+            )
+            raise StackError(msg)
+        if strict_shape and member.batch_size != first.batch_size:
+            msg = (
+                f"{op}: member {position} has batch size {format_shape(member.batch_size)} "
+                f"but member 0 has {format_shape(first.batch_size)}, which strict_shape=True "
+                "refuses (without it, the stack is ragged: -1 where the sizes differ)"
             )
             raise StackError(msg)
         if len(member.batch_size) != len(first.batch_size):

@@ -89,9 +89,11 @@ class LazyStackedTensorDict(LazyStackOps):
         *tensordicts: the members: collections (TensorDicts, records, lazy stacks) with
             as many batch dims (sizes that differ give ``-1`` in the batch size).
         stack_dim: where the member dim goes among the batch dims (``-1``: last).
+        strict_shape: refuse members whose batch sizes differ.
 
     Raises:
-        StackError: if there are no members, or their numbers of batch dims differ.
+        StackError: if there are no members, their numbers of batch dims differ, or
+            (with ``strict_shape``) their batch sizes do.
 
     Example:
         >>> agents = LazyStackedTensorDict(
@@ -140,7 +142,7 @@ class LazyStackedTensorDict(LazyStackOps):
         if not tensordicts:  # an empty stack, which grows with append / insert
             self._init([], stack_dim, torch.Size([0]))
         else:
-            members = check_members(list(tensordicts), "LazyStackedTensorDict")
+            members = check_members(list(tensordicts), "LazyStackedTensorDict", strict_shape)
             member_batch = members[0].batch_size
             dim = _batch.normalize_dim(
                 stack_dim, len(member_batch), op="lazy_stack", inclusive=True
