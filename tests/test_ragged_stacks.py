@@ -113,6 +113,20 @@ def _errors(lib: ModuleType) -> Any:
     return raised
 
 
+def _writes(lib: ModuleType) -> Any:
+    stack = _ragged(lib)
+    other = lib.lazy_stack([_episode(lib, n, 100.0) for n in (3, 5, 2)])
+    stack.update_(other)
+    updated = stack[1]["reward"].tolist()
+    stack[0] = _episode(lib, 3, -1.0)
+    stack[1:] = lib.lazy_stack([_episode(lib, n, 7.0) for n in (5, 2)])
+    stack.apply_(lambda x: x + 1)
+    return (
+        updated, stack[0]["reward"].tolist(), stack[2]["obs"][:, 0].tolist(),
+        stack[1]["reward"].tolist(),
+    )  # fmt: skip
+
+
 def _saved(lib: ModuleType, tmp_path: Path) -> Any:
     stack = _ragged(lib)
     stack.memmap(tmp_path / lib.__name__)
@@ -122,7 +136,7 @@ def _saved(lib: ModuleType, tmp_path: Path) -> Any:
 
 SCENARIOS: dict[str, Scenario] = {
     "sizes": _sizes, "indexing": _indexing, "reads": _reads, "member_ops": _member_ops,
-    "padding": _padding, "errors": _errors,
+    "padding": _padding, "errors": _errors, "writes": _writes,
 }  # fmt: skip
 
 
@@ -245,3 +259,18 @@ def test_strict_shape_refuses_ragged_members() -> None:
             build()
         assert isinstance(info.value, RuntimeError)  # as the peer raises
     assert tclass.lazy_stack([a, a.clone()], strict_shape=True).batch_size == (2, 3)
+
+
+def test_records_over_a_ragged_stack_update_in_place() -> None:
+    parts = [Episode(torch.zeros(n, 2), torch.zeros(n), batch_size=[n]) for n in (3, 5)]
+    stack = tclass.lazy_stack(parts)
+    ones = tclass.lazy_stack(
+        [Episode(torch.ones(n, 2), torch.ones(n), batch_size=[n]) for n in (3, 5)]
+    )
+    assert stack.update_(ones) is stack and parts[1].reward.sum() == 5
+    stack[1] = Episode(torch.full((5, 2), 2.0), torch.full((5,), 2.0), batch_size=[5])
+    assert parts[1].obs.sum() == 20 and parts[0].obs.sum() == 6
+    stack[:, 0] = Episode(torch.full((2, 2), 3.0), torch.full((2,), 3.0), batch_size=[2])
+    assert parts[0].reward.tolist() == [3.0, 1.0, 1.0] and parts[1].reward[0] == 3
+    with pytest.raises(errors.HeterogeneousEntryError, match="ragged"):
+        stack[torch.tensor([[0]])] = Episode(torch.zeros(3, 2), torch.zeros(3), batch_size=[3])

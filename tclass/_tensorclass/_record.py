@@ -747,6 +747,19 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def numel(self) -> int:
         return self._tensordict.numel()
 
+    def update_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        source = storage_of(input_dict_or_td)
+        options = {"non_blocking": non_blocking, "keys_to_update": keys_to_update, **kwargs}
+        return self._result(self._tensordict.update_(source, clone, **options))
+
     def _result(self, result: TensorDictBase) -> Self:
         """What the storage returned, as a record: ``self`` for the storage itself."""
         if result is self._tensordict:

@@ -73,14 +73,7 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
         and all(type(item) is slice and item == _ALL for item in others)
     ):
         check_regular(stack, range(len(stack._batch_size)), "indexing with a tensor")
-    assert isinstance(picked, torch.Tensor)
-    count = len(stack._members)
-    if picked.dtype is torch.bool:
-        if picked.shape[0] != count:
-            msg = f"a mask of {picked.shape[0]} elements indexes a lazy stack of {count} members"
-            raise IndexError(msg)
-        picked = picked.nonzero().squeeze(-1)
-    members = [stack._members[_checked(stack, int(number))] for number in picked.tolist()]
+    members = [stack._members[number] for number in _member_numbers(stack, picked)]
     if not members:
         msg = "the index selects no member of a ragged lazy stack, which has no empty form"
         raise IndexError(msg)
@@ -223,6 +216,9 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         _write_whole(stack._index_int(index), value)
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
+    if -1 in stack._batch_size:
+        _write_members(stack, items, value)
+        return
     ids, positions = _probe(stack, items)
     selected = ids.shape
     for number in sorted(set(ids.reshape(-1).tolist())):
@@ -235,6 +231,52 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         member[where] = _part_of(value, mask, selected)
+
+
+def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any) -> None:
+    """A write into a ragged stack (a ``-1`` size): the index picks members along the
+    stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
+    ``value`` is split among them along the selection's member dim when it has one part
+    per member there (a lazy stack of as many members included), else written whole
+    into each."""
+    d = stack._stack_dim
+    if Ellipsis in items or any(item is None for item in items):
+        check_regular(stack, range(len(stack._batch_size)), "this indexed write")
+    items = items + (_ALL,) * (len(stack._batch_size) - len(items))
+    picked, rest = items[d], items[:d] + items[d + 1 :]
+    count = len(stack._members)
+    if type(picked) is int:
+        numbers = [_checked(stack, picked) % count]
+    elif type(picked) is slice:
+        numbers = list(range(count))[picked]
+    else:
+        numbers = [int(n) for n in _member_numbers(stack, picked)]
+    parts: list[Any] = [value] * len(numbers)
+    if type(picked) is not int and isinstance(value, (TensorCollection, torch.Tensor)):
+        # The dim of the selection that runs over the members: one part of value each.
+        along = d - sum(type(item) is int for item in items[:d])
+        shape = value.batch_size if isinstance(value, TensorCollection) else value.shape
+        if len(shape) > along and shape[along] == len(numbers):
+            parts = list(value.unbind(along))
+    for number, part in zip(numbers, parts):
+        member = stack._members[number]
+        if all(type(item) is slice and item == _ALL for item in rest):
+            _write_whole(member, part)
+        else:
+            member[rest] = part
+
+
+def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
+    """The members a 1-d tensor (numbers or a mask) picks along the stack dim."""
+    count = len(stack._members)
+    if not isinstance(picked, torch.Tensor) or picked.ndim != 1:
+        check_regular(stack, range(len(stack._batch_size)), "indexing with a tensor")
+    if picked.dtype is torch.bool:
+        if picked.shape[0] != count:
+            msg = f"a mask of {picked.shape[0]} elements indexes a lazy stack of {count} members"
+            raise IndexError(msg)
+        picked = picked.nonzero().squeeze(-1)
+    return [_checked(stack, int(number)) for number in picked.tolist()]
 
 
 def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:

@@ -556,6 +556,31 @@ class LazyStackedTensorDict(LazyStackOps):
             self.set(key, value, inplace=inplace)
         return self
 
+    def update_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Copies ``input_dict_or_td`` into the existing entries in place: member by
+        member when it is a collection of this batch size (split along the stack dim, so
+        members of different shapes or lengths work), else as every collection does."""
+        source = input_dict_or_td
+        if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
+            for member, part in zip(self._members, source.unbind(self._stack_dim)):
+                member.update_(
+                    part, clone, non_blocking=non_blocking, keys_to_update=keys_to_update
+                )
+            if not kwargs:
+                return self
+            source = None
+        return super().update_(
+            source, clone, non_blocking=non_blocking, keys_to_update=keys_to_update, **kwargs
+        )
+
     def pop(self, key: Any, default: Any = _MISSING) -> Any:
         """Removes ``key`` from every member and returns its stacked value (or
         ``default`` when no member has it)."""
