@@ -113,6 +113,23 @@ def _errors(lib: ModuleType) -> Any:
     return raised
 
 
+def _inner_stack_dim(lib: ModuleType) -> Any:
+    def member(n: int) -> Any:
+        return lib.TensorDict(x=torch.arange(2.0 * n).reshape(2, n), batch_size=[2, n])
+
+    stack = lib.lazy_stack([member(3), member(5)], 1)  # batch size [2, 2, -1]
+    shapes = [
+        stack, stack[1], stack[:, 1], stack.unbind(0)[1], stack.unbind(1)[1],
+        stack.permute(2, 0, 1), stack.transpose(0, 1)[1], stack.reshape(-1),
+        stack[torch.tensor([True, False])], stack[torch.tensor([1])], stack + stack,
+    ]  # fmt: skip
+    return (
+        [tuple(s.batch_size) for s in shapes],
+        stack[1].get("x", as_padded_tensor=True).tolist(), stack[..., 0]["x"].tolist(),
+        stack[0, :, 1:3]["x"].tolist(), (stack + stack)[:, 1]["x"].sum().item(),
+    )  # fmt: skip
+
+
 def _writes(lib: ModuleType) -> Any:
     stack = _ragged(lib)
     other = lib.lazy_stack([_episode(lib, n, 100.0) for n in (3, 5, 2)])
@@ -137,6 +154,7 @@ def _saved(lib: ModuleType, tmp_path: Path) -> Any:
 SCENARIOS: dict[str, Scenario] = {
     "sizes": _sizes, "indexing": _indexing, "reads": _reads, "member_ops": _member_ops,
     "padding": _padding, "errors": _errors, "writes": _writes,
+    "inner_stack_dim": _inner_stack_dim,
 }  # fmt: skip
 
 

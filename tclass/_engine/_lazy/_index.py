@@ -62,18 +62,29 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
 
 
 def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
-    """A ragged stack (a ``-1`` size) indexed by a 1-d tensor of member numbers or a mask
-    along its stack dim (full slices elsewhere): a lazy stack of the members picked."""
+    """A ragged stack (a ``-1`` size) indexed by one 1-d tensor (full slices elsewhere):
+    along the stack dim, a lazy stack of the members it picks; along a regular dim, of
+    every member indexed alike. Any other tensor index needs one size along each dim."""
+    ndim = len(stack._batch_size)
+    if Ellipsis not in items and all(item is not None for item in items):
+        items = items + (_ALL,) * (ndim - len(items))
+    tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
     d = stack._stack_dim
-    picked = items[d] if len(items) > d else None
-    others = items[:d] + items[d + 1 :]
-    if not (
-        isinstance(picked, torch.Tensor)
-        and picked.ndim == 1
-        and all(type(item) is slice and item == _ALL for item in others)
+    if (
+        len(items) != ndim
+        or len(tensors) != 1
+        or items[tensors[0]].ndim != 1
+        or stack._batch_size[tensors[0]] == -1
+        or not all(
+            type(item) is slice and item == _ALL for item in items if item is not items[tensors[0]]
+        )
     ):
-        check_regular(stack, range(len(stack._batch_size)), "indexing with a tensor")
-    members = [stack._members[number] for number in _member_numbers(stack, picked)]
+        check_regular(stack, range(ndim), "indexing with a tensor")
+    (at,) = tensors
+    if at != d:  # a regular dim of every member
+        member_index = items[:d] + items[d + 1 :]
+        return stack._restacked([member[member_index] for member in stack._members])
+    members = [stack._members[number] for number in _member_numbers(stack, items[d])]
     if not members:
         msg = "the index selects no member of a ragged lazy stack, which has no empty form"
         raise IndexError(msg)
