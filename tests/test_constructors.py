@@ -475,3 +475,53 @@ class TestIsTensorCollection:
     )
     def test_false(self, obj: object) -> None:
         assert not tclass.is_tensor_collection(obj)
+
+
+# --- nested collections built without a batch size ---------------------------------------
+
+
+class _Obs(TensorClass):
+    x: torch.Tensor
+
+
+class _Step(TensorClass):
+    obs: _Obs
+    extra: TensorDict | None = None
+
+
+def test_nested_collection_without_batch_takes_the_parents() -> None:
+    inner = TensorDict(obs=torch.zeros(3, 4), reward=torch.zeros(3, 1))
+    td = TensorDict(obs=torch.zeros(3, 4), next=inner, batch_size=[3])
+    assert td["next"].batch_size == torch.Size([3])
+    assert inner.batch_size == torch.Size([])  # the given one is left as it is (a copy)
+    assert td["next", "reward"] is inner["reward"]  # a shallow copy: same tensors
+    td["n"] = TensorDict(x=torch.zeros(3, 2))
+    td.set(("m", "k"), TensorDict(x=torch.zeros(3, 2)))
+    td.update({"u": TensorDict(x=torch.zeros(3, 2))})
+    assert {td[k].batch_size for k in ("n", ("m", "k"), "u")} == {torch.Size([3])}
+    # a shorter prefix of a 2-dim batch grows too
+    grown = TensorDict(
+        a=torch.zeros(2, 3), n=TensorDict(b=torch.zeros(2, 3), batch_size=[2]), batch_size=[2, 3]
+    )
+    assert grown["n"].batch_size == torch.Size([2, 3])
+
+
+def test_nested_record_without_batch_takes_the_records() -> None:
+    obs = _Obs(x=torch.zeros(3, 4))
+    step = _Step(obs=obs, extra=TensorDict(a=torch.zeros(3, 1)), batch_size=[3])
+    assert step.obs.batch_size == step.extra.batch_size == torch.Size([3])
+    assert type(step.obs) is _Obs and obs.batch_size == torch.Size([])
+    step.obs = _Obs(x=torch.ones(3, 4))
+    assert step.obs.batch_size == torch.Size([3])
+
+
+def test_nested_collection_that_does_not_fit_is_refused() -> None:
+    with pytest.raises(errors.BatchMismatchError, match=r"\('n', 'x'\)") as info:
+        TensorDict(n=TensorDict(x=torch.zeros(3, 2)), batch_size=[2])
+    assert isinstance(info.value, RuntimeError)  # the peer's builtin
+    with pytest.raises(errors.BatchMismatchError, match=r"\('n', 'y'\)"):
+        TensorDict(n=TensorDict(x=torch.zeros(3, 2), y=torch.zeros(2)), batch_size=[3])
+    with pytest.raises(errors.BatchMismatchError, match="'obs'"):
+        _Step(obs=_Obs(x=torch.zeros(2, 4)), batch_size=[3])
+    with pytest.raises(errors.BatchMismatchError):  # not a prefix: [4] under [3]
+        TensorDict(n=TensorDict(x=torch.zeros(4), batch_size=[4]), batch_size=[3])

@@ -150,6 +150,31 @@ def test_split_keys() -> None:
     assert len(parts) == 3 and list(kept.keys()) == []
 
 
+def test_split_keys_by_predicate() -> None:
+    td = TensorDict(
+        s=torch.zeros(10),
+        v=torch.zeros(10, 3),
+        nested=TensorDict(t=torch.zeros(10, 3), u=torch.zeros(10)),
+        name="x",
+        batch_size=[10],
+    )
+    seen: list[tuple[str, ...]] = []
+
+    def vectors(key: tuple[str, ...], value: torch.Tensor) -> bool:
+        seen.append(key)
+        return value.ndim == 2
+
+    vec, others, rest = td.split_keys(vectors, lambda key, value: True)
+    assert seen == [("s",), ("v",), ("nested", "t"), ("nested", "u")]  # tensor leaves, tuples
+    assert list(vec.keys(True, True)) == ["v", ("nested", "t")]
+    assert list(others.keys(True, True)) == ["s", ("nested", "u")]
+    assert list(rest.keys()) == ["name"]  # the emptied "nested" goes, as the peer
+    nested, vec, rest = td.split_keys(["nested"], vectors)  # taken keys are not asked again
+    assert list(vec.keys()) == ["v"] and list(rest.keys()) == ["s", "name"]
+    first, rest = td.split_keys(lambda key, value: key == ("s",), inplace=True)
+    assert rest is td and list(first.keys()) == ["s"] and "s" not in td.keys()
+
+
 # --- reads and writes at an index -------------------------------------------------------
 
 
@@ -517,3 +542,76 @@ def test_entry_methods_agree_with_the_peer() -> None:
     for key in theirs.keys(True, True):
         assert torch.equal(ours.new_full((2,), 3).get(key), theirs.new_full((2,), 3).get(key))
     assert str(ours.to_struct_array().dtype) == str(theirs.to_struct_array().dtype)
+
+
+# --- update: the peer's whole signature ---------------------------------------------------
+
+
+class _Row(TensorClass):
+    x: torch.Tensor
+    y: torch.Tensor | None = None
+
+
+def test_update_keyword_entries_and_positional_flags() -> None:
+    td = TensorDict(a=torch.zeros(3), batch_size=[3])
+    assert td.update(c=torch.zeros(3)) is td  # the keyword form
+    td.update({"b": torch.ones(3)}, a=torch.ones(3))  # both: keywords win
+    assert sorted(td.keys()) == ["a", "b", "c"] and bool((td["a"] == 1).all())
+    td.update(TensorDict(d=torch.ones(3), batch_size=[3]), e=torch.ones(3))  # a collection too
+    assert sorted(td.keys()) == ["a", "b", "c", "d", "e"]
+    value = torch.full((3,), 5.0)
+    td.update({"a": value}, True, False)  # clone, inplace given by position, as the peer
+    assert td["a"] is not value and bool((td["a"] == 5).all())
+    assert td.update(None) is td and td.update(td) is td
+    assert td.update({"a": torch.zeros(3)}, keys_to_update=[]) is td and bool((td["a"] == 5).all())
+    row = _Row(x=torch.zeros(2), batch_size=[2])
+    row.update(y=torch.ones(2))
+    assert bool((row.y == 1).all())
+    stack = LazyStackedTensorDict(TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(2)))
+    stack.update(a=torch.ones(2, 2))
+    assert bool((stack["a"] == 1).all())
+
+
+def test_update_is_leaf_sets_collections_whole() -> None:
+    td = TensorDict(n=TensorDict(x=torch.zeros(3)), batch_size=[3])
+    new = TensorDict(y=torch.ones(3), batch_size=[3])
+    td.update({"n": new})
+    assert sorted(td["n"].keys()) == ["x", "y"]  # merged by default
+    td.update({"n": new}, is_leaf=lambda cls: issubclass(cls, (TensorDict, torch.Tensor)))
+    assert td["n"] is new
+
+
+def test_update_batch_size() -> None:
+    td = TensorDict(a=torch.zeros(3), batch_size=[3])
+    td.update(TensorDict(a=torch.ones(4), batch_size=[4]), update_batch_size=True)
+    assert td.batch_size == torch.Size([4]) and bool((td["a"] == 1).all())
+    wider = TensorDict(a=torch.zeros(4, 2), b=torch.zeros(4, 2), batch_size=[4, 2])
+    td.update(wider, update_batch_size=True)  # [4] starts [4, 2]: kept, as the peer
+    assert td.batch_size == torch.Size([4])
+    with pytest.raises(errors.BatchSizeError, match=r"\['a', 'b'\]") as info:
+        td.update(TensorDict(c=torch.ones(5), batch_size=[5]), update_batch_size=True)
+    assert isinstance(info.value, RuntimeError)  # the peer's builtin
+    assert td.batch_size == torch.Size([4])  # nothing changed
+
+
+def test_update_on_a_locked_collection() -> None:
+    td = TensorDict(a=torch.zeros(3), batch_size=[3]).lock_()
+    td.update({"a": torch.ones(3)}, inplace=True)
+    assert bool((td["a"] == 1).all())
+    with pytest.raises(errors.LockedError) as info:
+        td.update({"a": torch.zeros(3)})
+    assert isinstance(info.value, RuntimeError)
+    with pytest.warns(FutureWarning, match="ignore_lock"), pytest.raises(errors.LockedError):
+        td.update({"b": torch.zeros(3)}, ignore_lock=True)  # deprecated, and does not unlock
+
+
+def test_update_matches_the_peer() -> None:
+    peer = pytest.importorskip("tensordict")
+    results = []
+    for lib in (tclass, peer):
+        td = lib.TensorDict(a=torch.zeros(3), n=lib.TensorDict(x=torch.zeros(3)), batch_size=[3])
+        td.update({"n": {"y": torch.ones(3)}}, c=torch.ones(3))
+        source = lib.TensorDict(a=torch.ones(3), n={"x": torch.ones(3)}, batch_size=[3])
+        td.update(source, keys_to_update=[("n", "x")])
+        results.append({k: v.tolist() for k, v in td.items(True, True)})
+    assert results[0] == results[1]

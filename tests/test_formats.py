@@ -163,6 +163,32 @@ def test_to_pandas() -> None:
         TensorDict(m=torch.zeros(3, 2), batch_size=[3]).to_pandas()
 
 
+@tclass.tensorclass
+class _Point:
+    x: torch.Tensor
+    y: torch.Tensor
+
+
+@tclass.tensorclass
+class _Image:
+    im: torch.Tensor
+
+
+def test_to_pandas_records_are_one_column_of_records() -> None:
+    pytest.importorskip("pandas")
+    point = _Point(x=torch.zeros(3), y=torch.arange(3.0), batch_size=[3])
+    frame = TensorDict(p=point, batch_size=[3]).to_pandas()  # no separator needed
+    assert frame["p"].dtype == object and type(frame["p"][2]) is _Point
+    assert frame["p"][2].y.item() == 2.0
+    assert list(TensorDict(p=point, batch_size=[3]).to_pandas(separator=".").columns) == [
+        "p.x",
+        "p.y",
+    ]
+    images = _Image(im=torch.zeros(3, 2), batch_size=[3])  # 2-D: kept whole even with "."
+    frame = TensorDict(p=images, a=torch.zeros(3), batch_size=[3]).to_pandas(separator=".")
+    assert list(frame.columns) == ["p", "a"] and frame["p"][1].im.shape == (2,)
+
+
 @pytest.mark.parametrize("kind", ["csv", "parquet", "json"])
 def test_table_files_round_trip(tmp_path: Path, kind: str) -> None:
     pytest.importorskip("pandas")

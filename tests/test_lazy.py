@@ -1137,3 +1137,18 @@ def test_record_pickle_and_repr() -> None:
     assert torch.equal(back.reward, x.reward)
     text = repr(x)
     assert text.startswith("Agent(") and "stack_dim=0" in text and "obs: f32[-1]" in text
+
+
+def test_lazy_from_dict_one_dict_per_member() -> None:
+    td = LazyStackedTensorDict.from_dict(
+        [{"a": torch.zeros(3)}, {"a": torch.zeros(4)}], stack_dim_name="t"
+    )
+    assert td.batch_size == torch.Size([2]) and td.names == ["t"]
+    assert td[1]["a"].shape == torch.Size([4])  # members of batch []: shapes may differ
+    two = LazyStackedTensorDict.from_dict(
+        {"a": torch.zeros(2, 3)}, {"a": torch.ones(2, 3)}, batch_size=[2, 2], stack_dim=1
+    )
+    assert two.batch_size == torch.Size([2, 2]) and two.stack_dim == 1
+    assert torch.equal(two["a"][:, 1], torch.ones(2, 3))
+    with pytest.raises(errors.EntryTypeError, match="one dict per member"):
+        LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})

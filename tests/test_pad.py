@@ -810,3 +810,33 @@ def test_pad_sequence_matches_the_peer_along_a_feature_dim() -> None:
     theirs = _quiet(peer.pad_sequence, members, pad_dim=1, return_mask=True)
     for key in ["a", "b", ("masks", "a"), ("masks", "b")]:
         assert torch.equal(ours[key], theirs[key]), key
+
+
+def test_pad_sequence_padding_value_per_key() -> None:
+    samples = [
+        TensorDict(
+            ids=torch.ones(n, dtype=torch.long),
+            labels=torch.ones(n, dtype=torch.long),
+            n=TensorDict(z=torch.ones(n)),
+        )
+        for n in (2, 3)
+    ]
+    out = pad_sequence(samples, padding_value={"ids": 7, ("n", "z"): -1.0})
+    assert out["ids"].tolist() == [[1, 1, 7], [1, 1, 1]]
+    assert out["labels"].tolist() == [[1, 1, 0], [1, 1, 1]]  # not named: 0
+    assert out["n", "z"].tolist() == [[1.0, 1.0, -1.0], [1.0, 1.0, 1.0]]
+    with pytest.raises(errors.KeyNotFoundError, match=r"'n'.*tensor leaves") as info:
+        pad_sequence(samples, padding_value={"n": 3.0})  # a collection, not a leaf
+    assert isinstance(info.value, KeyError)  # as the peer raises
+
+
+def test_pad_sequence_padding_value_per_key_matches_the_peer() -> None:
+    peer = pytest.importorskip("tensordict")
+    results = []
+    for lib in (tclass, peer):
+        samples = [
+            lib.TensorDict(ids=torch.ones(n, dtype=torch.long), x=torch.ones(n, 2)) for n in (2, 3)
+        ]
+        out = lib.pad_sequence(samples, padding_value={"ids": 7}, padding_side="left")
+        results.append({key: value.tolist() for key, value in out.items()})
+    assert results[0] == results[1]

@@ -638,3 +638,14 @@ def test_stack_of_unbind_is_the_identity() -> None:
         assert back.batch_size == td.batch_size
         for path, leaf in leaf_items(td):
             assert torch.equal(back.get(path), leaf)
+
+
+def test_permute_takes_dims_by_keyword_as_the_peer() -> None:
+    td = tclass.TensorDict(a=torch.randn(2, 3, 4), batch_size=[2, 3])
+    stack = tclass.LazyStackedTensorDict(*td.unbind(0))
+    for collection in (td, stack):
+        for out in (collection.permute(dims=(1, 0)), collection.permute(dims=[-1, 0])):
+            assert out.batch_size == torch.Size([3, 2])
+            assert torch.equal(out["a"], td["a"].permute(1, 0, 2))
+    with pytest.raises(TypeError, match="once"):
+        td.permute(1, 0, dims=(1, 0))

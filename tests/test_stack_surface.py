@@ -110,6 +110,30 @@ def test_from_any() -> None:
     assert tclass.from_any(array).batch_size == torch.Size([2])
 
 
+def test_from_any_dataclasses_lists_and_tensors_as_the_peer() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Data:
+        obs: torch.Tensor
+        extra: tuple[object, ...]
+
+    data = Data(obs=torch.zeros(3, 4), extra=(torch.ones(3), {"x": torch.ones(3)}))
+    td = TensorDict.from_any(data, auto_batch_size=True)
+    assert td.batch_size == torch.Size([3])
+    assert sorted(td.keys(True, True), key=str) == [("extra", "0"), ("extra", "1", "x"), "obs"]
+    assert td["obs"] is data.obs  # the values themselves, as from_dict takes them
+    assert torch.equal(TensorDict.from_any([1, 2, 3]), torch.tensor([1, 2, 3]))
+    assert isinstance(tclass.from_any(["a", "b"]), tclass.NonTensorStack)
+    tensor = torch.zeros(2)
+    assert tclass.from_any(tensor) is tensor
+    # a tuple holding tensors or mappings nests under "0", "1"... in from_dict too
+    nested = TensorDict.from_dict({"pair": (torch.zeros(3), torch.ones(3, 1))}, batch_size=[3])
+    assert sorted(nested.keys(True, True), key=str) == [("pair", "0"), ("pair", "1")]
+    with pytest.raises(errors.EntryTypeError, match="dataclass instance"):
+        tclass.from_any(object())
+
+
 def test_from_tuple() -> None:
     td = TensorDict.from_tuple((torch.zeros(3), {"x": torch.ones(3)}))
     assert list(td.keys(True)) == ["0", ("1", "x"), "1"]

@@ -15,6 +15,7 @@ single call per value, whatever its kind.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, overload
@@ -24,7 +25,7 @@ from typing_extensions import Self
 
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
-from tclass.errors import InvalidKeyError, KeyNotFoundError, UnsupportedError
+from tclass.errors import BatchSizeError, InvalidKeyError, KeyNotFoundError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -240,14 +241,84 @@ class TensorCollection:
 
     def update(
         self,
-        source: Mapping[Any, Any] | TensorCollection,
-        *,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
         clone: bool = False,
         inplace: bool = False,
+        *,
+        non_blocking: bool = False,
         keys_to_update: Sequence[Any] | None = None,
+        is_leaf: Callable[[type], bool] | None = None,
+        update_batch_size: bool = False,
+        ignore_lock: bool = False,
+        **kwargs: Any,
     ) -> Self:
-        """Sets every entry of ``source``; see TensorDict.update."""
+        """Sets every entry of ``input_dict_or_td`` and of ``kwargs`` (entries by key);
+        nested collections are updated key by key. Returns ``self``.
+
+        ``clone`` copies the values first; ``inplace`` writes into existing entries (allowed
+        when locked); ``keys_to_update`` restricts the update to those keys (a nested key
+        selects that entry, a shorter key everything below it); ``is_leaf(type)`` says which
+        values are set whole instead of merged (default: tensors and Python values).
+        ``update_batch_size`` takes the source's batch size when neither batch size starts
+        with the other; every key of ``self`` must then be in the source. ``non_blocking``
+        is accepted as the peer's transfer hint; ``ignore_lock`` is deprecated in the peer
+        and, as there, does not lift the lock (it warns).
+
+        Raises:
+            LockedError: (a ``RuntimeError``) if locked and the update adds or replaces an
+                entry without ``inplace``.
+            BatchSizeError: with ``update_batch_size``, if a key of ``self`` is not in the
+                source.
+        """
+        del non_blocking  # a blocking copy gives the same result
+        if ignore_lock:
+            msg = (
+                "update(ignore_lock=True) does not lift the lock (as in tensordict, which "
+                "deprecates it): use inplace=True or `with td.unlock_(): td.update(...)`"
+            )
+            warnings.warn(msg, FutureWarning, stacklevel=2)
+        source: Any = input_dict_or_td
+        if kwargs:
+            if source is not None and not isinstance(source, dict):
+                self.update(source, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
+                source = None
+            source = kwargs if source is None else {**source, **kwargs}
+        if source is None or source is self or (keys_to_update is not None and not keys_to_update):
+            return self
+        if update_batch_size and isinstance(source, TensorCollection):
+            self._take_batch_size_of(source)
+        return self._update_entries(source, clone, inplace, keys_to_update, is_leaf)
+
+    def _update_entries(
+        self,
+        source: Mapping[Any, Any] | TensorCollection,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> Self:
+        """What :meth:`update` does once its arguments are normalized (``source`` is not
+        ``None``); each kind of collection writes its own way."""
         raise NotImplementedError
+
+    def _take_batch_size_of(self, source: TensorCollection) -> None:
+        """``update(update_batch_size=True)``: unless one batch size starts with the other,
+        empties ``self`` (whose keys must all be in ``source``) and takes the source's."""
+        own, new = self.batch_size, source.batch_size
+        n = min(len(own), len(new))
+        if own[:n] == new[:n]:
+            return  # kept, as the peer keeps it
+        missing = [key for key in self.keys() if key not in source.keys()]
+        if missing:
+            msg = (
+                f"update(update_batch_size=True): the source's batch size {list(new)} differs "
+                f"from {list(own)} and these keys are not in the source: {missing}; every "
+                "entry must be replaced to change the batch size"
+            )
+            raise BatchSizeError(msg)
+        for key in list(self.keys()):
+            self.del_(key)
+        self._assign_batch_size(new)
 
     def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError

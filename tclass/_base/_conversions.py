@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+import torch
 from typing_extensions import Self, Unpack
 
 from tclass.errors import UnsupportedError
@@ -137,8 +138,9 @@ class ConversionOps:
     @classmethod
     def _from_built(cls, built: Any) -> Self:
         """A collection a constructor returned, as an instance of ``cls`` when it is a
-        TensorDict built for it (a lazy stack or a Python value is returned as it is)."""
-        if isinstance(built, cls) or built._is_lazy or built._is_leaf_node:
+        TensorDict built for it (a lazy stack, a Python value or a tensor is returned as it
+        is)."""
+        if isinstance(built, (cls, torch.Tensor)) or built._is_lazy or built._is_leaf_node:
             return built  # type: ignore[no-any-return]
         return cls._from_plain(built)
 

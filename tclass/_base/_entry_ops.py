@@ -124,13 +124,15 @@ class EntryOps(TensorCollection):
 
     def split_keys(
         self,
-        *key_sets: Sequence[Any],
+        *key_sets: Sequence[Any] | Callable[[tuple[str, ...], Any], bool],
         inplace: bool = False,
         default: Any = _NO_DEFAULT,
         strict: bool = True,
         reproduce_struct: bool = False,
     ) -> tuple[Self, ...]:
-        """One collection per set of keys, then one with the keys left over.
+        """One collection per set of keys, then one with the keys left over. A set may be
+        a predicate ``(key, value) -> bool``, asked of each tensor leaf (``key`` as a tuple)
+        that an earlier set did not take.
 
         ``default`` fills the keys of a set that are missing (else they raise if
         ``strict``); ``reproduce_struct`` gives every part the nested structure of this
@@ -144,6 +146,8 @@ class EntryOps(TensorCollection):
         taken: list[Any] = []
         for keys in key_sets:
             part = self.empty(recurse=True) if reproduce_struct else self.empty()
+            if callable(keys):
+                keys = self._leaf_keys_where(keys, taken)
             for key in keys:
                 value = self.get(key, _MISSING)
                 if value is _MISSING:
@@ -156,8 +160,24 @@ class EntryOps(TensorCollection):
                 taken.append(key)
             parts.append(part)
         rest = self.exclude(*taken, inplace=inplace)
+        if not reproduce_struct:
+            rest.filter_empty_()  # a nested collection emptied by the sets goes, as the peer
         parts.append(rest)
         return tuple(parts)
+
+    def _leaf_keys_where(
+        self, predicate: Callable[[tuple[str, ...], Any], bool], taken: Sequence[Any]
+    ) -> list[Any]:
+        """The keys of the tensor leaves outside ``taken`` for which ``predicate`` holds."""
+        paths = [_keys.key_path(key) for key in taken]
+        out = []
+        for key, value in self.items(include_nested=True, leaves_only=True):
+            path = _keys.key_path(key)
+            if not isinstance(value, torch.Tensor) or any(path[: len(p)] == p for p in paths):
+                continue
+            if predicate(path, value):
+                out.append(key)
+        return out
 
     # --- reads and writes at an index --------------------------------------------------------
 

@@ -225,11 +225,12 @@ class ShapeOps(TensorCollection):
 
     # --- reordering dims ---------------------------------------------------------------------
 
-    def permute(self, *dims: int | Sequence[int]) -> Self:
-        """Reorders the batch dims (a view, as for tensors)."""
+    def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
+        """Reorders the batch dims (a view, as for tensors): ``permute(1, 0)``,
+        ``permute((1, 0))`` or ``permute(dims=(1, 0))``."""
         batch_size = self.batch_size
         nb = len(batch_size)
-        order = _batch.permute_dims(_batch.shape_args(dims, "permute"), nb)
+        order = _batch.permute_dims(_batch.permute_args(dims_list, dims), nb)
         new = torch.Size(batch_size[d] for d in order)
         out = self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
         back = tuple(order.index(d) for d in range(nb))

@@ -158,6 +158,17 @@ def shape_args(args: tuple[object, ...], op: str) -> tuple[int, ...]:
     return args  # type: ignore[return-value]
 
 
+def permute_args(dims_list: tuple[object, ...], dims: Sequence[int] | None) -> tuple[int, ...]:
+    """The order ``permute`` is given: ``permute(1, 0)``, ``permute((1, 0))`` or, as the
+    peer also takes it, ``permute(dims=(1, 0))``."""
+    if dims is None:
+        return shape_args(dims_list, "permute")
+    if dims_list:
+        msg = f"permute: give the order once, not both {dims_list!r} and dims={dims!r}"
+        raise TypeError(msg)
+    return shape_args((dims,), "permute")
+
+
 def view_shape(target: tuple[int, ...], batch_size: torch.Size, op: str) -> torch.Size:
     """The batch size a reshape/view to ``target`` gives (one ``-1`` is inferred)."""
     numel = math.prod(batch_size)

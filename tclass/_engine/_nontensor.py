@@ -131,7 +131,14 @@ class _NonTensorNode(TensorDictBase):
         msg = f"{type(self).__name__} holds a Python value and has no entries; cannot set {key!r}"
         raise EntryTypeError(msg)
 
-    def update(self, source: Any, **kwargs: Any) -> Self:
+    def _update_entries(
+        self,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> Self:
         if len(source) == 0:
             return self
         msg = f"{type(self).__name__} holds a Python value and has no entries to update"

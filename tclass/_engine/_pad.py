@@ -47,6 +47,7 @@ from tclass.errors import (
     DimError,
     InvalidKeyError,
     KeyConflictError,
+    KeyNotFoundError,
     LockedError,
     ShapeError,
     StackError,
@@ -58,6 +59,7 @@ C = TypeVar("C", bound=TensorDictBase)
 T = TypeVar("T", bound=TensorDict)
 R = TypeVar("R", bound="_Record")
 MaskKey: TypeAlias = Literal[True] | str | tuple[str, ...]
+PaddingValue: TypeAlias = float | Mapping[Any, float]
 
 
 class _Record(Protocol):
@@ -282,9 +284,24 @@ def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
 class _Plan:
     """What every level of one pad_sequence call shares."""
 
-    __slots__ = ("fill", "side", "masks", "mask_batch", "lengths", "length", "pad_dim", "_shared")
+    __slots__ = (
+        "fill",
+        "fills",
+        "side",
+        "masks",
+        "mask_batch",
+        "lengths",
+        "length",
+        "pad_dim",
+        "_shared",
+    )
 
-    def __init__(self, fill: float, side: str, masks: bool, pad_dim: int) -> None:
+    def __init__(self, fill: PaddingValue, side: str, masks: bool, pad_dim: int) -> None:
+        # One value for every leaf, or one per leaf path (the others get 0).
+        self.fills: dict[tuple[str, ...], float] = {}
+        if isinstance(fill, Mapping):
+            self.fills = {_keys.key_path(key): value for key, value in fill.items()}
+            fill = 0.0
         self.fill = fill
         self.side = side
         self.masks = masks
@@ -320,7 +337,7 @@ def _valid(lengths: _Tensor, length: int, left: bool) -> _Tensor:
 def pad_sequence(
     seq: Sequence[C],
     pad_dim: int = 0,
-    padding_value: float = 0.0,
+    padding_value: PaddingValue = 0.0,
     *,
     return_mask: Literal[False] = False,
     padding_side: str = "right",
@@ -329,7 +346,7 @@ def pad_sequence(
 def pad_sequence(
     seq: Sequence[R],
     pad_dim: int = 0,
-    padding_value: float = 0.0,
+    padding_value: PaddingValue = 0.0,
     *,
     return_mask: MaskKey,
     padding_side: str = "right",
@@ -338,7 +355,7 @@ def pad_sequence(
 def pad_sequence(
     seq: Sequence[T],
     pad_dim: int = 0,
-    padding_value: float = 0.0,
+    padding_value: PaddingValue = 0.0,
     *,
     return_mask: MaskKey,
     padding_side: str = "right",
@@ -347,7 +364,7 @@ def pad_sequence(
 def pad_sequence(
     seq: Sequence[C],
     pad_dim: int = 0,
-    padding_value: float = 0.0,
+    padding_value: PaddingValue = 0.0,
     *,
     return_mask: bool | str | tuple[str, ...],
     padding_side: str = "right",
@@ -357,7 +374,7 @@ def pad_sequence(
 def pad_sequence(
     seq: Sequence[Any],
     pad_dim: int = 0,
-    padding_value: float = 0.0,
+    padding_value: PaddingValue = 0.0,
     *,
     return_mask: bool | str | tuple[str, ...] = False,
     padding_side: str = "right",
@@ -372,7 +389,8 @@ def pad_sequence(
             ``[N, *batch with that length at pad_dim]``. A feature dim: batch sizes must
             be equal, each key is padded to its own longest length, and the result's
             batch is ``[N, *batch]``.
-        padding_value: the value of the padded tensor elements.
+        padding_value: the value of the padded tensor elements, or a mapping from leaf
+            keys (nested keys as tuples) to their values, the others padded with 0.
         return_mask: ``False`` for no masks. ``True`` stores them under the key
             ``"masks"``; a string or a tuple of strings under that (nested) key. The masks
             are a TensorDict shaped like the tensor leaves (Python values have none):
@@ -392,6 +410,7 @@ def pad_sequence(
             batch sizes outside ``pad_dim`` or entry shapes outside ``pad_dim``.
         DimError: if ``pad_dim`` is negative or an entry has no dim ``pad_dim``.
         KeyConflictError: if the mask key is already an entry of the result.
+        KeyNotFoundError: if a key of a ``padding_value`` mapping names no tensor leaf.
         ValueError: if ``padding_side`` is neither ``"right"`` nor ``"left"``.
 
     Example:
@@ -413,6 +432,8 @@ def pad_sequence(
         raise ValueError(msg)
     mask_key = _mask_key(return_mask)
     plan = _Plan(padding_value, padding_side, mask_key is not None, pad_dim)
+    if plan.fills:
+        _check_fill_keys(plan.fills, members[0])
     batch, lengths = _level_batch(members, pad_dim, ())
     plan.mask_batch = batch
     if lengths is not None:
@@ -431,6 +452,23 @@ def pad_sequence(
         raise KeyConflictError(msg)
     padded.set(mask_key, masks)
     return padded
+
+
+def _check_fill_keys(fills: Mapping[tuple[str, ...], float], first: Any) -> None:
+    leaves = {
+        _keys.key_path(key)
+        for key, value in first.items(include_nested=True, leaves_only=True)
+        if isinstance(value, _Tensor)
+    }
+    unknown = [path for path in fills if path not in leaves]
+    if unknown:
+        shown = [_name(path) for path in unknown]
+        known = ", ".join(_name(path) for path in sorted(leaves))
+        msg = (
+            f"pad_sequence: padding_value names {', '.join(shown)}, which are not tensor "
+            f"entries of the members (their tensor leaves: {known}); nested keys are tuples"
+        )
+        raise KeyNotFoundError(msg)
 
 
 def _sequence_members(seq: Sequence[Any]) -> list[Any]:
@@ -644,7 +682,10 @@ def _pad_tensors(
         tensors = [tensor.movedim(pad_dim, 0) for tensor in tensors]
     try:
         out = _torch_pad_sequence(
-            tensors, batch_first=True, padding_value=plan.fill, padding_side=plan.side
+            tensors,
+            batch_first=True,
+            padding_value=plan.fills.get(path, plan.fill) if plan.fills else plan.fill,
+            padding_side=plan.side,
         )
     except RuntimeError:
         _checked_tensors(parts, pad_dim, path)  # names a mismatch the quick check let by

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import numpy as np
 import torch
@@ -455,7 +455,9 @@ class TensorDict(ScopedOps, IndexingOps):
         if n:
             shape = stored.shape
             if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
-                raise BatchMismatchError(key, shape, batch)
+                if not isinstance(stored, TensorDictBase):
+                    raise BatchMismatchError(key, shape, batch)
+                stored = fit_to_batch(stored, batch, key)
         return stored
 
     def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:
@@ -611,25 +613,26 @@ class TensorDict(ScopedOps, IndexingOps):
         self._tensors[key] = entry
         return entry
 
-    def update(
+    def _update_entries(
         self,
         source: Mapping[Any, Any] | TensorCollection,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
-        """Sets every entry of ``source``; nested collections are updated key by key.
-
-        ``clone`` copies the values first (tensors inside plain dicts too); ``inplace``
-        writes into existing entries; ``keys_to_update`` restricts the update to those
-        keys (a nested key selects that entry; a shorter key everything below it).
-        """
+        """Sets every entry of ``source``; nested collections are updated key by key (unless
+        ``is_leaf`` says their type is a leaf), tensors inside plain dicts cloned too."""
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        return self._update(source, clone, inplace, allowed)
+        return self._update(source, clone, inplace, allowed, is_leaf)
 
     def _update(
-        self, source: Any, clone: bool, inplace: bool, allowed: list[tuple[str, ...]] | None
+        self,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        allowed: list[tuple[str, ...]] | None,
+        is_leaf: Callable[[type], bool] | None = None,
     ) -> Self:
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         for key, value in pairs:
@@ -638,8 +641,12 @@ class TensorDict(ScopedOps, IndexingOps):
             if below == []:
                 continue  # neither this key nor anything under it was asked for
             target = self.get(path, _MISSING)
-            if isinstance(target, TensorDict) and isinstance(value, (Mapping, TensorCollection)):
-                target._update(value, clone, inplace, below)
+            if (
+                isinstance(target, TensorDict)
+                and isinstance(value, (Mapping, TensorCollection))
+                and (is_leaf is None or not is_leaf(type(value)))
+            ):
+                target._update(value, clone, inplace, below, is_leaf)
             elif below is None:
                 self.set(path, _deep_clone(value) if clone else value, inplace=inplace)
         return self
@@ -948,3 +955,28 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
         node._tensors[part] = child
         node = child
     node._tensors.pop(path[-1], None)
+
+
+_C = TypeVar("_C", bound=TensorDictBase)
+
+
+def fit_to_batch(value: _C, batch: torch.Size, key: object) -> _C:
+    """A nested collection stored under a parent of batch size ``batch``: one whose batch
+    size is a shorter prefix of ``batch`` (a TensorDict built without one, typically)
+    becomes a shallow copy with the parent's batch size, as in the peer; the given one is
+    left as it is.
+
+    Raises:
+        BatchMismatchError: if its batch size is not such a prefix, or its entries do not
+            start with ``batch``.
+    """
+    own = value.batch_size
+    if len(own) >= len(batch) or batch[: len(own)] != own or value._is_leaf_node:
+        raise BatchMismatchError(key, own, batch)
+    out = value.clone(recurse=False)
+    try:
+        out._check_batch_size(batch, ())
+    except BatchMismatchError as error:
+        raise error.under(key) if isinstance(key, str) else error from None
+    out._assign_batch_size(batch)
+    return out

@@ -137,7 +137,7 @@ def _mse_loss(
     reduce: Any = None,
     reduction: str = "mean",
     weight: Any = None,
-) -> Any:  # noqa: E501
+) -> Any:
     return _loss(F.mse_loss, input, target, reduction)
 
 
@@ -149,7 +149,7 @@ def _l1_loss(
     reduce: Any = None,
     reduction: str = "mean",
     weight: Any = None,
-) -> Any:  # noqa: E501
+) -> Any:
     return _loss(F.l1_loss, input, target, reduction)
 
 
@@ -161,7 +161,7 @@ def _smooth_l1_loss(
     reduce: Any = None,
     reduction: str = "mean",
     beta: float = 1.0,
-) -> Any:  # noqa: E501
+) -> Any:
     return _loss(F.smooth_l1_loss, input, target, reduction, beta=beta)
 
 

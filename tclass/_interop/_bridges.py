@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -359,9 +360,11 @@ def from_any(
     batch_size: BatchSizeLike = None,
 ) -> Any:
     """A collection from whatever ``obj`` is, as the peer's ``from_any`` dispatches: a
-    collection is returned as it is; a mapping goes through :func:`from_dict`, a
-    namedtuple :func:`from_namedtuple`, a tuple :func:`from_tuple`, a numpy structured
-    array :func:`from_struct_array`; a list becomes a ``NonTensorStack`` of its items.
+    collection or a tensor is returned as it is; a mapping (or a dataclass instance, its
+    fields as a mapping) goes through :func:`from_dict`, a namedtuple
+    :func:`from_namedtuple`, a tuple :func:`from_tuple`, a numpy structured array
+    :func:`from_struct_array`; a list of numbers becomes a tensor, another list a
+    ``NonTensorStack`` of its items.
 
     Raises:
         EntryTypeError: for anything else.
@@ -372,10 +375,12 @@ def from_any(
         "device": device,
         "batch_size": batch_size,
     }
-    if isinstance(obj, TensorCollection):
+    if isinstance(obj, (TensorCollection, torch.Tensor)):
         return obj
     if isinstance(obj, Mapping):
         return from_dict(obj, **options)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return from_dict(dataclass_as_dict(obj), **options)
     if is_namedtuple(obj):
         return from_namedtuple(obj, **options)
     if isinstance(obj, tuple):
@@ -383,12 +388,26 @@ def from_any(
     if isinstance(obj, np.ndarray) and obj.dtype.names is not None:
         return from_struct_array(obj, **options)
     if isinstance(obj, list):
-        return NonTensorStack.from_list(obj, device)
+        try:  # numbers (nested lists of them) make a tensor, as in the peer
+            return torch.tensor(obj)
+        except (TypeError, ValueError, RuntimeError):
+            return NonTensorStack.from_list(obj, device)
     msg = (
         f"from_any: cannot build a collection from a {type(obj).__name__}; give a mapping, a "
-        "tuple, a namedtuple, a numpy structured array or a list"
+        "dataclass instance, a tuple, a namedtuple, a numpy structured array or a list"
     )
     raise EntryTypeError(msg)
+
+
+def dataclass_as_dict(obj: Any) -> dict[str, Any]:
+    """The fields of a dataclass instance by name, nested dataclass instances as dicts
+    (the values themselves, not copies)."""
+    out: dict[str, Any] = {}
+    for field in dataclasses.fields(obj):
+        value = getattr(obj, field.name)
+        is_nested = dataclasses.is_dataclass(value) and not isinstance(value, type)
+        out[field.name] = dataclass_as_dict(value) if is_nested else value
+    return out
 
 
 def from_list(

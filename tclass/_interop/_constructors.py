@@ -62,6 +62,7 @@ __all__ = [
 ]
 
 _NUMBERS = (bool, int, float, complex, np.ndarray, np.generic)
+_NESTABLE = (torch.Tensor, TensorCollection, Mapping, tuple)  # a tuple of these nests
 
 
 class PyValue:
@@ -149,6 +150,8 @@ def _leaf(value: Any, where: str) -> Any:
             return torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
             pass  # strings, ragged lists, object arrays: one Python value
+    if type(value) is tuple and any(isinstance(item, _NESTABLE) for item in value):
+        return normalize(_tuple_dict(value), where)  # "0", "1", ... as from_tuple, as the peer
     return PyValue(value)
 
 

@@ -352,13 +352,13 @@ class TensorDictParams(TensorDictBase, nn.Module):
         with torch.no_grad():
             self._param_td[index] = value
 
-    def update(
+    def _update_entries(
         self,
         source: Any,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Sets every entry of ``source`` (converted)."""
         td = self._writable()
@@ -366,7 +366,7 @@ class TensorDictParams(TensorDictBase, nn.Module):
             source = dict(source._items())
         converted = _converted(dict(source), self._convert)
         with td.unlock_():
-            td.update(converted, clone=clone, inplace=inplace, keys_to_update=keys_to_update)
+            td.update(converted, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
         return self
 
     def set_(self, key: Any, value: Any) -> Self:

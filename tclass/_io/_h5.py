@@ -663,13 +663,13 @@ class PersistentTensorDict(TensorDictBase):
             write_rows(target, Ellipsis, value, 0)
         return self
 
-    def update(
+    def _update_entries(
         self,
         source: Any,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Write every entry of ``source`` (in place into existing datasets with
         ``inplace``)."""

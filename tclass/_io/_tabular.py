@@ -320,6 +320,8 @@ def to_columns(collection: Any, separator: str | None) -> Columns:
             data[name] = value.detach().cpu().numpy()
         elif isinstance(value, (NonTensorData, NonTensorStack)):
             data[name] = value.tolist() if collection.batch_dims else [value.data] * rows
+        elif is_record(value):  # a column of records, one per row (as the peer)
+            data[name] = list(value.unbind(0)) if collection.batch_dims else [value]
         else:
             data[name] = value
     return data
@@ -328,7 +330,7 @@ def to_columns(collection: Any, separator: str | None) -> Columns:
 def _top(collection: Any) -> dict[str, Any]:
     flat = {}
     for key, value in collection.items():
-        if _is_table(value):
+        if _is_table(value) and not is_record(value):
             msg = (
                 f"the nested collection at {key!r} needs a separator to become columns: "
                 "pass separator='.' (its keys become 'key.subkey')"

@@ -17,6 +17,7 @@ from typing import Any
 
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike
+from tclass._interop._bridges import dataclass_as_dict
 from tclass._interop._constructors import infer_batch_size
 from tclass._tensorclass._decorator import is_tensorclass, tensorclass
 from tclass.errors import BatchSizeError, EntryTypeError, SharedDefaultWarning
@@ -120,18 +121,9 @@ def dataclass_to_collection(
         msg = "from_dataclass: pass either auto_batch_size=True or batch_size, not both"
         raise BatchSizeError(msg)
     if auto_batch_size:
-        return cls.from_dict(_as_dict(dataclass), batch_dims=batch_dims, device=device)
+        return cls.from_dict(dataclass_as_dict(dataclass), batch_dims=batch_dims, device=device)
     batch = as_batch_size(batch_size)
-    return cls.from_dict(_as_dict(dataclass), batch_size=batch, device=device)
-
-
-def _as_dict(obj: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for field in dataclasses.fields(obj):
-        value = getattr(obj, field.name)
-        is_nested = dataclasses.is_dataclass(value) and not isinstance(value, type)
-        out[field.name] = _as_dict(value) if is_nested else value
-    return out
+    return cls.from_dict(dataclass_as_dict(dataclass), batch_size=batch, device=device)
 
 
 def _check_dataclass(obj: object) -> None:

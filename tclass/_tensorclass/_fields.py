@@ -12,7 +12,9 @@ a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a Tensor
                            (``C.from_tensordict``) becomes a ``C``
 ``TensorDict``             TensorDicts; a dict becomes a TensorDict
 ``str``, ``int``, ...      values of that type (``float`` takes ints, ``int`` takes bools, as
-                           type checkers do), kept as Python values (``NonTensorData``)
+                           type checkers do), kept as Python values (``NonTensorData``);
+                           ``int``/``float``/``complex``/``bool`` take tensors too (numbers in
+                           tensor form, kept as tensors, as the peer keeps them)
 ``list[X]``, ``dict``...   values whose type is the generic's origin (items are not checked)
 ``Literal[...]``           one of the listed values
 ``Any``, ``object``, a     anything: tensors and collections as entries, the rest as values
@@ -49,7 +51,7 @@ from tclass._core._batch import format_shape
 from tclass._core._spec import TensorSpec, array_type_of, spec_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
-from tclass._engine._td import TensorDict
+from tclass._engine._td import TensorDict, fit_to_batch
 from tclass._tensorclass._hints import annotated_members, annotation_text
 from tclass._tensorclass._options import ClassOptions
 from tclass.errors import BatchMismatchError, CastError, ClassDefinitionError, FieldTypeError
@@ -71,6 +73,7 @@ class FieldRule:
     optional: bool = False
     any_value: bool = False
     tensor: bool = False  # accepts tensors
+    number: bool = False  # a number annotation: accepts tensors too, as numbers in tensor form
     cast_arrays: bool = False  # array-likes become tensors (a pure Tensor annotation)
     collections: tuple[type, ...] = ()  # accepted collection classes
     convert_to: type | None = None  # the collection class a dict / TensorDict becomes
@@ -91,7 +94,7 @@ class FieldRule:
         if self.cast is not None:
             value = self._cast(value)
         if isinstance(value, _Tensor):
-            if not (self.tensor or self.any_value):
+            if not (self.tensor or self.any_value or self.number):
                 self._refuse(value)
             tensor: torch.Tensor = value
             if device is not None and tensor.device != device:
@@ -133,7 +136,10 @@ class FieldRule:
         stored: Any = value
         if device is not None and stored.device != device:
             stored = stored.to(device)
-        return self._check_batch(stored, batch)  # type: ignore[no-any-return]
+        n = len(batch)
+        if n and stored.batch_size[:n] != batch:
+            return fit_to_batch(stored, batch, self.name)  # type: ignore[no-any-return]
+        return stored  # type: ignore[no-any-return]
 
     def _convert(self, value: Any, batch: torch.Size, device: torch.device | None) -> Value:
         target: Any = self.convert_to
@@ -210,6 +216,7 @@ def rule_for(
     parts = [_part(member, name, owner, text) for member, _ in members]
     any_value = any(part.get("any_value", False) for part in parts)
     tensor = any(part.get("tensor", False) for part in parts)
+    number = any(part.get("number", False) for part in parts)
     collections = tuple(c for part in parts for c in part.get("collections", ()))
     checks = [part["check"] for part in parts if "check" in part]
     if options.tensor_only and (any_value or checks or not members):
@@ -230,6 +237,7 @@ def rule_for(
         optional=optional,
         any_value=any_value,
         tensor=tensor,
+        number=number,
         cast_arrays=cast_arrays,
         collections=collections,
         convert_to=collections[0] if len(collections) == 1 and not any_value else None,
@@ -273,7 +281,8 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
             return {"any_value": True}
         if issubclass(option, TensorCollection):
             return {"collections": (option,)}
-        return {"check": _type_check(option)}
+        number = option in (int, float, complex, bool)
+        return {"check": _type_check(option), "number": number}
     if option is typing.Callable:
         return {"check": callable}
     supertype = getattr(option, "__supertype__", None)  # typing.NewType

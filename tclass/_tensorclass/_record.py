@@ -360,13 +360,13 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         self._tensordict.set_(key, value)
         return self
 
-    def update(
+    def _update_entries(
         self,
         source: Mapping[Any, Any] | TensorCollection,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`."""
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
@@ -568,8 +568,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def squeeze(self, dim: int | None = None) -> Self:
         return self._result(self._tensordict.squeeze(dim))
 
-    def permute(self, *dims: int | Sequence[int]) -> Self:
-        return self._result(self._tensordict.permute(*dims))
+    def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
+        return self._result(self._tensordict.permute(*dims_list, dims=dims))
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         return self._result(self._tensordict.transpose(dim0, dim1))

@@ -47,7 +47,7 @@ def field_schemas(
 def _field_schema(rule: FieldRule, annotation: object, default: bool) -> FieldSchema:
     records = [c for c in rule.collections if is_record_class(c)]
     accepts = set()
-    if rule.tensor or rule.any_value:
+    if rule.tensor or rule.any_value or rule.number:
         accepts.add("tensor")
     if rule.value_field:
         accepts.add("value")

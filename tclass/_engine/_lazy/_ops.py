@@ -311,9 +311,8 @@ class LazyStackOps(TensorDictBase):
         new_d = d - sum(1 for i in dims if i < d)
         return self._restacked([_squeeze_dims(m, member_dims) for m in self._members], new_d)
 
-    def permute(self, *dims: int | Sequence[int]) -> Self:
-        flat = dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims
-        order = _batch.permute_dims(tuple(flat), len(self._batch_size))  # type: ignore[arg-type]
+    def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
+        order = _batch.permute_dims(_batch.permute_args(dims_list, dims), len(self._batch_size))
         d = self._stack_dim
         member_order = [i if i < d else i - 1 for i in order if i != d]
         return self._restacked([m.permute(*member_order) for m in self._members], order.index(d))

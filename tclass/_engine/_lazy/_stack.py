@@ -58,6 +58,7 @@ from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchSizeError,
     DimError,
+    EntryTypeError,
     HeterogeneousEntryError,
     KeyNotFoundError,
     LockedError,
@@ -346,6 +347,48 @@ class LazyStackedTensorDict(LazyStackOps):
             raise HeterogeneousEntryError(msg) from None
 
     @classmethod
+    def from_dict(
+        cls,
+        input_dict: Mapping[Any, Any] | Sequence[Mapping[Any, Any]],
+        *other: Mapping[Any, Any],
+        auto_batch_size: bool | None = False,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        batch_dims: int | None = None,
+        names: Sequence[str | None] | None = None,
+        stack_dim_name: str | None = None,
+        stack_dim: int = 0,
+    ) -> Self:
+        """A lazy stack with one member per dict (``from_dict([d0, d1])`` or
+        ``from_dict(d0, d1)``), each built by ``TensorDict.from_dict``; ``batch_size``
+        is the stack's (with the number of members at ``stack_dim``).
+
+        Raises:
+            EntryTypeError: if given a single mapping: a lazy stack needs one per member.
+        """
+        if isinstance(input_dict, Mapping) and not other:
+            msg = (
+                "LazyStackedTensorDict.from_dict takes one dict per member (a list of dicts, "
+                "or several dicts); for one dict use TensorDict.from_dict"
+            )
+            raise EntryTypeError(msg)
+        sources = cast("list[Mapping[Any, Any]]", [input_dict, *other] if other else input_dict)
+        member_batch = None
+        if batch_size is not None:
+            member_batch = remove_dim(as_batch_size(batch_size), stack_dim)
+        members = [
+            TensorDict.from_dict(
+                source,
+                auto_batch_size=auto_batch_size,
+                batch_size=member_batch,
+                device=device,
+                batch_dims=batch_dims,
+            )
+            for source in sources
+        ]
+        return cls(*members, stack_dim=stack_dim, stack_dim_name=stack_dim_name, names=names)
+
+    @classmethod
     def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
         return cls._from_members(members, dim, batch_size)
 
@@ -531,20 +574,20 @@ class LazyStackedTensorDict(LazyStackOps):
             return
         write_lazy(self, index, value)
 
-    def update(
+    def _update_entries(
         self,
         source: Mapping[Any, Any] | TensorCollection,
-        *,
-        clone: bool = False,
-        inplace: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Updates every member with its part of ``source`` (a collection with this batch
         size, split along the stack dim, or a mapping of values as :meth:`set` takes)."""
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
-                member.update(part, clone=clone, inplace=inplace, keys_to_update=keys_to_update)
+                member.update(part, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
             return self
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
@@ -785,13 +828,6 @@ class LazyStackedTensorDict(LazyStackOps):
             msg = "a lazy stack cannot become dense in place; use lazy.contiguous()"
             raise UnsupportedError(msg)
         return self._dense("contiguous()")
-
-    def densify(self, layout: torch.layout = torch.strided) -> Any:
-        """A dense TensorDict of the stack: entries of different shapes become nested
-        tensors of ``layout`` (see :func:`densify`)."""
-        from tclass._engine._lazy._build import densify  # it builds on this class
-
-        return densify(self, layout)
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> Any:
         """A dense TensorDict copy of the stack (see :meth:`contiguous`)."""
