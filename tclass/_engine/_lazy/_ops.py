@@ -24,7 +24,6 @@ from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
 from tclass._engine._lazy._parts import (
     check_regular,
-    insert_dim,
     remove_dim,
     split_tensor,
     stacked_size,
@@ -283,8 +282,7 @@ class LazyStackOps(TensorDictBase):
             elif first._is_value_node:
                 values[key] = join_non_tensor(parts, "stack", 0, (key,))
             else:  # nested collections: their members' elements joined the same way
-                batch = insert_dim(first.batch_size, 0, len(parts))
-                values[key] = self._from_members(parts, 0, batch)._joined()
+                values[key] = self._from_members(parts, 0, stacked_size(parts, 0))._joined()
         return self._members[0]._new_like(values, torch.Size([]), self.device)
 
     def _renamed(self, key_transform: Callable[[str], str]) -> Self:
