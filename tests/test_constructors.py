@@ -232,8 +232,8 @@ class TestFromDict:
         td = TensorDict.from_dict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, names=["t"])
         assert td.names == ["t"] and td["n"].names == ["t"]
 
-    def test_lazy_stack_cannot_be_built(self) -> None:
-        with pytest.raises(errors.UnsupportedError, match="LazyStackedTensorDict"):
+    def test_lazy_stack_takes_one_dict_per_member(self) -> None:
+        with pytest.raises(errors.EntryTypeError, match="one dict per member"):
             tclass.LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
 
 
