@@ -62,33 +62,34 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
 
 
 def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
-    """A ragged stack (a ``-1`` size) indexed by one 1-d tensor (full slices elsewhere):
-    along the stack dim, a lazy stack of the members it picks; along a regular dim, of
-    every member indexed alike. Any other tensor index needs one size along each dim."""
+    """A ragged stack (a ``-1`` size) indexed by one 1-d tensor, with ints and slices
+    elsewhere: the tensor picks members (along the stack dim) or indexes every member
+    alike (along a regular dim). Other tensor indices need one size along each dim."""
     ndim = len(stack._batch_size)
-    if Ellipsis not in items and all(item is not None for item in items):
-        items = items + (_ALL,) * (ndim - len(items))
+    items = items + (_ALL,) * (ndim - len(items))
     tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
-    d = stack._stack_dim
     if (
         len(items) != ndim
         or len(tensors) != 1
         or items[tensors[0]].ndim != 1
         or stack._batch_size[tensors[0]] == -1
-        or not all(
-            type(item) is slice and item == _ALL for item in items if item is not items[tensors[0]]
-        )
+        or not all(type(item) in (int, slice, torch.Tensor) for item in items)
     ):
         check_regular(stack, range(ndim), "indexing with a tensor")
-    (at,) = tensors
-    if at != d:  # a regular dim of every member
-        member_index = items[:d] + items[d + 1 :]
-        return stack._restacked([member[member_index] for member in stack._members])
-    members = [stack._members[number] for number in _member_numbers(stack, items[d])]
+    d = stack._stack_dim
+    picked, rest = items[d], items[:d] + items[d + 1 :]
+    if tensors[0] == d:
+        members = [stack._members[number] for number in _member_numbers(stack, picked)]
+    elif type(picked) is int:
+        return stack._members[_checked(stack, picked)][rest]
+    else:
+        members = stack._members[picked]
     if not members:
         msg = "the index selects no member of a ragged lazy stack, which has no empty form"
         raise IndexError(msg)
-    return stack._restacked(members)
+    if not all(type(item) is slice and item == _ALL for item in rest):
+        members = [member[rest] for member in members]
+    return stack._restacked(members, d - sum(type(item) is int for item in items[:d]))
 
 
 def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
