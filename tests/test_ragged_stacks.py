@@ -9,6 +9,7 @@ tensordict and compare.
 from __future__ import annotations
 
 import pickle
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -292,3 +293,64 @@ def test_records_over_a_ragged_stack_update_in_place() -> None:
     assert parts[0].reward.tolist() == [3.0, 1.0, 1.0] and parts[1].reward[0] == 3
     with pytest.raises(errors.HeterogeneousEntryError, match="ragged"):
         stack[torch.tensor([[0]])] = Episode(torch.zeros(3, 2), torch.zeros(3), batch_size=[3])
+
+
+def _elements(stack: Any) -> Any:
+    """The leaf values of a result, element by element: nested lists along regular dims,
+    the members (with the stack dim) where the first dim is ragged."""
+    batch = tuple(stack.batch_size)
+    if not batch:
+        return stack["x"].tolist()
+    if batch[0] != -1:
+        return [_elements(stack[i]) for i in range(batch[0])]
+    return ("ragged", stack.stack_dim, [_elements(member) for member in stack.tensordicts])
+
+
+def _indexed(lib: ModuleType, lengths: list[int], dim: int, index: tuple[Any, ...]) -> Any:
+    members = [
+        lib.TensorDict(x=torch.arange(2.0 * n).reshape(2, n) + 100 * i, batch_size=[2, n])
+        for i, n in enumerate(lengths)
+    ]
+    try:
+        out = lib.lazy_stack(members, dim)[index]
+    except (IndexError, RuntimeError, ValueError) as error:
+        return error
+    return tuple(out.batch_size), _elements(out)
+
+
+@pytest.mark.peer
+def test_indices_pick_the_elements_the_peer_picks() -> None:
+    peer = pytest.importorskip("tensordict")
+    rng = random.Random(0)
+    choices: list[Any] = [0, 1, -1, slice(None), slice(0, 1), slice(1, None), slice(None, None, 2)]
+    choices += [None, ..., torch.tensor([0]), torch.tensor([1, 0]), torch.tensor([True, False])]
+    compared = 0
+    for _ in range(150):
+        lengths = [rng.choice([2, 3, 4]) for _ in range(rng.choice([2, 3]))]
+        lengths[0] = 5  # a ragged dim
+        index = tuple(rng.choice(choices) for _ in range(rng.choice([1, 2, 3])))
+        if sum(item is ... for item in index) > 1:
+            continue
+        dim = rng.choice([0, 1, 2])
+        ours, theirs = _indexed(tclass, lengths, dim, index), _indexed(peer, lengths, dim, index)
+        if isinstance(ours, Exception):
+            # refused only where the ragged dim has no one size (or out of range, as the peer)
+            assert isinstance(ours, errors.HeterogeneousEntryError) or isinstance(
+                theirs, Exception
+            ), (lengths, dim, index, ours)
+            continue
+        if not isinstance(theirs, Exception):
+            assert ours == theirs, (lengths, dim, index)
+            compared += 1
+    assert compared > 50
+
+
+def test_one_tensor_index_with_ints_and_slices() -> None:
+    members = [TensorDict(x=torch.arange(2.0 * n).reshape(2, n), batch_size=[2, n]) for n in (3, 5)]
+    stack = tclass.lazy_stack(members, 1)  # [2, 2, -1]
+    rows = stack[torch.tensor([1, 0]), 1]  # each member's rows 1, 0 of member 1
+    assert rows.batch_size == (2, 5) and rows["x"][0].tolist() == [5.0, 6.0, 7.0, 8.0, 9.0]
+    picked = stack[0, torch.tensor([1])]  # row 0 of member 1: a ragged stack of one
+    assert picked.batch_size == (1, 5) and picked["x"].tolist() == [[0.0, 1.0, 2.0, 3.0, 4.0]]
+    with pytest.raises(errors.HeterogeneousEntryError, match="ragged"):
+        stack[torch.tensor([0]), torch.tensor([1])]
