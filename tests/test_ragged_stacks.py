@@ -307,19 +307,28 @@ def _elements(stack: Any) -> Any:
 
 
 def _indexed(lib: ModuleType, lengths: list[int], dim: int, index: tuple[Any, ...]) -> Any:
+    """``lazy[index]`` (its batch size and elements), then ``lazy[index] = -1`` (the
+    members after it); an error instead of either."""
     members = [
         lib.TensorDict(x=torch.arange(2.0 * n).reshape(2, n) + 100 * i, batch_size=[2, n])
         for i, n in enumerate(lengths)
     ]
+    stack = lib.lazy_stack(members, dim)
     try:
-        out = lib.lazy_stack(members, dim)[index]
+        out = stack[index]
+        read = tuple(out.batch_size), _elements(out)
     except (IndexError, RuntimeError, ValueError) as error:
-        return error
-    return tuple(out.batch_size), _elements(out)
+        read = error
+    try:
+        stack[index] = -1.0
+        written = [member["x"].tolist() for member in members]
+    except (IndexError, RuntimeError, ValueError) as error:
+        written = error
+    return read, written
 
 
 @pytest.mark.peer
-def test_indices_pick_the_elements_the_peer_picks() -> None:
+def test_indices_read_and_write_the_elements_the_peer_does() -> None:
     peer = pytest.importorskip("tensordict")
     rng = random.Random(0)
     choices: list[Any] = [0, 1, -1, slice(None), slice(0, 1), slice(1, None), slice(None, None, 2)]
@@ -332,17 +341,17 @@ def test_indices_pick_the_elements_the_peer_picks() -> None:
         if sum(item is ... for item in index) > 1:
             continue
         dim = rng.choice([0, 1, 2])
-        ours, theirs = _indexed(tclass, lengths, dim, index), _indexed(peer, lengths, dim, index)
-        if isinstance(ours, Exception):
-            # refused only where the ragged dim has no one size (or out of range, as the peer)
-            assert isinstance(ours, errors.HeterogeneousEntryError) or isinstance(
-                theirs, Exception
-            ), (lengths, dim, index, ours)
-            continue
-        if not isinstance(theirs, Exception):
-            assert ours == theirs, (lengths, dim, index)
-            compared += 1
-    assert compared > 50
+        both = zip(_indexed(tclass, lengths, dim, index), _indexed(peer, lengths, dim, index))
+        for ours, theirs in both:  # the read, then the write
+            if isinstance(ours, Exception):
+                # refused where the ragged dim has no one size (or out of range, as the peer)
+                assert isinstance(ours, errors.HeterogeneousEntryError) or isinstance(
+                    theirs, Exception
+                ), (lengths, dim, index, ours)
+            elif not isinstance(theirs, Exception):
+                assert ours == theirs, (lengths, dim, index)
+                compared += 1
+    assert compared > 100
 
 
 def test_one_tensor_index_with_ints_and_slices() -> None:

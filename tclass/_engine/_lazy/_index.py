@@ -61,24 +61,32 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     return _gather(stack, ids, positions, stack_item_is_tensor(stack, items))
 
 
-def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
-    """A ragged stack (a ``-1`` size) indexed by one 1-d tensor, with ints and slices
-    elsewhere: the tensor picks members (along the stack dim) or indexes every member
-    alike (along a regular dim). Other tensor indices need one size along each dim."""
+def _ragged_items(stack: LazyStackedTensorDict, items: tuple[Any, ...], op: str) -> tuple[Any, ...]:
+    """``items`` (normalized) padded with full slices to one per batch dim, after checking
+    that a ragged stack can answer them member by member: ints, slices and at most one 1-d
+    tensor, not along a ragged dim (several tensors broadcast together, which needs one
+    size along every dim they span)."""
     ndim = len(stack._batch_size)
     items = items + (_ALL,) * (ndim - len(items))
     tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
     if (
         len(items) != ndim
-        or len(tensors) != 1
-        or items[tensors[0]].ndim != 1
-        or stack._batch_size[tensors[0]] == -1
-        or not all(type(item) in (int, slice, torch.Tensor) for item in items)
+        or len(tensors) > 1
+        or any(items[i].ndim != 1 or stack._batch_size[i] == -1 for i in tensors)
+        or not all(type(item) in (int, slice) or isinstance(item, torch.Tensor) for item in items)
     ):
-        check_regular(stack, range(ndim), "indexing with a tensor")
+        check_regular(stack, range(ndim), op)
+    return items
+
+
+def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """A ragged stack (a ``-1`` size) indexed by one 1-d tensor, with ints and slices
+    elsewhere: the tensor picks members (along the stack dim) or indexes every member
+    alike (along a regular dim). Other tensor indices need one size along each dim."""
+    items = _ragged_items(stack, items, "indexing with a tensor")
     d = stack._stack_dim
     picked, rest = items[d], items[:d] + items[d + 1 :]
-    if tensors[0] == d:
+    if isinstance(picked, torch.Tensor):
         members = [stack._members[number] for number in _member_numbers(stack, picked)]
     elif type(picked) is int:
         return stack._members[_checked(stack, picked)][rest]
@@ -252,9 +260,7 @@ def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: 
     per member there (a lazy stack of as many members included), else written whole
     into each."""
     d = stack._stack_dim
-    if Ellipsis in items or any(item is None for item in items):
-        check_regular(stack, range(len(stack._batch_size)), "this indexed write")
-    items = items + (_ALL,) * (len(stack._batch_size) - len(items))
+    items = _ragged_items(stack, items, "this indexed write")
     picked, rest = items[d], items[:d] + items[d + 1 :]
     count = len(stack._members)
     if type(picked) is int:
