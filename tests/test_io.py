@@ -24,7 +24,6 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass.errors import (
     ClassResolutionError,
     FileConflictError,
-    KeyNotFoundError,
     LockedError,
     MetadataError,
     MissingFileError,
@@ -440,11 +439,24 @@ def test_out_receives_the_data(tmp_path: Path) -> None:
     assert step.inner.z.tolist() == [7, 8]
 
 
-def test_out_with_another_structure_is_an_error(tmp_path: Path) -> None:
+def test_out_ends_up_holding_what_was_saved(tmp_path: Path) -> None:
+    # As the peer: keys that were not saved go, saved keys out lacks come, and a leaf of
+    # another shape is replaced; a leaf of the same shape and dtype is copied into.
+    TensorDict(x=torch.ones(4), n={"y": torch.ones(4, 2)}, batch_size=[4]).memmap(tmp_path / "w")
+    out = TensorDict(z=torch.ones(4), n={"y": torch.zeros(4, 3)}, batch_size=[4])
+    inner = out["n"]
+    assert TensorDict.load_memmap(tmp_path / "w", out=out) is out
+    assert sorted(out.keys(True, True), key=str) == [("n", "y"), "x"]
+    assert out["n"] is inner and out["n", "y"].shape == (4, 2)  # nested collections kept
+    same = TensorDict(x=torch.zeros(4), n={"y": torch.zeros(4, 2)}, batch_size=[4])
+    storage = same["x"]
+    same.load_memmap_(tmp_path / "w")
+    assert same["x"] is storage and bool((storage == 1).all())  # copied into its storage
+
+
+def test_out_with_another_batch_size_is_an_error(tmp_path: Path) -> None:
     TensorDict(x=torch.ones(4), batch_size=[4]).memmap(tmp_path / "w")
-    with pytest.raises(KeyNotFoundError, match="'x'"):
-        TensorDict.load_memmap(tmp_path / "w", out=TensorDict(y=torch.ones(4), batch_size=[4]))
-    with pytest.raises(ShapeError, match="'x'"):
+    with pytest.raises(ShapeError, match=r"batch size \[4\], out= has \[5\]"):
         TensorDict.load_memmap(tmp_path / "w", out=TensorDict(x=torch.ones(5), batch_size=[5]))
 
 

@@ -29,7 +29,7 @@ from tclass._io._saved_folder import linker
 from tclass._io._staging import stage_copy
 from tclass._io._subpath import descend, subpath_parts
 from tclass._io._write import save_tree
-from tclass.errors import KeyNotFoundError, ShapeError, UnsupportedError
+from tclass.errors import ShapeError, UnsupportedError
 
 __all__ = [
     "TensorDictFuture",
@@ -287,7 +287,9 @@ def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
 
 
 def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
-    """Copy the loaded data into ``out``'s own tensors (same keys and shapes required)."""
+    """Makes ``out`` hold the loaded data: copied into its own tensors where shape and
+    dtype agree (keeping their storage), the loaded tensors elsewhere; keys that were not
+    saved are removed, as in the peer."""
     _LoadInto(non_blocking, where).visit(storage_of(out), storage_of(loaded))
 
 
@@ -320,24 +322,26 @@ class _LoadInto(NodeVisitor[None]):
         if isinstance(theirs, LazyStackedTensorDict):
             self.visit_lazy(mine, theirs)  # type: ignore[arg-type]  # refused: no members
             return
-        where = self.where
-        mine_keys, their_keys = set(mine.keys()), set(theirs.keys())
-        if mine_keys != their_keys:
-            missing = sorted(their_keys - mine_keys) or sorted(mine_keys - their_keys)
-            msg = f"{where}: out= must have the saved keys; they differ at {missing[0]!r}"
-            raise KeyNotFoundError(msg)
+        if mine.batch_size != theirs.batch_size:  # the peer would leave out inconsistent
+            msg = (
+                f"{self.where}: saved with batch size {list(theirs.batch_size)}, out= has "
+                f"{list(mine.batch_size)}; load without out= or give one of that batch size"
+            )
+            raise ShapeError(msg)
+        for key in [key for key in mine._key_names() if not theirs._has_entry(key)]:
+            mine._remove_entry(key)  # not saved: out ends up holding what was saved
         for key, value in theirs._items():
-            current = mine._entry(key)
+            current = mine._entry(key) if mine._has_entry(key) else None
             if isinstance(value, torch.Tensor):
-                assert isinstance(current, torch.Tensor)  # the keys and kinds agree
-                if current.shape != value.shape:
-                    msg = (
-                        f"{where}: entry {key!r} is saved with shape {list(value.shape)}, "
-                        f"out= has {list(current.shape)}"
-                    )
-                    raise ShapeError(msg)
-                current.copy_(value, non_blocking=self.non_blocking)
-            elif isinstance(value, _NonTensorNode):
+                if (
+                    isinstance(current, torch.Tensor)
+                    and current.shape == value.shape
+                    and current.dtype == value.dtype
+                ):
+                    current.copy_(value, non_blocking=self.non_blocking)  # out's own storage
+                else:
+                    mine._store_entry(key, value)  # new, or another shape: the loaded tensor
+            elif isinstance(value, _NonTensorNode) or not isinstance(current, TensorDictBase):
                 mine._store_entry(key, value)  # into out's own folder too, if it has one
             else:
                 self.visit(current, value)

@@ -338,6 +338,8 @@ class LazyStackedTensorDict(LazyStackOps):
         """The dense stack of the members, or an error saying why ``action`` needs it."""
         try:
             return stack(self._members, self._stack_dim)
+        except HeterogeneousEntryError:
+            raise  # a nested lazy stack's: it already says what differs
         except StackError as error:
             msg = (
                 f"{action} needs the dense stack of this lazy stack, but its members "
