@@ -1155,3 +1155,13 @@ def test_lazy_from_dict_one_dict_per_member() -> None:
     assert keyed.batch_size == torch.Size([2]) and keyed["a"][1].sum() == 2
     with pytest.raises(KeyError, match="one dict per member"):  # the peer: KeyError('0')
         LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
+
+
+def test_a_list_of_one_item_per_member_is_split_as_the_peer() -> None:
+    stack = LazyStackedTensorDict(TensorDict(), TensorDict(), stack_dim=0)
+    stack["a"] = [torch.ones(2), torch.zeros(1)]  # ragged: no tensor, one item each
+    assert torch.equal(stack[0]["a"], torch.ones(2)) and torch.equal(stack[1]["a"], torch.zeros(1))
+    stack["b"] = ["a string", "another string"]
+    assert stack[1]["b"] == "another string" and stack["b"] == ["a string", "another string"]
+    stack["c"] = ["x", "y", "z"]  # not one per member: each member keeps the list
+    assert stack[0]["c"] == ["x", "y", "z"]

@@ -291,6 +291,8 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
         try:
             value = torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
+            if dim == 0 and isinstance(value, list) and len(value) == count:
+                return list(value)  # one item per member, as the peer
             return [value] * count  # a Python value the members store as they do
     if isinstance(value, TensorCollection):
         if value.batch_size[:ndim] != batch:
