@@ -387,6 +387,21 @@ def test_to_padded_tensor_pads_nested_leaves() -> None:
     assert torch.equal(out["b"], td["b"])
 
 
+def test_to_padded_tensor_of_a_ragged_batch_takes_the_padded_lengths() -> None:
+    stack = TensorDict.lazy_stack(
+        [
+            TensorDict(a=torch.zeros(3), b=torch.zeros(3, 2), batch_size=[3]),
+            TensorDict(a=torch.ones(4), b=torch.ones(4, 2), batch_size=[4]),
+        ]
+    )
+    td = stack.densify(layout=torch.jagged)
+    assert td.batch_size == torch.Size([2, -1])
+    out = td.to_padded_tensor(padding=-1.0, mask_key="mask")
+    assert out.batch_size == torch.Size([2, 4]) and out["b"].shape == (2, 4, 2)
+    assert out["a"].tolist() == [[0.0, 0.0, 0.0, -1.0], [1.0, 1.0, 1.0, 1.0]]
+    assert out["mask"].tolist() == [[True, True, True, False], [True] * 4]
+
+
 # --- map / map_iter -------------------------------------------------------------------------
 
 
