@@ -341,6 +341,19 @@ def test_attrs_move_another_collection() -> None:
     assert moved["a"].dtype == torch.float64 and moved["n", "b"].dtype == torch.float32
 
 
+def test_tensor_attrs_from_tensor() -> None:
+    attrs = TensorAttrs.from_tensor(torch.zeros(2, 3), fields=("dtype",))
+    assert attrs.tgt_dtype == torch.float32 and attrs.tgt_shape is None
+    full = TensorAttrs.from_tensor(torch.zeros(2, 3, dtype=torch.int8))
+    assert (full.tgt_device, full.tgt_dtype, full.tgt_shape) == (
+        torch.device("cpu"),
+        torch.int8,
+        torch.Size([2, 3]),
+    )
+    with pytest.raises(errors.ArgumentError, match="unknown fields"):
+        TensorAttrs.from_tensor(torch.zeros(1), fields=("stride",))
+
+
 # --- saved folders --------------------------------------------------------------------------
 
 
