@@ -46,14 +46,13 @@ import json
 import math
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +60,10 @@ import numpy as np
 import torch
 
 import tclass
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from io_table import COLUMNS, Impl, Row, measure, note, print_row  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the peer's deprecation warnings
@@ -148,173 +151,6 @@ QUICK = Sizes(
     budget=0.0,
     collect=False,
 )
-
-
-# --- timing ------------------------------------------------------------------------------
-
-
-def _noop() -> None:
-    return None
-
-
-@dataclass
-class Impl:
-    """One implementation of a case: ``run`` is timed; ``before`` and ``after`` are not
-    (they run around each timed batch). ``number`` calls per batch, or None to pick a
-    number that takes about the budget (the calibrating batch doubles as a warm-up)."""
-
-    run: Callable[[], object]
-    before: Callable[[], None] = _noop
-    after: Callable[[], None] = _noop
-    number: int | None = None
-
-    def batch(self, number: int) -> float:
-        """Seconds per call over ``number`` calls."""
-        self.before()
-        try:
-            start = time.perf_counter()
-            for _ in range(number):
-                self.run()
-            elapsed = time.perf_counter() - start
-        finally:
-            self.after()
-        return elapsed / number
-
-    def calibrate(self, budget: float) -> int:
-        if self.number is None:
-            once = self.batch(1)
-            self.number = max(1, min(10_000, round(budget / max(once, 1e-9))))
-        return self.number
-
-
-def measure(
-    impls: dict[str, Impl], repeat: int, budget: float, each_repeat: Callable[[], None] = _noop
-) -> dict[str, list[float]]:
-    """Seconds per call of each implementation in each of ``repeat`` interleaved repeats."""
-    numbers = {name: impl.calibrate(budget) for name, impl in impls.items()}
-    samples: dict[str, list[float]] = {name: [] for name in impls}
-    names = list(impls)
-    for r in range(repeat):
-        each_repeat()
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
-            samples[name].append(impls[name].batch(numbers[name]))
-    return samples
-
-
-# --- the table -----------------------------------------------------------------------------
-
-
-Samples = dict[str, list[float]]  # seconds per call, one per repeat, by implementation
-
-
-@dataclass
-class Row:
-    """One line of the table. Values are in ``unit``: "GB/s" and "rows/s" (higher is
-    better) are ``scale`` / seconds, "s" (lower is better) the seconds themselves."""
-
-    case: str
-    unit: str
-    tclass: float
-    peer: float | None
-    baselines: dict[str, float] = field(default_factory=dict)
-    against: str | None = None  # "peer" or a baseline's name: what the ratio divides by
-    target: float | None = None  # the bound on the ratio (>= for rates, <= for times)
-    spread: tuple[float, float] | None = None  # tclass's lowest and highest sample
-
-    @classmethod
-    def of(
-        cls,
-        case: str,
-        unit: str,
-        samples: Samples,
-        scale: float = 1.0,
-        *,
-        tclass_key: str = "tclass",
-        peer_key: str = "peer",
-        baselines: Sequence[str] = (),
-        against: str | None = "peer",
-        target: float | None = None,
-    ) -> "Row":
-        """The row of ``samples``: medians (the tclass / peer / baseline keys picked)."""
-
-        def values(key: str) -> list[float]:
-            return [scale / s if unit != "s" else s for s in samples[key]]
-
-        def median(key: str) -> float | None:
-            return statistics.median(values(key)) if key in samples else None
-
-        mine = values(tclass_key)
-        return cls(
-            case, unit, statistics.median(mine), median(peer_key),
-            {name: median(name) for name in baselines if name in samples},  # type: ignore[misc]
-            against, target, (min(mine), max(mine)) if len(mine) > 1 else None,
-        )  # fmt: skip
-
-    @property
-    def ratio(self) -> float | None:
-        other = self.peer if self.against == "peer" else self.baselines.get(self.against or "")
-        return None if other is None or not other else self.tclass / other
-
-    @property
-    def higher_is_better(self) -> bool:
-        return self.unit != "s"
-
-    @property
-    def verdict(self) -> str:
-        ratio = self.ratio
-        if self.target is None or ratio is None:
-            return ""
-        ok = ratio >= self.target if self.higher_is_better else ratio <= self.target
-        return "ok" if ok else "MISS"
-
-    @property
-    def target_text(self) -> str:
-        if self.target is None or self.against is None:
-            return ""
-        return f"t/{self.against} {'>=' if self.higher_is_better else '<='} {self.target:g}"
-
-
-def quantity(value: float | None, unit: str) -> str:
-    """``value`` readably: GB/s with 2 decimals, rates with k/M, times in us or ms."""
-    if value is None:
-        return "-"
-    if unit == "GB/s":
-        return f"{value:.2f}"
-    if unit == "s":
-        if value < 1e-3:
-            return f"{value * 1e6:.0f}us"
-        if value < 1:
-            return f"{value * 1e3:.2f}ms"
-        return f"{value:.2f}s"
-    if value >= 1e6:
-        return f"{value / 1e6:.2f}M"
-    if value >= 1e3:
-        return f"{value / 1e3:.1f}k"
-    return f"{value:.0f}"
-
-
-COLUMNS = (
-    f"{'case':36s} {'unit':>6s} {'tclass':>8s} {'peer':>8s}  {'baseline(s)':48s} {'ratio':>5s}  "
-    f"{'target':20s} {'ok':4s} tclass range"
-)
-
-
-def print_row(row: Row) -> None:
-    unit = "time" if row.unit == "s" else row.unit
-    base = ", ".join(f"{name} {quantity(value, row.unit)}" for name, value in row.baselines.items())
-    ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
-    spread = "" if row.spread is None else "..".join(quantity(v, row.unit) for v in row.spread)
-    print(
-        f"{row.case:36s} {unit:>6s} {quantity(row.tclass, row.unit):>8s} "
-        f"{quantity(row.peer, row.unit):>8s}  "
-        f"{base or '-':48s} {ratio:>5s}  {row.target_text:20s} {row.verdict:4s} {spread}".rstrip(),
-        flush=True,
-    )
-
-
-def note(text: str) -> None:
-    print(f"  .. {text}", file=sys.stderr, flush=True)
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -439,7 +275,12 @@ def case_save(base: Path, sizes: Sizes) -> list[Row]:
 
     _check_save(leaves, target)
     note(f"case 1: {len(impls)} writers x {sizes.repeat} repeats of {size_text(sizes.save_bytes)}")
-    samples = measure(impls, sizes.repeat, sizes.budget)
+    return _save_rows(measure(impls, sizes.repeat, sizes.budget), sizes)
+
+
+def _save_rows(samples: dict[str, list[float]], sizes: Sizes) -> list[Row]:
+    """Case 1's rows: one per thread count, the best of them against the peer and
+    against safetensors."""
     scale = sizes.save_bytes / 1e9
     size = size_text(sizes.save_bytes)
     baselines = ("safetensors", "torch.save")
@@ -661,7 +502,11 @@ DTYPES = {str(dtype): dtype for dtype in (torch.float32, torch.uint8, torch.int6
 
 
 def case_load(base: Path, sizes: Sizes) -> list[Row]:
-    out: list[Row] = []
+    return [*_load_record_rows(base, sizes), *_small_leaves_rows(base, sizes)]
+
+
+def _load_record_rows(base: Path, sizes: Sizes) -> list[Row]:
+    """load_memmap of a record of 8 leaves (files allocated, never written)."""
     # 8 leaves of case 1's shapes; memmap_like allocates the files without writing them.
     shape_only = {
         name: torch.empty(sizes.save_rows, 1024).expand(sizes.save_rows, 1024) for name in FIELDS
@@ -677,12 +522,18 @@ def case_load(base: Path, sizes: Sizes) -> list[Row]:
         load8["peer"] = Impl(lambda: PRecord.load_memmap(folders["peer"]))
     note(f"case 3: load_memmap of 8 leaves, {sizes.repeat} repeats")
     samples = measure(load8, sizes.repeat, sizes.budget)
-    out.append(
+    for folder in folders.values():
+        remove(folder)
+    return [
         Row.of(
             "load_memmap 8 leaves (tensorclass)", "s", samples, baselines=["by hand"], target=0.5
         )
-    )
+    ]
 
+
+def _small_leaves_rows(base: Path, sizes: Sizes) -> list[Row]:
+    """load_memmap and memmap of a TensorDict of many small leaves."""
+    out: list[Row] = []
     generator = torch.Generator().manual_seed(2)
     leaves = {
         f"leaf{i}": torch.rand(100, 4, generator=generator) for i in range(sizes.small_leaves)
@@ -756,7 +607,7 @@ def case_load(base: Path, sizes: Sizes) -> list[Row]:
             baselines=["by hand"],
         )
     )
-    for folder in (*folders.values(), *folders256.values(), writes):
+    for folder in (*folders256.values(), writes):
         remove(folder)
     return out
 

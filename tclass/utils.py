@@ -28,6 +28,7 @@ from tclass._core._options import set_lazy_legacy as set_lazy_legacy
 from tclass._core._options import set_list_to_stack as set_list_to_stack
 from tclass._core._printoptions import get_printoptions as get_printoptions
 from tclass._core._printoptions import set_printoptions as set_printoptions
+from tclass._core._timing import timeit as timeit
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
 from tclass._engine._combine import isin as isin
@@ -76,6 +77,7 @@ __all__ = [
     "set_lazy_legacy",
     "set_list_to_stack",
     "set_printoptions",
+    "timeit",
     "unravel_key",
     "unravel_key_list",
     "unravel_key_to_tuple",

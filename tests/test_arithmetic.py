@@ -680,7 +680,7 @@ def test_records_over_a_lazy_stack() -> None:
     parts[1] = parts[1].replace(obs=torch.randn(2, 5))  # heterogeneous obs
     stacked = tclass.lazy_stack(parts)
     out = stacked * 2
-    assert type(out) is Rec and out.env == "pong"
+    assert type(out) is Rec and out.env == [["pong"] * 2] * 3  # per member, as the peer
     assert [tuple(p.obs.shape) for p in out.unbind(0)] == [(2, 3), (2, 5), (2, 3)]
     assert equal(out[1].obs, parts[1].obs * 2)
     assert stacked.add_(1) is stacked and equal(

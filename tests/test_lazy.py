@@ -140,11 +140,12 @@ def test_members_may_differ_in_shapes_and_keys() -> None:
 @pytest.mark.parametrize(
     "build", [lambda ms: tclass.lazy_stack(ms), lambda ms: LazyStackedTensorDict(*ms)]
 )
-def test_batch_sizes_must_match(build: Callable[[list[Any]], Any]) -> None:
-    members = [_member((3, 4)), _member((3, 5))]
+def test_batch_dims_must_match(build: Callable[[list[Any]], Any]) -> None:
+    assert build([_member((3, 4)), _member((3, 5))]).batch_size == (2, 3, -1)  # ragged
+    members = [_member((3, 4)), _member((3,))]
     with pytest.raises(
         StackError,
-        match=r"member 1 has batch size \[3, 5\] but member 0 has \[3, 4\].*pad_sequence",
+        match=r"member 1 has batch size \[3\] but member 0 has \[3, 4\].*as many batch dims",
     ):
         build(members)
 
@@ -931,7 +932,8 @@ def test_python_values_in_lazy_stacks() -> None:
     a["label"], b["label"] = NonTensorData("p", [3, 4]), NonTensorData("q", [3, 4])
     lazy = tclass.lazy_stack([a, b], 2)
     same = lazy.get("same")
-    assert type(same) is NonTensorData and same.data == "x" and same.batch_size == lazy.batch_size
+    assert type(same) is NonTensorStack and same.data == "x" and same.batch_size == lazy.batch_size
+    assert same.tolist() == [[["x", "x"]] * 4] * 3  # one value per element, as the peer
     label = lazy.get("label")
     assert type(label) is NonTensorStack and label.tolist() == [[["p", "q"]] * 4] * 3
     assert lazy[:, :, 1].get("label").data == "q"
@@ -1026,12 +1028,13 @@ def test_record_field_assignment_reaches_members(d: int) -> None:
     x.extra = torch.ones(x.batch_size)
     assert torch.equal(ra.extra, torch.ones(4))
     x.name = "z"
-    assert ra.name == "z" and x.name == "z"
+    assert ra.name == "z" and x._tensordict.get("name").data == "z"
+    assert x.name == ([["z"] * 4] * 2 if d == 0 else [["z"] * 2] * 4)  # as the peer
 
 
 def test_record_python_values() -> None:
     same = tclass.lazy_stack([_agent("a"), _agent("a")])
-    assert same.name == "a"
+    assert same.name == [["a"] * 4, ["a"] * 4] and same[1].name == "a"  # as the peer
     different = tclass.lazy_stack([_agent("a"), _agent("b")])
     assert different.name == [["a"] * 4, ["b"] * 4]
     assert tclass.lazy_stack([_agent("a"), _agent("b")], 1).name == [["a", "b"]] * 4
@@ -1199,3 +1202,13 @@ def test_indexing_a_locked_lazy_stack_gives_a_locked_stack() -> None:
     assert stack[::2].is_locked and stack[0].is_locked and stack[:, [0]].is_locked
     dim0 = tclass.lazy_stack([member.clone(), member.clone()], 0).lock_()
     assert dim0[:1].is_locked and not dim0[0, 0].is_locked
+
+
+def test_a_list_of_one_item_per_member_is_split_as_the_peer() -> None:
+    stack = LazyStackedTensorDict(TensorDict(), TensorDict(), stack_dim=0)
+    stack["a"] = [torch.ones(2), torch.zeros(1)]  # ragged: no tensor, one item each
+    assert torch.equal(stack[0]["a"], torch.ones(2)) and torch.equal(stack[1]["a"], torch.zeros(1))
+    stack["b"] = ["a string", "another string"]
+    assert stack[1]["b"] == "another string" and stack["b"] == ["a string", "another string"]
+    stack["c"] = ["x", "y", "z"]  # not one per member: each member keeps the list
+    assert stack[0]["c"] == ["x", "y", "z"]

@@ -66,7 +66,7 @@ def test_no_public_helper_of_the_peers_modules_is_missing() -> None:
     import tensordict.functional as peer_functional
     import tensordict.utils as peer_utils
 
-    left_out = {"LinkedList", "timeit", "deprecated_attributes", "deprecation_message"}
+    left_out = {"LinkedList", "deprecated_attributes", "deprecation_message"}
     left_out |= {"warn_deprecated", "T"}
     for peer, mine in ((peer_utils, tclass.utils), (peer_functional, tclass.functional)):
         theirs = {
@@ -77,6 +77,28 @@ def test_no_public_helper_of_the_peers_modules_is_missing() -> None:
             and not isinstance(getattr(peer, name), type(peer))
         }
         assert sorted(theirs - set(dir(mine)) - left_out) == []
+
+
+def test_timeit_accumulates_per_name(caplog: pytest.LogCaptureFixture) -> None:
+    from tclass.utils import timeit
+
+    timeit.erase()
+
+    @timeit("step")
+    def step(x: int) -> int:
+        return x + 1
+
+    assert step(1) == 2 and step.__name__ == "step"
+    with timeit("block"):
+        step(2)
+    mean, total, count = timeit._REG["step"]
+    assert count == 2 and total >= mean > 0
+    assert timeit._REG["block"][2] == 1
+    with caplog.at_level("INFO", logger="tclass"):
+        timeit.print(prefix="train")
+    assert "train -- block took" in caplog.text and "step took" in caplog.text
+    timeit.erase()
+    assert timeit._REG["step"] == [0.0, 0.0, 0]
 
 
 # --- keys ----------------------------------------------------------------------------

@@ -305,11 +305,14 @@ class TestNonTensorStack:
 
 class TestJoinNodes:
     @pytest.mark.parametrize("join", [torch.stack, tclass.stack])
-    def test_stack_equal_data_stays_data(self, join: Any) -> None:
+    def test_stack_equal_data_gives_a_stack_as_the_peer(self, join: Any) -> None:
         got = join([NonTensorData("a", [2]), NonTensorData("a", [2])])
-        assert (
-            type(got) is NonTensorData and got.data == "a" and got.batch_size == torch.Size([2, 2])
-        )
+        assert type(got) is NonTensorStack and got.batch_size == torch.Size([2, 2])
+        assert got.tolist() == [["a", "a"], ["a", "a"]] and got.data == "a"
+
+    def test_cat_equal_data_stays_data(self) -> None:
+        got = torch.cat([NonTensorData("a", [1]), NonTensorData("a", [2])])
+        assert type(got) is NonTensorData and got.data == "a" and got.batch_size == (3,)
 
     @pytest.mark.parametrize("join", [torch.stack, tclass.stack])
     def test_stack_different_data_gives_stack(self, join: Any) -> None:
@@ -363,8 +366,9 @@ class TestInTensorDict:
 
     def test_stack_equal_values(self) -> None:
         got = tclass.stack([_td("a"), _td("a")])
-        assert type(got.get("e")) is NonTensorData and got.get("e").data == "a"
+        assert type(got.get("e")) is NonTensorStack and got.get("e").data == "a"
         assert got.get("e").batch_size == torch.Size([2, 2, 3])
+        assert got["e"] == [[["a"] * 3] * 2] * 2 and got[1, 0]["e"] == "a"
 
     def test_cat_different_values(self) -> None:
         got = torch.cat([_td("a", (1, 2)), _td("b", (2, 2))])

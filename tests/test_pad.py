@@ -453,14 +453,17 @@ def test_pad_sequence_leaves_members_alone() -> None:
 # --- pad_sequence: Python values -----------------------------------------------------
 
 
-def test_pad_sequence_equal_shared_values_stay_shared() -> None:
+def test_pad_sequence_equal_values_are_per_element_with_none_padding() -> None:
     members = [TensorDict({"x": _values(n), "s": NonTensorData("hi", [n])}, [n]) for n in (1, 3)]
     out = pad_sequence(members, return_mask=True)
     node = out.get("s")
-    assert type(node) is NonTensorData
-    assert node.batch_size == torch.Size([2, 3])
-    assert node.data == "hi"
+    assert type(node) is NonTensorStack and node.batch_size == torch.Size([2, 3])
+    assert out["s"] == [["hi", None, None], ["hi", "hi", "hi"]]  # as the peer
     assert set(out["masks"].keys()) == {"x"}  # Python values have no masks
+    with pytest.warns(DeprecationWarning, match="capture"):
+        capture = tclass.set_capture_non_tensor_stack(True)
+    with capture:  # one value describing every element, padded ones included
+        assert pad_sequence(members).get("s").data == "hi"
 
 
 @pytest.mark.parametrize("side", ["right", "left"])
@@ -484,9 +487,8 @@ def test_pad_sequence_feature_dim_stacks_python_values_like_stack() -> None:
         for n, s in ((1, "u"), (3, "u"))
     ]
     shared = pad_sequence(members, pad_dim=1)
-    assert type(shared.get("s")) is NonTensorData and shared.get("s").batch_size == torch.Size(
-        [2, 2]
-    )
+    assert type(shared.get("s")) is NonTensorStack and shared.batch_size == torch.Size([2, 2])
+    assert shared["s"] == [["u", "u"], ["u", "u"]]
     members[1]["s"] = NonTensorData("v", [2])
     out = pad_sequence(members, pad_dim=1)
     assert out.get("s").tolist() == [["u", "u"], ["v", "v"]]
@@ -560,7 +562,7 @@ def test_pad_sequence_records_without_masks_return_the_record() -> None:
     out = pad_sequence([_episode(2), _episode(1)])
     assert type(out) is Episode
     assert out.batch_size == torch.Size([2, 2])
-    assert out.env == "cartpole"
+    assert out.env == [["cartpole", "cartpole"], ["cartpole", None]]  # as the peer
     assert out.reward.tolist() == [[50.0, 51.0], [50.0, 0.0]]
 
 

@@ -178,10 +178,12 @@ class TestRoundTrips:
         for copy in (td.clone(), pickle.loads(pickle.dumps(td))):
             assert copy["s"] == "hello" and copy["l"] == ["a", "b"]
 
-    def test_stack_of_equal_values_stays_one_value(self) -> None:
+    def test_stack_of_equal_values_reads_per_element(self) -> None:
         td = TensorDict({"s": "hello"}, [2])
         stacked = torch.stack([td, td.clone()])
-        assert type(stacked.get("s")) is NonTensorData and stacked["s"] == "hello"
+        assert type(stacked.get("s")) is NonTensorStack
+        assert stacked["s"] == [["hello", "hello"], ["hello", "hello"]]
+        assert stacked.get("s").data == "hello" and stacked[1]["s"] == "hello"
 
     def test_stack_of_different_values(self) -> None:
         stacked = torch.stack([TensorDict({"s": "hello"}, [2]), TensorDict({"s": "bye"}, [2])])
@@ -408,25 +410,23 @@ class TestListToStack:
 
 
 class TestCaptureNonTensorStack:
-    def test_default_keeps_equal_values_as_one(self) -> None:
-        assert tclass.capture_non_tensor_stack() is True
+    def test_default_stacks_equal_values_element_by_element(self) -> None:
+        assert tclass.capture_non_tensor_stack() is False
         stacked = torch.stack([NonTensorData("a"), NonTensorData("a")])
-        assert type(stacked) is NonTensorData and stacked.data == "a"
+        assert type(stacked) is NonTensorStack and stacked.data == "a"
+        td = torch.stack([TensorDict({"s": "a"}, []), TensorDict({"s": "a"}, [])])
+        assert type(td.get("s")) is NonTensorStack and td["s"] == ["a", "a"]
 
-    def test_off_stacks_equal_values_element_by_element(self) -> None:
-        with tclass.set_capture_non_tensor_stack(False):
-            assert tclass.capture_non_tensor_stack() is False
-            stacked = torch.stack([NonTensorData("a"), NonTensorData("a")])
-            assert type(stacked) is NonTensorStack and stacked.data == "a"
-            td = torch.stack([TensorDict({"s": "a"}, []), TensorDict({"s": "a"}, [])])
-            assert type(td.get("s")) is NonTensorStack and td["s"] == ["a", "a"]
-        assert tclass.capture_non_tensor_stack() is True
-
-    def test_on_warns_as_the_peer_does(self) -> None:
+    def test_on_warns_as_the_peer_does_and_keeps_one_value(self) -> None:
         with pytest.warns(DeprecationWarning, match="set_capture_non_tensor_stack"):
             switch = tclass.set_capture_non_tensor_stack(True)
         with switch:
             assert tclass.capture_non_tensor_stack() is True
+            stacked = torch.stack([NonTensorData("a"), NonTensorData("a")])
+            assert type(stacked) is NonTensorData and stacked.data == "a"
+            td = torch.stack([TensorDict({"s": "a"}, []), TensorDict({"s": "a"}, [])])
+            assert type(td.get("s")) is NonTensorData and td["s"] == "a"
+        assert tclass.capture_non_tensor_stack() is False
 
     def test_as_a_decorator(self) -> None:
         @tclass.set_capture_non_tensor_stack(False)
@@ -434,7 +434,7 @@ class TestCaptureNonTensorStack:
             return torch.stack([NonTensorData("a"), NonTensorData("a")])
 
         assert type(stack()) is NonTensorStack
-        assert tclass.capture_non_tensor_stack() is True
+        assert tclass.capture_non_tensor_stack() is False
 
 
 class TestLazyLegacy:
@@ -483,8 +483,9 @@ class TestGetDefaultsToNone:
 # --- against the peer --------------------------------------------------------------------
 
 
-def _scenarios() -> dict[str, Callable[[ModuleType], Any]]:
-    """Scenarios written once against a library module, run with tclass and the peer."""
+def _value_scenarios() -> dict[str, Callable[[ModuleType], Any]]:
+    """Scenarios of single values, written once against a library module, run with tclass
+    and the peer."""
 
     def strings(lib: ModuleType) -> Any:
         td = lib.TensorDict({"a": torch.zeros(2), "s": "hello", "l": ["x", "y"]}, [2])
@@ -518,6 +519,15 @@ def _scenarios() -> dict[str, Callable[[ModuleType], Any]]:
         b = lib.TensorDict({"s": lib.NonTensorData("x", batch_size=[3])}, [2])
         c = lib.TensorDict({"s": lib.NonTensorData("x", batch_size=[2, 3])}, [2])
         return [tuple(td.get("s").batch_size) for td in (a, b, c)]
+
+    return {
+        "strings": strings, "values": values, "numbers": numbers, "lists": lists,
+        "broadcast": broadcast,
+    }  # fmt: skip
+
+
+def _stack_scenarios() -> dict[str, Callable[[ModuleType], Any]]:
+    """Scenarios of stacked values (as :func:`_value_scenarios`)."""
 
     def stacked(lib: ModuleType) -> Any:
         one = lib.TensorDict({"s": "hello"}, [2])
@@ -568,13 +578,12 @@ def _scenarios() -> dict[str, Callable[[ModuleType], Any]]:
             return td["n"].tolist(), lib.list_to_stack()
 
     return {
-        "strings": strings, "values": values, "numbers": numbers, "lists": lists,
-        "broadcast": broadcast, "stacked": stacked, "round_trip": round_trip,
-        "stacks": stacks, "metadata": metadata, "records": records, "list_off": list_off,
+        "stacked": stacked, "round_trip": round_trip, "stacks": stacks, "metadata": metadata,
+        "records": records, "list_off": list_off,
     }  # fmt: skip
 
 
-SCENARIOS = _scenarios()
+SCENARIOS = {**_value_scenarios(), **_stack_scenarios()}
 
 
 @pytest.mark.peer

@@ -193,8 +193,9 @@ def test_unpad_sequence_inverts_pad_sequence() -> None:
     padded = tclass.pad_sequence(seq, return_mask=True)
     out = tclass.unpad_sequence(padded)
     assert isinstance(out, LazyStackedTensorDict)
-    # Lazy-stack members share their batch size: the unpadded length is a feature dim.
-    assert [m.batch_size for m in out.tensordicts] == [torch.Size([]), torch.Size([])]
+    # Each member keeps its own length: a ragged stack, as the peer's.
+    assert [m.batch_size for m in out.tensordicts] == [torch.Size([2]), torch.Size([3])]
+    assert out.batch_size == torch.Size([2, -1])
     assert [m["y", "z"].shape for m in out.tensordicts] == [(2, 2), (3, 2)]
     assert torch.equal(out.tensordicts[0]["x"], torch.arange(2))
     assert "masks" not in out.keys()
@@ -224,8 +225,11 @@ def test_insert_and_append() -> None:
     assert lazy["a"][:, 0].tolist() == [0.0, 9.0, 1.0, 2.0, 7.0]
     lazy.insert(-1, TensorDict({"a": torch.full((2,), 5.0)}, [2]))
     assert lazy["a"][:, 0].tolist() == [0.0, 9.0, 1.0, 2.0, 5.0, 7.0]
-    with pytest.raises(ValueError):
-        lazy.append(TensorDict({"a": torch.zeros(3)}, [3]))
+    with pytest.raises(ValueError, match="as many batch dims"):
+        lazy.append(TensorDict({"a": torch.zeros(3, 2)}, [3, 2]))
+    lazy.append(TensorDict({"a": torch.zeros(3)}, [3]))  # a ragged stack, as the peer's
+    assert lazy.batch_size == torch.Size([7, -1]) and lazy[-1].batch_size == (3,)
+    lazy = LazyStackedTensorDict(*members)
     with pytest.raises(RuntimeError):
         lazy.lock_().append(TensorDict({"a": torch.zeros(2)}, [2]))
 

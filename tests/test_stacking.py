@@ -161,7 +161,7 @@ def test_stack_records_keeps_nested_types(dim: int) -> None:
     assert out.batch_size == torch.stack([torch.empty(2, 3)] * 2, pos).shape
     assert torch.equal(out.obs, torch.stack([a.obs, b.obs], pos))
     assert torch.equal(out.inner.x, torch.stack([a.inner.x, b.inner.x], pos))
-    assert out.name == "x"
+    assert out._tensordict.get("name").data == "x" and out.unbind(pos)[1].name == "x"
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1, -2])
@@ -296,14 +296,23 @@ def test_python_value_against_tensor() -> None:
 
 
 @pytest.mark.parametrize("dim", [0, 1, 2, -1])
-def test_equal_python_values_stay_one_value(dim: int) -> None:
+def test_equal_python_values_stack_per_element(dim: int) -> None:
     out = tclass.stack([_td(label="cat"), _td(label="cat")], dim)
     node = out.get("s")
-    assert type(node) is NonTensorData and node.data == "cat"
-    assert node.batch_size == out.batch_size
+    assert type(node) is NonTensorStack and node.data == "cat"
+    assert node.batch_size == out.batch_size and node.stack_dim == dim % out.batch_dims
+    assert set(_flat(out["s"])) == {"cat"} and len(_flat(out["s"])) == out.numel()
     rec = tclass.stack([_rec("cat"), _rec("cat")], dim)
-    assert rec.name == "cat"
-    assert type(rec._tensordict._tensors.get("name")) is NonTensorData
+    assert set(_flat(rec.name)) == {"cat"} and rec._tensordict.get("name").data == "cat"
+    assert rec.unbind(dim % rec.batch_dims)[0].name == "cat"
+    with pytest.warns(DeprecationWarning, match="capture"):
+        capture = tclass.set_capture_non_tensor_stack(True)
+    with capture:
+        assert tclass.stack([_rec("cat"), _rec("cat")], dim).name == "cat"
+
+
+def _flat(values: Any) -> list[Any]:
+    return [v for item in values for v in _flat(item)] if isinstance(values, list) else [values]
 
 
 def test_equal_python_values_cat_stay_one_value() -> None:
@@ -345,8 +354,8 @@ def test_python_value_stack_is_indexable() -> None:
 
 def test_stack_of_python_value_stacks() -> None:
     first = tclass.stack([_td((2,), "a"), _td((2,), "b")])  # s: [[a, a], [b, b]]
-    second = tclass.stack([_td((2,), "c"), _td((2,), "c")])  # s: one value "c"
-    assert type(second.get("s")) is NonTensorData
+    second = tclass.stack([_td((2,), "c"), _td((2,), "c")])  # s: "c" in each element
+    assert type(second.get("s")) is NonTensorStack and second.get("s").data == "c"
     both = tclass.stack([first, second], 1)
     assert both.get("s").tolist() == [[["a", "a"], ["c", "c"]], [["b", "b"], ["c", "c"]]]
     again = tclass.stack([first, first])
@@ -364,7 +373,8 @@ def test_stack_nodes_directly() -> None:
         ["z", "z"],
     ]
     same = tclass.stack([NonTensorData("q", [2]), NonTensorData("q", [2])])
-    assert type(same) is NonTensorData and same.batch_size == torch.Size([2, 2])
+    assert type(same) is NonTensorStack and same.batch_size == torch.Size([2, 2])
+    assert same.tolist() == [["q", "q"], ["q", "q"]] and same[1].data == "q"
 
 
 @pytest.mark.parametrize("dim", [0, 1, 2])

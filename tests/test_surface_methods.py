@@ -341,6 +341,19 @@ def test_attrs_move_another_collection() -> None:
     assert moved["a"].dtype == torch.float64 and moved["n", "b"].dtype == torch.float32
 
 
+def test_tensor_attrs_from_tensor() -> None:
+    attrs = TensorAttrs.from_tensor(torch.zeros(2, 3), fields=("dtype",))
+    assert attrs.tgt_dtype == torch.float32 and attrs.tgt_shape is None
+    full = TensorAttrs.from_tensor(torch.zeros(2, 3, dtype=torch.int8))
+    assert (full.tgt_device, full.tgt_dtype, full.tgt_shape) == (
+        torch.device("cpu"),
+        torch.int8,
+        torch.Size([2, 3]),
+    )
+    with pytest.raises(errors.ArgumentError, match="unknown fields"):
+        TensorAttrs.from_tensor(torch.zeros(1), fields=("stride",))
+
+
 # --- saved folders --------------------------------------------------------------------------
 
 
@@ -385,6 +398,21 @@ def test_to_padded_tensor_pads_nested_leaves() -> None:
     assert out["a"].tolist() == [[1.0, 1.0, -1.0], [1.0, 1.0, 1.0]]
     assert out["mask"].tolist() == [[True, True, False], [True, True, True]]
     assert torch.equal(out["b"], td["b"])
+
+
+def test_to_padded_tensor_of_a_ragged_batch_takes_the_padded_lengths() -> None:
+    stack = TensorDict.lazy_stack(
+        [
+            TensorDict(a=torch.zeros(3), b=torch.zeros(3, 2), batch_size=[3]),
+            TensorDict(a=torch.ones(4), b=torch.ones(4, 2), batch_size=[4]),
+        ]
+    )
+    td = stack.densify(layout=torch.jagged)
+    assert td.batch_size == torch.Size([2, -1])
+    out = td.to_padded_tensor(padding=-1.0, mask_key="mask")
+    assert out.batch_size == torch.Size([2, 4]) and out["b"].shape == (2, 4, 2)
+    assert out["a"].tolist() == [[0.0, 0.0, 0.0, -1.0], [1.0, 1.0, 1.0, 1.0]]
+    assert out["mask"].tolist() == [[True, True, True, False], [True] * 4]
 
 
 # --- map / map_iter -------------------------------------------------------------------------

@@ -134,7 +134,8 @@ def assert_same_rec(got: Rec, obs: torch.Tensor, x: torch.Tensor, env: Any = "po
     assert got.batch_size == x.shape
     assert got.inner.batch_size == x.shape
     assert torch.equal(got.obs, obs) and torch.equal(got.inner.x, x)
-    assert got.env == env
+    node = got._tensordict.get("env")  # one value, or (stacked) the same value per element
+    assert node.data == env and node.batch_size == got.batch_size
 
 
 # --- indexing ------------------------------------------------------------------------------
@@ -688,11 +689,12 @@ class TestStackCat:
         tdim = dim if dim >= 0 else a.batch_dims + dim
         assert_same_rec(c, torch.cat([a.obs, b.obs], tdim), torch.cat([a.inner.x, b.inner.x], tdim))
 
-    def test_equal_values_stay_one(self) -> None:
-        s = torch.stack([make(env="a"), make(env="a")])
-        assert s.env == "a" and type(s._tensordict._tensors.get("env")) is NonTensorData
+    def test_equal_values_stack_per_element_and_cat_to_one(self) -> None:
+        s = torch.stack([make((3,), env="a"), make((3,), env="a")])
+        assert s.env == [["a"] * 3] * 2 and type(s._tensordict.get("env")) is NonTensorStack
+        assert s[1].env == "a" and s[:, 0].env == ["a", "a"]  # as the peer
         c = torch.cat([make(env="a"), make(env="a")])
-        assert c.env == "a"
+        assert c.env == "a" and type(c._tensordict.get("env")) is NonTensorData
 
     def test_different_values_per_element(self) -> None:
         s = torch.stack([make((3,), env="a"), make((3,), env="b")])
@@ -741,7 +743,7 @@ class TestStackCat:
         assert got is out and out.obs.data_ptr() == ptr
         assert torch.equal(out.obs, torch.stack([a.obs, b.obs]))
         assert torch.equal(out.inner.x, torch.stack([a.inner.x, b.inner.x]))
-        assert out.env == "pong"
+        assert out.env == [["pong"] * 3] * 2
 
     def test_cat_out(self) -> None:
         a, b = make((2, 3), offset=0), make((2, 3), offset=100)
@@ -784,18 +786,15 @@ class TestStackCat:
         s = torch.stack([make((2,), env=e) for e in envs], dim)
         by_element = np.stack([np.array([e, e], dtype=object) for e in envs], dim)
         assert s.batch_size == torch.Size(by_element.shape)
-        if len(set(envs)) == 1:
-            assert s.env == envs[0]
-        else:
-            assert s.env == by_element.tolist()
-            assert s.reshape(-1).env == by_element.reshape(-1).tolist()
+        assert s.env == by_element.tolist()  # per element, equal values included
+        assert s.reshape(-1).env == by_element.reshape(-1).tolist()
         assert s[0, 0].env == by_element[0, 0]
 
     def test_nested_python_values_per_element(self) -> None:
         o1 = Outer(Tagged(torch.zeros(2), "p", batch_size=[2]), "n", batch_size=[2])
         o2 = Outer(Tagged(torch.ones(2), "q", batch_size=[2]), "n", batch_size=[2])
         s = torch.stack([o1, o2])
-        assert type(s.t) is Tagged and s.name == "n"
+        assert type(s.t) is Tagged and s.name == [["n", "n"], ["n", "n"]]
         assert s.t.tag == [["p", "p"], ["q", "q"]] and s[:, 0].t.tag == ["p", "q"]
         back = Outer.from_tensordict(s.to_tensordict())
         assert type(back.t) is Tagged and back.t.tag == s.t.tag and back[1, 1].t.tag == "q"
@@ -1045,7 +1044,7 @@ class TestDataLoader:
         batches = list(DataLoader(_Items(rec), batch_size=4))
         assert all(type(b) is Rec and b.batch_size == torch.Size([4]) for b in batches)
         assert torch.equal(batches[1].obs, rec.obs[4:])
-        assert batches[0].env == ["pong", "pong", "pong", "odd"] and batches[1].env == "pong"
+        assert batches[0].env == ["pong", "pong", "pong", "odd"] and batches[1].env == ["pong"] * 4
 
 
 # --- pytree and compile --------------------------------------------------------------------

@@ -350,7 +350,8 @@ def test_on_records(call: Call, kinds: tuple[type, type]) -> None:
 
     got = call.run(record(x), record(y))
     assert type(got) is record_cls and type(got.n) is inner_cls
-    assert got.env == "pong"
+    env = got._tensordict.get("env")  # one value, or (torch.stack) "pong" per element
+    assert env.data == "pong" and env.batch_size == got.batch_size
     _check(call, got, x, y)
 
 

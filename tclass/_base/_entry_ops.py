@@ -292,7 +292,7 @@ class EntryOps(TensorCollection):
     def data_ptr(self, *, storage: bool = False) -> TensorDict:
         """A TensorDict (no batch dims) of the data addresses of the tensors, nested like
         this collection; with ``storage``, the addresses of their storages."""
-        from tclass._engine._td import data_ptrs
+        from tclass._engine._record_fields import data_ptrs
 
         return data_ptrs(self, storage)
 

@@ -115,15 +115,30 @@ class PackingOps(ElementwiseOps):
             ShapeError: ``mask_key`` is given but no leaf is a nested tensor.
         """
         first: list[torch.Tensor] = []
+        done: dict[int, torch.Tensor] = {}
 
         def padded(tensor: torch.Tensor) -> torch.Tensor:
             if not tensor.is_nested:
                 return tensor
             if not first:
                 first.append(tensor)
-            return cast(torch.Tensor, torch.nested.to_padded_tensor(tensor, padding))
+            out = done.pop(id(tensor), None)
+            if out is None:
+                out = cast(torch.Tensor, torch.nested.to_padded_tensor(tensor, padding))
+            return out
 
-        out = self.apply(padded, propagate_lock=True)
+        batch = self.batch_size
+        new_batch = None
+        if -1 in batch:  # ragged batch dims (densify of a ragged stack): the padded lengths
+            for leaf in self.values(include_nested=True, leaves_only=True):
+                if isinstance(leaf, torch.Tensor) and leaf.is_nested:
+                    done[id(leaf)] = shaped = padded(leaf)
+                    first.clear()
+                    new_batch = torch.Size(
+                        shaped.shape[i] if size == -1 else size for i, size in enumerate(batch)
+                    )
+                    break
+        out = self.apply(padded, batch_size=new_batch, propagate_lock=True)
         if mask_key is not None:
             if not first:
                 msg = (

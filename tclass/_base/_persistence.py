@@ -255,8 +255,10 @@ class PersistenceOps:
         allow_pickle: bool | None = False,
         mode: Mode | None = None,
     ) -> Self:
-        """Copy the data saved in ``prefix`` into this collection's tensors (same keys
-        and shapes). ``mode="r"`` opens the files read-only (see :meth:`load_memmap`).
+        """Make this collection hold the data saved in ``prefix`` (its batch size): copied
+        into its own tensors where shape and dtype agree, the loaded tensors elsewhere; keys
+        that were not saved are removed, as in the peer. ``mode="r"`` opens the files
+        read-only (see :meth:`load_memmap`).
         ``robust_key`` is accepted for the peer's code: both file-name layouts are read."""
         from tclass._io._api import load_memmap
 

@@ -104,7 +104,9 @@ class ShapeOps(TensorCollection):
     def reshape(self, *shape: int | Sequence[int], inplace: bool = False) -> Self:
         """A collection with batch size ``shape`` (one dim may be -1); copies as torch does."""
         batch_size = self.batch_size
-        new = _batch.view_shape(_batch.shape_args(shape, "reshape"), batch_size, "reshape")
+        # A ragged lazy stack (a -1 size) has numel() elements in no regular shape.
+        known = batch_size if -1 not in batch_size else torch.Size([self.numel()])
+        new = _batch.view_shape(_batch.shape_args(shape, "reshape"), known, "reshape")
         if new == batch_size:
             return self  # as the peer (and torch for a contiguous tensor): no copy
         names = None

@@ -24,8 +24,9 @@ class LazyStackOptions(TypedDict, total=False):
     """The keywords of ``lazy_stack`` (the peer's): ``out`` receives the result in place;
     ``stack_dim_name`` names the new dim; ``as_list``, ``as_padded_tensor``
     (``padding_value``, ``padding_side``) and ``as_nested_tensor`` (``layout``) apply to
-    a list of tensors; ``device`` and ``strict_shape`` are accepted as the peer accepts
-    them (a lazy stack takes its members' device; batch sizes always have to agree)."""
+    a list of tensors; ``strict_shape=True`` refuses members whose batch sizes differ
+    (by default they give a ragged stack, ``-1`` where they differ); ``device`` is
+    accepted as the peer accepts it (a lazy stack takes its members' device)."""
 
     out: Any
     device: DeviceLike

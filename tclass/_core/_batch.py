@@ -214,7 +214,9 @@ def expand_shape(target: tuple[int, ...], batch_size: torch.Size) -> torch.Size:
                 f"{list(target)}: dim {i} has size {size}, which is neither {want} nor 1"
             )
             raise ShapeError(msg)
-    if any(size < 0 for size in out):
+    # A dim kept with -1 may be a ragged lazy-stack dim (size -1); other sizes must be >= 0.
+    kept = {extra + i for i, size in enumerate(batch_size) if target[extra + i] == -1}
+    if any(size < 0 and i not in kept for i, size in enumerate(out)):
         msg = f"expand: -1 is only allowed for existing dims, got {list(target)}"
         raise ShapeError(msg)
     return torch.Size(out)

@@ -49,15 +49,14 @@ class _Options:
 
     def __init__(self) -> None:
         self.list_to_stack: bool | None = _from_env("LIST_TO_STACK")
-        # tclass keeps equal Python values as one value when stacking: capturing is its
-        # default (the peer's default is not to capture).
+        # Whether stacking equal Python values keeps one value (default: no, as the peer).
         self.capture_non_tensor_stack: bool | None = _from_env("CAPTURE_NONTENSOR_STACK")
         self.lazy_legacy: bool | None = _from_env("LAZY_LEGACY_OP")
         self.get_defaults_to_none: bool = _from_env("TD_GET_DEFAULTS_TO_NONE") is not False
 
 
 OPTIONS = _Options()
-_DEFAULTS = {"list_to_stack": True, "capture_non_tensor_stack": True, "lazy_legacy": False}
+_DEFAULTS = {"list_to_stack": True, "capture_non_tensor_stack": False, "lazy_legacy": False}
 
 
 def _deprecated(what: str, instead: str) -> None:
@@ -133,9 +132,9 @@ def list_to_stack(allow_none: bool = False) -> bool | None:
 
 
 class set_capture_non_tensor_stack(_Switch):  # noqa: N801
-    """Whether stacking equal Python values gives one ``NonTensorData`` (``True``, tclass's
-    default) or a ``NonTensorStack`` holding the value once per element (``False``, the
-    peer's default). The peer deprecates ``True`` and warns; tclass warns as it does."""
+    """Whether stacking equal Python values gives one ``NonTensorData`` (``True``) or a
+    ``NonTensorStack`` holding the value once per element (``False``, the default, as the
+    peer's). The peer deprecates ``True`` and warns; tclass warns as it does."""
 
     _name = "capture_non_tensor_stack"
 
@@ -144,12 +143,12 @@ class set_capture_non_tensor_stack(_Switch):  # noqa: N801
         if mode:
             _deprecated(
                 "set_capture_non_tensor_stack(True)",
-                "tclass keeps equal values as one value by default.",
+                "Read NonTensorStack.data for the one value of a stack of equal values.",
             )
 
 
 def capture_non_tensor_stack(allow_none: bool = False) -> bool | None:
-    """Whether stacking equal Python values keeps one value (tclass's default, ``True``);
+    """Whether stacking equal Python values keeps one value (default ``False``, as the peer);
     ``None`` with ``allow_none`` if the mode was never set."""
     return _read("capture_non_tensor_stack", allow_none)
 

@@ -19,9 +19,10 @@ gathers the values, so every index and shape op torch accepts works here too.
 from __future__ import annotations
 
 import copy
+import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 import torch
@@ -109,7 +110,7 @@ class _NonTensorNode(KeylessOps):
         as_linked_list: bool = False,
     ) -> Any:
         """The value of every element, as nested lists shaped like the batch."""
-        return self._as_array().tolist()
+        return _nested(self._flat(), self.batch_size)
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
@@ -191,11 +192,12 @@ class _NonTensorNode(KeylessOps):
             and same_value(self.data, other.data)
         ):
             return self
-        shape = tuple(self.batch_size)
-        flags = condition.detach().cpu().numpy()
-        flags = flags.reshape(flags.shape + (1,) * (len(shape) - flags.ndim))
-        picked = np.where(np.broadcast_to(flags, shape), self._as_array(), other._as_array())
-        return NonTensorStack._from_array(np.ascontiguousarray(picked), self._device)
+        shape = self.batch_size
+        flags = condition.detach().cpu()
+        flags = flags.reshape(flags.shape + (1,) * (len(shape) - flags.ndim)).expand(shape)
+        mine, theirs = self._flat_as(shape), other._flat_as(shape)
+        values = [a if flag else b for flag, a, b in zip(flags.reshape(-1).tolist(), mine, theirs)]
+        return NonTensorStack._make(values, shape, self._device)
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         """The node that results from writing ``value`` at ``index`` (maybe a new one)."""
@@ -216,28 +218,46 @@ class _NonTensorNode(KeylessOps):
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
         """``==``/``!=`` give a bool tensor over the batch, element by element."""
+        negate = op is operator.ne
         if isinstance(self, NonTensorData) and isinstance(other, NonTensorData):
             equal = same_value(self.data, other.data)
-            shape = self._batch_size
-            if other._batch_size != shape:
-                shape = torch.Size(np.broadcast_shapes(tuple(shape), tuple(other._batch_size)))
-            return torch.full(shape, equal != (op is operator.ne), device=self._device)
-        mine = self._as_array()
+            shape = _batch_shapes(self._batch_size, other._batch_size)
+            return torch.full(shape, equal != negate, device=self._device)
         if isinstance(other, _NonTensorNode):
-            theirs: Any = other._as_array()
+            shape = _batch_shapes(self.batch_size, other.batch_size)
+            theirs = other._flat_as(shape)
         elif isinstance(other, TensorCollection):
             return NotImplemented
         else:
-            theirs = np.empty((), dtype=object)
-            theirs[()] = other
-        full_shape = np.broadcast_shapes(mine.shape, theirs.shape)
-        negate = op is operator.ne
-        result = np.frompyfunc(lambda a, b: same_value(a, b) != negate, 2, 1)(mine, theirs)
-        flags = np.asarray(result, dtype=bool).reshape(full_shape)
-        return torch.from_numpy(flags).to(self._device or "cpu")
+            shape = self.batch_size
+            theirs = [other] * math.prod(shape)
+        mine = self._flat_as(shape)
+        flags = [same_value(a, b) != negate for a, b in zip(mine, theirs)]
+        return torch.tensor(flags, dtype=torch.bool, device=self._device).reshape(shape)
+
+    def _flat(self) -> list[Any]:
+        """The value of each element, in row-major order."""
+        raise NotImplementedError
+
+    def _flat_as(self, shape: torch.Size) -> list[Any]:
+        """The value of each element of the batch broadcast to ``shape``, row-major.
+
+        Raises:
+            RuntimeError: if the batch size does not broadcast to ``shape``.
+        """
+        flat = self._flat()
+        if self.batch_size == shape:
+            return flat
+        _, positions = element_positions(self.batch_size, _expanded(shape), constant=True)[0]
+        return [flat[i] for i in positions]
 
     def _as_array(self) -> np.ndarray[Any, Any]:
-        raise NotImplementedError
+        """The values as a numpy object array shaped like the batch (a new array)."""
+        flat = self._flat()
+        array = np.empty(len(flat), dtype=object)
+        for position, value in enumerate(flat):
+            array[position] = value  # item by item: numpy would unpack a list value
+        return array.reshape(tuple(self.batch_size))
 
     # --- math: the value is kept (shared), the batch size follows ------------------------
 
@@ -351,10 +371,8 @@ class NonTensorData(_NonTensorNode):
     def _read(self) -> Any:
         return self.data
 
-    def _as_array(self) -> np.ndarray[Any, Any]:
-        array = np.empty(tuple(self._batch_size), dtype=object)
-        array.fill(self.data)  # fill() never unpacks a list value, unlike assignment
-        return array
+    def _flat(self) -> list[Any]:
+        return [self.data] * math.prod(self._batch_size)
 
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
@@ -416,7 +434,8 @@ class NonTensorData(_NonTensorNode):
             value.data if isinstance(value, NonTensorData) else value, self.data
         ):
             return self  # the value it already holds (a node, or a plain value broadcast)
-        return NonTensorStack._from_array(self._as_array(), self._device)._written(index, value)
+        stack = NonTensorStack._make(self._flat(), self._batch_size, self._device)
+        return stack._written(index, value)
 
     _with_written = _written  # never changes self: a different value gives a new stack
 
@@ -454,12 +473,19 @@ class MetaData(NonTensorData):
 
 
 class NonTensorStack(_NonTensorNode):
-    """One Python value per element of a batch (a numpy object array shaped like it).
+    """One Python value per element of a batch.
 
     Built from values or nodes stacked along ``stack_dim`` (``NonTensorStack("a", "b")``,
     ``NonTensorStack(node_a, node_b, stack_dim=1)``), or from (nested) lists with
-    :meth:`from_list`. ``tolist()`` gives the values as nested lists in batch order;
-    indexing one element gives a ``NonTensorData``.
+    :meth:`from_list`; stacking collections that hold Python values builds one too (one
+    value per member, equal or not, as the peer does unless
+    ``set_capture_non_tensor_stack(True)``). ``tolist()`` gives the values as nested lists
+    in batch order; indexing one element gives a ``NonTensorData``.
+
+    The values are a flat list in row-major order; a structural op is worked out on a
+    tensor of element numbers (``arange(numel).reshape(batch)``) and the list is gathered
+    with the result, so every index and shape op torch accepts works here, in pure Python
+    and torch (which ``torch.compile`` traces).
 
     Example:
         >>> names = NonTensorStack("a", "b", "c")
@@ -467,9 +493,10 @@ class NonTensorStack(_NonTensorNode):
         (['b', 'c'], 'a')
     """
 
-    __slots__ = ("_array", "_stack_dim")
+    __slots__ = ("_values", "_shape", "_stack_dim")
 
-    _array: np.ndarray[Any, Any]
+    _values: list[Any]
+    _shape: torch.Size
     # The dim the members were stacked along: values are then the same along every other
     # dim, and an index that removes this dim gives one value back (as the peer's stack
     # of members gives a member). None when an operation mixed the elements.
@@ -484,10 +511,21 @@ class NonTensorStack(_NonTensorNode):
     ) -> None:
         nodes = [v if isinstance(v, _NonTensorNode) else NonTensorData(v) for v in values]
         if nodes:
-            array = _stacked_arrays([node._as_array() for node in nodes], stack_dim)
+            shapes = {tuple(node.batch_size) for node in nodes}
+            if len(shapes) > 1:
+                shown = ", ".join(sorted(str(list(shape)) for shape in shapes))
+                msg = f"NonTensorStack: the values have different batch sizes ({shown})"
+                raise StackError(msg)
+            if not 0 <= stack_dim <= len(nodes[0].batch_size):
+                msg = (
+                    f"NonTensorStack: stack_dim={stack_dim} is out of range for values of "
+                    f"batch size {list(nodes[0].batch_size)} (0 to {len(nodes[0].batch_size)})"
+                )
+                raise DimError(msg)
+            joined = _join_values(nodes, "stack", stack_dim, ())
+            self._values, self._shape = joined._values, joined._shape
         else:
-            array = np.empty((0,), dtype=object)
-        self._array = array
+            self._values, self._shape = [], torch.Size([0])
         # Values differ along stack_dim only when each member holds one value (members
         # that are stacks themselves may differ along their own dims too).
         single = all(isinstance(node, NonTensorData) for node in nodes)
@@ -496,12 +534,29 @@ class NonTensorStack(_NonTensorNode):
             device = nodes[0].device
         self._device = as_device(device)
         self._locked = False
-        if batch_size is not None and as_batch_size(batch_size) != self.batch_size:
+        if batch_size is not None and as_batch_size(batch_size) != self._shape:
             msg = (
                 f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the "
-                f"stacked values have batch size {list(self.batch_size)}"
+                f"stacked values have batch size {list(self._shape)}"
             )
             raise BatchSizeError(msg)
+
+    @classmethod
+    def _make(
+        cls,
+        values: list[Any],
+        shape: torch.Size,
+        device: torch.device | None,
+        stack_dim: int | None = None,
+    ) -> NonTensorStack:
+        """A stack of ``values`` (flat, row-major) shaped ``shape``, unchecked."""
+        node = _new_instance(cls)
+        node._values = values
+        node._shape = shape
+        node._stack_dim = stack_dim
+        node._device = device
+        node._locked = False
+        return node
 
     @classmethod
     def from_list(  # type: ignore[override]  # a stack of Python values, not of collections
@@ -509,26 +564,20 @@ class NonTensorStack(_NonTensorNode):
     ) -> NonTensorStack:
         """A stack of ``values``; nested lists of equal lengths give more dims (other
         items, lists of other lengths included, are values)."""
-        return cls._from_array(_nested_array(values), as_device(device))
+        flat, shape = _flattened(values)
+        return cls._make(flat, torch.Size(shape), as_device(device))
 
     @classmethod
     def _from_values(cls, values: Sequence[Any], device: DeviceLike = None) -> NonTensorStack:
         """A 1-d stack of ``values``, each kept as given (lists and tensors included)."""
-        array = np.empty(len(values), dtype=object)
-        for position, value in enumerate(values):
-            array[position] = value
-        return cls._from_array(array, as_device(device))
+        return cls._make(list(values), torch.Size([len(values)]), as_device(device))
 
     @classmethod
     def _from_array(
         cls, array: np.ndarray[Any, Any], device: torch.device | None, stack_dim: int | None = None
     ) -> NonTensorStack:
-        node = _new_instance(cls)
-        node._array = array
-        node._stack_dim = stack_dim
-        node._device = device
-        node._locked = False
-        return node
+        """A stack of the values of a numpy object array, shaped like it."""
+        return cls._make(list(array.reshape(-1)), torch.Size(array.shape), device, stack_dim)
 
     @property
     def stack_dim(self) -> int:
@@ -539,116 +588,136 @@ class NonTensorStack(_NonTensorNode):
     def tensordicts(self) -> list[Any]:
         """The stacked members: one node per position along ``stack_dim``."""
         dim = self.stack_dim
-        count = self._array.shape[dim] if self._array.ndim else 0
+        count = self._shape[dim] if self._shape else 0
         return [self[(slice(None),) * dim + (i,)] for i in range(count)]
 
     @property
     def batch_size(self) -> torch.Size:
-        return torch.Size(self._array.shape)
+        return self._shape
 
     @property
     def data(self) -> Any:
         """The one value every element holds, or (when they differ) the values as nested
         lists, as a field holding different values reads."""
-        flat = self._array.reshape(-1)
-        if flat.size and all(same_value(value, flat[0]) for value in flat[1:]):
-            return flat[0]
-        return self._array.tolist()
+        values = self._values
+        if values and all(same_value(value, values[0]) for value in values[1:]):
+            return values[0]
+        return self._read()
 
     def _read(self) -> Any:
-        return self._array.tolist()
+        return _nested(self._values, self._shape)
 
-    def _as_array(self) -> np.ndarray[Any, Any]:
-        return self._array
+    def _flat(self) -> list[Any]:
+        return self._values
 
-    def _element_numbers(self) -> torch.Tensor:
-        return torch.arange(self._array.size).reshape(self._array.shape)
-
-    def _gather(
-        self, numbers: torch.Tensor, device: torch.device | None, stack_dim: int | None = None
+    def _at(
+        self,
+        shape: torch.Size,
+        positions: list[int],
+        device: torch.device | None,
+        stack_dim: int | None = None,
     ) -> Any:
-        """The values at ``numbers`` (element numbers, any shape) as a node: one value
-        when ``stack_dim`` is -1 (the stack dim was indexed away) or there are no dims."""
-        positions = numbers.numpy()
-        flat = self._array.reshape(-1)
-        if positions.ndim == 0 or (stack_dim == -1 and positions.size):
-            value = flat[int(positions.reshape(-1)[0])]
-            return NonTensorData._make(value, torch.Size(positions.shape), device)
-        array = np.ascontiguousarray(flat[positions])
-        return NonTensorStack._from_array(array, device, None if stack_dim == -1 else stack_dim)
+        """The values at ``positions`` (element numbers) shaped ``shape``, as a node: one
+        value when ``stack_dim`` is -1 (the stack dim was indexed away) or for ``[]``."""
+        values = self._values
+        picked = [values[i] for i in positions]
+        if not shape or (stack_dim == -1 and picked):
+            return NonTensorData._make(picked[0], shape, device)
+        return NonTensorStack._make(picked, shape, device, None if stack_dim == -1 else stack_dim)
 
     def _rebatched(self, batch_size: torch.Size) -> Self:
-        array = self._array
-        if tuple(batch_size) == array.shape:
-            return self._from_array(array, self._device, self._stack_dim)  # type: ignore[return-value]
-        values = array.reshape(-1)
-        if all(same_value(values[0], value) for value in values[1:]):
+        values = self._values
+        if batch_size == self._shape:
+            return self._make(list(values), batch_size, self._device, self._stack_dim)  # type: ignore[return-value]
+        if values and all(same_value(values[0], value) for value in values[1:]):
             return NonTensorData._make(values[0], batch_size, self._device)  # type: ignore[return-value]
         try:
-            grown = np.broadcast_to(array, tuple(batch_size))
-        except ValueError:
+            shape, positions = element_positions(self._shape, _expanded(batch_size), True)[0]
+        except RuntimeError:
             msg = (
                 f"it holds a different Python value per element (batch size "
                 f"{format_shape(self.batch_size)}), which a reduction to "
                 f"{format_shape(batch_size)} would merge; select the elements first"
             )
             raise ReductionError(msg) from None
-        return self._from_array(np.ascontiguousarray(grown), self._device)  # type: ignore[return-value]
+        return self._at(shape, positions, self._device)  # type: ignore[no-any-return]
 
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        if batch_size != self.batch_size:
+        if batch_size != self._shape:
             msg = (
                 "internal: a NonTensorStack of batch size "
                 f"{format_shape(self.batch_size)} cannot become {format_shape(batch_size)}"
             )
             raise UnsupportedError(msg)
-        return self._from_array(self._array, device)  # type: ignore[return-value]
+        return self._make(self._values, batch_size, device)  # type: ignore[return-value]
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         # Element-wise operations leave Python values alone; only the device changes.
-        if batch_size != self.batch_size:
+        if batch_size != self._shape:
             msg = (
                 f"cannot reduce a batch dim of a field holding a different value per element "
                 f"(batch size {format_shape(self.batch_size)}); select the elements first"
             )
             raise UnsupportedError(msg)
-        return self._from_array(self._array, self._device if device is ... else device)  # type: ignore[return-value]
+        device = self._device if device is ... else device
+        return self._make(self._values, batch_size, device, self._stack_dim)  # type: ignore[return-value]
 
     def _map_batch(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
-        numbers = fn(self._element_numbers())
-        assert isinstance(numbers, torch.Tensor)
-        return self._gather(numbers, self._device if device is ... else device)  # type: ignore[no-any-return]
+        device = self._device if device is ... else device
+        if torch.compiler.is_compiling() and self._one_value():
+            return self._filled(batch_size, device, None)  # type: ignore[no-any-return]
+        shape, positions = element_positions(self._shape, fn)[0]
+        return self._at(shape, positions, device)  # type: ignore[no-any-return]
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
-        numbers = self._element_numbers()
-        pieces: Sequence[Any] = fn(numbers)
         dim = self._stack_dim
-        if dim is not None and pieces and pieces[0].ndim < numbers.ndim:  # unbind
-            removed = _removed_dim(numbers, pieces[0])
+        if torch.compiler.is_compiling() and self._one_value():
+            if dim is not None and batch_sizes and len(batch_sizes[0]) < len(self._shape):
+                dim = -1  # unbind: each piece one member (or one row of equal values)
+            return tuple(self._filled(size, self._device, dim) for size in batch_sizes)
+        pieces = element_positions(self._shape, fn)
+        if dim is not None and pieces and len(pieces[0][0]) < len(self._shape):  # unbind
+            removed = _removed_dim(self._shape, pieces[0][1])
             dim = -1 if removed == dim else None if removed is None else dim - (removed < dim)
-        return tuple(self._gather(piece, self._device, dim) for piece in pieces)
+        return tuple(self._at(shape, positions, self._device, dim) for shape, positions in pieces)
+
+    def _one_value(self) -> bool:
+        """Whether every element holds the same value (then no structural op changes
+        what an element reads: what ``torch.compile`` needs, see :meth:`_filled`)."""
+        values = self._values
+        return bool(values) and all(same_value(values[0], value) for value in values[1:])
+
+    def _filled(self, shape: torch.Size, device: torch.device | None, stack_dim: int | None) -> Any:
+        """The result of a structural op giving ``shape`` when every element holds the
+        same value: worked out without element numbers, which a compiled graph cannot
+        turn into Python values when the op depends on tensor data (a gather index)."""
+        value = self._values[0]
+        if not shape or stack_dim == -1:
+            return NonTensorData._make(value, shape, device)
+        return NonTensorStack._make([value] * math.prod(shape), shape, device, stack_dim)
 
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
             raise self._missing_key(index)
         if type(index) is tuple:
-            index = _batch.normalize_index(index, self._array.ndim)
+            index = _batch.normalize_index(index, len(self._shape))
         dim = self._stack_dim
         if dim is not None:
             dim = _dim_after_index(index, dim)
-        return self._gather(self._element_numbers()[index], self._device, dim)
+        shape, positions = _indexed(self._shape, index)
+        return self._at(shape, positions, self._device, dim)
 
     def clone(self, recurse: bool = True) -> Self:
-        array = copy.deepcopy(self._array) if recurse else self._array.copy()
-        return self._from_array(array, self._device)  # type: ignore[return-value]
+        values = copy.deepcopy(self._values) if recurse else list(self._values)
+        return self._make(values, self._shape, self._device, self._stack_dim)  # type: ignore[return-value]
 
     def maybe_to_stack(self) -> Self:
         """A new stack of the same values (each element already is one value)."""
@@ -678,11 +747,13 @@ class NonTensorStack(_NonTensorNode):
                 f"{list(node.batch_size)}, the stack's members have {member}"
             )
             raise StackError(msg)
-        length = self._array.shape[dim]
+        array = self._as_array()
+        length = array.shape[dim]
         position = min(max(index + length if index < 0 else index, 0), length)  # list.insert
-        parts = np.split(self._array, [position], axis=dim)
+        parts = np.split(array, [position], axis=dim)
         added = node._as_array().reshape([*member[:dim], 1, *member[dim:]])
-        self._array = np.ascontiguousarray(np.concatenate([parts[0], added, parts[1]], dim))
+        joined = np.concatenate([parts[0], added, parts[1]], dim)
+        self._values, self._shape = list(joined.reshape(-1)), torch.Size(joined.shape)
         if not isinstance(node, NonTensorData):  # the values may now differ along other dims
             self._stack_dim = None
         if node.device != self._device:
@@ -690,7 +761,7 @@ class NonTensorStack(_NonTensorNode):
 
     def append(self, tensordict: Any) -> None:
         """Adds a member at the end of the stack dim (see :meth:`insert`)."""
-        self.insert(self._array.shape[self.stack_dim], tensordict)
+        self.insert(self._shape[self.stack_dim], tensordict)
 
     def extend(self, tensordict: Sequence[Any] | TensorCollection) -> None:
         """Appends each of a list of members, or each part of a stack along the stack
@@ -718,52 +789,41 @@ class NonTensorStack(_NonTensorNode):
         return cls._from_array(array, non_tensor.device)
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
-        numbers, values = self._selected(index, value)
-        flat = self._array.reshape(-1)
-        if numbers.ndim == 0:  # one element: numpy would store the 0-d array itself
-            flat[int(numbers)] = values[()]
-        else:
-            flat[numbers] = values
+        values = self._values
+        for position, new in self._selected(index, value):
+            values[position] = new
+        self._stack_dim = None  # an element may now differ from its neighbours
         return self
 
     def _with_written(self, index: Any, value: Any) -> _NonTensorNode:
-        numbers, values = self._selected(index, value)
-        flat = self._array.reshape(-1)
-        if numbers.ndim == 0:
-            unchanged = same_value(flat[int(numbers)], values[()])
-        else:
-            unchanged = bool(
-                np.asarray(np.frompyfunc(same_value, 2, 1)(flat[numbers], values), dtype=bool).all()
-            )
-        if unchanged:
+        values = self._values
+        if all(same_value(values[position], new) for position, new in self._selected(index, value)):
             return self
-        return self._from_array(self._array.copy(), self._device)._written(index, value)
+        copied = self._make(list(values), self._shape, self._device, self._stack_dim)
+        return copied._written(index, value)
 
-    def _selected(
-        self, index: Any, value: Any
-    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-        """The element numbers ``index`` selects and the values written there (``value``
-        broadcast to them)."""
+    def _selected(self, index: Any, value: Any) -> list[tuple[int, Any]]:
+        """Each element ``index`` selects, with the value written there (``value``
+        broadcast to the selection)."""
         if type(index) is tuple:
-            index = _batch.normalize_index(index, self._array.ndim)
-        numbers = self._element_numbers()[index].numpy()
+            index = _batch.normalize_index(index, len(self._shape))
+        shape, positions = _indexed(self._shape, index)
         if isinstance(value, _NonTensorNode):
-            source = value._as_array()
+            try:
+                sources = value._flat_as(shape)
+            except RuntimeError:
+                msg = (
+                    f"cannot write values of batch size {list(value.batch_size)} into the "
+                    f"elements {list(shape)} selected by {index!r}"
+                )
+                raise StackError(msg) from None
         else:
-            source = np.empty((), dtype=object)
-            source[()] = value
-        try:
-            return numbers, np.broadcast_to(source, numbers.shape)
-        except ValueError:
-            msg = (
-                f"cannot write values of batch size {list(source.shape)} into the elements "
-                f"{list(numbers.shape)} selected by {index!r}"
-            )
-            raise StackError(msg) from None
+            sources = [value] * len(positions)
+        return list(zip(positions, sources))
 
     def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
-        if self.batch_size[: len(new)] != new:
-            raise BatchMismatchError(prefix, self.batch_size, new)
+        if self._shape[: len(new)] != new:
+            raise BatchMismatchError(prefix, self._shape, new)
 
     def __repr__(self) -> str:
         return (
@@ -772,22 +832,80 @@ class NonTensorStack(_NonTensorNode):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (NonTensorStack._from_array, (self._array, self._device))
+        return (NonTensorStack._make, (self._values, self._shape, self._device, self._stack_dim))
 
 
-def _stacked_arrays(arrays: list[np.ndarray[Any, Any]], dim: int) -> np.ndarray[Any, Any]:
-    shape = arrays[0].shape
-    if any(array.shape != shape for array in arrays):
-        shapes = sorted({str(list(array.shape)) for array in arrays})
-        msg = f"NonTensorStack: the values have different batch sizes ({', '.join(shapes)})"
-        raise StackError(msg)
-    if not 0 <= dim <= len(shape):
-        msg = (
-            f"NonTensorStack: stack_dim={dim} is out of range for values of batch size "
-            f"{list(shape)} (0 to {len(shape)})"
-        )
-        raise DimError(msg)
-    return np.ascontiguousarray(np.stack(arrays, axis=dim))
+Positions = tuple[torch.Size, list[int]]
+
+
+def element_positions(
+    shape: torch.Size, fn: Callable[[torch.Tensor], Any], constant: bool = False
+) -> list[Positions]:
+    """What a structural op ``fn`` (a torch op, or one that returns several tensors) does
+    to the elements of a batch of size ``shape``: the shape and the row-major element
+    numbers of each result, worked out on ``arange(numel).reshape(shape)``.
+
+    Under ``torch.compile``, with ``constant`` (``fn`` captures no tensor: a shape op,
+    an int or slice index) the result is a constant of the trace and the values are
+    gathered by plain Python; otherwise the op runs outside the trace (a graph break),
+    since Python values picked by tensor data cannot be part of a graph.
+    """
+    if not torch.compiler.is_compiling():
+        return _positions_now(shape, fn)
+    return (_positions_constant if constant else _positions_eager)(shape, fn)
+
+
+def _indexed(shape: torch.Size, index: Any) -> Positions:
+    """:func:`element_positions` of ``numbers[index]``."""
+    items = index if type(index) is tuple else (index,)
+    constant = all(item is None or isinstance(item, (int, slice, type(...))) for item in items)
+    return element_positions(shape, lambda numbers: numbers[index], constant)[0]
+
+
+def _expanded(shape: torch.Size) -> Callable[[torch.Tensor], torch.Tensor]:
+    return lambda numbers: numbers.expand(shape)
+
+
+def _positions_now(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
+    result = fn(torch.arange(math.prod(shape)).reshape(shape))
+    pieces: list[torch.Tensor] = [result] if isinstance(result, torch.Tensor) else list(result)
+    return [(piece.shape, piece.reshape(-1).tolist()) for piece in pieces]
+
+
+def _positions_traced(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
+    return _positions_now(shape, fn)
+
+
+_Op = Callable[[torch.Size, Callable[[torch.Tensor], Any]], list[Positions]]
+# Both leave eager calls alone (the first only marks the function for the tracer).
+_positions_constant = cast(_Op, torch.compiler.assume_constant_result(_positions_traced))  # type: ignore[no-untyped-call]
+_positions_eager = cast(_Op, torch.compiler.disable(_positions_now))  # type: ignore[no-untyped-call]
+
+
+def _batch_shapes(a: torch.Size, b: torch.Size) -> torch.Size:
+    return torch.Size(np.broadcast_shapes(tuple(a), tuple(b)))
+
+
+def _nested(values: list[Any], shape: torch.Size) -> Any:
+    """Flat row-major ``values`` as nested lists shaped ``shape`` (the value for ``[]``)."""
+    if not shape:
+        return values[0]
+    out: list[Any] = list(values)
+    for dim in range(len(shape) - 1, 0, -1):
+        size = shape[dim]
+        out = [out[g * size : (g + 1) * size] for g in range(math.prod(shape[:dim]))]
+    return out
+
+
+def _flattened(values: Sequence[Any], depth: int = 1) -> tuple[list[Any], tuple[int, ...]]:
+    """Nested lists as flat row-major values and a shape: lists of equal lengths nest
+    into more dims (up to 32; deeper lists, and lists of other lengths, are values)."""
+    items = list(values)
+    if items and depth < 32 and all(isinstance(item, list) for item in items):
+        inner = [_flattened(item, depth + 1) for item in items]
+        if all(shape == inner[0][1] for _, shape in inner):
+            return [value for flat, _ in inner for value in flat], (len(items), *inner[0][1])
+    return items, (len(items),)
 
 
 def _dim_after_index(index: Any, dim: int) -> int | None:
@@ -812,26 +930,19 @@ def _dim_after_index(index: Any, dim: int) -> int | None:
     return out + dim - source
 
 
-def _removed_dim(numbers: torch.Tensor, piece: torch.Tensor) -> int | None:
-    """The dim of ``numbers`` that ``unbind`` removed to give ``piece`` (its first)."""
-    for dim in range(numbers.ndim):
-        if numbers.shape[dim] and torch.equal(numbers.select(dim, 0), piece):
-            return dim
+def _first_along(dim: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    return lambda numbers: numbers.select(dim, 0)
+
+
+def _removed_dim(shape: torch.Size, first: list[int]) -> int | None:
+    """The dim of a batch of size ``shape`` that ``unbind`` removed to give the element
+    numbers ``first`` (those of its first piece)."""
+    for dim in range(len(shape)):
+        if shape[dim]:
+            _, positions = element_positions(shape, _first_along(dim), constant=True)[0]
+            if positions == first:
+                return dim
     return None
-
-
-def _nested_array(values: Sequence[Any], depth: int = 1) -> np.ndarray[Any, Any]:
-    """An object array of ``values``: lists of equal lengths nest into more dims (up to
-    32; deeper lists are values)."""
-    items = list(values)
-    if items and depth < 32 and all(isinstance(item, list) for item in items):
-        inner = [_nested_array(item, depth + 1) for item in items]
-        if all(array.shape == inner[0].shape for array in inner):
-            return np.ascontiguousarray(np.stack(inner))
-    array = np.empty(len(items), dtype=object)
-    for position, item in enumerate(items):
-        array[position] = item
-    return array
 
 
 def is_non_tensor(value: object) -> bool:
@@ -842,14 +953,16 @@ def is_non_tensor(value: object) -> bool:
 def join_non_tensor(
     parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]
 ) -> _NonTensorNode:
-    """Stacks or concatenates non-tensor nodes (``dim`` already normalized): equal values
-    stay one ``NonTensorData``, different ones become a ``NonTensorStack`` in batch order."""
+    """Stacks or concatenates non-tensor nodes (``dim`` already normalized), as the peer
+    does: stacking gives one value per member (a ``NonTensorStack``, equal values
+    included) unless ``set_capture_non_tensor_stack(True)`` is on or the parts are
+    ``MetaData``; concatenating parts that hold one equal value keeps that one value."""
     first = parts[0]
     kind = type(first)
-    if (kind is NonTensorData and OPTIONS.capture_non_tensor_stack is not False) or (
-        kind is MetaData
+    if kind is MetaData or (
+        kind is NonTensorData and (op == "cat" or OPTIONS.capture_non_tensor_stack)
     ):
-        # The common case, one value shared by every member, in a single pass.
+        # One value shared by every part, in a single pass.
         data, device, batch = first.data, first._device, first._batch_size
         total = 0
         for part in parts:
@@ -872,10 +985,29 @@ def join_non_tensor(
                 size[dim] = total
             node: _NonTensorNode = kind._make(data, torch.Size(size), device)
             return node
-    return _join_arrays(parts, op, dim, path)
+    elif kind is NonTensorData and op == "stack" and not first._batch_size:
+        stacked = _stack_values(parts)
+        if stacked is not None:
+            return stacked
+    return _join_values(parts, op, dim, path)
 
 
-def _join_arrays(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> NonTensorStack:
+def _stack_values(parts: Sequence[Any]) -> NonTensorStack | None:
+    """The common stack, of ``NonTensorData`` parts with no batch dims (records'
+    values), in one pass: ``None`` if another part comes up."""
+    device = parts[0]._device
+    values = []
+    for part in parts:
+        if type(part) is not NonTensorData or part._batch_size:
+            return None
+        if part._device is not device and part._device != device:
+            device = None
+        values.append(part.data)
+    return NonTensorStack._make(values, torch.Size([len(values)]), device, 0)
+
+
+def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> NonTensorStack:
+    """The values of ``parts`` stacked or concatenated along ``dim``, one per element."""
     for position, part in enumerate(parts):
         if not isinstance(part, _NonTensorNode):
             name = path[0] if len(path) == 1 else path
@@ -887,20 +1019,49 @@ def _join_arrays(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
     device = parts[0].device
     if any(part.device != device for part in parts):
         device = None
-    arrays = [part._as_array() for part in parts]
-    try:
-        joined = np.stack(arrays, axis=dim) if op == "stack" else np.concatenate(arrays, axis=dim)
-    except ValueError as error:
-        name = path[0] if len(path) == 1 else path
-        msg = f"{op}: the Python values under {name!r} have batch sizes that do not join: {error}"
-        raise StackError(msg) from None
     # Values differ along `dim` only when each part holds one value (or, for cat, when
     # each part's values differ along `dim` only).
     along_dim = all(
-        isinstance(part, NonTensorData)
-        or (op == "cat" and isinstance(part, NonTensorStack) and part._stack_dim == dim)
+        type(part) is not NonTensorStack or (op == "cat" and part._stack_dim == dim)
         for part in parts
     )
-    return NonTensorStack._from_array(
-        np.ascontiguousarray(joined), device, dim if along_dim else None
+    shape = _joined_shape([part.batch_size for part in parts], op, dim, path)
+    # Row-major: for each index of the dims before `dim`, each part's block in turn (a
+    # part's block spans `dim` and the dims after it). Pure Python, which torch.compile
+    # traces whatever the values are.
+    values: list[Any] = []
+    for outer in range(math.prod(shape[:dim])):
+        for part in parts:
+            inner = math.prod(part.batch_size[dim:] if op == "cat" else shape[dim + 1 :])
+            if type(part) is NonTensorStack:
+                values.extend(part._values[outer * inner : (outer + 1) * inner])
+            else:
+                values.extend([part.data] * inner)
+    return NonTensorStack._make(values, shape, device, dim if along_dim else None)
+
+
+def _joined_shape(shapes: list[torch.Size], op: str, dim: int, path: tuple[str, ...]) -> torch.Size:
+    """The batch size of ``shapes`` stacked or concatenated along ``dim``.
+
+    Raises:
+        StackError: if they do not join (naming the entry and the batch sizes).
+    """
+    first = shapes[0]
+    if op == "stack":
+        if all(shape == first for shape in shapes):
+            return torch.Size((*first[:dim], len(shapes), *first[dim:]))
+    elif dim < len(first) and all(
+        len(shape) == len(first)
+        and shape[:dim] == first[:dim]
+        and shape[dim + 1 :] == first[dim + 1 :]
+        for shape in shapes
+    ):
+        total = sum(shape[dim] for shape in shapes)
+        return torch.Size((*first[:dim], total, *first[dim + 1 :]))
+    name = path[0] if len(path) == 1 else path
+    shown = ", ".join(str(list(shape)) for shape in shapes)
+    msg = (
+        f"{op}: the Python values under {name!r} have batch sizes that do not join along "
+        f"dim {dim}: {shown}"
     )
+    raise StackError(msg)

@@ -22,6 +22,7 @@ from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass.errors import StackError
 
@@ -80,6 +81,11 @@ def _stack(
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
+    if out is None and any(_is_lazy(m) and -1 in m.batch_size for m in members):
+        # A ragged lazy stack has no dense form: the result is lazy too, as the peer's.
+        check_members(members, "stack")
+        dim = _batch.normalize_dim(dim, members[0].batch_dims, op="stack", inclusive=True)
+        return type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))  # type: ignore[no-any-return]
     lazy_stacks = (
         not dense and out is None and all(map(_is_lazy, members)) and not OPTIONS.lazy_legacy
     )
@@ -194,9 +200,7 @@ def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -
         pieces = [member.unbind(d) for member in members]
         inner = dim if dim < d else dim - 1
         parts = [_cat(list(group), inner, None, path) for group in zip(*pieces)]
-    size = list(lazy.batch_size)
-    size[dim] = sum(member.batch_size[dim] for member in members)
-    result = type(lazy)._from_members(parts, d, torch.Size(size))
+    result = type(lazy)._from_members(parts, d, stacked_size(parts, d))
     if out is not None:
         out.update_(result)
         return out
@@ -221,10 +225,12 @@ def _at(path: tuple[str, ...]) -> str:
 
 
 def _same_except(size: torch.Size, reference: torch.Size, dim: int) -> bool:
+    """Whether two batch sizes agree outside ``dim``; a ragged lazy-stack dim (``-1``)
+    agrees with any size (its members are joined member by member)."""
     if len(size) != len(reference):
         return False
-    return len(size) == 1 or (
-        size[:dim] == reference[:dim] and size[dim + 1 :] == reference[dim + 1 :]
+    return all(
+        a == b or a == -1 or b == -1 for i, (a, b) in enumerate(zip(size, reference)) if i != dim
     )
 
 

@@ -31,6 +31,7 @@ from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys
 from tclass._core._batch import format_shape
+from tclass._core._options import OPTIONS
 from tclass._core._records import is_record, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -807,11 +808,11 @@ def _pad_nodes(
     shape[pad_dim] = max(lengths)
     shape.insert(0, len(parts))
     device = first.device
-    if all(
+    if OPTIONS.capture_non_tensor_stack and all(
         type(part) is NonTensorData and part.device == device and same_value(part.data, first.data)
         for part in parts
     ):
-        # One value shared by every member describes the padded elements as well.
+        # Captured: one value shared by every member describes the padded elements too.
         return NonTensorData._make(first.data, torch.Size(shape), device)
     return _scatter_values(parts, shape, plan.side == "left", pad_dim, path)
 
@@ -857,9 +858,8 @@ def unpad_sequence(
             the ``"masks"`` entry of ``padded``, which is then left out of the members.
         pad_dim: the ``pad_dim`` given to ``pad_sequence``.
 
-    Members of a lazy stack share their batch size, so the unpadded dim (and the dims
-    after it) become feature dims of each member: a member padded along batch dim 0 comes
-    back with batch size ``[]`` and its own length in its tensors.
+    Each member comes back with its own length along the unpadded batch dim, so the
+    stack is ragged there (batch size ``[members, -1, ...]``, as the peer's).
 
     Raises:
         ValueError: if there is no mask to read.
@@ -883,7 +883,6 @@ def unpad_sequence(
         if pad_dim < member_dims:
             keep = _kept(_first_mask(mask)[position], pad_dim)
             member = member[(slice(None),) * pad_dim + (keep,)]
-            member.batch_size = member.batch_size[:pad_dim]
         else:
             member = member.named_apply(
                 lambda key, leaf, i=position: leaf.index_select(

@@ -1,7 +1,7 @@
 """What a TensorDict rarely needs, kept out of its slots (:class:`Scope`, created on first
 use so that building a TensorDict costs nothing for it), and the methods that read it:
-the names of the batch dims, whether an entry is an unbatched tensor, the callback of
-the next ``with`` block."""
+the names of the batch dims, whether an entry is an unbatched tensor, locking and what
+the next ``with`` block restores and calls."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
+from typing_extensions import Self
 
+from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _names
 from tclass._core._names import Names
@@ -65,6 +67,7 @@ class ScopedOps:
         _scope: Scope | None
         _tensors: dict[str, Value]
         _batch_size: torch.Size
+        _locked: bool
     else:
         __slots__ = ()  # (mypy would refuse the writes to _scope below)
 
@@ -126,6 +129,54 @@ class ScopedOps:
         if scope is None:
             scope = self._scope = Scope()
         scope.on_exit = callback
+
+    # --- locking (what `with td:` restores lives in the scope) --------------------------
+
+    def lock_(self) -> Self:
+        """Forbids adding, replacing or removing entries (nested ones too); in-place data
+        writes stay allowed. Also a context manager: ``with td.lock_(): ...`` unlocks on exit.
+        """
+        return self._set_lock(True)
+
+    def unlock_(self) -> Self:
+        """Allows entries to change again; ``with td.unlock_(): ...`` relocks on exit."""
+        return self._set_lock(False)
+
+    def _set_lock(self, locked: bool) -> Self:
+        # Remembered so that `with td.lock_():` / `with td.unlock_():` can undo this call.
+        scope = self._scope
+        if scope is None:
+            scope = self._scope = Scope()
+        scope.before_last_lock = self._locked
+        self._apply_lock(locked)
+        return self
+
+    def _apply_lock(self, locked: bool) -> None:
+        self._locked = locked
+        for value in self._tensors.values():
+            if isinstance(value, ScopedOps):
+                value._apply_lock(locked)
+            elif isinstance(value, TensorCollection):
+                (value.lock_ if locked else value.unlock_)()
+
+    def __enter__(self) -> Self:
+        """Entering restores, on exit, the lock state from before the last lock_/unlock_
+        call (or the current state if neither was just called)."""
+        scope = self._scope
+        if scope is None:
+            scope = self._scope = Scope()
+        previous = scope.before_last_lock
+        scope.before_last_lock = None
+        scope.restore.append(self._locked if previous is None else previous)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        scope = self._scope
+        assert scope is not None  # set by __enter__
+        self._apply_lock(scope.restore.pop())
+        on_exit, scope.on_exit = scope.on_exit, None
+        if on_exit is not None:
+            on_exit()
 
 
 def named_to_fit(value: Any, names: tuple[str | None, ...], key: object) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeGuard, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard, TypeVar, cast
 
 import numpy as np
 import torch
@@ -23,19 +23,17 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
-from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
-from tclass._core._options import OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
 from tclass._engine._scope import Scope, ScopedOps, named_to_fit, write_unbatched
+from tclass._engine._td_index import IndexingOps, raise_no_batch_dims
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
-    DimError,
     EntryTypeError,
     InPlaceWriteError,
     KeyConflictError,
@@ -47,22 +45,11 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._engine._consolidate import Consolidated
 
-__all__ = [
-    "TensorDict",
-    "data_ptrs",
-    "field_getter",
-    "batch_size_of_record",
-    "device_of_record",
-    "record_batch_size",
-    "record_entries",
-    "tensor_field_setter",
-]
+__all__ = ["TensorDict"]
 
 _Tensor = torch.Tensor
 _Unbatched = UnbatchedTensor
 _MISSING: Any = object()
-_NO_DEFAULT: Any = object()
-_NO_DIMS = torch.Size([])
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
@@ -72,7 +59,7 @@ _LOCKED_MSG = (
 )
 
 
-class TensorDict(ScopedOps, TensorDictBase):
+class TensorDict(ScopedOps, IndexingOps):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 
     Args:
@@ -371,218 +358,6 @@ class TensorDict(ScopedOps, TensorDictBase):
     def _assign_device(self, device: torch.device | None) -> None:
         self._device = device
 
-    # --- reading -------------------------------------------------------------------------
-
-    def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
-        """The entry at ``key`` (a string or a nested tuple), or ``default`` (``None`` if
-        not given) when it is absent.
-
-        A Python value is returned as its node (``NonTensorData``...); ``td[key]`` gives
-        the value itself.
-
-        Raises:
-            KeyThroughTensorError: if no ``default`` is given and a nested key passes
-                through a tensor (``("obs", "x")`` where ``"obs"`` is a tensor): that is
-                a wrong key rather than a missing entry (the peer raises here too).
-            KeyNotFoundError: for a missing key without ``default``, after
-                ``set_get_defaults_to_none(False)``.
-        """
-        if type(key) is str:
-            if default is not _NO_DEFAULT:
-                return self._tensors.get(key, default)
-            value = self._tensors.get(key)
-            if value is None and not OPTIONS.get_defaults_to_none:
-                raise self._missing_key(key)
-            return value
-        path = _keys.key_path(key)
-        node: Any = self
-        for depth, part in enumerate(path):
-            if not isinstance(node, TensorCollection):
-                if default is _NO_DEFAULT:
-                    _raise_through_tensor(path, depth)
-                return default
-            node = node.get(part, _MISSING)
-            if node is _MISSING:
-                if default is _NO_DEFAULT and not OPTIONS.get_defaults_to_none:
-                    raise self._missing_key(path)
-                return None if default is _NO_DEFAULT else default
-        return node
-
-    @overload
-    def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...
-    @overload
-    def __getitem__(self, index: BatchIndex) -> Self: ...
-
-    def __getitem__(self, index: Any) -> Any:
-        """``td["key"]`` or ``td["a", "b"]`` reads an entry (KeyError if missing), a Python
-        value as the value itself (a ``NonTensorStack`` as a list); any other index (int,
-        slice, list, tensor, mask, ``...``, ``None`` or a tuple of them) indexes the batch
-        dims of every entry and returns a TensorDict."""
-        # Keep this body small: CPython runs a small __getitem__ frame measurably faster
-        # (46 ns vs 58 ns per key read), so other indices go to helper methods.
-        if index.__class__ is str:
-            try:
-                value = self._tensors[index]
-            except KeyError:
-                raise self._missing_key(index) from None
-            if value.__class__ is _Tensor or not isinstance(value, _NonTensorNode):
-                return value
-            return value._read()
-        if index.__class__ is int:
-            return self._index_int(index)
-        if index.__class__ is slice:
-            return self._index_slice(index)
-        return self._index(index)
-
-    def _index_int(self, index: int) -> Self:
-        batch = self._batch_size
-        tensors = self._tensors
-        if not batch or not tensors:
-            # With entries, indexing them checks the bounds (an IndexError from torch).
-            _check_int_index(index, batch)
-        if self._scope is not None and self._scope.special:
-            return cast(Self, self._index(index))  # names or unbatched tensors to carry
-        out = _new_instance(self.__class__)
-        try:
-            out._tensors = {key: value[index] for key, value in tensors.items()}
-        except IndexError:
-            _check_int_index(index, batch)  # raises DimError (an IndexError) for the bounds
-            raise
-        out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
-        out._device = self._device
-        out._locked = False
-        out._consolidated = None
-        out._saved_at = None
-        out._scope = None
-        return self._locked_view(out, index) if self._locked else out
-
-    def _index_slice(self, index: slice) -> Self:
-        batch = self._batch_size
-        if not batch:
-            _raise_no_batch_dims(index)
-        if index.start is None and index.stop is None and index.step is None:
-            return self  # td[:] is td, as in the peer
-        start, stop, step = index.indices(batch[0])
-        if step <= 0:
-            msg = f"slice step must be positive, got {step}"
-            raise ValueError(msg)
-        if self._scope is not None and self._scope.special:
-            return cast(Self, self._index(index))  # names or unbatched tensors to carry
-        out = _new_instance(self.__class__)
-        out._tensors = {key: value[index] for key, value in self._tensors.items()}
-        length = max(0, (stop - start + step - 1) // step)
-        out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
-        out._device = self._device
-        out._locked = False
-        out._consolidated = None
-        out._saved_at = None
-        out._scope = None
-        return self._locked_view(out, index) if self._locked else out
-
-    def _locked_view(self, out: Self, index: Any) -> Self:
-        """``out``, the result of ``self[index]`` for a locked ``self``, locked as the
-        peer locks it: when ``self`` is memory-mapped or shared and the index keeps the
-        data pointer (see ``_batch.keeps_data_pointer``)."""
-        if _batch.keeps_data_pointer(index) and (self._saved_at is not None or self.is_shared()):
-            out.lock_()
-        return out
-
-    def _index(self, index: Any) -> Any:
-        batch = self._batch_size
-        kind = type(index)
-        if kind is tuple:
-            if _keys.is_key_tuple(index):
-                node = self._get_nested(index)
-                return node._read() if isinstance(node, _NonTensorNode) else node
-            if _batch.is_whole_index(index, len(batch)):
-                return self  # td[...], td[()], td[:, :]: the collection itself, as the peer
-            index = _batch.normalize_index(index, len(batch))
-        elif index is Ellipsis:
-            return self  # as the peer
-        elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
-            if index.dtype is torch.bool and not (self._scope and self._scope.special):
-                return self._index_mask(index)
-        elif index is not None:
-            index = _batch.normalize_index((index,), len(batch))[0]
-        scope = self._scope
-        if scope is None or not scope.special:
-            try:
-                values = {key: value[index] for key, value in self._tensors.items()}
-            except IndexError as error:
-                raise _out_of_range(index, batch, error) from None
-            out = self._new_unchecked(values, self._indexed_size(index, values), self._device)
-        else:
-            out = self._index_special(index, scope)
-        return self._locked_view(out, index) if self._locked else out
-
-    def _index_special(self, index: Any, scope: Scope) -> Self:
-        """Indexing a TensorDict with dim names or unbatched tensors: both carried."""
-        try:
-            values = {
-                key: value if value.__class__ is _Unbatched else value[index]
-                for key, value in self._tensors.items()
-            }
-        except IndexError as error:
-            raise _out_of_range(index, self._batch_size, error) from None
-        new = self._indexed_size(index, values)
-        if scope.unbatched:
-            for key, value in values.items():
-                if value.__class__ is _Unbatched:
-                    values[key] = value._with_batch_size(new)
-        out = self._new_unchecked(values, new, self._device)
-        if scope.names is not None:
-            items = index if type(index) is tuple else (index,)
-            nb = len(self._batch_size)
-            out._assign_names(_names.indexed(scope.names, _batch.normalize_index(items, nb)))
-        if scope.unbatched:
-            out._mark_unbatched()
-        return out
-
-    def _index_mask(self, mask: torch.Tensor) -> Self:
-        """``td[mask]`` for a 1-d mask over the first batch dim.
-
-        The mask is turned into row numbers once and every tensor gathers those rows with
-        ``index_select``; indexing each tensor with the mask would redo that conversion
-        per tensor (7.8 us instead of 11.8 us for three tensors).
-        """
-        batch = self._batch_size
-        if mask.shape[0] != batch[0]:
-            msg = (
-                f"the mask has shape {list(mask.shape)} but batch dim 0 has size {batch[0]}; "
-                "a boolean index must match the batch dims it covers"
-            )
-            raise DimError(msg)
-        rows = mask.nonzero().squeeze(1)
-        device = rows.device
-        values: dict[str, Value] = {}
-        for key, value in self._tensors.items():
-            if isinstance(value, _Tensor) and value.device == device:
-                values[key] = value.index_select(0, rows)
-            else:
-                values[key] = value[rows]
-        new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
-        return self._new_unchecked(values, new, self._device)
-
-    def _indexed_size(self, index: Any, values: dict[str, Value]) -> torch.Size:
-        """The batch size after ``index``, read off the first result (its feature dims are
-        unchanged), or worked out on a stride-0 stand-in when there are no entries."""
-        for key, result in values.items():
-            if result.__class__ is _Unbatched:
-                continue  # kept whole: no batch dims to read
-            feature_dims = self._tensors[key].ndim - len(self._batch_size)
-            shape = result.shape
-            return shape[: len(shape) - feature_dims] if feature_dims else shape
-        return _batch.indexed_shape(self._batch_size, index)
-
-    def _get_nested(self, key: Any) -> Any:
-        path = _keys.key_path(key)
-        node: Any = self
-        for depth, part in enumerate(path):
-            if not isinstance(node, TensorCollection):
-                _raise_through_tensor(path, depth)
-            node = node._entry(part)
-        return node
-
     # --- writing entries -----------------------------------------------------------------
 
     def set(
@@ -785,7 +560,7 @@ class TensorDict(ScopedOps, TensorDictBase):
         ):
             # One index into the first batch dim: nothing to normalize.
             if not self._batch_size:
-                _raise_no_batch_dims(index)
+                raise_no_batch_dims(index)
         elif index is not Ellipsis:
             index = _batch.normalize_index(index if kind is tuple else (index,), self.batch_dims)
             if len(index) == 1:
@@ -1012,54 +787,6 @@ class TensorDict(ScopedOps, TensorDictBase):
         self._tensors = other._tensors
         return self
 
-    # --- locking -------------------------------------------------------------------------
-
-    def lock_(self) -> Self:
-        """Forbids adding, replacing or removing entries (nested ones too); in-place data
-        writes stay allowed. Also a context manager: ``with td.lock_(): ...`` unlocks on exit.
-        """
-        return self._set_lock(True)
-
-    def unlock_(self) -> Self:
-        """Allows entries to change again; ``with td.unlock_(): ...`` relocks on exit."""
-        return self._set_lock(False)
-
-    def _set_lock(self, locked: bool) -> Self:
-        # Remembered so that `with td.lock_():` / `with td.unlock_():` can undo this call.
-        scope = self._scope
-        if scope is None:
-            scope = self._scope = Scope()
-        scope.before_last_lock = self._locked
-        self._apply_lock(locked)
-        return self
-
-    def _apply_lock(self, locked: bool) -> None:
-        self._locked = locked
-        for value in self._tensors.values():
-            if isinstance(value, TensorDict):
-                value._apply_lock(locked)
-            elif isinstance(value, TensorCollection):
-                (value.lock_ if locked else value.unlock_)()
-
-    def __enter__(self) -> Self:
-        """Entering restores, on exit, the lock state from before the last lock_/unlock_
-        call (or the current state if neither was just called)."""
-        scope = self._scope
-        if scope is None:
-            scope = self._scope = Scope()
-        previous = scope.before_last_lock
-        scope.before_last_lock = None
-        scope.restore.append(self._locked if previous is None else previous)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        scope = self._scope
-        assert scope is not None  # set by __enter__
-        self._apply_lock(scope.restore.pop())
-        on_exit, scope.on_exit = scope.on_exit, None
-        if on_exit is not None:
-            on_exit()
-
     # --- devices -------------------------------------------------------------------------
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
@@ -1195,11 +922,6 @@ def _rebuild(
     return td
 
 
-def _out_of_range(index: Any, batch: torch.Size, error: IndexError) -> DimError:
-    msg = f"index {index!r} is out of range for the batch size {list(batch)}: {error}"
-    return DimError(msg)
-
-
 def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:
     if type(source) is dict or isinstance(source, Mapping):
         return iter(source.items())
@@ -1207,30 +929,6 @@ def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:
         return source._items()
     msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"
     raise EntryTypeError(msg)
-
-
-def _check_int_index(index: int, batch: torch.Size) -> None:
-    if not batch:
-        _raise_no_batch_dims(index)
-    if not -batch[0] <= index < batch[0]:
-        msg = f"index {index} is out of bounds for batch dim 0 of size {batch[0]}"
-        raise DimError(msg)
-
-
-def _raise_through_tensor(path: tuple[str, ...], depth: int) -> NoReturn:
-    msg = (
-        f"key {path!r} not found: {path[:depth]!r} is a tensor, not a collection, so it "
-        f"has no entry {path[depth]!r}"
-    )
-    raise KeyThroughTensorError(msg)
-
-
-def _raise_no_batch_dims(index: object) -> None:
-    msg = (
-        f"cannot index a TensorDict that has no batch dims with {index!r}; read entries "
-        "with td['key'], or give it a batch size"
-    )
-    raise DimError(msg)
 
 
 def _as_tensor(key: object, value: Any, device: torch.device | None) -> torch.Tensor:
@@ -1320,95 +1018,6 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
         node._tensors[part] = child
         node = child
     node._tensors.pop(path[-1], None)
-
-
-def data_ptrs(collection: Any, storage: bool) -> TensorDict:
-    """``collection.data_ptr()``: a TensorDict (no batch dims, on the CPU) of the data
-    addresses of the tensors (``storage``: of their storages), nested like it; a lazy
-    stack's members under ``"0"``, ``"1"``...; Python values left out."""
-    if collection._is_lazy:
-        members = {str(i): data_ptrs(m, storage) for i, m in enumerate(collection.tensordicts)}
-        return TensorDict._new_unchecked(members, _NO_DIMS, torch.device("cpu"))  # type: ignore[arg-type]
-    entries: dict[str, Value] = {}
-    for key, value in collection._items():
-        if isinstance(value, TensorCollection):
-            if not value._is_leaf_node:
-                entries[key] = data_ptrs(value, storage)
-            continue
-        address = value.untyped_storage().data_ptr() if storage else value.data_ptr()
-        entries[key] = torch.tensor(address, dtype=torch.int64)
-    return TensorDict._new_unchecked(entries, _NO_DIMS, torch.device("cpu"))
-
-
-# --- the field accessors of records ------------------------------------------------------
-# A record (tclass/_tensorclass) keeps its fields in a TensorDict (or a lazy stack, which
-# answers the same slots) in its ``_tensordict``. Reading and assigning a field are the
-# hottest paths of the library, so the engine builds them, with direct slot access.
-
-_OTHER_NODES = (NonTensorStack, MetaData)
-
-# C-level getters of a record's entries and batch size, which stack and cat read from
-# hundreds of members at once.
-record_entries: Callable[[Any], Mapping[str, Value]] = attrgetter("_tensordict._tensors")
-record_batch_size: Callable[[Any], torch.Size] = attrgetter("_tensordict._batch_size")
-
-
-# The getters of a record's batch_size and device properties (plain functions,
-# which torch.compile traces, unlike attrgetter objects).
-def batch_size_of_record(record: Any) -> torch.Size:
-    return record._tensordict._batch_size  # type: ignore[no-any-return]
-
-
-def device_of_record(record: Any) -> torch.device | None:
-    return record._tensordict._device  # type: ignore[no-any-return]
-
-
-def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
-    """The getter of the record field ``name``: its entry, ``None`` when absent, and
-    with ``values`` a Python value's data instead of its node."""
-
-    def getter(record: Any) -> Any:
-        value = record._tensordict._tensors.get(name)
-        kind = value.__class__
-        if kind is NonTensorData:  # the common case: one value, read as an attribute
-            return value.data
-        return value._read() if kind in _OTHER_NODES else value
-
-    def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
-        return record._tensordict._tensors.get(name)
-
-    return getter if values else entry_getter
-
-
-def tensor_field_setter(
-    name: str,
-    slow: Callable[[Any, Any], None],
-    check: Callable[[Mapping[str, Any], Any, torch.Size], bool] | None = None,
-) -> Callable[[Any, Any], None]:
-    """The setter of the tensor field ``name``: a plain tensor into an unlocked record
-    not saved in a folder is checked and stored inline; anything else goes to ``slow``.
-    With ``check(entries, tensor, batch_size)`` (the field's spec against the record's
-    other fields, batch dims included), a tensor it refuses goes to ``slow`` too, which
-    says why."""
-
-    def setter(record: Any, value: Any) -> None:
-        td = record._tensordict
-        if value.__class__ is not _Tensor or td._locked or td._saved_at is not None:
-            slow(record, value)
-            return
-        batch = td._batch_size
-        device = td._device
-        if device is not None and value.device != device:
-            value = value.to(device)
-        if check is not None:
-            if td.__class__ is not TensorDict or not check(td._tensors, value, batch):
-                slow(record, value)  # a lazy stack's members may differ: checked there
-                return
-        elif batch and value.shape[: len(batch)] != batch:
-            raise BatchMismatchError(name, value.shape, batch)
-        td._tensors[name] = value
-
-    return setter
 
 
 _C = TypeVar("_C", bound=TensorDictBase)

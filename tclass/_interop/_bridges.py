@@ -342,7 +342,7 @@ def to_pytree(collection: TensorCollection) -> Any:
 
 def _pytree_child(value: Any) -> Any:
     if isinstance(value, _NonTensorNode):
-        return value.data
+        return value._read()
     if isinstance(value, TensorCollection):
         return to_pytree(value)
     return value

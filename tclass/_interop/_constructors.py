@@ -533,7 +533,7 @@ def to_dict(
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
-            out[key] = value.data
+            out[key] = value._read()  # a per-element stack as nested lists
         elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
             out[key] = value.tolist(convert_tensors=convert_tensors)
         elif isinstance(value, TensorCollection):
@@ -553,7 +553,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
     values: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
-            values[key] = value.data
+            values[key] = value._read()
         elif isinstance(value, TensorCollection):
             values[key] = to_namedtuple(value, None)
         else:

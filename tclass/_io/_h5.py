@@ -27,7 +27,6 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-import numpy as np
 import torch
 from typing_extensions import Self, Unpack
 
@@ -36,69 +35,43 @@ from tclass._base._persistence import H5Options
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record, is_record_class, storage_of
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
+from tclass._io._h5_datasets import (
+    STACK_MARK,
+    common_prefix,
+    decode,
+    fill,
+    h5py,
+    is_numeric,
+    need_h5py,
+    open_file,
+    read_rows,
+    to_numpy,
+    to_tensor,
+    torch_dtype,
+    values_node,
+    write_rows,
+    write_value,
+)
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     ClosedFileError,
-    FileBusyError,
-    FileFormatError,
     FilePermissionError,
     KeyNotFoundError,
     LockedError,
-    MissingDependencyError,
-    MissingFileError,
     UnsupportedError,
 )
-
-try:  # the optional extra: tclass imports without it, PersistentTensorDict says what to install
-    import h5py  # type: ignore[import-untyped,import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - exercised by a test without h5py
-    h5py = None
 
 __all__ = ["PersistentTensorDict", "from_h5", "open_as", "to_h5"]
 
 PathLike = str | os.PathLike[str]
-_STR_MARK = "__tensordict_str__"  # the peer's: a string dataset it wrote
-_STACK_MARK = "__tensordict_stack__"  # the peer's: the shape of a per-row list of values
-_JSON_MARK = "_tclass_json"  # tclass's: a value written as a JSON string
 _META = "_tclass"  # tclass's: the group's batch size, as JSON
 _MAX_META = 1 << 16
 _REOPEN = {"w": "r+", "w-": "r+", "x": "r+", "a": "a", "r+": "r+", "r": "r"}
-_SPAN_FACTOR = 4  # rows read as one span when it is at most this many times the rows asked
 _MISSING: Any = object()
-
-
-def _need_h5py() -> Any:
-    if h5py is None:
-        msg = (
-            "PersistentTensorDict needs h5py, an optional dependency: install it with "
-            "pip install 'tclass[h5]' (or pip install h5py)"
-        )
-        raise MissingDependencyError(msg)
-    return h5py
-
-
-def _open(filename: str, mode: str) -> Any:
-    """The h5py File, with tclass's errors for the usual failures."""
-    lib = _need_h5py()
-    try:
-        return lib.File(filename, mode)
-    except BlockingIOError:
-        msg = (
-            f"{filename!r} is open for writing in another process (HDF5 locks the file); "
-            "close it there first"
-        )
-        raise FileBusyError(msg) from None
-    except FileNotFoundError:
-        raise MissingFileError(f"no HDF5 file at {filename!r}; check the path") from None
-    except OSError as error:
-        if os.path.isfile(filename) and mode in ("r", "r+", "a"):
-            msg = f"{filename!r} is not an HDF5 file h5py can open ({error})"
-            raise FileFormatError(msg) from None
-        raise
 
 
 class _Entries(Mapping[str, Value]):
@@ -194,9 +167,9 @@ class PersistentTensorDict(TensorDictBase):
         if (filename is None) == (group is None):
             raise ValueError("PersistentTensorDict takes a filename or a group (one of them)")
         if group is None:
-            group = _open(os.fspath(filename), mode)  # type: ignore[arg-type]
+            group = open_file(os.fspath(filename), mode)  # type: ignore[arg-type]
         else:
-            _need_h5py()
+            need_h5py()
         self._group = group
         self._file_name = group.file.filename
         self._mode = mode if filename is not None else ("r" if group.file.mode == "r" else "r+")
@@ -324,7 +297,7 @@ class PersistentTensorDict(TensorDictBase):
             self._batch_size = saved
         else:
             shapes = self._shapes(infer=True)
-            self._batch_size = _common_prefix(shapes, batch_dims)
+            self._batch_size = common_prefix(shapes, batch_dims)
         for child in self._children():
             child._settle_batch(batch_dims)
 
@@ -339,10 +312,10 @@ class PersistentTensorDict(TensorDictBase):
                 if infer:
                     child._settle_batch(None)
                 shapes.append(tuple(child.batch_size))
-            elif _is_numeric(node):
+            elif is_numeric(node):
                 shapes.append(node.shape)
-            elif _STACK_MARK in node.attrs:
-                shapes.append(tuple(int(size) for size in node.attrs[_STACK_MARK]))
+            elif STACK_MARK in node.attrs:
+                shapes.append(tuple(int(size) for size in node.attrs[STACK_MARK]))
         return shapes
 
     def _check_shapes(self, batch: torch.Size) -> None:
@@ -430,7 +403,7 @@ class PersistentTensorDict(TensorDictBase):
         node = self._node(key)
         if isinstance(node, h5py.Group):
             return self._child_of(key, node)
-        if _is_numeric(node):
+        if is_numeric(node):
             return None
         value: TensorCollection = self._read_dataset(node)  # type: ignore[assignment]  # a value node
         return value
@@ -440,8 +413,8 @@ class PersistentTensorDict(TensorDictBase):
             node = self._node(key)
             if isinstance(node, h5py.Group):
                 yield key, self._child_of(key, node)
-            elif _is_numeric(node):  # a stand-in of its dtype and shape: nothing read
-                yield key, torch.zeros((), dtype=_torch_dtype(node)).expand(node.shape)
+            elif is_numeric(node):  # a stand-in of its dtype and shape: nothing read
+                yield key, torch.zeros((), dtype=torch_dtype(node)).expand(node.shape)
             else:
                 yield key, self._read_dataset(node)
 
@@ -473,15 +446,15 @@ class PersistentTensorDict(TensorDictBase):
     def _read_dataset(self, node: Any) -> Value:
         """A dataset read whole: a tensor, or a Python-value node."""
         device = self._device or torch.device("cpu")
-        if _is_numeric(node):
-            return _tensor(node[()]).to(device)
-        value = _decode(node)
-        stack = node.attrs.get(_STACK_MARK)
+        if is_numeric(node):
+            return to_tensor(node[()]).to(device)
+        value = decode(node)
+        stack = node.attrs.get(STACK_MARK)
         if stack is not None:
-            return _values_node(value, [int(size) for size in stack], device)
+            return values_node(value, [int(size) for size in stack], device)
         rows = self._batch_size
         if self._as_stack and rows and tuple(node.shape[: len(rows)]) == tuple(rows):
-            return _values_node(value, list(node.shape[: len(rows)]), device)
+            return values_node(value, list(node.shape[: len(rows)]), device)
         return NonTensorData._make(value, self._batch_size, device)
 
     def get(self, key: Any, default: Any = None) -> Any:
@@ -533,13 +506,13 @@ class PersistentTensorDict(TensorDictBase):
         node = self._node(key)
         if isinstance(node, h5py.Group):
             return self._child_of(key, node)._rows(index)
-        if not _is_numeric(node):
+        if not is_numeric(node):
             value = self._read_dataset(node)
             if isinstance(value, NonTensorData):
                 return NonTensorData._make(value.data, batch, value.device)
             return value[index]
         device = self._device or torch.device("cpu")
-        return _read_rows(node, index, len(self._batch_size)).to(device)
+        return read_rows(node, index, len(self._batch_size)).to(device)
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """Every entry read into memory, as a plain TensorDict (``retain_none``: the
@@ -590,13 +563,13 @@ class PersistentTensorDict(TensorDictBase):
         if isinstance(value, dict):
             value = TensorDict(value, self._batch_size)
         if isinstance(value, (NonTensorData, NonTensorStack)):
-            self._replace(group, key, lambda: _write_value(group, key, value, self._dataset_kwargs))
+            self._replace(group, key, lambda: write_value(group, key, value, self._dataset_kwargs))
         elif isinstance(value, TensorCollection):
             self._set_collection(group, key, value)
         else:
             tensor = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
             self._check_rows(key, tensor.shape)
-            array = _numpy(tensor)
+            array = to_numpy(tensor)
             self._replace(
                 group, key, lambda: group.create_dataset(key, data=array, **self._dataset_kwargs)
             )
@@ -665,8 +638,8 @@ class PersistentTensorDict(TensorDictBase):
                 part = value
             if isinstance(node, h5py.Group):
                 self._child_of(key, node)._write_rows(index, part)
-            elif _is_numeric(node):
-                _write_rows(node, index, part, len(self._batch_size))
+            elif is_numeric(node):
+                write_rows(node, index, part, len(self._batch_size))
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
@@ -684,10 +657,10 @@ class PersistentTensorDict(TensorDictBase):
             node._child_of(name, target).update(value, inplace=True)
         elif isinstance(value, (NonTensorData, NonTensorStack)):
             node._replace(
-                group, name, lambda: _write_value(group, name, value, node._dataset_kwargs)
+                group, name, lambda: write_value(group, name, value, node._dataset_kwargs)
             )
         else:
-            _write_rows(target, Ellipsis, value, 0)
+            write_rows(target, Ellipsis, value, 0)
         return self
 
     def _update_entries(
@@ -791,10 +764,10 @@ class PersistentTensorDict(TensorDictBase):
             paired = tuple(other._entry(key) for other in others)
             if isinstance(node, h5py.Group):
                 self._child_of(key, node)._apply_in_place(fn, paired)
-            elif _is_numeric(node):
-                tensor = _tensor(node[()])
+            elif is_numeric(node):
+                tensor = to_tensor(node[()])
                 result = fn(tensor, *paired)
-                node[...] = _numpy(tensor if result is None else result)
+                node[...] = to_numpy(tensor if result is None else result)
         return self
 
     def _pointwise_(
@@ -821,8 +794,8 @@ class PersistentTensorDict(TensorDictBase):
             node = group[key]
             if isinstance(node, h5py.Group):
                 self._child_of(key, node)._fill_all(value)
-            elif _is_numeric(node) and node.size:
-                _fill(node, value)
+            elif is_numeric(node) and node.size:
+                fill(node, value)
         return self
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
@@ -835,7 +808,7 @@ class PersistentTensorDict(TensorDictBase):
             return self
         path = (key,) if isinstance(key, str) else tuple(key)
         parent = self.get(path[:-1]) if len(path) > 1 else self
-        _fill(
+        fill(
             parent._writable()[path[-1]], float(value) if isinstance(value, torch.Tensor) else value
         )
         return self
@@ -901,8 +874,8 @@ class PersistentTensorDict(TensorDictBase):
             node = self._node(key)
             if isinstance(node, h5py.Group):
                 entries[key] = self._child_of(key, node)._skeleton()
-            elif _is_numeric(node):
-                entries[key] = torch.zeros((), dtype=_torch_dtype(node)).expand(node.shape)
+            elif is_numeric(node):
+                entries[key] = torch.zeros((), dtype=torch_dtype(node)).expand(node.shape)
             else:
                 entries[key] = self._read_dataset(node)
         return TensorDict._new_unchecked(entries, self._batch_size, None)
@@ -913,7 +886,7 @@ class PersistentTensorDict(TensorDictBase):
             target = saved._entry(key)
             if isinstance(node, h5py.Group):
                 self._child_of(key, node)._copy_into(target)  # type: ignore[arg-type]
-            elif _is_numeric(node) and node.size:
+            elif is_numeric(node) and node.size:
                 node.read_direct(target.numpy())  # into the mapped file
 
     # --- python protocols ----------------------------------------------------------------
@@ -934,7 +907,7 @@ def _reopen(
     filename: str, group: str, mode: str, batch_size: list[int], device: str | None,
     as_stack: bool, kwargs: dict[str, Any],
 ) -> PersistentTensorDict:  # fmt: skip
-    file = _open(filename, mode)
+    file = open_file(filename, mode)
     out = PersistentTensorDict(
         group=file if group == "/" else file[group], batch_size=batch_size, device=device,
         validate_batch_size=False, non_tensor_as_stack=as_stack, **kwargs,
@@ -968,205 +941,6 @@ def to_h5(node: Any, filename: PathLike, **kwargs: Any) -> Any:
     if is_record(node):
         return type(node)._from_tensordict_unchecked(written)
     return written
-
-
-# --- datasets --------------------------------------------------------------------------------
-
-
-_NUMERIC = {
-    np.dtype(name): getattr(torch, name)
-    for name in (
-        "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-        "float16", "float32", "float64", "complex64", "complex128",
-    )
-}  # fmt: skip
-
-
-def _is_numeric(node: Any) -> bool:
-    """Whether a dataset holds a tensor (a numeric dtype torch has, not an opaque
-    value the peer wrote)."""
-    dtype = node.dtype
-    return dtype in _NUMERIC and dtype.metadata is None
-
-
-def _torch_dtype(node: Any) -> torch.dtype:
-    dtype: torch.dtype = _NUMERIC[node.dtype]
-    return dtype
-
-
-def _tensor(data: Any) -> torch.Tensor:
-    """What h5py read (an array, or a numpy scalar) as a tensor of the same shape."""
-    array = np.asarray(data)
-    if not array.flags.c_contiguous or not array.flags.writeable:
-        array = np.array(array, order="C")
-    return torch.from_numpy(array)
-
-
-def _numpy(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
-    if tensor.requires_grad:
-        tensor = tensor.detach()
-    if tensor.dtype == torch.bfloat16:
-        raise UnsupportedError("HDF5 has no bfloat16; convert the tensor (.float()) first")
-    return tensor.cpu().resolve_conj().resolve_neg().numpy()
-
-
-def _decode(node: Any) -> Any:
-    """A non-numeric dataset's value as Python values: strings as str, the peer's
-    opaque numbers as numbers, tclass's JSON strings parsed."""
-    lib = h5py
-    raw = node[()]
-    if lib.check_string_dtype(node.dtype) is not None:
-        value = np.asarray(raw, dtype=object)
-        decoded = np.vectorize(_text, otypes=[object])(value) if value.size else value
-        if node.attrs.get(_JSON_MARK, False):
-            decoded = np.vectorize(json.loads, otypes=[object])(decoded) if value.size else decoded
-        return decoded.tolist() if decoded.ndim else decoded.item()
-    if lib.check_opaque_dtype(node.dtype):
-        plain = np.asarray(raw).view(np.dtype(node.dtype.str))
-        return plain.tolist()
-    return np.asarray(raw).tolist()
-
-
-def _text(value: Any) -> Any:
-    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
-
-
-def _values_node(value: Any, shape: list[int], device: torch.device) -> _NonTensorNode:
-    array = np.empty(shape, dtype=object)
-    flat = array.reshape(-1)
-    items = np.asarray(value, dtype=object).reshape(-1) if shape else [value]
-    for position, item in enumerate(items):
-        flat[position] = item
-    return NonTensorStack._from_array(array, device)
-
-
-def _write_value(
-    group: Any, key: str, node: NonTensorData | NonTensorStack, kwargs: dict[str, Any]
-) -> None:
-    """A Python value (or per-row values) as the peer writes them: strings, or opaque
-    numbers; anything else as JSON strings (tclass's)."""
-    lib = h5py
-    if isinstance(node, NonTensorData):
-        value, shape = node.data, None
-        values = [value]
-    else:
-        array = node._as_array()
-        value, shape, values = array.tolist(), list(array.shape), list(array.reshape(-1))
-    kinds = {type(item) for item in values}
-    if kinds == {str} and not any("\x00" in item for item in values):
-        data: Any = value if shape is None else np.array(value, dtype=lib.string_dtype())
-        dataset = group.create_dataset(key, data=data)
-        if shape is None:
-            dataset.attrs[_STR_MARK] = True
-    elif len(kinds) == 1 and kinds <= {bytes, bool, int, float}:
-        array = np.array(value)
-        dataset = group.create_dataset(key, data=array.astype(lib.opaque_dtype(array.dtype)))
-    else:
-        texts = [json.dumps(item) for item in values]
-        data = (
-            texts[0] if shape is None else np.array(texts, dtype=lib.string_dtype()).reshape(shape)
-        )
-        dataset = group.create_dataset(key, data=data)
-        dataset.attrs[_JSON_MARK] = True
-    if shape is not None:
-        dataset.attrs[_STACK_MARK] = shape
-
-
-def _fill(node: Any, value: float | bool) -> None:
-    """Write ``value`` everywhere in a dataset, a block of rows at a time."""
-    if not node.shape:
-        node[()] = value
-        return
-    row = max(1, int(np.prod(node.shape[1:])) * node.dtype.itemsize)
-    rows = max(1, min(node.shape[0], (64 << 20) // row))
-    block = np.full((rows, *node.shape[1:]), value, dtype=node.dtype)
-    for start in range(0, node.shape[0], rows):
-        stop = min(start + rows, node.shape[0])
-        node[start:stop] = block[: stop - start]
-
-
-def _rows_plan(index: Any, length: int) -> tuple[Any, Any] | None:
-    """How to read ``index`` (along the first dim) from a dataset: ``(h5py index,
-    local index into what it returns or None)``; None if h5py cannot select it."""
-    if isinstance(index, tuple) and len(index) == 1:
-        index = index[0]
-    if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
-        position = int(index) + length if index < 0 else int(index)
-        return (position, None) if 0 <= position < length else None
-    if isinstance(index, slice):
-        start, stop, step = index.indices(length)
-        return (slice(start, stop, step), None) if step > 0 else None
-    if isinstance(index, (torch.Tensor, np.ndarray)):
-        tensor = torch.as_tensor(index)
-        if tensor.dtype is torch.bool:
-            if tensor.shape != (length,):
-                return None
-            tensor = tensor.nonzero().squeeze(-1)
-        elif (
-            tensor.is_floating_point()
-            or tensor.is_complex()
-            or tensor.ndim != 1
-            or tensor.dtype is torch.uint8
-        ):
-            return None
-        if not tensor.numel():
-            return None
-        tensor = torch.where(tensor < 0, tensor + length, tensor).long()
-        if int(tensor.min()) < 0 or int(tensor.max()) >= length:
-            return None
-        start, stop = int(tensor.min()), int(tensor.max()) + 1
-        if stop - start <= _SPAN_FACTOR * tensor.numel():
-            return slice(start, stop), tensor - start
-        distinct, inverse = torch.unique(tensor, sorted=True, return_inverse=True)
-        return distinct.numpy(), inverse
-    return None
-
-
-def _read_rows(node: Any, index: Any, batch_dims: int) -> torch.Tensor:
-    """``node[index]`` along the batch dims, reading only the rows needed (a span, or
-    the distinct rows, for a list of rows; the whole dataset only for an index h5py
-    cannot select, such as one over several batch dims)."""
-    plan = _rows_plan(index, node.shape[0]) if node.shape and batch_dims else None
-    if plan is None:
-        return _tensor(node[()])[index]
-    selection, local = plan
-    data = _tensor(node[selection])
-    return data if local is None else data[local]
-
-
-def _write_rows(node: Any, index: Any, value: Any, batch_dims: int) -> None:
-    """``node[index] = value``, through h5py where it can select the rows, else by
-    reading the dataset, writing in memory and writing it back."""
-    source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
-    plan = (
-        _rows_plan(index, node.shape[0])
-        if node.shape and batch_dims and index is not Ellipsis
-        else None
-    )
-    if index is Ellipsis:
-        node[...] = _numpy(source.expand(node.shape) if source.shape != node.shape else source)
-        return
-    if plan is not None and plan[1] is None:
-        selection = plan[0]
-        shape = np.empty(node.shape[0], dtype=bool)[selection].shape + node.shape[1:]
-        node[selection] = _numpy(source.expand(shape) if tuple(source.shape) != shape else source)
-        return
-    data = _tensor(node[()])
-    data[index] = source.to(data.dtype)
-    node[...] = _numpy(data)
-
-
-def _common_prefix(shapes: list[tuple[int, ...]], limit: int | None) -> torch.Size:
-    """The longest leading dims all ``shapes`` share (at most ``limit``)."""
-    if not shapes:
-        return torch.Size([])
-    common: list[int] = []
-    for dim in range(min(len(shape) for shape in shapes)):
-        sizes = {shape[dim] for shape in shapes}
-        if len(sizes) != 1 or (limit is not None and dim >= limit):
-            break
-        common.append(sizes.pop())
-    return torch.Size(common)
 
 
 def _source_items(source: Any) -> Iterable[tuple[Any, Any]]:

@@ -20,11 +20,10 @@ refuses exactly what ``load_memmap`` refuses.
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple, NoReturn, Protocol, TypeGuard
+from typing import Any, NamedTuple, NoReturn, Protocol
 
 import numpy as np
 import torch
@@ -39,18 +38,26 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
-from tclass._io._classes import saved_class_name
 from tclass._io._folder import FileFacts, Folder, open_root
 from tclass._io._format import (
-    FORMAT_VERSION,
-    MAX_JSON_DEPTH,
     META,
     NODE_FIELDS,
-    TCLASS_FIELD,
     TENSORCLASS_DIR,
     file_name,
     is_marker,
     unescape_key,
+)
+from tclass._io._meta_file import (
+    KNOWN_DEVICES,
+    check_depth,
+    check_nested_batch,
+    checked_sizes,
+    fits_int64,
+    is_sizes,
+    names_device,
+    raise_too_large,
+    read_header,
+    saved_marker,
 )
 from tclass._io._saved_folder import SavedFolder, relink
 from tclass._io._schema import (
@@ -75,8 +82,6 @@ __all__ = [
     "Observer",
     "load_tree",
     "node_entries",
-    "read_header",
-    "read_meta",
     "validate_tree",
 ]
 
@@ -91,10 +96,7 @@ _KIND_NAMES = {
 _RECORD_KEYS = ("_type", "_class", "_format_version")  # the rest of a record's meta.json are fields
 _RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
 _MODES = (None, "r", "r+")
-_INT64 = 1 << 63  # sizes and element counts must stay below this (torch's int64)
 _CPU = torch.device("cpu")
-# Device strings of leaves and nodes already parsed (a bounded cache: they are few).
-_DEVICES = {"cpu", "None", "meta", "cuda", "cuda:0"}
 
 
 class Observer(Protocol):
@@ -226,96 +228,6 @@ def _load_root(folder: Folder, options: _Options, want: _Want) -> Any:
         raise MissingFileError(msg) from None
 
 
-# --- files and folders -------------------------------------------------------------------
-
-
-def read_meta(folder: Folder) -> dict[str, Any]:
-    """The folder's meta.json as a dict, or an error naming the file."""
-    path = folder.child_path(META)
-    meta = _parse_json(folder.read_small(META, "its metadata"), path)
-    if not isinstance(meta, dict):
-        msg = f"{path!r} holds a JSON {type(meta).__name__}, not an object; the folder is damaged"
-        raise MetadataError(msg)
-    return meta
-
-
-def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
-    """The folder's meta.json and the ``module.QualName`` of the class it saves, after
-    checking the format version."""
-    meta = read_meta(folder)
-    where = folder.child_path(META)
-    version = meta.get("_format_version", 0)
-    # A dict here is a key named "_format_version" in a version-0 file (the peer's rule).
-    if not isinstance(version, dict) and (type(version) is not int or version < 0):
-        raise MetadataError(
-            f"{where!r}: _format_version must be a non-negative int, got {version!r}"
-        )
-    if type(version) is int and version > FORMAT_VERSION:
-        msg = (
-            f"{where!r} was written in format version {version}; this tclass reads up "
-            f"to {FORMAT_VERSION}. Upgrade tclass"
-        )
-        raise MetadataError(msg)
-    name = saved_class_name(meta)
-    if name is None:
-        msg = (
-            f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged"
-        )
-        raise MetadataError(msg)
-    return meta, name
-
-
-def _parse_json(raw: bytes, path: str) -> Any:
-    """The JSON in ``raw``, after checking its nesting depth without recursion (the json
-    module recurses once per level, and past the recursion limit the C stack is at risk)."""
-    _check_depth(raw, path)
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as error:  # RecursionError: a lowered recursion limit
-        msg = f"{path!r} is not valid JSON ({error}); the folder is damaged or not a saved tree"
-        raise MetadataError(msg) from None
-
-
-def _check_depth(raw: bytes, path: str) -> None:
-    if _json_depth_over(raw, MAX_JSON_DEPTH):
-        msg = (
-            f"{path!r} holds JSON nested more than {MAX_JSON_DEPTH} levels deep; tclass never "
-            "writes that (deeper values need pickle): the folder is damaged or crafted"
-        )
-        raise MetadataError(msg)
-
-
-# Every byte but the ones that shape JSON's nesting: the quote and the brackets.
-_NOT_STRUCTURE = bytes(code for code in range(256) if code not in b'"[]{}')
-_DEPTH_CHUNK = 1 << 20
-
-
-def _json_depth_over(raw: bytes, limit: int) -> bool:
-    """Whether the [ and { of ``raw`` (outside strings) nest deeper than ``limit``.
-
-    Linear and vectorised: drop escaped backslashes and quotes (outside strings valid
-    JSON has no backslash, and the parser stops at the first invalid byte), keep only
-    quotes and brackets, and count, per bracket, the quotes before it (odd: in a string).
-    """
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False  # the usual case: JSON cannot be deeper than its opening brackets
-    if b"\\" in raw:
-        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    kept = np.frombuffer(raw.translate(None, _NOT_STRUCTURE), dtype=np.uint8)
-    depth = quotes = 0
-    for start in range(0, kept.size, _DEPTH_CHUNK):
-        chunk = kept[start : start + _DEPTH_CHUNK]
-        is_quote = chunk == ord('"')
-        quotes_before = np.cumsum(is_quote) - is_quote + quotes
-        # "[" and "{" end in 0xB, "]" and "}" in 0xD: +1 and -1; quotes and strings: 0.
-        steps = np.where(is_quote | (quotes_before & 1 == 1), 0, 12 - (chunk & 15).astype(np.int64))
-        running = np.cumsum(steps) + depth
-        if int(running.max()) > limit:
-            return True
-        depth, quotes = int(running[-1]), int(quotes_before[-1] + is_quote[-1])
-    return False
-
-
 # --- nodes -------------------------------------------------------------------------------
 
 
@@ -407,10 +319,10 @@ def _load_td(
     """A TensorDict node; ``record_cls``: the record whose fields it holds, checked
     against the class first (``values``: the record's fields kept elsewhere)."""
     where = folder.child_path(META)
-    batch = torch.Size(_sizes(meta.get("shape"), where, "shape"))
+    batch = torch.Size(checked_sizes(meta.get("shape"), where, "shape"))
     # "None" (older writers) or null: no device. Another one is recorded, not used: the
     # leaves are mapped on the CPU (or moved to the device the caller asks for).
-    named = _names_device(meta.get("device"), where, "the device")
+    named = names_device(meta.get("device"), where, "the device")
     device = options.device or (_CPU if named else None)
     entries: dict[str, Any] = {}
     observer = options.observer
@@ -419,7 +331,7 @@ def _load_td(
     if record_cls is not None and check is not None:
         found = len(check.differences)
         fields = {key: entry for _, key, entry in listed}
-        marker = _marker(meta, where)
+        marker = saved_marker(meta, where)
         plan = check.compare(record_cls, folder.path, fields, marker, set(values), len(batch))
     for stored, key, entry in listed:
         if plan is not None and key in plan.skipped:
@@ -497,7 +409,7 @@ def _load_child(
         return _SKIPPED  # its differences are recorded: go on with its parent's others
     finally:
         child.close()
-    _check_nested_batch(value, batch, child.path)
+    check_nested_batch(value, batch, child.path)
     return value
 
 
@@ -534,7 +446,7 @@ def _report(options: _Options, observer: Observer, error: TclassError) -> None:
 def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """A TensorDict node's entries as (stored name, key, entry): every dict in its
     meta.json but tclass's marker, keys unescaped; anything else must be a node field."""
-    escaped = _marker(meta, where).get("escaped_keys") is True
+    escaped = saved_marker(meta, where).get("escaped_keys") is True
     for stored, entry in meta.items():
         if not isinstance(entry, dict):
             if stored not in NODE_FIELDS:
@@ -558,17 +470,17 @@ def _load_leaf(
     shape = entry.get("shape")
     if (
         dtype is None
-        or not _is_sizes(shape)
+        or not is_sizes(shape)
         or shape[: len(batch)] != list(batch)
         or entry.get("is_nested", False)
     ):
         _raise_bad_leaf(folder, key, entry, batch)
     device = entry.get("device")  # recorded, not used; it must still be a device
-    if device.__class__ is not str or device not in _DEVICES:
-        _names_device(device, folder.child_path(META), f"the device of {key!r}")
+    if device.__class__ is not str or device not in KNOWN_DEVICES:
+        names_device(device, folder.child_path(META), f"the device of {key!r}")
     if 0 in shape:  # an empty leaf has no file; its size must still fit int64
-        if not _fits_int64(shape):
-            _raise_too_large(folder.child_path(META), f"entry {key!r} has shape {shape}, which")
+        if not fits_int64(shape):
+            raise_too_large(folder.child_path(META), f"entry {key!r} has shape {shape}, which")
         return _empty(shape, dtype, options)
     return _map_leaf(folder, stored, key, dtype, shape, options)
 
@@ -582,7 +494,7 @@ def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torc
             f"tclass reads ({', '.join(sorted(DTYPES))})"
         )
         raise MetadataError(msg)
-    shape = _sizes(entry.get("shape"), where, f"the shape of {key!r}")
+    shape = checked_sizes(entry.get("shape"), where, f"the shape of {key!r}")
     if entry.get("is_nested", False) is not False:
         raise UnsupportedError(
             f"{where!r}: entry {key!r} is a nested tensor, which tclass does not read"
@@ -718,7 +630,7 @@ def _load_content(
     meta, name = read_header(folder)
     kind = _builtin_kind(name)
     if options.observer is not None:
-        saved = read_schema(_marker(meta, folder.child_path(META)), folder.child_path(META))
+        saved = read_schema(saved_marker(meta, folder.child_path(META)), folder.child_path(META))
         if saved is not None:
             options.observer.schema(saved)
     if kind == "TensorDict":
@@ -741,7 +653,7 @@ def _load_lazy(
     stack_dim = meta.get("stack_dim")
     if type(stack_dim) is not int:
         raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r}")
-    count = _member_count(folder, _marker(meta, where).get("members"), where)
+    count = _member_count(folder, saved_marker(meta, where).get("members"), where)
     observer = options.observer
     if observer is not None:
         observer.stack(stack_dim, count)
@@ -852,9 +764,9 @@ def _load_values(
     if data == "pickle.pkl":
         data = _unpickle(folder, "pickle.pkl", options)
         if options.classless:  # not unpickled: the values read None
-            recorded = _marker(meta, where).get("batch_size")
+            recorded = saved_marker(meta, where).get("batch_size")
             shape = (
-                _sizes(recorded, where, "batch_size")
+                checked_sizes(recorded, where, "batch_size")
                 if recorded is not None
                 else list(parent_batch or ())
             )
@@ -864,9 +776,9 @@ def _load_values(
         raise MetadataError(
             f"{where!r}: NonTensorStack data must be a list or 'pickle.pkl', got {data!r:.80}"
         )
-    recorded = _marker(meta, where).get("batch_size")
+    recorded = saved_marker(meta, where).get("batch_size")
     if recorded is not None:
-        shape = _sizes(recorded, where, "batch_size")
+        shape = checked_sizes(recorded, where, "batch_size")
     else:
         shape = _nested_shape(data, len(parent_batch) if parent_batch is not None else None)
     items = flatten_values(data, shape, where)  # first: the data bounds what is allocated
@@ -894,7 +806,7 @@ def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, A
     sidecar = "json_types.json"
     if folder.exists(sidecar):
         raw = _read_bytes(folder, sidecar)
-        _check_depth(raw, folder.child_path(sidecar))
+        check_depth(raw, folder.child_path(sidecar))
         types = json_types_value(raw, _read_bytes(folder, name), folder.child_path(name))
         if types is not None:
             return types
@@ -921,86 +833,3 @@ def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
 
 def _read_bytes(folder: Folder, name: str) -> bytes:
     return folder.read_small(name, "a value file")
-
-
-# --- field checks ------------------------------------------------------------------------
-
-
-def _is_sizes(value: object) -> TypeGuard[list[int]]:
-    if value.__class__ is not list:
-        return False
-    for size in value:  # a loop: cheaper than all() with a generator, per leaf
-        if size.__class__ is not int or size < 0:
-            return False
-    return True
-
-
-def _sizes(value: object, where: str, what: str) -> list[int]:
-    if not _is_sizes(value):
-        msg = f"{where!r}: {what} must be a list of non-negative ints, got {value!r:.80}"
-        raise MetadataError(msg)
-    if not _fits_int64(value):
-        _raise_too_large(where, f"{what} {value}, which")
-    return value
-
-
-def _fits_int64(sizes: list[int]) -> bool:
-    """Whether torch can represent a tensor of ``sizes``: the product of the sizes (each
-    at least 1, as torch computes strides) stays below 2**63."""
-    total = 1
-    for size in sizes:
-        total *= size or 1
-    return total < _INT64
-
-
-def _raise_too_large(where: str, subject: str) -> NoReturn:
-    msg = (
-        f"{where!r}: {subject} is too large for torch (the product of its sizes, a 0 counted as 1, "
-        "reaches 2**63); the folder is damaged or crafted"
-    )
-    raise MetadataError(msg)
-
-
-def _names_device(value: object, where: str, what: str) -> bool:
-    """Whether a saved device names one (null and "None", as older writers wrote, do
-    not); a value that is no device string is an error."""
-    if value is None or value == "None":
-        return False
-    if isinstance(value, str) and (value in _DEVICES or _parses_as_device(value)):
-        return True
-    msg = (
-        f"{where!r}: {what} is {value!r:.80}, which is not a device (such as 'cpu', "
-        "'cuda:0' or 'None')"
-    )
-    raise MetadataError(msg)
-
-
-def _parses_as_device(text: str) -> bool:
-    try:
-        torch.device(text)
-    except (RuntimeError, ValueError):
-        return False
-    if len(_DEVICES) < 64:
-        _DEVICES.add(text)
-    return True
-
-
-def _marker(meta: dict[str, Any], where: str) -> dict[str, Any]:
-    """tclass's marker in a node's meta.json (empty when there is none, or when the entry
-    of that name is a key's)."""
-    marker = meta.get(TCLASS_FIELD, {})
-    if not isinstance(marker, dict):
-        raise MetadataError(f"{where!r}: {TCLASS_FIELD} must be an object, got {marker!r:.80}")
-    return marker if is_marker(TCLASS_FIELD, marker) else {}
-
-
-def _check_nested_batch(value: Any, batch: torch.Size, path: str) -> None:
-    inner = value.batch_size
-    if isinstance(value, NonTensorData):
-        return
-    if tuple(inner[: len(batch)]) != tuple(batch):
-        msg = (
-            f"{path!r} has batch size {list(inner)}, which does not start with its "
-            f"parent's {list(batch)}"
-        )
-        raise MetadataError(msg)

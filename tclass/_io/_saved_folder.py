@@ -299,7 +299,9 @@ def _same_values(a: _NonTensorNode, b: _NonTensorNode) -> bool:
     if isinstance(a, NonTensorData) and isinstance(b, NonTensorData):
         return same_value(a.data, b.data)
     assert isinstance(a, NonTensorStack) and isinstance(b, NonTensorStack)
-    return all(same_value(x, y) for x, y in zip(a._array.reshape(-1), b._array.reshape(-1)))
+    return all(
+        same_value(x, y) for x, y in zip(a._as_array().reshape(-1), b._as_array().reshape(-1))
+    )
 
 
 # --- files ---------------------------------------------------------------------------------

@@ -16,15 +16,8 @@ from tclass._core._keys import NestedKey, key_path
 from tclass._io._classes import saved_class_name
 from tclass._io._folder import Folder
 from tclass._io._format import META, TENSORCLASS_DIR
-from tclass._io._read import (
-    _builtin_kind,
-    _dir_name,
-    _marker,
-    _member_count,
-    node_entries,
-    read_header,
-    read_meta,
-)
+from tclass._io._meta_file import read_header, read_meta, saved_marker
+from tclass._io._read import _builtin_kind, _dir_name, _member_count, node_entries
 from tclass.errors import InvalidKeyError, SubpathError, UnsafePathError
 
 __all__ = ["descend", "subpath_parts"]
@@ -141,7 +134,7 @@ def _member_name(
     subpath: NestedKey | None,
 ) -> str:
     count = _member_count(
-        folder, _marker(meta, folder.child_path(META)).get("members"), folder.child_path(META)
+        folder, saved_marker(meta, folder.child_path(META)).get("members"), folder.child_path(META)
     )
     if not (part.isascii() and part.isdigit() and str(int(part)) == part and int(part) < count):
         msg = (

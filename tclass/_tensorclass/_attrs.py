@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import torch
+from typing_extensions import Self
+
 from tclass._base._collection import TensorCollection
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._record import TensorClass
@@ -29,24 +32,36 @@ class TensorAttrs(TensorClass):
     tgt_dtype: Any = None
     tgt_shape: Any = None
 
+    @classmethod
+    def from_tensor(cls, tensor: torch.Tensor, *, fields: Sequence[str] = _FIELDS) -> Self:
+        """The attributes ``fields`` (among ``"device"``, ``"dtype"``, ``"shape"``) of
+        ``tensor``; the others are ``None``.
 
-def attrs_of(node: TensorCollection, fields: Sequence[str]) -> TensorDict:
-    """``node.attrs(fields=...)``: a TensorDict (batch size ``[]``, no device) of one
-    :class:`TensorAttrs` per tensor of ``node``, nested alike; Python values kept."""
+        Raises:
+            ArgumentError: for an unknown field.
+        """
+        _check_fields(fields)
+        return cls(
+            tgt_device=tensor.device if "device" in fields else None,
+            tgt_dtype=tensor.dtype if "dtype" in fields else None,
+            tgt_shape=tensor.shape if "shape" in fields else None,
+        )
+
+
+def _check_fields(fields: Sequence[str]) -> None:
     unknown = [field for field in fields if field not in _FIELDS]
     if unknown:
         msg = f"attrs: unknown fields {unknown}; choose among {list(_FIELDS)}"
         raise ArgumentError(msg)
+
+
+def attrs_of(node: TensorCollection, fields: Sequence[str]) -> TensorDict:
+    """``node.attrs(fields=...)``: a TensorDict (batch size ``[]``, no device) of one
+    :class:`TensorAttrs` per tensor of ``node``, nested alike; Python values kept."""
+    _check_fields(fields)
     out = TensorDict()
     for key, leaf in node.items(include_nested=True, leaves_only=True):
-        out.set(
-            key,
-            TensorAttrs(
-                tgt_device=leaf.device if "device" in fields else None,
-                tgt_dtype=leaf.dtype if "dtype" in fields else None,
-                tgt_shape=leaf.shape if "shape" in fields else None,
-            ),
-        )
+        out.set(key, TensorAttrs.from_tensor(leaf, fields=fields))
     for key, value in node.non_tensor_items(include_nested=True):  # type: ignore[attr-defined]
         out.set(key, value)
     return out

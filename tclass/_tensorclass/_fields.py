@@ -50,7 +50,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
 from tclass._core._spec import TensorSpec, array_type_of, spec_of
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._td import TensorDict, fit_to_batch
 from tclass._tensorclass._hints import annotated_members, annotation_text
 from tclass._tensorclass._options import ClassOptions
@@ -104,6 +104,11 @@ class FieldRule:
             return self._store_collection(value, batch, device)
         if self.any_value or (self.check_value is not None and self.check_value(value)):
             return NonTensorData._make(value, batch, device)
+        if type(value) is list and self.check_value is not None:
+            stack = NonTensorStack.from_list(value, device)
+            if all(map(self.check_value, _flat_values(stack.tolist(), stack.batch_dims))):
+                # One value per element, as a field of stacked records reads.
+                return self._check_batch(stack, batch)
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
         if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
@@ -176,6 +181,13 @@ class FieldRule:
         if self.convert_to is TensorDict and isinstance(value, TensorDictBase):
             msg += " (convert a record with .to_tensordict())"
         raise FieldTypeError(msg)
+
+
+def _flat_values(values: Any, depth: int) -> list[Any]:
+    """The items of nested lists ``depth`` levels deep, in order."""
+    if depth == 0:
+        return [values]
+    return [item for part in values for item in _flat_values(part, depth - 1)]
 
 
 def _describe(value: object) -> str:

@@ -32,8 +32,9 @@ from tclass._core._names import Names
 from tclass._core._records import storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._record_fields import record_batch_size, record_entries
 from tclass._engine._repr import compact_repr
-from tclass._engine._td import TensorDict, record_batch_size, record_entries
+from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
@@ -375,8 +376,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         for key, value in pairs:
             if allowed is not None and key not in allowed:
                 continue
-            if isinstance(value, _NonTensorNode):
-                value = value.data
+            if isinstance(value, NonTensorData):
+                value = value.data  # a per-element stack is set as it is
             elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
                 value = value.clone()
             self.set(key, value, inplace=inplace)
@@ -728,7 +729,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             value = self._tensordict.pop(key)
         else:
             value = self._tensordict.pop(key, default)
-        return value.data if isinstance(value, _NonTensorNode) else value
+        return value._read() if isinstance(value, _NonTensorNode) else value
 
     def del_(self, key: Any) -> Self:
         """Removes the field ``key`` (it reads ``None`` after)."""
@@ -755,6 +756,22 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         return self._results(self._tensordict.unbind(dim))
+
+    def numel(self) -> int:
+        return self._tensordict.numel()
+
+    def update_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        source = storage_of(input_dict_or_td)
+        options = {"non_blocking": non_blocking, "keys_to_update": keys_to_update, **kwargs}
+        return self._result(self._tensordict.update_(source, clone, **options))
 
     def _result(self, result: TensorDictBase) -> Self:
         """What the storage returned, as a record: ``self`` for the storage itself."""

@@ -23,7 +23,7 @@ from typing_extensions import Self
 
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike
-from tclass._engine._td import batch_size_of_record, device_of_record
+from tclass._engine._record_fields import batch_size_of_record, device_of_record
 
 __all__ = ["BatchSizeField", "DeviceField", "NamesField", "constructor_keyword"]
 

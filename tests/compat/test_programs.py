@@ -30,14 +30,7 @@ PROGRAMS = program_names()
 
 # program -> why it fails on tclass today: the issue(s) covering each failing call, first
 # failure first. "NOT COVERED" marks a failure no open issue (17-21) names.
-XFAIL: dict[str, str] = {
-    "nontensor_data": "NOT COVERED: a stack of equal values reads 'p' where the peer "
-    "reads ['p', 'p'] (README: 'A Python value stays one value')",
-    "ragged_episodes": "NOT COVERED: `lazy_stack` of TensorDicts with batch [3], [5], [2] "
-    "raises StackError; the peer gives batch_size [3, -1] (README lists the difference)",
-    "tensorclass_nontensor": "NOT COVERED: a stack of records with equal `camera` reads "
-    "'left', not ['left', 'left', 'left'] (README: 'A Python value stays one value')",
-}
+XFAIL: dict[str, str] = {}
 
 
 def _run_corpus(lib: str, names: list[str], tmp: Path) -> dict[str, dict[str, object]]:

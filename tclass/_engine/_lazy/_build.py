@@ -15,7 +15,7 @@ from tclass._base._stack_ops import LazyStackOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch
 from tclass._core._records import storage_of
-from tclass._engine._lazy._parts import check_members, insert_dim, padded_stack, stack_entries
+from tclass._engine._lazy._parts import check_members, padded_stack, stack_entries, stacked_size
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import stack
@@ -46,7 +46,8 @@ def lazy_stack(
 ) -> Any:
     """Stacks collections without copying: a :class:`LazyStackedTensorDict` of them.
 
-    Members may differ in entry shapes and keys but share a batch size. Records of a
+    Members may differ in entry shapes and keys, and in their sizes along batch dims
+    (the stack's batch size is ``-1`` there: a ragged dim, as the peer's). Records of a
     tensorclass give a record of that class over the lazy stack: fields read as the
     stacked values, ``stacked[i]`` is record ``i``. Python-value nodes are merged as
     ``tclass.stack`` merges them. Tensors are stacked with ``torch.stack``, or given
@@ -56,8 +57,8 @@ def lazy_stack(
     does. See :class:`~tclass._base._stack_ops.LazyStackOptions` for every keyword.
 
     Raises:
-        StackError: if there are no members, they mix record classes, or their batch
-            sizes differ (pad those with :func:`tclass.pad_sequence`).
+        StackError: if there are no members, they mix record classes, or their numbers
+            of batch dims differ.
     """
     members = list(collections)
     if members:
@@ -65,10 +66,10 @@ def lazy_stack(
             return _stack_tensors(members, dim, options.get("out"), options)
         if isinstance(members[0], _NonTensorNode):
             return stack(members, dim)
-    check_members(members, "lazy_stack")
+    check_members(members, "lazy_stack", options.get("strict_shape", False))
     batch = members[0].batch_size
     dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
-    result = type(members[0])._stack_lazily(members, dim, insert_dim(batch, dim, len(members)))
+    result = type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))
     if not options:
         return result
     stack_dim_name = options.get("stack_dim_name")

@@ -23,7 +23,7 @@ import torch
 
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch
-from tclass._engine._lazy._parts import insert_dim, remove_dim
+from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -61,10 +61,51 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     items = _items(stack, index)
     if all(map(_is_basic, items)):
         return _index_basic(stack, items)
+    if -1 in stack._batch_size:
+        return _pick_members(stack, items)
     ids, positions = _probe(stack, items)
     if ids.numel() == 0:
         return empty_selection(stack, items)
     return _gather(stack, ids, positions, stack_item_is_tensor(stack, items))
+
+
+def _ragged_items(stack: LazyStackedTensorDict, items: tuple[Any, ...], op: str) -> tuple[Any, ...]:
+    """``items`` (normalized) padded with full slices to one per batch dim, after checking
+    that a ragged stack can answer them member by member: ints, slices and at most one 1-d
+    tensor, not along a ragged dim (several tensors broadcast together, which needs one
+    size along every dim they span)."""
+    ndim = len(stack._batch_size)
+    items = items + (_ALL,) * (ndim - len(items))
+    tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
+    if (
+        len(items) != ndim
+        or len(tensors) > 1
+        or any(items[i].ndim != 1 or stack._batch_size[i] == -1 for i in tensors)
+        or not all(type(item) in (int, slice) or isinstance(item, torch.Tensor) for item in items)
+    ):
+        check_regular(stack, range(ndim), op)
+    return items
+
+
+def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """A ragged stack (a ``-1`` size) indexed by one 1-d tensor, with ints and slices
+    elsewhere: the tensor picks members (along the stack dim) or indexes every member
+    alike (along a regular dim). Other tensor indices need one size along each dim."""
+    items = _ragged_items(stack, items, "indexing with a tensor")
+    d = stack._stack_dim
+    picked, rest = items[d], items[:d] + items[d + 1 :]
+    if isinstance(picked, torch.Tensor):
+        members = [stack._members[number] for number in _member_numbers(stack, picked)]
+    elif type(picked) is int:
+        return stack._members[_checked(stack, picked)][rest]
+    else:
+        members = stack._members[picked]
+    if not members:
+        msg = "the index selects no member of a ragged lazy stack, which has no empty form"
+        raise IndexError(msg)
+    if not all(type(item) is slice and item == _ALL for item in rest):
+        members = [member[rest] for member in members]
+    return stack._restacked(members, d - sum(type(item) is int for item in items[:d]))
 
 
 def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
@@ -122,7 +163,7 @@ def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     picked = stack._members[stack_item]
     results = [member[member_index] for member in picked] if member_index else picked
     if results:
-        size = insert_dim(results[0].batch_size, dims_before, len(results))
+        size = stacked_size(results, dims_before)
     else:
         size = _batch.indexed_shape(stack._batch_size, items)
     out = stack._from_members(results, dims_before, size)
@@ -172,8 +213,7 @@ def _gather(
         _gather(stack, ids.select(along, j), positions.select(along, j), over_members)
         for j in range(ids.shape[along])
     ]
-    size = insert_dim(parts[0].batch_size, along, len(parts))
-    return type(parts[0])._stack_lazily(parts, along, size)
+    return type(parts[0])._stack_lazily(parts, along, stacked_size(parts, along))
 
 
 def _first_dim(values: torch.Tensor, *, varies: bool) -> int | None:
@@ -204,6 +244,9 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         _write_whole(stack._index_int(index), value)
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
+    if -1 in stack._batch_size:
+        _write_members(stack, items, value)
+        return
     ids, positions = _probe(stack, items)
     selected = ids.shape
     for number in sorted(set(ids.reshape(-1).tolist())):
@@ -216,6 +259,50 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         member[where] = _part_of(value, mask, selected)
+
+
+def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any) -> None:
+    """A write into a ragged stack (a ``-1`` size): the index picks members along the
+    stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
+    ``value`` is split among them along the selection's member dim when it has one part
+    per member there (a lazy stack of as many members included), else written whole
+    into each."""
+    d = stack._stack_dim
+    items = _ragged_items(stack, items, "this indexed write")
+    picked, rest = items[d], items[:d] + items[d + 1 :]
+    count = len(stack._members)
+    if type(picked) is int:
+        numbers = [_checked(stack, picked) % count]
+    elif type(picked) is slice:
+        numbers = list(range(count))[picked]
+    else:
+        numbers = [int(n) for n in _member_numbers(stack, picked)]
+    parts: list[Any] = [value] * len(numbers)
+    if type(picked) is not int and isinstance(value, (TensorCollection, torch.Tensor)):
+        # The dim of the selection that runs over the members: one part of value each.
+        along = d - sum(type(item) is int for item in items[:d])
+        shape = value.batch_size if isinstance(value, TensorCollection) else value.shape
+        if len(shape) > along and shape[along] == len(numbers):
+            parts = list(value.unbind(along))
+    for number, part in zip(numbers, parts):
+        member = stack._members[number]
+        if all(type(item) is slice and item == _ALL for item in rest):
+            _write_whole(member, part)
+        else:
+            member[rest] = part
+
+
+def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
+    """The members a 1-d tensor (numbers or a mask) picks along the stack dim."""
+    count = len(stack._members)
+    if not isinstance(picked, torch.Tensor) or picked.ndim != 1:
+        check_regular(stack, range(len(stack._batch_size)), "indexing with a tensor")
+    if picked.dtype is torch.bool:
+        if picked.shape[0] != count:
+            msg = f"a mask of {picked.shape[0]} elements indexes a lazy stack of {count} members"
+            raise IndexError(msg)
+        picked = picked.nonzero().squeeze(-1)
+    return [_checked(stack, int(number)) for number in picked.tolist()]
 
 
 def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:

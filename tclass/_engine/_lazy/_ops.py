@@ -22,7 +22,13 @@ from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
-from tclass._engine._lazy._parts import insert_dim, remove_dim, split_tensor, stack_entries
+from tclass._engine._lazy._parts import (
+    check_regular,
+    remove_dim,
+    split_tensor,
+    stack_entries,
+    stacked_size,
+)
 from tclass._engine._nontensor import join_non_tensor
 from tclass.errors import BatchSizeError, DimError, HeterogeneousEntryError, ShapeError
 
@@ -308,8 +314,7 @@ class LazyStackOps(TensorDictBase):
             elif first._is_value_node:
                 values[key] = join_non_tensor(parts, "stack", 0, (key,))
             else:  # nested collections: their members' elements joined the same way
-                batch = insert_dim(first.batch_size, 0, len(parts))
-                values[key] = self._from_members(parts, 0, batch)._joined()
+                values[key] = self._from_members(parts, 0, stacked_size(parts, 0))._joined()
         return self._members[0]._new_like(values, torch.Size([]), self.device)
 
     def _renamed(self, key_transform: Callable[[str], str]) -> Self:
@@ -505,6 +510,7 @@ class LazyStackOps(TensorDictBase):
         given = size if size is not None else batch_size
         if given is not None:
             shape = (tuple(given),)
+        check_regular(self, range(len(self._batch_size)), "view")
         target = _batch.view_shape(_batch.shape_args(shape, "view"), self._batch_size, "view")
         regrouped = self._regroup(target)
         if regrouped is None:
@@ -517,6 +523,11 @@ class LazyStackOps(TensorDictBase):
         return self._carry(regrouped, self._dim_names if regrouped is self else None)
 
     def _reshaped(self, new: torch.Size) -> Self:
+        if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
+            if len(new) != 1:
+                check_regular(self, range(len(self._batch_size)), f"reshape to {list(new)}")
+            parts = [part for member in self._members for part in member.reshape(-1).unbind(0)]
+            return self._lazily(parts, 0, None)
         regrouped = self._regroup(new)
         if regrouped is not None:
             return regrouped
@@ -549,7 +560,7 @@ class LazyStackOps(TensorDictBase):
     def _lazily(self, parts: list[Any], dim: int, size: torch.Size | None) -> Self:
         """A lazy stack of ``parts`` along ``dim`` (members of any kind)."""
         if size is None:
-            size = insert_dim(parts[0].batch_size, dim, len(parts))
+            size = stacked_size(parts, dim)
         return self._from_members(parts, dim, size)
 
     # --- reordering and selecting, member by member -----------------------------------------
@@ -682,11 +693,14 @@ class LazyStackOps(TensorDictBase):
             return tuple(
                 self[before + (slice(start, start + size),)] for start, size in zip(starts, sizes)
             )
+        check_regular(self, [dim], "split")
         pieces = [m.split(split_size, dim if dim < d else dim - 1) for m in self._members]
         return tuple(self._restacked(list(group)) for group in zip(*pieces))
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
         dim = _batch.normalize_dim(dim, len(self._batch_size), op="chunk")
+        if dim != self._stack_dim:
+            check_regular(self, [dim], "chunk")
         sizes = _batch.chunk_sizes(chunks, self._batch_size[dim])
         return self.split(sizes, dim)
 

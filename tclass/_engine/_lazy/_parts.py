@@ -24,9 +24,11 @@ from tclass.errors import BatchMismatchError, HeterogeneousEntryError, StackErro
 
 __all__ = [
     "check_members",
+    "check_regular",
     "common_device",
     "common_keys",
     "insert_dim",
+    "stacked_size",
     "padded_stack",
     "remove_dim",
     "split_operand",
@@ -49,9 +51,10 @@ def remove_dim(size: torch.Size, dim: int) -> torch.Size:
     return torch.Size((*size[:dim], *size[dim + 1 :]))
 
 
-def check_members(members: list[Any], op: str) -> list[Any]:
+def check_members(members: list[Any], op: str, strict_shape: bool = False) -> list[Any]:
     """Checks that ``members`` can be stacked lazily: collections (not Python-value
-    nodes) of one record class, or dictionary-like collections, sharing a batch size."""
+    nodes) of one record class, or dictionary-like collections, with as many batch dims
+    (with ``strict_shape``, the same batch size)."""
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
@@ -70,14 +73,63 @@ def check_members(members: list[Any], op: str) -> list[Any]:
                 f"{type(first).__name__}; records of one class only"
             )
             raise StackError(msg)
-        if member.batch_size != first.batch_size:
+        if strict_shape and member.batch_size != first.batch_size:
+            msg = (
+                f"{op}: member {position} has batch size {format_shape(member.batch_size)} "
+                f"but member 0 has {format_shape(first.batch_size)}, which strict_shape=True "
+                "refuses (without it, the stack is ragged: -1 where the sizes differ)"
+            )
+            raise StackError(msg)
+        if len(member.batch_size) != len(first.batch_size):
             msg = (
                 f"{op}: member {position} has batch size {format_shape(member.batch_size)} "
                 f"but member 0 has {format_shape(first.batch_size)}; the members of a lazy "
-                f"stack share their batch size ({_PAD_HINT})"
+                "stack have as many batch dims (their sizes may differ: the stack's is -1 "
+                f"there), or {_PAD_HINT}"
             )
             raise StackError(msg)
     return members
+
+
+def check_regular(stack: Any, dims: Sequence[int], op: str) -> None:
+    """Raises if one of ``dims`` of a lazy stack is ragged (``-1``: the members' sizes
+    differ along it), where ``op`` needs one size.
+
+    Raises:
+        HeterogeneousEntryError: (a ``StackError``, so a ``ValueError`` and a
+            ``RuntimeError``) naming the dim, the members' batch sizes and what works.
+    """
+    batch = stack.batch_size
+    for dim in dims:
+        if batch[dim] == -1:
+            members = stack._members
+            shown = ", ".join(format_shape(member.batch_size) for member in members[:4])
+            more = ", ..." if len(members) > 4 else ""
+            msg = (
+                f"{op}: dim {dim} of this lazy stack (batch size {format_shape(batch)}) is "
+                f"ragged: its members have batch sizes {shown}{more}. Work member by member "
+                f"(lazy[i], lazy.unbind({stack.stack_dim})), read entries with "
+                "get(key, as_nested_tensor=True) or as_padded_tensor=True, or pad the "
+                "members with tclass.pad_sequence"
+            )
+            raise HeterogeneousEntryError(msg)
+
+
+def stacked_size(members: Sequence[Any], dim: int) -> torch.Size:
+    """The batch size of ``members`` stacked lazily along ``dim``: the number of members
+    at ``dim``, and each other dim's size where the members agree, ``-1`` where they do
+    not (a ragged dim, as the peer writes it)."""
+    first = members[0].batch_size
+    sizes = first
+    for member in members:
+        if member.batch_size != first:
+            batches = [member.batch_size for member in members]
+            sizes = torch.Size(
+                size if all(batch[i] == size for batch in batches) else -1
+                for i, size in enumerate(first)
+            )
+            break
+    return insert_dim(sizes, dim, len(members))
 
 
 def common_device(members: Sequence[Any]) -> torch.device | None:
@@ -133,12 +185,20 @@ def stack_entries(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
         for position, part in enumerate(parts):
             if not isinstance(part, _NonTensorNode):
                 _raise_kinds(path, first, part, position)
+            if part.batch_size != first.batch_size:  # members of a ragged stack
+                msg = (
+                    f"entry {_name(path)!r} holds Python values over batch size "
+                    f"{format_shape(part.batch_size)} in member {position} but "
+                    f"{format_shape(first.batch_size)} in member 0, which do not stack; read "
+                    f"them member by member with get({_name(path)!r}, as_list=True)"
+                )
+                raise HeterogeneousEntryError(msg)
         return join_non_tensor(parts, "stack", dim, path)
     for position, part in enumerate(parts):
         if not isinstance(part, TensorCollection) or isinstance(part, _NonTensorNode):
             _raise_kinds(path, first, part, position)
     check_members(parts, f"lazy stack entry {_name(path)!r}")
-    return type(first)._stack_lazily(parts, dim, insert_dim(first.batch_size, dim, len(parts)))
+    return type(first)._stack_lazily(parts, dim, stacked_size(parts, dim))
 
 
 def _raise_kinds(path: tuple[str, ...], first: object, part: object, position: int) -> None:
@@ -203,6 +263,8 @@ def summary_of(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
             return LeafSummary(dtype, None, first.device)
         sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
         return LeafSummary(dtype, (*sizes[:dim], len(parts), *sizes[dim:]), first.device)
+    if isinstance(first, _NonTensorNode) and any(p.batch_size != first.batch_size for p in parts):
+        return first  # a ragged stack's Python values: shown by member 0's kind
     try:
         return stack_entries(parts, dim, path)
     except StackError:  # HeterogeneousEntryError included
@@ -229,6 +291,8 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
         try:
             value = torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
+            if dim == 0 and isinstance(value, list) and len(value) == count:
+                return list(value)  # one item per member, as the peer
             return [value] * count  # a Python value the members store as they do
     if isinstance(value, TensorCollection):
         if value.batch_size[:ndim] != batch:

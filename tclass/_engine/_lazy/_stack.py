@@ -1,10 +1,12 @@
 """``LazyStackedTensorDict``: a stack of collections kept as its members, not copied.
 
-A lazy stack holds a list of members that share a batch size and may differ in anything
-else: entry shapes, key sets, nested structure. Its batch size is the members' with the
-number of members inserted at ``stack_dim``. Nothing is copied when it is built, indexed
-along the stack dim (``lazy[i]`` *is* member ``i``) or transformed member by member
-(``apply``, ``to``, ``clone``, comparisons, ``unsqueeze``, ...).
+A lazy stack holds a list of members that have as many batch dims and may differ in
+anything else: entry shapes, key sets, nested structure, sizes along batch dims. Its
+batch size is the members' with the number of members inserted at ``stack_dim``, and
+``-1`` along a dim where the members' sizes differ (a ragged dim, as the peer's), which
+operations needing one size there refuse with a ``HeterogeneousEntryError``. Nothing is
+copied when it is built, indexed along the stack dim (``lazy[i]`` *is* member ``i``) or
+transformed member by member (``apply``, ``to``, ``clone``, comparisons, ``unsqueeze``, ...).
 
 Reading an entry stacks the members' entries on demand: tensors with ``torch.stack`` when
 their shapes agree (a clear error suggesting ``as_list`` / ``as_padded_tensor`` /
@@ -20,6 +22,7 @@ over the stack dim, ...) build the dense stack first, which works when the membe
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
@@ -37,6 +40,7 @@ from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     check_members,
+    check_regular,
     common_device,
     common_keys,
     insert_dim,
@@ -44,6 +48,7 @@ from tclass._engine._lazy._parts import (
     remove_dim,
     split_operand,
     stack_entries,
+    stacked_size,
     summary_of,
 )
 from tclass._engine._nontensor import _NonTensorNode
@@ -83,12 +88,13 @@ class LazyStackedTensorDict(LazyStackOps):
 
     Args:
         *tensordicts: the members: collections (TensorDicts, records, lazy stacks) with
-            the same batch size.
+            as many batch dims (sizes that differ give ``-1`` in the batch size).
         stack_dim: where the member dim goes among the batch dims (``-1``: last).
+        strict_shape: refuse members whose batch sizes differ.
 
     Raises:
-        StackError: if there are no members, or their batch sizes differ (members of
-            different lengths are padded with :func:`tclass.pad_sequence` instead).
+        StackError: if there are no members, their numbers of batch dims differ, or
+            (with ``strict_shape``) their batch sizes do.
 
     Example:
         >>> agents = LazyStackedTensorDict(
@@ -137,12 +143,12 @@ class LazyStackedTensorDict(LazyStackOps):
         if not tensordicts:  # an empty stack, which grows with append / insert
             self._init([], stack_dim, torch.Size([0]))
         else:
-            members = check_members(list(tensordicts), "LazyStackedTensorDict")
+            members = check_members(list(tensordicts), "LazyStackedTensorDict", strict_shape)
             member_batch = members[0].batch_size
             dim = _batch.normalize_dim(
                 stack_dim, len(member_batch), op="lazy_stack", inclusive=True
             )
-            self._init(members, dim, insert_dim(member_batch, dim, len(members)))
+            self._init(members, dim, stacked_size(members, dim))
         self._stack_dim_name = stack_dim_name
         if names is not None:
             self.names = names
@@ -170,7 +176,7 @@ class LazyStackedTensorDict(LazyStackOps):
         and the name of its stack dim."""
         dim = self._stack_dim if stack_dim is None else stack_dim
         if members:
-            size = insert_dim(members[0].batch_size, dim, len(members))
+            size = stacked_size(members, dim)
         else:
             size = self._batch_size
         out = self._from_members(members, dim, size)
@@ -199,6 +205,8 @@ class LazyStackedTensorDict(LazyStackOps):
         new = as_batch_size(value)
         if self._locked:
             raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
+        if new != self._batch_size:  # a ragged dim has no size to give to a new batch size
+            check_regular(self, range(len(self._batch_size)), "setting batch_size")
         self._check_batch_size(new, ())
         self._assign_batch_size(new)
 
@@ -525,12 +533,9 @@ class LazyStackedTensorDict(LazyStackOps):
             members = self._members[index]
             if not members:
                 return cast(Self, empty_selection(self, (index,)))
-            size = insert_dim(self._batch_size[1:], 0, len(members))
-            return self._from_members(members, 0, size)
-        size = _batch.indexed_shape(self._batch_size, index)
-        return self._from_members(
-            [member[index] for member in self._members], self._stack_dim, size
-        )
+            return self._from_members(members, 0, stacked_size(members, 0))
+        members = [member[index] for member in self._members]
+        return self._from_members(members, self._stack_dim, stacked_size(members, self._stack_dim))
 
     def _index(self, index: Any) -> Any:
         return index_lazy(self, index)
@@ -619,6 +624,31 @@ class LazyStackedTensorDict(LazyStackOps):
                 value = value.clone()
             self.set(key, value, inplace=inplace)
         return self
+
+    def update_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Copies ``input_dict_or_td`` into the existing entries in place: member by
+        member when it is a collection of this batch size (split along the stack dim, so
+        members of different shapes or lengths work), else as every collection does."""
+        source = input_dict_or_td
+        if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
+            for member, part in zip(self._members, source.unbind(self._stack_dim)):
+                member.update_(
+                    part, clone, non_blocking=non_blocking, keys_to_update=keys_to_update
+                )
+            if not kwargs:
+                return self
+            source = None
+        return super().update_(
+            source, clone, non_blocking=non_blocking, keys_to_update=keys_to_update, **kwargs
+        )
 
     def pop(self, key: Any, default: Any = _MISSING) -> Any:
         """Removes ``key`` from every member and returns its stacked value (or
@@ -785,7 +815,7 @@ class LazyStackedTensorDict(LazyStackOps):
         members = self._members
         if members:
             check_members([members[0], tensordict], "insert")
-            self._batch_size = insert_dim(members[0].batch_size, self._stack_dim, len(members) + 1)
+            self._batch_size = stacked_size([*members, tensordict], self._stack_dim)
             self._device = self._device if tensordict.device == self._device else None
         else:
             check_members([tensordict], "insert")
@@ -799,7 +829,7 @@ class LazyStackedTensorDict(LazyStackOps):
     def _relayout(self, member_batch: torch.Size) -> None:
         """Takes the members' new batch size (after they inferred theirs)."""
         self._stack_dim = min(self._stack_dim, len(member_batch))
-        self._batch_size = insert_dim(member_batch, self._stack_dim, len(self._members))
+        self._batch_size = stacked_size(self._members, self._stack_dim)
 
     def _assign_device(self, device: torch.device | None) -> None:
         self._device = device
@@ -866,6 +896,14 @@ class LazyStackedTensorDict(LazyStackOps):
         to_td = getattr(dense, "to_tensordict", None)
         return dense if to_td is None else to_td()
 
+    def numel(self) -> int:
+        """The number of elements: the members' together (a ragged stack's batch size
+        has a ``-1`` where their sizes differ)."""
+        batch = self._batch_size
+        if -1 not in batch:
+            return math.prod(batch)
+        return sum(member.numel() for member in self._members)
+
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         """Along the stack dim: the members themselves; along another dim: lazy stacks of
         the members' pieces."""
@@ -873,6 +911,7 @@ class LazyStackedTensorDict(LazyStackOps):
         d = self._stack_dim
         if dim == d:
             return tuple(self._members)
+        check_regular(self, [dim], "unbind")
         pieces = [member.unbind(dim if dim < d else dim - 1) for member in self._members]
         new_d = d - 1 if dim < d else d
         return tuple(self._restacked(list(group), new_d) for group in zip(*pieces))

@@ -1,0 +1,121 @@
+"""What the engine builds for the other layers' hottest paths over a TensorDict's slots:
+the field accessors of records (their getters, setters, batch size and device) and
+``data_ptr()``.
+
+A record (tclass/_tensorclass) keeps its fields in a TensorDict (or a lazy stack, which
+answers the same slots) in its ``_tensordict``. Reading and assigning a field are the
+hottest paths of the library, so they are built here, with direct slot access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from operator import attrgetter
+from typing import Any
+
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import Value
+from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
+from tclass._engine._td import TensorDict
+from tclass.errors import BatchMismatchError
+
+__all__ = [
+    "batch_size_of_record",
+    "data_ptrs",
+    "device_of_record",
+    "field_getter",
+    "record_batch_size",
+    "record_entries",
+    "tensor_field_setter",
+]
+
+_Tensor = torch.Tensor
+_NO_DIMS = torch.Size([])
+
+
+def data_ptrs(collection: Any, storage: bool) -> TensorDict:
+    """``collection.data_ptr()``: a TensorDict (no batch dims, on the CPU) of the data
+    addresses of the tensors (``storage``: of their storages), nested like it; a lazy
+    stack's members under ``"0"``, ``"1"``...; Python values left out."""
+    if collection._is_lazy:
+        members = {str(i): data_ptrs(m, storage) for i, m in enumerate(collection.tensordicts)}
+        return TensorDict._new_unchecked(members, _NO_DIMS, torch.device("cpu"))  # type: ignore[arg-type]
+    entries: dict[str, Value] = {}
+    for key, value in collection._items():
+        if isinstance(value, TensorCollection):
+            if not value._is_leaf_node:
+                entries[key] = data_ptrs(value, storage)
+            continue
+        address = value.untyped_storage().data_ptr() if storage else value.data_ptr()
+        entries[key] = torch.tensor(address, dtype=torch.int64)
+    return TensorDict._new_unchecked(entries, _NO_DIMS, torch.device("cpu"))
+
+
+# --- the field accessors of records ------------------------------------------------------
+
+_OTHER_NODES = (NonTensorStack, MetaData)
+
+# C-level getters of a record's entries and batch size, which stack and cat read from
+# hundreds of members at once.
+record_entries: Callable[[Any], Mapping[str, Value]] = attrgetter("_tensordict._tensors")
+record_batch_size: Callable[[Any], torch.Size] = attrgetter("_tensordict._batch_size")
+
+
+# The getters of a record's batch_size and device properties (plain functions,
+# which torch.compile traces, unlike attrgetter objects).
+def batch_size_of_record(record: Any) -> torch.Size:
+    return record._tensordict._batch_size  # type: ignore[no-any-return]
+
+
+def device_of_record(record: Any) -> torch.device | None:
+    return record._tensordict._device  # type: ignore[no-any-return]
+
+
+def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
+    """The getter of the record field ``name``: its entry, ``None`` when absent, and
+    with ``values`` a Python value's data instead of its node."""
+
+    def getter(record: Any) -> Any:
+        value = record._tensordict._tensors.get(name)
+        kind = value.__class__
+        if kind is NonTensorData:  # the common case: one value, read as an attribute
+            return value.data
+        return value._read() if kind in _OTHER_NODES else value
+
+    def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
+        return record._tensordict._tensors.get(name)
+
+    return getter if values else entry_getter
+
+
+def tensor_field_setter(
+    name: str,
+    slow: Callable[[Any, Any], None],
+    check: Callable[[Mapping[str, Any], Any, torch.Size], bool] | None = None,
+) -> Callable[[Any, Any], None]:
+    """The setter of the tensor field ``name``: a plain tensor into an unlocked record
+    not saved in a folder is checked and stored inline; anything else goes to ``slow``.
+    With ``check(entries, tensor, batch_size)`` (the field's spec against the record's
+    other fields, batch dims included), a tensor it refuses goes to ``slow`` too, which
+    says why."""
+
+    def setter(record: Any, value: Any) -> None:
+        td = record._tensordict
+        if value.__class__ is not _Tensor or td._locked or td._saved_at is not None:
+            slow(record, value)
+            return
+        batch = td._batch_size
+        device = td._device
+        if device is not None and value.device != device:
+            value = value.to(device)
+        if check is not None:
+            if td.__class__ is not TensorDict or not check(td._tensors, value, batch):
+                slow(record, value)  # a lazy stack's members may differ: checked there
+                return
+        elif batch and value.shape[: len(batch)] != batch:
+            raise BatchMismatchError(name, value.shape, batch)
+        td._tensors[name] = value
+
+    return setter

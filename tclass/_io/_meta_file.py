@@ -1,0 +1,212 @@
+"""Reading and checking ``meta.json`` files: the JSON (its nesting depth checked first,
+without recursion), a node's header (format version, saved class), and the checks of
+single fields (sizes, devices, tclass's marker) that every reader of a saved folder uses.
+
+Each check raises a ``MetadataError`` naming the file; nothing here opens a file itself
+(the ``Folder`` reads it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NoReturn, TypeGuard
+
+import numpy as np
+import torch
+
+from tclass._engine._nontensor import NonTensorData
+from tclass._io._classes import saved_class_name
+from tclass._io._folder import Folder
+from tclass._io._format import FORMAT_VERSION, MAX_JSON_DEPTH, META, TCLASS_FIELD, is_marker
+from tclass.errors import MetadataError
+
+__all__ = [
+    "KNOWN_DEVICES",
+    "check_depth",
+    "check_nested_batch",
+    "fits_int64",
+    "is_sizes",
+    "saved_marker",
+    "names_device",
+    "raise_too_large",
+    "read_header",
+    "read_meta",
+    "checked_sizes",
+]
+
+_INT64 = 1 << 63  # sizes and element counts must stay below this (torch's int64)
+# Device strings of leaves and nodes already parsed (a bounded cache: they are few).
+KNOWN_DEVICES = {"cpu", "None", "meta", "cuda", "cuda:0"}
+
+
+# --- files and folders -------------------------------------------------------------------
+
+
+def read_meta(folder: Folder) -> dict[str, Any]:
+    """The folder's meta.json as a dict, or an error naming the file."""
+    path = folder.child_path(META)
+    meta = _parse_json(folder.read_small(META, "its metadata"), path)
+    if not isinstance(meta, dict):
+        msg = f"{path!r} holds a JSON {type(meta).__name__}, not an object; the folder is damaged"
+        raise MetadataError(msg)
+    return meta
+
+
+def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
+    """The folder's meta.json and the ``module.QualName`` of the class it saves, after
+    checking the format version."""
+    meta = read_meta(folder)
+    where = folder.child_path(META)
+    version = meta.get("_format_version", 0)
+    # A dict here is a key named "_format_version" in a version-0 file (the peer's rule).
+    if not isinstance(version, dict) and (type(version) is not int or version < 0):
+        raise MetadataError(
+            f"{where!r}: _format_version must be a non-negative int, got {version!r}"
+        )
+    if type(version) is int and version > FORMAT_VERSION:
+        msg = (
+            f"{where!r} was written in format version {version}; this tclass reads up "
+            f"to {FORMAT_VERSION}. Upgrade tclass"
+        )
+        raise MetadataError(msg)
+    name = saved_class_name(meta)
+    if name is None:
+        msg = (
+            f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged"
+        )
+        raise MetadataError(msg)
+    return meta, name
+
+
+def _parse_json(raw: bytes, path: str) -> Any:
+    """The JSON in ``raw``, after checking its nesting depth without recursion (the json
+    module recurses once per level, and past the recursion limit the C stack is at risk)."""
+    check_depth(raw, path)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as error:  # RecursionError: a lowered recursion limit
+        msg = f"{path!r} is not valid JSON ({error}); the folder is damaged or not a saved tree"
+        raise MetadataError(msg) from None
+
+
+def check_depth(raw: bytes, path: str) -> None:
+    if _json_depth_over(raw, MAX_JSON_DEPTH):
+        msg = (
+            f"{path!r} holds JSON nested more than {MAX_JSON_DEPTH} levels deep; tclass never "
+            "writes that (deeper values need pickle): the folder is damaged or crafted"
+        )
+        raise MetadataError(msg)
+
+
+# Every byte but the ones that shape JSON's nesting: the quote and the brackets.
+_NOT_STRUCTURE = bytes(code for code in range(256) if code not in b'"[]{}')
+_DEPTH_CHUNK = 1 << 20
+
+
+def _json_depth_over(raw: bytes, limit: int) -> bool:
+    """Whether the [ and { of ``raw`` (outside strings) nest deeper than ``limit``.
+
+    Linear and vectorised: drop escaped backslashes and quotes (outside strings valid
+    JSON has no backslash, and the parser stops at the first invalid byte), keep only
+    quotes and brackets, and count, per bracket, the quotes before it (odd: in a string).
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False  # the usual case: JSON cannot be deeper than its opening brackets
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    kept = np.frombuffer(raw.translate(None, _NOT_STRUCTURE), dtype=np.uint8)
+    depth = quotes = 0
+    for start in range(0, kept.size, _DEPTH_CHUNK):
+        chunk = kept[start : start + _DEPTH_CHUNK]
+        is_quote = chunk == ord('"')
+        quotes_before = np.cumsum(is_quote) - is_quote + quotes
+        # "[" and "{" end in 0xB, "]" and "}" in 0xD: +1 and -1; quotes and strings: 0.
+        steps = np.where(is_quote | (quotes_before & 1 == 1), 0, 12 - (chunk & 15).astype(np.int64))
+        running = np.cumsum(steps) + depth
+        if int(running.max()) > limit:
+            return True
+        depth, quotes = int(running[-1]), int(quotes_before[-1] + is_quote[-1])
+    return False
+
+
+# --- field checks ------------------------------------------------------------------------
+
+
+def is_sizes(value: object) -> TypeGuard[list[int]]:
+    if value.__class__ is not list:
+        return False
+    for size in value:  # a loop: cheaper than all() with a generator, per leaf
+        if size.__class__ is not int or size < 0:
+            return False
+    return True
+
+
+def checked_sizes(value: object, where: str, what: str) -> list[int]:
+    if not is_sizes(value):
+        msg = f"{where!r}: {what} must be a list of non-negative ints, got {value!r:.80}"
+        raise MetadataError(msg)
+    if not fits_int64(value):
+        raise_too_large(where, f"{what} {value}, which")
+    return value
+
+
+def fits_int64(sizes: list[int]) -> bool:
+    """Whether torch can represent a tensor of ``sizes``: the product of the sizes (each
+    at least 1, as torch computes strides) stays below 2**63."""
+    total = 1
+    for size in sizes:
+        total *= size or 1
+    return total < _INT64
+
+
+def raise_too_large(where: str, subject: str) -> NoReturn:
+    msg = (
+        f"{where!r}: {subject} is too large for torch (the product of its sizes, a 0 counted as 1, "
+        "reaches 2**63); the folder is damaged or crafted"
+    )
+    raise MetadataError(msg)
+
+
+def names_device(value: object, where: str, what: str) -> bool:
+    """Whether a saved device names one (null and "None", as older writers wrote, do
+    not); a value that is no device string is an error."""
+    if value is None or value == "None":
+        return False
+    if isinstance(value, str) and (value in KNOWN_DEVICES or _parses_as_device(value)):
+        return True
+    msg = (
+        f"{where!r}: {what} is {value!r:.80}, which is not a device (such as 'cpu', "
+        "'cuda:0' or 'None')"
+    )
+    raise MetadataError(msg)
+
+
+def _parses_as_device(text: str) -> bool:
+    try:
+        torch.device(text)
+    except (RuntimeError, ValueError):
+        return False
+    if len(KNOWN_DEVICES) < 64:
+        KNOWN_DEVICES.add(text)
+    return True
+
+
+def saved_marker(meta: dict[str, Any], where: str) -> dict[str, Any]:
+    """tclass's marker in a node's meta.json (empty when there is none, or when the entry
+    of that name is a key's)."""
+    marker = meta.get(TCLASS_FIELD, {})
+    if not isinstance(marker, dict):
+        raise MetadataError(f"{where!r}: {TCLASS_FIELD} must be an object, got {marker!r:.80}")
+    return marker if is_marker(TCLASS_FIELD, marker) else {}
+
+
+def check_nested_batch(value: Any, batch: torch.Size, path: str) -> None:
+    inner = value.batch_size
+    if isinstance(value, NonTensorData):
+        return
+    if tuple(inner[: len(batch)]) != tuple(batch):
+        msg = (
+            f"{path!r} has batch size {list(inner)}, which does not start with its "
+            f"parent's {list(batch)}"
+        )
+        raise MetadataError(msg)
