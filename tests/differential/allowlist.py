@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .compare import differences
 from .open_findings import OPEN
 
 if TYPE_CHECKING:
@@ -89,65 +88,7 @@ def _about_values(line: str) -> bool:
     return " list of " in line or "peer values (" in line
 
 
-def _one_value(snap: Any) -> Any:
-    """The Python value every element of a (nested) list snapshot holds, or None."""
-    if isinstance(snap, tuple) and snap[:1] == ("py",):
-        return snap
-    if isinstance(snap, tuple) and snap[:1] == ("seq",) and snap[2]:
-        values = [_one_value(item) for item in snap[2]]
-        if values[0] is not None and all(v == values[0] for v in values):
-            return values[0]
-    return None
-
-
-def _as_one_value(snap: Any, mine: Any) -> Any:
-    """The peer's snapshot with each list of equal Python values (a stacked, expanded or
-    unsqueezed value) read as that one value, as tclass keeps it; an empty list (no
-    element to hold the value) reads as tclass's value. ``mine``: tclass's snapshot at the
-    same place (walked alongside)."""
-    if isinstance(snap, list):
-        return [_as_one_value(item, _at(mine, i, list)) for i, item in enumerate(snap)]
-    if not isinstance(snap, tuple) or not snap or snap[0] == "tensor":
-        return snap
-    kept = isinstance(mine, tuple) and mine[:1] in (("value",), ("py",))
-    if snap[0] == "values":
-        if kept and not _elements(snap[1]) and mine[0] == "value":
-            return mine
-        one = _one_value(snap[1])
-        if one is not None:
-            return ("value", one, snap[2])
-    if snap[0] == "seq":
-        if kept and not _elements(snap) and mine[0] == "py":
-            return mine
-        one = _one_value(snap)
-        if one is not None:
-            return one
-    return tuple(_as_one_value(item, _at(mine, i, tuple)) for i, item in enumerate(snap))
-
-
-def _at(snap: Any, index: int, kind: type) -> Any:
-    return snap[index] if isinstance(snap, kind) and index < len(snap) else None
-
-
-def _elements(snap: Any) -> int:
-    """How many Python values a (nested) list snapshot holds."""
-    if isinstance(snap, tuple) and snap[:1] == ("seq",):
-        return sum(_elements(item) for item in snap[2])
-    return 1
-
-
-def _one_python_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    if finding.kind != "result":
-        return False
-    return not list(differences(_as_one_value(peer.snap, mine.snap), mine.snap))
-
-
 ENTRIES: list[Entry] = [
-    Entry(
-        "python-value-one",
-        "**A Python value stays one value.** Stacking records whose `env` fields are equal",
-        _one_python_value,
-    ),
     Entry(
         "pad-keeps-values",
         "**Stacking keeps what can be kept.** `pad` keeps a shared Python value shared (it",
@@ -180,11 +121,6 @@ ENTRIES: list[Entry] = [
         "math-beyond-the-peer",
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
         _beyond_the_peer,
-    ),
-    Entry(
-        "lazy-members-share-batch-size",
-        "Lazy-stack members share their batch size (the peer allows members of different",
-        _tagged("ragged", "tclass-raises"),
     ),
     Entry(
         "from-dict-infers",

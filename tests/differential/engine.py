@@ -254,6 +254,7 @@ def run_program(
                 return outcome
         finding = program.recheck()
         if finding is not None:
+            finding.open = allowlist.open_issue(finding)
             stats.findings.append(finding)
         return finding
 

@@ -54,14 +54,16 @@ def _describe(x: Any) -> Info:
     if name in ("NonTensorData", "NonTensorStack"):
         return Info("value" if name == "NonTensorData" else "values", tuple(x.batch_size))
     kind = "record" if name in RECORD_KINDS else "lazy" if name.startswith("LazyStacked") else "td"
-    info = Info(kind, tuple(x.batch_size), locked=bool(x.is_locked))
+    # A ragged lazy stack's batch size has -1 for its ragged dims: drawn as if 1.
+    batch = tuple(1 if side < 0 else side for side in x.batch_size)
+    info = Info(kind, batch, locked=bool(x.is_locked))
     try:
         info.names = list(x.names)
     except Exception:  # lazy stacks of some kinds have no names
         info.names = []
-    source = x.to_tensordict() if kind == "record" else x
-    if kind == "lazy":
-        _walk_lazy(x, info)
+    source = x._tensordict if kind == "record" else x  # a record's storage, either library
+    if type(source).__name__.startswith("LazyStacked"):  # (a record over a lazy stack too)
+        _walk_lazy(source, info)
     else:
         _walk(source, (), info)
     info.top = list(source.keys())
@@ -83,7 +85,7 @@ def _walk(td: Any, prefix: tuple[str, ...], info: Info) -> None:
             info.python.append(path)
         elif is_collection(value):
             info.nodes.append(path)
-            _walk(value.to_tensordict() if kind in RECORD_KINDS else value, path, info)
+            _walk(value._tensordict if kind in RECORD_KINDS else value, path, info)
 
 
 def _walk_lazy(x: Any, info: Info) -> None:
