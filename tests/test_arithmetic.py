@@ -867,3 +867,29 @@ def test_the_peer_algebra_surface_is_covered() -> None:
     for name in names:
         for cls in (TensorDict, LazyStackedTensorDict, Rec):
             assert callable(getattr(cls, name)), (cls, name)
+
+
+def test_a_0_dim_tensor_operand_keeps_the_leaf_dtypes() -> None:
+    """Found by the differential fuzzer: a 0-dim tensor is not reshaped against leaves
+    with feature dims, so torch's type promotion keeps ``int32`` (as in the peer)."""
+    td = TensorDict({"a": torch.ones(1, 2, 2), "c": torch.ones(1, 2, 3, dtype=torch.int32)}, [1, 2])
+    out = td.mul(torch.tensor(1))
+    assert out["c"].dtype == torch.int32 and out["a"].dtype == torch.float32
+    assert (td + torch.tensor(2))["c"].dtype == torch.int32
+
+
+def test_or_and_xor_results_are_unlocked_as_the_peer() -> None:
+    td = TensorDict({"d": torch.ones(3, dtype=torch.uint8)}, [3]).lock_()
+    assert not (td | td).is_locked and not (td ^ 1).is_locked and (td & td).is_locked
+
+
+def test_binary_arithmetic_leaves_out_nested_collections_holding_nothing() -> None:
+    """Found by the differential fuzzer: as the peer, ``+``, ``-``, ``**``, ``&``,
+    ``minimum``... leave out nested collections with no entries (at any depth); unary
+    operations and comparisons keep them."""
+    td = TensorDict({"a": torch.ones(2), "m": {}, "n": {"o": {}, "b": torch.ones(2)}}, [])
+    for result in (td + 1, 1 - td, td**2, td.minimum(td), td.clamp_min(0)):
+        assert list(result.keys(True)) == ["a", ("n", "b"), "n"]
+    assert "m" in abs(td).keys() and "m" in (td == td).keys()
+    stack = tclass.lazy_stack([td, td.clone()])
+    assert list((stack * 2).keys(True)) == ["a", ("n", "b"), "n"]

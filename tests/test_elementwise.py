@@ -127,12 +127,15 @@ def test_apply_with_batch_size() -> None:
     out = td.apply(lambda t: t[:, :2], batch_size=[3, 2])
     assert out.batch_size == torch.Size([3, 2])
     assert out["a"].shape == torch.Size([3, 2, 2])
-    assert out["n"].batch_size == torch.Size([3, 2, 5])
-    assert out["n", "m"].batch_size == torch.Size([3, 2, 5])
+    # as the peer: the batch size given is the nested collections' batch size too
+    assert out["n"].batch_size == torch.Size([3, 2])
+    assert out["n", "m"].batch_size == torch.Size([3, 2])
     assert torch.equal(out["n", "m", "d"], td["n", "m", "d"][:, :2])
     fewer = td.apply(lambda t: t[0], batch_size=[4])
     assert fewer.batch_size == torch.Size([4])
-    assert fewer["n"].batch_size == torch.Size([4, 5])
+    assert fewer["n"].batch_size == torch.Size([4])
+    named = td.named_apply(lambda k, t: t[..., None], batch_size=[])
+    assert named["n"].batch_size == named["n", "m"].batch_size == torch.Size([])
     with pytest.raises(BatchSizeError, match=r"\[3, 2\]"):
         td.apply(lambda t: t, batch_size=[3, 2])
     with pytest.raises(BatchSizeError, match="invalid batch_size"):
@@ -205,7 +208,7 @@ def test_named_apply_with_others_none_and_batch_size() -> None:
     )
     assert "b" not in out.keys()
     assert out.batch_size == torch.Size([3, 1])
-    assert out["n"].batch_size == torch.Size([3, 1, 5])
+    assert out["n"].batch_size == torch.Size([3, 1])  # as the peer
     expected = (td["a"].double() + other["a"].double())[:, :1] / 2
     assert torch.equal(out["a"], expected)
     with pytest.raises(BatchSizeError, match="'a'"):

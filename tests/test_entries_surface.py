@@ -544,6 +544,29 @@ def test_entry_methods_agree_with_the_peer() -> None:
     assert str(ours.to_struct_array().dtype) == str(theirs.to_struct_array().dtype)
 
 
+def test_unflatten_keys_order_and_nested_collections_as_the_peer() -> None:
+    """Found by the differential fuzzer: plain keys first, then the groups in the order
+    their prefix first appears; nested collections keep their keys as they are."""
+    z = torch.zeros(1)
+    td = TensorDict(
+        {
+            "a/x": z,
+            "b": z,
+            "c/y/q": z,
+            "a/z": z,
+            "d": z,
+            "c/w": z,
+            "e": TensorDict({"f/g": z}, [1]),
+        },
+        [1],
+    )
+    out = td.unflatten_keys("/")
+    assert list(out.keys()) == ["b", "d", "e", "a", "c"]
+    assert list(out["c"].keys()) == ["y", "w"] and list(out["e"].keys()) == ["f/g"]
+    flat = TensorDict({"m": {"d": z, "c": z}, "c": z}, [1]).flatten_keys("/")
+    assert list(flat.unflatten_keys("/").keys()) == ["c", "m"]
+
+
 # --- update: the peer's whole signature ---------------------------------------------------
 
 

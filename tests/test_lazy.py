@@ -540,8 +540,13 @@ def test_expand_member_dim(d: int) -> None:
     target = list(dense.batch_size)
     target[1 if d == 0 else 0] = 3  # the members' size-1 dim
     got = lazy.expand(target)
-    assert type(got) is LazyStackedTensorDict and got.stack_dim == d
+    assert type(got) is TensorDict  # members that line up stack densely, as in the peer
     _assert_matches(got, dense.expand(target))
+    members[1]["w"] = torch.zeros(1, 4, 2)
+    members[0]["w"] = torch.zeros(1, 4, 3)  # members that differ stay a lazy stack
+    got = tclass.lazy_stack(members, d).expand(target)
+    assert type(got) is LazyStackedTensorDict and got.stack_dim == d
+    assert [m["w"].shape[-1] for m in got.tensordicts] == [3, 2]
 
 
 def test_expand_single_member_stack_dim() -> None:
@@ -600,9 +605,13 @@ def test_iteration_along_first_dim() -> None:
 def test_apply_with_batch_size() -> None:
     members = _members()
     lazy, dense = tclass.lazy_stack(members), tclass.stack(members)
-    got = lazy.apply(lambda v: v[:2], batch_size=[2, 2])
+    # As the peer: with a batch size, fn gets the stacked tensors, the result is dense.
+    got = lazy.apply(lambda v: v[:, :2], batch_size=[2, 2])
+    assert type(got) is TensorDict
     _assert_matches(got, dense.apply(lambda v: v[:, :2], batch_size=[2, 2]))
-    with pytest.raises(errors.ShapeError, match="must keep its stack dim 0 of size 2"):
+    summed = lazy.named_apply(lambda k, v: v.sum(1), batch_size=[2])
+    _assert_matches(summed, dense.named_apply(lambda k, v: v.sum(1), batch_size=[2]))
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
         lazy.apply(lambda v: v[:2], batch_size=[3, 2])
 
 
@@ -1139,6 +1148,34 @@ def test_record_pickle_and_repr() -> None:
     assert text.startswith("Agent(") and "stack_dim=0" in text and "obs: f32[-1]" in text
 
 
+def test_an_empty_list_index_selects_no_member() -> None:
+    """Found by the differential fuzzer: ``stack[[]]`` is an empty selection, as in the
+    peer (the empty list is an integer index, not a float tensor)."""
+    stack = tclass.lazy_stack([TensorDict({"a": torch.zeros(2)}, [2]) for _ in range(3)], 0)
+    out = stack[[]]
+    assert out.batch_size == torch.Size([0, 2]) and out["a"].shape == (0, 2)
+    assert tclass.lazy_stack([TensorDict({}, []) for _ in range(3)], 0)[[]].batch_size == (0,)
+
+
+def test_del_of_a_heterogeneous_entry() -> None:
+    """Found by the differential fuzzer: deleting an entry needs no dense value of it."""
+    a = TensorDict({"a": torch.zeros(3), "d": torch.zeros(3, 2)}, [3])
+    b = TensorDict({"a": torch.zeros(3), "d": torch.zeros(3, 1)}, [3])
+    stack = tclass.lazy_stack([a, b], 0)
+    del stack["d"]
+    assert list(stack.keys()) == ["a"] and "d" not in a.keys()
+    with pytest.raises(KeyError):
+        stack.del_("d")
+
+
+def test_nested_stacks_carry_the_stack_dim_name() -> None:
+    """Found by the differential fuzzer: a nested collection read from a lazy stack is
+    a lazy stack whose stack dim has the stack's name, as in the peer."""
+    member = TensorDict({"c": torch.zeros(()), "n": TensorDict({"c": torch.zeros(())}, [])}, [])
+    stack = tclass.lazy_stack([member, member.clone()]).refine_names("j")
+    assert stack["n"].names == ["j"] and stack.get("n").stack_dim_name == "j"
+
+
 def test_lazy_from_dict_one_dict_per_member() -> None:
     td = LazyStackedTensorDict.from_dict(
         [{"a": torch.zeros(3)}, {"a": torch.zeros(4)}], stack_dim_name="t"
@@ -1155,6 +1192,16 @@ def test_lazy_from_dict_one_dict_per_member() -> None:
     assert keyed.batch_size == torch.Size([2]) and keyed["a"][1].sum() == 2
     with pytest.raises(KeyError, match="one dict per member"):  # the peer: KeyError('0')
         LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
+
+
+def test_indexing_a_locked_lazy_stack_gives_a_locked_stack() -> None:
+    """Found by the differential fuzzer: as the peer, a lazy stack indexed from a locked
+    one is locked (a dense result, as a TensorDict's index, is not)."""
+    member = TensorDict({"a": torch.zeros(1)}, [1])
+    stack = tclass.lazy_stack([member, member.clone()], 1).lock_()
+    assert stack[::2].is_locked and stack[0].is_locked and stack[:, [0]].is_locked
+    dim0 = tclass.lazy_stack([member.clone(), member.clone()], 0).lock_()
+    assert dim0[:1].is_locked and not dim0[0, 0].is_locked
 
 
 def test_a_list_of_one_item_per_member_is_split_as_the_peer() -> None:

@@ -291,3 +291,35 @@ def test_reductions_keep_the_names_of_the_dims_they_keep() -> None:
     assert td.sum(1, keepdim=True).names == ["u", "v"]
     assert td.max(1).values.names == ["u"]
     assert td.cumsum(1).names == ["u", "v"]
+
+
+def test_comparisons_drop_the_names_as_the_peer() -> None:
+    """Found by the differential fuzzer: comparing with a number or a collection gives a
+    result without dim names (nested ones too); comparing with a tensor keeps them."""
+    td = TensorDict({"c": torch.zeros(2), "n": {"a": torch.zeros(2)}}, [2], names=["i"])
+    for result in (td > 0.5, td == td, td != 0, 0.5 <= td, td < td):
+        assert result.names == [None] and result["n"].names == [None]
+    for result in (td == torch.zeros(2), torch.zeros(2) < td):
+        assert result.names == ["i"] and result["n"].names == ["i"]
+    assert (td + 1).names == ["i"]
+
+
+def test_a_new_batch_size_from_apply_or_tile_has_no_names_as_the_peer() -> None:
+    """Found by the differential fuzzer."""
+    td = TensorDict({"c": torch.zeros(2), "n": {"a": torch.zeros(2)}}, [2], names=["i"])
+    for result in (
+        td.apply(lambda v: v + 1, batch_size=[2]),
+        td.named_apply(lambda k, v: v + 1, batch_size=[2]),
+        torch.tile(td, [2]),
+    ):
+        assert result.names == [None] and result["n"].names == [None]
+    assert td.apply(lambda v: v + 1).names == ["i"]
+    stacked = tclass.lazy_stack([td, td.clone()]).apply(lambda v: v + 1, batch_size=[2, 2])
+    assert stacked.names == [None, "i"]
+
+
+def test_flatten_of_one_dim_drops_its_name_as_the_peer() -> None:
+    """Found by the differential fuzzer."""
+    td = TensorDict({"a": torch.zeros(2, 3)}, [2, 3], names=["i", "j"])
+    assert td.flatten(1, 1).names == ["i", None] and td.names == ["i", "j"]
+    assert torch.flatten(td[0]).names == [None]

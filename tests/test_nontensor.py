@@ -401,3 +401,15 @@ class TestInTensorDict:
         eq = _td("a") == _td("b")
         assert not eq["e"].any() and eq["x"].all()
         assert (_td("a") == _td("a")).all()
+
+
+def test_saved_python_values_are_on_the_cpu_with_their_collection(tmp_path: Path) -> None:
+    """Found by the differential fuzzer: a memory-mapped copy is on the CPU, its Python
+    values too, so that ``apply`` (which keeps the device only if every result is on
+    it) keeps the device, as in the peer."""
+    td = TensorDict({"x": torch.zeros(2), "s": NonTensorData("a", batch_size=[2])}, [2])
+    saved = td.memmap(tmp_path / "td")
+    assert saved.device == torch.device("cpu")
+    assert saved.apply(lambda v: v + 1).device == torch.device("cpu")
+    stacked = TensorDict({"x": torch.zeros(2), "s": NonTensorStack("a", "b")}, [2])
+    assert stacked.memmap(tmp_path / "st").apply(lambda v: v + 1).device.type == "cpu"

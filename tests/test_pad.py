@@ -840,3 +840,14 @@ def test_pad_sequence_padding_value_per_key_matches_the_peer() -> None:
         out = lib.pad_sequence(samples, padding_value={"ids": 7}, padding_side="left")
         results.append({key: value.tolist() for key, value in out.items()})
     assert results[0] == results[1]
+
+
+def test_pad_sequence_masks_only_tensors_as_the_peer() -> None:
+    """Found by the differential fuzzer: no tensor, no ``"masks"`` entry; a nested
+    collection without tensors has no mask collection."""
+    for entries in ({}, {"s": "x"}, {"m": {}}):
+        td = TensorDict(entries, batch_size=[1])
+        assert "masks" not in tclass.pad_sequence([td, td], return_mask=True).keys()
+    td = TensorDict({"a": torch.zeros(1, 2), "m": {}}, batch_size=[1])
+    out = tclass.pad_sequence([td, td], return_mask=True)
+    assert list(out["masks"].keys()) == ["a"]

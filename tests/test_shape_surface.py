@@ -251,8 +251,18 @@ def test_broadcast_to_and_expand_as_are_expand(data: st.DataObject, td: TensorDi
 
     assert_leafwise(td.broadcast_to(target), td, by_hand, target, view=True)
     assert_leafwise(td.expand_as(torch.zeros(target)), td, by_hand, target, view=True)
-    other = TensorDict({}, target)
-    assert_leafwise(td.expand_as(other), td, by_hand, target, view=True)
+    # A collection: each tensor expanded as the other's tensor of its key (the peer's).
+    # As the peer's apply with a batch size: the nested collections take ``target`` too.
+    out = td.expand_as(td.expand(target).clone())
+    assert out.batch_size == torch.Size(target)
+    for key, value in td.items(include_nested=True):
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(out[key], by_hand(value))
+        else:
+            assert out[key].batch_size == torch.Size(target)
+    if list(td.keys()):
+        with pytest.raises(KeyError):
+            td.expand_as(TensorDict({}, target))
 
 
 @SETTINGS

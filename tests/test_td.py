@@ -292,6 +292,16 @@ class TestSetInPlace:
         with pytest.raises(KeyNotFoundError, match="'zz'"):
             _td().set_(("b", "zz"), torch.zeros(4))
 
+    def test_missing_parent_is_created(self) -> None:
+        # As the peer: a nested key whose parent collection is missing is a plain set.
+        td = _td()
+        assert td.set_(("zz", "a"), torch.ones(4)) is td
+        assert torch.equal(td["zz", "a"], torch.ones(4))
+        td.set_(("b", "q", "r"), torch.ones(4))
+        assert torch.equal(td["b", "q", "r"], torch.ones(4))
+        with pytest.raises(LockedError):
+            _td().lock_().set_(("zz", "a"), torch.ones(4))
+
     def test_shape_error(self) -> None:
         td = _td()
         before = td["a"].clone()
@@ -428,7 +438,9 @@ class TestSelectExclude:
             td.select("a", "zz")
         with pytest.raises(KeyNotFoundError):
             td.select(("b", "zz"))
-        assert list(td.select("a", "zz", ("b", "zz"), strict=False).keys()) == ["a"]
+        # as the peer: the nested collection a missing nested key names is kept, empty
+        out = td.select("a", "zz", ("b", "zz"), strict=False)
+        assert list(out.keys()) == ["a", "b"] and out["b"].is_empty()
 
     def test_select_inplace(self) -> None:
         td = _td()
@@ -775,7 +787,6 @@ class TestLock:
             lambda: td.rename_key_("a", "z"),
             lambda: td.update({"x": torch.zeros(4)}),
             lambda: td["b"].set("x", torch.zeros(4)),
-            lambda: td.__setattr__("batch_size", []),
             lambda: td.__setitem__(0, {"x": torch.zeros(())}),
         ]
         for op in forbidden:
@@ -784,6 +795,9 @@ class TestLock:
             assert isinstance(info.value, RuntimeError)
         assert dict(td.items(include_nested=True)) == snapshot
         assert td.batch_size == torch.Size([4])
+        # as in the peer: the batch size of a locked TensorDict may change
+        td.batch_size = []
+        assert td.batch_size == torch.Size([]) and td.is_locked
 
     def test_in_place_writes_allowed(self) -> None:
         td = _td().lock_()
@@ -902,3 +916,41 @@ class TestPeerKeywords:
     def test_non_blocking_is_accepted_and_not_an_entry(self) -> None:
         td = TensorDict({"a": torch.zeros(4)}, [4], device="meta", non_blocking=True)
         assert list(td.keys()) == ["a"] and td["a"].device.type == "meta"
+
+
+def test_select_groups_nested_keys_as_the_peer() -> None:
+    """Found by the differential fuzzer: keys come in the order their first part is
+    named; a nested key selects within an entry also selected whole."""
+    td = TensorDict({"a": torch.zeros(2), "n": {"b": torch.zeros(2), "c": torch.zeros(2)}}, [2])
+    assert list(td.select(("n", "c"), "a", ("n", "b")).keys(True)) == [
+        ("n", "c"), ("n", "b"), "n", "a"
+    ]  # fmt: skip
+    assert list(td.select("n", ("n", "b")).keys(True)) == [("n", "b"), "n"]
+
+
+def test_set__of_a_tensor_into_a_nested_collection_is_a_value_error() -> None:
+    """Found by the differential fuzzer: the peer raises a ValueError (not an
+    AttributeError from inside)."""
+    td = TensorDict({"n": {"v": torch.zeros(4)}}, [4])
+    with pytest.raises(ValueError, match="'n' is a nested collection"):
+        td.set_("n", torch.zeros(4, 1))
+    td.set_("n", {"v": torch.ones(4)})
+    assert torch.equal(td["n", "v"], torch.ones(4))
+
+
+def test_rename_key_to_itself_and_on_a_locked_td() -> None:
+    """Found by the differential fuzzer: renaming a key to itself keeps its place; a
+    locked TensorDict refuses before looking the key up (as the peer)."""
+    td = TensorDict({"d": torch.zeros(4), "a": torch.zeros(4)}, [4])
+    assert list(td.rename_key_("d", "d").keys()) == ["d", "a"]
+    with pytest.raises(KeyError):
+        td.rename_key_("zz", "zz")
+    with pytest.raises(LockedError):
+        td.lock_().rename_key_(("zz", "a"), "renamed")
+
+
+def test_set__of_a_python_value_into_a_tensor_is_a_value_error() -> None:
+    """Found by the differential fuzzer: the peer raises a ValueError."""
+    td = TensorDict({"d": torch.zeros(4)}, [4])
+    with pytest.raises(ValueError, match="a str cannot be copied into the tensor 'd'"):
+        td.set_("d", "x y")

@@ -1119,3 +1119,32 @@ class TestCompile:
         expected = fn(rec)
         got = torch.compile(fn, fullgraph=True, backend="inductor")(rec)
         assert_same_rec(got, expected.obs, expected.inner.x)
+
+
+def test_select_of_a_nested_field_keeps_the_nested_record_class() -> None:
+    """Found by the differential fuzzer: ``rec.select("obs", ("inner", "x"))`` selects
+    within the nested record, which stays an ``Inner`` (as in the peer)."""
+    rec = Rec(
+        obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3]
+    )
+    out = rec.select("obs", ("inner", "x"))
+    assert type(out) is Rec and type(out.inner) is Inner
+    assert torch.equal(out.inner.x, rec.inner.x) and out.env is None
+    td = TensorDict({"r": rec}, [3])
+    assert type(td.select(("r", "inner", "x"))["r"].inner) is Inner
+
+
+def test_nested_record_fields_excluded_popped_and_deleted() -> None:
+    """Found by the differential fuzzer: a nested key through a record reaches the
+    nested record's field (it reads None after), as in the peer."""
+    rec = Rec(
+        obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3]
+    )
+    assert rec.exclude(("inner", "x")).inner.x is None and rec.inner.x is not None
+    td = TensorDict({"r": rec.clone()}, [3])
+    td.exclude(("r", "inner", "x"), inplace=True)
+    assert td["r"].inner.x is None
+    copy_ = rec.clone()
+    assert torch.equal(copy_.pop(("inner", "x")), rec.inner.x) and copy_.inner.x is None
+    assert rec.clone().del_(("inner", "x")).inner.x is None
+    assert rec.clone().pop(("inner", "x"), None) is not None

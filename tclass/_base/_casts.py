@@ -90,14 +90,15 @@ class CastOps(PointwiseOps):
         """The filter a cast uses when the call gives none (a tensorclass's class option)."""
         return None
 
-    def _cast(self, dtype: torch.dtype, cast_filter: Any) -> Self:
-        """Every tensor (that ``cast_filter`` picks) cast to ``dtype``."""
+    def _cast(self, dtype: torch.dtype, cast_filter: Any, lock: bool = True) -> Self:
+        """Every tensor (that ``cast_filter`` picks) cast to ``dtype``; the result is
+        locked when this collection is, if ``lock``."""
         if cast_filter is _DEFAULT:
             cast_filter = self._default_cast_filter()
         if dtype in _QUANTIZED:
             self._refuse_quantized(dtype, cast_filter)
         if cast_filter is None:
-            return self._pointwise(None, operator.methodcaller("type", dtype))
+            return self._pointwise(None, operator.methodcaller("type", dtype), lock=lock)
         gather = Gather(paths=True)
         self._collect(gather, (), self.batch_dims, ())
         assert gather.paths is not None
@@ -106,7 +107,7 @@ class CastOps(PointwiseOps):
             for leaf, path in zip(gather.leaves, gather.paths)
         ]
         out = self._rebuilt(iter(results), None)
-        if self.is_locked:
+        if lock and self.is_locked:
             out.lock_()
         return out
 
@@ -171,8 +172,9 @@ class CastOps(PointwiseOps):
         return self.dtype is not None and self.dtype.is_floating_point
 
     def type(self, dst_type: torch.dtype, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
-        """Every tensor cast to ``dst_type``."""
-        return self._cast(dst_type, cast_filter)
+        """Every tensor cast to ``dst_type``; unlike the shorthands, the result is not
+        locked (as in the peer)."""
+        return self._cast(dst_type, cast_filter, lock=False)
 
     def float(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.float32``."""

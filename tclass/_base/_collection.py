@@ -18,7 +18,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, overload
 
 import torch
 from typing_extensions import Self
@@ -602,6 +602,18 @@ def _sort_key(key: str | tuple[str, ...]) -> tuple[str, ...]:
     return (key,) if type(key) is str else key  # type: ignore[return-value]
 
 
+_C = TypeVar("_C")
+
+
+def unnamed(result: _C, other: object) -> _C:
+    """The result of comparing with ``other``: as the peer gives it, without dim names
+    (nested ones included) unless ``other`` is a tensor; anything else
+    (``NotImplemented``) as it is."""
+    if isinstance(result, TensorCollection) and not isinstance(other, torch.Tensor):
+        result._rename_all(None)
+    return result
+
+
 def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
     """Whether ``key`` names an entry, found without reading any leaf."""
     if type(key) is str:
@@ -653,18 +665,16 @@ class KeysView:
         return sum(1 for _ in self)
 
     def __contains__(self, item: object) -> bool:
+        """Whether ``item`` names an entry (a nested key only with ``include_nested``).
+        As in the peer, ``leaves_only`` does not filter membership: ``"n" in
+        td.keys(True, True)`` holds for a nested collection ``n``."""
         try:
             key = unravel_key(item)
         except InvalidKeyError:
             return False
         if type(key) is tuple and not self._include_nested:
             return False
-        if not _has_key(self._collection, key):
-            return False
-        if self._leaves_only:
-            value = self._collection.get(key)
-            return self._is_leaf(type(value))
-        return True
+        return _has_key(self._collection, key)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KeysView):

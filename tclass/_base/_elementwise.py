@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
+from tclass._base._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError, KeyNotFoundError
@@ -92,6 +92,8 @@ class ElementwiseOps(TensorCollection):
             result = result.clear_device_() if device is None else result.to(device)
         if "names" in options:
             result._rename_all(_names.as_names(options["names"], len(target)))
+        elif size is not None:  # as the peer: a new batch size comes without names
+            result._rename_all(None)
         if options.get("propagate_lock") and self.is_locked:
             result.lock_()
         out = options.get("out")
@@ -147,6 +149,7 @@ class ElementwiseOps(TensorCollection):
         (a top-level entry's is its string, as ``keys(include_nested=True)`` lists it).
         """
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
+        rules = None if batch_size is None else _Rules({"batch_size": target})
         if nested_keys:
             keyed: Callable[..., Any] = lambda path, value, *rest: fn(  # noqa: E731
                 path if len(path) > 1 else path[0], value, *rest
@@ -154,9 +157,14 @@ class ElementwiseOps(TensorCollection):
         else:
             keyed = lambda path, value, *rest: fn(path[-1], value, *rest)  # noqa: E731
         if options:
-            full: ApplyOptions = {**options, "batch_size": target}
+            full = cast(ApplyOptions, {**options})
+            if batch_size is not None:
+                full["batch_size"] = target
             return self._apply_with(keyed, others, full)  # type: ignore[return-value]
-        return self._apply_nested(keyed, others, target, (), None)
+        result = self._apply_nested(keyed, others, target, (), rules)
+        if batch_size is not None:  # as the peer: a new batch size comes without names
+            result._rename_all(None)
+        return result
 
     def _apply_nested(
         self,
@@ -174,7 +182,11 @@ class ElementwiseOps(TensorCollection):
             paired = [_paired_entry(other, key, rules) for other in others] if others else ()
             path = prefix + (key,)
             if isinstance(value, TensorCollection) and not (rules and rules.leaf(value)):
-                nested_size = batch_size + value.batch_size[self.batch_dims :]
+                nested_size = (
+                    batch_size
+                    if rules is not None and rules.fixed_batch
+                    else batch_size + value.batch_size[self.batch_dims :]
+                )
                 sub = value._apply_nested(fn, tuple(paired), nested_size, path, rules)
                 if _kept(sub, value, rules):
                     out[key] = sub
@@ -279,11 +291,11 @@ class ElementwiseOps(TensorCollection):
 
     def __eq__(self, other: object) -> Self:  # type: ignore[override]
         """Entry-by-entry ``==`` with a collection (same keys), a tensor or a number."""
-        return self._compare(other, operator.eq)
+        return unnamed(self._compare(other, operator.eq), other)
 
     def __ne__(self, other: object) -> Self:  # type: ignore[override]
         """Entry-by-entry ``!=``; see ``__eq__``."""
-        return self._compare(other, operator.ne)
+        return unnamed(self._compare(other, operator.ne), other)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -361,9 +373,11 @@ class ApplyOptions(ApplyRules, total=False):
 class _Rules:
     """The options of an ``apply`` call that change how the tree is walked."""
 
-    __slots__ = ("default", "filter_empty", "call_on_nested", "is_leaf")
+    __slots__ = ("default", "filter_empty", "call_on_nested", "is_leaf", "fixed_batch")
 
     def __init__(self, options: ApplyOptions) -> None:
+        # As the peer: a batch size given is the batch size of the nested results too.
+        self.fixed_batch = options.get("batch_size") is not None
         self.default = options.get("default", _MISSING)
         self.filter_empty = options.get("filter_empty")
         self.call_on_nested = options.get("call_on_nested", False)

@@ -99,10 +99,16 @@ class EntryOps(TensorCollection):
             KeyConflictError: if a key is both a value and a prefix of nested keys.
         """
         out = self.empty()
-        for key, value in self._items():
+        # As the peer: the plain keys first, then the groups in the order their prefix first
+        # appears; the nested collections already there keep their keys as they are.
+        items = list(self._items())
+        first: dict[str, int] = {}
+        for key, _ in items:
+            if separator in key:
+                first.setdefault(key.split(separator, 1)[0], len(first))
+        items.sort(key=lambda kv: first[kv[0].split(separator, 1)[0]] if separator in kv[0] else -1)
+        for key, value in items:
             path = tuple(key.split(separator)) if separator in key else (key,)
-            if _is_node(value):
-                value = value.unflatten_keys(separator)
             if len(path) > 1 and out.get(path[:-1], _MISSING) is not _MISSING:
                 parent = out.get(path[:-1])
                 if not _is_node(parent):

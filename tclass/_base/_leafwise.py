@@ -25,13 +25,14 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._core._batch import format_shape
+from tclass._core._records import is_record
 from tclass.errors import BatchSizeError, KeyNotFoundError, OperandError
 
 __all__ = [
@@ -102,7 +103,7 @@ def pad_operand(
 ) -> torch.Tensor:
     """``operand`` reshaped (a view) to broadcast against ``leaf`` as ``alignment`` says."""
     extra = leaf.ndim - (batch_dims if alignment == "batch" else operand.ndim)
-    if extra <= 0:
+    if extra <= 0 or operand.ndim == 0:  # a 0-dim tensor stays one (torch's type promotion)
         return operand
     return operand.reshape(operand.shape + (1,) * extra)
 
@@ -496,3 +497,35 @@ def _placed(operands: tuple[Any, ...], walked: tuple[Any, ...]) -> list[Any]:
 def _grown(batch: torch.Size, old_dims: int) -> Resize:
     """The resize of an operation whose operands broadcast the root batch to ``batch``."""
     return lambda size: batch + size[old_dims:]
+
+
+_R = TypeVar("_R")
+
+
+def without_empty(result: _R) -> _R:
+    """``result`` (a binary arithmetic result) without its nested collections that hold
+    nothing, at any depth, as the peer's arithmetic gives it; records keep their fields."""
+    if not isinstance(result, TensorCollection) or is_record(result):
+        return result
+    empty, _ = _empty_nested(result, ())
+    return cast(_R, result.exclude(*empty)) if empty else result
+
+
+def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool]:
+    """The paths under ``node`` of nested collections left with nothing, and whether
+    ``node`` itself is left with nothing."""
+    paths: list[Any] = []
+    kept = 0
+    if node._is_lazy:  # no tensor is read (a lazy stack's may differ in shape)
+        items: Any = ((key, node._child(key)) for key in node._key_names())
+    else:
+        items = node._entries().items()
+    for key, value in items:
+        if isinstance(value, TensorCollection) and not value._is_leaf_node and not is_record(value):
+            inner, empty = _empty_nested(value, prefix + (key,))
+            if empty:
+                paths.append(prefix + (key,))
+                continue
+            paths += inner
+        kept += 1
+    return paths, not kept

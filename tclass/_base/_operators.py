@@ -18,8 +18,8 @@ from typing import Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import as_scalar
+from tclass._base._collection import TensorCollection, unnamed
+from tclass._base._leafwise import as_scalar, without_empty
 from tclass._base._pointwise import Operand, PointwiseOps
 
 __all__ = ["OperatorOps"]
@@ -37,12 +37,12 @@ class OperatorOps(PointwiseOps):
 
     __slots__ = ()
 
-    # --- arithmetic ----------------------------------------------------------------------
+    # --- arithmetic (as the peer: nested collections holding nothing are left out) -------
 
     def __add__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(torch._foreach_add, torch.add, (other,))
+        return without_empty(self._pointwise(torch._foreach_add, torch.add, (other,)))
 
     def __radd__(self, other: Operand) -> Self:
         return self.__add__(other)
@@ -55,12 +55,12 @@ class OperatorOps(PointwiseOps):
     def __sub__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(torch._foreach_sub, torch.sub, (other,))
+        return without_empty(self._pointwise(torch._foreach_sub, torch.sub, (other,)))
 
     def __rsub__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.rsub, (other,))
+        return without_empty(self._pointwise(None, torch.rsub, (other,)))
 
     def __isub__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -70,7 +70,7 @@ class OperatorOps(PointwiseOps):
     def __mul__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(torch._foreach_mul, torch.mul, (other,))
+        return without_empty(self._pointwise(torch._foreach_mul, torch.mul, (other,)))
 
     def __rmul__(self, other: Operand) -> Self:
         return self.__mul__(other)
@@ -83,12 +83,12 @@ class OperatorOps(PointwiseOps):
     def __truediv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(torch._foreach_div, torch.div, (other,))
+        return without_empty(self._pointwise(torch._foreach_div, torch.div, (other,)))
 
     def __rtruediv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, _reflected_div, (other,))
+        return without_empty(self._pointwise(None, _reflected_div, (other,)))
 
     def __itruediv__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -98,12 +98,12 @@ class OperatorOps(PointwiseOps):
     def __floordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.floor_divide, (other,))
+        return without_empty(self._pointwise(None, torch.floor_divide, (other,)))
 
     def __rfloordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, _reflected_floor_divide, (other,))
+        return without_empty(self._pointwise(None, _reflected_floor_divide, (other,)))
 
     def __ifloordiv__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -113,12 +113,12 @@ class OperatorOps(PointwiseOps):
     def __mod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.remainder, (other,))
+        return without_empty(self._pointwise(None, torch.remainder, (other,)))
 
     def __rmod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, _reflected_remainder, (other,))
+        return without_empty(self._pointwise(None, _reflected_remainder, (other,)))
 
     def __imod__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -128,12 +128,12 @@ class OperatorOps(PointwiseOps):
     def __pow__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(torch._foreach_pow, torch.pow, (other,))
+        return without_empty(self._pointwise(torch._foreach_pow, torch.pow, (other,)))
 
     def __rpow__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(_foreach_rpow, _reflected_pow, (other,))
+        return without_empty(self._pointwise(_foreach_rpow, _reflected_pow, (other,)))
 
     def __ipow__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -151,34 +151,35 @@ class OperatorOps(PointwiseOps):
     def __invert__(self) -> Self:
         return self._pointwise(None, torch.bitwise_not)
 
-    # --- ordering (bool collections; Python values are kept as they are) -----------------
+    # --- ordering (bool collections; Python values are kept as they are; as in the peer,
+    # the results have no dim names) ------------------------------------------------------
 
     def __lt__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.lt, (other,), lock=False)
+        return unnamed(self._pointwise(None, torch.lt, (other,), lock=False), other)
 
     def __le__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.le, (other,), lock=False)
+        return unnamed(self._pointwise(None, torch.le, (other,), lock=False), other)
 
     def __gt__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.gt, (other,), lock=False)
+        return unnamed(self._pointwise(None, torch.gt, (other,), lock=False), other)
 
     def __ge__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.ge, (other,), lock=False)
+        return unnamed(self._pointwise(None, torch.ge, (other,), lock=False), other)
 
     # --- bitwise (bool masks, integer tensors) --------------------------------------------
 
     def __and__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.bitwise_and, (other,))
+        return without_empty(self._pointwise(None, torch.bitwise_and, (other,)))
 
     def __rand__(self, other: Operand) -> Self:
         return self.__and__(other)
@@ -191,7 +192,7 @@ class OperatorOps(PointwiseOps):
     def __or__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.bitwise_or, (other,))
+        return self._pointwise(None, torch.bitwise_or, (other,), lock=False)  # the peer's
 
     def __ror__(self, other: Operand) -> Self:
         return self.__or__(other)
@@ -204,7 +205,7 @@ class OperatorOps(PointwiseOps):
     def __xor__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.bitwise_xor, (other,))
+        return self._pointwise(None, torch.bitwise_xor, (other,), lock=False)  # the peer's
 
     def __rxor__(self, other: Operand) -> Self:
         return self.__xor__(other)

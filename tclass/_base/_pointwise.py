@@ -8,8 +8,9 @@ collection) and ``_pointwise_`` (in place), which gather the tensors of the whol
 run one fused ``torch._foreach_*`` kernel where torch has one for the arguments (else the
 torch function tensor by tensor) and rebuild the tree.
 
-Results keep the class, batch size, device and lock state (as the peer does) and the
-Python values, which are shared, not copied.
+Results keep the class, batch size, device and lock state and the Python values, which
+are shared, not copied. As in the peer, ``clamp`` with both bounds, ``masked_fill`` and
+``where`` with a collection give unlocked results, as do comparisons (``_operators.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import LeafwiseOps
+from tclass._base._leafwise import LeafwiseOps, without_empty
 from tclass._core._dispatch import implements
 from tclass.errors import OperandError
 
@@ -52,7 +53,9 @@ class PointwiseOps(LeafwiseOps):
         if default is not None and isinstance(other, TensorCollection):
             mine, theirs = _align_keys(self, other, default)
             return cast(Self, mine._binary(foreach, each, theirs, None, kwargs, operation))
-        return self._pointwise(foreach, each, (other,), kwargs, operation=operation)
+        # As the peer: nested collections holding nothing are left out of the result.
+        result = self._pointwise(foreach, each, (other,), kwargs, operation=operation)
+        return without_empty(result)
 
     # --- unary ---------------------------------------------------------------------------
 
@@ -379,32 +382,32 @@ class PointwiseOps(LeafwiseOps):
     @implements(torch.isnan)
     def isnan(self) -> Self:
         """A bool collection: ``torch.isnan`` of every tensor."""
-        return self._pointwise(None, torch.isnan, lock=False)
+        return self._pointwise(None, torch.isnan)
 
     @implements(torch.isfinite)
     def isfinite(self) -> Self:
         """A bool collection: ``torch.isfinite`` of every tensor."""
-        return self._pointwise(None, torch.isfinite, lock=False)
+        return self._pointwise(None, torch.isfinite)
 
     @implements(torch.isinf)
     def isinf(self) -> Self:
         """A bool collection: ``torch.isinf`` of every tensor."""
-        return self._pointwise(None, torch.isinf, lock=False)
+        return self._pointwise(None, torch.isinf)
 
     @implements(torch.isneginf)
     def isneginf(self) -> Self:
         """A bool collection: ``torch.isneginf`` of every tensor."""
-        return self._pointwise(None, torch.isneginf, lock=False)
+        return self._pointwise(None, torch.isneginf)
 
     @implements(torch.isposinf)
     def isposinf(self) -> Self:
         """A bool collection: ``torch.isposinf`` of every tensor."""
-        return self._pointwise(None, torch.isposinf, lock=False)
+        return self._pointwise(None, torch.isposinf)
 
     @implements(torch.isreal)
     def isreal(self) -> Self:
         """A bool collection: ``torch.isreal`` of every tensor."""
-        return self._pointwise(None, torch.isreal, lock=False)
+        return self._pointwise(None, torch.isreal)
 
     # --- binary --------------------------------------------------------------------------
     # `other`: a number, a tensor over the batch dims (lined up with the last ones, as
@@ -547,7 +550,11 @@ class PointwiseOps(LeafwiseOps):
         None); with ``out``, the result is copied into ``out``'s tensors and ``out`` is
         returned."""
         _need_a_bound(min, max)
-        result = self._pointwise(_foreach_clamp, torch.clamp, (min, max), operation="clamp")
+        # As the peer: one bound is clamp_min / clamp_max (locked like self), two unlock.
+        lock = min is None or max is None
+        result = self._pointwise(
+            _foreach_clamp, torch.clamp, (min, max), operation="clamp", lock=lock
+        )
         if out is None:
             return result
         return cast(Self, cast(Any, out).copy_(result))
@@ -638,7 +645,7 @@ class PointwiseOps(LeafwiseOps):
             (condition, other),
             alignment="mask",
             operation="where",
-            lock=False,
+            lock=not isinstance(other, TensorCollection),  # the peer's lock rule
             values=_where_value,
         )
         if out is None:
@@ -651,7 +658,12 @@ class PointwiseOps(LeafwiseOps):
         """A copy where ``mask`` (over the leading batch dims, or a bool collection) is
         true set to ``value``."""
         return self._pointwise(
-            None, torch.masked_fill, (mask, value), alignment="mask", operation="masked_fill"
+            None,
+            torch.masked_fill,
+            (mask, value),
+            alignment="mask",
+            operation="masked_fill",
+            lock=False,
         )
 
     def masked_fill_(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:

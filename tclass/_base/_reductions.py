@@ -631,6 +631,8 @@ class ReductionOps(PointwiseOps):
         result = self._reduce(
             torch.linalg.vector_norm, None, False, None, key_transform, "norm", kwargs
         )
+        if self.is_locked and out is None:
+            result.lock_()  # as the peer's norm (its other reductions give unlocked results)
         return cast(Self, _into(out, result))
 
     # --- scans ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self
@@ -107,7 +107,9 @@ class ShapeOps(TensorCollection):
         # A ragged lazy stack (a -1 size) has numel() elements in no regular shape.
         known = batch_size if -1 not in batch_size else torch.Size([self.numel()])
         new = _batch.view_shape(_batch.shape_args(shape, "reshape"), known, "reshape")
-        names = self._dim_names if new == batch_size else None
+        if new == batch_size:
+            return self  # as the peer (and torch for a contiguous tensor): no copy
+        names = None
         return self._in_place(self._carry(self._reshaped(new), names), inplace)
 
     def view(
@@ -125,10 +127,11 @@ class ShapeOps(TensorCollection):
             shape = (tuple(given),)
         current = self.batch_size
         new = _batch.view_shape(_batch.shape_args(shape, "view"), current, "view")
+        if new == current:
+            return self  # as the peer
         nb = len(current)
         out = self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
-        names = self._dim_names if new == current else None
-        return self._carry(out, names, inverse=lambda r: r.view(current))
+        return self._carry(out, None, inverse=lambda r: r.view(current))
 
     def _view_dtype(self, dtype: torch.dtype) -> Self:
         batch_size = self.batch_size
@@ -169,6 +172,8 @@ class ShapeOps(TensorCollection):
             merged *= size
         out = self._reshaped(batch_size[:start] + (merged,) + batch_size[end + 1 :])
         names = _names.flattened(self._dim_names, start, end)
+        if names is None and out._dim_names is not None:  # one dim flattened: its name goes
+            out._assign_names(None)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace)
 
@@ -199,7 +204,7 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         dims = _batch.squeeze_dims(batch_size, dim)
         if not dims:
-            return self._carry(self._map_batch(_identity, batch_size), self._dim_names)
+            return self  # nothing to squeeze: the peer returns the collection itself
         new = torch.Size(s for i, s in enumerate(batch_size) if i not in dims)
         if len(dims) == 1:
             (only,) = dims
@@ -248,6 +253,8 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         nb = len(batch_size)
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), nb)
+        if order == tuple(range(nb)):
+            return self  # the identity: the peer returns the collection itself
         new = torch.Size(batch_size[d] for d in order)
         out = self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
         back = tuple(order.index(d) for d in range(nb))
@@ -265,6 +272,8 @@ class ShapeOps(TensorCollection):
         nb = len(batch_size)
         a = _batch.normalize_dim(dim0, nb, op="transpose")
         b = _batch.normalize_dim(dim1, nb, op="transpose")
+        if a == b:
+            return self  # as the peer
         sizes = list(batch_size)
         sizes[a], sizes[b] = sizes[b], sizes[a]
         out = self._map_batch(lambda v: v.transpose(a, b), torch.Size(sizes))
@@ -441,7 +450,14 @@ class ShapeOps(TensorCollection):
         return self._carry(out, _names.expanded(self._dim_names, len(new)))
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
-        """:meth:`expand` to ``other``'s shape (a collection's shape is its batch size)."""
+        """:meth:`expand` to the shape of the tensor ``other``; for a collection ``other``,
+        each tensor expanded as ``other``'s tensor of the same key, feature dims included,
+        to ``other``'s batch size (as in the peer)."""
+        if isinstance(other, TensorCollection):
+            collection: Any = self  # every collection has apply (ElementwiseOps)
+            return cast(
+                Self, collection.apply(torch.Tensor.expand_as, other, batch_size=other.batch_size)
+            )
         return self.expand(other.shape)
 
     def broadcast_to(self, shape: Sequence[int]) -> Self:
@@ -507,8 +523,7 @@ class ShapeOps(TensorCollection):
             lifted = self.reshape((1,) * (len(counts) - nb) + tuple(self.batch_size))
         full = (1,) * (lifted.batch_dims - len(counts)) + counts
         out = lifted.repeat(*full)
-        if out._dim_names is not None:
-            out._assign_names(None)
+        out._rename_all(None)  # as the peer: no names, nested ones included
         return out
 
     # --- cutting ------------------------------------------------------------------------------
@@ -560,9 +575,12 @@ class ShapeOps(TensorCollection):
         piece = batch_size[:dim] + batch_size[dim + 1 :]
         parts = self._map_values_split(lambda v: v.unbind(dim), [piece] * batch_size[dim])
         names = _names.removed(self._dim_names, (dim,))
-        if names is None:
+        # The peer locks the slices of a locked memory-mapped or shared collection only.
+        collection: Any = self  # every collection has is_memmap and is_shared
+        lock = self.is_locked and (collection.is_memmap() or collection.is_shared())
+        if names is None and not lock:
             return parts
-        return tuple(self._carry(part, names, lock=False) for part in parts)
+        return tuple(self._carry(part, names, lock=lock) for part in parts)
 
 
 def _section_bounds(

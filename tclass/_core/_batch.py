@@ -281,6 +281,31 @@ def index_dims_consumed(item: object) -> int:
     return 1
 
 
+def is_whole_index(index: object, batch_dims: int) -> bool:
+    """Whether ``index`` selects everything as it is (``...``, ``()``, ``:``, ``..., :``):
+    the peer then returns the collection itself, not a view of it."""
+    items = index if type(index) is tuple else (index,)
+    full = 0
+    for item in items:
+        if item.__class__ is slice:
+            if item.start is not None or item.stop is not None or item.step is not None:
+                return False
+            full += 1
+        elif item is not Ellipsis:
+            return False
+    return full <= batch_dims and sum(1 for item in items if item is Ellipsis) <= 1
+
+
+def keeps_data_pointer(index: object) -> bool:
+    """The peer's test for an index whose result it treats as a view of the same memory
+    (ints, ``None``, ``...`` and slices from the start, alone or in a tuple)."""
+    if type(index) is tuple:
+        return all(keeps_data_pointer(item) for item in index)
+    if type(index) is slice:
+        return index.start is None or index.start == 0
+    return index is None or index is Ellipsis or type(index) is int
+
+
 def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object, ...]:
     """An index tuple that indexes only batch dims, with its Ellipsis spelled out.
 
@@ -432,7 +457,9 @@ def flatten_span(batch: Sequence[int], shape: Sequence[int]) -> tuple[int, int] 
     while i < len(shape) and shape[i] == batch[i]:
         i += 1
     if i == len(shape):
-        return None
+        if i == 0:
+            return None
+        i -= 1  # trailing size-1 dims merged into the last dim ([2, 3, 1] -> [2, 3])
     rest = len(shape) - i - 1
     j = len(batch) - rest - 1
     if tuple(batch[j + 1 :]) != tuple(shape[i + 1 :]) or math.prod(batch[i : j + 1]) != shape[i]:

@@ -45,14 +45,16 @@ def stack(
             are stacked densely).
         dim: where the new dim goes (``-1`` means after the last batch dim).
         out: a collection with the stacked batch size to write into.
-        contiguous: the peer's switch for a dense result; the result is always dense
-            here (:func:`tclass.lazy_stack` stacks lazily).
+        contiguous: a dense result even for lazy stacks (as the peer, lazy stacks
+            that all have as many members are otherwise stacked member by member into a
+            lazy stack, and other collections densely; :func:`tclass.lazy_stack` stacks
+            lazily).
 
     Raises:
         StackError: if the members differ in type, batch size, keys or entry shapes; the
             message names the first difference.
     """
-    return _stack(collections, dim, out, ())
+    return _stack(collections, dim, out, (), contiguous)
 
 
 @implements(torch.cat, torch.concat)
@@ -73,16 +75,21 @@ def _concatenate(collections: Sequence[C], axis: int = 0, *, out: C | None = Non
     return _cat(collections, axis, out, ())
 
 
-def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
+def _stack(
+    collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...], dense: bool = False
+) -> C:
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
-    if type(members[0]) is not type(members[-1]) or members[0]._is_lazy:
-        if out is None and any(_is_lazy(m) and -1 in m.batch_size for m in members):
-            # A ragged lazy stack has no dense form: the result is lazy too, as the peer's.
-            check_members(members, "stack")
-            dim = _batch.normalize_dim(dim, members[0].batch_dims, op="stack", inclusive=True)
-            return type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))  # type: ignore[no-any-return]
+    if out is None and any(_is_lazy(m) and -1 in m.batch_size for m in members):
+        # A ragged lazy stack has no dense form: the result is lazy too, as the peer's.
+        check_members(members, "stack")
+        dim = _batch.normalize_dim(dim, members[0].batch_dims, op="stack", inclusive=True)
+        return type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))  # type: ignore[no-any-return]
+    lazy_stacks = (
+        not dense and out is None and all(map(_is_lazy, members)) and not OPTIONS.lazy_legacy
+    )
+    if not lazy_stacks and (type(members[0]) is not type(members[-1]) or members[0]._is_lazy):
         members = [m.contiguous() if _is_lazy(m) else m for m in members]
         _members(members, "stack", path)
     first = members[0]
@@ -99,15 +106,38 @@ def _stack(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, .
     dim = _batch.normalize_dim(dim, len(batch_size), op="stack", inclusive=True)
     new_size = list(batch_size)
     new_size.insert(dim, len(members))
+    if lazy_stacks:
+        return _stack_lazy_stacks(members, dim, torch.Size(new_size), path)
     if OPTIONS.lazy_legacy and out is None and not path:  # set_lazy_legacy(True)
         lazily = type(collections[0])._stack_lazily
         return lazily(list(collections), dim, torch.Size(new_size))  # type: ignore[no-any-return]
     size = _check_out(out, torch.Size(new_size), "stack", path)
-    values = _join(members, "stack", dim, out, path, size)
+    values = _join(members, "stack", dim, out, path, size, dense)
     result = _result(first, members, values, size, out)
     if first._dim_names is not None:  # the members' names, if they all agree
         result._assign_names(_names.stacked([m._dim_names for m in members], dim))
     return result
+
+
+def _stack_lazy_stacks(stacks: list[C], dim: int, size: torch.Size, path: tuple[str, ...]) -> C:
+    """The peer's stack of lazy stacks: when they have as many members (and leaves),
+    a lazy stack along the first one's stack dim of the dense stacks of their members
+    taken in turn (so heterogeneous stacks stack as long as their members line up);
+    otherwise a lazy stack of the lazy stacks."""
+    first: Any = stacks[0]
+    lazy: list[Any] = stacks
+    groups = list(zip(*(stack.tensordicts for stack in lazy)))
+    lengths = {len(stack.tensordicts) for stack in lazy}
+    leaves = {len(list(stack.keys(True, True))) for stack in stacks}
+    if len(lengths) != 1 or len(leaves) != 1:
+        return type(first)._stack_lazily(stacks, dim, size)  # type: ignore[no-any-return]
+    outer = first.stack_dim
+    if dim <= outer:
+        outer += 1
+    else:
+        dim -= 1
+    parts = [_stack(list(group), dim, None, path) for group in groups]
+    return type(first)._stack_lazily(parts, outer, size)  # type: ignore[no-any-return]
 
 
 def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
@@ -216,9 +246,16 @@ def _check_out(out: Any, size: torch.Size, op: str, path: tuple[str, ...]) -> to
 
 
 def _join(
-    members: list[Any], op: str, dim: int, out: Any, path: tuple[str, ...], size: torch.Size
+    members: list[Any],
+    op: str,
+    dim: int,
+    out: Any,
+    path: tuple[str, ...],
+    size: torch.Size,
+    dense: bool = False,
 ) -> dict[str, Value]:
-    """Joins each entry across members: tensors with torch, collections recursively."""
+    """Joins each entry across members: tensors with torch, collections recursively
+    (``dense``: nested lazy stacks stacked densely too)."""
     maps = _entry_maps(members)
     reference = maps[0]
     # Every member holding each of member 0's keys (a KeyError below otherwise) and as
@@ -226,7 +263,6 @@ def _join(
     if sum(map(len, maps)) != len(reference) * len(maps):
         _raise_key_mismatch(op, maps, path)
     join_tensors = torch.stack if op == "stack" else torch.cat
-    join_collections = _stack if op == "stack" else _cat
     values: dict[str, Value] = {}
     for key, entry in reference.items():
         try:
@@ -241,7 +277,10 @@ def _join(
             values[key] = node
             continue
         if isinstance(entry, TensorCollection):
-            values[key] = join_collections(parts, dim, target, path + (key,))
+            if op == "stack":
+                values[key] = _stack(parts, dim, target, path + (key,), dense)
+            else:
+                values[key] = _cat(parts, dim, target, path + (key,))
             continue
         if entry.__class__ is UnbatchedTensor:
             values[key] = _join_unbatched(parts, path + (key,))._with_batch_size(size)
@@ -418,10 +457,12 @@ def _clone(collection: Any, *, memory_format: torch.memory_format | None = None)
 
 
 def _like(collection: Any, make: Any, kwargs: dict[str, Any]) -> Any:
-    """``make(entry, **kwargs)`` for every entry; ``device=`` also becomes the device."""
+    """``make(entry, **kwargs)`` for every entry; ``device=`` also becomes the device.
+    The result is locked when ``collection`` is, as in the peer."""
     device = kwargs.get("device")
     target = collection.device if device is None else as_device(device)
-    return collection._map_values(lambda v: make(v, **kwargs), collection.batch_size, target)
+    out = collection._map_values(lambda v: make(v, **kwargs), collection.batch_size, target)
+    return out.lock_() if collection.is_locked else out
 
 
 @implements(torch.zeros_like)

@@ -21,7 +21,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from operator import attrgetter, itemgetter
-from typing import Any, ClassVar, Literal, NoReturn, Protocol, TypeAlias, TypeVar, overload
+from typing import Any, ClassVar, Literal, NoReturn, Protocol, TypeAlias, TypeVar, cast, overload
 
 import numpy as np
 import torch
@@ -128,6 +128,10 @@ def pad(
     if inplace:
         collection._become(padded)
         return collection
+    storage = storage_of(padded)
+    if isinstance(storage, LazyStackedTensorDict):
+        # As the peer, which pads the dense stack: dense when the members line up.
+        return cast("C", storage._densified(padded))
     return padded
 
 
@@ -444,6 +448,8 @@ def pad_sequence(
     assert masks is not None
     if is_record(padded):
         return padded, masks
+    if masks.is_empty():
+        return padded  # as the peer: no tensor, no masks
     if mask_key in padded:
         msg = (
             f"pad_sequence: the result already has an entry {mask_key!r}; pass another key "
@@ -594,7 +600,7 @@ def _pad_level(
             values[key] = _pad_nodes(parts, lengths, plan, where)
         else:
             values[key], sub_masks = _pad_nested(parts, plan, where)
-            if sub_masks is not None:
+            if sub_masks is not None and not sub_masks.is_empty():  # as the peer
                 masks[key] = sub_masks
     padded = first._new_like(values, batch, device)
     if not plan.masks:

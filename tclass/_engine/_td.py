@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard, TypeVar, cast
 
 import numpy as np
 import torch
@@ -35,6 +35,7 @@ from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     EntryTypeError,
+    InPlaceWriteError,
     KeyConflictError,
     KeyThroughTensorError,
     LockedError,
@@ -193,14 +194,13 @@ class TensorDict(ScopedOps, IndexingOps):
 
     @property
     def batch_size(self) -> torch.Size:
-        """The leading dims every entry shares. Assigning checks every entry."""
+        """The leading dims every entry shares. Assigning checks every entry; as in the
+        peer, a locked TensorDict's batch size may change (its entries stay the same)."""
         return self._batch_size
 
     @batch_size.setter
     def batch_size(self, value: BatchSizeLike) -> None:
         new = as_batch_size(value)
-        if self._locked:
-            raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
         self._check_batch_size(new, ())
         self._assign_batch_size(new)
 
@@ -479,13 +479,29 @@ class TensorDict(ScopedOps, IndexingOps):
             node = child
         return node
 
+    def _lacks_parent(self, path: tuple[str, ...]) -> bool:
+        """Whether a collection on the way to ``path[-1]`` is missing."""
+        node: Any = self
+        for part in path[:-1]:
+            if not isinstance(node, TensorCollection):
+                return False  # through a tensor: the read raises
+            node = node.get(part, _MISSING)
+            if node is _MISSING:
+                return True
+        return False
+
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key`` in place (allowed when locked).
+
+        A nested key whose parent collections are missing is set as by :meth:`set` (the
+        missing levels created), as in the peer.
 
         Raises:
             KeyNotFoundError: if there is no entry ``key``.
             BatchSizeError: if ``value`` cannot be broadcast to the entry's shape.
         """
+        if type(key) is not str and self._lacks_parent(_keys.key_path(key)):
+            return self.set(key, value)
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
         if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer
             path = _keys.key_path(key)
@@ -494,15 +510,27 @@ class TensorDict(ScopedOps, IndexingOps):
                 parent._store_entry(path[-1], parent._validate(path[-1], value))
                 return self
         if not isinstance(target, _Tensor):  # a nested collection: entry by entry
+            if not isinstance(value, (Mapping, TensorCollection)):
+                msg = (
+                    f"set_: {key!r} is a nested collection; a {type(value).__name__} cannot "
+                    "be copied into it (pass a collection or a dict of its entries, or "
+                    "use set() to replace it)"
+                )
+                raise InPlaceWriteError(msg)
             target.update(value, inplace=True)
             return self
         try:
             source = value if isinstance(value, _Tensor) else torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError) as error:
+            msg = (
+                f"set_: a {type(value).__name__} cannot be copied into the tensor {key!r}: {error}"
+            )
+            raise InPlaceWriteError(msg) from None
+        try:
             target.copy_(source, non_blocking=non_blocking)
         except RuntimeError as error:
-            shape = getattr(value, "shape", None)
             msg = (
-                f"set_: cannot copy a value of shape {shape} into {key!r} of shape "
+                f"set_: cannot copy a value of shape {list(source.shape)} into {key!r} of shape "
                 f"{list(target.shape)}: {error}"
             )
             raise BatchSizeError(msg) from None
@@ -627,6 +655,9 @@ class TensorDict(ScopedOps, IndexingOps):
         """Sets every entry of ``source``; nested collections are updated key by key (unless
         ``is_leaf`` says their type is a leaf), tensors inside plain dicts cloned too."""
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        if self._locked and not inplace and not len(source.keys()):
+            # Nothing to write, but the peer refuses any update of a locked collection.
+            raise LockedError(_LOCKED_MSG.format(action="update"))
         return self._update(source, clone, inplace, allowed, is_leaf)
 
     def _update(
@@ -661,6 +692,8 @@ class TensorDict(ScopedOps, IndexingOps):
         path = _keys.unravel_key(key)
         parent: Any = self if type(path) is str else self.get(path[:-1], None)
         leaf = path if type(path) is str else path[-1]
+        if _is_other_node(parent):  # a record or a lazy stack removes its own entries
+            return parent.pop(leaf) if default is _MISSING else parent.pop(leaf, default)
         if not isinstance(parent, TensorDict) or leaf not in parent._tensors:
             if default is not _MISSING:
                 return default
@@ -678,7 +711,14 @@ class TensorDict(ScopedOps, IndexingOps):
         self.pop(key)
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
-        """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new."""
+        """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new.
+        Renaming a key to itself changes nothing (the key keeps its place)."""
+        if self._locked:  # checked first, as in the peer
+            raise LockedError(_LOCKED_MSG.format(action=f"rename {old_key!r} in"))
+        if _keys.unravel_key(old_key) == _keys.unravel_key(new_key):
+            if old_key not in self:
+                raise self._missing_key(_keys.unravel_key(old_key))
+            return self
         if safe and new_key in self:
             msg = f"rename_key_: {new_key!r} already exists; pass safe=False to overwrite it"
             raise KeyConflictError(msg)
@@ -698,15 +738,29 @@ class TensorDict(ScopedOps, IndexingOps):
         With ``strict=False`` missing keys are ignored; otherwise they raise.
         ``as_tensordict`` (a record gives its TensorDict) changes nothing here.
         """
-        out = self._new_like({}, self._batch_size, self._device)
+        # As the peer: nested keys are grouped by their first part and selected by the
+        # nested collection itself (a record stays a record); a nested key selects within
+        # an entry that is also selected whole.
+        groups: dict[str, list[tuple[str, ...]]] = {}
         for key in keys:
-            path = _keys.unravel_key(key)
-            value = self.get(path, _MISSING)
-            if value is _MISSING:
+            path = _keys.key_path(_keys.unravel_key(key))
+            value = self._tensors.get(path[0], _MISSING)
+            if value is _MISSING or (
+                len(path) > 1 and (not isinstance(value, TensorCollection) or value._is_leaf_node)
+            ):
                 if strict:
-                    raise self._missing_key(path)
+                    raise self._missing_key(path if len(path) > 1 else path[0])
                 continue
-            _copy_path(self, out, _keys.key_path(path), value)
+            subkeys = groups.setdefault(path[0], [])
+            if len(path) > 1:
+                subkeys.append(path[1:])
+        entries: dict[str, Any] = {
+            head: cast(TensorCollection, self._tensors[head]).select(*subkeys, strict=strict)
+            if subkeys
+            else self._tensors[head]
+            for head, subkeys in groups.items()
+        }
+        out = self._new_like(entries, self._batch_size, self._device)
         return self._replace_entries(out) if inplace else out
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
@@ -758,7 +812,8 @@ class TensorDict(ScopedOps, IndexingOps):
                 moved = self._consolidated.moved(self, device, False)
                 if moved is not None:
                     return moved  # type: ignore[no-any-return]
-            return self._map_values(lambda v: v.to(device), self._batch_size, device)
+            moved = self._map_values(lambda v: v.to(device), self._batch_size, device)
+            return moved.lock_() if self._locked else moved
         request = parse_to_args(args, kwargs)
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
         if dtype is None and (device is None or device == self._device):
@@ -922,28 +977,14 @@ def _deep_clone(value: Any) -> Any:
     return value
 
 
-def _copy_path(source: TensorDict, out: TensorDict, path: tuple[str, ...], value: Value) -> None:
-    """Puts ``value`` at ``path`` in ``out``, creating levels shaped like ``source``'s."""
-    node_src: Any = source
-    node_out = out
-    for part in path[:-1]:
-        node_src = node_src._entry(part)
-        child = node_out._tensors.get(part)
-        if not isinstance(child, TensorDict):
-            child = TensorDict._new_unchecked({}, node_src.batch_size, node_src.device)
-            child._assign_names(node_src._dim_names)
-            if isinstance(node_src, TensorDict) and node_src._holds_unbatched():
-                child._mark_unbatched()
-            node_out._tensors[part] = child
-        node_out = child
-    node_out._tensors[path[-1]] = value
-
-
 def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
     """Removes ``path`` from ``root``'s own nested TensorDicts, if it is there."""
     node = root
-    for part in path[:-1]:
+    for at, part in enumerate(path[:-1]):
         child = node._tensors.get(part)
+        if _is_other_node(child):
+            child.exclude(path[at + 1 :], inplace=True)
+            return
         if not isinstance(child, TensorDict):
             return
         node = child
@@ -953,11 +994,24 @@ def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
         node._remove_entry(path[-1])
 
 
+def _is_other_node(value: object) -> TypeGuard[Any]:
+    """Whether ``value`` is a nested collection other than a TensorDict (a record, a
+    lazy stack), which answers for its own entries."""
+    return (
+        isinstance(value, TensorCollection)
+        and not isinstance(value, TensorDict)
+        and not value._is_leaf_node
+    )
+
+
 def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
     """Removes ``path`` from ``out``, copying the nested levels it passes (not the leaves)."""
     node = out
-    for part in path[:-1]:
+    for at, part in enumerate(path[:-1]):
         child = node._tensors.get(part)
+        if _is_other_node(child):  # a record or a lazy stack excludes from itself
+            node._tensors[part] = child.exclude(path[at + 1 :])
+            return
         if not isinstance(child, TensorDict):
             return
         child = child.__copy__()

@@ -136,12 +136,14 @@ class IndexingOps(TensorDictBase):
         out._consolidated = None
         out._saved_at = None
         out._scope = None
-        return out
+        return self._locked_view(out, index) if self._locked else out
 
     def _index_slice(self, index: slice) -> Self:
         batch = self._batch_size
         if not batch:
             raise_no_batch_dims(index)
+        if index.start is None and index.stop is None and index.step is None:
+            return self  # td[:] is td, as in the peer
         start, stop, step = index.indices(batch[0])
         if step <= 0:
             msg = f"slice step must be positive, got {step}"
@@ -157,6 +159,14 @@ class IndexingOps(TensorDictBase):
         out._consolidated = None
         out._saved_at = None
         out._scope = None
+        return self._locked_view(out, index) if self._locked else out
+
+    def _locked_view(self, out: Self, index: Any) -> Self:
+        """``out``, the result of ``self[index]`` for a locked ``self``, locked as the
+        peer locks it: when ``self`` is memory-mapped or shared and the index keeps the
+        data pointer (see ``_batch.keeps_data_pointer``)."""
+        if _batch.keeps_data_pointer(index) and (self._saved_at is not None or self.is_shared()):
+            out.lock_()
         return out
 
     def _index(self, index: Any) -> Any:
@@ -166,11 +176,11 @@ class IndexingOps(TensorDictBase):
             if _keys.is_key_tuple(index):
                 node = self._get_nested(index)
                 return node._read() if isinstance(node, _NonTensorNode) else node
+            if _batch.is_whole_index(index, len(batch)):
+                return self  # td[...], td[()], td[:, :]: the collection itself, as the peer
             index = _batch.normalize_index(index, len(batch))
         elif index is Ellipsis:
-            # A view of every entry: the lock and the names carry over, as in the peer.
-            out = self._new_like(dict(self._tensors), batch, self._device)
-            return out.lock_() if self._locked else out
+            return self  # as the peer
         elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
             if index.dtype is torch.bool and not (self._scope and self._scope.special):
                 return self._index_mask(index)
@@ -182,8 +192,10 @@ class IndexingOps(TensorDictBase):
                 values = {key: value[index] for key, value in self._tensors.items()}
             except IndexError as error:
                 raise _out_of_range(index, batch, error) from None
-            return self._new_unchecked(values, self._indexed_size(index, values), self._device)
-        return self._index_special(index, scope)
+            out = self._new_unchecked(values, self._indexed_size(index, values), self._device)
+        else:
+            out = self._index_special(index, scope)
+        return self._locked_view(out, index) if self._locked else out
 
     def _index_special(self, index: Any, scope: Scope) -> Self:
         """Indexing a TensorDict with dim names or unbatched tensors: both carried."""

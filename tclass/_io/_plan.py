@@ -210,8 +210,9 @@ class _Planner(NodeVisitor[Rebuild]):
         meta["_metadata"] = None
         meta["_is_non_tensor"] = True
         _add_meta(plan, rel, meta, options)
-        data, batch_size, device = node.data, node.batch_size, node.device
-        return lambda written: NonTensorData._make(data, batch_size, device)
+        data, batch_size = node.data, node.batch_size
+        # A saved copy is on the CPU, its Python values with it (as the peer's).
+        return lambda written: NonTensorData._make(data, batch_size, torch.device("cpu"))
 
     def visit_values(
         self, node: NonTensorStack, rel: str, marker: dict[str, Any] | None = None
@@ -230,7 +231,7 @@ class _Planner(NodeVisitor[Rebuild]):
         meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
         _add_meta(plan, rel, meta, options, compact=True)
         array = node._as_array().copy()
-        return lambda written: NonTensorStack._from_array(array, node.device)
+        return lambda written: NonTensorStack._from_array(array, torch.device("cpu"))
 
 
 def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) -> int:

@@ -30,7 +30,7 @@ import torch
 
 from tclass._core import _names
 from tclass._core._dtypes import DTYPES
-from tclass._core._memmap import MemoryMappedTensor, Mode
+from tclass._core._memmap import Mode
 from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
 from tclass._core._registry import resolve_class
@@ -352,6 +352,12 @@ def _load_td(
         if len(check.differences) > found:  # type: ignore[union-attr]
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
         plan.widen_entries(entries, folder.path)
+    # As the peer loads them: the tensors first, then the nodes and Python values.
+    nodes = {key for _, key, entry in listed if "type" in entry}
+    if nodes:
+        entries = {k: v for k, v in entries.items() if k not in nodes} | {
+            k: v for k, v in entries.items() if k in nodes
+        }
     td = TensorDict._new_unchecked(entries, batch, device)
     td._assign_names(_saved_names(meta.get("_names"), len(batch), where))
     if _write_through(options, folder):  # Python values and new entries reach the folder
@@ -570,9 +576,8 @@ def _faking() -> bool:
 
 def _empty(shape: list[int], dtype: torch.dtype, options: _Options) -> torch.Tensor:
     device = options.device
-    if (device is not None and device.type != "cpu") or options.fake:
-        return torch.empty(shape, dtype=dtype, device=device)
-    return MemoryMappedTensor.empty(shape, dtype=dtype)
+    # As the peer: an empty leaf has no file, and loads as a plain tensor.
+    return torch.empty(shape, dtype=dtype, device=device)
 
 
 def _load_record(

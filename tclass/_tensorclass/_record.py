@@ -674,7 +674,8 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         would not be fields (use ``to_tensordict().flatten_keys()``).
 
         Raises:
-            UnsupportedError: if a field holds a nested collection.
+            UnknownFieldError: if a field holds a nested collection (a ``ValueError``, as
+                the peer raises when the flattened keys are not fields).
         """
         nested = [
             k for k, v in self._items() if isinstance(v, TensorDictBase) and not v._is_leaf_node
@@ -685,7 +686,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
                 "collections, whose flattened keys would not be fields; flatten "
                 "record.to_tensordict() instead"
             )
-            raise UnsupportedError(msg)
+            raise UnknownFieldError(msg)
         return self if inplace else self.copy()
 
     def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:

@@ -165,7 +165,7 @@ def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None =
             )
             raise ValueError(msg)
         return collections.contiguous()
-    return stack(list(collections), 0 if dim is None else dim)
+    return stack(list(collections), 0 if dim is None else dim, contiguous=True)
 
 
 def to_lazystack(collection: Any, dim: int = 0) -> Any:

@@ -34,9 +34,15 @@ __all__ = ["empty_selection", "index_lazy", "write_lazy"]
 def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
     items = index if type(index) is tuple else (index,)
     items = tuple(
-        torch.as_tensor(item) if isinstance(item, (list, np.ndarray)) else item for item in items
+        _as_index(item) if isinstance(item, (list, np.ndarray)) else item for item in items
     )
     return _batch.normalize_index(items, len(stack._batch_size))
+
+
+def _as_index(item: list[Any] | np.ndarray[Any, Any]) -> torch.Tensor:
+    """A list or array index as a tensor; an empty one selects nothing (as in torch)."""
+    tensor = torch.as_tensor(item)
+    return tensor.long() if tensor.numel() == 0 else tensor
 
 
 _ALL = slice(None)
@@ -50,6 +56,8 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     """``stack[index]`` for any index other than a key, an int or a slice."""
     if index is Ellipsis:
         return stack._restacked(list(stack._members))
+    if index is None:
+        return stack.unsqueeze(0)  # as the peer: the lock carries over
     items = _items(stack, index)
     if all(map(_is_basic, items)):
         return _index_basic(stack, items)

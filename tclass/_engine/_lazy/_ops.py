@@ -97,7 +97,14 @@ class LazyStackOps(TensorDictBase):
         **options: Unpack[ApplyOptions],
     ) -> Self:
         """``fn`` on every member's tensors (see ``TensorDict.apply``); ``others`` are cut
-        along the stack dim, and ``batch_size`` must keep the stack dim."""
+        along the stack dim. With a ``batch_size``, as the peer: ``fn`` gets the stacked
+        tensors and the result is a TensorDict."""
+        if options.get("batch_size") is not None and not options.get("inplace"):
+            dense = self.to_tensordict()
+            out: Any = dense.apply(fn, *others, **options)
+            if out is not None and "names" not in options and out.batch_size == dense.batch_size:
+                out._rename_all(dense._dim_names)  # the peer's keeps the stack's names
+            return cast(Self, out)
         cut = [self._cut(other) for other in others]
         member_options, member_size = self._member_options(options, "apply")
         results = [
@@ -114,9 +121,16 @@ class LazyStackOps(TensorDictBase):
         batch_size: _batch.BatchSizeLike = None,
         **options: Unpack[ApplyRules],
     ) -> Self:
-        """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``)."""
+        """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``);
+        with a ``batch_size``, on the stacked tensors, as :meth:`apply`."""
+        if batch_size is not None:
+            dense = self.to_tensordict()
+            result = dense.named_apply(
+                fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
+            )
+            return cast(Self, result)
         cut = [self._cut(other) for other in others]
-        full: ApplyOptions = {**options, "batch_size": batch_size}
+        full = cast(ApplyOptions, {**options})
         member_options, member_size = self._member_options(full, "named_apply")
         results = [
             member.named_apply(
@@ -152,7 +166,7 @@ class LazyStackOps(TensorDictBase):
         if all(result is None for result in results):
             return None  # type: ignore[return-value]  # everything filtered out, as apply
         filled = [
-            member.empty(batch_size=member_size) if result is None else result
+            member.empty() if result is None else result
             for member, result in zip(self._members, results)
         ]
         out = self._restacked(filled)
@@ -337,6 +351,8 @@ class LazyStackOps(TensorDictBase):
         ndim = len(self._batch_size)
         a = _batch.normalize_dim(dim0, ndim, op="transpose")
         b = _batch.normalize_dim(dim1, ndim, op="transpose")
+        if a == b:
+            return self  # as the peer
         order = list(range(ndim))
         order[a], order[b] = order[b], order[a]
         return self.permute(*order)
@@ -350,7 +366,8 @@ class LazyStackOps(TensorDictBase):
         members = [m.expand(member_shape) for m in self._members]
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
-        return self._from_members(members, new_d, target)
+        expanded = self._from_members(members, new_d, target)
+        return self._densified(expanded.unlock_() if expanded.is_locked else expanded)
 
     # --- entries, member by member ----------------------------------------------------------
 
@@ -557,7 +574,7 @@ class LazyStackOps(TensorDictBase):
         members = [m.flip(inner) for m in self._members] if inner else list(self._members)
         if d in flat:
             members.reverse()
-        return self._carry(self._restacked(members), self._dim_names)
+        return self._densified(self._carry(self._restacked(members), self._dim_names))
 
     def roll(
         self,
@@ -569,7 +586,7 @@ class LazyStackOps(TensorDictBase):
         """Each member rolled along its own dims; along the stack dim, the members
         rotated. Without ``dims`` (the flattened batch) the dense stack is rolled."""
         if dims is None or inplace:
-            return TensorDictBase.roll(self, shifts, dims, inplace=inplace)
+            return self._densified(TensorDictBase.roll(self, shifts, dims, inplace=inplace))
         flat = _dims(dims, len(self._batch_size), "roll")
         amounts = [shifts] if isinstance(shifts, int) else list(shifts)
         if len(amounts) != len(flat):
@@ -584,7 +601,7 @@ class LazyStackOps(TensorDictBase):
         if members and turn:
             turn %= len(members)
             members = members[-turn:] + members[:-turn]
-        return self._carry(self._restacked(members), self._dim_names)
+        return self._densified(self._carry(self._restacked(members), self._dim_names))
 
     def narrow(self, dim: int, start: int, length: int) -> Self:
         """Along the stack dim, the members ``start`` to ``start + length``; along another
@@ -593,7 +610,7 @@ class LazyStackOps(TensorDictBase):
         n = _batch.normalize_dim(dim, len(self._batch_size), op="narrow")
         if n != d:
             members = [m.narrow(n if n < d else n - 1, start, length) for m in self._members]
-            return self._carry(self._restacked(members), self._dim_names)
+            return self._densified(self._carry(self._restacked(members), self._dim_names))
         count = len(self._members)
         begin = start + count if start < 0 else start
         if not 0 <= begin <= count or length < 0 or begin + length > count:
@@ -602,7 +619,24 @@ class LazyStackOps(TensorDictBase):
         if not length:
             return TensorDictBase.narrow(self, dim, start, length)
         members = self._members[begin : begin + length]
-        return self._carry(self._restacked(list(members)), self._dim_names)
+        return self._densified(self._carry(self._restacked(list(members)), self._dim_names))
+
+    def tile(self, dims: Sequence[int]) -> Self:
+        """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``)."""
+        return self._densified(TensorDictBase.tile(self, dims))
+
+    def _densified(self, result: Any) -> Self:
+        """``result`` (a lazy stack) as one TensorDict when its members line up, locked
+        as it was: the peer computes flip, roll, narrow, tile, expand and pad of a lazy
+        stack on its dense stack. Members that differ in shape keep it lazy (where the
+        peer raises, except for expand)."""
+        if not result._is_lazy:
+            return cast(Self, result)
+        try:
+            dense = result.contiguous()
+        except HeterogeneousEntryError:
+            return cast(Self, result)
+        return cast(Self, dense.lock_() if result.is_locked else dense)
 
     def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:
         """Each member repeated along its own dims; along the stack dim, the members

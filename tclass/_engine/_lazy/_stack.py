@@ -249,7 +249,14 @@ class LazyStackedTensorDict(LazyStackOps):
         return None
 
     def _entry(self, key: str) -> Value:
-        value: Value = stack_entries(self._parts(key), self._stack_dim, (key,))
+        return self._stacked(self._parts(key), (key,))
+
+    def _stacked(self, parts: list[Any], path: tuple[str, ...]) -> Value:
+        """The members' entries at ``path`` stacked; a nested lazy stack has the name of
+        this stack's dim, as the peer's."""
+        value: Value = stack_entries(parts, self._stack_dim, path)
+        if self._stack_dim_name is not None and isinstance(value, LazyStackedTensorDict):
+            value._stack_dim_name = self._stack_dim_name
         return value
 
     def _parts(self, key: str) -> list[Any]:
@@ -336,7 +343,7 @@ class LazyStackedTensorDict(LazyStackOps):
     def _dense(self, action: str) -> Any:
         """The dense stack of the members, or an error saying why ``action`` needs it."""
         try:
-            return stack(self._members, self._stack_dim)
+            return stack(self._members, self._stack_dim, contiguous=True)
         except HeterogeneousEntryError:
             raise  # a nested lazy stack's: it already says what differs
         except StackError as error:
@@ -448,7 +455,7 @@ class LazyStackedTensorDict(LazyStackOps):
             return padded_stack(parts, self._stack_dim, padding_value, padding_side, path)
         if as_nested_tensor:
             return self._nested_tensor(parts, layout, path)
-        return stack_entries(parts, self._stack_dim, path)
+        return self._stacked(parts, path)
 
     def _parts_along(self, path: tuple[str, ...]) -> None:
         lacking = [i for i, member in enumerate(self._members) if _lacks(member, path)]
@@ -494,16 +501,20 @@ class LazyStackedTensorDict(LazyStackOps):
         if kind is str:
             value = self._entry(index)
             return value._read() if isinstance(value, _NonTensorNode) else value
-        if kind is int:
-            return self._index_int(index)
-        if kind is slice:
-            return self._index_slice(index)
         if kind is tuple and _keys.is_key_tuple(index):
             value = self.get(index, _MISSING)
             if value is _MISSING:
                 raise self._missing_key(index)
             return value._read() if isinstance(value, _NonTensorNode) else value
-        return self._index(index)
+        if kind is int:
+            out = self._index_int(index)
+        elif kind is slice:
+            out = self._index_slice(index)
+        else:
+            out = self._index(index)
+        if self._locked and isinstance(out, LazyStackedTensorDict) and not out._locked:
+            out.lock_()  # as the peer: a lazy stack indexed from a locked one is locked
+        return out
 
     def _index_int(self, index: int) -> Any:
         if self._stack_dim == 0:
@@ -597,6 +608,8 @@ class LazyStackedTensorDict(LazyStackOps):
     ) -> Self:
         """Updates every member with its part of ``source`` (a collection with this batch
         size, split along the stack dim, or a mapping of values as :meth:`set` takes)."""
+        if self._locked and not inplace and not len(source.keys()):
+            raise LockedError(_LOCKED_MSG.format(action="update"))  # as the peer
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
@@ -645,12 +658,12 @@ class LazyStackedTensorDict(LazyStackOps):
             if default is _MISSING:
                 raise self._missing_key(key)
             return default
-        for member in self._members:
-            member.pop(key)
+        self.del_(key)
         return value
 
     def del_(self, key: Any) -> Self:
-        """Removes ``key`` from every member (without reading it)."""
+        """Removes ``key`` from every member (without reading it: it need not have one
+        dense value)."""
         if key not in self:
             raise self._missing_key(key)
         for member in self._members:
@@ -658,7 +671,7 @@ class LazyStackedTensorDict(LazyStackOps):
         return self
 
     def __delitem__(self, key: Any) -> None:
-        self.pop(key)
+        self.del_(key)
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Renames ``old_key`` in every member."""

@@ -1,0 +1,147 @@
+"""The deliberate differences: findings that are not bugs.
+
+Each entry cites the README bullet it comes from (``readme``: text that appears in
+README.md's "Differences from tensordict", checked by the tests) and says which findings
+it covers. Anything not covered here is a bug: fixed, or listed in ``OPEN`` (below) with
+the reason it is not fixed yet, and reported as open by the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .open_findings import OPEN
+
+if TYPE_CHECKING:
+    from .engine import Finding, Outcome
+    from .world import Facts
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    readme: str  # a phrase of the README bullet this difference comes from
+    covers: Callable[[Finding, Facts, Outcome, Outcome], bool]
+
+
+def _tagged(tag: str, *kinds: str) -> Callable[[Finding, Facts, Any, Any], bool]:
+    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        return tag in finding.step.tags and finding.kind in kinds
+
+    return covers
+
+
+def _raised_by(name: str) -> Callable[[Finding, Facts, Any, Any], bool]:
+    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        return finding.kind in ("tclass-raises", "family") and type(mine.error).__name__ == name
+
+    return covers
+
+
+def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What the README lists tclass answering where the peer raises: ``td // x``, ``2 **
+    td``, ``x % td``, ``div(rounding_mode=)``, ``cumsum``, ``long()`` / ``byte()``,
+    reductions over several dims or of lazy stacks; and the results that differ on
+    purpose: several dims all reduced, ``max`` / ``min`` along a dim as ``ValuesIndices``."""
+    tags = finding.step.tags
+    if finding.kind == "peer-raises":
+        return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
+    return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
+
+
+# What the peer's errors say when they come from inside it rather than from a check.
+_PEER_INTERNAL = (
+    "Multiple dispatch failed",
+    "no implementation found for",
+    "tuple index out of range",
+    "len() of a 0-d tensor",
+    "received an invalid combination of arguments",
+    "not supported between instances of 'tuple' and 'int'",
+)
+
+
+def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
+    operation on a collection without entries, where tclass answers."""
+    if finding.kind in ("peer-raises", "family"):
+        return any(text in str(peer.error) for text in _PEER_INTERNAL)
+    if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
+        keys = getattr(mine.value, "keys", None)
+        return keys is not None and not list(keys())
+    return False
+
+
+def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad`` / ``pad_sequence``: the differences are all in Python values (tclass keeps
+    a shared one shared; the peer lists it with ``None`` in the pad slots), or the peer
+    refuses the masks of tensorclasses."""
+    if finding.step.op not in ("pad", "pad_sequence"):
+        return False
+    if finding.kind == "peer-raises":
+        return "contains tensorclasses" in str(peer.error)
+    return finding.kind == "result" and all(_about_values(line) for line in finding.detail)
+
+
+def _about_values(line: str) -> bool:
+    return " list of " in line or "peer values (" in line
+
+
+ENTRIES: list[Entry] = [
+    Entry(
+        "pad-keeps-values",
+        "**Stacking keeps what can be kept.** `pad` keeps a shared Python value shared (it",
+        _padded_values,
+    ),
+    Entry(
+        "peer-fails-inside",
+        "**Where the peer fails inside, tclass answers.**",
+        _peer_fails_inside,
+    ),
+    Entry(
+        "index-beyond-batch",
+        "**Indexing stays in the batch dims.** An index with more entries than batch dims is an",
+        _tagged("beyond-batch", "tclass-raises", "family"),
+    ),
+    Entry(
+        "annotation-casts",
+        "5. **Casting follows the annotation** of tensorclass fields",
+        _raised_by("FieldTypeError"),
+    ),
+    Entry(
+        "record-fields-are-declared",
+        "Instances have `__slots__`, so assigning a misspelt\n  attribute raises",
+        lambda finding, facts, peer, mine: (
+            finding.kind in ("tclass-raises", "family")
+            and type(mine.error).__name__ == "UnknownFieldError"
+        ),
+    ),
+    Entry(
+        "math-beyond-the-peer",
+        "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
+        _beyond_the_peer,
+    ),
+    Entry(
+        "from-dict-infers",
+        "**`from_dict` infers the batch size** when none is given",
+        _tagged("infers", "result"),
+    ),
+]
+
+
+def covering(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> str | None:
+    """The name of the entry that covers ``finding``, or None (a bug)."""
+    for entry in ENTRIES:
+        if entry.covers(finding, facts, peer, mine):
+            return entry.name
+    return None
+
+
+# --- open: discrepancies found and not fixed yet ------------------------------------------
+
+
+def open_issue(finding: Finding) -> str | None:
+    """The signature of ``finding`` if it is a known open discrepancy (``open_findings``)."""
+    signature = finding.signature()
+    return signature if signature in OPEN else None

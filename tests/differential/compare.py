@@ -1,0 +1,242 @@
+"""Results in library-neutral form (snapshots), and the differences between two of them.
+
+A snapshot is taken right after a step, before the next one can change the result in
+place. It is made only of tuples, lists, Python scalars and cloned tensors:
+
+- a tensor: ``("tensor", class name, dtype, shape, values)``;
+- a collection: ``("collection", kind, batch size, names, device, locked, entries,
+  extra)`` where ``kind`` is the class name (``Rec`` / ``Inner`` for either library's
+  record classes), ``entries`` are ``(key, snapshot)`` in the collection's key order (a
+  record's fields in declaration order) and ``extra`` the lazy stack's dim and members;
+- a Python value inside a collection: ``("nontensor", snapshot of the node, snapshot of
+  the value read by ``td[key]``)``, the node being ``("value", data, batch size)`` or
+  ``("values", list, batch size)``;
+- an error raised while reading: ``("error", builtin family)``;
+- Python scalars ``("py", type, value)``, sequences ``("seq", type, items)``, dicts
+  ``("dict", items)``, sizes, dtypes and devices as strings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import torch
+
+RECORD_KINDS = {"Rec": "Rec", "PeerRec": "Rec", "Inner": "Inner", "PeerInner": "Inner"}
+RECORD_FIELDS = {"Rec": ("x", "label", "inner", "opt"), "Inner": ("y", "z")}
+VIEW_TYPES = ("KeysView", "ValuesView", "ItemsView", "_StringKeys", "_LazyStackedKeys")
+Snap = Any
+
+
+def builtin_family(error: BaseException) -> type[BaseException]:
+    """The first builtin class in ``error``'s MRO (``KeyError`` for a tclass ``KeyError``
+    subclass, ``RuntimeError`` for torch's ``_LinAlgError``...)."""
+    for cls in type(error).__mro__:
+        if cls.__module__ == "builtins":
+            return cls
+    return Exception
+
+
+def builtins_of(error: BaseException) -> tuple[str, ...]:
+    return tuple(c.__name__ for c in type(error).__mro__ if c.__module__ == "builtins")
+
+
+def _guard(read: Any) -> Snap:
+    try:
+        return read()
+    except Exception as error:  # a read that raises is part of the result
+        return ("error", builtin_family(error).__name__, builtins_of(error))
+
+
+def _kind(value: Any) -> str:
+    name = type(value).__name__
+    return RECORD_KINDS.get(name, name)
+
+
+def is_collection(value: Any) -> bool:
+    return not isinstance(value, torch.Tensor) and hasattr(value, "batch_size")
+
+
+def _nontensor(node: Any) -> Snap:
+    kind = _kind(node)
+    size = list(node.batch_size)
+    if kind == "NonTensorStack":
+        return ("values", _guard(lambda: snapshot(node.tolist())), size)
+    return ("value", _guard(lambda: snapshot(node.data)), size)
+
+
+def _collection(value: Any, depth: int) -> Snap:
+    kind = _kind(value)
+    if kind in ("NonTensorData", "NonTensorStack"):
+        return _nontensor(value)
+    entries: list[tuple[Any, Snap]] = []
+    extra: Snap = None
+    if kind in RECORD_FIELDS:
+        for name in RECORD_FIELDS[kind]:
+            entries.append((name, _guard(lambda n=name: snapshot(getattr(value, n), depth + 1))))
+    else:
+        keys = list(value.keys())
+        for key in keys:
+            entries.append((key, _guard(lambda k=key: _child(value, k, depth))))
+        if kind == "LazyStackedTensorDict":
+            members = [snapshot(member, depth + 1) for member in value.tensordicts]
+            extra = (value.stack_dim, members)
+    return (
+        "collection",
+        kind,
+        tuple(value.batch_size),
+        _guard(lambda: list(value.names)),
+        _guard(lambda: str(value.device)),
+        _guard(lambda: bool(value.is_locked)),
+        entries,
+        extra,
+    )
+
+
+def _child(parent: Any, key: str, depth: int) -> Snap:
+    child = parent.get(key)
+    if _kind(child) in ("NonTensorData", "NonTensorStack"):
+        return ("nontensor", _nontensor(child), _guard(lambda: snapshot(parent[key], depth + 1)))
+    return snapshot(child, depth + 1)
+
+
+def snapshot(value: Any, depth: int = 0) -> Snap:
+    """``value`` in library-neutral form (see the module docstring)."""
+    if depth > 12:
+        return ("deep",)
+    if isinstance(value, torch.Tensor):
+        return ("tensor", type(value).__name__, str(value.dtype), tuple(value.shape), _copy(value))
+    if is_collection(value):
+        return _collection(value, depth)
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return ("py", type(value).__name__, value)
+    if isinstance(value, torch.Size):
+        return ("size", list(value))
+    if isinstance(value, (torch.dtype, torch.device)):
+        return ("py", type(value).__name__, str(value))
+    if isinstance(value, Mapping):
+        return ("dict", [(k, snapshot(v, depth + 1)) for k, v in value.items()])
+    if isinstance(value, (list, tuple)):
+        return ("seq", _seq_type(value), [snapshot(v, depth + 1) for v in value])
+    if isinstance(value, (Iterator, Iterable)) and not isinstance(value, type):
+        return ("seq", "iter", [snapshot(v, depth + 1) for v in value])
+    return ("other", type(value).__name__)
+
+
+def _seq_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "list"  # the peer's LinkedList included
+    if hasattr(value, "_fields"):
+        return "namedtuple" + str(tuple(value._fields))
+    return "tuple"
+
+
+def _copy(tensor: torch.Tensor) -> torch.Tensor:
+    try:
+        return tensor.detach().clone().as_subclass(torch.Tensor)
+    except Exception:  # a tensor that cannot be copied is compared as it is
+        return tensor
+
+
+# --- differences -------------------------------------------------------------------
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        tol = 1e-2 if a.dtype in (torch.float16, torch.bfloat16) else 1e-5
+        return torch.allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
+    return torch.equal(a, b)
+
+
+def differences(peer: Snap, mine: Snap, path: str = "") -> Iterator[str]:
+    """Each way ``mine`` differs from ``peer``, as ``path: what``."""
+    where = path or "result"
+    if type(peer) is not type(mine) or (isinstance(peer, tuple) and peer[:1] != mine[:1]):
+        yield f"{where}: peer {_short(peer)}, tclass {_short(mine)}"
+        return
+    if not isinstance(peer, tuple):
+        if isinstance(peer, list):
+            yield from _lists(peer, mine, where)
+        elif not _same_scalar(peer, mine):
+            yield f"{where}: peer {peer!r}, tclass {mine!r}"
+        return
+    tag = peer[0]
+    if tag == "error":  # the peer's builtin family must be one of tclass's error's bases
+        if peer[1] not in mine[2]:
+            yield f"{where}: error: peer {peer[1]}, tclass {mine[2]}"
+        return
+    if tag == "tensor":
+        if peer[1:4] != mine[1:4]:
+            yield f"{where}: peer {_short(peer)}, tclass {_short(mine)}"
+        elif not _close(peer[4], mine[4]):
+            yield f"{where}: values differ: peer {_values(peer[4])}, tclass {_values(mine[4])}"
+        return
+    if tag == "collection":
+        labels = ("kind", "batch_size", "names", "device", "is_locked")
+        for label, a, b in zip(labels, peer[1:6], mine[1:6]):
+            if a != b:
+                yield f"{where}.{label}: peer {a!r}, tclass {b!r}"
+        yield from _entries(peer[6], mine[6], where)
+        yield from differences(peer[7], mine[7], f"{where}.<members>")
+        return
+    if tag == "dict":
+        yield from _entries(peer[1], mine[1], where)
+        return
+    if len(peer) != len(mine):
+        yield f"{where}: peer {_short(peer)}, tclass {_short(mine)}"
+        return
+    for index, (a, b) in enumerate(zip(peer[1:], mine[1:])):
+        yield from differences(a, b, where if tag in ("py", "nontensor") else f"{where}[{index}]")
+
+
+def _entries(peer: list[Any], mine: list[Any], where: str) -> Iterator[str]:
+    peer_keys, my_keys = [k for k, _ in peer], [k for k, _ in mine]
+    if peer_keys != my_keys:
+        if sorted(map(str, peer_keys)) == sorted(map(str, my_keys)):
+            yield f"{where}: key order: peer {peer_keys}, tclass {my_keys}"
+        else:
+            yield f"{where}: keys: peer {peer_keys}, tclass {my_keys}"
+            return
+    mine_by_key = dict(mine)
+    for key, value in peer:
+        yield from differences(value, mine_by_key[key], f"{where}[{key!r}]")
+
+
+def _lists(peer: list[Any], mine: list[Any], where: str) -> Iterator[str]:
+    if len(peer) != len(mine):
+        yield f"{where}: length: peer {len(peer)}, tclass {len(mine)}"
+        return
+    for index, (a, b) in enumerate(zip(peer, mine)):
+        yield from differences(a, b, f"{where}[{index}]")
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6)
+    return bool(a == b) and type(a) is type(b)
+
+
+def _values(tensor: torch.Tensor) -> str:
+    text = str(tensor.tolist()) if tensor.numel() <= 12 else f"<{tensor.numel()} values>"
+    return text
+
+
+def _short(snap: Snap) -> str:
+    if not isinstance(snap, tuple) or not snap:
+        return repr(snap)[:120]
+    tag = snap[0]
+    if tag == "tensor":
+        return f"{snap[1]}[{snap[2]}, shape {list(snap[3])}]"
+    if tag == "collection":
+        return f"{snap[1]}(batch_size={list(snap[2])}, keys={[k for k, _ in snap[6]]})"
+    if tag in ("py", "error", "size", "other"):
+        return f"{tag} {snap[1:]!r}"[:120]
+    if tag == "seq":
+        return f"{snap[1]} of {len(snap[2])}"
+    return f"{tag} {str(snap[1:])[:100]}"

@@ -1,0 +1,376 @@
+"""Families ``index`` (indexing and writing through an index) and ``entries`` (reading,
+writing, selecting and renaming entries; views of keys; conversions to and from dicts
+and state dicts; ``apply``; clone / lock / names / memmap round trips; record fields)."""
+
+from __future__ import annotations
+
+import re
+
+from .chooser import Chooser
+from .engine import Step
+from .info import Info
+from .ops_common import BAD, dim, index, key, keys_arg, leaf_value, seed, step, top_key
+from .world import STRINGS, Facts
+
+# --- index ---------------------------------------------------------------------------
+
+
+def getitem(c: Chooser, info: Info, facts: Facts) -> Step:
+    src, beyond = index(c, info.batch)
+    return step(f"x[{src}]", "getitem", "index", tags=("beyond-batch",) if beyond else ())
+
+
+def setitem(c: Chooser, info: Info, facts: Facts) -> Step:
+    src, beyond = index(c, info.batch)
+    pick = c.integer(0, 5)
+    if pick == 0:
+        value = c.choice(("0", "1", "1.5", "True"))
+    elif pick == 1:
+        other, _ = index(c, info.batch)
+        value = f"x[{other}].clone()"
+    elif pick == 2:
+        value = f"x[{src}].apply(torch.ones_like)"
+    elif pick == 3 and info.kind == "td":
+        value = f"x[{src}].to_dict()"
+    else:
+        value = f"x[{src}].clone().zero_()"
+    tags = ("beyond-batch",) if beyond else ()
+    return step(f"x[{src}] = {value}", "setitem", "index", "exec", tags=tags)
+
+
+def masked_fill(c: Chooser, info: Info, facts: Facts) -> Step:
+    mask = leaf_value(c, info.batch, "bool")
+    value = c.choice(("0", "1", "-1.5", "True"))
+    inplace = c.chance(40)
+    name = "masked_fill_" if inplace else "masked_fill"
+    return step(f"x.{name}({mask}, {value})", name, "index", needs=(name,))
+
+
+def get_at(c: Chooser, info: Info, facts: Facts) -> Step:
+    src, _ = index(c, info.batch)
+    return step(f"x.get_at({key(c, info, leaf=True)}, I[{src}])", "get_at", "index", "eval")
+
+
+def select_rows(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Indexing through torch-style calls: ``index_select``-like forms the peer has."""
+    if not info.batch:
+        return getitem(c, info, facts)
+    d = dim(c, info.ndim)
+    n = info.batch[d] if -info.ndim <= d < info.ndim else 1
+    rows = [c.integer(0, max(n - 1, 0)) for _ in range(c.integer(0, 3))]
+    return step(f"x[{'' if d == 0 else ':, ' * (d % info.ndim)}{rows}]", "getitem", "index")
+
+
+INDEX = [
+    ("getitem", 6, getitem),
+    ("setitem", 5, setitem),
+    ("masked_fill", 1, masked_fill),
+    ("get_at", 1, get_at),
+    ("rows", 1, select_rows),
+]
+
+
+# --- entries -------------------------------------------------------------------------
+
+
+def _new_value(c: Chooser, info: Info, under: tuple[int, ...] | None = None) -> str:
+    batch = info.batch if under is None else under
+    pick = c.integer(0, 7)
+    if pick < 4:
+        features = tuple(c.integer(1, 3) for _ in range(c.integer(0, 1)))
+        return leaf_value(c, batch + features, c.choice(("float32", "int64", "bool")))
+    if pick == 4:
+        return c.choice(STRINGS)
+    if pick == 5:
+        return f'{{"q": {leaf_value(c, batch)}}}'
+    if pick == 6 and batch:
+        return leaf_value(c, batch[:-1] + (batch[-1] + 1,))  # the wrong batch size
+    return f"L.TensorDict({{}}, batch_size={list(batch)})"
+
+
+def get(c: Chooser, info: Info, facts: Facts) -> Step:
+    k = key(c, info)
+    form = c.integer(0, 3)
+    if form == 0:
+        return step(f"x.get({k})", "get", "entries", "eval")
+    if form == 1:
+        return step(f"x.get({k}, None)", "get_default", "entries", "eval")
+    if form == 2:
+        return step(
+            f"x.get({k}, default={leaf_value(c, info.batch)})", "get_default", "entries", "eval"
+        )
+    return step(f"x[{k}]", "getitem_key", "entries", "eval")
+
+
+def set_entry(c: Chooser, info: Info, facts: Facts) -> Step:
+    k = key(c, info, missing=40)
+    value = _new_value(c, info)
+    form = c.integer(0, 3)
+    if form == 0:
+        return step(f"x.set({k}, {value})", "set", "entries")
+    if form == 1:
+        return step(f"x.set_({k}, {value})", "set_", "entries")
+    if form == 2 and info.kind == "record":
+        field = c.choice(("x", "label", "inner", "opt"))
+        return step(f"x.{field} = {value}", "setattr", "entries", "exec")
+    return step(f"x[{k}] = {value}", "setitem_key", "entries", "exec")
+
+
+def update(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 4)
+    if pick == 0:
+        src = f"{{{key(c, info, missing=40)}: {_new_value(c, info)}}}"
+    elif pick == 1:
+        src = "x.clone().apply(torch.zeros_like)"
+    elif pick == 2:
+        src = f"x.select({', '.join([*keys_arg(c, info), 'strict=False'])}).clone()"
+    elif pick == 3:
+        src = "x.to_dict()"
+    else:
+        src = f"{{{key(c, info, missing=30)}: {_new_value(c, info)}}}, inplace=False"
+        return step(f"x.update({src})", "update", "entries")
+    name = c.choice(("update", "update", "update_"))
+    return step(f"x.{name}({src})", name, "entries")
+
+
+def select_exclude(c: Chooser, info: Info, facts: Facts) -> Step:
+    name = c.choice(("select", "exclude"))
+    args = keys_arg(c, info)
+    if name == "select" and c.chance(40):
+        args.append("strict=False")
+    if c.chance(15):
+        args.append("inplace=True")
+    return step(f"x.{name}({', '.join(args)})", name, "entries")
+
+
+def pop(c: Chooser, info: Info, facts: Facts) -> Step:
+    k = key(c, info)
+    if c.chance(30):
+        return step(f"x.pop({k}, None)", "pop", "entries", "eval")
+    return step(f"x.pop({k})", "pop", "entries", "eval")
+
+
+def delete(c: Chooser, info: Info, facts: Facts) -> Step:
+    k = key(c, info)
+    if c.chance(50):
+        return step(f"del x[{k}]", "del", "entries", "exec")
+    return step(f"x.del_({k})", "del_", "entries")
+
+
+def rename(c: Chooser, info: Info, facts: Facts) -> Step:
+    old = key(c, info)
+    new = c.choice(('"zz"', '"renamed"', top_key(c, info), '("n", "w")'))
+    safe = ", safe=True" if c.chance(30) else ""
+    return step(f"x.rename_key_({old}, {new}{safe})", "rename_key_", "entries")
+
+
+def views(c: Chooser, info: Info, facts: Facts) -> Step:
+    name = c.choice(("keys", "values", "items"))
+    nested, leaves = c.chance(50), c.chance(50)
+    args = c.choice(
+        ("", f"{nested}", f"{nested}, {leaves}", f"include_nested={nested}, leaves_only={leaves}")
+    )
+    if name == "keys" and c.chance(20):
+        args += ", sort=True" if args else "sort=True"
+    return step(f"list(x.{name}({args}))", name, "entries", "eval")
+
+
+def contains(c: Chooser, info: Info, facts: Facts) -> Step:
+    k = key(c, info, missing=30)
+    form = c.choice((f"{k} in x.keys()", f"{k} in x.keys(True)", f"{k} in x.keys(True, True)"))
+    if c.chance(20) and k.startswith('"'):
+        form = f"{k} in x"
+    return step(form, "contains", "entries", "eval")
+
+
+def sizes(c: Chooser, info: Info, facts: Facts) -> Step:
+    attr = c.choice(
+        (
+            "len(x)",
+            "x.batch_size",
+            "x.shape",
+            "x.ndim",
+            "x.batch_dims",
+            "x.numel()",
+            "x.is_empty()",
+            "x.device",
+            "x.is_locked",
+            "x.is_memmap()",
+            "x.names",
+            "bool(x.is_shared())",
+            "x.sorted_keys",
+        )
+    )
+    needs = tuple(re.findall(r"x\.(\w+)", attr))
+    return step(attr, attr, "entries", "eval", needs=needs)
+
+
+def flatten_keys(c: Chooser, info: Info, facts: Facts) -> Step:
+    sep = c.choice(("", '"."', '"_"', '"/"'))
+    src = f"x.flatten_keys({sep})"
+    if c.chance(40):
+        src += f".unflatten_keys({sep})"
+    return step(src, "flatten_keys", "entries")
+
+
+def to_dict(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 4)
+    if pick == 0:
+        return step("x.to_dict()", "to_dict", "entries", "eval")
+    if pick == 1:
+        return step(
+            f"L.TensorDict.from_dict(x.to_dict(), batch_size={list(info.batch)})",
+            "from_dict",
+            "entries",
+        )
+    if pick == 2:
+        return step("L.TensorDict.from_dict(x.to_dict())", "from_dict", "entries", tags=("infers",))
+    if pick == 3:
+        return step(
+            f"L.TensorDict(x.to_dict(), batch_size={list(info.batch)})", "from_dict", "entries"
+        )
+    return step("x.to_tensordict()", "to_tensordict", "entries")
+
+
+def state_dict(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 3)
+    if pick == 0:
+        return step("x.state_dict()", "state_dict", "entries", "eval")
+    if pick == 1:
+        return step("x.state_dict(keep_vars=True)", "state_dict", "entries", "eval")
+    if pick == 2:
+        strict = c.choice(("", ", strict=False", ", strict=True"))
+        return step(
+            f"x.load_state_dict(x.clone().apply(torch.zeros_like).state_dict(){strict})",
+            "load_state_dict",
+            "entries",
+        )
+    return step(
+        f"x.clone().zero_().load_state_dict(x.state_dict(), strict={c.chance(50)})",
+        "load_state_dict",
+        "entries",
+    )
+
+
+def apply(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 8)
+    fns = (
+        "torch.zeros_like",
+        "lambda v: v + 1",
+        "lambda v: v.float()",
+        "lambda v: v * 2",
+        "lambda v: None",
+        "lambda v: v.sum()",
+    )
+    if pick < 4:
+        extra = c.choice(("", ", nested_keys=True", f", batch_size={list(info.batch)}", ""))
+        return step(f"x.apply({c.choice(fns)}{extra})", "apply", "entries")
+    if pick == 4:
+        return step("x.apply(lambda a, b: a - b, x.clone())", "apply", "entries")
+    if pick == 5:
+        return step("x.clone().apply_(lambda v: v.zero_())", "apply_", "entries")
+    if pick == 6:
+        nested = c.chance(50)
+        return step(
+            f"x.named_apply(lambda k, v: v.clone(), nested_keys={nested})", "named_apply", "entries"
+        )
+    if pick == 7:
+        return step("x.apply(lambda v: v, filter_empty=True)", "apply", "entries")
+    return step("x.apply(lambda v: v[..., None], batch_size=[])", "apply", "entries")
+
+
+def copies(c: Chooser, info: Info, facts: Facts) -> Step:
+    src = c.choice(
+        (
+            "x.clone()",
+            "x.clone(False)",
+            "x.detach()",
+            "x.contiguous()",
+            "x.copy()",
+            "x.cpu()",
+            'x.to("cpu")',
+            "x.to(torch.float64)",
+            "x.to(dtype=torch.int32)",
+            "x.zero_()",
+            "x.empty()",
+            "x.empty(recurse=True)",
+            "x.data",
+            "x.to_tensordict()",
+            "x.copy_(x.clone().apply(torch.ones_like))",
+            "x.exclude()",
+        )
+    )
+    name = src.split("(")[0].removeprefix("x.")
+    return step(src, name, "entries", needs=(name,) if name.isidentifier() else ())
+
+
+def lock(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 3)
+    if pick == 0:
+        return step("x.lock_()", "lock_", "entries")
+    if pick == 1:
+        return step("x.unlock_()", "unlock_", "entries")
+    if pick == 2:
+        return step("x.is_locked", "is_locked", "entries", "eval")
+    return step(f"x.set({key(c, info, missing=50)}, {_new_value(c, info)})", "set", "entries")
+
+
+def names(c: Chooser, info: Info, facts: Facts) -> Step:
+    pool = ("i", "j", "k", "l", None)
+    chosen = [c.choice(pool) for _ in range(info.ndim + (1 if c.chance(BAD) else 0))]
+    pick = c.integer(0, 3)
+    if pick == 0:
+        return step(f"x.names = {chosen!r}", "set_names", "entries", "exec")
+    if pick == 1:
+        return step(f"x.refine_names(*{chosen!r})", "refine_names", "entries")
+    if pick == 2:
+        return step(f"x.rename(*{chosen!r})", "rename", "entries")
+    return step("x.names", "names", "entries", "eval")
+
+
+def memmap(c: Chooser, info: Info, facts: Facts) -> Step:
+    folder = f'D + "/o{seed(c)}"'
+    pick = c.integer(0, 5)
+    if pick == 0:
+        return step(f"x.memmap({folder})", "memmap", "entries")
+    if pick == 1:
+        return step(f"x.memmap_like({folder})", "memmap_like", "entries")
+    if pick == 2:
+        return step("x.clone().memmap_()", "memmap_", "entries")
+    if pick == 3:
+        src = f"x.memmap({folder}, num_threads=2)"
+        return step(src, "memmap", "entries", tags=("any-order",))
+    loader = "Rec" if info.kind == "record" else "L"
+    if info.kind == "lazy" and c.chance(50):
+        loader = "L.LazyStackedTensorDict"
+    return step(f"{loader}.load_memmap(x.memmap({folder}) and {folder})", "load_memmap", "entries")
+
+
+def record_fields(c: Chooser, info: Info, facts: Facts) -> Step:
+    if info.kind != "record":
+        return get(c, info, facts)
+    field = c.choice(("x", "label", "inner", "opt", "inner.y", "inner.z"))
+    return step(f"x.{field}", "getattr", "entries", "eval")
+
+
+ENTRIES = [
+    ("get", 4, get),
+    ("set", 4, set_entry),
+    ("update", 2, update),
+    ("select_exclude", 3, select_exclude),
+    ("pop", 1, pop),
+    ("delete", 1, delete),
+    ("rename", 1, rename),
+    ("views", 3, views),
+    ("contains", 1, contains),
+    ("sizes", 2, sizes),
+    ("flatten_keys", 1, flatten_keys),
+    ("to_dict", 2, to_dict),
+    ("state_dict", 2, state_dict),
+    ("apply", 3, apply),
+    ("copies", 3, copies),
+    ("lock", 1, lock),
+    ("names", 1, names),
+    ("memmap", 2, memmap),
+    ("record_fields", 2, record_fields),
+]

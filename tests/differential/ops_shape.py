@@ -1,0 +1,306 @@
+"""Families ``shape`` (the batch-shape methods and their torch spellings) and ``combine``
+(stack, cat, lazy stacks, pad, pad_sequence)."""
+
+from __future__ import annotations
+
+import math
+
+from .chooser import Chooser
+from .engine import Step
+from .info import Info
+from .ops_common import BAD, dim, dims, leaf_value, seed, step
+from .world import Facts
+
+# --- shape -----------------------------------------------------------------------------
+
+
+def _factor(c: Chooser, numel: int) -> list[int]:
+    """A shape of ``numel`` elements (1 to 3 dims), with a -1 now and then."""
+    if numel == 0:
+        shape = [0] + [c.integer(1, 3) for _ in range(c.integer(0, 2))]
+        c_shape = shape[:]
+        if c.chance(20):
+            c_shape[1 if len(c_shape) > 1 else 0] = -1
+        return c_shape
+    shape = []
+    rest = numel
+    for _ in range(c.integer(0, 2)):
+        divisors = [d for d in range(1, rest + 1) if rest % d == 0]
+        d = c.choice(divisors)
+        shape.append(d)
+        rest //= d
+    shape.append(rest)
+    if c.chance(25):
+        shape[c.integer(0, len(shape) - 1)] = -1
+    if c.chance(20):
+        shape.insert(c.integer(0, len(shape)), 1)
+    return shape
+
+
+def reshape(c: Chooser, info: Info, facts: Facts) -> Step:
+    shape = _factor(c, info.numel)
+    if c.chance(BAD):
+        shape.append(2)
+    name = c.choice(("reshape", "view", "reshape", "view"))
+    spelled = c.choice((", ".join(map(str, shape)), repr(shape), repr(tuple(shape))))
+    if name == "view" and c.chance(20):
+        spelled = f"torch.Size({shape})" if -1 not in shape else spelled
+    return step(f"x.{name}({spelled})", name, "shape")
+
+
+def set_batch_size(c: Chooser, info: Info, facts: Facts) -> Step:
+    cut = c.integer(0, info.ndim)
+    size = list(info.batch[:cut])
+    if c.chance(20):
+        size.append(c.integer(1, 3))
+    return step(f"x.batch_size = {size}", "set_batch_size", "shape", "exec")
+
+
+def permute(c: Chooser, info: Info, facts: Facts) -> Step:
+    order = list(range(info.ndim))
+    for i in range(len(order) - 1, 0, -1):
+        j = c.integer(0, i)
+        order[i], order[j] = order[j], order[i]
+    order = [d - info.ndim if c.chance(25) else d for d in order]
+    if c.chance(BAD):
+        order = order[:-1] if order else [0]
+    form = c.integer(0, 2)
+    if form == 0:
+        return step(f"x.permute({', '.join(map(str, order))})", "permute", "shape")
+    if form == 1:
+        return step(f"x.permute({order})", "permute", "shape")
+    return step(f"torch.permute(x, {order})", "permute", "shape")
+
+
+def transpose(c: Chooser, info: Info, facts: Facts) -> Step:
+    a, b = dim(c, info.ndim), dim(c, info.ndim)
+    name = c.choice(("transpose", "swapdims", "swapaxes", "transpose"))
+    if c.chance(20):
+        return step(f"torch.transpose(x, {a}, {b})", "transpose", "shape")
+    return step(f"x.{name}({a}, {b})", name, "shape", needs=(name,))
+
+
+def squeeze(c: Chooser, info: Info, facts: Facts) -> Step:
+    forms = (
+        ("x.squeeze()", "squeeze"),
+        ("x.squeeze({d})", "squeeze"),
+        ("torch.squeeze(x, {d})", "squeeze"),
+        ("torch.unsqueeze(x, {u})", "unsqueeze"),
+        ("x.unsqueeze({u})", "unsqueeze"),
+    )
+    form, op = forms[c.integer(0, len(forms) - 1)]
+    d, u = dim(c, info.ndim), dim(c, info.ndim, inclusive=True)
+    return step(form.format(d=d, u=u), op, "shape")
+
+
+def expand(c: Chooser, info: Info, facts: Facts) -> Step:
+    shape = [c.integer(1, 3) for _ in range(c.integer(0, 2))]
+    shape += [c.integer(1, 3) if side == 1 and c.chance(50) else side for side in info.batch]
+    if c.chance(20):
+        shape[-len(info.batch) :] = [-1] * len(info.batch) if info.batch else []
+    if c.chance(BAD):
+        shape.append(2)
+    form = c.integer(0, 3)
+    if form == 0:
+        return step(f"x.expand({shape})", "expand", "shape")
+    if form == 1:
+        return step(f"x.expand(torch.Size({[abs(s) for s in shape]}))", "expand", "shape")
+    if form == 2:
+        return step(f"x.expand_as(t({[abs(s) for s in shape]}))", "expand_as", "shape")
+    return step(f"x.expand({', '.join(map(str, shape))})", "expand", "shape")
+
+
+def flatten(c: Chooser, info: Info, facts: Facts) -> Step:
+    if c.chance(50) or info.ndim == 0:
+        args = c.choice(("", f"{dim(c, info.ndim)}", f"{dim(c, info.ndim)}, {dim(c, info.ndim)}"))
+        if c.chance(20):
+            return step(f"torch.flatten(x{', ' + args if args else ''})", "flatten", "shape")
+        return step(f"x.flatten({args})", "flatten", "shape")
+    d = dim(c, info.ndim)
+    side = info.batch[d] if -info.ndim <= d < info.ndim else 1
+    sizes = _factor(c, side)
+    return step(f"x.unflatten({d}, {sizes})", "unflatten", "shape")
+
+
+def split(c: Chooser, info: Info, facts: Facts) -> Step:
+    d = dim(c, info.ndim)
+    side = info.batch[d] if -info.ndim <= d < info.ndim else 2
+    pick = c.integer(0, 5)
+    if pick == 0:
+        return step(f"x.split({c.integer(1, 3)}, {d})", "split", "shape", "eval")
+    if pick == 1:
+        sizes = []
+        rest = side
+        while rest > 0:
+            sizes.append(c.integer(1, rest) if not c.chance(10) else 0)
+            rest -= sizes[-1]
+        if c.chance(BAD):
+            sizes.append(1)
+        return step(f"x.split({sizes}, dim={d})", "split", "shape", "eval")
+    if pick == 2:
+        return step(f"x.chunk({c.integer(1, 4)}, {d})", "chunk", "shape", "eval")
+    if pick == 3:
+        return step(f"x.unbind({d})", "unbind", "shape", "eval")
+    if pick == 4:
+        return step(f"torch.unbind(x, {d})", "unbind", "shape", "eval")
+    return step(f"torch.split(x, {c.integer(1, 3)}, {d})", "split", "shape", "eval")
+
+
+def flip_roll(c: Chooser, info: Info, facts: Facts) -> Step:
+    chosen = list(dims(c, info.ndim)) or [0]
+    pick = c.integer(0, 3)
+    if pick == 0:
+        return step(f"x.flip({chosen})", "flip", "shape", needs=("flip",))
+    if pick == 1:
+        return step(f"torch.flip(x, {chosen})", "flip", "shape")
+    shifts = [c.integer(-3, 3) for _ in chosen]
+    if pick == 2:
+        return step(f"x.roll({shifts}, {chosen})", "roll", "shape", needs=("roll",))
+    return step(f"torch.roll(x, {shifts[0]}, {chosen[0]})", "roll", "shape")
+
+
+def repeat(c: Chooser, info: Info, facts: Facts) -> Step:
+    reps = [c.integer(1, 2) for _ in range(info.ndim + c.choice((0, 0, 1)))]
+    pick = c.integer(0, 3)
+    if pick == 0:
+        return step(f"x.repeat({', '.join(map(str, reps)) or '()'})", "repeat", "shape")
+    if pick == 1:
+        n = c.integer(0, 2)
+        return step(
+            f"x.repeat_interleave({n}, dim={dim(c, info.ndim)})",
+            "repeat_interleave",
+            "shape",
+            needs=("repeat_interleave",),
+        )
+    if pick == 2:
+        return step(f"x.tile({reps})", "tile", "shape", needs=("tile",))
+    return step(f"torch.tile(x, {reps})", "tile", "shape")
+
+
+def gather(c: Chooser, info: Info, facts: Facts) -> Step:
+    if info.ndim == 0:
+        return step("x.gather(0, torch.zeros((), dtype=torch.long))", "gather", "shape")
+    d = dim(c, info.ndim)
+    side = info.batch[d] if -info.ndim <= d < info.ndim else 1
+    shape = list(info.batch)
+    if -info.ndim <= d < info.ndim:
+        shape[d] = c.integer(0, 3)
+    generator = f"torch.Generator().manual_seed({seed(c)})"
+    values = f"torch.randint(0, {max(side, 1)}, {shape}, generator={generator})"
+    return step(f"x.gather({d}, {values})", "gather", "shape", needs=("gather",))
+
+
+def narrow(c: Chooser, info: Info, facts: Facts) -> Step:
+    d = dim(c, info.ndim)
+    side = info.batch[d] if -info.ndim <= d < info.ndim else 1
+    start = c.integer(0, side)
+    length = c.integer(0, side - start)
+    if c.chance(BAD):
+        length += 1
+    if c.chance(20):
+        return step(f"torch.narrow(x, {d}, {start}, {length})", "narrow", "shape")
+    return step(f"x.narrow({d}, {start}, {length})", "narrow", "shape", needs=("narrow",))
+
+
+def movedim(c: Chooser, info: Info, facts: Facts) -> Step:
+    a, b = dim(c, info.ndim), dim(c, info.ndim)
+    if c.chance(30):
+        return step(f"torch.movedim(x, {a}, {b})", "movedim", "shape")
+    return step(f"x.movedim({a}, {b})", "movedim", "shape", needs=("movedim",))
+
+
+SHAPE = [
+    ("reshape", 4, reshape),
+    ("set_batch_size", 1, set_batch_size),
+    ("permute", 2, permute),
+    ("transpose", 2, transpose),
+    ("squeeze", 3, squeeze),
+    ("expand", 2, expand),
+    ("flatten", 2, flatten),
+    ("split", 3, split),
+    ("flip_roll", 2, flip_roll),
+    ("repeat", 2, repeat),
+    ("gather", 1, gather),
+    ("narrow", 1, narrow),
+    ("movedim", 1, movedim),
+]
+
+
+# --- combine ---------------------------------------------------------------------------
+
+
+def _other(c: Chooser) -> str:
+    return c.choice(("x.clone()", "x.apply(torch.zeros_like)", "x.clone().apply(torch.ones_like)"))
+
+
+def stack(c: Chooser, info: Info, facts: Facts) -> Step:
+    d = dim(c, info.ndim, inclusive=True)
+    items = ", ".join(["x"] + [_other(c) for _ in range(c.integer(0, 2))])
+    name = c.choice(("torch.stack", "L.stack", "torch.stack", "L.maybe_dense_stack"))
+    spelled = f"{name}([{items}], {d})" if c.chance(70) else f"{name}([{items}], dim={d})"
+    return step(spelled, name.split(".")[-1], "combine", needs=(name,) if name[0] == "L" else ())
+
+
+def cat(c: Chooser, info: Info, facts: Facts) -> Step:
+    d = dim(c, info.ndim)
+    part = "x"
+    if info.ndim and c.chance(40):
+        part = f"x[{':, ' * (d % info.ndim)}:1]"
+    items = ", ".join(["x", part] + ([_other(c)] if c.chance(30) else []))
+    name = c.choice(("torch.cat", "L.cat", "torch.cat"))
+    return step(f"{name}([{items}], {d})", "cat", "combine")
+
+
+def lazy(c: Chooser, info: Info, facts: Facts) -> Step:
+    d = dim(c, info.ndim, inclusive=True)
+    items = ", ".join(["x"] + [_other(c) for _ in range(c.integer(0, 2))])
+    form = c.choice(
+        (
+            "L.lazy_stack([{items}], {d})",
+            "L.LazyStackedTensorDict.lazy_stack([{items}], dim={d})",
+            "L.LazyStackedTensorDict({items}, stack_dim={d})",
+        )
+    )
+    return step(form.format(items=items, d=d), "lazy_stack", "combine")
+
+
+def pad(c: Chooser, info: Info, facts: Facts) -> Step:
+    widths = [c.integer(0, 2) for _ in range(2 * c.integer(1, max(info.ndim, 1)))]
+    value = c.choice(("", ", value=0", ", value=-1", ", value=1.5"))
+    return step(f"L.pad(x, {widths}{value})", "pad", "combine")
+
+
+def pad_sequence(c: Chooser, info: Info, facts: Facts) -> Step:
+    if not info.ndim:
+        return pad(c, info, facts)
+    side = info.batch[0]
+    items = ["x"] + [f"x[:{c.integer(0, side)}]" for _ in range(c.integer(0, 2))]
+    extra = c.choice(("", ", return_mask=True", ", padding_value=-1", ", pad_dim=0"))
+    src = f"L.pad_sequence([{', '.join(items)}]{extra})"
+    return step(src, "pad_sequence", "combine", tags=("any-order",))
+
+
+def reassemble(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Split-and-join round trips: the pieces must fit back together the same way."""
+    d = dim(c, info.ndim)
+    pick = c.integer(0, 2)
+    if pick == 0:
+        return step(f"torch.stack(x.unbind({d}), {d})", "unbind_stack", "combine")
+    if pick == 1:
+        return step(f"torch.cat(x.split(1, {d}), {d})", "split_cat", "combine")
+    n = max(1, math.ceil((info.batch[d] if -info.ndim <= d < info.ndim else 1) / 2))
+    return step(
+        f"L.lazy_stack(list(x.chunk({n}, {d})), {d})", "chunk_lazy", "combine", tags=("ragged",)
+    )
+
+
+COMBINE = [
+    ("stack", 4, stack),
+    ("cat", 3, cat),
+    ("lazy", 3, lazy),
+    ("pad", 1, pad),
+    ("pad_sequence", 1, pad_sequence),
+    ("reassemble", 2, reassemble),
+]
+
+__all__ = ["COMBINE", "SHAPE", "leaf_value"]

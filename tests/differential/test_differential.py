@@ -1,0 +1,100 @@
+"""The short differential run: random programs in tclass and the peer, outcomes compared.
+
+Deterministic: hypothesis is derandomized (the same programs every run) and the seeded
+programs are numbered as the standalone runner numbers them (``python -m
+tests.differential.run --replay N`` shows program N). A failure prints the program as a
+script; anything the allowlist does not cover is a bug to fix in tclass.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from . import allowlist
+from .chooser import DataChooser, RandomChooser
+from .engine import Stats, run_program
+from .libs import Lib, libraries
+from .ops import FAMILIES, generators
+
+pytestmark = pytest.mark.peer
+
+PROGRAMS = settings(
+    max_examples=40,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+README = pathlib.Path(__file__).parents[2] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def libs() -> tuple[Lib, Lib]:
+    pytest.importorskip("tensordict")
+    found = libraries()
+    assert found is not None
+    return found
+
+
+def _check(stats: Stats) -> None:
+    bugs = [finding for finding in stats.findings if finding.is_bug]
+    assert not bugs, "\n\n".join(finding.report() for finding in bugs[:3])
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_programs_of_one_family(family: str, libs: tuple[Lib, Lib]) -> None:
+    gens = generators([family])
+
+    @PROGRAMS
+    @given(st.data())
+    def run(data: st.DataObject) -> None:
+        stats = Stats()
+        run_program(DataChooser(data), libs, gens, stats, length=4)
+        _check(stats)
+
+    run()
+
+
+@PROGRAMS
+@given(data=st.data())
+def test_programs_of_every_family(data: st.DataObject) -> None:
+    libs = libraries()
+    if libs is None:
+        pytest.skip("needs the peer library tensordict")
+    stats = Stats()
+    run_program(DataChooser(data), libs, generators(sorted(FAMILIES)), stats, length=6)
+    _check(stats)
+
+
+def test_numbered_programs(libs: tuple[Lib, Lib]) -> None:
+    """Programs 0..199 of the runner (all families, 4 ops each)."""
+    stats = Stats()
+    gens = generators(list(FAMILIES))  # the runner's order: program n is the runner's n
+    for n in range(200):
+        run_program(RandomChooser(n), libs, gens, stats, length=4)
+    assert stats.programs == 200 and sum(stats.steps.values()) > 400
+    _check(stats)
+
+
+def test_the_runner_reports_and_exits_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tensordict")
+    from .run import main
+
+    assert main(["--examples", "20", "--seed", "5000", "--stats"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^20 programs, \d+ steps compared", out, re.M)
+    assert "\n0 discrepancies" in out
+
+
+def test_every_allowed_difference_cites_the_readme() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Differences from tensordict") :]
+    names = [entry.name for entry in allowlist.ENTRIES]
+    assert len(names) == len(set(names)) and len(names) <= 10
+    for entry in allowlist.ENTRIES:
+        assert entry.readme in section, f"{entry.name}: {entry.readme!r} not in the README"
