@@ -831,24 +831,35 @@ def test_contiguous_gives_dense_stack(d: int) -> None:
 )
 def test_contiguous_of_heterogeneous_raises(members: list[TensorDict]) -> None:
     lazy = tclass.lazy_stack(members)
-    for convert in (lazy.contiguous, lazy.to_tensordict, lambda: tclass.dense_stack_tds(lazy)):
+    for convert in (lazy.contiguous, lazy.to_tensordict):
         with pytest.raises(
             HeterogeneousEntryError, match="needs the dense stack of this lazy stack"
         ):
             convert()
+    assert type(tclass.dense_stack_tds(lazy)) is LazyStackedTensorDict  # as the peer
 
 
 def test_dense_stack_tds_of_lazy_stacks() -> None:
     first, second = _members(), _members()
     lazies = [tclass.lazy_stack(first), tclass.lazy_stack(second)]
-    out = tclass.dense_stack_tds(lazies, 1)
+    out = tclass.dense_stack_tds(lazies, 1)  # stacks of lazy stacks stay lazy, as the peer
     expected = tclass.stack([tclass.stack(first), tclass.stack(second)], 1)
-    assert type(out) is TensorDict
-    _assert_matches(out, expected)
-    with pytest.raises(ValueError, match="dim 1 is not the lazy stack's stack dim 0"):
-        tclass.dense_stack_tds(lazies[0], 1)
-    with pytest.raises(TypeError, match="expects a lazy stack or a list"):
-        tclass.dense_stack_tds(first[0])
+    assert type(out) is LazyStackedTensorDict
+    _assert_matches(out.contiguous(), expected)
+    assert type(tclass.dense_stack_tds(lazies[0], 1)) is TensorDict  # dim unused, as the peer
+    assert tclass.dense_stack_tds(first[0]) is first[0]  # not a lazy stack: as it is
+
+
+def test_dense_stack_tds_keeps_nested_lazy_stacks_lazy() -> None:
+    ragged = tclass.lazy_stack(
+        [TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(4), b=torch.zeros(2))]
+    )
+    container = TensorDict(lazy=ragged)
+    out = tclass.dense_stack_tds(tclass.lazy_stack([container, container.clone()]))
+    assert type(out) is TensorDict and out.batch_size == torch.Size([2])
+    assert out["lazy"].stack_dim == 1 and out["lazy"][:, 1]["b"].shape == (2, 2)
+    again = tclass.dense_stack_tds([container, container.clone()], dim=0)
+    tclass.assert_allclose_td(out, again)
 
 
 def test_maybe_dense_stack() -> None:

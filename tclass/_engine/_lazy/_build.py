@@ -140,32 +140,17 @@ def maybe_dense_stack(
 
 
 def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None = None) -> Any:
-    """The dense stack of a lazy stack's members (along its stack dim), or of a list of
-    collections along ``dim`` (0 by default); lazy stacks in the list are densified too.
-
-    Raises:
-        StackError: if the members differ in keys, classes or shapes.
-        ValueError: if ``dim`` is given for a lazy stack and is not its stack dim.
+    """The members of a lazy stack stacked along its stack dim as :func:`maybe_dense_stack`
+    stacks them (dense where they line up; nested lazy stacks and members that differ stay
+    lazy), or a list of collections stacked so along ``dim`` (0 by default); any other
+    collection is returned as it is. As the peer, ``dim`` is not used for a lazy stack.
     """
     if isinstance(collections, TensorDictBase):
         storage = storage_of(collections)
         if not isinstance(storage, LazyStackedTensorDict):
-            msg = (
-                "dense_stack_tds expects a lazy stack or a list, got a "
-                f"{type(collections).__name__}"
-            )
-            raise TypeError(msg)
-        if (
-            dim is not None
-            and _batch.normalize_dim(dim, storage.batch_dims, op="dense_stack_tds")
-            != storage.stack_dim
-        ):
-            msg = (
-                f"dense_stack_tds: dim {dim} is not the lazy stack's stack dim {storage.stack_dim}"
-            )
-            raise ValueError(msg)
-        return collections.contiguous()
-    return stack(list(collections), 0 if dim is None else dim, contiguous=True)
+            return collections
+        return maybe_dense_stack(list(collections.unbind(storage.stack_dim)), storage.stack_dim)
+    return maybe_dense_stack(list(collections), 0 if dim is None else dim)
 
 
 def to_lazystack(collection: Any, dim: int = 0) -> Any:
