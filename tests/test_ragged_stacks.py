@@ -391,3 +391,17 @@ def test_one_tensor_index_with_ints_and_slices() -> None:
     assert picked.batch_size == (1, 5) and picked["x"].tolist() == [[0.0, 1.0, 2.0, 3.0, 4.0]]
     with pytest.raises(errors.HeterogeneousEntryError, match="ragged"):
         stack[torch.tensor([0]), torch.tensor([1])]
+
+
+def test_cat_along_the_stack_dim_of_pieces_of_other_sizes_is_ragged() -> None:
+    td = TensorDict({"a": torch.arange(3.0)}, [3])
+    stack = tclass.lazy_stack(list(td.chunk(2, -1)), -1)  # members [2] and [1]
+    assert stack.batch_size == (-1, 2)
+    pieces = stack.split(1, -1)
+    assert [p.batch_size for p in pieces] == [(2, 1), (1, 1)]
+    out = torch.cat(pieces, -1)  # as the peer: the pieces' members, a ragged stack again
+    assert out.batch_size == (-1, 2) and out.stack_dim == 1
+    assert [m["a"].tolist() for m in out.tensordicts] == [[0.0, 1.0], [2.0]]
+    assert torch.cat(pieces, 0)["a"].tolist() == [[0.0], [1.0], [2.0]]
+    with pytest.raises(errors.StackError, match="incompatible"):
+        torch.cat([pieces[0], stack], 0)  # along another dim the other sizes must agree

@@ -198,7 +198,10 @@ def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -
     dim = _batch.normalize_dim(dim, ndim, op="cat")
     d = lazy.stack_dim
     for position, member in enumerate(members):
-        if member.batch_dims != ndim or not _same_except(member.batch_size, lazy.batch_size, dim):
+        if member.batch_dims != ndim or (
+            # along the stack dim the pieces become members: their sizes may differ (ragged)
+            dim != d and not _same_except(member.batch_size, lazy.batch_size, dim)
+        ):
             msg = (
                 f"cat{_at(path)}: member {position} has batch size "
                 f"{format_shape(member.batch_size)}, incompatible with "

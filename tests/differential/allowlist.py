@@ -8,6 +8,7 @@ the reason it is not fixed yet, and reported as open by the runner.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -85,7 +86,11 @@ def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
 
 
 def _about_values(line: str) -> bool:
-    return " list of " in line or "peer values (" in line
+    """A Python value line: the peer's list or values against tclass's shared value, or
+    (a lazy stack's members sharing one value) one padded element, ``None`` in the peer."""
+    if " list of " in line or "peer values (" in line:
+        return True
+    return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None
 
 
 def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
