@@ -405,3 +405,20 @@ def test_cat_along_the_stack_dim_of_pieces_of_other_sizes_is_ragged() -> None:
     assert torch.cat(pieces, 0)["a"].tolist() == [[0.0], [1.0], [2.0]]
     with pytest.raises(errors.StackError, match="incompatible"):
         torch.cat([pieces[0], stack], 0)  # along another dim the other sizes must agree
+
+
+class Wrapper(TensorClass):
+    ep: Episode
+    step: torch.Tensor
+
+
+def test_nested_records_over_a_ragged_stack_list_keys_without_reading_leaves() -> None:
+    inner = Episode(torch.zeros(3, 2), torch.ones(3), batch_size=[3])
+    record = Wrapper(ep=inner, step=torch.arange(3.0), batch_size=[3])
+    stack = tclass.lazy_stack(list(record.chunk(2, 0)), 0)  # members [2] and [1]
+    assert type(stack) is Wrapper and stack.batch_size == (2, -1)
+    assert set(stack.keys(True, True)) == {("ep", "obs"), ("ep", "reward"), "step"}
+    out = torch.stack([stack], -1)  # as the peer: member by member
+    assert type(out) is Wrapper and out.batch_size == (2, -1, 1)
+    assert [m.batch_size for m in out._tensordict.tensordicts] == [(2, 1), (1, 1)]
+    assert torch.equal(out[1, :, 0].step, torch.tensor([2.0]))
