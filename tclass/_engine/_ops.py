@@ -84,7 +84,7 @@ def _stack(
     members = _members(collections, "stack", path)
     if out is None and _records_over_lazy_stacks(members):
         stacked = _stack([storage_of(m) for m in members], dim, None, path, dense)
-        return members[0]._wrap(stacked)  # type: ignore[no-any-return]
+        return cast("C", _rewrapped(members[0], stacked))
     if out is None and any(_is_lazy(m) and -1 in m.batch_size for m in members):
         # A ragged lazy stack has no dense form: the result is lazy too, as the peer's.
         check_members(members, "stack")
@@ -154,7 +154,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     members = _members(collections, "cat", path)
     if out is None and _records_over_lazy_stacks(members):
         joined = _cat([storage_of(m) for m in members], dim, None, path)
-        return members[0]._wrap(joined)  # type: ignore[no-any-return]
+        return cast("C", _rewrapped(members[0], joined))
     first = members[0]
     if type(first) is not type(members[-1]) or first._is_lazy:
         return cast(C, _cat_lazily(members, dim, out, path))
@@ -364,6 +364,12 @@ def _records_over_lazy_stacks(members: list[Any]) -> bool:
         and all(type(member) is kind for member in members)
         and any(storage_of(member)._is_lazy for member in members)
     )
+
+
+def _rewrapped(record: Any, storage: Any) -> Any:
+    """``storage`` (the members' storages joined) in the class of the record ``record``
+    (a record: the facade, above this layer, gives it ``_wrap``)."""
+    return record._wrap(storage)
 
 
 def _is_lazy(member: object) -> bool:
