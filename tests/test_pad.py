@@ -189,6 +189,20 @@ def test_pad_nested_record_stays_its_class() -> None:
     assert out.inner.x[2].tolist() == [5.0, 5.0, 5.0]
 
 
+def test_pad_keeps_names_on_nested_collections_and_lazy_stacks() -> None:
+    td = TensorDict(
+        {"m": {"a": torch.arange(4.0).reshape(4, 1)}, "c": torch.arange(4.0)}, [4], names=["i"]
+    )
+    out = pad(td, [1, 0])
+    assert out.names == ["i"]
+    assert out["m"].names == ["i"]  # as the peer: nested collections keep the names too
+    lazy = tclass.lazy_stack([td, td.clone()], 1)
+    padded = pad(lazy, [1, 0])  # densified, as the peer
+    assert padded.names == ["i", None]
+    assert padded["m"].names == ["i", None]
+    assert torch.equal(padded["c"][1:], torch.stack([td["c"], td["c"]], 1))
+
+
 def test_pad_shared_value_stays_one_shared_value() -> None:
     td = TensorDict({"x": _values(2), "label": NonTensorData("cat", [2])}, [2])
     out = pad(td, [1, 2])
@@ -591,6 +605,22 @@ def test_pad_sequence_records_along_a_second_batch_dim_with_per_row_values() -> 
     assert padded.env == [[["a", None], ["b", None]], [["a", "a"], ["b", "b"]]]
     assert masks.get("reward").tolist() == [[[True, False]] * 2, [[True, True]] * 2]
     assert torch.equal(padded.obs[0, :, :1], members[0].obs)
+
+
+def test_pad_sequence_mixes_tensordicts_and_lazy_stacks() -> None:
+    lazy = tclass.lazy_stack([TensorDict({"a": torch.arange(2.0)}, [])], 0)
+    out = pad_sequence([lazy, TensorDict({"a": torch.zeros(0, 2)}, [0])], return_mask=True)
+    assert type(out) is TensorDict
+    assert out.batch_size == torch.Size([2, 1])
+    assert torch.equal(out["a"], torch.tensor([[[0.0, 1.0]], [[0.0, 0.0]]]))
+    assert out["masks", "a"].tolist() == [[True], [False]]
+    nested = [
+        TensorDict({"n": lazy}, [1]),
+        TensorDict({"n": TensorDict({"a": torch.ones(2, 2)}, [2])}, [2]),
+    ]
+    out = pad_sequence(nested)  # nested entries mix the two kinds too, as in the peer
+    assert out["n", "a"].shape == torch.Size([2, 2, 2])
+    assert torch.equal(out["n", "a"][0], torch.tensor([[0.0, 1.0], [0.0, 0.0]]))
 
 
 def test_pad_sequence_nested_records_keep_their_class() -> None:

@@ -260,6 +260,34 @@ def test_records_over_a_ragged_stack(tmp_path: Path) -> None:
     assert type(back) is Episode and back.batch_size == (2, -1) and back[1].obs.shape == (5, 2)
 
 
+def test_stack_and_cat_of_records_over_ragged_stacks_go_member_by_member() -> None:
+    parts = [Episode(torch.zeros(n, 2), torch.full((n,), float(n)), batch_size=[n]) for n in (3, 5)]
+    stack = tclass.lazy_stack(parts)
+    both = tclass.stack([stack, stack.apply(torch.ones_like)], 1)  # as the peer: no dense read
+    assert type(both) is Episode and both.batch_size == (2, 2, -1)
+    storage = both._tensordict
+    assert isinstance(storage, LazyStackedTensorDict) and storage.stack_dim == 0
+    assert [m.batch_size for m in storage.tensordicts] == [(2, 3), (2, 5)]
+    assert torch.equal(both[1, 0].reward, torch.full((5,), 5.0))
+    assert torch.equal(both[1, 1].obs, torch.ones(5, 2))
+    joined = torch.cat([stack, stack], 0)
+    assert type(joined) is Episode and joined.batch_size == (4, -1)
+    assert [m.batch_size[0] for m in joined._tensordict.tensordicts] == [3, 5, 3, 5]
+
+
+def test_stack_of_ragged_lazy_stacks_that_line_up_goes_member_by_member() -> None:
+    stack = _ragged(tclass)
+    out = torch.stack([stack, stack.apply(torch.zeros_like)], 0)
+    assert out.batch_size == (2, 3, -1) and out.stack_dim == 1
+    assert [m.batch_size for m in out.tensordicts] == [(2, 3), (2, 5), (2, 2)]
+    assert torch.equal(out[0, 1]["reward"], stack[1]["reward"])
+    assert torch.equal(out[1, 2]["obs"], torch.zeros(2, 2))
+    other = _ragged(tclass, (5, 3, 2))  # members of other lengths: a lazy stack of the two
+    out = torch.stack([stack, other], 0)
+    assert out.batch_size == (2, 3, -1) and out.stack_dim == 0
+    assert out.tensordicts[1] is other
+
+
 def test_cat_joins_ragged_and_regular_pieces() -> None:
     stack = _ragged(tclass)
     again = torch.cat([stack[:2], stack[2:]])  # [2, -1] and [1, 2]
@@ -363,3 +391,34 @@ def test_one_tensor_index_with_ints_and_slices() -> None:
     assert picked.batch_size == (1, 5) and picked["x"].tolist() == [[0.0, 1.0, 2.0, 3.0, 4.0]]
     with pytest.raises(errors.HeterogeneousEntryError, match="ragged"):
         stack[torch.tensor([0]), torch.tensor([1])]
+
+
+def test_cat_along_the_stack_dim_of_pieces_of_other_sizes_is_ragged() -> None:
+    td = TensorDict({"a": torch.arange(3.0)}, [3])
+    stack = tclass.lazy_stack(list(td.chunk(2, -1)), -1)  # members [2] and [1]
+    assert stack.batch_size == (-1, 2)
+    pieces = stack.split(1, -1)
+    assert [p.batch_size for p in pieces] == [(2, 1), (1, 1)]
+    out = torch.cat(pieces, -1)  # as the peer: the pieces' members, a ragged stack again
+    assert out.batch_size == (-1, 2) and out.stack_dim == 1
+    assert [m["a"].tolist() for m in out.tensordicts] == [[0.0, 1.0], [2.0]]
+    assert torch.cat(pieces, 0)["a"].tolist() == [[0.0], [1.0], [2.0]]
+    with pytest.raises(errors.StackError, match="incompatible"):
+        torch.cat([pieces[0], stack], 0)  # along another dim the other sizes must agree
+
+
+class Wrapper(TensorClass):
+    ep: Episode
+    step: torch.Tensor
+
+
+def test_nested_records_over_a_ragged_stack_list_keys_without_reading_leaves() -> None:
+    inner = Episode(torch.zeros(3, 2), torch.ones(3), batch_size=[3])
+    record = Wrapper(ep=inner, step=torch.arange(3.0), batch_size=[3])
+    stack = tclass.lazy_stack(list(record.chunk(2, 0)), 0)  # members [2] and [1]
+    assert type(stack) is Wrapper and stack.batch_size == (2, -1)
+    assert set(stack.keys(True, True)) == {("ep", "obs"), ("ep", "reward"), "step"}
+    out = torch.stack([stack], -1)  # as the peer: member by member
+    assert type(out) is Wrapper and out.batch_size == (2, -1, 1)
+    assert [m.batch_size for m in out._tensordict.tensordicts] == [(2, 1), (1, 1)]
+    assert torch.equal(out[1, :, 0].step, torch.tensor([2.0]))

@@ -447,3 +447,22 @@ def test_tensordict_round_trip_with_python_values(dim: int) -> None:
     _assert_same(tclass.stack(x.unbind(dim), dim), x)
     _assert_same(tclass.cat(x.split(2, dim), dim), x)
     _assert_same(torch.cat(x.chunk(3, dim), dim), x)
+
+
+def test_stack_of_a_lazy_stack_of_heterogeneous_lazy_stacks() -> None:
+    # Members that are lazy stacks of different shapes: their keys are found without
+    # reading a leaf, and stacking goes member by member, as the peer's.
+    inner = tclass.lazy_stack(
+        [TensorDict({"d": torch.zeros(4, 1, 3)}, [4]), TensorDict({"d": torch.ones(4, 1, 1)}, [4])]
+    )
+    outer = tclass.LazyStackedTensorDict(inner, inner.clone(), stack_dim=2)
+    assert list(outer.keys(True, True)) == ["d"]
+    out = torch.stack([outer], -3)
+    assert isinstance(out, tclass.LazyStackedTensorDict)
+    assert out.batch_size == torch.Size([2, 1, 4, 2])
+    assert out.stack_dim == 3
+    assert [m.batch_size for m in out.tensordicts] == [torch.Size([2, 1, 4])] * 2
+    assert torch.equal(out[1, 0, :, 0]["d"], torch.ones(4, 1, 1))
+    both = tclass.maybe_dense_stack([outer, outer.clone()], -3)
+    assert both.batch_size == torch.Size([2, 2, 4, 2])
+    assert torch.equal(both[0, 1, :, 1]["d"], torch.zeros(4, 1, 3))

@@ -21,6 +21,7 @@ from tclass._core._batch import format_shape
 from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
+from tclass._core._records import is_record, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
@@ -81,11 +82,17 @@ def _stack(
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
+    if out is None and _records_over_lazy_stacks(members):
+        stacked = _stack([storage_of(m) for m in members], dim, None, path, dense)
+        return cast("C", _rewrapped(members[0], stacked))
     if out is None and any(_is_lazy(m) and -1 in m.batch_size for m in members):
         # A ragged lazy stack has no dense form: the result is lazy too, as the peer's.
         check_members(members, "stack")
         dim = _batch.normalize_dim(dim, members[0].batch_dims, op="stack", inclusive=True)
-        return type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))  # type: ignore[no-any-return]
+        size = stacked_size(members, dim)
+        if not dense and all(map(_is_lazy, members)) and not OPTIONS.lazy_legacy:
+            return _stack_lazy_stacks(members, dim, size, path)  # member by member if they line up
+        return type(members[0])._stack_lazily(members, dim, size)  # type: ignore[no-any-return]
     lazy_stacks = (
         not dense and out is None and all(map(_is_lazy, members)) and not OPTIONS.lazy_legacy
     )
@@ -129,7 +136,8 @@ def _stack_lazy_stacks(stacks: list[C], dim: int, size: torch.Size, path: tuple[
     groups = list(zip(*(stack.tensordicts for stack in lazy)))
     lengths = {len(stack.tensordicts) for stack in lazy}
     leaves = {len(list(stack.keys(True, True))) for stack in stacks}
-    if len(lengths) != 1 or len(leaves) != 1:
+    ragged = any(len({part.batch_size for part in group}) != 1 for group in groups)
+    if len(lengths) != 1 or len(leaves) != 1 or ragged:
         return type(first)._stack_lazily(stacks, dim, size)  # type: ignore[no-any-return]
     outer = first.stack_dim
     if dim <= outer:
@@ -144,6 +152,9 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "cat", dim, path)
     members = _members(collections, "cat", path)
+    if out is None and _records_over_lazy_stacks(members):
+        joined = _cat([storage_of(m) for m in members], dim, None, path)
+        return cast("C", _rewrapped(members[0], joined))
     first = members[0]
     if type(first) is not type(members[-1]) or first._is_lazy:
         return cast(C, _cat_lazily(members, dim, out, path))
@@ -187,7 +198,10 @@ def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -
     dim = _batch.normalize_dim(dim, ndim, op="cat")
     d = lazy.stack_dim
     for position, member in enumerate(members):
-        if member.batch_dims != ndim or not _same_except(member.batch_size, lazy.batch_size, dim):
+        if member.batch_dims != ndim or (
+            # along the stack dim the pieces become members: their sizes may differ (ragged)
+            dim != d and not _same_except(member.batch_size, lazy.batch_size, dim)
+        ):
             msg = (
                 f"cat{_at(path)}: member {position} has batch size "
                 f"{format_shape(member.batch_size)}, incompatible with "
@@ -339,6 +353,23 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
         msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"
         raise StackError(msg)
     return members
+
+
+def _records_over_lazy_stacks(members: list[Any]) -> bool:
+    """Records of one class, some stored in a lazy stack: joined through their storages
+    (member by member, as the peer's), the result wrapped in their class."""
+    kind = type(members[0])
+    return (
+        is_record(members[0])
+        and all(type(member) is kind for member in members)
+        and any(storage_of(member)._is_lazy for member in members)
+    )
+
+
+def _rewrapped(record: Any, storage: Any) -> Any:
+    """``storage`` (the members' storages joined) in the class of the record ``record``
+    (a record: the facade, above this layer, gives it ``_wrap``)."""
+    return record._wrap(storage)
 
 
 def _is_lazy(member: object) -> bool:

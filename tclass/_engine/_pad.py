@@ -32,7 +32,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys
 from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import (
@@ -124,14 +124,16 @@ def pad(
     padded: C = _pad_value(collection, pairs, value)
     names = collection._dim_names
     if names is not None:
-        padded._assign_names(names)
+        padded._rename_all(names)  # nested collections keep the names too, as in the peer
     if inplace:
         collection._become(padded)
         return collection
     storage = storage_of(padded)
     if isinstance(storage, LazyStackedTensorDict):
         # As the peer, which pads the dense stack: dense when the members line up.
-        return cast("C", storage._densified(padded))
+        padded = cast("C", storage._densified(padded))
+        if names is not None:
+            padded._rename_all(names)
     return padded
 
 
@@ -486,14 +488,42 @@ def _sequence_members(seq: Sequence[Any]) -> list[Any]:
     if not issubclass(kind, TensorDictBase) or issubclass(kind, _NonTensorNode):
         msg = f"pad_sequence expects TensorDicts or tensorclass records, got a {kind.__name__}"
         raise StackError(msg)
-    for position, member in enumerate(members):
-        if type(member) is not kind:
-            msg = (
-                f"pad_sequence: member {position} is a {type(member).__name__} but member 0 "
-                f"is a {kind.__name__}; all members must be of one class"
-            )
-            raise StackError(msg)
+    _check_one_kind(members)
     return members
+
+
+def _check_one_kind(parts: list[Any], where: str = "") -> None:
+    """Records of one class, or collections that are not records (TensorDicts and lazy
+    stacks mix, as in the peer)."""
+    kind = type(parts[0])
+    plain = not is_record_class(kind)
+    for position, part in enumerate(parts):
+        other = type(part)
+        if other is kind or (plain and _is_plain_collection(other)):
+            continue
+        if where:
+            what = f"entry {where} is a {kind.__name__} in member 0 but a {other.__name__}"
+            msg = f"pad_sequence: {what} in member {position}"
+        else:
+            what = f"member {position} is a {other.__name__} but member 0 is a {kind.__name__}"
+            msg = f"pad_sequence: {what}"
+        msg += "; the members must be records of one class, or TensorDicts and lazy stacks"
+        raise StackError(msg)
+
+
+def _is_plain_collection(kind: type) -> bool:
+    return (
+        issubclass(kind, TensorDictBase)
+        and not issubclass(kind, _NonTensorNode)
+        and not is_record_class(kind)
+    )
+
+
+def _entry_maps(members: list[Any]) -> list[Mapping[str, Value]]:
+    kind = type(members[0])
+    if all(type(member) is kind for member in members):
+        return list(map(kind._get_entries, members))
+    return [type(member)._get_entries(member) for member in members]
 
 
 def _check_pad_dim(pad_dim: object) -> int:
@@ -580,7 +610,7 @@ def _pad_level(
     """One level padded: every key of the members, and the masks of its tensors."""
     first = members[0]
     device = _common_device(members, path)
-    maps: list[Mapping[str, Value]] = list(map(type(first)._get_entries, members))
+    maps = _entry_maps(members)
     reference = maps[0]
     if sum(map(len, maps)) != len(reference) * len(maps):
         _raise_key_mismatch(maps, path)
@@ -633,14 +663,7 @@ def _common_device(members: list[Any], path: tuple[str, ...]) -> torch.device | 
 def _pad_nested(
     parts: list[Any], plan: _Plan, path: tuple[str, ...]
 ) -> tuple[Any, TensorDict | None]:
-    kind = type(parts[0])
-    for position, part in enumerate(parts):
-        if type(part) is not kind:
-            msg = (
-                f"pad_sequence: entry {_name(path)} is a {kind.__name__} in member 0 but a "
-                f"{type(part).__name__} in member {position}"
-            )
-            raise StackError(msg)
+    _check_one_kind(parts, _name(path))
     batch, lengths = _level_batch(parts, plan.pad_dim, path)
     return _pad_level(parts, batch, lengths, plan, path)
 

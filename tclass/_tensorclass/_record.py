@@ -232,6 +232,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _entry(self, key: str) -> Value:
         return self._tensordict._entry(key)
 
+    def _child(self, key: str) -> TensorCollection | None:
+        return self._tensordict._child(key)  # a lazy storage reads no leaf to answer
+
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:

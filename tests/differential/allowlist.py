@@ -8,6 +8,7 @@ the reason it is not fixed yet, and reported as open by the runner.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -85,10 +86,30 @@ def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
 
 
 def _about_values(line: str) -> bool:
-    return " list of " in line or "peer values (" in line
+    """A Python value line: the peer's list or values against tclass's shared value, or
+    (a lazy stack's members sharing one value) one padded element, ``None`` in the peer."""
+    if " list of " in line or "peer values (" in line:
+        return True
+    return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None
+
+
+def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value read from a lazy stack with a ragged dim (``-1`` in its batch size):
+    tclass's ``HeterogeneousEntryError`` (a ``ValueError`` and ``RuntimeError``) saying to
+    read it member by member, where the peer gives nested lists."""
+    size = getattr(mine.value, "batch_size", None)
+    if finding.kind != "result" or size is None or -1 not in size:
+        return False
+    refused = "tclass error ('ValueError', ('ValueError', 'RuntimeError'"
+    return all(refused in line for line in finding.detail)
 
 
 ENTRIES: list[Entry] = [
+    Entry(
+        "ragged-values-member-by-member",
+        "A Python value of ragged members is read member by member",
+        _ragged_values,
+    ),
     Entry(
         "pad-keeps-values",
         "**Stacking keeps what can be kept.** `pad` keeps a shared Python value shared (it",

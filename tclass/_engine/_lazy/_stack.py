@@ -243,8 +243,10 @@ class LazyStackedTensorDict(LazyStackOps):
             yield key, summary_of(parts, self._stack_dim, (key,))
 
     def _child(self, key: str) -> TensorCollection | None:
-        first = self._members[0]._entry(key) if self._members else None
-        if isinstance(first, TensorCollection):
+        # The first member's child, not its entry: a member that is itself a lazy stack
+        # has no dense value for a heterogeneous tensor, and the walk reads no leaf.
+        first = self._members[0]._child(key) if self._members else None
+        if first is not None:
             return cast(TensorCollection, self._entry(key))
         return None
 
