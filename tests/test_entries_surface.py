@@ -206,6 +206,34 @@ def test_update_writes_in_place_only() -> None:
         td.update_({"nope": torch.zeros(2, 3)})
 
 
+class _Optional(TensorClass):
+    y: torch.Tensor
+    z: torch.Tensor | None = None
+
+
+class _Holder(TensorClass):
+    x: torch.Tensor
+    inner: _Optional
+    opt: torch.Tensor | None = None
+
+
+def test_record_update_in_place_leaves_absent_fields_given_as_none() -> None:
+    record = _Holder(
+        x=torch.zeros(2, 3), inner=_Optional(y=torch.zeros(2), batch_size=[2]), batch_size=[2]
+    )
+    values = record.to_dict()  # {'x': ..., 'inner': {'y': ..., 'z': None}, 'opt': None}
+    values["x"] = torch.ones(2, 3)
+    values["inner"]["y"] = torch.full((2,), 2.0)
+    assert record.update_(values) is record
+    assert record.x.tolist() == [[1.0] * 3] * 2 and record.inner.y.tolist() == [2.0, 2.0]
+    assert record.opt is None and record.inner.z is None
+    assert "opt" not in record._tensordict.keys()
+    with pytest.raises(KeyError):
+        record.update_({"nope": None})  # not a field: still refused
+    with pytest.raises(KeyError):
+        TensorDict({"a": torch.zeros(2)}, [2]).update_({"b": None})  # a TensorDict: as the peer
+
+
 def test_update_at_writes_the_indexed_elements() -> None:
     td = _td()
     td.update_at_({"a": torch.tensor([1.0, 2.0, 3.0])}, 1)

@@ -9,6 +9,7 @@ tensors, or as nested lists for Python values.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -466,3 +467,85 @@ def test_stack_of_a_lazy_stack_of_heterogeneous_lazy_stacks() -> None:
     both = tclass.maybe_dense_stack([outer, outer.clone()], -3)
     assert both.batch_size == torch.Size([2, 2, 4, 2])
     assert torch.equal(both[0, 1, :, 1]["d"], torch.zeros(4, 1, 3))
+
+
+# --- lazy stacks indexed by tensors keep their layout, as in the peer --------------------
+
+
+def _layout(node: Any) -> Any:
+    """The nesting of a result: kind, batch size, stack dim and members, recursively."""
+    if isinstance(node, tclass.LazyStackedTensorDict):
+        members = [_layout(member) for member in node.tensordicts]
+        return ("lazy", tuple(node.batch_size), node.stack_dim, members)
+    return ("dense", tuple(node.batch_size))
+
+
+def _two(*batch: int, count: int = 2, dim: int = 0) -> Any:
+    members = [
+        TensorDict({"a": torch.arange(math.prod(batch)).reshape(batch) + 10 * i}, batch)
+        for i in range(count)
+    ]
+    return tclass.lazy_stack(members, dim)
+
+
+def test_tensor_index_off_the_stack_dim_indexes_every_member() -> None:
+    stack = _two(4, count=1, dim=1)
+    stack.lock_()
+    out = stack[[1, 2]]
+    assert _layout(out) == ("lazy", (2, 1), 1, [("dense", (2,))])
+    assert out.is_locked
+    assert out["a"].tolist() == [[1], [2]]
+    sliced = _two(3, dim=1)[[-1, 2], :2:3]  # the slice picks member 0 only: still lazy
+    assert _layout(sliced) == ("lazy", (2, 1), 1, [("dense", (2,))])
+    assert _layout(_two(3, dim=1)[[]]) == ("lazy", (0, 2), 1, [("dense", (0,))] * 2)
+    grid = _two(3, dim=1)[torch.tensor([[0, 1], [2, 0]])]
+    assert _layout(grid) == ("lazy", (2, 2, 2), 2, [("dense", (2, 2))] * 2)
+    assert grid["a"][:, :, 1].tolist() == [[10, 11], [12, 10]]
+    before = _two(3, dim=1)[None, [0, 2]]
+    assert _layout(before) == ("lazy", (1, 2, 2), 2, [("dense", (1, 2))] * 2)
+
+
+def test_tensor_index_on_the_stack_dim_runs_over_members_once_per_tensor_dim() -> None:
+    stack = tclass.lazy_stack([TensorDict({"a": torch.zeros(4, 1)}, [4, 1])], 1)
+    assert _layout(stack[:, [0, 0]]) == ("lazy", (4, 2, 1), 1, [("dense", (4, 1))] * 2)
+    inner = ("lazy", (4, 2, 1), 1, [("dense", (4, 1))] * 2)
+    assert _layout(stack[:, torch.tensor([[0, 0], [0, 0]])]) == (
+        "lazy",
+        (4, 2, 2, 1),
+        1,
+        [inner, inner],
+    )
+    mask = torch.tensor([[True], [False]])
+    out = tclass.lazy_stack([TensorDict({}, [1]), TensorDict({}, [1])], 0)[None, mask]
+    assert _layout(out) == ("lazy", (1, 1), 1, [("dense", (1,))])
+
+
+@pytest.mark.peer
+def test_tensor_indices_on_lazy_stacks_match_the_peer() -> None:
+    td = pytest.importorskip("tensordict")
+
+    def build(lib: Any, batch: tuple[int, ...], count: int, dim: int) -> Any:
+        members = [
+            lib.TensorDict({"a": torch.arange(math.prod(batch)).reshape(batch) + 10 * i}, batch)
+            for i in range(count)
+        ]
+        return lib.lazy_stack(members, dim)
+
+    def layout(node: Any) -> Any:
+        if hasattr(node, "tensordicts"):
+            return (tuple(node.batch_size), node.stack_dim, [layout(m) for m in node.tensordicts])
+        return tuple(node.batch_size)
+
+    cases: list[tuple[tuple[int, ...], int, int, Any]] = [
+        ((4,), 1, 1, [1, 2]),
+        ((3,), 2, 1, ([-1, 2], slice(None, 2, 3))),
+        ((3,), 2, 1, torch.tensor([[0, 1], [2, 0]])),
+        ((2, 3), 2, 1, (slice(None), slice(None), [0, 2])),
+        ((2, 3), 2, 1, ([0, 1], slice(None), [0, 2])),
+        ((4, 1), 1, 1, (slice(None), [0, 0])),
+        ((4, 1), 2, 1, (slice(None), torch.tensor([[0, 1], [1, 0]]))),
+    ]
+    for batch, count, dim, index in cases:
+        mine, peer = build(tclass, batch, count, dim)[index], build(td, batch, count, dim)[index]
+        assert layout(mine) == layout(peer), index
+        assert torch.equal(mine["a"], peer["a"]), index

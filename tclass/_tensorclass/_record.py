@@ -772,9 +772,23 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         keys_to_update: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> Self:
-        source = storage_of(input_dict_or_td)
+        source = storage_of(self._unset_dropped(input_dict_or_td))
         options = {"non_blocking": non_blocking, "keys_to_update": keys_to_update, **kwargs}
         return self._result(self._tensordict.update_(source, clone, **options))
+
+    def _unset_dropped(self, source: Any) -> Any:
+        """A plain mapping without the ``None`` given for fields that are absent (``None``),
+        nested records included: as in the peer, ``update_(record.to_dict())`` leaves them."""
+        if type(source) is not dict:
+            return source
+        absent = self._absent_fields()
+        kept = {}
+        for key, value in source.items():
+            if value is None and key in absent:
+                continue
+            inner = getattr(self, key, None) if isinstance(key, str) else None
+            kept[key] = inner._unset_dropped(value) if isinstance(inner, TensorClass) else value
+        return kept
 
     def _result(self, result: TensorDictBase) -> Self:
         """What the storage returned, as a record: ``self`` for the storage itself."""

@@ -63,10 +63,47 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
         return _index_basic(stack, items)
     if -1 in stack._batch_size:
         return _pick_members(stack, items)
+    each = _index_each_member(stack, items)
+    if each is not None:
+        return each
     ids, positions = _probe(stack, items)
     if ids.numel() == 0:
         return empty_selection(stack, items)
-    return _gather(stack, ids, positions, stack_item_is_tensor(stack, items))
+    return _gather(stack, ids, positions, _advanced_dims(stack, items))
+
+
+def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """As the peer: an index that takes the stack dim with a slice (or leaves it) and
+    other dims with tensors indexes every picked member alike, and the result stays a
+    lazy stack, even of one member. ``None`` where this does not apply (the stack dim
+    taken by a tensor or an int, tensors on both sides of it, no member picked)."""
+    d = stack._stack_dim
+    consumed = 0
+    at = len(items)
+    for position, item in enumerate(items):
+        if item is None:
+            continue
+        width = _batch.index_dims_consumed(item)
+        if consumed <= d < consumed + width:
+            at = position
+            break
+        consumed += width
+    stack_item = items[at] if at < len(items) else _ALL
+    tensors = [i for i, item in enumerate(items) if not _is_basic(item)]
+    if type(stack_item) is not slice or tensors[0] < at < tensors[-1]:
+        return None
+    members = stack._members[stack_item]
+    if not members:
+        return None
+    rest = items[:at] + items[at + 1 :]
+    whole = items[:at] + (_ALL,) + items[at + 1 :]
+    shapes = []
+    for size in (2, 3):
+        probe = list(stack._batch_size)
+        probe[d] = size
+        shapes.append(torch.zeros(()).expand(probe)[whole].shape)
+    dim = next(i for i, (a, b) in enumerate(zip(*shapes)) if a != b)
+    return stack._restacked([member[rest] for member in members], dim)
 
 
 def _ragged_items(stack: LazyStackedTensorDict, items: tuple[Any, ...], op: str) -> tuple[Any, ...]:
@@ -129,6 +166,24 @@ def stack_item_is_tensor(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -
             return isinstance(item, torch.Tensor)
         consumed += width
     return False
+
+
+def _advanced_dims(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[int, int]:
+    """Where the dims of a tensor index that picks members land in the result, as
+    ``(first dim, count)`` (torch's rule: in place when the tensors and ints are
+    contiguous, in front otherwise); ``(0, 0)`` when no tensor picks members."""
+    if not stack_item_is_tensor(stack, items):
+        return 0, 0
+    advanced = [i for i, item in enumerate(items) if not (item is None or type(item) is slice)]
+    contiguous = advanced[-1] - advanced[0] + 1 == len(advanced)
+    start = sum(type(item) is not int for item in items[: advanced[0]]) if contiguous else 0
+    # tensors broadcast together; a mask of any dims gives one dim
+    ndims = [
+        1 if item.dtype is torch.bool else item.ndim
+        for item in items
+        if isinstance(item, torch.Tensor)
+    ]
+    return start, max(ndims)
 
 
 def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
@@ -197,20 +252,20 @@ def _probe(
 
 
 def _gather(
-    stack: LazyStackedTensorDict, ids: torch.Tensor, positions: torch.Tensor, over_members: bool
+    stack: LazyStackedTensorDict, ids: torch.Tensor, positions: torch.Tensor, over: tuple[int, int]
 ) -> Any:
     """The result whose element at every index comes from member ``ids[index]`` at
-    ``positions[index]``. It is a lazy stack along the first dim where the member
-    changes; with ``over_members`` (members picked by a tensor), also along a dim where
-    the position in the member does not change, which runs over (repeated) members."""
-    first = ids.reshape(-1)[0]
-    along = _first_dim(ids, varies=True)
-    if along is None and over_members:
-        along = _first_dim(positions, varies=False)
+    ``positions[index]``. Where a tensor picks members, its ``over = (first, count)``
+    dims run over (possibly repeated) members, as in the peer: the result is a lazy stack
+    along each of them, nested, of the members' parts. Otherwise it is a lazy stack
+    along the first dim where the member changes."""
+    first, count = over
+    along = first if count else _first_dim(ids, varies=True)
     if along is None:
-        return _member_part(stack._members[int(first)], positions)
+        return _member_part(stack._members[int(ids.reshape(-1)[0])], positions)
+    inner = (first, count - 1) if count else over
     parts = [
-        _gather(stack, ids.select(along, j), positions.select(along, j), over_members)
+        _gather(stack, ids.select(along, j), positions.select(along, j), inner)
         for j in range(ids.shape[along])
     ]
     return type(parts[0])._stack_lazily(parts, along, stacked_size(parts, along))
