@@ -301,6 +301,8 @@ def test_view_of_an_empty_lazy_stack_to_any_shape_of_no_elements() -> None:
     assert out.batch_size == torch.Size([0, 2, 3])
     assert out["b"].shape == torch.Size([0, 2, 3, 2])
     assert out["n", "d"].shape == torch.Size([0, 2, 3, 2, 3])
+    assert not out.is_locked
+    assert empty.lock_().view(0, 6).is_locked  # a locked input gives a locked result
     with pytest.raises(RuntimeError, match="without mixing its members"):
         tclass.lazy_stack([_td(), _td()], 1).view(2, 3)
 

@@ -515,7 +515,8 @@ class LazyStackOps(TensorDictBase):
         target = _batch.view_shape(_batch.shape_args(shape, "view"), self._batch_size, "view")
         regrouped = self._regroup(target)
         if regrouped is None and not math.prod(self._batch_size):
-            return self._reshaped(target)  # no element to mix: the dense copy, as the peer
+            # No element to mix: the dense stack reshaped, as the peer (the lock carried).
+            return self._carry(self._reshaped(target), None)
         if regrouped is None:
             msg = (
                 f"view: a lazy stack of batch size {format_shape(self._batch_size)} cannot be "
