@@ -309,7 +309,7 @@ def test_comparisons_drop_the_names_as_the_peer() -> None:
 
 def test_bitwise_or_and_xor_drop_the_names_as_the_peer() -> None:
     """Found by the differential fuzzer: ``|`` and ``^`` give unnamed (and unlocked)
-    results, whatever the operand; ``&`` keeps the names."""
+    results unless the operand is a tensor with dims (as comparisons); ``&`` keeps them."""
     td = TensorDict({"c": torch.ones(2, dtype=torch.bool), "n": {"a": torch.ones(2, 3).bool()}})
     td.batch_size = [2]
     td.names = ["i"]
@@ -319,6 +319,7 @@ def test_bitwise_or_and_xor_drop_the_names_as_the_peer() -> None:
         assert not result.is_locked
         assert result["c"].tolist() in ([True, True], [False, False])
     assert (td & td).names == ["i"]
+    assert (td | torch.zeros(2, dtype=torch.bool)).names == ["i"]  # a tensor with dims keeps them
     assert td.names == ["i"] and td["n"].names[0] == "i"  # the input keeps its names
 
 

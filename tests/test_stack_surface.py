@@ -292,7 +292,6 @@ def test_view_and_reshape_of_a_lazy_stack_regroup_its_members() -> None:
     assert torch.equal(homogeneous.reshape(3, 2)["a"], homogeneous.contiguous().reshape(3, 2)["a"])
 
 
-
 def test_view_of_an_empty_lazy_stack_to_any_shape_of_no_elements() -> None:
     # No element to mix: the peer answers with the dense stack reshaped; so does tclass.
     members = [TensorDict({"b": torch.zeros(0, 2), "n": {"d": torch.zeros(0, 2, 3)}}, [0])]
@@ -305,6 +304,7 @@ def test_view_of_an_empty_lazy_stack_to_any_shape_of_no_elements() -> None:
     assert empty.lock_().view(0, 6).is_locked  # a locked input gives a locked result
     with pytest.raises(RuntimeError, match="without mixing its members"):
         tclass.lazy_stack([_td(), _td()], 1).view(2, 3)
+
 
 # --- keywords of existing methods -----------------------------------------------------------
 

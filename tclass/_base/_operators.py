@@ -192,8 +192,8 @@ class OperatorOps(PointwiseOps):
     def __or__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        # As the peer: unlocked, and without dim names (nested ones included).
-        return unnamed(self._pointwise(None, torch.bitwise_or, (other,), lock=False), None)
+        # As the peer: unlocked, and without dim names unless `other` is a tensor with dims.
+        return unnamed(self._pointwise(None, torch.bitwise_or, (other,), lock=False), other)
 
     def __ror__(self, other: Operand) -> Self:
         return self.__or__(other)
@@ -206,8 +206,8 @@ class OperatorOps(PointwiseOps):
     def __xor__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        # As the peer: unlocked, and without dim names (nested ones included).
-        return unnamed(self._pointwise(None, torch.bitwise_xor, (other,), lock=False), None)
+        # As the peer: unlocked, and without dim names unless `other` is a tensor with dims.
+        return unnamed(self._pointwise(None, torch.bitwise_xor, (other,), lock=False), other)
 
     def __rxor__(self, other: Operand) -> Self:
         return self.__xor__(other)
