@@ -612,7 +612,15 @@ def unnamed(result: _C, other: object) -> _C:
     if isinstance(result, TensorCollection) and not (
         isinstance(other, torch.Tensor) and other.ndim
     ):
-        result._rename_all(None)
+        if (
+            result._is_lazy
+            or result._dim_names is not None
+            or any(
+                isinstance(value, TensorCollection) and not value._is_leaf_node
+                for value in result._entries().values()
+            )
+        ):  # (else no names anywhere, the common case: nothing to drop)
+            result._rename_all(None)
     return result
 
 

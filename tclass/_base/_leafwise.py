@@ -507,6 +507,10 @@ def without_empty(result: _R) -> _R:
     nothing, at any depth, as the peer's arithmetic gives it; records keep their fields."""
     if not isinstance(result, TensorCollection) or is_record(result):
         return result
+    if not result._is_lazy and all(
+        value.__class__ is torch.Tensor for value in result._entries().values()
+    ):
+        return result  # only tensors (the common case): nothing nested to drop
     empty, _ = _empty_nested(result, ())
     return cast(_R, result.exclude(*empty)) if empty else result
 

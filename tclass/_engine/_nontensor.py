@@ -883,6 +883,8 @@ _positions_eager = cast(_Op, torch.compiler.disable(_positions_now))  # type: ig
 
 
 def _batch_shapes(a: torch.Size, b: torch.Size) -> torch.Size:
+    if a == b:
+        return a
     return torch.Size(np.broadcast_shapes(tuple(a), tuple(b)))
 
 
