@@ -321,13 +321,15 @@ def test_permute_dims_matches_torch(case: tuple[torch.Size, list[int], list[bool
 
 
 def test_permute_dims_errors() -> None:
-    with pytest.raises(
-        ShapeError, match=r"permute: expected 2 dims \(one per batch dim\), got \[0\]"
-    ):
-        _batch.permute_dims((0,), 2)
-    with pytest.raises(ShapeError, match=r"expected 2 dims .* got \[0, 1, 2\]"):
+    # Fewer dims than batch dims permute the leading dims, as the peer.
+    assert _batch.permute_dims((0,), 2) == (0, 1)
+    assert _batch.permute_dims((), 2) == (0, 1)
+    assert _batch.permute_dims((1, -3), 3) == (1, 0, 2)
+    with pytest.raises(ShapeError, match=r"permute: \[1\] is not a permutation .*\[0\]"):
+        _batch.permute_dims((1,), 2)
+    with pytest.raises(ShapeError, match=r"expected at most 2 dims .* got \[0, 1, 2\]"):
         _batch.permute_dims((0, 1, 2), 2)
-    with pytest.raises(ShapeError, match=r"permute: repeated dim in \[0, -2\]"):
+    with pytest.raises(ShapeError, match=r"permute: \[0, -2\] is not a permutation"):
         _batch.permute_dims((0, -2), 2)
     with pytest.raises(DimError, match="permute: dim 2 is out of range"):
         _batch.permute_dims((0, 2), 2)

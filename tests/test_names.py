@@ -301,7 +301,26 @@ def test_comparisons_drop_the_names_as_the_peer() -> None:
         assert result.names == [None] and result["n"].names == [None]
     for result in (td == torch.zeros(2), torch.zeros(2) < td):
         assert result.names == ["i"] and result["n"].names == ["i"]
+    # A 0-d tensor is a number: no names either, as the peer.
+    for result in (td != torch.tensor(1.0), torch.tensor(True) <= td, td < torch.tensor(0.0)):
+        assert result.names == [None] and result["n"].names == [None]
     assert (td + 1).names == ["i"]
+
+
+def test_bitwise_or_and_xor_drop_the_names_as_the_peer() -> None:
+    """Found by the differential fuzzer: ``|`` and ``^`` give unnamed (and unlocked)
+    results unless the operand is a tensor with dims (as comparisons); ``&`` keeps them."""
+    td = TensorDict({"c": torch.ones(2, dtype=torch.bool), "n": {"a": torch.ones(2, 3).bool()}})
+    td.batch_size = [2]
+    td.names = ["i"]
+    td.lock_()
+    for result in (td | td.clone(), td ^ td, td | True, True ^ td, td | torch.tensor(False)):
+        assert result.names == [None] and result["n"].names == [None]
+        assert not result.is_locked
+        assert result["c"].tolist() in ([True, True], [False, False])
+    assert (td & td).names == ["i"]
+    assert (td | torch.zeros(2, dtype=torch.bool)).names == ["i"]  # a tensor with dims keeps them
+    assert td.names == ["i"] and td["n"].names[0] == "i"  # the input keeps its names
 
 
 def test_a_new_batch_size_from_apply_or_tile_has_no_names_as_the_peer() -> None:

@@ -372,17 +372,37 @@ def test_permute_of_no_batch_dims_is_the_identity() -> None:
 
 def test_permute_errors() -> None:
     td = _nested_td()
-    with pytest.raises(
-        ShapeError, match=r"permute: expected 2 dims \(one per batch dim\), got \[0\]"
-    ) as info:
-        td.permute(0)
-    assert isinstance(info.value, ValueError)
-    with pytest.raises(ShapeError, match=r"expected 2 dims .*got \[0, 1, 2\]"):
+    with pytest.raises(ShapeError, match=r"expected at most 2 dims .*got \[0, 1, 2\]") as info:
         td.permute(0, 1, 2)  # a leaf's feature dim cannot be permuted
-    with pytest.raises(ShapeError, match=r"permute: repeated dim in \[1, -1\]"):
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(ShapeError, match=r"permute: \[1, -1\] is not a permutation"):
         td.permute(1, -1)
+    with pytest.raises(ShapeError, match=r"permute: \[1\] is not a permutation .* \[0\]"):
+        td.permute(1)  # fewer dims reorder the leading dims only: [1] is no order of [0]
     with pytest.raises(DimError, match="permute: dim 2 is out of range"):
         td.permute(0, 2)
+
+
+@pytest.mark.parametrize(
+    ("dims", "order"),
+    [([], (0, 1, 2)), ([0], (0, 1, 2)), ([1, 0], (1, 0, 2)), ([1, -3], (1, 0, 2)), ([-1], None)],
+)
+def test_permute_of_the_leading_dims_keeps_the_others(
+    dims: list[int], order: tuple[int, ...] | None
+) -> None:
+    # As the peer: fewer dims than batch dims permute the leading dims (negative dims count
+    # from the last batch dim), the other dims stay where they are.
+    td = TensorDict({"a": make_values([2, 3, 4, 5]), "n": {"b": make_values([2, 3, 4])}}, [2, 3, 4])
+    stack = tclass.lazy_stack([td[:, :, i] for i in range(4)], 2)
+    for source in (td, stack):
+        if order is None:
+            with pytest.raises(ShapeError, match="not a permutation of the leading"):
+                source.permute(dims)
+            continue
+        out = source.permute(dims)
+        assert out.batch_size == torch.Size([(2, 3, 4)[d] for d in order])
+        assert torch.equal(out["a"], td["a"].permute(*order, 3))
+        assert torch.equal(out["n", "b"], td["n", "b"].permute(*order))
 
 
 @SETTINGS

@@ -157,6 +157,22 @@ def test_repeat_interleave_along_a_batch_dim(data: st.DataObject, td: TensorDict
     assert_leafwise(out, td, lambda x: x.repeat_interleave(repeats, dim % nb), expected)
 
 
+@pytest.mark.parametrize("dim", [0, -1])
+def test_repeat_interleave_of_a_0d_batch_along_dim_0_adds_the_dim(dim: int) -> None:
+    # As torch for a 0-d tensor (and the peer): dim 0 / -1 of no batch dims is one new dim.
+    td = TensorDict({"a": torch.arange(3.0), "n": {"b": torch.tensor(7)}}, [])
+    out = td.repeat_interleave(2, dim)
+    assert out.batch_size == torch.Size([2])
+    assert torch.equal(out["a"], torch.arange(3.0).expand(2, 3))
+    assert torch.equal(out["n", "b"], torch.tensor([7, 7]))
+    assert td.repeat_interleave(torch.tensor([3]), dim=dim).batch_size == torch.Size([3])
+    td.repeat_interleave(2, dim, inplace=True)
+    assert td.batch_size == torch.Size([2])
+    assert td["a"].shape == torch.Size([2, 3])
+    with pytest.raises(errors.DimError, match="dim 1 is out of range"):
+        TensorDict({"a": torch.tensor(1.0)}, []).repeat_interleave(2, 1)
+
+
 @SETTINGS
 @given(td=tensordicts(max_dims=3), repeats=st.integers(0, 3))
 def test_repeat_interleave_without_dim_flattens_the_batch(td: TensorDict, repeats: int) -> None:

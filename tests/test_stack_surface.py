@@ -292,6 +292,20 @@ def test_view_and_reshape_of_a_lazy_stack_regroup_its_members() -> None:
     assert torch.equal(homogeneous.reshape(3, 2)["a"], homogeneous.contiguous().reshape(3, 2)["a"])
 
 
+def test_view_of_an_empty_lazy_stack_to_any_shape_of_no_elements() -> None:
+    # No element to mix: the peer answers with the dense stack reshaped; so does tclass.
+    members = [TensorDict({"b": torch.zeros(0, 2), "n": {"d": torch.zeros(0, 2, 3)}}, [0])]
+    empty = tclass.lazy_stack(members, 1)
+    out = empty.view(0, 2, 3)
+    assert out.batch_size == torch.Size([0, 2, 3])
+    assert out["b"].shape == torch.Size([0, 2, 3, 2])
+    assert out["n", "d"].shape == torch.Size([0, 2, 3, 2, 3])
+    assert not out.is_locked
+    assert empty.lock_().view(0, 6).is_locked  # a locked input gives a locked result
+    with pytest.raises(RuntimeError, match="without mixing its members"):
+        tclass.lazy_stack([_td(), _td()], 1).view(2, 3)
+
+
 # --- keywords of existing methods -----------------------------------------------------------
 
 

@@ -607,9 +607,11 @@ _C = TypeVar("_C")
 
 def unnamed(result: _C, other: object) -> _C:
     """The result of comparing with ``other``: as the peer gives it, without dim names
-    (nested ones included) unless ``other`` is a tensor; anything else
-    (``NotImplemented``) as it is."""
-    if isinstance(result, TensorCollection) and not isinstance(other, torch.Tensor):
+    (nested ones included) unless ``other`` is a tensor with dims (lined up with the batch
+    dims); anything else (``NotImplemented``) as it is."""
+    if isinstance(result, TensorCollection) and not (
+        isinstance(other, torch.Tensor) and other.ndim
+    ):
         if (
             result._is_lazy
             or result._dim_names is not None

@@ -192,7 +192,8 @@ class OperatorOps(PointwiseOps):
     def __or__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.bitwise_or, (other,), lock=False)  # the peer's
+        # As the peer: unlocked, and without dim names unless `other` is a tensor with dims.
+        return unnamed(self._pointwise(None, torch.bitwise_or, (other,), lock=False), other)
 
     def __ror__(self, other: Operand) -> Self:
         return self.__or__(other)
@@ -205,7 +206,8 @@ class OperatorOps(PointwiseOps):
     def __xor__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.bitwise_xor, (other,), lock=False)  # the peer's
+        # As the peer: unlocked, and without dim names unless `other` is a tensor with dims.
+        return unnamed(self._pointwise(None, torch.bitwise_xor, (other,), lock=False), other)
 
     def __rxor__(self, other: Operand) -> Self:
         return self.__xor__(other)

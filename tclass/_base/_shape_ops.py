@@ -504,6 +504,9 @@ class ShapeOps(TensorCollection):
             flat = self.reshape(-1) if self.batch_size else self.unsqueeze(0)
             return flat.repeat_interleave(repeats, 0, output_size=output_size)
         batch_size = self.batch_size
+        if not batch_size and dim in (0, -1):  # as torch does for a 0-d tensor: one dim
+            out = self.unsqueeze(0).repeat_interleave(repeats, 0, output_size=output_size)
+            return self._in_place(out, inplace)
         d = _batch.normalize_dim(dim, len(batch_size), op="repeat_interleave")
         length = _batch.interleaved_length(repeats, batch_size[d], output_size)
         sizes = list(batch_size)

@@ -231,15 +231,20 @@ def squeeze_dims(batch_size: torch.Size, dim: int | None) -> tuple[int, ...]:
 
 
 def permute_dims(dims: tuple[int, ...], ndim: int) -> tuple[int, ...]:
-    """Validates a permutation of the batch dims (negative dims allowed)."""
-    if len(dims) != ndim:
-        msg = f"permute: expected {ndim} dims (one per batch dim), got {list(dims)}"
+    """Validates a permutation of the batch dims (negative dims allowed). As in the peer,
+    fewer dims than batch dims reorder the leading dims only: ``dims`` must then be a
+    permutation of ``range(len(dims))`` and the other dims keep their place."""
+    if len(dims) > ndim:
+        msg = f"permute: expected at most {ndim} dims (one per batch dim), got {list(dims)}"
         raise ShapeError(msg)
     out = tuple(normalize_dim(d, ndim, op="permute") for d in dims)
-    if len(set(out)) != ndim:
-        msg = f"permute: repeated dim in {list(dims)}"
+    if sorted(out) != list(range(len(out))):
+        msg = (
+            f"permute: {list(dims)} is not a permutation of the leading batch dims "
+            f"{list(range(len(out)))}"
+        )
         raise ShapeError(msg)
-    return out
+    return out + tuple(range(len(out), ndim))
 
 
 def split_sizes(split_size: int | Sequence[int], dim_size: int) -> list[int]:

@@ -9,6 +9,7 @@ like the batch (other collections, masks, conditions) are cut along the stack di
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -513,6 +514,9 @@ class LazyStackOps(TensorDictBase):
         check_regular(self, range(len(self._batch_size)), "view")
         target = _batch.view_shape(_batch.shape_args(shape, "view"), self._batch_size, "view")
         regrouped = self._regroup(target)
+        if regrouped is None and not math.prod(self._batch_size):
+            # No element to mix: the dense stack reshaped, as the peer (the lock carried).
+            return self._carry(self._reshaped(target), None)
         if regrouped is None:
             msg = (
                 f"view: a lazy stack of batch size {format_shape(self._batch_size)} cannot be "
