@@ -22,7 +22,7 @@ import copy
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -37,6 +37,16 @@ from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._options import OPTIONS
 from tclass._engine._keyless import KeylessOps
+from tclass._engine._value_positions import (
+    batch_shapes,
+    dim_after_index,
+    element_positions,
+    expanded,
+    flattened,
+    indexed,
+    nested,
+    removed_dim,
+)
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -110,7 +120,7 @@ class _NonTensorNode(KeylessOps):
         as_linked_list: bool = False,
     ) -> Any:
         """The value of every element, as nested lists shaped like the batch."""
-        return _nested(self._flat(), self.batch_size)
+        return nested(self._flat(), self.batch_size)
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
@@ -221,10 +231,10 @@ class _NonTensorNode(KeylessOps):
         negate = op is operator.ne
         if isinstance(self, NonTensorData) and isinstance(other, NonTensorData):
             equal = same_value(self.data, other.data)
-            shape = _batch_shapes(self._batch_size, other._batch_size)
+            shape = batch_shapes(self._batch_size, other._batch_size)
             return torch.full(shape, equal != negate, device=self._device)
         if isinstance(other, _NonTensorNode):
-            shape = _batch_shapes(self.batch_size, other.batch_size)
+            shape = batch_shapes(self.batch_size, other.batch_size)
             theirs = other._flat_as(shape)
         elif isinstance(other, TensorCollection):
             return NotImplemented
@@ -248,7 +258,7 @@ class _NonTensorNode(KeylessOps):
         flat = self._flat()
         if self.batch_size == shape:
             return flat
-        _, positions = element_positions(self.batch_size, _expanded(shape), constant=True)[0]
+        _, positions = element_positions(self.batch_size, expanded(shape), constant=True)[0]
         return [flat[i] for i in positions]
 
     def _as_array(self) -> np.ndarray[Any, Any]:
@@ -564,7 +574,7 @@ class NonTensorStack(_NonTensorNode):
     ) -> NonTensorStack:
         """A stack of ``values``; nested lists of equal lengths give more dims (other
         items, lists of other lengths included, are values)."""
-        flat, shape = _flattened(values)
+        flat, shape = flattened(values)
         return cls._make(flat, torch.Size(shape), as_device(device))
 
     @classmethod
@@ -605,7 +615,7 @@ class NonTensorStack(_NonTensorNode):
         return self._read()
 
     def _read(self) -> Any:
-        return _nested(self._values, self._shape)
+        return nested(self._values, self._shape)
 
     def _flat(self) -> list[Any]:
         return self._values
@@ -632,7 +642,7 @@ class NonTensorStack(_NonTensorNode):
         if values and all(same_value(values[0], value) for value in values[1:]):
             return NonTensorData._make(values[0], batch_size, self._device)  # type: ignore[return-value]
         try:
-            shape, positions = element_positions(self._shape, _expanded(batch_size), True)[0]
+            shape, positions = element_positions(self._shape, expanded(batch_size), True)[0]
         except RuntimeError:
             msg = (
                 f"it holds a different Python value per element (batch size "
@@ -685,7 +695,7 @@ class NonTensorStack(_NonTensorNode):
             return tuple(self._filled(size, self._device, dim) for size in batch_sizes)
         pieces = element_positions(self._shape, fn)
         if dim is not None and pieces and len(pieces[0][0]) < len(self._shape):  # unbind
-            removed = _removed_dim(self._shape, pieces[0][1])
+            removed = removed_dim(self._shape, pieces[0][1])
             dim = -1 if removed == dim else None if removed is None else dim - (removed < dim)
         return tuple(self._at(shape, positions, self._device, dim) for shape, positions in pieces)
 
@@ -711,8 +721,8 @@ class NonTensorStack(_NonTensorNode):
             index = _batch.normalize_index(index, len(self._shape))
         dim = self._stack_dim
         if dim is not None:
-            dim = _dim_after_index(index, dim)
-        shape, positions = _indexed(self._shape, index)
+            dim = dim_after_index(index, dim)
+        shape, positions = indexed(self._shape, index)
         return self._at(shape, positions, self._device, dim)
 
     def clone(self, recurse: bool = True) -> Self:
@@ -807,7 +817,7 @@ class NonTensorStack(_NonTensorNode):
         broadcast to the selection)."""
         if type(index) is tuple:
             index = _batch.normalize_index(index, len(self._shape))
-        shape, positions = _indexed(self._shape, index)
+        shape, positions = indexed(self._shape, index)
         if isinstance(value, _NonTensorNode):
             try:
                 sources = value._flat_as(shape)
@@ -833,118 +843,6 @@ class NonTensorStack(_NonTensorNode):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (NonTensorStack._make, (self._values, self._shape, self._device, self._stack_dim))
-
-
-Positions = tuple[torch.Size, list[int]]
-
-
-def element_positions(
-    shape: torch.Size, fn: Callable[[torch.Tensor], Any], constant: bool = False
-) -> list[Positions]:
-    """What a structural op ``fn`` (a torch op, or one that returns several tensors) does
-    to the elements of a batch of size ``shape``: the shape and the row-major element
-    numbers of each result, worked out on ``arange(numel).reshape(shape)``.
-
-    Under ``torch.compile``, with ``constant`` (``fn`` captures no tensor: a shape op,
-    an int or slice index) the result is a constant of the trace and the values are
-    gathered by plain Python; otherwise the op runs outside the trace (a graph break),
-    since Python values picked by tensor data cannot be part of a graph.
-    """
-    if not torch.compiler.is_compiling():
-        return _positions_now(shape, fn)
-    return (_positions_constant if constant else _positions_eager)(shape, fn)
-
-
-def _indexed(shape: torch.Size, index: Any) -> Positions:
-    """:func:`element_positions` of ``numbers[index]``."""
-    items = index if type(index) is tuple else (index,)
-    constant = all(item is None or isinstance(item, (int, slice, type(...))) for item in items)
-    return element_positions(shape, lambda numbers: numbers[index], constant)[0]
-
-
-def _expanded(shape: torch.Size) -> Callable[[torch.Tensor], torch.Tensor]:
-    return lambda numbers: numbers.expand(shape)
-
-
-def _positions_now(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
-    result = fn(torch.arange(math.prod(shape)).reshape(shape))
-    pieces: list[torch.Tensor] = [result] if isinstance(result, torch.Tensor) else list(result)
-    return [(piece.shape, piece.reshape(-1).tolist()) for piece in pieces]
-
-
-def _positions_traced(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
-    return _positions_now(shape, fn)
-
-
-_Op = Callable[[torch.Size, Callable[[torch.Tensor], Any]], list[Positions]]
-# Both leave eager calls alone (the first only marks the function for the tracer).
-_positions_constant = cast(_Op, torch.compiler.assume_constant_result(_positions_traced))  # type: ignore[no-untyped-call]
-_positions_eager = cast(_Op, torch.compiler.disable(_positions_now))  # type: ignore[no-untyped-call]
-
-
-def _batch_shapes(a: torch.Size, b: torch.Size) -> torch.Size:
-    if a == b:
-        return a
-    return torch.Size(np.broadcast_shapes(tuple(a), tuple(b)))
-
-
-def _nested(values: list[Any], shape: torch.Size) -> Any:
-    """Flat row-major ``values`` as nested lists shaped ``shape`` (the value for ``[]``)."""
-    if not shape:
-        return values[0]
-    out: list[Any] = list(values)
-    for dim in range(len(shape) - 1, 0, -1):
-        size = shape[dim]
-        out = [out[g * size : (g + 1) * size] for g in range(math.prod(shape[:dim]))]
-    return out
-
-
-def _flattened(values: Sequence[Any], depth: int = 1) -> tuple[list[Any], tuple[int, ...]]:
-    """Nested lists as flat row-major values and a shape: lists of equal lengths nest
-    into more dims (up to 32; deeper lists, and lists of other lengths, are values)."""
-    items = list(values)
-    if items and depth < 32 and all(isinstance(item, list) for item in items):
-        inner = [_flattened(item, depth + 1) for item in items]
-        if all(shape == inner[0][1] for _, shape in inner):
-            return [value for flat, _ in inner for value in flat], (len(items), *inner[0][1])
-    return items, (len(items),)
-
-
-def _dim_after_index(index: Any, dim: int) -> int | None:
-    """Where batch dim ``dim`` is after ``index`` (ints, slices and ``None`` only): -1
-    if an int removed it, ``None`` if the index is of another kind."""
-    items = index if type(index) is tuple else (index,)
-    source = out = 0
-    for item in items:
-        if item is None:
-            out += 1
-        elif type(item) is int:
-            if source == dim:
-                return -1
-            source += 1
-        elif type(item) is slice:
-            if source == dim:
-                return out
-            source += 1
-            out += 1
-        else:
-            return None
-    return out + dim - source
-
-
-def _first_along(dim: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    return lambda numbers: numbers.select(dim, 0)
-
-
-def _removed_dim(shape: torch.Size, first: list[int]) -> int | None:
-    """The dim of a batch of size ``shape`` that ``unbind`` removed to give the element
-    numbers ``first`` (those of its first piece)."""
-    for dim in range(len(shape)):
-        if shape[dim]:
-            _, positions = element_positions(shape, _first_along(dim), constant=True)[0]
-            if positions == first:
-                return dim
-    return None
 
 
 def is_non_tensor(value: object) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard, cast
 
 import numpy as np
 import torch
@@ -25,6 +25,14 @@ from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._core._names import Names
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._entry_values import (
+    deep_clone,
+    entries_of,
+    fit_to_batch,
+    keys_below,
+    raise_write_error,
+    value_as_tensor,
+)
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
@@ -148,7 +156,7 @@ class TensorDict(ScopedOps, IndexingOps):
             msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
             raise EntryTypeError(msg)
         else:
-            entries = _entries_of(source)
+            entries = entries_of(source)
         n = len(batch)
         first = batch[0] if n else 0
         for key, value in entries:
@@ -601,12 +609,12 @@ class TensorDict(ScopedOps, IndexingOps):
             try:
                 entry[index] = sub
             except RuntimeError as error:
-                _raise_write_error(key, entry, index, sub, error)
+                raise_write_error(key, entry, index, sub, error)
 
     def _write_broadcast_at(self, index: Any, value: Any) -> None:
         """``td[index] = tensor_or_number``: the value broadcast into every entry."""
         if not isinstance(value, (_Tensor, int, float, bool, complex)):
-            value = _as_tensor("<value>", value, None)
+            value = value_as_tensor("<value>", value, None)
         nb = len(self._batch_size)
         unbatched = self._holds_unbatched()
         for key, entry in self._tensors.items():
@@ -620,7 +628,7 @@ class TensorDict(ScopedOps, IndexingOps):
             try:
                 entry[index] = operand
             except RuntimeError as error:
-                _raise_write_error(key, entry, index, operand, error)
+                raise_write_error(key, entry, index, operand, error)
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""
@@ -671,7 +679,7 @@ class TensorDict(ScopedOps, IndexingOps):
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         for key, value in pairs:
             path = _keys.key_path(key)
-            below = None if allowed is None else _keys_below(path, allowed)
+            below = None if allowed is None else keys_below(path, allowed)
             if below == []:
                 continue  # neither this key nor anything under it was asked for
             target = self.get(path, _MISSING)
@@ -682,7 +690,7 @@ class TensorDict(ScopedOps, IndexingOps):
             ):
                 target._update(value, clone, inplace, below, is_leaf)
             elif below is None:
-                self.set(path, _deep_clone(value) if clone else value, inplace=inplace)
+                self.set(path, deep_clone(value) if clone else value, inplace=inplace)
         return self
 
     # --- removing and renaming -----------------------------------------------------------
@@ -922,61 +930,6 @@ def _rebuild(
     return td
 
 
-def _entries_of(source: object) -> Iterator[tuple[Any, Any]]:
-    if type(source) is dict or isinstance(source, Mapping):
-        return iter(source.items())
-    if isinstance(source, TensorCollection):
-        return source._items()
-    msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"
-    raise EntryTypeError(msg)
-
-
-def _as_tensor(key: object, value: Any, device: torch.device | None) -> torch.Tensor:
-    if isinstance(value, (str, bytes)) or value is None:
-        msg = (
-            f"cannot store {type(value).__name__} value {value!r} under {key!r}: TensorDict "
-            "entries are tensors, array-likes, tensor collections or dicts"
-        )
-        raise EntryTypeError(msg)
-    try:
-        return torch.as_tensor(value, device=device)
-    except (TypeError, ValueError, RuntimeError) as error:
-        msg = (
-            f"cannot store {type(value).__name__} value under {key!r}: it is not a tensor, "
-            f"an array-like, a tensor collection or a dict ({error})"
-        )
-        raise EntryTypeError(msg) from None
-
-
-def _raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exception) -> None:
-    shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
-    msg = (
-        f"cannot write a value of shape {shape} into {key!r} "
-        f"(shape {list(entry.shape)}) at index {index!r}: {error}"
-    )
-    raise BatchSizeError(msg) from None
-
-
-def _keys_below(
-    path: tuple[str, ...], allowed: list[tuple[str, ...]]
-) -> list[tuple[str, ...]] | None:
-    """What ``keys_to_update`` allows under ``path``: ``None`` for everything (the key
-    itself was listed), else the listed keys below it (empty: nothing)."""
-    if path in allowed:
-        return None
-    depth = len(path)
-    return [key[depth:] for key in allowed if len(key) > depth and key[:depth] == path]
-
-
-def _deep_clone(value: Any) -> Any:
-    """A copy of a value being stored: tensors and collections cloned, dicts walked."""
-    if isinstance(value, (_Tensor, TensorDictBase)):
-        return value.clone()
-    if isinstance(value, Mapping):
-        return {key: _deep_clone(item) for key, item in value.items()}
-    return value
-
-
 def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
     """Removes ``path`` from ``root``'s own nested TensorDicts, if it is there."""
     node = root
@@ -1018,28 +971,3 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
         node._tensors[part] = child
         node = child
     node._tensors.pop(path[-1], None)
-
-
-_C = TypeVar("_C", bound=TensorDictBase)
-
-
-def fit_to_batch(value: _C, batch: torch.Size, key: object) -> _C:
-    """A nested collection stored under a parent of batch size ``batch``: one whose batch
-    size is a shorter prefix of ``batch`` (a TensorDict built without one, typically)
-    becomes a shallow copy with the parent's batch size, as in the peer; the given one is
-    left as it is.
-
-    Raises:
-        BatchMismatchError: if its batch size is not such a prefix, or its entries do not
-            start with ``batch``.
-    """
-    own = value.batch_size
-    if len(own) >= len(batch) or batch[: len(own)] != own or value._is_leaf_node:
-        raise BatchMismatchError(key, own, batch)
-    out = value.clone(recurse=False)
-    try:
-        out._check_batch_size(batch, ())
-    except BatchMismatchError as error:
-        raise error.under(key) if isinstance(key, str) else error from None
-    out._assign_batch_size(batch)
-    return out

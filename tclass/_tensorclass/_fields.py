@@ -50,8 +50,9 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
 from tclass._core._spec import TensorSpec, array_type_of, spec_of
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
-from tclass._engine._td import TensorDict, fit_to_batch
+from tclass._engine._td import TensorDict
 from tclass._tensorclass._hints import annotated_members, annotation_text
 from tclass._tensorclass._options import ClassOptions
 from tclass.errors import BatchMismatchError, CastError, ClassDefinitionError, FieldTypeError

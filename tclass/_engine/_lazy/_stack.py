@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
@@ -36,6 +36,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
+from tclass._engine._lazy._entries import StackedEntries, lacks, walk_path
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
@@ -219,10 +220,10 @@ class LazyStackedTensorDict(LazyStackOps):
         return self._locked
 
     @property
-    def _tensors(self) -> _StackedEntries:
+    def _tensors(self) -> StackedEntries:
         """The entries as a live mapping that stacks on read and splits on write: what a
         tensorclass record reads its fields through when it wraps a lazy stack."""
-        return _StackedEntries(self)
+        return StackedEntries(self)
 
     # --- collection primitives -----------------------------------------------------------
 
@@ -445,9 +446,9 @@ class LazyStackedTensorDict(LazyStackOps):
         """
         path = _keys.key_path(key)
         try:
-            parts = [_walk_path(member, path) for member in self._members]
+            parts = [walk_path(member, path) for member in self._members]
         except KeyNotFoundError:
-            if all(_lacks(member, path) for member in self._members):
+            if all(lacks(member, path) for member in self._members):
                 return None if default is _NO_DEFAULT else default
             self._parts_along(path)  # raises, naming the members that lack it
             raise
@@ -460,7 +461,7 @@ class LazyStackedTensorDict(LazyStackOps):
         return self._stacked(parts, path)
 
     def _parts_along(self, path: tuple[str, ...]) -> None:
-        lacking = [i for i, member in enumerate(self._members) if _lacks(member, path)]
+        lacking = [i for i, member in enumerate(self._members) if lacks(member, path)]
         key = path[0] if len(path) == 1 else path
         msg = (
             f"key {key!r} is in some members of this lazy stack but not in members "
@@ -959,72 +960,3 @@ def _rebuild(
     out = cls._from_members(members, stack_dim, batch_size)
     out._stack_dim_name = stack_dim_name
     return out
-
-
-def _walk_path(member: TensorCollection, path: tuple[str, ...]) -> Any:
-    node: Any = member
-    for part in path:
-        if not isinstance(node, TensorCollection):
-            raise KeyNotFoundError(f"key {path!r} passes through a tensor")
-        node = node._entry(part)
-    return node
-
-
-def _lacks(member: TensorCollection, path: tuple[str, ...]) -> bool:
-    try:
-        _walk_path(member, path)
-    except KeyNotFoundError:
-        return True
-    return False
-
-
-class _StackedEntries(MutableMapping[str, Value]):
-    """A lazy stack's entries as a mapping: reads stack, writes split across members."""
-
-    __slots__ = ("_stack",)
-
-    def __init__(self, stack: LazyStackedTensorDict) -> None:
-        self._stack = stack
-
-    def __getitem__(self, key: str) -> Value:
-        return self._stack._entry(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if key not in self:
-            return default
-        return self._stack._entry(key)
-
-    def __contains__(self, key: object) -> bool:
-        members = self._stack._members
-        if not members or type(key) is not str:
-            return False
-        present = [key in member._key_names() for member in members]
-        if all(present):
-            return True
-        if any(present):
-            self._stack._parts(key)  # raises, naming the members that lack it
-        return False
-
-    def __setitem__(self, key: str, value: Value) -> None:
-        stack = self._stack
-        for member, part in zip(stack._members, split_operand(value, stack, key)):
-            member._store_entry(key, part)
-
-    def __delitem__(self, key: str) -> None:
-        for member in self._stack._members:
-            member._remove_entry(key)
-
-    def pop(self, key: str, default: Any = _MISSING) -> Any:
-        if key not in self:
-            if default is _MISSING:
-                raise KeyNotFoundError(key)
-            return default
-        value = self._stack._entry(key)
-        del self[key]
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(common_keys(self._stack._members))
-
-    def __len__(self) -> int:
-        return len(common_keys(self._stack._members))

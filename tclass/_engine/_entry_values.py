@@ -1,0 +1,106 @@
+"""How a value given to a TensorDict becomes an entry: the entries of a constructor's
+source, Python values as tensors, clones for ``update(clone=True)``, the keys
+``keys_to_update`` allows, nested collections fitted to their parent's batch size, and
+the error of a failed indexed write."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar
+
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass.errors import BatchMismatchError, BatchSizeError, EntryTypeError
+
+__all__ = [
+    "value_as_tensor",
+    "deep_clone",
+    "entries_of",
+    "fit_to_batch",
+    "keys_below",
+    "raise_write_error",
+]
+
+_Tensor = torch.Tensor
+
+
+def entries_of(source: object) -> Iterator[tuple[Any, Any]]:
+    if type(source) is dict or isinstance(source, Mapping):
+        return iter(source.items())
+    if isinstance(source, TensorCollection):
+        return source._items()
+    msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"
+    raise EntryTypeError(msg)
+
+
+def value_as_tensor(key: object, value: Any, device: torch.device | None) -> torch.Tensor:
+    if isinstance(value, (str, bytes)) or value is None:
+        msg = (
+            f"cannot store {type(value).__name__} value {value!r} under {key!r}: TensorDict "
+            "entries are tensors, array-likes, tensor collections or dicts"
+        )
+        raise EntryTypeError(msg)
+    try:
+        return torch.as_tensor(value, device=device)
+    except (TypeError, ValueError, RuntimeError) as error:
+        msg = (
+            f"cannot store {type(value).__name__} value under {key!r}: it is not a tensor, "
+            f"an array-like, a tensor collection or a dict ({error})"
+        )
+        raise EntryTypeError(msg) from None
+
+
+def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exception) -> None:
+    shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
+    msg = (
+        f"cannot write a value of shape {shape} into {key!r} "
+        f"(shape {list(entry.shape)}) at index {index!r}: {error}"
+    )
+    raise BatchSizeError(msg) from None
+
+
+def keys_below(
+    path: tuple[str, ...], allowed: list[tuple[str, ...]]
+) -> list[tuple[str, ...]] | None:
+    """What ``keys_to_update`` allows under ``path``: ``None`` for everything (the key
+    itself was listed), else the listed keys below it (empty: nothing)."""
+    if path in allowed:
+        return None
+    depth = len(path)
+    return [key[depth:] for key in allowed if len(key) > depth and key[:depth] == path]
+
+
+def deep_clone(value: Any) -> Any:
+    """A copy of a value being stored: tensors and collections cloned, dicts walked."""
+    if isinstance(value, (_Tensor, TensorDictBase)):
+        return value.clone()
+    if isinstance(value, Mapping):
+        return {key: deep_clone(item) for key, item in value.items()}
+    return value
+
+
+_C = TypeVar("_C", bound=TensorDictBase)
+
+
+def fit_to_batch(value: _C, batch: torch.Size, key: object) -> _C:
+    """A nested collection stored under a parent of batch size ``batch``: one whose batch
+    size is a shorter prefix of ``batch`` (a TensorDict built without one, typically)
+    becomes a shallow copy with the parent's batch size, as in the peer; the given one is
+    left as it is.
+
+    Raises:
+        BatchMismatchError: if its batch size is not such a prefix, or its entries do not
+            start with ``batch``.
+    """
+    own = value.batch_size
+    if len(own) >= len(batch) or batch[: len(own)] != own or value._is_leaf_node:
+        raise BatchMismatchError(key, own, batch)
+    out = value.clone(recurse=False)
+    try:
+        out._check_batch_size(batch, ())
+    except BatchMismatchError as error:
+        raise error.under(key) if isinstance(key, str) else error from None
+    out._assign_batch_size(batch)
+    return out

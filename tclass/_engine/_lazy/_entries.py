@@ -1,0 +1,88 @@
+"""A lazy stack's entries as a mapping (``stack._tensors``: reads stack the members'
+parts, writes split across them) and the walk of a nested key through one member."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from tclass._base._collection import TensorCollection
+from tclass._base._tensordict_base import Value
+from tclass._engine._lazy._parts import common_keys, split_operand
+from tclass.errors import KeyNotFoundError
+
+if TYPE_CHECKING:
+    from tclass._engine._lazy._stack import LazyStackedTensorDict
+
+__all__ = ["StackedEntries", "lacks", "walk_path"]
+
+_MISSING: Any = object()
+
+
+def walk_path(member: TensorCollection, path: tuple[str, ...]) -> Any:
+    node: Any = member
+    for part in path:
+        if not isinstance(node, TensorCollection):
+            raise KeyNotFoundError(f"key {path!r} passes through a tensor")
+        node = node._entry(part)
+    return node
+
+
+def lacks(member: TensorCollection, path: tuple[str, ...]) -> bool:
+    try:
+        walk_path(member, path)
+    except KeyNotFoundError:
+        return True
+    return False
+
+
+class StackedEntries(MutableMapping[str, Value]):
+    """A lazy stack's entries as a mapping: reads stack, writes split across members."""
+
+    __slots__ = ("_stack",)
+
+    def __init__(self, stack: LazyStackedTensorDict) -> None:
+        self._stack = stack
+
+    def __getitem__(self, key: str) -> Value:
+        return self._stack._entry(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            return default
+        return self._stack._entry(key)
+
+    def __contains__(self, key: object) -> bool:
+        members = self._stack._members
+        if not members or type(key) is not str:
+            return False
+        present = [key in member._key_names() for member in members]
+        if all(present):
+            return True
+        if any(present):
+            self._stack._parts(key)  # raises, naming the members that lack it
+        return False
+
+    def __setitem__(self, key: str, value: Value) -> None:
+        stack = self._stack
+        for member, part in zip(stack._members, split_operand(value, stack, key)):
+            member._store_entry(key, part)
+
+    def __delitem__(self, key: str) -> None:
+        for member in self._stack._members:
+            member._remove_entry(key)
+
+    def pop(self, key: str, default: Any = _MISSING) -> Any:
+        if key not in self:
+            if default is _MISSING:
+                raise KeyNotFoundError(key)
+            return default
+        value = self._stack._entry(key)
+        del self[key]
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(common_keys(self._stack._members))
+
+    def __len__(self) -> int:
+        return len(common_keys(self._stack._members))
