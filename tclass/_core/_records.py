@@ -8,9 +8,13 @@ an instance's fields in its ``_tensordict`` (a TensorDict or a lazy stack of the
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from operator import attrgetter
 from typing import Any
 
-__all__ = ["is_record", "is_record_class", "storage_of"]
+__all__ = ["is_record", "is_record_class", "storage_of", "storages_of"]
+
+_storage = attrgetter("_tensordict")
 
 
 def is_record_class(cls: type) -> bool:
@@ -27,3 +31,8 @@ def storage_of(node: Any) -> Any:
     """The TensorDict (or lazy stack) a record keeps its fields in; ``node`` itself for
     every other collection."""
     return node._tensordict if hasattr(type(node), "__tclass_info__") else node
+
+
+def storages_of(records: Sequence[Any]) -> Iterator[Any]:
+    """The storages of records of one tensorclass, in a C-level pass (for stacking)."""
+    return map(_storage, records)

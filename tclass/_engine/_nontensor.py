@@ -22,6 +22,7 @@ import copy
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -895,15 +896,17 @@ def join_non_tensor(
 def _stack_values(parts: Sequence[Any]) -> NonTensorStack | None:
     """The common stack, of ``NonTensorData`` parts with no batch dims (records'
     values), in one pass: ``None`` if another part comes up."""
-    device = parts[0]._device
-    values = []
-    for part in parts:
-        if type(part) is not NonTensorData or part._batch_size:
-            return None
-        if part._device is not device and part._device != device:
-            device = None
-        values.append(part.data)
+    if set(map(type, parts)) != {NonTensorData} or any(map(_batch_of, parts)):
+        return None  # C-level passes: the common case costs no Python loop
+    devices = set(map(_device_of, parts))
+    device = next(iter(devices)) if len(devices) == 1 else None
+    values = list(map(_data_of, parts))
     return NonTensorStack._make(values, torch.Size([len(values)]), device, 0)
+
+
+_batch_of = attrgetter("_batch_size")
+_device_of = attrgetter("_device")
+_data_of = attrgetter("data")
 
 
 def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> NonTensorStack:

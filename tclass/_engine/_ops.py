@@ -21,7 +21,7 @@ from tclass._core._batch import format_shape
 from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import is_record, storage_of, storages_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
@@ -82,21 +82,22 @@ def _stack(
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "stack", dim, path)
     members = _members(collections, "stack", path)
-    if out is None and _records_over_lazy_stacks(members):
+    kinds = set(map(type, members))
+    if out is None and _records_over_lazy_stacks(members, kinds):
         stacked = _stack([storage_of(m) for m in members], dim, None, path, dense)
         return cast("C", _rewrapped(members[0], stacked))
-    if out is None and any(_is_lazy(m) and -1 in m.batch_size for m in members):
+    if out is None and _ragged_lazy(members, kinds):
         # A ragged lazy stack has no dense form: the result is lazy too, as the peer's.
         check_members(members, "stack")
         dim = _batch.normalize_dim(dim, members[0].batch_dims, op="stack", inclusive=True)
         size = stacked_size(members, dim)
-        if not dense and all(map(_is_lazy, members)) and not OPTIONS.lazy_legacy:
+        if not dense and all(map(_is_lazy, kinds)) and not OPTIONS.lazy_legacy:
             return _stack_lazy_stacks(members, dim, size, path)  # member by member if they line up
         return type(members[0])._stack_lazily(members, dim, size)  # type: ignore[no-any-return]
     lazy_stacks = (
-        not dense and out is None and all(map(_is_lazy, members)) and not OPTIONS.lazy_legacy
+        not dense and out is None and all(map(_is_lazy, kinds)) and not OPTIONS.lazy_legacy
     )
-    if not lazy_stacks and (type(members[0]) is not type(members[-1]) or members[0]._is_lazy):
+    if not lazy_stacks and (len(kinds) > 1 or members[0]._is_lazy):
         members = [m.contiguous() if _is_lazy(m) else m for m in members]
         _members(members, "stack", path)
     first = members[0]
@@ -152,7 +153,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "cat", dim, path)
     members = _members(collections, "cat", path)
-    if out is None and _records_over_lazy_stacks(members):
+    if out is None and _records_over_lazy_stacks(members, set(map(type, members))):
         joined = _cat([storage_of(m) for m in members], dim, None, path)
         return cast("C", _rewrapped(members[0], joined))
     first = members[0]
@@ -355,14 +356,20 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
     return members
 
 
-def _records_over_lazy_stacks(members: list[Any]) -> bool:
+def _records_over_lazy_stacks(members: list[Any], kinds: set[type]) -> bool:
     """Records of one class, some stored in a lazy stack: joined through their storages
     (member by member, as the peer's), the result wrapped in their class."""
-    kind = type(members[0])
     return (
-        is_record(members[0])
-        and all(type(member) is kind for member in members)
-        and any(storage_of(member)._is_lazy for member in members)
+        len(kinds) == 1
+        and is_record(members[0])
+        and any(map(_is_lazy, set(map(type, storages_of(members)))))
+    )
+
+
+def _ragged_lazy(members: list[Any], kinds: set[type]) -> bool:
+    """Whether a member is a ragged lazy stack (``-1`` in its batch size)."""
+    return any(map(_is_lazy, kinds)) and any(
+        _is_lazy(member) and -1 in member.batch_size for member in members
     )
 
 
@@ -373,7 +380,9 @@ def _rewrapped(record: Any, storage: Any) -> Any:
 
 
 def _is_lazy(member: object) -> bool:
-    return getattr(type(member), "_is_lazy", False) is True
+    """Whether ``member`` (or the class ``member``) is a lazy stack."""
+    kind = member if isinstance(member, type) else type(member)
+    return getattr(kind, "_is_lazy", False) is True
 
 
 def _raise_key_mismatch(

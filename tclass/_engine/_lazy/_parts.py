@@ -59,6 +59,17 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
     first = members[0]
+    kind = type(first)
+    if (
+        issubclass(kind, TensorCollection)
+        and not issubclass(kind, _NonTensorNode)
+        and all(type(member) is kind for member in members)
+    ):  # the common case, checked in C-level passes; the loop below names a culprit
+        sizes = list(map(kind._get_batch_size, members))
+        if sizes.count(sizes[0]) == len(sizes):
+            return members
+        if not strict_shape and len(set(map(len, sizes))) == 1:
+            return members
     for position, member in enumerate(members):
         if not isinstance(member, TensorCollection) or isinstance(member, _NonTensorNode):
             msg = (
@@ -119,16 +130,13 @@ def stacked_size(members: Sequence[Any], dim: int) -> torch.Size:
     """The batch size of ``members`` stacked lazily along ``dim``: the number of members
     at ``dim``, and each other dim's size where the members agree, ``-1`` where they do
     not (a ragged dim, as the peer writes it)."""
-    first = members[0].batch_size
-    sizes = first
-    for member in members:
-        if member.batch_size != first:
-            batches = [member.batch_size for member in members]
-            sizes = torch.Size(
-                size if all(batch[i] == size for batch in batches) else -1
-                for i, size in enumerate(first)
-            )
-            break
+    batches = [member.batch_size for member in members]
+    first = sizes = batches[0]
+    if batches.count(first) != len(batches):
+        sizes = torch.Size(
+            size if all(batch[i] == size for batch in batches) else -1
+            for i, size in enumerate(first)
+        )
     return insert_dim(sizes, dim, len(members))
 
 
