@@ -12,6 +12,8 @@ from collections.abc import Iterator, Sequence
 from operator import attrgetter
 from typing import Any
 
+import torch
+
 __all__ = ["is_record", "is_record_class", "storage_of", "storages_of"]
 
 _storage = attrgetter("_tensordict")
@@ -34,5 +36,8 @@ def storage_of(node: Any) -> Any:
 
 
 def storages_of(records: Sequence[Any]) -> Iterator[Any]:
-    """The storages of records of one tensorclass, in a C-level pass (for stacking)."""
+    """The storages of records of one tensorclass, in a C-level pass (for stacking;
+    a Python one under torch.compile, which cannot trace ``operator.attrgetter``)."""
+    if torch.compiler.is_compiling():
+        return (record._tensordict for record in records)
     return map(_storage, records)

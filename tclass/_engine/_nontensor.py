@@ -896,6 +896,8 @@ def join_non_tensor(
 def _stack_values(parts: Sequence[Any]) -> NonTensorStack | None:
     """The common stack, of ``NonTensorData`` parts with no batch dims (records'
     values), in one pass: ``None`` if another part comes up."""
+    if torch.compiler.is_compiling():  # it cannot trace operator.attrgetter
+        return None  # the general join
     if set(map(type, parts)) != {NonTensorData} or any(map(_batch_of, parts)):
         return None  # C-level passes: the common case costs no Python loop
     devices = set(map(_device_of, parts))

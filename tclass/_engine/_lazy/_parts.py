@@ -61,7 +61,8 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
     first = members[0]
     kind = type(first)
     if (
-        issubclass(kind, TensorCollection)
+        not torch.compiler.is_compiling()  # it cannot trace operator.attrgetter
+        and issubclass(kind, TensorCollection)
         and not issubclass(kind, _NonTensorNode)
         and all(type(member) is kind for member in members)
     ):  # the common case, checked in C-level passes; the loop below names a culprit
