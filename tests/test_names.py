@@ -342,3 +342,23 @@ def test_flatten_of_one_dim_drops_its_name_as_the_peer() -> None:
     td = TensorDict({"a": torch.zeros(2, 3)}, [2, 3], names=["i", "j"])
     assert td.flatten(1, 1).names == ["i", None] and td.names == ["i", "j"]
     assert torch.flatten(td[0]).names == [None]
+
+
+def test_flatten_and_unflatten_name_nested_collections_as_the_peer() -> None:
+    """Found by the differential fuzzer: nested collections take the result's names."""
+    inner = TensorDict(y=torch.zeros(2, 3, 4, 1), batch_size=[2, 3, 4])
+    nested = TensorDict(x=torch.zeros(2, 3, 4), m=inner, batch_size=[2, 3, 4])
+    td = TensorDict(a=torch.zeros(2, 3, 4), n=nested, batch_size=[2, 3, 4], names=["a", "b", "c"])
+    for (start, end), expected in {
+        (0, 1): [None, "c"],
+        (1, 1): ["a", None, "c"],
+        (1, 2): ["a", None],
+    }.items():
+        out = td.flatten(start, end)
+        assert out.names == out["n"].names == out["n", "m"].names == expected
+    assert td["n"].names == td["n", "m"].names == ["a", "b", "c"]  # the input keeps its own
+    pair = TensorDict(n=TensorDict(b=torch.zeros(1, 1), batch_size=[1, 1]), batch_size=[1, 1])
+    pair.names = ["i", "j"]
+    grown = pair.unflatten(0, [1, 1, 1, 1])
+    assert grown["n"].names == grown.names == [None, None, None, "i", "j"]
+    assert pair["n"].names == ["i", "j"]

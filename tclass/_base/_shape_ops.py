@@ -170,10 +170,8 @@ class ShapeOps(TensorCollection):
         merged = 1
         for size in batch_size[start : end + 1]:
             merged *= size
-        out = self._reshaped(batch_size[:start] + (merged,) + batch_size[end + 1 :])
         names = _names.flattened(self._dim_names, start, end)
-        if names is None and out._dim_names is not None:  # one dim flattened: its name goes
-            out._assign_names(None)
+        out = self._renamed_reshape(batch_size[:start] + (merged,) + batch_size[end + 1 :], names)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace)
 
@@ -185,10 +183,20 @@ class ShapeOps(TensorCollection):
         dim = _batch.normalize_dim(dim, len(batch_size), op="unflatten")
         sizes = tuple(unflattened_size)
         part = _batch.view_shape(sizes, torch.Size([batch_size[dim]]), "unflatten")
-        out = self._reshaped(batch_size[:dim] + part + batch_size[dim + 1 :])
         names = _names.unflattened(self._dim_names, dim, len(sizes))
+        out = self._renamed_reshape(batch_size[:dim] + part + batch_size[dim + 1 :], names)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace)
+
+    def _renamed_reshape(self, new: torch.Size, names: Names) -> Self:
+        """:meth:`_reshaped`, and when this collection names its dims, ``names`` given to
+        the result's nested collections too (as the peer's flatten and unflatten do),
+        on new nodes: a reshape that changes nothing shares them with this collection."""
+        if self._dim_names is None:
+            return self._reshaped(new)
+        out = cast(Any, self).apply(_same)._reshaped(new)
+        out._rename_all(names)
+        return cast(Self, out)
 
     def _reshaped(self, new: torch.Size) -> Self:
         """The reshape to ``new``, without what ``reshape`` passes on (callers do)."""
@@ -660,3 +668,7 @@ def _lift_index(index: torch.Tensor, shape: torch.Size, nb: int) -> torch.Tensor
     if not extra:
         return index
     return index.reshape(index.shape + (1,) * extra).expand(index.shape + shape[nb:])
+
+
+def _same(leaf: torch.Tensor) -> torch.Tensor:
+    return leaf
