@@ -411,3 +411,113 @@ def test_tclass_pickle_loads_in_peer(tmp_path: Path, build: Any) -> None:
     assert _summary(loaded) == _summary(source)
     with pytest.raises(RuntimeError, match="Refusing"):  # the peer's own gate agrees
         tensordict.TensorDict.load_memmap(tmp_path / "p", allow_pickle=False)
+
+
+# --- 10. autocast records with Python-valued fields ----------------------------------------
+
+
+@tclass.tensorclass(autocast=True)
+class CastInner:
+    s: str
+    i: int
+
+
+@tclass.tensorclass(autocast=True)
+class CastRec:
+    t: torch.Tensor
+    name: str
+    count: int
+    rate: float
+    done: bool
+    tags: list
+    info: dict
+    inner: CastInner | None = None
+    label: str | None = None
+    maybe: int | None = None
+
+
+@tensordict.tensorclass(autocast=True)
+class PeerCastInner:
+    __qualname__ = "CastInner"
+    s: str
+    i: int
+
+
+@tensordict.tensorclass(autocast=True)
+class PeerCastRec:
+    __qualname__ = "CastRec"
+    t: torch.Tensor
+    name: str
+    count: int
+    rate: float
+    done: bool
+    tags: list
+    info: dict
+    inner: PeerCastInner | None = None
+    label: str | None = None
+    maybe: int | None = None
+
+
+CAST_CLASSES: dict[str, tuple[Any, Any]] = {
+    "tclass": (CastRec, CastInner),
+    "peer": (PeerCastRec, PeerCastInner),
+}
+
+
+def _cast_rec(lib: str, shift: int = 0) -> Any:
+    rec_cls, inner_cls = CAST_CLASSES[lib]
+    inner = inner_cls(s="in", i=7 + shift, batch_size=[2])
+    return rec_cls(
+        t=torch.zeros(2), name=f"s{shift}", count=3 + shift, rate=1.5, done=bool(shift),
+        tags=[1, "x"], info={"k": [1.0]}, inner=inner, label="x", batch_size=[2],
+    )  # fmt: skip
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with the type of every part spelled out; the peer's LinkedList (a field
+    of stacked records) reads as the list it is."""
+    if isinstance(value, (list, tuple)):
+        return list if isinstance(value, list) else type(value), [_typed(v) for v in value]
+    if isinstance(value, dict):
+        return dict, {key: _typed(item) for key, item in value.items()}
+    return type(value), value
+
+
+def _cast_picture(rec: Any) -> dict[str, Any]:
+    fields = ["name", "count", "rate", "done", "tags", "info", "label", "maybe"]
+    picture = {field: _typed(getattr(rec, field)) for field in fields}
+    picture["inner"] = _typed([rec.inner.s, rec.inner.i])
+    return picture
+
+
+def _entry_types(folder: Path) -> dict[str, Any]:
+    """What a record's ``_tensordict/meta.json`` says of each entry (tclass's marker left out)."""
+    meta = _read_json(folder / "_tensordict" / "meta.json")
+    # "inner" names the nested class by its __name__, which the twins do not share.
+    return {key: value for key, value in meta.items() if key not in ("_tclass", "inner")}
+
+
+@pytest.mark.parametrize("layout", ["one", "dense", "lazy"])
+@pytest.mark.parametrize(("writer", "reader"), BOTH_WAYS)
+def test_autocast_record_values(tmp_path: Path, writer: str, reader: str, layout: str) -> None:
+    # Each Python value reads back with its type (a str not as a node's repr, a dict not
+    # as {}, an int / float / bool without an error), in either library.
+    if layout == "one":
+        source = _cast_rec(writer)
+    else:
+        stack = torch.stack if layout == "dense" else LIBS[writer].lazy_stack
+        source = stack([_cast_rec(writer), _cast_rec(writer, shift=1)])
+    source.memmap(tmp_path / "r")
+    reader_cls = CAST_CLASSES[reader][0]
+    loaded = reader_cls.load_memmap(tmp_path / "r")
+    assert type(loaded) is reader_cls and type(loaded.inner) is CAST_CLASSES[reader][1]
+    assert _cast_picture(loaded) == _cast_picture(source)
+    assert loaded.maybe is None and loaded.batch_size == source.batch_size
+
+
+def test_autocast_records_are_written_alike(tmp_path: Path) -> None:
+    for lib in CAST_CLASSES:
+        _cast_rec(lib).memmap(tmp_path / lib)
+    assert _entry_types(tmp_path / "tclass") == _entry_types(tmp_path / "peer")
+    inner = Path("_tensordict", "inner", "_tensordict", "i", "meta.json")
+    assert _read_json(tmp_path / "tclass" / inner) == _read_json(tmp_path / "peer" / inner)

@@ -164,6 +164,107 @@ class TestAutocast:
     def test_none_stays_none(self, declare: Declare) -> None:
         assert declare(_template(n=int), autocast=True)(n=None).n is None
 
+    def test_a_stored_value_is_cast_inside_its_node(self, declare: Declare) -> None:
+        # A node (what a loaded folder and to_tensordict() hold) has its value cast, not
+        # itself: str(node) would be its repr, int(node) a TypeError.
+        cls = declare(_template(s=str, n=int, a=Any), autocast=True)
+        rec = cls(s=tclass.NonTensorData(1), n=tclass.NonTensorData("3"), a=tclass.NonTensorData(5))
+        assert (rec.s, rec.n, rec.a) == ("1", 3, 5)
+        assert (type(rec.s), type(rec.n), type(rec.a)) == (str, int, int)  # Any: kept a value
+        rec.n = tclass.NonTensorStack(2.0, True)
+        assert rec.n == [2, 1] and [type(v) for v in rec.n] == [int, int]
+        with pytest.raises(errors.CastError, match="Rec.n.*int.*str 'abc'"):
+            rec.n = tclass.NonTensorStack(1, "abc")
+
+
+# --- autocast: Python values through to_tensordict(), saving and loading ---------------------
+
+_VALUES = {
+    "name": "walker", "count": 3, "rate": 1.5, "done": True, "tags": [1, "x"], "info": {"k": [1.0]}
+}  # fmt: skip
+
+
+def _autocast_classes(declare: Declare) -> tuple[Any, Any]:
+    """An autocast record with a field of each Python type and an autocast record nested
+    in it, both declared in the form under test."""
+    inner = declare(_template(s=str, i=int), autocast=True)
+    fields = {**{key: type(value) for key, value in _VALUES.items()}, "t": torch.Tensor}
+    template = _template(**fields, inner=Optional[inner], maybe=Optional[int], label=Optional[str])
+    for name in ("inner", "maybe", "label"):
+        setattr(template, name, None)
+    return declare(template, autocast=True), inner
+
+
+def _make(rec_cls: Any, inner_cls: Any, shift: int = 0) -> Any:
+    values = {key: value + shift if key == "count" else value for key, value in _VALUES.items()}
+    inner = inner_cls(s="in", i=7 + shift, batch_size=[2])
+    return rec_cls(**values, t=torch.zeros(2), inner=inner, label="x", batch_size=[2])
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with the type of every part spelled out (``1``, ``1.0`` and ``True``
+    differ)."""
+    if isinstance(value, (list, tuple)):
+        return type(value), [_typed(item) for item in value]
+    if isinstance(value, dict):
+        return dict, {key: _typed(item) for key, item in value.items()}
+    return type(value), value
+
+
+def _picture(rec: Any) -> dict[str, Any]:
+    fields = [*_VALUES, "maybe", "label"]
+    picture = {name: _typed(getattr(rec, name)) for name in fields}
+    picture["inner"] = None if rec.inner is None else _typed([rec.inner.s, rec.inner.i])
+    return picture
+
+
+class TestAutocastRoundTrip:
+    def test_from_tensordict(self, declare: Declare) -> None:
+        rec_cls, inner_cls = _autocast_classes(declare)
+        rec = _make(rec_cls, inner_cls)
+        # In memory, each field holds the Python value given (as in the peer: no tensors).
+        expected = {key: _typed(value) for key, value in _VALUES.items()}
+        expected.update(maybe=_typed(None), label=_typed("x"), inner=_typed(["in", 7]))
+        assert _picture(rec) == expected
+        assert _picture(rec_cls.from_tensordict(rec.to_tensordict())) == expected
+
+    @pytest.mark.parametrize("method", ["memmap", "memmap_", "save"])
+    def test_saved_values_load_as_saved(
+        self, declare: Declare, method: str, tmp_path: Path
+    ) -> None:
+        rec_cls, inner_cls = _autocast_classes(declare)
+        rec = _make(rec_cls, inner_cls)
+        getattr(_make(rec_cls, inner_cls), method)(tmp_path / "r")
+        loaded = rec_cls.load_memmap(tmp_path / "r")
+        assert type(loaded) is rec_cls and type(loaded.inner) is inner_cls
+        assert _picture(loaded) == _picture(rec)
+
+    def test_archive(self, declare: Declare, tmp_path: Path) -> None:
+        rec_cls, inner_cls = _autocast_classes(declare)
+        rec = _make(rec_cls, inner_cls)
+        rec.save(tmp_path / "r.tdz")
+        assert _picture(rec_cls.load(tmp_path / "r.tdz")) == _picture(rec)
+
+    def test_unset_optional_fields(self, declare: Declare, tmp_path: Path) -> None:
+        rec_cls, inner_cls = _autocast_classes(declare)
+        rec = _make(rec_cls, inner_cls)
+        rec.inner, rec.label = None, None
+        rec.memmap(tmp_path / "r")
+        loaded = rec_cls.load_memmap(tmp_path / "r")
+        assert (loaded.inner, loaded.maybe, loaded.label) == (None, None, None)
+        assert _picture(loaded) == _picture(rec)
+
+    @pytest.mark.parametrize("stack", [torch.stack, tclass.lazy_stack], ids=["dense", "lazy"])
+    def test_stacks(self, declare: Declare, stack: Any, tmp_path: Path) -> None:
+        rec_cls, inner_cls = _autocast_classes(declare)
+        stacked = stack([_make(rec_cls, inner_cls), _make(rec_cls, inner_cls, shift=1)])
+        assert stacked.count == [[3, 3], [4, 4]]  # one value per element of the batch [2, 2]
+        assert _picture(rec_cls.from_tensordict(stacked.to_tensordict())) == _picture(stacked)
+        stacked.memmap(tmp_path / "st")
+        loaded = rec_cls.load_memmap(tmp_path / "st")
+        assert type(loaded) is rec_cls and loaded.batch_size == (2, 2)
+        assert _picture(loaded) == _picture(stacked)
+
 
 # --- nocast ------------------------------------------------------------------------------
 

@@ -272,6 +272,11 @@ class _NonTensorNode(KeylessOps):
 
     # --- math: the value is kept (shared), the batch size follows ------------------------
 
+    def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
+        """This node with ``fn`` applied to the value of each element, batch and device
+        kept: ``self`` when ``fn`` gives every value back unchanged (a field's cast)."""
+        raise NotImplementedError
+
     def _rebuilt(
         self,
         results: Iterator[torch.Tensor],
@@ -399,6 +404,10 @@ class NonTensorData(_NonTensorNode):
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
         return tuple(self._make(self.data, size, self._device) for size in batch_sizes)  # type: ignore[misc]
+
+    def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
+        value = fn(self.data)
+        return self if value is self.data else self._make(value, self._batch_size, self._device)  # type: ignore[return-value]
 
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
@@ -676,6 +685,12 @@ class NonTensorStack(_NonTensorNode):
             raise UnsupportedError(msg)
         device = self._device if device is ... else device
         return self._make(self._values, batch_size, device, self._stack_dim)  # type: ignore[return-value]
+
+    def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
+        values = [fn(value) for value in self._values]
+        if all(new is old for new, old in zip(values, self._values)):
+            return self
+        return self._make(values, self._shape, self._device, self._stack_dim)  # type: ignore[return-value]
 
     def _map_batch(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...

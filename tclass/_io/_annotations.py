@@ -9,9 +9,8 @@ here (``__tclass_info__``): the facade sits above this layer.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
-
-import numpy as np
 
 from tclass._core._records import is_record_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -58,30 +57,16 @@ def check_values(record_cls: type, content: TensorDict | LazyStackedTensorDict, 
             rule = rules.get(key)
             if rule is None or rule.check_value is None or rule.any_value:
                 continue  # a tensor or collection field: the record's constructor checks it
-            if isinstance(node, NonTensorData):
-                fitted = _fit(node.data, rule, record_cls, key, f"{where}/{file_name(key)}")
-                if fitted is not node.data:
-                    member._put(key, NonTensorData._make(fitted, node.batch_size, node.device))
-            elif isinstance(node, NonTensorStack):
-                fitted_stack = _fit_stack(node, rule, record_cls, key, f"{where}/{file_name(key)}")
-                member._put(key, fitted_stack)
+            if isinstance(node, (NonTensorData, NonTensorStack)):
+                path = f"{where}/{file_name(key)}"
+                fitted = node._with_each_value(
+                    partial(_fit, rule=rule, cls=record_cls, key=key, where=path)
+                )
+                if fitted is not node:
+                    member._put(key, fitted)
 
 
-def _fit_stack(
-    node: NonTensorStack, rule: Any, record_cls: type, key: str, where: str
-) -> NonTensorStack:
-    array = node._as_array()
-    fitted = [_fit(value, rule, record_cls, key, where) for value in array.flat]
-    if all(new is old for new, old in zip(fitted, array.flat)):
-        return node
-    copy: np.ndarray[Any, Any] = np.empty(array.shape, dtype=object)
-    flat = copy.reshape(-1)
-    for position, value in enumerate(fitted):
-        flat[position] = value  # one by one: numpy would unpack a tuple given in a list
-    return NonTensorStack._from_array(copy, node.device)
-
-
-def _fit(value: object, rule: Any, record_cls: type, key: str, where: str) -> object:
+def _fit(value: object, *, rule: Any, cls: type, key: str, where: str) -> object:
     if (value is None and rule.optional) or rule.check_value(value):
         return value
     if type(value) is list and rule.check_value(tuple(value)):
@@ -89,7 +74,7 @@ def _fit(value: object, rule: Any, record_cls: type, key: str, where: str) -> ob
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     msg = (
-        f"{where!r} holds {type(value).__name__} {shown}, but {record_cls.__name__}.{key} is "
+        f"{where!r} holds {type(value).__name__} {shown}, but {cls.__name__}.{key} is "
         f"annotated {rule.text}; the folder was saved from another class or changed after saving"
     )
     raise MetadataError(msg)

@@ -167,6 +167,14 @@ class FieldRule:
         return value
 
     def _cast(self, value: Any) -> Any:
+        """``value`` converted to the annotation; a stored Python value (a node, as a
+        loaded folder or ``to_tensordict()`` holds it) has the value of each element
+        converted, and stays a node (in an ``Any`` field, it is kept as it is)."""
+        if isinstance(value, _NonTensorNode):
+            return value if self.any_value else value._with_each_value(self._cast_one)
+        return self._cast_one(value)
+
+    def _cast_one(self, value: Any) -> Any:
         try:
             return self.cast(value)  # type: ignore[misc]
         except (TypeError, ValueError, RuntimeError) as error:
