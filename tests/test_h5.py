@@ -469,6 +469,22 @@ def test_a_record_over_a_file_saves_to_a_folder(tmp_path: Path) -> None:
     opened.close()
 
 
+def test_fields_of_a_record_over_a_file_are_written_and_it_pickles(tmp_path: Path) -> None:
+    written = run().to_h5(tmp_path / "r.h5")
+    written.env = "breakout"  # a Python value, a nested record, a tensor: to the file
+    written.meta = Meta(score=torch.full((4,), 2.0), batch_size=[4])
+    written.reward = torch.ones(4, dtype=torch.float64)
+    del written.options
+    copy = pickle.loads(pickle.dumps(written))  # reopens the file: records stay records
+    assert type(copy) is Run and type(copy.meta) is Meta and copy.meta.tag == "inner"
+    copy.close()
+    written.close()
+    opened = Run.from_h5(tmp_path / "r.h5")
+    assert (opened.env, opened.options, opened.meta.tag) == ("breakout", None, "inner")
+    assert opened.meta.score.tolist() == [2.0] * 4 and opened.reward.tolist() == [1.0] * 4
+    opened.close()
+
+
 def test_records_over_a_file_close(tmp_path: Path) -> None:
     written = run().to_h5(tmp_path / "r.h5")
     written.close()

@@ -13,19 +13,20 @@ The file format is the peer's: one dataset per tensor, one group per nested coll
 Python values as HDF5 strings (marked ``__tensordict_str__``) or opaque numbers, a
 per-row list of values as an array marked ``__tensordict_stack__`` with its shape.
 tclass adds one string attribute per group, ``_tclass``, holding JSON
-(``{"batch_size": [...]}``), which the peer ignores: a file tclass wrote opens with its
-batch size; any other file gets the largest batch size its datasets share, as the peer
-infers it. Values that are neither strings nor numbers are written as JSON strings
-(marked ``_tclass_json``). Nothing in a file makes tclass run code: h5py decodes
-numbers and strings, and nothing is unpickled.
+(``{"batch_size": [...]}``, and a record's ``"schema"``: see ``_h5_records``), which the
+peer ignores: a file tclass wrote opens with its batch size; any other file gets the
+largest batch size its datasets share, as the peer infers it. Opening walks the groups
+once and checks them (``_h5_tree``). Values that are neither strings nor numbers are
+written as JSON strings (marked ``_tclass_json``). Nothing in a file makes tclass run
+code: h5py decodes numbers and strings, and nothing is unpickled.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import torch
 from typing_extensions import Self, Unpack
@@ -54,7 +55,7 @@ from tclass._io._h5_datasets import (
     write_rows,
     write_value,
 )
-from tclass._io._h5_records import bind_records
+from tclass._io._h5_records import bind_records, rebind, records_of, source_items
 from tclass._io._h5_tree import META, Entries, saved_batch, saved_meta, settle_batch, walk_file
 from tclass._io._schema import record_schema
 from tclass.errors import (
@@ -215,12 +216,10 @@ class PersistentTensorDict(TensorDictBase):
         ``non_tensor_as_stack`` and ``allow_external`` as the constructor's."""
         batch_size = options.get("batch_size")
         out = cls(
-            filename=filename,
-            mode=options.get("mode", "r"),
-            batch_size=batch_size,
+            filename=filename, mode=options.get("mode", "r"), batch_size=batch_size,
             non_tensor_as_stack=options.get("non_tensor_as_stack", False),
             allow_external=options.get("allow_external", False),
-        )
+        )  # fmt: skip
         if batch_size is None:
             try:
                 settle_batch(out, options.get("batch_dims"))
@@ -705,7 +704,7 @@ class PersistentTensorDict(TensorDictBase):
     ) -> Self:
         """Write every entry of ``source`` (in place into existing datasets with
         ``inplace``)."""
-        items = _source_items(source)
+        items = source_items(source)
         wanted = (
             None
             if keys_to_update is None
@@ -729,7 +728,7 @@ class PersistentTensorDict(TensorDictBase):
         datasets."""
         source = dict(kwargs) if input_dict_or_td is None else input_dict_or_td
         if input_dict_or_td is not None and kwargs:
-            source = {**dict(_source_items(input_dict_or_td)), **kwargs}
+            source = {**dict(source_items(input_dict_or_td)), **kwargs}
         return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
     def del_(self, key: Any) -> Self:
@@ -745,6 +744,15 @@ class PersistentTensorDict(TensorDictBase):
         node._nested.pop(path[-1], None)
         node._records.pop(path[-1], None)
         return self
+
+    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
+        """Writes a record's field (its value checked by the record)."""
+        self.set(key, value)
+        return value
+
+    def _remove_entry(self, key: str) -> None:
+        """Deletes a record's field (set to None) from the file."""
+        self.del_(key)
 
     def __delitem__(self, key: Any) -> None:
         self.del_(key)
@@ -913,7 +921,8 @@ class PersistentTensorDict(TensorDictBase):
         device = None if self._device is None else str(self._device)
         mode = _REOPEN.get(self._mode, "r")
         where = (self._file_name, self._group.name, mode, list(self._batch_size), device)
-        return (_reopen, (*where, self._as_stack, self._dataset_kwargs, self._allow_external))
+        options = (self._as_stack, self._dataset_kwargs, self._allow_external, records_of(self))
+        return (_reopen, (*where, *options))
 
     def __repr__(self) -> str:
         if not self._group.id.valid:
@@ -924,6 +933,7 @@ class PersistentTensorDict(TensorDictBase):
 def _reopen(
     filename: str, group: str, mode: str, batch_size: list[int], device: str | None,
     as_stack: bool, kwargs: dict[str, Any], allow_external: bool = False,
+    records: dict[str, Any] | None = None,
 ) -> PersistentTensorDict:  # fmt: skip
     file = open_file(filename, mode)
     try:
@@ -936,6 +946,7 @@ def _reopen(
         file.close()
         raise
     out._mode = mode
+    rebind(out, records or {})
     return out
 
 
@@ -981,13 +992,3 @@ def _in_memory(value: Any) -> Any:
     if storage is value:
         return storage.to_tensordict()
     return type(value)._from_tensordict_unchecked(storage.to_tensordict())
-
-
-def _source_items(source: Any) -> Iterable[tuple[Any, Any]]:
-    """The (key, value) pairs of what ``update`` writes (a record's, a collection's, a
-    mapping's)."""
-    if is_record(source):
-        source = storage_of(source)
-    if isinstance(source, TensorCollection):
-        return source._items()
-    return cast(Iterable[tuple[Any, Any]], source.items())

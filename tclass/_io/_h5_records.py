@@ -20,8 +20,11 @@ facade sits above this layer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, cast
 
+from tclass._base._collection import TensorCollection
+from tclass._core._records import is_record, storage_of
 from tclass._io._annotations import check_value, field_classes
 from tclass._io._h5_datasets import STACK_MARK, h5py, is_numeric, torch_dtype
 from tclass._io._h5_tree import saved_meta
@@ -31,7 +34,7 @@ from tclass.errors import MetadataError, SchemaDifference
 if TYPE_CHECKING:
     from tclass._io._h5 import PersistentTensorDict
 
-__all__ = ["bind_records", "entries_of"]
+__all__ = ["bind_records", "entries_of", "rebind", "records_of", "source_items"]
 
 _VALUE_KINDS = ("NonTensorData", "NonTensorStack")
 
@@ -68,6 +71,23 @@ def bind_records(root: PersistentTensorDict, cls: type, *, check: bool) -> None:
                 pending.append((child, chosen, f"{path}/{key}" if path else key))
     if differences:
         raise mismatch_error(root.filename, differences)
+
+
+def records_of(node: PersistentTensorDict) -> dict[str, Any]:
+    """The classes of the records ``node``'s groups hold, nested (``{key: (class,
+    {...})}``): what a pickled collection over the file takes along."""
+    return {
+        key: (cls, records_of(node._nested[key]) if key in node._nested else {})
+        for key, cls in node._records.items()
+    }
+
+
+def rebind(node: PersistentTensorDict, records: dict[str, Any]) -> None:
+    """Binds the classes ``records_of`` gave to the groups of a reopened file."""
+    for key, (cls, nested) in records.items():
+        if node._has_entry(key) and isinstance(found := node._node(key), h5py.Group):
+            node._records[key] = cls
+            rebind(node._child_of(key, found), nested)
 
 
 def entries_of(node: PersistentTensorDict) -> dict[str, dict[str, Any]]:
@@ -133,3 +153,13 @@ def _class_of(child: PersistentTensorDict, classes: tuple[type, ...], field: str
         "tclass.from_h5 to read it as a PersistentTensorDict"
     )
     raise MetadataError(msg)
+
+
+def source_items(source: Any) -> Iterable[tuple[Any, Any]]:
+    """The (key, value) pairs of what ``update`` writes (a record's, a collection's, a
+    mapping's)."""
+    if is_record(source):
+        source = storage_of(source)
+    if isinstance(source, TensorCollection):
+        return source._items()
+    return cast(Iterable[tuple[Any, Any]], source.items())
