@@ -105,11 +105,11 @@ class PersistentTensorDict(TensorDictBase):
             (``compression="gzip"``, ``chunks=...``).
 
     Opening walks the file's groups once (linear in their number, without recursion)
-    and refuses, with a ``MetadataError``, link cycles, groups nested more than
-    ``MAX_GROUP_DEPTH`` deep, ``_tclass`` attributes holding JSON nested deeper than a
-    saved folder's ``meta.json`` may be, and declared shapes torch cannot hold. A group
-    reached by two hard links is one collection, shared. An ``h5py.Empty`` dataset (no
-    shape, no data) reads as the Python value None.
+    and refuses, with a ``MetadataError``, link cycles, groups nested more than 100 deep
+    (``_h5_tree.MAX_GROUP_DEPTH``), ``_tclass`` attributes holding JSON nested deeper
+    than a saved folder's ``meta.json`` may be, and declared shapes torch cannot hold. A
+    group reached by two hard links is one collection, shared. An ``h5py.Empty`` dataset
+    (no shape, no data) reads as the Python value None.
 
     Concurrency and crashes (what HDF5 promises): h5py locks the file, so while a
     process has it open for writing no other process can open it (a ``FileBusyError``),
