@@ -260,7 +260,9 @@ class MetadataError(FileFormatError):
 
 class UnsafePathError(TclassError, ValueError):
     """A saved folder points outside itself: a symlink, or a key that is a path
-    (``/``, ``..``, absolute). Nothing is followed and nothing was changed."""
+    (``/``, ``..``, absolute); or an HDF5 file reads data from another file (an external
+    link, raw external storage, a virtual dataset), opened without
+    ``allow_external=True``. Nothing is followed and nothing was changed."""
 
 
 class FilePermissionError(TclassError, PermissionError):

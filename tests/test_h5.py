@@ -11,12 +11,14 @@ that tclass imports without it, and names the extra, runs either way.
 
 from __future__ import annotations
 
+import json
 import pickle
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated, Any
 
 import numpy as np
 import pytest
@@ -26,7 +28,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from strategies import python_value  # noqa: E402
 
 import tclass
-from tclass import NonTensorData, NonTensorStack, PersistentTensorDict, TensorClass, TensorDict
+from tclass import (
+    NonTensorData,
+    NonTensorStack,
+    PersistentTensorDict,
+    Spec,
+    TensorClass,
+    TensorDict,
+)
+from tclass.errors import MetadataError, SchemaMismatchError, UnsafePathError
+
+try:
+    import jaxtyping
+except ImportError:  # pragma: no cover - an optional dependency
+    jaxtyping = None
 
 
 def test_without_h5py_tclass_imports_and_the_error_names_the_extra(tmp_path: Path) -> None:
@@ -377,3 +392,406 @@ def test_the_peer_loads_files_tclass_writes(tmp_path: Path) -> None:
     env = theirs["env"]
     assert (env.decode() if isinstance(env, bytes) else env) == "pong"
     theirs.close()
+
+
+# --- records over a file: Cls.from_h5 gives a full record -----------------------------------
+
+
+class Meta(TensorClass):
+    score: Annotated[torch.Tensor, Spec("", torch.float32)]
+    tag: str = "inner"
+
+
+class Run(TensorClass):
+    obs: Annotated[torch.Tensor, Spec("3 h w", torch.uint8)]
+    reward: torch.Tensor
+    meta: Meta
+    env: str
+    count: int = 3
+    options: dict[str, Any] | None = None
+    extra: torch.Tensor | None = None
+
+
+def run(b: int = 4) -> Run:
+    return Run(
+        obs=torch.arange(b * 3 * 2 * 5, dtype=torch.uint8).reshape(b, 3, 2, 5),
+        reward=torch.arange(b, dtype=torch.float64),
+        meta=Meta(score=torch.ones(b), tag="m", batch_size=[b]),
+        env="pong",
+        options={"seed": [1, 2]},
+        batch_size=[b],
+    )
+
+
+def test_from_h5_gives_nested_records_and_python_values(tmp_path: Path) -> None:
+    run().to_h5(tmp_path / "r.h5").close()
+    opened = Run.from_h5(tmp_path / "r.h5")
+    assert type(opened) is Run and opened.batch_size == torch.Size([4])
+    assert type(opened.meta) is Meta and opened.meta.tag == "m"  # its declared class
+    assert torch.equal(opened.meta.score, torch.ones(4))
+    assert (opened.env, opened.count, opened.options, opened.extra) == (
+        "pong",
+        3,
+        {"seed": [1, 2]},
+        None,
+    )
+    rows = opened[1:3]  # rows read from the file: still records, nested ones too
+    assert type(rows) is Run and type(rows.meta) is Meta and rows.meta.tag == "m"
+    assert type(opened[0].meta) is Meta
+    assert same(opened.to_tensordict(), run().to_tensordict())
+    opened.close()
+
+
+def test_to_h5_returns_a_record_with_nested_records(tmp_path: Path) -> None:
+    written = run().to_h5(tmp_path / "r.h5")
+    assert type(written) is Run and type(written.meta) is Meta
+    assert written.meta.tag == "m" and written.env == "pong"
+    written.close()
+
+
+def test_a_record_over_a_file_saves_to_a_folder(tmp_path: Path) -> None:
+    run().to_h5(tmp_path / "r.h5").close()
+    opened = Run.from_h5(tmp_path / "r.h5")
+    for name, saved in (
+        ("a", opened.memmap(tmp_path / "a")),
+        ("b", opened.save(tmp_path / "b")),
+        ("c", tclass.memmap(opened, tmp_path / "c")),
+    ):
+        assert type(saved) is Run and type(saved.meta) is Meta and saved.is_memmap(), name
+        loaded = Run.load_memmap(tmp_path / name)
+        assert type(loaded.meta) is Meta and loaded.meta.tag == "m" and loaded.env == "pong"
+        assert same(loaded.to_tensordict(), run().to_tensordict())
+    like = opened.memmap_like(tmp_path / "like")
+    assert type(like) is Run and like.obs.shape == (4, 3, 2, 5) and like.obs.sum() == 0
+    with pytest.raises(NotImplementedError, match="memmap"):
+        opened.memmap_(tmp_path / "d")
+    assert not (tmp_path / "d").exists()
+    opened.close()
+
+
+def test_fields_of_a_record_over_a_file_are_written_and_it_pickles(tmp_path: Path) -> None:
+    written = run().to_h5(tmp_path / "r.h5")
+    written.env = "breakout"  # a Python value, a nested record, a tensor: to the file
+    written.meta = Meta(score=torch.full((4,), 2.0), batch_size=[4])
+    written.reward = torch.ones(4, dtype=torch.float64)
+    del written.options
+    copy = pickle.loads(pickle.dumps(written))  # reopens the file: records stay records
+    assert type(copy) is Run and type(copy.meta) is Meta and copy.meta.tag == "inner"
+    copy.close()
+    written.close()
+    opened = Run.from_h5(tmp_path / "r.h5")
+    assert (opened.env, opened.options, opened.meta.tag) == ("breakout", None, "inner")
+    assert opened.meta.score.tolist() == [2.0] * 4 and opened.reward.tolist() == [1.0] * 4
+    opened.close()
+
+
+def test_records_over_a_file_close(tmp_path: Path) -> None:
+    written = run().to_h5(tmp_path / "r.h5")
+    written.close()
+    with pytest.raises(tclass.TclassError, match="closed"):
+        written.reward  # noqa: B018
+    written.close()  # again: nothing to do
+    opened = Run.from_h5(tmp_path / "r.h5", mode="r+")  # the writer's lock was released
+    opened.close()
+    run().close()  # a record in memory holds no file: nothing to do
+
+    class Bar(TensorClass):  # a field named like the method (as in the peer) still works
+        close: torch.Tensor
+
+    assert torch.equal(Bar(close=torch.ones(2), batch_size=[2]).close, torch.ones(2))
+
+
+def _loose(name: str, fields: dict[str, Any], defaults: dict[str, Any] | None = None) -> Any:
+    """A class of the same name as a test class, with plain annotations: what saved a
+    folder or file that the test class then reads."""
+    namespace = {"__module__": __name__, "__qualname__": name, "__annotations__": fields}
+    return type(TensorClass)(name, (TensorClass,), {**namespace, **(defaults or {})})
+
+
+def _folder_and_file(tmp_path: Path, data: dict[str, Any]) -> tuple[Path, Path]:
+    """The same record (plain annotations, the test classes' names) saved in a folder
+    and written to an HDF5 file."""
+    loose_meta = _loose("Meta", {"score": torch.Tensor, "tag": str}, {"tag": "inner"})
+    loose_run = _loose(
+        "Run", {"obs": torch.Tensor, "reward": torch.Tensor, "meta": loose_meta, "env": str}
+    )
+    meta = loose_meta(score=data.pop("score"), batch_size=[4])
+    record = loose_run(**data, meta=meta, env="pong", batch_size=[4])
+    record.memmap(tmp_path / "folder")
+    record.to_h5(tmp_path / "file.h5").close()
+    return tmp_path / "folder", tmp_path / "file.h5"
+
+
+def _differences(error: Any) -> list[tuple[str, str]]:
+    return sorted((d.field, d.kind) for d in error.differences)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"obs": torch.zeros(4, 3, 2, 5, dtype=torch.float32)},  # wrong dtype
+        {"obs": torch.zeros(4, 2, 2, 5, dtype=torch.uint8)},  # wrong shape
+        {"score": torch.zeros(4, dtype=torch.int64)},  # wrong dtype, nested
+        {"score": torch.zeros(4, 2)},  # wrong shape, nested
+        {"obs": torch.zeros(4, 3, 2, 5), "score": torch.zeros(4, 1)},  # both
+    ],
+    ids=["dtype", "shape", "nested-dtype", "nested-shape", "both"],
+)
+def test_from_h5_checks_the_schema_as_load_memmap(tmp_path: Path, change: dict[str, Any]) -> None:
+    good = {
+        "obs": torch.zeros(4, 3, 2, 5, dtype=torch.uint8),
+        "reward": torch.zeros(4),
+        "score": torch.zeros(4),
+    }
+    folder, file = _folder_and_file(tmp_path, {**good, **change})
+    with pytest.raises(SchemaMismatchError) as from_folder:
+        Run.load_memmap(folder)
+    with pytest.raises(SchemaMismatchError) as from_file:
+        Run.from_h5(file)
+    assert _differences(from_file.value) == _differences(from_folder.value)
+    assert len(from_file.value.differences) == len(change)
+    paths = {d.field: d.path for d in from_file.value.differences}  # the record's group
+    assert paths.get("score", "meta") == "meta" and paths.get("obs", "") == ""
+    assert str(file) in str(from_file.value)
+    assert "load_memmap" not in str(from_file.value)  # no option from_h5 lacks is offered
+    PersistentTensorDict.from_h5(file, mode="r+").close()  # the failed open closed the file
+
+
+def test_from_h5_refuses_a_file_of_another_class(tmp_path: Path) -> None:
+    class Other(TensorClass):
+        obs: torch.Tensor
+        reward: torch.Tensor
+
+    Other(
+        obs=torch.zeros(4, 3, 2, 5, dtype=torch.uint8), reward=torch.zeros(4), batch_size=[4]
+    ).to_h5(tmp_path / "o.h5").close()
+    with pytest.raises(SchemaMismatchError) as info:
+        Run.from_h5(tmp_path / "o.h5")  # meta and env are required and were never fields
+    assert _differences(info.value) == [("env", "missing"), ("meta", "missing")]
+    assert "Run.meta" in str(info.value) and "o.h5" in str(info.value)
+
+
+def test_from_h5_checks_python_values(tmp_path: Path) -> None:
+    run().to_h5(tmp_path / "r.h5").close()
+    ptd = PersistentTensorDict.from_h5(tmp_path / "r.h5", mode="r+")
+    ptd["env"] = NonTensorData(7, batch_size=[4])  # an int where Run.env is a str
+    ptd.close()
+    with pytest.raises(tclass.TclassError, match="Run.env"):
+        Run.from_h5(tmp_path / "r.h5")
+
+
+@pytest.mark.skipif(jaxtyping is None, reason="jaxtyping is not installed")
+def test_from_h5_checks_jaxtyping_annotations(tmp_path: Path) -> None:
+    assert jaxtyping is not None
+
+    class Jax(TensorClass):
+        x: jaxtyping.Float32[torch.Tensor, "*batch 3"]  # noqa: F722
+
+    Jax(x=torch.zeros(4, 3), batch_size=[4]).to_h5(tmp_path / "j.h5").close()
+    assert Jax.from_h5(tmp_path / "j.h5").x.shape == (4, 3)
+    with h5py.File(tmp_path / "bad.h5", "w") as file:
+        file["x"] = np.zeros((4, 3), dtype="f8")
+    with pytest.raises(SchemaMismatchError, match="Jax.x"):
+        Jax.from_h5(tmp_path / "bad.h5")
+
+
+# --- hostile files: clear errors in bounded time ---------------------------------------------
+
+
+def _nested_file(path: Path, levels: int) -> None:
+    with h5py.File(path, "w") as file:
+        group = file
+        for level in range(levels):
+            group = group.create_group(f"g{level}")
+            group["x"] = np.zeros(3)
+
+
+def test_opening_is_linear_in_the_nesting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lookups = 0
+    get = h5py.Group.__getitem__
+
+    def counted(self: Any, name: Any) -> Any:
+        nonlocal lookups
+        lookups += 1
+        return get(self, name)
+
+    monkeypatch.setattr(h5py.Group, "__getitem__", counted)
+    counts = []
+    for levels in (4, 8, 12):
+        _nested_file(tmp_path / f"n{levels}.h5", levels)
+        lookups = 0
+        opened = PersistentTensorDict.from_h5(tmp_path / f"n{levels}.h5")
+        counts.append(lookups)
+        assert opened.batch_size == torch.Size([3])
+        assert opened[tuple(f"g{level}" for level in range(levels))].batch_size == torch.Size([3])
+        opened.close()
+    # Each level costs the same few lookups: 8 more levels, 8 times the 4 levels' step.
+    assert counts[2] - counts[1] == counts[1] - counts[0] <= 10 * 4, counts
+
+
+def test_empty_datasets_read_as_none(tmp_path: Path) -> None:
+    with h5py.File(tmp_path / "e.h5", "w") as file:
+        file["x"] = np.zeros((3, 2))
+        file.create_dataset("nothing", data=h5py.Empty("f4"))
+        file["g/y"] = np.ones(3)
+        file.create_dataset("g/nothing", data=h5py.Empty("S5"))
+    opened = PersistentTensorDict.from_h5(tmp_path / "e.h5")
+    assert opened.batch_size == torch.Size([3]) and opened["g"].batch_size == torch.Size([3])
+    assert python_value(opened["nothing"]) is None and python_value(opened["g", "nothing"]) is None
+    assert python_value(opened[1]["nothing"]) is None
+    assert opened.to_tensordict()["x"].shape == (3, 2)
+    opened.close()
+
+    class Holder(TensorClass):
+        x: torch.Tensor
+        g: TensorDict
+        nothing: torch.Tensor | None = None
+
+    record = Holder.from_h5(tmp_path / "e.h5", batch_size=[3])
+    assert (
+        record.nothing is None
+        and record.x.shape == (3, 2)
+        and python_value(record.g["nothing"]) is None
+    )
+    record.close()
+
+
+def _cycle_file(path: Path, how: str) -> None:
+    with h5py.File(path, "w") as file:
+        file["a/x"] = np.zeros(3)
+        file["a/b/x"] = np.zeros(3)
+        if how == "soft":
+            file["a/b/up"] = h5py.SoftLink("/a")
+        elif how == "hard":
+            file["a/b/up"] = file["a"]
+        else:  # two groups, each holding the other, both under the root
+            file["c/x"] = np.zeros(3)
+            file["a/b/c"] = file["c"]
+            file["c/a"] = file["a"]
+
+
+@pytest.mark.parametrize("how", ["soft", "hard", "crossed"])
+def test_link_cycles_are_refused(tmp_path: Path, how: str) -> None:
+    _cycle_file(tmp_path / "c.h5", how)
+    for open_it in (
+        lambda: PersistentTensorDict.from_h5(tmp_path / "c.h5"),
+        lambda: PersistentTensorDict(filename=tmp_path / "c.h5", batch_size=[3]),
+    ):
+        with pytest.raises(MetadataError, match="cycle") as info:
+            open_it()
+        assert isinstance(info.value, RuntimeError) and "c.h5" in str(info.value)
+
+
+def test_a_group_linked_twice_without_a_cycle_opens(tmp_path: Path) -> None:
+    with h5py.File(tmp_path / "d.h5", "w") as file:
+        group = file.create_group("g0")
+        group["x"] = np.zeros(3)
+        for level in range(1, 30):  # each group holds the previous one twice
+            parent = file.create_group(f"g{level}")
+            parent["left"] = group
+            parent["right"] = group
+            group = parent
+    opened = PersistentTensorDict.from_h5(tmp_path / "d.h5")  # 2**29 paths: walked once each
+    assert opened.batch_size == torch.Size([3])
+    assert opened["g2", "left", "right", "x"].tolist() == [0.0, 0.0, 0.0]
+    opened.close()
+
+
+def test_groups_nested_too_deep_are_refused(tmp_path: Path) -> None:
+    with h5py.File(tmp_path / "deep.h5", "w") as file:
+        file.create_group("/".join(["g"] * 2000))
+    with pytest.raises(MetadataError, match="nested") as info:
+        PersistentTensorDict.from_h5(tmp_path / "deep.h5")
+    assert "deep.h5" in str(info.value)
+    _nested_file(tmp_path / "ok.h5", 60)  # deep, within the limit
+    opened = PersistentTensorDict.from_h5(tmp_path / "ok.h5")
+    assert opened.to_tensordict().batch_size == torch.Size([3])
+    opened.close()
+
+
+def test_json_nested_too_deep_is_refused(tmp_path: Path) -> None:
+    deep = "[" * 5000 + "]" * 5000
+    with h5py.File(tmp_path / "attr.h5", "w") as file:
+        file["g/x"] = np.zeros(3)
+        file["g"].attrs["_tclass"] = deep
+    with pytest.raises(MetadataError, match="256") as info:
+        PersistentTensorDict.from_h5(tmp_path / "attr.h5")
+    assert "/g" in str(info.value) and "attr.h5" in str(info.value)
+    with h5py.File(tmp_path / "value.h5", "w") as file:
+        file["x"] = np.zeros(3)
+        file["v"] = deep
+        file["v"].attrs["_tclass_json"] = True
+    opened = PersistentTensorDict.from_h5(tmp_path / "value.h5")
+    with pytest.raises(MetadataError, match="256") as info:
+        opened["v"]
+    assert "/v" in str(info.value)
+    opened.close()
+
+
+def test_absurd_declared_shapes_are_refused(tmp_path: Path) -> None:
+    with h5py.File(tmp_path / "stack.h5", "w") as file:
+        file["x"] = np.zeros(2)
+        file["v"] = np.array(["a", "b"], dtype=h5py.string_dtype())
+        file["v"].attrs["__tensordict_stack__"] = [2**40, 2**40]
+    with pytest.raises(MetadataError, match="__tensordict_stack__") as info:
+        PersistentTensorDict.from_h5(tmp_path / "stack.h5")
+    assert "/v" in str(info.value) and "[1099511627776, 1099511627776]" in str(info.value)
+    with h5py.File(tmp_path / "batch.h5", "w") as file:
+        file.create_group("g")
+        file["g"].attrs["_tclass"] = json.dumps({"batch_size": [2**70]})
+    with pytest.raises(MetadataError, match="batch size") as info:
+        PersistentTensorDict.from_h5(tmp_path / "batch.h5")
+    assert str(2**70) in str(info.value)
+    with h5py.File(tmp_path / "huge.h5", "w") as file:
+        file.create_dataset("x", shape=(2**40, 2**40), dtype="f4", chunks=(1, 1024))
+    with pytest.raises(MetadataError, match="too large") as info:
+        PersistentTensorDict.from_h5(tmp_path / "huge.h5")
+    assert "/x" in str(info.value)
+
+
+def _external_files(tmp_path: Path) -> dict[str, Path]:
+    with h5py.File(tmp_path / "target.h5", "w") as file:
+        file["y"] = np.arange(3.0)
+    (tmp_path / "raw.bin").write_bytes(np.arange(3.0).tobytes())
+    paths = {}
+    for kind in ("link", "raw", "virtual"):
+        paths[kind] = tmp_path / f"{kind}.h5"
+        with h5py.File(paths[kind], "w") as file:
+            file["x"] = np.zeros(3)
+            if kind == "link":
+                file["g/e"] = h5py.ExternalLink(str(tmp_path / "target.h5"), "/y")
+            elif kind == "raw":
+                file.create_dataset(
+                    "g/e", shape=(3,), dtype="f8", external=[(str(tmp_path / "raw.bin"), 0, 24)]
+                )
+            else:
+                layout = h5py.VirtualLayout(shape=(3,), dtype="f8")
+                layout[:] = h5py.VirtualSource(str(tmp_path / "target.h5"), "y", shape=(3,))
+                file.create_virtual_dataset("g/e", layout)
+    return paths
+
+
+@pytest.mark.parametrize("kind", ["link", "raw", "virtual"])
+def test_external_data_is_refused_unless_allowed(tmp_path: Path, kind: str) -> None:
+    path = _external_files(tmp_path)[kind]
+    for open_it in (
+        lambda **options: PersistentTensorDict.from_h5(path, **options),
+        lambda **options: tclass.from_h5(path, **options),
+        lambda **options: PersistentTensorDict(filename=path, batch_size=[3], **options),
+    ):
+        with pytest.raises(UnsafePathError) as info:
+            open_it()
+        assert "/g/e" in str(info.value) and "allow_external=True" in str(info.value)
+        opened = open_it(allow_external=True)
+        assert opened["g", "e"].tolist() == [0.0, 1.0, 2.0]
+        opened.close()
+
+    class Holder(TensorClass):
+        x: torch.Tensor
+        g: TensorDict
+
+    with pytest.raises(UnsafePathError):
+        Holder.from_h5(path)
+    record = Holder.from_h5(path, allow_external=True)
+    assert record.g["e"].tolist() == [0.0, 1.0, 2.0]
+    record.close()

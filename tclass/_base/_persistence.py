@@ -66,6 +66,7 @@ class H5Options(TypedDict, total=False):
     batch_dims: int | None  # None: at most this many inferred batch dims
     batch_size: Any  # None: the saved one, else the largest the datasets share
     non_tensor_as_stack: bool  # False: other tools' string columns read as per-row values
+    allow_external: bool  # False: external links, raw external storage, virtual datasets refused
 
 
 class PersistenceOps:

@@ -19,7 +19,7 @@ from tclass._engine._td import TensorDict
 from tclass._io._format import file_name
 from tclass.errors import MetadataError
 
-__all__ = ["check_values", "field_classes", "missing_fields", "tensorclasses"]
+__all__ = ["check_value", "check_values", "field_classes", "missing_fields", "tensorclasses"]
 
 
 def tensorclasses(*classes: type | None) -> tuple[type, ...]:
@@ -66,7 +66,23 @@ def check_values(record_cls: type, content: TensorDict | LazyStackedTensorDict, 
                     member._put(key, fitted)
 
 
-def _fit(value: object, *, rule: Any, cls: type, key: str, where: str) -> object:
+def check_value(record_cls: type, key: str, value: object, where: str) -> object:
+    """One Python value of the field ``key`` checked against its annotation as
+    :func:`check_values` checks it (a list where a tuple is annotated: that tuple), for
+    a value read from ``where``, an HDF5 file.
+
+    Raises:
+        MetadataError: naming ``where`` and the field.
+    """
+    rule = record_cls.__tclass_info__.rules.get(key)  # type: ignore[attr-defined]
+    if rule is None or rule.check_value is None or rule.any_value:
+        return value
+    return _fit(value, rule=rule, cls=record_cls, key=key, where=where, place="the file")
+
+
+def _fit(
+    value: object, *, rule: Any, cls: type, key: str, where: str, place: str = "the folder"
+) -> object:
     if (value is None and rule.optional) or rule.check_value(value):
         return value
     if type(value) is list and rule.check_value(tuple(value)):
@@ -75,6 +91,6 @@ def _fit(value: object, *, rule: Any, cls: type, key: str, where: str) -> object
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     msg = (
         f"{where!r} holds {type(value).__name__} {shown}, but {cls.__name__}.{key} is "
-        f"annotated {rule.text}; the folder was saved from another class or changed after saving"
+        f"annotated {rule.text}; {place} was saved from another class or changed after saving"
     )
     raise MetadataError(msg)

@@ -24,6 +24,7 @@ from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorN
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._archive import save_archive, wants_archive
+from tclass._io._h5 import PersistentTensorDict
 from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
 from tclass._io._staging import stage_copy
@@ -90,6 +91,13 @@ def saved_copy(
             compression=compression, mode=mode,
         )  # fmt: skip
         return TensorDictFuture(_BACKGROUND.submit(call))  # type: ignore[return-value]
+    if isinstance(storage_of(node), PersistentTensorDict):  # read from the file, dataset by dataset
+        save = functools.partial(
+            saved_copy, prefix=prefix, copy_existing=copy_existing, like=True,
+            num_threads=num_threads, existsok=existsok, allow_pickle=allow_pickle,
+            durable=durable, archive=archive, compression=compression, mode=mode,
+        )  # fmt: skip
+        return _copy_of_file(node, save, like)  # type: ignore[no-any-return]
     if prefix is not None and wants_archive(prefix, archive):
         return save_archive(  # type: ignore[no-any-return]
             node, prefix, like=like, existsok=existsok, allow_pickle=allow_pickle,
@@ -110,12 +118,56 @@ def saved_copy(
     return saved  # type: ignore[no-any-return]
 
 
+def _copy_of_file(node: Any, save: Callable[[Any], Any], like: bool) -> Any:
+    """A saved copy of a collection over an HDF5 file (or a record over one): ``save``
+    writes a tree like it whose tensors are zero-size expansions (no memory), then each
+    dataset is read into its file (unless ``like``), one at a time."""
+    storage: PersistentTensorDict = storage_of(node)
+    skeleton: Any = _skeleton(storage)
+    if node is not storage:
+        skeleton = type(node)._from_tensordict_unchecked(skeleton)
+    saved = save(skeleton)
+    if not like:
+        _copy_into(storage, storage_of(saved))
+    return saved
+
+
+def _skeleton(ptd: PersistentTensorDict) -> TensorDict:
+    """A TensorDict like the file's data (records where the file holds them) whose
+    tensors are zero-size expansions (no memory); Python values read."""
+    entries: dict[str, Any] = {}
+    for key, found in ptd._nodes():
+        if isinstance(found, PersistentTensorDict):
+            entries[key] = ptd._as_record(key, _skeleton(found))
+        elif isinstance(found, torch.Tensor):
+            entries[key] = found
+        else:
+            entries[key] = ptd._read_dataset(found)
+    return TensorDict._new_unchecked(entries, ptd.batch_size, None)
+
+
+def _copy_into(ptd: PersistentTensorDict, saved: Any) -> None:
+    """Each dataset of the file read into the mapped file of ``saved``."""
+    for key, found in ptd._nodes():
+        target = saved._entry(key)
+        if isinstance(found, PersistentTensorDict):
+            _copy_into(found, storage_of(target))
+        elif isinstance(found, torch.Tensor) and found.numel():
+            ptd._node(key).read_direct(target.numpy())
+
+
 def memmap_in_place(
     node: C, prefix: PathLike | None, copy_existing: bool, **options: Unpack[SaveOptions]
 ) -> C:
     """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files (an
     archive's: mapped shared, so that writes reach it); with ``return_early``, a
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
+    if isinstance(storage_of(node), PersistentTensorDict):
+        msg = (
+            f"a {type(node).__name__} over an HDF5 file cannot become memory-mapped in place: "
+            "its entries live in the file. Use .memmap(prefix) for a memory-mapped copy"
+        )
+        raise UnsupportedError(msg)
     saved = saved_copy(node, prefix, copy_existing, like=False, mode="r+", **options)
     if isinstance(saved, TensorDictFuture):
         return TensorDictFuture(saved.future, then=lambda copy: _adopted(node, copy))  # type: ignore[return-value]

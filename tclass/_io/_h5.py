@@ -13,19 +13,20 @@ The file format is the peer's: one dataset per tensor, one group per nested coll
 Python values as HDF5 strings (marked ``__tensordict_str__``) or opaque numbers, a
 per-row list of values as an array marked ``__tensordict_stack__`` with its shape.
 tclass adds one string attribute per group, ``_tclass``, holding JSON
-(``{"batch_size": [...]}``), which the peer ignores: a file tclass wrote opens with its
-batch size; any other file gets the largest batch size its datasets share, as the peer
-infers it. Values that are neither strings nor numbers are written as JSON strings
-(marked ``_tclass_json``). Nothing in a file makes tclass run code: h5py decodes
-numbers and strings, and nothing is unpickled.
+(``{"batch_size": [...]}``, and a record's ``"schema"``: see ``_h5_records``), which the
+peer ignores: a file tclass wrote opens with its batch size; any other file gets the
+largest batch size its datasets share, as the peer infers it. Opening walks the groups
+once and checks them (``_h5_tree``). Values that are neither strings nor numbers are
+written as JSON strings (marked ``_tclass_json``). Nothing in a file makes tclass run
+code: h5py decodes numbers and strings, and nothing is unpickled.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import torch
 from typing_extensions import Self, Unpack
@@ -39,8 +40,6 @@ from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._io._h5_datasets import (
-    STACK_MARK,
-    common_prefix,
     decode,
     fill,
     h5py,
@@ -48,6 +47,7 @@ from tclass._io._h5_datasets import (
     need_h5py,
     open_file,
     read_rows,
+    stack_shape,
     to_numpy,
     to_tensor,
     torch_dtype,
@@ -55,6 +55,9 @@ from tclass._io._h5_datasets import (
     write_rows,
     write_value,
 )
+from tclass._io._h5_records import bind_records, rebind, records_of, source_items
+from tclass._io._h5_tree import META, Entries, saved_batch, saved_meta, settle_batch, walk_file
+from tclass._io._schema import record_schema
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -68,33 +71,8 @@ from tclass.errors import (
 __all__ = ["PersistentTensorDict", "from_h5", "open_as", "to_h5"]
 
 PathLike = str | os.PathLike[str]
-_META = "_tclass"  # tclass's: the group's batch size, as JSON
-_MAX_META = 1 << 16
 _REOPEN = {"w": "r+", "w-": "r+", "x": "r+", "a": "a", "r+": "r+", "r": "r"}
 _MISSING: Any = object()
-
-
-class _Entries(Mapping[str, Value]):
-    """The entries of a PersistentTensorDict as a mapping (read on access, written to the
-    file): what a record over one reads its fields through."""
-
-    def __init__(self, owner: PersistentTensorDict) -> None:
-        self.owner = owner
-
-    def __getitem__(self, key: str) -> Value:
-        return self.owner._entry(key)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.owner.set(key, value)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.owner._key_names())
-
-    def __len__(self) -> int:
-        return len(self.owner._key_names())
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.owner._has_entry(key)
 
 
 class PersistentTensorDict(TensorDictBase):
@@ -118,8 +96,20 @@ class PersistentTensorDict(TensorDictBase):
         non_tensor_as_stack: read a string (or other non-numeric) dataset written by
             another tool whose leading dims are the batch size as one value per row.
         allow_pickle: accepted for the peer's signature; HDF5 files hold no pickles.
+        allow_external: read data kept in other files: external links
+            (``h5py.ExternalLink``), datasets stored in raw external files
+            (``create_dataset(external=...)``) and virtual datasets mapping other files.
+            False (the default): opening a file that has any is an ``UnsafePathError``
+            naming the entry, as a saved folder's symlink leaving it is.
         **kwargs: passed to ``h5py.Group.create_dataset`` when an entry is written
             (``compression="gzip"``, ``chunks=...``).
+
+    Opening walks the file's groups once (linear in their number, without recursion)
+    and refuses, with a ``MetadataError``, link cycles, groups nested more than 100 deep
+    (``_h5_tree.MAX_GROUP_DEPTH``), ``_tclass`` attributes holding JSON nested deeper
+    than a saved folder's ``meta.json`` may be, and declared shapes torch cannot hold. A
+    group reached by two hard links is one collection, shared. An ``h5py.Empty`` dataset
+    (no shape, no data) reads as the Python value None.
 
     Concurrency and crashes (what HDF5 promises): h5py locks the file, so while a
     process has it open for writing no other process can open it (a ``FileBusyError``),
@@ -138,8 +128,10 @@ class PersistentTensorDict(TensorDictBase):
         "_device",
         "_locked",
         "_nested",
+        "_records",
         "_dataset_kwargs",
         "_as_stack",
+        "_allow_external",
         "_view",
         "__weakref__",
     )
@@ -158,6 +150,7 @@ class PersistentTensorDict(TensorDictBase):
         validate_batch_size: bool = True,
         non_tensor_as_stack: bool = False,
         allow_pickle: bool | None = None,
+        allow_external: bool = False,
         **kwargs: Any,
     ) -> None:
         if backend != "h5":
@@ -166,23 +159,52 @@ class PersistentTensorDict(TensorDictBase):
             )
         if (filename is None) == (group is None):
             raise ValueError("PersistentTensorDict takes a filename or a group (one of them)")
-        if group is None:
+        opened = group is None
+        if opened:
             group = open_file(os.fspath(filename), mode)  # type: ignore[arg-type]
         else:
             need_h5py()
+        batch = torch.Size([]) if batch_size is None else torch.Size(batch_size)
+        self._setup(
+            group, mode if filename is not None else ("r" if group.file.mode == "r" else "r+"),
+            batch, None if device is None else as_device(device), non_tensor_as_stack,
+            kwargs, allow_external,
+        )  # fmt: skip
+        try:
+            walk_file(self)
+            if validate_batch_size:
+                self._check_shapes(batch)
+        except BaseException:
+            if opened:  # nothing of a refused file stays open (nor keeps HDF5's lock)
+                group.file.close()
+            raise
+
+    def _setup(
+        self, group: Any, mode: str, batch: torch.Size, device: torch.device | None,
+        as_stack: bool, kwargs: dict[str, Any], allow_external: bool,
+    ) -> None:  # fmt: skip
         self._group = group
         self._file_name = group.file.filename
-        self._mode = mode if filename is not None else ("r" if group.file.mode == "r" else "r+")
-        self._device = None if device is None else as_device(device)
+        self._mode = mode
+        self._device = device
         self._locked = False
         self._nested: dict[str, PersistentTensorDict] = {}
+        self._records: dict[str, type] = {}  # groups holding records: their classes
         self._dataset_kwargs = kwargs
-        self._as_stack = non_tensor_as_stack
-        self._view: _Entries | None = None
-        batch = torch.Size([]) if batch_size is None else torch.Size(batch_size)
+        self._as_stack = as_stack
+        self._allow_external = allow_external
+        self._view: Entries | None = None
         self._batch_size = batch
-        if validate_batch_size:
-            self._check_shapes(batch)
+
+    @classmethod
+    def _over(
+        cls, group: Any, mode: str, batch: torch.Size, device: torch.device | None,
+        as_stack: bool, kwargs: dict[str, Any], allow_external: bool,
+    ) -> PersistentTensorDict:  # fmt: skip
+        """A collection over a group of a file already opened (and walked)."""
+        out = cls.__new__(cls)
+        out._setup(group, mode, batch, device, as_stack, kwargs, allow_external)
+        return out
 
     # --- opening and creating ------------------------------------------------------------
 
@@ -191,16 +213,19 @@ class PersistentTensorDict(TensorDictBase):
         """Open an HDF5 file (metadata only): ``mode`` as ``h5py.File``'s (default
         ``"r"``); without ``batch_size``, the batch size tclass saved in the file, else
         the largest one its datasets share (at most ``batch_dims`` dims);
-        ``non_tensor_as_stack`` as the constructor's."""
+        ``non_tensor_as_stack`` and ``allow_external`` as the constructor's."""
         batch_size = options.get("batch_size")
         out = cls(
-            filename=filename,
-            mode=options.get("mode", "r"),
-            batch_size=batch_size,
+            filename=filename, mode=options.get("mode", "r"), batch_size=batch_size,
             non_tensor_as_stack=options.get("non_tensor_as_stack", False),
-        )
+            allow_external=options.get("allow_external", False),
+        )  # fmt: skip
         if batch_size is None:
-            out._settle_batch(options.get("batch_dims"))
+            try:
+                settle_batch(out, options.get("batch_dims"))
+            except BaseException:
+                out.close()
+                raise
         return out
 
     @classmethod
@@ -220,6 +245,7 @@ class PersistentTensorDict(TensorDictBase):
         """Write a dict or a collection to a new HDF5 file (truncated if it exists) and
         return it opened for reading and writing. Without ``batch_size``: a
         collection's own, else the largest one the dict's entries share."""
+        schema = record_schema(input_dict) if is_record(input_dict) else None
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
         if isinstance(input_dict, TensorCollection):
@@ -231,7 +257,7 @@ class PersistentTensorDict(TensorDictBase):
             filename=filename, mode="w", batch_size=batch, device=device, backend=backend,
             validate_batch_size=False, **kwargs,
         )  # fmt: skip
-        out._write_meta()
+        out._write_meta(schema)
         out.update(source)
         return out
 
@@ -270,52 +296,37 @@ class PersistentTensorDict(TensorDictBase):
             raise ClosedFileError(f"the HDF5 file {self._file_name!r} is closed")
         return self._group
 
-    def _saved_batch(self) -> torch.Size | None:
-        raw = self._live().attrs.get(_META)
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", "replace")
-        if not isinstance(raw, str) or len(raw) > _MAX_META:
-            return None
-        try:
-            meta = json.loads(raw)
-        except ValueError:
-            return None
-        sizes = meta.get("batch_size") if isinstance(meta, dict) else None
-        if isinstance(sizes, list) and all(type(s) is int and s >= 0 for s in sizes):
-            return torch.Size(sizes)
-        return None
+    def _where(self, key: str | None = None) -> str:
+        """The file and the group (or its entry ``key``), for messages."""
+        name = self._group.name if self._group.id.valid else "?"
+        path = name if key is None else f"{name.rstrip('/')}/{key}"
+        return f"{self._file_name!r} at {path!r}"
 
-    def _write_meta(self) -> None:
-        if self._mode != "r":
-            self._live().attrs[_META] = json.dumps({"batch_size": list(self._batch_size)})
+    def _write_meta(self, schema: dict[str, Any] | None = None) -> None:
+        """Records the batch size in the group (and a record's ``schema``, or the one
+        already there)."""
+        if self._mode == "r":
+            return
+        meta: dict[str, Any] = {"batch_size": list(self._batch_size)}
+        kept = schema if schema is not None else saved_meta(self).get("schema")
+        if kept is not None:
+            meta["schema"] = kept
+        self._live().attrs[META] = json.dumps(meta)
 
-    def _settle_batch(self, batch_dims: int | None) -> None:
-        """The saved batch size, else the largest the datasets share (and so below)."""
-        saved = self._saved_batch()
-        if saved is not None:
-            self._check_shapes(saved)
-            self._batch_size = saved
-        else:
-            shapes = self._shapes(infer=True)
-            self._batch_size = common_prefix(shapes, batch_dims)
-        for child in self._children():
-            child._settle_batch(batch_dims)
-
-    def _shapes(self, infer: bool = False) -> list[tuple[int, ...]]:
+    def _shapes(self) -> list[tuple[int, ...]]:
         """The shapes that bound the batch size: each numeric dataset's, each per-row
-        list's, and each group's batch size (inferred first when ``infer``)."""
+        list's, and each group's batch size."""
         shapes = []
         for key in self._key_names():
             node = self._node(key)
             if isinstance(node, h5py.Group):
-                child = self._child_of(key, node)
-                if infer:
-                    child._settle_batch(None)
-                shapes.append(tuple(child.batch_size))
+                shapes.append(tuple(self._child_of(key, node).batch_size))
             elif is_numeric(node):
                 shapes.append(node.shape)
-            elif STACK_MARK in node.attrs:
-                shapes.append(tuple(int(size) for size in node.attrs[STACK_MARK]))
+            else:
+                stack = stack_shape(node, self._where(key))
+                if stack is not None:
+                    shapes.append(tuple(stack))
         return shapes
 
     def _check_shapes(self, batch: torch.Size) -> None:
@@ -328,23 +339,14 @@ class PersistentTensorDict(TensorDictBase):
                 )
                 raise BatchSizeError(msg)
 
-    def _children(self) -> list[PersistentTensorDict]:
-        return [
-            self._child_of(key, node)
-            for key in self._key_names()
-            if isinstance(node := self._node(key), h5py.Group)
-        ]
-
     def _child_of(self, key: str, group: Any) -> PersistentTensorDict:
         child = self._nested.get(key)
         if child is None or child._group != group:
-            child = PersistentTensorDict(
-                group=group, batch_size=self._batch_size, device=self._device,
-                validate_batch_size=False, non_tensor_as_stack=self._as_stack,
-                **self._dataset_kwargs,
+            child = PersistentTensorDict._over(
+                group, self._mode, self._batch_size, self._device, self._as_stack,
+                self._dataset_kwargs, self._allow_external,
             )  # fmt: skip
-            child._mode = self._mode
-            saved = child._saved_batch()
+            saved = saved_batch(child)
             if saved is not None:
                 child._batch_size = saved
             self._nested[key] = child
@@ -380,7 +382,7 @@ class PersistentTensorDict(TensorDictBase):
     def _tensors(self) -> Mapping[str, Value]:
         """The entries as a mapping read on access (a record's fields read through it)."""
         if self._view is None:
-            self._view = _Entries(self)
+            self._view = Entries(self)
         return self._view
 
     def _key_names(self) -> list[str]:
@@ -396,27 +398,52 @@ class PersistentTensorDict(TensorDictBase):
     def _entry(self, key: str) -> Value:
         node = self._node(key)
         if isinstance(node, h5py.Group):
-            return self._child_of(key, node)
+            return self._as_record(key, self._child_of(key, node))  # type: ignore[no-any-return]
         return self._read_dataset(node)
+
+    def _as_record(self, key: str, value: Any) -> Any:
+        """``value`` (the group ``key``, or rows of it) as the record it holds, if any."""
+        cls: Any = self._records.get(key)
+        return value if cls is None else cls._from_tensordict_unchecked(value)
+
+    def _group_at(self, path: Sequence[str]) -> PersistentTensorDict:
+        """The nested collection at ``path`` (a record's storage, for a record)."""
+        node = self
+        for part in path:
+            found = storage_of(node._entry(part))
+            if not isinstance(found, PersistentTensorDict):
+                raise KeyNotFoundError(f"{part!r} is not a group in {node._where()}")
+            node = found
+        return node
 
     def _child(self, key: str) -> TensorCollection | None:
         node = self._node(key)
         if isinstance(node, h5py.Group):
-            return self._child_of(key, node)
+            return self._as_record(key, self._child_of(key, node))  # type: ignore[no-any-return]
         if is_numeric(node):
             return None
         value: TensorCollection = self._read_dataset(node)  # type: ignore[assignment]  # a value node
         return value
 
-    def _repr_items(self) -> Iterator[tuple[str, Any]]:
+    def _nodes(self) -> Iterator[tuple[str, Any]]:
+        """Each entry, nothing read: a nested collection, a stand-in of a numeric
+        dataset (a zero-size expansion of its dtype and shape), or the dataset of a
+        Python value (read by ``_read_dataset``)."""
         for key in self._key_names():
             node = self._node(key)
             if isinstance(node, h5py.Group):
                 yield key, self._child_of(key, node)
-            elif is_numeric(node):  # a stand-in of its dtype and shape: nothing read
+            elif is_numeric(node):
                 yield key, torch.zeros((), dtype=torch_dtype(node)).expand(node.shape)
             else:
-                yield key, self._read_dataset(node)
+                yield key, node
+
+    def _repr_items(self) -> Iterator[tuple[str, Any]]:
+        for key, found in self._nodes():
+            if isinstance(found, PersistentTensorDict):
+                yield key, self._as_record(key, found)
+            else:
+                yield key, found if isinstance(found, torch.Tensor) else self._read_dataset(found)
 
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
@@ -448,12 +475,14 @@ class PersistentTensorDict(TensorDictBase):
         device = self._device or torch.device("cpu")
         if is_numeric(node):
             return to_tensor(node[()]).to(device)
-        value = decode(node)
-        stack = node.attrs.get(STACK_MARK)
+        where = f"{self._file_name!r} at {node.name!r}"
+        value = decode(node, where)
+        stack = stack_shape(node, where)
         if stack is not None:
-            return values_node(value, [int(size) for size in stack], device)
+            return values_node(value, stack, device)
         rows = self._batch_size
-        if self._as_stack and rows and tuple(node.shape[: len(rows)]) == tuple(rows):
+        shape = node.shape or ()
+        if self._as_stack and rows and tuple(shape[: len(rows)]) == tuple(rows):
             return values_node(value, list(node.shape[: len(rows)]), device)
         return NonTensorData._make(value, self._batch_size, device)
 
@@ -461,6 +490,7 @@ class PersistentTensorDict(TensorDictBase):
         """The entry at ``key`` (read from the file), or ``default`` when absent."""
         node: Any = self
         for part in (key,) if isinstance(key, str) else tuple(key):
+            node = storage_of(node)
             if not isinstance(node, PersistentTensorDict) or not node._has_entry(part):
                 return default
             node = node._entry(part)
@@ -481,9 +511,7 @@ class PersistentTensorDict(TensorDictBase):
     def get_at(self, key: Any, index: Any, default: Any = _MISSING) -> Any:
         """The rows ``index`` of the entry ``key``, reading only those."""
         path = (key,) if isinstance(key, str) else tuple(key)
-        node: Any = self
-        for part in path[:-1]:
-            node = node._entry(part)
+        node = self._group_at(path[:-1])
         if not node._has_entry(path[-1]):
             if default is _MISSING:
                 raise self._missing_key(key)
@@ -505,7 +533,7 @@ class PersistentTensorDict(TensorDictBase):
     def _entry_rows(self, key: str, index: Any, batch: torch.Size) -> Value:
         node = self._node(key)
         if isinstance(node, h5py.Group):
-            return self._child_of(key, node)._rows(index)
+            return self._as_record(key, self._child_of(key, node)._rows(index))  # type: ignore[no-any-return]
         if not is_numeric(node):
             value = self._read_dataset(node)
             if isinstance(value, NonTensorData):
@@ -519,9 +547,7 @@ class PersistentTensorDict(TensorDictBase):
         peer's keyword for tensorclass fields, which a file never holds)."""
         entries: dict[str, Value] = {}
         for key, value in self._items():
-            entries[key] = (
-                value.to_tensordict() if isinstance(value, PersistentTensorDict) else value
-            )
+            entries[key] = _in_memory(value)
         return TensorDict._new_unchecked(entries, self._batch_size, self._device)
 
     def is_memmap(self) -> bool:
@@ -558,14 +584,14 @@ class PersistentTensorDict(TensorDictBase):
             raise LockedError(
                 f"cannot set {key!r} in a locked PersistentTensorDict; unlock it first"
             )
-        if is_record(value):
-            value = storage_of(value)
+        record = value if is_record(value) else None
+        value = storage_of(value)
         if isinstance(value, dict):
             value = TensorDict(value, self._batch_size)
         if isinstance(value, (NonTensorData, NonTensorStack)):
             self._replace(group, key, lambda: write_value(group, key, value, self._dataset_kwargs))
         elif isinstance(value, TensorCollection):
-            self._set_collection(group, key, value)
+            self._set_collection(group, key, value, record)
         else:
             tensor = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
             self._check_rows(key, tensor.shape)
@@ -579,14 +605,21 @@ class PersistentTensorDict(TensorDictBase):
         if key in group:
             del group[key]
             self._nested.pop(key, None)
+            self._records.pop(key, None)
         create()
 
-    def _set_collection(self, group: Any, key: str, value: TensorCollection) -> None:
+    def _set_collection(
+        self, group: Any, key: str, value: TensorCollection, record: Any = None
+    ) -> None:
+        """A group holding ``value`` (the storage of ``record``, whose class's schema is
+        written with it and which reads back as a record of that class)."""
         self._check_rows(key, value.batch_size)
         self._replace(group, key, lambda: group.create_group(key))
         child = self._child_of(key, group[key])
         child._batch_size = value.batch_size
-        child._write_meta()
+        child._write_meta(None if record is None else record_schema(record))
+        if record is not None:
+            self._records[key] = type(record)
         child.update(value)
 
     def _check_rows(self, key: str, shape: torch.Size) -> None:
@@ -604,7 +637,7 @@ class PersistentTensorDict(TensorDictBase):
                 group.create_group(part)
                 child = node._child_of(part, group[part])
                 child._write_meta()
-            found = node._entry(part)
+            found = storage_of(node._entry(part))
             if not isinstance(found, PersistentTensorDict):
                 raise KeyNotFoundError(f"cannot set {path!r}: {part!r} is not a group")
             node = found
@@ -645,9 +678,7 @@ class PersistentTensorDict(TensorDictBase):
         """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
         by entry)."""
         path = (key,) if isinstance(key, str) else tuple(key)
-        node: Any = self
-        for part in path[:-1]:
-            node = node._entry(part)
+        node = self._group_at(path[:-1])
         group = node._writable()
         name = path[-1]
         if name not in group:
@@ -673,7 +704,7 @@ class PersistentTensorDict(TensorDictBase):
     ) -> Self:
         """Write every entry of ``source`` (in place into existing datasets with
         ``inplace``)."""
-        items = _source_items(source)
+        items = source_items(source)
         wanted = (
             None
             if keys_to_update is None
@@ -697,7 +728,7 @@ class PersistentTensorDict(TensorDictBase):
         datasets."""
         source = dict(kwargs) if input_dict_or_td is None else input_dict_or_td
         if input_dict_or_td is not None and kwargs:
-            source = {**dict(_source_items(input_dict_or_td)), **kwargs}
+            source = {**dict(source_items(input_dict_or_td)), **kwargs}
         return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
     def del_(self, key: Any) -> Self:
@@ -711,7 +742,17 @@ class PersistentTensorDict(TensorDictBase):
             raise self._missing_key(key)
         del group[path[-1]]
         node._nested.pop(path[-1], None)
+        node._records.pop(path[-1], None)
         return self
+
+    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
+        """Writes a record's field (its value checked by the record)."""
+        self.set(key, value)
+        return value
+
+    def _remove_entry(self, key: str) -> None:
+        """Deletes a record's field (set to None) from the file."""
+        self.del_(key)
 
     def __delitem__(self, key: Any) -> None:
         self.del_(key)
@@ -723,8 +764,7 @@ class PersistentTensorDict(TensorDictBase):
             if default is _MISSING:
                 raise self._missing_key(key)
             return default
-        if isinstance(value, PersistentTensorDict):
-            value = value.to_tensordict()
+        value = _in_memory(value)
         self.del_(key)
         return value
 
@@ -737,6 +777,10 @@ class PersistentTensorDict(TensorDictBase):
             del group[new_key]
         group.move(old_key, new_key)
         self._nested.clear()
+        held = self._records.pop(old_key, None)
+        self._records.pop(new_key, None)
+        if held is not None:
+            self._records[new_key] = held
         return self
 
     def lock_(self) -> Self:
@@ -800,14 +844,14 @@ class PersistentTensorDict(TensorDictBase):
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fill the dataset ``key`` (or every dataset of a group) with ``value``."""
-        target = self.get(key, _MISSING)
+        target = storage_of(self.get(key, _MISSING))
         if target is _MISSING:
             raise self._missing_key(key)
         if isinstance(target, PersistentTensorDict):
             target._fill_all(float(value) if isinstance(value, torch.Tensor) else value)
             return self
         path = (key,) if isinstance(key, str) else tuple(key)
-        parent = self.get(path[:-1]) if len(path) > 1 else self
+        parent = self._group_at(path[:-1])
         fill(
             parent._writable()[path[-1]], float(value) if isinstance(value, torch.Tensor) else value
         )
@@ -823,13 +867,20 @@ class PersistentTensorDict(TensorDictBase):
             return self if device == self._device else self._over_same_file(device)  # type: ignore[return-value]
         return self.to_tensordict().to(*args, **kwargs)  # type: ignore[return-value]
 
-    def _over_same_file(self, device: torch.device | None) -> PersistentTensorDict:
-        out = PersistentTensorDict(
-            group=self._group, batch_size=self._batch_size, device=device,
-            validate_batch_size=False, non_tensor_as_stack=self._as_stack,
-            **self._dataset_kwargs,
+    def _over_same_file(
+        self, device: torch.device | None, made: dict[int, PersistentTensorDict] | None = None
+    ) -> PersistentTensorDict:
+        """A collection over the same groups, read onto ``device``: the nested ones and
+        the records they hold made again (a shared group once, in ``made``)."""
+        made = {} if made is None else made
+        out = made[id(self)] = PersistentTensorDict._over(
+            self._group, self._mode, self._batch_size, device, self._as_stack,
+            self._dataset_kwargs, self._allow_external,
         )  # fmt: skip
-        out._mode = self._mode
+        out._records = dict(self._records)
+        for key, child in self._nested.items():
+            copy = made.get(id(child))
+            out._nested[key] = copy if copy is not None else child._over_same_file(device, made)
         return out
 
     def clone(self, recurse: bool = True) -> Self:
@@ -843,10 +894,8 @@ class PersistentTensorDict(TensorDictBase):
         self, prefix: PathLike | None = None, copy_existing: bool = False, **options: Any
     ) -> Any:
         """A memory-mapped TensorDict copy of the file's data, written dataset by
-        dataset (the file's data never held in memory whole)."""
-        saved = self._skeleton().memmap_like(prefix, copy_existing, **options)
-        self._copy_into(saved)
-        return saved
+        dataset (the file's data never held in memory whole; see ``saved_copy_of``)."""
+        return super().memmap(prefix, copy_existing, **options)
 
     save = memmap
     dumps = memmap
@@ -855,7 +904,7 @@ class PersistentTensorDict(TensorDictBase):
         self, prefix: PathLike | None = None, copy_existing: bool = False, **options: Any
     ) -> Any:
         """A memory-mapped TensorDict shaped like the file's data (zeros, not filled)."""
-        return self._skeleton().memmap_like(prefix, copy_existing, **options)
+        return super().memmap_like(prefix, copy_existing, **options)
 
     def memmap_(
         self, prefix: PathLike | None = None, copy_existing: bool = False, **options: Any
@@ -866,36 +915,14 @@ class PersistentTensorDict(TensorDictBase):
             "the HDF5 file. Use ptd.memmap(prefix) for a memory-mapped copy"
         )
 
-    def _skeleton(self) -> TensorDict:
-        """A TensorDict like the file's data whose tensors are zero-size expansions
-        (no memory), for ``memmap_like``."""
-        entries: dict[str, Value] = {}
-        for key in self._key_names():
-            node = self._node(key)
-            if isinstance(node, h5py.Group):
-                entries[key] = self._child_of(key, node)._skeleton()
-            elif is_numeric(node):
-                entries[key] = torch.zeros((), dtype=torch_dtype(node)).expand(node.shape)
-            else:
-                entries[key] = self._read_dataset(node)
-        return TensorDict._new_unchecked(entries, self._batch_size, None)
-
-    def _copy_into(self, saved: TensorDict) -> None:
-        for key in self._key_names():
-            node = self._node(key)
-            target = saved._entry(key)
-            if isinstance(node, h5py.Group):
-                self._child_of(key, node)._copy_into(target)  # type: ignore[arg-type]
-            elif is_numeric(node) and node.size:
-                node.read_direct(target.numpy())  # into the mapped file
-
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
         device = None if self._device is None else str(self._device)
         mode = _REOPEN.get(self._mode, "r")
         where = (self._file_name, self._group.name, mode, list(self._batch_size), device)
-        return (_reopen, (*where, self._as_stack, self._dataset_kwargs))
+        options = (self._as_stack, self._dataset_kwargs, self._allow_external, records_of(self))
+        return (_reopen, (*where, *options))
 
     def __repr__(self) -> str:
         if not self._group.id.valid:
@@ -905,14 +932,21 @@ class PersistentTensorDict(TensorDictBase):
 
 def _reopen(
     filename: str, group: str, mode: str, batch_size: list[int], device: str | None,
-    as_stack: bool, kwargs: dict[str, Any],
+    as_stack: bool, kwargs: dict[str, Any], allow_external: bool = False,
+    records: dict[str, Any] | None = None,
 ) -> PersistentTensorDict:  # fmt: skip
     file = open_file(filename, mode)
-    out = PersistentTensorDict(
-        group=file if group == "/" else file[group], batch_size=batch_size, device=device,
-        validate_batch_size=False, non_tensor_as_stack=as_stack, **kwargs,
-    )  # fmt: skip
+    try:
+        out = PersistentTensorDict(
+            group=file if group == "/" else file[group], batch_size=batch_size, device=device,
+            validate_batch_size=False, non_tensor_as_stack=as_stack,
+            allow_external=allow_external, **kwargs,
+        )  # fmt: skip
+    except BaseException:
+        file.close()
+        raise
     out._mode = mode
+    rebind(out, records or {})
     return out
 
 
@@ -926,12 +960,18 @@ def from_h5(h5_file: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
 
 
 def open_as(cls: type, filename: PathLike, **options: Unpack[H5Options]) -> Any:
-    """``cls.from_h5(filename, ...)``: the file as a PersistentTensorDict, or a record of
-    ``cls`` over one for a tensorclass."""
+    """``cls.from_h5(filename, ...)``: the file as a PersistentTensorDict, or, for a
+    tensorclass, a record of ``cls`` over one, checked against ``cls`` first, whose
+    nested records are of their fields' classes (see ``_h5_records``)."""
     opened = PersistentTensorDict.from_h5(filename, **options)
-    if is_record_class(cls):
-        return cls._from_tensordict_unchecked(opened)  # type: ignore[attr-defined]
-    return opened
+    if not is_record_class(cls):
+        return opened
+    try:
+        bind_records(opened, cls, check=True)
+    except BaseException:
+        opened.close()
+        raise
+    return cls._from_tensordict_unchecked(opened)  # type: ignore[attr-defined]
 
 
 def to_h5(node: Any, filename: PathLike, **kwargs: Any) -> Any:
@@ -939,15 +979,16 @@ def to_h5(node: Any, filename: PathLike, **kwargs: Any) -> Any:
     for reading and writing (a record of the same class over it, for a record)."""
     written = PersistentTensorDict.from_dict(node, filename, **kwargs)
     if is_record(node):
+        bind_records(written, type(node), check=False)
         return type(node)._from_tensordict_unchecked(written)
     return written
 
 
-def _source_items(source: Any) -> Iterable[tuple[Any, Any]]:
-    """The (key, value) pairs of what ``update`` writes (a record's, a collection's, a
-    mapping's)."""
-    if is_record(source):
-        source = storage_of(source)
-    if isinstance(source, TensorCollection):
-        return source._items()
-    return cast(Iterable[tuple[Any, Any]], source.items())
+def _in_memory(value: Any) -> Any:
+    """An entry read into memory: a nested collection (or a record over one) whole."""
+    storage = storage_of(value)
+    if not isinstance(storage, PersistentTensorDict):
+        return value
+    if storage is value:
+        return storage.to_tensordict()
+    return type(value)._from_tensordict_unchecked(storage.to_tensordict())

@@ -14,16 +14,22 @@ import numpy as np
 import torch
 
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._io._format import MAX_JSON_DEPTH
+from tclass._io._meta_file import fits_int64, is_sizes, json_depth_over
 from tclass.errors import (
     FileBusyError,
     FileFormatError,
+    MetadataError,
     MissingDependencyError,
     MissingFileError,
+    UnsafePathError,
     UnsupportedError,
 )
 
 __all__ = [
     "STACK_MARK",
+    "check_dataset",
+    "check_json",
     "common_prefix",
     "decode",
     "fill",
@@ -32,6 +38,7 @@ __all__ = [
     "need_h5py",
     "open_file",
     "read_rows",
+    "stack_shape",
     "to_numpy",
     "to_tensor",
     "torch_dtype",
@@ -95,9 +102,85 @@ _NUMERIC = {
 
 def is_numeric(node: Any) -> bool:
     """Whether a dataset holds a tensor (a numeric dtype torch has, not an opaque
-    value the peer wrote)."""
+    value the peer wrote, nor an ``h5py.Empty`` one, which has no shape)."""
     dtype = node.dtype
-    return dtype in _NUMERIC and dtype.metadata is None
+    return dtype in _NUMERIC and dtype.metadata is None and node.shape is not None
+
+
+def check_dataset(node: Any, where: str, allow_external: bool) -> None:
+    """Refuses a dataset torch cannot hold (more elements or bytes than int64 counts)
+    and, unless ``allow_external``, one whose data lives in other files: raw external
+    storage (``create_dataset(external=...)``) or a virtual dataset mapping another file.
+
+    Raises:
+        MetadataError: the shape is too large.
+        UnsafePathError: the data is elsewhere and external data was not allowed.
+    """
+    shape = node.shape
+    if shape is not None and not fits_int64([*shape, max(1, node.dtype.itemsize)]):
+        msg = (
+            f"{where}: the dataset has shape {list(shape)} of {node.dtype}, too large for "
+            "torch (its byte count reaches 2**63); the file is damaged or crafted"
+        )
+        raise MetadataError(msg)
+    if allow_external:
+        return
+    source = _external_source(node)
+    if source is not None:
+        msg = (
+            f"{where}: the dataset reads its data from another file ({source!r}); tclass "
+            "reads only the file it opens unless asked: open it with allow_external=True "
+            "if you trust that file"
+        )
+        raise UnsafePathError(msg)
+
+
+def _external_source(node: Any) -> str | None:
+    """The other file a dataset's data comes from, if any."""
+    external = node.external
+    if external:
+        return str(external[0][0])
+    if node.is_virtual:
+        for source in node.virtual_sources():
+            if source.file_name != ".":  # "." is the dataset's own file
+                return str(source.file_name)
+    return None
+
+
+def stack_shape(node: Any, where: str) -> list[int] | None:
+    """The shape the peer's ``__tensordict_stack__`` mark gives a per-row list of values
+    (None when unmarked); it must be the dataset's own shape.
+
+    Raises:
+        MetadataError: the mark is not the dataset's shape.
+    """
+    raw = node.attrs.get(STACK_MARK)
+    if raw is None:
+        return None
+    sizes = np.asarray(raw).tolist() if isinstance(raw, np.ndarray) else raw
+    if not is_sizes(sizes) or node.shape is None or tuple(sizes) != node.shape:
+        shape = None if node.shape is None else list(node.shape)
+        msg = (
+            f"{where}: its {STACK_MARK} attribute says the values have shape "
+            f"{sizes!r:.80}, but the dataset has shape {shape}; the file is damaged or crafted"
+        )
+        raise MetadataError(msg)
+    return sizes
+
+
+def check_json(text: str, where: str) -> None:
+    """Refuses JSON nested deeper than a saved folder's ``meta.json`` may be (checked
+    without recursion, before parsing).
+
+    Raises:
+        MetadataError: naming ``where``.
+    """
+    if json_depth_over(text.encode("utf-8", "surrogatepass"), MAX_JSON_DEPTH):
+        msg = (
+            f"{where}: holds JSON nested more than {MAX_JSON_DEPTH} levels deep; tclass "
+            "never writes that: the file is damaged or crafted"
+        )
+        raise MetadataError(msg)
 
 
 def torch_dtype(node: Any) -> torch.dtype:
@@ -121,16 +204,21 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
     return tensor.cpu().resolve_conj().resolve_neg().numpy()
 
 
-def decode(node: Any) -> Any:
+def decode(node: Any, where: str) -> Any:
     """A non-numeric dataset's value as Python values: strings as str, the peer's
-    opaque numbers as numbers, tclass's JSON strings parsed."""
+    opaque numbers as numbers, tclass's JSON strings parsed (their depth checked first),
+    an ``h5py.Empty`` dataset (no shape, no data) as None."""
     lib = h5py
+    if node.shape is None:
+        return None
     raw = node[()]
     if lib.check_string_dtype(node.dtype) is not None:
         value = np.asarray(raw, dtype=object)
         decoded = np.vectorize(_text, otypes=[object])(value) if value.size else value
-        if node.attrs.get(_JSON_MARK, False):
-            decoded = np.vectorize(json.loads, otypes=[object])(decoded) if value.size else decoded
+        if node.attrs.get(_JSON_MARK, False) and value.size:
+            for text in decoded.flat:
+                check_json(text, where)
+            decoded = np.vectorize(json.loads, otypes=[object])(decoded)
         return decoded.tolist() if decoded.ndim else decoded.item()
     if lib.check_opaque_dtype(node.dtype):
         plain = np.asarray(raw).view(np.dtype(node.dtype.str))

@@ -26,6 +26,7 @@ __all__ = [
     "check_nested_batch",
     "fits_int64",
     "is_sizes",
+    "json_depth_over",
     "saved_marker",
     "names_device",
     "raise_too_large",
@@ -90,7 +91,7 @@ def _parse_json(raw: bytes, path: str) -> Any:
 
 
 def check_depth(raw: bytes, path: str) -> None:
-    if _json_depth_over(raw, MAX_JSON_DEPTH):
+    if json_depth_over(raw, MAX_JSON_DEPTH):
         msg = (
             f"{path!r} holds JSON nested more than {MAX_JSON_DEPTH} levels deep; tclass never "
             "writes that (deeper values need pickle): the folder is damaged or crafted"
@@ -103,7 +104,7 @@ _NOT_STRUCTURE = bytes(code for code in range(256) if code not in b'"[]{}')
 _DEPTH_CHUNK = 1 << 20
 
 
-def _json_depth_over(raw: bytes, limit: int) -> bool:
+def json_depth_over(raw: bytes, limit: int) -> bool:
     """Whether the [ and { of ``raw`` (outside strings) nest deeper than ``limit``.
 
     Linear and vectorised: drop escaped backslashes and quotes (outside strings valid

@@ -62,11 +62,14 @@ from tclass.errors import (
 
 __all__ = [
     "ANY_FIELDS",
+    "FOLDER",
+    "H5_FILE",
     "FieldSchema",
     "LoadPlan",
     "SavedSchema",
     "SchemaCheck",
     "SchemaDiffers",
+    "Source",
     "class_schema",
     "compare",
     "mismatch_error",
@@ -210,6 +213,21 @@ class _AnyFields(frozenset[str]):
 ANY_FIELDS: frozenset[str] = _AnyFields()  # values of a record that may be anywhere
 
 
+@dataclass(frozen=True)
+class Source:
+    """How the differences found in a source name it: a saved folder (the load options
+    ``strict`` and ``widen`` apply) or an HDF5 file (no option: every difference is an
+    error)."""
+
+    place: str = "the folder"
+    leaf: str = "MemoryMappedTensor"
+    options: bool = True
+
+
+FOLDER = Source()
+H5_FILE = Source("the file", "dataset", options=False)
+
+
 def compare(
     cls: type,
     entries: Mapping[str, Mapping[str, Any]],
@@ -220,13 +238,15 @@ def compare(
     *,
     strict: bool,
     widen: bool,
+    source: Source = FOLDER,
 ) -> LoadPlan:
     """Compares a record's folder with ``cls``: ``entries`` are the key entries of its
     ``_tensordict/meta.json`` (a leaf's ``dtype`` and ``shape``, a node's ``type``),
-    ``values`` the Python values kept elsewhere (older writers), ``saved`` its schema."""
+    ``values`` the Python values kept elsewhere (older writers), ``saved`` its schema.
+    ``source`` says how messages name where the entries come from."""
     fields, specs = class_schema(cls)
     declared = {f.name: f for f in fields}
-    plan = _Comparison(cls.__name__, path, LoadPlan())
+    plan = _Comparison(cls.__name__, path, LoadPlan(), source)
     for name in sorted(entries.keys() | values, key=str):
         if name not in declared:
             if strict:
@@ -245,7 +265,8 @@ def compare(
             continue
         f, kind = declared[name], _entry_kind(entry)
         if f.accepts and kind not in f.accepts:
-            why = f"is annotated {f.annotation}; got a {_entry_text(entry)} in the folder"
+            got = _entry_text(entry, source.leaf)
+            why = f"is annotated {f.annotation}; got a {got} in {source.place}"
             plan.differ(name, "kind", kind, f.annotation, why)
         elif kind == "tensor" and f.spec is not None:
             observed[name] = (None, list(entry.get("shape", ())))
@@ -264,6 +285,7 @@ class _Comparison:
     owner: str
     path: str
     plan: LoadPlan
+    source: Source = FOLDER
 
     def differ(
         self,
@@ -275,6 +297,8 @@ class _Comparison:
         option: str | None = None,
         effect: str = "",
     ) -> None:
+        if not self.source.options:
+            option = None  # not offered where it does not apply
         fix = f" (load with {option} to {effect})" if option else ""
         message = f"{self.owner}.{name} {why}{fix}"
         self.plan.differences.append(
@@ -282,13 +306,13 @@ class _Comparison:
         )
 
     def extra(self, name: str, kind: str) -> None:
-        why = f"is in the folder (a {kind}), but {self.owner} does not declare it"
+        why = f"is in {self.source.place} (a {kind}), but {self.owner} does not declare it"
         self.differ(name, "extra", kind, None, why, "strict=False", "leave it out")
 
     def missing(self, f: FieldSchema, saved: SavedSchema | None) -> None:
         origin = f"saved from {saved.class_id}" if saved is not None else "saved"
         why = (
-            f"is declared ({f.annotation}) with no default, and the folder ({origin}, "
+            f"is declared ({f.annotation}) with no default, and {self.source.place} ({origin}, "
             "which had no such field) does not hold it; give it a default or make it "
             "optional (`| None`)"
         )
@@ -304,7 +328,7 @@ class _Comparison:
             return
         got = str(dtype).replace("torch.", "")
         wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in spec.dtypes))
-        why = f"holds {got} in the folder, but its annotation {spec.text} wants {wanted}"
+        why = f"holds {got} in {self.source.place}, but its annotation {spec.text} wants {wanted}"
         if target is None:
             why += f"; {got} does not convert to it without loss: convert the data"
             self.differ(f.name, "dtype", got, wanted, why)
@@ -358,12 +382,12 @@ class SchemaCheck:
         return mismatch_error(self.root, self.differences)
 
 
-def _entry_text(entry: Mapping[str, Any]) -> str:
-    """What an entry of a meta.json holds, for messages."""
+def _entry_text(entry: Mapping[str, Any], leaf: str) -> str:
+    """What an entry of a meta.json holds, for messages (``leaf``: what holds a tensor)."""
     kind = entry.get("type")
     if kind is not None:
         return str(kind)
-    return f"MemoryMappedTensor {entry.get('dtype')} {entry.get('shape')}"
+    return f"{leaf} {entry.get('dtype')} {entry.get('shape')}"
 
 
 def _entry_kind(entry: Mapping[str, Any] | None) -> str:

@@ -277,8 +277,9 @@ def _is_field_property(cls: type, name: str) -> bool:
     return False
 
 
-# Members a field may replace, as the peer allows (a record's `data` field is common).
-_REPLACEABLE_MEMBERS = ("data", "fields")
+# Members a field may replace, as the peer allows (a record's `data` field is common, and
+# `close` a price's: the peer's records have no `close` of their own).
+_REPLACEABLE_MEMBERS = ("data", "fields", "close")
 
 
 def _refuse_reserved_names(

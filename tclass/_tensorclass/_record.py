@@ -23,6 +23,7 @@ from typing_extensions import Self, Unpack, dataclass_transform
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import ApplyOptions, ApplyRules
 from tclass._base._leafwise import Gather, Resize
+from tclass._base._persistence import H5Options, PathLike
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import BatchSizeLike
@@ -36,6 +37,7 @@ from tclass._engine._record_fields import record_batch_size, record_entries
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
+from tclass._io._h5 import PersistentTensorDict, open_as
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
     ClassInfo,
@@ -835,6 +837,20 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             for name in self._absent_fields():
                 out.set(name, NonTensorData(None, out.batch_size, out.device))
         return out
+
+    @classmethod
+    def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> Self:
+        """A record of this class over an HDF5 file (``options`` as
+        ``PersistentTensorDict.from_h5``'s), checked against the class as
+        :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
+        return open_as(cls, filename, **options)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Closes the HDF5 file the record reads its fields from (``Cls.from_h5``,
+        ``record.to_h5``); a record in memory or over a folder holds none: nothing to do."""
+        storage: Any = self._tensordict
+        if isinstance(storage, PersistentTensorDict):
+            storage.close()
 
     @classmethod
     def _from_plain(cls, td: TensorDict) -> Self:

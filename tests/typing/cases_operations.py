@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from records import DStep, Step, dstep, step
+from records import DStep, Inner, Step, dstep, step
 from typing_extensions import assert_type
 
 import tclass
@@ -92,8 +92,13 @@ def archives_and_growth(folder: Path) -> None:
     assert_type(tclass.pack_memmap(folder, folder / "x.tdz"), Path)
     assert_type(tclass.unpack_memmap(folder / "x.tdz", folder), Path)
     assert_type(tclass.is_memmap_archive(folder), bool)
-    assert_type(Step.from_h5(folder / "x.h5"), tclass.TensorDictBase)
+    assert_type(Step.from_h5(folder / "x.h5"), Step)
+    assert_type(DStep.from_h5(folder / "x.h5", mode="r+", allow_external=True), DStep)
+    assert_type(Step.from_h5(folder / "x.h5").inner, Inner)
+    assert_type(tclass.TensorDict.from_h5(folder / "x.h5"), tclass.TensorDictBase)
     assert_type(tclass.from_h5(folder / "x.h5"), tclass.TensorDictBase)
+    assert_type(s.close(), None)
+    Step.from_h5(folder / "x.h5", allow_externals=True)  # type: ignore[call-arg]
     params = tclass.TensorDictParams(TensorDict({"w": torch.zeros(2)}, []))
     assert_type(params.clone(), tclass.TensorDictParams)
     assert_type(params.to(torch.float64), tclass.TensorDictParams)

@@ -1,0 +1,213 @@
+"""Opening an HDF5 file for ``PersistentTensorDict`` (``_h5.py``): the one walk of its
+groups, and the order its batch sizes are settled in.
+
+A file is a graph, not a tree: soft and hard links can make a group hold one of its
+ancestors, and a group can be reached by several links. Opening walks it once, depth
+first and without recursion, making each group's collection once (a group reached again
+is shared, not walked again: the walk is linear in the number of groups, however they
+are linked) and refusing, before anything reads it:
+
+* a link cycle (a group reached again while it is being walked), and groups nested more
+  than ``MAX_GROUP_DEPTH`` deep (what reads a collection recurses once per level): a
+  ``MetadataError`` (a ``RuntimeError``, as the peer's ``RecursionError``);
+* a dangling link: a ``KeyNotFoundError`` naming it;
+* data kept in another file (an external link, raw external storage, a virtual dataset
+  mapping another file) unless ``allow_external``: an ``UnsafePathError``;
+* a dataset torch cannot hold, a per-row list whose declared shape is not its dataset's,
+  a ``_tclass`` attribute holding JSON nested too deep or a batch size past int64: a
+  ``MetadataError``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tclass._base._tensordict_base import Value
+from tclass._engine._nontensor import NonTensorData
+from tclass._io._h5_datasets import check_dataset, check_json, common_prefix, h5py, stack_shape
+from tclass._io._meta_file import fits_int64, is_sizes
+from tclass.errors import KeyNotFoundError, MetadataError, UnsafePathError
+
+if TYPE_CHECKING:
+    from tclass._io._h5 import PersistentTensorDict
+
+__all__ = [
+    "MAX_GROUP_DEPTH",
+    "META",
+    "Entries",
+    "saved_batch",
+    "saved_meta",
+    "settle_batch",
+    "walk_file",
+]
+
+# The deepest nesting of groups a file may have (reading, saving and converting a
+# collection recurse once per level, within Python's default recursion limit).
+MAX_GROUP_DEPTH = 100
+META = "_tclass"  # tclass's attribute of a group: its batch size (a record's schema), JSON
+_MAX_META = 1 << 20  # a larger one is not tclass's: ignored
+
+
+def walk_file(root: PersistentTensorDict) -> None:
+    """Makes the nested collections of ``root`` (each group once), checking every
+    link, dataset and ``_tclass`` attribute on the way (see the module docstring)."""
+    made = {root._group.id: root}
+    walking = {root._group.id: root._group.name}  # the groups being walked: a cycle
+    saved_batch(root)
+    stack = [(root, iter(root._key_names()))]
+    while stack:
+        node, keys = stack[-1]
+        key = next(keys, None)
+        if key is None:
+            stack.pop()
+            del walking[node._group.id]
+            continue
+        found = _linked(node, key)
+        if not isinstance(found, h5py.Group):
+            check_dataset(found, node._where(key), root._allow_external)
+            stack_shape(found, node._where(key))
+            continue
+        if found.id in walking:
+            msg = (
+                f"{node._where(key)} links back to {walking[found.id]!r}, which holds it (a "
+                "link cycle): tclass refuses cyclic files; remove the link"
+            )
+            raise MetadataError(msg)
+        shared = made.get(found.id)
+        if shared is not None:
+            node._nested[key] = shared
+            continue
+        if len(stack) > MAX_GROUP_DEPTH:
+            msg = (
+                f"{node._where(key)}: groups nested more than {MAX_GROUP_DEPTH} deep; tclass "
+                "refuses deeper files (damaged or crafted)"
+            )
+            raise MetadataError(msg)
+        child = made[found.id] = node._child_of(key, found)
+        walking[found.id] = found.name
+        stack.append((child, iter(child._key_names())))
+
+
+def _linked(node: PersistentTensorDict, key: str) -> Any:
+    """The group or dataset ``key`` links to, after checking the link."""
+    group = node._group
+    link = group.get(key, getlink=True)
+    if isinstance(link, h5py.ExternalLink) and not node._allow_external:
+        msg = (
+            f"{node._where(key)} is an external link to {link.path!r} in {link.filename!r}; "
+            "tclass reads only the file it opens unless asked: open it with "
+            "allow_external=True if you trust that file"
+        )
+        raise UnsafePathError(msg)
+    try:
+        return group[key]
+    except KeyError:
+        target = getattr(link, "path", None)
+        msg = (
+            f"{node._where(key)} is a link to {target!r}, which does not exist (a dangling "
+            "link); remove it, or fix its target"
+        )
+        raise KeyNotFoundError(msg) from None
+
+
+def saved_meta(node: PersistentTensorDict) -> dict[str, Any]:
+    """tclass's ``_tclass`` attribute of a group (its batch size, a record's schema), or
+    {} when there is none or it is malformed (written by another tool).
+
+    Raises:
+        MetadataError: its JSON is nested too deep to parse safely.
+    """
+    raw = node._live().attrs.get(META)
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    if not isinstance(raw, str) or len(raw) > _MAX_META:
+        return {}
+    check_json(raw, f"{node._where()}: its {META} attribute")
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def saved_batch(node: PersistentTensorDict) -> torch.Size | None:
+    """The batch size tclass recorded in a group, if any.
+
+    Raises:
+        MetadataError: one torch cannot hold.
+    """
+    sizes = saved_meta(node).get("batch_size")
+    if not is_sizes(sizes):
+        return None
+    if not fits_int64(sizes):
+        msg = (
+            f"{node._where()}: its {META} attribute gives the batch size {sizes}, too large "
+            "for torch (the product of its sizes reaches 2**63); the file is damaged or crafted"
+        )
+        raise MetadataError(msg)
+    return torch.Size(sizes)
+
+
+def settle_batch(root: PersistentTensorDict, batch_dims: int | None) -> None:
+    """Each group's saved batch size, else the largest its entries share (at most
+    ``batch_dims`` dims), the nested groups first."""
+    for node in _post_order(root):
+        saved = saved_batch(node)
+        if saved is not None:
+            node._check_shapes(saved)
+            node._batch_size = saved
+        else:
+            node._batch_size = common_prefix(node._shapes(), batch_dims)
+
+
+def _post_order(root: PersistentTensorDict) -> list[PersistentTensorDict]:
+    """``root`` and its nested collections (as made so far), each once, every nested one
+    before its parents."""
+    order: list[PersistentTensorDict] = []
+    seen = {id(root)}
+    stack = [(root, iter(list(root._nested.values())))]
+    while stack:
+        _, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            order.append(stack.pop()[0])
+        elif id(child) not in seen:
+            seen.add(id(child))
+            stack.append((child, iter(list(child._nested.values()))))
+    return order
+
+
+class Entries(Mapping[str, Value]):
+    """The entries of a PersistentTensorDict as a mapping (read on access, written to the
+    file): what a record over one reads its fields through."""
+
+    def __init__(self, owner: PersistentTensorDict) -> None:
+        self.owner = owner
+
+    def __getitem__(self, key: str) -> Value:
+        return self.owner._entry(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The entry, or ``default`` when absent or None (an ``h5py.Empty`` dataset: for
+        a record, an unset field). A closed file is an error, not absent
+        (``ClosedFileError`` is a ``KeyError``, which ``Mapping.get`` would swallow)."""
+        if not self.owner._has_entry(key):
+            return default
+        value = self.owner._entry(key)
+        return default if isinstance(value, NonTensorData) and value.data is None else value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.owner.set(key, value)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.owner._key_names())
+
+    def __len__(self) -> int:
+        return len(self.owner._key_names())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.owner._has_entry(key)
