@@ -406,10 +406,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
             raise self._string_index(index)
         return self._wrap(self._tensordict._index(index))
 
-    def __getitems__(self, indices: Sequence[int]) -> Self:
-        """A batch of elements at once: what ``DataLoader`` asks a dataset for."""
-        return self._wrap(self._tensordict._index(torch.as_tensor(indices, dtype=torch.long)))
-
     def __setitem__(self, index: Any, value: Any) -> None:
         """Writes ``value`` (a record with these fields, a mapping, a tensor or a number)
         into every field at ``index``, in place."""
