@@ -30,6 +30,7 @@ from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
 from tclass._core._records import storage_of
+from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._record_fields import record_batch_size, record_entries
@@ -977,7 +978,14 @@ def _replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dic
 
 
 def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:
+    """A record from its pickle. ``torch.load(f, weights_only=True)`` rebuilds one once
+    the user allows its class (``torch.serialization.safe_globals([Cls])``)."""
+    checked_class(cls, TensorClass, "a record")
+    checked_class(type(td), TensorDictBase, f"the fields of a {cls.__name__}")
     return cls._from_tensordict_unchecked(td)
+
+
+allow_unpickling(_rebuild)
 
 
 def _as_plain(td: TensorDict) -> TensorDict:
