@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import functools
 from collections import namedtuple
+from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, Subset
 
 import tclass
 from tclass import TensorDict
@@ -221,6 +223,36 @@ def test_collate_in_a_data_loader() -> None:
     assert isinstance(batch, tclass.LazyStackedTensorDict) and batch.batch_size == (4,)
     assert tclass.collate(TensorDict(a=torch.zeros(2), batch_size=[2])).batch_size == (2,)
     assert tclass.collate([]) == []
+
+
+def _rows(batches: list[Any]) -> list[list[int]]:
+    return [batch["a"].tolist() for batch in batches]
+
+
+def test_a_data_loader_fetches_each_batch_as_one_collection(tmp_path: Path) -> None:
+    # as the peer: __getitems__ gives the rows at once, so even collate_fn=lambda x: x
+    # yields one collection of the dataset's kind per batch (the last one partial)
+    td = TensorDict({"a": torch.arange(10), "b": {"c": torch.ones(10, 2)}, "s": "x"}, [10])
+    lazy = tclass.lazy_stack(
+        [TensorDict(a=torch.tensor(i), v=torch.zeros(i % 3)) for i in range(10)]
+    )
+    saved = td.memmap(tmp_path / "td")
+    for data, kind in ((td, TensorDict), (lazy, tclass.LazyStackedTensorDict), (saved, TensorDict)):
+        for collate_fn in (lambda x: x, None):  # None: torch's default collate
+            batches = list(DataLoader(data, batch_size=4, collate_fn=collate_fn))
+            assert all(type(batch) is kind for batch in batches)
+            assert _rows(batches) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+        sampled = list(
+            DataLoader(data, batch_size=4, sampler=[9, 1, 3, 2, 0], collate_fn=lambda x: x)
+        )
+        assert _rows(sampled) == [[9, 1, 3, 2], [0]] and type(sampled[1]) is kind
+        shuffled = list(DataLoader(data, batch_size=4, shuffle=True, collate_fn=lambda x: x))
+        assert sorted(sum(_rows(shuffled), [])) == list(range(10))
+    batch = saved.__getitems__([7, 2])
+    assert not batch.is_memmap() and not batch.is_locked and batch["s"] == "x"  # rows read out
+    assert lazy.__getitems__(torch.tensor([5]))[0]["v"].shape == (2,)
+    subset = next(iter(DataLoader(Subset(td, [5, 6, 7]), batch_size=2, collate_fn=lambda x: x)))
+    assert type(subset) is TensorDict and subset["a"].tolist() == [5, 6]
 
 
 def test_collate_mappings_namedtuples_records() -> None:

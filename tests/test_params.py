@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import copy
 import io
+import json
+import pathlib
 import pickle
+from typing import Any
 
 import pytest
 import torch
@@ -286,3 +289,167 @@ def test_in_place_shape_changes_keep_parameters() -> None:
     assert params.batch_size == torch.Size([12]) and td.batch_size == torch.Size([12])
     assert isinstance(params["a"], nn.Parameter) and params["a"].shape == (12,)
     assert sorted(name for name, _ in params.named_parameters()) == ["a", "b.c"]
+
+
+# --- saving and loading (issue 26): the folder holds a TensorDict, as the peer's ---------
+
+
+def _bits(tensor: torch.Tensor) -> torch.Tensor:
+    """The raw bytes of a tensor (NaN payloads and -0.0 compared exactly)."""
+    return tensor.detach().contiguous().view(-1).view(torch.uint8)
+
+
+def _trained_params() -> TensorDictParams:
+    """Parameters and buffers whose values only a bit-exact copy keeps."""
+    params = TensorDictParams(TensorDict.from_module(net()))
+    with torch.no_grad():
+        weight = params["0", "weight"]
+        weight[0, 0] = -0.0
+        weight[0, 1] = float("nan")
+        weight.view(-1).view(torch.int32)[2] = 0x7FC01234  # a NaN with a payload
+        weight[1, 0] = 1e-42  # a subnormal
+    params["1", "num_batches_tracked"].fill_(7)
+    return params
+
+
+def _same_bits(a: TensorDictBase, b: TensorDictBase) -> bool:
+    keys = sorted(a.keys(include_nested=True, leaves_only=True))
+    assert keys == sorted(b.keys(include_nested=True, leaves_only=True))
+    return all(a[k].dtype == b[k].dtype and torch.equal(_bits(a[k]), _bits(b[k])) for k in keys)
+
+
+def _kinds(params: TensorDictParams) -> tuple[list[str], list[str]]:
+    return [n for n, _ in params.named_parameters()], [n for n, _ in params.named_buffers()]
+
+
+@pytest.mark.parametrize(
+    "save",
+    [
+        lambda p, path: p.memmap(path),
+        lambda p, path: p.save(path),
+        lambda p, path: p.memmap(path, num_threads=2),
+        lambda p, path: tclass.save(p, path),
+        lambda p, path: p.save(path.with_suffix(".tdz")),
+    ],
+    ids=["memmap", "save", "threads", "tclass.save", "tdz"],
+)
+def test_a_saved_copy_is_a_plain_tensordict_that_loads_into_new_parameters(
+    tmp_path: pathlib.Path, save: Any
+) -> None:
+    params = _trained_params()
+    path = tmp_path / "ckpt"
+    saved = save(params, path)
+    assert type(saved) is TensorDict  # as the peer: the data, not the module
+    assert not any(leaf.requires_grad for leaf in saved.values(True, True))
+    assert isinstance(params["0", "weight"], nn.Parameter)  # self is left as it is
+    where = path.with_suffix(".tdz") if not path.exists() else path
+    loaded = tclass.load_memmap(where)
+    assert type(loaded) is TensorDict and _same_bits(loaded, params)
+    wrapped = TensorDictParams(loaded)  # a MemoryMappedTensor leaf becomes a Parameter
+    assert _kinds(wrapped) == _kinds(params)
+    assert _same_bits(wrapped, params)
+    assert all(p.requires_grad for p in wrapped.parameters())
+    assert Holder(wrapped).state_dict().keys() == Holder(params).state_dict().keys()
+
+
+def test_the_saved_meta_json_records_a_tensordict(tmp_path: pathlib.Path) -> None:
+    _trained_params().memmap(tmp_path / "ckpt")
+    meta = json.loads((tmp_path / "ckpt" / "meta.json").read_text())
+    assert meta["_type"] == "<class 'tensordict._td.TensorDict'>"
+
+
+def test_parameters_wrapping_a_checkpoint_train_in_its_files(tmp_path: pathlib.Path) -> None:
+    _trained_params().memmap(tmp_path / "ckpt")
+    params = TensorDictParams(tclass.load_memmap(tmp_path / "ckpt"))
+    before = params["2", "weight"].detach().clone()
+    params["2", "weight"].sum().backward()
+    torch.optim.SGD(params.parameters(), lr=1.0).step()
+    on_disk = tclass.load_memmap(tmp_path / "ckpt")["2", "weight"]
+    assert torch.equal(on_disk, before - 1)  # the default mode writes through, as the peer
+
+
+def test_no_convert_and_requires_grad_after_a_round_trip(tmp_path: pathlib.Path) -> None:
+    params = _trained_params()
+    params["0", "weight"].requires_grad_(False)
+    params.memmap(tmp_path / "ckpt")
+    loaded = tclass.load_memmap(tmp_path / "ckpt")
+    # as the peer: the folder keeps data only, the wrap decides the kinds again
+    assert all(p.requires_grad for p in TensorDictParams(loaded).parameters())
+    buffers_only = TensorDictParams(tclass.load_memmap(tmp_path / "ckpt"), no_convert=True)
+    assert _kinds(buffers_only)[0] == [] and len(_kinds(buffers_only)[1]) == 9
+    assert _same_bits(buffers_only, params)
+
+
+def test_memmap_like_allocates_zeros_of_the_same_layout(tmp_path: pathlib.Path) -> None:
+    params = _trained_params()
+    like = params.memmap_like(tmp_path / "ckpt")
+    assert type(like) is TensorDict and like["1", "num_batches_tracked"].item() == 0
+    loaded = tclass.load_memmap(tmp_path / "ckpt")
+    assert loaded["0", "weight"].shape == (4, 3) and not loaded["0", "weight"].any()
+
+
+def test_memmap_in_place_keeps_the_parameter_objects(tmp_path: pathlib.Path) -> None:
+    params = _trained_params()
+    params["2", "bias"].requires_grad_(False)
+    weight, expected = params["0", "weight"], params.to_tensordict()
+    optimizer = torch.optim.SGD(params.parameters(), lr=1.0)
+    assert params.memmap_(tmp_path / "ckpt") is params
+    assert params.is_locked and params["0", "weight"] is weight
+    assert isinstance(weight, nn.Parameter) and not params["2", "bias"].requires_grad
+    assert _same_bits(params, expected) and _kinds(params) == _kinds(_trained_params())
+    params["2", "weight"].sum().backward()
+    optimizer.step()  # trains the same objects, in the files
+    on_disk = tclass.load_memmap(tmp_path / "ckpt")
+    assert torch.equal(on_disk["2", "weight"], expected["2", "weight"] - 1)
+    with pytest.raises(tclass.errors.UnsupportedError, match="return_early"):
+        _trained_params().memmap_(tmp_path / "x", num_threads=2, return_early=True)
+
+
+def test_load_memmap_in_place_copies_into_the_registered_parameters(
+    tmp_path: pathlib.Path,
+) -> None:
+    saved = _trained_params()
+    saved.memmap(tmp_path / "ckpt")
+    fresh = TensorDictParams(TensorDict.from_module(nn.Sequential(nn.Linear(3, 4))))
+    fresh["0", "weight"].requires_grad_(False)
+    weight = fresh["0", "weight"]
+    assert fresh.load_memmap_(tmp_path / "ckpt") is fresh
+    assert fresh["0", "weight"] is weight and not weight.requires_grad  # copied in place
+    assert _same_bits(fresh, saved) and _kinds(fresh) == _kinds(saved)  # new keys converted
+    assert isinstance(fresh["2", "weight"], nn.Parameter)
+
+
+def test_a_checkpoint_loads_into_a_fresh_model(tmp_path: pathlib.Path) -> None:
+    saved = _trained_params()
+    saved.memmap(tmp_path / "ckpt")
+    model = net()
+    tclass.load_memmap(tmp_path / "ckpt", mode="r").to_module(model)
+    assert isinstance(model[0].weight, nn.Parameter) and model[0].weight.requires_grad
+    assert _same_bits(TensorDict.from_module(model), saved)
+    fresh = TensorDictParams(TensorDict.from_module(net()))
+    weight = fresh["0", "weight"]
+    fresh.update_(tclass.load_memmap(tmp_path / "ckpt"))
+    assert fresh["0", "weight"] is weight and _same_bits(fresh, saved)
+
+
+@pytest.mark.peer
+def test_checkpoints_cross_between_the_libraries(tmp_path: pathlib.Path) -> None:
+    tensordict = pytest.importorskip("tensordict")
+    ours = _trained_params()
+    theirs = tensordict.TensorDictParams(tensordict.TensorDict.from_module(net()))
+    theirs.update_(ours.to_tensordict().to_dict())
+    theirs.memmap(tmp_path / "peer")
+    theirs.save(tmp_path / "peer.tdz")
+    for path in (tmp_path / "peer", tmp_path / "peer.tdz"):
+        wrapped = TensorDictParams(tclass.load_memmap(path))
+        assert _same_bits(wrapped, ours) and _kinds(wrapped) == _kinds(ours)
+    ours.memmap(tmp_path / "ours")
+    ours.save(tmp_path / "ours.tdz")
+    for path in (tmp_path / "ours", tmp_path / "ours.tdz"):
+        loaded = tensordict.load_memmap(path)
+        assert type(loaded) is tensordict.TensorDict
+        for key in ours.keys(include_nested=True, leaves_only=True):
+            assert torch.equal(_bits(loaded[key]), _bits(ours[key]))
+        # the peer cannot wrap its maps; its clone of an archive's TensorDict loses -0.0
+        wrapped = tensordict.TensorDictParams(loaded.clone())
+        assert [n for n, _ in wrapped.named_parameters()] == _kinds(ours)[0]

@@ -4,6 +4,7 @@ locking, pickling."""
 from __future__ import annotations
 
 import copy
+import io
 import pickle
 from typing import Any
 
@@ -13,7 +14,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tclass import MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict, errors
+import tclass
+from tclass import (
+    MemoryMappedTensor,
+    NonTensorData,
+    NonTensorStack,
+    TensorDict,
+    UnbatchedTensor,
+    errors,
+)
 
 BatchSizeError = errors.BatchSizeError
 DimError = errors.DimError
@@ -890,6 +899,83 @@ class TestPickleCopy:
         assert torch.equal(out["x"], data) and torch.equal(out["n", "y"], data[:, 0])
         out["x"][0, 0] = -1.0  # same file, same pages
         assert mm[0, 0].item() == -1.0
+
+
+def _weights_only_round_trip(obj: Any) -> Any:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+class _Reduced:
+    """Pickles as ``fn(*args)``: what an older tclass, or a crafted file, holds."""
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self.fn, self.args = fn, args
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (self.fn, self.args)
+
+
+class TestWeightsOnlyLoad:
+    """torch.load(f, weights_only=True) rebuilds collections without the user allowing
+    anything (tclass puts its rebuild functions on torch's allowlist when imported)."""
+
+    def test_tensordicts_nested_named_locked_with_python_values(self) -> None:
+        td = TensorDict(
+            {
+                "a": torch.arange(6.0).reshape(3, 2),
+                "b": {"c": torch.tensor([True, False, True]), "s": "hello"},
+                "meta": NonTensorData({"k": [1, 2.5, None, "q"]}, batch_size=[3]),
+                "per_row": NonTensorStack("x", "y", "z"),
+                "table": UnbatchedTensor(torch.ones(5)),
+            },
+            [3],
+            names=["t"],
+            device="cpu",
+        ).lock_()
+        out = _weights_only_round_trip(td)
+        assert type(out) is TensorDict and out.batch_size == (3,) and out.names == ["t"]
+        assert out.is_locked and out.device == torch.device("cpu")
+        assert torch.equal(out["a"], td["a"]) and torch.equal(out["b", "c"], td["b", "c"])
+        assert out["b", "s"] == "hello" and out["meta"] == {"k": [1, 2.5, None, "q"]}
+        assert out["per_row"] == ["x", "y", "z"] and type(out.get("per_row")) is NonTensorStack
+        assert type(out["table"]) is UnbatchedTensor and out["table"].shape == (5,)
+
+    def test_lazy_stacks_and_consolidated_collections(self) -> None:
+        lazy = tclass.lazy_stack([TensorDict(a=torch.zeros(2)), TensorDict(a=torch.ones(3))])
+        out = _weights_only_round_trip(TensorDict(stack=lazy, batch_size=[2]))
+        assert type(out["stack"]) is tclass.LazyStackedTensorDict
+        assert [m["a"].tolist() for m in out["stack"].tensordicts] == [[0.0, 0.0], [1.0] * 3]
+        packed = _weights_only_round_trip(_td().consolidate())
+        assert (packed == _td()).all() and packed.batch_size == (4,)
+
+    def test_what_names_files_or_code_is_not_allowed(self, tmp_path: Any) -> None:
+        allowed = set(torch.serialization.get_safe_globals())
+        assert TensorDict in allowed and MemoryMappedTensor not in allowed
+        with pytest.raises(pickle.UnpicklingError, match="MemoryMappedTensor|_rebuild_from_file"):
+            _weights_only_round_trip(_td().memmap(tmp_path / "td"))  # a file reference
+
+    def test_a_crafted_pickle_builds_only_collections(self) -> None:
+        rebuild = _td().__reduce__()[0]
+        crafted = _Reduced(rebuild, torch.Size, {}, torch.Size([]), None, False, None)
+        with pytest.raises(errors.PickleRefusedError, match="not a TensorDict"):
+            pickle.loads(pickle.dumps(crafted))
+        with pytest.raises(errors.PickleRefusedError, match="not a TensorDict"):
+            _weights_only_round_trip(crafted)
+        stuffed = _Reduced(rebuild, TensorDict, {"a": "text"}, torch.Size([]), None, False, None)
+        with pytest.raises(errors.PickleRefusedError, match="not tensors"):
+            pickle.loads(pickle.dumps(stuffed))
+        values = NonTensorStack("a", "b").__reduce__()
+        short = _Reduced(values[0], ["a"], torch.Size([2]), None, None)
+        with pytest.raises(errors.PickleRefusedError, match="one value per element"):
+            pickle.loads(pickle.dumps(short))
+
+    def test_pickles_of_python_values_from_older_versions_still_load(self) -> None:
+        older = _Reduced(NonTensorData._make, "v", torch.Size([2]), None)  # via getattr
+        node = pickle.loads(pickle.dumps(older))
+        assert type(node) is NonTensorData and node.data == "v" and node.batch_size == (2,)
 
 
 class TestTupleIndexVersusKey:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import io
 import math
 import pickle
 import sys
@@ -959,6 +960,16 @@ class TestStateDict:
         assert dst.env == ["a", "b"]
 
 
+class _Reduced:
+    """Pickles as ``fn(*args)``: what a crafted file holds."""
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self.fn, self.args = fn, args
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (self.fn, self.args)
+
+
 class TestCopyPickle:
     def _rich(self) -> Rec:
         s = torch.stack([make((3,), env="a"), make((3,), env="b", offset=100)])
@@ -985,6 +996,33 @@ class TestCopyPickle:
         changed = f.replace(env="z")
         assert changed.env == "z" and f.env == "e" and changed.x is f.x
         assert type(f[1:]) is Frozen and f[1:].is_locked
+
+    def test_torch_load_weights_only_once_the_classes_are_allowed(self) -> None:
+        rec = self._rich()
+        buffer = io.BytesIO()
+        torch.save([rec, Deco(torch.zeros(2), "e", batch_size=[2]).lock_()], buffer)
+        buffer.seek(0)
+        with pytest.raises(pickle.UnpicklingError, match="Rec"):  # not allowed yet
+            torch.load(buffer, weights_only=True)
+        buffer.seek(0)
+        with torch.serialization.safe_globals([Rec, Inner, Deco]):
+            back, deco = torch.load(buffer, weights_only=True)
+        assert type(back) is Rec and type(back.inner) is Inner
+        assert_same_rec(back, rec.obs, rec.inner.x, env=rec.env)
+        assert back.meta == {"k": [1, 2]} and type(deco) is Deco and deco.is_locked
+        lazy = tclass.lazy_stack([make((2,)), make((3,), env="b")])
+        buffer = io.BytesIO()
+        torch.save(lazy, buffer)
+        buffer.seek(0)
+        with torch.serialization.safe_globals([Rec, Inner]):
+            back_lazy = torch.load(buffer, weights_only=True)
+        assert type(back_lazy) is Rec and back_lazy[1].env == "b"
+
+    def test_a_pickle_naming_another_class_is_refused(self) -> None:
+        rebuild, (_, fields) = make().__reduce__()
+        crafted = pickle.dumps(_Reduced(rebuild, torch.Size, fields))
+        with pytest.raises(errors.PickleRefusedError, match="not a TensorClass"):
+            pickle.loads(crafted)
 
     def test_copy_shares_tensors(self) -> None:
         rec = make()

@@ -340,6 +340,13 @@ class TensorCollection:
     def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError
 
+    def __getitems__(self, indices: Sequence[int] | torch.Tensor) -> Self:
+        """The rows ``indices`` of the first batch dim at once, as one collection of this
+        kind (a lazy stack gives a lazy stack, a record a record of its class): what
+        ``DataLoader`` and ``Subset`` ask a dataset for, so that a batch is one
+        collection whatever the ``collate_fn``."""
+        return self[torch.as_tensor(indices, dtype=torch.long)]  # type: ignore[no-any-return]
+
     def __setitem__(self, index: Any, value: Any) -> None:
         raise NotImplementedError
 

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 import torch
 from typing_extensions import Self
 
+from tclass._core._safe_globals import allow_unpickling
+
 __all__ = ["UnbatchedTensor"]
 
 _NO_BATCH = torch.Size([])
@@ -123,3 +125,6 @@ def _rewrap(cls: type[UnbatchedTensor], result: Any, batch_size: torch.Size) -> 
     if isinstance(result, (tuple, list)) and any(isinstance(r, torch.Tensor) for r in result):
         return type(result)(_rewrap(cls, item, batch_size) for item in result)
     return result
+
+
+allow_unpickling(UnbatchedTensor)  # pickled as UnbatchedTensor(tensor, batch_size)

@@ -35,6 +35,7 @@ from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._nested import fill_array
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._registry import resolve_class
+from tclass._core._safe_globals import allow_unpickling
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
@@ -45,6 +46,7 @@ from tclass.errors import (
     MetadataError,
     MissingFileError,
     NotSerializableError,
+    PickleRefusedError,
     UnsupportedError,
 )
 
@@ -264,8 +266,15 @@ def from_consolidated(
 
 
 def _unpickle_buffer(buffer: torch.Tensor, storage_only: bool) -> Any:
+    """A consolidated collection from its pickled buffer (its record classes come from
+    the registry of classes defined in this process, as in ``load_memmap``)."""
+    if not isinstance(buffer, torch.Tensor):  # from_consolidated would open a file by name
+        raise PickleRefusedError("a pickle of a consolidated collection holds no buffer")
     node = from_consolidated(buffer)
     return storage_of(node) if storage_only else node
+
+
+allow_unpickling(_unpickle_buffer)  # torch.load(f, weights_only=True)
 
 
 # --- the tree ------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._options import OPTIONS
+from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._keyless import KeylessOps
 from tclass._engine._value_positions import (
     batch_shapes,
@@ -54,6 +55,7 @@ from tclass.errors import (
     DimError,
     EntryTypeError,
     LockedError,
+    PickleRefusedError,
     ReductionError,
     StackError,
     UnknownFieldError,
@@ -473,7 +475,7 @@ class NonTensorData(_NonTensorNode):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self)._make, (self.data, self._batch_size, self._device))
+        return (_rebuild_value, (type(self), self.data, self._batch_size, self._device))
 
 
 class MetaData(NonTensorData):
@@ -858,7 +860,28 @@ class NonTensorStack(_NonTensorNode):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (NonTensorStack._make, (self._values, self._shape, self._device, self._stack_dim))
+        return (_rebuild_values, (self._values, self._shape, self._device, self._stack_dim))
+
+
+# Pickles name these (a classmethod pickles through getattr, which weights_only refuses).
+
+
+def _rebuild_value(
+    cls: type[NonTensorData], data: Any, batch_size: torch.Size, device: torch.device | None
+) -> NonTensorData:
+    return checked_class(cls, NonTensorData, "a Python value")._make(data, batch_size, device)
+
+
+def _rebuild_values(
+    values: list[Any], shape: torch.Size, device: torch.device | None, stack_dim: int | None
+) -> NonTensorStack:
+    if type(values) is not list or len(values) != math.prod(shape):
+        msg = f"a pickle of a NonTensorStack of shape {shape!r} does not hold one value per element"
+        raise PickleRefusedError(msg)
+    return NonTensorStack._make(values, shape, device, stack_dim)
+
+
+allow_unpickling(NonTensorData, MetaData, NonTensorStack, _rebuild_value, _rebuild_values)
 
 
 def is_non_tensor(value: object) -> bool:

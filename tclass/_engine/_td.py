@@ -24,6 +24,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._core._names import Names
+from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
     deep_clone,
@@ -47,6 +48,7 @@ from tclass.errors import (
     KeyConflictError,
     KeyThroughTensorError,
     LockedError,
+    PickleRefusedError,
     UnsupportedError,
 )
 
@@ -922,12 +924,22 @@ def _rebuild(
     locked: bool,
     names: Names = None,
 ) -> TensorDict:
+    checked_class(cls, TensorDict, "a TensorDict")
+    if type(tensors) is not dict or not all(
+        type(key) is str and isinstance(value, (torch.Tensor, TensorCollection))
+        for key, value in tensors.items()
+    ):
+        msg = "a pickle of a TensorDict holds entries that are not tensors or collections"
+        raise PickleRefusedError(msg)
     td = cls._new_unchecked(tensors, batch_size, device)
     td._assign_names(names)
     td._mark_unbatched_if_any()
     if locked:
         td.lock_()
     return td
+
+
+allow_unpickling(TensorDict, _rebuild)  # torch.load(f, weights_only=True)
 
 
 def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:

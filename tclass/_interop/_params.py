@@ -24,16 +24,18 @@ from typing import Any, cast
 
 import torch
 from torch import nn
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass._base._casts import CastFilter
 from tclass._base._collection import TensorCollection
+from tclass._base._persistence import PathLike, SaveOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core._memmap import Mode
 from tclass._core._names import Names
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
-from tclass.errors import LockedError
+from tclass.errors import LockedError, UnsupportedError
 
 __all__ = ["TensorDictParams"]
 
@@ -45,11 +47,15 @@ _LOCKED = (
 
 
 def _as_param(tensor: torch.Tensor) -> torch.Tensor:
-    """A float tensor as an ``nn.Parameter`` (the peer's rule), another as a buffer."""
+    """A float tensor as an ``nn.Parameter`` (the peer's rule), another as a buffer.
+
+    A tensor subclass whose ``detach()`` gives a plain tensor (a loaded checkpoint's
+    ``MemoryMappedTensor``) is refused by ``nn.Parameter``; its plain view over the same
+    storage (the mapped file) becomes the parameter instead."""
     if isinstance(tensor, nn.Parameter) or getattr(tensor, "_is_buffer", False):
         return tensor
     if tensor.dtype in _FLOATS:
-        return nn.Parameter(tensor)
+        return nn.Parameter(tensor if type(tensor) is torch.Tensor else tensor.detach())
     return nn.Buffer(tensor)
 
 
@@ -517,6 +523,85 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self._wrap(copy_module.deepcopy(self._param_td, memo))  # type: ignore[return-value]
+
+    # --- saving and loading: the wrapped TensorDict's (the folder holds a TensorDict) -----
+
+    def memmap(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        **options: Unpack[SaveOptions],
+    ) -> Self:
+        """A locked memory-mapped copy saved in ``prefix``, as the peer's: a plain
+        TensorDict of MemoryMappedTensors (the folder holds a TensorDict; which leaves
+        were parameters is not saved, the wrap that loads it decides). Load it into a
+        model with ``TensorDictParams(load_memmap(prefix))``, ``to_module`` or
+        ``update_``. Arguments as in ``TensorDict.memmap_``."""
+        return self._param_td.memmap(prefix, copy_existing, **options)  # type: ignore[return-value]
+
+    def memmap_like(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        **options: Unpack[SaveOptions],
+    ) -> Self:
+        """Like :meth:`memmap`, the files allocated and not filled (zeros)."""
+        return self._param_td.memmap_like(prefix, copy_existing, **options)  # type: ignore[return-value]
+
+    def memmap_(
+        self,
+        prefix: PathLike | None = None,
+        copy_existing: bool = False,
+        **options: Unpack[SaveOptions],
+    ) -> Self:
+        """Saves into ``prefix`` (as :meth:`memmap`) and moves the data of the parameters
+        and buffers into the saved files: the same ``nn.Parameter`` objects stay
+        registered (an optimizer holding them keeps training them, in place in the
+        files), with their ``requires_grad``. Returns ``self``, locked, on ``cpu``.
+        The peer refuses (``RuntimeError``).
+
+        Raises:
+            UnsupportedError: ``return_early=True`` (the parameters change when the save
+                is done, so it is never left running).
+        """
+        if options.get("return_early"):
+            msg = (
+                "TensorDictParams.memmap_ does not take return_early=True: its parameters "
+                "are moved into the files once they are written; call it without, or save "
+                "a copy with memmap(..., return_early=True)"
+            )
+            raise UnsupportedError(msg)
+        td = self._param_td
+        before = [(parent, key, cast(torch.Tensor, leaf)) for _, parent, key, leaf in _leaves(td)]
+        td.memmap_(prefix, copy_existing, **options)
+        with td.unlock_(), torch.no_grad():
+            for parent, key, leaf in before:
+                mapped = cast(torch.Tensor, parent._entry(key))
+                leaf.data = mapped.detach()  # a plain tensor over the mapped file
+                cast(TensorDict, parent)._put(key, leaf)
+        return self.lock_()
+
+    def load_memmap_(
+        self,
+        prefix: PathLike,
+        robust_key: bool | None = True,
+        *,
+        allow_pickle: bool | None = False,
+        mode: Mode | None = None,
+    ) -> Self:
+        """Copies the data saved in ``prefix`` into the parameters and buffers, outside
+        autograd (the same objects stay registered); an entry saved with another shape
+        or dtype, or not held yet, takes the loaded tensor, converted as any entry set;
+        keys that were not saved are removed, as ``TensorDict.load_memmap_``. The peer
+        replaces the parameters with the loaded MemoryMappedTensors (no longer
+        registered). Arguments as in ``TensorDict.load_memmap_``."""
+        td = self._writable()
+        with td.unlock_(), torch.no_grad():
+            td.load_memmap_(prefix, robust_key, allow_pickle=allow_pickle, mode=mode)
+            self._convert_leaves(td)
+        return self
+
+    load_ = load_memmap_
 
     # --- nn.Module ---------------------------------------------------------------------------
 

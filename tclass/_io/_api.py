@@ -406,8 +406,10 @@ def memmap(
     **options: Unpack[SaveOptions],
 ) -> C:
     """``data.memmap(prefix, ...)``: a memory-mapped copy of a collection (``save`` is
-    the same function)."""
-    return saved_copy(data, prefix, copy_existing, like=False, **options)
+    the same function); the collection's own method, so that one that saves another way
+    (a ``TensorDictParams``: its TensorDict) does so here too."""
+    saving: Callable[..., C] = data.memmap  # type: ignore[attr-defined]
+    return saving(prefix, copy_existing, **options)
 
 
 save = memmap  # the peer's second name

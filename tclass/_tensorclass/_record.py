@@ -31,6 +31,7 @@ from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
 from tclass._core._records import storage_of
+from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._record_fields import record_batch_size, record_entries
@@ -407,10 +408,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         if isinstance(index, str) or (type(index) is tuple and index and isinstance(index[0], str)):
             raise self._string_index(index)
         return self._wrap(self._tensordict._index(index))
-
-    def __getitems__(self, indices: Sequence[int]) -> Self:
-        """A batch of elements at once: what ``DataLoader`` asks a dataset for."""
-        return self._wrap(self._tensordict._index(torch.as_tensor(indices, dtype=torch.long)))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """Writes ``value`` (a record with these fields, a mapping, a tensor or a number)
@@ -997,7 +994,14 @@ def _replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dic
 
 
 def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:
+    """A record from its pickle. ``torch.load(f, weights_only=True)`` rebuilds one once
+    the user allows its class (``torch.serialization.safe_globals([Cls])``)."""
+    checked_class(cls, TensorClass, "a record")
+    checked_class(type(td), TensorDictBase, f"the fields of a {cls.__name__}")
     return cls._from_tensordict_unchecked(td)
+
+
+allow_unpickling(_rebuild)
 
 
 def _as_plain(td: TensorDict) -> TensorDict:

@@ -36,6 +36,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args
 from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
+from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._entries import StackedEntries, lacks, walk_path
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
@@ -63,6 +64,7 @@ from tclass.errors import (
     InvalidKeyError,
     KeyNotFoundError,
     LockedError,
+    PickleRefusedError,
     ShapeError,
     StackError,
     UnsupportedError,
@@ -957,6 +959,12 @@ def _rebuild(
     batch_size: torch.Size,
     stack_dim_name: str | None = None,
 ) -> LazyStackedTensorDict:
+    checked_class(cls, LazyStackedTensorDict, "a lazy stack")
+    if type(members) is not list or not all(isinstance(m, TensorCollection) for m in members):
+        raise PickleRefusedError("a pickle of a lazy stack holds members that are not collections")
     out = cls._from_members(members, stack_dim, batch_size)
     out._stack_dim_name = stack_dim_name
     return out
+
+
+allow_unpickling(LazyStackedTensorDict, _rebuild)  # torch.load(f, weights_only=True)
