@@ -21,15 +21,16 @@ field); only when it says no does ``RowSpecs.check`` look closer, and raise.
 
 from __future__ import annotations
 
+import linecache
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
 from tclass._core._record_spec import Observed, RecordSpecs, format_shape_list
-from tclass._core._spec import Dim, TensorSpec, exact_tensor, inexact_value
+from tclass._core._spec import FIXED, Dim, TensorSpec, exact_tensor, inexact_value
 from tclass.errors import FieldSpecError, SpecProblem
 
 __all__ = ["FILL", "RIGHT", "RowSpecs"]
@@ -39,6 +40,7 @@ FILL = -2  # a value filling every element: its dtype alone is checked
 
 _Tensor = torch.Tensor
 _ARRAY_LIKES = (numbers.Number, np.ndarray, np.generic, list, tuple)
+_Fit = Callable[[Mapping[str, Any], Mapping[str, Any], int, int], bool]
 
 
 def _short(dtype: torch.dtype) -> str:
@@ -48,18 +50,22 @@ def _short(dtype: torch.dtype) -> str:
 class RowSpecs:
     """The row-write checks of one record class, from its ``RecordSpecs``."""
 
-    __slots__ = ("record", "owner", "_fields")
+    __slots__ = ("record", "owner", "rows_fit", "_fields")
 
     def __init__(self, record: RecordSpecs) -> None:
         self.record = record
         self.owner = record.owner
         # (name, allowed dtypes or None): what the fast path reads per field.
         self._fields = tuple((name, spec.dtypes) for name, spec in record.specs.items())
+        # fit() for rows from a collection (m >= 0), the common write, unrolled.
+        self.rows_fit: _Fit = _compile_rows_fit(record.owner, record)
 
     def fit(self, targets: Mapping[str, Any], values: Mapping[str, Any], n: int, m: int) -> bool:
         """Whether ``values`` certainly fit the fields ``targets`` (a record of ``n``
         batch dims holds them) in mode ``m`` (see the module docstring): tensors of an
         allowed dtype and the targets' feature dims. False: ask :meth:`check`."""
+        if m >= 0:
+            return self.rows_fit(targets, values, n, m)
         for name, dtypes in self._fields:
             value = values.get(name)
             if value is None:
@@ -72,10 +78,7 @@ class RowSpecs:
             if not isinstance(target, _Tensor):
                 return False
             shape = target.shape
-            if m >= 0:
-                if value.shape[m:] != shape[n:]:
-                    return False
-            elif len(shape) > n:
+            if len(shape) > n:
                 given, f = value.shape, len(shape) - n
                 if len(given) < f or given[len(given) - f :] != shape[n:]:
                     return False
@@ -162,34 +165,43 @@ class RowSpecs:
         given: Sequence[int],
         m: int,
     ) -> list[SpecProblem]:
-        """The feature dims of ``given`` against those of ``target``: equal, or 1 where
-        the spec marks the dim broadcastable (``#h``)."""
+        """The feature dims of ``given``: as many as the spec fixes (else as the target
+        has), each the spec's size where it fixes one, else the target's (or 1 where the
+        spec marks the dim broadcastable, ``#h``)."""
         features = list(target[n:])
-        f = len(features)
+        k = _feature_count(spec)
+        f = len(features) if k is None else k
         if m >= 0:
             carried = list(given[m:])
         else:
-            carried = list(given[len(given) - f :]) if len(given) >= f else list(given)
+            carried = list(given[len(given) - f :]) if 0 < f <= len(given) else []
         where = f"{self.owner}.{name}"
-        if len(carried) != f:
+        if len(carried) != f or (m < 0 and len(given) < f):
             message = (
                 f"{where}: the value written has shape {format_shape_list(given)}, but the "
                 f"field's rows have {f} feature dim(s) {format_shape_list(features)} "
                 f"(its annotation {spec.text}); a row write cannot change them"
             )
             return [SpecProblem(name, "ndim", len(carried), f, None, message)]
-        dims = _dims_at(spec, len(target), n)
+        dims = _dims_at(spec, len(target), n) if len(features) == f else None
+        if dims is None:
+            return []  # a record whose data does not fit its spec (derived): the count only
         problems = []
         for i, (size, expected) in enumerate(zip(carried, features)):
-            dim = dims.get(n + i) if dims is not None else None
+            dim = dims.get(n + i)
+            fixed = dim is not None and dim.kind == FIXED
+            if fixed:
+                assert dim is not None
+                expected = dim.size
             if size == expected or (size == 1 and dim is not None and dim.broadcast):
                 continue
             label = dim.text if dim is not None else str(n + i)
+            there = f"its annotation {spec.text} fixes it" if fixed else "the record has"
             message = (
                 f"{where}: the value written has shape {format_shape_list(given)}: dim "
-                f"{label!r} is {size} there, but {expected} in the record "
-                f"({format_shape_list(target)}, annotation {spec.text}); a row write "
-                "cannot change a feature dim"
+                f"{label!r} is {size} there, but {expected} where {there} (its rows: "
+                f"{format_shape_list(features)}, annotation {spec.text}); a row write cannot "
+                "change a feature dim"
             )
             problems.append(SpecProblem(name, label, size, expected, None, message))
         return problems
@@ -207,6 +219,66 @@ class RowSpecs:
         observed.update(fresh)
         last = next(iter(fresh)) if len(fresh) == 1 else None
         return [p for p in self.record.problems(observed, n, last) if p.field in fresh]
+
+
+def _compile_rows_fit(owner: str, specs: RecordSpecs) -> _Fit:
+    """``RowSpecs.fit`` for rows from a collection (``m >= 0``), one block per field: a
+    tensor of an allowed dtype with the feature dims the field's rows have. Where the spec
+    fixes how many there are (``K``: a ``Spec`` without a variadic, or jaxtyping's
+    ``"*batch ..."``), the sizes are compared one by one, fixed ones with the spec, the
+    others with the target (slicing a ``torch.Size`` costs more than a dim's check);
+    a field not set yet (``y is None``) is the slow path's."""
+    namespace: dict[str, Any] = {"_Tensor": _Tensor, "_isinstance": isinstance}
+    lines = ["def fit(t, v, n, m):"]
+    for index, (name, spec) in enumerate(specs.specs.items()):
+        lines += [f"    x = v.get({name!r})", "    if x is not None:"]
+        dtype = ""
+        if spec.dtypes is not None and len(spec.dtypes) == 1:
+            namespace[f"D{index}"] = next(iter(spec.dtypes))
+            dtype = f" or x.dtype is not D{index}"
+        elif spec.dtypes is not None:
+            namespace[f"D{index}"] = spec.dtypes
+            dtype = f" or x.dtype not in D{index}"
+        lines.append(f"        if not _isinstance(x, _Tensor){dtype}: return False")
+        lines.append(f"        y = t.get({name!r})")
+        if name in specs.tensors_only:  # a tensor, or nothing (not set yet)
+            lines.append("        if y is None: return False")
+        else:
+            lines.append("        if not _isinstance(y, _Tensor): return False")
+        k = _feature_count(spec)
+        if k is None:
+            lines.append("        if x.shape[m:] != y.shape[n:]: return False")
+            continue
+        dims = spec.dims[len(spec.dims) - k :]
+        same = [
+            f"xs[{j - k}] != {dim.size}" if dim.kind == FIXED and not dim.broadcast else
+            f"xs[{j - k}] != ys[{j - k}]"
+            for j, dim in enumerate(dims)
+        ]  # fmt: skip
+        if k == 0:
+            lines.append("        if x.ndim != m: return False")
+            continue
+        lines.append("        xs = x.shape")
+        if any("ys" in check for check in same):
+            lines.append("        ys = y.shape")
+        lines.append(f"        if len(xs) - m != {k} or {' or '.join(same)}: return False")
+    lines.append("    return True")
+    source = "\n".join(lines) + "\n"
+    filename = f"<tclass row check {owner}>"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    fit: _Fit = namespace["fit"]
+    return fit
+
+
+def _feature_count(spec: TensorSpec) -> int | None:
+    """How many feature dims every tensor fitting ``spec`` has, when the spec fixes it."""
+    v = spec.variadic
+    if not spec.whole and v is None:
+        return len(spec.dims)
+    if spec.whole and v == 0:
+        return len(spec.dims) - 1
+    return None
 
 
 def _as_tensor(value: Any) -> _Tensor | None:

@@ -47,7 +47,7 @@ from tclass._tensorclass._hints import Unresolved, resolve_annotations
 from tclass._tensorclass._interop import register_pytree
 from tclass._tensorclass._options import ClassOptions, class_options
 from tclass._tensorclass._schema import field_schemas, record_specs
-from tclass._tensorclass._writes import RowCheck, build_row_check
+from tclass._tensorclass._writes import PENDING, RowCheck, build_row_check
 from tclass.errors import (
     ClassDefinitionError,
     FrozenInstanceError,
@@ -65,7 +65,6 @@ __all__ = ["ClassInfo", "build_class", "record_from_entries", "store_field"]
 _Tensor = torch.Tensor
 _R = TypeVar("_R", bound="TensorClass")
 _NODES = (NonTensorData, NonTensorStack)
-_PENDING = object()  # ClassInfo._row_check before the first write
 
 
 # Tensorclasses by module and name, for string annotations naming a class defined in a
@@ -118,7 +117,7 @@ class ClassInfo:
         self._rules: dict[str, FieldRule] | None = None
         self._specs: RecordSpecs | None = None
         self._schema: tuple[FieldSchema, ...] = ()
-        self._row_check: RowCheck | None | object = _PENDING
+        self._row_check: RowCheck | None | object = PENDING
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -140,7 +139,7 @@ class ClassInfo:
         """What a write into the rows of a record checks (None: nothing), worked out at
         the first write."""
         check = self._row_check
-        if check is _PENDING:
+        if check is PENDING:
             check = self._row_check = build_row_check(self)
         return check  # type: ignore[return-value]
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tclass._tensorclass._builder import ClassInfo
 
 __all__ = [
+    "PENDING",
     "RowCheck",
     "build_row_check",
     "check_entry_write",
@@ -48,14 +49,17 @@ class RowCheck:
     """What a write into a record of one class checks: its spec'd fields (``rows``) and
     the fields that may hold a nested record whose class checks something."""
 
-    __slots__ = ("rows", "nested")
+    __slots__ = ("rows", "nested", "rows_fit")
 
     def __init__(self, rows: RowSpecs | None, nested: tuple[str, ...]) -> None:
         self.rows = rows
         self.nested = nested
+        # The fast path of rows from a record, where it is the whole check.
+        self.rows_fit = rows.rows_fit if rows is not None and not nested else None
 
 
 _BUILDING = RowCheck(None, ())  # a class whose check is being worked out (a cycle)
+PENDING: Any = object()  # ClassInfo._row_check before the first write works it out
 
 
 def build_row_check(info: ClassInfo) -> RowCheck | None:
@@ -66,13 +70,18 @@ def build_row_check(info: ClassInfo) -> RowCheck | None:
     for name, rule in info.rules.items():
         for cls in rule.collections:
             if is_record_class(cls):
-                check = cls.__tclass_info__.row_check
+                check = _info_of(cls).row_check
                 if check is not None and check is not _BUILDING:
                     nested.append(name)
                     break
     if specs is None and not nested:
         return None
     return RowCheck(None if specs is None else RowSpecs(specs), tuple(nested))
+
+
+def _info_of(cls: type) -> ClassInfo:
+    info: ClassInfo = getattr(cls, "__tclass_info__")  # noqa: B009 (a record class's)
+    return info
 
 
 def check_written_keys(record: Any, value: Any) -> None:
@@ -141,10 +150,22 @@ def check_row_write(
     Raises:
         FieldSpecError: listing every value that does not fit its field's spec.
     """
-    check = record.__tclass_info__.row_check
-    if check is not None:
-        describe = lambda: _describe(record, op, index)  # noqa: E731
-        _check(check, record, index, value, allowed, describe, deep)
+    info = record.__tclass_info__
+    check = info._row_check
+    if check is PENDING:
+        check = info.row_check
+    if check is None:
+        return
+    fit = check.rows_fit
+    if fit is not None and allowed is None and (type(value) is type(record) or is_record(value)):
+        # The common write, rows of a record into a record: its fast path alone.
+        storage, source = record._tensordict, value._tensordict
+        if type(storage) is TensorDict and type(source) is TensorDict:
+            n, m = len(storage.batch_size), len(source.batch_size)
+            if fit(storage._entries(), source._entries(), n, m):
+                return
+    describe = lambda: _describe(record, op, index)  # noqa: E731
+    _check(check, record, index, value, allowed, describe, deep)
 
 
 def check_entry_write(record: Any, key: Any, value: Any, index: Any, op: str) -> None:
@@ -196,7 +217,7 @@ def _check(
         target = targets.get(name)
         if sub is None or not is_record(target):
             continue
-        inner = type(target).__tclass_info__.row_check
+        inner = _info_of(type(target)).row_check
         if inner is not None:
             sub_allowed = None if below is None else below.get(name)
             _check(inner, target, index, sub, sub_allowed, _inside(describe, name), True)
