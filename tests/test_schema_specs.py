@@ -464,6 +464,22 @@ def test_row_writes_into_nested_records_are_checked_before_the_outer_fields() ->
     assert step.info.td_error.tolist() == [1.0, 1.0, 0.0]
 
 
+class Node(TensorClass):  # a class naming itself: its checks are worked out once
+    x: Annotated[Tensor, Spec("", torch.float32)]
+    child: Node | None = None
+
+
+def test_a_record_class_naming_itself_checks_its_row_writes() -> None:
+    node = Node(x=torch.zeros(2), child=Node(x=torch.zeros(2), batch_size=[2]), batch_size=[2])
+    with pytest.raises(FieldSpecError, match="float64"):
+        node[:1] = {"x": torch.ones(1, dtype=torch.float64)}
+    with pytest.raises(FieldSpecError, match="float64"):
+        node.child[:1] = {"x": torch.ones(1, dtype=torch.float64)}
+    node[:1] = {"x": torch.ones(1), "child": {"x": torch.ones(1)}}
+    assert node.x.tolist() == [1.0, 0.0] and node.child is not None
+    assert node.child.x.tolist() == [1.0, 0.0]
+
+
 def test_a_field_a_row_write_allocates_fits_the_named_dims() -> None:
     class Pair(TensorClass):
         a: Annotated[Tensor, Spec("n", torch.float32)]

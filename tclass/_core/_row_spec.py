@@ -5,8 +5,8 @@ that already fit their specs, so a value fits when it has a dtype the spec allow
 the feature dims the record's data has (a row write cannot change a feature dim, nor
 the named dims the other fields bind). What a value carries depends on how it is given:
 
-* ``rows`` mode (``value_batch_ndim >= 0``): a collection's entry, whose first
-  ``value_batch_ndim`` dims are its batch dims and the rest its feature dims;
+* rows (``m >= 0``): a collection's entry, whose first ``m`` dims are its batch dims
+  and the rest its feature dims;
 * ``RIGHT``: a dict's entry or a whole field (``set_``), aligned on the right as torch
   broadcasts it: its last dims are the feature dims;
 * ``FILL``: one value written into every element (``record[index] = 0``, or a tensor
@@ -139,10 +139,10 @@ class RowSpecs:
             if spec.dtypes is None or dtype in spec.dtypes:
                 return None
             wanted = " or ".join(sorted(_short(d) for d in spec.dtypes))
-            fix = f" (convert it with .to(torch.{wanted}))" if len(spec.dtypes) == 1 else ""
             message = (
                 f"{where}: the value written has dtype {_short(dtype)}, but its annotation "
-                f"{spec.text} wants {wanted}{fix}"
+                f"{spec.text} wants {wanted} (a row write does not convert tensors: write "
+                f"{wanted} ones)"
             )
             return SpecProblem(name, "dtype", _short(dtype), wanted, None, message)
         bad = inexact_value(tensor, target.dtype)

@@ -4,11 +4,15 @@
 Every value is checked before the first byte is written, in the record's fields and
 in its nested records' (whose writes happen after the outer fields'): a value that does
 not fit leaves the record, and its files when it is memory-mapped, as they were. What
-fits is ``_core._row_spec``'s business; here, how each write spells its values.
+fits is ``_core._row_spec``'s business; here, how each write spells its values (and
+the other small rules of what writes take: keys that are fields, ``replace``'s argument,
+the ``None`` of unset fields that ``update_`` drops).
 
 The per-class facts (``RowCheck``) are worked out once, at the first write; a class
 without specs, and without a nested record class that has some, gets none, and its
-writes pay one attribute read.
+writes pay a function call and two attribute reads. A record over a lazy stack (whose
+members may differ) is not checked here: assignment checks its fields against the
+specs alone.
 """
 
 from __future__ import annotations
@@ -65,15 +69,18 @@ PENDING: Any = object()  # ClassInfo._row_check before the first write works it 
 def build_row_check(info: ClassInfo) -> RowCheck | None:
     """The checks of ``info``'s class, or None when its writes have nothing to check."""
     info._row_check = _BUILDING  # a class naming itself (a tree) sees no nested checks
-    specs = info.specs
-    nested = []
-    for name, rule in info.rules.items():
-        for cls in rule.collections:
-            if is_record_class(cls):
-                check = _info_of(cls).row_check
-                if check is not None and check is not _BUILDING:
-                    nested.append(name)
-                    break
+    try:
+        specs = info.specs
+        nested = []
+        for name, rule in info.rules.items():
+            for cls in rule.collections:
+                if is_record_class(cls):
+                    check = _info_of(cls).row_check
+                    if check is not None and check is not _BUILDING:
+                        nested.append(name)
+                        break
+    finally:
+        info._row_check = PENDING  # the caller stores what this returns
     if specs is None and not nested:
         return None
     return RowCheck(None if specs is None else RowSpecs(specs), tuple(nested))
