@@ -8,8 +8,9 @@ Every implementation of a case is timed in the same process, interleaved repeat 
 repeat (the order rotating) so that machine noise hits all of them alike, in CPU time
 (``time.process_time``: run with ``OMP_NUM_THREADS=1``, as ``make bench`` does, so that
 it is the time of the one thread); the table reports the median time per call, the
-ratios tclass/peer and tclass/baseline of the medians, and the range of the
-tclass/baseline ratio over the repeats (each repeat's times divided).
+ratios tclass/peer and tclass/baseline of the medians, and the spread of the
+tclass/baseline ratio over the repeats (each repeat's times divided): its quartiles,
+the middle half of the repeats (min..max on a shared machine is the noise's range).
 
 On glibc, the allocator is told to keep freed memory in the process (``mallopt``: no
 trimming of the heap) for all three implementations alike.
@@ -114,7 +115,7 @@ def time_case(
     case: Case, ns: dict[str, Any], repeat: int, has_peer: bool
 ) -> tuple[dict[str, float | None], tuple[float, float] | None]:
     """Median CPU microseconds per run of each implementation's statement, and the
-    lowest and highest tclass/baseline ratio of one repeat (None without a baseline)."""
+    quartiles of the tclass/baseline ratio of one repeat (None without a baseline)."""
     impls = {
         "tclass": case.tclass,
         "peer": case.peer if has_peer else None,
@@ -136,7 +137,9 @@ def time_case(
     spread = None
     if "baseline" in samples:
         ratios = [t / b for t, b in zip(samples["tclass"], samples["baseline"]) if b > 0]
-        spread = (min(ratios), max(ratios)) if ratios else None
+        if len(ratios) > 1:
+            low, _, high = statistics.quantiles(ratios, n=4)
+            spread = (low, high)
     medians = {
         name: statistics.median(samples[name]) if name in samples else None for name in impls
     }
@@ -177,7 +180,7 @@ def main() -> int:
         )
         header = (
             f"{'case':34s} {'tclass':>9s} {'peer':>9s} {'baseline':>9s} {'t/peer':>7s} "
-            f"{'t/base':>7s} {'range':>11s}  target"
+            f"{'t/base':>7s} {'quartiles':>11s}  target"
         )
         print(header)
         print("-" * len(header))
