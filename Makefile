@@ -51,7 +51,7 @@ $(BENCH_STAMP): $(STAMP)
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
-	$(PY) benchmarks/run.py
+	OMP_NUM_THREADS=1 $(PY) benchmarks/run.py
 
 # Memory-mapped save/load against the peer and safetensors: writes ~15 GB under $TMPDIR
 # (or /tmp) and takes several minutes; `$(PY) benchmarks/io.py --quick` is a smoke run.

@@ -5,8 +5,12 @@ bench``); ``--filter "tc"`` keeps the tensorclass cases, whose names all start w
 ``--group algebra`` runs one group.
 
 Every implementation of a case is timed in the same process, interleaved repeat by
-repeat so that machine noise hits all of them alike; the table reports the median
-time per call and the ratios tclass/peer and tclass/baseline.
+repeat (the order rotating) so that machine noise hits all of them alike, in CPU time
+(``time.process_time``: run with ``OMP_NUM_THREADS=1``, as ``make bench`` does, so that
+it is the time of the one thread); the table reports the median time per call, the
+ratios tclass/peer and tclass/baseline of the medians, and the spread of the
+tclass/baseline ratio over the repeats (each repeat's times divided): its quartiles,
+the middle half of the repeats (min..max on a shared machine is the noise's range).
 
 On glibc, the allocator is told to keep freed memory in the process (``mallopt``: no
 trimming of the heap) for all three implementations alike.
@@ -22,6 +26,7 @@ import ctypes
 import importlib
 import statistics
 import sys
+import time
 import timeit
 import warnings
 from collections.abc import Callable
@@ -108,23 +113,37 @@ def calls_per_repeat(timer: timeit.Timer, budget: float = 0.02) -> int:
 
 def time_case(
     case: Case, ns: dict[str, Any], repeat: int, has_peer: bool
-) -> dict[str, float | None]:
-    """Median microseconds per run of each implementation's statement."""
+) -> tuple[dict[str, float | None], tuple[float, float] | None]:
+    """Median CPU microseconds per run of each implementation's statement, and the
+    quartiles of the tclass/baseline ratio of one repeat (None without a baseline)."""
     impls = {
         "tclass": case.tclass,
         "peer": case.peer if has_peer else None,
         "baseline": case.baseline,
     }
     live = {
-        name: timeit.Timer(stmt, globals=ns) for name, stmt in impls.items() if stmt is not None
+        name: timeit.Timer(stmt, timer=time.process_time, globals=ns)
+        for name, stmt in impls.items()
+        if stmt is not None
     }
     numbers = {name: calls_per_repeat(timer) for name, timer in live.items()}
     samples: dict[str, list[float]] = {name: [] for name in live}
-    for _ in range(repeat):
-        for name, timer in live.items():
-            elapsed = timer.timeit(number=numbers[name])
+    names = list(live)
+    for r in range(repeat):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            elapsed = live[name].timeit(number=numbers[name])
             samples[name].append(elapsed / numbers[name] * 1e6)
-    return {name: (statistics.median(samples[name]) if name in samples else None) for name in impls}
+    spread = None
+    if "baseline" in samples:
+        ratios = [t / b for t, b in zip(samples["tclass"], samples["baseline"]) if b > 0]
+        if len(ratios) > 1:
+            low, _, high = statistics.quantiles(ratios, n=4)
+            spread = (low, high)
+    medians = {
+        name: statistics.median(samples[name]) if name in samples else None for name in impls
+    }
+    return medians, spread
 
 
 def ratio(a: float | None, b: float | None) -> float | None:
@@ -135,6 +154,10 @@ def fmt(value: float | None, spec: str) -> str:
     """``value`` formatted by ``spec``, or a dash as wide (for a missing implementation)."""
     width = int(spec.split(".")[0] or 0)
     return "-".rjust(width) if value is None else format(value, spec)
+
+
+def _range(spread: tuple[float, float] | None) -> str:
+    return "-" if spread is None else f"{spread[0]:.2f}..{spread[1]:.2f}"
 
 
 def main() -> int:
@@ -152,12 +175,12 @@ def main() -> int:
         warnings.simplefilter("ignore")  # the peer's deprecation warnings
         print(
             f"peer: {'tensordict ' + peer.__version__ if peer else 'not installed'}; "
-            f"median of {args.repeat} interleaved repeats, us per call; allocator "
+            f"median of {args.repeat} interleaved repeats, CPU us per call; allocator "
             f"{'keeps freed memory (mallopt)' if quiet else 'as the system sets it'}\n"
         )
         header = (
             f"{'case':34s} {'tclass':>9s} {'peer':>9s} {'baseline':>9s} {'t/peer':>7s} "
-            f"{'t/base':>7s}  target"
+            f"{'t/base':>7s} {'quartiles':>11s}  target"
         )
         print(header)
         print("-" * len(header))
@@ -169,7 +192,7 @@ def main() -> int:
                 continue
             ns = make_namespace(peer)
             for case in cases:
-                times = time_case(case, ns, args.repeat, peer is not None)
+                times, spread = time_case(case, ns, args.repeat, peer is not None)
                 vs_peer = ratio(times["tclass"], times["peer"])
                 vs_base = ratio(times["tclass"], times["baseline"])
                 verdict = []
@@ -181,7 +204,7 @@ def main() -> int:
                 print(
                     f"{case.name:34s} {fmt(times['tclass'], '9.2f')} {fmt(times['peer'], '9.2f')} "
                     f"{fmt(times['baseline'], '9.2f')} {fmt(vs_peer, '7.2f')} "
-                    f"{fmt(vs_base, '7.2f')}  "
+                    f"{fmt(vs_base, '7.2f')} {_range(spread):>11s}  "
                     f"{', '.join(verdict)}",
                     flush=True,
                 )

@@ -65,6 +65,26 @@ class STransition:
     env: str
 
 
+# A replay buffer's rows (the schema issue's row-write case): an 84x84 RGB frame, an action
+# and a reward per row, with and without specs.
+REPLAY_ROWS = 2048  # the buffer
+REPLAY_BATCH = 256  # the rows written at random places
+
+
+@tclass.tensorclass
+class SReplay:
+    obs: Annotated[torch.Tensor, tclass.Spec("3 h w", torch.uint8)]
+    action: Annotated[torch.Tensor, tclass.Spec("", torch.int64)]
+    reward: Annotated[torch.Tensor, tclass.Spec("", torch.float32)]
+
+
+@tclass.tensorclass
+class TReplay:
+    obs: torch.Tensor
+    action: torch.Tensor
+    reward: torch.Tensor
+
+
 @tclass.tensorclass
 class TInner:
     x: torch.Tensor
@@ -138,7 +158,19 @@ def _peer_classes(peer: ModuleType) -> dict[str, type]:
         mid: PMid
         z: torch.Tensor
 
-    return {"Transition": PTransition, "Inner": PInner, "Mid": PMid, "Outer": POuter}
+    @peer.tensorclass
+    class PReplay:
+        obs: torch.Tensor
+        action: torch.Tensor
+        reward: torch.Tensor
+
+    return {
+        "Transition": PTransition,
+        "Inner": PInner,
+        "Mid": PMid,
+        "Outer": POuter,
+        "Replay": PReplay,
+    }
 
 
 # --- objects --------------------------------------------------------------------------
@@ -215,11 +247,37 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
         implementations.append(("p", _peer_classes(peer), True))
     ns["STransition"] = STransition
     ns["sspec"] = STransition(leaves["a"], leaves["b"], leaves["c"], "pong", batch_size=[BATCH])
+    ns["ssmall"] = ns["sspec"][:10].clone()
+    ns.update(_replay(peer))
     for prefix, classes, tensorclass in implementations:
         ns.update({prefix.upper() + name: cls for name, cls in classes.items()})
         ns.update(
             {prefix + name: obj for name, obj in _records(classes, leaves, tensorclass).items()}
         )
+    return ns
+
+
+def _replay(peer: ModuleType | None) -> dict[str, Any]:
+    """The replay buffers (``sbuf`` with specs, ``tbuf`` without, ``pbuf`` the peer's),
+    the rows written into them (``srows``...) and where (``ridx``)."""
+    generator = torch.Generator().manual_seed(3)
+    obs = torch.randint(0, 256, (REPLAY_BATCH, 3, 84, 84), dtype=torch.uint8, generator=generator)
+    action = torch.randint(0, 6, (REPLAY_BATCH,), generator=generator)
+    reward = torch.randn(REPLAY_BATCH, generator=generator)
+    classes = {"s": SReplay, "t": TReplay}
+    if peer is not None:
+        classes["p"] = _peer_classes(peer)["Replay"]
+    ns: dict[str, Any] = {
+        "ridx": torch.randint(0, REPLAY_ROWS, (REPLAY_BATCH,), generator=generator)
+    }
+    for prefix, cls in classes.items():
+        ns[prefix + "buf"] = cls(
+            torch.zeros(REPLAY_ROWS, 3, 84, 84, dtype=torch.uint8),
+            torch.zeros(REPLAY_ROWS, dtype=torch.int64),
+            torch.zeros(REPLAY_ROWS),
+            batch_size=[REPLAY_ROWS],
+        )
+        ns[prefix + "rows"] = cls(obs, action, reward, batch_size=[REPLAY_BATCH])
     return ns
 
 
@@ -331,4 +389,24 @@ def _schema_cases() -> list[TensorclassCase]:
         # A spec'd field's write also reads the tensor's dtype and shape (about 0.15 us):
         # held to the default bound.
         TensorclassCase("tc write, a spec'd field", "sspec.obs = a", "pr1.obs = a", "tr1.obs = a"),
+        # Row writes check each spec'd field's dtype and feature dims first: at most 20%.
+        TensorclassCase(
+            "tc[idx] = rows, 3 spec'd fields",
+            "sspec[index] = ssmall",
+            "pr1[index] = psmall",
+            "tr1[index] = tsmall",
+            tensor_bound=True,
+            baseline_target=SPEC_TARGET,
+        ),
+        # 256 rows of a replay buffer (5.4 MB of frames): the copy dominates, for the peer
+        # too, so tclass is held to the peer's time rather than half of it.
+        TensorclassCase(
+            "tc[idx] = 256 replay rows, spec'd",
+            "sbuf[ridx] = srows",
+            "pbuf[ridx] = prows",
+            "tbuf[ridx] = trows",
+            tensor_bound=True,
+            peer_target=1.0,
+            baseline_target=SPEC_TARGET,
+        ),
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -170,3 +171,56 @@ def test_jaxtyping_fields_allocate() -> None:
 def test_allocate_on_a_device() -> None:
     meta = Transition.allocate([1_000_000_000], dims=DIMS, device="meta")
     assert meta.obs.device.type == "meta" and meta.obs.shape[0] == 1_000_000_000
+
+
+# --- row writes into memory-mapped buffers (issue 26, item 2) -----------------------------
+
+
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {path: path.read_bytes() for path in sorted(folder.rglob("*.memmap"))}
+
+
+def _rows(count: int, **changes: object) -> dict[str, object]:
+    entries: dict[str, object] = {
+        "obs": torch.full((count, 3, 8, 6), 7, dtype=torch.uint8),
+        "action": torch.ones(count, dtype=torch.int64),
+        "reward": torch.full((count,), 0.5),
+        "mask": torch.ones(count, 8, 6, dtype=torch.bool),
+        "info": {"td_error": torch.ones(count), "step": torch.ones(count, dtype=torch.int64)},
+    }
+    entries.update(changes)
+    return entries
+
+
+def _bad_writes(buffer: Transition) -> list[Callable[[], object]]:
+    """Writes that do not fit the schema, each through another path."""
+    obs = torch.full((2, 3, 8, 6), 300.7)  # float32: it would land as 44, in the file too
+    info = {"td_error": torch.ones(2, dtype=torch.float64), "step": torch.ones(2).long()}
+    return [
+        lambda: buffer.__setitem__(slice(0, 2), tclass.TensorDict(_rows(2, obs=obs), [2])),
+        lambda: buffer.__setitem__(torch.tensor([1, 5]), _rows(2, mask=torch.ones(2, 8, 1) > 0)),
+        lambda: buffer.__setitem__(torch.arange(8) < 2, _rows(2, info=info)),
+        lambda: buffer.__setitem__(slice(0, 2), 300.7),
+        lambda: buffer.set_at_("obs", obs, slice(0, 2)),
+        lambda: buffer.update_at_(_rows(2, reward=torch.ones(2, dtype=torch.float64)), [3, 4]),
+        lambda: buffer.update_({"action": torch.ones(8, dtype=torch.int32)}),
+        lambda: buffer.set_("obs", torch.ones(8, 3, 8, 7, dtype=torch.uint8)),
+    ]
+
+
+def test_row_writes_into_a_memory_mapped_buffer_are_checked(tmp_path: Path) -> None:
+    folder = tmp_path / "rb"
+    allocated = Transition.allocate([8], dims=DIMS, prefix=folder)
+    loaded = Transition.load_memmap(folder)
+    before = _files(folder)
+    for buffer in (allocated, loaded):
+        for write in _bad_writes(buffer):
+            with pytest.raises(FieldSpecError):
+                write()
+            assert _files(folder) == before  # nothing reached the files
+        assert not buffer.obs.any()
+    loaded[torch.tensor([1, 6])] = _rows(2)
+    allocated.update_at_(_rows(1), [2])
+    reread = Transition.load_memmap(folder)
+    assert reread.obs[[1, 2, 6]].float().mean() == 7 and reread.info.td_error[6] == 1
+    assert reread.obs[0].sum() == 0

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given
@@ -267,6 +268,325 @@ def test_frozen_records_check_at_construction(declare: Declare) -> None:
     assert Frame(**frame_args()).obs.shape == (4, 3, 5, 6)
     with pytest.raises(FieldSpecError):
         Frame(**frame_args(obs=torch.zeros(4, 2, 5, 6, dtype=U8)))
+
+
+# --- row writes (issue 26, item 2) ------------------------------------------------------
+
+
+class Buffer(TensorClass):
+    obs: Annotated[Tensor, Spec("3 h w", torch.uint8)]
+    mask: Annotated[Tensor, Spec("h w", torch.bool)]
+    reward: Annotated[Tensor, Spec("", torch.float32)]
+    note: str | None = None
+
+
+class LooseBuffer(TensorClass):  # Buffer without specs: the peer's behaviour, unchecked
+    obs: Tensor
+    mask: Tensor
+    reward: Tensor
+
+
+def buffer(b: int = 6, h: int = 5, w: int = 4, cls: Any = Buffer) -> Any:
+    g = torch.Generator().manual_seed(b * 100 + h * 10 + w)
+    return cls(
+        obs=torch.randint(0, 256, (b, 3, h, w), dtype=U8, generator=g),
+        mask=torch.rand(b, h, w, generator=g) > 0.5,
+        reward=torch.randn(b, generator=g),
+        batch_size=[b],
+    )
+
+
+def rows(b: int = 2, h: int = 5, w: int = 4, **changes: Any) -> dict[str, Any]:
+    entries: dict[str, Any] = {
+        "obs": torch.full((b, 3, h, w), 7, dtype=U8),
+        "mask": torch.ones(b, h, w, dtype=torch.bool),
+        "reward": torch.full((b,), 0.5),
+    }
+    entries.update(changes)
+    return entries
+
+
+def snapshot(record: Any) -> dict[str, Tensor]:
+    return {key: value.clone() for key, value in record.items() if isinstance(value, Tensor)}
+
+
+def assert_untouched(record: Any, before: dict[str, Tensor]) -> None:
+    for key, value in before.items():
+        assert torch.equal(record.get(key), value), f"{key} was written"
+
+
+ROW_INDICES = [
+    pytest.param(slice(0, 2), id="slice"),
+    pytest.param(torch.tensor([4, 1]), id="tensor"),
+    pytest.param(torch.tensor([True, False, False, True, False, False]), id="mask"),
+]
+
+
+@pytest.mark.parametrize("index", ROW_INDICES)
+def test_a_row_write_of_a_wrong_dtype_writes_nothing(index: Any) -> None:
+    buf = buffer()
+    before = snapshot(buf)
+    bad_obs = torch.full((2, 3, 5, 4), 300.7)  # float32: 300.7 would land as 44
+    writes = [
+        lambda: buf.__setitem__(index, TensorDict(rows(obs=bad_obs), batch_size=[2])),
+        lambda: buf.__setitem__(index, rows(obs=bad_obs)),
+        lambda: buf.__setitem__(index, Buffer(**rows(), batch_size=[2]).apply(torch.Tensor.float)),
+    ]
+    for write in writes:
+        with pytest.raises(FieldSpecError) as caught:
+            write()
+        assert_untouched(buf, before)
+        assert "obs" in str(caught.value) and "uint8" in str(caught.value)
+        assert "Nothing was written" in str(caught.value)
+    problem = caught.value.problems[0]
+    assert (problem.field, problem.dim, problem.got, problem.expected) == (
+        "obs",
+        "dtype",
+        "float32",
+        "uint8",
+    )
+    # Every field is checked before the first is written: the last one is bad here.
+    with pytest.raises(FieldSpecError, match="reward"):
+        buf[index] = rows(reward=torch.zeros(2, dtype=torch.float64))
+    assert_untouched(buf, before)
+    buf[index] = Buffer(**rows(), batch_size=[2])  # rows that fit are written
+    assert bool((buf.obs[index] == 7).all()) and bool((buf.reward[index] == 0.5).all())
+
+
+def test_a_row_write_cannot_change_a_feature_dim() -> None:
+    buf = buffer(h=5, w=4)
+    before = snapshot(buf)
+    cases = [
+        (rows(w=1), "w", 1, 4),  # torch would broadcast a 1 silently
+        (rows(obs=torch.zeros(2, 2, 5, 4, dtype=U8)), "3", 2, 3),
+        (rows(obs=torch.zeros(2, 4, dtype=U8)), "ndim", 1, 3),  # a dict's: 0 of 3 dims
+        (rows(mask=torch.zeros(2, 1, 4, dtype=torch.bool)), "h", 1, 5),
+    ]
+    for entries, dim, got, expected in cases:
+        for value in (TensorDict(entries, batch_size=[2]), entries):
+            with pytest.raises(FieldSpecError) as caught:
+                buf[:2] = value
+            problem = caught.value.problems[0]
+            got = got if isinstance(value, TensorDict) or dim != "ndim" else 0
+            assert (problem.dim, problem.got, problem.expected) == (dim, got, expected)
+            assert_untouched(buf, before)
+
+
+def test_row_writes_accept_what_fits() -> None:
+    buf = buffer()
+    buf[:2] = 0  # numbers the dtypes hold exactly fill every field
+    assert not buf.obs[:2].any() and not buf.mask[:2].any()
+    buf[:2] = 1
+    assert bool((buf.obs[:2] == 1).all()) and bool(buf.mask[:2].all())
+    buf[:2] = {"obs": 2.0, "reward": 2.5}  # an integral float in uint8, any float in float32
+    assert bool((buf.obs[:2] == 2).all()) and bool((buf.reward[:2] == 2.5).all())
+    buf[2] = {"obs": torch.full((3, 5, 4), 9, dtype=U8), "mask": torch.tensor(True)}
+    assert bool((buf.obs[2] == 9).all())
+    one = TensorDict(rows(b=1), batch_size=[1])[0]  # no batch dims: broadcast over the rows
+    buf[3:5] = one
+    assert bool((buf.obs[3:5] == 7).all())
+    buf[5] = Buffer(**rows(b=1), batch_size=[1])[0]
+    assert bool((buf.obs[5] == 7).all())
+    buf[:, None] = buf[:, None].clone()  # an index that adds a dim
+    buf[torch.zeros(6, dtype=torch.bool)] = Buffer(**rows(b=0), batch_size=[0])
+
+
+@pytest.mark.parametrize("value", [300, -1, 2.5, float("nan"), 300.7])
+def test_a_number_the_dtype_cannot_hold_is_refused(value: float) -> None:
+    buf = buffer()
+    before = snapshot(buf)
+    with pytest.raises(FieldSpecError, match="cannot hold exactly") as caught:
+        buf[:2] = value
+    assert caught.value.problems[0].field == "obs"
+    with pytest.raises(FieldSpecError, match="cannot hold exactly"):
+        buf[:2] = {"obs": torch.full((3, 5, 4), value).tolist()}
+    assert_untouched(buf, before)
+    with pytest.raises(FieldSpecError, match="mask"):
+        buf[:2] = {"mask": 2}  # a bool holds 0 and 1
+    assert_untouched(buf, before)
+
+
+def test_set_and_update_in_place_are_checked_before_writing() -> None:
+    buf = buffer()
+    before = snapshot(buf)
+    bad_obs = torch.zeros(2, 3, 5, 4)
+    good = rows()
+    for write in (
+        lambda: buf.set_at_("obs", bad_obs, slice(0, 2)),
+        lambda: buf.set_at_("mask", torch.zeros(2, 5, 1, dtype=torch.bool), slice(0, 2)),
+        lambda: buf.set_("reward", torch.zeros(6, dtype=torch.float64)),
+        lambda: buf.set_("obs", torch.zeros(6, 3, 5, 1, dtype=U8)),
+        lambda: buf.set("obs", torch.zeros(6, 3, 5, 4), inplace=True),
+        lambda: buf.update_at_({**good, "obs": bad_obs}, slice(0, 2)),
+        lambda: buf.update_at_(TensorDict({**good, "obs": bad_obs}, batch_size=[2]), [0, 1]),
+        lambda: buf.update_({"reward": torch.zeros(6), "mask": torch.zeros(6, 5, 1).bool()}),
+        lambda: buf.update_(buffer(w=3)),
+        lambda: buf.update({"reward": torch.zeros(6), "obs": torch.ones(6, 3, 5, 4)}, inplace=True),
+    ):
+        with pytest.raises(FieldSpecError):
+            write()
+        assert_untouched(buf, before)
+    # keys_to_update leaves the others alone, checks included.
+    buf.update_at_({**good, "obs": bad_obs}, slice(0, 2), keys_to_update=["reward"])
+    assert bool((buf.reward[:2] == 0.5).all())
+    buf.update_(buffer(), keys_to_update=["mask"])
+    buf.set_at_("obs", torch.ones(3, 5, 4, dtype=U8), 0)
+    buf.update({"reward": torch.ones(6)}, inplace=True)
+    assert bool((buf.obs[0] == 1).all()) and bool((buf.reward == 1).all())
+
+
+def test_row_writes_into_nested_records_are_checked_before_the_outer_fields() -> None:
+    class Info(TensorClass):
+        td_error: Annotated[Tensor, Spec("", torch.float32)]
+
+    class Step(TensorClass):
+        obs: Annotated[Tensor, Spec("4", torch.uint8)]
+        info: Info
+
+    step = Step(
+        obs=torch.zeros(3, 4, dtype=U8), info=Info(td_error=torch.zeros(3), batch_size=[3]),
+        batch_size=[3],
+    )  # fmt: skip
+    bad = {"obs": torch.ones(2, 4, dtype=U8), "info": {"td_error": torch.ones(2).double()}}
+    for value in (bad, TensorDict(bad, batch_size=[2])):
+        with pytest.raises(FieldSpecError, match="td_error") as caught:
+            step[:2] = value
+        assert "into its field 'info'" in str(caught.value)
+        assert not step.obs.any() and not step.info.td_error.any()
+    with pytest.raises(FieldSpecError, match="td_error"):
+        step.update_at_({("info", "td_error"): torch.ones(2).double()}, slice(0, 2))
+    with pytest.raises(FieldSpecError, match="td_error"):
+        step.set_at_(("info", "td_error"), torch.ones(2).double(), slice(0, 2))
+    with pytest.raises(FieldSpecError, match="td_error"):
+        step.info[:2] = {"td_error": torch.ones(2).double()}
+    assert not step.info.td_error.any()
+    step[:2] = {"obs": torch.ones(2, 4, dtype=U8), "info": {"td_error": torch.ones(2)}}
+    assert step.info.td_error.tolist() == [1.0, 1.0, 0.0]
+
+
+class Node(TensorClass):  # a class naming itself: its checks are worked out once
+    x: Annotated[Tensor, Spec("", torch.float32)]
+    child: Node | None = None
+
+
+def test_a_record_class_naming_itself_checks_its_row_writes() -> None:
+    node = Node(x=torch.zeros(2), child=Node(x=torch.zeros(2), batch_size=[2]), batch_size=[2])
+    with pytest.raises(FieldSpecError, match="float64"):
+        node[:1] = {"x": torch.ones(1, dtype=torch.float64)}
+    with pytest.raises(FieldSpecError, match="float64"):
+        node.child[:1] = {"x": torch.ones(1, dtype=torch.float64)}
+    node[:1] = {"x": torch.ones(1), "child": {"x": torch.ones(1)}}
+    assert node.x.tolist() == [1.0, 0.0] and node.child is not None
+    assert node.child.x.tolist() == [1.0, 0.0]
+
+
+def test_a_field_a_row_write_allocates_fits_the_named_dims() -> None:
+    class Pair(TensorClass):
+        a: Annotated[Tensor, Spec("n", torch.float32)]
+        b: Annotated[Tensor, Spec("n", torch.float32)] | None = None
+
+    pair = Pair(a=torch.zeros(4, 3), batch_size=[4])
+    with pytest.raises(FieldSpecError, match="'n'"):
+        pair[:2] = {"b": torch.ones(2, 5)}
+    with pytest.raises(FieldSpecError, match="float64"):
+        pair[:2] = {"b": torch.ones(2, 3, dtype=torch.float64)}
+    assert pair.b is None
+    pair[:2] = {"b": torch.ones(2, 3)}
+    assert pair.b is not None and pair.b.shape == (4, 3)
+
+
+def test_broadcastable_and_anonymous_dims_in_row_writes() -> None:
+    class Grid(TensorClass):
+        scale: Annotated[Tensor, Spec("#n")]
+        free: Annotated[Tensor, Spec("_ *rest")]
+
+    grid = Grid(scale=torch.zeros(3, 4), free=torch.zeros(3, 5, 2, 2), batch_size=[3])
+    grid[:2] = {"scale": torch.ones(2, 1), "free": torch.ones(2, 5, 2, 2)}  # '#n': 1 fits
+    assert grid.scale[:2].sum() == 8
+    with pytest.raises(FieldSpecError, match="'_'"):
+        grid[:2] = {"free": torch.ones(2, 1, 2, 2)}  # a row write cannot change it
+    with pytest.raises(FieldSpecError, match=r"\*rest"):
+        grid[:2] = {"free": torch.ones(2, 5, 2, 1)}
+
+
+def test_records_without_specs_are_written_as_before() -> None:
+    loose = buffer(cls=LooseBuffer)
+    loose[:2] = TensorDict(rows(obs=torch.full((2, 3, 5, 4), 300.7)), batch_size=[2])
+    assert loose.obs[0, 0, 0, 0] == 44  # torch's cast, unchecked (as the peer writes it)
+    assert LooseBuffer.__tclass_info__.row_check is None  # nothing to check, nothing paid
+
+
+def test_array_likes_the_specs_dtype_cannot_hold_are_refused() -> None:
+    frame = Buffer(**rows(b=4), batch_size=[4])
+    with pytest.raises(FieldSpecError, match="300.7") as caught:
+        frame.obs = np.full((4, 3, 5, 4), 300.7)  # cast to uint8, it would read 44
+    assert caught.value.problems[0].dim == "dtype"
+    with pytest.raises(FieldSpecError, match="256"):
+        Buffer(**rows(b=1, obs=[[[[256] * 4] * 5] * 3]), batch_size=[1])
+    assert bool((frame.obs == 7).all())
+    frame.obs = np.zeros((4, 3, 5, 4))  # float64 zeros: uint8 holds them
+    frame.reward = np.full(4, 0.1)  # a floating dtype holds any real number, rounded
+    assert frame.obs.dtype == U8 and frame.reward.dtype == torch.float32
+
+
+@SETTINGS
+@given(
+    index_kind=st.sampled_from(["int", "slice", "tensor", "mask"]),
+    fault=st.sampled_from(["none", "dtype", "fixed", "named", "number", "extra"]),
+    spelling=st.sampled_from(["record", "tensordict", "dict"]),
+    data=st.data(),
+)
+def test_an_invalid_row_write_never_changes_a_byte(
+    index_kind: str, fault: str, spelling: str, data: st.DataObject
+) -> None:
+    buf = buffer()
+    before = snapshot(buf)
+    b = 6
+    if index_kind == "int":
+        index: Any = data.draw(st.integers(-b, b - 1))
+        count = None
+    elif index_kind == "slice":
+        start = data.draw(st.integers(0, b - 1))
+        index, count = slice(start, b), b - start
+    elif index_kind == "tensor":
+        index = torch.tensor(data.draw(st.lists(st.integers(0, b - 1), min_size=1, max_size=4)))
+        count = len(index)
+    else:
+        index = torch.tensor(data.draw(st.lists(st.booleans(), min_size=b, max_size=b)))
+        count = int(index.sum())
+    lead = () if count is None else (count,)
+    entries: dict[str, Any] = {
+        "obs": torch.full((*lead, 3, 5, 4), 7, dtype=U8),
+        "mask": torch.ones(*lead, 5, 4, dtype=torch.bool),
+        "reward": torch.full(lead, 0.5),
+    }
+    if fault == "dtype":
+        entries["reward"] = entries["reward"].double()
+    elif fault == "fixed":
+        entries["obs"] = torch.zeros(*lead, 2, 5, 4, dtype=U8)
+    elif fault == "named":
+        entries["mask"] = torch.zeros(*lead, 5, 1, dtype=torch.bool)
+    elif fault == "number":
+        entries["obs"] = 300
+    elif fault == "extra":  # an extra feature dim (a dict's would align with batch dims)
+        entries["reward"] = torch.zeros(*lead, 1)
+        spelling = "tensordict"
+    value: Any = entries
+    if spelling == "tensordict" and fault != "number":
+        value = TensorDict(entries, batch_size=list(lead))
+    elif spelling == "record" and fault in ("none", "dtype"):  # records that can be built
+        value = Buffer(**{**entries, "reward": torch.full(lead, 0.5)}, batch_size=list(lead))
+        if fault == "dtype":  # derived records are not checked again: this one is float64
+            value = value.apply(lambda t: t.double() if t.is_floating_point() else t)
+    if fault == "none":
+        buf[index] = value
+        expected = LooseBuffer(**before, batch_size=[b])
+        expected[index] = entries
+        assert_untouched(buf, snapshot(expected))
+    else:
+        with pytest.raises(FieldSpecError):
+            buf[index] = value
+        assert_untouched(buf, before)
 
 
 # --- the grammar -----------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from tclass import Spec
 from tclass._core._record_spec import RecordSpecs
+from tclass._core._row_spec import RIGHT, RowSpecs
 from tclass._core._spec import (
     ANON,
     FIXED,
@@ -25,11 +27,13 @@ from tclass._core._spec import (
     TensorSpec,
     allocation_dtype,
     allocation_shape,
+    exact_tensor,
+    inexact_value,
     parse_dims,
     spec_of,
 )
 from tclass._io._schema import widened
-from tclass.errors import SpecSyntaxError
+from tclass.errors import FieldSpecError, SpecSyntaxError
 
 try:
     import jaxtyping
@@ -174,6 +178,70 @@ def test_the_generated_assign_check_agrees_with_the_matcher(
     batch_ok = value.shape[: len(batch)] == torch.Size(batch)
     fits = batch_ok and not specs.problems(observed, len(batch))
     assert specs.inline.assign[field](entries, value, torch.Size(batch)) == fits
+
+
+@given(
+    form=st.sampled_from(sorted(FAST_SPECS)),
+    batch=st.lists(st.integers(1, 2), max_size=2),
+    h=st.integers(1, 3),
+    w=st.integers(1, 3),
+    right=st.booleans(),
+    rows=st.lists(st.integers(0, 3), max_size=2),
+    features=st.none() | st.lists(st.integers(1, 3), max_size=4),
+    h2=st.integers(1, 3),
+    float_a=st.booleans(),
+)
+def test_the_row_fast_path_agrees_with_the_row_check(
+    form: str,
+    batch: list[int],
+    h: int,
+    w: int,
+    right: bool,
+    rows: list[int],
+    features: Any,
+    h2: int,
+    float_a: bool,
+) -> None:
+    """Rows written into a valid record fit when they have an allowed dtype and the
+    record's feature dims (a dict's entries: aligned on the right, a 0-dim one fills);
+    the generated fast path and the slow check say the same (the fast path may defer)."""
+    specs = RecordSpecs("R", FAST_SPECS[form]())
+    check = RowSpecs(specs)
+    a, b = VALID[form](h, w, len(batch))
+    targets = {"a": torch.zeros((*batch, *a)), "b": torch.zeros((*batch, *b))}
+    shape = VALID[form](h2, w, len(batch))[0] if features is None else tuple(features)
+    value = torch.zeros((*rows, *shape), dtype=torch.float32 if float_a else torch.int64)
+    n, f = len(batch), len(a)
+    if right:
+        m, carried = RIGHT, tuple(value.shape[value.ndim - f :]) if value.ndim >= f else None
+        fits = value.ndim == 0 or carried == tuple(a) or f == 0
+    else:
+        m, fits = len(rows), value.ndim == 0 or tuple(value.shape[len(rows) :]) == tuple(a)
+    fits = fits and (float_a or form in ("right",))  # "a" wants float32 but in "right"
+    fast = check.fit(targets, {"a": value}, n, m)
+    assert not fast or fits
+    if fits:
+        check.check(targets, {"a": value}, torch.Size(batch), m, len(rows), "write")
+    else:
+        with pytest.raises(FieldSpecError) as caught:
+            check.check(targets, {"a": value}, torch.Size(batch), m, len(rows), "write")
+        assert caught.value.problems[0].field == "a" and "write: " in str(caught.value)
+
+
+def test_inexact_values() -> None:
+    assert inexact_value(torch.tensor([1, 2, 255]), torch.uint8) is None
+    assert inexact_value(torch.tensor([1, 300]), torch.uint8) == 300
+    assert inexact_value(torch.tensor([-1]), torch.uint8) == -1
+    assert inexact_value(exact_tensor([2.0, 2.5]), torch.int64) == 2.5
+    assert inexact_value(exact_tensor(300.7), torch.uint8) == 300.7  # a double, unrounded
+    assert inexact_value(exact_tensor(float("nan")), torch.int32) is not None
+    assert inexact_value(exact_tensor([0, 1]), torch.bool) is None
+    assert inexact_value(exact_tensor(2), torch.bool) == 2
+    assert inexact_value(exact_tensor(0.1), torch.float16) is None  # floats round
+    assert inexact_value(exact_tensor(1 + 2j), torch.float32) == 1 + 2j
+    assert inexact_value(exact_tensor(True), torch.uint8) is None
+    assert exact_tensor([1.5]).dtype == torch.float64
+    assert exact_tensor(np.zeros(2, dtype=np.float32)).dtype == torch.float32
 
 
 def test_a_value_in_a_union_field_is_skipped_by_both_paths() -> None:

@@ -51,7 +51,13 @@ class KeyOps(TensorCollection):
 
         def copy(self) -> Self: ...
         def update_at_(
-            self, input_dict_or_td: Any, idx: Any, clone: bool = False, **kwargs: Any
+            self,
+            input_dict_or_td: Mapping[Any, Any] | TensorCollection,
+            idx: Any,
+            clone: bool = False,
+            *,
+            non_blocking: bool = False,
+            keys_to_update: Sequence[Any] | None = None,
         ) -> Self: ...
         def set_at_(
             self, key: Any, value: Any, index: Any, *, non_blocking: bool = False

@@ -42,12 +42,13 @@ class RecordSpecs:
     ``tensors_only`` says that the field stores nothing but tensors (or nothing).
     """
 
-    __slots__ = ("owner", "specs", "names", "inline", "_fast")
+    __slots__ = ("owner", "specs", "names", "tensors_only", "inline", "_fast")
 
     def __init__(self, owner: str, fields: Sequence[tuple[str, TensorSpec, bool]]) -> None:
         self.owner = owner
         self.specs: dict[str, TensorSpec] = {name: spec for name, spec, _ in fields}
         self.names = tuple(self.specs)
+        self.tensors_only = frozenset(name for name, _, only in fields if only)
         self._fast, self.inline = _compile(owner, fields)
 
     def check(self, entries: Mapping[str, Any], batch_ndim: int) -> None:

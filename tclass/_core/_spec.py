@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from tclass.errors import SpecSyntaxError
@@ -53,6 +54,8 @@ __all__ = [
     "allocation_shape",
     "array_type_of",
     "dtype_names",
+    "exact_tensor",
+    "inexact_value",
     "parse_dims",
     "spec_of",
 ]
@@ -310,6 +313,44 @@ def allocation_dtype(spec: TensorSpec | None) -> torch.dtype:
 def dtype_names(dtypes: frozenset[torch.dtype] | None) -> list[str] | None:
     """The dtypes as the saved format names them (``torch.uint8``), sorted."""
     return None if dtypes is None else sorted(str(dtype) for dtype in dtypes)
+
+
+# --- values that are not tensors yet ----------------------------------------------------
+
+
+def exact_tensor(value: object) -> torch.Tensor:
+    """An array-like (a number, a list, a numpy array) as a tensor of its own dtype, a
+    Python float as float64: nothing rounded yet, so that :func:`inexact_value` judges
+    the values given.
+
+    Raises:
+        TypeError, ValueError, RuntimeError: from ``torch.as_tensor``, for a value that
+            is not an array-like.
+    """
+    tensor = torch.as_tensor(value)
+    if tensor.is_floating_point() and not isinstance(value, (torch.Tensor, np.ndarray, np.generic)):
+        return torch.as_tensor(value, dtype=torch.float64)  # Python floats are doubles
+    return tensor
+
+
+def inexact_value(source: torch.Tensor, dtype: torch.dtype) -> object | None:
+    """A value of ``source`` that ``dtype`` cannot hold exactly (as a Python number), or
+    None when it holds them all. A floating dtype holds every real number (rounded to its
+    precision, as floats are), a complex dtype every number; an integer or bool dtype
+    holds the integers in its range (``2.0`` is one, ``2.5``, ``300`` in uint8 and ``nan``
+    are not)."""
+    if source.dtype == dtype or source.dtype == torch.bool or dtype.is_complex:
+        return None
+    bad = torch.zeros(source.shape, dtype=torch.bool, device=source.device)
+    real = source
+    if source.is_complex():
+        bad |= source.imag != 0
+        real = source.real
+    if not dtype.is_floating_point:
+        bad |= real.to(dtype).to(real.dtype) != real  # NaN != NaN: refused too
+    if not bool(bad.any()):
+        return None
+    return source[bad].reshape(-1)[0].item()
 
 
 # --- reading annotations ---------------------------------------------------------------

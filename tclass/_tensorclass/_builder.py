@@ -47,6 +47,7 @@ from tclass._tensorclass._hints import Unresolved, resolve_annotations
 from tclass._tensorclass._interop import register_pytree
 from tclass._tensorclass._options import ClassOptions, class_options
 from tclass._tensorclass._schema import field_schemas, record_specs
+from tclass._tensorclass._writes import PENDING, RowCheck, build_row_check
 from tclass.errors import (
     ClassDefinitionError,
     FrozenInstanceError,
@@ -93,6 +94,7 @@ class ClassInfo:
         "_rules",
         "_specs",
         "_schema",
+        "_row_check",
     )
 
     def __init__(
@@ -115,6 +117,7 @@ class ClassInfo:
         self._rules: dict[str, FieldRule] | None = None
         self._specs: RecordSpecs | None = None
         self._schema: tuple[FieldSchema, ...] = ()
+        self._row_check: RowCheck | None | object = PENDING
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -130,6 +133,15 @@ class ClassInfo:
         if self._rules is None:
             self._rules = _resolve_rules(self)  # and the specs
         return self._specs
+
+    @property
+    def row_check(self) -> RowCheck | None:
+        """What a write into the rows of a record checks (None: nothing), worked out at
+        the first write."""
+        check = self._row_check
+        if check is PENDING:
+            check = self._row_check = build_row_check(self)
+        return check  # type: ignore[return-value]
 
     @property
     def schema(self) -> tuple[FieldSchema, ...]:

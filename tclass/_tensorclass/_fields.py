@@ -48,14 +48,21 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
-from tclass._core._spec import TensorSpec, array_type_of, spec_of
+from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._hints import annotated_members, annotation_text
 from tclass._tensorclass._options import ClassOptions
-from tclass.errors import BatchMismatchError, CastError, ClassDefinitionError, FieldTypeError
+from tclass.errors import (
+    BatchMismatchError,
+    CastError,
+    ClassDefinitionError,
+    FieldSpecError,
+    FieldTypeError,
+    SpecProblem,
+)
 
 __all__ = ["FieldRule", "rule_for"]
 
@@ -113,14 +120,35 @@ class FieldRule:
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
         if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
-            dtypes = self.spec.dtypes if self.spec is not None else None
-            dtype = next(iter(dtypes)) if dtypes is not None and len(dtypes) == 1 else None
-            try:
-                tensor = torch.as_tensor(value, dtype=dtype, device=device)
-            except (TypeError, ValueError, RuntimeError):
-                self._refuse(value)
-            return self._check_batch(tensor, batch)
+            return self._check_batch(self._array_tensor(value, device), batch)
         self._refuse(value)
+
+    def _array_tensor(self, value: Any, device: torch.device | None) -> torch.Tensor:
+        """An array-like as a tensor: of its spec's dtype when it names one, which must
+        hold every value exactly (any real number in a floating dtype).
+
+        Raises:
+            FieldSpecError: naming a value the dtype cannot hold (300 or 2.5 in uint8).
+        """
+        dtypes = self.spec.dtypes if self.spec is not None else None
+        dtype = next(iter(dtypes)) if dtypes is not None and len(dtypes) == 1 else None
+        try:
+            if dtype is None or dtype.is_floating_point or dtype.is_complex:
+                return torch.as_tensor(value, dtype=dtype, device=device)
+            tensor = exact_tensor(value)
+        except (TypeError, ValueError, RuntimeError):
+            self._refuse(value)
+        bad = inexact_value(tensor, dtype)
+        if bad is not None:
+            assert self.spec is not None
+            stored = str(dtype).replace("torch.", "")
+            msg = (
+                f"{self.owner}.{self.name} is given {bad!r}, which {stored} (the dtype of its "
+                f"annotation {self.spec.text}) cannot hold exactly; give values it holds, or "
+                f"a tensor of dtype {stored}"
+            )
+            raise FieldSpecError(msg, [SpecProblem(self.name, "dtype", bad, stored, None, msg)])
+        return tensor.to(device=device, dtype=dtype)
 
     def _store_collection(
         self, value: TensorCollection, batch: torch.Size, device: torch.device | None

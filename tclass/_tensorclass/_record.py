@@ -28,7 +28,7 @@ from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike, parse_to_args
-from tclass._core._keys import unravel_key
+from tclass._core._keys import key_path, unravel_key
 from tclass._core._names import Names
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
@@ -54,12 +54,18 @@ from tclass._tensorclass._typing import (
     NamesField,
     constructor_keyword,
 )
+from tclass._tensorclass._writes import (
+    check_entry_write,
+    check_row_write,
+    check_written_keys,
+    replacements,
+    unset_dropped,
+)
 from tclass.errors import (
     ClassDefinitionError,
     FieldIndexError,
     UnknownFieldError,
     UnsupportedError,
-    UpdateArgumentError,
 )
 
 __all__ = ["TensorClass"]
@@ -350,6 +356,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         if type(key) is str or (type(key) is tuple and len(key) == 1):
             name = key if type(key) is str else key[0]
             if inplace and isinstance(self._tensordict._entries().get(name), torch.Tensor):
+                check_entry_write(self, name, value, ..., "set")
                 self._tensordict.set_(name, value)
                 return self
             setter = self.__tclass_info__.setters.get(name)
@@ -360,11 +367,14 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         path = unravel_key(key)
         if type(path) is tuple and path[0] not in self.__tclass_info__.field_names:
             raise self._unknown_field(path[0])  # as update() and attribute assignment
+        if inplace:
+            check_entry_write(self, key, value, ..., "set")
         self._tensordict.set(key, value, inplace=inplace)
         return self
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing tensor ``key`` in place (allowed when locked)."""
+        check_entry_write(self, key, value, ..., "set_")
         self._tensordict.set_(key, value)
         return self
 
@@ -377,6 +387,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`."""
+        if inplace:  # the tensors written into, checked before the first is written
+            keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+            check_row_write(self, ..., source, keys, "update", deep=False)
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else set(keys_to_update)
         for key, value in pairs:
@@ -414,17 +427,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         into every field at ``index``, in place."""
         if isinstance(index, str) or (type(index) is tuple and index and isinstance(index[0], str)):
             raise self._string_index(index)
-        if isinstance(value, TensorCollection) and type(value) is not type(self):
-            self._check_written_keys(value._entries().keys())
-        elif isinstance(value, Mapping):
-            self._check_written_keys(value.keys())
+        check_written_keys(self, value)
+        check_row_write(self, index, value)
         self._tensordict[index] = value
-
-    def _check_written_keys(self, keys: Any) -> None:
-        fields = self.__tclass_info__.field_names
-        for key in keys:
-            if key not in fields:
-                raise self._unknown_field(key)
 
     def _string_index(self, index: object) -> FieldIndexError:
         return FieldIndexError(
@@ -640,6 +645,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         return self if inplace else self._result(out)
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        check_entry_write(self, key, value, index, "set_at_")
         self._tensordict.set_at_(key, value, index)
         return self
 
@@ -771,23 +777,28 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         keys_to_update: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> Self:
-        source = storage_of(self._unset_dropped(input_dict_or_td))
+        source = storage_of(unset_dropped(self, input_dict_or_td))
+        keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+        check_row_write(self, ..., source, keys, "update_")
+        check_row_write(self, ..., kwargs, keys, "update_")
         options = {"non_blocking": non_blocking, "keys_to_update": keys_to_update, **kwargs}
         return self._result(self._tensordict.update_(source, clone, **options))
 
-    def _unset_dropped(self, source: Any) -> Any:
-        """A plain mapping without the ``None`` given for fields that are absent (``None``),
-        nested records included: as in the peer, ``update_(record.to_dict())`` leaves them."""
-        if type(source) is not dict:
-            return source
-        absent = self._absent_fields()
-        kept = {}
-        for key, value in source.items():
-            if value is None and key in absent:
-                continue
-            inner = getattr(self, key, None) if isinstance(key, str) else None
-            kept[key] = inner._unset_dropped(value) if isinstance(inner, TensorClass) else value
-        return kept
+    def update_at_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection,
+        idx: Any,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Writes every value into the elements ``idx`` of its field (all checked first)."""
+        keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+        check_row_write(self, idx, input_dict_or_td, keys, "update_at_")
+        source = storage_of(input_dict_or_td)
+        self._tensordict.update_at_(source, idx, clone, keys_to_update=keys_to_update)
+        return self
 
     def _result(self, result: TensorDictBase) -> Self:
         """What the storage returned, as a record: ``self`` for the storage itself."""
@@ -958,7 +969,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         as keywords and/or one mapping or collection (keywords win); works on frozen
         records too."""
         if args:
-            changes = {**_replacements(args), **changes}
+            changes = {**replacements(args), **changes}
         td = self._tensordict.__copy__()
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:
@@ -977,20 +988,6 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self._tensordict))
-
-
-def _replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:
-    """The fields ``replace(mapping)`` sets, from its one positional argument."""
-    (source, *rest) = args
-    if rest or not isinstance(source, (Mapping, TensorCollection)):
-        msg = (
-            "replace() takes one dict or collection of fields (and keywords), got "
-            f"{len(args)} argument(s) of type(s) {[type(arg).__name__ for arg in args]}"
-        )
-        raise UpdateArgumentError(msg)
-    if isinstance(source, TensorCollection):
-        return {key: source.get(key) for key in source._key_names()}
-    return dict(source)
 
 
 def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:

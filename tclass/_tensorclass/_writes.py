@@ -1,0 +1,312 @@
+"""Spec checks of the writes into a record's rows (``record[index] = rows``, ``set_``,
+``set_at_``, ``update_``, ``update_at_``, ``update(..., inplace=True)``).
+
+Every value is checked before the first byte is written, in the record's fields and
+in its nested records' (whose writes happen after the outer fields'): a value that does
+not fit leaves the record, and its files when it is memory-mapped, as they were. What
+fits is ``_core._row_spec``'s business; here, how each write spells its values (and
+the other small rules of what writes take: keys that are fields, ``replace``'s argument,
+the ``None`` of unset fields that ``update_`` drops).
+
+The per-class facts (``RowCheck``) are worked out once, at the first write; a class
+without specs, and without a nested record class that has some, gets none, and its
+writes pay a function call and two attribute reads. A record over a lazy stack (whose
+members may differ) is not checked here: assignment checks its fields against the
+specs alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._core._batch import format_shape, indexed_shape
+from tclass._core._keys import key_path
+from tclass._core._records import is_record, is_record_class
+from tclass._core._row_spec import FILL, RIGHT, RowSpecs
+from tclass._engine._entry_values import keys_below
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._td import TensorDict
+from tclass.errors import UpdateArgumentError
+
+if TYPE_CHECKING:
+    from tclass._tensorclass._builder import ClassInfo
+
+__all__ = [
+    "PENDING",
+    "RowCheck",
+    "build_row_check",
+    "check_entry_write",
+    "check_row_write",
+    "check_written_keys",
+    "replacements",
+    "unset_dropped",
+]
+
+Allowed = list[tuple[str, ...]] | None  # keys_to_update as paths; None: every key
+
+
+class RowCheck:
+    """What a write into a record of one class checks: its spec'd fields (``rows``) and
+    the fields that may hold a nested record whose class checks something."""
+
+    __slots__ = ("rows", "nested", "rows_fit")
+
+    def __init__(self, rows: RowSpecs | None, nested: tuple[str, ...]) -> None:
+        self.rows = rows
+        self.nested = nested
+        # The fast path of rows from a record, where it is the whole check.
+        self.rows_fit = rows.rows_fit if rows is not None and not nested else None
+
+
+_BUILDING = RowCheck(None, ())  # a class whose check is being worked out (a cycle)
+PENDING: Any = object()  # ClassInfo._row_check before the first write works it out
+
+
+def build_row_check(info: ClassInfo) -> RowCheck | None:
+    """The checks of ``info``'s class, or None when its writes have nothing to check."""
+    info._row_check = _BUILDING  # a class naming itself (a tree) sees no nested checks
+    try:
+        specs = info.specs
+        nested = []
+        for name, rule in info.rules.items():
+            for cls in rule.collections:
+                if is_record_class(cls):
+                    check = _info_of(cls).row_check
+                    if check is not None and check is not _BUILDING:
+                        nested.append(name)
+                        break
+    finally:
+        info._row_check = PENDING  # the caller stores what this returns
+    if specs is None and not nested:
+        return None
+    return RowCheck(None if specs is None else RowSpecs(specs), tuple(nested))
+
+
+def _info_of(cls: type) -> ClassInfo:
+    info: ClassInfo = getattr(cls, "__tclass_info__")  # noqa: B009 (a record class's)
+    return info
+
+
+def check_written_keys(record: Any, value: Any) -> None:
+    """Refuses a collection or mapping written into ``record``'s rows with a key that
+    is not a field (a record of the same class has only fields).
+
+    Raises:
+        UnknownFieldError: naming the key, with the closest field.
+    """
+    if isinstance(value, TensorCollection) and type(value) is not type(record):
+        keys: Any = value._entries().keys()
+    elif isinstance(value, Mapping):
+        keys = value.keys()
+    else:
+        return
+    fields = record.__tclass_info__.field_names
+    for key in keys:
+        if key not in fields:
+            raise record._unknown_field(key)
+
+
+def unset_dropped(record: Any, source: Any) -> Any:
+    """A plain dict ``source`` without the ``None`` given for fields of ``record`` that
+    are absent (``None``), nested records included: as in the peer,
+    ``update_(record.to_dict())`` leaves them."""
+    if type(source) is not dict:
+        return source
+    absent = record._absent_fields()
+    kept = {}
+    for key, value in source.items():
+        if value is None and key in absent:
+            continue
+        inner = getattr(record, key, None) if isinstance(key, str) else None
+        kept[key] = unset_dropped(inner, value) if is_record(inner) else value
+    return kept
+
+
+def replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:
+    """The fields ``replace(mapping)`` sets, from its one positional argument."""
+    (source, *rest) = args
+    if rest or not isinstance(source, (Mapping, TensorCollection)):
+        msg = (
+            "replace() takes one dict or collection of fields (and keywords), got "
+            f"{len(args)} argument(s) of type(s) {[type(arg).__name__ for arg in args]}"
+        )
+        raise UpdateArgumentError(msg)
+    if isinstance(source, TensorCollection):
+        return {key: source.get(key) for key in source._key_names()}
+    return dict(source)
+
+
+def check_row_write(
+    record: Any,
+    index: Any,
+    value: Any,
+    allowed: Allowed = None,
+    op: str = "[]",
+    *,
+    deep: bool = True,
+) -> None:
+    """Checks ``value`` written into ``record`` at ``index`` (``...``: every element),
+    as ``record[index] = value`` writes it; ``allowed``: the keys to update, as paths;
+    ``op``: the method writing (for messages); not ``deep``: the nested records are
+    not written into (``update(..., inplace=True)`` replaces them).
+
+    Raises:
+        FieldSpecError: listing every value that does not fit its field's spec.
+    """
+    info = record.__tclass_info__
+    check = info._row_check
+    if check is PENDING:
+        check = info.row_check
+    if check is None:
+        return
+    fit = check.rows_fit
+    if fit is not None and allowed is None and (type(value) is type(record) or is_record(value)):
+        # The common write, rows of a record into a record: its fast path alone.
+        storage, source = record._tensordict, value._tensordict
+        if type(storage) is TensorDict and type(source) is TensorDict:
+            n, m = len(storage.batch_size), len(source.batch_size)
+            if fit(storage._entries(), source._entries(), n, m):
+                return
+    describe = lambda: _describe(record, op, index)  # noqa: E731
+    _check(check, record, index, value, allowed, describe, deep)
+
+
+def check_entry_write(record: Any, key: Any, value: Any, index: Any, op: str) -> None:
+    """Checks ``value`` written into the entry ``key`` of ``record`` at ``index`` by the
+    method ``op`` (``set_``, ``set_at_``): aligned on the right, as torch broadcasts it.
+
+    Raises:
+        FieldSpecError: if it does not fit the spec of the field it is written into.
+    """
+    check = record.__tclass_info__.row_check
+    if check is not None:
+        describe = lambda: _describe(record, op, index, key)  # noqa: E731
+        _check(check, record, index, {key: value}, None, describe, True)
+
+
+def _check(
+    check: RowCheck,
+    record: Any,
+    index: Any,
+    value: Any,
+    allowed: Allowed,
+    describe: Callable[[], str],
+    deep: bool,
+) -> None:
+    storage = record._tensordict
+    if type(storage) is not TensorDict:
+        return  # a lazy stack: its members may differ (assignment checks the spec alone)
+    values: Mapping[str, Any]
+    if isinstance(value, TensorCollection):
+        if isinstance(value, _NonTensorNode):
+            return  # a Python value: no tensor to check
+        values, mode = value._entries(), len(value.batch_size)
+    elif isinstance(value, Mapping):
+        values, mode = _by_field(value), RIGHT
+    else:
+        values, mode = dict.fromkeys(storage._entries(), value), FILL
+    if allowed is not None:
+        values, below = _allowed(values, allowed)
+    else:
+        below = None
+    targets = storage._entries()
+    rows = check.rows
+    if rows is not None:
+        batch = storage.batch_size
+        if not rows.fit(targets, values, len(batch), mode):
+            rows.check(targets, values, batch, mode, _fresh_ndim(batch, index), describe())
+    for name in check.nested if deep else ():
+        sub = values.get(name)
+        target = targets.get(name)
+        if sub is None or not is_record(target):
+            continue
+        inner = _info_of(type(target)).row_check
+        if inner is not None:
+            sub_allowed = None if below is None else below.get(name)
+            _check(inner, target, index, sub, sub_allowed, _inside(describe, name), True)
+
+
+def _inside(describe: Callable[[], str], name: str) -> Callable[[], str]:
+    return lambda: f"{describe()}, into its field {name!r}"
+
+
+def _by_field(mapping: Mapping[Any, Any]) -> dict[str, Any]:
+    """A dict's values by field: nested keys (``("info", "x")``) grouped under their
+    field as a dict of the rest of their path."""
+    out: dict[str, Any] = {}
+    groups: dict[str, dict[Any, Any]] = {}
+    for key, sub in mapping.items():
+        if type(key) is str:
+            out[key] = sub
+            continue
+        try:
+            path = key_path(key)
+        except (TypeError, ValueError):
+            continue  # not a key: the write says so
+        if len(path) == 1:
+            out[path[0]] = sub
+        elif path[0] not in out or path[0] in groups:
+            group = groups.setdefault(path[0], {})
+            group[path[1:]] = sub
+            out[path[0]] = group
+    return out
+
+
+def _allowed(
+    values: Mapping[str, Any], allowed: list[tuple[str, ...]]
+) -> tuple[dict[str, Any], dict[str, Allowed]]:
+    """The values ``keys_to_update`` lets through, and what it lets through below each."""
+    kept: dict[str, Any] = {}
+    below: dict[str, Allowed] = {}
+    for name, sub in values.items():
+        under = keys_below((name,), allowed)
+        if under is None or under:
+            kept[name] = sub
+            below[name] = under
+    return kept, below
+
+
+def _fresh_ndim(batch: torch.Size, index: Any) -> int | None:
+    """The dims ``index`` leaves of the batch (what a write allocates a field under)."""
+    try:
+        return len(indexed_shape(batch, index))
+    except (IndexError, TypeError, ValueError, RuntimeError):
+        return None  # a bad index: the write says so
+
+
+_NO_KEY: Any = object()
+
+
+def _describe(record: Any, op: str, index: Any, key: Any = _NO_KEY) -> str:
+    """The write, as the caller spelled it: ``Frame[:2] = ...``, ``Frame.set_at_('obs',
+    ..., 3)``."""
+    name = type(record).__name__
+    if op == "[]":
+        return f"{name}[{_show_index(index)}] = ..."
+    args = [] if key is _NO_KEY else [repr(key)]
+    args.append("...")
+    if op.endswith("_at_"):
+        args.append(_show_index(index))
+    if op in ("set", "update"):
+        args.append("inplace=True")
+    return f"{name}.{op}({', '.join(args)})"
+
+
+def _show_index(index: Any) -> str:
+    if isinstance(index, torch.Tensor):
+        return f"<{str(index.dtype).replace('torch.', '')} tensor {format_shape(index.shape)}>"
+    if type(index) is slice:
+        start, stop, step = (
+            "" if p is None else str(p) for p in (index.start, index.stop, index.step)
+        )
+        return f"{start}:{stop}" + (f":{step}" if step else "")
+    if type(index) is tuple:
+        return ", ".join(map(_show_index, index))
+    if index is Ellipsis:
+        return "..."
+    text = repr(index)
+    return text if len(text) <= 40 else text[:37] + "..."
