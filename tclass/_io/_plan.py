@@ -31,6 +31,7 @@ from tclass._engine._walk import NodeVisitor
 from tclass._io._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
+    MAX_TREE_DEPTH,
     META,
     PEER_FIELDS,
     TCLASS_FIELD,
@@ -101,6 +102,13 @@ class _Planner(NodeVisitor[Rebuild]):
     def node(self, node: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
         """Plans ``node`` at ``rel``; ``marker``: what a collection node adds to its
         ``_tclass`` entry (a record's fields: the record's schema)."""
+        if rel.count("/") >= MAX_TREE_DEPTH and not self.options.anonymous:
+            msg = (
+                f"cannot save a collection nested more than {MAX_TREE_DEPTH} folders deep "
+                f"(at {rel[:60]}..., a record takes two: its own and {TENSORCLASS_DIR}/); "
+                "tclass does not read trees that deep. Flatten it first (flatten_keys())"
+            )
+            raise UnsupportedError(msg)
         self.plan.dirs.append(rel)
         return self.visit(node, rel, marker)
 

@@ -40,6 +40,7 @@ from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
 from tclass._io._folder import FileFacts, Folder, open_root
 from tclass._io._format import (
+    MAX_TREE_DEPTH,
     META,
     NODE_FIELDS,
     TENSORCLASS_DIR,
@@ -238,6 +239,8 @@ def _load_node(
     parent_batch: torch.Size | None,
     record_cls: type | None = None,
 ) -> Any:
+    if folder.rel.count("/") >= MAX_TREE_DEPTH:  # rel: "a/b/c" is 3 levels below the root
+        _raise_too_deep(folder, options.root)
     meta, name = read_header(folder)
     kind = _builtin_kind(name)
     observer = options.observer
@@ -257,6 +260,15 @@ def _load_node(
         raise
     observer.leave(loaded)
     return loaded
+
+
+def _raise_too_deep(folder: Folder, root: str) -> NoReturn:
+    msg = (
+        f"{root!r} holds folders nested more than {MAX_TREE_DEPTH} levels deep "
+        f"({folder.rel[:60]}...); tclass neither writes nor reads trees that deep: the folder "
+        "is damaged or crafted"
+    )
+    raise MetadataError(msg)
 
 
 def _load_kind(
@@ -717,6 +729,14 @@ def _member_count(folder: Folder, recorded: object, where: str) -> int:
                 f"records {recorded} members; the folder is damaged"
             )
             raise MetadataError(msg)
+        if len(numbers) < recorded:  # checked before any member is read: a count is a claim
+            first = next((i for i, n in enumerate(numbers) if i != n), len(numbers))
+            msg = (
+                f"{folder.child_path(str(first))!r} is missing (member {first} of the lazy "
+                f"stack): its meta.json records {recorded} members, the folder holds "
+                f"{len(numbers)}; the folder is incomplete or damaged"
+            )
+            raise MissingFileError(msg)
         return recorded
     count = 0
     while count in numbers:
