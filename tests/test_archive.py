@@ -12,7 +12,9 @@ never changed by a load.
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import struct
 import sys
 import warnings
@@ -382,14 +384,139 @@ def test_a_compressed_entry_that_inflates_past_its_size_is_refused(tmp_path: Pat
     assert not (tmp_path / "out").exists()
 
 
-def test_a_longer_compressed_entry_inflates_only_what_its_leaf_needs(tmp_path: Path) -> None:
+def test_a_compressed_entry_padded_up_to_a_page_loads_its_start(tmp_path: Path) -> None:
+    # Older writers padded a leaf's file up to a page: packed with compression, it
+    # loads (the bytes its leaf needs) and unpacks whole.
+    data = bytes(range(32)) + b"\xab" * (4096 - 32)
     craft(
         tmp_path / "long.tdz",
-        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(range(32)) + bytes(256 << 20)},
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": data},
         {"x.memmap": zipfile.ZIP_DEFLATED},
-    )  # 256 MiB inflated, of which the leaf needs 32 bytes
+    )
     loaded = TensorDict.load_memmap(tmp_path / "long.tdz")
     assert loaded["x"].view(torch.uint8).tolist() == list(range(32))
+    tclass.unpack_memmap(tmp_path / "long.tdz", tmp_path / "out")
+    assert (tmp_path / "out" / "x.memmap").read_bytes() == data
+
+
+class Inflations:
+    """Records the entries zipfile is asked to inflate."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: list[str] = []
+        original = zipfile.ZipFile.open
+
+        def spy(archive: zipfile.ZipFile, name: Any, *args: Any, **kwargs: Any) -> Any:
+            self.names.append(name if isinstance(name, str) else name.filename)
+            return original(archive, name, *args, **kwargs)
+
+        monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+
+    def leaves(self) -> list[str]:
+        return [name for name in self.names if name.endswith(".memmap")]
+
+
+def bomb(path: Path, inflated: int, shape: list[int], first: bytes = b"") -> None:
+    """A deflated leaf of ``inflated`` zero bytes (its header honest about it), after a
+    fine compressed leaf ``a`` when ``first`` is given, under a meta.json giving ``x``
+    the int64 ``shape``."""
+    leaves = {"x": {**LEAF, "shape": shape}}
+    entries = {"x.memmap": bytes(inflated)}
+    if first:
+        leaves = {"a": {**LEAF, "shape": [len(first) // 8]}, **leaves}
+        entries = {"a.memmap": first, **entries}
+    craft(
+        path,
+        {"meta.json": meta(leaves, []), **entries},
+        dict.fromkeys(entries, zipfile.ZIP_DEFLATED),
+    )
+
+
+def test_a_compressed_entry_larger_than_its_leaf_is_refused_before_inflating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A zip bomb: 64 MiB of zeros (64 KiB in the file), the header honest about it, for a
+    # leaf of 32 bytes. Nothing is inflated, neither by load_memmap nor by unpack_memmap
+    # (which inflated and wrote it all, then left the folder to the loader).
+    bomb(tmp_path / "bomb.tdz", 64 << 20, [4], first=bytes(range(64)))
+    inflations = Inflations(monkeypatch)
+    for action in (
+        lambda: TensorDict.load_memmap(tmp_path / "bomb.tdz"),
+        lambda: tclass.unpack_memmap(tmp_path / "bomb.tdz", tmp_path / "out"),
+        lambda: tclass.load(tmp_path / "bomb.tdz"),
+    ):
+        with pytest.raises(tclass.errors.FileFormatError) as refused:
+            action()
+        assert f"{tmp_path / 'bomb.tdz'}::x.memmap" in str(refused.value)
+        assert "records 67108864 bytes once inflated" in str(refused.value)
+        assert "shape [4] need 32" in str(refused.value)
+    assert inflations.leaves() == [] and not (tmp_path / "out").exists()
+
+
+def test_an_archive_is_checked_whole_before_a_leaf_is_inflated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # x is fine but takes more memory than the machine has (here: a machine of 1 KiB);
+    # a, before it, is not inflated either.
+    bomb(tmp_path / "big.tdz", 8 << 10, [1 << 10], first=bytes(range(64)))
+    inflations = Inflations(monkeypatch)
+    monkeypatch.setattr(tclass._io._zip, "_physical_memory", lambda: 1 << 10)
+    with pytest.raises(tclass.errors.FileFormatError, match="more than this machine's memory"):
+        TensorDict.load_memmap(tmp_path / "big.tdz")
+    assert inflations.leaves() == []
+    monkeypatch.setattr(tclass._io._zip, "_physical_memory", lambda: 1 << 20)
+    loaded = TensorDict.load_memmap(tmp_path / "big.tdz")
+    assert loaded["a"].view(torch.uint8).tolist() == list(range(64))
+    assert not loaded["x"].any() and loaded["x"].shape == (1 << 10,)
+
+
+def test_unpack_refuses_what_does_not_fit_the_destination(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bomb(tmp_path / "big.tdz", 8 << 10, [1 << 10])
+    inflations = Inflations(monkeypatch)
+    usage = shutil.disk_usage(tmp_path)._replace(free=4096)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage)
+    with pytest.raises(tclass.errors.FolderWriteError) as refused:
+        tclass.unpack_memmap(tmp_path / "big.tdz", tmp_path / "out")
+    assert refused.value.errno == errno.ENOSPC and isinstance(refused.value, OSError)
+    assert f"writes {8 << 10 | len(meta({'x': {**LEAF, 'shape': [1 << 10]}}, []))} bytes" in str(
+        refused.value
+    )
+    assert "has 4096 bytes free" in str(refused.value)
+    assert inflations.leaves() == [] and not (tmp_path / "out").exists()
+
+
+def test_unpack_refuses_a_large_entry_no_meta_json_describes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Loading never reads an entry that is no leaf; unpacking would write it: it is held
+    # to the small-file limit (256 MiB; 1 KiB here).
+    monkeypatch.setattr(tclass._io._archive, "MAX_FILE_BYTES", 1 << 10)
+    craft(
+        tmp_path / "extra.tdz",
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(32), "junk": bytes(2 << 10)},
+        {"junk": zipfile.ZIP_DEFLATED},
+    )
+    inflations = Inflations(monkeypatch)
+    with pytest.raises(tclass.errors.FileFormatError, match="extra.tdz::junk' records 2048"):
+        tclass.unpack_memmap(tmp_path / "extra.tdz", tmp_path / "out")
+    assert "junk" not in inflations.names and not (tmp_path / "out").exists()
+    assert TensorDict.load_memmap(tmp_path / "extra.tdz")["x"].tolist() == [0] * 4
+
+
+def test_a_stored_entry_recording_another_size_than_it_holds_is_refused(tmp_path: Path) -> None:
+    craft(tmp_path / "d.tdz", {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(32)})
+    declare_size(tmp_path / "d.tdz", "x.memmap", (4 << 30) - 1)  # stored: 32 bytes, "4 GiB"
+    for action in (
+        lambda: TensorDict.load_memmap(tmp_path / "d.tdz"),
+        lambda: tclass.unpack_memmap(tmp_path / "d.tdz", tmp_path / "out"),
+    ):
+        with pytest.raises(
+            tclass.errors.FileFormatError, match="records 4294967295 bytes held in 32"
+        ):
+            action()
+    assert not (tmp_path / "out").exists()
 
 
 def test_duplicate_entries_are_refused(tmp_path: Path) -> None:

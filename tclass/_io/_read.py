@@ -38,7 +38,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
-from tclass._io._folder import FileFacts, Folder, open_root
+from tclass._io._folder import ArchiveFolder, FileFacts, Folder, open_root
 from tclass._io._format import (
     MAX_TREE_DEPTH,
     META,
@@ -83,6 +83,7 @@ __all__ = [
     "Observer",
     "load_tree",
     "node_entries",
+    "validate_folder",
     "validate_tree",
 ]
 
@@ -180,6 +181,8 @@ def load_tree(
         options.schema = SchemaCheck(root, strict, widen)
         try:
             node = at(folder) if at is not None else folder
+            if isinstance(node, ArchiveFolder) and node.archive.compressed():
+                _check_inflation(node, allow_pickle)
             return _load_root(node, options, want)
         except SchemaDiffers:
             raise options.schema.error() from None
@@ -191,6 +194,14 @@ def load_tree(
                 node.close()
             folder.close()
     raise AssertionError("unreachable")
+
+
+def _check_inflation(node: ArchiveFolder, allow_pickle: bool) -> None:
+    """An archive holding compressed entries is checked whole before any is inflated
+    into memory: each compressed leaf's recorded size against what its leaf needs, and
+    the total against the machine's memory (a zip bomb is refused, not inflated)."""
+    validate_folder(node, None, allow_pickle)
+    node.archive.check_memory()
 
 
 def validate_tree(
@@ -207,16 +218,31 @@ def validate_tree(
             ``observer``, entries that fail are reported to it and skipped instead).
     """
     root = os.path.abspath(os.fspath(prefix))
-    options = _Options(
-        torch.device("meta"), allow_pickle, None, True, root=root, classless=True, observer=observer
-    )
     folder = open_root(root)
+    try:
+        return validate_folder(folder, observer, allow_pickle)
+    finally:
+        folder.close()
+
+
+def validate_folder(
+    folder: Folder, observer: Observer | None = None, allow_pickle: bool = False
+) -> Any:
+    """``validate_tree`` of an open folder (left open). In an archive, each leaf entry
+    checked is recorded in ``Archive.leaves`` with the bytes it needs."""
+    options = _Options(
+        torch.device("meta"),
+        allow_pickle,
+        None,
+        True,
+        root=folder.path,
+        classless=True,
+        observer=observer,
+    )
     try:
         return _load_root(folder, options, _ANY)
     except _Reported:
         return None
-    finally:
-        folder.close()
 
 
 def _load_root(folder: Folder, options: _Options, want: _Want) -> Any:
