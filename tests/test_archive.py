@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import errno
 import os
+import random
+import re
 import shutil
 import struct
 import sys
@@ -30,6 +32,7 @@ from strategies import python_value  # noqa: E402
 
 import tclass
 from tclass import NonTensorData, TensorClass, TensorDict, tensorclass
+from tclass.__main__ import main
 from tclass.errors import TclassError
 
 _LOCAL_HEADER = struct.Struct("<4s5H3I2H")
@@ -589,3 +592,89 @@ def test_the_peer_loads_archives_tclass_writes(tmp_path: Path) -> None:
     assert tensordict.is_memmap_archive(tmp_path / "t.tdz")
     tensordict.unpack_memmap(tmp_path / "t.tdz", tmp_path / "their_unpack")
     assert same(TensorDict.load_memmap(tmp_path / "their_unpack"), mine)
+
+
+# --- damaged archives: truncated, bytes flipped ---------------------------------------------
+
+# Raw file bytes in a message: runs of \xNN escapes, or a bytes repr.
+RAW_BYTES = re.compile(r"(\\x[0-9a-f]{2}){4,}|(?<!\w)b['\"]")
+
+
+def damaged_tree() -> TensorDict:
+    stack = tclass.lazy_stack([TensorDict(a=torch.ones(2), batch_size=[2]) for _ in range(3)])
+    return TensorDict(
+        {"rec": record(), "lazy": stack, "label": NonTensorData("pong", batch_size=[3])},
+        batch_size=[3],
+    )
+
+
+def refusal(action: Any) -> str | None:
+    """The message of the TclassError ``action`` raises (None if it succeeds); any other
+    exception fails the test."""
+    try:
+        action()
+    except TclassError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("compression", [None, "deflate"])
+def test_damaged_archives_give_short_clear_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], compression: str | None
+) -> None:
+    # Cut short anywhere, or one bit flipped anywhere: loading, unpacking and info either
+    # work or raise a TclassError of a few lines that shows no raw bytes of the file (one
+    # message used to quote 14,176 characters of it).
+    damaged_tree().save(tmp_path / "good.tdz", compression=compression)
+    good = (tmp_path / "good.tdz").read_bytes()
+    rng = random.Random(0)
+    cuts = sorted({rng.randrange(4, len(good)) for _ in range(40)})
+    cases = [(f"cut at {size}", good[:size]) for size in cuts]
+    for _ in range(120):
+        flipped, at = bytearray(good), rng.randrange(len(good))
+        flipped[at] ^= 1 << rng.randrange(8)
+        cases.append((f"bit flipped at {at}", bytes(flipped)))
+    path, out = tmp_path / "bad.tdz", tmp_path / "out"
+    for case, data in cases:
+        path.write_bytes(data)
+        messages = [
+            refusal(lambda: tclass.load_memmap(path)),
+            refusal(lambda: tclass.unpack_memmap(path, out)),
+        ]
+        assert tclass.is_memmap_archive(path) in (True, False)
+        if main(["info", str(path)]) != 0:
+            messages.append(capsys.readouterr().err.removeprefix("error: "))
+        capsys.readouterr()
+        shutil.rmtree(out, ignore_errors=True)
+        for message in filter(None, messages):
+            assert len(message) < 500 and not RAW_BYTES.search(message), (case, message)
+            if case.startswith("cut"):
+                assert f"{str(path)!r} is truncated" in message, (case, message)
+                assert f"but the file holds {len(data)} bytes (expected at least" in message
+                assert "copy the archive again, or re-save it" in message
+
+
+def test_a_truncated_archive_names_the_sizes(tmp_path: Path) -> None:
+    sample().save(tmp_path / "d.tdz")
+    good = (tmp_path / "d.tdz").read_bytes()
+    offsets = payload_offsets(tmp_path / "d.tdz")
+    cut = offsets["obs.memmap"] + 10  # inside obs's 60 bytes
+    (tmp_path / "cut.tdz").write_bytes(good[:cut])
+    expected = (
+        f"{str(tmp_path / 'cut.tdz')!r} is truncated: the data of 'obs.memmap' ends at byte "
+        f"{offsets['obs.memmap'] + 60}, but the file holds {cut} bytes (expected at least "
+        f"{offsets['obs.memmap'] + 60}). A copy or download was cut short, or a save was "
+        "interrupted: copy the archive again, or re-save it (save(..., '.tdz') or pack_memmap)"
+    )
+    for action in (
+        lambda: TensorDict.load_memmap(tmp_path / "cut.tdz"),
+        lambda: tclass.load(tmp_path / "cut.tdz"),
+        lambda: tclass.unpack_memmap(tmp_path / "cut.tdz", tmp_path / "out"),
+        lambda: tclass.refresh_archive_checksums(tmp_path / "cut.tdz"),
+    ):
+        with pytest.raises(tclass.errors.FileFormatError) as refused:
+            action()
+        assert str(refused.value) == expected
+    (tmp_path / "cut.tdz").write_bytes(good[:-10])  # inside the end record
+    with pytest.raises(tclass.errors.FileFormatError, match="its central directory .* is cut"):
+        TensorDict.load_memmap(tmp_path / "cut.tdz")

@@ -19,6 +19,7 @@ refuses exactly what ``load_memmap`` refuses.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 from collections.abc import Callable, Iterator
@@ -411,7 +412,7 @@ def _saved_names(raw: object, ndim: int, where: str) -> Names:
     try:
         return _names.as_names(raw, ndim, "_names")
     except (TypeError, DimNameError) as error:
-        raise MetadataError(f"{where!r}: malformed _names {raw!r}: {error}") from None
+        raise MetadataError(f"{where!r}: malformed _names {raw!r:.80}: {str(error):.200}") from None
 
 
 def _write_through(options: _Options, folder: Folder) -> bool:
@@ -527,9 +528,15 @@ def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torc
     where = folder.child_path(META)
     dtype_text = entry.get("dtype")
     if not isinstance(dtype_text, str) or dtype_text not in DTYPES:
+        close = (
+            difflib.get_close_matches(dtype_text, DTYPES, 1) if isinstance(dtype_text, str) else []
+        )
+        hint = (
+            f"did you mean {close[0]!r}?" if close else "such as 'torch.float32' or 'torch.int64'"
+        )
         msg = (
-            f"{where!r}: entry {key!r} has dtype {dtype_text!r}, which is not one "
-            f"tclass reads ({', '.join(sorted(DTYPES))})"
+            f"{where!r}: entry {key!r} has dtype {dtype_text!r:.80}, which is not one tclass "
+            f"reads ({hint})"
         )
         raise MetadataError(msg)
     shape = checked_sizes(entry.get("shape"), where, f"the shape of {key!r}")
@@ -690,7 +697,7 @@ def _load_lazy(
     where = folder.child_path(META)
     stack_dim = meta.get("stack_dim")
     if type(stack_dim) is not int:
-        raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r}")
+        raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r:.80}")
     count = _member_count(folder, saved_marker(meta, where).get("members"), where)
     observer = options.observer
     if observer is not None:
@@ -713,7 +720,7 @@ def _load_lazy(
         raise _Reported(f"{folder.path!r}: a member did not load")
     name = meta.get("stack_dim_name")
     if name is not None and not isinstance(name, str):
-        raise MetadataError(f"{where!r}: stack_dim_name must be a string or null, got {name!r}")
+        raise MetadataError(f"{where!r}: stack_dim_name must be a string or null, got {name!r:.80}")
     try:
         return LazyStackedTensorDict(*members, stack_dim=stack_dim, stack_dim_name=name)
     except TclassError as error:
@@ -746,7 +753,7 @@ def _member_count(folder: Folder, recorded: object, where: str) -> int:
     if recorded is not None:
         if type(recorded) is not int or recorded < 1:
             raise MetadataError(
-                f"{where!r}: the member count must be a positive int, got {recorded!r}"
+                f"{where!r}: the member count must be a positive int, got {recorded!r:.80}"
             )
         extra = [n for n in numbers if n >= recorded]
         if extra:

@@ -73,8 +73,19 @@ _CHUNK = 16 << 20
 # than a page more than its leaf needs (more is refused before anything is inflated).
 PAGE = 4096
 _CENTRAL_SIGNATURE = b"PK\x01\x02"
-_END_SIGNATURES = (b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07")  # end records (zip64 too)
+_END_SIGNATURE, _END_SIZE = b"PK\x05\x06", 22  # the end of central directory record
 _ZIP64_EXTRA = 0x0001
+# What zipfile raises for a damaged archive (NotImplementedError: a zip version or
+# feature it does not know, such as a flipped "version needed" field).
+_OPEN_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError)
+_INFLATE_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,
+)
 _METHODS = {
     "stored": zipfile.ZIP_STORED,
     "deflate": zipfile.ZIP_DEFLATED,
@@ -108,7 +119,7 @@ def is_archive(path: str | os.PathLike[str]) -> bool:
             return False
         with zipfile.ZipFile(path) as archive:
             return "meta.json" in archive.NameToInfo
-    except (OSError, zipfile.BadZipFile, ValueError):
+    except (OSError, *_OPEN_ERRORS):
         return False
 
 
@@ -256,7 +267,7 @@ class Archive:
             self.size = os.fstat(self._fd).st_size
             try:
                 self._zip = zipfile.ZipFile(self._stream)
-            except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as error:
+            except _OPEN_ERRORS as error:
                 cut = _truncation(self._stream, self.size)
                 if cut is not None:
                     raise FileFormatError(_truncated_message(path, self.size, *cut)) from None
@@ -332,16 +343,25 @@ class Archive:
         raise FileFormatError(_truncated_message(self.path, self.size, *cut))
 
     def _payload_offset(self, info: zipfile.ZipInfo, stream: BinaryIO) -> int:
+        if not 0 <= info.header_offset < self.size:
+            msg = (
+                f"{self.where(info.filename)!r}: the central directory places its header at "
+                f"byte {info.header_offset}, outside the file ({self.size} bytes); the archive "
+                "is damaged or crafted"
+            )
+            raise FileFormatError(msg)
         stream.seek(info.header_offset)
         header = stream.read(_LOCAL.size)
         if len(header) != _LOCAL.size or header[:4] != _LOCAL_SIGNATURE:
             raise FileFormatError(f"{self.where(info.filename)!r}: its local header is damaged")
         name_length, extra_length = (int(size) for size in _LOCAL.unpack(header)[-2:])
-        local_name = stream.read(name_length)
-        if local_name != info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437"):
+        expected = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+        local_name = stream.read(name_length) if name_length == len(expected) else b""
+        if local_name != expected:  # (its bytes are not shown: they may be any data)
             msg = (
-                f"{self.where(info.filename)!r}: the local header names another file ("
-                f"{local_name!r}); the archive is crafted or damaged"
+                f"{self.where(info.filename)!r}: its local header, at byte {info.header_offset}, "
+                "names another file than the central directory does; the archive is crafted or "
+                "damaged"
             )
             raise MetadataError(msg)
         return info.header_offset + _LOCAL.size + name_length + extra_length
@@ -482,7 +502,7 @@ class Archive:
                     if wanted == entry.size and not left:
                         break  # the byte past the recorded size came out
                     yield chunk
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as error:
+        except _INFLATE_ERRORS as error:
             msg = (
                 f"{self.where(name)!r} does not inflate ({_short(error)}); the archive is "
                 "damaged or crafted"
@@ -554,29 +574,31 @@ def _truncation(stream: BinaryIO, size: int) -> tuple[str, int] | None:
                 return "a local header is cut", position + _LOCAL.size
             fields = _LOCAL.unpack(header)
             flags, stored, name_length, extra_length = fields[2], fields[7], *fields[-2:]
-            name = stream.read(name_length).decode("utf-8", "replace")[:80]
+            text = stream.read(name_length).decode("utf-8", "replace")
+            name = repr(text[:80]) if text.isprintable() else "an entry"  # no raw bytes
             extra = stream.read(extra_length)
             start = position + _LOCAL.size + name_length + extra_length
             if stored == 0xFFFFFFFF:
                 stored = _zip64_stored_size(extra, fields[8] == 0xFFFFFFFF)
             if flags & 0x8 or stored is None:  # sizes only after the data: cannot follow
-                return None if start <= size else (f"the header of {name!r} is cut", start)
+                return None if start <= size else (f"the header of {name} is cut", start)
             if start + stored > size:
-                return f"the data of {name!r} ends at byte {start + stored}", start + stored
+                return f"the data of {name} ends at byte {start + stored}", start + stored
             position = start + stored
             continue
         if (signature == _CENTRAL_SIGNATURE or len(signature) < 4) and not _has_end(stream, size):
             what = f"its central directory (the index after the data, from byte {position})"
-            return f"{what} is cut or missing", position + 22  # 22: the shortest end record
+            return f"{what} is cut or missing", position + _END_SIZE
         return None  # an end record is there, or something else: damaged, not cut short
 
 
 def _has_end(stream: BinaryIO, size: int) -> bool:
-    """Whether the last 64 KiB of the file hold a zip end record (its index's end)."""
-    start = max(0, size - (1 << 16) - 22)
+    """Whether the last 64 KiB of the file hold a whole zip end record (what ends the
+    archive: 22 bytes, then a comment of at most 64 KiB)."""
+    start = max(0, size - (1 << 16) - _END_SIZE)
     stream.seek(start)
     tail = stream.read(size - start)
-    return any(signature in tail for signature in _END_SIGNATURES)
+    return 0 <= tail.rfind(_END_SIGNATURE) <= len(tail) - _END_SIZE
 
 
 def _zip64_stored_size(extra: bytes, has_size: bool) -> int | None:
