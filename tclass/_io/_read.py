@@ -8,7 +8,9 @@ those are mapped: older writers padded files to a page); a leaf shape must start
 node's batch size; a record's fields must fit its annotations. Small files (``meta.json``,
 the value files) must be regular files of at most ``MAX_FILE_BYTES``, their JSON at most
 ``MAX_JSON_DEPTH`` deep; sizes must fit int64, and a stack of values must match its data,
-before anything is allocated. A failed check raises a ``TclassError`` naming the file.
+before anything is allocated; a lazy stack's recorded member count must match its member
+folders before any is read; the tree is at most ``MAX_TREE_DEPTH`` folders deep. A
+failed check raises a ``TclassError`` naming the file.
 Nothing is created, grown, truncated or written.
 
 ``validate_tree`` runs the same walk and the same checks without the user's classes

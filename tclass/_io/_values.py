@@ -78,14 +78,14 @@ def _not_json(value: object) -> str:
     key 3, of type int``."""
     path = ""
     for _ in range(101):
-        kind = type(value)
-        if kind is list or kind is tuple:
-            index = next(i for i, item in enumerate(value) if not is_json_value(item))  # type: ignore[arg-type]
-            path, value = f"{path}[{index}]", value[index]  # type: ignore[index]
-        elif kind is dict:
+        exact = type(value) in (list, tuple, dict)  # as is_json_value: no subclasses
+        if exact and isinstance(value, (list, tuple)):
+            index = next(i for i, item in enumerate(value) if not is_json_value(item))
+            path, value = f"{path}[{index}]", value[index]
+        elif exact and isinstance(value, dict):
             key, item = next(
                 (key, item)
-                for key, item in value.items()  # type: ignore[attr-defined]
+                for key, item in value.items()
                 if type(key) is not str or not is_json_value(item)
             )
             if type(key) is not str:

@@ -16,7 +16,10 @@ Reading is as strict as reading a folder: the central directory and every local 
 are checked before anything is mapped; a name that would leave the archive (absolute,
 ``..``, a backslash, a NUL) or appears twice, an encrypted entry, a payload past the end
 of the file, or a compressed one that inflates to another size than it says, is refused
-with an error naming the archive and the entry. The file is opened once and mapped
+with an error naming the archive and the entry. A compressed leaf must record no more
+than a page over what its dtype and shape need (checked before anything is inflated: a
+zip bomb is refused, not inflated), and is inflated as a stream that stops at its
+recorded size. A zip file cut short says so, with the sizes. The file is opened once and mapped
 through that descriptor, never grown or written unless ``mode="r+"`` asks for it (then
 the CRC-32 values of changed entries go stale, as in the peer; stored entries are read
 without checking them).
