@@ -493,8 +493,8 @@ def test_unpack_refuses_what_does_not_fit_the_destination(
 def test_unpack_refuses_a_large_entry_no_meta_json_describes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Loading never reads an entry that is no leaf; unpacking would write it: it is held
-    # to the small-file limit (256 MiB; 1 KiB here).
+    # Loading never reads an entry that is no leaf; unpacking would write it: inflated, it
+    # is held to the small-file limit (256 MiB; 1 KiB here).
     monkeypatch.setattr(tclass._io._archive, "MAX_FILE_BYTES", 1 << 10)
     craft(
         tmp_path / "extra.tdz",
@@ -506,6 +506,12 @@ def test_unpack_refuses_a_large_entry_no_meta_json_describes(
         tclass.unpack_memmap(tmp_path / "extra.tdz", tmp_path / "out")
     assert "junk" not in inflations.names and not (tmp_path / "out").exists()
     assert TensorDict.load_memmap(tmp_path / "extra.tdz")["x"].tolist() == [0] * 4
+    craft(  # stored, its bytes are in the archive: it unpacks
+        tmp_path / "stored.tdz",
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(32), "junk": bytes(2 << 10)},
+    )
+    tclass.unpack_memmap(tmp_path / "stored.tdz", tmp_path / "out")
+    assert (tmp_path / "out" / "junk").read_bytes() == bytes(2 << 10)
 
 
 def test_a_stored_entry_recording_another_size_than_it_holds_is_refused(tmp_path: Path) -> None:

@@ -203,7 +203,7 @@ def unpack_memmap(archive_path: PathLike, prefix: PathLike) -> Path:
 
     Nothing is inflated before the whole archive is checked as loading checks it: an
     entry that records more bytes than its leaf's dtype and shape need (a zip bomb), a
-    non-leaf entry past the small-file limit, or more bytes in all than the destination
+    compressed non-leaf entry past the small-file limit, or more bytes in all than the destination
     has free is refused first; an entry inflating past its recorded size stops there.
 
     Raises:
@@ -224,15 +224,17 @@ def unpack_memmap(archive_path: PathLike, prefix: PathLike) -> Path:
 def _check_unpack(archive: Archive, root: str) -> None:
     """What ``unpack_memmap`` checks before it inflates anything: the tree as loading
     checks it (each leaf's recorded size against its dtype and shape, a compressed one to
-    less than a page more), every other entry as a small file, and the total against the
-    space free where it goes."""
+    less than a page more), every other compressed entry as a small file, and the total
+    against the space free where it goes."""
     validate_folder(ArchiveFolder(archive), None, allow_pickle=True)  # nothing is unpickled
     for name, entry in archive.entries.items():
-        if name not in archive.leaves and entry.size > MAX_FILE_BYTES:
+        compressed = entry.method != zipfile.ZIP_STORED  # (a stored one is in the file)
+        if compressed and name not in archive.leaves and entry.size > MAX_FILE_BYTES:
             msg = (
-                f"{archive.where(name)!r} records {entry.size} bytes, but it is no leaf of the "
-                f"saved tree, and other files (meta.json, value files) hold at most "
-                f"{MAX_FILE_BYTES} bytes; nothing was inflated: the archive is crafted or damaged"
+                f"{archive.where(name)!r} records {entry.size} bytes once inflated, but it is no "
+                f"leaf of the saved tree, and other files (meta.json, value files) hold at most "
+                f"{MAX_FILE_BYTES} bytes; nothing was inflated: the archive is crafted or "
+                "damaged (unzip extracts it, if you trust it)"
             )
             raise FileFormatError(msg)
     total = sum(entry.size for entry in archive.entries.values())
