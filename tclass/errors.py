@@ -23,6 +23,7 @@ __all__ = [
     "BatchSizeError",
     "CastError",
     "ClassDefinitionError",
+    "ClassMismatchError",
     "ClassResolutionError",
     "ClosedFileError",
     "DeviceError",
@@ -229,8 +230,13 @@ class MissingFileError(TclassError, FileNotFoundError):
     """A file that should exist does not."""
 
 
-class NotAFileError(TclassError, IsADirectoryError):
-    """A path that should be a regular file is a directory or something else."""
+class NotAFileError(TclassError, OSError, ValueError, RuntimeError):
+    """A path is not the kind of file asked for: a directory or a FIFO where a regular
+    file must be, a file where a folder must be, a file that is not an archive. An
+    ``OSError``, as the file system reports these (and what callers of file functions
+    catch); a ``ValueError`` and a ``RuntimeError``, as the peer raises them in the same
+    situations (``load_memmap`` of a file that is no archive, an archive written over a
+    directory: ValueError; a MemoryMappedTensor over a directory: RuntimeError)."""
 
 
 class FileConflictError(TclassError, FileExistsError, RuntimeError):
@@ -273,6 +279,12 @@ class FilePermissionError(TclassError, PermissionError):
 class SubpathError(TclassError, ValueError, LookupError):
     """``subpath=`` is malformed or names no nested collection of the saved folder (the
     peer raises ValueError). Nothing was changed."""
+
+
+class ClassMismatchError(TclassError, TypeError):
+    """A saved folder holds a record of another class than the one asked to load it
+    (``Other.load_memmap`` on a folder a ``Step`` was saved in); nothing is returned.
+    The message names both classes and how to load the folder."""
 
 
 class ClassResolutionError(TclassError, RuntimeError, LookupError):

@@ -222,6 +222,76 @@ def test_rows_of_another_class_are_refused(tmp_path: Path) -> None:
     refused(tmp_path, rows, ValueError, "Transition", saved=saved)
 
 
+@tensorclass
+class Other:
+    obs: torch.Tensor
+
+
+def _appended(tmp_path: Path, saved: Any, rows: Any, method: bool) -> str:
+    """The message of the AppendError appending ``rows`` to ``saved`` raises (by the
+    function or the method); the folder is left as it was."""
+    saved.memmap(tmp_path / "d")
+    before = folder_bytes(tmp_path / "d")
+    loaded = tclass.load_memmap(tmp_path / "d")
+    with pytest.raises(tclass.errors.AppendError) as info:
+        if method:
+            loaded.append_memmap_(rows)
+        else:
+            tclass.append_memmap(tmp_path / "d", rows)
+    assert folder_bytes(tmp_path / "d") == before
+    return str(info.value)
+
+
+@pytest.mark.parametrize("method", [False, True], ids=["append_memmap", "append_memmap_"])
+def test_rows_of_another_class_say_what_differs_and_what_to_do(
+    tmp_path: Path, method: bool
+) -> None:
+    # The classes by name (a, not "a Other"), the fields that differ, and the fix.
+    saved = transitions(0, 2)
+    fields = "['env', 'next', 'obs', 'reward']"
+    assert _appended(
+        tmp_path / "1", saved, Other(obs=torch.zeros(1, 5), batch_size=[1]), method
+    ) == (
+        f"cannot append records of class Other ({__name__}.Other) to the saved collection, "
+        f"which holds records of class Transition ({__name__}.Transition); their fields differ "
+        "too: the rows lack ['env', 'next', 'reward']. Append Transition records (fields "
+        f"{fields})"
+    )
+    assert _appended(tmp_path / "2", saved, transitions(2, 1).to_tensordict(), method) == (
+        "cannot append a TensorDict to the saved collection, which holds records of class "
+        f"Transition ({__name__}.Transition). Append Transition records: "
+        "Transition.from_tensordict(rows.to_tensordict()) builds them"
+    )
+    assert _appended(tmp_path / "3", rows_td(0, 2), transitions(2, 1), method).startswith(
+        f"cannot append records of class Transition ({__name__}.Transition) to the saved "
+        "collection, which holds a TensorDict; their fields differ too: the rows lack"
+    )
+    message = _appended(
+        tmp_path / "4",
+        rows_td(0, 2),
+        rows_td(2, 1).exclude("reward").set("x", torch.ones(1)),
+        method,
+    )
+    assert message == (
+        "cannot append rows with other keys than the saved collection: the rows lack "
+        "['reward'] and the rows have ['x'], which the saved ones do not. Give the rows "
+        "exactly the saved keys ['label', 'next', 'obs', 'reward'] (rows.select(...) drops "
+        "the others)"
+    )
+    nested = rows_td(2, 1)
+    del nested["next", "step"]
+    assert _appended(tmp_path / "5", rows_td(0, 2), nested, method).startswith(
+        "cannot append rows with other keys than the entry 'next': the rows lack ['step']."
+    )
+
+
+def test_the_fix_an_append_error_names_works(tmp_path: Path) -> None:
+    transitions(0, 2).memmap(tmp_path / "d")
+    rows = transitions(2, 1).to_tensordict()
+    tclass.append_memmap(tmp_path / "d", Transition.from_tensordict(rows.to_tensordict()))
+    assert tclass.load_memmap(tmp_path / "d").reward.tolist() == [0.0, 1.0, 2.0]
+
+
 def test_a_lazy_stack_cannot_grow(tmp_path: Path) -> None:
     member = TensorDict({"x": torch.zeros(2)}, batch_size=[2])
     saved = tclass.lazy_stack([member, member.clone()])

@@ -12,7 +12,11 @@ never changed by a load.
 
 from __future__ import annotations
 
+import errno
 import os
+import random
+import re
+import shutil
 import struct
 import sys
 import warnings
@@ -28,6 +32,7 @@ from strategies import python_value  # noqa: E402
 
 import tclass
 from tclass import NonTensorData, TensorClass, TensorDict, tensorclass
+from tclass.__main__ import main
 from tclass.errors import TclassError
 
 _LOCAL_HEADER = struct.Struct("<4s5H3I2H")
@@ -382,14 +387,145 @@ def test_a_compressed_entry_that_inflates_past_its_size_is_refused(tmp_path: Pat
     assert not (tmp_path / "out").exists()
 
 
-def test_a_longer_compressed_entry_inflates_only_what_its_leaf_needs(tmp_path: Path) -> None:
+def test_a_compressed_entry_padded_up_to_a_page_loads_its_start(tmp_path: Path) -> None:
+    # Older writers padded a leaf's file up to a page: packed with compression, it
+    # loads (the bytes its leaf needs) and unpacks whole.
+    data = bytes(range(32)) + b"\xab" * (4096 - 32)
     craft(
         tmp_path / "long.tdz",
-        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(range(32)) + bytes(256 << 20)},
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": data},
         {"x.memmap": zipfile.ZIP_DEFLATED},
-    )  # 256 MiB inflated, of which the leaf needs 32 bytes
+    )
     loaded = TensorDict.load_memmap(tmp_path / "long.tdz")
     assert loaded["x"].view(torch.uint8).tolist() == list(range(32))
+    tclass.unpack_memmap(tmp_path / "long.tdz", tmp_path / "out")
+    assert (tmp_path / "out" / "x.memmap").read_bytes() == data
+
+
+class Inflations:
+    """Records the entries zipfile is asked to inflate."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: list[str] = []
+        original = zipfile.ZipFile.open
+
+        def spy(archive: zipfile.ZipFile, name: Any, *args: Any, **kwargs: Any) -> Any:
+            self.names.append(name if isinstance(name, str) else name.filename)
+            return original(archive, name, *args, **kwargs)
+
+        monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+
+    def leaves(self) -> list[str]:
+        return [name for name in self.names if name.endswith(".memmap")]
+
+
+def bomb(path: Path, inflated: int, shape: list[int], first: bytes = b"") -> None:
+    """A deflated leaf of ``inflated`` zero bytes (its header honest about it), after a
+    fine compressed leaf ``a`` when ``first`` is given, under a meta.json giving ``x``
+    the int64 ``shape``."""
+    leaves = {"x": {**LEAF, "shape": shape}}
+    entries = {"x.memmap": bytes(inflated)}
+    if first:
+        leaves = {"a": {**LEAF, "shape": [len(first) // 8]}, **leaves}
+        entries = {"a.memmap": first, **entries}
+    craft(
+        path,
+        {"meta.json": meta(leaves, []), **entries},
+        dict.fromkeys(entries, zipfile.ZIP_DEFLATED),
+    )
+
+
+def test_a_compressed_entry_larger_than_its_leaf_is_refused_before_inflating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A zip bomb: 64 MiB of zeros (64 KiB in the file), the header honest about it, for a
+    # leaf of 32 bytes. Nothing is inflated, neither by load_memmap nor by unpack_memmap
+    # (which inflated and wrote it all, then left the folder to the loader).
+    bomb(tmp_path / "bomb.tdz", 64 << 20, [4], first=bytes(range(64)))
+    inflations = Inflations(monkeypatch)
+    for action in (
+        lambda: TensorDict.load_memmap(tmp_path / "bomb.tdz"),
+        lambda: tclass.unpack_memmap(tmp_path / "bomb.tdz", tmp_path / "out"),
+        lambda: tclass.load(tmp_path / "bomb.tdz"),
+    ):
+        with pytest.raises(tclass.errors.FileFormatError) as refused:
+            action()
+        assert f"{tmp_path / 'bomb.tdz'}::x.memmap" in str(refused.value)
+        assert "records 67108864 bytes once inflated" in str(refused.value)
+        assert "shape [4] need 32" in str(refused.value)
+    assert inflations.leaves() == [] and not (tmp_path / "out").exists()
+
+
+def test_an_archive_is_checked_whole_before_a_leaf_is_inflated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # x is fine but takes more memory than the machine has (here: a machine of 1 KiB);
+    # a, before it, is not inflated either.
+    bomb(tmp_path / "big.tdz", 8 << 10, [1 << 10], first=bytes(range(64)))
+    inflations = Inflations(monkeypatch)
+    monkeypatch.setattr(tclass._io._zip, "_physical_memory", lambda: 1 << 10)
+    with pytest.raises(tclass.errors.FileFormatError, match="more than this machine's memory"):
+        TensorDict.load_memmap(tmp_path / "big.tdz")
+    assert inflations.leaves() == []
+    monkeypatch.setattr(tclass._io._zip, "_physical_memory", lambda: 1 << 20)
+    loaded = TensorDict.load_memmap(tmp_path / "big.tdz")
+    assert loaded["a"].view(torch.uint8).tolist() == list(range(64))
+    assert not loaded["x"].any() and loaded["x"].shape == (1 << 10,)
+
+
+def test_unpack_refuses_what_does_not_fit_the_destination(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bomb(tmp_path / "big.tdz", 8 << 10, [1 << 10])
+    inflations = Inflations(monkeypatch)
+    usage = shutil.disk_usage(tmp_path)._replace(free=4096)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage)
+    with pytest.raises(tclass.errors.FolderWriteError) as refused:
+        tclass.unpack_memmap(tmp_path / "big.tdz", tmp_path / "out")
+    assert refused.value.errno == errno.ENOSPC and isinstance(refused.value, OSError)
+    assert f"writes {8 << 10 | len(meta({'x': {**LEAF, 'shape': [1 << 10]}}, []))} bytes" in str(
+        refused.value
+    )
+    assert "has 4096 bytes free" in str(refused.value)
+    assert inflations.leaves() == [] and not (tmp_path / "out").exists()
+
+
+def test_unpack_refuses_a_large_entry_no_meta_json_describes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Loading never reads an entry that is no leaf; unpacking would write it: inflated, it
+    # is held to the small-file limit (256 MiB; 1 KiB here).
+    monkeypatch.setattr(tclass._io._archive, "MAX_FILE_BYTES", 1 << 10)
+    craft(
+        tmp_path / "extra.tdz",
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(32), "junk": bytes(2 << 10)},
+        {"junk": zipfile.ZIP_DEFLATED},
+    )
+    inflations = Inflations(monkeypatch)
+    with pytest.raises(tclass.errors.FileFormatError, match="extra.tdz::junk' records 2048"):
+        tclass.unpack_memmap(tmp_path / "extra.tdz", tmp_path / "out")
+    assert "junk" not in inflations.names and not (tmp_path / "out").exists()
+    assert TensorDict.load_memmap(tmp_path / "extra.tdz")["x"].tolist() == [0] * 4
+    craft(  # stored, its bytes are in the archive: it unpacks
+        tmp_path / "stored.tdz",
+        {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(32), "junk": bytes(2 << 10)},
+    )
+    tclass.unpack_memmap(tmp_path / "stored.tdz", tmp_path / "out")
+    assert (tmp_path / "out" / "junk").read_bytes() == bytes(2 << 10)
+
+
+def test_a_stored_entry_recording_another_size_than_it_holds_is_refused(tmp_path: Path) -> None:
+    craft(tmp_path / "d.tdz", {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(32)})
+    declare_size(tmp_path / "d.tdz", "x.memmap", (4 << 30) - 1)  # stored: 32 bytes, "4 GiB"
+    for action in (
+        lambda: TensorDict.load_memmap(tmp_path / "d.tdz"),
+        lambda: tclass.unpack_memmap(tmp_path / "d.tdz", tmp_path / "out"),
+    ):
+        with pytest.raises(
+            tclass.errors.FileFormatError, match="records 4294967295 bytes held in 32"
+        ):
+            action()
+    assert not (tmp_path / "out").exists()
 
 
 def test_duplicate_entries_are_refused(tmp_path: Path) -> None:
@@ -462,3 +598,89 @@ def test_the_peer_loads_archives_tclass_writes(tmp_path: Path) -> None:
     assert tensordict.is_memmap_archive(tmp_path / "t.tdz")
     tensordict.unpack_memmap(tmp_path / "t.tdz", tmp_path / "their_unpack")
     assert same(TensorDict.load_memmap(tmp_path / "their_unpack"), mine)
+
+
+# --- damaged archives: truncated, bytes flipped ---------------------------------------------
+
+# Raw file bytes in a message: runs of \xNN escapes, or a bytes repr.
+RAW_BYTES = re.compile(r"(\\x[0-9a-f]{2}){4,}|(?<!\w)b['\"]")
+
+
+def damaged_tree() -> TensorDict:
+    stack = tclass.lazy_stack([TensorDict(a=torch.ones(2), batch_size=[2]) for _ in range(3)])
+    return TensorDict(
+        {"rec": record(), "lazy": stack, "label": NonTensorData("pong", batch_size=[3])},
+        batch_size=[3],
+    )
+
+
+def refusal(action: Any) -> str | None:
+    """The message of the TclassError ``action`` raises (None if it succeeds); any other
+    exception fails the test."""
+    try:
+        action()
+    except TclassError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("compression", [None, "deflate"])
+def test_damaged_archives_give_short_clear_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], compression: str | None
+) -> None:
+    # Cut short anywhere, or one bit flipped anywhere: loading, unpacking and info either
+    # work or raise a TclassError of a few lines that shows no raw bytes of the file (one
+    # message used to quote 14,176 characters of it).
+    damaged_tree().save(tmp_path / "good.tdz", compression=compression)
+    good = (tmp_path / "good.tdz").read_bytes()
+    rng = random.Random(0)
+    cuts = sorted({rng.randrange(4, len(good)) for _ in range(40)})
+    cases = [(f"cut at {size}", good[:size]) for size in cuts]
+    for _ in range(120):
+        flipped, at = bytearray(good), rng.randrange(len(good))
+        flipped[at] ^= 1 << rng.randrange(8)
+        cases.append((f"bit flipped at {at}", bytes(flipped)))
+    path, out = tmp_path / "bad.tdz", tmp_path / "out"
+    for case, data in cases:
+        path.write_bytes(data)
+        messages = [
+            refusal(lambda: tclass.load_memmap(path)),
+            refusal(lambda: tclass.unpack_memmap(path, out)),
+        ]
+        assert tclass.is_memmap_archive(path) in (True, False)
+        if main(["info", str(path)]) != 0:
+            messages.append(capsys.readouterr().err.removeprefix("error: "))
+        capsys.readouterr()
+        shutil.rmtree(out, ignore_errors=True)
+        for message in filter(None, messages):
+            assert len(message) < 500 and not RAW_BYTES.search(message), (case, message)
+            if case.startswith("cut"):
+                assert f"{str(path)!r} is truncated" in message, (case, message)
+                assert f"but the file holds {len(data)} bytes (expected at least" in message
+                assert "copy the archive again, or re-save it" in message
+
+
+def test_a_truncated_archive_names_the_sizes(tmp_path: Path) -> None:
+    sample().save(tmp_path / "d.tdz")
+    good = (tmp_path / "d.tdz").read_bytes()
+    offsets = payload_offsets(tmp_path / "d.tdz")
+    cut = offsets["obs.memmap"] + 10  # inside obs's 60 bytes
+    (tmp_path / "cut.tdz").write_bytes(good[:cut])
+    expected = (
+        f"{str(tmp_path / 'cut.tdz')!r} is truncated: the data of 'obs.memmap' ends at byte "
+        f"{offsets['obs.memmap'] + 60}, but the file holds {cut} bytes (expected at least "
+        f"{offsets['obs.memmap'] + 60}). A copy or download was cut short, or a save was "
+        "interrupted: copy the archive again, or re-save it (save(..., '.tdz') or pack_memmap)"
+    )
+    for action in (
+        lambda: TensorDict.load_memmap(tmp_path / "cut.tdz"),
+        lambda: tclass.load(tmp_path / "cut.tdz"),
+        lambda: tclass.unpack_memmap(tmp_path / "cut.tdz", tmp_path / "out"),
+        lambda: tclass.refresh_archive_checksums(tmp_path / "cut.tdz"),
+    ):
+        with pytest.raises(tclass.errors.FileFormatError) as refused:
+            action()
+        assert str(refused.value) == expected
+    (tmp_path / "cut.tdz").write_bytes(good[:-10])  # inside the end record
+    with pytest.raises(tclass.errors.FileFormatError, match="its central directory .* is cut"):
+        TensorDict.load_memmap(tmp_path / "cut.tdz")

@@ -35,7 +35,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "HeterogeneousEntryError": (ValueError, RuntimeError),
     "DeviceError": (ValueError, RuntimeError),
     "MissingFileError": (FileNotFoundError,),
-    "NotAFileError": (IsADirectoryError,),
+    "NotAFileError": (OSError, ValueError, RuntimeError),
     "FileConflictError": (FileExistsError, RuntimeError),
     "FileFormatError": (ValueError, RuntimeError),
     "FolderWriteError": (OSError,),
@@ -44,6 +44,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "FilePermissionError": (PermissionError,),
     "SubpathError": (ValueError, LookupError),
     "ClassResolutionError": (RuntimeError, LookupError),
+    "ClassMismatchError": (TypeError,),
     "PickleRefusedError": (RuntimeError,),
     "NotSerializableError": (TypeError,),
     "UnpicklableError": (TypeError,),
@@ -305,3 +306,24 @@ def test_every_error_class_is_documented_in_the_module_docstring_style() -> None
     for name in SUBCLASSES:
         doc = inspect.getdoc(_error_class(name))
         assert doc is not None and doc.endswith(".")
+
+
+def test_not_a_file_error_is_no_is_a_directory_error(tmp_path: Any) -> None:
+    # It is raised for a file where a folder must be, too: an OSError (as the file system
+    # would say), a ValueError and a RuntimeError (as the peer raises in these cases),
+    # never an IsADirectoryError.
+    assert not issubclass(errors.NotAFileError, IsADirectoryError)
+    (tmp_path / "file").write_bytes(b"not a folder")
+    (tmp_path / "folder.tdz").mkdir()
+    for action in (
+        lambda: TensorDict(a=torch.zeros(1)).memmap(tmp_path / "file"),  # peer: NotADirectoryError
+        lambda: TensorDict.load_memmap(tmp_path / "file"),  # peer: ValueError
+        lambda: TensorDict(a=torch.zeros(1)).save(tmp_path / "folder.tdz"),  # peer: ValueError
+        lambda: tclass.MemoryMappedTensor.from_tensor(  # peer: RuntimeError
+            torch.ones(2), filename=tmp_path / "folder.tdz", existsok=True
+        ),
+    ):
+        with pytest.raises(errors.NotAFileError) as info:
+            action()
+        assert isinstance(info.value, (OSError, ValueError, RuntimeError))
+        assert not isinstance(info.value, IsADirectoryError)

@@ -592,3 +592,27 @@ def test_info_maps_no_file_and_reads_no_pickle(
         and "holds a pickled value" in err
         and "!! pickled: loads with allow_pickle=True" in out
     )
+
+
+# --- claims checked before they are walked -----------------------------------------------
+
+
+@pytest.mark.parametrize("claimed", [1000, 10**9])
+def test_member_count_claim_is_checked_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], claimed: int
+) -> None:
+    # A meta.json recording more members than the folder holds is one problem, found
+    # before any member is read: info does not walk the members it claims (it took 35
+    # hours for 10**9), and says what load_memmap says.
+    members = [tclass.TensorDict(a=torch.zeros(2), batch_size=[2]) for _ in range(3)]
+    tclass.lazy_stack(members).memmap(tmp_path / "x")
+    _meta(tmp_path / "x", ".", _tclass={"members": claimed})
+    with pytest.raises(tclass.TclassError) as loaded:
+        tclass.load_memmap(tmp_path / "x")
+    assert f"records {claimed} members, the folder holds 3" in str(loaded.value)
+    assert isinstance(loaded.value, FileNotFoundError)
+    code, out, err = _run(capsys, "--json", tmp_path / "x")
+    assert code == 1 and err.startswith(f"error: {loaded.value}; load_memmap would refuse")
+    described = json.loads(out)
+    assert described["problems"] == [str(loaded.value)]
+    assert (described["root"]["kind"], described["root"]["children"]) == ("lazy_stack", [])

@@ -22,6 +22,7 @@ from tclass import (
 )
 from tclass._base._tensordict_base import TensorDictBase
 from tclass.errors import (
+    ClassMismatchError,
     ClassResolutionError,
     FileConflictError,
     LockedError,
@@ -395,7 +396,10 @@ def test_save_and_load_aliases(tmp_path: Path) -> None:
 
 def test_failed_save_leaves_no_folder(tmp_path: Path) -> None:
     td = TensorDict(a=torch.ones(2), s=NonTensorData(object(), batch_size=[2]), batch_size=[2])
-    with pytest.raises(NotSerializableError, match="the value at s"):
+    with pytest.raises(
+        NotSerializableError,
+        match="the value at key .s.: a value of type builtins.object, which cannot",
+    ):
         td.memmap(tmp_path / "f")
     assert os.listdir(tmp_path) == []
 
@@ -461,11 +465,21 @@ def test_out_with_another_batch_size_is_an_error(tmp_path: Path) -> None:
 
 
 def test_loading_as_another_record_class_is_an_error(tmp_path: Path) -> None:
+    # A TclassError and a TypeError, naming the class saved, the class asked, the fix.
     _step().memmap(tmp_path / "s")
-    with pytest.raises(TypeError, match="not a Inner"):
-        tclass.load_memmap(tmp_path / "s", cls=Inner)
-    with pytest.raises(TypeError, match="holds a Step, not a Inner"):
-        Inner.load_memmap(tmp_path / "s")
+    expected = (
+        f"{str(tmp_path / 's')!r} holds a record of class Step ({__name__}.Step), not of "
+        f"class Inner ({__name__}.Inner), which load_memmap was asked for; load it with "
+        "Step.load_memmap or tclass.load_memmap, which rebuild the class it was saved from "
+        "(or check the path)"
+    )
+    for load in (
+        lambda: tclass.load_memmap(tmp_path / "s", cls=Inner),
+        lambda: Inner.load_memmap(tmp_path / "s"),
+    ):
+        with pytest.raises(ClassMismatchError) as info:
+            load()
+        assert isinstance(info.value, TypeError) and str(info.value) == expected
 
 
 def test_collection_classes_load_whatever_the_folder_holds(tmp_path: Path) -> None:
@@ -546,6 +560,53 @@ def test_nested_record_class_comes_from_the_field(tmp_path: Path) -> None:
 
 
 # --- pickle --------------------------------------------------------------------------------
+
+
+class _Opaque:
+    pass
+
+
+@tclass.tensorclass
+class _Tagged:
+    x: torch.Tensor
+    info: dict[str, Any] | None = None
+
+
+@pytest.mark.parametrize(
+    ("build", "named"),
+    [
+        (  # a record's field: its name, not the _tensordict/ folder holding it
+            lambda: _Tagged(x=torch.zeros(2), info={"ok": 1, "obj": _Opaque()}, batch_size=[2]),
+            f"at key 'info': its item ['obj'] is of type {__name__}._Opaque",
+        ),
+        (  # nested keys, and the record inside a TensorDict
+            lambda: TensorDict(
+                run={"tag": _Tagged(x=torch.zeros(2), info={"a": [1, {2}]}, batch_size=[2])},
+                batch_size=[2],
+            ),
+            "at key ('run', 'tag', 'info'): its item ['a'][1] is of type builtins.set",
+        ),
+        (
+            lambda: TensorDict(a={"obj": NonTensorData(_Opaque())}, batch_size=[]),
+            f"at key ('a', 'obj'): a value of type {__name__}._Opaque,",
+        ),
+        (  # lazy-stack members by their index
+            lambda: tclass.lazy_stack(
+                [TensorDict(v=NonTensorData(1)), TensorDict(v=NonTensorData({3: "x"}))]
+            ),
+            "at key (1, 'v'): it has the key 3, of type builtins.int (JSON keys are str)",
+        ),
+    ],
+)
+def test_not_serializable_names_the_key_the_user_knows(
+    tmp_path: Path, build: Any, named: str
+) -> None:
+    with pytest.raises(NotSerializableError) as info:
+        build().memmap(tmp_path / "p")
+    message = str(info.value)
+    assert message.startswith("cannot save the value") and named in message, message
+    assert "_tensordict" not in message and "allow_pickle=True" in message
+    assert not (tmp_path / "p").exists()
 
 
 def test_non_json_values_need_allow_pickle_both_ways(tmp_path: Path) -> None:

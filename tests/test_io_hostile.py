@@ -38,7 +38,14 @@ import tclass._io._info as info_io
 import tclass._io._plan as planner
 import tclass._io._values as values_io
 from tclass import MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
-from tclass.errors import MetadataError, NotAFileError, NotSerializableError, TclassError
+from tclass.__main__ import main
+from tclass.errors import (
+    MetadataError,
+    NotAFileError,
+    NotSerializableError,
+    TclassError,
+    UnsupportedError,
+)
 
 GIB16 = 16 << 30
 PAGE = 4096
@@ -566,3 +573,79 @@ def test_lazy_stack_dim_out_of_range(tmp_path: Path) -> None:
         err = _error(tmp_path / "lazy")
         assert isinstance(err, MetadataError) and str(tmp_path / "lazy" / "meta.json") in str(err)
         assert "stack_dim" in str(err)
+
+
+# --- trees nested too deep -----------------------------------------------------------------
+
+
+def _chain(root: Path, depth: int) -> None:
+    """A TensorDict folder holding one TensorDict ``n`` in another, ``depth`` folders
+    below ``root`` (made through descriptors: the path outgrows PATH_MAX)."""
+    node = {"_type": "<class 'tensordict._td.TensorDict'>", "_format_version": 1}
+    node |= {"_class": "tensordict:TensorDict", "shape": [], "device": None}
+    inner = json.dumps({**node, "n": {"type": "<class 'tensordict._td.TensorDict'>"}}).encode()
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for level in range(depth + 1):
+            meta = os.open("meta.json", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+            os.write(meta, inner if level < depth else json.dumps(node).encode())
+            os.close(meta)
+            if level < depth:
+                os.mkdir("n", dir_fd=fd)
+                child = os.open("n", os.O_RDONLY, dir_fd=fd)
+                os.close(fd)
+                fd = child
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("depth", [101, 400])
+def test_folders_nested_too_deep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], depth: int
+) -> None:
+    # A crafted chain of folders is refused by its depth, by load_memmap and by info
+    # alike, rather than by Python's recursion limit (a RecursionError, no TclassError).
+    _chain(tmp_path / "deep", depth)
+    err = _error(tmp_path / "deep")
+    assert isinstance(err, MetadataError)
+    assert f"{str(tmp_path / 'deep')!r} holds folders nested more than 100 levels" in str(err)
+    assert len(str(err)) < 300
+    assert main(["info", str(tmp_path / "deep")]) == 1
+    assert capsys.readouterr().err.startswith(f"error: {err}")
+
+
+def test_the_deepest_tree_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _chain(tmp_path / "deep", 100)
+    loaded = tclass.load_memmap(tmp_path / "deep")
+    assert ("n",) * 100 in loaded.keys(include_nested=True)
+    assert main(["info", str(tmp_path / "deep")]) == 0
+
+
+@tclass.tensorclass
+class Chain:
+    x: torch.Tensor
+    next: Chain | None = None
+
+
+def test_saving_a_tree_too_deep_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What is saved loads: a tree deeper than the reader reads is refused when saved.
+    deepest = TensorDict(x=torch.zeros(1), batch_size=[])
+    for _ in range(100):
+        deepest = TensorDict(n=deepest, batch_size=[])
+    deepest.memmap(tmp_path / "deepest")
+    assert tclass.load_memmap(tmp_path / "deepest").keys(include_nested=True)
+    with pytest.raises(UnsupportedError, match="nested more than 100 folders"):
+        TensorDict(n=deepest, batch_size=[]).memmap(tmp_path / "deeper")
+    assert not (tmp_path / "deeper").exists()
+    # Records take two folders a level (their own and _tensordict/); 50 levels load.
+    chain = Chain(x=torch.zeros(1))
+    for _ in range(49):
+        chain = Chain(x=torch.zeros(1), next=chain)
+    chain.memmap(tmp_path / "records")
+    assert isinstance(tclass.load_memmap(tmp_path / "records"), Chain)
+    assert main(["info", str(tmp_path / "records")]) == 0
+    with pytest.raises(UnsupportedError, match="a record takes two"):
+        Chain(x=torch.zeros(1), next=chain).memmap(tmp_path / "more")

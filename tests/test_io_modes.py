@@ -20,7 +20,7 @@ import torch
 import tclass
 import tclass._io._write
 from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict
-from tclass.errors import SubpathError, UnsafePathError
+from tclass.errors import ClassMismatchError, SubpathError, UnsafePathError
 
 
 @tclass.tensorclass
@@ -241,7 +241,7 @@ def test_subpath_steps_through_records(tmp_path: Path) -> None:
     assert set(TensorDict.load_memmap(tmp_path / "rec", subpath="inner/_tensordict").keys()) == {
         "y"
     }
-    with pytest.raises(TypeError, match="subpath='inner' holds a Inner, not a Outer"):
+    with pytest.raises(ClassMismatchError, match="subpath='inner' holds a record of class Inner"):
         Outer.load_memmap(tmp_path / "rec", subpath="inner")
 
 

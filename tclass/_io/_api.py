@@ -30,7 +30,7 @@ from tclass._io._saved_folder import linker
 from tclass._io._staging import stage_copy
 from tclass._io._subpath import descend, subpath_parts
 from tclass._io._write import save_tree
-from tclass.errors import ShapeError, UnsupportedError
+from tclass.errors import ClassMismatchError, ShapeError, UnsupportedError
 
 __all__ = [
     "TensorDictFuture",
@@ -315,18 +315,25 @@ def _load(
         assert target is not None
         loaded = _staged_to(loaded, target, non_blocking)
     if cls is not None and not isinstance(loaded, cls):
-        where = repr(os.fspath(prefix)) + (f" at subpath={subpath!r}" if subpath else "")
-        msg = (
-            f"{where} holds a {type(loaded).__name__}, not a {cls.__name__}; "
-            f"load it with {type(loaded).__name__}.load_memmap or tclass.load_memmap"
-        )
-        raise TypeError(msg)
+        raise ClassMismatchError(_other_class(prefix, subpath, type(loaded), cls))
     if out is not None:
         load_into(out, loaded, non_blocking, os.fspath(prefix))
         loaded = out
     if target is not None and target.type == "cuda" and not non_blocking and not staged:
         torch.cuda.synchronize(target)
     return loaded
+
+
+def _other_class(prefix: PathLike, subpath: NestedKey | None, saved: type, asked: type) -> str:
+    where = repr(os.fspath(prefix)) + (f" at subpath={subpath!r}" if subpath else "")
+    kind = "record" if is_record_class(saved) else "collection"
+    return (
+        f"{where} holds a {kind} of class {saved.__name__} ({saved.__module__}."
+        f"{saved.__qualname__}), not of class {asked.__name__} ({asked.__module__}."
+        f"{asked.__qualname__}), which load_memmap was asked for; load it with "
+        f"{saved.__name__}.load_memmap or tclass.load_memmap, which rebuild the class it was "
+        "saved from (or check the path)"
+    )
 
 
 def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:

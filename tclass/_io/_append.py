@@ -211,10 +211,7 @@ class _Grower(NodeVisitor[Build]):
         if is_record(saved) != is_record(rows) or (
             is_record(saved) and type(saved) is not type(rows)
         ):
-            msg = (
-                f"cannot append a {type(rows).__name__} to {_name(where)}, a {type(saved).__name__}"
-            )
-            raise AppendError(msg)
+            raise AppendError(_other_class(saved, rows, where))
         return super().visit(saved, rows, folder, where)
 
     def visit_record(self, record: Any, rows: Any, folder: str, where: tuple[str, ...]) -> Build:
@@ -236,8 +233,9 @@ class _Grower(NodeVisitor[Build]):
         keys, their_keys = td._key_names(), rows._key_names()
         if set(keys) != set(their_keys):
             msg = (
-                f"cannot append rows with the keys {sorted(their_keys)} to {_name(where)}, "
-                f"which has the keys {sorted(keys)}"
+                f"cannot append rows with other keys than {_name(where)}: "
+                f"{_key_difference(keys, their_keys)}. Give the rows exactly the saved keys "
+                f"{sorted(keys)} (rows.select(...) drops the others)"
             )
             raise AppendError(msg)
         names = stored_names(td)
@@ -302,6 +300,35 @@ class _Grower(NodeVisitor[Build]):
 
 def _name(where: tuple[str, ...]) -> str:
     return f"the entry {'.'.join(where)!r}" if where else "the saved collection"
+
+
+def _other_class(saved: Any, rows: Any, where: tuple[str, ...]) -> str:
+    """Why rows of another class than the saved one cannot be appended, and what to do."""
+    keys, their_keys = storage_of(saved)._key_names(), storage_of(rows)._key_names()
+    same = set(keys) == set(their_keys)
+    fields = "" if same else f"; their fields differ too: {_key_difference(keys, their_keys)}"
+    head = f"cannot append {_kind(rows)} to {_name(where)}, which holds {_kind(saved)}{fields}"
+    cls = type(saved)
+    if is_record(saved):
+        convert = f": {cls.__name__}.from_tensordict(rows.to_tensordict()) builds them"
+        fix = convert if same else f" (fields {sorted(keys)})"
+        return f"{head}. Append {cls.__name__} records{fix}"
+    return f"{head}. Append a TensorDict{': rows.to_tensordict()' if same else ''}"
+
+
+def _kind(value: Any) -> str:
+    cls = type(value)
+    if is_record(value):
+        return f"records of class {cls.__name__} ({cls.__module__}.{cls.__qualname__})"
+    return f"a {cls.__name__}"
+
+
+def _key_difference(saved: Any, rows: Any) -> str:
+    missing, extra = sorted(set(saved) - set(rows)), sorted(set(rows) - set(saved))
+    parts = [f"the rows lack {missing}"] if missing else []
+    if extra:
+        parts.append(f"the rows have {extra}, which the saved ones do not")
+    return " and ".join(parts)
 
 
 def _write_rows(path: str, saved: torch.Tensor, rows: torch.Tensor, durable: bool) -> torch.Tensor:

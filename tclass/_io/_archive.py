@@ -11,7 +11,9 @@ shared after ``memmap_like``/``memmap_``, whose writes reach the archive, as the
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import stat
 import struct
 import zipfile
@@ -23,8 +25,10 @@ from typing import Any
 import torch
 
 from tclass._core._memmap import Mode
-from tclass._io._format import META
+from tclass._io._folder import ArchiveFolder
+from tclass._io._format import MAX_FILE_BYTES, META
 from tclass._io._plan import plan_tree
+from tclass._io._read import validate_folder
 from tclass._io._write import final_root, staged_tree, sync_path
 from tclass._io._zip import (
     ARCHIVE_SUFFIX,
@@ -34,9 +38,10 @@ from tclass._io._zip import (
     compression_type,
     entry_order,
     is_archive,
+    require_archive,
     tensor_chunks,
 )
-from tclass.errors import FileFormatError, UnsafePathError
+from tclass.errors import FileFormatError, FolderWriteError, UnsafePathError
 
 __all__ = [
     "is_memmap_archive",
@@ -196,16 +201,62 @@ def unpack_memmap(archive_path: PathLike, prefix: PathLike) -> Path:
     place, as a save is, so that a folder already there (an earlier save or unpack) is
     replaced whole and a reader never sees a mix.
 
+    Nothing is inflated before the whole archive is checked as loading checks it: an
+    entry that records more bytes than its leaf's dtype and shape need (a zip bomb), a
+    compressed non-leaf entry past the small-file limit, or more bytes in all than the destination
+    has free is refused first; an entry inflating past its recorded size stops there.
+
     Raises:
-        ValueError: ``archive_path`` is not an archive (see :func:`is_memmap_archive`).
+        ValueError: ``archive_path`` is not an archive (see :func:`is_memmap_archive`), is
+            truncated, or does not load (``FileFormatError``, ``MetadataError``...).
         UnsafePathError: an entry's name would leave the folder (nothing is written).
+        FolderWriteError: the destination has too little space (nothing is written).
     """
     source = os.path.abspath(os.fspath(archive_path))
-    if not is_archive(source):
-        msg = f"{source!r} is not a memory-mapped archive (a zip file with a {META} at its top)"
-        raise FileFormatError(msg)
+    require_archive(source)
     root, old_tree = final_root(prefix)
-    with Archive(source) as archive, staged_tree(root, old_tree) as staging:
+    with Archive(source) as archive:
+        _check_unpack(archive, root)
+        _extract(archive, root, old_tree)
+    return Path(prefix)
+
+
+def _check_unpack(archive: Archive, root: str) -> None:
+    """What ``unpack_memmap`` checks before it inflates anything: the tree as loading
+    checks it (each leaf's recorded size against its dtype and shape, a compressed one to
+    less than a page more), every other compressed entry as a small file, and the total
+    against the space free where it goes."""
+    validate_folder(ArchiveFolder(archive), None, allow_pickle=True)  # nothing is unpickled
+    for name, entry in archive.entries.items():
+        compressed = entry.method != zipfile.ZIP_STORED  # (a stored one is in the file)
+        if compressed and name not in archive.leaves and entry.size > MAX_FILE_BYTES:
+            msg = (
+                f"{archive.where(name)!r} records {entry.size} bytes once inflated, but it is no "
+                f"leaf of the saved tree, and other files (meta.json, value files) hold at most "
+                f"{MAX_FILE_BYTES} bytes; nothing was inflated: the archive is crafted or "
+                "damaged (unzip extracts it, if you trust it)"
+            )
+            raise FileFormatError(msg)
+    total = sum(entry.size for entry in archive.entries.values())
+    free = shutil.disk_usage(_existing_parent(root)).free
+    if total > free:
+        msg = (
+            f"unpacking {archive.path!r} writes {total} bytes, but {os.path.dirname(root)!r} has "
+            f"{free} bytes free; nothing was written. Free some space or unpack elsewhere"
+        )
+        failure = FolderWriteError(msg)
+        failure.errno = errno.ENOSPC
+        raise failure
+
+
+def _existing_parent(path: str) -> str:
+    while not os.path.isdir(path):
+        path = os.path.dirname(path)
+    return path
+
+
+def _extract(archive: Archive, root: str, old_tree: bool) -> None:
+    with staged_tree(root, old_tree) as staging:
         for folder in sorted(archive.children):
             if folder:
                 os.makedirs(os.path.join(staging, folder), exist_ok=True)
@@ -218,7 +269,6 @@ def unpack_memmap(archive_path: PathLike, prefix: PathLike) -> Path:
             with os.fdopen(fd, "wb") as stream:
                 for chunk in archive.chunks(name):
                     stream.write(chunk)
-    return Path(prefix)
 
 
 _CENTRAL = struct.Struct("<4s6H3I5H2I")  # the fixed part of a central directory record
@@ -244,9 +294,7 @@ def refresh_archive_checksums(archive_path: PathLike) -> Path:
             central directory is damaged.
     """
     source = os.fspath(archive_path)
-    if not is_archive(source):
-        msg = f"{source!r} is not a memory-mapped archive (a zip file with a {META} at its top)"
-        raise FileFormatError(msg)
+    require_archive(source)
     with Archive(source) as archive, open(source, "r+b") as stream:
         with zipfile.ZipFile(stream) as index:
             infos, start = index.infolist(), index.start_dir

@@ -29,7 +29,7 @@ import torch
 
 from tclass._core._memmap import Mode, check_file_size, map_opened_file
 from tclass._io._format import MAX_FILE_BYTES
-from tclass._io._zip import Archive
+from tclass._io._zip import Archive, is_truncated_zip
 from tclass.errors import (
     FilePermissionError,
     MetadataError,
@@ -394,7 +394,7 @@ def open_root(root: str, mode: Mode | None = None) -> Folder:
                 raise MissingFileError(msg) from None
             time.sleep(0.02)  # a save without atomic exchange is between its two renames
         except NotADirectoryError:
-            if not zipfile.is_zipfile(root):
+            if not zipfile.is_zipfile(root) and not is_truncated_zip(root):
                 msg = (
                     f"{root!r} is a file but not an archive; load_memmap reads a folder "
                     "written by memmap/save, or a .tdz archive"

@@ -13,6 +13,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MAX_FILE_BYTES",
     "MAX_JSON_DEPTH",
+    "MAX_TREE_DEPTH",
     "META",
     "NODE_FIELDS",
     "PEER_FIELDS",
@@ -38,6 +39,10 @@ MAX_FILE_BYTES = 256 << 20
 # 100 levels deep (deeper ones need pickle), inside a stack's batch dims and the node's
 # own object; parsing stays far inside Python's default recursion limit.
 MAX_JSON_DEPTH = 256
+# The deepest folder a saved tree may have below its root (a record takes two levels: its
+# folder and its ``_tensordict/``). The reader walks the tree recursively, a few frames a
+# level: deeper trees would exhaust Python's recursion limit, so neither side goes there.
+MAX_TREE_DEPTH = 100
 TENSORCLASS_DIR = "_tensordict"
 # A file being written beside the one it will replace (by rename), in a saved folder.
 TEMP_PREFIX = ".tclass-tmp-"

@@ -62,7 +62,7 @@ def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
     # A dict here is a key named "_format_version" in a version-0 file (the peer's rule).
     if not isinstance(version, dict) and (type(version) is not int or version < 0):
         raise MetadataError(
-            f"{where!r}: _format_version must be a non-negative int, got {version!r}"
+            f"{where!r}: _format_version must be a non-negative int, got {version!r:.80}"
         )
     if type(version) is int and version > FORMAT_VERSION:
         msg = (

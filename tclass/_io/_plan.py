@@ -31,6 +31,7 @@ from tclass._engine._walk import NodeVisitor
 from tclass._io._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
+    MAX_TREE_DEPTH,
     META,
     PEER_FIELDS,
     TCLASS_FIELD,
@@ -84,10 +85,13 @@ def plan_tree(
     allow_pickle: bool,
     anonymous: bool = False,
     link: Callable[[str], Any] | None = None,
+    key: tuple[str, ...] = (),
 ) -> tuple[Plan, Rebuild]:
     """The plan that saves ``node`` into ``root`` and a function building the saved copy
-    from the written leaves (in plan order); its TensorDict nodes hold ``link(folder)``."""
+    from the written leaves (in plan order); its TensorDict nodes hold ``link(folder)``.
+    ``key``: the key of ``node`` in a collection it is written into (for messages)."""
     planner = _Planner(_Options(root, copy_existing, like, allow_pickle, anonymous, link))
+    planner.keys[""] = key
     return planner.plan, planner.node(node, "")
 
 
@@ -97,10 +101,26 @@ class _Planner(NodeVisitor[Rebuild]):
     def __init__(self, options: _Options) -> None:
         self.plan = Plan()
         self.options = options
+        # Each node's key as the user knows it (lazy-stack members by index), by folder.
+        self.keys: dict[str, tuple[str | int, ...]] = {"": ()}
+
+    def _at(self, rel: str) -> str:
+        """A node's key for messages: ``key 'info'``, ``key ('a', 'obj')``, the root."""
+        keys = self.keys.get(rel, ())
+        if not keys:
+            return "the root"
+        return f"key {keys[0]!r}" if len(keys) == 1 else f"key {keys!r}"
 
     def node(self, node: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
         """Plans ``node`` at ``rel``; ``marker``: what a collection node adds to its
         ``_tclass`` entry (a record's fields: the record's schema)."""
+        if rel.count("/") >= MAX_TREE_DEPTH and not self.options.anonymous:
+            msg = (
+                f"cannot save a collection nested more than {MAX_TREE_DEPTH} folders deep "
+                f"(at {rel[:60]}..., a record takes two: its own and {TENSORCLASS_DIR}/); "
+                "tclass does not read trees that deep. Flatten it first (flatten_keys())"
+            )
+            raise UnsupportedError(msg)
         self.plan.dirs.append(rel)
         return self.visit(node, rel, marker)
 
@@ -134,6 +154,7 @@ class _Planner(NodeVisitor[Rebuild]):
                 parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
             else:
                 meta[stored] = {"type": type(value).__name__}
+                self.keys[name] = (*self.keys.get(rel, ()), key)
                 parts.append((key, self.node(value, name)))
         meta["shape"] = list(td.batch_size)
         meta["device"] = "cpu"
@@ -167,6 +188,7 @@ class _Planner(NodeVisitor[Rebuild]):
         cls = type(record)
         _add_meta(self.plan, rel, {"_type": type_string(cls)}, self.options)
         schema = {"schema": record_schema(record)}  # in the fields' node: the peer skips it
+        self.keys[_join(rel, TENSORCLASS_DIR)] = self.keys.get(rel, ())
         content = self.node(record._tensordict, _join(rel, TENSORCLASS_DIR), schema)
         return lambda written: cls._from_tensordict_unchecked(content(written))
 
@@ -180,6 +202,8 @@ class _Planner(NodeVisitor[Rebuild]):
         # The peer counts member folders up to a gap: the count is recorded.
         meta[TCLASS_FIELD] = {"members": len(members), **(marker or {})}
         _add_meta(self.plan, rel, meta, self.options)
+        keys = self.keys.get(rel, ())
+        self.keys.update((_join(rel, str(i)), (*keys, i)) for i in range(len(members)))
         parts = [self.node(member, _join(rel, str(i))) for i, member in enumerate(members)]
         stack_dim, batch_size = stack.stack_dim, stack.batch_size
         name = stack.stack_dim_name
@@ -201,7 +225,7 @@ class _Planner(NodeVisitor[Rebuild]):
     ) -> Rebuild:
         plan, options = self.plan, self.options
         meta: dict[str, Any] = {"_type": type_string(NonTensorData)}
-        where = f"the value at {rel or 'the root'}"
+        where = f"cannot save the value at {self._at(rel)}"
         if options.anonymous or require_json(node.data, where, options.allow_pickle):
             meta["data"] = node.data
         else:
@@ -222,7 +246,7 @@ class _Planner(NodeVisitor[Rebuild]):
         meta["stack_dim"] = 0
         meta["device"] = None
         values = node.tolist()
-        where = f"the values at {rel or 'the root'}"
+        where = f"cannot save the values at {self._at(rel)}"
         if options.anonymous or require_json(values, where, options.allow_pickle):
             meta["data"] = values
         else:

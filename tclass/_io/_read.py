@@ -8,7 +8,9 @@ those are mapped: older writers padded files to a page); a leaf shape must start
 node's batch size; a record's fields must fit its annotations. Small files (``meta.json``,
 the value files) must be regular files of at most ``MAX_FILE_BYTES``, their JSON at most
 ``MAX_JSON_DEPTH`` deep; sizes must fit int64, and a stack of values must match its data,
-before anything is allocated. A failed check raises a ``TclassError`` naming the file.
+before anything is allocated; a lazy stack's recorded member count must match its member
+folders before any is read; the tree is at most ``MAX_TREE_DEPTH`` folders deep. A
+failed check raises a ``TclassError`` naming the file.
 Nothing is created, grown, truncated or written.
 
 ``validate_tree`` runs the same walk and the same checks without the user's classes
@@ -19,6 +21,7 @@ refuses exactly what ``load_memmap`` refuses.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 from collections.abc import Callable, Iterator
@@ -38,8 +41,9 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
-from tclass._io._folder import FileFacts, Folder, open_root
+from tclass._io._folder import ArchiveFolder, FileFacts, Folder, open_root
 from tclass._io._format import (
+    MAX_TREE_DEPTH,
     META,
     NODE_FIELDS,
     TENSORCLASS_DIR,
@@ -82,6 +86,7 @@ __all__ = [
     "Observer",
     "load_tree",
     "node_entries",
+    "validate_folder",
     "validate_tree",
 ]
 
@@ -179,6 +184,8 @@ def load_tree(
         options.schema = SchemaCheck(root, strict, widen)
         try:
             node = at(folder) if at is not None else folder
+            if isinstance(node, ArchiveFolder) and node.archive.compressed():
+                _check_inflation(node, allow_pickle)
             return _load_root(node, options, want)
         except SchemaDiffers:
             raise options.schema.error() from None
@@ -190,6 +197,14 @@ def load_tree(
                 node.close()
             folder.close()
     raise AssertionError("unreachable")
+
+
+def _check_inflation(node: ArchiveFolder, allow_pickle: bool) -> None:
+    """An archive holding compressed entries is checked whole before any is inflated
+    into memory: each compressed leaf's recorded size against what its leaf needs, and
+    the total against the machine's memory (a zip bomb is refused, not inflated)."""
+    validate_folder(node, None, allow_pickle)
+    node.archive.check_memory()
 
 
 def validate_tree(
@@ -206,16 +221,31 @@ def validate_tree(
             ``observer``, entries that fail are reported to it and skipped instead).
     """
     root = os.path.abspath(os.fspath(prefix))
-    options = _Options(
-        torch.device("meta"), allow_pickle, None, True, root=root, classless=True, observer=observer
-    )
     folder = open_root(root)
+    try:
+        return validate_folder(folder, observer, allow_pickle)
+    finally:
+        folder.close()
+
+
+def validate_folder(
+    folder: Folder, observer: Observer | None = None, allow_pickle: bool = False
+) -> Any:
+    """``validate_tree`` of an open folder (left open). In an archive, each leaf entry
+    checked is recorded in ``Archive.leaves`` with the bytes it needs."""
+    options = _Options(
+        torch.device("meta"),
+        allow_pickle,
+        None,
+        True,
+        root=folder.path,
+        classless=True,
+        observer=observer,
+    )
     try:
         return _load_root(folder, options, _ANY)
     except _Reported:
         return None
-    finally:
-        folder.close()
 
 
 def _load_root(folder: Folder, options: _Options, want: _Want) -> Any:
@@ -238,6 +268,8 @@ def _load_node(
     parent_batch: torch.Size | None,
     record_cls: type | None = None,
 ) -> Any:
+    if folder.rel.count("/") >= MAX_TREE_DEPTH:  # rel: "a/b/c" is 3 levels below the root
+        _raise_too_deep(folder, options.root)
     meta, name = read_header(folder)
     kind = _builtin_kind(name)
     observer = options.observer
@@ -257,6 +289,15 @@ def _load_node(
         raise
     observer.leave(loaded)
     return loaded
+
+
+def _raise_too_deep(folder: Folder, root: str) -> NoReturn:
+    msg = (
+        f"{root!r} holds folders nested more than {MAX_TREE_DEPTH} levels deep "
+        f"({folder.rel[:60]}...); tclass neither writes nor reads trees that deep: the folder "
+        "is damaged or crafted"
+    )
+    raise MetadataError(msg)
 
 
 def _load_kind(
@@ -373,7 +414,7 @@ def _saved_names(raw: object, ndim: int, where: str) -> Names:
     try:
         return _names.as_names(raw, ndim, "_names")
     except (TypeError, DimNameError) as error:
-        raise MetadataError(f"{where!r}: malformed _names {raw!r}: {error}") from None
+        raise MetadataError(f"{where!r}: malformed _names {raw!r:.80}: {str(error):.200}") from None
 
 
 def _write_through(options: _Options, folder: Folder) -> bool:
@@ -489,9 +530,15 @@ def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torc
     where = folder.child_path(META)
     dtype_text = entry.get("dtype")
     if not isinstance(dtype_text, str) or dtype_text not in DTYPES:
+        close = (
+            difflib.get_close_matches(dtype_text, DTYPES, 1) if isinstance(dtype_text, str) else []
+        )
+        hint = (
+            f"did you mean {close[0]!r}?" if close else "such as 'torch.float32' or 'torch.int64'"
+        )
         msg = (
-            f"{where!r}: entry {key!r} has dtype {dtype_text!r}, which is not one "
-            f"tclass reads ({', '.join(sorted(DTYPES))})"
+            f"{where!r}: entry {key!r} has dtype {dtype_text!r:.80}, which is not one tclass "
+            f"reads ({hint})"
         )
         raise MetadataError(msg)
     shape = checked_sizes(entry.get("shape"), where, f"the shape of {key!r}")
@@ -652,7 +699,7 @@ def _load_lazy(
     where = folder.child_path(META)
     stack_dim = meta.get("stack_dim")
     if type(stack_dim) is not int:
-        raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r}")
+        raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r:.80}")
     count = _member_count(folder, saved_marker(meta, where).get("members"), where)
     observer = options.observer
     if observer is not None:
@@ -675,7 +722,7 @@ def _load_lazy(
         raise _Reported(f"{folder.path!r}: a member did not load")
     name = meta.get("stack_dim_name")
     if name is not None and not isinstance(name, str):
-        raise MetadataError(f"{where!r}: stack_dim_name must be a string or null, got {name!r}")
+        raise MetadataError(f"{where!r}: stack_dim_name must be a string or null, got {name!r:.80}")
     try:
         return LazyStackedTensorDict(*members, stack_dim=stack_dim, stack_dim_name=name)
     except TclassError as error:
@@ -708,7 +755,7 @@ def _member_count(folder: Folder, recorded: object, where: str) -> int:
     if recorded is not None:
         if type(recorded) is not int or recorded < 1:
             raise MetadataError(
-                f"{where!r}: the member count must be a positive int, got {recorded!r}"
+                f"{where!r}: the member count must be a positive int, got {recorded!r:.80}"
             )
         extra = [n for n in numbers if n >= recorded]
         if extra:
@@ -717,6 +764,14 @@ def _member_count(folder: Folder, recorded: object, where: str) -> int:
                 f"records {recorded} members; the folder is damaged"
             )
             raise MetadataError(msg)
+        if len(numbers) < recorded:  # checked before any member is read: a count is a claim
+            first = next((i for i, n in enumerate(numbers) if i != n), len(numbers))
+            msg = (
+                f"{folder.child_path(str(first))!r} is missing (member {first} of the lazy "
+                f"stack): its meta.json records {recorded} members, the folder holds "
+                f"{len(numbers)}; the folder is incomplete or damaged"
+            )
+            raise MissingFileError(msg)
         return recorded
     count = 0
     while count in numbers:

@@ -148,7 +148,12 @@ class SavedFolder:
         folder = os.path.join(self.folder, self._dir_name(stored))
         try:
             plan, _ = plan_tree(
-                value, folder, copy_existing=False, like=False, allow_pickle=self.allow_pickle
+                value,
+                folder,
+                copy_existing=False,
+                like=False,
+                allow_pickle=self.allow_pickle,
+                key=(key,),
             )
         except NotSerializableError as error:
             raise NotSerializableError(f"writing {key!r} into {self.folder!r}: {error}") from None

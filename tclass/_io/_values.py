@@ -56,20 +56,51 @@ def require_json(value: object, where: str, allow_pickle: bool) -> bool:
     """True if ``value`` goes to JSON, False if to pickle (allowed); else raise.
 
     Raises:
-        NotSerializableError: naming ``where`` and the value's type.
+        NotSerializableError: naming ``where``, the part of the value JSON cannot hold
+            (an item of a list or dict, by its index or key) and its type.
     """
     if is_json_value(value):
         return True
     if allow_pickle:
         return False
-    kind = type(value)
     msg = (
-        f"{where}: a {kind.__module__}.{kind.__qualname__} value cannot be saved as JSON "
-        "(JSON holds str, int, float, bool, None, lists and dicts with str keys). Convert "
-        "it, store it as a tensor, or pass allow_pickle=True to save it with pickle "
-        "(loading it will need allow_pickle=True too)"
+        f"{where}: {_not_json(value)}, which cannot be saved as JSON (JSON holds str, int, "
+        "float, bool, None, lists and dicts with str keys). Convert it, store it as a tensor, "
+        "or pass allow_pickle=True to save it with pickle (loading it will need "
+        "allow_pickle=True too)"
     )
     raise NotSerializableError(msg)
+
+
+def _not_json(value: object) -> str:
+    """The first part of ``value`` that JSON cannot hold, described: ``its item
+    ['info'][2] is of type mymodule.Obj``, ``a value of type set``, ``its item [0] has the
+    key 3, of type int``."""
+    path = ""
+    for _ in range(101):
+        exact = type(value) in (list, tuple, dict)  # as is_json_value: no subclasses
+        if exact and isinstance(value, (list, tuple)):
+            index = next(i for i, item in enumerate(value) if not is_json_value(item))
+            path, value = f"{path}[{index}]", value[index]
+        elif exact and isinstance(value, dict):
+            key, item = next(
+                (key, item)
+                for key, item in value.items()
+                if type(key) is not str or not is_json_value(item)
+            )
+            if type(key) is not str:
+                where = f"its item {path}" if path else "it"
+                key_type = _type_name(key)
+                return f"{where} has the key {key!r:.40}, of type {key_type} (JSON keys are str)"
+            path, value = f"{path}[{key!r:.40}]", item
+        else:
+            what = f"of type {_type_name(value)}"
+            return f"its item {path} is {what}" if path else f"a value {what}"
+    return f"its item {path[:80]}... nests more than 100 lists or dicts deep"
+
+
+def _type_name(value: object) -> str:
+    return f"{type(value).__module__}.{type(value).__qualname__}"
 
 
 def dumps_pickle(value: object, where: str) -> bytes:

@@ -16,7 +16,10 @@ Reading is as strict as reading a folder: the central directory and every local 
 are checked before anything is mapped; a name that would leave the archive (absolute,
 ``..``, a backslash, a NUL) or appears twice, an encrypted entry, a payload past the end
 of the file, or a compressed one that inflates to another size than it says, is refused
-with an error naming the archive and the entry. The file is opened once and mapped
+with an error naming the archive and the entry. A compressed leaf must record no more
+than a page over what its dtype and shape need (checked before anything is inflated: a
+zip bomb is refused, not inflated), and is inflated as a stream that stops at its
+recorded size. A zip file cut short says so, with the sizes. The file is opened once and mapped
 through that descriptor, never grown or written unless ``mode="r+"`` asks for it (then
 the CRC-32 values of changed entries go stale, as in the peer; stored entries are read
 without checking them).
@@ -34,7 +37,7 @@ import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, NoReturn
 
 import torch
 
@@ -57,6 +60,8 @@ __all__ = [
     "compression_type",
     "entry_order",
     "is_archive",
+    "is_truncated_zip",
+    "require_archive",
     "safe_entry_name",
     "tensor_chunks",
 ]
@@ -67,6 +72,23 @@ _PAD_ID = 0x6474  # the "extra" block that pads a local header up to the alignme
 _LOCAL = struct.Struct("<4s5H3I2H")  # the fixed part of a local file header
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _CHUNK = 16 << 20
+# Older writers padded a leaf's file up to a page: a compressed entry may inflate to less
+# than a page more than its leaf needs (more is refused before anything is inflated).
+PAGE = 4096
+_CENTRAL_SIGNATURE = b"PK\x01\x02"
+_END_SIGNATURE, _END_SIZE = b"PK\x05\x06", 22  # the end of central directory record
+_ZIP64_EXTRA = 0x0001
+# What zipfile raises for a damaged archive (NotImplementedError: a zip version or
+# feature it does not know, such as a flipped "version needed" field).
+_OPEN_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError)
+_INFLATE_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,
+)
 _METHODS = {
     "stored": zipfile.ZIP_STORED,
     "deflate": zipfile.ZIP_DEFLATED,
@@ -100,7 +122,7 @@ def is_archive(path: str | os.PathLike[str]) -> bool:
             return False
         with zipfile.ZipFile(path) as archive:
             return "meta.json" in archive.NameToInfo
-    except (OSError, zipfile.BadZipFile, ValueError):
+    except (OSError, *_OPEN_ERRORS):
         return False
 
 
@@ -240,6 +262,7 @@ class Archive:
         self.mode: Mode = "r+" if mode == "r+" else "r"
         self.entries: dict[str, Entry] = {}
         self.children: dict[str, set[str]] = {"": set()}
+        self.leaves: dict[str, int] = {}  # leaf entries checked, and the bytes they need
         self._mapping: torch.Tensor | None = None
         self._fd = _open_archive(path, self.mode)
         self._stream = os.fdopen(os.dup(self._fd), "rb")
@@ -247,10 +270,13 @@ class Archive:
             self.size = os.fstat(self._fd).st_size
             try:
                 self._zip = zipfile.ZipFile(self._stream)
-            except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as error:
+            except _OPEN_ERRORS as error:
+                cut = _truncation(self._stream, self.size)
+                if cut is not None:
+                    raise FileFormatError(_truncated_message(path, self.size, *cut)) from None
                 msg = (
-                    f"{path!r} is not a readable zip archive ({error}); it is damaged or not an "
-                    "archive written by save/pack_memmap"
+                    f"{path!r} is not a readable zip archive ({_short(error)}); it is damaged "
+                    "or not an archive written by save/pack_memmap"
                 )
                 raise FileFormatError(msg) from None
             for info in self._zip.infolist():
@@ -298,11 +324,16 @@ class Archive:
                 "tclass does not read"
             )
             raise FileFormatError(msg)
+        if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
+            msg = (
+                f"{self.where(name)!r} is stored uncompressed, but its header records "
+                f"{info.file_size} bytes held in {info.compress_size}; the archive is damaged "
+                "or crafted"
+            )
+            raise FileFormatError(msg)
         offset = self._payload_offset(info, stream)
         if offset + info.compress_size > self.size:
-            raise FileFormatError(
-                f"{self.where(name)!r} ends past the end of the file; the archive is truncated"
-            )
+            self._raise_truncated(name, offset + info.compress_size)
         self.entries[name] = Entry(
             offset, info.file_size, info.compress_type, info.compress_size, info.CRC
         )
@@ -310,17 +341,30 @@ class Archive:
         self._add_folder(folder)
         self.children[folder].add(base)
 
+    def _raise_truncated(self, name: str, end: int) -> NoReturn:
+        cut = (f"the data of {name!r} ends at byte {end}", end)
+        raise FileFormatError(_truncated_message(self.path, self.size, *cut))
+
     def _payload_offset(self, info: zipfile.ZipInfo, stream: BinaryIO) -> int:
+        if not 0 <= info.header_offset < self.size:
+            msg = (
+                f"{self.where(info.filename)!r}: the central directory places its header at "
+                f"byte {info.header_offset}, outside the file ({self.size} bytes); the archive "
+                "is damaged or crafted"
+            )
+            raise FileFormatError(msg)
         stream.seek(info.header_offset)
         header = stream.read(_LOCAL.size)
         if len(header) != _LOCAL.size or header[:4] != _LOCAL_SIGNATURE:
             raise FileFormatError(f"{self.where(info.filename)!r}: its local header is damaged")
         name_length, extra_length = (int(size) for size in _LOCAL.unpack(header)[-2:])
-        local_name = stream.read(name_length)
-        if local_name != info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437"):
+        expected = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+        local_name = stream.read(name_length) if name_length == len(expected) else b""
+        if local_name != expected:  # (its bytes are not shown: they may be any data)
             msg = (
-                f"{self.where(info.filename)!r}: the local header names another file ("
-                f"{local_name!r}); the archive is crafted or damaged"
+                f"{self.where(info.filename)!r}: its local header, at byte {info.header_offset}, "
+                "names another file than the central directory does; the archive is crafted or "
+                "damaged"
             )
             raise MetadataError(msg)
         return info.header_offset + _LOCAL.size + name_length + extra_length
@@ -353,7 +397,7 @@ class Archive:
                 f"larger than {limit} bytes is refused, as it would be read whole"
             )
             raise MetadataError(msg)
-        return bytes(self._inflate(name, entry))
+        return b"".join(self.chunks(name))
 
     def tensor(self, name: str, dtype: torch.dtype, shape: list[int]) -> torch.Tensor:
         """The leaf of ``dtype`` and ``shape`` stored in ``name``: a view into the
@@ -377,27 +421,60 @@ class Archive:
                     "load it without mode='r+', or re-save without compression"
                 )
                 raise FileFormatError(msg)
-            data = self._inflate(name, entry, needed)  # a longer entry: only its start
-            flat = (
-                torch.frombuffer(data, dtype=torch.uint8)[:needed]
-                if needed
-                else torch.empty(0, dtype=torch.uint8)
-            )
+            flat = torch.empty(needed, dtype=torch.uint8)
+            filled = flat.numpy()
+            position = 0
+            for chunk in self.chunks(name, needed):  # a page of padding: only the start
+                filled[position : position + len(chunk)] = memoryview(chunk)
+                position += len(chunk)
         return flat.view(dtype).view(shape)
 
     def check_size(self, name: str, dtype: torch.dtype, shape: list[int]) -> int:
-        """The bytes ``dtype`` and ``shape`` need, which the entry must hold (at least)."""
+        """The bytes ``dtype`` and ``shape`` need, which the entry must hold: at least
+        that, and, inflated, less than a page more (what older writers padded a file to;
+        a larger claim is refused before anything is inflated). ``leaves`` records it."""
         needed = dtype.itemsize
         for size in shape:
             needed *= size
-        size = self.entries[name].size
-        if size < needed:
+        entry = self.entries[name]
+        if entry.size < needed:
             msg = (
-                f"{self.where(name)!r} holds {size} bytes, but dtype {dtype} and shape "
+                f"{self.where(name)!r} holds {entry.size} bytes, but dtype {dtype} and shape "
                 f"{list(shape)} need {needed}; the archive is damaged or its meta.json was changed"
             )
             raise FileFormatError(msg)
+        if entry.method != zipfile.ZIP_STORED and entry.size - needed >= PAGE:
+            msg = (
+                f"{self.where(name)!r} is compressed and records {entry.size} bytes once "
+                f"inflated, but dtype {dtype} and shape {list(shape)} need {needed}: it is "
+                "refused before inflating anything (a zip bomb, or a damaged archive). Re-save "
+                "the collection, or pack its folder again"
+            )
+            raise FileFormatError(msg)
+        self.leaves[name] = needed
         return needed
+
+    def compressed(self) -> bool:
+        """Whether some entry is compressed (loading it inflates it into memory)."""
+        return any(entry.method != zipfile.ZIP_STORED for entry in self.entries.values())
+
+    def check_memory(self) -> None:
+        """Refuse compressed leaves (those checked so far) that take more memory once
+        inflated than the machine has."""
+        total = sum(
+            needed
+            for name, needed in self.leaves.items()
+            if self.entries[name].method != zipfile.ZIP_STORED
+        )
+        memory = _physical_memory()
+        if memory is not None and total > memory:
+            msg = (
+                f"{self.path!r}: its compressed leaves take {total} bytes once inflated, more "
+                f"than this machine's memory ({memory} bytes); nothing was inflated. Unpack it "
+                "into a folder (unpack_memmap), whose leaves are mapped rather than read, and "
+                "load that"
+            )
+            raise FileFormatError(msg)
 
     def _mapped(self) -> torch.Tensor:
         if self._mapping is None:
@@ -405,62 +482,141 @@ class Archive:
             self._mapping = whole.as_subclass(torch.Tensor)
         return self._mapping
 
-    def chunks(self, name: str) -> Iterator[bytes]:
-        """The entry's bytes in bounded chunks (a compressed one inflated, bounded by its
-        recorded size and its CRC-32 checked)."""
+    def chunks(self, name: str, limit: int | None = None) -> Iterator[bytes]:
+        """The entry's bytes (its first ``limit`` only, if given) in bounded chunks. A
+        compressed one is inflated as a stream that stops at its recorded size: an entry
+        that inflates to more (a lying header) is an error once one byte more came out,
+        and, read whole, its CRC-32 is checked."""
         entry = self.entries[name]
+        wanted = entry.size if limit is None else min(limit, entry.size)
         if entry.method == zipfile.ZIP_STORED:
-            for start in range(0, entry.size, _CHUNK):
+            for start in range(0, wanted, _CHUNK):
                 self._stream.seek(entry.offset + start)
-                yield self._stream.read(min(_CHUNK, entry.size - start))
+                chunk = self._stream.read(min(_CHUNK, wanted - start))
+                if len(chunk) < min(_CHUNK, wanted - start):  # the file shrank meanwhile
+                    self._raise_truncated(name, entry.offset + entry.stored_size)
+                yield chunk
             return
-        left = entry.size
+        left = wanted + 1 if wanted == entry.size else wanted  # whole: one byte more shows
         try:
             with self._zip.open(name) as stream:
-                while chunk := stream.read(min(_CHUNK, left + 1)):
+                while left and (chunk := stream.read(min(_CHUNK, left))):
                     left -= len(chunk)
-                    if left < 0:
-                        break
+                    if wanted == entry.size and not left:
+                        break  # the byte past the recorded size came out
                     yield chunk
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as error:
+        except _INFLATE_ERRORS as error:
             msg = (
-                f"{self.where(name)!r} does not inflate ({error}); the archive is damaged or "
-                "crafted"
+                f"{self.where(name)!r} does not inflate ({_short(error)}); the archive is "
+                "damaged or crafted"
             )
             raise FileFormatError(msg) from None
-        if left:
+        if left != (1 if wanted == entry.size else 0):
             msg = (
                 f"{self.where(name)!r} inflates to another size than the {entry.size} bytes its "
                 "header records; the archive is damaged or crafted"
             )
             raise FileFormatError(msg)
 
-    def _inflate(self, name: str, entry: Entry, limit: int | None = None) -> bytearray:
-        """The entry's bytes (its first ``limit`` only, if given); a compressed one
-        inflated with its recorded size as a hard limit (a zip bomb stops there) and,
-        when read whole, its CRC-32 checked."""
-        wanted = entry.size if limit is None else min(limit, entry.size)
-        if entry.method == zipfile.ZIP_STORED:
-            self._stream.seek(entry.offset)
-            return bytearray(self._stream.read(wanted))
-        whole = wanted == entry.size
-        try:
-            with self._zip.open(name) as stream:
-                # One byte more when whole: a longer payload shows, and the CRC is checked.
-                data = stream.read(wanted + 1 if whole else wanted)
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as error:
-            msg = (
-                f"{self.where(name)!r} does not inflate ({error}); the archive is damaged or "
-                "crafted"
-            )
-            raise FileFormatError(msg) from None
-        if len(data) != wanted:
-            msg = (
-                f"{self.where(name)!r} inflates to another size than the {entry.size} bytes its "
-                "header records; the archive is damaged or crafted"
-            )
-            raise FileFormatError(msg)
-        return bytearray(data)
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system
+        return None
+
+
+def _short(error: BaseException) -> str:
+    """An error's text for a message: one line, bounded (zipfile quotes raw names)."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= 120 else text[:119] + "\N{HORIZONTAL ELLIPSIS}"
+
+
+def _truncated_message(path: str, size: int, what: str, expected: int) -> str:
+    return (
+        f"{path!r} is truncated: {what}, but the file holds {size} bytes (expected at least "
+        f"{expected}). A copy or download was cut short, or a save was interrupted: copy the "
+        "archive again, or re-save it (save(..., '.tdz') or pack_memmap)"
+    )
+
+
+def require_archive(path: str) -> None:
+    """Refuse ``path`` unless it is an archive (see ``is_archive``); a zip archive cut
+    short says so, with the sizes."""
+    if is_archive(path):
+        return
+    if is_truncated_zip(path):
+        Archive(path).close()  # raises the truncation, with the sizes
+    msg = f"{path!r} is not a memory-mapped archive (a zip file with a meta.json at its top)"
+    raise FileFormatError(msg)
+
+
+def is_truncated_zip(path: str) -> bool:
+    """Whether ``path`` is a zip archive cut short: it starts as one but its end is lost
+    (``zipfile.is_zipfile`` says False for it)."""
+    try:
+        with open(path, "rb") as stream:
+            return _truncation(stream, os.fstat(stream.fileno()).st_size) is not None
+    except OSError:
+        return False
+
+
+def _truncation(stream: BinaryIO, size: int) -> tuple[str, int] | None:
+    """What is cut off a zip file whose end record cannot be found, found by walking its
+    local headers from the start: (what the file lacks, the size it needs at least), or
+    None when the file does not start as a zip archive (or is not cut short)."""
+    position = 0
+    while True:
+        stream.seek(position)
+        signature = stream.read(4)
+        if position == 0 and signature != _LOCAL_SIGNATURE:
+            return None
+        if signature == _LOCAL_SIGNATURE:
+            header = signature + stream.read(_LOCAL.size - 4)
+            if len(header) < _LOCAL.size:
+                return "a local header is cut", position + _LOCAL.size
+            fields = _LOCAL.unpack(header)
+            flags, stored, name_length, extra_length = fields[2], fields[7], *fields[-2:]
+            text = stream.read(name_length).decode("utf-8", "replace")
+            name = repr(text[:80]) if text.isprintable() else "an entry"  # no raw bytes
+            extra = stream.read(extra_length)
+            start = position + _LOCAL.size + name_length + extra_length
+            if stored == 0xFFFFFFFF:
+                stored = _zip64_stored_size(extra, fields[8] == 0xFFFFFFFF)
+            if flags & 0x8 or stored is None:  # sizes only after the data: cannot follow
+                return None if start <= size else (f"the header of {name} is cut", start)
+            if start + stored > size:
+                return f"the data of {name} ends at byte {start + stored}", start + stored
+            position = start + stored
+            continue
+        if (signature == _CENTRAL_SIGNATURE or len(signature) < 4) and not _has_end(stream, size):
+            what = f"its central directory (the index after the data, from byte {position})"
+            return f"{what} is cut or missing", position + _END_SIZE
+        return None  # an end record is there, or something else: damaged, not cut short
+
+
+def _has_end(stream: BinaryIO, size: int) -> bool:
+    """Whether the last 64 KiB of the file hold a whole zip end record (what ends the
+    archive: 22 bytes, then a comment of at most 64 KiB)."""
+    start = max(0, size - (1 << 16) - _END_SIZE)
+    stream.seek(start)
+    tail = stream.read(size - start)
+    return 0 <= tail.rfind(_END_SIGNATURE) <= len(tail) - _END_SIZE
+
+
+def _zip64_stored_size(extra: bytes, has_size: bool) -> int | None:
+    """The compressed size in a local header's zip64 extra field (after the inflated size
+    when that is there too)."""
+    at = 0
+    while at + 4 <= len(extra):
+        kind, length = struct.unpack_from("<HH", extra, at)
+        if kind == _ZIP64_EXTRA:
+            offset = at + 4 + (8 if has_size else 0)
+            if offset + 8 <= at + 4 + length <= len(extra):
+                return int(struct.unpack_from("<Q", extra, offset)[0])
+            return None
+        at += 4 + length
+    return None
 
 
 def _open_archive(path: str, mode: Mode) -> int:
