@@ -215,6 +215,20 @@ def test_named_apply_with_others_none_and_batch_size() -> None:
         td.named_apply(lambda key, t: t[0])
 
 
+def test_named_apply_that_drops_everything_is_none_as_apply() -> None:
+    # README: apply's result is None when fn drops every entry; named_apply too (the
+    # peer's default filter_empty), with or without nested keys or a batch size.
+    td = _td()
+    assert td.apply(lambda t: None) is None
+    assert td.named_apply(lambda key, t: None) is None
+    assert td.named_apply(lambda key, t: None, nested_keys=True) is None
+    assert td.named_apply(lambda key, t: None, batch_size=[3]) is None
+    kept = td.named_apply(lambda key, t: None, filter_empty=False)
+    assert kept is not None and list(kept.keys(include_nested=True, leaves_only=True)) == []
+    empty = TensorDict({}, [3]).named_apply(lambda key, t: None)  # nothing to drop
+    assert empty is not None and empty.batch_size == torch.Size([3])
+
+
 # --- apply_ ---------------------------------------------------------------------------
 
 

@@ -147,6 +147,7 @@ class ElementwiseOps(TensorCollection):
 
         The key is the entry's own name, or its full nested tuple if ``nested_keys``
         (a top-level entry's is its string, as ``keys(include_nested=True)`` lists it).
+        As with :meth:`apply`, the result is ``None`` when ``fn`` drops every entry.
         """
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         rules = None if batch_size is None else _Rules({"batch_size": target})
@@ -162,6 +163,8 @@ class ElementwiseOps(TensorCollection):
                 full["batch_size"] = target
             return self._apply_with(keyed, others, full)  # type: ignore[return-value]
         result = self._apply_nested(keyed, others, target, (), rules)
+        if not result._entries() and self._key_names():
+            return None  # type: ignore[return-value]  # fn dropped every entry, as apply
         if batch_size is not None:  # as the peer: a new batch size comes without names
             result._rename_all(None)
         return result

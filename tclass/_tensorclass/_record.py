@@ -521,11 +521,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         batch_size: BatchSizeLike = None,
         **options: Unpack[ApplyRules],
     ) -> Self:
-        return self._result(
-            self._tensordict.named_apply(
-                fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
-            )
+        result: TensorDictBase | None = self._tensordict.named_apply(
+            fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
         )
+        return None if result is None else self._result(result)  # type: ignore[return-value]
 
     def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
         return self._result(self._tensordict.apply_(fn, *others))
