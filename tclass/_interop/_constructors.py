@@ -33,6 +33,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchMismatchError,
@@ -64,6 +65,7 @@ __all__ = [
 
 _NUMBERS = (bool, int, float, complex, np.ndarray, np.generic)
 _NESTABLE = (torch.Tensor, TensorCollection, Mapping, tuple)  # a tuple of these nests
+_NO_DIMS = torch.Size([])
 
 
 class PyValue:
@@ -146,7 +148,10 @@ def _leaf(value: Any, where: str) -> Any:
         return normalize(value, where)
     if is_namedtuple(value):
         return normalize(_namedtuple_dict(value), where)
-    if isinstance(value, (*_NUMBERS, list, tuple)):
+    if isinstance(value, list):  # as a TensorDict stores it: per-element values stack
+        stored = stored_value(value, _NO_DIMS, None)
+        return PyValue(value) if isinstance(stored, NonTensorData) else stored
+    if isinstance(value, (*_NUMBERS, tuple)):
         try:
             return torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
@@ -319,8 +324,10 @@ def from_dict(
     """A TensorDict from a (nested) dict; nested dicts become nested TensorDicts.
 
     Tensors are kept as they are (not copied, unless moved to ``device``); numbers, numpy
-    arrays and lists of numbers become tensors; other values (strings, ``None``,
-    objects) become ``NonTensorData`` Python values. Keys may be tuples (nested keys).
+    arrays and lists of numbers become tensors; a list of other values is a
+    ``NonTensorStack`` with one value per element, as ``TensorDict(...)`` stores it (so
+    ``to_dict()`` round-trips); other values (strings, ``None``, objects) become
+    ``NonTensorData`` Python values. Keys may be tuples (nested keys).
 
     Args:
         input_dict: a mapping, or a collection (its entries are read).
