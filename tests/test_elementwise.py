@@ -13,7 +13,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tclass import MemoryMappedTensor, TensorDict, errors
+from tclass import MemoryMappedTensor, NonTensorStack, TensorDict, errors, tensorclass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -142,6 +142,28 @@ def test_apply_with_batch_size() -> None:
         td.apply(lambda t: t, batch_size=[-1])
     with pytest.raises(BatchSizeError, match=r"\[3, 2\]"):
         td.apply(lambda x, y: x + y, td, batch_size=[3, 2])
+
+
+@tensorclass
+class _Labelled:
+    x: torch.Tensor
+    s: str
+
+
+def test_apply_with_a_new_batch_size_leaves_per_element_values_out() -> None:
+    # As the peer: values cannot follow the batch dims fn reshapes (it used to be an
+    # internal error); one value spanning the batch takes the new batch size.
+    record = _Labelled(x=torch.zeros(3, 4), s="a", batch_size=[3])
+    stacked = torch.stack([record, record.clone()])
+    out = stacked.apply(lambda x: x[:, 0], batch_size=[2])
+    assert out.batch_size == torch.Size([2]) and out.s is None and out.x.shape == (2, 4)
+    td = TensorDict(x=torch.zeros(3, 4), s=["a", "b", "c"], one="p", batch_size=[3])
+    out = td.apply(lambda x: x[0], batch_size=[4])
+    assert set(out.keys()) == {"x", "one"} and out["one"] == "p"
+    out = td.named_apply(lambda key, x: x[0], batch_size=[4])
+    assert set(out.keys()) == {"x", "one"}
+    same = td.apply(lambda x: x + 1, batch_size=[3])  # the batch unchanged: kept
+    assert isinstance(same.get("s"), NonTensorStack) and same[2]["s"] == "c"
 
 
 def test_apply_with_others_missing_a_key() -> None:

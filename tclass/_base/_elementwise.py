@@ -190,6 +190,8 @@ class ElementwiseOps(TensorCollection):
                     if rules is not None and rules.fixed_batch
                     else batch_size + value.batch_size[self.batch_dims :]
                 )
+                if not value._applies_at(nested_size):
+                    continue  # per-element values fn cannot follow: left out, as the peer
                 sub = value._apply_nested(fn, tuple(paired), nested_size, path, rules)
                 if _kept(sub, value, rules):
                     out[key] = sub
@@ -203,6 +205,11 @@ class ElementwiseOps(TensorCollection):
                 result = result._with_batch_size(batch_size)
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))
+
+    def _applies_at(self, batch_size: torch.Size) -> bool:
+        """Whether ``apply`` with a new batch size keeps this nested collection (a
+        per-element value stack cannot follow the batch dims ``fn`` reshapes)."""
+        return True
 
     def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
         """Writes ``fn(tensor, *others)`` into every tensor in place; returns ``self``.

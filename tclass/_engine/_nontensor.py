@@ -653,6 +653,9 @@ class NonTensorStack(_NonTensorNode):
             raise ReductionError(msg) from None
         return self._at(shape, positions, self._device)  # type: ignore[no-any-return]
 
+    def _applies_at(self, batch_size: torch.Size) -> bool:
+        return batch_size == self._shape
+
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
