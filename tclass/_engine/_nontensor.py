@@ -640,6 +640,10 @@ class NonTensorStack(_NonTensorNode):
         values = self._values
         if batch_size == self._shape:
             return self._make(list(values), batch_size, self._device, self._stack_dim)  # type: ignore[return-value]
+        if not values:  # an empty batch reduced: no values to merge, none to give
+            if batch_size.numel() == 0:
+                return self._make([], batch_size, self._device)  # type: ignore[return-value]
+            return NonTensorData._make(None, batch_size, self._device)  # type: ignore[return-value]
         if values and all(same_value(values[0], value) for value in values[1:]):
             return NonTensorData._make(values[0], batch_size, self._device)  # type: ignore[return-value]
         try:
