@@ -705,6 +705,8 @@ class TensorDict(ScopedOps, IndexingOps):
         if not isinstance(parent, TensorDict) or leaf not in parent._tensors:
             if default is not _MISSING:
                 return default
+            if type(path) is not str:
+                self.get(path)  # a key through a tensor: KeyThroughTensorError, as the peer
             raise self._missing_key(path)
         if parent._locked:
             raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
