@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from numbers import Real
 from typing import Any, cast
 
 import numpy as np
@@ -76,6 +77,20 @@ class PyValue:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+class Scalar:
+    """A Python or NumPy real number (or bool): a 0-dim tensor, except under a batch
+    size with dims, which it cannot start with: there, as the peer reads it (``to_dict``
+    writes one value spanning a batch so), one ``NonTensorData`` value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def tensor(self) -> torch.Tensor:
+        return torch.as_tensor(self.value)
 
 
 Tree = dict[str, Any]
@@ -151,6 +166,8 @@ def _leaf(value: Any, where: str) -> Any:
     if isinstance(value, list):  # as a TensorDict stores it: per-element values stack
         stored = stored_value(value, _NO_DIMS, None)
         return PyValue(value) if isinstance(stored, NonTensorData) else stored
+    if isinstance(value, (Real, np.bool_)):
+        return Scalar(value)
     if isinstance(value, (*_NUMBERS, tuple)):
         try:
             return torch.as_tensor(value)
@@ -187,8 +204,10 @@ def _build_fixed(
     for key, value in tree.items():
         if isinstance(value, dict):
             entries[key] = _build_fixed(value, batch, device, path + (key,))
-        elif isinstance(value, PyValue):
+        elif isinstance(value, PyValue) or (isinstance(value, Scalar) and batch):
             entries[key] = NonTensorData._make(value.value, batch, device)
+        elif isinstance(value, Scalar):
+            entries[key] = value.tensor()
         else:
             entries[key] = value
     return checked(entries, batch, device, path)
@@ -211,6 +230,8 @@ def _build_inferred(
             entries[key] = _build_inferred(value, cap, device, batch, path + (key,))
         elif isinstance(value, PyValue):
             entries[key] = NonTensorData._make(value.value, batch, device)
+        elif isinstance(value, Scalar):  # its 0 dims gave the node no batch dims
+            entries[key] = value.tensor()
         else:
             entries[key] = value
     return checked(entries, batch, device, path)
@@ -223,6 +244,8 @@ def _inferred(tree: Tree, cap: int | None) -> torch.Size | None:
     for value in tree.values():
         if isinstance(value, torch.Tensor):
             shapes.append(value.shape)
+        elif isinstance(value, Scalar):
+            shapes.append(())
         elif isinstance(value, dict):
             nested = _inferred(value, cap)
             if nested is not None:
@@ -327,7 +350,8 @@ def from_dict(
     arrays and lists of numbers become tensors; a list of other values is a
     ``NonTensorStack`` with one value per element, as ``TensorDict(...)`` stores it (so
     ``to_dict()`` round-trips); other values (strings, ``None``, objects) become
-    ``NonTensorData`` Python values. Keys may be tuples (nested keys).
+    ``NonTensorData`` Python values, and so does a number under a ``batch_size`` with
+    dims (as the peer reads it). Keys may be tuples (nested keys).
 
     Args:
         input_dict: a mapping, or a collection (its entries are read).
