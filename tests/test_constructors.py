@@ -123,6 +123,41 @@ class TestFromDict:
             and td.get("mixed").data == ["a", 1]
         )
 
+    def test_a_list_of_values_is_one_per_element_as_the_constructor(self) -> None:
+        # As TensorDict(...) and the peer: a lazy stack's to_dict() gives each member's
+        # Python value back through from_dict.
+        members = [TensorDict(a=torch.full((2,), float(i)), s=s, batch_size=[2]) for i, s in
+                   enumerate("xy")]  # fmt: skip
+        source = tclass.lazy_stack(members).to_dict()
+        for batch_size in ([2], [2, 2]):
+            td = TensorDict.from_dict(source, batch_size=batch_size)
+            assert isinstance(td.get("s"), NonTensorStack)
+            assert td[0]["s"] == ["x", "x"] and td[1]["s"] == ["y", "y"]
+            assert td.get("s").batch_size == torch.Size([2, 2])
+        one = TensorDict.from_dict({"s": ["p", "q"], "d": [{"k": 1}, {"k": 2}]}, batch_size=[2])
+        assert one[1]["s"] == "q" and one[0]["d"] == {"k": 1}
+        with pytest.raises(errors.BatchMismatchError, match="'s'"):
+            TensorDict.from_dict({"s": ["p", "q"]}, batch_size=[3])
+        with pytest.warns(DeprecationWarning), tclass.set_list_to_stack(False):
+            kept = TensorDict.from_dict({"s": ["p", "q"]}, batch_size=[3])
+        assert isinstance(kept.get("s"), NonTensorData) and kept[2]["s"] == ["p", "q"]
+
+    def test_a_number_under_a_batch_size_is_one_value_as_the_peer(self) -> None:
+        # to_dict() writes a value spanning the batch as the number itself; from_dict
+        # with that batch size reads it back as that value (a 0-dim tensor cannot start
+        # with the batch size), as the peer does. Without batch dims it is a tensor.
+        source = TensorDict(a=torch.zeros(3), v=NonTensorData(7), f=NonTensorData(1.5),
+                            b=NonTensorData(np.bool_(True)), batch_size=[3])  # fmt: skip
+        back = TensorDict.from_dict(source.to_dict(), batch_size=[3])
+        assert isinstance(back.get("v"), NonTensorData) and back[2]["v"] == 7
+        assert back["f"] == 1.5 and back["b"] == True  # noqa: E712 (a numpy bool)
+        assert torch.equal(TensorDict.from_dict({"v": 7}, batch_size=[])["v"], torch.tensor(7))
+        assert torch.equal(
+            TensorDict.from_dict({"v": 7, "a": torch.zeros(3)})["v"], torch.tensor(7)
+        )
+        with pytest.raises(errors.BatchMismatchError, match="'a'"):
+            TensorDict.from_dict({"v": 7, "a": torch.zeros(2)}, batch_size=[3])
+
     def test_nested_python_values_take_the_parent_batch(self) -> None:
         td = TensorDict.from_dict(
             {"a": torch.zeros(4, 2), "meta": {"name": "x", "deep": {"k": None}}},

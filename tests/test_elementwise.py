@@ -13,7 +13,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tclass import MemoryMappedTensor, TensorDict, errors
+from tclass import MemoryMappedTensor, NonTensorStack, TensorDict, errors, tensorclass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -144,6 +144,28 @@ def test_apply_with_batch_size() -> None:
         td.apply(lambda x, y: x + y, td, batch_size=[3, 2])
 
 
+@tensorclass
+class _Labelled:
+    x: torch.Tensor
+    s: str
+
+
+def test_apply_with_a_new_batch_size_leaves_per_element_values_out() -> None:
+    # As the peer: values cannot follow the batch dims fn reshapes (it used to be an
+    # internal error); one value spanning the batch takes the new batch size.
+    record = _Labelled(x=torch.zeros(3, 4), s="a", batch_size=[3])
+    stacked = torch.stack([record, record.clone()])
+    out = stacked.apply(lambda x: x[:, 0], batch_size=[2])
+    assert out.batch_size == torch.Size([2]) and out.s is None and out.x.shape == (2, 4)
+    td = TensorDict(x=torch.zeros(3, 4), s=["a", "b", "c"], one="p", batch_size=[3])
+    out = td.apply(lambda x: x[0], batch_size=[4])
+    assert set(out.keys()) == {"x", "one"} and out["one"] == "p"
+    out = td.named_apply(lambda key, x: x[0], batch_size=[4])
+    assert set(out.keys()) == {"x", "one"}
+    same = td.apply(lambda x: x + 1, batch_size=[3])  # the batch unchanged: kept
+    assert isinstance(same.get("s"), NonTensorStack) and same[2]["s"] == "c"
+
+
 def test_apply_with_others_missing_a_key() -> None:
     td = _td()
     other = td.exclude(("n", "m", "d"))
@@ -213,6 +235,20 @@ def test_named_apply_with_others_none_and_batch_size() -> None:
     assert torch.equal(out["a"], expected)
     with pytest.raises(BatchSizeError, match="'a'"):
         td.named_apply(lambda key, t: t[0])
+
+
+def test_named_apply_that_drops_everything_is_none_as_apply() -> None:
+    # README: apply's result is None when fn drops every entry; named_apply too (the
+    # peer's default filter_empty), with or without nested keys or a batch size.
+    td = _td()
+    assert td.apply(lambda t: None) is None
+    assert td.named_apply(lambda key, t: None) is None
+    assert td.named_apply(lambda key, t: None, nested_keys=True) is None
+    assert td.named_apply(lambda key, t: None, batch_size=[3]) is None
+    kept = td.named_apply(lambda key, t: None, filter_empty=False)
+    assert kept is not None and list(kept.keys(include_nested=True, leaves_only=True)) == []
+    empty = TensorDict({}, [3]).named_apply(lambda key, t: None)  # nothing to drop
+    assert empty is not None and empty.batch_size == torch.Size([3])
 
 
 # --- apply_ ---------------------------------------------------------------------------

@@ -518,6 +518,24 @@ def test_record_pop_del_and_rename() -> None:
         _frame().rename_key_("reward", "not_a_field")
 
 
+def test_record_rename_key_raises_the_peers_error_before_the_field_check() -> None:
+    # The peer refuses a locked record (RuntimeError) and a missing or wrong old key
+    # (KeyError / ValueError) before anything else; a new name that is no field comes
+    # after (tclass's UnknownFieldError), so code catching the peer's errors keeps working.
+    with pytest.raises(errors.LockedError) as locked:
+        _frame().lock_().rename_key_("reward", "not_a_field")
+    assert isinstance(locked.value, RuntimeError)
+    with pytest.raises(errors.KeyNotFoundError, match="'zz'"):
+        _frame().rename_key_("zz", "not_a_field")
+    with pytest.raises(errors.KeyThroughTensorError) as through:
+        _frame().rename_key_(("reward", "x"), "not_a_field")
+    assert isinstance(through.value, ValueError)
+    frame = _frame()
+    with pytest.raises(errors.UnknownFieldError):
+        frame.rename_key_("reward", "not_a_field")
+    assert frame.reward is not None  # nothing moved
+
+
 def test_record_setdefault_and_indexed_writes() -> None:
     frame = Frame(obs=torch.zeros(3, 2), batch_size=[3])
     value = frame.setdefault("reward", torch.full((3,), 4.0))

@@ -300,6 +300,21 @@ def test_memmap_in_place_swaps_leaves_and_locks(tmp_path: Path) -> None:
         step.obs = torch.zeros(2, 3)
 
 
+def test_a_saved_lazy_stack_is_memmap_even_ragged(tmp_path: Path) -> None:
+    # The members' own leaves are checked (as the peer), not the dense stacks that
+    # reading a key builds (a plain tensor, or an error for a ragged entry).
+    members = [TensorDict(x=torch.zeros(n)) for n in (2, 3)]
+    ragged = tclass.lazy_stack(members)
+    assert not ragged.is_memmap()
+    assert ragged.clone().memmap_(tmp_path / "r").is_memmap()
+    even = tclass.lazy_stack([TensorDict(x=torch.zeros(3), batch_size=[3]) for _ in range(2)])
+    saved = even.clone().memmap_(tmp_path / "e")
+    assert type(saved) is LazyStackedTensorDict and saved.is_memmap()
+    nested = TensorDict(s=ragged.clone(), y=torch.zeros(2), batch_size=[2])
+    assert nested.memmap(tmp_path / "n").is_memmap()
+    assert not TensorDict(s=ragged.clone(), y=torch.zeros(2), batch_size=[2]).is_memmap()
+
+
 def test_loaded_leaves_write_through_and_index_rows(tmp_path: Path) -> None:
     TensorDict(x=torch.arange(10.0), batch_size=[10]).memmap(tmp_path / "w")
     loaded = TensorDict.load_memmap(tmp_path / "w")

@@ -326,6 +326,53 @@ def test_new_field_after_unlock_persists(tmp_path: Path) -> None:
     assert td.is_memmap() and td["sub"]._saved_at is not None  # the new entries are mapped
 
 
+@pytest.mark.parametrize("how", ["memmap", "memmap_", "memmap_like"])
+def test_a_locked_saved_tensordict_takes_no_new_key(tmp_path: Path, how: str) -> None:
+    # Locked means no new keys, saved or not, as in the peer (a regression let a saved
+    # TensorDict take any new key and write its file). Only a record's absent fields are
+    # still filled (above).
+    source = TensorDict({"a": torch.zeros(3), "n": {"c": torch.zeros(3)}}, [3])
+    td = getattr(source.clone() if how == "memmap_" else source, how)(tmp_path / "td")
+    assert td.is_locked
+    writes = [
+        lambda: td.__setitem__("new", torch.ones(3)),
+        lambda: td.set("new", torch.ones(3)),
+        lambda: td.update({"new": torch.ones(3)}),
+        lambda: td.__setitem__(("n", "new"), torch.ones(3)),
+        lambda: td["n"].set("new", torch.ones(3)),
+        lambda: td.__setitem__(("q", "z"), torch.ones(3)),
+        lambda: td.__setitem__("q", {"z": torch.ones(3)}),
+        lambda: td.set_non_tensor("label", "x"),
+        lambda: td.__setitem__(slice(0, 2), TensorDict(a=torch.ones(2), new=torch.ones(2))),
+    ]
+    for write in writes:
+        with pytest.raises(LockedError, match="locked") as info:
+            write()
+        assert isinstance(info.value, RuntimeError)
+    with pytest.raises(KeyError):
+        td["a", "new"] = torch.ones(3)  # through a tensor: a wrong key, as the peer
+    assert set(td.keys(include_nested=True)) == {"a", "n", ("n", "c")}
+    assert sorted(os.listdir(tmp_path / "td")) == ["a.memmap", "meta.json", "n"]
+    with td.unlock_():
+        td["new"] = torch.ones(3)  # unlocked, a new key reaches the folder
+    assert TensorDict.load_memmap(tmp_path / "td")["new"].eq(1).all()
+
+
+def test_a_locked_record_takes_its_absent_fields_only(tmp_path: Path) -> None:
+    # The fields that were None when saved stay fillable on a locked record (issue 15),
+    # also once a loaded record is locked; the peer refuses those too. Nothing else is.
+    buf = _buffer(tmp_path / "buf", rows=4)
+    with pytest.raises(LockedError):
+        buf._tensordict["not_a_field"] = torch.zeros(4)
+    with pytest.raises(AttributeError):
+        buf.not_a_field = torch.zeros(4)
+    loaded = Row.load_memmap(tmp_path / "buf").lock_()
+    loaded.extra = torch.full((4,), 2.0)
+    assert Row.load_memmap(tmp_path / "buf").extra.eq(2).all()
+    with pytest.raises(LockedError):
+        loaded._tensordict["not_a_field"] = torch.zeros(4)
+
+
 def test_replacing_a_saved_tensor_is_memory_only_and_the_error_says_so(tmp_path: Path) -> None:
     buf = _buffer(tmp_path / "buf", rows=3)
     with pytest.raises(

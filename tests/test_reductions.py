@@ -318,6 +318,22 @@ def test_python_values_survive_reductions() -> None:
     assert same.sum(0).get("s").data == "p"
 
 
+def test_an_empty_batch_of_python_values_reduces_without_merging() -> None:
+    # No element holds a value, so none differ (it used to claim they did): all() / any()
+    # over an empty batch answer as torch and the peer; the values reduce to none (None),
+    # or to an empty stack where the result has no elements either.
+    td = TensorDict({"s": ["a", "b", "c"], "x": torch.arange(3)}, [3])[:0]
+    assert td.all() is True and td.any() is False
+    out = td.all(0)
+    assert equal(out["x"], torch.tensor(True)) and out["s"] is None
+    assert equal(td.any(-1)["x"], torch.tensor(False)) and td.sum()["s"] is None
+    rows = tclass.stack([TensorDict({"s": s, "x": torch.zeros(0)}, [0]) for s in "ab"])
+    assert equal(rows.all(1)["x"], torch.ones(2, dtype=torch.bool))
+    assert rows.all(1)["s"] is None
+    assert rows.any(0).get("s").batch_size == (0,) and rows.any(0)["s"] == []
+    assert (td == td.clone()).all() is True and (td != td.clone()).any() is False
+
+
 # --- records ----------------------------------------------------------------------------
 
 

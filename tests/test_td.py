@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import tclass
 from tclass import (
+    LazyStackedTensorDict,
     MemoryMappedTensor,
     NonTensorData,
     NonTensorStack,
@@ -428,6 +429,21 @@ class TestRename:
         with pytest.raises(InvalidKeyError):
             td.rename_key_("a", ("x", 1))
         assert "a" in td.keys()
+
+    def test_a_key_through_a_tensor_is_a_value_error_as_the_peer(self) -> None:
+        # The peer raises a ValueError (its _KeyThroughLeafError) for an old key that
+        # passes through a tensor, in pop / del / rename_key_ as in get.
+        td = _td()
+        for remove in (
+            lambda: td.pop(("a", "x")),
+            lambda: td.del_(("a", "x", "y")),
+            lambda: td.rename_key_(("a", "x"), "q"),
+            lambda: LazyStackedTensorDict(td, td.clone()).rename_key_(("a", "x"), "q"),
+        ):
+            with pytest.raises(KeyThroughTensorError, match=r"\('a',\) is a tensor") as info:
+                remove()
+            assert isinstance(info.value, ValueError) and isinstance(info.value, KeyError)
+        assert td.pop(("a", "x"), 5) == 5 and "a" in td.keys()
 
 
 class TestSelectExclude:

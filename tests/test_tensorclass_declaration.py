@@ -875,6 +875,13 @@ class TestAssignment:
             del record.label
         assert record.label == "x"
 
+    def test_a_locked_record_over_a_lazy_stack_refuses_assignment(self) -> None:
+        # Found by the differential fuzzer: the refusal read the storage's folder, which a
+        # lazy stack (a record built by lazy_stack) does not have: an AttributeError.
+        stacked = tclass.lazy_stack([transition(), transition()]).lock_()
+        with raises(LockedError, RuntimeError, match="field 'obs': this .* is locked"):
+            stacked.obs = torch.zeros_like(stacked.obs)
+
     def test_locked_record_allows_in_place_writes(self) -> None:
         record = transition().lock_()
         record.obs[:] = 1

@@ -147,6 +147,7 @@ class ElementwiseOps(TensorCollection):
 
         The key is the entry's own name, or its full nested tuple if ``nested_keys``
         (a top-level entry's is its string, as ``keys(include_nested=True)`` lists it).
+        As with :meth:`apply`, the result is ``None`` when ``fn`` drops every entry.
         """
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         rules = None if batch_size is None else _Rules({"batch_size": target})
@@ -162,6 +163,8 @@ class ElementwiseOps(TensorCollection):
                 full["batch_size"] = target
             return self._apply_with(keyed, others, full)  # type: ignore[return-value]
         result = self._apply_nested(keyed, others, target, (), rules)
+        if not result._entries() and self._key_names():
+            return None  # type: ignore[return-value]  # fn dropped every entry, as apply
         if batch_size is not None:  # as the peer: a new batch size comes without names
             result._rename_all(None)
         return result
@@ -187,6 +190,8 @@ class ElementwiseOps(TensorCollection):
                     if rules is not None and rules.fixed_batch
                     else batch_size + value.batch_size[self.batch_dims :]
                 )
+                if not value._applies_at(nested_size):
+                    continue  # per-element values fn cannot follow: left out, as the peer
                 sub = value._apply_nested(fn, tuple(paired), nested_size, path, rules)
                 if _kept(sub, value, rules):
                     out[key] = sub
@@ -200,6 +205,11 @@ class ElementwiseOps(TensorCollection):
                 result = result._with_batch_size(batch_size)
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))
+
+    def _applies_at(self, batch_size: torch.Size) -> bool:
+        """Whether ``apply`` with a new batch size keeps this nested collection (a
+        per-element value stack cannot follow the batch dims ``fn`` reshapes)."""
+        return True
 
     def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
         """Writes ``fn(tensor, *others)`` into every tensor in place; returns ``self``.

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["is_record", "is_record_class", "storage_of", "storages_of"]
+__all__ = ["field_names_of", "is_record", "is_record_class", "storage_of", "storages_of"]
 
 _storage = attrgetter("_tensordict")
 
@@ -33,6 +33,12 @@ def storage_of(node: Any) -> Any:
     """The TensorDict (or lazy stack) a record keeps its fields in; ``node`` itself for
     every other collection."""
     return node._tensordict if hasattr(type(node), "__tclass_info__") else node
+
+
+def field_names_of(node: Any) -> frozenset[str]:
+    """The declared fields of a record; empty for every other collection."""
+    info = getattr(type(node), "__tclass_info__", None)
+    return frozenset() if info is None else frozenset(info.field_names)
 
 
 def storages_of(records: Sequence[Any]) -> Iterator[Any]:

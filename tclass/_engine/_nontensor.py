@@ -651,6 +651,10 @@ class NonTensorStack(_NonTensorNode):
         values = self._values
         if batch_size == self._shape:
             return self._make(list(values), batch_size, self._device, self._stack_dim)  # type: ignore[return-value]
+        if not values:  # an empty batch reduced: no values to merge, none to give
+            if batch_size.numel() == 0:
+                return self._make([], batch_size, self._device)  # type: ignore[return-value]
+            return NonTensorData._make(None, batch_size, self._device)  # type: ignore[return-value]
         if values and all(same_value(values[0], value) for value in values[1:]):
             return NonTensorData._make(values[0], batch_size, self._device)  # type: ignore[return-value]
         try:
@@ -663,6 +667,9 @@ class NonTensorStack(_NonTensorNode):
             )
             raise ReductionError(msg) from None
         return self._at(shape, positions, self._device)  # type: ignore[no-any-return]
+
+    def _applies_at(self, batch_size: torch.Size) -> bool:
+        return batch_size == self._shape
 
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None

@@ -34,6 +34,10 @@ class SavedAt(Protocol):
     """
 
     folder: str  # the node's folder, for messages
+    # The keys the node may still take while locked, when absent: the declared fields of
+    # the record whose storage it is (a field that was None when it was saved); empty
+    # for every other collection, which a lock keeps from taking new keys, as the peer.
+    fields: frozenset[str]
 
     def entry_set(self, td: TensorDict, key: str, value: Value, blank: bool) -> Value:
         """``td`` is about to hold ``value`` under ``key``: write what the folder must

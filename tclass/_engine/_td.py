@@ -418,6 +418,13 @@ class TensorDict(ScopedOps, IndexingOps):
 
     def _refuse_set(self, key: str) -> LockedError:
         saved = self._saved_at
+        if key not in self._tensors:
+            where = "" if saved is None else f" (saved in {saved.folder!r})"
+            after = "" if saved is None else "; a key added then is written into the folder too"
+            return LockedError(
+                f"cannot add {key!r} to a locked TensorDict{where}: a locked collection takes "
+                f"no new keys. Unlock it first (with td.unlock_(): ...){after}"
+            )
         if saved is None or isinstance(self._tensors.get(key), _NonTensorNode):
             return LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
         return LockedError(
@@ -427,9 +434,11 @@ class TensorDict(ScopedOps, IndexingOps):
         )
 
     def _can_fill(self, key: str) -> bool:
-        """Whether a locked TensorDict takes ``key`` all the same: an absent one, allocated
-        in the folder it is saved in (a field that was ``None`` when it was saved)."""
-        return self._saved_at is not None and key not in self._tensors
+        """Whether a locked TensorDict takes ``key`` all the same: an absent field of the
+        record it stores, allocated in the folder it is saved in (a field that was
+        ``None`` when it was saved). Any other new key is refused, as in the peer."""
+        saved = self._saved_at
+        return saved is not None and key in saved.fields and key not in self._tensors
 
     def _validate(self, key: object, value: Any) -> Value:
         """``value`` as it will be stored under ``key``: checked, converted and moved."""
@@ -634,7 +643,7 @@ class TensorDict(ScopedOps, IndexingOps):
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""
-        if self._locked and self._saved_at is None:
+        if self._locked and not self._can_fill(key):
             raise LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
         indexed_dims = len(_batch.indexed_shape(self._batch_size, index))
         if isinstance(sub, Mapping):
@@ -707,6 +716,8 @@ class TensorDict(ScopedOps, IndexingOps):
         if not isinstance(parent, TensorDict) or leaf not in parent._tensors:
             if default is not _MISSING:
                 return default
+            if type(path) is not str:
+                self.get(path)  # a key through a tensor: KeyThroughTensorError, as the peer
             raise self._missing_key(path)
         if parent._locked:
             raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from numbers import Real
 from typing import Any, cast
 
 import numpy as np
@@ -33,6 +34,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchMismatchError,
@@ -64,6 +66,7 @@ __all__ = [
 
 _NUMBERS = (bool, int, float, complex, np.ndarray, np.generic)
 _NESTABLE = (torch.Tensor, TensorCollection, Mapping, tuple)  # a tuple of these nests
+_NO_DIMS = torch.Size([])
 
 
 class PyValue:
@@ -74,6 +77,20 @@ class PyValue:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+class Scalar:
+    """A Python or NumPy real number (or bool): a 0-dim tensor, except under a batch
+    size with dims, which it cannot start with: there, as the peer reads it (``to_dict``
+    writes one value spanning a batch so), one ``NonTensorData`` value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def tensor(self) -> torch.Tensor:
+        return torch.as_tensor(self.value)
 
 
 Tree = dict[str, Any]
@@ -146,7 +163,12 @@ def _leaf(value: Any, where: str) -> Any:
         return normalize(value, where)
     if is_namedtuple(value):
         return normalize(_namedtuple_dict(value), where)
-    if isinstance(value, (*_NUMBERS, list, tuple)):
+    if isinstance(value, list):  # as a TensorDict stores it: per-element values stack
+        stored = stored_value(value, _NO_DIMS, None)
+        return PyValue(value) if isinstance(stored, NonTensorData) else stored
+    if isinstance(value, (Real, np.bool_)):
+        return Scalar(value)
+    if isinstance(value, (*_NUMBERS, tuple)):
         try:
             return torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
@@ -182,8 +204,10 @@ def _build_fixed(
     for key, value in tree.items():
         if isinstance(value, dict):
             entries[key] = _build_fixed(value, batch, device, path + (key,))
-        elif isinstance(value, PyValue):
+        elif isinstance(value, PyValue) or (isinstance(value, Scalar) and batch):
             entries[key] = NonTensorData._make(value.value, batch, device)
+        elif isinstance(value, Scalar):
+            entries[key] = value.tensor()
         else:
             entries[key] = value
     return checked(entries, batch, device, path)
@@ -206,6 +230,8 @@ def _build_inferred(
             entries[key] = _build_inferred(value, cap, device, batch, path + (key,))
         elif isinstance(value, PyValue):
             entries[key] = NonTensorData._make(value.value, batch, device)
+        elif isinstance(value, Scalar):  # its 0 dims gave the node no batch dims
+            entries[key] = value.tensor()
         else:
             entries[key] = value
     return checked(entries, batch, device, path)
@@ -218,6 +244,8 @@ def _inferred(tree: Tree, cap: int | None) -> torch.Size | None:
     for value in tree.values():
         if isinstance(value, torch.Tensor):
             shapes.append(value.shape)
+        elif isinstance(value, Scalar):
+            shapes.append(())
         elif isinstance(value, dict):
             nested = _inferred(value, cap)
             if nested is not None:
@@ -319,8 +347,11 @@ def from_dict(
     """A TensorDict from a (nested) dict; nested dicts become nested TensorDicts.
 
     Tensors are kept as they are (not copied, unless moved to ``device``); numbers, numpy
-    arrays and lists of numbers become tensors; other values (strings, ``None``,
-    objects) become ``NonTensorData`` Python values. Keys may be tuples (nested keys).
+    arrays and lists of numbers become tensors; a list of other values is a
+    ``NonTensorStack`` with one value per element, as ``TensorDict(...)`` stores it (so
+    ``to_dict()`` round-trips); other values (strings, ``None``, objects) become
+    ``NonTensorData`` Python values, and so does a number under a ``batch_size`` with
+    dims (as the peer reads it). Keys may be tuples (nested keys).
 
     Args:
         input_dict: a mapping, or a collection (its entries are read).

@@ -235,9 +235,42 @@ class _Adopt(NodeVisitor[None]):
 
 
 def is_memmap(node: Any) -> bool:
-    """Whether every tensor leaf is a MemoryMappedTensor (and there is at least one)."""
-    leaves = list(node.values(include_nested=True, leaves_only=True))
-    return bool(leaves) and all(isinstance(leaf, MemoryMappedTensor) for leaf in leaves)
+    """Whether every tensor leaf is a MemoryMappedTensor (and there is at least one).
+
+    A lazy stack's leaves are its members' own (as the peer, which asks each member),
+    not the dense tensors that reading one of its keys stacks."""
+    leaves, mapped = _MemmapLeaves().visit(node)
+    return leaves > 0 and mapped
+
+
+class _MemmapLeaves(NodeVisitor[tuple[int, bool]]):
+    """How many tensor leaves a tree holds, and whether all are memory-mapped."""
+
+    action = "check whether memory-mapped"
+
+    def visit_tensordict(self, td: TensorDict) -> tuple[int, bool]:
+        count, mapped = 0, True
+        for _, value in td._items():
+            if isinstance(value, torch.Tensor):
+                count, mapped = count + 1, mapped and isinstance(value, MemoryMappedTensor)
+            else:
+                n, m = self.visit(value)
+                count, mapped = count + n, mapped and m
+        return count, mapped
+
+    def visit_lazy(self, stack: LazyStackedTensorDict) -> tuple[int, bool]:
+        results = [self.visit(member) for member in stack.tensordicts]
+        return sum(n for n, _ in results), all(m for _, m in results)
+
+    def visit_value(self, node: NonTensorData) -> tuple[int, bool]:
+        return 0, True
+
+    def visit_values(self, node: NonTensorStack) -> tuple[int, bool]:
+        return 0, True
+
+    def visit_other(self, node: Any) -> tuple[int, bool]:
+        leaves = list(node.values(include_nested=True, leaves_only=True))
+        return len(leaves), all(isinstance(leaf, MemoryMappedTensor) for leaf in leaves)
 
 
 @overload

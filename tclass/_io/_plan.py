@@ -23,6 +23,7 @@ import torch
 
 from tclass._core._dtypes import dtype_name
 from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._records import field_names_of, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
@@ -190,7 +191,14 @@ class _Planner(NodeVisitor[Rebuild]):
         schema = {"schema": record_schema(record)}  # in the fields' node: the peer skips it
         self.keys[_join(rel, TENSORCLASS_DIR)] = self.keys.get(rel, ())
         content = self.node(record._tensordict, _join(rel, TENSORCLASS_DIR), schema)
-        return lambda written: cls._from_tensordict_unchecked(content(written))
+        fields = field_names_of(record)
+
+        def rebuild(written: list[torch.Tensor]) -> Any:
+            storage = content(written)
+            _allow_fields(storage, fields)
+            return cls._from_tensordict_unchecked(storage)
+
+        return rebuild
 
     def visit_lazy(
         self, stack: LazyStackedTensorDict, rel: str, marker: dict[str, Any] | None = None
@@ -318,6 +326,16 @@ def stored_names(td: TensorDict) -> dict[str, str]:
     if PEER_FIELDS.isdisjoint(keys):
         return {key: key for key in keys}
     return {key: escape_key(key) for key in keys}
+
+
+def _allow_fields(storage: Any, fields: frozenset[str]) -> None:
+    """Lets a saved record's storage take its absent fields while locked (a field that
+    was ``None`` when saved is allocated on its first write): ``SavedAt.fields``."""
+    if isinstance(storage, LazyStackedTensorDict):
+        for member in storage.tensordicts:
+            _allow_fields(storage_of(member), fields)
+    elif isinstance(storage, TensorDict) and storage._saved is not None:
+        storage._saved.fields = fields
 
 
 def _join(rel: str, name: str) -> str:

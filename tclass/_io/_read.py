@@ -664,7 +664,7 @@ def _load_record(
     except TclassError as error:
         msg = f"{folder.path!r} does not hold a valid {cls.__name__}: {error}"
         raise MetadataError(msg) from error
-    relink(record._tensordict, content, frozenset(extra))  # the record's storage is new
+    relink(record, content, frozenset(extra))  # the record's storage is new
     return record
 
 

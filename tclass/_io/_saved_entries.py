@@ -62,8 +62,10 @@ def _holder(node: Any, key: Any, op: str) -> tuple[TensorDict, str]:
     holder = _saved_node(node, op)
     path = key_path(key)
     for part in path[:-1]:
-        if not holder._has_entry(part):
-            holder.set(part, {})
+        if not holder._has_entry(part):  # as the peer, also under a lock (as the entry)
+            holder._store_entry(
+                part, TensorDict._new_unchecked({}, holder.batch_size, holder.device)
+            )
         child = holder._entry(part)
         if not isinstance(child, TensorDict) or child._saved is None:
             msg = f"{op}: {part!r} on the way to {key!r} is not a TensorDict saved in the folder"

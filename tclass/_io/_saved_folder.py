@@ -40,7 +40,7 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
 from tclass._core._memmap import MemoryMappedTensor
-from tclass._core._records import storage_of
+from tclass._core._records import field_names_of, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
@@ -66,15 +66,17 @@ def linker(
 def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
     """Give the storage of a record built over a loaded TensorDict (``new``) the folder
     of that TensorDict (``old``): member by member for a lazy stack, and below, for the
-    entries the record converted (a TensorDict under a tensorclass field)."""
+    entries the record converted (a TensorDict under a tensorclass field). A record's
+    storage may then take its absent fields while locked (see ``SavedAt.fields``)."""
+    fields = field_names_of(new)
     new, old = storage_of(new), storage_of(old)
     if isinstance(new, LazyStackedTensorDict) and isinstance(old, LazyStackedTensorDict):
         for mine, theirs in zip(new._members, old._members):
             relink(mine, theirs, legacy)
     elif isinstance(new, TensorDict) and isinstance(old, TensorDict) and old._saved is not None:
         saved = old._saved
-        if legacy and isinstance(saved, SavedFolder):
-            saved = SavedFolder(saved.folder, saved.allow_pickle, legacy)
+        if (legacy or fields) and isinstance(saved, SavedFolder):
+            saved = SavedFolder(saved.folder, saved.allow_pickle, legacy or saved.legacy, fields)
         new._attach_folder(saved)
         for key, value in new._items():
             previous = old._entries().get(key)
@@ -85,14 +87,19 @@ def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
 class SavedFolder:
     """The folder of one TensorDict node (see the module docstring)."""
 
-    __slots__ = ("folder", "allow_pickle", "legacy")
+    __slots__ = ("folder", "allow_pickle", "legacy", "fields")
 
     def __init__(
-        self, folder: str, allow_pickle: bool, legacy: frozenset[str] = frozenset()
+        self,
+        folder: str,
+        allow_pickle: bool,
+        legacy: frozenset[str] = frozenset(),
+        fields: frozenset[str] = frozenset(),
     ) -> None:
         self.folder = folder
         self.allow_pickle = allow_pickle  # the save's or load's: values may be pickled
         self.legacy = legacy  # fields an older writer kept in the record's own meta.json
+        self.fields = fields  # a record's storage: its fields (absent ones may be filled)
 
     def __repr__(self) -> str:
         return f"SavedFolder({self.folder!r})"

@@ -525,11 +525,10 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         batch_size: BatchSizeLike = None,
         **options: Unpack[ApplyRules],
     ) -> Self:
-        return self._result(
-            self._tensordict.named_apply(
-                fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
-            )
+        result: TensorDictBase | None = self._tensordict.named_apply(
+            fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
         )
+        return None if result is None else self._result(result)  # type: ignore[return-value]
 
     def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
         return self._result(self._tensordict.apply_(fn, *others))
@@ -748,12 +747,17 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         """Moves the value of field ``old_key`` to field ``new_key``.
 
         Raises:
+            LockedError: if the record is locked; KeyNotFoundError: if ``old_key`` is
+                absent (both checked first, as the peer raises them).
             UnknownFieldError: if ``new_key`` is not a field.
         """
+        storage = self._tensordict
         name = new_key if isinstance(new_key, str) else new_key[0]
         if name not in self.__tclass_info__.field_names:
+            if storage.is_locked or storage.get(old_key, None) is None:
+                storage.rename_key_(old_key, new_key, safe=safe)  # the peer's error first
             raise self._unknown_field(name)
-        self._tensordict.rename_key_(old_key, new_key, safe=safe)
+        storage.rename_key_(old_key, new_key, safe=safe)
         return self
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:

@@ -698,6 +698,11 @@ class LazyStackedTensorDict(LazyStackOps):
 
     # --- locking and devices -------------------------------------------------------------
 
+    @property
+    def _saved(self) -> None:
+        """The folder this node is saved in: none, the members hold their own."""
+        return None
+
     def lock_(self) -> Self:
         """Locks every member and the stack (in-place data writes stay allowed); also a
         context manager (``with lazy.lock_(): ...`` restores the state on exit)."""
