@@ -821,6 +821,7 @@ OPEN: dict[str, str] = {
     "shape/reshape/result: result.<members>: peer  ([('collection', 'LazyS": "the results differ (1)",
     "shape/reshape/result: result.<members>: peer  ([('collection', 'Tenso": "the results differ (3)",
     "shape/reshape/result: result.<members>: peer value (('py', 'str', ''),": "the results differ (1, after main's nontensor merge)",
+    "shape/reshape/result: result.batch_size: peer (, , , ), tclass (, ": "the results differ (1, derandomized test after issue 26's merges: reshape of a lazy stack of empty members to 5 dims; the peer returns 4 batch dims, one fewer than asked, tclass the asked shape)",
     "shape/reshape/result: result.kind: peer 'LazyStackedTensorDict', ": "the results differ (2)",
     "shape/reshape/result: result.kind: peer 'TensorDict', tclass 'Laz": "the results differ (2)",
     "shape/reshape/result: result.kind: peer 'TensorDict', tclass 'Rec": "the results differ (1)",
