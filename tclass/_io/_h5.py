@@ -43,7 +43,7 @@ from tclass._io._h5_datasets import (
     common_prefix,
     decode,
     fill,
-    h5py,
+    is_group,
     is_numeric,
     need_h5py,
     open_file,
@@ -307,7 +307,7 @@ class PersistentTensorDict(TensorDictBase):
         shapes = []
         for key in self._key_names():
             node = self._node(key)
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 child = self._child_of(key, node)
                 if infer:
                     child._settle_batch(None)
@@ -332,7 +332,7 @@ class PersistentTensorDict(TensorDictBase):
         return [
             self._child_of(key, node)
             for key in self._key_names()
-            if isinstance(node := self._node(key), h5py.Group)
+            if is_group(node := self._node(key))
         ]
 
     def _child_of(self, key: str, group: Any) -> PersistentTensorDict:
@@ -395,13 +395,13 @@ class PersistentTensorDict(TensorDictBase):
 
     def _entry(self, key: str) -> Value:
         node = self._node(key)
-        if isinstance(node, h5py.Group):
+        if is_group(node):
             return self._child_of(key, node)
         return self._read_dataset(node)
 
     def _child(self, key: str) -> TensorCollection | None:
         node = self._node(key)
-        if isinstance(node, h5py.Group):
+        if is_group(node):
             return self._child_of(key, node)
         if is_numeric(node):
             return None
@@ -411,7 +411,7 @@ class PersistentTensorDict(TensorDictBase):
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         for key in self._key_names():
             node = self._node(key)
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 yield key, self._child_of(key, node)
             elif is_numeric(node):  # a stand-in of its dtype and shape: nothing read
                 yield key, torch.zeros((), dtype=torch_dtype(node)).expand(node.shape)
@@ -504,7 +504,7 @@ class PersistentTensorDict(TensorDictBase):
 
     def _entry_rows(self, key: str, index: Any, batch: torch.Size) -> Value:
         node = self._node(key)
-        if isinstance(node, h5py.Group):
+        if is_group(node):
             return self._child_of(key, node)._rows(index)
         if not is_numeric(node):
             value = self._read_dataset(node)
@@ -552,7 +552,7 @@ class PersistentTensorDict(TensorDictBase):
             return self
         key = path[0]
         group = self._writable()
-        if inplace and key in group and isinstance(group[key], h5py.Dataset):
+        if inplace and key in group and isinstance(group[key], need_h5py().Dataset):
             return self.set_(key, value)
         if self._locked:
             raise LockedError(
@@ -636,7 +636,7 @@ class PersistentTensorDict(TensorDictBase):
                     continue
             else:
                 part = value
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 self._child_of(key, node)._write_rows(index, part)
             elif is_numeric(node):
                 write_rows(node, index, part, len(self._batch_size))
@@ -653,7 +653,7 @@ class PersistentTensorDict(TensorDictBase):
         if name not in group:
             raise self._missing_key(key)
         target = group[name]
-        if isinstance(target, h5py.Group):
+        if is_group(target):
             node._child_of(name, target).update(value, inplace=True)
         elif isinstance(value, (NonTensorData, NonTensorStack)):
             node._replace(
@@ -762,7 +762,7 @@ class PersistentTensorDict(TensorDictBase):
         for key in self._key_names():
             node = group[key]
             paired = tuple(other._entry(key) for other in others)
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 self._child_of(key, node)._apply_in_place(fn, paired)
             elif is_numeric(node):
                 tensor = to_tensor(node[()])
@@ -792,7 +792,7 @@ class PersistentTensorDict(TensorDictBase):
         group = self._writable()
         for key in self._key_names():
             node = group[key]
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 self._child_of(key, node)._fill_all(value)
             elif is_numeric(node) and node.size:
                 fill(node, value)
@@ -872,7 +872,7 @@ class PersistentTensorDict(TensorDictBase):
         entries: dict[str, Value] = {}
         for key in self._key_names():
             node = self._node(key)
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 entries[key] = self._child_of(key, node)._skeleton()
             elif is_numeric(node):
                 entries[key] = torch.zeros((), dtype=torch_dtype(node)).expand(node.shape)
@@ -884,7 +884,7 @@ class PersistentTensorDict(TensorDictBase):
         for key in self._key_names():
             node = self._node(key)
             target = saved._entry(key)
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 self._child_of(key, node)._copy_into(target)  # type: ignore[arg-type]
             elif is_numeric(node) and node.size:
                 node.read_direct(target.numpy())  # into the mapped file

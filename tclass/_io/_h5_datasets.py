@@ -1,8 +1,9 @@
 """HDF5 datasets for ``PersistentTensorDict`` (``_h5.py``): opening a file, the peer's
 marks, and the conversions between datasets and tensors or Python values (reading only
 the rows an index selects, writing rows in place, writing a Python value as the peer
-does). h5py is the optional extra ``tclass[h5]``: without it this module imports, and
-:func:`need_h5py` says what to install."""
+does). h5py is the optional extra ``tclass[h5]``, imported by the first use (not by
+``import tclass``): without it this module imports, and :func:`need_h5py` says what to
+install."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ import numpy as np
 import torch
 
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._io._safetensors import need
 from tclass.errors import (
     FileBusyError,
     FileFormatError,
-    MissingDependencyError,
     MissingFileError,
     UnsupportedError,
 )
@@ -27,7 +28,7 @@ __all__ = [
     "common_prefix",
     "decode",
     "fill",
-    "h5py",  # the module, or None without the extra
+    "is_group",
     "is_numeric",
     "need_h5py",
     "open_file",
@@ -40,11 +41,6 @@ __all__ = [
     "write_value",
 ]
 
-try:  # the optional extra: tclass imports without it, PersistentTensorDict says what to install
-    import h5py  # type: ignore[import-untyped,import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - exercised by a test without h5py
-    h5py = None
-
 _STR_MARK = "__tensordict_str__"  # the peer's: a string dataset it wrote
 STACK_MARK = "__tensordict_stack__"  # the peer's: the shape of a per-row list of values
 _JSON_MARK = "_tclass_json"  # tclass's: a value written as a JSON string
@@ -52,13 +48,14 @@ _SPAN_FACTOR = 4  # rows read as one span when it is at most this many times the
 
 
 def need_h5py() -> Any:
-    if h5py is None:
-        msg = (
-            "PersistentTensorDict needs h5py, an optional dependency: install it with "
-            "pip install 'tclass[h5]' (or pip install h5py)"
-        )
-        raise MissingDependencyError(msg)
-    return h5py
+    """The h5py module (imported on first use), or a MissingDependencyError naming the
+    extra that installs it."""
+    return need("h5py", "h5", "PersistentTensorDict")
+
+
+def is_group(node: Any) -> bool:
+    """Whether an HDF5 node (of an open file: h5py is imported) is a group."""
+    return isinstance(node, need_h5py().Group)
 
 
 def open_file(filename: str, mode: str) -> Any:
@@ -124,7 +121,7 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
 def decode(node: Any) -> Any:
     """A non-numeric dataset's value as Python values: strings as str, the peer's
     opaque numbers as numbers, tclass's JSON strings parsed."""
-    lib = h5py
+    lib = need_h5py()
     raw = node[()]
     if lib.check_string_dtype(node.dtype) is not None:
         value = np.asarray(raw, dtype=object)
@@ -156,7 +153,7 @@ def write_value(
 ) -> None:
     """A Python value (or per-row values) as the peer writes them: strings, or opaque
     numbers; anything else as JSON strings (tclass's)."""
-    lib = h5py
+    lib = need_h5py()
     if isinstance(node, NonTensorData):
         value, shape = node.data, None
         values = [value]
