@@ -4,7 +4,6 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tclass-installed
-BENCH_STAMP := $(VENV)/.tclass-bench-installed
 
 .PHONY: install demo test typecheck lint bench bench-io bench-gpu clean
 
@@ -46,20 +45,17 @@ typecheck: install
 	$(PY) -m mypy --strict tclass examples tests/typing
 	$(PY) -m mypy.stubtest tclass --allowlist stubs/stubtest-allowlist.txt
 
-$(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check $(EDITABLE) -e '.[test,bench]'
-	touch $(BENCH_STAMP)
-
-bench: $(BENCH_STAMP)
+# The benchmarks compare with the peer, which the test extra installs.
+bench: install
 	$(PY) benchmarks/run.py
 
 # Memory-mapped save/load against the peer and safetensors: writes ~15 GB under $TMPDIR
 # (or /tmp) and takes several minutes; `$(PY) benchmarks/io.py --quick` is a smoke run.
-bench-io: $(BENCH_STAMP)
+bench-io: install
 	$(PY) benchmarks/io.py
 
 # The devices issue's GPU cases against the peer; says so and exits without CUDA.
-bench-gpu: $(BENCH_STAMP)
+bench-gpu: install
 	$(PY) benchmarks/gpu.py
 
 clean:
