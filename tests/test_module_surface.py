@@ -29,6 +29,12 @@ NOT_IMPORTED = [
 ]  # fmt: skip
 
 
+def test_version_is_pyprojects() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    assert tclass.__version__ == tomllib.loads(pyproject.read_text())["project"]["version"]
+
+
 def test_import_tclass_imports_neither_dynamo_nor_the_optional_extras() -> None:
     script = (
         "import json, sys; import tclass; "
