@@ -153,9 +153,22 @@ def show_reference(buffer: Transition) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--capacity", type=int, default=100_000)
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument(
+        "--capacity",
+        type=int,
+        default=100_000,
+        help="rows of the replay buffer preallocated on disk (default 100000: 3.9 GiB of sparse "
+        "files)",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=256, help="rows per write into the buffer (default 256)"
+    )
+    parser.add_argument(
+        "--batches",
+        type=int,
+        default=20,
+        help="batches to write, at most capacity / batch size (default 20)",
+    )
     args = parser.parse_args()
     print(f"tclass {tclass.__version__}, torch {torch.__version__}\n")
     show_batch_ops()

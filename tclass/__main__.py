@@ -1,4 +1,4 @@
-"""The command line: ``python -m tclass info [--json] PATH``.
+"""The command line: ``python -m tclass info [--json] PATH``, ``python -m tclass --version``.
 
 ``info`` prints what a folder written by ``memmap``/``save`` holds (class, batch size,
 each field's dtype, shape and size on disk, non-tensor values, totals), after running
@@ -13,22 +13,25 @@ it would refuse it, with ``load_memmap``'s error on one ``error: ...`` line on s
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import io
 import json
 import os
 import sys
 from collections.abc import Sequence
 
+import tclass
 from tclass._io._info import describe, info_json, info_text
 from tclass.errors import TclassError
 
-__all__ = ["main"]
+__all__ = ["main", "version"]
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tclass", description="Tools for folders saved by tclass."
     )
+    parser.add_argument("--version", action="version", version=f"tclass {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     info = commands.add_parser(
         "info",
@@ -48,6 +51,15 @@ def _parser() -> argparse.ArgumentParser:
         help="accept pickled values, as load_memmap(allow_pickle=True) does",
     )
     return parser
+
+
+def version() -> str:
+    """The installed distribution's version, or the package's own where tclass runs
+    from a checkout that is not installed."""
+    try:
+        return importlib.metadata.version("tclass")
+    except importlib.metadata.PackageNotFoundError:
+        return tclass.__version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tclass import TensorDict
 
@@ -21,6 +24,18 @@ def run_example(name: str, *args: str) -> str:
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in EXAMPLES.glob("*.py")))
+def test_help_describes_every_option(name: str) -> None:
+    """``--help`` says what the example does and what each option is for."""
+    lines = run_example(name, "--help").splitlines()
+    assert lines[0].startswith("usage: ") and "options:" in lines
+    options = lines[lines.index("options:") + 1 :]
+    for i, line in enumerate(options):
+        if line.startswith("  -"):  # its help on the same line, or wrapped onto the next
+            wrapped = i + 1 < len(options) and re.match(r" {6,}\S", options[i + 1])
+            assert re.search(r"\S {2,}\S", line) or wrapped, f"{name}: {line.strip()} has no help"
 
 
 def test_quickstart_runs_and_reports_each_step() -> None:

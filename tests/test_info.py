@@ -6,6 +6,7 @@ a subprocess, including on a folder whose tensorclass is not importable there.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -363,6 +364,26 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
 def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["info", "--help"]) == 0
     assert "--json" in capsys.readouterr().out
+
+
+def test_version() -> None:
+    result = _cli("--version", cwd=Path(tclass.__file__).parents[1])  # the tclass under test
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout == f"tclass {tclass.__version__}\n"
+
+
+def test_version_without_package_metadata(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run from a checkout that is not installed: the package's own ``__version__``."""
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    monkeypatch.setattr(tclass, "__version__", "9.9.9")
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == "tclass 9.9.9\n"
 
 
 def _error_line(

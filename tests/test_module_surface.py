@@ -5,6 +5,9 @@ print options), with the peer's results and errors."""
 from __future__ import annotations
 
 import functools
+import json
+import subprocess
+import sys
 from collections import namedtuple
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,32 @@ from tclass import TensorDict
 from tclass.errors import TclassError
 
 # --- the modules ---------------------------------------------------------------------
+
+# What `import tclass` must leave unimported: torch's compiler front end (over a second;
+# imported by the first torch.compile) and every optional extra (imported by first use).
+NOT_IMPORTED = [
+    "torch._dynamo", "torch._inductor", "h5py", "pandas", "pyarrow", "safetensors",
+    "jaxtyping", "zarr", "ray", "hypothesis", "streaming", "tqdm",
+]  # fmt: skip
+
+
+def test_version_is_pyprojects() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    assert tclass.__version__ == tomllib.loads(pyproject.read_text())["project"]["version"]
+
+
+def test_import_tclass_imports_neither_dynamo_nor_the_optional_extras() -> None:
+    script = (
+        "import json, sys; import tclass; "
+        f"print(json.dumps([m for m in {NOT_IMPORTED!r} if m in sys.modules]))"
+    )
+    root = Path(tclass.__file__).parents[1]  # the tclass under test, first on sys.path
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert json.loads(result.stdout) == []
+
 
 UTILS = [
     "KEY_SEPARATOR", "DeviceType", "IndexType", "NestedKey", "TensorDictFuture",

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 
 import tclass
 from tclass import NonTensorData, NonTensorStack, TensorDict, errors
+from tclass._engine._value_positions import _View, positions_now
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from strategies import SETTINGS, batch_shapes, dims  # noqa: E402
+from strategies import SETTINGS, basic_indices, batch_shapes, dims  # noqa: E402
 
 EntryTypeError = errors.EntryTypeError
 
@@ -298,6 +299,59 @@ class TestNonTensorStack:
     def test_direct_write_refused(self) -> None:
         with pytest.raises(errors.UnsupportedError):
             NonTensorStack.from_list(["a"])[0] = "b"
+
+
+# --- element positions under torch.compile ---------------------------------------------------
+
+
+class TestViewPositions:
+    """Under ``torch.compile`` the element positions of views are worked out from sizes
+    and strides (no tensor read): the same positions, and errors, as torch's ops give."""
+
+    @SETTINGS
+    @given(st.data(), batch_shapes())
+    def test_basic_index(self, data: st.DataObject, shape: torch.Size) -> None:
+        index = data.draw(basic_indices(shape))
+        got = _View.of(shape).indexed(index).positions()
+        assert got == positions_now(shape, lambda numbers: numbers[index])[0]
+
+    @pytest.mark.parametrize(
+        ("shape", "index", "error"),
+        [
+            ((2, 3), (2,), IndexError),
+            ((2, 3), (0, -4), IndexError),
+            ((2,), (0, 0), IndexError),
+            ((3,), (slice(None, None, -1),), ValueError),
+        ],
+    )
+    def test_basic_index_errors(self, shape: tuple[int, ...], index: Any, error: type) -> None:
+        with pytest.raises(error):
+            torch.arange(math.prod(shape)).reshape(shape)[index]
+        with pytest.raises(error):
+            _View.of(shape).indexed(index)
+
+    @pytest.mark.parametrize(
+        ("shape", "new"),
+        [((), (2, 3)), ((3,), (2, 3)), ((1, 3), (4, -1)), ((2, 1), (2, 0)), ((2, 1), (5, 2, 4))],
+    )
+    def test_expand(self, shape: tuple[int, ...], new: tuple[int, ...]) -> None:
+        got = _View.of(shape).expanded(new).positions()
+        assert got == positions_now(torch.Size(shape), lambda numbers: numbers.expand(new))[0]
+
+    @pytest.mark.parametrize(
+        ("shape", "new"), [((3,), (2, 4)), ((2, 3), (3,)), ((1,), (-1, 1)), ((2,), (2, -2))]
+    )
+    def test_expand_errors(self, shape: tuple[int, ...], new: tuple[int, ...]) -> None:
+        with pytest.raises(RuntimeError):
+            torch.zeros(shape).expand(new)
+        with pytest.raises(RuntimeError):
+            _View.of(shape).expanded(new)
+
+    @pytest.mark.parametrize("dim", [0, 1, 2])
+    def test_first_along(self, dim: int) -> None:
+        shape = torch.Size([2, 3, 4])
+        got = _View.of(shape).first_along(dim).positions()
+        assert got == positions_now(shape, lambda numbers: numbers.select(dim, 0))[0]
 
 
 # --- joining nodes ---------------------------------------------------------------------------

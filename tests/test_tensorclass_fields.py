@@ -207,7 +207,9 @@ VALUE_BAD = [
 
 
 class TestValueFields:
-    @pytest.mark.parametrize("name, value", VALUE_OK, ids=[f"{n}-{v!r}" for n, v in VALUE_OK])
+    @pytest.mark.parametrize(
+        "name, value", VALUE_OK, ids=[f"{n}-{v!r}" if n != "c" else "c-Color" for n, v in VALUE_OK]
+    )
     def test_accepted_values_are_kept(self, name: str, value: Any) -> None:
         record = Values(**{name: value}, batch_size=[2])
         assert getattr(record, name) is value

@@ -1147,6 +1147,25 @@ class TestCompile:
         got = torch.compile(fn, fullgraph=True, backend="eager")(rec)
         assert_same_rec(got, expected.obs, expected.inner.x)
 
+    def test_a_value_per_element(self) -> None:
+        """Views of per-element Python values stay in the graph (fullgraph); an index by
+        a tensor picks the values outside the trace (a graph break)."""
+
+        def views(rec: Rec) -> Rec:
+            return rec[1:].reshape(-1)[::2].unsqueeze(0)[..., None, 1:].expand(3, 1, 1)
+
+        def by_tensor(rec: Rec) -> Rec:
+            return rec[torch.tensor([1, 0])].reshape(-1)
+
+        rec = torch.stack([make((3,), env="a"), make((3,), env="b")])
+        assert rec.env == [["a"] * 3, ["b"] * 3]
+        for fn, fullgraph in ((views, True), (by_tensor, False), (by_tensor, False)):
+            torch._dynamo.reset()
+            expected = fn(rec)
+            got = torch.compile(fn, fullgraph=fullgraph, backend="eager")(rec)
+            assert got.env == expected.env and got.batch_size == expected.batch_size
+            assert torch.equal(got.obs, expected.obs) and torch.equal(got.inner.x, expected.inner.x)
+
     @pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
     def test_inductor_backend(self) -> None:
         def fn(rec: Rec) -> Rec:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
 
 import torch
 from typing_extensions import Self, Unpack
@@ -22,7 +22,15 @@ from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError,
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
 
-__all__ = ["ApplyOptions", "ElementwiseOps", "align_right"]
+__all__ = ["ApplyOptions", "ApplyRules", "ElementwiseOps", "align_right"]
+
+_Tensor = torch.Tensor
+# What ``fn`` gets (and gives) where no option makes it see nested collections or a
+# default: one tensor of this collection (and one of each other collection given).
+LeafFn = Callable[[_Tensor], _Tensor | None]
+PairFn = Callable[[_Tensor, _Tensor], _Tensor | None]
+# Otherwise (more others, a default, call_on_nested, is_leaf): values of any kind.
+AnyFn = Callable[..., _Tensor | TensorCollection | None]
 
 
 def align_right(tensor: torch.Tensor, ndim: int) -> torch.Tensor:
@@ -40,12 +48,17 @@ class ElementwiseOps(TensorCollection):
 
     # --- apply ---------------------------------------------------------------------------
 
+    @overload
+    def apply(self, fn: LeafFn, **options: Unpack[TensorApplyOptions]) -> Self: ...
+    @overload
     def apply(
-        self,
-        fn: Callable[..., torch.Tensor | None],
-        *others: TensorCollection,
-        **options: Unpack[ApplyOptions],
-    ) -> Self:
+        self, fn: PairFn, other: TensorCollection, /, **options: Unpack[TensorApplyOptions]
+    ) -> Self: ...
+    @overload
+    def apply(
+        self, fn: AnyFn, *others: TensorCollection, **options: Unpack[ApplyOptions]
+    ) -> Self: ...
+    def apply(self, fn: AnyFn, *others: TensorCollection, **options: Unpack[ApplyOptions]) -> Self:
         """A new collection holding ``fn(tensor, *other_tensors)`` for every tensor.
 
         ``others`` are collections with the same keys, whose tensors are passed alongside
@@ -57,7 +70,17 @@ class ElementwiseOps(TensorCollection):
         batch dims, unless ``batch_size`` gives the new batch size. See
         :class:`ApplyOptions` for ``device``, ``names``, ``inplace``, ``propagate_lock``,
         ``call_on_nested``, ``is_leaf`` and ``out``.
+
+        For type checkers ``fn`` takes tensors (one, or two with one ``other``) unless
+        ``default``, ``call_on_nested`` or ``is_leaf`` is given (then it may get other
+        values: nested collections, the default).
         """
+        return self._apply_all(fn, others, options)
+
+    def _apply_all(
+        self, fn: Callable[..., Any], others: tuple[TensorCollection, ...], options: ApplyOptions
+    ) -> Self:
+        """:meth:`apply`'s work (a record and a lazy stack answer it their way)."""
         if not options:  # the common case, kept lean
             if others:
                 result = self._apply_nested(_with_leaf(fn), others, self.batch_size, (), None)
@@ -134,9 +157,58 @@ class ElementwiseOps(TensorCollection):
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))
 
+    @overload
     def named_apply(
         self,
-        fn: Callable[..., torch.Tensor | None],
+        fn: Callable[[str, _Tensor], _Tensor | None],
+        *,
+        nested_keys: Literal[False] = False,
+        batch_size: _batch.BatchSizeLike = None,
+        **options: Unpack[TensorApplyRules],
+    ) -> Self: ...
+    @overload
+    def named_apply(
+        self,
+        fn: Callable[[str | tuple[str, ...], _Tensor], _Tensor | None],
+        *,
+        nested_keys: Literal[True],
+        batch_size: _batch.BatchSizeLike = None,
+        **options: Unpack[TensorApplyRules],
+    ) -> Self: ...
+    @overload
+    def named_apply(
+        self,
+        fn: Callable[[str, _Tensor, _Tensor], _Tensor | None],
+        other: TensorCollection,
+        /,
+        *,
+        nested_keys: Literal[False] = False,
+        batch_size: _batch.BatchSizeLike = None,
+        **options: Unpack[TensorApplyRules],
+    ) -> Self: ...
+    @overload
+    def named_apply(
+        self,
+        fn: Callable[[str | tuple[str, ...], _Tensor, _Tensor], _Tensor | None],
+        other: TensorCollection,
+        /,
+        *,
+        nested_keys: Literal[True],
+        batch_size: _batch.BatchSizeLike = None,
+        **options: Unpack[TensorApplyRules],
+    ) -> Self: ...
+    @overload
+    def named_apply(
+        self,
+        fn: AnyFn,
+        *others: TensorCollection,
+        nested_keys: bool = False,
+        batch_size: _batch.BatchSizeLike = None,
+        **options: Unpack[ApplyRules],
+    ) -> Self: ...
+    def named_apply(
+        self,
+        fn: AnyFn,
         *others: TensorCollection,
         nested_keys: bool = False,
         batch_size: _batch.BatchSizeLike = None,
@@ -149,6 +221,17 @@ class ElementwiseOps(TensorCollection):
         (a top-level entry's is its string, as ``keys(include_nested=True)`` lists it).
         As with :meth:`apply`, the result is ``None`` when ``fn`` drops every entry.
         """
+        return self._named_apply_all(fn, others, nested_keys, batch_size, options)
+
+    def _named_apply_all(
+        self,
+        fn: Callable[..., Any],
+        others: tuple[TensorCollection, ...],
+        nested_keys: bool,
+        batch_size: _batch.BatchSizeLike,
+        options: ApplyRules,
+    ) -> Self:
+        """:meth:`named_apply`'s work (a record and a lazy stack answer it their way)."""
         target = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         rules = None if batch_size is None else _Rules({"batch_size": target})
         if nested_keys:
@@ -211,8 +294,15 @@ class ElementwiseOps(TensorCollection):
         per-element value stack cannot follow the batch dims ``fn`` reshapes)."""
         return True
 
-    def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
-        """Writes ``fn(tensor, *others)`` into every tensor in place; returns ``self``.
+    @overload
+    def apply_(self, fn: LeafFn, /) -> Self: ...
+    @overload
+    def apply_(self, fn: PairFn, other: TensorCollection, /) -> Self: ...
+    @overload
+    def apply_(self, fn: Callable[..., _Tensor | None], *others: TensorCollection) -> Self: ...
+    def apply_(self, fn: Callable[..., _Tensor | None], *others: TensorCollection) -> Self:
+        """Writes ``fn(tensor, *others)`` into every tensor in place (a ``None`` result
+        leaves the tensor alone); returns ``self``.
 
         The data is written, not the entries replaced, so this works on locked and
         memory-mapped collections (the results reach the files).
@@ -347,7 +437,18 @@ def _row_major(shape: torch.Size) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-class ApplyRules(TypedDict, total=False):
+class TensorApplyRules(TypedDict, total=False):
+    """The keywords of :class:`ApplyRules` that leave ``fn`` getting tensors only."""
+
+    device: Any
+    names: Sequence[str | None] | None
+    inplace: bool
+    filter_empty: bool | None
+    propagate_lock: bool
+    out: Any
+
+
+class ApplyRules(TensorApplyRules, total=False):
     """The keywords of :meth:`ElementwiseOps.named_apply` (and, with ``batch_size``, of
     :class:`ApplyOptions`), as the peer names them.
 
@@ -362,15 +463,15 @@ class ApplyRules(TypedDict, total=False):
     into.
     """
 
-    device: Any
-    names: Sequence[str | None] | None
-    inplace: bool
     default: Any
-    filter_empty: bool | None
-    propagate_lock: bool
     call_on_nested: bool
     is_leaf: Callable[[type], bool] | None
-    out: Any
+
+
+class TensorApplyOptions(TensorApplyRules, total=False):
+    """The keywords of :class:`ApplyOptions` that leave ``fn`` getting tensors only."""
+
+    batch_size: _batch.BatchSizeLike
 
 
 class ApplyOptions(ApplyRules, total=False):

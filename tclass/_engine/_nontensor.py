@@ -261,7 +261,7 @@ class _NonTensorNode(KeylessOps):
         flat = self._flat()
         if self.batch_size == shape:
             return flat
-        _, positions = element_positions(self.batch_size, expanded(shape), constant=True)[0]
+        _, positions = expanded(self.batch_size, shape)
         return [flat[i] for i in positions]
 
     def _as_array(self) -> np.ndarray[Any, Any]:
@@ -658,7 +658,7 @@ class NonTensorStack(_NonTensorNode):
         if values and all(same_value(values[0], value) for value in values[1:]):
             return NonTensorData._make(values[0], batch_size, self._device)  # type: ignore[return-value]
         try:
-            shape, positions = element_positions(self._shape, expanded(batch_size), True)[0]
+            shape, positions = expanded(self._shape, batch_size)
         except RuntimeError:
             msg = (
                 f"it holds a different Python value per element (batch size "

@@ -1,13 +1,13 @@
 """Where each element of a Python-value node goes under indexing and shape ops: its
 flat positions, computed by applying the op to a tensor of element numbers (so every
-index torch takes is understood), plus the nested-list and shape helpers the nodes
-share."""
+index torch takes is understood; under ``torch.compile`` the views are worked out from
+sizes and strides instead), plus the nested-list and shape helpers the nodes share."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -15,32 +15,45 @@ import torch
 Positions = tuple[torch.Size, list[int]]
 
 
-def element_positions(
-    shape: torch.Size, fn: Callable[[torch.Tensor], Any], constant: bool = False
-) -> list[Positions]:
+def element_positions(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
     """What a structural op ``fn`` (a torch op, or one that returns several tensors) does
     to the elements of a batch of size ``shape``: the shape and the row-major element
     numbers of each result, worked out on ``arange(numel).reshape(shape)``.
 
-    Under ``torch.compile``, with ``constant`` (``fn`` captures no tensor: a shape op,
-    an int or slice index) the result is a constant of the trace and the values are
-    gathered by plain Python; otherwise the op runs outside the trace (a graph break),
-    since Python values picked by tensor data cannot be part of a graph.
+    Under ``torch.compile`` the op runs outside the trace (a graph break), since Python
+    values picked by tensor data cannot be part of a graph; the views below
+    (:func:`indexed` with ints and slices, :func:`expanded`, :func:`first_along`) are
+    worked out from sizes alone, inside the trace.
     """
     if not torch.compiler.is_compiling():
         return positions_now(shape, fn)
-    return (_positions_constant if constant else _positions_eager)(shape, fn)
+    return _outside_trace(positions_now)(shape, fn)
 
 
 def indexed(shape: torch.Size, index: Any) -> Positions:
     """:func:`element_positions` of ``numbers[index]``."""
     items = index if type(index) is tuple else (index,)
-    constant = all(item is None or isinstance(item, (int, slice, type(...))) for item in items)
-    return element_positions(shape, lambda numbers: numbers[index], constant)[0]
+    if torch.compiler.is_compiling() and all(type(item) in _BASIC for item in items):
+        return _View.of(shape).indexed(items).positions()
+    return element_positions(shape, lambda numbers: numbers[index])[0]
 
 
-def expanded(shape: torch.Size) -> Callable[[torch.Tensor], torch.Tensor]:
-    return lambda numbers: numbers.expand(shape)
+def expanded(shape: torch.Size, new: torch.Size) -> Positions:
+    """:func:`element_positions` of ``numbers.expand(new)``.
+
+    Raises:
+        RuntimeError: if ``shape`` does not broadcast to ``new`` (as ``expand``).
+    """
+    if torch.compiler.is_compiling():
+        return _View.of(shape).expanded(new).positions()
+    return positions_now(shape, lambda numbers: numbers.expand(new))[0]
+
+
+def first_along(shape: torch.Size, dim: int) -> list[int]:
+    """The element numbers of ``numbers.select(dim, 0)`` (``shape[dim]`` is not 0)."""
+    if torch.compiler.is_compiling():
+        return _View.of(shape).first_along(dim).positions()[1]
+    return positions_now(shape, lambda numbers: numbers.select(dim, 0))[0][1]
 
 
 def positions_now(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
@@ -49,14 +62,102 @@ def positions_now(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[
     return [(piece.shape, piece.reshape(-1).tolist()) for piece in pieces]
 
 
-def positions_traced(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
-    return positions_now(shape, fn)
+_F = TypeVar("_F", bound=Callable[..., Any])
+_OUTSIDE: dict[Callable[..., Any], Callable[..., Any]] = {}
 
 
-_Op = Callable[[torch.Size, Callable[[torch.Tensor], Any]], list[Positions]]
-# Both leave eager calls alone (the first only marks the function for the tracer).
-_positions_constant = cast(_Op, torch.compiler.assume_constant_result(positions_traced))  # type: ignore[no-untyped-call]
-_positions_eager = cast(_Op, torch.compiler.disable(positions_now))  # type: ignore[no-untyped-call]
+def _outside_trace(fn: _F) -> _F:
+    """``fn`` marked to run outside a ``torch.compile`` trace. Marking imports
+    ``torch._dynamo`` (over a second), so it is done the first time a trace needs it (the
+    call to ``torch.compiler.disable`` is itself a graph break), never by ``import
+    tclass``."""
+    marked = _OUTSIDE.get(fn)
+    if marked is None:
+        marked = _OUTSIDE[fn] = torch.compiler.disable(fn)  # type: ignore[no-untyped-call]
+    return cast(_F, marked)
+
+
+_BASIC = frozenset({int, slice, type(None), type(...)})
+
+
+class _View:
+    """A view of a row-major batch as sizes and strides in elements (and an offset):
+    the element numbers of an index of ints and slices, an expand or a select, worked
+    out without a tensor, so that ``torch.compile`` keeps them in the trace."""
+
+    def __init__(self, dims: list[tuple[int, int]], offset: int) -> None:
+        self.dims = dims  # (size, stride) of each dim
+        self.offset = offset
+
+    @classmethod
+    def of(cls, shape: Sequence[int]) -> _View:
+        dims: list[tuple[int, int]] = []
+        stride = 1
+        for size in reversed(shape):
+            dims.insert(0, (size, stride))
+            stride *= size
+        return cls(dims, 0)
+
+    def indexed(self, items: Sequence[Any]) -> _View:
+        """The view of ``[*items]`` (ints, slices, ``None`` and one ``...``), with
+        torch's errors."""
+        nb = len(self.dims)
+        taken = sum(type(item) is int or type(item) is slice for item in items)
+        if taken > nb:
+            raise IndexError(f"too many indices for tensor of dimension {nb}")
+        dims: list[tuple[int, int]] = []
+        offset, source = self.offset, 0
+        for item in items:
+            if item is None:
+                dims.append((1, 0))
+            elif item is ...:
+                dims += self.dims[source : source + nb - taken]
+                source += nb - taken
+            else:
+                size, stride = self.dims[source]
+                if type(item) is int:
+                    if not -size <= item < size:
+                        msg = (
+                            f"index {item} is out of bounds for dimension {source} with size {size}"
+                        )
+                        raise IndexError(msg)
+                    offset += (item % size) * stride
+                else:
+                    if item.step is not None and item.step <= 0:
+                        raise ValueError("step must be greater than zero")
+                    start, stop, step = item.indices(size)
+                    dims.append((len(range(start, stop, step)), stride * step))
+                    offset += start * stride
+                source += 1
+        return _View(dims + self.dims[source:], offset)
+
+    def expanded(self, new: Sequence[int]) -> _View:
+        """The view of ``.expand(new)``, with torch's error."""
+        lead = len(new) - len(self.dims)
+        dims = [(size, 0) for size in new[:lead]]
+        for (size, stride), target in zip(self.dims, new[lead:]):
+            if target == -1 or target == size:
+                dims.append((size, stride))
+            elif size == 1 and target >= 0:
+                dims.append((target, 0))
+            else:
+                break
+        if lead < 0 or len(dims) != len(new) or any(size < 0 for size, _ in dims):
+            msg = (
+                f"The expanded size of the tensor {list(new)} does not match the existing "
+                f"size {[size for size, _ in self.dims]}"
+            )
+            raise RuntimeError(msg)
+        return _View(dims, self.offset)
+
+    def first_along(self, dim: int) -> _View:
+        return _View(self.dims[:dim] + self.dims[dim + 1 :], self.offset)
+
+    def positions(self) -> Positions:
+        flat = [self.offset]
+        for size, stride in self.dims:
+            flat = [position + i * stride for position in flat for i in range(size)]
+        return torch.Size([size for size, _ in self.dims]), flat
 
 
 def batch_shapes(a: torch.Size, b: torch.Size) -> torch.Size:
@@ -109,16 +210,10 @@ def dim_after_index(index: Any, dim: int) -> int | None:
     return out + dim - source
 
 
-def first_along(dim: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    return lambda numbers: numbers.select(dim, 0)
-
-
 def removed_dim(shape: torch.Size, first: list[int]) -> int | None:
     """The dim of a batch of size ``shape`` that ``unbind`` removed to give the element
     numbers ``first`` (those of its first piece)."""
     for dim in range(len(shape)):
-        if shape[dim]:
-            _, positions = element_positions(shape, first_along(dim), constant=True)[0]
-            if positions == first:
-                return dim
+        if shape[dim] and first_along(shape, dim) == first:
+            return dim
     return None

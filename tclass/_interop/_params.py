@@ -447,10 +447,12 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
             self._param_td.fill_(key, value)
         return self
 
-    def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
-        """Writes ``fn(tensor, *others)`` into every entry in place."""
+    def _apply_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> Self:
+        """``apply_``: the results written into the entries, outside autograd."""
         with torch.no_grad():
-            self._param_td.apply_(fn, *others)
+            self._param_td._apply_in_place(fn, others)
         return self
 
     # --- locking ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from tclass._engine._td import TensorDict
 from tclass._io._h5_datasets import (
     decode,
     fill,
-    h5py,
+    is_group,
     is_numeric,
     need_h5py,
     open_file,
@@ -319,7 +319,7 @@ class PersistentTensorDict(TensorDictBase):
         shapes = []
         for key in self._key_names():
             node = self._node(key)
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 shapes.append(tuple(self._child_of(key, node).batch_size))
             elif is_numeric(node):
                 shapes.append(node.shape)
@@ -397,7 +397,7 @@ class PersistentTensorDict(TensorDictBase):
 
     def _entry(self, key: str) -> Value:
         node = self._node(key)
-        if isinstance(node, h5py.Group):
+        if is_group(node):
             return self._as_record(key, self._child_of(key, node))  # type: ignore[no-any-return]
         return self._read_dataset(node)
 
@@ -418,7 +418,7 @@ class PersistentTensorDict(TensorDictBase):
 
     def _child(self, key: str) -> TensorCollection | None:
         node = self._node(key)
-        if isinstance(node, h5py.Group):
+        if is_group(node):
             return self._as_record(key, self._child_of(key, node))  # type: ignore[no-any-return]
         if is_numeric(node):
             return None
@@ -431,7 +431,7 @@ class PersistentTensorDict(TensorDictBase):
         Python value (read by ``_read_dataset``)."""
         for key in self._key_names():
             node = self._node(key)
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 yield key, self._child_of(key, node)
             elif is_numeric(node):
                 yield key, torch.zeros((), dtype=torch_dtype(node)).expand(node.shape)
@@ -532,7 +532,7 @@ class PersistentTensorDict(TensorDictBase):
 
     def _entry_rows(self, key: str, index: Any, batch: torch.Size) -> Value:
         node = self._node(key)
-        if isinstance(node, h5py.Group):
+        if is_group(node):
             return self._as_record(key, self._child_of(key, node)._rows(index))  # type: ignore[no-any-return]
         if not is_numeric(node):
             value = self._read_dataset(node)
@@ -578,7 +578,7 @@ class PersistentTensorDict(TensorDictBase):
             return self
         key = path[0]
         group = self._writable()
-        if inplace and key in group and isinstance(group[key], h5py.Dataset):
+        if inplace and key in group and isinstance(group[key], need_h5py().Dataset):
             return self.set_(key, value)
         if self._locked:
             raise LockedError(
@@ -669,7 +669,7 @@ class PersistentTensorDict(TensorDictBase):
                     continue
             else:
                 part = value
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 self._child_of(key, node)._write_rows(index, part)
             elif is_numeric(node):
                 write_rows(node, index, part, len(self._batch_size))
@@ -684,7 +684,7 @@ class PersistentTensorDict(TensorDictBase):
         if name not in group:
             raise self._missing_key(key)
         target = group[name]
-        if isinstance(target, h5py.Group):
+        if is_group(target):
             node._child_of(name, target).update(value, inplace=True)
         elif isinstance(value, (NonTensorData, NonTensorStack)):
             node._replace(
@@ -806,7 +806,7 @@ class PersistentTensorDict(TensorDictBase):
         for key in self._key_names():
             node = group[key]
             paired = tuple(other._entry(key) for other in others)
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 self._child_of(key, node)._apply_in_place(fn, paired)
             elif is_numeric(node):
                 tensor = to_tensor(node[()])
@@ -836,7 +836,7 @@ class PersistentTensorDict(TensorDictBase):
         group = self._writable()
         for key in self._key_names():
             node = group[key]
-            if isinstance(node, h5py.Group):
+            if is_group(node):
                 self._child_of(key, node)._fill_all(value)
             elif is_numeric(node) and node.size:
                 fill(node, value)

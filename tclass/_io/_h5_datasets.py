@@ -16,11 +16,11 @@ import torch
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._io._format import MAX_JSON_DEPTH
 from tclass._io._meta_file import fits_int64, is_sizes, json_depth_over
+from tclass._io._safetensors import need
 from tclass.errors import (
     FileBusyError,
     FileFormatError,
     MetadataError,
-    MissingDependencyError,
     MissingFileError,
     UnsafePathError,
     UnsupportedError,
@@ -33,7 +33,7 @@ __all__ = [
     "common_prefix",
     "decode",
     "fill",
-    "h5py",  # the module, or None without the extra
+    "is_group",
     "is_numeric",
     "need_h5py",
     "open_file",
@@ -47,11 +47,6 @@ __all__ = [
     "write_value",
 ]
 
-try:  # the optional extra: tclass imports without it, PersistentTensorDict says what to install
-    import h5py  # type: ignore[import-untyped,import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - exercised by a test without h5py
-    h5py = None
-
 _STR_MARK = "__tensordict_str__"  # the peer's: a string dataset it wrote
 STACK_MARK = "__tensordict_stack__"  # the peer's: the shape of a per-row list of values
 _JSON_MARK = "_tclass_json"  # tclass's: a value written as a JSON string
@@ -59,13 +54,14 @@ _SPAN_FACTOR = 4  # rows read as one span when it is at most this many times the
 
 
 def need_h5py() -> Any:
-    if h5py is None:
-        msg = (
-            "PersistentTensorDict needs h5py, an optional dependency: install it with "
-            "pip install 'tclass[h5]' (or pip install h5py)"
-        )
-        raise MissingDependencyError(msg)
-    return h5py
+    """The h5py module (imported on first use, not by ``import tclass``), or a
+    MissingDependencyError naming the extra that installs it."""
+    return need("h5py", "h5", "PersistentTensorDict")
+
+
+def is_group(node: Any) -> bool:
+    """Whether an HDF5 node (of an open file: h5py is imported) is a group."""
+    return isinstance(node, need_h5py().Group)
 
 
 def open_file(filename: str, mode: str) -> Any:
@@ -208,7 +204,7 @@ def decode(node: Any, where: str) -> Any:
     """A non-numeric dataset's value as Python values: strings as str, the peer's
     opaque numbers as numbers, tclass's JSON strings parsed (their depth checked first),
     an ``h5py.Empty`` dataset (no shape, no data) as None."""
-    lib = h5py
+    lib = need_h5py()
     if node.shape is None:
         return None
     raw = node[()]
@@ -244,7 +240,7 @@ def write_value(
 ) -> None:
     """A Python value (or per-row values) as the peer writes them: strings, or opaque
     numbers; anything else as JSON strings (tclass's)."""
-    lib = h5py
+    lib = need_h5py()
     if isinstance(node, NonTensorData):
         value, shape = node.data, None
         values = [value]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tclass._base._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._io._annotations import check_value, field_classes
-from tclass._io._h5_datasets import STACK_MARK, h5py, is_numeric, torch_dtype
+from tclass._io._h5_datasets import STACK_MARK, is_group, is_numeric, torch_dtype
 from tclass._io._h5_tree import saved_meta
 from tclass._io._schema import H5_FILE, LoadPlan, compare, mismatch_error, read_schema
 from tclass.errors import MetadataError, SchemaDifference
@@ -85,7 +85,7 @@ def records_of(node: PersistentTensorDict) -> dict[str, Any]:
 def rebind(node: PersistentTensorDict, records: dict[str, Any]) -> None:
     """Binds the classes ``records_of`` gave to the groups of a reopened file."""
     for key, (cls, nested) in records.items():
-        if node._has_entry(key) and isinstance(found := node._node(key), h5py.Group):
+        if node._has_entry(key) and is_group(found := node._node(key)):
             node._records[key] = cls
             rebind(node._child_of(key, found), nested)
 
@@ -97,7 +97,7 @@ def entries_of(node: PersistentTensorDict) -> dict[str, dict[str, Any]]:
     entries: dict[str, dict[str, Any]] = {}
     for key in node._key_names():
         found = node._node(key)
-        if isinstance(found, h5py.Group):
+        if is_group(found):
             entries[key] = {"type": "TensorDict"}
         elif found.shape is None:
             continue

@@ -28,7 +28,14 @@ import torch
 
 from tclass._base._tensordict_base import Value
 from tclass._engine._nontensor import NonTensorData
-from tclass._io._h5_datasets import check_dataset, check_json, common_prefix, h5py, stack_shape
+from tclass._io._h5_datasets import (
+    check_dataset,
+    check_json,
+    common_prefix,
+    is_group,
+    need_h5py,
+    stack_shape,
+)
 from tclass._io._meta_file import fits_int64, is_sizes
 from tclass.errors import KeyNotFoundError, MetadataError, UnsafePathError
 
@@ -67,7 +74,7 @@ def walk_file(root: PersistentTensorDict) -> None:
             del walking[node._group.id]
             continue
         found = _linked(node, key)
-        if not isinstance(found, h5py.Group):
+        if not is_group(found):
             check_dataset(found, node._where(key), root._allow_external)
             stack_shape(found, node._where(key))
             continue
@@ -96,7 +103,7 @@ def _linked(node: PersistentTensorDict, key: str) -> Any:
     """The group or dataset ``key`` links to, after checking the link."""
     group = node._group
     link = group.get(key, getlink=True)
-    if isinstance(link, h5py.ExternalLink) and not node._allow_external:
+    if isinstance(link, need_h5py().ExternalLink) and not node._allow_external:
         msg = (
             f"{node._where(key)} is an external link to {link.path!r} in {link.filename!r}; "
             "tclass reads only the file it opens unless asked: open it with "

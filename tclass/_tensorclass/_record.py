@@ -507,31 +507,25 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     # Either way the result is rewrapped in this record's class (see _rewrap). A method
     # added to TensorDictBase that a lazy stack overrides needs one such line here too.
 
-    def apply(
-        self,
-        fn: Callable[..., torch.Tensor | None],
-        *others: TensorCollection,
-        **options: Unpack[ApplyOptions],
+    def _apply_all(
+        self, fn: Callable[..., Any], others: tuple[TensorCollection, ...], options: ApplyOptions
     ) -> Self:
         storages = tuple(storage_of(other) for other in others)
-        result: TensorDictBase | None = self._tensordict.apply(fn, *storages, **options)
+        result: TensorDictBase | None = self._tensordict._apply_all(fn, storages, options)
         return None if result is None else self._result(result)  # type: ignore[return-value]
 
-    def named_apply(
+    def _named_apply_all(
         self,
-        fn: Callable[..., torch.Tensor | None],
-        *others: TensorCollection,
-        nested_keys: bool = False,
-        batch_size: BatchSizeLike = None,
-        **options: Unpack[ApplyRules],
+        fn: Callable[..., Any],
+        others: tuple[TensorCollection, ...],
+        nested_keys: bool,
+        batch_size: BatchSizeLike,
+        options: ApplyRules,
     ) -> Self:
-        result: TensorDictBase | None = self._tensordict.named_apply(
-            fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
+        result: TensorDictBase | None = self._tensordict._named_apply_all(
+            fn, others, nested_keys, batch_size, options
         )
         return None if result is None else self._result(result)  # type: ignore[return-value]
-
-    def apply_(self, fn: Callable[..., torch.Tensor], *others: TensorCollection) -> Self:
-        return self._result(self._tensordict.apply_(fn, *others))
 
     def _apply_plain(
         self,

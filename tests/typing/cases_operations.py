@@ -39,12 +39,23 @@ def moves_and_copies() -> None:
     assert_type(s.share_memory_(), Step)
     assert_type(s.apply(lambda x: x + 1), Step)
     assert_type(d.named_apply(lambda key, x: x), DStep)
-    assert_type(s.where(torch.ones(3, dtype=torch.bool), 0.0), Step)
-    assert_type(d.masked_fill(torch.ones(3, dtype=torch.bool), 0.0), DStep)
-    assert_type(s.zero_(), Step)
-    assert_type(d.contiguous(), DStep)
-    assert_type(s.batch_size, torch.Size)
-    assert_type(d.device, torch.device | None)
+
+
+def apply_functions() -> None:
+    """Each form of ``apply``/``named_apply``/``apply_`` returns the caller's type. (The
+    types of the lambda's parameters are checked with pyright, tests/pyright/: mypy
+    checks a lambda given to an overloaded method against each overload in turn, and
+    ``assert_type`` inside it sees ``Any`` in the first pass.)"""
+    s, d = step(), dstep()
+    assert_type(d.apply(lambda x, y: x + y, d), DStep)
+    assert_type(s.apply(lambda x: x.float(), batch_size=[3], inplace=False), Step)
+    assert_type(s.named_apply(lambda k, x: x, nested_keys=True), Step)
+    assert_type(d.named_apply(lambda k, x, y: x + y, d, batch_size=[3]), DStep)
+    assert_type(d.apply_(lambda x: x.zero_()), DStep)
+    assert_type(s.apply_(lambda x, y: x.copy_(y), s), Step)
+    # Options that hand fn nested collections or a default: any value, any result kind.
+    assert_type(s.apply(lambda x: x, call_on_nested=True), Step)
+    assert_type(d.apply(lambda x, y, z: x, d, d, default=None), DStep)
 
 
 def shapes() -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
-from typing_extensions import Self, Unpack
+from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import ApplyOptions, ApplyRules
@@ -91,11 +91,8 @@ class LazyStackOps(TensorDictBase):
 
     # --- apply ---------------------------------------------------------------------------
 
-    def apply(
-        self,
-        fn: Callable[..., torch.Tensor | None],
-        *others: TensorCollection,
-        **options: Unpack[ApplyOptions],
+    def _apply_all(
+        self, fn: Callable[..., Any], others: tuple[TensorCollection, ...], options: ApplyOptions
     ) -> Self:
         """``fn`` on every member's tensors (see ``TensorDict.apply``); ``others`` are cut
         along the stack dim. With a ``batch_size``, as the peer: ``fn`` gets the stacked
@@ -114,13 +111,13 @@ class LazyStackOps(TensorDictBase):
         ]
         return self._restacked_results(results, options, member_size)
 
-    def named_apply(
+    def _named_apply_all(
         self,
-        fn: Callable[..., torch.Tensor | None],
-        *others: TensorCollection,
-        nested_keys: bool = False,
-        batch_size: _batch.BatchSizeLike = None,
-        **options: Unpack[ApplyRules],
+        fn: Callable[..., Any],
+        others: tuple[TensorCollection, ...],
+        nested_keys: bool,
+        batch_size: _batch.BatchSizeLike,
+        options: ApplyRules,
     ) -> Self:
         """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``);
         with a ``batch_size``, on the stacked tensors, as :meth:`apply`."""
