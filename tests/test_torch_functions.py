@@ -92,6 +92,8 @@ INPLACE = [
     (torch.clamp_min_, lambda a: a.clamp_min(0.5)), (torch.rsqrt_, torch.rsqrt),
 ]  # fmt: skip
 
+_ELEMENTWISE = {*UNARY, *(function for function, _ in INPLACE)}
+
 CALLS: list[Call] = [
     *map(_unary, UNARY),
     *(
@@ -364,7 +366,14 @@ def test_on_lazy_stacks(call: Call) -> None:
     lazy_y = tclass.lazy_stack(list(y.unbind(0)), 0)
     got = call.run(lazy_x, lazy_y)
     assert isinstance(got, (TensorDict, LazyStackedTensorDict))
-    _check(call, got, x, y)
+    if call.function not in _ELEMENTWISE:
+        _check(call, got, x, y)
+        return
+    # A lazy stack runs a function element by element member by member: each member is
+    # compared with the function on that member's leaves (the vectorised kernels of cosh,
+    # sinh... may round a whole tensor's last bit differently from its rows').
+    for member in range(len(lazy_x.tensordicts)):
+        _check(call, got[member], x[member], y[member])
 
 
 def test_torch_where_with_a_collection_condition_on_either_side() -> None:
