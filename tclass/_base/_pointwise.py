@@ -686,7 +686,7 @@ class PointwiseOps(LeafwiseOps):
     @implements(torch.zero_)
     def zero_(self) -> Self:
         """Sets every tensor to zero in place."""
-        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_)
+        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_, checked=False)  # any dtype
 
     @property
     def data(self) -> Self:
