@@ -204,12 +204,15 @@ def _probe(
 ) -> Refusal | None:
     """The operation run in place on one-element tensors of these dtypes, as
     ``run_leafwise`` runs it (the fused kernel where it takes the arguments)."""
-    dtypes = iter(combination[1:])
-    leaf = torch.ones(1, dtype=combination[0], device=device)
-    probes = [
-        [torch.ones(1, dtype=next(dtypes), device=device)] if type(arg) is list else arg
-        for arg in args
-    ]
+    try:
+        dtypes = iter(combination[1:])
+        leaf = torch.ones(1, dtype=combination[0], device=device)
+        probes = [
+            [torch.ones(1, dtype=next(dtypes), device=device)] if type(arg) is list else arg
+            for arg in args
+        ]
+    except (RuntimeError, TypeError):  # a dtype torch cannot even fill: left to the run
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -254,6 +257,9 @@ def _largest(dtype: torch.dtype) -> float:
         elif dtype.is_floating_point or dtype.is_complex:
             largest = torch.finfo(dtype).max
         else:
-            largest = float(torch.iinfo(dtype).max)
+            try:
+                largest = float(torch.iinfo(dtype).max)
+            except TypeError:  # a quantized dtype: no range of its own
+                largest = math.inf
         _LARGEST[dtype] = largest
     return largest
