@@ -36,12 +36,12 @@ from typing import Any, NamedTuple, cast
 
 import torch
 
-__all__ = ["Refusal", "first_refusal", "fits_into"]
+__all__ = ["Refusal", "first_refusal"]
 
 _dtype_of = operator.attrgetter("dtype")
 _shape_of = operator.attrgetter("shape")
 _NUMBERS = (bool, int, float, complex)
-_VERDICTS: dict[Any, Refusal | None] = {}  # refusals with index 0
+_VERDICTS: dict[Any, Refusal | None] = {}  # refusals at position 0
 _MOST_VERDICTS = 4096  # a cache that only grows with new (operation, dtypes) combinations
 _LARGEST: dict[torch.dtype, float] = {}
 _SAME: Any = object()  # an operand whose pieces are the leaves themselves (td.mul_(td))
@@ -66,6 +66,8 @@ def first_refusal(
     args: Sequence[Any],
     shared: Sequence[torch.dtype | None],
     kwargs: Mapping[str, Any],
+    *,
+    dtypes: bool = True,
 ) -> Refusal | None:
     """The first of ``leaves`` that ``foreach`` / ``each`` (as ``run_leafwise`` calls
     them with ``args`` and ``kwargs``) cannot write in place, or None if all can.
@@ -73,7 +75,8 @@ def first_refusal(
     ``args`` holds, per operand, a number (or None) or a list with one piece per leaf.
     ``shared`` gives, per operand, the dtype all its pieces share (a tensor operand, cut
     or reshaped for each leaf: its shape is the caller's to check, once) or None (a
-    collection operand: each piece's dtype and shape are checked).
+    collection operand: each piece's dtype and shape are checked). ``dtypes=False``:
+    the shapes alone (an operation that takes every dtype).
     """
     columns: list[Any] = []  # per list operand: _SAME, one dtype, or its pieces
     misfit: Refusal | None = None
@@ -89,13 +92,15 @@ def first_refusal(
             found = _first_misfit(leaves, arg)
             if found is not None and (misfit is None or found.position < misfit.position):
                 misfit = found
+    if not dtypes:
+        return misfit
     refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs)
     if refused is not None and (misfit is None or refused.position < misfit.position):
         return refused
     return misfit
 
 
-def fits_into(piece: Sequence[int], shape: Sequence[int]) -> bool:
+def _fits_into(piece: Sequence[int], shape: Sequence[int]) -> bool:
     """Whether a tensor of shape ``piece`` broadcasts into ``shape`` (torch's rules: the
     last dims lined up, sizes equal or 1, no dims added)."""
     if len(piece) > len(shape):
@@ -111,7 +116,7 @@ def _first_misfit(leaves: list[torch.Tensor], pieces: list[Any]) -> Refusal | No
     if mine == theirs:
         return None
     for index, (shape, piece) in enumerate(zip(mine, theirs)):
-        if shape != piece and not fits_into(piece, shape):
+        if shape != piece and not _fits_into(piece, shape):
             return Refusal(index, "shape", tuple(piece))
     return None
 
@@ -188,9 +193,11 @@ def _verdict(
         pass
     except TypeError:  # an argument that cannot be a key: decided afresh
         return _probe(foreach, each, device, combination, args, kwargs)
-    if len(_VERDICTS) >= _MOST_VERDICTS:
-        _VERDICTS.clear()
-    verdict = _VERDICTS[key] = _probe(foreach, each, device, combination, args, kwargs)
+    verdict = _probe(foreach, each, device, combination, args, kwargs)
+    if not torch._C._len_torch_dispatch_stack():  # a mode (fake tensors...) decides for itself
+        if len(_VERDICTS) >= _MOST_VERDICTS:
+            _VERDICTS.clear()
+        _VERDICTS[key] = verdict
     return verdict
 
 

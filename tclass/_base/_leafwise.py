@@ -44,6 +44,7 @@ from tclass.errors import (
 
 __all__ = [
     "Alignment",
+    "Check",
     "Gather",
     "LeafwiseOps",
     "Resize",
@@ -57,6 +58,8 @@ __all__ = [
 ]
 
 Alignment: TypeAlias = Literal["batch", "mask"]
+Check: TypeAlias = Literal["all", "shapes", "none"]
+"""What an in-place operation checks before writing: dtypes and shapes, shapes, nothing."""
 Resize: TypeAlias = Callable[[torch.Size], torch.Size]
 """Maps a node's batch size before an operation to its batch size after it."""
 
@@ -439,7 +442,7 @@ class LeafwiseOps(TensorCollection):
         alignment: Alignment = "batch",
         operation: str = "",
         subset: bool = False,
-        checked: bool = True,
+        check: Check = "all",
     ) -> Self:
         """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
         in-place ``foreach`` kernel on all of them at once where it takes the arguments.
@@ -447,17 +450,20 @@ class LeafwiseOps(TensorCollection):
         Works on locked and memory-mapped collections: the data is written, no entry is
         replaced. All or nothing: if torch would refuse one tensor (a result that does not
         fit its dtype, an operand that does not broadcast into its shape), nothing is
-        written and InPlaceWriteError names it (``checked=False``: operations that no
-        dtype refuses skip the check).
+        written and InPlaceWriteError names it. ``check``: ``"shapes"`` for operations
+        that take every dtype (``copy_`` casts), ``"none"`` for those that take any
+        tensor (``zero_``).
         """
         gather, args, batch = self._gathered(operands, alignment, operation, each, subset=subset)
         kwargs = kwargs or _NO_KWARGS
-        if checked and gather.leaves and not _is_compiling():  # compiling: traced, not run
+        if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
             name = operation or getattr(each, "__name__", "in-place operation")
             if batch != self.batch_size:
                 raise _grown_in_place(name, self.batch_size, batch)
             shared = [_shared_dtype(op, alignment) for op in operands]
-            refusal = first_refusal(foreach, each, gather.leaves, args, shared, kwargs)
+            refusal = first_refusal(
+                foreach, each, gather.leaves, args, shared, kwargs, dtypes=check == "all"
+            )
             if refusal is not None:
                 raise self._refused(refusal, gather.leaves, operands, alignment, subset, name)
         run_leafwise(foreach, each, gather.leaves, args, kwargs)
