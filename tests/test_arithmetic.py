@@ -883,6 +883,11 @@ def test_math_on_an_hdf5_collection(tmp_path: pathlib.Path) -> None:
     assert torch.equal(reread["a"], torch.full((3, 4), 6.0))
     assert torch.equal(reread["n", "b"], (td["n", "b"] * 2 + 1) * 2)
     assert torch.equal(h5.sum()["a"], torch.tensor(72.0))
+    h5["n", "flag"] = torch.zeros(3, dtype=torch.bool)
+    with pytest.raises(tclass.errors.InPlaceWriteError, match=r"\('n', 'flag'\)"):
+        h5 += 1  # the bool dataset refuses: no dataset of the file is written
+    reread = tclass.PersistentTensorDict.from_h5(tmp_path / "x.h5")
+    assert torch.equal(reread["a"], torch.full((3, 4), 6.0))
 
 
 @pytest.mark.parametrize("kinds", RECORDS, ids=IDS)
