@@ -499,7 +499,7 @@ class LeafwiseOps(TensorCollection):
                 f"{name}: torch cannot write into the entry {key!r} ({leaf.dtype}, shape "
                 f"{format_shape(leaf.shape)}) in place: {refusal.reason}. Nothing was changed "
                 "(every entry is checked before any is written): cast that entry first, leave "
-                "it out (td.exclude(key)), or use the out-of-place form"
+                f"it out (td.exclude({key!r})), or use the out-of-place form"
             )
         return (InPlaceKernelError if refusal.unsupported else InPlaceWriteError)(msg)
 
