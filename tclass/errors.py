@@ -43,6 +43,7 @@ __all__ = [
     "FrozenInstanceError",
     "GradError",
     "HeterogeneousEntryError",
+    "InPlaceKernelError",
     "InPlaceWriteError",
     "IgnoredValuesWarning",
     "InvalidKeyError",
@@ -206,8 +207,15 @@ class DimNameError(TclassError, ValueError, RuntimeError):
 
 
 class InPlaceWriteError(TclassError, ValueError, RuntimeError):
-    """An in-place write into an entry failed (an expanded or overlapping tensor, a
-    shape or dtype that does not fit); the message names the entry."""
+    """An in-place write into an entry failed, or would have: an expanded or overlapping
+    tensor, a shape or dtype that does not fit (in-place math checks every entry before
+    writing any, and then changes nothing); the message names the entry."""
+
+
+class InPlaceKernelError(InPlaceWriteError, NotImplementedError):
+    """In-place math torch has no kernel for on an entry's dtype (``abs_`` of a bool
+    tensor, a bitwise operation on floats): a ``NotImplementedError``, as torch raises;
+    nothing was changed."""
 
 
 class StackError(TclassError, ValueError, RuntimeError):

@@ -688,6 +688,171 @@ def test_records_over_a_lazy_stack() -> None:
     )
 
 
+# --- in-place math is all or nothing: every entry checked before any is written ----------
+
+
+class _Flagged(TensorClass):
+    obs: torch.Tensor
+    flag: torch.Tensor
+
+
+def _one_refused(kind: str, good: torch.dtype, bad: torch.dtype, path: Path) -> tuple[Any, Any]:
+    """A collection of ``kind`` whose entries are of dtype ``good`` but one of ``bad``,
+    last in walk order (so the others would be written first), and that entry's key."""
+    if kind == "record":
+        obs = torch.full((3, 2), 2, dtype=good)
+        return _Flagged(obs=obs, flag=torch.ones(3, dtype=bad), batch_size=[3]), "flag"
+    if kind == "lazy":  # members of different shapes: the walk goes member by member
+        flags = torch.ones(4, dtype=bad)
+        members = [
+            TensorDict({"a": torch.full((4, i + 1), 2, dtype=good), "bad": flags.clone()}, [4])
+            for i in range(3)
+        ]
+        return tclass.lazy_stack(members), "bad"
+    td = TensorDict(
+        {"a": torch.full((3, 4), 2, dtype=good),
+         "n": {"x": torch.full((3, 2), 2, dtype=good), "bad": torch.ones(3, dtype=bad)}},
+        [3],
+    )  # fmt: skip
+    return (td.memmap(path / "td") if kind == "memmap" else td), ("n", "bad")
+
+
+def _snapshot(collection: Any) -> list[torch.Tensor]:
+    """Copies of every tensor (a lazy stack's member by member)."""
+    if isinstance(collection, LazyStackedTensorDict):
+        return [leaf.clone() for member in collection.tensordicts for _, leaf in leaf_items(member)]
+    return [leaf.clone() for _, leaf in leaf_items(collection)]
+
+
+# (what is called, the name the error gives, the dtype of the other entries, the dtype torch
+# refuses): a result type the entry cannot hold, a kernel its dtype lacks, a number refused
+# for its dtype (a negative integer power, a bound that overflows float16).
+REFUSED: list[tuple[Callable[[Any], Any], str, torch.dtype, torch.dtype]] = [
+    (lambda c: operator.iadd(c, 1), "+=", torch.float32, torch.bool),
+    (lambda c: c.add_(1), "add_", torch.float32, torch.bool),
+    (lambda c: operator.isub(c, 1), "-=", torch.int64, torch.bool),
+    (lambda c: c.mul_(0.5), "mul_", torch.float32, torch.int64),
+    (lambda c: operator.imul(c, 0.5), "*=", torch.float32, torch.int64),
+    (lambda c: operator.itruediv(c, 2), "/=", torch.float32, torch.int64),
+    (lambda c: c.div_(2), "div_", torch.float32, torch.int32),
+    (lambda c: c.exp_(), "exp_", torch.float32, torch.int64),
+    (lambda c: c.sqrt_(), "sqrt_", torch.float64, torch.uint8),
+    (lambda c: c.pow_(-1), "pow_", torch.float32, torch.int64),
+    (lambda c: operator.ipow(c, 0.5), "**=", torch.float32, torch.int64),
+    (lambda c: c.clamp_(-1e5, 1e5), "clamp_", torch.float32, torch.float16),
+    (lambda c: c.clamp_min_(0.5), "clamp_min_", torch.float32, torch.int64),
+    (lambda c: c.neg_(), "neg_", torch.float32, torch.bool),
+    (lambda c: c.abs_(), "abs_", torch.float32, torch.bool),
+    (lambda c: c.frac_(), "frac_", torch.float32, torch.int64),
+    (lambda c: c.lerp_(c, 0.5), "lerp_", torch.float32, torch.int64),
+    (lambda c: operator.ior(c, 1), "|=", torch.int64, torch.float32),
+    (lambda c: operator.imod(c, 0), "%=", torch.float32, torch.int64),
+]
+REFUSED_IDS = [f"{name}-{str(bad)[6:]}" for _, name, _, bad in REFUSED]
+
+
+@pytest.mark.parametrize("kind", ["nested", "lazy", "record", "memmap"])
+@pytest.mark.parametrize(("call", "name", "good", "bad"), REFUSED, ids=REFUSED_IDS)
+def test_inplace_math_refused_for_one_entry_changes_nothing(
+    kind: str,
+    call: Callable[[Any], Any],
+    name: str,
+    good: torch.dtype,
+    bad: torch.dtype,
+    tmp_path: pathlib.Path,
+) -> None:
+    collection, key = _one_refused(kind, good, bad, tmp_path)
+    before = _snapshot(collection)
+    raised_by_torch = _outcome(call, torch.ones(3, dtype=bad))  # the entry alone, in torch
+    assert isinstance(raised_by_torch, type) and issubclass(raised_by_torch, RuntimeError)
+    with pytest.raises(errors.InPlaceWriteError) as info:
+        call(collection)
+    assert isinstance(info.value, raised_by_torch)  # and what torch raises there
+    message = str(info.value)
+    assert f"{name}: " in message and repr(key) in message and str(bad) in message
+    assert "Nothing was changed" in message
+    assert all(map(equal, _snapshot(collection), before))
+    if kind == "memmap":  # nor on disk
+        on_disk = TensorDict.load_memmap(tmp_path / "td")
+        assert all(map(equal, _snapshot(on_disk), before))
+
+
+def test_an_operand_entry_that_does_not_broadcast_changes_nothing() -> None:
+    td = TensorDict(
+        {"a": torch.ones(3, 4), "n": {"x": torch.ones(3, 2), "y": torch.ones(3, 5)}}, [3]
+    )
+    before = _snapshot(td)
+    other = td.clone()
+    other["n", "y"] = torch.ones(3, 2)  # [3, 2] does not broadcast into [3, 5]
+    for call in (
+        lambda: td.add_(other),
+        lambda: operator.imul(td, other),
+        lambda: td.lerp_(other, 0.5),
+        lambda: td.clamp_(other, None),
+        lambda: td.addcmul_(other, td),
+        lambda: td.copy_(other),  # copy_ takes any dtype: its shapes are checked
+    ):
+        with pytest.raises(errors.InPlaceWriteError, match=r"\('n', 'y'\) of shape \[3, 2\]"):
+            call()
+        assert all(map(equal, _snapshot(td), before))
+    other["n", "y"] = torch.ones(3, 5, 1)  # a dim more: torch's result would grow
+    with pytest.raises(RuntimeError, match=r"into the shape \[3, 5\]"):
+        td.sub_(other)
+    assert all(map(equal, _snapshot(td), before))
+    other["n", "y"] = torch.full((3, 1), 2.0)  # broadcasts into [3, 5]: taken
+    assert td.mul_(other) is td and torch.equal(td["n", "y"], torch.full((3, 5), 2.0))
+
+
+def test_a_lazy_stack_refusing_an_operand_entry_changes_no_member() -> None:
+    members = [TensorDict({"a": torch.ones(4, i + 1), "b": torch.ones(4)}, [4]) for i in range(2)]
+    lazy = tclass.lazy_stack(members)
+    other = tclass.lazy_stack([m.clone() for m in members])
+    other.tensordicts[1]["b"] = torch.ones(4, 3)
+    before = _snapshot(lazy)
+    with pytest.raises(errors.InPlaceWriteError, match="'b' of shape"):
+        lazy.add_(other)
+    assert all(map(equal, _snapshot(lazy), before))
+
+
+def test_operands_refused_for_one_entry_change_nothing() -> None:
+    """Tensors and collections as operands: a dtype one entry cannot take, a batch the
+    operand would grow, a key it lacks (at any depth) all raise before any write."""
+    td = TensorDict({"f": torch.ones(3, 2), "n": {"i": torch.ones(3, dtype=torch.int64)}}, [3])
+    before = _snapshot(td)
+    floats = td.float()
+    lacking = td.float().exclude(("n", "i"))
+    grown = r"batch size \[3\] to \[2, 3\]"
+    for call, error, match in [
+        (lambda: td.add_(torch.full((3,), 0.5)), errors.InPlaceWriteError, r"\('n', 'i'\)"),
+        (lambda: operator.iadd(td, floats), errors.InPlaceWriteError, r"\('n', 'i'\)"),
+        (lambda: td.mul_(torch.ones(2, 3)), errors.InPlaceWriteError, grown),
+        (lambda: td.lerp_(lacking, 0.5), errors.KeyNotFoundError, "'i'"),
+        (lambda: td.copy_(lacking.set("z", torch.ones(3))), errors.KeyNotFoundError, "'z'"),
+    ]:  # fmt: skip
+        with pytest.raises(error, match=match):
+            call()
+        assert all(map(equal, _snapshot(td), before))
+    assert isinstance(errors.InPlaceWriteError("x"), RuntimeError)
+
+
+def test_inplace_math_that_every_entry_takes_runs_as_before() -> None:
+    """Mixed dtypes where each takes the operation: no refusal, the results as torch's."""
+    td = TensorDict(
+        {"f": torch.ones(3, 2), "h": torch.ones(3, dtype=torch.float16),
+         "i": torch.arange(3), "b": torch.ones(3, dtype=torch.bool)},
+        [3],
+    )  # fmt: skip
+    expected = {k: v.clone() for k, v in td.items()}
+    assert td.mul_(td).add_(td) is td  # bool * bool and bool + bool stay bool
+    td.exclude("b").clamp_(0, 3)
+    for k, v in expected.items():
+        v.mul_(v).add_(v)
+        assert equal(td[k], v if k == "b" else v.clamp_(0, 3)), k
+    td.exclude("b", "i").pow_(-1)  # floats take negative powers
+    assert torch.equal(td["i"], torch.tensor([0, 2, 3])) and td["h"].dtype == torch.float16
+    assert torch.equal(td["f"], torch.full((3, 2), 0.5))
+
+
 # --- memory-mapped collections ------------------------------------------------------------
 
 
@@ -718,6 +883,11 @@ def test_math_on_an_hdf5_collection(tmp_path: pathlib.Path) -> None:
     assert torch.equal(reread["a"], torch.full((3, 4), 6.0))
     assert torch.equal(reread["n", "b"], (td["n", "b"] * 2 + 1) * 2)
     assert torch.equal(h5.sum()["a"], torch.tensor(72.0))
+    h5["n", "flag"] = torch.zeros(3, dtype=torch.bool)
+    with pytest.raises(tclass.errors.InPlaceWriteError, match=r"\('n', 'flag'\)"):
+        h5 += 1  # the bool dataset refuses: no dataset of the file is written
+    reread = tclass.PersistentTensorDict.from_h5(tmp_path / "x.h5")
+    assert torch.equal(reread["a"], torch.full((3, 4), 6.0))
 
 
 @pytest.mark.parametrize("kinds", RECORDS, ids=IDS)

@@ -5,6 +5,7 @@ without a GPU."""
 from __future__ import annotations
 
 import pickle
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +228,78 @@ def test_staged_copy_chunks_every_byte(chunk: int) -> None:
         assert (
             copy.dtype == source.dtype and copy.shape == source.shape and torch.equal(copy, source)
         )
+
+
+# --- nested tensors ----------------------------------------------------------------------
+
+
+def _jagged() -> TensorDict:
+    """Batch [3]: jagged nested tensors with a feature dim, transposed (ragged dim 2),
+    with holes (offsets and lengths) and of integers, beside a dense leaf."""
+    rows = [torch.arange(6.0).reshape(3, 2), torch.arange(10.0).reshape(5, 2), torch.ones(1, 2)]
+    nt = torch.nested.nested_tensor(rows, layout=torch.jagged)
+    starts, lengths = torch.tensor([0, 1, 0]), torch.tensor([2, 3, 1])
+    holes = torch.nested.narrow(
+        torch.arange(12.0).reshape(3, 4), 1, starts, lengths, layout=torch.jagged
+    )
+    ids = torch.nested.nested_tensor([torch.arange(n) for n in (2, 3, 1)], layout=torch.jagged)
+    return TensorDict(
+        {"nt": nt, "t": nt.transpose(1, 2), "n": {"holes": holes, "ids": ids}, "x": torch.ones(3)},
+        [3],
+    )
+
+
+def _same_jagged(a: Any, b: Any) -> None:
+    """Same keys, dtypes, layouts, ragged dims and values (element by element)."""
+    pairs = list(zip(a.items(True, True), b.items(True, True), strict=True))
+    for (key, x), (other, y) in pairs:
+        assert key == other and x.dtype == y.dtype and x.is_nested == y.is_nested, key
+        if x.is_nested:
+            assert x.layout is y.layout is torch.jagged and x._ragged_idx == y._ragged_idx, key
+            assert all(map(torch.equal, x.cpu().unbind(), y.cpu().unbind())), key
+        else:
+            assert torch.equal(x.cpu(), y.cpu()), key
+
+
+def test_consolidate_keeps_jagged_nested_tensors(tmp_path: Path) -> None:
+    td = _jagged()
+    packed = td.consolidate()
+    assert packed.is_consolidated()
+    _same_jagged(packed, td)
+    buffer = packed._consolidated.buffer
+    for key in ("nt", "t", ("n", "holes"), ("n", "ids")):  # views of the one buffer
+        parts = [packed[key].values(), packed[key].offsets()]
+        assert all(p.untyped_storage().data_ptr() == buffer.data_ptr() for p in parts), key
+    assert packed["n", "holes"].lengths() is not None  # the holes are kept
+    # Tensors that shared offsets share them again: one ragged size, so they combine.
+    assert packed["nt"].offsets() is packed["t"].offsets()
+    twice = packed["nt"] + packed["t"].transpose(1, 2)
+    assert torch.equal(twice.values(), td["nt"].values() * 2)
+    moved = packed.to(META)  # one copy of the buffer
+    assert moved.is_consolidated() and moved["t"].layout is torch.jagged and moved["t"].is_meta
+    _same_jagged(pickle.loads(pickle.dumps(packed)), td)  # pickled as the buffer
+    rebuilt = tclass.from_consolidated(buffer)  # the peer 0.15 fails here (TypeError)
+    _same_jagged(rebuilt, td)
+    assert rebuilt["nt"].offsets() is rebuilt["t"].offsets()
+    assert rebuilt.is_consolidated() and rebuilt.to(META).is_consolidated()
+    td.consolidate(filename=tmp_path / "packed")
+    _same_jagged(TensorDict.from_consolidated(tmp_path / "packed"), td)
+    lazy = tclass.lazy_stack([td, _jagged()]).consolidate()
+    assert lazy.is_consolidated()
+    _same_jagged(lazy[1], td)
+    packed["nt"].values().mul_(2)  # an in-place write keeps the consolidation
+    assert packed.is_consolidated() and packed.to(META).is_consolidated()
+
+
+def test_consolidate_refuses_the_strided_nested_layout() -> None:
+    with warnings.catch_warnings():  # torch warns once per process: the layout's stage
+        warnings.simplefilter("ignore", UserWarning)
+        strided = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+    td = TensorDict({"x": torch.ones(()), "s": strided}, [])
+    with pytest.raises(tclass.errors.UnsupportedError, match="'s' is a nested tensor of layout"):
+        td.consolidate()
+    with pytest.raises(NotImplementedError):  # as the peer raises
+        td.consolidate()
 
 
 # --- CUDA ----------------------------------------------------------------------------------

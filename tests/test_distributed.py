@@ -546,6 +546,18 @@ def test_only_collections_travel() -> None:
         _wire.layout_of(tclass.NonTensorData("x"))
 
 
+def test_a_nested_tensor_is_refused_by_key_before_sending() -> None:
+    """A jagged nested tensor has no fixed shape to receive into (the peer fails in
+    torch.distributed, with no kernel for it); named before any message is sent."""
+    rows = [torch.arange(3.0), torch.arange(5.0)]
+    jagged = torch.nested.as_nested_tensor(rows, layout=torch.jagged)
+    record = TensorDict({"x": torch.ones(2), "n": {"nt": jagged}}, [2])
+    with pytest.raises(UnsupportedError, match=r"key \('n', 'nt'\) \(layout torch.jagged\)"):
+        _wire.layout_of(record)
+    with pytest.raises(NotImplementedError):  # as the peer raises
+        _wire.layout_of(record.consolidate())
+
+
 # --- NCCL (a GPU machine) --------------------------------------------------------------------
 
 

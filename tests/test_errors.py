@@ -31,6 +31,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "DimError": (IndexError, ValueError, RuntimeError),
     "DimNameError": (ValueError, RuntimeError),
     "InPlaceWriteError": (ValueError, RuntimeError),
+    "InPlaceKernelError": (ValueError, RuntimeError, NotImplementedError),
     "StackError": (ValueError, RuntimeError),
     "HeterogeneousEntryError": (ValueError, RuntimeError),
     "DeviceError": (ValueError, RuntimeError),

@@ -31,12 +31,20 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
+from tclass._base._inplace import Refusal, first_refusal
 from tclass._core._batch import format_shape
 from tclass._core._records import is_record
-from tclass.errors import BatchSizeError, KeyNotFoundError, OperandError
+from tclass.errors import (
+    BatchSizeError,
+    InPlaceKernelError,
+    InPlaceWriteError,
+    KeyNotFoundError,
+    OperandError,
+)
 
 __all__ = [
     "Alignment",
+    "Check",
     "Gather",
     "LeafwiseOps",
     "Resize",
@@ -50,6 +58,8 @@ __all__ = [
 ]
 
 Alignment: TypeAlias = Literal["batch", "mask"]
+Check: TypeAlias = Literal["all", "shapes", "none"]
+"""What an in-place operation checks before writing: dtypes and shapes, shapes, nothing."""
 Resize: TypeAlias = Callable[[torch.Size], torch.Size]
 """Maps a node's batch size before an operation to its batch size after it."""
 
@@ -57,6 +67,7 @@ _Tensor = torch.Tensor
 _PYTHON_NUMBERS = (int, float, bool, complex)
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the list fast paths
 _NO_KWARGS: dict[str, Any] = {}
+_is_compiling = torch.compiler.is_compiling
 
 
 class Gather:
@@ -431,16 +442,66 @@ class LeafwiseOps(TensorCollection):
         alignment: Alignment = "batch",
         operation: str = "",
         subset: bool = False,
+        check: Check = "all",
     ) -> Self:
         """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
         in-place ``foreach`` kernel on all of them at once where it takes the arguments.
 
         Works on locked and memory-mapped collections: the data is written, no entry is
-        replaced. A result that does not fit a tensor's dtype or shape raises as torch does.
+        replaced. All or nothing: if torch would refuse one tensor (a result that does not
+        fit its dtype, an operand that does not broadcast into its shape), nothing is
+        written and InPlaceWriteError names it. ``check``: ``"shapes"`` for operations
+        that take every dtype (``copy_`` casts), ``"none"`` for those that take any
+        tensor (``zero_``).
         """
-        gather, args, _ = self._gathered(operands, alignment, operation, each, subset=subset)
-        run_leafwise(foreach, each, gather.leaves, args, kwargs or _NO_KWARGS)
+        gather, args, batch = self._gathered(operands, alignment, operation, each, subset=subset)
+        kwargs = kwargs or _NO_KWARGS
+        if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
+            name = operation or getattr(each, "__name__", "in-place operation")
+            if batch != self.batch_size:
+                raise _grown_in_place(name, self.batch_size, batch)
+            shared = [_shared_dtype(op, alignment) for op in operands]
+            refusal = first_refusal(
+                foreach, each, gather.leaves, args, shared, kwargs, dtypes=check == "all"
+            )
+            if refusal is not None:
+                raise self._refused(refusal, gather.leaves, operands, alignment, subset, name)
+        run_leafwise(foreach, each, gather.leaves, args, kwargs)
         return self
+
+    def _refused(
+        self,
+        refusal: Refusal,
+        leaves: list[torch.Tensor],
+        operands: tuple[Any, ...],
+        alignment: Alignment,
+        subset: bool,
+        name: str,
+    ) -> InPlaceWriteError:
+        """The error for an in-place operation torch would refuse on one tensor, naming
+        its key (the walk redone, recording keys: only on this path)."""
+        walked = tuple(op for op in operands if isinstance(op, (_Tensor, TensorCollection)))
+        into = Gather(len(walked), alignment, paths=True, subset=subset)
+        self._collect(into, walked, len(self.batch_size), ())
+        path = cast("list[tuple[str, ...]]", into.paths)[refusal.position]
+        key = path[0] if len(path) == 1 else path
+        leaf = leaves[refusal.position]
+        if refusal.operand_shape is not None:
+            msg = (
+                f"{name}: the operand's entry {key!r} of shape "
+                f"{format_shape(refusal.operand_shape)} does not broadcast into the shape "
+                f"{format_shape(leaf.shape)} of the entry it would be written into; nothing "
+                "was changed. Give an operand whose entries broadcast into these shapes, or "
+                "use the out-of-place form"
+            )
+        else:
+            msg = (
+                f"{name}: torch cannot write into the entry {key!r} ({leaf.dtype}, shape "
+                f"{format_shape(leaf.shape)}) in place: {refusal.reason}. Nothing was changed "
+                "(every entry is checked before any is written): cast that entry first, leave "
+                f"it out (td.exclude({key!r})), or use the out-of-place form"
+            )
+        return (InPlaceKernelError if refusal.unsupported else InPlaceWriteError)(msg)
 
     def _gathered(
         self,
@@ -486,6 +547,24 @@ def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...]) 
     if not isinstance(part, TensorCollection) or getattr(part, "_is_value_node", False):
         raise mismatched_entry(key, prefix, "collection", part)
     return part
+
+
+def _shared_dtype(operand: Any, alignment: Alignment) -> torch.dtype | None:
+    """The dtype of every piece of a tensor operand over the batch dims, whose shape the
+    batch size already checked (None: each piece is checked, as a collection's are)."""
+    if isinstance(operand, _Tensor) and alignment == "batch":
+        return operand.dtype
+    return None
+
+
+def _grown_in_place(name: str, own: torch.Size, batch: torch.Size) -> InPlaceWriteError:
+    msg = (
+        f"{name}: the operands broadcast the batch size {format_shape(own)} to "
+        f"{format_shape(batch)}, and an in-place operation keeps the shapes of the tensors "
+        "it writes into; nothing was changed. Give operands that broadcast into the batch "
+        "size, or use the out-of-place form"
+    )
+    return InPlaceWriteError(msg)
 
 
 def _placed(operands: tuple[Any, ...], walked: tuple[Any, ...]) -> list[Any]:

@@ -50,7 +50,7 @@ class OperatorOps(PointwiseOps):
     def __iadd__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(torch._foreach_add_, _Tensor.add_, (other,))
+        return self._pointwise_(torch._foreach_add_, _Tensor.add_, (other,), operation="+=")
 
     def __sub__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -65,7 +65,7 @@ class OperatorOps(PointwiseOps):
     def __isub__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(torch._foreach_sub_, _Tensor.sub_, (other,))
+        return self._pointwise_(torch._foreach_sub_, _Tensor.sub_, (other,), operation="-=")
 
     def __mul__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -78,7 +78,7 @@ class OperatorOps(PointwiseOps):
     def __imul__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(torch._foreach_mul_, _Tensor.mul_, (other,))
+        return self._pointwise_(torch._foreach_mul_, _Tensor.mul_, (other,), operation="*=")
 
     def __truediv__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -93,7 +93,7 @@ class OperatorOps(PointwiseOps):
     def __itruediv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(torch._foreach_div_, _Tensor.div_, (other,))
+        return self._pointwise_(torch._foreach_div_, _Tensor.div_, (other,), operation="/=")
 
     def __floordiv__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -108,7 +108,7 @@ class OperatorOps(PointwiseOps):
     def __ifloordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(None, _Tensor.floor_divide_, (other,))
+        return self._pointwise_(None, _Tensor.floor_divide_, (other,), operation="//=")
 
     def __mod__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -123,7 +123,7 @@ class OperatorOps(PointwiseOps):
     def __imod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(None, _Tensor.remainder_, (other,))
+        return self._pointwise_(None, _Tensor.remainder_, (other,), operation="%=")
 
     def __pow__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -138,7 +138,7 @@ class OperatorOps(PointwiseOps):
     def __ipow__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(torch._foreach_pow_, _Tensor.pow_, (other,))
+        return self._pointwise_(torch._foreach_pow_, _Tensor.pow_, (other,), operation="**=")
 
     # --- unary ---------------------------------------------------------------------------
 
@@ -187,7 +187,7 @@ class OperatorOps(PointwiseOps):
     def __iand__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(None, _Tensor.bitwise_and_, (other,))
+        return self._pointwise_(None, _Tensor.bitwise_and_, (other,), operation="&=")
 
     def __or__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -201,7 +201,7 @@ class OperatorOps(PointwiseOps):
     def __ior__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(None, _Tensor.bitwise_or_, (other,))
+        return self._pointwise_(None, _Tensor.bitwise_or_, (other,), operation="|=")
 
     def __xor__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -215,7 +215,7 @@ class OperatorOps(PointwiseOps):
     def __ixor__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise_(None, _Tensor.bitwise_xor_, (other,))
+        return self._pointwise_(None, _Tensor.bitwise_xor_, (other,), operation="^=")
 
 
 # The reflected operations: the operand on the left of each tensor, as Python computes

@@ -680,13 +680,18 @@ class PointwiseOps(LeafwiseOps):
         if not isinstance(src, TensorCollection):
             src = self._new_like({}, self.batch_size, self.device).update(src)
         return self._pointwise_(
-            torch._foreach_copy_, _Tensor.copy_, (src,), {"non_blocking": non_blocking}, subset=True
+            torch._foreach_copy_,
+            _Tensor.copy_,
+            (src,),
+            {"non_blocking": non_blocking},
+            subset=True,
+            check="shapes",  # copy_ casts to any dtype
         )
 
     @implements(torch.zero_)
     def zero_(self) -> Self:
         """Sets every tensor to zero in place."""
-        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_)
+        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_, check="none")
 
     @property
     def data(self) -> Self:

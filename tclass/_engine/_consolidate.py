@@ -11,7 +11,10 @@ other side; it pickles as that one buffer; and :func:`from_consolidated` rebuild
 the buffer alone (the JSON trailer says everything).
 
 Layout of the buffer: ``[leaves, grouped by dtype, 16-byte aligned][JSON][length: 8 bytes,
-little-endian]``.
+little-endian]``. A nested tensor of layout ``torch.jagged`` is stored as its parts (its
+values, offsets and, for one with holes, lengths), each a leaf of the buffer, and rebuilt
+over their views (``torch.nested.nested_tensor_from_jagged``), as the peer stores it; the
+strided layout is refused, as in the peer.
 """
 
 from __future__ import annotations
@@ -83,8 +86,8 @@ class Consolidated:
     (to notice a replaced leaf), and how to rebuild itself over another buffer."""
 
     buffer: torch.Tensor
-    leaves: list[torch.Tensor]
-    layout: list[tuple[torch.dtype, torch.Size, int]]  # per leaf: dtype, shape, byte offset
+    leaves: list[torch.Tensor]  # the tensors the node was given (a jagged one whole)
+    layout: list[tuple[torch.dtype, torch.Size, int]]  # per buffer leaf: dtype, shape, offset
     rebuild: Rebuild
     standalone: bool = True  # the trailer describes the tree (all Python values are JSON)
 
@@ -160,8 +163,9 @@ def consolidate(
     if non_blocking and target.type == "cpu":
         wait_for_device_copies()
     standalone = not trailer.startswith(b'{"tree": null')
-    state = Consolidated(buffer, views, layout, rebuild, standalone)
-    result = _attach(rebuild(views, Target(target, False)), state)
+    result = rebuild(views, Target(target, False))
+    state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone)
+    _attach(result, state)
     result.lock_()
     if options.get("inplace"):
         node._become(result)
@@ -207,10 +211,10 @@ def pinned(node: Any, num_threads: int) -> Any:
 def _moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
     """``node`` rebuilt over ``buffer``, a copy of its consolidated buffer."""
     views = _views(buffer, state.layout)
-    target = Target(buffer.device, True)
-    result = _attach(
-        state.rebuild(views, target),
-        Consolidated(buffer, views, state.layout, state.rebuild, state.standalone),
+    result = state.rebuild(views, Target(buffer.device, True))
+    _attach(
+        result,
+        Consolidated(buffer, _Leaves().of(result), state.layout, state.rebuild, state.standalone),
     )
     if is_record(result) and not is_record(node):
         return result._tensordict  # a record's storage was moved: the record rewraps it
@@ -259,10 +263,8 @@ def from_consolidated(
     where = "the consolidated buffer"
     layout = [(dtype_named(d, where), torch.Size(s), o) for d, s, o in description["leaves"]]
     rebuild = rebuild_from_description(description["tree"], cls)
-    views = _views(buffer, layout)
-    return _attach(
-        rebuild(views, Target(buffer.device, False)), Consolidated(buffer, views, layout, rebuild)
-    )
+    result = rebuild(_views(buffer, layout), Target(buffer.device, False))
+    return _attach(result, Consolidated(buffer, _Leaves().of(result), layout, rebuild))
 
 
 def _unpickle_buffer(buffer: torch.Tensor, storage_only: bool) -> Any:
@@ -296,6 +298,10 @@ class _Flatten(NodeVisitor[Description]):
 
     def __init__(self) -> None:
         self.leaves: list[torch.Tensor] = []
+        # The offsets (and lengths) of jagged tensors, by id: tensors that share them (a
+        # transpose, tensors built over one offsets) share them again when rebuilt, and
+        # so keep torch's one ragged size, which lets them be combined.
+        self.shared: dict[int, int] = {}
 
     def visit_record(self, record: Any) -> Description:
         content, inner = self.visit(record._tensordict)
@@ -340,7 +346,10 @@ class _Flatten(NodeVisitor[Description]):
                     f"too), but {key!r} is one; consolidate td.exclude({key!r}) instead"
                 )
                 raise UnsupportedError(msg)
-            if isinstance(value, torch.Tensor):
+            if isinstance(value, torch.Tensor) and value.is_nested:
+                rebuild, entries[key] = self.jagged(key, value)
+                parts.append((key, rebuild))
+            elif isinstance(value, torch.Tensor):
                 parts.append((key, len(leaves)))
                 entries[key] = len(leaves)
                 leaves.append(value)
@@ -364,6 +373,43 @@ class _Flatten(NodeVisitor[Description]):
             tree["names"] = list(names)
         return rebuild_td, tree
 
+    def jagged(self, key: str, tensor: torch.Tensor) -> Description:
+        """A nested tensor's parts added to the leaves (values, offsets, lengths if it has
+        holes), and how to rebuild it over their views; only the jagged layout has parts."""
+        if tensor.layout is not torch.jagged:
+            msg = (
+                f"{key!r} is a nested tensor of layout {tensor.layout}, which cannot be "
+                "consolidated (the peer refuses it too): convert it to the jagged layout "
+                "first, torch.nested.nested_tensor(list(t.unbind()), layout=torch.jagged)"
+            )
+            raise UnsupportedError(msg)
+        jagged: Any = tensor  # torch types a NestedTensor's parts on its own class
+        lengths = jagged.lengths()
+        parts = [jagged.values(), jagged.offsets(), *([] if lengths is None else [lengths])]
+        self.leaves.append(parts[0])
+        positions = [len(self.leaves) - 1] + [self.position(part) for part in parts[1:]]
+        ragged = jagged._ragged_idx
+        return (lambda views, target: _jagged([views[p] for p in positions], ragged)), {
+            "jagged": positions,
+            "ragged": ragged,
+        }
+
+    def position(self, part: torch.Tensor) -> int:
+        """Where the leaves hold ``part`` (added once, whoever shares it)."""
+        position = self.shared.get(id(part))
+        if position is None:
+            position = self.shared[id(part)] = len(self.leaves)
+            self.leaves.append(part)
+        return position
+
+
+def _jagged(parts: Sequence[torch.Tensor], ragged: int) -> torch.Tensor:
+    """The jagged nested tensor over ``parts`` (views: no copy)."""
+    lengths = parts[2] if len(parts) > 2 else None
+    return torch.nested.nested_tensor_from_jagged(
+        parts[0], parts[1], lengths=lengths, jagged_dim=ragged
+    )
+
 
 def rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild:
     """The rebuild function of a tree :func:`describe` gave, read back from JSON (a
@@ -374,6 +420,9 @@ def rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild:
         )
         content = rebuild_from_description(tree["content"], None)
         return lambda views, target: record_cls._from_tensordict_unchecked(content(views, target))  # type: ignore[attr-defined]
+    if "jagged" in tree:
+        positions, ragged = list(tree["jagged"]), tree["ragged"]
+        return lambda views, target: _jagged([views[p] for p in positions], ragged)
     if "lazy" in tree:
         members = [rebuild_from_description(member, None) for member in tree["members"]]
         dim = tree["lazy"]

@@ -163,6 +163,8 @@ class _Walk(NodeVisitor[None]):
             value = entries[key]
             where = (*path, key)
             if isinstance(value, torch.Tensor):
+                if value.is_nested:
+                    raise _nested_refused(where, value)
                 self.leaves.append(value)
                 self.specs.append((where, value.dtype, value.shape))
             elif isinstance(value, _NonTensorNode):
@@ -180,6 +182,17 @@ class _Walk(NodeVisitor[None]):
             "TensorDict, a lazy stack or a tensorclass"
         )
         raise UnsupportedError(msg)
+
+
+def _nested_refused(path: Path, tensor: torch.Tensor) -> UnsupportedError:
+    """A nested tensor has no fixed shape to receive into (torch.distributed has no
+    kernel for it either: the peer fails there too)."""
+    msg = (
+        f"cannot transfer the nested tensor at key {path!r} (layout {tensor.layout}) with "
+        "torch.distributed: send its parts as entries instead (t.values() and t.offsets() "
+        "of a jagged one), or a padded tensor (torch.nested.to_padded_tensor)"
+    )
+    return UnsupportedError(msg)
 
 
 def _describe(signature: tuple[Spec, ...]) -> _Structure:

@@ -1,0 +1,272 @@
+"""All-or-nothing in-place math: the first tensor of a collection that torch would refuse
+to write an in-place operation into, found before any tensor is written.
+
+torch checks each tensor as it writes it, and the fused kernels run tensor by tensor on
+CPU (and per device and dtype elsewhere): a collection with one tensor torch refuses
+(``+= 1`` on a bool tensor, ``exp_()`` on an integer one, an operand that does not
+broadcast into the tensor's shape) would be left half-changed. :func:`first_refusal`
+finds such a tensor from the dtypes and shapes alone, so that nothing is written:
+
+* dtypes: torch's own verdict on the operation for the tensor's dtype and the operands'
+  dtypes (or, for numbers, their type, sign and magnitude class: torch refuses a clamp
+  bound that overflows ``float16``, a negative integer power, an integer division by
+  zero). Type promotion (``torch.result_type`` / ``torch.can_cast``), kernels a dtype
+  lacks (``abs`` of bools, bitwise operations on floats) and refused arguments are all
+  decided by torch itself, once per combination on one-element tensors of those dtypes
+  (never on the data), and cached; a call then reads each tensor's dtype and looks up
+  the few combinations it holds.
+* shapes: the piece of an operand that goes with a tensor must broadcast into that
+  tensor's shape. A tensor operand over the batch dims is checked once, on the batch
+  size (``_leafwise.py`` gives the batch size the operands broadcast to); a collection
+  operand entry by entry, skipped where its tensors are the collection's own
+  (``td.mul_(td)``).
+
+What depends on the values of a tensor operand (an integer division by a zero in it) is
+not decided up front.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, cast
+
+import torch
+
+__all__ = ["Refusal", "first_refusal"]
+
+_dtype_of = operator.attrgetter("dtype")
+_shape_of = operator.attrgetter("shape")
+_NUMBERS = (bool, int, float, complex)
+_VERDICTS: dict[Any, Refusal | None] = {}  # refusals at position 0
+_MOST_VERDICTS = 4096  # a cache that only grows with new (operation, dtypes) combinations
+_LARGEST: dict[torch.dtype, float] = {}
+_SAME: Any = object()  # an operand whose pieces are the leaves themselves (td.mul_(td))
+
+
+class Refusal(NamedTuple):
+    """Which tensor (its position in walk order) torch refuses, and why."""
+
+    position: int
+    reason: str
+    """torch's message (for a dtype), or "shape"."""
+    operand_shape: tuple[int, ...] | None = None
+    """The shape of the operand's piece that does not broadcast into the tensor's."""
+    unsupported: bool = False
+    """Whether torch has no kernel for the dtype (it raises NotImplementedError)."""
+
+
+def first_refusal(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    leaves: list[torch.Tensor],
+    args: Sequence[Any],
+    shared: Sequence[torch.dtype | None],
+    kwargs: Mapping[str, Any],
+    *,
+    dtypes: bool = True,
+) -> Refusal | None:
+    """The first of ``leaves`` that ``foreach`` / ``each`` (as ``run_leafwise`` calls
+    them with ``args`` and ``kwargs``) cannot write in place, or None if all can.
+
+    ``args`` holds, per operand, a number (or None) or a list with one piece per leaf.
+    ``shared`` gives, per operand, the dtype all its pieces share (a tensor operand, cut
+    or reshaped for each leaf: its shape is the caller's to check, once) or None (a
+    collection operand: each piece's dtype and shape are checked). ``dtypes=False``:
+    the shapes alone (an operation that takes every dtype).
+    """
+    columns: list[Any] = []  # per list operand: _SAME, one dtype, or its pieces
+    misfit: Refusal | None = None
+    for arg, dtype in zip(args, shared):
+        if type(arg) is not list:
+            continue
+        if dtype is not None:
+            columns.append(dtype)
+        elif all(map(operator.is_, arg, leaves)):  # the collection's own tensors
+            columns.append(_SAME)
+        else:
+            columns.append(arg)
+            found = _first_misfit(leaves, arg)
+            if found is not None and (misfit is None or found.position < misfit.position):
+                misfit = found
+    if not dtypes:
+        return misfit
+    refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs)
+    if refused is not None and (misfit is None or refused.position < misfit.position):
+        return refused
+    return misfit
+
+
+def _fits_into(piece: Sequence[int], shape: Sequence[int]) -> bool:
+    """Whether a tensor of shape ``piece`` broadcasts into ``shape`` (torch's rules: the
+    last dims lined up, sizes equal or 1, no dims added)."""
+    if len(piece) > len(shape):
+        return False
+    return all(p == 1 or p == s for p, s in zip(reversed(piece), reversed(shape)))
+
+
+def _first_misfit(leaves: list[torch.Tensor], pieces: list[Any]) -> Refusal | None:
+    try:
+        mine, theirs = list(map(_shape_of, leaves)), list(map(_shape_of, pieces))
+    except RuntimeError:  # nested tensors of the strided layout have no shape
+        return None
+    if mine == theirs:
+        return None
+    for index, (shape, piece) in enumerate(zip(mine, theirs)):
+        if shape != piece and not _fits_into(piece, shape):
+            return Refusal(index, "shape", tuple(piece))
+    return None
+
+
+def _refused_dtypes(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    leaves: list[torch.Tensor],
+    columns: list[Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+) -> Refusal | None:
+    """The first leaf whose combination of dtypes (its own, its operands') torch refuses.
+
+    ``columns``: per list operand, ``_SAME`` (the leaves themselves), the dtype of all
+    its pieces, or its pieces (read one by one; ``_SAME`` again where they match)."""
+    dtypes: list[torch.dtype] | None = None
+    if any(type(column) is list for column in columns):
+        dtypes = list(map(_dtype_of, leaves))
+        for position, column in enumerate(columns):
+            if type(column) is list:
+                theirs = list(map(_dtype_of, column))
+                columns[position] = _SAME if theirs == dtypes else theirs
+    if any(type(column) is list for column in columns):  # dtypes that differ pairwise
+        own = cast("list[torch.dtype]", dtypes)
+        combinations = set(zip(own, *[own if c is _SAME else _per_leaf(c) for c in columns]))
+    else:  # one combination per dtype of the leaves
+        combinations = {
+            (d, *[d if column is _SAME else column for column in columns])
+            for d in (set(dtypes) if dtypes is not None else set(map(_dtype_of, leaves)))
+        }
+    device = leaves[0].device
+    refused: dict[tuple[torch.dtype, ...], Refusal] = {}
+    for combination in combinations:
+        verdict = _verdict(foreach, each, device, combination, args, kwargs)
+        if verdict is not None:
+            refused[combination] = verdict
+    if not refused:
+        return None
+    own = dtypes if dtypes is not None else list(map(_dtype_of, leaves))
+    per_leaf = [own if column is _SAME else _per_leaf(column) for column in columns]
+    for index, combination in enumerate(zip(own, *per_leaf)):
+        if combination in refused:
+            return refused[combination]._replace(position=index)
+    return None  # not reached: each refused combination is some leaf's
+
+
+def _per_leaf(column: Any) -> Any:
+    """A column of dtypes as one per leaf (``_SAME`` is resolved by the caller)."""
+    return column if type(column) is list else itertools.repeat(column)
+
+
+def _verdict(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    device: torch.device,
+    combination: tuple[torch.dtype, ...],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+) -> Refusal | None:
+    """torch's refusal of the operation in place for these dtypes, or None."""
+    dtype = combination[0]
+    key = (
+        foreach,
+        each,
+        device,
+        combination,
+        tuple(None if type(arg) is list else _number_key(arg, dtype) for arg in args),
+        tuple((name, _number_key(value, dtype)) for name, value in kwargs.items()),
+    )
+    try:
+        return _VERDICTS[key]
+    except KeyError:
+        pass
+    except TypeError:  # an argument that cannot be a key: decided afresh
+        return _probe(foreach, each, device, combination, args, kwargs)
+    verdict = _probe(foreach, each, device, combination, args, kwargs)
+    if not torch._C._len_torch_dispatch_stack():  # a mode (fake tensors...) decides for itself
+        if len(_VERDICTS) >= _MOST_VERDICTS:
+            _VERDICTS.clear()
+        _VERDICTS[key] = verdict
+    return verdict
+
+
+def _probe(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    device: torch.device,
+    combination: tuple[torch.dtype, ...],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+) -> Refusal | None:
+    """The operation run in place on one-element tensors of these dtypes, as
+    ``run_leafwise`` runs it (the fused kernel where it takes the arguments)."""
+    try:
+        dtypes = iter(combination[1:])
+        leaf = torch.ones(1, dtype=combination[0], device=device)
+        probes = [
+            [torch.ones(1, dtype=next(dtypes), device=device)] if type(arg) is list else arg
+            for arg in args
+        ]
+    except (RuntimeError, TypeError):  # a dtype torch cannot even fill: left to the run
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if foreach is not None:
+                try:
+                    foreach([leaf], *probes, **kwargs)
+                    return None
+                except TypeError:  # no fused kernel for these arguments: `each`, as run
+                    pass
+            columns = [probe[0] if type(probe) is list else probe for probe in probes]
+            each(leaf, *columns, **kwargs)
+        except RuntimeError as error:  # NotImplementedError too: a kernel a dtype lacks
+            reason = str(error).split("\n", 1)[0]
+            return Refusal(0, reason, unsupported=isinstance(error, NotImplementedError))
+        except Exception:  # noqa: BLE001 - not a refusal of a dtype: the run raises it
+            return None
+    return None
+
+
+def _number_key(value: Any, dtype: torch.dtype) -> Any:
+    """What torch's verdict on a number argument can depend on: its type, and the sign
+    and magnitude class that decide whether it overflows ``dtype`` (or is a negative
+    power, a zero divisor); anything else that is not a number, as it is."""
+    kind = type(value)
+    if kind is int:
+        return (int, (value > 0) - (value < 0), value.bit_length(), (~value).bit_length())
+    if kind is float:
+        if not math.isfinite(value):
+            return (float, repr(value))
+        return (float, (value > 0) - (value < 0), abs(value) <= _largest(dtype))
+    if kind in _NUMBERS:
+        return (kind, value) if kind is bool else (kind,)
+    return value
+
+
+def _largest(dtype: torch.dtype) -> float:
+    """The largest finite value of ``dtype``."""
+    largest = _LARGEST.get(dtype)
+    if largest is None:
+        if dtype is torch.bool:
+            largest = 1.0
+        elif dtype.is_floating_point or dtype.is_complex:
+            largest = torch.finfo(dtype).max
+        else:
+            try:
+                largest = float(torch.iinfo(dtype).max)
+            except TypeError:  # a quantized dtype: no range of its own
+                largest = math.inf
+        _LARGEST[dtype] = largest
+    return largest
