@@ -143,6 +143,18 @@ def test_cat_out_written_in_place() -> None:
     assert torch.equal(out["b"], torch.cat([m["b"] for m in members], 1))
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+def test_a_collection_given_for_the_members_stands_for_its_rows(dim: int) -> None:
+    # torch.stack(batch), as a DataLoader's collate_fn=torch.stack gets one batch (the peer)
+    td = TensorDict({"a": torch.arange(12).reshape(4, 3), "n": {"b": torch.ones(4, 3)}}, [4, 3])
+    stacked = torch.stack(td, dim)
+    assert type(stacked) is TensorDict
+    assert torch.equal(stacked["a"], torch.stack(list(td["a"]), dim))
+    joined = torch.cat(td)
+    assert joined.batch_size == (12,) and torch.equal(joined["a"], torch.arange(12))
+    assert torch.equal(tclass.stack(td)["n", "b"], td["n", "b"])
+
+
 def test_out_of_wrong_batch_size_is_refused() -> None:
     members = [_td(), _td()]
     wrong = torch.zeros_like(tclass.stack(members, 1)).permute(2, 1, 0).clone()  # [3, 2, 2]

@@ -55,7 +55,7 @@ def stack(
         StackError: if the members differ in type, batch size, keys or entry shapes; the
             message names the first difference.
     """
-    return _stack(collections, dim, out, (), contiguous)
+    return _stack(_as_members(collections), dim, out, (), contiguous)
 
 
 @implements(torch.cat, torch.concat)
@@ -68,12 +68,21 @@ def cat(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
     Raises:
         StackError: naming the first member, key or shape that differs.
     """
-    return _cat(collections, dim, out, ())
+    return _cat(_as_members(collections), dim, out, ())
 
 
 @implements(torch.concatenate)
 def _concatenate(collections: Sequence[C], axis: int = 0, *, out: C | None = None) -> C:
-    return _cat(collections, axis, out, ())
+    return _cat(_as_members(collections), axis, out, ())
+
+
+def _as_members(collections: Sequence[C]) -> Sequence[C]:
+    """What to stack or concatenate: a collection given in place of a sequence of them
+    (``torch.stack(batch)``, as a DataLoader's ``collate_fn=torch.stack`` gets one
+    batch) stands for its rows, as iterating it gives them (the peer's reading)."""
+    if isinstance(collections, TensorCollection):
+        return list(collections.unbind(0))
+    return collections
 
 
 def _stack(

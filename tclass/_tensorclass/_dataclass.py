@@ -122,8 +122,9 @@ def dataclass_to_collection(
         raise BatchSizeError(msg)
     if auto_batch_size:
         return cls.from_dict(dataclass_as_dict(dataclass), batch_dims=batch_dims, device=device)
-    batch = as_batch_size(batch_size)
-    return cls.from_dict(dataclass_as_dict(dataclass), batch_size=batch, device=device)
+    # Built as the constructor builds it, as the peer: a number is a 0-dim tensor, which
+    # cannot start with a batch size that has dims (from_dict would read it as one value).
+    return cls(dataclass_as_dict(dataclass), batch_size=as_batch_size(batch_size), device=device)
 
 
 def _check_dataclass(obj: object) -> None:
