@@ -76,12 +76,12 @@ def _concatenate(collections: Sequence[C], axis: int = 0, *, out: C | None = Non
     return _cat(_as_members(collections), axis, out, ())
 
 
-def _as_members(collections: Sequence[C]) -> Sequence[C]:
+def _as_members(collections: Sequence[C] | C) -> Sequence[C]:
     """What to stack or concatenate: a collection given in place of a sequence of them
     (``torch.stack(batch)``, as a DataLoader's ``collate_fn=torch.stack`` gets one
     batch) stands for its rows, as iterating it gives them (the peer's reading)."""
     if isinstance(collections, TensorCollection):
-        return list(collections.unbind(0))
+        return cast("list[C]", list(collections.unbind(0)))
     return collections
 
 
