@@ -15,7 +15,6 @@ dims), lazy stacks, tensorclasses in both forms, and with the peer where install
 
 from __future__ import annotations
 
-import math
 import sys
 import warnings
 from collections.abc import Callable
@@ -186,17 +185,106 @@ def test_reduce_true_reduces_the_leaves_together(name: str, td: TensorDict) -> N
         got = getattr(td, name)(reduce=True)
         assert isinstance(got, torch.Tensor) and got.shape == ()
         assert torch.allclose(got.double(), expected.double(), equal_nan=True)
-    # Along a batch dim: one value per remaining batch element.
-    flat = [leaf.reshape(*batch, math.prod(leaf.shape[len(batch) :])) for leaf in leaves]
-    joined = _outcome(torch.cat, flat, -1)
-    if isinstance(joined, type) or joined.shape[-1] == 0:
+    # Along a batch dim, as the peer: the leaves joined along it and reduced along it.
+    joined = _outcome(torch.cat, leaves, 0)
+    if isinstance(joined, type):
+        with pytest.raises(errors.ReductionError, match="joins the tensors along dim 0"):
+            getattr(td, name)(0, reduce=True)
         return
-    expected = _outcome(_reduce_leaf, name, joined, (0, joined.ndim - 1), False)
+    expected = _outcome(_reduce_leaf, name, joined, (0,), False)
     if isinstance(expected, type):
         return
     got = getattr(td, name)(0, reduce=True)
-    assert got.shape == batch[1:]
+    assert got.shape == expected.shape and got.shape[: len(batch) - 1] == batch[1:]
     assert torch.allclose(got.double(), expected.double(), equal_nan=True)
+
+
+_PAIRS: dict[Any, type] = {}
+
+
+def _pair_class(lib: Any) -> Any:
+    """A record class ``Pair(a: Tensor, n: TensorDict, name: str)`` of ``lib``."""
+    if lib not in _PAIRS:
+
+        class Pair:
+            a: torch.Tensor
+            n: Any
+            name: str
+
+        _PAIRS[lib] = lib.tensorclass(Pair)
+    return _PAIRS[lib]
+
+
+def _feature_leaves(lib: Any) -> Any:
+    g = torch.Generator().manual_seed(3)
+    a, c = torch.rand(3, 4, 2, generator=g), torch.rand(3, 4, 2, generator=g)
+    return lib.TensorDict({"a": a, "n": lib.TensorDict({"c": c}, [3, 4])}, [3, 4])
+
+
+REDUCE_TOGETHER: list[tuple[str, dict[str, Any]]] = [
+    (name, kw)
+    for name in [*REDUCTIONS, "max", "min"]
+    for kw in (
+        {"dim": 0},
+        {"dim": 1},
+        {"dim": 1, "keepdim": True},
+        {"dim": (0, 1)},
+        {"dim": "feature"},
+        {"dim": ()},
+        {},
+    )  # fmt: skip
+    if not (name in ("prod", "max", "min") and kw.get("dim") == (0, 1))
+    and not (name in ("max", "min") and kw.get("dim") == ())  # the peer raises (IndexError)
+] + [(name, {"dim": d}) for name in ("cummax", "cummin") for d in (0, 1)]
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("name", "kw"), REDUCE_TOGETHER, ids=str)
+@pytest.mark.parametrize("kind", ["td", "lazy", "record"])
+def test_reduce_true_with_dims_as_the_peer(name: str, kw: dict[str, Any], kind: str) -> None:
+    peer = _peer()
+
+    def build(lib: Any) -> Any:
+        td = _feature_leaves(lib)
+        if kind == "lazy":
+            return lib.lazy_stack(list(td.unbind(1)), 1)
+        if kind == "record":
+            return _pair_class(lib)(a=td["a"], n=td["n"], name="x", batch_size=[3, 4])
+        return td
+
+    theirs, mine = build(peer), build(tclass)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(theirs, name)(reduce=True, **kw)
+    got = getattr(mine, name)(reduce=True, **kw)
+    if isinstance(expected, tuple):  # max / min / cummax / cummin along a dim
+        assert type(got) is type(expected)
+        assert equal(got.values, expected.values) and equal(got.indices, expected.indices)
+        return
+    assert type(got) is torch.Tensor and got.shape == expected.shape
+    assert torch.allclose(got, expected)
+
+
+def test_reduce_true_with_dims_joins_along_the_dim() -> None:
+    td = _feature_leaves(tclass)
+    joined = torch.cat([td["a"], td["n", "c"]], 1)
+    assert equal(td.sum(1, reduce=True), joined.sum(1))  # feature dims kept, as the peer
+    assert td.mean((0, 1), keepdim=True, reduce=True).shape == (1, 1, 2)
+    assert torch.allclose(
+        td.prod((0, 1), reduce=True), torch.cat([td["a"], td["n", "c"]]).prod(0).prod(0)
+    )
+    values, indices = td.max(1, reduce=True)
+    assert equal(indices, joined.max(1).indices)  # indices into the joined tensors
+    assert td.cummax(0, reduce=True).values.shape == (6, 4, 2)
+    with pytest.warns(FutureWarning, match="from the end of each tensor"):
+        last = td.sum(-1, reduce=True)  # the last dim of the tensors (the peer's count)
+    assert equal(last, torch.cat([td["a"], td["n", "c"]], -1).sum(-1))
+    ragged = TensorDict({"a": torch.rand(3, 4), "b": torch.rand(3, 4, 2)}, [3, 4])
+    with pytest.raises(errors.ReductionError, match=r"along dim 0.*\[3, 4\], \[3, 4, 2\]"):
+        ragged.sum(0, reduce=True)
+    with pytest.raises(errors.DimError):
+        ragged.sum(2, reduce=True)
+    assert ragged.sum(dim="feature", reduce=True).shape == (3, 4)
 
 
 def test_reduction_options() -> None:
@@ -235,6 +323,25 @@ def test_max_and_min_give_values_and_indices_along_a_dim() -> None:
         assert type(only) is TensorDict and equal(only["a"], getattr(td["a"], name)(1).values)
         joined = torch.cat([td["a"].flatten(), td["n", "c"].flatten()])
         assert equal(getattr(td, name)(reduce=True), getattr(joined, name)())
+
+
+@pytest.mark.parametrize("name", ["max", "min", "cummax", "cummin"])
+def test_values_and_indices_are_torchs_result_types(name: str) -> None:
+    td = TensorDict({"a": torch.rand(2, 3), "n": {"c": torch.rand(2, 3, 4)}}, [2, 3])
+    kind = getattr(torch.return_types, name)
+    for out in (getattr(td, name)(1), getattr(td, name)(dim=0), getattr(torch, name)(td, 0)):
+        assert type(out) is kind and isinstance(out, tuple) and len(out) == 2
+        assert out[0] is out.values and out[1] is out.indices
+        assert type(out.values) is TensorDict and out.indices["n", "c"].dtype is torch.int64
+        values, indices = out
+        assert values is out.values
+    expected = getattr(td["n", "c"], name)(1)
+    assert equal(getattr(td, name)(1).indices["n", "c"], expected.indices)
+    pair = _pair_class(tclass)
+    record = pair(a=torch.rand(2, 3), n=td["n"], name="x", batch_size=[2, 3])
+    out = getattr(record, name)(0)
+    assert type(out) is kind and type(out.values) is pair and type(out[1]) is pair
+    assert type(getattr(td, name)(0, return_indices=False)) is TensorDict
 
 
 def test_all_and_any() -> None:
@@ -373,13 +480,31 @@ def test_lazy_stack_reductions_that_stay_inside_members() -> None:
     assert type(out) is LazyStackedTensorDict and out.batch_size == (2,)
     for got, member in zip(out.tensordicts, lazy.tensordicts):
         assert equal(got["x"], member["x"].sum(0))
-    feature = lazy.mean(dim="feature")
-    assert feature.batch_size == lazy.batch_size
-    assert equal(feature.tensordicts[1]["x"], lazy.tensordicts[1]["x"].mean(-1))
+    feature = lazy.mean(dim="feature")  # the members' results line up: dense, as the peer
+    assert type(feature) is TensorDict and feature.batch_size == lazy.batch_size
+    assert equal(feature["x"][:, 1], lazy.tensordicts[1]["x"].mean(-1))
     kept = lazy.amax(0, keepdim=True)
     assert kept.batch_size == (1, 2) and type(kept) is LazyStackedTensorDict
     cumulative = lazy.cumsum(0)
     assert equal(cumulative.tensordicts[0]["x"], lazy.tensordicts[0]["x"].cumsum(0))
+
+
+@pytest.mark.parametrize("stack_dim", [0, 1])
+def test_lazy_stack_reductions_are_dense_and_scans_lazy_as_the_peer(stack_dim: int) -> None:
+    td = TensorDict({"x": torch.rand(3, 4), "n": {"y": torch.rand(3, 4, 2)}}, [3, 4])
+    lazy = tclass.lazy_stack(list(td.unbind(stack_dim)), stack_dim)
+    for dim in (0, 1):
+        for out in (lazy.sum(dim), lazy.logsumexp(dim), lazy.amax(dim, keepdim=True),
+                    *lazy.max(dim), *lazy.cummin(dim), lazy.mean(dim="feature")):  # fmt: skip
+            assert type(out) is TensorDict and type(out["n"]) is TensorDict, dim
+        assert equal(lazy.logsumexp(dim)["n", "y"], td["n", "y"].logsumexp(dim))
+        for out in (lazy.softmax(dim), lazy.cumsum(dim)):
+            assert type(out) is LazyStackedTensorDict and out.stack_dim == stack_dim
+            assert type(out["n"]) is LazyStackedTensorDict
+        assert torch.allclose(lazy.softmax(dim)["n", "y"], td["n", "y"].softmax(dim))
+    ints = tclass.lazy_stack([TensorDict({"i": torch.arange(4)}, [4])] * 3, stack_dim)
+    out = ints.softmax(1 - stack_dim, dtype=torch.float64)
+    assert type(out) is LazyStackedTensorDict and out["i"].dtype is torch.float64
 
 
 def test_lazy_stack_whole_reductions_combine_the_members() -> None:

@@ -23,11 +23,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast, overload
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast, overload
 
 import torch
-from typing_extensions import NamedTuple, Self
+from typing_extensions import Self
 
 from tclass._base._leafwise import Gather
 from tclass._base._pointwise import PointwiseOps
@@ -44,15 +45,27 @@ KeyTransform: TypeAlias = Callable[[str], str] | None
 
 _Tensor = torch.Tensor
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the mapped fast path
-T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 
-class ValuesIndices(NamedTuple, Generic[T]):
-    """``max``/``min``/``cummax``/``cummin`` along a dim: the values and their indices,
-    each a collection shaped like the result (``values, indices = td.max(0)``)."""
+class ValuesIndices(Protocol[T_co]):
+    """What ``max``/``min``/``cummax``/``cummin`` along a dim give, as the peer: torch's
+    own result (``torch.return_types.max``...), holding collections shaped like the
+    result: ``values, indices = td.max(0)``, ``r.values``, ``r[1]``."""
 
-    values: T
-    indices: T
+    @property
+    def values(self) -> T_co: ...
+    @property
+    def indices(self) -> T_co: ...
+    def __getitem__(self, index: int, /) -> T_co: ...
+    def __iter__(self) -> Iterator[T_co]: ...
+    def __len__(self) -> int: ...
+
+
+def _values_indices(kind: Callable[..., Any], values: Any, indices: Any) -> Any:
+    """``torch.return_types.<kind>`` of ``values`` and ``indices`` (``kind``: the torch
+    function whose result type it is: ``torch.max``, ``torch.cummin``...)."""
+    return getattr(torch.return_types, kind.__name__)((values, indices))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +78,8 @@ class Along:
     the operation started from. ``scan``: the batch size is unchanged (cumsum, softmax).
     ``whole``: for whole tensors, the same ``fn`` taking only the tensor (``torch.sum``):
     a collection of tensors only then maps it over them in one C-level loop.
+    ``lazy``: a lazy stack's result stays a lazy stack (as the peer's ``softmax``); other
+    results of lazy stacks are dense where the members' results line up, as the peer's.
     """
 
     fn: Callable[[torch.Tensor, LeafDims], Any]
@@ -73,6 +88,7 @@ class Along:
     scan: bool = False
     outputs: int = 1
     whole: Callable[[torch.Tensor], Any] | None = None
+    lazy: bool = False
 
     def leaf_dims(self, leaf: torch.Tensor, batch_dims: int) -> LeafDims:
         """The dims of ``leaf`` to work along; ``batch_dims``: its collection's."""
@@ -224,7 +240,7 @@ class ReductionOps(PointwiseOps):
             msg = f"{operation}: dim='feature' is incompatible with keepdim=True (as in the peer)"
             raise OperandError(msg)
         if reduce:
-            return self._reduce_together(fn, dims, keepdim, operation, kwargs, tuple_dims)
+            return self._reduce_together(fn, dim, dims, keepdim, operation, kwargs, tuple_dims)
 
         def leaf(tensor: torch.Tensor, leaf_dims: LeafDims) -> torch.Tensor:
             return _reduce_tensor(fn, tensor, leaf_dims, keepdim, kwargs, tuple_dims)
@@ -238,52 +254,98 @@ class ReductionOps(PointwiseOps):
     def _reduce_together(
         self,
         fn: Callable[..., torch.Tensor],
+        dim: Dims,
         dims: tuple[int, ...] | Literal["feature"] | None,
         keepdim: bool,
         operation: str,
         kwargs: dict[str, Any],
         tuple_dims: Literal["yes", "one at a time", "flatten"],
     ) -> torch.Tensor:
-        """``reduce=True``: one tensor for all the tensors together."""
-        if dims is None:
+        """``reduce=True``: one tensor for all the tensors together. Whole (no ``dim``):
+        every element; ``"feature"``: per batch element; batch dims: the tensors joined
+        along the first of them, reduced along them (feature dims kept), as the peer."""
+        if dims is None or not dims:
             gather = Gather()
             self._collect(gather, (), self.batch_dims, ())
-            leaves = gather.leaves
-        else:  # tensors lined up on the batch dims: a lazy stack's stacked ones
-            leaves = list(self.values(include_nested=True, leaves_only=True))
+            if not gather.leaves:
+                raise _no_tensor(operation)
+            return fn(torch.cat([leaf.reshape(-1) for leaf in gather.leaves]), **kwargs)
+        if dims == "feature":
+            return _reduce_tensor(fn, self._joined_features(operation), (-1,), False, kwargs, "yes")
+        joined, leaf_dims = self._joined_along(dim, operation)
+        return _reduce_tensor(fn, joined, leaf_dims, keepdim, kwargs, tuple_dims)
+
+    def _leaves_to_join(self, operation: str) -> list[torch.Tensor]:
+        """Every tensor (a lazy stack's stacked ones), for ``reduce=True``."""
+        leaves = [
+            leaf
+            for leaf in self.values(include_nested=True, leaves_only=True)
+            if isinstance(leaf, _Tensor)
+        ]
         if not leaves:
-            msg = f"{operation}(reduce=True) reduces the tensors together, and there is no tensor"
-            raise ReductionError(msg)
-        if dims is None:
-            joined = torch.cat([leaf.reshape(-1) for leaf in leaves])
-            return fn(joined, **kwargs)
+            raise _no_tensor(operation)
+        return leaves
+
+    def _joined_features(self, operation: str) -> torch.Tensor:
+        """The tensors flattened beyond the batch dims and joined along a last dim."""
         batch = self.batch_size
         nb = len(batch)
-        joined = torch.cat(
-            [leaf.reshape(*batch, math.prod(leaf.shape[nb:])) for leaf in leaves], -1
-        )
-        last = joined.ndim - 1
-        if dims == "feature":
-            return _reduce_tensor(fn, joined, (last,), False, kwargs, tuple_dims)
-        out = _reduce_tensor(fn, joined, (*dims, last), True, kwargs, tuple_dims)
-        out = out.squeeze(-1)
-        return out if keepdim else out.squeeze(dims) if dims else out
+        leaves = self._leaves_to_join(operation)
+        return torch.cat([leaf.reshape(*batch, math.prod(leaf.shape[nb:])) for leaf in leaves], -1)
+
+    def _joined_along(self, dim: Dims, operation: str) -> tuple[torch.Tensor, tuple[int, ...]]:
+        """The tensors joined along the first dim of ``dim``, and the (sorted) dims of the
+        joined tensor that ``dim`` names. As in the peer, a negative dim counts from the
+        end of the tensors (a ``FutureWarning`` says so where they have feature dims)."""
+        leaves = self._leaves_to_join(operation)
+        given = list(dim) if isinstance(dim, (tuple, list)) else [cast(int, dim)]
+        ndim = leaves[0].ndim
+        if ndim != self.batch_dims and any(d < 0 for d in given):
+            msg = (
+                f"{operation}(dim={dim}, reduce=True) counts a negative dim from the end of "
+                "each tensor, as the peer (tensordict 0.15) does; pass a non-negative dim for "
+                "a batch dim"
+            )
+            warnings.warn(msg, FutureWarning, stacklevel=4)
+        leaf_dims = [d % ndim for d in given]
+        try:
+            joined = torch.cat(leaves, leaf_dims[0])
+        except RuntimeError:
+            shapes = ", ".join(format_shape(leaf.shape) for leaf in leaves)
+            msg = (
+                f"{operation}(dim={dim}, reduce=True) joins the tensors along dim "
+                f"{leaf_dims[0]}, so they must agree in shape elsewhere; got {shapes} (reduce "
+                "them with dim='feature', or without dim, instead)"
+            )
+            raise ReductionError(msg) from None
+        return joined, tuple(sorted(set(leaf_dims)))
 
     def _scan(
-        self, fn: Callable[..., Any], dim: int, operation: str, outputs: int = 1, **kwargs: Any
+        self,
+        fn: Callable[..., Any],
+        dim: int,
+        operation: str,
+        outputs: int = 1,
+        lazy: bool = True,
+        **kwargs: Any,
     ) -> tuple[Self, ...]:
         """``fn(tensor, dim, **kwargs)`` along the batch dim ``dim``, batch size unchanged."""
-        dims = self._batch_dims_for(dim, operation)
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            msg = f"{operation}: dim must be one int, got {dim!r}"
-            raise OperandError(msg)
-        assert isinstance(dims, tuple)
+        dims = self._scan_dim(dim, operation)
 
         def leaf(tensor: torch.Tensor, leaf_dims: LeafDims) -> Any:
             assert leaf_dims is not None
             return fn(tensor, leaf_dims[0], **kwargs)
 
-        return self._reduced(Along(leaf, dims, scan=True, outputs=outputs))
+        return self._reduced(Along(leaf, dims, scan=True, outputs=outputs, lazy=lazy))
+
+    def _scan_dim(self, dim: int, operation: str) -> tuple[int]:
+        """``dim`` checked as one batch dim: ``(dim,)``, non-negative."""
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            msg = f"{operation}: dim must be one int, got {dim!r}"
+            raise OperandError(msg)
+        dims = self._batch_dims_for(dim, operation)
+        assert isinstance(dims, tuple)
+        return (dims[0],)
 
     # --- truth -------------------------------------------------------------------------
 
@@ -593,7 +655,9 @@ class ReductionOps(PointwiseOps):
         operation: str,
     ) -> Any:
         dims = self._batch_dims_for(dim, operation)
-        if not isinstance(dims, tuple) or not return_indices:
+        if reduce and dims == "feature":  # the peer's: values and indices per batch element
+            return with_indices(self._joined_features(operation), -1)
+        if not isinstance(dims, tuple) or not dims or not (return_indices or reduce):
             return self._reduce(values_only, dim, keepdim, reduce, None, operation, {})
         if len(dims) != 1:
             msg = (
@@ -601,10 +665,9 @@ class ReductionOps(PointwiseOps):
                 f"return_indices=False (or use a{operation}) to reduce several"
             )
             raise OperandError(msg)
-        if reduce:
-            joined = self._reduce_together(values_only, "feature", False, operation, {}, "yes")
-            found = with_indices(joined, dims[0], keepdim=keepdim)
-            return ValuesIndices(found.values, found.indices)
+        if reduce:  # the peer's: the tensors joined along dim (indices into the join)
+            joined, (leaf_dim,) = self._joined_along(dim, operation)
+            return with_indices(joined, leaf_dim, keepdim=keepdim)
 
         def leaf(tensor: torch.Tensor, leaf_dims: LeafDims) -> tuple[torch.Tensor, ...]:
             assert leaf_dims is not None
@@ -612,7 +675,7 @@ class ReductionOps(PointwiseOps):
             return found.values, found.indices
 
         values, indices = self._reduced(Along(leaf, dims, keepdim, outputs=2))
-        return ValuesIndices(values, indices)
+        return _values_indices(with_indices, values, indices)
 
     @implements(torch.logsumexp)
     def logsumexp(self, dim: Dims = None, keepdim: bool = False, *, out: Any = None) -> Self:
@@ -684,20 +747,22 @@ class ReductionOps(PointwiseOps):
         return_indices: bool,
         operation: str,
     ) -> Any:
-        if reduce:  # the extreme of all tensors per batch element, then the running one
-            extreme = torch.amax if fn is torch.cummax else torch.amin
-            joined = self._reduce_together(extreme, "feature", False, operation, {}, "yes")
-            dims = self._batch_dims_for(dim, operation)
-            assert isinstance(dims, tuple)
-            found = fn(joined, dims[0])
-            return ValuesIndices(found.values, found.indices)
-        values, indices = self._scan(_pair(fn), dim, operation, outputs=2)
-        return ValuesIndices(values, indices) if return_indices else values
+        if reduce:  # the peer's: the tensors joined along dim, then the running extreme
+            self._scan_dim(dim, operation)
+            joined, (leaf_dim,) = self._joined_along(dim, operation)
+            return fn(joined, leaf_dim)
+        values, indices = self._scan(_pair(fn), dim, operation, outputs=2, lazy=False)
+        return _values_indices(fn, values, indices) if return_indices else values
 
     @implements(torch.softmax)
     def softmax(self, dim: int, dtype: torch.dtype | None = None) -> Self:
         """``torch.softmax`` of every tensor along the batch dim ``dim``."""
         return self._scan(torch.softmax, dim, "softmax", dtype=dtype)[0]
+
+
+def _no_tensor(operation: str) -> ReductionError:
+    msg = f"{operation}(reduce=True) reduces the tensors together, and there is no tensor"
+    return ReductionError(msg)
 
 
 def _pair(fn: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:

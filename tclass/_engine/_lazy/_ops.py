@@ -285,7 +285,9 @@ class LazyStackOps(TensorDictBase):
 
     def _reduced(self, along: Along) -> tuple[Self, ...]:
         """Member by member where ``along`` leaves the stack dim alone; the members'
-        elements together for whole tensors; the dense stack along the stack dim."""
+        elements together for whole tensors; the dense stack along the stack dim. As in
+        the peer, the results are dense where the members' line up (a lazy stack for
+        ``along.lazy``)."""
         d = self._stack_dim
         if along.dims is None and not along.keepdim:
             return cast("tuple[Self, ...]", self._joined()._reduced(along))
@@ -293,12 +295,16 @@ class LazyStackOps(TensorDictBase):
             member_along = along.without(d)
             results = [member._reduced(member_along) for member in self._members]
             new_d = along.stack_dim_after(d)
-            return tuple(
+            stacks = [
                 self._restacked([result[i] for result in results], new_d)
                 for i in range(along.outputs)
-            )
+            ]
+            return tuple(stack if along.lazy else self._densified(stack) for stack in stacks)
         dense = self._dense(f"an operation along the stack dim {d}")
-        return cast("tuple[Self, ...]", dense._reduced(along))
+        outs = dense._reduced(along)
+        if along.lazy and along.scan:  # the batch is unchanged: cut along the stack dim again
+            outs = tuple(self._restacked(list(out.unbind(d))) for out in outs)
+        return cast("tuple[Self, ...]", outs)
 
     def _joined(self) -> Any:
         """A collection of batch size [] holding, for each key, the members' elements
