@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import torch
 
+import tclass
 from tclass import TensorDict, errors
 from tclass._core._device import as_device, parse_to_args
 
@@ -181,7 +182,7 @@ class TestTo:
     @pytest.mark.parametrize(
         "args, kwargs",
         [((1.5,), {}), ((True,), {}), ((object(),), {}), (("cpu", torch.float32, "x"), {}),
-         ((), {"foo": 1}), ((), {"dtype": "float32"}), ((None,), {}), (([0],), {})],
+         ((), {"foo": 1}), ((), {"dtype": "float32"}), (([0],), {})],
     )  # fmt: skip
     def test_bad_arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         with pytest.raises(TypeError):
@@ -297,3 +298,50 @@ class TestCuda:
         td["x"] = torch.ones(2)
         td["y"] = {"z": torch.ones(2)}
         assert td["x"].is_cuda and td["y", "z"].is_cuda
+
+
+def _to_kinds() -> list[Any]:
+    td = TensorDict({"a": torch.zeros(3, 4), "n": {"c": torch.zeros(3, 4, 2)}}, [3, 4])
+
+    @tclass.tensorclass
+    class Pair:
+        a: torch.Tensor
+        name: str
+
+    return [
+        td,
+        td[0:2],
+        tclass.lazy_stack(list(td.unbind(1)), 1),
+        Pair(a=torch.zeros(3, 4), name="x", batch_size=[3, 4]),
+        tclass.TensorDictParams(td.clone()),
+    ]
+
+
+@pytest.mark.parametrize("index", range(5), ids=["td", "view", "lazy", "record", "params"])
+def test_to_takes_the_peers_keywords(index: int) -> None:
+    collection = _to_kinds()[index]
+    assert collection.to(None) is collection  # no device asked for: nothing changes
+    assert collection.to(None, torch.float64).get("a").dtype is torch.float64
+    assert collection.to("cpu", num_threads=2).device == CPU
+    nested = collection.get("n", None)
+    out = collection.to(torch.float64, inplace=True)
+    assert out is collection and collection.get("a").dtype is torch.float64
+    if nested is not None and not isinstance(collection, tclass.LazyStackedTensorDict):
+        assert collection.get("n") is nested and nested["c"].dtype is torch.float64
+    assert collection.to("cpu", inplace=True) is collection and collection.device == CPU
+
+
+def test_to_with_a_batch_size_and_pinning() -> None:
+    td = _td()
+    same = td.to(batch_size=[4])  # nothing moves: the batch size is set here, as the peer
+    assert same is td
+    moved = td.to(torch.float64, batch_size=[4])
+    assert moved is not td and moved.batch_size == (4,) and moved["a"].dtype is torch.float64
+    on_cpu = _td("cpu")
+    assert on_cpu.to("cpu", non_blocking_pin=True) is on_cpu  # nothing moves: nothing pinned
+    if not has_cuda:
+        with pytest.raises(RuntimeError, match="accelerator"):
+            td.to("cpu", non_blocking_pin=True)  # pinned first, as the peer
+    locked = _td().lock_()
+    with pytest.raises(errors.LockedError):
+        locked.to(torch.float64, inplace=True)

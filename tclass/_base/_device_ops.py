@@ -13,7 +13,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
-from tclass._core._device import DeviceLike
+from tclass._core._device import DeviceLike, ToOptions, parse_to_args
 
 __all__ = ["ConsolidateOptions", "DeviceOps", "map_tensors", "share"]
 
@@ -65,6 +65,28 @@ class DeviceOps(TensorCollection):
         from tclass._engine._consolidate import pinned
 
         return pinned(self, num_threads)  # type: ignore[no-any-return]
+
+    def _to_with(self, args: tuple[Any, ...], kwargs: dict[str, Any], options: ToOptions) -> Self:
+        """``to(*args, **kwargs)`` with the peer's extra keywords (``ToOptions``): pinned
+        first for ``non_blocking_pin`` (where the device changes), taken by ``self`` for
+        ``inplace`` (nested collections stay the same objects), and given ``batch_size``
+        (set on ``self`` when nothing moved, as the peer)."""
+        request = parse_to_args(args, dict(kwargs))
+        source = self
+        if options.non_blocking_pin and request.device not in (None, self.device):
+            source = self.pin_memory(options.num_threads)
+            kwargs = {**kwargs, "non_blocking": True}
+        result = source.to(*args, **kwargs)
+        if options.inplace and result is not self:
+            self._take_moved(result)
+            result = self
+        if options.batch_size is not None:
+            result.batch_size = options.batch_size  # type: ignore[misc]
+        return result
+
+    def _take_moved(self, moved: Self) -> None:
+        """Takes the tensors and device of ``moved`` (this collection moved or cast)."""
+        raise NotImplementedError
 
     def pin_memory_(self, num_threads: int = 0) -> Self:
         """Same as ``pin_memory(num_threads, inplace=True)`` (the peer's older name)."""

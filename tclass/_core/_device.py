@@ -70,6 +70,29 @@ class ToArgs(NamedTuple):
     non_blocking: bool
 
 
+class ToOptions(NamedTuple):
+    """The peer's keywords of ``to(...)`` beyond torch's: ``batch_size`` (of the result),
+    ``non_blocking_pin`` (pin the tensors, then copy them asynchronously),
+    ``num_threads`` (for the pinning) and ``inplace`` (this collection takes the result)."""
+
+    batch_size: object
+    non_blocking_pin: bool
+    num_threads: int | None
+    inplace: bool
+
+
+def pop_to_options(kwargs: dict[str, Any]) -> ToOptions | None:
+    """Takes the peer's extra keywords of ``to(...)`` out of ``kwargs`` (None: none set)."""
+    if not kwargs.keys() & {"batch_size", "non_blocking_pin", "num_threads", "inplace"}:
+        return None
+    return ToOptions(
+        kwargs.pop("batch_size", None),
+        bool(kwargs.pop("non_blocking_pin", False)),
+        kwargs.pop("num_threads", None),
+        bool(kwargs.pop("inplace", False)),
+    )
+
+
 def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs:
     """Reads ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` and
     ``to(other)`` (anything with a ``device``), plus ``device=``/``dtype=``/``non_blocking=``.
@@ -84,6 +107,8 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
         msg = f"to() takes at most 2 positional arguments, got {len(args)}"
         raise TypeError(msg)
     for arg in args:
+        if arg is None:  # to(None), to(None, dtype): no device asked for, as torch's
+            continue
         if isinstance(arg, torch.dtype):
             dtype = arg
         elif isinstance(arg, torch.Tensor):

@@ -22,7 +22,13 @@ from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
-from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
+from tclass._core._device import (
+    DeviceLike,
+    as_device,
+    parse_to_args,
+    pop_to_options,
+    wait_for_device_copies,
+)
 from tclass._core._names import Names
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._unbatched import UnbatchedTensor
@@ -814,7 +820,12 @@ class TensorDict(ScopedOps, IndexingOps):
         """Moves and/or casts every tensor: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
         ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
-        tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...)."""
+        tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...).
+        The peer's ``batch_size=``, ``inplace=``, ``non_blocking_pin=`` and
+        ``num_threads=`` as it reads them (see ``_to_with``)."""
+        options = pop_to_options(kwargs)
+        if options is not None:
+            return self._to_with(args, kwargs, options)
         if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
             # td.to(other.attrs()): leaf by leaf
             return self._to_attrs(args[0], bool(kwargs.get("non_blocking", False)))
@@ -883,6 +894,17 @@ class TensorDict(ScopedOps, IndexingOps):
         """Stores ``value`` under ``key`` in memory only, unchecked (no lock, batch size
         or folder): for a caller that built the value to fit, as a loader does."""
         self._tensors[key] = value
+
+    def _take_moved(self, moved: Self) -> None:
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="move the entries of"))
+        for key, value in moved._tensors.items():
+            mine = self._tensors.get(key)
+            if type(mine) is TensorDict and type(value) is TensorDict:
+                mine._take_moved(value)
+            else:
+                self._tensors[key] = value
+        self._device = moved._device
 
     def _adopt(self, source: TensorDict) -> None:
         """Takes the batch size, device and folder of ``source``, a saved copy of this

@@ -33,7 +33,7 @@ from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
-from tclass._core._device import DeviceLike, as_device, parse_to_args
+from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options
 from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
 from tclass._core._safe_globals import allow_unpickling, checked_class
@@ -733,6 +733,9 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
+        options = pop_to_options(kwargs)
+        if options is not None:
+            return self._to_with(args, kwargs, options)
         if self._consolidated is not None:
             request = parse_to_args(args, dict(kwargs))
             moved = (
@@ -746,6 +749,11 @@ class LazyStackedTensorDict(LazyStackOps):
         if all(new is old for new, old in zip(members, self._members)):
             return self
         return self._from_members(members, self._stack_dim, self._batch_size)
+
+    def _take_moved(self, moved: Self) -> None:
+        for member, new in zip(self._members, moved._members):
+            member._take_moved(new)
+        self._device = moved._device
 
     def _adopt(self, source: LazyStackedTensorDict) -> None:
         """Takes the device of ``source``, a saved copy of this stack whose members'
