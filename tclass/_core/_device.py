@@ -8,7 +8,7 @@ construction sit on hot paths.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 import torch
 
