@@ -81,7 +81,7 @@ class DeviceOps(TensorCollection):
             self._take_moved(result)
             result = self
         if options.batch_size is not None:
-            result.batch_size = options.batch_size  # type: ignore[misc]
+            result.batch_size = options.batch_size  # type: ignore[misc, assignment]
         return result
 
     def _take_moved(self, moved: Self) -> None:
