@@ -418,3 +418,21 @@ def test_every_function_the_peer_handles_is_covered() -> None:
     covered = {call.function for call in CALLS} | {torch.autograd.grad}
     missing = [f.__name__ for f in TD_HANDLED_FUNCTIONS if f not in covered]
     assert not missing
+
+
+def test_where_and_gather_take_out_as_the_peer() -> None:
+    td = TensorDict({"a": torch.rand(3, 4), "n": {"c": torch.rand(3, 4, 2)}}, [3, 4])
+    cond = torch.zeros(3, 4, dtype=torch.bool)
+    cond[0] = True
+    for other in (td * 2, torch.zeros(())):  # torch itself refuses a number with out=
+        out = td.clone().zero_()
+        got = torch.where(cond, td, other, out=out)
+        assert got is out and torch.equal(out["n", "c"], td.where(cond, other)["n", "c"])
+    out = td.clone().zero_()
+    half = torch.full((), 0.5)
+    assert torch.where(cond, half, td, out=out) is out  # the collection second
+    assert torch.equal(out["a"], torch.where(cond, half, td["a"]))
+    index = torch.zeros(3, 2, dtype=torch.long)
+    out = td.gather(1, index).zero_()
+    assert torch.gather(td, 1, index, out=out) is out
+    assert torch.equal(out["n", "c"], td["n", "c"][:, :1].expand(3, 2, 2))

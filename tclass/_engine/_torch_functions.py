@@ -102,13 +102,16 @@ def _norm(
 
 
 @implements(torch.where)
-def _where(condition: Any, input: Any, other: Any) -> Any:
-    """``torch.where`` with a collection as the condition, either branch, or both."""
+def _where(condition: Any, input: Any, other: Any, *, out: Any = None) -> Any:
+    """``torch.where`` with a collection as the condition, either branch, or both
+    (``out=``: a collection the result is written into, returned)."""
     if _is_collection(input):
-        return input.where(condition, other)
+        return input.where(condition, other, out=out)
     if _is_collection(other):
-        return other.where(~condition, input)
-    return condition._pointwise(None, lambda c: torch.where(c, input, other), lock=False)
+        flipped = condition.logical_not() if isinstance(condition, _Tensor) else ~condition
+        return other.where(flipped, input, out=out)
+    result = condition._pointwise(None, lambda c: torch.where(c, input, other), lock=False)
+    return result if out is None else out.copy_(result)
 
 
 # --- losses ----------------------------------------------------------------------------
@@ -261,8 +264,10 @@ def _narrow(input: Any, dim: int, start: int, length: int) -> Any:
 
 
 @implements(torch.gather)
-def _gather(input: Any, dim: int, index: torch.Tensor, *, sparse_grad: bool = False) -> Any:
-    return input.gather(dim, index)
+def _gather(
+    input: Any, dim: int, index: torch.Tensor, *, sparse_grad: bool = False, out: Any = None
+) -> Any:
+    return input.gather(dim, index, out=out)
 
 
 @implements(torch.masked_select)
