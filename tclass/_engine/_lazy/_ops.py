@@ -231,6 +231,10 @@ class LazyStackOps(TensorDictBase):
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
         if isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
             return self._pointwise(None, op, (other,), lock=False)
+        if isinstance(other, Mapping) and not isinstance(other, TensorCollection):
+            rows = range(len(self._members))
+            row_dicts = [_row_of_dict(other, self._stack_dim, i) for i in rows]
+            return self._restacked([op(m, row_dicts[i]) for i, m in enumerate(self._members)])
         if not isinstance(other, (TensorCollection, int, float, bool, complex)):
             return NotImplemented  # type: ignore[no-any-return]
         pieces = self._cut(other)
@@ -719,3 +723,16 @@ def _squeeze_dims(member: Any, dims: list[int]) -> Any:
 
 def _identity(path: tuple[str, ...], value: Any) -> Any:
     return value
+
+
+def _row_of_dict(values: Mapping[str, Any], dim: int, i: int) -> dict[str, Any]:
+    """Member ``i``'s part of a dict compared with a lazy stack: its tensors' row ``i``
+    along the stack dim; numbers and other values as they are."""
+    return {
+        key: _row_of_dict(value, dim, i)
+        if isinstance(value, Mapping)
+        else value.select(dim, i)
+        if isinstance(value, torch.Tensor) and value.ndim > dim
+        else value
+        for key, value in values.items()
+    }
