@@ -231,13 +231,12 @@ class LazyStackOps(TensorDictBase):
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
         if isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
             return self._pointwise(None, op, (other,), lock=False)
-        if isinstance(other, Mapping) and not isinstance(other, TensorCollection):
-            rows = range(len(self._members))
-            row_dicts = [_row_of_dict(other, self._stack_dim, i) for i in rows]
-            return self._restacked([op(m, row_dicts[i]) for i, m in enumerate(self._members)])
-        if not isinstance(other, (TensorCollection, int, float, bool, complex)):
+        if isinstance(other, (TensorCollection, int, float, bool, complex)):
+            pieces = self._cut(other)
+        elif isinstance(other, Mapping):  # td == td.to_dict(): each member its rows
+            pieces = [_row_of_dict(other, self._stack_dim, i) for i in range(len(self._members))]
+        else:
             return NotImplemented  # type: ignore[no-any-return]
-        pieces = self._cut(other)
         return self._restacked([op(member, pieces[i]) for i, member in enumerate(self._members)])
 
     # --- math: member by member, never densified ------------------------------------------
