@@ -513,6 +513,28 @@ def test_comparing_with_a_tensor_is_right_aligned_with_the_batch_dims() -> None:
         td == torch.tensor([0, 1])  # noqa: B015
 
 
+class _AN(TensorClass):
+    a: torch.Tensor
+    n: TensorDict
+
+
+@pytest.mark.parametrize("kind", ["dense", "lazy", "record"])
+def test_comparing_with_a_dict_goes_key_by_key(kind: str) -> None:
+    td = TensorDict({"a": torch.arange(6.0).reshape(2, 3), "n": {"b": torch.ones(2)}}, [2])
+    subject: Any = {
+        "dense": td,
+        "lazy": tclass.lazy_stack([td[0], td[1]]),
+        "record": _AN(a=td["a"], n=td["n"], batch_size=[2]),
+    }[kind]
+    assert (subject == subject.to_dict()).all() is True  # as the peer: a bool collection
+    zeros = td.clone().zero_().to_dict()
+    assert (subject != zeros).any() is True
+    out = subject == {"a": 0, "n": {"b": 1}}  # numbers and nested dicts, leaf by leaf
+    assert torch.equal(out.get("a"), td["a"] == 0) and bool(out.get(("n", "b")).all())
+    with pytest.raises(errors.KeyNotFoundError, match="only in the left one: \\['n'\\]"):
+        subject == {"a": td["a"]}  # noqa: B015
+
+
 def test_where_masked_fill_and_torch_where() -> None:
     td = _without_python_values(_td())
     cond = td > 0

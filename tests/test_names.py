@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -101,6 +102,10 @@ NAME_RULES: list[tuple[str, Callable[[TensorDict], Any], list[str | None]]] = [
     ("list", lambda t: t[[0, 1]], ["x", "y"]),
     ("mask", lambda t: t[torch.tensor([True, False])], ["x", "y"]),
     ("mask2d", lambda t: t[torch.ones(2, 3, dtype=torch.bool)], [None]),
+    # An integer index of several dims gives unnamed dims (all of them, as the peer).
+    ("tensor2d", lambda t: t[:, torch.tensor([[0, 1], [1, 2]])], ["x", None, None]),
+    ("tensor2d_first", lambda t: t[torch.tensor([[0, 1], [1, 0]])], [None, None, "y"]),
+    ("array2d", lambda t: t[..., np.array([[0, 1], [1, 2]])], ["x", None, None]),
     ("ellipsis", lambda t: t[..., 0], ["x"]),
     ("reshape", lambda t: t.reshape(6), [None]),
     ("reshape_same", lambda t: t.reshape(2, 3), ["x", "y"]),

@@ -390,7 +390,8 @@ class ElementwiseOps(TensorCollection):
     # --- comparisons and reductions ------------------------------------------------------
 
     def __eq__(self, other: object) -> Self:  # type: ignore[override]
-        """Entry-by-entry ``==`` with a collection (same keys), a tensor or a number."""
+        """Entry-by-entry ``==`` with a collection or a dict (same keys; a dict's values
+        may be tensors, numbers or dicts), a tensor or a number."""
         return unnamed(self._compare(other, operator.eq), other)
 
     def __ne__(self, other: object) -> Self:  # type: ignore[override]
@@ -412,6 +413,9 @@ class ElementwiseOps(TensorCollection):
             return self._pointwise(None, op, (other,), lock=False)  # type: ignore[attr-defined,no-any-return]
         elif isinstance(other, (int, float, bool, complex)):
             out = {key: op(value, other) for key, value in self._items()}
+        elif isinstance(other, Mapping):  # td == td.to_dict(): key by key, as the peer
+            pairs = _same_keys(self, other)
+            out = {key: op(value, pairs[key]) for key, value in self._items()}
         else:
             return NotImplemented  # type: ignore[no-any-return]
         return self._new_like(out, batch_size, self.device)
@@ -536,10 +540,10 @@ def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
         raise BatchSizeError(msg) from None
 
 
-def _same_keys(a: TensorCollection, b: TensorCollection) -> Mapping[str, Value]:
+def _same_keys(a: TensorCollection, b: TensorCollection | Mapping[str, Any]) -> Mapping[str, Any]:
     """``b``'s entries, after checking that ``a`` and ``b`` have the same keys."""
     mine = a._entries()
-    theirs = b._entries()
+    theirs = b._entries() if isinstance(b, TensorCollection) else b
     if mine.keys() != theirs.keys():
         only_a = sorted(mine.keys() - theirs.keys())
         only_b = sorted(theirs.keys() - mine.keys())

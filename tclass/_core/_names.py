@@ -215,9 +215,8 @@ def indexed(names: Names, items: tuple[Any, ...]) -> Names:
 
     A dim kept by a slice or a 1-d index keeps its name; a ``None`` item adds an
     unnamed dim; an int removes its dim. A tensor index of several dims (or a mask over
-    several dims) gives unnamed dims, except that an integer index keeps the indexed
-    dim's name on its last dim. Several tensor indices broadcast into unnamed dims,
-    placed where torch places them.
+    several dims) gives unnamed dims, as in the peer. Several tensor indices broadcast
+    into unnamed dims, placed where torch places them.
     """
     if names is None:
         return None
@@ -267,7 +266,7 @@ def _advanced_dims(item: Any, rest: tuple[str | None, ...]) -> tuple[list[str | 
         if tensor.ndim == 0:
             return [None], 0
         return ([rest[0]] if tensor.ndim == 1 else [None]), tensor.ndim
-    return [None] * (tensor.ndim - 1) + [rest[0]], 1
+    return ([rest[0]] if tensor.ndim == 1 else [None] * tensor.ndim), 1
 
 
 def _broadcast_ndim(items: list[Any]) -> int:

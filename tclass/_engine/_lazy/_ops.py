@@ -231,9 +231,12 @@ class LazyStackOps(TensorDictBase):
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
         if isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
             return self._pointwise(None, op, (other,), lock=False)
-        if not isinstance(other, (TensorCollection, int, float, bool, complex)):
+        if isinstance(other, (TensorCollection, int, float, bool, complex)):
+            pieces = self._cut(other)
+        elif isinstance(other, Mapping):  # td == td.to_dict(): each member its rows
+            pieces = [_row_of_dict(other, self._stack_dim, i) for i in range(len(self._members))]
+        else:
             return NotImplemented  # type: ignore[no-any-return]
-        pieces = self._cut(other)
         return self._restacked([op(member, pieces[i]) for i, member in enumerate(self._members)])
 
     # --- math: member by member, never densified ------------------------------------------
@@ -725,3 +728,16 @@ def _squeeze_dims(member: Any, dims: list[int]) -> Any:
 
 def _identity(path: tuple[str, ...], value: Any) -> Any:
     return value
+
+
+def _row_of_dict(values: Mapping[str, Any], dim: int, i: int) -> dict[str, Any]:
+    """Member ``i``'s part of a dict compared with a lazy stack: its tensors' row ``i``
+    along the stack dim; numbers and other values as they are."""
+    return {
+        key: _row_of_dict(value, dim, i)
+        if isinstance(value, Mapping)
+        else value.select(dim, i)
+        if isinstance(value, torch.Tensor) and value.ndim > dim
+        else value
+        for key, value in values.items()
+    }
