@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import copy
 import gc
 import weakref
@@ -115,6 +116,26 @@ def test_from_module_refuses_extra_state_that_is_not_a_tensor() -> None:
     with pytest.raises(errors.EntryTypeError, match="_extra_state.*use_state_dict=False"):
         TensorDict.from_module(WithExtra(2, 2), use_state_dict=True)
     assert set(TensorDict.from_module(WithExtra(2, 2)).keys()) == {"weight", "bias"}
+
+
+def test_collections_are_mappings_so_module_load_state_dict_takes_them(tmp_path: Path) -> None:
+    """As the peer's: TensorDicts, lazy stacks, HDF5 and parameter collections are
+    mutable mappings (torch's ``load_state_dict`` asks for one); records are not."""
+    source = nn.Linear(2, 3)
+    flat = TensorDict.from_module(source).flatten_keys(".")
+    target = nn.Linear(2, 3)
+    assert str(target.load_state_dict(flat)) == "<All keys matched successfully>"
+    assert torch.equal(target.weight, source.weight) and torch.equal(target.bias, source.bias)
+    kinds = [
+        flat,
+        tclass.lazy_stack([flat, flat]),
+        tclass.TensorDictParams(TensorDict.from_module(source)),
+        flat.to_h5(tmp_path / "w.h5"),
+    ]
+    for kind in kinds:
+        assert isinstance(kind, collections.abc.MutableMapping), type(kind)
+    assert not isinstance(LinearParams.from_module(source), collections.abc.Mapping)
+    kinds[-1].close()
 
 
 def test_from_module_errors() -> None:

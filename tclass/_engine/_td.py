@@ -8,7 +8,7 @@ which is how indexing, shape ops and stacking stay close to the cost of the tens
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard, cast
 
@@ -1016,3 +1016,8 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
         node._tensors[part] = child
         node = child
     node._tensors.pop(path[-1], None)
+
+
+# A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``: torch's
+# ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
+MutableMapping.register(TensorDict)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import torch
@@ -992,3 +992,8 @@ def _in_memory(value: Any) -> Any:
     if storage is value:
         return storage.to_tensordict()
     return type(value)._from_tensordict_unchecked(storage.to_tensordict())
+
+
+# A PersistentTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``: torch's
+# ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
+MutableMapping.register(PersistentTensorDict)

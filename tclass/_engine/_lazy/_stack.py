@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 import torch
@@ -981,3 +981,8 @@ def _rebuild(
 
 
 allow_unpickling(LazyStackedTensorDict, _rebuild)  # torch.load(f, weights_only=True)
+
+
+# A LazyStackedTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``: torch's
+# ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
+MutableMapping.register(LazyStackedTensorDict)
