@@ -23,7 +23,7 @@ from tclass._core._records import storage_of
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
-from tclass._io._api import load_memmap
+from tclass._io._api import is_memmap, load_memmap
 from tclass.errors import (
     BatchMismatchError,
     EntryExistsError,
@@ -39,8 +39,13 @@ __all__ = [
 ]
 
 
-def saved_path(node: Any) -> Path:
-    """The folder ``node`` is saved in (``collection.saved_path``)."""
+def saved_path(node: Any) -> Path | None:
+    """The folder ``node`` is saved in (``collection.saved_path``); None for one that is
+    memory-mapped but in no folder (``memmap()`` without a prefix, a lazy stack), as
+    the peer."""
+    storage = storage_of(node)
+    if not (isinstance(storage, TensorDict) and storage._saved is not None) and is_memmap(node):
+        return None
     return Path(_saved_node(node, "saved_path")._saved.folder)  # type: ignore[union-attr]
 
 
