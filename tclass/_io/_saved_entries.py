@@ -135,8 +135,8 @@ def make_memmap_from_storage(
 def memmap_refresh(node: Any, allow_pickle: bool | None) -> Any:
     """``collection.memmap_refresh_()``: ``node`` made to hold what its folder holds now
     (entries added, removed or rewritten by another process), mapped as loaded."""
-    folder = saved_path(node)
-    loaded = load_memmap(os.fspath(folder), allow_pickle=allow_pickle)
+    folder = _saved_node(node, "memmap_refresh_")._saved.folder  # type: ignore[union-attr]
+    loaded = load_memmap(folder, allow_pickle=allow_pickle)
     _Refresh().visit(node, loaded)
     return node
 
