@@ -11,7 +11,6 @@ leaves collections locked, and these methods are how it grows them).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
