@@ -293,6 +293,57 @@ def test_apply__reaches_memory_mapped_files(tmp_path: pathlib.Path) -> None:
     )
 
 
+def test_apply__takes_applys_options_as_the_peer() -> None:
+    # The peer's apply_(fn, *others, **kw) is apply(fn, *others, inplace=True, **kw).
+    td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.ones(3)}}, [3])
+    other = TensorDict({"a": torch.ones(3)}, [3])  # no ("n", "b"): the default stands in
+    assert td.apply_(lambda x, y: x + (0 if y is None else y), other, default=None) is td
+    assert td["a"].tolist() == [1.0] * 3 and td["n", "b"].tolist() == [1.0] * 3
+    assert td.apply_(lambda x: x + 5, num_threads=2) is td
+    assert td["a"].tolist() == [6.0] * 3
+    locked = td.clone().lock_()
+    assert locked.apply_(lambda x, y: x if y is None else y, other, default=None) is locked
+    assert locked["a"].tolist() == [1.0] * 3 and locked["n", "b"].tolist() == [6.0] * 3
+    with pytest.raises(KeyNotFoundError):  # without a default, as apply
+        td.apply_(lambda x, y: y, other, filter_empty=False)
+
+
+def test_apply_num_threads_gives_the_same_results_and_errors() -> None:
+    td = _td()
+    for method, fn in (("apply", lambda t: _shift(t, 1)), ("named_apply", lambda k, t: t)):
+        serial = getattr(td, method)(fn)
+        assert (getattr(td, method)(fn, num_threads=3) == serial).all()
+
+    def fail(t: torch.Tensor) -> torch.Tensor:
+        raise KeyError("from fn")
+
+    with pytest.raises(KeyError, match="from fn"):  # propagated as it is, as the peer
+        td.apply(fail, num_threads=2)
+    with pytest.raises(KeyError, match="from fn"):
+        td.apply_(fail, num_threads=2)
+
+
+def test_record_apply_out_returns_out() -> None:
+    @tensorclass
+    class Rec:
+        x: torch.Tensor
+
+    rec = Rec(x=torch.zeros(3), batch_size=[3])
+    out = rec.clone()
+    assert rec.apply(lambda x: x + 1, out=out) is out and out.x.tolist() == [1.0] * 3
+    assert rec.named_apply(lambda k, x: x + 2, out=out) is out and out.x.tolist() == [2.0] * 3
+    assert rec.apply(lambda x: x + 1, out=out, num_threads=2) is out
+
+
+def test_apply_out_on_a_ragged_lazy_stack() -> None:
+    from tclass import lazy_stack
+
+    stack = lazy_stack([TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(3))])
+    out = stack.clone()
+    assert stack.apply(lambda x: x + 1, out=out) is out
+    assert [m["a"].tolist() for m in out.tensordicts] == [[1.0] * 2, [1.0] * 3]
+
+
 # --- copies ---------------------------------------------------------------------------
 
 

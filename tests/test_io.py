@@ -348,6 +348,36 @@ def test_no_prefix_uses_shared_memory_and_reuses_mapped_leaves() -> None:
     assert td0["a"] is td1["a"] and td0["a"].filename is None and td0.is_memmap()
 
 
+def test_memmap_like_without_prefix_gives_new_zeros_for_mapped_leaves(tmp_path: Path) -> None:
+    # As the peer: memmap_like() never hands back the mapped leaves (their data).
+    for td in (
+        TensorDict({"a": torch.ones(3)}, [3]).memmap(),
+        TensorDict({"a": torch.ones(3)}, [3]).memmap(tmp_path / "td"),
+    ):
+        like = td.memmap_like()
+        assert like["a"] is not td["a"] and like["a"].filename is None
+        assert like.is_memmap() and like["a"].tolist() == [0.0, 0.0, 0.0]
+        assert td["a"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_saved_path_of_memmapped_collections_in_no_folder(tmp_path: Path) -> None:
+    # As the peer: None when memory-mapped in no folder, an error when not memory-mapped.
+    assert TensorDict({"a": torch.ones(3)}, [3]).memmap().saved_path is None
+    assert Step(obs=torch.ones(2), name="x", inner=Inner(z=torch.ones(2), batch_size=[2]),
+                batch_size=[2]).memmap().saved_path is None  # fmt: skip
+    members = [TensorDict({"a": torch.ones(2)}, [2]) for _ in range(2)]
+    stack = LazyStackedTensorDict.lazy_stack(members).memmap(tmp_path / "stack")
+    assert stack.saved_path is None
+    assert [m.saved_path for m in stack.tensordicts] == [
+        tmp_path / "stack" / "0",
+        tmp_path / "stack" / "1",
+    ]
+    with pytest.raises(AttributeError, match="not saved in a folder"):
+        LazyStackedTensorDict.lazy_stack(members).saved_path  # noqa: B018
+    with pytest.raises(AttributeError):
+        TensorDict({"a": torch.ones(3)}, [3]).saved_path  # noqa: B018
+
+
 def test_copy_existing_rule_of_seed_02(tmp_path: Path) -> None:
     td = TensorDict({"a": torch.tensor(1)}, [])
     td0 = td.memmap(tmp_path / "zero")

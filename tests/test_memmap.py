@@ -306,9 +306,88 @@ def test_other_devices_refused(device: Any, tmp_path: pathlib.Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
-def test_direct_construction_refused() -> None:
-    with pytest.raises(TypeError, match="from_tensor"):
-        MemoryMappedTensor(torch.zeros(2))
+def test_constructor_views_a_tensor_as_the_peer() -> None:
+    source = torch.arange(6.0).reshape(2, 3)
+    view = MemoryMappedTensor(source)
+    assert type(view) is MemoryMappedTensor and view.data_ptr() == source.data_ptr()
+    view[0, 0] = 42.0  # no copy: the tensor's own memory
+    assert source[0, 0].item() == 42.0 and view.filename is None
+    assert MemoryMappedTensor(source, index=1).tolist() == [3.0, 4.0, 5.0]
+    assert MemoryMappedTensor(source, dtype=torch.float32, shape=(2, 3), device="cpu").shape == (
+        2,
+        3,
+    )
+    assert MemoryMappedTensor([1, 2]).tolist() == [1.0, 2.0]  # the default dtype, as the peer
+    mapped = MemoryMappedTensor.from_tensor(source)
+    assert MemoryMappedTensor(mapped).is_shared()
+    grad = torch.ones(2, requires_grad=True)
+    assert not MemoryMappedTensor(grad).requires_grad
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"dtype": torch.int64}, TypeError, "convert or reshape"),
+        ({"shape": (6,)}, TypeError, "convert or reshape"),
+        ({"device": "meta"}, _errors.DeviceError, "CPU"),
+    ],
+)
+def test_constructor_refuses_what_it_cannot_view(
+    kwargs: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        MemoryMappedTensor(torch.zeros(2, 3), **kwargs)
+    with pytest.raises(TypeError, match=r"empty\(n\)"):
+        MemoryMappedTensor(3)
+    with pytest.raises(ValueError):  # the peer's error for a device that is not the CPU
+        MemoryMappedTensor(torch.zeros(2), device="meta")
+    with pytest.raises(_errors.DeviceError, match="from_tensor"):
+        MemoryMappedTensor(torch.zeros(2, device="meta"))
+
+
+def test_constructor_dispatches_to_the_class_methods(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "x.memmap"
+    written = MemoryMappedTensor(torch.arange(3.0), filename=path, shape=(2, 3))
+    assert written.filename == str(path) and written.shape == (2, 3)
+    assert MemoryMappedTensor([1, 2], filename=tmp_path / "y", index=1).item() == 2
+    mapped = MemoryMappedTensor(str(path), dtype=torch.float32, shape=(2, 3), index=0)
+    assert mapped.filename == str(path) and mapped.tolist() == [0.0, 1.0, 2.0]
+    storage = torch.arange(4.0).untyped_storage()
+    assert MemoryMappedTensor(storage, dtype=torch.float32, shape=(2, 2)).sum().item() == 6.0
+    with pytest.raises(TypeError, match="dtype= and shape="):
+        MemoryMappedTensor(str(path))
+    with pytest.raises(TypeError, match="once"):
+        MemoryMappedTensor(str(path), dtype=torch.float32, shape=(6,), filename=path)
+    with pytest.raises(TypeError, match="convert the data first"):
+        MemoryMappedTensor(torch.zeros(2), filename=tmp_path / "z", dtype=torch.int64)
+    with pytest.raises(TypeError, match="nested shapes"):
+        MemoryMappedTensor(torch.zeros(2), filename=tmp_path / "z", shape=torch.tensor([[2]]))
+
+
+@pytest.mark.peer
+def test_constructor_signature_is_the_peers() -> None:
+    peer = pytest.importorskip("tensordict")
+    import inspect
+
+    def names(cls: type) -> list[tuple[str, Any]]:
+        return [(p.name, p.kind) for p in inspect.signature(cls.__new__).parameters.values()]
+
+    assert sorted(names(MemoryMappedTensor)) == sorted(names(peer.MemoryMappedTensor))
+
+
+def test_deprecated_index_and_parent_shape(filename: Any) -> None:
+    tensor = MemoryMappedTensor.from_tensor(torch.arange(6.0).reshape(2, 3), filename=filename)
+    with pytest.warns(DeprecationWarning, match="parent_shape is deprecated"):
+        assert tensor.parent_shape == (2, 3)
+    with pytest.warns(DeprecationWarning, match="index is deprecated"):
+        assert tensor.index is None
+    row = tensor[1]
+    with pytest.warns(DeprecationWarning):
+        assert row.index == 1 and row.parent_shape == (2, 3) and row[0].parent_shape == (2, 3)
+    with pytest.warns(DeprecationWarning):
+        assert tensor.unbind(1)[2].index == (slice(None), 2)
+        assert tensor.split(1, 1)[1].index == (slice(None), slice(1, 2))
+        assert tensor.chunk(2)[1].index == (slice(1, 2),)
 
 
 # --- creating files ----------------------------------------------------------------------

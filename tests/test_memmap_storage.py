@@ -2,8 +2,8 @@
 
 No data is copied. A storage mapped from a file (``UntypedStorage.from_file``,
 ``torch.from_file``) gives a file-backed tensor that pickles as a file reference; any
-other storage gives an anonymous one. (The peer's ``from_handler`` is deprecated there,
-with no replacement, and is not provided.)
+other storage gives an anonymous one. The peer's deprecated ``from_handler`` (a tensor over
+a handler's buffer) is accepted with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
@@ -99,3 +99,32 @@ def test_same_views_as_the_peer(tmp_path: Path) -> None:
     )
     assert torch.equal(torch.as_tensor(ours), torch.as_tensor(theirs))
     assert ours.filename == theirs.filename
+
+
+def test_from_handler_is_deprecated_and_views_the_buffer() -> None:
+    class Handler:
+        def __init__(self, size: int) -> None:
+            self.buffer = bytearray(size)
+
+    handler = Handler(24)
+    with pytest.warns(DeprecationWarning, match="from_handler"):
+        tensor = MemoryMappedTensor.from_handler(handler, torch.float32, (2, 3), 1)
+    assert type(tensor) is MemoryMappedTensor and tensor.shape == (3,)
+    tensor.fill_(2.0)  # a view of the handler's memory
+    assert torch.frombuffer(handler.buffer, dtype=torch.float32).tolist() == [0.0] * 3 + [2.0] * 3
+    with pytest.warns(DeprecationWarning), pytest.raises(errors.ShapeError, match="48 bytes"):
+        MemoryMappedTensor.from_handler(handler, torch.float64, (2, 3))
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="buffer"):
+        MemoryMappedTensor.from_handler(object(), torch.float32, (1,))
+    built = MemoryMappedTensor(None, handler=handler, dtype=torch.float32, shape=(6,))
+    assert built[5].item() == 2.0
+
+
+@pytest.mark.peer
+def test_from_handler_reads_the_peers_handler() -> None:
+    peer = pytest.importorskip("tensordict")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        handler = peer.MemoryMappedTensor.from_tensor(torch.arange(6.0))._handler
+        tensor = MemoryMappedTensor.from_handler(handler, torch.float32, [2, 3])
+    assert tensor.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]

@@ -4,6 +4,8 @@ function or the rest of the program."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -116,3 +118,28 @@ def test_same_text_as_the_peer(td: TensorDict) -> None:
     for options in ({}, {"compact": False}, {"show_dtype": False}, {"sort_keys": None}):
         with tensordict.set_printoptions(**options), set_printoptions(**options):
             assert repr(td) == repr(peer)
+
+
+def test_options_never_vanish_while_a_block_ends(
+    td: TensorDict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A block ending once emptied the options for a moment: a set_printoptions in
+    # another thread then said "Valid options: []", and its repr raised KeyError.
+    from tclass._core import _printoptions
+
+    names = set(_printoptions.PRINT_OPTIONS)
+    states: list[set[str]] = []
+
+    class Watched(dict[str, object]):
+        def clear(self) -> None:
+            super().clear()
+            states.append(set(self))
+
+        def update(self, *args: Any, **kwargs: Any) -> None:
+            super().update(*args, **kwargs)
+            states.append(set(self))
+
+    monkeypatch.setattr(_printoptions, "PRINT_OPTIONS", Watched(_printoptions.PRINT_OPTIONS))
+    with set_printoptions(compact=False), set_printoptions(show_dtype=False):
+        pass
+    assert states and all(state == names for state in states)

@@ -89,7 +89,7 @@ class ElementwiseOps(TensorCollection):
             if not result._entries() and self._key_names():
                 return None  # type: ignore[return-value]
             return result
-        if options.get("inplace"):
+        if options.get("inplace") and options.keys() <= _IN_PLACE_WALK:
             return self._apply_in_place(fn, others)
         return self._apply_with(_with_leaf(fn), others, options)  # type: ignore[return-value]
 
@@ -107,7 +107,7 @@ class ElementwiseOps(TensorCollection):
         rules = _Rules(options)
         result = self._apply_nested(keyed, others, target, (), rules)
         filter_empty = options.get("filter_empty")
-        if filter_empty is not False and not result._entries():
+        if filter_empty is not False and not result._key_names():
             if filter_empty or self._key_names():
                 return None
         if "device" in options:
@@ -295,19 +295,28 @@ class ElementwiseOps(TensorCollection):
         return True
 
     @overload
-    def apply_(self, fn: LeafFn, /) -> Self: ...
+    def apply_(self, fn: LeafFn, /, **options: Unpack[TensorApplyRules]) -> Self: ...
     @overload
-    def apply_(self, fn: PairFn, other: TensorCollection, /) -> Self: ...
+    def apply_(
+        self, fn: PairFn, other: TensorCollection, /, **options: Unpack[TensorApplyRules]
+    ) -> Self: ...
     @overload
-    def apply_(self, fn: Callable[..., _Tensor | None], *others: TensorCollection) -> Self: ...
-    def apply_(self, fn: Callable[..., _Tensor | None], *others: TensorCollection) -> Self:
+    def apply_(
+        self, fn: AnyFn, *others: TensorCollection, **options: Unpack[ApplyRules]
+    ) -> Self: ...
+    def apply_(self, fn: AnyFn, *others: TensorCollection, **options: Unpack[ApplyRules]) -> Self:
         """Writes ``fn(tensor, *others)`` into every tensor in place (a ``None`` result
         leaves the tensor alone); returns ``self``.
 
         The data is written, not the entries replaced, so this works on locked and
-        memory-mapped collections (the results reach the files).
+        memory-mapped collections (the results reach the files). ``options`` are
+        :meth:`apply`'s (``default``, ``call_on_nested``, ``is_leaf``,
+        ``num_threads``...), as the peer's ``apply(fn, *others, inplace=True, ...)``.
         """
-        return self._apply_in_place(fn, others)
+        if options.keys() <= _IN_PLACE_WALK:
+            return self._apply_in_place(cast(Callable[..., torch.Tensor | None], fn), others)
+        self._apply_all(fn, others, cast(ApplyOptions, {**options, "inplace": True}))
+        return self
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
@@ -442,7 +451,12 @@ def _row_major(shape: torch.Size) -> tuple[int, ...]:
 
 
 class TensorApplyRules(TypedDict, total=False):
-    """The keywords of :class:`ApplyRules` that leave ``fn`` getting tensors only."""
+    """The keywords of :class:`ApplyRules` that leave ``fn`` getting tensors only.
+
+    ``num_threads`` is accepted for the peer's code, which calls ``fn`` from that many
+    threads: tclass calls it in the calling thread, leaf after leaf, so the results and
+    the exception ``fn`` raises (propagated as it is) are the same, whatever the value.
+    """
 
     device: Any
     names: Sequence[str | None] | None
@@ -450,6 +464,12 @@ class TensorApplyRules(TypedDict, total=False):
     filter_empty: bool | None
     propagate_lock: bool
     out: Any
+    num_threads: int
+
+
+# The options an in-place apply takes that leave its walk as it is (leaf by leaf, no
+# defaults, no calls on nested collections).
+_IN_PLACE_WALK = frozenset({"inplace", "num_threads", "propagate_lock"})
 
 
 class ApplyRules(TensorApplyRules, total=False):

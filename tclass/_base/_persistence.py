@@ -280,11 +280,14 @@ class PersistenceOps:
         return memmap_refresh(self, allow_pickle)  # type: ignore[no-any-return]
 
     @property
-    def saved_path(self) -> Path:
-        """The folder this collection is saved in (written through).
+    def saved_path(self) -> Path | None:
+        """The folder this collection is saved in (written through); None if it is
+        memory-mapped but saved in no folder (``memmap()`` without a prefix, a lazy
+        stack: its members know theirs), as the peer.
 
         Raises:
-            NotSavedError: (an ``AttributeError``, as the peer) if it is saved nowhere.
+            NotSavedError: (an ``AttributeError``, as the peer) if it is saved nowhere
+                and not memory-mapped.
         """
         from tclass._io._saved_entries import saved_path
 

@@ -25,6 +25,7 @@ import operator
 import os
 import re
 import stat
+import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Literal, NoReturn, SupportsIndex, TypeAlias, Union
@@ -90,13 +91,91 @@ class MemoryMappedTensor(torch.Tensor):
     _filename: str | None = None
     _mode: Mode | None = None
     _prefix: bool = False  # maps the start of a longer file (a legacy padded leaf)
+    # The peer's deprecated ``index`` / ``parent_shape``: the last index that made a view,
+    # and the shape of the tensor it was taken from (None: this tensor's own).
+    _index: object = None
+    _parent_shape: torch.Size | None = None
 
-    def __new__(cls, *args: object, **kwargs: object) -> Self:
-        msg = (
-            f"{cls.__name__} cannot be built directly; use {cls.__name__}.empty/zeros/"
-            "ones/full(...), .from_tensor(t) or .from_filename(path, dtype, shape)"
+    def __new__(
+        cls, source: object, *, dtype: torch.dtype | None = None,
+        shape: SizeLike | None = None, index: _Index | tuple[_Index, ...] | None = None,
+        device: DeviceLike | None = None, handler: object = None,
+        filename: PathLike | None = None,
+    ) -> Self:  # fmt: skip
+        """The peer's constructor, which dispatches on its arguments.
+
+        * ``MemoryMappedTensor(path, dtype=, shape=)``: :meth:`from_filename`.
+        * ``MemoryMappedTensor(data, filename=path)``: :meth:`from_tensor` (``data`` a
+          tensor or anything ``torch.as_tensor`` takes; ``shape`` broadcasts it).
+        * ``MemoryMappedTensor(storage, dtype=, shape=)``: :meth:`from_storage`.
+        * ``MemoryMappedTensor(tensor)``: a view of the tensor's own memory, nothing
+          copied (as the peer): memory-mapped only where that memory is (a shared or
+          file-backed tensor; a MemoryMappedTensor keeps its file). Use
+          :meth:`from_tensor` to copy into shared memory or a file.
+
+        ``index`` is applied to the result; ``device`` may only be the CPU.
+
+        Raises:
+            TypeError: a path without ``dtype`` and ``shape``, or with ``filename``;
+                ``dtype`` with ``filename`` (convert the data first); a ``dtype`` or
+                ``shape`` that is not the viewed tensor's; a bare int (a size: use
+                :meth:`empty`).
+            DeviceError: a device other than the CPU, or a tensor on another device.
+        """
+        if device is not None and device != "cpu":
+            _check_cpu(device)
+        if isinstance(source, (str, os.PathLike)):
+            if filename is not None:
+                msg = "MemoryMappedTensor(path, filename=...): give the file to map once"
+                raise TypeError(msg)
+            if dtype is None or shape is None:
+                msg = "MemoryMappedTensor(path) maps an existing file: pass dtype= and shape="
+                raise TypeError(msg)
+            return cls.from_filename(source, dtype, shape, index)
+        if filename is not None:
+            if dtype is not None:
+                msg = (
+                    "MemoryMappedTensor(data, filename=..., dtype=...): the file takes the "
+                    "data's dtype; convert the data first (data.to(dtype))"
+                )
+                raise TypeError(msg)
+            data = source if isinstance(source, torch.Tensor) else torch.as_tensor(source)
+            out = cls.from_tensor(data, filename=filename, shape=shape)
+            return out if index is None else out[index]  # type: ignore[return-value]
+        if isinstance(source, (torch.UntypedStorage, torch.TypedStorage)):
+            return cls.from_storage(source, shape=shape, dtype=dtype, index=index)
+        if handler is not None:
+            return cls._from_handler(handler, dtype, shape, index)
+        out = cls._alias(source, dtype, shape)
+        return out if index is None else out[index]  # type: ignore[return-value]
+
+    @classmethod
+    def _alias(cls, source: object, dtype: torch.dtype | None, shape: SizeLike | None) -> Self:
+        """``MemoryMappedTensor(tensor)``: the tensor's memory viewed as this class."""
+        if isinstance(source, (bool, int)):
+            msg = f"MemoryMappedTensor({source!r}): to allocate n elements use .empty(n)"
+            raise TypeError(msg)
+        if not isinstance(source, torch.Tensor):
+            default = torch.get_default_dtype() if dtype is None else dtype
+            return torch.tensor(source, dtype=default).as_subclass(cls)
+        if not source.is_cpu or source.is_nested or source.layout is not torch.strided:
+            msg = (
+                f"MemoryMappedTensor(tensor) views a dense CPU tensor, got one on "
+                f"{source.device} with layout {source.layout}; copy it with from_tensor(t)"
+            )
+            raise (TypeError if source.is_cpu else DeviceError)(msg)
+        wrong = (dtype is not None and dtype != source.dtype) or (
+            shape is not None and _as_size((), shape) != tuple(source.shape)
         )
-        raise TypeError(msg)
+        if wrong:
+            msg = (
+                f"MemoryMappedTensor(tensor) views the tensor as it is ({source.dtype}, "
+                f"shape {list(source.shape)}), not as dtype={dtype}, shape={shape}: convert "
+                "or reshape it first, or pass filename= to copy it into a new file"
+            )
+            raise TypeError(msg)
+        view = torch._C.TensorBase.view_as(source, source).detach()
+        return source._wrap(view) if isinstance(source, cls) else view.as_subclass(cls)
 
     # --- constructors ------------------------------------------------------------------
 
@@ -205,7 +284,7 @@ class MemoryMappedTensor(torch.Tensor):
     def from_tensor(
         cls, input: torch.Tensor, *, filename: PathLike | None = None,
         existsok: bool = False, copy_existing: bool = False, copy_data: bool = True,
-        shape: Sequence[int] | torch.Tensor | None = None,
+        shape: SizeLike | torch.Tensor | None = None,
     ) -> Self:  # fmt: skip
         """Copy a tensor into a new file, or into shared memory when ``filename`` is None.
 
@@ -253,14 +332,9 @@ class MemoryMappedTensor(torch.Tensor):
             raise TypeError(msg + "; convert it with .to_dense() first")
         if input.requires_grad:
             input = input.detach()
-        if shape is not None:
-            if isinstance(shape, torch.Tensor):
-                msg = (
-                    "from_tensor: nested shapes (a tensor of element shapes) are not "
-                    "supported; memory-map each element, or a padded dense tensor"
-                )
-                raise TypeError(msg)
-            input = input.broadcast_to(tuple(shape))
+        size = _tensor_shape(shape)
+        if size is not None:
+            input = input.broadcast_to(_as_size((), size))
         if not copy_data:
             return cls._new(input.shape, input.dtype, None, filename, existsok, True)
         data = _raw_bytes(input)
@@ -376,6 +450,50 @@ class MemoryMappedTensor(torch.Tensor):
         out = flat.as_subclass(cls) if path is None else cls._wrap_file(flat, path, "r+")
         return out if index is None else out[index]  # type: ignore[return-value]
 
+    @classmethod
+    def from_handler(
+        cls, handler: object, dtype: torch.dtype, shape: SizeLike,
+        index: _Index | tuple[_Index, ...] | None = None,
+    ) -> Self:  # fmt: skip
+        """Deprecated, as in the peer (which removes it in TensorDict 0.17; it rebuilds
+        pickles of its 0.14 and earlier): a MemoryMappedTensor over the memory of a
+        shared-memory handler, an object whose ``buffer`` (or itself) is a writable
+        buffer, read as ``dtype`` and ``shape``, then ``index``. Emits a
+        ``DeprecationWarning``; use :meth:`from_storage` or :meth:`from_tensor`."""
+        msg = (
+            "MemoryMappedTensor.from_handler() is deprecated (the peer removes it in "
+            "TensorDict 0.17); use MemoryMappedTensor.from_storage() or from_tensor()"
+        )
+        warnings.warn(msg, DeprecationWarning, stacklevel=2)
+        return cls._from_handler(handler, dtype, shape, index)
+
+    @classmethod
+    def _from_handler(
+        cls, handler: object, dtype: torch.dtype | None, shape: SizeLike | None,
+        index: _Index | tuple[_Index, ...] | None,
+    ) -> Self:  # fmt: skip
+        try:
+            memory = memoryview(getattr(handler, "buffer", handler)).cast("B")  # type: ignore[arg-type]
+        except TypeError as err:
+            msg = f"a handler must expose a buffer (its .buffer), got {type(handler).__name__}"
+            raise TypeError(msg) from err
+        dtype = torch.get_default_dtype() if dtype is None else _check_dtype(dtype)
+        size = _as_size((), _tensor_shape(shape)) if shape is not None else None
+        numel = len(memory) // dtype.itemsize if size is None else math.prod(size)
+        if numel * dtype.itemsize > len(memory):
+            msg = (
+                f"from_handler: shape {list(size or ())} of {dtype} needs "
+                f"{numel * dtype.itemsize} bytes, the handler holds {len(memory)}"
+            )
+            raise ShapeError(msg)
+        flat = (
+            torch.frombuffer(memory, dtype=dtype, count=numel)
+            if numel
+            else torch.empty(0, dtype=dtype)
+        )
+        out = flat.view(size if size is not None else (numel,)).as_subclass(cls)
+        return out if index is None else out[index]  # type: ignore[return-value]
+
     # --- internals ---------------------------------------------------------------------
 
     @classmethod
@@ -409,9 +527,12 @@ class MemoryMappedTensor(torch.Tensor):
         out._mode = mode
         return out
 
-    def _wrap(self, view: torch.Tensor) -> Self:
-        """Wrap a view of this tensor's storage, carrying the file attributes over."""
+    def _wrap(self, view: torch.Tensor, index: object = None) -> Self:
+        """Wrap a view of this tensor's storage (taken with ``index``), carrying the file
+        attributes over."""
         out = view.as_subclass(type(self))
+        out._index = index
+        out._parent_shape = self.shape if self._parent_shape is None else self._parent_shape
         if self._filename is not None:
             out._filename = self._filename
             out._mode = self._mode
@@ -443,11 +564,13 @@ class MemoryMappedTensor(torch.Tensor):
                 return rows
         out = torch.Tensor.__getitem__(self, indices)
         # Basic indexes give views (wrapped); advanced ones give copies (left plain).
-        return self._wrap(out) if out._is_view() else out
+        return self._wrap(out, indices) if out._is_view() else out
 
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         """Views along ``dim``, each a MemoryMappedTensor (iteration uses this)."""
-        return tuple(self._wrap(t) for t in torch._C.TensorBase.unbind(self, dim))
+        parts = torch._C.TensorBase.unbind(self, dim)
+        before = (slice(None),) * (dim % self.dim())
+        return tuple(self._wrap(t, (*before, i)) for i, t in enumerate(parts))
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
         """Like :meth:`torch.Tensor.split`, returning MemoryMappedTensor views."""
@@ -455,11 +578,35 @@ class MemoryMappedTensor(torch.Tensor):
             parts = torch._C.TensorBase.split(self, split_size, dim)
         else:
             parts = torch._C.TensorBase.split_with_sizes(self, list(split_size), dim)
-        return tuple(self._wrap(t) for t in parts)
+        return self._wrap_parts(parts, dim)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
         """Like :meth:`torch.Tensor.chunk`, returning MemoryMappedTensor views."""
-        return tuple(self._wrap(t) for t in torch._C.TensorBase.chunk(self, chunks, dim))
+        return self._wrap_parts(torch._C.TensorBase.chunk(self, chunks, dim), dim)
+
+    def _wrap_parts(self, parts: Sequence[torch.Tensor], dim: int) -> tuple[Self, ...]:
+        """Consecutive views along ``dim``, each wrapped with the slice that takes it."""
+        before = (slice(None),) * (dim % max(self.dim(), 1))
+        out, start = [], 0
+        for part in parts:
+            stop = start + part.shape[dim]
+            out.append(self._wrap(part, (*before, slice(start, stop))))
+            start = stop
+        return tuple(out)
+
+    @property
+    def index(self) -> object:  # type: ignore[override]
+        """Deprecated, as in the peer: the index that took this view from the tensor it
+        was built from (None for that tensor). Emits a ``DeprecationWarning``."""
+        _warn_pickling_internal("index")
+        return self._index
+
+    @property
+    def parent_shape(self) -> torch.Size:
+        """Deprecated, as in the peer: the shape of the tensor this view was taken from
+        (its own shape for that tensor). Emits a ``DeprecationWarning``."""
+        _warn_pickling_internal("parent_shape")
+        return self.shape if self._parent_shape is None else self._parent_shape
 
     def __format__(self, format_spec: str) -> str:
         # torch formats 0-d values (f"{t:.2f}") only for exact torch.Tensor instances.
@@ -749,6 +896,25 @@ def _to_dim(item: object) -> int:
         return operator.index(item)
     except TypeError:  # e.g. a float tensor
         return -1
+
+
+def _warn_pickling_internal(name: str) -> None:
+    msg = (
+        f"MemoryMappedTensor.{name} is deprecated (the peer removes it in TensorDict "
+        "0.17): it describes the peer's pickles, and has no replacement"
+    )
+    warnings.warn(msg, DeprecationWarning, stacklevel=3)
+
+
+def _tensor_shape(shape: object) -> SizeLike | None:
+    """``shape`` unless it is the peer's nested shape (a tensor of element shapes)."""
+    if isinstance(shape, torch.Tensor):
+        msg = (
+            "nested shapes (a tensor of element shapes) are not supported; memory-map "
+            "each element, or a padded dense tensor"
+        )
+        raise TypeError(msg)
+    return shape  # type: ignore[return-value]
 
 
 def _check_dtype(dtype: object) -> torch.dtype:

@@ -36,6 +36,10 @@ PRINT_OPTIONS: dict[str, Any] = {
     "html": True,
 }
 
+# The option names, fixed: PRINT_OPTIONS always holds every one (it is only ever updated,
+# so a repr or a set_printoptions in another thread never sees it part-way restored).
+_NAMES = frozenset(PRINT_OPTIONS)
+
 # Options only the detailed form shows: passing one without ``compact`` turns it off.
 _DETAILED_ONLY = frozenset(
     {
@@ -73,9 +77,9 @@ class set_printoptions:  # noqa: N801  (the peer's name)
     """
 
     def __init__(self, *, verbose: bool = True, **options: Any) -> None:
-        unknown = set(options) - set(PRINT_OPTIONS)
+        unknown = set(options) - _NAMES
         if unknown:
-            msg = f"Unknown printoptions: {unknown}. Valid options: {sorted(PRINT_OPTIONS)}"
+            msg = f"Unknown printoptions: {unknown}. Valid options: {sorted(_NAMES)}"
             raise ArgumentError(msg)
         if options.get("sort_keys", "alphabetical") not in _SORTS:
             msg = f"sort_keys must be one of {_SORTS}, got {options['sort_keys']!r}"
@@ -92,8 +96,7 @@ class set_printoptions:  # noqa: N801  (the peer's name)
         PRINT_OPTIONS.update(self._options)
 
     def __exit__(self, *exc_info: object) -> None:
-        PRINT_OPTIONS.clear()
-        PRINT_OPTIONS.update(self._previous.pop())
+        PRINT_OPTIONS.update(self._previous.pop())  # every key: one atomic update
 
     def set(self) -> None:
         """Applies the options for the rest of the program."""

@@ -11,7 +11,6 @@ leaves collections locked, and these methods are how it grows them).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from tclass._core._records import storage_of
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
-from tclass._io._api import load_memmap
+from tclass._io._api import is_memmap, load_memmap
 from tclass.errors import (
     BatchMismatchError,
     EntryExistsError,
@@ -39,8 +38,13 @@ __all__ = [
 ]
 
 
-def saved_path(node: Any) -> Path:
-    """The folder ``node`` is saved in (``collection.saved_path``)."""
+def saved_path(node: Any) -> Path | None:
+    """The folder ``node`` is saved in (``collection.saved_path``); None for one that is
+    memory-mapped but in no folder (``memmap()`` without a prefix, a lazy stack), as
+    the peer."""
+    storage = storage_of(node)
+    if not (isinstance(storage, TensorDict) and storage._saved is not None) and is_memmap(node):
+        return None
     return Path(_saved_node(node, "saved_path")._saved.folder)  # type: ignore[union-attr]
 
 
@@ -130,8 +134,8 @@ def make_memmap_from_storage(
 def memmap_refresh(node: Any, allow_pickle: bool | None) -> Any:
     """``collection.memmap_refresh_()``: ``node`` made to hold what its folder holds now
     (entries added, removed or rewritten by another process), mapped as loaded."""
-    folder = saved_path(node)
-    loaded = load_memmap(os.fspath(folder), allow_pickle=allow_pickle)
+    folder = _saved_node(node, "memmap_refresh_")._saved.folder  # type: ignore[union-attr]
+    loaded = load_memmap(folder, allow_pickle=allow_pickle)
     _Refresh().visit(node, loaded)
     return node
 

@@ -116,14 +116,15 @@ def staged_tree(root: str, old_tree: bool, durable: bool = False) -> Iterator[st
 
 def _to_shared_memory(node: Any, like: bool) -> Any:
     """The ``prefix=None`` case: leaves move to anonymous shared memory (those already
-    memory-mapped are kept as they are); nothing touches the disk."""
+    memory-mapped are kept as they are, unless ``like``: new zeros); nothing touches the
+    disk."""
     plan, rebuild = plan_tree(
         node, "", copy_existing=True, like=like, allow_pickle=True, anonymous=True
     )
     written: list[torch.Tensor] = []
     for leaf in plan.leaves:
         tensor = leaf.tensor
-        if isinstance(tensor, MemoryMappedTensor):
+        if isinstance(tensor, MemoryMappedTensor) and not like:
             written.append(tensor)
         elif like:
             written.append(MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype))

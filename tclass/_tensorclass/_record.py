@@ -512,7 +512,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         storages = tuple(storage_of(other) for other in others)
         result: TensorDictBase | None = self._tensordict._apply_all(fn, storages, options)
-        return None if result is None else self._result(result)  # type: ignore[return-value]
+        if result is None or result is options.get("out"):  # out= is returned as it is
+            return result  # type: ignore[return-value]
+        return self._result(result)
 
     def _named_apply_all(
         self,
@@ -525,7 +527,9 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
         result: TensorDictBase | None = self._tensordict._named_apply_all(
             fn, others, nested_keys, batch_size, options
         )
-        return None if result is None else self._result(result)  # type: ignore[return-value]
+        if result is None or result is options.get("out"):  # out= is returned as it is
+            return result  # type: ignore[return-value]
+        return self._result(result)
 
     def _apply_plain(
         self,
