@@ -795,3 +795,101 @@ def test_external_data_is_refused_unless_allowed(tmp_path: Path, kind: str) -> N
     record = Holder.from_h5(path, allow_external=True)
     assert record.g["e"].tolist() == [0.0, 1.0, 2.0]
     record.close()
+
+
+# --- the collection API on a file (issue 27) ------------------------------------------------
+
+
+def test_lock_and_unlock_are_context_managers(saved: PersistentTensorDict) -> None:
+    with saved.lock_() as inner:
+        assert inner is saved and saved.is_locked and saved["next"].is_locked
+        with pytest.raises(tclass.errors.LockedError):
+            saved["other"] = torch.zeros(4)
+    assert not saved.is_locked and not saved["next"].is_locked
+    saved.lock_()
+    with saved.unlock_():
+        saved["other"] = torch.zeros(4)
+        saved["more"] = TensorDict({"y": torch.zeros(4)}, [4])
+        assert not saved.is_locked
+    assert saved.is_locked and saved["next"].is_locked and saved["more"].is_locked
+    assert "other" in saved.keys()
+
+
+def test_a_locked_file_takes_writes_into_existing_entries(saved: PersistentTensorDict) -> None:
+    """As the peer's: ``ptd[key] = value`` writes into the existing entry when locked,
+    ``set`` and new keys stay refused."""
+    saved.lock_()
+    saved["reward"] = torch.ones(4)
+    saved["next"] = {"done": torch.ones(4, dtype=torch.bool), "x": torch.zeros(4, 2, 2)}
+    saved["next", "x"] = torch.ones(4, 2, 2)
+    assert torch.equal(saved["reward"], torch.ones(4)) and saved["next", "done"].all()
+    assert torch.equal(saved["next", "x"], torch.ones(4, 2, 2))
+    with pytest.raises(tclass.errors.LockedError, match="'reward'"):
+        saved.set("reward", torch.ones(4))
+    with pytest.raises(tclass.errors.LockedError, match="'q'"):
+        saved["next"] = {"q": torch.zeros(4)}
+    with pytest.raises(tclass.errors.InPlaceWriteError, match="'reward'.*dataset"):
+        saved["reward"] = TensorDict({"q": torch.zeros(4)}, [4])
+    with pytest.raises(tclass.errors.InPlaceWriteError, match="'next'.*group"):
+        saved["next"] = torch.zeros(4)
+
+
+def test_a_string_is_stored_as_a_python_value(saved: PersistentTensorDict) -> None:
+    saved["label"] = "pong"
+    assert python_value(saved["label"]) == "pong"
+    assert saved.to_tensordict()["label"] == "pong"
+
+
+def test_names_are_kept_in_memory(saved: PersistentTensorDict) -> None:
+    assert saved.names == [None] and saved["next"].names == [None]
+    saved.names = ["time"]
+    assert saved.names == ["time"] and saved["next"].names == ["time"]
+    assert saved.to_tensordict().names == ["time"] and saved[1:].names == ["time"]
+    assert saved.to_tensordict()["next"].names == ["time"]
+    saved.names = None
+    assert saved.refine_names("t").names == ["t"]
+    assert saved.rename("u").names == ["u"] and saved.names == ["t"]
+    with pytest.raises(tclass.errors.DimNameError):
+        saved.names = ["a", "b"]
+
+
+def test_select_exclude_cpu_and_consolidate_read_the_file(saved: PersistentTensorDict) -> None:
+    picked = saved.select("reward", ("next", "x"))
+    assert type(picked) is TensorDict and type(picked["next"]) is TensorDict
+    assert set(picked.keys(True, True)) == {("next", "x"), "reward"}
+    assert torch.equal(picked["next", "x"], sample()["next", "x"])
+    left = saved.exclude("obs", ("next", "done"))
+    assert type(left) is TensorDict and type(left["next"]) is TensorDict
+    assert set(left.keys(True, True)) == {("next", "x"), "reward"} and "env" in left.keys()
+    assert saved.select("nope", strict=False).is_empty()
+    with pytest.raises(KeyError, match="nope"):
+        saved.select("nope")
+    with pytest.raises(NotImplementedError, match="inplace"):
+        saved.exclude("obs", inplace=True)
+    moved = saved.cpu()
+    assert isinstance(moved, PersistentTensorDict) and moved.device == torch.device("cpu")
+    packed = saved.consolidate()
+    assert type(packed) is TensorDict and packed.is_locked and same(packed, sample())
+
+
+def test_a_with_block_on_a_rearranged_file_writes_back(saved: PersistentTensorDict) -> None:
+    saved.lock_()
+    with saved.unsqueeze(0) as wide:
+        wide.set_("reward", wide["reward"] + 1)
+    assert torch.equal(saved["reward"], sample()["reward"] + 1) and saved.is_locked
+
+
+@pytest.mark.peer
+def test_the_peer_agrees_on_locks_and_names(tmp_path: Path) -> None:
+    tensordict = pytest.importorskip("tensordict")
+    for lib in (tclass, tensordict):
+        data = lib.TensorDict({"a": torch.zeros(3), "n": {"b": torch.zeros(3)}}, [3])
+        ptd = lib.PersistentTensorDict.from_dict(data, filename=tmp_path / f"{lib.__name__}.h5")
+        with ptd.lock_():
+            ptd["a"] = torch.ones(3)
+            assert ptd.is_locked and ptd["n"].is_locked
+        assert not ptd.is_locked and torch.equal(ptd["a"], torch.ones(3))
+        ptd.names = ["t"]
+        assert ptd.names == ["t"] and ptd["n"].names == ["t"] and ptd[:2].names == ["t"]
+        assert type(ptd.consolidate()) is lib.TensorDict
+        ptd.close()

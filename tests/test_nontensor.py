@@ -11,6 +11,7 @@ import copy
 import math
 import pickle
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -467,3 +468,46 @@ def test_saved_python_values_are_on_the_cpu_with_their_collection(tmp_path: Path
     assert saved.apply(lambda v: v + 1).device == torch.device("cpu")
     stacked = TensorDict({"x": torch.zeros(2), "s": NonTensorStack("a", "b")}, [2])
     assert stacked.memmap(tmp_path / "st").apply(lambda v: v + 1).device.type == "cpu"
+
+
+class TestSubscripted:
+    """``MetaData[T]`` and ``NonTensorStack[T]`` name the type of the values, as the
+    peer's do (``NonTensorData[T]`` is refused there and here)."""
+
+    def test_metadata_of_a_type_builds_metadata(self) -> None:
+        node = tclass.MetaData[str]("run-7", batch_size=[3])
+        assert type(node) is tclass.MetaData and node.data == "run-7"
+        assert node.batch_size == torch.Size([3])
+        assert tclass.MetaData[int](3).data == 3
+        stacked = torch.stack([node, tclass.MetaData[str]("run-7", batch_size=[3])])
+        assert type(stacked) is tclass.MetaData and stacked.batch_size == torch.Size([2, 3])
+
+    def test_stack_of_a_type(self) -> None:
+        assert typing.get_origin(NonTensorStack[str]) is NonTensorStack
+        assert NonTensorStack[str]("a", "b").tolist() == ["a", "b"]
+        with pytest.raises(TypeError):
+            NonTensorData[str]  # type: ignore[misc]
+
+    def test_fields_annotated_with_them(self) -> None:
+        @tclass.tensorclass
+        class Run:
+            x: torch.Tensor
+            name: tclass.MetaData[str]
+            tags: NonTensorStack[str] | None = None
+            note: typing.Optional[tclass.MetaData[str]] = None  # noqa: UP045
+
+        run = Run(x=torch.zeros(3), name="a", batch_size=[3])
+        assert run.name == "a" and run.tags is None and run.note is None
+        other = Run(x=torch.zeros(3), name=tclass.MetaData("b"), note="n", batch_size=[3])
+        assert other.name == "b" and other.note == "n"
+        assert torch.cat([run, run]).name == "a"
+        assert run.clone()[1:].name == "a"
+
+    @pytest.mark.peer
+    def test_as_the_peer(self) -> None:
+        peer = pytest.importorskip("tensordict")
+        for lib in (tclass, peer):
+            assert lib.MetaData[str]("x", batch_size=[2]).data == "x"
+            assert isinstance(lib.MetaData[str]("x"), lib.MetaData)
+            with pytest.raises(TypeError):
+                lib.NonTensorData[str]

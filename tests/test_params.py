@@ -291,6 +291,40 @@ def test_in_place_shape_changes_keep_parameters() -> None:
     assert sorted(name for name, _ in params.named_parameters()) == ["a", "b.c"]
 
 
+def test_lock_and_unlock_are_context_managers() -> None:
+    """As the peer's (issue 27): a block restores the lock state on exit."""
+    _, params = _batched_params()
+    with params.lock_() as inner:
+        assert inner is params and params.is_locked and params["b"].is_locked
+        with pytest.raises(tclass.errors.LockedError):
+            params["new"] = torch.zeros(3, 4)
+    assert not params.is_locked and not params["b"].is_locked
+    params.lock_()
+    with params.unlock_():
+        params["new"] = torch.zeros(3, 4)
+        assert not params.is_locked
+    assert params.is_locked and isinstance(params["new"], nn.Parameter)
+    assert sorted(name for name, _ in params.named_parameters()) == ["a", "b.c", "new"]
+
+
+def test_consolidate_gives_a_locked_tensordict() -> None:
+    td, params = _batched_params()
+    packed = params.consolidate()
+    assert type(packed) is TensorDict and packed.is_locked
+    assert (packed == td).all() and not packed["a"].requires_grad
+
+
+@pytest.mark.peer
+def test_the_peer_agrees_on_lock_blocks_and_consolidate() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    for lib in (tclass, tensordict):
+        params = lib.TensorDictParams(lib.TensorDict({"a": torch.randn(3)}, [3]))
+        with params.lock_():
+            assert params.is_locked
+        assert not params.is_locked
+        assert type(params.consolidate()) is lib.TensorDict
+
+
 # --- saving and loading (issue 26): the folder holds a TensorDict, as the peer's ---------
 
 

@@ -128,6 +128,21 @@ def test_shape_ops_as_context_managers_write_back(
     assert bool((td["a"] == 0).all()), name
 
 
+@pytest.mark.parametrize(("name", "op", "shape"), CONTEXT_OPS, ids=[n for n, _, _ in CONTEXT_OPS])
+def test_context_managers_on_a_locked_collection_write_in_place(
+    name: str, op: Callable[[TensorDict], Any], shape: tuple[int, ...]
+) -> None:
+    """As the peer's (issue 27): the block's data goes back in place, new keys stay
+    refused."""
+    td = _td().lock_()
+    with op(td) as view:
+        view.set_("a", torch.zeros(shape))
+    assert bool((td["a"] == 0).all()) and td.is_locked, name
+    with pytest.raises(errors.LockedError, match="'new'"), op(td) as view, view.unlock_():
+        view.set("new", torch.zeros(shape))
+    assert "new" not in td.keys(), name
+
+
 def test_squeeze_as_a_context_manager_writes_back() -> None:
     td = TensorDict({"a": torch.zeros(2, 1, 3)}, [2, 1, 3])
     with td.squeeze(1) as view:

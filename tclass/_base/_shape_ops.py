@@ -61,7 +61,8 @@ class ShapeOps(TensorCollection):
         if inverse is not None:
 
             def write_back() -> None:
-                self.update(inverse(result))
+                # a locked collection takes the data in place (new keys stay refused)
+                self.update(inverse(result), inplace=self.is_locked)
 
             result._call_on_exit(write_back)
         return result

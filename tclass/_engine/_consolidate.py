@@ -32,6 +32,7 @@ import torch
 from typing_extensions import Unpack
 
 from tclass._base._device_ops import ConsolidateOptions, map_tensors, share
+from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
 from tclass._core._memmap import MemoryMappedTensor
@@ -372,6 +373,13 @@ class _Flatten(NodeVisitor[Description]):
         if names is not None:
             tree["names"] = list(names)
         return rebuild_td, tree
+
+    def visit_other(self, node: Any) -> Description:
+        """A kind of its own (a PersistentTensorDict, a TensorDictParams): its entries as
+        the TensorDict ``to_tensordict`` gives, what the peer consolidates them into."""
+        if isinstance(node, TensorDictBase) and not isinstance(node, TensorDict):
+            return self.visit_tensordict(node.to_tensordict())
+        return super().visit_other(node)
 
     def jagged(self, key: str, tensor: torch.Tensor) -> Description:
         """A nested tensor's parts added to the leaves (values, offsets, lengths if it has

@@ -23,11 +23,11 @@ import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal
 
 import numpy as np
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, TypeVar
 
 from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Resize
@@ -478,8 +478,17 @@ class NonTensorData(_NonTensorNode):
         return (_rebuild_value, (type(self), self.data, self._batch_size, self._device))
 
 
-class MetaData(NonTensorData):
+# The type of the values a node holds, for annotations only (``MetaData[str]``, as the
+# peer's); a bare ``MetaData`` is ``MetaData[Any]``.
+_V = TypeVar("_V", default=Any)
+
+
+class MetaData(NonTensorData, Generic[_V]):
     """One Python value describing a whole batch (the peer's class of that name).
+
+    ``MetaData[str]`` names the type of the value for annotations (a tensorclass field
+    ``run: MetaData[str]``) and builds a ``MetaData`` when called, as the peer's does;
+    the value is not checked against it.
 
     tclass keeps every :class:`NonTensorData` value as one value through stacking,
     ``unsqueeze`` and ``expand``, which is what the peer does for ``MetaData`` only; the
@@ -494,8 +503,9 @@ class MetaData(NonTensorData):
     __slots__ = ()
 
 
-class NonTensorStack(_NonTensorNode):
-    """One Python value per element of a batch.
+class NonTensorStack(_NonTensorNode, Generic[_V]):
+    """One Python value per element of a batch (``NonTensorStack[str]`` names the type of
+    the values for annotations, as the peer's does; they are not checked against it).
 
     Built from values or nodes stacked along ``stack_dim`` (``NonTensorStack("a", "b")``,
     ``NonTensorStack(node_a, node_b, stack_dim=1)``), or from (nested) lists with

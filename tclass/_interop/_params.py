@@ -28,6 +28,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._casts import CastFilter
 from tclass._base._collection import TensorCollection
+from tclass._base._lock_blocks import LockBlocks
 from tclass._base._persistence import PathLike, SaveOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._memmap import Mode
@@ -143,7 +144,7 @@ class _Leaves(MutableMapping[str, Any]):
 
 
 # zero_grad is TensorDictBase's (it returns self; nn.Module's returns None).
-class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
+class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[misc]
     """A TensorDict whose tensors are the parameters and buffers of an ``nn.Module``.
 
     Keep it on a module (an ensemble's stacked weights, a target network's copy) so that
@@ -458,14 +459,18 @@ class TensorDictParams(TensorDictBase, nn.Module):  # type: ignore[misc]
     # --- locking ---------------------------------------------------------------------------
 
     def lock_(self) -> Self:
-        """Refuses new or removed entries (through this object and the wrapped one)."""
+        """Refuses new or removed entries (through this object and the wrapped one); also
+        a context manager: ``with params.lock_(): ...`` unlocks on exit."""
+        self._note_lock()
         self._root_locked = True
         self._param_td.lock_()
         return self
 
     def unlock_(self) -> Self:
         """Accepts new and removed entries again (the wrapped TensorDict stays locked
-        when it was wrapped with ``lock=True``)."""
+        when it was wrapped with ``lock=True``); ``with params.unlock_(): ...`` locks
+        again on exit."""
+        self._note_lock()
         self._root_locked = False
         if not self._lock_content:
             self._param_td.unlock_()

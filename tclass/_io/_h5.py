@@ -34,9 +34,12 @@ from typing_extensions import Self, Unpack
 from tclass._base._collection import TensorCollection
 from tclass._base._persistence import H5Options
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core import _batch, _names
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._names import Names
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._io._h5_datasets import (
@@ -56,6 +59,7 @@ from tclass._io._h5_datasets import (
     write_value,
 )
 from tclass._io._h5_records import bind_records, rebind, records_of, source_items
+from tclass._io._h5_surface import H5Surface, in_memory
 from tclass._io._h5_tree import META, Entries, saved_batch, saved_meta, settle_batch, walk_file
 from tclass._io._schema import record_schema
 from tclass.errors import (
@@ -63,6 +67,7 @@ from tclass.errors import (
     BatchSizeError,
     ClosedFileError,
     FilePermissionError,
+    InPlaceWriteError,
     KeyNotFoundError,
     LockedError,
     UnsupportedError,
@@ -75,7 +80,7 @@ _REOPEN = {"w": "r+", "w-": "r+", "x": "r+", "a": "a", "r+": "r+", "r": "r"}
 _MISSING: Any = object()
 
 
-class PersistentTensorDict(TensorDictBase):
+class PersistentTensorDict(H5Surface, TensorDictBase):
     """A collection over an HDF5 file or group (needs ``pip install 'tclass[h5]'``).
 
     Open one with :meth:`from_h5` (or ``TensorDict.from_h5``, ``tclass.from_h5``), write
@@ -133,6 +138,8 @@ class PersistentTensorDict(TensorDictBase):
         "_as_stack",
         "_allow_external",
         "_view",
+        "_names",
+        "_lock_block",
         "__weakref__",
     )
 
@@ -195,6 +202,8 @@ class PersistentTensorDict(TensorDictBase):
         self._allow_external = allow_external
         self._view: Entries | None = None
         self._batch_size = batch
+        self._names: Names = None
+        self._lock_block = None
 
     @classmethod
     def _over(
@@ -349,6 +358,9 @@ class PersistentTensorDict(TensorDictBase):
             saved = saved_batch(child)
             if saved is not None:
                 child._batch_size = saved
+            # a group inherits the lock and the names of the dims it shares
+            child._locked = self._locked
+            child._names = self._names_for(len(child._batch_size))
             self._nested[key] = child
         return child
 
@@ -525,7 +537,12 @@ class PersistentTensorDict(TensorDictBase):
             index = torch.tensor(index)
         batch = torch.empty(self._batch_size, device="meta")[index].shape
         entries = {key: self._entry_rows(key, index, batch) for key in self._key_names()}
-        return TensorDict._new_unchecked(entries, batch, self._device)
+        out = TensorDict._new_unchecked(entries, batch, self._device)
+        if self._names is not None:
+            items = index if type(index) is tuple else (index,)
+            nb = len(self._batch_size)
+            out._assign_names(_names.indexed(self._names, _batch.normalize_index(items, nb)))
+        return out
 
     # What a record over this collection indexes it with.
     _index = _index_int = _index_slice = _rows
@@ -547,8 +564,10 @@ class PersistentTensorDict(TensorDictBase):
         peer's keyword for tensorclass fields, which a file never holds)."""
         entries: dict[str, Value] = {}
         for key, value in self._items():
-            entries[key] = _in_memory(value)
-        return TensorDict._new_unchecked(entries, self._batch_size, self._device)
+            entries[key] = in_memory(value)
+        out = TensorDict._new_unchecked(entries, self._batch_size, self._device)
+        out._assign_names(self._names)
+        return out
 
     def is_memmap(self) -> bool:
         """False: the entries are read from an HDF5 file."""
@@ -578,7 +597,7 @@ class PersistentTensorDict(TensorDictBase):
             return self
         key = path[0]
         group = self._writable()
-        if inplace and key in group and isinstance(group[key], need_h5py().Dataset):
+        if inplace and key in group:
             return self.set_(key, value)
         if self._locked:
             raise LockedError(
@@ -588,6 +607,8 @@ class PersistentTensorDict(TensorDictBase):
         value = storage_of(value)
         if isinstance(value, dict):
             value = TensorDict(value, self._batch_size)
+        elif not isinstance(value, (torch.Tensor, TensorCollection)):
+            value = stored_value(value, self._batch_size, None)  # a string: a Python value
         if isinstance(value, (NonTensorData, NonTensorStack)):
             self._replace(group, key, lambda: write_value(group, key, value, self._dataset_kwargs))
         elif isinstance(value, TensorCollection):
@@ -644,12 +665,13 @@ class PersistentTensorDict(TensorDictBase):
         return node
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        """``ptd[key] = value`` writes an entry; ``ptd[idx] = rows`` writes the rows of
-        every dataset (``rows`` a collection, a dict, or a number for every tensor)."""
+        """``ptd[key] = value`` writes an entry (into the existing one when locked, as
+        the peer's); ``ptd[idx] = rows`` writes the rows of every dataset (``rows`` a
+        collection, a dict, or a number for every tensor)."""
         if isinstance(index, str) or (
             isinstance(index, tuple) and index and all(isinstance(part, str) for part in index)
         ):
-            self.set(index, value)
+            self.set(index, value, inplace=self._locked)
             return
         self._write_rows(index, value)
 
@@ -684,6 +706,14 @@ class PersistentTensorDict(TensorDictBase):
         if name not in group:
             raise self._missing_key(key)
         target = group[name]
+        nested = isinstance(storage_of(value), (Mapping, TensorCollection))
+        if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
+            held = "a group" if is_group(target) else "a dataset"
+            msg = (
+                f"cannot write a {type(value).__name__} into {name!r} in place: the file holds "
+                f"{held} there; unlock the collection and set the entry to replace it"
+            )
+            raise InPlaceWriteError(msg)
         if is_group(target):
             node._child_of(name, target).update(value, inplace=True)
         elif isinstance(value, (NonTensorData, NonTensorStack)):
@@ -764,7 +794,7 @@ class PersistentTensorDict(TensorDictBase):
             if default is _MISSING:
                 raise self._missing_key(key)
             return default
-        value = _in_memory(value)
+        value = in_memory(value)
         self.del_(key)
         return value
 
@@ -781,20 +811,6 @@ class PersistentTensorDict(TensorDictBase):
         self._records.pop(new_key, None)
         if held is not None:
             self._records[new_key] = held
-        return self
-
-    def lock_(self) -> Self:
-        """Refuse new or removed entries (in-place writes still work)."""
-        self._locked = True
-        for child in self._nested.values():
-            child.lock_()
-        return self
-
-    def unlock_(self) -> Self:
-        """Accept new and removed entries again."""
-        self._locked = False
-        for child in self._nested.values():
-            child.unlock_()
         return self
 
     # --- in-place: written back to the file ----------------------------------------------
@@ -878,6 +894,7 @@ class PersistentTensorDict(TensorDictBase):
             self._dataset_kwargs, self._allow_external,
         )  # fmt: skip
         out._records = dict(self._records)
+        out._names, out._locked = self._names, self._locked
         for key, child in self._nested.items():
             copy = made.get(id(child))
             out._nested[key] = copy if copy is not None else child._over_same_file(device, made)
@@ -984,16 +1001,6 @@ def to_h5(node: Any, filename: PathLike, **kwargs: Any) -> Any:
     return written
 
 
-def _in_memory(value: Any) -> Any:
-    """An entry read into memory: a nested collection (or a record over one) whole."""
-    storage = storage_of(value)
-    if not isinstance(storage, PersistentTensorDict):
-        return value
-    if storage is value:
-        return storage.to_tensordict()
-    return type(value)._from_tensordict_unchecked(storage.to_tensordict())
-
-
-# A PersistentTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``: torch's
-# ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
+# A PersistentTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
+# torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(PersistentTensorDict)

@@ -1,0 +1,60 @@
+"""``with collection.lock_(): ...`` and ``with collection.unlock_(): ...`` for the kinds
+that lock through methods of their own (``PersistentTensorDict``, ``TensorDictParams``):
+a block restores, on exit, the lock state from before the ``lock_``/``unlock_`` call that
+opened it, as the peer's collections do. (``TensorDict`` keeps the same state in its
+``Scope``; records and lazy stacks hold theirs.)"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+
+__all__ = ["LockBlock", "LockBlocks"]
+
+
+class LockBlock:
+    """The lock state before the last ``lock_``/``unlock_`` call (None once a block
+    took it), and the states to restore, one per open block."""
+
+    __slots__ = ("before_last", "restore")
+
+    def __init__(self) -> None:
+        self.before_last: bool | None = None
+        self.restore: list[bool] = []
+
+
+class LockBlocks(TensorCollection):
+    """A mixin: the kind's ``lock_`` and ``unlock_`` call :meth:`_note_lock` before
+    changing the state, and the collection is a context manager restoring it."""
+
+    if not TYPE_CHECKING:  # (mypy would refuse the writes to _lock_block below)
+        __slots__ = ()
+
+    # Created on first use; a kind with slots gives this a slot of its own.
+    _lock_block: LockBlock | None = None
+
+    def _block(self) -> LockBlock:
+        block = self._lock_block
+        if block is None:
+            block = self._lock_block = LockBlock()
+        return block
+
+    def _note_lock(self) -> None:
+        """Remembers the state a ``with`` block opened by this lock_/unlock_ restores."""
+        self._block().before_last = self.is_locked
+
+    def __enter__(self) -> Self:
+        """Entering restores, on exit, the lock state from before the last lock_/unlock_
+        call (or the current state if neither was just called)."""
+        block = self._block()
+        previous, block.before_last = block.before_last, None
+        block.restore.append(self.is_locked if previous is None else previous)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        block = self._block()
+        (self.lock_ if block.restore.pop() else self.unlock_)()
+        block.before_last = None

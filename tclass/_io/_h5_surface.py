@@ -1,0 +1,172 @@
+"""What a ``PersistentTensorDict`` answers beyond reading and writing its file: locking
+(and ``with ptd.lock_(): ...`` blocks), the names of its batch dims (kept in memory, as
+the peer keeps them: a file records none), ``cpu``/``cuda``, and ``select``/``exclude``,
+which read the entries they keep into a plain TensorDict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._lock_blocks import LockBlocks
+from tclass._core import _names
+from tclass._core._device import DeviceLike, as_device
+from tclass._core._names import Names
+from tclass._core._records import storage_of
+from tclass._engine._td import TensorDict
+from tclass.errors import UnsupportedError
+
+if TYPE_CHECKING:
+    from tclass._io._h5 import PersistentTensorDict
+
+__all__ = ["H5Surface", "in_memory"]
+
+
+class H5Surface(LockBlocks):
+    """A mixin of ``PersistentTensorDict`` (first in its bases)."""
+
+    if TYPE_CHECKING:  # PersistentTensorDict's slots
+        _locked: bool
+        _names: Names
+        _nested: dict[str, PersistentTensorDict]
+        _batch_size: torch.Size
+    else:
+        __slots__ = ()
+
+    # --- locking -------------------------------------------------------------------------
+
+    def lock_(self) -> Self:
+        """Refuse new or removed entries (in-place writes still work, and ``ptd[key] =
+        value`` writes into an existing entry, as the peer's); also a context manager:
+        ``with ptd.lock_(): ...`` unlocks on exit."""
+        self._note_lock()
+        self._locked = True
+        for child in self._nested.values():
+            child.lock_()
+        return self
+
+    def unlock_(self) -> Self:
+        """Accept new and removed entries again; ``with ptd.unlock_(): ...`` locks again
+        on exit."""
+        self._note_lock()
+        self._locked = False
+        for child in self._nested.values():
+            child.unlock_()
+        return self
+
+    # --- names ---------------------------------------------------------------------------
+
+    @property
+    def names(self) -> list[str | None]:
+        """The names of the batch dims (``None`` for an unnamed dim), kept in memory:
+        the file does not record them. Assigning names them here and in the groups."""
+        return _names.show(self._names, len(self._batch_size))
+
+    @names.setter
+    def names(self, value: Sequence[str | None] | None) -> None:
+        self._rename_all(_names.as_names(value, len(self._batch_size)))
+
+    @property
+    def _dim_names(self) -> Names:
+        return self._names
+
+    def _assign_names(self, names: Names) -> None:
+        self._names = names
+
+    def _rename_all(self, names: Names) -> None:
+        self._names = names
+        for child in self._nested.values():
+            child._rename_all(self._names_for(child.batch_dims))
+
+    def _names_for(self, ndim: int) -> Names:
+        """The names of a group's ``ndim`` dims: this collection's, then unnamed."""
+        names = self._names
+        if names is None:
+            return None
+        shared = names[:ndim]
+        return shared + (None,) * (ndim - len(shared))
+
+    # --- devices -------------------------------------------------------------------------
+
+    def cpu(self) -> Self:
+        """The same file, read onto the CPU."""
+        return self.to("cpu")
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        """The same file, read onto a CUDA device (the current one by default)."""
+        target = as_device("cuda" if device is None else device)
+        torch.empty((), device=target)  # torch's error now if there is no such device
+        return self.to(target)
+
+    # --- selecting -----------------------------------------------------------------------
+
+    def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
+        """The entries ``keys`` (nested keys too) read into a plain TensorDict.
+
+        Raises:
+            UnsupportedError: (a ``NotImplementedError``) with ``inplace=True``: the file
+                keeps its entries (delete the others with ``del_``).
+            KeyNotFoundError: for a missing key when ``strict``.
+        """
+        self._refuse_in_place("select", inplace)
+        tops = {key if isinstance(key, str) else key[0] for key in _flat_keys(keys)}
+        shallow = self._shallow(key for key in self._key_names() if key in tops)
+        for key in tops:
+            if strict and not self._has_entry(key):
+                shallow._entry(key)  # the missing key's error, as a TensorDict's
+        return _read(shallow.select(*keys, strict=strict))  # type: ignore[return-value]
+
+    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
+        """Every entry but ``keys`` (nested keys too) read into a plain TensorDict.
+
+        Raises:
+            UnsupportedError: (a ``NotImplementedError``) with ``inplace=True``: the file
+                keeps its entries (delete them with ``del_``).
+        """
+        self._refuse_in_place("exclude", inplace)
+        gone = {key for key in _flat_keys(keys) if isinstance(key, str)}
+        shallow = self._shallow(key for key in self._key_names() if key not in gone)
+        return _read(shallow.exclude(*keys))  # type: ignore[return-value]
+
+    def _shallow(self, keys: Iterator[str]) -> TensorDict:
+        """The entries ``keys`` in a TensorDict: tensors read, groups not yet."""
+        entries = {key: self._entry(key) for key in keys}
+        out = TensorDict._new_unchecked(entries, self._batch_size, self.device)
+        out._assign_names(self._names)
+        return out
+
+    def _refuse_in_place(self, method: str, inplace: bool) -> None:
+        if inplace:
+            msg = (
+                f"PersistentTensorDict.{method}(inplace=True): the file keeps its entries; "
+                f"delete entries with ptd.del_(key), or call ptd.{method}(...) for a "
+                "TensorDict read from the file"
+            )
+            raise UnsupportedError(msg)
+
+
+def _flat_keys(keys: tuple[Any, ...]) -> list[Any]:
+    """``select``'s keys: given one by one or as one list."""
+    if len(keys) == 1 and isinstance(keys[0], list):
+        return list(keys[0])
+    return list(keys)
+
+
+def _read(td: TensorDict) -> TensorDict:
+    """``td`` with the groups it still holds (nested PersistentTensorDicts) read."""
+    entries = {key: in_memory(value) for key, value in td._items()}
+    out = TensorDict._new_unchecked(entries, td.batch_size, td.device)
+    out._assign_names(td._dim_names)
+    return out
+
+
+def in_memory(value: Any) -> Any:
+    """An entry read into memory: a nested collection (or a record over one) whole."""
+    storage = storage_of(value)
+    if not isinstance(storage, H5Surface):
+        return value
+    read = cast("PersistentTensorDict", storage).to_tensordict()
+    return read if storage is value else type(value)._from_tensordict_unchecked(read)
