@@ -559,7 +559,7 @@ class ShapeOps(TensorCollection):
         first ``size % n`` one element longer), or before each of a list of indices
         (negative ones count from the end, ones past the end are clamped, a smaller
         index than the one before gives an empty or overlapping section). The pieces
-        are views, named and locked like this collection.
+        are views, named and locked like this collection (as ``split``'s).
 
         Raises:
             DimError: (an ``IndexError``) ``dim`` is not a batch dim.
@@ -570,7 +570,8 @@ class ShapeOps(TensorCollection):
         d = _batch.normalize_dim(dim, nb, op="tensor_split")
         bounds = _section_bounds(indices_or_sections, self.batch_size[d])
         lead = (slice(None),) * d
-        return tuple(self[lead + (slice(start, stop),)] for start, stop in bounds)
+        pieces = [self[lead + (slice(start, stop),)] for start, stop in bounds]
+        return tuple(self._carry(piece, None) for piece in pieces)
 
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         batch_size = self.batch_size
