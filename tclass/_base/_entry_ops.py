@@ -90,6 +90,8 @@ class EntryOps(TensorCollection):
         if inplace:
             self._become(out)
             return self
+        # ``with td.flatten_keys() as flat:`` writes flat's entries back on exit (the peer).
+        out._call_on_exit(lambda: self.update(out.unflatten_keys(separator)))
         return out
 
     def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
@@ -121,6 +123,7 @@ class EntryOps(TensorCollection):
         if inplace:
             self._become(out)
             return self
+        out._call_on_exit(lambda: self.update(out.flatten_keys(separator)))
         return out
 
     @property

@@ -330,7 +330,8 @@ class ShapeOps(TensorCollection):
             sizes[a], sizes[b] = sizes[b], sizes[a]
             order[a], order[b] = b, a
         out = self._map_batch(lambda v: v.rot90(k, (a, b)), torch.Size(sizes))
-        return self._carry(out, _names.permuted(self._dim_names, order))
+        names = _names.permuted(self._dim_names, order)
+        return self._carry(out, names, inverse=lambda r: r.rot90(-k, (a, b)))
 
     def flip(self, dims: int | Sequence[int]) -> Self:
         """Reverses the order of the elements along batch dims ``dims`` (a copy)."""
@@ -379,6 +380,7 @@ class ShapeOps(TensorCollection):
                 msg = f"roll: without dims, shifts must be one int, got {shifts!r}"
                 raise ShapeError(msg)
             out = self._map_batch(lambda v: _roll_flat(v, shifts, nb), batch_size)
+            back: Callable[[Self], Self] = lambda r: r.roll(-shifts)  # noqa: E731
         else:
             flat = _dim_list(dims, nb, "roll")
             amounts = [shifts] if isinstance(shifts, int) else list(shifts)
@@ -386,7 +388,10 @@ class ShapeOps(TensorCollection):
                 msg = f"roll: {len(amounts)} shifts for {len(flat)} dims ({shifts!r}, {dims!r})"
                 raise ShapeError(msg)
             out = self._map_batch(lambda v: v.roll(amounts, flat), batch_size)
-        return self._in_place(self._carry(out, self._dim_names), inplace)
+            back = lambda r: r.roll([-a for a in amounts], flat)  # noqa: E731
+        if inplace:
+            return self._in_place(self._carry(out, self._dim_names), inplace)
+        return self._carry(out, self._dim_names, inverse=back)
 
     # --- selecting elements --------------------------------------------------------------------
 
