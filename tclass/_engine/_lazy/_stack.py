@@ -165,7 +165,7 @@ class LazyStackedTensorDict(LazyStackOps):
         self._locked = bool(members) and all(member.is_locked for member in members)
         self._lock_context = None
         self._lock_stack = []
-        self._on_exit: Callable[[], None] | None = None
+        self._on_exit: Callable[[], object] | None = None
         self._consolidated = None
         self._stack_dim_name = None
 
@@ -737,7 +737,7 @@ class LazyStackedTensorDict(LazyStackOps):
         if on_exit is not None:
             on_exit()
 
-    def _call_on_exit(self, callback: Callable[[], None]) -> None:
+    def _call_on_exit(self, callback: Callable[[], object]) -> None:
         self._on_exit = callback
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
