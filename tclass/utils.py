@@ -14,6 +14,7 @@ from tclass._base._casts import is_inexact as is_inexact
 from tclass._base._casts import is_integer as is_integer
 from tclass._base._collection import _is_default_leaf as default_is_leaf
 from tclass._base._collection import is_leaf_nontensor as is_leaf_nontensor
+from tclass._core._batch import convert_ellipsis_to_idx as convert_ellipsis_to_idx
 from tclass._core._keyfuncs import KEY_SEPARATOR as KEY_SEPARATOR
 from tclass._core._keyfuncs import NestedKey as NestedKey
 from tclass._core._keyfuncs import unravel_key as unravel_key
@@ -56,6 +57,7 @@ __all__ = [
     "assert_allclose_td",
     "assert_close",
     "capture_non_tensor_stack",
+    "convert_ellipsis_to_idx",
     "default_is_leaf",
     "expand_as_right",
     "expand_right",

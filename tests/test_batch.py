@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from tclass._core import _batch
 from tclass.errors import BatchSizeError, DimError, ShapeError, TclassError
+from tclass.utils import convert_ellipsis_to_idx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -488,3 +490,33 @@ def test_as_batch_size_accepts_integer_arrays_like_the_peer() -> None:
     for bad in (np.array([1.5]), torch.tensor([True]), torch.tensor([[1]]), np.array([-1])):
         with pytest.raises(BatchSizeError, match="invalid batch_size"):
             _batch.as_batch_size(bad)
+
+
+# --- tclass.utils.convert_ellipsis_to_idx, as the peer's -----------------------------------
+
+_ELLIPSIS_CASES = [
+    ((..., 0), [1, 2, 3]),
+    (..., [2, 3]),
+    (0, [2]),
+    ((None, ..., 0), [2, 3]),
+    ((0, ...), [2, 3]),
+    ((True, ...), [2]),
+    ((None, ...), []),
+    ((0, 1, 2), [2, 3]),  # no ellipsis: returned as it is, even past the batch dims
+]
+
+
+@pytest.mark.parametrize(("idx", "batch_size"), _ELLIPSIS_CASES)
+def test_convert_ellipsis_to_idx(idx: Any, batch_size: list[int]) -> None:
+    with pytest.warns(DeprecationWarning, match="convert_ellipsis_to_idx"):
+        out = convert_ellipsis_to_idx(idx, batch_size)
+    assert Ellipsis not in (out if isinstance(out, tuple) else (out,))
+    peer = pytest.importorskip("tensordict.utils")
+    with pytest.warns(DeprecationWarning):
+        assert out == peer.convert_ellipsis_to_idx(idx, batch_size)
+
+
+@pytest.mark.parametrize("idx", [(..., ...), (0, 1, 2, ...)])
+def test_convert_ellipsis_to_idx_errors(idx: Any) -> None:
+    with pytest.warns(DeprecationWarning), pytest.raises(RuntimeError, match="ellipsis|indices"):
+        convert_ellipsis_to_idx(idx, [2, 3])

@@ -34,6 +34,7 @@ from tclass import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from collection_kinds import COMPARED, assert_as_the_peer  # noqa: E402
 from strategies import SETTINGS, leaf_items, make_values, tensordicts  # noqa: E402
 
 
@@ -684,3 +685,59 @@ def test_update_matches_the_peer() -> None:
         td.update(source, keys_to_update=[("n", "x")])
         results.append({k: v.tolist() for k, v in td.items(True, True)})
     assert results[0] == results[1]
+
+
+# --- on every kind of collection, as the peer ---------------------------------------------
+
+_NEW_COLLECTIONS = {
+    "new_ones": lambda c: c.new_ones(2, 2),
+    "new_zeros": lambda c: c.new_zeros((2, 2)),
+    "new_empty_shape": lambda c: (lambda out: (out.batch_size, out.names))(c.new_empty(2)),
+    "new_full": lambda c: c.new_full((2,), 7),
+    "new_ones_more_dims": lambda c: c.new_ones(1, 2, 3, dtype=torch.float64),
+    "new_tensor": lambda c: c.new_tensor(torch.zeros(3)),
+    "new_tensor_list": lambda c: c.new_tensor([1, 2]),
+}
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("kind", COMPARED)
+@pytest.mark.parametrize("method", sorted(_NEW_COLLECTIONS))
+def test_new_collections_on_every_kind_as_the_peer(kind: str, method: str, tmp_path: Path) -> None:
+    assert_as_the_peer(kind, tmp_path, _NEW_COLLECTIONS[method])
+
+
+def test_new_collections_keep_the_last_names() -> None:
+    """The new batch dims are named from the right, as the peer names them: the last dims
+    keep the last names, new leading dims have none; nested collections too."""
+    td = _td()
+    td.names = ["x", "y"]
+    assert td.new_ones(4).names == ["y"]
+    assert td.new_zeros(4, 5).names == ["x", "y"]
+    out = td.new_empty(1, 4, 5)
+    assert out.names == [None, "x", "y"] and out["b"].names == [None, "x", "y"]
+    assert td.new_full((4,), 1.0)["b"].names == ["y"]
+    assert td.new_ones(()).batch_size == torch.Size([])  # a 0-d batch has no names
+    td.names = ["x", None]
+    assert td.new_ones(4).names == [None]
+
+
+def test_new_tensor_is_on_the_data_device() -> None:
+    """As the peer: the result is on ``data``'s device (the CPU for a list), not on the
+    collection's, unless ``device=`` says otherwise."""
+    td = TensorDict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, [2])
+    made = td.new_tensor([1, 2])
+    assert made.device == torch.device("cpu") and made["n"].device == torch.device("cpu")
+    assert td.new_tensor(torch.ones(3), device=None).device is None
+    assert td.to("cpu").new_tensor(torch.ones(3)).device == torch.device("cpu")
+
+
+def test_filter_empty_on_a_ragged_lazy_stack_reads_no_tensor() -> None:
+    members = [
+        TensorDict({"a": torch.zeros(3, i + 1), "e": {}, "f": {"g": torch.zeros(3)}}, [3])
+        for i in range(2)
+    ]
+    ragged = tclass.lazy_stack(members)
+    assert ragged.filter_empty_() is ragged
+    assert set(ragged.keys(True)) == {"a", "f", ("f", "g")}
+    assert all("e" not in member.keys() for member in ragged.tensordicts)

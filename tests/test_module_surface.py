@@ -50,7 +50,8 @@ def test_import_tclass_imports_neither_dynamo_nor_the_optional_extras() -> None:
 
 UTILS = [
     "KEY_SEPARATOR", "DeviceType", "IndexType", "NestedKey", "TensorDictFuture",
-    "assert_allclose_td", "assert_close", "capture_non_tensor_stack", "default_is_leaf",
+    "assert_allclose_td", "assert_close", "capture_non_tensor_stack", "convert_ellipsis_to_idx",
+    "default_is_leaf",
     "expand_as_right", "expand_right", "get_printoptions", "is_bool", "is_floating",
     "is_inexact", "is_integer", "is_leaf_nontensor", "is_non_tensor", "is_tensorclass", "isin",
     "lazy_legacy", "list_to_stack", "parse_tensor_dict_string", "print_directory_tree",

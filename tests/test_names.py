@@ -76,9 +76,14 @@ def test_refine_names() -> None:
     assert td.refine_names("a", ...) is td  # in place, as in the peer
     assert td.names == ["a", None, None] and td["n"].names == ["a", None, None, None]
     named = _td()
-    assert named.refine_names("x", None).names == ["x", "y"]
+    assert named.refine_names("x", ...).names == ["x", "y"]
     with pytest.raises(RuntimeError):
         named.refine_names("x", "w")
+    # A named dim listed as None is an error, as in torch and the peer (None lifts nothing).
+    for requested in [("x", None), (None, None), (..., None)]:
+        with pytest.raises(RuntimeError, match="cannot become None"):
+            named.refine_names(*requested)
+    assert named.names == ["x", "y"]
 
 
 def test_rename_and_rename_() -> None:

@@ -24,6 +24,7 @@ from tclass import TensorDict, errors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from collection_kinds import assert_as_the_peer  # noqa: E402
 from strategies import (  # noqa: E402
     SETTINGS,
     assert_leafwise,
@@ -667,3 +668,95 @@ def test_permute_takes_dims_by_keyword_as_the_peer() -> None:
             assert torch.equal(out["a"], td["a"].permute(1, 0, 2))
     with pytest.raises(TypeError, match="once"):
         td.permute(1, 0, dims=(1, 0))
+
+
+# --- shape ops as context managers: the block's writes go back on exit ----------------------
+
+
+def _add_one(view: Any) -> None:
+    view["a"] += 1
+
+
+def _add_key(view: Any) -> None:
+    view["z"] = torch.zeros(view.batch_size)
+
+
+def _in_block(make: Any, body: Any) -> Any:
+    def method(collection: Any) -> Any:
+        with make(collection) as view:
+            body(view)
+        return collection
+
+    return method
+
+
+_WRITE_BACKS = {
+    "flatten": lambda c: c.flatten(0, 1),
+    "unflatten": lambda c: (
+        c.unflatten(1, (3, 1)) if c.batch_size[1] == 3 else c.unflatten(0, (2, 1))
+    ),
+    "view": lambda c: c.view(-1),
+    "reshape": lambda c: c.reshape(-1),
+    "permute": lambda c: c.permute(*reversed(range(c.batch_dims))),
+    "transpose": lambda c: c.transpose(0, 1),
+    "unsqueeze": lambda c: c.unsqueeze(0),
+    "flip": lambda c: c.flip(0),
+    "fliplr": lambda c: c.fliplr(),
+    "roll": lambda c: c.roll(1, 0),
+    "roll_flat": lambda c: c.roll(1),
+    "rot90": lambda c: c.rot90(1, (0, 1)),
+    "movedim": lambda c: c.movedim(0, 1),
+    "flatten_keys": lambda c: c.flatten_keys(),
+}
+
+
+_BLOCK_KINDS = ["flat", "named", "indexed_view", "lazy_dim0", "lazy_dim1", "lazy_nested", "record"]
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("kind", _BLOCK_KINDS)
+@pytest.mark.parametrize("op", sorted(_WRITE_BACKS))
+@pytest.mark.parametrize("body", [_add_one, _add_key], ids=["update", "new_key"])
+def test_shape_ops_as_context_managers_as_the_peer(
+    kind: str, op: str, body: Any, tmp_path: Path
+) -> None:
+    """``with c.flatten(0, 1) as f: f["a"] += 1`` (or a new key) writes back into ``c`` on
+    exit, as the peer, on TensorDicts, lazy stacks and records."""
+    assert_as_the_peer(kind, tmp_path, _in_block(_WRITE_BACKS[op], body))
+
+
+@pytest.mark.parametrize("stack_dim", [0, 1])
+def test_lazy_shape_ops_write_back_in_a_with_block(stack_dim: int) -> None:
+    members = [TensorDict({"a": torch.zeros(2 if stack_dim else 3, 4)}, [2 if stack_dim else 3])]
+    for make in (
+        lambda s: s.flatten(0, 1),
+        lambda s: s.view(-1),
+        lambda s: s.unsqueeze(0),
+        lambda s: s.permute(1, 0),
+        lambda s: s.flip(0),
+        lambda s: s.roll(1, 1),
+        lambda s: s.flatten_keys(),
+        lambda s: s.unflatten_keys(),
+    ):
+        stack = tclass.lazy_stack(
+            [m.clone() for m in members * (2 if stack_dim == 0 else 3)], stack_dim
+        )
+        with make(stack) as view:
+            view["a"] += 1
+            view["z"] = torch.ones(view.batch_size)
+        assert bool((stack["a"] == 1).all()) and stack["z"].shape == stack.batch_size
+        assert all("z" in member.keys() for member in stack.tensordicts)
+
+
+def test_roll_and_rot90_write_back_in_place_of_the_source() -> None:
+    td = TensorDict({"a": torch.arange(6.0).view(2, 3)}, [2, 3])
+    with td.roll(1, 1) as rolled:
+        rolled["a"] = rolled["a"] * 10  # a new tensor: only the write-back reaches td
+    assert td["a"].tolist() == [[0.0, 10.0, 20.0], [30.0, 40.0, 50.0]]
+    with td.rot90() as turned:
+        turned["b"] = torch.arange(6).view(3, 2)
+    assert td["b"].tolist() == torch.arange(6).view(3, 2).rot90(-1).tolist()
+    nested = TensorDict({"n": {"c": torch.zeros(2)}}, [2])
+    with nested.flatten_keys() as flat:
+        flat["n.d"] = torch.ones(2)
+    assert nested["n", "d"].tolist() == [1.0, 1.0]

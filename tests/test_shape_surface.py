@@ -27,6 +27,7 @@ from tclass import LazyStackedTensorDict, TensorClass, TensorDict, errors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from collection_kinds import COMPARED, assert_as_the_peer  # noqa: E402
 from strategies import (  # noqa: E402
     SETTINGS,
     assert_leafwise,
@@ -631,3 +632,57 @@ def test_torch_shape_functions_keep_names_and_laziness() -> None:
     ragged = _ragged()  # no dense stack: the members move, as the methods move them
     for moved in (torch.flip(ragged, [0]), torch.roll(ragged, 1, 0), torch.narrow(ragged, 1, 0, 2)):
         assert isinstance(moved, LazyStackedTensorDict)
+
+
+# --- on every kind of collection, as the peer ---------------------------------------------
+
+_ON_EVERY_KIND: dict[str, Callable[[Any], Any]] = {
+    "reshape_flat": lambda c: c.reshape(-1),
+    "reshape_same": lambda c: c.reshape(*c.batch_size),
+    "reshape_same_size": lambda c: c.reshape(c.batch_size),
+    "split_int": lambda c: c.split(1, 0),
+    "split_sizes": lambda c: c.split([1, 1], 0),
+    "split_dim1": lambda c: c.split(2, 1),
+    "split_last_dim": lambda c: c.split([2, 1], -1) if c.batch_size[-1] == 3 else c.split(1, -1),
+    "view_flat": lambda c: c.view(-1),
+    "view_same": lambda c: c.view(*c.batch_size),
+    "view_same_size": lambda c: c.view(c.batch_size),
+    "contiguous": lambda c: c.contiguous(),
+    "squeeze": lambda c: c.squeeze(),
+    "permute_identity": lambda c: c.permute(*range(c.batch_dims)),
+    "expand_same": lambda c: c.expand(c.batch_size),
+    "chunk": lambda c: c.chunk(2, 0),
+    "unbind": lambda c: c.unbind(0),
+    "tensor_split": lambda c: c.tensor_split(2, 0),
+    "tensor_split_indices": lambda c: c.tensor_split([1], 1),
+    "densify": lambda c: c.densify(),
+    "to_lazystack": lambda c: c.to_lazystack(0),
+    "refine_unnamed": lambda c: c.refine_names(..., None),
+}
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("kind", COMPARED)
+@pytest.mark.parametrize("method", sorted(_ON_EVERY_KIND))
+def test_shape_methods_on_every_kind_as_the_peer(kind: str, method: str, tmp_path: Path) -> None:
+    """Values, keys, batch size, names, lock, type, and whether the input itself comes
+    back (``reshape``/``view`` to the same size, ``contiguous`` of a contiguous
+    collection, ``densify`` without lazy stacks, ``to_lazystack`` of that lazy stack)."""
+    assert_as_the_peer(kind, tmp_path, _ON_EVERY_KIND[method])
+
+
+def test_methods_that_change_nothing_return_the_input() -> None:
+    td = _td()
+    assert td.densify() is td and _frame().densify() is not None
+    lazy = _lazy(1)
+    assert lazy.to_lazystack(1) is lazy and lazy.to_lazystack(0) is not lazy
+    holder = TensorDict({"s": _lazy()}, [2, 3])
+    dense = holder.densify()  # a nested lazy stack: a new collection, the stack densified
+    assert dense is not holder and type(dense["s"]) is TensorDict
+
+
+def test_tensor_split_pieces_are_locked_like_split_pieces() -> None:
+    locked = _td().lock_()
+    assert all(piece.is_locked for piece in locked.tensor_split(2, 0))
+    assert all(piece.is_locked for piece in locked.tensor_split([1], 1))
+    assert not any(piece.is_locked for piece in _td().tensor_split(2, 0))

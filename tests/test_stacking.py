@@ -561,3 +561,16 @@ def test_tensor_indices_on_lazy_stacks_match_the_peer() -> None:
         mine, peer = build(tclass, batch, count, dim)[index], build(td, batch, count, dim)[index]
         assert layout(mine) == layout(peer), index
         assert torch.equal(mine["a"], peer["a"]), index
+
+
+def test_stack_and_cat_of_plain_tensors_are_torchs() -> None:
+    """As the peer, ``tclass.stack`` / ``tclass.cat`` of tensors only are torch's."""
+    parts = [torch.zeros(2), torch.ones(2)]
+    assert torch.equal(tclass.cat(parts), torch.cat(parts))
+    assert torch.equal(tclass.stack(parts, 1), torch.stack(parts, 1))
+    out = torch.empty(4)
+    assert tclass.cat(parts, out=out) is out and out.tolist() == [0.0, 0.0, 1.0, 1.0]
+    with pytest.raises(
+        errors.StackError, match="member 1 is a TensorDict but member 0 is a Tensor"
+    ):
+        tclass.stack([torch.zeros(2), TensorDict({}, [2])])

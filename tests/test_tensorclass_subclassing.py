@@ -345,3 +345,42 @@ class TestConsistency:
         assert (
             str(inspect.signature(Rec)) == "(x, s='v', *, batch_size=None, device=None, names=None)"
         )
+
+
+# --- stacking a record class with its subclass ----------------------------------------------
+
+
+class _Base(TensorClass):
+    a: torch.Tensor
+    tag: str = "x"
+
+
+class _Derived(_Base):
+    pass
+
+
+class _Unrelated(TensorClass):
+    a: torch.Tensor
+
+
+def _pair(first: type, second: type) -> list[Any]:
+    return [first(a=torch.zeros(3), batch_size=[3]), second(a=torch.ones(3), batch_size=[3])]
+
+
+@pytest.mark.parametrize(("first", "second"), [(_Base, _Derived), (_Derived, _Base)])
+@pytest.mark.parametrize("join", [torch.stack, torch.cat, tclass.stack, tclass.cat])
+def test_a_record_joins_with_its_subclass_into_the_first_class(
+    first: type, second: type, join: Any
+) -> None:
+    """As the peer: records whose classes subclass one another stack and concatenate,
+    the result of the first member's class."""
+    out = join(_pair(first, second))
+    assert type(out) is first
+    assert out.a.reshape(-1).tolist() == [0.0] * 3 + [1.0] * 3
+    assert out.batch_size == (torch.Size([2, 3]) if "stack" in join.__name__ else (6,))
+
+
+@pytest.mark.parametrize("join", [tclass.stack, tclass.cat])
+def test_unrelated_record_classes_do_not_join(join: Any) -> None:
+    with pytest.raises(errors.StackError, match="_Unrelated but member 0 is a _Base"):
+        join(_pair(_Base, _Unrelated))

@@ -242,7 +242,7 @@ class TensorCollection:
         """What reading this node as an entry gives (a leaf node gives its value)."""
         return self
 
-    def _call_on_exit(self, callback: Callable[[], None]) -> None:
+    def _call_on_exit(self, callback: Callable[[], object]) -> None:
         """Makes the next ``with`` block on this collection run ``callback`` on exit;
         kinds without ``with`` scopes ignore it."""
 

@@ -90,6 +90,8 @@ class EntryOps(TensorCollection):
         if inplace:
             self._become(out)
             return self
+        # ``with td.flatten_keys() as flat:`` writes flat's entries back on exit (the peer).
+        out._call_on_exit(lambda: self.update(out.unflatten_keys(separator)))
         return out
 
     def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
@@ -121,6 +123,7 @@ class EntryOps(TensorCollection):
         if inplace:
             self._become(out)
             return self
+        out._call_on_exit(lambda: self.update(out.flatten_keys(separator)))
         return out
 
     @property
@@ -357,8 +360,10 @@ class EntryOps(TensorCollection):
         return self._named_like_self(self._new_like(values, self.batch_size, self.device))
 
     def filter_empty_(self) -> Self:
-        """Removes the nested collections that hold no leaf, in place."""
-        for key, value in list(self._items()):
+        """Removes the nested collections that hold no leaf, in place (a lazy stack's
+        tensors are not read: they may differ in shape)."""
+        for key in list(self._key_names()):
+            value = self._child(key)
             if _is_node(value):
                 value.filter_empty_()
                 if value.is_empty():
@@ -408,8 +413,8 @@ class EntryOps(TensorCollection):
             return getattr(torch, kind)(full, **made)
 
         out = self._map_batch(make, shape, target)
-        names = self._dim_names
-        if names is not None and len(shape) == nb:
+        names = _names.right_aligned(self._dim_names, len(shape))
+        if names is not None:
             out._assign_names(names)
         return out
 
@@ -424,7 +429,8 @@ class EntryOps(TensorCollection):
     ) -> Self:
         """A collection with this one's keys whose every tensor is ``data`` (a tensor,
         array or number; a collection pairs its entries by key) in that tensor's dtype;
-        the batch size is ``data``'s shape."""
+        the batch size is ``data``'s shape. The result is on ``device``, by default on
+        ``data``'s device (a number or list: the CPU), as the peer."""
         if isinstance(data, TensorCollection):
             batch = data.batch_size
             source: Callable[[str], Any] = data._entry
@@ -432,7 +438,7 @@ class EntryOps(TensorCollection):
             data = torch.as_tensor(data)
             batch = data.shape
             source = _constant(data)
-        target = self.device if device is _NO_DEFAULT else as_device(device)
+        target = data.device if device is _NO_DEFAULT else as_device(device)
         values: dict[str, Value] = {}
         for key, value in self._items():
             piece = source(key)
@@ -441,7 +447,7 @@ class EntryOps(TensorCollection):
                     values[key] = value._map_values(lambda v: v, batch)
                     continue
                 values[key] = value.new_tensor(
-                    piece, dtype=dtype, device=device, requires_grad=requires_grad
+                    piece, dtype=dtype, device=target, requires_grad=requires_grad
                 )
                 continue
             tensor = (

@@ -331,7 +331,8 @@ class ShapeOps(TensorCollection):
             sizes[a], sizes[b] = sizes[b], sizes[a]
             order[a], order[b] = b, a
         out = self._map_batch(lambda v: v.rot90(k, (a, b)), torch.Size(sizes))
-        return self._carry(out, _names.permuted(self._dim_names, order))
+        names = _names.permuted(self._dim_names, order)
+        return self._carry(out, names, inverse=lambda r: r.rot90(-k, (a, b)))
 
     def flip(self, dims: int | Sequence[int]) -> Self:
         """Reverses the order of the elements along batch dims ``dims`` (a copy)."""
@@ -380,6 +381,7 @@ class ShapeOps(TensorCollection):
                 msg = f"roll: without dims, shifts must be one int, got {shifts!r}"
                 raise ShapeError(msg)
             out = self._map_batch(lambda v: _roll_flat(v, shifts, nb), batch_size)
+            back: Callable[[Self], Self] = lambda r: r.roll(-shifts)  # noqa: E731
         else:
             flat = _dim_list(dims, nb, "roll")
             amounts = [shifts] if isinstance(shifts, int) else list(shifts)
@@ -387,7 +389,10 @@ class ShapeOps(TensorCollection):
                 msg = f"roll: {len(amounts)} shifts for {len(flat)} dims ({shifts!r}, {dims!r})"
                 raise ShapeError(msg)
             out = self._map_batch(lambda v: v.roll(amounts, flat), batch_size)
-        return self._in_place(self._carry(out, self._dim_names), inplace)
+            back = lambda r: r.roll([-a for a in amounts], flat)  # noqa: E731
+        if inplace:
+            return self._in_place(self._carry(out, self._dim_names), inplace)
+        return self._carry(out, self._dim_names, inverse=back)
 
     # --- selecting elements --------------------------------------------------------------------
 
@@ -560,7 +565,7 @@ class ShapeOps(TensorCollection):
         first ``size % n`` one element longer), or before each of a list of indices
         (negative ones count from the end, ones past the end are clamped, a smaller
         index than the one before gives an empty or overlapping section). The pieces
-        are views, named and locked like this collection.
+        are views, named and locked like this collection (as ``split``'s).
 
         Raises:
             DimError: (an ``IndexError``) ``dim`` is not a batch dim.
@@ -571,7 +576,8 @@ class ShapeOps(TensorCollection):
         d = _batch.normalize_dim(dim, nb, op="tensor_split")
         bounds = _section_bounds(indices_or_sections, self.batch_size[d])
         lead = (slice(None),) * d
-        return tuple(self[lead + (slice(start, stop),)] for start, stop in bounds)
+        pieces = [self[lead + (slice(start, stop),)] for start, stop in bounds]
+        return tuple(self._carry(piece, None) for piece in pieces)
 
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         batch_size = self.batch_size

@@ -88,28 +88,32 @@ def _normal(names: Sequence[str | None]) -> Names:
 
 
 def refined(current: Names, requested: Sequence[Any], ndim: int) -> Names:
-    """``refine_names(*requested)``: ``...`` stands for the dims not listed; a listed
-    ``None`` keeps the current name; a listed name must agree with the current one.
+    """``refine_names(*requested)``: ``...`` stands for the dims not listed (they keep
+    their names); an unnamed dim takes the listed name (or stays unnamed for ``None``); a
+    named dim must be listed with its own name, as in torch and the peer.
 
     Raises:
-        DimNameError: if a dim already has another name (a ``RuntimeError`` too, as the
-            peer raises), or the count is wrong.
+        DimNameError: if a named dim is listed with another name or ``None`` (a
+            ``RuntimeError`` too, as the peer raises), or the count is wrong.
     """
-    wanted = _spell_out(list(requested), ndim)
     have = show(current, ndim)
+    wanted = _spell_out(list(requested), ndim)
     out: list[str | None] = []
     for old, new in zip(have, wanted):
-        if new is not None and old is not None and new != old:
+        if new is Ellipsis:
+            out.append(old)
+            continue
+        if old is not None and new != old:
             msg = (
                 f"refine_names: cannot name dims {have} as {wanted}: a dim named {old!r} "
-                f"cannot become {new!r} (use rename for that)"
+                f"cannot become {new!r} (use rename for that, or list {old!r} or '...')"
             )
             raise DimNameError(msg)
-        out.append(old if new is None else new)
+        out.append(new)
     return as_names(out, ndim, "refine_names")
 
 
-def _spell_out(requested: list[Any], ndim: int) -> list[str | None]:
+def _spell_out(requested: list[Any], ndim: int) -> list[Any]:
     if requested.count(Ellipsis) > 1:
         msg = "refine_names: at most one '...' may stand for the unlisted dims"
         raise DimNameError(msg)
@@ -119,7 +123,7 @@ def _spell_out(requested: list[Any], ndim: int) -> list[str | None]:
         if fill < 0:
             msg = f"refine_names: {requested} lists more dims than the batch has ({ndim})"
             raise DimNameError(msg)
-        requested = requested[:at] + [None] * fill + requested[at + 1 :]
+        requested = requested[:at] + [Ellipsis] * fill + requested[at + 1 :]
     if len(requested) != ndim:
         msg = f"refine_names: {requested} names {len(requested)} dims but the batch has {ndim}"
         raise DimNameError(msg)
@@ -177,6 +181,15 @@ def inserted(names: Names, dim: int) -> Names:
 def padded_front(names: Names, count: int) -> Names:
     """``count`` new unnamed leading dims (``expand`` to more dims)."""
     return None if names is None or count < 0 else (None,) * count + names
+
+
+def right_aligned(names: Names, new_ndim: int) -> Names:
+    """The names of a new batch size of ``new_ndim`` dims built like this one
+    (``new_ones(*size)``...): the last dims keep the last names, as the peer does; new
+    leading dims have none. A 0-d batch has none."""
+    if names is None or new_ndim == 0:
+        return None
+    return _normal(((None,) * new_ndim + names)[-new_ndim:])
 
 
 def expanded(names: Names, new_ndim: int) -> Names:

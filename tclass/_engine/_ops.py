@@ -21,7 +21,7 @@ from tclass._core._batch import format_shape
 from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
-from tclass._core._records import is_record, storage_of, storages_of
+from tclass._core._records import is_record, is_record_class, storage_of, storages_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
@@ -55,6 +55,8 @@ def stack(
         StackError: if the members differ in type, batch size, keys or entry shapes; the
             message names the first difference.
     """
+    if _plain_tensors(collections):  # as the peer: torch.stack's work
+        return cast(C, torch.stack(list(collections), dim, out=out))  # type: ignore[arg-type]
     return _stack(_as_members(collections), dim, out, (), contiguous)
 
 
@@ -68,7 +70,18 @@ def cat(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
     Raises:
         StackError: naming the first member, key or shape that differs.
     """
+    if _plain_tensors(collections):  # as the peer: torch.cat's work
+        return cast(C, torch.cat(list(collections), dim, out=out))  # type: ignore[arg-type]
     return _cat(_as_members(collections), dim, out, ())
+
+
+def _plain_tensors(collections: object) -> bool:
+    """Whether ``collections`` is a non-empty list or tuple of tensors only."""
+    return (
+        isinstance(collections, (list, tuple))
+        and bool(collections)
+        and all(isinstance(item, torch.Tensor) for item in collections)
+    )
 
 
 @implements(torch.concatenate)
@@ -166,7 +179,8 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
         joined = _cat([storage_of(m) for m in members], dim, None, path)
         return cast("C", _rewrapped(members[0], joined))
     first = members[0]
-    if type(first) is not type(members[-1]) or first._is_lazy:
+    last = type(members[-1])
+    if (type(first) is not last and not _related_records(type(first), last)) or first._is_lazy:
         return cast(C, _cat_lazily(members, dim, out, path))
     batch_size = first.batch_size
     if not batch_size:
@@ -352,7 +366,7 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
     if len(set(map(type, members))) != 1 and not any(_is_lazy(m) for m in members):
         kind = type(members[0])
         for position, member in enumerate(members):
-            if type(member) is not kind:
+            if type(member) is not kind and not _related_records(kind, type(member)):
                 msg = (
                     f"{op}{_at(path)}: member {position} is a {type(member).__name__} but "
                     f"member 0 is a {kind.__name__}; all members must have the same type"
@@ -363,6 +377,13 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
         msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"
         raise StackError(msg)
     return members
+
+
+def _related_records(first: type, other: type) -> bool:
+    """Record classes one of which subclasses the other: they join, into the first
+    member's class, as the peer's."""
+    related = issubclass(other, first) or issubclass(first, other)
+    return related and is_record_class(first) and is_record_class(other)
 
 
 def _records_over_lazy_stacks(members: list[Any], kinds: set[type]) -> bool:

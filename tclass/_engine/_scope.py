@@ -39,7 +39,7 @@ class Scope:
     def __init__(self) -> None:
         self.before_last_lock: bool | None = None
         self.restore: list[bool] = []
-        self.on_exit: Callable[[], None] | None = None
+        self.on_exit: Callable[[], object] | None = None
         self.names: Names = None
         self.unbatched = False
 
@@ -122,7 +122,7 @@ class ScopedOps:
                 extra = (None,) * (value.batch_dims - nb) if own is None else own[nb:]
                 value._rename_all(None if names is None else names + extra)
 
-    def _call_on_exit(self, callback: Callable[[], None]) -> None:
+    def _call_on_exit(self, callback: Callable[[], object]) -> None:
         """Makes the next ``with td:`` block run ``callback`` once on exit (after
         restoring the lock state), even if the block raised."""
         scope = self._scope

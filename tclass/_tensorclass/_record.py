@@ -311,7 +311,7 @@ class TensorClass(TensorDictBase, metaclass=TensorClassMeta):
     def _assign_device(self, device: torch.device | None) -> None:
         self._tensordict._assign_device(device)
 
-    def _call_on_exit(self, callback: Callable[[], None]) -> None:
+    def _call_on_exit(self, callback: Callable[[], object]) -> None:
         self._tensordict._call_on_exit(callback)
 
     # --- math: the storage's tensors, the result in this record's class --------------------

@@ -157,6 +157,8 @@ def to_lazystack(collection: Any, dim: int = 0) -> Any:
     """A lazy stack of ``collection``'s slices along batch dim ``dim`` (views)."""
     batch = collection.batch_size
     d = _batch.normalize_dim(dim, len(batch), op="to_lazystack")
+    if isinstance(collection, LazyStackedTensorDict) and collection.stack_dim == d:
+        return collection  # already that lazy stack, as the peer
     members = list(collection.unbind(d))
     return type(collection)._stack_lazily(members, d, batch)
 
@@ -164,7 +166,8 @@ def to_lazystack(collection: Any, dim: int = 0) -> Any:
 def densify(collection: Any, layout: torch.layout = torch.strided) -> Any:
     """A dense copy of ``collection`` in which every lazy stack is stacked: entries of
     equal shapes with ``torch.stack``, of different shapes as nested tensors of
-    ``layout`` (which needs the stack along dim 0), nested collections recursively."""
+    ``layout`` (which needs the stack along dim 0), nested collections recursively. A
+    collection that holds no lazy stack is returned itself, as the peer does."""
     if collection._is_leaf_node:
         return collection
     storage = storage_of(collection)
@@ -178,8 +181,15 @@ def densify(collection: Any, layout: torch.layout = torch.strided) -> Any:
             else:
                 values[key] = densify(stack_entries(parts, d, (key,)), layout)
     else:
+        changed = False
         for key, value in storage._items():
-            values[key] = densify(value, layout) if isinstance(value, TensorCollection) else value
+            if isinstance(value, TensorCollection):
+                dense = densify(value, layout)
+                changed = changed or dense is not value
+                value = dense
+            values[key] = value
+        if not changed:
+            return collection
     out = collection._new_like(values, collection.batch_size, collection.device)
     return collection._named_like_self(out)
 

@@ -329,12 +329,17 @@ class LazyStackOps(TensorDictBase):
 
     # --- shape operations that keep elements in their member -----------------------------
 
+    # A ``with`` block on the result writes its entries back on exit (the inverse op), as
+    # for a TensorDict: the result's members are new collections.
+
     def unsqueeze(self, dim: int) -> Self:
         dim = _batch.normalize_dim(dim, len(self._batch_size), op="unsqueeze", inclusive=True)
         d = self._stack_dim
         if dim <= d:
-            return self._restacked([m.unsqueeze(dim) for m in self._members], d + 1)
-        return self._restacked([m.unsqueeze(dim - 1) for m in self._members])
+            out = self._restacked([m.unsqueeze(dim) for m in self._members], d + 1)
+        else:
+            out = self._restacked([m.unsqueeze(dim - 1) for m in self._members])
+        return self._carry(out, None, lock=False, inverse=lambda r: r.squeeze(dim))
 
     def squeeze(self, dim: int | None = None) -> Self:
         d = self._stack_dim
@@ -343,16 +348,21 @@ class LazyStackOps(TensorDictBase):
             return self
         if d in dims:  # one member: the stack dim goes away with it
             rest = [i if i < d else i - 1 for i in dims if i != d]
-            return _squeeze_dims(self._members[0], rest)  # type: ignore[no-any-return]
-        member_dims = [i if i < d else i - 1 for i in dims]
-        new_d = d - sum(1 for i in dims if i < d)
-        return self._restacked([_squeeze_dims(m, member_dims) for m in self._members], new_d)
+            out = _squeeze_dims(self._members[0], rest)
+        else:
+            member_dims = [i if i < d else i - 1 for i in dims]
+            new_d = d - sum(1 for i in dims if i < d)
+            out = self._restacked([_squeeze_dims(m, member_dims) for m in self._members], new_d)
+        batch_size = self._batch_size
+        return self._carry(out, None, lock=False, inverse=lambda r: r.reshape(batch_size))
 
     def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), len(self._batch_size))
         d = self._stack_dim
         member_order = [i if i < d else i - 1 for i in order if i != d]
-        return self._restacked([m.permute(*member_order) for m in self._members], order.index(d))
+        out = self._restacked([m.permute(*member_order) for m in self._members], order.index(d))
+        back = [order.index(i) for i in range(len(order))]
+        return self._carry(out, None, lock=False, inverse=lambda r: r.permute(*back))
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         ndim = len(self._batch_size)
@@ -386,12 +396,20 @@ class LazyStackOps(TensorDictBase):
     ) -> Self:
         """Every member's keys flattened (see ``TensorDict.flatten_keys``)."""
         members = [m.flatten_keys(separator, inplace, is_leaf) for m in self._members]
-        return self if inplace else self._restacked(members)
+        if inplace:
+            return self
+        out = self._restacked(members)
+        out._call_on_exit(lambda: self.update(out.unflatten_keys(separator)))
+        return out
 
     def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
         """Every member's keys unflattened (see ``TensorDict.unflatten_keys``)."""
         members = [m.unflatten_keys(separator, inplace) for m in self._members]
-        return self if inplace else self._restacked(members)
+        if inplace:
+            return self
+        out = self._restacked(members)
+        out._call_on_exit(lambda: self.update(out.flatten_keys(separator)))
+        return out
 
     def filter_non_tensor_data(self) -> Self:
         """Every member without its Python values."""
@@ -530,7 +548,10 @@ class LazyStackOps(TensorDictBase):
                 "(a dense copy)"
             )
             raise ShapeError(msg)
-        return self._carry(regrouped, self._dim_names if regrouped is self else None)
+        if regrouped is self:
+            return self
+        batch_size = self._batch_size
+        return self._carry(regrouped, None, inverse=lambda r: r.view(batch_size))
 
     def _reshaped(self, new: torch.Size) -> Self:
         if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
@@ -584,7 +605,8 @@ class LazyStackOps(TensorDictBase):
         members = [m.flip(inner) for m in self._members] if inner else list(self._members)
         if d in flat:
             members.reverse()
-        return self._densified(self._carry(self._restacked(members), self._dim_names))
+        out = self._densified(self._carry(self._restacked(members), self._dim_names))
+        return self._carry(out, None, lock=False, inverse=lambda r: r.flip(flat))
 
     def roll(
         self,
@@ -611,7 +633,9 @@ class LazyStackOps(TensorDictBase):
         if members and turn:
             turn %= len(members)
             members = members[-turn:] + members[:-turn]
-        return self._densified(self._carry(self._restacked(members), self._dim_names))
+        out = self._densified(self._carry(self._restacked(members), self._dim_names))
+        back = [-a for a in amounts]
+        return self._carry(out, None, lock=False, inverse=lambda r: r.roll(back, flat))
 
     def narrow(self, dim: int, start: int, length: int) -> Self:
         """Along the stack dim, the members ``start`` to ``start + length``; along another

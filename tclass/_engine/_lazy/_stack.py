@@ -116,6 +116,7 @@ class LazyStackedTensorDict(LazyStackOps):
         "_locked",
         "_lock_context",
         "_lock_stack",
+        "_on_exit",
         "_consolidated",
         "_stack_dim_name",
         "__weakref__",
@@ -164,6 +165,7 @@ class LazyStackedTensorDict(LazyStackOps):
         self._locked = bool(members) and all(member.is_locked for member in members)
         self._lock_context = None
         self._lock_stack = []
+        self._on_exit: Callable[[], object] | None = None
         self._consolidated = None
         self._stack_dim_name = None
 
@@ -728,8 +730,15 @@ class LazyStackedTensorDict(LazyStackOps):
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        # Restores the state from before the lock_/unlock_ that opened the block.
+        # Restores the state from before the lock_/unlock_ that opened the block, then
+        # writes a shape op's result back into its source (``with lazy.flatten(0, 1)``).
         self._set_lock(self._lock_stack.pop())
+        on_exit, self._on_exit = self._on_exit, None
+        if on_exit is not None:
+            on_exit()
+
+    def _call_on_exit(self, callback: Callable[[], object]) -> None:
+        self._on_exit = callback
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
