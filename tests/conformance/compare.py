@@ -52,7 +52,18 @@ def _guard(read: Callable[[], Any]) -> Snap:
     try:
         return read()
     except Exception as error:
-        return ("error", family(error))
+        return ("error", family(error), tuple(sorted(_builtins(error))))
+
+
+def _names(value: Any) -> Snap:
+    """The dim names; ``("absent",)`` where the class has none (the ``names`` pair of the
+    matrix checks that attribute itself)."""
+    try:
+        return tuple(value.names)
+    except AttributeError:
+        return ("absent",)
+    except Exception as error:
+        return ("error", family(error), tuple(sorted(_builtins(error))))
 
 
 def is_collection(value: Any) -> bool:
@@ -62,7 +73,8 @@ def is_collection(value: Any) -> bool:
 def _collection(value: Any, depth: int) -> Snap:
     kind = type(value).__name__
     if kind in VALUES:
-        return ("py", _guard(lambda: snapshot(value.tolist(), depth + 1)))
+        read = value.tolist if kind == "NonTensorStack" else lambda: value.data
+        return _guard(lambda: snapshot(read(), depth + 1))
     keys = _guard(lambda: list(value.keys()))
     if isinstance(keys, tuple):  # keys() raised
         return keys
@@ -71,7 +83,7 @@ def _collection(value: Any, depth: int) -> Snap:
         "collection",
         kind,
         tuple(value.batch_size),
-        _guard(lambda: tuple(value.names)),
+        _names(value),
         _guard(lambda: str(value.device)),
         _guard(lambda: bool(value.is_locked)),
         entries,
@@ -112,22 +124,29 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
     return torch.equal(a, b)
 
 
-def differences(want: Snap, got: Snap, classes: bool, path: str = "result") -> Iterator[str]:
-    """Each way ``got`` differs from ``want`` (``classes``: compare collections' classes)."""
+def differences(
+    want: Snap, got: Snap, classes: bool, path: str = "result", ignore: frozenset[str] = frozenset()
+) -> Iterator[str]:
+    """Each way ``got`` differs from ``want`` (``classes``: compare collections' classes;
+    ``ignore``: collection attributes left out, as ``is_locked``)."""
     if type(want) is not type(got) or (isinstance(want, tuple) and want[:1] != got[:1]):
         yield f"{path}: want {_short(want)}, got {_short(got)}"
         return
     if isinstance(want, dict):
-        yield from _entries(want, got, classes, path)
+        yield from _entries(want, got, classes, path, ignore)
         return
     if isinstance(want, list):
-        yield from _items(want, got, classes, path)
+        yield from _items(want, got, classes, path, ignore)
         return
     if not isinstance(want, tuple):
         if not _same_scalar(want, got):
             yield f"{path}: want {want!r}, got {got!r}"
         return
     tag = want[0]
+    if tag == "error":  # want's family must be one of got's builtin classes
+        if want[1] not in got[2]:
+            yield f"{path}: error: want {want[1]}, got {got[2]}"
+        return
     if tag == "tensor":
         if want[1:3] != got[1:3]:
             yield f"{path}: want {_short(want)}, got {_short(got)}"
@@ -137,31 +156,36 @@ def differences(want: Snap, got: Snap, classes: bool, path: str = "result") -> I
     if tag == "collection":
         labels = ("class", "batch_size", "names", "device", "is_locked")
         for label, a, b in zip(labels, want[1:6], got[1:6]):
-            if a != b and (classes or label != "class"):
+            absent = ("absent",) in (a, b)
+            if a != b and not absent and (classes or label != "class") and label not in ignore:
                 yield f"{path}.{label}: want {a!r}, got {b!r}"
-        yield from _entries(want[6], got[6], classes, path)
+        yield from _entries(want[6], got[6], classes, path, ignore)
         return
     if len(want) != len(got):
         yield f"{path}: want {_short(want)}, got {_short(got)}"
         return
     for a, b in zip(want[1:], got[1:]):
-        yield from differences(a, b, classes, path)
+        yield from differences(a, b, classes, path, ignore)
 
 
-def _items(want: list[Any], got: list[Any], classes: bool, path: str) -> Iterator[str]:
+def _items(
+    want: list[Any], got: list[Any], classes: bool, path: str, ignore: frozenset[str]
+) -> Iterator[str]:
     if len(want) != len(got):
         yield f"{path}: length: want {len(want)}, got {len(got)}"
         return
     for index, (a, b) in enumerate(zip(want, got)):
-        yield from differences(a, b, classes, f"{path}[{index}]")
+        yield from differences(a, b, classes, f"{path}[{index}]", ignore)
 
 
-def _entries(want: dict[str, Any], got: dict[str, Any], classes: bool, path: str) -> Iterator[str]:
+def _entries(
+    want: dict[str, Any], got: dict[str, Any], classes: bool, path: str, ignore: frozenset[str]
+) -> Iterator[str]:
     if sorted(want) != sorted(got):
         yield f"{path}: keys: want {sorted(want)}, got {sorted(got)}"
         return
     for key in sorted(want):
-        yield from differences(want[key], got[key], classes, f"{path}[{key!r}]")
+        yield from differences(want[key], got[key], classes, f"{path}[{key!r}]", ignore)
 
 
 def _same_scalar(a: Any, b: Any) -> bool:

@@ -355,7 +355,9 @@ def api_names() -> list[str]:
         for cls in tclass.TensorDict.__mro__
         if cls.__module__.startswith("tclass")
         for name in vars(cls)
-        if name.startswith("__") and name.endswith("__") and _method(vars(cls)[name])
+        if name.startswith("__")
+        and name.endswith("__")
+        and _method(vars(cls)[name])
         and name not in _OBJECT_PROTOCOL
     }
     return sorted(public | special)

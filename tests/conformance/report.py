@@ -23,7 +23,8 @@ def main(names: list[str]) -> None:
                 problems = [f"harness: {type(error).__name__}: {error}"]
             if problems:
                 failed += 1
-                print(f"{kind}\t{method}\t{problems[0][:300]}", flush=True)
+                lines = " | ".join(line[:200] for line in problems[:4])
+                print(f"{kind}\t{method}\t{lines}", flush=True)
     print(f"# {len(pairs)} pairs, {failed} failing, {time.process_time() - start:.0f} s CPU")
 
 
