@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import os
 import random
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,9 @@ def _params() -> Iterator[Any]:
 
 def _build(kind: Kind, module: Any, tmp: Path, floats: bool) -> Built:
     tmp.mkdir(parents=True, exist_ok=True)
-    return kind.build(declare(module), tmp, floats)
+    with warnings.catch_warnings():  # the peer's autocast records warn as they are built
+        warnings.simplefilter("ignore")
+        return kind.build(declare(module), tmp, floats)
 
 
 def _env(kind: Kind, module: Any, tmp: Path, floats: bool) -> Env:
