@@ -1018,6 +1018,6 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
     node._tensors.pop(path[-1], None)
 
 
-# A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``: torch's
-# ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
+# A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
+# torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDict)

@@ -746,6 +746,6 @@ def _kinds_like(moved: TensorDict, original: TensorDict) -> TensorDict:
 register_collection(TensorDictParams)  # for torch.vmap and tree utilities: a TensorDict inside
 
 
-# A TensorDictParams is a mutable mapping to code that asks (``isinstance(td, Mapping)``: torch's
-# ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
+# A TensorDictParams is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
+# torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDictParams)

@@ -992,6 +992,6 @@ def _rebuild(
 allow_unpickling(LazyStackedTensorDict, _rebuild)  # torch.load(f, weights_only=True)
 
 
-# A LazyStackedTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``: torch's
-# ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
+# A LazyStackedTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
+# torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(LazyStackedTensorDict)
