@@ -485,6 +485,25 @@ def test_fields_of_a_record_over_a_file_are_written_and_it_pickles(tmp_path: Pat
     opened.close()
 
 
+class FrozenRun(TensorClass, frozen=True):
+    reward: torch.Tensor
+    env: str
+
+
+def test_a_frozen_or_locked_record_over_a_file_refuses_assignment(tmp_path: Path) -> None:
+    FrozenRun(reward=torch.ones(2), env="e", batch_size=[2]).to_h5(tmp_path / "f.h5").close()
+    frozen = FrozenRun.from_h5(tmp_path / "f.h5", mode="r+")
+    with pytest.raises(tclass.errors.FrozenInstanceError, match="'env'.*FrozenRun is frozen"):
+        frozen.env = "other"
+    frozen.close()
+    run().to_h5(tmp_path / "r.h5").close()
+    locked = Run.from_h5(tmp_path / "r.h5", mode="r+").lock_()
+    with pytest.raises(tclass.errors.LockedError, match="'env'.*Run is locked"):
+        locked.env = "other"
+    assert locked.env == "pong"
+    locked.close()
+
+
 def test_records_over_a_file_close(tmp_path: Path) -> None:
     written = run().to_h5(tmp_path / "r.h5")
     written.close()
