@@ -15,7 +15,7 @@ as ``path_records``.
 from __future__ import annotations
 
 import types
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import torch
 
@@ -43,16 +43,17 @@ OPTIONS: dict[str, dict[str, Any]] = {
 FORMS = ("decorator", "base", "peer")
 
 _TENSORS = {"f32": torch.float32, "f16": torch.float16, "i64": torch.int64, "b": torch.bool}
-# Python values: (annotation, value as given, value as read); autocast gets the first
-# four as tensors (cast back to the annotated type).
-_VALUES: dict[str, tuple[Any, Any, Any]] = {
-    "name": (str, "walker", "walker"),
-    "count": (int, 3, 3),
-    "rate": (float, 1.5, 1.5),
-    "done": (bool, True, True),
-    "tags": (list, [1, "x"], [1, "x"]),
-    "info": (dict, {"k": [1.0]}, {"k": [1.0]}),
+# Python values: (annotation, value); autocast records get those of _CASTS as tensors
+# (which read as the annotated type).
+_VALUES: dict[str, tuple[Any, Any]] = {
+    "name": (str, "walker"),
+    "count": (int, 3),
+    "rate": (float, 1.5),
+    "done": (bool, True),
+    "tags": (list, [1, "x"]),
+    "info": (dict, {"k": [1.0]}),
 }
+_CASTS = ("count", "rate", "done")
 
 
 class Classes(NamedTuple):
@@ -76,15 +77,15 @@ def _fields(option: str, inner: Any) -> dict[str, Any]:
     fields: dict[str, Any] = dict.fromkeys(_TENSORS, torch.Tensor)
     fields["inner"] = inner
     if option != "tensor_only":
-        fields.update({key: annotation for key, (annotation, _, _) in _VALUES.items()})
+        fields.update({key: annotation for key, (annotation, _) in _VALUES.items()})
         fields["run"] = Any
     if option == "nocast":
         fields["step"] = torch.Tensor
     if option == "shadow":
         fields.update(sum=torch.Tensor, to=str)
-    fields["opt"] = Optional[torch.Tensor]
+    fields["opt"] = torch.Tensor | None
     if option != "tensor_only":
-        fields.update(maybe=Optional[int], label=Optional[str])
+        fields.update(maybe=int | None, label=str | None)
     return fields
 
 
@@ -122,9 +123,12 @@ def given(option: str, kinds: Classes, shift: int = 0, index: Any = None) -> dic
     inner_args = {"z": rows(base[:, 0] * 10)}
     if option != "tensor_only":
         inner_args["tag"] = f"t{shift}"
-    args: dict[str, Any] = {**tensors, "inner": kinds.inner(**inner_args, batch_size=batch, device="cpu")}
+    args: dict[str, Any] = {
+        **tensors,
+        "inner": kinds.inner(**inner_args, batch_size=batch, device="cpu"),
+    }
     if option != "tensor_only":
-        values = {key: value for key, (_, value, _) in _VALUES.items()}
+        values = {key: value for key, (_, value) in _VALUES.items()}
         values.update(name=f"walker{shift}", count=3 + shift)
         if option == "autocast":  # given as tensors, read as the annotated types
             values.update({k: torch.tensor(v) for k, v in values.items() if k in _CASTS})
@@ -134,6 +138,3 @@ def given(option: str, kinds: Classes, shift: int = 0, index: Any = None) -> dic
     if option == "shadow":
         args.update(sum=rows(base[:, 1]), to="here")
     return {**args, "batch_size": batch, "device": "cpu"}
-
-
-_CASTS = ("count", "rate", "done")

@@ -317,8 +317,8 @@ def _load_kind(
     if kind == "LazyStackedTensorDict":
         return _load_lazy(folder, meta, options, None, want)
     if kind == "NonTensorData":
-        cls = MetaData if name.endswith(".MetaData") else NonTensorData
-        return _load_value(folder, meta, options, parent_batch, cls)
+        value_cls = MetaData if name.endswith(".MetaData") else NonTensorData
+        return _load_value(folder, meta, options, parent_batch, value_cls)
     if kind == "NonTensorStack":
         return _load_values(folder, meta, options, parent_batch)
     if name.split(".", 1)[0] == "tensordict":
