@@ -279,6 +279,17 @@ def test_python_values_and_deletes(tmp_path: Path, saved: PersistentTensorDict) 
     reopened.close()
 
 
+@pytest.mark.parametrize("value", [["a", "b"], [1], [1, "x"], {"k": [1.0]}], ids=repr)
+def test_per_row_values_that_are_lists_read_back_whole(tmp_path: Path, value: Any) -> None:
+    # Stacked records with a list field: each of the 2 x 2 elements holds the list.
+    row = TensorDict({"v": NonTensorData(value, batch_size=[2])}, [2])
+    torch.stack([row, row]).to_h5(tmp_path / "v.h5").close()
+    opened = PersistentTensorDict.from_h5(tmp_path / "v.h5")
+    assert python_value(opened.get("v")) == [[value, value], [value, value]]
+    assert python_value(opened[1].get("v")) == [value, value]
+    opened.close()
+
+
 def test_a_read_only_file_refuses_writes(tmp_path: Path, saved: PersistentTensorDict) -> None:
     saved.close()
     before = (tmp_path / "data.h5").read_bytes()
