@@ -2,12 +2,14 @@
 
 For each option of ``path_records.OPTIONS`` (declared with ``@tensorclass`` and as a
 ``TensorClass`` subclass) and each path of ``PATHS`` (constructor, ``from_tensordict``,
-``from_dict``, h5, memmap, ``.tdz`` archive, dense and lazy stacks indexed back, indexing,
-slicing, ``append_memmap_``, ``torch.save``/``torch.load(weights_only=True)``), the record
+``from_dict``, h5, memmap, ``.tdz`` archive, dense and lazy stacks indexed back (also once
+saved and loaded), indexing, slicing, ``append_memmap_``, ``torch.save`` /
+``torch.load(weights_only=True)``), the record
 that comes back is of the declared class, with the same field values and Python types,
 nested records of their declared classes, the same batch size and device, and frozen
-records stay frozen. ``test_same_as_the_peer`` runs each path on the peer's records too
-and compares what comes back (``PEER_DIFFERS``: where the peer does not round-trip).
+records stay frozen (``KNOWN_GAPS``: where tclass does not yet). ``test_same_as_the_peer``
+runs each path on the peer's records and checks the same (``PEER_GAPS``: where the peer does
+not round-trip).
 """
 
 from __future__ import annotations
@@ -136,10 +138,15 @@ def _archive(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, Any
     return kinds.rec.load(tmp / "r.tdz"), given(option, kinds)
 
 
-def _stacked(stack: str) -> Path_:
+def _stacked(stack: str, saved: bool = False) -> Path_:
+    """A dense or lazy stack of two records (``saved``: saved and loaded), its member 1."""
+
     def path(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, Any]]:
         stack_fn = torch.stack if stack == "torch" else kinds.lib.lazy_stack
         stacked = stack_fn([_built(kinds, option), _built(kinds, option, shift=1)])
+        if saved:
+            stacked.memmap(tmp / "st")
+            stacked = kinds.rec.load_memmap(tmp / "st")
         assert type(stacked) is kinds.rec and stacked.batch_size == (2, 2)
         return stacked[1], given(option, kinds, shift=1)
 
@@ -180,6 +187,8 @@ PATHS: dict[str, Path_] = {
     "archive": _archive,
     "stack": _stacked("torch"),
     "lazy_stack": _stacked("lazy"),
+    "stack_memmap": _stacked("torch", saved=True),
+    "lazy_stack_memmap": _stacked("lazy", saved=True),
     "index": _indexed(0),
     "slice": _indexed(slice(1, None)),
     "append_memmap_": _append,
@@ -187,7 +196,15 @@ PATHS: dict[str, Path_] = {
 }
 
 # (option, path): why tclass does not round-trip it yet.
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
+KNOWN_GAPS: dict[tuple[str, str], str] = {
+    (option, "stack_memmap"): (
+        "a dense stack's Python values load as one value per element (the stack dim of a "
+        "NonTensorStack is not saved): member 1 of the loaded stack reads count [4, 4], not "
+        "4. The peer's does the same"
+    )
+    for option in OPTIONS
+    if option != "tensor_only"
+}
 
 
 def _cases(gaps: dict[tuple[str, str], str], run: bool = True) -> list[Any]:
@@ -241,6 +258,7 @@ def _peer_gaps() -> dict[tuple[str, str], str]:
             if option == "autocast"
             else "the peer cannot write a list of values of mixed types to h5"
         )
+        gaps[option, "stack_memmap"] = KNOWN_GAPS[option, "stack_memmap"]
         if option != "autocast":
             for path in ("index", "slice"):
                 gaps[option, path] = (
