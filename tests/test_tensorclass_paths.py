@@ -4,12 +4,11 @@ For each option of ``path_records.OPTIONS`` (declared with ``@tensorclass`` and 
 ``TensorClass`` subclass) and each path of ``PATHS`` (constructor, ``from_tensordict``,
 ``from_dict``, h5, memmap, ``.tdz`` archive, dense and lazy stacks indexed back (also once
 saved and loaded), indexing, slicing, ``append_memmap_``, ``torch.save`` /
-``torch.load(weights_only=True)``), the record
-that comes back is of the declared class, with the same field values and Python types,
-nested records of their declared classes, the same batch size and device, and frozen
-records stay frozen (``KNOWN_GAPS``: where tclass does not yet). ``test_same_as_the_peer``
-runs each path on the peer's records and checks the same (``PEER_GAPS``: where the peer does
-not round-trip).
+``torch.load(weights_only=True)``), the record that comes back is of the declared class,
+with the same field values and Python types, nested records of their declared classes, the
+same batch size and device, and frozen records stay frozen (``KNOWN_GAPS``: where tclass
+does not yet). ``test_same_as_the_peer`` runs each path on the peer's records and checks the
+same (``PEER_GAPS``: where the peer does not round-trip).
 """
 
 from __future__ import annotations
