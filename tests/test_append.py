@@ -158,6 +158,14 @@ def test_python_values_that_differ_become_per_row_values(tmp_path: Path) -> None
     assert Transition.load_memmap(tmp_path / "t").env == ["pong"] * 4 + ["breakout"] + ["pong"] * 2
 
 
+def test_a_metadata_value_stays_metadata(tmp_path: Path) -> None:
+    TensorDict({"x": torch.zeros(2), "m": tclass.MetaData("run")}, [2]).memmap(tmp_path / "d")
+    more = TensorDict({"x": torch.ones(1), "m": tclass.MetaData("run")}, [1])
+    grown = TensorDict.load_memmap(tmp_path / "d").append_memmap_(more)
+    for got in (grown, TensorDict.load_memmap(tmp_path / "d")):
+        assert type(got.get("m")) is tclass.MetaData and got.get("m").batch_size == (3,)
+
+
 def test_a_per_row_stack_in_a_tensordict_grows(tmp_path: Path) -> None:
     td = TensorDict(
         {"x": torch.zeros(2), "tag": NonTensorStack.from_list(["a", "b"])}, batch_size=[2]

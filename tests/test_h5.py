@@ -279,6 +279,17 @@ def test_python_values_and_deletes(tmp_path: Path, saved: PersistentTensorDict) 
     reopened.close()
 
 
+@pytest.mark.parametrize("value", [["a", "b"], [1], [1, "x"], {"k": [1.0]}], ids=repr)
+def test_per_row_values_that_are_lists_read_back_whole(tmp_path: Path, value: Any) -> None:
+    # Stacked records with a list field: each of the 2 x 2 elements holds the list.
+    row = TensorDict({"v": NonTensorData(value, batch_size=[2])}, [2])
+    torch.stack([row, row]).to_h5(tmp_path / "v.h5").close()
+    opened = PersistentTensorDict.from_h5(tmp_path / "v.h5")
+    assert python_value(opened.get("v")) == [[value, value], [value, value]]
+    assert python_value(opened[1].get("v")) == [value, value]
+    opened.close()
+
+
 def test_a_read_only_file_refuses_writes(tmp_path: Path, saved: PersistentTensorDict) -> None:
     saved.close()
     before = (tmp_path / "data.h5").read_bytes()
@@ -483,6 +494,25 @@ def test_fields_of_a_record_over_a_file_are_written_and_it_pickles(tmp_path: Pat
     assert (opened.env, opened.options, opened.meta.tag) == ("breakout", None, "inner")
     assert opened.meta.score.tolist() == [2.0] * 4 and opened.reward.tolist() == [1.0] * 4
     opened.close()
+
+
+class FrozenRun(TensorClass, frozen=True):
+    reward: torch.Tensor
+    env: str
+
+
+def test_a_frozen_or_locked_record_over_a_file_refuses_assignment(tmp_path: Path) -> None:
+    FrozenRun(reward=torch.ones(2), env="e", batch_size=[2]).to_h5(tmp_path / "f.h5").close()
+    frozen = FrozenRun.from_h5(tmp_path / "f.h5", mode="r+")
+    with pytest.raises(tclass.errors.FrozenInstanceError, match="'env'.*FrozenRun is frozen"):
+        frozen.env = "other"
+    frozen.close()
+    run().to_h5(tmp_path / "r.h5").close()
+    locked = Run.from_h5(tmp_path / "r.h5", mode="r+").lock_()
+    with pytest.raises(tclass.errors.LockedError, match="'env'.*Run is locked"):
+        locked.env = "other"
+    assert locked.env == "pong"
+    locked.close()
 
 
 def test_records_over_a_file_close(tmp_path: Path) -> None:

@@ -362,6 +362,22 @@ class TestMetaData:
         assert type(td.unsqueeze(0).get("m")) is MetaData
         assert td.unsqueeze(0).get("m").batch_size == torch.Size([1, 3])
 
+    @pytest.mark.parametrize("name", ["folder", "file.tdz"])
+    def test_saving_keeps_the_class(self, tmp_path: Path, name: str) -> None:
+        td = TensorDict({"m": MetaData("x"), "n": NonTensorData("y")}, [3])
+        saved = td.save(tmp_path / name)
+        for got in (saved, TensorDict.load_memmap(tmp_path / name)):
+            assert (type(got.get("m")), type(got.get("n"))) == (MetaData, NonTensorData)
+            assert got["m"] == "x" and got.get("m").batch_size == (3,)
+
+    @pytest.mark.peer
+    def test_saved_metadata_reads_as_metadata_in_the_peer(self, tmp_path: Path) -> None:
+        peer = pytest.importorskip("tensordict")
+        TensorDict({"m": MetaData("x")}, [3]).memmap(tmp_path / "ours")
+        assert type(peer.TensorDict.load_memmap(tmp_path / "ours").get("m")) is peer.MetaData
+        peer.TensorDict({"m": peer.MetaData("x")}, [3]).memmap(tmp_path / "theirs")
+        assert type(TensorDict.load_memmap(tmp_path / "theirs").get("m")) is MetaData
+
 
 # --- switches ----------------------------------------------------------------------------
 

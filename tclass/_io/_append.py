@@ -292,7 +292,7 @@ class _Grower(NodeVisitor[Build]):
         if isinstance(saved, NonTensorData) and all(
             same_value(value, saved.data) for value in rows._as_array().reshape(-1)
         ):  # one value for every row, old and new: it stays one value
-            grown: _NonTensorNode = NonTensorData._make(saved.data, batch, saved.device)
+            grown: _NonTensorNode = type(saved)._make(saved.data, batch, saved.device)
         else:
             grown = join_non_tensor([saved, rows], "cat", 0, where)
         return lambda written: grown

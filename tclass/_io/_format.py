@@ -67,6 +67,7 @@ CLASS_IDS: dict[str, tuple[str, str]] = {
         "tensordict:LazyStackedTensorDict",
     ),
     "NonTensorData": ("<class 'tensordict.tensorclass.NonTensorData'>", "tensordict:NonTensorData"),
+    "MetaData": ("<class 'tensordict.tensorclass.MetaData'>", "tensordict:MetaData"),
     "NonTensorStack": (
         "<class 'tensordict.tensorclass.NonTensorStack'>",
         "tensordict:NonTensorStack",

@@ -491,11 +491,11 @@ class PersistentTensorDict(H5Surface, TensorDictBase):
         value = decode(node, where)
         stack = stack_shape(node, where)
         if stack is not None:
-            return values_node(value, stack, device)
+            return values_node(value, stack, device, where)
         rows = self._batch_size
         shape = node.shape or ()
         if self._as_stack and rows and tuple(shape[: len(rows)]) == tuple(rows):
-            return values_node(value, list(node.shape[: len(rows)]), device)
+            return values_node(value, list(node.shape[: len(rows)]), device, where)
         return NonTensorData._make(value, self._batch_size, device)
 
     def get(self, key: Any, default: Any = None) -> Any:

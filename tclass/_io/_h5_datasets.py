@@ -226,13 +226,19 @@ def _text(value: Any) -> Any:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-def values_node(value: Any, shape: list[int], device: torch.device) -> _NonTensorNode:
-    array = np.empty(shape, dtype=object)
-    flat = array.reshape(-1)
-    items = np.asarray(value, dtype=object).reshape(-1) if shape else [value]
+def values_node(value: Any, shape: list[int], device: torch.device, where: str) -> _NonTensorNode:
+    """Per-element values: ``value`` nested ``len(shape)`` lists deep, each element a
+    value of its own (a list too, for a list field: it is not unpacked further)."""
+    items = [value]
+    for size in shape:
+        if not all(isinstance(row, list) and len(row) == size for row in items):
+            msg = f"{where}: the values do not have the shape {shape} the file records"
+            raise MetadataError(msg)
+        items = [item for row in items for item in row]
+    flat = np.empty(len(items), dtype=object)
     for position, item in enumerate(items):
         flat[position] = item
-    return NonTensorStack._from_array(array, device)
+    return NonTensorStack._from_array(flat.reshape(shape), device)
 
 
 def write_value(

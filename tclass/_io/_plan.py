@@ -26,7 +26,7 @@ from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._records import field_names_of, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._format import (
@@ -232,7 +232,8 @@ class _Planner(NodeVisitor[Rebuild]):
         self, node: NonTensorData, rel: str, marker: dict[str, Any] | None = None
     ) -> Rebuild:
         plan, options = self.plan, self.options
-        meta: dict[str, Any] = {"_type": type_string(NonTensorData)}
+        cls = MetaData if isinstance(node, MetaData) else NonTensorData  # named as the peer's
+        meta: dict[str, Any] = {"_type": type_string(cls)}
         where = f"cannot save the value at {self._at(rel)}"
         if options.anonymous or require_json(node.data, where, options.allow_pickle):
             meta["data"] = node.data
@@ -244,7 +245,7 @@ class _Planner(NodeVisitor[Rebuild]):
         _add_meta(plan, rel, meta, options)
         data, batch_size = node.data, node.batch_size
         # A saved copy is on the CPU, its Python values with it (as the peer's).
-        return lambda written: NonTensorData._make(data, batch_size, torch.device("cpu"))
+        return lambda written: cls._make(data, batch_size, torch.device("cpu"))
 
     def visit_values(
         self, node: NonTensorStack, rel: str, marker: dict[str, Any] | None = None

@@ -38,7 +38,7 @@ from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
 from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
 from tclass._io._folder import ArchiveFolder, FileFacts, Folder, open_root
@@ -317,7 +317,8 @@ def _load_kind(
     if kind == "LazyStackedTensorDict":
         return _load_lazy(folder, meta, options, None, want)
     if kind == "NonTensorData":
-        return _load_value(folder, meta, options, parent_batch)
+        value_cls = MetaData if name.endswith(".MetaData") else NonTensorData
+        return _load_value(folder, meta, options, parent_batch, value_cls)
     if kind == "NonTensorStack":
         return _load_values(folder, meta, options, parent_batch)
     if name.split(".", 1)[0] == "tensordict":
@@ -347,6 +348,7 @@ def _builtin_kind(name: str | None) -> str | None:
         return None
     package = name.split(".", 1)[0]
     short = name.rpartition(".")[2]
+    short = "NonTensorData" if short == "MetaData" else short  # a value node of that class
     return short if package in ("tensordict", "tclass") and short in _BUILTIN else None
 
 
@@ -797,7 +799,11 @@ def _member_number(folder: Folder, name: str) -> int:
 
 
 def _load_value(
-    folder: Folder, meta: dict[str, Any], options: _Options, batch: torch.Size | None
+    folder: Folder,
+    meta: dict[str, Any],
+    options: _Options,
+    batch: torch.Size | None,
+    cls: type[NonTensorData] = NonTensorData,
 ) -> NonTensorData:
     if "data" in meta:
         value = meta["data"]  # JSON wins: a planted other.pickle is never read
@@ -806,7 +812,7 @@ def _load_value(
         if "data" not in fields:
             raise MetadataError(f"{folder.child_path(META)!r}: a NonTensorData node with no data")
         value = fields["data"]
-    return NonTensorData._make(
+    return cls._make(
         value, batch if batch is not None else torch.Size([]), options.device or torch.device("cpu")
     )
 

@@ -321,7 +321,7 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
-        if (td.is_locked and not td._can_fill(name)) or info.frozen:
+        if info.frozen or (td.is_locked and not _can_fill(td, name)):
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
@@ -352,11 +352,17 @@ def _rule_if_known(info: ClassInfo, name: str) -> FieldRule | None:
     return info._rules[name]
 
 
+def _can_fill(td: Any, name: str) -> bool:
+    """Whether the locked storage ``td`` still takes the field ``name`` (an absent field of
+    a saved folder); a file (PersistentTensorDict) takes none."""
+    return isinstance(td, (TensorDict, LazyStackedTensorDict)) and td._can_fill(name)
+
+
 def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
     if info.frozen:
         msg = f"cannot assign to field {name!r}: {cls.__name__} is frozen (use replace())"
         raise FrozenInstanceError(msg)
-    saved = td._saved
+    saved = getattr(td, "_saved", None)  # a file is no saved folder
     if saved is not None and not isinstance(td._entries().get(name), _NODES):
         # Replacing a saved tensor or record is a change in memory only: say so.
         msg = (
