@@ -332,6 +332,31 @@ class TestTensorOnly:
         assert rec.x is rec._tensordict.get("x")
         assert cls.__tclass_info__.tensor_only
 
+    def test_a_node_of_python_values_is_a_collection(self, declare: Declare) -> None:
+        # A field annotated NonTensorData holds a node, which tensor_only takes (the peer).
+        value = {"metadata": "value"}
+        rec = declare(_template(x=tclass.NonTensorData), tensor_only=True)(x=value)
+        assert isinstance(rec.x, tclass.NonTensorData) and rec.x.data is value
+
+    def test_subscripted_collection_annotations(self, declare: Declare) -> None:
+        cls = declare(
+            _template(t=TensorDict[str, torch.Tensor], o=Optional[TensorDict[str, Any]]),
+            tensor_only=True,
+        )
+        rec = cls(t={"a": torch.zeros(2)}, o=None, batch_size=[2])
+        assert isinstance(rec.t, TensorDict) and rec.o is None
+
+    def test_from_dataclass_keeps_the_instance_values(self) -> None:
+        @dataclasses.dataclass
+        class Plain:
+            data: TensorDict
+
+        value = TensorDict(tensor=torch.ones(())).lock_()
+        assert tclass.from_dataclass(Plain(value), tensor_only=True).data is value
+        nested = tclass.from_dataclass(Plain({"nested": value}), tensor_only=True)  # type: ignore[arg-type]
+        assert nested.data["nested"] is value
+        assert tclass.from_dataclass(Plain(value)).data is not value  # copies without it
+
 
 # --- shadow ------------------------------------------------------------------------------
 

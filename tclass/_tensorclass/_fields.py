@@ -256,7 +256,8 @@ def rule_for(
     number = any(part.get("number", False) for part in parts)
     collections = tuple(c for part in parts for c in part.get("collections", ()))
     checks = [part["check"] for part in parts if "check" in part]
-    if options.tensor_only and (any_value or checks or not members):
+    python_value = any(part.get("any_value", False) and not part.get("node") for part in parts)
+    if options.tensor_only and (python_value or checks or not members):
         msg = (
             f"{owner}: tensor_only requires every field to be a tensor, a tensor collection or "
             f"an optional of these; {name!r} is annotated {text} (drop tensor_only to keep "
@@ -314,8 +315,8 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
     if isinstance(option, type):
         if issubclass(option, _Tensor):
             return {"tensor": True}
-        if issubclass(option, _NonTensorNode):
-            return {"any_value": True}
+        if issubclass(option, _NonTensorNode):  # a node of Python values: a collection too
+            return {"any_value": True, "node": True}
         if issubclass(option, TensorCollection):
             return {"collections": (option,)}
         number = option in (int, float, complex, bool)
