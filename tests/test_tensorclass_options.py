@@ -286,6 +286,16 @@ class TestNocast:
         rec = declare2(_template(x=torch.Tensor))(x=1)
         assert torch.equal(rec.x, torch.tensor(1))
 
+    def test_a_number_field_takes_an_array(self, declare2: Declare) -> None:
+        # An array of numbers given to an int field is a number in array form: a tensor,
+        # as a tensor given there stays one (the peer); nocast keeps the array.
+        rec = declare2(_template(x=int))(x=np.array([1]))
+        assert isinstance(rec.x, torch.Tensor) and rec.x.tolist() == [1]
+        kept = declare2(_template(x=int), nocast=True)(x=np.array([1]))
+        assert isinstance(kept.x, np.ndarray)
+        with pytest.raises(errors.FieldTypeError, match="Rec.x"):
+            declare2(_template(x=str))(x=np.array([1]))
+
 
 # --- tensor_only -------------------------------------------------------------------------
 
