@@ -261,8 +261,10 @@ def _narrow(input: Any, dim: int, start: int, length: int) -> Any:
 
 
 @implements(torch.gather)
-def _gather(input: Any, dim: int, index: torch.Tensor, *, sparse_grad: bool = False) -> Any:
-    return input.gather(dim, index)
+def _gather(
+    input: Any, dim: int, index: torch.Tensor, *, sparse_grad: bool = False, out: Any = None
+) -> Any:
+    return input.gather(dim, index, out=out)
 
 
 @implements(torch.masked_select)
