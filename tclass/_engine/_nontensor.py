@@ -461,6 +461,10 @@ class NonTensorData(_NonTensorNode):
 
     _with_written = _written  # never changes self: a different value gives a new stack
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calls the value (a function stored in a collection), as the peer."""
+        return self.data(*args, **kwargs)
+
     def maybe_to_stack(self) -> _NonTensorNode:
         """A ``NonTensorStack`` holding the value in every element (shared, not copied);
         ``self`` when the batch size is empty."""
@@ -753,6 +757,10 @@ class NonTensorStack(_NonTensorNode):
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
         return self._make(values, self._shape, self._device, self._stack_dim)  # type: ignore[return-value]
+
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
+        """The stack itself: Python values have no memory layout (as the peer)."""
+        return self
 
     def maybe_to_stack(self) -> Self:
         """A new stack of the same values (each element already is one value)."""
