@@ -310,6 +310,18 @@ class TestNonTensorStack:
         stack = NonTensorStack("a", "b")
         assert stack.contiguous() is stack and stack.contiguous(canonical=True) is stack
 
+    def test_where_picks_element_by_element(self) -> None:
+        mine = NonTensorStack(NonTensorData(["a"]), NonTensorData(["a"]))
+        theirs = NonTensorStack(NonTensorData(["b"]), NonTensorData(["b"]))
+        condition = torch.tensor([True, False])
+        assert mine.where(condition, theirs).tolist() == [["a"], ["b"]]
+        out = NonTensorStack(NonTensorData(["none"]), NonTensorData(["none"]))
+        assert mine.where(condition, theirs, out=out) is out
+        assert out.tolist() == [["a"], ["b"]]
+        out.lock_()
+        with pytest.raises(errors.LockedError):
+            mine.where(condition, theirs, out=out)
+
     def test_direct_write_refused(self) -> None:
         with pytest.raises(errors.UnsupportedError):
             NonTensorStack.from_list(["a"])[0] = "b"
