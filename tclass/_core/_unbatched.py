@@ -107,7 +107,7 @@ class UnbatchedTensor(torch.Tensor):
         return round(payload) if ndigits is None else round(payload, ndigits)  # type: ignore[call-overload]
 
     def __trunc__(self) -> Any:
-        return math.trunc(self.as_tensor())  # type: ignore[call-overload]
+        return math.trunc(self.as_tensor())  # type: ignore[arg-type]
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         return f"UnbatchedTensor({self.as_tensor()!r})"
