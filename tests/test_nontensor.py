@@ -154,6 +154,16 @@ class TestNonTensorData:
         assert (a == NonTensorData("x", [1, 3])).shape == torch.Size([2, 3])
         assert torch.equal(NonTensorData("x", [3]) == "x", torch.ones(3, dtype=torch.bool))
 
+    def test_calling_it_calls_the_value(self) -> None:
+        # A function stored in a collection is called through its node, so apply can
+        # call per-key functions (the peer).
+        funcs = TensorDict(a=lambda x, y: x - y, b=lambda x, y: x + y)
+        ones, twos = TensorDict(a=1, b=1), TensorDict(a=2, b=2)
+        out = ones.apply(lambda x, y, func: func(x, y), twos, funcs)
+        assert (out["a"].item(), out["b"].item()) == (-1, 3)
+        with pytest.raises(TypeError, match="not callable"):
+            NonTensorData("text")()
+
 
 # --- NonTensorStack --------------------------------------------------------------------------
 
@@ -296,6 +306,22 @@ class TestNonTensorStack:
         assert repr(NonTensorStack.from_list(["a", "b"])) == (
             "NonTensorStack(['a', 'b'], batch_size=[2], device=None)"
         )
+
+    def test_it_is_its_own_contiguous_form(self) -> None:
+        stack = NonTensorStack("a", "b")
+        assert stack.contiguous() is stack and stack.contiguous(canonical=True) is stack
+
+    def test_where_picks_element_by_element(self) -> None:
+        mine = NonTensorStack(NonTensorData(["a"]), NonTensorData(["a"]))
+        theirs = NonTensorStack(NonTensorData(["b"]), NonTensorData(["b"]))
+        condition = torch.tensor([True, False])
+        assert mine.where(condition, theirs).tolist() == [["a"], ["b"]]
+        out = NonTensorStack(NonTensorData(["none"]), NonTensorData(["none"]))
+        assert mine.where(condition, theirs, out=out) is out
+        assert out.tolist() == [["a"], ["b"]]
+        out.lock_()
+        with pytest.raises(errors.LockedError):
+            mine.where(condition, theirs, out=out)
 
     def test_direct_write_refused(self) -> None:
         with pytest.raises(errors.UnsupportedError):

@@ -364,6 +364,29 @@ def test_gather_checks_the_index() -> None:
         td.gather(0, torch.zeros(2, 3))  # not an integer index
 
 
+class _Gathered(TensorClass):
+    x: torch.Tensor
+    z: str
+    y: _Gathered | None = None
+
+
+@pytest.mark.parametrize("through_torch", [False, True])
+def test_gather_into_out_replaces_python_values(through_torch: bool) -> None:
+    # out= takes the gathered values, nested records' Python values included (the peer).
+    inner = _Gathered(torch.randn(3, 4, 5), "bar", batch_size=[3, 4, 5])
+    rec = _Gathered(torch.randn(3, 4), "foo", inner, batch_size=[3, 4])
+    index = torch.arange(3).expand(3, 3)
+    want = rec.gather(-1, index)
+    out = _Gathered(torch.zeros(3, 3), "", _Gathered(torch.zeros(3, 3, 5), ""), batch_size=[3, 3])
+    if through_torch:
+        got = torch.gather(rec, -1, index, out=out)  # type: ignore[call-overload]
+    else:
+        got = rec.gather(-1, index, out=out)
+    assert got is out
+    assert torch.equal(out.x, want.x) and torch.equal(out.y.x, want.y.x)  # type: ignore[union-attr]
+    assert (out.z, out.y.z) == ("foo", "bar")  # type: ignore[union-attr]
+
+
 def test_masked_select_needs_a_batch_shaped_mask() -> None:
     with pytest.raises(errors.TclassError):
         _td().masked_select(torch.ones(3, dtype=torch.bool))

@@ -315,6 +315,29 @@ class TestRecords:
             with pytest.raises(errors.BatchSizeError, match="per-element values at 'env'"):
                 dest.load_state_dict(sd, strict=False)
 
+    def test_older_tensordict_layout(self) -> None:
+        """tensordict's older tensorclasses gave {"_tensordict": ..., "_non_tensordict": ...};
+        such state dicts load, as in the peer."""
+
+        class Legacy(TensorClass):
+            x: torch.Tensor
+            name: str | None = None
+
+        legacy = OrderedDict(
+            _tensordict=OrderedDict(
+                x=torch.tensor([1.0, 2.0]), __batch_size=torch.Size([2]), __device=None
+            ),
+            _non_tensordict={"name": "old"},
+        )
+        dest = Legacy(torch.zeros(2), batch_size=[2])
+        ptr = dest.x.data_ptr()
+        dest.load_state_dict(legacy)
+        assert dest.x.tolist() == [1.0, 2.0] and dest.x.data_ptr() == ptr
+        assert dest.name == "old"
+        legacy["_non_tensordict"] = {"nope": 1}
+        with pytest.raises(errors.UnknownFieldError, match="nope"):
+            dest.load_state_dict(legacy)
+
     def test_frozen_record_loads_in_place(self) -> None:
         class Frozen(TensorClass, frozen=True):
             x: torch.Tensor

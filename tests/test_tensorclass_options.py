@@ -286,6 +286,16 @@ class TestNocast:
         rec = declare2(_template(x=torch.Tensor))(x=1)
         assert torch.equal(rec.x, torch.tensor(1))
 
+    def test_a_number_field_takes_an_array(self, declare2: Declare) -> None:
+        # An array of numbers given to an int field is a number in array form: a tensor,
+        # as a tensor given there stays one (the peer); nocast keeps the array.
+        rec = declare2(_template(x=int))(x=np.array([1]))
+        assert isinstance(rec.x, torch.Tensor) and rec.x.tolist() == [1]
+        kept = declare2(_template(x=int), nocast=True)(x=np.array([1]))
+        assert isinstance(kept.x, np.ndarray)
+        with pytest.raises(errors.FieldTypeError, match="Rec.x"):
+            declare2(_template(x=str))(x=np.array([1]))
+
 
 # --- tensor_only -------------------------------------------------------------------------
 
@@ -331,6 +341,31 @@ class TestTensorOnly:
         rec = cls(x=torch.zeros(3), batch_size=[3])
         assert rec.x is rec._tensordict.get("x")
         assert cls.__tclass_info__.tensor_only
+
+    def test_a_node_of_python_values_is_a_collection(self, declare: Declare) -> None:
+        # A field annotated NonTensorData holds a node, which tensor_only takes (the peer).
+        value = {"metadata": "value"}
+        rec = declare(_template(x=tclass.NonTensorData), tensor_only=True)(x=value)
+        assert isinstance(rec.x, tclass.NonTensorData) and rec.x.data is value
+
+    def test_subscripted_collection_annotations(self, declare: Declare) -> None:
+        cls = declare(
+            _template(t=TensorDict[str, torch.Tensor], o=Optional[TensorDict[str, Any]]),
+            tensor_only=True,
+        )
+        rec = cls(t={"a": torch.zeros(2)}, o=None, batch_size=[2])
+        assert isinstance(rec.t, TensorDict) and rec.o is None
+
+    def test_from_dataclass_keeps_the_instance_values(self) -> None:
+        @dataclasses.dataclass
+        class Plain:
+            data: TensorDict
+
+        value = TensorDict(tensor=torch.ones(())).lock_()
+        assert tclass.from_dataclass(Plain(value), tensor_only=True).data is value
+        nested = tclass.from_dataclass(Plain({"nested": value}), tensor_only=True)  # type: ignore[arg-type]
+        assert nested.data["nested"] is value
+        assert tclass.from_dataclass(Plain(value)).data is not value  # copies without it
 
 
 # --- shadow ------------------------------------------------------------------------------

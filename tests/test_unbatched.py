@@ -9,6 +9,7 @@ peer (whose format has no place for it).
 
 from __future__ import annotations
 
+import math
 import pickle
 import warnings
 from collections.abc import Callable
@@ -177,3 +178,24 @@ def test_same_behaviour_as_the_peer() -> None:
         assert got["table"].shape == want["table"].shape, name
         assert got.batch_size == want.batch_size, name
         assert got["table"].batch_size == want["table"].batch_size, name
+
+
+def _outcome(fun: Callable[[Any], Any], value: Any) -> Any:
+    try:
+        return fun(value)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        return (type(exc), str(exc))
+
+
+@pytest.mark.parametrize("data", [torch.tensor(3), torch.tensor(1.25), torch.tensor([1, 2])])
+@pytest.mark.parametrize(
+    "fun", [round, lambda x: round(x, 1), math.trunc, math.floor, math.ceil, int, float]
+)
+def test_python_number_protocols_answer_as_a_plain_tensor(
+    data: torch.Tensor, fun: Callable[[Any], Any]
+) -> None:
+    # round() and math.trunc() of a Tensor are TypeErrors naming Tensor's type; an
+    # UnbatchedTensor gives the same answer, not one naming its own class.
+    got = _outcome(fun, UnbatchedTensor(data))
+    assert got == _outcome(fun, data)
+    assert not isinstance(got, UnbatchedTensor)

@@ -7,6 +7,7 @@ will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase`
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -61,6 +62,11 @@ class TensorDictBase(
     batch dims, answering tensor-like methods over those dims."""
 
     __slots__ = ()
+
+    def __class_getitem__(cls, item: Any) -> types.GenericAlias:
+        """``TensorDict[str, Tensor]`` in an annotation, as for any mapping (the peer's
+        collections are ``MutableMapping`` generics); the alias's origin is the class."""
+        return types.GenericAlias(cls, item)
 
     @classmethod
     def _from_plain(cls, td: TensorDict) -> Self:

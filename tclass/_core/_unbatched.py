@@ -11,6 +11,7 @@ engine's wrapper that keeps it out of the batch arithmetic lives in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -98,6 +99,15 @@ class UnbatchedTensor(torch.Tensor):
 
     def __format__(self, format_spec: str) -> str:
         return format(self.as_tensor().item() if self.ndim == 0 else self.as_tensor(), format_spec)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        # Python's round() and math.trunc() go through these dunders, which a plain Tensor
+        # lacks: delegating keeps the payload's own answer (and its TypeError).
+        payload = self.as_tensor()
+        return round(payload) if ndigits is None else round(payload, ndigits)  # type: ignore[call-overload]
+
+    def __trunc__(self) -> Any:
+        return math.trunc(self.as_tensor())  # type: ignore[arg-type]
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         return f"UnbatchedTensor({self.as_tensor()!r})"

@@ -212,6 +212,33 @@ class _NonTensorNode(KeylessOps):
         values = [a if flag else b for flag, a, b in zip(flags.reshape(-1).tolist(), mine, theirs)]
         return NonTensorStack._make(values, shape, self._device)
 
+    def where(
+        self,
+        condition: TensorCollection | torch.Tensor,
+        other: Any,
+        *,
+        out: TensorCollection | None = None,
+        pad: float | None = None,
+        update_batch_size: bool = False,
+    ) -> Self:
+        """The values of ``self`` where ``condition`` holds and of ``other`` (a node)
+        elsewhere; ``out``, a NonTensorStack of that batch size, takes them in place."""
+        if not isinstance(condition, torch.Tensor) or not isinstance(other, _NonTensorNode):
+            return super().where(
+                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+            )
+        picked = self._picked(condition, other)
+        if out is None:
+            return picked  # type: ignore[no-any-return]
+        if not isinstance(out, NonTensorStack) or out.batch_size != picked.batch_size:
+            return super().where(
+                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+            )
+        if out._locked:
+            raise LockedError("where: out is a locked NonTensorStack; unlock it first")
+        out._values, out._stack_dim = picked._flat(), None
+        return out  # type: ignore[return-value]
+
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         """The node that results from writing ``value`` at ``index`` (maybe a new one)."""
         raise NotImplementedError
@@ -460,6 +487,10 @@ class NonTensorData(_NonTensorNode):
         return stack._written(index, value)
 
     _with_written = _written  # never changes self: a different value gives a new stack
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calls the value (a function stored in a collection), as the peer."""
+        return self.data(*args, **kwargs)
 
     def maybe_to_stack(self) -> _NonTensorNode:
         """A ``NonTensorStack`` holding the value in every element (shared, not copied);
@@ -763,6 +794,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
         return self._make(values, self._shape, self._device, self._stack_dim)  # type: ignore[return-value]
+
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
+        """The stack itself: Python values have no memory layout (as the peer)."""
+        return self
 
     def maybe_to_stack(self) -> Self:
         """A new stack of the same values (each element already is one value)."""

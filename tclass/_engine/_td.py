@@ -534,6 +534,9 @@ class TensorDict(ScopedOps, IndexingOps):
             if isinstance(parent, TensorDict):
                 parent._store_entry(path[-1], parent._validate(path[-1], value))
                 return self
+            if isinstance(parent, TensorCollection):  # a record's field: its own rules
+                parent.set_(path[-1], value, non_blocking=non_blocking)
+                return self
         if not isinstance(target, _Tensor):  # a nested collection: entry by entry
             if not isinstance(value, (Mapping, TensorCollection)):
                 msg = (

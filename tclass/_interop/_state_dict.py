@@ -148,6 +148,8 @@ def load_state_dict(
     """Loads ``source`` into ``collection``: tensors copied in place (``assign``: set
     instead), then Python values; returns ``collection``. An empty destination takes the
     whole structure."""
+    if "_tensordict" in source and "_non_tensordict" in source:
+        return _load_legacy(collection, source, strict, assign)
     metadata: Mapping[str, Any] = getattr(source, "_metadata", None) or {}
     leaves = _leaves_of(source, collection, from_flatten)
     if not collection._key_names():
@@ -164,6 +166,18 @@ def load_state_dict(
                     _load_leaf(collection, path, tensor, expected[path], assign)
     for path, value in _python_values(metadata, collection):
         _set_value(collection, path, value, strict)
+    return collection
+
+
+def _load_legacy(collection: C, source: Mapping[str, Any], strict: bool, assign: bool) -> C:
+    """A record's state dict from older tensordict versions: its tensors under
+    ``_tensordict`` (beside ``__batch_size`` / ``__device``), its Python values under
+    ``_non_tensordict`` (``None``: a field not set)."""
+    tensors = {k: v for k, v in source["_tensordict"].items() if not k.startswith("__")}
+    load_state_dict(collection, tensors, strict, assign, False)
+    for name, value in source["_non_tensordict"].items():
+        if value is not None:
+            _set_value(collection, (name,), value, strict)
     return collection
 
 

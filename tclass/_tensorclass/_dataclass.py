@@ -3,7 +3,8 @@
 A dataclass *type* becomes a new tensorclass named ``<Name>_tc`` with the same fields
 (defaults and factories included), or, with ``inplace=True``, a tensorclass of the same
 name built from it. A dataclass *instance* becomes an instance of such a class (or of
-``dest_cls``), holding deep copies of its values. ``TensorDict.from_dataclass`` gives a
+``dest_cls``), holding deep copies of its values (the values themselves under
+``tensor_only``, as the peer). ``TensorDict.from_dataclass`` gives a
 TensorDict instead, nested dataclasses becoming nested TensorDicts.
 """
 
@@ -80,8 +81,14 @@ def from_dataclass(
         with warnings.catch_warnings():  # the defaults are not used: the values are copied
             warnings.simplefilter("ignore", SharedDefaultWarning)
             dest_cls = _tensorclass_of(type(obj), f"{type(obj).__name__}_tc", options)
+    # A tensor_only record holds the instance's tensors and collections themselves, as the
+    # peer; otherwise it holds copies (its Python values may be mutable).
+    info = getattr(dest_cls, "__tclass_info__", None)
+    keep = info is not None and info.tensor_only
     values = {
-        f.name: copy.deepcopy(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init
+        f.name: (lambda v: v if keep else copy.deepcopy(v))(getattr(obj, f.name))
+        for f in dataclasses.fields(obj)
+        if f.init
     }
     if auto_batch_size:
         batch_size = infer_batch_size(values, batch_dims)

@@ -13,8 +13,9 @@ a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a Tensor
 ``TensorDict``             TensorDicts; a dict becomes a TensorDict
 ``str``, ``int``, ...      values of that type (``float`` takes ints, ``int`` takes bools, as
                            type checkers do), kept as Python values (``NonTensorData``);
-                           ``int``/``float``/``complex``/``bool`` take tensors too (numbers in
-                           tensor form, kept as tensors, as the peer keeps them)
+                           ``int``/``float``/``complex``/``bool`` take tensors and numpy
+                           arrays too (numbers in tensor form, kept as tensors, as the peer
+                           keeps them; ``nocast`` keeps an array as given)
 ``list[X]``, ``dict``...   values whose type is the generic's origin (items are not checked)
 ``Literal[...]``           one of the listed values
 ``Any``, ``object``, a     anything: tensors and collections as entries, the rest as values
@@ -119,6 +120,8 @@ class FieldRule:
                 return self._check_batch(stack, batch)
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
+        if self.number and isinstance(value, np.ndarray):  # numbers in array form (the peer)
+            return self._check_batch(self._array_tensor(value, device), batch)
         if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
             return self._check_batch(self._array_tensor(value, device), batch)
         self._refuse(value)
@@ -256,7 +259,8 @@ def rule_for(
     number = any(part.get("number", False) for part in parts)
     collections = tuple(c for part in parts for c in part.get("collections", ()))
     checks = [part["check"] for part in parts if "check" in part]
-    if options.tensor_only and (any_value or checks or not members):
+    python_value = any(part.get("any_value", False) and not part.get("node") for part in parts)
+    if options.tensor_only and (python_value or checks or not members):
         msg = (
             f"{owner}: tensor_only requires every field to be a tensor, a tensor collection or "
             f"an optional of these; {name!r} is annotated {text} (drop tensor_only to keep "
@@ -267,6 +271,8 @@ def rule_for(
     cast_arrays = tensor and not checks and not collections and not any_value
     if options.nocast and tensor:  # numbers and numpy arrays stay Python values
         checks.append(_is_castable)
+    elif options.nocast and number:  # numpy arrays too (without nocast: tensors)
+        checks.append(_is_array)
     return FieldRule(
         name=name,
         owner=owner,
@@ -314,8 +320,8 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
     if isinstance(option, type):
         if issubclass(option, _Tensor):
             return {"tensor": True}
-        if issubclass(option, _NonTensorNode):
-            return {"any_value": True}
+        if issubclass(option, _NonTensorNode):  # a node of Python values: a collection too
+            return {"any_value": True, "node": True}
         if issubclass(option, TensorCollection):
             return {"collections": (option,)}
         number = option in (int, float, complex, bool)
@@ -326,6 +332,10 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
     if supertype is not None:
         return _part(supertype, name, owner, text)
     return {"any_value": True}  # a typing construct without a runtime check: anything
+
+
+def _is_array(value: object) -> bool:
+    return isinstance(value, np.ndarray)
 
 
 def _is_castable(value: object) -> bool:
