@@ -16,6 +16,7 @@ from tclass._base._device_ops import map_tensors
 from tclass._base._persistence import LoadOptions, SaveOptions
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._future import TensorDictFuture
 from tclass._core._keys import NestedKey
 from tclass._core._memmap import MemoryMappedTensor, Mode
 from tclass._core._records import is_record_class, storage_of
@@ -178,29 +179,6 @@ def _adopted(node: C, saved: Any) -> C:
     adopt_leaves(node, saved)
     node.lock_()  # type: ignore[attr-defined]
     return node
-
-
-class TensorDictFuture:
-    """A save still being written by background threads (``memmap(...,
-    return_early=True, num_threads=n)``): :meth:`result` waits for it and returns the
-    saved collection, or raises what the save raised."""
-
-    __slots__ = ("_then", "future")
-
-    def __init__(
-        self, future: concurrent.futures.Future[Any], then: Callable[[Any], Any] | None = None
-    ) -> None:
-        self.future = future
-        self._then = then
-
-    def result(self, timeout: float | None = None) -> Any:
-        """Waits for the save (at most ``timeout`` seconds) and returns its result."""
-        saved = self.future.result(timeout)
-        return saved if self._then is None else self._then(saved)
-
-    def done(self) -> bool:
-        """Whether the save has finished (``result()`` would not wait)."""
-        return self.future.done()
 
 
 # Saves asked to return early run one after the other in this thread (each writes its
