@@ -186,17 +186,49 @@ def test_reduce_true_reduces_the_leaves_together(name: str, td: TensorDict) -> N
         got = getattr(td, name)(reduce=True)
         assert isinstance(got, torch.Tensor) and got.shape == ()
         assert torch.allclose(got.double(), expected.double(), equal_nan=True)
-    # Along a batch dim: one value per remaining batch element.
-    flat = [leaf.reshape(*batch, math.prod(leaf.shape[len(batch) :])) for leaf in leaves]
-    joined = _outcome(torch.cat, flat, -1)
-    if isinstance(joined, type) or joined.shape[-1] == 0:
+    # Along a batch dim: the leaves joined along it, their feature dims kept (as the peer).
+    if len({leaf.shape[len(batch) :] for leaf in leaves}) > 1:
+        with pytest.raises(errors.ShapeError):
+            getattr(td, name)(0, reduce=True)
         return
-    expected = _outcome(_reduce_leaf, name, joined, (0, joined.ndim - 1), False)
-    if isinstance(expected, type):
+    joined = torch.cat(leaves, 0)
+    expected = _outcome(_reduce_leaf, name, joined, (0,), False)
+    if isinstance(expected, type) or joined.shape[0] == 0:
         return
     got = getattr(td, name)(0, reduce=True)
-    assert got.shape == batch[1:]
+    assert got.shape == joined.shape[1:]
     assert torch.allclose(got.double(), expected.double(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["sum", "nanmean", "std", "var", "quantile"])
+def test_reduce_true_along_batch_dims_keeps_the_feature_dims(name: str) -> None:
+    g = torch.Generator().manual_seed(3)
+    a, c = torch.rand(3, 4, 5, generator=g), torch.rand(3, 4, 5, generator=g)
+    td = TensorDict({"a": a, "n": TensorDict({"c": c}, [3, 4, 5])}, [3, 4])
+    args = (0.5,) if name == "quantile" else ()
+    joined = torch.cat([a, c], 1)
+    got = getattr(td, name)(*args, dim=1, reduce=True)
+    assert got.shape == (3, 5)
+    assert torch.allclose(got, getattr(joined, name)(*args, dim=1))
+    assert getattr(td, name)(*args, dim="feature", reduce=True).shape == (3, 4)
+    if name != "quantile":  # torch.quantile takes one dim
+        assert getattr(td, name)(dim=(0, 1), reduce=True).shape == (5,)
+        assert getattr(td, name)(dim=(0, 1), keepdim=True, reduce=True).shape == (1, 1, 5)
+    td["b"] = torch.rand(3, 4, 6)
+    with pytest.raises(errors.ShapeError, match=r"\[3, 4, 6\]"):
+        getattr(td, name)(*args, dim=1, reduce=True)
+
+
+@pytest.mark.peer
+def test_reduce_true_along_a_batch_dim_as_the_peer() -> None:
+    peer = _peer()
+    a, c = torch.rand(3, 4, 5), torch.rand(3, 4, 5)
+    mine = TensorDict({"a": a, "n": TensorDict({"c": c}, [3, 4, 5])}, [3, 4])
+    theirs = peer.TensorDict(a=a, n=peer.TensorDict(c=c, batch_size=[3, 4, 5]), batch_size=[3, 4])
+    for dim in (0, 1, (0, 1)):
+        for name in ("sum", "mean", "std"):
+            expected = getattr(theirs, name)(dim=dim, reduce=True)
+            assert torch.allclose(getattr(mine, name)(dim=dim, reduce=True), expected)
 
 
 def test_reduction_options() -> None:

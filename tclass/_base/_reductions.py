@@ -8,8 +8,10 @@
 * ``"feature"``: each tensor's dims after the batch dims of the collection holding it.
 
 ``keepdim`` keeps reduced dims with size 1. ``reduce=True`` gives one tensor for the
-whole collection, as if its tensors were one: along ``dim``, each tensor is flattened
-beyond the batch dims and the tensors are joined before the reduction.
+whole collection, as if its tensors were one: along batch dims, the tensors (which must
+agree beyond the batch dims) are joined along the first of them and keep their other
+dims, as in the peer; with ``dim="feature"``, each tensor is flattened beyond the batch
+dims and they are joined there.
 
 Results keep the class and the Python values; a Python value that differs between the
 elements a reduction merges is an error naming its key. A lazy stack reduces its members
@@ -34,7 +36,7 @@ from tclass._base._pointwise import PointwiseOps
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._names import Names
-from tclass.errors import DimError, OperandError, ReductionError
+from tclass.errors import DimError, OperandError, ReductionError, ShapeError
 
 __all__ = ["Along", "Dims", "ReductionOps", "ValuesIndices"]
 
@@ -257,17 +259,33 @@ class ReductionOps(PointwiseOps):
         if dims is None:
             joined = torch.cat([leaf.reshape(-1) for leaf in leaves])
             return fn(joined, **kwargs)
+        if dims and dims != "feature":  # joined along the first reduced dim, features kept
+            joined = torch.cat(self._same_features(leaves, operation), dims[0])
+            return _reduce_tensor(fn, joined, dims, keepdim, kwargs, tuple_dims)
         batch = self.batch_size
         nb = len(batch)
         joined = torch.cat(
             [leaf.reshape(*batch, math.prod(leaf.shape[nb:])) for leaf in leaves], -1
         )
-        last = joined.ndim - 1
-        if dims == "feature":
-            return _reduce_tensor(fn, joined, (last,), False, kwargs, tuple_dims)
-        out = _reduce_tensor(fn, joined, (*dims, last), True, kwargs, tuple_dims)
-        out = out.squeeze(-1)
-        return out if keepdim else out.squeeze(dims) if dims else out
+        # dim="feature" (or no dim, dim=()): the flattened dims after the batch dims
+        return _reduce_tensor(fn, joined, (joined.ndim - 1,), False, kwargs, tuple_dims)
+
+    def _same_features(self, leaves: list[torch.Tensor], operation: str) -> list[torch.Tensor]:
+        """``leaves`` if they agree in their dims after the batch dims (which ``reduce=True``
+        along batch dims keeps, as the peer does); a ``ShapeError`` naming two that differ."""
+        nb = self.batch_dims
+        first = leaves[0].shape[nb:]
+        for leaf in leaves[1:]:
+            if leaf.shape[nb:] != first:
+                msg = (
+                    f"{operation}(dim=..., reduce=True) joins the tensors along the reduced "
+                    f"dims and keeps their other dims, which must agree: got tensors of "
+                    f"shapes {format_shape(leaves[0].shape)} and {format_shape(leaf.shape)} "
+                    f"(batch size {format_shape(self.batch_size)}); use dim='feature' or "
+                    "reduce=False"
+                )
+                raise ShapeError(msg)
+        return leaves
 
     def _scan(
         self, fn: Callable[..., Any], dim: int, operation: str, outputs: int = 1, **kwargs: Any
