@@ -15,7 +15,6 @@ dims), lazy stacks, tensorclasses in both forms, and with the peer where install
 
 from __future__ import annotations
 
-import math
 import sys
 import warnings
 from collections.abc import Callable
