@@ -43,7 +43,7 @@ from tclass._engine._td_index import IndexingOps, raise_no_batch_dims
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
-    EntryTypeError,
+    EntriesTwiceError,
     InPlaceWriteError,
     KeyConflictError,
     KeyThroughTensorError,
@@ -156,7 +156,7 @@ class TensorDict(ScopedOps, IndexingOps):
             entries: Any = kwargs.items()
         elif kwargs:
             msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
-            raise EntryTypeError(msg)
+            raise EntriesTwiceError(msg)
         else:
             entries = entries_of(source)
         n = len(batch)
