@@ -160,7 +160,8 @@ def _copy_into(ptd: PersistentTensorDict, saved: Any) -> None:
 def memmap_in_place(
     node: C, prefix: PathLike | None, copy_existing: bool, **options: Unpack[SaveOptions]
 ) -> C:
-    """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files (an
+    """``node.memmap_(...)``: save (without ``prefix``, into the folder ``node`` is saved
+    in, if it is), then make ``node``'s leaves the saved files (an
     archive's: mapped shared, so that writes reach it); with ``return_early``, a
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
     if isinstance(storage_of(node), PersistentTensorDict):
@@ -169,6 +170,10 @@ def memmap_in_place(
             "its entries live in the file. Use .memmap(prefix) for a memory-mapped copy"
         )
         raise UnsupportedError(msg)
+    if prefix is None:  # a collection saved in a folder stays there, as in the peer
+        storage = storage_of(node)
+        if isinstance(storage, TensorDict) and storage._saved is not None:
+            prefix = storage._saved.folder
     saved = saved_copy(node, prefix, copy_existing, like=False, mode="r+", **options)
     if isinstance(saved, TensorDictFuture):
         return TensorDictFuture(saved.future, then=lambda copy: _adopted(node, copy))  # type: ignore[return-value]
