@@ -288,6 +288,17 @@ def test_bytes_counts_every_leaf_and_shared_storage_once_if_asked() -> None:
     assert shared.bytes(count_duplicates=False) == 40
 
 
+def test_bytes_counts_gradients_and_the_parts_of_jagged_tensors() -> None:
+    values, offsets, lengths = torch.ones(3), torch.tensor([0, 1, 3]), torch.tensor([1, 2])
+    jagged = torch.nested.nested_tensor_from_jagged(values, offsets, lengths=lengths)
+    again = torch.nested.nested_tensor_from_jagged(values, offsets, lengths=lengths)
+    trained = torch.ones(3, requires_grad=True)
+    trained.sum().backward()
+    td = TensorDict(trained=trained, jagged=jagged, again=again)
+    assert td.bytes() == 24 + 52 + 52  # 12 + its gradient's 12; 12 + 24 + 16 for each
+    assert td.bytes(count_duplicates=False) == 24 + 52  # `again` shares every part
+
+
 def test_data_ptr_is_a_tensordict_of_addresses() -> None:
     td = _td()
     ptrs = td.data_ptr()
