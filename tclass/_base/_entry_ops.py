@@ -604,8 +604,9 @@ def _byte_parts(tensor: torch.Tensor) -> list[torch.Tensor]:
     """The tensors whose memory ``tensor`` holds, for ``bytes()``: a jagged nested
     tensor's parts (its values, offsets and any lengths), and a leaf's gradient."""
     if tensor.is_nested and tensor.layout is torch.jagged:
-        parts = [tensor.values(), tensor.offsets()]
-        lengths = tensor.lengths()
+        jagged: Any = tensor  # torch's NestedTensor subclass: offsets() and lengths()
+        parts = [jagged.values(), jagged.offsets()]
+        lengths = jagged.lengths()
         return parts if lengths is None else [*parts, lengths]
     if tensor.is_leaf and tensor.requires_grad and tensor.grad is not None:
         return [tensor, tensor.grad]
