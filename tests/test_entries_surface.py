@@ -674,6 +674,36 @@ def test_update_batch_size() -> None:
     assert td.batch_size == torch.Size([4])  # nothing changed
 
 
+def test_update_of_another_batch_size_needs_update_batch_size() -> None:
+    td, other = TensorDict(batch_size=[3]), TensorDict(batch_size=[4])
+    with pytest.raises(RuntimeError, match="update_batch_size"):
+        td.update(other)
+    for options in ({"inplace": True}, {"keys_to_update": ["a"]}):
+        with pytest.raises(RuntimeError, match=next(iter(options))):
+            td.update(other, update_batch_size=True, **options)
+    with pytest.raises(errors.LockedError):
+        TensorDict(batch_size=[3], lock=True).update(other, update_batch_size=True)
+    assert td.update(other, update_batch_size=True).batch_size == (4,)
+
+
+def test_update_batch_size_keeps_nested_collections_and_records() -> None:
+    @tclass.tensorclass
+    class Pair:
+        a: str
+        b: torch.Tensor
+
+    def tree(n: int, text: str) -> TensorDict:
+        inner = TensorDict(foo=torch.full((n,), float(n)), batch_size=[n])
+        pair = Pair(a=text, b=torch.zeros(n), batch_size=[n])
+        return TensorDict(td=inner, pair=pair)
+
+    dest, source = tree(3, "x"), tree(2, "y")
+    inner, pair = dest["td"], dest["pair"]
+    dest.update(source, update_batch_size=True)
+    assert dest["td"] is inner and inner.batch_size == (2,) and inner["foo"].tolist() == [2, 2]
+    assert dest["pair"] is pair and pair.batch_size == (2,) and pair.a == "y"
+
+
 def test_update_on_a_locked_collection() -> None:
     td = TensorDict(a=torch.zeros(3), batch_size=[3]).lock_()
     td.update({"a": torch.ones(3)}, inplace=True)

@@ -24,6 +24,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, wait_for_device_copies
 from tclass._core._names import Names
+from tclass._core._records import is_record
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
@@ -700,6 +701,13 @@ class TensorDict(ScopedOps, IndexingOps):
                 and (is_leaf is None or not is_leaf(type(value)))
             ):
                 target._update(value, clone, inplace, below, is_leaf)
+            elif (
+                below is None
+                and is_record(target)
+                and type(value) is type(target)
+                and (is_leaf is None or not is_leaf(type(value)))
+            ):  # a record of the same class is merged, field by field, as the peer
+                cast(Any, target)._update_entries(value, clone, inplace, None, is_leaf)
             elif below is None:
                 self.set(path, deep_clone(value) if clone else value, inplace=inplace)
         return self
