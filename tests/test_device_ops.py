@@ -95,6 +95,16 @@ def test_consolidated_buffer_is_deterministic_and_named_storage() -> None:
         first._consolidated["metadata"]
 
 
+def test_unlocking_ends_the_consolidation() -> None:
+    packed = _td().consolidate()
+    with packed.unlock_():  # as the peer: unlocked, it is no longer consolidated
+        assert not packed.is_consolidated()
+        packed["new"] = torch.ones(packed.batch_size)
+    assert packed.is_locked and not packed.is_consolidated()
+    lazy = tclass.lazy_stack([_td(), _td()]).consolidate()
+    assert lazy.is_consolidated() and not lazy.unlock_().is_consolidated()
+
+
 def test_consolidate_return_early_gives_a_future_with_threads() -> None:
     td = _td()
     future = td.consolidate(num_threads=2, return_early=True)

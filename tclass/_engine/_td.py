@@ -338,6 +338,11 @@ class TensorDict(ScopedOps, IndexingOps):
 
     # --- replacing in place, devices (names: ScopedOps) ---------------------------------
 
+    def _apply_lock(self, locked: bool) -> None:
+        super()._apply_lock(locked)
+        if not locked:
+            self._consolidated = None  # unlocking ends the consolidation, as in the peer
+
     def _become(self, other: Self) -> None:
         if self._locked:
             raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
