@@ -32,6 +32,7 @@ __all__ = [
     "DistributedError",
     "EntryExistsError",
     "EntryTypeError",
+    "EntriesTwiceError",
     "FieldIndexError",
     "FieldSpecError",
     "FieldTypeError",
@@ -138,6 +139,11 @@ class NotCloseError(TclassError, AssertionError):
 
 class EntryTypeError(TclassError, TypeError):
     """A value cannot be stored in a container (not a tensor, collection or array-like)."""
+
+
+class EntriesTwiceError(EntryTypeError, ValueError):
+    """``TensorDict()`` got entries both as ``source`` and as keyword arguments; a
+    ``ValueError``, as the peer raises."""
 
 
 class StateDictKeyError(TclassError, KeyError, RuntimeError):

@@ -17,6 +17,7 @@ import tclass
 from tclass import NonTensorData, NonTensorStack, TensorDict
 from tclass._io._staging import stage_copy
 from tclass.errors import DeviceError, MetadataError, NotSerializableError
+from tclass.utils import TensorDictFuture
 
 has_cuda = torch.cuda.is_available()
 needs_cuda = [pytest.mark.cuda, pytest.mark.skipif(not has_cuda, reason="needs a CUDA device")]
@@ -80,6 +81,39 @@ def test_consolidate_puts_every_leaf_in_one_buffer() -> None:
     assert len(pointers) == 1
     for leaf in _leaves(packed):  # every view is aligned for its dtype
         assert leaf.data_ptr() % 16 == 0
+
+
+def test_consolidated_buffer_is_deterministic_and_named_storage() -> None:
+    # leaves of odd sizes leave padding between them: it is zeros, not leftovers
+    td = TensorDict({f"k{i}": torch.full((i % 5 + 1,), i, dtype=torch.uint8) for i in range(20)})
+    first, second = td.consolidate(), td.consolidate(num_threads=2)
+    storage = first._consolidated["storage"]  # the peer's name for the buffer
+    assert torch.equal(storage, second._consolidated["storage"])
+    storage.zero_()
+    assert (first["k3"] == 0).all()
+    with pytest.raises(KeyError, match="storage"):
+        first._consolidated["metadata"]
+
+
+def test_unlocking_ends_the_consolidation() -> None:
+    packed = _td().consolidate()
+    with packed.unlock_():  # as the peer: unlocked, it is no longer consolidated
+        assert not packed.is_consolidated()
+        packed["new"] = torch.ones(packed.batch_size)
+    assert packed.is_locked and not packed.is_consolidated()
+    lazy = tclass.lazy_stack([_td(), _td()]).consolidate()
+    assert lazy.is_consolidated() and not lazy.unlock_().is_consolidated()
+
+
+def test_consolidate_return_early_gives_a_future_with_threads() -> None:
+    td = _td()
+    future = td.consolidate(num_threads=2, return_early=True)
+    assert isinstance(future, TensorDictFuture) and future.done()
+    assert future.result().is_consolidated() and (future.result() == td).all()
+    assert td.consolidate(return_early=True).is_consolidated()  # no threads: the result
+    for option in ("non_blocking", "use_buffer"):
+        with pytest.raises(NotImplementedError, match=option):
+            td.consolidate(num_threads=2, return_early=True, **{option: True})
 
 
 def test_consolidated_record_keeps_its_class() -> None:

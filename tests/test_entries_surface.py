@@ -289,6 +289,17 @@ def test_bytes_counts_every_leaf_and_shared_storage_once_if_asked() -> None:
     assert shared.bytes(count_duplicates=False) == 40
 
 
+def test_bytes_counts_gradients_and_the_parts_of_jagged_tensors() -> None:
+    values, offsets, lengths = torch.ones(3), torch.tensor([0, 1, 3]), torch.tensor([1, 2])
+    jagged = torch.nested.nested_tensor_from_jagged(values, offsets, lengths=lengths)
+    again = torch.nested.nested_tensor_from_jagged(values, offsets, lengths=lengths)
+    trained = torch.ones(3, requires_grad=True)
+    trained.sum().backward()
+    td = TensorDict(trained=trained, jagged=jagged, again=again)
+    assert td.bytes() == 24 + 52 + 52  # 12 + its gradient's 12; 12 + 24 + 16 for each
+    assert td.bytes(count_duplicates=False) == 24 + 52  # `again` shares every part
+
+
 def test_data_ptr_is_a_tensordict_of_addresses() -> None:
     td = _td()
     ptrs = td.data_ptr()
@@ -662,6 +673,36 @@ def test_update_batch_size() -> None:
         td.update(TensorDict(c=torch.ones(5), batch_size=[5]), update_batch_size=True)
     assert isinstance(info.value, RuntimeError)  # the peer's builtin
     assert td.batch_size == torch.Size([4])  # nothing changed
+
+
+def test_update_of_another_batch_size_needs_update_batch_size() -> None:
+    td, other = TensorDict(batch_size=[3]), TensorDict(batch_size=[4])
+    with pytest.raises(RuntimeError, match="update_batch_size"):
+        td.update(other)
+    for options in ({"inplace": True}, {"keys_to_update": ["a"]}):
+        with pytest.raises(RuntimeError, match=next(iter(options))):
+            td.update(other, update_batch_size=True, **options)
+    with pytest.raises(errors.LockedError):
+        TensorDict(batch_size=[3], lock=True).update(other, update_batch_size=True)
+    assert td.update(other, update_batch_size=True).batch_size == (4,)
+
+
+def test_update_batch_size_keeps_nested_collections_and_records() -> None:
+    @tclass.tensorclass
+    class Pair:
+        a: str
+        b: torch.Tensor
+
+    def tree(n: int, text: str) -> TensorDict:
+        inner = TensorDict(foo=torch.full((n,), float(n)), batch_size=[n])
+        pair = Pair(a=text, b=torch.zeros(n), batch_size=[n])
+        return TensorDict(td=inner, pair=pair)
+
+    dest, source = tree(3, "x"), tree(2, "y")
+    inner, pair = dest["td"], dest["pair"]
+    dest.update(source, update_batch_size=True)
+    assert dest["td"] is inner and inner.batch_size == (2,) and inner["foo"].tolist() == [2, 2]
+    assert dest["pair"] is pair and pair.batch_size == (2,) and pair.a == "y"
 
 
 def test_update_on_a_locked_collection() -> None:

@@ -338,15 +338,33 @@ def test_inplace_onto_an_empty_slot_is_refused() -> None:
         TensorDict({"bias": torch.zeros(2)}).to_module(linear, inplace=True)
 
 
-def test_unsupported_options_change_nothing() -> None:
+def test_to_module_use_state_dict_runs_the_load_hooks() -> None:
     linear = nn.Linear(2, 2)
     before = _ids(linear)
-    with pytest.raises(errors.UnsupportedError, match="load_state_dict"):
-        TensorDict({"weight": torch.zeros(2, 2)}).to_module(linear, use_state_dict=True)
-    lazy = tclass.lazy_stack([TensorDict({"weight": torch.zeros(2, 2)}) for _ in range(2)])
-    with pytest.raises(errors.UnsupportedError, match="to_tensordict"):
-        lazy.to_module(linear)
+    seen: list[str] = []
+
+    def hook(module: nn.Module, state: dict[str, Any], prefix: str, *args: Any) -> None:
+        seen.extend(state)
+        for key in list(state):
+            state[key] = state[key] * 0
+
+    linear._register_load_state_dict_pre_hook(hook, with_module=True)
+    params = TensorDict({"weight": torch.ones(2, 2), "bias": torch.ones(2)})
+    with params.to_module(linear, use_state_dict=True):
+        assert sorted(seen) == ["bias", "weight"]
+        assert isinstance(linear.weight, nn.Parameter) and (linear.weight == 0).all()
+    assert _ids(linear) == before  # the with block put the old ones back
+    with pytest.raises(errors.UnsupportedError, match="inplace"):
+        params.to_module(linear, use_state_dict=True, inplace=True)
     assert _ids(linear) == before
+
+
+def test_to_module_of_a_lazy_stack_stacks_its_members() -> None:
+    linear = nn.Linear(2, 2, device="meta")
+    members = [TensorDict({"weight": torch.full((2,), float(i))}) for i in range(2)]
+    with tclass.lazy_stack(members).to_module(linear):  # the peer's: stacked, as a dense one
+        assert linear.weight.tolist() == [[0.0, 0.0], [1.0, 1.0]]
+    assert linear.weight.device.type == "meta"
 
 
 def test_the_restore_is_forgotten_with_the_returned_tensordict() -> None:
@@ -472,12 +490,34 @@ def test_from_modules_errors_name_the_module_and_key() -> None:
         TensorDict.from_modules(nn.Linear(2, 2), nn.Linear(2, 2, device="meta"))
     with pytest.raises(TypeError, match=r"argument 1"):
         TensorDict.from_modules(nn.Linear(3, 4), "linear")  # type: ignore[call-overload]
-    with pytest.raises(errors.UnsupportedError, match="lazy_stack"):
-        TensorDict.from_modules(nn.Linear(3, 4), lazy_stack=True)
-    with pytest.raises(errors.UnsupportedError, match="expand_identical"):
-        tclass.from_modules(nn.Linear(3, 4), expand_identical=True)
+    with pytest.raises(errors.UnsupportedError, match="TensorDictParams"):
+        TensorDict.from_modules(nn.Linear(3, 4), lazy_stack=True, as_module=True)
+    with pytest.raises(RuntimeError, match="lazy"):
+        TensorDict.from_modules(nn.LazyLinear(4), lazy_stack=True)
     with pytest.raises(errors.UnsupportedError, match="dense"):
         LazyStackedTensorDict.from_modules(nn.Linear(3, 4))
+
+
+def test_from_modules_lazy_stack_holds_the_modules_own_parameters() -> None:
+    modules = [nn.Linear(3, 4) for _ in range(3)]
+    params = TensorDict.from_modules(*modules, lazy_stack=True)
+    assert isinstance(params, LazyStackedTensorDict) and params.is_locked
+    assert params.batch_size == (3,) and params[1]["weight"] is modules[1].weight
+    assert not TensorDict.from_modules(*modules, lazy_stack=True, lock=False).is_locked
+
+
+@pytest.mark.parametrize("as_module", [False, True])
+def test_from_modules_expand_identical_shares_the_common_tensors(as_module: bool) -> None:
+    shared = nn.Linear(3, 3)
+    modules = [nn.Sequential(shared, nn.Linear(3, 4)) for _ in range(3)]
+    params = tclass.from_modules(*modules, expand_identical=True, as_module=as_module)
+    common = params["0", "weight"]
+    assert not isinstance(common, nn.Parameter) and common.shape == (3, 3, 3)
+    assert common.data_ptr() == shared.weight.data_ptr() and common.stride()[0] == 0
+    assert isinstance(params["1", "weight"], nn.Parameter)
+    assert params["1", "weight"].data_ptr() != modules[0][1].weight.data_ptr()
+    common.sum().backward()  # gradients reach the shared module
+    assert shared.weight.grad is not None and (shared.weight.grad == 3).all()
 
 
 def test_tensorclass_from_modules() -> None:

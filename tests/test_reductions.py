@@ -287,6 +287,37 @@ def test_reduce_true_with_dims_joins_along_the_dim() -> None:
     assert ragged.sum(dim="feature", reduce=True).shape == (3, 4)
 
 
+@pytest.mark.parametrize("name", ["sum", "nanmean", "std", "var", "quantile"])
+def test_reduce_true_along_batch_dims_keeps_the_feature_dims(name: str) -> None:
+    g = torch.Generator().manual_seed(3)
+    a, c = torch.rand(3, 4, 5, generator=g), torch.rand(3, 4, 5, generator=g)
+    td = TensorDict({"a": a, "n": TensorDict({"c": c}, [3, 4, 5])}, [3, 4])
+    args = (0.5,) if name == "quantile" else ()
+    joined = torch.cat([a, c], 1)
+    got = getattr(td, name)(*args, dim=1, reduce=True)
+    assert got.shape == (3, 5)
+    assert torch.allclose(got, getattr(joined, name)(*args, dim=1))
+    assert getattr(td, name)(*args, dim="feature", reduce=True).shape == (3, 4)
+    if name != "quantile":  # torch.quantile takes one dim
+        assert getattr(td, name)(dim=(0, 1), reduce=True).shape == (5,)
+        assert getattr(td, name)(dim=(0, 1), keepdim=True, reduce=True).shape == (1, 1, 5)
+    td["b"] = torch.rand(3, 4, 6)
+    with pytest.raises(errors.ReductionError, match=r"\[3, 4, 6\]"):
+        getattr(td, name)(*args, dim=1, reduce=True)
+
+
+@pytest.mark.peer
+def test_reduce_true_along_a_batch_dim_as_the_peer() -> None:
+    peer = _peer()
+    a, c = torch.rand(3, 4, 5), torch.rand(3, 4, 5)
+    mine = TensorDict({"a": a, "n": TensorDict({"c": c}, [3, 4, 5])}, [3, 4])
+    theirs = peer.TensorDict(a=a, n=peer.TensorDict(c=c, batch_size=[3, 4, 5]), batch_size=[3, 4])
+    for dim in (0, 1, (0, 1)):
+        for name in ("sum", "mean", "std"):
+            expected = getattr(theirs, name)(dim=dim, reduce=True)
+            assert torch.allclose(getattr(mine, name)(dim=dim, reduce=True), expected)
+
+
 def test_reduction_options() -> None:
     td = TensorDict({"a": torch.rand(2, 3, 4), "n": {"c": torch.rand(2, 3)}}, [2, 3])
     assert td.sum(dtype=torch.float64)["a"].dtype is torch.float64

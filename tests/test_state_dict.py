@@ -67,11 +67,12 @@ class TestStateDict:
         sd = td.state_dict()
         assert type(sd) is OrderedDict and list(sd) == ["a", "b.c"]
         assert sd._metadata[""] == {
-            "batch_size": [3],
+            "batch_size": torch.Size([3]),  # a Size, as the peer's
             "device": None,
             "_non_tensor": {"s": "hello"},
         }
-        assert sd._metadata["b"] == {"batch_size": [3, 2], "device": None, "_non_tensor": {}}
+        assert type(sd._metadata["b"]["batch_size"]) is torch.Size
+        assert sd._metadata["b"] == {"batch_size": (3, 2), "device": None, "_non_tensor": {}}
 
     def test_detached_views_unless_keep_vars(self) -> None:
         param = torch.nn.Parameter(torch.zeros(3))
@@ -130,12 +131,8 @@ class TestStateDict:
         members = [TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({"a": torch.ones(2)}, [2])]
         stack = tclass.lazy_stack(members)
         sd = stack.state_dict(keep_vars=True)
-        assert sd.get("a").tolist() == [[0.0, 0.0], [1.0, 1.0]] and sd._metadata[""][
-            "batch_size"
-        ] == [
-            2,
-            2,
-        ]
+        assert sd.get("a").tolist() == [[0.0, 0.0], [1.0, 1.0]]
+        assert sd._metadata[""]["batch_size"] == (2, 2)
         sd["a"].fill_(5.0)  # a stacked copy: the members are unchanged (as in the peer)
         assert members[0].get("a").tolist() == [0.0, 0.0]
 

@@ -375,6 +375,15 @@ def test_saved_folder_methods(tmp_path: Path) -> None:
         TensorDict(a=torch.ones(2)).saved_path  # noqa: B018
 
 
+def test_memmap_in_place_without_prefix_keeps_the_saved_folder(tmp_path: Path) -> None:
+    TensorDict(a=torch.ones(2), batch_size=[2]).memmap_(tmp_path / "td")
+    loaded = TensorDict.load_memmap(tmp_path / "td")
+    again = loaded.memmap_()  # no prefix: stays in its folder, as in the peer
+    assert again is loaded and again.saved_path == tmp_path / "td"
+    assert again["a"].filename == str(tmp_path / "td" / "a.memmap")
+    assert TensorDict(a=torch.ones(2)).memmap_().is_memmap()  # unsaved: anonymous files
+
+
 # --- packing --------------------------------------------------------------------------------
 
 

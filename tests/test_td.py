@@ -160,6 +160,8 @@ class TestConstruction:
     def test_source_and_kwargs_together(self) -> None:
         with pytest.raises(TypeError, match="not both"):
             TensorDict({"a": torch.zeros(2)}, [2], b=torch.zeros(2))
+        with pytest.raises(ValueError, match="not both"):  # the peer's ValueError
+            TensorDict(a=1, source={"b": 2})
 
     @pytest.mark.parametrize("source", [[("a", torch.zeros(2))], torch.zeros(2), 3])
     def test_source_must_be_a_mapping(self, source: Any) -> None:

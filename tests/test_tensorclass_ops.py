@@ -909,7 +909,7 @@ class TestStateDict:
         assert list(sd) == ["obs", "inner.x"] or set(sd) == {"obs", "inner.x"}
         assert not sd["obs"].requires_grad and same_storage(sd["obs"], rec.obs)
         assert sd._metadata[""]["_non_tensor"] == {"env": "pong", "meta": {"k": 1}}
-        assert sd._metadata[""]["batch_size"] == [4, 3]
+        assert sd._metadata[""]["batch_size"] == (4, 3)
 
     def test_keep_vars(self) -> None:
         rec = make()

@@ -26,7 +26,14 @@ from typing_extensions import Self
 from tclass._core._batch import normalize_dim
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
-from tclass.errors import BatchSizeError, InvalidKeyError, KeyNotFoundError, UnsupportedError
+from tclass._core._records import storage_of
+from tclass.errors import (
+    BatchSizeError,
+    InvalidKeyError,
+    KeyNotFoundError,
+    LockedError,
+    UnsupportedError,
+)
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -302,8 +309,12 @@ class TensorCollection:
             source = kwargs if source is None else {**source, **kwargs}
         if source is None or source is self or (keys_to_update is not None and not keys_to_update):
             return self
-        if update_batch_size and isinstance(source, TensorCollection):
-            self._take_batch_size_of(source)
+        if isinstance(source, TensorCollection):
+            own, new = self.batch_size, source.batch_size
+            if own[: len(new)] != new[: len(own)]:  # neither starts with the other
+                _check_batch_size_update(self, source, update_batch_size, inplace, keys_to_update)
+            if update_batch_size:
+                self._take_batch_size_of(source)
         return self._update_entries(source, clone, inplace, keys_to_update, is_leaf)
 
     def _update_entries(
@@ -320,10 +331,15 @@ class TensorCollection:
 
     def _take_batch_size_of(self, source: TensorCollection) -> None:
         """``update(update_batch_size=True)``: unless one batch size starts with the other,
-        empties ``self`` (whose keys must all be in ``source``) and takes the source's."""
+        empties ``self`` (whose keys must all be in ``source``) and takes the source's.
+        Nested collections (not lazy stacks) that the source has too do the same and are
+        kept, so they keep their identity, as in the peer."""
         own, new = self.batch_size, source.batch_size
         n = min(len(own), len(new))
+        theirs = dict(source._items())
         if own[:n] == new[:n]:
+            for key, mine in list(self._items()):
+                _take_nested_batch_size(mine, theirs.get(key))
             return  # kept, as the peer keeps it
         missing = [key for key in self.keys() if key not in source.keys()]
         if missing:
@@ -333,8 +349,9 @@ class TensorCollection:
                 "entry must be replaced to change the batch size"
             )
             raise BatchSizeError(msg)
-        for key in list(self.keys()):
-            self.del_(key)
+        for key, mine in list(self._items()):
+            if not _take_nested_batch_size(mine, theirs[key]):
+                self.del_(key)
         self._assign_batch_size(new)
 
     def __getitem__(self, index: Any) -> Any:
@@ -707,3 +724,41 @@ class KeysView:
             f"KeysView({list(self)}, include_nested={self._include_nested}, "
             f"leaves_only={self._leaves_only})"
         )
+
+
+def _check_batch_size_update(
+    node: TensorCollection,
+    source: TensorCollection,
+    update_batch_size: bool,
+    inplace: bool,
+    keys_to_update: Sequence[Any] | None,
+) -> None:
+    """``update`` from a source whose batch size contradicts ``node``'s: only with
+    ``update_batch_size``, and then not in place, for some keys or under a lock (as the
+    peer)."""
+    sizes = f"the source's batch size {list(source.batch_size)} and {list(node.batch_size)}"
+    if not update_batch_size:
+        msg = f"update: {sizes} differ; pass update_batch_size=True to take the source's"
+        raise BatchSizeError(msg)
+    if inplace or keys_to_update is not None:
+        what = "inplace=True" if inplace else "keys_to_update"
+        msg = (
+            f"update(update_batch_size=True): {sizes} differ, which replaces every entry; "
+            f"that cannot be done with {what}"
+        )
+        raise BatchSizeError(msg)
+    if node.is_locked:
+        msg = f"update(update_batch_size=True): {sizes} differ, and the collection is locked"
+        raise LockedError(msg)
+
+
+def _take_nested_batch_size(mine: Any, theirs: Any) -> bool:
+    """Whether the nested collection ``mine`` took the batch size of ``theirs`` in place
+    (both collections, neither a lazy stack): it is then kept by the update."""
+    if not isinstance(mine, TensorCollection) or not isinstance(theirs, TensorCollection):
+        return False
+    mine, theirs = storage_of(mine), storage_of(theirs)
+    if mine._is_lazy or theirs._is_lazy or mine._is_leaf_node or mine.is_locked:
+        return False
+    mine._take_batch_size_of(theirs)
+    return True

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from concurrent.futures import Future
 from typing import Any, Literal, TypedDict, overload
 
 import torch
@@ -14,6 +13,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
 from tclass._core._device import DeviceLike, ToOptions, parse_to_args
+from tclass._core._future import TensorDictFuture
 
 __all__ = ["ConsolidateOptions", "DeviceOps", "map_tensors", "share"]
 
@@ -158,7 +158,7 @@ class DeviceOps(TensorCollection):
         *,
         return_early: Literal[True],
         **options: Unpack[ConsolidateOptions],
-    ) -> Future[Self]: ...
+    ) -> Self | TensorDictFuture[Self]: ...
 
     def consolidate(
         self,
@@ -166,7 +166,7 @@ class DeviceOps(TensorCollection):
         *,
         return_early: bool = False,
         **options: Unpack[ConsolidateOptions],
-    ) -> Self | Future[Self]:
+    ) -> Self | TensorDictFuture[Self]:
         """A locked copy whose every tensor (nested included) is a view of one contiguous
         buffer, detached from autograd.
 
@@ -174,8 +174,10 @@ class DeviceOps(TensorCollection):
         views, pickling it sends the one buffer, and :func:`tclass.from_consolidated`
         rebuilds it from the buffer alone. Replacing an entry of the result ends the
         consolidation (it is then moved leaf by leaf again); in-place writes keep it.
-        ``filename`` puts the buffer in that file (memory-mapped); ``return_early`` gives
-        a future of the result, as the peer does. See :class:`ConsolidateOptions`.
+        ``filename`` puts the buffer in that file (memory-mapped); ``return_early`` with
+        ``num_threads > 0`` gives a :class:`~tclass.utils.TensorDictFuture` of the result,
+        as the peer does (not with ``non_blocking`` or ``use_buffer``). See
+        :class:`ConsolidateOptions`.
         """
         from tclass._engine._consolidate import consolidate
 

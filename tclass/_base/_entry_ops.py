@@ -270,18 +270,20 @@ class EntryOps(TensorCollection):
     # --- facts -------------------------------------------------------------------------------
 
     def bytes(self, *, count_duplicates: bool = True) -> int:
-        """The bytes of every tensor (nested ones included); with ``count_duplicates``
-        false, a tensor stored under several keys counts once."""
+        """The bytes of every tensor (nested ones included), as the peer counts them: a
+        leaf's gradient too, and a jagged nested tensor's values, offsets and lengths;
+        with ``count_duplicates`` false, memory seen under several keys counts once."""
         seen: set[tuple[int, int]] = set()
         total = 0
-        for tensor in self._tensor_leaves():
-            size = tensor.numel() * tensor.element_size()
-            if not count_duplicates:
-                mark = (tensor.data_ptr(), size)
-                if mark in seen:
-                    continue
-                seen.add(mark)
-            total += size
+        for leaf in self._tensor_leaves():
+            for tensor in _byte_parts(leaf):
+                size = tensor.numel() * tensor.element_size()
+                if not count_duplicates:
+                    mark = (tensor.data_ptr(), size)
+                    if mark in seen:
+                        continue
+                    seen.add(mark)
+                total += size
         return total
 
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
@@ -602,3 +604,16 @@ def _converted(tensor: torch.Tensor, convert: bool | str) -> Any:
     if convert:
         return tensor.tolist()
     return tensor
+
+
+def _byte_parts(tensor: torch.Tensor) -> list[torch.Tensor]:
+    """The tensors whose memory ``tensor`` holds, for ``bytes()``: a jagged nested
+    tensor's parts (its values, offsets and any lengths), and a leaf's gradient."""
+    if tensor.is_nested and tensor.layout is torch.jagged:
+        jagged: Any = tensor  # torch's NestedTensor subclass: offsets() and lengths()
+        parts = [jagged.values(), jagged.offsets()]
+        lengths = jagged.lengths()
+        return parts if lengths is None else [*parts, lengths]
+    if tensor.is_leaf and tensor.requires_grad and tensor.grad is not None:
+        return [tensor, tensor.grad]
+    return [tensor]

@@ -160,8 +160,11 @@ class ModuleOps:
                 registering them.
             lock: lock the result (default, as in the peer).
             use_state_dict: read each module's ``state_dict(keep_vars=True)``.
-            lazy_stack, expand_identical: the peer's variants, not supported (an
-                ``UnsupportedError`` if true).
+            lazy_stack: a :class:`~tclass.LazyStackedTensorDict` of each module's own
+                tensors (not copies: gradients reach the modules) instead; not with
+                ``as_module`` or lazy modules (an ``UnsupportedError``).
+            expand_identical: a tensor all the modules share (one object) is expanded
+                along the new dim (a view, not a parameter) instead of stacked.
 
         Raises:
             StackError: no module, or modules that differ in keys, shapes, dtypes or devices
@@ -225,7 +228,8 @@ class ModuleOps:
 
         The keys are those :meth:`from_module` gives (a nested key is a submodule); a
         subset is fine. Every key and shape is checked before anything changes, so an
-        error leaves the module as it was.
+        error leaves the module as it was. A lazy stack puts in its members stacked
+        (with gradients flowing to them), as the peer.
 
         Returns the tensors the module held before, in a collection of this kind.
         Used as a context manager, that collection puts them back when the block
@@ -247,8 +251,9 @@ class ModuleOps:
             swap_dest: with ``return_swap``, a collection the previous tensors are
                 written into (``update``) and that is returned instead, its ``with``
                 block putting them back.
-            use_state_dict: the peer's state-dict path; not supported (an
-                ``UnsupportedError``: call ``module.load_state_dict`` yourself).
+            use_state_dict: after the swap, give the tensors to
+                ``module.load_state_dict(..., assign=True)``, so that its load hooks see
+                (and may change) them, as in the peer; not with ``inplace``.
             non_blocking: with ``inplace``, copy between devices asynchronously.
             preserve_module_state: where a tensor that neither is a parameter nor takes part
                 in autograd (loaded weights, a detached copy) replaces a parameter, put a

@@ -8,8 +8,10 @@
 * ``"feature"``: each tensor's dims after the batch dims of the collection holding it.
 
 ``keepdim`` keeps reduced dims with size 1. ``reduce=True`` gives one tensor for the
-whole collection, as if its tensors were one: along ``dim``, each tensor is flattened
-beyond the batch dims and the tensors are joined before the reduction.
+whole collection, as if its tensors were one: along batch dims, the tensors (which must
+agree beyond the batch dims) are joined along the first of them and keep their other
+dims, as in the peer; with ``dim="feature"``, each tensor is flattened beyond the batch
+dims and they are joined there.
 
 Results keep the class and the Python values; a Python value that differs between the
 elements a reduction merges is an error naming its key. A lazy stack reduces its members

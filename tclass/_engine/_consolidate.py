@@ -35,6 +35,7 @@ from tclass._base._device_ops import ConsolidateOptions, map_tensors, share
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
+from tclass._core._future import TensorDictFuture
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._nested import fill_array
 from tclass._core._records import is_record, is_record_class, storage_of
@@ -47,6 +48,7 @@ from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass.errors import (
     DeviceError,
+    KeyNotFoundError,
     MetadataError,
     MissingFileError,
     NotSerializableError,
@@ -92,6 +94,14 @@ class Consolidated:
     rebuild: Rebuild
     standalone: bool = True  # the trailer describes the tree (all Python values are JSON)
 
+    def __getitem__(self, key: str) -> torch.Tensor:
+        """``state["storage"]``: the buffer, under the name the peer's consolidation
+        state gives it (code written for the peer reads it so)."""
+        if key != "storage":
+            msg = f"a consolidation state holds 'storage' (the buffer); got {key!r}"
+            raise KeyNotFoundError(msg)
+        return self.buffer
+
     def is_current(self, node: Any) -> bool:
         """Whether ``node``'s leaves are still the views of the buffer."""
         mine = self.leaves
@@ -134,10 +144,11 @@ def consolidate(
 ) -> Any:
     """A copy of ``node`` whose leaves are views of one buffer (see the module doc):
     locked, and detached from autograd (the buffer is a new tensor), as in the peer."""
-    if return_early:  # the peer returns a future; the copy is done by then
-        future: Future[Any] = Future()
+    if return_early and options.get("num_threads", 0) > 0:
+        _check_return_early(options)
+        future: Future[Any] = Future()  # the peer's is still copying; this one is done
         future.set_result(consolidate(node, filename, **options))
-        return future
+        return TensorDictFuture(future)
     device = options.get("device")
     pin_memory = options.get("pin_memory", False)
     if pin_memory:
@@ -175,6 +186,17 @@ def consolidate(
     return result
 
 
+def _check_return_early(options: ConsolidateOptions) -> None:
+    """``return_early`` refuses the options whose work waits for every copy, as the peer."""
+    for name in ("use_buffer", "non_blocking"):
+        if options.get(name):
+            msg = (
+                f"consolidate(return_early=True) cannot take {name}=True: that work has to "
+                f"wait for every copy; drop return_early or {name}"
+            )
+            raise UnsupportedError(msg)
+
+
 def _new_buffer(
     size: int,
     device: torch.device,
@@ -182,13 +204,14 @@ def _new_buffer(
     pin_memory: bool,
     share_memory: bool,
 ) -> torch.Tensor:
-    """The consolidation buffer: in a file (``filename``), pinned, shared or plain."""
+    """The consolidation buffer: in a file (``filename``), pinned, shared or plain; the
+    padding between leaves is zeros, so equal collections give equal buffers."""
     if filename is not None:
         if device.type != "cpu":
             msg = f"consolidate(filename=...) writes a CPU buffer, but the leaves are on {device}"
             raise DeviceError(msg)
         return MemoryMappedTensor.empty(size, dtype=torch.uint8, filename=filename, existsok=True)
-    buffer = torch.empty(
+    buffer = torch.zeros(
         size, dtype=torch.uint8, device=device, pin_memory=pin_memory and device.type == "cpu"
     )
     if share_memory:

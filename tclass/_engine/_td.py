@@ -30,6 +30,7 @@ from tclass._core._device import (
     wait_for_device_copies,
 )
 from tclass._core._names import Names
+from tclass._core._records import is_record
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
@@ -49,7 +50,7 @@ from tclass._engine._td_index import IndexingOps, raise_no_batch_dims
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
-    EntryTypeError,
+    EntriesTwiceError,
     InPlaceWriteError,
     KeyConflictError,
     KeyThroughTensorError,
@@ -162,7 +163,7 @@ class TensorDict(ScopedOps, IndexingOps):
             entries: Any = kwargs.items()
         elif kwargs:
             msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
-            raise EntryTypeError(msg)
+            raise EntriesTwiceError(msg)
         else:
             entries = entries_of(source)
         n = len(batch)
@@ -342,6 +343,11 @@ class TensorDict(ScopedOps, IndexingOps):
         return out
 
     # --- replacing in place, devices (names: ScopedOps) ---------------------------------
+
+    def _apply_lock(self, locked: bool) -> None:
+        super()._apply_lock(locked)
+        if not locked:
+            self._consolidated = None  # unlocking ends the consolidation, as in the peer
 
     def _become(self, other: Self) -> None:
         if self._locked:
@@ -709,6 +715,13 @@ class TensorDict(ScopedOps, IndexingOps):
                 and (is_leaf is None or not is_leaf(type(value)))
             ):
                 target._update(value, clone, inplace, below, is_leaf)
+            elif (
+                below is None
+                and is_record(target)
+                and type(value) is type(target)
+                and (is_leaf is None or not is_leaf(type(value)))
+            ):  # a record of the same class is merged, field by field, as the peer
+                cast(Any, target)._update_entries(value, clone, inplace, None, is_leaf)
             elif below is None:
                 self.set(path, deep_clone(value) if clone else value, inplace=inplace)
         return self

@@ -173,15 +173,11 @@ def swap_into_module(
     ``return_swap``); a ``with`` block on it puts them back on exit.
     """
     if use_state_dict:
-        raise UnsupportedError(
-            "to_module(use_state_dict=True) is not supported; load the values with "
-            "module.load_state_dict(...) (nothing was changed)"
+        return _swap_through_state_dict(
+            params, module, inplace, return_swap, swap_dest, preserve_module_state
         )
-    if isinstance(storage_of(params), LazyStackedTensorDict):
-        raise UnsupportedError(
-            "to_module on a lazy stack is not supported: densify it first "
-            "(lazy.to_tensordict().to_module(module))"
-        )
+    if isinstance(storage_of(params), LazyStackedTensorDict):  # its members stacked, as the peer
+        params = storage_of(params).to_tensordict()
     inplace = bool(inplace)
     _check_module(module, "to_module", None)
     writes: list[_Write] = []
@@ -202,6 +198,35 @@ def swap_into_module(
     if swap_dest is not None:
         result = swap_dest.update(result)
     storage_of(result)._call_on_exit(_undo(writes, olds, inplace, non_blocking))
+    return result
+
+
+def _swap_through_state_dict(
+    params: TensorCollection,
+    module: nn.Module,
+    inplace: bool | None,
+    return_swap: bool,
+    swap_dest: TensorCollection | None,
+    preserve_module_state: bool,
+) -> Any:
+    """``to_module(use_state_dict=True)``: the tensors put into ``module`` as without it
+    (checked first, undone on exit), then given to ``module.load_state_dict(...,
+    assign=True)`` so that its load hooks see (and may change) them, as in the peer."""
+    if inplace:
+        raise UnsupportedError(
+            "to_module(use_state_dict=True) assigns the tensors through load_state_dict; "
+            "it cannot also copy them in place (drop inplace=True)"
+        )
+    result = swap_into_module(
+        params, module, return_swap=return_swap, swap_dest=swap_dest,
+        preserve_module_state=preserve_module_state,
+    )  # fmt: skip
+    state = {
+        _key_name(key): value
+        for key, value in params.items(include_nested=True, leaves_only=True)
+        if isinstance(value, torch.Tensor)
+    }
+    module.load_state_dict(state, strict=False, assign=True)
     return result
 
 
@@ -365,10 +390,12 @@ def _tree(leaves: Sequence[tuple[tuple[str, ...], torch.Tensor]]) -> TensorDict:
 
 
 def stack_module_params(
-    modules: Sequence[nn.Module], *, use_state_dict: bool = False
+    modules: Sequence[nn.Module], *, use_state_dict: bool = False, expand_identical: bool = False
 ) -> TensorDict:
     """New parameters (and buffers) stacking those of ``modules`` along a leading dim,
     with the layout of :func:`module_tensordict` and batch size ``[len(modules)]``.
+    ``expand_identical``: a tensor every module shares (one object) is expanded along
+    the new dim instead (a view of it, not a parameter: gradients reach the shared one).
 
     Raises:
         StackError: if there is no module, or if the modules differ in their keys, shapes,
@@ -385,7 +412,7 @@ def stack_module_params(
         for module in modules
     ]
     _check_same_keys(trees, modules)
-    return _stack_nodes(trees, (), modules)
+    return _stack_nodes(trees, (), modules, expand_identical)
 
 
 def _check_same_keys(trees: Sequence[TensorDict], modules: Sequence[nn.Module]) -> None:
@@ -409,15 +436,20 @@ def _key_name(key: str | tuple[str, ...]) -> str:
 
 
 def _stack_nodes(
-    nodes: Sequence[TensorDict], path: tuple[str, ...], modules: Sequence[nn.Module]
+    nodes: Sequence[TensorDict],
+    path: tuple[str, ...],
+    modules: Sequence[nn.Module],
+    expand_identical: bool,
 ) -> TensorDict:
     entries: dict[str, Value] = {}
     for key, value in nodes[0]._items():
-        values = [node._entry(key) for node in nodes]
+        values: list[Any] = [node._entry(key) for node in nodes]
         if isinstance(value, TensorDict):
-            entries[key] = _stack_nodes(values, path + (key,), modules)  # type: ignore[arg-type]
+            entries[key] = _stack_nodes(values, path + (key,), modules, expand_identical)
+        elif expand_identical and all(other is value for other in values):
+            entries[key] = value.expand(len(values), *value.shape)
         else:
-            entries[key] = _stack_leaves(values, path + (key,), modules)  # type: ignore[arg-type]
+            entries[key] = _stack_leaves(values, path + (key,), modules)
     return TensorDict._new_unchecked(entries, torch.Size([len(nodes)]), None)
 
 
@@ -446,7 +478,7 @@ def _describe(tensor: torch.Tensor) -> str:
 # --- public entry points -------------------------------------------------------------------
 
 
-def as_collection(cls: type, td: TensorDict, caller: str) -> Any:
+def as_collection(cls: type, td: TensorDict | LazyStackedTensorDict, caller: str) -> Any:
     """``td`` as an instance of ``cls``: itself for TensorDict (and the abstract bases),
     the tensorclass ``cls`` over its entries otherwise."""
     if issubclass(cls, LazyStackedTensorDict):
@@ -563,22 +595,42 @@ def collection_from_modules(
     lazy_stack: bool, expand_identical: bool,
 ) -> Any:  # fmt: skip
     """``cls.from_modules(*modules, ...)``: see ``TensorDictBase.from_modules``."""
-    check_stack_options(lazy_stack, expand_identical)
-    td = stack_module_params(modules, use_state_dict=use_state_dict)
+    if lazy_stack:
+        return _lazy_stack_of_modules(cls, modules, as_module, lock, use_state_dict)
+    td = stack_module_params(
+        modules, use_state_dict=use_state_dict, expand_identical=expand_identical
+    )
     return _finish(cls, td, as_module, lock, "from_modules")
 
 
-def check_stack_options(lazy_stack: bool, expand_identical: bool) -> None:
-    """Refuses the peer's ``from_modules`` options tclass does not implement."""
-    if lazy_stack:
+def _lazy_stack_of_modules(
+    cls: type, modules: Sequence[nn.Module], as_module: bool, lock: bool, use_state_dict: bool
+) -> Any:
+    """``from_modules(lazy_stack=True)``: a lazy stack of each module's own parameters
+    (not copies: gradients reach the modules), as the peer."""
+    if as_module:
         raise UnsupportedError(
-            "from_modules(lazy_stack=True) is not supported: the result is always a dense "
-            "stack of new parameters (train those, or use from_module on each module)"
+            "from_modules(lazy_stack=True, as_module=True): a lazy stack cannot be held "
+            "within a TensorDictParams; pass as_module=False, or lazy_stack=False for a "
+            "dense stack of new parameters"
         )
-    if expand_identical:
-        raise UnsupportedError(
-            "from_modules(expand_identical=True) is not supported: every parameter is stacked"
-        )
+    if not modules:
+        raise StackError("from_modules() needs at least one module (an ensemble of modules)")
+    for index, module in enumerate(modules):
+        _check_module(module, "from_modules", index)
+        if any(is_lazy(p) for p in module.parameters()):
+            raise UnsupportedError(
+                f"from_modules(lazy_stack=True): module {index} ({type(module).__name__}) has "
+                "uninitialized (lazy) parameters, which a lazy stack cannot hold; use "
+                "lazy_stack=False, or run each module once first"
+            )
+    trees = [
+        module_tensordict(module, use_state_dict=use_state_dict, caller="from_modules")
+        for module in modules
+    ]
+    _check_same_keys(trees, modules)
+    result = as_collection(cls, LazyStackedTensorDict(*trees, stack_dim=0), "from_modules")
+    return result.lock_() if lock else result
 
 
 def _finish(cls: type, td: TensorDict, as_module: bool, lock: bool, caller: str) -> Any:

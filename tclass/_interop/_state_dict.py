@@ -115,7 +115,7 @@ def _node_metadata(node: TensorCollection) -> dict[str, Any]:
         elif isinstance(value, _NonTensorNode):  # one value per element, in batch order
             values[key] = {PER_ELEMENT: value.tolist()}
     entry: dict[str, Any] = {
-        "batch_size": list(node.batch_size),
+        "batch_size": torch.Size(node.batch_size),  # as the peer (weights_only loads it)
         "device": None if node.device is None else str(node.device),
         "_non_tensor": values,
     }

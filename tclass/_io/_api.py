@@ -16,6 +16,7 @@ from tclass._base._device_ops import map_tensors
 from tclass._base._persistence import LoadOptions, SaveOptions
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._future import TensorDictFuture
 from tclass._core._keys import NestedKey
 from tclass._core._memmap import MemoryMappedTensor, Mode
 from tclass._core._records import is_record_class, storage_of
@@ -159,7 +160,8 @@ def _copy_into(ptd: PersistentTensorDict, saved: Any) -> None:
 def memmap_in_place(
     node: C, prefix: PathLike | None, copy_existing: bool, **options: Unpack[SaveOptions]
 ) -> C:
-    """``node.memmap_(...)``: save, then make ``node``'s leaves the saved files (an
+    """``node.memmap_(...)``: save (without ``prefix``, into the folder ``node`` is saved
+    in, if it is), then make ``node``'s leaves the saved files (an
     archive's: mapped shared, so that writes reach it); with ``return_early``, a
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
     if isinstance(storage_of(node), PersistentTensorDict):
@@ -168,6 +170,10 @@ def memmap_in_place(
             "its entries live in the file. Use .memmap(prefix) for a memory-mapped copy"
         )
         raise UnsupportedError(msg)
+    if prefix is None:  # a collection saved in a folder stays there, as in the peer
+        storage = storage_of(node)
+        if isinstance(storage, TensorDict) and storage._saved is not None:
+            prefix = storage._saved.folder
     saved = saved_copy(node, prefix, copy_existing, like=False, mode="r+", **options)
     if isinstance(saved, TensorDictFuture):
         return TensorDictFuture(saved.future, then=lambda copy: _adopted(node, copy))  # type: ignore[return-value]
@@ -178,29 +184,6 @@ def _adopted(node: C, saved: Any) -> C:
     adopt_leaves(node, saved)
     node.lock_()  # type: ignore[attr-defined]
     return node
-
-
-class TensorDictFuture:
-    """A save still being written by background threads (``memmap(...,
-    return_early=True, num_threads=n)``): :meth:`result` waits for it and returns the
-    saved collection, or raises what the save raised."""
-
-    __slots__ = ("_then", "future")
-
-    def __init__(
-        self, future: concurrent.futures.Future[Any], then: Callable[[Any], Any] | None = None
-    ) -> None:
-        self.future = future
-        self._then = then
-
-    def result(self, timeout: float | None = None) -> Any:
-        """Waits for the save (at most ``timeout`` seconds) and returns its result."""
-        saved = self.future.result(timeout)
-        return saved if self._then is None else self._then(saved)
-
-    def done(self) -> bool:
-        """Whether the save has finished (``result()`` would not wait)."""
-        return self.future.done()
 
 
 # Saves asked to return early run one after the other in this thread (each writes its

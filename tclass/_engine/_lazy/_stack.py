@@ -722,6 +722,8 @@ class LazyStackedTensorDict(LazyStackOps):
         for member in self._members:
             (member.lock_ if locked else member.unlock_)()
         self._locked = locked
+        if not locked:
+            self._consolidated = None  # unlocking ends the consolidation, as in the peer
 
     def __enter__(self) -> Self:
         previous = self._lock_context
