@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 import tclass
-from tclass import TensorDict, TensorDictBase, TensorDictParams
+from tclass import TensorDict, TensorDictBase, TensorDictParams, errors
 
 
 def net() -> nn.Module:
@@ -281,6 +281,23 @@ def test_writes_at_indices_go_outside_autograd() -> None:
     params.update_at_({"b": {"c": torch.full((4, 2), 2.0)}}, 1)
     assert isinstance(params["a"], nn.Parameter) and params["a"][0].eq(1).all()
     assert params["b", "c"][1].eq(2).all()
+
+
+def test_in_place_math_on_parameters_is_refused_before_any_write() -> None:
+    """Autograd refuses in-place math on leaf parameters (so does the peer); the error is
+    a TclassError naming the entry, raised before any parameter is changed; under
+    torch.no_grad() the math runs."""
+    _, params = _batched_params()
+    before = params.detach().clone()
+    params["b", "c"].requires_grad_(False)  # one entry that could take the write
+    for op in (lambda: params.add_(1), lambda: params.mul_(2), lambda: params.lerp_(before, 0.5)):
+        with pytest.raises(errors.InPlaceWriteError, match="'a'.*requires grad.*no_grad"):
+            op()
+        assert (params.detach() == before).all()
+    with torch.no_grad():
+        params.add_(1)
+    assert (params.detach() == before + 1).all()
+    assert isinstance(params["a"], nn.Parameter)
 
 
 def test_in_place_shape_changes_keep_parameters() -> None:

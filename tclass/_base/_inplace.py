@@ -40,6 +40,7 @@ __all__ = ["Refusal", "first_refusal"]
 
 _dtype_of = operator.attrgetter("dtype")
 _shape_of = operator.attrgetter("shape")
+_requires_grad = operator.attrgetter("requires_grad")
 _NUMBERS = (bool, int, float, complex)
 _VERDICTS: dict[Any, Refusal | None] = {}  # refusals at position 0
 _MOST_VERDICTS = 4096  # a cache that only grows with new (operation, dtypes) combinations
@@ -78,6 +79,10 @@ def first_refusal(
     collection operand: each piece's dtype and shape are checked). ``dtypes=False``:
     the shapes alone (an operation that takes every dtype).
     """
+    if dtypes and torch.is_grad_enabled():  # math (copy_ and fills cast, and the peer's
+        graded = _first_grad_leaf(leaves)  # parameters take them)
+        if graded is not None:
+            return graded
     columns: list[Any] = []  # per list operand: _SAME, one dtype, or its pieces
     misfit: Refusal | None = None
     for arg, dtype in zip(args, shared):
@@ -98,6 +103,25 @@ def first_refusal(
     if refused is not None and (misfit is None or refused.position < misfit.position):
         return refused
     return misfit
+
+
+_GRAD_LEAF = (
+    "it is a leaf tensor that requires grad (a parameter), which autograd does not let "
+    "in-place math change while it records; write under torch.no_grad() or into "
+    "params.data"
+)
+
+
+def _first_grad_leaf(leaves: list[torch.Tensor]) -> Refusal | None:
+    """The first leaf autograd refuses to change in place (torch's "a leaf Variable that
+    requires grad"), found before anything is written (the per-tensor kernels would
+    stop half-way)."""
+    if not any(map(_requires_grad, leaves)):
+        return None
+    for position, leaf in enumerate(leaves):
+        if leaf.requires_grad and leaf.is_leaf:
+            return Refusal(position, _GRAD_LEAF)
+    return None
 
 
 def _fits_into(piece: Sequence[int], shape: Sequence[int]) -> bool:
