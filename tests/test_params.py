@@ -297,7 +297,8 @@ def test_in_place_math_on_parameters_is_refused_before_any_write() -> None:
     with torch.no_grad():
         params.add_(1)
     assert (params.detach() == before + 1).all()
-    assert isinstance(params["a"], nn.Parameter)
+    params.copy_(before)  # writes outside autograd, as set_, zero_ and fill_ (and the peer)
+    assert (params.detach() == before).all() and isinstance(params["a"], nn.Parameter)
 
 
 def test_in_place_shape_changes_keep_parameters() -> None:

@@ -79,10 +79,6 @@ def first_refusal(
     collection operand: each piece's dtype and shape are checked). ``dtypes=False``:
     the shapes alone (an operation that takes every dtype).
     """
-    if dtypes and torch.is_grad_enabled():  # math (copy_ and fills cast, and the peer's
-        graded = _first_grad_leaf(leaves)  # parameters take them)
-        if graded is not None:
-            return graded
     columns: list[Any] = []  # per list operand: _SAME, one dtype, or its pieces
     misfit: Refusal | None = None
     for arg, dtype in zip(args, shared):
@@ -102,6 +98,8 @@ def first_refusal(
     refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs)
     if refused is not None and (misfit is None or refused.position < misfit.position):
         return refused
+    if misfit is None and torch.is_grad_enabled():  # math (copy_ and fills go through,
+        return _first_grad_leaf(leaves)  # as the peer's parameters take them)
     return misfit
 
 

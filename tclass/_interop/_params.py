@@ -442,6 +442,12 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             self._param_td.zero_()
         return self
 
+    def copy_(self, src: TensorCollection | Any, non_blocking: bool = False) -> Self:
+        """Copies ``src``'s tensors into the parameters' data in place (as the peer)."""
+        with torch.no_grad():
+            self._param_td.copy_(src, non_blocking=non_blocking)
+        return self
+
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fills the entry ``key`` in place."""
         with torch.no_grad():
