@@ -23,7 +23,7 @@ import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, ClassVar, Generic, Literal
+from typing import Any, ClassVar, Generic
 
 import numpy as np
 import torch
@@ -31,14 +31,13 @@ from typing_extensions import Self, TypeVar
 
 from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Resize
-from tclass._base._reductions import Along
 from tclass._base._tensordict_base import Value
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
-from tclass._core._device import DeviceLike, as_device, parse_to_args
+from tclass._core._device import DeviceLike, as_device
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling, checked_class
-from tclass._engine._keyless import KeylessOps
+from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._value_positions import (
     batch_shapes,
     dim_after_index,
@@ -71,7 +70,6 @@ __all__ = [
     "same_value",
 ]
 
-_NO_ENTRIES: Mapping[str, Value] = {}
 _ATOMIC = (str, int, float, bool, complex, bytes, type(None))
 _new_instance = object.__new__
 
@@ -92,107 +90,26 @@ def _copy_value(value: object) -> object:
     return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
 
 
-class _NonTensorNode(KeylessOps):
-    """What both node kinds share: no entries, a device, a lock flag."""
+class _NonTensorNode(NonTensorOps):
+    """What both node kinds share: no entries, a device, a lock flag (see
+    :class:`NonTensorOps`), and the operations that mix the two kinds."""
 
     __slots__ = ("_device", "_locked", "__weakref__")
 
     _is_leaf_node: ClassVar[bool] = True
-    _is_value_node: ClassVar[bool] = True  # math leaves the value alone: see _rebuilt
+    _is_value_node: ClassVar[bool] = True  # math leaves the value alone: see NonTensorOps._rebuilt
 
     _device: torch.device | None
     _locked: bool
 
     @property
-    def device(self) -> torch.device | None:
-        return self._device
-
-    def _lock_state(self) -> bool:
-        return self._locked
-
-    @property
     def data(self) -> Any:
         raise NotImplementedError
-
-    def tolist(
-        self,
-        *,
-        convert_nodes: bool = True,
-        convert_tensors: bool | Literal["numpy"] = False,
-        tolist_first: bool = False,
-        as_linked_list: bool = False,
-    ) -> Any:
-        """The value of every element, as nested lists shaped like the batch."""
-        return nested(self._flat(), self.batch_size)
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
         values as nested lists (one per element)."""
         raise NotImplementedError
-
-    def _items(self) -> Iterator[tuple[str, Value]]:
-        return iter(())
-
-    def _entries(self) -> Mapping[str, Value]:
-        return _NO_ENTRIES
-
-    def _entry(self, key: str) -> Value:
-        raise self._missing_key(key)
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return default
-
-    def set(
-        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
-    ) -> Self:
-        msg = f"{type(self).__name__} holds a Python value and has no entries; cannot set {key!r}"
-        raise EntryTypeError(msg)
-
-    def _update_entries(
-        self,
-        source: Any,
-        clone: bool,
-        inplace: bool,
-        keys_to_update: Sequence[Any] | None,
-        is_leaf: Callable[[type], bool] | None,
-    ) -> Self:
-        if len(source) == 0:
-            return self
-        msg = f"{type(self).__name__} holds a Python value and has no entries to update"
-        raise EntryTypeError(msg)
-
-    def to(self, *args: Any, **kwargs: Any) -> Self:
-        """Records a new device (there is no tensor to move; a dtype changes nothing)."""
-        device = parse_to_args(args, kwargs).device
-        if device is None or device == self._device:
-            return self
-        return self._map_values(_keep, self.batch_size, device)
-
-    def cpu(self) -> Self:
-        return self.to("cpu")
-
-    def cuda(self, device: int | DeviceLike = None) -> Self:
-        return self.to(
-            torch.device("cuda", device) if isinstance(device, int) else device or "cuda"
-        )
-
-    def clear_device_(self) -> Self:
-        self._device = None
-        return self
-
-    def lock_(self) -> Self:
-        self._locked = True
-        return self
-
-    def unlock_(self) -> Self:
-        self._locked = False
-        return self
-
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
-        """A parent's new batch size must fit this node (see each kind)."""
-
-    def _assign_batch_size(self, new: torch.Size) -> None:
-        """Follows a parent's new batch size (see each kind)."""
 
     def _picked(self, condition: torch.Tensor, other: Any) -> Any:
         """Values from ``self`` where ``condition`` holds and from ``other`` (a node)
@@ -275,63 +192,8 @@ class _NonTensorNode(KeylessOps):
         flags = [same_value(a, b) != negate for a, b in zip(mine, theirs)]
         return torch.tensor(flags, dtype=torch.bool, device=self._device).reshape(shape)
 
-    def _flat(self) -> list[Any]:
-        """The value of each element, in row-major order."""
-        raise NotImplementedError
-
-    def _flat_as(self, shape: torch.Size) -> list[Any]:
-        """The value of each element of the batch broadcast to ``shape``, row-major.
-
-        Raises:
-            RuntimeError: if the batch size does not broadcast to ``shape``.
-        """
-        flat = self._flat()
-        if self.batch_size == shape:
-            return flat
-        _, positions = expanded(self.batch_size, shape)
-        return [flat[i] for i in positions]
-
-    def _as_array(self) -> np.ndarray[Any, Any]:
-        """The values as a numpy object array shaped like the batch (a new array)."""
-        flat = self._flat()
-        array = np.empty(len(flat), dtype=object)
-        for position, value in enumerate(flat):
-            array[position] = value  # item by item: numpy would unpack a list value
-        return array.reshape(tuple(self.batch_size))
-
-    # --- math: the value is kept (shared), the batch size follows ------------------------
-
-    def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
-        """This node with ``fn`` applied to the value of each element, batch and device
-        kept: ``self`` when ``fn`` gives every value back unchanged (a field's cast)."""
-        raise NotImplementedError
-
-    def _rebuilt(
-        self,
-        results: Iterator[torch.Tensor],
-        resize: Resize | None,
-        values: Iterator[Any] | None = None,
-    ) -> Self:
-        if resize is None:
-            return self._map_values(_keep, self.batch_size)
-        return self._rebatched(resize(self.batch_size))
-
-    def _reduced(self, along: Along) -> tuple[Self, ...]:
-        return (self._rebatched(along.batch(self.batch_size)),) * along.outputs
-
-    def _renamed(self, key_transform: Callable[[str], str]) -> Self:
-        return self
-
-    def _rebatched(self, batch_size: torch.Size) -> Self:
-        """The value(s) over a new batch size: broadcast, or merged where equal."""
-        raise NotImplementedError
-
     def __reduce__(self) -> tuple[Any, ...]:
         raise NotImplementedError
-
-
-def _keep(value: Value) -> Value:
-    return value
 
 
 class NonTensorData(_NonTensorNode):

@@ -8,7 +8,7 @@ which is how indexing, shape ops and stacking stay close to the cost of the tens
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard, cast
 
@@ -18,7 +18,6 @@ from typing_extensions import Self
 
 from tclass._base._casts import holds_tensor_attrs
 from tclass._base._collection import TensorCollection
-from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
@@ -38,15 +37,14 @@ from tclass._engine._entry_values import (
     entries_of,
     fit_to_batch,
     keys_below,
-    raise_write_error,
-    value_as_tensor,
 )
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
-from tclass._engine._scope import Scope, ScopedOps, named_to_fit, write_unbatched
-from tclass._engine._td_index import IndexingOps, raise_no_batch_dims
+from tclass._engine._scope import Scope, ScopedOps, named_to_fit
+from tclass._engine._td_index import IndexingOps
+from tclass._engine._td_setitem import SetItemOps
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -76,7 +74,7 @@ _LOCKED_MSG = (
 )
 
 
-class TensorDict(ScopedOps, IndexingOps):
+class TensorDict(ScopedOps, IndexingOps, SetItemOps):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 
     Args:
@@ -569,92 +567,6 @@ class TensorDict(ScopedOps, IndexingOps):
             )
             raise BatchSizeError(msg) from None
         return self
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        """``td["key"] = v`` sets an entry; ``td[idx] = v`` writes into every entry in place
-        (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
-        if type(index) is str:
-            if self._locked and not self._can_fill(index):
-                if self._tensors.get(index) is value:
-                    return  # `td[key] += x` on a locked td: written in place, stored as it was
-                raise self._refuse_set(index)
-            stored = self._validate(index, value)
-            if self._saved_at is not None:
-                stored = self._saved_at.entry_set(self, index, stored, False)
-            self._tensors[index] = stored
-            return
-        if type(index) is tuple and _keys.is_key_tuple(index):
-            self.set(index, value)
-            return
-        kind = type(index)
-        if (
-            kind is int
-            or kind is slice
-            or (isinstance(index, _Tensor) and index.ndim == 1 and index.dtype is not torch.bool)
-        ):
-            # One index into the first batch dim: nothing to normalize.
-            if not self._batch_size:
-                raise_no_batch_dims(index)
-        elif index is not Ellipsis:
-            index = _batch.normalize_index(index if kind is tuple else (index,), self.batch_dims)
-            if len(index) == 1:
-                index = index[0]
-        if isinstance(value, TensorCollection):
-            self._write_entries_at(index, value._entries().items())
-        elif isinstance(value, Mapping):
-            self._write_entries_at(index, value.items())
-        else:
-            self._write_broadcast_at(index, value)
-
-    def _write_entries_at(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
-        """``td[index] = collection_or_dict``: each entry into its counterpart."""
-        tensors = self._tensors
-        unbatched = self._holds_unbatched()
-        for key, sub in pairs:
-            if type(key) is not str:
-                path = _keys.key_path(key)
-                if len(path) > 1:
-                    self._parent_for_write(path)[index] = {path[-1]: sub}
-                    continue
-                key = path[0]
-            entry = tensors.get(key)
-            if entry is None:
-                entry = self._preallocate(key, index, sub)
-            if isinstance(entry, _NonTensorNode):
-                # A different Python value at some elements turns the node into a stack.
-                if self._saved_at is None:
-                    tensors[key] = entry._written(index, sub)
-                else:  # the folder's copy is rewritten first, and only on a change
-                    new = entry._with_written(index, sub)
-                    if new is not entry:
-                        self._store_entry(key, new)
-                continue
-            if unbatched and entry.__class__ is _Unbatched:
-                write_unbatched(key, entry, sub)
-                continue
-            try:
-                entry[index] = sub
-            except RuntimeError as error:
-                raise_write_error(key, entry, index, sub, error)
-
-    def _write_broadcast_at(self, index: Any, value: Any) -> None:
-        """``td[index] = tensor_or_number``: the value broadcast into every entry."""
-        if not isinstance(value, (_Tensor, int, float, bool, complex)):
-            value = value_as_tensor("<value>", value, None)
-        nb = len(self._batch_size)
-        unbatched = self._holds_unbatched()
-        for key, entry in self._tensors.items():
-            if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
-                continue  # a number written over the batch leaves Python values alone
-            # A tensor covers the batch dims: align it with them, not with feature dims.
-            if isinstance(value, _Tensor):
-                operand = align_right(value, value.ndim + entry.ndim - nb)
-            else:
-                operand = value
-            try:
-                entry[index] = operand
-            except RuntimeError as error:
-                raise_write_error(key, entry, index, operand, error)
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""

@@ -55,9 +55,9 @@ from tclass._io._h5_datasets import (
     to_tensor,
     torch_dtype,
     values_node,
-    write_rows,
     write_value,
 )
+from tclass._io._h5_inplace import H5InPlaceWrites
 from tclass._io._h5_records import bind_records, rebind, records_of, source_items
 from tclass._io._h5_surface import H5Surface, in_memory
 from tclass._io._h5_tree import META, Entries, saved_batch, saved_meta, settle_batch, walk_file
@@ -67,7 +67,6 @@ from tclass.errors import (
     BatchSizeError,
     ClosedFileError,
     FilePermissionError,
-    InPlaceWriteError,
     KeyNotFoundError,
     LockedError,
     UnsupportedError,
@@ -80,7 +79,7 @@ _REOPEN = {"w": "r+", "w-": "r+", "x": "r+", "a": "a", "r+": "r+", "r": "r"}
 _MISSING: Any = object()
 
 
-class PersistentTensorDict(H5Surface, TensorDictBase):
+class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     """A collection over an HDF5 file or group (needs ``pip install 'tclass[h5]'``).
 
     Open one with :meth:`from_h5` (or ``TensorDict.from_h5``, ``tclass.from_h5``), write
@@ -675,55 +674,6 @@ class PersistentTensorDict(H5Surface, TensorDictBase):
             return
         self._write_rows(index, value)
 
-    def _write_rows(self, index: Any, value: Any) -> None:
-        group = self._writable()
-        if isinstance(index, list):
-            index = torch.tensor(index)
-        if is_record(value):
-            value = storage_of(value)
-        for key in self._key_names():
-            node = group[key]
-            if isinstance(value, (int, float, bool)):
-                part: Any = value
-            elif isinstance(value, Mapping) or isinstance(value, TensorCollection):
-                part = value.get(key, _MISSING)
-                if part is _MISSING:
-                    continue
-            else:
-                part = value
-            if is_group(node):
-                self._child_of(key, node)._write_rows(index, part)
-            elif is_numeric(node):
-                write_rows(node, index, part, len(self._batch_size))
-
-    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
-        """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
-        by entry)."""
-        path = (key,) if isinstance(key, str) else tuple(key)
-        node = self._group_at(path[:-1])
-        group = node._writable()
-        name = path[-1]
-        if name not in group:
-            raise self._missing_key(key)
-        target = group[name]
-        nested = isinstance(storage_of(value), (Mapping, TensorCollection))
-        if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
-            held = "a group" if is_group(target) else "a dataset"
-            msg = (
-                f"cannot write a {type(value).__name__} into {name!r} in place: the file holds "
-                f"{held} there; unlock the collection and set the entry to replace it"
-            )
-            raise InPlaceWriteError(msg)
-        if is_group(target):
-            node._child_of(name, target).update(value, inplace=True)
-        elif isinstance(value, (NonTensorData, NonTensorStack)):
-            node._replace(
-                group, name, lambda: write_value(group, name, value, node._dataset_kwargs)
-            )
-        else:
-            write_rows(target, Ellipsis, value, 0)
-        return self
-
     def _update_entries(
         self,
         source: Any,
@@ -744,22 +694,6 @@ class PersistentTensorDict(H5Surface, TensorDictBase):
             if wanted is None or key in wanted:
                 self.set(key, value, inplace=inplace)
         return self
-
-    def update_(
-        self,
-        input_dict_or_td: Any = None,
-        clone: bool = False,
-        *,
-        non_blocking: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> Self:
-        """Write every entry of ``input_dict_or_td`` (and ``kwargs``) into the existing
-        datasets."""
-        source = dict(kwargs) if input_dict_or_td is None else input_dict_or_td
-        if input_dict_or_td is not None and kwargs:
-            source = {**dict(source_items(input_dict_or_td)), **kwargs}
-        return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
     def del_(self, key: Any) -> Self:
         """Delete the entry ``key`` from the file."""
@@ -813,50 +747,7 @@ class PersistentTensorDict(H5Surface, TensorDictBase):
             self._records[new_key] = held
         return self
 
-    # --- in-place: written back to the file ----------------------------------------------
-
-    def _apply_in_place(
-        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
-    ) -> Self:
-        group = self._writable()
-        for key in self._key_names():
-            node = group[key]
-            paired = tuple(other._entry(key) for other in others)
-            if is_group(node):
-                self._child_of(key, node)._apply_in_place(fn, paired)
-            elif is_numeric(node):
-                tensor = to_tensor(node[()])
-                result = fn(tensor, *paired)
-                node[...] = to_numpy(tensor if result is None else result)
-        return self
-
-    def _pointwise_(
-        self,
-        foreach: Callable[..., Any] | None,
-        each: Callable[..., Any],
-        operands: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        **options: Any,
-    ) -> Self:
-        """In-place math (``td += 1``, ``mul_``, ``lerp_``...) on the file: the datasets
-        read, worked on in memory, written back."""
-        local = self.to_tensordict()
-        local._pointwise_(foreach, each, operands, kwargs, **options)
-        return self.update_(local)
-
-    def zero_(self) -> Self:
-        """Write zeros into every dataset (nothing is read)."""
-        return self._fill_all(0)
-
-    def _fill_all(self, value: float | bool) -> Self:
-        group = self._writable()
-        for key in self._key_names():
-            node = group[key]
-            if is_group(node):
-                self._child_of(key, node)._fill_all(value)
-            elif is_numeric(node) and node.size:
-                fill(node, value)
-        return self
+    # --- in-place: written back to the file (the rest: H5InPlaceWrites, _h5_inplace.py) ---
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fill the dataset ``key`` (or every dataset of a group) with ``value``."""

@@ -1,0 +1,173 @@
+"""What a Python-value node answers as a collection (the base of ``_NonTensorNode``,
+in ``tclass._engine._nontensor``): it holds no entries, records a device (there is no
+tensor to move) and a lock flag, lists its values in row-major order, and keeps its
+value through math, only the batch size following."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import torch
+from typing_extensions import Self
+
+from tclass._base._leafwise import Resize
+from tclass._base._reductions import Along
+from tclass._base._tensordict_base import Value
+from tclass._core._device import DeviceLike, parse_to_args
+from tclass._engine._keyless import KeylessOps
+from tclass._engine._value_positions import expanded, nested
+from tclass.errors import EntryTypeError
+
+__all__ = ["NonTensorOps"]
+
+_NO_ENTRIES: Mapping[str, Value] = {}
+
+
+class NonTensorOps(KeylessOps):
+    """The base of ``_NonTensorNode``: what both node kinds answer without knowing which
+    kind they are."""
+
+    if TYPE_CHECKING:  # _NonTensorNode's slots
+        _device: torch.device | None
+        _locked: bool
+    else:
+        __slots__ = ()
+
+    @property
+    def device(self) -> torch.device | None:
+        return self._device
+
+    def _lock_state(self) -> bool:
+        return self._locked
+
+    def tolist(
+        self,
+        *,
+        convert_nodes: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+        as_linked_list: bool = False,
+    ) -> Any:
+        """The value of every element, as nested lists shaped like the batch."""
+        return nested(self._flat(), self.batch_size)
+
+    def _items(self) -> Iterator[tuple[str, Value]]:
+        return iter(())
+
+    def _entries(self) -> Mapping[str, Value]:
+        return _NO_ENTRIES
+
+    def _entry(self, key: str) -> Value:
+        raise self._missing_key(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
+        msg = f"{type(self).__name__} holds a Python value and has no entries; cannot set {key!r}"
+        raise EntryTypeError(msg)
+
+    def _update_entries(
+        self,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> Self:
+        if len(source) == 0:
+            return self
+        msg = f"{type(self).__name__} holds a Python value and has no entries to update"
+        raise EntryTypeError(msg)
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Records a new device (there is no tensor to move; a dtype changes nothing)."""
+        device = parse_to_args(args, kwargs).device
+        if device is None or device == self._device:
+            return self
+        return self._map_values(_keep, self.batch_size, device)
+
+    def cpu(self) -> Self:
+        return self.to("cpu")
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        return self.to(
+            torch.device("cuda", device) if isinstance(device, int) else device or "cuda"
+        )
+
+    def clear_device_(self) -> Self:
+        self._device = None
+        return self
+
+    def lock_(self) -> Self:
+        self._locked = True
+        return self
+
+    def unlock_(self) -> Self:
+        self._locked = False
+        return self
+
+    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        """A parent's new batch size must fit this node (see each kind)."""
+
+    def _assign_batch_size(self, new: torch.Size) -> None:
+        """Follows a parent's new batch size (see each kind)."""
+
+    def _flat(self) -> list[Any]:
+        """The value of each element, in row-major order."""
+        raise NotImplementedError
+
+    def _flat_as(self, shape: torch.Size) -> list[Any]:
+        """The value of each element of the batch broadcast to ``shape``, row-major.
+
+        Raises:
+            RuntimeError: if the batch size does not broadcast to ``shape``.
+        """
+        flat = self._flat()
+        if self.batch_size == shape:
+            return flat
+        _, positions = expanded(self.batch_size, shape)
+        return [flat[i] for i in positions]
+
+    def _as_array(self) -> np.ndarray[Any, Any]:
+        """The values as a numpy object array shaped like the batch (a new array)."""
+        flat = self._flat()
+        array = np.empty(len(flat), dtype=object)
+        for position, value in enumerate(flat):
+            array[position] = value  # item by item: numpy would unpack a list value
+        return array.reshape(tuple(self.batch_size))
+
+    # --- math: the value is kept (shared), the batch size follows ------------------------
+
+    def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
+        """This node with ``fn`` applied to the value of each element, batch and device
+        kept: ``self`` when ``fn`` gives every value back unchanged (a field's cast)."""
+        raise NotImplementedError
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Resize | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        if resize is None:
+            return self._map_values(_keep, self.batch_size)
+        return self._rebatched(resize(self.batch_size))
+
+    def _reduced(self, along: Along) -> tuple[Self, ...]:
+        return (self._rebatched(along.batch(self.batch_size)),) * along.outputs
+
+    def _renamed(self, key_transform: Callable[[str], str]) -> Self:
+        return self
+
+    def _rebatched(self, batch_size: torch.Size) -> Self:
+        """The value(s) over a new batch size: broadcast, or merged where equal."""
+        raise NotImplementedError
+
+
+def _keep(value: Value) -> Value:
+    return value

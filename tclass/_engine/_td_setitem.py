@@ -1,0 +1,137 @@
+"""Writing into a TensorDict with ``td[...] = value`` (a mixin of ``TensorDict``, which
+holds the slots these methods write): a key sets an entry, a batch index writes into
+every entry in place, from a collection or dict entry by entry, or broadcasting a tensor
+or number over the batch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+import torch
+
+from tclass._base._collection import TensorCollection
+from tclass._base._elementwise import align_right
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._core import _batch, _keys
+from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._entry_values import raise_write_error, value_as_tensor
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._scope import write_unbatched
+from tclass._engine._td_index import raise_no_batch_dims
+from tclass.errors import LockedError
+
+if TYPE_CHECKING:
+    from tclass._engine._saved import SavedAt
+    from tclass._engine._td import TensorDict
+
+__all__ = ["SetItemOps"]
+
+_Tensor = torch.Tensor
+_Unbatched = UnbatchedTensor
+
+
+class SetItemOps(TensorDictBase):
+    """``__setitem__`` of ``TensorDict`` (see the module docstring)."""
+
+    if TYPE_CHECKING:  # TensorDict's slots and methods, and ScopedOps' methods
+        _tensors: dict[str, Value]
+        _batch_size: torch.Size
+        _locked: bool
+        _saved_at: SavedAt | None
+
+        def _can_fill(self, key: str) -> bool: ...
+        def _refuse_set(self, key: str) -> LockedError: ...
+        def _validate(self, key: object, value: Any) -> Value: ...
+        def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection: ...
+        def _preallocate(self, key: str, index: Any, sub: Any) -> Value: ...
+        def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value: ...
+        def _holds_unbatched(self) -> bool: ...
+    else:
+        __slots__ = ()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``td["key"] = v`` sets an entry; ``td[idx] = v`` writes into every entry in place
+        (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
+        if type(index) is str:
+            if self._locked and not self._can_fill(index):
+                if self._tensors.get(index) is value:
+                    return  # `td[key] += x` on a locked td: written in place, stored as it was
+                raise self._refuse_set(index)
+            stored = self._validate(index, value)
+            if self._saved_at is not None:
+                stored = self._saved_at.entry_set(cast("TensorDict", self), index, stored, False)
+            self._tensors[index] = stored
+            return
+        if type(index) is tuple and _keys.is_key_tuple(index):
+            self.set(index, value)
+            return
+        kind = type(index)
+        if (
+            kind is int
+            or kind is slice
+            or (isinstance(index, _Tensor) and index.ndim == 1 and index.dtype is not torch.bool)
+        ):
+            # One index into the first batch dim: nothing to normalize.
+            if not self._batch_size:
+                raise_no_batch_dims(index)
+        elif index is not Ellipsis:
+            index = _batch.normalize_index(index if kind is tuple else (index,), self.batch_dims)
+            if len(index) == 1:
+                index = index[0]
+        if isinstance(value, TensorCollection):
+            self._write_entries_at(index, value._entries().items())
+        elif isinstance(value, Mapping):
+            self._write_entries_at(index, value.items())
+        else:
+            self._write_broadcast_at(index, value)
+
+    def _write_entries_at(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
+        """``td[index] = collection_or_dict``: each entry into its counterpart."""
+        tensors = self._tensors
+        unbatched = self._holds_unbatched()
+        for key, sub in pairs:
+            if type(key) is not str:
+                path = _keys.key_path(key)
+                if len(path) > 1:
+                    self._parent_for_write(path)[index] = {path[-1]: sub}
+                    continue
+                key = path[0]
+            entry = tensors.get(key)
+            if entry is None:
+                entry = self._preallocate(key, index, sub)
+            if isinstance(entry, _NonTensorNode):
+                # A different Python value at some elements turns the node into a stack.
+                if self._saved_at is None:
+                    tensors[key] = entry._written(index, sub)
+                else:  # the folder's copy is rewritten first, and only on a change
+                    new = entry._with_written(index, sub)
+                    if new is not entry:
+                        self._store_entry(key, new)
+                continue
+            if unbatched and entry.__class__ is _Unbatched:
+                write_unbatched(key, entry, sub)
+                continue
+            try:
+                entry[index] = sub
+            except RuntimeError as error:
+                raise_write_error(key, entry, index, sub, error)
+
+    def _write_broadcast_at(self, index: Any, value: Any) -> None:
+        """``td[index] = tensor_or_number``: the value broadcast into every entry."""
+        if not isinstance(value, (_Tensor, int, float, bool, complex)):
+            value = value_as_tensor("<value>", value, None)
+        nb = len(self._batch_size)
+        unbatched = self._holds_unbatched()
+        for key, entry in self._tensors.items():
+            if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
+                continue  # a number written over the batch leaves Python values alone
+            # A tensor covers the batch dims: align it with them, not with feature dims.
+            if isinstance(value, _Tensor):
+                operand = align_right(value, value.ndim + entry.ndim - nb)
+            else:
+                operand = value
+            try:
+                entry[index] = operand
+            except RuntimeError as error:
+                raise_write_error(key, entry, index, operand, error)

@@ -1,0 +1,232 @@
+"""The operations a record leaves to its storage (a mixin of ``TensorClass``, in
+``tclass._tensorclass._record``, which holds the storage in ``_tensordict``): applying
+functions, clones, shape ops, comparisons and the like, each result given back in the
+record's class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._collection import TensorCollection
+from tclass._base._elementwise import ApplyOptions, ApplyRules
+from tclass._base._tensordict_base import TensorDictBase
+from tclass._core._batch import BatchSizeLike
+from tclass._core._records import storage_of
+from tclass._tensorclass._writes import check_entry_write
+from tclass.errors import UnknownFieldError
+
+if TYPE_CHECKING:
+    from tclass._engine._lazy._stack import LazyStackedTensorDict
+    from tclass._engine._td import TensorDict
+
+__all__ = ["RecordStorageOps"]
+
+
+class RecordStorageOps(TensorDictBase):
+    """What ``TensorClass`` answers through its storage."""
+
+    # A lazy stack answers these member by member; a TensorDict as every collection does.
+    # Either way the result is rewrapped in this record's class (see _record._rewrap). A
+    # method added to TensorDictBase that a lazy stack overrides needs one such line here too.
+
+    if TYPE_CHECKING:  # TensorClass's slot and method
+        _tensordict: TensorDict | LazyStackedTensorDict
+
+        def _result(self, result: TensorDictBase) -> Self: ...
+    else:
+        __slots__ = ()
+
+    def _apply_all(
+        self, fn: Callable[..., Any], others: tuple[TensorCollection, ...], options: ApplyOptions
+    ) -> Self:
+        storages = tuple(storage_of(other) for other in others)
+        result: TensorDictBase | None = self._tensordict._apply_all(fn, storages, options)
+        if result is None or result is options.get("out"):  # out= is returned as it is
+            return result  # type: ignore[return-value]
+        return self._result(result)
+
+    def _named_apply_all(
+        self,
+        fn: Callable[..., Any],
+        others: tuple[TensorCollection, ...],
+        nested_keys: bool,
+        batch_size: BatchSizeLike,
+        options: ApplyRules,
+    ) -> Self:
+        result: TensorDictBase | None = self._tensordict._named_apply_all(
+            fn, others, nested_keys, batch_size, options
+        )
+        if result is None or result is options.get("out"):  # out= is returned as it is
+            return result  # type: ignore[return-value]
+        return self._result(result)
+
+    def _apply_plain(
+        self,
+        fn: Callable[[torch.Tensor], torch.Tensor | None],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
+    ) -> Self:
+        return self._result(self._tensordict._apply_plain(fn, batch_size, prefix))
+
+    def _apply_nested(
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        others: tuple[Any, ...],
+        batch_size: torch.Size,
+        prefix: tuple[str, ...],
+        rules: Any,
+    ) -> Self:
+        return self._result(self._tensordict._apply_nested(fn, others, batch_size, prefix, rules))
+
+    def _apply_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> Self:
+        return self._result(self._tensordict._apply_in_place(fn, others))
+
+    def _tensor_leaves(self) -> Iterator[torch.Tensor]:
+        return self._tensordict._tensor_leaves()
+
+    def _entry_class(self, key: str) -> type:
+        return self._tensordict._entry_class(key)
+
+    def _item_shape(self, key: str) -> torch.Size:
+        return self._tensordict._item_shape(key)
+
+    def clone(self, recurse: bool = True) -> Self:
+        return self._result(self._tensordict.clone(recurse))
+
+    def detach(self) -> Self:
+        return self._result(self._tensordict.detach())
+
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
+        return self._result(self._tensordict.contiguous(canonical=canonical, inplace=inplace))
+
+    def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
+        return self._result(self._tensordict.fill_(key, value))
+
+    def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
+        return self._result(self._tensordict._compare(other, op))
+
+    def unsqueeze(self, dim: int) -> Self:
+        return self._result(self._tensordict.unsqueeze(dim))
+
+    def squeeze(self, dim: int | None = None) -> Self:
+        return self._result(self._tensordict.squeeze(dim))
+
+    def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
+        return self._result(self._tensordict.permute(*dims_list, dims=dims))
+
+    def transpose(self, dim0: int, dim1: int) -> Self:
+        return self._result(self._tensordict.transpose(dim0, dim1))
+
+    def expand(self, *shape: int | Sequence[int]) -> Self:
+        return self._result(self._tensordict.expand(*shape))
+
+    def reshape(self, *shape: int | Sequence[int], inplace: bool = False) -> Self:
+        out = self._tensordict.reshape(*shape, inplace=inplace)
+        return self if inplace else self._result(out)
+
+    def _reshaped(self, new: torch.Size) -> Self:
+        return self._result(self._tensordict._reshaped(new))
+
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
+        return self._result(self._tensordict.view(*shape, size=size, batch_size=batch_size))
+
+    def flip(self, dims: int | Sequence[int]) -> Self:
+        return self._result(self._tensordict.flip(dims))
+
+    def roll(
+        self,
+        shifts: int | Sequence[int],
+        dims: int | Sequence[int] | None = None,
+        *,
+        inplace: bool = False,
+    ) -> Self:
+        out = self._tensordict.roll(shifts, dims, inplace=inplace)
+        return self if inplace else self._result(out)
+
+    def narrow(self, dim: int, start: int, length: int) -> Self:
+        return self._result(self._tensordict.narrow(dim, start, length))
+
+    def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:
+        out = self._tensordict.repeat(*repeats, inplace=inplace)
+        return self if inplace else self._result(out)
+
+    def repeat_interleave(
+        self,
+        repeats: torch.Tensor | int,
+        dim: int | None = None,
+        *,
+        output_size: int | None = None,
+        inplace: bool = False,
+    ) -> Self:
+        out = self._tensordict.repeat_interleave(
+            repeats, dim, output_size=output_size, inplace=inplace
+        )
+        return self if inplace else self._result(out)
+
+    def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        check_entry_write(self, key, value, index, "set_at_")
+        self._tensordict.set_at_(key, value, index)
+        return self
+
+    def filter_non_tensor_data(self) -> Self:
+        return self._result(self._tensordict.filter_non_tensor_data())
+
+    def empty(
+        self,
+        recurse: bool = False,
+        *,
+        batch_size: BatchSizeLike = None,
+        device: Any = ...,
+        names: Sequence[str | None] | None = None,
+    ) -> Self:
+        if device is ...:
+            return self._result(self._tensordict.empty(recurse, batch_size=batch_size, names=names))
+        return self._result(
+            self._tensordict.empty(recurse, batch_size=batch_size, device=device, names=names)
+        )
+
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> Self:
+        self._tensordict.auto_batch_size_(batch_dims, keep_compliant_size)
+        return self
+
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> Self:
+        """Records keep their fields: with nested collections among them, flattened keys
+        would not be fields (use ``to_tensordict().flatten_keys()``).
+
+        Raises:
+            UnknownFieldError: if a field holds a nested collection (a ``ValueError``, as
+                the peer raises when the flattened keys are not fields).
+        """
+        nested = [
+            k for k, v in self._items() if isinstance(v, TensorDictBase) and not v._is_leaf_node
+        ]
+        if nested:
+            msg = (
+                f"{type(self).__name__}.flatten_keys: the fields {nested} hold nested "
+                "collections, whose flattened keys would not be fields; flatten "
+                "record.to_tensordict() instead"
+            )
+            raise UnknownFieldError(msg)
+        return self if inplace else self.copy()
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
+        """A record's keys are its fields: nothing to unflatten."""
+        return self if inplace else self.copy()
