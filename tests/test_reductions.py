@@ -336,6 +336,17 @@ def test_reduction_options() -> None:
     assert equal(td.nanmean(dim="feature")["a"], td["a"].nanmean(-1))
 
 
+def test_out_takes_the_result_into_a_collection_with_or_without_its_entries() -> None:
+    td = TensorDict({"a": torch.rand(2, 3, 4), "n": {"c": torch.rand(2, 3, 5)}}, [2, 3])
+    full = td.logsumexp(1).zero_()
+    kept = full["a"]
+    assert td.logsumexp(1, out=full) is full and full["a"] is kept  # written into
+    assert equal(kept, td["a"].logsumexp(1))
+    empty = td.logsumexp(1).empty()  # no entries: they are set, as the peer's out=
+    assert td.logsumexp(1, out=empty) is empty
+    assert equal(empty["n", "c"], td["n", "c"].logsumexp(1))
+
+
 def test_max_and_min_give_values_and_indices_along_a_dim() -> None:
     td = TensorDict({"a": torch.rand(2, 3, 4), "n": {"c": torch.rand(2, 3, 5)}}, [2, 3])
     for name in ("max", "min"):

@@ -776,10 +776,15 @@ def _pair(fn: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, torch.Ten
 
 
 def _into(out: Any, result: Any) -> Any:
-    """``out=``: the result copied into ``out`` (returned), as torch's ``out=`` does."""
+    """``out=``: the result copied into ``out`` (returned), as torch's ``out=`` does; an
+    ``out`` without some of the result's entries (``td.empty()``) gets them, as the
+    peer's."""
     if out is None:
         return result
-    out.copy_(result)
+    if set(result.keys(True, True)) <= set(out.keys(True, True)):
+        out.copy_(result)
+    else:
+        out.update(result)
     return out
 
 
