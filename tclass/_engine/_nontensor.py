@@ -51,6 +51,7 @@ from tclass._engine._value_positions import (
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
+    ClassDefinitionError,
     DimError,
     EntryTypeError,
     LockedError,
@@ -213,6 +214,18 @@ class NonTensorData(_NonTensorNode):
     __slots__ = ("data", "_batch_size")
 
     data: Any
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        """``MetaData[str]`` names a value's type; ``NonTensorData[str]`` is refused (a
+        ``TypeError``, as the peer), which annotations spell with the value's own type."""
+        if cls is NonTensorData:
+            msg = (
+                f"NonTensorData is not generic (NonTensorData[{getattr(item, '__name__', item)}]); "
+                "annotate the field "
+                "with the value's type (str, int...) or with MetaData[...]"
+            )
+            raise ClassDefinitionError(msg)
+        return super().__class_getitem__(item)
 
     def __init__(
         self,
