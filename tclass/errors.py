@@ -30,6 +30,7 @@ __all__ = [
     "DimError",
     "DimNameError",
     "DistributedError",
+    "EntriesTwiceError",
     "EntryExistsError",
     "EntryTypeError",
     "EntriesTwiceError",

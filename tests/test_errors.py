@@ -77,6 +77,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "UpdateArgumentError": (TypeError, RuntimeError),
     "GradError": (RuntimeError,),
     "EntryExistsError": (KeyError, RuntimeError),
+    "EntriesTwiceError": (TypeError, ValueError),
     "KeyRenameError": (KeyError, ValueError),
     "NotSavedError": (AttributeError, RuntimeError),
 }
