@@ -30,7 +30,6 @@ __all__ = [
     "DimError",
     "DimNameError",
     "DistributedError",
-    "EntriesTwiceError",
     "EntryExistsError",
     "EntryTypeError",
     "EntriesTwiceError",
