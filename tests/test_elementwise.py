@@ -335,6 +335,27 @@ def test_record_apply_out_returns_out() -> None:
     assert rec.apply(lambda x: x + 1, out=out, num_threads=2) is out
 
 
+def test_apply_out_takes_the_results_as_its_entries(tmp_path: Path) -> None:
+    """As the peer's: ``out``'s entries become the results, their dtypes too (a cast
+    into the old tensors lost 0.5 here); a locked out (a memory-mapped buffer, which
+    the peer refuses) is written into in place."""
+    td = TensorDict(a=torch.zeros(2, dtype=torch.long), n={"b": torch.ones(2, dtype=torch.long)})
+    td.batch_size = [2]
+    nested = td["n"]
+    assert td.apply(lambda x: x.float() + 0.5, out=td) is td
+    assert td["a"].tolist() == [0.5, 0.5] and td["n", "b"].tolist() == [1.5, 1.5]
+    assert td["n"] is nested  # nested collections stay, their entries replaced
+    buffer = TensorDict(a=torch.zeros(2), n={"b": torch.zeros(2)}, batch_size=[2]).memmap_(
+        tmp_path / "buf"
+    )
+    kept = buffer["a"]
+    td.apply(lambda x: x * 2, out=buffer)
+    assert buffer["a"] is kept and TensorDict.load_memmap(tmp_path / "buf")["a"].tolist() == [
+        1.0,
+        1.0,
+    ]
+
+
 def test_apply_out_on_a_ragged_lazy_stack() -> None:
     from tclass import lazy_stack
 

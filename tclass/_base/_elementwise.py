@@ -100,7 +100,8 @@ class ElementwiseOps(TensorCollection):
         options: ApplyOptions,
     ) -> Self | None:
         """``apply`` with options; ``keyed(path, tensor, *others)``."""
-        if options.get("inplace"):  # named_apply: the results written into the tensors
+        in_place = bool(options.get("inplace"))
+        if in_place:  # named_apply: the results written into the tensors
             options = {**options, "inplace": False, "propagate_lock": False, "out": self}
         size = options.get("batch_size")
         target = self.batch_size if size is None else _batch.as_batch_size(size)
@@ -121,7 +122,10 @@ class ElementwiseOps(TensorCollection):
             result.lock_()
         out = options.get("out")
         if out is not None:
-            out.update_(result)
+            # out=: its entries become the results (their dtypes too), as the peer's; in
+            # place, or into a locked out (a memory-mapped buffer, which the peer refuses):
+            # the results written into its tensors.
+            out.update_(result) if in_place or out.is_locked else out.update(result)
             return cast(Self, out)
         return result
 
