@@ -116,6 +116,14 @@ def test_view_property(data: st.DataObject) -> None:
     assert_leafwise(result, td, lambda t: t.view(new + t.shape[nb:]), new, view=True)
 
 
+def test_reshape_takes_size_as_a_keyword_as_the_peer() -> None:
+    td = TensorDict({"a": torch.arange(6.0).reshape(2, 3)}, [2, 3])
+    assert torch.equal(td.reshape(size=(3, 2))["a"], td["a"].reshape(3, 2))
+    assert tclass.lazy_stack([td, td]).reshape(size=[12]).batch_size == (12,)
+    with pytest.raises(errors.ShapeError, match="takes the shape once"):
+        td.reshape(6, size=(6,))
+
+
 def test_reshape_to_the_same_size_is_the_collection_itself() -> None:
     td = _nested_td()
     out = td.reshape(2, 3)

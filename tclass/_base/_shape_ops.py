@@ -102,8 +102,16 @@ class ShapeOps(TensorCollection):
 
     # --- reshaping -------------------------------------------------------------------------
 
-    def reshape(self, *shape: int | Sequence[int], inplace: bool = False) -> Self:
-        """A collection with batch size ``shape`` (one dim may be -1); copies as torch does."""
+    def reshape(
+        self, *shape: int | Sequence[int], size: Sequence[int] | None = None, inplace: bool = False
+    ) -> Self:
+        """A collection with batch size ``shape`` (or ``size=``; one dim may be -1);
+        copies as torch does."""
+        if size is not None:
+            if shape:
+                msg = f"reshape takes the shape once (arguments or size=): got {shape}, size={size}"
+                raise ShapeError(msg)
+            shape = (tuple(size),)
         batch_size = self.batch_size
         # A ragged lazy stack (a -1 size) has numel() elements in no regular shape.
         known = batch_size if -1 not in batch_size else torch.Size([self.numel()])

@@ -126,8 +126,10 @@ class RecordStorageOps(TensorDictBase):
     def expand(self, *shape: int | Sequence[int]) -> Self:
         return self._result(self._tensordict.expand(*shape))
 
-    def reshape(self, *shape: int | Sequence[int], inplace: bool = False) -> Self:
-        out = self._tensordict.reshape(*shape, inplace=inplace)
+    def reshape(
+        self, *shape: int | Sequence[int], size: Sequence[int] | None = None, inplace: bool = False
+    ) -> Self:
+        out = self._tensordict.reshape(*shape, size=size, inplace=inplace)
         return self if inplace else self._result(out)
 
     def _reshaped(self, new: torch.Size) -> Self:
