@@ -420,6 +420,19 @@ def test_every_function_the_peer_handles_is_covered() -> None:
     assert not missing
 
 
+def test_where_and_clamp_into_an_empty_out_give_it_the_entries() -> None:
+    td = TensorDict({"a": torch.arange(6.0).reshape(2, 3), "n": {"b": torch.ones(2)}}, [2])
+    mask = torch.tensor([True, False])
+    out = td.empty()  # no entries: they are set, as the peer's out=
+    assert td.where(mask, td.empty(), pad=1, out=out) is out
+    assert out["a"].tolist() == [[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]] and out["n", "b"].tolist() == [
+        1,
+        1,
+    ]
+    out = td.empty()
+    assert td.clamp(0, 2, out=out) is out and torch.equal(out["a"], td["a"].clamp(0, 2))
+
+
 def test_where_and_gather_take_out_as_the_peer() -> None:
     td = TensorDict({"a": torch.rand(3, 4), "n": {"c": torch.rand(3, 4, 2)}}, [3, 4])
     cond = torch.zeros(3, 4, dtype=torch.bool)

@@ -26,7 +26,7 @@ from tclass._base._leafwise import LeafwiseOps, without_empty
 from tclass._core._dispatch import implements
 from tclass.errors import OperandError
 
-__all__ = ["Operand", "PointwiseOps"]
+__all__ = ["Operand", "PointwiseOps", "into_out"]
 
 Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | complex
 """What binary math takes: a number, a tensor over the batch dims, or a collection."""
@@ -557,7 +557,7 @@ class PointwiseOps(LeafwiseOps):
         )
         if out is None:
             return result
-        return cast(Self, cast(Any, out).copy_(result))
+        return cast(Self, into_out(out, result))
 
     @implements(torch.clamp_)
     def clamp_(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
@@ -652,7 +652,7 @@ class PointwiseOps(LeafwiseOps):
             return result
         if update_batch_size and out.batch_size != result.batch_size:
             return cast(Self, out.update(result, update_batch_size=True))
-        return cast(Self, out.copy_(result))  # type: ignore[attr-defined]
+        return cast(Self, into_out(out, result))
 
     def masked_fill(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:
         """A copy where ``mask`` (over the leading batch dims, or a bool collection) is
@@ -799,3 +799,16 @@ def _foreach_clamp_(tensors: list[torch.Tensor], low: Any, high: Any) -> None:
         torch._foreach_clamp_min_(tensors, low)
     if high is not None:
         torch._foreach_clamp_max_(tensors, high)
+
+
+def into_out(out: Any, result: Any) -> Any:
+    """``out=``: the result copied into ``out`` (returned), as torch's ``out=`` does; an
+    ``out`` without some of the result's entries (``td.empty()``) gets them, as the
+    peer's."""
+    if out is None:
+        return result
+    if set(result.keys(True, True)) <= set(out.keys(True, True)):
+        out.copy_(result)
+    else:
+        out.update(result)
+    return out

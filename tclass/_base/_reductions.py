@@ -33,7 +33,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._leafwise import Gather
-from tclass._base._pointwise import PointwiseOps
+from tclass._base._pointwise import PointwiseOps, into_out
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._names import Names
@@ -685,7 +685,7 @@ class ReductionOps(PointwiseOps):
         if dim is None:
             dim = tuple(range(self.batch_dims))
         result = self._reduce(torch.logsumexp, dim, keepdim, None, None, "logsumexp", {})
-        return cast(Self, _into(out, result))
+        return cast(Self, into_out(out, result))
 
     def norm(
         self, *, out: Any = None, dtype: torch.dtype | None = None,
@@ -698,7 +698,7 @@ class ReductionOps(PointwiseOps):
         )
         if self.is_locked and out is None:
             result.lock_()  # as the peer's norm (its other reductions give unlocked results)
-        return cast(Self, _into(out, result))
+        return cast(Self, into_out(out, result))
 
     # --- scans ---------------------------------------------------------------------------
 
@@ -773,19 +773,6 @@ def _pair(fn: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, torch.Ten
         return found.values, found.indices
 
     return values_and_indices
-
-
-def _into(out: Any, result: Any) -> Any:
-    """``out=``: the result copied into ``out`` (returned), as torch's ``out=`` does; an
-    ``out`` without some of the result's entries (``td.empty()``) gets them, as the
-    peer's."""
-    if out is None:
-        return result
-    if set(result.keys(True, True)) <= set(out.keys(True, True)):
-        out.copy_(result)
-    else:
-        out.update(result)
-    return out
 
 
 def _reduce_tensor(
