@@ -317,6 +317,17 @@ def _to_kinds() -> list[Any]:
     ]
 
 
+def test_to_other_takes_the_device_and_the_shared_dtype() -> None:
+    td = TensorDict({"a": torch.zeros(2), "b": torch.zeros(2, dtype=torch.long)}, [2])
+    half = TensorDict({"a": torch.zeros(3, dtype=torch.half)}, [])
+    mixed = TensorDict(
+        {"a": torch.zeros(3, dtype=torch.half), "b": torch.zeros(1, dtype=torch.long)}, []
+    )
+    assert {t.dtype for t in td.to(other=half).values()} == {torch.half}  # as the peer
+    assert td.to(other=mixed)["a"].dtype is torch.float32  # several dtypes: none taken
+    assert td.to(other=half.to("cpu")).device == torch.device("cpu")
+
+
 @pytest.mark.parametrize("index", range(5), ids=["td", "view", "lazy", "record", "params"])
 def test_to_takes_the_peers_keywords(index: int) -> None:
     collection = _to_kinds()[index]

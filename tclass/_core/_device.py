@@ -95,11 +95,18 @@ def pop_to_options(kwargs: dict[str, Any]) -> ToOptions | None:
 
 def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs:
     """Reads ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` and
-    ``to(other)`` (anything with a ``device``), plus ``device=``/``dtype=``/``non_blocking=``.
-    """
+    ``to(other)`` (anything with a ``device``), plus ``device=``/``dtype=``/``non_blocking=``
+    and ``other=`` (a collection: its device, and the dtype its tensors share, as the
+    peer)."""
     device: object = kwargs.pop("device", None)
     dtype: object = kwargs.pop("dtype", None)
     non_blocking = bool(kwargs.pop("non_blocking", False))
+    if "other" in kwargs:  # to(other=collection): its device, and its dtype if it has one
+        other: Any = kwargs.pop("other")
+        device = other.device
+        dtypes = {leaf.dtype for leaf in other.values(True, True) if isinstance(leaf, torch.Tensor)}
+        if len(dtypes) == 1:
+            dtype = dtypes.pop()
     if kwargs:
         msg = f"to() got unexpected keyword argument(s) {sorted(kwargs)}"
         raise TypeError(msg)
