@@ -179,6 +179,16 @@ def test_split_keys_by_predicate() -> None:
 # --- reads and writes at an index -------------------------------------------------------
 
 
+def test_numpy_arrays_are_written_as_set_takes_them() -> None:
+    td = TensorDict({"a": torch.zeros(4, 3)}, [4])
+    td.set("k", np.ones((4, 10)))
+    td.set_at_("k", np.full(10, 42.0), 2)  # as the peer: arrays become tensors
+    td[0] = {"k": np.full(10, 3.0)}
+    stack = tclass.lazy_stack([td[0], td[1]])
+    stack.set_at_("k", np.full(10, 7.0), 1)
+    assert td["k"][2].eq(42).all() and td["k"][0].eq(3).all() and stack[1]["k"].eq(7).all()
+
+
 def test_get_at_and_set_at_() -> None:
     td = _td()
     assert torch.equal(td.get_at("a", 1), td["a"][1])

@@ -220,6 +220,8 @@ class EntryOps(TensorCollection):
             holder = self if len(path) == 1 else self.get(path[:-1])
             holder[index] = {path[-1]: value}
             return self
+        if hasattr(value, "__array__") and not isinstance(value, torch.Tensor):
+            value = torch.as_tensor(value)  # a numpy array, as set() takes one
         target[index] = value
         return self
 

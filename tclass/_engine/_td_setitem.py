@@ -112,6 +112,8 @@ class SetItemOps(TensorDictBase):
             if unbatched and entry.__class__ is _Unbatched:
                 write_unbatched(key, entry, sub)
                 continue
+            if hasattr(sub, "__array__") and not isinstance(sub, torch.Tensor):
+                sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
             try:
                 entry[index] = sub
             except RuntimeError as error:
