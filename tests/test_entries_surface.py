@@ -643,6 +643,23 @@ class _Row(TensorClass):
     y: torch.Tensor | None = None
 
 
+def test_update_keys_to_update_sets_a_missing_nested_collection_whole() -> None:
+    """As the peer: asking for keys under a nested collection the destination lacks sets
+    that collection (they were silently dropped)."""
+    t = torch.zeros(2)
+    source = TensorDict({"My": {"father": {"was": t, "a": t}, "relentlessly": t}, "x": t}, [2])
+    td = TensorDict({"a": torch.ones(2)}, [2])
+    td.update(source, keys_to_update=[("My", "father", "was"), ("My", "relentlessly")])
+    assert set(td.keys(True, True)) == {
+        "a",
+        ("My", "father", "was"),
+        ("My", "father", "a"),
+        ("My", "relentlessly"),
+    }
+    td.update(source.apply(lambda x: x + 1), keys_to_update=[("My", "relentlessly")])
+    assert td["My", "relentlessly"].eq(1).all() and td["My", "father", "was"].eq(0).all()
+
+
 def test_update_keyword_entries_and_positional_flags() -> None:
     td = TensorDict(a=torch.zeros(3), batch_size=[3])
     assert td.update(c=torch.zeros(3)) is td  # the keyword form

@@ -634,7 +634,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 and (is_leaf is None or not is_leaf(type(value)))
             ):  # a record of the same class is merged, field by field, as the peer
                 cast(Any, target)._update_entries(value, clone, inplace, None, is_leaf)
-            elif below is None:
+            elif below is None or target is _MISSING:
+                # A nested collection asked for in part and missing here comes whole,
+                # as the peer's update(keys_to_update=) sets it.
                 self.set(path, deep_clone(value) if clone else value, inplace=inplace)
         return self
 
