@@ -35,6 +35,7 @@ import torch.multiprocessing
 from typing_extensions import Self
 
 from tclass.errors import (
+    ArgumentError,
     DeviceError,
     FileConflictError,
     FileFormatError,
@@ -127,10 +128,10 @@ class MemoryMappedTensor(torch.Tensor):
         if isinstance(source, (str, os.PathLike)):
             if filename is not None:
                 msg = "MemoryMappedTensor(path, filename=...): give the file to map once"
-                raise TypeError(msg)
+                raise ArgumentError(msg)
             if dtype is None or shape is None:
                 msg = "MemoryMappedTensor(path) maps an existing file: pass dtype= and shape="
-                raise TypeError(msg)
+                raise ArgumentError(msg)
             return cls.from_filename(source, dtype, shape, index)
         if filename is not None:
             if dtype is not None:
@@ -138,7 +139,7 @@ class MemoryMappedTensor(torch.Tensor):
                     "MemoryMappedTensor(data, filename=..., dtype=...): the file takes the "
                     "data's dtype; convert the data first (data.to(dtype))"
                 )
-                raise TypeError(msg)
+                raise ArgumentError(msg)
             data = source if isinstance(source, torch.Tensor) else torch.as_tensor(source)
             out = cls.from_tensor(data, filename=filename, shape=shape)
             return out if index is None else out[index]  # type: ignore[return-value]
@@ -154,7 +155,7 @@ class MemoryMappedTensor(torch.Tensor):
         """``MemoryMappedTensor(tensor)``: the tensor's memory viewed as this class."""
         if isinstance(source, (bool, int)):
             msg = f"MemoryMappedTensor({source!r}): to allocate n elements use .empty(n)"
-            raise TypeError(msg)
+            raise ArgumentError(msg)
         if not isinstance(source, torch.Tensor):
             default = torch.get_default_dtype() if dtype is None else dtype
             return torch.tensor(source, dtype=default).as_subclass(cls)
@@ -163,7 +164,7 @@ class MemoryMappedTensor(torch.Tensor):
                 f"MemoryMappedTensor(tensor) views a dense CPU tensor, got one on "
                 f"{source.device} with layout {source.layout}; copy it with from_tensor(t)"
             )
-            raise (TypeError if source.is_cpu else DeviceError)(msg)
+            raise (ArgumentError if source.is_cpu else DeviceError)(msg)
         wrong = (dtype is not None and dtype != source.dtype) or (
             shape is not None and _as_size((), shape) != tuple(source.shape)
         )
@@ -173,7 +174,7 @@ class MemoryMappedTensor(torch.Tensor):
                 f"shape {list(source.shape)}), not as dtype={dtype}, shape={shape}: convert "
                 "or reshape it first, or pass filename= to copy it into a new file"
             )
-            raise TypeError(msg)
+            raise ArgumentError(msg)
         view = torch._C.TensorBase.view_as(source, source).detach()
         return source._wrap(view) if isinstance(source, cls) else view.as_subclass(cls)
 
@@ -476,7 +477,7 @@ class MemoryMappedTensor(torch.Tensor):
             memory = memoryview(getattr(handler, "buffer", handler)).cast("B")  # type: ignore[arg-type]
         except TypeError as err:
             msg = f"a handler must expose a buffer (its .buffer), got {type(handler).__name__}"
-            raise TypeError(msg) from err
+            raise ArgumentError(msg) from err
         dtype = torch.get_default_dtype() if dtype is None else _check_dtype(dtype)
         size = _as_size((), _tensor_shape(shape)) if shape is not None else None
         numel = len(memory) // dtype.itemsize if size is None else math.prod(size)
