@@ -4,7 +4,7 @@ predicates for ``cast_filter``, print options, the switches, ``assert_close`` an
 ``TensorDictFuture``.
 """
 
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import torch
 
@@ -14,13 +14,14 @@ from tclass._base._casts import is_inexact as is_inexact
 from tclass._base._casts import is_integer as is_integer
 from tclass._base._collection import _is_default_leaf as default_is_leaf
 from tclass._base._collection import is_leaf_nontensor as is_leaf_nontensor
-from tclass._core._batch import convert_ellipsis_to_idx as convert_ellipsis_to_idx
+from tclass._core._batch import convert_ellipsis_to_idx as _convert_ellipsis_to_idx
 from tclass._core._keyfuncs import KEY_SEPARATOR as KEY_SEPARATOR
 from tclass._core._keyfuncs import NestedKey as NestedKey
 from tclass._core._keyfuncs import unravel_key as unravel_key
 from tclass._core._keyfuncs import unravel_key_list as unravel_key_list
 from tclass._core._keyfuncs import unravel_key_to_tuple as unravel_key_to_tuple
 from tclass._core._keys import BatchIndex
+from tclass._core._options import _deprecated
 from tclass._core._options import capture_non_tensor_stack as capture_non_tensor_stack
 from tclass._core._options import lazy_legacy as lazy_legacy
 from tclass._core._options import list_to_stack as list_to_stack
@@ -48,6 +49,17 @@ IndexType: TypeAlias = BatchIndex
 
 assert_allclose_td = assert_close
 
+
+def __getattr__(name: str) -> Any:
+    """The deprecated helpers, with the peer's warning when they are looked up (at
+    ``from tclass.utils import convert_ellipsis_to_idx``), not on every call."""
+    if name == "convert_ellipsis_to_idx":
+        _deprecated("tclass.utils.convert_ellipsis_to_idx", "Index the collection instead.")
+        return _convert_ellipsis_to_idx
+    msg = f"module 'tclass.utils' has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
 __all__ = [
     "KEY_SEPARATOR",
     "DeviceType",
@@ -57,7 +69,6 @@ __all__ = [
     "assert_allclose_td",
     "assert_close",
     "capture_non_tensor_stack",
-    "convert_ellipsis_to_idx",
     "default_is_leaf",
     "expand_as_right",
     "expand_right",

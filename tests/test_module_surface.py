@@ -50,8 +50,7 @@ def test_import_tclass_imports_neither_dynamo_nor_the_optional_extras() -> None:
 
 UTILS = [
     "KEY_SEPARATOR", "DeviceType", "IndexType", "NestedKey", "TensorDictFuture",
-    "assert_allclose_td", "assert_close", "capture_non_tensor_stack", "convert_ellipsis_to_idx",
-    "default_is_leaf",
+    "assert_allclose_td", "assert_close", "capture_non_tensor_stack", "default_is_leaf",
     "expand_as_right", "expand_right", "get_printoptions", "is_bool", "is_floating",
     "is_inexact", "is_integer", "is_leaf_nontensor", "is_non_tensor", "is_tensorclass", "isin",
     "lazy_legacy", "list_to_stack", "parse_tensor_dict_string", "print_directory_tree",
@@ -71,6 +70,18 @@ def test_utils_has_the_peers_helpers(name: str) -> None:
 
     assert getattr(utils, name) is not None
     assert name in utils.__all__
+
+
+def test_utils_deprecated_helper_warns_on_lookup() -> None:
+    """As the peer's: the deprecated helper warns when looked up, is left out of
+    ``__all__`` (a star import stays quiet), and an unknown name is an AttributeError."""
+    from tclass import utils
+
+    with pytest.warns(DeprecationWarning, match="convert_ellipsis_to_idx"):
+        assert callable(utils.convert_ellipsis_to_idx)
+    assert "convert_ellipsis_to_idx" not in utils.__all__
+    with pytest.raises(AttributeError, match="no_such_helper"):
+        _ = utils.no_such_helper
 
 
 @pytest.mark.parametrize("name", FUNCTIONAL)

@@ -14,7 +14,6 @@ from typing import Any, NoReturn, SupportsIndex, TypeAlias, cast
 import numpy as np
 import torch
 
-from tclass._core._options import _deprecated
 from tclass.errors import BatchSizeError, DimError, ShapeError
 
 __all__ = [
@@ -349,13 +348,12 @@ def convert_ellipsis_to_idx(idx: Any, batch_size: Sequence[int]) -> Any:
     """``idx`` with its ``...`` spelled out as one ``slice(None)`` per batch dim it
     covers (``(..., 0)`` on ``[1, 2, 3]`` gives ``(:, :, 0)``); an index without ``...``
     is returned as it is. Deprecated, as the peer's ``tensordict.utils`` function of that
-    name: index the collection instead.
+    name (``tclass.utils`` warns when it is looked up): index the collection instead.
 
     Raises:
         DimError: (a ``RuntimeError``, as the peer raises) for two ``...``, or an index
             with ``...`` that addresses more dims than ``batch_size`` has.
     """
-    _deprecated("tclass.utils.convert_ellipsis_to_idx", "Index the collection instead.")
     if idx is Ellipsis:
         idx = (idx,)
     elif type(idx) is not tuple or not any(item is Ellipsis for item in idx):
