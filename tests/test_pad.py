@@ -278,7 +278,10 @@ def test_pad_non_sequence_raises(bad: Any) -> None:
 
 def test_pad_crop_past_zero_raises_naming_the_dim() -> None:
     td = TensorDict({"a": _values(2, 3)}, [2, 3])
-    with pytest.raises(ShapeError, match=r"crops batch dim 1 \(size 3\) to -1; crop at most 3"):
+    with pytest.raises(
+        ShapeError,
+        match=r"crops batch dim 1 \(size 3\) to a negative output size -1; crop at most 3",
+    ):
         pad(td, [0, 0, -2, -2])
 
 

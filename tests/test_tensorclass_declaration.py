@@ -564,7 +564,11 @@ class TestConstruction:
         assert by_keyword.a is a and by_keyword.label == "k" and by_keyword.tags == [2]
 
     def test_missing_field_names_it(self, declare: Declare) -> None:
-        with raises(errors.ArgumentError, TypeError, match="missing the required field 'a'"):
+        with raises(
+            errors.ArgumentError,
+            TypeError,
+            match="missing 1 required positional argument \\(the fields 'a'\\)",
+        ):
             declare(_tagged_template())(batch_size=[2])
 
     def test_unknown_keyword_names_it(self, declare: Declare) -> None:

@@ -437,10 +437,11 @@ class TensorCollection:
 
     def __bool__(self) -> NoReturn:
         msg = (
-            f"the truth value of a {type(self).__name__} is ambiguous: use (a == b).all() "
-            "or .any() to compare, is_empty() to test for entries, or len(td.keys())"
+            f"Converting a tensordict to boolean value is not permitted: the truth value of a "
+            f"{type(self).__name__} is ambiguous. Use (a == b).all() or .any() to compare, "
+            "is_empty() to test for entries, or len(td.keys())"
         )
-        raise RuntimeError(msg)
+        raise UnsupportedError(msg)
 
     # --- keys ----------------------------------------------------------------------------
 
@@ -558,9 +559,15 @@ class TensorCollection:
 
         return get_non_tensor(self, key, default)
 
-    def _missing_key(self, key: object) -> KeyNotFoundError:
+    def _missing_key(self, key: object, *, popping: bool = False) -> KeyNotFoundError:
         keys = self._key_names()
-        return KeyNotFoundError(f"key {key!r} not found in {type(self).__name__} with keys {keys}")
+        where = f"{type(self).__name__} with keys {keys}"
+        if popping:
+            return KeyNotFoundError(
+                f"You are trying to pop key {key!r}, which was not found in {where}; pass a "
+                "default (pop(key, None)) to get it when the key is absent"
+            )
+        return KeyNotFoundError(f"key {key!r} was not found in {where}")
 
 
 def _walk(

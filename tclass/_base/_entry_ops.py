@@ -80,8 +80,9 @@ class EntryOps(TensorCollection):
             key = separator.join(path)
             if key in flat:
                 msg = (
-                    f"flatten_keys: {path!r} and another entry both flatten to {key!r}; "
-                    f"choose another separator than {separator!r}"
+                    f"flatten_keys: Flattening keys in tensordict causes keys to collide: "
+                    f"{path!r} and another entry both flatten to {key!r}; choose another "
+                    f"separator than {separator!r}"
                 )
                 raise KeyConflictError(msg)
             flat[key] = value

@@ -24,7 +24,7 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._names import Names
-from tclass.errors import DimError, ShapeError
+from tclass.errors import DimError, ShapeError, TclassError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -67,11 +67,15 @@ class ShapeOps(TensorCollection):
             result._call_on_exit(write_back)
         return result
 
-    def _in_place(self, result: Self, inplace: bool) -> Self:
-        """``result``, or ``self`` holding it (``inplace=True``)."""
+    def _in_place(self, result: Self, inplace: bool, op: str) -> Self:
+        """``result``, or ``self`` holding it (``inplace=True`` of the method ``op``)."""
         if not inplace:
             return result
-        self._become(result)
+        try:
+            self._become(result)
+        except UnsupportedError as error:
+            msg = f"{op}(inplace=True): {error}"
+            raise UnsupportedError(msg) from None
         return self
 
     # --- names ---------------------------------------------------------------------------
@@ -119,7 +123,7 @@ class ShapeOps(TensorCollection):
         if new == batch_size:
             return self  # as the peer (and torch for a contiguous tensor): no copy
         names = None
-        return self._in_place(self._carry(self._reshaped(new), names), inplace)
+        return self._in_place(self._carry(self._reshaped(new), names), inplace, "reshape")
 
     def view(
         self,
@@ -139,7 +143,17 @@ class ShapeOps(TensorCollection):
         if new == current:
             return self  # as the peer
         nb = len(current)
-        out = self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
+        try:
+            out = self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
+        except RuntimeError as error:
+            if isinstance(error, TclassError):
+                raise
+            msg = (
+                f"Cannot call `view` to batch size {list(new)} on this "
+                f"{type(self).__name__}: a tensor's strides do not allow it ({error}); use "
+                "reshape(...), or contiguous() first"
+            )
+            raise ShapeError(msg) from None
         return self._carry(out, None, inverse=lambda r: r.view(current))
 
     def _view_dtype(self, dtype: torch.dtype) -> Self:
@@ -170,7 +184,9 @@ class ShapeOps(TensorCollection):
             # As for a 0-d tensor: dims 0 and -1 are valid and the result has one dim.
             _batch.normalize_dim(start_dim, 1, op="flatten")
             _batch.normalize_dim(end_dim, 1, op="flatten")
-            return self._in_place(self._carry(self._reshaped(torch.Size([1])), None), inplace)
+            return self._in_place(
+                self._carry(self._reshaped(torch.Size([1])), None), inplace, "flatten"
+            )
         start = _batch.normalize_dim(start_dim, nb, op="flatten")
         end = _batch.normalize_dim(end_dim, nb, op="flatten")
         if start > end:
@@ -182,7 +198,7 @@ class ShapeOps(TensorCollection):
         names = _names.flattened(self._dim_names, start, end)
         out = self._renamed_reshape(batch_size[:start] + (merged,) + batch_size[end + 1 :], names)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
-        return self._in_place(carried, inplace)
+        return self._in_place(carried, inplace, "flatten")
 
     def unflatten(
         self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
@@ -195,7 +211,7 @@ class ShapeOps(TensorCollection):
         names = _names.unflattened(self._dim_names, dim, len(sizes))
         out = self._renamed_reshape(batch_size[:dim] + part + batch_size[dim + 1 :], names)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
-        return self._in_place(carried, inplace)
+        return self._in_place(carried, inplace, "unflatten")
 
     def _renamed_reshape(self, new: torch.Size, names: Names) -> Self:
         """:meth:`_reshaped`, and when this collection names its dims, ``names`` given to
@@ -287,8 +303,7 @@ class ShapeOps(TensorCollection):
         """
         batch_size = self.batch_size
         nb = len(batch_size)
-        a = _batch.normalize_dim(dim0, nb, op="transpose")
-        b = _batch.normalize_dim(dim1, nb, op="transpose")
+        a, b = _batch.normalize_dim_pair(dim0, dim1, nb, op="transpose")
         if a == b:
             return self  # as the peer
         sizes = list(batch_size)
@@ -325,6 +340,9 @@ class ShapeOps(TensorCollection):
         """Rotates the batch by 90 degrees ``k`` times in the plane of two batch dims, as
         ``torch.rot90`` (from the first dim towards the second)."""
         nb = self.batch_dims
+        if nb < 2:
+            msg = f"rot90 requires at least 2 batch dims, the batch size is {list(self.batch_size)}"
+            raise DimError(msg)
         if len(dims) != 2:
             msg = f"rot90: dims must name two batch dims, got {list(dims)}"
             raise ShapeError(msg)
@@ -358,7 +376,9 @@ class ShapeOps(TensorCollection):
             DimError: (a ``RuntimeError``, as the peer raises) with fewer than 2 batch dims.
         """
         if self.batch_dims < 2:
-            msg = f"fliplr needs at least 2 batch dims, the batch size is {list(self.batch_size)}"
+            msg = (
+                f"fliplr requires at least 2 batch dims, the batch size is {list(self.batch_size)}"
+            )
             raise DimError(msg)
         return self.flip(1)
 
@@ -399,7 +419,7 @@ class ShapeOps(TensorCollection):
             out = self._map_batch(lambda v: v.roll(amounts, flat), batch_size)
             back = lambda r: r.roll([-a for a in amounts], flat)  # noqa: E731
         if inplace:
-            return self._in_place(self._carry(out, self._dim_names), inplace)
+            return self._in_place(self._carry(out, self._dim_names), inplace, "roll")
         return self._carry(out, self._dim_names, inverse=back)
 
     # --- selecting elements --------------------------------------------------------------------
@@ -442,7 +462,7 @@ class ShapeOps(TensorCollection):
         if out is not None:
             out.update_(result)
             return out
-        return self._in_place(result, inplace)
+        return self._in_place(result, inplace, "gather")
 
     def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
         """The elements where ``mask`` (a bool tensor shaped like the batch) is true, in
@@ -459,7 +479,7 @@ class ShapeOps(TensorCollection):
             result = self.unsqueeze(0)[mask.reshape(1)]
         else:
             result = self[mask]
-        return self._in_place(result, inplace)
+        return self._in_place(result, inplace, "masked_select")
 
     # --- growing ----------------------------------------------------------------------------
 
@@ -507,7 +527,7 @@ class ShapeOps(TensorCollection):
             raise ShapeError(msg)
         new = torch.Size(size * count for size, count in zip(batch_size, counts))
         out = self._map_batch(lambda v: _repeated(v, counts, nb), new)
-        return self._in_place(self._carry(out, self._dim_names), inplace)
+        return self._in_place(self._carry(out, self._dim_names), inplace, "repeat")
 
     def repeat_interleave(
         self,
@@ -528,7 +548,7 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         if not batch_size and dim in (0, -1):  # as torch does for a 0-d tensor: one dim
             out = self.unsqueeze(0).repeat_interleave(repeats, 0, output_size=output_size)
-            return self._in_place(out, inplace)
+            return self._in_place(out, inplace, "repeat_interleave")
         d = _batch.normalize_dim(dim, len(batch_size), op="repeat_interleave")
         length = _batch.interleaved_length(repeats, batch_size[d], output_size)
         sizes = list(batch_size)
@@ -536,7 +556,7 @@ class ShapeOps(TensorCollection):
         out = self._map_batch(
             lambda v: v.repeat_interleave(repeats, d, output_size=length), torch.Size(sizes)
         )
-        return self._in_place(self._carry(out, self._dim_names), inplace)
+        return self._in_place(self._carry(out, self._dim_names), inplace, "repeat_interleave")
 
     def tile(self, dims: Sequence[int]) -> Self:
         """Repeats the batch as ``torch.tile``: fewer counts than batch dims repeat the

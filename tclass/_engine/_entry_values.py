@@ -56,7 +56,8 @@ def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exc
     shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
     msg = (
         f"cannot write a value of shape {shape} into {key!r} "
-        f"(shape {list(entry.shape)}) at index {index!r}: {error}"
+        f"(shape {list(entry.shape)}) at index {index!r}: shape or batch dimension "
+        f"mismatch ({error})"
     )
     raise BatchSizeError(msg) from None
 

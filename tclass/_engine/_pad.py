@@ -162,7 +162,7 @@ def _pad_pairs(pad_size: object, batch: torch.Size) -> _Pairs:
         if batch[dim] + left + right < 0:
             _bad_pad_size(
                 pad_size,
-                f"it crops batch dim {dim} (size {batch[dim]}) to "
+                f"it crops batch dim {dim} (size {batch[dim]}) to a negative output size "
                 f"{batch[dim] + left + right}; crop at most {batch[dim]} elements from it",
             )
     return pairs

@@ -69,8 +69,8 @@ _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
 _LOCKED_MSG = (
-    "cannot {action} a locked TensorDict. Unlock it first (with td.unlock_(): ...), or "
-    "write data in place with set_() or td[index] = value"
+    "Cannot modify locked TensorDict: cannot {action} a locked collection. Unlock it "
+    "first (with td.unlock_(): ...), or write data in place with set_() or td[index] = value"
 )
 
 
@@ -654,7 +654,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 return default
             if type(path) is not str:
                 self.get(path)  # a key through a tensor: KeyThroughTensorError, as the peer
-            raise self._missing_key(path)
+            raise self._missing_key(path, popping=True)
         if parent._locked:
             raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
         return parent._remove_entry(leaf)
@@ -677,7 +677,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 raise self._missing_key(_keys.unravel_key(old_key))
             return self
         if safe and new_key in self:
-            msg = f"rename_key_: {new_key!r} already exists; pass safe=False to overwrite it"
+            msg = (
+                f"rename_key_: the key {new_key!r} is already present in TensorDict "
+                f"({type(self).__name__}); pass safe=False to overwrite it"
+            )
             raise KeyConflictError(msg)
         value = self.pop(old_key)
         try:

@@ -726,7 +726,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         value = self.get(key, _MISSING)
         if value is _MISSING:
             if default is _MISSING:
-                raise self._missing_key(key)
+                raise self._missing_key(key, popping=True)
             return default
         value = in_memory(value)
         self.del_(key)
@@ -819,8 +819,8 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     ) -> Self:
         """Not possible: the entries live in the HDF5 file; use :meth:`memmap`."""
         raise UnsupportedError(
-            "a PersistentTensorDict cannot become memory-mapped in place: its entries live in "
-            "the HDF5 file. Use ptd.memmap(prefix) for a memory-mapped copy"
+            "Cannot build a memmap TensorDict in-place from a PersistentTensorDict: its "
+            "entries live in the HDF5 file. Use ptd.memmap(prefix) for a memory-mapped copy"
         )
 
     # --- python protocols ----------------------------------------------------------------

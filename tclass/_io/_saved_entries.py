@@ -78,8 +78,8 @@ def _holder(node: Any, key: Any, op: str) -> tuple[TensorDict, str]:
     name = path[-1]
     if holder._has_entry(name):
         msg = (
-            f"{op}: {key!r} is already an entry of the saved collection; delete it first "
-            "(del_) to make a new one"
+            f"{op}: {key!r} already exists within the target tensordict (the saved "
+            "collection); delete it first (del_) to make a new one"
         )
         raise EntryExistsError(msg)
     return holder, name

@@ -182,8 +182,9 @@ def _bad_call(
         raise ArgumentError(msg)
     missing = [field for field, value in required.items() if value is _MISSING]
     msg = (
-        f"{name}() missing the required field{'s' if len(missing) > 1 else ''} "
-        f"{', '.join(map(repr, missing))}; pass None to leave a field unset"
+        f"{name}() missing {len(missing)} required positional argument"
+        f"{'s' if len(missing) > 1 else ''} (the fields {', '.join(map(repr, missing))}); "
+        "pass None to leave a field unset"
     )
     raise ArgumentError(msg)
 

@@ -366,8 +366,7 @@ class LazyStackOps(TensorDictBase):
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         ndim = len(self._batch_size)
-        a = _batch.normalize_dim(dim0, ndim, op="transpose")
-        b = _batch.normalize_dim(dim1, ndim, op="transpose")
+        a, b = _batch.normalize_dim_pair(dim0, dim1, ndim, op="transpose")
         if a == b:
             return self  # as the peer
         order = list(range(ndim))

@@ -87,9 +87,10 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
             raise StackError(msg)
         if strict_shape and member.batch_size != first.batch_size:
             msg = (
-                f"{op}: member {position} has batch size {format_shape(member.batch_size)} "
-                f"but member 0 has {format_shape(first.batch_size)}, which strict_shape=True "
-                "refuses (without it, the stack is ragged: -1 where the sizes differ)"
+                f"{op}: with strict_shape=True, stacking tensordicts requires equal batch "
+                f"sizes: member {position} has {format_shape(member.batch_size)} but member 0 "
+                f"has {format_shape(first.batch_size)} (without strict_shape, the stack is "
+                "ragged: -1 where the sizes differ)"
             )
             raise StackError(msg)
         if len(member.batch_size) != len(first.batch_size):
@@ -224,7 +225,8 @@ def _raise_shapes(
 ) -> None:
     name = _name(path)
     msg = (
-        f"entry {name!r} has shape {format_shape(other)} in member {position} but "
+        f"Failed to stack tensors within a tensordict: entry {name!r} has shape "
+        f"{format_shape(other)} in member {position} but "
         f"{format_shape(shape)} in member 0, so this lazy stack has no dense value for it. "
         f"Read it with get({name!r}, as_list=True), as_padded_tensor=True or "
         "as_nested_tensor=True (layout=torch.jagged for one ragged dim), or pad the "

@@ -81,7 +81,8 @@ _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 _new_instance = object.__new__
 _LOCKED_MSG = (
-    "cannot {action} a locked LazyStackedTensorDict. Unlock it first (lazy.unlock_()), or "
+    "Cannot modify locked LazyStackedTensorDict: cannot {action} a locked collection. "
+    "Unlock it first (lazy.unlock_()), or "
     "write data in place with set_() or lazy[index] = value"
 )
 
@@ -663,7 +664,7 @@ class LazyStackedTensorDict(LazyStackOps):
         value = self.get(key, _MISSING)
         if value is _MISSING:
             if default is _MISSING:
-                raise self._missing_key(key)
+                raise self._missing_key(key, popping=True)
             return default
         self.del_(key)
         return value
