@@ -138,12 +138,12 @@ class TensorCollection:
         """One new collection per piece, where ``fn(value)`` cuts each entry in pieces."""
         raise NotImplementedError
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """Raises BatchMismatchError (naming ``prefix``) if ``new`` does not fit."""
         raise NotImplementedError
 
     def _assign_batch_size(self, new: torch.Size) -> None:
-        """Sets the batch size to ``new``, already checked with ``_check_batch_size``."""
+        """Sets the batch size to ``new``, already checked with ``_check_new_batch_size``."""
         raise NotImplementedError
 
     def _key_names(self) -> list[str]:

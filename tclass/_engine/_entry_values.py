@@ -100,7 +100,7 @@ def fit_to_batch(value: _C, batch: torch.Size, key: object) -> _C:
         raise BatchMismatchError(key, own, batch)
     out = value.clone(recurse=False)
     try:
-        out._check_batch_size(batch, ())
+        out._check_new_batch_size(batch, ())
     except BatchMismatchError as error:
         raise error.under(key) if isinstance(key, str) else error from None
     out._assign_batch_size(batch)

@@ -776,7 +776,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             sources = [value] * len(positions)
         return list(zip(positions, sources))
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         if self._shape[: len(new)] != new:
             raise BatchMismatchError(prefix, self._shape, new)
 

@@ -111,7 +111,7 @@ class NonTensorOps(KeylessOps):
         self._locked = False
         return self
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """A parent's new batch size must fit this node (see each kind)."""
 
     def _assign_batch_size(self, new: torch.Size) -> None:

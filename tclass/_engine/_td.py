@@ -216,16 +216,16 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
     @batch_size.setter
     def batch_size(self, value: BatchSizeLike) -> None:
         new = as_batch_size(value)
-        self._check_batch_size(new, ())
+        self._check_new_batch_size(new, ())
         self._assign_batch_size(new)
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         n = len(new)
         for key, value in self._tensors.items():
             if value.shape[:n] == new or value.__class__ is _Unbatched:
                 continue
             if isinstance(value, TensorCollection):
-                value._check_batch_size(new, prefix + (key,))
+                value._check_new_batch_size(new, prefix + (key,))
             else:
                 raise BatchMismatchError(prefix + (key,), value.shape, new)
 

@@ -472,7 +472,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     ) -> tuple[Self, ...]:
         return self.to_tensordict()._map_values_split(fn, batch_sizes)  # type: ignore[return-value]
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         self._check_shapes(new)
 
     def _assign_batch_size(self, new: torch.Size) -> None:

@@ -273,8 +273,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     ) -> tuple[Self, ...]:
         return tuple(map(self._wrap, self._tensordict._map_values_split(fn, batch_sizes)))
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
-        self._tensordict._check_batch_size(new, prefix)
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        self._tensordict._check_new_batch_size(new, prefix)
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         self._tensordict._assign_batch_size(new)

@@ -213,7 +213,7 @@ class LazyStackedTensorDict(LazyStackOps):
             raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
         if new != self._batch_size:  # a ragged dim has no size to give to a new batch size
             check_regular(self, range(len(self._batch_size)), "setting batch_size")
-        self._check_batch_size(new, ())
+        self._check_new_batch_size(new, ())
         self._assign_batch_size(new)
 
     @property
@@ -326,7 +326,7 @@ class LazyStackedTensorDict(LazyStackOps):
             "tuple[Self, ...]", self._dense("this split")._map_values_split(fn, batch_sizes)
         )
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         d = self._stack_dim
         if len(new) <= d or new[d] != len(self._members):
             where = f" at {prefix!r}" if prefix else ""
@@ -339,7 +339,7 @@ class LazyStackedTensorDict(LazyStackOps):
         member_batch = remove_dim(new, d)
         for member in self._members:
             if member.batch_size != member_batch:
-                member._check_batch_size(member_batch, prefix)
+                member._check_new_batch_size(member_batch, prefix)
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         member_batch = remove_dim(new, self._stack_dim)
