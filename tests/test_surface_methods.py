@@ -157,7 +157,7 @@ def test_entry_facts() -> None:
 
 
 def test_entry_facts_name_missing_keys() -> None:
-    with pytest.raises(KeyError, match="'zz' not found"):
+    with pytest.raises(KeyError, match="'zz' was not found"):
         _td().get_item_shape("zz")
     assert _td().entry_class("zz") is type(None)  # as the peer: no entry, no class
     with pytest.raises(IndexError):
@@ -198,7 +198,7 @@ def test_rename_keys() -> None:
     assert torch.equal(out["top"], td["n", "b"])
     assert td.rename_keys({"a": "c", "c": "a"})["c"].shape == (2, 3, 4)  # a swap
     assert set(td.rename_keys({"zz": "y"}, strict=False).keys()) == set(td.keys())
-    with pytest.raises(KeyError, match="'zz' not found"):
+    with pytest.raises(KeyError, match="'zz' was not found"):
         td.rename_keys({"zz": "y"})
     with pytest.raises(ValueError, match="already an entry"):
         td.rename_keys({"a": "n"})

@@ -489,7 +489,7 @@ class TestUserDefinitions:
             ClassDefinitionError,
             AttributeError,
             TypeError,
-            match=f"Reserved.{name}: '{name}'",
+            match=f"Reserved.{name}: Attribute name {name} can't be used",
         ):
             declare(template)
 
