@@ -178,6 +178,25 @@ class TestWritesThrough:
         t.set("c", torch.ones(3, 2))
         assert parts[1]["c"].shape == (3,)
 
+    @pytest.mark.parametrize(
+        "write",
+        [
+            lambda v: v.fill_("a", 1.0),
+            lambda v: v.apply_(lambda t: t.add_(1)),
+            lambda v: v.add_(1),
+            lambda v: v.copy_(v.apply(lambda t: t + 1)),
+            lambda v: v.update_({"a": torch.ones(3, 2, 2)}),
+            lambda v: v.set_at_("a", torch.ones(3, 2), (slice(None), 0)),
+        ],
+    )
+    def test_in_place_writes_reach_the_members_of_a_lazy_stack(
+        self, write: Callable[[Any], Any]
+    ) -> None:
+        parts = [TensorDict({"a": torch.zeros(3, 2)}, [3]) for _ in range(2)]
+        view = tclass.lazy_stack(parts, 0).transpose(0, 1)  # entries read stacked: copies
+        write(view)
+        assert (parts[0]["a"] == 1).all()  # (set_at_ writes member 0 only)
+
     def test_records(self) -> None:
         class Rec(tclass.TensorClass):
             a: torch.Tensor

@@ -25,6 +25,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
+from tclass._base._leafwise import Gather
 from tclass._base._lock_blocks import LockBlocks
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys, _names
@@ -190,8 +191,35 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
     ) -> tuple[Self, ...]:
         return self._plain()._map_values_split(fn, batch_sizes)  # type: ignore[no-any-return]
 
+    # In-place writes go through the plain reshaped source, whose tensors are views of the
+    # source's (of its members', for a lazy stack, whose read entries are stacked copies).
+
+    def _entries(self) -> Mapping[str, Value]:
+        return self._plain()._entries()  # type: ignore[no-any-return]
+
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
         return self._plain()._tensor_leaves()  # type: ignore[no-any-return]
+
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        self._plain()._collect(into, operands, batch_dims, prefix)
+
+    def _apply_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> Self:
+        self._plain()._apply_in_place(fn, others)
+        return self
+
+    def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        """Writes ``value`` into the elements ``index`` (of this view) of the entry ``key``."""
+        self._plain().set_at_(key, value, index, non_blocking=non_blocking)
+        return self
+
+    def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
+        """Fills the source's entry ``key``."""
+        self._source.fill_(key, value)
+        return self
 
     def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         if self.batch_size[: len(new)] != new:
