@@ -224,6 +224,11 @@ class TestWritesThrough:
         assert torch.equal(doubled, 2 * td["a"].T)
         assert v.memmap_(tmp_path / "inplace") is v
         assert td.is_memmap() and v.is_memmap() and v.is_locked
+        v["a"][0, 1] = 100.0  # into the file, laid out as the view reads (as the peer's)
+        loaded = TensorDict.load_memmap(tmp_path / "inplace")
+        assert loaded.batch_size == (4, 3) and loaded["a"][0, 1] == 100 == td["a"][1, 0]
+        with pytest.raises(errors.FileConflictError):
+            v.memmap_(tmp_path / "again")  # already saved: copy_existing=True to copy
 
 
 @pytest.mark.usefixtures("legacy")

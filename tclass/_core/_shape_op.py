@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import torch
 
 from tclass._core import _names
+from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
@@ -74,9 +75,12 @@ class ShapeOp(NamedTuple):
 
     def apply(self, value: Any) -> Any:
         """``value`` (a tensor, a collection, a record, a Python-value node) after the
-        operation, as the plain shape methods give it (never a legacy view)."""
+        operation, as the plain shape methods give it (never a legacy view); a
+        memory-mapped tensor stays one (a view of its file)."""
         if value.__class__ is UnbatchedTensor:
             return value._with_batch_size(self.out_size(value.batch_size))
+        if isinstance(value, MemoryMappedTensor):  # a view of the same file: still mapped
+            return value._wrap(self._applied(value.as_subclass(torch.Tensor)))
         previous = OPTIONS.lazy_legacy
         OPTIONS.lazy_legacy = False
         try:

@@ -83,13 +83,15 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
 
     # --- the operation both ways --------------------------------------------------------
 
-    def _plain(self) -> Any:
+    def _plain(self, leaf_by_leaf: bool = False) -> Any:
         """The source reshaped by the plain operation: a collection of views of the
-        source's tensors (in-place writes into it reach the source, new entries do not)."""
+        source's tensors (in-place writes into it reach the source, new entries do not).
+        ``leaf_by_leaf``: each tensor reshaped alone, memory-mapped ones staying so (what
+        saving checks), names and lock left behind."""
         source: Any = self._source
         if isinstance(source, LegacyLazyView):
-            source = source._plain()
-        return self._op.apply(source)
+            source = source._plain(leaf_by_leaf)
+        return _leaf_by_leaf(source, self._op) if leaf_by_leaf else self._op.apply(source)
 
     def _forward(self, value: Any) -> Any:
         """An entry of the source as this view reads it."""
@@ -464,11 +466,29 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
         copy_existing: bool = False,
         **options: Unpack[SaveOptions],
     ) -> Self:
-        """Makes the source memory-mapped in place, saved in ``prefix`` as the source is
-        laid out (see ``TensorDict.memmap_``); returns this view, locked with it.
-        :meth:`memmap` saves a copy laid out as the view reads."""
-        saved: Any = self._source.memmap_(prefix, copy_existing, **options)
-        return self if saved is self._source else saved  # or a TensorDictFuture
+        """Saves this view's entries in ``prefix``, laid out as the view reads them (so
+        ``load_memmap(prefix)`` equals this view, as the peer's), and makes the source
+        hold the saved memory-mapped tensors, reshaped back: writes through the source or
+        the view reach the files. Returns this view; the source is locked, as ``memmap_``
+        leaves a collection.
+
+        Raises:
+            UnsupportedError: for ``return_early=True`` (save the source instead).
+        """
+        if options.get("return_early"):
+            msg = (
+                "memmap_(return_early=True) of a legacy lazy view is not supported: save it "
+                "without return_early, or call memmap_ on the view's source"
+            )
+            raise UnsupportedError(msg)
+        saved = self._plain(leaf_by_leaf=True).memmap(prefix, copy_existing, **options)
+        source = self._source
+        source.unlock_()
+        try:
+            source.update(_leaf_by_leaf(saved, self._op.inverse()))
+        finally:
+            source.lock_()
+        return self
 
     def memmap(
         self,
@@ -478,7 +498,8 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
     ) -> Self:
         """A memory-mapped TensorDict copy of this view's entries saved in ``prefix``
         (see ``TensorDict.memmap``)."""
-        return self._plain().memmap(prefix, copy_existing, **options)  # type: ignore[no-any-return]
+        plain = self._plain(leaf_by_leaf=True)
+        return plain.memmap(prefix, copy_existing, **options)  # type: ignore[no-any-return]
 
     def is_memmap(self) -> bool:
         """Whether the source's tensors are memory-mapped (read through the view, they
@@ -600,6 +621,14 @@ def _push_new_entries(dense: Any, source: Any, back: ShapeOp) -> None:
         held = source._entry(key)
         if _is_branch(value) and _is_branch(held):
             _push_new_entries(storage_of(value), storage_of(held), back)
+
+
+def _leaf_by_leaf(value: Any, op: ShapeOp) -> Any:
+    """``value`` after ``op``, applied to each tensor alone (so that memory-mapped tensors
+    stay memory-mapped tensors, views of their files)."""
+    if _is_branch(value):
+        return value._map_batch(lambda v: _leaf_by_leaf(v, op), op.out_size(value.batch_size))
+    return op.apply(value)
 
 
 def _is_branch(value: object) -> bool:
