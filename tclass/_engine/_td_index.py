@@ -84,7 +84,9 @@ class IndexingOps(TensorDictBase):
                 if default is _NO_DEFAULT:
                     _raise_through_tensor(path, depth)
                 return default
-            node = storage_of(node).get(part, _MISSING)  # through a record: its node
+            if node.__class__ is not self.__class__:
+                node = storage_of(node)  # through a record: the node its storage holds
+            node = node.get(part, _MISSING)
             if node is _MISSING:
                 if default is _NO_DEFAULT and not OPTIONS.get_defaults_to_none:
                     raise self._missing_key(path)
