@@ -24,6 +24,8 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._names import Names
+from tclass._core._options import OPTIONS
+from tclass._core._shape_op import ShapeOp, legacy_view
 from tclass.errors import DimError, ShapeError, TclassError, UnsupportedError
 
 if TYPE_CHECKING:
@@ -66,6 +68,11 @@ class ShapeOps(TensorCollection):
 
             result._call_on_exit(write_back)
         return result
+
+    def _legacy(self, op: ShapeOp, undo: bool = True) -> Self:
+        """The write-through view ``op`` gives under ``set_lazy_legacy(True)`` (the
+        peer's legacy lazy mode): writes into it go to this collection."""
+        return legacy_view(self, op, undo)  # type: ignore[no-any-return]
 
     def _in_place(self, result: Self, inplace: bool, op: str) -> Self:
         """``result``, or ``self`` holding it (``inplace=True`` of the method ``op``)."""
@@ -143,6 +150,8 @@ class ShapeOps(TensorCollection):
         if new == current:
             return self  # as the peer
         nb = len(current)
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            return self._legacy(ShapeOp("view", tuple(new), nb, tuple(current)))
         try:
             out = self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
         except RuntimeError as error:
@@ -238,6 +247,9 @@ class ShapeOps(TensorCollection):
         dims = _batch.squeeze_dims(batch_size, dim)
         if not dims:
             return self  # nothing to squeeze: the peer returns the collection itself
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            # squeeze() undoes no view, as the peer's: it only squeezes a view further
+            return self._legacy(ShapeOp("squeeze", dims, len(batch_size)), dim is not None)
         new = torch.Size(s for i, s in enumerate(batch_size) if i not in dims)
         if len(dims) == 1:
             (only,) = dims
@@ -253,6 +265,8 @@ class ShapeOps(TensorCollection):
         """Inserts a batch dim of size 1 at ``dim`` (-1 means after the last batch dim)."""
         batch_size = self.batch_size
         pos = _batch.normalize_dim(dim, len(batch_size), op="unsqueeze", inclusive=True)
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            return self._legacy(ShapeOp("unsqueeze", (pos,), len(batch_size)))
         new = batch_size[:pos] + (1,) + batch_size[pos:]
         out = self._map_batch(lambda v: v.unsqueeze(pos), torch.Size(new))
         names = _names.inserted(self._dim_names, pos)
@@ -288,6 +302,8 @@ class ShapeOps(TensorCollection):
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), nb)
         if order == tuple(range(nb)):
             return self  # the identity: the peer returns the collection itself
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            return self._legacy(ShapeOp("permute", order, nb))
         new = torch.Size(batch_size[d] for d in order)
         out = self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
         back = tuple(order.index(d) for d in range(nb))
@@ -306,11 +322,13 @@ class ShapeOps(TensorCollection):
         a, b = _batch.normalize_dim_pair(dim0, dim1, nb, op="transpose")
         if a == b:
             return self  # as the peer
+        order = list(range(nb))
+        order[a], order[b] = b, a
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            return self._legacy(ShapeOp("permute", tuple(order), nb))
         sizes = list(batch_size)
         sizes[a], sizes[b] = sizes[b], sizes[a]
         out = self._map_batch(lambda v: v.transpose(a, b), torch.Size(sizes))
-        order = list(range(nb))
-        order[a], order[b] = b, a
         names = _names.permuted(self._dim_names, order)
         return self._carry(out, names, inverse=lambda r: r.transpose(a, b))
 

@@ -19,6 +19,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
+from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._scope import Scope
@@ -83,6 +84,8 @@ class IndexingOps(TensorDictBase):
                 if default is _NO_DEFAULT:
                     _raise_through_tensor(path, depth)
                 return default
+            if node.__class__ is not self.__class__:
+                node = storage_of(node)  # through a record: the node its storage holds
             node = node.get(part, _MISSING)
             if node is _MISSING:
                 if default is _NO_DEFAULT and not OPTIONS.get_defaults_to_none:

@@ -17,6 +17,7 @@ import torch.utils._pytree as pytree
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
+from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
@@ -98,6 +99,7 @@ def register_collection(cls: type, wrap: Callable[[TensorDict], Any] | None = No
 
 
 register_collection(TensorDict)
+register_collection(LegacyLazyView)  # flattened as it reads, rebuilt as a TensorDict
 
 
 # A lazy stack is a node whose children are its members, so tree utilities map over

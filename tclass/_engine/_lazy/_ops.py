@@ -23,6 +23,8 @@ from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
+from tclass._core._options import OPTIONS
+from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._parts import (
     check_regular,
     remove_dim,
@@ -358,6 +360,8 @@ class LazyStackOps(TensorDictBase):
 
     def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), len(self._batch_size))
+        if OPTIONS.lazy_legacy and order != tuple(range(len(order))):
+            return self._legacy(ShapeOp("permute", order, len(order)))
         d = self._stack_dim
         member_order = [i if i < d else i - 1 for i in order if i != d]
         out = self._restacked([m.permute(*member_order) for m in self._members], order.index(d))
@@ -536,6 +540,9 @@ class LazyStackOps(TensorDictBase):
             shape = (tuple(given),)
         check_regular(self, range(len(self._batch_size)), "view")
         target = _batch.view_shape(_batch.shape_args(shape, "view"), self._batch_size, "view")
+        if OPTIONS.lazy_legacy and target != self._batch_size:
+            batch = tuple(self._batch_size)
+            return self._legacy(ShapeOp("view", tuple(target), len(batch), batch))
         regrouped = self._regroup(target)
         if regrouped is None and not math.prod(self._batch_size):
             # No element to mix: the dense stack reshaped, as the peer (the lock carried).
