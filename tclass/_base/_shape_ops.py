@@ -24,6 +24,7 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._names import Names
+from tclass._core._jagged import split_rows
 from tclass.errors import DimError, ShapeError
 
 if TYPE_CHECKING:
@@ -590,7 +591,7 @@ class ShapeOps(TensorCollection):
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         batch_size = self.batch_size
         pieces = [batch_size[:dim] + (size,) + batch_size[dim + 1 :] for size in sizes]
-        parts = self._map_values_split(lambda v: v.split(sizes, dim), pieces)
+        parts = self._map_values_split(lambda v: split_rows(v, sizes, dim), pieces)
         names = self._dim_names
         return tuple(self._carry(part, names) for part in parts)
 

@@ -16,6 +16,7 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
+from tclass._core._jagged import index_rows
 from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
@@ -151,7 +152,7 @@ class IndexingOps(TensorDictBase):
         if self._scope is not None and self._scope.special:
             return cast(Self, self._index(index))  # names or unbatched tensors to carry
         out = _new_instance(self.__class__)
-        out._tensors = {key: value[index] for key, value in self._tensors.items()}
+        out._tensors = _indexed(self._tensors, index)
         length = max(0, (stop - start + step - 1) // step)
         out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
         out._device = self._device
@@ -189,7 +190,7 @@ class IndexingOps(TensorDictBase):
         scope = self._scope
         if scope is None or not scope.special:
             try:
-                values = {key: value[index] for key, value in self._tensors.items()}
+                values = _indexed(self._tensors, index)
             except IndexError as error:
                 raise _out_of_range(index, batch, error) from None
             out = self._new_unchecked(values, self._indexed_size(index, values), self._device)
@@ -238,10 +239,10 @@ class IndexingOps(TensorDictBase):
         device = rows.device
         values: dict[str, Value] = {}
         for key, value in self._tensors.items():
-            if isinstance(value, _Tensor) and value.device == device:
+            if isinstance(value, _Tensor) and value.device == device and not value.is_nested:
                 values[key] = value.index_select(0, rows)
             else:
-                values[key] = value[rows]
+                values[key] = index_rows(value, rows)
         new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
         return self._new_unchecked(values, new, self._device)
 
@@ -264,6 +265,15 @@ class IndexingOps(TensorDictBase):
                 _raise_through_tensor(path, depth)
             node = node._entry(part)
         return node
+
+
+def _indexed(tensors: dict[str, Value], index: Any) -> dict[str, Value]:
+    """Every entry indexed by ``index``; a jagged nested tensor, which torch cannot index
+    along its first dim, has its rows gathered (see ``_core._jagged``)."""
+    try:
+        return {key: value[index] for key, value in tensors.items()}
+    except (RuntimeError, ValueError, NotImplementedError):
+        return {key: index_rows(value, index) for key, value in tensors.items()}
 
 
 def _out_of_range(index: Any, batch: torch.Size, error: IndexError) -> DimError:
