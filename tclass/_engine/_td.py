@@ -626,7 +626,21 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 and isinstance(value, (Mapping, TensorCollection))
                 and (is_leaf is None or not is_leaf(type(value)))
             ):
+                if _takes_lazy_layout(target, value, below, inplace):
+                    # Its members may differ in shape: this node becomes a lazy stack of
+                    # its parts, each updated by one member, as the peer's update does.
+                    target = value._restacked(list(target.unbind(value.stack_dim)))
+                    self.set(path, target._update_entries(value, clone, False, None, is_leaf))
+                    continue
                 target._update(value, clone, inplace, below, is_leaf)
+            elif (
+                below is None
+                and isinstance(target, TensorCollection)
+                and target._is_lazy
+                and isinstance(value, (Mapping, TensorCollection))
+                and (is_leaf is None or not is_leaf(type(value)))
+            ):  # a lazy stack is updated member by member, so it is kept, as the peer
+                target._update_entries(value, clone, inplace, None, is_leaf)
             elif (
                 below is None
                 and is_record(target)
@@ -951,3 +965,16 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDict)
+
+
+def _takes_lazy_layout(target: TensorDict, value: Any, below: Any, inplace: bool) -> bool:
+    """Whether updating the nested TensorDict ``target`` from ``value`` makes it a lazy
+    stack: ``value`` is a lazy stack whose batch size starts with ``target``'s, stacked
+    along one of those dims, and the whole node is updated (not in place, where the
+    entries keep their tensors)."""
+    if below is not None or inplace or not isinstance(value, TensorCollection):
+        return False
+    batch = target.batch_size
+    return (
+        value._is_lazy and value.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
+    )

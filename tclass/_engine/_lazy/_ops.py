@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base._collection import TensorCollection, check_replaced_keys
 from tclass._base._elementwise import ApplyOptions, ApplyRules
 from tclass._base._leafwise import Alignment, Gather, Resize
 from tclass._base._reductions import Along
@@ -56,6 +56,30 @@ class LazyStackOps(TensorDictBase):
         def _dense(self, action: str) -> Any: ...
         def _relayout(self, member_batch: torch.Size) -> None: ...
         def _parts(self, key: str) -> list[Any]: ...
+        def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None: ...
+
+        _stack_dim_name: str | None
+
+    def _take_batch_size_of(self, source: TensorCollection) -> None:
+        """``update(update_batch_size=True)`` from a source of another batch size: its
+        parts along the stack dim (a lazy source's members themselves, shared as ``set``
+        shares a collection) become the members, so this stack keeps its identity, as in
+        the peer. A batch size that starts with the other changes nothing here."""
+        own, new = self._batch_size, source.batch_size
+        n = min(len(own), len(new))
+        if own[:n] == new[:n]:
+            return
+        d = self._stack_dim
+        if len(new) <= d:
+            msg = (
+                f"update(update_batch_size=True): the source's batch size {list(new)} has no "
+                f"dim {d}, the stack dim of this lazy stack; give a source with that dim"
+            )
+            raise BatchSizeError(msg)
+        check_replaced_keys(self, source)
+        name = self._stack_dim_name
+        self._init(list(source.unbind(d)), d, new)
+        self._stack_dim_name = name
 
     # --- splitting operands --------------------------------------------------------------
 

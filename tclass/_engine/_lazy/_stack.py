@@ -613,11 +613,12 @@ class LazyStackedTensorDict(LazyStackOps):
         keys_to_update: Sequence[Any] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
-        """Updates every member with its part of ``source`` (a collection with this batch
-        size, split along the stack dim, or a mapping of values as :meth:`set` takes)."""
+        """Updates every member with its part of ``source`` (a collection whose batch size
+        starts with this one, split along the stack dim, or a mapping as :meth:`set` takes)."""
         if self._locked and not inplace and not len(source.keys()):
             raise LockedError(_LOCKED_MSG.format(action="update"))  # as the peer
-        if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
+        n = len(self._batch_size)
+        if isinstance(source, TensorCollection) and source.batch_size[:n] == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
                 member.update(part, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
