@@ -23,8 +23,8 @@ from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _names
-from tclass._core._names import Names
 from tclass._core._jagged import split_rows
+from tclass._core._names import Names
 from tclass.errors import DimError, ShapeError
 
 if TYPE_CHECKING:
