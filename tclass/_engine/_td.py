@@ -38,7 +38,7 @@ from tclass._engine._entry_values import (
     fit_to_batch,
     keys_below,
 )
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
@@ -360,14 +360,19 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         new = dict(other._tensors)
         for key, value in new.items():
             mine = tensors.get(key)
+            if mine is value:
+                continue
             if (
                 isinstance(mine, TensorDict)
                 and isinstance(value, TensorDict)
-                and mine is not value
                 and not mine._locked
                 and mine._saved_at is None
+            ) or (
+                isinstance(mine, NonTensorStack)
+                and isinstance(value, NonTensorStack)
+                and not mine._locked
             ):
-                mine._become(value)  # nested collections keep their identity
+                mine._become(value)  # nested collections and stacks keep their identity
                 new[key] = mine
         self._tensors = new
         self._batch_size = other._batch_size
