@@ -20,7 +20,7 @@ from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import KeyConflictError, UnsupportedError
+from tclass.errors import ArgumentError, KeyConflictError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
@@ -508,12 +508,21 @@ class EntryOps(TensorCollection):
     ) -> Any:
         """The batch as nested lists (one level per batch dim) of per-element dicts of
         the entries; with ``convert_tensors`` the tensors become Python numbers and lists
-        (``"numpy"``: arrays); with ``convert_nodes=False`` the elements stay collections.
+        (``"numpy"``: arrays); with ``convert_nodes=False`` the elements stay collections;
+        with ``tolist_first`` a nested collection with batch dims of its own becomes a
+        list too (of dicts) rather than a dict of tensors.
 
         Raises:
+            ArgumentError: (a ``TypeError``) ``convert_tensors`` without ``convert_nodes``.
             UnsupportedError: for ``as_linked_list=True``, the peer's write-back list,
                 which tclass does not have.
         """
+        if convert_tensors and not convert_nodes:
+            msg = (
+                "tolist(convert_tensors=...) converts the tensors of the per-element dicts, "
+                "which convert_nodes=False does not make; pass convert_nodes=True"
+            )
+            raise ArgumentError(msg)
         if as_linked_list:
             msg = (
                 "tolist(as_linked_list=True) is not supported: tclass has no write-back "
@@ -522,12 +531,16 @@ class EntryOps(TensorCollection):
             raise UnsupportedError(msg)
         if self.batch_size:
             return [
-                child.tolist(convert_nodes=convert_nodes, convert_tensors=convert_tensors)
+                child.tolist(
+                    convert_nodes=convert_nodes,
+                    convert_tensors=convert_tensors,
+                    tolist_first=tolist_first,
+                )
                 for child in self.unbind(0)
             ]
         if not convert_nodes:
             return self
-        return _element_dict(self, convert_tensors)
+        return _element_dict(self, convert_tensors, tolist_first)
 
 
 def _leaf_paths(
@@ -583,7 +596,9 @@ def _constant(value: Any) -> Callable[[str], Any]:
     return lambda key: value
 
 
-def _element_dict(collection: TensorCollection, convert: bool | str) -> dict[str, Any]:
+def _element_dict(
+    collection: TensorCollection, convert: bool | str, tolist_first: bool = False
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, TensorCollection):
@@ -591,6 +606,8 @@ def _element_dict(collection: TensorCollection, convert: bool | str) -> dict[str
                 out[key] = value.tolist()
             elif value._is_leaf_node:
                 out[key] = _converted(value._payload(), convert)  # type: ignore[attr-defined]
+            elif tolist_first and value.batch_size:
+                out[key] = value.tolist(convert_tensors=convert, tolist_first=True)
             else:
                 out[key] = _element_dict(value, convert)
         else:
