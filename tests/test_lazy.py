@@ -156,6 +156,26 @@ def test_empty_and_non_collections_refused() -> None:
     assert LazyStackedTensorDict().batch_size == torch.Size([0])  # grows with append()
     with pytest.raises(StackError, match="member 1 is a Tensor"):
         tclass.lazy_stack([_member(), torch.zeros(3, 4)])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="member 1 is a Tensor"):  # a TypeError, as the peer
+        tclass.lazy_stack([_member()]).append(torch.zeros(3, 4))  # type: ignore[arg-type]
+
+
+def test_an_empty_stack_takes_a_batch_size_and_device() -> None:
+    empty = LazyStackedTensorDict(stack_dim=1, batch_size=[1, 2], device="cpu")
+    assert empty.batch_size == torch.Size([1, 0, 2]) and empty.device == torch.device("cpu")
+    assert LazyStackedTensorDict(stack_dim=-1, batch_size=[3]).batch_size == (3, 0)
+    members = [_member(), _member()]
+    assert LazyStackedTensorDict(*members, batch_size=[2, 3, 4]).batch_size == (2, 3, 4)
+    with pytest.raises(errors.BatchSizeError, match="members stack to \\[2, 3, 4\\]"):
+        LazyStackedTensorDict(*members, batch_size=[3, 3, 4])
+    with pytest.raises(errors.DeviceError, match="device=meta"):
+        LazyStackedTensorDict(*members, device="meta")
+
+
+def test_a_member_is_in_the_stack_by_identity() -> None:
+    member = _member()
+    stack = tclass.lazy_stack([member, member])
+    assert member in stack and member.clone() not in stack and "a" in stack
 
 
 def test_stack_dim_out_of_range() -> None:
@@ -1223,3 +1243,13 @@ def test_a_list_of_one_item_per_member_is_split_as_the_peer() -> None:
     assert stack[1]["b"] == "another string" and stack["b"] == ["a string", "another string"]
     stack["c"] = ["x", "y", "z"]  # not one per member: each member keeps the list
     assert stack[0]["c"] == ["x", "y", "z"]
+
+
+def test_nested_lists_are_split_along_the_stack_dim() -> None:
+    inner = [tclass.lazy_stack([TensorDict(), TensorDict()]) for _ in range(3)]
+    stack = tclass.lazy_stack(inner, 1)  # batch [2, 3], its members along dim 1
+    stack["a"] = [[torch.ones(i * 3 + j + 1) for j in range(3)] for i in range(2)]
+    assert [stack[i, j]["a"].shape[0] for i in range(2) for j in range(3)] == [1, 2, 3, 4, 5, 6]
+    rows = tclass.lazy_stack([TensorDict(batch_size=[2]), TensorDict(batch_size=[2])], 1)
+    rows["s"] = [["a", "b"], ["c", "d"]]  # batch [2, 2] order: member j gets column j
+    assert rows.tensordicts[0]["s"] == ["a", "c"] and rows.tensordicts[1]["s"] == ["b", "d"]

@@ -24,14 +24,22 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
 from tclass._engine._lazy._parts import (
+    check_members,
     check_regular,
+    insert_dim,
     remove_dim,
     split_tensor,
     stack_entries,
     stacked_size,
 )
 from tclass._engine._nontensor import join_non_tensor
-from tclass.errors import BatchSizeError, DimError, HeterogeneousEntryError, ShapeError
+from tclass.errors import (
+    BatchSizeError,
+    DimError,
+    HeterogeneousEntryError,
+    LockedError,
+    ShapeError,
+)
 
 __all__ = ["LazyStackOps"]
 
@@ -48,6 +56,7 @@ class LazyStackOps(TensorDictBase):
         _stack_dim: int
         _batch_size: torch.Size
         _device: torch.device | None
+        _locked: bool
 
         def _from_members(
             self, members: list[Any], stack_dim: int, batch_size: torch.Size
@@ -80,6 +89,69 @@ class LazyStackOps(TensorDictBase):
         name = self._stack_dim_name
         self._init(list(source.unbind(d)), d, new)
         self._stack_dim_name = name
+
+    # --- growing -------------------------------------------------------------------------
+
+    def insert(self, index: int, tensordict: TensorCollection) -> None:
+        """Inserts ``tensordict`` as a new member before position ``index``.
+
+        Raises:
+            LockedError: if the stack is locked.
+            MemberTypeError: (a ``TypeError``) if it is not a collection.
+            StackError: (a ``ValueError``) if its batch size differs from the members'.
+        """
+        if self._locked:
+            msg = (
+                "cannot insert a member into a locked LazyStackedTensorDict; unlock it "
+                "first (lazy.unlock_())"
+            )
+            raise LockedError(msg)
+        members = self._members
+        if members:
+            check_members([members[0], tensordict], "insert")
+            self._batch_size = stacked_size([*members, tensordict], self._stack_dim)
+            self._device = self._device if tensordict.device == self._device else None
+        else:
+            check_members([tensordict], "insert")
+            batch = tensordict.batch_size
+            dim = _batch.normalize_dim(self._stack_dim, len(batch), op="insert", inclusive=True)
+            self._stack_dim = dim
+            self._batch_size = insert_dim(batch, dim, 1)
+            self._device = tensordict.device
+        members.insert(index, tensordict)
+
+    def _relayout(self, member_batch: torch.Size) -> None:
+        """Takes the members' new batch size (after they inferred theirs)."""
+        self._stack_dim = min(self._stack_dim, len(member_batch))
+        self._batch_size = stacked_size(self._members, self._stack_dim)
+
+    def _drop_member(self, index: int) -> None:
+        """Removes the member at ``index`` (a crop along the stack dim)."""
+        del self._members[index]
+        sizes = list(self._batch_size)
+        sizes[self._stack_dim] -= 1
+        self._batch_size = torch.Size(sizes)
+
+    def append(self, tensordict: TensorCollection) -> None:
+        """Adds ``tensordict`` as the last member (see :meth:`insert`)."""
+        self.insert(len(self._members), tensordict)
+
+    def extend(self, tensordict: Sequence[TensorCollection] | TensorCollection) -> None:
+        """Appends each of a list of collections, or the parts of one collection along
+        the stack dim, as new members (see :meth:`insert`), as ``list.extend``."""
+        if isinstance(tensordict, TensorCollection):
+            parts: Sequence[TensorCollection] = tensordict.unbind(self._stack_dim)
+        else:
+            parts = tensordict
+        for part in parts:
+            self.append(part)
+
+    def __contains__(self, key: object) -> bool:
+        """A key (a string or a tuple of strings) of the stack, or a collection that is
+        one of its members (``member in lazy``, by identity, as the peer)."""
+        if isinstance(key, TensorCollection):
+            return any(member is key for member in self._members)
+        return super().__contains__(key)
 
     # --- splitting operands --------------------------------------------------------------
 
