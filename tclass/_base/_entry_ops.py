@@ -597,7 +597,9 @@ def _constant(value: Any) -> Callable[[str], Any]:
 
 
 def _element_dict(
-    collection: TensorCollection, convert: bool | str, tolist_first: bool = False
+    collection: TensorCollection,
+    convert: bool | Literal["numpy"],
+    tolist_first: bool = False,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in collection._items():

@@ -75,7 +75,7 @@ def _rows(index: Any, size: int) -> int | list[int] | None:
 def _gather(value: torch.Tensor, rows: list[int]) -> torch.Tensor:
     """A new jagged tensor of ``value``'s ``rows`` (its holes, if any, left out)."""
     if not rows:  # no rows: the values' trailing shape, no offsets past the first
-        offsets = value.offsets()
-        return torch.nested.nested_tensor_from_jagged(value.values()[:0], offsets[:1] * 0)
+        jagged: Any = value  # torch's NestedTensor subclass: values() and offsets()
+        return torch.nested.nested_tensor_from_jagged(jagged.values()[:0], jagged.offsets()[:1] * 0)
     parts = value.unbind(0)
     return torch.nested.as_nested_tensor([parts[row] for row in rows], layout=torch.jagged)

@@ -367,12 +367,15 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 and isinstance(value, TensorDict)
                 and not mine._locked
                 and mine._saved_at is None
-            ) or (
+            ):
+                mine._become(value)  # nested collections keep their identity
+                new[key] = mine
+            elif (
                 isinstance(mine, NonTensorStack)
                 and isinstance(value, NonTensorStack)
                 and not mine._locked
             ):
-                mine._become(value)  # nested collections and stacks keep their identity
+                mine._become(value)  # and so do stacks of Python values, as the peer
                 new[key] = mine
         self._tensors = new
         self._batch_size = other._batch_size
@@ -634,7 +637,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 if _takes_lazy_layout(target, value, below, inplace):
                     # Its members may differ in shape: this node becomes a lazy stack of
                     # its parts, each updated by one member, as the peer's update does.
-                    target = value._restacked(list(target.unbind(value.stack_dim)))
+                    lazy: Any = value
+                    target = lazy._restacked(list(target.unbind(lazy.stack_dim)))
                     self.set(path, target._update_entries(value, clone, False, None, is_leaf))
                     continue
                 target._update(value, clone, inplace, below, is_leaf)
@@ -979,7 +983,7 @@ def _takes_lazy_layout(target: TensorDict, value: Any, below: Any, inplace: bool
     entries keep their tensors)."""
     if below is not None or inplace or not isinstance(value, TensorCollection):
         return False
-    batch = target.batch_size
-    return (
-        value._is_lazy and value.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
+    batch, lazy = target.batch_size, cast(Any, value)
+    return bool(
+        value._is_lazy and lazy.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
     )

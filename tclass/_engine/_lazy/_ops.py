@@ -49,25 +49,23 @@ _NO_DEVICE: Any = object()
 class LazyStackOps(TensorDictBase):
     """The member-wise half of ``LazyStackedTensorDict``."""
 
-    __slots__ = ()
-
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # LazyStackedTensorDict's slots and methods
         _members: list[Any]
         _stack_dim: int
         _batch_size: torch.Size
         _device: torch.device | None
         _locked: bool
+        _stack_dim_name: str | None
 
         def _from_members(
             self, members: list[Any], stack_dim: int, batch_size: torch.Size
         ) -> Self: ...
         def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
         def _dense(self, action: str) -> Any: ...
-        def _relayout(self, member_batch: torch.Size) -> None: ...
         def _parts(self, key: str) -> list[Any]: ...
         def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None: ...
-
-        _stack_dim_name: str | None
+    else:
+        __slots__ = ()  # (mypy would refuse the writes to the slots below)
 
     def _take_batch_size_of(self, source: TensorCollection) -> None:
         """``update(update_batch_size=True)`` from a source of another batch size: its
