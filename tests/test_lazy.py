@@ -1253,3 +1253,22 @@ def test_nested_lists_are_split_along_the_stack_dim() -> None:
     rows = tclass.lazy_stack([TensorDict(batch_size=[2]), TensorDict(batch_size=[2])], 1)
     rows["s"] = [["a", "b"], ["c", "d"]]  # batch [2, 2] order: member j gets column j
     assert rows.tensordicts[0]["s"] == ["a", "c"] and rows.tensordicts[1]["s"] == ["b", "d"]
+
+
+def test_nested_lazy_stacks_read_as_lists_and_padded_tensors() -> None:
+    ragged = tclass.lazy_stack([TensorDict(a=torch.arange(3.0)), TensorDict(a=torch.arange(4.0))])
+    outer = tclass.lazy_stack([ragged, ragged.copy()], 1)  # batch [2, 2]: members along dim 1
+    lists = outer.get("a", as_list=True)  # member by member, as the peer
+    assert [[t.tolist() for t in member] for member in lists] == [[[0, 1, 2], [0, 1, 2, 3]]] * 2
+    padded = outer.get("a", as_padded_tensor=True)  # in batch order: outer[i, j]
+    assert padded.shape == (2, 2, 4) and padded[0, 1].tolist() == [0, 1, 2, 0]
+    assert padded[1, 0].tolist() == [0, 1, 2, 3]
+    td = TensorDict(inner=ragged, batch_size=[2])  # a TensorDict passes them on
+    assert [t.tolist() for t in td.get(("inner", "a"), as_list=True)] == [[0, 1, 2], [0, 1, 2, 3]]
+    left = td.get(("inner", "a"), as_padded_tensor=True, padding_side="left", padding_value=9)
+    assert (
+        left[0].tolist() == [9, 0, 1, 2] and td.get(("inner", "a"), as_nested_tensor=True).is_nested
+    )
+    dense = TensorDict(a=torch.ones(2, 3), batch_size=[2])
+    assert dense.get("a", as_list=True) is dense["a"]  # a stored tensor as it is, as the peer
+    assert td.get(("inner", "zz"), 3, as_list=True) == 3

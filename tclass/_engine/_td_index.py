@@ -56,12 +56,14 @@ class IndexingOps(TensorDictBase):
     else:
         __slots__ = ()
 
-    def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
+    def get(self, key: Any, default: Any = _NO_DEFAULT, **options: Any) -> Any:
         """The entry at ``key`` (a string or a nested tuple), or ``default`` (``None`` if
         not given) when it is absent.
 
         A Python value is returned as its node (``NonTensorData``...); ``td[key]`` gives
-        the value itself.
+        the value itself. ``options`` are a lazy stack's reading options (``as_list``,
+        ``as_padded_tensor``, ``as_nested_tensor``...): a nested key through a lazy stack
+        is read with them; a tensor stored here is returned as it is, as the peer.
 
         Raises:
             KeyThroughTensorError: if no ``default`` is given and a nested key passes
@@ -70,6 +72,8 @@ class IndexingOps(TensorDictBase):
             KeyNotFoundError: for a missing key without ``default``, after
                 ``set_get_defaults_to_none(False)``.
         """
+        if options:
+            return self._get_through_lazy(_keys.key_path(key), default, options)
         if type(key) is str:
             if default is not _NO_DEFAULT:
                 return self._tensors.get(key, default)
@@ -90,6 +94,27 @@ class IndexingOps(TensorDictBase):
                     raise self._missing_key(path)
                 return None if default is _NO_DEFAULT else default
         return node
+
+    def _get_through_lazy(self, path: tuple[str, ...], default: Any, options: Any) -> Any:
+        """``get(path, default, **options)``: the first lazy stack on ``path`` reads the
+        rest with ``options``; without one, the entry as ``get`` gives it."""
+        node: Any = self
+        depth = 0
+        while depth < len(path) and isinstance(node, TensorCollection) and not node._is_lazy:
+            node = node.get(path[depth], _MISSING)
+            if node is _MISSING:
+                return self.get(path, default)  # missing: as get answers (or raises)
+            depth += 1
+        if depth == len(path):
+            return node
+        if isinstance(node, TensorCollection):
+            rest = path[depth:]
+            return (
+                node.get(rest, **options)
+                if default is _NO_DEFAULT
+                else node.get(rest, default, **options)
+            )
+        return self.get(path, default)  # through a tensor: as get answers (or raises)
 
     @overload
     def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...

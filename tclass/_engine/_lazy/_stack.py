@@ -456,8 +456,20 @@ class LazyStackedTensorDict(LazyStackOps):
                 for, or if only some members hold ``key``.
         """
         path = _keys.key_path(key)
+        read = None
+        if as_list or as_padded_tensor:  # nested lazy stacks give theirs, member by member
+
+            def read(stack: Any, rest: tuple[str, ...]) -> Any:
+                return stack.get(
+                    rest,
+                    as_list=as_list,
+                    as_padded_tensor=as_padded_tensor,
+                    padding_value=padding_value,
+                    padding_side=padding_side,
+                )
+
         try:
-            parts = [walk_path(member, path) for member in self._members]
+            parts = [walk_path(member, path, read) for member in self._members]
         except KeyNotFoundError:
             if all(lacks(member, path) for member in self._members):
                 return None if default is _NO_DEFAULT else default
