@@ -1272,3 +1272,21 @@ def test_nested_lazy_stacks_read_as_lists_and_padded_tensors() -> None:
     dense = TensorDict(a=torch.ones(2, 3), batch_size=[2])
     assert dense.get("a", as_list=True) is dense["a"]  # a stored tensor as it is, as the peer
     assert td.get(("inner", "zz"), 3, as_list=True) == 3
+
+
+def _holder(offset: float) -> TensorDict:
+    """A TensorDict holding a heterogeneous lazy stack (its "h" differs in shape)."""
+    members = [TensorDict(h=torch.full((n,), offset)) for n in (3, 3, 2)]
+    return TensorDict(lazy=tclass.lazy_stack(members), dense=torch.full((2,), offset))
+
+
+def test_update_in_place_and_indexed_writes_from_heterogeneous_lazy_stacks() -> None:
+    first, second = _holder(0.0), _holder(1.0)
+    out = first.unsqueeze(0).expand(2).clone()  # "lazy": a lazy stack along dim 1
+    assert tclass.lazy_stack([first, second], out=out) is out  # update_ member by member
+    assert out["lazy"][1].get("h", as_list=True)[2].tolist() == [1.0, 1.0]
+    assert (out["dense"][1] == 1).all() and (out["lazy"][0, 2]["h"] == 0).all()
+    again = first.unsqueeze(0).expand(2).clone()
+    again[1] = second  # an indexed write: each member takes its part
+    assert again["lazy"][1].get("h", as_list=True)[0].tolist() == [1.0, 1.0, 1.0]
+    assert again["lazy"][0].get("h", as_list=True)[0].tolist() == [0.0, 0.0, 0.0]

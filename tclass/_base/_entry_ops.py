@@ -241,12 +241,16 @@ class EntryOps(TensorCollection):
             KeyNotFoundError: for a key this collection does not have.
         """
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        for path, value in _pairs(input_dict_or_td, kwargs, ()):
+        for path, value in _pairs(input_dict_or_td, kwargs, (), whole_lazy=True):
             if allowed is not None and not any(path[: len(a)] == a for a in allowed):
                 continue
-            if self.get(path, _MISSING) is _MISSING:
+            target = self.get(path, _MISSING)
+            if target is _MISSING:
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            self.set_(path, value)
+            if isinstance(value, TensorCollection) and isinstance(target, TensorCollection):
+                target.update_(value, non_blocking=non_blocking)  # a lazy stack, member-wise
+            else:
+                self.set_(path, value)
         return self
 
     def update_at_(
@@ -558,8 +562,10 @@ def _pairs(
     source: Mapping[Any, Any] | TensorCollection | None,
     extra: Mapping[str, Any],
     prefix: tuple[str, ...],
+    whole_lazy: bool = False,
 ) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """The (full key, value) pairs to write: nested mappings walked to their leaves."""
+    """The (full key, value) pairs to write: nested mappings walked to their leaves
+    (with ``whole_lazy``, a lazy stack is a value: its members may differ in shape)."""
     items: list[tuple[Any, Any]] = []
     if isinstance(source, TensorCollection):
         items.extend(source._items())
@@ -568,8 +574,10 @@ def _pairs(
     items.extend(extra.items())
     for key, value in items:
         path = prefix + _keys.key_path(key)
-        if isinstance(value, Mapping) or _is_node(value):
-            yield from _pairs(value, {}, path)
+        if whole_lazy and isinstance(value, TensorCollection) and value._is_lazy:
+            yield path, value
+        elif isinstance(value, Mapping) or _is_node(value):
+            yield from _pairs(value, {}, path, whole_lazy)
         else:
             yield path, value
 
