@@ -1290,3 +1290,16 @@ def test_update_in_place_and_indexed_writes_from_heterogeneous_lazy_stacks() -> 
     again[1] = second  # an indexed write: each member takes its part
     assert again["lazy"][1].get("h", as_list=True)[0].tolist() == [1.0, 1.0, 1.0]
     assert again["lazy"][0].get("h", as_list=True)[0].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_new_empty_with_empty_lazy_gives_lazy_stacks_of_empty_members() -> None:
+    members = [TensorDict(smth=torch.ones(1), batch_size=[1]) for _ in range(10)]
+    td = TensorDict(dense=torch.randn(1, 10), sparse=LazyStackedTensorDict(*members, stack_dim=1))
+    td.batch_size = torch.Size([1, 10])
+    sparse = td.new_empty((1, 100, 1), empty_lazy=True)["sparse"]
+    assert type(sparse) is LazyStackedTensorDict and sparse.stack_dim == 1
+    assert sparse.batch_size == (1, 100, 1) and len(sparse.tensordicts) == 100
+    assert sparse.is_empty() and td.new_empty((10, 1), empty_lazy=True)["sparse"].stack_dim == 1
+    assert type(td.new_empty((10, 1))["sparse"]) is TensorDict  # without it: dense, as the peer
+    top = td["sparse"].new_empty((3, 4), empty_lazy=True)
+    assert type(top) is LazyStackedTensorDict and len(top.tensordicts) == 4

@@ -45,7 +45,8 @@ class NewOptions(TypedDict, total=False):
     """The peer's keywords of ``new_empty`` / ``new_zeros`` / ``new_ones`` / ``new_full``:
     ``dtype`` and ``device`` override every leaf's (default: each leaf's own, the
     collection's device); ``requires_grad``, ``layout``, ``pin_memory`` as torch's;
-    ``empty_lazy`` (lazy stacks: keep one) changes nothing here."""
+    ``empty_lazy`` (``new_empty`` only): a lazy stack becomes a lazy stack of empty
+    TensorDicts (no entries) along the same stack dim, as the peer."""
 
     dtype: torch.dtype | None
     device: DeviceLike
@@ -382,7 +383,8 @@ class EntryOps(TensorCollection):
 
     def new_empty(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
         """A collection of batch size ``size`` with this one's keys, dtypes and feature
-        dims, uninitialised (``dtype`` / ``device`` override every leaf's)."""
+        dims, uninitialised (``dtype`` / ``device`` override every leaf's); with
+        ``empty_lazy=True``, lazy stacks as lazy stacks of empty members."""
         return self._new_filled("empty", size, None, options)
 
     def new_zeros(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
@@ -403,6 +405,8 @@ class EntryOps(TensorCollection):
         target = self.device if device is _NO_DEFAULT else as_device(device)
         dtype = options.get("dtype")
         nb = self.batch_dims
+        if kind == "empty" and options.get("empty_lazy") and self._is_lazy and shape:
+            return self._empty_members(shape, target)  # type: ignore[attr-defined,no-any-return]
 
         def make(value: Any) -> Any:
             if isinstance(value, TensorCollection):

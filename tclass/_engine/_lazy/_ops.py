@@ -33,6 +33,7 @@ from tclass._engine._lazy._parts import (
     stacked_size,
 )
 from tclass._engine._nontensor import join_non_tensor
+from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchSizeError,
     DimError,
@@ -150,6 +151,14 @@ class LazyStackOps(TensorDictBase):
         if isinstance(key, TensorCollection):
             return any(member is key for member in self._members)
         return super().__contains__(key)
+
+    def _empty_members(self, shape: torch.Size, device: torch.device | None) -> Self:
+        """``new_empty(shape, empty_lazy=True)``: a lazy stack of ``shape`` along this
+        stack dim (the last dim when ``shape`` has fewer), of empty TensorDicts."""
+        d = min(self._stack_dim, len(shape) - 1)
+        member = remove_dim(shape, d)
+        members = [TensorDict(batch_size=member, device=device) for _ in range(shape[d])]
+        return self._restacked(members, d)
 
     # --- splitting operands --------------------------------------------------------------
 
