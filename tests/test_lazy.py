@@ -893,6 +893,22 @@ def test_maybe_dense_stack() -> None:
     assert type(keys_differ) is LazyStackedTensorDict and list(keys_differ.keys()) == ["a", "n"]
 
 
+def test_maybe_dense_stack_is_dense_above_nested_collections_that_differ() -> None:
+    first = TensorDict({"a": 1, "b": TensorDict({"c": 2}, []), "s": "x"}, [])
+    second = TensorDict({"a": 1, "b": TensorDict({"d": 2}, []), "s": "y"}, [])
+    best = tclass.maybe_dense_stack([first, second])  # as the peer's best-intention stack
+    assert type(best) is TensorDict and type(best.get("b")) is LazyStackedTensorDict
+    assert best["a"].tolist() == [1, 1] and best["s"] == ["x", "y"]
+    shapes = TensorDict({"a": 1, "b": TensorDict({"c": [2]}, [])}, [])
+    assert type(tclass.maybe_dense_stack([first.exclude("s"), shapes]).get("b")) is (
+        LazyStackedTensorDict
+    )
+    tensor_differs = TensorDict({"a": torch.ones(2), "b": TensorDict({"c": 2}, [])}, [])
+    assert type(tclass.maybe_dense_stack([first.exclude("s"), tensor_differs])) is (
+        LazyStackedTensorDict
+    )
+
+
 # --- nesting -------------------------------------------------------------------------------
 
 
