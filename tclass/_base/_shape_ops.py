@@ -25,7 +25,7 @@ from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
 from tclass._core._names import Names
-from tclass.errors import DimError, ShapeError
+from tclass.errors import ArgumentValueError, DimError, ShapeError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -430,9 +430,16 @@ class ShapeOps(TensorCollection):
         feature dims are kept whole.
 
         Raises:
+            ArgumentValueError: (a ``ValueError``) both ``out`` and ``inplace=True``.
             ShapeError: if ``index`` is not an integer tensor with one dim per batch dim,
                 or is larger than the batch outside ``dim``.
         """
+        if out is not None and inplace:
+            msg = (
+                "gather: out= and inplace=True both say where the result goes; pass one "
+                "(out= writes into another collection, inplace=True into this one)"
+            )
+            raise ArgumentValueError(msg)
         batch_size = self.batch_size
         nb = len(batch_size)
         d = _batch.normalize_dim(dim, nb, op="gather")
