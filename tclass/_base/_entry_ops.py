@@ -248,8 +248,12 @@ class EntryOps(TensorCollection):
             target = self.get(path, _MISSING)
             if target is _MISSING:
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            if isinstance(value, TensorCollection) and isinstance(target, TensorCollection):
-                target.update_(value, non_blocking=non_blocking)  # a lazy stack, member-wise
+            if (
+                isinstance(value, TensorCollection)
+                and value._is_lazy
+                and isinstance(target, TensorCollection)
+            ):
+                target.update_(value, non_blocking=non_blocking)  # member by member
             else:
                 self.set_(path, value)
         return self
