@@ -375,6 +375,17 @@ def test_saved_folder_methods(tmp_path: Path) -> None:
         TensorDict(a=torch.ones(2)).saved_path  # noqa: B018
 
 
+def test_make_memmap_from_storage_refuses_a_storage_of_another_file(tmp_path: Path) -> None:
+    base = TensorDict(a=torch.arange(4.0), batch_size=[4]).memmap(tmp_path / "td")
+    td = TensorDict.load_memmap(tmp_path / "td")
+    from_memory = td.make_memmap_from_storage("b", torch.ones(4).untyped_storage(), shape=[4])
+    assert from_memory.tolist() == [1.0] * 4  # copied into the folder
+    other = MemoryMappedTensor.from_tensor(torch.ones(4), filename=tmp_path / "other.memmap")
+    with pytest.raises(errors.FileConflictError, match="other.memmap"):  # the peer refuses too
+        td.make_memmap_from_storage("c", other.untyped_storage(), shape=[4])
+    assert "c" not in td.keys() and base["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_memmap_in_place_without_prefix_keeps_the_saved_folder(tmp_path: Path) -> None:
     TensorDict(a=torch.ones(2), batch_size=[2]).memmap_(tmp_path / "td")
     loaded = TensorDict.load_memmap(tmp_path / "td")
