@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -128,7 +128,8 @@ def make_memmap_from_storage(
     holder, name = _holder(node, key, "make_memmap_from_storage")
     size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
     _check_shape(holder, key, size)
-    _check_storage_file(storage, os.path.join(holder._saved.folder, file_name(name) + ".memmap"))
+    folder = cast(Any, holder._saved).folder  # _holder checked that it is saved
+    _check_storage_file(storage, os.path.join(folder, file_name(name) + ".memmap"))
     source = MemoryMappedTensor.from_storage(
         storage, shape=size, dtype=dtype or torch.get_default_dtype()
     )
@@ -154,7 +155,7 @@ def _mapped_file(storage: torch.UntypedStorage) -> str | None:
     """The file ``storage`` maps, if any: its ``filename``, or (a storage mapped through
     a file descriptor, named ``/proc/self/fd/N`` while it was open) the file Linux
     lists for its address in ``/proc/self/maps``; None when unknown."""
-    filename = getattr(storage, "filename", None)
+    filename: str | None = getattr(storage, "filename", None)
     if filename is None:
         return None
     if not str(filename).startswith("/proc/"):
