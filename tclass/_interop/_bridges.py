@@ -403,7 +403,9 @@ def _structured(value: Any) -> Any:
     """``value`` as :func:`from_any` nests it: mappings walked, dataclass instances as
     mappings of their fields, tuples (not namedtuples, which from_dict takes) as mappings
     of their items under ``"0"``, ``"1"``...; anything else as it is."""
-    if isinstance(value, Mapping) and not isinstance(value, TensorCollection):
+    if isinstance(value, TensorCollection):
+        return value  # (lazy stacks are registered as Mappings too)
+    if isinstance(value, Mapping):
         return {key: _structured(item) for key, item in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _structured(dataclass_as_dict(value))
