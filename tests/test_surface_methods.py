@@ -312,6 +312,14 @@ def test_from_dict_instance_keeps_the_nested_classes() -> None:
     assert out["p"].tag == "new" and out.batch_size == (4,)
 
 
+def test_from_dict_instance_reads_a_none_as_a_field_not_set() -> None:
+    template = TensorDict(p=Pair(x=torch.ones(2), y=None, batch_size=[2]), batch_size=[2])
+    data = template.to_dict()
+    assert data["p"]["y"] is None  # to_dict writes the field not set as None
+    out = template.from_dict_instance(data, batch_size=[2])
+    assert type(out["p"]) is Pair and out["p"].y is None and torch.equal(out["p"].x, torch.ones(2))
+
+
 @pytest.mark.parametrize("storage", [None, "shared", "memmap"])
 def test_from_schema_allocates_zeros(storage: str | None, tmp_path: Path) -> None:
     schema = {"obs": ([3], torch.uint8), ("n", "r"): ([], torch.float32)}
