@@ -53,6 +53,7 @@ __all__ = [
     "KeyRenameError",
     "KeyThroughTensorError",
     "LockedError",
+    "MemberTypeError",
     "MetadataError",
     "MissingDependencyError",
     "MissingFileError",
@@ -226,6 +227,11 @@ class InPlaceKernelError(InPlaceWriteError, NotImplementedError):
 
 class StackError(TclassError, ValueError, RuntimeError):
     """Containers given to stack or cat do not have the same keys, classes or shapes."""
+
+
+class MemberTypeError(StackError, TypeError):
+    """A member given to a lazy stack (``lazy_stack``, ``insert``, ``append``) is not a
+    collection: also a ``TypeError``, as the peer raises."""
 
 
 class HeterogeneousEntryError(StackError):

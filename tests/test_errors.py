@@ -35,6 +35,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "InPlaceKernelError": (ValueError, RuntimeError, NotImplementedError),
     "StackError": (ValueError, RuntimeError),
     "HeterogeneousEntryError": (ValueError, RuntimeError),
+    "MemberTypeError": (ValueError, RuntimeError, TypeError),
     "DeviceError": (ValueError, RuntimeError),
     "MissingFileError": (FileNotFoundError,),
     "NotAFileError": (OSError, ValueError, RuntimeError),

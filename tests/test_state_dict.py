@@ -449,3 +449,20 @@ class TestSnapshotSeed:
         assert (tc_dest == tc).all() and tc_dest.y.batch_size == tc.y.batch_size
         assert isinstance(tc_dest.y.x, MemoryMappedTensor)
         assert (MyClass.load_memmap(tmp_path / "dest") == tc).all()
+
+
+def test_node_entries_of_older_tensordict_state_dicts_are_node_facts() -> None:
+    flat = OrderedDict(a=torch.tensor(1), __batch_size=torch.Size([]), __device=None)
+    td = TensorDict({"a": 0}, [])
+    assert td.load_state_dict(flat)["a"] == 1 and list(td.keys()) == ["a"]
+    nested = {
+        "a": torch.ones(2),
+        "s": {"b": torch.ones(2, 3), "__batch_size": torch.Size([2, 3]), "__device": None},
+        "__batch_size": torch.Size([2]),
+        "__device": None,
+    }
+    empty = TensorDict().load_state_dict(nested)  # an empty destination takes the facts
+    assert empty.batch_size == (2,) and empty["s"].batch_size == (2, 3)
+    dotted = {"a": torch.ones(2), "s.b": torch.ones(2, 3), "s.__batch_size": torch.Size([2, 3])}
+    into = TensorDict({"a": torch.zeros(2), "s": {"b": torch.zeros(2, 3)}}, [2])
+    assert into.load_state_dict(dotted)["s", "b"].sum() == 6

@@ -38,7 +38,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
 
-__all__ = ["KeysView", "TensorCollection", "is_leaf_nontensor"]
+__all__ = ["KeysView", "TensorCollection", "check_replaced_keys", "is_leaf_nontensor"]
 
 
 class TensorCollection:
@@ -341,14 +341,7 @@ class TensorCollection:
             for key, mine in list(self._items()):
                 _take_nested_batch_size(mine, theirs.get(key))
             return  # kept, as the peer keeps it
-        missing = [key for key in self.keys() if key not in source.keys()]
-        if missing:
-            msg = (
-                f"update(update_batch_size=True): the source's batch size {list(new)} differs "
-                f"from {list(own)} and these keys are not in the source: {missing}; every "
-                "entry must be replaced to change the batch size"
-            )
-            raise BatchSizeError(msg)
+        check_replaced_keys(self, source)
         for key, mine in list(self._items()):
             if not _take_nested_batch_size(mine, theirs[key]):
                 self.del_(key)
@@ -759,13 +752,28 @@ def _check_batch_size_update(
         raise LockedError(msg)
 
 
+def check_replaced_keys(node: TensorCollection, source: TensorCollection) -> None:
+    """``update(update_batch_size=True)`` that changes ``node``'s batch size replaces
+    every entry of it: each must be in ``source``."""
+    missing = [key for key in node.keys() if key not in source.keys()]
+    if missing:
+        msg = (
+            f"update(update_batch_size=True): the source's batch size "
+            f"{list(source.batch_size)} differs from {list(node.batch_size)} and these keys "
+            f"are not in the source: {missing}; every entry must be replaced to change the "
+            "batch size"
+        )
+        raise BatchSizeError(msg)
+
+
 def _take_nested_batch_size(mine: Any, theirs: Any) -> bool:
     """Whether the nested collection ``mine`` took the batch size of ``theirs`` in place
-    (both collections, neither a lazy stack): it is then kept by the update."""
+    (both collections; a dense ``mine`` from a dense ``theirs``, a lazy stack from
+    either): it is then kept by the update."""
     if not isinstance(mine, TensorCollection) or not isinstance(theirs, TensorCollection):
         return False
     mine, theirs = storage_of(mine), storage_of(theirs)
-    if mine._is_lazy or theirs._is_lazy or mine._is_leaf_node or mine.is_locked:
+    if (theirs._is_lazy and not mine._is_lazy) or mine._is_leaf_node or mine.is_locked:
         return False
     mine._take_batch_size_of(theirs)
     return True

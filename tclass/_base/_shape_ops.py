@@ -23,10 +23,11 @@ from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _names
+from tclass._core._jagged import split_rows
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
 from tclass._core._shape_op import ShapeOp, legacy_view
-from tclass.errors import DimError, ShapeError, TclassError, UnsupportedError
+from tclass.errors import ArgumentValueError, DimError, ShapeError, TclassError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -467,9 +468,16 @@ class ShapeOps(TensorCollection):
         feature dims are kept whole.
 
         Raises:
+            ArgumentValueError: (a ``ValueError``) both ``out`` and ``inplace=True``.
             ShapeError: if ``index`` is not an integer tensor with one dim per batch dim,
                 or is larger than the batch outside ``dim``.
         """
+        if out is not None and inplace:
+            msg = (
+                "gather: out= and inplace=True both say where the result goes; pass one "
+                "(out= writes into another collection, inplace=True into this one)"
+            )
+            raise ArgumentValueError(msg)
         batch_size = self.batch_size
         nb = len(batch_size)
         d = _batch.normalize_dim(dim, nb, op="gather")
@@ -628,7 +636,7 @@ class ShapeOps(TensorCollection):
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         batch_size = self.batch_size
         pieces = [batch_size[:dim] + (size,) + batch_size[dim + 1 :] for size in sizes]
-        parts = self._map_values_split(lambda v: v.split(sizes, dim), pieces)
+        parts = self._map_values_split(lambda v: split_rows(v, sizes, dim), pieces)
         names = self._dim_names
         return tuple(self._carry(part, names) for part in parts)
 

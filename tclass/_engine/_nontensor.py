@@ -678,6 +678,17 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """A new stack of the same values (each element already is one value)."""
         return self.clone(recurse=False)
 
+    def _become(self, other: Self) -> None:
+        """Takes the values and batch size of ``other`` (a NonTensorStack) in place: what
+        ``pad(..., inplace=True)`` does, keeping this stack's identity, as the peer."""
+        if self._locked:
+            msg = "cannot change the batch size of a locked NonTensorStack; unlock it first"
+            raise LockedError(msg)
+        if not isinstance(other, NonTensorStack):
+            super()._become(other)
+        self._values, self._shape = list(other._values), other._shape
+        self._stack_dim = other._stack_dim
+
     def insert(self, index: int, tensordict: Any) -> None:
         """Inserts a member before position ``index`` along the stack dim: a node whose
         batch size is a member's, or a Python value (held by every element of the new

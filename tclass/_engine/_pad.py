@@ -251,9 +251,10 @@ def _pad_lazy_in_place(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float)
         raise LockedError(msg)
     d = stack.stack_dim
     member_pairs = [amount for pair in pairs[:d] + pairs[d + 1 :] for amount in pair]
-    for member in stack.tensordicts:
-        if any(member_pairs):
+    if any(member_pairs):
+        for member in stack.tensordicts:
             pad(member, member_pairs, fill, inplace=True)
+        stack._relayout(stack.tensordicts[0].batch_size)  # the members' new batch size
     left, right = pairs[d] if d < len(pairs) else (0, 0)
     for _ in range(max(0, -left)):
         stack._drop_member(0)

@@ -38,7 +38,7 @@ from tclass._engine._entry_values import (
     fit_to_batch,
     keys_below,
 )
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
@@ -360,14 +360,22 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         new = dict(other._tensors)
         for key, value in new.items():
             mine = tensors.get(key)
+            if mine is value:
+                continue
             if (
                 isinstance(mine, TensorDict)
                 and isinstance(value, TensorDict)
-                and mine is not value
                 and not mine._locked
                 and mine._saved_at is None
             ):
                 mine._become(value)  # nested collections keep their identity
+                new[key] = mine
+            elif (
+                isinstance(mine, NonTensorStack)
+                and isinstance(value, NonTensorStack)
+                and not mine._locked
+            ):
+                mine._become(value)  # and so do stacks of Python values, as the peer
                 new[key] = mine
         self._tensors = new
         self._batch_size = other._batch_size
@@ -626,7 +634,22 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 and isinstance(value, (Mapping, TensorCollection))
                 and (is_leaf is None or not is_leaf(type(value)))
             ):
+                if _takes_lazy_layout(target, value, below, inplace):
+                    # Its members may differ in shape: this node becomes a lazy stack of
+                    # its parts, each updated by one member, as the peer's update does.
+                    lazy: Any = value
+                    target = lazy._restacked(list(target.unbind(lazy.stack_dim)))
+                    self.set(path, target._update_entries(value, clone, False, None, is_leaf))
+                    continue
                 target._update(value, clone, inplace, below, is_leaf)
+            elif (
+                below is None
+                and isinstance(target, TensorCollection)
+                and target._is_lazy
+                and isinstance(value, (Mapping, TensorCollection))
+                and (is_leaf is None or not is_leaf(type(value)))
+            ):  # a lazy stack is updated member by member, so it is kept, as the peer
+                target._update_entries(value, clone, inplace, None, is_leaf)
             elif (
                 below is None
                 and is_record(target)
@@ -954,3 +977,16 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDict)
+
+
+def _takes_lazy_layout(target: TensorDict, value: Any, below: Any, inplace: bool) -> bool:
+    """Whether updating the nested TensorDict ``target`` from ``value`` makes it a lazy
+    stack: ``value`` is a lazy stack whose batch size starts with ``target``'s, stacked
+    along one of those dims, and the whole node is updated (not in place, where the
+    entries keep their tensors)."""
+    if below is not None or inplace or not isinstance(value, TensorCollection):
+        return False
+    batch, lazy = target.batch_size, cast(Any, value)
+    return bool(
+        value._is_lazy and lazy.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
+    )

@@ -151,6 +151,9 @@ def load_state_dict(
     if "_tensordict" in source and "_non_tensordict" in source:
         return _load_legacy(collection, source, strict, assign)
     metadata: Mapping[str, Any] = getattr(source, "_metadata", None) or {}
+    source, legacy = _without_node_entries(source, "")
+    if legacy:  # an older tensordict's state dict: node facts beside the tensors
+        metadata = {**legacy, **metadata}
     leaves = _leaves_of(source, collection, from_flatten)
     if not collection._key_names():
         _adopt_structure(collection, metadata)
@@ -167,6 +170,36 @@ def load_state_dict(
     for path, value in _python_values(metadata, collection):
         _set_value(collection, path, value, strict)
     return collection
+
+
+_NODE_ENTRIES = ("__batch_size", "__device")  # older tensordict versions' node facts
+
+
+def _without_node_entries(
+    source: Mapping[str, Any], node: str
+) -> tuple[Mapping[str, Any], dict[str, dict[str, Any]]]:
+    """``source`` without the ``__batch_size`` / ``__device`` entries older tensordict
+    versions wrote beside each node's tensors (``"sub.__batch_size"`` flat, or inside the
+    nested dict), and those facts as ``_metadata`` entries by node key; ``source``
+    itself when it has none."""
+    metadata: dict[str, dict[str, Any]] = {}
+    kept: dict[str, Any] = {}
+    for key, value in source.items():
+        head, _, last = key.rpartition(".")
+        if last in _NODE_ENTRIES:
+            where = f"{node}.{head}".strip(".") if head else node
+            metadata.setdefault(where, {})[last[2:]] = value
+        elif isinstance(value, Mapping):
+            kept[key], below = _without_node_entries(value, f"{node}.{key}".strip("."))
+            metadata.update(below)
+        else:
+            kept[key] = value
+    if not metadata:
+        return source, metadata
+    for entry in metadata.values():  # as the current format writes them
+        entry.setdefault("batch_size", torch.Size([]))
+        entry["device"] = None if entry.get("device") is None else str(entry["device"])
+    return kept, metadata
 
 
 def _load_legacy(collection: C, source: Mapping[str, Any], strict: bool, assign: bool) -> C:
