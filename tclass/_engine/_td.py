@@ -26,6 +26,7 @@ from tclass._core._device import (
     as_device,
     parse_to_args,
     pop_to_options,
+    refuse_device_assignment,
     wait_for_device_copies,
 )
 from tclass._core._names import Names
@@ -249,6 +250,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
     def device(self) -> torch.device | None:
         """The device of every entry, or ``None`` if they may be on different devices."""
         return self._device
+
+    @device.setter
+    def device(self, value: DeviceLike) -> None:
+        refuse_device_assignment(self, value)
 
     def _lock_state(self) -> bool:
         return self._locked
