@@ -33,6 +33,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "InPlaceWriteError": (ValueError, RuntimeError),
     "InPlaceKernelError": (ValueError, RuntimeError, NotImplementedError),
     "StackError": (ValueError, RuntimeError),
+    "StackTypeError": (ValueError, RuntimeError, TypeError),
     "HeterogeneousEntryError": (ValueError, RuntimeError),
     "DeviceError": (ValueError, RuntimeError),
     "MissingFileError": (FileNotFoundError,),
