@@ -161,6 +161,14 @@ class TestAutocast:
             cls(n="abc")
         assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
 
+    def test_a_tensor_field_refuses_what_it_cannot_cast(self, declare: Declare) -> None:
+        # As the peer's autocast (a TypeError), at construction and on assignment; a
+        # class without autocast keeps such a value as given (the peer too).
+        rec = declare(_template(t=torch.Tensor), autocast=True)(t=1.0)
+        with pytest.raises(errors.FieldTypeError, match="Rec.t"):
+            rec.t = "str"
+        assert declare(_template(t=torch.Tensor))(t="str").t == "str"
+
     def test_none_stays_none(self, declare: Declare) -> None:
         assert declare(_template(n=int), autocast=True)(n=None).n is None
 

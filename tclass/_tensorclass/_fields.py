@@ -27,8 +27,9 @@ any other class            its instances, kept as Python values
 ``None`` is accepted by every field: it means "not set yet" (nothing is stored; the field
 reads ``None``, and writing a record into it by index creates its storage). A value that
 fits no rule is stored as given, as the peer stores it (a list of one value per row as a
-stack of them), unless the field has a spec (``Spec``, jaxtyping shapes): then it raises
-``FieldTypeError`` naming the class, the field and the annotation. Every stored tensor
+stack of them), unless the field has a spec (``Spec``, jaxtyping shapes) or the class
+``autocast`` (whose cast failed, as the peer's does): then it raises ``FieldTypeError``
+naming the class, the field and the annotation. Every stored tensor
 and collection must start with the batch size.
 
 Class options change the rules: ``autocast`` converts a value to the field's annotated
@@ -91,7 +92,8 @@ class FieldRule:
     check_value: Callable[[object], bool] | None = None  # accepted Python values
     cast: Callable[[Any], Any] | None = None  # autocast: the conversion to the annotation
     spec: TensorSpec | None = None  # the shape and dtype its tensors must have
-    lenient: bool = True  # no spec: a value of another kind is stored as given (the peer)
+    # No spec, no autocast: a value of another kind is stored as given (as the peer).
+    lenient: bool = True
 
     @property
     def value_field(self) -> bool:
@@ -306,7 +308,7 @@ def rule_for(
         check_value=_any_of(checks) if checks else None,
         cast=_caster([m for m, _ in members], parts) if options.autocast else None,
         spec=spec,
-        lenient=spec is None,
+        lenient=spec is None and not options.autocast,  # autocast: a failed cast raises
     )
 
 
