@@ -881,6 +881,14 @@ class TestTensorDictConversion:
         other = WithDefaults.from_dict({"obs": torch.zeros(2)}, batch_size=[2])
         assert other.tags is not rec.tags
 
+    def test_from_dict_leaves_a_missing_required_field_unset(self) -> None:
+        # As the peer's from_dict: None (not set yet), also for a nested dict.
+        rec = Rec.from_dict({"obs": torch.zeros(4, 2), "inner": {}}, batch_size=[4])
+        assert rec.env is None and rec.meta is None and "env" not in rec.keys()
+        assert type(rec.inner) is Inner and rec.inner.x is None
+        with pytest.raises(errors.ArgumentError, match="missing the required field 'env'"):
+            Rec(obs=torch.zeros(4, 2), inner=None, batch_size=[4])  # the constructor: as before
+
     def test_from_dict_unknown_key(self) -> None:
         with pytest.raises(UnknownFieldError, match="nope"):
             WithDefaults.from_dict({"obs": torch.zeros(2), "nope": 1})

@@ -720,7 +720,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         """A record from a mapping of fields; nested mappings become nested records.
 
-        Missing fields take their declared defaults. Without ``batch_size``, the batch
+        Missing fields take their declared defaults, or ``None`` (not set yet: the peer
+        fills them so too) for fields without one. Without ``batch_size``, the batch
         size is the largest leading shape the tensors share (at most ``batch_dims`` dims),
         as ``TensorDict.from_dict`` infers it; ``auto_batch_size=False`` gives ``[]``.
 
@@ -739,6 +740,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         )
         if batch is None:
             batch = infer_batch_size(data, cap)
+        if not info.has_user_init:
+            data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
         return constructor(**data, batch_size=batch, device=device, names=names)
 
@@ -819,3 +822,12 @@ def _as_plain(td: TensorDict) -> TensorDict:
         elif isinstance(storage, TensorDict):
             td._put(key, _as_plain(storage))
     return td
+
+
+def _required_fields(cls: type) -> list[str]:
+    """The ``__init__`` fields of ``cls`` without a default."""
+    return [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
