@@ -594,6 +594,13 @@ class TestCompare:
 
 
 class TestLockAndFacts:
+    def test_get_reads_a_public_attribute_that_is_no_field(self) -> None:
+        rec = make()  # as the peer: get("batch_size") is the batch size, whatever default
+        assert rec.get("batch_size") == rec.get("batch_size", "d") == torch.Size([4, 3])
+        assert rec.get("device") is None and rec.get("ndim") == 2
+        assert rec.get("meta") is None and rec.get("nope", "d") == "d"  # fields, then default
+        assert rec.get("_tensordict", "d") == "d"  # private names are not read
+
     def test_lock_forbids_assignment(self) -> None:
         rec = make()
         rec.lock_()

@@ -345,7 +345,17 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
 
         A record over a lazy stack takes the lazy stack's ``get`` options for fields
         whose shapes differ between members (``as_list``, ``as_padded_tensor``, ...).
+        A name that is no field nor entry but a public attribute of the record
+        (``"batch_size"``, ``"device"``...) reads that attribute, as the peer's does.
         """
+        if (
+            type(key) is str
+            and key not in self.__tclass_info__.field_names
+            and key[:1] != "_"
+            and hasattr(type(self), key)
+            and not self._tensordict._has_entry(key)
+        ):
+            return getattr(self, key)
         value = self._tensordict.get(key, default, **options)
         return value._read() if isinstance(value, _NonTensorNode) else value
 
