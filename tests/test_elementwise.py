@@ -581,6 +581,18 @@ def test_eq_with_a_tensor_over_the_batch_dims_and_a_number() -> None:
     assert (td == True)["a"].dtype is torch.bool  # noqa: E712
 
 
+def test_eq_with_a_number_keeps_python_values_as_with_a_tensor() -> None:
+    # As the peer: a number is compared with the tensors only, so a zeroed buffer holding
+    # a Python value is all zeros (memmap_like's buffers); collections compare values.
+    td = TensorDict({"a": torch.zeros(3), "s": "foo", "n": {"t": "bar"}}, [3])
+    for other in (0, torch.zeros(())):
+        out = td == other
+        assert out.all() and out.get_non_tensor("s") == "foo"
+        assert out.get_non_tensor(("n", "t")) == "bar"
+    assert not (td != 0).all()
+    assert (td == td)["s"].all()
+
+
 def test_eq_with_different_keys() -> None:
     td = _td()
     with pytest.raises(

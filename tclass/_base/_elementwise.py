@@ -425,7 +425,12 @@ class ElementwiseOps(TensorCollection):
         elif isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
             return self._pointwise(None, op, (other,), lock=False)  # type: ignore[attr-defined,no-any-return]
         elif isinstance(other, (int, float, bool, complex)):
-            out = {key: op(value, other) for key, value in self._items()}
+            # Python values are kept, not compared with the number: as with a tensor (and
+            # the peer), so `(td == 0).all()` looks at the tensors.
+            out = {
+                key: value if getattr(value, "_is_value_node", False) else op(value, other)
+                for key, value in self._items()
+            }
         elif isinstance(other, Mapping):  # td == td.to_dict(): key by key, as the peer
             pairs = _same_keys(self, other)
             out = {key: op(value, pairs[key]) for key, value in self._items()}
