@@ -13,6 +13,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tclass
 from tclass import MemoryMappedTensor, NonTensorStack, TensorDict, errors, tensorclass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -591,6 +592,10 @@ def test_eq_with_a_number_keeps_python_values_as_with_a_tensor() -> None:
         assert out.get_non_tensor(("n", "t")) == "bar"
     assert not (td != 0).all()
     assert (td == td)["s"].all()
+    # A Python value facing a tensor (from_dict(to_dict()) makes numbers tensors): kept.
+    numbers = TensorDict({"i": tclass.NonTensorData(3, [3]), "a": torch.zeros(3)}, [3])
+    back = TensorDict.from_dict(numbers.to_dict(), auto_batch_size=True)
+    assert (back == numbers).all() and (numbers == back).get_non_tensor("i") == 3
 
 
 def test_eq_with_different_keys() -> None:
