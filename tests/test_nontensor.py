@@ -421,6 +421,17 @@ def _td(value: Any, batch: tuple[int, ...] = (2, 3)) -> TensorDict:
 
 
 class TestInTensorDict:
+    def test_or_and_xor_of_two_values_are_masks_as_the_peer(self) -> None:
+        values = {k: NonTensorData(v, [2]) for k, v in {"t": True, "f": False, "n": 3}.items()}
+        td = TensorDict({**values, "x": torch.ones(2, dtype=torch.bool)}, [2])
+        assert (td | td)["t"].tolist() == [True, True] and (td ^ td)["t"].tolist() == [False] * 2
+        assert (td | td)["f"].tolist() == [False, False] and (td | td)["n"].dtype is torch.bool
+        assert (td | td)["x"].all()  # tensors: as before
+        assert (td | 1).get_non_tensor("t") is True  # a number: the value is kept
+        node = NonTensorData(True, [3])
+        assert (node | NonTensorData(False, [3])).tolist() == [True] * 3
+        assert (node ^ node).tolist() == [False] * 3
+
     def test_index(self) -> None:
         td = _td("a")
         assert type(td[0].get("e")) is NonTensorData and td[0].get("e").data == "a"

@@ -130,6 +130,17 @@ class _NonTensorNode(NonTensorOps):
         values = [a if flag else b for flag, a, b in zip(flags.reshape(-1).tolist(), mine, theirs)]
         return NonTensorStack._make(values, shape, self._device)
 
+    def _logic(self, op: Callable[[Any, Any], Any], other: Any = None) -> Any:
+        """``op`` (``|``, ``^``) of two single values as a bool mask over the batch (a
+        tensor or array result as a tensor), as the peer; anything else keeps the value."""
+        if not (isinstance(self, NonTensorData) and isinstance(other, NonTensorData)):
+            return self
+        result = op(self.data, other.data)
+        if isinstance(result, (torch.Tensor, np.ndarray)):
+            return torch.as_tensor(result, device=self._device)
+        shape = batch_shapes(self._batch_size, other._batch_size)
+        return torch.full(shape, bool(result), device=self._device)
+
     def where(
         self,
         condition: TensorCollection | torch.Tensor,
@@ -312,6 +323,18 @@ class NonTensorData(_NonTensorNode):
     def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
         value = fn(self.data)
         return self if value is self.data else self._make(value, self._batch_size, self._device)  # type: ignore[return-value]
+
+    def __or__(self, other: Any) -> Any:
+        """With another single value: the bool mask of ``data | other.data`` (the peer)."""
+        if isinstance(other, NonTensorData):
+            return self._logic(operator.or_, other)
+        return super().__or__(other)
+
+    def __xor__(self, other: Any) -> Any:
+        """With another single value: the bool mask of ``data ^ other.data`` (the peer)."""
+        if isinstance(other, NonTensorData):
+            return self._logic(operator.xor, other)
+        return super().__xor__(other)
 
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
