@@ -421,6 +421,18 @@ def _td(value: Any, batch: tuple[int, ...] = (2, 3)) -> TensorDict:
 
 
 class TestInTensorDict:
+    @pytest.mark.parametrize("make", ["new_empty", "new_zeros", "new_ones"])
+    def test_new_filled_of_python_values(self, make: str) -> None:
+        # As the peer: a node of the new batch size, holding the (first) value.
+        stack = NonTensorStack("a", "b").unsqueeze(-1)
+        td = TensorDict(a=stack, b=NonTensorData("x", [2]), batch_size=[2])
+        for size in (4, 1, 2):
+            out = getattr(td, make)(size)
+            assert type(out.get("a")) is NonTensorStack and out.get("a").batch_size == (size, 1)
+            assert out.get("a").tolist() == [["a"]] * size
+            assert type(out.get("b")) is NonTensorData and out.get("b").data == "x"
+        assert td.new_full((3,), 5.0).get_non_tensor("b") == "x"
+
     def test_or_and_xor_of_two_values_are_masks_as_the_peer(self) -> None:
         values = {k: NonTensorData(v, [2]) for k, v in {"t": True, "f": False, "n": 3}.items()}
         td = TensorDict({**values, "x": torch.ones(2, dtype=torch.bool)}, [2])

@@ -130,6 +130,16 @@ class _NonTensorNode(NonTensorOps):
         values = [a if flag else b for flag, a, b in zip(flags.reshape(-1).tolist(), mine, theirs)]
         return NonTensorStack._make(values, shape, self._device)
 
+    def _new_filled(self, kind: str, size: tuple[Any, ...], fill: Any, options: Any) -> Any:
+        """``new_empty`` / ``new_zeros`` / ``new_full``...: Python values are no numbers to
+        fill, so the node of the new batch size holds the first value (as the peer's)."""
+        shape = torch.Size(_batch.shape_args(size, f"new_{kind}")) if size else torch.Size([])
+        device = options.get("device", ...)
+        device = self._device if device is ... else as_device(device)
+        values = self._flat()
+        node = NonTensorData._make(values[0] if values else None, shape, device)
+        return node if isinstance(self, NonTensorData) else node.maybe_to_stack()
+
     def _logic(self, op: Callable[[Any, Any], Any], other: Any = None) -> Any:
         """``op`` (``|``, ``^``) of two single values as a bool mask over the batch (a
         tensor or array result as a tensor), as the peer; anything else keeps the value."""
