@@ -55,14 +55,16 @@ class TestNonTensorData:
         assert NonTensorData(3).batch_size == torch.Size([])
         assert NonTensorData("x", [2], device="cpu").device == torch.device("cpu")
 
-    @pytest.mark.parametrize(
-        "value",
-        [torch.zeros(2), torch.tensor(1.0), TensorDict({}, [2])],
-        ids=["tensor", "scalar-tensor", "tensordict"],
-    )
-    def test_refuses_tensors_and_collections(self, value: Any) -> None:
+    def test_refuses_collections(self) -> None:
         with pytest.raises(EntryTypeError, match="NonTensorData holds Python values"):
-            NonTensorData(value, [2])
+            NonTensorData(TensorDict({}, [2]), [2])
+
+    def test_a_tensor_is_a_value_as_the_peer(self) -> None:
+        t1, t2 = torch.tensor([1.0, 2.0, 3.0]), torch.ones(4)
+        assert NonTensorData(t1, [2]).data is t1
+        for stack in (torch.stack([NonTensorData(t1), NonTensorData(t2)]),
+                      NonTensorStack(NonTensorData(t1), NonTensorData(t2))):  # fmt: skip
+            assert type(stack) is NonTensorStack and stack.tolist() == [t1, t2]
 
     def test_a_node_given_as_value_is_unwrapped(self) -> None:
         assert NonTensorData(NonTensorData("x"), [2]).data == "x"

@@ -222,7 +222,7 @@ class NonTensorData(_NonTensorNode):
     """One Python value shared by every element of a batch.
 
     Args:
-        data: the value (anything but a tensor or a tensor collection).
+        data: the value (anything but a tensor collection; a tensor too, kept as a value).
         batch_size: the batch it spans; indexing and shape ops change only this.
         device: the device recorded for it (the value itself is not moved).
 
@@ -258,10 +258,10 @@ class NonTensorData(_NonTensorNode):
         del names  # the peer's argument; names of batch dims are not kept
         if isinstance(data, NonTensorData):  # the peer unwraps a node given as the value
             data = data.data
-        if isinstance(data, (torch.Tensor, TensorCollection)):
+        if isinstance(data, TensorCollection):  # a tensor is a value as any other (the peer)
             msg = (
                 f"NonTensorData holds Python values, not a {type(data).__name__}; store "
-                "tensors and collections as entries directly"
+                "collections as entries directly"
             )
             raise EntryTypeError(msg)
         self.data = data
