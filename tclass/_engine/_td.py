@@ -583,8 +583,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         if self._saved_at is not None:  # allocated whole in the folder, then written into
             blank = blank_like(sub, self._batch_size, indexed_dims, self._device)
             return self._store_entry(key, blank, blank=True)
-        if isinstance(sub, _NonTensorNode):
-            entry: Value = NonTensorData._make(None, self._batch_size, self._device)
+        if isinstance(sub, _NonTensorNode):  # the written value everywhere, as the peer
+            entry: Value = blank_like(sub, self._batch_size, indexed_dims, self._device)
         elif isinstance(sub, TensorCollection):
             size = self._batch_size + sub.batch_size[indexed_dims:]
             entry = cast(TensorDictBase, sub)._new_like({}, size, self._device)  # same kind
