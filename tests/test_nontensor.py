@@ -544,6 +544,20 @@ class TestSubscripted:
         stacked = torch.stack([node, tclass.MetaData[str]("run-7", batch_size=[3])])
         assert type(stacked) is tclass.MetaData and stacked.batch_size == torch.Size([2, 3])
 
+    def test_metadata_of_a_type_checks_the_value_and_instances(self) -> None:
+        # As the peer: MetaData[int] is a (cached) subclass of MetaData.
+        node = tclass.MetaData[int](0, batch_size=(3,))
+        assert node.data == 0 and isinstance(node, tclass.MetaData[int])
+        assert not isinstance(node, tclass.MetaData[str]) and not isinstance(
+            0, tclass.MetaData[int]
+        )
+        assert issubclass(tclass.MetaData[int], tclass.MetaData)
+        assert tclass.MetaData[int] is tclass.MetaData[int]
+        with pytest.raises(errors.EntryTypeError, match=r"MetaData\[int\].*got str 'a string'"):
+            tclass.MetaData[int]("a string")
+        assert isinstance(tclass.MetaData([1]), tclass.MetaData[list[int]])
+        assert pickle.loads(pickle.dumps(node)).data == 0
+
     def test_stack_of_a_type(self) -> None:
         assert typing.get_origin(NonTensorStack[str]) is NonTensorStack
         assert NonTensorStack[str]("a", "b").tolist() == ["a", "b"]

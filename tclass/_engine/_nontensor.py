@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import math
 import operator
+import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, Generic
@@ -426,8 +427,9 @@ class MetaData(NonTensorData, Generic[_V]):
     """One Python value describing a whole batch (the peer's class of that name).
 
     ``MetaData[str]`` names the type of the value for annotations (a tensorclass field
-    ``run: MetaData[str]``) and builds a ``MetaData`` when called, as the peer's does;
-    the value is not checked against it.
+    ``run: MetaData[str]``); as the peer's, it is a subclass of ``MetaData`` that builds
+    a ``MetaData`` when called, checking the value's type, and ``isinstance(node,
+    MetaData[str])`` tells whether a ``MetaData`` holds a ``str``.
 
     tclass keeps every :class:`NonTensorData` value as one value through stacking,
     ``unsqueeze`` and ``expand``, which is what the peer does for ``MetaData`` only; the
@@ -440,6 +442,57 @@ class MetaData(NonTensorData, Generic[_V]):
     """
 
     __slots__ = ()
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        if cls is not MetaData:
+            return super().__class_getitem__(item)
+        try:
+            return _TYPED_METADATA[item]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable parameter: not cached
+            return _typed_metadata(item)
+        typed = _TYPED_METADATA[item] = _typed_metadata(item)
+        return typed
+
+
+class _TypedMetaData(type):
+    """The class of ``MetaData[T]``: calling it builds a plain ``MetaData`` holding a
+    ``T``; ``isinstance`` asks whether a ``MetaData`` holds a ``T``."""
+
+    _value_type: Any
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, MetaData) and _holds(cls._value_type, instance.data)
+
+    def __call__(cls, data: Any, *args: Any, **kwargs: Any) -> Any:
+        value = data.data if isinstance(data, NonTensorData) else data
+        if not _holds(cls._value_type, value):
+            shown = repr(value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            msg = (
+                f"{cls.__name__}(...) takes a value of the type in brackets; got "
+                f"{type(value).__name__} {shown} (MetaData(value) takes any value)"
+            )
+            raise EntryTypeError(msg)
+        return MetaData(data, *args, **kwargs)
+
+
+_TYPED_METADATA: dict[Any, type] = {}
+
+
+def _typed_metadata(item: Any) -> type:
+    name = f"MetaData[{getattr(item, '__name__', None) or repr(item)}]"
+    namespace = {"__slots__": (), "_value_type": item, "__module__": MetaData.__module__}
+    return _TypedMetaData(name, (MetaData,), namespace)
+
+
+def _holds(kind: Any, value: Any) -> bool:
+    """Whether ``value`` is of the type ``kind`` names (a class, or a generic's origin
+    class: ``list[int]`` checks for a list); any other form accepts every value."""
+    if not isinstance(kind, type):
+        kind = typing.get_origin(kind)
+    return not isinstance(kind, type) or isinstance(value, kind)
 
 
 class NonTensorStack(_NonTensorNode, Generic[_V]):
