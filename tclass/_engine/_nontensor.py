@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import math
 import operator
-import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, Generic
@@ -39,6 +38,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
+from tclass._engine._typed_metadata import typed_metadata
 from tclass._engine._value_positions import (
     batch_shapes,
     dim_after_index,
@@ -446,53 +446,7 @@ class MetaData(NonTensorData, Generic[_V]):
     def __class_getitem__(cls, item: Any) -> Any:
         if cls is not MetaData:
             return super().__class_getitem__(item)
-        try:
-            return _TYPED_METADATA[item]
-        except KeyError:
-            pass
-        except TypeError:  # an unhashable parameter: not cached
-            return _typed_metadata(item)
-        typed = _TYPED_METADATA[item] = _typed_metadata(item)
-        return typed
-
-
-class _TypedMetaData(type):
-    """The class of ``MetaData[T]``: calling it builds a plain ``MetaData`` holding a
-    ``T``; ``isinstance`` asks whether a ``MetaData`` holds a ``T``."""
-
-    _value_type: Any
-
-    def __instancecheck__(cls, instance: Any) -> bool:
-        return isinstance(instance, MetaData) and _holds(cls._value_type, instance.data)
-
-    def __call__(cls, data: Any, *args: Any, **kwargs: Any) -> Any:
-        value = data.data if isinstance(data, NonTensorData) else data
-        if not _holds(cls._value_type, value):
-            shown = repr(value)
-            shown = shown if len(shown) <= 60 else shown[:57] + "..."
-            msg = (
-                f"{cls.__name__}(...) takes a value of the type in brackets; got "
-                f"{type(value).__name__} {shown} (MetaData(value) takes any value)"
-            )
-            raise EntryTypeError(msg)
-        return MetaData(data, *args, **kwargs)
-
-
-_TYPED_METADATA: dict[Any, type] = {}
-
-
-def _typed_metadata(item: Any) -> type:
-    name = f"MetaData[{getattr(item, '__name__', None) or repr(item)}]"
-    namespace = {"__slots__": (), "_value_type": item, "__module__": MetaData.__module__}
-    return _TypedMetaData(name, (MetaData,), namespace)
-
-
-def _holds(kind: Any, value: Any) -> bool:
-    """Whether ``value`` is of the type ``kind`` names (a class, or a generic's origin
-    class: ``list[int]`` checks for a list); any other form accepts every value."""
-    if not isinstance(kind, type):
-        kind = typing.get_origin(kind)
-    return not isinstance(kind, type) or isinstance(value, kind)
+        return typed_metadata(cls, item)
 
 
 class NonTensorStack(_NonTensorNode, Generic[_V]):
