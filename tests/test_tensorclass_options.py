@@ -161,6 +161,14 @@ class TestAutocast:
             cls(n="abc")
         assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
 
+    def test_a_tensor_field_refuses_what_it_cannot_cast(self, declare: Declare) -> None:
+        # As the peer's autocast (a TypeError), at construction and on assignment; a
+        # class without autocast keeps such a value as given (the peer too).
+        rec = declare(_template(t=torch.Tensor), autocast=True)(t=1.0)
+        with pytest.raises(errors.FieldTypeError, match="Rec.t"):
+            rec.t = "str"
+        assert declare(_template(t=torch.Tensor))(t="str").t == "str"
+
     def test_none_stays_none(self, declare: Declare) -> None:
         assert declare(_template(n=int), autocast=True)(n=None).n is None
 
@@ -293,8 +301,8 @@ class TestNocast:
         assert isinstance(rec.x, torch.Tensor) and rec.x.tolist() == [1]
         kept = declare2(_template(x=int), nocast=True)(x=np.array([1]))
         assert isinstance(kept.x, np.ndarray)
-        with pytest.raises(errors.FieldTypeError, match="Rec.x"):
-            declare2(_template(x=str))(x=np.array([1]))
+        array = np.array([1])  # a str field keeps what it does not describe (the peer too)
+        assert declare2(_template(x=str))(x=array).x is array
 
 
 # --- tensor_only -------------------------------------------------------------------------
@@ -323,10 +331,11 @@ class TestTensorOnly:
         rec.x = np.zeros(2)
         assert isinstance(rec.x, torch.Tensor) and rec.x.dtype == torch.float64
 
-    def test_a_python_value_is_refused(self, declare: Declare) -> None:
+    def test_a_python_value_is_kept_as_its_node(self, declare: Declare) -> None:
+        # As the peer: stored, and read as the node (tensor_only reads entries directly).
         rec = declare(_template(x=torch.Tensor), tensor_only=True)(x=torch.zeros(1))
-        with pytest.raises(errors.FieldTypeError, match="Rec.x"):
-            rec.x = "text"
+        rec.x = "text"
+        assert isinstance(rec.x, tclass.NonTensorData) and rec.x.data == "text"
 
     def test_forward_reference_to_a_tensorclass(self) -> None:
         class Node(TensorClass, tensor_only=True):

@@ -26,6 +26,7 @@ from tclass._core._device import (
     as_device,
     parse_to_args,
     pop_to_options,
+    refuse_device_assignment,
     wait_for_device_copies,
 )
 from tclass._core._names import Names
@@ -249,6 +250,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
     def device(self) -> torch.device | None:
         """The device of every entry, or ``None`` if they may be on different devices."""
         return self._device
+
+    @device.setter
+    def device(self, value: DeviceLike) -> None:
+        refuse_device_assignment(self, value)
 
     def _lock_state(self) -> bool:
         return self._locked
@@ -586,8 +591,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         if self._saved_at is not None:  # allocated whole in the folder, then written into
             blank = blank_like(sub, self._batch_size, indexed_dims, self._device)
             return self._store_entry(key, blank, blank=True)
-        if isinstance(sub, _NonTensorNode):
-            entry: Value = NonTensorData._make(None, self._batch_size, self._device)
+        if isinstance(sub, _NonTensorNode):  # the written value everywhere, as the peer
+            entry: Value = blank_like(sub, self._batch_size, indexed_dims, self._device)
         elif isinstance(sub, TensorCollection):
             size = self._batch_size + sub.batch_size[indexed_dims:]
             entry = cast(TensorDictBase, sub)._new_like({}, size, self._device)  # same kind

@@ -157,16 +157,17 @@ def load_state_dict(
     leaves = _leaves_of(source, collection, from_flatten)
     if not collection._key_names():
         _adopt_structure(collection, metadata)
-        for path, tensor in leaves.items():
+        for path, value in leaves.items():
+            tensor = _as_leaf(path, value)
             collection.set(path, tensor if assign else tensor.clone())
     else:
         expected = dict(_tensor_leaves(collection, ()))
-        if strict:
+        if strict:  # unexpected keys first, whatever they hold (as the peer)
             _check_keys(collection, leaves, expected)
+        loaded = {path: _as_leaf(path, v) for path, v in leaves.items() if path in expected}
         with torch.no_grad():
-            for path, tensor in leaves.items():
-                if path in expected:
-                    _load_leaf(collection, path, tensor, expected[path], assign)
+            for path, tensor in loaded.items():
+                _load_leaf(collection, path, tensor, expected[path], assign)
     for path, value in _python_values(metadata, collection):
         _set_value(collection, path, value, strict)
     return collection
@@ -216,9 +217,10 @@ def _load_legacy(collection: C, source: Mapping[str, Any], strict: bool, assign:
 
 def _leaves_of(
     source: Mapping[str, Any], collection: TensorCollection, from_flatten: bool | None
-) -> dict[Path, torch.Tensor]:
-    """The tensors of ``source`` by key path. A flat key is resolved against the
-    destination's own keys first (a key may hold a '.'), then split on '.'."""
+) -> dict[Path, object]:
+    """The leaves of ``source`` (tensors, unchecked yet) by key path. A flat key is
+    resolved against the destination's own keys first (a key may hold a '.'), then
+    split on '.'."""
     nested = (
         any(isinstance(v, Mapping) for v in source.values())
         if from_flatten is None
@@ -227,25 +229,22 @@ def _leaves_of(
     if nested:
         return dict(_walk_nested(source, ()))
     known = {".".join(path): path for path in _all_paths(collection, ())}
-    out: dict[Path, torch.Tensor] = {}
-    for key, value in source.items():
-        out[known.get(key) or tuple(key.split("."))] = _as_leaf(key, value)
-    return out
+    return {known.get(key) or tuple(key.split(".")): value for key, value in source.items()}
 
 
-def _walk_nested(source: Mapping[str, Any], path: Path) -> Iterator[tuple[Path, torch.Tensor]]:
+def _walk_nested(source: Mapping[str, Any], path: Path) -> Iterator[tuple[Path, object]]:
     for key, value in source.items():
         if isinstance(value, Mapping):
             yield from _walk_nested(value, path + (key,))  # an empty one: a Python value's place
         else:
-            yield path + (key,), _as_leaf(".".join(path + (key,)), value)
+            yield path + (key,), value
 
 
-def _as_leaf(key: str, value: Any) -> torch.Tensor:
+def _as_leaf(path: Path, value: Any) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         msg = (
-            f"load_state_dict: the state dict holds a {type(value).__name__} under {key!r}; "
-            "its entries are tensors (Python values go in its _metadata)"
+            f"load_state_dict: the state dict holds a {type(value).__name__} under "
+            f"{'.'.join(path)!r}; its entries are tensors (Python values go in its _metadata)"
         )
         raise EntryTypeError(msg)
     return value
@@ -268,7 +267,7 @@ def _tensor_leaves(collection: TensorCollection, path: Path) -> Iterator[tuple[P
 
 def _check_keys(
     collection: TensorCollection,
-    leaves: Mapping[Path, torch.Tensor],
+    leaves: Mapping[Path, object],
     expected: Mapping[Path, torch.Tensor],
 ) -> None:
     unexpected = sorted(".".join(path) for path in leaves if path not in expected)
@@ -362,9 +361,14 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
         value = NonTensorData._make(value, parent.batch_size, parent.device)
     try:
         parent.set(path[-1], value)
-    except UnknownFieldError:
-        if strict:
-            raise
+    except UnknownFieldError as error:
+        if strict:  # an unexpected key, as the peer says (a KeyError)
+            msg = (
+                f"load_state_dict into {type(collection).__name__}: the state dict has a "
+                f"Python value at {'.'.join(path)!r}, which is not a key of the destination "
+                f"({error}); pass strict=False to skip it"
+            )
+            raise StateDictKeyError(msg) from None
         # not a field of this tensorclass: a key only the state dict has, skipped
 
 

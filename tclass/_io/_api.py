@@ -30,6 +30,7 @@ from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
 from tclass._io._staging import stage_copy
 from tclass._io._subpath import descend, subpath_parts
+from tclass._io._values import pickle_policy
 from tclass._io._write import save_tree
 from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
 
@@ -75,6 +76,7 @@ def saved_copy(
     says (``memmap_like`` always shares it). ``atomic`` and ``robust_key`` change
     nothing: every save is atomic and encodes unsafe file names."""
     _check_threads(num_threads)
+    allow_pickle = pickle_policy(allow_pickle, "memmap")
     if share_non_tensor:
         msg = (
             "share_non_tensor=True is not supported: Python values written into a saved "
@@ -321,7 +323,7 @@ def _load(
     _check_threads(num_threads)
     if cls is not None and not is_record_class(cls):
         cls = None  # the generic loader: whatever the folder holds
-    allow_pickle = bool(allow_pickle)
+    allow_pickle = pickle_policy(allow_pickle, "load_memmap")
     target = as_device(device) if device is not None else None
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)

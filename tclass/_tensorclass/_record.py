@@ -345,7 +345,17 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
 
         A record over a lazy stack takes the lazy stack's ``get`` options for fields
         whose shapes differ between members (``as_list``, ``as_padded_tensor``, ...).
+        A name that is no field nor entry but a public attribute of the record
+        (``"batch_size"``, ``"device"``...) reads that attribute, as the peer's does.
         """
+        if (
+            type(key) is str
+            and key not in self.__tclass_info__.field_names
+            and key[:1] != "_"
+            and hasattr(type(self), key)
+            and not self._tensordict._has_entry(key)
+        ):
+            return getattr(self, key)
         value = self._tensordict.get(key, default, **options)
         return value._read() if isinstance(value, _NonTensorNode) else value
 
@@ -720,7 +730,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         """A record from a mapping of fields; nested mappings become nested records.
 
-        Missing fields take their declared defaults. Without ``batch_size``, the batch
+        Missing fields take their declared defaults, or ``None`` (not set yet: the peer
+        fills them so too) for fields without one. Without ``batch_size``, the batch
         size is the largest leading shape the tensors share (at most ``batch_dims`` dims),
         as ``TensorDict.from_dict`` infers it; ``auto_batch_size=False`` gives ``[]``.
 
@@ -739,6 +750,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         )
         if batch is None:
             batch = infer_batch_size(data, cap)
+        if not info.has_user_init:
+            data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
         return constructor(**data, batch_size=batch, device=device, names=names)
 
@@ -819,3 +832,12 @@ def _as_plain(td: TensorDict) -> TensorDict:
         elif isinstance(storage, TensorDict):
             td._put(key, _as_plain(storage))
     return td
+
+
+def _required_fields(cls: type) -> list[str]:
+    """The ``__init__`` fields of ``cls`` without a default."""
+    return [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]

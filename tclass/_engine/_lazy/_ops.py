@@ -98,7 +98,7 @@ class LazyStackOps(TensorDictBase):
 
         Raises:
             LockedError: if the stack is locked.
-            MemberTypeError: (a ``TypeError``) if it is not a collection.
+            StackTypeError: (a ``TypeError``) if it is not a collection.
             StackError: (a ``ValueError``) if its batch size differs from the members'.
         """
         if self._locked:

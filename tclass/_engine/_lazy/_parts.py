@@ -26,7 +26,7 @@ from tclass.errors import (
     BatchSizeError,
     DeviceError,
     HeterogeneousEntryError,
-    MemberTypeError,
+    StackTypeError,
     StackError,
 )
 
@@ -116,7 +116,7 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
                 "TensorDicts, tensorclass records or lazy stacks (stack Python values "
                 "with tclass.stack, which merges them into a NonTensorStack)"
             )
-            raise MemberTypeError(msg)
+            raise StackTypeError(msg)
         if (is_record(member) or is_record(first)) and type(member) is not type(first):
             msg = (
                 f"{op}: member {position} is a {type(member).__name__} but member 0 is a "
