@@ -73,10 +73,9 @@ def device_of_record(record: Any) -> torch.device | None:
     return record._tensordict._device  # type: ignore[no-any-return]
 
 
-def field_getter(name: str, values: bool, tensors: bool = False) -> Callable[[Any], Any]:
+def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
     """The getter of the record field ``name``: its entry, ``None`` when absent, and
-    with ``values`` a Python value's data instead of its node; ``tensors``: the field
-    mostly holds tensors (they are looked for first)."""
+    with ``values`` a Python value's data instead of its node."""
 
     def getter(record: Any) -> Any:
         value = record._tensordict._tensors.get(name)
@@ -85,19 +84,10 @@ def field_getter(name: str, values: bool, tensors: bool = False) -> Callable[[An
             return value.data
         return value._read() if kind in _OTHER_NODES else value
 
-    def tensor_getter(record: Any) -> Any:  # a tensor field that may hold a Python value
-        value = record._tensordict._tensors.get(name)
-        kind = value.__class__
-        if kind is _Tensor or (kind is not NonTensorData and kind not in _OTHER_NODES):
-            return value
-        return value.data if kind is NonTensorData else value._read()
-
     def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
         return record._tensordict._tensors.get(name)
 
-    if not values:
-        return entry_getter
-    return tensor_getter if tensors else getter
+    return getter if values else entry_getter
 
 
 def tensor_field_setter(

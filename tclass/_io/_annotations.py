@@ -19,14 +19,7 @@ from tclass._engine._td import TensorDict
 from tclass._io._format import file_name
 from tclass.errors import MetadataError
 
-__all__ = [
-    "check_value",
-    "check_values",
-    "field_classes",
-    "field_is_lenient",
-    "missing_fields",
-    "tensorclasses",
-]
+__all__ = ["check_value", "check_values", "field_classes", "missing_fields", "tensorclasses"]
 
 
 def tensorclasses(*classes: type | None) -> tuple[type, ...]:
@@ -39,13 +32,6 @@ def field_classes(record_cls: type, key: str) -> tuple[type, ...]:
     not a field, or is annotated ``Any``, ``TensorDict``, ``Tensor``...)."""
     rule = record_cls.__tclass_info__.rules.get(key)  # type: ignore[attr-defined]
     return tensorclasses(*rule.collections) if rule is not None else ()
-
-
-def field_is_lenient(record_cls: type, key: str) -> bool:
-    """Whether the field ``key`` of ``record_cls`` holds a value of any kind (a plain
-    annotation, without a spec, stores what it does not describe as given, as the peer)."""
-    rule = record_cls.__tclass_info__.rules.get(key)  # type: ignore[attr-defined]
-    return rule is None or bool(rule.lenient)
 
 
 def missing_fields(record_cls: type, present: set[str]) -> list[str]:
@@ -101,8 +87,6 @@ def _fit(
         return value
     if type(value) is list and rule.check_value(tuple(value)):
         return tuple(value)
-    if rule.lenient:  # a plain annotation: the constructor stores such a value as given
-        return value
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     msg = (

@@ -40,13 +40,7 @@ from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
-from tclass._io._annotations import (
-    check_values,
-    field_classes,
-    field_is_lenient,
-    missing_fields,
-    tensorclasses,
-)
+from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
 from tclass._io._folder import ArchiveFolder, FileFacts, Folder, open_root
 from tclass._io._format import (
     MAX_TREE_DEPTH,
@@ -156,7 +150,6 @@ class _Want(NamedTuple):
 
     classes: tuple[type, ...] = ()
     field: str | None = None  # "Owner.field" for a field's value
-    only: bool = True  # a record of another class is refused (False: a plain annotation)
 
 
 _ANY = _Want()
@@ -338,7 +331,7 @@ def _load_kind(
     if options.classless:
         return _load_record(None, name, folder, meta, options)
     cls = resolve_class(name, want.classes, folder.path, field=want.field, root=options.root)
-    if want.field is not None and want.only and want.classes and not issubclass(cls, want.classes):
+    if want.field is not None and want.classes and not issubclass(cls, want.classes):
         accepted = " | ".join(accepted.__name__ for accepted in want.classes)
         msg = (
             f"{folder.path!r} holds a {name}, but {want.field} is annotated "
@@ -446,11 +439,7 @@ def _load_child(
 ) -> Any:
     """The collection under ``key``: a sub-folder (a record's field when ``record_cls``)."""
     want = (
-        _Want(
-            field_classes(record_cls, key),
-            f"{record_cls.__name__}.{key}",
-            not field_is_lenient(record_cls, key),
-        )
+        _Want(field_classes(record_cls, key), f"{record_cls.__name__}.{key}")
         if record_cls is not None
         else _ANY
     )

@@ -318,11 +318,7 @@ def _refuse_reserved_names(
 
 def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     rule = _rule_if_known(info, name)
-    # A field that may hold a Python value reads it; a tensor_only class's fields, and
-    # spec'd tensor fields (which refuse Python values), read their entries directly.
-    entries_only = info.tensor_only or (
-        rule is not None and not rule.value_field and not rule.lenient
-    )
+    entries_only = info.tensor_only or (rule is not None and not rule.value_field)
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
@@ -333,11 +329,11 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     def deleter(self: Any) -> None:
         setter(self, None)
 
-    get = field_getter(name, values=not entries_only, tensors=rule is not None and rule.tensor)
+    get = field_getter(name, values=not entries_only)
     inline = info._specs.inline if info._specs is not None else None
     check = inline.assign.get(name) if inline is not None else None
     spec = rule.spec if rule is not None else None
-    fast = rule is not None and rule.tensor and rule.cast is None
+    fast = entries_only and rule is not None and rule.tensor and rule.cast is None
     fast = fast and (spec is None or check is not None)
     setter = tensor_field_setter(name, store, check) if fast else store
     for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):

@@ -26,11 +26,8 @@ any other class            its instances, kept as Python values
 
 ``None`` is accepted by every field: it means "not set yet" (nothing is stored; the field
 reads ``None``, and writing a record into it by index creates its storage). A value that
-fits no rule is stored as given, as the peer stores it (a list of one value per row as a
-stack of them), unless the field has a spec (``Spec``, jaxtyping shapes) or the class
-``autocast`` (whose cast failed, as the peer's does): then it raises ``FieldTypeError``
-naming the class, the field and the annotation. Every stored tensor
-and collection must start with the batch size.
+fits no rule raises ``FieldTypeError`` naming the class, the field and the annotation.
+Every stored tensor and collection must start with the batch size.
 
 Class options change the rules: ``autocast`` converts a value to the field's annotated
 class first (``int(tensor)``, ``str(1)``, ``np.asarray(t)``; numbers and arrays become
@@ -92,8 +89,6 @@ class FieldRule:
     check_value: Callable[[object], bool] | None = None  # accepted Python values
     cast: Callable[[Any], Any] | None = None  # autocast: the conversion to the annotation
     spec: TensorSpec | None = None  # the shape and dtype its tensors must have
-    # No spec, no autocast: a value of another kind is stored as given (as the peer).
-    lenient: bool = True
 
     @property
     def value_field(self) -> bool:
@@ -108,7 +103,7 @@ class FieldRule:
         if self.cast is not None:
             value = self._cast(value)
         if isinstance(value, _Tensor):
-            if not (self.tensor or self.any_value or self.number or self.lenient):
+            if not (self.tensor or self.any_value or self.number):
                 self._refuse(value)
             tensor: torch.Tensor = value
             if device is not None and tensor.device != device:
@@ -125,27 +120,15 @@ class FieldRule:
                 return self._check_batch(stack, batch)
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
-        number_array = self.number and isinstance(value, np.ndarray)  # the peer: a tensor
-        if number_array or (self.cast_arrays and not isinstance(value, (str, bytes, Mapping))):
-            array = self._array_tensor(value, device)
-            if array is not None:
-                return self._check_batch(array, batch)
-        if self.lenient:
-            return self._store_as_given(value, batch, device)
+        if self.number and isinstance(value, np.ndarray):  # numbers in array form (the peer)
+            return self._check_batch(self._array_tensor(value, device), batch)
+        if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
+            return self._check_batch(self._array_tensor(value, device), batch)
         self._refuse(value)
 
-    def _store_as_given(self, value: Any, batch: torch.Size, device: torch.device | None) -> Value:
-        """A Python value the annotation (a plain type, no spec) does not describe, stored
-        as the peer stores it: a list of one value per row as a stack of them, anything
-        else as one value (a typo'd field is the annotation's checker's to report)."""
-        if type(value) is list and batch and len(value) == batch[0]:
-            return self._check_batch(NonTensorStack.from_list(value, device), batch)
-        return NonTensorData._make(value, batch, device)
-
-    def _array_tensor(self, value: Any, device: torch.device | None) -> torch.Tensor | None:
+    def _array_tensor(self, value: Any, device: torch.device | None) -> torch.Tensor:
         """An array-like as a tensor: of its spec's dtype when it names one, which must
-        hold every value exactly (any real number in a floating dtype); None for a value
-        that is no array of numbers, where the field is lenient.
+        hold every value exactly (any real number in a floating dtype).
 
         Raises:
             FieldSpecError: naming a value the dtype cannot hold (300 or 2.5 in uint8).
@@ -157,8 +140,6 @@ class FieldRule:
                 return torch.as_tensor(value, dtype=dtype, device=device)
             tensor = exact_tensor(value)
         except (TypeError, ValueError, RuntimeError):
-            if self.lenient:
-                return None
             self._refuse(value)
         bad = inexact_value(tensor, dtype)
         if bad is not None:
@@ -176,15 +157,14 @@ class FieldRule:
         self, value: TensorCollection, batch: torch.Size, device: torch.device | None
     ) -> Value:
         if isinstance(value, _NonTensorNode):
-            if not (self.value_field or self.lenient):
+            if not self.value_field:
                 self._refuse(value)
             if isinstance(value, NonTensorData) and value.batch_size[: len(batch)] != batch:
                 value = value._make(value.data, batch, value.device)  # spans the record
         elif not (self.any_value or isinstance(value, self.collections)):
-            if self.convert_to is not None and isinstance(value, TensorDict):
-                return self._convert(value, batch, device)
-            if not self.lenient:
+            if self.convert_to is None or not isinstance(value, TensorDict):
                 self._refuse(value)
+            return self._convert(value, batch, device)
         stored: Any = value
         if device is not None and stored.device != device:
             stored = stored.to(device)
@@ -289,7 +269,6 @@ def rule_for(
         raise ClassDefinitionError(msg)
     # Array-likes become tensors only when nothing else could claim them.
     cast_arrays = tensor and not checks and not collections and not any_value
-    spec = _one_spec(members, parts, f"{owner}.{name}: ")
     if options.nocast and tensor:  # numbers and numpy arrays stay Python values
         checks.append(_is_castable)
     elif options.nocast and number:  # numpy arrays too (without nocast: tensors)
@@ -307,8 +286,7 @@ def rule_for(
         convert_to=collections[0] if len(collections) == 1 and not any_value else None,
         check_value=_any_of(checks) if checks else None,
         cast=_caster([m for m, _ in members], parts) if options.autocast else None,
-        spec=spec,
-        lenient=spec is None and not options.autocast,  # autocast: a failed cast raises
+        spec=_one_spec(members, parts, f"{owner}.{name}: "),
     )
 
 

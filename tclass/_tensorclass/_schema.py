@@ -47,11 +47,11 @@ def field_schemas(
 def _field_schema(rule: FieldRule, annotation: object, default: bool) -> FieldSchema:
     records = [c for c in rule.collections if is_record_class(c)]
     accepts = set()
-    if rule.tensor or rule.any_value or rule.number or rule.lenient:
+    if rule.tensor or rule.any_value or rule.number:
         accepts.add("tensor")
-    if rule.value_field or rule.lenient:
+    if rule.value_field:
         accepts.add("value")
-    if rule.collections or rule.any_value or rule.lenient:
+    if rule.collections or rule.any_value:
         accepts.add("collection")
     if rule.any_value:
         kind = "any"
