@@ -567,7 +567,7 @@ class TestConstruction:
         with raises(
             errors.ArgumentError,
             TypeError,
-            match="missing 1 required positional argument \\(the fields 'a'\\)",
+            match="missing 1 required positional argument \\(the field 'a'\\)",
         ):
             declare(_tagged_template())(batch_size=[2])
 

@@ -893,7 +893,10 @@ class TestTensorDictConversion:
         rec = Rec.from_dict({"obs": torch.zeros(4, 2), "inner": {}}, batch_size=[4])
         assert rec.env is None and rec.meta is None and "env" not in rec.keys()
         assert type(rec.inner) is Inner and rec.inner.x is None
-        with pytest.raises(errors.ArgumentError, match="missing the required field 'env'"):
+        with pytest.raises(
+            errors.ArgumentError,
+            match="missing 1 required positional argument \\(the field 'env'\\)",
+        ):
             Rec(obs=torch.zeros(4, 2), inner=None, batch_size=[4])  # the constructor: as before
 
     def test_from_dict_unknown_key(self) -> None:
