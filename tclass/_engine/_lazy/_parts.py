@@ -26,8 +26,8 @@ from tclass.errors import (
     BatchSizeError,
     DeviceError,
     HeterogeneousEntryError,
-    StackTypeError,
     StackError,
+    StackTypeError,
 )
 
 __all__ = [
