@@ -363,8 +363,8 @@ class LazyStackedTensorDict(LazyStackOps):
             raise  # a nested lazy stack's: it already says what differs
         except StackError as error:
             msg = (
-                f"{action} needs the dense stack of this lazy stack, but its members "
-                f"differ: {error}. Pad them first (tclass.pad_sequence), or work on the "
+                f"Failed to stack tensors within a tensordict: {action} needs the dense "
+                f"stack of this lazy stack, but its members differ: {error}. Pad them first (tclass.pad_sequence), or work on the "
                 "members (lazy.tensordicts)"
             )
             raise HeterogeneousEntryError(msg) from None
