@@ -167,6 +167,9 @@ class ScopedOps:
             scope = self._scope = Scope()
         return scope
 
+    def _own_lock(self) -> bool:
+        return self._locked
+
     def _lock_links(self) -> list[LockGraph]:
         return [value for value in self._tensors.values() if isinstance(value, LockGraph)]
 

@@ -37,7 +37,10 @@ class LazyLocking(TensorDictBase):
         if locked is not None:
             return locked
         members = self._members  # as the peer: locked when every member is
-        return bool(members) and all(member.is_locked for member in members)
+        for member in members:  # (a loop: the first, unlocked, member usually decides)
+            if not member._lock_state():
+                return False
+        return bool(members)
 
     def lock_(self) -> Self:
         """Locks every member and the stack (in-place data writes stay allowed); also a
@@ -58,6 +61,11 @@ class LazyLocking(TensorDictBase):
         self._unlock_tree()
         self._lock_context = locked
         return self
+
+    def _own_lock(self) -> bool | None:
+        # As the peer: what a nested collection checks is whether the stack was locked
+        # through itself (None otherwise), not whether all its members happen to be.
+        return self._locked
 
     def _flag_lock(self, locked: bool) -> None:
         # Unlocked, the stack follows its members again (as the peer's).
