@@ -55,6 +55,7 @@ from tclass._engine._combine import merge_tensordicts as merge_tensordicts
 from tclass._engine._combine import remove_duplicates as remove_duplicates
 from tclass._engine._compare import assert_close as assert_close
 from tclass._engine._consolidate import from_consolidated as from_consolidated
+from tclass._engine._lazy import _legacy as _legacy  # registers the legacy lazy views
 from tclass._engine._lazy._build import dense_stack_tds as dense_stack_tds
 from tclass._engine._lazy._build import lazy_stack as lazy_stack
 from tclass._engine._lazy._build import maybe_dense_stack as maybe_dense_stack

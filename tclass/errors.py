@@ -69,6 +69,7 @@ __all__ = [
     "SharedDefaultWarning",
     "SpecSyntaxError",
     "StackError",
+    "StackTypeError",
     "StateDictKeyError",
     "StructureMismatchError",
     "SubpathError",
@@ -226,6 +227,13 @@ class InPlaceKernelError(InPlaceWriteError, NotImplementedError):
 
 class StackError(TclassError, ValueError, RuntimeError):
     """Containers given to stack or cat do not have the same keys, classes or shapes."""
+
+
+class StackTypeError(StackError, TypeError):
+    """Containers given to stack or cat are of unrelated types (records of two classes
+    neither of which subclasses the other, or a record and a TensorDict), or a member
+    given to a lazy stack (``lazy_stack``, ``insert``, ``append``) is not a collection:
+    also a ``TypeError``, as the peer raises."""
 
 
 class HeterogeneousEntryError(StackError):

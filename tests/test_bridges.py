@@ -242,6 +242,40 @@ def _same_tree(a: Any, b: Any) -> None:
             assert type(x) is type(y) and x == y
 
 
+class TestVmap:
+    """Collections through ``torch.vmap`` (as pytree nodes): the batch size loses the
+    mapped dim inside and gets it back outside, as the peer's."""
+
+    def test_batch_size_follows_the_mapped_dim(self) -> None:
+        td = TensorDict(a=torch.randn(4, 3, 5), n={"b": torch.zeros(4, 3)}, batch_size=[4, 3])
+        inside: list[torch.Size] = []
+
+        def body(x: TensorDict) -> TensorDict:
+            inside.append(x.batch_size)
+            assert x["n"].batch_size == x.batch_size
+            return x
+
+        out = torch.vmap(body)(td)
+        assert inside == [torch.Size([3])] and out.batch_size == (4, 3)
+        assert out["n"].batch_size == (4, 3) and torch.equal(out["a"], td["a"])
+        assert torch.vmap(body, (1,))(td).batch_size == (3, 4) and inside[-1] == (4,)
+        assert torch.vmap(torch.vmap(body))(td).batch_size == (4, 3) and inside[-1] == ()
+        assert torch.vmap(lambda x: x.sum(-1))(td).batch_size == (4,)
+
+    def test_an_unbatched_tensor_is_not_mapped(self) -> None:
+        data = torch.randn(7, 11)
+        td = TensorDict(a=torch.randn(4, 3, 5), u=tclass.UnbatchedTensor(data), batch_size=[4, 3])
+
+        def body(x: TensorDict) -> TensorDict:
+            assert x.get("u").shape == (7, 11) and x.get("u").batch_size == (3,)
+            return x
+
+        out = torch.vmap(body)(td)
+        unbatched = out.get("u")
+        assert isinstance(unbatched, tclass.UnbatchedTensor) and unbatched.batch_size == (4, 3)
+        assert unbatched.data_ptr() == data.data_ptr() and out["a"].shape == (4, 3, 5)
+
+
 class TestPytree:
     def test_round_trip(self) -> None:
         tree = _tree()

@@ -68,6 +68,15 @@ class TestMerge:
         merged = merge_tensordicts(_a(), _b(), callback_exist={"x": lambda *v: v[0] + v[1] + 1})
         assert torch.equal(merged["x"], torch.full((3,), 2.0)) and merged.get("s").data == "a"
 
+    def test_callback_only_for_tensors_every_input_holds(self) -> None:
+        first = TensorDict({"common": 0, "c": {"e": 0}, "s": "a"})
+        second = TensorDict({"common": 1, "f": {"h": 1}, "s": "b"})
+        third = TensorDict({"common": 2, "f": {"h": 2}, "s": "c"})
+        merged = merge_tensordicts(first, second, third, callback_exist=lambda *v: torch.stack(v))
+        assert merged["common"].tolist() == [0, 1, 2]
+        assert merged["f", "h"].tolist() == 1  # two of the three hold it: the first, as the peer
+        assert merged["s"] == "a"  # Python values keep the first
+
     def test_single_input_is_a_shallow_copy(self) -> None:
         a = _a()
         merged = merge_tensordicts(a)

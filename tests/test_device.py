@@ -356,3 +356,13 @@ def test_to_with_a_batch_size_and_pinning() -> None:
     locked = _td().lock_()
     with pytest.raises(errors.LockedError):
         locked.to(torch.float64, inplace=True)
+
+
+@pytest.mark.parametrize("index", [0, 3], ids=["td", "record"])
+def test_assigning_device_is_refused_as_the_peer(index: int) -> None:
+    collection = _to_kinds()[index]
+    for device in ("cpu", None):
+        with pytest.raises(RuntimeError, match=r"\.to\(") as info:  # the peer: RuntimeError
+            collection.device = device
+        assert isinstance(info.value, errors.TclassError)
+    assert collection.device is None

@@ -133,6 +133,17 @@ def test_consolidated_lazy_stack() -> None:
     assert moved.is_consolidated() and moved.device == META and moved[1]["a"].is_meta
 
 
+def test_consolidate_into_a_file_puts_every_node_on_cpu(tmp_path: Path) -> None:
+    td = TensorDict({"a": torch.zeros(2), "b": {"c": torch.ones(2)}, "d": "s"}, batch_size=[2])
+    packed = td.consolidate(filename=tmp_path / "td.mmap")  # the buffer is a CPU file
+    assert packed.device == torch.device("cpu") and packed["b"].device == torch.device("cpu")
+    assert td.consolidate().device is None  # in memory: the devices are kept, as the peer
+    lazy = tclass.lazy_stack([TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(3))])
+    packed_lazy = lazy.consolidate(filename=tmp_path / "lazy.mmap")
+    assert packed_lazy.device == torch.device("cpu") and packed_lazy[1].device.type == "cpu"
+    assert TensorDict.from_consolidated(tmp_path / "td.mmap").device is None  # as the peer
+
+
 def test_in_place_writes_keep_it_replacing_a_leaf_ends_it() -> None:
     packed = _td().consolidate()
     packed["a"][0, 0] = 42.0

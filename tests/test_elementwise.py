@@ -13,6 +13,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tclass
 from tclass import MemoryMappedTensor, NonTensorStack, TensorDict, errors, tensorclass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -579,6 +580,22 @@ def test_eq_with_a_tensor_over_the_batch_dims_and_a_number() -> None:
     assert torch.equal(number["n", "c"], td["n", "c"] != 0)
     assert torch.equal((td == 2.0)["f"], td["f"] == 2)
     assert (td == True)["a"].dtype is torch.bool  # noqa: E712
+
+
+def test_eq_with_a_number_keeps_python_values_as_with_a_tensor() -> None:
+    # As the peer: a number is compared with the tensors only, so a zeroed buffer holding
+    # a Python value is all zeros (memmap_like's buffers); collections compare values.
+    td = TensorDict({"a": torch.zeros(3), "s": "foo", "n": {"t": "bar"}}, [3])
+    for other in (0, torch.zeros(())):
+        out = td == other
+        assert out.all() and out.get_non_tensor("s") == "foo"
+        assert out.get_non_tensor(("n", "t")) == "bar"
+    assert not (td != 0).all()
+    assert (td == td)["s"].all()
+    # A Python value facing a tensor (from_dict(to_dict()) makes numbers tensors): kept.
+    numbers = TensorDict({"i": tclass.NonTensorData(3, [3]), "a": torch.zeros(3)}, [3])
+    back = TensorDict.from_dict(numbers.to_dict(), auto_batch_size=True)
+    assert (back == numbers).all() and (numbers == back).get_non_tensor("i") == 3
 
 
 def test_eq_with_different_keys() -> None:

@@ -469,6 +469,17 @@ def test_tolist_gives_nested_lists_of_dicts() -> None:
     assert all(isinstance(node, TensorDict) for node in nodes)
 
 
+def test_tolist_first_lists_nested_batch_dims_and_tensors_need_nodes() -> None:
+    nested = TensorDict(c=torch.arange(12).reshape(2, 3, 2), batch_size=(2, 3, 2))
+    td = TensorDict(a=torch.arange(24).view(2, 3, 4), b=nested, batch_size=(2, 3))
+    first = td.tolist(tolist_first=True)[0][0]
+    assert first["b"] == [{"c": torch.tensor(0)}, {"c": torch.tensor(1)}]
+    assert td.tolist(tolist_first=True, convert_tensors=True)[0][0]["b"] == [{"c": 0}, {"c": 1}]
+    assert torch.equal(td.tolist()[0][0]["b"]["c"], torch.tensor([0, 1]))  # a dict by default
+    with pytest.raises(errors.ArgumentError, match="pass convert_nodes=True"):
+        td.tolist(convert_nodes=False, convert_tensors=True)  # a TypeError, as the peer
+
+
 def test_tolist_of_values_that_differ_along_every_dim() -> None:
     rows = NonTensorStack(NonTensorStack("a", "b", "c"), NonTensorStack("d", "e", "f"))
     td = TensorDict({"env": rows}, [2, 3])

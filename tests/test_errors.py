@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pickle
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "InPlaceWriteError": (ValueError, RuntimeError),
     "InPlaceKernelError": (ValueError, RuntimeError, NotImplementedError),
     "StackError": (ValueError, RuntimeError),
+    "StackTypeError": (ValueError, RuntimeError, TypeError),
     "HeterogeneousEntryError": (ValueError, RuntimeError),
     "DeviceError": (ValueError, RuntimeError),
     "MissingFileError": (FileNotFoundError,),
@@ -329,3 +331,102 @@ def test_not_a_file_error_is_no_is_a_directory_error(tmp_path: Any) -> None:
             action()
         assert isinstance(info.value, (OSError, ValueError, RuntimeError))
         assert not isinstance(info.value, IsADirectoryError)
+
+
+# --- phrases code written for the peer matches on ----------------------------------------
+# Messages are tclass's own; where the peer's tests (and code written against it) match an
+# error by a short phrase (``pytest.raises(match=...)``, a regex), tclass's message matches.
+
+
+def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]]:
+    td_cls = lib.TensorDict
+
+    def plain() -> Any:
+        return td_cls({"a": torch.zeros(4, 3), "b": {"c": torch.zeros(4)}}, [4])
+
+    def setitem() -> None:
+        plain()[:2] = td_cls({"a": torch.ones(3, 3), "b": {"c": torch.ones(3)}}, [3])
+
+    def memmap_existing() -> None:
+        td = plain().memmap_(tmp / "one")
+        td_cls(a=td["a"], batch_size=[4]).memmap_(tmp / "two")
+
+    def locked_del() -> None:
+        del plain().lock_()["a"]
+
+    def make_memmap() -> None:
+        plain().memmap_(tmp / "three").make_memmap(("b", "c"), shape=[4])
+
+    def reserved() -> None:
+        lib.tensorclass(type("Bad", (), {"__annotations__": {"reshape": torch.Tensor}}))
+
+    def signature() -> None:
+        fields = {"x": torch.Tensor, "y": torch.Tensor, "z": torch.Tensor}
+        lib.tensorclass(type("Sig", (), {"__annotations__": fields}))(batch_size=[])
+
+    def lazy(*sizes: int, **options: Any) -> Any:
+        members = [td_cls(a=torch.zeros(n, 3), batch_size=[n]) for n in sizes]
+        return lib.lazy_stack(members, **options)
+
+    ragged = [td_cls(a=torch.zeros(2)), td_cls(a=torch.zeros(3))]
+    three_dims = td_cls(a=torch.zeros(2, 3, 4), batch_size=[2, 3, 4])
+    grad = torch.ones(3, requires_grad=True)
+    return {
+        "setitem": (setitem, "differs from the source batch size|batch dimension mismatch"),
+        "hetero": (lambda: lib.lazy_stack(ragged)["a"], "Failed to stack tensors within"),
+        "rename": (lambda: plain().rename_key_("a", "b", safe=True), "already present in"),
+        "bool": (lambda: bool(plain()), "Converting a tensordict to boolean value"),
+        "where": (
+            lambda: torch.where(torch.ones(4, dtype=torch.bool), plain(), plain().exclude("a")),
+            "not found and no pad value provided",
+        ),
+        "memmap_existing": (memmap_existing, "the tensor already has a file associated"),
+        "transpose": (lambda: plain().transpose(0, 5), "dim0 and dim1 must be within the range"),
+        "locked": (locked_del, "Cannot modify locked TensorDict"),
+        "flatten_keys": (
+            lambda: td_cls({"a.b": torch.zeros(1), "a": {"b": torch.zeros(1)}}).flatten_keys("."),
+            "Flattening keys in tensordict causes keys",
+        ),
+        "pad": (lambda: lib.pad(plain(), [-10, 0]), "negative output size"),
+        "fliplr": (lambda: plain().fliplr(), "requires at least 2"),
+        "rot90": (lambda: plain().rot90(), "requires at least 2"),
+        "update_": (lambda: plain().update_(zz=torch.ones(4)), "was not found"),
+        "movedim": (lambda: three_dims.movedim((0, 1), (2, 2)), "repeated dim in destination"),
+        "no_grad": (lambda: td_cls(a=torch.ones(1)).backward(), "no leaf tensor requiring"),
+        "non_scalar": (lambda: td_cls(a=grad * 2).backward(), "only for scalar outputs"),
+        "missing_grad": (
+            lambda: td_cls(a=grad[:1] * 2).backward(td_cls(b=torch.ones(1))),
+            "Missing gradient entry for key 'a'",
+        ),
+        "compression": (
+            lambda: plain().memmap(tmp / "four", compression="deflate"),
+            "compression is only supported",
+        ),
+        "make_memmap": (make_memmap, "already exists within the target tensordict"),
+        "strict_shape": (lambda: lazy(3, 4, strict_shape=True), "stacking tensordicts requires"),
+        "reserved": (reserved, "Attribute name reshape can't be used with @tensorclass"),
+        "signature": (signature, "missing 3 required positional arguments"),
+        "lazy_in_place": (lambda: lazy(2, 2, dim=1).flatten(0, 1, inplace=True), "flatten"),
+    }
+
+
+PHRASE_CASES = sorted(_phrase_cases(tclass, None))
+
+
+@pytest.mark.parametrize("case", PHRASE_CASES)
+def test_messages_hold_the_phrase_the_peer_is_matched_on(case: str, tmp_path: Any) -> None:
+    op, phrase = _phrase_cases(tclass, tmp_path)[case]
+    with pytest.raises(errors.TclassError) as info:
+        op()
+    assert re.search(phrase, str(info.value)), str(info.value)
+    peer = pytest.importorskip("tensordict", reason="the peer (tensordict) is not installed")
+    (tmp_path / "peer").mkdir()
+    peer_op, _ = _phrase_cases(peer, tmp_path / "peer")[case]
+    builtins = tuple(
+        base
+        for base in type(info.value).__mro__
+        if base.__module__ == "builtins" and base not in (object, BaseException, Exception)
+    )
+    with pytest.raises(builtins) as peer_info:  # the peer raises one of tclass's builtins
+        peer_op()
+    assert re.search(phrase, str(peer_info.value)), str(peer_info.value)

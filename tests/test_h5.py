@@ -894,7 +894,7 @@ def test_select_exclude_cpu_and_consolidate_read_the_file(saved: PersistentTenso
     assert saved.select("nope", strict=False).is_empty()
     with pytest.raises(KeyError, match="nope"):
         saved.select("nope")
-    with pytest.raises(NotImplementedError, match="inplace"):
+    with pytest.raises(NotImplementedError, match="in place"):
         saved.exclude("obs", inplace=True)
     moved = saved.cpu()
     assert isinstance(moved, PersistentTensorDict) and moved.device == torch.device("cpu")

@@ -669,6 +669,25 @@ def test_non_json_values_need_allow_pickle_both_ways(tmp_path: Path) -> None:
     assert loaded.get("o").data == {1, 2} and loaded.get("many").tolist() == [{1}, {2}]
 
 
+@pytest.mark.parametrize("policy", [0, 1, "yes"], ids=["0", "1", "str"])
+def test_allow_pickle_must_be_a_bool_or_none(tmp_path: Path, policy: Any) -> None:
+    # As the peer's loads (a TypeError): a truthy 1 or "yes" does not allow pickle.
+    td = TensorDict(o=NonTensorData({1, 2}, batch_size=[2]), batch_size=[2])
+    with pytest.raises(tclass.errors.ArgumentError, match="allow_pickle must be True, False or"):
+        td.memmap(tmp_path / "p", allow_pickle=policy)
+    assert not (tmp_path / "p").exists()
+    td.memmap(tmp_path / "p", allow_pickle=True)
+    for load in (tclass.load_memmap, TensorDict.load_memmap):
+        with pytest.raises(
+            TypeError, match=r"allow_pickle must be .* got 1 \(of type builtins.int\)"
+        ):
+            load(tmp_path / "p", allow_pickle=1)
+    with pytest.raises(tclass.errors.ArgumentError, match="allow_pickle"):
+        tclass.append_memmap(tmp_path / "p", td, allow_pickle=policy)
+    with pytest.raises(PickleRefusedError):
+        tclass.load_memmap(tmp_path / "p", allow_pickle=None)  # None: no pickle
+
+
 class _Marker:
     path = ""
 

@@ -506,7 +506,7 @@ def test_return_early_reraises_the_save_error(tmp_path: Path) -> None:
     future = TensorDict(a=torch.ones(2), batch_size=[2]).memmap(
         tmp_path / "bad", num_threads=2, return_early=True, compression="deflate"
     )
-    with pytest.raises(ValueError, match="archives only"):
+    with pytest.raises(ValueError, match="only supported for archives"):
         future.result()  # type: ignore[attr-defined]
     with pytest.raises(NotImplementedError, match="archive"):
         TensorDict(a=torch.ones(2)).memmap(tmp_path / "x.tdz", num_threads=2, return_early=True)

@@ -156,6 +156,26 @@ def test_empty_and_non_collections_refused() -> None:
     assert LazyStackedTensorDict().batch_size == torch.Size([0])  # grows with append()
     with pytest.raises(StackError, match="member 1 is a Tensor"):
         tclass.lazy_stack([_member(), torch.zeros(3, 4)])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="member 1 is a Tensor"):  # a TypeError, as the peer
+        tclass.lazy_stack([_member()]).append(torch.zeros(3, 4))  # type: ignore[arg-type]
+
+
+def test_an_empty_stack_takes_a_batch_size_and_device() -> None:
+    empty = LazyStackedTensorDict(stack_dim=1, batch_size=[1, 2], device="cpu")
+    assert empty.batch_size == torch.Size([1, 0, 2]) and empty.device == torch.device("cpu")
+    assert LazyStackedTensorDict(stack_dim=-1, batch_size=[3]).batch_size == (3, 0)
+    members = [_member(), _member()]
+    assert LazyStackedTensorDict(*members, batch_size=[2, 3, 4]).batch_size == (2, 3, 4)
+    with pytest.raises(errors.BatchSizeError, match="members stack to \\[2, 3, 4\\]"):
+        LazyStackedTensorDict(*members, batch_size=[3, 3, 4])
+    with pytest.raises(errors.DeviceError, match="device=meta"):
+        LazyStackedTensorDict(*members, device="meta")
+
+
+def test_a_member_is_in_the_stack_by_identity() -> None:
+    member = _member()
+    stack = tclass.lazy_stack([member, member])
+    assert member in stack and member.clone() not in stack and "a" in stack
 
 
 def test_stack_dim_out_of_range() -> None:
@@ -873,6 +893,22 @@ def test_maybe_dense_stack() -> None:
     assert type(keys_differ) is LazyStackedTensorDict and list(keys_differ.keys()) == ["a", "n"]
 
 
+def test_maybe_dense_stack_is_dense_above_nested_collections_that_differ() -> None:
+    first = TensorDict({"a": 1, "b": TensorDict({"c": 2}, []), "s": "x"}, [])
+    second = TensorDict({"a": 1, "b": TensorDict({"d": 2}, []), "s": "y"}, [])
+    best = tclass.maybe_dense_stack([first, second])  # as the peer's best-intention stack
+    assert type(best) is TensorDict and type(best.get("b")) is LazyStackedTensorDict
+    assert best["a"].tolist() == [1, 1] and best["s"] == ["x", "y"]
+    shapes = TensorDict({"a": 1, "b": TensorDict({"c": [2]}, [])}, [])
+    assert type(tclass.maybe_dense_stack([first.exclude("s"), shapes]).get("b")) is (
+        LazyStackedTensorDict
+    )
+    tensor_differs = TensorDict({"a": torch.ones(2), "b": TensorDict({"c": 2}, [])}, [])
+    assert type(tclass.maybe_dense_stack([first.exclude("s"), tensor_differs])) is (
+        LazyStackedTensorDict
+    )
+
+
 # --- nesting -------------------------------------------------------------------------------
 
 
@@ -1223,3 +1259,63 @@ def test_a_list_of_one_item_per_member_is_split_as_the_peer() -> None:
     assert stack[1]["b"] == "another string" and stack["b"] == ["a string", "another string"]
     stack["c"] = ["x", "y", "z"]  # not one per member: each member keeps the list
     assert stack[0]["c"] == ["x", "y", "z"]
+
+
+def test_nested_lists_are_split_along_the_stack_dim() -> None:
+    inner = [tclass.lazy_stack([TensorDict(), TensorDict()]) for _ in range(3)]
+    stack = tclass.lazy_stack(inner, 1)  # batch [2, 3], its members along dim 1
+    stack["a"] = [[torch.ones(i * 3 + j + 1) for j in range(3)] for i in range(2)]
+    assert [stack[i, j]["a"].shape[0] for i in range(2) for j in range(3)] == [1, 2, 3, 4, 5, 6]
+    rows = tclass.lazy_stack([TensorDict(batch_size=[2]), TensorDict(batch_size=[2])], 1)
+    rows["s"] = [["a", "b"], ["c", "d"]]  # batch [2, 2] order: member j gets column j
+    assert rows.tensordicts[0]["s"] == ["a", "c"] and rows.tensordicts[1]["s"] == ["b", "d"]
+
+
+def test_nested_lazy_stacks_read_as_lists_and_padded_tensors() -> None:
+    ragged = tclass.lazy_stack([TensorDict(a=torch.arange(3.0)), TensorDict(a=torch.arange(4.0))])
+    outer = tclass.lazy_stack([ragged, ragged.copy()], 1)  # batch [2, 2]: members along dim 1
+    lists = outer.get("a", as_list=True)  # member by member, as the peer
+    assert [[t.tolist() for t in member] for member in lists] == [[[0, 1, 2], [0, 1, 2, 3]]] * 2
+    padded = outer.get("a", as_padded_tensor=True)  # in batch order: outer[i, j]
+    assert padded.shape == (2, 2, 4) and padded[0, 1].tolist() == [0, 1, 2, 0]
+    assert padded[1, 0].tolist() == [0, 1, 2, 3]
+    td = TensorDict(inner=ragged, batch_size=[2])  # a TensorDict passes them on
+    assert [t.tolist() for t in td.get(("inner", "a"), as_list=True)] == [[0, 1, 2], [0, 1, 2, 3]]
+    left = td.get(("inner", "a"), as_padded_tensor=True, padding_side="left", padding_value=9)
+    assert (
+        left[0].tolist() == [9, 0, 1, 2] and td.get(("inner", "a"), as_nested_tensor=True).is_nested
+    )
+    dense = TensorDict(a=torch.ones(2, 3), batch_size=[2])
+    assert dense.get("a", as_list=True) is dense["a"]  # a stored tensor as it is, as the peer
+    assert td.get(("inner", "zz"), 3, as_list=True) == 3
+
+
+def _holder(offset: float) -> TensorDict:
+    """A TensorDict holding a heterogeneous lazy stack (its "h" differs in shape)."""
+    members = [TensorDict(h=torch.full((n,), offset)) for n in (3, 3, 2)]
+    return TensorDict(lazy=tclass.lazy_stack(members), dense=torch.full((2,), offset))
+
+
+def test_update_in_place_and_indexed_writes_from_heterogeneous_lazy_stacks() -> None:
+    first, second = _holder(0.0), _holder(1.0)
+    out = first.unsqueeze(0).expand(2).clone()  # "lazy": a lazy stack along dim 1
+    assert tclass.lazy_stack([first, second], out=out) is out  # update_ member by member
+    assert out["lazy"][1].get("h", as_list=True)[2].tolist() == [1.0, 1.0]
+    assert (out["dense"][1] == 1).all() and (out["lazy"][0, 2]["h"] == 0).all()
+    again = first.unsqueeze(0).expand(2).clone()
+    again[1] = second  # an indexed write: each member takes its part
+    assert again["lazy"][1].get("h", as_list=True)[0].tolist() == [1.0, 1.0, 1.0]
+    assert again["lazy"][0].get("h", as_list=True)[0].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_new_empty_with_empty_lazy_gives_lazy_stacks_of_empty_members() -> None:
+    members = [TensorDict(smth=torch.ones(1), batch_size=[1]) for _ in range(10)]
+    td = TensorDict(dense=torch.randn(1, 10), sparse=LazyStackedTensorDict(*members, stack_dim=1))
+    td.batch_size = torch.Size([1, 10])
+    sparse = td.new_empty((1, 100, 1), empty_lazy=True)["sparse"]
+    assert type(sparse) is LazyStackedTensorDict and sparse.stack_dim == 1
+    assert sparse.batch_size == (1, 100, 1) and len(sparse.tensordicts) == 100
+    assert sparse.is_empty() and td.new_empty((10, 1), empty_lazy=True)["sparse"].stack_dim == 1
+    assert type(td.new_empty((10, 1))["sparse"]) is TensorDict  # without it: dense, as the peer
+    top = td["sparse"].new_empty((3, 4), empty_lazy=True)
+    assert type(top) is LazyStackedTensorDict and len(top.tensordicts) == 4

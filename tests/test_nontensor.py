@@ -55,14 +55,16 @@ class TestNonTensorData:
         assert NonTensorData(3).batch_size == torch.Size([])
         assert NonTensorData("x", [2], device="cpu").device == torch.device("cpu")
 
-    @pytest.mark.parametrize(
-        "value",
-        [torch.zeros(2), torch.tensor(1.0), TensorDict({}, [2])],
-        ids=["tensor", "scalar-tensor", "tensordict"],
-    )
-    def test_refuses_tensors_and_collections(self, value: Any) -> None:
+    def test_refuses_collections(self) -> None:
         with pytest.raises(EntryTypeError, match="NonTensorData holds Python values"):
-            NonTensorData(value, [2])
+            NonTensorData(TensorDict({}, [2]), [2])
+
+    def test_a_tensor_is_a_value_as_the_peer(self) -> None:
+        t1, t2 = torch.tensor([1.0, 2.0, 3.0]), torch.ones(4)
+        assert NonTensorData(t1, [2]).data is t1
+        for stack in (torch.stack([NonTensorData(t1), NonTensorData(t2)]),
+                      NonTensorStack(NonTensorData(t1), NonTensorData(t2))):  # fmt: skip
+            assert type(stack) is NonTensorStack and stack.tolist() == [t1, t2]
 
     def test_a_node_given_as_value_is_unwrapped(self) -> None:
         assert NonTensorData(NonTensorData("x"), [2]).data == "x"
@@ -421,6 +423,40 @@ def _td(value: Any, batch: tuple[int, ...] = (2, 3)) -> TensorDict:
 
 
 class TestInTensorDict:
+    def test_a_new_key_written_by_index_holds_the_value_everywhere(self) -> None:
+        # As the peer: the other rows get the written value (tensors get zeros).
+        data = TensorDict({}, [1, 10])
+        data[0, 0] = TensorDict({"a": 0, "b": "a string!"}, [])
+        assert data.get("b").tolist() == [["a string!"] * 10] and data["a"].sum() == 0
+        data[0, 1] = TensorDict({"a": 0, "b": "another string!"}, [])
+        assert data.get("b").tolist() == [["a string!", "another string!"] + ["a string!"] * 8]
+        fresh = TensorDict({}, [4])
+        fresh[1:3] = TensorDict({"b": NonTensorStack("x", "y")}, [2])
+        assert fresh.get("b").tolist() == ["x", "x", "y", "x"]
+
+    @pytest.mark.parametrize("make", ["new_empty", "new_zeros", "new_ones"])
+    def test_new_filled_of_python_values(self, make: str) -> None:
+        # As the peer: a node of the new batch size, holding the (first) value.
+        stack = NonTensorStack("a", "b").unsqueeze(-1)
+        td = TensorDict(a=stack, b=NonTensorData("x", [2]), batch_size=[2])
+        for size in (4, 1, 2):
+            out = getattr(td, make)(size)
+            assert type(out.get("a")) is NonTensorStack and out.get("a").batch_size == (size, 1)
+            assert out.get("a").tolist() == [["a"]] * size
+            assert type(out.get("b")) is NonTensorData and out.get("b").data == "x"
+        assert td.new_full((3,), 5.0).get_non_tensor("b") == "x"
+
+    def test_or_and_xor_of_two_values_are_masks_as_the_peer(self) -> None:
+        values = {k: NonTensorData(v, [2]) for k, v in {"t": True, "f": False, "n": 3}.items()}
+        td = TensorDict({**values, "x": torch.ones(2, dtype=torch.bool)}, [2])
+        assert (td | td)["t"].tolist() == [True, True] and (td ^ td)["t"].tolist() == [False] * 2
+        assert (td | td)["f"].tolist() == [False, False] and (td | td)["n"].dtype is torch.bool
+        assert (td | td)["x"].all()  # tensors: as before
+        assert (td | 1).get_non_tensor("t") is True  # a number: the value is kept
+        node = NonTensorData(True, [3])
+        assert (node | NonTensorData(False, [3])).tolist() == [True] * 3
+        assert (node ^ node).tolist() == [False] * 3
+
     def test_index(self) -> None:
         td = _td("a")
         assert type(td[0].get("e")) is NonTensorData and td[0].get("e").data == "a"
@@ -507,6 +543,20 @@ class TestSubscripted:
         assert tclass.MetaData[int](3).data == 3
         stacked = torch.stack([node, tclass.MetaData[str]("run-7", batch_size=[3])])
         assert type(stacked) is tclass.MetaData and stacked.batch_size == torch.Size([2, 3])
+
+    def test_metadata_of_a_type_checks_the_value_and_instances(self) -> None:
+        # As the peer: MetaData[int] is a (cached) subclass of MetaData.
+        node = tclass.MetaData[int](0, batch_size=(3,))
+        assert node.data == 0 and isinstance(node, tclass.MetaData[int])
+        assert not isinstance(node, tclass.MetaData[str]) and not isinstance(
+            0, tclass.MetaData[int]
+        )
+        assert issubclass(tclass.MetaData[int], tclass.MetaData)
+        assert tclass.MetaData[int] is tclass.MetaData[int]
+        with pytest.raises(errors.EntryTypeError, match=r"MetaData\[int\].*got str 'a string'"):
+            tclass.MetaData[int]("a string")
+        assert isinstance(tclass.MetaData([1]), tclass.MetaData[list[int]])
+        assert pickle.loads(pickle.dumps(node)).data == 0
 
     def test_stack_of_a_type(self) -> None:
         assert typing.get_origin(NonTensorStack[str]) is NonTensorStack

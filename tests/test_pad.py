@@ -251,6 +251,25 @@ def test_pad_python_value_node_directly() -> None:
     assert pad(NonTensorStack.from_list([1, 2]), [0, 1]).tolist() == [1, 2, None]
 
 
+def test_pad_in_place_keeps_a_stack_of_values_and_pads_it() -> None:
+    td = TensorDict({"x": _values(3), "instr": NonTensorStack("a", "b", "c")}, [3])
+    instr = td.get("instr")
+    assert pad(td, [0, 2], inplace=True) is td
+    assert td.get("instr") is instr and instr.tolist() == ["a", "b", "c", None, None]
+    stack = NonTensorStack("a", "b")
+    assert pad(stack, [0, 1], inplace=True) is stack and stack.tolist() == ["a", "b", None]
+    assert stack.batch_size == torch.Size([3])
+    with pytest.raises(errors.LockedError, match="locked NonTensorStack"):
+        pad(stack.lock_(), [0, 1], inplace=True)
+
+
+def test_pad_in_place_of_a_lazy_stack_along_the_members_dims() -> None:
+    lazy = tclass.lazy_stack([TensorDict(x=torch.ones(4), batch_size=[4]) for _ in range(2)])
+    members = lazy.tensordicts
+    assert lazy.pad([0, 0, 0, 1], inplace=True) is lazy and lazy.tensordicts == members
+    assert lazy.batch_size == torch.Size([2, 5]) and members[0]["x"].tolist()[-1] == 0.0
+
+
 # --- pad: errors ------------------------------------------------------------------------
 
 
@@ -278,7 +297,10 @@ def test_pad_non_sequence_raises(bad: Any) -> None:
 
 def test_pad_crop_past_zero_raises_naming_the_dim() -> None:
     td = TensorDict({"a": _values(2, 3)}, [2, 3])
-    with pytest.raises(ShapeError, match=r"crops batch dim 1 \(size 3\) to -1; crop at most 3"):
+    with pytest.raises(
+        ShapeError,
+        match=r"crops batch dim 1 \(size 3\) to a negative output size -1; crop at most 3",
+    ):
         pad(td, [0, 0, -2, -2])
 
 

@@ -573,6 +573,28 @@ def test_chunk_of_an_empty_dim_matches_torch(chunks: int) -> None:
     assert all(p["a"].shape == torch.Size([0, 2, 3]) for p in pieces)
 
 
+def _rows(nt: torch.Tensor) -> list[list[int]]:
+    return [row.tolist() for row in nt.unbind(0)]
+
+
+def test_jagged_leaves_are_sliced_split_and_gathered_by_row() -> None:
+    parts = [torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6, 7]), torch.tensor([8])]
+    nt = torch.nested.as_nested_tensor(parts, layout=torch.jagged)
+    td = TensorDict({"x": nt, "n": {"y": torch.arange(3)}}, batch_size=[3])
+    first, second = td.chunk(2)  # torch cannot split a jagged tensor along dim 0
+    assert _rows(first["x"]) == [[1, 2, 3], [4, 5, 6, 7]] and _rows(second["x"]) == [[8]]
+    assert [_rows(p["x"]) for p in td.split([1, 2])] == [[[1, 2, 3]], [[4, 5, 6, 7], [8]]]
+    assert _rows(td[1:]["x"]) == [[4, 5, 6, 7], [8]] and td[1:]["n", "y"].tolist() == [1, 2]
+    assert _rows(td[torch.tensor([0, -1])]["x"]) == [[1, 2, 3], [8]]
+    assert _rows(td[torch.tensor([True, False, True])]["x"]) == [[1, 2, 3], [8]]
+    assert _rows(td[[2, 1]]["x"]) == [[8], [4, 5, 6, 7]] and td[1]["x"].tolist() == [4, 5, 6, 7]
+    assert td[2:]["x"].layout is torch.jagged and td[2:].batch_size == torch.Size([1])
+    holes = torch.nested.nested_tensor_from_jagged(  # lengths: the holes stay out
+        torch.arange(10), torch.tensor([0, 2, 5, 8, 10]), lengths=torch.tensor([2, 3, 1, 2])
+    )
+    assert _rows(TensorDict(x=holes, batch_size=[4])[2:]["x"]) == [[5], [8, 9]]
+
+
 @SETTINGS
 @given(st.data())
 def test_unbind_property(data: st.DataObject) -> None:

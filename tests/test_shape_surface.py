@@ -362,6 +362,9 @@ def test_gather_checks_the_index() -> None:
         td.gather(0, torch.zeros(2, dtype=torch.long))  # 1 dim for a 2-dim batch
     with pytest.raises(errors.TclassError):
         td.gather(0, torch.zeros(2, 3))  # not an integer index
+    index = torch.zeros(td.batch_size, dtype=torch.long)
+    with pytest.raises(errors.ArgumentValueError, match="out= and inplace=True"):
+        td.gather(0, index, out=td.clone(), inplace=True)  # a ValueError, as the peer
 
 
 class _Gathered(TensorClass):

@@ -134,6 +134,19 @@ def test_from_any_dataclasses_lists_and_tensors_as_the_peer() -> None:
         tclass.from_any(object())
 
 
+def test_from_any_nests_dataclasses_and_tuples_inside_mappings() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Point:
+        a: int
+
+    td = TensorDict.from_any({"dataclass": Point(a=0), "tuple": (1, 2, 3), "mixed": (1, "z")})
+    assert set(td.keys(True, True)) >= {("dataclass", "a"), ("tuple", "0"), ("tuple", "2")}
+    assert td["tuple", "1"] == 2 and td["mixed", "1"] == "z"  # kept (the peer drops "z")
+    assert TensorDict.from_dict({"tuple": (1, 2, 3)})["tuple"].tolist() == [1, 2, 3]  # a tensor
+
+
 def test_from_tuple() -> None:
     td = TensorDict.from_tuple((torch.zeros(3), {"x": torch.ones(3)}))
     assert list(td.keys(True)) == ["0", ("1", "x"), "1"]

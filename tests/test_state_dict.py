@@ -273,11 +273,20 @@ class TestRecords:
     def test_value_of_an_unknown_field(self) -> None:
         sd = _rec().state_dict()
         sd._metadata[""]["_non_tensor"]["nope"] = 1
-        with pytest.raises(errors.UnknownFieldError, match="nope"):
+        with pytest.raises(errors.StateDictKeyError, match="nope"):  # a KeyError (the peer)
             _rec().load_state_dict(sd)
         dest = _rec()
         dest.load_state_dict(sd, strict=False)
         assert dest.env == "pong"
+
+    @pytest.mark.parametrize("flatten", [True, False])
+    def test_an_unexpected_key_is_reported_whatever_it_holds(self, flatten: bool) -> None:
+        # As the peer: the unexpected key (a KeyError), not the type of its value.
+        sd = _rec().state_dict(flatten=flatten)
+        (sd["inner"] if not flatten else sd)["nope"] = None
+        with pytest.raises(errors.StateDictKeyError, match="nope"):
+            _rec().load_state_dict(sd)
+        _rec().load_state_dict(sd, strict=False)  # skipped, as the peer
 
     def test_absent_optional_value_is_set(self) -> None:
         class WithMeta(TensorClass):
@@ -332,7 +341,7 @@ class TestRecords:
         assert dest.x.tolist() == [1.0, 2.0] and dest.x.data_ptr() == ptr
         assert dest.name == "old"
         legacy["_non_tensordict"] = {"nope": 1}
-        with pytest.raises(errors.UnknownFieldError, match="nope"):
+        with pytest.raises(errors.StateDictKeyError, match="nope"):
             dest.load_state_dict(legacy)
 
     def test_frozen_record_loads_in_place(self) -> None:
@@ -449,3 +458,20 @@ class TestSnapshotSeed:
         assert (tc_dest == tc).all() and tc_dest.y.batch_size == tc.y.batch_size
         assert isinstance(tc_dest.y.x, MemoryMappedTensor)
         assert (MyClass.load_memmap(tmp_path / "dest") == tc).all()
+
+
+def test_node_entries_of_older_tensordict_state_dicts_are_node_facts() -> None:
+    flat = OrderedDict(a=torch.tensor(1), __batch_size=torch.Size([]), __device=None)
+    td = TensorDict({"a": 0}, [])
+    assert td.load_state_dict(flat)["a"] == 1 and list(td.keys()) == ["a"]
+    nested = {
+        "a": torch.ones(2),
+        "s": {"b": torch.ones(2, 3), "__batch_size": torch.Size([2, 3]), "__device": None},
+        "__batch_size": torch.Size([2]),
+        "__device": None,
+    }
+    empty = TensorDict().load_state_dict(nested)  # an empty destination takes the facts
+    assert empty.batch_size == (2,) and empty["s"].batch_size == (2, 3)
+    dotted = {"a": torch.ones(2), "s.b": torch.ones(2, 3), "s.__batch_size": torch.Size([2, 3])}
+    into = TensorDict({"a": torch.zeros(2), "s": {"b": torch.zeros(2, 3)}}, [2])
+    assert into.load_state_dict(dotted)["s", "b"].sum() == 6

@@ -157,7 +157,7 @@ def test_entry_facts() -> None:
 
 
 def test_entry_facts_name_missing_keys() -> None:
-    with pytest.raises(KeyError, match="'zz' not found"):
+    with pytest.raises(KeyError, match="'zz' was not found"):
         _td().get_item_shape("zz")
     assert _td().entry_class("zz") is type(None)  # as the peer: no entry, no class
     with pytest.raises(IndexError):
@@ -198,7 +198,7 @@ def test_rename_keys() -> None:
     assert torch.equal(out["top"], td["n", "b"])
     assert td.rename_keys({"a": "c", "c": "a"})["c"].shape == (2, 3, 4)  # a swap
     assert set(td.rename_keys({"zz": "y"}, strict=False).keys()) == set(td.keys())
-    with pytest.raises(KeyError, match="'zz' not found"):
+    with pytest.raises(KeyError, match="'zz' was not found"):
         td.rename_keys({"zz": "y"})
     with pytest.raises(ValueError, match="already an entry"):
         td.rename_keys({"a": "n"})
@@ -312,6 +312,14 @@ def test_from_dict_instance_keeps_the_nested_classes() -> None:
     assert out["p"].tag == "new" and out.batch_size == (4,)
 
 
+def test_from_dict_instance_reads_a_none_as_a_field_not_set() -> None:
+    template = TensorDict(p=Pair(x=torch.ones(2), y=None, batch_size=[2]), batch_size=[2])
+    data = template.to_dict()
+    assert data["p"]["y"] is None  # to_dict writes the field not set as None
+    out = template.from_dict_instance(data, batch_size=[2])
+    assert type(out["p"]) is Pair and out["p"].y is None and torch.equal(out["p"].x, torch.ones(2))
+
+
 @pytest.mark.parametrize("storage", [None, "shared", "memmap"])
 def test_from_schema_allocates_zeros(storage: str | None, tmp_path: Path) -> None:
     schema = {"obs": ([3], torch.uint8), ("n", "r"): ([], torch.float32)}
@@ -373,6 +381,17 @@ def test_saved_folder_methods(tmp_path: Path) -> None:
     assert td.memmap_refresh_() is td
     with pytest.raises(RuntimeError):
         TensorDict(a=torch.ones(2)).saved_path  # noqa: B018
+
+
+def test_make_memmap_from_storage_refuses_a_storage_of_another_file(tmp_path: Path) -> None:
+    base = TensorDict(a=torch.arange(4.0), batch_size=[4]).memmap(tmp_path / "td")
+    td = TensorDict.load_memmap(tmp_path / "td")
+    from_memory = td.make_memmap_from_storage("b", torch.ones(4).untyped_storage(), shape=[4])
+    assert from_memory.tolist() == [1.0] * 4  # copied into the folder
+    other = MemoryMappedTensor.from_tensor(torch.ones(4), filename=tmp_path / "other.memmap")
+    with pytest.raises(errors.FileConflictError, match="other.memmap"):  # the peer refuses too
+        td.make_memmap_from_storage("c", other.untyped_storage(), shape=[4])
+    assert "c" not in td.keys() and base["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 def test_memmap_in_place_without_prefix_keeps_the_saved_folder(tmp_path: Path) -> None:

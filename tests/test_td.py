@@ -192,6 +192,19 @@ class TestReading:
         sentinel = object()
         assert _td().get(("a", "x"), sentinel) is sentinel
 
+    def test_get_through_a_record_gives_the_node(self) -> None:
+        # As the peer: a nested key through a record gives the entry's node (a Python
+        # value's NonTensorData), as through a TensorDict; td[key] gives the value.
+        class Rec(tclass.TensorClass):
+            a: torch.Tensor
+            z: str
+
+        td = TensorDict({"r": Rec(a=torch.zeros(3), z="hi", batch_size=[3])}, [3])
+        node = td.get(("r", "z"))
+        assert isinstance(node, tclass.NonTensorData) and node.data == "hi"
+        assert td["r", "z"] == "hi" and td.get(("r", "a")).shape == (3,)
+        assert td.get(("r", "zz"), "default") == "default"
+
     def test_missing_key_lists_keys(self) -> None:
         td = _td()
         with pytest.raises(KeyNotFoundError, match=r"'zz'.*\['a', 'b'\]") as info:

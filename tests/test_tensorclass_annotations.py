@@ -228,7 +228,7 @@ class TestNoneIsNotSetYet:
         rec = Tagged(x=None, s=None, t=None, batch_size=[3])
         rec[1] = Tagged(x=torch.ones(2), s="p", t=TensorDict(q=torch.ones(())), batch_size=[])
         assert rec.x.shape == (3, 2) and rec.x[1].tolist() == [1.0, 1.0]
-        assert rec.s == [None, "p", None]
+        assert rec.s == "p"  # the written value fills the other rows too, as the peer
         assert isinstance(rec.t, TensorDict) and rec.t["q"].tolist() == [0.0, 1.0, 0.0]
 
     def test_preallocation_of_a_nested_record(self) -> None:

@@ -489,7 +489,7 @@ class TestUserDefinitions:
             ClassDefinitionError,
             AttributeError,
             TypeError,
-            match=f"Reserved.{name}: '{name}'",
+            match=f"Reserved.{name}: Attribute name {name} can't be used",
         ):
             declare(template)
 
@@ -564,7 +564,11 @@ class TestConstruction:
         assert by_keyword.a is a and by_keyword.label == "k" and by_keyword.tags == [2]
 
     def test_missing_field_names_it(self, declare: Declare) -> None:
-        with raises(errors.ArgumentError, TypeError, match="missing the required field 'a'"):
+        with raises(
+            errors.ArgumentError,
+            TypeError,
+            match="missing 1 required positional argument \\(the field 'a'\\)",
+        ):
             declare(_tagged_template())(batch_size=[2])
 
     def test_unknown_keyword_names_it(self, declare: Declare) -> None:

@@ -594,6 +594,13 @@ class TestCompare:
 
 
 class TestLockAndFacts:
+    def test_get_reads_a_public_attribute_that_is_no_field(self) -> None:
+        rec = make()  # as the peer: get("batch_size") is the batch size, whatever default
+        assert rec.get("batch_size") == rec.get("batch_size", "d") == torch.Size([4, 3])
+        assert rec.get("device") is None and rec.get("ndim") == 2
+        assert rec.get("meta") is None and rec.get("nope", "d") == "d"  # fields, then default
+        assert rec.get("_tensordict", "d") == "d"  # private names are not read
+
     def test_lock_forbids_assignment(self) -> None:
         rec = make()
         rec.lock_()
@@ -762,6 +769,8 @@ class TestStackCat:
         for join in (torch.stack, tclass.stack, torch.cat, tclass.cat):
             with pytest.raises(StackError, match="member 1 is a Twin"):
                 join([a, b])
+            with pytest.raises(TypeError):  # the peer: torch's dispatch fails, a TypeError
+                join([a, b])
 
     def test_different_batch_sizes(self) -> None:
         with pytest.raises(StackError, match="batch size"):
@@ -878,6 +887,17 @@ class TestTensorDictConversion:
         assert rec.env == "default" and rec.count == 3 and rec.tags == ["t"]
         other = WithDefaults.from_dict({"obs": torch.zeros(2)}, batch_size=[2])
         assert other.tags is not rec.tags
+
+    def test_from_dict_leaves_a_missing_required_field_unset(self) -> None:
+        # As the peer's from_dict: None (not set yet), also for a nested dict.
+        rec = Rec.from_dict({"obs": torch.zeros(4, 2), "inner": {}}, batch_size=[4])
+        assert rec.env is None and rec.meta is None and "env" not in rec.keys()
+        assert type(rec.inner) is Inner and rec.inner.x is None
+        with pytest.raises(
+            errors.ArgumentError,
+            match="missing 1 required positional argument \\(the field 'env'\\)",
+        ):
+            Rec(obs=torch.zeros(4, 2), inner=None, batch_size=[4])  # the constructor: as before
 
     def test_from_dict_unknown_key(self) -> None:
         with pytest.raises(UnknownFieldError, match="nope"):

@@ -161,6 +161,15 @@ class TestAutocast:
             cls(n="abc")
         assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
 
+    def test_a_tensor_field_refuses_what_it_cannot_cast(self, declare: Declare) -> None:
+        # As the peer's autocast (a TypeError), at construction and on assignment; a
+        # class without autocast refuses it too (README, Differences 5).
+        rec = declare(_template(t=torch.Tensor), autocast=True)(t=1.0)
+        with pytest.raises(errors.FieldTypeError, match="Rec.t"):
+            rec.t = "str"
+        with pytest.raises(errors.FieldTypeError, match="Rec.t"):
+            declare(_template(t=torch.Tensor))(t="str")
+
     def test_none_stays_none(self, declare: Declare) -> None:
         assert declare(_template(n=int), autocast=True)(n=None).n is None
 
@@ -373,7 +382,9 @@ class TestTensorOnly:
 
 class TestShadow:
     def test_member_names_need_shadow(self, declare: Declare) -> None:
-        with pytest.raises(errors.ReservedNameError, match="'apply'.*shadow=True") as info:
+        with pytest.raises(
+            errors.ReservedNameError, match="Attribute name apply .*shadow=True"
+        ) as info:
             declare(_template(apply=torch.Tensor))
         assert isinstance(info.value, AttributeError)
 

@@ -38,7 +38,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
 
-__all__ = ["KeysView", "TensorCollection", "is_leaf_nontensor"]
+__all__ = ["KeysView", "TensorCollection", "check_replaced_keys", "is_leaf_nontensor"]
 
 
 class TensorCollection:
@@ -138,12 +138,12 @@ class TensorCollection:
         """One new collection per piece, where ``fn(value)`` cuts each entry in pieces."""
         raise NotImplementedError
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """Raises BatchMismatchError (naming ``prefix``) if ``new`` does not fit."""
         raise NotImplementedError
 
     def _assign_batch_size(self, new: torch.Size) -> None:
-        """Sets the batch size to ``new``, already checked with ``_check_batch_size``."""
+        """Sets the batch size to ``new``, already checked with ``_check_new_batch_size``."""
         raise NotImplementedError
 
     def _key_names(self) -> list[str]:
@@ -341,14 +341,7 @@ class TensorCollection:
             for key, mine in list(self._items()):
                 _take_nested_batch_size(mine, theirs.get(key))
             return  # kept, as the peer keeps it
-        missing = [key for key in self.keys() if key not in source.keys()]
-        if missing:
-            msg = (
-                f"update(update_batch_size=True): the source's batch size {list(new)} differs "
-                f"from {list(own)} and these keys are not in the source: {missing}; every "
-                "entry must be replaced to change the batch size"
-            )
-            raise BatchSizeError(msg)
+        check_replaced_keys(self, source)
         for key, mine in list(self._items()):
             if not _take_nested_batch_size(mine, theirs[key]):
                 self.del_(key)
@@ -437,10 +430,11 @@ class TensorCollection:
 
     def __bool__(self) -> NoReturn:
         msg = (
-            f"the truth value of a {type(self).__name__} is ambiguous: use (a == b).all() "
-            "or .any() to compare, is_empty() to test for entries, or len(td.keys())"
+            f"Converting a tensordict to boolean value is not permitted: the truth value of a "
+            f"{type(self).__name__} is ambiguous. Use (a == b).all() or .any() to compare, "
+            "is_empty() to test for entries, or len(td.keys())"
         )
-        raise RuntimeError(msg)
+        raise UnsupportedError(msg)
 
     # --- keys ----------------------------------------------------------------------------
 
@@ -558,9 +552,15 @@ class TensorCollection:
 
         return get_non_tensor(self, key, default)
 
-    def _missing_key(self, key: object) -> KeyNotFoundError:
+    def _missing_key(self, key: object, *, popping: bool = False) -> KeyNotFoundError:
         keys = self._key_names()
-        return KeyNotFoundError(f"key {key!r} not found in {type(self).__name__} with keys {keys}")
+        where = f"{type(self).__name__} with keys {keys}"
+        if popping:
+            return KeyNotFoundError(
+                f"You are trying to pop key {key!r}, which was not found in {where}; pass a "
+                "default (pop(key, None)) to get it when the key is absent"
+            )
+        return KeyNotFoundError(f"key {key!r} was not found in {where}")
 
 
 def _walk(
@@ -752,13 +752,28 @@ def _check_batch_size_update(
         raise LockedError(msg)
 
 
+def check_replaced_keys(node: TensorCollection, source: TensorCollection) -> None:
+    """``update(update_batch_size=True)`` that changes ``node``'s batch size replaces
+    every entry of it: each must be in ``source``."""
+    missing = [key for key in node.keys() if key not in source.keys()]
+    if missing:
+        msg = (
+            f"update(update_batch_size=True): the source's batch size "
+            f"{list(source.batch_size)} differs from {list(node.batch_size)} and these keys "
+            f"are not in the source: {missing}; every entry must be replaced to change the "
+            "batch size"
+        )
+        raise BatchSizeError(msg)
+
+
 def _take_nested_batch_size(mine: Any, theirs: Any) -> bool:
     """Whether the nested collection ``mine`` took the batch size of ``theirs`` in place
-    (both collections, neither a lazy stack): it is then kept by the update."""
+    (both collections; a dense ``mine`` from a dense ``theirs``, a lazy stack from
+    either): it is then kept by the update."""
     if not isinstance(mine, TensorCollection) or not isinstance(theirs, TensorCollection):
         return False
     mine, theirs = storage_of(mine), storage_of(theirs)
-    if mine._is_lazy or theirs._is_lazy or mine._is_leaf_node or mine.is_locked:
+    if (theirs._is_lazy and not mine._is_lazy) or mine._is_leaf_node or mine.is_locked:
         return False
     mine._take_batch_size_of(theirs)
     return True

@@ -421,11 +421,16 @@ class ElementwiseOps(TensorCollection):
                 batch_size = _broadcast(batch_size, other_size)
             pairs = _same_keys(self, other)
             # A nested collection compares itself with its counterpart, so `op` fits both.
-            out = {key: op(value, pairs[key]) for key, value in self._items()}
+            out = {key: _compared(op, value, pairs[key]) for key, value in self._items()}
         elif isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
             return self._pointwise(None, op, (other,), lock=False)  # type: ignore[attr-defined,no-any-return]
         elif isinstance(other, (int, float, bool, complex)):
-            out = {key: op(value, other) for key, value in self._items()}
+            # Python values are kept, not compared with the number: as with a tensor (and
+            # the peer), so `(td == 0).all()` looks at the tensors.
+            out = {
+                key: value if getattr(value, "_is_value_node", False) else op(value, other)
+                for key, value in self._items()
+            }
         elif isinstance(other, Mapping):  # td == td.to_dict(): key by key, as the peer
             pairs = _same_keys(self, other)
             out = {key: op(value, pairs[key]) for key, value in self._items()}
@@ -435,6 +440,17 @@ class ElementwiseOps(TensorCollection):
 
 
 _MISSING: Any = object()
+
+
+def _compared(op: Callable[[Any, Any], Any], mine: Any, theirs: Any) -> Any:
+    """``op(mine, theirs)``; a Python value facing a tensor is kept, not compared (as a
+    number or tensor operand leaves Python values, and as the peer)."""
+    if isinstance(mine, torch.Tensor) or isinstance(theirs, torch.Tensor):
+        if getattr(mine, "_is_value_node", False):
+            return mine
+        if getattr(theirs, "_is_value_node", False):
+            return theirs
+    return op(mine, theirs)
 
 
 def _contiguous(tensor: torch.Tensor, canonical: bool) -> torch.Tensor:

@@ -20,7 +20,7 @@ from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import KeyConflictError, UnsupportedError
+from tclass.errors import ArgumentError, KeyConflictError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
@@ -45,7 +45,8 @@ class NewOptions(TypedDict, total=False):
     """The peer's keywords of ``new_empty`` / ``new_zeros`` / ``new_ones`` / ``new_full``:
     ``dtype`` and ``device`` override every leaf's (default: each leaf's own, the
     collection's device); ``requires_grad``, ``layout``, ``pin_memory`` as torch's;
-    ``empty_lazy`` (lazy stacks: keep one) changes nothing here."""
+    ``empty_lazy`` (``new_empty`` only): a lazy stack becomes a lazy stack of empty
+    TensorDicts (no entries) along the same stack dim, as the peer."""
 
     dtype: torch.dtype | None
     device: DeviceLike
@@ -80,8 +81,9 @@ class EntryOps(TensorCollection):
             key = separator.join(path)
             if key in flat:
                 msg = (
-                    f"flatten_keys: {path!r} and another entry both flatten to {key!r}; "
-                    f"choose another separator than {separator!r}"
+                    f"flatten_keys: Flattening keys in tensordict causes keys to collide: "
+                    f"{path!r} and another entry both flatten to {key!r}; choose another "
+                    f"separator than {separator!r}"
                 )
                 raise KeyConflictError(msg)
             flat[key] = value
@@ -241,12 +243,20 @@ class EntryOps(TensorCollection):
             KeyNotFoundError: for a key this collection does not have.
         """
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        for path, value in _pairs(input_dict_or_td, kwargs, ()):
+        for path, value in _pairs(input_dict_or_td, kwargs, (), whole_lazy=True):
             if allowed is not None and not any(path[: len(a)] == a for a in allowed):
                 continue
-            if self.get(path, _MISSING) is _MISSING:
+            target = self.get(path, _MISSING)
+            if target is _MISSING:
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            self.set_(path, value)
+            if (
+                isinstance(value, TensorCollection)
+                and value._is_lazy
+                and isinstance(target, TensorCollection)
+            ):
+                target.update_(value, non_blocking=non_blocking)  # member by member
+            else:
+                self.set_(path, value)
         return self
 
     def update_at_(
@@ -378,7 +388,8 @@ class EntryOps(TensorCollection):
 
     def new_empty(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
         """A collection of batch size ``size`` with this one's keys, dtypes and feature
-        dims, uninitialised (``dtype`` / ``device`` override every leaf's)."""
+        dims, uninitialised (``dtype`` / ``device`` override every leaf's); with
+        ``empty_lazy=True``, lazy stacks as lazy stacks of empty members."""
         return self._new_filled("empty", size, None, options)
 
     def new_zeros(self, *size: int | Sequence[int], **options: Unpack[NewOptions]) -> Self:
@@ -399,6 +410,8 @@ class EntryOps(TensorCollection):
         target = self.device if device is _NO_DEFAULT else as_device(device)
         dtype = options.get("dtype")
         nb = self.batch_dims
+        if kind == "empty" and options.get("empty_lazy") and self._is_lazy and shape:
+            return self._empty_members(shape, target)  # type: ignore[attr-defined,no-any-return]
 
         def make(value: Any) -> Any:
             if isinstance(value, TensorCollection):
@@ -508,12 +521,21 @@ class EntryOps(TensorCollection):
     ) -> Any:
         """The batch as nested lists (one level per batch dim) of per-element dicts of
         the entries; with ``convert_tensors`` the tensors become Python numbers and lists
-        (``"numpy"``: arrays); with ``convert_nodes=False`` the elements stay collections.
+        (``"numpy"``: arrays); with ``convert_nodes=False`` the elements stay collections;
+        with ``tolist_first`` a nested collection with batch dims of its own becomes a
+        list too (of dicts) rather than a dict of tensors.
 
         Raises:
+            ArgumentError: (a ``TypeError``) ``convert_tensors`` without ``convert_nodes``.
             UnsupportedError: for ``as_linked_list=True``, the peer's write-back list,
                 which tclass does not have.
         """
+        if convert_tensors and not convert_nodes:
+            msg = (
+                "tolist(convert_tensors=...) converts the tensors of the per-element dicts, "
+                "which convert_nodes=False does not make; pass convert_nodes=True"
+            )
+            raise ArgumentError(msg)
         if as_linked_list:
             msg = (
                 "tolist(as_linked_list=True) is not supported: tclass has no write-back "
@@ -522,12 +544,16 @@ class EntryOps(TensorCollection):
             raise UnsupportedError(msg)
         if self.batch_size:
             return [
-                child.tolist(convert_nodes=convert_nodes, convert_tensors=convert_tensors)
+                child.tolist(
+                    convert_nodes=convert_nodes,
+                    convert_tensors=convert_tensors,
+                    tolist_first=tolist_first,
+                )
                 for child in self.unbind(0)
             ]
         if not convert_nodes:
             return self
-        return _element_dict(self, convert_tensors)
+        return _element_dict(self, convert_tensors, tolist_first)
 
 
 def _leaf_paths(
@@ -545,8 +571,10 @@ def _pairs(
     source: Mapping[Any, Any] | TensorCollection | None,
     extra: Mapping[str, Any],
     prefix: tuple[str, ...],
+    whole_lazy: bool = False,
 ) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """The (full key, value) pairs to write: nested mappings walked to their leaves."""
+    """The (full key, value) pairs to write: nested mappings walked to their leaves
+    (with ``whole_lazy``, a lazy stack is a value: its members may differ in shape)."""
     items: list[tuple[Any, Any]] = []
     if isinstance(source, TensorCollection):
         items.extend(source._items())
@@ -555,8 +583,10 @@ def _pairs(
     items.extend(extra.items())
     for key, value in items:
         path = prefix + _keys.key_path(key)
-        if isinstance(value, Mapping) or _is_node(value):
-            yield from _pairs(value, {}, path)
+        if whole_lazy and isinstance(value, TensorCollection) and value._is_lazy:
+            yield path, value
+        elif isinstance(value, Mapping) or _is_node(value):
+            yield from _pairs(value, {}, path, whole_lazy)
         else:
             yield path, value
 
@@ -583,7 +613,11 @@ def _constant(value: Any) -> Callable[[str], Any]:
     return lambda key: value
 
 
-def _element_dict(collection: TensorCollection, convert: bool | str) -> dict[str, Any]:
+def _element_dict(
+    collection: TensorCollection,
+    convert: bool | Literal["numpy"],
+    tolist_first: bool = False,
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, TensorCollection):
@@ -591,6 +625,8 @@ def _element_dict(collection: TensorCollection, convert: bool | str) -> dict[str
                 out[key] = value.tolist()
             elif value._is_leaf_node:
                 out[key] = _converted(value._payload(), convert)  # type: ignore[attr-defined]
+            elif tolist_first and value.batch_size:
+                out[key] = value.tolist(convert_tensors=convert, tolist_first=True)
             else:
                 out[key] = _element_dict(value, convert)
         else:

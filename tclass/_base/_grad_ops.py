@@ -123,27 +123,28 @@ class GradOps(ElementwiseOps):
             if gradient is None:
                 if leaf.numel() != 1:
                     msg = (
-                        f"backward(): the tensor at {path!r} has shape {list(leaf.shape)}; "
-                        "without a gradient every tensor that requires gradients must have "
-                        "one element: pass backward(gradient) with a collection of the "
-                        "gradient of each tensor, or reduce them first (td.sum())"
+                        f"backward(): the tensor at {path!r} has shape {list(leaf.shape)}, "
+                        "and grad can be implicitly created only for scalar outputs: pass "
+                        "backward(gradient) with a collection of the gradient of each "
+                        "tensor, or reduce them first (td.sum())"
                     )
                     raise GradError(msg)
                 grads.append(None)
             else:
                 grad = gradient.get(path, _MISSING)
                 if grad is _MISSING:
+                    name = path[0] if isinstance(path, tuple) and len(path) == 1 else path
                     msg = (
-                        f"backward(): the gradient collection has no entry {path!r} for the "
-                        "tensor there, which requires gradients"
+                        f"backward(): Missing gradient entry for key {name!r}: the gradient "
+                        "collection has no entry for the tensor there, which requires gradients"
                     )
                     raise KeyNotFoundError(msg)
                 grads.append(grad)
             outputs.append(leaf)
         if not outputs:
             msg = (
-                "backward(): no tensor of this collection requires gradients; compute it "
-                "from tensors that do (requires_grad_())"
+                "backward(): the collection has no leaf tensor requiring gradients; compute "
+                "it from tensors that do (requires_grad_())"
             )
             raise GradError(msg)
         given: Sequence[torch.Tensor] | None = None

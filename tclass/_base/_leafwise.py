@@ -156,9 +156,10 @@ def check_same_keys(
         msg = f"keys {sorted(only_right)}{where} of the source are not in the destination"
     else:
         msg = (
-            f"the collections hold different keys{where}: only in the left one: "
-            f"{sorted(only_left)}, only in the right one: {sorted(only_right)}; pass "
-            "default='intersection' (or a value for the missing entries) to combine them"
+            f"the collections hold different keys{where} (keys not found and no pad value "
+            f"provided): only in the left one: {sorted(only_left)}, only in the right one: "
+            f"{sorted(only_right)}; pass default='intersection' (or a value for the missing "
+            "entries) to combine them"
         )
     raise KeyNotFoundError(msg)
 

@@ -12,7 +12,8 @@ gives ``NotImplemented``, so Python tries the operand's own operator and then ra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -30,6 +31,20 @@ _Tensor = torch.Tensor
 def _takes(other: object) -> bool:
     """Whether an operator takes ``other``: a number, a tensor or a collection."""
     return isinstance(other, (_Tensor, TensorCollection)) or as_scalar(other) is not None
+
+
+def _value_logic(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    """What ``|`` / ``^`` make of a Python-value node: with a single value facing it, a
+    bool mask of ``op`` of the two values (as the peer); else the node, kept."""
+
+    def values(node: Any, *others: Any) -> Any:
+        return node._logic(op, *others)
+
+    return values
+
+
+_LOGIC_OR = _value_logic(operator.or_)
+_LOGIC_XOR = _value_logic(operator.xor)
 
 
 class OperatorOps(PointwiseOps):
@@ -193,7 +208,8 @@ class OperatorOps(PointwiseOps):
         if not _takes(other):
             return NotImplemented
         # As the peer: unlocked, and without dim names unless `other` is a tensor with dims.
-        return unnamed(self._pointwise(None, torch.bitwise_or, (other,), lock=False), other)
+        result = self._pointwise(None, torch.bitwise_or, (other,), lock=False, values=_LOGIC_OR)
+        return unnamed(result, other)
 
     def __ror__(self, other: Operand) -> Self:
         return self.__or__(other)
@@ -207,7 +223,8 @@ class OperatorOps(PointwiseOps):
         if not _takes(other):
             return NotImplemented
         # As the peer: unlocked, and without dim names unless `other` is a tensor with dims.
-        return unnamed(self._pointwise(None, torch.bitwise_xor, (other,), lock=False), other)
+        result = self._pointwise(None, torch.bitwise_xor, (other,), lock=False, values=_LOGIC_XOR)
+        return unnamed(result, other)
 
     def __rxor__(self, other: Operand) -> Self:
         return self.__xor__(other)

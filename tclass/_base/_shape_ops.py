@@ -23,8 +23,11 @@ from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _names
+from tclass._core._jagged import split_rows
 from tclass._core._names import Names
-from tclass.errors import DimError, ShapeError
+from tclass._core._options import OPTIONS
+from tclass._core._shape_op import ShapeOp, legacy_view
+from tclass.errors import ArgumentValueError, DimError, ShapeError, TclassError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -67,11 +70,20 @@ class ShapeOps(TensorCollection):
             result._call_on_exit(write_back)
         return result
 
-    def _in_place(self, result: Self, inplace: bool) -> Self:
-        """``result``, or ``self`` holding it (``inplace=True``)."""
+    def _legacy(self, op: ShapeOp, undo: bool = True) -> Self:
+        """The write-through view ``op`` gives under ``set_lazy_legacy(True)`` (the
+        peer's legacy lazy mode): writes into it go to this collection."""
+        return legacy_view(self, op, undo)  # type: ignore[no-any-return]
+
+    def _in_place(self, result: Self, inplace: bool, op: str) -> Self:
+        """``result``, or ``self`` holding it (``inplace=True`` of the method ``op``)."""
         if not inplace:
             return result
-        self._become(result)
+        try:
+            self._become(result)
+        except UnsupportedError as error:
+            msg = f"{op}(inplace=True): {error}"
+            raise UnsupportedError(msg) from None
         return self
 
     # --- names ---------------------------------------------------------------------------
@@ -119,7 +131,7 @@ class ShapeOps(TensorCollection):
         if new == batch_size:
             return self  # as the peer (and torch for a contiguous tensor): no copy
         names = None
-        return self._in_place(self._carry(self._reshaped(new), names), inplace)
+        return self._in_place(self._carry(self._reshaped(new), names), inplace, "reshape")
 
     def view(
         self,
@@ -139,7 +151,19 @@ class ShapeOps(TensorCollection):
         if new == current:
             return self  # as the peer
         nb = len(current)
-        out = self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            return self._legacy(ShapeOp("view", tuple(new), nb, tuple(current)))
+        try:
+            out = self._map_batch(lambda v: v.view(new + v.shape[nb:]), new)
+        except RuntimeError as error:
+            if isinstance(error, TclassError):
+                raise
+            msg = (
+                f"Cannot call `view` to batch size {list(new)} on this "
+                f"{type(self).__name__}: a tensor's strides do not allow it ({error}); use "
+                "reshape(...), or contiguous() first"
+            )
+            raise ShapeError(msg) from None
         return self._carry(out, None, inverse=lambda r: r.view(current))
 
     def _view_dtype(self, dtype: torch.dtype) -> Self:
@@ -170,7 +194,9 @@ class ShapeOps(TensorCollection):
             # As for a 0-d tensor: dims 0 and -1 are valid and the result has one dim.
             _batch.normalize_dim(start_dim, 1, op="flatten")
             _batch.normalize_dim(end_dim, 1, op="flatten")
-            return self._in_place(self._carry(self._reshaped(torch.Size([1])), None), inplace)
+            return self._in_place(
+                self._carry(self._reshaped(torch.Size([1])), None), inplace, "flatten"
+            )
         start = _batch.normalize_dim(start_dim, nb, op="flatten")
         end = _batch.normalize_dim(end_dim, nb, op="flatten")
         if start > end:
@@ -182,7 +208,7 @@ class ShapeOps(TensorCollection):
         names = _names.flattened(self._dim_names, start, end)
         out = self._renamed_reshape(batch_size[:start] + (merged,) + batch_size[end + 1 :], names)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
-        return self._in_place(carried, inplace)
+        return self._in_place(carried, inplace, "flatten")
 
     def unflatten(
         self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
@@ -195,7 +221,7 @@ class ShapeOps(TensorCollection):
         names = _names.unflattened(self._dim_names, dim, len(sizes))
         out = self._renamed_reshape(batch_size[:dim] + part + batch_size[dim + 1 :], names)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
-        return self._in_place(carried, inplace)
+        return self._in_place(carried, inplace, "unflatten")
 
     def _renamed_reshape(self, new: torch.Size, names: Names) -> Self:
         """:meth:`_reshaped`, and when this collection names its dims, ``names`` given to
@@ -222,6 +248,9 @@ class ShapeOps(TensorCollection):
         dims = _batch.squeeze_dims(batch_size, dim)
         if not dims:
             return self  # nothing to squeeze: the peer returns the collection itself
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            # squeeze() undoes no view, as the peer's: it only squeezes a view further
+            return self._legacy(ShapeOp("squeeze", dims, len(batch_size)), dim is not None)
         new = torch.Size(s for i, s in enumerate(batch_size) if i not in dims)
         if len(dims) == 1:
             (only,) = dims
@@ -237,6 +266,8 @@ class ShapeOps(TensorCollection):
         """Inserts a batch dim of size 1 at ``dim`` (-1 means after the last batch dim)."""
         batch_size = self.batch_size
         pos = _batch.normalize_dim(dim, len(batch_size), op="unsqueeze", inclusive=True)
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            return self._legacy(ShapeOp("unsqueeze", (pos,), len(batch_size)))
         new = batch_size[:pos] + (1,) + batch_size[pos:]
         out = self._map_batch(lambda v: v.unsqueeze(pos), torch.Size(new))
         names = _names.inserted(self._dim_names, pos)
@@ -272,6 +303,8 @@ class ShapeOps(TensorCollection):
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), nb)
         if order == tuple(range(nb)):
             return self  # the identity: the peer returns the collection itself
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            return self._legacy(ShapeOp("permute", order, nb))
         new = torch.Size(batch_size[d] for d in order)
         out = self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
         back = tuple(order.index(d) for d in range(nb))
@@ -287,15 +320,16 @@ class ShapeOps(TensorCollection):
         """
         batch_size = self.batch_size
         nb = len(batch_size)
-        a = _batch.normalize_dim(dim0, nb, op="transpose")
-        b = _batch.normalize_dim(dim1, nb, op="transpose")
+        a, b = _batch.normalize_dim_pair(dim0, dim1, nb, op="transpose")
         if a == b:
             return self  # as the peer
+        order = list(range(nb))
+        order[a], order[b] = b, a
+        if OPTIONS.lazy_legacy and not self._is_leaf_node:
+            return self._legacy(ShapeOp("permute", tuple(order), nb))
         sizes = list(batch_size)
         sizes[a], sizes[b] = sizes[b], sizes[a]
         out = self._map_batch(lambda v: v.transpose(a, b), torch.Size(sizes))
-        order = list(range(nb))
-        order[a], order[b] = b, a
         names = _names.permuted(self._dim_names, order)
         return self._carry(out, names, inverse=lambda r: r.transpose(a, b))
 
@@ -325,6 +359,9 @@ class ShapeOps(TensorCollection):
         """Rotates the batch by 90 degrees ``k`` times in the plane of two batch dims, as
         ``torch.rot90`` (from the first dim towards the second)."""
         nb = self.batch_dims
+        if nb < 2:
+            msg = f"rot90 requires at least 2 batch dims, the batch size is {list(self.batch_size)}"
+            raise DimError(msg)
         if len(dims) != 2:
             msg = f"rot90: dims must name two batch dims, got {list(dims)}"
             raise ShapeError(msg)
@@ -358,7 +395,9 @@ class ShapeOps(TensorCollection):
             DimError: (a ``RuntimeError``, as the peer raises) with fewer than 2 batch dims.
         """
         if self.batch_dims < 2:
-            msg = f"fliplr needs at least 2 batch dims, the batch size is {list(self.batch_size)}"
+            msg = (
+                f"fliplr requires at least 2 batch dims, the batch size is {list(self.batch_size)}"
+            )
             raise DimError(msg)
         return self.flip(1)
 
@@ -399,7 +438,7 @@ class ShapeOps(TensorCollection):
             out = self._map_batch(lambda v: v.roll(amounts, flat), batch_size)
             back = lambda r: r.roll([-a for a in amounts], flat)  # noqa: E731
         if inplace:
-            return self._in_place(self._carry(out, self._dim_names), inplace)
+            return self._in_place(self._carry(out, self._dim_names), inplace, "roll")
         return self._carry(out, self._dim_names, inverse=back)
 
     # --- selecting elements --------------------------------------------------------------------
@@ -429,9 +468,16 @@ class ShapeOps(TensorCollection):
         feature dims are kept whole.
 
         Raises:
+            ArgumentValueError: (a ``ValueError``) both ``out`` and ``inplace=True``.
             ShapeError: if ``index`` is not an integer tensor with one dim per batch dim,
                 or is larger than the batch outside ``dim``.
         """
+        if out is not None and inplace:
+            msg = (
+                "gather: out= and inplace=True both say where the result goes; pass one "
+                "(out= writes into another collection, inplace=True into this one)"
+            )
+            raise ArgumentValueError(msg)
         batch_size = self.batch_size
         nb = len(batch_size)
         d = _batch.normalize_dim(dim, nb, op="gather")
@@ -442,7 +488,7 @@ class ShapeOps(TensorCollection):
         if out is not None:
             out.update_(result)
             return out
-        return self._in_place(result, inplace)
+        return self._in_place(result, inplace, "gather")
 
     def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
         """The elements where ``mask`` (a bool tensor shaped like the batch) is true, in
@@ -459,7 +505,7 @@ class ShapeOps(TensorCollection):
             result = self.unsqueeze(0)[mask.reshape(1)]
         else:
             result = self[mask]
-        return self._in_place(result, inplace)
+        return self._in_place(result, inplace, "masked_select")
 
     # --- growing ----------------------------------------------------------------------------
 
@@ -507,7 +553,7 @@ class ShapeOps(TensorCollection):
             raise ShapeError(msg)
         new = torch.Size(size * count for size, count in zip(batch_size, counts))
         out = self._map_batch(lambda v: _repeated(v, counts, nb), new)
-        return self._in_place(self._carry(out, self._dim_names), inplace)
+        return self._in_place(self._carry(out, self._dim_names), inplace, "repeat")
 
     def repeat_interleave(
         self,
@@ -528,7 +574,7 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         if not batch_size and dim in (0, -1):  # as torch does for a 0-d tensor: one dim
             out = self.unsqueeze(0).repeat_interleave(repeats, 0, output_size=output_size)
-            return self._in_place(out, inplace)
+            return self._in_place(out, inplace, "repeat_interleave")
         d = _batch.normalize_dim(dim, len(batch_size), op="repeat_interleave")
         length = _batch.interleaved_length(repeats, batch_size[d], output_size)
         sizes = list(batch_size)
@@ -536,7 +582,7 @@ class ShapeOps(TensorCollection):
         out = self._map_batch(
             lambda v: v.repeat_interleave(repeats, d, output_size=length), torch.Size(sizes)
         )
-        return self._in_place(self._carry(out, self._dim_names), inplace)
+        return self._in_place(self._carry(out, self._dim_names), inplace, "repeat_interleave")
 
     def tile(self, dims: Sequence[int]) -> Self:
         """Repeats the batch as ``torch.tile``: fewer counts than batch dims repeat the
@@ -590,7 +636,7 @@ class ShapeOps(TensorCollection):
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         batch_size = self.batch_size
         pieces = [batch_size[:dim] + (size,) + batch_size[dim + 1 :] for size in sizes]
-        parts = self._map_values_split(lambda v: v.split(sizes, dim), pieces)
+        parts = self._map_values_split(lambda v: split_rows(v, sizes, dim), pieces)
         names = self._dim_names
         return tuple(self._carry(part, names) for part in parts)
 

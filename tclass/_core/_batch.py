@@ -143,6 +143,16 @@ def normalize_dim(dim: int, ndim: int, *, op: str, inclusive: bool = False) -> i
     raise DimError(msg)
 
 
+def normalize_dim_pair(dim0: int, dim1: int, ndim: int, *, op: str) -> tuple[int, int]:
+    """``normalize_dim`` of the two dims ``transpose``/``swapaxes`` exchange; the error
+    says that both must be batch dims."""
+    try:
+        return normalize_dim(dim0, ndim, op=op), normalize_dim(dim1, ndim, op=op)
+    except DimError as error:
+        msg = f"{op}: dim0 and dim1 must be within the range of the number of dimensions; {error}"
+        raise DimError(msg) from None
+
+
 def shape_args(args: tuple[object, ...], op: str) -> tuple[int, ...]:
     """Accepts ``op(2, 3)``, ``op((2, 3))`` and ``op(torch.Size([2, 3]))`` alike."""
     if len(args) == 1 and not isinstance(args[0], int):
@@ -368,9 +378,10 @@ def moved_order(source: Sequence[int], destination: Sequence[int], ndim: int) ->
     Raises:
         ShapeError: if a dim repeats in ``source`` or in ``destination``.
     """
-    if len(set(source)) != len(source) or len(set(destination)) != len(destination):
-        msg = f"movedim: repeated dim in source {list(source)} or destination {list(destination)}"
-        raise ShapeError(msg)
+    for name, dims in (("source", source), ("destination", destination)):
+        if len(set(dims)) != len(dims):
+            msg = f"movedim: repeated dim in {name} {list(dims)}"
+            raise ShapeError(msg)
     order: list[int | None] = [None] * ndim
     for src, dst in zip(source, destination):
         order[dst] = src

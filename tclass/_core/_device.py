@@ -8,13 +8,20 @@ construction sit on hot paths.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, NamedTuple, NoReturn, TypeAlias
 
 import torch
 
-from tclass.errors import DeviceError
+from tclass.errors import DeviceError, UnsupportedError
 
-__all__ = ["DeviceLike", "ToArgs", "as_device", "parse_to_args", "wait_for_device_copies"]
+__all__ = [
+    "DeviceLike",
+    "ToArgs",
+    "as_device",
+    "parse_to_args",
+    "refuse_device_assignment",
+    "wait_for_device_copies",
+]
 
 DeviceLike: TypeAlias = torch.device | str | int | None
 
@@ -143,3 +150,13 @@ def wait_for_device_copies() -> None:
     """
     if torch.cuda.is_available() and _cuda_initialized():
         torch.cuda.current_stream().synchronize()
+
+
+def refuse_device_assignment(collection: object, value: object) -> NoReturn:
+    """The setter of ``device``: a collection's device is fixed once built (the peer
+    raises a RuntimeError too; UnsupportedError is a NotImplementedError, one)."""
+    name = type(collection).__name__
+    raise UnsupportedError(
+        f"cannot assign {name}.device: a collection's device is fixed when it is built; "
+        f"use .to({value!r}) for a copy on that device"
+    )

@@ -155,8 +155,10 @@ def capture_non_tensor_stack(allow_none: bool = False) -> bool | None:
 
 class set_lazy_legacy(_Switch):  # noqa: N801
     """The peer's legacy lazy mode: with ``True`` (deprecated by the peer, which warns),
-    ``torch.stack`` and ``tclass.stack`` return a lazy stack; shape operations return
-    TensorDicts either way."""
+    ``torch.stack`` and ``tclass.stack`` return a lazy stack, and ``unsqueeze``,
+    ``squeeze``, ``permute``, ``transpose`` and ``view`` (methods and torch functions)
+    return views that write through to their source (``LegacyLazyView``: see
+    ``tclass._engine._lazy._legacy``); the inverse operation gives the source back."""
 
     _name = "lazy_legacy"
 

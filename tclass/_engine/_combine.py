@@ -35,9 +35,10 @@ def merge_tensordicts(
     key by key); the inputs are not changed and the leaves are shared, not copied.
 
     The result has the first input's batch size and device. A key held by several
-    inputs takes the first one's value, unless ``callback_exist`` is given: then it gets
-    ``callback_exist(*values)`` of every input holding it, in order (a mapping from
-    nested keys to callbacks applies only to those keys; the others keep the first).
+    inputs takes the first one's value, unless ``callback_exist`` is given and every
+    input holds that tensor: then it gets ``callback_exist(*values)``, in input order
+    (a mapping from nested keys to callbacks applies only to those keys; the others
+    keep the first), as the peer. Python values always keep the first.
 
     Raises:
         ValueError: if no collection is given.
@@ -48,8 +49,8 @@ def merge_tensordicts(
         msg = "merge_tensordicts: give at least one collection to merge"
         raise ValueError(msg)
     first = tensordicts[0]
-    out = _merge_level(list(tensordicts), (), first.batch_size, first.device, callback_exist)
-    return out
+    sources = list(tensordicts)
+    return _merge_level(sources, (), first.batch_size, first.device, callback_exist, len(sources))
 
 
 def _merge_level(
@@ -58,7 +59,9 @@ def _merge_level(
     batch: torch.Size,
     device: torch.device | None,
     callbacks: Callbacks,
+    count: int,
 ) -> TensorDict:
+    """One level of the merge; ``count``: how many inputs there are in all."""
     holders: dict[str, list[Any]] = {}
     for source in sources:
         for key, value in source._items():
@@ -71,9 +74,13 @@ def _merge_level(
             # Nested collections merge key by key: the callback applies to their leaves.
             sub = nested[0]
             entries[key] = _merge_level(
-                nested, path + (key,), sub.batch_size, sub.device, callbacks
+                nested, path + (key,), sub.batch_size, sub.device, callbacks, count
             )
-        elif len(values) > 1 and callback is not None:
+        elif (
+            len(values) == count
+            and callback is not None
+            and not any(isinstance(v, _NonTensorNode) for v in values)
+        ):
             entries[key] = callback(*values)
         else:
             entries[key] = values[0]

@@ -175,7 +175,7 @@ def consolidate(
     if non_blocking and target.type == "cpu":
         wait_for_device_copies()
     standalone = not trailer.startswith(b'{"tree": null')
-    result = rebuild(views, Target(target, False))
+    result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
     state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone)
     _attach(result, state)
     result.lock_()

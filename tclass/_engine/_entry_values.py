@@ -56,7 +56,8 @@ def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exc
     shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
     msg = (
         f"cannot write a value of shape {shape} into {key!r} "
-        f"(shape {list(entry.shape)}) at index {index!r}: {error}"
+        f"(shape {list(entry.shape)}) at index {index!r}: shape or batch dimension "
+        f"mismatch ({error})"
     )
     raise BatchSizeError(msg) from None
 
@@ -99,7 +100,7 @@ def fit_to_batch(value: _C, batch: torch.Size, key: object) -> _C:
         raise BatchMismatchError(key, own, batch)
     out = value.clone(recurse=False)
     try:
-        out._check_batch_size(batch, ())
+        out._check_new_batch_size(batch, ())
     except BatchMismatchError as error:
         raise error.under(key) if isinstance(key, str) else error from None
     out._assign_batch_size(batch)

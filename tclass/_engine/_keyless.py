@@ -44,7 +44,7 @@ class KeylessOps(TensorDictBase):
     def pop(self, key: Any, default: Any = _MISSING) -> Any:
         """``default``: there is no entry ``key`` (without a default, a KeyNotFoundError)."""
         if default is _MISSING:
-            raise self._missing_key(unravel_key(key))
+            raise self._missing_key(unravel_key(key), popping=True)
         return default
 
     def del_(self, key: Any) -> Self:

@@ -38,6 +38,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
+from tclass._engine._typed_metadata import typed_metadata
 from tclass._engine._value_positions import (
     batch_shapes,
     dim_after_index,
@@ -130,6 +131,27 @@ class _NonTensorNode(NonTensorOps):
         values = [a if flag else b for flag, a, b in zip(flags.reshape(-1).tolist(), mine, theirs)]
         return NonTensorStack._make(values, shape, self._device)
 
+    def _new_filled(self, kind: str, size: tuple[Any, ...], fill: Any, options: Any) -> Any:
+        """``new_empty`` / ``new_zeros`` / ``new_full``...: Python values are no numbers to
+        fill, so the node of the new batch size holds the first value (as the peer's)."""
+        shape = torch.Size(_batch.shape_args(size, f"new_{kind}")) if size else torch.Size([])
+        device = options.get("device", ...)
+        device = self._device if device is ... else as_device(device)
+        values = self._flat()
+        node = NonTensorData._make(values[0] if values else None, shape, device)
+        return node if isinstance(self, NonTensorData) else node.maybe_to_stack()
+
+    def _logic(self, op: Callable[[Any, Any], Any], other: Any = None) -> Any:
+        """``op`` (``|``, ``^``) of two single values as a bool mask over the batch (a
+        tensor or array result as a tensor), as the peer; anything else keeps the value."""
+        if not (isinstance(self, NonTensorData) and isinstance(other, NonTensorData)):
+            return self
+        result = op(self.data, other.data)
+        if isinstance(result, (torch.Tensor, np.ndarray)):
+            return torch.as_tensor(result, device=self._device)
+        shape = batch_shapes(self._batch_size, other._batch_size)
+        return torch.full(shape, bool(result), device=self._device)
+
     def where(
         self,
         condition: TensorCollection | torch.Tensor,
@@ -201,7 +223,7 @@ class NonTensorData(_NonTensorNode):
     """One Python value shared by every element of a batch.
 
     Args:
-        data: the value (anything but a tensor or a tensor collection).
+        data: the value (anything but a tensor collection; a tensor too, kept as a value).
         batch_size: the batch it spans; indexing and shape ops change only this.
         device: the device recorded for it (the value itself is not moved).
 
@@ -237,10 +259,10 @@ class NonTensorData(_NonTensorNode):
         del names  # the peer's argument; names of batch dims are not kept
         if isinstance(data, NonTensorData):  # the peer unwraps a node given as the value
             data = data.data
-        if isinstance(data, (torch.Tensor, TensorCollection)):
+        if isinstance(data, TensorCollection):  # a tensor is a value as any other (the peer)
             msg = (
                 f"NonTensorData holds Python values, not a {type(data).__name__}; store "
-                "tensors and collections as entries directly"
+                "collections as entries directly"
             )
             raise EntryTypeError(msg)
         self.data = data
@@ -312,6 +334,18 @@ class NonTensorData(_NonTensorNode):
     def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
         value = fn(self.data)
         return self if value is self.data else self._make(value, self._batch_size, self._device)  # type: ignore[return-value]
+
+    def __or__(self, other: Any) -> Any:
+        """With another single value: the bool mask of ``data | other.data`` (the peer)."""
+        if isinstance(other, NonTensorData):
+            return self._logic(operator.or_, other)
+        return super().__or__(other)
+
+    def __xor__(self, other: Any) -> Any:
+        """With another single value: the bool mask of ``data ^ other.data`` (the peer)."""
+        if isinstance(other, NonTensorData):
+            return self._logic(operator.xor, other)
+        return super().__xor__(other)
 
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
@@ -393,8 +427,9 @@ class MetaData(NonTensorData, Generic[_V]):
     """One Python value describing a whole batch (the peer's class of that name).
 
     ``MetaData[str]`` names the type of the value for annotations (a tensorclass field
-    ``run: MetaData[str]``) and builds a ``MetaData`` when called, as the peer's does;
-    the value is not checked against it.
+    ``run: MetaData[str]``); as the peer's, it is a subclass of ``MetaData`` that builds
+    a ``MetaData`` when called, checking the value's type, and ``isinstance(node,
+    MetaData[str])`` tells whether a ``MetaData`` holds a ``str``.
 
     tclass keeps every :class:`NonTensorData` value as one value through stacking,
     ``unsqueeze`` and ``expand``, which is what the peer does for ``MetaData`` only; the
@@ -407,6 +442,11 @@ class MetaData(NonTensorData, Generic[_V]):
     """
 
     __slots__ = ()
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        if cls is not MetaData:
+            return super().__class_getitem__(item)
+        return typed_metadata(cls, item)
 
 
 class NonTensorStack(_NonTensorNode, Generic[_V]):
@@ -678,6 +718,17 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """A new stack of the same values (each element already is one value)."""
         return self.clone(recurse=False)
 
+    def _become(self, other: Self) -> None:
+        """Takes the values and batch size of ``other`` (a NonTensorStack) in place: what
+        ``pad(..., inplace=True)`` does, keeping this stack's identity, as the peer."""
+        if self._locked:
+            msg = "cannot change the batch size of a locked NonTensorStack; unlock it first"
+            raise LockedError(msg)
+        if not isinstance(other, NonTensorStack):
+            super()._become(other)
+        self._values, self._shape = list(other._values), other._shape
+        self._stack_dim = other._stack_dim
+
     def insert(self, index: int, tensordict: Any) -> None:
         """Inserts a member before position ``index`` along the stack dim: a node whose
         batch size is a member's, or a Python value (held by every element of the new
@@ -776,7 +827,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             sources = [value] * len(positions)
         return list(zip(positions, sources))
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         if self._shape[: len(new)] != new:
             raise BatchMismatchError(prefix, self._shape, new)
 

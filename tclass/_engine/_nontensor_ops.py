@@ -132,7 +132,7 @@ class NonTensorOps(KeylessOps):
     def _keep_lock_refs(self, refs: list[Ref]) -> None:
         self._lock_parents = refs
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """A parent's new batch size must fit this node (see each kind)."""
 
     def _assign_batch_size(self, new: torch.Size) -> None:

@@ -25,7 +25,7 @@ from tclass._core._records import is_record, is_record_class, storage_of, storag
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
-from tclass.errors import StackError
+from tclass.errors import StackError, StackTypeError
 
 __all__ = ["cat", "stack"]
 
@@ -371,7 +371,7 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
                     f"{op}{_at(path)}: member {position} is a {type(member).__name__} but "
                     f"member 0 is a {kind.__name__}; all members must have the same type"
                 )
-                raise StackError(msg)
+                raise StackTypeError(msg)
     first: object = members[0]  # the annotation promises a collection; callers may not
     if not isinstance(first, TensorCollection):
         msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"

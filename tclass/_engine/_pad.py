@@ -162,7 +162,7 @@ def _pad_pairs(pad_size: object, batch: torch.Size) -> _Pairs:
         if batch[dim] + left + right < 0:
             _bad_pad_size(
                 pad_size,
-                f"it crops batch dim {dim} (size {batch[dim]}) to "
+                f"it crops batch dim {dim} (size {batch[dim]}) to a negative output size "
                 f"{batch[dim] + left + right}; crop at most {batch[dim]} elements from it",
             )
     return pairs
@@ -251,9 +251,10 @@ def _pad_lazy_in_place(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float)
         raise LockedError(msg)
     d = stack.stack_dim
     member_pairs = [amount for pair in pairs[:d] + pairs[d + 1 :] for amount in pair]
-    for member in stack.tensordicts:
-        if any(member_pairs):
+    if any(member_pairs):
+        for member in stack.tensordicts:
             pad(member, member_pairs, fill, inplace=True)
+        stack._relayout(stack.tensordicts[0].batch_size)  # the members' new batch size
     left, right = pairs[d] if d < len(pairs) else (0, 0)
     for _ in range(max(0, -left)):
         stack._drop_member(0)

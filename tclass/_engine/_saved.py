@@ -54,10 +54,12 @@ class SavedAt(Protocol):
 
 def blank_like(sub: Any, batch: torch.Size, dims: int, device: torch.device | None) -> Value:
     """A stand-in for an entry shaped like ``sub`` whose first ``dims`` dims become
-    ``batch``: zero tensors as stride-0 views (no memory), ``None`` for Python values,
-    collections of the same kind. What a folder allocates for a new entry."""
+    ``batch``: zero tensors as stride-0 views (no memory), the written Python value in
+    every element (as the peer fills a new key's other rows), collections of the same
+    kind. What a folder (and memory) allocates for a new entry."""
     if isinstance(sub, _NonTensorNode):
-        return NonTensorData._make(None, batch, device)
+        flat = sub._flat()
+        return NonTensorData._make(flat[0] if flat else None, batch, device)
     if isinstance(sub, TensorCollection):
         size = batch + sub.batch_size[dims:]
         inner = len(sub.batch_size)

@@ -26,6 +26,7 @@ from tclass._core._device import (
     as_device,
     parse_to_args,
     pop_to_options,
+    refuse_device_assignment,
     wait_for_device_copies,
 )
 from tclass._core._names import Names
@@ -38,7 +39,7 @@ from tclass._engine._entry_values import (
     fit_to_batch,
     keys_below,
 )
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
@@ -69,8 +70,8 @@ _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
 _LOCKED_MSG = (
-    "cannot {action} a locked TensorDict. Unlock it first (with td.unlock_(): ...), or "
-    "write data in place with set_() or td[index] = value"
+    "Cannot modify locked TensorDict: cannot {action} a locked collection. Unlock it "
+    "first (with td.unlock_(): ...), or write data in place with set_() or td[index] = value"
 )
 
 
@@ -216,16 +217,16 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
     @batch_size.setter
     def batch_size(self, value: BatchSizeLike) -> None:
         new = as_batch_size(value)
-        self._check_batch_size(new, ())
+        self._check_new_batch_size(new, ())
         self._assign_batch_size(new)
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         n = len(new)
         for key, value in self._tensors.items():
             if value.shape[:n] == new or value.__class__ is _Unbatched:
                 continue
             if isinstance(value, TensorCollection):
-                value._check_batch_size(new, prefix + (key,))
+                value._check_new_batch_size(new, prefix + (key,))
             else:
                 raise BatchMismatchError(prefix + (key,), value.shape, new)
 
@@ -249,6 +250,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
     def device(self) -> torch.device | None:
         """The device of every entry, or ``None`` if they may be on different devices."""
         return self._device
+
+    @device.setter
+    def device(self, value: DeviceLike) -> None:
+        refuse_device_assignment(self, value)
 
     def _lock_state(self) -> bool:
         return self._locked
@@ -360,14 +365,22 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         new = dict(other._tensors)
         for key, value in new.items():
             mine = tensors.get(key)
+            if mine is value:
+                continue
             if (
                 isinstance(mine, TensorDict)
                 and isinstance(value, TensorDict)
-                and mine is not value
                 and not mine._locked
                 and mine._saved_at is None
             ):
                 mine._become(value)  # nested collections keep their identity
+                new[key] = mine
+            elif (
+                isinstance(mine, NonTensorStack)
+                and isinstance(value, NonTensorStack)
+                and not mine._locked
+            ):
+                mine._become(value)  # and so do stacks of Python values, as the peer
                 new[key] = mine
         self._tensors = new
         self._batch_size = other._batch_size
@@ -578,8 +591,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         if self._saved_at is not None:  # allocated whole in the folder, then written into
             blank = blank_like(sub, self._batch_size, indexed_dims, self._device)
             return self._store_entry(key, blank, blank=True)
-        if isinstance(sub, _NonTensorNode):
-            entry: Value = NonTensorData._make(None, self._batch_size, self._device)
+        if isinstance(sub, _NonTensorNode):  # the written value everywhere, as the peer
+            entry: Value = blank_like(sub, self._batch_size, indexed_dims, self._device)
         elif isinstance(sub, TensorCollection):
             size = self._batch_size + sub.batch_size[indexed_dims:]
             entry = cast(TensorDictBase, sub)._new_like({}, size, self._device)  # same kind
@@ -626,7 +639,22 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 and isinstance(value, (Mapping, TensorCollection))
                 and (is_leaf is None or not is_leaf(type(value)))
             ):
+                if _takes_lazy_layout(target, value, below, inplace):
+                    # Its members may differ in shape: this node becomes a lazy stack of
+                    # its parts, each updated by one member, as the peer's update does.
+                    lazy: Any = value
+                    target = lazy._restacked(list(target.unbind(lazy.stack_dim)))
+                    self.set(path, target._update_entries(value, clone, False, None, is_leaf))
+                    continue
                 target._update(value, clone, inplace, below, is_leaf)
+            elif (
+                below is None
+                and isinstance(target, TensorCollection)
+                and target._is_lazy
+                and isinstance(value, (Mapping, TensorCollection))
+                and (is_leaf is None or not is_leaf(type(value)))
+            ):  # a lazy stack is updated member by member, so it is kept, as the peer
+                target._update_entries(value, clone, inplace, None, is_leaf)
             elif (
                 below is None
                 and is_record(target)
@@ -654,7 +682,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 return default
             if type(path) is not str:
                 self.get(path)  # a key through a tensor: KeyThroughTensorError, as the peer
-            raise self._missing_key(path)
+            raise self._missing_key(path, popping=True)
         if parent._locked:
             raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
         return parent._remove_entry(leaf)
@@ -677,7 +705,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 raise self._missing_key(_keys.unravel_key(old_key))
             return self
         if safe and new_key in self:
-            msg = f"rename_key_: {new_key!r} already exists; pass safe=False to overwrite it"
+            msg = (
+                f"rename_key_: the key {new_key!r} is already present in TensorDict "
+                f"({type(self).__name__}); pass safe=False to overwrite it"
+            )
             raise KeyConflictError(msg)
         value = self.pop(old_key)
         try:
@@ -951,3 +982,16 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDict)
+
+
+def _takes_lazy_layout(target: TensorDict, value: Any, below: Any, inplace: bool) -> bool:
+    """Whether updating the nested TensorDict ``target`` from ``value`` makes it a lazy
+    stack: ``value`` is a lazy stack whose batch size starts with ``target``'s, stacked
+    along one of those dims, and the whole node is updated (not in place, where the
+    entries keep their tensors)."""
+    if below is not None or inplace or not isinstance(value, TensorCollection):
+        return False
+    batch, lazy = target.batch_size, cast(Any, value)
+    return bool(
+        value._is_lazy and lazy.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
+    )

@@ -16,9 +16,11 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
+from tclass._core._jagged import index_rows
 from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
+from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._scope import Scope
@@ -55,12 +57,14 @@ class IndexingOps(TensorDictBase):
     else:
         __slots__ = ()
 
-    def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
+    def get(self, key: Any, default: Any = _NO_DEFAULT, **options: Any) -> Any:
         """The entry at ``key`` (a string or a nested tuple), or ``default`` (``None`` if
         not given) when it is absent.
 
         A Python value is returned as its node (``NonTensorData``...); ``td[key]`` gives
-        the value itself.
+        the value itself. ``options`` are a lazy stack's reading options (``as_list``,
+        ``as_padded_tensor``, ``as_nested_tensor``...): a nested key through a lazy stack
+        is read with them; a tensor stored here is returned as it is, as the peer.
 
         Raises:
             KeyThroughTensorError: if no ``default`` is given and a nested key passes
@@ -69,6 +73,8 @@ class IndexingOps(TensorDictBase):
             KeyNotFoundError: for a missing key without ``default``, after
                 ``set_get_defaults_to_none(False)``.
         """
+        if options:
+            return self._get_through_lazy(_keys.key_path(key), default, options)
         if type(key) is str:
             if default is not _NO_DEFAULT:
                 return self._tensors.get(key, default)
@@ -83,12 +89,35 @@ class IndexingOps(TensorDictBase):
                 if default is _NO_DEFAULT:
                     _raise_through_tensor(path, depth)
                 return default
+            if node.__class__ is not self.__class__:
+                node = storage_of(node)  # through a record: the node its storage holds
             node = node.get(part, _MISSING)
             if node is _MISSING:
                 if default is _NO_DEFAULT and not OPTIONS.get_defaults_to_none:
                     raise self._missing_key(path)
                 return None if default is _NO_DEFAULT else default
         return node
+
+    def _get_through_lazy(self, path: tuple[str, ...], default: Any, options: Any) -> Any:
+        """``get(path, default, **options)``: the first lazy stack on ``path`` reads the
+        rest with ``options``; without one, the entry as ``get`` gives it."""
+        node: Any = self
+        depth = 0
+        while depth < len(path) and isinstance(node, TensorCollection) and not node._is_lazy:
+            node = node.get(path[depth], _MISSING)
+            if node is _MISSING:
+                return self.get(path, default)  # missing: as get answers (or raises)
+            depth += 1
+        if depth == len(path):
+            return node
+        if isinstance(node, TensorCollection):
+            rest = path[depth:]
+            return (
+                node.get(rest, **options)
+                if default is _NO_DEFAULT
+                else node.get(rest, default, **options)
+            )
+        return self.get(path, default)  # through a tensor: as get answers (or raises)
 
     @overload
     def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...
@@ -151,7 +180,7 @@ class IndexingOps(TensorDictBase):
         if self._scope is not None and self._scope.special:
             return cast(Self, self._index(index))  # names or unbatched tensors to carry
         out = _new_instance(self.__class__)
-        out._tensors = {key: value[index] for key, value in self._tensors.items()}
+        out._tensors = _indexed(self._tensors, index)
         length = max(0, (stop - start + step - 1) // step)
         out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
         out._device = self._device
@@ -189,7 +218,7 @@ class IndexingOps(TensorDictBase):
         scope = self._scope
         if scope is None or not scope.special:
             try:
-                values = {key: value[index] for key, value in self._tensors.items()}
+                values = _indexed(self._tensors, index)
             except IndexError as error:
                 raise _out_of_range(index, batch, error) from None
             out = self._new_unchecked(values, self._indexed_size(index, values), self._device)
@@ -238,10 +267,10 @@ class IndexingOps(TensorDictBase):
         device = rows.device
         values: dict[str, Value] = {}
         for key, value in self._tensors.items():
-            if isinstance(value, _Tensor) and value.device == device:
+            if isinstance(value, _Tensor) and value.device == device and not value.is_nested:
                 values[key] = value.index_select(0, rows)
             else:
-                values[key] = value[rows]
+                values[key] = index_rows(value, rows)
         new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))
         return self._new_unchecked(values, new, self._device)
 
@@ -264,6 +293,15 @@ class IndexingOps(TensorDictBase):
                 _raise_through_tensor(path, depth)
             node = node._entry(part)
         return node
+
+
+def _indexed(tensors: dict[str, Value], index: Any) -> dict[str, Value]:
+    """Every entry indexed by ``index``; a jagged nested tensor, which torch cannot index
+    along its first dim, has its rows gathered (see ``_core._jagged``)."""
+    try:
+        return {key: value[index] for key, value in tensors.items()}
+    except (RuntimeError, ValueError, NotImplementedError):
+        return {key: index_rows(value, index) for key, value in tensors.items()}
 
 
 def _out_of_range(index: Any, batch: torch.Size, error: IndexError) -> DimError:

@@ -234,11 +234,7 @@ def _flip(input: Any, dims: int | Sequence[int]) -> Any:
 
 @implements(torch.fliplr)
 def _fliplr(input: Any) -> Any:
-    if input.batch_dims < 2:
-        raise DimError(
-            f"fliplr needs 2 batch dims or more, the batch size is {list(input.batch_size)}"
-        )
-    return input.flip(1)
+    return input.fliplr()
 
 
 @implements(torch.flipud)

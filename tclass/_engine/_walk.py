@@ -6,7 +6,8 @@ subclass :class:`NodeVisitor` and write one method per kind of node, recursing w
 :meth:`NodeVisitor.visit`. The kinds are the record (a tensorclass instance, told apart
 by :func:`tclass._core._records.is_record`), the lazy stack, the single Python value
 (``NonTensorData``), the per-element Python values (``NonTensorStack``) and the
-TensorDict; anything else goes to :meth:`NodeVisitor.visit_other`, which refuses it.
+TensorDict (a legacy lazy view is walked as the plain collection it reads as); anything
+else goes to :meth:`NodeVisitor.visit_other`, which refuses it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from tclass._core._records import is_record
+from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
@@ -45,6 +47,8 @@ class NodeVisitor(Generic[R]):
             return self.visit_value(node, *args)
         if isinstance(node, NonTensorStack):
             return self.visit_values(node, *args)
+        if isinstance(node, LegacyLazyView):
+            return self.visit(node._plain(), *args)  # its entries as a plain collection
         return self.visit_other(node, *args)
 
     def visit_record(self, record: Any, *args: Any) -> R:

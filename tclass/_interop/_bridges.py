@@ -33,7 +33,6 @@ from tclass._interop._constructors import (
     checked,
     from_dict,
     from_namedtuple,
-    from_tuple,
     is_namedtuple,
     resolve_batch_options,
 )
@@ -364,7 +363,8 @@ def from_any(
     fields as a mapping) goes through :func:`from_dict`, a namedtuple
     :func:`from_namedtuple`, a tuple :func:`from_tuple`, a numpy structured array
     :func:`from_struct_array`; a list of numbers becomes a tensor, another list a
-    ``NonTensorStack`` of its items.
+    ``NonTensorStack`` of its items. Inside a mapping or tuple, dataclass instances and
+    tuples nest the same way (a nested collection, the items under ``"0"``, ``"1"``...).
 
     Raises:
         EntryTypeError: for anything else.
@@ -378,13 +378,13 @@ def from_any(
     if isinstance(obj, (TensorCollection, torch.Tensor)):
         return obj
     if isinstance(obj, Mapping):
-        return from_dict(obj, **options)
+        return from_dict(_structured(obj), **options)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return from_dict(dataclass_as_dict(obj), **options)
+        return from_dict(_structured(dataclass_as_dict(obj)), **options)
     if is_namedtuple(obj):
         return from_namedtuple(obj, **options)
     if isinstance(obj, tuple):
-        return from_tuple(obj, **options)
+        return from_dict(_structured(obj), **options)
     if isinstance(obj, np.ndarray) and obj.dtype.names is not None:
         return from_struct_array(obj, **options)
     if isinstance(obj, list):
@@ -397,6 +397,21 @@ def from_any(
         "dataclass instance, a tuple, a namedtuple, a numpy structured array or a list"
     )
     raise EntryTypeError(msg)
+
+
+def _structured(value: Any) -> Any:
+    """``value`` as :func:`from_any` nests it: mappings walked, dataclass instances as
+    mappings of their fields, tuples (not namedtuples, which from_dict takes) as mappings
+    of their items under ``"0"``, ``"1"``...; anything else as it is."""
+    if isinstance(value, TensorCollection):
+        return value  # (lazy stacks are registered as Mappings too)
+    if isinstance(value, Mapping):
+        return {key: _structured(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _structured(dataclass_as_dict(value))
+    if isinstance(value, tuple) and not is_namedtuple(value):
+        return {str(position): _structured(item) for position, item in enumerate(value)}
+    return value
 
 
 def dataclass_as_dict(obj: Any) -> dict[str, Any]:

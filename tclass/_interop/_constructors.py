@@ -391,13 +391,18 @@ def from_dict_instance(
 ) -> TensorDict:
     """``template.from_dict_instance(input_dict, ...)``: :func:`from_dict`, then each
     nested TensorDict built where ``template`` holds a record becomes that record's class
-    (and nested collections of ``template`` pass their own classes down)."""
+    (and nested collections of ``template`` pass their own classes down); a ``None``
+    there is a field not set, as ``to_dict`` writes one."""
     return _typed_like(template, from_dict(input_dict, **options))
 
 
 def _typed_like(template: TensorCollection, td: TensorDict) -> TensorDict:
+    record = is_record(template)
     for key in td._key_names():
         value = td._entry(key)
+        if record and isinstance(value, NonTensorData) and value.data is None:
+            td._remove_entry(key)  # a field not set: the record's None
+            continue
         model = template._child(key) if template._has_entry(key) else None
         if type(value) is not TensorDict or model is None or model._is_leaf_node:
             continue

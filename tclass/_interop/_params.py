@@ -281,8 +281,8 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     ) -> tuple[Self, ...]:
         return self._param_td._map_values_split(fn, batch_sizes)  # type: ignore[return-value]
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
-        self._param_td._check_batch_size(new, prefix)
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        self._param_td._check_new_batch_size(new, prefix)
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         self._param_td._assign_batch_size(new)

@@ -1,10 +1,15 @@
 """Collections as ``torch.utils._pytree`` nodes, so tree utilities and ``torch.compile``
 see through them.
 
-The children are the entries holding tensors (tensors and nested collections, which are
-pytree nodes themselves); everything else, the keys, the batch size, the device and the
-Python values, goes in the context. Unflattening trusts the children to keep the batch
-size, as every pytree node must.
+The children are the entries holding batched tensors (tensors and nested collections,
+which are pytree nodes themselves); everything else, the keys, the batch size, the
+device, the Python values and the ``UnbatchedTensor`` entries (which belong to the whole
+batch: ``torch.vmap`` must not map over them), goes in the context. Unflattening trusts
+the children to keep the batch size, as every pytree node must, except under a functorch
+transform (``torch.vmap``): children with one dim less than when flattened (vmap's
+inputs, the mapped dim gone) or one more (its outputs, the dim back) give the batch
+size with one dim less or more, read from their leading dims (the peer's collections
+have the batch size of the mapped tensors there too).
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
+from torch._C._functorch import maybe_current_level
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
+from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
@@ -49,28 +57,79 @@ class _Static:
         return f"_Static({self.node!r})"
 
 
-Context = tuple[tuple[str, ...], tuple[tuple[str, _Static], ...], torch.Size, "torch.device | None"]
+class _Whole:
+    """An ``UnbatchedTensor`` carried in a pytree context (vmap leaves it alone),
+    compared by identity."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: UnbatchedTensor) -> None:
+        self.tensor = tensor
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Whole) and other.tensor is self.tensor
+
+    def __hash__(self) -> int:
+        return id(self.tensor)
+
+    def __repr__(self) -> str:
+        return f"_Whole({self.tensor!r})"
+
+
+Context = tuple[
+    tuple[str, ...],
+    tuple[tuple[str, "_Static | _Whole"], ...],
+    torch.Size,
+    "torch.device | None",
+    int,  # the dims of the first child (a tensor's, a collection's batch dims), or -1
+]
+
+
+def _rank(child: Any) -> int:
+    """A child's dims (a collection's batch dims); -1 for anything else (tree utilities
+    may rebuild a node from other leaves)."""
+    if isinstance(child, TensorCollection):
+        return len(child.batch_size)
+    return child.dim() if isinstance(child, torch.Tensor) else -1
 
 
 def _flatten(collection: TensorCollection) -> tuple[list[Value], Context]:
     keys: list[str] = []
     children: list[Value] = []
-    statics: list[tuple[str, _Static]] = []
+    statics: list[tuple[str, _Static | _Whole]] = []
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
             statics.append((key, _Static(value)))
+        elif value.__class__ is UnbatchedTensor:
+            statics.append((key, _Whole(value)))
         else:
             keys.append(key)
             children.append(value)
-    return children, (tuple(keys), tuple(statics), collection.batch_size, collection.device)
+    rank = _rank(children[0]) if children else -1
+    return children, (tuple(keys), tuple(statics), collection.batch_size, collection.device, rank)
 
 
-def _entries(children: Iterable[Any], context: Context) -> dict[str, Value]:
-    keys, statics, _, _ = context
+def _rebuilt(children: Iterable[Any], context: Context) -> TensorDict:
+    keys, statics, batch, device, rank = context
     entries: dict[str, Value] = dict(zip(keys, children))
+    if entries and not torch.compiler.is_compiling() and maybe_current_level() is not None:
+        first = next(iter(entries.values()))
+        now = _rank(first)
+        grown = now - rank  # under vmap: -1 for its inputs, +1 for its outputs
+        if (grown == 1 or (grown == -1 and batch)) and rank >= 0 and now >= 0:
+            lead = first.batch_size if isinstance(first, TensorCollection) else first.shape
+            batch = torch.Size(lead[: len(batch) + grown])
+    unbatched = False
     for key, static in statics:
-        entries[key] = static.node
-    return entries
+        if isinstance(static, _Whole):
+            entries[key] = static.tensor._with_batch_size(batch)
+            unbatched = True
+        else:
+            entries[key] = static.node
+    td = TensorDict._new_unchecked(entries, batch, device)
+    if unbatched:
+        td._mark_unbatched()
+    return td
 
 
 def register_collection(cls: type, wrap: Callable[[TensorDict], Any] | None = None) -> None:
@@ -80,7 +139,7 @@ def register_collection(cls: type, wrap: Callable[[TensorDict], Any] | None = No
         return  # a class rebuilt with other options keeps its registration
 
     def unflatten(children: Iterable[Any], context: Context) -> Any:
-        td = TensorDict._new_unchecked(_entries(children, context), context[2], context[3])
+        td = _rebuilt(children, context)
         return td if wrap is None else wrap(td)
 
     def flatten_with_keys(collection: TensorCollection) -> tuple[list[tuple[Any, Value]], Context]:
@@ -98,6 +157,7 @@ def register_collection(cls: type, wrap: Callable[[TensorDict], Any] | None = No
 
 
 register_collection(TensorDict)
+register_collection(LegacyLazyView)  # flattened as it reads, rebuilt as a TensorDict
 
 
 # A lazy stack is a node whose children are its members, so tree utilities map over

@@ -151,22 +151,56 @@ def load_state_dict(
     if "_tensordict" in source and "_non_tensordict" in source:
         return _load_legacy(collection, source, strict, assign)
     metadata: Mapping[str, Any] = getattr(source, "_metadata", None) or {}
+    source, legacy = _without_node_entries(source, "")
+    if legacy:  # an older tensordict's state dict: node facts beside the tensors
+        metadata = {**legacy, **metadata}
     leaves = _leaves_of(source, collection, from_flatten)
     if not collection._key_names():
         _adopt_structure(collection, metadata)
-        for path, tensor in leaves.items():
+        for path, value in leaves.items():
+            tensor = _as_leaf(path, value)
             collection.set(path, tensor if assign else tensor.clone())
     else:
         expected = dict(_tensor_leaves(collection, ()))
-        if strict:
+        if strict:  # unexpected keys first, whatever they hold (as the peer)
             _check_keys(collection, leaves, expected)
+        loaded = {path: _as_leaf(path, v) for path, v in leaves.items() if path in expected}
         with torch.no_grad():
-            for path, tensor in leaves.items():
-                if path in expected:
-                    _load_leaf(collection, path, tensor, expected[path], assign)
+            for path, tensor in loaded.items():
+                _load_leaf(collection, path, tensor, expected[path], assign)
     for path, value in _python_values(metadata, collection):
         _set_value(collection, path, value, strict)
     return collection
+
+
+_NODE_ENTRIES = ("__batch_size", "__device")  # older tensordict versions' node facts
+
+
+def _without_node_entries(
+    source: Mapping[str, Any], node: str
+) -> tuple[Mapping[str, Any], dict[str, dict[str, Any]]]:
+    """``source`` without the ``__batch_size`` / ``__device`` entries older tensordict
+    versions wrote beside each node's tensors (``"sub.__batch_size"`` flat, or inside the
+    nested dict), and those facts as ``_metadata`` entries by node key; ``source``
+    itself when it has none."""
+    metadata: dict[str, dict[str, Any]] = {}
+    kept: dict[str, Any] = {}
+    for key, value in source.items():
+        head, _, last = key.rpartition(".")
+        if last in _NODE_ENTRIES:
+            where = f"{node}.{head}".strip(".") if head else node
+            metadata.setdefault(where, {})[last[2:]] = value
+        elif isinstance(value, Mapping):
+            kept[key], below = _without_node_entries(value, f"{node}.{key}".strip("."))
+            metadata.update(below)
+        else:
+            kept[key] = value
+    if not metadata:
+        return source, metadata
+    for entry in metadata.values():  # as the current format writes them
+        entry.setdefault("batch_size", torch.Size([]))
+        entry["device"] = None if entry.get("device") is None else str(entry["device"])
+    return kept, metadata
 
 
 def _load_legacy(collection: C, source: Mapping[str, Any], strict: bool, assign: bool) -> C:
@@ -183,9 +217,10 @@ def _load_legacy(collection: C, source: Mapping[str, Any], strict: bool, assign:
 
 def _leaves_of(
     source: Mapping[str, Any], collection: TensorCollection, from_flatten: bool | None
-) -> dict[Path, torch.Tensor]:
-    """The tensors of ``source`` by key path. A flat key is resolved against the
-    destination's own keys first (a key may hold a '.'), then split on '.'."""
+) -> dict[Path, object]:
+    """The leaves of ``source`` (tensors, unchecked yet) by key path. A flat key is
+    resolved against the destination's own keys first (a key may hold a '.'), then
+    split on '.'."""
     nested = (
         any(isinstance(v, Mapping) for v in source.values())
         if from_flatten is None
@@ -194,25 +229,22 @@ def _leaves_of(
     if nested:
         return dict(_walk_nested(source, ()))
     known = {".".join(path): path for path in _all_paths(collection, ())}
-    out: dict[Path, torch.Tensor] = {}
-    for key, value in source.items():
-        out[known.get(key) or tuple(key.split("."))] = _as_leaf(key, value)
-    return out
+    return {known.get(key) or tuple(key.split(".")): value for key, value in source.items()}
 
 
-def _walk_nested(source: Mapping[str, Any], path: Path) -> Iterator[tuple[Path, torch.Tensor]]:
+def _walk_nested(source: Mapping[str, Any], path: Path) -> Iterator[tuple[Path, object]]:
     for key, value in source.items():
         if isinstance(value, Mapping):
             yield from _walk_nested(value, path + (key,))  # an empty one: a Python value's place
         else:
-            yield path + (key,), _as_leaf(".".join(path + (key,)), value)
+            yield path + (key,), value
 
 
-def _as_leaf(key: str, value: Any) -> torch.Tensor:
+def _as_leaf(path: Path, value: Any) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         msg = (
-            f"load_state_dict: the state dict holds a {type(value).__name__} under {key!r}; "
-            "its entries are tensors (Python values go in its _metadata)"
+            f"load_state_dict: the state dict holds a {type(value).__name__} under "
+            f"{'.'.join(path)!r}; its entries are tensors (Python values go in its _metadata)"
         )
         raise EntryTypeError(msg)
     return value
@@ -235,7 +267,7 @@ def _tensor_leaves(collection: TensorCollection, path: Path) -> Iterator[tuple[P
 
 def _check_keys(
     collection: TensorCollection,
-    leaves: Mapping[Path, torch.Tensor],
+    leaves: Mapping[Path, object],
     expected: Mapping[Path, torch.Tensor],
 ) -> None:
     unexpected = sorted(".".join(path) for path in leaves if path not in expected)
@@ -329,9 +361,14 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
         value = NonTensorData._make(value, parent.batch_size, parent.device)
     try:
         parent.set(path[-1], value)
-    except UnknownFieldError:
-        if strict:
-            raise
+    except UnknownFieldError as error:
+        if strict:  # an unexpected key, as the peer says (a KeyError)
+            msg = (
+                f"load_state_dict into {type(collection).__name__}: the state dict has a "
+                f"Python value at {'.'.join(path)!r}, which is not a key of the destination "
+                f"({error}); pass strict=False to skip it"
+            )
+            raise StateDictKeyError(msg) from None
         # not a field of this tensorclass: a key only the state dict has, skipped
 
 

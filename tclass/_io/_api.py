@@ -30,8 +30,9 @@ from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
 from tclass._io._staging import stage_copy
 from tclass._io._subpath import descend, subpath_parts
+from tclass._io._values import pickle_policy
 from tclass._io._write import save_tree
-from tclass.errors import ClassMismatchError, ShapeError, UnsupportedError
+from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
 
 __all__ = [
     "TensorDictFuture",
@@ -75,6 +76,7 @@ def saved_copy(
     says (``memmap_like`` always shares it). ``atomic`` and ``robust_key`` change
     nothing: every save is atomic and encodes unsafe file names."""
     _check_threads(num_threads)
+    allow_pickle = pickle_policy(allow_pickle, "memmap")
     if share_non_tensor:
         msg = (
             "share_non_tensor=True is not supported: Python values written into a saved "
@@ -106,10 +108,10 @@ def saved_copy(
         )  # fmt: skip
     if compression is not None:
         msg = (
-            f"compression={compression!r} applies to archives only: pass archive=True or "
-            "a prefix ending in '.tdz'"
+            f"compression={compression!r}: compression is only supported for archives; pass "
+            "archive=True or a prefix ending in '.tdz'"
         )
-        raise ValueError(msg)
+        raise ArgumentValueError(msg)
     saved = save_tree(
         node, prefix, copy_existing=copy_existing, num_threads=num_threads,
         existsok=existsok, like=like, allow_pickle=allow_pickle, link=linker(allow_pickle),
@@ -166,8 +168,9 @@ def memmap_in_place(
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
     if isinstance(storage_of(node), PersistentTensorDict):
         msg = (
-            f"a {type(node).__name__} over an HDF5 file cannot become memory-mapped in place: "
-            "its entries live in the file. Use .memmap(prefix) for a memory-mapped copy"
+            f"Cannot build a memmap TensorDict in-place from a {type(node).__name__} over an "
+            "HDF5 file: its entries live in the file. Use .memmap(prefix) for a memory-mapped "
+            "copy"
         )
         raise UnsupportedError(msg)
     if prefix is None:  # a collection saved in a folder stays there, as in the peer
@@ -320,7 +323,7 @@ def _load(
     _check_threads(num_threads)
     if cls is not None and not is_record_class(cls):
         cls = None  # the generic loader: whatever the folder holds
-    allow_pickle = bool(allow_pickle)
+    allow_pickle = pickle_policy(allow_pickle, "load_memmap")
     target = as_device(device) if device is not None else None
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)

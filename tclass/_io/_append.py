@@ -54,6 +54,7 @@ from tclass._io._format import META, TENSORCLASS_DIR, file_name
 from tclass._io._plan import stored_names
 from tclass._io._read import load_tree
 from tclass._io._saved_folder import linker
+from tclass._io._values import pickle_policy
 from tclass._io._write import save_tree
 from tclass._io._zip import is_archive, tensor_chunks
 from tclass.errors import AppendError, EntryTypeError, MissingFileError
@@ -90,6 +91,7 @@ def append_memmap(
             f"append_memmap: rows must be a TensorDict or a tensorclass, got {type(rows).__name__}"
         )
         raise EntryTypeError(msg)
+    allow_pickle = pickle_policy(allow_pickle, "append_memmap")
     root = os.path.abspath(os.fspath(prefix))
     if is_archive(root):
         msg = (

@@ -396,8 +396,8 @@ def open_root(root: str, mode: Mode | None = None) -> Folder:
         except NotADirectoryError:
             if not zipfile.is_zipfile(root) and not is_truncated_zip(root):
                 msg = (
-                    f"{root!r} is a file but not an archive; load_memmap reads a folder "
-                    "written by memmap/save, or a .tdz archive"
+                    f"{root!r} is a file but not an archive (not a memory-mapped tensordict); "
+                    "load_memmap reads a folder written by memmap/save, or a .tdz archive"
                 )
                 raise NotAFileError(msg) from None
             return ArchiveFolder(Archive(root, mode))

@@ -474,7 +474,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     ) -> tuple[Self, ...]:
         return self.to_tensordict()._map_values_split(fn, batch_sizes)  # type: ignore[return-value]
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         self._check_shapes(new)
 
     def _assign_batch_size(self, new: torch.Size) -> None:
@@ -728,7 +728,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         value = self.get(key, _MISSING)
         if value is _MISSING:
             if default is _MISSING:
-                raise self._missing_key(key)
+                raise self._missing_key(key, popping=True)
             return default
         value = in_memory(value)
         self.del_(key)
@@ -821,8 +821,8 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     ) -> Self:
         """Not possible: the entries live in the HDF5 file; use :meth:`memmap`."""
         raise UnsupportedError(
-            "a PersistentTensorDict cannot become memory-mapped in place: its entries live in "
-            "the HDF5 file. Use ptd.memmap(prefix) for a memory-mapped copy"
+            "Cannot build a memmap TensorDict in-place from a PersistentTensorDict: its "
+            "entries live in the HDF5 file. Use ptd.memmap(prefix) for a memory-mapped copy"
         )
 
     # --- python protocols ----------------------------------------------------------------

@@ -148,7 +148,8 @@ class H5Surface(LockBlocks):
     def _refuse_in_place(self, method: str, inplace: bool) -> None:
         if inplace:
             msg = (
-                f"PersistentTensorDict.{method}(inplace=True): the file keeps its entries; "
+                f"Cannot call {method} in place on a PersistentTensorDict: the file keeps its "
+                "entries; "
                 f"delete entries with ptd.del_(key), or call ptd.{method}(...) for a "
                 "TensorDict read from the file"
             )

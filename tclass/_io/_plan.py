@@ -281,8 +281,9 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
     inside = source is not None and source.startswith(options.root + os.sep)
     if source is not None and not (inside or options.copy_existing or options.like):
         msg = (
-            f"the tensor for {rel!r} is already saved in {source!r}; pass "
-            f"copy_existing=True to copy it into {options.root!r}"
+            f"A filename was provided but the tensor already has a file associated: the "
+            f"tensor for {rel!r} is saved in {source!r}; pass copy_existing=True to copy it "
+            f"into {options.root!r}"
         )
         raise FileConflictError(msg)
     plan.leaves.append(Leaf(rel, tensor, reuse))

@@ -11,8 +11,9 @@ leaves collections locked, and these methods are how it grows them).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -23,9 +24,11 @@ from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._api import is_memmap, load_memmap
+from tclass._io._format import file_name
 from tclass.errors import (
     BatchMismatchError,
     EntryExistsError,
+    FileConflictError,
     NotSavedError,
 )
 
@@ -78,8 +81,8 @@ def _holder(node: Any, key: Any, op: str) -> tuple[TensorDict, str]:
     name = path[-1]
     if holder._has_entry(name):
         msg = (
-            f"{op}: {key!r} is already an entry of the saved collection; delete it first "
-            "(del_) to make a new one"
+            f"{op}: {key!r} already exists within the target tensordict (the saved "
+            "collection); delete it first (del_) to make a new one"
         )
         raise EntryExistsError(msg)
     return holder, name
@@ -125,10 +128,50 @@ def make_memmap_from_storage(
     holder, name = _holder(node, key, "make_memmap_from_storage")
     size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
     _check_shape(holder, key, size)
+    folder = cast(Any, holder._saved).folder  # _holder checked that it is saved
+    _check_storage_file(storage, os.path.join(folder, file_name(name) + ".memmap"))
     source = MemoryMappedTensor.from_storage(
         storage, shape=size, dtype=dtype or torch.get_default_dtype()
     )
     return holder._store_entry(name, source)
+
+
+def _check_storage_file(storage: torch.UntypedStorage, target: str) -> None:
+    """A storage mapping a file must map the entry's own file: the entry is a copy in
+    the folder, so the other file would silently stop following it (the peer refuses
+    too)."""
+    filename = _mapped_file(storage)
+    if filename is None or filename == os.path.realpath(target):
+        return
+    msg = (
+        f"make_memmap_from_storage: the storage maps {filename!r}, not the entry's file "
+        f"{target!r}, and writes to one would not reach the other; pass the tensor to "
+        "make_memmap_from_tensor to copy it into the folder"
+    )
+    raise FileConflictError(msg)
+
+
+def _mapped_file(storage: torch.UntypedStorage) -> str | None:
+    """The file ``storage`` maps, if any: its ``filename``, or (a storage mapped through
+    a file descriptor, named ``/proc/self/fd/N`` while it was open) the file Linux
+    lists for its address in ``/proc/self/maps``; None when unknown."""
+    filename: str | None = getattr(storage, "filename", None)
+    if filename is None:
+        return None
+    if not str(filename).startswith("/proc/"):
+        return os.path.realpath(filename)
+    address = storage.data_ptr()
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                fields = line.split(maxsplit=5)
+                start, _, end = fields[0].partition("-")
+                if int(start, 16) <= address < int(end, 16) and len(fields) == 6:
+                    path = fields[5].strip()
+                    return path if path.startswith("/") and not path.endswith(")") else None
+    except OSError:
+        return None
+    return None
 
 
 def memmap_refresh(node: Any, allow_pickle: bool | None) -> Any:

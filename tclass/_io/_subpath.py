@@ -138,8 +138,8 @@ def _member_name(
     )
     if not (part.isascii() and part.isdigit() and str(int(part)) == part and int(part) < count):
         msg = (
-            f"subpath={subpath!r}: {'/'.join(so_far)!r} is not a member of the lazy stack "
-            f"at {folder.path!r} (members 0 to {count - 1})"
+            f"No tensordict found under subpath={subpath!r}: {'/'.join(so_far)!r} is not a "
+            f"member of the lazy stack at {folder.path!r} (members 0 to {count - 1})"
         )
         raise SubpathError(msg)
     return part

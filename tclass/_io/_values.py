@@ -15,7 +15,7 @@ import pickle
 from typing import Any
 
 from tclass._io._format import MAX_FILE_BYTES
-from tclass.errors import NotSerializableError, PickleRefusedError
+from tclass.errors import ArgumentError, NotSerializableError, PickleRefusedError
 
 __all__ = [
     "PICKLE_FILES",
@@ -23,6 +23,7 @@ __all__ = [
     "dumps_pickle",
     "is_json_value",
     "json_types_value",
+    "pickle_policy",
     "require_json",
 ]
 
@@ -117,6 +118,25 @@ def dumps_pickle(value: object, where: str) -> bytes:
         )
         raise NotSerializableError(msg)
     return data
+
+
+def pickle_policy(allow_pickle: object, call: str) -> bool:
+    """``allow_pickle`` as given to ``call``: True, False or None (False). Anything else
+    (``1``, ``np.True_``, ``"yes"``) is refused, as the peer's loads refuse it, rather
+    than read as truthy: pickle runs code, so only ``True`` allows it.
+
+    Raises:
+        ArgumentError: for a value that is not a bool or None.
+    """
+    if allow_pickle is None or allow_pickle is False:
+        return False
+    if allow_pickle is True:
+        return True
+    msg = (
+        f"{call}: allow_pickle must be True, False or None, got {allow_pickle!r} (of type "
+        f"{_type_name(allow_pickle)}); pass allow_pickle=True to allow pickle"
+    )
+    raise ArgumentError(msg)
 
 
 def check_pickle_allowed(path: str, allow_pickle: bool) -> None:

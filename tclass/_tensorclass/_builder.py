@@ -304,8 +304,9 @@ def _refuse_reserved_names(
             raise ReservedNameError(msg)
         if not shadow and hasattr(base, name) and name not in _REPLACEABLE_MEMBERS:
             msg = (
-                f"{cls.__name__}.{name}: {name!r} is a tensorclass attribute or method; rename "
-                "the field, or let fields hide members with shadow=True "
+                f"{cls.__name__}.{name}: Attribute name {name} can't be used with @tensorclass: "
+                "it is a tensorclass attribute or method; rename the field, or let fields hide "
+                "members with shadow=True "
                 f"(class {cls.__name__}(TensorClass, shadow=True), TensorClass['shadow'] or "
                 "@tensorclass(shadow=True))"
             )

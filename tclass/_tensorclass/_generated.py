@@ -181,9 +181,10 @@ def _bad_call(
         )
         raise ArgumentError(msg)
     missing = [field for field, value in required.items() if value is _MISSING]
+    plural = "s" if len(missing) > 1 else ""
     msg = (
-        f"{name}() missing the required field{'s' if len(missing) > 1 else ''} "
-        f"{', '.join(map(repr, missing))}; pass None to leave a field unset"
+        f"{name}() missing {len(missing)} required positional argument{plural} (the "
+        f"field{plural} {', '.join(map(repr, missing))}); pass None to leave a field unset"
     )
     raise ArgumentError(msg)
 

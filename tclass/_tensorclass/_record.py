@@ -274,8 +274,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     ) -> tuple[Self, ...]:
         return tuple(map(self._wrap, self._tensordict._map_values_split(fn, batch_sizes)))
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
-        self._tensordict._check_batch_size(new, prefix)
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        self._tensordict._check_new_batch_size(new, prefix)
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         self._tensordict._assign_batch_size(new)
@@ -346,7 +346,17 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
 
         A record over a lazy stack takes the lazy stack's ``get`` options for fields
         whose shapes differ between members (``as_list``, ``as_padded_tensor``, ...).
+        A name that is no field nor entry but a public attribute of the record
+        (``"batch_size"``, ``"device"``...) reads that attribute, as the peer's does.
         """
+        if (
+            type(key) is str
+            and key not in self.__tclass_info__.field_names
+            and key[:1] != "_"
+            and hasattr(type(self), key)
+            and not self._tensordict._has_entry(key)
+        ):
+            return getattr(self, key)
         value = self._tensordict.get(key, default, **options)
         return value._read() if isinstance(value, _NonTensorNode) else value
 
@@ -743,7 +753,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         """A record from a mapping of fields; nested mappings become nested records.
 
-        Missing fields take their declared defaults. Without ``batch_size``, the batch
+        Missing fields take their declared defaults, or ``None`` (not set yet: the peer
+        fills them so too) for fields without one. Without ``batch_size``, the batch
         size is the largest leading shape the tensors share (at most ``batch_dims`` dims),
         as ``TensorDict.from_dict`` infers it; ``auto_batch_size=False`` gives ``[]``.
 
@@ -762,6 +773,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         )
         if batch is None:
             batch = infer_batch_size(data, cap)
+        if not info.has_user_init:
+            data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
         return constructor(**data, batch_size=batch, device=device, names=names)
 
@@ -842,3 +855,12 @@ def _as_plain(td: TensorDict) -> TensorDict:
         elif isinstance(storage, TensorDict):
             td._put(key, _as_plain(storage))
     return td
+
+
+def _required_fields(cls: type) -> list[str]:
+    """The ``__init__`` fields of ``cls`` without a default."""
+    return [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]

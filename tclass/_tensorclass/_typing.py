@@ -22,7 +22,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._core._batch import BatchSizeLike
-from tclass._core._device import DeviceLike
+from tclass._core._device import DeviceLike, refuse_device_assignment
 from tclass._engine._record_fields import batch_size_of_record, device_of_record
 
 __all__ = ["BatchSizeField", "DeviceField", "NamesField", "constructor_keyword"]
@@ -55,11 +55,11 @@ class BatchSizeField(property):
 
 class DeviceField(property):
     """``device``: accepts a device-like, reads as a ``torch.device`` or None (the device
-    of every tensor, or None if they may be on different devices). Read-only: move a
-    record with ``to(device)``."""
+    of every tensor, or None if they may be on different devices). Assigning raises (as the peer):
+    move a record with ``to(device)``."""
 
     def __init__(self) -> None:
-        super().__init__(device_of_record, None, None, self.__doc__)
+        super().__init__(device_of_record, refuse_device_assignment, None, self.__doc__)
 
     if TYPE_CHECKING:
 

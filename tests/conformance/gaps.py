@@ -21,15 +21,27 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("rec_tc_flat", "cat_tensors"): "UnknownFieldError: FlatTC has no field 'aa' (fields: a, b,...",
     ("rec_tensor_only", "cat_tensors"): "UnknownFieldError: TensorOnly has no field 'aa' (field...",
     ("rec_values", "cat_tensors"): "UnknownFieldError: Valued has no field 'aa' (fields: a, b, ...",
-    ("memmapped", "dumps"): "FileConflictError: the tensor for 'a.memmap' is already saved in <...",
+    (
+        "memmapped",
+        "dumps",
+    ): "FileConflictError: A filename was provided but the tensor already has a file <...",
     ("rec_nested", "flatten_keys"): "UnknownFieldError: Nested.flatten_keys: the fields ['n'] h...",
-    ("memmapped", "load_"): "FileConflictError: the tensor for 'a.memmap' is already saved in <...",
+    (
+        "memmapped",
+        "load_",
+    ): "FileConflictError: A filename was provided but the tensor already has a file <...",
     ("memmapped", "load_memmap_"): "FileConflictError: the tensor for 'a.memmap' is already sav...",
     ("memmap_loaded", "memmap"): "FileConflictError: the tensor for 'a.memmap' is already saved...",
-    ("memmapped", "memmap"): "FileConflictError: the tensor for 'a.memmap' is already saved in ...",
+    (
+        "memmapped",
+        "memmap",
+    ): "FileConflictError: A filename was provided but the tensor already has a file ...",
     ("h5", "memmap_"): "UnsupportedError: a PersistentTensorDict cannot become memory-mapped in...",
     ("memmap_loaded", "memmap_"): "FileConflictError: the tensor for 'a.memmap' is already save...",
-    ("memmapped", "memmap_"): "FileConflictError: the tensor for 'a.memmap' is already saved in...",
+    (
+        "memmapped",
+        "memmap_",
+    ): "FileConflictError: A filename was provided but the tensor already has a file...",
     ("rec_autocast", "rename_keys"): "UnknownFieldError: Autocast has no field 'c2' (fields: a,...",
     ("rec_flat", "rename_keys"): "UnknownFieldError: Flat has no field 'c2' (fields: a, b, c); ...",
     ("rec_nested", "rename_keys"): "UnknownFieldError: Nested has no field 'c2' (fields: a, b, ...",
@@ -38,7 +50,10 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("rec_tensor_only", "rename_keys"): "UnknownFieldError: TensorOnly has no field 'c2' (field...",
     ("rec_values", "rename_keys"): "UnknownFieldError: Valued has no field 'c2' (fields: a, b, ...",
     ("memmap_loaded", "save"): "FileConflictError: the tensor for 'a.memmap' is already saved i...",
-    ("memmapped", "save"): "FileConflictError: the tensor for 'a.memmap' is already saved in <t...",
+    (
+        "memmapped",
+        "save",
+    ): "FileConflictError: A filename was provided but the tensor already has a file <t...",
     ("rec_nested", "unflatten_keys"): "UnknownFieldError: Nested.flatten_keys: the fields ['n']...",
     ("params", "__iadd__"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     (

@@ -132,11 +132,41 @@ def maybe_dense_stack(
     except HeterogeneousEntryError:
         raise
     except StackError:
-        result = lazy_stack(members, dim)
+        best = _dense_above(members, dim)
+        result = best if best is not None else lazy_stack(members, dim)
     if out is not None:
         out.update_(result)
         return out
     return result
+
+
+def _dense_above(members: list[Any], dim: int) -> Any:
+    """The peer's best-intention stack of TensorDicts that hold the same keys, tensors
+    of equal shapes and batch sizes, but nested collections that differ: a TensorDict
+    with those nested collections stacked as :func:`maybe_dense_stack` stacks them
+    (lazily where they differ); None when the members differ at this level."""
+    first = members[0]
+    keys = first._key_names()
+    if not all(type(m) is TensorDict and m.batch_size == first.batch_size for m in members):
+        return None
+    if any(m._key_names() != keys for m in members[1:]):
+        return None
+    d = _batch.normalize_dim(dim, first.batch_dims, op="maybe_dense_stack", inclusive=True)
+    values: dict[str, Any] = {}
+    for key in keys:
+        parts = [m._entry(key) for m in members]
+        if all(isinstance(p, torch.Tensor) for p in parts):
+            if any(p.shape != parts[0].shape or p.dtype != parts[0].dtype for p in parts):
+                return None
+            values[key] = torch.stack(parts, d)
+        elif all(isinstance(p, TensorCollection) and not p._is_leaf_node for p in parts):
+            values[key] = maybe_dense_stack(parts, d)
+        elif all(isinstance(p, _NonTensorNode) for p in parts):
+            values[key] = stack_entries(parts, d, (key,))  # Python values, as stack merges
+        else:
+            return None  # a tensor in some members, a collection in others
+    device = first.device if all(m.device == first.device for m in members) else None
+    return TensorDict(values, batch_size=stacked_size(members, d), device=device)
 
 
 def dense_stack_tds(collections: Sequence[C] | TensorDictBase, dim: int | None = None) -> Any:

@@ -3,7 +3,7 @@ parts, writes split across them) and the walk of a nested key through one member
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from tclass._base._collection import TensorCollection
@@ -19,11 +19,20 @@ __all__ = ["StackedEntries", "lacks", "walk_path"]
 _MISSING: Any = object()
 
 
-def walk_path(member: TensorCollection, path: tuple[str, ...]) -> Any:
+def walk_path(
+    member: TensorCollection,
+    path: tuple[str, ...],
+    lazy_read: Callable[[Any, tuple[str, ...]], Any] | None = None,
+) -> Any:
+    """The entry at ``path`` in ``member``; with ``lazy_read``, a lazy stack met on the
+    way (``member`` included) answers for the rest of the path with ``lazy_read(stack,
+    rest)`` instead of stacking its members' entries (which may differ in shape)."""
     node: Any = member
-    for part in path:
+    for depth, part in enumerate(path):
         if not isinstance(node, TensorCollection):
             raise KeyNotFoundError(f"key {path!r} passes through a tensor")
+        if lazy_read is not None and node._is_lazy:
+            return lazy_read(node, path[depth:])
         node = node._entry(part)
     return node
 

@@ -365,12 +365,13 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
     ints over ``selected``): values with one element per selected element are indexed,
     mappings entry by entry, anything else broadcasts as it is."""
     n = len(selected)
-    if isinstance(value, Mapping):
+    lazy = isinstance(value, TensorCollection) and value._is_lazy  # (a Mapping too)
+    if isinstance(value, Mapping) and not lazy:
         return {key: _part_of(sub, index, selected) for key, sub in value.items()}
     if n == 0:
         return value
     if isinstance(value, TensorCollection) and value.batch_size[:n] == selected:
-        return value[index]
+        return value[index]  # a lazy stack indexed, not read entry by entry
     if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
         return value[index]
     return value

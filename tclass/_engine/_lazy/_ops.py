@@ -16,22 +16,33 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base._collection import TensorCollection, check_replaced_keys
 from tclass._base._elementwise import ApplyOptions, ApplyRules
 from tclass._base._leafwise import Alignment, Gather, Resize
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
+from tclass._core._options import OPTIONS
+from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._parts import (
+    check_members,
     check_regular,
+    insert_dim,
     remove_dim,
     split_tensor,
     stack_entries,
     stacked_size,
 )
 from tclass._engine._nontensor import join_non_tensor
-from tclass.errors import BatchSizeError, DimError, HeterogeneousEntryError, ShapeError
+from tclass._engine._td import TensorDict
+from tclass.errors import (
+    BatchSizeError,
+    DimError,
+    HeterogeneousEntryError,
+    LockedError,
+    ShapeError,
+)
 
 __all__ = ["LazyStackOps"]
 
@@ -41,21 +52,114 @@ _NO_DEVICE: Any = object()
 class LazyStackOps(TensorDictBase):
     """The member-wise half of ``LazyStackedTensorDict``."""
 
-    __slots__ = ()
-
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # LazyStackedTensorDict's slots and methods
         _members: list[Any]
         _stack_dim: int
         _batch_size: torch.Size
         _device: torch.device | None
+        _stack_dim_name: str | None
 
         def _from_members(
             self, members: list[Any], stack_dim: int, batch_size: torch.Size
         ) -> Self: ...
         def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
         def _dense(self, action: str) -> Any: ...
-        def _relayout(self, member_batch: torch.Size) -> None: ...
         def _parts(self, key: str) -> list[Any]: ...
+        def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None: ...
+    else:
+        __slots__ = ()  # (mypy would refuse the writes to the slots below)
+
+    def _take_batch_size_of(self, source: TensorCollection) -> None:
+        """``update(update_batch_size=True)`` from a source of another batch size: its
+        parts along the stack dim (a lazy source's members themselves, shared as ``set``
+        shares a collection) become the members, so this stack keeps its identity, as in
+        the peer. A batch size that starts with the other changes nothing here."""
+        own, new = self._batch_size, source.batch_size
+        n = min(len(own), len(new))
+        if own[:n] == new[:n]:
+            return
+        d = self._stack_dim
+        if len(new) <= d:
+            msg = (
+                f"update(update_batch_size=True): the source's batch size {list(new)} has no "
+                f"dim {d}, the stack dim of this lazy stack; give a source with that dim"
+            )
+            raise BatchSizeError(msg)
+        check_replaced_keys(self, source)
+        name = self._stack_dim_name
+        self._init(list(source.unbind(d)), d, new)
+        self._stack_dim_name = name
+
+    # --- growing -------------------------------------------------------------------------
+
+    def insert(self, index: int, tensordict: TensorCollection) -> None:
+        """Inserts ``tensordict`` as a new member before position ``index``.
+
+        Raises:
+            LockedError: if the stack is locked.
+            StackTypeError: (a ``TypeError``) if it is not a collection.
+            StackError: (a ``ValueError``) if its batch size differs from the members'.
+        """
+        if self._lock_state():
+            msg = (
+                "cannot insert a member into a locked LazyStackedTensorDict; unlock it "
+                "first (lazy.unlock_())"
+            )
+            raise LockedError(msg)
+        members = self._members
+        if members:
+            check_members([members[0], tensordict], "insert")
+            self._batch_size = stacked_size([*members, tensordict], self._stack_dim)
+            self._device = self._device if tensordict.device == self._device else None
+        else:
+            check_members([tensordict], "insert")
+            batch = tensordict.batch_size
+            dim = _batch.normalize_dim(self._stack_dim, len(batch), op="insert", inclusive=True)
+            self._stack_dim = dim
+            self._batch_size = insert_dim(batch, dim, 1)
+            self._device = tensordict.device
+        members.insert(index, tensordict)
+
+    def _relayout(self, member_batch: torch.Size) -> None:
+        """Takes the members' new batch size (after they inferred theirs)."""
+        self._stack_dim = min(self._stack_dim, len(member_batch))
+        self._batch_size = stacked_size(self._members, self._stack_dim)
+
+    def _drop_member(self, index: int) -> None:
+        """Removes the member at ``index`` (a crop along the stack dim)."""
+        del self._members[index]
+        sizes = list(self._batch_size)
+        sizes[self._stack_dim] -= 1
+        self._batch_size = torch.Size(sizes)
+
+    def append(self, tensordict: TensorCollection) -> None:
+        """Adds ``tensordict`` as the last member (see :meth:`insert`)."""
+        self.insert(len(self._members), tensordict)
+
+    def extend(self, tensordict: Sequence[TensorCollection] | TensorCollection) -> None:
+        """Appends each of a list of collections, or the parts of one collection along
+        the stack dim, as new members (see :meth:`insert`), as ``list.extend``."""
+        if isinstance(tensordict, TensorCollection):
+            parts: Sequence[TensorCollection] = tensordict.unbind(self._stack_dim)
+        else:
+            parts = tensordict
+        for part in parts:
+            self.append(part)
+
+    def __contains__(self, key: object) -> bool:
+        """A key (a string or a tuple of strings) of the stack, or a collection that is
+        one of its members (``member in lazy``, by identity, as the peer)."""
+        if isinstance(key, TensorCollection):
+            return any(member is key for member in self._members)
+        return super().__contains__(key)
+
+    def _empty_members(self, shape: torch.Size, device: torch.device | None) -> Self:
+        """``new_empty(shape, empty_lazy=True)``: a lazy stack of ``shape`` along this
+        stack dim (the last dim when ``shape`` has fewer), of empty TensorDicts."""
+        d = min(self._stack_dim, len(shape) - 1)
+        member = remove_dim(shape, d)
+        members = [TensorDict(batch_size=member, device=device) for _ in range(shape[d])]
+        return self._restacked(members, d)
 
     # --- splitting operands --------------------------------------------------------------
 
@@ -358,6 +462,8 @@ class LazyStackOps(TensorDictBase):
 
     def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), len(self._batch_size))
+        if OPTIONS.lazy_legacy and order != tuple(range(len(order))):
+            return self._legacy(ShapeOp("permute", order, len(order)))
         d = self._stack_dim
         member_order = [i if i < d else i - 1 for i in order if i != d]
         out = self._restacked([m.permute(*member_order) for m in self._members], order.index(d))
@@ -366,8 +472,7 @@ class LazyStackOps(TensorDictBase):
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         ndim = len(self._batch_size)
-        a = _batch.normalize_dim(dim0, ndim, op="transpose")
-        b = _batch.normalize_dim(dim1, ndim, op="transpose")
+        a, b = _batch.normalize_dim_pair(dim0, dim1, ndim, op="transpose")
         if a == b:
             return self  # as the peer
         order = list(range(ndim))
@@ -537,6 +642,9 @@ class LazyStackOps(TensorDictBase):
             shape = (tuple(given),)
         check_regular(self, range(len(self._batch_size)), "view")
         target = _batch.view_shape(_batch.shape_args(shape, "view"), self._batch_size, "view")
+        if OPTIONS.lazy_legacy and target != self._batch_size:
+            batch = tuple(self._batch_size)
+            return self._legacy(ShapeOp("view", tuple(target), len(batch), batch))
         regrouped = self._regroup(target)
         if regrouped is None and not math.prod(self._batch_size):
             # No element to mix: the dense stack reshaped, as the peer (the lock carried).

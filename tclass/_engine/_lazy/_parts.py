@@ -14,19 +14,29 @@ import torch
 import torch.nn.functional as F
 
 from tclass._base._collection import TensorCollection
-from tclass._core._batch import format_shape
+from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape, normalize_dim
+from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
 from tclass._engine._repr import LeafSummary
 from tclass._engine._td import TensorDict
-from tclass.errors import BatchMismatchError, HeterogeneousEntryError, StackError
+from tclass.errors import (
+    BatchMismatchError,
+    BatchSizeError,
+    DeviceError,
+    HeterogeneousEntryError,
+    StackError,
+    StackTypeError,
+)
 
 __all__ = [
+    "check_declared",
     "check_members",
     "check_regular",
     "common_device",
     "common_keys",
+    "empty_layout",
     "insert_dim",
     "stacked_size",
     "padded_stack",
@@ -49,6 +59,34 @@ def insert_dim(size: torch.Size, dim: int, length: int) -> torch.Size:
 
 def remove_dim(size: torch.Size, dim: int) -> torch.Size:
     return torch.Size((*size[:dim], *size[dim + 1 :]))
+
+
+def empty_layout(stack_dim: int, batch_size: BatchSizeLike) -> tuple[int, torch.Size]:
+    """The stack dim and batch size of an empty lazy stack whose members will have
+    ``batch_size`` (``[0]`` when not given: the first member decides)."""
+    if batch_size is None:
+        return stack_dim, torch.Size([0])
+    member = as_batch_size(batch_size)
+    dim = normalize_dim(stack_dim, len(member), op="LazyStackedTensorDict", inclusive=True)
+    return dim, insert_dim(member, dim, 0)
+
+
+def check_declared(stack: Any, batch_size: BatchSizeLike, device: DeviceLike) -> None:
+    """A ``batch_size`` or ``device`` given with the members must be the stack's."""
+    if batch_size is not None and as_batch_size(batch_size) != stack.batch_size:
+        msg = (
+            f"LazyStackedTensorDict: batch_size={format_shape(as_batch_size(batch_size))} "
+            f"but the members stack to {format_shape(stack.batch_size)}; drop batch_size "
+            "or give members of that batch size"
+        )
+        raise BatchSizeError(msg)
+    if device is not None and as_device(device) != stack.device:
+        msg = (
+            f"LazyStackedTensorDict: device={as_device(device)} but the members are "
+            f"{'on ' + str(stack.device) if stack.device else 'on no one device'}; move "
+            "them first (member.to(device)) or drop device"
+        )
+        raise DeviceError(msg)
 
 
 def check_members(members: list[Any], op: str, strict_shape: bool = False) -> list[Any]:
@@ -78,7 +116,7 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
                 "TensorDicts, tensorclass records or lazy stacks (stack Python values "
                 "with tclass.stack, which merges them into a NonTensorStack)"
             )
-            raise StackError(msg)
+            raise StackTypeError(msg)
         if (is_record(member) or is_record(first)) and type(member) is not type(first):
             msg = (
                 f"{op}: member {position} is a {type(member).__name__} but member 0 is a "
@@ -87,9 +125,10 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
             raise StackError(msg)
         if strict_shape and member.batch_size != first.batch_size:
             msg = (
-                f"{op}: member {position} has batch size {format_shape(member.batch_size)} "
-                f"but member 0 has {format_shape(first.batch_size)}, which strict_shape=True "
-                "refuses (without it, the stack is ragged: -1 where the sizes differ)"
+                f"{op}: with strict_shape=True, stacking tensordicts requires equal batch "
+                f"sizes: member {position} has {format_shape(member.batch_size)} but member 0 "
+                f"has {format_shape(first.batch_size)} (without strict_shape, the stack is "
+                "ragged: -1 where the sizes differ)"
             )
             raise StackError(msg)
         if len(member.batch_size) != len(first.batch_size):
@@ -224,7 +263,8 @@ def _raise_shapes(
 ) -> None:
     name = _name(path)
     msg = (
-        f"entry {name!r} has shape {format_shape(other)} in member {position} but "
+        f"Failed to stack tensors within a tensordict: entry {name!r} has shape "
+        f"{format_shape(other)} in member {position} but "
         f"{format_shape(shape)} in member 0, so this lazy stack has no dense value for it. "
         f"Read it with get({name!r}, as_list=True), as_padded_tensor=True or "
         "as_nested_tensor=True (layout=torch.jagged for one ragged dim), or pad the "
@@ -300,9 +340,10 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
         try:
             value = torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
-            if dim == 0 and isinstance(value, list) and len(value) == count:
-                return list(value)  # one item per member, as the peer
-            return [value] * count  # a Python value the members store as they do
+            parts = _list_parts(value, dim, batch)
+            # One item per member (the items at depth stack_dim of nested lists in batch
+            # order), as the peer; else a Python value the members store as they do.
+            return parts if parts is not None else [value] * count
     if isinstance(value, TensorCollection):
         if value.batch_size[:ndim] != batch:
             raise BatchMismatchError(key, value.batch_size, batch)
@@ -314,3 +355,17 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
     if isinstance(value, Mapping):
         return list(TensorDict(value, batch_size=batch).unbind(dim))
     return [value] * count
+
+
+def _list_parts(value: Any, dim: int, batch: torch.Size) -> list[Any] | None:
+    """Nested lists laid out like ``batch`` (in batch order) cut at depth ``dim``: one
+    nested list per member, the others' levels kept; None when the lists do not have
+    the batch sizes down to that depth."""
+    if not isinstance(value, list) or batch[0] not in (-1, len(value)):
+        return None
+    if dim == 0:
+        return list(value)
+    columns = [_list_parts(item, dim - 1, batch[1:]) for item in value]
+    if any(column is None for column in columns):
+        return None
+    return [[column[j] for column in columns if column is not None] for j in range(batch[dim])]

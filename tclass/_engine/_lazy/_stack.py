@@ -42,11 +42,12 @@ from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
+    check_declared,
     check_members,
     check_regular,
     common_device,
     common_keys,
-    insert_dim,
+    empty_layout,
     padded_stack,
     remove_dim,
     split_operand,
@@ -82,7 +83,8 @@ _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 _new_instance = object.__new__
 _LOCKED_MSG = (
-    "cannot {action} a locked LazyStackedTensorDict. Unlock it first (lazy.unlock_()), or "
+    "Cannot modify locked LazyStackedTensorDict: cannot {action} a locked collection. "
+    "Unlock it first (lazy.unlock_()), or "
     "write data in place with set_() or lazy[index] = value"
 )
 
@@ -95,6 +97,8 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
             as many batch dims (sizes that differ give ``-1`` in the batch size).
         stack_dim: where the member dim goes among the batch dims (``-1``: last).
         strict_shape: refuse members whose batch sizes differ.
+        batch_size, device: of an empty stack, the members' batch size and the device
+            (given with members, they must be the stack's).
 
     Raises:
         StackError: if there are no members, their numbers of batch dims differ, or
@@ -144,9 +148,12 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         stack_dim_name: str | None = None,
         names: Sequence[str | None] | None = None,
         strict_shape: bool = False,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
     ) -> None:
         if not tensordicts:  # an empty stack, which grows with append / insert
-            self._init([], stack_dim, torch.Size([0]))
+            self._init([], *empty_layout(stack_dim, batch_size))
+            self._device = as_device(device)
         else:
             members = check_members(list(tensordicts), "LazyStackedTensorDict", strict_shape)
             member_batch = members[0].batch_size
@@ -154,6 +161,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
                 stack_dim, len(member_batch), op="lazy_stack", inclusive=True
             )
             self._init(members, dim, stacked_size(members, dim))
+            check_declared(self, batch_size, device)
         self._stack_dim_name = stack_dim_name
         if names is not None:
             self.names = names
@@ -213,7 +221,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
             raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
         if new != self._batch_size:  # a ragged dim has no size to give to a new batch size
             check_regular(self, range(len(self._batch_size)), "setting batch_size")
-        self._check_batch_size(new, ())
+        self._check_new_batch_size(new, ())
         self._assign_batch_size(new)
 
     @property
@@ -323,7 +331,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
             "tuple[Self, ...]", self._dense("this split")._map_values_split(fn, batch_sizes)
         )
 
-    def _check_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         d = self._stack_dim
         if len(new) <= d or new[d] != len(self._members):
             where = f" at {prefix!r}" if prefix else ""
@@ -336,7 +344,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         member_batch = remove_dim(new, d)
         for member in self._members:
             if member.batch_size != member_batch:
-                member._check_batch_size(member_batch, prefix)
+                member._check_new_batch_size(member_batch, prefix)
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         member_batch = remove_dim(new, self._stack_dim)
@@ -447,8 +455,20 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
                 for, or if only some members hold ``key``.
         """
         path = _keys.key_path(key)
+        read = None
+        if as_list or as_padded_tensor:  # nested lazy stacks give theirs, member by member
+
+            def read(stack: Any, rest: tuple[str, ...]) -> Any:
+                return stack.get(
+                    rest,
+                    as_list=as_list,
+                    as_padded_tensor=as_padded_tensor,
+                    padding_value=padding_value,
+                    padding_side=padding_side,
+                )
+
         try:
-            parts = [walk_path(member, path) for member in self._members]
+            parts = [walk_path(member, path, read) for member in self._members]
         except KeyNotFoundError:
             if all(lacks(member, path) for member in self._members):
                 return None if default is _NO_DEFAULT else default
@@ -611,11 +631,12 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         keys_to_update: Sequence[Any] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
-        """Updates every member with its part of ``source`` (a collection with this batch
-        size, split along the stack dim, or a mapping of values as :meth:`set` takes)."""
+        """Updates every member with its part of ``source`` (a collection whose batch size
+        starts with this one, split along the stack dim, or a mapping as :meth:`set` takes)."""
         if not inplace and self._lock_state() and not len(source.keys()):
             raise LockedError(_LOCKED_MSG.format(action="update"))  # as the peer
-        if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
+        n = len(self._batch_size)
+        if isinstance(source, TensorCollection) and source.batch_size[:n] == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
                 member.update(part, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
@@ -661,7 +682,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         value = self.get(key, _MISSING)
         if value is _MISSING:
             if default is _MISSING:
-                raise self._missing_key(key)
+                raise self._missing_key(key, popping=True)
             return default
         self.del_(key)
         return value
@@ -791,59 +812,8 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         for member in self._members:
             member._rename_all(member_names)
 
-    # --- growing -------------------------------------------------------------------------
-
-    def insert(self, index: int, tensordict: TensorCollection) -> None:
-        """Inserts ``tensordict`` as a new member before position ``index``.
-
-        Raises:
-            LockedError: if the stack is locked.
-            StackError: (a ``ValueError``) if its batch size differs from the members'.
-        """
-        if self._lock_state():
-            raise LockedError(_LOCKED_MSG.format(action="insert a member into"))
-        members = self._members
-        if members:
-            check_members([members[0], tensordict], "insert")
-            self._batch_size = stacked_size([*members, tensordict], self._stack_dim)
-            self._device = self._device if tensordict.device == self._device else None
-        else:
-            check_members([tensordict], "insert")
-            batch = tensordict.batch_size
-            dim = _batch.normalize_dim(self._stack_dim, len(batch), op="insert", inclusive=True)
-            self._stack_dim = dim
-            self._batch_size = insert_dim(batch, dim, 1)
-            self._device = tensordict.device
-        members.insert(index, tensordict)
-
-    def _relayout(self, member_batch: torch.Size) -> None:
-        """Takes the members' new batch size (after they inferred theirs)."""
-        self._stack_dim = min(self._stack_dim, len(member_batch))
-        self._batch_size = stacked_size(self._members, self._stack_dim)
-
     def _assign_device(self, device: torch.device | None) -> None:
         self._device = device
-
-    def _drop_member(self, index: int) -> None:
-        """Removes the member at ``index`` (a crop along the stack dim)."""
-        del self._members[index]
-        sizes = list(self._batch_size)
-        sizes[self._stack_dim] -= 1
-        self._batch_size = torch.Size(sizes)
-
-    def append(self, tensordict: TensorCollection) -> None:
-        """Adds ``tensordict`` as the last member (see :meth:`insert`)."""
-        self.insert(len(self._members), tensordict)
-
-    def extend(self, tensordict: Sequence[TensorCollection] | TensorCollection) -> None:
-        """Appends each of a list of collections, or the parts of one collection along
-        the stack dim, as new members (see :meth:`insert`), as ``list.extend``."""
-        if isinstance(tensordict, TensorCollection):
-            parts: Sequence[TensorCollection] = tensordict.unbind(self._stack_dim)
-        else:
-            parts = tensordict
-        for part in parts:
-            self.append(part)
 
     valid_keys = TensorCollection.keys  # the peer's older name
 
