@@ -10,25 +10,38 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base._lock_graph import LockGraph, Ref
 
 __all__ = ["LockBlock", "LockBlocks"]
+
+_NO_REFS: list[Ref] = []  # (read-only)
 
 
 class LockBlock:
     """The lock state before the last ``lock_``/``unlock_`` call (None once a block
-    took it), and the states to restore, one per open block."""
+    took it), the states to restore, one per open block, and the collections the
+    collection was locked through (weak references: see ``_lock_graph.py``; a copy or
+    a pickle holds none)."""
 
-    __slots__ = ("before_last", "restore")
+    __slots__ = ("before_last", "restore", "lock_refs")
 
     def __init__(self) -> None:
         self.before_last: bool | None = None
         self.restore: list[bool] = []
+        self.lock_refs: list[Ref] = []
+
+    def __getstate__(self) -> tuple[bool | None, list[bool]]:
+        return self.before_last, list(self.restore)
+
+    def __setstate__(self, state: tuple[bool | None, list[bool]]) -> None:
+        self.before_last, self.restore = state[0], list(state[1])
+        self.lock_refs = []
 
 
-class LockBlocks(TensorCollection):
+class LockBlocks(LockGraph):
     """A mixin: the kind's ``lock_`` and ``unlock_`` call :meth:`_note_lock` before
-    changing the state, and the collection is a context manager restoring it."""
+    changing the state, and the collection is a context manager restoring it. Also
+    where the kind keeps what it was locked through."""
 
     if not TYPE_CHECKING:  # (mypy would refuse the writes to _lock_block below)
         __slots__ = ()
@@ -41,6 +54,13 @@ class LockBlocks(TensorCollection):
         if block is None:
             block = self._lock_block = LockBlock()
         return block
+
+    def _lock_refs(self) -> list[Ref]:
+        block = self._lock_block
+        return _NO_REFS if block is None else block.lock_refs
+
+    def _keep_lock_refs(self, refs: list[Ref]) -> None:
+        self._block().lock_refs = refs
 
     def _note_lock(self) -> None:
         """Remembers the state a ``with`` block opened by this lock_/unlock_ restores."""

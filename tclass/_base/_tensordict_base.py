@@ -23,6 +23,7 @@ from tclass._base._entry_ops import EntryOps
 from tclass._base._formats import FormatOps
 from tclass._base._grad_ops import GradOps
 from tclass._base._key_ops import KeyOps
+from tclass._base._lock_graph import LockGraph
 from tclass._base._map_ops import MapOps
 from tclass._base._module_ops import ModuleOps
 from tclass._base._operators import OperatorOps
@@ -57,6 +58,7 @@ class TensorDictBase(
     MapOps,
     ConversionOps,
     DistributedOps,
+    LockGraph,
 ):
     """Abstract parent of TensorDict (and lazy stacks): a collection of tensors sharing
     batch dims, answering tensor-like methods over those dims."""

@@ -96,7 +96,7 @@ class _NonTensorNode(NonTensorOps):
     """What both node kinds share: no entries, a device, a lock flag (see
     :class:`NonTensorOps`), and the operations that mix the two kinds."""
 
-    __slots__ = ("_device", "_locked", "__weakref__")
+    __slots__ = ("_device", "_locked", "_lock_parents", "__weakref__")
 
     _is_leaf_node: ClassVar[bool] = True
     _is_value_node: ClassVar[bool] = True  # math leaves the value alone: see NonTensorOps._rebuilt

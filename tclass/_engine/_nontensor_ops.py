@@ -13,6 +13,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._leafwise import Resize
+from tclass._base._lock_graph import Ref
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import Value
 from tclass._core._device import DeviceLike, parse_to_args
@@ -23,6 +24,7 @@ from tclass.errors import EntryTypeError
 __all__ = ["NonTensorOps"]
 
 _NO_ENTRIES: Mapping[str, Value] = {}
+_NO_REFS: list[Ref] = []  # (read-only)
 
 
 class NonTensorOps(KeylessOps):
@@ -32,6 +34,7 @@ class NonTensorOps(KeylessOps):
     if TYPE_CHECKING:  # _NonTensorNode's slots
         _device: torch.device | None
         _locked: bool
+        _lock_parents: list[Ref]  # set on first use: see _lock_refs
     else:
         __slots__ = ()
 
@@ -104,12 +107,30 @@ class NonTensorOps(KeylessOps):
         return self
 
     def lock_(self) -> Self:
-        self._locked = True
+        self._lock_tree()
         return self
 
     def unlock_(self) -> Self:
-        self._locked = False
+        """Unlocks the node.
+
+        Raises:
+            LockedError: (a ``RuntimeError``) if the node is nested in another locked
+                collection that is alive: unlock that one first.
+        """
+        self._unlock_tree()
         return self
+
+    def _flag_lock(self, locked: bool) -> None:
+        self._locked = locked
+
+    def _lock_links(self) -> tuple[()]:
+        return ()
+
+    def _lock_refs(self) -> list[Ref]:
+        return getattr(self, "_lock_parents", _NO_REFS)  # (unset until a lock links it)
+
+    def _keep_lock_refs(self, refs: list[Ref]) -> None:
+        self._lock_parents = refs
 
     def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """A parent's new batch size must fit this node (see each kind)."""

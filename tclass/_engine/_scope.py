@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base._lock_graph import LockGraph, Ref
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _names
 from tclass._core._names import Names
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Scope", "ScopedOps", "named_to_fit", "write_unbatched"]
 
 _Unbatched = UnbatchedTensor
+_NO_REFS: list[Ref] = []  # (read-only)
 
 
 class Scope:
@@ -31,15 +32,18 @@ class Scope:
     nothing for it: what ``with td:`` blocks use (the lock state before the last
     lock_/unlock_ call, the states to restore on exit, one per open block, and a
     callback for the next exit: ``to_module`` puts a module's previous tensors back
-    with it), the names of the batch dims, and whether an entry is an unbatched tensor.
-    ``special``: names or unbatched tensors, which indexing and shape ops carry."""
+    with it), the collections it was locked through (weak references, see
+    ``_lock_graph.py``), the names of the batch dims, and whether an entry is an
+    unbatched tensor. ``special``: names or unbatched tensors, which indexing and shape
+    ops carry."""
 
-    __slots__ = ("before_last_lock", "restore", "on_exit", "names", "unbatched")
+    __slots__ = ("before_last_lock", "restore", "on_exit", "lock_refs", "names", "unbatched")
 
     def __init__(self) -> None:
         self.before_last_lock: bool | None = None
         self.restore: list[bool] = []
         self.on_exit: Callable[[], object] | None = None
+        self.lock_refs: list[Ref] = _NO_REFS
         self.names: Names = None
         self.unbatched = False
 
@@ -68,6 +72,9 @@ class ScopedOps:
         _tensors: dict[str, Value]
         _batch_size: torch.Size
         _locked: bool
+
+        def _lock_tree(self) -> None: ...
+        def _unlock_tree(self) -> None: ...
     else:
         __slots__ = ()  # (mypy would refuse the writes to _scope below)
 
@@ -130,34 +137,49 @@ class ScopedOps:
             scope = self._scope = Scope()
         scope.on_exit = callback
 
-    # --- locking (what `with td:` restores lives in the scope) --------------------------
+    # --- locking (what `with td:` restores lives in the scope; see _lock_graph.py) -----
 
     def lock_(self) -> Self:
         """Forbids adding, replacing or removing entries (nested ones too); in-place data
         writes stay allowed. Also a context manager: ``with td.lock_(): ...`` unlocks on exit.
         """
-        return self._set_lock(True)
+        locked = self._locked
+        self._lock_tree()
+        self._scoped().before_last_lock = locked
+        return self
 
     def unlock_(self) -> Self:
-        """Allows entries to change again; ``with td.unlock_(): ...`` relocks on exit."""
-        return self._set_lock(False)
+        """Allows entries to change again (nested ones too); ``with td.unlock_(): ...``
+        relocks on exit.
 
-    def _set_lock(self, locked: bool) -> Self:
-        # Remembered so that `with td.lock_():` / `with td.unlock_():` can undo this call.
+        Raises:
+            LockedError: (a ``RuntimeError``) if this TensorDict, or one nested in it, is
+                nested in another locked collection that is alive: unlock that one first.
+        """
+        locked = self._locked
+        self._unlock_tree()
+        self._scoped().before_last_lock = locked
+        return self
+
+    def _scoped(self) -> Scope:
         scope = self._scope
         if scope is None:
             scope = self._scope = Scope()
-        scope.before_last_lock = self._locked
-        self._apply_lock(locked)
-        return self
+        return scope
 
-    def _apply_lock(self, locked: bool) -> None:
-        self._locked = locked
-        for value in self._tensors.values():
-            if isinstance(value, ScopedOps):
-                value._apply_lock(locked)
-            elif isinstance(value, TensorCollection):
-                (value.lock_ if locked else value.unlock_)()
+    def _own_lock(self) -> bool:
+        return self._locked
+
+    def _lock_links(self) -> list[LockGraph]:
+        return [value for value in self._tensors.values() if isinstance(value, LockGraph)]
+
+    def _lock_refs(self) -> list[Ref]:
+        scope = self._scope
+        return _NO_REFS if scope is None else scope.lock_refs
+
+    def _keep_lock_refs(self, refs: list[Ref]) -> None:
+        if refs or self._scope is not None:
+            self._scoped().lock_refs = refs
 
     def __enter__(self) -> Self:
         """Entering restores, on exit, the lock state from before the last lock_/unlock_
@@ -173,7 +195,7 @@ class ScopedOps:
     def __exit__(self, *exc_info: object) -> None:
         scope = self._scope
         assert scope is not None  # set by __enter__
-        self._apply_lock(scope.restore.pop())
+        (self._lock_tree if scope.restore.pop() else self._unlock_tree)()
         on_exit, scope.on_exit = scope.on_exit, None
         if on_exit is not None:
             on_exit()

@@ -347,8 +347,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
 
     # --- replacing in place, devices (names: ScopedOps) ---------------------------------
 
-    def _apply_lock(self, locked: bool) -> None:
-        super()._apply_lock(locked)
+    def _flag_lock(self, locked: bool) -> None:
+        self._locked = locked
         if not locked:
             self._consolidated = None  # unlocking ends the consolidation, as in the peer
 

@@ -19,6 +19,7 @@ with ``assign=True``) lands in the TensorDict. Operations that read data out (in
 from __future__ import annotations
 
 import copy as copy_module
+import weakref
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
@@ -29,6 +30,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._casts import CastFilter
 from tclass._base._collection import TensorCollection
 from tclass._base._lock_blocks import LockBlocks
+from tclass._base._lock_graph import LockGraph, Ref
 from tclass._base._persistence import PathLike, SaveOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._memmap import Mode
@@ -468,19 +470,39 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         """Refuses new or removed entries (through this object and the wrapped one); also
         a context manager: ``with params.lock_(): ...`` unlocks on exit."""
         self._note_lock()
-        self._root_locked = True
-        self._param_td.lock_()
+        self._lock_tree()
         return self
 
     def unlock_(self) -> Self:
         """Accepts new and removed entries again (the wrapped TensorDict stays locked
         when it was wrapped with ``lock=True``); ``with params.unlock_(): ...`` locks
-        again on exit."""
+        again on exit.
+
+        Raises:
+            LockedError: (a ``RuntimeError``) if this object, or a collection in it, is
+                nested in another locked collection that is alive: unlock that one first.
+        """
         self._note_lock()
-        self._root_locked = False
-        if not self._lock_content:
-            self._param_td.unlock_()
+        self._unlock_tree()
         return self
+
+    def _flag_lock(self, locked: bool) -> None:
+        self._root_locked = locked
+
+    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None:
+        # As the peer: the wrapped TensorDict is locked unless it is already (lock=True).
+        self._flag_lock(True)
+        chain = self._hold(above) if link else None
+        if not self._param_td.is_locked:
+            if chain is not None:
+                chain.append(weakref.ref(self))
+            self._param_td._lock_down(chain, link)
+
+    def _unlock_down(self, reached: list[LockGraph]) -> None:
+        # As the peer: a wrapped TensorDict locked with lock=True stays locked.
+        self._flag_lock(False)
+        if not self._lock_content:
+            self._param_td._unlock_down(reached)
 
     # --- devices and copies ------------------------------------------------------------
 

@@ -117,7 +117,7 @@ def saved_copy(
         existsok=existsok, like=like, allow_pickle=allow_pickle, link=linker(allow_pickle),
         durable=durable,
     )  # fmt: skip
-    saved.lock_()
+    saved._lock_each()  # as the peer: each level locked on its own (no lock graph)
     return saved  # type: ignore[no-any-return]
 
 
@@ -185,7 +185,7 @@ def memmap_in_place(
 
 def _adopted(node: C, saved: Any) -> C:
     adopt_leaves(node, saved)
-    node.lock_()  # type: ignore[attr-defined]
+    node._lock_each()  # type: ignore[attr-defined]  # each level on its own, as the peer
     return node
 
 

@@ -357,8 +357,10 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
             saved = saved_batch(child)
             if saved is not None:
                 child._batch_size = saved
-            # a group inherits the lock and the names of the dims it shares
-            child._locked = self._locked
+            # a group inherits the lock (held by this group) and the names of the dims
+            # it shares
+            if self._locked:
+                child._lock_as_child_of(self)
             child._names = self._names_for(len(child._batch_size))
             self._nested[key] = child
         return child

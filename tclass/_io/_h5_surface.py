@@ -43,19 +43,26 @@ class H5Surface(LockBlocks):
         value`` writes into an existing entry, as the peer's); also a context manager:
         ``with ptd.lock_(): ...`` unlocks on exit."""
         self._note_lock()
-        self._locked = True
-        for child in self._nested.values():
-            child.lock_()
+        self._lock_tree()
         return self
 
     def unlock_(self) -> Self:
         """Accept new and removed entries again; ``with ptd.unlock_(): ...`` locks again
-        on exit."""
+        on exit.
+
+        Raises:
+            LockedError: (a ``RuntimeError``) if this group is nested in another locked
+                collection that is alive: unlock that one first.
+        """
         self._note_lock()
-        self._locked = False
-        for child in self._nested.values():
-            child.unlock_()
+        self._unlock_tree()
         return self
+
+    def _flag_lock(self, locked: bool) -> None:
+        self._locked = locked
+
+    def _lock_links(self) -> list[PersistentTensorDict]:
+        return list(self._nested.values())  # the groups opened so far (others open locked)
 
     # --- names ---------------------------------------------------------------------------
 

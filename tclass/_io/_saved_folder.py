@@ -213,7 +213,7 @@ class SavedFolder:
                 link=linker(self.allow_pickle),
             )  # fmt: skip
             if td.is_locked:
-                stored_value.lock_()  # type: ignore[union-attr]
+                stored_value._lock_each()  # type: ignore[union-attr]
         with _locked(self.folder):
             meta = _read_meta(self.folder)
             _check_key_naming(meta, key, stored, escapes, self.folder)

@@ -22,6 +22,7 @@ from typing_extensions import Self, Unpack, dataclass_transform
 
 from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Gather, Resize
+from tclass._base._lock_graph import LockGraph, Ref
 from tclass._base._persistence import H5Options, PathLike
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
@@ -456,10 +457,32 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return self
 
     def unlock_(self) -> Self:
-        """Allows assigning fields again (a frozen class stays frozen and locked)."""
+        """Allows assigning fields again (a frozen class stays frozen and locked).
+
+        Raises:
+            LockedError: (a ``RuntimeError``) if the record is nested in another locked
+                collection that is alive: unlock that one first.
+        """
         if not self.__tclass_info__.frozen:
             self._tensordict.unlock_()
         return self
+
+    # The lock graph (_lock_graph.py) sees through a record to its storage.
+    def _own_lock(self) -> bool | None:
+        return self._tensordict._own_lock()
+
+    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None:
+        self._tensordict._lock_down(above, link)
+
+    def _unlock_down(self, reached: list[LockGraph]) -> None:
+        if not self.__tclass_info__.frozen:
+            self._tensordict._unlock_down(reached)
+
+    def _lock_refs(self) -> list[Ref]:
+        return self._tensordict._lock_refs()
+
+    def _keep_lock_refs(self, refs: list[Ref]) -> None:
+        self._tensordict._keep_lock_refs(refs)
 
     def __enter__(self) -> Self:
         self._tensordict.__enter__()

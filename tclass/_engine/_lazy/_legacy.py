@@ -27,6 +27,7 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Gather
 from tclass._base._lock_blocks import LockBlocks
+from tclass._base._lock_graph import LockGraph, Ref
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys, _names
 from tclass._core._batch import as_batch_size, format_shape
@@ -407,6 +408,22 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
         self._source.unlock_()
         return self
 
+    # The lock graph (_lock_graph.py) sees through a view to its source, as the peer's.
+    def _own_lock(self) -> bool | None:
+        return self._source._own_lock()
+
+    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None:
+        self._source._lock_down(above, link)
+
+    def _unlock_down(self, reached: list[LockGraph]) -> None:
+        self._source._unlock_down(reached)
+
+    def _lock_refs(self) -> list[Ref]:
+        return self._source._lock_refs()
+
+    def _keep_lock_refs(self, refs: list[Ref]) -> None:
+        self._source._keep_lock_refs(refs)
+
     def clear_device_(self) -> Self:
         self._source.clear_device_()
         return self
@@ -487,7 +504,7 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
         try:
             source.update(_leaf_by_leaf(saved, self._op.inverse()))
         finally:
-            source.lock_()
+            source._lock_each()  # each level on its own, as memmap_ leaves a collection
         return self
 
     def memmap(

@@ -57,7 +57,6 @@ class LazyStackOps(TensorDictBase):
         _stack_dim: int
         _batch_size: torch.Size
         _device: torch.device | None
-        _locked: bool
         _stack_dim_name: str | None
 
         def _from_members(
@@ -101,7 +100,7 @@ class LazyStackOps(TensorDictBase):
             StackTypeError: (a ``TypeError``) if it is not a collection.
             StackError: (a ``ValueError``) if its batch size differs from the members'.
         """
-        if self._locked:
+        if self._lock_state():
             msg = (
                 "cannot insert a member into a locked LazyStackedTensorDict; unlock it "
                 "first (lazy.unlock_())"

@@ -39,6 +39,7 @@ from tclass._core._names import Names
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._entries import StackedEntries, lacks, walk_path
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
+from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     check_declared,
@@ -88,7 +89,7 @@ _LOCKED_MSG = (
 )
 
 
-class LazyStackedTensorDict(LazyStackOps):
+class LazyStackedTensorDict(LazyLocking, LazyStackOps):
     """A stack of collections that may differ in entry shapes and keys, kept lazily.
 
     Args:
@@ -132,7 +133,7 @@ class LazyStackedTensorDict(LazyStackOps):
     _stack_dim: int
     _batch_size: torch.Size
     _device: torch.device | None
-    _locked: bool
+    _locked: bool | None  # None: unlocked, or locked only through every member
     _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
     _lock_stack: list[bool]
     _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
@@ -170,7 +171,7 @@ class LazyStackedTensorDict(LazyStackOps):
         self._stack_dim = stack_dim
         self._batch_size = batch_size
         self._device = common_device(members)
-        self._locked = bool(members) and all(member.is_locked for member in members)
+        self._locked = None  # locked when every member is, until locked through the stack
         self._lock_context = None
         self._lock_stack = []
         self._on_exit: Callable[[], object] | None = None
@@ -216,7 +217,7 @@ class LazyStackedTensorDict(LazyStackOps):
     @batch_size.setter
     def batch_size(self, value: BatchSizeLike) -> None:
         new = as_batch_size(value)
-        if self._locked:
+        if self._lock_state():
             raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
         if new != self._batch_size:  # a ragged dim has no size to give to a new batch size
             check_regular(self, range(len(self._batch_size)), "setting batch_size")
@@ -227,9 +228,6 @@ class LazyStackedTensorDict(LazyStackOps):
     def device(self) -> torch.device | None:
         """The members' common device, or ``None`` if they differ or have none."""
         return self._device
-
-    def _lock_state(self) -> bool:
-        return self._locked
 
     @property
     def _tensors(self) -> StackedEntries:
@@ -539,7 +537,7 @@ class LazyStackedTensorDict(LazyStackOps):
             out = self._index_slice(index)
         else:
             out = self._index(index)
-        if self._locked and isinstance(out, LazyStackedTensorDict) and not out._locked:
+        if self._lock_state() and isinstance(out, LazyStackedTensorDict) and not out.is_locked:
             out.lock_()  # as the peer: a lazy stack indexed from a locked one is locked
         return out
 
@@ -580,7 +578,7 @@ class LazyStackedTensorDict(LazyStackOps):
             LockedError: if the stack is locked (and the write is not in place).
             BatchMismatchError: if ``value``'s leading dims are not the batch size.
         """
-        if self._locked and not inplace and not self._can_fill(key):
+        if not inplace and self._lock_state() and not self._can_fill(key):
             raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
@@ -635,7 +633,7 @@ class LazyStackedTensorDict(LazyStackOps):
     ) -> Self:
         """Updates every member with its part of ``source`` (a collection whose batch size
         starts with this one, split along the stack dim, or a mapping as :meth:`set` takes)."""
-        if self._locked and not inplace and not len(source.keys()):
+        if not inplace and self._lock_state() and not len(source.keys()):
             raise LockedError(_LOCKED_MSG.format(action="update"))  # as the peer
         n = len(self._batch_size)
         if isinstance(source, TensorCollection) and source.batch_size[:n] == self._batch_size:
@@ -725,43 +723,6 @@ class LazyStackedTensorDict(LazyStackOps):
     def _saved(self) -> None:
         """The folder this node is saved in: none, the members hold their own."""
         return None
-
-    def lock_(self) -> Self:
-        """Locks every member and the stack (in-place data writes stay allowed); also a
-        context manager (``with lazy.lock_(): ...`` restores the state on exit)."""
-        self._lock_context = self._locked
-        self._set_lock(True)
-        return self
-
-    def unlock_(self) -> Self:
-        """Unlocks every member and the stack."""
-        self._lock_context = self._locked
-        self._set_lock(False)
-        return self
-
-    def _set_lock(self, locked: bool) -> None:
-        for member in self._members:
-            (member.lock_ if locked else member.unlock_)()
-        self._locked = locked
-        if not locked:
-            self._consolidated = None  # unlocking ends the consolidation, as in the peer
-
-    def __enter__(self) -> Self:
-        previous = self._lock_context
-        self._lock_context = None
-        self._lock_stack.append(self._locked if previous is None else previous)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        # Restores the state from before the lock_/unlock_ that opened the block, then
-        # writes a shape op's result back into its source (``with lazy.flatten(0, 1)``).
-        self._set_lock(self._lock_stack.pop())
-        on_exit, self._on_exit = self._on_exit, None
-        if on_exit is not None:
-            on_exit()
-
-    def _call_on_exit(self, callback: Callable[[], object]) -> None:
-        self._on_exit = callback
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
