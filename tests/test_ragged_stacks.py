@@ -422,3 +422,20 @@ def test_nested_records_over_a_ragged_stack_list_keys_without_reading_leaves() -
     assert type(out) is Wrapper and out.batch_size == (2, -1, 1)
     assert [m.batch_size for m in out._tensordict.tensordicts] == [(2, 1), (1, 1)]
     assert torch.equal(out[1, :, 0].step, torch.tensor([2.0]))
+
+
+def test_keys_of_ragged_python_values_read_no_value() -> None:
+    members = [TensorDict(s="x", r=torch.zeros(n), batch_size=[n]) for n in (3, 5)]
+    stack = tclass.lazy_stack(members)
+    assert set(stack.keys(True, True)) == {"r"} and set(stack.keys(True)) == {"s", "r"}
+    assert set(stack.keys(True, True, is_leaf=tclass.is_leaf_nontensor)) == {"s", "r"}
+    out = torch.stack([stack], -1)  # as the peer: member by member, values kept
+    assert out.batch_size == (2, -1, 1) and out[1, :, 0]["s"] == "x"
+    assert not stack.is_shared() and (stack + 1)[1]["r"].tolist() == [1.0] * 5
+
+
+def test_share_memory_reaches_the_members_of_a_lazy_stack() -> None:
+    stack = tclass.lazy_stack([TensorDict(r=torch.zeros(n), batch_size=[n]) for n in (3, 3, 5)])
+    assert not stack.is_shared()
+    stack.share_memory_()
+    assert stack.is_shared() and all(m["r"].is_shared() for m in stack.tensordicts)

@@ -244,6 +244,9 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     def _child(self, key: str) -> TensorCollection | None:
         return self._tensordict._child(key)  # a lazy storage reads no leaf to answer
 
+    def _child_type(self, key: str) -> type[TensorCollection] | None:
+        return self._tensordict._child_type(key)
+
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:

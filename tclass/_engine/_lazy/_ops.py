@@ -30,7 +30,7 @@ from tclass._engine._lazy._parts import (
     stack_entries,
     stacked_size,
 )
-from tclass._engine._nontensor import join_non_tensor
+from tclass._engine._nontensor import NonTensorStack, join_non_tensor
 from tclass.errors import BatchSizeError, DimError, HeterogeneousEntryError, ShapeError
 
 __all__ = ["LazyStackOps"]
@@ -56,6 +56,14 @@ class LazyStackOps(TensorDictBase):
         def _dense(self, action: str) -> Any: ...
         def _relayout(self, member_batch: torch.Size) -> None: ...
         def _parts(self, key: str) -> list[Any]: ...
+
+    def _child_type(self, key: str) -> type[TensorCollection] | None:
+        """A stack of Python values is a ``NonTensorStack``, known without stacking them
+        (ragged members' values have no stacked form)."""
+        first = self._members[0]._child(key) if self._members else None
+        if first is not None and first._is_value_node:
+            return NonTensorStack
+        return None if first is None else type(self._entry(key))
 
     # --- splitting operands --------------------------------------------------------------
 
