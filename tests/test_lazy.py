@@ -1223,3 +1223,14 @@ def test_a_list_of_one_item_per_member_is_split_as_the_peer() -> None:
     assert stack[1]["b"] == "another string" and stack["b"] == ["a string", "another string"]
     stack["c"] = ["x", "y", "z"]  # not one per member: each member keeps the list
     assert stack[0]["c"] == ["x", "y", "z"]
+
+
+def test_update_in_place_of_members_of_different_shapes_goes_member_by_member() -> None:
+    """Found by the differential fuzzer: as the peer, ``update_`` with a tensor over the
+    batch writes each member's part, without reading the entry's dense stack."""
+    members = [TensorDict(d=torch.zeros(1, 3, n), batch_size=[1]) for n in (1, 3)]
+    stack = tclass.lazy_stack(members, 1)
+    assert stack.update_({"d": torch.tensor([[1, 2]])}) is stack
+    assert stack[:, 1]["d"].sum() == 18 and stack[:, 0]["d"].sum() == 3
+    with pytest.raises(errors.KeyNotFoundError, match="'zz'"):
+        stack.update_({"zz": torch.zeros(1, 2)})

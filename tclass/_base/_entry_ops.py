@@ -245,7 +245,7 @@ class EntryOps(TensorCollection):
         for path, value in _pairs(input_dict_or_td, kwargs, ()):
             if allowed is not None and not any(path[: len(a)] == a for a in allowed):
                 continue
-            if self.get(path, _MISSING) is _MISSING:
+            if path not in self:  # (not read: a lazy stack's members may differ in shape)
                 raise self._missing_key(path[0] if len(path) == 1 else path)
             self.set_(path, value)
         return self
