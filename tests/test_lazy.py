@@ -1234,3 +1234,18 @@ def test_update_in_place_of_members_of_different_shapes_goes_member_by_member() 
     assert stack[:, 1]["d"].sum() == 18 and stack[:, 0]["d"].sum() == 3
     with pytest.raises(errors.KeyNotFoundError, match="'zz'"):
         stack.update_({"zz": torch.zeros(1, 2)})
+
+
+def test_indexed_writes_broadcast_the_value_and_go_member_by_member() -> None:
+    """Found by the differential fuzzer: as the peer, ``lazy[...] = lazy[0]`` broadcasts
+    the value over the selection, and a write along a dim other than the stack dim into
+    members of different feature shapes goes member by member."""
+    members = [TensorDict(d=torch.full((3, 4, 2), float(i)), batch_size=[3, 4]) for i in (1, 2)]
+    stack = tclass.lazy_stack(members, 0)
+    stack[...] = stack[0].clone()
+    assert stack.tensordicts[1]["d"].eq(1).all()
+    ragged = [TensorDict(b=torch.ones(2, 1, 1, n), batch_size=[2, 1]) for n in (2, 1)]
+    stack = tclass.lazy_stack(ragged, 2)
+    stack[-1] = stack[-1].clone().zero_()
+    assert [m["b"][1].sum().item() for m in stack.tensordicts] == [0.0, 0.0]
+    assert [m["b"][0].sum().item() for m in stack.tensordicts] == [2.0, 1.0]

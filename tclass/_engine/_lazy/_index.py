@@ -360,17 +360,27 @@ def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
     return [_checked(stack, int(number)) for number in picked.tolist()]
 
 
+def _broadcasts(shape: torch.Size, target: torch.Size) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (as torch lines up trailing dims)."""
+    try:
+        return len(shape) <= len(target) and torch.broadcast_shapes(shape, target) == target
+    except RuntimeError:
+        return False
+
+
 def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
     """The part of ``value`` for the selected elements at ``index`` (a mask or a tuple of
     ints over ``selected``): values with one element per selected element are indexed,
     mappings entry by entry, anything else broadcasts as it is."""
     n = len(selected)
+    if n and isinstance(value, TensorCollection):
+        if value.batch_size[:n] != selected and _broadcasts(value.batch_size, selected):
+            value = value.expand(selected)  # as torch broadcasts a value to the selection
+        return value[index] if value.batch_size[:n] == selected else value
     if isinstance(value, Mapping):
         return {key: _part_of(sub, index, selected) for key, sub in value.items()}
     if n == 0:
         return value
-    if isinstance(value, TensorCollection) and value.batch_size[:n] == selected:
-        return value[index]
     if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
         return value[index]
     return value
