@@ -192,6 +192,14 @@ def test_setting_a_nested_collection_checks_its_names() -> None:
     assert unnamed_parent["n"].names == ["p", "q"]
 
 
+def test_an_empty_collection_set_under_a_longer_batch_takes_it_then_the_names() -> None:
+    # Found by the differential fuzzer: as the peer, TensorDict({}, [2, 3]) set where the
+    # batch is [2, 3, 4] grows to it, then takes the names (not refused for its 2 dims).
+    td = TensorDict({"n": TensorDict({}, [2, 3, 4])}, [2, 3], names=["x", "y"])
+    td.set(("n", "m"), TensorDict({}, [2, 3]))
+    assert td["n", "m"].batch_size == (2, 3, 4) and td["n", "m"].names == ["x", "y", None]
+
+
 def test_changing_the_batch_size_keeps_the_names_of_the_kept_dims() -> None:
     td = TensorDict({"a": torch.zeros(2, 3, 4)}, [2, 3], names=["x", "y"])
     td.batch_size = [2]

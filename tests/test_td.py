@@ -422,6 +422,14 @@ class TestRename:
         with pytest.raises(KeyNotFoundError, match="'zz'"):
             td.rename_key_("zz", "y")
 
+    def test_safe_rename_into_itself_moves_the_entry_down(self) -> None:
+        # Found by the differential fuzzer: ("b", "d") exists only inside the entry that
+        # moves, so as in the peer it is no conflict.
+        td = _td()
+        b = td["b"]
+        td.rename_key_("b", ("b", "d"), safe=True)
+        assert td["b", "d"] is b and set(td["b"].keys()) == {"d"}
+
     def test_failure_restores(self) -> None:
         td = _td()
         c = td["b", "c"]

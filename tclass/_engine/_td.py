@@ -455,6 +455,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         device = self._device
         batch = self._batch_size
         stored: Value
+        named = False  # a nested collection takes this one's dim names, once its batch fits
         if value.__class__ is _Tensor:
             stored = value if device is None or value.device == device else value.to(device)
         elif isinstance(value, _Tensor):
@@ -468,9 +469,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 # One value spans the batch of the collection that holds it (the given
                 # node is left as it is).
                 stored = stored._make(stored.data, batch, stored._device)
-            names = self._dim_names
-            if names is not None and not value._is_leaf_node:
-                stored = named_to_fit(stored, names, key)
+            named = self._dim_names is not None and not value._is_leaf_node
         elif isinstance(value, Mapping):
             try:
                 return TensorDict(value, batch, device, self._dim_names)  # the parent's names
@@ -489,6 +488,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 if not isinstance(stored, TensorDictBase):
                     raise BatchMismatchError(key, shape, batch)
                 stored = fit_to_batch(stored, batch, key)
+        names = self._dim_names
+        if named and names is not None:
+            stored = named_to_fit(stored, names, key)
         return stored
 
     def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:
@@ -676,7 +678,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
             if old_key not in self:
                 raise self._missing_key(_keys.unravel_key(old_key))
             return self
-        if safe and new_key in self:
+        if safe and new_key in self and not _moves_down(old_key, new_key):
             msg = (
                 f"rename_key_: the key {new_key!r} is already present in TensorDict "
                 f"({type(self).__name__}); pass safe=False to overwrite it"
@@ -954,3 +956,10 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDict)
+
+
+def _moves_down(old_key: Any, new_key: Any) -> bool:
+    """Whether ``new_key`` lies inside the entry ``old_key`` (``"n"`` to ``("n", "w")``):
+    what it names there moves with the entry, so it is no conflict (as in the peer)."""
+    old, new = _keys.key_path(old_key), _keys.key_path(new_key)
+    return new[: len(old)] == old
