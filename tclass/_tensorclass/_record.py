@@ -546,8 +546,18 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return value._read() if isinstance(value, _NonTensorNode) else value
 
     def del_(self, key: Any) -> Self:
-        """Removes the field ``key`` (it reads ``None`` after)."""
-        self._tensordict.del_(key)
+        """Removes the field ``key`` (it reads ``None`` after); a field that is already
+        ``None``, in this record or a nested one, is left as it is (as the peer)."""
+        path = key_path(key)
+        storage = self._tensordict
+        present = storage._has_entry(path[0])
+        if len(path) == 1 and path[0] in self.__tclass_info__.field_names and not present:
+            return self  # None already
+        child = storage._child(path[0]) if len(path) > 1 and present else None
+        if child is not None and hasattr(type(child), "__tclass_info__"):
+            child.del_(path[1:])
+            return self
+        storage.del_(key)
         return self
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
