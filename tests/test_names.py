@@ -86,6 +86,18 @@ def test_refine_names() -> None:
     assert named.names == ["x", "y"]
 
 
+def test_refine_names_with_more_names_than_dims_is_an_index_error_as_the_peer() -> None:
+    # Found by the differential fuzzer: the peer raises IndexError there (ValueError for
+    # too few names), and code written for it catches that.
+    for batch, requested in [([], ["i"]), ([2], ["a", "b"]), ([2], ["a", ..., "b"])]:
+        with pytest.raises(IndexError, match="more") as info:
+            TensorDict({}, batch).refine_names(*requested)
+        assert isinstance(info.value, errors.DimNameError)
+    with pytest.raises(ValueError) as too_few:
+        TensorDict({}, [2, 3]).refine_names("a")
+    assert not isinstance(too_few.value, IndexError)
+
+
 def test_rename_and_rename_() -> None:
     td = _td()
     assert td.rename("p", "q").names == ["p", "q"] and td.names == ["x", "y"]
