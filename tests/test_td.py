@@ -1061,6 +1061,21 @@ def test_rename_key_to_itself_and_on_a_locked_td() -> None:
         td.lock_().rename_key_(("zz", "a"), "renamed")
 
 
+def test_del_on_a_locked_collection_refuses_before_looking_the_key_up() -> None:
+    """Found by the differential fuzzer: as the peer, ``del_`` (and ``del td[key]``) of a
+    locked TensorDict or lazy stack is a LockedError even for a missing key; ``pop``
+    looks the key up first, as the peer's."""
+    td = TensorDict({"a": torch.zeros(3)}, [3]).lock_()
+    stack = LazyStackedTensorDict(td.clone(), td.clone()).lock_()
+    for remove in (lambda: td.del_(("n", "zz")), lambda: stack.del_("zz")):
+        with pytest.raises(LockedError):
+            remove()
+    with pytest.raises(LockedError):
+        del td["zz"]
+    with pytest.raises(KeyNotFoundError):
+        td.pop("zz")
+
+
 def test_set__of_a_python_value_into_a_tensor_is_a_value_error() -> None:
     """Found by the differential fuzzer: the peer raises a ValueError."""
     td = TensorDict({"d": torch.zeros(4)}, [4])

@@ -662,12 +662,15 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         return parent._remove_entry(leaf)
 
     def del_(self, key: Any) -> Self:
-        """Removes the entry ``key``; returns ``self``."""
+        """Removes the entry ``key``; returns ``self``. A locked TensorDict refuses before
+        the key is looked up (as the peer: ``pop`` looks it up first)."""
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
         self.pop(key)
         return self
 
     def __delitem__(self, key: Any) -> None:
-        self.pop(key)
+        self.del_(key)
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new.

@@ -252,9 +252,7 @@ class LazyStackedTensorDict(LazyStackOps):
         # The first member's child, not its entry: a member that is itself a lazy stack
         # has no dense value for a heterogeneous tensor, and the walk reads no leaf.
         first = self._members[0]._child(key) if self._members else None
-        if first is not None:
-            return cast(TensorCollection, self._entry(key))
-        return None
+        return None if first is None else cast(TensorCollection, self._entry(key))
 
     def _entry(self, key: str) -> Value:
         return self._stacked(self._parts(key), (key,))
@@ -670,8 +668,10 @@ class LazyStackedTensorDict(LazyStackOps):
         return value
 
     def del_(self, key: Any) -> Self:
-        """Removes ``key`` from every member (without reading it: it need not have one
-        dense value)."""
+        """Removes ``key`` from every member, unread (it need not have one dense value);
+        a locked stack refuses before the key is looked up, as the peer."""
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
         if key not in self:
             raise self._missing_key(key)
         for member in self._members:
