@@ -1074,6 +1074,8 @@ def test_del_on_a_locked_collection_refuses_before_looking_the_key_up() -> None:
         del td["zz"]
     with pytest.raises(KeyNotFoundError):
         td.pop("zz")
+    with pytest.raises(LockedError):
+        td.select("zz", inplace=True)  # select in place too
 
 
 def test_set__of_a_python_value_into_a_tensor_is_a_value_error() -> None:

@@ -705,7 +705,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         """
         # As the peer: nested keys are grouped by their first part and selected by the
         # nested collection itself (a record stays a record); a nested key selects within
-        # an entry that is also selected whole.
+        # an entry that is also selected whole. In place, a locked TensorDict refuses first.
+        if inplace and self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="remove entries from"))
         groups: dict[str, list[tuple[str, ...]]] = {}
         for key in keys:
             path = _keys.key_path(_keys.unravel_key(key))
