@@ -1249,3 +1249,13 @@ def test_indexed_writes_broadcast_the_value_and_go_member_by_member() -> None:
     stack[-1] = stack[-1].clone().zero_()
     assert [m["b"][1].sum().item() for m in stack.tensordicts] == [0.0, 0.0]
     assert [m["b"][0].sum().item() for m in stack.tensordicts] == [2.0, 1.0]
+
+
+def test_setting_a_locked_stack_s_batch_size_to_its_own_changes_nothing() -> None:
+    """Found by the differential fuzzer: as the peer (and a locked TensorDict), setting
+    the batch size a locked lazy stack has is no error; another one is."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(4, 1), batch_size=[4])]).lock_()
+    stack.batch_size = [1, 4]
+    assert stack.batch_size == (1, 4) and stack.is_locked
+    with pytest.raises(errors.LockedError):
+        stack.batch_size = [1, 4, 1]

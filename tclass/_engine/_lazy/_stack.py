@@ -209,10 +209,11 @@ class LazyStackedTensorDict(LazyStackOps):
     @batch_size.setter
     def batch_size(self, value: BatchSizeLike) -> None:
         new = as_batch_size(value)
+        if new == self._batch_size:
+            return  # nothing changes (a locked stack takes it too), as the peer
         if self._locked:
             raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
-        if new != self._batch_size:  # a ragged dim has no size to give to a new batch size
-            check_regular(self, range(len(self._batch_size)), "setting batch_size")
+        check_regular(self, range(len(self._batch_size)), "setting batch_size")  # no -1 size
         self._check_new_batch_size(new, ())
         self._assign_batch_size(new)
 
@@ -247,12 +248,6 @@ class LazyStackedTensorDict(LazyStackOps):
         for key in common_keys(self._members):
             parts = [member._entry(key) for member in self._members]
             yield key, summary_of(parts, self._stack_dim, (key,))
-
-    def _child(self, key: str) -> TensorCollection | None:
-        # The first member's child, not its entry: a member that is itself a lazy stack
-        # has no dense value for a heterogeneous tensor, and the walk reads no leaf.
-        first = self._members[0]._child(key) if self._members else None
-        return None if first is None else cast(TensorCollection, self._entry(key))
 
     def _entry(self, key: str) -> Value:
         return self._stacked(self._parts(key), (key,))
