@@ -1259,3 +1259,12 @@ def test_setting_a_locked_stack_s_batch_size_to_its_own_changes_nothing() -> Non
     assert stack.batch_size == (1, 4) and stack.is_locked
     with pytest.raises(errors.LockedError):
         stack.batch_size = [1, 4, 1]
+
+
+def test_set__of_a_missing_key_is_a_key_error_whatever_the_value() -> None:
+    """Found by the differential fuzzer: as the peer, the key is checked before the
+    value's shape."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(())), TensorDict(c=torch.ones(()))])
+    for value in (torch.zeros(2), torch.zeros(3)):
+        with pytest.raises(KeyNotFoundError, match="'zz'"):
+            stack.set_("zz", value)

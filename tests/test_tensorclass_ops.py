@@ -1220,3 +1220,14 @@ def test_deleting_a_field_that_is_none_leaves_it_none() -> None:
         rec.pop("env")
     with pytest.raises(KeyError):
         rec.del_(("env", "a"))
+
+
+def test_update_in_place_with_a_key_that_is_no_field_names_the_fields() -> None:
+    """Found by the differential fuzzer: the peer raises a ValueError for a key that is
+    not a field; tclass's UnknownFieldError is one (and names the fields)."""
+    rec = Rec(obs=torch.zeros(3), inner=Inner(x=None, batch_size=[3]), env="a", batch_size=[3])
+    for source in ({"zz": torch.ones(3)}, {("zz", "a"): torch.ones(3)}):
+        with pytest.raises(ValueError, match="has no field 'zz'") as info:
+            rec.update_(source)
+        assert isinstance(info.value, errors.UnknownFieldError)
+    assert rec.update_({"obs": torch.ones(3)}).obs.sum() == 3

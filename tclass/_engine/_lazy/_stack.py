@@ -585,7 +585,10 @@ class LazyStackedTensorDict(LazyStackOps):
         )
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
-        """Copies ``value`` into the existing entry ``key`` of every member, in place."""
+        """Copies ``value`` into the existing entry ``key`` of every member, in place (a
+        missing key is refused before the value is looked at, as the peer)."""
+        if key not in self:
+            raise self._missing_key(_keys.unravel_key(key))
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set_(key, part)
