@@ -1083,3 +1083,20 @@ def test_set__of_a_python_value_into_a_tensor_is_a_value_error() -> None:
     td = TensorDict({"d": torch.zeros(4)}, [4])
     with pytest.raises(ValueError, match="a str cannot be copied into the tensor 'd'"):
         td.set_("d", "x y")
+
+
+def test_an_index_out_of_range_is_a_dim_error_with_or_without_entries() -> None:
+    """Found by the differential fuzzer: the peer raises RuntimeError where torch raises
+    IndexError (a write whose value does not fit, a broadcast of masks); DimError is
+    both, for reads and writes, of TensorDicts with or without entries and lazy stacks."""
+    empty = TensorDict({}, [0, 1])
+    full = TensorDict({"a": torch.zeros(0)}, [0])
+    stack = LazyStackedTensorDict(*[TensorDict({"a": torch.zeros(1, 2)}, [1])] * 3)[:, None]
+    for call in (
+        lambda: empty[[0]],
+        lambda: full.__setitem__([0, 0], full.clone()),
+        lambda: stack[torch.ones(3, 1, 1, dtype=torch.bool), torch.zeros(1, dtype=torch.bool)],
+    ):
+        with pytest.raises(DimError) as info:
+            call()
+        assert isinstance(info.value, IndexError) and isinstance(info.value, RuntimeError)

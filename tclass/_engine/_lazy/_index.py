@@ -24,6 +24,7 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch
 from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
+from tclass.errors import DimError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -101,7 +102,7 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     for size in (2, 3):
         probe = list(stack._batch_size)
         probe[d] = size
-        shapes.append(torch.zeros(()).expand(probe)[whole].shape)
+        shapes.append(_batch.indexed_shape(torch.Size(probe), whole))
     dim = next(i for i, (a, b) in enumerate(zip(*shapes)) if a != b)
     return stack._restacked([member[rest] for member in members], dim)
 
@@ -139,7 +140,7 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
         members = stack._members[picked]
     if not members:
         msg = "the index selects no member of a ragged lazy stack, which has no empty form"
-        raise IndexError(msg)
+        raise DimError(msg)
     if not all(type(item) is slice and item == _ALL for item in rest):
         members = [member[rest] for member in members]
     return stack._restacked(members, d - sum(type(item) is int for item in items[:d]))
@@ -230,7 +231,7 @@ def _checked(stack: LazyStackedTensorDict, number: int) -> int:
     count = len(stack._members)
     if not -count <= number < count:
         msg = f"index {number} is out of range for a lazy stack of {count} members"
-        raise IndexError(msg)
+        raise DimError(msg)
     return number
 
 
@@ -248,7 +249,11 @@ def _probe(
     ids = torch.arange(count).reshape(shape).expand(batch)
     flat = torch.arange(math.prod(member_batch)).reshape(member_batch)
     positions = flat.unsqueeze(d).expand(batch)
-    return ids[items], positions[items]
+    try:
+        return ids[items], positions[items]
+    except IndexError as error:
+        msg = f"index {items!r} is out of range for the batch size {list(batch)}: {error}"
+        raise DimError(msg) from None
 
 
 def _gather(
@@ -355,7 +360,7 @@ def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
     if picked.dtype is torch.bool:
         if picked.shape[0] != count:
             msg = f"a mask of {picked.shape[0]} elements indexes a lazy stack of {count} members"
-            raise IndexError(msg)
+            raise DimError(msg)
         picked = picked.nonzero().squeeze(-1)
     return [_checked(stack, int(number)) for number in picked.tolist()]
 
