@@ -79,6 +79,7 @@ _PEER_INTERNAL = (
     "Multiple dispatch failed",
     "no implementation found for",
     "tuple index out of range",
+    "list index out of range",
     "len() of a 0-d tensor",
     "received an invalid combination of arguments",
     "not supported between instances of 'tuple' and 'int'",
