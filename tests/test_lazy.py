@@ -1268,3 +1268,32 @@ def test_set__of_a_missing_key_is_a_key_error_whatever_the_value() -> None:
     for value in (torch.zeros(2), torch.zeros(3)):
         with pytest.raises(KeyNotFoundError, match="'zz'"):
             stack.set_("zz", value)
+
+
+def test_a_member_held_twice_loses_a_key_once() -> None:
+    """Found by the differential fuzzer: ``torch.cat([lazy, lazy[:1]])`` holds member 0
+    twice; ``del_``, ``pop`` and ``rename_key_`` reach it once, as the peer."""
+    for op in (lambda s: s.del_("a"), lambda s: s.pop("a"), lambda s: s.rename_key_("a", "b")):
+        members = [TensorDict(a=torch.zeros(3), c=torch.ones(3), batch_size=[3]) for _ in "xy"]
+        stack = tclass.lazy_stack(members)
+        joined = torch.cat([stack, stack[:1]], 0)
+        op(joined)
+        assert "a" not in joined.keys() and len(joined.tensordicts) == 3
+
+
+def test_set__of_a_missing_key_on_a_locked_stack_is_locked_error() -> None:
+    """Found by the differential fuzzer: as the peer, a locked lazy stack refuses a key
+    it lacks as locked (an existing one is written in place)."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(3)), TensorDict(c=torch.zeros(3))])
+    stack.lock_()
+    with pytest.raises(errors.LockedError):
+        stack.set_(("n", "zz"), torch.zeros(2))
+    assert stack.set_("c", torch.ones(2, 3)).tensordicts[1]["c"].sum() == 3
+
+
+def test_an_ellipsis_write_reaches_every_member_of_a_ragged_stack() -> None:
+    """Found by the differential fuzzer: ``ragged[...] = 0`` writes every element, as the
+    peer (the ragged dim needs no size for that)."""
+    stack = tclass.lazy_stack(list(TensorDict(b=torch.arange(3), batch_size=[3]).chunk(2)))
+    stack[...] = 7
+    assert [m["b"].tolist() for m in stack.tensordicts] == [[7, 7], [7]]

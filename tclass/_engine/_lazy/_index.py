@@ -305,7 +305,7 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
     if -1 in stack._batch_size:
-        _write_members(stack, items, value)
+        _write_members(stack, () if index is Ellipsis else items, value)  # ...: every member
         return
     ids, positions = _probe(stack, items)
     selected = ids.shape

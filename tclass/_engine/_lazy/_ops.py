@@ -71,6 +71,13 @@ class LazyStackOps(TensorDictBase):
             return NonTensorStack
         return None if first is None else type(self._entry(key))
 
+    def _distinct_members(self) -> list[Any]:
+        """The members, each once: ``torch.cat([lazy, lazy[:1]])`` holds member 0 twice."""
+        distinct: dict[int, Any] = {}
+        for member in self._members:
+            distinct.setdefault(id(member), member)
+        return list(distinct.values())
+
     # --- splitting operands --------------------------------------------------------------
 
     def _cut(self, operand: Any) -> list[Any]:

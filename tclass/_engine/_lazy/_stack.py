@@ -586,9 +586,10 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key`` of every member, in place (a
-        missing key is refused before the value is looked at, as the peer)."""
+        missing key is refused first: by a locked stack as locked, as the peer)."""
         if key not in self:
-            raise self._missing_key(_keys.unravel_key(key))
+            locked = LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
+            raise locked if self._locked else self._missing_key(_keys.unravel_key(key))
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set_(key, part)
@@ -672,7 +673,7 @@ class LazyStackedTensorDict(LazyStackOps):
             raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
         if key not in self:
             raise self._missing_key(key)
-        for member in self._members:
+        for member in self._distinct_members():  # a member twice (cat) loses it once
             member.del_(key)
         return self
 
@@ -681,7 +682,7 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Renames ``old_key`` in every member."""
-        for member in self._members:
+        for member in self._distinct_members():
             member.rename_key_(old_key, new_key, safe=safe)
         return self
 
