@@ -86,6 +86,7 @@ _PEER_INTERNAL = (
     "'str' and 'str'",  # a bitwise operator applied to a record's str field
     "'NoneType' object has no attribute",  # a record's missing key taken for a field
     "Only NestedKeys are supported",  # a tensor taken for a mapping of keys (set_, update_)
+    "iteration over a 0-d tensor",  # the same, for a 0-d tensor
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
 )
