@@ -439,3 +439,16 @@ def test_share_memory_reaches_the_members_of_a_lazy_stack() -> None:
     assert not stack.is_shared()
     stack.share_memory_()
     assert stack.is_shared() and all(m["r"].is_shared() for m in stack.tensordicts)
+
+
+def test_a_lazy_stack_of_ragged_stacks_shows_and_lists_its_keys() -> None:
+    """Found by the differential fuzzer: members that are themselves ragged lazy stacks
+    (with Python values) are listed and shown without a dense value, and stack as the
+    peer's."""
+    rec = Episode(obs=torch.zeros(3, 2), reward=torch.ones(3), batch_size=[3])
+    ragged = tclass.lazy_stack([TensorDict(s="x", r=torch.zeros(n), batch_size=[n]) for n in (2, 1)])
+    for inner in (tclass.lazy_stack(list(rec.chunk(2)), 0), ragged):
+        outer = tclass.lazy_stack([inner], 2)
+        assert "obs: f32[2]" in repr(outer) or "r: f32[]" in repr(outer)
+        assert set(outer.keys(True)) == set(inner.keys(True))
+        assert tclass.stack([outer], -4).batch_size == (1, *outer.batch_size)

@@ -60,13 +60,13 @@ class LazyStackOps(TensorDictBase):
     def _child(self, key: str) -> TensorCollection | None:
         # The first member's child, not its entry: a member that is itself a lazy stack
         # has no dense value for a heterogeneous tensor, and the walk reads no leaf.
-        first = self._members[0]._child(key) if self._members else None
+        first = self._members[0]._child_type(key) if self._members else None
         return None if first is None else cast(TensorCollection, self._entry(key))
 
     def _child_type(self, key: str) -> type[TensorCollection] | None:
         """A stack of Python values is a ``NonTensorStack``, known without stacking them
         (ragged members' values have no stacked form)."""
-        first = self._members[0]._child(key) if self._members else None
+        first = self._members[0]._child_type(key) if self._members else None
         if first is not None and first._is_value_node:
             return NonTensorStack
         return None if first is None else type(self._entry(key))

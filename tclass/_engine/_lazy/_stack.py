@@ -246,8 +246,7 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         for key in common_keys(self._members):
-            parts = [member._entry(key) for member in self._members]
-            yield key, summary_of(parts, self._stack_dim, (key,))
+            yield key, summary_of(self._members, key, self._stack_dim)
 
     def _entry(self, key: str) -> Value:
         return self._stacked(self._parts(key), (key,))
