@@ -446,7 +446,8 @@ def test_a_lazy_stack_of_ragged_stacks_shows_and_lists_its_keys() -> None:
     (with Python values) are listed and shown without a dense value, and stack as the
     peer's."""
     rec = Episode(obs=torch.zeros(3, 2), reward=torch.ones(3), batch_size=[3])
-    ragged = tclass.lazy_stack([TensorDict(s="x", r=torch.zeros(n), batch_size=[n]) for n in (2, 1)])
+    members = [TensorDict(s="x", r=torch.zeros(n), batch_size=[n]) for n in (2, 1)]
+    ragged = tclass.lazy_stack(members)
     for inner in (tclass.lazy_stack(list(rec.chunk(2)), 0), ragged):
         outer = tclass.lazy_stack([inner], 2)
         assert "obs: f32[2]" in repr(outer) or "r: f32[]" in repr(outer)

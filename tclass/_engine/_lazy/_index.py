@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -367,10 +367,9 @@ def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
 
 def _broadcasts(shape: torch.Size, target: torch.Size) -> bool:
     """Whether ``shape`` broadcasts to ``target`` (as torch lines up trailing dims)."""
-    try:
-        return len(shape) <= len(target) and torch.broadcast_shapes(shape, target) == target
-    except RuntimeError:
+    if len(shape) > len(target):
         return False
+    return all(size in (1, wanted) for size, wanted in zip(reversed(shape), reversed(target)))
 
 
 def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
@@ -380,7 +379,7 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
     n = len(selected)
     if n and isinstance(value, TensorCollection):
         if value.batch_size[:n] != selected and _broadcasts(value.batch_size, selected):
-            value = value.expand(selected)  # as torch broadcasts a value to the selection
+            value = cast(Any, value).expand(selected)  # as torch broadcasts it to the selection
         return value[index] if value.batch_size[:n] == selected else value
     if isinstance(value, Mapping):
         return {key: _part_of(sub, index, selected) for key, sub in value.items()}

@@ -69,7 +69,7 @@ class LazyStackOps(TensorDictBase):
         first = self._members[0]._child_type(key) if self._members else None
         if first is not None and first._is_value_node:
             return NonTensorStack
-        return None if first is None else type(self._entry(key))
+        return None if first is None else cast(type[TensorCollection], type(self._entry(key)))
 
     def _distinct_members(self) -> list[Any]:
         """The members, each once: ``torch.cat([lazy, lazy[:1]])`` holds member 0 twice."""

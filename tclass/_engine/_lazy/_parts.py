@@ -276,7 +276,7 @@ def summary_of(members: list[Any], key: str, dim: int) -> Any:
             return LeafSummary(None, None, None)
         dtype = first.dtype if all(part.dtype == first.dtype for part in parts) else None
         shapes = {part.shape for part in parts}
-        if None in shapes or len({len(shape) for shape in shapes}) != 1:  # type: ignore[arg-type]
+        if None in shapes or len({len(shape) for shape in shapes}) != 1:
             return LeafSummary(dtype, None, first.device)
         sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
         return LeafSummary(dtype, (*sizes[:dim], len(parts), *sizes[dim:]), first.device)
