@@ -133,7 +133,25 @@ def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
     return all(refused in line for line in finding.detail)
 
 
+def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An operation along the ragged dim of a lazy stack (``split``, ``unbind``, a
+    reshape other than to one dim...): tclass's ``HeterogeneousEntryError`` saying the dim
+    is ragged, where the peer fails inside or cuts the members (``split(1, ragged_dim)``
+    gives one piece whose members keep one element each: the rest is silently dropped)."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    message = str(mine.error)
+    return type(mine.error).__name__ == "HeterogeneousEntryError" and (
+        "of this lazy stack (batch size" in message and ") is ragged" in message
+    )
+
+
 ENTRIES: list[Entry] = [
+    Entry(
+        "ragged-dim-unsupported",
+        "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
+        _ragged_dim,
+    ),
     Entry(
         "ragged-values-member-by-member",
         "A Python value of ragged members is read member by member",
