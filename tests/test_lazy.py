@@ -1297,3 +1297,15 @@ def test_an_ellipsis_write_reaches_every_member_of_a_ragged_stack() -> None:
     stack = tclass.lazy_stack(list(TensorDict(b=torch.arange(3), batch_size=[3]).chunk(2)))
     stack[...] = 7
     assert [m["b"].tolist() for m in stack.tensordicts] == [[7, 7], [7]]
+
+
+def test_removing_a_key_through_a_tensor_is_a_value_error_as_the_peer() -> None:
+    """Found by the differential fuzzer: as for a TensorDict, ``del_`` / ``pop`` of a
+    lazy stack with a key through a tensor raise KeyThroughTensorError (a ValueError)."""
+    stack = tclass.lazy_stack([TensorDict(zz=torch.zeros(2, 2), batch_size=[2])] * 2)
+    for remove in (lambda: stack.del_(("zz", "a")), lambda: stack.pop(("zz", "a"))):
+        with pytest.raises(errors.KeyThroughTensorError) as info:
+            remove()
+        assert isinstance(info.value, ValueError)
+    with pytest.raises(KeyNotFoundError):
+        stack.del_(("n", "zz"))

@@ -31,7 +31,13 @@ from tclass._engine._lazy._parts import (
     stacked_size,
 )
 from tclass._engine._nontensor import NonTensorStack, join_non_tensor
-from tclass.errors import BatchSizeError, DimError, HeterogeneousEntryError, ShapeError
+from tclass.errors import (
+    BatchSizeError,
+    DimError,
+    HeterogeneousEntryError,
+    KeyThroughTensorError,
+    ShapeError,
+)
 
 __all__ = ["LazyStackOps"]
 
@@ -70,6 +76,19 @@ class LazyStackOps(TensorDictBase):
         if first is not None and first._is_value_node:
             return NonTensorStack
         return None if first is None else cast(type[TensorCollection], type(self._entry(key)))
+
+    def _absent(self, key: Any, *, popping: bool = False) -> Exception:
+        """The error for a key not in every member: a ``KeyThroughTensorError`` (a
+        ``KeyError`` and ``ValueError``, as the peer's) for a path through a tensor of the
+        first member, else a ``KeyNotFoundError``."""
+        if self._members and type(key) is tuple:
+            try:
+                self._members[0].get(key)
+            except KeyThroughTensorError as error:
+                return error
+            except KeyError:
+                pass
+        return self._missing_key(key, popping=popping)
 
     def _distinct_members(self) -> list[Any]:
         """The members, each once: ``torch.cat([lazy, lazy[:1]])`` holds member 0 twice."""

@@ -660,7 +660,7 @@ class LazyStackedTensorDict(LazyStackOps):
         value = self.get(key, _MISSING)
         if value is _MISSING:
             if default is _MISSING:
-                raise self._missing_key(key, popping=True)
+                raise self._absent(key, popping=True)
             return default
         self.del_(key)
         return value
@@ -671,7 +671,7 @@ class LazyStackedTensorDict(LazyStackOps):
         if self._locked:
             raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
         if key not in self:
-            raise self._missing_key(key)
+            raise self._absent(key)
         for member in self._distinct_members():  # a member twice (cat) loses it once
             member.del_(key)
         return self
