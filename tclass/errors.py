@@ -28,6 +28,7 @@ __all__ = [
     "ClosedFileError",
     "DeviceError",
     "DimError",
+    "DimNameCountError",
     "DimNameError",
     "DistributedError",
     "EntryExistsError",
@@ -211,6 +212,11 @@ class DimNameError(TclassError, ValueError, RuntimeError):
     """Names of batch dims are malformed (a wrong count, a repeat) or contradict the names
     a dim already has. The peer raises ValueError for the first and RuntimeError for the
     second; this is both."""
+
+
+class DimNameCountError(DimNameError, IndexError):
+    """``refine_names`` was given more names than there are batch dims. An ``IndexError``
+    too, as the peer raises there."""
 
 
 class InPlaceWriteError(TclassError, ValueError, RuntimeError):

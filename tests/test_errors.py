@@ -31,6 +31,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "ShapeError": (ValueError, RuntimeError),
     "DimError": (IndexError, ValueError, RuntimeError),
     "DimNameError": (ValueError, RuntimeError),
+    "DimNameCountError": (ValueError, RuntimeError, IndexError),
     "InPlaceWriteError": (ValueError, RuntimeError),
     "InPlaceKernelError": (ValueError, RuntimeError, NotImplementedError),
     "StackError": (ValueError, RuntimeError),

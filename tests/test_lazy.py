@@ -1319,3 +1319,89 @@ def test_new_empty_with_empty_lazy_gives_lazy_stacks_of_empty_members() -> None:
     assert type(td.new_empty((10, 1))["sparse"]) is TensorDict  # without it: dense, as the peer
     top = td["sparse"].new_empty((3, 4), empty_lazy=True)
     assert type(top) is LazyStackedTensorDict and len(top.tensordicts) == 4
+
+
+def test_update_in_place_of_members_of_different_shapes_goes_member_by_member() -> None:
+    """Found by the differential fuzzer: as the peer, ``update_`` with a tensor over the
+    batch writes each member's part, without reading the entry's dense stack."""
+    members = [TensorDict(d=torch.zeros(1, 3, n), batch_size=[1]) for n in (1, 3)]
+    stack = tclass.lazy_stack(members, 1)
+    assert stack.update_({"d": torch.tensor([[1, 2]])}) is stack
+    assert stack[:, 1]["d"].sum() == 18 and stack[:, 0]["d"].sum() == 3
+    with pytest.raises(errors.KeyNotFoundError, match="'zz'"):
+        stack.update_({"zz": torch.zeros(1, 2)})
+
+
+def test_indexed_writes_broadcast_the_value_and_go_member_by_member() -> None:
+    """Found by the differential fuzzer: as the peer, ``lazy[...] = lazy[0]`` broadcasts
+    the value over the selection, and a write along a dim other than the stack dim into
+    members of different feature shapes goes member by member."""
+    members = [TensorDict(d=torch.full((3, 4, 2), float(i)), batch_size=[3, 4]) for i in (1, 2)]
+    stack = tclass.lazy_stack(members, 0)
+    stack[...] = stack[0].clone()
+    assert stack.tensordicts[1]["d"].eq(1).all()
+    ragged = [TensorDict(b=torch.ones(2, 1, 1, n), batch_size=[2, 1]) for n in (2, 1)]
+    stack = tclass.lazy_stack(ragged, 2)
+    stack[-1] = stack[-1].clone().zero_()
+    assert [m["b"][1].sum().item() for m in stack.tensordicts] == [0.0, 0.0]
+    assert [m["b"][0].sum().item() for m in stack.tensordicts] == [2.0, 1.0]
+
+
+def test_setting_a_locked_stack_s_batch_size_to_its_own_changes_nothing() -> None:
+    """Found by the differential fuzzer: as the peer (and a locked TensorDict), setting
+    the batch size a locked lazy stack has is no error; another one is."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(4, 1), batch_size=[4])]).lock_()
+    stack.batch_size = [1, 4]
+    assert stack.batch_size == (1, 4) and stack.is_locked
+    with pytest.raises(errors.LockedError):
+        stack.batch_size = [1, 4, 1]
+
+
+def test_set__of_a_missing_key_is_a_key_error_whatever_the_value() -> None:
+    """Found by the differential fuzzer: as the peer, the key is checked before the
+    value's shape."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(())), TensorDict(c=torch.ones(()))])
+    for value in (torch.zeros(2), torch.zeros(3)):
+        with pytest.raises(KeyNotFoundError, match="'zz'"):
+            stack.set_("zz", value)
+
+
+def test_a_member_held_twice_loses_a_key_once() -> None:
+    """Found by the differential fuzzer: ``torch.cat([lazy, lazy[:1]])`` holds member 0
+    twice; ``del_``, ``pop`` and ``rename_key_`` reach it once, as the peer."""
+    for op in (lambda s: s.del_("a"), lambda s: s.pop("a"), lambda s: s.rename_key_("a", "b")):
+        members = [TensorDict(a=torch.zeros(3), c=torch.ones(3), batch_size=[3]) for _ in "xy"]
+        stack = tclass.lazy_stack(members)
+        joined = torch.cat([stack, stack[:1]], 0)
+        op(joined)
+        assert "a" not in joined.keys() and len(joined.tensordicts) == 3
+
+
+def test_set__of_a_missing_key_on_a_locked_stack_is_locked_error() -> None:
+    """Found by the differential fuzzer: as the peer, a locked lazy stack refuses a key
+    it lacks as locked (an existing one is written in place)."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(3)), TensorDict(c=torch.zeros(3))])
+    stack.lock_()
+    with pytest.raises(errors.LockedError):
+        stack.set_(("n", "zz"), torch.zeros(2))
+    assert stack.set_("c", torch.ones(2, 3)).tensordicts[1]["c"].sum() == 3
+
+
+def test_an_ellipsis_write_reaches_every_member_of_a_ragged_stack() -> None:
+    """Found by the differential fuzzer: ``ragged[...] = 0`` writes every element, as the
+    peer (the ragged dim needs no size for that)."""
+    stack = tclass.lazy_stack(list(TensorDict(b=torch.arange(3), batch_size=[3]).chunk(2)))
+    stack[...] = 7
+    assert [m["b"].tolist() for m in stack.tensordicts] == [[7, 7], [7]]
+
+
+def test_removing_a_key_through_a_tensor_is_a_value_error_as_the_peer() -> None:
+    """Found by the differential fuzzer: as for a TensorDict, ``del_`` / ``pop`` of a
+    lazy stack with a key through a tensor raise KeyThroughTensorError (a ValueError)."""
+    stack = tclass.lazy_stack([TensorDict(zz=torch.zeros(2, 2), batch_size=[2])] * 2)
+    for remove in (lambda: stack.del_(("zz", "a")), lambda: stack.pop(("zz", "a"))):
+        with pytest.raises(errors.KeyThroughTensorError) as info:
+            remove()
+        assert isinstance(info.value, ValueError)
+    with pytest.raises(KeyNotFoundError):
+        stack.del_(("n", "zz"))

@@ -86,6 +86,18 @@ def test_refine_names() -> None:
     assert named.names == ["x", "y"]
 
 
+def test_refine_names_with_more_names_than_dims_is_an_index_error_as_the_peer() -> None:
+    # Found by the differential fuzzer: the peer raises IndexError there (ValueError for
+    # too few names), and code written for it catches that.
+    for batch, requested in [([], ["i"]), ([2], ["a", "b"]), ([2], ["a", ..., "b"])]:
+        with pytest.raises(IndexError, match="more") as info:
+            TensorDict({}, batch).refine_names(*requested)
+        assert isinstance(info.value, errors.DimNameError)
+    with pytest.raises(ValueError) as too_few:
+        TensorDict({}, [2, 3]).refine_names("a")
+    assert not isinstance(too_few.value, IndexError)
+
+
 def test_rename_and_rename_() -> None:
     td = _td()
     assert td.rename("p", "q").names == ["p", "q"] and td.names == ["x", "y"]
@@ -190,6 +202,14 @@ def test_setting_a_nested_collection_checks_its_names() -> None:
     unnamed_parent = TensorDict({}, [2, 3])
     unnamed_parent["n"] = conflicting
     assert unnamed_parent["n"].names == ["p", "q"]
+
+
+def test_an_empty_collection_set_under_a_longer_batch_takes_it_then_the_names() -> None:
+    # Found by the differential fuzzer: as the peer, TensorDict({}, [2, 3]) set where the
+    # batch is [2, 3, 4] grows to it, then takes the names (not refused for its 2 dims).
+    td = TensorDict({"n": TensorDict({}, [2, 3, 4])}, [2, 3], names=["x", "y"])
+    td.set(("n", "m"), TensorDict({}, [2, 3]))
+    assert td["n", "m"].batch_size == (2, 3, 4) and td["n", "m"].names == ["x", "y", None]
 
 
 def test_changing_the_batch_size_keeps_the_names_of_the_kept_dims() -> None:

@@ -449,3 +449,34 @@ def test_update_from_a_ragged_stack_makes_the_node_a_lazy_stack() -> None:
     assert type(parent) is LazyStackedTensorDict and parent.batch_size == torch.Size([2])
     assert parent[1]["a", "c"].shape == (3, 5) and (parent[0]["a", "c"] == 1).all()
     assert (parent.get(("a", "e")) == 0).all()  # kept
+
+
+def test_keys_of_ragged_python_values_read_no_value() -> None:
+    members = [TensorDict(s="x", r=torch.zeros(n), batch_size=[n]) for n in (3, 5)]
+    stack = tclass.lazy_stack(members)
+    assert set(stack.keys(True, True)) == {"r"} and set(stack.keys(True)) == {"s", "r"}
+    assert set(stack.keys(True, True, is_leaf=tclass.is_leaf_nontensor)) == {"s", "r"}
+    out = torch.stack([stack], -1)  # as the peer: member by member, values kept
+    assert out.batch_size == (2, -1, 1) and out[1, :, 0]["s"] == "x"
+    assert not stack.is_shared() and (stack + 1)[1]["r"].tolist() == [1.0] * 5
+
+
+def test_share_memory_reaches_the_members_of_a_lazy_stack() -> None:
+    stack = tclass.lazy_stack([TensorDict(r=torch.zeros(n), batch_size=[n]) for n in (3, 3, 5)])
+    assert not stack.is_shared()
+    stack.share_memory_()
+    assert stack.is_shared() and all(m["r"].is_shared() for m in stack.tensordicts)
+
+
+def test_a_lazy_stack_of_ragged_stacks_shows_and_lists_its_keys() -> None:
+    """Found by the differential fuzzer: members that are themselves ragged lazy stacks
+    (with Python values) are listed and shown without a dense value, and stack as the
+    peer's."""
+    rec = Episode(obs=torch.zeros(3, 2), reward=torch.ones(3), batch_size=[3])
+    members = [TensorDict(s="x", r=torch.zeros(n), batch_size=[n]) for n in (2, 1)]
+    ragged = tclass.lazy_stack(members)
+    for inner in (tclass.lazy_stack(list(rec.chunk(2)), 0), ragged):
+        outer = tclass.lazy_stack([inner], 2)
+        assert "obs: f32[2]" in repr(outer) or "r: f32[]" in repr(outer)
+        assert set(outer.keys(True)) == set(inner.keys(True))
+        assert tclass.stack([outer], -4).batch_size == (1, *outer.batch_size)

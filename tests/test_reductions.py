@@ -287,6 +287,20 @@ def test_reduce_true_with_dims_joins_along_the_dim() -> None:
     assert ragged.sum(dim="feature", reduce=True).shape == (3, 4)
 
 
+def test_reduce_true_takes_the_dims_of_the_joined_tensors() -> None:
+    """Found by the differential fuzzer: as the peer, with ``reduce=True`` a dim past the
+    batch dims is a dim of the joined tensors (the leaves), not an error."""
+    td = TensorDict({"d": torch.ones(2, 3), "e": torch.ones(2, 4)}, [2])
+    assert equal(td.sum(1, reduce=True), torch.tensor([7.0, 7.0]))
+    assert equal(td.max(1, reduce=True).indices, torch.zeros(2, dtype=torch.long))
+    one = TensorDict({"d": torch.full((1, 1), 2.0)}, [1])
+    with pytest.warns(FutureWarning, match="from the end of each tensor"):
+        assert equal(one.nansum(dim=-2, keepdim=True, reduce=True), torch.tensor([[2.0]]))
+    assert equal(one.amax(dim=1, reduce=True), torch.tensor([2.0]))
+    with pytest.raises(errors.DimError, match=r"dim 5 is out of range for the 2 dim"):
+        one.min(dim=5, reduce=True)
+
+
 @pytest.mark.parametrize("name", ["sum", "nanmean", "std", "var", "quantile"])
 def test_reduce_true_along_batch_dims_keeps_the_feature_dims(name: str) -> None:
     g = torch.Generator().manual_seed(3)

@@ -435,6 +435,14 @@ class TestRename:
         with pytest.raises(KeyNotFoundError, match="'zz'"):
             td.rename_key_("zz", "y")
 
+    def test_safe_rename_into_itself_moves_the_entry_down(self) -> None:
+        # Found by the differential fuzzer: ("b", "d") exists only inside the entry that
+        # moves, so as in the peer it is no conflict.
+        td = _td()
+        b = td["b"]
+        td.rename_key_("b", ("b", "d"), safe=True)
+        assert td["b", "d"] is b and set(td["b"].keys()) == {"d"}
+
     def test_failure_restores(self) -> None:
         td = _td()
         c = td["b", "c"]
@@ -1066,8 +1074,42 @@ def test_rename_key_to_itself_and_on_a_locked_td() -> None:
         td.lock_().rename_key_(("zz", "a"), "renamed")
 
 
+def test_del_on_a_locked_collection_refuses_before_looking_the_key_up() -> None:
+    """Found by the differential fuzzer: as the peer, ``del_`` (and ``del td[key]``) of a
+    locked TensorDict or lazy stack is a LockedError even for a missing key; ``pop``
+    looks the key up first, as the peer's."""
+    td = TensorDict({"a": torch.zeros(3)}, [3]).lock_()
+    stack = LazyStackedTensorDict(td.clone(), td.clone()).lock_()
+    for remove in (lambda: td.del_(("n", "zz")), lambda: stack.del_("zz")):
+        with pytest.raises(LockedError):
+            remove()
+    with pytest.raises(LockedError):
+        del td["zz"]
+    with pytest.raises(KeyNotFoundError):
+        td.pop("zz")
+    with pytest.raises(LockedError):
+        td.select("zz", inplace=True)  # select in place too
+
+
 def test_set__of_a_python_value_into_a_tensor_is_a_value_error() -> None:
     """Found by the differential fuzzer: the peer raises a ValueError."""
     td = TensorDict({"d": torch.zeros(4)}, [4])
     with pytest.raises(ValueError, match="a str cannot be copied into the tensor 'd'"):
         td.set_("d", "x y")
+
+
+def test_an_index_out_of_range_is_a_dim_error_with_or_without_entries() -> None:
+    """Found by the differential fuzzer: the peer raises RuntimeError where torch raises
+    IndexError (a write whose value does not fit, a broadcast of masks); DimError is
+    both, for reads and writes, of TensorDicts with or without entries and lazy stacks."""
+    empty = TensorDict({}, [0, 1])
+    full = TensorDict({"a": torch.zeros(0)}, [0])
+    stack = LazyStackedTensorDict(*[TensorDict({"a": torch.zeros(1, 2)}, [1])] * 3)[:, None]
+    for call in (
+        lambda: empty[[0]],
+        lambda: full.__setitem__([0, 0], full.clone()),
+        lambda: stack[torch.ones(3, 1, 1, dtype=torch.bool), torch.zeros(1, dtype=torch.bool)],
+    ):
+        with pytest.raises(DimError) as info:
+            call()
+        assert isinstance(info.value, IndexError) and isinstance(info.value, RuntimeError)

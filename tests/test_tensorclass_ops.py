@@ -1225,3 +1225,29 @@ def test_nested_record_fields_excluded_popped_and_deleted() -> None:
     assert torch.equal(copy_.pop(("inner", "x")), rec.inner.x) and copy_.inner.x is None
     assert rec.clone().del_(("inner", "x")).inner.x is None
     assert rec.clone().pop(("inner", "x"), None) is not None
+
+
+def test_deleting_a_field_that_is_none_leaves_it_none() -> None:
+    """Found by the differential fuzzer: as the peer, ``del_`` of a field that is
+    already ``None`` (here or in a nested record, of a lazy stack too) changes nothing;
+    ``pop`` still raises."""
+    rec = Rec(obs=torch.zeros(3), inner=Inner(x=None, batch_size=[3]), env=None, batch_size=[3])
+    assert rec.del_("env") is rec and rec.env is None
+    assert rec.del_(("inner", "x")).inner.x is None
+    stack = tclass.lazy_stack([rec, rec.clone()])
+    assert stack.del_(("inner", "x")) is stack and stack.del_("env").env is None
+    with pytest.raises(KeyError):
+        rec.pop("env")
+    with pytest.raises(KeyError):
+        rec.del_(("env", "a"))
+
+
+def test_update_in_place_with_a_key_that_is_no_field_names_the_fields() -> None:
+    """Found by the differential fuzzer: the peer raises a ValueError for a key that is
+    not a field; tclass's UnknownFieldError is one (and names the fields)."""
+    rec = Rec(obs=torch.zeros(3), inner=Inner(x=None, batch_size=[3]), env="a", batch_size=[3])
+    for source in ({"zz": torch.ones(3)}, {("zz", "a"): torch.ones(3)}):
+        with pytest.raises(ValueError, match="has no field 'zz'") as info:
+            rec.update_(source)
+        assert isinstance(info.value, errors.UnknownFieldError)
+    assert rec.update_({"obs": torch.ones(3)}).obs.sum() == 3

@@ -18,7 +18,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, cast, overload
 
 import torch
 from typing_extensions import Self
@@ -160,6 +160,13 @@ class TensorCollection:
         :func:`_walk` treats them), or ``None`` if the entry is a tensor."""
         value = self._entry(key)
         return value if isinstance(value, TensorCollection) else None
+
+    def _child_type(self, key: str) -> type[TensorCollection] | None:
+        """The class of the nested collection at ``key``, or ``None`` for a tensor: what
+        the key walk needs of a Python-value node (a lazy stack of ragged members has no
+        stacked value to build)."""
+        child = self._child(key)
+        return None if child is None else type(child)
 
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         """What the repr shows per key (a lazy stack shows stand-ins, not stacked copies)."""
@@ -611,14 +618,15 @@ def _walk_keys(
     found without reading any leaf."""
     for key in collection._key_names():
         path = prefix + (key,)
-        child = collection._child(key)
-        if child is None:
+        kind = collection._child_type(key)
+        if kind is None:
             if not leaves_only or is_leaf(torch.Tensor):
                 yield path
             continue
-        if include_nested and not child._is_leaf_node:
+        if include_nested and not kind._is_leaf_node:
+            child = cast(TensorCollection, collection._child(key))
             yield from _walk_keys(child, path, include_nested, leaves_only, is_leaf)
-        if not leaves_only or is_leaf(type(child)):
+        if not leaves_only or is_leaf(kind):
             yield path
 
 

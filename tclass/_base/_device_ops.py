@@ -14,6 +14,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._collection import TensorCollection
 from tclass._core._device import DeviceLike, ToOptions, parse_to_args
 from tclass._core._future import TensorDictFuture
+from tclass._core._records import storage_of
 
 __all__ = ["ConsolidateOptions", "DeviceOps", "map_tensors", "share"]
 
@@ -217,7 +218,20 @@ def map_tensors(node: Any, fn: Any, device: torch.device | None = None) -> Any:
 
 
 def _leaves(node: Any) -> Iterator[torch.Tensor]:
-    yield from node.values(include_nested=True, leaves_only=True)
+    """The stored tensors: a lazy stack's are its members' (a stacked read is a copy,
+    and ragged members have none)."""
+    node = storage_of(node)
+    if node._is_lazy:
+        for member in node.tensordicts:
+            yield from _leaves(member)
+        return
+    for value in node._entries().values():
+        if not isinstance(value, TensorCollection):
+            yield value
+        elif not value._is_leaf_node:
+            yield from _leaves(value)
+        elif not value._is_value_node:
+            yield value._read()
 
 
 # torch leaves these two untyped.

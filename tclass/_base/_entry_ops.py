@@ -246,17 +246,14 @@ class EntryOps(TensorCollection):
         for path, value in _pairs(input_dict_or_td, kwargs, (), whole_lazy=True):
             if allowed is not None and not any(path[: len(a)] == a for a in allowed):
                 continue
-            target = self.get(path, _MISSING)
-            if target is _MISSING:
+            if path not in self:  # (not read: a lazy stack's members may differ in shape)
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            if (
-                isinstance(value, TensorCollection)
-                and value._is_lazy
-                and isinstance(target, TensorCollection)
-            ):
-                target.update_(value, non_blocking=non_blocking)  # member by member
-            else:
-                self.set_(path, value)
+            if isinstance(value, TensorCollection) and value._is_lazy:
+                target = self.get(path)
+                if isinstance(target, TensorCollection):
+                    target.update_(value, non_blocking=non_blocking)  # member by member
+                    continue
+            self.set_(path, value)
         return self
 
     def update_at_(

@@ -595,13 +595,20 @@ def without_empty(result: _R) -> _R:
     return cast(_R, result.exclude(*empty)) if empty else result
 
 
+def _lazy_child(node: TensorCollection, key: str) -> TensorCollection | None:
+    """A lazy stack's nested collection at ``key``; ``None`` for tensors and Python
+    values (ragged members' values have no stacked form)."""
+    kind = node._child_type(key)
+    return None if kind is None or kind._is_leaf_node else node._child(key)
+
+
 def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool]:
     """The paths under ``node`` of nested collections left with nothing, and whether
     ``node`` itself is left with nothing."""
     paths: list[Any] = []
     kept = 0
-    if node._is_lazy:  # no tensor is read (a lazy stack's may differ in shape)
-        items: Any = ((key, node._child(key)) for key in node._key_names())
+    if node._is_lazy:  # no leaf is read (a lazy stack's may differ in shape)
+        items: Any = ((key, _lazy_child(node, key)) for key in node._key_names())
     else:
         items = node._entries().items()
     for key, value in items:

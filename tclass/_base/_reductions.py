@@ -197,9 +197,11 @@ class ReductionOps(PointwiseOps):
     # --- the helpers ---------------------------------------------------------------------
 
     def _batch_dims_for(
-        self, dim: Dims, operation: str
+        self, dim: Dims, operation: str, reduce: bool | None = None
     ) -> tuple[int, ...] | Literal["feature"] | None:
-        """``dim`` checked against the batch size: sorted non-negative batch dims."""
+        """``dim`` checked against the batch size: sorted non-negative batch dims. With
+        ``reduce=True`` the ints are dims of the joined tensors, as the peer's (checked by
+        ``_joined_along``), and come back as given."""
         if dim is None or dim == "feature":
             return dim
         batch = self.batch_size
@@ -213,6 +215,8 @@ class ReductionOps(PointwiseOps):
                 f"{operation}: dim must be an int, a tuple of ints, 'feature' or None, got {dim!r}"
             )
             raise OperandError(msg)
+        if reduce and all(isinstance(d, int) and not isinstance(d, bool) for d in given):
+            return tuple(given)
         dims = set()
         for d in given:
             if not isinstance(d, int) or isinstance(d, bool) or not -ndim <= d < ndim:
@@ -237,7 +241,7 @@ class ReductionOps(PointwiseOps):
         tuple_dims: Literal["yes", "one at a time", "flatten"] = "yes",
     ) -> Any:
         """``fn`` over ``dim`` in every tensor (see the module docstring)."""
-        dims = self._batch_dims_for(dim, operation)
+        dims = self._batch_dims_for(dim, operation, reduce)
         if dims == "feature" and keepdim:
             msg = f"{operation}: dim='feature' is incompatible with keepdim=True (as in the peer)"
             raise OperandError(msg)
@@ -302,6 +306,14 @@ class ReductionOps(PointwiseOps):
         leaves = self._leaves_to_join(operation)
         given = list(dim) if isinstance(dim, (tuple, list)) else [cast(int, dim)]
         ndim = leaves[0].ndim
+        for d in given:
+            if not -ndim <= d < ndim:
+                msg = (
+                    f"{operation}(dim={dim}, reduce=True): dim {d} is out of range for the "
+                    f"{ndim} dim(s) of the tensors it joins (expected a value in "
+                    f"[{-ndim}, {ndim - 1}])"
+                )
+                raise DimError(msg)
         if ndim != self.batch_dims and any(d < 0 for d in given):
             msg = (
                 f"{operation}(dim={dim}, reduce=True) counts a negative dim from the end of "
@@ -656,7 +668,7 @@ class ReductionOps(PointwiseOps):
         return_indices: bool,
         operation: str,
     ) -> Any:
-        dims = self._batch_dims_for(dim, operation)
+        dims = self._batch_dims_for(dim, operation, reduce)
         if reduce and dims == "feature":  # the peer's: values and indices per batch element
             return with_indices(self._joined_features(operation), -1)
         if not isinstance(dims, tuple) or not dims or not (return_indices or reduce):

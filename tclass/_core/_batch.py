@@ -283,8 +283,16 @@ def chunk_sizes(chunks: int, dim_size: int) -> list[int]:
 
 
 def indexed_shape(batch_size: torch.Size, index: object) -> torch.Size:
-    """The batch size after ``index``, worked out on a stride-0 stand-in (no data)."""
-    return torch.empty(()).expand(batch_size)[index].shape  # type: ignore[index]
+    """The batch size after ``index``, worked out on a stride-0 stand-in (no data).
+
+    Raises:
+        DimError: (an ``IndexError``) for an index out of range or that does not fit.
+    """
+    try:
+        return torch.empty(()).expand(batch_size)[index].shape  # type: ignore[index]
+    except IndexError as error:
+        msg = f"index {index!r} is out of range for the batch size {list(batch_size)}: {error}"
+        raise DimError(msg) from None
 
 
 def index_dims_consumed(item: object) -> int:

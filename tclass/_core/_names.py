@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 
 import torch
 
-from tclass.errors import DimNameError
+from tclass.errors import DimNameCountError, DimNameError
 
 __all__ = [
     "Names",
@@ -122,11 +122,15 @@ def _spell_out(requested: list[Any], ndim: int) -> list[Any]:
         fill = ndim - (len(requested) - 1)
         if fill < 0:
             msg = f"refine_names: {requested} lists more dims than the batch has ({ndim})"
-            raise DimNameError(msg)
+            raise DimNameCountError(msg)
         requested = requested[:at] + [Ellipsis] * fill + requested[at + 1 :]
     if len(requested) != ndim:
-        msg = f"refine_names: {requested} names {len(requested)} dims but the batch has {ndim}"
-        raise DimNameError(msg)
+        more = len(requested) > ndim
+        msg = (
+            f"refine_names: {requested} names {len(requested)} dims but the batch has {ndim}"
+            f"{' (more names than dims)' if more else ''}; give one name (or None) per batch dim"
+        )
+        raise (DimNameCountError if more else DimNameError)(msg)
     return requested
 
 

@@ -468,6 +468,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         device = self._device
         batch = self._batch_size
         stored: Value
+        named = False  # a nested collection takes this one's dim names, once its batch fits
         if value.__class__ is _Tensor:
             stored = value if device is None or value.device == device else value.to(device)
         elif isinstance(value, _Tensor):
@@ -481,9 +482,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 # One value spans the batch of the collection that holds it (the given
                 # node is left as it is).
                 stored = stored._make(stored.data, batch, stored._device)
-            names = self._dim_names
-            if names is not None and not value._is_leaf_node:
-                stored = named_to_fit(stored, names, key)
+            named = self._dim_names is not None and not value._is_leaf_node
         elif isinstance(value, Mapping):
             try:
                 return TensorDict(value, batch, device, self._dim_names)  # the parent's names
@@ -502,6 +501,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 if not isinstance(stored, TensorDictBase):
                     raise BatchMismatchError(key, shape, batch)
                 stored = fit_to_batch(stored, batch, key)
+        names = self._dim_names
+        if named and names is not None:
+            stored = named_to_fit(stored, names, key)
         return stored
 
     def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:
@@ -688,12 +690,15 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         return parent._remove_entry(leaf)
 
     def del_(self, key: Any) -> Self:
-        """Removes the entry ``key``; returns ``self``."""
+        """Removes the entry ``key``; returns ``self``. A locked TensorDict refuses before
+        the key is looked up (as the peer: ``pop`` looks it up first)."""
+        if self._locked:
+            raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
         self.pop(key)
         return self
 
     def __delitem__(self, key: Any) -> None:
-        self.pop(key)
+        self.del_(key)
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new.
@@ -704,7 +709,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
             if old_key not in self:
                 raise self._missing_key(_keys.unravel_key(old_key))
             return self
-        if safe and new_key in self:
+        if safe and new_key in self and not _moves_down(old_key, new_key):
             msg = (
                 f"rename_key_: the key {new_key!r} is already present in TensorDict "
                 f"({type(self).__name__}); pass safe=False to overwrite it"
@@ -728,7 +733,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         """
         # As the peer: nested keys are grouped by their first part and selected by the
         # nested collection itself (a record stays a record); a nested key selects within
-        # an entry that is also selected whole.
+        # an entry that is also selected whole. In place, a locked TensorDict refuses first.
+        if inplace and self._locked:
+            raise LockedError(_LOCKED_MSG.format(action="remove entries from"))
         groups: dict[str, list[tuple[str, ...]]] = {}
         for key in keys:
             path = _keys.key_path(_keys.unravel_key(key))
@@ -995,3 +1002,10 @@ def _takes_lazy_layout(target: TensorDict, value: Any, below: Any, inplace: bool
     return bool(
         value._is_lazy and lazy.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
     )
+
+
+def _moves_down(old_key: Any, new_key: Any) -> bool:
+    """Whether ``new_key`` lies inside the entry ``old_key`` (``"n"`` to ``("n", "w")``):
+    what it names there moves with the entry, so it is no conflict (as in the peer)."""
+    old, new = _keys.key_path(old_key), _keys.key_path(new_key)
+    return new[: len(old)] == old

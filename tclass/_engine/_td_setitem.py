@@ -19,7 +19,7 @@ from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
-from tclass.errors import LockedError
+from tclass.errors import DimError, LockedError
 
 if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
@@ -118,6 +118,10 @@ class SetItemOps(TensorDictBase):
                 entry[index] = sub
             except RuntimeError as error:
                 raise_write_error(key, entry, index, sub, error)
+            except IndexError as error:  # out of range: the same for every entry
+                batch = list(self._batch_size)
+                msg = f"index {index!r} is out of range for the batch size {batch}: {error}"
+                raise DimError(msg) from None
 
     def _write_broadcast_at(self, index: Any, value: Any) -> None:
         """``td[index] = tensor_or_number``: the value broadcast into every entry."""

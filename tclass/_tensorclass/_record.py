@@ -245,6 +245,9 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     def _child(self, key: str) -> TensorCollection | None:
         return self._tensordict._child(key)  # a lazy storage reads no leaf to answer
 
+    def _child_type(self, key: str) -> type[TensorCollection] | None:
+        return self._tensordict._child_type(key)
+
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
@@ -576,8 +579,18 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return value._read() if isinstance(value, _NonTensorNode) else value
 
     def del_(self, key: Any) -> Self:
-        """Removes the field ``key`` (it reads ``None`` after)."""
-        self._tensordict.del_(key)
+        """Removes the field ``key`` (it reads ``None`` after); a field that is already
+        ``None``, in this record or a nested one, is left as it is (as the peer)."""
+        path = key_path(key)
+        storage = self._tensordict
+        present = storage._has_entry(path[0])
+        if len(path) == 1 and path[0] in self.__tclass_info__.field_names and not present:
+            return self  # None already
+        child = storage._child(path[0]) if len(path) > 1 and present else None
+        if child is not None and hasattr(type(child), "__tclass_info__"):
+            child.del_(path[1:])
+            return self
+        storage.del_(key)
         return self
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
@@ -618,7 +631,12 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         keys_to_update: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> Self:
+        """Copies every value into its existing field, in place; a key that is not a
+        field is an ``UnknownFieldError`` (a ``ValueError``, as the peer raises)."""
         source = storage_of(unset_dropped(self, input_dict_or_td))
+        for key in [*(source.keys() if source is not None else ()), *kwargs]:
+            if key_path(key)[0] not in self.__tclass_info__.field_names:
+                raise self._unknown_field(key_path(key)[0])
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
         check_row_write(self, ..., source, keys, "update_")
         check_row_write(self, ..., kwargs, keys, "update_")

@@ -41,15 +41,37 @@ def _raised_by(name: str) -> Callable[[Finding, Facts, Any, Any], bool]:
     return covers
 
 
+# What the peer says when it has no such operator, keyword or method at all.
+_PEER_LACKS = ("unsupported operand type(s)", "unexpected keyword argument", "has no attribute")
+
+
 def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """What the README lists tclass answering where the peer raises: ``td // x``, ``2 **
     td``, ``x % td``, ``div(rounding_mode=)``, ``cumsum``, ``long()`` / ``byte()``,
     reductions over several dims or of lazy stacks; and the results that differ on
-    purpose: several dims all reduced, ``max`` / ``min`` along a dim as ``ValuesIndices``."""
+    purpose: several dims all reduced, ``max`` / ``min`` along a dim as ``ValuesIndices``.
+    Where the peer has no such operator (``//``, ``//=``...) and torch refuses an entry
+    (an integer division by zero, no kernel for ``bool``), tclass raises torch's error;
+    where several dims are all reduced, torch's error for one of them (a dim of size 0)
+    or tclass's for indices along several dims."""
     tags = finding.step.tags
     if finding.kind == "peer-raises":
         return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
+    if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
+        return True
+    if finding.kind == "family" and ("peer-stops" in tags or finding.step.op == "//="):
+        return any(text in str(peer.error) for text in _PEER_LACKS)
     return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
+
+
+def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """In-place math (``x &= -1``, ``x %= t``, ``pow_``...) that torch refuses in place for
+    an entry's dtype: tclass's ``InPlaceWriteError`` / ``InPlaceKernelError`` before any
+    write, where the peer replaces the entries with new tensors of another dtype (which
+    views and memory-mapped files never see) or raises from the first refused entry."""
+    refused = type(mine.error).__name__ in ("InPlaceWriteError", "InPlaceKernelError")
+    in_place = finding.step.family == "math" and finding.step.op.endswith(("=", "_"))
+    return finding.kind in ("tclass-raises", "family") and refused and in_place
 
 
 # What the peer's errors say when they come from inside it rather than from a check.
@@ -57,9 +79,16 @@ _PEER_INTERNAL = (
     "Multiple dispatch failed",
     "no implementation found for",
     "tuple index out of range",
+    "list index out of range",
     "len() of a 0-d tensor",
     "received an invalid combination of arguments",
     "not supported between instances of 'tuple' and 'int'",
+    "'str' and 'str'",  # a bitwise operator applied to a record's str field
+    "'NoneType' object has no attribute",  # a record's missing key taken for a field
+    "Only NestedKeys are supported",  # a tensor taken for a mapping of keys (set_, update_)
+    "iteration over a 0-d tensor",  # the same, for a 0-d tensor
+    "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
+    "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
 )
 
 
@@ -104,7 +133,25 @@ def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
     return all(refused in line for line in finding.detail)
 
 
+def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An operation along the ragged dim of a lazy stack (``split``, ``unbind``, a
+    reshape other than to one dim...): tclass's ``HeterogeneousEntryError`` saying the dim
+    is ragged, where the peer fails inside or cuts the members (``split(1, ragged_dim)``
+    gives one piece whose members keep one element each: the rest is silently dropped)."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    message = str(mine.error)
+    return type(mine.error).__name__ == "HeterogeneousEntryError" and (
+        "of this lazy stack (batch size" in message and ") is ragged" in message
+    )
+
+
 ENTRIES: list[Entry] = [
+    Entry(
+        "ragged-dim-unsupported",
+        "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
+        _ragged_dim,
+    ),
     Entry(
         "ragged-values-member-by-member",
         "A Python value of ragged members is read member by member",
@@ -137,6 +184,11 @@ ENTRIES: list[Entry] = [
             finding.kind in ("tclass-raises", "family")
             and type(mine.error).__name__ == "UnknownFieldError"
         ),
+    ),
+    Entry(
+        "in-place-all-or-nothing",
+        "**In-place math is all or nothing.**",
+        _in_place_all_or_nothing,
     ),
     Entry(
         "math-beyond-the-peer",

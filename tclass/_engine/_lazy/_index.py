@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -24,6 +24,7 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch
 from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
+from tclass.errors import DimError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -101,7 +102,7 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     for size in (2, 3):
         probe = list(stack._batch_size)
         probe[d] = size
-        shapes.append(torch.zeros(()).expand(probe)[whole].shape)
+        shapes.append(_batch.indexed_shape(torch.Size(probe), whole))
     dim = next(i for i, (a, b) in enumerate(zip(*shapes)) if a != b)
     return stack._restacked([member[rest] for member in members], dim)
 
@@ -139,7 +140,7 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
         members = stack._members[picked]
     if not members:
         msg = "the index selects no member of a ragged lazy stack, which has no empty form"
-        raise IndexError(msg)
+        raise DimError(msg)
     if not all(type(item) is slice and item == _ALL for item in rest):
         members = [member[rest] for member in members]
     return stack._restacked(members, d - sum(type(item) is int for item in items[:d]))
@@ -230,7 +231,7 @@ def _checked(stack: LazyStackedTensorDict, number: int) -> int:
     count = len(stack._members)
     if not -count <= number < count:
         msg = f"index {number} is out of range for a lazy stack of {count} members"
-        raise IndexError(msg)
+        raise DimError(msg)
     return number
 
 
@@ -248,7 +249,11 @@ def _probe(
     ids = torch.arange(count).reshape(shape).expand(batch)
     flat = torch.arange(math.prod(member_batch)).reshape(member_batch)
     positions = flat.unsqueeze(d).expand(batch)
-    return ids[items], positions[items]
+    try:
+        return ids[items], positions[items]
+    except IndexError as error:
+        msg = f"index {items!r} is out of range for the batch size {list(batch)}: {error}"
+        raise DimError(msg) from None
 
 
 def _gather(
@@ -300,7 +305,7 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
     if -1 in stack._batch_size:
-        _write_members(stack, items, value)
+        _write_members(stack, () if index is Ellipsis else items, value)  # ...: every member
         return
     ids, positions = _probe(stack, items)
     selected = ids.shape
@@ -355,9 +360,16 @@ def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
     if picked.dtype is torch.bool:
         if picked.shape[0] != count:
             msg = f"a mask of {picked.shape[0]} elements indexes a lazy stack of {count} members"
-            raise IndexError(msg)
+            raise DimError(msg)
         picked = picked.nonzero().squeeze(-1)
     return [_checked(stack, int(number)) for number in picked.tolist()]
+
+
+def _broadcasts(shape: torch.Size, target: torch.Size) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (as torch lines up trailing dims)."""
+    if len(shape) > len(target):
+        return False
+    return all(size in (1, wanted) for size, wanted in zip(reversed(shape), reversed(target)))
 
 
 def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
@@ -365,13 +377,15 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
     ints over ``selected``): values with one element per selected element are indexed,
     mappings entry by entry, anything else broadcasts as it is."""
     n = len(selected)
+    if n and isinstance(value, TensorCollection):
+        if value.batch_size[:n] != selected and _broadcasts(value.batch_size, selected):
+            value = cast(Any, value).expand(selected)  # as torch broadcasts it to the selection
+        return value[index] if value.batch_size[:n] == selected else value
     lazy = isinstance(value, TensorCollection) and value._is_lazy  # (a Mapping too)
     if isinstance(value, Mapping) and not lazy:
         return {key: _part_of(sub, index, selected) for key, sub in value.items()}
     if n == 0:
         return value
-    if isinstance(value, TensorCollection) and value.batch_size[:n] == selected:
-        return value[index]  # a lazy stack indexed, not read entry by entry
     if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
         return value[index]
     return value

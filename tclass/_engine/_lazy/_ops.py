@@ -34,12 +34,13 @@ from tclass._engine._lazy._parts import (
     stack_entries,
     stacked_size,
 )
-from tclass._engine._nontensor import join_non_tensor
+from tclass._engine._nontensor import NonTensorStack, join_non_tensor
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
+    KeyThroughTensorError,
     LockedError,
     ShapeError,
 )
@@ -160,6 +161,40 @@ class LazyStackOps(TensorDictBase):
         member = remove_dim(shape, d)
         members = [TensorDict(batch_size=member, device=device) for _ in range(shape[d])]
         return self._restacked(members, d)
+
+    def _child(self, key: str) -> TensorCollection | None:
+        # The first member's child, not its entry: a member that is itself a lazy stack
+        # has no dense value for a heterogeneous tensor, and the walk reads no leaf.
+        first = self._members[0]._child_type(key) if self._members else None
+        return None if first is None else cast(TensorCollection, self._entry(key))
+
+    def _child_type(self, key: str) -> type[TensorCollection] | None:
+        """A stack of Python values is a ``NonTensorStack``, known without stacking them
+        (ragged members' values have no stacked form)."""
+        first = self._members[0]._child_type(key) if self._members else None
+        if first is not None and first._is_value_node:
+            return NonTensorStack
+        return None if first is None else cast(type[TensorCollection], type(self._entry(key)))
+
+    def _absent(self, key: Any, *, popping: bool = False) -> Exception:
+        """The error for a key not in every member: a ``KeyThroughTensorError`` (a
+        ``KeyError`` and ``ValueError``, as the peer's) for a path through a tensor of the
+        first member, else a ``KeyNotFoundError``."""
+        if self._members and type(key) is tuple:
+            try:
+                self._members[0].get(key)
+            except KeyThroughTensorError as error:
+                return error
+            except KeyError:
+                pass
+        return self._missing_key(key, popping=popping)
+
+    def _distinct_members(self) -> list[Any]:
+        """The members, each once: ``torch.cat([lazy, lazy[:1]])`` holds member 0 twice."""
+        distinct: dict[int, Any] = {}
+        for member in self._members:
+            distinct.setdefault(id(member), member)
+        return list(distinct.values())
 
     # --- splitting operands --------------------------------------------------------------
 

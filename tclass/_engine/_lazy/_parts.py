@@ -300,15 +300,21 @@ def padded_stack(
     return torch.stack(padded, dim)
 
 
-def summary_of(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
-    """What the repr shows for one entry: shapes with -1 where members differ."""
+def summary_of(members: list[Any], key: str, dim: int) -> Any:
+    """What the repr shows for entry ``key`` of the members: shapes with -1 where they
+    differ (a member that is a lazy stack without a dense value for it: unknown)."""
+    try:
+        parts = [_summary_part(member, key) for member in members]
+    except StackError:  # HeterogeneousEntryError included
+        return LeafSummary(None, None, None)
+    path = (key,)
     first = parts[0]
-    if isinstance(first, torch.Tensor):
-        if not all(isinstance(part, torch.Tensor) for part in parts):
+    if isinstance(first, (torch.Tensor, LeafSummary)):
+        if not all(isinstance(part, (torch.Tensor, LeafSummary)) for part in parts):
             return LeafSummary(None, None, None)
         dtype = first.dtype if all(part.dtype == first.dtype for part in parts) else None
         shapes = {part.shape for part in parts}
-        if len({len(shape) for shape in shapes}) != 1:
+        if None in shapes or len({len(shape) for shape in shapes}) != 1:
             return LeafSummary(dtype, None, first.device)
         sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
         return LeafSummary(dtype, (*sizes[:dim], len(parts), *sizes[dim:]), first.device)
@@ -318,6 +324,16 @@ def summary_of(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
         return stack_entries(parts, dim, path)
     except StackError:  # HeterogeneousEntryError included
         return LeafSummary(None, None, None)
+
+
+def _summary_part(member: Any, key: str) -> Any:
+    """A member's entry ``key`` for the repr; a lazy stack's own summary of it (tensors
+    that need not stack)."""
+    if getattr(member, "_is_lazy", False):
+        summary = summary_of(member._members, key, member._stack_dim)
+        if isinstance(summary, LeafSummary):
+            return summary
+    return member._entry(key)
 
 
 def split_tensor(value: torch.Tensor, dim: int, count: int) -> list[torch.Tensor]:

@@ -217,10 +217,11 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
     @batch_size.setter
     def batch_size(self, value: BatchSizeLike) -> None:
         new = as_batch_size(value)
+        if new == self._batch_size:
+            return  # nothing changes (a locked stack takes it too), as the peer
         if self._lock_state():
             raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
-        if new != self._batch_size:  # a ragged dim has no size to give to a new batch size
-            check_regular(self, range(len(self._batch_size)), "setting batch_size")
+        check_regular(self, range(len(self._batch_size)), "setting batch_size")  # no -1 size
         self._check_new_batch_size(new, ())
         self._assign_batch_size(new)
 
@@ -250,16 +251,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
 
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         for key in common_keys(self._members):
-            parts = [member._entry(key) for member in self._members]
-            yield key, summary_of(parts, self._stack_dim, (key,))
-
-    def _child(self, key: str) -> TensorCollection | None:
-        # The first member's child, not its entry: a member that is itself a lazy stack
-        # has no dense value for a heterogeneous tensor, and the walk reads no leaf.
-        first = self._members[0]._child(key) if self._members else None
-        if first is not None:
-            return cast(TensorCollection, self._entry(key))
-        return None
+            yield key, summary_of(self._members, key, self._stack_dim)
 
     def _entry(self, key: str) -> Value:
         return self._stacked(self._parts(key), (key,))
@@ -362,8 +354,8 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         except StackError as error:
             msg = (
                 f"Failed to stack tensors within a tensordict: {action} needs the dense "
-                f"stack of this lazy stack, but its members differ: {error}. Pad them first (tclass.pad_sequence), or work on the "
-                "members (lazy.tensordicts)"
+                f"stack of this lazy stack, but its members differ: {error}. Pad them first "
+                "(tclass.pad_sequence), or work on the members (lazy.tensordicts)"
             )
             raise HeterogeneousEntryError(msg) from None
 
@@ -609,7 +601,11 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         )
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
-        """Copies ``value`` into the existing entry ``key`` of every member, in place."""
+        """Copies ``value`` into the existing entry ``key`` of every member, in place (a
+        missing key is refused first: by a locked stack as locked, as the peer)."""
+        if key not in self:
+            locked = LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
+            raise locked if self._lock_state() else self._missing_key(_keys.unravel_key(key))
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set_(key, part)
@@ -682,17 +678,19 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         value = self.get(key, _MISSING)
         if value is _MISSING:
             if default is _MISSING:
-                raise self._missing_key(key, popping=True)
+                raise self._absent(key, popping=True)
             return default
         self.del_(key)
         return value
 
     def del_(self, key: Any) -> Self:
-        """Removes ``key`` from every member (without reading it: it need not have one
-        dense value)."""
+        """Removes ``key`` from every member, unread (it need not have one dense value);
+        a locked stack refuses before the key is looked up, as the peer."""
+        if self._lock_state():
+            raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
         if key not in self:
-            raise self._missing_key(key)
-        for member in self._members:
+            raise self._absent(key)
+        for member in self._distinct_members():  # a member twice (cat) loses it once
             member.del_(key)
         return self
 
@@ -701,7 +699,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Renames ``old_key`` in every member."""
-        for member in self._members:
+        for member in self._distinct_members():
             member.rename_key_(old_key, new_key, safe=safe)
         return self
 
