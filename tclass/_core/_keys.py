@@ -56,6 +56,13 @@ def key_path(key: object) -> tuple[str, ...]:
     return (flat,) if isinstance(flat, str) else flat
 
 
+def lies_inside(key: object, outer: object) -> bool:
+    """Whether ``key`` names ``outer`` or something inside it (``("n", "w")`` lies inside
+    ``"n"``): renaming ``outer`` to such a key moves what it names with the entry."""
+    path, prefix = key_path(key), key_path(outer)
+    return path[: len(prefix)] == prefix
+
+
 def is_key_tuple(index: tuple[object, ...]) -> bool:
     """Whether a tuple given to ``td[...]`` is a nested key rather than a batch index.
 

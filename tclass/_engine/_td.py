@@ -709,7 +709,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
             if old_key not in self:
                 raise self._missing_key(_keys.unravel_key(old_key))
             return self
-        if safe and new_key in self and not _moves_down(old_key, new_key):
+        if safe and new_key in self and not _keys.lies_inside(new_key, old_key):
             msg = (
                 f"rename_key_: the key {new_key!r} is already present in TensorDict "
                 f"({type(self).__name__}); pass safe=False to overwrite it"
@@ -1002,10 +1002,3 @@ def _takes_lazy_layout(target: TensorDict, value: Any, below: Any, inplace: bool
     return bool(
         value._is_lazy and lazy.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
     )
-
-
-def _moves_down(old_key: Any, new_key: Any) -> bool:
-    """Whether ``new_key`` lies inside the entry ``old_key`` (``"n"`` to ``("n", "w")``):
-    what it names there moves with the entry, so it is no conflict (as in the peer)."""
-    old, new = _keys.key_path(old_key), _keys.key_path(new_key)
-    return new[: len(old)] == old
