@@ -87,6 +87,7 @@ _PEER_INTERNAL = (
     "'NoneType' object has no attribute",  # a record's missing key taken for a field
     "Only NestedKeys are supported",  # a tensor taken for a mapping of keys (set_, update_)
     "iteration over a 0-d tensor",  # the same, for a 0-d tensor
+    "cannot convert dictionary update sequence",  # the same, in update_
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
 )

@@ -36,6 +36,7 @@ from tclass.errors import (
     DimError,
     HeterogeneousEntryError,
     KeyThroughTensorError,
+    LockedError,
     ShapeError,
 )
 
@@ -51,6 +52,7 @@ class LazyStackOps(TensorDictBase):
 
     if TYPE_CHECKING:
         _members: list[Any]
+        _locked: bool
         _stack_dim: int
         _batch_size: torch.Size
         _device: torch.device | None
@@ -77,10 +79,18 @@ class LazyStackOps(TensorDictBase):
             return NonTensorStack
         return None if first is None else cast(type[TensorCollection], type(self._entry(key)))
 
-    def _absent(self, key: Any, *, popping: bool = False) -> Exception:
+    def _absent(self, key: Any, *, popping: bool = False, setting: bool = False) -> Exception:
         """The error for a key not in every member: a ``KeyThroughTensorError`` (a
         ``KeyError`` and ``ValueError``, as the peer's) for a path through a tensor of the
-        first member, else a ``KeyNotFoundError``."""
+        first member, else a ``KeyNotFoundError``; when ``setting`` a nested key under a
+        missing node of a locked stack, a ``LockedError`` (the peer would add the node)."""
+        path = _keys.key_path(key)
+        if setting and self._locked and len(path) > 1 and path[0] not in self:
+            msg = (
+                f"cannot set {key!r} in place in a locked lazy stack: it has no entry "
+                f"{path[0]!r}, which would have to be added. Unlock it first (lazy.unlock_())"
+            )
+            return LockedError(msg)
         if self._members and type(key) is tuple:
             try:
                 self._members[0].get(key)

@@ -585,10 +585,9 @@ class LazyStackedTensorDict(LazyStackOps):
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key`` of every member, in place (a
-        missing key is refused first: by a locked stack as locked, as the peer)."""
+        missing key is refused first, as the peer)."""
         if key not in self:
-            locked = LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
-            raise locked if self._locked else self._missing_key(_keys.unravel_key(key))
+            raise self._absent(_keys.unravel_key(key), setting=True)
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set_(key, part)
