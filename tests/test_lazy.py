@@ -1291,6 +1291,8 @@ def test_set__of_a_missing_key_on_a_locked_stack_is_locked_error() -> None:
         stack.set_(("n", "zz"), torch.zeros(2))  # the peer would have to add "n"
     with pytest.raises(KeyNotFoundError):
         stack.set_("zz", torch.zeros(2))  # a missing key, as the peer says
+    stack.unlock_().set_(("n", "zz"), torch.arange(2))  # added, as by a TensorDict's set_
+    assert stack.tensordicts[1]["n", "zz"] == 1
     assert stack.set_("c", torch.ones(2, 3)).tensordicts[1]["c"].sum() == 3
 
 

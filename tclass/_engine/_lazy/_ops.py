@@ -79,18 +79,24 @@ class LazyStackOps(TensorDictBase):
             return NonTensorStack
         return None if first is None else cast(type[TensorCollection], type(self._entry(key)))
 
-    def _absent(self, key: Any, *, popping: bool = False, setting: bool = False) -> Exception:
-        """The error for a key not in every member: a ``KeyThroughTensorError`` (a
-        ``KeyError`` and ``ValueError``, as the peer's) for a path through a tensor of the
-        first member, else a ``KeyNotFoundError``; when ``setting`` a nested key under a
-        missing node of a locked stack, a ``LockedError`` (the peer would add the node)."""
+    def _check_set_(self, key: Any) -> None:
+        """``set_`` of a key not in every member: a nested key under a node the stack lacks
+        is added by the members, as a TensorDict's ``set_`` and the peer's add it (a
+        ``LockedError`` when locked); any other missing key is an error, raised first."""
         path = _keys.key_path(key)
-        if setting and self._locked and len(path) > 1 and path[0] not in self:
+        if len(path) == 1 or path[0] in self:
+            raise self._absent(key)
+        if self._locked:
             msg = (
                 f"cannot set {key!r} in place in a locked lazy stack: it has no entry "
                 f"{path[0]!r}, which would have to be added. Unlock it first (lazy.unlock_())"
             )
-            return LockedError(msg)
+            raise LockedError(msg)
+
+    def _absent(self, key: Any, *, popping: bool = False) -> Exception:
+        """The error for a key not in every member: a ``KeyThroughTensorError`` (a
+        ``KeyError`` and ``ValueError``, as the peer's) for a path through a tensor of the
+        first member, else a ``KeyNotFoundError``."""
         if self._members and type(key) is tuple:
             try:
                 self._members[0].get(key)

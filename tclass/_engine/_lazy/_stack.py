@@ -587,7 +587,7 @@ class LazyStackedTensorDict(LazyStackOps):
         """Copies ``value`` into the existing entry ``key`` of every member, in place (a
         missing key is refused first, as the peer)."""
         if key not in self:
-            raise self._absent(_keys.unravel_key(key), setting=True)
+            self._check_set_(_keys.unravel_key(key))
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set_(key, part)
