@@ -1378,12 +1378,17 @@ def test_a_member_held_twice_loses_a_key_once() -> None:
 
 
 def test_set__of_a_missing_key_on_a_locked_stack_is_locked_error() -> None:
-    """Found by the differential fuzzer: as the peer, a locked lazy stack refuses a key
-    it lacks as locked (an existing one is written in place)."""
+    """Found by the differential fuzzer: as the peer, a locked lazy stack refuses a nested
+    key under a node it lacks as locked, another missing key as missing (an existing one
+    is written in place)."""
     stack = tclass.lazy_stack([TensorDict(c=torch.zeros(3)), TensorDict(c=torch.zeros(3))])
     stack.lock_()
     with pytest.raises(errors.LockedError):
-        stack.set_(("n", "zz"), torch.zeros(2))
+        stack.set_(("n", "zz"), torch.zeros(2))  # the peer would have to add "n"
+    with pytest.raises(KeyNotFoundError):
+        stack.set_("zz", torch.zeros(2))  # a missing key, as the peer says
+    stack.unlock_().set_(("n", "zz"), torch.arange(2))  # added, as by a TensorDict's set_
+    assert stack.tensordicts[1]["n", "zz"] == 1
     assert stack.set_("c", torch.ones(2, 3)).tensordicts[1]["c"].sum() == 3
 
 

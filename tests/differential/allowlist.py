@@ -83,10 +83,12 @@ _PEER_INTERNAL = (
     "len() of a 0-d tensor",
     "received an invalid combination of arguments",
     "not supported between instances of 'tuple' and 'int'",
-    "'str' and 'str'",  # a bitwise operator applied to a record's str field
+    "'str' and 'str'",  # a bitwise operator applied to a Python value (a record's str)
+    "'NoneType' and 'NoneType'",  # the same, to a None value
     "'NoneType' object has no attribute",  # a record's missing key taken for a field
     "Only NestedKeys are supported",  # a tensor taken for a mapping of keys (set_, update_)
     "iteration over a 0-d tensor",  # the same, for a 0-d tensor
+    "cannot convert dictionary update sequence",  # the same, in update_
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
 )

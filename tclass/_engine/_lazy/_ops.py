@@ -55,6 +55,7 @@ class LazyStackOps(TensorDictBase):
 
     if TYPE_CHECKING:  # LazyStackedTensorDict's slots and methods
         _members: list[Any]
+        _locked: bool
         _stack_dim: int
         _batch_size: torch.Size
         _device: torch.device | None
@@ -175,6 +176,20 @@ class LazyStackOps(TensorDictBase):
         if first is not None and first._is_value_node:
             return NonTensorStack
         return None if first is None else cast(type[TensorCollection], type(self._entry(key)))
+
+    def _check_set_(self, key: Any) -> None:
+        """``set_`` of a key not in every member: a nested key under a node the stack lacks
+        is added by the members, as a TensorDict's ``set_`` and the peer's add it (a
+        ``LockedError`` when locked); any other missing key is an error, raised first."""
+        path = _keys.key_path(key)
+        if len(path) == 1 or path[0] in self:
+            raise self._absent(key)
+        if self._lock_state():
+            msg = (
+                f"cannot set {key!r} in place in a locked lazy stack: it has no entry "
+                f"{path[0]!r}, which would have to be added. Unlock it first (lazy.unlock_())"
+            )
+            raise LockedError(msg)
 
     def _absent(self, key: Any, *, popping: bool = False) -> Exception:
         """The error for a key not in every member: a ``KeyThroughTensorError`` (a

@@ -602,10 +602,9 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key`` of every member, in place (a
-        missing key is refused first: by a locked stack as locked, as the peer)."""
+        missing key is refused first, as the peer)."""
         if key not in self:
-            locked = LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
-            raise locked if self._lock_state() else self._missing_key(_keys.unravel_key(key))
+            self._check_set_(_keys.unravel_key(key))
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set_(key, part)
