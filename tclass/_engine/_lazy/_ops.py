@@ -55,7 +55,7 @@ class LazyStackOps(TensorDictBase):
 
     if TYPE_CHECKING:  # LazyStackedTensorDict's slots and methods
         _members: list[Any]
-        _locked: bool
+        _locked: bool | None
         _stack_dim: int
         _batch_size: torch.Size
         _device: torch.device | None
