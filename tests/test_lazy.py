@@ -1358,12 +1358,18 @@ def test_setting_a_locked_stack_s_batch_size_to_its_own_changes_nothing() -> Non
 
 
 def test_set__of_a_missing_key_is_a_key_error_whatever_the_value() -> None:
-    """Found by the differential fuzzer: as the peer, the key is checked before the
-    value's shape."""
+    """Found by the differential fuzzer: as the peer, a missing key is checked before the
+    value's shape; a missing key under an existing node after it."""
     stack = tclass.lazy_stack([TensorDict(c=torch.zeros(())), TensorDict(c=torch.ones(()))])
     for value in (torch.zeros(2), torch.zeros(3)):
         with pytest.raises(KeyNotFoundError, match="'zz'"):
             stack.set_("zz", value)
+    for member in stack.tensordicts:
+        member["n"] = TensorDict()
+    with pytest.raises(errors.BatchMismatchError):
+        stack.set_(("n", "zz"), torch.zeros(3))
+    with pytest.raises(KeyNotFoundError):
+        stack.set_(("n", "zz"), torch.zeros(2))
 
 
 def test_a_member_held_twice_loses_a_key_once() -> None:

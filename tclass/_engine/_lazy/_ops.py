@@ -30,6 +30,7 @@ from tclass._engine._lazy._parts import (
     check_regular,
     insert_dim,
     remove_dim,
+    split_operand,
     split_tensor,
     stack_entries,
     stacked_size,
@@ -177,11 +178,14 @@ class LazyStackOps(TensorDictBase):
             return NonTensorStack
         return None if first is None else cast(type[TensorCollection], type(self._entry(key)))
 
-    def _check_set_(self, key: Any) -> None:
+    def _check_set_(self, key: Any, value: Any) -> None:
         """``set_`` of a key not in every member: a nested key under a node the stack lacks
         is added by the members, as a TensorDict's ``set_`` and the peer's add it (a
-        ``LockedError`` when locked); any other missing key is an error, raised first."""
+        ``LockedError`` when locked); any other missing key is an error, raised first (for
+        a nested one after the value's batch size is checked, as the peer orders them)."""
         path = _keys.key_path(key)
+        if len(path) > 1 and path[0] in self:
+            split_operand(value, self, key)  # a value that does not fit the batch: that first
         if len(path) == 1 or path[0] in self:
             raise self._absent(key)
         if self._lock_state():

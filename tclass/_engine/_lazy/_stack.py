@@ -604,7 +604,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         """Copies ``value`` into the existing entry ``key`` of every member, in place (a
         missing key is refused first, as the peer)."""
         if key not in self:
-            self._check_set_(_keys.unravel_key(key))
+            self._check_set_(_keys.unravel_key(key), value)
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set_(key, part)
