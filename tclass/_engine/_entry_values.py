@@ -6,7 +6,7 @@ the error of a failed indexed write."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import torch
 
@@ -105,3 +105,16 @@ def fit_to_batch(value: _C, batch: torch.Size, key: object) -> _C:
         raise error.under(key) if isinstance(key, str) else error from None
     out._assign_batch_size(batch)
     return out
+
+
+def takes_lazy_layout(target: TensorCollection, value: Any, below: Any, inplace: bool) -> bool:
+    """Whether updating the nested TensorDict ``target`` from ``value`` makes it a lazy
+    stack: ``value`` is a lazy stack whose batch size starts with ``target``'s, stacked
+    along one of those dims, and the whole node is updated (not in place, where the
+    entries keep their tensors)."""
+    if below is not None or inplace or not isinstance(value, TensorCollection):
+        return False
+    batch, lazy = target.batch_size, cast(Any, value)
+    return bool(
+        value._is_lazy and lazy.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
+    )

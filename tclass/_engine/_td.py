@@ -38,6 +38,7 @@ from tclass._engine._entry_values import (
     entries_of,
     fit_to_batch,
     keys_below,
+    takes_lazy_layout,
 )
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
@@ -641,7 +642,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 and isinstance(value, (Mapping, TensorCollection))
                 and (is_leaf is None or not is_leaf(type(value)))
             ):
-                if _takes_lazy_layout(target, value, below, inplace):
+                if takes_lazy_layout(target, value, below, inplace):
                     # Its members may differ in shape: this node becomes a lazy stack of
                     # its parts, each updated by one member, as the peer's update does.
                     lazy: Any = value
@@ -989,16 +990,3 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDict)
-
-
-def _takes_lazy_layout(target: TensorDict, value: Any, below: Any, inplace: bool) -> bool:
-    """Whether updating the nested TensorDict ``target`` from ``value`` makes it a lazy
-    stack: ``value`` is a lazy stack whose batch size starts with ``target``'s, stacked
-    along one of those dims, and the whole node is updated (not in place, where the
-    entries keep their tensors)."""
-    if below is not None or inplace or not isinstance(value, TensorCollection):
-        return False
-    batch, lazy = target.batch_size, cast(Any, value)
-    return bool(
-        value._is_lazy and lazy.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
-    )
