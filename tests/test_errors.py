@@ -369,11 +369,24 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         members = [td_cls(a=torch.zeros(n, 3), batch_size=[n]) for n in sizes]
         return lib.lazy_stack(members, **options)
 
+    def setitem_batch() -> None:
+        td = td_cls(a=torch.zeros(3, 4, 5), batch_size=[3, 4])
+        td[:, [1, 2]] = td.clone()
+
+    def mixed_records() -> None:
+        kinds = [
+            lib.tensorclass(type(name, (), {"__annotations__": {"x": torch.Tensor}}))
+            for name in ("A", "B")
+        ]
+        torch.cat([kind(x=torch.zeros(2), batch_size=[2]) for kind in kinds])
+
     ragged = [td_cls(a=torch.zeros(2)), td_cls(a=torch.zeros(3))]
     three_dims = td_cls(a=torch.zeros(2, 3, 4), batch_size=[2, 3, 4])
     grad = torch.ones(3, requires_grad=True)
     return {
         "setitem": (setitem, "differs from the source batch size|batch dimension mismatch"),
+        "setitem_batch": (setitem_batch, "indexed destination TensorDict batch size is"),
+        "mixed_records": (mixed_records, "Multiple dispatch failed|no implementation found"),
         "hetero": (lambda: lib.lazy_stack(ragged)["a"], "Failed to stack tensors within"),
         "rename": (lambda: plain().rename_key_("a", "b", safe=True), "already present in"),
         "bool": (lambda: bool(plain()), "Converting a tensordict to boolean value"),

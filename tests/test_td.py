@@ -809,6 +809,19 @@ class TestSetItemIndex:
             td[0:2] = {"a": torch.ones(3, 3)}
         assert torch.equal(td["a"], before)
 
+    def test_source_batch_that_does_not_broadcast_names_both_batch_sizes(self) -> None:
+        td = TensorDict({"a": torch.zeros(3, 4, 5), "b": {"c": torch.zeros(3, 4)}}, [3, 4])
+        with pytest.raises(
+            BatchSizeError,
+            match=r"the indexed destination TensorDict batch size is \[3, 2\], and the "
+            r"source's batch size \[3, 4\] does not broadcast",
+        ):
+            td[:, [1, 2]] = td.clone()
+        with pytest.raises(BatchSizeError, match=r"destination TensorDict batch size is \[2, 4\]"):
+            td[:2] = TensorDict({"a": torch.ones(3, 5)}, [3])
+        td[:2] = TensorDict({"a": torch.ones(4, 5)}, [4])  # broadcast over the indexed batch
+        assert td["a"][:2].eq(1).all() and td["a"][2].eq(0).all()
+
     def test_bad_indices(self) -> None:
         td = TensorDict({"a": torch.zeros(3)})
         for index in (0, slice(None), torch.tensor([0]), (0, 0)):

@@ -369,7 +369,8 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
             if type(member) is not kind and not _related_records(kind, type(member)):
                 msg = (
                     f"{op}{_at(path)}: member {position} is a {type(member).__name__} but "
-                    f"member 0 is a {kind.__name__}; all members must have the same type"
+                    f"member 0 is a {kind.__name__}; no implementation found for members of "
+                    "different types: convert them to one type first"
                 )
                 raise StackTypeError(msg)
     first: object = members[0]  # the annotation promises a collection; callers may not

@@ -19,7 +19,7 @@ from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
-from tclass.errors import DimError, LockedError
+from tclass.errors import BatchSizeError, DimError, LockedError
 
 if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
@@ -80,7 +80,11 @@ class SetItemOps(TensorDictBase):
             if len(index) == 1:
                 index = index[0]
         if isinstance(value, TensorCollection):
-            self._write_entries_at(index, value._entries().items())
+            try:
+                self._write_entries_at(index, value._entries().items())
+            except BatchSizeError:
+                self._check_source_batch(index, value)
+                raise
         elif isinstance(value, Mapping):
             self._write_entries_at(index, value.items())
         else:
@@ -122,6 +126,26 @@ class SetItemOps(TensorDictBase):
                 batch = list(self._batch_size)
                 msg = f"index {index!r} is out of range for the batch size {batch}: {error}"
                 raise DimError(msg) from None
+
+    def _check_source_batch(self, index: Any, value: TensorCollection) -> None:
+        """After a failed ``td[index] = collection``: the error that names both batch sizes
+        when the source's does not broadcast to the indexed destination's (else the entry's
+        error stands)."""
+        try:  # a meta view: the indexed batch size without touching data
+            target = torch.empty((), device="meta").expand(self._batch_size)[index].shape
+        except (IndexError, RuntimeError, TypeError, ValueError):
+            return
+        source = value.batch_size
+        if len(source) > len(target) or any(
+            s not in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
+        ):
+            msg = (
+                f"cannot write a {type(value).__name__} at index {index!r}: batch dimension "
+                f"mismatch (the indexed destination {type(self).__name__} batch size is "
+                f"{list(target)}, and the source's batch size {list(source)} does not "
+                "broadcast to it); index the source or the destination so that the two agree"
+            )
+            raise BatchSizeError(msg) from None
 
     def _write_broadcast_at(self, index: Any, value: Any) -> None:
         """``td[index] = tensor_or_number``: the value broadcast into every entry."""
