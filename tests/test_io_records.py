@@ -554,3 +554,21 @@ def test_class_in_another_module_still_refused_without_a_match(tmp_path: Path) -
     _edit(tmp_path / "s" / "meta.json", _type="<class 'elsewhere.Unknown'>")
     with pytest.raises(ClassResolutionError, match="import elsewhere first"):
         Step.load_memmap(tmp_path / "s")
+
+
+def test_a_class_renamed_after_creation_loads(tmp_path: Path) -> None:
+    """A class factory that renames its classes (``cls.__qualname__ = ...``) saves them
+    under the new name; loading finds them by it (the registry is keyed at creation)."""
+
+    def make() -> Any:
+        @tclass.tensorclass
+        class Made:
+            x: torch.Tensor
+
+        Made.__qualname__ = "RenamedMade"
+        return Made
+
+    cls = make()
+    cls(x=torch.arange(3), batch_size=[3]).memmap(tmp_path / "s")
+    loaded = tclass.TensorDict.load_memmap(tmp_path / "s")
+    assert type(loaded) is cls and torch.equal(loaded.x, torch.arange(3))

@@ -1227,6 +1227,20 @@ def test_nested_record_fields_excluded_popped_and_deleted() -> None:
     assert rec.clone().pop(("inner", "x"), None) is not None
 
 
+def test_del_item_deletes_the_field() -> None:
+    """``del rec[key]`` is ``rec.del_(key)``, as ``del td[key]`` (the peer's records have
+    no ``__delitem__``); a frozen record refuses it."""
+    rec = Rec(
+        obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3]
+    )
+    del rec["obs"]
+    del rec["inner", "x"]
+    assert rec.obs is None and rec.inner.x is None and "obs" not in rec.keys()
+    rec.lock_()
+    with pytest.raises(RuntimeError, match="locked"):
+        del rec["env"]
+
+
 def test_deleting_a_field_that_is_none_leaves_it_none() -> None:
     """Found by the differential fuzzer: as the peer, ``del_`` of a field that is
     already ``None`` (here or in a nested record, of a lazy stack too) changes nothing;

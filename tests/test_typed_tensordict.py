@@ -128,7 +128,10 @@ def test_pickle_save_and_load(tmp_path: Path) -> None:
     s = state()
     again = pickle.loads(pickle.dumps(s))
     assert type(again) is State and torch.equal(again.eta, s.eta)
-    s.memmap(tmp_path / "s")
+    saved = s.memmap(tmp_path / "s")
+    like = s.memmap_like(tmp_path / "like")
+    assert type(saved) is State and type(like) is State  # in memory: the class, as the peer
+    assert type(s.consolidate()) is State and type(s.consolidate()[0]) is State
     loaded = TensorDict.load_memmap(tmp_path / "s")
     assert type(loaded) is TensorDict and sorted(loaded.keys()) == ["X", "eta"]  # as the peer
     assert State.from_tensordict(loaded).X.shape == (5, 4)

@@ -64,7 +64,7 @@ def resolve_class(
     for cls in named:
         if _full_name(cls) == name:
             return cls
-    live = [cls for cls in (ref() for ref in _CLASSES.get(name, ())) if cls is not None]
+    live = _live(name)
     usable = [cls for cls in live if not named or issubclass(cls, named)]
     if len(usable) == 1:
         return usable[0]
@@ -79,6 +79,16 @@ def resolve_class(
     if same:
         raise ClassResolutionError(hint.ambiguous(len(same), in_annotation=True))
     raise ClassResolutionError(hint.missing())
+
+
+def _live(name: str) -> list[type]:
+    """The live classes saved under ``name``: registered under it, or renamed to it after
+    they were created (``cls.__qualname__ = ...``, as class factories do)."""
+    live = [cls for cls in (ref() for ref in _CLASSES.get(name, ())) if cls is not None]
+    if live:
+        return live
+    renamed = (ref() for refs in list(_CLASSES.values()) for ref in refs)
+    return [cls for cls in renamed if cls is not None and _full_name(cls) == name]
 
 
 def _same_name(classes: tuple[type, ...], short: str) -> list[type]:

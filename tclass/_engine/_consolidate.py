@@ -381,12 +381,13 @@ class _Flatten(NodeVisitor[Description]):
                 rebuild, entries[key] = self.visit(value)
                 parts.append((key, rebuild))
         batch, keeps_device, names = td.batch_size, td.device is not None, td._dim_names
+        cls = type(td)  # a TypedTensorDict stays one
 
         def rebuild_td(views: Sequence[torch.Tensor], target: Target) -> TensorDict:
             tensors = {
                 key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts
             }
-            out = TensorDict._new_unchecked(
+            out = cls._new_unchecked(
                 tensors, batch, target.device if keeps_device or target.moved else None
             )
             out._assign_names(names)

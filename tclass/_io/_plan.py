@@ -166,7 +166,7 @@ class _Planner(NodeVisitor[Rebuild]):
         if escaped or marker:
             meta[TCLASS_FIELD] = {**({"escaped_keys": True} if escaped else {}), **(marker or {})}
         _add_meta(plan, rel, meta, options)
-        batch_size = td.batch_size
+        batch_size, cls = td.batch_size, type(td)  # a TypedTensorDict stays one
         saved_at = (
             None
             if options.link is None
@@ -178,7 +178,7 @@ class _Planner(NodeVisitor[Rebuild]):
                 key: written[part] if isinstance(part, int) else part(written)
                 for key, part in parts
             }
-            saved = TensorDict._new_unchecked(entries, batch_size, torch.device("cpu"))
+            saved = cls._new_unchecked(entries, batch_size, torch.device("cpu"))
             saved._assign_names(dim_names)
             saved._attach_folder(saved_at)
             return saved

@@ -593,6 +593,11 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         storage.del_(key)
         return self
 
+    def __delitem__(self, key: Any) -> None:
+        """``del record[key]``: :meth:`del_` (the field reads ``None`` after; the peer
+        has no ``__delitem__`` for records and raises ``AttributeError``)."""
+        self.del_(key)
+
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Moves the value of field ``old_key`` to field ``new_key``.
 
