@@ -108,6 +108,7 @@ class TestNonTensorData:
         assert type(row.squeeze(1)) is NonTensorData and row.squeeze().data is value
         assert type(row.unsqueeze(0)) is NonTensorStack and row.unsqueeze(0).stack_dim == 2
         assert type(row.reshape(2)) is NonTensorStack
+        assert type(NonTensorData(value, [3]).broadcast_to((2, 3))) is NonTensorData  # the peer
         assert type(tclass.MetaData(value, [2]).unsqueeze(0)) is tclass.MetaData  # as the peer
         assert type(tclass.MetaData(value, [2]).expand(3, 2)) is tclass.MetaData
 
@@ -119,6 +120,8 @@ class TestNonTensorData:
         assert type(grown.squeeze(0).get("foo")) is NonTensorData
         wide = TensorDict(foo=NonTensorData("x", [3]), batch_size=[3]).expand(2, 3)
         assert type(wide.get("foo")) is NonTensorStack and wide["foo"] == [["x"] * 3] * 2
+        broadcast = TensorDict(foo=NonTensorData("x", [3]), batch_size=[3]).broadcast_to((2, 3))
+        assert type(broadcast.get("foo")) is NonTensorData and broadcast["foo"] == "x"
 
     @SETTINGS
     @given(data=st.data(), batch=batch_shapes(1, 3, 1, 4))
