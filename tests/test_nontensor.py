@@ -112,6 +112,13 @@ class TestNonTensorData:
         assert type(tclass.MetaData(value, [2]).unsqueeze(0)) is tclass.MetaData  # as the peer
         assert type(tclass.MetaData(value, [2]).expand(3, 2)) is tclass.MetaData
 
+    def test_writing_an_element_is_refused_as_the_peer(self) -> None:
+        # one value spans the batch: the peer's ValueError, pointing at maybe_to_stack
+        node = NonTensorData("x", [3])
+        with pytest.raises(ValueError, match="maybe_to_stack"):
+            node[0] = "y"
+        assert node.data == "x"
+
     def test_growing_a_collection_stacks_its_values_as_the_peer(self) -> None:
         td = TensorDict(foo=NonTensorData(3))
         grown = td.unsqueeze(0)
@@ -204,6 +211,21 @@ class TestNonTensorData:
 
 
 class TestNonTensorStack:
+    def test_writing_elements_in_place_as_the_peer(self) -> None:
+        stack = NonTensorStack("a", "b")
+        shared = stack.clone(recurse=False)
+        stack[0] = "z"
+        assert stack.tolist() == ["z", "b"] and shared.tolist() == ["a", "b"]
+        for i in (None, True):  # the peer's test_setitem_edge_case
+            stack = NonTensorStack("0", "1")
+            stack[:, i] = NonTensorStack(NonTensorStack("2", "3"), stack_dim=1)
+            assert stack.tolist() == ["2", "3"]
+        stack[1:] = NonTensorData("q", [1])
+        assert stack.tolist() == ["2", "q"] and stack[1].data == "q"
+        with pytest.raises(errors.LockedError, match="unlock"):
+            stack.lock_()[0] = "y"
+        assert stack.tolist() == ["2", "q"]
+
     def test_from_list(self) -> None:
         s = NonTensorStack.from_list(["a", "b", "c"])
         assert s.batch_size == torch.Size([3]) and s.tolist() == ["a", "b", "c"]
@@ -357,10 +379,6 @@ class TestNonTensorStack:
         out.lock_()
         with pytest.raises(errors.LockedError):
             mine.where(condition, theirs, out=out)
-
-    def test_direct_write_refused(self) -> None:
-        with pytest.raises(errors.UnsupportedError):
-            NonTensorStack.from_list(["a"])[0] = "b"
 
 
 # --- element positions under torch.compile ---------------------------------------------------

@@ -41,6 +41,7 @@ from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
 from tclass._engine._value_positions import (
     batch_shapes,
+    copy_value,
     dim_after_index,
     element_positions,
     expanded,
@@ -57,6 +58,7 @@ from tclass.errors import (
     ClassDefinitionError,
     DimError,
     EntryTypeError,
+    InPlaceWriteError,
     LockedError,
     PickleRefusedError,
     ReductionError,
@@ -74,12 +76,7 @@ __all__ = [
     "same_value",
 ]
 
-_ATOMIC = (str, int, float, bool, complex, bytes, type(None))
 _new_instance = object.__new__
-
-
-def _copy_value(value: object) -> object:
-    return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
 
 
 class _NonTensorNode(NonTensorOps):
@@ -181,10 +178,11 @@ class _NonTensorNode(NonTensorOps):
 
     def __setitem__(self, index: Any, value: Any) -> None:
         msg = (
-            f"cannot write into a {type(self).__name__} directly; write through the "
-            "collection that holds it (record[index] = other_record)"
+            f"cannot write at index {index!r} of a {type(self).__name__}: it holds one value "
+            "for all its elements; call maybe_to_stack() for a NonTensorStack, which holds a "
+            "value per element, or write through the collection that holds it"
         )
-        raise UnsupportedError(msg)
+        raise InPlaceWriteError(msg)
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
         """``==``/``!=`` give a bool tensor over the batch, element by element."""
@@ -370,8 +368,7 @@ class NonTensorData(_NonTensorNode):
         return NonTensorStack._make([self.data] * out.numel(), out.batch_size, self._device, 0)
 
     def unsqueeze(self, dim: int) -> Any:
-        """A ``NonTensorStack`` of the value stacked along the new dim ``dim``, as the
-        peer (a ``MetaData`` stays one node)."""
+        """A ``NonTensorStack`` of the value along the new dim, as the peer's."""
         out = super().unsqueeze(dim)
         if not self._grows_to_stack:
             return out
@@ -394,7 +391,7 @@ class NonTensorData(_NonTensorNode):
         return self._make(self.data, batch, self._device)  # type: ignore[return-value]
 
     def clone(self, recurse: bool = True) -> Self:
-        data = _copy_value(self.data) if recurse else self.data
+        data = copy_value(self.data) if recurse else self.data
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
@@ -822,8 +819,17 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             return non_tensor.clone()
         array = np.empty(tuple(non_tensor.batch_size), dtype=object)
         for index in np.ndindex(array.shape):
-            array[index] = _copy_value(non_tensor.data)
+            array[index] = copy_value(non_tensor.data)
         return cls._from_array(array, non_tensor.device)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Writes ``value`` (a value, or a node broadcast to the selection) at ``index``,
+        in place, as the peer. Raises:
+            LockedError: (a ``RuntimeError``) if the stack is locked (a saved one too)."""
+        if self._locked:
+            raise LockedError("cannot write into a locked NonTensorStack; unlock it first")
+        new = self._with_written(index, value)  # never changes self: copy on write
+        self._values, self._stack_dim = new._flat(), getattr(new, "_stack_dim", None)
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         values = self._values

@@ -6,6 +6,7 @@ nodes share."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -259,3 +260,11 @@ def same_value(a: object, b: object) -> bool:
         return bool(a == b)
     except Exception:  # an __eq__ that returns arrays or raises: treat as different
         return False
+
+
+_ATOMIC = (str, int, float, bool, complex, bytes, type(None))
+
+
+def copy_value(value: object) -> object:
+    """A deep copy of a non-tensor value (immutable atoms are shared)."""
+    return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
