@@ -513,7 +513,7 @@ class ShapeOps(TensorCollection):
         """Broadcasts the batch dims to ``shape`` without copying (size-1 dims stretch)."""
         return self._expanded(_batch.shape_args(shape, "expand"), "expand")
 
-    def _expanded(self, shape: Sequence[int], leaf_op: str) -> Self:
+    def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
         """:meth:`expand` (``leaf_op="expand"``) or :meth:`broadcast_to`: the method each
         entry is expanded with (a ``NonTensorData`` grows into a stack with ``expand``
         only, as the peer's)."""

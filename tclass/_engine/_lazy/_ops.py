@@ -533,7 +533,7 @@ class LazyStackOps(TensorDictBase):
         order[a], order[b] = order[b], order[a]
         return self.permute(*order)
 
-    def _expanded(self, shape: Sequence[int], leaf_op: str) -> Self:
+    def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
         """Expands each member; new leading dims shift the stack dim, and a stack dim of
         size 1 expands to that member repeated (shared, as expand shares memory)."""
         target = _batch.expand_shape(shape, self._batch_size)
