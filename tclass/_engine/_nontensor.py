@@ -5,10 +5,11 @@ node with a batch size but no entries:
 
 * ``NonTensorData`` holds one value shared by every element of the batch. Shape ops and
   indexing only change its batch size; the value is never copied or split, so
-  ``expand(1000)`` of a label is still one label.
-* ``NonTensorStack`` holds one value per element, in a numpy object array shaped like the
-  batch. It appears when members holding different values are stacked or concatenated,
-  or when one element is overwritten with a different value.
+  ``broadcast_to((1000,))`` of a label is still one label.
+* ``NonTensorStack`` holds one value per element, in a flat list shaped like the batch.
+  It appears when nodes are stacked or concatenated with different values, when one
+  element is overwritten with a different value, and (as the peer) when ``expand`` adds
+  dims to or ``unsqueeze`` grows a ``NonTensorData`` (the value shared, not copied).
 
 Both answer the collection protocol, so the engine indexes, reshapes and stacks them like
 any nested collection. A structural op on a stack is worked out on a tensor of element
