@@ -365,6 +365,10 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         fields = {"x": torch.Tensor, "y": torch.Tensor, "z": torch.Tensor}
         lib.tensorclass(type("Sig", (), {"__annotations__": fields}))(batch_size=[])
 
+    def pickle_policy() -> None:
+        plain().memmap(tmp / "five")
+        td_cls.load_memmap(tmp / "five", allow_pickle=1)
+
     def lazy(*sizes: int, **options: Any) -> Any:
         members = [td_cls(a=torch.zeros(n, 3), batch_size=[n]) for n in sizes]
         return lib.lazy_stack(members, **options)
@@ -421,6 +425,11 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         "reserved": (reserved, "Attribute name reshape can't be used with @tensorclass"),
         "signature": (signature, "missing 3 required positional arguments"),
         "lazy_in_place": (lambda: lazy(2, 2, dim=1).flatten(0, 1, inplace=True), "flatten"),
+        "pickle_policy": (pickle_policy, "allow_pickle must be a bool or None"),
+        "typed_metadata": (
+            lambda: lib.MetaData[int]("a string"),
+            "Expected data of type int, got str",
+        ),
     }
 
 

@@ -105,7 +105,7 @@ def test_tensor_operations_apply_to_it() -> None:
 def test_stacking_different_tables_keeps_the_first_and_warns() -> None:
     a, b = _td(), _td()
     b.set("table", UnbatchedTensor(torch.ones(3, 4)))
-    with pytest.warns(UserWarning, match="UnbatchedTensor"):
+    with pytest.warns(UserWarning, match="UnbatchedTensors with different data storage"):
         stacked = torch.stack([a, b])
     assert torch.equal(stacked["table"], a["table"])
     with warnings.catch_warnings():

@@ -511,10 +511,16 @@ class ShapeOps(TensorCollection):
 
     def expand(self, *shape: int | Sequence[int]) -> Self:
         """Broadcasts the batch dims to ``shape`` without copying (size-1 dims stretch)."""
+        return self._expanded(_batch.shape_args(shape, "expand"), "expand")
+
+    def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
+        """:meth:`expand` (``leaf_op="expand"``) or :meth:`broadcast_to`: the method each
+        entry is expanded with (a ``NonTensorData`` grows into a stack with ``expand``
+        only, as the peer's)."""
         batch_size = self.batch_size
-        new = _batch.expand_shape(_batch.shape_args(shape, "expand"), batch_size)
+        new = _batch.expand_shape(shape, batch_size)
         nb = len(batch_size)
-        out = self._map_batch(lambda v: v.expand(new + v.shape[nb:]), new)
+        out = self._map_batch(lambda v: getattr(v, leaf_op)(new + v.shape[nb:]), new)
         return self._carry(out, _names.expanded(self._dim_names, len(new)))
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
@@ -529,8 +535,9 @@ class ShapeOps(TensorCollection):
         return self.expand(other.shape)
 
     def broadcast_to(self, shape: Sequence[int]) -> Self:
-        """:meth:`expand` to ``shape``; the result's dims have no names, as in the peer."""
-        out = self.expand(tuple(shape))
+        """:meth:`expand` to ``shape``; the result's dims have no names, and a
+        ``NonTensorData`` keeps one value, as in the peer."""
+        out = self._expanded(_batch.shape_args((tuple(shape),), "broadcast_to"), "broadcast_to")
         if out._dim_names is not None:
             out._assign_names(None)
         return out

@@ -5,10 +5,11 @@ node with a batch size but no entries:
 
 * ``NonTensorData`` holds one value shared by every element of the batch. Shape ops and
   indexing only change its batch size; the value is never copied or split, so
-  ``expand(1000)`` of a label is still one label.
-* ``NonTensorStack`` holds one value per element, in a numpy object array shaped like the
-  batch. It appears when members holding different values are stacked or concatenated,
-  or when one element is overwritten with a different value.
+  ``broadcast_to((1000,))`` of a label is still one label.
+* ``NonTensorStack`` holds one value per element, in a flat list shaped like the batch.
+  It appears when nodes are stacked or concatenated with different values, when one
+  element is overwritten with a different value, and (as the peer) when ``expand`` adds
+  dims to or ``unsqueeze`` grows a ``NonTensorData`` (the value shared, not copied).
 
 Both answer the collection protocol, so the engine indexes, reshapes and stacks them like
 any nested collection. A structural op on a stack is worked out on a tensor of element
@@ -41,13 +42,16 @@ from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
 from tclass._engine._value_positions import (
     batch_shapes,
+    copy_value,
     dim_after_index,
     element_positions,
     expanded,
     flattened,
     indexed,
+    joined_shape,
     nested,
     removed_dim,
+    same_value,
 )
 from tclass.errors import (
     BatchMismatchError,
@@ -55,6 +59,7 @@ from tclass.errors import (
     ClassDefinitionError,
     DimError,
     EntryTypeError,
+    InPlaceWriteError,
     LockedError,
     PickleRefusedError,
     ReductionError,
@@ -72,24 +77,7 @@ __all__ = [
     "same_value",
 ]
 
-_ATOMIC = (str, int, float, bool, complex, bytes, type(None))
 _new_instance = object.__new__
-
-
-def same_value(a: object, b: object) -> bool:
-    """Whether two non-tensor values are interchangeable (same type, equal)."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    try:
-        return bool(a == b)
-    except Exception:  # an __eq__ that returns arrays or raises: treat as different
-        return False
-
-
-def _copy_value(value: object) -> object:
-    return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
 
 
 class _NonTensorNode(NonTensorOps):
@@ -191,10 +179,11 @@ class _NonTensorNode(NonTensorOps):
 
     def __setitem__(self, index: Any, value: Any) -> None:
         msg = (
-            f"cannot write into a {type(self).__name__} directly; write through the "
-            "collection that holds it (record[index] = other_record)"
+            f"cannot write at index {index!r} of a {type(self).__name__}: it holds one value "
+            "for all its elements; call maybe_to_stack() for a NonTensorStack, which holds a "
+            "value per element, or write through the collection that holds it"
         )
-        raise UnsupportedError(msg)
+        raise InPlaceWriteError(msg)
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
         """``==``/``!=`` give a bool tensor over the batch, element by element."""
@@ -236,6 +225,9 @@ class NonTensorData(_NonTensorNode):
     __slots__ = ("data", "_batch_size")
 
     data: Any
+    # expand to new dims and unsqueeze give a NonTensorStack of the value, as the peer
+    # stacks the node there (its MetaData keeps one value)
+    _grows_to_stack: ClassVar[bool] = True
 
     def __class_getitem__(cls, item: Any) -> Any:
         """``MetaData[str]`` names a value's type; ``NonTensorData[str]`` is refused (a
@@ -368,6 +360,22 @@ class NonTensorData(_NonTensorNode):
             index = _batch.normalize_index(index, len(batch))
         return self._make(self.data, _batch.indexed_shape(batch, index), self._device)
 
+    def expand(self, *shape: int | Sequence[int]) -> Any:
+        """The value over ``shape``: a ``NonTensorStack`` (along dim 0) of the value when
+        ``shape`` adds dims, as the peer; stretching size-1 dims keeps one node."""
+        out = super().expand(*shape)
+        if not self._grows_to_stack or out.ndim == len(self._batch_size):
+            return out
+        return NonTensorStack._make([self.data] * out.numel(), out.batch_size, self._device, 0)
+
+    def unsqueeze(self, dim: int) -> Any:
+        """A ``NonTensorStack`` of the value along the new dim, as the peer's."""
+        out = super().unsqueeze(dim)
+        if not self._grows_to_stack:
+            return out
+        pos = _batch.normalize_dim(dim, len(self._batch_size), op="unsqueeze", inclusive=True)
+        return NonTensorStack._make([self.data] * out.numel(), out.batch_size, self._device, pos)
+
     def _assign_batch_size(self, new: torch.Size) -> None:
         self._batch_size = new  # one shared value spans whatever batch its parent has
 
@@ -384,7 +392,7 @@ class NonTensorData(_NonTensorNode):
         return self._make(self.data, batch, self._device)  # type: ignore[return-value]
 
     def clone(self, recurse: bool = True) -> Self:
-        data = _copy_value(self.data) if recurse else self.data
+        data = copy_value(self.data) if recurse else self.data
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
@@ -431,10 +439,9 @@ class MetaData(NonTensorData, Generic[_V]):
     a ``MetaData`` when called, checking the value's type, and ``isinstance(node,
     MetaData[str])`` tells whether a ``MetaData`` holds a ``str``.
 
-    tclass keeps every :class:`NonTensorData` value as one value through stacking,
-    ``unsqueeze`` and ``expand``, which is what the peer does for ``MetaData`` only; the
-    class keeps its type through those operations, and stacking different values gives a
-    :class:`NonTensorStack` as for ``NonTensorData``.
+    As the peer's, a ``MetaData`` keeps one value (and its type) through stacking equal
+    values, ``unsqueeze`` and ``expand``, where a :class:`NonTensorData` becomes a
+    :class:`NonTensorStack`; stacking different values gives a stack for both.
 
     Example:
         >>> torch.stack([MetaData("run-7"), MetaData("run-7")])
@@ -442,6 +449,7 @@ class MetaData(NonTensorData, Generic[_V]):
     """
 
     __slots__ = ()
+    _grows_to_stack: ClassVar[bool] = False
 
     def __class_getitem__(cls, item: Any) -> Any:
         if cls is not MetaData:
@@ -714,6 +722,27 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """The stack itself: Python values have no memory layout (as the peer)."""
         return self
 
+    def squeeze(self, dim: int | None = None) -> Self:
+        """Removes size-1 batch dims; removing the dim the values were stacked along
+        gives one ``NonTensorData`` (its one member), as the peer."""
+        out = super().squeeze(dim)
+        stack_dim = self._stack_dim
+        if stack_dim is None or not isinstance(out, NonTensorStack) or not out._values:
+            return out
+        dims = _batch.squeeze_dims(self._shape, dim)
+        if stack_dim in dims:
+            return NonTensorData._make(out._values[0], out._shape, out._device)  # type: ignore[return-value]
+        out._stack_dim = stack_dim - sum(d < stack_dim for d in dims)
+        return out
+
+    def unsqueeze(self, dim: int) -> Self:
+        out = super().unsqueeze(dim)
+        stack_dim = self._stack_dim
+        if stack_dim is not None and isinstance(out, NonTensorStack):
+            pos = _batch.normalize_dim(dim, len(self._shape), op="unsqueeze", inclusive=True)
+            out._stack_dim = stack_dim + (pos <= stack_dim)
+        return out
+
     def maybe_to_stack(self) -> Self:
         """A new stack of the same values (each element already is one value)."""
         return self.clone(recurse=False)
@@ -791,8 +820,17 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             return non_tensor.clone()
         array = np.empty(tuple(non_tensor.batch_size), dtype=object)
         for index in np.ndindex(array.shape):
-            array[index] = _copy_value(non_tensor.data)
+            array[index] = copy_value(non_tensor.data)
         return cls._from_array(array, non_tensor.device)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Writes ``value`` (a value, or a node broadcast to the selection) at ``index``,
+        in place, as the peer. Raises:
+            LockedError: (a ``RuntimeError``) if the stack is locked (a saved one too)."""
+        if self._locked:
+            raise LockedError("cannot write into a locked NonTensorStack; unlock it first")
+        new = self._with_written(index, value)  # never changes self: copy on write
+        self._values, self._stack_dim = new._flat(), getattr(new, "_stack_dim", None)
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         values = self._values
@@ -946,7 +984,7 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
         type(part) is not NonTensorStack or (op == "cat" and part._stack_dim == dim)
         for part in parts
     )
-    shape = _joined_shape([part.batch_size for part in parts], op, dim, path)
+    shape = joined_shape([part.batch_size for part in parts], op, dim, path)
     # Row-major: for each index of the dims before `dim`, each part's block in turn (a
     # part's block spans `dim` and the dims after it). Pure Python, which torch.compile
     # traces whatever the values are.
@@ -959,30 +997,3 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
             else:
                 values.extend([part.data] * inner)
     return NonTensorStack._make(values, shape, device, dim if along_dim else None)
-
-
-def _joined_shape(shapes: list[torch.Size], op: str, dim: int, path: tuple[str, ...]) -> torch.Size:
-    """The batch size of ``shapes`` stacked or concatenated along ``dim``.
-
-    Raises:
-        StackError: if they do not join (naming the entry and the batch sizes).
-    """
-    first = shapes[0]
-    if op == "stack":
-        if all(shape == first for shape in shapes):
-            return torch.Size((*first[:dim], len(shapes), *first[dim:]))
-    elif dim < len(first) and all(
-        len(shape) == len(first)
-        and shape[:dim] == first[:dim]
-        and shape[dim + 1 :] == first[dim + 1 :]
-        for shape in shapes
-    ):
-        total = sum(shape[dim] for shape in shapes)
-        return torch.Size((*first[:dim], total, *first[dim + 1 :]))
-    name = path[0] if len(path) == 1 else path
-    shown = ", ".join(str(list(shape)) for shape in shapes)
-    msg = (
-        f"{op}: the Python values under {name!r} have batch sizes that do not join along "
-        f"dim {dim}: {shown}"
-    )
-    raise StackError(msg)

@@ -342,9 +342,9 @@ def _join_unbatched(parts: list[Any], path: tuple[str, ...]) -> Any:
     if any(part is not first and part.data_ptr() != first.data_ptr() for part in parts):
         name = path[0] if len(path) == 1 else path
         warnings.warn(
-            f"stacking UnbatchedTensors with different data under {name!r}: only the first "
-            "member's is kept. UnbatchedTensor is shared by the whole batch; use a regular "
-            "tensor for per-element data",
+            f"stacking UnbatchedTensors with different data storage under {name!r}: only the "
+            "first member's is kept. UnbatchedTensor is shared by the whole batch; use a "
+            "regular tensor for per-element data",
             UserWarning,
             stacklevel=4,
         )

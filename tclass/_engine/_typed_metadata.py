@@ -44,9 +44,11 @@ class _TypedMetaData(type):
         if not _holds(cls._value_type, value):
             shown = repr(value)
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            expected = getattr(cls._value_type, "__name__", None) or repr(cls._value_type)
             msg = (
-                f"{cls.__name__}(...) takes a value of the type in brackets; got "
-                f"{type(value).__name__} {shown} (MetaData(value) takes any value)"
+                f"Expected data of type {expected}, got {type(value).__name__} ({shown}): "
+                f"{cls.__name__}(...) takes a value of the type in brackets "
+                "(MetaData(value) takes any value)"
             )
             raise EntryTypeError(msg)
         return cls._base(data, *args, **kwargs)

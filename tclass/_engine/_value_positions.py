@@ -1,16 +1,20 @@
 """Where each element of a Python-value node goes under indexing and shape ops: its
 flat positions, computed by applying the op to a tensor of element numbers (so every
 index torch takes is understood; under ``torch.compile`` the views are worked out from
-sizes and strides instead), plus the nested-list and shape helpers the nodes share."""
+sizes and strides instead), plus the nested-list, shape and value-equality helpers the
+nodes share."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
+
+from tclass.errors import StackError
 
 Positions = tuple[torch.Size, list[int]]
 
@@ -217,3 +221,50 @@ def removed_dim(shape: torch.Size, first: list[int]) -> int | None:
         if shape[dim] and first_along(shape, dim) == first:
             return dim
     return None
+
+
+def joined_shape(shapes: list[torch.Size], op: str, dim: int, path: tuple[str, ...]) -> torch.Size:
+    """The batch size of ``shapes`` stacked or concatenated along ``dim``.
+
+    Raises:
+        StackError: if they do not join (naming the entry and the batch sizes).
+    """
+    first = shapes[0]
+    if op == "stack":
+        if all(shape == first for shape in shapes):
+            return torch.Size((*first[:dim], len(shapes), *first[dim:]))
+    elif dim < len(first) and all(
+        len(shape) == len(first)
+        and shape[:dim] == first[:dim]
+        and shape[dim + 1 :] == first[dim + 1 :]
+        for shape in shapes
+    ):
+        total = sum(shape[dim] for shape in shapes)
+        return torch.Size((*first[:dim], total, *first[dim + 1 :]))
+    name = path[0] if len(path) == 1 else path
+    shown = ", ".join(str(list(shape)) for shape in shapes)
+    msg = (
+        f"{op}: the Python values under {name!r} have batch sizes that do not join along "
+        f"dim {dim}: {shown}"
+    )
+    raise StackError(msg)
+
+
+def same_value(a: object, b: object) -> bool:
+    """Whether two non-tensor values are interchangeable (same type, equal)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # an __eq__ that returns arrays or raises: treat as different
+        return False
+
+
+_ATOMIC = (str, int, float, bool, complex, bytes, type(None))
+
+
+def copy_value(value: object) -> object:
+    """A deep copy of a non-tensor value (immutable atoms are shared)."""
+    return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)

@@ -133,8 +133,9 @@ def pickle_policy(allow_pickle: object, call: str) -> bool:
     if allow_pickle is True:
         return True
     msg = (
-        f"{call}: allow_pickle must be True, False or None, got {allow_pickle!r} (of type "
-        f"{_type_name(allow_pickle)}); pass allow_pickle=True to allow pickle"
+        f"{call}: allow_pickle must be a bool or None (True, False or None), got "
+        f"{allow_pickle!r} (of type {_type_name(allow_pickle)}); pass allow_pickle=True to "
+        "allow pickle"
     )
     raise ArgumentError(msg)
 

@@ -533,13 +533,13 @@ class LazyStackOps(TensorDictBase):
         order[a], order[b] = order[b], order[a]
         return self.permute(*order)
 
-    def expand(self, *shape: int | Sequence[int]) -> Self:
+    def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
         """Expands each member; new leading dims shift the stack dim, and a stack dim of
         size 1 expands to that member repeated (shared, as expand shares memory)."""
-        target = _batch.expand_shape(_batch.shape_args(shape, "expand"), self._batch_size)
+        target = _batch.expand_shape(shape, self._batch_size)
         new_d = self._stack_dim + len(target) - len(self._batch_size)
         member_shape = remove_dim(target, new_d)
-        members = [m.expand(member_shape) for m in self._members]
+        members = [getattr(m, leaf_op)(member_shape) for m in self._members]
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
         expanded = self._from_members(members, new_d, target)
