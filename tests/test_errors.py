@@ -369,6 +369,17 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         members = [td_cls(a=torch.zeros(n, 3), batch_size=[n]) for n in sizes]
         return lib.lazy_stack(members, **options)
 
+    def locked_by(method: str, key: str) -> Callable[[], Any]:
+        def write() -> None:
+            td = td_cls({"a": torch.zeros(4, 5)}, batch_size=(4, 5))
+            td.share_memory_() if method == "share" else td.memmap_(tmp / f"lock_{key}")
+            td.set(key, torch.ones(4, 5))
+
+        return write
+
+    def gather(index: torch.Tensor, **options: Any) -> Any:
+        return td_cls({"a": torch.zeros(3, 4)}, [3, 4]).gather(0, index, **options)
+
     ragged = [td_cls(a=torch.zeros(2)), td_cls(a=torch.zeros(3))]
     three_dims = td_cls(a=torch.zeros(2, 3, 4), batch_size=[2, 3, 4])
     grad = torch.ones(3, requires_grad=True)
@@ -384,6 +395,17 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         "memmap_existing": (memmap_existing, "the tensor already has a file associated"),
         "transpose": (lambda: plain().transpose(0, 5), "dim0 and dim1 must be within the range"),
         "locked": (locked_del, "Cannot modify locked TensorDict"),
+        "locked_shared_new": (locked_by("share", "b"), "Cannot modify locked TensorDict"),
+        "locked_memmap_new": (locked_by("memmap", "b"), "Cannot modify locked TensorDict"),
+        "locked_memmap_set": (locked_by("memmap", "a"), "Cannot modify locked TensorDict"),
+        "gather_ndim": (lambda: gather(torch.tensor([0, 1]), inplace=True), "index.ndim"),
+        "gather_out": (
+            lambda: gather(torch.zeros(3, 4, dtype=torch.long), out=plain(), inplace=True),
+            "mutually exclusive",
+        ),
+        "movedim_count": (lambda: three_dims.movedim(0, (0, 1)), "same number of elements"),
+        "split_dim": (lambda: td_cls().split(1, 0), "Incompatible dim"),
+        "in_not_a_key": (lambda: 0 in plain(), "NestedKey"),
         "flatten_keys": (
             lambda: td_cls({"a.b": torch.zeros(1), "a": {"b": torch.zeros(1)}}).flatten_keys("."),
             "Flattening keys in tensordict causes keys",

@@ -32,6 +32,7 @@ from tclass.errors import (
     InvalidKeyError,
     KeyNotFoundError,
     LockedError,
+    UnravelKeyError,
     UnsupportedError,
 )
 
@@ -537,12 +538,17 @@ class TensorCollection:
             yield key, node
 
     def __contains__(self, key: object) -> bool:
-        """Whether ``key`` (a string or a nested tuple of strings) names an entry; any
-        other object (``0``, a list) names none."""
+        """Whether ``key`` (a string or a nested tuple of strings) names an entry.
+
+        Raises:
+            UnravelKeyError: (a ``RuntimeError``) ``key`` is no key at all (``0``, a
+                list, ``()``), as the peer refuses it.
+        """
         try:
             path = unravel_key(key)
         except InvalidKeyError:
-            return False
+            msg = f"'in' takes a key, a NestedKey (a str or a non-empty tuple of str), got {key!r}"
+            raise UnravelKeyError(msg) from None
         return _has_key(self, path)
 
     def set_non_tensor(self, key: Any, value: Any) -> Self:

@@ -153,6 +153,16 @@ def normalize_dim_pair(dim0: int, dim1: int, ndim: int, *, op: str) -> tuple[int
         raise DimError(msg) from None
 
 
+def normalize_split_dim(dim: int, ndim: int) -> int:
+    """``normalize_dim`` for ``split``, whose error names the dim as incompatible, as the
+    peer's does."""
+    try:
+        return normalize_dim(dim, ndim, op="split")
+    except DimError as error:
+        msg = f"split: Incompatible dim {dim}; {str(error).removeprefix('split: ')}"
+        raise DimError(msg) from None
+
+
 def shape_args(args: tuple[object, ...], op: str) -> tuple[int, ...]:
     """Accepts ``op(2, 3)``, ``op((2, 3))`` and ``op(torch.Size([2, 3]))`` alike."""
     if len(args) == 1 and not isinstance(args[0], int):
