@@ -380,6 +380,11 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
     def gather(index: torch.Tensor, **options: Any) -> Any:
         return td_cls({"a": torch.zeros(3, 4)}, [3, 4]).gather(0, index, **options)
 
+    def storage_with_file() -> None:
+        td = td_cls().memmap_(tmp / "five")
+        other = lib.MemoryMappedTensor.ones([5, 6], filename=tmp / "other.memmap")
+        td.make_memmap_from_storage("d", other.untyped_storage(), shape=[5, 6], dtype=torch.float32)
+
     ragged = [td_cls(a=torch.zeros(2)), td_cls(a=torch.zeros(3))]
     three_dims = td_cls(a=torch.zeros(2, 3, 4), batch_size=[2, 3, 4])
     grad = torch.ones(3, requires_grad=True)
@@ -406,6 +411,11 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         "movedim_count": (lambda: three_dims.movedim(0, (0, 1)), "same number of elements"),
         "split_dim": (lambda: td_cls().split(1, 0), "Incompatible dim"),
         "in_not_a_key": (lambda: 0 in plain(), "NestedKey"),
+        "storage_with_file": (storage_with_file, "Providing a storage with an associated filename"),
+        "pad_identity": (
+            lambda: lib.pad(lib.NonTensorData("a", batch_size=[2]), [0, 1], inplace=True),
+            "cannot preserve the identity",
+        ),
         "flatten_keys": (
             lambda: td_cls({"a.b": torch.zeros(1), "a": {"b": torch.zeros(1)}}).flatten_keys("."),
             "Flattening keys in tensordict causes keys",
