@@ -57,6 +57,7 @@ class TensorCollection:
     _is_leaf_node: ClassVar[bool] = False
     _is_value_node: ClassVar[bool] = False
     _is_lazy: ClassVar[bool] = False  # a lazy stack of members (LazyStackedTensorDict)
+    _is_store: ClassVar[bool] = False  # over an outside store (an HDF5 file): never copied
 
     # --- primitives ----------------------------------------------------------------------
 
