@@ -410,6 +410,12 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         ),
         "movedim_count": (lambda: three_dims.movedim(0, (0, 1)), "same number of elements"),
         "split_dim": (lambda: td_cls().split(1, 0), "Incompatible dim"),
+        "split_type": (lambda: plain().split("1", 0), "must be int or list of ints"),
+        "split_empty": (lambda: plain().split([], 0), "Insufficient number of elements"),
+        "split_sum": (
+            lambda: td_cls({}, [3]).split([1, 1], 0),
+            "expects split_size to sum exactly",
+        ),
         "in_not_a_key": (lambda: 0 in plain(), "NestedKey"),
         "storage_with_file": (storage_with_file, "Providing a storage with an associated filename"),
         "pad_identity": (
