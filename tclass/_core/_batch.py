@@ -270,15 +270,15 @@ def permute_dims(dims: tuple[int, ...], ndim: int) -> tuple[int, ...]:
 def split_sizes(split_size: int | Sequence[int], dim_size: int) -> list[int]:
     """The sizes ``split(split_size)`` cuts a dim of ``dim_size`` into, as torch does."""
     listed = isinstance(split_size, Sequence) and not isinstance(split_size, (str, bytes))
-    items = list(split_size) if listed else [split_size]
+    items: list[object] = list(cast("Sequence[object]", split_size)) if listed else [split_size]
     if not all(isinstance(s, SupportsIndex) and not isinstance(s, bool) for s in items):
         msg = f"split: split_size must be int or list of ints, got {split_size!r}"
         raise ArgumentError(msg)
-    sizes = [size.__index__() for size in items]
+    sizes = [cast("SupportsIndex", size).__index__() for size in items]
     if not listed:
         (size,) = sizes
         if size <= 0:
-            msg = f"split: split_size must be positive, got {size}"
+            msg = f"split: split_size must be positive, got {size} (a piece has an element or more)"
             raise ShapeError(msg)
         full, rest = divmod(dim_size, size)
         return [size] * full + ([rest] if rest else []) or [0]
