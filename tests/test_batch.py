@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tclass._core import _batch
-from tclass.errors import BatchSizeError, DimError, ShapeError, TclassError
+from tclass.errors import ArgumentError, BatchSizeError, DimError, ShapeError, TclassError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -365,6 +365,22 @@ def test_split_sizes_errors() -> None:
         _batch.split_sizes(0, 5)
     with pytest.raises(ShapeError, match="split_size must be positive, got -2"):
         _batch.split_sizes(-2, 5)
+
+
+@pytest.mark.parametrize("split_size", ["1", ["1", 2], 1.5, [1.0, 4], True])
+def test_split_sizes_refuses_what_is_no_int_or_list_of_ints(split_size: Any) -> None:
+    with pytest.raises(ArgumentError, match="must be int or list of ints") as info:
+        _batch.split_sizes(split_size, 5)
+    assert isinstance(info.value, TypeError)
+
+
+def test_split_sizes_take_numpy_ints_and_refuse_an_empty_list() -> None:
+    assert _batch.split_sizes(np.int64(2), 5) == [2, 2, 1]
+    assert _batch.split_sizes([np.int64(2), 3], 5) == [2, 3]
+    with pytest.raises(ShapeError, match="Insufficient number of elements in split_size"):
+        _batch.split_sizes([], 5)
+    with pytest.raises(ShapeError, match="expects split_size to sum exactly"):
+        _batch.split_sizes([1, 1], 5)
 
 
 @SETTINGS

@@ -384,6 +384,22 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         ]
         torch.cat([kind(x=torch.zeros(2), batch_size=[2]) for kind in kinds])
 
+    def locked_by(method: str, key: str) -> Callable[[], Any]:
+        def write() -> None:
+            td = td_cls({"a": torch.zeros(4, 5)}, batch_size=(4, 5))
+            td.share_memory_() if method == "share" else td.memmap_(tmp / f"lock_{key}")
+            td.set(key, torch.ones(4, 5))
+
+        return write
+
+    def gather(index: torch.Tensor, **options: Any) -> Any:
+        return td_cls({"a": torch.zeros(3, 4)}, [3, 4]).gather(0, index, **options)
+
+    def storage_with_file() -> None:
+        td = td_cls().memmap_(tmp / "five")
+        other = lib.MemoryMappedTensor.ones([5, 6], filename=tmp / "other.memmap")
+        td.make_memmap_from_storage("d", other.untyped_storage(), shape=[5, 6], dtype=torch.float32)
+
     ragged = [td_cls(a=torch.zeros(2)), td_cls(a=torch.zeros(3))]
     three_dims = td_cls(a=torch.zeros(2, 3, 4), batch_size=[2, 3, 4])
     grad = torch.ones(3, requires_grad=True)
@@ -401,6 +417,28 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         "memmap_existing": (memmap_existing, "the tensor already has a file associated"),
         "transpose": (lambda: plain().transpose(0, 5), "dim0 and dim1 must be within the range"),
         "locked": (locked_del, "Cannot modify locked TensorDict"),
+        "locked_shared_new": (locked_by("share", "b"), "Cannot modify locked TensorDict"),
+        "locked_memmap_new": (locked_by("memmap", "b"), "Cannot modify locked TensorDict"),
+        "locked_memmap_set": (locked_by("memmap", "a"), "Cannot modify locked TensorDict"),
+        "gather_ndim": (lambda: gather(torch.tensor([0, 1]), inplace=True), "index.ndim"),
+        "gather_out": (
+            lambda: gather(torch.zeros(3, 4, dtype=torch.long), out=plain(), inplace=True),
+            "mutually exclusive",
+        ),
+        "movedim_count": (lambda: three_dims.movedim(0, (0, 1)), "same number of elements"),
+        "split_dim": (lambda: td_cls().split(1, 0), "Incompatible dim"),
+        "split_type": (lambda: plain().split("1", 0), "must be int or list of ints"),
+        "split_empty": (lambda: plain().split([], 0), "Insufficient number of elements"),
+        "split_sum": (
+            lambda: td_cls({}, [3]).split([1, 1], 0),
+            "expects split_size to sum exactly",
+        ),
+        "in_not_a_key": (lambda: 0 in plain(), "NestedKey"),
+        "storage_with_file": (storage_with_file, "Providing a storage with an associated filename"),
+        "pad_identity": (
+            lambda: lib.pad(lib.NonTensorData("a", batch_size=[2]), [0, 1], inplace=True),
+            "cannot preserve the identity",
+        ),
         "flatten_keys": (
             lambda: td_cls({"a.b": torch.zeros(1), "a": {"b": torch.zeros(1)}}).flatten_keys("."),
             "Flattening keys in tensordict causes keys",

@@ -156,6 +156,22 @@ def test_the_saved_batch_size_wins_over_inference(tmp_path: Path) -> None:
     inferred.close()
 
 
+def test_from_any_opens_an_h5py_file_or_group(tmp_path: Path) -> None:
+    with h5py.File(tmp_path / "raw.h5", "w") as file:
+        file["a"] = np.zeros((4, 3), dtype=np.float32)
+        file.create_group("nested")["inner"] = np.ones(4, dtype=np.float32)
+        opened = TensorDict.from_any(file)
+        assert isinstance(opened, PersistentTensorDict)  # as it is, not copied
+        assert torch.equal(opened["nested", "inner"], torch.ones(4))
+        held = tclass.from_any(({"h5py": file}, [1, 2]))  # nested, as the peer
+        assert isinstance(held["0", "h5py"], PersistentTensorDict)
+        assert set(held.keys(True, True)) == {
+            ("0", "h5py", "a"),
+            ("0", "h5py", "nested", "inner"),
+            "1",
+        }
+
+
 def test_a_batch_size_given_at_open_is_checked(tmp_path: Path, saved: PersistentTensorDict) -> None:
     saved.close()
     opened = PersistentTensorDict.from_h5(tmp_path / "data.h5", batch_size=[4])

@@ -188,10 +188,11 @@ class TestContains:
         assert "zz" not in td and ("b", "zz") not in td and ("a", "x") not in td
         assert ("zz", "y", "x") not in td
 
-    def test_an_object_that_is_no_key_is_not_in(self) -> None:
-        assert (1 in _td()) is False
-        assert (() in _td()) is False
-        assert ([] in _td()) is False
+    @pytest.mark.parametrize("not_a_key", [1, (), [], None])
+    def test_an_object_that_is_no_key_is_refused_by_in(self, not_a_key: object) -> None:
+        with pytest.raises(errors.UnravelKeyError, match="NestedKey") as info:
+            not_a_key in _td()  # noqa: B015
+        assert isinstance(info.value, RuntimeError)
 
 
 # --- len, iter, bool, emptiness, shape facts ----------------------------------------------

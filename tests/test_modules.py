@@ -102,7 +102,28 @@ def test_from_module_with_state_dict_runs_its_hooks() -> None:
     params = TensorDict.from_module(net, use_state_dict=True)
     assert "cache" not in params  # not persistent: not in the state dict
     assert params["head", "extra"].tolist() == [1.0]
-    assert params["body", "0", "weight"] is net.body[0].weight  # keep_vars=True
+    weight = params["body", "0", "weight"]  # the state dict's detached tensor, as the peer
+    assert not weight.requires_grad and type(weight) is torch.Tensor
+    assert weight.data_ptr() == net.body[0].weight.data_ptr()
+
+
+def test_from_module_with_state_dict_takes_what_the_hooks_leave() -> None:
+    net = _net()
+
+    def bump(module: nn.Module, *args: Any) -> None:
+        for param in module.parameters(recurse=False):
+            param.data += 1  # in place: the state dict's tensors see it
+
+    def restore(module: nn.Module, *args: Any) -> None:
+        for param in module.parameters(recurse=False):
+            param.data = param.data - 1  # a new tensor: the state dict keeps the bumped one
+
+    for module in net.modules():
+        module.register_state_dict_pre_hook(bump)
+        module.register_state_dict_post_hook(restore)
+    plain = TensorDict.from_module(net).clone()
+    params = TensorDict.from_module(net, use_state_dict=True)
+    torch.testing.assert_close(params["body", "0", "weight"], plain["body", "0", "weight"] + 1)
 
 
 def test_from_module_refuses_extra_state_that_is_not_a_tensor() -> None:

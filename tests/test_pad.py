@@ -178,7 +178,7 @@ def test_pad_record_keeps_its_class_and_fields() -> None:
     assert torch.equal(out.obs[2:], episode.obs)
     assert (out.obs[:2] == 0).all()
     assert torch.equal(out.reward, F.pad(episode.reward, (2, 0)))
-    assert out.env == "cartpole"
+    assert out.env == [None, None, "cartpole", "cartpole", "cartpole"]  # new slots: None
 
 
 def test_pad_nested_record_stays_its_class() -> None:
@@ -203,13 +203,23 @@ def test_pad_keeps_names_on_nested_collections_and_lazy_stacks() -> None:
     assert torch.equal(padded["c"][1:], torch.stack([td["c"], td["c"]], 1))
 
 
-def test_pad_shared_value_stays_one_shared_value() -> None:
+def test_pad_shared_value_becomes_a_stack_with_none_in_new_slots() -> None:
     td = TensorDict({"x": _values(2), "label": NonTensorData("cat", [2])}, [2])
-    out = pad(td, [1, 2])
-    node = out.get("label")
-    assert type(node) is NonTensorData
-    assert node.batch_size == torch.Size([5])
-    assert node.data == "cat"
+    node = pad(td, [1, 2]).get("label")
+    assert type(node) is NonTensorStack
+    assert node.tolist() == [None, "cat", "cat", None, None]  # as the peer
+    assert pad(td, [-1, 0]).get("label").tolist() == ["cat"]
+    assert type(pad(td, [0, 0]).get("label")) is NonTensorData  # unchanged: kept shared
+    listed = TensorDict({"tags": NonTensorData([1, 2], [1, 2])}, [1, 2])
+    assert pad(listed, [0, 0, 0, 1]).get("tags").tolist() == [[[1, 2], [1, 2], None]]
+
+
+def test_pad_in_place_of_a_shared_value_itself_is_refused() -> None:
+    node = NonTensorData("a", batch_size=[2])
+    with pytest.raises(errors.UnsupportedError, match="cannot preserve the identity") as info:
+        pad(node, [0, 1], inplace=True)
+    assert isinstance(info.value, RuntimeError) and node.batch_size == torch.Size([2])
+    assert pad(node, [0, 0], inplace=True) is node
 
 
 def test_pad_per_element_values_get_none_in_new_slots() -> None:

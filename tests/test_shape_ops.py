@@ -535,7 +535,7 @@ def test_split_errors() -> None:
         td.split([2, 2], -1)
     with pytest.raises(ShapeError, match="split_size must be positive"):
         td.split(0)
-    with pytest.raises(DimError, match="split: dim 2 is out of range"):
+    with pytest.raises(DimError, match="split: Incompatible dim 2; dim 2 is out of range"):
         td.split(1, 2)
     pieces = td.split(2, dim=1)
     assert [p.batch_size for p in pieces] == [torch.Size([2, 2]), torch.Size([2, 1])]

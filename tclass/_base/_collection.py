@@ -32,6 +32,7 @@ from tclass.errors import (
     InvalidKeyError,
     KeyNotFoundError,
     LockedError,
+    UnravelKeyError,
     UnsupportedError,
 )
 
@@ -56,6 +57,7 @@ class TensorCollection:
     _is_leaf_node: ClassVar[bool] = False
     _is_value_node: ClassVar[bool] = False
     _is_lazy: ClassVar[bool] = False  # a lazy stack of members (LazyStackedTensorDict)
+    _is_store: ClassVar[bool] = False  # over an outside store (an HDF5 file): never copied
 
     # --- primitives ----------------------------------------------------------------------
 
@@ -537,12 +539,17 @@ class TensorCollection:
             yield key, node
 
     def __contains__(self, key: object) -> bool:
-        """Whether ``key`` (a string or a nested tuple of strings) names an entry; any
-        other object (``0``, a list) names none."""
+        """Whether ``key`` (a string or a nested tuple of strings) names an entry.
+
+        Raises:
+            UnravelKeyError: (a ``RuntimeError``) ``key`` is no key at all (``0``, a
+                list, ``()``), as the peer refuses it.
+        """
         try:
             path = unravel_key(key)
         except InvalidKeyError:
-            return False
+            msg = f"'in' takes a key, a NestedKey (a str or a non-empty tuple of str), got {key!r}"
+            raise UnravelKeyError(msg) from None
         return _has_key(self, path)
 
     def set_non_tensor(self, key: Any, value: Any) -> Self:

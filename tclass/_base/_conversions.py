@@ -196,9 +196,11 @@ class ConversionOps:
     @classmethod
     def _from_built(cls, built: Any) -> Self:
         """A collection a constructor returned, as an instance of ``cls`` when it is a
-        TensorDict built for it (a lazy stack, a Python value or a tensor is returned as it
-        is)."""
+        TensorDict built for it (a lazy stack, a Python value, a collection over a file or
+        a tensor is returned as it is)."""
         if isinstance(built, (cls, torch.Tensor)) or built._is_lazy or built._is_leaf_node:
+            return built  # type: ignore[no-any-return]
+        if built._is_store:  # a collection over a file
             return built  # type: ignore[no-any-return]
         return cls._from_plain(built)
 

@@ -347,7 +347,10 @@ class ShapeOps(TensorCollection):
         src = _dim_list(source, nb, "movedim")
         dst = _dim_list(destination, nb, "movedim")
         if len(src) != len(dst):
-            msg = f"movedim: {len(src)} source dims but {len(dst)} destination dims"
+            msg = (
+                f"movedim: source and destination must have the same number of elements, got "
+                f"{len(src)} source dims and {len(dst)} destination dims"
+            )
             raise ShapeError(msg)
         return self.permute(_batch.moved_order(src, dst, nb))
 
@@ -469,18 +472,27 @@ class ShapeOps(TensorCollection):
 
         Raises:
             ArgumentValueError: (a ``ValueError``) both ``out`` and ``inplace=True``.
+            UnsupportedError: ``inplace=True`` with an index of another number of dims.
             ShapeError: if ``index`` is not an integer tensor with one dim per batch dim,
                 or is larger than the batch outside ``dim``.
         """
         if out is not None and inplace:
             msg = (
-                "gather: out= and inplace=True both say where the result goes; pass one "
-                "(out= writes into another collection, inplace=True into this one)"
+                "gather: out= and inplace=True are mutually exclusive, both say where the "
+                "result goes; pass one (out= writes into another collection, inplace=True "
+                "into this one)"
             )
             raise ArgumentValueError(msg)
         batch_size = self.batch_size
         nb = len(batch_size)
         d = _batch.normalize_dim(dim, nb, op="gather")
+        if inplace and getattr(index, "ndim", nb) != nb:
+            msg = (
+                f"gather(inplace=True): the index has {index.ndim} dims (index.ndim) but the "
+                f"batch size {_batch.format_shape(batch_size)} has {nb}, and an in-place "
+                "result keeps the batch dims; give one index dim per batch dim"
+            )
+            raise UnsupportedError(msg)
         _batch.check_gather_index(index, batch_size, d)
         shape = index.shape
         result = self._map_batch(lambda v: v.gather(d, _lift_index(index, v.shape, nb)), shape)
@@ -609,7 +621,7 @@ class ShapeOps(TensorCollection):
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
         """Cuts batch dim ``dim`` into pieces of ``split_size`` (or of the listed sizes)."""
         batch_size = self.batch_size
-        dim = _batch.normalize_dim(dim, len(batch_size), op="split")
+        dim = _batch.normalize_split_dim(dim, len(batch_size))
         sizes = _batch.split_sizes(split_size, batch_size[dim])
         return self._split_by_sizes(sizes, dim)
 

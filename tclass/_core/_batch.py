@@ -14,7 +14,7 @@ from typing import Any, NoReturn, SupportsIndex, TypeAlias, cast
 import numpy as np
 import torch
 
-from tclass.errors import BatchSizeError, DimError, ShapeError
+from tclass.errors import ArgumentError, BatchSizeError, DimError, ShapeError
 
 __all__ = [
     "BatchSizeLike",
@@ -153,6 +153,16 @@ def normalize_dim_pair(dim0: int, dim1: int, ndim: int, *, op: str) -> tuple[int
         raise DimError(msg) from None
 
 
+def normalize_split_dim(dim: int, ndim: int) -> int:
+    """``normalize_dim`` for ``split``, whose error names the dim as incompatible, as the
+    peer's does."""
+    try:
+        return normalize_dim(dim, ndim, op="split")
+    except DimError as error:
+        msg = f"split: Incompatible dim {dim}; {str(error).removeprefix('split: ')}"
+        raise DimError(msg) from None
+
+
 def shape_args(args: tuple[object, ...], op: str) -> tuple[int, ...]:
     """Accepts ``op(2, 3)``, ``op((2, 3))`` and ``op(torch.Size([2, 3]))`` alike."""
     if len(args) == 1 and not isinstance(args[0], int):
@@ -259,15 +269,29 @@ def permute_dims(dims: tuple[int, ...], ndim: int) -> tuple[int, ...]:
 
 def split_sizes(split_size: int | Sequence[int], dim_size: int) -> list[int]:
     """The sizes ``split(split_size)`` cuts a dim of ``dim_size`` into, as torch does."""
-    if isinstance(split_size, int):
-        if split_size <= 0:
-            msg = f"split: split_size must be positive, got {split_size}"
+    listed = isinstance(split_size, Sequence) and not isinstance(split_size, (str, bytes))
+    items: list[object] = list(cast("Sequence[object]", split_size)) if listed else [split_size]
+    if not all(isinstance(s, SupportsIndex) and not isinstance(s, bool) for s in items):
+        msg = f"split: split_size must be int or list of ints, got {split_size!r}"
+        raise ArgumentError(msg)
+    sizes = [cast("SupportsIndex", size).__index__() for size in items]
+    if not listed:
+        (size,) = sizes
+        if size <= 0:
+            msg = f"split: split_size must be positive, got {size} (a piece has an element or more)"
             raise ShapeError(msg)
-        full, rest = divmod(dim_size, split_size)
-        return [split_size] * full + ([rest] if rest else []) or [0]
-    sizes = list(split_size)
+        full, rest = divmod(dim_size, size)
+        return [size] * full + ([rest] if rest else []) or [0]
+    if not sizes:
+        msg = (
+            f"split: Insufficient number of elements in split_size [] for a dim of size {dim_size}"
+        )
+        raise ShapeError(msg)
     if sum(sizes) != dim_size or any(s < 0 for s in sizes):
-        msg = f"split: sizes {sizes} do not add up to the dim size {dim_size}"
+        msg = (
+            f"split: sizes {sizes} do not add up to the dim size {dim_size} (split expects "
+            "split_size to sum exactly to it)"
+        )
         raise ShapeError(msg)
     return sizes
 

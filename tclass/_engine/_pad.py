@@ -5,10 +5,10 @@ Both work on TensorDicts and tensorclass records (records come back as their cla
 recurse into nested collections. Tensors are padded with torch (``F.pad`` and
 ``torch.nn.utils.rnn.pad_sequence``); Python values follow their kind:
 
-* a ``NonTensorData`` is one value shared by every element of its batch, padded elements
-  included, so padding only changes its batch size. (The peer library, ``tensordict``,
-  turns it into a per-element stack with ``None`` in the new slots instead.)
 * a ``NonTensorStack`` holds one value per element; new slots hold ``None``.
+* a ``NonTensorData`` (one value shared by every element of its batch) becomes such a
+  stack when a dim grows or shrinks: the kept elements hold its value and the new ones
+  ``None``, as padded tensor elements hold the fill value rather than data (as the peer).
 
 ``pad_sequence`` is built for batching many samples: one torch call per key, one validity
 mask computed once and shared by every key, and results assembled with the unchecked
@@ -51,6 +51,7 @@ from tclass.errors import (
     LockedError,
     ShapeError,
     StackError,
+    UnsupportedError,
 )
 
 __all__ = ["pad", "pad_sequence", "unpad_sequence"]
@@ -103,12 +104,13 @@ def pad(
         safe: the peer's switch for checking every entry before changing any; the pad
             is always worked out before anything is changed here.
 
-    A shared Python value (``NonTensorData``) describes every element, the new ones
-    included, so it stays one shared value with the new batch size (the peer library
-    fills the new slots with ``None`` instead); a per-element stack (``NonTensorStack``)
-    gets ``None`` in the new slots.
+    Python values get ``None`` in the new slots: a per-element stack (``NonTensorStack``)
+    directly, a shared value (``NonTensorData``) by becoming such a stack, which holds
+    its value in the kept slots.
 
     Raises:
+        UnsupportedError: (a ``RuntimeError``) ``inplace=True`` on a ``NonTensorData``
+            itself that the pad changes, since the result is another kind of node.
         ShapeError: if ``pad_size`` is not a sequence of ints, has an odd length, covers
             more dims than the batch has, or crops a batch dim below zero.
 
@@ -118,6 +120,15 @@ def pad(
         tensor([-1.,  1.,  1.])
     """
     pairs = _pad_pairs(pad_size, collection.batch_size)
+    if inplace and isinstance(collection, NonTensorData):
+        if any(amount for pair in pairs for amount in pair):
+            msg = (
+                "pad(inplace=True) of a NonTensorData cannot preserve the identity of the "
+                "node: the padded result is a NonTensorStack (None in the new slots); use "
+                "inplace=False"
+            )
+            raise UnsupportedError(msg)
+        return collection
     if inplace and isinstance(storage_of(collection), LazyStackedTensorDict):
         _pad_lazy_in_place(storage_of(collection), pairs, value)
         return collection
@@ -270,10 +281,14 @@ def _pad_lazy_in_place(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float)
 def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
     shape = _padded_shape(node.batch_size, pairs)
     if isinstance(node, NonTensorData):
-        return NonTensorData._make(node.data, shape, node.device)
+        if not any(amount for pair in pairs for amount in pair):
+            return NonTensorData._make(node.data, shape, node.device)
+        source = np.empty(tuple(node.batch_size), dtype=object)
+        source.fill(node.data)  # the value in every slot, a list value kept whole
+    else:
+        source = node._as_array()
     # Copy the kept region into a None-filled array: a negative amount moves the source
     # start (or end), a positive one the destination start.
-    source = node._as_array()
     src: list[slice] = []
     dst: list[slice] = []
     for size, (left, right) in zip(source.shape, pairs):

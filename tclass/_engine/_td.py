@@ -446,13 +446,14 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
             where = "" if saved is None else f" (saved in {saved.folder!r})"
             after = "" if saved is None else "; a key added then is written into the folder too"
             return LockedError(
-                f"cannot add {key!r} to a locked TensorDict{where}: a locked collection takes "
-                f"no new keys. Unlock it first (with td.unlock_(): ...){after}"
+                f"Cannot modify locked TensorDict{where}: cannot add {key!r}, a locked "
+                f"collection takes no new keys. Unlock it first (with td.unlock_(): ...){after}"
             )
         if saved is None or isinstance(self._tensors.get(key), _NonTensorNode):
             return LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
         return LockedError(
-            f"cannot set {key!r} in a locked TensorDict saved in {saved.folder!r}: write in place "
+            f"Cannot modify locked TensorDict saved in {saved.folder!r}: cannot set {key!r}; "
+            "write in place "
             "(set_() or td[index] = value) to change the saved data. Replacing the entry after "
             "unlock_() changes memory only (the folder keeps its data; save again with memmap_())"
         )

@@ -70,8 +70,9 @@ def module_tensordict(
 ) -> TensorDict:
     """The parameters and buffers of ``module`` (the tensors themselves) as a TensorDict
     with batch size ``[]``: a nested TensorDict per submodule, parameters and buffers as
-    leaves. ``use_state_dict`` reads ``module.state_dict(keep_vars=True)`` instead, so that
-    state-dict hooks run; ``filter_empty`` drops submodules that hold no tensor."""
+    leaves. ``use_state_dict`` reads ``module.state_dict()`` instead, so that state-dict
+    hooks run: its tensors, detached from the parameters as a state dict's are (as the
+    peer's); ``filter_empty`` drops submodules that hold no tensor."""
     _check_module(module, caller, None)
     if use_state_dict:
         return _from_state_dict(module, caller)
@@ -97,7 +98,7 @@ def _from_attributes(
 
 def _from_state_dict(module: nn.Module, caller: str) -> TensorDict:
     root: dict[str, Any] = {}
-    for name, value in module.state_dict(keep_vars=True).items():
+    for name, value in module.state_dict().items():
         path = tuple(name.split("."))
         if not isinstance(value, torch.Tensor):
             raise EntryTypeError(

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from typing_extensions import Self, Unpack
@@ -42,6 +43,7 @@ from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
+from tclass._interop._bridges import register_any_reader
 from tclass._io._h5_datasets import (
     decode,
     fill,
@@ -141,6 +143,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         "_lock_block",
         "__weakref__",
     )
+    _is_store: ClassVar[bool] = True
 
     _saved_at = None  # records read this: a file is not a saved folder
 
@@ -893,6 +896,17 @@ def to_h5(node: Any, filename: PathLike, **kwargs: Any) -> Any:
         return type(node)._from_tensordict_unchecked(written)
     return written
 
+
+def _open_group(obj: Any) -> PersistentTensorDict | None:
+    """``from_any``'s reader of an open ``h5py.File`` or ``h5py.Group`` (h5py is only
+    looked up, never imported: an object of it exists only once it is loaded)."""
+    h5py = sys.modules.get("h5py")
+    if h5py is None or not isinstance(obj, h5py.Group):
+        return None
+    return PersistentTensorDict(group=obj)
+
+
+register_any_reader(_open_group)
 
 # A PersistentTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.

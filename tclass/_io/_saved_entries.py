@@ -144,8 +144,9 @@ def _check_storage_file(storage: torch.UntypedStorage, target: str) -> None:
     if filename is None or filename == os.path.realpath(target):
         return
     msg = (
-        f"make_memmap_from_storage: the storage maps {filename!r}, not the entry's file "
-        f"{target!r}, and writes to one would not reach the other; pass the tensor to "
+        "make_memmap_from_storage: Providing a storage with an associated filename other "
+        f"than the entry's file is refused (the storage maps {filename!r}, the entry's file "
+        f"is {target!r}): writes to one would not reach the other; pass the tensor to "
         "make_memmap_from_tensor to copy it into the folder"
     )
     raise FileConflictError(msg)

@@ -880,7 +880,7 @@ class LazyStackOps(TensorDictBase):
         return self._carry(self._restacked(members), self._dim_names)
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
-        dim = _batch.normalize_dim(dim, len(self._batch_size), op="split")
+        dim = _batch.normalize_split_dim(dim, len(self._batch_size))
         d = self._stack_dim
         if dim == d:
             sizes = _batch.split_sizes(split_size, len(self._members))
