@@ -74,8 +74,10 @@ def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> 
     autograd refusing to write into a leaf that requires grad (a parameter, or a view of
     one), or else torch's reason."""
     try:
-        torch.broadcast_shapes(source.shape, target.shape)
+        fits = torch.broadcast_shapes(source.shape, target.shape) == target.shape  # type: ignore[no-untyped-call]
     except RuntimeError:
+        fits = False
+    if not fits:
         msg = (
             f"set_: cannot copy a value of shape {list(source.shape)} into {key!r} of shape "
             f"{list(target.shape)}: {error}"

@@ -160,10 +160,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("rec_values", "atleast_3d"): "peer: result['label']: want ('seq', [('seq', [('seq', [('py'...",
     ("td_values", "atleast_3d"): "peer: result['label']: want ('seq', [('seq', [('seq', [('py',...",
     ("td_unbatched", "attrs"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass Ten...",
-    ("lazy_dim0", "auto_device_"): "dense: result['n'].device: want 'cpu', tclass 'None'",
-    ("lazy_dim1", "auto_device_"): "dense: result['n'].device: want 'cpu', tclass 'None'",
-    ("lazy_nested", "auto_device_"): "dense: result['n'].device: want 'cpu', tclass 'None'",
-    ("lazy_ragged", "auto_device_"): "peer runs; raises HeterogeneousEntryError: entry 'r' has ...",
     ("consolidated", "cpu"): "dense: result.is_locked: want True, tclass False",
     ("archive_tdz", "detach_"): "raises RuntimeError: Can't detach views in-place. Use detach()...",
     ("lazy_dim0", "detach_"): "raises RuntimeError: Can't detach views in-place. Use detach() i...",
@@ -180,16 +176,9 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("td_values", "expand"): "peer: result['label']: want ('seq', [('seq', [('seq', [('py', 'he...",
     ("rec_values", "expand_as"): "peer: result['label']: want ('seq', [('seq', [('seq', [('py',...",
     ("td_values", "expand_as"): "peer: result['label']: want ('seq', [('seq', [('seq', [('py', ...",
-    ("lazy_dim0", "is_contiguous"): "peer: result: want False, tclass True",
-    ("lazy_dim1", "is_contiguous"): "peer: result: want False, tclass True",
-    ("lazy_nested", "is_contiguous"): "peer: result: want False, tclass True",
-    ("lazy_ragged", "is_contiguous"): "peer runs; raises HeterogeneousEntryError: entry 'r' has...",
     ("memmap_loaded", "load_"): "raises FileConflictError: the tensor for 'a.memmap' is already...",
     ("memmap_loaded", "load_memmap_"): "raises FileConflictError: the tensor for 'a.memmap' is ...",
     ("td_unbatched", "logsumexp"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass...",
-    ("lazy_dim0", "masked_select"): "peer: class: peer 'TensorDict', tclass 'LazyStackedTensorD...",
-    ("lazy_dim1", "masked_select"): "peer: class: peer 'TensorDict', tclass 'LazyStackedTensorD...",
-    ("lazy_nested", "masked_select"): "peer: class: peer 'TensorDict', tclass 'LazyStackedTenso...",
     ("td_unbatched", "mean"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass tens...",
     ("td_unbatched", "nanmean"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass t...",
     ("td_unbatched", "nansum"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass te...",
@@ -201,12 +190,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("td_unbatched", "prod"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass tens...",
     ("td_unbatched", "quantile"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass ...",
     ("rec_frozen", "rename_keys"): "raises LockedError: cannot remove 'c' from a locked TensorD...",
-    ("lazy_ragged", "requires_grad_"): "peer runs; raises HeterogeneousEntryError: entry 'r' ha...",
     ("view", "set"): "view: AssertionError: Tensor-likes are not close!",
-    ("lazy_dim0", "set_non_tensor"): "raises BatchMismatchError: batch dimension mismatch for k...",
-    ("lazy_dim1", "set_non_tensor"): "raises BatchMismatchError: batch dimension mismatch for k...",
-    ("lazy_nested", "set_non_tensor"): "raises BatchMismatchError: batch dimension mismatch for...",
-    ("lazy_ragged", "set_non_tensor"): "peer runs; raises BatchMismatchError: batch dimension m...",
     ("consolidated", "split_keys"): "peer: result[2]['n'].is_locked: want False, tclass True",
     ("memmapped", "split_keys"): "peer: result[2]['n'].is_locked: want False, tclass True",
     ("rec_frozen", "split_keys"): "raises FrozenInstanceError: cannot assign to field 'a': Froz...",
@@ -351,6 +335,16 @@ DENSE_DIFFERS: dict[tuple[str, str], str] = {
     },
     ("archive_tdz", "is_shared"): "an archive's tensors map its file",
     ("h5", "is_contiguous"): "a file's entries are not in memory (False, as the peer)",
+    **{
+        (kind, "is_contiguous"): "a lazy stack's members are separate collections (False, "
+        "as the peer)"
+        for kind in ("lazy_dim0", "lazy_dim1", "lazy_nested")
+    },
+    **{
+        (kind, "set_non_tensor"): "a lazy stack stores the value in each member and reads "
+        "back a NonTensorStack of them, as the peer"
+        for kind in ("lazy_dim0", "lazy_dim1", "lazy_nested")
+    },
     ("h5", "__ixor__"): "the dense bool() shares its bool tensors, so ^= changes it; a "
     "file's entries are read, not shared",
     ("consolidated", "is_consolidated"): "the kind is consolidated, its dense equivalent not",
