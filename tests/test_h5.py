@@ -939,3 +939,74 @@ def test_the_peer_agrees_on_locks_and_names(tmp_path: Path) -> None:
         assert ptd.names == ["t"] and ptd["n"].names == ["t"] and ptd[:2].names == ["t"]
         assert type(ptd.consolidate()) is lib.TensorDict
         ptd.close()
+
+
+def test_devices_and_consolidation_of_a_file(saved: PersistentTensorDict) -> None:
+    """As the peer's: ``auto_device_`` records the device entries are read onto (the
+    CPU), ``clear_device_`` forgets it; a file is neither consolidated nor contiguous
+    (its entries are not in memory: ``contiguous()`` reads them)."""
+    assert saved.device is None and saved["next"].device is None
+    assert saved.auto_device_() is saved
+    assert saved.device == torch.device("cpu") and saved["next"].device == torch.device("cpu")
+    assert saved.clear_device_() is saved
+    assert saved.device is None and saved["next"].device is None
+    assert saved.is_consolidated() is False and saved.is_contiguous() is False
+
+
+def test_joining_and_separating_entries_delete_them_from_the_file(
+    saved: PersistentTensorDict,
+) -> None:
+    assert saved.cat_tensors("obs", "obs", out_key="oo", dim=-1) is saved
+    assert "obs" not in saved.keys() and saved["oo"].shape == (4, 6)
+    saved.stack_tensors(("next", "done"), ("next", "done"), out_key="dd", dim=-1)
+    assert saved["dd"].shape == (4, 2) and ("next", "done") not in saved.keys(True)
+    out = saved.separates(("next", "x"))
+    assert type(out) is TensorDict and torch.equal(out["next", "x"], sample()["next", "x"])
+    assert "next" not in saved.keys()  # emptied, removed
+    with h5py.File(saved.filename, "r") as file:
+        assert "obs" not in file and "next" not in file and "dd" in file
+
+
+def test_indexed_writes_reach_the_file(saved: PersistentTensorDict) -> None:
+    saved.set_at_("reward", torch.tensor(9.0), 1)
+    saved.set_at_(("next", "x"), torch.ones(2, 2), 0)
+    rows = sample()[2].apply(lambda t: t + 1)
+    assert saved.update_at_(rows, 3) is saved
+    saved.copy_at_(sample().exclude("env")[0], 2)
+    saved.close()
+    again = PersistentTensorDict.from_h5(saved.filename)
+    assert again["reward"].tolist() == [0.0, 9.0, 0.0, sample()["reward"][2].item() + 1]
+    assert torch.equal(again["next", "x"][0], torch.ones(2, 2))
+    assert torch.equal(again["obs"][3], sample()["obs"][2] + 1)
+    assert torch.equal(again["obs"][2], sample()["obs"][0])
+    again.close()
+
+
+def test_new_collections_from_a_file_leave_it_unchanged(saved: PersistentTensorDict) -> None:
+    """``replace`` and ``rename_keys`` return a TensorDict read from the file (the peer's
+    replace writes into the file, its rename_keys refuses)."""
+    replaced = saved.replace(reward=torch.zeros(4))
+    assert type(replaced) is TensorDict and not replaced["reward"].any()
+    assert torch.equal(saved["reward"], sample()["reward"])
+    renamed = saved.rename_keys({"reward": "r"})
+    assert type(renamed) is TensorDict and set(renamed.keys()) == {"obs", "r", "next", "env"}
+    assert "reward" in saved.keys() and "r" not in saved.keys()
+
+
+def test_loading_a_folder_into_a_file(tmp_path: Path, saved: PersistentTensorDict) -> None:
+    other = sample().apply(lambda t: t * 0)
+    del other["obs"]
+    other.memmap(tmp_path / "folder")
+    assert saved.load_memmap_(tmp_path / "folder") is saved
+    assert set(saved.keys()) == {"reward", "next", "env"} and not saved["reward"].any()
+    saved.close()
+    with h5py.File(saved.filename, "r") as file:
+        assert "obs" not in file and not file["next/x"][()].any()
+
+
+def test_to_h5_keeps_the_dim_names(tmp_path: Path) -> None:
+    data = sample()
+    data.names = ["time"]
+    written = data.to_h5(tmp_path / "named.h5")
+    assert written.names == ["time"] and written["next"].names == ["time"]
+    written.close()

@@ -1416,3 +1416,23 @@ def test_removing_a_key_through_a_tensor_is_a_value_error_as_the_peer() -> None:
         assert isinstance(info.value, ValueError)
     with pytest.raises(KeyNotFoundError):
         stack.del_(("n", "zz"))
+
+
+def test_python_values_devices_and_masked_select_of_a_lazy_stack() -> None:
+    """As the peer's: ``set_non_tensor`` stores the value in every member,
+    ``auto_device_`` records the members' device at every level, a lazy stack is not
+    contiguous, and ``masked_select`` gives a TensorDict (nested stacks stay lazy)."""
+    dense = TensorDict(
+        {"a": torch.arange(12.0).view(3, 4), "n": {"d": torch.zeros(3, 4, 2)}}, [3, 4]
+    )
+    for dim in (0, 1):
+        stack = tclass.lazy_stack(list(dense.unbind(dim)), dim)
+        assert stack.set_non_tensor("word", "hi") is stack
+        assert stack.get_non_tensor("word") == [["hi"] * 4] * 3
+        assert all(member["word"] == "hi" for member in stack.tensordicts)
+        assert stack.auto_device_().device == torch.device("cpu")
+        assert stack["n"].device == torch.device("cpu") and stack.is_contiguous() is False
+        mask = torch.arange(12).view(3, 4) % 2 == 0
+        picked = stack.exclude("word").masked_select(mask)
+        assert type(picked) is TensorDict and type(picked["n"]) is LazyStackedTensorDict
+        assert torch.equal(picked["a"], dense["a"][mask]) and picked.batch_size == (6,)

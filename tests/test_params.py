@@ -505,3 +505,34 @@ def test_checkpoints_cross_between_the_libraries(tmp_path: pathlib.Path) -> None
         # the peer cannot wrap its maps; its clone of an archive's TensorDict loses -0.0
         wrapped = tensordict.TensorDictParams(loaded.clone())
         assert [n for n, _ in wrapped.named_parameters()] == _kinds(ours)[0]
+
+
+def test_auto_device_rename_and_consolidation() -> None:
+    """As the peer's: ``auto_device_`` records the parameters' device (nested levels
+    too); ``rename`` names the copy's dims and leaves this one's nested levels unnamed;
+    parameters are never consolidated."""
+    params = TensorDictParams(TensorDict({"w": torch.zeros(3, 4), "n": {"b": torch.zeros(3)}}, [3]))
+    assert params.device is None and params.auto_device_() is params
+    assert params.device == torch.device("cpu") and params["n"].device == torch.device("cpu")
+    renamed = params.rename("t")
+    assert renamed.names == ["t"] and renamed["n"].names == ["t"]
+    assert params.names == [None] and params["n"].names == [None]
+    assert renamed["w"] is params["w"]
+    assert params.is_consolidated() is False
+
+
+def test_with_blocks_write_into_the_parameters() -> None:
+    """``with params.unlock_(): params.set_(...)`` and an assignment in a rearranged
+    view's block write into the parameters; ``set_`` into the view's leaves is refused
+    by autograd (the peer raises too), with the way out in the message."""
+    params = TensorDictParams(TensorDict({"w": torch.zeros(3, 4)}, [3, 4]))
+    weight = params["w"]
+    with params.unlock_():
+        params.set_("w", params["w"] + 1)
+    assert params["w"] is weight
+    with params.permute(1, 0) as view:
+        with pytest.raises(errors.InPlaceWriteError, match="torch.no_grad"):
+            view.set_("w", view["w"] + 1)
+        view["w"] = view["w"] + 1
+    assert bool((weight == 1).all()) and bool((params["w"] == 2).all())
+    assert list(params.parameters()) == [params["w"]]  # registered, as the peer's

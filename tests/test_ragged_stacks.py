@@ -480,3 +480,20 @@ def test_a_lazy_stack_of_ragged_stacks_shows_and_lists_its_keys() -> None:
         assert "obs: f32[2]" in repr(outer) or "r: f32[]" in repr(outer)
         assert set(outer.keys(True)) == set(inner.keys(True))
         assert tclass.stack([outer], -4).batch_size == (1, *outer.batch_size)
+
+
+def test_member_wise_facts_of_a_ragged_stack_stack_nothing() -> None:
+    """As the peer's: ``auto_device_``, ``is_contiguous`` and ``requires_grad_`` answer
+    member by member, without the dense value a ragged entry lacks."""
+    members = [
+        TensorDict(r=torch.zeros(2, n), n={"d": torch.zeros(2)}, batch_size=[2]) for n in (1, 3)
+    ]
+    stack = tclass.lazy_stack(members)
+    assert stack.auto_device_() is stack and stack.device == torch.device("cpu")
+    assert stack["n"].device == torch.device("cpu") and stack.is_contiguous() is False
+    assert stack.requires_grad_() is stack and all(m["r"].requires_grad for m in members)
+    ints = tclass.lazy_stack(
+        [TensorDict(i=torch.zeros(2, n, dtype=torch.long), batch_size=[2]) for n in (1, 3)]
+    )
+    with pytest.raises(errors.GradError, match="'i'"):
+        ints.requires_grad_()

@@ -28,6 +28,7 @@ from tclass import (
 BatchSizeError = errors.BatchSizeError
 DimError = errors.DimError
 EntryTypeError = errors.EntryTypeError
+InPlaceWriteError = errors.InPlaceWriteError
 InvalidKeyError = errors.InvalidKeyError
 KeyConflictError = errors.KeyConflictError
 KeyNotFoundError = errors.KeyNotFoundError
@@ -1126,3 +1127,18 @@ def test_an_index_out_of_range_is_a_dim_error_with_or_without_entries() -> None:
         with pytest.raises(DimError) as info:
             call()
         assert isinstance(info.value, IndexError) and isinstance(info.value, RuntimeError)
+
+
+def test_set__into_a_view_of_a_parameter_says_autograd_refuses() -> None:
+    """The peer raises a RuntimeError, as autograd does: the message says why (not a
+    shape mismatch) and how to write (under ``torch.no_grad()``)."""
+    weight = torch.nn.Parameter(torch.zeros(3, 2))
+    td = TensorDict({"w": weight.transpose(0, 1)}, [2])
+    with pytest.raises(InPlaceWriteError, match="'w'.*requires grad.*torch.no_grad") as info:
+        td.set_("w", torch.ones(2, 3))
+    assert isinstance(info.value, RuntimeError) and "shape" not in str(info.value)
+    with pytest.raises(BatchSizeError, match=r"shape \[4\]"):
+        td.set_("w", torch.ones(4))
+    with torch.no_grad():
+        td.set_("w", torch.ones(2, 3))
+    assert bool((weight == 1).all())

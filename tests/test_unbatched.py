@@ -199,3 +199,41 @@ def test_python_number_protocols_answer_as_a_plain_tensor(
     got = _outcome(fun, UnbatchedTensor(data))
     assert got == _outcome(fun, data)
     assert not isinstance(got, UnbatchedTensor)
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [
+        lambda td: td.sum(dim=1), lambda td: td.mean(), lambda td: td.nansum(dim=(0, 1)),
+        lambda td: td.nanmean(dim=1, keepdim=True), lambda td: td.prod(dim=0),
+        lambda td: td.std(dim=1), lambda td: td.var(), lambda td: td.amax(dim=1),
+        lambda td: td.amin(), lambda td: td.logsumexp(dim=1), lambda td: td.norm(),
+        lambda td: td.quantile(0.5, dim=1), lambda td: td.max(), lambda td: td.sum(dim="feature"),
+    ],
+)  # fmt: skip
+def test_reductions_over_batch_dims_leave_it_as_it_is(
+    reduce: Callable[[TensorDict], TensorDict],
+) -> None:
+    """As the peer's: it has no batch dim to reduce; ``all``/``any`` along a dim and
+    ``reduce=True`` (one tensor of everything) do read it."""
+    td = TensorDict(x=torch.ones(2, 3), batch_size=[2, 3])
+    td["u"] = _table()
+    out = reduce(td)
+    assert type(out["u"]) is UnbatchedTensor and torch.equal(
+        out["u"].as_tensor(), _table().as_tensor()
+    )
+    assert td.all(dim=1)["u"].shape == (3,) and td.sum(reduce=True).item() == 6 + 66
+
+
+def test_conversions_and_indexed_updates_leave_it_as_it_is() -> None:
+    """As the peer's: ``new_tensor`` and ``as_tensor`` keep it; ``update_at_`` writes it
+    whole, as ``td[index] = rows`` does."""
+    td = TensorDict(x=torch.ones(2, 3), batch_size=[2, 3])
+    td["u"] = _table()
+    made = td.new_tensor([1, 2])
+    assert made.batch_size == (2,) and made["u"].shape == (3, 4) and made["x"].tolist() == [1, 2]
+    assert made.device == torch.device("cpu")
+    assert type(td.as_tensor()["u"]) is UnbatchedTensor
+    rows = TensorDict(x=torch.zeros(3), u=UnbatchedTensor(torch.ones(3, 4)), batch_size=[3])
+    assert td.update_at_(rows, 1) is td
+    assert td["x"].tolist() == [[1.0] * 3, [0.0] * 3] and bool((td["u"] == 1).all())

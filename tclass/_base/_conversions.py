@@ -20,6 +20,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import UnsupportedError
 
 if TYPE_CHECKING:
@@ -426,5 +427,7 @@ def _as_numpy(tensor: torch.Tensor) -> Any:
 
 
 def _leaf_as_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.__class__ is UnbatchedTensor:  # its payload has no batch dims: kept, as the peer
+        return tensor
     convert = getattr(tensor, "as_tensor", None)
     return tensor if convert is None else cast(torch.Tensor, convert())

@@ -265,7 +265,9 @@ class EntryOps(TensorCollection):
         non_blocking: bool = False,
         keys_to_update: Sequence[Any] | None = None,
     ) -> Self:
-        """Writes every value into the elements ``idx`` of the existing entry of its key.
+        """Writes every value into the elements ``idx`` of the existing entry of its key
+        (an ``UnbatchedTensor`` entry, which has no batch dims, whole: as ``td[idx] =
+        rows`` and the peer write it).
 
         Raises:
             KeyNotFoundError: for a key this collection does not have.
@@ -273,7 +275,10 @@ class EntryOps(TensorCollection):
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         for path, value in _pairs(input_dict_or_td, {}, ()):
             if allowed is None or any(path[: len(a)] == a for a in allowed):
-                self.set_at_(path, value, idx)
+                if self.entry_class(path) is UnbatchedTensor:  # (nothing read)
+                    self.set_(path, value)  # no batch dims: written whole, as td[idx] = rows
+                else:
+                    self.set_at_(path, value, idx)
         return self
 
     # --- facts -------------------------------------------------------------------------------
@@ -444,7 +449,8 @@ class EntryOps(TensorCollection):
         """A collection with this one's keys whose every tensor is ``data`` (a tensor,
         array or number; a collection pairs its entries by key) in that tensor's dtype;
         the batch size is ``data``'s shape. The result is on ``device``, by default on
-        ``data``'s device (a number or list: the CPU), as the peer."""
+        ``data``'s device (a number or list: the CPU), as the peer. An
+        ``UnbatchedTensor`` is kept as it is, as the peer keeps it."""
         if isinstance(data, TensorCollection):
             batch = data.batch_size
             source: Callable[[str], Any] = data._entry
@@ -455,6 +461,9 @@ class EntryOps(TensorCollection):
         target = data.device if device is _NO_DEFAULT else as_device(device)
         values: dict[str, Value] = {}
         for key, value in self._items():
+            if value.__class__ is UnbatchedTensor:  # no batch dims: kept, as the peer
+                values[key] = value
+                continue
             piece = source(key)
             if isinstance(value, TensorCollection):
                 if value._is_leaf_node:

@@ -48,17 +48,28 @@ class GradOps(ElementwiseOps):
         """
         leaves = list(self._tensor_leaves())
         if requires_grad:
-            for path, leaf in self.items(include_nested=True, leaves_only=True):
-                if not (leaf.is_floating_point() or leaf.is_complex()):
+            self._check_grad_dtypes(())
+        for leaf in leaves:
+            leaf.requires_grad_(requires_grad)
+        return self
+
+    def _check_grad_dtypes(self, prefix: tuple[str, ...]) -> None:
+        """Raises a GradError for the first tensor (under ``prefix``) that cannot require
+        gradients; read entry by entry (a lazy stack checks its members instead: its
+        entries may have no dense value)."""
+        for key, value in self._items():
+            path = (*prefix, key)
+            if isinstance(value, torch.Tensor):
+                if not (value.is_floating_point() or value.is_complex()):
+                    where = path[0] if len(path) == 1 else path
                     msg = (
-                        f"requires_grad_: the tensor at {path!r} has dtype {leaf.dtype}, and "
+                        f"requires_grad_: the tensor at {where!r} has dtype {value.dtype}, and "
                         "only floating-point and complex tensors can require gradients; "
                         "exclude it first (td.exclude(key).requires_grad_()) or cast it"
                     )
                     raise GradError(msg)
-        for leaf in leaves:
-            leaf.requires_grad_(requires_grad)
-        return self
+            elif isinstance(value, GradOps) and not value._is_value_node:
+                value._check_grad_dtypes(path)
 
     @property
     def grad(self) -> Self | None:

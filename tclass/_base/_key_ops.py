@@ -228,7 +228,7 @@ class KeyOps(TensorCollection):
                 out.set(path, node)
         for path in missing:
             out.set(path, None if default is _NO_DEFAULT else default)
-        self.exclude(*present, inplace=True)
+        self._drop_paths(present)
         if filter_empty:
             _prune_emptied(self, [key_path(path) for path in present])
         return out
@@ -362,8 +362,13 @@ class KeyOps(TensorCollection):
         self.set(out_key, join(values, dim))
         if not keep_entries:
             out = unravel_key(out_key)
-            self.exclude(*(path for path in paths if path != out), inplace=True)
+            self._drop_paths([path for path in paths if path != out])
         return self
+
+    def _drop_paths(self, paths: Sequence[Any]) -> None:
+        """Removes the entries at ``paths`` (the methods that move entries elsewhere);
+        a collection that cannot ``exclude`` in place (a file) deletes them one by one."""
+        self.exclude(*paths, inplace=True)
 
     def copy_at_(
         self,

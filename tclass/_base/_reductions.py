@@ -37,6 +37,7 @@ from tclass._base._pointwise import PointwiseOps, into_out
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._names import Names
+from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import DimError, OperandError, ReductionError
 
 __all__ = ["Along", "Dims", "ReductionOps", "ValuesIndices"]
@@ -82,6 +83,8 @@ class Along:
     a collection of tensors only then maps it over them in one C-level loop.
     ``lazy``: a lazy stack's result stays a lazy stack (as the peer's ``softmax``); other
     results of lazy stacks are dense where the members' results line up, as the peer's.
+    ``keep_unbatched``: an ``UnbatchedTensor`` (it has no batch dims) is left as it is,
+    as the peer's reductions leave it.
     """
 
     fn: Callable[[torch.Tensor, LeafDims], Any]
@@ -91,6 +94,7 @@ class Along:
     outputs: int = 1
     whole: Callable[[torch.Tensor], Any] | None = None
     lazy: bool = False
+    keep_unbatched: bool = False
 
     def leaf_dims(self, leaf: torch.Tensor, batch_dims: int) -> LeafDims:
         """The dims of ``leaf`` to work along; ``batch_dims``: its collection's."""
@@ -156,7 +160,10 @@ class ReductionOps(PointwiseOps):
         batch_dims = self.batch_dims
         for key, value in mine.items():
             if isinstance(value, _Tensor):
-                if whole is not None:
+                result: Any
+                if along.keep_unbatched and value.__class__ is UnbatchedTensor:
+                    result = value if along.outputs == 1 else (value,) * along.outputs
+                elif whole is not None:
                     result = whole(value)
                 else:
                     result = along.fn(value, along.leaf_dims(value, batch_dims))
@@ -239,8 +246,11 @@ class ReductionOps(PointwiseOps):
         operation: str,
         kwargs: dict[str, Any],
         tuple_dims: Literal["yes", "one at a time", "flatten"] = "yes",
+        keep_unbatched: bool = True,
     ) -> Any:
-        """``fn`` over ``dim`` in every tensor (see the module docstring)."""
+        """``fn`` over ``dim`` in every tensor (see the module docstring); an
+        ``UnbatchedTensor`` is left as it is unless ``keep_unbatched`` is false (``all``
+        and ``any`` reduce it, as the peer's)."""
         dims = self._batch_dims_for(dim, operation, reduce)
         if dims == "feature" and keepdim:
             msg = f"{operation}: dim='feature' is incompatible with keepdim=True (as in the peer)"
@@ -254,7 +264,8 @@ class ReductionOps(PointwiseOps):
         whole = None
         if dims is None and not keepdim:
             whole = functools.partial(fn, **kwargs) if kwargs else fn
-        (out,) = self._reduced(Along(leaf, dims, keepdim, whole=whole))
+        along = Along(leaf, dims, keepdim, whole=whole, keep_unbatched=keep_unbatched)
+        (out,) = self._reduced(along)
         return out if key_transform is None else out._renamed(key_transform)
 
     def _reduce_together(
@@ -376,7 +387,7 @@ class ReductionOps(PointwiseOps):
             gather = Gather()
             self._collect(gather, (), self.batch_dims, ())
             return all(bool(leaf.all()) for leaf in gather.leaves)
-        return self._reduce(torch.all, dim, False, None, None, "all", {})
+        return self._reduce(torch.all, dim, False, None, None, "all", {}, keep_unbatched=False)
 
     @overload
     def any(self, dim: None = None) -> bool: ...
@@ -391,7 +402,7 @@ class ReductionOps(PointwiseOps):
             gather = Gather()
             self._collect(gather, (), self.batch_dims, ())
             return any(bool(leaf.any()) for leaf in gather.leaves)
-        return self._reduce(torch.any, dim, False, None, None, "any", {})
+        return self._reduce(torch.any, dim, False, None, None, "any", {}, keep_unbatched=False)
 
     # --- sums and means ------------------------------------------------------------------
 

@@ -129,7 +129,8 @@ class Consolidated:
 
 def consolidation_of(node: Any) -> Consolidated | None:
     """The consolidation state of ``node`` if its leaves are still the buffer's views."""
-    state: Consolidated | None = storage_of(node)._consolidated
+    # (a collection that is never consolidated, as a file or parameters, has no state)
+    state: Consolidated | None = getattr(storage_of(node), "_consolidated", None)
     if state is None or not state.is_current(node):
         return None
     return state

@@ -1,7 +1,7 @@
 """How a value given to a TensorDict becomes an entry: the entries of a constructor's
 source, Python values as tensors, clones for ``update(clone=True)``, the keys
 ``keys_to_update`` allows, nested collections fitted to their parent's batch size, and
-the error of a failed indexed write."""
+the error of a failed indexed write or ``set_``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,13 @@ import torch
 
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass.errors import BatchMismatchError, BatchSizeError, EntryTypeError
+from tclass.errors import (
+    BatchMismatchError,
+    BatchSizeError,
+    EntryTypeError,
+    InPlaceWriteError,
+    TclassError,
+)
 
 __all__ = [
     "value_as_tensor",
@@ -21,6 +27,7 @@ __all__ = [
     "fit_to_batch",
     "keys_below",
     "raise_write_error",
+    "copy_error",
 ]
 
 _Tensor = torch.Tensor
@@ -60,6 +67,30 @@ def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exc
         f"mismatch ({error})"
     )
     raise BatchSizeError(msg) from None
+
+
+def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> TclassError:
+    """Why ``target.copy_(source)`` (``set_`` of ``key``) failed: the shapes, or
+    autograd refusing to write into a leaf that requires grad (a parameter, or a view of
+    one), or else torch's reason."""
+    try:
+        fits = torch.broadcast_shapes(source.shape, target.shape) == target.shape  # type: ignore[no-untyped-call]
+    except RuntimeError:
+        fits = False
+    if not fits:
+        msg = (
+            f"set_: cannot copy a value of shape {list(source.shape)} into {key!r} of shape "
+            f"{list(target.shape)}: {error}"
+        )
+        return BatchSizeError(msg)
+    if target.requires_grad and torch.is_grad_enabled():
+        msg = (
+            f"set_: autograd refuses an in-place write into {key!r}, a tensor that requires "
+            "grad (a parameter, or a view of one); write under torch.no_grad() (as "
+            f"TensorDictParams' own set_ does), or set() a new tensor ({error})"
+        )
+        return InPlaceWriteError(msg)
+    return InPlaceWriteError(f"set_: cannot copy into {key!r}: {error}")
 
 
 def keys_below(

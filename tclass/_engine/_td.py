@@ -34,6 +34,7 @@ from tclass._core._records import is_record
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
+    copy_error,
     deep_clone,
     entries_of,
     fit_to_batch,
@@ -49,7 +50,6 @@ from tclass._engine._td_index import IndexingOps
 from tclass._engine._td_setitem import SetItemOps
 from tclass.errors import (
     BatchMismatchError,
-    BatchSizeError,
     EntriesTwiceError,
     InPlaceWriteError,
     KeyConflictError,
@@ -545,6 +545,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         Raises:
             KeyNotFoundError: if there is no entry ``key``.
             BatchSizeError: if ``value`` cannot be broadcast to the entry's shape.
+            InPlaceWriteError: (a ``RuntimeError``) if torch refuses the copy otherwise
+                (autograd, for a tensor that requires grad).
         """
         if type(key) is not str and self._lacks_parent(_keys.key_path(key)):
             return self.set(key, value)
@@ -578,11 +580,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         try:
             target.copy_(source, non_blocking=non_blocking)
         except RuntimeError as error:
-            msg = (
-                f"set_: cannot copy a value of shape {list(source.shape)} into {key!r} of shape "
-                f"{list(target.shape)}: {error}"
-            )
-            raise BatchSizeError(msg) from None
+            raise copy_error(key, source, target, error) from None
         return self
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:

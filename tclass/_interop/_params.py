@@ -529,12 +529,15 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         self._param_td.clear_device_()
         return self
 
+    def _assign_device(self, device: torch.device | None) -> None:
+        self._param_td._assign_device(device)
+
     def clone(self, recurse: bool = True) -> Self:
         """A TensorDictParams of new parameters and buffers holding copies of the data,
         outside the autograd graph (a parameter tied to several keys stays tied);
         ``recurse=False``: the same tensors in a new TensorDictParams."""
         if not recurse:
-            return self._wrap(copy_module.copy(self._param_td))  # type: ignore[return-value]
+            return self._wrap(self._param_td.clone(recurse=False))  # type: ignore[return-value]
         memo: dict[int, torch.Tensor] = {}
 
         def fresh(leaf: torch.Tensor) -> torch.Tensor:

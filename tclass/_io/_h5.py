@@ -255,7 +255,8 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     ) -> PersistentTensorDict:
         """Write a dict or a collection to a new HDF5 file (truncated if it exists) and
         return it opened for reading and writing. Without ``batch_size``: a
-        collection's own, else the largest one the dict's entries share."""
+        collection's own (and its dim names, kept in memory), else the largest one the
+        dict's entries share."""
         schema = record_schema(input_dict) if is_record(input_dict) else None
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
@@ -270,6 +271,8 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         )  # fmt: skip
         out._write_meta(schema)
         out.update(source)
+        if batch == source.batch_size:
+            out._rename_all(source._dim_names)
         return out
 
     def close(self) -> None:

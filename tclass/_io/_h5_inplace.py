@@ -77,6 +77,27 @@ class H5InPlaceWrites(TensorDictBase):
             write_rows(target, Ellipsis, value, 0)
         return self
 
+    def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        """Write ``value`` into the rows ``index`` of the existing entry ``key`` (a
+        dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
+        through here."""
+        path = (key,) if isinstance(key, str) else tuple(key)
+        node = self._group_at(path[:-1])
+        group = node._writable()
+        name = path[-1]
+        if name not in group:
+            raise self._missing_key(key)
+        target = group[name]
+        if isinstance(index, list):
+            index = torch.tensor(index)
+        if is_group(target):
+            node._child_of(name, target)._write_rows(index, value)
+        elif is_numeric(target):
+            write_rows(target, index, value, len(node._batch_size))
+        else:  # a Python value: through the group's rows, as ptd[index] = {...}
+            node[index] = {name: value}
+        return self
+
     def update_(
         self,
         input_dict_or_td: Any = None,

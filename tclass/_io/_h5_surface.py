@@ -1,16 +1,19 @@
 """What a ``PersistentTensorDict`` answers beyond reading and writing its file: locking
 (and ``with ptd.lock_(): ...`` blocks), the names of its batch dims (kept in memory, as
-the peer keeps them: a file records none), ``cpu``/``cuda``, and ``select``/``exclude``,
-which read the entries they keep into a plain TensorDict."""
+the peer keeps them: a file records none), its device (``cpu``/``cuda``,
+``auto_device_``, ``clear_device_``), and the methods that make a new collection
+(``select``, ``exclude``, ``replace``, ``rename_keys``), which read the entries they keep
+into a plain TensorDict and leave the file unchanged."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self
 
+from tclass._base._collection import TensorCollection
 from tclass._base._lock_blocks import LockBlocks
 from tclass._core import _names
 from tclass._core._device import DeviceLike, as_device
@@ -33,6 +36,10 @@ class H5Surface(LockBlocks):
         _names: Names
         _nested: dict[str, PersistentTensorDict]
         _batch_size: torch.Size
+        _device: torch.device | None
+
+        def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict: ...
+        def del_(self, key: Any) -> Self: ...
     else:
         __slots__ = ()
 
@@ -108,6 +115,31 @@ class H5Surface(LockBlocks):
         torch.empty((), device=target)  # torch's error now if there is no such device
         return self.to(target)
 
+    def auto_device_(self) -> Self:
+        """Records the device entries are read onto (the CPU unless one was given), here
+        and in the groups, as the peer."""
+        self._set_devices(self._device or torch.device("cpu"))
+        return self
+
+    def clear_device_(self) -> Self:
+        """Forgets the device (here and in the groups): entries are then read onto the
+        CPU."""
+        self._set_devices(None)
+        return self
+
+    def _assign_device(self, device: torch.device | None) -> None:
+        self._device = device
+
+    def _set_devices(self, device: torch.device | None) -> None:
+        self._device = device
+        for child in self._nested.values():  # the groups opened so far (others inherit)
+            child._set_devices(device)
+
+    def is_contiguous(self) -> bool:
+        """False, as the peer: the entries are in the file, not in memory
+        (``contiguous()`` reads them into a TensorDict)."""
+        return False
+
     # --- selecting -----------------------------------------------------------------------
 
     def select(self, *keys: Any, inplace: bool = False, strict: bool = True) -> Self:
@@ -137,6 +169,22 @@ class H5Surface(LockBlocks):
         gone = {key for key in _flat_keys(keys) if isinstance(key, str)}
         shallow = self._shallow(key for key in self._key_names() if key not in gone)
         return _read(shallow.exclude(*keys))  # type: ignore[return-value]
+
+    def replace(self, *args: Mapping[Any, Any] | TensorCollection, **kwargs: Any) -> Self:
+        """A TensorDict read from the file with the given entries written into it (see
+        ``TensorDict.replace``); the file is not changed (the peer writes into it)."""
+        return self.to_tensordict().replace(*args, **kwargs)  # type: ignore[return-value]
+
+    def rename_keys(self, mapping: Mapping[Any, Any], *, strict: bool = True) -> Self:
+        """A TensorDict read from the file with keys renamed (see
+        ``TensorDict.rename_keys``); the file is not changed (the peer refuses)."""
+        return self.to_tensordict().rename_keys(mapping, strict=strict)  # type: ignore[return-value]
+
+    def _drop_paths(self, paths: Sequence[Any]) -> None:
+        """The entries that ``separates``, ``cat_tensors`` and ``stack_tensors`` move
+        elsewhere, deleted from the file."""
+        for path in dict.fromkeys(paths):
+            self.del_(path)
 
     def _shallow(self, keys: Iterator[str]) -> TensorDict:
         """The entries ``keys`` in a TensorDict: tensors read, groups not yet."""

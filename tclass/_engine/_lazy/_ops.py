@@ -592,6 +592,30 @@ class LazyStackOps(TensorDictBase):
         for member in self._members:
             yield from member._tensor_leaves()
 
+    def _check_grad_dtypes(self, prefix: tuple[str, ...]) -> None:
+        for member in self._members:  # (nothing stacked: entries may differ in shape)
+            member._check_grad_dtypes(prefix)
+
+    def is_contiguous(self) -> bool:
+        """False, as the peer: the members are separate collections (``contiguous()``
+        stacks them into one TensorDict)."""
+        return False
+
+    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
+        """The elements where ``mask`` is true, in one batch dim, as the peer: a
+        TensorDict of the selected entries (tensors stacked; nested stacks stay lazy).
+        Members whose entries differ in shape (no dense value) give a lazy stack."""
+        result = TensorDictBase.masked_select(self, mask, inplace=inplace)
+        if inplace or not result._is_lazy:
+            return result
+        try:
+            entries = dict(result._items())
+        except HeterogeneousEntryError:
+            return result
+        out = TensorDict._new_unchecked(entries, result.batch_size, result.device)
+        out._assign_names(result._dim_names)
+        return cast(Self, out)
+
     # --- entries by key, read from the members without stacking them ----------------------
 
     def _entry_class(self, key: str) -> type:

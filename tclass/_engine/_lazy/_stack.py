@@ -577,6 +577,19 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
             member.set(key, part, inplace=inplace)
         return self
 
+    def set_non_tensor(self, key: Any, value: Any) -> Self:
+        """Stores the Python value ``value`` under ``key`` in every member, over its
+        batch, as the peer; returns ``self``.
+
+        Raises:
+            LockedError: if the stack is locked.
+        """
+        if self._lock_state() and not self._can_fill(key):
+            raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+        for member in self._members:
+            member.set_non_tensor(key, value)
+        return self
+
     def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
         """Stores a checked ``value`` under ``key``: each member its part."""
         self._tensors[key] = value
@@ -767,6 +780,15 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         for member in self._members:
             member.clear_device_()
         self._device = None
+        return self
+
+    def auto_device_(self) -> Self:
+        """Sets every member's device (and its nested collections') to the one its
+        tensors are on, and this stack's to the device they share (None if several);
+        nothing is stacked."""
+        for member in self._members:
+            member.auto_device_()
+        self._device = common_device(self._members)
         return self
 
     # --- names -------------------------------------------------------------------------
