@@ -21,6 +21,7 @@ from tclass._core._keyfuncs import unravel_key as unravel_key
 from tclass._core._keyfuncs import unravel_key_list as unravel_key_list
 from tclass._core._keyfuncs import unravel_key_to_tuple as unravel_key_to_tuple
 from tclass._core._keys import BatchIndex
+from tclass._core._linked_list import LinkedList as LinkedList
 from tclass._core._options import _deprecated
 from tclass._core._options import capture_non_tensor_stack as capture_non_tensor_stack
 from tclass._core._options import lazy_legacy as lazy_legacy
@@ -64,6 +65,7 @@ __all__ = [
     "KEY_SEPARATOR",
     "DeviceType",
     "IndexType",
+    "LinkedList",
     "NestedKey",
     "TensorDictFuture",
     "assert_allclose_td",

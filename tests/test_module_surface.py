@@ -109,7 +109,7 @@ def test_no_public_helper_of_the_peers_modules_is_missing() -> None:
     import tensordict.functional as peer_functional
     import tensordict.utils as peer_utils
 
-    left_out = {"LinkedList", "deprecated_attributes", "deprecation_message"}
+    left_out = {"deprecated_attributes", "deprecation_message"}
     left_out |= {"warn_deprecated", "T"}
     for peer, mine in ((peer_utils, tclass.utils), (peer_functional, tclass.functional)):
         theirs = {

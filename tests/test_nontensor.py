@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import tclass
 from tclass import NonTensorData, NonTensorStack, TensorDict, errors
+from tclass.utils import LinkedList
 from tclass._engine._value_positions import _View, positions_now
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -638,3 +639,61 @@ class TestSubscripted:
             assert isinstance(lib.MetaData[str]("x"), lib.MetaData)
             with pytest.raises(TypeError):
                 lib.NonTensorData[str]
+
+
+class TestLinkedList:
+    """``td[key]`` of a NonTensorStack is the peer's ``LinkedList``: a list whose item
+    writes reach the stack."""
+
+    def test_reads_as_a_list_with_the_peers_repr(self) -> None:
+        td = TensorDict(a=NonTensorStack("foo", "bar"), batch_size=(2,))
+        values = td["a"]
+        assert isinstance(values, LinkedList) and isinstance(values, list)
+        assert values == ["foo", "bar"] and values.linked() is td.get("a")
+        assert str(values) == repr(values) == "LinkedList(['foo', 'bar'])"
+        assert pickle.loads(pickle.dumps(values)) == ["foo", "bar"]
+
+    def test_item_and_slice_writes_reach_the_stack(self) -> None:
+        td = TensorDict(a=NonTensorStack("foo", "bar"), batch_size=(2,))
+        td["a"][0] = "baz"
+        assert td["a"] == ["baz", "bar"] and td[0]["a"] == "baz"
+        td["a"][:2] = ["x", "y"]
+        assert td["a"] == ["x", "y"]
+        grid = TensorDict(
+            a=NonTensorStack(NonTensorStack("a", "b"), NonTensorStack("c", "d")), batch_size=(2, 2)
+        )
+        rows = grid["a"]
+        rows[0][1] = "Z"
+        rows[1] = ["u", "v"]
+        assert grid["a"] == [["a", "Z"], ["u", "v"]] and isinstance(rows[1], LinkedList)
+
+    def test_length_changes_unlink_and_locks_refuse(self) -> None:
+        td = TensorDict(a=NonTensorStack("foo", "bar"), batch_size=(2,))
+        values = td["a"]
+        values.append("more")
+        values[0] = "only the list"
+        assert values.linked() is None and td["a"] == ["foo", "bar"]
+        td.lock_()
+        values = td["a"]
+        with pytest.raises(RuntimeError, match="locked"):
+            values[0] = "w"
+        assert values == ["foo", "bar"] and td["a"] == ["foo", "bar"]
+
+    def test_stored_elsewhere_as_its_values(self, tmp_path: Path) -> None:
+        td = TensorDict(a=NonTensorStack("foo", "bar"), batch_size=(2,))
+        other = TensorDict(b=td["a"], batch_size=(2,))
+        other["b"][0] = "changed"
+        assert td["a"] == ["foo", "bar"] and other["b"] == ["changed", "bar"]
+        other.set("whole", NonTensorData(["p", "q"]))
+        other.memmap(tmp_path / "o")
+        assert TensorDict.load_memmap(tmp_path / "o")["b"] == ["changed", "bar"]
+
+    def test_tolist_as_linked_list_writes_back(self) -> None:
+        td = TensorDict(a=NonTensorStack("foo", "bar"), x=torch.zeros(2), batch_size=[2])
+        rows = td.tolist(as_linked_list=True)
+        assert isinstance(rows, LinkedList) and rows[1] == {"a": "bar", "x": torch.tensor(0.0)}
+        rows[0] = {"a": "q", "x": torch.tensor(1.0)}
+        assert td["a"] == ["q", "bar"] and td["x"].tolist() == [1.0, 0.0]
+        values = td.get("a").tolist(as_linked_list=True)
+        values[1] = "z"
+        assert td["a"] == ["q", "z"]

@@ -238,10 +238,12 @@ class TestReading:
         assert isinstance(stack, LazyStackedTensorDict)
         assert stack["s"] == ["p", "q"] and stack[1]["s"] == "q"
 
-    def test_integer_is_not_in_a_tensordict(self) -> None:
+    def test_in_takes_keys_only(self) -> None:
+        """As the peer, ``in`` refuses what is no key (a RuntimeError naming NestedKey)."""
         td = TensorDict({"a": torch.zeros(2)}, [2])
-        assert (0 in td) is False
-        assert ((0,) in td) is False
+        for not_a_key in (0, (0,)):
+            with pytest.raises(RuntimeError, match="NestedKey"):
+                _ = not_a_key in td
         assert ("a" in td) is True and (("a",) in td) is True
 
 

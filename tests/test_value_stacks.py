@@ -158,11 +158,13 @@ def test_capture_keeps_one_value_and_restores_the_default() -> None:
     assert torch.stack([NonTensorData("x"), NonTensorData("x")]).tolist() == ["x", "x"]
 
 
-def test_expand_and_unsqueeze_keep_one_value() -> None:
-    # A documented difference (README): the peer gives a per-element stack here.
+def test_expand_and_unsqueeze_give_one_value_per_element() -> None:
+    # As the peer: a per-element stack of the one value; broadcast_to keeps one value.
     td = TensorDict(a=torch.zeros(()), camera="left")
-    assert td.expand(3)["camera"] == "left" and type(td.expand(3).get("camera")) is NonTensorData
-    assert td.unsqueeze(0)["camera"] == "left"
+    assert td.expand(3)["camera"] == ["left"] * 3
+    assert type(td.expand(3).get("camera")) is NonTensorStack
+    assert td.unsqueeze(0)["camera"] == ["left"]
+    assert td.broadcast_to((3,))["camera"] == "left"
     stacked = torch.stack([td] * 2)
     assert stacked.unsqueeze(0)["camera"] == [["left", "left"]]  # a stack stays per element
 

@@ -19,8 +19,9 @@ from typing_extensions import Self, Unpack
 from tclass._base._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._linked_list import link_nested
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import ArgumentError, KeyConflictError, UnsupportedError
+from tclass.errors import ArgumentError, KeyConflictError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
@@ -533,8 +534,9 @@ class EntryOps(TensorCollection):
 
         Raises:
             ArgumentError: (a ``TypeError``) ``convert_tensors`` without ``convert_nodes``.
-            UnsupportedError: for ``as_linked_list=True``, the peer's write-back list,
-                which tclass does not have.
+
+        With ``as_linked_list=True`` the lists are :class:`~tclass.utils.LinkedList`
+        objects: assigning an item (``out[i] = {...}``) writes it into the collection.
         """
         if convert_tensors and not convert_nodes:
             msg = (
@@ -543,11 +545,11 @@ class EntryOps(TensorCollection):
             )
             raise ArgumentError(msg)
         if as_linked_list:
-            msg = (
-                "tolist(as_linked_list=True) is not supported: tclass has no write-back "
-                "list; write through the collection (td[i] = value) instead"
-            )
-            raise UnsupportedError(msg)
+            plain = self.tolist(
+                convert_nodes=convert_nodes, convert_tensors=convert_tensors,
+                tolist_first=tolist_first,
+            )  # fmt: skip
+            return link_nested(plain, self.batch_dims, self)
         if self.batch_size:
             return [
                 child.tolist(

@@ -36,6 +36,7 @@ from tclass._base._tensordict_base import Value
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._linked_list import linked_values
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
@@ -49,7 +50,6 @@ from tclass._engine._value_positions import (
     flattened,
     indexed,
     joined_shape,
-    nested,
     removed_dim,
     same_value,
 )
@@ -591,7 +591,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         return self._read()
 
     def _read(self) -> Any:
-        return nested(self._values, self._shape)
+        return linked_values(self._values, self._shape, self)  # item writes reach the stack
 
     def _flat(self) -> list[Any]:
         return self._values

@@ -17,6 +17,7 @@ from tclass._base._lock_graph import Ref
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import Value
 from tclass._core._device import DeviceLike, parse_to_args
+from tclass._core._linked_list import linked_values
 from tclass._engine._keyless import KeylessOps
 from tclass._engine._value_positions import expanded, nested
 from tclass.errors import EntryTypeError
@@ -53,7 +54,11 @@ class NonTensorOps(KeylessOps):
         tolist_first: bool = False,
         as_linked_list: bool = False,
     ) -> Any:
-        """The value of every element, as nested lists shaped like the batch."""
+        """The value of every element, as nested lists shaped like the batch
+        (:class:`~tclass.utils.LinkedList` objects writing into the node with
+        ``as_linked_list=True``)."""
+        if as_linked_list:
+            return linked_values(self._flat(), self.batch_size, self)
         return nested(self._flat(), self.batch_size)
 
     def _items(self) -> Iterator[tuple[str, Value]]:

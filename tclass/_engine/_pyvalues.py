@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from tclass._base._collection import TensorCollection
+from tclass._core._linked_list import unlinked
 from tclass._core._options import OPTIONS
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass.errors import KeyNotFoundError
@@ -49,6 +50,7 @@ def stored_value(value: Any, batch: torch.Size, device: torch.device | None) -> 
     if isinstance(value, np.ndarray):
         return _array(value, batch, device)
     if isinstance(value, list):
+        value = unlinked(value)  # td[key] of a stack, stored as its values
         if OPTIONS.list_to_stack is not False:
             return _on_device(_list_value(value), device)
         return _numeric_or_value(value, batch, device)

@@ -49,6 +49,7 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
+from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
@@ -100,6 +101,8 @@ class FieldRule:
         yet), checked."""
         if value is None:
             return None
+        if isinstance(value, LinkedList):
+            value = unlinked(value)  # a field read from a stack: its values, not the link
         if self.cast is not None:
             value = self._cast(value)
         if isinstance(value, _Tensor):
