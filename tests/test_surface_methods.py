@@ -443,6 +443,26 @@ def test_to_padded_tensor_of_a_ragged_batch_takes_the_padded_lengths() -> None:
     assert out["mask"].tolist() == [[True, True, True, False], [True] * 4]
 
 
+def test_to_padded_tensor_of_a_locked_collection_is_unlocked() -> None:
+    # As the peer: the padded collection is new and unlocked, so the mask can be written.
+    stack = TensorDict.lazy_stack(
+        [
+            TensorDict(
+                a=torch.zeros(3), n=TensorDict(c=torch.zeros(3), batch_size=[3]), batch_size=[3]
+            ),
+            TensorDict(
+                a=torch.ones(4), n=TensorDict(c=torch.ones(4), batch_size=[4]), batch_size=[4]
+            ),
+        ]
+    )
+    td = stack.densify(layout=torch.jagged).lock_()
+    out = td.to_padded_tensor(padding=-1.0, mask_key="mask")
+    assert not out.is_locked and not out["n"].is_locked
+    assert out["mask"].tolist() == [[True, True, True, False], [True] * 4]
+    plain = TensorDict(a=torch.zeros(2, 3), batch_size=[2]).lock_().to_padded_tensor()
+    assert not plain.is_locked
+
+
 # --- map / map_iter -------------------------------------------------------------------------
 
 
