@@ -151,13 +151,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("params", "__enter__"): "raises BatchSizeError: set_: cannot copy a value of shape [4, 3, ...",
     ("params", "__exit__"): "raises BatchSizeError: set_: cannot copy a value of shape [4, 3, 2...",
-    ("consolidated", "__ior__"): "peer: result.is_locked: want False, tclass True",
-    ("memmapped", "__ior__"): "peer: result.is_locked: want False, tclass True",
-    ("memmapped", "__iter__"): "dense: result[0].is_locked: want False, tclass True",
-    ("consolidated", "__ixor__"): "peer: result.is_locked: want False, tclass True",
     ("h5", "__ixor__"): "dense: after['c']: values differ",
-    ("memmapped", "__ixor__"): "peer: result.is_locked: want False, tclass True",
-    ("consolidated", "__reduce__"): "dense: result.is_locked: want True, tclass False",
     ("td_unbatched", "amax"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass tens...",
     ("td_unbatched", "amin"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass tens...",
     ("td_unbatched", "as_tensor"): "peer runs; raises BatchMismatchError: batch dimension misma...",
@@ -173,7 +167,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("h5", "cat_tensors"): "raises AttributeError: 'PersistentTensorDict' object has no attribu...",
     ("h5", "clear_device_"): "raises AttributeError: 'PersistentTensorDict' object has no attri...",
     ("h5", "copy_at_"): "dense: result['a']: values differ",
-    ("consolidated", "cpu"): "dense: result.is_locked: want True, tclass False",
     ("archive_tdz", "detach_"): "raises RuntimeError: Can't detach views in-place. Use detach()...",
     ("lazy_dim0", "detach_"): "raises RuntimeError: Can't detach views in-place. Use detach() i...",
     ("lazy_dim1", "detach_"): "raises RuntimeError: Can't detach views in-place. Use detach() i...",
@@ -229,8 +222,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("td_unbatched", "std"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass tenso...",
     ("td_unbatched", "sum"): "peer: result['u']: want tensor torch.float32 [2, 3], tclass tenso...",
     ("td_names", "to_h5"): "peer: result.names: want ('x', 'y'), tclass (None, None)",
-    ("memmapped", "to_lazystack"): "dense: result.is_locked: want False, tclass True",
-    ("memmapped", "unbind"): "dense: result[0].is_locked: want False, tclass True",
     ("rec_values", "unsqueeze"): "peer: result['label']: want ('seq', [('seq', [('seq', [('py',...",
     ("td_values", "unsqueeze"): "peer: result['label']: want ('seq', [('seq', [('seq', [('py', ...",
     ("h5", "update_at_"): "dense: result['a']: values differ",
@@ -327,6 +318,12 @@ PEER_DIFFERS: dict[str | tuple[str, str], str] = {
         "__imod__",
     ): "an in-place operator returns the collection itself (the peer: a TensorDict)",
     **{
+        (kind, method): "&=, |= and ^= work in place and keep the collection's lock (README); "
+        "the peer has none of them, so Python falls back to &, |, ^: a new unlocked TensorDict"
+        for kind in ("memmapped", "consolidated")
+        for method in ("__ior__", "__ixor__")
+    },
+    **{
         (kind, "attrs"): "attrs() is a TensorDict of TensorAttrs records (README): a record's "
         "tensor fields cannot hold them; the peer returns the record's class"
         for kind in (*RECORDS, "typed")
@@ -364,6 +361,13 @@ DENSE_DIFFERS: dict[tuple[str, str], str] = {
         )  # fmt: skip
     },
     ("archive_tdz", "is_shared"): "an archive's tensors map its file",
+    **{
+        ("memmapped", method): "the rows of a locked memory-mapped collection stay locked, as "
+        "the peer's (the dense one's rows are unlocked)"
+        for method in ("unbind", "__iter__", "to_lazystack")
+    },
+    ("consolidated", "__reduce__"): "a consolidated collection unpickles from its buffer "
+    "unlocked, as the peer's (a locked dense one unpickles locked)",
     ("consolidated", "is_consolidated"): "the kind is consolidated, its dense equivalent not",
     **{
         ("params", method): "parameters require grad (and numpy() refuses them, as torch)"
