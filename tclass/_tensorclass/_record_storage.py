@@ -94,6 +94,9 @@ class RecordStorageOps(TensorDictBase):
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
         return self._tensordict._tensor_leaves()
 
+    def _detach_held_views(self) -> None:
+        self._tensordict._detach_held_views()
+
     def _entry_class(self, key: str) -> type:
         return self._tensordict._entry_class(key)
 

@@ -592,6 +592,10 @@ class LazyStackOps(TensorDictBase):
         for member in self._members:
             yield from member._tensor_leaves()
 
+    def _detach_held_views(self) -> None:
+        for member in self._members:
+            member._detach_held_views()
+
     # --- entries by key, read from the members without stacking them ----------------------
 
     def _entry_class(self, key: str) -> type:
