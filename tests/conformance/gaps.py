@@ -53,12 +53,6 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("rec_values", "rename_keys"): "UnknownFieldError: Valued has no field 'c2' (fields: a, b, ...",
     ("rec_frozen", "rename_keys"): "UnknownFieldError: Frozen has no field 'c2' (fields: a, b,...",
     ("memmap_loaded", "save"): "FileConflictError: the tensor for 'a.memmap' is already saved i...",
-    **{
-        ("memmap_loaded", method): "FileConflictError: a loaded collection's tensors have their "
-        "files; saving them elsewhere needs copy_existing=True, as in the peer (the recipe "
-        "saves a loaded collection first)"
-        for method in ("dumps", "load_", "load_memmap_")
-    },
     (
         "memmapped",
         "save",
@@ -359,6 +353,12 @@ DENSE_DIFFERS: dict[tuple[str, str], str] = {
         ("memmapped", method): "the rows of a locked memory-mapped collection stay locked, as "
         "the peer's (the dense one's rows are unlocked)"
         for method in ("unbind", "__iter__", "to_lazystack")
+    },
+    **{
+        ("memmap_loaded", method): "a loaded collection's tensors have their files: saving "
+        "them elsewhere (the recipe saves one first) needs copy_existing=True, as in the "
+        "peer, which raises too (FileConflictError, a RuntimeError)"
+        for method in ("dumps", "load_", "load_memmap_")
     },
     ("consolidated", "__reduce__"): "a consolidated collection unpickles from its buffer "
     "unlocked, as the peer's (a locked dense one unpickles locked)",
