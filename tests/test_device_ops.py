@@ -105,6 +105,14 @@ def test_unlocking_ends_the_consolidation() -> None:
     assert lazy.is_consolidated() and not lazy.unlock_().is_consolidated()
 
 
+def test_a_moved_consolidated_collection_stays_locked() -> None:
+    # As the peer: cpu() / to(device) of a consolidated collection is consolidated and
+    # locked as its source (unlocked, it would no longer be consolidated).
+    for packed in (_td().consolidate(), tclass.lazy_stack([_td(), _td()]).consolidate()):
+        for moved in (packed.cpu(), packed.to("meta"), packed.to(device="cpu")):
+            assert moved.is_consolidated() and moved.is_locked, type(packed).__name__
+
+
 def test_consolidate_return_early_gives_a_future_with_threads() -> None:
     td = _td()
     future = td.consolidate(num_threads=2, return_early=True)

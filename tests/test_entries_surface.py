@@ -49,6 +49,11 @@ class Frame(TensorClass):
     env: str = "pong"
 
 
+class FrozenFrame(TensorClass, frozen=True):
+    obs: torch.Tensor
+    reward: torch.Tensor | None = None
+
+
 def _td() -> TensorDict:
     return TensorDict(
         {
@@ -149,6 +154,32 @@ def test_split_keys() -> None:
     kept = td.clone()
     parts = kept.split_keys(["a"], ["b"], inplace=True)
     assert len(parts) == 3 and list(kept.keys()) == []
+
+
+def test_split_keys_of_a_locked_collection_gives_unlocked_trees() -> None:
+    # As the peer: every part is a new tree, its nested collections unlocked too.
+    td = _td().lock_()
+    first, rest = td.split_keys([("b", "c")])
+    assert not first["b"].is_locked and not rest["b"].is_locked
+    assert rest["b"] is not td["b"] and td["b"].is_locked
+    whole, rest = td.split_keys(["b"])
+    assert not whole["b"].is_locked and whole["b"] is not td["b"]
+    assert torch.equal(whole["b", "c"], td["b", "c"])
+
+
+def test_frozen_records_split_and_rename_keys() -> None:
+    # As the peer: neither assigns a field of this record, so a frozen one answers too.
+    frozen = FrozenFrame(obs=torch.zeros(3), reward=torch.ones(3), batch_size=[3])
+    obs, rest = frozen.split_keys(["obs"])
+    assert type(obs) is FrozenFrame and obs.reward is None and torch.equal(obs.obs, frozen.obs)
+    assert rest.obs is None and torch.equal(rest.reward, frozen.reward)
+    swapped = frozen.rename_keys({"obs": "reward", "reward": "obs"})
+    assert type(swapped) is FrozenFrame and swapped.is_locked
+    assert swapped.obs.sum() == 3 and swapped.reward.sum() == 0 and frozen.obs.sum() == 0
+    with pytest.raises(AttributeError, match="has no field 'zz'"):
+        frozen.rename_keys({"obs": "zz"})
+    with pytest.raises(AttributeError, match="has no field 'zz'"):
+        frozen.split_keys(["zz"], default=torch.zeros(3), strict=False)
 
 
 def test_split_keys_by_predicate() -> None:

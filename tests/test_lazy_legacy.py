@@ -336,6 +336,15 @@ def _scenario(lib: ModuleType) -> Any:
     return seen
 
 
+@pytest.mark.usefixtures("legacy")
+def test_detach_of_a_view_that_requires_grad_names_the_source() -> None:
+    x = torch.ones(3, 4, requires_grad=True)
+    view = TensorDict(a=x * 2, batch_size=[3, 4]).permute(1, 0)
+    with pytest.raises(RuntimeError, match="detach_\\(\\) the collection it comes from"):
+        view.detach_()
+    assert TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4]).permute(1, 0).detach_() is not None
+
+
 @pytest.mark.peer
 def test_same_as_the_peer() -> None:
     peer = pytest.importorskip("tensordict")

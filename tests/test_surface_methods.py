@@ -281,6 +281,27 @@ def test_requires_grad_grad_zero_grad() -> None:
         TensorDict(a=torch.ones(2, dtype=torch.long)).requires_grad_()
 
 
+def test_detach_of_views() -> None:
+    # torch refuses view.detach_(): a view that requires no gradients is left as it is
+    # (the peer raises there), one that does is held as its detach() (the same data).
+    td = TensorDict(a=torch.zeros(5, 2), n={"b": torch.ones(5)}, batch_size=[5])
+    rows = td[1:4]
+    kept = rows["a"]
+    assert rows.detach_() is rows and rows["a"] is kept
+    x = torch.ones(5, 2, requires_grad=True)
+    graph = TensorDict(a=x * 2, n={"b": (x * 3)[:, 0]}, batch_size=[5])
+    for view in (graph[1:4], graph[:3].lock_(), LazyStackedTensorDict(*graph[:2].unbind(0))):
+        assert view.requires_grad
+        view.detach_()
+        assert not view.requires_grad and all(
+            leaf.grad_fn is None for leaf in view.values(True, True)
+        )
+    pair = Pair(x=(x * 2)[:, 0], y=torch.zeros(5), batch_size=[5])
+    data = pair.x
+    assert not pair.detach_().requires_grad and pair.x.data_ptr() == data.data_ptr()
+    assert graph["a"].requires_grad  # the source of the views is left as it was
+
+
 def test_backward_of_a_scalar_collection() -> None:
     x = torch.ones(3, requires_grad=True)
     TensorDict(loss=(x**2).sum()).backward()
@@ -441,6 +462,26 @@ def test_to_padded_tensor_of_a_ragged_batch_takes_the_padded_lengths() -> None:
     assert out.batch_size == torch.Size([2, 4]) and out["b"].shape == (2, 4, 2)
     assert out["a"].tolist() == [[0.0, 0.0, 0.0, -1.0], [1.0, 1.0, 1.0, 1.0]]
     assert out["mask"].tolist() == [[True, True, True, False], [True] * 4]
+
+
+def test_to_padded_tensor_of_a_locked_collection_is_unlocked() -> None:
+    # As the peer: the padded collection is new and unlocked, so the mask can be written.
+    stack = TensorDict.lazy_stack(
+        [
+            TensorDict(
+                a=torch.zeros(3), n=TensorDict(c=torch.zeros(3), batch_size=[3]), batch_size=[3]
+            ),
+            TensorDict(
+                a=torch.ones(4), n=TensorDict(c=torch.ones(4), batch_size=[4]), batch_size=[4]
+            ),
+        ]
+    )
+    td = stack.densify(layout=torch.jagged).lock_()
+    out = td.to_padded_tensor(padding=-1.0, mask_key="mask")
+    assert not out.is_locked and not out["n"].is_locked
+    assert out["mask"].tolist() == [[True, True, True, False], [True] * 4]
+    plain = TensorDict(a=torch.zeros(2, 3), batch_size=[2]).lock_().to_padded_tensor()
+    assert not plain.is_locked
 
 
 # --- map / map_iter -------------------------------------------------------------------------

@@ -149,29 +149,31 @@ class EntryOps(TensorCollection):
         ``default`` fills the keys of a set that are missing (else they raise if
         ``strict``); ``reproduce_struct`` gives every part the nested structure of this
         collection, empty where it holds none of the keys; ``inplace`` removes the keys
-        from this collection, which is then the last part.
+        from this collection, which is then the last part. The other parts (and the last,
+        without ``inplace``) are new, unlocked trees sharing this collection's leaves.
 
         Raises:
             KeyNotFoundError: for a missing key with ``strict`` and no ``default``.
         """
         parts: list[Self] = []
         taken: list[Any] = []
+        source = self.copy()  # as the peer: the parts' nested collections are new, unlocked
         for keys in key_sets:
             part = self.empty(recurse=True) if reproduce_struct else self.empty()
             if callable(keys):
-                keys = self._leaf_keys_where(keys, taken)
+                keys = source._leaf_keys_where(keys, taken)
             for key in keys:
-                value = self.get(key, _MISSING)
+                value = source.get(key, _MISSING)
                 if value is _MISSING:
                     if default is not _NO_DEFAULT:
                         part.set(key, default)
                     elif strict:
                         raise self._missing_key(key)
                     continue
-                part.update(self.select(key))
+                part.update(source.select(key))
                 taken.append(key)
             parts.append(part)
-        rest = self.exclude(*taken, inplace=inplace)
+        rest = self.exclude(*taken, inplace=True) if inplace else source.exclude(*taken)
         if not reproduce_struct:
             rest.filter_empty_()  # a nested collection emptied by the sets goes, as the peer
         parts.append(rest)

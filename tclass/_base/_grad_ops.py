@@ -174,11 +174,41 @@ class GradOps(ElementwiseOps):
         )
 
     def detach_(self) -> Self:
-        """Detaches every tensor from the autograd graph in place (the entries stay the
-        same tensors, which no longer require gradients); returns ``self``."""
+        """Detaches every tensor from the autograd graph in place; returns ``self``. A
+        tensor that requires no gradients is left as it is; one that does stays the same
+        tensor (``Tensor.detach_()``), except a view, which torch cannot detach in place:
+        the collection holds its ``detach()`` instead (the same data). The peer raises
+        torch's ``RuntimeError`` for any view, even one that requires no gradients.
+
+        Raises:
+            GradError: (a ``RuntimeError``) a view that requires gradients in a collection
+                that cannot hold another tensor in its place (a legacy lazy view, which
+                computes its tensors from its source): ``detach_()`` the source.
+        """
+        views = False
         for leaf in self._tensor_leaves():
-            leaf.detach_()
+            if not leaf.requires_grad:
+                continue
+            if leaf._is_view():
+                views = True
+            else:
+                leaf.detach_()
+        if views:
+            self._detach_held_views()
         return self
+
+    def _detach_held_views(self) -> None:
+        """Holds ``detach()`` in place of each tensor that still requires gradients
+        (views), nested collections included. The kinds that hold their tensors
+        (TensorDicts, lazy stacks' members, records' storages) override this."""
+        if not any(leaf.requires_grad for leaf in self._tensor_leaves()):
+            return  # nothing to replace (a Python value, a file's tensors)
+        msg = (
+            f"detach_: a {type(self).__name__} holds a view that requires gradients, which "
+            "torch cannot detach in place, and it cannot hold the detached tensor instead; "
+            "call detach() for a detached copy, or detach_() the collection it comes from"
+        )
+        raise GradError(msg)
 
 
 def _grad_of(tensor: torch.Tensor) -> torch.Tensor | None:

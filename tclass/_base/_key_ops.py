@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from typing_extensions import Self
@@ -33,11 +33,12 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
 
-__all__ = ["KeyOps"]
+__all__ = ["KeyOps", "renamed"]
 
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 Path = tuple[str, ...]
+C = TypeVar("C", bound="KeyOps")
 
 
 class KeyOps(TensorCollection):
@@ -230,7 +231,7 @@ class KeyOps(TensorCollection):
             out.set(path, None if default is _NO_DEFAULT else default)
         self._drop_paths(present)
         if filter_empty:
-            _prune_emptied(self, [key_path(path) for path in present])
+            _prune_emptied(self, [key_path(path) for path in present], keep_root=False)
         return out
 
     # --- adding and renaming entries ---------------------------------------------------------
@@ -283,18 +284,7 @@ class KeyOps(TensorCollection):
             UnknownFieldError: (an ``AttributeError``) on a record, a destination that
                 is not one of its fields.
         """
-        pairs = _rename_plan(self, mapping, strict)
-        out = self.copy()
-        if out.is_locked:
-            out.unlock_()
-        holders = [out if len(src) == 1 else out.get(src[:-1]) for src, _ in pairs]
-        values = [holder._entry(src[-1]) for holder, (src, _) in zip(holders, pairs)]
-        for holder, (src, _) in zip(holders, pairs):
-            holder.del_(src[-1])
-        for (_, dst), value in zip(pairs, values):
-            out.set(dst if len(dst) > 1 else dst[0], value)
-        _prune_emptied(out, [src for src, _ in pairs])
-        return out
+        return renamed(self, mapping, strict, keep_root=False)
 
     def create_nested(self, key: Any) -> Self:
         """Adds an empty nested collection at ``key`` with this collection's batch size,
@@ -477,6 +467,23 @@ def _source_leaves(source: Any, prefix: Path) -> Iterator[tuple[Path, Any, bool]
             yield path, value, tensor_like
 
 
+def renamed(collection: C, mapping: Mapping[Any, Any], strict: bool, keep_root: bool) -> C:
+    """``collection.rename_keys(mapping, strict=strict)``; with ``keep_root``, the
+    direct entries the renaming empties are kept (a record's storage keeps its fields)."""
+    pairs = _rename_plan(collection, mapping, strict)
+    out = collection.copy()
+    if out.is_locked:
+        out.unlock_()
+    holders = [out if len(src) == 1 else out.get(src[:-1]) for src, _ in pairs]
+    values = [holder._entry(src[-1]) for holder, (src, _) in zip(holders, pairs)]
+    for holder, (src, _) in zip(holders, pairs):
+        holder.del_(src[-1])
+    for (_, dst), value in zip(pairs, values):
+        out.set(dst if len(dst) > 1 else dst[0], value)
+    _prune_emptied(out, [src for src, _ in pairs], keep_root)
+    return out
+
+
 def _rename_plan(
     collection: TensorCollection, mapping: Mapping[Any, Any], strict: bool
 ) -> list[tuple[Path, Path]]:
@@ -523,13 +530,15 @@ def _refuse_nesting(paths: Sequence[Path], what: str) -> None:
                 raise KeyRenameError(msg)
 
 
-def _prune_emptied(root: TensorCollection, removed: Sequence[Path]) -> None:
+def _prune_emptied(root: TensorCollection, removed: Sequence[Path], keep_root: bool) -> None:
     """Removes the nested collections (deepest first) that held a removed entry and are
-    now empty; a record's fields are kept."""
+    now empty; a record's fields (and, with ``keep_root``, ``root``'s entries) are kept."""
     parents = sorted({path[:end] for path in removed for end in range(1, len(path))}, key=len)
     for parent in reversed(parents):
         holder = root if len(parent) == 1 else root.get(parent[:-1], None)
         if not isinstance(holder, TensorCollection) or is_record(holder):
+            continue
+        if keep_root and holder is root:
             continue
         if not holder._has_entry(parent[-1]):
             continue

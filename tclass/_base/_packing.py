@@ -138,7 +138,7 @@ class PackingOps(ElementwiseOps):
                         shaped.shape[i] if size == -1 else size for i, size in enumerate(batch)
                     )
                     break
-        out = self.apply(padded, batch_size=new_batch, propagate_lock=True)
+        out = self.apply(padded, batch_size=new_batch)  # new and unlocked, as the peer
         if mask_key is not None:
             if not first:
                 msg = (

@@ -109,15 +109,16 @@ class Consolidated:
         return len(current) == len(mine) and all(a is b for a, b in zip(current, mine))
 
     def moved(self, node: Any, device: torch.device | None, non_blocking: bool) -> Any:
-        """``node`` on ``device`` as one copy of the buffer, if its leaves are still the
-        buffer's views and the device changes; None otherwise (the caller then moves
-        it leaf by leaf)."""
+        """``node`` on ``device`` as one copy of the buffer (locked if ``node`` is), if its
+        leaves are still the buffer's views and the device changes; None otherwise (the
+        caller then moves it leaf by leaf)."""
         if device is None or device == node.device or not self.is_current(node):
             return None
         buffer = self.buffer.to(device, non_blocking=non_blocking)
         if non_blocking and device.type == "cpu":
             wait_for_device_copies()
-        return _moved_buffer(node, self, buffer)
+        moved = _moved_buffer(node, self, buffer)
+        return moved.lock_() if node.is_locked else moved  # locked as its source, as the peer
 
     def reduce(self, node: Any) -> tuple[Any, ...] | None:
         """``__reduce__`` of ``node``: the one buffer (whose trailer rebuilds the rest);

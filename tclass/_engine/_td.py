@@ -863,6 +863,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         or folder): for a caller that built the value to fit, as a loader does."""
         self._tensors[key] = value
 
+    def _detach_held_views(self) -> None:
+        for key, value in self._tensors.items():  # same keys: the dict keeps its size
+            if isinstance(value, TensorCollection):
+                value._detach_held_views()
+            elif isinstance(value, torch.Tensor) and value.requires_grad:
+                self._tensors[key] = value.detach()  # a view: torch detaches none in place
+
     def _take_moved(self, moved: Self) -> None:
         if self._locked:
             raise LockedError(_LOCKED_MSG.format(action="move the entries of"))

@@ -5,7 +5,7 @@ record's class."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -13,9 +13,12 @@ from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
 from tclass._base._elementwise import ApplyOptions, ApplyRules
+from tclass._base._entry_ops import _NO_DEFAULT
+from tclass._base._key_ops import renamed
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._batch import BatchSizeLike
-from tclass._core._records import storage_of
+from tclass._core._keys import key_path
+from tclass._core._records import field_names_of, storage_of
 from tclass._tensorclass._writes import check_entry_write
 from tclass.errors import UnknownFieldError
 
@@ -37,6 +40,7 @@ class RecordStorageOps(TensorDictBase):
         _tensordict: TensorDict | LazyStackedTensorDict
 
         def _result(self, result: TensorDictBase) -> Self: ...
+        def _unknown_field(self, name: object) -> UnknownFieldError: ...
     else:
         __slots__ = ()
 
@@ -89,6 +93,9 @@ class RecordStorageOps(TensorDictBase):
 
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
         return self._tensordict._tensor_leaves()
+
+    def _detach_held_views(self) -> None:
+        self._tensordict._detach_held_views()
 
     def _entry_class(self, key: str) -> type:
         return self._tensordict._entry_class(key)
@@ -180,6 +187,49 @@ class RecordStorageOps(TensorDictBase):
         check_entry_write(self, key, value, index, "set_at_")
         self._tensordict.set_at_(key, value, index)
         return self
+
+    def split_keys(
+        self,
+        *key_sets: Sequence[Any] | Callable[[tuple[str, ...], Any], bool],
+        inplace: bool = False,
+        default: Any = _NO_DEFAULT,
+        strict: bool = True,
+        reproduce_struct: bool = False,
+    ) -> tuple[Self, ...]:
+        """The storage's parts, each in this record's class (no field is assigned, so a
+        frozen record splits too, as in the peer).
+
+        Raises:
+            UnknownFieldError: (an ``AttributeError``) ``default`` would fill a key that
+                is not a field.
+        """
+        if default is not _NO_DEFAULT:
+            for keys in key_sets:
+                for key in () if callable(keys) else keys:
+                    if key_path(key)[0] not in field_names_of(self):
+                        raise self._unknown_field(key_path(key)[0])
+        parts = self._tensordict.split_keys(
+            *key_sets,
+            inplace=inplace,
+            default=default,
+            strict=strict,
+            reproduce_struct=reproduce_struct,
+        )
+        return tuple(map(self._result, parts))  # the storage itself (inplace) is self
+
+    def rename_keys(self, mapping: Mapping[Any, Any], *, strict: bool = True) -> Self:
+        """The storage's entries renamed, in this record's class (no field is assigned,
+        so a frozen record renames too, as in the peer); a field the renaming empties is
+        kept.
+
+        Raises:
+            UnknownFieldError: (an ``AttributeError``, as the peer raises) a destination
+                is not a field.
+        """
+        for dst in mapping.values():
+            if key_path(dst)[0] not in field_names_of(self):
+                raise self._unknown_field(key_path(dst)[0])
+        return self._result(renamed(self._tensordict, mapping, strict, keep_root=True))
 
     def filter_non_tensor_data(self) -> Self:
         return self._result(self._tensordict.filter_non_tensor_data())

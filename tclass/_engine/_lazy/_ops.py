@@ -616,6 +616,10 @@ class LazyStackOps(TensorDictBase):
         out._assign_names(result._dim_names)
         return cast(Self, out)
 
+    def _detach_held_views(self) -> None:
+        for member in self._members:
+            member._detach_held_views()
+
     # --- entries by key, read from the members without stacking them ----------------------
 
     def _entry_class(self, key: str) -> type:
