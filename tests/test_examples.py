@@ -51,7 +51,7 @@ def test_quickstart_runs_and_reports_each_step() -> None:
     out = run_example("quickstart.py", "--capacity", "2000", "--batch-size", "64", "--batches", "3")
     assert "1. a batch of 8 transitions" in out
     assert "next: Step{done: bool[], obs: u8[3,84,84]}" in out
-    assert "different envs    -> ['pong', 'breakout']" in out
+    assert "different envs    -> LinkedList(['pong', 'breakout'])" in out
     assert "sampled 32 rows -> Transition torch.Size([32])" in out
     assert "stack of 5 steps  -> torch.Size([8, 5])" in out
     assert "wrote 192 rows" in out

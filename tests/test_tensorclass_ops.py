@@ -240,7 +240,7 @@ class TestValuesUnderShapeOps:
     @pytest.mark.parametrize(
         "op",
         [lambda r: r[0], lambda r: r[1:, 0], lambda r: r[[0, 0, 1]], lambda r: r[None],
-         lambda r: r.reshape(-1), lambda r: r.unsqueeze(0), lambda r: r.expand(2, 4, 3),
+         lambda r: r.reshape(-1), lambda r: r.expand(4, 3), lambda r: r.broadcast_to((2, 4, 3)),
          lambda r: r.permute(1, 0), lambda r: r.flatten(), lambda r: r.unbind(1)[0],
          lambda r: r.split(2)[1], lambda r: r.view(12).unflatten(0, (2, 6))],
     )  # fmt: skip
@@ -253,6 +253,13 @@ class TestValuesUnderShapeOps:
         assert got.meta is meta  # the value itself, never copied
         assert type(got._tensordict._tensors.get("env")) is NonTensorData
         assert got._tensordict._tensors.get("env").batch_size == got.batch_size
+
+    def test_new_dims_give_one_value_per_element(self) -> None:
+        """As the peer: unsqueeze and expand to new dims stack the value per element."""
+        rec = make()
+        assert rec.unsqueeze(0).env == [[["pong"] * 3] * 4]
+        assert rec.expand(2, 4, 3).env == [[["pong"] * 3] * 4] * 2
+        assert type(rec.unsqueeze(0)._tensordict._tensors.get("env")) is NonTensorStack
 
     def test_expand_keeps_value(self) -> None:
         rec = make((1, 3))

@@ -302,9 +302,11 @@ class TestConsistency:
         holder.set(("td", "x"), torch.zeros(2))
         assert torch.equal(holder.td["x"], torch.zeros(2))
 
-    def test_integer_not_in_a_record(self) -> None:
+    def test_in_takes_keys(self) -> None:
         rec = Rec(x=torch.zeros(2), batch_size=[2])
-        assert (0 in rec) is False and ("x" in rec) is True
+        assert ("x" in rec) is True
+        with pytest.raises(RuntimeError, match="NestedKey"):  # as the peer
+            _ = 0 in rec
 
     @pytest.mark.parametrize(
         "call, builtins",

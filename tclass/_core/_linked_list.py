@@ -137,10 +137,10 @@ def _level(values: list[Any], shape: tuple[int, ...], stack: Any, prefix: tuple[
     if len(shape) == 1:
         return LinkedList(values, stack=stack, prefix=prefix)
     inner = math.prod(shape[1:])
-    rows = (
+    rows = [  # a list, not a generator: torch.compile traces this
         _level(values[i * inner : (i + 1) * inner], shape[1:], stack, (*prefix, i))
         for i in range(shape[0])
-    )
+    ]
     return LinkedList(rows, stack=stack, prefix=prefix)
 
 
@@ -149,5 +149,5 @@ def link_nested(value: Any, ndim: int, target: Any, prefix: tuple[int, ...] = ()
     collection they were read from: ``target[i, j] = item``)."""
     if ndim == 0 or not isinstance(value, list):
         return value
-    items = (link_nested(item, ndim - 1, target, (*prefix, i)) for i, item in enumerate(value))
+    items = [link_nested(item, ndim - 1, target, (*prefix, i)) for i, item in enumerate(value)]
     return LinkedList(items, stack=target, prefix=prefix)
