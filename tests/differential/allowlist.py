@@ -41,6 +41,18 @@ def _raised_by(name: str) -> Callable[[Finding, Facts, Any, Any], bool]:
     return covers
 
 
+Covers = Callable[["Finding", "Facts", Any, Any], bool]
+
+
+def _any_of(*covers: Covers) -> Covers:
+    """One entry's rule made of several (one README bullet, several ops)."""
+
+    def covered(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        return any(rule(finding, facts, peer, mine) for rule in covers)
+
+    return covered
+
+
 # What the peer says when it has no such operator, keyword or method at all.
 _PEER_LACKS = ("unsupported operand type(s)", "unexpected keyword argument", "has no attribute")
 
@@ -55,13 +67,34 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     where several dims are all reduced, torch's error for one of them (a dim of size 0)
     or tclass's for indices along several dims."""
     tags = finding.step.tags
+    if finding.kind == "peer-raises" and finding.step.op == "//=":
+        return any(text in str(peer.error) for text in _PEER_LACKS)
     if finding.kind == "peer-raises":
         return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
     if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
         return True
     if finding.kind == "family" and ("peer-stops" in tags or finding.step.op == "//="):
         return any(text in str(peer.error) for text in _PEER_LACKS)
+    if finding.kind == "result" and "dim-tuple" in tags:
+        return finding.step.op in _FIRST_OF_TUPLE
     return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
+
+
+# The peer's reductions that take only the first dim of a tuple, not checked against the
+# batch dims (``amax(dim=(-1,))`` reduces each leaf's last dim), with a FutureWarning.
+_FIRST_OF_TUPLE = ("prod", "amax", "amin", "max", "min")
+
+
+def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``amax`` / ``amin`` / ``prod`` along a dim: the results differ only in nested
+    collections, whose own batch dims beyond their parent's tclass keeps (as ``sum`` does
+    in both libraries) and whose dim names follow their parent's; the peer drops them."""
+    if finding.kind != "result" or finding.step.op not in ("amax", "amin", "prod"):
+        return False
+    return all(
+        line.startswith("result[") and "Tensor[" not in line and " list of " not in line
+        for line in finding.detail
+    )
 
 
 def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -91,6 +124,7 @@ _PEER_INTERNAL = (
     "cannot convert dictionary update sequence",  # the same, in update_
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
+    "cannot mmap an empty file",  # memmap_ of an entry with no elements
 )
 
 
@@ -148,6 +182,43 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     )
 
 
+def _expand_keeps_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``expand`` / ``expand_as`` / ``unsqueeze``: the differences are all in Python
+    values, which tclass keeps one value (a view of any size) where the peer makes a list
+    per element."""
+    if finding.step.op not in ("expand", "expand_as", "unsqueeze"):
+        return False
+    return finding.kind == "result" and all(_about_values(line) for line in finding.detail)
+
+
+def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A dim outside the batch dims (``stack``, ``cat``, ``flatten``...), a lazy stack's
+    ``flatten`` with ``end_dim`` before ``start_dim``, an index out of range of a
+    collection without entries: tclass's ``DimError`` / ``ShapeError``, where the peer 0.15
+    uses the dim on the leaves (with a FutureWarning) or computes a batch size unchecked."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    name, message = type(mine.error).__name__, str(mine.error)
+    if name == "ShapeError":
+        return finding.step.op == "flatten" and "comes after end_dim" in message
+    return name == "DimError" and (
+        "batch dim(s) (expected a value in" in message
+        or (finding.step.op == "getitem" and "is out of range for the batch size" in message)
+    )
+
+
+def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What tclass answers as torch does for a tensor of the batch size, where the peer
+    checks and refuses: an indexed write of a value that broadcasts (``td[...] = td[0]``),
+    ``gather`` with an empty index."""
+    if finding.kind != "peer-raises":
+        return False
+    message = str(peer.error)
+    if finding.step.op == "gather":
+        return "Cannot use torch.gather with an empty index" in message
+    return finding.step.op == "setitem" and "which differs from the source batch size" in message
+
+
 ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
@@ -160,9 +231,9 @@ ENTRIES: list[Entry] = [
         _ragged_values,
     ),
     Entry(
-        "pad-keeps-values",
-        "**Stacking keeps what can be kept.** `pad` keeps a shared Python value shared (it",
-        _padded_values,
+        "values-kept-shared",
+        "**`expand` and `unsqueeze` keep a Python value one value.**",
+        _any_of(_padded_values, _expand_keeps_value),
     ),
     Entry(
         "peer-fails-inside",
@@ -172,7 +243,9 @@ ENTRIES: list[Entry] = [
     Entry(
         "index-beyond-batch",
         "**Indexing stays in the batch dims.** An index with more entries than batch dims is an",
-        _tagged("beyond-batch", "tclass-raises", "family"),
+        _any_of(
+            _tagged("beyond-batch", "tclass-raises", "family"), _dims_in_batch, _beyond_the_index
+        ),
     ),
     Entry(
         "annotation-casts",
@@ -195,7 +268,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "math-beyond-the-peer",
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
-        _beyond_the_peer,
+        _any_of(_beyond_the_peer, _nested_batch_dims_kept),
     ),
     Entry(
         "from-dict-infers",
