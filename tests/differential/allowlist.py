@@ -191,6 +191,18 @@ def _expand_keeps_value(finding: Finding, facts: Facts, peer: Any, mine: Any) ->
     return finding.kind == "result" and all(_about_values(line) for line in finding.detail)
 
 
+def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``td[idx] = 1.5``: tclass writes the number into the tensors and leaves Python
+    values as they are, where the peer 0.15 writes it into them too (a tensor in a list
+    per element, with a FutureWarning)."""
+    if finding.kind != "result" or "number" not in finding.step.tags:
+        return False
+    return all(
+        _about_values(line) or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
+        for line in finding.detail
+    )
+
+
 def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A dim outside the batch dims (``stack``, ``cat``, ``flatten``...), a lazy stack's
     ``flatten`` with ``end_dim`` before ``start_dim``, an index out of range of a
@@ -233,7 +245,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "values-kept-shared",
         "**`expand` and `unsqueeze` keep a Python value one value.**",
-        _any_of(_padded_values, _expand_keeps_value),
+        _any_of(_padded_values, _expand_keeps_value, _number_written_around_values),
     ),
     Entry(
         "peer-fails-inside",
