@@ -85,6 +85,20 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 _FIRST_OF_TUPLE = ("prod", "amax", "amin", "max", "min")
 
 
+def _reduced_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A reduction of per-element Python values (a ``NonTensorStack``): tclass keeps the
+    values, where the peer turns the stack into a ``TensorDict`` without keys."""
+    if finding.kind != "result" or finding.step.op not in _REDUCTIONS:
+        return False
+    return all(
+        "peer TensorDict(batch_size=" in line or _about_values(line) for line in finding.detail
+    )
+
+
+_REDUCTIONS = ("sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin", "any", "all")
+_REDUCTIONS += ("nansum", "nanmean", "norm", "logsumexp")
+
+
 def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``amax`` / ``amin`` / ``prod`` along a dim: the results differ only in nested
     collections, whose own batch dims beyond their parent's tclass keeps (as ``sum`` does
@@ -280,7 +294,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "math-beyond-the-peer",
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
-        _any_of(_beyond_the_peer, _nested_batch_dims_kept),
+        _any_of(_beyond_the_peer, _nested_batch_dims_kept, _reduced_values_kept),
     ),
     Entry(
         "from-dict-infers",
