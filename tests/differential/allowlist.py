@@ -85,14 +85,19 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 _FIRST_OF_TUPLE = ("prod", "amax", "amin", "max", "min")
 
 
-def _reduced_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A reduction of per-element Python values (a ``NonTensorStack``): tclass keeps the
-    values, where the peer turns the stack into a ``TensorDict`` without keys."""
-    if finding.kind != "result" or finding.step.op not in _REDUCTIONS:
-        return False
-    return all(
-        "peer TensorDict(batch_size=" in line or _about_values(line) for line in finding.detail
-    )
+def _values_kept(*ops: str) -> Covers:
+    """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
+    where the peer turns them into a ``TensorDict`` without keys: its reductions of a value
+    stack, its ``==`` / ``!=`` with a number."""
+
+    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        if finding.kind != "result" or finding.step.op not in ops:
+            return False
+        return all(
+            "peer TensorDict(batch_size=" in line or _about_values(line) for line in finding.detail
+        )
+
+    return covers
 
 
 _REDUCTIONS = ("sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin", "any", "all")
@@ -259,7 +264,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "values-kept-shared",
         "**`expand` and `unsqueeze` keep a Python value one value.**",
-        _any_of(_padded_values, _expand_keeps_value, _number_written_around_values),
+        _any_of(
+            _padded_values,
+            _expand_keeps_value,
+            _number_written_around_values,
+            _values_kept("==", "!=", "r==", "r!="),
+        ),
     ),
     Entry(
         "peer-fails-inside",
@@ -294,7 +304,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "math-beyond-the-peer",
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
-        _any_of(_beyond_the_peer, _nested_batch_dims_kept, _reduced_values_kept),
+        _any_of(_beyond_the_peer, _nested_batch_dims_kept, _values_kept(*_REDUCTIONS)),
     ),
     Entry(
         "from-dict-infers",
