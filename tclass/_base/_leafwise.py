@@ -413,8 +413,9 @@ class LeafwiseOps(TensorCollection):
         """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
 
-        ``lock``: the result is locked when this collection is (the peer's rule for
-        arithmetic and casts; comparisons give unlocked masks). ``values``, if given,
+        ``lock``: the result is locked when this collection is and no operand is a tensor
+        with dims (the peer's rule for arithmetic and casts; comparisons give unlocked
+        masks). ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
         gather, args, batch = self._gathered(
@@ -429,7 +430,10 @@ class LeafwiseOps(TensorCollection):
                 [values(node, *_placed(operands, walked)) for node, walked in gather.values]
             )
         out = self._rebuilt(iter(results), resize, nodes)
-        if lock and self.is_locked:
+        # As the peer: a tensor operand with dims, spread over the batch dims, gives a
+        # new unlocked collection (a number or a 0-d tensor keeps the lock).
+        spread = any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
+        if lock and self.is_locked and not spread:
             out.lock_()
         return out
 
