@@ -1082,6 +1082,15 @@ def test_a_tensor_operand_over_the_batch_dims_gives_an_unlocked_result() -> None
         assert out.is_locked and out["n"].is_locked
 
 
+def test_math_on_a_locked_collection_without_tensors_is_unlocked_as_the_peer() -> None:
+    empty = TensorDict({}, [3]).lock_()
+    values = TensorDict({"s": "x"}, [3]).lock_()
+    for td in (empty, values):
+        for out in (td + 1, td * td.clone(), td.exp(), td.maximum(True), td.lerp(td, 0.3)):
+            assert not out.is_locked
+        assert td.float().is_locked  # casts keep the lock, as the peer's
+
+
 def test_or_and_xor_results_are_unlocked_as_the_peer() -> None:
     td = TensorDict({"d": torch.ones(3, dtype=torch.uint8)}, [3]).lock_()
     assert not (td | td).is_locked and not (td ^ 1).is_locked and (td & td).is_locked

@@ -98,7 +98,8 @@ class CastOps(PointwiseOps):
         if dtype in _QUANTIZED:
             self._refuse_quantized(dtype, cast_filter)
         if cast_filter is None:
-            return self._pointwise(None, operator.methodcaller("type", dtype), lock=lock)
+            cast = operator.methodcaller("type", dtype)
+            return self._pointwise(None, cast, lock=lock, empty_locked=True)
         gather = Gather(paths=True)
         self._collect(gather, (), self.batch_dims, ())
         assert gather.paths is not None

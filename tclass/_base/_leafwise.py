@@ -408,14 +408,15 @@ class LeafwiseOps(TensorCollection):
         alignment: Alignment = "batch",
         operation: str = "",
         lock: bool = True,
+        empty_locked: bool = False,
         values: Callable[..., Any] | None = None,
     ) -> Self:
         """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
 
-        ``lock``: the result is locked when this collection is and no operand is a tensor
-        with dims (the peer's rule for arithmetic and casts; comparisons give unlocked
-        masks). ``values``, if given,
+        ``lock``: the result is locked when this collection is, holds a tensor (or
+        ``empty_locked``: casts) and no operand is a tensor with dims (the peer's rule for
+        arithmetic and casts; comparisons give unlocked masks). ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
         gather, args, batch = self._gathered(
@@ -431,9 +432,10 @@ class LeafwiseOps(TensorCollection):
             )
         out = self._rebuilt(iter(results), resize, nodes)
         # As the peer: a tensor operand with dims, spread over the batch dims, gives a
-        # new unlocked collection (a number or a 0-d tensor keeps the lock).
+        # new unlocked collection (a number or a 0-d tensor keeps the lock); so does math
+        # on a collection without tensors, unless it is a cast (``empty_locked``).
         spread = any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
-        if lock and self.is_locked and not spread:
+        if lock and self.is_locked and not spread and (gather.leaves or empty_locked):
             out.lock_()
         return out
 
