@@ -98,8 +98,7 @@ class CastOps(PointwiseOps):
         if dtype in _QUANTIZED:
             self._refuse_quantized(dtype, cast_filter)
         if cast_filter is None:
-            cast = operator.methodcaller("type", dtype)
-            return self._pointwise(None, cast, lock=lock, empty_locked=True)
+            return self._pointwise(None, operator.methodcaller("type", dtype), lock=lock)
         gather = Gather(paths=True)
         self._collect(gather, (), self.batch_dims, ())
         assert gather.paths is not None
