@@ -1070,6 +1070,28 @@ def test_a_0_dim_tensor_operand_keeps_the_leaf_dtypes() -> None:
     assert (td + torch.tensor(2))["c"].dtype == torch.int32
 
 
+def test_a_tensor_operand_over_the_batch_dims_gives_an_unlocked_result() -> None:
+    # As the peer: a tensor operand with dims is spread over the batch dims into a new,
+    # unlocked collection; a number or a 0-d tensor keeps the lock.
+    td = TensorDict({"a": torch.ones(4, 3), "n": TensorDict({"b": torch.ones(4)}, [4])}, [4])
+    td.lock_()
+    t = torch.ones(4)
+    for out in (td + t, t - td, td.pow(t), td.maximum(t), td % t, td.div(t)):
+        assert not out.is_locked and not out["n"].is_locked
+    for out in (td + torch.tensor(2), td.mul(torch.tensor(2.0)), td + 1):
+        assert out.is_locked and out["n"].is_locked
+
+
+def test_arithmetic_on_a_locked_collection_without_tensors_is_unlocked_as_the_peer() -> None:
+    empty = TensorDict({}, [3]).lock_()
+    values = TensorDict({"s": "x"}, [3]).lock_()
+    for td in (empty, values):
+        for out in (td + 1, td * td.clone(), 2 - td, td.maximum(True), td.pow(td)):
+            assert not out.is_locked
+        assert td.float().is_locked and td.isnan().is_locked  # as the peer's
+        assert td.where(torch.ones(3, dtype=torch.bool), 1.5).is_locked
+
+
 def test_or_and_xor_results_are_unlocked_as_the_peer() -> None:
     td = TensorDict({"d": torch.ones(3, dtype=torch.uint8)}, [3]).lock_()
     assert not (td | td).is_locked and not (td ^ 1).is_locked and (td & td).is_locked

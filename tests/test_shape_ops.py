@@ -268,6 +268,15 @@ def test_unflatten_errors() -> None:
     assert out["n"].batch_size == torch.Size([2, 3, 1, 5])
 
 
+def test_unflatten_to_the_same_size_gives_plain_tensors(tmp_path: Path) -> None:
+    # As the peer: unflatten always reshapes its leaves, so the leaves of a memory-mapped
+    # collection come back as plain tensors, even for a size that changes nothing.
+    td = TensorDict({"b": torch.zeros(4, 3)}, batch_size=[4]).memmap(tmp_path)
+    for out in (td.unflatten(-1, [4]), td.unflatten(0, [-1])):
+        assert type(out["b"]) is torch.Tensor
+        assert out["b"].untyped_storage().data_ptr() == td["b"].untyped_storage().data_ptr()
+
+
 # --- squeeze / unsqueeze --------------------------------------------------------------
 
 

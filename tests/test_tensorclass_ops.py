@@ -1263,6 +1263,22 @@ def test_deleting_a_field_that_is_none_leaves_it_none() -> None:
         rec.del_(("env", "a"))
 
 
+def test_pop_of_a_python_value_field_gives_its_node_as_the_peer() -> None:
+    """Found by the differential fuzzer: ``pop`` returns what the storage held, as the
+    peer's and as ``TensorDict.pop``: a Python value comes back as its ``NonTensorData``
+    (a per-member stack as its ``NonTensorStack``), not read."""
+    rec = Rec(obs=torch.zeros(3), inner=Inner(x=None, batch_size=[3]), env="a", batch_size=[3])
+    popped = rec.pop("env")
+    assert isinstance(popped, tclass.NonTensorData) and popped.data == "a"
+    assert popped.batch_size == torch.Size([3]) and rec.env is None
+    pair = [
+        Rec(obs=torch.zeros(3), inner=Inner(x=None, batch_size=[3]), env=env, batch_size=[3])
+        for env in ("a", "b")
+    ]
+    assert isinstance(tclass.stack(pair).pop("env"), tclass.NonTensorStack)
+    assert rec.pop("env", "default") == "default"
+
+
 def test_update_in_place_with_a_key_that_is_no_field_names_the_fields() -> None:
     """Found by the differential fuzzer: the peer raises a ValueError for a key that is
     not a field; tclass's UnknownFieldError is one (and names the fields)."""

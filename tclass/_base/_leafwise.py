@@ -408,13 +408,15 @@ class LeafwiseOps(TensorCollection):
         alignment: Alignment = "batch",
         operation: str = "",
         lock: bool = True,
+        arithmetic: bool = False,
         values: Callable[..., Any] | None = None,
     ) -> Self:
         """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
 
         ``lock``: the result is locked when this collection is (the peer's rule for
-        arithmetic and casts; comparisons give unlocked masks). ``values``, if given,
+        arithmetic and casts; comparisons give unlocked masks), for binary ``arithmetic``
+        only when it holds a tensor and no operand is a tensor with dims. ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
         gather, args, batch = self._gathered(
@@ -429,7 +431,7 @@ class LeafwiseOps(TensorCollection):
                 [values(node, *_placed(operands, walked)) for node, walked in gather.values]
             )
         out = self._rebuilt(iter(results), resize, nodes)
-        if lock and self.is_locked:
+        if lock and self.is_locked and not (arithmetic and _unlocks(gather.leaves, operands)):
             out.lock_()
         return out
 
@@ -620,3 +622,10 @@ def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list
             paths += inner
         kept += 1
     return paths, not kept
+
+
+def _unlocks(leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
+    """As the peer's binary arithmetic: a collection without tensors, or a tensor operand
+    with dims (spread over the batch dims), gives a new unlocked collection; a number or
+    a 0-d tensor keeps the lock."""
+    return not leaves or any(isinstance(o, torch.Tensor) and o.ndim for o in operands)

@@ -57,7 +57,9 @@ class OperatorOps(PointwiseOps):
     def __add__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(torch._foreach_add, torch.add, (other,)))
+        return without_empty(
+            self._pointwise(torch._foreach_add, torch.add, (other,), arithmetic=True)
+        )
 
     def __radd__(self, other: Operand) -> Self:
         return self.__add__(other)
@@ -70,12 +72,14 @@ class OperatorOps(PointwiseOps):
     def __sub__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(torch._foreach_sub, torch.sub, (other,)))
+        return without_empty(
+            self._pointwise(torch._foreach_sub, torch.sub, (other,), arithmetic=True)
+        )
 
     def __rsub__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.rsub, (other,)))
+        return without_empty(self._pointwise(None, torch.rsub, (other,), arithmetic=True))
 
     def __isub__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -85,7 +89,9 @@ class OperatorOps(PointwiseOps):
     def __mul__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(torch._foreach_mul, torch.mul, (other,)))
+        return without_empty(
+            self._pointwise(torch._foreach_mul, torch.mul, (other,), arithmetic=True)
+        )
 
     def __rmul__(self, other: Operand) -> Self:
         return self.__mul__(other)
@@ -98,12 +104,14 @@ class OperatorOps(PointwiseOps):
     def __truediv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(torch._foreach_div, torch.div, (other,)))
+        return without_empty(
+            self._pointwise(torch._foreach_div, torch.div, (other,), arithmetic=True)
+        )
 
     def __rtruediv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, _reflected_div, (other,)))
+        return without_empty(self._pointwise(None, _reflected_div, (other,), arithmetic=True))
 
     def __itruediv__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -113,12 +121,14 @@ class OperatorOps(PointwiseOps):
     def __floordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.floor_divide, (other,)))
+        return without_empty(self._pointwise(None, torch.floor_divide, (other,), arithmetic=True))
 
     def __rfloordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, _reflected_floor_divide, (other,)))
+        return without_empty(
+            self._pointwise(None, _reflected_floor_divide, (other,), arithmetic=True)
+        )
 
     def __ifloordiv__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -128,12 +138,12 @@ class OperatorOps(PointwiseOps):
     def __mod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.remainder, (other,)))
+        return without_empty(self._pointwise(None, torch.remainder, (other,), arithmetic=True))
 
     def __rmod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, _reflected_remainder, (other,)))
+        return without_empty(self._pointwise(None, _reflected_remainder, (other,), arithmetic=True))
 
     def __imod__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -143,12 +153,16 @@ class OperatorOps(PointwiseOps):
     def __pow__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(torch._foreach_pow, torch.pow, (other,)))
+        return without_empty(
+            self._pointwise(torch._foreach_pow, torch.pow, (other,), arithmetic=True)
+        )
 
     def __rpow__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(_foreach_rpow, _reflected_pow, (other,)))
+        return without_empty(
+            self._pointwise(_foreach_rpow, _reflected_pow, (other,), arithmetic=True)
+        )
 
     def __ipow__(self, other: Operand) -> Self:
         if not _takes(other):

@@ -54,7 +54,9 @@ class PointwiseOps(LeafwiseOps):
             mine, theirs = _align_keys(self, other, default)
             return cast(Self, mine._binary(foreach, each, theirs, None, kwargs, operation))
         # As the peer: nested collections holding nothing are left out of the result.
-        result = self._pointwise(foreach, each, (other,), kwargs, operation=operation)
+        result = self._pointwise(
+            foreach, each, (other,), kwargs, operation=operation, arithmetic=True
+        )
         return without_empty(result)
 
     # --- unary ---------------------------------------------------------------------------

@@ -219,24 +219,28 @@ class ShapeOps(TensorCollection):
         sizes = tuple(unflattened_size)
         part = _batch.view_shape(sizes, torch.Size([batch_size[dim]]), "unflatten")
         names = _names.unflattened(self._dim_names, dim, len(sizes))
-        out = self._renamed_reshape(batch_size[:dim] + part + batch_size[dim + 1 :], names)
+        new = batch_size[:dim] + part + batch_size[dim + 1 :]
+        # As the peer, even a size that changes nothing reshapes the leaves (plain tensors
+        # from memory-mapped ones).
+        out = self._renamed_reshape(new, names, always=True)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "unflatten")
 
-    def _renamed_reshape(self, new: torch.Size, names: Names) -> Self:
+    def _renamed_reshape(self, new: torch.Size, names: Names, *, always: bool = False) -> Self:
         """:meth:`_reshaped`, and when this collection names its dims, ``names`` given to
         the result's nested collections too (as the peer's flatten and unflatten do),
         on new nodes: a reshape that changes nothing shares them with this collection."""
         if self._dim_names is None:
-            return self._reshaped(new)
-        out = cast(Any, self).apply(_same)._reshaped(new)
+            return self._reshaped(new, always=always)
+        out = cast(Any, self).apply(_same)._reshaped(new, always=always)
         out._rename_all(names)
         return cast(Self, out)
 
-    def _reshaped(self, new: torch.Size) -> Self:
-        """The reshape to ``new``, without what ``reshape`` passes on (callers do)."""
+    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
+        """The reshape to ``new``, without what ``reshape`` passes on (callers do); one
+        that changes nothing keeps the leaves as they are unless ``always``."""
         nb = len(self.batch_size)
-        if new == self.batch_size:
+        if new == self.batch_size and not always:
             return self._map_batch(_identity, new)
         return self._map_batch(lambda v: v.reshape(new + v.shape[nb:]), new)
 

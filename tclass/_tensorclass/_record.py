@@ -571,12 +571,11 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return self if inplace else self._result(out)
 
     def pop(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
-        """Removes the field ``key`` (it reads ``None`` after) and returns its value."""
+        """Removes the field ``key`` (it reads ``None`` after) and returns what it held: a
+        Python value as its node (``NonTensorData``), as the peer and ``TensorDict.pop``."""
         if default is _NO_DEFAULT:
-            value = self._tensordict.pop(key)
-        else:
-            value = self._tensordict.pop(key, default)
-        return value._read() if isinstance(value, _NonTensorNode) else value
+            return self._tensordict.pop(key)
+        return self._tensordict.pop(key, default)
 
     def del_(self, key: Any) -> Self:
         """Removes the field ``key`` (it reads ``None`` after); a field that is already

@@ -139,8 +139,8 @@ class RecordStorageOps(TensorDictBase):
         out = self._tensordict.reshape(*shape, size=size, inplace=inplace)
         return self if inplace else self._result(out)
 
-    def _reshaped(self, new: torch.Size) -> Self:
-        return self._result(self._tensordict._reshaped(new))
+    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
+        return self._result(self._tensordict._reshaped(new, always=always))
 
     def view(
         self,

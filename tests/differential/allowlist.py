@@ -8,6 +8,7 @@ the reason it is not fixed yet, and reported as open by the runner.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,18 @@ def _raised_by(name: str) -> Callable[[Finding, Facts, Any, Any], bool]:
     return covers
 
 
+Covers = Callable[["Finding", "Facts", Any, Any], bool]
+
+
+def _any_of(*covers: Covers) -> Covers:
+    """One entry's rule made of several (one README bullet, several ops)."""
+
+    def covered(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        return any(rule(finding, facts, peer, mine) for rule in covers)
+
+    return covered
+
+
 # What the peer says when it has no such operator, keyword or method at all.
 _PEER_LACKS = ("unsupported operand type(s)", "unexpected keyword argument", "has no attribute")
 
@@ -54,13 +67,53 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     where several dims are all reduced, torch's error for one of them (a dim of size 0)
     or tclass's for indices along several dims."""
     tags = finding.step.tags
+    if finding.kind == "peer-raises" and finding.step.op == "//=":
+        return any(text in str(peer.error) for text in _PEER_LACKS)
     if finding.kind == "peer-raises":
         return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
     if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
         return True
     if finding.kind == "family" and ("peer-stops" in tags or finding.step.op == "//="):
         return any(text in str(peer.error) for text in _PEER_LACKS)
+    if finding.kind == "result" and "dim-tuple" in tags:
+        return finding.step.op in _FIRST_OF_TUPLE
     return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
+
+
+# The peer's reductions that take only the first dim of a tuple, not checked against the
+# batch dims (``amax(dim=(-1,))`` reduces each leaf's last dim), with a FutureWarning.
+_FIRST_OF_TUPLE = ("prod", "amax", "amin", "max", "min")
+
+
+def _values_kept(*ops: str) -> Covers:
+    """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
+    where the peer turns them into a ``TensorDict`` without keys: its reductions of a value
+    stack, its ``==`` / ``!=`` with a number."""
+
+    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        if finding.kind != "result" or finding.step.op not in ops:
+            return False
+        return all(
+            "peer TensorDict(batch_size=" in line or _about_values(line) for line in finding.detail
+        )
+
+    return covers
+
+
+_REDUCTIONS = ("sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin", "any", "all")
+_REDUCTIONS += ("nansum", "nanmean", "norm", "logsumexp")
+
+
+def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``amax`` / ``amin`` / ``prod`` along a dim: the results differ only in nested
+    collections, whose own batch dims beyond their parent's tclass keeps (as ``sum`` does
+    in both libraries) and whose dim names follow their parent's; the peer drops them."""
+    if finding.kind != "result" or finding.step.op not in ("amax", "amin", "prod"):
+        return False
+    return all(
+        line.startswith("result[") and "Tensor[" not in line and " list of " not in line
+        for line in finding.detail
+    )
 
 
 def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -90,6 +143,7 @@ _PEER_INTERNAL = (
     "cannot convert dictionary update sequence",  # the same, in update_
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
+    "cannot mmap an empty file",  # memmap_ of an entry with no elements
 )
 
 
@@ -105,10 +159,19 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 
 def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``pad_sequence`` of tensorclasses with masks, which the peer refuses."""
+    """``pad_sequence`` of tensorclasses with masks, which the peer refuses (README,
+    "Stacking keeps what can be kept")."""
     if finding.step.op not in ("pad", "pad_sequence"):
         return False
     return finding.kind == "peer-raises" and "contains tensorclasses" in str(peer.error)
+
+
+def _about_values(line: str) -> bool:
+    """A Python value line: the peer's list or values against tclass's shared value, or
+    one element that is ``None`` in the peer."""
+    if " list of " in line or "peer values (" in line:
+        return True
+    return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None
 
 
 def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -135,6 +198,46 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     )
 
 
+def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``td[idx] = 1.5``: tclass writes the number into the tensors and leaves Python
+    values as they are, where the peer 0.15 writes it into them too (a tensor in a list
+    per element, with a FutureWarning)."""
+    if finding.kind != "result" or "number" not in finding.step.tags:
+        return False
+    return all(
+        _about_values(line) or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
+        for line in finding.detail
+    )
+
+
+def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A dim outside the batch dims (``stack``, ``cat``, ``flatten``...), a lazy stack's
+    ``flatten`` with ``end_dim`` before ``start_dim``, an index out of range of a
+    collection without entries: tclass's ``DimError`` / ``ShapeError``, where the peer 0.15
+    uses the dim on the leaves (with a FutureWarning) or computes a batch size unchecked."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    name, message = type(mine.error).__name__, str(mine.error)
+    if name == "ShapeError":
+        return finding.step.op == "flatten" and "comes after end_dim" in message
+    return name == "DimError" and (
+        "batch dim(s) (expected a value in" in message
+        or (finding.step.op == "getitem" and "is out of range for the batch size" in message)
+    )
+
+
+def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What tclass answers as torch does for a tensor of the batch size, where the peer
+    checks and refuses: an indexed write of a value that broadcasts (``td[...] = td[0]``),
+    ``gather`` with an empty index."""
+    if finding.kind != "peer-raises":
+        return False
+    message = str(peer.error)
+    if finding.step.op == "gather":
+        return "Cannot use torch.gather with an empty index" in message
+    return finding.step.op == "setitem" and "which differs from the source batch size" in message
+
+
 ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
@@ -147,9 +250,13 @@ ENTRIES: list[Entry] = [
         _ragged_values,
     ),
     Entry(
-        "pad-sequence-masks-records",
-        "**Stacking keeps what can be kept.** `pad_sequence` gives masks for tensorclasses",
-        _padded_values,
+        "values-kept-shared",
+        "**Python values in collections.**",
+        _any_of(
+            _padded_values,
+            _number_written_around_values,
+            _values_kept("==", "!=", "r==", "r!="),
+        ),
     ),
     Entry(
         "peer-fails-inside",
@@ -159,7 +266,9 @@ ENTRIES: list[Entry] = [
     Entry(
         "index-beyond-batch",
         "**Indexing stays in the batch dims.** An index with more entries than batch dims is an",
-        _tagged("beyond-batch", "tclass-raises", "family"),
+        _any_of(
+            _tagged("beyond-batch", "tclass-raises", "family"), _dims_in_batch, _beyond_the_index
+        ),
     ),
     Entry(
         "annotation-casts",
@@ -182,7 +291,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "math-beyond-the-peer",
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
-        _beyond_the_peer,
+        _any_of(_beyond_the_peer, _nested_batch_dims_kept, _values_kept(*_REDUCTIONS)),
     ),
     Entry(
         "from-dict-infers",

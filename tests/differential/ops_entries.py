@@ -35,6 +35,8 @@ def setitem(c: Chooser, info: Info, facts: Facts) -> Step:
     else:
         value = f"x[{src}].clone().zero_()"
     tags = ("beyond-batch",) if beyond else ()
+    if pick == 0:
+        tags += ("number",)
     return step(f"x[{src}] = {value}", "setitem", "index", "exec", tags=tags)
 
 

@@ -96,6 +96,7 @@ def reduction(c: Chooser, info: Info, facts: Facts) -> Step:
     elif pick == 2 and info.ndim:
         chosen = dims(c, info.ndim)
         args.append(f"dim={chosen!r}")
+        tags.append("dim-tuple")
         if len(chosen) > 1:
             tags.append("multi-dim")
     if args and name in ("max", "min"):

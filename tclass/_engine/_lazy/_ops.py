@@ -743,7 +743,8 @@ class LazyStackOps(TensorDictBase):
         batch_size = self._batch_size
         return self._carry(regrouped, None, inverse=lambda r: r.view(batch_size))
 
-    def _reshaped(self, new: torch.Size) -> Self:
+    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
+        # ``always`` is for dense leaves; a lazy stack regroups its members.
         if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
             if len(new) != 1:
                 check_regular(self, range(len(self._batch_size)), f"reshape to {list(new)}")
