@@ -3,7 +3,8 @@
 Runs once per class, from ``TensorClass.__init_subclass__`` (all declaration forms end
 there). The pipeline, in order:
 
-1. work out the class options (``_options.py``: given ones over the base's);
+1. work out the class options (``_options.py``: given ones over the base's, into
+   ``ClassInfo.options``);
 2. let ``dataclasses`` collect the fields (so ``dataclasses.fields`` and
    ``is_dataclass`` see a real dataclass), asking it to generate nothing; warn about
    tensor defaults, which every instance shares;
