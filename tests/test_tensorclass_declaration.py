@@ -171,7 +171,7 @@ class TestDataclassProtocol:
     def test_options_of_both_forms(self, cls: Any) -> None:
         info = cls.__tclass_info__
         expected = {Sample: (True, True), Keyed: (False, True), Frame: (True, False)}[cls]
-        assert (info.frozen, info.kw_only) == expected
+        assert (info.options["frozen"], info.options["kw_only"]) == expected
 
     def test_instances_have_no_dict(self) -> None:
         assert not hasattr(transition(), "__dict__")
@@ -187,7 +187,8 @@ class TestRedecoration:
 
     def test_same_options_again_is_a_no_op(self) -> None:
         assert tclass.tensorclass(frozen=True, kw_only=True)(Sample) is Sample
-        assert Sample.__tclass_info__.frozen and Sample.__tclass_info__.kw_only
+        options = Sample.__tclass_info__.options
+        assert options["frozen"] and options["kw_only"]
 
     def test_redecorating_with_frozen_applies_it(self, declare: Declare) -> None:
         cls = declare(_tagged_template())
@@ -294,11 +295,11 @@ class TestInheritance:
         decorated = tclass.tensorclass(Child)
         assert decorated is Child
         info, parent = Child.__tclass_info__, base.__tclass_info__
-        assert info.frozen == parent.frozen and not info.kw_only
+        assert info.options["frozen"] == parent.options["frozen"] and not info.options["kw_only"]
         # kw_only applies to the fields of the class that sets it, as in dataclasses.
         params = inspect.signature(Child).parameters
         assert params["more"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-        if parent.kw_only:
+        if parent.options["kw_only"]:
             assert params["x"].kind is inspect.Parameter.KEYWORD_ONLY
 
     def test_frozen_is_inherited_by_instances(self) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
+import typing
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
@@ -22,6 +24,8 @@ import torch
 
 import tclass
 from tclass import TensorClass, TensorDict, errors
+from tclass._core import _class_options as class_options_module
+from tclass._core._class_options import OPTIONS, ClassOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -349,7 +353,7 @@ class TestTensorOnly:
         cls = declare(_template(x=torch.Tensor), tensor_only=True)
         rec = cls(x=torch.zeros(3), batch_size=[3])
         assert rec.x is rec._tensordict.get("x")
-        assert cls.__tclass_info__.tensor_only
+        assert cls.__tclass_info__.options["tensor_only"]
 
     def test_a_node_of_python_values_is_a_collection(self, declare: Declare) -> None:
         # A field annotated NonTensorData holds a node, which tensor_only takes (the peer).
@@ -471,7 +475,7 @@ class TestInheritance:
         rec = Sub(x=torch.ones(()), y=torch.ones(()))
         assert (rec.x, rec.y) == (1, 1.0) and type(rec.x) is int
         info = Sub.__tclass_info__
-        assert info.autocast and info.shadow and not info.nocast
+        assert info.options["autocast"] and info.options["shadow"] and not info.options["nocast"]
 
     def test_an_option_can_be_turned_off(self) -> None:
         class Base(TensorClass, autocast=True):
@@ -524,7 +528,7 @@ class TestCastFilter:
 
         rec = Sub(p=torch.zeros(1), c=torch.zeros(1, dtype=torch.int32)).to(torch.float16)
         assert rec.c.dtype == torch.int32
-        assert Sub.__tclass_info__.cast_filter is _floating
+        assert Sub.__tclass_info__.options["cast_filter"] is _floating
 
     def test_not_a_callable(self) -> None:
         with pytest.raises(errors.ClassDefinitionError, match="cast_filter"):
@@ -565,3 +569,82 @@ class TestSkipPostInit:
     def test_bracket_spelling(self) -> None:
         assert bracketed(_template(x=torch.Tensor), skip_post_init_on_rebuild=True) is not None
         assert subclassed(_template(x=torch.Tensor), skip_post_init_on_rebuild=True) is not None
+
+
+# --- one list of options -----------------------------------------------------------------
+
+
+def _value_of(name: str) -> Any:
+    """A value that turns the option ``name`` on."""
+    return True if isinstance(OPTIONS[name].default, bool) else _floating
+
+
+class TestOneList:
+    """Every option of ``ClassOptions`` is taken, or refused on purpose, by every place
+    that takes options; none is known to one place only."""
+
+    @pytest.mark.parametrize("name", list(OPTIONS))
+    def test_the_decorator_and_class_keywords_take_it(self, name: str) -> None:
+        value = _value_of(name)
+        decorated = tclass.tensorclass(**{name: value})(_template(x=torch.Tensor))
+        keyword = type(
+            "Rec", (TensorClass,), {"__annotations__": {"x": torch.Tensor}}, **{name: value}
+        )
+        for cls in (decorated, keyword):
+            options = cls.__tclass_info__.options
+            assert options[name] == value and set(options) == set(OPTIONS)
+            assert not hasattr(cls.__tclass_info__, name)  # one object, no copied slots
+
+    @pytest.mark.parametrize("name", list(OPTIONS))
+    def test_from_dataclass_takes_it(self, name: str) -> None:
+        source = dataclasses.make_dataclass("Source", [("x", torch.Tensor)])
+        cls = tclass.from_dataclass(source, **{name: _value_of(name)})
+        assert cls.__tclass_info__.options[name] == _value_of(name)
+
+    @pytest.mark.parametrize("name", list(OPTIONS))
+    def test_brackets_take_a_flag_and_refuse_the_others(self, name: str) -> None:
+        if OPTIONS[name].flag:
+            assert TensorClass[name].__tclass_info__.options[name] is True
+        else:
+            with pytest.raises(errors.ClassDefinitionError, match=f"TensorClass\\['{name}'\\]"):
+                TensorClass[name]
+
+    @pytest.mark.parametrize("name", list(OPTIONS))
+    def test_typed_tensordict_applies_ignores_or_refuses_it(self, name: str) -> None:
+        typed = OPTIONS[name].typed
+        body = {"__annotations__": {"x": torch.Tensor}}
+        if typed is None:
+            with pytest.raises(ValueError, match="Unknown TypedTensorDict option"):
+                tclass.TypedTensorDict[name]
+            with pytest.raises(TypeError):
+                type("State", (tclass.TypedTensorDict,), body, **{name: True})
+            return
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cls = type("State", (tclass.TypedTensorDict,), body, **{name: True})
+        warned = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+        assert bool(warned) == (typed == "inert") and getattr(cls, f"_{name}") is True
+
+    def test_every_signature_names_every_option(self) -> None:
+        for function in (
+            tclass.tensorclass,
+            tclass.from_dataclass,
+            TensorClass.__init_subclass__,
+        ):
+            parameters = inspect.signature(function).parameters
+            assert set(OPTIONS) <= set(parameters), function
+            assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in OPTIONS)
+
+    def test_unknown_keywords_name_the_options(self) -> None:
+        source = dataclasses.make_dataclass("Source", [("x", torch.Tensor)])
+        for call in (
+            lambda: tclass.tensorclass(colour=True),  # type: ignore[call-overload]
+            lambda: tclass.from_dataclass(source, colour=True),  # type: ignore[call-arg]
+        ):
+            with pytest.raises(errors.ArgumentError, match="'colour'.*kw_only and cast_filter"):
+                call()
+
+    def test_the_options_module_documents_each_option(self) -> None:
+        table = class_options_module.__doc__ or ""
+        assert all(f"``{name}``" in table for name in OPTIONS)
+        assert list(OPTIONS) == list(typing.get_type_hints(ClassOptions))

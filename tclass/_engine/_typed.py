@@ -19,6 +19,7 @@ from typing import Any, ClassVar, get_origin
 
 import typing_extensions
 
+from tclass._core._class_options import OPTIONS
 from tclass._core._device import DeviceLike
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
@@ -31,8 +32,10 @@ from tclass.errors import (
 
 __all__ = ["TypedTensorDict"]
 
-_OPTIONS = ("shadow", "frozen", "autocast", "nocast", "tensor_only")
-_IGNORED = ("autocast", "nocast", "tensor_only")  # TensorClass options, accepted and inert
+# The TensorClass options a TypedTensorDict takes (ClassOptions says which), and of these
+# the ones accepted and inert, as the peer.
+_OPTIONS = tuple(name for name, how in OPTIONS.items() if how.typed is not None)
+_IGNORED = tuple(name for name, how in OPTIONS.items() if how.typed == "inert")
 _NOT_REQUIRED = {typing_extensions.NotRequired}
 if sys.version_info >= (3, 11):
     import typing

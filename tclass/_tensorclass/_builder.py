@@ -3,7 +3,8 @@
 Runs once per class, from ``TensorClass.__init_subclass__`` (all declaration forms end
 there). The pipeline, in order:
 
-1. work out the class options (``_options.py``: given ones over the base's);
+1. work out the class options (``_options.py``: given ones over the base's, into
+   ``ClassInfo.options``);
 2. let ``dataclasses`` collect the fields (so ``dataclasses.fields`` and
    ``is_dataclass`` see a real dataclass), asking it to generate nothing; warn about
    tensor defaults, which every instance shares;
@@ -81,13 +82,6 @@ class ClassInfo:
         "field_names",
         "init_names",
         "options",
-        "frozen",
-        "kw_only",
-        "autocast",
-        "nocast",
-        "tensor_only",
-        "shadow",
-        "cast_filter",
         "setters",
         "generated_init",
         "has_user_init",
@@ -103,14 +97,7 @@ class ClassInfo:
         self.cls = cls
         self.field_names: tuple[str, ...] = tuple(f.name for f in fields)
         self.init_names: tuple[str, ...] = tuple(f.name for f in fields if f.init)
-        self.options = options
-        self.frozen = options.frozen
-        self.kw_only = options.kw_only
-        self.autocast = options.autocast
-        self.nocast = options.nocast
-        self.tensor_only = options.tensor_only
-        self.shadow = options.shadow
-        self.cast_filter = options.cast_filter
+        self.options = options  # every option, inherited ones included
         self.setters: dict[str, Callable[[Any, Any], None]] = {}
         self.generated_init: Callable[..., None] | None = None
         self.has_user_init = False
@@ -189,9 +176,11 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     own_init = _own_init(cls)
     if "__dataclass_fields__" not in cls.__dict__:
         _prepare_fields(cls)
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=options.kw_only)
+        dataclasses.dataclass(
+            cls, init=False, repr=False, eq=False, kw_only=bool(options["kw_only"])
+        )
     fields = list(dataclasses.fields(cls))
-    _refuse_reserved_names(cls, base, fields, options.shadow)
+    _refuse_reserved_names(cls, base, fields, bool(options["shadow"]))
     info = ClassInfo(cls, fields, options)
     type.__setattr__(cls, "__tclass_info__", info)
     for field in fields:
@@ -208,7 +197,7 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
             type.__delattr__(cls, "__init__")
     else:
         type.__setattr__(cls, "__init__", info.generated_init)
-    if options.frozen and "__hash__" not in cls.__dict__:
+    if options["frozen"] and "__hash__" not in cls.__dict__:
         type.__setattr__(cls, "__hash__", object.__hash__)  # by identity: see the README
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
     register_class(cls)  # loadable from a saved folder by its module and qualname
@@ -318,11 +307,12 @@ def _refuse_reserved_names(
 
 def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     rule = _rule_if_known(info, name)
-    entries_only = info.tensor_only or (rule is not None and not rule.value_field)
+    entries_only = info.options["tensor_only"] or (rule is not None and not rule.value_field)
+    frozen = info.options["frozen"]
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
-        if info.frozen or (td.is_locked and not _can_fill(td, name)):
+        if frozen or (td.is_locked and not _can_fill(td, name)):
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
@@ -360,7 +350,7 @@ def _can_fill(td: Any, name: str) -> bool:
 
 
 def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
-    if info.frozen:
+    if info.options["frozen"]:
         msg = f"cannot assign to field {name!r}: {cls.__name__} is frozen (use replace())"
         raise FrozenInstanceError(msg)
     saved = getattr(td, "_saved", None)  # a file is no saved folder
@@ -423,7 +413,7 @@ def init_record(
     if names is not None:
         td.names = names
     record._tensordict = td
-    if info.frozen:
+    if info.options["frozen"]:
         td.lock_()
 
 
@@ -484,8 +474,7 @@ def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
         "    if names is not None:",
         "        td.names = names",
         "    record._tensordict = td",
-        "    if info.frozen:",
-        "        td.lock_()",
+        *(["    td.lock_()"] if info.options["frozen"] else []),
     ]
     source = "\n".join(lines) + "\n"
     filename = f"<tclass checked init {info.cls.__module__}.{info.cls.__qualname__}>"

@@ -16,7 +16,10 @@ import typing
 import warnings
 from typing import Any
 
+from typing_extensions import Unpack
+
 from tclass._core._batch import BatchSizeLike, as_batch_size
+from tclass._core._class_options import ClassOptions, check_option_names, named_options
 from tclass._core._device import DeviceLike
 from tclass._interop._bridges import dataclass_as_dict
 from tclass._interop._constructors import infer_batch_size
@@ -26,6 +29,7 @@ from tclass.errors import BatchSizeError, EntryTypeError, SharedDefaultWarning
 __all__ = ["dataclass_to_collection", "from_dataclass"]
 
 
+@named_options
 def from_dataclass(
     obj: Any,
     *,
@@ -33,13 +37,9 @@ def from_dataclass(
     auto_batch_size: bool = False,
     batch_dims: int | None = None,
     batch_size: BatchSizeLike = None,
-    frozen: bool = False,
-    autocast: bool = False,
-    nocast: bool = False,
     inplace: bool = False,
-    shadow: bool = False,
-    tensor_only: bool = False,
     device: DeviceLike = None,
+    **options: Unpack[ClassOptions],
 ) -> Any:
     """A tensorclass from a dataclass type, or a tensorclass instance from a dataclass
     instance.
@@ -50,24 +50,20 @@ def from_dataclass(
         auto_batch_size: for an instance, infer the batch size (the largest leading shape
             the tensors share, at most ``batch_dims`` dims); exclusive with ``batch_size``.
         batch_size: for an instance, the batch size of the result (default ``[]``).
-        frozen, autocast, nocast, shadow, tensor_only: the new class's options.
         inplace: for a type, keep its name instead of adding ``_tc``.
         device: for an instance, the device of the result.
+        options: the new class's options (``frozen``, ``autocast``...: their list is
+            ``tclass/_core/_class_options.py``).
 
     Returns:
         A tensorclass (for a type; a tensorclass type is returned as it is) or a record.
 
     Raises:
+        ArgumentError: (a ``TypeError``) for a keyword that is no class option.
         EntryTypeError: if ``obj`` is not a dataclass type or instance.
         BatchSizeError: if both ``auto_batch_size`` and ``batch_size`` are given.
     """
-    options = {
-        "frozen": frozen,
-        "autocast": autocast,
-        "nocast": nocast,
-        "shadow": shadow,
-        "tensor_only": tensor_only,
-    }
+    check_option_names(options, "from_dataclass")
     if isinstance(obj, type):
         if is_tensorclass(obj):
             return obj
@@ -84,7 +80,7 @@ def from_dataclass(
     # A tensor_only record holds the instance's tensors and collections themselves, as the
     # peer; otherwise it holds copies (its Python values may be mutable).
     info = getattr(dest_cls, "__tclass_info__", None)
-    keep = info is not None and info.tensor_only
+    keep = info is not None and info.options["tensor_only"]
     values = {
         f.name: (lambda v: v if keep else copy.deepcopy(v))(getattr(obj, f.name))
         for f in dataclasses.fields(obj)
@@ -141,7 +137,7 @@ def _check_dataclass(obj: object) -> None:
         raise EntryTypeError(msg)
 
 
-def _tensorclass_of(source: type, name: str, options: dict[str, bool]) -> type:
+def _tensorclass_of(source: type, name: str, options: ClassOptions) -> type:
     """A new tensorclass named ``name`` with the fields of the dataclass ``source``."""
     try:
         hints = typing.get_type_hints(source, include_extras=True)
@@ -169,4 +165,4 @@ def _tensorclass_of(source: type, name: str, options: dict[str, bool]) -> type:
             kw_only=spec.kw_only,
         )
     plain = type(name, (), namespace)
-    return tensorclass(**options)(plain)  # type: ignore[no-any-return,call-overload]
+    return tensorclass(**options)(plain)

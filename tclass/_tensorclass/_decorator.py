@@ -12,9 +12,9 @@ import copy
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-import torch
-from typing_extensions import dataclass_transform
+from typing_extensions import Unpack, dataclass_transform
 
+from tclass._core._class_options import ClassOptions, check_option_names, named_options
 from tclass._core._records import is_record_class
 from tclass._tensorclass._builder import build_class
 from tclass._tensorclass._record import TensorClass, TensorClassMeta
@@ -51,55 +51,25 @@ _DATACLASS_MADE = (
 @overload
 def tensorclass(cls: T, /) -> T: ...
 @overload
-def tensorclass(
-    cls: None = None,
-    /,
-    *,
-    autocast: bool | None = ...,
-    frozen: bool | None = ...,
-    nocast: bool | None = ...,
-    shadow: bool | None = ...,
-    tensor_only: bool | None = ...,
-    skip_post_init_on_rebuild: bool | None = ...,
-    cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = ...,
-    kw_only: bool | None = ...,
-) -> Callable[[T], T]: ...
+def tensorclass(cls: None = None, /, **options: Unpack[ClassOptions]) -> Callable[[T], T]: ...
 
 
+@named_options
 @dataclass_transform()
-def tensorclass(
-    cls: T | None = None,
-    /,
-    *,
-    autocast: bool | None = None,
-    frozen: bool | None = None,
-    nocast: bool | None = None,
-    shadow: bool | None = None,
-    tensor_only: bool | None = None,
-    skip_post_init_on_rebuild: bool | None = None,
-    cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = None,
-    kw_only: bool | None = None,
-) -> T | Callable[[T], T]:
+def tensorclass(cls: T | None = None, /, **options: Unpack[ClassOptions]) -> T | Callable[[T], T]:
     """Turns an annotated class into a tensorclass (bare, or with options).
 
     Args:
-        autocast: a value set to a field is converted to its annotated type.
-        frozen: fields cannot be assigned (tensors can still be written in place);
-            instances are locked and hash by identity.
-        nocast: numbers and numpy arrays set to a tensor field stay Python values.
-        shadow: fields may be named after tensorclass members (``sum``, ``to``...).
-        tensor_only: every field must be a tensor or a tensor collection.
-        skip_post_init_on_rebuild: accepted (``__post_init__`` always runs once per
-            construction).
-        cast_filter: ``fn(key, tensor) -> bool``, the leaves ``to(dtype)`` casts.
-        kw_only: the class's fields are keyword-only in the constructor.
-
-    ``autocast``, ``nocast`` and ``tensor_only`` are exclusive; a subclass inherits the
-    options of its base (see ``tclass/_tensorclass/_options.py``).
+        options: the class options (``autocast``, ``frozen``, ``kw_only``...: their list
+            and what each does is ``tclass/_core/_class_options.py``); a subclass
+            inherits the options of its base.
 
     Returns:
         The tensorclass: a subclass of :class:`TensorClass` with the same name, fields,
         methods and module, identical to declaring ``class X(TensorClass, ...)``.
+
+    Raises:
+        ArgumentError: (a ``TypeError``) for a keyword that is no class option.
 
     Example:
         >>> @tensorclass
@@ -109,20 +79,11 @@ def tensorclass(
         >>> Transition(torch.zeros(4, 3), "pong", batch_size=[4])[0].env
         'pong'
     """
-    given = {
-        "autocast": autocast,
-        "frozen": frozen,
-        "nocast": nocast,
-        "shadow": shadow,
-        "tensor_only": tensor_only,
-        "skip_post_init_on_rebuild": skip_post_init_on_rebuild,
-        "cast_filter": cast_filter,
-        "kw_only": kw_only,
-    }
-    options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    check_option_names(options, "tensorclass")
+    given: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
 
     def wrap(klass: T) -> T:
-        return _make_tensorclass(klass, options)  # type: ignore[return-value]
+        return _make_tensorclass(klass, given)  # type: ignore[return-value]
 
     return wrap if cls is None else wrap(cls)
 
@@ -130,7 +91,7 @@ def tensorclass(
 def _make_tensorclass(cls: type, options: dict[str, Any]) -> type:
     if "__tclass_info__" in cls.__dict__:  # already one (decorated twice, or a subclass)
         current = cls.__dict__["__tclass_info__"].options
-        if all(getattr(current, name) == value for name, value in options.items()):
+        if all(current[name] == value for name, value in options.items()):
             return cls
         build_class(cls, TensorClass, **options)
         return cls

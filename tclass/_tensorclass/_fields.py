@@ -49,6 +49,7 @@ import torch
 from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import format_shape
+from tclass._core._class_options import DEFAULTS, ClassOptions
 from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
 from tclass._core._unbatched import UnbatchedTensor
@@ -56,7 +57,6 @@ from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._hints import annotated_members, annotation_text
-from tclass._tensorclass._options import ClassOptions
 from tclass.errors import (
     BatchMismatchError,
     CastError,
@@ -70,7 +70,6 @@ __all__ = ["FieldRule", "rule_for"]
 
 _Tensor = torch.Tensor
 _V = typing.TypeVar("_V")
-_NO_OPTIONS = ClassOptions()
 
 
 @dataclass(frozen=True)
@@ -243,7 +242,7 @@ def _describe(value: object) -> str:
 
 
 def rule_for(
-    name: str, owner: str, annotation: object, options: ClassOptions = _NO_OPTIONS
+    name: str, owner: str, annotation: object, options: ClassOptions = DEFAULTS
 ) -> FieldRule:
     """The rule for a field ``name`` of class ``owner`` annotated ``annotation`` (resolved),
     under the class options ``options``.
@@ -263,7 +262,7 @@ def rule_for(
     collections = tuple(c for part in parts for c in part.get("collections", ()))
     checks = [part["check"] for part in parts if "check" in part]
     python_value = any(part.get("any_value", False) and not part.get("node") for part in parts)
-    if options.tensor_only and (python_value or checks or not members):
+    if options["tensor_only"] and (python_value or checks or not members):
         msg = (
             f"{owner}: tensor_only requires every field to be a tensor, a tensor collection or "
             f"an optional of these; {name!r} is annotated {text} (drop tensor_only to keep "
@@ -272,9 +271,9 @@ def rule_for(
         raise ClassDefinitionError(msg)
     # Array-likes become tensors only when nothing else could claim them.
     cast_arrays = tensor and not checks and not collections and not any_value
-    if options.nocast and tensor:  # numbers and numpy arrays stay Python values
+    if options["nocast"] and tensor:  # numbers and numpy arrays stay Python values
         checks.append(_is_castable)
-    elif options.nocast and number:  # numpy arrays too (without nocast: tensors)
+    elif options["nocast"] and number:  # numpy arrays too (without nocast: tensors)
         checks.append(_is_array)
     return FieldRule(
         name=name,
@@ -288,7 +287,7 @@ def rule_for(
         collections=collections,
         convert_to=collections[0] if len(collections) == 1 and not any_value else None,
         check_value=_any_of(checks) if checks else None,
-        cast=_caster([m for m, _ in members], parts) if options.autocast else None,
+        cast=_caster([m for m, _ in members], parts) if options["autocast"] else None,
         spec=_one_spec(members, parts, f"{owner}.{name}: "),
     )
 

@@ -57,7 +57,7 @@ def generated_init(
 ) -> Callable[..., None]:
     """``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``, which
     calls ``store(self, info, values, batch_size, device, names)``; fields in ``own``
-    (declared by ``cls`` itself) are keyword-only under ``info.kw_only``."""
+    (declared by ``cls`` itself) are keyword-only under the ``kw_only`` option."""
     namespace: dict[str, Any] = {
         "__tclass_init__": store,
         "__tclass_info__": info,
@@ -140,7 +140,7 @@ def _parameters(
         if not default:
             required.append(name)
         real = f"{name}{default or '=__tclass_missing__'}"
-        if field.kw_only is True or (info.kw_only and name in own):
+        if field.kw_only is True or (info.options["kw_only"] and name in own):
             kw_params.append(real)
             shown_kw.append(f"{name}{default}")
             continue

@@ -27,6 +27,7 @@ from tclass._base._persistence import H5Options, PathLike
 from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core._batch import BatchSizeLike
+from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import key_path, unravel_key
 from tclass._core._names import Names
@@ -141,43 +142,23 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = record_entries
     _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = record_batch_size
 
-    def __init_subclass__(
-        cls,
-        *,
-        frozen: bool | None = None,
-        kw_only: bool | None = None,
-        autocast: bool | None = None,
-        nocast: bool | None = None,
-        tensor_only: bool | None = None,
-        shadow: bool | None = None,
-        skip_post_init_on_rebuild: bool | None = None,
-        cast_filter: Callable[[tuple[str, ...], torch.Tensor], bool] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """Builds the subclass with the class options given as class keywords (see
-        ``tclass/_tensorclass/_options.py``); other keywords go to the bases."""
+    @named_options
+    def __init_subclass__(cls, **options: Unpack[ClassOptions]) -> None:
+        """Builds the subclass with the class options given as class keywords (their
+        list: ``tclass/_core/_class_options.py``); other keywords go to the bases."""
+        given: dict[str, Any] = dict(options)
+        others = {name: given.pop(name) for name in list(given) if name not in OPTIONS}
         try:
-            super().__init_subclass__(**kwargs)
+            super().__init_subclass__(**others)
         except TypeError as error:
-            if not kwargs:
+            if not others:
                 raise
             msg = (
-                f"{cls.__name__}: unknown class keyword(s) {', '.join(map(repr, kwargs))}; the "
-                f"tensorclass options are {', '.join(FLAGS)}, kw_only and cast_filter ({error})"
+                f"{cls.__name__}: unknown class keyword(s) {', '.join(map(repr, others))}; the "
+                f"tensorclass options are {option_listing()} ({error})"
             )
             raise ClassDefinitionError(msg) from None
-        build_class(
-            cls,
-            TensorClass,
-            frozen=frozen,
-            kw_only=kw_only,
-            autocast=autocast,
-            nocast=nocast,
-            tensor_only=tensor_only,
-            shadow=shadow,
-            skip_post_init_on_rebuild=skip_post_init_on_rebuild,
-            cast_filter=cast_filter,
-        )
+        build_class(cls, TensorClass, **given)
 
     def __class_getitem__(cls, item: Any) -> Any:
         """``TensorClass["frozen", "nocast"]``: a base class with those options (one per
@@ -213,7 +194,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     def _from_tensordict_unchecked(cls, td: TensorDict | LazyStackedTensorDict) -> Self:
         record = _new_instance(cls)
         record._tensordict = td
-        if cls.__tclass_info__.frozen:
+        if cls.__tclass_info__.options["frozen"]:
             td.lock_()
         return record
 
@@ -340,7 +321,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return self._wrap(self._tensordict._renamed(key_transform))
 
     def _default_cast_filter(self) -> Callable[[tuple[str, ...], torch.Tensor], bool] | None:
-        return self.__tclass_info__.cast_filter  # the class option (float(), half()...)
+        return self.__tclass_info__.options["cast_filter"]  # the class option (float(), half()...)
 
     # --- entries by key ------------------------------------------------------------------
 
@@ -466,7 +447,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             LockedError: (a ``RuntimeError``) if the record is nested in another locked
                 collection that is alive: unlock that one first.
         """
-        if not self.__tclass_info__.frozen:
+        if not self.__tclass_info__.options["frozen"]:
             self._tensordict.unlock_()
         return self
 
@@ -478,7 +459,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         self._tensordict._lock_down(above, link)
 
     def _unlock_down(self, reached: list[LockGraph]) -> None:
-        if not self.__tclass_info__.frozen:
+        if not self.__tclass_info__.options["frozen"]:
             self._tensordict._unlock_down(reached)
 
     def _lock_refs(self) -> list[Ref]:
@@ -502,7 +483,9 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         the nested key as a tuple): by default the class's ``cast_filter`` option, none
         (every leaf) if it has none or ``cast_filter=None`` is passed.
         """
-        selects = self.__tclass_info__.cast_filter if cast_filter is UNSET else cast_filter
+        selects = (
+            self.__tclass_info__.options["cast_filter"] if cast_filter is UNSET else cast_filter
+        )
         if selects is not None:
             request = parse_to_args(args, kwargs)
             if request.dtype is not None:
