@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 import tclass
 from tclass import NonTensorData, NonTensorStack, TensorDict, errors
-from tclass.utils import LinkedList
 from tclass._engine._value_positions import _View, positions_now
+from tclass.utils import LinkedList
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
