@@ -112,7 +112,11 @@ from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
 from tclass._tensorclass._attrs import TensorAttrs as TensorAttrs
+from tclass.distributed import _collectives as _collectives  # binds DISTRIBUTED (*)
 from tclass.errors import TclassError as TclassError
+
+# (*) modules that bind slots of the base layer (tclass/_base/_provided.py) and that no
+# import above loads: every slot is bound once `import tclass` returns.
 
 assert_allclose_td = assert_close
 

@@ -1,0 +1,87 @@
+"""What the base layer declares and the layers above it provide.
+
+Every collection derives from the base layer, so the layers above it (engine, interop,
+io, distributed, the tensorclass facade) cannot be imported here, yet many methods of
+``TensorDictBase`` are implemented there (``consolidate`` in the engine, ``memmap`` in
+io...). Each such method is a one-line forwarder reading its implementation from a slot
+of this module, one table per providing layer::
+
+    def consolidate(self, filename=None, ...):
+        return ENGINE.consolidate(self, filename, ...)
+
+and the module that holds the implementation binds the slot next to it, once, when
+``import tclass`` runs (``tclass/__init__.py`` imports every providing module)::
+
+    ENGINE.consolidate = consolidate  # at the end of tclass/_engine/_consolidate.py
+
+A table is a class used as a namespace (never instantiated): reading a bound slot is one
+class attribute read. Its slots are declared under ``TYPE_CHECKING`` as the very
+implementations (``consolidate = _consolidate.consolidate``), so mypy checks every call
+and every binding against the implementation's signature, and those imports are
+annotations only (the layers contract does not count them). Reading a slot that is not
+bound raises :class:`~tclass.errors.NotProvidedError` naming the slot and the module that
+binds it; binding a slot twice raises it too. This is the same idea as
+``_core/_dispatch.py``'s ``@implements``, which fills the table of torch functions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, final
+
+from tclass.errors import NotProvidedError
+
+if TYPE_CHECKING:
+    from tclass.distributed import _collectives, _transfer
+
+__all__ = ["DISTRIBUTED", "Provided"]
+
+
+class Provided(type):
+    """The metaclass of a slot table: ``layer`` names the package whose modules bind the
+    slots, read only to say where a missing one should come from."""
+
+    _layer: str
+
+    def __new__(
+        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], *, layer: str
+    ) -> Provided:
+        table = super().__new__(mcs, name, bases, namespace)
+        type.__setattr__(table, "_layer", layer)
+        return table
+
+    def __setattr__(cls, slot: str, implementation: object) -> None:
+        if slot in cls.__dict__:
+            raise NotProvidedError(
+                f"{cls.__name__}.{slot} is bound twice: one module of {cls._layer} binds "
+                "it, when tclass is imported; remove the second binding"
+            )
+        type.__setattr__(cls, slot, implementation)
+
+    if not TYPE_CHECKING:  # mypy reports unknown slots as unknown attributes instead
+
+        def __getattr__(cls, slot: str) -> Any:
+            if slot.startswith("__"):
+                raise AttributeError(slot)
+            raise NotProvidedError(
+                f"{cls.__name__}.{slot} is not bound: {cls._layer} binds it when tclass is "
+                "imported; `import tclass` before calling it"
+            )
+
+
+@final
+class DISTRIBUTED(metaclass=Provided, layer="tclass.distributed"):
+    """Point-to-point transfers and collectives (``DistributedOps``)."""
+
+    if TYPE_CHECKING:
+        send = _transfer.send
+        isend = _transfer.isend
+        recv = _transfer.recv
+        irecv = _transfer.irecv
+        broadcast = _transfer.broadcast
+        all_reduce = _transfer.all_reduce
+        all_gather = _transfer.all_gather
+        init_remote = _transfer.init_remote
+        from_remote_init = _transfer.from_remote_init
+        reduce = _collectives.reduce
+        gather_and_stack = _collectives.gather_and_stack
+        scatter = _collectives.scatter

@@ -1,0 +1,76 @@
+"""The slots of the base layer (tclass/_base/_provided.py): each bound once, by the layer
+that implements it, when tclass is imported."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+import pytest
+
+import tclass
+from tclass._base import _provided
+from tclass._base._provided import Provided
+from tclass.errors import NotProvidedError, TclassError
+
+
+def _declared_slots() -> dict[str, list[str]]:
+    """Each table's slots, as _provided.py declares them under TYPE_CHECKING."""
+    tree = ast.parse(inspect.getsource(_provided))
+    tables: dict[str, list[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name.isupper():
+            names = []
+            for statement in ast.walk(node):
+                if isinstance(statement, ast.Assign):
+                    names += [t.id for t in statement.targets if isinstance(t, ast.Name)]
+                elif isinstance(statement, ast.AnnAssign) and isinstance(
+                    statement.target, ast.Name
+                ):
+                    names.append(statement.target.id)
+            tables[node.name] = names
+    return tables
+
+
+def test_every_declared_slot_is_bound_by_import_tclass() -> None:
+    tables = _declared_slots()
+    assert "DISTRIBUTED" in tables
+    for table_name, slots in tables.items():
+        table = getattr(_provided, table_name)
+        assert slots, table_name
+        unbound = [slot for slot in slots if slot not in vars(table)]
+        assert not unbound, f"{table_name}: {unbound}"
+
+
+def test_bound_slots_are_the_implementations() -> None:
+    from tclass.distributed import _collectives, _transfer
+
+    assert _provided.DISTRIBUTED.send is _transfer.send
+    assert _provided.DISTRIBUTED.scatter is _collectives.scatter
+
+
+def test_an_unbound_slot_names_itself_and_the_layer_that_binds_it() -> None:
+    class LATER(metaclass=Provided, layer="tclass._upper"):
+        pass
+
+    with pytest.raises(NotProvidedError, match=r"LATER\.thing is not bound: tclass\._upper"):
+        LATER.thing  # type: ignore[attr-defined]  # noqa: B018
+    assert issubclass(NotProvidedError, TclassError)
+    assert issubclass(NotProvidedError, RuntimeError)
+    assert not hasattr(LATER, "__wrapped__")  # dunder probes stay plain AttributeErrors
+
+
+def test_a_slot_is_bound_once() -> None:
+    class ONCE(metaclass=Provided, layer="tclass._upper"):
+        pass
+
+    ONCE.thing = len  # type: ignore[attr-defined]
+    assert ONCE.thing is len  # type: ignore[attr-defined]
+    with pytest.raises(NotProvidedError, match=r"ONCE\.thing is bound twice"):
+        ONCE.thing = len  # type: ignore[attr-defined]
+
+
+def test_forwarders_reach_their_implementations() -> None:
+    td = tclass.TensorDict({"a": tclass.TensorDict({}, [2])}, [2])
+    with pytest.raises(tclass.errors.DistributedError):
+        td.send(1)  # no process group: the implementation's own error
