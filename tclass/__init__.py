@@ -87,6 +87,9 @@ from tclass._interop._modules import from_module as from_module
 from tclass._interop._modules import from_modules as from_modules
 from tclass._interop._params import TensorDictParams as TensorDictParams
 from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
+from tclass._io import _mds as _mds  # binds IO (*)
+from tclass._io import _preallocate as _preallocate  # binds IO (*)
+from tclass._io import _saved_entries as _saved_entries  # binds IO (*)
 from tclass._io._api import load as load
 from tclass._io._api import load_memmap as load_memmap
 from tclass._io._api import memmap as memmap

@@ -5,9 +5,9 @@
 
 A mixin of ``TensorDictBase``, like ``PersistenceOps``: the implementations
 (``_constructors``, ``_bridges``, ``_state_dict``) build on the engine classes that derive
-from this mixin, so they are imported when called. A classmethod builds a TensorDict and
-hands it to :meth:`ConversionOps._from_plain`, which a tensorclass overrides to wrap it
-in its class (casting nested entries to the annotated classes).
+from this mixin, so the methods read them from ``_provided.INTEROP``. A classmethod builds
+a TensorDict and hands it to :meth:`ConversionOps._from_plain`, which a tensorclass
+overrides to wrap it in its class (casting nested entries to the annotated classes).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import IO
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import UnsupportedError
 
@@ -142,9 +143,7 @@ class ConversionOps:
                 ``"dragonfly"``.
             ShapeError: a schema entry is not an ``(element_shape, dtype)`` pair.
         """
-        from tclass._io._preallocate import from_schema
-
-        return from_schema(
+        return IO.from_schema(
             cls, schema, batch_size=batch_size, storage=storage, device=device, **kwargs
         )
 

@@ -26,14 +26,15 @@ binds it; binding a slot twice raises it too. This is the same idea as
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from tclass.errors import NotProvidedError
 
 if TYPE_CHECKING:
+    from tclass._io import _api, _append, _h5, _mds, _preallocate, _saved_entries, _tabular
     from tclass.distributed import _collectives, _transfer
 
-__all__ = ["DISTRIBUTED", "Provided"]
+__all__ = ["DISTRIBUTED", "IO", "Provided"]
 
 
 class Provided(type):
@@ -85,3 +86,29 @@ class DISTRIBUTED(metaclass=Provided, layer="tclass.distributed"):
         reduce = _collectives.reduce
         gather_and_stack = _collectives.gather_and_stack
         scatter = _collectives.scatter
+
+
+@final
+class IO(metaclass=Provided, layer="tclass._io"):
+    """Memory-mapped folders, h5, tables and MDS (``PersistenceOps``, ``FormatOps``,
+    ``ConversionOps.from_schema``)."""
+
+    if TYPE_CHECKING:
+        memmap_in_place = _api.memmap_in_place
+        saved_copy = _api.saved_copy
+        load_memmap = _api.load_memmap
+        is_memmap = _api.is_memmap
+        append_in_place = _append.append_in_place
+        saved_path = _saved_entries.saved_path
+        memmap_refresh = _saved_entries.memmap_refresh
+        make_memmap = _saved_entries.make_memmap
+        make_memmap_from_tensor = _saved_entries.make_memmap_from_tensor
+        make_memmap_from_storage = _saved_entries.make_memmap_from_storage
+        to_h5 = _h5.to_h5
+        open_as = _h5.open_as
+        Reader: ClassVar[type[_tabular.Reader]]
+        read_file = _tabular.read_file
+        to_frame = _tabular.to_frame
+        write_table = _tabular.write_table
+        to_mds = _mds.to_mds
+        from_schema = _preallocate.from_schema
