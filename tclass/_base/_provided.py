@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, final
 from tclass.errors import NotProvidedError
 
 if TYPE_CHECKING:
+    from tclass._interop import _bridges, _constructors, _modules, _state_dict
     from tclass._io import _api, _append, _h5, _mds, _preallocate, _saved_entries, _tabular
     from tclass.distributed import _collectives, _transfer
 
-__all__ = ["DISTRIBUTED", "IO", "Provided"]
+__all__ = ["DISTRIBUTED", "INTEROP", "IO", "Provided"]
 
 
 class Provided(type):
@@ -112,3 +113,29 @@ class IO(metaclass=Provided, layer="tclass._io"):
         write_table = _tabular.write_table
         to_mds = _mds.to_mds
         from_schema = _preallocate.from_schema
+
+
+@final
+class INTEROP(metaclass=Provided, layer="tclass._interop"):
+    """Constructors, numpy and pytree bridges, state dicts and ``nn.Module`` interop
+    (``ConversionOps``, ``ModuleOps``)."""
+
+    if TYPE_CHECKING:
+        from_dict = _constructors.from_dict
+        from_dict_instance = _constructors.from_dict_instance
+        from_tuple = _constructors.from_tuple
+        from_namedtuple = _constructors.from_namedtuple
+        fromkeys = _constructors.fromkeys
+        to_dict = _constructors.to_dict
+        to_namedtuple = _constructors.to_namedtuple
+        from_any = _bridges.from_any
+        from_list = _bridges.from_list
+        from_struct_array = _bridges.from_struct_array
+        collection_from_pytree = _bridges.collection_from_pytree
+        to_struct_array = _bridges.to_struct_array
+        to_pytree = _bridges.to_pytree
+        state_dict = _state_dict.state_dict
+        load_state_dict = _state_dict.load_state_dict
+        collection_from_module = _modules.collection_from_module
+        collection_from_modules = _modules.collection_from_modules
+        swap_into_module = _modules.swap_into_module
