@@ -26,16 +26,32 @@ binds it; binding a slot twice raises it too. This is the same idea as
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, final
 
 from tclass.errors import NotProvidedError
 
 if TYPE_CHECKING:
+    from tclass._base._tensordict_base import TensorDictBase
+    from tclass._engine import _consolidate, _map, _pack, _pad, _pyvalues, _record_fields
+    from tclass._engine._lazy import _build, _stack
     from tclass._interop import _bridges, _constructors, _modules, _state_dict
     from tclass._io import _api, _append, _h5, _mds, _preallocate, _saved_entries, _tabular
     from tclass.distributed import _collectives, _transfer
 
-__all__ = ["DISTRIBUTED", "INTEROP", "IO", "Provided"]
+    C = TypeVar("C", bound=TensorDictBase)
+
+    class Join(Protocol):
+        """``_engine/_ops.py``'s ``stack`` and ``cat``, whose types mypy cannot infer
+        from here (``@implements`` decorates them, and the two modules import each other
+        for annotations)."""
+
+        def __call__(
+            self, collections: Sequence[C], dim: int = 0, *, out: C | None = None
+        ) -> C: ...
+
+
+__all__ = ["DISTRIBUTED", "ENGINE", "INTEROP", "IO", "Provided"]
 
 
 class Provided(type):
@@ -68,6 +84,33 @@ class Provided(type):
                 f"{cls.__name__}.{slot} is not bound: {cls._layer} binds it when tclass is "
                 "imported; `import tclass` before calling it"
             )
+
+
+@final
+class ENGINE(metaclass=Provided, layer="tclass._engine"):
+    """Stacking, padding, consolidation, packing, map, Python values and the lazy stack
+    class (``StackOps``, ``DeviceOps``, ``PackingOps``, ``MapOps``, ``TensorCollection``,
+    ``EntryOps.data_ptr``)."""
+
+    if TYPE_CHECKING:
+        LazyStackedTensorDict: ClassVar[type[_stack.LazyStackedTensorDict]]
+        set_non_tensor = _pyvalues.set_non_tensor
+        get_non_tensor = _pyvalues.get_non_tensor
+        consolidate = _consolidate.consolidate
+        consolidation_of = _consolidate.consolidation_of
+        from_consolidated_file = _consolidate.from_consolidated_file
+        pinned = _consolidate.pinned
+        data_ptrs = _record_fields.data_ptrs
+        stack: ClassVar[Join]
+        cat: ClassVar[Join]
+        lazy_stack = _build.lazy_stack
+        maybe_dense_stack = _build.maybe_dense_stack
+        to_lazystack = _build.to_lazystack
+        densify = _build.densify
+        pad = _pad.pad
+        pack = _pack.pack
+        map_chunks = _map.map_chunks
+        map_iter = _map.map_iter
 
 
 @final
