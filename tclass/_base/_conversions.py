@@ -20,7 +20,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
-from tclass._base._provided import INTEROP, IO
+from tclass._base._provided import INTEROP, IO, TENSORCLASS
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import UnsupportedError
 
@@ -231,9 +231,7 @@ class ConversionOps:
         """An instance with one entry per field of a dataclass instance (nested
         dataclasses nest), or with ``as_tensorclass=True`` what
         :func:`tclass.from_dataclass` gives."""
-        from tclass._tensorclass._dataclass import dataclass_to_collection
-
-        return dataclass_to_collection(
+        return TENSORCLASS.dataclass_to_collection(
             cls,
             dataclass,
             dest_cls=dest_cls,

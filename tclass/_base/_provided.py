@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tclass._engine._lazy import _build, _stack
     from tclass._interop import _bridges, _constructors, _modules, _state_dict
     from tclass._io import _api, _append, _h5, _mds, _preallocate, _saved_entries, _tabular
+    from tclass._tensorclass import _attrs, _dataclass
     from tclass.distributed import _collectives, _transfer
 
     C = TypeVar("C", bound=TensorDictBase)
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
         ) -> C: ...
 
 
-__all__ = ["DISTRIBUTED", "ENGINE", "INTEROP", "IO", "Provided"]
+__all__ = ["DISTRIBUTED", "ENGINE", "INTEROP", "IO", "TENSORCLASS", "Provided"]
 
 
 class Provided(type):
@@ -182,3 +183,13 @@ class INTEROP(metaclass=Provided, layer="tclass._interop"):
         collection_from_module = _modules.collection_from_module
         collection_from_modules = _modules.collection_from_modules
         swap_into_module = _modules.swap_into_module
+
+
+@final
+class TENSORCLASS(metaclass=Provided, layer="tclass._tensorclass"):
+    """The tensorclass facade's ``attrs`` view and dataclass conversion
+    (``CastOps.attrs``, ``ConversionOps.from_dataclass``)."""
+
+    if TYPE_CHECKING:
+        attrs_of = _attrs.attrs_of
+        dataclass_to_collection = _dataclass.dataclass_to_collection

@@ -16,6 +16,7 @@ import typing
 import warnings
 from typing import Any
 
+from tclass._base._provided import TENSORCLASS
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike
 from tclass._interop._bridges import dataclass_as_dict
@@ -170,3 +171,8 @@ def _tensorclass_of(source: type, name: str, options: dict[str, bool]) -> type:
         )
     plain = type(name, (), namespace)
     return tensorclass(**options)(plain)  # type: ignore[no-any-return,call-overload]
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+TENSORCLASS.dataclass_to_collection = dataclass_to_collection
