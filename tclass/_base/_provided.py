@@ -40,16 +40,16 @@ if TYPE_CHECKING:
     from tclass._tensorclass import _attrs, _dataclass
     from tclass.distributed import _collectives, _transfer
 
-    C = TypeVar("C", bound=TensorDictBase)
+    _C = TypeVar("_C", bound=TensorDictBase)
 
-    class Join(Protocol):
+    class _Join(Protocol):
         """``_engine/_ops.py``'s ``stack`` and ``cat``, whose types mypy cannot infer
         from here (``@implements`` decorates them, and the two modules import each other
         for annotations)."""
 
         def __call__(
-            self, collections: Sequence[C], dim: int = 0, *, out: C | None = None
-        ) -> C: ...
+            self, collections: Sequence[_C], dim: int = 0, *, out: _C | None = None
+        ) -> _C: ...
 
 
 __all__ = ["DISTRIBUTED", "ENGINE", "INTEROP", "IO", "TENSORCLASS", "Provided"]
@@ -102,8 +102,8 @@ class ENGINE(metaclass=Provided, layer="tclass._engine"):
         from_consolidated_file = _consolidate.from_consolidated_file
         pinned = _consolidate.pinned
         data_ptrs = _record_fields.data_ptrs
-        stack: ClassVar[Join]
-        cat: ClassVar[Join]
+        stack: ClassVar[_Join]
+        cat: ClassVar[_Join]
         lazy_stack = _build.lazy_stack
         maybe_dense_stack = _build.maybe_dense_stack
         to_lazystack = _build.to_lazystack
