@@ -45,6 +45,7 @@ from tclass._core._printoptions import get_printoptions as get_printoptions
 from tclass._core._printoptions import set_printoptions as set_printoptions
 from tclass._core._spec import Spec as Spec
 from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
+from tclass._engine import _map as _map  # binds ENGINE (*)
 from tclass._engine import _torch_functions as _torch_functions
 from tclass._engine._collate import collate as collate
 from tclass._engine._collate import group_by as group_by
@@ -74,6 +75,7 @@ from tclass._engine._pad import unpad_sequence as unpad_sequence
 from tclass._engine._td import TensorDict as TensorDict
 from tclass._engine._typed import TypedTensorDict as TypedTensorDict
 from tclass._interop import _pytree as _pytree
+from tclass._interop import _state_dict as _state_dict  # binds INTEROP (*)
 from tclass._interop._bridges import from_any as from_any
 from tclass._interop._bridges import from_pytree as from_pytree
 from tclass._interop._bridges import from_struct_array as from_struct_array
@@ -87,6 +89,9 @@ from tclass._interop._modules import from_module as from_module
 from tclass._interop._modules import from_modules as from_modules
 from tclass._interop._params import TensorDictParams as TensorDictParams
 from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
+from tclass._io import _mds as _mds  # binds IO (*)
+from tclass._io import _preallocate as _preallocate  # binds IO (*)
+from tclass._io import _saved_entries as _saved_entries  # binds IO (*)
 from tclass._io._api import load as load
 from tclass._io._api import load_memmap as load_memmap
 from tclass._io._api import memmap as memmap
@@ -112,7 +117,11 @@ from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
 from tclass._tensorclass._attrs import TensorAttrs as TensorAttrs
+from tclass.distributed import _collectives as _collectives  # binds DISTRIBUTED (*)
 from tclass.errors import TclassError as TclassError
+
+# (*) modules that bind slots of the base layer (tclass/_base/_provided.py) and that no
+# import above loads: every slot is bound once `import tclass` returns.
 
 assert_allclose_td = assert_close
 

@@ -85,6 +85,7 @@ __all__ = [
     "UnravelKeyError",
     "ArgumentValueError",
     "NotCloseError",
+    "NotProvidedError",
 ]
 
 
@@ -528,6 +529,15 @@ class StructureMismatchError(DistributedError, ValueError):
 
     def __reduce__(self) -> tuple[type[StructureMismatchError], tuple[object, ...]]:
         return (type(self), (str(self), self.key, self.rank))
+
+
+# --- the package itself ------------------------------------------------------------------
+
+
+class NotProvidedError(TclassError, RuntimeError):
+    """A method of the base layer was called before the layer that implements it bound
+    it (``tclass/_base/_provided.py``), or a layer bound one implementation twice: the
+    package was only partly imported, or two modules provide the same slot."""
 
 
 # --- warnings --------------------------------------------------------------------------

@@ -83,6 +83,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "EntriesTwiceError": (TypeError, ValueError),
     "KeyRenameError": (KeyError, ValueError),
     "NotSavedError": (AttributeError, RuntimeError),
+    "NotProvidedError": (RuntimeError,),
 }
 SUBCLASSES = sorted(EXPECTED_BASES)
 # Warnings: a base of tclass's own, and the builtin category the peer uses.

@@ -1,3 +1,3 @@
 """The base layer: ``TensorDictBase`` and its method groups, written against the
-collection primitives of ``_collection.py``. The only deferred imports of the package
-live here: one-line forwarders to the layers above (see README.md)."""
+collection primitives of ``_collection.py``. Methods implemented by the layers above are
+one-line forwarders reading their implementation from ``_provided.py`` (see README.md)."""

@@ -21,6 +21,7 @@ from typing_extensions import Self
 from tclass._base._collection import TensorCollection
 from tclass._base._leafwise import Gather
 from tclass._base._pointwise import PointwiseOps
+from tclass._base._provided import TENSORCLASS
 from tclass.errors import UnsupportedError
 
 if TYPE_CHECKING:
@@ -141,9 +142,7 @@ class CastOps(PointwiseOps):
         kept. ``other.to(td.attrs())`` moves and casts each tensor of ``other`` to the
         device and dtype of ``td``'s tensor under the same key. ``num_threads`` is
         accepted (the records are built in the calling thread)."""
-        from tclass._tensorclass._attrs import attrs_of
-
-        return attrs_of(self, fields)
+        return TENSORCLASS.attrs_of(self, fields)
 
     def _to_attrs(self, attrs: TensorCollection, non_blocking: bool) -> Self:
         """Every tensor moved and cast as the ``TensorAttrs`` under its key in ``attrs``

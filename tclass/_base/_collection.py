@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, cas
 import torch
 from typing_extensions import Self
 
+from tclass._base._provided import ENGINE
 from tclass._core._batch import normalize_dim
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
@@ -187,11 +188,7 @@ class TensorCollection:
     def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Any:
         """A lazy stack of ``members`` (collections of this class, checked by the
         caller); tensorclasses override it to wrap the stack in their class."""
-        from tclass._engine._lazy._stack import (
-            LazyStackedTensorDict,  # the lazy stack builds on this module
-        )
-
-        return LazyStackedTensorDict._from_members(members, dim, batch_size)
+        return ENGINE.LazyStackedTensorDict._from_members(members, dim, batch_size)
 
     def _absent_fields(self) -> Sequence[str]:
         """Declared fields that hold nothing (``None``), for the repr to list last."""
@@ -556,16 +553,12 @@ class TensorCollection:
     def set_non_tensor(self, key: Any, value: Any) -> Self:
         """Stores ``value`` under ``key`` as one Python value spanning the batch, whatever
         it is (a list stays one list); returns ``self``."""
-        from tclass._engine._pyvalues import set_non_tensor
-
-        return set_non_tensor(self, key, value)
+        return ENGINE.set_non_tensor(self, key, value)
 
     def get_non_tensor(self, key: Any, default: Any = KeyNotFoundError) -> Any:
         """The Python value under ``key`` (a ``NonTensorStack`` as nested lists), or
         ``default`` when the key is absent (``KeyNotFoundError`` if none is given)."""
-        from tclass._engine._pyvalues import get_non_tensor
-
-        return get_non_tensor(self, key, default)
+        return ENGINE.get_non_tensor(self, key, default)
 
     def _missing_key(self, key: object, *, popping: bool = False) -> KeyNotFoundError:
         keys = self._key_names()

@@ -5,9 +5,9 @@
 
 A mixin of ``TensorDictBase``, like ``PersistenceOps``: the implementations
 (``_constructors``, ``_bridges``, ``_state_dict``) build on the engine classes that derive
-from this mixin, so they are imported when called. A classmethod builds a TensorDict and
-hands it to :meth:`ConversionOps._from_plain`, which a tensorclass overrides to wrap it
-in its class (casting nested entries to the annotated classes).
+from this mixin, so the methods read them from ``_provided.INTEROP``. A classmethod builds
+a TensorDict and hands it to :meth:`ConversionOps._from_plain`, which a tensorclass
+overrides to wrap it in its class (casting nested entries to the annotated classes).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import INTEROP, IO, TENSORCLASS
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import UnsupportedError
 
@@ -77,10 +78,8 @@ class ConversionOps:
         Without ``batch_size``, the batch size is the largest leading shape the values
         share (at most ``batch_dims`` dims); ``auto_batch_size=False`` gives ``[]``.
         """
-        from tclass._interop._constructors import from_dict
-
         return cls._from_plain(
-            from_dict(
+            INTEROP.from_dict(
                 input_dict,
                 auto_batch_size=auto_batch_size,
                 batch_size=batch_size,
@@ -104,9 +103,7 @@ class ConversionOps:
         take the classes of this collection's entries under the same keys: a dict where
         this collection holds a record becomes a record of that class (the values of
         this collection are not used). Turns ``to_dict()`` output back into records."""
-        from tclass._interop._constructors import from_dict_instance
-
-        return from_dict_instance(
+        return INTEROP.from_dict_instance(
             _collection(self),
             input_dict,
             auto_batch_size=auto_batch_size,
@@ -142,9 +139,7 @@ class ConversionOps:
                 ``"dragonfly"``.
             ShapeError: a schema entry is not an ``(element_shape, dtype)`` pair.
         """
-        from tclass._io._preallocate import from_schema
-
-        return from_schema(
+        return IO.from_schema(
             cls, schema, batch_size=batch_size, storage=storage, device=device, **kwargs
         )
 
@@ -152,17 +147,13 @@ class ConversionOps:
     def from_any(cls, obj: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a mapping, tuple, namedtuple or structured array (a collection
         is returned as it is): see :func:`tclass.from_any`."""
-        from tclass._interop._bridges import from_any
-
-        return cls._from_built(from_any(obj, **options))
+        return cls._from_built(INTEROP.from_any(obj, **options))
 
     @classmethod
     def from_tuple(cls, obj: tuple[Any, ...], **options: Unpack[BuildOptions]) -> Self:
         """An instance with the items of ``obj`` under the keys ``"0"``, ``"1"``, ...:
         see :func:`tclass.from_tuple`."""
-        from tclass._interop._constructors import from_tuple
-
-        return cls._from_plain(from_tuple(obj, **options))
+        return cls._from_plain(INTEROP.from_tuple(obj, **options))
 
     @classmethod
     def from_list(
@@ -179,10 +170,8 @@ class ConversionOps:
         """The stack of one instance per item of ``input`` (a dict per element): dense
         when they agree, lazy when they differ (or with ``lazy=True``; a TensorDict
         class then gives a lazy stack). See :func:`tclass._interop._bridges.from_list`."""
-        from tclass._interop._bridges import from_list
-
         return cls._from_built(
-            from_list(
+            INTEROP.from_list(
                 input,
                 auto_batch_size=auto_batch_size,
                 batch_size=batch_size,
@@ -219,17 +208,13 @@ class ConversionOps:
     def fromkeys(cls, keys: Iterable[Any], value: Any = 0) -> Self:
         """An instance (batch size ``[]``) holding ``value`` under each key (a tensor
         value is cloned per key): see :func:`tclass.fromkeys`."""
-        from tclass._interop._constructors import fromkeys
-
-        return cls._from_plain(fromkeys(keys, value))
+        return cls._from_plain(INTEROP.fromkeys(keys, value))
 
     @classmethod
     def from_namedtuple(cls, named_tuple: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a namedtuple (nested ones nest): see
         :func:`tclass.from_namedtuple`."""
-        from tclass._interop._constructors import from_namedtuple
-
-        return cls._from_plain(from_namedtuple(named_tuple, **options))
+        return cls._from_plain(INTEROP.from_namedtuple(named_tuple, **options))
 
     @classmethod
     def from_dataclass(
@@ -246,9 +231,7 @@ class ConversionOps:
         """An instance with one entry per field of a dataclass instance (nested
         dataclasses nest), or with ``as_tensorclass=True`` what
         :func:`tclass.from_dataclass` gives."""
-        from tclass._tensorclass._dataclass import dataclass_to_collection
-
-        return dataclass_to_collection(
+        return TENSORCLASS.dataclass_to_collection(
             cls,
             dataclass,
             dest_cls=dest_cls,
@@ -271,10 +254,8 @@ class ConversionOps:
     ) -> Self:
         """An instance with one entry per field of a numpy structured array, batch size
         the array's shape: see :func:`tclass.from_struct_array`."""
-        from tclass._interop._bridges import from_struct_array
-
         return cls._from_plain(
-            from_struct_array(
+            INTEROP.from_struct_array(
                 struct_array,
                 auto_batch_size=auto_batch_size,
                 batch_dims=batch_dims,
@@ -295,9 +276,7 @@ class ConversionOps:
         """An instance from a pytree: see :func:`tclass.from_pytree`. A TensorDict
         records the structure so that :meth:`to_pytree` rebuilds it; a tensorclass reads
         the top node's children as its fields."""
-        from tclass._interop._bridges import collection_from_pytree
-
-        return collection_from_pytree(  # type: ignore[no-any-return]
+        return INTEROP.collection_from_pytree(  # type: ignore[no-any-return]
             cls,
             pytree,
             batch_size=batch_size,
@@ -314,9 +293,7 @@ class ConversionOps:
         values, nested collections as dicts (with ``tolist_first``, a nested collection
         with batch dims as its :meth:`tolist`, a list of dicts). ``retain_none`` is for
         tensorclasses (their absent fields); a TensorDict has no ``None`` entries."""
-        from tclass._interop._constructors import to_dict
-
-        return to_dict(_collection(self), convert_tensors, tolist_first)
+        return INTEROP.to_dict(_collection(self), convert_tensors, tolist_first)
 
     def numpy(self) -> dict[str, Any]:
         """The entries as nested dicts of numpy arrays sharing memory with the tensors
@@ -348,23 +325,17 @@ class ConversionOps:
     def to_namedtuple(self, dest_cls: Callable[..., Any] | None = None) -> Any:
         """The collection as a namedtuple (nested ones nest; ``dest_cls`` for the top
         level, a generated ``GenericDict`` otherwise)."""
-        from tclass._interop._constructors import to_namedtuple
-
-        return to_namedtuple(_collection(self), dest_cls)
+        return INTEROP.to_namedtuple(_collection(self), dest_cls)
 
     def to_struct_array(self) -> np.ndarray[Any, Any]:
         """A numpy structured array shaped like the batch size, one field per entry:
         see :func:`tclass._interop._bridges.to_struct_array`."""
-        from tclass._interop._bridges import to_struct_array
-
-        return to_struct_array(_collection(self))
+        return INTEROP.to_struct_array(_collection(self))
 
     def to_pytree(self) -> Any:
         """The pytree :meth:`from_pytree` read; a collection built otherwise is a pytree
         node itself and is returned as it is."""
-        from tclass._interop._bridges import to_pytree
-
-        return to_pytree(_collection(self))
+        return INTEROP.to_pytree(_collection(self))
 
     # --- state dicts ---------------------------------------------------------------------
 
@@ -388,9 +359,7 @@ class ConversionOps:
             KeyConflictError: if two entries flatten to one dotted key (a key holding a
                 '.'); use ``flatten=False``.
         """
-        from tclass._interop._state_dict import state_dict
-
-        return state_dict(_collection(self), destination, prefix, keep_vars, flatten)
+        return INTEROP.state_dict(_collection(self), destination, prefix, keep_vars, flatten)
 
     def load_state_dict(
         self,
@@ -411,9 +380,7 @@ class ConversionOps:
             StateDictKeyError: with ``strict``, if the tensor keys differ.
             BatchSizeError: if a tensor's shape differs from its destination's.
         """
-        from tclass._interop._state_dict import load_state_dict
-
-        return load_state_dict(self, state_dict, strict, assign, from_flatten)  # type: ignore[type-var]
+        return INTEROP.load_state_dict(self, state_dict, strict, assign, from_flatten)  # type: ignore[type-var]
 
 
 def _collection(obj: object) -> TensorCollection:

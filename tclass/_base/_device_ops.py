@@ -1,6 +1,6 @@
 """Memory placement methods every collection has: pinned and shared memory, and
-consolidation into one buffer (implemented in ``_engine/_consolidate.py``, imported when
-called)."""
+consolidation into one buffer (implemented in ``_engine/_consolidate.py``, read from
+``_provided.ENGINE``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._core._device import DeviceLike, ToOptions, parse_to_args
 from tclass._core._future import TensorDictFuture
 from tclass._core._records import storage_of
@@ -63,9 +64,7 @@ class DeviceOps(TensorCollection):
         return self
 
     def _pinned(self, num_threads: int) -> Self:
-        from tclass._engine._consolidate import pinned
-
-        return pinned(self, num_threads)  # type: ignore[no-any-return]
+        return ENGINE.pinned(self, num_threads)  # type: ignore[no-any-return]
 
     def _to_with(self, args: tuple[Any, ...], kwargs: dict[str, Any], options: ToOptions) -> Self:
         """``to(*args, **kwargs)`` with the peer's extra keywords (``ToOptions``): pinned
@@ -180,9 +179,7 @@ class DeviceOps(TensorCollection):
         as the peer does (not with ``non_blocking`` or ``use_buffer``). See
         :class:`ConsolidateOptions`.
         """
-        from tclass._engine._consolidate import consolidate
-
-        return consolidate(self, filename, return_early=return_early, **options)  # type: ignore[no-any-return]
+        return ENGINE.consolidate(self, filename, return_early=return_early, **options)  # type: ignore[no-any-return]
 
     @classmethod
     def from_consolidated(cls, filename: str | os.PathLike[str]) -> Self:
@@ -194,15 +191,11 @@ class DeviceOps(TensorCollection):
             MissingFileError: (a ``FileNotFoundError``) no such file.
             MetadataError: the file is not a consolidated buffer.
         """
-        from tclass._engine._consolidate import from_consolidated_file
-
-        return from_consolidated_file(filename, cls)  # type: ignore[no-any-return]
+        return ENGINE.from_consolidated_file(filename, cls)  # type: ignore[no-any-return]
 
     def is_consolidated(self) -> bool:
         """Whether the tensors are (still) views of one consolidated buffer."""
-        from tclass._engine._consolidate import consolidation_of
-
-        return consolidation_of(self) is not None
+        return ENGINE.consolidation_of(self) is not None
 
 
 def map_tensors(node: Any, fn: Any, device: torch.device | None = None) -> Any:

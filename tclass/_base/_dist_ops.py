@@ -2,9 +2,9 @@
 
 A mixin of ``TensorDictBase``, and the one place these calls are declared: the functions
 of :mod:`tclass.distributed` are these very methods (``tclass.distributed.send(td, 1)`` is
-``td.send(1)``). Each method is a one-line forwarder to ``tclass/distributed/_transfer.py``,
-imported when called: it builds on the engine classes that derive from this mixin, and
-importing ``torch.distributed`` is not free for programs that never use it.
+``td.send(1)``). Each method is a one-line forwarder to its implementation in
+``tclass/distributed/_transfer.py`` or ``_collectives.py``, which build on the engine
+classes that derive from this mixin: ``_provided.DISTRIBUTED`` holds them.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from typing_extensions import Self
+
+from tclass._base._provided import DISTRIBUTED
 
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
@@ -66,9 +68,7 @@ class DistributedOps:
             NotSerializableError: a Python value is not JSON (values never travel pickled).
             DistributedError: torch.distributed is not initialized.
         """
-        from tclass.distributed import _transfer
-
-        return _transfer.send(self, dst, group, group_dst, init_tag, consolidated)
+        return DISTRIBUTED.send(self, dst, group, group_dst, init_tag, consolidated)
 
     def isend(
         self,
@@ -85,9 +85,7 @@ class DistributedOps:
         Call ``wait()`` on the handle (which returns this record) before changing the
         record's tensors (``return_early`` is accepted for the peer's code: the handle
         is always returned at once)."""
-        from tclass.distributed import _transfer
-
-        return _transfer.isend(self, dst, group, group_dst, init_tag, consolidated)
+        return DISTRIBUTED.isend(self, dst, group, group_dst, init_tag, consolidated)
 
     def recv(
         self,
@@ -118,9 +116,7 @@ class DistributedOps:
                 sender's transfer completed.
             DistributedError: what arrived is not a tclass record, or no process group.
         """
-        from tclass.distributed import _transfer
-
-        return _transfer.recv(self, src, group, group_src, init_tag)
+        return DISTRIBUTED.recv(self, src, group, group_src, init_tag)
 
     def irecv(
         self,
@@ -137,9 +133,7 @@ class DistributedOps:
         record once it holds the data, or raises what :meth:`recv` would. Do not read
         the record before then (``return_premature`` is accepted for the peer's code:
         the handle is always returned at once)."""
-        from tclass.distributed import _transfer
-
-        return _transfer.irecv(self, src, group, group_src, init_tag)
+        return DISTRIBUTED.irecv(self, src, group, group_src, init_tag)
 
     def broadcast(
         self,
@@ -165,9 +159,7 @@ class DistributedOps:
         Raises:
             StructureMismatchError: on a receiving rank whose non-empty record differs.
         """
-        from tclass.distributed import _transfer
-
-        return _transfer.broadcast(self, src, group, group_src, device, consolidated)
+        return DISTRIBUTED.broadcast(self, src, group, group_src, device, consolidated)
 
     @overload
     def all_reduce(
@@ -225,9 +217,7 @@ class DistributedOps:
                 many bytes, one reduction per bucket (a larger leaf alone); default:
                 leaves up to 32 KiB in buckets of up to 1 MiB.
         """
-        from tclass.distributed import _transfer
-
-        return _transfer.all_reduce(self, op, group, async_op, check, bucket_bytes)
+        return DISTRIBUTED.all_reduce(self, op, group, async_op, check, bucket_bytes)
 
     def all_gather(self, *, group: ProcessGroup | None = None) -> Self:
         """Every rank's record, stacked along a new first dim (rank order), on every
@@ -239,9 +229,7 @@ class DistributedOps:
         Raises:
             StructureMismatchError: on every rank, when the ranks' records differ.
         """
-        from tclass.distributed import _transfer
-
-        return _transfer.all_gather(self, group)
+        return DISTRIBUTED.all_gather(self, group)
 
     def reduce(
         self,
@@ -274,9 +262,7 @@ class DistributedOps:
         Returns:
             The list of requests with ``async_op`` and ``return_premature``, else None.
         """
-        from tclass.distributed import _collectives
-
-        return _collectives.reduce(self, dst, op, async_op, return_premature, group, bucket_bytes)
+        return DISTRIBUTED.reduce(self, dst, op, async_op, return_premature, group, bucket_bytes)
 
     def gather_and_stack(self, dst: int, group: ProcessGroup | None = None) -> Self | None:
         """Writes every other rank's record into a row of rank ``dst``'s record, whose
@@ -291,9 +277,7 @@ class DistributedOps:
             ShapeError: on ``dst``, a first batch dim other than ``world_size - 1``.
             StructureMismatchError: a row differs from the record sent into it.
         """
-        from tclass.distributed import _collectives
-
-        return _collectives.gather_and_stack(self, dst, group)
+        return DISTRIBUTED.gather_and_stack(self, dst, group)
 
     def scatter(
         self,
@@ -317,9 +301,7 @@ class DistributedOps:
         Raises:
             DistributedError: on ``src``, not one record per rank.
         """
-        from tclass.distributed import _collectives
-
-        return _collectives.scatter(self, src, tensordicts, group, device)
+        return DISTRIBUTED.scatter(self, src, tensordicts, group, device)
 
     def init_remote(
         self,
@@ -346,9 +328,7 @@ class DistributedOps:
             DistributedError: (a ``RuntimeError``) no ``dst`` without ``use_broadcast``.
             NotSerializableError: a Python value is not JSON.
         """
-        from tclass.distributed import _transfer
-
-        _transfer.init_remote(self, dst, group, device, use_broadcast)
+        DISTRIBUTED.init_remote(self, dst, group, device, use_broadcast)
 
     @classmethod
     def from_remote_init(
@@ -370,9 +350,7 @@ class DistributedOps:
         Raises:
             DistributedError: no process group, or what arrived is not a tclass record.
         """
-        from tclass.distributed import _transfer
-
-        return _transfer.from_remote_init(src, group, device, use_broadcast)  # type: ignore[no-any-return]
+        return DISTRIBUTED.from_remote_init(src, group, device, use_broadcast)  # type: ignore[no-any-return]
 
     async def asend(self, dst: Pipe) -> None:
         """Sends this record through ``dst``, awaiting ``dst.asend(self)`` (see

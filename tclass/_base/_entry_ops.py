@@ -17,6 +17,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
@@ -314,9 +315,7 @@ class EntryOps(TensorCollection):
     def data_ptr(self, *, storage: bool = False) -> TensorDict:
         """A TensorDict (no batch dims) of the data addresses of the tensors, nested like
         this collection; with ``storage``, the addresses of their storages."""
-        from tclass._engine._record_fields import data_ptrs
-
-        return data_ptrs(self, storage)
+        return ENGINE.data_ptrs(self, storage)
 
     @property
     def depth(self) -> int:

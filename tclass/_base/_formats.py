@@ -2,7 +2,8 @@
 arguments: pandas (``from_pandas``/``to_pandas``), CSV, Parquet and JSON records.
 
 A mixin of ``TensorDictBase``; each method is a one-line forwarder to
-``tclass._io._tabular``, where the conversions live (next to the other file formats).
+``tclass._io._tabular`` (read from ``_provided.IO``), where the conversions live (next to
+the other file formats).
 The readers are class methods: on ``TensorDict`` and ``TensorDictBase`` they give a
 ``TensorDict``, on a tensorclass a record of that class.
 """
@@ -13,6 +14,8 @@ import os
 from typing import TYPE_CHECKING, Any, TypedDict, Union
 
 from typing_extensions import Self, Unpack
+
+from tclass._base._provided import IO
 
 if TYPE_CHECKING:
     import torch
@@ -55,9 +58,7 @@ class FormatOps:
         codes, a datetime one as int64 nanoseconds, any other column as one Python value
         holding the whole column (set ``td[key] = list(column)`` for one value per row).
         Options: see :class:`TableOptions`."""
-        from tclass._io._tabular import Reader
-
-        return Reader(cls, **options).from_dataframe(dataframe)  # type: ignore[no-any-return]
+        return IO.Reader(cls, **options).from_dataframe(dataframe)  # type: ignore[no-any-return]
 
     def to_pandas(self, *, separator: str | None = None) -> Any:
         """A pandas DataFrame with one column per leaf (tensors of one value per row;
@@ -68,25 +69,19 @@ class FormatOps:
                 (``separator="."`` names its columns ``"key.subkey"``).
             ShapeError: (a ``ValueError``) a tensor has more than one value per row.
         """
-        from tclass._io._tabular import to_frame
-
-        return to_frame(self, separator)
+        return IO.to_frame(self, separator)
 
     @classmethod
     def from_csv(cls, path: PathLike, **options: Any) -> Self:
         """Reads a CSV file (with pandas, else pyarrow), columns converted as
         :meth:`from_pandas` does. ``options``: those of :class:`TableOptions`; the others
         go to ``pandas.read_csv`` (or ``pyarrow.csv.read_csv``)."""
-        from tclass._io._tabular import read_file
-
-        return read_file(cls, "csv", path, options)  # type: ignore[no-any-return]
+        return IO.read_file(cls, "csv", path, options)  # type: ignore[no-any-return]
 
     def to_csv(self, path: PathLike, *, separator: str | None = None, **kwargs: Any) -> None:
         """Writes a CSV file of the columns :meth:`to_pandas` gives, without the index;
         ``kwargs`` go to ``DataFrame.to_csv``. Needs pandas."""
-        from tclass._io._tabular import write_table
-
-        return write_table(self, path, "csv", separator, **kwargs)
+        return IO.write_table(self, path, "csv", separator, **kwargs)
 
     @classmethod
     def from_parquet(
@@ -95,16 +90,12 @@ class FormatOps:
         """Reads a Parquet file (with pyarrow, else pandas); ``columns``: only those.
         Through pyarrow a string column has one value per row (a ``NonTensorStack``).
         ``options``: those of :class:`TableOptions`; the others go to the reader."""
-        from tclass._io._tabular import read_file
-
-        return read_file(cls, "parquet", path, options, columns=columns)  # type: ignore[no-any-return]
+        return IO.read_file(cls, "parquet", path, options, columns=columns)  # type: ignore[no-any-return]
 
     def to_parquet(self, path: PathLike, *, separator: str | None = None, **kwargs: Any) -> None:
         """Writes a Parquet file of the columns :meth:`to_pandas` gives (with pyarrow,
         else pandas); ``kwargs`` go to the writer."""
-        from tclass._io._tabular import write_table
-
-        return write_table(self, path, "parquet", separator, **kwargs)
+        return IO.write_table(self, path, "parquet", separator, **kwargs)
 
     @classmethod
     def from_json(cls, path: PathLike, *, lines: bool = False, **options: Any) -> Self:
@@ -112,9 +103,7 @@ class FormatOps:
         pandas, else the ``json`` module (then a string field has one value per record).
         ``options``: those of :class:`TableOptions`; the others go to
         ``pandas.read_json``."""
-        from tclass._io._tabular import read_file
-
-        return read_file(cls, "json", path, options, lines=lines)  # type: ignore[no-any-return]
+        return IO.read_file(cls, "json", path, options, lines=lines)  # type: ignore[no-any-return]
 
     def to_mds(
         self,
@@ -147,9 +136,7 @@ class FormatOps:
             ArgumentValueError: (a ``ValueError``) the collection is empty, neither
                 ``out`` nor ``writer`` is given, or an entry has no MDS encoding.
         """
-        from tclass._io._mds import to_mds
-
-        return to_mds(
+        return IO.to_mds(
             self, columns=columns, out=out, keep_local=keep_local, compression=compression,
             hashes=hashes, size_limit=size_limit, writer=writer, finish_writer=finish_writer,
             **kwargs,
@@ -160,6 +147,4 @@ class FormatOps:
     ) -> None:
         """Writes a JSON array of records, one per row (``lines=True``: JSON Lines), with
         pandas (``kwargs`` go to ``DataFrame.to_json``), else the ``json`` module."""
-        from tclass._io._tabular import write_table
-
-        return write_table(self, path, "json", separator, lines=lines, **kwargs)
+        return IO.write_table(self, path, "json", separator, lines=lines, **kwargs)

@@ -1,5 +1,6 @@
 """``map`` and ``map_iter``: a function run on chunks of a collection in worker processes
-(implemented in ``_engine/_map.py``, imported when called: it builds on the engine)."""
+(implemented in ``_engine/_map.py``, read from ``_provided.ENGINE``: it builds on the
+engine)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 import torch
 from typing_extensions import Self
+
+from tclass._base._provided import ENGINE
 
 __all__ = ["MapOps"]
 
@@ -74,9 +77,7 @@ class MapOps:
                 ``num_chunks``.
             DimError: ``dim`` is not a batch dim.
         """
-        from tclass._engine._map import map_chunks
-
-        return map_chunks(  # type: ignore[no-any-return]
+        return ENGINE.map_chunks(  # type: ignore[no-any-return]
             self,
             fn,
             dim,
@@ -121,9 +122,7 @@ class MapOps:
             UnsupportedError: (a ``RuntimeError``) ``shuffle`` without
                 ``index_with_generator``.
         """
-        from tclass._engine._map import map_iter
-
-        return map_iter(
+        return ENGINE.map_iter(
             self,
             fn,
             dim,

@@ -1,7 +1,8 @@
 """The module-interop methods every collection has (``from_module``, ``to_module``...).
 
-A mixin of ``TensorDictBase``: it imports the implementation (``_modules.py``) only when
-called, since that implementation builds on the engine classes deriving from this mixin.
+A mixin of ``TensorDictBase``: each method forwards to its implementation
+(``_interop/_modules.py``, read from ``_provided.INTEROP``), which builds on the engine
+classes deriving from this mixin.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from typing import TYPE_CHECKING, Literal, overload
 
 from torch import nn
 from typing_extensions import Self
+
+from tclass._base._provided import INTEROP
 
 if TYPE_CHECKING:
     from tclass._base._collection import TensorCollection
@@ -87,9 +90,7 @@ class ModuleOps:
             UnsupportedError: for a lazy module not run yet (its parameters have no shape),
                 or on ``LazyStackedTensorDict`` (module parameters are dense).
         """
-        from tclass._interop._modules import collection_from_module
-
-        return collection_from_module(  # type: ignore[no-any-return]
+        return INTEROP.collection_from_module(  # type: ignore[no-any-return]
             cls, module, as_module, lock, use_state_dict=use_state_dict, filter_empty=filter_empty
         )
 
@@ -170,9 +171,7 @@ class ModuleOps:
             StackError: no module, or modules that differ in keys, shapes, dtypes or devices
                 (the message names the module and the key).
         """
-        from tclass._interop._modules import collection_from_modules
-
-        return collection_from_modules(  # type: ignore[no-any-return]
+        return INTEROP.collection_from_modules(  # type: ignore[no-any-return]
             cls, modules, as_module, lock, use_state_dict, lazy_stack, expand_identical
         )
 
@@ -270,9 +269,7 @@ class ModuleOps:
             ShapeError: a tensor's shape differs from the one it replaces (a stack from
                 ``from_modules`` goes in inside ``torch.vmap``).
         """
-        from tclass._interop._modules import swap_into_module
-
-        return swap_into_module(  # type: ignore[no-any-return]
+        return INTEROP.swap_into_module(  # type: ignore[no-any-return]
             self,  # type: ignore[arg-type]
             module,
             inplace=inplace,

@@ -2,8 +2,8 @@
 ``stack_from_tensordict``, ``pack``), and nested-tensor leaves made dense
 (``to_padded_tensor``).
 
-``pack`` is implemented in ``_engine/_pack.py`` with its :class:`PackLayout` (imported
-when called); the rest is written against the collection primitives.
+``pack`` is implemented in ``_engine/_pack.py`` with its :class:`PackLayout` (read from
+``_provided.ENGINE``); the rest is written against the collection primitives.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._elementwise import ElementwiseOps
+from tclass._base._provided import ENGINE
 from tclass._core._keys import unravel_key
 from tclass.errors import KeyNotFoundError, ShapeError
 
@@ -98,9 +99,7 @@ class PackingOps(ElementwiseOps):
             KeyNotFoundError: (a ``KeyError``) the leaves differ from ``layout``'s keys.
             ShapeError: a leaf's feature shape or ``dim`` differs from ``layout``'s.
         """
-        from tclass._engine._pack import pack
-
-        return pack(self, dim, layout)
+        return ENGINE.pack(self, dim, layout)
 
     def to_padded_tensor(self, padding: float = 0.0, mask_key: Any = None) -> Self:
         """A collection whose nested-tensor leaves (``densify()`` of a lazy stack of

@@ -1,7 +1,8 @@
 """The persistence methods every collection has (``memmap_``, ``load_memmap``...).
 
-A mixin of ``TensorDictBase``: it imports the io implementation only when called, since
-that implementation builds on the engine classes that derive from this mixin.
+A mixin of ``TensorDictBase``: each method forwards to its io implementation, which
+builds on the engine classes that derive from this mixin and is read from
+``_provided.IO``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, Union
 
 import torch
 from typing_extensions import Self, Unpack
+
+from tclass._base._provided import IO
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
@@ -123,9 +126,7 @@ class PersistenceOps:
             tensor data in place, Python values, fields filled for the first time (see
             "What reaches the folder" in the README); for an archive, tensor data.
         """
-        from tclass._io._api import memmap_in_place
-
-        return memmap_in_place(self, prefix, copy_existing, **options)
+        return IO.memmap_in_place(self, prefix, copy_existing, **options)
 
     def memmap(
         self,
@@ -135,9 +136,7 @@ class PersistenceOps:
     ) -> Self:
         """A locked memory-mapped copy saved in ``prefix``; ``self`` is left as it is.
         Arguments as in :meth:`memmap_`."""
-        from tclass._io._api import saved_copy
-
-        return saved_copy(self, prefix, copy_existing, like=False, **options)
+        return IO.saved_copy(self, prefix, copy_existing, like=False, **options)
 
     def memmap_like(
         self,
@@ -151,9 +150,7 @@ class PersistenceOps:
         ``durable=True`` makes the new (empty) tree itself survive a power cut; rows
         written into it later reach the disk when the system writes them back (or on
         ``os.sync()``)."""
-        from tclass._io._api import saved_copy
-
-        return saved_copy(self, prefix, copy_existing, like=True, **options)
+        return IO.saved_copy(self, prefix, copy_existing, like=True, **options)
 
     def save(
         self,
@@ -242,9 +239,7 @@ class PersistenceOps:
             SchemaMismatchError: a record's folder differs from its class; every
                 difference is listed, each with the option that accepts it.
         """
-        from tclass._io._api import load_memmap
-
-        return load_memmap(prefix, device, non_blocking, out=out, cls=cls, **options)
+        return IO.load_memmap(prefix, device, non_blocking, out=out, cls=cls, **options)
 
     load = load_memmap  # the peer's other name
 
@@ -261,9 +256,7 @@ class PersistenceOps:
         that were not saved are removed, as in the peer. ``mode="r"`` opens the files
         read-only (see :meth:`load_memmap`).
         ``robust_key`` is accepted for the peer's code: both file-name layouts are read."""
-        from tclass._io._api import load_memmap
-
-        return load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
+        return IO.load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
 
     load_ = load_memmap_  # the peer's older name
 
@@ -275,9 +268,7 @@ class PersistenceOps:
         Raises:
             NotSavedError: (a ``RuntimeError``) the collection is not saved in a folder.
         """
-        from tclass._io._saved_entries import memmap_refresh
-
-        return memmap_refresh(self, allow_pickle)  # type: ignore[no-any-return]
+        return IO.memmap_refresh(self, allow_pickle)  # type: ignore[no-any-return]
 
     @property
     def saved_path(self) -> Path | None:
@@ -289,9 +280,7 @@ class PersistenceOps:
             NotSavedError: (an ``AttributeError``, as the peer) if it is saved nowhere
                 and not memory-mapped.
         """
-        from tclass._io._saved_entries import saved_path
-
-        return saved_path(self)
+        return IO.saved_path(self)
 
     def make_memmap(
         self,
@@ -311,9 +300,7 @@ class PersistenceOps:
             EntryExistsError: (a ``RuntimeError``) ``key`` is already an entry.
             BatchMismatchError: ``shape`` does not start with the batch size.
         """
-        from tclass._io._saved_entries import make_memmap
-
-        return make_memmap(self, key, shape, dtype)  # type: ignore[no-any-return]
+        return IO.make_memmap(self, key, shape, dtype)  # type: ignore[no-any-return]
 
     def make_memmap_from_tensor(
         self,
@@ -327,9 +314,7 @@ class PersistenceOps:
         """Like :meth:`make_memmap`, the new entry holding a copy of ``tensor`` (zeros of
         its shape and dtype without ``copy_data``). ``existsok`` and ``robust_key`` are
         accepted: an existing key is always an ``EntryExistsError``, as in the peer."""
-        from tclass._io._saved_entries import make_memmap_from_tensor
-
-        return make_memmap_from_tensor(self, key, tensor, copy_data)  # type: ignore[no-any-return]
+        return IO.make_memmap_from_tensor(self, key, tensor, copy_data)  # type: ignore[no-any-return]
 
     def make_memmap_from_storage(
         self,
@@ -343,18 +328,14 @@ class PersistenceOps:
         """Like :meth:`make_memmap`, the new entry holding the bytes of ``storage`` read
         as ``dtype`` (the default dtype if None, as the peer) and ``shape``, copied into
         the folder."""
-        from tclass._io._saved_entries import make_memmap_from_storage
-
-        return make_memmap_from_storage(self, key, storage, shape, dtype)  # type: ignore[no-any-return]
+        return IO.make_memmap_from_storage(self, key, storage, shape, dtype)  # type: ignore[no-any-return]
 
     def to_h5(self, filename: PathLike, **kwargs: Any) -> Any:
         """Write this collection to a new HDF5 file (truncated if it exists; needs
         ``pip install 'tclass[h5]'``) and return it opened for reading and writing: a
         ``PersistentTensorDict`` (a record of this class over one, for a record).
         ``kwargs`` go to ``h5py.Group.create_dataset`` (``compression="gzip"``...)."""
-        from tclass._io._h5 import to_h5
-
-        return to_h5(self, filename, **kwargs)
+        return IO.to_h5(self, filename, **kwargs)
 
     @classmethod
     def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
@@ -362,9 +343,7 @@ class PersistenceOps:
         needs ``pip install 'tclass[h5]'``); on a tensorclass, a record of that class
         over it. Without ``batch_size``: the batch size tclass saved in the file, else
         the largest its datasets share (at most ``batch_dims`` dims)."""
-        from tclass._io._h5 import open_as
-
-        return open_as(cls, filename, **options)  # type: ignore[no-any-return]
+        return IO.open_as(cls, filename, **options)  # type: ignore[no-any-return]
 
     def append_memmap_(self, rows: Any, *, durable: bool = False) -> Self:
         """Append ``rows`` to the folder this collection is saved in (along the first
@@ -387,12 +366,8 @@ class PersistenceOps:
                 under a parent that has its rows, or ``rows`` does not fit. Nothing was
                 written and this collection is unchanged.
         """
-        from tclass._io._append import append_in_place
-
-        return append_in_place(self, rows, durable)  # type: ignore[no-any-return]
+        return IO.append_in_place(self, rows, durable)  # type: ignore[no-any-return]
 
     def is_memmap(self) -> bool:
         """Whether every tensor leaf is a MemoryMappedTensor."""
-        from tclass._io._api import is_memmap
-
-        return is_memmap(self)
+        return IO.is_memmap(self)

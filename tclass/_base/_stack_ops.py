@@ -3,7 +3,8 @@
 The peer spells its module functions as classmethods too (``TensorDict.stack``,
 ``LazyStackedTensorDict.lazy_stack``) and as methods (``td.pad``); these are one-line
 forwarders to the engine's functions (``tclass._engine._ops``, ``_engine._lazy._build``,
-``_engine._pad``), which build on the collections deriving from this mixin.
+``_engine._pad``, read from ``_provided.ENGINE``), which build on the collections
+deriving from this mixin.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._core._device import DeviceLike
 
 __all__ = ["LazyStackOptions", "StackOps"]
@@ -49,16 +51,12 @@ class StackOps(TensorCollection):
     @classmethod
     def stack(cls, input: Sequence[Self], dim: int = 0, *, out: Self | None = None) -> Self:
         """Same as :func:`tclass.stack`."""
-        from tclass._engine._ops import stack
-
-        return cast(Self, stack(cast(Any, input), dim, out=out))
+        return cast(Self, ENGINE.stack(cast(Any, input), dim, out=out))
 
     @classmethod
     def cat(cls, input: Sequence[Self], dim: int = 0, *, out: Self | None = None) -> Self:
         """Same as :func:`tclass.cat`."""
-        from tclass._engine._ops import cat
-
-        return cast(Self, cat(cast(Any, input), dim, out=out))
+        return cast(Self, ENGINE.cat(cast(Any, input), dim, out=out))
 
     @classmethod
     def lazy_stack(
@@ -66,9 +64,7 @@ class StackOps(TensorCollection):
     ) -> Self:
         """Same as :func:`tclass.lazy_stack`: records give a record over a lazy stack
         (``TensorDict.lazy_stack`` gives a ``LazyStackedTensorDict``)."""
-        from tclass._engine._lazy._build import lazy_stack
-
-        return cast(Self, lazy_stack(input, dim, **options))
+        return cast(Self, ENGINE.lazy_stack(input, dim, **options))
 
     @classmethod
     def maybe_dense_stack(
@@ -76,9 +72,7 @@ class StackOps(TensorCollection):
     ) -> Self:
         """Same as :func:`tclass.maybe_dense_stack` (for ``TensorDict``, a lazy stack when
         the members differ)."""
-        from tclass._engine._lazy._build import maybe_dense_stack
-
-        return cast(Self, maybe_dense_stack(input, dim, out=out, strict=strict))
+        return cast(Self, ENGINE.maybe_dense_stack(input, dim, out=out, strict=strict))
 
     def to_lazystack(self, dim: int = 0) -> Self:
         """A lazy stack of the slices along batch dim ``dim`` (views, nothing copied).
@@ -86,21 +80,15 @@ class StackOps(TensorCollection):
         Raises:
             DimError: (an ``IndexError``) if ``dim`` is not a batch dim.
         """
-        from tclass._engine._lazy._build import to_lazystack
-
-        return cast(Self, to_lazystack(self, dim))
+        return cast(Self, ENGINE.to_lazystack(self, dim))
 
     def pad(
         self, pad_size: Sequence[int], value: float = 0.0, inplace: bool = False, safe: bool = True
     ) -> Self:
         """Same as :func:`tclass.pad` (``inplace=True`` pads this collection itself)."""
-        from tclass._engine._pad import pad
-
-        return cast(Self, pad(cast(Any, self), pad_size, value, inplace, safe))
+        return cast(Self, ENGINE.pad(cast(Any, self), pad_size, value, inplace, safe))
 
     def densify(self, layout: torch.layout = torch.strided) -> Self:
         """A dense copy in which every lazy stack (nested ones too) is stacked, entries of
         different shapes as nested tensors of ``layout``."""
-        from tclass._engine._lazy._build import densify
-
-        return cast(Self, densify(self, layout))
+        return cast(Self, ENGINE.densify(self, layout))

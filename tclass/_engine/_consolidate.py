@@ -32,6 +32,7 @@ import torch
 from typing_extensions import Unpack
 
 from tclass._base._device_ops import ConsolidateOptions, map_tensors, share
+from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
@@ -614,3 +615,11 @@ def _map_threads(fn: Any, items: list[Any], num_threads: int) -> list[Any]:
         with ThreadPoolExecutor(min(num_threads, len(items))) as pool:
             return list(pool.map(fn, items))
     return [fn(item) for item in items]
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.consolidate = consolidate
+ENGINE.consolidation_of = consolidation_of
+ENGINE.from_consolidated_file = from_consolidated_file
+ENGINE.pinned = pinned

@@ -28,6 +28,7 @@ except ImportError:
     _progress = None
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._core import _batch
 from tclass._engine._lazy._build import maybe_dense_stack
 from tclass.errors import ArgumentValueError, UnsupportedError
@@ -237,3 +238,9 @@ def _iterate(node: Any, fn: Callable[[Any], Any], options: MapOptions) -> Iterat
             else:  # the caller stopped early: the chunks left are not needed
                 pool.terminate()
             pool.join()
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.map_chunks = map_chunks
+ENGINE.map_iter = map_iter

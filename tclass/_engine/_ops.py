@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TypeVar, cast
 import torch
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _names
 from tclass._core._batch import format_shape
@@ -564,3 +565,9 @@ def _randn_like(collection: Any, **kwargs: Any) -> Any:
 @implements(torch.full_like)
 def _full_like(collection: Any, fill_value: Any, **kwargs: Any) -> Any:
     return _like(collection, lambda v, **kw: torch.full_like(v, fill_value, **kw), kwargs)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.cat = cat
+ENGINE.stack = stack

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._core._batch import format_shape, normalize_dim
 from tclass._core._records import is_record, is_record_class
 from tclass._engine._td import TensorDict
@@ -200,3 +201,8 @@ def _check_uniform(keys: tuple[Key, ...], parts: list[torch.Tensor]) -> None:
                 f"{keys[0]!r}, {part.device} at {key!r}); move them first (to(device))"
             )
             raise EntryTypeError(msg)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.pack = pack

@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
 
+from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys
 from tclass._core._batch import format_shape
@@ -957,3 +958,8 @@ def _kept(valid: torch.Tensor, pad_dim: int) -> torch.Tensor:
     """The positions along ``pad_dim`` where a member's mask holds data."""
     along = valid.movedim(pad_dim, 0).reshape(valid.shape[pad_dim], -1).any(1)
     return along.nonzero().squeeze(1)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.pad = pad

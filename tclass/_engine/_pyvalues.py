@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._core._linked_list import unlinked
 from tclass._core._options import OPTIONS
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
@@ -119,3 +120,9 @@ def get_non_tensor(collection: Any, key: Any, default: Any) -> Any:
             raise collection._missing_key(key)
         return default
     return node._read() if isinstance(node, _NonTensorNode) else node
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.get_non_tensor = get_non_tensor
+ENGINE.set_non_tensor = set_non_tensor

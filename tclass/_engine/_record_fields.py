@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import Value
 from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
@@ -119,3 +120,8 @@ def tensor_field_setter(
         td._tensors[name] = value
 
     return setter
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.data_ptrs = data_ptrs

@@ -21,6 +21,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import INTEROP
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._engine._lazy._build import lazy_stack, maybe_dense_stack
@@ -491,3 +492,13 @@ def from_list(
     if names is not None:
         out.names = names
     return out
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+INTEROP.collection_from_pytree = collection_from_pytree
+INTEROP.from_any = from_any
+INTEROP.from_list = from_list
+INTEROP.from_struct_array = from_struct_array
+INTEROP.to_pytree = to_pytree
+INTEROP.to_struct_array = to_struct_array

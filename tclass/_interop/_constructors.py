@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import INTEROP
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
@@ -606,3 +607,14 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
         )
         raise InvalidKeyError(msg) from None
     return generic(**values)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+INTEROP.from_dict = from_dict
+INTEROP.from_dict_instance = from_dict_instance
+INTEROP.from_namedtuple = from_namedtuple
+INTEROP.from_tuple = from_tuple
+INTEROP.fromkeys = fromkeys
+INTEROP.to_dict = to_dict
+INTEROP.to_namedtuple = to_namedtuple

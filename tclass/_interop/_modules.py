@@ -24,6 +24,7 @@ from torch import nn
 from torch.nn.parameter import is_lazy
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import INTEROP
 from tclass._base._tensordict_base import Value
 from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -642,3 +643,10 @@ def _finish(cls: type, td: TensorDict, as_module: bool, lock: bool, caller: str)
     if lock:
         result.lock_()
     return result
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+INTEROP.collection_from_module = collection_from_module
+INTEROP.collection_from_modules = collection_from_modules
+INTEROP.swap_into_module = swap_into_module

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import INTEROP
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
 from tclass.errors import (
@@ -396,3 +397,9 @@ def _fits(values: Any, batch: tuple[int, ...]) -> bool:
     if not isinstance(values, list) or len(values) != batch[0]:
         return False
     return all(_fits(item, batch[1:]) for item in values)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+INTEROP.load_state_dict = load_state_dict
+INTEROP.state_dict = state_dict

@@ -14,6 +14,7 @@ from typing_extensions import Unpack
 
 from tclass._base._device_ops import map_tensors
 from tclass._base._persistence import LoadOptions, SaveOptions
+from tclass._base._provided import IO
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._future import TensorDictFuture
@@ -453,3 +454,11 @@ def _check_threads(num_threads: int) -> None:
     if type(num_threads) is not int or num_threads < 0:
         msg = f"num_threads must be a non-negative int, got {num_threads!r}"
         raise ValueError(msg)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+IO.is_memmap = is_memmap
+IO.load_memmap = load_memmap
+IO.memmap_in_place = memmap_in_place
+IO.saved_copy = saved_copy

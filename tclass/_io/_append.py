@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import IO
 from tclass._core._memmap import MemoryMappedTensor, map_opened_file
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -356,3 +357,8 @@ def _write_rows(path: str, saved: torch.Tensor, rows: torch.Tensor, durable: boo
         return map_opened_file(fd, path, saved.dtype, shape, "r+")
     finally:
         os.close(fd)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+IO.append_in_place = append_in_place

@@ -34,6 +34,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._collection import TensorCollection
 from tclass._base._persistence import H5Options
+from tclass._base._provided import IO
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _names
 from tclass._core._device import DeviceLike, as_device
@@ -914,3 +915,8 @@ register_any_reader(_open_group)
 # A PersistentTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(PersistentTensorDict)
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+IO.open_as = open_as
+IO.to_h5 = to_h5

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from tclass._base._provided import IO
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._io._safetensors import need
 from tclass.errors import ArgumentValueError
@@ -131,3 +132,8 @@ def _encoding(value: Any) -> str:
         return "str"
     msg = f"to_mds has no MDS encoding for a {type(value).__name__}: pass columns= to name one"
     raise ArgumentValueError(msg)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+IO.to_mds = to_mds

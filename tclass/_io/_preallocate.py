@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from tclass._base._provided import IO
 from tclass._core._batch import as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record_class
@@ -89,3 +90,8 @@ def _as_class(cls: Any, td: TensorDict) -> Any:
     if is_record_class(cls):
         return cls.from_tensordict(td)
     return td
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+IO.from_schema = from_schema

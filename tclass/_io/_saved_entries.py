@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import torch
 
+from tclass._base._provided import IO
 from tclass._core._keys import key_path
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._records import storage_of
@@ -212,3 +213,12 @@ class _Refresh(NodeVisitor[None]):
         pass  # a Python value is replaced by its parent (td._put)
 
     visit_values = visit_value
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+IO.make_memmap = make_memmap
+IO.make_memmap_from_storage = make_memmap_from_storage
+IO.make_memmap_from_tensor = make_memmap_from_tensor
+IO.memmap_refresh = memmap_refresh
+IO.saved_path = saved_path

@@ -26,6 +26,7 @@ import torch
 from typing_extensions import Unpack
 
 from tclass._base._formats import TableOptions
+from tclass._base._provided import IO
 from tclass._core._records import is_record, is_record_class
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
@@ -419,3 +420,11 @@ def _write_json(collection: Any, path: PathLike, separator: str | None, lines: b
 def _item(column: Iterable[Any], row: int) -> Any:
     value = column[row]  # type: ignore[index]
     return value.item() if isinstance(value, np.generic) else value
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+IO.Reader = Reader
+IO.read_file = read_file
+IO.to_frame = to_frame
+IO.write_table = write_table

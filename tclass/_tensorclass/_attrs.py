@@ -11,6 +11,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import TENSORCLASS
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._record import TensorClass
 from tclass.errors import ArgumentError
@@ -65,3 +66,8 @@ def attrs_of(node: TensorCollection, fields: Sequence[str]) -> TensorDict:
     for key, value in node.non_tensor_items(include_nested=True):  # type: ignore[attr-defined]
         out.set(key, value)
     return out
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+TENSORCLASS.attrs_of = attrs_of

@@ -18,6 +18,7 @@ from typing import Any
 
 from typing_extensions import Unpack
 
+from tclass._base._provided import TENSORCLASS
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._class_options import ClassOptions, check_option_names, named_options
 from tclass._core._device import DeviceLike
@@ -166,3 +167,8 @@ def _tensorclass_of(source: type, name: str, options: ClassOptions) -> type:
         )
     plain = type(name, (), namespace)
     return tensorclass(**options)(plain)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+TENSORCLASS.dataclass_to_collection = dataclass_to_collection

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import torch
 import torch.distributed as dist
 
+from tclass._base._provided import DISTRIBUTED
 from tclass._core._device import DeviceLike
 from tclass._engine._td import TensorDict
 from tclass.distributed import _wire
@@ -152,3 +153,10 @@ def _rank(group: ProcessGroup | None) -> int:
 def _global(group: ProcessGroup | None, rank: int) -> int:
     """The global rank of ``rank`` of ``group`` (collectives take group ranks)."""
     return rank if group is None else dist.get_global_rank(group, rank)
+
+
+# --- the methods of every collection (``_base/_dist_ops.py``) ------------------------------
+
+DISTRIBUTED.reduce = reduce
+DISTRIBUTED.gather_and_stack = gather_and_stack
+DISTRIBUTED.scatter = scatter

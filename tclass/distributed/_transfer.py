@@ -17,6 +17,7 @@ import torch
 import torch.distributed as dist
 
 from tclass._base._device_ops import map_tensors
+from tclass._base._provided import DISTRIBUTED
 from tclass._core._device import DeviceLike
 from tclass._engine._nontensor import NonTensorStack, same_value
 from tclass._engine._td import TensorDict
@@ -565,3 +566,16 @@ def _gather_bytes(
     gathered = [torch.empty_like(padded) for _ in sizes]
     _wait([dist.all_gather(gathered, padded, group, async_op=True)])
     return [_bytes(part)[:size] for part, size in zip(gathered, sizes)]
+
+
+# --- the methods of every collection (``_base/_dist_ops.py``) ------------------------------
+
+DISTRIBUTED.send = send
+DISTRIBUTED.isend = isend
+DISTRIBUTED.recv = recv
+DISTRIBUTED.irecv = irecv
+DISTRIBUTED.broadcast = broadcast
+DISTRIBUTED.all_reduce = all_reduce
+DISTRIBUTED.all_gather = all_gather
+DISTRIBUTED.init_remote = init_remote
+DISTRIBUTED.from_remote_init = from_remote_init

@@ -11,6 +11,7 @@ import torch
 from typing_extensions import Unpack
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._base._stack_ops import LazyStackOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch
@@ -235,3 +236,11 @@ def _dense_parts(parts: list[Any], dim: int, layout: torch.layout, key: str) -> 
         )
         raise HeterogeneousEntryError(msg)
     return torch.nested.as_nested_tensor(parts, layout=layout)
+
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.densify = densify
+ENGINE.lazy_stack = lazy_stack
+ENGINE.maybe_dense_stack = maybe_dense_stack
+ENGINE.to_lazystack = to_lazystack

@@ -30,6 +30,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._collection import TensorCollection
+from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
@@ -947,3 +948,7 @@ allow_unpickling(LazyStackedTensorDict, _rebuild)  # torch.load(f, weights_only=
 # A LazyStackedTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(LazyStackedTensorDict)
+
+# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
+
+ENGINE.LazyStackedTensorDict = LazyStackedTensorDict

@@ -1,0 +1,105 @@
+"""The slots of the base layer (tclass/_base/_provided.py): each bound once, by the layer
+that implements it, when tclass is imported."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+import pytest
+
+import tclass
+from tclass._base import _provided
+from tclass._base._provided import Provided
+from tclass.errors import NotProvidedError, TclassError
+
+
+def _declared_slots() -> dict[str, list[str]]:
+    """Each table's slots, as _provided.py declares them under TYPE_CHECKING."""
+    tree = ast.parse(inspect.getsource(_provided))
+    tables: dict[str, list[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name.isupper():
+            names = []
+            for statement in ast.walk(node):
+                if isinstance(statement, ast.Assign):
+                    names += [t.id for t in statement.targets if isinstance(t, ast.Name)]
+                elif isinstance(statement, ast.AnnAssign) and isinstance(
+                    statement.target, ast.Name
+                ):
+                    names.append(statement.target.id)
+            tables[node.name] = names
+    return tables
+
+
+def test_every_declared_slot_is_bound_by_import_tclass() -> None:
+    tables = _declared_slots()
+    assert set(tables) == {"DISTRIBUTED", "ENGINE", "INTEROP", "IO", "TENSORCLASS"}
+    for table_name, slots in tables.items():
+        table = getattr(_provided, table_name)
+        assert slots, table_name
+        unbound = [slot for slot in slots if slot not in vars(table)]
+        assert not unbound, f"{table_name}: {unbound}"
+
+
+def test_bound_slots_are_the_implementations() -> None:
+    from tclass._engine._consolidate import consolidate
+    from tclass._interop._constructors import from_dict
+    from tclass._io._h5 import to_h5
+    from tclass._tensorclass._attrs import attrs_of
+    from tclass.distributed import _collectives, _transfer
+
+    assert _provided.DISTRIBUTED.send is _transfer.send
+    assert _provided.DISTRIBUTED.scatter is _collectives.scatter
+    assert _provided.ENGINE.consolidate is consolidate
+    assert _provided.ENGINE.LazyStackedTensorDict is tclass.LazyStackedTensorDict
+    assert _provided.IO.to_h5 is to_h5
+    assert _provided.INTEROP.from_dict is from_dict
+    assert _provided.TENSORCLASS.attrs_of is attrs_of
+
+
+def test_no_base_module_imports_a_layer_above_inside_a_function() -> None:
+    import pathlib
+
+    upper = ("tclass._engine", "tclass._interop", "tclass._io", "tclass.distributed")
+    upper += ("tclass._tensorclass",)
+    for path in pathlib.Path(_provided.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.ImportFrom) and inner.module:
+                        assert not inner.module.startswith(upper), (path.name, node.name)
+
+
+def test_an_unbound_slot_names_itself_and_the_layer_that_binds_it() -> None:
+    class LATER(metaclass=Provided, layer="tclass._upper"):
+        pass
+
+    with pytest.raises(NotProvidedError, match=r"LATER\.thing is not bound: tclass\._upper"):
+        LATER.thing  # type: ignore[attr-defined]  # noqa: B018
+    assert issubclass(NotProvidedError, TclassError)
+    assert issubclass(NotProvidedError, RuntimeError)
+    assert not hasattr(LATER, "__wrapped__")  # dunder probes stay plain AttributeErrors
+
+
+def test_a_slot_is_bound_once() -> None:
+    class ONCE(metaclass=Provided, layer="tclass._upper"):
+        pass
+
+    ONCE.thing = len  # type: ignore[attr-defined]
+    assert ONCE.thing is len  # type: ignore[attr-defined]
+    with pytest.raises(NotProvidedError, match=r"ONCE\.thing is bound twice"):
+        ONCE.thing = len  # type: ignore[attr-defined]
+
+
+def test_forwarders_reach_their_implementations() -> None:
+    td = tclass.TensorDict({"a": tclass.TensorDict({}, [2])}, [2])
+    td.set_non_tensor("x", "hello")
+    assert td.get_non_tensor("x") == "hello"
+    assert not td.is_consolidated()
+    assert td.consolidate().is_consolidated()
+    assert type(tclass.TensorDict.lazy_stack([td, td])) is tclass.LazyStackedTensorDict
+    assert tclass.TensorDict.from_dict({"a": [1, 2]}).batch_size == (2,)
+    assert not td.is_memmap()
+    with pytest.raises(tclass.errors.DistributedError):
+        td.send(1)  # no process group: the implementation's own error
