@@ -49,16 +49,25 @@ class H5InPlaceWrites(TensorDictBase):
     else:
         __slots__ = ()
 
-    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
-        """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
-        by entry)."""
+    def _existing(self, key: Any) -> tuple[PersistentTensorDict, Any, str, Any]:
+        """For a write in place at ``key``: the node holding it, its writable group, the
+        entry's name and the entry (a dataset or a group).
+
+        Raises:
+            KeyNotFoundError: (a ``KeyError``) ``key`` is not in the file.
+        """
         path = (key,) if isinstance(key, str) else tuple(key)
         node = self._group_at(path[:-1])
         group = node._writable()
         name = path[-1]
         if name not in group:
             raise self._missing_key(key)
-        target = group[name]
+        return node, group, name, group[name]
+
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
+        """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
+        by entry)."""
+        node, group, name, target = self._existing(key)
         nested = isinstance(storage_of(value), (Mapping, TensorCollection))
         if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
             held = "a group" if is_group(target) else "a dataset"
@@ -81,13 +90,7 @@ class H5InPlaceWrites(TensorDictBase):
         """Write ``value`` into the rows ``index`` of the existing entry ``key`` (a
         dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
         through here."""
-        path = (key,) if isinstance(key, str) else tuple(key)
-        node = self._group_at(path[:-1])
-        group = node._writable()
-        name = path[-1]
-        if name not in group:
-            raise self._missing_key(key)
-        target = group[name]
+        node, group, name, target = self._existing(key)
         if isinstance(index, list):
             index = torch.tensor(index)
         if is_group(target):

@@ -621,9 +621,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         """Copies every value into its existing field, in place; a key that is not a
         field is an ``UnknownFieldError`` (a ``ValueError``, as the peer raises)."""
         source = storage_of(unset_dropped(self, input_dict_or_td))
-        for key in [*(source.keys() if source is not None else ()), *kwargs]:
-            if key_path(key)[0] not in self.__tclass_info__.field_names:
-                raise self._unknown_field(key_path(key)[0])
+        self._require_fields([*(source.keys() if source is not None else ()), *kwargs])
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
         check_row_write(self, ..., source, keys, "update_")
         check_row_write(self, ..., kwargs, keys, "update_")

@@ -5,7 +5,7 @@ record's class."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -188,6 +188,18 @@ class RecordStorageOps(TensorDictBase):
         self._tensordict.set_at_(key, value, index)
         return self
 
+    def _require_fields(self, keys: Iterable[Any]) -> None:
+        """Refuses a key (a name or a nested key) that does not start with a field.
+
+        Raises:
+            UnknownFieldError: naming the first such field name.
+        """
+        fields = field_names_of(self)
+        for key in keys:
+            name = key_path(key)[0]
+            if name not in fields:
+                raise self._unknown_field(name)
+
     def split_keys(
         self,
         *key_sets: Sequence[Any] | Callable[[tuple[str, ...], Any], bool],
@@ -205,9 +217,7 @@ class RecordStorageOps(TensorDictBase):
         """
         if default is not _NO_DEFAULT:
             for keys in key_sets:
-                for key in () if callable(keys) else keys:
-                    if key_path(key)[0] not in field_names_of(self):
-                        raise self._unknown_field(key_path(key)[0])
+                self._require_fields(() if callable(keys) else keys)
         parts = self._tensordict.split_keys(
             *key_sets,
             inplace=inplace,
@@ -226,9 +236,7 @@ class RecordStorageOps(TensorDictBase):
             UnknownFieldError: (an ``AttributeError``, as the peer raises) a destination
                 is not a field.
         """
-        for dst in mapping.values():
-            if key_path(dst)[0] not in field_names_of(self):
-                raise self._unknown_field(key_path(dst)[0])
+        self._require_fields(mapping.values())
         return self._result(renamed(self._tensordict, mapping, strict, keep_root=True))
 
     def filter_non_tensor_data(self) -> Self:
