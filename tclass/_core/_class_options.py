@@ -10,7 +10,7 @@ name, its type, and in :class:`Option` how it is taken: default, inheritance, wh
 ``TensorClass[...]`` takes it as a flag, what ``TypedTensorDict`` does with it), and its
 row in the table below. An option with an effect is then read where it acts, as
 ``info.options["name"]``; an inert one needs nothing more. A test
-(``tests/test_tensorclass_options.py``) checks that every place takes, or refuses, each
+(``tests/tensorclass/test_tensorclass_options.py``) checks that every place takes, or refuses, each
 option of the list.
 
 ============================  =================================================================

@@ -314,8 +314,10 @@ RECIPES: dict[str, Recipe] = {
     "__exit__": r(_context),
 }
 
-_GROUP = "needs a process group: tests/test_distributed.py, tests/test_collectives.py"
-_CLASSMETHOD = "a constructor (classmethod): tests/test_constructors.py, tests/test_formats.py"
+_GROUP = "needs a process group: tests/distributed/ (test_distributed.py, test_collectives.py)"
+_CLASSMETHOD = (
+    "a constructor (classmethod): tests/interop/test_constructors.py, tests/io/test_formats.py"
+)
 NOT_RUN: dict[str, str] = {
     **dict.fromkeys(
         "all_gather all_reduce arecv asend broadcast gather_and_stack init_remote irecv isend "
@@ -329,15 +331,15 @@ NOT_RUN: dict[str, str] = {
         "lazy_stack load load_memmap maybe_dense_stack stack from_dict_instance".split(),
         _CLASSMETHOD,
     ),
-    "cuda": "needs a CUDA device: tests/test_device.py (marker cuda)",
-    "record_stream": "needs a CUDA stream: tests/test_device.py (marker cuda)",
-    "pin_memory": "needs an accelerator for pinned memory: tests/test_device_ops.py",
-    "pin_memory_": "needs an accelerator for pinned memory: tests/test_device_ops.py",
-    "map": "starts worker processes: tests/test_surface_methods.py",
-    "map_iter": "starts worker processes: tests/test_surface_methods.py",
-    "to_mds": "needs mosaicml-streaming (not installed): tests/test_formats.py",
-    "backward": "needs a scalar autograd graph: tests/test_arithmetic.py",
-    "__torch_function__": "torch's protocol: tests/test_torch_functions.py",
+    "cuda": "needs a CUDA device: tests/core/test_device.py (marker cuda)",
+    "record_stream": "needs a CUDA stream: tests/core/test_device.py (marker cuda)",
+    "pin_memory": "needs an accelerator for pinned memory: tests/base/test_device_ops.py",
+    "pin_memory_": "needs an accelerator for pinned memory: tests/base/test_device_ops.py",
+    "map": "starts worker processes: tests/base/test_surface_methods.py",
+    "map_iter": "starts worker processes: tests/base/test_surface_methods.py",
+    "to_mds": "needs mosaicml-streaming (not installed): tests/io/test_formats.py",
+    "backward": "needs a scalar autograd graph: tests/base/test_arithmetic.py",
+    "__torch_function__": "torch's protocol: tests/engine/test_torch_functions.py",
     "__init__": "construction: each kind's builder in kinds.py",
 }
 

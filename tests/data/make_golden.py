@@ -14,7 +14,7 @@ Conventions reproduced from the peer:
   and, from version 1 on, ``_format_version`` and ``_class``;
 * a 0-element leaf has no file;
 * tensorclass classes are named by the module the tests import them from
-  (``golden_classes``: ``tests/`` is not a package, pytest puts it on ``sys.path``).
+  (``golden_classes``: ``tests/helpers`` is on pytest's ``pythonpath``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,278 @@
+"""Tests for tclass/_combine.py: ``merge_tensordicts``, ``expand_as_right``,
+``expand_right``, ``isin`` and ``remove_duplicates``, checked by hand and against the peer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tclass
+from tclass import (
+    NonTensorData,
+    TensorClass,
+    TensorDict,
+    errors,
+    expand_as_right,
+    expand_right,
+    isin,
+    merge_tensordicts,
+    remove_duplicates,
+)
+
+from strategies import SETTINGS  # noqa: E402
+
+
+class Row(TensorClass):
+    x: torch.Tensor
+    y: torch.Tensor
+
+
+def _a() -> TensorDict:
+    return TensorDict(
+        {"x": torch.zeros(3), "n": {"p": torch.zeros(3)}, "s": NonTensorData("a", [3])}, [3]
+    )
+
+
+def _b() -> TensorDict:
+    return TensorDict({"y": torch.ones(3, 2), "x": torch.ones(3), "n": {"q": torch.ones(3)},
+                       "s": NonTensorData("b", [3])}, [3])  # fmt: skip
+
+
+# --- merge_tensordicts --------------------------------------------------------------------
+
+
+class TestMerge:
+    def test_union_first_wins(self) -> None:
+        a, b = _a(), _b()
+        merged = merge_tensordicts(a, b)
+        assert (
+            set(merged.keys(True, True)) == {"x", "y", ("n", "p"), ("n", "q")}
+            and "s" in merged.keys()
+        )
+        assert merged["x"] is a["x"] and merged["y"] is b["y"] and merged.get("s").data == "a"
+        assert merged.batch_size == torch.Size([3])
+
+    def test_inputs_unchanged(self) -> None:
+        a, b = _a(), _b()
+        merge_tensordicts(a, b)
+        assert set(a["n"].keys()) == {"p"} and set(b["n"].keys()) == {"q"}
+
+    def test_callback(self) -> None:
+        merged = merge_tensordicts(_a(), _b(), _a(), callback_exist=lambda *values: values[-2])
+        assert torch.equal(merged["x"], torch.ones(3))
+
+    def test_callback_per_key(self) -> None:
+        merged = merge_tensordicts(_a(), _b(), callback_exist={"x": lambda *v: v[0] + v[1] + 1})
+        assert torch.equal(merged["x"], torch.full((3,), 2.0)) and merged.get("s").data == "a"
+
+    def test_callback_only_for_tensors_every_input_holds(self) -> None:
+        first = TensorDict({"common": 0, "c": {"e": 0}, "s": "a"})
+        second = TensorDict({"common": 1, "f": {"h": 1}, "s": "b"})
+        third = TensorDict({"common": 2, "f": {"h": 2}, "s": "c"})
+        merged = merge_tensordicts(first, second, third, callback_exist=lambda *v: torch.stack(v))
+        assert merged["common"].tolist() == [0, 1, 2]
+        assert merged["f", "h"].tolist() == 1  # two of the three hold it: the first, as the peer
+        assert merged["s"] == "a"  # Python values keep the first
+
+    def test_single_input_is_a_shallow_copy(self) -> None:
+        a = _a()
+        merged = merge_tensordicts(a)
+        assert merged is not a and merged["x"] is a["x"]
+
+    def test_records_merge_into_a_tensordict(self) -> None:
+        row = Row(torch.zeros(2), torch.ones(2), batch_size=[2])
+        merged = merge_tensordicts(row, TensorDict({"z": torch.ones(2)}, [2]))
+        assert type(merged) is TensorDict and set(merged.keys()) == {"x", "y", "z"}
+
+    def test_batch_mismatch(self) -> None:
+        with pytest.raises(errors.BatchMismatchError) as info:
+            merge_tensordicts(_a(), TensorDict({"z": torch.ones(4)}, [4]))
+        assert info.value.key == ("z",)
+
+    def test_nothing_to_merge(self) -> None:
+        with pytest.raises(ValueError, match="at least one"):
+            merge_tensordicts()
+
+    def test_like_the_peer(self) -> None:
+        peer = pytest.importorskip("tensordict")
+        src_a = {"x": torch.zeros(3), "n": {"p": torch.zeros(3)}}
+        src_b = {"y": torch.ones(3, 2), "x": torch.ones(3), "n": {"q": torch.ones(3)}}
+        ours = merge_tensordicts(TensorDict(src_a, [3]), TensorDict(src_b, [3]))
+        theirs = peer.merge_tensordicts(peer.TensorDict(src_a, [3]), peer.TensorDict(src_b, [3]))
+        assert set(ours.keys(True, True)) == set(theirs.keys(True, True))
+        for key in ours.keys(True, True):
+            assert torch.equal(ours[key], theirs[key]), key
+
+
+# --- expand_right / expand_as_right -------------------------------------------------------
+
+
+class TestExpandRight:
+    def test_tensor(self) -> None:
+        out = expand_as_right(torch.arange(3), torch.zeros(3, 2))
+        assert out.tolist() == [[0, 0], [1, 1], [2, 2]]
+        assert expand_right(torch.zeros(3, 4), (3, 4, 5)).shape == (3, 4, 5)
+
+    def test_is_a_view(self) -> None:
+        x = torch.arange(3)
+        assert expand_right(x, (3, 2)).data_ptr() == x.data_ptr()
+
+    def test_size_one_dims_expand(self) -> None:
+        assert expand_right(torch.zeros(1, 4), [3, 4, 2]).shape == (3, 4, 2)
+
+    def test_collection_destination_uses_its_batch(self) -> None:
+        dest = TensorDict({"a": torch.zeros(3, 2, 7)}, [3, 2])
+        assert expand_as_right(torch.ones(3), dest).shape == (3, 2)
+
+    def test_collection_is_expanded(self) -> None:
+        td = TensorDict({"a": torch.arange(3)}, [3])
+        out = expand_right(td, (3, 4))
+        assert out.batch_size == torch.Size([3, 4]) and out["a"][:, 2].tolist() == [0, 1, 2]
+
+    @pytest.mark.parametrize("shape", [(3,), (4, 2), (2, 3)])
+    def test_errors(self, shape: tuple[int, ...]) -> None:
+        with pytest.raises(errors.ShapeError, match="on the right"):
+            expand_right(torch.zeros(3, 2), shape)
+
+    def test_like_the_peer(self) -> None:
+        utils = pytest.importorskip("tensordict.utils")
+        x = torch.arange(6).reshape(3, 2)
+        assert torch.equal(expand_right(x, (3, 2, 4, 5)), utils.expand_right(x, (3, 2, 4, 5)))
+
+
+@SETTINGS
+@given(st.lists(st.integers(1, 3), max_size=3), st.lists(st.integers(1, 3), max_size=2), st.data())
+def test_expand_right_matches_unsqueeze_expand(
+    lead: list[int], extra: list[int], data: st.DataObject
+) -> None:
+    mask = [data.draw(st.booleans()) for _ in lead]
+    shape = [1 if keep_one else size for size, keep_one in zip(lead, mask)]
+    x = (
+        torch.arange(max(1, int(torch.tensor(shape).prod()))).reshape(shape)
+        if shape
+        else torch.tensor(5)
+    )
+    out = expand_right(x, lead + extra)
+    assert out.shape == tuple(lead + extra)
+    by_hand = x.reshape(tuple(shape) + (1,) * len(extra)).expand(tuple(lead + extra))
+    assert torch.equal(out, by_hand)
+
+
+# --- isin / remove_duplicates -------------------------------------------------------------
+
+
+def _rows() -> TensorDict:
+    x = torch.tensor([[1, 2], [3, 4], [1, 2], [5, 6]])
+    return TensorDict({"x": x, "y": torch.arange(4), "n": {"z": torch.arange(4) * 10}}, [4])
+
+
+class TestIsin:
+    def test_rows(self) -> None:
+        reference = TensorDict({"x": torch.tensor([[1, 2], [5, 6]])}, [2])
+        assert isin(_rows(), reference, "x").tolist() == [True, False, True, True]
+
+    def test_nested_key_and_dim(self) -> None:
+        td = TensorDict({"n": {"v": torch.tensor([[1, 2, 1], [3, 4, 3]])}}, [2, 3])
+        ref = TensorDict({"n": {"v": torch.tensor([[1], [3]])}}, [2, 1])
+        assert isin(td, ref, ("n", "v"), dim=1).tolist() == [True, False, True]
+        assert isin(td, ref, ("n", "v"), dim=-1).tolist() == [True, False, True]
+
+    def test_record(self) -> None:
+        row = Row(torch.tensor([1, 2, 3]), torch.zeros(3), batch_size=[3])
+        ref = Row(torch.tensor([3]), torch.zeros(1), batch_size=[1])
+        assert isin(row, ref, "x").tolist() == [False, False, True]
+
+    def test_errors(self) -> None:
+        ref = TensorDict({"x": torch.tensor([[1, 2]])}, [1])
+        with pytest.raises(errors.KeyNotFoundError, match="'zz' is missing in input"):
+            isin(_rows(), ref, "zz")
+        with pytest.raises(errors.KeyNotFoundError, match="holds a TensorDict"):
+            isin(_rows(), TensorDict({"n": {}}, [1]), "n")
+        with pytest.raises(errors.DimError, match="dim 1"):
+            isin(_rows(), ref, "x", dim=1)
+        with pytest.raises(errors.DimError, match="same number of batch dims"):
+            isin(_rows(), TensorDict({"x": torch.zeros(1, 2)}, [1, 2]), "x")
+        with pytest.raises(errors.ShapeError, match="only along dim 0"):
+            isin(_rows(), TensorDict({"x": torch.zeros(1, 3)}, [1]), "x")
+
+    def test_like_the_peer(self) -> None:
+        utils = pytest.importorskip("tensordict.utils")
+        peer = pytest.importorskip("tensordict")
+        x = torch.randint(0, 3, (20, 2))
+        ref = torch.randint(0, 3, (5, 2))
+        ours = isin(TensorDict({"x": x}, [20]), TensorDict({"x": ref}, [5]), "x")
+        theirs = utils.isin(peer.TensorDict({"x": x}, [20]), peer.TensorDict({"x": ref}, [5]), "x")
+        assert torch.equal(ours, theirs)
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=12), st.lists(st.integers(0, 4), max_size=6)
+)
+def test_isin_matches_python(values: list[int], reference: list[int]) -> None:
+    out = isin(
+        TensorDict({"v": torch.tensor(values)}, [len(values)]),
+        TensorDict({"v": torch.tensor(reference, dtype=torch.long)}, [len(reference)]),
+        "v",
+    )
+    assert out.tolist() == [v in reference for v in values]
+
+
+class TestRemoveDuplicates:
+    def test_first_of_each_value_sorted_by_value(self) -> None:
+        td = TensorDict({"x": torch.tensor([7, 1, 7, 3]), "y": torch.arange(4)}, [4])
+        out, indices = remove_duplicates(td, "x", return_indices=True)
+        assert out.get("x").tolist() == [1, 3, 7] and out.get("y").tolist() == [1, 3, 0]
+        assert indices.tolist() == [2, 0, 2, 1]
+        assert torch.equal(out["x"][indices], td["x"])
+
+    def test_rows_and_nested_entries(self) -> None:
+        out = remove_duplicates(_rows(), "x")
+        assert out.get("x").tolist() == [[1, 2], [3, 4], [5, 6]] and out["n", "z"].tolist() == [
+            0,
+            10,
+            30,
+        ]
+        assert out.batch_size == torch.Size([3])
+
+    def test_inner_dim(self) -> None:
+        td = TensorDict({"v": torch.tensor([[1, 1, 2], [1, 1, 2]])}, [2, 3])
+        out = remove_duplicates(td, "v", dim=1)
+        assert out.batch_size == torch.Size([2, 2]) and out.get("v").tolist() == [[1, 2], [1, 2]]
+
+    def test_record(self) -> None:
+        row = Row(torch.tensor([2, 2, 1]), torch.arange(3.0), batch_size=[3])
+        out = remove_duplicates(row, "x")
+        assert type(out) is Row and out.y.tolist() == [2.0, 0.0]
+
+    def test_errors(self) -> None:
+        with pytest.raises(errors.KeyNotFoundError, match="'n' holds a TensorDict"):
+            remove_duplicates(_rows(), "n")
+        with pytest.raises(errors.DimError, match="dim 2"):
+            remove_duplicates(_rows(), "x", dim=2)
+
+    def test_like_the_peer(self) -> None:
+        utils = pytest.importorskip("tensordict.utils")
+        peer = pytest.importorskip("tensordict")
+        x = torch.randint(0, 4, (15, 2))
+        source: dict[str, Any] = {"x": x, "y": torch.arange(15)}
+        ours, ours_idx = remove_duplicates(TensorDict(source, [15]), "x", return_indices=True)
+        theirs, theirs_idx = utils.remove_duplicates(
+            peer.TensorDict(source, [15]), "x", return_indices=True
+        )
+        assert torch.equal(ours["y"], theirs["y"]) and torch.equal(ours_idx, theirs_idx)
+
+
+def test_module_level_names() -> None:
+    for name in (
+        "expand_as_right",
+        "expand_right",
+        "isin",
+        "remove_duplicates",
+        "merge_tensordicts",
+    ):
+        assert name in tclass.__all__ and callable(getattr(tclass, name))

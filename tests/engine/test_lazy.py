@@ -1,0 +1,1434 @@
+"""Tests for tclass's lazy stack: ``tclass.lazy_stack`` / ``LazyStackedTensorDict`` (members
+kept as they are, entries stacked on read, writes split across members), and tensorclass
+records over a lazy stack.
+
+Homogeneous stacks are checked against the dense stack of the same members
+(``tclass.stack(members, d)``) for stack dims 0, 1 and 2 over members with a 2-d batch;
+heterogeneous ones (ragged feature shapes, different key sets) against the members
+themselves.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tclass
+from tclass import (
+    LazyStackedTensorDict,
+    NonTensorData,
+    NonTensorStack,
+    TensorClass,
+    TensorDict,
+    errors,
+)
+
+from strategies import SETTINGS, basic_indices, make_values  # noqa: E402
+
+StackError = errors.StackError
+HeterogeneousEntryError = errors.HeterogeneousEntryError
+KeyNotFoundError = errors.KeyNotFoundError
+LockedError = errors.LockedError
+
+DIMS = [0, 1, 2]
+KEYS = ["a", "b", ("n", "c")]
+
+
+class Inner(TensorClass):
+    x: torch.Tensor
+
+
+class Agent(TensorClass):
+    obs: torch.Tensor
+    reward: torch.Tensor
+    name: str
+    inner: Inner
+    extra: torch.Tensor | None = None
+
+
+class Robot(TensorClass):
+    obs: torch.Tensor
+
+
+def _member(batch: tuple[int, ...] = (3, 4)) -> TensorDict:
+    """Distinct values: a float leaf, an int leaf with a feature dim, a nested TensorDict."""
+    return TensorDict(
+        {
+            "a": make_values(batch),
+            "b": make_values([*batch, 2], torch.int64),
+            "n": TensorDict({"c": make_values(batch)}, list(batch)),
+        },
+        list(batch),
+    )
+
+
+def _members(count: int = 2) -> list[TensorDict]:
+    return [_member() for _ in range(count)]
+
+
+def _ragged() -> list[TensorDict]:
+    """Two members of batch [4]: ``obs`` of 3 and 5 features, ``x`` alike, ``y`` in one."""
+    a = TensorDict(obs=make_values([4, 3]), x=make_values([4]), batch_size=[4])
+    b = TensorDict(obs=make_values([4, 5]), x=make_values([4]), y=make_values([4]), batch_size=[4])
+    return [a, b]
+
+
+def _assert_matches(got: Any, expected: Any, keys: list[Any] = KEYS) -> None:
+    assert got.batch_size == expected.batch_size
+    for key in keys:
+        assert torch.equal(got[key], expected[key]), key
+
+
+def _agent(name: str, features: int = 3) -> Agent:
+    return Agent(
+        obs=make_values([4, features]),
+        reward=make_values([4]),
+        name=name,
+        inner=Inner(x=make_values([4, 2]), batch_size=[4]),
+        batch_size=[4],
+    )
+
+
+# --- building ------------------------------------------------------------------------------
+
+
+def test_members_are_kept_not_copied() -> None:
+    members = _members(3)
+    lazy = tclass.lazy_stack(members)
+    assert type(lazy) is LazyStackedTensorDict
+    assert lazy.batch_size == torch.Size([3, 3, 4]) and lazy.stack_dim == 0
+    assert all(lazy[i] is m for i, m in enumerate(members))
+    assert all(t is m for t, m in zip(lazy.tensordicts, members))
+    assert lazy.tensordicts is not lazy.tensordicts  # a new list each time
+    assert len(lazy) == 3
+
+
+@pytest.mark.parametrize(
+    ("dim", "normalized", "batch"),
+    [
+        (0, 0, [2, 3, 4]),
+        (1, 1, [3, 2, 4]),
+        (2, 2, [3, 4, 2]),
+        (-1, 2, [3, 4, 2]),
+        (-3, 0, [2, 3, 4]),
+    ],
+)
+def test_stack_dim_and_batch_size(dim: int, normalized: int, batch: list[int]) -> None:
+    members = _members()
+    for lazy in (tclass.lazy_stack(members, dim), LazyStackedTensorDict(*members, stack_dim=dim)):
+        assert lazy.stack_dim == normalized
+        assert lazy.batch_size == torch.Size(batch)
+
+
+def test_members_may_differ_in_shapes_and_keys() -> None:
+    a, b = _ragged()
+    lazy = LazyStackedTensorDict(a, b)
+    assert lazy.batch_size == torch.Size([2, 4])
+    assert lazy.tensordicts[1] is b
+
+
+@pytest.mark.parametrize(
+    "build", [lambda ms: tclass.lazy_stack(ms), lambda ms: LazyStackedTensorDict(*ms)]
+)
+def test_batch_dims_must_match(build: Callable[[list[Any]], Any]) -> None:
+    assert build([_member((3, 4)), _member((3, 5))]).batch_size == (2, 3, -1)  # ragged
+    members = [_member((3, 4)), _member((3,))]
+    with pytest.raises(
+        StackError,
+        match=r"member 1 has batch size \[3\] but member 0 has \[3, 4\].*as many batch dims",
+    ):
+        build(members)
+
+
+def test_empty_and_non_collections_refused() -> None:
+    with pytest.raises(StackError, match="non-empty"):
+        tclass.lazy_stack([])
+    assert LazyStackedTensorDict().batch_size == torch.Size([0])  # grows with append()
+    with pytest.raises(StackError, match="member 1 is a Tensor"):
+        tclass.lazy_stack([_member(), torch.zeros(3, 4)])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="member 1 is a Tensor"):  # a TypeError, as the peer
+        tclass.lazy_stack([_member()]).append(torch.zeros(3, 4))  # type: ignore[arg-type]
+
+
+def test_an_empty_stack_takes_a_batch_size_and_device() -> None:
+    empty = LazyStackedTensorDict(stack_dim=1, batch_size=[1, 2], device="cpu")
+    assert empty.batch_size == torch.Size([1, 0, 2]) and empty.device == torch.device("cpu")
+    assert LazyStackedTensorDict(stack_dim=-1, batch_size=[3]).batch_size == (3, 0)
+    members = [_member(), _member()]
+    assert LazyStackedTensorDict(*members, batch_size=[2, 3, 4]).batch_size == (2, 3, 4)
+    with pytest.raises(errors.BatchSizeError, match="members stack to \\[2, 3, 4\\]"):
+        LazyStackedTensorDict(*members, batch_size=[3, 3, 4])
+    with pytest.raises(errors.DeviceError, match="device=meta"):
+        LazyStackedTensorDict(*members, device="meta")
+
+
+def test_a_member_is_in_the_stack_by_identity() -> None:
+    member = _member()
+    stack = tclass.lazy_stack([member, member])
+    assert member in stack and member.clone() not in stack and "a" in stack
+
+
+def test_stack_dim_out_of_range() -> None:
+    with pytest.raises(errors.DimError):
+        tclass.lazy_stack(_members(), 3)
+
+
+# --- indexing ------------------------------------------------------------------------------
+
+BASIC = [
+    0,
+    -1,
+    slice(None),
+    slice(1, None),
+    slice(None, None, 2),
+    (slice(None), 1),
+    (0, 1),
+    (1, slice(0, 2), 2),
+    ...,
+    None,
+    (None, 0),
+    (..., 1),
+    (0, ..., 1),
+    (slice(None), None, 1),
+]
+ADVANCED = [
+    torch.tensor([1, 0]),
+    [1, 0, 1],
+    torch.tensor(1),
+    (slice(None), torch.tensor([2, 0])),
+    (torch.tensor([0, 1]), torch.tensor([1, 2])),
+    (torch.tensor([[0, 1], [1, 0]]),),
+    (..., torch.tensor([0, 1])),
+    (1, None, torch.tensor([0, 2])),
+]
+MASKS = [
+    torch.tensor([True, False]),
+    (slice(None), torch.tensor([True, False, True])),
+    torch.ones(2, 3, dtype=torch.bool),
+    (slice(None), slice(None), torch.tensor([True, False, False, True])),
+]
+
+
+@pytest.mark.parametrize("group", [BASIC, ADVANCED, MASKS], ids=["basic", "advanced", "mask"])
+@pytest.mark.parametrize("d", DIMS)
+def test_index_matches_dense(d: int, group: list[Any]) -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+    for index in group:
+        try:
+            expected = dense[index]
+        except (IndexError, RuntimeError, ValueError):
+            continue  # e.g. a mask shaped for another stack dim
+        _assert_matches(lazy[index], expected)
+
+
+@SETTINGS
+@given(st.data())
+def test_index_property(data: st.DataObject) -> None:
+    d = data.draw(st.sampled_from(DIMS))
+    members = [_member((2, 3)) for _ in range(data.draw(st.integers(1, 3)))]
+    lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+    index = data.draw(basic_indices(list(dense.batch_size)))
+    expected = dense[index]
+    if (
+        expected.batch_size.numel() == 0
+    ):  # empty selections: see test_empty_selection_reads_like_dense
+        assert lazy[index].batch_size == expected.batch_size
+    else:
+        _assert_matches(lazy[index], expected)
+    dim = data.draw(st.integers(0, 2))
+    picks = torch.tensor(
+        data.draw(st.lists(st.integers(0, dense.batch_size[dim] - 1), min_size=1, max_size=4))
+    )
+    advanced = (slice(None),) * dim + (picks,)
+    _assert_matches(lazy[advanced], dense[advanced])
+
+
+def test_index_along_stack_dim_selects_the_members() -> None:
+    members = _members(3)
+    lazy = tclass.lazy_stack(members)
+    assert [m is x for m, x in zip(lazy[1:].tensordicts, members[1:])] == [True, True]
+    picked = lazy[torch.tensor([2, 0])]
+    assert type(picked) is LazyStackedTensorDict
+    assert picked.tensordicts[0] is members[2] and picked.tensordicts[1] is members[0]
+    assert lazy[[1, 2]].tensordicts[1] is members[2]
+    masked = lazy[torch.tensor([True, False, True])]
+    assert masked.tensordicts[1] is members[2]
+    assert lazy[...].tensordicts[0] is members[0]
+
+
+@pytest.mark.parametrize(
+    "index",
+    [torch.tensor([1]), torch.tensor([False, True]), [1], torch.tensor([1, 1])],
+    ids=["tensor", "mask", "list", "repeat"],
+)
+def test_index_picking_one_member_is_a_lazy_stack(index: Any) -> None:
+    members = _members()
+    picked = tclass.lazy_stack(members)[index]
+    assert type(picked) is LazyStackedTensorDict
+    assert picked.tensordicts[0] is members[1]
+
+
+def test_index_along_other_dims_indexes_each_member() -> None:
+    members = _members()
+    lazy = tclass.lazy_stack(members, 1)  # [3, 2, 4]
+    row = lazy[1]
+    assert type(row) is LazyStackedTensorDict and row.stack_dim == 0
+    assert torch.equal(row.tensordicts[1]["a"], members[1]["a"][1])
+    assert row.tensordicts[0]["a"].data_ptr() == members[0]["a"][1].data_ptr()  # a view
+
+
+def test_index_heterogeneous_members() -> None:
+    a, b = _ragged()
+    lazy = tclass.lazy_stack([a, b])
+    part = lazy[:, 1:3]
+    assert part.batch_size == torch.Size([2, 2])
+    assert [t.shape for t in part.get("obs", as_list=True)] == [
+        torch.Size([2, 3]),
+        torch.Size([2, 5]),
+    ]
+    assert torch.equal(
+        lazy[:, torch.tensor([3, 0])]["x"], torch.stack([a["x"][[3, 0]], b["x"][[3, 0]]])
+    )
+
+
+def test_index_errors() -> None:
+    lazy = tclass.lazy_stack(_members())
+    with pytest.raises(IndexError, match="out of range for a lazy stack of 2 members"):
+        lazy[2]
+    with pytest.raises(ValueError, match="step must be positive"):
+        lazy[::-1]
+
+
+def test_empty_selection_reads_like_dense() -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members), tclass.stack(members)
+    assert lazy[0:0].batch_size == dense[0:0].batch_size
+    assert lazy[0:0]["a"].shape == dense[0:0]["a"].shape
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_read_stacks_equal_shapes(d: int) -> None:
+    members = _members()
+    lazy = tclass.lazy_stack(members, d)
+    for key in KEYS:
+        assert torch.equal(lazy[key], torch.stack([m[key] for m in members], d)), key
+        assert torch.equal(lazy.get(key), lazy[key])
+
+
+def test_read_ragged_raises_with_hints() -> None:
+    lazy = tclass.lazy_stack(_ragged())
+    with pytest.raises(
+        HeterogeneousEntryError,
+        match=r"entry 'obs' has shape \[4, 5\] in member 1 but \[4, 3\] in member 0",
+    ) as info:
+        lazy["obs"]
+    for hint in ["as_list", "as_padded_tensor", "as_nested_tensor", "pad_sequence"]:
+        assert hint in str(info.value)
+    with pytest.raises(HeterogeneousEntryError):
+        lazy.get("obs")
+    assert isinstance(info.value, StackError)
+
+
+def test_get_as_list_gives_member_tensors() -> None:
+    a, b = _ragged()
+    parts = tclass.lazy_stack([a, b]).get("obs", as_list=True)
+    assert parts[0] is a["obs"] and parts[1] is b["obs"]
+
+
+@pytest.mark.parametrize(
+    ("side", "expected"),
+    [
+        ("right", [[1.0, 2.0, -1.0], [3.0, 4.0, -1.0]]),
+        ("left", [[-1.0, 1.0, 2.0], [-1.0, 3.0, 4.0]]),
+    ],
+)
+def test_get_as_padded_tensor(side: str, expected: list[list[float]]) -> None:
+    a = TensorDict(v=torch.tensor([[1.0, 2.0], [3.0, 4.0]]), batch_size=[2])
+    b = TensorDict(v=torch.tensor([[5.0, 6.0, 7.0], [8.0, 9.0, 10.0]]), batch_size=[2])
+    padded = tclass.lazy_stack([a, b]).get(
+        "v", as_padded_tensor=True, padding_value=-1, padding_side=side
+    )  # type: ignore[arg-type]
+    assert torch.equal(padded, torch.tensor([expected, [[5.0, 6.0, 7.0], [8.0, 9.0, 10.0]]]))
+    across = tclass.lazy_stack([a, b], 1).get("v", as_padded_tensor=True)
+    assert across.shape == torch.Size([2, 2, 3]) and torch.equal(across[:, 1], b["v"])
+    assert torch.equal(across[:, 0, 2], torch.zeros(2))
+    with pytest.raises(ValueError, match="padding_side must be 'left' or 'right'"):
+        tclass.lazy_stack([a, b]).get("v", as_padded_tensor=True, padding_side="middle")  # type: ignore[arg-type]
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")
+def test_get_as_nested_tensor() -> None:
+    a = TensorDict(v=torch.tensor([1.0, 2.0]), batch_size=[])
+    b = TensorDict(v=torch.tensor([5.0, 6.0, 7.0]), batch_size=[])
+    lazy = tclass.lazy_stack([a, b])
+    default = lazy.get("v", as_nested_tensor=True)
+    assert default.is_nested and [t.tolist() for t in default.unbind()] == [
+        [1.0, 2.0],
+        [5.0, 6.0, 7.0],
+    ]
+    strided = lazy.get("v", as_nested_tensor=True, layout=torch.strided)
+    assert strided.layout == torch.strided and [t.tolist() for t in strided.unbind()] == [
+        [1.0, 2.0],
+        [5.0, 6.0, 7.0],
+    ]
+    jagged = lazy.get("v", as_nested_tensor=True, layout=torch.jagged)
+    assert jagged.layout == torch.jagged and [t.tolist() for t in jagged.unbind()] == [
+        [1.0, 2.0],
+        [5.0, 6.0, 7.0],
+    ]
+    across = tclass.lazy_stack([TensorDict(v=torch.zeros(2, 3), batch_size=[2])] * 2, 1)
+    with pytest.raises(errors.ShapeError, match="needs stack_dim 0"):
+        across.get("v", as_nested_tensor=True)
+
+
+def test_key_in_some_members_names_them() -> None:
+    lazy = tclass.lazy_stack(_ragged())
+    with pytest.raises(
+        HeterogeneousEntryError,
+        match=r"key 'y' is in some members of this lazy stack but not in members \[0\]",
+    ):
+        lazy["y"]
+    with pytest.raises(HeterogeneousEntryError, match=r"not in members \[0\]"):
+        lazy.get("y")
+
+
+def test_absent_key() -> None:
+    ragged = tclass.lazy_stack(_ragged())
+    assert ragged.get("nope") is None
+    assert ragged.get("nope", 3) == 3
+    lazy = tclass.lazy_stack(_members())
+    with pytest.raises(KeyError, match="nope"):
+        lazy["nope"]
+    with pytest.raises(KeyNotFoundError):
+        lazy["nope"]
+
+
+def test_absent_key_with_ragged_entries_raises_key_error() -> None:
+    lazy = tclass.lazy_stack(_ragged())
+    with pytest.raises(KeyError, match="nope"):
+        lazy["nope"]
+
+
+def test_absent_nested_key_raises() -> None:
+    lazy = tclass.lazy_stack(_members())
+    with pytest.raises(KeyError):
+        lazy["n", "nope"]
+
+
+def test_pop_absent_key_returns_default() -> None:
+    lazy = tclass.lazy_stack(_members())
+    assert lazy.pop("nope", 5) == 5
+
+
+def test_pop_and_delete_reach_members() -> None:
+    members = _members()
+    lazy = tclass.lazy_stack(members)
+    expected = torch.stack([m["a"] for m in members])
+    assert torch.equal(lazy.pop("a"), expected)
+    assert all("a" not in m.keys() for m in members)
+    del lazy["b"]
+    assert list(lazy.keys()) == ["n"] and list(members[1].keys()) == ["n"]
+
+
+def test_keys_are_common_to_all_members() -> None:
+    a, b = _ragged()
+    a["n"] = TensorDict(z=make_values([4, 2]), batch_size=[4])
+    b["n"] = TensorDict(z=make_values([4, 7]), w=make_values([4]), batch_size=[4])
+    lazy = tclass.lazy_stack([a, b])
+    assert list(lazy.keys()) == ["obs", "x", "n"]
+    # nested keys are listed without stacking the (ragged) leaves
+    # ... a nested collection after its own keys, in the peer's order
+    assert list(lazy.keys(include_nested=True)) == ["obs", "x", ("n", "z"), "n"]
+    assert list(lazy.keys(include_nested=True, leaves_only=True)) == ["obs", "x", ("n", "z")]
+
+
+def test_in_for_common_and_absent_keys() -> None:
+    lazy = tclass.lazy_stack(_members())
+    assert "a" in lazy and ("n", "c") in lazy
+    assert "nope" not in lazy and ("n", "nope") not in lazy
+    assert "a" in lazy.keys()
+
+
+def test_in_for_ragged_key() -> None:
+    lazy = tclass.lazy_stack(_ragged())
+    assert "obs" in lazy.keys()
+    assert "obs" in lazy
+
+
+def test_in_for_key_in_some_members_agrees_with_keys() -> None:
+    lazy = tclass.lazy_stack(_ragged())
+    assert "y" not in lazy.keys()
+    assert "y" not in lazy
+
+
+# --- member-wise operations -----------------------------------------------------------------
+
+ELEMENTWISE: dict[str, Callable[[Any], Any]] = {
+    "apply": lambda t: t.apply(lambda v: v * 2),
+    "apply_others": lambda t: t.apply(lambda v, w: v + w, t.clone()),
+    "apply_dense_other": lambda t: t.apply(
+        lambda v, w: v - w, tclass.stack(t.unbind(0), 0).clone()
+    ),
+    "named_apply": lambda t: t.named_apply(lambda k, v: v + 1 if k == "a" else v),
+    "clone": lambda t: t.clone(),
+    "detach": lambda t: t.detach(),
+    "masked_fill": lambda t: t.masked_fill(torch.arange(24).reshape(t.batch_size) % 3 == 0, -1),
+    "where": lambda t: t.where(torch.arange(24).reshape(t.batch_size) % 2 == 0, t.apply(torch.neg)),
+    "where_number": lambda t: t.where(torch.arange(24).reshape(t.batch_size) % 2 == 0, 0),
+    "eq_lazy": lambda t: t == t.clone(),
+    "ne_number": lambda t: t != 3,
+    "eq_tensor": lambda t: t == torch.arange(24).reshape(t.batch_size).float(),
+}
+
+
+@pytest.mark.parametrize("name", list(ELEMENTWISE))
+def test_elementwise_matches_dense(name: str) -> None:
+    op = ELEMENTWISE[name]
+    for d in DIMS:
+        members = _members()
+        lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+        got = op(lazy)
+        assert type(got) is LazyStackedTensorDict and got.stack_dim == d, d
+        _assert_matches(got, op(dense))
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_compare_with_dense(d: int) -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+    assert (lazy == dense).all() and (dense == lazy).all()
+    assert not (lazy != dense).any()
+    other = dense.clone()
+    other["a"][(0,) * 3] = -1  # values are >= 0 (+1 can vanish in large float32 values)
+    assert not (lazy == other).all()
+    assert (lazy != other).any()
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_all_any_with_dims(d: int) -> None:
+    lazy_eq = tclass.lazy_stack(_members(), d) == 0
+    dense_eq = tclass.stack([m.clone() for m in lazy_eq.tensordicts], d)
+    assert type(lazy_eq.all()) is bool and type(lazy_eq.any()) is bool
+    assert lazy_eq.all() == dense_eq.all() and lazy_eq.any() == dense_eq.any()
+    lazy = tclass.lazy_stack(_members(), d)
+    assert (lazy != -1).all() and not (lazy == -1).any()
+    assert (lazy == lazy).all() and not (lazy != lazy).any()
+    for dim in [0, 1, 2, -1]:
+        _assert_matches(lazy_eq.all(dim), dense_eq.all(dim))
+        _assert_matches(lazy_eq.any(dim), dense_eq.any(dim))
+
+
+SHAPES: dict[str, Callable[[Any], Any]] = {
+    "unsqueeze0": lambda t: t.unsqueeze(0),
+    "unsqueeze-1": lambda t: t.unsqueeze(-1),
+    "unsqueeze2": lambda t: t.unsqueeze(2),
+    "squeeze": lambda t: t[:, :, :1].squeeze(),
+    "squeeze_dim": lambda t: t[:, :1].squeeze(1),
+    "permute": lambda t: t.permute(2, 0, 1),
+    "transpose": lambda t: t.transpose(-1, 0),
+    "expand_after_unsqueeze": lambda t: t.unsqueeze(0).expand(5, *t.batch_size),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_shape_ops_match_dense(name: str) -> None:
+    op = SHAPES[name]
+    for d in DIMS:
+        members = _members()
+        lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+        _assert_matches(op(lazy), op(dense))
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_expand_member_dim(d: int) -> None:
+    members = [_member((1, 4)), _member((1, 4))]
+    lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+    target = list(dense.batch_size)
+    target[1 if d == 0 else 0] = 3  # the members' size-1 dim
+    got = lazy.expand(target)
+    assert type(got) is TensorDict  # members that line up stack densely, as in the peer
+    _assert_matches(got, dense.expand(target))
+    members[1]["w"] = torch.zeros(1, 4, 2)
+    members[0]["w"] = torch.zeros(1, 4, 3)  # members that differ stay a lazy stack
+    got = tclass.lazy_stack(members, d).expand(target)
+    assert type(got) is LazyStackedTensorDict and got.stack_dim == d
+    assert [m["w"].shape[-1] for m in got.tensordicts] == [3, 2]
+
+
+def test_expand_single_member_stack_dim() -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members), tclass.stack(members)
+    _assert_matches(lazy[:1].expand(3, 3, 4), dense[:1].expand(3, 3, 4))
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_expand_adds_leading_dims(d: int) -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+    _assert_matches(lazy.expand(5, *lazy.batch_size), dense.expand(5, *dense.batch_size))
+
+
+SPLITS: dict[str, Callable[[Any], Any]] = {
+    "unbind": lambda t, dim: t.unbind(dim),
+    "split1": lambda t, dim: t.split(1, dim),
+    "split_sizes": lambda t, dim: t.split([1, t.batch_size[dim] - 1], dim),
+    "chunk": lambda t, dim: t.chunk(2, dim),
+}
+
+
+@pytest.mark.parametrize("name", list(SPLITS))
+@pytest.mark.parametrize("d", DIMS)
+def test_splits_match_dense(d: int, name: str) -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+    for dim in [0, 1, 2, -1]:
+        got, expected = SPLITS[name](lazy, dim), SPLITS[name](dense, dim)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            _assert_matches(g, e)
+
+
+def test_unbind_and_split_along_stack_dim_give_members() -> None:
+    members = _members(3)
+    lazy = tclass.lazy_stack(members, 1)
+    assert all(x is m for x, m in zip(lazy.unbind(1), members))
+    first, rest = lazy.split([1, 2], 1)
+    assert first.tensordicts[0] is members[0] and rest.tensordicts[1] is members[2]
+    other = lazy.unbind(0)
+    assert len(other) == 3 and all(
+        type(p) is LazyStackedTensorDict and p.stack_dim == 0 for p in other
+    )
+
+
+def test_iteration_along_first_dim() -> None:
+    members = _members()
+    assert [x is m for x, m in zip(tclass.lazy_stack(members), members)] == [True, True]
+    rows = list(tclass.lazy_stack(members, 1))
+    assert len(rows) == 3 and all(type(r) is LazyStackedTensorDict for r in rows)
+    assert torch.equal(rows[2]["a"], torch.stack([m["a"][2] for m in members]))
+
+
+def test_apply_with_batch_size() -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members), tclass.stack(members)
+    # As the peer: with a batch size, fn gets the stacked tensors, the result is dense.
+    got = lazy.apply(lambda v: v[:, :2], batch_size=[2, 2])
+    assert type(got) is TensorDict
+    _assert_matches(got, dense.apply(lambda v: v[:, :2], batch_size=[2, 2]))
+    summed = lazy.named_apply(lambda k, v: v.sum(1), batch_size=[2])
+    _assert_matches(summed, dense.named_apply(lambda k, v: v.sum(1), batch_size=[2]))
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
+        lazy.apply(lambda v: v[:2], batch_size=[3, 2])
+
+
+def test_in_place_ops_reach_members() -> None:
+    members = _members()
+    before = [m.clone() for m in members]
+    lazy = tclass.lazy_stack(members, 1)
+    assert lazy.apply_(lambda v: v + 1) is lazy
+    assert torch.equal(members[1]["a"], before[1]["a"] + 1)
+    mask = torch.zeros(3, 2, 4, dtype=torch.bool)
+    mask[:, 1, 0] = True
+    assert lazy.masked_fill_(mask, -5) is lazy
+    assert (members[1]["a"][:, 0] == -5).all() and not (members[0]["a"] == -5).any()
+    assert lazy.zero_() is lazy
+    assert all(not m["b"].any() and not m["n", "c"].any() for m in members)
+
+
+def test_clone_is_lazy_and_independent() -> None:
+    a, b = _ragged()
+    lazy = tclass.lazy_stack([a, b])
+    copy = lazy.clone()
+    assert type(copy) is LazyStackedTensorDict and copy.tensordicts[0] is not a
+    copy.tensordicts[1]["obs"].add_(100)
+    assert not torch.equal(copy.tensordicts[1]["obs"], b["obs"])
+    assert [t.shape for t in copy.get("obs", as_list=True)] == [
+        torch.Size([4, 3]),
+        torch.Size([4, 5]),
+    ]
+    assert "y" in copy.tensordicts[1].keys()
+
+
+def test_heterogeneous_elementwise_ops() -> None:
+    a, b = _ragged()
+    lazy = tclass.lazy_stack([a, b])
+    doubled = lazy.apply(lambda v: v * 2)
+    assert torch.equal(doubled.get("obs", as_list=True)[1], b["obs"] * 2)
+    assert (lazy == lazy.clone()).all()
+    assert doubled.detach().tensordicts[1]["y"].shape == torch.Size([4])
+    assert lazy.reshape(-1).batch_size == torch.Size([8])  # regrouped members: no copy
+    with pytest.raises(HeterogeneousEntryError, match="needs the dense stack"):
+        lazy.reshape(4, 2)
+    with pytest.raises(HeterogeneousEntryError, match="stack dim 0"):
+        lazy.all(0)
+
+
+def test_to_returns_self_when_nothing_changes() -> None:
+    members = [m.to("cpu") for m in _members()]
+    lazy = tclass.lazy_stack(members)
+    assert lazy.device == torch.device("cpu")
+    assert lazy.to("cpu") is lazy and lazy.cpu() is lazy
+    cast = lazy.to(torch.float64)
+    assert type(cast) is LazyStackedTensorDict and cast["a"].dtype == torch.float64
+    assert cast.tensordicts[0]["n", "c"].dtype == torch.float64
+    assert members[0]["a"].dtype == torch.float32
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [0, 1])
+def test_set_splits_along_stack_dim(d: int) -> None:
+    a, b = _ragged()
+    lazy = tclass.lazy_stack([a, b], d)
+    value = make_values(lazy.batch_size)
+    assert lazy.set("new", value) is lazy
+    assert torch.equal(a["new"], value.select(d, 0)) and torch.equal(b["new"], value.select(d, 1))
+    lazy.set("sub", TensorDict(q=make_values([*lazy.batch_size, 3]), batch_size=lazy.batch_size))
+    assert type(a.get("sub")) is TensorDict and a["sub", "q"].shape == torch.Size([4, 3])
+    lazy.set("mapping", {"q": torch.ones(lazy.batch_size)})
+    assert torch.equal(b["mapping", "q"], torch.ones(4))
+    lazy["item"] = value
+    assert torch.equal(lazy["item"], value)
+    with pytest.raises(errors.BatchMismatchError, match="does not start with the batch size"):
+        lazy.set("bad", torch.zeros(3, 4))
+
+
+def test_set_in_place() -> None:
+    members = _members()
+    lazy = tclass.lazy_stack(members, 2)
+    ptr = members[0]["a"].data_ptr()
+    lazy.set_("a", torch.ones(3, 4, 2))
+    assert members[0]["a"].data_ptr() == ptr and (members[1]["a"] == 1).all()
+    with pytest.raises(KeyNotFoundError):
+        lazy.set_("nope", torch.ones(3, 4, 2))
+
+
+@pytest.mark.parametrize("source_kind", ["dense", "lazy", "mapping"])
+def test_update(source_kind: str) -> None:
+    members = _members()
+    lazy = tclass.lazy_stack(members)
+    new = TensorDict(a=torch.full((2, 3, 4), 7.0), z=torch.ones(2, 3, 4), batch_size=[2, 3, 4])
+    if source_kind == "lazy":
+        source: Any = tclass.lazy_stack(list(new.unbind(0)))
+    elif source_kind == "mapping":
+        source = {"a": new["a"], "z": new["z"]}
+    else:
+        source = new
+    assert lazy.update(source) is lazy
+    assert all((m["a"] == 7).all() and (m["z"] == 1).all() for m in members)
+
+
+WRITES = [
+    0,
+    1,
+    slice(1, None),
+    (slice(None), 1),
+    (0, slice(0, 2), 2),
+    ...,
+    (..., 1),
+    torch.tensor([1, 0]),
+    (slice(None), torch.tensor([2, 0])),
+    torch.tensor([True, False]),
+    (slice(None), torch.tensor([True, False, True])),
+    torch.ones(2, 3, dtype=torch.bool),
+]
+
+
+@pytest.mark.parametrize("value_kind", ["number", "collection"])
+@pytest.mark.parametrize("d", DIMS)
+def test_setitem_matches_dense(d: int, value_kind: str) -> None:
+    for index in WRITES:
+        members = _members()
+        dense = tclass.stack([m.clone() for m in members], d)
+        lazy = tclass.lazy_stack(members, d)
+        try:
+            selected = dense[index]
+        except (IndexError, RuntimeError, ValueError):
+            continue
+        value = -7.0 if value_kind == "number" else selected.apply(lambda v: -v - 1)
+        dense[index] = value
+        lazy[index] = value
+        _assert_matches(tclass.stack(members, d), dense)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [(slice(None), 1), torch.tensor([1, 0]), torch.tensor([True, False])],
+    ids=["slice", "tensor", "mask"],
+)
+def test_setitem_mapping_matches_dense(index: Any) -> None:
+    members = _members()
+    dense = tclass.stack([m.clone() for m in members])
+    shape = dense[index].batch_size
+    value = {
+        "a": torch.full(shape, -1.0),
+        "b": torch.zeros(*shape, 2, dtype=torch.int64),
+        "n": {"c": torch.full(shape, 5.0)},
+    }
+    dense[index] = value
+    tclass.lazy_stack(members)[index] = value
+    _assert_matches(tclass.stack(members), dense)
+
+
+def test_setitem_heterogeneous_members() -> None:
+    a, b = _ragged()
+    lazy = tclass.lazy_stack([a, b])
+    lazy[:, 1] = 7
+    assert (a["obs"][1] == 7).all() and (b["obs"][1] == 7).all() and b["y"][1] == 7
+    lazy[torch.tensor([False, True])] = 0
+    assert not b["obs"].any() and a["obs"][0].any()
+    lazy[1, 2:] = TensorDict(
+        obs=torch.full((2, 5), 9.0), x=torch.full((2,), 9.0), y=torch.zeros(2), batch_size=[2]
+    )
+    assert (b["obs"][2:] == 9).all() and not b["obs"][:2].any()
+
+
+def test_locked_stack_refuses_set_allows_in_place() -> None:
+    members = _members()
+    lazy = tclass.lazy_stack(members).lock_()
+    assert lazy.is_locked and all(m.is_locked for m in members)
+    with pytest.raises(LockedError, match="locked LazyStackedTensorDict"):
+        lazy.set("a", torch.zeros(2, 3, 4))
+    with pytest.raises(LockedError):
+        lazy["new"] = torch.zeros(2, 3, 4)
+    with pytest.raises(LockedError):
+        lazy.update({"a": torch.zeros(2, 3, 4)})
+    lazy.set_("a", torch.ones(2, 3, 4))
+    lazy.set("a", torch.full((2, 3, 4), 2.0), inplace=True)
+    lazy[0, 1] = 3.0
+    lazy.update({"a": torch.full((2, 3, 4), 4.0)}, inplace=True)
+    assert (members[1]["a"] == 4).all()
+    with lazy.unlock_():
+        lazy.set("new", torch.zeros(2, 3, 4))
+    assert lazy.is_locked and "new" in members[0].keys()
+
+
+def test_lock_context_nests_and_plain_with_keeps_state() -> None:
+    lazy = tclass.lazy_stack(_members())
+    with lazy:  # no lock_/unlock_ before it: the state is kept, not popped from nothing
+        assert not lazy.is_locked
+    assert not lazy.is_locked
+    lazy.lock_()
+    lazy.unlock_()  # calls outside a `with` leave nothing behind
+    with lazy.lock_():
+        with lazy.unlock_():
+            assert not lazy.is_locked
+        assert lazy.is_locked
+    assert not lazy.is_locked
+
+
+# --- dense conversions -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_contiguous_gives_dense_stack(d: int) -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+    for convert in (lazy.contiguous, lazy.to_tensordict, lambda: tclass.dense_stack_tds(lazy)):
+        got = convert()
+        assert type(got) is TensorDict and type(got.get("n")) is TensorDict
+        _assert_matches(got, dense)
+    assert tclass.dense_stack_tds(lazy, d)["a"].shape == dense["a"].shape
+
+
+@pytest.mark.parametrize(
+    "members", [_ragged(), [_ragged()[0], _ragged()[0].exclude("x")]], ids=["shapes", "keys"]
+)
+def test_contiguous_of_heterogeneous_raises(members: list[TensorDict]) -> None:
+    lazy = tclass.lazy_stack(members)
+    for convert in (lazy.contiguous, lazy.to_tensordict):
+        with pytest.raises(
+            HeterogeneousEntryError, match="needs the dense stack of this lazy stack"
+        ):
+            convert()
+    assert type(tclass.dense_stack_tds(lazy)) is LazyStackedTensorDict  # as the peer
+
+
+def test_dense_stack_tds_of_lazy_stacks() -> None:
+    first, second = _members(), _members()
+    lazies = [tclass.lazy_stack(first), tclass.lazy_stack(second)]
+    out = tclass.dense_stack_tds(lazies, 1)  # stacks of lazy stacks stay lazy, as the peer
+    expected = tclass.stack([tclass.stack(first), tclass.stack(second)], 1)
+    assert type(out) is LazyStackedTensorDict
+    _assert_matches(out.contiguous(), expected)
+    assert type(tclass.dense_stack_tds(lazies[0], 1)) is TensorDict  # dim unused, as the peer
+    assert tclass.dense_stack_tds(first[0]) is first[0]  # not a lazy stack: as it is
+
+
+def test_dense_stack_tds_keeps_nested_lazy_stacks_lazy() -> None:
+    ragged = tclass.lazy_stack(
+        [TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(4), b=torch.zeros(2))]
+    )
+    container = TensorDict(lazy=ragged)
+    out = tclass.dense_stack_tds(tclass.lazy_stack([container, container.clone()]))
+    assert type(out) is TensorDict and out.batch_size == torch.Size([2])
+    assert out["lazy"].stack_dim == 1 and out["lazy"][:, 1]["b"].shape == (2, 2)
+    again = tclass.dense_stack_tds([container, container.clone()], dim=0)
+    tclass.assert_allclose_td(out, again)
+
+
+def test_maybe_dense_stack() -> None:
+    members = _members()
+    dense = tclass.maybe_dense_stack(members, 1)
+    assert type(dense) is TensorDict
+    _assert_matches(dense, tclass.stack(members, 1))
+    ragged = tclass.maybe_dense_stack(_ragged())
+    assert type(ragged) is LazyStackedTensorDict
+    keys_differ = tclass.maybe_dense_stack([members[0], members[1].exclude("b")])
+    assert type(keys_differ) is LazyStackedTensorDict and list(keys_differ.keys()) == ["a", "n"]
+
+
+def test_maybe_dense_stack_is_dense_above_nested_collections_that_differ() -> None:
+    first = TensorDict({"a": 1, "b": TensorDict({"c": 2}, []), "s": "x"}, [])
+    second = TensorDict({"a": 1, "b": TensorDict({"d": 2}, []), "s": "y"}, [])
+    best = tclass.maybe_dense_stack([first, second])  # as the peer's best-intention stack
+    assert type(best) is TensorDict and type(best.get("b")) is LazyStackedTensorDict
+    assert best["a"].tolist() == [1, 1] and best["s"] == ["x", "y"]
+    shapes = TensorDict({"a": 1, "b": TensorDict({"c": [2]}, [])}, [])
+    assert type(tclass.maybe_dense_stack([first.exclude("s"), shapes]).get("b")) is (
+        LazyStackedTensorDict
+    )
+    tensor_differs = TensorDict({"a": torch.ones(2), "b": TensorDict({"c": 2}, [])}, [])
+    assert type(tclass.maybe_dense_stack([first.exclude("s"), tensor_differs])) is (
+        LazyStackedTensorDict
+    )
+
+
+# --- nesting -------------------------------------------------------------------------------
+
+
+def test_nested_collections_read_as_lazy_stacks() -> None:
+    a, b = _ragged()
+    a["n"] = TensorDict(z=make_values([4, 2]), u=make_values([4]), batch_size=[4])
+    b["n"] = TensorDict(z=make_values([4, 7]), u=make_values([4]), batch_size=[4])
+    lazy = tclass.lazy_stack([a, b])
+    nested = lazy["n"]
+    assert type(nested) is LazyStackedTensorDict and nested.batch_size == torch.Size([2, 4])
+    assert nested.tensordicts[0] is a["n"] and nested.tensordicts[1] is b["n"]
+    assert torch.equal(lazy["n", "u"], torch.stack([a["n", "u"], b["n", "u"]]))
+    with pytest.raises(
+        HeterogeneousEntryError, match=r"entry \('n', 'z'\) has shape \[4, 7\] in member 1"
+    ):
+        lazy["n", "z"]
+    assert lazy.get(("n", "z"), as_padded_tensor=True).shape == torch.Size([2, 4, 7])
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_nested_reads_match_dense(d: int) -> None:
+    members = _members()
+    lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
+    assert lazy["n"].stack_dim == d
+    assert torch.equal(lazy["n"]["c"], dense["n", "c"])
+    assert torch.equal(lazy["n", "c"], dense["n", "c"])
+
+
+def test_members_that_are_lazy_stacks() -> None:
+    inner = [tclass.lazy_stack(_members()), tclass.lazy_stack(_members())]
+    outer = tclass.lazy_stack(inner, 1)
+    assert outer.batch_size == torch.Size([2, 2, 3, 4])
+    assert outer[:, 1].tensordicts[0] is inner[1].tensordicts[0]
+    dense = tclass.stack([i.contiguous() for i in inner], 1)
+    _assert_matches(outer, dense)
+    _assert_matches(outer[1, :, 2], dense[1, :, 2])
+    assert type(outer.contiguous()) is TensorDict
+
+
+def test_tensordict_holding_a_lazy_stack() -> None:
+    a, b = _ragged()
+    lazy = tclass.lazy_stack([a, b])
+    parent = TensorDict(lazy=lazy, q=make_values([2, 4]), batch_size=[2, 4])
+    assert parent["lazy"] is lazy
+    assert parent[0]["lazy"] is a
+    part = parent[:, 1:3]
+    assert type(part.get("lazy")) is LazyStackedTensorDict and part.get(
+        "lazy"
+    ).batch_size == torch.Size([2, 2])
+    assert torch.equal(part["lazy", "x"], torch.stack([a["x"][1:3], b["x"][1:3]]))
+    picked = parent[:, torch.tensor([3, 0])]
+    assert torch.equal(picked["lazy", "x"], torch.stack([a["x"][[3, 0]], b["x"][[3, 0]]]))
+    copy = parent.clone()
+    assert type(copy.get("lazy")) is LazyStackedTensorDict and copy["lazy"].tensordicts[0] is not a
+    copy["lazy"].tensordicts[0]["x"].add_(1)
+    assert not torch.equal(copy["lazy", "x"][0], a["x"])
+    shifted = parent.apply(lambda v: v + 1)
+    assert type(shifted.get("lazy")) is LazyStackedTensorDict
+    assert torch.equal(shifted["lazy"].get("obs", as_list=True)[1], b["obs"] + 1)
+
+
+# --- Python values -------------------------------------------------------------------------
+
+
+def test_python_values_in_lazy_stacks() -> None:
+    a, b = _member(), _member()
+    a["same"], b["same"] = NonTensorData("x", [3, 4]), NonTensorData("x", [3, 4])
+    a["label"], b["label"] = NonTensorData("p", [3, 4]), NonTensorData("q", [3, 4])
+    lazy = tclass.lazy_stack([a, b], 2)
+    same = lazy.get("same")
+    assert type(same) is NonTensorStack and same.data == "x" and same.batch_size == lazy.batch_size
+    assert same.tolist() == [[["x", "x"]] * 4] * 3  # one value per element, as the peer
+    label = lazy.get("label")
+    assert type(label) is NonTensorStack and label.tolist() == [[["p", "q"]] * 4] * 3
+    assert lazy[:, :, 1].get("label").data == "q"
+    assert lazy[0, 0].get("label").tolist() == ["p", "q"]
+
+
+def test_per_element_python_values_in_members() -> None:
+    a = TensorDict(s=NonTensorStack.from_list(["a", "b", "c"]), x=torch.zeros(3), batch_size=[3])
+    b = TensorDict(s=NonTensorData("z", [3]), x=torch.ones(3), batch_size=[3])
+    lazy = tclass.lazy_stack([a, b], 1)
+    assert lazy.get("s").tolist() == [["a", "z"], ["b", "z"], ["c", "z"]]
+    assert lazy[1].get("s").tolist() == ["b", "z"]
+    assert lazy[:, 0].get("s").tolist() == ["a", "b", "c"]
+    assert lazy[torch.tensor([2, 0])]["s"] == [["c", "z"], ["a", "z"]]
+    assert lazy.contiguous().get("s").tolist() == lazy.get("s").tolist()
+    lazy[0, 1] = TensorDict(s=NonTensorData("Q", []), x=torch.tensor(5.0), batch_size=[])
+    assert b.get("s").tolist() == ["Q", "z", "z"] and b["x"][0] == 5
+    assert pickle.loads(pickle.dumps(lazy))["s"] == [["a", "Q"], ["b", "z"], ["c", "z"]]
+    direct = tclass.lazy_stack([NonTensorData("p", [2]), NonTensorData("q", [2])])
+    assert type(direct) is NonTensorStack and direct.tolist() == [["p", "p"], ["q", "q"]]
+
+
+def test_set_python_value_in_every_member() -> None:
+    members = _members()
+    lazy = tclass.lazy_stack(members)
+    lazy.set("tag", NonTensorData("hello", lazy.batch_size))
+    assert all(
+        type(m.get("tag")) is NonTensorData and m.get("tag").data == "hello" for m in members
+    )
+    assert members[0].get("tag").batch_size == torch.Size([3, 4])
+    assert lazy.get("tag").data == "hello"
+
+
+# --- pickling and repr ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [0, 1])
+def test_pickle_round_trip(d: int) -> None:
+    a, b = _ragged()
+    lazy = tclass.lazy_stack([a, b], d)
+    back = pickle.loads(pickle.dumps(lazy))
+    assert (
+        type(back) is LazyStackedTensorDict
+        and back.stack_dim == d
+        and back.batch_size == lazy.batch_size
+    )
+    assert [list(m.keys()) for m in back.tensordicts] == [list(a.keys()), list(b.keys())]
+    assert all(
+        torch.equal(x, y) for x, y in zip(back.get("obs", as_list=True), [a["obs"], b["obs"]])
+    )
+
+
+def test_repr_shows_stack_dim_and_ragged_sizes() -> None:
+    text = repr(tclass.lazy_stack(_ragged(), 1))
+    assert text.startswith("LazyStackedTensorDict(") and "stack_dim=1" in text
+    assert "obs: f32[-1]" in text and "x: f32[]" in text
+    homogeneous = repr(tclass.lazy_stack(_members()))
+    assert "stack_dim=0" in homogeneous and "-1" not in homogeneous
+
+
+# --- records over a lazy stack ---------------------------------------------------------------
+
+
+def test_lazy_stack_of_records_is_a_record() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    assert type(x) is Agent and type(x._tensordict) is LazyStackedTensorDict
+    assert x.batch_size == torch.Size([2, 4])
+    assert x._tensordict.tensordicts[0] is ra._tensordict
+    assert torch.equal(x.obs, torch.stack([ra.obs, rb.obs]))
+    assert torch.equal(x.reward, torch.stack([ra.reward, rb.reward]))
+    assert x.extra is None
+
+
+def test_record_element_shares_member_data() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    first = x[0]
+    assert type(first) is Agent and first._tensordict is ra._tensordict
+    assert first.obs.data_ptr() == ra.obs.data_ptr()
+    assert x[1].name == "b"
+
+
+@pytest.mark.parametrize("d", [0, 1])
+def test_record_field_assignment_reaches_members(d: int) -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb], d)
+    x.reward = torch.zeros(x.batch_size)
+    assert not ra.reward.any() and not rb.reward.any()
+    x.inner = Inner(x=torch.full((*x.batch_size, 2), 3.0), batch_size=x.batch_size)
+    assert (rb.inner.x == 3).all() and type(rb.inner) is Inner
+    x.extra = torch.ones(x.batch_size)
+    assert torch.equal(ra.extra, torch.ones(4))
+    x.name = "z"
+    assert ra.name == "z" and x._tensordict.get("name").data == "z"
+    assert x.name == ([["z"] * 4] * 2 if d == 0 else [["z"] * 2] * 4)  # as the peer
+
+
+def test_record_python_values() -> None:
+    same = tclass.lazy_stack([_agent("a"), _agent("a")])
+    assert same.name == [["a"] * 4, ["a"] * 4] and same[1].name == "a"  # as the peer
+    different = tclass.lazy_stack([_agent("a"), _agent("b")])
+    assert different.name == [["a"] * 4, ["b"] * 4]
+    assert tclass.lazy_stack([_agent("a"), _agent("b")], 1).name == [["a", "b"]] * 4
+
+
+def test_record_nested_field_reads_as_nested_class() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    inner = x.inner
+    assert type(inner) is Inner and type(inner._tensordict) is LazyStackedTensorDict
+    assert torch.equal(inner.x, torch.stack([ra.inner.x, rb.inner.x]))
+
+
+def test_record_ragged_field_raises() -> None:
+    x = tclass.lazy_stack([_agent("a", 3), _agent("b", 5)])
+    with pytest.raises(HeterogeneousEntryError, match="entry 'obs' has shape"):
+        _ = x.obs
+    assert torch.equal(x.reward, torch.stack([x[0].reward, x[1].reward]))
+
+
+def test_record_operations_keep_the_class() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    results = [
+        x.clone(),
+        x.apply(lambda v: v * 2),
+        x == x.clone(),
+        x.to(torch.float64),
+        x.to("cpu"),
+        x[torch.tensor([1, 0])],
+        x[:, torch.tensor([0, 2])],
+        x[:, 1:],
+        x.detach(),
+    ]
+    for result in results:
+        assert type(result) is Agent and type(result._tensordict) is LazyStackedTensorDict
+    assert (x == x.clone()).all()
+    assert torch.equal(x.apply(lambda v: v * 2).obs, x.obs * 2)
+    assert x.to(torch.float64).obs.dtype == torch.float64
+    assert x[torch.tensor([1, 0])].name == [["b"] * 4, ["a"] * 4]
+    for piece in [*x.unbind(0), *x.unbind(1), *x]:
+        assert type(piece) is Agent
+    assert x.unbind(0)[1]._tensordict is rb._tensordict
+    clone = x.clone()
+    clone.obs = torch.zeros(2, 4, 3)
+    assert ra.obs.any()
+
+
+def test_record_contiguous_and_to_tensordict() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb], 1)
+    dense = x.contiguous()
+    assert type(dense) is Agent and type(dense._tensordict) is TensorDict
+    assert type(dense.inner) is Inner
+    assert torch.equal(dense.obs, torch.stack([ra.obs, rb.obs], 1))
+    assert dense.name == [["a", "b"]] * 4
+    td = x.to_tensordict()
+    assert type(td) is TensorDict and type(td.get("inner")) is TensorDict
+    assert torch.equal(td["inner", "x"], torch.stack([ra.inner.x, rb.inner.x], 1))
+    assert td.get("name").tolist() == [["a", "b"]] * 4
+    assert type(tclass.dense_stack_tds(x)) is Agent
+
+
+def test_record_mixing_classes_refused() -> None:
+    robot = Robot(obs=torch.zeros(4), batch_size=[4])
+    with pytest.raises(StackError, match="member 1 is a Robot but member 0 is a Agent"):
+        tclass.lazy_stack([_agent("a"), robot])
+    with pytest.raises(StackError, match="member 1 is a TensorDict but member 0 is a Agent"):
+        tclass.lazy_stack([_agent("a"), TensorDict(obs=torch.zeros(4), batch_size=[4])])
+
+
+def test_record_maybe_dense_stack() -> None:
+    dense = tclass.maybe_dense_stack([_agent("a"), _agent("b")])
+    assert type(dense) is Agent and type(dense._tensordict) is TensorDict
+    lazy = tclass.maybe_dense_stack([_agent("a", 3), _agent("b", 5)])
+    assert type(lazy) is Agent and type(lazy._tensordict) is LazyStackedTensorDict
+
+
+def test_record_from_tensordict_stays_lazy() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    storage = tclass.lazy_stack([ra._tensordict, rb._tensordict])
+    x = Agent.from_tensordict(storage)
+    assert type(x) is Agent and type(x._tensordict) is LazyStackedTensorDict
+    assert type(x.inner) is Inner
+    assert torch.equal(x.obs, torch.stack([ra.obs, rb.obs]))
+    assert x.name == [["a"] * 4, ["b"] * 4]
+
+
+def test_record_setitem_reaches_members() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    x[:, 1] = _agent("a")[0].apply(torch.zeros_like)
+    assert not ra.obs[1].any() and not rb.obs[1].any()
+    x[torch.tensor([False, True])] = 0
+    assert not rb.reward.any() and ra.reward.any()
+
+
+def test_record_setitem_mapping() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    x[:, 2] = {"reward": torch.tensor([5.0, 6.0])}
+    assert ra.reward[2] == 5 and rb.reward[2] == 6
+
+
+def test_record_pickle_and_repr() -> None:
+    x = tclass.lazy_stack([_agent("a", 3), _agent("b", 5)])
+    back = pickle.loads(pickle.dumps(x))
+    assert type(back) is Agent and type(back._tensordict) is LazyStackedTensorDict
+    assert torch.equal(back.reward, x.reward)
+    text = repr(x)
+    assert text.startswith("Agent(") and "stack_dim=0" in text and "obs: f32[-1]" in text
+
+
+def test_an_empty_list_index_selects_no_member() -> None:
+    """Found by the differential fuzzer: ``stack[[]]`` is an empty selection, as in the
+    peer (the empty list is an integer index, not a float tensor)."""
+    stack = tclass.lazy_stack([TensorDict({"a": torch.zeros(2)}, [2]) for _ in range(3)], 0)
+    out = stack[[]]
+    assert out.batch_size == torch.Size([0, 2]) and out["a"].shape == (0, 2)
+    assert tclass.lazy_stack([TensorDict({}, []) for _ in range(3)], 0)[[]].batch_size == (0,)
+
+
+def test_del_of_a_heterogeneous_entry() -> None:
+    """Found by the differential fuzzer: deleting an entry needs no dense value of it."""
+    a = TensorDict({"a": torch.zeros(3), "d": torch.zeros(3, 2)}, [3])
+    b = TensorDict({"a": torch.zeros(3), "d": torch.zeros(3, 1)}, [3])
+    stack = tclass.lazy_stack([a, b], 0)
+    del stack["d"]
+    assert list(stack.keys()) == ["a"] and "d" not in a.keys()
+    with pytest.raises(KeyError):
+        stack.del_("d")
+
+
+def test_nested_stacks_carry_the_stack_dim_name() -> None:
+    """Found by the differential fuzzer: a nested collection read from a lazy stack is
+    a lazy stack whose stack dim has the stack's name, as in the peer."""
+    member = TensorDict({"c": torch.zeros(()), "n": TensorDict({"c": torch.zeros(())}, [])}, [])
+    stack = tclass.lazy_stack([member, member.clone()]).refine_names("j")
+    assert stack["n"].names == ["j"] and stack.get("n").stack_dim_name == "j"
+
+
+def test_lazy_from_dict_one_dict_per_member() -> None:
+    td = LazyStackedTensorDict.from_dict(
+        [{"a": torch.zeros(3)}, {"a": torch.zeros(4)}], stack_dim_name="t"
+    )
+    assert td.batch_size == torch.Size([2]) and td.names == ["t"]
+    assert td[1]["a"].shape == torch.Size([4])  # members of batch []: shapes may differ
+    # batch_size is the members', as in the peer (the stack dim is added)
+    two = LazyStackedTensorDict.from_dict(
+        {"a": torch.zeros(2, 3)}, {"a": torch.ones(2, 3)}, batch_size=[2], stack_dim=1
+    )
+    assert two.batch_size == torch.Size([2, 2]) and two.stack_dim == 1
+    assert torch.equal(two["a"][:, 1], torch.ones(2, 3))
+    keyed = LazyStackedTensorDict.from_dict({"0": {"a": torch.zeros(2)}, "1": {"a": torch.ones(2)}})
+    assert keyed.batch_size == torch.Size([2]) and keyed["a"][1].sum() == 2
+    with pytest.raises(KeyError, match="one dict per member"):  # the peer: KeyError('0')
+        LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
+
+
+def test_indexing_a_locked_lazy_stack_gives_a_locked_stack() -> None:
+    """Found by the differential fuzzer: as the peer, a lazy stack indexed from a locked
+    one is locked (a dense result, as a TensorDict's index, is not)."""
+    member = TensorDict({"a": torch.zeros(1)}, [1])
+    stack = tclass.lazy_stack([member, member.clone()], 1).lock_()
+    assert stack[::2].is_locked and stack[0].is_locked and stack[:, [0]].is_locked
+    dim0 = tclass.lazy_stack([member.clone(), member.clone()], 0).lock_()
+    assert dim0[:1].is_locked and not dim0[0, 0].is_locked
+
+
+def test_a_list_of_one_item_per_member_is_split_as_the_peer() -> None:
+    stack = LazyStackedTensorDict(TensorDict(), TensorDict(), stack_dim=0)
+    stack["a"] = [torch.ones(2), torch.zeros(1)]  # ragged: no tensor, one item each
+    assert torch.equal(stack[0]["a"], torch.ones(2)) and torch.equal(stack[1]["a"], torch.zeros(1))
+    stack["b"] = ["a string", "another string"]
+    assert stack[1]["b"] == "another string" and stack["b"] == ["a string", "another string"]
+    stack["c"] = ["x", "y", "z"]  # not one per member: each member keeps the list
+    assert stack[0]["c"] == ["x", "y", "z"]
+
+
+def test_nested_lists_are_split_along_the_stack_dim() -> None:
+    inner = [tclass.lazy_stack([TensorDict(), TensorDict()]) for _ in range(3)]
+    stack = tclass.lazy_stack(inner, 1)  # batch [2, 3], its members along dim 1
+    stack["a"] = [[torch.ones(i * 3 + j + 1) for j in range(3)] for i in range(2)]
+    assert [stack[i, j]["a"].shape[0] for i in range(2) for j in range(3)] == [1, 2, 3, 4, 5, 6]
+    rows = tclass.lazy_stack([TensorDict(batch_size=[2]), TensorDict(batch_size=[2])], 1)
+    rows["s"] = [["a", "b"], ["c", "d"]]  # batch [2, 2] order: member j gets column j
+    assert rows.tensordicts[0]["s"] == ["a", "c"] and rows.tensordicts[1]["s"] == ["b", "d"]
+
+
+def test_nested_lazy_stacks_read_as_lists_and_padded_tensors() -> None:
+    ragged = tclass.lazy_stack([TensorDict(a=torch.arange(3.0)), TensorDict(a=torch.arange(4.0))])
+    outer = tclass.lazy_stack([ragged, ragged.copy()], 1)  # batch [2, 2]: members along dim 1
+    lists = outer.get("a", as_list=True)  # member by member, as the peer
+    assert [[t.tolist() for t in member] for member in lists] == [[[0, 1, 2], [0, 1, 2, 3]]] * 2
+    padded = outer.get("a", as_padded_tensor=True)  # in batch order: outer[i, j]
+    assert padded.shape == (2, 2, 4) and padded[0, 1].tolist() == [0, 1, 2, 0]
+    assert padded[1, 0].tolist() == [0, 1, 2, 3]
+    td = TensorDict(inner=ragged, batch_size=[2])  # a TensorDict passes them on
+    assert [t.tolist() for t in td.get(("inner", "a"), as_list=True)] == [[0, 1, 2], [0, 1, 2, 3]]
+    left = td.get(("inner", "a"), as_padded_tensor=True, padding_side="left", padding_value=9)
+    assert (
+        left[0].tolist() == [9, 0, 1, 2] and td.get(("inner", "a"), as_nested_tensor=True).is_nested
+    )
+    dense = TensorDict(a=torch.ones(2, 3), batch_size=[2])
+    assert dense.get("a", as_list=True) is dense["a"]  # a stored tensor as it is, as the peer
+    assert td.get(("inner", "zz"), 3, as_list=True) == 3
+
+
+def _holder(offset: float) -> TensorDict:
+    """A TensorDict holding a heterogeneous lazy stack (its "h" differs in shape)."""
+    members = [TensorDict(h=torch.full((n,), offset)) for n in (3, 3, 2)]
+    return TensorDict(lazy=tclass.lazy_stack(members), dense=torch.full((2,), offset))
+
+
+def test_update_in_place_and_indexed_writes_from_heterogeneous_lazy_stacks() -> None:
+    first, second = _holder(0.0), _holder(1.0)
+    out = first.unsqueeze(0).expand(2).clone()  # "lazy": a lazy stack along dim 1
+    assert tclass.lazy_stack([first, second], out=out) is out  # update_ member by member
+    assert out["lazy"][1].get("h", as_list=True)[2].tolist() == [1.0, 1.0]
+    assert (out["dense"][1] == 1).all() and (out["lazy"][0, 2]["h"] == 0).all()
+    again = first.unsqueeze(0).expand(2).clone()
+    again[1] = second  # an indexed write: each member takes its part
+    assert again["lazy"][1].get("h", as_list=True)[0].tolist() == [1.0, 1.0, 1.0]
+    assert again["lazy"][0].get("h", as_list=True)[0].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_new_empty_with_empty_lazy_gives_lazy_stacks_of_empty_members() -> None:
+    members = [TensorDict(smth=torch.ones(1), batch_size=[1]) for _ in range(10)]
+    td = TensorDict(dense=torch.randn(1, 10), sparse=LazyStackedTensorDict(*members, stack_dim=1))
+    td.batch_size = torch.Size([1, 10])
+    sparse = td.new_empty((1, 100, 1), empty_lazy=True)["sparse"]
+    assert type(sparse) is LazyStackedTensorDict and sparse.stack_dim == 1
+    assert sparse.batch_size == (1, 100, 1) and len(sparse.tensordicts) == 100
+    assert sparse.is_empty() and td.new_empty((10, 1), empty_lazy=True)["sparse"].stack_dim == 1
+    assert type(td.new_empty((10, 1))["sparse"]) is TensorDict  # without it: dense, as the peer
+    top = td["sparse"].new_empty((3, 4), empty_lazy=True)
+    assert type(top) is LazyStackedTensorDict and len(top.tensordicts) == 4
+
+
+def test_update_in_place_of_members_of_different_shapes_goes_member_by_member() -> None:
+    """Found by the differential fuzzer: as the peer, ``update_`` with a tensor over the
+    batch writes each member's part, without reading the entry's dense stack."""
+    members = [TensorDict(d=torch.zeros(1, 3, n), batch_size=[1]) for n in (1, 3)]
+    stack = tclass.lazy_stack(members, 1)
+    assert stack.update_({"d": torch.tensor([[1, 2]])}) is stack
+    assert stack[:, 1]["d"].sum() == 18 and stack[:, 0]["d"].sum() == 3
+    with pytest.raises(errors.KeyNotFoundError, match="'zz'"):
+        stack.update_({"zz": torch.zeros(1, 2)})
+
+
+def test_indexed_writes_broadcast_the_value_and_go_member_by_member() -> None:
+    """Found by the differential fuzzer: as the peer, ``lazy[...] = lazy[0]`` broadcasts
+    the value over the selection, and a write along a dim other than the stack dim into
+    members of different feature shapes goes member by member."""
+    members = [TensorDict(d=torch.full((3, 4, 2), float(i)), batch_size=[3, 4]) for i in (1, 2)]
+    stack = tclass.lazy_stack(members, 0)
+    stack[...] = stack[0].clone()
+    assert stack.tensordicts[1]["d"].eq(1).all()
+    ragged = [TensorDict(b=torch.ones(2, 1, 1, n), batch_size=[2, 1]) for n in (2, 1)]
+    stack = tclass.lazy_stack(ragged, 2)
+    stack[-1] = stack[-1].clone().zero_()
+    assert [m["b"][1].sum().item() for m in stack.tensordicts] == [0.0, 0.0]
+    assert [m["b"][0].sum().item() for m in stack.tensordicts] == [2.0, 1.0]
+
+
+def test_setting_a_locked_stack_s_batch_size_to_its_own_changes_nothing() -> None:
+    """Found by the differential fuzzer: as the peer (and a locked TensorDict), setting
+    the batch size a locked lazy stack has is no error; another one is."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(4, 1), batch_size=[4])]).lock_()
+    stack.batch_size = [1, 4]
+    assert stack.batch_size == (1, 4) and stack.is_locked
+    with pytest.raises(errors.LockedError):
+        stack.batch_size = [1, 4, 1]
+
+
+def test_set__of_a_missing_key_is_a_key_error_whatever_the_value() -> None:
+    """Found by the differential fuzzer: as the peer, a missing key is checked before the
+    value's shape; a missing key under an existing node after it."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(())), TensorDict(c=torch.ones(()))])
+    for value in (torch.zeros(2), torch.zeros(3)):
+        with pytest.raises(KeyNotFoundError, match="'zz'"):
+            stack.set_("zz", value)
+    for member in stack.tensordicts:
+        member["n"] = TensorDict()
+    with pytest.raises(errors.BatchMismatchError):
+        stack.set_(("n", "zz"), torch.zeros(3))
+    with pytest.raises(KeyNotFoundError):
+        stack.set_(("n", "zz"), torch.zeros(2))
+
+
+def test_a_member_held_twice_loses_a_key_once() -> None:
+    """Found by the differential fuzzer: ``torch.cat([lazy, lazy[:1]])`` holds member 0
+    twice; ``del_``, ``pop`` and ``rename_key_`` reach it once, as the peer."""
+    for op in (lambda s: s.del_("a"), lambda s: s.pop("a"), lambda s: s.rename_key_("a", "b")):
+        members = [TensorDict(a=torch.zeros(3), c=torch.ones(3), batch_size=[3]) for _ in "xy"]
+        stack = tclass.lazy_stack(members)
+        joined = torch.cat([stack, stack[:1]], 0)
+        op(joined)
+        assert "a" not in joined.keys() and len(joined.tensordicts) == 3
+
+
+def test_set__of_a_missing_key_on_a_locked_stack_is_locked_error() -> None:
+    """Found by the differential fuzzer: as the peer, a locked lazy stack refuses a nested
+    key under a node it lacks as locked, another missing key as missing (an existing one
+    is written in place)."""
+    stack = tclass.lazy_stack([TensorDict(c=torch.zeros(3)), TensorDict(c=torch.zeros(3))])
+    stack.lock_()
+    with pytest.raises(errors.LockedError):
+        stack.set_(("n", "zz"), torch.zeros(2))  # the peer would have to add "n"
+    with pytest.raises(KeyNotFoundError):
+        stack.set_("zz", torch.zeros(2))  # a missing key, as the peer says
+    stack.unlock_().set_(("n", "zz"), torch.arange(2))  # added, as by a TensorDict's set_
+    assert stack.tensordicts[1]["n", "zz"] == 1
+    assert stack.set_("c", torch.ones(2, 3)).tensordicts[1]["c"].sum() == 3
+
+
+def test_an_ellipsis_write_reaches_every_member_of_a_ragged_stack() -> None:
+    """Found by the differential fuzzer: ``ragged[...] = 0`` writes every element, as the
+    peer (the ragged dim needs no size for that)."""
+    stack = tclass.lazy_stack(list(TensorDict(b=torch.arange(3), batch_size=[3]).chunk(2)))
+    stack[...] = 7
+    assert [m["b"].tolist() for m in stack.tensordicts] == [[7, 7], [7]]
+
+
+def test_removing_a_key_through_a_tensor_is_a_value_error_as_the_peer() -> None:
+    """Found by the differential fuzzer: as for a TensorDict, ``del_`` / ``pop`` of a
+    lazy stack with a key through a tensor raise KeyThroughTensorError (a ValueError)."""
+    stack = tclass.lazy_stack([TensorDict(zz=torch.zeros(2, 2), batch_size=[2])] * 2)
+    for remove in (lambda: stack.del_(("zz", "a")), lambda: stack.pop(("zz", "a"))):
+        with pytest.raises(errors.KeyThroughTensorError) as info:
+            remove()
+        assert isinstance(info.value, ValueError)
+    with pytest.raises(KeyNotFoundError):
+        stack.del_(("n", "zz"))
+
+
+def test_python_values_devices_and_masked_select_of_a_lazy_stack() -> None:
+    """As the peer's: ``set_non_tensor`` stores the value in every member,
+    ``auto_device_`` records the members' device at every level, a lazy stack is not
+    contiguous, and ``masked_select`` gives a TensorDict (nested stacks stay lazy)."""
+    dense = TensorDict(
+        {"a": torch.arange(12.0).view(3, 4), "n": {"d": torch.zeros(3, 4, 2)}}, [3, 4]
+    )
+    for dim in (0, 1):
+        stack = tclass.lazy_stack(list(dense.unbind(dim)), dim)
+        assert stack.set_non_tensor("word", "hi") is stack
+        assert stack.get_non_tensor("word") == [["hi"] * 4] * 3
+        assert all(member["word"] == "hi" for member in stack.tensordicts)
+        assert stack.auto_device_().device == torch.device("cpu")
+        assert stack["n"].device == torch.device("cpu") and stack.is_contiguous() is False
+        mask = torch.arange(12).view(3, 4) % 2 == 0
+        picked = stack.exclude("word").masked_select(mask)
+        assert type(picked) is TensorDict and type(picked["n"]) is LazyStackedTensorDict
+        assert torch.equal(picked["a"], dense["a"][mask]) and picked.batch_size == (6,)

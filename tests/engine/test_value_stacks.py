@@ -1,0 +1,215 @@
+"""Stacks of Python values, as the peer builds them: stacking records or TensorDicts that
+hold a Python value gives a ``NonTensorStack`` with one value per member, equal values
+included (``set_capture_non_tensor_stack(True)`` keeps one value); reads, indexing, shape
+ops, conversions and saved folders of such stacks. The ``peer`` tests run each scenario
+with tclass and tensordict and compare.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict, errors
+
+from peer_scenarios import Scenario, scenario_tests  # noqa: E402
+
+
+class Frame(TensorClass):
+    pixels: torch.Tensor
+    camera: str
+
+
+def _frames(lib: ModuleType, cameras: list[str], batch: int = 0) -> list[Any]:
+    """Records of a class defined on ``lib`` (tclass or the peer), one per camera."""
+
+    @lib.tensorclass
+    class Shot:
+        pixels: torch.Tensor
+        camera: str
+
+    shape = [batch] if batch else []
+    return [Shot(pixels=torch.zeros(*shape, 2), camera=c, batch_size=shape) for c in cameras]
+
+
+def _plain(value: Any) -> Any:
+    """Nested lists (the peer's are ``LinkedList``) as plain lists."""
+    return [_plain(item) for item in value] if isinstance(value, list) else value
+
+
+# --- scenarios run with both libraries ----------------------------------------------------
+
+
+def _records(lib: ModuleType) -> Any:
+    s = torch.stack(_frames(lib, ["left"] * 3))
+    return (
+        _plain(s.camera), s[0].camera, _plain(s[1:].camera), _plain(s[[2, 0]].camera),
+        _plain(s[torch.tensor([True, False, True])].camera),
+        [r.camera for r in s.unbind(0)], type(s._tensordict.get("camera")).__name__,
+    )  # fmt: skip
+
+
+def _tensordicts(lib: ModuleType) -> Any:
+    td = lib.TensorDict(a=torch.zeros(()), camera="left")
+    s = torch.stack([td] * 3)
+    node = s.get("camera")
+    return (
+        _plain(s["camera"]), type(node).__name__, node.tolist(), node.data,
+        tuple(node.batch_size), s[1]["camera"], type(s[1].get("camera")).__name__,
+        _plain(s.get_non_tensor("camera")), _plain(s.to_dict()["camera"]),
+        [row["camera"] for row in s.tolist()], _plain(s.clone()["camera"]),
+    )  # fmt: skip
+
+
+def _shapes(lib: ModuleType) -> Any:
+    td = lib.TensorDict(a=torch.zeros(2), camera="left", batch_size=[2])
+    s = torch.stack([td] * 3, 1)  # batch [2, 3]
+    return (
+        _plain(s["camera"]), _plain(s.permute(1, 0)["camera"]), _plain(s.reshape(6)["camera"]),
+        _plain(s.reshape(3, 2)["camera"]), _plain(torch.cat([s, s])["camera"]),
+        _plain(s[:, 0]["camera"]), s[0, 0]["camera"], _plain(s.unsqueeze(0)["camera"]),
+        _plain(s.expand(4, 2, 3)[3]["camera"]), _plain(s.flatten(0, 1)["camera"]),
+    )  # fmt: skip
+
+
+def _writes(lib: ModuleType) -> Any:
+    s = torch.stack([lib.TensorDict(a=torch.zeros(()), camera="left") for _ in range(3)])
+    s[1] = lib.TensorDict(a=torch.ones(()), camera="mid")
+    written = _plain(s["camera"])
+    s["camera"] = "right"
+    return written, s["camera"], type(s.get("camera")).__name__
+
+
+def _capture(lib: ModuleType) -> Any:
+    td = lib.TensorDict(a=torch.zeros(()), camera="left")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        switch = lib.set_capture_non_tensor_stack(True)
+    with switch:
+        captured = torch.stack([td] * 2)
+        records = torch.stack(_frames(lib, ["l", "l"]))
+        return (
+            captured["camera"], type(captured.get("camera")).__name__, records.camera,
+            lib.capture_non_tensor_stack(),
+        )  # fmt: skip
+
+
+def _joins(lib: ModuleType) -> Any:
+    a = lib.NonTensorData("a", batch_size=[2])
+    return (
+        type(torch.stack([a, a.clone()])).__name__, type(lib.stack([a, a.clone()])).__name__,
+        type(torch.cat([a, a.clone()])).__name__, torch.cat([a, a.clone()]).data,
+        type(torch.stack([lib.MetaData("m"), lib.MetaData("m")])).__name__,
+        lib.capture_non_tensor_stack(),
+    )  # fmt: skip
+
+
+def _from_lists(lib: ModuleType) -> Any:
+    (shot,) = _frames(lib, ["x"], batch=3)
+    record = type(shot)(pixels=torch.zeros(3), camera=["a", "b", "c"], batch_size=[3])
+    back = type(shot).from_dict(torch.stack(_frames(lib, ["l"] * 3)).to_dict(), batch_size=[3])
+    return _plain(record.camera), record[1].camera, _plain(back.camera)
+
+
+def _pad_sequence(lib: ModuleType) -> Any:
+    members = [lib.TensorDict(x=torch.zeros(n), s="hi", batch_size=[n]) for n in (1, 3)]
+    out = lib.pad_sequence(members)
+    return _plain(out["s"]), type(out.get("s")).__name__
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "records": _records, "tensordicts": _tensordicts, "shapes": _shapes, "writes": _writes,
+    "capture": _capture, "joins": _joins, "from_lists": _from_lists,
+    "pad_sequence": _pad_sequence,
+}  # fmt: skip
+
+
+test_scenario_on_tclass, test_same_as_the_peer = scenario_tests(SCENARIOS)
+
+
+# --- tclass's own behaviour ---------------------------------------------------------------
+
+
+def test_stacked_records_read_one_value_per_member() -> None:
+    s = torch.stack([Frame(pixels=torch.zeros(2), camera="left", batch_size=[])] * 3)
+    assert s.camera == ["left", "left", "left"]
+    assert [camera.upper() for camera in s.camera] == ["LEFT"] * 3
+    node = s._tensordict.get("camera")
+    assert type(node) is NonTensorStack and node.data == "left" and node.stack_dim == 0
+    assert s[2].camera == "left" and type(s[2]._tensordict.get("camera")) is NonTensorData
+
+
+def test_capture_keeps_one_value_and_restores_the_default() -> None:
+    with pytest.warns(DeprecationWarning, match="set_capture_non_tensor_stack"):
+        switch = tclass.set_capture_non_tensor_stack(True)
+    with switch:
+        s = torch.stack([Frame(pixels=torch.zeros(2), camera="left", batch_size=[])] * 3)
+        assert s.camera == "left" and type(s._tensordict.get("camera")) is NonTensorData
+    assert tclass.capture_non_tensor_stack() is False
+    assert torch.stack([NonTensorData("x"), NonTensorData("x")]).tolist() == ["x", "x"]
+
+
+def test_expand_and_unsqueeze_give_one_value_per_element() -> None:
+    # As the peer: a per-element stack of the one value; broadcast_to keeps one value.
+    td = TensorDict(a=torch.zeros(()), camera="left")
+    assert td.expand(3)["camera"] == ["left"] * 3
+    assert type(td.expand(3).get("camera")) is NonTensorStack
+    assert td.unsqueeze(0)["camera"] == ["left"]
+    assert td.broadcast_to((3,))["camera"] == "left"
+    stacked = torch.stack([td] * 2)
+    assert stacked.unsqueeze(0)["camera"] == [["left", "left"]]  # a stack stays per element
+
+
+def test_values_of_any_json_kind_stack_per_member() -> None:
+    values: list[Any] = [None, 3, [1, "a"], {"k": [1, 2]}, "s"]
+    for value in values:
+        td = TensorDict(a=torch.zeros(()), v=NonTensorData(value))
+        s = torch.stack([td, td.clone()])
+        assert type(s.get("v")) is NonTensorStack and s.get("v").tolist() == [value, value]
+        assert s[1]["v"] == value
+
+
+def test_writing_values_of_the_wrong_batch_size_is_an_error() -> None:
+    s = torch.stack([TensorDict(a=torch.zeros(2), v="x", batch_size=[2]) for _ in range(3)])
+    with pytest.raises(errors.StackError, match=r"batch size \[4\] into the elements \[2\]"):
+        s.set_at_("v", NonTensorStack(*"abcd"), 0)
+    assert s["v"] == [["x", "x"]] * 3  # unchanged
+    s.set_at_("v", NonTensorStack(*"abc"), (slice(None), 0))
+    assert s["v"] == [["a", "x"], ["b", "x"], ["c", "x"]]
+    with pytest.raises(errors.StackError, match="different batch sizes"):
+        NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3]))
+
+
+# --- saved folders ------------------------------------------------------------------------
+
+
+def test_save_load_round_trip(tmp_path: Path) -> None:
+    s = torch.stack([Frame(pixels=torch.zeros(2), camera="left", batch_size=[])] * 3)
+    s.memmap(tmp_path / "frames")
+    back = Frame.load_memmap(tmp_path / "frames")
+    assert back.camera == ["left"] * 3 and type(back._tensordict.get("camera")) is NonTensorStack
+    grid = torch.stack([TensorDict(a=torch.zeros(2), v="x", batch_size=[2])] * 3, 1)
+    grid[1, 2] = TensorDict(a=torch.ones(()), v="y")
+    grid.memmap(tmp_path / "grid")
+    loaded = TensorDict.load_memmap(tmp_path / "grid")
+    assert loaded["v"] == [["x", "x", "x"], ["x", "x", "y"]]
+    assert loaded.get("v").batch_size == torch.Size([2, 3])
+
+
+@pytest.mark.peer
+def test_the_peer_reads_what_tclass_writes_and_back(tmp_path: Path) -> None:
+    peer = pytest.importorskip("tensordict")
+    s = torch.stack([TensorDict(a=torch.zeros(2), v="x", batch_size=[2])] * 3, 1)
+    s.memmap(tmp_path / "ours")
+    theirs = peer.TensorDict.load_memmap(tmp_path / "ours")
+    assert _plain(theirs["v"]) == s["v"] and type(theirs.get("v")).__name__ == "NonTensorStack"
+    written = torch.stack([peer.TensorDict(a=torch.zeros(2), v="x", batch_size=[2])] * 3, 1)
+    written.memmap(tmp_path / "peer")
+    ours = TensorDict.load_memmap(tmp_path / "peer")
+    assert ours["v"] == _plain(written["v"]) and ours.get("v").batch_size == (2, 3)

@@ -1,0 +1,559 @@
+"""Tests for tclass/_constructors.py and the classmethods over it: ``from_dict``,
+``fromkeys``, ``from_namedtuple`` / ``to_namedtuple``, ``make_tensordict``, ``to_dict``,
+``is_tensor_collection``, on TensorDicts and tensorclasses, compared with the peer where
+it has the same behaviour."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tclass
+from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict, errors, tensorclass
+from tclass._interop._constructors import common_leading_shape
+
+from strategies import SETTINGS, batch_shapes, feature_shapes, leaf_items  # noqa: E402
+
+Point = namedtuple("Point", ["x", "y"])
+Outer = namedtuple("Outer", ["p", "label"])
+
+
+class Inner(TensorClass):
+    x: torch.Tensor
+
+
+class Rec(TensorClass):
+    obs: torch.Tensor
+    inner: Inner
+    env: str = "pong"
+    extra: torch.Tensor | None = None
+
+
+@tensorclass
+class Pair:
+    a: torch.Tensor
+    b: torch.Tensor
+
+
+def _nested() -> dict[str, Any]:
+    return {"a": torch.zeros(3, 4, 5), "b": {"c": torch.ones(3, 4)}, "n": "label"}
+
+
+# --- from_dict ----------------------------------------------------------------------------
+
+
+class TestFromDict:
+    def test_default_batch_is_inferred(self) -> None:
+        # The issue's rule (and the peer's older releases); the peer 0.15 gives [] here.
+        inferred = TensorDict.from_dict(_nested())
+        assert (
+            inferred.batch_size == TensorDict.from_dict(_nested(), auto_batch_size=True).batch_size
+        )
+        td = TensorDict.from_dict(_nested(), auto_batch_size=False)
+        assert td.batch_size == torch.Size([]) and td.get("b").batch_size == torch.Size([])
+        assert td.get("n").data == "label" and isinstance(td.get("n"), NonTensorData)
+
+    @pytest.mark.parametrize(
+        "options, root, nested",
+        [
+            ({"auto_batch_size": True}, [3, 4], [3, 4]),
+            ({"batch_dims": 0}, [], []),
+            ({"batch_dims": 1}, [3], [3]),
+            ({"batch_dims": 2}, [3, 4], [3, 4]),
+            ({"batch_dims": 5}, [3, 4], [3, 4]),
+            ({"batch_size": [3]}, [3], [3]),
+            ({"batch_size": [3, 4]}, [3, 4], [3, 4]),
+        ],
+    )
+    def test_batch_options(
+        self, options: dict[str, Any], root: list[int], nested: list[int]
+    ) -> None:
+        td = TensorDict.from_dict(_nested(), **options)
+        assert td.batch_size == torch.Size(root)
+        assert td.get("b").batch_size == torch.Size(nested)
+        assert td.get("n").batch_size == torch.Size(root)
+
+    def test_nested_keeps_more_batch_dims_when_inferred(self) -> None:
+        td = TensorDict.from_dict(
+            {"a": torch.zeros(3), "b": {"c": torch.zeros(3, 4)}}, auto_batch_size=True
+        )
+        assert td.batch_size == torch.Size([3]) and td.get("b").batch_size == torch.Size([3, 4])
+
+    def test_disagreeing_leaves_give_no_batch(self) -> None:
+        td = TensorDict.from_dict(
+            {"a": torch.zeros(3), "b": {"c": torch.zeros(4, 4)}}, auto_batch_size=True
+        )
+        assert td.batch_size == torch.Size([]) and td.get("b").batch_size == torch.Size([4, 4])
+
+    def test_empty_nested_takes_the_parent_batch(self) -> None:
+        td = TensorDict.from_dict({"a": torch.zeros(3, 2), "b": {}}, auto_batch_size=True)
+        assert td.get("b").batch_size == torch.Size([3, 2])
+        assert TensorDict.from_dict({}, auto_batch_size=True).batch_size == torch.Size([])
+
+    def test_scalars_and_python_values(self) -> None:
+        td = TensorDict.from_dict(
+            {
+                "x": 1.5,
+                "l": [1, 2, 3],
+                "arr": np.arange(3),
+                "s": "txt",
+                "none": None,
+                "mixed": ["a", 1],
+            },
+            auto_batch_size=True,
+        )
+        assert td.batch_size == torch.Size([])  # the 0-dim 'x' shares no dim
+        assert td["x"].dtype == torch.float32 and td["x"].item() == 1.5
+        assert torch.equal(td["l"], torch.tensor([1, 2, 3])) and torch.equal(
+            td["arr"], torch.arange(3)
+        )
+        assert (
+            td.get("s").data == "txt"
+            and td.get("none").data is None
+            and td.get("mixed").data == ["a", 1]
+        )
+
+    def test_a_list_of_values_is_one_per_element_as_the_constructor(self) -> None:
+        # As TensorDict(...) and the peer: a lazy stack's to_dict() gives each member's
+        # Python value back through from_dict.
+        members = [TensorDict(a=torch.full((2,), float(i)), s=s, batch_size=[2]) for i, s in
+                   enumerate("xy")]  # fmt: skip
+        source = tclass.lazy_stack(members).to_dict()
+        for batch_size in ([2], [2, 2]):
+            td = TensorDict.from_dict(source, batch_size=batch_size)
+            assert isinstance(td.get("s"), NonTensorStack)
+            assert td[0]["s"] == ["x", "x"] and td[1]["s"] == ["y", "y"]
+            assert td.get("s").batch_size == torch.Size([2, 2])
+        one = TensorDict.from_dict({"s": ["p", "q"], "d": [{"k": 1}, {"k": 2}]}, batch_size=[2])
+        assert one[1]["s"] == "q" and one[0]["d"] == {"k": 1}
+        with pytest.raises(errors.BatchMismatchError, match="'s'"):
+            TensorDict.from_dict({"s": ["p", "q"]}, batch_size=[3])
+        with pytest.warns(DeprecationWarning), tclass.set_list_to_stack(False):
+            kept = TensorDict.from_dict({"s": ["p", "q"]}, batch_size=[3])
+        assert isinstance(kept.get("s"), NonTensorData) and kept[2]["s"] == ["p", "q"]
+
+    def test_a_number_under_a_batch_size_is_one_value_as_the_peer(self) -> None:
+        # to_dict() writes a value spanning the batch as the number itself; from_dict
+        # with that batch size reads it back as that value (a 0-dim tensor cannot start
+        # with the batch size), as the peer does. Without batch dims it is a tensor.
+        source = TensorDict(a=torch.zeros(3), v=NonTensorData(7), f=NonTensorData(1.5),
+                            b=NonTensorData(np.bool_(True)), batch_size=[3])  # fmt: skip
+        back = TensorDict.from_dict(source.to_dict(), batch_size=[3])
+        assert isinstance(back.get("v"), NonTensorData) and back[2]["v"] == 7
+        assert back["f"] == 1.5 and back["b"] == True  # noqa: E712 (a numpy bool)
+        assert torch.equal(TensorDict.from_dict({"v": 7}, batch_size=[])["v"], torch.tensor(7))
+        assert torch.equal(
+            TensorDict.from_dict({"v": 7, "a": torch.zeros(3)})["v"], torch.tensor(7)
+        )
+        with pytest.raises(errors.BatchMismatchError, match="'a'"):
+            TensorDict.from_dict({"v": 7, "a": torch.zeros(2)}, batch_size=[3])
+
+    def test_nested_python_values_take_the_parent_batch(self) -> None:
+        td = TensorDict.from_dict(
+            {"a": torch.zeros(4, 2), "meta": {"name": "x", "deep": {"k": None}}},
+            auto_batch_size=True,
+        )
+        assert td.batch_size == torch.Size([4, 2])
+        assert td.get("meta").batch_size == torch.Size([4, 2]) and td["meta", "name"] == "x"
+        assert (
+            td["meta", "deep"].batch_size == torch.Size([4, 2]) and td["meta", "deep", "k"] is None
+        )
+
+    def test_numpy_text_array_is_a_python_value(self) -> None:
+        td = TensorDict.from_dict({"names": np.array(["a", "b"])})
+        assert isinstance(td.get("names"), NonTensorData) and td.get("names").data.tolist() == [
+            "a",
+            "b",
+        ]
+
+    def test_python_values_span_the_batch(self) -> None:
+        td = TensorDict.from_dict({"a": torch.zeros(4), "s": "v"}, auto_batch_size=True)
+        assert td.get("s").batch_size == torch.Size([4])
+        assert td[1:3].get("s").data == "v"
+
+    def test_tensors_are_kept_not_copied(self) -> None:
+        a = torch.zeros(3)
+        assert TensorDict.from_dict({"a": a})["a"] is a
+
+    def test_tuple_keys_nest(self) -> None:
+        td = TensorDict.from_dict(
+            {("a", "b"): torch.zeros(3), ("a", "c"): torch.ones(3), "d": {"e": torch.ones(3)}},
+            batch_size=[3],
+        )
+        assert set(td.keys(include_nested=True, leaves_only=True)) == {
+            ("a", "b"),
+            ("a", "c"),
+            ("d", "e"),
+        }
+
+    def test_collection_values_and_input(self) -> None:
+        inner = TensorDict({"x": torch.zeros(3, 2)}, [3, 2])
+        td = TensorDict.from_dict({"inner": inner, "y": torch.zeros(3)}, auto_batch_size=True)
+        assert td["inner"] is inner and td.batch_size == torch.Size([3])
+        again = TensorDict.from_dict(td, auto_batch_size=True)
+        assert again["inner"] is inner and again.batch_size == torch.Size([3])
+
+    def test_device(self) -> None:
+        td = TensorDict.from_dict({"a": torch.zeros(2), "b": {"c": torch.zeros(2)}}, device="cpu")
+        assert td.device == torch.device("cpu") and td.get("b").device == torch.device("cpu")
+
+    def test_module_function_is_the_classmethod(self) -> None:
+        assert type(tclass.from_dict({"a": torch.zeros(2)}, batch_size=[2])) is TensorDict
+
+    def test_subclass_keeps_its_class(self) -> None:
+        class MyTD(TensorDict):
+            pass
+
+        td = MyTD.from_dict({"a": torch.zeros(2)}, batch_size=[2])
+        assert type(td) is MyTD and td.batch_size == torch.Size([2])
+
+    def test_to_dict_round_trip(self) -> None:
+        td = TensorDict.from_dict(_nested(), batch_size=[3])
+        out = td.to_dict()
+        assert out["n"] == "label" and out["b"]["c"] is td["b", "c"]
+        back = TensorDict.from_dict(out, batch_size=[3])
+        assert (back == td).all()
+        assert td.to_dict(convert_tensors=True)["b"]["c"] == [[1.0] * 4] * 3
+
+    def test_to_dict_of_value_stack(self) -> None:
+        td = torch.stack([TensorDict.from_dict({"s": "a"}), TensorDict.from_dict({"s": "b"})])
+        assert isinstance(td.get("s"), NonTensorStack) and td.to_dict() == {"s": ["a", "b"]}
+
+    # errors
+
+    def test_batch_size_and_batch_dims_conflict(self) -> None:
+        with pytest.raises(errors.BatchSizeError, match="batch_size or batch_dims"):
+            TensorDict.from_dict({"a": torch.zeros(3)}, batch_size=[3], batch_dims=1)
+
+    def test_negative_batch_dims(self) -> None:
+        with pytest.raises(errors.BatchSizeError, match="non-negative"):
+            TensorDict.from_dict({"a": torch.zeros(3)}, batch_dims=-1)
+
+    def test_mismatch_names_the_nested_key(self) -> None:
+        with pytest.raises(errors.BatchMismatchError) as info:
+            TensorDict.from_dict(
+                {"a": torch.zeros(3), "b": {"c": {"d": torch.zeros(4)}}}, batch_size=[3]
+            )
+        assert info.value.key == ("b", "c", "d")
+        assert isinstance(info.value, RuntimeError)  # what the peer raises
+
+    def test_invalid_key(self) -> None:
+        with pytest.raises(errors.InvalidKeyError, match="invalid key 3"):
+            TensorDict.from_dict({3: torch.zeros(1)})
+
+    def test_key_through_a_leaf(self) -> None:
+        with pytest.raises(errors.KeyThroughTensorError, match="passes through"):
+            TensorDict.from_dict({"a": torch.zeros(1), ("a", "b"): torch.zeros(1)})
+
+    def test_key_given_twice(self) -> None:
+        with pytest.raises(errors.KeyConflictError, match="given twice"):
+            TensorDict.from_dict({"a": torch.zeros(1), ("a",): torch.ones(1)})
+
+    def test_not_a_mapping(self) -> None:
+        with pytest.raises(errors.EntryTypeError, match="expected a mapping"):
+            TensorDict.from_dict([1, 2])  # type: ignore[arg-type]
+
+    def test_names_name_the_dims(self) -> None:
+        td = TensorDict.from_dict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, names=["t"])
+        assert td.names == ["t"] and td["n"].names == ["t"]
+
+    def test_lazy_stack_wants_a_dict_per_member(self) -> None:
+        # As the peer (a KeyError): a dict is read as members keyed "0", "1", ...
+        with pytest.raises(KeyError, match="LazyStackedTensorDict.from_dict"):
+            tclass.LazyStackedTensorDict.from_dict({"a": torch.zeros(2)})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"auto_batch_size": False},
+        {"auto_batch_size": True},
+        {"batch_dims": 1},
+        {"batch_dims": 2},
+        {"batch_size": [3]},
+    ],
+)
+def test_from_dict_batch_sizes_like_the_peer(options: dict[str, Any]) -> None:
+    peer = pytest.importorskip("tensordict")
+
+    def source() -> dict[str, Any]:
+        return {
+            "a": torch.zeros(3, 4, 5),
+            "b": {"c": torch.zeros(3, 4), "d": {"e": torch.zeros(3, 4, 2)}},
+        }
+
+    ours, theirs = (
+        TensorDict.from_dict(source(), **options),
+        peer.TensorDict.from_dict(source(), **options),
+    )
+    for key in [(), ("b",), ("b", "d")]:
+        assert (ours.get(key) if key else ours).batch_size == (
+            theirs.get(key) if key else theirs
+        ).batch_size, key
+
+
+@SETTINGS
+@given(
+    batch=batch_shapes(max_dims=3, min_side=1),
+    extra=feature_shapes(),
+    cap=st.none() | st.integers(0, 4),
+)
+def test_inferred_batch_is_the_largest_common_prefix(
+    batch: torch.Size, extra: torch.Size, cap: int | None
+) -> None:
+    """Leaves sharing ``batch`` (one with more dims): the inferred batch is ``batch`` (cut
+    at ``cap``), and every leaf starts with it."""
+    source = {"a": torch.zeros(batch), "b": {"c": torch.zeros(batch + extra)}}
+    td = TensorDict.from_dict(source, batch_dims=cap) if cap is not None else (
+        TensorDict.from_dict(source, auto_batch_size=True)
+    )  # fmt: skip
+    expected = batch if cap is None else batch[:cap]
+    assert td.batch_size == expected
+    assert td.get("b").batch_size[: len(expected)] == expected
+    for _, leaf in leaf_items(td):
+        assert leaf.shape[: len(expected)] == expected
+
+
+@SETTINGS
+@given(
+    st.lists(st.lists(st.integers(1, 3), max_size=4), min_size=1, max_size=4),
+    st.none() | st.integers(0, 4),
+)
+def test_common_leading_shape(shapes: list[list[int]], cap: int | None) -> None:
+    common = common_leading_shape(shapes, cap)
+    n = len(common)
+    assert all(list(shape[:n]) == list(common) for shape in shapes)
+    assert cap is None or n <= cap
+    limit = min(len(s) for s in shapes) if cap is None else min(cap, *(len(s) for s in shapes))
+    if n < limit:  # maximal: the next dim differs somewhere
+        assert len({shape[n] for shape in shapes}) > 1
+
+
+# --- tensorclasses ------------------------------------------------------------------------
+
+
+class TestRecordConstructors:
+    def test_from_dict_auto_batch_size(self) -> None:
+        rec = Rec.from_dict(
+            {"obs": torch.zeros(4, 3, 2), "inner": {"x": torch.zeros(4, 3)}}, auto_batch_size=True
+        )
+        assert type(rec) is Rec and rec.batch_size == torch.Size([4, 3])
+        assert type(rec.inner) is Inner and rec.env == "pong"
+
+    def test_from_dict_python_fields_do_not_constrain(self) -> None:
+        class WithList(TensorClass):
+            obs: torch.Tensor
+            counts: list  # type: ignore[type-arg]
+
+        rec = WithList.from_dict(
+            {"obs": torch.zeros(4, 2), "counts": [1, 2, 3]}, auto_batch_size=True
+        )
+        assert rec.batch_size == torch.Size([4, 2]) and rec.counts == [1, 2, 3]
+
+    def test_from_dict_both_options_refused(self) -> None:
+        with pytest.raises(errors.BatchSizeError):
+            Rec.from_dict(
+                {"obs": torch.zeros(2), "inner": {"x": torch.zeros(2)}},
+                batch_size=[2],
+                batch_dims=1,
+            )
+
+    def test_fromkeys(self) -> None:
+        pair = Pair.fromkeys(["a", "b"], 1.0)
+        assert type(pair) is Pair and pair.batch_size == torch.Size([])
+        assert pair.a.item() == 1.0 and pair.a is not pair.b
+
+    def test_fromkeys_unknown_field(self) -> None:
+        with pytest.raises(errors.UnknownFieldError, match="zz"):
+            Pair.fromkeys(["a", "b", "zz"])
+
+    def test_from_namedtuple(self) -> None:
+        Fields = namedtuple("Fields", ["obs", "inner"])
+        InnerNT = namedtuple("InnerNT", ["x"])
+        rec = Rec.from_namedtuple(Fields(torch.zeros(2, 3), InnerNT(torch.ones(2))), batch_size=[2])
+        assert type(rec) is Rec and rec.obs.shape == (2, 3) and type(rec.inner) is Inner
+        assert rec.to_namedtuple().obs is rec.obs
+
+    def test_to_dict_of_nested_record_in_a_tensordict(self) -> None:
+        rec = Rec(torch.zeros(2, 3), Inner(torch.zeros(2), batch_size=[2]), batch_size=[2])
+        td = TensorDict({"rec": rec}, [2])
+        out = td.to_dict()
+        assert out["rec"]["env"] == "pong" and out["rec"]["extra"] is None
+
+
+# --- fromkeys, namedtuples, make_tensordict -----------------------------------------------
+
+
+class TestFromKeys:
+    def test_scalar_per_key(self) -> None:
+        td = TensorDict.fromkeys(["a", "b", "c", ("nested", "e")], 0)
+        assert td.batch_size == torch.Size([])
+        assert set(td.keys(include_nested=True, leaves_only=True)) == {
+            "a",
+            "b",
+            "c",
+            ("nested", "e"),
+        }
+        td["a"].add_(1)
+        assert td["b"].item() == 0  # each key has its own tensor
+
+    def test_tensor_is_cloned_per_key(self) -> None:
+        value = torch.zeros(2)
+        td = tclass.fromkeys(["a", "b"], value)
+        assert td["a"] is not value and td["a"].data_ptr() != td["b"].data_ptr()
+        assert torch.equal(td["a"], value)
+
+    def test_python_value(self) -> None:
+        assert tclass.fromkeys(["a"], "s").get("a").data == "s"
+
+    def test_like_the_peer(self) -> None:
+        peer = pytest.importorskip("tensordict")
+        keys = ["a", ("b", "c")]
+        ours, theirs = tclass.fromkeys(keys, 3), peer.TensorDict.fromkeys(keys, 3)
+        assert set(ours.keys(True, True)) == set(theirs.keys(True, True))
+        assert ours["b", "c"].dtype == theirs["b", "c"].dtype and ours["b", "c"].item() == 3
+
+
+class TestNamedTuples:
+    def test_nested(self) -> None:
+        nt = Outer(Point(torch.zeros(3, 2), torch.ones(3)), "lbl")
+        td = TensorDict.from_namedtuple(nt, auto_batch_size=True)
+        assert td.batch_size == torch.Size([3]) and td.get("p").batch_size == torch.Size([3])
+        assert td.get("label").data == "lbl" and torch.equal(td["p", "y"], torch.ones(3))
+
+    def test_round_trip(self) -> None:
+        nt = Outer(Point(torch.zeros(3, 2), torch.ones(3)), "lbl")
+        back = tclass.from_namedtuple(nt, batch_size=[3]).to_namedtuple()
+        assert back._fields == ("p", "label") and back.p._fields == ("x", "y")
+        assert back.p.x is nt.p.x and back.label == "lbl"
+
+    def test_dest_cls(self) -> None:
+        td = TensorDict({"x": torch.zeros(2), "y": torch.ones(2)}, [2])
+        point = td.to_namedtuple(Point)
+        assert type(point) is Point and point.y is td["y"]
+
+    def test_torch_return_types(self) -> None:
+        result = torch.max(torch.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1)
+        td = tclass.from_namedtuple(result, auto_batch_size=True)
+        assert td.batch_size == torch.Size([2])
+        assert td.get("values").tolist() == [5.0, 7.0] and td.get("indices").tolist() == [1, 0]
+
+    def test_namedtuple_inside_a_dict(self) -> None:
+        td = tclass.from_dict({"p": Point(torch.zeros(2), torch.zeros(2))}, batch_size=[2])
+        assert isinstance(td.get("p"), TensorDict) and set(td["p"].keys()) == {"x", "y"}
+
+    def test_not_a_namedtuple(self) -> None:
+        with pytest.raises(errors.EntryTypeError, match="from_pytree"):
+            tclass.from_namedtuple((torch.zeros(1), torch.zeros(1)))
+
+    def test_bad_field_names(self) -> None:
+        with pytest.raises(errors.InvalidKeyError, match="rename"):
+            TensorDict({"not valid": torch.zeros(1)}, []).to_namedtuple()
+
+    def test_like_the_peer(self) -> None:
+        peer = pytest.importorskip("tensordict")
+        nt = Outer(Point(torch.zeros(3, 2), torch.ones(3)), torch.zeros(3))
+        ours = tclass.from_namedtuple(nt, auto_batch_size=True)
+        theirs = peer.from_namedtuple(nt, auto_batch_size=True)
+        assert ours.batch_size == theirs.batch_size
+        assert ours.get("p").batch_size == theirs.get("p").batch_size
+
+
+class TestMakeTensorDict:
+    def test_keywords(self) -> None:
+        td = tclass.make_tensordict(a=torch.zeros(3, 2), b={"c": torch.zeros(3)}, batch_size=[3])
+        assert td.batch_size == torch.Size([3]) and td.get("b").batch_size == torch.Size([3])
+
+    def test_dict_and_keywords(self) -> None:
+        td = tclass.make_tensordict({"a": torch.zeros(3)}, b=torch.ones(3), auto_batch_size=True)
+        assert set(td.keys()) == {"a", "b"} and td.batch_size == torch.Size([3])
+
+    def test_batch_is_inferred_only_when_asked(self) -> None:
+        # As the peer 0.15: no batch dims unless auto_batch_size=True or batch_size given.
+        assert tclass.make_tensordict(a=torch.zeros(3, 2)).batch_size == torch.Size([])
+        assert tclass.make_tensordict(
+            a=torch.zeros(3, 2), auto_batch_size=True
+        ).batch_size == torch.Size([3, 2])
+        assert tclass.make_tensordict(a=torch.zeros(3, 2), batch_size=[3]).batch_size == (3,)
+
+    def test_key_given_twice(self) -> None:
+        with pytest.raises(errors.KeyConflictError, match="'a'.*once"):
+            tclass.make_tensordict({"a": torch.zeros(3)}, a=torch.zeros(2))
+
+
+class TestIsTensorCollection:
+    @pytest.mark.parametrize(
+        "obj",
+        [
+            TensorDict({}, []),
+            TensorDict,
+            Pair,
+            Pair(torch.zeros(1), torch.zeros(1), batch_size=[1]),
+            tclass.LazyStackedTensorDict,
+            NonTensorData("x"),
+        ],
+    )
+    def test_true(self, obj: object) -> None:
+        assert tclass.is_tensor_collection(obj)
+
+    @pytest.mark.parametrize(
+        "obj", [torch.zeros(1), torch.Tensor, {"a": 1}, dict, 3, None, "TensorDict"]
+    )
+    def test_false(self, obj: object) -> None:
+        assert not tclass.is_tensor_collection(obj)
+
+
+# --- nested collections built without a batch size ---------------------------------------
+
+
+class _Obs(TensorClass):
+    x: torch.Tensor
+
+
+class _Step(TensorClass):
+    obs: _Obs
+    extra: TensorDict | None = None
+
+
+def test_nested_collection_without_batch_takes_the_parents() -> None:
+    inner = TensorDict(obs=torch.zeros(3, 4), reward=torch.zeros(3, 1))
+    td = TensorDict(obs=torch.zeros(3, 4), next=inner, batch_size=[3])
+    assert td["next"].batch_size == torch.Size([3])
+    assert inner.batch_size == torch.Size([])  # the given one is left as it is (a copy)
+    assert td["next", "reward"] is inner["reward"]  # a shallow copy: same tensors
+    td["n"] = TensorDict(x=torch.zeros(3, 2))
+    td.set(("m", "k"), TensorDict(x=torch.zeros(3, 2)))
+    td.update({"u": TensorDict(x=torch.zeros(3, 2))})
+    assert {td[k].batch_size for k in ("n", ("m", "k"), "u")} == {torch.Size([3])}
+    # a shorter prefix of a 2-dim batch grows too
+    grown = TensorDict(
+        a=torch.zeros(2, 3), n=TensorDict(b=torch.zeros(2, 3), batch_size=[2]), batch_size=[2, 3]
+    )
+    assert grown["n"].batch_size == torch.Size([2, 3])
+
+
+def test_nested_record_without_batch_takes_the_records() -> None:
+    obs = _Obs(x=torch.zeros(3, 4))
+    step = _Step(obs=obs, extra=TensorDict(a=torch.zeros(3, 1)), batch_size=[3])
+    assert step.obs.batch_size == step.extra.batch_size == torch.Size([3])
+    assert type(step.obs) is _Obs and obs.batch_size == torch.Size([])
+    step.obs = _Obs(x=torch.ones(3, 4))
+    assert step.obs.batch_size == torch.Size([3])
+
+
+def test_nested_collection_that_does_not_fit_is_refused() -> None:
+    with pytest.raises(errors.BatchMismatchError, match=r"\('n', 'x'\)") as info:
+        TensorDict(n=TensorDict(x=torch.zeros(3, 2)), batch_size=[2])
+    assert isinstance(info.value, RuntimeError)  # the peer's builtin
+    with pytest.raises(errors.BatchMismatchError, match=r"\('n', 'y'\)"):
+        TensorDict(n=TensorDict(x=torch.zeros(3, 2), y=torch.zeros(2)), batch_size=[3])
+    with pytest.raises(errors.BatchMismatchError, match="'obs'"):
+        _Step(obs=_Obs(x=torch.zeros(2, 4)), batch_size=[3])
+    with pytest.raises(errors.BatchMismatchError):  # not a prefix: [4] under [3]
+        TensorDict(n=TensorDict(x=torch.zeros(4), batch_size=[4]), batch_size=[3])

@@ -1,0 +1,223 @@
+"""The benchmark cases still run and compute the same thing with tclass and by hand.
+
+Timings are not checked here (they live in ``make bench``); this keeps the benchmark
+statements from rotting as the API grows. The tclass and hand-written statements never
+need the peer; the peer's statements are checked too where ``tensordict`` is installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+
+import algebra_cases
+import engine_cases
+import stacking_cases
+import tensorclass_cases
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+Namespace = Callable[[Any], dict[str, Any]]
+CASES: list[tuple[Any, Namespace]] = [
+    *((case, engine_cases.namespace) for case in engine_cases.engine_cases()),
+    *((case, tensorclass_cases.namespace) for case in tensorclass_cases.tensorclass_cases()),
+    *((case, stacking_cases.namespace) for case in stacking_cases.stacking_cases()),
+    *((case, algebra_cases.namespace) for case in algebra_cases.algebra_cases()),
+]
+IDS = [case.name for case, _ in CASES]
+
+
+def _leaves(result: Any) -> dict[str, torch.Tensor] | None:
+    if isinstance(result, dict):
+        return result
+    if hasattr(result, "items"):
+        return {str(k): v for k, v in result.items(include_nested=True, leaves_only=True)}
+    return None
+
+
+def _is_expression(source: str) -> bool:
+    try:
+        compile(source, "<case>", "eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _assert_same(mine: Any, reference: Any, *, ours: bool = True) -> None:
+    """``mine`` (a statement's result) holds what ``reference`` (the baseline's) holds.
+
+    A stack of records holds the hand-written record's one string once per element
+    (nested lists, as the peer's stacks read).
+    """
+    if isinstance(reference, bool):
+        assert type(mine) is bool and mine == reference
+        return
+    if isinstance(reference, (list, tuple)) and all(isinstance(r, torch.Tensor) for r in reference):
+        # A collection against the list of its tensors (the foreach floor), in walk order.
+        leaves = list(mine.values(include_nested=True, leaves_only=True))
+        assert len(leaves) == len(reference)
+        for leaf, expected in zip(leaves, reference):
+            assert torch.allclose(leaf, expected)
+        return
+    if isinstance(reference, list):  # a lazy stack, by hand the list of its members
+        assert len(mine) == len(reference)
+        for position, member in enumerate(reference):
+            _assert_same(mine[position], member, ours=ours)
+        return
+    if isinstance(reference, torch.Tensor):
+        assert type(mine) is type(reference) and torch.equal(mine, reference)
+        return
+    if dataclasses.is_dataclass(reference):  # a tensorclass against the hand-written record
+        assert type(mine).__name__[1:] == type(reference).__name__[1:], type(mine)
+        assert tclass.is_tensorclass(mine) or not ours, type(mine)
+        if isinstance(reference, tensorclass_cases.DTransition):  # obs is (*batch, 3, 4)
+            assert mine.batch_size == reference.obs.shape[:-2]
+        for field in dataclasses.fields(reference):
+            value = getattr(reference, field.name)
+            if isinstance(value, torch.Tensor) or dataclasses.is_dataclass(value):
+                _assert_same(getattr(mine, field.name), value, ours=ours)
+            else:
+                assert _each_element(getattr(mine, field.name), value), field.name
+        return
+    mine_leaves, reference_leaves = _leaves(mine), _leaves(reference)
+    assert mine_leaves is not None and reference_leaves is not None
+    assert mine_leaves.keys() == reference_leaves.keys()
+    for key, value in reference_leaves.items():
+        assert torch.equal(mine_leaves[key], value), key
+
+
+def _each_element(got: Any, value: Any) -> bool:
+    """Whether ``got`` is ``value``, or nested lists holding ``value`` in every place."""
+    if isinstance(got, list) and not isinstance(value, list):
+        return bool(got) and all(_each_element(item, value) for item in got)
+    return bool(got == value)
+
+
+def _run(statement: str, ns: dict[str, Any]) -> Any:
+    """The statement's value, or None for an assignment (which must simply run)."""
+    if _is_expression(statement):
+        return eval(statement, ns)
+    exec(statement, ns)
+    return None
+
+
+def _check(case: Any, make_namespace: Namespace, peer: Any) -> None:
+    ns = make_namespace(peer)
+    statement = case.tclass if peer is None else case.peer
+    mine = _run(statement, ns)
+    if mine is None:
+        return
+    if case.baseline is None or case.name.startswith("MemoryMappedTensor"):
+        assert isinstance(mine, torch.Tensor)
+        return
+    _assert_same(mine, eval(case.baseline, ns), ours=peer is None)
+
+
+@pytest.mark.parametrize(("case", "make_namespace"), CASES, ids=IDS)
+def test_case_runs_and_matches_the_hand_written_baseline(
+    case: Any, make_namespace: Namespace
+) -> None:
+    _check(case, make_namespace, peer=None)
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("case", "make_namespace"), CASES, ids=IDS)
+def test_peer_statement_runs_and_matches_the_hand_written_baseline(
+    case: Any, make_namespace: Namespace
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the peer's deprecation warnings
+        peer = pytest.importorskip("tensordict")
+        assert case.peer is not None
+        _check(case, make_namespace, peer)
+
+
+def test_tensorclass_cases_have_their_own_targets() -> None:
+    targets = {case.name: case.peer_target for case in tensorclass_cases.tensorclass_cases()}
+    attribute = ("tc init", "tc read", "tc write", "tc nested init", "tc nested read")
+    attribute += ("tc init, 3 spec'd fields",)  # building a record, with specs
+    assert all(targets[name] == 0.25 for name in attribute)
+    copy_bound = ("tc[idx] = 256 replay rows, spec'd",)  # held to the peer's time
+    assert all(targets[name] == 1.0 for name in copy_bound)
+    others = [t for name, t in targets.items() if name not in attribute + copy_bound]
+    assert all(target == 0.5 for target in others)
+    assert all(name.startswith("tc") for name in targets)
+    # The schema issue's bounds: specs cost at most 20% on building a record and on
+    # writing rows into one.
+    bounds = {c.name: c.baseline_target for c in tensorclass_cases.tensorclass_cases()}
+    assert bounds["tc init, 3 spec'd fields"] == 1.2
+    assert bounds["tc[idx] = rows, 3 spec'd fields"] == 1.2
+    assert bounds["tc[idx] = 256 replay rows, spec'd"] == 1.2
+
+
+@pytest.mark.peer
+def test_io_benchmark_quick_mode_runs_and_cleans_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``benchmarks/io.py --quick`` (megabytes, one repeat) prints every case's row and
+    leaves nothing behind. Loaded under its own name: ``io`` is the standard library's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the peer's deprecation warnings
+        pytest.importorskip("tensordict")
+        spec = importlib.util.spec_from_file_location("tclass_bench_io", BENCHMARKS / "io.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its records are loaded back by their module's name
+        spec.loader.exec_module(module)
+    assert module.main(["--quick", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for case in (
+        "memmap_ 2MiB x8 threads=0",
+        "best threads",
+        "gather 256 of 2k warm",
+        "gather 256 of 2k cold",
+        "load_memmap 8 leaves",
+        "load_memmap 256 leaves",
+        "memmap 256 leaves",
+        "memmap_like 10k-row",
+        "memmap 256 leaves durable=True",
+        "memmap_like 10k-row durable=True",
+    ):
+        assert case in out, case
+    assert "tensordict" in out.splitlines()[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_distributed_benchmark_quick_mode_runs() -> None:
+    """``benchmarks/distributed.py --quick``: two spawned ranks run the gloo and RPC cases
+    at small sizes and print both tables (run as a script: its ranks re-import it)."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(BENCHMARKS / "distributed.py"), "--quick"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for row in ("| 100 x 1 KiB |", "| 10 x 64 KiB |", "| rpc_sync fill |", "tclass / by hand"):
+        assert row in result.stdout, row
+
+
+def test_gpu_benchmark_runs_or_says_why() -> None:
+    """``benchmarks/gpu.py --quick`` runs its cases on a GPU, and says it needs one (exit
+    0) elsewhere."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "gpu.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    if torch.cuda.is_available():
+        assert "200 leaves to cuda, consolidated" in result.stdout
+    else:
+        assert "no CUDA device" in result.stdout
