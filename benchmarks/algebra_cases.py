@@ -20,11 +20,12 @@ import dataclasses
 from types import ModuleType
 from typing import Any
 
-import tensorclass_cases
 import torch
-from engine_cases import Case
 
 import tclass
+
+import tensorclass_cases
+from engine_cases import Case
 
 PEER_TARGET = 0.5
 BASELINE_TARGET = 1.3  # never above this many times the hand-written foreach floor

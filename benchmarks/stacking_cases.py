@@ -9,11 +9,12 @@ the peer and by hand. By hand, a lazy stack is the list of its records, and padd
 from types import ModuleType
 from typing import Any
 
-import tensorclass_cases
 import torch
-from tensorclass_cases import PEER_TARGET, TensorclassCase
 
 import tclass
+
+import tensorclass_cases
+from tensorclass_cases import PEER_TARGET, TensorclassCase
 
 # Sequence lengths 1..64 for pad_sequence, with the engine benchmark's three leaves.
 LENGTHS = range(1, 65)

@@ -17,9 +17,10 @@ from types import ModuleType
 from typing import Annotated, Any
 
 import torch
-from engine_cases import Case
 
 import tclass
+
+from engine_cases import Case
 
 BATCH = 100
 PEER_TARGET = 0.5  # the default: tclass at most half the peer's time

@@ -63,7 +63,7 @@ def test_no_base_module_imports_a_layer_above_inside_a_function() -> None:
 
     upper = ("tclass._engine", "tclass._interop", "tclass._io", "tclass.distributed")
     upper += ("tclass._tensorclass",)
-    for path in pathlib.Path(_provided.__file__).parent.glob("*.py"):
+    for path in pathlib.Path(_provided.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for inner in ast.walk(node):

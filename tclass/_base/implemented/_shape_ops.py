@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
 from tclass._core._names import Names

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested

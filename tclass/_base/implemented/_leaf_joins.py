@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._elementwise import ElementwiseOps
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._apply import ElementwiseOps
 from tclass._core._keys import unravel_key
 from tclass.errors import KeyNotFoundError, ShapeError
 

@@ -11,8 +11,8 @@ from typing import Any, Literal, TypedDict, overload
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import DeviceLike, ToOptions, parse_to_args
 from tclass._core._future import TensorDictFuture
 from tclass._core._records import storage_of

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._elementwise import ElementwiseOps
+from tclass._base.implemented._apply import ElementwiseOps
+from tclass._base.implemented._collection import TensorCollection
 from tclass.errors import GradError, KeyNotFoundError
 
 if TYPE_CHECKING:

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import Gather
-from tclass._base._pointwise import PointwiseOps
 from tclass._base._provided import TENSORCLASS
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Gather
+from tclass._base.implemented._math import PointwiseOps
 from tclass.errors import UnsupportedError
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 ``apply`` and friends, clone/detach/contiguous, ``fill_``, the equality comparisons
 ``==`` / ``!=`` (which also compare Python values) and the ``all``/``any`` reductions.
-Arithmetic, ``where`` and ``masked_fill`` are in ``_pointwise.py`` and ``_operators.py``.
+Arithmetic, ``where`` and ``masked_fill`` are in ``_math.py`` and ``_operators.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection, unnamed
+from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError, KeyNotFoundError

@@ -3,7 +3,7 @@
 Each method is written once here, with the peer's name and signature, and answered by
 every collection: TensorDicts, lazy stacks (member by member, never densified), records
 (which keep their class) and memory-mapped collections (in-place forms write into the
-files). All go through two helpers of ``_leafwise.py``, ``_pointwise`` (a new
+files). All go through two helpers of ``_leaf_walk.py``, ``_pointwise`` (a new
 collection) and ``_pointwise_`` (in place), which gather the tensors of the whole tree,
 run one fused ``torch._foreach_*`` kernel where torch has one for the arguments (else the
 torch function tensor by tensor) and rebuild the tree.
@@ -21,8 +21,8 @@ from typing import Any, TypeAlias, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import LeafwiseOps, without_empty
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import LeafwiseOps, without_empty
 from tclass._core._dispatch import implements
 from tclass.errors import OperandError
 

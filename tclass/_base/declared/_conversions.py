@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import INTEROP, IO, TENSORCLASS
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import UnsupportedError
 
