@@ -90,7 +90,7 @@ class Provided(type):
 @final
 class ENGINE(metaclass=Provided, layer="tclass._engine"):
     """Stacking, padding, consolidation, packing, map, Python values and the lazy stack
-    class (``StackOps``, ``DeviceOps``, ``PackingOps``, ``MapOps``, ``TensorCollection``,
+    class (``StackOps``, ``DeviceOps``, ``LeafJoinOps``, ``MapOps``, ``TensorCollection``,
     ``EntryOps.data_ptr``)."""
 
     if TYPE_CHECKING:

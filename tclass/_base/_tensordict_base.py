@@ -21,13 +21,13 @@ from tclass._base.declared._map_ops import MapOps
 from tclass._base.declared._module_ops import ModuleOps
 from tclass._base.declared._persistence import PersistenceOps
 from tclass._base.declared._stack_ops import StackOps
-from tclass._base.implemented._apply import ElementwiseOps
+from tclass._base.implemented._apply import ApplyOps
 from tclass._base.implemented._casts import CastOps
 from tclass._base.implemented._device_ops import DeviceOps
 from tclass._base.implemented._entry_ops import EntryOps
 from tclass._base.implemented._grad_ops import GradOps
 from tclass._base.implemented._key_ops import KeyOps
-from tclass._base.implemented._leaf_joins import PackingOps
+from tclass._base.implemented._leaf_joins import LeafJoinOps
 from tclass._base.implemented._lock_graph import LockGraph
 from tclass._base.implemented._operators import OperatorOps
 from tclass._base.implemented._reductions import ReductionOps
@@ -46,8 +46,8 @@ class TensorDictBase(
     EntryOps,
     StackOps,
     GradOps,
-    PackingOps,
-    ElementwiseOps,
+    LeafJoinOps,
+    ApplyOps,
     OperatorOps,
     ReductionOps,
     CastOps,

@@ -4,7 +4,7 @@ An instance holds one ``TensorDict``, ``_tensordict``: tensor fields as tensors,
 records and TensorDicts as nested collections, Python values as ``NonTensorData`` nodes
 (or a ``NonTensorStack`` when elements hold different values). Absent optional fields are
 simply not stored. Every operation is written once, here or in the engine's mixins
-(``ShapeOps``, ``ElementwiseOps``), against the collection primitives below; results are
+(``ShapeOps``, ``ApplyOps``), against the collection primitives below; results are
 new instances of the same class built without calling ``__init__``, so ``__post_init__``
 runs only when a user constructs a record.
 """

@@ -22,7 +22,7 @@ from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError,
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
 
-__all__ = ["ApplyOptions", "ApplyRules", "ElementwiseOps", "align_right"]
+__all__ = ["ApplyOptions", "ApplyRules", "ApplyOps", "align_right"]
 
 _Tensor = torch.Tensor
 # What ``fn`` gets (and gives) where no option makes it see nested collections or a
@@ -41,7 +41,7 @@ def align_right(tensor: torch.Tensor, ndim: int) -> torch.Tensor:
     return tensor.reshape(tensor.shape + (1,) * missing)
 
 
-class ElementwiseOps(TensorCollection):
+class ApplyOps(TensorCollection):
     """Entry-by-entry operations shared by every collection."""
 
     __slots__ = ()
@@ -394,7 +394,7 @@ class ElementwiseOps(TensorCollection):
         target = self.get(key, _MISSING)
         if target is _MISSING:
             raise self._missing_key(key)
-        if isinstance(target, ElementwiseOps):
+        if isinstance(target, ApplyOps):
             target.apply_(lambda t: t.fill_(value))
         else:
             target.fill_(value)
@@ -493,7 +493,7 @@ _IN_PLACE_WALK = frozenset({"inplace", "num_threads", "propagate_lock"})
 
 
 class ApplyRules(TensorApplyRules, total=False):
-    """The keywords of :meth:`ElementwiseOps.named_apply` (and, with ``batch_size``, of
+    """The keywords of :meth:`ApplyOps.named_apply` (and, with ``batch_size``, of
     :class:`ApplyOptions`), as the peer names them.
 
     ``device``: the result's device (its tensors are moved there; ``None`` records
@@ -519,7 +519,7 @@ class TensorApplyOptions(TensorApplyRules, total=False):
 
 
 class ApplyOptions(ApplyRules, total=False):
-    """The keywords of :meth:`ElementwiseOps.apply`: :class:`ApplyRules` and
+    """The keywords of :meth:`ApplyOps.apply`: :class:`ApplyRules` and
     ``batch_size``, the results' batch size when ``fn`` changes it."""
 
     batch_size: _batch.BatchSizeLike

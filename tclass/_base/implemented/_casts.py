@@ -21,7 +21,7 @@ from typing_extensions import Self
 from tclass._base._provided import TENSORCLASS
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Gather
-from tclass._base.implemented._math import PointwiseOps
+from tclass._base.implemented._math import MathOps
 from tclass.errors import UnsupportedError
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def is_bool(*args: Any) -> bool:
     return args[-1].dtype is torch.bool
 
 
-class CastOps(PointwiseOps):
+class CastOps(MathOps):
     """The dtype shorthands, written once for every collection."""
 
     __slots__ = ()

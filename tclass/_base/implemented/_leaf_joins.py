@@ -16,17 +16,17 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._provided import ENGINE
-from tclass._base.implemented._apply import ElementwiseOps
+from tclass._base.implemented._apply import ApplyOps
 from tclass._core._keys import unravel_key
 from tclass.errors import KeyNotFoundError, ShapeError
 
 if TYPE_CHECKING:
     from tclass._engine._pack import PackLayout
 
-__all__ = ["PackingOps"]
+__all__ = ["LeafJoinOps"]
 
 
-class PackingOps(ElementwiseOps):
+class LeafJoinOps(ApplyOps):
     """cat_from_tensordict, stack_from_tensordict, pack, to_padded_tensor."""
 
     __slots__ = ()

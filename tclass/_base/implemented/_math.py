@@ -22,11 +22,11 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._leaf_walk import LeafwiseOps, without_empty
+from tclass._base.implemented._leaf_walk import LeafWalkOps, without_empty
 from tclass._core._dispatch import implements
 from tclass.errors import OperandError
 
-__all__ = ["Operand", "PointwiseOps", "into_out"]
+__all__ = ["Operand", "MathOps", "into_out"]
 
 Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | complex
 """What binary math takes: a number, a tensor over the batch dims, or a collection."""
@@ -34,7 +34,7 @@ Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | comp
 _Tensor = torch.Tensor
 
 
-class PointwiseOps(LeafwiseOps):
+class MathOps(LeafWalkOps):
     """Element-wise math shared by every collection."""
 
     __slots__ = ()

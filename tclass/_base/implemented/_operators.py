@@ -21,7 +21,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._base.implemented._leaf_walk import as_scalar, without_empty
-from tclass._base.implemented._math import Operand, PointwiseOps
+from tclass._base.implemented._math import MathOps, Operand
 
 __all__ = ["OperatorOps"]
 
@@ -47,7 +47,7 @@ _LOGIC_OR = _value_logic(operator.or_)
 _LOGIC_XOR = _value_logic(operator.xor)
 
 
-class OperatorOps(PointwiseOps):
+class OperatorOps(MathOps):
     """Arithmetic, ordering and bitwise operators, with their reflected and in-place forms."""
 
     __slots__ = ()
