@@ -19,6 +19,7 @@ from tclass._base.declared._dist_ops import DistributedOps
 from tclass._base.declared._formats import FormatOps
 from tclass._base.declared._map_ops import MapOps
 from tclass._base.declared._module_ops import ModuleOps
+from tclass._base.declared._packing import PackingOps
 from tclass._base.declared._persistence import PersistenceOps
 from tclass._base.declared._stack_ops import StackOps
 from tclass._base.implemented._apply import ApplyOps
@@ -52,6 +53,7 @@ class TensorDictBase(
     ReductionOps,
     CastOps,
     DeviceOps,
+    PackingOps,
     PersistenceOps,
     FormatOps,
     ModuleOps,

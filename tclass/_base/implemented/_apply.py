@@ -1,8 +1,9 @@
 """Operations that act on each entry and keep the batch shape.
 
-``apply`` and friends, clone/detach/contiguous, ``fill_``, the equality comparisons
-``==`` / ``!=`` (which also compare Python values) and the ``all``/``any`` reductions.
-Arithmetic, ``where`` and ``masked_fill`` are in ``_math.py`` and ``_operators.py``.
+``apply`` and friends, copies (``clone``, ``detach``, ``contiguous``, ``as_tensor``,
+``to_tensordict``), ``fill_`` and the equality comparisons ``==`` / ``!=`` (which also
+compare Python values). Arithmetic, ``where`` and ``masked_fill`` are in ``_math.py`` and
+``_operators.py``; ``all`` / ``any`` in ``_reductions.py``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError,
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
+    from tclass._engine._td import TensorDict
 
 __all__ = ["ApplyOptions", "ApplyRules", "ApplyOps", "align_right"]
 
@@ -387,6 +389,17 @@ class ApplyOps(TensorCollection):
             for _, value in self._items()  # collections: theirs
         )
 
+    def as_tensor(self) -> Self:
+        """A collection whose leaves are converted with their own ``as_tensor()`` where
+        they have one (no torch tensor does: the result holds the same tensors); the
+        lock carries over."""
+        return self.apply(_leaf_as_tensor, propagate_lock=True)
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A TensorDict copy (tensors cloned); ``retain_none`` is for records (absent
+        fields kept as ``None``)."""
+        return cast("TensorDict", self.clone())
+
     # --- in-place fills ------------------------------------------------------------------
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
@@ -603,3 +616,10 @@ def _result_device(device: torch.device | None, values: dict[str, Value]) -> tor
         if value.device != device:
             return None
     return device
+
+
+def _leaf_as_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.__class__ is UnbatchedTensor:  # its payload has no batch dims: kept, as the peer
+        return tensor
+    convert = getattr(tensor, "as_tensor", None)
+    return tensor if convert is None else cast(torch.Tensor, convert())
