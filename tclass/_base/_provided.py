@@ -89,9 +89,9 @@ class Provided(type):
 
 @final
 class ENGINE(metaclass=Provided, layer="tclass._engine"):
-    """Stacking, padding, consolidation, packing, map, Python values and the lazy stack
-    class (``StackOps``, ``DeviceOps``, ``PackingOps``, ``MapOps``, ``TensorCollection``,
-    ``EntryOps.data_ptr``)."""
+    """Stacking, padding, consolidation, packing, data addresses, map, Python values and
+    the lazy stack class (``StackOps``, ``PackingOps``, ``MapOps``; the hooks of
+    ``TensorCollection`` and ``DeviceOps.pin_memory``)."""
 
     if TYPE_CHECKING:
         LazyStackedTensorDict: ClassVar[type[_stack.LazyStackedTensorDict]]
@@ -188,7 +188,7 @@ class INTEROP(metaclass=Provided, layer="tclass._interop"):
 @final
 class TENSORCLASS(metaclass=Provided, layer="tclass._tensorclass"):
     """The tensorclass facade's ``attrs`` view and dataclass conversion
-    (``CastOps.attrs``, ``ConversionOps.from_dataclass``)."""
+    (``ConversionOps.attrs``, ``ConversionOps.from_dataclass``)."""
 
     if TYPE_CHECKING:
         attrs_of = _attrs.attrs_of

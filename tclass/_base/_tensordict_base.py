@@ -1,8 +1,8 @@
 """``TensorDictBase``: the full API every dictionary-like collection answers.
 
-It joins the primitives of :class:`~tclass._base._collection.TensorCollection` with the shape
-and element-wise operations written against them. ``TensorDict`` derives from it, and so
-will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase``.
+It joins the primitives of :class:`~tclass._base.implemented._collection.TensorCollection`
+with the shape and element-wise operations written against them. ``TensorDict`` derives
+from it, and so will lazy stacks; code that accepts "any collection" annotates ``TensorDictBase``.
 """
 
 from __future__ import annotations
@@ -14,24 +14,25 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import torch
 from typing_extensions import Self
 
-from tclass._base._casts import CastOps
-from tclass._base._conversions import ConversionOps
-from tclass._base._device_ops import DeviceOps
-from tclass._base._dist_ops import DistributedOps
-from tclass._base._elementwise import ElementwiseOps
-from tclass._base._entry_ops import EntryOps
-from tclass._base._formats import FormatOps
-from tclass._base._grad_ops import GradOps
-from tclass._base._key_ops import KeyOps
-from tclass._base._lock_graph import LockGraph
-from tclass._base._map_ops import MapOps
-from tclass._base._module_ops import ModuleOps
-from tclass._base._operators import OperatorOps
-from tclass._base._packing import PackingOps
-from tclass._base._persistence import PersistenceOps
-from tclass._base._reductions import ReductionOps
-from tclass._base._shape_ops import ShapeOps
-from tclass._base._stack_ops import StackOps
+from tclass._base.declared._conversions import ConversionOps
+from tclass._base.declared._dist_ops import DistributedOps
+from tclass._base.declared._formats import FormatOps
+from tclass._base.declared._map_ops import MapOps
+from tclass._base.declared._module_ops import ModuleOps
+from tclass._base.declared._packing import PackingOps
+from tclass._base.declared._persistence import PersistenceOps
+from tclass._base.declared._stack_ops import StackOps
+from tclass._base.implemented._apply import ApplyOps
+from tclass._base.implemented._casts import CastOps
+from tclass._base.implemented._device_ops import DeviceOps
+from tclass._base.implemented._entry_ops import EntryOps
+from tclass._base.implemented._grad_ops import GradOps
+from tclass._base.implemented._key_ops import KeyOps
+from tclass._base.implemented._leaf_joins import LeafJoinOps
+from tclass._base.implemented._lock_graph import LockGraph
+from tclass._base.implemented._operators import OperatorOps
+from tclass._base.implemented._reductions import ReductionOps
+from tclass._base.implemented._shape_ops import ShapeOps
 from tclass._core._dispatch import TORCH_FUNCTIONS
 
 if TYPE_CHECKING:
@@ -46,12 +47,13 @@ class TensorDictBase(
     EntryOps,
     StackOps,
     GradOps,
-    PackingOps,
-    ElementwiseOps,
+    LeafJoinOps,
+    ApplyOps,
     OperatorOps,
     ReductionOps,
     CastOps,
     DeviceOps,
+    PackingOps,
     PersistenceOps,
     FormatOps,
     ModuleOps,

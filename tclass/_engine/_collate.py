@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch.utils.data import default_collate
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._keys import NestedKey, key_path, unravel_key
 from tclass._core._records import storage_of
 from tclass._engine._lazy._build import maybe_dense_stack

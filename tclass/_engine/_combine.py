@@ -10,8 +10,8 @@ from typing import Any, TypeAlias, TypeVar
 
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._batch import format_shape
 from tclass._engine._nontensor import _NonTensorNode

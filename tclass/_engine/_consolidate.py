@@ -31,9 +31,10 @@ import numpy as np
 import torch
 from typing_extensions import Unpack
 
-from tclass._base._device_ops import ConsolidateOptions, map_tensors, share
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.declared._packing import ConsolidateOptions
+from tclass._base.implemented._device_ops import map_tensors, share
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
 from tclass._core._future import TensorDictFuture

@@ -10,8 +10,8 @@ from typing import Any, TypeVar, cast
 
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,

@@ -27,8 +27,8 @@ try:  # the progress bar of pbar=True, when tqdm is installed (this module is im
 except ImportError:
     _progress = None
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch
 from tclass._engine._lazy._build import maybe_dense_stack
 from tclass.errors import ArgumentValueError, UnsupportedError

@@ -30,9 +30,9 @@ import numpy as np
 import torch
 from typing_extensions import Self, TypeVar
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import Resize
 from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device

@@ -12,10 +12,10 @@ import numpy as np
 import torch
 from typing_extensions import Self
 
-from tclass._base._leafwise import Resize
-from tclass._base._lock_graph import Ref
-from tclass._base._reductions import Along
 from tclass._base._tensordict_base import Value
+from tclass._base.implemented._leaf_walk import Resize
+from tclass._base.implemented._lock_graph import Ref
+from tclass._base.implemented._reductions import Along
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._linked_list import linked_values
 from tclass._engine._keyless import KeylessOps

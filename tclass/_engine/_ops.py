@@ -14,9 +14,9 @@ from typing import Any, NoReturn, TypeVar, cast
 
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._batch import format_shape
 from tclass._core._device import as_device

@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape, normalize_dim
 from tclass._core._records import is_record, is_record_class
 from tclass._engine._td import TensorDict

@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._linked_list import unlinked
 from tclass._core._options import OPTIONS
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode

@@ -19,7 +19,7 @@ from tclass._engine._nontensor import NonTensorData, NonTensorStack, is_non_tens
 from tclass._engine._repr_detail import detailed_repr
 
 if TYPE_CHECKING:
-    from tclass._base._collection import TensorCollection
+    from tclass._base.implemented._collection import TensorCollection
 
 __all__ = ["LeafSummary", "compact_repr", "dtype_code"]
 

@@ -15,7 +15,7 @@ from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 
 if TYPE_CHECKING:
-    from tclass._base._collection import TensorCollection
+    from tclass._base.implemented._collection import TensorCollection
 
 __all__ = ["detailed_repr", "ordered"]
 

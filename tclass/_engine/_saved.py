@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 
 if TYPE_CHECKING:

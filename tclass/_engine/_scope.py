@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._lock_graph import LockGraph, Ref
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _names
 from tclass._core._names import Names
 from tclass._core._unbatched import UnbatchedTensor

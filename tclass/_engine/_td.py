@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from typing_extensions import Self
 
-from tclass._base._casts import holds_tensor_attrs
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._casts import holds_tensor_attrs
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import (

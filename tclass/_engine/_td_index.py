@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._jagged import index_rows
 from tclass._core._keys import BatchIndex

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
-from tclass._base._collection import TensorCollection
-from tclass._base._elementwise import align_right
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._apply import align_right
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, value_as_tensor

@@ -19,8 +19,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import Gather
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Gather
 from tclass._core import _batch
 from tclass._core._dispatch import implements
 from tclass.errors import DimError, OperandError

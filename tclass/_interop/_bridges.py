@@ -20,8 +20,8 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import INTEROP
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._engine._lazy._build import lazy_stack, maybe_dense_stack

@@ -27,9 +27,9 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import INTEROP
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device

@@ -23,9 +23,9 @@ import torch
 from torch import nn
 from torch.nn.parameter import is_lazy
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import INTEROP
 from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode

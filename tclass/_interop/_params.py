@@ -27,12 +27,12 @@ import torch
 from torch import nn
 from typing_extensions import Self, Unpack
 
-from tclass._base._casts import CastFilter
-from tclass._base._collection import TensorCollection
-from tclass._base._lock_blocks import LockBlocks
-from tclass._base._lock_graph import LockGraph, Ref
-from tclass._base._persistence import PathLike, SaveOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.declared._persistence import PathLike, SaveOptions
+from tclass._base.implemented._casts import CastFilter
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._lock_blocks import LockBlocks
+from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core._memmap import Mode
 from tclass._core._names import Names
 from tclass._engine._nontensor import _NonTensorNode

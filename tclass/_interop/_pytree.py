@@ -21,8 +21,8 @@ import torch
 import torch.utils._pytree as pytree
 from torch._C._functorch import maybe_current_level
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import INTEROP
+from tclass._base.implemented._collection import TensorCollection
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
 from tclass.errors import (

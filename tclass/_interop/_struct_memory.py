@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 
 __all__ = ["field_view", "shared_array", "storage_of_array"]
 

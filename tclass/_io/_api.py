@@ -12,10 +12,10 @@ from typing import Any, TypeVar, overload
 import torch
 from typing_extensions import Unpack
 
-from tclass._base._device_ops import map_tensors
-from tclass._base._persistence import LoadOptions, SaveOptions
 from tclass._base._provided import IO
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.declared._persistence import LoadOptions, SaveOptions
+from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._future import TensorDictFuture
 from tclass._core._keys import NestedKey

@@ -36,8 +36,8 @@ from typing import Any
 
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import IO
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._memmap import MemoryMappedTensor, map_opened_file
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict

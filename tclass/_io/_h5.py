@@ -32,10 +32,10 @@ from typing import Any, ClassVar
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
-from tclass._base._persistence import H5Options
 from tclass._base._provided import IO
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.declared._persistence import H5Options
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names

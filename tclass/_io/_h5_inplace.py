@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._io._h5_datasets import (

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._io._annotations import check_value, field_classes
 from tclass._io._h5_datasets import STACK_MARK, is_group, is_numeric, torch_dtype

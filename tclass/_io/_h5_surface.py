@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._lock_blocks import LockBlocks
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._core import _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names

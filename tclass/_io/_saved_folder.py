@@ -37,8 +37,8 @@ from typing import Any
 
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._records import field_names_of, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import TENSORCLASS
+from tclass._base.implemented._collection import TensorCollection
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._record import TensorClass
 from tclass.errors import ArgumentError

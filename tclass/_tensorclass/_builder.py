@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names

@@ -46,8 +46,8 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._core._class_options import DEFAULTS, ClassOptions
 from tclass._core._linked_list import LinkedList, unlinked

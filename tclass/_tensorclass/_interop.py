@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch.utils.data._utils import collate as _collate_module
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._interop._pytree import register_collection
 
 __all__ = ["collate", "register_pytree"]

@@ -4,7 +4,7 @@ An instance holds one ``TensorDict``, ``_tensordict``: tensor fields as tensors,
 records and TensorDicts as nested collections, Python values as ``NonTensorData`` nodes
 (or a ``NonTensorStack`` when elements hold different values). Absent optional fields are
 simply not stored. Every operation is written once, here or in the engine's mixins
-(``ShapeOps``, ``ElementwiseOps``), against the collection primitives below; results are
+(``ShapeOps``, ``ApplyOps``), against the collection primitives below; results are
 new instances of the same class built without calling ``__init__``, so ``__post_init__``
 runs only when a user constructs a record.
 """
@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, overload
 import torch
 from typing_extensions import Self, Unpack, dataclass_transform
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import Gather, Resize
-from tclass._base._lock_graph import LockGraph, Ref
-from tclass._base._persistence import H5Options, PathLike
-from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.declared._persistence import H5Options, PathLike
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Gather, Resize
+from tclass._base.implemented._lock_graph import LockGraph, Ref
+from tclass._base.implemented._reductions import Along
 from tclass._core._batch import BatchSizeLike
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args

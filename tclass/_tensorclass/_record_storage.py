@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._elementwise import ApplyOptions, ApplyRules
-from tclass._base._entry_ops import _NO_DEFAULT
-from tclass._base._key_ops import renamed
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._apply import ApplyOptions, ApplyRules
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import _NO_DEFAULT
+from tclass._base.implemented._key_ops import renamed
 from tclass._core._batch import BatchSizeLike
 from tclass._core._keys import key_path
 from tclass._core._records import field_names_of, storage_of

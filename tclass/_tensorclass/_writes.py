@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape, indexed_shape
 from tclass._core._keys import key_path
 from tclass._core._records import is_record, is_record_class

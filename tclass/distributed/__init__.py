@@ -23,7 +23,7 @@ the description and replace the receiver's values; a value that is not JSON is a
 
 from __future__ import annotations
 
-from tclass._base._dist_ops import DistributedOps
+from tclass._base.declared._dist_ops import DistributedOps
 from tclass.distributed._transfer import BackgroundTransfer, Handle, Transfer
 
 __all__ = [

@@ -155,7 +155,7 @@ def _global(group: ProcessGroup | None, rank: int) -> int:
     return rank if group is None else dist.get_global_rank(group, rank)
 
 
-# --- the methods of every collection (``_base/_dist_ops.py``) ------------------------------
+# --- the methods of every collection (``_base/declared/_dist_ops.py``) ----------------------
 
 DISTRIBUTED.reduce = reduce
 DISTRIBUTED.gather_and_stack = gather_and_stack

@@ -1,5 +1,5 @@
 """How records travel over ``torch.distributed``: the implementations behind the
-``send``/``recv``/``broadcast``... methods of every collection (``_base/_dist_ops.py``,
+``send``/``recv``/``broadcast``... methods of every collection (``_base/declared/_dist_ops.py``,
 where each is declared and documented once) and the functions of :mod:`tclass.distributed`.
 
 Each function takes the method's arguments positionally, in the method's order."""
@@ -16,8 +16,8 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from tclass._base._device_ops import map_tensors
 from tclass._base._provided import DISTRIBUTED
+from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike
 from tclass._engine._nontensor import NonTensorStack, same_value
 from tclass._engine._td import TensorDict
@@ -568,7 +568,7 @@ def _gather_bytes(
     return [_bytes(part)[:size] for part, size in zip(gathered, sizes)]
 
 
-# --- the methods of every collection (``_base/_dist_ops.py``) ------------------------------
+# --- the methods of every collection (``_base/declared/_dist_ops.py``) ----------------------
 
 DISTRIBUTED.send = send
 DISTRIBUTED.isend = isend

@@ -1,4 +1,4 @@
-"""Tests for tclass._base._lock_graph: a lock reaches nested collections, and a nested
+"""Tests for tclass._base.implemented._lock_graph: a lock reaches nested collections, and a nested
 collection cannot be unlocked on its own while a collection that locked it is alive and
 locked (as the peer's "lock graph"); weak references, so nothing is kept alive."""
 

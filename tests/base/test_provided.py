@@ -63,12 +63,70 @@ def test_no_base_module_imports_a_layer_above_inside_a_function() -> None:
 
     upper = ("tclass._engine", "tclass._interop", "tclass._io", "tclass.distributed")
     upper += ("tclass._tensorclass",)
-    for path in pathlib.Path(_provided.__file__).parent.glob("*.py"):
+    for path in pathlib.Path(_provided.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for inner in ast.walk(node):
                     if isinstance(inner, ast.ImportFrom) and inner.module:
                         assert not inner.module.startswith(upper), (path.name, node.name)
+
+
+_TABLES = frozenset({"DISTRIBUTED", "ENGINE", "INTEROP", "IO", "TENSORCLASS"})
+# Methods of the public TensorCollection class whose worker lives in the engine: they stay
+# on that class (tensorclasses answer them too), so they stay in implemented/_collection.py.
+_FORWARDING_PRIMITIVES = {"set_non_tensor", "get_non_tensor"}
+
+
+def _methods(folder: str) -> list[tuple[str, ast.FunctionDef]]:
+    """The methods of the classes of tclass/_base/<folder>/*.py (overloads left out)."""
+    import pathlib
+
+    found = []
+    for path in sorted((pathlib.Path(_provided.__file__).parent / folder).glob("_*.py")):
+        for cls in ast.parse(path.read_text()).body:
+            if isinstance(cls, ast.ClassDef):
+                for node in cls.body:
+                    if isinstance(node, ast.FunctionDef) and not any(
+                        isinstance(d, ast.Name) and d.id == "overload" for d in node.decorator_list
+                    ):
+                        found.append((f"{path.stem}.{cls.name}", node))
+    return found
+
+
+def _body(function: ast.FunctionDef) -> list[ast.stmt]:
+    """The statements of ``function`` after its docstring."""
+    first = function.body[0]
+    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+    return function.body[1:] if docstring else function.body
+
+
+def _forwards(function: ast.FunctionDef) -> bool:
+    """Whether ``function`` is one statement reading a slot of ``_provided.py``."""
+    names = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
+    return len(_body(function)) == 1 and bool(names & _TABLES)
+
+
+def test_declared_methods_forward_to_the_layers_above() -> None:
+    # Every public method of declared/ is one statement: a slot of _provided.py read, or
+    # another declared method called (save is memmap); private ones are their hooks.
+    methods = [(where, f) for where, f in _methods("declared") if not f.name.startswith("_")]
+    assert len(methods) > 60
+    for where, function in methods:
+        assert len(_body(function)) == 1, (where, function.name)
+    assert sum(_forwards(function) for _, function in methods) == len(methods) - 1  # save
+
+
+def test_implemented_methods_do_not_forward() -> None:
+    # A public method whose work is done above is declared, in declared/; implemented/
+    # keeps only private hooks (_pinned, _stack_lazily) and the primitives' two.
+    methods = _methods("implemented")
+    assert len(methods) > 300
+    forwarding = {
+        function.name
+        for _, function in methods
+        if _forwards(function) and not function.name.startswith("_")
+    }
+    assert forwarding == _FORWARDING_PRIMITIVES
 
 
 def test_an_unbound_slot_names_itself_and_the_layer_that_binds_it() -> None:

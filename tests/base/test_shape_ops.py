@@ -1,4 +1,4 @@
-"""Tests for tclass._base._shape_ops: batch-shape operations on TensorDicts.
+"""Tests for tclass._base.implemented._shape_ops: batch-shape operations on TensorDicts.
 
 Each property test builds a TensorDict with random batch and feature dims (and a nested
 TensorDict with extra batch dims), applies an op, and checks that the batch size is what

@@ -1,4 +1,4 @@
-"""Tests for tclass._core._keys and the key/shape protocol of tclass._base._collection
+"""Tests for tclass._core._keys and the key/shape protocol of tclass._base.implemented._collection
 (views, len, iter)."""
 
 from __future__ import annotations

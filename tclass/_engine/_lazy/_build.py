@@ -10,10 +10,10 @@ from typing import Any, TypeVar, overload
 import torch
 from typing_extensions import Unpack
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
-from tclass._base._stack_ops import LazyStackOptions
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.declared._stack_ops import LazyStackOptions
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch
 from tclass._core._records import storage_of
 from tclass._engine._lazy._parts import check_members, padded_stack, stack_entries, stacked_size
@@ -55,7 +55,7 @@ def lazy_stack(
     back as a list (``as_list=True``), padded to the largest shape
     (``as_padded_tensor=True``, with ``padding_value`` on ``padding_side``) or as a
     nested tensor (``as_nested_tensor=True``, ``layout`` jagged by default), as the peer
-    does. See :class:`~tclass._base._stack_ops.LazyStackOptions` for every keyword.
+    does. See :class:`~tclass._base.declared._stack_ops.LazyStackOptions` for every keyword.
 
     Raises:
         StackError: if there are no members, they mix record classes, or their numbers

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from tclass._base._collection import TensorCollection
 from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._engine._lazy._parts import common_keys, split_operand
 from tclass.errors import KeyNotFoundError
 

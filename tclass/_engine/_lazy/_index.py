@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import torch
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch
 from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
 from tclass.errors import DimError

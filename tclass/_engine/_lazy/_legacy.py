@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import Gather
-from tclass._base._lock_blocks import LockBlocks
-from tclass._base._lock_graph import LockGraph, Ref
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Gather
+from tclass._base.implemented._lock_blocks import LockBlocks
+from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys, _names
 from tclass._core._batch import as_batch_size, format_shape
 from tclass._core._names import Names
@@ -48,7 +48,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from tclass._base._persistence import PathLike, SaveOptions
+    from tclass._base.declared._persistence import PathLike, SaveOptions
     from tclass._core._device import DeviceLike
 
 __all__ = ["LegacyLazyView", "legacy_view"]

@@ -1,7 +1,7 @@
 """Locking a lazy stack (a mixin of ``LazyStackedTensorDict``): a lock reaches every
-member, through the lock graph (``tclass._base._lock_graph``); a stack not locked through
-itself is locked when every member is, as the peer's; and ``with lazy.lock_(): ...`` /
-``with lazy.unlock_(): ...`` blocks restore the state on exit."""
+member, through the lock graph (``tclass._base.implemented._lock_graph``); a stack not
+locked through itself is locked when every member is, as the peer's; and
+``with lazy.lock_(): ...`` / ``with lazy.unlock_(): ...`` blocks restore the state on exit."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
 
-from tclass._base._lock_graph import Ref
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._lock_graph import Ref
 
 if TYPE_CHECKING:
     from tclass._engine._consolidate import Consolidated

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection, check_replaced_keys
-from tclass._base._elementwise import ApplyOptions, ApplyRules
-from tclass._base._leafwise import Alignment, Gather, Resize
-from tclass._base._reductions import Along
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._apply import ApplyOptions, ApplyRules
+from tclass._base.implemented._collection import TensorCollection, check_replaced_keys
+from tclass._base.implemented._leaf_walk import Alignment, Gather, Resize
+from tclass._base.implemented._reductions import Along
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape, normalize_dim
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record

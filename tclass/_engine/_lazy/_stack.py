@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overloa
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options

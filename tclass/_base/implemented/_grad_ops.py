@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._elementwise import ElementwiseOps
+from tclass._base.implemented._apply import ApplyOps
+from tclass._base.implemented._collection import TensorCollection
 from tclass.errors import GradError, KeyNotFoundError
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ __all__ = ["GradOps"]
 _MISSING: Any = object()
 
 
-class GradOps(ElementwiseOps):
+class GradOps(ApplyOps):
     """requires_grad, requires_grad_, grad, zero_grad, backward, detach_."""
 
     __slots__ = ()

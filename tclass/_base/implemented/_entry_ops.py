@@ -1,5 +1,6 @@
 """Entry-level methods every collection has: keys, indexed reads and writes, facts,
-inference of batch size and device, filters, and new collections shaped like this one.
+inference of batch size and device, filters, new collections shaped like this one, and
+conversions (``copy``, ``numpy``, ``tolist``).
 
 Written against the collection primitives and the public ``get`` / ``set`` / ``set_`` /
 ``select`` / ``exclude`` of each kind, so TensorDicts, records and lazy stacks answer
@@ -16,8 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
-from tclass._base._provided import ENGINE
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
@@ -26,7 +26,6 @@ from tclass.errors import ArgumentError, KeyConflictError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
-    from tclass._engine._td import TensorDict
 
 __all__ = ["EntryOps", "NewOptions"]
 
@@ -312,11 +311,6 @@ class EntryOps(TensorCollection):
             elif isinstance(value, TensorCollection):
                 yield from value._tensor_leaves()
 
-    def data_ptr(self, *, storage: bool = False) -> TensorDict:
-        """A TensorDict (no batch dims) of the data addresses of the tensors, nested like
-        this collection; with ``storage``, the addresses of their storages."""
-        return ENGINE.data_ptrs(self, storage)
-
     @property
     def depth(self) -> int:
         """How deep the nesting goes: 0 when every leaf is a direct entry."""
@@ -519,6 +513,22 @@ class EntryOps(TensorCollection):
 
     # --- conversions -------------------------------------------------------------------------
 
+    def numpy(self) -> dict[str, Any]:
+        """The entries as nested dicts of numpy arrays sharing memory with the tensors
+        (``Tensor.numpy()``: a tensor that requires gradients or is not on the CPU raises
+        torch's error; ``detach()`` / ``cpu()`` first); Python values as they are, a
+        nested tensor as a tuple of arrays; a record's absent fields left out."""
+        out: dict[str, Any] = {}
+        for key, value in self._items():
+            if not isinstance(value, TensorCollection):
+                out[key] = _as_numpy(value)
+            elif value._is_leaf_node:
+                read = value._read()
+                out[key] = _as_numpy(read) if isinstance(read, torch.Tensor) else read
+            else:
+                out[key] = value.numpy()
+        return out
+
     def tolist(
         self,
         *,
@@ -664,3 +674,9 @@ def _byte_parts(tensor: torch.Tensor) -> list[torch.Tensor]:
     if tensor.is_leaf and tensor.requires_grad and tensor.grad is not None:
         return [tensor, tensor.grad]
     return [tensor]
+
+
+def _as_numpy(tensor: torch.Tensor) -> Any:
+    if tensor.is_nested:
+        return tuple(part.numpy() for part in tensor.unbind())
+    return tensor.numpy()

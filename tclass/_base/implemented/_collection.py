@@ -4,7 +4,7 @@ A collection is a mapping from string keys to *values*, each a tensor or another
 collection, that share leading dims: the collection's ``batch_size``. Concrete containers
 (``TensorDict`` today; lazy stacks and tensorclasses build on the same protocol) provide a
 few primitives: ``batch_size``, ``device``, ``_items()``, ``_entry()`` and the two
-``_map_values*`` constructors. The mixins in ``_shape_ops.py`` and ``_elementwise.py`` are
+``_map_values*`` constructors. The mixins in ``_shape_ops.py`` and ``_apply.py`` are
 written against those primitives only.
 
 Values are duck-typed: a nested collection answers the same batch-dim methods a tensor

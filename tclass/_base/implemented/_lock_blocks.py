@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import Self
 
-from tclass._base._lock_graph import LockGraph, Ref
+from tclass._base.implemented._lock_graph import LockGraph, Ref
 
 __all__ = ["LockBlock", "LockBlocks"]
 

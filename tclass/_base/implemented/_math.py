@@ -3,7 +3,7 @@
 Each method is written once here, with the peer's name and signature, and answered by
 every collection: TensorDicts, lazy stacks (member by member, never densified), records
 (which keep their class) and memory-mapped collections (in-place forms write into the
-files). All go through two helpers of ``_leafwise.py``, ``_pointwise`` (a new
+files). All go through two helpers of ``_leaf_walk.py``, ``_pointwise`` (a new
 collection) and ``_pointwise_`` (in place), which gather the tensors of the whole tree,
 run one fused ``torch._foreach_*`` kernel where torch has one for the arguments (else the
 torch function tensor by tensor) and rebuild the tree.
@@ -21,12 +21,12 @@ from typing import Any, TypeAlias, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import LeafwiseOps, without_empty
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import LeafWalkOps, without_empty
 from tclass._core._dispatch import implements
 from tclass.errors import OperandError
 
-__all__ = ["Operand", "PointwiseOps", "into_out"]
+__all__ = ["Operand", "MathOps", "into_out"]
 
 Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | complex
 """What binary math takes: a number, a tensor over the batch dims, or a collection."""
@@ -34,7 +34,7 @@ Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | comp
 _Tensor = torch.Tensor
 
 
-class PointwiseOps(LeafwiseOps):
+class MathOps(LeafWalkOps):
     """Element-wise math shared by every collection."""
 
     __slots__ = ()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
 from tclass._core._names import Names
@@ -544,7 +544,7 @@ class ShapeOps(TensorCollection):
         each tensor expanded as ``other``'s tensor of the same key, feature dims included,
         to ``other``'s batch size (as in the peer)."""
         if isinstance(other, TensorCollection):
-            collection: Any = self  # every collection has apply (ElementwiseOps)
+            collection: Any = self  # every collection has apply (ApplyOps)
             return cast(
                 Self, collection.apply(torch.Tensor.expand_as, other, batch_size=other.batch_size)
             )

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass.errors import LockedError
 
 __all__ = ["LockGraph", "Ref"]

@@ -32,8 +32,8 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast, overload
 import torch
 from typing_extensions import Self
 
-from tclass._base._leafwise import Gather
-from tclass._base._pointwise import PointwiseOps, into_out
+from tclass._base.implemented._leaf_walk import Gather
+from tclass._base.implemented._math import MathOps, into_out
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._names import Names
@@ -137,7 +137,7 @@ class Along:
         return stack_dim - sum(1 for d in self.dims if d < stack_dim)
 
 
-class ReductionOps(PointwiseOps):
+class ReductionOps(MathOps):
     """Reductions (``sum``, ``mean``, ``std``, ``max``...) and scans (``cumsum``,
     ``softmax``...) over batch dims, shared by every collection."""
 

@@ -1,47 +1,26 @@
-"""Memory placement methods every collection has: pinned and shared memory, and
-consolidation into one buffer (implemented in ``_engine/_consolidate.py``, read from
-``_provided.ENGINE``)."""
+"""Memory placement methods every collection has: pinned and shared memory, the
+device predicates and stream records. (Consolidation into one buffer is declared in
+``declared/_packing.py``; pinning a consolidated collection pins its buffer, through
+``_provided.ENGINE.pinned``.)"""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from typing import Any, Literal, TypedDict, overload
+from typing import Any
 
 import torch
-from typing_extensions import Self, Unpack
+from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
-from tclass._core._device import DeviceLike, ToOptions, parse_to_args
-from tclass._core._future import TensorDictFuture
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._device import ToOptions, parse_to_args
 from tclass._core._records import storage_of
 
-__all__ = ["ConsolidateOptions", "DeviceOps", "map_tensors", "share"]
-
-
-class ConsolidateOptions(TypedDict, total=False):
-    """The keywords of ``consolidate`` (the peer's). ``device``: where the buffer lives
-    (default: where the tensors are). ``pin_memory`` / ``share_memory``: allocate it
-    pinned or shared. ``num_threads``: copy the leaves with that many threads.
-    ``non_blocking``: copy asynchronously (waited for before returning to the host).
-    ``inplace``: this collection itself takes the buffer's views (and is locked).
-    ``use_buffer`` and ``metadata``: the peer's switches for reusing a buffer and storing
-    the structure in it; the structure is always stored here, and a new buffer made."""
-
-    device: DeviceLike
-    pin_memory: bool
-    share_memory: bool
-    num_threads: int
-    non_blocking: bool
-    inplace: bool
-    use_buffer: bool
-    metadata: bool
+__all__ = ["DeviceOps", "map_tensors", "share"]
 
 
 class DeviceOps(TensorCollection):
-    """pin_memory, share_memory_, is_shared, consolidate, is_consolidated, record_stream,
-    from_consolidated, is_cpu / is_cuda / is_meta."""
+    """pin_memory, share_memory_, is_shared, record_stream, is_cpu / is_cuda / is_meta."""
 
     __slots__ = ()
 
@@ -142,60 +121,6 @@ class DeviceOps(TensorCollection):
                 _share(leaf)
         self.lock_()
         return self
-
-    @overload
-    def consolidate(
-        self,
-        filename: str | os.PathLike[str] | None = None,
-        *,
-        return_early: Literal[False] = False,
-        **options: Unpack[ConsolidateOptions],
-    ) -> Self: ...
-    @overload
-    def consolidate(
-        self,
-        filename: str | os.PathLike[str] | None = None,
-        *,
-        return_early: Literal[True],
-        **options: Unpack[ConsolidateOptions],
-    ) -> Self | TensorDictFuture[Self]: ...
-
-    def consolidate(
-        self,
-        filename: str | os.PathLike[str] | None = None,
-        *,
-        return_early: bool = False,
-        **options: Unpack[ConsolidateOptions],
-    ) -> Self | TensorDictFuture[Self]:
-        """A locked copy whose every tensor (nested included) is a view of one contiguous
-        buffer, detached from autograd.
-
-        Moving it (``to(device)``) then costs one copy of that buffer plus rebuilding the
-        views, pickling it sends the one buffer, and :func:`tclass.from_consolidated`
-        rebuilds it from the buffer alone. Replacing an entry of the result ends the
-        consolidation (it is then moved leaf by leaf again); in-place writes keep it.
-        ``filename`` puts the buffer in that file (memory-mapped); ``return_early`` with
-        ``num_threads > 0`` gives a :class:`~tclass.utils.TensorDictFuture` of the result,
-        as the peer does (not with ``non_blocking`` or ``use_buffer``). See
-        :class:`ConsolidateOptions`.
-        """
-        return ENGINE.consolidate(self, filename, return_early=return_early, **options)  # type: ignore[no-any-return]
-
-    @classmethod
-    def from_consolidated(cls, filename: str | os.PathLike[str]) -> Self:
-        """The collection a ``consolidate(filename=...)`` file holds; its tensors are views
-        of one copy-on-write mapping of the file (writes stay in memory), unlocked. On a
-        tensorclass, a record of that class; on ``TensorDict``, whatever the file holds.
-
-        Raises:
-            MissingFileError: (a ``FileNotFoundError``) no such file.
-            MetadataError: the file is not a consolidated buffer.
-        """
-        return ENGINE.from_consolidated_file(filename, cls)  # type: ignore[no-any-return]
-
-    def is_consolidated(self) -> bool:
-        """Whether the tensors are (still) views of one consolidated buffer."""
-        return ENGINE.consolidation_of(self) is not None
 
 
 def map_tensors(node: Any, fn: Any, device: torch.device | None = None) -> Any:

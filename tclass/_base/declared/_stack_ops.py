@@ -15,8 +15,8 @@ from typing import Any, Literal, TypedDict, cast
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import DeviceLike
 
 __all__ = ["LazyStackOptions", "StackOps"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._keys import key_path, unravel_key
 from tclass._core._records import is_record
 from tclass.errors import (

@@ -1,4 +1,4 @@
-"""Tests for tclass._base._elementwise: apply and friends, copies, fills, masked and
+"""Tests for tclass._base.implemented._apply: apply and friends, copies, fills, masked and
 conditional selection, comparisons and the all/any reductions."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing_extensions import Self
 from tclass._base._provided import INTEROP
 
 if TYPE_CHECKING:
-    from tclass._base._collection import TensorCollection
+    from tclass._base.implemented._collection import TensorCollection
     from tclass._interop._params import TensorDictParams
 
 __all__ = ["ModuleOps"]

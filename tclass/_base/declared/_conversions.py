@@ -1,11 +1,13 @@
 """Constructors and conversions every collection has: ``from_dict``, ``fromkeys``,
 ``from_namedtuple``, ``from_struct_array``, ``from_pytree`` (classmethods), ``to_dict``,
-``to_namedtuple``, ``to_struct_array``, ``to_pytree``, ``state_dict`` and
+``attrs``, ``to_namedtuple``, ``to_struct_array``, ``to_pytree``, ``state_dict`` and
 ``load_state_dict``.
 
 A mixin of ``TensorDictBase``, like ``PersistenceOps``: the implementations
-(``_constructors``, ``_bridges``, ``_state_dict``) build on the engine classes that derive
-from this mixin, so the methods read them from ``_provided.INTEROP``. A classmethod builds
+(``_constructors``, ``_bridges``, ``_state_dict``; ``attrs`` and ``from_dataclass`` in the
+facade, ``from_schema`` in io) build on the engine classes that derive from this mixin,
+so the methods read them from ``_provided``. (``numpy``, ``as_tensor`` and
+``to_tensordict`` are written in this layer, in ``implemented/``.) A classmethod builds
 a TensorDict and hands it to :meth:`ConversionOps._from_plain`, which a tensorclass
 overrides to wrap it in its class (casting nested entries to the annotated classes).
 """
@@ -19,14 +21,14 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection
 from tclass._base._provided import INTEROP, IO, TENSORCLASS
-from tclass._core._unbatched import UnbatchedTensor
+from tclass._base.implemented._collection import TensorCollection
 from tclass.errors import UnsupportedError
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from tclass._base._tensordict_base import TensorDictBase
     from tclass._core._batch import BatchSizeLike
     from tclass._core._device import DeviceLike
     from tclass._engine._td import TensorDict
@@ -295,32 +297,19 @@ class ConversionOps:
         tensorclasses (their absent fields); a TensorDict has no ``None`` entries."""
         return INTEROP.to_dict(_collection(self), convert_tensors, tolist_first)
 
-    def numpy(self) -> dict[str, Any]:
-        """The entries as nested dicts of numpy arrays sharing memory with the tensors
-        (``Tensor.numpy()``: a tensor that requires gradients or is not on the CPU raises
-        torch's error; ``detach()`` / ``cpu()`` first); Python values as they are, a
-        nested tensor as a tuple of arrays; a record's absent fields left out."""
-        out: dict[str, Any] = {}
-        for key, value in _collection(self)._items():
-            if not isinstance(value, TensorCollection):
-                out[key] = _as_numpy(value)
-            elif value._is_leaf_node:
-                read = value._read()
-                out[key] = _as_numpy(read) if isinstance(read, torch.Tensor) else read
-            else:
-                out[key] = value.numpy()
-        return out
-
-    def as_tensor(self) -> Self:
-        """A collection whose leaves are converted with their own ``as_tensor()`` where
-        they have one (no torch tensor does: the result holds the same tensors); the
-        lock carries over."""
-        return self.apply(_leaf_as_tensor, propagate_lock=True)  # type: ignore[attr-defined, no-any-return]
-
-    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
-        """A TensorDict copy (tensors cloned); ``retain_none`` is for records (absent
-        fields kept as ``None``)."""
-        return cast("TensorDict", _collection(self).clone())
+    def attrs(
+        self,
+        *,
+        fields: Sequence[str] = ("device", "dtype", "shape"),
+        num_threads: int | None = None,
+    ) -> TensorDictBase:
+        """A TensorDict (batch size ``[]``, no device) holding, under the key of each
+        tensor, a :class:`~tclass.TensorAttrs` record of its ``fields`` (any of
+        ``"device"``, ``"dtype"``, ``"shape"``; the others ``None``); Python values are
+        kept. ``other.to(td.attrs())`` moves and casts each tensor of ``other`` to the
+        device and dtype of ``td``'s tensor under the same key. ``num_threads`` is
+        accepted (the records are built in the calling thread)."""
+        return TENSORCLASS.attrs_of(_collection(self), fields)
 
     def to_namedtuple(self, dest_cls: Callable[..., Any] | None = None) -> Any:
         """The collection as a namedtuple (nested ones nest; ``dest_cls`` for the top
@@ -385,16 +374,3 @@ class ConversionOps:
 
 def _collection(obj: object) -> TensorCollection:
     return cast("TensorCollection", obj)
-
-
-def _as_numpy(tensor: torch.Tensor) -> Any:
-    if tensor.is_nested:
-        return tuple(part.numpy() for part in tensor.unbind())
-    return tensor.numpy()
-
-
-def _leaf_as_tensor(tensor: torch.Tensor) -> torch.Tensor:
-    if tensor.__class__ is UnbatchedTensor:  # its payload has no batch dims: kept, as the peer
-        return tensor
-    convert = getattr(tensor, "as_tensor", None)
-    return tensor if convert is None else cast(torch.Tensor, convert())

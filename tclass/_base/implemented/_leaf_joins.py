@@ -1,33 +1,27 @@
 """Every tensor of a collection joined into one tensor (``cat_from_tensordict``,
-``stack_from_tensordict``, ``pack``), and nested-tensor leaves made dense
-(``to_padded_tensor``).
-
-``pack`` is implemented in ``_engine/_pack.py`` with its :class:`PackLayout` (read from
-``_provided.ENGINE``); the rest is written against the collection primitives.
+``stack_from_tensordict``), and nested-tensor leaves made dense (``to_padded_tensor``),
+written against the collection primitives. (``pack``, which joins them into one tensor
+with a layout to unpack them by, is declared in ``declared/_packing.py``.)
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import torch
 from typing_extensions import Self
 
-from tclass._base._elementwise import ElementwiseOps
-from tclass._base._provided import ENGINE
+from tclass._base.implemented._apply import ApplyOps
 from tclass._core._keys import unravel_key
 from tclass.errors import KeyNotFoundError, ShapeError
 
-if TYPE_CHECKING:
-    from tclass._engine._pack import PackLayout
-
-__all__ = ["PackingOps"]
+__all__ = ["LeafJoinOps"]
 
 
-class PackingOps(ElementwiseOps):
-    """cat_from_tensordict, stack_from_tensordict, pack, to_padded_tensor."""
+class LeafJoinOps(ApplyOps):
+    """cat_from_tensordict, stack_from_tensordict, to_padded_tensor."""
 
     __slots__ = ()
 
@@ -81,25 +75,6 @@ class PackingOps(ElementwiseOps):
             )
             raise KeyNotFoundError(msg)
         return [leaves[key] for key in wanted]
-
-    def pack(
-        self, dim: int = -1, *, layout: PackLayout | None = None
-    ) -> tuple[torch.Tensor, PackLayout]:
-        """Every tensor flattened after the batch dims and joined, in the order of the
-        sorted keys, into one contiguous tensor of shape ``(*batch_size, F)`` (the packed
-        dim at ``dim``, in ``[-(batch_dims + 1), batch_dims]``), with the
-        :class:`~tclass.PackLayout` whose ``unpack`` rebuilds the collection. The
-        tensors must share one dtype and device; Python values cannot be packed
-        (``filter_non_tensor_data()`` first). ``layout`` packs in its column order
-        instead (the leaves must match it).
-
-        Raises:
-            EntryTypeError: (a ``TypeError``) Python values, or tensors of several dtypes
-                or devices.
-            KeyNotFoundError: (a ``KeyError``) the leaves differ from ``layout``'s keys.
-            ShapeError: a leaf's feature shape or ``dim`` differs from ``layout``'s.
-        """
-        return ENGINE.pack(self, dim, layout)
 
     def to_padded_tensor(self, padding: float = 0.0, mask_key: Any = None) -> Self:
         """A collection whose nested-tensor leaves (``densify()`` of a lazy stack of

@@ -17,7 +17,7 @@ finds such a tensor from the dtypes and shapes alone, so that nothing is written
   the few combinations it holds.
 * shapes: the piece of an operand that goes with a tensor must broadcast into that
   tensor's shape. A tensor operand over the batch dims is checked once, on the batch
-  size (``_leafwise.py`` gives the batch size the operands broadcast to); a collection
+  size (``_leaf_walk.py`` gives the batch size the operands broadcast to); a collection
   operand entry by entry, skipped where its tensors are the collection's own
   (``td.mul_(td)``).
 

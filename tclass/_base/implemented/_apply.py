@@ -1,8 +1,9 @@
 """Operations that act on each entry and keep the batch shape.
 
-``apply`` and friends, clone/detach/contiguous, ``fill_``, the equality comparisons
-``==`` / ``!=`` (which also compare Python values) and the ``all``/``any`` reductions.
-Arithmetic, ``where`` and ``masked_fill`` are in ``_pointwise.py`` and ``_operators.py``.
+``apply`` and friends, copies (``clone``, ``detach``, ``contiguous``, ``as_tensor``,
+``to_tensordict``), ``fill_`` and the equality comparisons ``==`` / ``!=`` (which also
+compare Python values). Arithmetic, ``where`` and ``masked_fill`` are in ``_math.py`` and
+``_operators.py``; ``all`` / ``any`` in ``_reductions.py``.
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._collection import TensorCollection, unnamed
+from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError, KeyNotFoundError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
+    from tclass._engine._td import TensorDict
 
-__all__ = ["ApplyOptions", "ApplyRules", "ElementwiseOps", "align_right"]
+__all__ = ["ApplyOptions", "ApplyRules", "ApplyOps", "align_right"]
 
 _Tensor = torch.Tensor
 # What ``fn`` gets (and gives) where no option makes it see nested collections or a
@@ -41,7 +43,7 @@ def align_right(tensor: torch.Tensor, ndim: int) -> torch.Tensor:
     return tensor.reshape(tensor.shape + (1,) * missing)
 
 
-class ElementwiseOps(TensorCollection):
+class ApplyOps(TensorCollection):
     """Entry-by-entry operations shared by every collection."""
 
     __slots__ = ()
@@ -387,6 +389,17 @@ class ElementwiseOps(TensorCollection):
             for _, value in self._items()  # collections: theirs
         )
 
+    def as_tensor(self) -> Self:
+        """A collection whose leaves are converted with their own ``as_tensor()`` where
+        they have one (no torch tensor does: the result holds the same tensors); the
+        lock carries over."""
+        return self.apply(_leaf_as_tensor, propagate_lock=True)
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A TensorDict copy (tensors cloned); ``retain_none`` is for records (absent
+        fields kept as ``None``)."""
+        return cast("TensorDict", self.clone())
+
     # --- in-place fills ------------------------------------------------------------------
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
@@ -394,7 +407,7 @@ class ElementwiseOps(TensorCollection):
         target = self.get(key, _MISSING)
         if target is _MISSING:
             raise self._missing_key(key)
-        if isinstance(target, ElementwiseOps):
+        if isinstance(target, ApplyOps):
             target.apply_(lambda t: t.fill_(value))
         else:
             target.fill_(value)
@@ -493,7 +506,7 @@ _IN_PLACE_WALK = frozenset({"inplace", "num_threads", "propagate_lock"})
 
 
 class ApplyRules(TensorApplyRules, total=False):
-    """The keywords of :meth:`ElementwiseOps.named_apply` (and, with ``batch_size``, of
+    """The keywords of :meth:`ApplyOps.named_apply` (and, with ``batch_size``, of
     :class:`ApplyOptions`), as the peer names them.
 
     ``device``: the result's device (its tensors are moved there; ``None`` records
@@ -519,7 +532,7 @@ class TensorApplyOptions(TensorApplyRules, total=False):
 
 
 class ApplyOptions(ApplyRules, total=False):
-    """The keywords of :meth:`ElementwiseOps.apply`: :class:`ApplyRules` and
+    """The keywords of :meth:`ApplyOps.apply`: :class:`ApplyRules` and
     ``batch_size``, the results' batch size when ``fn`` changes it."""
 
     batch_size: _batch.BatchSizeLike
@@ -603,3 +616,10 @@ def _result_device(device: torch.device | None, values: dict[str, Value]) -> tor
         if value.device != device:
             return None
     return device
+
+
+def _leaf_as_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.__class__ is UnbatchedTensor:  # its payload has no batch dims: kept, as the peer
+        return tensor
+    convert = getattr(tensor, "as_tensor", None)
+    return tensor if convert is None else cast(torch.Tensor, convert())

@@ -4,9 +4,9 @@ A collection's tensors are *gathered* into one flat list (depth first, in key or
 together with the piece of each operand that goes with every tensor; one fused
 multi-tensor kernel (``torch._foreach_*``) works on the whole list where torch has one for
 the arguments, else the torch function runs tensor by tensor; the results are put back
-into a collection of the same structure (*rebuilt*): :class:`LeafwiseOps`, whose walk a
+into a collection of the same structure (*rebuilt*): :class:`LeafWalkOps`, whose walk a
 lazy stack (member by member), a record (its storage) and a Python-value node (kept)
-override. The methods built on it are in ``_pointwise.py``, ``_operators.py``,
+override. The methods built on it are in ``_math.py``, ``_operators.py``,
 ``_reductions.py`` and ``_casts.py``.
 
 Operands are numbers (given to the kernel as they are), tensors and collections:
@@ -30,8 +30,8 @@ from typing import Any, Literal, TypeAlias, TypeVar, cast
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._inplace import Refusal, first_refusal
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._inplace import Refusal, first_refusal
 from tclass._core._batch import format_shape
 from tclass._core._records import is_record
 from tclass.errors import (
@@ -46,7 +46,7 @@ __all__ = [
     "Alignment",
     "Check",
     "Gather",
-    "LeafwiseOps",
+    "LeafWalkOps",
     "Resize",
     "as_scalar",
     "broadcast_batch",
@@ -253,7 +253,7 @@ def _fused(
     return out
 
 
-class LeafwiseOps(TensorCollection):
+class LeafWalkOps(TensorCollection):
     """The walk every element-wise operation goes through: gather the tensors of a
     collection's tree (with their operands), run the kernels, rebuild the tree."""
 

@@ -1,7 +1,7 @@
 """Python's operators on collections: ``td + 1``, ``1 - td``, ``td *= 0.5``, ``-td``,
 ``abs(td)``, ``td < 0``, ``mask & other``, ``~mask``...
 
-Each operator is the pointwise operation of ``_pointwise.py`` on every tensor, with a
+Each operator is the pointwise operation of ``_math.py`` on every tensor, with a
 number, a tensor over the batch dims (lined up with the last batch dims, as torch
 broadcasts) or a collection holding the same keys. Reflected forms (``1 - td``,
 ``tensor * td``) put the operand on the left; in-place forms (``td += 1``) write into the
@@ -19,9 +19,9 @@ from typing import Any
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection, unnamed
-from tclass._base._leafwise import as_scalar, without_empty
-from tclass._base._pointwise import Operand, PointwiseOps
+from tclass._base.implemented._collection import TensorCollection, unnamed
+from tclass._base.implemented._leaf_walk import as_scalar, without_empty
+from tclass._base.implemented._math import MathOps, Operand
 
 __all__ = ["OperatorOps"]
 
@@ -47,7 +47,7 @@ _LOGIC_OR = _value_logic(operator.or_)
 _LOGIC_XOR = _value_logic(operator.xor)
 
 
-class OperatorOps(PointwiseOps):
+class OperatorOps(MathOps):
     """Arithmetic, ordering and bitwise operators, with their reflected and in-place forms."""
 
     __slots__ = ()

@@ -12,20 +12,16 @@ the dtype is kept, not copied, as ``Tensor.to`` does.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 import torch
 from typing_extensions import Self
 
-from tclass._base._collection import TensorCollection
-from tclass._base._leafwise import Gather
-from tclass._base._pointwise import PointwiseOps
-from tclass._base._provided import TENSORCLASS
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Gather
+from tclass._base.implemented._math import MathOps
 from tclass.errors import UnsupportedError
-
-if TYPE_CHECKING:
-    from tclass._base._tensordict_base import TensorDictBase
 
 __all__ = [
     "CastFilter",
@@ -82,7 +78,7 @@ def is_bool(*args: Any) -> bool:
     return args[-1].dtype is torch.bool
 
 
-class CastOps(PointwiseOps):
+class CastOps(MathOps):
     """The dtype shorthands, written once for every collection."""
 
     __slots__ = ()
@@ -129,20 +125,6 @@ class CastOps(PointwiseOps):
                     f"torch.{name}))"
                 )
                 raise UnsupportedError(msg)
-
-    def attrs(
-        self,
-        *,
-        fields: Sequence[str] = ("device", "dtype", "shape"),
-        num_threads: int | None = None,
-    ) -> TensorDictBase:
-        """A TensorDict (batch size ``[]``, no device) holding, under the key of each
-        tensor, a :class:`~tclass.TensorAttrs` record of its ``fields`` (any of
-        ``"device"``, ``"dtype"``, ``"shape"``; the others ``None``); Python values are
-        kept. ``other.to(td.attrs())`` moves and casts each tensor of ``other`` to the
-        device and dtype of ``td``'s tensor under the same key. ``num_threads`` is
-        accepted (the records are built in the calling thread)."""
-        return TENSORCLASS.attrs_of(self, fields)
 
     def _to_attrs(self, attrs: TensorCollection, non_blocking: bool) -> Self:
         """Every tensor moved and cast as the ``TensorAttrs`` under its key in ``attrs``
