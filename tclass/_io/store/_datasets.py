@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
-from tclass._io.export._safetensors import need
+from tclass._io._optional import need
 from tclass._io.memmap._format import MAX_JSON_DEPTH
 from tclass._io.memmap._meta_file import fits_int64, is_sizes, json_depth_over
 from tclass.errors import (
