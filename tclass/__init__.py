@@ -89,29 +89,29 @@ from tclass._interop._modules import from_module as from_module
 from tclass._interop._modules import from_modules as from_modules
 from tclass._interop._params import TensorDictParams as TensorDictParams
 from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
-from tclass._io import _mds as _mds  # binds IO (*)
 from tclass._io import _preallocate as _preallocate  # binds IO (*)
-from tclass._io import _saved_entries as _saved_entries  # binds IO (*)
 from tclass._io._api import load as load
 from tclass._io._api import load_memmap as load_memmap
 from tclass._io._api import memmap as memmap
 from tclass._io._api import save as save
-from tclass._io._append import append_memmap as append_memmap
-from tclass._io._archive import is_memmap_archive as is_memmap_archive
-from tclass._io._archive import pack_memmap as pack_memmap
-from tclass._io._archive import refresh_archive_checksums as refresh_archive_checksums
-from tclass._io._archive import unpack_memmap as unpack_memmap
-from tclass._io._arrow import from_arrow as from_arrow
-from tclass._io._arrow import to_arrow as to_arrow
-from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
-from tclass._io._h5 import from_h5 as from_h5
-from tclass._io._safetensors import from_safetensors as from_safetensors
-from tclass._io._safetensors import to_safetensors as to_safetensors
-from tclass._io._tabular import from_csv as from_csv
-from tclass._io._tabular import from_json as from_json
-from tclass._io._tabular import from_pandas as from_pandas
-from tclass._io._tabular import from_parquet as from_parquet
-from tclass._io._tree import print_directory_tree as print_directory_tree
+from tclass._io.export import _mds as _mds  # binds IO (*)
+from tclass._io.export._arrow import from_arrow as from_arrow
+from tclass._io.export._arrow import to_arrow as to_arrow
+from tclass._io.export._safetensors import from_safetensors as from_safetensors
+from tclass._io.export._safetensors import to_safetensors as to_safetensors
+from tclass._io.export._tabular import from_csv as from_csv
+from tclass._io.export._tabular import from_json as from_json
+from tclass._io.export._tabular import from_pandas as from_pandas
+from tclass._io.export._tabular import from_parquet as from_parquet
+from tclass._io.memmap import _saved_entries as _saved_entries  # binds IO (*)
+from tclass._io.memmap._append import append_memmap as append_memmap
+from tclass._io.memmap._archive import is_memmap_archive as is_memmap_archive
+from tclass._io.memmap._archive import pack_memmap as pack_memmap
+from tclass._io.memmap._archive import refresh_archive_checksums as refresh_archive_checksums
+from tclass._io.memmap._archive import unpack_memmap as unpack_memmap
+from tclass._io.memmap._tree import print_directory_tree as print_directory_tree
+from tclass._io.store._persistent import PersistentTensorDict as PersistentTensorDict
+from tclass._io.store._persistent import from_h5 as from_h5
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 import tclass
-from tclass._io._info import describe, info_json, info_text
+from tclass._io.memmap._info import describe, info_json, info_text
 from tclass.errors import TclassError
 
 __all__ = ["main", "version"]

@@ -10,11 +10,11 @@ from tclass._interop._constructors import from_dict as from_dict
 from tclass._interop._constructors import from_namedtuple as from_namedtuple
 from tclass._interop._constructors import from_tuple as from_tuple
 from tclass._interop._constructors import is_tensor_collection as is_tensor_collection
-from tclass._io._h5 import from_h5 as from_h5
-from tclass._io._tabular import from_csv as from_csv
-from tclass._io._tabular import from_json as from_json
-from tclass._io._tabular import from_pandas as from_pandas
-from tclass._io._tabular import from_parquet as from_parquet
+from tclass._io.export._tabular import from_csv as from_csv
+from tclass._io.export._tabular import from_json as from_json
+from tclass._io.export._tabular import from_pandas as from_pandas
+from tclass._io.export._tabular import from_parquet as from_parquet
+from tclass._io.store._persistent import from_h5 as from_h5
 
 __all__ = [
     "TensorDictBase",

@@ -1,6 +1,6 @@
 """``tensordict.persistent``'s public name (``from tclass.persistent import
 PersistentTensorDict``; HDF5 needs ``pip install 'tclass[h5]'``)."""
 
-from tclass._io._h5 import PersistentTensorDict as PersistentTensorDict
+from tclass._io.store._persistent import PersistentTensorDict as PersistentTensorDict
 
 __all__ = ["PersistentTensorDict"]

@@ -40,7 +40,7 @@ from tclass._engine._compare import assert_close as assert_close
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
 from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict_string
 from tclass._io._api import TensorDictFuture as TensorDictFuture
-from tclass._io._tree import print_directory_tree as print_directory_tree
+from tclass._io.memmap._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 
 DeviceType: TypeAlias = torch.device | str | int

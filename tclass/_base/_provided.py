@@ -36,7 +36,10 @@ if TYPE_CHECKING:
     from tclass._engine import _consolidate, _map, _pack, _pad, _pyvalues, _record_fields
     from tclass._engine._lazy import _build, _stack
     from tclass._interop import _bridges, _constructors, _modules, _state_dict
-    from tclass._io import _api, _append, _h5, _mds, _preallocate, _saved_entries, _tabular
+    from tclass._io import _api, _preallocate
+    from tclass._io.export import _mds, _tabular
+    from tclass._io.memmap import _append, _saved_entries
+    from tclass._io.store import _persistent
     from tclass._tensorclass import _attrs, _dataclass
     from tclass.distributed import _collectives, _transfer
 
@@ -149,8 +152,8 @@ class IO(metaclass=Provided, layer="tclass._io"):
         make_memmap = _saved_entries.make_memmap
         make_memmap_from_tensor = _saved_entries.make_memmap_from_tensor
         make_memmap_from_storage = _saved_entries.make_memmap_from_storage
-        to_h5 = _h5.to_h5
-        open_as = _h5.open_as
+        to_h5 = _persistent.to_h5
+        open_as = _persistent.open_as
         Reader: ClassVar[type[_tabular.Reader]]
         read_file = _tabular.read_file
         to_frame = _tabular.to_frame

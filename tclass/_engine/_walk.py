@@ -1,6 +1,6 @@
 """The one walker of a collection's tree: a visitor that dispatches on the kind of node.
 
-Saving (``_io/_plan.py``), loading into an existing tree (``_io/_api.py``),
+Saving (``_io/memmap/_plan.py``), loading into an existing tree (``_io/_api.py``),
 consolidation (``_consolidate.py``) and the wire layout (``distributed/_wire.py``) each
 subclass :class:`NodeVisitor` and write one method per kind of node, recursing with
 :meth:`NodeVisitor.visit`. The kinds are the record (a tensorclass instance, told apart

@@ -1,4 +1,6 @@
-"""The persistence layer: the peer's memory-mapped folder format, written safely
-(``_write``, staged and swapped into place) and read strictly (``_read``, validated,
-never following links, never changing a file). Built on the engine; the base layer's
-``PersistenceOps`` methods forward to ``_api``."""
+"""The persistence layer, grouped by what it is: ``memmap/`` (the peer's memory-mapped
+folder format, its archives and appends), ``store/`` (``PersistentTensorDict`` over HDF5
+files) and ``export/`` (tables, Arrow, safetensors, MDS). At this level: the entry points
+every collection's persistence methods forward to (``_api``), ``from_schema``
+(``_preallocate``), and what the groups share (a record's schema, ``_schema``; what its
+annotations say, ``_annotations``). Built on the engine."""

@@ -16,7 +16,7 @@ from tclass._core._records import is_record_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
-from tclass._io._format import file_name
+from tclass._io.memmap._format import file_name
 from tclass.errors import MetadataError
 
 __all__ = ["check_value", "check_values", "field_classes", "missing_fields", "tensorclasses"]

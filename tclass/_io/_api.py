@@ -25,14 +25,14 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
-from tclass._io._archive import save_archive, wants_archive
-from tclass._io._h5 import PersistentTensorDict
-from tclass._io._read import load_tree
-from tclass._io._saved_folder import linker
-from tclass._io._staging import stage_copy
-from tclass._io._subpath import descend, subpath_parts
-from tclass._io._values import pickle_policy
-from tclass._io._write import save_tree
+from tclass._io.memmap._archive import save_archive, wants_archive
+from tclass._io.memmap._read import load_tree
+from tclass._io.memmap._saved_folder import linker
+from tclass._io.memmap._staging import stage_copy
+from tclass._io.memmap._subpath import descend, subpath_parts
+from tclass._io.memmap._values import pickle_policy
+from tclass._io.memmap._write import save_tree
+from tclass._io.store._persistent import PersistentTensorDict
 from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
 
 __all__ = [

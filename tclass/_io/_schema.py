@@ -51,7 +51,7 @@ from tclass._core._dtypes import DTYPES
 from tclass._core._record_spec import Observed, RecordSpecs
 from tclass._core._spec import TensorSpec
 from tclass._engine._td import TensorDict
-from tclass._io._format import TENSORCLASS_DIR
+from tclass._io.memmap._format import TENSORCLASS_DIR
 from tclass.errors import (
     MetadataError,
     SchemaDifference,

@@ -39,7 +39,7 @@ from tclass._engine._record_fields import record_batch_size, record_entries
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
-from tclass._io._h5 import PersistentTensorDict, open_as
+from tclass._io.store._persistent import PersistentTensorDict, open_as
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
     ClassInfo,

@@ -15,7 +15,7 @@ import torch.multiprocessing as mp
 
 import tclass
 from tclass import NonTensorData, NonTensorStack, TensorDict
-from tclass._io._staging import stage_copy
+from tclass._io.memmap._staging import stage_copy
 from tclass.errors import DeviceError, MetadataError, NotSerializableError
 from tclass.utils import TensorDictFuture
 

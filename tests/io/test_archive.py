@@ -462,11 +462,11 @@ def test_an_archive_is_checked_whole_before_a_leaf_is_inflated(
     # a, before it, is not inflated either.
     bomb(tmp_path / "big.tdz", 8 << 10, [1 << 10], first=bytes(range(64)))
     inflations = Inflations(monkeypatch)
-    monkeypatch.setattr(tclass._io._zip, "_physical_memory", lambda: 1 << 10)
+    monkeypatch.setattr(tclass._io.memmap._zip, "_physical_memory", lambda: 1 << 10)
     with pytest.raises(tclass.errors.FileFormatError, match="more than this machine's memory"):
         TensorDict.load_memmap(tmp_path / "big.tdz")
     assert inflations.leaves() == []
-    monkeypatch.setattr(tclass._io._zip, "_physical_memory", lambda: 1 << 20)
+    monkeypatch.setattr(tclass._io.memmap._zip, "_physical_memory", lambda: 1 << 20)
     loaded = TensorDict.load_memmap(tmp_path / "big.tdz")
     assert loaded["a"].view(torch.uint8).tolist() == list(range(64))
     assert not loaded["x"].any() and loaded["x"].shape == (1 << 10,)
@@ -494,7 +494,7 @@ def test_unpack_refuses_a_large_entry_no_meta_json_describes(
 ) -> None:
     # Loading never reads an entry that is no leaf; unpacking would write it: inflated, it
     # is held to the small-file limit (256 MiB; 1 KiB here).
-    monkeypatch.setattr(tclass._io._archive, "MAX_FILE_BYTES", 1 << 10)
+    monkeypatch.setattr(tclass._io.memmap._archive, "MAX_FILE_BYTES", 1 << 10)
     craft(
         tmp_path / "extra.tdz",
         {"meta.json": meta({"x": LEAF}, [4]), "x.memmap": bytes(32), "junk": bytes(2 << 10)},

@@ -228,7 +228,7 @@ def test_json_records_and_lines(tmp_path: Path) -> None:
 def test_json_without_pandas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without pandas, JSON goes through the json module: one value per record."""
     monkeypatch.setitem(sys.modules, "pandas", None)
-    monkeypatch.setattr("tclass._io._tabular._has", lambda module: module != "pandas")
+    monkeypatch.setattr("tclass._io.export._tabular._has", lambda module: module != "pandas")
     path = tmp_path / "t.json"
     _table().to_json(path, separator=".")
     assert json.loads(path.read_text())[2] == {"a": 2, "b.c": 2.5, "s": "r"}
@@ -387,7 +387,7 @@ def test_to_mds_one_sample_and_pickled_columns() -> None:
 
 
 def test_to_mds_encodings_and_missing_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tclass._io._mds import _columns
+    from tclass._io.export._mds import _columns
 
     td = TensorDict(i=torch.tensor(1), f=torch.tensor(1.0), v=torch.zeros(3), s="a", b=b"x")
     td.set_non_tensor("n", [1, 2])

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import tclass
-import tclass._io._write
+import tclass._io.memmap._write
 from tclass import NonTensorData, TensorDict
 
 _ROWS = 256  # leaves of 2 MB, 16 MB a tree: a save takes tens of ms
@@ -250,7 +250,7 @@ def test_reader_never_sees_a_partial_save(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, exchange: bool
 ) -> None:
     if not exchange:  # the path taken where the OS has no renameat2(RENAME_EXCHANGE)
-        monkeypatch.setattr(tclass._io._write, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(tclass._io.memmap._write, "_exchange", lambda a, b: False)
     prefix = tmp_path / "data"
     tds = [_generation_td(0), _generation_td(1)]
     tds[0].memmap(prefix)

@@ -33,10 +33,10 @@ import pytest
 import torch
 
 import tclass
-import tclass._io._folder as folder_io
-import tclass._io._info as info_io
-import tclass._io._plan as planner
-import tclass._io._values as values_io
+import tclass._io.memmap._folder as folder_io
+import tclass._io.memmap._info as info_io
+import tclass._io.memmap._plan as planner
+import tclass._io.memmap._values as values_io
 from tclass import MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
 from tclass.__main__ import main
 from tclass.errors import (

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import tclass
-import tclass._io._write
+import tclass._io.memmap._write
 from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict
 from tclass.errors import ClassMismatchError, SubpathError, UnsafePathError
 
@@ -469,7 +469,7 @@ def test_install_over_a_folder_another_writer_created(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Two first saves racing: both saw no folder; the second to rename meets the first's.
-    real_install, raced = tclass._io._write._install, list[str]()
+    real_install, raced = tclass._io.memmap._write._install, list[str]()
 
     def install(staging: str, root: str, old_tree: bool) -> None:
         if not raced:  # the other writer installs its tree first
@@ -477,7 +477,7 @@ def test_install_over_a_folder_another_writer_created(
             TensorDict({"other": torch.ones(2)}, [2]).memmap(root)
         real_install(staging, root, old_tree)
 
-    monkeypatch.setattr(tclass._io._write, "_install", install)
+    monkeypatch.setattr(tclass._io.memmap._write, "_install", install)
     _nested().memmap(tmp_path / "td")
     assert raced and set(TensorDict.load_memmap(tmp_path / "td").keys()) == {"a", "s", "top"}
     assert [p.name for p in tmp_path.iterdir()] == ["td"]

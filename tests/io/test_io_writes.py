@@ -30,7 +30,7 @@ from tclass import (
     NonTensorStack,
     TensorDict,
 )
-from tclass._io._read import load_tree
+from tclass._io.memmap._read import load_tree
 from tclass.errors import FolderWriteError, LockedError, NotSerializableError, UnsupportedError
 
 

@@ -2,7 +2,7 @@
 arguments: pandas (``from_pandas``/``to_pandas``), CSV, Parquet and JSON records.
 
 A mixin of ``TensorDictBase``; each method is a one-line forwarder to
-``tclass._io._tabular`` (read from ``_provided.IO``), where the conversions live (next to
+``tclass._io.export._tabular`` (read from ``_provided.IO``), where the conversions live (next to
 the other file formats).
 The readers are class methods: on ``TensorDict`` and ``TensorDictBase`` they give a
 ``TensorDict``, on a tensorclass a record of that class.

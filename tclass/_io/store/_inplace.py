@@ -1,5 +1,5 @@
 """Writing into what a ``PersistentTensorDict``'s file already holds (a mixin of
-``PersistentTensorDict``, in ``tclass._io._h5``): ``set_`` and ``update_`` into existing
+``PersistentTensorDict``, in ``_persistent.py``): ``set_`` and ``update_`` into existing
 entries, ``ptd[idx] = rows`` into the rows of every dataset, and the in-place methods
 (``zero_``, ``apply_``, ``td += 1``...), whose results are written back to the file."""
 
@@ -15,7 +15,7 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._io._h5_datasets import (
+from tclass._io.store._datasets import (
     fill,
     is_group,
     is_numeric,
@@ -24,11 +24,11 @@ from tclass._io._h5_datasets import (
     write_rows,
     write_value,
 )
-from tclass._io._h5_records import source_items
+from tclass._io.store._records import source_items
 from tclass.errors import InPlaceWriteError
 
 if TYPE_CHECKING:
-    from tclass._io._h5 import PersistentTensorDict
+    from tclass._io.store._persistent import PersistentTensorDict
 
 __all__ = ["H5InPlaceWrites"]
 

@@ -1,4 +1,4 @@
-"""Opening an HDF5 file for ``PersistentTensorDict`` (``_h5.py``): the one walk of its
+"""Opening an HDF5 file for ``PersistentTensorDict`` (``_persistent.py``): the one walk of its
 groups, and the order its batch sizes are settled in.
 
 A file is a graph, not a tree: soft and hard links can make a group hold one of its
@@ -28,7 +28,8 @@ import torch
 
 from tclass._base._tensordict_base import Value
 from tclass._engine._nontensor import NonTensorData
-from tclass._io._h5_datasets import (
+from tclass._io.memmap._meta_file import fits_int64, is_sizes
+from tclass._io.store._datasets import (
     check_dataset,
     check_json,
     common_prefix,
@@ -36,11 +37,10 @@ from tclass._io._h5_datasets import (
     need_h5py,
     stack_shape,
 )
-from tclass._io._meta_file import fits_int64, is_sizes
 from tclass.errors import KeyNotFoundError, MetadataError, UnsafePathError
 
 if TYPE_CHECKING:
-    from tclass._io._h5 import PersistentTensorDict
+    from tclass._io.store._persistent import PersistentTensorDict
 
 __all__ = [
     "MAX_GROUP_DEPTH",

@@ -23,7 +23,7 @@ from tclass._engine._td import TensorDict
 from tclass.errors import UnsupportedError
 
 if TYPE_CHECKING:
-    from tclass._io._h5 import PersistentTensorDict
+    from tclass._io.store._persistent import PersistentTensorDict
 
 __all__ = ["H5Surface", "in_memory"]
 

@@ -51,13 +51,13 @@ from tclass._engine._nontensor import (
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._api import adopt_leaves
-from tclass._io._format import META, TENSORCLASS_DIR, file_name
-from tclass._io._plan import stored_names
-from tclass._io._read import load_tree
-from tclass._io._saved_folder import linker
-from tclass._io._values import pickle_policy
-from tclass._io._write import save_tree
-from tclass._io._zip import is_archive, tensor_chunks
+from tclass._io.memmap._format import META, TENSORCLASS_DIR, file_name
+from tclass._io.memmap._plan import stored_names
+from tclass._io.memmap._read import load_tree
+from tclass._io.memmap._saved_folder import linker
+from tclass._io.memmap._values import pickle_policy
+from tclass._io.memmap._write import save_tree
+from tclass._io.memmap._zip import is_archive, tensor_chunks
 from tclass.errors import AppendError, EntryTypeError, MissingFileError
 
 __all__ = ["append_memmap", "append_in_place"]

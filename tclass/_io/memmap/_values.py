@@ -14,7 +14,7 @@ import json
 import pickle
 from typing import Any
 
-from tclass._io._format import MAX_FILE_BYTES
+from tclass._io.memmap._format import MAX_FILE_BYTES
 from tclass.errors import ArgumentError, NotSerializableError, PickleRefusedError
 
 __all__ = [

@@ -41,8 +41,15 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
-from tclass._io._folder import ArchiveFolder, FileFacts, Folder, open_root
-from tclass._io._format import (
+from tclass._io._schema import (
+    ANY_FIELDS,
+    SavedSchema,
+    SchemaCheck,
+    SchemaDiffers,
+    read_schema,
+)
+from tclass._io.memmap._folder import ArchiveFolder, FileFacts, Folder, open_root
+from tclass._io.memmap._format import (
     MAX_TREE_DEPTH,
     META,
     NODE_FIELDS,
@@ -51,7 +58,7 @@ from tclass._io._format import (
     is_marker,
     unescape_key,
 )
-from tclass._io._meta_file import (
+from tclass._io.memmap._meta_file import (
     KNOWN_DEVICES,
     check_depth,
     check_nested_batch,
@@ -63,15 +70,8 @@ from tclass._io._meta_file import (
     read_header,
     saved_marker,
 )
-from tclass._io._saved_folder import SavedFolder, relink
-from tclass._io._schema import (
-    ANY_FIELDS,
-    SavedSchema,
-    SchemaCheck,
-    SchemaDiffers,
-    read_schema,
-)
-from tclass._io._values import check_pickle_allowed, json_types_value
+from tclass._io.memmap._saved_folder import SavedFolder, relink
+from tclass._io.memmap._values import check_pickle_allowed, json_types_value
 from tclass.errors import (
     DimNameError,
     MetadataError,

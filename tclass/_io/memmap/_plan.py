@@ -29,7 +29,8 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
-from tclass._io._format import (
+from tclass._io._schema import record_schema
+from tclass._io.memmap._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
     MAX_TREE_DEPTH,
@@ -42,8 +43,7 @@ from tclass._io._format import (
     file_name,
     type_string,
 )
-from tclass._io._schema import record_schema
-from tclass._io._values import dumps_pickle, require_json
+from tclass._io.memmap._values import dumps_pickle, require_json
 from tclass.errors import FileConflictError, NotSerializableError, UnsupportedError
 
 __all__ = ["Leaf", "Plan", "plan_tree", "stored_names"]

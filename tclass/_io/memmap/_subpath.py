@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from tclass._core._keys import NestedKey, key_path
-from tclass._io._classes import saved_class_name
-from tclass._io._folder import Folder
-from tclass._io._format import META, TENSORCLASS_DIR
-from tclass._io._meta_file import read_header, read_meta, saved_marker
-from tclass._io._read import _builtin_kind, _dir_name, _member_count, node_entries
+from tclass._io.memmap._classes import saved_class_name
+from tclass._io.memmap._folder import Folder
+from tclass._io.memmap._format import META, TENSORCLASS_DIR
+from tclass._io.memmap._meta_file import read_header, read_meta, saved_marker
+from tclass._io.memmap._read import _builtin_kind, _dir_name, _member_count, node_entries
 from tclass.errors import InvalidKeyError, SubpathError, UnsafePathError
 
 __all__ = ["descend", "subpath_parts"]

@@ -16,7 +16,7 @@ from tclass._core._device import DeviceLike
 from tclass._core._keys import NestedKey, key_path
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
-from tclass._io._safetensors import need
+from tclass._io._optional import need
 from tclass.errors import ArgumentValueError, BatchSizeError, ShapeError
 
 __all__ = ["from_arrow", "to_arrow"]

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tclass._core._dtypes import DTYPES
-from tclass._io._folder import FileFacts, Folder
-from tclass._io._format import file_name
-from tclass._io._read import validate_tree
 from tclass._io._schema import SavedSchema
+from tclass._io.memmap._folder import FileFacts, Folder
+from tclass._io.memmap._format import file_name
+from tclass._io.memmap._read import validate_tree
 from tclass.errors import (
     FileFormatError,
     MetadataError,
@@ -124,7 +124,7 @@ class _Frame:
 
 
 class _Describer:
-    """Builds the description from the reader's reports (``tclass._io._read.Observer``)."""
+    """Builds the description from the reader's reports (``tclass._io.memmap._read.Observer``)."""
 
     def __init__(self, root: str) -> None:
         self.root = root

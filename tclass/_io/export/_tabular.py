@@ -30,7 +30,7 @@ from tclass._base.declared._formats import TableOptions
 from tclass._core._records import is_record, is_record_class
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
-from tclass._io._safetensors import need
+from tclass._io._optional import need
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,

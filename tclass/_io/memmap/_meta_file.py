@@ -15,9 +15,9 @@ import numpy as np
 import torch
 
 from tclass._engine._nontensor import NonTensorData
-from tclass._io._classes import saved_class_name
-from tclass._io._folder import Folder
-from tclass._io._format import FORMAT_VERSION, MAX_JSON_DEPTH, META, TCLASS_FIELD, is_marker
+from tclass._io.memmap._classes import saved_class_name
+from tclass._io.memmap._folder import Folder
+from tclass._io.memmap._format import FORMAT_VERSION, MAX_JSON_DEPTH, META, TCLASS_FIELD, is_marker
 from tclass.errors import MetadataError
 
 __all__ = [

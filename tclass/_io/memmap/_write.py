@@ -42,9 +42,9 @@ from typing import Any
 import torch
 
 from tclass._core._memmap import MemoryMappedTensor
-from tclass._io._format import META, TEMP_PREFIX
-from tclass._io._plan import Leaf, plan_tree
-from tclass._io._values import PICKLE_FILES
+from tclass._io.memmap._format import META, TEMP_PREFIX
+from tclass._io.memmap._plan import Leaf, plan_tree
+from tclass._io.memmap._values import PICKLE_FILES
 from tclass.errors import FileConflictError, NotAFileError
 
 __all__ = ["final_root", "save_tree", "staged_tree", "sync_path", "write_file"]

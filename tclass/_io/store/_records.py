@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any, cast
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._io._annotations import check_value, field_classes
-from tclass._io._h5_datasets import STACK_MARK, is_group, is_numeric, torch_dtype
-from tclass._io._h5_tree import saved_meta
 from tclass._io._schema import H5_FILE, LoadPlan, compare, mismatch_error, read_schema
+from tclass._io.store._datasets import STACK_MARK, is_group, is_numeric, torch_dtype
+from tclass._io.store._walk import saved_meta
 from tclass.errors import MetadataError, SchemaDifference
 
 if TYPE_CHECKING:
-    from tclass._io._h5 import PersistentTensorDict
+    from tclass._io.store._persistent import PersistentTensorDict
 
 __all__ = ["bind_records", "entries_of", "rebind", "records_of", "source_items"]
 

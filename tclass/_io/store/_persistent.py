@@ -13,10 +13,10 @@ The file format is the peer's: one dataset per tensor, one group per nested coll
 Python values as HDF5 strings (marked ``__tensordict_str__``) or opaque numbers, a
 per-row list of values as an array marked ``__tensordict_stack__`` with its shape.
 tclass adds one string attribute per group, ``_tclass``, holding JSON
-(``{"batch_size": [...]}``, and a record's ``"schema"``: see ``_h5_records``), which the
+(``{"batch_size": [...]}``, and a record's ``"schema"``: see ``_records``), which the
 peer ignores: a file tclass wrote opens with its batch size; any other file gets the
 largest batch size its datasets share, as the peer infers it. Opening walks the groups
-once and checks them (``_h5_tree``). Values that are neither strings nor numbers are
+once and checks them (``_walk``). Values that are neither strings nor numbers are
 written as JSON strings (marked ``_tclass_json``). Nothing in a file makes tclass run
 code: h5py decodes numbers and strings, and nothing is unpickled.
 """
@@ -45,7 +45,8 @@ from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._bridges import register_any_reader
-from tclass._io._h5_datasets import (
+from tclass._io._schema import record_schema
+from tclass._io.store._datasets import (
     decode,
     fill,
     is_group,
@@ -60,11 +61,10 @@ from tclass._io._h5_datasets import (
     values_node,
     write_value,
 )
-from tclass._io._h5_inplace import H5InPlaceWrites
-from tclass._io._h5_records import bind_records, rebind, records_of, source_items
-from tclass._io._h5_surface import H5Surface, in_memory
-from tclass._io._h5_tree import META, Entries, saved_batch, saved_meta, settle_batch, walk_file
-from tclass._io._schema import record_schema
+from tclass._io.store._inplace import H5InPlaceWrites
+from tclass._io.store._records import bind_records, rebind, records_of, source_items
+from tclass._io.store._surface import H5Surface, in_memory
+from tclass._io.store._walk import META, Entries, saved_batch, saved_meta, settle_batch, walk_file
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -113,7 +113,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
 
     Opening walks the file's groups once (linear in their number, without recursion)
     and refuses, with a ``MetadataError``, link cycles, groups nested more than 100 deep
-    (``_h5_tree.MAX_GROUP_DEPTH``), ``_tclass`` attributes holding JSON nested deeper
+    (``_walk.MAX_GROUP_DEPTH``), ``_tclass`` attributes holding JSON nested deeper
     than a saved folder's ``meta.json`` may be, and declared shapes torch cannot hold. A
     group reached by two hard links is one collection, shared. An ``h5py.Empty`` dataset
     (no shape, no data) reads as the Python value None.
@@ -756,7 +756,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
             self._records[new_key] = held
         return self
 
-    # --- in-place: written back to the file (the rest: H5InPlaceWrites, _h5_inplace.py) ---
+    # --- in-place: written back to the file (the rest: H5InPlaceWrites, _inplace.py) ---
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fill the dataset ``key`` (or every dataset of a group) with ``value``."""
@@ -879,7 +879,7 @@ def from_h5(h5_file: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
 def open_as(cls: type, filename: PathLike, **options: Unpack[H5Options]) -> Any:
     """``cls.from_h5(filename, ...)``: the file as a PersistentTensorDict, or, for a
     tensorclass, a record of ``cls`` over one, checked against ``cls`` first, whose
-    nested records are of their fields' classes (see ``_h5_records``)."""
+    nested records are of their fields' classes (see ``_records``)."""
     opened = PersistentTensorDict.from_h5(filename, **options)
     if not is_record_class(cls):
         return opened

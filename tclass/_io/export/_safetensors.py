@@ -12,7 +12,6 @@ class is found among the classes defined in this process, never imported.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections import defaultdict
@@ -27,32 +26,18 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
 from tclass._engine._td import TensorDict
+from tclass._io._optional import need
 from tclass.errors import (
     FileFormatError,
     KeyConflictError,
-    MissingDependencyError,
     NotSerializableError,
 )
 
-__all__ = ["from_safetensors", "need", "to_safetensors"]
+__all__ = ["from_safetensors", "to_safetensors"]
 
 PathLike = str | os.PathLike[str]
 _KEY = "tensordict"  # the peer's key in __metadata__
 _VERSION = 1
-
-
-def need(module: str, extra: str, what: str) -> Any:
-    """Imports the optional dependency ``module``, or raises a MissingDependencyError that
-    names the extra installing it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        package = module.partition(".")[0]
-        msg = (
-            f"{what} needs {package}, an optional dependency: install it with "
-            f"pip install 'tclass[{extra}]' (or pip install {package})"
-        )
-        raise MissingDependencyError(msg) from err
 
 
 def _is_json(value: Any) -> bool:

@@ -17,7 +17,7 @@ import torch
 
 from tclass._base._provided import IO
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._io._safetensors import need
+from tclass._io._optional import need
 from tclass.errors import ArgumentValueError
 
 __all__ = ["to_mds"]

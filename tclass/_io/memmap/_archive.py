@@ -25,12 +25,12 @@ from typing import Any
 import torch
 
 from tclass._core._memmap import Mode
-from tclass._io._folder import ArchiveFolder
-from tclass._io._format import MAX_FILE_BYTES, META
-from tclass._io._plan import plan_tree
-from tclass._io._read import validate_folder
-from tclass._io._write import final_root, staged_tree, sync_path
-from tclass._io._zip import (
+from tclass._io.memmap._folder import ArchiveFolder
+from tclass._io.memmap._format import MAX_FILE_BYTES, META
+from tclass._io.memmap._plan import plan_tree
+from tclass._io.memmap._read import validate_folder
+from tclass._io.memmap._write import final_root, staged_tree, sync_path
+from tclass._io.memmap._zip import (
     ARCHIVE_SUFFIX,
     Archive,
     ArchiveWriter,

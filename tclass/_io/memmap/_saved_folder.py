@@ -44,10 +44,17 @@ from tclass._core._records import field_names_of, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
-from tclass._io._format import META, TCLASS_FIELD, TEMP_PREFIX, escape_key, file_name, is_marker
-from tclass._io._plan import plan_tree
-from tclass._io._values import PICKLE_FILES
-from tclass._io._write import save_tree
+from tclass._io.memmap._format import (
+    META,
+    TCLASS_FIELD,
+    TEMP_PREFIX,
+    escape_key,
+    file_name,
+    is_marker,
+)
+from tclass._io.memmap._plan import plan_tree
+from tclass._io.memmap._values import PICKLE_FILES
+from tclass._io.memmap._write import save_tree
 from tclass.errors import FolderWriteError, MetadataError, NotSerializableError, UnsupportedError
 
 __all__ = ["SavedFolder", "linker", "relink"]

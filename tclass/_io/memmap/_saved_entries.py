@@ -25,7 +25,7 @@ from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._api import is_memmap, load_memmap
-from tclass._io._format import file_name
+from tclass._io.memmap._format import file_name
 from tclass.errors import (
     BatchMismatchError,
     EntryExistsError,

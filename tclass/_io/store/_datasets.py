@@ -1,4 +1,4 @@
-"""HDF5 datasets for ``PersistentTensorDict`` (``_h5.py``): opening a file, the peer's
+"""HDF5 datasets for ``PersistentTensorDict`` (``_persistent.py``): opening a file, the peer's
 marks, and the conversions between datasets and tensors or Python values (reading only
 the rows an index selects, writing rows in place, writing a Python value as the peer
 does). h5py is the optional extra ``tclass[h5]``: without it this module imports, and
@@ -14,9 +14,9 @@ import numpy as np
 import torch
 
 from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
-from tclass._io._format import MAX_JSON_DEPTH
-from tclass._io._meta_file import fits_int64, is_sizes, json_depth_over
-from tclass._io._safetensors import need
+from tclass._io._optional import need
+from tclass._io.memmap._format import MAX_JSON_DEPTH
+from tclass._io.memmap._meta_file import fits_int64, is_sizes, json_depth_over
 from tclass.errors import (
     FileBusyError,
     FileFormatError,
