@@ -382,7 +382,9 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
         if value.batch_size[:n] != selected and _broadcasts(value.batch_size, selected):
             value = cast(Any, value).expand(selected)  # as torch broadcasts it to the selection
         return value[index] if value.batch_size[:n] == selected else value
-    if isinstance(value, Mapping) and not isinstance(value, TensorCollection):
+    if isinstance(value, TensorCollection):
+        return value  # no selected dims (a lazy stack too): written whole, broadcast
+    if isinstance(value, Mapping):
         parts = {key: _part_of(sub, index, selected) for key, sub in value.items()}
         return EntryWrites(parts) if type(value) is EntryWrites else parts
     if n == 0:
