@@ -17,7 +17,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, value_as_tensor
-from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
 from tclass.errors import BatchSizeError, DimError, LockedError
@@ -113,6 +113,8 @@ class SetItemOps(TensorDictBase):
                 if self._saved_at is None:
                     tensors[key] = entry._written(index, sub)
                 else:  # the folder's copy is rewritten first, and only on a change
+                    if self._locked and _same_data(entry, sub):
+                        continue  # as the peer's shared write: the same value, kept
                     new = entry._with_written(index, sub)
                     if new is not entry:
                         self._store_entry(key, new)
@@ -186,3 +188,9 @@ class SetItemOps(TensorDictBase):
                 entry[index] = operand
             except RuntimeError as error:
                 raise_write_error(key, entry, index, operand, error)
+
+
+def _same_data(entry: _NonTensorNode, sub: Any) -> bool:
+    """Whether ``sub`` is a node of one value, the value ``entry`` holds for all."""
+    both = isinstance(entry, NonTensorData) and isinstance(sub, NonTensorData)
+    return both and same_value(entry.data, sub.data)

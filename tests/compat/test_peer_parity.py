@@ -282,3 +282,15 @@ def test_an_index_out_of_range_in_a_nested_write_is_an_index_error() -> None:
     td = TensorDict({"n": TensorDict({"d": torch.zeros(1, 4, 3)}, [1, 4])}, [1, 4])
     with pytest.raises(IndexError):
         td[0, -5, None] = td[0, -1].clone()
+
+
+def test_a_locked_memory_mapped_collection_keeps_a_value_written_over_itself(
+    tmp_path: Any,
+) -> None:
+    # The peer's shared write finds the value equal and keeps it (unlocked: a stack).
+    td = TensorDict({"v": "a", "a": torch.zeros(1, 1)}, [1, 1]).memmap(tmp_path / "w")
+    td[0:] = td[None, :2].clone()
+    assert type(td.get("v")).__name__ == "NonTensorData"
+    loaded = tclass.load_memmap(tmp_path / "w")
+    loaded[0:] = loaded[None, :2].clone()
+    assert type(loaded.get("v")).__name__ == "NonTensorStack"
