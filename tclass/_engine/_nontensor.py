@@ -396,14 +396,24 @@ class NonTensorData(_NonTensorNode):
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
-        if not isinstance(value, NonTensorStack) and same_value(
-            value.data if isinstance(value, NonTensorData) else value, self.data
+        if (
+            not isinstance(value, NonTensorStack)
+            and same_value(value.data if isinstance(value, NonTensorData) else value, self.data)
+            and not self._widened_by(index, value)
         ):
             return self  # the value it already holds (a node, or a plain value broadcast)
         stack = NonTensorStack._make(self._flat(), self._batch_size, self._device)
         return stack._written(index, value)
 
     _with_written = _written  # never changes self: a different value gives a new stack
+
+    def _widened_by(self, index: Any, value: Any) -> bool:
+        """Whether ``value`` is a node with more batch dims than ``self[index]``: the
+        peer then holds the value per element (a stack), though it is the same value."""
+        if type(self) is not NonTensorData or not isinstance(value, NonTensorData):
+            return False  # a MetaData keeps its one value
+        dims = len(value._batch_size)
+        return dims > 0 and dims > len(_batch.indexed_shape(self._batch_size, index))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Calls the value (a function stored in a collection), as the peer."""
@@ -853,6 +863,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             index = _batch.normalize_index(index, len(self._shape))
         shape, positions = indexed(self._shape, index)
         if isinstance(value, _NonTensorNode):
+            extra = len(value.batch_size) - len(shape)
+            if extra > 0 and all(size == 1 for size in value.batch_size[:extra]):
+                value = value[(0,) * extra]  # leading dims of size 1 dropped, as torch does
             try:
                 sources = value._flat_as(shape)
             except RuntimeError:

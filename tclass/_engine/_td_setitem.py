@@ -13,10 +13,11 @@ import torch
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._apply import align_right
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, value_as_tensor
-from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
 from tclass.errors import BatchSizeError, DimError, LockedError
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["SetItemOps"]
 
 _Tensor = torch.Tensor
+_NUMBERS = (bool, int, float)
 _Unbatched = UnbatchedTensor
 
 
@@ -85,8 +87,10 @@ class SetItemOps(TensorDictBase):
             except BatchSizeError:
                 self._check_source_batch(index, value)
                 raise
-        elif isinstance(value, Mapping):
+        elif type(value) is EntryWrites:
             self._write_entries_at(index, value.items())
+        elif isinstance(value, Mapping):
+            self._write_entries_at(index, self._dict_entries_at(index, value))
         else:
             self._write_broadcast_at(index, value)
 
@@ -109,6 +113,8 @@ class SetItemOps(TensorDictBase):
                 if self._saved_at is None:
                     tensors[key] = entry._written(index, sub)
                 else:  # the folder's copy is rewritten first, and only on a change
+                    if self._locked and _same_data(entry, sub):
+                        continue  # as the peer's shared write: the same value, kept
                     new = entry._with_written(index, sub)
                     if new is not entry:
                         self._store_entry(key, new)
@@ -120,12 +126,29 @@ class SetItemOps(TensorDictBase):
                 sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
             try:
                 entry[index] = sub
-            except RuntimeError as error:
-                raise_write_error(key, entry, index, sub, error)
             except IndexError as error:  # out of range: the same for every entry
                 batch = list(self._batch_size)
                 msg = f"index {index!r} is out of range for the batch size {batch}: {error}"
                 raise DimError(msg) from None
+            except RuntimeError as error:  # after IndexError: a DimError is both
+                raise_write_error(key, entry, index, sub, error)
+
+    def _dict_entries_at(self, index: Any, value: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+        """``td[index] = dict``'s entries: as the peer, the dict read as the constructor
+        reads it at the batch size of the indexed destination (a Python value spans it,
+        a number is a 0-dim tensor that must fit it), except that a number for a tensor
+        entry is written over the selection, as ``td[index] = number`` writes it."""
+        tensors = self._tensors
+        numbers = [
+            (key, sub)
+            for key, sub in value.items()
+            if type(sub) in _NUMBERS and type(tensors.get(key)) is _Tensor
+        ]
+        skip = {key for key, _ in numbers}
+        rest = {key: sub for key, sub in value.items() if key not in skip} if skip else value
+        target = _batch.indexed_shape(self._batch_size, index)
+        built = self.from_dict_instance(rest, batch_size=target, device=self.device)
+        return [*built._entries().items(), *numbers]
 
     def _check_source_batch(self, index: Any, value: TensorCollection) -> None:
         """After a failed ``td[index] = collection``: the error that names both batch sizes
@@ -165,3 +188,9 @@ class SetItemOps(TensorDictBase):
                 entry[index] = operand
             except RuntimeError as error:
                 raise_write_error(key, entry, index, operand, error)
+
+
+def _same_data(entry: _NonTensorNode, sub: Any) -> bool:
+    """Whether ``sub`` is a node of one value, the value ``entry`` holds for all."""
+    both = isinstance(entry, NonTensorData) and isinstance(sub, NonTensorData)
+    return both and same_value(entry.data, sub.data)

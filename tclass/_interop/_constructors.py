@@ -377,8 +377,19 @@ def from_dict(
         >>> td.batch_size, td["next"].batch_size
         (torch.Size([4]), torch.Size([4]))
     """
-    batch, cap = resolve_batch_options("from_dict", batch_size, auto_batch_size, batch_dims)
     tree = normalize(input_dict, "from_dict")
+    return _from_tree(tree, auto_batch_size, batch_size, device, batch_dims, names)
+
+
+def _from_tree(
+    tree: Tree,
+    auto_batch_size: bool | None,
+    batch_size: BatchSizeLike,
+    device: DeviceLike,
+    batch_dims: int | None,
+    names: Sequence[str | None] | None,
+) -> TensorDict:
+    batch, cap = resolve_batch_options("from_dict", batch_size, auto_batch_size, batch_dims)
     out = build(tree, batch, cap, None if device is None else as_device(device))
     if names is not None:
         out.names = names
@@ -388,13 +399,33 @@ def from_dict(
 def from_dict_instance(
     template: TensorCollection,
     input_dict: Mapping[Any, Any],
-    **options: Any,
+    *,
+    auto_batch_size: bool | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    batch_dims: int | None = None,
+    names: Sequence[str | None] | None = None,
 ) -> TensorDict:
-    """``template.from_dict_instance(input_dict, ...)``: :func:`from_dict`, then each
+    """``template.from_dict_instance(input_dict, ...)``: :func:`from_dict` (a number is a
+    0-dim tensor, as the peer's reads it), then each
     nested TensorDict built where ``template`` holds a record becomes that record's class
     (and nested collections of ``template`` pass their own classes down); a ``None``
     there is a field not set, as ``to_dict`` writes one."""
-    return _typed_like(template, from_dict(input_dict, **options))
+    tree = _numbers_as_tensors(normalize(input_dict, "from_dict"))
+    td = _from_tree(tree, auto_batch_size, batch_size, device, batch_dims, names)
+    return _typed_like(template, td)
+
+
+def _numbers_as_tensors(tree: Tree) -> Tree:
+    """``tree`` with each number a 0-dim tensor (it must then start with the batch size)."""
+    out: Tree = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            value = _numbers_as_tensors(value)
+        elif isinstance(value, Scalar):
+            value = value.tensor()
+        out[key] = value
+    return out
 
 
 def _typed_like(template: TensorCollection, td: TensorDict) -> TensorDict:

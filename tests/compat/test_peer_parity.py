@@ -248,3 +248,49 @@ def test_error_families_are_the_peers_builtins() -> None:
     with pytest.raises(ValueError) as applied:
         expanded.apply(lambda x: x + 1, inplace=True)
     assert isinstance(applied.value, errors.TclassError)
+
+
+def test_indexed_write_of_a_dict_builds_it_at_the_indexed_batch_size() -> None:
+    # As the peer: the dict is read as the constructor reads it, with the batch size of
+    # the indexed destination, so a number is a 0-dim tensor that does not fit it.
+    td = TensorDict({"v": "s", "a": torch.zeros(3, 1)}, [3, 1])
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
+        td[1:2] = {"v": 8}  # a 0-dim tensor, not a Python value of the selection
+    td[1:2] = {"a": 2.0}  # into a tensor: written over the selection, as td[1:2] = 2.0
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
+        td[1:2] = {"a": torch.ones(1)}
+    td[1:2] = {"a": torch.ones(1, 1), "v": "q"}
+    assert td["a"].flatten().tolist() == [0.0, 1.0, 0.0]
+    assert td["v"] == [["s"], ["q"], ["s"]]
+    td[3:] = {"a": torch.ones(0, 1)}  # an empty selection still checks shapes
+    assert td["a"].sum().item() == 1.0
+
+
+def test_a_python_value_written_from_more_batch_dims_becomes_a_stack() -> None:
+    # The peer turns the value into one per element when the source has more batch dims
+    # than the indexed destination (its values stay the same).
+    td = TensorDict({"v": "a", "a": torch.zeros(2, 1)}, [2, 1])
+    td[0, 0] = td[1].clone()
+    assert type(td.get("v")).__name__ == "NonTensorStack"
+    assert td["v"] == [["a"], ["a"]]
+    same = TensorDict({"v": "a", "a": torch.zeros(2, 1)}, [2, 1])
+    same[0] = same[1].clone()
+    assert type(same.get("v")).__name__ == "NonTensorData"
+
+
+def test_an_index_out_of_range_in_a_nested_write_is_an_index_error() -> None:
+    td = TensorDict({"n": TensorDict({"d": torch.zeros(1, 4, 3)}, [1, 4])}, [1, 4])
+    with pytest.raises(IndexError):
+        td[0, -5, None] = td[0, -1].clone()
+
+
+def test_a_locked_memory_mapped_collection_keeps_a_value_written_over_itself(
+    tmp_path: Any,
+) -> None:
+    # The peer's shared write finds the value equal and keeps it (unlocked: a stack).
+    td = TensorDict({"v": "a", "a": torch.zeros(1, 1)}, [1, 1]).memmap(tmp_path / "w")
+    td[0:] = td[None, :2].clone()
+    assert type(td.get("v")).__name__ == "NonTensorData"
+    loaded = tclass.load_memmap(tmp_path / "w")
+    loaded[0:] = loaded[None, :2].clone()
+    assert type(loaded.get("v")).__name__ == "NonTensorStack"

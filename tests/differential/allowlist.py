@@ -222,7 +222,10 @@ def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         return finding.step.op == "flatten" and "comes after end_dim" in message
     return name == "DimError" and (
         "batch dim(s) (expected a value in" in message
-        or (finding.step.op == "getitem" and "is out of range for the batch size" in message)
+        or (
+            finding.step.op in ("getitem", "setitem")  # x[i] = x[i].to_dict() indexes too
+            and "is out of range for the batch size" in message
+        )
     )
 
 

@@ -150,9 +150,12 @@ def judge(step: Step, peer: Outcome, mine: Outcome) -> tuple[str, list[str]] | N
 
 
 def _lacks(error: BaseException | None, src: str) -> bool:
-    """Whether ``error`` says the peer has no method or function the step calls."""
+    """Whether ``error`` says the peer has no method or function the step calls (its
+    records have no ``__delitem__``: ``del record[key]`` raises ``AttributeError``)."""
     if not isinstance(error, AttributeError):
         return False
+    if src.startswith("del ") and str(error) == "__delitem__":
+        return True
     found = re.search(r"has no attribute '(\w+)'", str(error))
     return found is not None and (f".{found.group(1)}(" in src or f".{found.group(1)}_(" in src)
 

@@ -104,7 +104,9 @@ class ConversionOps:
         """A TensorDict from a (nested) dict, as :meth:`from_dict`, whose nested dicts
         take the classes of this collection's entries under the same keys: a dict where
         this collection holds a record becomes a record of that class (the values of
-        this collection are not used). Turns ``to_dict()`` output back into records."""
+        this collection are not used). Turns ``to_dict()`` output back into records.
+        A number is a 0-dim tensor here under any batch size (as the constructor and
+        the peer's ``from_dict_instance`` read it; ``from_dict`` makes it a value)."""
         return INTEROP.from_dict_instance(
             _collection(self),
             input_dict,

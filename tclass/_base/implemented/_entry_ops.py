@@ -27,10 +27,16 @@ from tclass.errors import ArgumentError, KeyConflictError
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
 
-__all__ = ["EntryOps", "NewOptions"]
+__all__ = ["EntryOps", "EntryWrites", "NewOptions"]
 
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
+
+
+class EntryWrites(dict[str, Any]):
+    """Entries written at an index as they are (``holder[index] = EntryWrites(...)``):
+    each value broadcast into its entry, where a plain dict is first read as the
+    constructor reads it at the indexed batch size (a number a 0-dim tensor)."""
 
 
 def _is_node(value: object) -> TypeGuard[TensorDictBase]:
@@ -223,7 +229,7 @@ class EntryOps(TensorCollection):
         if isinstance(target, TensorCollection) and target._is_value_node:
             path = _keys.key_path(key)  # written through its holder, as td[index] = {...}
             holder = self if len(path) == 1 else self.get(path[:-1])
-            holder[index] = {path[-1]: value}
+            holder[index] = EntryWrites({path[-1]: value})
             return self
         if hasattr(value, "__array__") and not isinstance(value, torch.Tensor):
             value = torch.as_tensor(value)  # a numpy array, as set() takes one

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch
 from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
 from tclass.errors import DimError
@@ -381,9 +382,11 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
         if value.batch_size[:n] != selected and _broadcasts(value.batch_size, selected):
             value = cast(Any, value).expand(selected)  # as torch broadcasts it to the selection
         return value[index] if value.batch_size[:n] == selected else value
-    lazy = isinstance(value, TensorCollection) and value._is_lazy  # (a Mapping too)
-    if isinstance(value, Mapping) and not lazy:
-        return {key: _part_of(sub, index, selected) for key, sub in value.items()}
+    if isinstance(value, TensorCollection):
+        return value  # no selected dims (a lazy stack too): written whole, broadcast
+    if isinstance(value, Mapping):
+        parts = {key: _part_of(sub, index, selected) for key, sub in value.items()}
+        return EntryWrites(parts) if type(value) is EntryWrites else parts
     if n == 0:
         return value
     if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
