@@ -91,7 +91,10 @@ class Gather:
         values: bool = False,
     ) -> None:
         self.leaves: list[torch.Tensor] = []
-        self.operands: list[list[Any]] = [[] for _ in range(operands)]
+        # (most operations have no operand or one: no comprehension's frame for those)
+        self.operands: list[list[Any]] = (
+            [[] for _ in range(operands)] if operands > 1 else [[]] if operands else []
+        )
         self.paths: list[tuple[str, ...]] | None = [] if paths else None
         self.values: list[tuple[Any, tuple[Any, ...]]] | None = [] if values else None
         self.alignment = alignment
