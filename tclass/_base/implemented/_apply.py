@@ -433,7 +433,9 @@ class ApplyOps(TensorCollection):
             if other_size != batch_size:
                 batch_size = _broadcast(batch_size, other_size)
             mine = self._entries()
-            pairs = _same_keys(mine, other._entries())
+            pairs = other._entries()
+            if mine.keys() != pairs.keys():
+                _same_keys(mine, pairs)
             # A nested collection compares itself with its counterpart, so `op` fits both.
             out = {}
             for key, value in mine.items():
@@ -448,7 +450,9 @@ class ApplyOps(TensorCollection):
             # Python values are kept, not compared with the number: as with a tensor (and
             # the peer), so `(td == 0).all()` looks at the tensors.
             out = {
-                key: value if getattr(value, "_is_value_node", False) else op(value, other)
+                key: op(value, other)
+                if value.__class__ is _Tensor or not getattr(value, "_is_value_node", False)
+                else value
                 for key, value in self._items()
             }
         elif isinstance(other, Mapping):  # td == td.to_dict(): key by key, as the peer

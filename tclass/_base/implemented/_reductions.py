@@ -384,9 +384,7 @@ class ReductionOps(MathOps):
         """With no ``dim``: whether every element of every tensor is true (a ``bool``;
         ``True`` without tensors). With ``dim``: a collection reduced over those batch dims."""
         if dim is None:
-            gather = Gather()
-            self._collect(gather, (), len(self.batch_size), ())
-            return _all_true(gather.leaves)
+            return _all_true(self._walk_leaves())
         return self._reduce(torch.all, dim, False, None, None, "all", {}, keep_unbatched=False)
 
     @overload
@@ -399,9 +397,7 @@ class ReductionOps(MathOps):
         """With no ``dim``: whether any element of any tensor is true (a ``bool``). With
         ``dim``: a collection reduced over those batch dims."""
         if dim is None:
-            gather = Gather()
-            self._collect(gather, (), len(self.batch_size), ())
-            return _any_true(gather.leaves)
+            return _any_true(self._walk_leaves())
         return self._reduce(torch.any, dim, False, None, None, "any", {}, keep_unbatched=False)
 
     # --- sums and means ------------------------------------------------------------------
