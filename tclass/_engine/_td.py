@@ -67,6 +67,7 @@ __all__ = ["TensorDict"]
 _Tensor = torch.Tensor
 _Unbatched = UnbatchedTensor
 _MISSING: Any = object()
+_PLAIN = frozenset({torch.Tensor})  # entries of exactly this type: the fast paths
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
@@ -271,6 +272,12 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
     def _entries(self) -> dict[str, Value]:
         """The live entry dict (read-only by convention), for stack and cat."""
         return self._tensors
+
+    def _walk_leaves(self) -> list[torch.Tensor]:
+        tensors = self._tensors
+        if set(map(type, tensors.values())) <= _PLAIN:  # only tensors: no walk
+            return list(tensors.values())  # type: ignore[arg-type]
+        return super()._walk_leaves()
 
     def _entry(self, key: str) -> Value:
         try:

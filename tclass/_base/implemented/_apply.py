@@ -432,21 +432,33 @@ class ApplyOps(TensorCollection):
             other_size = other.batch_size
             if other_size != batch_size:
                 batch_size = _broadcast(batch_size, other_size)
-            pairs = _same_keys(self, other)
+            mine = self._entries()
+            pairs = other._entries()
+            if mine.keys() != pairs.keys():
+                _same_keys(mine, pairs)
             # A nested collection compares itself with its counterpart, so `op` fits both.
-            out = {key: _compared(op, value, pairs[key]) for key, value in self._items()}
+            out = {}
+            for key, value in mine.items():
+                piece = pairs[key]
+                if value.__class__ is _Tensor and piece.__class__ is _Tensor:  # inline: per leaf
+                    out[key] = op(value, piece)
+                else:
+                    out[key] = _compared(op, value, piece)
         elif isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
             return self._pointwise(None, op, (other,), lock=False)  # type: ignore[attr-defined,no-any-return]
         elif isinstance(other, (int, float, bool, complex)):
             # Python values are kept, not compared with the number: as with a tensor (and
             # the peer), so `(td == 0).all()` looks at the tensors.
             out = {
-                key: value if getattr(value, "_is_value_node", False) else op(value, other)
+                key: op(value, other)
+                if value.__class__ is _Tensor or not getattr(value, "_is_value_node", False)
+                else value
                 for key, value in self._items()
             }
         elif isinstance(other, Mapping):  # td == td.to_dict(): key by key, as the peer
-            pairs = _same_keys(self, other)
-            out = {key: op(value, pairs[key]) for key, value in self._items()}
+            mine = self._entries()
+            pairs = _same_keys(mine, other)
+            out = {key: op(value, pairs[key]) for key, value in mine.items()}
         else:
             return NotImplemented  # type: ignore[no-any-return]
         return self._new_like(out, batch_size, self.device)
@@ -593,10 +605,8 @@ def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
         raise BatchSizeError(msg) from None
 
 
-def _same_keys(a: TensorCollection, b: TensorCollection | Mapping[str, Any]) -> Mapping[str, Any]:
-    """``b``'s entries, after checking that ``a`` and ``b`` have the same keys."""
-    mine = a._entries()
-    theirs = b._entries() if isinstance(b, TensorCollection) else b
+def _same_keys(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``theirs``, after checking that both entry mappings have the same keys."""
     if mine.keys() != theirs.keys():
         only_a = sorted(mine.keys() - theirs.keys())
         only_b = sorted(theirs.keys() - mine.keys())

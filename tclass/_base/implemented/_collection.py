@@ -636,24 +636,26 @@ def _sort_key(key: str | tuple[str, ...]) -> tuple[str, ...]:
 
 
 _C = TypeVar("_C")
+_TENSOR = torch.Tensor
 
 
 def unnamed(result: _C, other: object) -> _C:
     """The result of comparing with ``other``: as the peer gives it, without dim names
     (nested ones included) unless ``other`` is a tensor with dims (lined up with the batch
     dims); anything else (``NotImplemented``) as it is."""
-    if isinstance(result, TensorCollection) and not (
-        isinstance(other, torch.Tensor) and other.ndim
+    if not isinstance(result, TensorCollection) or (
+        not isinstance(other, TensorCollection) and isinstance(other, torch.Tensor) and other.ndim
     ):
-        if (
-            result._is_lazy
-            or result._dim_names is not None
-            or any(
-                isinstance(value, TensorCollection) and not value._is_leaf_node
-                for value in result._entries().values()
-            )
-        ):  # (else no names anywhere, the common case: nothing to drop)
+        return result
+    if result._is_lazy or result._dim_names is not None:
+        result._rename_all(None)
+        return result
+    for value in result._entries().values():
+        if value.__class__ is not _TENSOR and (
+            isinstance(value, TensorCollection) and not value._is_leaf_node
+        ):  # a nested collection may hold names (else none anywhere: nothing to drop)
             result._rename_all(None)
+            break
     return result
 
 

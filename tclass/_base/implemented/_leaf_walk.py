@@ -68,6 +68,8 @@ _PYTHON_NUMBERS = (int, float, bool, complex)
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the list fast paths
 _NO_KWARGS: dict[str, Any] = {}
 _is_compiling = torch.compiler.is_compiling
+# (the loops below test `value.__class__ is _Tensor` first: isinstance() with torch.Tensor
+# goes through its metaclass's check, several times slower, and they run per tensor)
 
 
 class Gather:
@@ -91,7 +93,10 @@ class Gather:
         values: bool = False,
     ) -> None:
         self.leaves: list[torch.Tensor] = []
-        self.operands: list[list[Any]] = [[] for _ in range(operands)]
+        # (most operations have no operand or one: no comprehension's frame for those)
+        self.operands: list[list[Any]] = (
+            [[] for _ in range(operands)] if operands > 1 else [[]] if operands else []
+        )
         self.paths: list[tuple[str, ...]] | None = [] if paths else None
         self.values: list[tuple[Any, tuple[Any, ...]]] | None = [] if values else None
         self.alignment = alignment
@@ -261,6 +266,13 @@ class LeafWalkOps(TensorCollection):
 
     # --- the walk: gather the tensors, rebuild the tree ------------------------------------
 
+    def _walk_leaves(self) -> list[torch.Tensor]:
+        """This tree's tensors in walk order, as :meth:`_collect` gathers them with no
+        operand (a TensorDict holding only tensors gives them without a walk)."""
+        gather = Gather()
+        self._collect(gather, (), len(self.batch_size), ())
+        return gather.leaves
+
     def _collect(
         self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
     ) -> None:
@@ -277,7 +289,7 @@ class LeafWalkOps(TensorCollection):
                     into.leaves.extend(mine.values())  # type: ignore[arg-type]
                     return
                 for value in mine.values():
-                    if isinstance(value, _Tensor):
+                    if value.__class__ is _Tensor or isinstance(value, _Tensor):
                         into.leaves.append(value)
                     elif not value._is_value_node:
                         value._collect(into, operands, batch_dims, prefix)
@@ -309,9 +321,9 @@ class LeafWalkOps(TensorCollection):
         entry: a record's fields beside its Python values, nested collections."""
         leaves, pieces = into.leaves, into.operands[0]
         for key, value in mine.items():
-            if isinstance(value, _Tensor):
+            if value.__class__ is _Tensor or isinstance(value, _Tensor):
                 piece = theirs[key]
-                if not isinstance(piece, _Tensor):
+                if piece.__class__ is not _Tensor and not isinstance(piece, _Tensor):
                     raise mismatched_entry(key, prefix, value, piece)
                 leaves.append(value)
                 pieces.append(piece)
@@ -340,7 +352,7 @@ class LeafWalkOps(TensorCollection):
         for key, value in mine.items():
             if source is not None and key not in source:
                 continue  # copy_ from a source holding some of the keys
-            if isinstance(value, _Tensor):
+            if value.__class__ is _Tensor or isinstance(value, _Tensor):
                 leaves.append(value)
                 if paths is not None:
                     paths.append(prefix + (key,))
@@ -349,7 +361,7 @@ class LeafWalkOps(TensorCollection):
                         pieces.append(pad_operand(operand, value, batch_dims, alignment))
                         continue
                     piece = entries[key]
-                    if not isinstance(piece, _Tensor):
+                    if piece.__class__ is not _Tensor and not isinstance(piece, _Tensor):
                         raise mismatched_entry(key, prefix, value, piece)
                     pieces.append(piece)
             elif not value._is_value_node:
@@ -388,7 +400,7 @@ class LeafWalkOps(TensorCollection):
     ) -> dict[str, Any]:
         entries: dict[str, Any] = {}
         for key, value in mine.items():
-            if isinstance(value, _Tensor):
+            if value.__class__ is _Tensor or isinstance(value, _Tensor):
                 entries[key] = next(results)
             elif values is not None and value._is_value_node:
                 entries[key] = next(values)

@@ -384,9 +384,7 @@ class ReductionOps(MathOps):
         """With no ``dim``: whether every element of every tensor is true (a ``bool``;
         ``True`` without tensors). With ``dim``: a collection reduced over those batch dims."""
         if dim is None:
-            gather = Gather()
-            self._collect(gather, (), self.batch_dims, ())
-            return all(bool(leaf.all()) for leaf in gather.leaves)
+            return _all_true(self._walk_leaves())
         return self._reduce(torch.all, dim, False, None, None, "all", {}, keep_unbatched=False)
 
     @overload
@@ -399,9 +397,7 @@ class ReductionOps(MathOps):
         """With no ``dim``: whether any element of any tensor is true (a ``bool``). With
         ``dim``: a collection reduced over those batch dims."""
         if dim is None:
-            gather = Gather()
-            self._collect(gather, (), self.batch_dims, ())
-            return any(bool(leaf.any()) for leaf in gather.leaves)
+            return _any_true(self._walk_leaves())
         return self._reduce(torch.any, dim, False, None, None, "any", {}, keep_unbatched=False)
 
     # --- sums and means ------------------------------------------------------------------
@@ -841,3 +837,27 @@ def _flattened_reduce(
         for d in sorted(dims):
             out = out.unsqueeze(d + offset)
     return out
+
+
+def _all_true(leaves: list[torch.Tensor]) -> bool:
+    """Whether every element of every tensor is true, stopping at the first that is not.
+    On CPU as a count of the nonzero elements: the same answer (NaN is true, an empty
+    tensor holds nothing false) in about half the time of ``all()`` there."""
+    for leaf in leaves:
+        if leaf.is_cpu:
+            if int(leaf.count_nonzero()) != leaf.numel():
+                return False
+        elif not leaf.all():
+            return False
+    return True
+
+
+def _any_true(leaves: list[torch.Tensor]) -> bool:
+    """Whether any element of any tensor is true (see :func:`_all_true`)."""
+    for leaf in leaves:
+        if leaf.is_cpu:
+            if int(leaf.count_nonzero()):
+                return True
+        elif leaf.any():
+            return True
+    return False
