@@ -68,6 +68,11 @@ _new_shared: Callable[[int], torch.UntypedStorage] = torch.UntypedStorage._new_s
 _new_shared_fd: Callable[[int, int], torch.UntypedStorage] = torch.UntypedStorage._new_shared_fd_cpu  # type: ignore[attr-defined]
 _sharing_strategy: Callable[[], str] = torch.multiprocessing.get_sharing_strategy
 _memfd_create: Callable[[str, int], int] | None = getattr(os, "memfd_create", None)
+_storage_from_file: Callable[[str, bool, int], torch.UntypedStorage] = (
+    torch.UntypedStorage.from_file
+)
+_empty = torch.empty
+_S_ISREG = stat.S_ISREG
 # Dtypes numpy can expose; the bytes of the others are read through a same-size int.
 _NUMPY_DTYPES = frozenset(
     {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
@@ -797,16 +802,17 @@ def map_opened_file(
     # Inline, as this runs once per leaf of every load: the checks of check_file_size in
     # their passing case (any other case goes through _fit, for its verdict and message).
     status = os.fstat(fd)
-    numel = math.prod(shape)
+    nbytes = math.prod(shape) * dtype.itemsize
     longer = False
-    if status.st_size != numel * dtype.itemsize or not stat.S_ISREG(status.st_mode):
-        numel, longer = _fit(fd, path, dtype, shape, hint, True)
-    if numel:
-        source = f"{_PROC_FD}/{fd}" if _PROC_FD else path  # as in _map_fd
-        flat = torch.from_file(source, shared=mode == "r+", size=numel, dtype=dtype)
+    if status.st_size != nbytes or not _S_ISREG(status.st_mode):
+        longer = _fit(fd, path, dtype, shape, hint, True)[1]
+    if nbytes:
+        # One tensor, made the subclass before it takes the mapping (a view and an
+        # alias of a flat tensor would be two more per leaf).
+        out = _empty(0, dtype=dtype).as_subclass(MemoryMappedTensor)
+        out.set_(_file_storage(fd, path, nbytes, mode == "r+"), 0, shape)  # type: ignore[call-overload]
     else:
-        flat = torch.empty(0, dtype=dtype)
-    out = flat.view(shape).as_subclass(MemoryMappedTensor)
+        out = _empty(shape, dtype=dtype).as_subclass(MemoryMappedTensor)
     out._filename = path
     out._mode = mode
     if longer:
@@ -819,10 +825,23 @@ def _map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) ->
     hold at least that many) as a flat tensor."""
     if numel == 0:
         return torch.empty(0, dtype=dtype)  # mmap cannot map 0 bytes
-    # from_file grows a short file (and zeroes its first byte), hence the size checks
-    # before. shared=False is a private copy-on-write mapping of a read-only open.
-    source = f"{_PROC_FD}/{fd}" if _PROC_FD else path
-    return torch.from_file(source, shared=shared, size=numel, dtype=dtype)
+    flat: torch.Tensor = _empty(0, dtype=dtype)
+    return flat.set_(_file_storage(fd, path, numel * dtype.itemsize, shared), 0, (numel,))  # type: ignore[call-overload]
+
+
+# Files are mapped by torch (``UntypedStorage.from_file``), not by us (``mmap`` and
+# ``torch.frombuffer``), although our own mapping would save the reopen below and three
+# system calls per leaf. torch's mapping is a ``MapAllocator`` storage: ``is_shared()`` is
+# True, ``share_memory_()`` leaves it in place, and sending a plain view of it through
+# ``torch.multiprocessing`` fails loudly. A storage over our own buffer is none of that:
+# ``share_memory_()`` or that send would silently copy it into shared memory and swap the
+# copy in, detaching every tensor over it (the MemoryMappedTensor included) from its file.
+# Reopening "/proc/self/fd/N" maps the very file we opened and checked, even if its path
+# was replaced in between; from_file grows a short file (and zeroes its first byte),
+# hence the size checks before. shared=False is a private copy-on-write mapping of a
+# read-only open.
+def _file_storage(fd: int, path: str, nbytes: int, shared: bool) -> torch.UntypedStorage:
+    return _storage_from_file(f"{_PROC_FD}/{fd}" if _PROC_FD else path, shared, nbytes)
 
 
 def _open_or_raise(path: str, flags: int, hint: str = "") -> int:
