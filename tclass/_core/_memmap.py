@@ -725,7 +725,11 @@ def _create_file(
             _check_regular(fd, path)
             if zero:
                 os.ftruncate(fd, 0)  # drop old content; the regrown file reads as zeros
-        os.ftruncate(fd, numel * dtype.itemsize)  # sparse: no blocks are written
+        nbytes = numel * dtype.itemsize
+        # A new file that the data fills is sized by the write itself: sizing it first
+        # would make the write fill a hole (on ext4, a slower path for the same bytes).
+        if data is None or not created or len(data) != nbytes:
+            os.ftruncate(fd, nbytes)  # sparse: no blocks are written
         if data is not None:
             _write_all(fd, data)
         return _map_fd(fd, path, numel, dtype, shared=True)

@@ -96,22 +96,67 @@ def staged_tree(root: str, old_tree: bool, durable: bool = False) -> Iterator[st
     """A new staging folder beside ``root``, to fill in the ``with`` block; on a clean
     exit it replaces ``root`` in one swap (and the old tree is removed), otherwise it is
     removed. ``durable``: fsync the parent after the swap (the caller syncs the tree)."""
-    if not old_tree and not os.path.isdir(os.path.dirname(root)):
-        os.makedirs(os.path.dirname(root), exist_ok=True)  # as the peer does for a new path
+    parent = os.path.dirname(root)
+    try:
+        before = os.stat(parent)
+    except FileNotFoundError:
+        os.makedirs(parent, exist_ok=True)  # as the peer does for a new path
+        before = os.stat(parent)
     if old_tree:
         _check_replaceable(root)
-    _remove_dead_staging(root)
+    alone = _CLEAN_PARENTS.get(root) == _parent_state(before)
+    if not alone:  # something changed beside root since this process last saved it
+        alone = _remove_dead_staging(root)
+        before = os.stat(parent)
     staging, lock = _make_staging(root)  # locked: later saves see it is not a dead writer's
     try:
         yield staging
         _install(staging, root, old_tree)
         if durable:
-            sync_path(os.path.dirname(root))  # the rename itself
+            sync_path(parent)  # the rename itself
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        _CLEAN_PARENTS.pop(root, None)
         raise
     finally:
         os.close(lock)
+    _remember_clean(root, parent, before, alone, old_tree)
+
+
+# A parent folder's state (device, inode, mtime, links) after this process's last save
+# of each root in it, recorded when that save could tell that no staging folder of
+# root's but its own was there: while the parent is in that state, the next save of root
+# need not list the parent (which costs in proportion to its entries) for dead writers'
+# staging folders. A writer that creates one changes the parent's mtime and, as it is a
+# folder, its link count; a writer already there when the state was recorded is not
+# possible (its folder would have been seen and the state not recorded).
+_CLEAN_PARENTS: dict[str, tuple[int, int, int, int]] = {}
+
+
+def _parent_state(status: os.stat_result) -> tuple[int, int, int, int]:
+    return (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_nlink)
+
+
+def _remember_clean(
+    root: str, parent: str, before: os.stat_result, alone: bool, old_tree: bool
+) -> None:
+    """Records the parent's state after a save of ``root`` that found no other writer's
+    staging folder, when its link count says no folder came or went but what the save
+    itself did (a new root adds one; a replaced one none)."""
+    _CLEAN_PARENTS.pop(root, None)
+    if not alone or before.st_nlink < 2:  # nlink 1: the file system does not count folders
+        return
+    try:
+        after = os.stat(parent)
+    except OSError:
+        return
+    if after.st_ino == before.st_ino and after.st_nlink == before.st_nlink + (not old_tree):
+        if len(_CLEAN_PARENTS) >= _CLEAN_PARENTS_MAX:
+            _CLEAN_PARENTS.clear()
+        _CLEAN_PARENTS[root] = _parent_state(after)
+
+
+_CLEAN_PARENTS_MAX = 4096
 
 
 def _to_shared_memory(node: Any, like: bool) -> Any:
@@ -191,20 +236,22 @@ def _refuse_existing(root: str, leaves: Sequence[Leaf]) -> None:
             raise FileConflictError(msg)
 
 
-def _remove_dead_staging(root: str) -> None:
+def _remove_dead_staging(root: str) -> bool:
     """Remove staging folders that writers killed mid-save left beside ``root``: those
-    nobody holds locked (a live writer keeps its own locked until it is done)."""
+    nobody holds locked (a live writer keeps its own locked until it is done). Returns
+    whether none is left (no live writer's either)."""
     parent, name = os.path.split(root)
     prefix = f".{name}{_STAGING}"
     try:
         entries = os.listdir(parent)
     except OSError:
-        return
+        return False
     if "/" + prefix not in "/" + "/".join(
         entries
     ):  # the usual case, at C speed ("/" is in no name)
-        return
+        return True
     siblings = [entry for entry in entries if entry.startswith(prefix)]
+    alone = True
     for entry in siblings:
         path = os.path.join(parent, entry)
         try:
@@ -214,11 +261,13 @@ def _remove_dead_staging(root: str) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            continue  # a live writer's
+            alone = False  # a live writer's
+            continue
         else:
             shutil.rmtree(path, ignore_errors=True)
         finally:
             os.close(fd)
+    return alone
 
 
 def _make_staging(root: str) -> tuple[str, int]:
