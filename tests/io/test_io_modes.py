@@ -507,6 +507,8 @@ def test_resaving_lists_the_parent_only_after_it_changed(
     listed = _parent_listings(monkeypatch, tmp_path)
     for _ in range(3):  # nothing else changed beside the folder: no listing
         td.memmap(tmp_path / "td")
+    for index in range(3):  # nor for new folders beside it
+        td.memmap(tmp_path / f"new{index}")
     assert listed == []
     (tmp_path / "new-sibling").mkdir()  # another program changed the parent
     td.memmap(tmp_path / "td")
@@ -534,6 +536,26 @@ def test_a_dead_writers_staging_folder_made_after_a_save_is_removed_by_the_next(
     (dead / "meta.json").write_text("{}")
     _nested().memmap(prefix)
     assert [p.name for p in tmp_path.iterdir()] == ["td"]
+
+
+def test_another_folders_dead_staging_folder_is_left_and_keeps_the_parent_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only a save of "other" removes what a killed save of "other" left (its moved-aside
+    # old tree may be the only copy of the data); meanwhile saves beside it list the parent.
+    _nested().memmap(tmp_path / "td")
+    other = tmp_path / ".other.tclass-staging-0badc0de"
+    other.mkdir()
+    listed = _parent_listings(monkeypatch, tmp_path)
+    _nested().memmap(tmp_path / "td")
+    _nested().memmap(tmp_path / "td")
+    assert len(listed) == 2 and other.exists()
+    _nested().memmap(tmp_path / "other")
+    assert not other.exists()
+    _nested().memmap(tmp_path / "td")
+    assert len(listed) == 3  # the save that removed it listed the parent; none since
+    _nested().memmap(tmp_path / "td")
+    assert len(listed) == 3
 
 
 def test_a_live_writers_staging_folder_keeps_the_parent_listed(

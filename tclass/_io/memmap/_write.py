@@ -104,8 +104,8 @@ def staged_tree(root: str, old_tree: bool, durable: bool = False) -> Iterator[st
         before = os.stat(parent)
     if old_tree:
         _check_replaceable(root)
-    alone = _CLEAN_PARENTS.get(root) == _parent_state(before)
-    if not alone:  # something changed beside root since this process last saved it
+    alone = _CLEAN_PARENTS.get(parent) == _parent_state(before)
+    if not alone:  # the parent changed since this process's last save into it
         alone = _remove_dead_staging(root)
         before = os.stat(parent)
     staging, lock = _make_staging(root)  # locked: later saves see it is not a dead writer's
@@ -116,20 +116,21 @@ def staged_tree(root: str, old_tree: bool, durable: bool = False) -> Iterator[st
             sync_path(parent)  # the rename itself
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
-        _CLEAN_PARENTS.pop(root, None)
+        _CLEAN_PARENTS.pop(parent, None)
         raise
     finally:
         os.close(lock)
-    _remember_clean(root, parent, before, alone, old_tree)
+    _remember_clean(parent, before, alone, old_tree)
 
 
-# A parent folder's state (device, inode, mtime, links) after this process's last save
-# of each root in it, recorded when that save could tell that no staging folder of
-# root's but its own was there: while the parent is in that state, the next save of root
-# need not list the parent (which costs in proportion to its entries) for dead writers'
-# staging folders. A writer that creates one changes the parent's mtime and, as it is a
-# folder, its link count; a writer already there when the state was recorded is not
-# possible (its folder would have been seen and the state not recorded).
+# A parent folder's state (device, inode, mtime, links) after a save from this process
+# into it, recorded when that save could tell that the parent held no staging folder but
+# its own (of any save's: live, or dead and of another name, which it does not remove).
+# While the parent is in that state, a save into it need not list it (which costs in
+# proportion to its entries) to find dead writers' staging folders: a writer that creates
+# one changes the parent's mtime and, as it is a folder, its link count; and a writer
+# already there when the state was recorded is not possible (its staging folder would
+# have been seen, and the state not recorded).
 _CLEAN_PARENTS: dict[str, tuple[int, int, int, int]] = {}
 
 
@@ -137,13 +138,11 @@ def _parent_state(status: os.stat_result) -> tuple[int, int, int, int]:
     return (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_nlink)
 
 
-def _remember_clean(
-    root: str, parent: str, before: os.stat_result, alone: bool, old_tree: bool
-) -> None:
-    """Records the parent's state after a save of ``root`` that found no other writer's
-    staging folder, when its link count says no folder came or went but what the save
-    itself did (a new root adds one; a replaced one none)."""
-    _CLEAN_PARENTS.pop(root, None)
+def _remember_clean(parent: str, before: os.stat_result, alone: bool, old_tree: bool) -> None:
+    """Records the parent's state after a save that found no other staging folder in it,
+    when its link count says no folder came or went but what the save itself did (a new
+    root adds one; a replaced one none)."""
+    _CLEAN_PARENTS.pop(parent, None)
     if not alone or before.st_nlink < 2:  # nlink 1: the file system does not count folders
         return
     try:
@@ -153,7 +152,7 @@ def _remember_clean(
     if after.st_ino == before.st_ino and after.st_nlink == before.st_nlink + (not old_tree):
         if len(_CLEAN_PARENTS) >= _CLEAN_PARENTS_MAX:
             _CLEAN_PARENTS.clear()
-        _CLEAN_PARENTS[root] = _parent_state(after)
+        _CLEAN_PARENTS[parent] = _parent_state(after)
 
 
 _CLEAN_PARENTS_MAX = 4096
@@ -239,19 +238,19 @@ def _refuse_existing(root: str, leaves: Sequence[Leaf]) -> None:
 def _remove_dead_staging(root: str) -> bool:
     """Remove staging folders that writers killed mid-save left beside ``root``: those
     nobody holds locked (a live writer keeps its own locked until it is done). Returns
-    whether none is left (no live writer's either)."""
+    whether the parent holds no staging folder left, of ``root`` or any other folder
+    (those are left alone: a save only cleans up after saves of its own folder)."""
     parent, name = os.path.split(root)
     prefix = f".{name}{_STAGING}"
     try:
         entries = os.listdir(parent)
     except OSError:
         return False
-    if "/" + prefix not in "/" + "/".join(
-        entries
-    ):  # the usual case, at C speed ("/" is in no name)
-        return True
+    joined = "/" + "/".join(entries)  # searched at C speed ("/" is in no name)
+    if _STAGING not in joined:
+        return True  # the usual case
     siblings = [entry for entry in entries if entry.startswith(prefix)]
-    alone = True
+    alone = len(siblings) == joined.count(_STAGING)  # no other folder's staging
     for entry in siblings:
         path = os.path.join(parent, entry)
         try:
