@@ -309,13 +309,58 @@ def _still_at(fd: int, path: str) -> bool:
 def _write_leaves(
     leaves: Sequence[Leaf], staging: str, num_threads: int, like: bool
 ) -> list[torch.Tensor]:
-    def write(leaf: Leaf) -> torch.Tensor:
-        return _write_leaf(leaf, f"{staging}/{leaf.path}", like)
+    """The leaves written, in plan order: in the calling thread, and in ``workers - 1``
+    more (see :func:`_workers`), each given about as many bytes to copy."""
 
-    if num_threads > 1 and len(leaves) > 1:
-        with ThreadPoolExecutor(min(num_threads, len(leaves))) as pool:
-            return list(pool.map(write, leaves))
-    return [write(leaf) for leaf in leaves]
+    def write_all(group: Sequence[int]) -> list[torch.Tensor]:
+        return [_write_leaf(leaves[i], f"{staging}/{leaves[i].path}", like) for i in group]
+
+    workers = _workers(leaves, num_threads, like)
+    if workers <= 1:
+        return write_all(range(len(leaves)))
+    groups = _balanced(leaves, workers)
+    written: list[torch.Tensor] = [None] * len(leaves)  # type: ignore[list-item]
+    with ThreadPoolExecutor(workers - 1, thread_name_prefix="tclass-write") as pool:
+        others = [pool.submit(write_all, group) for group in groups[1:]]
+        for group, done in zip(groups, [write_all(groups[0]), *(f.result() for f in others)]):
+            for i, tensor in zip(group, done):
+                written[i] = tensor
+    return written
+
+
+_PARALLEL_BYTES = 32 << 20  # by default, a second thread only when each has this to copy
+
+
+def _workers(leaves: Sequence[Leaf], num_threads: int, like: bool) -> int:
+    """How many threads write the leaves: ``num_threads`` when above 1; by default (0),
+    two when torch may use more than one thread and the data gives each at least
+    ``_PARALLEL_BYTES`` to copy into the page cache (one thread's copy stops short of
+    what the memory moves, as torch's own copies into a mapping, which the peer's save
+    makes, use its threads); 1: the calling thread alone."""
+    if len(leaves) < 2:
+        return 1
+    if num_threads > 1:
+        return min(num_threads, len(leaves))
+    if num_threads == 1 or like or torch.get_num_threads() < 2:
+        return 1
+    sizes = [_data_bytes(leaf) for leaf in leaves]
+    return 2 if sum(sizes) - max(sizes) >= _PARALLEL_BYTES else 1
+
+
+def _data_bytes(leaf: Leaf) -> int:
+    return 0 if leaf.reuse else leaf.tensor.numel() * leaf.tensor.element_size()
+
+
+def _balanced(leaves: Sequence[Leaf], workers: int) -> list[list[int]]:
+    """The leaves' indices in ``workers`` groups of about equal bytes (largest first,
+    each to the lightest group), each group in plan order."""
+    groups: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for i in sorted(range(len(leaves)), key=lambda i: -_data_bytes(leaves[i])):
+        lightest = loads.index(min(loads))
+        groups[lightest].append(i)
+        loads[lightest] += _data_bytes(leaves[i]) or 1
+    return [sorted(group) for group in groups if group] or [[]]
 
 
 def _write_leaf(leaf: Leaf, path: str, like: bool) -> torch.Tensor:
