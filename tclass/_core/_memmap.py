@@ -719,7 +719,7 @@ def map_opened_file(
 def _as_size(size: tuple[SizeLike, ...], shape: SizeLike | None) -> tuple[int, ...]:
     """Normalize ``(2, 3)``, ``((2, 3),)``, ``(torch.Size(...),)`` or ``shape=``."""
     if shape is None and len(size) == 1 and size[0].__class__ is torch.Size:
-        return size[0]  # type: ignore[return-value]  # a tensor's shape: non-negative ints
+        return size[0]  # a tensor's shape: non-negative ints
     if shape is not None:
         if size:
             msg = "pass the size either positionally or as shape=, not both"
