@@ -815,10 +815,12 @@ def load_text() -> str:
 
 
 def tclass_revision() -> str:
-    """The checkout's commit (``-dirty`` with uncommitted changes), if git can tell."""
+    """The commit of the tclass imported (``-dirty`` with uncommitted changes), if git can
+    tell."""
+    where = str(Path(tclass.__file__).resolve().parent)
     try:
         done = subprocess.run(
-            ["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty"],
+            ["git", "-C", where, "describe", "--always", "--dirty"],
             capture_output=True, text=True, timeout=10, check=True,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
