@@ -1,7 +1,8 @@
-"""Writing into what a ``PersistentTensorDict``'s file already holds (a mixin of
-``PersistentTensorDict``, in ``_persistent.py``): ``set_`` and ``update_`` into existing
-entries, ``ptd[idx] = rows`` into the rows of every dataset, and the in-place methods
-(``zero_``, ``apply_``, ``td += 1``...), whose results are written back to the file."""
+"""Writing into what a ``PersistentTensorDict``'s store already holds (a mixin of
+``PersistentTensorDict``, in ``_persistent.py``), through the Store protocol: ``set_``
+and ``update_`` into existing entries, ``ptd[idx] = rows`` into the rows of every array,
+and the in-place methods (``zero_``, ``apply_``, ``td += 1``...), whose results are
+written back to the store."""
 
 from __future__ import annotations
 
@@ -15,43 +16,39 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._io.store._datasets import (
-    fill,
-    is_group,
-    is_numeric,
-    to_numpy,
-    to_tensor,
-    write_rows,
-    write_value,
-)
+from tclass._io.store._datasets import fill, to_numpy, to_tensor, write_rows
+from tclass._io.store._protocol import Node, StoreGroup, is_group
 from tclass._io.store._records import source_items
 from tclass.errors import InPlaceWriteError
 
 if TYPE_CHECKING:
     from tclass._io.store._persistent import PersistentTensorDict
 
-__all__ = ["H5InPlaceWrites"]
+__all__ = ["StoreInPlaceWrites"]
 
 _MISSING: Any = object()
 
 
-class H5InPlaceWrites(TensorDictBase):
+class StoreInPlaceWrites(TensorDictBase):
     """A mixin of ``PersistentTensorDict`` (see the module docstring)."""
 
     if TYPE_CHECKING:  # PersistentTensorDict's slots and methods
         _batch_size: torch.Size
-        _dataset_kwargs: dict[str, Any]
 
-        def _writable(self) -> Any: ...
-        def _child_of(self, key: str, group: Any) -> PersistentTensorDict: ...
+        @property
+        def _label(self) -> str: ...
+        def _writable(self) -> StoreGroup: ...
+        def _child_of(self, key: str, group: StoreGroup) -> PersistentTensorDict: ...
         def _group_at(self, path: Sequence[str]) -> PersistentTensorDict: ...
-        def _replace(self, group: Any, key: str, create: Callable[[], Any]) -> None: ...
+        def _write_values(
+            self, group: StoreGroup, key: str, value: NonTensorData | NonTensorStack
+        ) -> None: ...
     else:
         __slots__ = ()
 
-    def _existing(self, key: Any) -> tuple[PersistentTensorDict, Any, str, Any]:
+    def _existing(self, key: Any) -> tuple[PersistentTensorDict, StoreGroup, str, Node]:
         """For a write in place at ``key``: the node holding it, its writable group, the
-        entry's name and the entry (a dataset or a group).
+        entry's name and the entry (an array or a group).
 
         Raises:
             KeyNotFoundError: (a ``KeyError``) ``key`` is not in the file.
@@ -79,11 +76,9 @@ class H5InPlaceWrites(TensorDictBase):
         if is_group(target):
             node._child_of(name, target).update(value, inplace=True)
         elif isinstance(value, (NonTensorData, NonTensorStack)):
-            node._replace(
-                group, name, lambda: write_value(group, name, value, node._dataset_kwargs)
-            )
+            node._write_values(group, name, value)
         else:
-            write_rows(target, Ellipsis, value, 0)
+            write_rows(target, Ellipsis, value, 0, self._label)
         return self
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
@@ -95,8 +90,8 @@ class H5InPlaceWrites(TensorDictBase):
             index = torch.tensor(index)
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
-        elif is_numeric(target):
-            write_rows(target, index, value, len(node._batch_size))
+        elif target.dtype is not None:
+            write_rows(target, index, value, len(node._batch_size), self._label)
         else:  # a Python value: through the group's rows, as ptd[index] = {...}
             node[index] = {name: value}
         return self
@@ -135,8 +130,8 @@ class H5InPlaceWrites(TensorDictBase):
                 part = value
             if is_group(node):
                 self._child_of(key, node)._write_rows(index, part)
-            elif is_numeric(node):
-                write_rows(node, index, part, len(self._batch_size))
+            elif node.dtype is not None:
+                write_rows(node, index, part, len(self._batch_size), self._label)
 
     # --- in-place: written back to the file ----------------------------------------------
 
@@ -149,10 +144,10 @@ class H5InPlaceWrites(TensorDictBase):
             paired = tuple(other._entry(key) for other in others)
             if is_group(node):
                 self._child_of(key, node)._apply_in_place(fn, paired)
-            elif is_numeric(node):
-                tensor = to_tensor(node[()])
+            elif node.dtype is not None:
+                tensor = to_tensor(node.read())
                 result = fn(tensor, *paired)
-                node[...] = to_numpy(tensor if result is None else result)
+                node.write(..., to_numpy(tensor if result is None else result, self._label))
         return self
 
     def _pointwise_(
@@ -170,7 +165,7 @@ class H5InPlaceWrites(TensorDictBase):
         return self.update_(local)
 
     def zero_(self) -> Self:
-        """Write zeros into every dataset (nothing is read)."""
+        """Write zeros into every array (nothing is read)."""
         return self._fill_all(0)
 
     def _fill_all(self, value: float | bool) -> Self:
@@ -179,6 +174,6 @@ class H5InPlaceWrites(TensorDictBase):
             node = group[key]
             if is_group(node):
                 self._child_of(key, node)._fill_all(value)
-            elif is_numeric(node) and node.size:
-                fill(node, value)
+            elif node.dtype is not None and 0 not in (node.shape or ()):
+                fill(node, node.dtype, value)
         return self
