@@ -2,7 +2,8 @@
 (``tensordict``) and the hand-written reads through h5py and zarr themselves.
 
 Usage: ``OMP_NUM_THREADS=1 python benchmarks/stores.py [--quick] [--repeat N] [--leaves N]
-[--rows N] [--dir DIR]``. ``--quick`` is a smoke run (one repeat, few calls).
+[--rows N] [--dir DIR] [--backends h5,zarr]``. ``--quick`` is a smoke run (one repeat,
+few calls).
 
 The data: a TensorDict of ``--leaves`` (default 100) float32 leaves of shape
 [``--rows``, 8] (default 64 rows: small leaves, so the per-leaf cost of each library
@@ -191,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=64)
     parser.add_argument("--budget", type=float, default=0.2, help="seconds per timed batch")
     parser.add_argument("--dir", default=None, help="where the files go (default: a temp dir)")
+    parser.add_argument("--backends", default="h5,zarr", help="which stores to time")
     args = parser.parse_args(argv)
     repeat, budget = (1, 0.005) if args.quick else (args.repeat, args.budget)
     folder = Path(tempfile.mkdtemp(prefix="tclass-stores-", dir=args.dir))
@@ -204,9 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         backends: list[tuple[str, Callable[..., dict[str, dict[str, Run]]], str]] = []
-        if h5py is not None:
+        wanted = set(args.backends.split(","))
+        if h5py is not None and "h5" in wanted:
             backends.append(("h5", h5_impls, str(folder / "data.h5")))
-        if zarr is not None and hasattr(tclass.TensorDict, "to_zarr"):
+        if zarr is not None and hasattr(tclass.TensorDict, "to_zarr") and "zarr" in wanted:
             backends.append(("zarr", zarr_impls, str(folder / "data.zarr")))
         for backend, impls_of, path in backends:
             for case, impls in impls_of(path, leaves, args.rows).items():

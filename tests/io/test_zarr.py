@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import pickle
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -477,3 +478,20 @@ def test_the_peer_opens_stores_tclass_writes(tmp_path: Path) -> None:
     assert theirs["config"] == {"lr": 0.1, "layers": [64, 64]}
     assert list(theirs["info"])[1] == {"step": 1, "ok": [True, None]}
     theirs.close()
+
+
+def test_an_append_only_store_is_read_not_written(tmp_path: Path) -> None:
+    source = tmp_path / "source.zarr"
+    sample().to_zarr(source).close()
+    with zipfile.ZipFile(tmp_path / "s.zip", "w") as archive:  # the directory store, zipped
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(source).as_posix())
+    reading = zarr.storage.ZipStore(tmp_path / "s.zip", mode="r")
+    opened = TensorDict.from_zarr(reading)
+    assert opened.batch_size == (4,) and same(opened.to_tensordict(), sample())
+    opened.close()
+    writing = zarr.storage.ZipStore(tmp_path / "w.zip", mode="w")
+    with pytest.raises(UnsupportedError, match="append-only"):
+        sample().to_zarr(writing)
+    assert not (tmp_path / "w.zip").exists()  # refused before anything was written

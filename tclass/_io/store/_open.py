@@ -29,10 +29,10 @@ def from_h5(h5_file: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
     return PersistentTensorDict.from_h5(h5_file, **options)
 
 
-def from_zarr(store: Any, **options: Unpack[ZarrOptions]) -> TensorDictBase:
+def from_zarr(zarr_file: Any, **options: Unpack[ZarrOptions]) -> TensorDictBase:
     """Open a zarr store (a path, a zarr store object or an open ``zarr.Group``) as a
     :class:`PersistentTensorDict` (see ``PersistentTensorDict.from_zarr``)."""
-    return PersistentTensorDict.from_zarr(store, **options)
+    return PersistentTensorDict.from_zarr(zarr_file, **options)
 
 
 def open_as(cls: type, filename: PathLike, **options: Unpack[H5Options]) -> Any:

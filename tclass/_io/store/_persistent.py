@@ -247,13 +247,13 @@ class PersistentTensorDict(StoreSurface, StoreInPlaceWrites, TensorDictBase):
         )  # fmt: skip
 
     @classmethod
-    def from_zarr(cls, store: Any, **options: Unpack[ZarrOptions]) -> PersistentTensorDict:
+    def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> PersistentTensorDict:
         """Open a zarr store (metadata only): a path (a directory), a zarr store object
         or an open ``zarr.Group``; ``mode`` as the constructor's (default ``"r"``);
         without ``batch_size``, the batch size tclass (or the peer) saved in the store,
         else the largest one its arrays share (at most ``batch_dims`` dims);
         ``non_tensor_as_stack`` and ``allow_pickle`` as the constructor's."""
-        where = {"group": store} if _zarr.BACKEND.owns(store) else {"filename": store}
+        where = {"group": filename} if _zarr.BACKEND.owns(filename) else {"filename": filename}
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
             backend="zarr", mode=options.get("mode", "r"),

@@ -18,9 +18,10 @@ zarr-python lists a group by reading each member's metadata (slow on many entrie
 a group's members are listed once per open store and kept (:class:`ZarrFile`), and
 updated by tclass's own writes. A store another process changes while it is open is
 not seen until it is opened again. zarr has no file locks: concurrent writers of one
-array race, as with memory-mapped folders. A store written with consolidated metadata
-(the peer's ``to_zarr`` writes it) is read through it, and consolidated again after
-each change of its tree so that it stays true.
+array race, as with memory-mapped folders. An append-only store
+(``zarr.storage.ZipStore``) is read, not written. A store written with consolidated
+metadata (the peer's ``to_zarr`` writes it) is read through it, and consolidated again
+after each change of its tree or of a group's metadata, so that it stays true.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from tclass.errors import (
     MissingDependencyError,
     MissingFileError,
     PickleRefusedError,
+    UnsupportedError,
 )
 
 __all__ = ["BACKEND", "ZarrArray", "ZarrBackend", "ZarrFile", "ZarrGroup", "need_zarr"]
@@ -338,6 +340,7 @@ class ZarrGroup:
     def write_meta(self, meta: dict[str, Any]) -> None:
         peer = {"batch_size": meta["batch_size"], "version": 1}
         self._group.update_attributes({_META: json.dumps(meta), _PEER_META: peer})
+        self.file.changed()  # a consolidated store holds its groups' attributes too
 
 
 class ZarrBackend:
@@ -354,6 +357,13 @@ class ZarrBackend:
         described = where if isinstance(where, str) else str(where)
         if isinstance(where, str) and mode in ("r", "r+") and not os.path.exists(where):
             raise MissingFileError(f"no zarr store at {described!r}; check the path")
+        if mode != "r" and not getattr(where, "supports_deletes", True):
+            msg = (
+                f"{described!r} is an append-only zarr store (a ZipStore): tclass reads it, but "
+                "writes a group's metadata after creating it, which such a store cannot "
+                "replace; write a directory store, then zip it"
+            )
+            raise UnsupportedError(msg)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # consolidated metadata is not in the spec
             try:
