@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import torch
 from typing_extensions import Self, Unpack
@@ -37,36 +37,28 @@ from tclass._core import _batch, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._engine._pyvalues import stored_value
+from tclass._engine._nontensor import NonTensorData
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._io._schema import record_schema
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.store import _h5, _zarr
 from tclass._io.store._datasets import (
-    as_values,
-    fill,
     read_rows,
-    to_numpy,
     to_tensor,
     values_node,
 )
-from tclass._io.store._inplace import StoreInPlaceWrites
 from tclass._io.store._protocol import Access, Backend, StoreArray, StoreGroup, is_group
-from tclass._io.store._records import rebind, records_of, source_items
+from tclass._io.store._records import rebind, records_of
 from tclass._io.store._surface import StoreSurface, in_memory
 from tclass._io.store._walk import Entries, saved_batch, saved_meta, settle_batch, walk_file
+from tclass._io.store._writes import StoreWrites
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,
-    BatchMismatchError,
     BatchSizeError,
     ClosedFileError,
-    EntryTypeError,
-    FilePermissionError,
     KeyNotFoundError,
-    LockedError,
     UnsupportedError,
 )
 
@@ -78,10 +70,9 @@ BACKENDS: dict[str, Backend] = {"h5": _h5.BACKEND, "zarr": _zarr.BACKEND}
 PathLike = str | os.PathLike[str]
 _REOPEN = {"w": "r+", "w-": "r+", "x": "r+", "a": "a", "r+": "r+", "r": "r"}
 _MISSING: Any = object()
-_T = TypeVar("_T")
 
 
-class PersistentTensorDict(StoreSurface, StoreInPlaceWrites, TensorDictBase):
+class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
     """A collection over an HDF5 file or a zarr store, or one of their groups (needs
     ``pip install 'tclass[h5]'`` or ``'tclass[zarr]'``).
 
@@ -621,208 +612,6 @@ class PersistentTensorDict(StoreSurface, StoreInPlaceWrites, TensorDictBase):
     def is_memmap(self) -> bool:
         """False: the entries are read from the store."""
         return False
-
-    # --- writing -------------------------------------------------------------------------
-
-    def _writable(self) -> StoreGroup:
-        group = self._live()
-        if group.file.read_only:
-            msg = (
-                f"{self._file_name!r} was opened read-only (mode='r'); open it with "
-                "mode='r+' (or 'a') to write into it"
-            )
-            raise FilePermissionError(msg)
-        return group
-
-    def set(
-        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
-    ) -> Self:
-        """Write ``value`` under ``key``: a tensor becomes an array (replacing one of that
-        name), a collection or dict a group, a Python value an array in the store's
-        format for values. With ``inplace`` and an existing array, the data is written
-        into it."""
-        path = (key,) if isinstance(key, str) else tuple(key)
-        if len(path) > 1:
-            self._parent_for(path).set(path[-1], value, inplace=inplace)
-            return self
-        key = path[0]
-        group = self._writable()
-        if inplace and key in group:
-            return self.set_(key, value)
-        if self._locked:
-            raise LockedError(
-                f"cannot set {key!r} in a locked PersistentTensorDict; unlock it first"
-            )
-        record = value if is_record(value) else None
-        value = storage_of(value)
-        if isinstance(value, dict):
-            value = TensorDict(value, self._batch_size)
-        elif not isinstance(value, (torch.Tensor, TensorCollection)):
-            value = stored_value(value, self._batch_size, None)  # a string: a Python value
-        if isinstance(value, (NonTensorData, NonTensorStack)):
-            self._write_values(group, key, value)
-        elif isinstance(value, TensorCollection):
-            self._set_collection(group, key, value, record)
-        else:
-            tensor = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
-            self._check_rows(key, tensor.shape)
-            array = to_numpy(tensor, self._label)
-            self._replace(group, key, lambda: group.create_array(key, array, self._dataset_kwargs))
-        return self
-
-    def _replace(self, group: StoreGroup, key: str, create: Callable[[], _T]) -> _T:
-        """What ``create`` makes under ``key``, in place of the entry there."""
-        if key in group:
-            group.delete(key)
-            self._nested.pop(key, None)
-            self._records.pop(key, None)
-        return create()
-
-    def _write_values(
-        self, group: StoreGroup, key: str, value: NonTensorData | NonTensorStack
-    ) -> None:
-        """A Python-value node written as the store's format writes values, replacing
-        the entry ``key`` once the values are known to fit the format."""
-        values, where = as_values(value), self._where(key)
-        allow_pickle = group.file.access.allow_pickle
-        group.check_values(values, allow_pickle, where)
-        self._replace(group, key, lambda: group.create_values(key, values, allow_pickle, where))
-
-    def _set_collection(
-        self, group: StoreGroup, key: str, value: TensorCollection, record: Any = None
-    ) -> None:
-        """A group holding ``value`` (the storage of ``record``, whose class's schema is
-        written with it and which reads back as a record of that class)."""
-        self._check_rows(key, value.batch_size)
-        child = self._child_of(key, self._replace(group, key, lambda: group.create_group(key)))
-        child._batch_size = value.batch_size
-        child._write_meta(None if record is None else record_schema(record))
-        if record is not None:
-            self._records[key] = type(record)
-        child.update(value)
-
-    def _check_rows(self, key: str, shape: torch.Size) -> None:
-        batch = self._batch_size
-        if tuple(shape[: len(batch)]) != tuple(batch):
-            raise BatchMismatchError(key, shape, batch)
-
-    def _parent_for(self, path: tuple[str, ...]) -> PersistentTensorDict:
-        node = self
-        for part in path[:-1]:
-            group = node._writable()
-            if part not in group:
-                if node._locked:
-                    raise LockedError(f"cannot add {part!r} to a locked PersistentTensorDict")
-                child = node._child_of(part, group.create_group(part))
-                child._write_meta()
-            found = storage_of(node._entry(part))
-            if not isinstance(found, PersistentTensorDict):
-                raise KeyNotFoundError(f"cannot set {path!r}: {part!r} is not a group")
-            node = found
-        return node
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        """``ptd[key] = value`` writes an entry (into the existing one when locked, as
-        the peer's); ``ptd[idx] = rows`` writes the rows of every dataset (``rows`` a
-        collection, a dict, or a number for every tensor)."""
-        if isinstance(index, str) or (
-            isinstance(index, tuple) and index and all(isinstance(part, str) for part in index)
-        ):
-            self.set(index, value, inplace=self._locked)
-            return
-        self._write_rows(index, value)
-
-    def _update_entries(
-        self,
-        source: Any,
-        clone: bool,
-        inplace: bool,
-        keys_to_update: Sequence[Any] | None,
-        is_leaf: Callable[[type], bool] | None,
-    ) -> Self:
-        """Write every entry of ``source`` (in place into existing datasets with
-        ``inplace``)."""
-        items = source_items(source)
-        wanted = (
-            None
-            if keys_to_update is None
-            else {k if isinstance(k, str) else k[0] for k in keys_to_update}
-        )
-        for key, value in items:
-            if wanted is None or key in wanted:
-                self.set(key, value, inplace=inplace)
-        return self
-
-    def del_(self, key: Any) -> Self:
-        """Delete the entry ``key`` from the file."""
-        path = (key,) if isinstance(key, str) else tuple(key)
-        node = self._parent_for(path) if len(path) > 1 else self
-        group = node._writable()
-        if node._locked:
-            raise LockedError(f"cannot delete {path[-1]!r} from a locked PersistentTensorDict")
-        if path[-1] not in group:
-            raise self._missing_key(key)
-        group.delete(path[-1])
-        node._nested.pop(path[-1], None)
-        node._records.pop(path[-1], None)
-        return self
-
-    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
-        """Writes a record's field (its value checked by the record)."""
-        self.set(key, value)
-        return value
-
-    def _remove_entry(self, key: str) -> None:
-        """Deletes a record's field (set to None) from the file."""
-        self.del_(key)
-
-    def __delitem__(self, key: Any) -> None:
-        self.del_(key)
-
-    def pop(self, key: Any, default: Any = _MISSING) -> Any:
-        """Read the entry ``key`` into memory, delete it from the file, and return it."""
-        value = self.get(key, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                raise self._missing_key(key, popping=True)
-            return default
-        value = in_memory(value)
-        self.del_(key)
-        return value
-
-    def rename_key_(self, old_key: str, new_key: str, safe: bool = False) -> Self:
-        """Rename an entry in the file (moved, not copied)."""
-        group = self._writable()
-        if safe and new_key in group:
-            raise KeyNotFoundError(f"cannot rename {old_key!r}: {new_key!r} exists")
-        if new_key in group:
-            group.delete(new_key)
-        group.move(old_key, new_key)
-        self._nested.clear()
-        held = self._records.pop(old_key, None)
-        self._records.pop(new_key, None)
-        if held is not None:
-            self._records[new_key] = held
-        return self
-
-    # --- in-place: written back to the file (the rest: StoreInPlaceWrites, _inplace.py) ---
-
-    def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
-        """Fill the array ``key`` (or every array of a group) with ``value``."""
-        target = storage_of(self.get(key, _MISSING))
-        if target is _MISSING:
-            raise self._missing_key(key)
-        number = float(value) if isinstance(value, torch.Tensor) else value
-        if isinstance(target, PersistentTensorDict):
-            target._fill_all(number)
-            return self
-        path = (key,) if isinstance(key, str) else tuple(key)
-        node = self._group_at(path[:-1])._writable()[path[-1]]
-        if is_group(node) or node.dtype is None:
-            msg = f"fill_: {path[-1]!r} holds Python values in {self._where()}, not a tensor"
-            raise EntryTypeError(msg)
-        fill(node, node.dtype, number)
-        return self
 
     # --- devices, copies, saving -----------------------------------------------------------
 
