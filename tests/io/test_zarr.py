@@ -202,6 +202,15 @@ def test_a_store_another_tool_wrote_opens(tmp_path: Path) -> None:
     rows.close()
 
 
+def test_one_value_whose_bytes_match_the_rows_is_not_taken_per_row(tmp_path: Path) -> None:
+    data = TensorDict(x=torch.zeros(4), batch_size=[4])
+    data.set_non_tensor("tag", "ab")  # written as the 4 bytes '"ab"'
+    data.to_zarr(tmp_path / "v.zarr").close()
+    rows = TensorDict.from_zarr(tmp_path / "v.zarr", non_tensor_as_stack=True)
+    assert isinstance(rows.get("tag"), NonTensorData) and python_value(rows["tag"]) == "ab"
+    rows.close()
+
+
 # --- reads and writes of rows ----------------------------------------------------------
 
 

@@ -108,7 +108,9 @@ class StoreArray(Protocol):
 
     @property
     def shape(self) -> tuple[int, ...] | None:
-        """None for an array without data (HDF5's ``h5py.Empty``: the value None)."""
+        """The shape of what it holds: a tensor's; per-element values' (a string array);
+        ``()`` for one value encoded as bytes (zarr's JSON); None for an array without
+        data (HDF5's ``h5py.Empty``: the value None)."""
 
     @property
     def dtype(self) -> torch.dtype | None:

@@ -141,7 +141,9 @@ class ZarrArray:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self._node.shape)
+        """The array's shape; ``()`` for the bytes of a marked value (one encoded value,
+        whatever its length: never taken for one value per row)."""
+        return () if self._mark is not None else tuple(self._node.shape)
 
     def read(self, selection: Any = ()) -> np.ndarray[Any, Any]:
         if isinstance(selection, np.ndarray):
@@ -152,7 +154,7 @@ class ZarrArray:
         self._node[selection] = data
 
     def read_into(self, out: np.ndarray[Any, Any]) -> None:
-        shape = self.shape
+        shape = tuple(self._node.shape)
         if not shape:
             out[...] = self._node[...]
             return
@@ -198,10 +200,10 @@ class ZarrArray:
         raw = self._node.attrs.get(STACK_MARK)
         if raw is None:
             return None
-        return check_stack(raw, self.shape, where, own=self._mark is None)
+        return check_stack(raw, tuple(self._node.shape), where, own=self._mark is None)
 
     def check(self, where: str) -> None:
-        check_size(self.shape, np.dtype(self._node.dtype).itemsize, where)
+        check_size(tuple(self._node.shape), np.dtype(self._node.dtype).itemsize, where)
 
 
 class ZarrGroup:
