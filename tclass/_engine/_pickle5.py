@@ -17,11 +17,13 @@ gives :class:`~tclass._core._readonly.ReadOnlyTensor` views, whose in-place writ
 gives a writable copy. Without a ``buffer_callback`` the buffer is written into the
 pickle stream (a copy), and unpickled as a private, writable ``bytearray``.
 
-The collection keeps its pickling of protocols below 5, and of protocol 5 when one buffer
-cannot say it exactly: memory-mapped tensors (which travel as file references), tensors
-off the CPU, tensors that require grad or are of a tensor subclass, and nodes the
-consolidation tree does not describe (TensorDict subclasses other than TypedTensorDict,
-``MetaData`` values, legacy lazy views, unbatched tensors).
+The collection keeps its pickling of protocols below 5, through ``multiprocessing`` (whose
+default protocol is 5 from Python 3.14 on: torch shares the tensors' memory there), and
+of protocol 5 when one buffer cannot say it exactly: memory-mapped tensors (which travel
+as file references), tensors off the CPU, tensors that require grad or are of a tensor
+subclass, and nodes the consolidation tree does not describe (TensorDict subclasses
+other than TypedTensorDict, ``MetaData`` values, legacy lazy views, unbatched tensors).
+A leaf that is not contiguous arrives contiguous (the same values).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import json
 import pickle
 import warnings
 from collections.abc import Sequence
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import torch
@@ -337,6 +340,16 @@ def _tensor_over(data: Any, size: int) -> tuple[torch.Tensor, bool]:
         return buffer.clone(), False
     return buffer, readonly
 
+
+def _reduce_for_ipc(node: Any) -> tuple[Any, ...]:
+    return node.__reduce__()  # type: ignore[no-any-return]
+
+
+# multiprocessing pickles with the default protocol, 5 from Python 3.14 on, without a
+# buffer_callback: there a collection keeps travelling leaf by leaf, so that torch's
+# reductions share its tensors' memory with the other process instead of copying it.
+ForkingPickler.register(TensorDict, _reduce_for_ipc)
+ForkingPickler.register(LazyStackedTensorDict, _reduce_for_ipc)
 
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
 
