@@ -61,7 +61,7 @@ class ReadOnlyTensor(torch.Tensor):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # A pickle holds the values (a copy), so the unpickled tensor is a plain one.
-        return plain(self).__reduce_ex__(protocol)
+        return plain(self).__reduce_ex__(protocol)  # type: ignore[no-untyped-call]
 
     def __deepcopy__(self, memo: dict[int, object]) -> torch.Tensor:
         out = plain(self).clone()

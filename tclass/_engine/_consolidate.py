@@ -484,7 +484,7 @@ def rebuild_from_description(
     keeps_device = tree["device"]
     names = tree.get("names")
     dim_names = None if names is None else tuple(names)
-    td_cls: type[TensorDict] = known.get(tree.get("class", ""), TensorDict)  # type: ignore[assignment]
+    td_cls: type[TensorDict] = known.get(tree.get("class", ""), TensorDict)
     locked = tree.get("locked", False)
 
     def rebuild_td(views: Sequence[torch.Tensor], target: Target) -> TensorDict:

@@ -102,7 +102,7 @@ def reduce_out_of_band(node: Any, protocol: int) -> tuple[Any, ...] | None:
         "tree": tree,
         "leaves": [[str(dtype), list(shape), offset] for dtype, shape, offset in layout],
     }
-    data = pickle.PickleBuffer(buffer.numpy()) if buffer.numel() else b""
+    data = pickle.PickleBuffer(buffer.numpy().data) if buffer.numel() else b""
     classes = tuple(flatten.classes.values())
     return (_from_out_of_band, (json.dumps(header), classes, tuple(flatten.values), data))
 

@@ -6,6 +6,7 @@ spawned process reading the buffer from a shared file mapping."""
 
 from __future__ import annotations
 
+import copy
 import json
 import mmap
 import pickle
@@ -334,6 +335,18 @@ def test_a_read_only_collection_reads_and_gives_writable_copies() -> None:
     (back.clone().obs @ weights).sum().backward()
     assert weights.grad is not None
     assert back.info.tag == "t0.0" and back.env == "pong"
+
+
+def test_a_read_only_collection_saves_and_copies_as_plain_tensors(tmp_path: Path) -> None:
+    back, _ = _read_only_copy(TensorDict({"a": torch.arange(6.0), "n": {"b": torch.ones(6)}}, [6]))
+    torch.save(back, tmp_path / "td.pt")
+    loaded = torch.load(tmp_path / "td.pt", weights_only=True)  # no class of its own
+    assert type(loaded["a"]) is torch.Tensor and snapshot(loaded) == snapshot(back)
+    deep = copy.deepcopy(back)
+    assert type(deep["n", "b"]) is torch.Tensor
+    deep["n", "b"].add_(1)
+    assert type(back.to(torch.float64)["a"]) is torch.Tensor
+    assert type(back.unbind(0)[2]["a"]) is ReadOnlyTensor  # views of the shared memory
 
 
 def test_a_read_only_collection_pickles_again_from_the_same_memory() -> None:
