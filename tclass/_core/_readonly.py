@@ -90,15 +90,21 @@ def _written(func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str,
         return out
     name: str = getattr(func, "__name__", "")
     if name[-1:] == "_" and name[:2] != "__":
-        if name in _METADATA_ONLY:
-            return None
-        return args[0] if args else None
+        return None if name in _METADATA_ONLY else _first(args, kwargs)
     if name == "__setitem__" or kwargs.get("inplace") is True:
-        return args[0] if args else None
+        return _first(args, kwargs)
     position = _inplace_position(func)
     if position is not None and len(args) > position and args[position] is True:
         return args[0]
     return None
+
+
+def _first(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    """The tensor an in-place function writes: its first argument, positional or named
+    (``torch.nn.init`` passes it as ``tensor=``)."""
+    if args:
+        return args[0]
+    return next((kwargs[name] for name in ("input", "tensor", "self") if name in kwargs), None)
 
 
 def _inplace_position(func: Callable[..., Any]) -> int | None:

@@ -39,6 +39,7 @@ import torch
 
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._core._dtypes import dtype_named
 from tclass._core._readonly import ReadOnlyTensor, read_only
 from tclass._core._records import is_record_class
 from tclass._engine._consolidate import (
@@ -249,7 +250,8 @@ def _from_out_of_band(
     tree = description["tree"]
     _put_values(tree, values)
     layout: Layout = [
-        (_dtype(name), torch.Size(shape), offset) for name, shape, offset in description["leaves"]
+        (dtype_named(name, "a pickled collection"), torch.Size(shape), offset)
+        for name, shape, offset in description["leaves"]
     ]
     buffer, readonly = _tensor_over(data, description["size"])
     views = _views(buffer, layout)
@@ -286,13 +288,6 @@ def _checked(cls: Any) -> type:
     raise PickleRefusedError(
         f"a protocol-5 pickle of a tclass collection names {cls!r}, which is not a record class"
     )
-
-
-def _dtype(name: str) -> torch.dtype:
-    dtype = getattr(torch, name.removeprefix("torch."), None)
-    if not isinstance(dtype, torch.dtype):
-        raise PickleRefusedError(f"a pickled collection has a leaf of unknown dtype {name!r}")
-    return dtype
 
 
 def _put_values(tree: dict[str, Any], values: tuple[Any, ...]) -> None:

@@ -34,7 +34,7 @@ from tclass import (
     tensorclass,
 )
 from tclass._core._readonly import ReadOnlyTensor
-from tclass.errors import PickleRefusedError, ReadOnlyError, TclassError
+from tclass.errors import MetadataError, PickleRefusedError, ReadOnlyError, TclassError
 
 SPAWN = mp.get_context("spawn")
 
@@ -274,6 +274,9 @@ def test_a_damaged_pickle_is_refused_clearly() -> None:
         rebuild(newer, classes, values, raw)
     with pytest.raises(PickleRefusedError, match="not a record class"):
         rebuild(header, (dict,), values, raw)
+    unknown = header.replace("torch.float32", "torch.float99")
+    with pytest.raises(MetadataError, match="a pickled collection names an unknown dtype"):
+        rebuild(unknown, classes, values, raw)
 
 
 # --- read-only buffers ---------------------------------------------------------------------
