@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from tclass._io import _api, _preallocate
     from tclass._io.export import _mds, _tabular
     from tclass._io.memmap import _append, _saved_entries
-    from tclass._io.store import _persistent
+    from tclass._io.store import _open
     from tclass._tensorclass import _attrs, _dataclass
     from tclass.distributed import _collectives, _transfer
 
@@ -148,8 +148,9 @@ class DISTRIBUTED(metaclass=Provided, layer="tclass.distributed"):
 
 @final
 class IO(metaclass=Provided, layer="tclass._io"):
-    """Memory-mapped folders, h5, tables and MDS (``PersistenceOps``, ``FormatOps``,
-    ``ConversionOps.from_schema``)."""
+    """Memory-mapped folders, persistent stores (HDF5, zarr), tables and MDS
+    (``PersistenceOps``, ``FormatOps``, ``ConversionOps.from_schema``; ``from_any``'s
+    reader of open h5py and zarr groups)."""
 
     if TYPE_CHECKING:
         memmap_in_place = _api.memmap_in_place
@@ -162,8 +163,11 @@ class IO(metaclass=Provided, layer="tclass._io"):
         make_memmap = _saved_entries.make_memmap
         make_memmap_from_tensor = _saved_entries.make_memmap_from_tensor
         make_memmap_from_storage = _saved_entries.make_memmap_from_storage
-        to_h5 = _persistent.to_h5
-        open_as = _persistent.open_as
+        to_h5 = _open.to_h5
+        open_as = _open.open_as
+        to_zarr = _open.to_zarr
+        open_zarr_as = _open.open_zarr_as
+        open_group = _open.open_group
         Reader: ClassVar[type[_tabular.Reader]]
         read_file = _tabular.read_file
         to_frame = _tabular.to_frame

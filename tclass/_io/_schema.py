@@ -63,7 +63,7 @@ from tclass.errors import (
 __all__ = [
     "ANY_FIELDS",
     "FOLDER",
-    "H5_FILE",
+    "STORE_FILE",
     "FieldSchema",
     "LoadPlan",
     "SavedSchema",
@@ -216,8 +216,8 @@ ANY_FIELDS: frozenset[str] = _AnyFields()  # values of a record that may be anyw
 @dataclass(frozen=True)
 class Source:
     """How the differences found in a source name it: a saved folder (the load options
-    ``strict`` and ``widen`` apply) or an HDF5 file (no option: every difference is an
-    error)."""
+    ``strict`` and ``widen`` apply) or a persistent store, HDF5 or zarr (no option:
+    every difference is an error)."""
 
     place: str = "the folder"
     leaf: str = "MemoryMappedTensor"
@@ -225,7 +225,7 @@ class Source:
 
 
 FOLDER = Source()
-H5_FILE = Source("the file", "dataset", options=False)
+STORE_FILE = Source("the file", "dataset", options=False)
 
 
 def compare(

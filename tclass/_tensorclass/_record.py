@@ -21,7 +21,7 @@ import torch
 from typing_extensions import Self, Unpack, dataclass_transform
 
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.declared._persistence import H5Options, PathLike
+from tclass._base.declared._persistence import H5Options, PathLike, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Gather, Resize
 from tclass._base.implemented._lock_graph import LockGraph, Ref
@@ -39,7 +39,8 @@ from tclass._engine._record_fields import record_batch_size, record_entries
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
-from tclass._io.store._persistent import PersistentTensorDict, open_as
+from tclass._io.store._open import open_as, open_zarr_as
+from tclass._io.store._persistent import PersistentTensorDict
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
     ClassInfo,
@@ -697,9 +698,17 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
         return open_as(cls, filename, **options)  # type: ignore[no-any-return]
 
+    @classmethod
+    def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> Self:
+        """A record of this class over a zarr store (``options`` as
+        ``PersistentTensorDict.from_zarr``'s), checked against the class as
+        :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
+        return open_zarr_as(cls, filename, **options)  # type: ignore[no-any-return]
+
     def close(self) -> None:
-        """Closes the HDF5 file the record reads its fields from (``Cls.from_h5``,
-        ``record.to_h5``); a record in memory or over a folder holds none: nothing to do."""
+        """Closes the HDF5 file or zarr store the record reads its fields from
+        (``Cls.from_h5``, ``record.to_zarr``...); a record in memory or over a folder
+        holds none: nothing to do."""
         storage: Any = self._tensordict
         if isinstance(storage, PersistentTensorDict):
             storage.close()

@@ -193,6 +193,27 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.peer
+def test_stores_benchmark_quick_mode_runs_and_cleans_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``benchmarks/stores.py --quick`` times each store's cases once, with the peer and
+    by hand, and leaves nothing behind."""
+    pytest.importorskip("h5py")
+    pytest.importorskip("zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the peer's deprecation warnings
+        pytest.importorskip("tensordict")
+        import stores
+
+        assert stores.main(["--quick", "--leaves", "4", "--dir", str(tmp_path)]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    cases = [f"{b} {c}" for b in ("h5", "zarr") for c in ("read all", "read rows", "open")]
+    assert [row[:18].strip() for row in rows] == cases
+    assert all("t/hand" in row and "t/peer" in row for row in rows)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_distributed_benchmark_quick_mode_runs() -> None:
     """``benchmarks/distributed.py --quick``: two spawned ranks run the gloo and RPC cases
     at small sizes and print both tables (run as a script: its ranks re-import it)."""

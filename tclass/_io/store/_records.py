@@ -1,10 +1,11 @@
-"""Records over HDF5 files (``Cls.from_h5``, ``record.to_h5``): the file checked against
-the class, and the groups that hold nested records.
+"""Records over persistent stores (``Cls.from_h5``, ``record.to_h5``, ``Cls.from_zarr``,
+``record.to_zarr``): the store checked against the class, and the groups that hold
+nested records.
 
-``Cls.from_h5(path)`` checks the file as ``Cls.load_memmap`` checks a folder, with the
-same comparison (``_schema.compare``): each dataset's dtype and shape against its
-field's ``Spec`` or jaxtyping annotation, the named dims the fields share, the kind of
-entry each field takes, and the required fields a file written from another class lacks
+``Cls.from_h5(path)`` (or ``from_zarr``) checks the file as ``Cls.load_memmap`` checks a
+folder, with the same comparison (``_schema.compare``): each array's dtype and shape
+against its field's ``Spec`` or jaxtyping annotation, the named dims the fields share, the
+kind of entry each field takes, and the required fields a file written from another class lacks
 (tclass writes the class's schema into each record group's ``_tclass`` attribute, as it
 does into a saved record's ``meta.json``). Every difference is reported at once, in a
 ``SchemaMismatchError``; each Python value is then checked against its field's
@@ -26,8 +27,8 @@ from typing import TYPE_CHECKING, Any, cast
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._io._annotations import check_value, field_classes
-from tclass._io._schema import H5_FILE, LoadPlan, compare, mismatch_error, read_schema
-from tclass._io.store._datasets import STACK_MARK, is_group, is_numeric, torch_dtype
+from tclass._io._schema import STORE_FILE, LoadPlan, compare, mismatch_error, read_schema
+from tclass._io.store._protocol import is_group
 from tclass._io.store._walk import saved_meta
 from tclass.errors import MetadataError, SchemaDifference
 
@@ -61,9 +62,10 @@ def bind_records(root: PersistentTensorDict, cls: type, *, check: bool) -> None:
             _check_values(node, record_cls, entries, plan)
         for key, entry in entries.items():
             classes = field_classes(record_cls, key) if entry.get("type") == "TensorDict" else ()
-            if not classes:
+            found = node._node(key) if classes else None
+            if found is None or not is_group(found):
                 continue
-            child = node._child_of(key, node._node(key))
+            child = node._child_of(key, found)
             chosen = _class_of(child, classes, f"{record_cls.__name__}.{key}")
             node._records[key] = chosen
             if id(child) not in bound:
@@ -101,10 +103,11 @@ def entries_of(node: PersistentTensorDict) -> dict[str, dict[str, Any]]:
             entries[key] = {"type": "TensorDict"}
         elif found.shape is None:
             continue
-        elif is_numeric(found):
-            entries[key] = {"dtype": str(torch_dtype(found)), "shape": list(found.shape)}
+        elif found.dtype is not None:
+            entries[key] = {"dtype": str(found.dtype), "shape": list(found.shape)}
         else:
-            entries[key] = {"type": _VALUE_KINDS[STACK_MARK in found.attrs]}
+            per_row = found.stack_shape(node._where(key)) is not None
+            entries[key] = {"type": _VALUE_KINDS[per_row]}
     return entries
 
 
@@ -114,7 +117,7 @@ def _compared(
     saved = read_schema(saved_meta(node), node._where())
     return compare(
         cls, entries, set(), saved, len(node.batch_size), path, strict=True, widen=False,
-        source=H5_FILE,
+        source=STORE_FILE,
     )  # fmt: skip
 
 
@@ -150,7 +153,7 @@ def _class_of(child: PersistentTensorDict, classes: tuple[type, ...], field: str
     msg = (
         f"{child._where()}: {field} is annotated {accepted}, and the group does not say which "
         "it holds (tclass writes the class into its _tclass attribute); open the file with "
-        "tclass.from_h5 to read it as a PersistentTensorDict"
+        "tclass.from_h5 (or tclass.from_zarr) to read it as a PersistentTensorDict"
     )
     raise MetadataError(msg)
 
