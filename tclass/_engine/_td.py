@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from typing_extensions import Self
 
+from tclass._base._inline import inline_inherited
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._casts import holds_tensor_attrs
 from tclass._base.implemented._collection import TensorCollection
@@ -1006,3 +1007,5 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDict)
+
+inline_inherited(TensorDict)  # for torch.compile's guards: see _base/_inline.py

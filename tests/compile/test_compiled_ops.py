@@ -84,6 +84,15 @@ def cache_entries(fn: Any) -> int:
     return len(_debug_get_cache_entry_list(fn.__code__))
 
 
+def mro_guards(fn: Any) -> list[str]:
+    """The guards of ``fn``'s graph that a class attribute is absent from a class of an
+    input's MRO: one per class between the instance's and the one defining what the
+    trace read; none when the collection classes hold what they inherit
+    (``tclass/_base/_inline.py``)."""
+    guards = str(_debug_get_cache_entry_list(fn.__code__)[0].guard_manager).splitlines()
+    return [line.strip() for line in guards if "DICT_CONTAINS" in line and "__mro__" in line]
+
+
 def run_compiled(case: CompileCase, lib: Lib, backend: str) -> Any:
     """Compiles the case once and runs it at every batch size of ``ROWS``, checking each
     result against eager; returns the compiled function."""
@@ -107,6 +116,7 @@ def _fresh_dynamo() -> Any:
 def test_compiles_whole_matches_eager_and_keeps_one_graph(name: str, backend: str) -> None:
     fn = run_compiled(CASES[name], compile_cases.tclass_lib(), backend)
     assert cache_entries(fn) == 1, f"{name}: recompiled when only the batch size changed"
+    assert mro_guards(fn) == []
 
 
 # --- the harness catches what it is for -------------------------------------------------
@@ -140,6 +150,26 @@ def test_a_graph_break_fails_the_case() -> None:
 def test_a_pinned_batch_size_counts_as_a_recompilation() -> None:
     fn = run_compiled(_case("pins", _pins), compile_cases.tclass_lib(), "eager")
     assert cache_entries(fn) == len(ROWS)
+
+
+def test_mro_guards_finds_the_lookups_of_a_deep_class() -> None:
+    """A subclass of a subclass: ``items`` found two classes down its MRO, a compiled
+    ``td.items()`` guards its absence from the class between."""
+
+    class Deep(tclass.TensorDict):
+        pass
+
+    class Deeper(Deep):
+        pass
+
+    lib = dataclasses.replace(compile_cases.tclass_lib(), TensorDict=Deeper)
+    case = CompileCase("deeper", compile_cases.td_items, lambda lib, rows: (_deep(Deeper, rows),))
+    fn = run_compiled(case, lib, "eager")
+    assert any("'items'" in line for line in mro_guards(fn)), mro_guards(fn)
+
+
+def _deep(cls: type, rows: int) -> Any:
+    return cls({"a": torch.zeros(rows, 2), "b": torch.ones(rows)}, batch_size=[rows])
 
 
 def test_a_result_unlike_eager_fails_the_case() -> None:
