@@ -185,6 +185,8 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     type.__setattr__(cls, "__tclass_info__", info)
     for field in fields:
         _attach_property(cls, info, field.name)  # resolves the rules if it can, here
+    if _settled(info):  # what a row write checks, now rather than at the first write
+        info._row_check = build_row_check(info)
     own = set(cls.__dict__.get("__annotations__", {}))
     # A class whose specs are known now gets its own checking body (see _checked_init).
     info.generated_init = generated_init(cls, info, own, _checked_init(info) or init_record)
@@ -202,6 +204,21 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
     register_class(cls)  # loadable from a saved folder by its module and qualname
     register_pytree(cls)
+
+
+def _settled(info: ClassInfo) -> bool:
+    """Whether the class's rules are known, and the row checks of the record classes its
+    fields may hold (itself aside): then its own row check is worked out when the class
+    is built. Worked out at the first write, it could be inside a torch.compile trace,
+    which cannot run the code generation it takes."""
+    if info._rules is None:
+        return False
+    for rule in info._rules.values():
+        for cls in rule.collections:
+            inner = getattr(cls, "__tclass_info__", None)
+            if inner is not None and inner is not info and inner._row_check is PENDING:
+                return False
+    return True
 
 
 def _parent_info(cls: type) -> ClassInfo | None:

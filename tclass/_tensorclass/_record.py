@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, overload
 import torch
 from typing_extensions import Self, Unpack, dataclass_transform
 
+from tclass._base._inline import inline_inherited
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, PathLike, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
@@ -876,3 +877,6 @@ def _required_fields(cls: type) -> list[str]:
         for f in dataclasses.fields(cls)
         if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     ]
+
+
+inline_inherited(TensorClass)  # for torch.compile's guards: see _base/_inline.py

@@ -39,6 +39,7 @@ from typing import (
 import torch
 from typing_extensions import Self
 
+from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
@@ -970,3 +971,5 @@ MutableMapping.register(LazyStackedTensorDict)
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
 
 ENGINE.LazyStackedTensorDict = LazyStackedTensorDict
+
+inline_inherited(LazyStackedTensorDict)  # for torch.compile's guards: see _base/_inline.py
