@@ -1,15 +1,20 @@
 """Times tclass's memory-mapped save and load against the peer (``tensordict``) and baselines.
 
 Usage: ``python benchmarks/io.py [--quick] [--repeat N] [--dir DIR] [--gather-rows N]
-[--cases 12345]`` (``make bench-io``). ``--quick`` is a smoke run (megabytes, one repeat).
+[--save-rows N] [--cases 12345] [--cpu]`` (``make bench-io``). ``--quick`` is a smoke run
+(megabytes, one repeat); ``--cpu`` times cases 3 and 4 (per-operation) in this process's
+CPU time rather than wall-clock time, for a loaded machine.
 
 The cases (the issue's targets in the table's last columns):
 
-1. ``memmap_`` of a 2 GiB tensorclass of 8 float32 leaves, in GB/s (1e9 bytes/s) into the
-   page cache of the disk that holds ``--dir``, for ``num_threads`` in {0, 2, 4, 8};
-   baselines: safetensors ``save_file`` and ``torch.save`` of the same 8 tensors. Dirty
-   pages are flushed (``os.sync``) and 1.25x the size in memory touched (see
-   ``touch_memory``) before each write; the folder is deleted after it.
+1. ``memmap_`` of a 2 GiB (``--save-rows 32768``: 1 GiB) tensorclass of 8 float32 leaves,
+   in GB/s (1e9 bytes/s) into the page cache of the disk that holds ``--dir``, for
+   ``num_threads`` in {0, 2, 4, 8}; baselines: the page cache's own limit, a plain
+   ``pwrite`` of the same 8 buffers into 8 new files ("pwrite") and ``dd`` of one file
+   of the same size from ``/dev/zero`` ("dd"), then safetensors ``save_file`` and
+   ``torch.save`` of the same 8 tensors. Before each write the writeback is settled
+   (``os.sync()``, then a wait until /proc/meminfo's Dirty + Writeback drain) and 1.25x
+   the size in memory touched (see ``touch_memory``); the folder is deleted after it.
 2. Gather of 256 random rows from a memory-mapped (3, 64, 64) uint8 field of
    ``--gather-rows`` rows (default 1,000,000: a 12.3 GB file, written with real bytes
    and fsynced), in rows/s, by tclass and the peer (``loaded["image"][idx]``, idx a
@@ -25,7 +30,8 @@ The cases (the issue's targets in the table's last columns):
    leaf; create, fill or size and map each leaf and write meta.json), i.e. the file
    system's own cost, which bounds how far below the peer tclass can go. Both writes are
    also timed with ``durable=True`` (every file and folder fsynced, and the parent after
-   the swap; the peer has no such option, so the ratio is against its plain save).
+   the swap; the peer has no such option, so the ratio is against its plain save). Each
+   sample of a write starts with the writeback settled, as in case 1.
 5. ``append_memmap`` of 10,000 rows of a (3, 64, 64) uint8 image, a float32 reward and a
    bool done to a saved folder of 10,000 and of 1,000,000 rows (allocated sparse, with
    ``memmap_like``); baseline: the same rows written by hand into a buffer preallocated
@@ -33,7 +39,8 @@ The cases (the issue's targets in the table's last columns):
    issue's targets: at most 1.2x the baseline, whatever the rows already saved.
 
 All implementations of a case run in this one process, interleaved repeat by repeat (the
-order rotating) so that machine noise hits them alike; the table reports medians.
+order rotating) so that machine noise hits them alike; the table reports medians, and
+each ratio's range over the repeats (each repeat's pair ran side by side).
 
 No ``from __future__ import annotations`` here: the tensorclasses' annotations must
 resolve even when the script runs under ``python -m cProfile`` or ``runpy``.
@@ -63,7 +70,7 @@ import tclass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from io_table import COLUMNS, Impl, Row, measure, note, print_row  # noqa: E402
+from io_table import COLUMNS, Impl, Row, measure, note, print_row, use_cpu_time  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the peer's deprecation warnings
@@ -179,6 +186,24 @@ def touch_memory(nbytes: int) -> None:
         del filled
 
 
+def settle_writeback(limit: int = 32 << 20, timeout: float = 120.0) -> None:
+    """Write dirty pages back and wait until /proc/meminfo's Dirty + Writeback are under
+    ``limit`` bytes (or ``timeout`` seconds pass: other programs may keep writing), so
+    that no sample pays for the writeback of the one before."""
+    os.sync()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/meminfo") as stream:
+                fields = dict(line.split(":", 1) for line in stream)
+        except OSError:
+            return  # not Linux: os.sync() is all there is
+        pending = sum(int(fields.get(name, "0 kB").split()[0]) for name in ("Dirty", "Writeback"))
+        if pending * 1024 < limit:
+            return
+        time.sleep(0.01)
+
+
 def collect(sizes: Sizes) -> None:
     """Unmap the files of dropped collections caught in reference cycles."""
     if sizes.collect:
@@ -194,6 +219,12 @@ def fresh_paths(base: Path, stem: str) -> Callable[[], str]:
 def each_path(paths: Callable[[], str], run: Callable[[str], Any]) -> Callable[[], Any]:
     """A function calling ``run`` with a new path from ``paths`` at each call."""
     return lambda: run(paths())
+
+
+def write_impl(folder: Path, stem: str, save: Callable[[str], Any]) -> Impl:
+    """Saves into new folders under ``folder`` (removed after each batch), each batch
+    starting with the writeback settled."""
+    return Impl(each_path(fresh_paths(folder, stem), save), settle_writeback, clear(folder))
 
 
 def clear(folder: Path) -> Callable[[], None]:
@@ -230,7 +261,7 @@ def case_save(base: Path, sizes: Sizes) -> list[Row]:
     state: dict[str, Any] = {}
 
     def settle() -> None:
-        os.sync()  # every write starts with no dirty pages to compete with
+        settle_writeback()  # every write starts with no dirty pages to compete with
         touch_memory(sizes.save_bytes * 5 // 4)
 
     def prepare(make: Callable[[], Any]) -> Callable[[], None]:
@@ -269,6 +300,9 @@ def case_save(base: Path, sizes: Sizes) -> list[Row]:
 
         return Impl(lambda: save(leaves, str(target / name)), before, after, number=1)
 
+    impls["pwrite"] = in_folder(pwrite_leaves, "")
+    if shutil.which("dd") is not None:
+        impls["dd"] = in_folder(lambda _, path: dd_zeros(path, sizes.save_bytes), "data")
     if safetensors_torch is not None:
         impls["safetensors"] = in_folder(safetensors_torch.save_file, "model.safetensors")
     impls["torch.save"] = in_folder(torch.save, "data.pt")
@@ -278,18 +312,52 @@ def case_save(base: Path, sizes: Sizes) -> list[Row]:
     return _save_rows(measure(impls, sizes.repeat, sizes.budget), sizes)
 
 
+def pwrite_leaves(leaves: dict[str, torch.Tensor], folder: str) -> None:
+    """The page cache's limit for these bytes: each buffer written whole into a new file
+    (``pwrite``, in this thread), nothing mapped, no meta.json."""
+    for name, value in leaves.items():
+        data = value.numpy().data.cast("B")
+        fd = os.open(os.path.join(folder, f"{name}.memmap"), os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        try:
+            done = 0
+            while done < len(data):
+                done += os.pwrite(fd, data[done:], done)
+        finally:
+            os.close(fd)
+
+
+def dd_zeros(path: str, nbytes: int) -> None:
+    """``dd`` of ``nbytes`` from /dev/zero into a new file (1 MiB blocks, no sync)."""
+    subprocess.run(
+        ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={nbytes}", "iflag=count_bytes",
+         "status=none"],
+        check=True,
+    )  # fmt: skip
+
+
+# The issue's targets, as rates over the peer's (time ratios 0.8 and 0.6), and over a
+# plain pwrite of the same bytes (within 1.25x of its time).
+SAVE_TARGETS = {0: 1.25, 2: 1 / 0.6}
+PWRITE_TARGET = 0.8
+
+
 def _save_rows(samples: dict[str, list[float]], sizes: Sizes) -> list[Row]:
-    """Case 1's rows: one per thread count, the best of them against the peer and
-    against safetensors."""
+    """Case 1's rows: one per thread count; one thread against a plain pwrite; the best
+    of them against the peer and against safetensors."""
     scale = sizes.save_bytes / 1e9
     size = size_text(sizes.save_bytes)
-    baselines = ("safetensors", "torch.save")
+    baselines = ("pwrite", "dd", "safetensors", "torch.save")
     out = [
         Row.of(f"memmap_ {size} x8 threads={threads}", "GB/s", samples, scale,
                tclass_key=f"tclass/{threads}", peer_key=f"peer/{threads}", baselines=baselines,
-               target=1.2 if threads == 0 else None)
+               target=SAVE_TARGETS.get(threads))
         for threads in THREADS
     ]  # fmt: skip
+    out.append(
+        Row.of(f"memmap_ {size} x8 threads=0/pwrite", "GB/s", samples, scale,
+               tclass_key="tclass/0", peer_key="peer/0", baselines=baselines,
+               against="pwrite", target=PWRITE_TARGET)
+    )  # fmt: skip
     best = max(out, key=lambda row: row.tclass)
     peers = [row.peer for row in out if row.peer is not None]
     peer_best = max(peers) if peers else None
@@ -568,25 +636,12 @@ def _small_leaves_rows(base: Path, sizes: Sizes) -> list[Row]:
     writes = base / "writes"
     writes.mkdir()
     save256 = {
-        "tclass": Impl(
-            each_path(fresh_paths(writes, "t"), lambda path: mine.memmap(path)), after=clear(writes)
-        ),
-        "by hand": Impl(
-            each_path(
-                fresh_paths(writes, "h"), lambda path: save_by_hand(leaves, [100], path, False)
-            ),
-            after=clear(writes),
-        ),
+        "tclass": write_impl(writes, "t", lambda path: mine.memmap(path)),
+        "by hand": write_impl(writes, "h", lambda path: save_by_hand(leaves, [100], path, False)),
+        "tclass durable": write_impl(writes, "d", lambda path: mine.memmap(path, durable=True)),
     }
-    save256["tclass durable"] = Impl(
-        each_path(fresh_paths(writes, "d"), lambda path: mine.memmap(path, durable=True)),
-        after=clear(writes),
-    )
     if theirs is not None:
-        save256["peer"] = Impl(
-            each_path(fresh_paths(writes, "p"), lambda path: theirs.memmap(path)),
-            after=clear(writes),
-        )
+        save256["peer"] = write_impl(writes, "p", lambda path: theirs.memmap(path))
     note(f"case 3: memmap of {sizes.small_leaves} leaves, {sizes.repeat} repeats")
     samples = measure(save256, sizes.repeat, sizes.budget)
     out.append(
@@ -623,27 +678,15 @@ def case_like(base: Path, sizes: Sizes) -> list[Row]:
     folder = base / "like"
     folder.mkdir()
     impls = {
-        "tclass": Impl(
-            each_path(fresh_paths(folder, "t"), lambda path: mine.memmap_like(path)),
-            after=clear(folder),
-        ),
-        "by hand": Impl(
-            each_path(
-                fresh_paths(folder, "h"), lambda path: save_by_hand(expanded, [rows], path, True)
-            ),
-            after=clear(folder),
+        "tclass": write_impl(folder, "t", lambda path: mine.memmap_like(path)),
+        "by hand": write_impl(folder, "h", lambda path: save_by_hand(expanded, [rows], path, True)),
+        "tclass durable": write_impl(
+            folder, "d", lambda path: mine.memmap_like(path, durable=True)
         ),
     }
-    impls["tclass durable"] = Impl(
-        each_path(fresh_paths(folder, "d"), lambda path: mine.memmap_like(path, durable=True)),
-        after=clear(folder),
-    )
     if peer is not None:
         theirs = peer.TensorDict({"image": image, "label": label}, []).expand(rows)
-        impls["peer"] = Impl(
-            each_path(fresh_paths(folder, "p"), lambda path: theirs.memmap_like(path)),
-            after=clear(folder),
-        )
+        impls["peer"] = write_impl(folder, "p", lambda path: theirs.memmap_like(path))
     liked = impls["tclass"].run()
     assert isinstance(liked, tclass.TensorDict) and liked["image"].shape == (rows, *ROW_SHAPE)
     del liked
@@ -712,6 +755,7 @@ def _append_to(base: Path, saved: int, sizes: Sizes) -> Row:
             buffers.pop(name, None)
             remove(paths[name])
             buffers[name] = _allocate(lib, paths[name], saved + extra)
+            settle_writeback()
 
         return before
 
@@ -760,11 +804,23 @@ CASES: dict[str, Callable[[Path, Sizes], list[Row]]] = {
 }
 
 
+CPU_CASES = "34"  # the per-operation cases --cpu times in CPU time
+
+
+def load_text() -> str:
+    try:
+        return "/".join(f"{load:.1f}" for load in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def tclass_revision() -> str:
-    """The checkout's commit (``-dirty`` with uncommitted changes), if git can tell."""
+    """The commit of the tclass imported (``-dirty`` with uncommitted changes), if git can
+    tell."""
+    where = str(Path(tclass.__file__).resolve().parent)
     try:
         done = subprocess.run(
-            ["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty"],
+            ["git", "-C", where, "describe", "--always", "--dirty"],
             capture_output=True, text=True, timeout=10, check=True,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
@@ -788,13 +844,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--gather-rows", type=int, help="rows of the gathered file (default 1,000,000)"
     )
+    parser.add_argument(
+        "--save-rows",
+        type=int,
+        help="rows of each (rows, 1024) float32 leaf of case 1 (default 65536: 2 GiB; "
+        "32768: 1 GiB)",
+    )
     parser.add_argument("--cases", default="12345", help="which cases to run, e.g. 13")
+    parser.add_argument(
+        "--cpu", action="store_true", help="time cases 3 and 4 in CPU time (a loaded machine)"
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     if args.repeat is not None:
         sizes = Sizes(**{**sizes.__dict__, "repeat": max(1, args.repeat)})
     if args.gather_rows is not None:
         sizes = Sizes(**{**sizes.__dict__, "gather_rows": args.gather_rows})
+    if args.save_rows is not None:
+        sizes = Sizes(**{**sizes.__dict__, "save_rows": max(1, args.save_rows)})
     base = Path(tempfile.mkdtemp(prefix="tclass-bench-io-", dir=args.dir))
     free = shutil.disk_usage(base).free
     if free < needed_bytes(sizes, args.cases):
@@ -807,6 +874,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     rows: list[Row] = []
+    load_at_start = load_text()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the peer's deprecation warnings
@@ -816,24 +884,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "safetensors: "
                 f"{'installed' if safetensors_torch is not None else 'not installed'}; "
                 f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
-                f"{os.cpu_count()} CPUs; "
+                f"{os.cpu_count()} CPUs; load average {load_at_start}; "
                 f"writing in {base}"
             )
             print(
                 f"median of {sizes.repeat} interleaved repeats; GB/s = 1e9 bytes/s; "
-                "ratio = tclass / the "
-                "target's reference; tclass range = its lowest..highest repeat\n"
+                "ratio = tclass / the target's reference (range: over the repeats); "
+                "tclass range = its lowest..highest repeat; cases 3-4 in "
+                f"{'CPU' if args.cpu else 'wall-clock'} time\n"
             )
             print(COLUMNS)
             print("-" * len(COLUMNS))
             for key, case in CASES.items():
                 if key in args.cases:
+                    use_cpu_time(args.cpu and key in CPU_CASES)
                     for row in case(base, sizes):
                         rows.append(row)
                         print_row(row)
     finally:
         gc.collect()
         remove(base)
+    print(f"\nload average {load_text()} at the end; {load_at_start} at the start")
     misses = [
         f"{row.case} ({row.target_text}: {row.ratio:.2f})" for row in rows if row.verdict == "MISS"
     ]

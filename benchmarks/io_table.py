@@ -14,6 +14,15 @@ from dataclasses import dataclass, field
 
 # --- timing ------------------------------------------------------------------------------
 
+# What a sample measures: wall-clock time, or this process's CPU time (``--cpu``: the
+# per-operation cases on a loaded machine, where waiting for a core is not the code's).
+_clock: Callable[[], float] = time.perf_counter
+
+
+def use_cpu_time(cpu: bool) -> None:
+    global _clock
+    _clock = time.process_time if cpu else time.perf_counter
+
 
 def _noop() -> None:
     return None
@@ -34,10 +43,10 @@ class Impl:
         """Seconds per call over ``number`` calls."""
         self.before()
         try:
-            start = time.perf_counter()
+            start = _clock()
             for _ in range(number):
                 self.run()
-            elapsed = time.perf_counter() - start
+            elapsed = _clock() - start
         finally:
             self.after()
         return elapsed / number
@@ -83,6 +92,9 @@ class Row:
     against: str | None = None  # "peer" or a baseline's name: what the ratio divides by
     target: float | None = None  # the bound on the ratio (>= for rates, <= for times)
     spread: tuple[float, float] | None = None  # tclass's lowest and highest sample
+    # The ratio's lowest and highest over the repeats (each repeat's tclass sample over
+    # the same repeat's sample of what the ratio divides by: they ran side by side).
+    ratio_spread: tuple[float, float] | None = None
 
     @classmethod
     def of(
@@ -107,10 +119,15 @@ class Row:
             return statistics.median(values(key)) if key in samples else None
 
         mine = values(tclass_key)
+        other_key = peer_key if against == "peer" else against
+        paired = None
+        if other_key in samples and len(mine) > 1 and len(samples[other_key]) == len(mine):
+            ratios = [a / b for a, b in zip(mine, values(other_key)) if b]
+            paired = (min(ratios), max(ratios)) if ratios else None
         return cls(
             case, unit, statistics.median(mine), median(peer_key),
             {name: median(name) for name in baselines if name in samples},  # type: ignore[misc]
-            against, target, (min(mine), max(mine)) if len(mine) > 1 else None,
+            against, target, (min(mine), max(mine)) if len(mine) > 1 else None, paired,
         )  # fmt: skip
 
     @property
@@ -157,8 +174,8 @@ def quantity(value: float | None, unit: str) -> str:
 
 
 COLUMNS = (
-    f"{'case':36s} {'unit':>6s} {'tclass':>8s} {'peer':>8s}  {'baseline(s)':48s} {'ratio':>5s}  "
-    f"{'target':20s} {'ok':4s} tclass range"
+    f"{'case':36s} {'unit':>6s} {'tclass':>8s} {'peer':>8s}  {'baseline(s)':48s} {'ratio':>5s} "
+    f"{'(range)':11s}  {'target':20s} {'ok':4s} tclass range"
 )
 
 
@@ -166,11 +183,12 @@ def print_row(row: Row) -> None:
     unit = "time" if row.unit == "s" else row.unit
     base = ", ".join(f"{name} {quantity(value, row.unit)}" for name, value in row.baselines.items())
     ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
+    ratios = "" if row.ratio_spread is None else "({:.2f}-{:.2f})".format(*row.ratio_spread)
     spread = "" if row.spread is None else "..".join(quantity(v, row.unit) for v in row.spread)
     print(
         f"{row.case:36s} {unit:>6s} {quantity(row.tclass, row.unit):>8s} "
-        f"{quantity(row.peer, row.unit):>8s}  "
-        f"{base or '-':48s} {ratio:>5s}  {row.target_text:20s} {row.verdict:4s} {spread}".rstrip(),
+        f"{quantity(row.peer, row.unit):>8s}  {base or '-':48s} {ratio:>5s} {ratios:11s}  "
+        f"{row.target_text:20s} {row.verdict:4s} {spread}".rstrip(),
         flush=True,
     )
 

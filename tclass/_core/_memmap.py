@@ -19,7 +19,6 @@ shared memory and crosses ``torch.multiprocessing`` without a copy. Unlike the p
 
 from __future__ import annotations
 
-import errno
 import math
 import operator
 import os
@@ -28,20 +27,25 @@ import stat
 import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
-from typing import TYPE_CHECKING, Literal, NoReturn, SupportsIndex, TypeAlias, Union
+from typing import TYPE_CHECKING, Literal, SupportsIndex, TypeAlias, Union
 
 import torch
 import torch.multiprocessing
 from typing_extensions import Self
 
+from tclass._core._memmap_files import (
+    check_file_size,
+    create_file,
+    file_tensor,
+    fit,
+    map_existing,
+    write_all,
+)
 from tclass.errors import (
     ArgumentError,
     DeviceError,
     FileConflictError,
     FileFormatError,
-    FilePermissionError,
-    MissingFileError,
-    NotAFileError,
     ShapeError,
     UnpicklableError,
 )
@@ -49,7 +53,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from torch._C import _Index
 
-__all__ = ["MemoryMappedTensor"]
+__all__ = ["MemoryMappedTensor", "check_file_size", "map_opened_file"]
 
 Mode = Literal["r", "r+"]
 SizeLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
@@ -58,11 +62,6 @@ DeviceLike: TypeAlias = str | torch.device | int
 Scalar: TypeAlias = bool | int | float | complex
 _Reduced = tuple[Callable[..., "MemoryMappedTensor"], tuple[object, ...]]
 
-# Reopening "/proc/self/fd/N" maps the very file we opened and checked, even if its path
-# was replaced in between. Elsewhere we fall back to the path itself.
-_PROC_FD = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else None
-_OPEN_FLAGS = os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK  # never block on a FIFO
-_WRITE_FLAGS = _OPEN_FLAGS | os.O_RDWR | os.O_NOFOLLOW
 # Typed aliases of untyped torch internals (torch.multiprocessing uses them too).
 _new_shared: Callable[[int], torch.UntypedStorage] = torch.UntypedStorage._new_shared
 _new_shared_fd: Callable[[int, int], torch.UntypedStorage] = torch.UntypedStorage._new_shared_fd_cpu  # type: ignore[attr-defined]
@@ -378,7 +377,7 @@ class MemoryMappedTensor(torch.Tensor):
             raise ValueError(msg)
         size = _as_size((), shape)
         path = _abspath(filename)
-        flat, mode = _map_existing(path, _check_dtype(dtype), size, mode)
+        flat, mode = map_existing(path, _check_dtype(dtype), size, mode)
         out = cls._wrap_file(flat.view(size), path, mode)
         if index is None:
             return out
@@ -517,9 +516,7 @@ class MemoryMappedTensor(torch.Tensor):
             flat: torch.Tensor = torch.empty(0, dtype=dtype)
             flat = flat.set_(storage, 0, size)  # type: ignore[call-overload]
             return flat.as_subclass(cls)
-        path = _abspath(filename)
-        flat = _create_file(path, numel, dtype, existsok, zero, data)
-        return cls._wrap_file(flat.view(size), path, "r+")
+        return create_file(cls, _abspath(filename), size, dtype, existsok, zero, data)
 
     @classmethod
     def _wrap_file(cls, tensor: torch.Tensor, path: str, mode: Mode) -> Self:
@@ -673,12 +670,6 @@ def _raw_bytes(tensor: torch.Tensor) -> memoryview | None:
     return tensor.numpy().data.cast("B")
 
 
-def _write_all(fd: int, data: memoryview) -> None:
-    done = 0
-    while done < len(data):  # one write moves at most ~2 GiB on Linux
-        done += os.pwrite(fd, data[done:], done)
-
-
 def _shared_storage(nbytes: int, data: memoryview | None) -> torch.UntypedStorage:
     """Zero-filled anonymous shared memory of ``nbytes``, holding ``data`` if given."""
     if _memfd_create is None or nbytes == 0 or _sharing_strategy() != "file_descriptor":
@@ -694,95 +685,10 @@ def _shared_storage(nbytes: int, data: memoryview | None) -> torch.UntypedStorag
     try:
         os.ftruncate(fd, nbytes)
         if data is not None:
-            _write_all(fd, data)
+            write_all(fd, data)
         return _new_shared_fd(fd, nbytes)  # keeps its own duplicate of fd
     finally:
         os.close(fd)
-
-
-def _create_file(
-    path: str, numel: int, dtype: torch.dtype, existsok: bool, zero: bool,
-    data: memoryview | None,
-) -> torch.Tensor:  # fmt: skip
-    """Create (or, with ``existsok``, resize) ``path``, write ``data``, map it flat."""
-    created = True
-    try:
-        fd = os.open(path, _WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError as err:
-        if not existsok or os.path.islink(path) or os.path.isdir(path):
-            _raise_open_error(path, err)
-        created = False
-        fd = _open_or_raise(path, _WRITE_FLAGS)  # O_NOFOLLOW: a symlink fails
-    except OSError as err:
-        _raise_open_error(path, err)
-    try:
-        if not created:
-            _check_regular(fd, path)
-            if zero:
-                os.ftruncate(fd, 0)  # drop old content; the regrown file reads as zeros
-        os.ftruncate(fd, numel * dtype.itemsize)  # sparse: no blocks are written
-        if data is not None:
-            _write_all(fd, data)
-        return _map_fd(fd, path, numel, dtype, shared=True)
-    except BaseException:
-        if created:
-            os.unlink(path)
-        raise
-    finally:
-        os.close(fd)
-
-
-def _map_existing(
-    path: str, dtype: torch.dtype, shape: Sequence[int], mode: Mode | None, longer_ok: bool = False
-) -> tuple[torch.Tensor, Mode]:
-    """Map an existing file flat after checking it; the file is never modified."""
-    if mode is None:
-        mode = "r+" if os.access(path, os.W_OK) else "r"
-    flags = _OPEN_FLAGS | (os.O_RDWR if mode == "r+" else os.O_RDONLY)
-    hint = "; mode='r' maps it read-only, copy-on-write" if mode == "r+" else ""
-    fd = _open_or_raise(path, flags, hint)
-    try:
-        numel = check_file_size(fd, path, dtype, shape, longer_ok=longer_ok)
-        return _map_fd(fd, path, numel, dtype, shared=mode == "r+"), mode
-    finally:
-        os.close(fd)
-
-
-def check_file_size(
-    fd: int,
-    path: str,
-    dtype: torch.dtype,
-    shape: Sequence[int],
-    hint: str = "",
-    longer_ok: bool = False,
-) -> int:
-    """The element count of ``shape``, after checking that the regular file behind ``fd``
-    holds exactly (or, with ``longer_ok``, at least) that many elements of ``dtype``;
-    raises FileFormatError otherwise."""
-    return _fit(fd, path, dtype, shape, hint, longer_ok)[0]
-
-
-def _fit(
-    fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str, longer_ok: bool
-) -> tuple[int, bool]:
-    """:func:`check_file_size`, and whether the file is longer than needed."""
-    size = _check_regular(fd, path)
-    numel = math.prod(shape)
-    needed = numel * dtype.itemsize
-    if size != needed and not (longer_ok and size > needed):
-        msg = (
-            f"{path!r} holds {size} bytes, but dtype {dtype} and shape "
-            f"{list(shape)} need {needed} bytes ({numel} x "
-            f"{dtype.itemsize}); the file was left unchanged. "
-        )
-        raise FileFormatError(msg + (hint or _SIZE_HINT))
-    return numel, size != needed
-
-
-_SIZE_HINT = (
-    "Pass the dtype and shape it was written with (a raw file has no header), or rewrite "
-    "it with MemoryMappedTensor.from_tensor(t, filename=..., existsok=True)"
-)
 
 
 def map_opened_file(
@@ -797,71 +703,14 @@ def map_opened_file(
     # Inline, as this runs once per leaf of every load: the checks of check_file_size in
     # their passing case (any other case goes through _fit, for its verdict and message).
     status = os.fstat(fd)
-    numel = math.prod(shape)
+    nbytes = math.prod(shape) * dtype.itemsize
     longer = False
-    if status.st_size != numel * dtype.itemsize or not stat.S_ISREG(status.st_mode):
-        numel, longer = _fit(fd, path, dtype, shape, hint, True)
-    if numel:
-        source = f"{_PROC_FD}/{fd}" if _PROC_FD else path  # as in _map_fd
-        flat = torch.from_file(source, shared=mode == "r+", size=numel, dtype=dtype)
-    else:
-        flat = torch.empty(0, dtype=dtype)
-    out = flat.view(shape).as_subclass(MemoryMappedTensor)
-    out._filename = path
-    out._mode = mode
+    if status.st_size != nbytes or not stat.S_ISREG(status.st_mode):
+        longer = fit(fd, path, dtype, shape, hint, True)[1]
+    out = file_tensor(MemoryMappedTensor, fd, path, shape, nbytes, dtype, mode)
     if longer:
         out._prefix = True
     return out
-
-
-def _map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> torch.Tensor:
-    """Map the first ``numel`` elements of the file behind ``fd`` (already checked to
-    hold at least that many) as a flat tensor."""
-    if numel == 0:
-        return torch.empty(0, dtype=dtype)  # mmap cannot map 0 bytes
-    # from_file grows a short file (and zeroes its first byte), hence the size checks
-    # before. shared=False is a private copy-on-write mapping of a read-only open.
-    source = f"{_PROC_FD}/{fd}" if _PROC_FD else path
-    return torch.from_file(source, shared=shared, size=numel, dtype=dtype)
-
-
-def _open_or_raise(path: str, flags: int, hint: str = "") -> int:
-    try:
-        return os.open(path, flags)
-    except OSError as err:
-        _raise_open_error(path, err, hint)
-
-
-def _check_regular(fd: int, path: str) -> int:
-    """Return the size of the file behind ``fd``; refuse anything but a regular file."""
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        msg = f"{path!r} is not a regular file; give the path of a file"
-        raise NotAFileError(msg)
-    return st.st_size
-
-
-def _raise_open_error(path: str, err: OSError, hint: str = "") -> NoReturn:
-    """Re-raise an ``os.open`` error as the tclass error for it, with a fix."""
-    code = err.errno
-    if code in (errno.EEXIST, errno.ELOOP) and os.path.islink(path):
-        msg = f"refusing to write through the symlink {path!r}; give the real path"
-        raise FileConflictError(msg) from err
-    if code in (errno.EEXIST, errno.EISDIR) and os.path.isdir(path):
-        msg = f"{path!r} is a directory; give the path of a file"
-        raise NotAFileError(msg) from err
-    if code == errno.EEXIST:
-        msg = f"{path!r} already exists; pass existsok=True to overwrite it"
-        raise FileConflictError(msg) from err
-    if code in (errno.ENOENT, errno.ENOTDIR):
-        msg = f"{path!r} does not exist (or its directory does not); check the path"
-        raise MissingFileError(msg) from err
-    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
-        msg = f"this process may not open {path!r} as needed ({os.strerror(code)}){hint}"
-        failure = FilePermissionError(msg)
-        failure.errno = code
-        raise failure from err
-    raise err
 
 
 # --- argument checks -------------------------------------------------------------------
@@ -869,6 +718,8 @@ def _raise_open_error(path: str, err: OSError, hint: str = "") -> NoReturn:
 
 def _as_size(size: tuple[SizeLike, ...], shape: SizeLike | None) -> tuple[int, ...]:
     """Normalize ``(2, 3)``, ``((2, 3),)``, ``(torch.Size(...),)`` or ``shape=``."""
+    if shape is None and len(size) == 1 and size[0].__class__ is torch.Size:
+        return size[0]  # a tensor's shape: non-negative ints
     if shape is not None:
         if size:
             msg = "pass the size either positionally or as shape=, not both"
@@ -972,7 +823,7 @@ def _rebuild_from_file(
 ) -> MemoryMappedTensor:  # fmt: skip
     """Unpickle a file reference: map the file (checked, unchanged) and take the view.
     ``prefix``: the tensor mapped the first ``file_numel`` elements of a longer file."""
-    flat, mode = _map_existing(path, dtype, (file_numel,), mode, longer_ok=prefix)
+    flat, mode = map_existing(path, dtype, (file_numel,), mode, longer_ok=prefix)
     try:
         view = flat.as_strided(size, stride, offset)
     except RuntimeError as err:

@@ -247,11 +247,11 @@ def compare(
     fields, specs = class_schema(cls)
     declared = {f.name: f for f in fields}
     plan = _Comparison(cls.__name__, path, LoadPlan(), source)
-    for name in sorted(entries.keys() | values, key=str):
-        if name not in declared:
-            if strict:
-                plan.extra(name, _entry_kind(entries.get(name)))
-            plan.plan.drop.add(name)
+    extras = (entries.keys() | values) - declared.keys()
+    for name in sorted(extras, key=str) if extras else ():
+        if strict:
+            plan.extra(name, _entry_kind(entries.get(name)))
+        plan.plan.drop.add(name)
     for field_schema in fields:
         name = field_schema.name
         present = name in entries or name in values
@@ -362,21 +362,27 @@ class SchemaCheck:
     ) -> LoadPlan:
         """The plan for the record fields in ``folder`` (a ``_tensordict/`` or a member
         of a lazy stack of them); its differences are added to ``differences``."""
-        # The record's folder: the parent of its _tensordict/ (lazy-stack members in
-        # _tensordict/0, 1... are one record's, reported once).
+        saved = read_schema(marker, f"{folder}/meta.json") if marker else None
+        plan = compare(
+            cls, entries, values, saved, batch_ndim, "", strict=self.strict, widen=self.widen
+        )
+        if not plan.differences:  # the usual case: no path to name
+            return plan
+        path = self._record_path(folder)
+        plan.differences = [d._replace(path=path) for d in plan.differences]
+        seen = {(d.path, d.field, d.kind) for d in self.differences}
+        self.differences += [d for d in plan.differences if (d.path, d.field, d.kind) not in seen]
+        return plan
+
+    def _record_path(self, folder: str) -> str:
+        """The record's folder relative to the root: the parent of its _tensordict/
+        (lazy-stack members in _tensordict/0, 1... are one record's, reported once)."""
         parts = [] if folder == self.root else os.path.relpath(folder, self.root).split(os.sep)
         while parts and parts[-1].isdigit():
             parts.pop()
         if parts and parts[-1] == TENSORCLASS_DIR:
             parts.pop()
-        path = "/".join(parts)
-        saved = read_schema(marker, os.path.join(folder, "meta.json"))
-        plan = compare(
-            cls, entries, values, saved, batch_ndim, path, strict=self.strict, widen=self.widen
-        )
-        seen = {(d.path, d.field, d.kind) for d in self.differences}
-        self.differences += [d for d in plan.differences if (d.path, d.field, d.kind) not in seen]
-        return plan
+        return "/".join(parts)
 
     def error(self) -> SchemaMismatchError:
         return mismatch_error(self.root, self.differences)

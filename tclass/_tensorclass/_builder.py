@@ -559,9 +559,21 @@ def record_from_entries(
             raise UnknownFieldError(msg)
     td = TensorDict._new_unchecked({}, as_batch_size(batch_size), device)
     td._assign_names(names)
+    batch, n, rules = td.batch_size, len(td.batch_size), info.rules
     for field in dataclasses.fields(cls):
         if field.name in entries:
             value: Any = entries[field.name]
+            rule = rules[field.name]
+            if (  # a tensor its field takes as it is (every leaf of a loaded record)
+                rule.cast is None
+                and (rule.tensor or rule.number or rule.any_value)
+                and isinstance(value, _Tensor)
+                and value.__class__ is not UnbatchedTensor
+                and (device is None or value.device == device)
+                and value.shape[:n] == batch
+            ):
+                td._store_entry(field.name, value)  # what _store does with it
+                continue
         elif field.default is not dataclasses.MISSING:
             value = field.default
         elif field.default_factory is not dataclasses.MISSING:

@@ -429,6 +429,71 @@ def test_num_threads_writes_the_same_folder(tmp_path: Path) -> None:
         td.memmap(tmp_path / "bad", num_threads=-1)
 
 
+def _writer_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that write each leaf from now on."""
+    import threading
+
+    from tclass._io.memmap import _write
+
+    names: list[str] = []
+    real = _write._write_leaf
+
+    def write_leaf(*args: Any) -> torch.Tensor:
+        names.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(_write, "_write_leaf", write_leaf)
+    monkeypatch.setattr(_write, "_PARALLEL_BYTES", 1024)  # "large": 1 KiB, for the test
+    return names
+
+
+def test_default_save_writes_large_leaves_in_two_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = _writer_threads(monkeypatch)
+    big = {f"big{i}": torch.full((64, 8), float(i)) for i in range(3)}  # 2 KiB each
+    td = TensorDict({**big, "small": torch.arange(64)}, batch_size=[64])
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    saved = td.memmap(tmp_path / "two")
+    _assert_same(saved, td)
+    _assert_same(TensorDict.load_memmap(tmp_path / "two"), td)
+    assert len(names) == 4 and len(set(names)) == 2 and "MainThread" in names
+    for case, threads, torch_threads in (("one", 1, 2), ("torch1", 0, 1)):
+        names.clear()
+        monkeypatch.setattr(torch, "get_num_threads", lambda n=torch_threads: n)
+        td.memmap(tmp_path / case, num_threads=threads)  # one thread asked, or torch has one
+        assert names == ["MainThread"] * 4
+    names.clear()
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    td.memmap_like(tmp_path / "like")  # nothing copied: one thread
+    assert names == ["MainThread"] * 4
+
+
+def test_a_failed_write_in_the_second_thread_leaves_the_old_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tclass._io.memmap import _write
+
+    td = TensorDict({f"k{i}": torch.full((64, 8), float(i)) for i in range(4)}, batch_size=[64])
+    td.memmap(tmp_path / "d")
+    names = _writer_threads(monkeypatch)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    written = _write._write_leaf
+
+    def failing(*args: Any) -> torch.Tensor:
+        import threading
+
+        if threading.current_thread().name != "MainThread":
+            raise OSError(28, "No space left on device")
+        return written(*args)
+
+    monkeypatch.setattr(_write, "_write_leaf", failing)
+    with pytest.raises(OSError, match="No space"):
+        (td + 1).memmap(tmp_path / "d")
+    assert names and os.listdir(tmp_path) == ["d"]
+    _assert_same(TensorDict.load_memmap(tmp_path / "d"), td)
+
+
 def test_save_and_load_aliases(tmp_path: Path) -> None:
     td = _nested()
     tclass.save(td, tmp_path / "a")

@@ -483,6 +483,107 @@ def test_install_over_a_folder_another_writer_created(
     assert [p.name for p in tmp_path.iterdir()] == ["td"]
 
 
+def _parent_listings(monkeypatch: pytest.MonkeyPatch, parent: Path) -> list[str]:
+    """The listings of ``parent`` from now on (by the save's search for dead writers)."""
+    listed: list[str] = []
+    real_listdir = os.listdir
+
+    def listdir(path: Any = ".") -> list[str]:
+        if not isinstance(path, int) and os.fspath(path) == str(parent):
+            listed.append(os.fspath(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    return listed
+
+
+def test_resaving_lists_the_parent_only_after_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for sibling in range(50):  # a parent with many entries: listing it costs
+        (tmp_path / f"other{sibling}").mkdir()
+    td = _nested()
+    td.memmap(tmp_path / "td")  # first save: the parent is listed
+    listed = _parent_listings(monkeypatch, tmp_path)
+    for _ in range(3):  # nothing else changed beside the folder: no listing
+        td.memmap(tmp_path / "td")
+    for index in range(3):  # nor for new folders beside it
+        td.memmap(tmp_path / f"new{index}")
+    assert listed == []
+    (tmp_path / "new-sibling").mkdir()  # another program changed the parent
+    td.memmap(tmp_path / "td")
+    assert len(listed) == 1
+    td.memmap(tmp_path / "td")
+    assert len(listed) == 1 and set(TensorDict.load_memmap(tmp_path / "td").keys()) == {
+        "a",
+        "s",
+        "top",
+    }
+
+
+@pytest.mark.parametrize("first_save", [True, False], ids=["new-root", "replaced-root"])
+def test_a_dead_writers_staging_folder_made_after_a_save_is_removed_by_the_next(
+    tmp_path: Path, first_save: bool
+) -> None:
+    # A writer killed after this process's last save of the folder (its staging folder
+    # unlocked, as a killed writer's is): the next save must still find and remove it.
+    prefix = tmp_path / "td"
+    if not first_save:
+        _nested().memmap(prefix)
+    _nested().memmap(prefix)
+    dead = tmp_path / ".td.tclass-staging-0badc0de"
+    dead.mkdir()
+    (dead / "meta.json").write_text("{}")
+    _nested().memmap(prefix)
+    assert [p.name for p in tmp_path.iterdir()] == ["td"]
+
+
+def test_another_folders_dead_staging_folder_is_left_and_keeps_the_parent_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only a save of "other" removes what a killed save of "other" left (its moved-aside
+    # old tree may be the only copy of the data); meanwhile saves beside it list the parent.
+    _nested().memmap(tmp_path / "td")
+    other = tmp_path / ".other.tclass-staging-0badc0de"
+    other.mkdir()
+    listed = _parent_listings(monkeypatch, tmp_path)
+    _nested().memmap(tmp_path / "td")
+    _nested().memmap(tmp_path / "td")
+    assert len(listed) == 2 and other.exists()
+    _nested().memmap(tmp_path / "other")
+    assert not other.exists()
+    _nested().memmap(tmp_path / "td")
+    assert len(listed) == 3  # the save that removed it listed the parent; none since
+    _nested().memmap(tmp_path / "td")
+    assert len(listed) == 3
+
+
+def test_a_live_writers_staging_folder_keeps_the_parent_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A save that meets another writer's (locked) staging folder cannot tell whether that
+    # writer will finish: the next save lists the parent again, and removes the folder
+    # once its writer has died (its lock released).
+    import fcntl
+
+    prefix = tmp_path / "td"
+    _nested().memmap(prefix)
+    live = tmp_path / ".td.tclass-staging-1ive1ive"
+    live.mkdir()
+    fd = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        listed = _parent_listings(monkeypatch, tmp_path)
+        _nested().memmap(prefix)  # the parent changed: listed; the live folder stays
+        assert len(listed) == 1 and live.exists()
+        _nested().memmap(prefix)  # listed again: a live writer was there
+        assert len(listed) == 2 and live.exists()
+    finally:
+        os.close(fd)  # the writer dies
+    _nested().memmap(prefix)
+    assert len(listed) == 3 and not live.exists()
+
+
 # --- the peer's remaining save options --------------------------------------------------
 
 

@@ -245,7 +245,7 @@ def test_read_only_and_device_loads_write_no_files(
     node = tmp_path / "buf" / "_tensordict" / "env_id" / "meta.json"
     before = _stamp(node)
     with monkeypatch.context() as patch:  # a folder this process may not write
-        patch.setattr(os, "access", lambda path, mode: False)
+        patch.setattr(os, "access", lambda *args, **kwargs: False)
         unwritable = Row.load_memmap(tmp_path / "buf")
     loads = [
         load_tree(tmp_path / "buf", Row, None, False, mode="r"),

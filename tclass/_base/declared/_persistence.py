@@ -103,7 +103,10 @@ class PersistenceOps:
                 tree); None keeps the data in anonymous shared memory instead.
             copy_existing: allow copying leaves already saved in another folder (else
                 that is a ``FileConflictError``: the copy is probably unintended).
-            num_threads: write leaves in that many threads (0 or 1: the calling thread).
+            num_threads: write leaves in that many threads; 1: the calling thread
+                only; 0 (the default): the calling thread, and one more when the leaves
+                give each at least 32 MiB to copy and torch may use several threads
+                (``torch.get_num_threads()``; the peer's save copies with torch's).
             existsok: allow replacing leaf files that exist in ``prefix`` (default True).
             allow_pickle: save Python values that are not JSON with pickle (loading them
                 will need ``allow_pickle=True`` too); otherwise they are an error.

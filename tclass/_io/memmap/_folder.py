@@ -194,8 +194,15 @@ class DirFolder(Folder):
             if not stat.S_ISREG(status.st_mode):
                 _raise_not_regular(path, status.st_mode, what)
             _check_small(path, status.st_size, what)
-            with os.fdopen(fd, "rb", closefd=False) as stream:
-                data = stream.read(status.st_size + 1)
+            # One read of the known size, one byte more to see a file that grew (5 system
+            # calls with the stat, the open, the fstat and the close; a Python file object
+            # adds 4 more). A regular file reads whole unless it is shorter than fstat said.
+            data = os.read(fd, status.st_size + 1)
+            while len(data) < status.st_size:  # shrank, or a partial read: read the rest
+                more = os.read(fd, status.st_size + 1 - len(data))
+                if not more:
+                    break
+                data += more
         finally:
             os.close(fd)
         if len(data) > status.st_size:
@@ -263,7 +270,7 @@ class DirFolder(Folder):
         return self.open_at(name, os.O_RDONLY, what), "r"
 
     def may_write(self) -> bool:
-        return os.access(self.path, os.W_OK)
+        return os.access(".", os.W_OK, dir_fd=self.fd)  # the folder held, no path walk
 
     def replaced(self) -> bool:
         try:

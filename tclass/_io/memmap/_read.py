@@ -371,13 +371,17 @@ def _load_td(
     observer = options.observer
     listed = list(node_entries(meta, where))
     check, plan = options.schema, None
+    skipped: set[str] = set()
     if record_cls is not None and check is not None:
         found = len(check.differences)
         fields = {key: entry for _, key, entry in listed}
         marker = saved_marker(meta, where)
         plan = check.compare(record_cls, folder.path, fields, marker, set(values), len(batch))
+        skipped = plan.skipped
+    # Leaves mapped straight from this folder (the usual load): see _leaf_file.
+    direct = _maps_directly(folder, options)
     for stored, key, entry in listed:
-        if plan is not None and key in plan.skipped:
+        if skipped and key in skipped:
             continue
         if observer is not None:
             value = _observed_entry(
@@ -390,7 +394,7 @@ def _load_td(
             if value is not _SKIPPED:
                 entries[key] = value
         else:
-            entries[key] = _load_leaf(folder, stored, key, entry, batch, options)
+            entries[key] = _load_leaf(folder, stored, key, entry, batch, options, direct)
     if plan is not None:
         if len(check.differences) > found:  # type: ignore[union-attr]
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
@@ -506,7 +510,9 @@ def _load_leaf(
     entry: dict[str, Any],
     batch: torch.Size,
     options: _Options,
+    direct: bool = False,
 ) -> torch.Tensor:
+    """The leaf ``key`` (``direct``: see :func:`_maps_directly`)."""
     # The checks are inline and their messages built only on failure: this runs per leaf.
     dtype_text = entry.get("dtype")
     dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
@@ -525,6 +531,11 @@ def _load_leaf(
         if not fits_int64(shape):
             raise_too_large(folder.child_path(META), f"entry {key!r} has shape {shape}, which")
         return _empty(shape, dtype, options)
+    if direct:
+        try:  # the usual file name; any failure goes the long way, for its fallbacks
+            return folder.map_leaf(file_name(stored) + ".memmap", "", dtype, shape, options.mode)
+        except TclassError:
+            pass
     return _map_leaf(folder, stored, key, dtype, shape, options)
 
 
@@ -611,6 +622,18 @@ def _leaf_file(
     if options.device is not None and options.device.type != "cpu":
         tensor = tensor.to(options.device, non_blocking=True)
     return tensor
+
+
+def _maps_directly(folder: Folder, options: _Options) -> bool:
+    """Whether the leaves of ``folder`` are mapped as they are, for the caller, with
+    nothing reported (what most loads do): then ``_load_leaf`` asks the folder for the
+    mapping itself, without the steps of :func:`_map_leaf` and :func:`_leaf_file`."""
+    device = options.device
+    return (
+        options.observer is None
+        and not (options.shapes_only or options.fake)
+        and (device is None or device.type == "cpu")
+    )
 
 
 def _faking() -> bool:

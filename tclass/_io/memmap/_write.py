@@ -96,22 +96,66 @@ def staged_tree(root: str, old_tree: bool, durable: bool = False) -> Iterator[st
     """A new staging folder beside ``root``, to fill in the ``with`` block; on a clean
     exit it replaces ``root`` in one swap (and the old tree is removed), otherwise it is
     removed. ``durable``: fsync the parent after the swap (the caller syncs the tree)."""
-    if not old_tree and not os.path.isdir(os.path.dirname(root)):
-        os.makedirs(os.path.dirname(root), exist_ok=True)  # as the peer does for a new path
+    parent = os.path.dirname(root)
+    try:
+        before = os.stat(parent)
+    except FileNotFoundError:
+        os.makedirs(parent, exist_ok=True)  # as the peer does for a new path
+        before = os.stat(parent)
     if old_tree:
         _check_replaceable(root)
-    _remove_dead_staging(root)
+    alone = _CLEAN_PARENTS.get(parent) == _parent_state(before)
+    if not alone:  # the parent changed since this process's last save into it
+        alone = _remove_dead_staging(root)
+        before = os.stat(parent)
     staging, lock = _make_staging(root)  # locked: later saves see it is not a dead writer's
     try:
         yield staging
         _install(staging, root, old_tree)
         if durable:
-            sync_path(os.path.dirname(root))  # the rename itself
+            sync_path(parent)  # the rename itself
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        _CLEAN_PARENTS.pop(parent, None)
         raise
     finally:
         os.close(lock)
+    _remember_clean(parent, before, alone, old_tree)
+
+
+# A parent folder's state (device, inode, mtime, links) after a save from this process
+# into it, recorded when that save could tell that the parent held no staging folder but
+# its own (of any save's: live, or dead and of another name, which it does not remove).
+# While the parent is in that state, a save into it need not list it (which costs in
+# proportion to its entries) to find dead writers' staging folders: a writer that creates
+# one changes the parent's mtime and, as it is a folder, its link count; and a writer
+# already there when the state was recorded is not possible (its staging folder would
+# have been seen, and the state not recorded).
+_CLEAN_PARENTS: dict[str, tuple[int, int, int, int]] = {}
+
+
+def _parent_state(status: os.stat_result) -> tuple[int, int, int, int]:
+    return (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_nlink)
+
+
+def _remember_clean(parent: str, before: os.stat_result, alone: bool, old_tree: bool) -> None:
+    """Records the parent's state after a save that found no other staging folder in it,
+    when its link count says no folder came or went but what the save itself did (a new
+    root adds one; a replaced one none)."""
+    _CLEAN_PARENTS.pop(parent, None)
+    if not alone or before.st_nlink < 2:  # nlink 1: the file system does not count folders
+        return
+    try:
+        after = os.stat(parent)
+    except OSError:
+        return
+    if after.st_ino == before.st_ino and after.st_nlink == before.st_nlink + (not old_tree):
+        if len(_CLEAN_PARENTS) >= _CLEAN_PARENTS_MAX:
+            _CLEAN_PARENTS.clear()
+        _CLEAN_PARENTS[parent] = _parent_state(after)
+
+
+_CLEAN_PARENTS_MAX = 4096
 
 
 def _to_shared_memory(node: Any, like: bool) -> Any:
@@ -191,20 +235,22 @@ def _refuse_existing(root: str, leaves: Sequence[Leaf]) -> None:
             raise FileConflictError(msg)
 
 
-def _remove_dead_staging(root: str) -> None:
+def _remove_dead_staging(root: str) -> bool:
     """Remove staging folders that writers killed mid-save left beside ``root``: those
-    nobody holds locked (a live writer keeps its own locked until it is done)."""
+    nobody holds locked (a live writer keeps its own locked until it is done). Returns
+    whether the parent holds no staging folder left, of ``root`` or any other folder
+    (those are left alone: a save only cleans up after saves of its own folder)."""
     parent, name = os.path.split(root)
     prefix = f".{name}{_STAGING}"
     try:
         entries = os.listdir(parent)
     except OSError:
-        return
-    if "/" + prefix not in "/" + "/".join(
-        entries
-    ):  # the usual case, at C speed ("/" is in no name)
-        return
+        return False
+    joined = "/" + "/".join(entries)  # searched at C speed ("/" is in no name)
+    if _STAGING not in joined:
+        return True  # the usual case
     siblings = [entry for entry in entries if entry.startswith(prefix)]
+    alone = len(siblings) == joined.count(_STAGING)  # no other folder's staging
     for entry in siblings:
         path = os.path.join(parent, entry)
         try:
@@ -214,11 +260,13 @@ def _remove_dead_staging(root: str) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            continue  # a live writer's
+            alone = False  # a live writer's
+            continue
         else:
             shutil.rmtree(path, ignore_errors=True)
         finally:
             os.close(fd)
+    return alone
 
 
 def _make_staging(root: str) -> tuple[str, int]:
@@ -261,13 +309,58 @@ def _still_at(fd: int, path: str) -> bool:
 def _write_leaves(
     leaves: Sequence[Leaf], staging: str, num_threads: int, like: bool
 ) -> list[torch.Tensor]:
-    def write(leaf: Leaf) -> torch.Tensor:
-        return _write_leaf(leaf, f"{staging}/{leaf.path}", like)
+    """The leaves written, in plan order: in the calling thread, and in ``workers - 1``
+    more (see :func:`_workers`), each given about as many bytes to copy."""
 
-    if num_threads > 1 and len(leaves) > 1:
-        with ThreadPoolExecutor(min(num_threads, len(leaves))) as pool:
-            return list(pool.map(write, leaves))
-    return [write(leaf) for leaf in leaves]
+    def write_all(group: Sequence[int]) -> list[torch.Tensor]:
+        return [_write_leaf(leaves[i], f"{staging}/{leaves[i].path}", like) for i in group]
+
+    workers = _workers(leaves, num_threads, like)
+    if workers <= 1:
+        return write_all(range(len(leaves)))
+    groups = _balanced(leaves, workers)
+    written: list[torch.Tensor] = [None] * len(leaves)  # type: ignore[list-item]
+    with ThreadPoolExecutor(workers - 1, thread_name_prefix="tclass-write") as pool:
+        others = [pool.submit(write_all, group) for group in groups[1:]]
+        for group, done in zip(groups, [write_all(groups[0]), *(f.result() for f in others)]):
+            for i, tensor in zip(group, done):
+                written[i] = tensor
+    return written
+
+
+_PARALLEL_BYTES = 32 << 20  # by default, a second thread only when each has this to copy
+
+
+def _workers(leaves: Sequence[Leaf], num_threads: int, like: bool) -> int:
+    """How many threads write the leaves: ``num_threads`` when above 1; by default (0),
+    two when torch may use more than one thread and the data gives each at least
+    ``_PARALLEL_BYTES`` to copy into the page cache (one thread's copy stops short of
+    what the memory moves, as torch's own copies into a mapping, which the peer's save
+    makes, use its threads); 1: the calling thread alone."""
+    if len(leaves) < 2:
+        return 1
+    if num_threads > 1:
+        return min(num_threads, len(leaves))
+    if num_threads == 1 or like or torch.get_num_threads() < 2:
+        return 1
+    sizes = [_data_bytes(leaf) for leaf in leaves]
+    return 2 if sum(sizes) - max(sizes) >= _PARALLEL_BYTES else 1
+
+
+def _data_bytes(leaf: Leaf) -> int:
+    return 0 if leaf.reuse else leaf.tensor.numel() * leaf.tensor.element_size()
+
+
+def _balanced(leaves: Sequence[Leaf], workers: int) -> list[list[int]]:
+    """The leaves' indices in ``workers`` groups of about equal bytes (largest first,
+    each to the lightest group), each group in plan order."""
+    groups: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for i in sorted(range(len(leaves)), key=lambda i: -_data_bytes(leaves[i])):
+        lightest = loads.index(min(loads))
+        groups[lightest].append(i)
+        loads[lightest] += _data_bytes(leaves[i]) or 1
+    return [sorted(group) for group in groups if group] or [[]]
 
 
 def _write_leaf(leaf: Leaf, path: str, like: bool) -> torch.Tensor:

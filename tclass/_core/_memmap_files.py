@@ -1,0 +1,233 @@
+"""The files under MemoryMappedTensors: created, checked and mapped.
+
+A file is mapped by torch (``UntypedStorage.from_file``) through ``/proc/self/fd/N`` of a
+descriptor this module opened and checked (see :func:`file_storage` for why torch maps it
+and not this module). ``MemoryMappedTensor`` (``_memmap.py``) builds on these.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import stat
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn, TypeVar
+
+import torch
+
+from tclass.errors import (
+    FileConflictError,
+    FileFormatError,
+    FilePermissionError,
+    MissingFileError,
+    NotAFileError,
+)
+
+if TYPE_CHECKING:
+    from tclass._core._memmap import MemoryMappedTensor, Mode
+
+__all__ = [
+    "OPEN_FLAGS",
+    "PROC_FD",
+    "SIZE_HINT",
+    "WRITE_FLAGS",
+    "check_file_size",
+    "check_regular",
+    "create_file",
+    "file_tensor",
+    "fit",
+    "map_existing",
+    "map_fd",
+    "open_or_raise",
+    "raise_open_error",
+    "write_all",
+]
+
+# Reopening "/proc/self/fd/N" maps the very file we opened and checked, even if its path
+# was replaced in between. Elsewhere we fall back to the path itself.
+PROC_FD = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else None
+OPEN_FLAGS = os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK  # never block on a FIFO
+WRITE_FLAGS = OPEN_FLAGS | os.O_RDWR | os.O_NOFOLLOW
+# Typed by torch as returning any storage; from an UntypedStorage, it is one.
+_storage_from_file: Callable[[str, bool, int], torch.UntypedStorage]
+_storage_from_file = torch.UntypedStorage.from_file  # type: ignore[assignment]
+_empty = torch.empty
+_M = TypeVar("_M", bound="MemoryMappedTensor")
+
+
+def write_all(fd: int, data: memoryview) -> None:
+    done = 0
+    while done < len(data):  # one write moves at most ~2 GiB on Linux
+        done += os.pwrite(fd, data[done:], done)
+
+
+def create_file(
+    cls: type[_M], path: str, size: Sequence[int], dtype: torch.dtype, existsok: bool,
+    zero: bool, data: memoryview | None,
+) -> _M:  # fmt: skip
+    """Create (or, with ``existsok``, resize) ``path``, write ``data``, map it as a
+    ``cls`` of ``size``."""
+    created = True
+    try:
+        fd = os.open(path, WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError as err:
+        if not existsok or os.path.islink(path) or os.path.isdir(path):
+            raise_open_error(path, err)
+        created = False
+        fd = open_or_raise(path, WRITE_FLAGS)  # O_NOFOLLOW: a symlink fails
+    except OSError as err:
+        raise_open_error(path, err)
+    try:
+        if not created:
+            check_regular(fd, path)
+            if zero:
+                os.ftruncate(fd, 0)  # drop old content; the regrown file reads as zeros
+        nbytes = math.prod(size) * dtype.itemsize
+        # A new file that the data fills is sized by the write itself: sizing it first
+        # would make the write fill a hole (on ext4, a slower path for the same bytes).
+        if data is None or not created or len(data) != nbytes:
+            os.ftruncate(fd, nbytes)  # sparse: no blocks are written
+        if data is not None:
+            write_all(fd, data)
+        return file_tensor(cls, fd, path, size, nbytes, dtype, "r+")
+    except BaseException:
+        if created:
+            os.unlink(path)
+        raise
+    finally:
+        os.close(fd)
+
+
+def map_existing(
+    path: str, dtype: torch.dtype, shape: Sequence[int], mode: Mode | None, longer_ok: bool = False
+) -> tuple[torch.Tensor, Mode]:
+    """Map an existing file flat after checking it; the file is never modified."""
+    if mode is None:
+        mode = "r+" if os.access(path, os.W_OK) else "r"
+    flags = OPEN_FLAGS | (os.O_RDWR if mode == "r+" else os.O_RDONLY)
+    hint = "; mode='r' maps it read-only, copy-on-write" if mode == "r+" else ""
+    fd = open_or_raise(path, flags, hint)
+    try:
+        numel = check_file_size(fd, path, dtype, shape, longer_ok=longer_ok)
+        return map_fd(fd, path, numel, dtype, shared=mode == "r+"), mode
+    finally:
+        os.close(fd)
+
+
+def check_file_size(
+    fd: int,
+    path: str,
+    dtype: torch.dtype,
+    shape: Sequence[int],
+    hint: str = "",
+    longer_ok: bool = False,
+) -> int:
+    """The element count of ``shape``, after checking that the regular file behind ``fd``
+    holds exactly (or, with ``longer_ok``, at least) that many elements of ``dtype``;
+    raises FileFormatError otherwise."""
+    return fit(fd, path, dtype, shape, hint, longer_ok)[0]
+
+
+def fit(
+    fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], hint: str, longer_ok: bool
+) -> tuple[int, bool]:
+    """:func:`check_file_size`, and whether the file is longer than needed."""
+    size = check_regular(fd, path)
+    numel = math.prod(shape)
+    needed = numel * dtype.itemsize
+    if size != needed and not (longer_ok and size > needed):
+        msg = (
+            f"{path!r} holds {size} bytes, but dtype {dtype} and shape "
+            f"{list(shape)} need {needed} bytes ({numel} x "
+            f"{dtype.itemsize}); the file was left unchanged. "
+        )
+        raise FileFormatError(msg + (hint or SIZE_HINT))
+    return numel, size != needed
+
+
+SIZE_HINT = (
+    "Pass the dtype and shape it was written with (a raw file has no header), or rewrite "
+    "it with MemoryMappedTensor.from_tensor(t, filename=..., existsok=True)"
+)
+
+
+def file_tensor(
+    cls: type[_M], fd: int, path: str, shape: Sequence[int], nbytes: int, dtype: torch.dtype,
+    mode: Mode,
+) -> _M:  # fmt: skip
+    """A ``cls`` of ``shape`` over the first ``nbytes`` of the file behind ``fd`` (checked
+    to hold them). One tensor, made the subclass before it takes the mapping: a flat
+    tensor, a view of it and an alias would be three per leaf."""
+    if nbytes:
+        out = _empty(0, dtype=dtype).as_subclass(cls)
+        out.set_(file_storage(fd, path, nbytes, mode == "r+"), 0, shape)  # type: ignore[call-overload]
+    else:  # mmap cannot map 0 bytes
+        out = _empty(shape, dtype=dtype).as_subclass(cls)
+    out._filename = path
+    out._mode = mode
+    return out
+
+
+def map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> torch.Tensor:
+    """Map the first ``numel`` elements of the file behind ``fd`` (already checked to
+    hold at least that many) as a flat tensor."""
+    if numel == 0:
+        return torch.empty(0, dtype=dtype)  # mmap cannot map 0 bytes
+    flat: torch.Tensor = _empty(0, dtype=dtype)
+    flat.set_(file_storage(fd, path, numel * dtype.itemsize, shared), 0, (numel,))  # type: ignore[call-overload]
+    return flat
+
+
+# Files are mapped by torch (``UntypedStorage.from_file``), not by us (``mmap`` and
+# ``torch.frombuffer``), although our own mapping would save the reopen below and three
+# system calls per leaf. torch's mapping is a ``MapAllocator`` storage: ``is_shared()`` is
+# True, ``share_memory_()`` leaves it in place, and sending a plain view of it through
+# ``torch.multiprocessing`` fails loudly. A storage over our own buffer is none of that:
+# ``share_memory_()`` or that send would silently copy it into shared memory and swap the
+# copy in, detaching every tensor over it (the MemoryMappedTensor included) from its file.
+# Reopening "/proc/self/fd/N" maps the very file we opened and checked, even if its path
+# was replaced in between; from_file grows a short file (and zeroes its first byte),
+# hence the size checks before. shared=False is a private copy-on-write mapping of a
+# read-only open.
+def file_storage(fd: int, path: str, nbytes: int, shared: bool) -> torch.UntypedStorage:
+    return _storage_from_file(f"{PROC_FD}/{fd}" if PROC_FD else path, shared, nbytes)
+
+
+def open_or_raise(path: str, flags: int, hint: str = "") -> int:
+    try:
+        return os.open(path, flags)
+    except OSError as err:
+        raise_open_error(path, err, hint)
+
+
+def check_regular(fd: int, path: str) -> int:
+    """Return the size of the file behind ``fd``; refuse anything but a regular file."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        msg = f"{path!r} is not a regular file; give the path of a file"
+        raise NotAFileError(msg)
+    return st.st_size
+
+
+def raise_open_error(path: str, err: OSError, hint: str = "") -> NoReturn:
+    """Re-raise an ``os.open`` error as the tclass error for it, with a fix."""
+    code = err.errno
+    if code in (errno.EEXIST, errno.ELOOP) and os.path.islink(path):
+        msg = f"refusing to write through the symlink {path!r}; give the real path"
+        raise FileConflictError(msg) from err
+    if code in (errno.EEXIST, errno.EISDIR) and os.path.isdir(path):
+        msg = f"{path!r} is a directory; give the path of a file"
+        raise NotAFileError(msg) from err
+    if code == errno.EEXIST:
+        msg = f"{path!r} already exists; pass existsok=True to overwrite it"
+        raise FileConflictError(msg) from err
+    if code in (errno.ENOENT, errno.ENOTDIR):
+        msg = f"{path!r} does not exist (or its directory does not); check the path"
+        raise MissingFileError(msg) from err
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        msg = f"this process may not open {path!r} as needed ({os.strerror(code)}){hint}"
+        failure = FilePermissionError(msg)
+        failure.errno = code
+        raise failure from err
+    raise err
