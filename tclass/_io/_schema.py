@@ -48,11 +48,12 @@ from typing import Any, cast
 import torch
 
 from tclass._core._dtypes import DTYPES
-from tclass._core._record_spec import Observed, RecordSpecs
+from tclass._core._record_spec import Observed, RecordSpecs, value_problem
 from tclass._core._spec import TensorSpec
 from tclass._engine._td import TensorDict
 from tclass._io.memmap._format import TENSORCLASS_DIR
 from tclass.errors import (
+    FieldSpecError,
     MetadataError,
     SchemaDifference,
     SchemaMismatchError,
@@ -70,7 +71,9 @@ __all__ = [
     "SchemaCheck",
     "SchemaDiffers",
     "Source",
+    "check_saved_values",
     "class_schema",
+    "constrained_fields",
     "compare",
     "mismatch_error",
     "read_schema",
@@ -168,6 +171,44 @@ def read_schema(marker: Mapping[str, Any], where: str) -> SavedSchema | None:
         )
         raise MetadataError(msg)
     return SavedSchema(class_id, fields, dims)
+
+
+# --- the values of a loaded record ------------------------------------------------------
+
+
+def constrained_fields(cls: type) -> frozenset[str]:
+    """The fields of the record class ``cls`` whose values its annotations bound."""
+    specs = class_schema(cls)[1]
+    return frozenset(specs.constrained) if specs is not None else frozenset()
+
+
+def check_saved_values(cls: type, leaves: list[tuple[str, torch.Tensor, str]]) -> None:
+    """Checks the values of the constrained fields of a loaded record, ``leaves`` being
+    (field, tensor, the file or dataset holding it, as messages name it); one pass over
+    each.
+
+    Raises:
+        FieldSpecError: naming, for each field, its file and the first value that
+            breaks a constraint (with its index); nothing is built.
+    """
+    specs = class_schema(cls)[1]
+    if specs is None:
+        return
+    problems = []
+    for name, tensor, place in leaves:
+        constraints = specs.constrained.get(name)
+        found = None if constraints is None else constraints.first_violation(tensor)
+        if found is not None:
+            where = f"{place}: {cls.__name__}.{name}"
+            problems.append(value_problem(where, name, specs.specs[name], found))
+    if problems:
+        listed = "; ".join(problem.message for problem in problems)
+        msg = (
+            f"{listed}. The saved values break the constraints of {cls.__name__}: they were "
+            "changed after saving, or written by another program or class; fix the values "
+            "in the file (nothing was loaded)"
+        )
+        raise FieldSpecError(msg, problems)
 
 
 # --- comparing a folder with a class -----------------------------------------------------

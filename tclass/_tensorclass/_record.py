@@ -731,6 +731,17 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
 
+    @classmethod
+    def _from_saved(cls, td: TensorDictBase) -> Self:
+        """:meth:`from_tensordict` for a loaded record, whose constrained values the
+        loader checked as it read them (one pass over each file, not two)."""
+        storage = storage_of(td)
+        if isinstance(storage, LazyStackedTensorDict):
+            members = [cls._from_saved(member) for member in storage.tensordicts]
+            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+        entries, batch = td._entries(), td.batch_size
+        return record_from_entries(cls, entries, batch, td.device, td._dim_names, False)
+
     def to_dict(
         self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
     ) -> dict[str, Any]:
