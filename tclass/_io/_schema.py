@@ -7,6 +7,7 @@ there to the class)::
 
     "_tclass": {"schema": {
         "class": "app.data:Transition",
+        "json_schema": {"$schema": "https://json-schema.org/draft/2020-12/schema", ...},
         "fields": {
             "obs": {"kind": "tensor", "annotation": "Tensor",
                     "spec": {"dims": "3 h w", "whole": false, "dtypes": ["torch.uint8"]}},
@@ -15,6 +16,9 @@ there to the class)::
             "env": {"kind": "value", "annotation": "str", "default": true}},
         "dims": {"h": 84, "w": 84}}}
 
+``json_schema`` is the class's JSON Schema document (``Cls.json_schema()``, see
+``_tensorclass/_json_schema``), for readers without the class: a folder saved by an
+older tclass has none (and loads as before), and older tclass versions ignore it.
 ``kind`` is ``tensor``, ``record`` (a tensorclass), ``collection`` (a TensorDict),
 ``value`` (a Python value) or ``any``; ``spec`` is present for spec'd fields; ``dims``
 holds the named dims the saved tensors bind.
@@ -117,6 +121,7 @@ class SavedSchema:
     class_id: str
     fields: dict[str, dict[str, Any]]
     dims: dict[str, Any]
+    json_schema: dict[str, Any] | None = None  # the class's document (absent: older writers)
 
 
 def class_schema(cls: type) -> tuple[tuple[FieldSchema, ...], RecordSpecs | None]:
@@ -133,6 +138,8 @@ def record_schema(record: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "class": f"{cls.__module__}:{cls.__qualname__}",
         "fields": {f.name: f.to_json() for f in fields},
+        # The class's JSON Schema document (Cls.json_schema()), for readers without it.
+        "json_schema": cast(Any, cls).__tclass_info__.json_schema,
     }
     storage = record._tensordict
     if specs is not None and isinstance(storage, TensorDict):
@@ -170,7 +177,11 @@ def read_schema(marker: Mapping[str, Any], where: str) -> SavedSchema | None:
             f"'class', 'fields' and optional 'dims'); the folder is damaged"
         )
         raise MetadataError(msg)
-    return SavedSchema(class_id, fields, dims)
+    document = raw.get("json_schema")
+    if document is not None and not isinstance(document, dict):
+        msg = f"{where!r}: the json_schema of its _tclass entry is not an object (damaged)"
+        raise MetadataError(msg)
+    return SavedSchema(class_id, fields, dims, document)
 
 
 # --- the values of a loaded record ------------------------------------------------------

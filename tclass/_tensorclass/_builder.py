@@ -46,6 +46,7 @@ from tclass._tensorclass._fields import FieldRule, rule_for
 from tclass._tensorclass._generated import generated_init, is_generated, user_init
 from tclass._tensorclass._hints import Unresolved, resolve_annotations
 from tclass._tensorclass._interop import register_pytree
+from tclass._tensorclass._json_schema import class_document
 from tclass._tensorclass._options import ClassOptions, class_options
 from tclass._tensorclass._schema import field_schemas, record_specs
 from tclass._tensorclass._writes import PENDING, RowCheck, build_row_check
@@ -89,6 +90,8 @@ class ClassInfo:
         "_specs",
         "_schema",
         "_row_check",
+        "_hints",
+        "_json_schema",
     )
 
     def __init__(
@@ -105,6 +108,8 @@ class ClassInfo:
         self._specs: RecordSpecs | None = None
         self._schema: tuple[FieldSchema, ...] = ()
         self._row_check: RowCheck | None | object = PENDING
+        self._hints: dict[str, object] = {}
+        self._json_schema: dict[str, Any] | None = None  # built at first use (_json_schema)
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -129,6 +134,18 @@ class ClassInfo:
         if check is PENDING:
             check = self._row_check = build_row_check(self)
         return check  # type: ignore[return-value]
+
+    @property
+    def hints(self) -> dict[str, object]:
+        """The annotation of every field, forward references resolved."""
+        if self._rules is None:
+            self._rules = _resolve_rules(self)  # and the hints
+        return self._hints
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        """The class's JSON Schema document, built at first use (not to be changed)."""
+        return class_document(self.cls)
 
     @property
     def schema(self) -> tuple[FieldSchema, ...]:
@@ -157,6 +174,7 @@ def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRu
             rules[name] = dataclasses.replace(rule_for(name, cls.__name__, Any), text=hint.text)
     info._specs = record_specs(cls.__name__, rules)
     info._schema = field_schemas(cls, rules, hints)
+    info._hints = hints
     return rules
 
 

@@ -48,6 +48,7 @@ from tclass._tensorclass._builder import (
     record_from_entries,
     store_field,
 )
+from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
 from tclass._tensorclass._record_storage import RecordStorageOps
 from tclass._tensorclass._typing import (
@@ -730,6 +731,15 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             members = [cls.from_tensordict(member) for member in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The class as a JSON Schema document (draft 2020-12) describing a record's JSON
+        form (``to_dict(convert_tensors=True)``): each tensor field's dtype, dims (batch
+        dims marked) and value constraints, each Python-value field's JSON type, nested
+        records by ``$ref``, optional fields not ``required``. Saving a record writes
+        it into the folder; ``python -m tclass schema module:Class`` prints it."""
+        return json_schema(cls)
 
     @classmethod
     def _from_saved(cls, td: TensorDictBase) -> Self:
