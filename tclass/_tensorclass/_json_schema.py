@@ -43,7 +43,7 @@ from tclass._core._records import is_record_class
 from tclass._core._spec import FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec, array_type_of
 from tclass._tensorclass._hints import annotated_members, annotation_text
 
-__all__ = ["DIALECT", "class_document", "json_schema"]
+__all__ = ["DIALECT", "class_document", "is_tensor_annotation", "json_schema"]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _NONE: dict[str, Any] = {"type": "null"}
@@ -126,7 +126,7 @@ class _Builder:
         for member, _ in annotated_members(hint):
             if member is None or member is type(None):
                 schema = _NONE
-            elif _is_tensor(member):
+            elif is_tensor_annotation(member):
                 schema = self.tensor(f"{_def_name(cls)}.{name}", spec)
             else:
                 schema = self.value(member)
@@ -239,7 +239,8 @@ _SIMPLE: dict[object, dict[str, Any]] = {
 }
 
 
-def _is_tensor(member: object) -> bool:
+def is_tensor_annotation(member: object) -> bool:
+    """Whether an annotation (a union's member) is a tensor class or a jaxtyping tensor."""
     array_type = array_type_of(member)
     target = array_type if array_type is not None else member
     return isinstance(target, type) and issubclass(target, torch.Tensor)

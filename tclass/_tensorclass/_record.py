@@ -50,6 +50,7 @@ from tclass._tensorclass._builder import (
 )
 from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
+from tclass._tensorclass._random import TorchChooser, random_record
 from tclass._tensorclass._record_storage import RecordStorageOps
 from tclass._tensorclass._typing import (
     BatchSizeField,
@@ -731,6 +732,30 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             members = [cls.from_tensordict(member) for member in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
+
+    @classmethod
+    def rand(
+        cls,
+        batch_size: BatchSizeLike,
+        dims: Mapping[str, int | Sequence[int]] | None = None,
+        generator: torch.Generator | None = None,
+        *,
+        device: DeviceLike = None,
+    ) -> Self:
+        """A random record that satisfies everything the class declares: each tensor
+        field one of its dtypes, its spec'd shape (each named dim one size, from
+        ``dims`` or drawn from 1 to 4), values within its constraints; nested records
+        alike; each Python-value field a random value of its annotation; optional
+        fields set (but a record's own class inside it). Built by the constructor,
+        which checks it. ``generator`` (a CPU ``torch.Generator``) makes it repeatable;
+        ``tclass.testing.records(Cls)`` is the hypothesis strategy.
+
+        Raises:
+            FieldSpecError: a name in ``dims`` no spec uses, or a dtype without a value
+                its constraints allow.
+            FieldTypeError: a required field of a type tclass cannot build.
+        """
+        return random_record(cls, batch_size, dims, TorchChooser(generator), device)
 
     @classmethod
     def json_schema(cls) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Schemas: spec'd fields (tclass's Spec and jaxtyping) type as Tensor, constrained ones
-too; allocate, json_schema and load_memmap's schema options, in both forms."""
+too; allocate, rand, records, json_schema and load_memmap's schema options, in both
+forms."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Annotated, Any
 
 import torch
 from annotated_types import Ge, Interval
+from hypothesis.strategies import SearchStrategy
 from jaxtyping import Float, UInt8
 from typing_extensions import assert_type
 
 from tclass import Spec, TensorClass, tensorclass
+from tclass.testing import records
 
 
 class Cam(TensorClass):
@@ -85,3 +88,15 @@ def json_schemas() -> None:
     assert_type(DCam.json_schema(), dict[str, Any])
     assert_type(Bounded.json_schema()["properties"], Any)
     Cam.json_schema(indent=2)  # type: ignore[call-arg]
+
+
+def random_records() -> None:
+    assert_type(Cam.rand([4]), Cam)
+    assert_type(DCam.rand(4, dims={"h": 2, "w": 2}), DCam)
+    assert_type(Bounded.rand([2, 3], generator=torch.Generator(), device="cpu"), Bounded)
+    assert_type(Bounded.rand([2]).prob, torch.Tensor)
+    assert_type(records(Cam), SearchStrategy[Cam])
+    assert_type(records(DCam, batch_size=(2,), dims={"h": 3}), SearchStrategy[DCam])
+    Cam.rand([4], generator=0)  # type: ignore[arg-type]
+    Cam.rand([4], dims={"h": "2"})  # type: ignore[dict-item]
+    records(Cam, optional="yes")  # type: ignore[arg-type]
