@@ -166,6 +166,11 @@ class Constraints:
     # --- checking ----------------------------------------------------------------------
 
     @property
+    def bounds(self) -> tuple[tuple[float, bool] | None, tuple[float, bool] | None]:
+        """The tightest lower and upper bounds, each ``(bound, strict)`` (None: none)."""
+        return self._range[1], self._range[2]
+
+    @property
     def _ranged(self) -> bool:
         return bool(self._range[0])
 

@@ -399,9 +399,8 @@ def random_values(
 def _bounds(constraints: Constraints | None) -> tuple[float | None, float | None]:
     if constraints is None:
         return None, None
-    low = max((b for b in (constraints.ge, constraints.gt) if b is not None), default=None)
-    high = min((b for b in (constraints.le, constraints.lt) if b is not None), default=None)
-    return low, high
+    low, high = constraints.bounds
+    return (None if low is None else low[0]), (None if high is None else high[0])
 
 
 def _floats(
@@ -440,7 +439,7 @@ def _integers(
     highest = min(info.max, _INT_RANGE - 1)
     step = None
     if constraints is not None:
-        _, low, high = constraints._range  # (bound, strict)
+        low, high = constraints.bounds  # (bound, strict)
         if low is not None:
             lowest = max(lowest, math.floor(low[0]) + 1 if low[1] else math.ceil(low[0]))
         if high is not None:
