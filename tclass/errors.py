@@ -62,6 +62,7 @@ __all__ = [
     "NotSerializableError",
     "OperandError",
     "PickleRefusedError",
+    "ReadOnlyError",
     "ReductionError",
     "ReprParseError",
     "ReservedNameError",
@@ -224,6 +225,13 @@ class InPlaceWriteError(TclassError, ValueError, RuntimeError):
     """An in-place write into an entry failed, or would have: an expanded or overlapping
     tensor, a shape or dtype that does not fit (in-place math checks every entry before
     writing any, and then changes nothing); the message names the entry."""
+
+
+class ReadOnlyError(InPlaceWriteError):
+    """An in-place write into a tensor that is a read-only view of shared memory (a
+    collection unpickled over a read-only buffer, such as Ray's object store, whose
+    memory every reader shares): nothing was written; ``.clone()`` gives a writable copy.
+    A ``ValueError`` (as numpy's read-only arrays raise) and a ``RuntimeError``."""
 
 
 class InPlaceKernelError(InPlaceWriteError, NotImplementedError):

@@ -33,7 +33,15 @@ from tclass.errors import NotProvidedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
-    from tclass._engine import _consolidate, _map, _pack, _pad, _pyvalues, _record_fields
+    from tclass._engine import (
+        _consolidate,
+        _map,
+        _pack,
+        _pad,
+        _pickle5,
+        _pyvalues,
+        _record_fields,
+    )
     from tclass._engine._lazy import _build, _stack
     from tclass._interop import _bridges, _constructors, _modules, _state_dict
     from tclass._io import _api, _preallocate
@@ -92,9 +100,10 @@ class Provided(type):
 
 @final
 class ENGINE(metaclass=Provided, layer="tclass._engine"):
-    """Stacking, padding, consolidation, packing, data addresses, map, Python values and
-    the lazy stack class (``StackOps``, ``PackingOps``, ``MapOps``; the hooks of
-    ``TensorCollection`` and ``DeviceOps.pin_memory``)."""
+    """Stacking, padding, consolidation, packing, data addresses, map, Python values,
+    protocol-5 pickling and the lazy stack class (``StackOps``, ``PackingOps``,
+    ``MapOps``; the hooks of ``TensorCollection`` and ``DeviceOps.pin_memory``; the
+    ``__reduce_ex__`` of TensorDict and lazy stacks)."""
 
     if TYPE_CHECKING:
         LazyStackedTensorDict: ClassVar[type[_stack.LazyStackedTensorDict]]
@@ -104,6 +113,7 @@ class ENGINE(metaclass=Provided, layer="tclass._engine"):
         consolidation_of = _consolidate.consolidation_of
         from_consolidated_file = _consolidate.from_consolidated_file
         pinned = _consolidate.pinned
+        reduce_out_of_band = _pickle5.reduce_out_of_band
         data_ptrs = _record_fields.data_ptrs
         stack: ClassVar[_Join]
         cat: ClassVar[_Join]

@@ -8,14 +8,16 @@ which is how indexing, shape ops and stacking stay close to the cost of the tens
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, TypeGuard, cast
 
 import numpy as np
 import torch
 from typing_extensions import Self
 
+from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._casts import holds_tensor_attrs
 from tclass._base.implemented._collection import TensorCollection
@@ -906,6 +908,15 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         self._saved_at = saved
 
     # --- python protocols ----------------------------------------------------------------
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        # Protocol 5: one out-of-band buffer of every tensor (``_pickle5.py``); a subclass
+        # with its own __reduce__ keeps it.
+        if type(self).__reduce__ is TensorDict.__reduce__:
+            reduced = ENGINE.reduce_out_of_band(self, operator.index(protocol))
+            if reduced is not None:
+                return reduced
+        return self.__reduce__()
 
     def __reduce__(self) -> tuple[Any, ...]:
         if self._consolidated is not None:  # one buffer instead of leaves

@@ -216,6 +216,26 @@ def test_distributed_benchmark_quick_mode_runs() -> None:
         assert row in result.stdout, row
 
 
+def test_ray_benchmark_quick_mode_runs() -> None:
+    """``benchmarks/ray_transport.py --quick``: a local Ray cluster, every payload put
+    and read back by another process at 16 MiB, and the table and the target lines."""
+    import subprocess
+
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'tclass[ray]'")
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(BENCHMARKS / "ray_transport.py"), "--quick"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for row in (
+        "| tclass TensorDict |",
+        "| tclass record |",
+        "| dict of numpy |",
+        "target <= 10 ms",
+    ):
+        assert row in result.stdout, row
+
+
 def test_gpu_benchmark_runs_or_says_why() -> None:
     """``benchmarks/gpu.py --quick`` runs its cases on a GPU, and says it needs one (exit
     0) elsewhere."""

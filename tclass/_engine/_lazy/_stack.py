@@ -23,8 +23,18 @@ from __future__ import annotations
 
 import copy
 import math
+import operator
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Literal,
+    SupportsIndex,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import torch
 from typing_extensions import Self
@@ -897,6 +907,14 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         return tuple(self._restacked(list(group), new_d) for group in zip(*pieces))
 
     # --- python protocols ----------------------------------------------------------------
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        # Protocol 5: one out-of-band buffer of every tensor (``_pickle5.py``).
+        if type(self).__reduce__ is LazyStackedTensorDict.__reduce__:
+            reduced = ENGINE.reduce_out_of_band(self, operator.index(protocol))
+            if reduced is not None:
+                return reduced
+        return self.__reduce__()
 
     def __reduce__(self) -> tuple[Any, ...]:
         if self._consolidated is not None:  # one buffer instead of leaves
