@@ -8,8 +8,8 @@ record passes the class's checks and its JSON Schema, and comes back bit for bit
 memory-mapped folder, a ``.tdz`` archive, an HDF5 file, and from ``torch.stack`` of its
 rows and indexing.
 
-200 records per class by default; ``TCLASS_RECORDS=full`` runs 10,000 (as
-``TCLASS_MATRIX=full`` widens the conformance matrix).
+200 records per property by default; ``TCLASS_RECORDS=full`` runs 10,000 (as
+``TCLASS_MATRIX=full`` widens the conformance matrix), ``TCLASS_RECORDS=N`` N.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from tclass._core._linked_list import LinkedList
 from tclass.testing import records
 
 Tensor = torch.Tensor
-EXAMPLES = 10_000 if os.environ.get("TCLASS_RECORDS") == "full" else 200
+_ASKED = os.environ.get("TCLASS_RECORDS", "")
+EXAMPLES = 10_000 if _ASKED == "full" else int(_ASKED) if _ASKED.isdigit() else 200
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False
 )
