@@ -153,8 +153,9 @@ class _Builder:
             hint = hints.get(name, Any)
             field = defaults.get(name)
             values[name] = self.field(where, hint, rule, batch, within | {cls}, field)
-        if not info.has_user_init:
-            built: _R = cls(**values, batch_size=batch, device=self.device)
+        if not info.has_user_init:  # the generated constructor (init fields only)
+            given = {name: values[name] for name in info.init_names}
+            built: _R = cls(**given, batch_size=batch, device=self.device)
             return built
         return record_from_entries(cls, values, batch, self.device)
 
