@@ -455,17 +455,20 @@ class SpecProblem(NamedTuple):
     """One way a field's tensor does not fit its spec (see ``FieldSpecError``)."""
 
     field: str  # the field
-    dim: str  # the dim ('h', '3', '*rest'), "dtype", or "ndim"
-    got: object  # what the tensor has
-    expected: object  # what the spec (or the other field) says
+    dim: str  # the dim ('h', '3', '*rest'), "dtype", "ndim", or a constraint ("ge", "isin")
+    got: object  # what the tensor has (for a constraint: the first value that breaks it)
+    expected: object  # what the spec (or the other field) says ("ge=0" for a constraint)
     other: str | None = None  # the field that bound the dim first, if another
     message: str = ""
+    element: tuple[int, ...] | None = None  # a constraint's: the value's index in the tensor
 
 
 class FieldSpecError(FieldTypeError, ValueError):
-    """A tensor does not fit its field's spec: its dtype, a feature dim, or a named dim
-    that another field of the record binds to another size. Raised when a record is
-    built or a field assigned; the record is left as it was.
+    """A tensor does not fit its field's spec: its dtype, a feature dim, a named dim
+    that another field of the record binds to another size, or a value that breaks a
+    constraint (``ge=0``, ``isin=...``: the problem names the first offending index and
+    value). Raised when a record is built, written into or loaded; the record (and its
+    files) are left as they were.
 
     Attributes:
         problems: every problem found, as ``SpecProblem`` (field, dim, both values).

@@ -50,7 +50,9 @@ from tclass._tensorclass._builder import (
     record_from_entries,
     store_field,
 )
+from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
+from tclass._tensorclass._random import TorchChooser, random_record
 from tclass._tensorclass._record_storage import RecordStorageOps
 from tclass._tensorclass._typing import (
     BatchSizeField,
@@ -740,6 +742,50 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             members = [cls.from_tensordict(member) for member in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
+
+    @classmethod
+    def rand(
+        cls,
+        batch_size: BatchSizeLike,
+        dims: Mapping[str, int | Sequence[int]] | None = None,
+        generator: torch.Generator | None = None,
+        *,
+        device: DeviceLike = None,
+    ) -> Self:
+        """A random record that satisfies everything the class declares: each tensor
+        field one of its dtypes, its spec'd shape (each named dim one size, from
+        ``dims`` or drawn from 1 to 4), values within its constraints; nested records
+        alike; each Python-value field a random value of its annotation; optional
+        fields set (but a record's own class inside it). Built by the constructor,
+        which checks it. ``generator`` (a CPU ``torch.Generator``) makes it repeatable;
+        ``tclass.testing.records(Cls)`` is the hypothesis strategy.
+
+        Raises:
+            FieldSpecError: a name in ``dims`` no spec uses, or a dtype without a value
+                its constraints allow.
+            FieldTypeError: a required field of a type tclass cannot build.
+        """
+        return random_record(cls, batch_size, dims, TorchChooser(generator), device)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The class as a JSON Schema document (draft 2020-12) describing a record's JSON
+        form (``to_dict(convert_tensors=True)``): each tensor field's dtype, dims (batch
+        dims marked) and value constraints, each Python-value field's JSON type, nested
+        records by ``$ref``, optional fields not ``required``. Saving a record writes
+        it into the folder; ``python -m tclass schema module:Class`` prints it."""
+        return json_schema(cls)
+
+    @classmethod
+    def _from_saved(cls, td: TensorDictBase) -> Self:
+        """:meth:`from_tensordict` for a loaded record, whose constrained values the
+        loader checked as it read them (one pass over each file, not two)."""
+        storage = storage_of(td)
+        if isinstance(storage, LazyStackedTensorDict):
+            members = [cls._from_saved(member) for member in storage.tensordicts]
+            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+        entries, batch = td._entries(), td.batch_size
+        return record_from_entries(cls, entries, batch, td.device, td._dim_names, False)
 
     def to_dict(
         self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False

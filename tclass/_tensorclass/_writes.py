@@ -192,6 +192,8 @@ def check_row_write(
         if type(storage) is TensorDict and type(source) is TensorDict:
             n, m = len(storage.batch_size), len(source.batch_size)
             if fit(storage._entries(), source._entries(), n, m):
+                if check.rows.record.constrained:  # the values, once each
+                    check.rows.check_values(source._entries(), _describe(record, op, index))
                 return
     describe = lambda: _describe(record, op, index)  # noqa: E731
     _check(check, record, index, value, allowed, describe, deep)
@@ -220,8 +222,8 @@ def _check(
     deep: bool,
 ) -> None:
     storage = record._tensordict
-    if type(storage) is not TensorDict:
-        return  # a lazy stack: its members may differ (assignment checks the spec alone)
+    dense = type(storage) is TensorDict
+    rows = check.rows
     values: Mapping[str, Any]
     if isinstance(value, TensorCollection):
         if isinstance(value, _NonTensorNode):
@@ -229,18 +231,27 @@ def _check(
         values, mode = value._entries(), len(value.batch_size)
     elif isinstance(value, Mapping):
         values, mode = _by_field(value), RIGHT
-    else:
+    elif dense:
         values, mode = dict.fromkeys(storage._entries(), value), FILL
+    else:
+        values, mode = dict.fromkeys(rows.record.constrained if rows else (), value), FILL
     if allowed is not None:
         values, below = _allowed(values, allowed)
     else:
         below = None
+    if not dense:
+        # A lazy stack (its members may differ: assignment checks the spec alone) or a
+        # file: the values alone.
+        if rows is not None and rows.record.constrained:
+            rows.check_values(values, describe())
+        return
     targets = storage._entries()
-    rows = check.rows
     if rows is not None:
         batch = storage.batch_size
         if not rows.fit(targets, values, len(batch), mode):
             rows.check(targets, values, batch, mode, _fresh_ndim(batch, index), describe())
+        if rows.record.constrained:  # the values written, once each
+            rows.check_values(values, describe())
     for name in check.nested if deep else ():
         sub = values.get(name)
         target = targets.get(name)

@@ -149,7 +149,11 @@ def test_tensorclass_cases_have_their_own_targets() -> None:
     assert all(targets[name] == 0.25 for name in attribute)
     copy_bound = ("tc[idx] = 256 replay rows, spec'd",)  # held to the peer's time
     assert all(targets[name] == 1.0 for name in copy_bound)
-    others = [t for name, t in targets.items() if name not in attribute + copy_bound]
+    # The constraint issue's replay rows: the peer checks nothing, the two passes over
+    # the 256 values written cost a few percent.
+    checked_copy = ("tc[idx] = 256 replay rows, constrained",)
+    assert all(targets[name] == 1.1 for name in checked_copy)
+    others = [t for name, t in targets.items() if name not in attribute + copy_bound + checked_copy]
     assert all(target == 0.5 for target in others)
     assert all(name.startswith("tc") for name in targets)
     # The schema issue's bounds: specs cost at most 20% on building a record and on
@@ -158,6 +162,11 @@ def test_tensorclass_cases_have_their_own_targets() -> None:
     assert bounds["tc init, 3 spec'd fields"] == 1.2
     assert bounds["tc[idx] = rows, 3 spec'd fields"] == 1.2
     assert bounds["tc[idx] = 256 replay rows, spec'd"] == 1.2
+    # The constraint issue's (31): one fused pass per constrained field, against the same
+    # record with unconstrained specs.
+    assert bounds["tc init, 3 constrained fields"] == 5.0
+    assert bounds["tc[idx] = rows, 3 constrained fields"] == 3.0
+    assert bounds["tc[idx] = 256 replay rows, constrained"] == 1.3
 
 
 @pytest.mark.peer

@@ -9,7 +9,9 @@ kind of entry each field takes, and the required fields a file written from anot
 (tclass writes the class's schema into each record group's ``_tclass`` attribute, as it
 does into a saved record's ``meta.json``). Every difference is reported at once, in a
 ``SchemaMismatchError``; each Python value is then checked against its field's
-annotation. ``load_memmap``'s options do not apply (``strict=False`` leaves fields out,
+annotation, and each dataset of a field whose values are bounded (``Spec(ge=...)``) is
+read once and checked (a ``FieldSpecError`` names the dataset and the first value that
+breaks a constraint). ``load_memmap``'s options do not apply (``strict=False`` leaves fields out,
 ``widen=True`` converts them in memory; a record over a file reads the file as it is).
 
 A file names no classes: a group under a field annotated with a tensorclass holds a
@@ -24,10 +26,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+import torch
+
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._io._annotations import check_value, field_classes
-from tclass._io._schema import STORE_FILE, LoadPlan, compare, mismatch_error, read_schema
+from tclass._io._schema import (
+    STORE_FILE,
+    LoadPlan,
+    check_saved_values,
+    compare,
+    constrained_fields,
+    mismatch_error,
+    read_schema,
+)
 from tclass._io.store._protocol import is_group
 from tclass._io.store._walk import saved_meta
 from tclass.errors import MetadataError, SchemaDifference
@@ -60,6 +72,8 @@ def bind_records(root: PersistentTensorDict, cls: type, *, check: bool) -> None:
             plan = _compared(node, record_cls, entries, path)
             differences += plan.differences
             _check_values(node, record_cls, entries, plan)
+            if not plan.differences:
+                _check_constraints(node, record_cls, entries)
         for key, entry in entries.items():
             classes = field_classes(record_cls, key) if entry.get("type") == "TensorDict" else ()
             found = node._node(key) if classes else None
@@ -134,6 +148,20 @@ def _check_values(
         else:
             for item in value._as_array().flat:  # type: ignore[union-attr]
                 check_value(cls, key, item, where)
+
+
+def _check_constraints(
+    node: PersistentTensorDict, cls: type, entries: dict[str, dict[str, Any]]
+) -> None:
+    """Reads each constrained dataset once and checks its values (see ``_schema``)."""
+    constrained = constrained_fields(cls)
+    leaves = []
+    for key, entry in entries.items():
+        if key in constrained and "dtype" in entry:
+            value = node._read_dataset(node._node(key))
+            if isinstance(value, torch.Tensor):
+                leaves.append((key, value, node._where(key)))
+    check_saved_values(cls, leaves)
 
 
 def _class_of(child: PersistentTensorDict, classes: tuple[type, ...], field: str) -> type:
