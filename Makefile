@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tclass-installed
 
-.PHONY: install demo test typecheck lint bench bench-io bench-gpu clean
+.PHONY: install demo test typecheck lint bench bench-io bench-gpu bench-compile clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,11 @@ bench: install
 # (or /tmp) and takes several minutes; `$(PY) benchmarks/io.py --quick` is a smoke run.
 bench-io: install
 	$(PY) benchmarks/io.py
+
+# Compiled tclass against the compiled peer (torch.compile with inductor, on CPU), and each
+# against eager: about 5 minutes, most of it inductor compiling both libraries' graphs.
+bench-compile: install
+	OMP_NUM_THREADS=1 $(PY) benchmarks/compile_bench.py
 
 # The devices issue's GPU cases against the peer; says so and exits without CUDA.
 bench-gpu: install

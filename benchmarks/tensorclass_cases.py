@@ -66,6 +66,17 @@ class STransition:
     env: str
 
 
+@tclass.tensorclass
+class CTransition:
+    """STransition with value constraints on each tensor field (issue 31): one fused pass
+    over each field's values when a record is built or rows are written."""
+
+    obs: Annotated[torch.Tensor, tclass.Spec("3 k", torch.float32, finite=True)]
+    action: Annotated[torch.Tensor, tclass.Spec("2", torch.float32, ge=-10, le=10)]
+    reward: Annotated[torch.Tensor, tclass.Spec("", torch.float32, gt=-10, lt=10)]
+    env: str
+
+
 # A replay buffer's rows (the schema issue's row-write case): an 84x84 RGB frame, an action
 # and a reward per row, with and without specs.
 REPLAY_ROWS = 2048  # the buffer
@@ -77,6 +88,16 @@ class SReplay:
     obs: Annotated[torch.Tensor, tclass.Spec("3 h w", torch.uint8)]
     action: Annotated[torch.Tensor, tclass.Spec("", torch.int64)]
     reward: Annotated[torch.Tensor, tclass.Spec("", torch.float32)]
+
+
+@tclass.tensorclass
+class CReplay:
+    """SReplay with the constraints a replay buffer states: six actions, finite rewards
+    (the frames unconstrained)."""
+
+    obs: Annotated[torch.Tensor, tclass.Spec("3 h w", torch.uint8)]
+    action: Annotated[torch.Tensor, tclass.Spec("", torch.int64, isin=range(6))]
+    reward: Annotated[torch.Tensor, tclass.Spec("", torch.float32, finite=True)]
 
 
 @tclass.tensorclass
@@ -249,6 +270,9 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
     ns["STransition"] = STransition
     ns["sspec"] = STransition(leaves["a"], leaves["b"], leaves["c"], "pong", batch_size=[BATCH])
     ns["ssmall"] = ns["sspec"][:10].clone()
+    ns["CTransition"] = CTransition
+    ns["cspec"] = CTransition(leaves["a"], leaves["b"], leaves["c"], "pong", batch_size=[BATCH])
+    ns["csmall"] = ns["cspec"][:10].clone()
     ns.update(_replay(peer))
     for prefix, classes, tensorclass in implementations:
         ns.update({prefix.upper() + name: cls for name, cls in classes.items()})
@@ -265,7 +289,7 @@ def _replay(peer: ModuleType | None) -> dict[str, Any]:
     obs = torch.randint(0, 256, (REPLAY_BATCH, 3, 84, 84), dtype=torch.uint8, generator=generator)
     action = torch.randint(0, 6, (REPLAY_BATCH,), generator=generator)
     reward = torch.randn(REPLAY_BATCH, generator=generator)
-    classes = {"s": SReplay, "t": TReplay}
+    classes = {"s": SReplay, "t": TReplay, "c": CReplay}
     if peer is not None:
         classes["p"] = _peer_classes(peer)["Replay"]
     ns: dict[str, Any] = {
@@ -409,5 +433,47 @@ def _schema_cases() -> list[TensorclassCase]:
             tensor_bound=True,
             peer_target=1.0,
             baseline_target=SPEC_TARGET,
+        ),
+        *_constraint_cases(),
+    ]
+
+
+# The constraint cases' bounds against the same record with specs and no constraints:
+# building 100 rows pays one aminmax and two item() per field (a few us each); a row
+# write reads the rows written, once.
+CONSTRAINT_INIT_TARGET = 5.0
+CONSTRAINT_ROWS_TARGET = 3.0
+CONSTRAINT_REPLAY_TARGET = 1.3
+
+
+def _constraint_cases() -> list[TensorclassCase]:
+    """The constraint issue's cases (31): the record with constrained specs against the
+    same record with unconstrained ones (the baseline column), and the peer's."""
+    init = "Transition(a, b, c, 'pong', batch_size=[BATCH])"
+    return [
+        TensorclassCase(
+            "tc init, 3 constrained fields",
+            f"C{init}",
+            f"P{init}",
+            f"S{init}",
+            peer_target=PEER_TARGET,
+            baseline_target=CONSTRAINT_INIT_TARGET,
+        ),
+        TensorclassCase(
+            "tc[idx] = rows, 3 constrained fields",
+            "cspec[index] = csmall",
+            "pr1[index] = psmall",
+            "sspec[index] = ssmall",
+            tensor_bound=True,
+            baseline_target=CONSTRAINT_ROWS_TARGET,
+        ),
+        TensorclassCase(
+            "tc[idx] = 256 replay rows, constrained",
+            "cbuf[ridx] = crows",
+            "pbuf[ridx] = prows",
+            "sbuf[ridx] = srows",
+            tensor_bound=True,
+            peer_target=1.1,  # the peer checks nothing: the two passes over 256 values
+            baseline_target=CONSTRAINT_REPLAY_TARGET,
         ),
     ]

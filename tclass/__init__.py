@@ -46,6 +46,7 @@ from tclass._core._printoptions import set_printoptions as set_printoptions
 from tclass._core._spec import Spec as Spec
 from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
 from tclass._engine import _map as _map  # binds ENGINE (*)
+from tclass._engine import _pickle5 as _pickle5  # binds ENGINE (*)
 from tclass._engine import _torch_functions as _torch_functions
 from tclass._engine._collate import collate as collate
 from tclass._engine._collate import group_by as group_by
@@ -110,8 +111,9 @@ from tclass._io.memmap._archive import pack_memmap as pack_memmap
 from tclass._io.memmap._archive import refresh_archive_checksums as refresh_archive_checksums
 from tclass._io.memmap._archive import unpack_memmap as unpack_memmap
 from tclass._io.memmap._tree import print_directory_tree as print_directory_tree
+from tclass._io.store._open import from_h5 as from_h5
+from tclass._io.store._open import from_zarr as from_zarr
 from tclass._io.store._persistent import PersistentTensorDict as PersistentTensorDict
-from tclass._io.store._persistent import from_h5 as from_h5
 from tclass._tensorclass import TensorClass as TensorClass
 from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
@@ -189,6 +191,7 @@ __all__ = [
     "from_pytree",
     "from_struct_array",
     "from_tuple",
+    "from_zarr",
     "fromkeys",
     "get_defaults_to_none",
     "is_non_tensor",

@@ -1,4 +1,5 @@
-"""The command line: ``python -m tclass info [--json] PATH``, ``python -m tclass --version``.
+"""The command line: ``python -m tclass info [--json] PATH``, ``python -m tclass schema
+TARGET``, ``python -m tclass --version``.
 
 ``info`` prints what a folder written by ``memmap``/``save`` holds (class, batch size,
 each field's dtype, shape and size on disk, non-tensor values, totals), after running
@@ -8,17 +9,25 @@ no pickle is read.
 Exit status: 0 when ``load_memmap`` would load the folder (given its classes); 1 when
 it would refuse it, with ``load_memmap``'s error on one ``error: ...`` line on stderr
 (the tree, as far as it could be read, is printed first); 2 on a usage error.
+
+``schema`` prints a record class's JSON Schema document (``Cls.json_schema()``): of the
+class ``module:QualName`` (the module is imported: it is the caller's own code), or
+the one a saved folder (or ``.tdz`` archive) records, read without importing anything.
+Exit status: 0; 1 when the class cannot be found or is no record class, or the folder
+records no schema; 2 on a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
 import io
 import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import tclass
 from tclass._io.memmap._info import describe, info_json, info_text
@@ -50,6 +59,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept pickled values, as load_memmap(allow_pickle=True) does",
     )
+    schema = commands.add_parser(
+        "schema",
+        help="print a record class's JSON Schema",
+        description=(
+            "Print the JSON Schema document (draft 2020-12) of a record class, named "
+            "module:QualName (the module is imported), or the one a saved folder records."
+        ),
+    )
+    schema.add_argument("target", metavar="TARGET", help="module:QualName, or a saved folder")
+    schema.add_argument("--indent", type=int, default=2, help="JSON indent (default 2)")
     return parser
 
 
@@ -69,12 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # argparse exits on --help (0) and on usage errors (2)
         return stop.code if isinstance(stop.code, int) else 2
     try:
+        if args.command == "schema":
+            return _schema(args.target, args.indent)
         return _info(args.path, args.json, args.allow_pickle)
     except BrokenPipeError:  # the reader went away (`| head`): not an error worth a message
         _silence_stdout()
         return 1
     except RecursionError:
-        _error(f"{args.path}: the folder is nested too deeply to describe")
+        _error(
+            f"{getattr(args, 'path', args.command)}: the folder is nested too deeply to describe"
+        )
         return 1
     except (TclassError, OSError) as error:
         _error(str(error))
@@ -93,6 +116,46 @@ def _info(path: str, as_json: bool, allow_pickle: bool) -> int:
         _error(f"{info.problems[0]}{more}; load_memmap would refuse this folder")
         return 1
     return 0
+
+
+def _schema(target: str, indent: int) -> int:
+    if os.path.exists(target) or ":" not in target:
+        document = _saved_document(target)
+    else:
+        document = _class_document(target)
+    if document is None:
+        return 1
+    _write(json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
+    return 0
+
+
+def _class_document(target: str) -> dict[str, Any] | None:
+    module_name, _, qualname = target.partition(":")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        _error(f"{target}: cannot import {module_name!r} ({error})")
+        return None
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if not tclass.is_tensorclass(found) or not isinstance(found, type):
+        what = "nothing" if found is None else f"a {type(found).__name__}"
+        _error(f"{target}: {qualname!r} in {module_name!r} is {what}, not a record class")
+        return None
+    record_class: Any = found  # a tensorclass (either form): it has json_schema
+    document: dict[str, Any] = record_class.json_schema()
+    return document
+
+
+def _saved_document(target: str) -> dict[str, Any] | None:
+    info = describe(target)
+    schema = info.root.schema or {}
+    document = schema.get("json_schema")
+    if not isinstance(document, dict):
+        why = "holds no record" if info.root.kind != "tensorclass" else "records no JSON Schema"
+        _error(f"{target}: the folder {why} (saved by an older tclass, or by the peer)")
+        return None
+    return document
 
 
 _ASCII_TREE = str.maketrans({"├": "|", "└": "`", "│": "|", "─": "-", "…": "~"})

@@ -14,7 +14,8 @@ from tclass._io.export._tabular import from_csv as from_csv
 from tclass._io.export._tabular import from_json as from_json
 from tclass._io.export._tabular import from_pandas as from_pandas
 from tclass._io.export._tabular import from_parquet as from_parquet
-from tclass._io.store._persistent import from_h5 as from_h5
+from tclass._io.store._open import from_h5 as from_h5
+from tclass._io.store._open import from_zarr as from_zarr
 
 __all__ = [
     "TensorDictBase",
@@ -28,6 +29,7 @@ __all__ = [
     "from_parquet",
     "from_struct_array",
     "from_tuple",
+    "from_zarr",
     "get_defaults_to_none",
     "is_tensor_collection",
     "set_get_defaults_to_none",

@@ -62,6 +62,7 @@ __all__ = [
     "NotSerializableError",
     "OperandError",
     "PickleRefusedError",
+    "ReadOnlyError",
     "ReductionError",
     "ReprParseError",
     "ReservedNameError",
@@ -224,6 +225,13 @@ class InPlaceWriteError(TclassError, ValueError, RuntimeError):
     """An in-place write into an entry failed, or would have: an expanded or overlapping
     tensor, a shape or dtype that does not fit (in-place math checks every entry before
     writing any, and then changes nothing); the message names the entry."""
+
+
+class ReadOnlyError(InPlaceWriteError):
+    """An in-place write into a tensor that is a read-only view of shared memory (a
+    collection unpickled over a read-only buffer, such as Ray's object store, whose
+    memory every reader shares): nothing was written; ``.clone()`` gives a writable copy.
+    A ``ValueError`` (as numpy's read-only arrays raise) and a ``RuntimeError``."""
 
 
 class InPlaceKernelError(InPlaceWriteError, NotImplementedError):
@@ -447,17 +455,20 @@ class SpecProblem(NamedTuple):
     """One way a field's tensor does not fit its spec (see ``FieldSpecError``)."""
 
     field: str  # the field
-    dim: str  # the dim ('h', '3', '*rest'), "dtype", or "ndim"
-    got: object  # what the tensor has
-    expected: object  # what the spec (or the other field) says
+    dim: str  # the dim ('h', '3', '*rest'), "dtype", "ndim", or a constraint ("ge", "isin")
+    got: object  # what the tensor has (for a constraint: the first value that breaks it)
+    expected: object  # what the spec (or the other field) says ("ge=0" for a constraint)
     other: str | None = None  # the field that bound the dim first, if another
     message: str = ""
+    element: tuple[int, ...] | None = None  # a constraint's: the value's index in the tensor
 
 
 class FieldSpecError(FieldTypeError, ValueError):
-    """A tensor does not fit its field's spec: its dtype, a feature dim, or a named dim
-    that another field of the record binds to another size. Raised when a record is
-    built or a field assigned; the record is left as it was.
+    """A tensor does not fit its field's spec: its dtype, a feature dim, a named dim
+    that another field of the record binds to another size, or a value that breaks a
+    constraint (``ge=0``, ``isin=...``: the problem names the first offending index and
+    value). Raised when a record is built, written into or loaded; the record (and its
+    files) are left as they were.
 
     Attributes:
         problems: every problem found, as ``SpecProblem`` (field, dim, both values).

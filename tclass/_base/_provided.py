@@ -33,13 +33,21 @@ from tclass.errors import NotProvidedError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
-    from tclass._engine import _consolidate, _map, _pack, _pad, _pyvalues, _record_fields
+    from tclass._engine import (
+        _consolidate,
+        _map,
+        _pack,
+        _pad,
+        _pickle5,
+        _pyvalues,
+        _record_fields,
+    )
     from tclass._engine._lazy import _build, _stack
     from tclass._interop import _bridges, _constructors, _modules, _state_dict
     from tclass._io import _api, _preallocate
     from tclass._io.export import _mds, _tabular
     from tclass._io.memmap import _append, _saved_entries
-    from tclass._io.store import _persistent
+    from tclass._io.store import _open
     from tclass._tensorclass import _attrs, _dataclass
     from tclass.distributed import _collectives, _transfer
 
@@ -92,9 +100,10 @@ class Provided(type):
 
 @final
 class ENGINE(metaclass=Provided, layer="tclass._engine"):
-    """Stacking, padding, consolidation, packing, data addresses, map, Python values and
-    the lazy stack class (``StackOps``, ``PackingOps``, ``MapOps``; the hooks of
-    ``TensorCollection`` and ``DeviceOps.pin_memory``)."""
+    """Stacking, padding, consolidation, packing, data addresses, map, Python values,
+    protocol-5 pickling and the lazy stack class (``StackOps``, ``PackingOps``,
+    ``MapOps``; the hooks of ``TensorCollection`` and ``DeviceOps.pin_memory``; the
+    ``__reduce_ex__`` of TensorDict and lazy stacks)."""
 
     if TYPE_CHECKING:
         LazyStackedTensorDict: ClassVar[type[_stack.LazyStackedTensorDict]]
@@ -104,6 +113,7 @@ class ENGINE(metaclass=Provided, layer="tclass._engine"):
         consolidation_of = _consolidate.consolidation_of
         from_consolidated_file = _consolidate.from_consolidated_file
         pinned = _consolidate.pinned
+        reduce_out_of_band = _pickle5.reduce_out_of_band
         data_ptrs = _record_fields.data_ptrs
         stack: ClassVar[_Join]
         cat: ClassVar[_Join]
@@ -138,8 +148,9 @@ class DISTRIBUTED(metaclass=Provided, layer="tclass.distributed"):
 
 @final
 class IO(metaclass=Provided, layer="tclass._io"):
-    """Memory-mapped folders, h5, tables and MDS (``PersistenceOps``, ``FormatOps``,
-    ``ConversionOps.from_schema``)."""
+    """Memory-mapped folders, persistent stores (HDF5, zarr), tables and MDS
+    (``PersistenceOps``, ``FormatOps``, ``ConversionOps.from_schema``; ``from_any``'s
+    reader of open h5py and zarr groups)."""
 
     if TYPE_CHECKING:
         memmap_in_place = _api.memmap_in_place
@@ -152,8 +163,11 @@ class IO(metaclass=Provided, layer="tclass._io"):
         make_memmap = _saved_entries.make_memmap
         make_memmap_from_tensor = _saved_entries.make_memmap_from_tensor
         make_memmap_from_storage = _saved_entries.make_memmap_from_storage
-        to_h5 = _persistent.to_h5
-        open_as = _persistent.open_as
+        to_h5 = _open.to_h5
+        open_as = _open.open_as
+        to_zarr = _open.to_zarr
+        open_zarr_as = _open.open_zarr_as
+        open_group = _open.open_group
         Reader: ClassVar[type[_tabular.Reader]]
         read_file = _tabular.read_file
         to_frame = _tabular.to_frame

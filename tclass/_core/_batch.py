@@ -14,9 +14,11 @@ from typing import Any, NoReturn, SupportsIndex, TypeAlias, cast
 import numpy as np
 import torch
 
+from tclass._core._tracing import tracing
 from tclass.errors import ArgumentError, BatchSizeError, DimError, ShapeError
 
 __all__ = [
+    "all_equal",
     "BatchSizeLike",
     "as_batch_size",
     "chunk_sizes",
@@ -36,6 +38,14 @@ __all__ = [
 BatchSizeLike: TypeAlias = torch.Size | Sequence[int] | int | None
 
 _EMPTY = torch.Size([])
+
+
+def all_equal(sizes: list[torch.Size], size: torch.Size) -> bool:
+    """Whether every one of ``sizes`` equals ``size`` (in a C-level pass; compared one by
+    one under torch.compile, which cannot trace ``list.count`` over sizes)."""
+    if tracing():
+        return all(s == size for s in sizes)
+    return sizes.count(size) == len(sizes)
 
 
 def format_shape(shape: Sequence[int]) -> str:
@@ -60,7 +70,7 @@ def as_batch_size(value: object) -> torch.Size:
     kind = type(value)
     if kind is list and len(cast("list[object]", value)) == 1:  # `[n]`, the common spelling
         first = cast("list[object]", value)[0]
-        one = _ONE_DIM.get(first) if type(first) is int else None
+        one = _ONE_DIM.get(first) if type(first) is int and not tracing() else None
         if one is not None:
             return one
     if kind is list or kind is tuple or kind is torch.Size:
@@ -72,6 +82,8 @@ def as_batch_size(value: object) -> torch.Size:
                 break
         if kind is torch.Size:
             return value  # type: ignore[return-value]
+        if tracing():  # symbolic sizes: a lookup by them would pin them (see _tracing)
+            return torch.Size(sizes)
         # Batch sizes repeat endlessly in a program; building a torch.Size costs more
         # than looking one up, so validated sizes are kept.
         cached = _SIZES.get(sizes)

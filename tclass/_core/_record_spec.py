@@ -21,10 +21,11 @@ from typing import Any
 
 import torch
 
+from tclass._core._constraints import Constraints, Violation
 from tclass._core._spec import ANON, FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec
 from tclass.errors import FieldSpecError, SpecProblem
 
-__all__ = ["Inline", "Observed", "RecordSpecs", "format_shape_list"]
+__all__ = ["Inline", "Observed", "RecordSpecs", "format_shape_list", "value_problem"]
 
 # A tensor as the matcher sees it: its dtype and shape (from a tensor, or a meta.json).
 Observed = tuple[torch.dtype | None, Sequence[int]]
@@ -42,7 +43,7 @@ class RecordSpecs:
     ``tensors_only`` says that the field stores nothing but tensors (or nothing).
     """
 
-    __slots__ = ("owner", "specs", "names", "tensors_only", "inline", "_fast")
+    __slots__ = ("owner", "specs", "names", "tensors_only", "inline", "constrained", "_fast")
 
     def __init__(self, owner: str, fields: Sequence[tuple[str, TensorSpec, bool]]) -> None:
         self.owner = owner
@@ -50,15 +51,57 @@ class RecordSpecs:
         self.names = tuple(self.specs)
         self.tensors_only = frozenset(name for name, _, only in fields if only)
         self._fast, self.inline = _compile(owner, fields)
+        # The fields whose values are bounded: checked with one pass each, the others
+        # cost nothing.
+        self.constrained: dict[str, Constraints] = {
+            name: spec.constraints for name, spec, _ in fields if spec.constraints is not None
+        }
 
-    def check(self, entries: Mapping[str, Any], batch_ndim: int) -> None:
-        """Checks the spec'd fields among ``entries`` (absent or non-tensor ones pass).
+    def check(self, entries: Mapping[str, Any], batch_ndim: int, values: bool = True) -> None:
+        """Checks the spec'd fields among ``entries`` (absent or non-tensor ones pass):
+        their shapes and dtypes, then (with ``values``) their values.
 
         Raises:
             FieldSpecError: listing every problem.
         """
         if not self._fast(entries, batch_ndim):
             self._raise(_observed(entries, self.names), batch_ndim, None)
+        if values and self.constrained:
+            self.check_values(entries)
+
+    def check_values(self, entries: Mapping[str, Any], names: Iterable[str] | None = None) -> None:
+        """Checks the values of the constrained tensors among ``entries`` (of the fields
+        ``names`` only, when given).
+
+        Raises:
+            FieldSpecError: naming, for each field, the first value that breaks a
+                constraint, its index and the constraint.
+        """
+        constrained = self.constrained
+        for name in constrained if names is None else names:
+            value = entries.get(name)
+            if isinstance(value, torch.Tensor) and constrained[name].first_violation(value):
+                # Only now every field is looked at closer, to list each problem.
+                problems = self.value_problems(entries, "holds", names)
+                raise FieldSpecError(_joined(self.owner, problems), problems)
+
+    def value_problems(
+        self, entries: Mapping[str, Any], subject: str, names: Iterable[str] | None = None
+    ) -> list[SpecProblem]:
+        """The first value breaking a constraint of each constrained tensor among
+        ``entries``; ``subject`` starts each message after the field (``holds``)."""
+        constrained = self.constrained
+        problems = []
+        for name in constrained if names is None else names:
+            constraints = constrained.get(name)
+            value = entries.get(name)
+            if constraints is None or not isinstance(value, torch.Tensor):
+                continue
+            found = constraints.first_violation(value)
+            if found is not None:
+                spec = self.specs[name]
+                problems.append(value_problem(f"{self.owner}.{name}", name, spec, found, subject))
+        return problems
 
     def check_assign(
         self, entries: Mapping[str, Any], name: str, value: Any, batch_ndim: int
@@ -70,6 +113,8 @@ class RecordSpecs:
         merged = {**entries, name: value}
         if not self._fast(merged, batch_ndim):
             self._raise(_observed(merged, self.names), batch_ndim, name)
+        if name in self.constrained:
+            self.check_values({name: value}, (name,))
 
     def problems(
         self, observed: Mapping[str, Observed], batch_ndim: int, last: str | None = None
@@ -94,12 +139,31 @@ class RecordSpecs:
         problems = self.problems(observed, batch_ndim, last)
         if not problems:
             return
-        if len(problems) == 1:
-            message = problems[0].message
-        else:
-            listed = "; ".join(problem.message for problem in problems)
-            message = f"{self.owner}: {len(problems)} problems with the field specs: {listed}"
-        raise FieldSpecError(message, problems)
+        raise FieldSpecError(_joined(self.owner, problems), problems)
+
+
+def _joined(owner: str, problems: Sequence[SpecProblem]) -> str:
+    if len(problems) == 1:
+        return problems[0].message
+    listed = "; ".join(problem.message for problem in problems)
+    return f"{owner}: {len(problems)} problems with the field specs: {listed}"
+
+
+def value_problem(
+    where: str, field: str, spec: TensorSpec, found: Violation, subject: str = "holds"
+) -> SpecProblem:
+    """The problem of a value that breaks a constraint of ``field`` (``where``: as
+    messages name it, ``Owner.field``; ``subject``: what follows it, ``holds``)."""
+    index = (
+        "(" + ", ".join(map(str, found.element)) + ("," if len(found.element) == 1 else "") + ")"
+    )
+    at = f" at index {index}" if found.element else ""  # a 0-dim tensor's one value
+    message = (
+        f"{where} {subject} {found.value!r}{at}, which breaks {found.constraint} (its "
+        f"annotation {spec.text})"
+    )
+    key = found.constraint.partition("=")[0]
+    return SpecProblem(field, key, found.value, found.constraint, None, message, found.element)
 
 
 def _observed(entries: Mapping[str, Any], names: Iterable[str]) -> dict[str, Observed]:

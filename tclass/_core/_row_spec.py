@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tclass._core._record_spec import Observed, RecordSpecs, format_shape_list
+from tclass._core._record_spec import Observed, RecordSpecs, format_shape_list, value_problem
 from tclass._core._spec import FIXED, Dim, TensorSpec, exact_tensor, inexact_value
 from tclass.errors import FieldSpecError, SpecProblem
 
@@ -128,6 +128,32 @@ class RowSpecs:
             count = "" if len(problems) == 1 else f"{len(problems)} problems with the field specs: "
             message = f"{what}: {count}{listed}. Nothing was written"
             raise FieldSpecError(message, problems)
+
+    def check_values(self, values: Mapping[str, Any], what: str) -> None:
+        """Checks the values written into constrained fields (tensors, and array-likes
+        as they convert): each is read once, before anything is written.
+
+        Raises:
+            FieldSpecError: naming each field's first value that breaks a constraint,
+                prefixed with ``what`` (the write).
+        """
+        problems: list[SpecProblem] = []
+        for name, constraints in self.record.constrained.items():
+            value = values.get(name)
+            if value is None:
+                continue
+            tensor = _as_tensor(value)
+            if tensor is None:
+                continue  # not an array-like: the write itself says what is wrong
+            found = constraints.first_violation(tensor)
+            if found is not None:
+                spec = self.record.specs[name]
+                where = f"{self.owner}.{name}:"
+                problems.append(value_problem(where, name, spec, found, "the value written holds"))
+        if problems:
+            listed = "; ".join(problem.message for problem in problems)
+            count = "" if len(problems) == 1 else f"{len(problems)} problems with the values: "
+            raise FieldSpecError(f"{what}: {count}{listed}. Nothing was written", problems)
 
     def _dtype_problem(
         self, name: str, spec: TensorSpec, value: Any, tensor: _Tensor, target: Any

@@ -29,6 +29,7 @@ Everything here works on shapes and dtypes alone.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import keyword
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from tclass._core._constraints import Constraints, constraints_from
 from tclass.errors import SpecSyntaxError
 
 __all__ = [
@@ -164,43 +166,64 @@ def _symbolic(body: str, bad: Any) -> Dim:
 
 
 class Spec:
-    """The shape and dtype of a tensor field, in an annotation::
+    """The shape, dtype and value constraints of a tensor field, in an annotation::
 
         obs: Annotated[torch.Tensor, Spec("3 h w", torch.uint8)]
         reward: Annotated[torch.Tensor, Spec("", torch.float32)]  # one value per row
         mask: Annotated[torch.Tensor, Spec("h w", torch.bool)]  # h, w as in obs
+        prob: Annotated[torch.Tensor, Spec("k", torch.float32, ge=0, le=1)]
 
     ``dims`` are the feature dims (after the batch dims), in jaxtyping's grammar
     (``3``, ``h``, ``_``, ``#h``, ``*rest``, ``...``, ``h+1``); ``"..."`` (the default)
-    is any shape. ``dtype`` is a dtype, several, or ``None`` for any. Checked when a
-    record is built and when a field is assigned; type checkers see the field as
-    ``Tensor``.
+    is any shape. ``dtype`` is a dtype, several, or ``None`` for any. The keywords bound
+    the values (see ``_constraints``): ``ge``, ``gt``, ``le``, ``lt`` (a NaN breaks
+    each), ``isin`` (the allowed values), ``finite`` (no NaN nor infinity) and
+    ``multiple_of``; annotated-types' ``Ge(0)``, ``Interval(...)``... next to the
+    ``Spec`` say the same. Checked when a record is built, on every write into it and
+    when it is loaded; type checkers see the field as ``Tensor``.
 
     Raises:
-        SpecSyntaxError: if ``dims`` cannot be read.
+        SpecSyntaxError: if ``dims`` cannot be read, or a constraint is malformed.
     """
 
-    __slots__ = ("dims", "dtypes", "_parsed")
+    __slots__ = ("dims", "dtypes", "constraints", "_parsed")
 
     def __init__(
-        self, dims: str = "...", dtype: torch.dtype | Iterable[torch.dtype] | None = None
+        self,
+        dims: str = "...",
+        dtype: torch.dtype | Iterable[torch.dtype] | None = None,
+        *,
+        ge: float | None = None,
+        gt: float | None = None,
+        le: float | None = None,
+        lt: float | None = None,
+        isin: Iterable[float] | torch.Tensor | None = None,
+        finite: bool = False,
+        multiple_of: float | None = None,
     ) -> None:
         self._parsed = parse_dims(dims, "Spec: ")
         self.dims = dims
         self.dtypes = _as_dtypes(dtype)
+        given = {"ge": ge, "gt": gt, "le": le, "lt": lt, "isin": isin, "finite": finite}
+        self.constraints = Constraints.build({**given, "multiple_of": multiple_of}, "Spec: ")
 
     def __repr__(self) -> str:
-        if self.dtypes is None:
-            return f"Spec({self.dims!r})"
-        names = sorted(str(dtype) for dtype in self.dtypes)
-        shown = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
-        return f"Spec({self.dims!r}, {shown})"
+        parts = [repr(self.dims)]
+        if self.dtypes is not None:
+            names = sorted(str(dtype) for dtype in self.dtypes)
+            parts.append(names[0] if len(names) == 1 else "(" + ", ".join(names) + ")")
+        if self.constraints is not None:
+            parts.append(self.constraints.text)
+        return f"Spec({', '.join(parts)})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Spec) and (self.dims, self.dtypes) == (other.dims, other.dtypes)
+        return isinstance(other, Spec) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self.dims, self.dtypes))
+        return hash(self._key())
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.dims, self.dtypes, self.constraints)
 
 
 def _as_dtypes(dtype: object) -> frozenset[torch.dtype] | None:
@@ -225,6 +248,7 @@ class TensorSpec:
     whole: bool  # jaxtyping: the dims describe the whole tensor, batch dims first
     text: str  # the spec as written, for messages: Spec('3 h w', torch.uint8)
     dims_text: str = "..."
+    constraints: Constraints | None = None  # bounds of the values
 
     @property
     def variadic(self) -> int | None:
@@ -289,12 +313,15 @@ class TensorSpec:
 
     def to_json(self) -> dict[str, Any]:
         """The spec as a saved schema records it."""
-        return {
+        out = {
             "dims": self.dims_text,
             "whole": self.whole,
             "dtypes": dtype_names(self.dtypes),
             "text": self.text,
         }
+        if self.constraints is not None:
+            out["constraints"] = self.constraints.to_json()
+        return out
 
 
 def allocation_dtype(spec: TensorSpec | None) -> torch.dtype:
@@ -370,27 +397,43 @@ def array_type_of(annotation: object) -> type | None:
 def spec_of(annotation: object, metadata: Sequence[object], where: str) -> TensorSpec | None:
     """The spec an annotation carries: a jaxtyping array type whose array type is a
     tensor, or a ``Spec`` in the metadata of an ``Annotated[Tensor, ...]`` (the last
-    one wins). None when there is none.
+    one wins), with the value constraints of the ``Spec`` and of the annotated-types
+    objects in the metadata (``Annotated[Tensor, Ge(0)]`` alone: any shape, bounded).
+    None when there is none.
 
     Raises:
-        SpecSyntaxError: if a jaxtyping spec uses a form tclass cannot check.
+        SpecSyntaxError: if a jaxtyping spec uses a form tclass cannot check, or a
+            constraint is malformed.
     """
-    found: TensorSpec | None = None
+    spec: Spec | None = None
     for item in metadata:
         if isinstance(item, Spec):
-            found = TensorSpec(item._parsed, item.dtypes, False, repr(item), item.dims)
-    if found is not None:
+            spec = item
+    own = {} if spec is None or spec.constraints is None else dict(spec.constraints.items())
+    constraints, foreign = constraints_from(own, metadata, where)
+    found: TensorSpec | None = None
+    if spec is not None:
+        found = TensorSpec(spec._parsed, spec.dtypes, False, repr(spec), spec.dims)
+    else:
+        array_type = array_type_of(annotation)
+        if array_type is not None:
+            if not issubclass(array_type, torch.Tensor):
+                return None
+            dim_str: str = getattr(annotation, "dim_str", "")
+            dims = parse_dims(dim_str, where)
+            dtypes = _jaxtyping_dtypes(annotation)
+            found = TensorSpec(dims, dtypes, True, _jaxtyping_text(annotation), dim_str)
+        elif constraints is not None:
+            found = TensorSpec(parse_dims("..."), None, False, "Spec('...')")
+    if found is None or constraints is None:
         return found
-    array_type = array_type_of(annotation)
-    if array_type is not None:
-        if not issubclass(array_type, torch.Tensor):
-            return None
-        dim_str: str = getattr(annotation, "dim_str", "")
-        dims = parse_dims(dim_str, where)
-        return TensorSpec(
-            dims, _jaxtyping_dtypes(annotation), True, _jaxtyping_text(annotation), dim_str
-        )
-    return None
+    if spec is None:
+        text = f"{found.text} with {constraints.text}"
+    elif foreign:  # the Spec's shape and dtype, then every constraint, merged
+        text = f"{Spec(spec.dims, spec.dtypes)!r} with {constraints.text}"
+    else:
+        text = found.text  # the Spec as written, with its keywords
+    return dataclasses.replace(found, text=text, constraints=constraints)
 
 
 def _jaxtyping_dtypes(annotation: object) -> frozenset[torch.dtype] | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -447,24 +447,28 @@ def _jagged(parts: Sequence[torch.Tensor], ragged: int) -> torch.Tensor:
     )
 
 
-def rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild:
+def rebuild_from_description(
+    tree: dict[str, Any], cls: type | None, known: Mapping[str, type] | None = None
+) -> Rebuild:
     """The rebuild function of a tree :func:`describe` gave, read back from JSON (a
-    buffer's trailer, a broadcast message)."""
+    buffer's trailer, a broadcast message, a protocol-5 pickle's header).
+
+    ``known`` maps class names to the classes to rebuild them with (a pickle carries
+    them); a tree may also say, as a pickle's does, which nodes were locked, the batch
+    size and dim name of a lazy stack and the class of a TensorDict subclass."""
+    known = known or {}
     if "record" in tree:
-        record_cls = resolve_class(
-            tree["record"], (cls,) if cls is not None else (), "the consolidated buffer"
+        name = tree["record"]
+        record_cls = known.get(name) or resolve_class(
+            name, (cls,) if cls is not None else (), "the consolidated buffer"
         )
-        content = rebuild_from_description(tree["content"], None)
+        content = rebuild_from_description(tree["content"], None, known)
         return lambda views, target: record_cls._from_tensordict_unchecked(content(views, target))  # type: ignore[attr-defined]
     if "jagged" in tree:
         positions, ragged = list(tree["jagged"]), tree["ragged"]
         return lambda views, target: _jagged([views[p] for p in positions], ragged)
     if "lazy" in tree:
-        members = [rebuild_from_description(member, None) for member in tree["members"]]
-        dim = tree["lazy"]
-        return lambda views, target: LazyStackedTensorDict(
-            *(m(views, target) for m in members), stack_dim=dim
-        )
+        return _rebuild_lazy(tree, known)
     batch = torch.Size(tree["batch"])
     if "value" in tree:
         data = tree["value"]
@@ -474,24 +478,43 @@ def rebuild_from_description(tree: dict[str, Any], cls: type | None) -> Rebuild:
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")
         return lambda views, target: NonTensorStack._from_array(shaped, target.device)
     parts = {
-        key: (entry if isinstance(entry, int) else rebuild_from_description(entry, None))
+        key: (entry if isinstance(entry, int) else rebuild_from_description(entry, None, known))
         for key, entry in tree["entries"].items()
     }
     keeps_device = tree["device"]
     names = tree.get("names")
     dim_names = None if names is None else tuple(names)
+    td_cls: type[TensorDict] = known.get(tree.get("class", ""), TensorDict)
+    locked = tree.get("locked", False)
 
     def rebuild_td(views: Sequence[torch.Tensor], target: Target) -> TensorDict:
         tensors = {
             key: views[p] if isinstance(p, int) else p(views, target) for key, p in parts.items()
         }
-        out = TensorDict._new_unchecked(
+        out = td_cls._new_unchecked(
             tensors, batch, target.device if keeps_device or target.moved else None
         )
         out._assign_names(dim_names)
-        return out
+        return out.lock_() if locked else out
 
     return rebuild_td
+
+
+def _rebuild_lazy(tree: dict[str, Any], known: Mapping[str, type]) -> Rebuild:
+    members = [rebuild_from_description(member, None, known) for member in tree["members"]]
+    dim = tree["lazy"]
+    if "batch" not in tree:  # a consolidation trailer: the batch size follows the members
+        return lambda views, target: LazyStackedTensorDict(
+            *(m(views, target) for m in members), stack_dim=dim
+        )
+    batch, name, locked = torch.Size(tree["batch"]), tree.get("name"), tree.get("locked", False)
+
+    def rebuild_lazy(views: Sequence[torch.Tensor], target: Target) -> LazyStackedTensorDict:
+        out = LazyStackedTensorDict._from_members([m(views, target) for m in members], dim, batch)
+        out._stack_dim_name = name
+        return out.lock_() if locked else out
+
+    return rebuild_lazy
 
 
 # --- the buffer ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from tclass.errors import (
     BatchSizeError,
     EntryTypeError,
     InPlaceWriteError,
+    ReadOnlyError,
     TclassError,
 )
 
@@ -60,6 +61,8 @@ def value_as_tensor(key: object, value: Any, device: torch.device | None) -> tor
 
 
 def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exception) -> None:
+    if isinstance(error, ReadOnlyError):  # its own message says what to do
+        raise error
     shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
     msg = (
         f"cannot write a value of shape {shape} into {key!r} "
@@ -73,6 +76,8 @@ def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> 
     """Why ``target.copy_(source)`` (``set_`` of ``key``) failed: the shapes, or
     autograd refusing to write into a leaf that requires grad (a parameter, or a view of
     one), or else torch's reason."""
+    if isinstance(error, ReadOnlyError):  # its own message says what to do
+        return error
     try:
         fits = torch.broadcast_shapes(source.shape, target.shape) == target.shape  # type: ignore[no-untyped-call]
     except RuntimeError:

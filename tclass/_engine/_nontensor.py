@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from typing_extensions import Self, TypeVar
 
+from tclass._base._inline import inline_inherited
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Resize
@@ -1010,3 +1011,8 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
             else:
                 values.extend([part.data] * inner)
     return NonTensorStack._make(values, shape, device, dim if along_dim else None)
+
+
+# for torch.compile's guards: see _base/_inline.py
+inline_inherited(NonTensorData)
+inline_inherited(NonTensorStack)

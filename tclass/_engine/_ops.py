@@ -23,6 +23,7 @@ from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
 from tclass._core._records import is_record, is_record_class, storage_of, storages_of
+from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
@@ -31,7 +32,7 @@ from tclass.errors import StackError, StackTypeError
 __all__ = ["cat", "stack"]
 
 C = TypeVar("C", bound=TensorDictBase)
-_is_compiling = torch.compiler.is_compiling
+
 
 _LAZY_HINT = "use tclass.lazy_stack for members whose keys or shapes differ"
 
@@ -126,7 +127,7 @@ def _stack(
     first = members[0]
     batch_size = first.batch_size
     sizes = _batch_sizes(members)
-    if sizes.count(batch_size) != len(sizes):
+    if not _batch.all_equal(sizes, batch_size):
         position = next(i for i, size in enumerate(sizes) if size != batch_size)
         msg = (
             f"stack{_at(path)}: member {position} has batch size "
@@ -189,7 +190,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
         raise StackError(msg)
     dim = _batch.normalize_dim(dim, len(batch_size), op="cat")
     sizes = _batch_sizes(members)
-    if sizes.count(batch_size) == len(sizes):
+    if _batch.all_equal(sizes, batch_size):
         total = batch_size[dim] * len(sizes)
     else:
         total = 0
@@ -247,13 +248,13 @@ def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -
 
 
 def _batch_sizes(members: list[Any]) -> list[torch.Size]:
-    if _is_compiling():  # torch.compile cannot trace operator.attrgetter
+    if tracing():  # torch.compile cannot trace operator.attrgetter
         return [member.batch_size for member in members]
     return list(map(type(members[0])._get_batch_size, members))
 
 
 def _entry_maps(members: list[Any]) -> list[Mapping[str, Value]]:
-    if _is_compiling():
+    if tracing():
         return [member._entries() for member in members]
     return list(map(type(members[0])._get_entries, members))
 
@@ -475,10 +476,23 @@ def _result(
 ) -> C:
     if out is not None:
         return out
+    if tracing():
+        size = _size_of_joined(values, size)
     device = first.device
     if device is not None and any(member.device != device for member in members):
         device = None
     return first._new_like(values, size, device)
+
+
+def _size_of_joined(values: dict[str, Value], size: torch.Size) -> torch.Size:
+    """Under torch.compile, the joined batch size read off a joined tensor. Worked out
+    from the members' batch sizes it is made of symbols of their own (a collection's
+    batch size is an input of the graph apart from its tensors' shapes), which
+    inductor's code for the graph can leave undefined (``2*s48`` of ``torch.cat``)."""
+    for value in values.values():
+        if value.__class__ is torch.Tensor:
+            return value.shape[: len(size)]
+    return size
 
 
 # --- the rest of the table: thin adapters onto the collection methods -------------------

@@ -8,14 +8,17 @@ which is how indexing, shape ops and stacking stay close to the cost of the tens
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, TypeGuard, cast
 
 import numpy as np
 import torch
 from typing_extensions import Self
 
+from tclass._base._inline import inline_inherited
+from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._casts import holds_tensor_attrs
 from tclass._base.implemented._collection import TensorCollection
@@ -32,6 +35,7 @@ from tclass._core._device import (
 from tclass._core._names import Names
 from tclass._core._records import is_record
 from tclass._core._safe_globals import allow_unpickling, checked_class
+from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
     copy_error,
@@ -141,12 +145,14 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         if type(batch_size) is list and len(batch_size) == 1:
             # `batch_size=[n]`, the most common spelling, without a call.
             size = batch_size[0]
-            batch = _ONE_DIM.get(size) if type(size) is int else None
+            # (not while torch.compile traces: a lookup by a symbolic size pins the size)
+            batch = _ONE_DIM.get(size) if type(size) is int and not tracing() else None
             if batch is None:
                 batch = as_batch_size(batch_size)
-                if len(_ONE_DIM) >= 4096:
-                    _ONE_DIM.clear()
-                _ONE_DIM[size] = batch
+                if type(size) is int and not tracing():
+                    if len(_ONE_DIM) >= 4096:
+                        _ONE_DIM.clear()
+                    _ONE_DIM[size] = batch
         else:
             batch = as_batch_size(batch_size)
         dev = None if device is None else as_device(device)
@@ -907,6 +913,15 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
 
     # --- python protocols ----------------------------------------------------------------
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        # Protocol 5: one out-of-band buffer of every tensor (``_pickle5.py``); a subclass
+        # with its own __reduce__ keeps it.
+        if type(self).__reduce__ is TensorDict.__reduce__:
+            reduced = ENGINE.reduce_out_of_band(self, operator.index(protocol))
+            if reduced is not None:
+                return reduced
+        return self.__reduce__()
+
     def __reduce__(self) -> tuple[Any, ...]:
         if self._consolidated is not None:  # one buffer instead of leaves
             reduced = self._consolidated.reduce(self)
@@ -1003,3 +1018,5 @@ def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
 # A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(TensorDict)
+
+inline_inherited(TensorDict)  # for torch.compile's guards: see _base/_inline.py

@@ -173,16 +173,22 @@ class IndexingOps(TensorDictBase):
             raise_no_batch_dims(index)
         if index.start is None and index.stop is None and index.step is None:
             return self  # td[:] is td, as in the peer
-        start, stop, step = index.indices(batch[0])
-        if step <= 0:
+        step = index.step
+        if step is not None and step <= 0:
             msg = f"slice step must be positive, got {step}"
             raise ValueError(msg)
         if self._scope is not None and self._scope.special:
             return cast(Self, self._index(index))  # names or unbatched tensors to carry
         out = _new_instance(self.__class__)
-        out._tensors = _indexed(self._tensors, index)
-        length = max(0, (stop - start + step - 1) // step)
-        out._batch_size = torch.Size((length,) if len(batch) == 1 else (length, *batch[1:]))
+        out._tensors = values = _indexed(self._tensors, index)
+        for value in values.values():
+            if value.__class__ is _Tensor:  # its leading dims: the new batch size
+                out._batch_size = value.shape[: len(batch)]
+                break
+        else:  # (slice.indices would pin a symbolic size under torch.compile)
+            start, stop, step = index.indices(batch[0])
+            length = max(0, (stop - start + step - 1) // step)
+            out._batch_size = torch.Size((length, *batch[1:]))
         out._device = self._device
         out._locked = False
         out._consolidated = None

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from tclass._base._provided import INTEROP
+from tclass._base._provided import INTEROP, IO
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
@@ -47,33 +47,12 @@ __all__ = [
     "from_list",
     "from_pytree",
     "from_struct_array",
-    "register_any_reader",
     "to_pytree",
     "to_struct_array",
 ]
 
 PYTREE_TYPE = "_pytree_type"
 PYTREE_SPEC = "_pytree_spec"
-
-# Readers of objects that only a layer above knows how to open (the io layer registers one
-# for open HDF5 files and groups): each gives a collection, or None for an object not its own.
-_ANY_READERS: list[Callable[[Any], Any]] = []
-
-
-def register_any_reader(reader: Callable[[Any], Any]) -> None:
-    """Lets :func:`from_any` take another kind of object: ``reader(obj)`` gives a
-    collection for the objects it knows and ``None`` for any other."""
-    if reader not in _ANY_READERS:
-        _ANY_READERS.append(reader)
-
-
-def _read_registered(obj: Any) -> Any:
-    for reader in _ANY_READERS:
-        out = reader(obj)
-        if out is not None:
-            return out
-    return None
-
 
 # --- numpy structured arrays --------------------------------------------------------------
 
@@ -383,10 +362,11 @@ def from_any(
     collection or a tensor is returned as it is; a mapping (or a dataclass instance, its
     fields as a mapping) goes through :func:`from_dict`, a namedtuple
     :func:`from_namedtuple`, a tuple :func:`from_tuple`, a numpy structured array
-    :func:`from_struct_array`, an open ``h5py.File`` or ``h5py.Group`` a
-    ``PersistentTensorDict`` over it; a list of numbers becomes a tensor, another list a
-    ``NonTensorStack`` of its items. Inside a mapping or tuple, dataclass instances and
-    tuples nest the same way (a nested collection, the items under ``"0"``, ``"1"``...).
+    :func:`from_struct_array`, an open ``h5py.File``, ``h5py.Group`` or ``zarr.Group``
+    a ``PersistentTensorDict`` over it (the io layer's reader, ``IO.open_group``); a
+    list of numbers becomes a tensor, another list a ``NonTensorStack`` of its items.
+    Inside a mapping or tuple, dataclass instances and tuples nest the same way (a nested
+    collection, the items under ``"0"``, ``"1"``...).
 
     Raises:
         EntryTypeError: for anything else.
@@ -399,9 +379,9 @@ def from_any(
     }
     if isinstance(obj, (TensorCollection, torch.Tensor)):
         return obj
-    registered = _read_registered(obj)
-    if registered is not None:
-        return registered
+    opened = IO.open_group(obj)
+    if opened is not None:
+        return opened
     if isinstance(obj, Mapping):
         return from_dict(_structured(obj), **options)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -430,9 +410,9 @@ def _structured(value: Any) -> Any:
     of their items under ``"0"``, ``"1"``...; anything else as it is."""
     if isinstance(value, TensorCollection):
         return value  # (lazy stacks are registered as Mappings too)
-    registered = _read_registered(value)
-    if registered is not None:
-        return registered
+    opened = IO.open_group(value)
+    if opened is not None:
+        return opened
     if isinstance(value, Mapping):
         return {key: _structured(item) for key, item in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -33,6 +33,7 @@ from tclass._io.memmap._subpath import descend, subpath_parts
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.memmap._write import save_tree
 from tclass._io.store._persistent import PersistentTensorDict
+from tclass._io.store._protocol import is_group
 from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
 
 __all__ = [
@@ -123,7 +124,7 @@ def saved_copy(
 
 
 def _copy_of_file(node: Any, save: Callable[[Any], Any], like: bool) -> Any:
-    """A saved copy of a collection over an HDF5 file (or a record over one): ``save``
+    """A saved copy of a collection over a store (or a record over one): ``save``
     writes a tree like it whose tensors are zero-size expansions (no memory), then each
     dataset is read into its file (unless ``like``), one at a time."""
     storage: PersistentTensorDict = storage_of(node)
@@ -151,13 +152,15 @@ def _skeleton(ptd: PersistentTensorDict) -> TensorDict:
 
 
 def _copy_into(ptd: PersistentTensorDict, saved: Any) -> None:
-    """Each dataset of the file read into the mapped file of ``saved``."""
+    """Each array of the store read into the mapped file of ``saved``."""
     for key, found in ptd._nodes():
         target = saved._entry(key)
         if isinstance(found, PersistentTensorDict):
             _copy_into(found, storage_of(target))
         elif isinstance(found, torch.Tensor) and found.numel():
-            ptd._node(key).read_direct(target.numpy())
+            node = ptd._node(key)
+            if not is_group(node):
+                node.read_into(target.numpy())
 
 
 def memmap_in_place(
@@ -169,9 +172,9 @@ def memmap_in_place(
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
     if isinstance(storage_of(node), PersistentTensorDict):
         msg = (
-            f"Cannot build a memmap TensorDict in-place from a {type(node).__name__} over an "
-            "HDF5 file: its entries live in the file. Use .memmap(prefix) for a memory-mapped "
-            "copy"
+            f"Cannot build a memmap TensorDict in-place from a {type(node).__name__} over a "
+            "persistent store (an HDF5 file or a zarr store): its entries live there. Use "
+            ".memmap(prefix) for a memory-mapped copy"
         )
         raise UnsupportedError(msg)
     if prefix is None:  # a collection saved in a folder stays there, as in the peer

@@ -1,5 +1,6 @@
 """``from_schema``: a zero-filled collection allocated from a schema of shapes and dtypes,
-in memory, in shared memory, in a folder of memory-mapped files or in an HDF5 file.
+in memory, in shared memory, in a folder of memory-mapped files, in an HDF5 file or in a
+zarr store.
 
 The entries start as stride-0 views of one zero per dtype, so nothing the size of the
 buffer exists in memory before the chosen storage allocates it: a folder gets sparse
@@ -23,8 +24,8 @@ from tclass.errors import ArgumentError, ShapeError, UnsupportedError
 __all__ = ["from_schema"]
 
 Schema = Mapping[Any, tuple[Sequence[int] | torch.Size, torch.dtype]]
-_STORAGES = (None, "memmap", "h5", "shared")
-_ELSEWHERE = ("zarr", "redis", "dragonfly")
+_STORAGES = (None, "memmap", "h5", "zarr", "shared")
+_ELSEWHERE = ("redis", "dragonfly")
 
 
 def from_schema(
@@ -40,8 +41,8 @@ def from_schema(
     if storage not in _STORAGES:
         if storage in _ELSEWHERE:
             msg = (
-                f"from_schema(storage={storage!r}) is not supported by tclass (no zarr or "
-                "key-value store backend); use storage='memmap' or 'h5'"
+                f"from_schema(storage={storage!r}) is not supported by tclass (no key-value "
+                "store backend); use storage='memmap', 'h5' or 'zarr'"
             )
             raise UnsupportedError(msg)
         msg = f"from_schema: unknown storage {storage!r}; expected one of {list(_STORAGES)}"
@@ -59,12 +60,16 @@ def from_schema(
     if storage == "memmap":
         made = _as_class(cls, blank)
         return made.memmap_like(kwargs.pop("prefix", None), **kwargs)
-    if storage == "h5":
+    if storage in ("h5", "zarr"):
         filename = kwargs.pop("filename", None)
         if filename is None:
-            msg = "from_schema(storage='h5') needs filename=<path of the new HDF5 file>"
+            what = "HDF5 file" if storage == "h5" else "zarr store"
+            msg = f"from_schema(storage={storage!r}) needs filename=<path of the new {what}>"
             raise ArgumentError(msg)
-        return _as_class(cls, blank).to_h5(filename, **kwargs)
+        made = _as_class(cls, blank)
+        return (
+            made.to_h5(filename, **kwargs) if storage == "h5" else made.to_zarr(filename, **kwargs)
+        )
     if kwargs:
         msg = f"from_schema(storage={storage!r}) takes no options {sorted(kwargs)}"
         raise ArgumentError(msg)

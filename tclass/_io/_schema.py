@@ -7,6 +7,7 @@ there to the class)::
 
     "_tclass": {"schema": {
         "class": "app.data:Transition",
+        "json_schema": {"$schema": "https://json-schema.org/draft/2020-12/schema", ...},
         "fields": {
             "obs": {"kind": "tensor", "annotation": "Tensor",
                     "spec": {"dims": "3 h w", "whole": false, "dtypes": ["torch.uint8"]}},
@@ -15,6 +16,9 @@ there to the class)::
             "env": {"kind": "value", "annotation": "str", "default": true}},
         "dims": {"h": 84, "w": 84}}}
 
+``json_schema`` is the class's JSON Schema document (``Cls.json_schema()``, see
+``_tensorclass/_json_schema``), for readers without the class: a folder saved by an
+older tclass has none (and loads as before), and older tclass versions ignore it.
 ``kind`` is ``tensor``, ``record`` (a tensorclass), ``collection`` (a TensorDict),
 ``value`` (a Python value) or ``any``; ``spec`` is present for spec'd fields; ``dims``
 holds the named dims the saved tensors bind.
@@ -48,11 +52,12 @@ from typing import Any, cast
 import torch
 
 from tclass._core._dtypes import DTYPES
-from tclass._core._record_spec import Observed, RecordSpecs
+from tclass._core._record_spec import Observed, RecordSpecs, value_problem
 from tclass._core._spec import TensorSpec
 from tclass._engine._td import TensorDict
 from tclass._io.memmap._format import TENSORCLASS_DIR
 from tclass.errors import (
+    FieldSpecError,
     MetadataError,
     SchemaDifference,
     SchemaMismatchError,
@@ -63,14 +68,16 @@ from tclass.errors import (
 __all__ = [
     "ANY_FIELDS",
     "FOLDER",
-    "H5_FILE",
+    "STORE_FILE",
     "FieldSchema",
     "LoadPlan",
     "SavedSchema",
     "SchemaCheck",
     "SchemaDiffers",
     "Source",
+    "check_saved_values",
     "class_schema",
+    "constrained_fields",
     "compare",
     "mismatch_error",
     "read_schema",
@@ -114,6 +121,7 @@ class SavedSchema:
     class_id: str
     fields: dict[str, dict[str, Any]]
     dims: dict[str, Any]
+    json_schema: dict[str, Any] | None = None  # the class's document (absent: older writers)
 
 
 def class_schema(cls: type) -> tuple[tuple[FieldSchema, ...], RecordSpecs | None]:
@@ -130,6 +138,8 @@ def record_schema(record: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "class": f"{cls.__module__}:{cls.__qualname__}",
         "fields": {f.name: f.to_json() for f in fields},
+        # The class's JSON Schema document (Cls.json_schema()), for readers without it.
+        "json_schema": cast(Any, cls).__tclass_info__.json_schema,
     }
     storage = record._tensordict
     if specs is not None and isinstance(storage, TensorDict):
@@ -167,7 +177,49 @@ def read_schema(marker: Mapping[str, Any], where: str) -> SavedSchema | None:
             f"'class', 'fields' and optional 'dims'); the folder is damaged"
         )
         raise MetadataError(msg)
-    return SavedSchema(class_id, fields, dims)
+    document = raw.get("json_schema")
+    if document is not None and not isinstance(document, dict):
+        msg = f"{where!r}: the json_schema of its _tclass entry is not an object (damaged)"
+        raise MetadataError(msg)
+    return SavedSchema(class_id, fields, dims, document)
+
+
+# --- the values of a loaded record ------------------------------------------------------
+
+
+def constrained_fields(cls: type) -> frozenset[str]:
+    """The fields of the record class ``cls`` whose values its annotations bound."""
+    specs = class_schema(cls)[1]
+    return frozenset(specs.constrained) if specs is not None else frozenset()
+
+
+def check_saved_values(cls: type, leaves: list[tuple[str, torch.Tensor, str]]) -> None:
+    """Checks the values of the constrained fields of a loaded record, ``leaves`` being
+    (field, tensor, the file or dataset holding it, as messages name it); one pass over
+    each.
+
+    Raises:
+        FieldSpecError: naming, for each field, its file and the first value that
+            breaks a constraint (with its index); nothing is built.
+    """
+    specs = class_schema(cls)[1]
+    if specs is None:
+        return
+    problems = []
+    for name, tensor, place in leaves:
+        constraints = specs.constrained.get(name)
+        found = None if constraints is None else constraints.first_violation(tensor)
+        if found is not None:
+            where = f"{place}: {cls.__name__}.{name}"
+            problems.append(value_problem(where, name, specs.specs[name], found))
+    if problems:
+        listed = "; ".join(problem.message for problem in problems)
+        msg = (
+            f"{listed}. The saved values break the constraints of {cls.__name__}: they were "
+            "changed after saving, or written by another program or class; fix the values "
+            "in the file (nothing was loaded)"
+        )
+        raise FieldSpecError(msg, problems)
 
 
 # --- comparing a folder with a class -----------------------------------------------------
@@ -216,8 +268,8 @@ ANY_FIELDS: frozenset[str] = _AnyFields()  # values of a record that may be anyw
 @dataclass(frozen=True)
 class Source:
     """How the differences found in a source name it: a saved folder (the load options
-    ``strict`` and ``widen`` apply) or an HDF5 file (no option: every difference is an
-    error)."""
+    ``strict`` and ``widen`` apply) or a persistent store, HDF5 or zarr (no option:
+    every difference is an error)."""
 
     place: str = "the folder"
     leaf: str = "MemoryMappedTensor"
@@ -225,7 +277,7 @@ class Source:
 
 
 FOLDER = Source()
-H5_FILE = Source("the file", "dataset", options=False)
+STORE_FILE = Source("the file", "dataset", options=False)
 
 
 def compare(

@@ -1,11 +1,13 @@
 """Preallocating a record from its class's schema alone: ``Cls.allocate(...)``.
 
 Every field the schema fully describes is allocated: a spec'd tensor field as zeros of
-its declared dtype and shape (named dims from ``dims``), a nested record field as that
-record allocated the same way. Python values take their defaults; optional fields are
-left unset (``None``: the first write allocates them, in the folder too). With a
-``prefix`` the zeros are never materialised: each is a view of one zero, and
-``memmap_like`` turns the record into sparse files.
+its declared dtype and shape (named dims from ``dims``; a field whose constraints refuse
+0, ``Spec(ge=1)``, is filled with the allowed value nearest its lower bound instead, in
+its file too), a nested record field as that record allocated the same way. Python
+values take their defaults; optional fields are left unset (``None``: the first write
+allocates them, in the folder too). With a ``prefix`` the zeros are never
+materialised: each is a view of one zero, and ``memmap_like`` turns the record into
+sparse files.
 """
 
 from __future__ import annotations
@@ -58,7 +60,20 @@ def allocate(
         raise FieldSpecError(f"{cls.__name__}.allocate: {listed}", problems)
     if prefix is None:
         return record
-    return saved_copy(record, prefix, False, like=True)
+    saved = saved_copy(record, prefix, False, like=True)
+    _fill_files(saved, cls, allocator.filled)
+    return saved
+
+
+def _fill_files(record: Any, cls: type, filled: Mapping[str, Any]) -> None:
+    """Writes the fill of each field whose constraints refuse 0 into its file (the
+    others stay sparse, zero-filled)."""
+    for name in cast(Any, cls).__tclass_info__.field_names:
+        value = getattr(record, name, None)
+        if f"{cls.__name__}.{name}" in filled and isinstance(value, torch.Tensor):
+            value.fill_(filled[f"{cls.__name__}.{name}"])
+        elif is_record_class(type(value)):
+            _fill_files(value, type(value), filled)
 
 
 @dataclass
@@ -71,6 +86,7 @@ class _Allocator:
     lazy: bool
     problems: list[SpecProblem] = field(default_factory=list)
     absent: dict[str, list[str]] = field(default_factory=dict)  # dim -> fields naming it
+    filled: dict[str, Any] = field(default_factory=dict)  # "Cls.field" -> a value not 0
 
     def record(self, cls: type[_R], within: frozenset[type]) -> _R | None:
         """A record of ``cls``; None when something could not be allocated."""
@@ -85,7 +101,8 @@ class _Allocator:
                 entries[name] = value
         if self.problems or self.absent:
             return None
-        return record_from_entries(cls, entries, self.batch, self.device)
+        # Every value meets its constraints (see _fill_value): not read again.
+        return record_from_entries(cls, entries, self.batch, self.device, check_values=False)
 
     def field(self, cls: type, rule: FieldRule, within: frozenset[type]) -> Any:
         """A field's zeros, a nested record, or None (its default, or unset)."""
@@ -113,13 +130,31 @@ class _Allocator:
         if shape is None:
             return None
         dtype = allocation_dtype(rule.spec)
+        fill = _fill_value(rule, dtype, where)
+        if isinstance(fill, str):
+            return self._refuse(rule, fill)
+        if fill != 0:
+            self.filled[where] = fill
         if self.lazy:
-            return torch.zeros((), dtype=dtype).expand(shape)
-        return torch.zeros(shape, dtype=dtype, device=self.device)
+            return torch.full((), fill, dtype=dtype).expand(shape)
+        return torch.full(shape, fill, dtype=dtype, device=self.device)
 
     def _refuse(self, rule: FieldRule, why: str) -> None:
         message = f"{why}, or make it optional (`| None`)"
         self.problems.append(SpecProblem(rule.name, "", None, None, None, message))
+
+
+def _fill_value(rule: FieldRule, dtype: torch.dtype, where: str) -> int | float | bool | str:
+    """What a field is filled with: 0, or for a field whose constraints refuse 0 the
+    value nearest the lower bound that meets them (a ``str``: why there is none)."""
+    spec = rule.spec
+    constraints = spec.constraints if spec is not None else None
+    if constraints is None:
+        return 0
+    value = constraints.example(dtype)
+    if value is None:
+        return f"{where}: no {str(dtype).replace('torch.', '')} value meets {constraints.text}"
+    return value
 
 
 def _names(cls: type, seen: set[type]) -> set[str]:

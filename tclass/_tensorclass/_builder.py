@@ -46,6 +46,7 @@ from tclass._tensorclass._fields import FieldRule, rule_for
 from tclass._tensorclass._generated import generated_init, is_generated, user_init
 from tclass._tensorclass._hints import Unresolved, resolve_annotations
 from tclass._tensorclass._interop import register_pytree
+from tclass._tensorclass._json_schema import class_document
 from tclass._tensorclass._options import ClassOptions, class_options
 from tclass._tensorclass._schema import field_schemas, record_specs
 from tclass._tensorclass._writes import PENDING, RowCheck, build_row_check
@@ -89,6 +90,8 @@ class ClassInfo:
         "_specs",
         "_schema",
         "_row_check",
+        "_hints",
+        "_json_schema",
     )
 
     def __init__(
@@ -105,6 +108,8 @@ class ClassInfo:
         self._specs: RecordSpecs | None = None
         self._schema: tuple[FieldSchema, ...] = ()
         self._row_check: RowCheck | None | object = PENDING
+        self._hints: dict[str, object] = {}
+        self._json_schema: dict[str, Any] | None = None  # built at first use (_json_schema)
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -129,6 +134,18 @@ class ClassInfo:
         if check is PENDING:
             check = self._row_check = build_row_check(self)
         return check  # type: ignore[return-value]
+
+    @property
+    def hints(self) -> dict[str, object]:
+        """The annotation of every field, forward references resolved."""
+        if self._rules is None:
+            self._rules = _resolve_rules(self)  # and the hints
+        return self._hints
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        """The class's JSON Schema document, built at first use (not to be changed)."""
+        return class_document(self.cls)
 
     @property
     def schema(self) -> tuple[FieldSchema, ...]:
@@ -157,6 +174,7 @@ def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRu
             rules[name] = dataclasses.replace(rule_for(name, cls.__name__, Any), text=hint.text)
     info._specs = record_specs(cls.__name__, rules)
     info._schema = field_schemas(cls, rules, hints)
+    info._hints = hints
     return rules
 
 
@@ -185,6 +203,8 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     type.__setattr__(cls, "__tclass_info__", info)
     for field in fields:
         _attach_property(cls, info, field.name)  # resolves the rules if it can, here
+    if _settled(info):  # what a row write checks, now rather than at the first write
+        info._row_check = build_row_check(info)
     own = set(cls.__dict__.get("__annotations__", {}))
     # A class whose specs are known now gets its own checking body (see _checked_init).
     info.generated_init = generated_init(cls, info, own, _checked_init(info) or init_record)
@@ -202,6 +222,21 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
     register_class(cls)  # loadable from a saved folder by its module and qualname
     register_pytree(cls)
+
+
+def _settled(info: ClassInfo) -> bool:
+    """Whether the class's rules are known, and the row checks of the record classes its
+    fields may hold (itself aside): then its own row check is worked out when the class
+    is built. Worked out at the first write, it could be inside a torch.compile trace,
+    which cannot run the code generation it takes."""
+    if info._rules is None:
+        return False
+    for rule in info._rules.values():
+        for cls in rule.collections:
+            inner = getattr(cls, "__tclass_info__", None)
+            if inner is not None and inner is not info and inner._row_check is PENDING:
+                return False
+    return True
 
 
 def _parent_info(cls: type) -> ClassInfo | None:
@@ -324,7 +359,7 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     check = inline.assign.get(name) if inline is not None else None
     spec = rule.spec if rule is not None else None
     fast = entries_only and rule is not None and rule.tensor and rule.cast is None
-    fast = fast and (spec is None or check is not None)
+    fast = fast and (spec is None or (check is not None and spec.constraints is None))
     setter = tensor_field_setter(name, store, check) if fast else store
     for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
@@ -465,9 +500,10 @@ def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
         lines.append(f"{indent}    ub = ub or v.__class__ is _Unbatched")
         if name in inline.fields:  # a value that was not a plain tensor: the matcher judges
             lines.append(f"{indent}    bad = True")
+    lines += ["    if bad:", "        _specs.check(t, n)"]  # shapes, then values
+    if specs is not None and specs.constrained:  # one pass over each bounded field
+        lines += ["    else:", "        _specs.check_values(t)"]
     lines += [
-        "    if bad:",
-        "        _specs.check(t, n)",
         "    td = _new(t, batch, dev)",
         "    if ub:",
         "        td._mark_unbatched()",
@@ -516,11 +552,19 @@ def store_field(
     _store(cls.__tclass_info__, td, name, value, check_spec)
 
 
-def check_specs(cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict) -> None:
-    """Checks the fields of ``td`` against the specs of ``cls``, together."""
+def check_specs(
+    cls: type[TensorClass], td: TensorDict | LazyStackedTensorDict, values: bool = True
+) -> None:
+    """Checks the fields of ``td`` against the specs of ``cls``, together (their values
+    too unless not ``values``: a lazy stack's, member by member)."""
     specs = cls.__tclass_info__.specs
-    if specs is not None and isinstance(td, TensorDict):
-        specs.check(td._entries(), len(td.batch_size))
+    if specs is None:
+        return
+    if isinstance(td, TensorDict):
+        specs.check(td._entries(), len(td.batch_size), values)
+    elif values and specs.constrained and isinstance(td, LazyStackedTensorDict):
+        for member in td.tensordicts:
+            specs.check_values(member._entries())
 
 
 def record_from_entries(
@@ -529,9 +573,11 @@ def record_from_entries(
     batch_size: torch.Size,
     device: torch.device | None,
     names: Names = None,
+    check_values: bool = True,
 ) -> _R:
-    """A record over existing entries (not copied), each checked against its field;
-    absent fields take their defaults."""
+    """A record over existing entries (not copied), each checked against its field
+    (their values against the constraints unless not ``check_values``: a loaded
+    record's were, as they were read); absent fields take their defaults."""
     info = cls.__tclass_info__
     for key in entries:
         if key not in info.field_names:
@@ -564,5 +610,5 @@ def record_from_entries(
         else:
             continue  # not set yet, as None
         _store(info, td, field.name, value, check_spec=False)
-    check_specs(cls, td)  # together: each field's named dims against the others'
+    check_specs(cls, td, check_values)  # together: each field's named dims against the others'
     return cls._from_tensordict_unchecked(td)

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, overload
 import torch
 from typing_extensions import Self, Unpack, dataclass_transform
 
+from tclass._base._inline import inline_inherited
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.declared._persistence import H5Options, PathLike
+from tclass._base.declared._persistence import H5Options, PathLike, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Gather, Resize
 from tclass._base.implemented._lock_graph import LockGraph, Ref
@@ -39,7 +40,8 @@ from tclass._engine._record_fields import record_batch_size, record_entries
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
-from tclass._io.store._persistent import PersistentTensorDict, open_as
+from tclass._io.store._open import open_as, open_zarr_as
+from tclass._io.store._persistent import PersistentTensorDict
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
     ClassInfo,
@@ -48,7 +50,9 @@ from tclass._tensorclass._builder import (
     record_from_entries,
     store_field,
 )
+from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
+from tclass._tensorclass._random import TorchChooser, random_record
 from tclass._tensorclass._record_storage import RecordStorageOps
 from tclass._tensorclass._typing import (
     BatchSizeField,
@@ -697,9 +701,17 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
         return open_as(cls, filename, **options)  # type: ignore[no-any-return]
 
+    @classmethod
+    def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> Self:
+        """A record of this class over a zarr store (``options`` as
+        ``PersistentTensorDict.from_zarr``'s), checked against the class as
+        :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
+        return open_zarr_as(cls, filename, **options)  # type: ignore[no-any-return]
+
     def close(self) -> None:
-        """Closes the HDF5 file the record reads its fields from (``Cls.from_h5``,
-        ``record.to_h5``); a record in memory or over a folder holds none: nothing to do."""
+        """Closes the HDF5 file or zarr store the record reads its fields from
+        (``Cls.from_h5``, ``record.to_zarr``...); a record in memory or over a folder
+        holds none: nothing to do."""
         storage: Any = self._tensordict
         if isinstance(storage, PersistentTensorDict):
             storage.close()
@@ -730,6 +742,50 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             members = [cls.from_tensordict(member) for member in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
+
+    @classmethod
+    def rand(
+        cls,
+        batch_size: BatchSizeLike,
+        dims: Mapping[str, int | Sequence[int]] | None = None,
+        generator: torch.Generator | None = None,
+        *,
+        device: DeviceLike = None,
+    ) -> Self:
+        """A random record that satisfies everything the class declares: each tensor
+        field one of its dtypes, its spec'd shape (each named dim one size, from
+        ``dims`` or drawn from 1 to 4), values within its constraints; nested records
+        alike; each Python-value field a random value of its annotation; optional
+        fields set (but a record's own class inside it). Built by the constructor,
+        which checks it. ``generator`` (a CPU ``torch.Generator``) makes it repeatable;
+        ``tclass.testing.records(Cls)`` is the hypothesis strategy.
+
+        Raises:
+            FieldSpecError: a name in ``dims`` no spec uses, or a dtype without a value
+                its constraints allow.
+            FieldTypeError: a required field of a type tclass cannot build.
+        """
+        return random_record(cls, batch_size, dims, TorchChooser(generator), device)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The class as a JSON Schema document (draft 2020-12) describing a record's JSON
+        form (``to_dict(convert_tensors=True)``): each tensor field's dtype, dims (batch
+        dims marked) and value constraints, each Python-value field's JSON type, nested
+        records by ``$ref``, optional fields not ``required``. Saving a record writes
+        it into the folder; ``python -m tclass schema module:Class`` prints it."""
+        return json_schema(cls)
+
+    @classmethod
+    def _from_saved(cls, td: TensorDictBase) -> Self:
+        """:meth:`from_tensordict` for a loaded record, whose constrained values the
+        loader checked as it read them (one pass over each file, not two)."""
+        storage = storage_of(td)
+        if isinstance(storage, LazyStackedTensorDict):
+            members = [cls._from_saved(member) for member in storage.tensordicts]
+            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+        entries, batch = td._entries(), td.batch_size
+        return record_from_entries(cls, entries, batch, td.device, td._dim_names, False)
 
     def to_dict(
         self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
@@ -867,3 +923,6 @@ def _required_fields(cls: type) -> list[str]:
         for f in dataclasses.fields(cls)
         if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     ]
+
+
+inline_inherited(TensorClass)  # for torch.compile's guards: see _base/_inline.py

@@ -8,11 +8,14 @@ fits is ``_core._row_spec``'s business; here, how each write spells its values (
 the other small rules of what writes take: keys that are fields, ``replace``'s argument,
 the ``None`` of unset fields that ``update_`` drops).
 
-The per-class facts (``RowCheck``) are worked out once, at the first write; a class
-without specs, and without a nested record class that has some, gets none, and its
-writes pay a function call and two attribute reads. A record over a lazy stack (whose
-members may differ) is not checked here: assignment checks its fields against the
-specs alone.
+The per-class facts (``RowCheck``) are worked out once: when the class is built if its
+annotations and its nested record classes' checks are known then, else at the first
+write (inside a torch.compile trace, that write works them out without keeping them,
+and cannot when it takes generated code: the specs of a class naming one defined after
+it). A class without specs, and without a nested record class that has some, gets none,
+and its writes pay a function call and two attribute reads. A record over a lazy stack
+(whose members may differ) is not checked here: assignment checks its fields against
+the specs alone.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from tclass._core._batch import format_shape, indexed_shape
 from tclass._core._keys import key_path
 from tclass._core._records import is_record, is_record_class
 from tclass._core._row_spec import FILL, RIGHT, RowSpecs
+from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
@@ -62,28 +66,46 @@ class RowCheck:
         self.rows_fit = rows.rows_fit if rows is not None and not nested else None
 
 
-_BUILDING = RowCheck(None, ())  # a class whose check is being worked out (a cycle)
 PENDING: Any = object()  # ClassInfo._row_check before the first write works it out
 
 
-def build_row_check(info: ClassInfo) -> RowCheck | None:
-    """The checks of ``info``'s class, or None when its writes have nothing to check."""
-    info._row_check = _BUILDING  # a class naming itself (a tree) sees no nested checks
-    try:
-        specs = info.specs
-        nested = []
-        for name, rule in info.rules.items():
-            for cls in rule.collections:
-                if is_record_class(cls):
-                    check = _info_of(cls).row_check
-                    if check is not None and check is not _BUILDING:
-                        nested.append(name)
-                        break
-    finally:
-        info._row_check = PENDING  # the caller stores what this returns
+def build_row_check(info: ClassInfo, building: tuple[ClassInfo, ...] = ()) -> RowCheck | None:
+    """The checks of ``info``'s class, or None when its writes have nothing to check.
+
+    The nested classes' checks are worked out too, and kept (``building``: the classes
+    whose checks are being worked out, which a class naming them, a tree, sees as
+    checking nothing). While torch.compile traces, nothing is kept: a class attribute
+    the trace changed would recompile the graph at its next call.
+    """
+    building = (*building, info)
+    specs = info.specs
+    nested = []
+    for name, rule in info.rules.items():
+        for cls in rule.collections:
+            if not is_record_class(cls):
+                continue
+            inner = _info_of(cls)
+            if inner in building:
+                continue
+            check = inner._row_check
+            if check is PENDING:
+                check = build_row_check(inner, building)
+                if not tracing():
+                    inner._row_check = check
+            if check is not None:
+                nested.append(name)
+                break
     if specs is None and not nested:
         return None
     return RowCheck(None if specs is None else RowSpecs(specs), tuple(nested))
+
+
+def _row_check(info: ClassInfo) -> RowCheck | None:
+    """``info.row_check``, not kept while torch.compile traces (see build_row_check)."""
+    check = info._row_check
+    if check is PENDING:
+        return build_row_check(info) if tracing() else info.row_check
+    return check  # type: ignore[return-value]
 
 
 def _info_of(cls: type) -> ClassInfo:
@@ -160,7 +182,7 @@ def check_row_write(
     info = record.__tclass_info__
     check = info._row_check
     if check is PENDING:
-        check = info.row_check
+        check = _row_check(info)
     if check is None:
         return
     fit = check.rows_fit
@@ -170,6 +192,8 @@ def check_row_write(
         if type(storage) is TensorDict and type(source) is TensorDict:
             n, m = len(storage.batch_size), len(source.batch_size)
             if fit(storage._entries(), source._entries(), n, m):
+                if check.rows.record.constrained:  # the values, once each
+                    check.rows.check_values(source._entries(), _describe(record, op, index))
                 return
     describe = lambda: _describe(record, op, index)  # noqa: E731
     _check(check, record, index, value, allowed, describe, deep)
@@ -182,7 +206,7 @@ def check_entry_write(record: Any, key: Any, value: Any, index: Any, op: str) ->
     Raises:
         FieldSpecError: if it does not fit the spec of the field it is written into.
     """
-    check = record.__tclass_info__.row_check
+    check = _row_check(record.__tclass_info__)
     if check is not None:
         describe = lambda: _describe(record, op, index, key)  # noqa: E731
         _check(check, record, index, {key: value}, None, describe, True)
@@ -198,8 +222,8 @@ def _check(
     deep: bool,
 ) -> None:
     storage = record._tensordict
-    if type(storage) is not TensorDict:
-        return  # a lazy stack: its members may differ (assignment checks the spec alone)
+    dense = type(storage) is TensorDict
+    rows = check.rows
     values: Mapping[str, Any]
     if isinstance(value, TensorCollection):
         if isinstance(value, _NonTensorNode):
@@ -207,24 +231,33 @@ def _check(
         values, mode = value._entries(), len(value.batch_size)
     elif isinstance(value, Mapping):
         values, mode = _by_field(value), RIGHT
-    else:
+    elif dense:
         values, mode = dict.fromkeys(storage._entries(), value), FILL
+    else:
+        values, mode = dict.fromkeys(rows.record.constrained if rows else (), value), FILL
     if allowed is not None:
         values, below = _allowed(values, allowed)
     else:
         below = None
+    if not dense:
+        # A lazy stack (its members may differ: assignment checks the spec alone) or a
+        # file: the values alone.
+        if rows is not None and rows.record.constrained:
+            rows.check_values(values, describe())
+        return
     targets = storage._entries()
-    rows = check.rows
     if rows is not None:
         batch = storage.batch_size
         if not rows.fit(targets, values, len(batch), mode):
             rows.check(targets, values, batch, mode, _fresh_ndim(batch, index), describe())
+        if rows.record.constrained:  # the values written, once each
+            rows.check_values(values, describe())
     for name in check.nested if deep else ():
         sub = values.get(name)
         target = targets.get(name)
         if sub is None or not is_record(target):
             continue
-        inner = _info_of(type(target)).row_check
+        inner = _row_check(_info_of(type(target)))
         if inner is not None:
             sub_allowed = None if below is None else below.get(name)
             _check(inner, target, index, sub, sub_allowed, _inside(describe, name), True)

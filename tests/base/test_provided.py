@@ -45,7 +45,7 @@ def test_every_declared_slot_is_bound_by_import_tclass() -> None:
 def test_bound_slots_are_the_implementations() -> None:
     from tclass._engine._consolidate import consolidate
     from tclass._interop._constructors import from_dict
-    from tclass._io.store._persistent import to_h5
+    from tclass._io.store._open import to_h5
     from tclass._tensorclass._attrs import attrs_of
     from tclass.distributed import _collectives, _transfer
 

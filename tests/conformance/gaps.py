@@ -39,6 +39,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
         "memmap",
     ): "FileConflictError: A filename was provided but the tensor already has a file ...",
     ("h5", "memmap_"): "UnsupportedError: a PersistentTensorDict cannot become memory-mapped in...",
+    ("zarr", "memmap_"): "UnsupportedError: a PersistentTensorDict cannot become memory-mapped...",
     ("memmap_loaded", "memmap_"): "FileConflictError: the tensor for 'a.memmap' is already save...",
     (
         "memmapped",
@@ -231,17 +232,30 @@ PEER_DIFFERS: dict[str | tuple[str, str], str] = {
         for kind in _VALUED
     },
     **{
-        ("h5", method): "indexing a file reads rows into a TensorDict, and clone/popitem read "
+        (store, method): "indexing a file reads rows into a TensorDict, and clone/popitem read "
         "into memory (README); the peer returns file views (its private _SubTensorDict, "
         "a copy of the file)"
-        for method in ("__getitem__", "__getitems__", "masked_select", "clone", "popitem")
+        for store, methods in (
+            ("h5", ("__getitem__", "__getitems__", "masked_select", "clone", "popitem")),
+            ("zarr", ("__getitem__", "__getitems__", "masked_select")),
+        )
+        for method in methods
     },
-    (
-        "h5",
-        "__imod__",
-    ): "an in-place operator returns the collection itself (the peer: a TensorDict)",
-    ("h5", "replace"): "replace reads the file into a TensorDict and leaves it unchanged "
-    "(README); the peer's copy shares the file, so its replace writes into it",
+    **{
+        (store, "__imod__"): "an in-place operator returns the collection itself (the peer: "
+        "a TensorDict)"
+        for store in ("h5", "zarr")
+    },
+    **{
+        (store, "replace"): "replace reads the file into a TensorDict and leaves it unchanged "
+        "(README); the peer's copy shares the file, so its replace writes into it"
+        for store in ("h5", "zarr")
+    },
+    **{
+        ("zarr", method): "a zarr store's keys are listed sorted, as an HDF5 file's (README); "
+        "the peer lists them in the store's own order, which zarr leaves unspecified"
+        for method in ("keys", "items", "values", "to_namedtuple", "popitem")
+    },
     **{
         (kind, method): "&=, |= and ^= work in place and keep the collection's lock (README); "
         "the peer has none of them, so Python falls back to &, |, ^: a new unlocked TensorDict"
@@ -288,7 +302,10 @@ DENSE_DIFFERS: dict[tuple[str, str], str] = {
         )  # fmt: skip
     },
     ("archive_tdz", "is_shared"): "an archive's tensors map its file",
-    ("h5", "is_contiguous"): "a file's entries are not in memory (False, as the peer)",
+    **{
+        (store, "is_contiguous"): "a file's entries are not in memory (False, as the peer)"
+        for store in ("h5", "zarr")
+    },
     **{
         (kind, "is_contiguous"): "a lazy stack's members are separate collections (False, "
         "as the peer)"
@@ -299,8 +316,11 @@ DENSE_DIFFERS: dict[tuple[str, str], str] = {
         "back a NonTensorStack of them, as the peer"
         for kind in ("lazy_dim0", "lazy_dim1", "lazy_nested")
     },
-    ("h5", "__ixor__"): "the dense bool() shares its bool tensors, so ^= changes it; a "
-    "file's entries are read, not shared",
+    **{
+        (store, "__ixor__"): "the dense bool() shares its bool tensors, so ^= changes it; a "
+        "file's entries are read, not shared"
+        for store in ("h5", "zarr")
+    },
     **{
         ("memmapped", method): "the rows of a locked memory-mapped collection stay locked, as "
         "the peer's (the dense one's rows are unlocked)"

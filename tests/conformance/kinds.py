@@ -297,6 +297,14 @@ def _h5(lib: Lib, tmp: Path, floats: bool) -> Built:
     return Built(value, dense(lib, tensors(floats)))
 
 
+def _zarr(lib: Lib, tmp: Path, floats: bool) -> Built:
+    store = tmp / f"data-{lib.L.__name__}-{floats}.zarr"
+    value = lib.L.PersistentTensorDict.from_dict(
+        dense(lib, tensors(floats)), filename=store, backend="zarr"
+    )
+    return Built(value, dense(lib, tensors(floats)))
+
+
 def _params(lib: Lib, tmp: Path, floats: bool) -> Built:
     value = lib.L.TensorDictParams(dense(lib, tensors(floats)))
     return Built(value, dense(lib, tensors(floats)))
@@ -331,6 +339,7 @@ KINDS: list[Kind] = [
     Kind("rec_tensor_only", _record("TensorOnly")),
     Kind("rec_frozen", _record("Frozen"), locked_results=True),
     Kind("h5", _h5),
+    Kind("zarr", _zarr),
     Kind("params", _params),
     Kind("typed", _record("Typed")),
 ]

@@ -243,6 +243,7 @@ RECIPES: dict[str, Recipe] = {
     "to_json": r(lambda x, e: x.to_json(e.path("x.json"))),
     "to_parquet": r(lambda x, e: x.to_parquet(e.path("x.parquet"))),
     "to_h5": r(lambda x, e: x.to_h5(e.path("x.h5")).to_tensordict()),
+    "to_zarr": r(lambda x, e: x.to_zarr(e.path("x.zarr")).to_tensordict()),
     "to_module": r(lambda x, e: x.to_module(torch.nn.Module())),
     "consolidate": r(lambda x, e: x.consolidate()),
     # persistence
@@ -326,6 +327,7 @@ NOT_RUN: dict[str, str] = {
     ),
     **dict.fromkeys(
         "cat from_any from_consolidated from_csv from_dataclass from_dict from_h5 from_json "
+        "from_zarr "
         "from_list from_module from_modules from_namedtuple from_pandas from_parquet "
         "from_pytree from_remote_init from_schema from_struct_array from_tuple fromkeys "
         "lazy_stack load load_memmap maybe_dense_stack stack from_dict_instance".split(),

@@ -684,6 +684,9 @@ class TestIndexing:
         assert torch.equal(td[1::2]["a"], td["a"][1::2]) and td[1::2].batch_size == torch.Size([2])
         assert td[3:1].batch_size == torch.Size([0]) and td[3:1]["a"].shape == (0, 3)
         assert TensorDict({}, [5])[1:10:3].batch_size == torch.Size([2])
+        only_nested = TensorDict({"n": {"z": torch.zeros(5, 2)}}, [5, 2])
+        assert only_nested[1:4].batch_size == torch.Size([3, 2])  # no tensor to read it off
+        assert only_nested[1:4]["n"].batch_size == torch.Size([3, 2])
         for bad in (slice(None, None, -1), slice(None, None, 0)):
             with pytest.raises(ValueError):
                 td[bad]

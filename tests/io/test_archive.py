@@ -651,7 +651,9 @@ def test_damaged_archives_give_short_clear_errors(
         capsys.readouterr()
         shutil.rmtree(out, ignore_errors=True)
         for message in filter(None, messages):
-            assert len(message) < 500 and not RAW_BYTES.search(message), (case, message)
+            # The archive's path (pytest's, long) may be named twice: it is not counted.
+            short = message.replace(str(path), "<path>")
+            assert len(short) < 500 and not RAW_BYTES.search(message), (case, message)
             if case.startswith("cut"):
                 assert f"{str(path)!r} is truncated" in message, (case, message)
                 assert f"but the file holds {len(data)} bytes (expected at least" in message

@@ -149,7 +149,11 @@ def test_tensorclass_cases_have_their_own_targets() -> None:
     assert all(targets[name] == 0.25 for name in attribute)
     copy_bound = ("tc[idx] = 256 replay rows, spec'd",)  # held to the peer's time
     assert all(targets[name] == 1.0 for name in copy_bound)
-    others = [t for name, t in targets.items() if name not in attribute + copy_bound]
+    # The constraint issue's replay rows: the peer checks nothing, the two passes over
+    # the 256 values written cost a few percent.
+    checked_copy = ("tc[idx] = 256 replay rows, constrained",)
+    assert all(targets[name] == 1.1 for name in checked_copy)
+    others = [t for name, t in targets.items() if name not in attribute + copy_bound + checked_copy]
     assert all(target == 0.5 for target in others)
     assert all(name.startswith("tc") for name in targets)
     # The schema issue's bounds: specs cost at most 20% on building a record and on
@@ -158,6 +162,11 @@ def test_tensorclass_cases_have_their_own_targets() -> None:
     assert bounds["tc init, 3 spec'd fields"] == 1.2
     assert bounds["tc[idx] = rows, 3 spec'd fields"] == 1.2
     assert bounds["tc[idx] = 256 replay rows, spec'd"] == 1.2
+    # The constraint issue's (31): one fused pass per constrained field, against the same
+    # record with unconstrained specs.
+    assert bounds["tc init, 3 constrained fields"] == 5.0
+    assert bounds["tc[idx] = rows, 3 constrained fields"] == 3.0
+    assert bounds["tc[idx] = 256 replay rows, constrained"] == 1.3
 
 
 @pytest.mark.peer
@@ -196,6 +205,27 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.peer
+def test_stores_benchmark_quick_mode_runs_and_cleans_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``benchmarks/stores.py --quick`` times each store's cases once, with the peer and
+    by hand, and leaves nothing behind."""
+    pytest.importorskip("h5py")
+    pytest.importorskip("zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the peer's deprecation warnings
+        pytest.importorskip("tensordict")
+        import stores
+
+        assert stores.main(["--quick", "--leaves", "4", "--dir", str(tmp_path)]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    cases = [f"{b} {c}" for b in ("h5", "zarr") for c in ("read all", "read rows", "open")]
+    assert [row[:18].strip() for row in rows] == cases
+    assert all("t/hand" in row and "t/peer" in row for row in rows)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_distributed_benchmark_quick_mode_runs() -> None:
     """``benchmarks/distributed.py --quick``: two spawned ranks run the gloo and RPC cases
     at small sizes and print both tables (run as a script: its ranks re-import it)."""
@@ -207,6 +237,26 @@ def test_distributed_benchmark_quick_mode_runs() -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     for row in ("| 100 x 1 KiB |", "| 10 x 64 KiB |", "| rpc_sync fill |", "tclass / by hand"):
+        assert row in result.stdout, row
+
+
+def test_ray_benchmark_quick_mode_runs() -> None:
+    """``benchmarks/ray_transport.py --quick``: a local Ray cluster, every payload put
+    and read back by another process at 16 MiB, and the table and the target lines."""
+    import subprocess
+
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'tclass[ray]'")
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(BENCHMARKS / "ray_transport.py"), "--quick"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for row in (
+        "| tclass TensorDict |",
+        "| tclass record |",
+        "| dict of numpy |",
+        "target <= 10 ms",
+    ):
         assert row in result.stdout, row
 
 

@@ -110,6 +110,11 @@ def archives_and_growth(folder: Path) -> None:
     assert_type(tclass.from_h5(folder / "x.h5"), tclass.TensorDictBase)
     assert_type(s.close(), None)
     Step.from_h5(folder / "x.h5", allow_externals=True)  # type: ignore[call-arg]
+    assert_type(Step.from_zarr(folder / "x.zarr"), Step)
+    assert_type(DStep.from_zarr(folder / "x.zarr", mode="r+", allow_pickle=True), DStep)
+    assert_type(tclass.TensorDict.from_zarr(folder / "x.zarr"), tclass.TensorDictBase)
+    assert_type(tclass.from_zarr(folder / "x.zarr", batch_dims=1), tclass.TensorDictBase)
+    Step.from_zarr(folder / "x.zarr", allow_external=True)  # type: ignore[call-arg]
     params = tclass.TensorDictParams(TensorDict({"w": torch.zeros(2)}, []))
     assert_type(params.clone(), tclass.TensorDictParams)
     assert_type(params.to(torch.float64), tclass.TensorDictParams)

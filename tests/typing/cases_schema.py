@@ -1,15 +1,19 @@
-"""Schemas: spec'd fields (tclass's Spec and jaxtyping) type as Tensor; allocate and
-load_memmap's schema options, in both forms."""
+"""Schemas: spec'd fields (tclass's Spec and jaxtyping) type as Tensor, constrained ones
+too; allocate, rand, records, json_schema and load_memmap's schema options, in both
+forms."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import torch
+from annotated_types import Ge, Interval
+from hypothesis.strategies import SearchStrategy
 from jaxtyping import Float, UInt8
 from typing_extensions import assert_type
 
 from tclass import Spec, TensorClass, tensorclass
+from tclass.testing import records
 
 
 class Cam(TensorClass):
@@ -54,3 +58,45 @@ def allocate() -> None:
 def load_with_options() -> None:
     assert_type(Cam.load_memmap("/tmp/c", strict=False, widen=True), Cam)
     assert_type(DCam.load_memmap("/tmp/c", strict=False), DCam)
+
+
+class Bounded(TensorClass):
+    prob: Annotated[torch.Tensor, Spec("k", torch.float32, ge=0, le=1)]
+    label: Annotated[torch.Tensor, Spec("", isin=(0, 1)), Ge(0)]
+    share: Annotated[torch.Tensor, Interval(gt=0, lt=1)] | None = None
+
+
+@tensorclass
+class DBounded:
+    prob: Annotated[torch.Tensor, Spec("k", torch.float32, finite=True)]
+
+
+def constrained_fields() -> None:
+    bounded = Bounded(torch.zeros(1, 2), torch.zeros(1), batch_size=[1])
+    assert_type(bounded.prob, torch.Tensor)
+    assert_type(bounded.label, torch.Tensor)
+    assert_type(bounded.share, "torch.Tensor | None")
+    assert_type(DBounded(torch.zeros(1, 2), batch_size=[1]).prob, torch.Tensor)
+    bounded.share = torch.full((1,), 0.5)
+    Spec("", ge="0")  # type: ignore[arg-type]
+    Spec("", isin=[None])  # type: ignore[list-item]
+    Bounded(prob="x", label=torch.zeros(1))  # type: ignore[arg-type]
+
+
+def json_schemas() -> None:
+    assert_type(Cam.json_schema(), dict[str, Any])
+    assert_type(DCam.json_schema(), dict[str, Any])
+    assert_type(Bounded.json_schema()["properties"], Any)
+    Cam.json_schema(indent=2)  # type: ignore[call-arg]
+
+
+def random_records() -> None:
+    assert_type(Cam.rand([4]), Cam)
+    assert_type(DCam.rand(4, dims={"h": 2, "w": 2}), DCam)
+    assert_type(Bounded.rand([2, 3], generator=torch.Generator(), device="cpu"), Bounded)
+    assert_type(Bounded.rand([2]).prob, torch.Tensor)
+    assert_type(records(Cam), SearchStrategy[Cam])
+    assert_type(records(DCam, batch_size=(2,), dims={"h": 3}), SearchStrategy[DCam])
+    Cam.rand([4], generator=0)  # type: ignore[arg-type]
+    Cam.rand([4], dims={"h": "2"})  # type: ignore[dict-item]
+    records(Cam, optional="yes")  # type: ignore[arg-type]

@@ -133,13 +133,13 @@ class ConversionOps:
         ``storage`` says where the zeros live, allocated without building the buffer in
         memory first: ``None`` (tensors), ``"shared"`` (shared memory), ``"memmap"``
         (a folder of sparse memory-mapped files: ``prefix=`` and the options of
-        :meth:`memmap_like`), ``"h5"`` (a ``PersistentTensorDict`` in the new HDF5 file
-        ``filename=``). On a tensorclass, a record of that class; on the dictionary
-        kinds (a lazy stack included), a TensorDict.
+        :meth:`memmap_like`), ``"h5"`` / ``"zarr"`` (a ``PersistentTensorDict`` in the
+        new HDF5 file or zarr store ``filename=``). On a tensorclass, a record of that
+        class; on the dictionary kinds (a lazy stack included), a TensorDict.
 
         Raises:
             ArgumentError: (a ``TypeError``) an unknown ``storage``, or options it does
-                not take; UnsupportedError for the peer's ``"zarr"``, ``"redis"`` and
+                not take; UnsupportedError for the peer's ``"redis"`` and
                 ``"dragonfly"``.
             ShapeError: a schema entry is not an ``(element_shape, dtype)`` pair.
         """

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from tclass._core._keys import NestedKey
     from tclass._core._memmap import MemoryMappedTensor, Mode
 
-__all__ = ["H5Options", "PersistenceOps", "SaveOptions"]
+__all__ = ["H5Options", "PersistenceOps", "SaveOptions", "ZarrOptions"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -70,6 +70,19 @@ class H5Options(TypedDict, total=False):
     batch_size: Any  # None: the saved one, else the largest the datasets share
     non_tensor_as_stack: bool  # False: other tools' string columns read as per-row values
     allow_external: bool  # False: external links, raw external storage, virtual datasets refused
+
+
+class ZarrOptions(TypedDict, total=False):
+    """The keyword-only options of opening a zarr store (``Cls.from_zarr``,
+    ``tclass.from_zarr``, ``PersistentTensorDict.from_zarr``), written once; the
+    defaults live in ``PersistentTensorDict.from_zarr``."""
+
+    mode: str  # "r": "r", "r+", "a", "w", "w-"/"x"
+    auto_batch_size: bool  # False: accepted, as the peer's (the batch size is found anyway)
+    batch_dims: int | None  # None: at most this many inferred batch dims
+    batch_size: Any  # None: the saved one, else the largest the arrays share
+    non_tensor_as_stack: bool  # False: other tools' string arrays read as per-row values
+    allow_pickle: bool | None  # None and False: values the peer pickled are refused
 
 
 class PersistenceOps:
@@ -347,6 +360,26 @@ class PersistenceOps:
         over it. Without ``batch_size``: the batch size tclass saved in the file, else
         the largest its datasets share (at most ``batch_dims`` dims)."""
         return IO.open_as(cls, filename, **options)  # type: ignore[no-any-return]
+
+    def to_zarr(self, filename: Any, *, allow_pickle: bool | None = None, **kwargs: Any) -> Any:
+        """Write this collection to a new zarr store (a directory, or a zarr store object;
+        replaced if it exists; needs ``pip install 'tclass[zarr]'``) and return it opened
+        for reading and writing: a ``PersistentTensorDict`` (a record of this class over
+        one, for a record). Each tensor is one uncompressed chunk unless ``kwargs`` (for
+        ``zarr.Group.create_array``) say otherwise: ``chunks=(16,)`` chunks every array's
+        first dim by 16, ``compressors=...`` compresses. Python values JSON cannot hold
+        are refused unless ``allow_pickle=True`` (then pickled, as the peer writes them;
+        reading them back needs ``allow_pickle=True`` too)."""
+        return IO.to_zarr(self, filename, allow_pickle=allow_pickle, **kwargs)
+
+    @classmethod
+    def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> TensorDictBase:
+        """Open a zarr store (a path, a zarr store object or an open ``zarr.Group``) as a
+        ``PersistentTensorDict`` (reading its metadata only; needs ``pip install
+        'tclass[zarr]'``); on a tensorclass, a record of that class over it. Without
+        ``batch_size``: the batch size tclass (or the peer) saved in the store, else the
+        largest its arrays share (at most ``batch_dims`` dims)."""
+        return IO.open_zarr_as(cls, filename, **options)  # type: ignore[no-any-return]
 
     def append_memmap_(self, rows: Any, *, durable: bool = False) -> Self:
         """Append ``rows`` to the folder this collection is saved in (along the first

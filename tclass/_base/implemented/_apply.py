@@ -18,7 +18,13 @@ from typing_extensions import Self, Unpack
 from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import BatchMismatchError, BatchSizeError, InPlaceWriteError, KeyNotFoundError
+from tclass.errors import (
+    BatchMismatchError,
+    BatchSizeError,
+    InPlaceWriteError,
+    KeyNotFoundError,
+    ReadOnlyError,
+)
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -337,6 +343,8 @@ class ApplyOps(TensorCollection):
                 continue
             try:
                 value.copy_(result)
+            except ReadOnlyError:
+                raise
             except RuntimeError as error:
                 msg = (
                     f"apply(inplace=True): cannot write the result into {key!r} (shape "

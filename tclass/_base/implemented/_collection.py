@@ -636,7 +636,7 @@ def _sort_key(key: str | tuple[str, ...]) -> tuple[str, ...]:
 
 
 _C = TypeVar("_C")
-_TENSOR = torch.Tensor
+_Tensor = torch.Tensor
 
 
 def unnamed(result: _C, other: object) -> _C:
@@ -651,7 +651,7 @@ def unnamed(result: _C, other: object) -> _C:
         result._rename_all(None)
         return result
     for value in result._entries().values():
-        if value.__class__ is not _TENSOR and (
+        if value.__class__ is not _Tensor and (
             isinstance(value, TensorCollection) and not value._is_leaf_node
         ):  # a nested collection may hold names (else none anywhere: nothing to drop)
             result._rename_all(None)

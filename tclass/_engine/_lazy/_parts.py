@@ -14,7 +14,13 @@ import torch
 import torch.nn.functional as F
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape, normalize_dim
+from tclass._core._batch import (
+    BatchSizeLike,
+    all_equal,
+    as_batch_size,
+    format_shape,
+    normalize_dim,
+)
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
@@ -172,7 +178,7 @@ def stacked_size(members: Sequence[Any], dim: int) -> torch.Size:
     not (a ragged dim, as the peer writes it)."""
     batches = [member.batch_size for member in members]
     first = sizes = batches[0]
-    if batches.count(first) != len(batches):
+    if not all_equal(batches, first):
         sizes = torch.Size(
             size if all(batch[i] == size for batch in batches) else -1
             for i, size in enumerate(first)

@@ -23,12 +23,23 @@ from __future__ import annotations
 
 import copy
 import math
+import operator
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Literal,
+    SupportsIndex,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import torch
 from typing_extensions import Self
 
+from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
@@ -898,6 +909,14 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
 
     # --- python protocols ----------------------------------------------------------------
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        # Protocol 5: one out-of-band buffer of every tensor (``_pickle5.py``).
+        if type(self).__reduce__ is LazyStackedTensorDict.__reduce__:
+            reduced = ENGINE.reduce_out_of_band(self, operator.index(protocol))
+            if reduced is not None:
+                return reduced
+        return self.__reduce__()
+
     def __reduce__(self) -> tuple[Any, ...]:
         if self._consolidated is not None:  # one buffer instead of leaves
             reduced = self._consolidated.reduce(self)
@@ -952,3 +971,5 @@ MutableMapping.register(LazyStackedTensorDict)
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
 
 ENGINE.LazyStackedTensorDict = LazyStackedTensorDict
+
+inline_inherited(LazyStackedTensorDict)  # for torch.compile's guards: see _base/_inline.py

@@ -193,6 +193,7 @@ class _Describer:
             "class": schema.class_id,
             "fields": schema.fields,
             "dims": schema.dims,
+            **({"json_schema": schema.json_schema} if schema.json_schema is not None else {}),
         }
 
     def leave(self, loaded: Any) -> None:

@@ -46,6 +46,8 @@ from tclass._io._schema import (
     SavedSchema,
     SchemaCheck,
     SchemaDiffers,
+    check_saved_values,
+    constrained_fields,
     read_schema,
 )
 from tclass._io.memmap._folder import ArchiveFolder, FileFacts, Folder, open_root
@@ -399,6 +401,8 @@ def _load_td(
         if len(check.differences) > found:  # type: ignore[union-attr]
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
         plan.widen_entries(entries, folder.path)
+        if not (options.shapes_only or options.fake):
+            _check_saved_values(record_cls, folder, listed, entries)  # type: ignore[arg-type]
     # As the peer loads them: the tensors first, then the nodes and Python values.
     nodes = {key for _, key, entry in listed if "type" in entry}
     if nodes:
@@ -410,6 +414,22 @@ def _load_td(
     if _write_through(options, folder):  # Python values and new entries reach the folder
         td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
     return td
+
+
+def _check_saved_values(
+    cls: type, folder: Folder, listed: list[tuple[str, str, Any]], entries: dict[str, Any]
+) -> None:
+    """Checks the values of the record's constrained fields (one pass over each of their
+    files: the record is then built without a second one, see ``_load_record``)."""
+    constrained = constrained_fields(cls)
+    if not constrained:
+        return
+    leaves = [
+        (key, entries[key], repr(folder.child_path(file_name(stored) + ".memmap")))
+        for stored, key, _ in listed
+        if key in constrained and isinstance(entries.get(key), torch.Tensor)
+    ]
+    check_saved_values(cls, leaves)
 
 
 def _saved_names(raw: object, ndim: int, where: str) -> Names:
@@ -685,7 +705,7 @@ def _load_record(
         return content
     check_values(cls, content, content_dir.path)
     try:
-        record = cls.from_tensordict(content)  # type: ignore[attr-defined]
+        record = cls._from_saved(content)  # type: ignore[attr-defined]
     except TclassError as error:
         msg = f"{folder.path!r} does not hold a valid {cls.__name__}: {error}"
         raise MetadataError(msg) from error

@@ -1,115 +1,114 @@
-"""``PersistentTensorDict``: a collection whose entries live in an HDF5 file (h5py, the
-optional extra ``tclass[h5]``).
+"""``PersistentTensorDict``: a collection whose entries live in a persistent store, an HDF5
+file (h5py, the optional extra ``tclass[h5]``) or a zarr store (zarr-python 3, the extra
+``tclass[zarr]``), reached through the Store protocol (``_protocol.py``; the backends:
+``_h5.py``, ``_zarr.py``).
 
-Opening a file reads its metadata only. Reading a key reads that dataset (a new tensor
+Opening a store reads its metadata only. Reading a key reads that array (a new tensor
 each time: writing into it changes memory only); indexing the collection reads only the
-selected rows of each dataset (a contiguous span, or the sorted distinct rows, never the
-whole dataset for a few rows) and gives a plain TensorDict. Writes go to the file:
-``ptd[key] = value`` (a new dataset, or a group for a collection), ``ptd[idx] = rows``,
+selected rows of each array (a contiguous span, or the sorted distinct rows, never the
+whole array for a few rows) and gives a plain TensorDict. Writes go to the store:
+``ptd[key] = value`` (a new array, or a group for a collection), ``ptd[idx] = rows``,
 ``set_``, ``update``, and the in-place methods (``zero_``, ``apply_``...). Groups are
 nested ``PersistentTensorDict``s.
 
-The file format is the peer's: one dataset per tensor, one group per nested collection,
-Python values as HDF5 strings (marked ``__tensordict_str__``) or opaque numbers, a
-per-row list of values as an array marked ``__tensordict_stack__`` with its shape.
-tclass adds one string attribute per group, ``_tclass``, holding JSON
-(``{"batch_size": [...]}``, and a record's ``"schema"``: see ``_records``), which the
-peer ignores: a file tclass wrote opens with its batch size; any other file gets the
-largest batch size its datasets share, as the peer infers it. Opening walks the groups
-once and checks them (``_walk``). Values that are neither strings nor numbers are
-written as JSON strings (marked ``_tclass_json``). Nothing in a file makes tclass run
-code: h5py decodes numbers and strings, and nothing is unpickled.
+The formats are the peer's (one array per tensor, one group per nested collection,
+Python values as each backend's module describes). tclass adds one attribute per group,
+``_tclass``, holding JSON (``{"batch_size": [...]}``, and a record's ``"schema"``: see
+``_records``), which the peer ignores: a store tclass wrote opens with its batch size;
+any other gets the batch size the peer recorded (zarr), else the largest batch size its
+arrays share, as the peer infers it. Opening walks the groups once and checks them
+(``_walk``). Nothing in a store makes tclass run code unless the caller allows pickles
+(zarr only: ``allow_pickle=True``).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar
 
 import torch
 from typing_extensions import Self, Unpack
 
-from tclass._base._provided import IO
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.declared._persistence import H5Options
+from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
-from tclass._core._records import is_record, is_record_class, storage_of
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
-from tclass._engine._pyvalues import stored_value
+from tclass._core._records import is_record, storage_of
+from tclass._engine._nontensor import NonTensorData
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
-from tclass._interop._bridges import register_any_reader
 from tclass._io._schema import record_schema
+from tclass._io.memmap._values import pickle_policy
+from tclass._io.store import _h5, _zarr
 from tclass._io.store._datasets import (
-    decode,
-    fill,
-    is_group,
-    is_numeric,
-    need_h5py,
-    open_file,
     read_rows,
-    stack_shape,
-    to_numpy,
     to_tensor,
-    torch_dtype,
     values_node,
-    write_value,
 )
-from tclass._io.store._inplace import H5InPlaceWrites
-from tclass._io.store._records import bind_records, rebind, records_of, source_items
-from tclass._io.store._surface import H5Surface, in_memory
-from tclass._io.store._walk import META, Entries, saved_batch, saved_meta, settle_batch, walk_file
+from tclass._io.store._protocol import Access, Backend, StoreArray, StoreGroup, is_group
+from tclass._io.store._records import rebind, records_of
+from tclass._io.store._surface import StoreSurface, in_memory
+from tclass._io.store._walk import Entries, saved_batch, saved_meta, settle_batch, walk_file
+from tclass._io.store._writes import StoreWrites
 from tclass.errors import (
-    BatchMismatchError,
+    ArgumentError,
+    ArgumentValueError,
     BatchSizeError,
     ClosedFileError,
-    FilePermissionError,
     KeyNotFoundError,
-    LockedError,
     UnsupportedError,
 )
 
-__all__ = ["PersistentTensorDict", "from_h5", "open_as", "to_h5"]
+__all__ = ["BACKENDS", "PersistentTensorDict"]
+
+# The backends, by the name ``backend=`` takes (importing them imports neither library).
+BACKENDS: dict[str, Backend] = {"h5": _h5.BACKEND, "zarr": _zarr.BACKEND}
 
 PathLike = str | os.PathLike[str]
 _REOPEN = {"w": "r+", "w-": "r+", "x": "r+", "a": "a", "r+": "r+", "r": "r"}
 _MISSING: Any = object()
 
 
-class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
-    """A collection over an HDF5 file or group (needs ``pip install 'tclass[h5]'``).
+class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
+    """A collection over an HDF5 file or a zarr store, or one of their groups (needs
+    ``pip install 'tclass[h5]'`` or ``'tclass[zarr]'``).
 
-    Open one with :meth:`from_h5` (or ``TensorDict.from_h5``, ``tclass.from_h5``), write
-    one with :meth:`from_dict` or ``collection.to_h5(filename)``; call :meth:`close`
-    when done. See the module docstring for what reads and writes do.
+    Open one with :meth:`from_h5` / :meth:`from_zarr` (or ``TensorDict.from_h5``,
+    ``tclass.from_zarr``...), write one with :meth:`from_dict` or
+    ``collection.to_h5(filename)`` / ``to_zarr(path)``; call :meth:`close` when done.
+    See the module docstring for what reads and writes do.
 
     Args:
-        batch_size: the leading dims the entries share (checked against the datasets'
+        batch_size: the leading dims the entries share (checked against the arrays'
             shapes unless ``validate_batch_size=False``); None: ``[]``.
-        filename: the HDF5 file to open (exclusive with ``group``).
-        group: an open ``h5py.File`` or ``h5py.Group`` holding the data.
+        filename: the HDF5 file or zarr store (a directory, or a zarr store object) to
+            open (exclusive with ``group``).
+        group: an open ``h5py.File`` / ``h5py.Group`` or ``zarr.Group`` holding the data
+            (its library says the backend).
         mode: as ``h5py.File``'s: ``"r"`` (the default: read only), ``"r+"`` (read and
             write), ``"w"`` (create or truncate), ``"w-"``/``"x"`` (create, fail if it
             exists), ``"a"`` (read and write, create if needed).
-        backend: ``"h5"`` (the peer's zarr backend is not supported).
+        backend: ``"h5"`` (HDF5, the default) or ``"zarr"``.
         device: the device entries are read onto (None: the CPU).
-        validate_batch_size: check ``batch_size`` against the datasets.
-        non_tensor_as_stack: read a string (or other non-numeric) dataset written by
+        validate_batch_size: check ``batch_size`` against the arrays.
+        non_tensor_as_stack: read a string (or other non-numeric) array written by
             another tool whose leading dims are the batch size as one value per row.
-        allow_pickle: accepted for the peer's signature; HDF5 files hold no pickles.
-        allow_external: read data kept in other files: external links
+        allow_pickle: zarr: read values the peer wrote pickled, and write values JSON
+            cannot hold pickled (unpickling can run code: only for stores you trust).
+            None and False refuse both; an HDF5 file holds no pickles.
+        allow_external: HDF5: read data kept in other files: external links
             (``h5py.ExternalLink``), datasets stored in raw external files
             (``create_dataset(external=...)``) and virtual datasets mapping other files.
             False (the default): opening a file that has any is an ``UnsafePathError``
             naming the entry, as a saved folder's symlink leaving it is.
-        **kwargs: passed to ``h5py.Group.create_dataset`` when an entry is written
-            (``compression="gzip"``, ``chunks=...``).
+        **kwargs: the library's options of a new array, used when an entry is written:
+            ``h5py.Group.create_dataset``'s (``compression="gzip"``, ``chunks=...``) or
+            ``zarr.Group.create_array``'s (``compressors=...``; ``chunks=(16,)`` sizes
+            the leading dims of every array, as the peer's; by default each array is
+            one uncompressed chunk).
 
     Opening walks the file's groups once (linear in their number, without recursion)
     and refuses, with a ``MetadataError``, link cycles, groups nested more than 100 deep
@@ -124,7 +123,10 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     has no journal: a writer killed while the file is open can leave it damaged (later
     opens or writes fail). Close the file (or ``ptd.file.flush()``) after writing; for
     data that must survive a killed writer, write a new file and rename it over the old
-    one, or use ``memmap`` folders, whose writes are crash-safe.
+    one, or use ``memmap`` folders, whose writes are crash-safe. A zarr store has no
+    locks (concurrent writers of one array race) and writes each array's metadata and
+    chunks as files of their own: a killed writer leaves the arrays it did not reach
+    as they were.
     """
 
     __slots__ = (
@@ -138,7 +140,6 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         "_records",
         "_dataset_kwargs",
         "_as_stack",
-        "_allow_external",
         "_view",
         "_names",
         "_lock_block",
@@ -152,7 +153,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         self,
         *,
         batch_size: Any = None,
-        filename: PathLike | None = None,
+        filename: PathLike | Any = None,
         group: Any = None,
         mode: str = "r",
         backend: str = "h5",
@@ -163,35 +164,39 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         allow_external: bool = False,
         **kwargs: Any,
     ) -> None:
-        if backend != "h5":
-            raise UnsupportedError(
-                f"PersistentTensorDict(backend={backend!r}): tclass reads and writes HDF5 only"
+        store = BACKENDS.get(backend)
+        if store is None:
+            msg = (
+                f"PersistentTensorDict(backend={backend!r}): tclass's stores are 'h5' (HDF5) "
+                "and 'zarr'"
             )
+            raise UnsupportedError(msg)
         if (filename is None) == (group is None):
-            raise ValueError("PersistentTensorDict takes a filename or a group (one of them)")
-        opened = group is None
-        if opened:
-            group = open_file(os.fspath(filename), mode)  # type: ignore[arg-type]
+            msg = "PersistentTensorDict takes a filename or a group (one of them)"
+            raise ArgumentValueError(msg)
+        access = Access(allow_external, pickle_policy(allow_pickle, "PersistentTensorDict"))
+        if group is None:
+            root = store.open(filename, mode, access)
         else:
-            need_h5py()
+            root = _wrapped(group, store, access)
+            mode = "r" if root.file.read_only else "r+"
         batch = torch.Size([]) if batch_size is None else torch.Size(batch_size)
+        as_stack, opened = non_tensor_as_stack, group is None
         self._setup(
-            group, mode if filename is not None else ("r" if group.file.mode == "r" else "r+"),
-            batch, None if device is None else as_device(device), non_tensor_as_stack,
-            kwargs, allow_external,
-        )  # fmt: skip
+            root, mode, batch, None if device is None else as_device(device), as_stack, kwargs
+        )
         try:
             walk_file(self)
             if validate_batch_size:
                 self._check_shapes(batch)
         except BaseException:
             if opened:  # nothing of a refused file stays open (nor keeps HDF5's lock)
-                group.file.close()
+                root.file.close()
             raise
 
     def _setup(
-        self, group: Any, mode: str, batch: torch.Size, device: torch.device | None,
-        as_stack: bool, kwargs: dict[str, Any], allow_external: bool,
+        self, group: StoreGroup, mode: str, batch: torch.Size, device: torch.device | None,
+        as_stack: bool, kwargs: dict[str, Any],
     ) -> None:  # fmt: skip
         self._group = group
         self._file_name = group.file.filename
@@ -202,7 +207,6 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         self._records: dict[str, type] = {}  # groups holding records: their classes
         self._dataset_kwargs = kwargs
         self._as_stack = as_stack
-        self._allow_external = allow_external
         self._view: Entries | None = None
         self._batch_size = batch
         self._names: Names = None
@@ -210,12 +214,12 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
 
     @classmethod
     def _over(
-        cls, group: Any, mode: str, batch: torch.Size, device: torch.device | None,
-        as_stack: bool, kwargs: dict[str, Any], allow_external: bool,
+        cls, group: StoreGroup, mode: str, batch: torch.Size, device: torch.device | None,
+        as_stack: bool, kwargs: dict[str, Any],
     ) -> PersistentTensorDict:  # fmt: skip
-        """A collection over a group of a file already opened (and walked)."""
+        """A collection over a group of a store already opened (and walked)."""
         out = cls.__new__(cls)
-        out._setup(group, mode, batch, device, as_stack, kwargs, allow_external)
+        out._setup(group, mode, batch, device, as_stack, kwargs)
         return out
 
     # --- opening and creating ------------------------------------------------------------
@@ -226,15 +230,38 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         ``"r"``); without ``batch_size``, the batch size tclass saved in the file, else
         the largest one its datasets share (at most ``batch_dims`` dims);
         ``non_tensor_as_stack`` and ``allow_external`` as the constructor's."""
-        batch_size = options.get("batch_size")
-        out = cls(
-            filename=filename, mode=options.get("mode", "r"), batch_size=batch_size,
+        return cls._opened(
+            batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
+            filename=filename, mode=options.get("mode", "r"),
             non_tensor_as_stack=options.get("non_tensor_as_stack", False),
             allow_external=options.get("allow_external", False),
         )  # fmt: skip
+
+    @classmethod
+    def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> PersistentTensorDict:
+        """Open a zarr store (metadata only): a path (a directory), a zarr store object
+        or an open ``zarr.Group``; ``mode`` as the constructor's (default ``"r"``);
+        without ``batch_size``, the batch size tclass (or the peer) saved in the store,
+        else the largest one its arrays share (at most ``batch_dims`` dims);
+        ``non_tensor_as_stack`` and ``allow_pickle`` as the constructor's."""
+        where = {"group": filename} if _zarr.BACKEND.owns(filename) else {"filename": filename}
+        return cls._opened(
+            batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
+            backend="zarr", mode=options.get("mode", "r"),
+            non_tensor_as_stack=options.get("non_tensor_as_stack", False),
+            allow_pickle=options.get("allow_pickle"), **where,
+        )  # fmt: skip
+
+    @classmethod
+    def _opened(
+        cls, *, batch_size: Any, batch_dims: int | None, **options: Any
+    ) -> PersistentTensorDict:
+        """Opened with the constructor's ``options``; without ``batch_size``, each
+        group's saved batch size, else the largest its entries share."""
+        out = cls(batch_size=batch_size, **options)
         if batch_size is None:
             try:
-                settle_batch(out, options.get("batch_dims"))
+                settle_batch(out, batch_dims)
             except BaseException:
                 out.close()
                 raise
@@ -244,7 +271,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     def from_dict(  # type: ignore[override]  # the peer's signature: a file to write
         cls,
         input_dict: Any,
-        filename: PathLike,
+        filename: PathLike | Any,
         *,
         auto_batch_size: bool = False,
         batch_size: Any = None,
@@ -254,10 +281,10 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         allow_pickle: bool | None = None,
         **kwargs: Any,
     ) -> PersistentTensorDict:
-        """Write a dict or a collection to a new HDF5 file (truncated if it exists) and
-        return it opened for reading and writing. Without ``batch_size``: a
-        collection's own (and its dim names, kept in memory), else the largest one the
-        dict's entries share."""
+        """Write a dict or a collection to a new HDF5 file or zarr store (``backend``;
+        replaced if it exists) and return it opened for reading and writing. Without
+        ``batch_size``: a collection's own (and its dim names, kept in memory), else the
+        largest one the dict's entries share. ``allow_pickle``: see the constructor."""
         schema = record_schema(input_dict) if is_record(input_dict) else None
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
@@ -268,7 +295,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
         out = cls(
             filename=filename, mode="w", batch_size=batch, device=device, backend=backend,
-            validate_batch_size=False, **kwargs,
+            validate_batch_size=False, allow_pickle=allow_pickle, **kwargs,
         )  # fmt: skip
         out._write_meta(schema)
         out.update(source)
@@ -277,19 +304,18 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         return out
 
     def close(self) -> None:
-        """Close the file (reading or writing afterwards is a ``ClosedFileError``);
-        closing it again does nothing."""
-        if self._group.id.valid:
-            self._group.file.close()
+        """Close the file or store (reading or writing afterwards is a
+        ``ClosedFileError``); closing it again does nothing."""
+        self._group.file.close()
 
     @property
     def file(self) -> Any:
-        """The open ``h5py`` file or group."""
-        return self._group
+        """The open ``h5py`` file or group, or ``zarr`` group."""
+        return self._group.native
 
     @property
     def filename(self) -> str:
-        """The path of the HDF5 file."""
+        """The path of the HDF5 file or zarr store."""
         return str(self._file_name)
 
     @property
@@ -299,21 +325,27 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
 
     # --- metadata ----------------------------------------------------------------------------
 
-    def _node(self, key: str) -> Any:
+    def _node(self, key: str) -> StoreGroup | StoreArray:
         group = self._live()
         try:
             return group[key]
         except KeyError:
             raise self._missing_key(key) from None
 
-    def _live(self) -> Any:
-        if not self._group.id.valid:
-            raise ClosedFileError(f"the HDF5 file {self._file_name!r} is closed")
-        return self._group
+    def _live(self) -> StoreGroup:
+        group = self._group
+        if not group.file.is_open:
+            raise ClosedFileError(f"the {group.file.format} {self._file_name!r} is closed")
+        return group
+
+    @property
+    def _label(self) -> str:
+        """The store's format, in messages: ``HDF5``, ``zarr``."""
+        return self._group.file.format.partition(" ")[0]
 
     def _where(self, key: str | None = None) -> str:
         """The file and the group (or its entry ``key``), for messages."""
-        name = self._group.name if self._group.id.valid else "?"
+        name = self._group.name if self._group.file.is_open else "?"
         path = name if key is None else f"{name.rstrip('/')}/{key}"
         return f"{self._file_name!r} at {path!r}"
 
@@ -326,20 +358,20 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         kept = schema if schema is not None else saved_meta(self).get("schema")
         if kept is not None:
             meta["schema"] = kept
-        self._live().attrs[META] = json.dumps(meta)
+        self._live().write_meta(meta)
 
     def _shapes(self) -> list[tuple[int, ...]]:
-        """The shapes that bound the batch size: each numeric dataset's, each per-row
+        """The shapes that bound the batch size: each tensor array's, each per-row
         list's, and each group's batch size."""
         shapes = []
         for key in self._key_names():
             node = self._node(key)
             if is_group(node):
                 shapes.append(tuple(self._child_of(key, node).batch_size))
-            elif is_numeric(node):
+            elif node.dtype is not None and node.shape is not None:
                 shapes.append(node.shape)
             else:
-                stack = stack_shape(node, self._where(key))
+                stack = node.stack_shape(self._where(key))
                 if stack is not None:
                     shapes.append(tuple(stack))
         return shapes
@@ -354,12 +386,12 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
                 )
                 raise BatchSizeError(msg)
 
-    def _child_of(self, key: str, group: Any) -> PersistentTensorDict:
+    def _child_of(self, key: str, group: StoreGroup) -> PersistentTensorDict:
         child = self._nested.get(key)
-        if child is None or child._group != group:
+        if child is None or child._group.identity != group.identity:
             child = PersistentTensorDict._over(
                 group, self._mode, self._batch_size, self._device, self._as_stack,
-                self._dataset_kwargs, self._allow_external,
+                self._dataset_kwargs,
             )  # fmt: skip
             saved = saved_batch(child)
             if saved is not None:
@@ -440,21 +472,21 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         node = self._node(key)
         if is_group(node):
             return self._as_record(key, self._child_of(key, node))  # type: ignore[no-any-return]
-        if is_numeric(node):
+        if node.dtype is not None:
             return None
         value: TensorCollection = self._read_dataset(node)  # type: ignore[assignment]  # a value node
         return value
 
     def _nodes(self) -> Iterator[tuple[str, Any]]:
-        """Each entry, nothing read: a nested collection, a stand-in of a numeric
-        dataset (a zero-size expansion of its dtype and shape), or the dataset of a
-        Python value (read by ``_read_dataset``)."""
+        """Each entry, nothing read: a nested collection, a stand-in of a tensor array
+        (a zero-size expansion of its dtype and shape), or the array of a Python value
+        (read by ``_read_dataset``)."""
         for key in self._key_names():
             node = self._node(key)
             if is_group(node):
                 yield key, self._child_of(key, node)
-            elif is_numeric(node):
-                yield key, torch.zeros((), dtype=torch_dtype(node)).expand(node.shape)
+            elif node.dtype is not None and node.shape is not None:
+                yield key, torch.zeros((), dtype=node.dtype).expand(node.shape)
             else:
                 yield key, node
 
@@ -490,20 +522,20 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
 
     # --- reading -------------------------------------------------------------------------
 
-    def _read_dataset(self, node: Any) -> Value:
-        """A dataset read whole: a tensor, or a Python-value node."""
+    def _read_dataset(self, node: StoreArray) -> Value:
+        """An array read whole: a tensor, or a Python-value node."""
         device = self._device or torch.device("cpu")
-        if is_numeric(node):
-            return to_tensor(node[()]).to(device)
+        if node.dtype is not None:
+            return to_tensor(node.read()).to(device)
         where = f"{self._file_name!r} at {node.name!r}"
-        value = decode(node, where)
-        stack = stack_shape(node, where)
+        value = node.values(where)
+        stack = node.stack_shape(where)
         if stack is not None:
             return values_node(value, stack, device, where)
         rows = self._batch_size
         shape = node.shape or ()
         if self._as_stack and rows and tuple(shape[: len(rows)]) == tuple(rows):
-            return values_node(value, list(node.shape[: len(rows)]), device, where)
+            return values_node(value, list(shape[: len(rows)]), device, where)
         return NonTensorData._make(value, self._batch_size, device)
 
     def get(self, key: Any, default: Any = None) -> Any:
@@ -559,7 +591,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         node = self._node(key)
         if is_group(node):
             return self._as_record(key, self._child_of(key, node)._rows(index))  # type: ignore[no-any-return]
-        if not is_numeric(node):
+        if node.dtype is None:
             value = self._read_dataset(node)
             if isinstance(value, NonTensorData):
                 return NonTensorData._make(value.data, batch, value.device)
@@ -578,200 +610,8 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         return out
 
     def is_memmap(self) -> bool:
-        """False: the entries are read from an HDF5 file."""
+        """False: the entries are read from the store."""
         return False
-
-    # --- writing -------------------------------------------------------------------------
-
-    def _writable(self) -> Any:
-        group = self._live()
-        if group.file.mode == "r":
-            msg = (
-                f"{self._file_name!r} was opened read-only (mode='r'); open it with "
-                "mode='r+' (or 'a') to write into it"
-            )
-            raise FilePermissionError(msg)
-        return group
-
-    def set(
-        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
-    ) -> Self:
-        """Write ``value`` under ``key``: a tensor becomes a dataset (replacing one of that
-        name), a collection or dict a group, a Python value a string or number dataset.
-        With ``inplace`` and an existing dataset, the data is written into it."""
-        path = (key,) if isinstance(key, str) else tuple(key)
-        if len(path) > 1:
-            self._parent_for(path).set(path[-1], value, inplace=inplace)
-            return self
-        key = path[0]
-        group = self._writable()
-        if inplace and key in group:
-            return self.set_(key, value)
-        if self._locked:
-            raise LockedError(
-                f"cannot set {key!r} in a locked PersistentTensorDict; unlock it first"
-            )
-        record = value if is_record(value) else None
-        value = storage_of(value)
-        if isinstance(value, dict):
-            value = TensorDict(value, self._batch_size)
-        elif not isinstance(value, (torch.Tensor, TensorCollection)):
-            value = stored_value(value, self._batch_size, None)  # a string: a Python value
-        if isinstance(value, (NonTensorData, NonTensorStack)):
-            self._replace(group, key, lambda: write_value(group, key, value, self._dataset_kwargs))
-        elif isinstance(value, TensorCollection):
-            self._set_collection(group, key, value, record)
-        else:
-            tensor = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
-            self._check_rows(key, tensor.shape)
-            array = to_numpy(tensor)
-            self._replace(
-                group, key, lambda: group.create_dataset(key, data=array, **self._dataset_kwargs)
-            )
-        return self
-
-    def _replace(self, group: Any, key: str, create: Callable[[], Any]) -> None:
-        if key in group:
-            del group[key]
-            self._nested.pop(key, None)
-            self._records.pop(key, None)
-        create()
-
-    def _set_collection(
-        self, group: Any, key: str, value: TensorCollection, record: Any = None
-    ) -> None:
-        """A group holding ``value`` (the storage of ``record``, whose class's schema is
-        written with it and which reads back as a record of that class)."""
-        self._check_rows(key, value.batch_size)
-        self._replace(group, key, lambda: group.create_group(key))
-        child = self._child_of(key, group[key])
-        child._batch_size = value.batch_size
-        child._write_meta(None if record is None else record_schema(record))
-        if record is not None:
-            self._records[key] = type(record)
-        child.update(value)
-
-    def _check_rows(self, key: str, shape: torch.Size) -> None:
-        batch = self._batch_size
-        if tuple(shape[: len(batch)]) != tuple(batch):
-            raise BatchMismatchError(key, shape, batch)
-
-    def _parent_for(self, path: tuple[str, ...]) -> PersistentTensorDict:
-        node = self
-        for part in path[:-1]:
-            group = node._writable()
-            if part not in group:
-                if node._locked:
-                    raise LockedError(f"cannot add {part!r} to a locked PersistentTensorDict")
-                group.create_group(part)
-                child = node._child_of(part, group[part])
-                child._write_meta()
-            found = storage_of(node._entry(part))
-            if not isinstance(found, PersistentTensorDict):
-                raise KeyNotFoundError(f"cannot set {path!r}: {part!r} is not a group")
-            node = found
-        return node
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        """``ptd[key] = value`` writes an entry (into the existing one when locked, as
-        the peer's); ``ptd[idx] = rows`` writes the rows of every dataset (``rows`` a
-        collection, a dict, or a number for every tensor)."""
-        if isinstance(index, str) or (
-            isinstance(index, tuple) and index and all(isinstance(part, str) for part in index)
-        ):
-            self.set(index, value, inplace=self._locked)
-            return
-        self._write_rows(index, value)
-
-    def _update_entries(
-        self,
-        source: Any,
-        clone: bool,
-        inplace: bool,
-        keys_to_update: Sequence[Any] | None,
-        is_leaf: Callable[[type], bool] | None,
-    ) -> Self:
-        """Write every entry of ``source`` (in place into existing datasets with
-        ``inplace``)."""
-        items = source_items(source)
-        wanted = (
-            None
-            if keys_to_update is None
-            else {k if isinstance(k, str) else k[0] for k in keys_to_update}
-        )
-        for key, value in items:
-            if wanted is None or key in wanted:
-                self.set(key, value, inplace=inplace)
-        return self
-
-    def del_(self, key: Any) -> Self:
-        """Delete the entry ``key`` from the file."""
-        path = (key,) if isinstance(key, str) else tuple(key)
-        node = self._parent_for(path) if len(path) > 1 else self
-        group = node._writable()
-        if node._locked:
-            raise LockedError(f"cannot delete {path[-1]!r} from a locked PersistentTensorDict")
-        if path[-1] not in group:
-            raise self._missing_key(key)
-        del group[path[-1]]
-        node._nested.pop(path[-1], None)
-        node._records.pop(path[-1], None)
-        return self
-
-    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
-        """Writes a record's field (its value checked by the record)."""
-        self.set(key, value)
-        return value
-
-    def _remove_entry(self, key: str) -> None:
-        """Deletes a record's field (set to None) from the file."""
-        self.del_(key)
-
-    def __delitem__(self, key: Any) -> None:
-        self.del_(key)
-
-    def pop(self, key: Any, default: Any = _MISSING) -> Any:
-        """Read the entry ``key`` into memory, delete it from the file, and return it."""
-        value = self.get(key, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                raise self._missing_key(key, popping=True)
-            return default
-        value = in_memory(value)
-        self.del_(key)
-        return value
-
-    def rename_key_(self, old_key: str, new_key: str, safe: bool = False) -> Self:
-        """Rename an entry in the file (moved, not copied)."""
-        group = self._writable()
-        if safe and new_key in group:
-            raise KeyNotFoundError(f"cannot rename {old_key!r}: {new_key!r} exists")
-        if new_key in group:
-            del group[new_key]
-        group.move(old_key, new_key)
-        self._nested.clear()
-        held = self._records.pop(old_key, None)
-        self._records.pop(new_key, None)
-        if held is not None:
-            self._records[new_key] = held
-        return self
-
-    # --- in-place: written back to the file (the rest: H5InPlaceWrites, _inplace.py) ---
-
-    def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
-        """Fill the dataset ``key`` (or every dataset of a group) with ``value``."""
-        target = storage_of(self.get(key, _MISSING))
-        if target is _MISSING:
-            raise self._missing_key(key)
-        if isinstance(target, PersistentTensorDict):
-            target._fill_all(float(value) if isinstance(value, torch.Tensor) else value)
-            return self
-        path = (key,) if isinstance(key, str) else tuple(key)
-        parent = self._group_at(path[:-1])
-        fill(
-            parent._writable()[path[-1]], float(value) if isinstance(value, torch.Tensor) else value
-        )
-        return self
 
     # --- devices, copies, saving -----------------------------------------------------------
 
@@ -791,7 +631,7 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
         made = {} if made is None else made
         out = made[id(self)] = PersistentTensorDict._over(
             self._group, self._mode, self._batch_size, device, self._as_stack,
-            self._dataset_kwargs, self._allow_external,
+            self._dataset_kwargs,
         )  # fmt: skip
         out._records = dict(self._records)
         out._names, out._locked = self._names, self._locked
@@ -826,10 +666,11 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     def memmap_(
         self, prefix: PathLike | None = None, copy_existing: bool = False, **options: Any
     ) -> Self:
-        """Not possible: the entries live in the HDF5 file; use :meth:`memmap`."""
+        """Not possible: the entries live in the store; use :meth:`memmap`."""
         raise UnsupportedError(
             "Cannot build a memmap TensorDict in-place from a PersistentTensorDict: its "
-            "entries live in the HDF5 file. Use ptd.memmap(prefix) for a memory-mapped copy"
+            f"entries live in the {self._group.file.format}. Use ptd.memmap(prefix) for a "
+            "memory-mapped copy"
         )
 
     # --- python protocols ----------------------------------------------------------------
@@ -837,86 +678,51 @@ class PersistentTensorDict(H5Surface, H5InPlaceWrites, TensorDictBase):
     def __reduce__(self) -> tuple[Any, ...]:
         device = None if self._device is None else str(self._device)
         mode = _REOPEN.get(self._mode, "r")
-        where = (self._file_name, self._group.name, mode, list(self._batch_size), device)
-        options = (self._as_stack, self._dataset_kwargs, self._allow_external, records_of(self))
-        return (_reopen, (*where, *options))
+        file = self._group.file
+        where = (file.target, self._group.name, mode, list(self._batch_size), device)
+        access = file.access
+        options = (self._as_stack, self._dataset_kwargs, access.allow_external, records_of(self))
+        return (_reopen, (*where, *options, file.backend, access.allow_pickle))
 
     def __repr__(self) -> str:
-        if not self._group.id.valid:
+        if not self._group.file.is_open:
             return f"PersistentTensorDict(closed file {self._file_name!r})"
-        return compact_repr(self)  # datasets shown by dtype and shape, not read
+        return compact_repr(self)  # arrays shown by dtype and shape, not read
 
 
 def _reopen(
-    filename: str, group: str, mode: str, batch_size: list[int], device: str | None,
+    filename: Any, group: str, mode: str, batch_size: list[int], device: str | None,
     as_stack: bool, kwargs: dict[str, Any], allow_external: bool = False,
-    records: dict[str, Any] | None = None,
+    records: dict[str, Any] | None = None, backend: str = "h5", allow_pickle: bool = False,
 ) -> PersistentTensorDict:  # fmt: skip
-    file = open_file(filename, mode)
+    """A pickled collection opened again (its group of the same store, the same mode)."""
+    root = BACKENDS[backend].reopen(filename, group, mode, Access(allow_external, allow_pickle))
     try:
-        out = PersistentTensorDict(
-            group=file if group == "/" else file[group], batch_size=batch_size, device=device,
-            validate_batch_size=False, non_tensor_as_stack=as_stack,
-            allow_external=allow_external, **kwargs,
+        out = PersistentTensorDict._over(
+            root, mode, torch.Size(batch_size), None if device is None else as_device(device),
+            as_stack, kwargs,
         )  # fmt: skip
+        walk_file(out)
     except BaseException:
-        file.close()
+        root.file.close()
         raise
-    out._mode = mode
     rebind(out, records or {})
     return out
 
 
-# --- module functions (and the forwarders' implementations) ------------------------------------
+def _wrapped(native: Any, preferred: Backend, access: Access) -> StoreGroup:
+    """An open group of h5py or zarr (``group=``) as a store group."""
+    for backend in (preferred, *BACKENDS.values()):
+        root = backend.wrap(native, access)
+        if root is not None:
+            return root
+    msg = (
+        "PersistentTensorDict(group=...) takes an open h5py.File, h5py.Group or zarr.Group, "
+        f"not a {type(native).__name__}"
+    )
+    raise ArgumentError(msg)
 
-
-def from_h5(h5_file: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
-    """Open an HDF5 file as a :class:`PersistentTensorDict` (see
-    ``PersistentTensorDict.from_h5``)."""
-    return PersistentTensorDict.from_h5(h5_file, **options)
-
-
-def open_as(cls: type, filename: PathLike, **options: Unpack[H5Options]) -> Any:
-    """``cls.from_h5(filename, ...)``: the file as a PersistentTensorDict, or, for a
-    tensorclass, a record of ``cls`` over one, checked against ``cls`` first, whose
-    nested records are of their fields' classes (see ``_records``)."""
-    opened = PersistentTensorDict.from_h5(filename, **options)
-    if not is_record_class(cls):
-        return opened
-    try:
-        bind_records(opened, cls, check=True)
-    except BaseException:
-        opened.close()
-        raise
-    return cls._from_tensordict_unchecked(opened)  # type: ignore[attr-defined]
-
-
-def to_h5(node: Any, filename: PathLike, **kwargs: Any) -> Any:
-    """``collection.to_h5(filename, **kwargs)``: written to a new file, returned opened
-    for reading and writing (a record of the same class over it, for a record)."""
-    written = PersistentTensorDict.from_dict(node, filename, **kwargs)
-    if is_record(node):
-        bind_records(written, type(node), check=False)
-        return type(node)._from_tensordict_unchecked(written)
-    return written
-
-
-def _open_group(obj: Any) -> PersistentTensorDict | None:
-    """``from_any``'s reader of an open ``h5py.File`` or ``h5py.Group`` (h5py is only
-    looked up, never imported: an object of it exists only once it is loaded)."""
-    h5py = sys.modules.get("h5py")
-    if h5py is None or not isinstance(obj, h5py.Group):
-        return None
-    return PersistentTensorDict(group=obj)
-
-
-register_any_reader(_open_group)
 
 # A PersistentTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(PersistentTensorDict)
-
-# --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
-
-IO.open_as = open_as
-IO.to_h5 = to_h5

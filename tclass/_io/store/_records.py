@@ -1,14 +1,17 @@
-"""Records over HDF5 files (``Cls.from_h5``, ``record.to_h5``): the file checked against
-the class, and the groups that hold nested records.
+"""Records over persistent stores (``Cls.from_h5``, ``record.to_h5``, ``Cls.from_zarr``,
+``record.to_zarr``): the store checked against the class, and the groups that hold
+nested records.
 
-``Cls.from_h5(path)`` checks the file as ``Cls.load_memmap`` checks a folder, with the
-same comparison (``_schema.compare``): each dataset's dtype and shape against its
-field's ``Spec`` or jaxtyping annotation, the named dims the fields share, the kind of
-entry each field takes, and the required fields a file written from another class lacks
+``Cls.from_h5(path)`` (or ``from_zarr``) checks the file as ``Cls.load_memmap`` checks a
+folder, with the same comparison (``_schema.compare``): each array's dtype and shape
+against its field's ``Spec`` or jaxtyping annotation, the named dims the fields share, the
+kind of entry each field takes, and the required fields a file written from another class lacks
 (tclass writes the class's schema into each record group's ``_tclass`` attribute, as it
 does into a saved record's ``meta.json``). Every difference is reported at once, in a
 ``SchemaMismatchError``; each Python value is then checked against its field's
-annotation. ``load_memmap``'s options do not apply (``strict=False`` leaves fields out,
+annotation, and each dataset of a field whose values are bounded (``Spec(ge=...)``) is
+read once and checked (a ``FieldSpecError`` names the dataset and the first value that
+breaks a constraint). ``load_memmap``'s options do not apply (``strict=False`` leaves fields out,
 ``widen=True`` converts them in memory; a record over a file reads the file as it is).
 
 A file names no classes: a group under a field annotated with a tensorclass holds a
@@ -23,11 +26,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+import torch
+
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
 from tclass._io._annotations import check_value, field_classes
-from tclass._io._schema import H5_FILE, LoadPlan, compare, mismatch_error, read_schema
-from tclass._io.store._datasets import STACK_MARK, is_group, is_numeric, torch_dtype
+from tclass._io._schema import (
+    STORE_FILE,
+    LoadPlan,
+    check_saved_values,
+    compare,
+    constrained_fields,
+    mismatch_error,
+    read_schema,
+)
+from tclass._io.store._protocol import is_group
 from tclass._io.store._walk import saved_meta
 from tclass.errors import MetadataError, SchemaDifference
 
@@ -59,11 +72,14 @@ def bind_records(root: PersistentTensorDict, cls: type, *, check: bool) -> None:
             plan = _compared(node, record_cls, entries, path)
             differences += plan.differences
             _check_values(node, record_cls, entries, plan)
+            if not plan.differences:
+                _check_constraints(node, record_cls, entries)
         for key, entry in entries.items():
             classes = field_classes(record_cls, key) if entry.get("type") == "TensorDict" else ()
-            if not classes:
+            found = node._node(key) if classes else None
+            if found is None or not is_group(found):
                 continue
-            child = node._child_of(key, node._node(key))
+            child = node._child_of(key, found)
             chosen = _class_of(child, classes, f"{record_cls.__name__}.{key}")
             node._records[key] = chosen
             if id(child) not in bound:
@@ -101,10 +117,11 @@ def entries_of(node: PersistentTensorDict) -> dict[str, dict[str, Any]]:
             entries[key] = {"type": "TensorDict"}
         elif found.shape is None:
             continue
-        elif is_numeric(found):
-            entries[key] = {"dtype": str(torch_dtype(found)), "shape": list(found.shape)}
+        elif found.dtype is not None:
+            entries[key] = {"dtype": str(found.dtype), "shape": list(found.shape)}
         else:
-            entries[key] = {"type": _VALUE_KINDS[STACK_MARK in found.attrs]}
+            per_row = found.stack_shape(node._where(key)) is not None
+            entries[key] = {"type": _VALUE_KINDS[per_row]}
     return entries
 
 
@@ -114,7 +131,7 @@ def _compared(
     saved = read_schema(saved_meta(node), node._where())
     return compare(
         cls, entries, set(), saved, len(node.batch_size), path, strict=True, widen=False,
-        source=H5_FILE,
+        source=STORE_FILE,
     )  # fmt: skip
 
 
@@ -131,6 +148,23 @@ def _check_values(
         else:
             for item in value._as_array().flat:  # type: ignore[union-attr]
                 check_value(cls, key, item, where)
+
+
+def _check_constraints(
+    node: PersistentTensorDict, cls: type, entries: dict[str, dict[str, Any]]
+) -> None:
+    """Reads each constrained dataset once and checks its values (see ``_schema``)."""
+    constrained = constrained_fields(cls)
+    leaves = []
+    for key, entry in entries.items():
+        if key in constrained and "dtype" in entry:
+            found = node._node(key)
+            if is_group(found):
+                continue
+            value = node._read_dataset(found)
+            if isinstance(value, torch.Tensor):
+                leaves.append((key, value, node._where(key)))
+    check_saved_values(cls, leaves)
 
 
 def _class_of(child: PersistentTensorDict, classes: tuple[type, ...], field: str) -> type:
@@ -150,7 +184,7 @@ def _class_of(child: PersistentTensorDict, classes: tuple[type, ...], field: str
     msg = (
         f"{child._where()}: {field} is annotated {accepted}, and the group does not say which "
         "it holds (tclass writes the class into its _tclass attribute); open the file with "
-        "tclass.from_h5 to read it as a PersistentTensorDict"
+        "tclass.from_h5 (or tclass.from_zarr) to read it as a PersistentTensorDict"
     )
     raise MetadataError(msg)
 

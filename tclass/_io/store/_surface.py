@@ -25,10 +25,10 @@ from tclass.errors import UnsupportedError
 if TYPE_CHECKING:
     from tclass._io.store._persistent import PersistentTensorDict
 
-__all__ = ["H5Surface", "in_memory"]
+__all__ = ["StoreSurface", "in_memory"]
 
 
-class H5Surface(LockBlocks):
+class StoreSurface(LockBlocks):
     """A mixin of ``PersistentTensorDict`` (first in its bases)."""
 
     if TYPE_CHECKING:  # PersistentTensorDict's slots
@@ -222,7 +222,7 @@ def _read(td: TensorDict) -> TensorDict:
 def in_memory(value: Any) -> Any:
     """An entry read into memory: a nested collection (or a record over one) whole."""
     storage = storage_of(value)
-    if not isinstance(storage, H5Surface):
+    if not isinstance(storage, StoreSurface):
         return value
     read = cast("PersistentTensorDict", storage).to_tensordict()
     return read if storage is value else type(value)._from_tensordict_unchecked(read)

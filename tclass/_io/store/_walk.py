@@ -1,11 +1,11 @@
-"""Opening an HDF5 file for ``PersistentTensorDict`` (``_persistent.py``): the one walk of its
-groups, and the order its batch sizes are settled in.
+"""Opening a store for ``PersistentTensorDict`` (``_persistent.py``), whatever its backend:
+the one walk of its groups, and the order its batch sizes are settled in.
 
-A file is a graph, not a tree: soft and hard links can make a group hold one of its
-ancestors, and a group can be reached by several links. Opening walks it once, depth
-first and without recursion, making each group's collection once (a group reached again
-is shared, not walked again: the walk is linear in the number of groups, however they
-are linked) and refusing, before anything reads it:
+An HDF5 file is a graph, not a tree: soft and hard links can make a group hold one of its
+ancestors, and a group can be reached by several links (a zarr store is a tree). Opening
+walks it once, depth first and without recursion, making each group's collection once (a
+group reached again, by its ``identity``, is shared, not walked again: the walk is linear
+in the number of groups, however they are linked) and refusing, before anything reads it:
 
 * a link cycle (a group reached again while it is being walked), and groups nested more
   than ``MAX_GROUP_DEPTH`` deep (what reads a collection recurses once per level): a
@@ -29,15 +29,9 @@ import torch
 from tclass._base._tensordict_base import Value
 from tclass._engine._nontensor import NonTensorData
 from tclass._io.memmap._meta_file import fits_int64, is_sizes
-from tclass._io.store._datasets import (
-    check_dataset,
-    check_json,
-    common_prefix,
-    is_group,
-    need_h5py,
-    stack_shape,
-)
-from tclass.errors import KeyNotFoundError, MetadataError, UnsafePathError
+from tclass._io.store._datasets import check_json, common_prefix
+from tclass._io.store._protocol import is_group
+from tclass.errors import MetadataError
 
 if TYPE_CHECKING:
     from tclass._io.store._persistent import PersistentTensorDict
@@ -61,9 +55,9 @@ _MAX_META = 1 << 20  # a larger one is not tclass's: ignored
 
 def walk_file(root: PersistentTensorDict) -> None:
     """Makes the nested collections of ``root`` (each group once), checking every
-    link, dataset and ``_tclass`` attribute on the way (see the module docstring)."""
-    made = {root._group.id: root}
-    walking = {root._group.id: root._group.name}  # the groups being walked: a cycle
+    link, array and ``_tclass`` attribute on the way (see the module docstring)."""
+    made = {root._group.identity: root}
+    walking = {root._group.identity: root._group.name}  # the groups being walked: a cycle
     saved_batch(root)
     stack = [(root, iter(root._key_names()))]
     while stack:
@@ -71,20 +65,21 @@ def walk_file(root: PersistentTensorDict) -> None:
         key = next(keys, None)
         if key is None:
             stack.pop()
-            del walking[node._group.id]
+            del walking[node._group.identity]
             continue
-        found = _linked(node, key)
+        found = node._group.linked(key, node._where(key))
         if not is_group(found):
-            check_dataset(found, node._where(key), root._allow_external)
-            stack_shape(found, node._where(key))
+            found.check(node._where(key))
+            found.stack_shape(node._where(key))
             continue
-        if found.id in walking:
+        identity = found.identity
+        if identity in walking:
             msg = (
-                f"{node._where(key)} links back to {walking[found.id]!r}, which holds it (a "
+                f"{node._where(key)} links back to {walking[identity]!r}, which holds it (a "
                 "link cycle): tclass refuses cyclic files; remove the link"
             )
             raise MetadataError(msg)
-        shared = made.get(found.id)
+        shared = made.get(identity)
         if shared is not None:
             node._nested[key] = shared
             continue
@@ -94,44 +89,20 @@ def walk_file(root: PersistentTensorDict) -> None:
                 "refuses deeper files (damaged or crafted)"
             )
             raise MetadataError(msg)
-        child = made[found.id] = node._child_of(key, found)
-        walking[found.id] = found.name
+        child = made[identity] = node._child_of(key, found)
+        walking[identity] = found.name
         stack.append((child, iter(child._key_names())))
 
 
-def _linked(node: PersistentTensorDict, key: str) -> Any:
-    """The group or dataset ``key`` links to, after checking the link."""
-    group = node._group
-    link = group.get(key, getlink=True)
-    if isinstance(link, need_h5py().ExternalLink) and not node._allow_external:
-        msg = (
-            f"{node._where(key)} is an external link to {link.path!r} in {link.filename!r}; "
-            "tclass reads only the file it opens unless asked: open it with "
-            "allow_external=True if you trust that file"
-        )
-        raise UnsafePathError(msg)
-    try:
-        return group[key]
-    except KeyError:
-        target = getattr(link, "path", None)
-        msg = (
-            f"{node._where(key)} is a link to {target!r}, which does not exist (a dangling "
-            "link); remove it, or fix its target"
-        )
-        raise KeyNotFoundError(msg) from None
-
-
 def saved_meta(node: PersistentTensorDict) -> dict[str, Any]:
-    """tclass's ``_tclass`` attribute of a group (its batch size, a record's schema), or
-    {} when there is none or it is malformed (written by another tool).
+    """tclass's metadata of a group (its batch size, a record's schema: the ``_tclass``
+    attribute), or {} when there is none or it is malformed (written by another tool).
 
     Raises:
         MetadataError: its JSON is nested too deep to parse safely.
     """
-    raw = node._live().attrs.get(META)
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", "replace")
-    if not isinstance(raw, str) or len(raw) > _MAX_META:
+    raw = node._live().read_meta()
+    if raw is None or len(raw) > _MAX_META:
         return {}
     check_json(raw, f"{node._where()}: its {META} attribute")
     try:

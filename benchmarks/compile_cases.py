@@ -1,0 +1,516 @@
+"""The operations users compile: each one function body written once for both libraries.
+
+A case is a function ``body(lib, *inputs)`` that takes the library's names from ``lib``
+(``lib.TensorDict``, ``lib.Rec``...: tclass's or the peer's, same spelling) and inputs built
+by ``case.inputs(lib, rows)`` for a batch of ``rows``. ``tests/compile`` compiles each body
+with ``torch.compile(fullgraph=True, dynamic=True)`` and checks it against eager, with no
+recompilation when only the batch size changes; ``compile_bench.py`` times the compiled
+bodies of tclass and the peer side by side, and each against its eager run.
+
+This module deliberately has no ``from __future__ import annotations``: the records are
+declared inside a function (once per library), where string annotations naming the
+nested record would not resolve.
+"""
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import torch
+
+import tclass
+
+# The representative cases compiled with inductor by default (all of them with
+# TCLASS_COMPILE=full); every case compiles with the "eager" backend.
+INDUCTOR = (
+    "rec field math",
+    "rec build",
+    "rec[idx]",
+    "rec apply",
+    "td + td",
+    "td[idx] = other",
+    "torch.stack(tds)",
+    "td.to(float64)",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Lib:
+    """One library's names, as the bodies spell them."""
+
+    name: str
+    module: ModuleType
+    TensorDict: type
+    Rec: type  # @tensorclass: obs [B, 4], action [B, 2], reward [B]
+    RecTC: type  # the same fields, declared as a TensorClass subclass
+    Inner: type  # x [B, 3]
+    Outer: type  # inner: Inner, z [B]
+    Named: type  # obs [B, 4] and env: str
+
+
+def _declare(module: ModuleType, name: str) -> Lib:
+    tensorclass = module.tensorclass
+
+    @tensorclass
+    class Rec:
+        obs: torch.Tensor
+        action: torch.Tensor
+        reward: torch.Tensor
+
+    class RecTC(module.TensorClass):  # type: ignore[name-defined,misc]
+        obs: torch.Tensor
+        action: torch.Tensor
+        reward: torch.Tensor
+
+    @tensorclass
+    class Inner:
+        x: torch.Tensor
+
+    @tensorclass
+    class Outer:
+        inner: Inner
+        z: torch.Tensor
+
+    @tensorclass
+    class Named:
+        obs: torch.Tensor
+        env: str
+
+    return Lib(name, module, module.TensorDict, Rec, RecTC, Inner, Outer, Named)
+
+
+@functools.cache
+def tclass_lib() -> Lib:
+    return _declare(tclass, "tclass")
+
+
+@functools.cache
+def peer_lib(peer: ModuleType) -> Lib:
+    return _declare(peer, "peer")
+
+
+# --- inputs ----------------------------------------------------------------------------
+
+
+def _tensors(rows: int, seed: int = 0) -> dict[str, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    return {
+        "obs": torch.randn(rows, 4, generator=generator),
+        "action": torch.randn(rows, 2, generator=generator),
+        "reward": torch.randn(rows, generator=generator),
+    }
+
+
+def _rec(lib: Lib, rows: int, seed: int = 0, cls: str = "Rec") -> Any:
+    return getattr(lib, cls)(**_tensors(rows, seed), batch_size=[rows])
+
+
+def _td(lib: Lib, rows: int, seed: int = 0) -> Any:
+    t = _tensors(rows, seed)
+    return lib.TensorDict(
+        {"obs": t["obs"], "action": t["action"], "next": {"reward": t["reward"]}},
+        batch_size=[rows],
+    )
+
+
+def _outer(lib: Lib, rows: int) -> Any:
+    generator = torch.Generator().manual_seed(3)
+    inner = lib.Inner(x=torch.randn(rows, 3, generator=generator), batch_size=[rows])
+    return lib.Outer(inner=inner, z=torch.randn(rows, generator=generator), batch_size=[rows])
+
+
+def _index(rows: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(1)
+    return torch.randint(0, rows, (rows - 3,), generator=generator)
+
+
+def _mask(rows: int) -> torch.Tensor:
+    return torch.arange(rows) % 3 == 0
+
+
+def _lazy(lib: Lib, rows: int) -> Any:
+    return lib.module.lazy_stack([_td(lib, rows, seed) for seed in range(3)])
+
+
+Inputs = Callable[[Lib, int], tuple[Any, ...]]
+
+
+def _one_rec(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return (_rec(lib, rows),)
+
+
+def _one_td(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return (_td(lib, rows),)
+
+
+def _two_recs(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return _rec(lib, rows), _rec(lib, rows, seed=1)
+
+
+def _two_tds(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return _td(lib, rows), _td(lib, rows, seed=1)
+
+
+def _tensor_args(lib: Lib, rows: int) -> tuple[Any, ...]:
+    t = _tensors(rows)
+    return t["obs"], t["action"], t["reward"]
+
+
+def _rec_index(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return _rec(lib, rows), _index(rows)
+
+
+def _td_index(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return _td(lib, rows), _index(rows)
+
+
+def _rec_mask(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return _rec(lib, rows), _mask(rows)
+
+
+def _td_mask(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return _td(lib, rows), _mask(rows)
+
+
+def _td_buffer(lib: Lib, rows: int) -> tuple[Any, ...]:
+    index = _index(rows)
+    return _td(lib, rows), _td(lib, len(index), seed=2), index
+
+
+def _rec_buffer(lib: Lib, rows: int) -> tuple[Any, ...]:
+    index = _index(rows)
+    return _rec(lib, rows), _rec(lib, len(index), seed=2), index
+
+
+# --- bodies ----------------------------------------------------------------------------
+# Records (@tensorclass and TensorClass)
+
+
+def rec_field_math(lib: Lib, rec: Any) -> torch.Tensor:
+    return (rec.obs * 2).sum(-1) + rec.reward - rec.action.mean(-1)
+
+
+def rec_field_write(lib: Lib, rec: Any) -> Any:
+    out = rec.clone()
+    out.obs = out.obs * 2 + 1
+    return out
+
+
+def rec_build(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor) -> Any:
+    return lib.Rec(obs=obs, action=action, reward=reward, batch_size=[obs.shape[0]])
+
+
+def rec_build_positional(
+    lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor
+) -> Any:
+    return lib.RecTC(obs, action, reward, batch_size=obs.shape[:1])
+
+
+def rec_build_nested(
+    lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor
+) -> Any:
+    rows = obs.shape[0]
+    inner = lib.Inner(x=obs[:, :3], batch_size=[rows])
+    return lib.Outer(inner=inner, z=reward, batch_size=[rows])
+
+
+def rec_build_str(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor) -> Any:
+    return lib.Named(obs=obs, env="pong", batch_size=[obs.shape[0]])
+
+
+def rec_nested_read(lib: Lib, outer: Any) -> torch.Tensor:
+    return outer.inner.x.sum(-1) * outer.z
+
+
+def rec_nested_math(lib: Lib, outer: Any) -> Any:
+    return (outer * 2).apply(torch.tanh)
+
+
+def rec_tc_math(lib: Lib, rec: Any) -> Any:
+    return rec * 0.5 + rec
+
+
+def rec_int(lib: Lib, rec: Any) -> Any:
+    return rec[0]
+
+
+def rec_slice(lib: Lib, rec: Any) -> Any:
+    return rec[1:-1]
+
+
+def rec_idx(lib: Lib, rec: Any, index: torch.Tensor) -> Any:
+    return rec[index]
+
+
+def rec_mask(lib: Lib, rec: Any, mask: torch.Tensor) -> Any:
+    return rec[mask]
+
+
+def rec_apply(lib: Lib, rec: Any) -> Any:
+    return rec.apply(lambda t: t * 2 + 1)
+
+
+def rec_add(lib: Lib, a: Any, b: Any) -> Any:
+    return a + b
+
+
+def rec_stack(lib: Lib, a: Any, b: Any) -> Any:
+    return torch.stack([a, b], dim=1)
+
+
+def rec_cat(lib: Lib, a: Any, b: Any) -> Any:
+    return torch.cat([a, b])
+
+
+def rec_to(lib: Lib, rec: Any) -> Any:
+    return rec.to(torch.float64)
+
+
+def rec_replace(lib: Lib, rec: Any) -> Any:
+    return rec.replace(obs=rec.obs + 1)
+
+
+def rec_write_rows(lib: Lib, buffer: Any, rows: Any, index: torch.Tensor) -> Any:
+    buffer = buffer.clone()
+    buffer[index] = rows
+    return buffer
+
+
+def rec_reshape(lib: Lib, rec: Any) -> Any:
+    return rec.unsqueeze(0).reshape(-1)
+
+
+# TensorDicts
+
+
+def td_build(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor) -> Any:
+    return lib.TensorDict({"obs": obs, "action": action}, batch_size=[obs.shape[0]])
+
+
+def td_build_nested(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor) -> Any:
+    return lib.TensorDict(
+        {"obs": obs, "action": action, "next": {"reward": reward}}, batch_size=obs.shape[:1]
+    )
+
+
+def td_build_kwargs(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor) -> Any:
+    return lib.TensorDict(obs=obs, reward=reward, batch_size=[obs.shape[0]])
+
+
+def td_get(lib: Lib, td: Any) -> torch.Tensor:
+    return td["obs"].sum(-1) + td["next", "reward"] * td.get("action")[:, 0]
+
+
+def td_set(lib: Lib, td: Any) -> Any:
+    out = td.clone()
+    out["double"] = out["obs"] * 2
+    out["next", "done"] = out["next", "reward"] > 0
+    return out
+
+
+def td_int(lib: Lib, td: Any) -> Any:
+    return td[0]
+
+
+def td_slice(lib: Lib, td: Any) -> Any:
+    return td[1:-1]
+
+
+def td_idx(lib: Lib, td: Any, index: torch.Tensor) -> Any:
+    return td[index]
+
+
+def td_mask(lib: Lib, td: Any, mask: torch.Tensor) -> Any:
+    return td[mask]
+
+
+def td_apply(lib: Lib, td: Any) -> Any:
+    return td.apply(lambda t: t.float() * 3)
+
+
+def td_apply_two(lib: Lib, a: Any, b: Any) -> Any:
+    return a.apply(lambda x, y: x * y + 1, b)
+
+
+def td_add(lib: Lib, a: Any, b: Any) -> Any:
+    return a + b
+
+
+def td_mul_scalar(lib: Lib, td: Any) -> Any:
+    return td * 2.0 - 1.0
+
+
+def td_math(lib: Lib, td: Any) -> Any:
+    return td.exp().clamp(max=3.0)
+
+
+def td_soft_update(lib: Lib, a: Any, b: Any) -> Any:
+    target = a.clone()
+    target.lerp_(b, 0.1)
+    return target
+
+
+def td_mean(lib: Lib, td: Any) -> Any:
+    return td.mean(dim=0)
+
+
+def td_sum_leaves(lib: Lib, td: Any) -> torch.Tensor:
+    return sum(v.sum() for v in td.values(include_nested=True, leaves_only=True))
+
+
+def td_stack(lib: Lib, a: Any, b: Any) -> Any:
+    return torch.stack([a, b])
+
+
+def td_cat(lib: Lib, a: Any, b: Any) -> Any:
+    return torch.cat([a, b], dim=0)
+
+
+def td_to(lib: Lib, td: Any) -> Any:
+    return td.to(torch.float64)
+
+
+def td_float(lib: Lib, td: Any) -> Any:
+    return td.double().float()
+
+
+def td_update(lib: Lib, a: Any, b: Any) -> Any:
+    out = a.clone()
+    out.update({"obs": b["obs"], "extra": b["action"] * 2})
+    return out
+
+
+def td_select(lib: Lib, td: Any) -> Any:
+    return td.select("obs", ("next", "reward"))
+
+
+def td_exclude(lib: Lib, td: Any) -> Any:
+    return td.exclude("obs")
+
+
+def td_replace(lib: Lib, td: Any) -> Any:
+    return td.replace(obs=td["obs"] * 0)
+
+
+def td_write_rows(lib: Lib, buffer: Any, rows: Any, index: torch.Tensor) -> Any:
+    buffer = buffer.clone()
+    buffer[index] = rows
+    return buffer
+
+
+def td_reshape(lib: Lib, td: Any) -> Any:
+    return td.unsqueeze(-1).permute(1, 0).reshape(-1)
+
+
+def td_where(lib: Lib, a: Any, b: Any) -> Any:
+    return torch.where(a["obs"][:, 0] > 0, a, b)
+
+
+def td_items(lib: Lib, td: Any) -> dict[str, torch.Tensor]:
+    return {key: value.sum(0) for key, value in td.items() if isinstance(value, torch.Tensor)}
+
+
+def lazy_read(lib: Lib, lazy: Any) -> torch.Tensor:
+    return lazy["obs"] * 2
+
+
+def lazy_member(lib: Lib, lazy: Any) -> Any:
+    return lazy[1]
+
+
+def lazy_rows(lib: Lib, lazy: Any) -> Any:
+    return lazy[:, 1:]
+
+
+def lazy_nested_read(lib: Lib, lazy: Any) -> torch.Tensor:
+    return lazy["next", "reward"].sum(0)
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileCase:
+    name: str
+    body: Callable[..., Any]
+    inputs: Inputs
+    # Whether the output's batch size depends on the data (a mask): torch.compile keeps
+    # such shapes in the graph only with capture_dynamic_output_shape_ops.
+    data_dependent: bool = False
+
+
+def compile_cases() -> list[CompileCase]:
+    rec, td = _one_rec, _one_td
+    return [
+        CompileCase("rec field math", rec_field_math, rec),
+        CompileCase("rec field write", rec_field_write, rec),
+        CompileCase("rec build", rec_build, _tensor_args),
+        CompileCase("rec build (TensorClass)", rec_build_positional, _tensor_args),
+        CompileCase("rec build nested", rec_build_nested, _tensor_args),
+        CompileCase("rec build with str", rec_build_str, _tensor_args),
+        CompileCase("rec nested read", rec_nested_read, lambda lib, n: (_outer(lib, n),)),
+        CompileCase("rec nested math", rec_nested_math, lambda lib, n: (_outer(lib, n),)),
+        CompileCase(
+            "rec TensorClass math", rec_tc_math, lambda lib, n: (_rec(lib, n, cls="RecTC"),)
+        ),
+        CompileCase("rec[0]", rec_int, rec),
+        CompileCase("rec[1:-1]", rec_slice, rec),
+        CompileCase("rec[idx]", rec_idx, _rec_index),
+        CompileCase("rec[mask]", rec_mask, _rec_mask, data_dependent=True),
+        CompileCase("rec apply", rec_apply, rec),
+        CompileCase("rec + rec", rec_add, _two_recs),
+        CompileCase("torch.stack(recs)", rec_stack, _two_recs),
+        CompileCase("torch.cat(recs)", rec_cat, _two_recs),
+        CompileCase("rec.to(float64)", rec_to, rec),
+        CompileCase("rec.replace", rec_replace, rec),
+        CompileCase("rec[idx] = other", rec_write_rows, _rec_buffer),
+        CompileCase("rec reshape", rec_reshape, rec),
+        CompileCase("td build", td_build, _tensor_args),
+        CompileCase("td build nested", td_build_nested, _tensor_args),
+        CompileCase("td build kwargs", td_build_kwargs, _tensor_args),
+        CompileCase("td get", td_get, td),
+        CompileCase("td set", td_set, td),
+        CompileCase("td[0]", td_int, td),
+        CompileCase("td[1:-1]", td_slice, td),
+        CompileCase("td[idx]", td_idx, _td_index),
+        CompileCase("td[mask]", td_mask, _td_mask, data_dependent=True),
+        CompileCase("td apply", td_apply, td),
+        CompileCase("td apply two", td_apply_two, _two_tds),
+        CompileCase("td + td", td_add, _two_tds),
+        CompileCase("td * 2 - 1", td_mul_scalar, td),
+        CompileCase("td exp clamp", td_math, td),
+        CompileCase("td soft update", td_soft_update, _two_tds),
+        CompileCase("td.mean(0)", td_mean, td),
+        CompileCase("td values sum", td_sum_leaves, td),
+        CompileCase("torch.stack(tds)", td_stack, _two_tds),
+        CompileCase("torch.cat(tds)", td_cat, _two_tds),
+        CompileCase("td.to(float64)", td_to, td),
+        CompileCase("td.double().float()", td_float, td),
+        CompileCase("td.update", td_update, _two_tds),
+        CompileCase("td.select", td_select, td),
+        CompileCase("td.exclude", td_exclude, td),
+        CompileCase("td.replace", td_replace, td),
+        CompileCase("td[idx] = other", td_write_rows, _td_buffer),
+        CompileCase("td reshape", td_reshape, td),
+        CompileCase("torch.where(td)", td_where, _two_tds),
+        CompileCase("td items", td_items, td),
+        CompileCase("lazy read", lazy_read, lambda lib, n: (_lazy(lib, n),)),
+        CompileCase("lazy member", lazy_member, lambda lib, n: (_lazy(lib, n),)),
+        CompileCase("lazy rows", lazy_rows, lambda lib, n: (_lazy(lib, n),)),
+        CompileCase("lazy nested read", lazy_nested_read, lambda lib, n: (_lazy(lib, n),)),
+    ]
+
+
+def bound(case: CompileCase, lib: Lib) -> Callable[..., Any]:
+    """The case's body as a function of its inputs alone (what gets compiled), with a
+    code object of its own: torch.compile keeps its graphs per code object, so two
+    functions sharing one would share (and count against each other) their cache
+    entries, and each call would test the other's guards first."""
+    body = case.body
+
+    def fn(*inputs: Any) -> Any:
+        return body(lib, *inputs)
+
+    name = f"{body.__name__}_{lib.name}"
+    fn.__code__ = fn.__code__.replace(co_name=name)
+    fn.__name__ = fn.__qualname__ = name
+    return fn

@@ -1,0 +1,398 @@
+"""Every write of a ``PersistentTensorDict`` into its store (a mixin of
+``PersistentTensorDict``, in ``_persistent.py``), through the Store protocol: new entries
+(``ptd[key] = value``, ``set``, ``update``: an array, a group, Python values), deletes and
+renames; writes into what the store already holds (``set_`` and ``update_``, ``ptd[idx]
+= rows`` into the rows of every array); and the in-place methods (``zero_``, ``fill_``,
+``apply_``, ``td += 1``...), whose results are written back to the store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._records import is_record, storage_of
+from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._pyvalues import stored_value
+from tclass._engine._td import TensorDict
+from tclass._io._schema import record_schema
+from tclass._io.store._datasets import as_values, fill, to_numpy, to_tensor, write_rows
+from tclass._io.store._protocol import Node, StoreGroup, is_group
+from tclass._io.store._records import source_items
+from tclass._io.store._surface import in_memory
+from tclass.errors import (
+    BatchMismatchError,
+    EntryTypeError,
+    FilePermissionError,
+    InPlaceWriteError,
+    KeyNotFoundError,
+    LockedError,
+)
+
+if TYPE_CHECKING:
+    from tclass._io.store._persistent import PersistentTensorDict
+
+__all__ = ["StoreWrites"]
+
+_MISSING: Any = object()
+_T = TypeVar("_T")
+
+
+class StoreWrites(TensorDictBase):
+    """A mixin of ``PersistentTensorDict`` (see the module docstring)."""
+
+    if TYPE_CHECKING:  # PersistentTensorDict's slots and methods
+        _batch_size: torch.Size
+        _locked: bool
+        _nested: dict[str, PersistentTensorDict]
+        _records: dict[str, type]
+        _dataset_kwargs: dict[str, Any]
+        _file_name: str
+
+        @property
+        def _label(self) -> str: ...
+        def _live(self) -> StoreGroup: ...
+        def _where(self, key: str | None = None) -> str: ...
+        def _child_of(self, key: str, group: StoreGroup) -> PersistentTensorDict: ...
+        def _group_at(self, path: Sequence[str]) -> PersistentTensorDict: ...
+    else:
+        __slots__ = ()
+
+    # --- writing -------------------------------------------------------------------------
+
+    def _writable(self) -> StoreGroup:
+        group = self._live()
+        if group.file.read_only:
+            msg = (
+                f"{self._file_name!r} was opened read-only (mode='r'); open it with "
+                "mode='r+' (or 'a') to write into it"
+            )
+            raise FilePermissionError(msg)
+        return group
+
+    def set(
+        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
+    ) -> Self:
+        """Write ``value`` under ``key``: a tensor becomes an array (replacing one of that
+        name), a collection or dict a group, a Python value an array in the store's
+        format for values. With ``inplace`` and an existing array, the data is written
+        into it."""
+        path = (key,) if isinstance(key, str) else tuple(key)
+        if len(path) > 1:
+            self._parent_for(path).set(path[-1], value, inplace=inplace)
+            return self
+        key = path[0]
+        group = self._writable()
+        if inplace and key in group:
+            return self.set_(key, value)
+        if self._locked:
+            raise LockedError(
+                f"cannot set {key!r} in a locked PersistentTensorDict; unlock it first"
+            )
+        record = value if is_record(value) else None
+        value = storage_of(value)
+        if isinstance(value, dict):
+            value = TensorDict(value, self._batch_size)
+        elif not isinstance(value, (torch.Tensor, TensorCollection)):
+            value = stored_value(value, self._batch_size, None)  # a string: a Python value
+        if isinstance(value, (NonTensorData, NonTensorStack)):
+            self._write_values(group, key, value)
+        elif isinstance(value, TensorCollection):
+            self._set_collection(group, key, value, record)
+        else:
+            tensor = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+            self._check_rows(key, tensor.shape)
+            array = to_numpy(tensor, self._label)
+            self._replace(group, key, lambda: group.create_array(key, array, self._dataset_kwargs))
+        return self
+
+    def _replace(self, group: StoreGroup, key: str, create: Callable[[], _T]) -> _T:
+        """What ``create`` makes under ``key``, in place of the entry there."""
+        if key in group:
+            group.delete(key)
+            self._nested.pop(key, None)
+            self._records.pop(key, None)
+        return create()
+
+    def _write_values(
+        self, group: StoreGroup, key: str, value: NonTensorData | NonTensorStack
+    ) -> None:
+        """A Python-value node written as the store's format writes values, replacing
+        the entry ``key`` once the values are known to fit the format."""
+        values, where = as_values(value), self._where(key)
+        allow_pickle = group.file.access.allow_pickle
+        group.check_values(values, allow_pickle, where)
+        self._replace(group, key, lambda: group.create_values(key, values, allow_pickle, where))
+
+    def _set_collection(
+        self, group: StoreGroup, key: str, value: TensorCollection, record: Any = None
+    ) -> None:
+        """A group holding ``value`` (the storage of ``record``, whose class's schema is
+        written with it and which reads back as a record of that class)."""
+        self._check_rows(key, value.batch_size)
+        child = self._child_of(key, self._replace(group, key, lambda: group.create_group(key)))
+        child._batch_size = value.batch_size
+        child._write_meta(None if record is None else record_schema(record))
+        if record is not None:
+            self._records[key] = type(record)
+        child.update(value)
+
+    def _check_rows(self, key: str, shape: torch.Size) -> None:
+        batch = self._batch_size
+        if tuple(shape[: len(batch)]) != tuple(batch):
+            raise BatchMismatchError(key, shape, batch)
+
+    def _parent_for(self, path: tuple[str, ...]) -> StoreWrites:
+        """The group holding ``path``'s last part (groups on the way made as needed)."""
+        node: StoreWrites = self
+        for part in path[:-1]:
+            group = node._writable()
+            if part not in group:
+                if node._locked:
+                    raise LockedError(f"cannot add {part!r} to a locked PersistentTensorDict")
+                child = node._child_of(part, group.create_group(part))
+                child._write_meta()
+            found = storage_of(node._entry(part))
+            if not isinstance(found, StoreWrites):
+                raise KeyNotFoundError(f"cannot set {path!r}: {part!r} is not a group")
+            node = found
+        return node
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``ptd[key] = value`` writes an entry (into the existing one when locked, as
+        the peer's); ``ptd[idx] = rows`` writes the rows of every dataset (``rows`` a
+        collection, a dict, or a number for every tensor)."""
+        if isinstance(index, str) or (
+            isinstance(index, tuple) and index and all(isinstance(part, str) for part in index)
+        ):
+            self.set(index, value, inplace=self._locked)
+            return
+        self._write_rows(index, value)
+
+    def _update_entries(
+        self,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> Self:
+        """Write every entry of ``source`` (in place into existing datasets with
+        ``inplace``)."""
+        items = source_items(source)
+        wanted = (
+            None
+            if keys_to_update is None
+            else {k if isinstance(k, str) else k[0] for k in keys_to_update}
+        )
+        for key, value in items:
+            if wanted is None or key in wanted:
+                self.set(key, value, inplace=inplace)
+        return self
+
+    def del_(self, key: Any) -> Self:
+        """Delete the entry ``key`` from the file."""
+        path = (key,) if isinstance(key, str) else tuple(key)
+        node = self._parent_for(path) if len(path) > 1 else self
+        group = node._writable()
+        if node._locked:
+            raise LockedError(f"cannot delete {path[-1]!r} from a locked PersistentTensorDict")
+        if path[-1] not in group:
+            raise self._missing_key(key)
+        group.delete(path[-1])
+        node._nested.pop(path[-1], None)
+        node._records.pop(path[-1], None)
+        return self
+
+    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
+        """Writes a record's field (its value checked by the record)."""
+        self.set(key, value)
+        return value
+
+    def _remove_entry(self, key: str) -> None:
+        """Deletes a record's field (set to None) from the file."""
+        self.del_(key)
+
+    def __delitem__(self, key: Any) -> None:
+        self.del_(key)
+
+    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+        """Read the entry ``key`` into memory, delete it from the file, and return it."""
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise self._missing_key(key, popping=True)
+            return default
+        value = in_memory(value)
+        self.del_(key)
+        return value
+
+    def rename_key_(self, old_key: str, new_key: str, safe: bool = False) -> Self:
+        """Rename an entry in the file (moved, not copied)."""
+        group = self._writable()
+        if safe and new_key in group:
+            raise KeyNotFoundError(f"cannot rename {old_key!r}: {new_key!r} exists")
+        if new_key in group:
+            group.delete(new_key)
+        group.move(old_key, new_key)
+        self._nested.clear()
+        held = self._records.pop(old_key, None)
+        self._records.pop(new_key, None)
+        if held is not None:
+            self._records[new_key] = held
+        return self
+
+    # --- in place: written back to the store ----------------------------------------------
+
+    def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
+        """Fill the array ``key`` (or every array of a group) with ``value``."""
+        target = storage_of(self.get(key, _MISSING))
+        if target is _MISSING:
+            raise self._missing_key(key)
+        number = float(value) if isinstance(value, torch.Tensor) else value
+        if isinstance(target, StoreWrites):
+            target._fill_all(number)
+            return self
+        path = (key,) if isinstance(key, str) else tuple(key)
+        node = self._group_at(path[:-1])._writable()[path[-1]]
+        if is_group(node) or node.dtype is None:
+            msg = f"fill_: {path[-1]!r} holds Python values in {self._where()}, not a tensor"
+            raise EntryTypeError(msg)
+        fill(node, node.dtype, number)
+        return self
+
+    # --- into what the store holds ------------------------------------------------------
+
+    def _existing(self, key: Any) -> tuple[PersistentTensorDict, StoreGroup, str, Node]:
+        """For a write in place at ``key``: the node holding it, its writable group, the
+        entry's name and the entry (an array or a group).
+
+        Raises:
+            KeyNotFoundError: (a ``KeyError``) ``key`` is not in the file.
+        """
+        path = (key,) if isinstance(key, str) else tuple(key)
+        node = self._group_at(path[:-1])
+        group = node._writable()
+        name = path[-1]
+        if name not in group:
+            raise self._missing_key(key)
+        return node, group, name, group[name]
+
+    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
+        """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
+        by entry)."""
+        node, group, name, target = self._existing(key)
+        nested = isinstance(storage_of(value), (Mapping, TensorCollection))
+        if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
+            held = "a group" if is_group(target) else "a dataset"
+            msg = (
+                f"cannot write a {type(value).__name__} into {name!r} in place: the file holds "
+                f"{held} there; unlock the collection and set the entry to replace it"
+            )
+            raise InPlaceWriteError(msg)
+        if is_group(target):
+            node._child_of(name, target).update(value, inplace=True)
+        elif isinstance(value, (NonTensorData, NonTensorStack)):
+            node._write_values(group, name, value)
+        else:
+            write_rows(target, Ellipsis, value, 0, self._label)
+        return self
+
+    def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
+        """Write ``value`` into the rows ``index`` of the existing entry ``key`` (a
+        dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
+        through here."""
+        node, group, name, target = self._existing(key)
+        if isinstance(index, list):
+            index = torch.tensor(index)
+        if is_group(target):
+            node._child_of(name, target)._write_rows(index, value)
+        elif target.dtype is not None:
+            write_rows(target, index, value, len(node._batch_size), self._label)
+        else:  # a Python value: through the group's rows, as ptd[index] = {...}
+            node[index] = {name: value}
+        return self
+
+    def update_(
+        self,
+        input_dict_or_td: Any = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Write every entry of ``input_dict_or_td`` (and ``kwargs``) into the existing
+        datasets."""
+        source = dict(kwargs) if input_dict_or_td is None else input_dict_or_td
+        if input_dict_or_td is not None and kwargs:
+            source = {**dict(source_items(input_dict_or_td)), **kwargs}
+        return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
+
+    def _write_rows(self, index: Any, value: Any) -> None:
+        group = self._writable()
+        if isinstance(index, list):
+            index = torch.tensor(index)
+        if is_record(value):
+            value = storage_of(value)
+        for key in self._key_names():
+            node = group[key]
+            if isinstance(value, (int, float, bool)):
+                part: Any = value
+            elif isinstance(value, Mapping) or isinstance(value, TensorCollection):
+                part = value.get(key, _MISSING)
+                if part is _MISSING:
+                    continue
+            else:
+                part = value
+            if is_group(node):
+                self._child_of(key, node)._write_rows(index, part)
+            elif node.dtype is not None:
+                write_rows(node, index, part, len(self._batch_size), self._label)
+
+    def _apply_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> Self:
+        group = self._writable()
+        for key in self._key_names():
+            node = group[key]
+            paired = tuple(other._entry(key) for other in others)
+            if is_group(node):
+                self._child_of(key, node)._apply_in_place(fn, paired)
+            elif node.dtype is not None:
+                tensor = to_tensor(node.read())
+                result = fn(tensor, *paired)
+                node.write(..., to_numpy(tensor if result is None else result, self._label))
+        return self
+
+    def _pointwise_(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> Self:
+        """In-place math (``td += 1``, ``mul_``, ``lerp_``...) on the file: the datasets
+        read, worked on in memory, written back."""
+        local = self.to_tensordict()
+        local._pointwise_(foreach, each, operands, kwargs, **options)
+        return self.update_(local)
+
+    def zero_(self) -> Self:
+        """Write zeros into every array (nothing is read)."""
+        return self._fill_all(0)
+
+    def _fill_all(self, value: float | bool) -> Self:
+        group = self._writable()
+        for key in self._key_names():
+            node = group[key]
+            if is_group(node):
+                self._child_of(key, node)._fill_all(value)
+            elif node.dtype is not None and 0 not in (node.shape or ()):
+                fill(node, node.dtype, value)
+        return self

@@ -1,0 +1,77 @@
+"""Records and probes shared by the Ray tests (tests/interop/test_ray*.py) and imported by
+their Ray workers: where a collection's tensors live in the process that reads them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import tclass
+from tclass import TensorClass, tensorclass
+
+MIB = 1 << 20
+
+
+@tensorclass
+class Meta:
+    seed: torch.Tensor
+    source: str
+
+
+class Transition(TensorClass):
+    obs: torch.Tensor
+    reward: torch.Tensor
+    meta: Meta
+    env: str = "pong"
+
+
+def transition(rows: int, leaf_bytes: int = 4096, offset: float = 0.0) -> Transition:
+    """A record of ``rows`` rows whose ``obs`` takes about ``leaf_bytes``."""
+    width = leaf_bytes // 4 // rows or 1
+    obs = torch.arange(rows * width, dtype=torch.float32).reshape(rows, width) + offset
+    meta = Meta(seed=torch.arange(rows), source="sim", batch_size=[rows])
+    return Transition(obs=obs, reward=torch.ones(rows) * offset, meta=meta, batch_size=[rows])
+
+
+def mapping_of(address: int) -> tuple[str, str]:
+    """The permissions and path of the mapping of this process that holds ``address``."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            low, high = (int(part, 16) for part in fields[0].split("-"))
+            if low <= address < high:
+                return fields[1], fields[5] if len(fields) > 5 else ""
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+def private_rss() -> int:
+    """This process's resident private memory (anonymous pages), in bytes."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no RssAnon in /proc/self/status")
+
+
+def where(node: Any) -> dict[str, Any]:
+    """Where the tensors of ``node`` live, as this process sees them: their classes,
+    whether every one lies in a shared mapping, and the mapped files."""
+    leaves = [t for t in node.values(True, True) if isinstance(t, torch.Tensor)]
+    mappings = {mapping_of(t.data_ptr()) for t in leaves if t.numel()}
+    return {
+        "types": {type(t).__name__ for t in leaves},
+        "shared": all(perms.endswith("s") for perms, _ in mappings),
+        "paths": {path for _, path in mappings},
+        "pid": os.getpid(),
+    }
+
+
+def worker_pythonpath(test_file: str) -> str:
+    """PYTHONPATH for Ray's workers: the test's folder (its remote functions), these
+    helpers, and the tclass under test (they inherit the environment of the processes
+    ray.init starts)."""
+    paths = [Path(test_file).parent, Path(__file__).parent, Path(tclass.__file__).parents[1]]
+    return os.pathsep.join([*map(str, paths), os.environ.get("PYTHONPATH", "")])
