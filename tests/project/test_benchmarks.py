@@ -183,10 +183,12 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # its records are loaded back by their module's name
         spec.loader.exec_module(module)
-    assert module.main(["--quick", "--dir", str(tmp_path)]) == 0
+    assert module.main(["--quick", "--cpu", "--save-rows", "32", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for case in (
-        "memmap_ 2MiB x8 threads=0",
+        "memmap_ 1MiB x8 threads=0",
+        "memmap_ 1MiB x8 threads=0/pwrite",
+        "pwrite ",  # the page cache's limit, beside every memmap_ row
         "best threads",
         "gather 256 of 2k warm",
         "gather 256 of 2k cold",
@@ -198,7 +200,8 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(
         "memmap_like 10k-row durable=True",
     ):
         assert case in out, case
-    assert "tensordict" in out.splitlines()[0]
+    assert "tensordict" in out.splitlines()[0] and "load average" in out.splitlines()[0]
+    assert "cases 3-4 in CPU time" in out
     assert list(tmp_path.iterdir()) == []
 
 
