@@ -45,7 +45,8 @@ from tclass._engine._entry_values import (
     keys_below,
     takes_lazy_layout,
 )
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
