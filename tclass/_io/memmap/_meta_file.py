@@ -29,6 +29,7 @@ __all__ = [
     "json_depth_over",
     "saved_marker",
     "names_device",
+    "parse_json",
     "raise_too_large",
     "read_header",
     "read_meta",
@@ -46,7 +47,7 @@ KNOWN_DEVICES = {"cpu", "None", "meta", "cuda", "cuda:0"}
 def read_meta(folder: Folder) -> dict[str, Any]:
     """The folder's meta.json as a dict, or an error naming the file."""
     path = folder.child_path(META)
-    meta = _parse_json(folder.read_small(META, "its metadata"), path)
+    meta = parse_json(folder.read_small(META, "its metadata"), path)
     if not isinstance(meta, dict):
         msg = f"{path!r} holds a JSON {type(meta).__name__}, not an object; the folder is damaged"
         raise MetadataError(msg)
@@ -79,7 +80,7 @@ def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
     return meta, name
 
 
-def _parse_json(raw: bytes, path: str) -> Any:
+def parse_json(raw: bytes, path: str) -> Any:
     """The JSON in ``raw``, after checking its nesting depth without recursion (the json
     module recurses once per level, and past the recursion limit the C stack is at risk)."""
     check_depth(raw, path)

@@ -30,13 +30,14 @@ from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
-from tclass._io._schema import record_schema
+from tclass._io._schema import document_bytes, record_schema
 from tclass._io.memmap._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
     MAX_TREE_DEPTH,
     META,
     PEER_FIELDS,
+    SCHEMA,
     TCLASS_FIELD,
     TENSORCLASS_DIR,
     class_id,
@@ -189,9 +190,13 @@ class _Planner(NodeVisitor[Rebuild]):
     def visit_record(self, record: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
         cls = type(record)
         _add_meta(self.plan, rel, {"_type": type_string(cls)}, self.options)
-        schema = {"schema": record_schema(record)}  # in the fields' node: the peer skips it
-        self.keys[_join(rel, TENSORCLASS_DIR)] = self.keys.get(rel, ())
-        content = self.node(record._tensordict, _join(rel, TENSORCLASS_DIR), schema)
+        content_rel = _join(rel, TENSORCLASS_DIR)
+        # In the fields' node, which the peer skips; the JSON Schema document beside it.
+        schema = {"schema": record_schema(record, document_file=SCHEMA)}
+        self.keys[content_rel] = self.keys.get(rel, ())
+        content = self.node(record._tensordict, content_rel, schema)
+        if not self.options.anonymous:
+            self.plan.files.append((_join(content_rel, SCHEMA), document_bytes(cls)))
         fields = field_names_of(record)
 
         def rebuild(written: list[torch.Tensor]) -> Any:

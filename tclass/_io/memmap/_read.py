@@ -124,7 +124,8 @@ class Observer(Protocol):
     def leaf_file(self, folder: Folder, name: str, facts: FileFacts) -> None: ...
     def stack(self, stack_dim: int, members: int) -> None: ...
     def value(self, key: str, value: Any) -> None: ...
-    def schema(self, schema: SavedSchema) -> None: ...  # the record's, once its fields loaded
+    # A record's saved schema (``folder``: its _tensordict/), before its fields' entries.
+    def schema(self, folder: Folder, schema: SavedSchema) -> None: ...
     def problem(self, error: TclassError) -> None: ...
 
 
@@ -725,7 +726,7 @@ def _load_content(
     if options.observer is not None:
         saved = read_schema(saved_marker(meta, folder.child_path(META)), folder.child_path(META))
         if saved is not None:
-            options.observer.schema(saved)
+            options.observer.schema(folder, saved)
     if kind == "TensorDict":
         return _load_td(folder, meta, options, cls, values)
     if kind == "LazyStackedTensorDict":

@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from tclass._core._memmap import MemoryMappedTensor
-from tclass._io.memmap._format import META, TEMP_PREFIX
+from tclass._io.memmap._format import META, SCHEMA, TEMP_PREFIX
 from tclass._io.memmap._plan import Leaf, plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
 from tclass.errors import FileConflictError, NotAFileError
@@ -51,7 +51,7 @@ __all__ = ["final_root", "save_tree", "staged_tree", "sync_path", "write_file"]
 
 _STAGING = ".tclass-staging-"
 _STAGING_TRIES = 100  # new staging folders tried when other writers' cleanups remove them
-_FORMAT_FILES = frozenset({META, "json_types.json", *PICKLE_FILES})
+_FORMAT_FILES = frozenset({META, SCHEMA, "json_types.json", *PICKLE_FILES})
 
 
 def save_tree(
