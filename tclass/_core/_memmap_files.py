@@ -161,7 +161,8 @@ def file_tensor(
     tensor, a view of it and an alias would be three per leaf."""
     if nbytes:
         out = _empty(0, dtype=dtype).as_subclass(cls)
-        out.set_(file_storage(fd, path, nbytes, mode == "r+"), 0, shape)  # type: ignore[call-overload]
+        storage = _storage_from_file(f"{PROC_FD}/{fd}" if PROC_FD else path, mode == "r+", nbytes)
+        out.set_(storage, 0, shape)  # type: ignore[call-overload]
     else:  # mmap cannot map 0 bytes
         out = _empty(shape, dtype=dtype).as_subclass(cls)
     out._filename = path
@@ -191,7 +192,9 @@ def map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> 
 # hence the size checks before. shared=False is a private copy-on-write mapping of a
 # read-only open.
 def file_storage(fd: int, path: str, nbytes: int, shared: bool) -> torch.UntypedStorage:
-    return _storage_from_file(f"{PROC_FD}/{fd}" if PROC_FD else path, shared, nbytes)
+    return _storage_from_file(
+        f"{PROC_FD}/{fd}" if PROC_FD else path, shared, nbytes
+    )  # as file_tensor
 
 
 def open_or_raise(path: str, flags: int, hint: str = "") -> int:

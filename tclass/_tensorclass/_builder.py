@@ -568,6 +568,29 @@ def check_specs(
             specs.check_values(member._entries())
 
 
+def takes_as_is(cls: type[TensorClass], td: TensorDict) -> bool:
+    """Whether the record class ``cls`` takes the TensorDict ``td`` as its storage
+    unchanged, checked field by field as :func:`record_from_entries` checks them but for
+    specs (the caller's): ``td`` holds exactly the fields, in declaration order, each a
+    tensor on ``td``'s device that its field keeps as it is."""
+    info = cls.__tclass_info__
+    entries = td._entries()
+    if tuple(entries) != info.field_names or type(td) is not TensorDict:
+        return False
+    rules, device = info.rules, td.device
+    for name, value in entries.items():
+        rule = rules[name]
+        if (
+            rule.cast is not None
+            or not (rule.tensor or rule.number or rule.any_value)
+            or not isinstance(value, _Tensor)
+            or value.__class__ is UnbatchedTensor
+            or (device is not None and value.device != device)
+        ):
+            return False
+    return True
+
+
 def record_from_entries(
     cls: type[_R],
     entries: Mapping[str, Value],

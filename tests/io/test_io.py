@@ -615,6 +615,65 @@ def test_peer_load_options_are_accepted(tmp_path: Path) -> None:
         TensorDict.load_memmap(tmp_path / "td", num_threads=-1)
 
 
+@tclass.tensorclass
+class Eight:
+    f0: torch.Tensor
+    f1: torch.Tensor
+    f2: torch.Tensor
+    f3: torch.Tensor
+    f4: torch.Tensor
+    f5: torch.Tensor
+    f6: torch.Tensor
+    f7: torch.Tensor
+
+
+def _eight() -> Eight:
+    return Eight(**{f"f{i}": torch.full((3, 2), float(i)) for i in range(8)}, batch_size=[3])
+
+
+def test_a_load_opens_each_file_once_and_looks_up_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _eight().memmap(tmp_path / "r")
+    calls: dict[str, int] = {}
+
+    def counting(name: str) -> None:
+        real = getattr(os, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, call)
+
+    for name in ("open", "fstat", "stat", "lstat", "listdir", "scandir"):
+        counting(name)
+    loaded = Eight.load_memmap(tmp_path / "r")
+    # The root, its meta.json, _tensordict/ and its meta.json, then each leaf once (torch
+    # maps the leaf through /proc/self/fd); no schema.json, no stat of a file that may be
+    # there, no listing.
+    assert calls == {"open": 4 + 8, "fstat": 2 + 8}
+    assert all(
+        torch.equal(getattr(loaded, f"f{i}"), torch.full((3, 2), float(i))) for i in range(8)
+    )
+
+
+def test_a_loaded_record_of_tensors_is_over_the_loaded_collection(tmp_path: Path) -> None:
+    _eight().memmap(tmp_path / "r")
+    loaded = Eight.load_memmap(tmp_path / "r")
+    assert list(loaded.keys()) == [f"f{i}" for i in range(8)]
+    assert all(isinstance(getattr(loaded, f"f{i}"), MemoryMappedTensor) for i in range(8))
+    loaded.f3[0] = 9.0  # written through, and the record stays linked to its folder
+    assert Eight.load_memmap(tmp_path / "r").f3[0].tolist() == [9.0, 9.0]
+    # Fields listed in another order in meta.json: the record holds them in its own.
+    path = tmp_path / "r" / "_tensordict" / "meta.json"
+    meta = json.loads(path.read_text())
+    path.write_text(json.dumps({k: meta[k] for k in [*reversed(list(meta)[:8]), *list(meta)[8:]]}))
+    again = Eight.load_memmap(tmp_path / "r")
+    assert list(again.keys()) == [f"f{i}" for i in range(8)]
+    assert again.f7[0].tolist() == [7.0, 7.0]
+
+
 # --- classes -------------------------------------------------------------------------------
 
 
