@@ -64,10 +64,12 @@ def write_all(fd: int, data: memoryview) -> None:
 
 def create_file(
     cls: type[_M], path: str, size: Sequence[int], dtype: torch.dtype, existsok: bool,
-    zero: bool, data: memoryview | None,
+    zero: bool, data: memoryview | None, name: str | None = None,
 ) -> _M:  # fmt: skip
     """Create (or, with ``existsok``, resize) ``path``, write ``data``, map it as a
-    ``cls`` of ``size``."""
+    ``cls`` of ``size``. ``name``: the caller owns the new file's folder (a save's
+    staging folder), and will move it to ``name``, which the tensor reports; torch then
+    maps the file by its path (one lookup less than through /proc/self/fd)."""
     created = True
     try:
         fd = os.open(path, WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o666)
@@ -90,6 +92,10 @@ def create_file(
             os.ftruncate(fd, nbytes)  # sparse: no blocks are written
         if data is not None:
             write_all(fd, data)
+        if name is not None and created:
+            out = file_tensor(cls, -1, path, size, nbytes, dtype, "r+")
+            out._filename = name
+            return out
         return file_tensor(cls, fd, path, size, nbytes, dtype, "r+")
     except BaseException:
         if created:
@@ -157,11 +163,13 @@ def file_tensor(
     mode: Mode,
 ) -> _M:  # fmt: skip
     """A ``cls`` of ``shape`` over the first ``nbytes`` of the file behind ``fd`` (checked
-    to hold them). One tensor, made the subclass before it takes the mapping: a flat
-    tensor, a view of it and an alias would be three per leaf."""
+    to hold them; -1: the file at ``path``, which only the caller writes). One tensor,
+    made the subclass before it takes the mapping: a flat tensor, a view of it and an
+    alias would be three per leaf."""
     if nbytes:
         out = _empty(0, dtype=dtype).as_subclass(cls)
-        storage = _storage_from_file(f"{PROC_FD}/{fd}" if PROC_FD else path, mode == "r+", nbytes)
+        source = f"{PROC_FD}/{fd}" if PROC_FD and fd >= 0 else path
+        storage = _storage_from_file(source, mode == "r+", nbytes)
         out.set_(storage, 0, shape)  # type: ignore[call-overload]
     else:  # mmap cannot map 0 bytes
         out = _empty(shape, dtype=dtype).as_subclass(cls)

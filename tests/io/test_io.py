@@ -340,6 +340,31 @@ def test_memmap_like_allocates_without_writing(tmp_path: Path) -> None:
     assert TensorDict.load_memmap(tmp_path / "data")["image"][5].eq(7).all()
 
 
+@pytest.mark.parametrize("like", [False, True])
+def test_a_save_opens_each_new_file_once_and_syncs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, like: bool
+) -> None:
+    td = TensorDict({f"k{i}": torch.full((4, 3), float(i)) for i in range(16)}, [4])
+    calls: dict[str, list[Any]] = {"open": [], "fsync": [], "rename": [], "replace": []}
+    for name, seen in calls.items():
+        real = getattr(os, name)
+
+        def call(*args: Any, _real: Any = real, _seen: list[Any] = seen, **kwargs: Any) -> Any:
+            _seen.append(args[0])
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, call)
+    saved = td.memmap_like(tmp_path / "td") if like else td.memmap(tmp_path / "td")
+    opened = [os.path.basename(str(path)) for path in calls["open"]]
+    # The staging folder (to lock it), each leaf file (created, written or sized, then
+    # mapped by torch without another os.open), meta.json; one rename swaps the folder in.
+    assert sorted(opened[1:]) == sorted([*(f"k{i}.memmap" for i in range(16)), "meta.json"])
+    assert calls["fsync"] == [] and len(calls["rename"]) == 1 and calls["replace"] == []
+    assert saved["k3"].filename == str(tmp_path / "td" / "k3.memmap")
+    expected = torch.zeros(4, 3) if like else torch.full((4, 3), 3.0)
+    assert torch.equal(TensorDict.load_memmap(tmp_path / "td")["k3"], expected)
+
+
 def test_no_prefix_uses_shared_memory_and_reuses_mapped_leaves() -> None:
     # Seed 02: memmap() twice without a prefix gives the same tensors.
     td = TensorDict({"a": torch.tensor(1)}, [])

@@ -13,11 +13,12 @@ Planning touches no file. Each node kind writes what the peer's format says:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -53,8 +54,7 @@ __all__ = ["Leaf", "Plan", "plan_tree", "stored_names"]
 Rebuild = Callable[[list[torch.Tensor]], Any]
 
 
-@dataclass
-class Leaf:
+class Leaf(NamedTuple):
     """One tensor to put at ``path`` (relative to the folder being written)."""
 
     path: str
@@ -274,8 +274,11 @@ class _Planner(NodeVisitor[Rebuild]):
 
 
 def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) -> int:
+    if not isinstance(tensor, MemoryMappedTensor) or tensor.filename is None:
+        plan.leaves.append(Leaf(rel, tensor, False))  # the usual leaf: in memory
+        return len(plan.leaves) - 1
     target = f"{options.root}/{rel}"
-    source = tensor.filename if isinstance(tensor, MemoryMappedTensor) else None
+    source = tensor.filename
     # Only a shared mapping ("r+") holds what the file holds; a copy-on-write one ("r")
     # may hold writes that never reached it, so it is written out like any tensor.
     reuse = (
@@ -284,8 +287,8 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
         and getattr(tensor, "_mode", None) == "r+"
         and _maps_whole_file(tensor)
     )
-    inside = source is not None and source.startswith(options.root + os.sep)
-    if source is not None and not (inside or options.copy_existing or options.like):
+    inside = source.startswith(options.root + os.sep)
+    if not (inside or options.copy_existing or options.like):
         msg = (
             f"A filename was provided but the tensor already has a file associated: the "
             f"tensor for {rel!r} is saved in {source!r}; pass copy_existing=True to copy it "
@@ -318,7 +321,7 @@ def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
         msg = f"cannot save {where!r}: only dense tensors are saved, got layout {tensor.layout}"
         raise UnsupportedError(msg + "; convert it with .to_dense() or pad it first")
     return {
-        "device": str(tensor.device),
+        "device": "cpu" if tensor.is_cpu else str(tensor.device),
         "shape": list(tensor.shape),
         "dtype": name,
         "is_nested": False,
@@ -352,7 +355,21 @@ def _join(rel: str, name: str) -> str:
 
 
 def _class_fields(cls: type) -> dict[str, Any]:
-    return {"_type": type_string(cls), "_format_version": FORMAT_VERSION, "_class": class_id(cls)}
+    return dict(_class_items(cls))
+
+
+@functools.cache  # of the built-in node classes only
+def _class_items(cls: type) -> tuple[tuple[str, Any], ...]:
+    return (
+        ("_type", type_string(cls)),
+        ("_format_version", FORMAT_VERSION),
+        ("_class", class_id(cls)),
+    )
+
+
+# The encoders of meta.json (made once: json.dumps with separators makes one per call).
+_SPACED = json.JSONEncoder(separators=(", ", ": "))
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 
 def _add_meta(
@@ -360,8 +377,7 @@ def _add_meta(
 ) -> None:
     if options.anonymous:
         return
-    separators = (",", ":") if compact else (", ", ": ")
-    data = json.dumps(meta, separators=separators).encode()
+    data = (_COMPACT if compact else _SPACED).encode(meta).encode()
     if len(data) > MAX_FILE_BYTES:
         where = _join(rel, META)
         msg = (
