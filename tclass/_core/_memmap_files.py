@@ -12,7 +12,7 @@ import math
 import os
 import stat
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar, cast
 
 import torch
 
@@ -164,13 +164,16 @@ def file_tensor(
 ) -> _M:  # fmt: skip
     """A ``cls`` of ``shape`` over the first ``nbytes`` of the file behind ``fd`` (checked
     to hold them; -1: the file at ``path``, which only the caller writes). One tensor,
-    made the subclass before it takes the mapping: a flat tensor, a view of it and an
-    alias would be three per leaf."""
+    which takes the mapping and then the class: a flat tensor, a view of it and an alias
+    would be three per leaf, and ``as_subclass`` makes a second Python object (a
+    tensor's class is a plain Python class: assigning a subclass of it that adds no
+    slots is what ``as_subclass`` does, less the new object)."""
     if nbytes:
-        out = _empty(0, dtype=dtype).as_subclass(cls)
+        mapped = _empty(0, dtype=dtype)
         source = f"{PROC_FD}/{fd}" if PROC_FD and fd >= 0 else path
-        storage = _storage_from_file(source, mode == "r+", nbytes)
-        out.set_(storage, 0, shape)  # type: ignore[call-overload]
+        mapped.set_(_storage_from_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
+        mapped.__class__ = cls
+        out = cast(_M, mapped)
     else:  # mmap cannot map 0 bytes
         out = _empty(shape, dtype=dtype).as_subclass(cls)
     out._filename = path
