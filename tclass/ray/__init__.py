@@ -123,6 +123,9 @@ def read_memmap(
             load_memmap(one, cls=cls, mode="r", allow_pickle=allow_pickle)
     plans = _source.planned(paths, columns, allow_pickle)
     source = _source.MemmapDatasource(plans, rows_per_block, allow_pickle)
+    if rows_per_block is not None and override_num_blocks is None:
+        # As many blocks as planned: Ray would otherwise split them to reach its minimum.
+        override_num_blocks = max(1, sum(-(-plan.rows // rows_per_block) for plan in plans))
     options = {
         "override_num_blocks": override_num_blocks,
         "ray_remote_args": ray_remote_args,
