@@ -74,9 +74,7 @@ def read_memmap(
     columns: Sequence[str] | None = None,
     cls: type | None = None,
     allow_pickle: bool = False,
-    override_num_blocks: int | None = None,
-    ray_remote_args: dict[str, Any] | None = None,
-    concurrency: int | None = None,
+    **read_args: Any,
 ) -> Dataset:
     """A Ray dataset of the rows saved in the folder ``path`` (or in each folder of a
     sequence, in that order), read lazily by Ray Data's tasks.
@@ -99,8 +97,8 @@ def read_memmap(
         cls: a record class the folders must hold: each is loaded once with it here,
             which checks its schema and its values' constraints.
         allow_pickle: read Python values saved as pickles (``load_memmap``'s option).
-        override_num_blocks, ray_remote_args, concurrency: passed to
-            ``ray.data.read_datasource``.
+        read_args: passed to ``ray.data.read_datasource``: the read tasks' resources
+            (``num_cpus``, ``resources``...), ``concurrency``, ``override_num_blocks``.
 
     Raises:
         MissingDependencyError: Ray Data is not installed.
@@ -123,16 +121,11 @@ def read_memmap(
             load_memmap(one, cls=cls, mode="r", allow_pickle=allow_pickle)
     plans = _source.planned(paths, columns, allow_pickle)
     source = _source.MemmapDatasource(plans, rows_per_block, allow_pickle)
-    if rows_per_block is not None and override_num_blocks is None:
+    if rows_per_block is not None and read_args.get("override_num_blocks") is None:
         # As many blocks as planned: Ray would otherwise split them to reach its minimum.
-        override_num_blocks = max(1, sum(-(-plan.rows // rows_per_block) for plan in plans))
-    options = {
-        "override_num_blocks": override_num_blocks,
-        "ray_remote_args": ray_remote_args,
-        "concurrency": concurrency,
-    }
-    given = {key: value for key, value in options.items() if value is not None}
-    dataset: Dataset = ray.data.read_datasource(source, **given)
+        blocks = sum(-(-plan.rows // rows_per_block) for plan in plans)
+        read_args["override_num_blocks"] = max(1, blocks)
+    dataset: Dataset = ray.data.read_datasource(source, **read_args)
     return dataset
 
 
@@ -142,8 +135,7 @@ def write_memmap(
     cls: type | None = None,
     *,
     allow_pickle: bool = False,
-    ray_remote_args: dict[str, Any] | None = None,
-    concurrency: int | None = None,
+    **write_args: Any,
 ) -> list[str]:
     """Write the dataset ``ds`` into the new folder ``path``: one shard per write task,
     ``path/shard-00000``..., each a folder ``load_memmap`` loads (as ``cls`` when given,
@@ -156,7 +148,8 @@ def write_memmap(
     record; a column whose field's spec names one dtype is converted to it when that
     dtype holds every value exactly. Shards are written into staging folders and renamed
     only when every task has succeeded; the shards must then hold the same columns.
-    ``path`` must be on a filesystem every node of the cluster sees.
+    ``path`` must be on a filesystem every node of the cluster sees. ``write_args`` go
+    to ``Dataset.write_datasink`` (``ray_remote_args``, ``concurrency``).
 
     Raises:
         MissingDependencyError: Ray Data is not installed.
@@ -174,9 +167,8 @@ def write_memmap(
 
     target = os.path.abspath(os.fspath(path))
     sink = _sink.MemmapDatasink(target, cls, allow_pickle)
-    options = {"ray_remote_args": ray_remote_args, "concurrency": concurrency}
     try:
-        ds.write_datasink(sink, **{k: v for k, v in options.items() if v is not None})
+        ds.write_datasink(sink, **write_args)
     except Exception as error:
         raise _tclass_cause(error) from None
     if not os.path.isdir(target):
