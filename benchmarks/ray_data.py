@@ -352,7 +352,13 @@ def run_read(total_mib: int, repeat: int) -> None:
 
     peer = _peer()
     store = max(2 * total_mib * MIB, 512 * MIB)
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=store, log_to_driver=False)
+    ray.init(
+        address="local",  # a cluster of its own, never one another process started
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=store,
+        log_to_driver=False,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         context = ray.data.DataContext.get_current()

@@ -40,7 +40,8 @@ from tclass._core._readonly import plain, read_only
 from tclass._core._records import is_record_class, storage_of
 from tclass._core._spec import inexact_value
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._value_positions import same_value
 from tclass._engine._walk import NodeVisitor
