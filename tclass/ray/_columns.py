@@ -488,8 +488,3 @@ def blocks_of(rows: int, rows_per_block: int) -> Iterator[tuple[int, int]]:
     """The row ranges ``[start, stop)`` of ``rows`` rows in blocks of ``rows_per_block``."""
     for start in range(0, rows, rows_per_block):
         yield start, min(start + rows_per_block, rows)
-
-
-def describe_problem(error: FieldSpecError, where: str) -> FieldSpecError:
-    """``error`` with ``where`` (a block of a write) before its message, same problems."""
-    return FieldSpecError(f"{where}: {error}", error.problems)
