@@ -27,8 +27,9 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
-import typing
-from collections.abc import Callable
+import sys
+import types
+from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
 import torch
@@ -45,7 +46,7 @@ from tclass._core._contracts import (
 from tclass._core._records import is_record_class
 from tclass._core._spec import Spec, TensorSpec, array_type_of, spec_of
 from tclass._engine._record_fields import batch_size_of_record, dense_entries, record_parts
-from tclass._tensorclass._hints import annotated_members
+from tclass._tensorclass._hints import annotated_members, function_hints
 from tclass.errors import ArgumentError, SpecSyntaxError
 
 __all__ = ["checked"]
@@ -73,26 +74,47 @@ def checked(fn: Callable[P, R]) -> Callable[P, R]:
             its spec.
         FieldTypeError: (at a call) a value of a type its annotation does not name.
     """
-    if isinstance(fn, (staticmethod, classmethod)):
-        return type(fn)(checked(fn.__func__))
     if not ENABLED_AT_IMPORT:
         return fn
+    return _checked(fn, sys._getframe(1))
+
+
+def _checked(fn: Any, caller: types.FrameType) -> Any:
+    """``checked(fn)``, ``caller`` the frame that decorated it (its local variables may
+    name the classes of the annotations)."""
+    if isinstance(fn, (staticmethod, classmethod)):
+        return type(fn)(_checked(fn.__func__, caller))
     signature = inspect.signature(fn)
     for name in signature.parameters:
         if name.startswith(_PREFIX):
             msg = f"checked: {fn.__qualname__} has a parameter {name!r}; rename it"
             raise ArgumentError(msg)
+    scope = _Scope(caller)
     try:
-        contract: Contract | None = _contract(fn, signature)
+        contract: Contract | None = _contract(fn, signature, scope)
     except NameError:  # a class defined later: read at the first call
         contract = None
     if contract is not None and not contract.params and contract.result is None:
         return fn  # nothing to check
-    return _wrapper(fn, signature, contract)
+    return _wrapper(fn, signature, contract, scope)
 
 
-def _contract(fn: Callable[..., Any], signature: inspect.Signature) -> Contract:
-    hints = typing.get_type_hints(fn, include_extras=True)
+class _Scope:
+    """The local variables of the function that decorated a checked function, until its
+    annotations are read (the frame is let go then)."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame: types.FrameType | None) -> None:
+        self.frame = frame
+
+    def __call__(self) -> Mapping[str, Any]:
+        return {} if self.frame is None else self.frame.f_locals
+
+
+def _contract(fn: Callable[..., Any], signature: inspect.Signature, scope: _Scope) -> Contract:
+    hints = function_hints(fn, scope)
+    scope.frame = None
     params = []
     for name, parameter in signature.parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -157,7 +179,7 @@ def _record_kind(cls: type, metadata: tuple[object, ...], where: str) -> RecordK
 
 
 def _wrapper(
-    fn: Callable[P, R], signature: inspect.Signature, contract: Contract | None
+    fn: Callable[P, R], signature: inspect.Signature, contract: Contract | None, scope: _Scope
 ) -> Callable[P, R]:
     """A function with ``fn``'s signature that checks the arguments, calls ``fn`` and
     checks its result (``contract`` None: worked out at the first call, which then
@@ -175,7 +197,7 @@ def _wrapper(
         return made
 
     def resolve() -> None:
-        found = _contract(fn, signature)
+        found = _contract(fn, signature, scope)
         namespace[f"{_PREFIX}args"] = found.check_args
         namespace[f"{_PREFIX}ret"] = found.check_result
         wrapper.__code__ = generate(found).__code__

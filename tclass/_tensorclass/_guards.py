@@ -27,7 +27,7 @@ import torch
 
 from tclass._base.implemented._leaf_walk import Gather
 from tclass._core._keys import key_path
-from tclass._core._record_spec import value_problem
+from tclass._core._record_spec import RecordSpecs, value_problem
 from tclass._core._records import is_record
 from tclass._engine._record_fields import dense_entries, record_parts
 from tclass.errors import FieldSpecError, SpecProblem
@@ -37,13 +37,10 @@ __all__ = ["apply_in_place_checked", "check_fill", "check_rename", "guard_leaves
 _Tensor = torch.Tensor
 
 
-def guard_leaves(record: Any, into: Gather, start: int) -> None:
-    """Lists in ``into.guards`` the tensors of ``record``'s bounded fields among the
-    leaves its walk gathered from position ``start`` on (its nested records list their
-    own as the walk reaches them)."""
-    specs = record.__tclass_info__.specs
-    if specs is None or not specs.constrained:
-        return
+def guard_leaves(record: Any, into: Gather, start: int, specs: RecordSpecs) -> None:
+    """Lists in ``into.guards`` the tensors of ``record``'s bounded fields (``specs``:
+    its class's) among the leaves its walk gathered from position ``start`` on (its
+    nested records list their own as the walk reaches them)."""
     owner = type(record).__name__
     names: dict[int, str] = {}
     for entries, _ in record_parts(record):

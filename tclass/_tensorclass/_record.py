@@ -312,9 +312,11 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         if into.guards is None:
             self._tensordict._collect(into, operands, batch_dims, prefix)
             return
-        start = len(into.leaves)  # an in-place write: the bounded fields are listed
+        specs = self.__tclass_info__.specs  # an in-place write: bounded fields listed
+        start = len(into.leaves)
         self._tensordict._collect(into, operands, batch_dims, prefix)
-        guard_leaves(self, into, start)
+        if specs is not None and specs.constrained:
+            guard_leaves(self, into, start, specs)
 
     def _rebuilt(
         self,
