@@ -76,7 +76,8 @@ def checked(fn: Callable[P, R]) -> Callable[P, R]:
     """
     if not ENABLED_AT_IMPORT:
         return fn
-    return _checked(fn, sys._getframe(1))
+    wrapped: Callable[P, R] = _checked(fn, sys._getframe(1))
+    return wrapped
 
 
 def _checked(fn: Any, caller: types.FrameType) -> Any:

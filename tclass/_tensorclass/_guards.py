@@ -51,9 +51,9 @@ def guard_leaves(record: Any, into: Gather, start: int, specs: RecordSpecs) -> N
     leaves, guards = into.leaves, into.guards
     assert guards is not None
     for position in range(start, len(leaves)):
-        name = names.get(id(leaves[position]))
-        if name is not None:
-            guards.append((position, f"{owner}.{name}", name, specs.specs[name]))
+        field = names.get(id(leaves[position]))
+        if field is not None:
+            guards.append((position, f"{owner}.{field}", field, specs.specs[field]))
 
 
 class _Staged:
