@@ -35,7 +35,14 @@ from typing import Any, NamedTuple
 
 import torch
 
-from tclass._core._record_spec import Bound, Observed, Site, match_sites, value_problem
+from tclass._core._record_spec import (
+    Bound,
+    Observed,
+    Site,
+    bind_lines,
+    match_sites,
+    value_problem,
+)
 from tclass._core._spec import ANON, FIXED, NAMED, VARIADIC, TensorSpec
 from tclass.errors import FieldSpecError, FieldTypeError, SpecProblem
 
@@ -383,16 +390,6 @@ def _compile(contract: Contract) -> tuple[Callable[..., Any], Callable[..., Any]
     return namespace["check_args"], namespace["check_result"]
 
 
-def _bind(var: str, position: int, indent: str) -> list[str]:
-    """Lines binding the dim at ``position`` of the shape ``s`` to ``var`` (-1: unbound)."""
-    return [
-        f"{indent}y = s[{position}]",
-        f"{indent}if y != {var}:",
-        f"{indent}    if {var} >= 0: bad = True",
-        f"{indent}    else: {var} = y",
-    ]
-
-
 def _site_lines(
     param: Param, value: str, tag: str, namespace: dict[str, Any], local: dict[str, str]
 ) -> list[str]:
@@ -400,43 +397,43 @@ def _site_lines(
     cannot vouch for (a problem, a subclass, a lazy stack, a type the annotation does
     not name), binds the dims in ``local``."""
     (kind,) = param.kinds
-    lines = [f"    x = {value}"]
+    lines = [f"    o = {value}"]
     indent = "    "
     if param.optional:
-        lines.append("    if x is not None:")
+        lines.append("    if o is not None:")
         indent = "        "
     if isinstance(kind, TensorKind):
         namespace[f"K{tag}"] = kind.spec
-        test = "x.__class__ is _Tensor or _isinstance(x, _Tensor)"
+        test = "o.__class__ is _Tensor or _isinstance(o, _Tensor)"
         body = _tensor_lines(kind.spec, tag, namespace, local)
     else:
         namespace[f"C{tag}"] = kind.cls
-        test = f"x.__class__ is C{tag}"
+        test = f"o.__class__ is C{tag}"
         body = _record_lines(kind, local)
     lines.append(f"{indent}if {test}:")
     lines += [indent + "    " + line for line in body or ["pass"]]
     if not param.open:
         lines += [f"{indent}else:", f"{indent}    bad = True"]
     elif isinstance(kind, RecordKind):  # a subclass: the general matcher reads it
-        lines += [f"{indent}elif _isinstance(x, C{tag}):", f"{indent}    bad = True"]
+        lines += [f"{indent}elif _isinstance(o, C{tag}):", f"{indent}    bad = True"]
     return lines
 
 
 def _tensor_lines(
     spec: TensorSpec, tag: str, namespace: dict[str, Any], local: dict[str, str]
 ) -> list[str]:
-    """A tensor ``x`` against its spec: dtype, rank, fixed dims, named dims, values."""
+    """A tensor ``o`` against its spec: dtype, rank, fixed dims, named dims, values."""
     conditions = []
     if spec.dtypes is not None:
         namespace[f"D{tag}"] = spec.dtypes
-        conditions.append(f"x.dtype not in D{tag}")
+        conditions.append(f"o.dtype not in D{tag}")
     lines = []
     if not spec.any_shape:
         positions = _positions(spec)
         assert positions is not None
         k = len(positions)
         conditions.append(f"len(s) {'<' if spec.variadic is not None else '!='} {k}")
-        lines.append("s = x.shape")
+        lines.append("s = o.shape")
         for position, dim in positions:
             if dim.kind == FIXED:
                 conditions.append(f"s[{position}] != {dim.size}")
@@ -447,34 +444,34 @@ def _tensor_lines(
             if dim.kind != NAMED or dim.name is None:
                 continue
             if dim.name in local:
-                binds += _bind(local[dim.name], position, "    ")
+                binds += bind_lines(local[dim.name], position, "    ")
             elif named.count(dim.name) > 1:  # "n n": the same size twice in one tensor
                 var = own.setdefault(dim.name, f"t{tag}_{len(own)}")
-                binds += _bind(var, position, "    ")
+                binds += bind_lines(var, position, "    ")
         lines += [f"{var} = -1" for var in own.values()]
         lines.append(f"if {' or '.join(conditions)}:" if conditions else "if False:")
         lines += ["    bad = True", "else:", *(binds or ["    pass"])]
     elif conditions:
         lines += [f"if {conditions[0]}: bad = True"]
     if spec.constraints is not None:
-        lines.append(f"if K{tag}.constraints.first_violation(x) is not None: bad = True")
+        lines.append(f"if K{tag}.constraints.first_violation(o) is not None: bad = True")
     return lines
 
 
 def _record_lines(kind: RecordKind, local: dict[str, str]) -> list[str]:
-    """A record ``x`` of the exact class: the shared dims, read from its fields (and its
+    """A record ``o`` of the exact class: the shared dims, read from its fields (and its
     batch size, where the annotation has a spec of it)."""
     lines = []
     batch = kind.batch
     if batch is not None:
-        lines.append("s = _batch_size(x)")
+        lines.append("s = _batch_size(o)")
         conditions = [f"len(s) != {len(batch.dims)}"]
         binds: list[str] = []
         for i, dim in enumerate(batch.dims):
             if dim.kind == FIXED:
                 conditions.append(f"s[{i}] != {dim.size}")
             elif dim.name in local:
-                binds += _bind(local[dim.name], i, "    ")
+                binds += bind_lines(local[dim.name], i, "    ")
         lines += [
             f"if {' or '.join(conditions)}:",
             "    bad = True",
@@ -483,7 +480,7 @@ def _record_lines(kind: RecordKind, local: dict[str, str]) -> list[str]:
         ]
     reads = _field_reads(kind, local)
     if reads:
-        lines += ["e = _dense(x)", "if e is None:", "    bad = True", "else:"]
+        lines += ["e = _dense(o)", "if e is None:", "    bad = True", "else:"]
         lines += ["    " + line for line in reads]
     return lines
 
@@ -526,5 +523,5 @@ def _read_field(field: str, only: bool, reads: list[tuple[int, str]], indent: st
     present = "v is not None" if only else "_isinstance(v, _Tensor)"
     lines = [f"{indent}v = e.get({field!r})", f"{indent}if {present}:", f"{indent}    s = v.shape"]
     for position, var in reads:
-        lines += _bind(var, position, indent + "    ")
+        lines += bind_lines(var, position, indent + "    ")
     return lines

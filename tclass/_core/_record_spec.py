@@ -31,6 +31,7 @@ __all__ = [
     "Observed",
     "RecordSpecs",
     "Site",
+    "bind_lines",
     "format_shape_list",
     "match_sites",
     "value_problem",
@@ -498,8 +499,7 @@ def _check_lines(
             check.append(f"if s[{position}] != {dim.size}: bad = True")
         elif dim.kind == NAMED:
             var = local[str(dim.name)]
-            check += [f"x = s[{position}]", f"if x != {var}:"]
-            check += [f"    if {var} >= 0: bad = True", f"    else: {var} = x"]
+            check += bind_lines(var, position)
         if check and form == "right":  # only where the dim falls on a feature dim
             after.append(f"if f >= {k - i}:")
             check = ["    " + line for line in check]
@@ -508,6 +508,18 @@ def _check_lines(
     if after and after != ["f = len(s) - n"]:
         lines += ["else:", *("    " + line for line in after)]
     return lines
+
+
+def bind_lines(var: str, position: int, indent: str = "") -> list[str]:
+    """Generated lines binding the dim at ``position`` of the shape ``s`` to the local
+    ``var`` (-1 while unbound), or setting ``bad`` when it holds another size: the one
+    binding step of every generated check (records, rows, ``@checked`` contracts)."""
+    return [
+        f"{indent}x = s[{position}]",
+        f"{indent}if x != {var}:",
+        f"{indent}    if {var} >= 0: bad = True",
+        f"{indent}    else: {var} = x",
+    ]
 
 
 def _never_fast(entries: Mapping[str, Any], batch_ndim: int) -> bool:

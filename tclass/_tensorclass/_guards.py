@@ -150,7 +150,8 @@ def check_fill(record: Any, key: Any, value: Any) -> None:
 
 def _entry(record: Any, name: str) -> Any:
     """The entry ``name`` of ``record`` (a lazy stack's: its first member's)."""
-    return record_parts(record)[0][0].get(name) if record_parts(record) else None
+    parts = record_parts(record)
+    return parts[0][0].get(name) if parts else None
 
 
 def check_rename(record: Any, old_key: Any, new_key: Any) -> None:
