@@ -27,7 +27,13 @@ import numpy as np
 
 from tclass._io._optional import need
 from tclass._io.memmap._values import is_json_value, require_json
-from tclass._io.store._datasets import check_json, check_size, check_stack, torch_dtype_of
+from tclass._io.store._datasets import (
+    check_json,
+    check_size,
+    check_stack,
+    open_refused,
+    torch_dtype_of,
+)
 from tclass._io.store._protocol import (
     STACK_MARK,
     Access,
@@ -39,10 +45,8 @@ from tclass._io.store._protocol import (
 )
 from tclass.errors import (
     FileBusyError,
-    FileConflictError,
     FileFormatError,
     KeyNotFoundError,
-    MissingFileError,
     NotSerializableError,
     UnsafePathError,
 )
@@ -301,14 +305,8 @@ class H5Backend:
                 "close it there first"
             )
             raise FileBusyError(msg) from None
-        except FileNotFoundError:
-            raise MissingFileError(f"no HDF5 file at {filename!r}; check the path") from None
-        except FileExistsError:
-            msg = (
-                f"{filename!r} exists and mode={mode!r} creates a new file; use mode='w' to "
-                "replace it"
-            )
-            raise FileConflictError(msg) from None
+        except (FileNotFoundError, FileExistsError) as error:
+            raise open_refused(error, filename, mode, H5File.format) from None
         except OSError as error:
             if os.path.isfile(filename) and mode in ("r", "r+", "a"):
                 msg = f"{filename!r} is not an HDF5 file h5py can open ({error})"

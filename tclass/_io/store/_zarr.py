@@ -38,7 +38,13 @@ import numpy as np
 
 from tclass._io._optional import need
 from tclass._io.memmap._values import dumps_pickle, is_json_value, require_json
-from tclass._io.store._datasets import check_json, check_size, check_stack, torch_dtype_of
+from tclass._io.store._datasets import (
+    check_json,
+    check_size,
+    check_stack,
+    open_refused,
+    torch_dtype_of,
+)
 from tclass._io.store._protocol import (
     STACK_MARK,
     Access,
@@ -50,7 +56,6 @@ from tclass._io.store._protocol import (
 )
 from tclass.errors import (
     ArgumentValueError,
-    FileConflictError,
     FileFormatError,
     MetadataError,
     MissingDependencyError,
@@ -362,14 +367,8 @@ class ZarrBackend:
             except lib.errors.BaseZarrError as error:  # before OSError: some derive from it
                 msg = f"{described!r} is not a zarr store zarr can open as a group ({error})"
                 raise FileFormatError(msg) from None
-            except FileNotFoundError:
-                raise MissingFileError(f"no zarr store at {described!r}; check the path") from None
-            except FileExistsError:
-                msg = (
-                    f"{described!r} exists and mode={mode!r} creates a new store; use mode='w' to "
-                    "replace it"
-                )
-                raise FileConflictError(msg) from None
+            except (FileNotFoundError, FileExistsError) as error:
+                raise open_refused(error, described, mode, ZarrFile.format) from None
         return ZarrGroup(group, ZarrFile(group.store, access, group.read_only, consolidated))
 
     def owns(self, native: Any) -> bool:
