@@ -62,20 +62,12 @@ import tclass  # noqa: E402
 import tclass.ray  # noqa: E402
 from tclass import TensorDict  # noqa: E402
 
+from _common import load_peer  # noqa: E402
+
 MIB = 1 << 20
 BATCH = 4096
 WIDTH = 1024  # float32 values of obs per row
 ROW_BYTES = WIDTH * 4 + 8 + 4 + 8
-
-
-def _peer() -> Any:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import tensordict
-    except ImportError:
-        return None
-    return tensordict
 
 
 def _memory() -> tuple[int, int]:
@@ -183,7 +175,7 @@ def run_nodes(total_mib: int, repeat: int) -> None:
     nodes.add_node(num_cpus=1, object_store_memory=store, resources={"second": 1})
     ray.init(address=nodes.address, log_to_driver=False)
     nodes.wait_for_nodes()
-    peer = _peer()
+    peer = load_peer()
     try:
         with tempfile.TemporaryDirectory() as folder:
             ways = _node_payloads(total_mib, folder, peer)
@@ -350,7 +342,7 @@ def _readers(
 def run_read(total_mib: int, repeat: int) -> None:
     import ray
 
-    peer = _peer()
+    peer = load_peer()
     store = max(2 * total_mib * MIB, 512 * MIB)
     ray.init(
         address="local",  # a cluster of its own, never one another process started
