@@ -22,12 +22,19 @@ from typing import Any, Generic, NamedTuple, TypeVar, overload
 import torch
 from typing_extensions import Self
 
+from tclass._core._readonly import read_only
 from tclass._core._records import is_record_class
 from tclass._engine._ops import cat
 from tclass._io._api import load_memmap
 from tclass._io.memmap._format import class_id
 from tclass._io.memmap._info import describe
-from tclass._io.shards._folder import Manifest, list_shards, read_manifest, rows_folder
+from tclass._io.shards._folder import (
+    Manifest,
+    list_shards,
+    read_manifest,
+    rows_folder,
+    saved_rows,
+)
 from tclass._io.shards._layout import layout_of_info, saved_class
 from tclass.errors import (
     ArgumentValueError,
@@ -42,7 +49,7 @@ __all__ = ["ShardInfo", "ShardedDataset", "open_sharded"]
 R = TypeVar("R")
 PathLike = str | os.PathLike[str]
 Index = int | slice | torch.Tensor | Sequence[int]
-_RELOAD_TRIES = 3  # a shard swapped away between listing and loading is loaded again
+_RELOAD_TRIES = 3  # loads of a shard that an append swapped away (no atomic exchange)
 
 
 class ShardInfo(NamedTuple):
@@ -60,17 +67,19 @@ class _Shard:
     path: str
     rows: Any  # the loaded collection, cut to ``count`` rows
     count: int
-    identity: tuple[int, int]  # (st_dev, st_ino) of the saved folder when it was loaded
 
 
 class ShardedDataset(Generic[R]):
     """The committed rows of every shard of a sharded dataset, read as one collection.
 
     Read-only: rows come back as records of the dataset's class (a TensorDict for
-    TensorDict rows), read from the shards' memory-mapped files (copy-on-write: writing
-    into a result never reaches the files). ``len``, indexing by an int, a slice, a list
-    or a tensor of indices (gathered across shards) or a boolean mask, ``iter_batches``,
-    seeded orders per worker (``indices``), ``refresh()`` to see rows committed since.
+    TensorDict rows). A row, or a slice within one shard, is a view of the shard's
+    memory-mapped files whose tensors refuse in-place writes (``ReadOnlyError``;
+    ``.clone()`` gives a writable copy); other selections are copies.
+
+    ``len``; indexing by an int, a slice, a list or a tensor of indices (gathered across
+    shards) or a boolean mask; ``iter_batches``; seeded orders per worker (``indices``);
+    ``refresh()`` to see the rows committed since; ``shards``, the snapshot's shards.
     """
 
     def __init__(self, path: PathLike, cls: type[R] | None = None) -> None:
@@ -132,41 +141,39 @@ class ShardedDataset(Generic[R]):
         wanted = class_id(cls) if is_record_class(cls) else None
         if wanted != manifest.class_id:
             held = manifest.class_id or "TensorDict rows"
+            asked = f"{cls.__name__} {'records' if wanted else 'rows'}"
             msg = (
-                f"the sharded dataset {self._root!r} holds {held}, not {cls.__name__} "
-                f"records: open it with the class it holds (or cls=None)"
+                f"the sharded dataset {self._root!r} holds {held}, not {asked}: open it "
+                "with the class it holds (or cls=None)"
             )
             raise ClassMismatchError(msg)
 
     def _load(self, shard_id: str, seen: _Shard | None) -> _Shard | None:
-        """The shard's committed rows (None before its first commit); ``seen`` is reused
-        while its saved folder has not been swapped by an append."""
+        """The shard's committed rows (None before its first commit); ``seen`` (the
+        shard as last loaded) is kept while the shard holds as many rows: rows are only
+        ever appended, so the same count means the same rows."""
         path = rows_folder(self._root, shard_id)
+        if not os.path.isdir(path):
+            return None
+        if seen is not None and saved_rows(path) == seen.count:
+            return seen
+        if seen is None:
+            self._check_layout(shard_id, path)
         for attempt in range(_RELOAD_TRIES):
             try:
-                status = os.stat(path)
-            except FileNotFoundError:
-                return None
-            identity = (status.st_dev, status.st_ino)
-            if seen is not None and seen.identity == identity:
-                return seen
-            if seen is None:
-                self._check_layout(shard_id, path)
-            try:
-                rows: Any = load_memmap(path, cls=self._cls, mode="r")
-            except MissingFileError:
+                rows: Any = load_memmap(path, cls=self._cls, mode="r").apply(read_only)
+                break
+            except MissingFileError:  # swapped away where the OS cannot swap atomically
                 if attempt == _RELOAD_TRIES - 1:
                     raise
-                continue
-            count = rows.batch_size[0]
-            if seen is not None and count < seen.count:
-                msg = (
-                    f"shard {shard_id!r} of {self._root!r} has {count} rows, fewer than the "
-                    f"{seen.count} it had: rows are only ever appended; was it rewritten?"
-                )
-                raise MetadataError(msg)
-            return _Shard(shard_id, path, rows, count, identity)
-        return None  # not reached
+        count = rows.batch_size[0]
+        if seen is not None and count < seen.count:
+            msg = (
+                f"shard {shard_id!r} of {self._root!r} has {count} rows, fewer than the "
+                f"{seen.count} it had: rows are only ever appended; was it rewritten?"
+            )
+            raise MetadataError(msg)
+        return _Shard(shard_id, path, rows, count)
 
     def _check_layout(self, shard_id: str, path: str) -> None:
         assert self._manifest is not None
@@ -293,6 +300,8 @@ class ShardedDataset(Generic[R]):
         except (TypeError, ValueError, RuntimeError) as error:
             raise DimError(f"cannot index a sharded dataset with {index!r}: {error}") from None
         total = len(self)
+        if not tensor.numel():
+            return tensor.to(torch.int64)  # [] is a float tensor
         if tensor.dtype == torch.bool:
             if tensor.shape != (total,):
                 shape = list(tensor.shape)
@@ -302,7 +311,7 @@ class ShardedDataset(Generic[R]):
         if tensor.is_floating_point() or tensor.is_complex():
             raise DimError(f"indices must be integers, got {tensor.dtype}")
         tensor = tensor.to(torch.int64)
-        if tensor.numel() and not (-total <= int(tensor.min()) and int(tensor.max()) < total):
+        if not (-total <= int(tensor.min()) and int(tensor.max()) < total):
             bad = tensor[(tensor < -total) | (tensor >= total)][0]
             raise DimError(f"index {int(bad)} is out of range for a dataset of {total} rows")
         return torch.where(tensor < 0, tensor + total, tensor)
@@ -378,8 +387,9 @@ def open_sharded(path: PathLike, cls: None = None) -> ShardedDataset[Any]: ...
 def open_sharded(path: PathLike, cls: type[R] | None = None) -> ShardedDataset[Any]:
     """Open the sharded dataset in the folder ``path`` (written by ``shard_writer``s) as
     one read-only collection of the committed rows of all its shards (see
-    :class:`ShardedDataset`). ``cls``: the record class its rows are (checked; None: the
-    class the manifest names, which must be defined in this process).
+    :class:`ShardedDataset`). ``cls``: the record class of its rows, or ``TensorDict``
+    for TensorDict rows (checked); None: the class the manifest names, which must be
+    defined in this process.
 
     Raises:
         MissingFileError: no such folder, or it holds no sharded dataset.

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tclass._io.memmap._format import MAX_FILE_BYTES, META, TEMP_PREFIX
+from tclass._io.memmap._format import MAX_FILE_BYTES, META, TEMP_PREFIX, TENSORCLASS_DIR
 from tclass._io.memmap._write import sync_path, write_file
 from tclass._io.shards._layout import Layout, difference, layout_from_json, layout_json
 from tclass.errors import (
@@ -63,6 +63,7 @@ __all__ = [
     "read_manifest",
     "read_writer",
     "rows_folder",
+    "saved_rows",
     "shard_folder",
 ]
 
@@ -271,6 +272,22 @@ def check_shard_id(shard_id: object) -> str:
         )
         raise ArgumentValueError(msg)
     return shard_id
+
+
+def saved_rows(path: str) -> int | None:
+    """The rows the saved folder ``path`` holds, from its ``meta.json`` (a record's: its
+    fields'), without loading it; None when unreadable (the caller loads it and learns
+    why)."""
+    for rel in (META, os.path.join(TENSORCLASS_DIR, META)):
+        try:
+            with open(os.path.join(path, rel), "rb") as stream:
+                meta = json.loads(stream.read(MAX_FILE_BYTES))
+        except (OSError, ValueError):
+            return None
+        shape = meta.get("shape") if isinstance(meta, dict) else None
+        if isinstance(shape, list) and shape and type(shape[0]) is int:
+            return shape[0]
+    return None
 
 
 def read_writer(root: str, shard_id: str) -> dict[str, Any] | None:
