@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
+import numpy as np
 import torch
 from typing_extensions import Self
 
@@ -161,11 +162,12 @@ class ShardedDataset(Generic[R]):
             self._check_layout(shard_id, path)
         for attempt in range(_RELOAD_TRIES):
             try:
-                rows: Any = load_memmap(path, cls=self._cls, mode="r").apply(read_only)
+                loaded: Any = load_memmap(path, cls=self._cls, mode="r")
                 break
             except MissingFileError:  # swapped away where the OS cannot swap atomically
                 if attempt == _RELOAD_TRIES - 1:
                     raise
+        rows = loaded.apply(read_only)
         count = rows.batch_size[0]
         if seen is not None and count < seen.count:
             msg = (
@@ -337,16 +339,18 @@ class ShardedDataset(Generic[R]):
         return pieces[0] if len(pieces) == 1 else cat(pieces)  # type: ignore[no-any-return]
 
     def _gather(self, positions: torch.Tensor) -> R:
-        """The rows at ``positions`` (any shape, non-negative), each shard read once."""
-        flat = positions.reshape(-1)
-        if not flat.numel():
+        """The rows at ``positions`` (any shape, non-negative), each shard read once.
+        The index arithmetic is numpy's: one thread (torch would hand a few hundred
+        indices to its thread pool, which costs more than the work on a busy machine)."""
+        flat = positions.reshape(-1).numpy()
+        if not flat.size:
             result = self._empty()
         else:
-            starts = torch.tensor(self._starts[:-1])
-            shard_of = torch.searchsorted(starts, flat, right=True) - 1
+            starts = np.asarray(self._starts[:-1], dtype=np.int64)
+            shard_of = np.searchsorted(starts, flat, side="right") - 1
             low, high = int(shard_of.min()), int(shard_of.max())
             if low == high:
-                result = self._shards[low].rows[flat - self._starts[low]]
+                result = self._shards[low].rows[torch.from_numpy(flat - starts[low])]
             else:
                 result = self._across(flat, shard_of, starts)
         if positions.dim() != 1:
@@ -354,22 +358,23 @@ class ShardedDataset(Generic[R]):
             result = result.reshape(*positions.shape, *rest)  # type: ignore[attr-defined]
         return result
 
-    def _across(self, flat: torch.Tensor, shard_of: torch.Tensor, starts: torch.Tensor) -> R:
-        order = torch.argsort(shard_of, stable=True)
+    def _across(self, flat: np.ndarray, shard_of: np.ndarray, starts: np.ndarray) -> R:
+        """Rows of several shards: read grouped by shard, then put back in order."""
+        order = np.argsort(shard_of, kind="stable")
         by_shard = shard_of[order]
-        local = flat[order] - starts[by_shard]
-        counts = torch.bincount(by_shard, minlength=len(self._shards)).tolist()
+        local = torch.from_numpy(flat[order] - starts[by_shard])
+        ends = np.cumsum(np.bincount(by_shard, minlength=len(self._shards))).tolist()
         pieces, begin = [], 0
-        for shard, count in enumerate(counts):
-            if count:
-                pieces.append(self._shards[shard].rows[local[begin : begin + count]])
-                begin += count
+        for shard, end in enumerate(ends):
+            if end > begin:
+                pieces.append(self._shards[shard].rows[local[begin:end]])
+            begin = end
         gathered = cat(pieces)
-        if bool((order == torch.arange(order.numel())).all()):
-            return gathered  # type: ignore[no-any-return]
-        back = torch.empty_like(order)
-        back[order] = torch.arange(order.numel())
-        return gathered[back]  # type: ignore[no-any-return]
+        if bool((order[1:] > order[:-1]).all()):
+            return gathered  # type: ignore[no-any-return]  # asked in the shards' order
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return gathered[torch.from_numpy(back)]  # type: ignore[no-any-return]
 
 
 def _check_worker(num_workers: int, worker_id: int) -> None:
