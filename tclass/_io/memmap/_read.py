@@ -88,6 +88,7 @@ __all__ = [
     "Observer",
     "load_tree",
     "node_entries",
+    "RETRIES",
     "validate_folder",
     "validate_tree",
 ]
@@ -101,7 +102,7 @@ _KIND_NAMES = {
     "NonTensorStack": "values",
 }
 _RECORD_KEYS = ("_type", "_class", "_format_version")  # the rest of a record's meta.json are fields
-_RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
+RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
 _MODES = (None, "r", "r+")
 _CPU = torch.device("cpu")
 
@@ -180,7 +181,7 @@ def load_tree(
     shapes_only = device is not None and device.type == "meta"
     options = _Options(device, allow_pickle, mode, shapes_only, _faking(), root=root)
     want = _Want(tensorclasses(requested))
-    for attempt in range(_RETRIES):
+    for attempt in range(RETRIES):
         folder = open_root(root, mode)
         node = folder
         options.schema = SchemaCheck(root, strict, widen)
@@ -192,7 +193,7 @@ def load_tree(
         except SchemaDiffers:
             raise options.schema.error() from None
         except TclassError:
-            if attempt + 1 == _RETRIES or not folder.replaced():
+            if attempt + 1 == RETRIES or not folder.replaced():
                 raise
         finally:
             if node is not folder:
