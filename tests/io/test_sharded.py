@@ -18,6 +18,7 @@ from tclass import ShardedDataset, TensorDict, lazy_stack, tensorclass
 from tclass.__main__ import main
 from tclass.errors import (
     AppendError,
+    ArgumentError,
     ArgumentValueError,
     ClassMismatchError,
     ClosedFileError,
@@ -70,7 +71,7 @@ def test_rows_of_all_shards_in_shard_id_then_commit_order(tmp_path: Path) -> Non
     assert [(s.shard_id, s.rows, s.start) for s in data.shards] == [
         ("a", 4, 0), ("b", 5, 4), ("c", 3, 9),
     ]  # fmt: skip
-    assert data.record_class == "shard_records:Row"
+    assert data.class_name == "shard_records:Row"
     shard = data.shards[1]
     assert check_rows(Row.load_memmap(shard.path)) == uids[4:9]  # each shard: a saved folder
     assert [int(row.uid) for row in data] == uids
@@ -403,6 +404,8 @@ def test_open_checks_the_class(tmp_path: Path) -> None:
         tclass.open_sharded(path, Other)
     with pytest.raises(ClassMismatchError, match="holds shard_records:Row, not TensorDict rows"):
         tclass.open_sharded(path, TensorDict)
+    with pytest.raises(ArgumentError, match="cls must be a record class, TensorDict or None"):
+        tclass.open_sharded(path, "Row")  # type: ignore[call-overload]
 
 
 def test_a_shard_of_another_schema_is_named_on_open_and_by_info(

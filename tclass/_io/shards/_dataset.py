@@ -38,6 +38,7 @@ from tclass._io.shards._folder import (
 )
 from tclass._io.shards._layout import layout_of_info, saved_class
 from tclass.errors import (
+    ArgumentError,
     ArgumentValueError,
     ClassMismatchError,
     DimError,
@@ -85,7 +86,7 @@ class ShardedDataset(Generic[R]):
 
     def __init__(self, path: PathLike, cls: type[R] | None = None) -> None:
         if cls is not None and not isinstance(cls, type):
-            raise ArgumentValueError(f"cls must be a class or None, got {cls!r}")
+            raise ArgumentError(f"cls must be a record class, TensorDict or None, got {cls!r}")
         self._root = os.path.abspath(os.fspath(path))
         self._cls = cls
         self._manifest: Manifest | None = None
@@ -101,7 +102,7 @@ class ShardedDataset(Generic[R]):
         return self._root
 
     @property
-    def record_class(self) -> str | None:
+    def class_name(self) -> str | None:
         """The class of the rows, ``module:QualName`` (None: TensorDict rows, or no rows
         committed yet)."""
         return None if self._manifest is None else self._manifest.class_id
@@ -209,7 +210,7 @@ class ShardedDataset(Generic[R]):
             self._starts.append(self._starts[-1] + count)
 
     def __repr__(self) -> str:
-        held = self.record_class or "TensorDict"
+        held = self.class_name or "TensorDict"
         return (
             f"ShardedDataset({self._root!r}, rows={len(self)}, shards={len(self._shards)}, "
             f"class={held})"
