@@ -69,6 +69,9 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     tags = finding.step.tags
     if finding.kind == "peer-raises" and finding.step.op == "//=":
         return any(text in str(peer.error) for text in _PEER_LACKS)
+    if finding.kind == "peer-raises" and finding.step.op in _REDUCTIONS:
+        if any(text in str(peer.error) for text in _REDUCTION_REFUSALS):
+            return True
     if finding.kind == "peer-raises":
         return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
     if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
@@ -79,6 +82,13 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
         return finding.step.op in _FIRST_OF_TUPLE
     return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
 
+
+# What the peer says refusing a reduction tclass computes: a tuple of dims with
+# ``reduce=True``, a lazy stack of records.
+_REDUCTION_REFUSALS = (
+    "argument 'dim' must be int, not tuple",
+    "requires this object to be cast to a regular TensorDict",
+)
 
 # The peer's reductions that take only the first dim of a tuple, not checked against the
 # batch dims (``amax(dim=(-1,))`` reduces each leaf's last dim), with a FutureWarning.
@@ -201,8 +211,12 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
 def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``td[idx] = 1.5``: tclass writes the number into the tensors and leaves Python
     values as they are, where the peer 0.15 writes it into them too (a tensor in a list
-    per element, with a FutureWarning)."""
-    if finding.kind != "result" or "number" not in finding.step.tags:
+    per element, with a FutureWarning), or refuses to on a memory-mapped collection."""
+    if "number" not in finding.step.tags:
+        return False
+    if finding.kind == "peer-raises":
+        return "update a leaf in-place with a shared tensordict" in str(peer.error)
+    if finding.kind != "result":
         return False
     return all(
         _about_values(line) or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
@@ -229,6 +243,16 @@ def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
     )
 
 
+def _too_many_indices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An index with more entries than batch dims anywhere in an indexing step (the value
+    written by ``x[i] = x[j, k]`` too): tclass's ``DimError``, where the peer indexes the
+    leaves' feature dims."""
+    if finding.kind not in ("tclass-raises", "family") or finding.step.family != "index":
+        return False
+    error = mine.error
+    return type(error).__name__ == "DimError" and str(error).startswith("too many indices")
+
+
 def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """What tclass answers as torch does for a tensor of the batch size, where the peer
     checks and refuses: an indexed write of a value that broadcasts (``td[...] = td[0]``),
@@ -239,6 +263,44 @@ def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     if finding.step.op == "gather":
         return "Cannot use torch.gather with an empty index" in message
     return finding.step.op == "setitem" and "which differs from the source batch size" in message
+
+
+def _names_unique(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Names repeated across a lazy stack's dims: tclass's ``DimNameError``, as for a
+    TensorDict in both libraries, where the peer 0.15 accepts them with a FutureWarning."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    error = mine.error
+    return type(error).__name__ == "DimNameError" and "dim names must be unique" in str(error)
+
+
+# tclass's errors for a shape torch refuses or an in-place write the peer skips: the ops
+# they come from and a phrase of the message.
+_CHECKED_AS_TORCH = {
+    "ShapeError": (
+        ("split", "do not add up to the dim size"),
+        ("expand", "-1 is only allowed for existing dims"),
+        ("permute", "is not a permutation of the leading batch dims"),
+    ),
+    "DimError": (("narrow", "do not fit batch dim"),),
+    "BatchSizeError": (("set_", "cannot copy a value of shape"),),
+    "InPlaceWriteError": (("set_", "cannot be copied into"), ("update_", "cannot be copied into")),
+    "BatchMismatchError": tuple(
+        (op, "does not start with the batch size")
+        for op in ("set", "setitem_key", "rename_key_", "update_")
+    ),
+}
+
+
+def _checked_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What the README lists under "Shapes, names and in-place writes are checked as torch
+    checks a tensor": tclass's error where the peer computes a batch size torch refuses or
+    silently skips (or half-does) an in-place write."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    rules = _CHECKED_AS_TORCH.get(type(mine.error).__name__, ())
+    message = str(mine.error)
+    return any(finding.step.op == op and phrase in message for op, phrase in rules)
 
 
 ENTRIES: list[Entry] = [
@@ -270,8 +332,16 @@ ENTRIES: list[Entry] = [
         "index-beyond-batch",
         "**Indexing stays in the batch dims.** An index with more entries than batch dims is an",
         _any_of(
-            _tagged("beyond-batch", "tclass-raises", "family"), _dims_in_batch, _beyond_the_index
+            _tagged("beyond-batch", "tclass-raises", "family"),
+            _dims_in_batch,
+            _too_many_indices,
+            _beyond_the_index,
         ),
+    ),
+    Entry(
+        "checked-as-torch",
+        "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
+        _any_of(_checked_as_torch, _names_unique),
     ),
     Entry(
         "annotation-casts",

@@ -1145,3 +1145,16 @@ def test_set__into_a_view_of_a_parameter_says_autograd_refuses() -> None:
     with torch.no_grad():
         td.set_("w", torch.ones(2, 3))
     assert bool((weight == 1).all())
+
+
+def test_exclude_of_no_key_is_a_copy() -> None:
+    """As the peer: ``exclude()`` is ``copy()``, whose nested TensorDicts are new objects,
+    unlocked; with keys (even missing ones) the nested TensorDicts are shared, locked."""
+    td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.zeros(3)}}, [3]).lock_()
+    out = td.exclude()
+    assert not out.is_locked and not out["n"].is_locked
+    assert out["n"] is not td["n"] and out["a"] is td["a"]
+    assert td["n"].is_locked
+    kept = td.exclude("missing")
+    assert kept["n"] is td["n"] and kept["n"].is_locked
+    assert td.exclude(inplace=True) is td

@@ -57,7 +57,7 @@ class MathOps(LeafWalkOps):
         result = self._pointwise(
             foreach, each, (other,), kwargs, operation=operation, arithmetic=True
         )
-        return without_empty(result)
+        return without_empty(result, other)
 
     # --- unary ---------------------------------------------------------------------------
 
@@ -473,7 +473,7 @@ class MathOps(LeafWalkOps):
 
     def pow(self, other: Operand, *, default: Any = None) -> Self:
         """``self ** other``, tensor by tensor."""
-        return self._binary(torch._foreach_pow, torch.pow, other, default, None, "pow")
+        return self._binary(foreach_pow, pow_leaf, other, default, None, "pow")
 
     def pow_(self, other: Operand) -> Self:
         """In-place :meth:`pow`."""
@@ -552,11 +552,14 @@ class MathOps(LeafWalkOps):
         None); with ``out``, the result is copied into ``out``'s tensors and ``out`` is
         returned."""
         _need_a_bound(min, max)
-        # As the peer: one bound is clamp_min / clamp_max (locked like self), two unlock.
-        lock = min is None or max is None
+        # As the peer: one bound is clamp_min / clamp_max (locked like self, without the
+        # nested collections that hold nothing), two unlock.
+        one_bound = min is None or max is None
         result = self._pointwise(
-            _foreach_clamp, torch.clamp, (min, max), operation="clamp", lock=lock
+            _foreach_clamp, torch.clamp, (min, max), operation="clamp", lock=one_bound
         )
+        if one_bound:
+            result = without_empty(result, max if min is None else min)
         if out is None:
             return result
         return cast(Self, into_out(out, result))
@@ -778,6 +781,31 @@ def _minimum(t: torch.Tensor, other: Any) -> torch.Tensor:
 
 def _minimum_(t: torch.Tensor, other: Any) -> torch.Tensor:
     return t.copy_(torch.minimum(t, other)) if isinstance(other, _Tensor) else t.clamp_max_(other)
+
+
+def foreach_pow(tensors: list[torch.Tensor], exponent: Any) -> Sequence[torch.Tensor]:
+    """``torch._foreach_pow``; where it has no kernel for a dtype (``bool``), a
+    ``TypeError`` that sends the call leaf by leaf (``pow_leaf``)."""
+    try:
+        return torch._foreach_pow(tensors, exponent)
+    except NotImplementedError as error:
+        raise TypeError(str(error)) from error
+
+
+def pow_leaf(base: torch.Tensor, exponent: Any) -> torch.Tensor:
+    """``torch.pow``, and for a bool tensor raised to a bool number (or a 0-d bool tensor)
+    what the peer's fused kernel gives, ``base or not exponent`` (``torch.pow`` has no
+    bool kernel)."""
+    if base.dtype is torch.bool and (
+        exponent.__class__ is bool
+        or (
+            isinstance(exponent, torch.Tensor)
+            and exponent.dtype is torch.bool
+            and not exponent.ndim
+        )
+    ):
+        return base | ~torch.as_tensor(exponent, device=base.device)
+    return torch.pow(base, exponent)
 
 
 def _need_a_bound(low: object, high: object) -> None:
