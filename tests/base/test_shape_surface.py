@@ -313,7 +313,9 @@ def test_gather_is_torch_gather_over_batch_dims(data: st.DataObject, td: TensorD
 def test_masked_select_gathers_the_selected_elements(data: st.DataObject, td: TensorDict) -> None:
     nb = td.batch_dims
     mask = torch.tensor(
-        data.draw(st.lists(st.booleans(), min_size=td.numel(), max_size=td.numel())),
+        data.draw(
+            st.lists(st.booleans(), min_size=td.batch_size.numel(), max_size=td.batch_size.numel())
+        ),
         dtype=torch.bool,
     ).reshape(td.batch_size)
     out = td.masked_select(mask)
@@ -712,3 +714,14 @@ def test_tensor_split_pieces_are_locked_like_split_pieces() -> None:
     assert all(piece.is_locked for piece in locked.tensor_split(2, 0))
     assert all(piece.is_locked for piece in locked.tensor_split([1], 1))
     assert not any(piece.is_locked for piece in _td().tensor_split(2, 0))
+
+
+def test_numel_is_at_least_one_as_the_peer() -> None:
+    """The peer's ``numel()`` is the product of the batch size but at least 1 (its
+    documented rule: ``[]`` and ``[0]`` give 1)."""
+    assert TensorDict({}, [2, 3]).numel() == 6
+    assert TensorDict({}, []).numel() == 1
+    assert TensorDict({"a": torch.zeros(0, 1)}, [0, 1]).numel() == 1
+    ragged = tclass.lazy_stack([TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({}, [3])])
+    assert ragged.batch_size == (2, -1) and ragged.numel() == 5
+    assert tclass.lazy_stack([TensorDict({}, [0])]).numel() == 1

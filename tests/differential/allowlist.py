@@ -184,6 +184,26 @@ def _about_values(line: str) -> bool:
     return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None
 
 
+# The lines of a result that is a lazy stack of no members in the peer and a TensorDict
+# of the same batch size in tclass (one line at least says the peer has no members).
+_NO_MEMBERS = re.compile(r"<members>: peer \d+ \(\[\],\), tclass None")
+_NO_MEMBERS_LINES = (
+    _NO_MEMBERS,
+    re.compile(r"\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'"),
+    re.compile(r": keys: peer \[\], tclass \["),
+    re.compile(r"\.(batch_size|names): peer "),
+)
+
+
+def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A selection of none of a lazy stack's members (``split`` / ``chunk`` pieces of size
+    0, ``repeat_interleave(0)``, a reshape of no elements): tclass's TensorDict with the
+    stack's keys, where the peer gives a lazy stack of no members, without keys."""
+    if finding.kind != "result" or not any(_NO_MEMBERS.search(d) for d in finding.detail):
+        return False
+    return all(any(p.search(d) for p in _NO_MEMBERS_LINES) for d in finding.detail)
+
+
 def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A Python value read from a lazy stack with a ragged dim (``-1`` in its batch size):
     tclass's ``HeterogeneousEntryError`` (a ``ValueError`` and ``RuntimeError``) saying to
@@ -317,11 +337,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "values-kept-shared",
         "**Python values in collections.**",
-        _any_of(
-            _padded_values,
-            _number_written_around_values,
-            _values_kept("==", "!=", "r==", "r!="),
-        ),
+        _any_of(_number_written_around_values, _values_kept("==", "!=", "r==", "r!=")),
+    ),
+    Entry(
+        "stacking-keeps",
+        "**Stacking keeps what can be kept.**",
+        _any_of(_padded_values, _no_members_taken),
     ),
     Entry(
         "peer-fails-inside",
