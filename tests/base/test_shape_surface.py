@@ -725,3 +725,14 @@ def test_numel_is_at_least_one_as_the_peer() -> None:
     ragged = tclass.lazy_stack([TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({}, [3])])
     assert ragged.batch_size == (2, -1) and ragged.numel() == 5
     assert tclass.lazy_stack([TensorDict({}, [0])]).numel() == 1
+
+
+def test_split_of_a_dim_of_size_0_into_no_pieces() -> None:
+    """Found by the differential fuzzer: ``split([])`` along a dim of size 0 gives no
+    pieces, as torch and the peer, for TensorDicts, records and lazy stacks alike."""
+    empty = TensorDict({"a": torch.zeros(0, 2), "n": {"b": torch.zeros(0)}}, [0])
+    assert empty.split([]) == () and empty.split([], dim=-1) == ()
+    stacked = tclass.lazy_stack([TensorDict({}, [0]), TensorDict({}, [0])], 1)
+    assert stacked.split([], dim=0) == ()
+    with pytest.raises(errors.ShapeError, match="Insufficient number of elements"):
+        stacked.split([], dim=1)
