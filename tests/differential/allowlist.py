@@ -126,6 +126,14 @@ def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
     )
 
 
+def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Entries written back unchanged into a locked collection (``update(x.to_dict())``):
+    nothing is replaced, which tclass accepts and the peer refuses."""
+    if finding.kind != "peer-raises" or "Cannot modify locked" not in str(peer.error):
+        return False
+    return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
+
+
 def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """In-place math (``x &= -1``, ``x %= t``, ``pow_``...) that torch refuses in place for
     an entry's dtype: tclass's ``InPlaceWriteError`` / ``InPlaceKernelError`` before any
@@ -154,6 +162,11 @@ _PEER_INTERNAL = (
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
     "cannot mmap an empty file",  # memmap_ of an entry with no elements
+    "Failed to stack tensors within a tensordict",  # a lazy stack's members stacked first
+    "Cannot call `view` on a lazy stacked tensordict",  # a view that mixes no members
+    'missing 1 required positional arguments: "repeats"',  # repeat of a record, lazy stack
+    "Boolean value of Tensor with no values is ambiguous",  # torch.where over no elements
+    "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
 )
 
 
@@ -195,6 +208,13 @@ _NO_MEMBERS_LINES = (
 )
 
 
+def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses."""
+    if finding.kind != "peer-raises" or finding.step.op != "set_batch_size":
+        return False
+    return "Modifying the batch size of a lazy representation" in str(peer.error)
+
+
 def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A selection of none of a lazy stack's members (``split`` / ``chunk`` pieces of size
     0, ``repeat_interleave(0)``, a reshape of no elements): tclass's TensorDict with the
@@ -228,6 +248,13 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     )
 
 
+# What the peer 0.15 says refusing to write a number into a Python value.
+_NUMBER_REFUSED = (
+    "update a leaf in-place with a shared tensordict",  # a memory-mapped collection's
+    "holds one value for all its elements",  # a value shared by the elements
+)
+
+
 def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``td[idx] = 1.5``: tclass writes the number into the tensors and leaves Python
     values as they are, where the peer 0.15 writes it into them too (a tensor in a list
@@ -235,7 +262,7 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
     if "number" not in finding.step.tags:
         return False
     if finding.kind == "peer-raises":
-        return "update a leaf in-place with a shared tensordict" in str(peer.error)
+        return any(text in str(peer.error) for text in _NUMBER_REFUSED)
     if finding.kind != "result":
         return False
     return all(
@@ -275,13 +302,17 @@ def _too_many_indices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 
 def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """What tclass answers as torch does for a tensor of the batch size, where the peer
-    checks and refuses: an indexed write of a value that broadcasts (``td[...] = td[0]``),
-    ``gather`` with an empty index."""
+    checks and refuses: an indexed write or ``set_`` of a value that broadcasts
+    (``td[...] = td[0]``), ``gather`` with an empty index, ``flatten`` without batch dims."""
     if finding.kind != "peer-raises":
         return False
     message = str(peer.error)
     if finding.step.op == "gather":
         return "Cannot use torch.gather with an empty index" in message
+    if finding.step.op == "flatten":
+        return "Incompatible end_dim" in message and "shape torch.Size([])" in message
+    if finding.step.op == "set_":
+        return message.startswith("batch dimension mismatch")
     return finding.step.op == "setitem" and "which differs from the source batch size" in message
 
 
@@ -342,7 +373,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "stacking-keeps",
         "**Stacking keeps what can be kept.**",
-        _any_of(_padded_values, _no_members_taken),
+        _any_of(_padded_values, _no_members_taken, _lazy_batch_size_set),
     ),
     Entry(
         "peer-fails-inside",
@@ -380,7 +411,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "in-place-all-or-nothing",
         "**In-place math is all or nothing.**",
-        _in_place_all_or_nothing,
+        _any_of(_in_place_all_or_nothing, _written_back),
     ),
     Entry(
         "math-beyond-the-peer",
