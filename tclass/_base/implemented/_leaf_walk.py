@@ -619,7 +619,8 @@ def _lazy_child(node: TensorCollection, key: str) -> TensorCollection | bool:
     kind = node._child_type(key)
     if kind is None:
         return True
-    return False if kind._is_leaf_node else node._child(key)
+    child = None if kind._is_leaf_node else node._child(key)
+    return False if child is None else child
 
 
 def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool, bool]:
