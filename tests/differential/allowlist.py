@@ -126,6 +126,21 @@ def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
     )
 
 
+# The in-place operators the peer lacks (Python falls back to a new collection there).
+_BITWISE_IN_PLACE = re.compile(r"^x (%|&|\^|\||//)= ")
+
+
+def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A result that changed later in tclass only, where a later step applies ``&=``,
+    ``|=``, ``^=``, ``%=`` or ``//=``: tclass changes the collection (and what shares its
+    tensors) in place, where the peer rebinds ``x`` to a new collection."""
+    if finding.kind != "alias":
+        return False
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    later = finding.lines[int(found.group(1)) :] if found else []
+    return any(_BITWISE_IN_PLACE.match(line) for line in later)
+
+
 def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """Entries written back unchanged into a locked collection (``update(x.to_dict())``):
     nothing is replaced, which tclass accepts and the peer refuses."""
@@ -412,6 +427,11 @@ ENTRIES: list[Entry] = [
         "in-place-all-or-nothing",
         "**In-place math is all or nothing.**",
         _any_of(_in_place_all_or_nothing, _written_back),
+    ),
+    Entry(
+        "bitwise-in-place",
+        "**`&=`, `|=`, `^=`, `%=` and `//=` work in place**",
+        _changed_in_place_later,
     ),
     Entry(
         "math-beyond-the-peer",

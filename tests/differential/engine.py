@@ -257,7 +257,9 @@ def run_program(
                 return outcome
         finding = program.recheck()
         if finding is not None:
-            finding.open = allowlist.open_issue(finding)
+            finding.allowed = allowlist.covering(finding, facts, Outcome(), Outcome())
+            if finding.allowed is None:
+                finding.open = allowlist.open_issue(finding)
             stats.findings.append(finding)
         return finding
 
