@@ -736,3 +736,15 @@ def test_split_of_a_dim_of_size_0_into_no_pieces() -> None:
     assert stacked.split([], dim=0) == ()
     with pytest.raises(errors.ShapeError, match="Insufficient number of elements"):
         stacked.split([], dim=1)
+
+
+def test_flatten_of_one_dim_gives_new_nested_nodes() -> None:
+    """Found by the differential fuzzer, as the peer: ``flatten`` that merges nothing
+    (``flatten(0, 0)``, one batch dim) returns new nested collections holding the same
+    leaves, so a key popped or a name set on the result leaves the source as it was."""
+    td = TensorDict({"m": {"d": torch.ones(3, 1), "v": "x"}, "a": torch.ones(3)}, [3])
+    for out in (td.flatten(0, 0), torch.flatten(td), td.flatten()):
+        assert out is not td and out["m"] is not td["m"] and out["a"] is td["a"]
+        out.pop(("m", "v"))
+        out.names = ["k"]
+        assert list(td["m"].keys()) == ["d", "v"] and td["m"].names == [None]

@@ -206,7 +206,9 @@ class ShapeOps(TensorCollection):
         for size in batch_size[start : end + 1]:
             merged *= size
         names = _names.flattened(self._dim_names, start, end)
-        out = self._renamed_reshape(batch_size[:start] + (merged,) + batch_size[end + 1 :], names)
+        new = batch_size[:start] + (merged,) + batch_size[end + 1 :]
+        # As the peer: new nested nodes (holding the same leaves) even when nothing merges.
+        out = self._renamed_reshape(new, names, new_nodes=new == batch_size)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "flatten")
 
@@ -226,11 +228,14 @@ class ShapeOps(TensorCollection):
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "unflatten")
 
-    def _renamed_reshape(self, new: torch.Size, names: Names, *, always: bool = False) -> Self:
+    def _renamed_reshape(
+        self, new: torch.Size, names: Names, *, always: bool = False, new_nodes: bool = False
+    ) -> Self:
         """:meth:`_reshaped`, and when this collection names its dims, ``names`` given to
         the result's nested collections too (as the peer's flatten and unflatten do),
-        on new nodes: a reshape that changes nothing shares them with this collection."""
-        if self._dim_names is None:
+        on new nodes: a reshape that changes nothing shares them with this collection
+        unless ``new_nodes``."""
+        if self._dim_names is None and not new_nodes:
             return self._reshaped(new, always=always)
         out = cast(Any, self).apply(_same)._reshaped(new, always=always)
         out._rename_all(names)
