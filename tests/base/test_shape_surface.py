@@ -748,3 +748,15 @@ def test_flatten_of_one_dim_gives_new_nested_nodes() -> None:
         out.pop(("m", "v"))
         out.names = ["k"]
         assert list(td["m"].keys()) == ["d", "v"] and td["m"].names == [None]
+
+
+def test_flatten_without_batch_dims_adds_one_as_unsqueeze() -> None:
+    """Found by the differential fuzzer, as the peer: ``flatten()`` of a collection with
+    no batch dims gives batch size ``[1]``, its Python values per element (as
+    ``unsqueeze(0)`` gives them)."""
+    td = TensorDict({"a": torch.ones(2), "s": "x", "n": {"c": torch.ones(3)}}, [])
+    for out in (td.flatten(), td.flatten(0), td.flatten(-1)):
+        assert out.batch_size == (1,) and out["a"].shape == (1, 2)
+        assert type(out.get("s")) is tclass.NonTensorStack and out["s"] == ["x"]
+        assert out["n"].batch_size == (1,)
+    assert td.clone().flatten(inplace=True).batch_size == (1,)

@@ -191,12 +191,12 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         nb = len(batch_size)
         if nb == 0:
-            # As for a 0-d tensor: dims 0 and -1 are valid and the result has one dim.
+            # As for a 0-d tensor: dims 0 and -1 are valid and the result has one dim,
+            # added as unsqueeze(0) adds it (Python values per element, as the peer).
             _batch.normalize_dim(start_dim, 1, op="flatten")
             _batch.normalize_dim(end_dim, 1, op="flatten")
-            return self._in_place(
-                self._carry(self._reshaped(torch.Size([1])), None), inplace, "flatten"
-            )
+            added = self._map_batch(lambda v: v.unsqueeze(0), torch.Size([1]))
+            return self._in_place(self._carry(added, None), inplace, "flatten")
         start = _batch.normalize_dim(start_dim, nb, op="flatten")
         end = _batch.normalize_dim(end_dim, nb, op="flatten")
         if start > end:
