@@ -100,3 +100,11 @@ def test_bool_to_a_bool_power() -> None:
         x.pow(x)
     with pytest.raises(NotImplementedError, match="pow"):
         x ** torch.tensor([True, False])
+
+
+def test_the_lock_is_kept_when_empty_nodes_are_left_out() -> None:
+    """As the peer: a locked collection's arithmetic result is locked, also when its
+    empty nested collections are left out."""
+    x = TensorDict({"m": TensorDict({}, [2, 3]), "a": torch.ones(2, 2)}, [2]).lock_()
+    for out in (x * 2, x.clamp_max(0), x.swapaxes(0, -1).clamp_max(0)):
+        assert out.is_locked and list(out.keys()) == ["a"]

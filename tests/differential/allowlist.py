@@ -191,8 +191,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind in ("peer-raises", "family"):
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
-        keys = getattr(mine.value, "keys", None)
-        return keys is not None and not list(keys())
+        keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
+        return keys is not None and not list(keys(True, True))
     return False
 
 
@@ -332,12 +332,17 @@ def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 
 
 def _names_unique(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """Names repeated across a lazy stack's dims: tclass's ``DimNameError``, as for a
-    TensorDict in both libraries, where the peer 0.15 accepts them with a FutureWarning."""
-    if finding.kind not in ("tclass-raises", "family"):
+    """Names repeated across a lazy stack's dims, or of the wrong length with ``None``
+    entries: tclass's ``DimNameError``, as for a TensorDict in both libraries, where the
+    peer 0.15 accepts them with a FutureWarning."""
+    if finding.kind not in ("tclass-raises", "family") or type(mine.error).__name__ != (
+        "DimNameError"
+    ):
         return False
-    error = mine.error
-    return type(error).__name__ == "DimNameError" and "dim names must be unique" in str(error)
+    message = str(mine.error)
+    return "dim names must be unique" in message or (
+        "dims but the batch has" in message and "None" in message
+    )
 
 
 # tclass's errors for a shape torch refuses or an in-place write the peer skips: the ops

@@ -610,7 +610,10 @@ def without_empty(result: _R, operand: Any) -> _R:
     ):
         return result  # only tensors (the common case): nothing nested to drop
     empty, _, tensors = _empty_nested(result, ())
-    return cast(_R, result.exclude(*empty)) if empty and tensors else result
+    if not empty or not tensors:
+        return result
+    out = result.exclude(*empty)
+    return cast(_R, out.lock_() if result.is_locked else out)
 
 
 def _lazy_child(node: TensorCollection, key: str) -> TensorCollection | bool:
