@@ -108,3 +108,33 @@ def test_the_lock_is_kept_when_empty_nodes_are_left_out() -> None:
     x = TensorDict({"m": TensorDict({}, [2, 3]), "a": torch.ones(2, 2)}, [2]).lock_()
     for out in (x * 2, x.clamp_max(0), x.swapaxes(0, -1).clamp_max(0)):
         assert out.is_locked and list(out.keys()) == ["a"]
+
+
+LOCK_CALLS: dict[str, Callable[[Any], Any]] = {
+    "abs": lambda x: x.abs(),
+    "neg": lambda x: -x,
+    "exp": lambda x: x.exp(),
+    "round": lambda x: x.round(),
+    "lerp": lambda x: x.lerp(x, 0.5),
+    "lerp batch tensor": lambda x: x.lerp(torch.ones(2), 0.5),
+    "addcmul": lambda x: x.addcmul(x, x),
+    "clamp one bound": lambda x: x.clamp(0, None),
+    "clamp two bounds": lambda x: x.clamp(0, 1),
+    "cast": lambda x: x.float(),
+    "where": lambda x: x.where(torch.ones(2, dtype=torch.bool), 0),
+    "isfinite": lambda x: x.isfinite(),
+}
+
+
+@pytest.mark.parametrize("name", list(LOCK_CALLS))
+def test_pointwise_math_keeps_the_lock_as_the_peer(name: str) -> None:
+    """The peer's rule: pointwise math on a locked collection gives a locked result,
+    unless the collection holds no tensor (the peer copies it) or an operand is a tensor
+    with dims; with two bounds ``clamp`` unlocks; casts, ``where`` and ``isfinite``
+    keep the lock even without tensors."""
+    with_tensor = TensorDict({"a": torch.ones(2, 3)}, [2]).lock_()
+    without = TensorDict({"s": "a", "m": {}}, [2]).lock_()
+    keeps = name in ("cast", "where", "isfinite")
+    expected = name not in ("lerp batch tensor", "clamp two bounds")
+    assert LOCK_CALLS[name](with_tensor).is_locked is expected
+    assert LOCK_CALLS[name](without).is_locked is keeps

@@ -427,8 +427,9 @@ class LeafWalkOps(TensorCollection):
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
 
         ``lock``: the result is locked when this collection is (the peer's rule for
-        arithmetic and casts; comparisons give unlocked masks), for binary ``arithmetic``
-        only when it holds a tensor and no operand is a tensor with dims. ``values``, if given,
+        arithmetic and casts; comparisons give unlocked masks), for ``arithmetic`` (the
+        peer's pointwise math) only when it holds a tensor and no operand is a tensor with
+        dims. ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
         gather, args, batch = self._gathered(
@@ -651,7 +652,7 @@ def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list
 
 
 def _unlocks(leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
-    """As the peer's binary arithmetic: a collection without tensors, or a tensor operand
+    """As the peer's pointwise math: a collection without tensors, or a tensor operand
     with dims (spread over the batch dims), gives a new unlocked collection; a number or
     a 0-d tensor keeps the lock."""
     return not leaves or any(isinstance(o, torch.Tensor) and o.ndim for o in operands)

@@ -180,10 +180,10 @@ class OperatorOps(MathOps):
     # --- unary ---------------------------------------------------------------------------
 
     def __neg__(self) -> Self:
-        return self._pointwise(torch._foreach_neg, torch.neg)
+        return self._pointwise(torch._foreach_neg, torch.neg, arithmetic=True)
 
     def __abs__(self) -> Self:
-        return self._pointwise(torch._foreach_abs, torch.abs)
+        return self._pointwise(torch._foreach_abs, torch.abs, arithmetic=True)
 
     def __invert__(self) -> Self:
         return self._pointwise(None, torch.bitwise_not)
