@@ -182,14 +182,31 @@ _PEER_INTERNAL = (
     'missing 1 required positional arguments: "repeats"',  # repeat of a record, lazy stack
     "Boolean value of Tensor with no values is ambiguous",  # torch.where over no elements
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
+    "devices differ, got None and",  # a cpu collection stacked with one of no device
 )
+
+
+def _read_fails_inside(value: Any, line: str) -> bool:
+    """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
+    from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
+    found = re.match(r"result((?:\['[^']*'\])+): peer error \(", line)
+    if found is None:
+        return False
+    try:
+        value.get(tuple(re.findall(r"'([^']*)'", found.group(1))))
+    except Exception as error:  # noqa: BLE001  (the peer's error is the point)
+        return any(text in str(error) for text in _PEER_INTERNAL)
+    return False
 
 
 def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
-    operation on a collection without entries, where tclass answers."""
+    operation on a collection without entries, or cannot read the Python values of a
+    stack of members on a device and of none, where tclass answers."""
     if finding.kind in ("peer-raises", "family"):
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
+    if finding.kind == "result" and ": peer error (" in finding.detail[0]:
+        return all(_read_fails_inside(peer.value, line) for line in finding.detail)
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
         return keys is not None and not list(keys(True, True))
@@ -221,6 +238,21 @@ _NO_MEMBERS_LINES = (
     re.compile(r": keys: peer \[\], tclass \["),
     re.compile(r"\.(batch_size|names): peer "),
 )
+
+
+# The lines of a result that is a lazy stack in tclass and a dense TensorDict in the peer.
+_STAYS_LAZY = (
+    re.compile(r"\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'"),
+    re.compile(r"<members>: peer None, tclass \d+ \("),
+)
+
+
+def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack: a lazy
+    stack of the same entries in tclass, a dense TensorDict in the peer."""
+    if finding.kind != "result" or finding.step.op not in ("unflatten", "expand"):
+        return False
+    return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -393,7 +425,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "stacking-keeps",
         "**Stacking keeps what can be kept.**",
-        _any_of(_padded_values, _no_members_taken, _lazy_batch_size_set),
+        _any_of(_padded_values, _no_members_taken, _lazy_batch_size_set, _stays_lazy),
     ),
     Entry(
         "peer-fails-inside",
