@@ -183,6 +183,7 @@ _PEER_INTERNAL = (
     "Boolean value of Tensor with no values is ambiguous",  # torch.where over no elements
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
+    "stack expects a non-empty TensorList",  # a record's indexed write into no elements
 )
 
 
