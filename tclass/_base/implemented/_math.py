@@ -475,7 +475,9 @@ class MathOps(LeafWalkOps):
 
     def pow(self, other: Operand, *, default: Any = None) -> Self:
         """``self ** other``, tensor by tensor."""
-        return self._binary(foreach_pow, pow_leaf, other, default, None, "pow")
+        return self._binary(
+            torch._foreach_pow, torch.pow, bool_exponent(other), default, None, "pow"
+        )
 
     def pow_(self, other: Operand) -> Self:
         """In-place :meth:`pow`."""
@@ -794,29 +796,13 @@ def _minimum_(t: torch.Tensor, other: Any) -> torch.Tensor:
     return t.copy_(torch.minimum(t, other)) if isinstance(other, _Tensor) else t.clamp_max_(other)
 
 
-def foreach_pow(tensors: list[torch.Tensor], exponent: Any) -> Sequence[torch.Tensor]:
-    """``torch._foreach_pow``; where it has no kernel for a dtype (``bool``), a
-    ``TypeError`` that sends the call leaf by leaf (``pow_leaf``)."""
-    try:
-        return torch._foreach_pow(tensors, exponent)
-    except NotImplementedError as error:
-        raise TypeError(str(error)) from error
-
-
-def pow_leaf(base: torch.Tensor, exponent: Any) -> torch.Tensor:
-    """``torch.pow``, and for a bool tensor raised to a bool number (or a 0-d bool tensor)
-    what the peer's fused kernel gives, ``base or not exponent`` (``torch.pow`` has no
+def bool_exponent(exponent: Any) -> Any:
+    """``exponent``, a 0-d bool tensor as the Python bool it holds: what the peer's fused
+    kernel takes (``torch.pow`` and the fused kernel over per-tensor exponents have no
     bool kernel)."""
-    if base.dtype is torch.bool and (
-        exponent.__class__ is bool
-        or (
-            isinstance(exponent, torch.Tensor)
-            and exponent.dtype is torch.bool
-            and not exponent.ndim
-        )
-    ):
-        return base | ~torch.as_tensor(exponent, device=base.device)
-    return torch.pow(base, exponent)
+    if isinstance(exponent, torch.Tensor) and exponent.dtype is torch.bool and not exponent.ndim:
+        return bool(exponent)
+    return exponent
 
 
 def _need_a_bound(low: object, high: object) -> None:

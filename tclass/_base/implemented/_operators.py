@@ -21,7 +21,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._base.implemented._leaf_walk import as_scalar, without_empty
-from tclass._base.implemented._math import MathOps, Operand, foreach_pow, pow_leaf
+from tclass._base.implemented._math import MathOps, Operand, bool_exponent
 
 __all__ = ["OperatorOps"]
 
@@ -162,7 +162,10 @@ class OperatorOps(MathOps):
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(foreach_pow, pow_leaf, (other,), arithmetic=True), other
+            self._pointwise(
+                torch._foreach_pow, torch.pow, (bool_exponent(other),), arithmetic=True
+            ),
+            other,
         )
 
     def __rpow__(self, other: Operand) -> Self:
