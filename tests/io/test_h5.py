@@ -35,6 +35,7 @@ from tclass import (
 )
 from tclass.errors import MetadataError, SchemaMismatchError, UnsafePathError
 
+from store_samples import sample  # noqa: E402
 from strategies import python_value  # noqa: E402
 
 try:
@@ -71,21 +72,6 @@ def test_without_h5py_tclass_imports_and_the_error_names_the_extra(tmp_path: Pat
 
 
 h5py = pytest.importorskip("h5py")
-
-
-def sample() -> TensorDict:
-    return TensorDict(
-        {
-            "obs": torch.arange(4 * 3, dtype=torch.uint8).view(4, 3),
-            "reward": torch.linspace(0, 1, 4),
-            "next": {
-                "done": torch.tensor([False, True, False, True]),
-                "x": torch.arange(16.0).view(4, 2, 2) / 16,
-            },
-            "env": NonTensorData("pong", batch_size=[4]),
-        },
-        batch_size=[4],
-    )
 
 
 def same(a: TensorDict, b: TensorDict) -> bool:
