@@ -243,6 +243,13 @@ def test_insert_and_append() -> None:
     lazy.append(TensorDict({"a": torch.zeros(3)}, [3]))  # a ragged stack, as the peer's
     assert lazy.batch_size == torch.Size([7, -1]) and lazy[-1].batch_size == (3,)
     lazy = LazyStackedTensorDict(*members)
+    for add in (lambda: lazy.append(torch.zeros(2)), lambda: lazy.insert(0, torch.zeros(2))):
+        # a TypeError, in the peer's words, which code written for it matches
+        with pytest.raises(
+            TypeError, match="is a Tensor. Expected new value to be TensorDictBase instance"
+        ):
+            add()
+    assert len(lazy.tensordicts) == 3
     with pytest.raises(RuntimeError):
         lazy.lock_().append(TensorDict({"a": torch.zeros(2)}, [2]))
 

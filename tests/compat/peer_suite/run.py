@@ -78,7 +78,13 @@ def run(lib: str, args: argparse.Namespace) -> None:
         command += ["-n", str(args.workers)]
     if args.k:
         command += ["-k", args.k]
-    print(f"[{lib}] {' '.join(command[2:])}", flush=True)
+    if args.failed:
+        ours, peer = load(args.out / "tclass.jsonl"), load(args.out / "tensordict.jsonl")
+        chosen = [n for n, e in peer.items() if e["outcome"] == "passed" and _file(n) in args.files]
+        redo = [n for n in chosen if ours.get(n, {}).get("outcome") != "passed"]
+        command = [c for c in command if c not in args.files] + redo
+        print(f"[{lib}] rerunning the {len(redo)} tests the peer passes and tclass did not")
+    print(f"[{lib}] {' '.join(command[2:12])} ...", flush=True)
     subprocess.run(command, cwd=args.tests, env=env, check=False)
     merged = load(args.out / f"{lib}.jsonl")
     merged.update(load(report))
@@ -165,6 +171,9 @@ def main() -> None:
     parser.add_argument("--mirror", type=Path, default=MIRROR, help="git dir of the peer")
     parser.add_argument("--ref", default="HEAD", help="the peer's commit to take tests from")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder")
+    parser.add_argument(
+        "--failed", action="store_true", help="only the tests the peer passes and tclass failed"
+    )
     parser.add_argument("--summary", action="store_true", help="only summarise earlier runs")
     parser.add_argument("--fresh", action="store_true", help="forget earlier results of --lib")
     parser.add_argument("--kinds", action="store_true", help="break the rates down per kind")
