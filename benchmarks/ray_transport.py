@@ -142,7 +142,13 @@ def run(total_mib: int, repeat: int) -> int:
     folder = str(Path(__file__).resolve().parent)
     os.environ["PYTHONPATH"] = os.pathsep.join([folder, os.environ.get("PYTHONPATH", "")])
     store = max(3 * total_mib * MIB, 256 * MIB)
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=store, log_to_driver=False)
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=store,
+        log_to_driver=False,
+    )
     try:
         reader = ray.remote(num_cpus=0)(Reader).remote()
         warm = payloads(1, peer)

@@ -65,8 +65,8 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict as LazyStackedTens
 from tclass._engine._nontensor import MetaData as MetaData
 from tclass._engine._nontensor import NonTensorData as NonTensorData
 from tclass._engine._nontensor import NonTensorData as NonTensorDataBase
-from tclass._engine._nontensor import NonTensorStack as NonTensorStack
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
+from tclass._engine._nontensor_stack import NonTensorStack as NonTensorStack
 from tclass._engine._ops import cat as cat
 from tclass._engine._ops import stack as stack
 from tclass._engine._pack import PackLayout as PackLayout

@@ -14,8 +14,8 @@ from tclass._engine._combine import merge_tensordicts as merge_tensordicts
 from tclass._engine._lazy._build import dense_stack_tds as dense_stack_tds
 from tclass._engine._lazy._stack import LazyStackedTensorDict as LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData as NonTensorData
-from tclass._engine._nontensor import NonTensorStack as NonTensorStack
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
+from tclass._engine._nontensor_stack import NonTensorStack as NonTensorStack
 from tclass._engine._pad import pad as pad
 from tclass._engine._pad import pad_sequence as pad_sequence
 from tclass._engine._pad import unpad_sequence as unpad_sequence

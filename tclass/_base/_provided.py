@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from tclass._engine import (
         _consolidate,
         _map,
+        _nontensor_stack,
         _pack,
         _pad,
         _pickle5,
@@ -101,12 +102,14 @@ class Provided(type):
 @final
 class ENGINE(metaclass=Provided, layer="tclass._engine"):
     """Stacking, padding, consolidation, packing, data addresses, map, Python values,
-    protocol-5 pickling and the lazy stack class (``StackOps``, ``PackingOps``,
+    protocol-5 pickling, the lazy stack class and the stack of Python values
+    (``StackOps``, ``PackingOps``,
     ``MapOps``; the hooks of ``TensorCollection`` and ``DeviceOps.pin_memory``; the
     ``__reduce_ex__`` of TensorDict and lazy stacks)."""
 
     if TYPE_CHECKING:
         LazyStackedTensorDict: ClassVar[type[_stack.LazyStackedTensorDict]]
+        NonTensorStack: ClassVar[type[_nontensor_stack.NonTensorStack]]
         set_non_tensor = _pyvalues.set_non_tensor
         get_non_tensor = _pyvalues.get_non_tensor
         consolidate = _consolidate.consolidate

@@ -26,7 +26,8 @@ from tclass._core._records import is_record, is_record_class, storage_of, storag
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import check_members, stacked_size
-from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor_stack import join_non_tensor
 from tclass.errors import StackError, StackTypeError
 
 __all__ = ["cat", "stack"]

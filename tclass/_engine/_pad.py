@@ -36,13 +36,8 @@ from tclass._core._options import OPTIONS
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import (
-    NonTensorData,
-    NonTensorStack,
-    _NonTensorNode,
-    join_non_tensor,
-    same_value,
-)
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     DimError,

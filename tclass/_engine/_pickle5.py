@@ -57,7 +57,8 @@ from tclass._engine._consolidate import (
 )
 from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.errors import PickleRefusedError, UnsupportedError
 

@@ -27,7 +27,8 @@ from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._linked_list import unlinked
 from tclass._core._options import OPTIONS
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass.errors import KeyNotFoundError
 
 __all__ = ["get_non_tensor", "set_non_tensor", "stored_value"]

@@ -18,7 +18,8 @@ import torch
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
+from tclass._engine._nontensor import MetaData, NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.errors import BatchMismatchError
 

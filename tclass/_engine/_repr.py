@@ -15,7 +15,8 @@ import torch
 
 from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, is_non_tensor
+from tclass._engine._nontensor import NonTensorData, is_non_tensor
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr_detail import detailed_repr
 
 if TYPE_CHECKING:

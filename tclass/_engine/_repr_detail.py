@@ -12,7 +12,8 @@ import torch
 
 from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._records import is_record
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 
 if TYPE_CHECKING:
     from tclass._base.implemented._collection import TensorCollection

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, cast
 
 import numpy as np
 import torch
@@ -45,18 +45,19 @@ from tclass._engine._entry_values import (
     keys_below,
     takes_lazy_layout,
 )
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
 from tclass._engine._scope import Scope, ScopedOps, named_to_fit
 from tclass._engine._td_index import IndexingOps
+from tclass._engine._td_remove import LOCKED_MSG, RemovalOps
 from tclass._engine._td_setitem import SetItemOps
 from tclass.errors import (
     BatchMismatchError,
     EntriesTwiceError,
     InPlaceWriteError,
-    KeyConflictError,
     KeyThroughTensorError,
     LockedError,
     PickleRefusedError,
@@ -75,13 +76,9 @@ _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type: the fast pat
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
-_LOCKED_MSG = (
-    "Cannot modify locked TensorDict: cannot {action} a locked collection. Unlock it "
-    "first (with td.unlock_(): ...), or write data in place with set_() or td[index] = value"
-)
 
 
-class TensorDict(ScopedOps, IndexingOps, SetItemOps):
+class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 
     Args:
@@ -368,7 +365,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
 
     def _become(self, other: Self) -> None:
         if self._locked:
-            raise LockedError(_LOCKED_MSG.format(action="change the batch size of"))
+            raise LockedError(LOCKED_MSG.format(action="change the batch size of"))
         if self._saved_at is not None:
             msg = (
                 "an in-place shape change of a TensorDict saved in a folder would leave the "
@@ -463,7 +460,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 f"collection takes no new keys. Unlock it first (with td.unlock_(): ...){after}"
             )
         if saved is None or isinstance(self._tensors.get(key), _NonTensorNode):
-            return LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+            return LockedError(LOCKED_MSG.format(action=f"set {key!r} in"))
         return LockedError(
             f"Cannot modify locked TensorDict saved in {saved.folder!r}: cannot set {key!r}; "
             "write in place "
@@ -599,7 +596,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""
         if self._locked and not self._can_fill(key):
-            raise LockedError(_LOCKED_MSG.format(action=f"add {key!r} to"))
+            raise LockedError(LOCKED_MSG.format(action=f"add {key!r} to"))
         indexed_dims = len(_batch.indexed_shape(self._batch_size, index))
         if isinstance(sub, Mapping):
             sub = TensorDict(sub, self._batch_size[:0], None)
@@ -631,7 +628,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         if self._locked and not inplace and not len(source.keys()):
             # Nothing to write, but the peer refuses any update of a locked collection.
-            raise LockedError(_LOCKED_MSG.format(action="update"))
+            raise LockedError(LOCKED_MSG.format(action="update"))
         return self._update(source, clone, inplace, allowed, is_leaf)
 
     def _update(
@@ -681,118 +678,6 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
                 # A nested collection asked for in part and missing here comes whole,
                 # as the peer's update(keys_to_update=) sets it.
                 self.set(path, deep_clone(value) if clone else value, inplace=inplace)
-        return self
-
-    # --- removing and renaming -----------------------------------------------------------
-
-    def pop(self, key: Any, default: Any = _MISSING) -> Any:
-        """Removes the entry ``key`` and returns it (or ``default`` if given and absent)."""
-        path = _keys.unravel_key(key)
-        parent: Any = self if type(path) is str else self.get(path[:-1], None)
-        leaf = path if type(path) is str else path[-1]
-        if _is_other_node(parent):  # a record or a lazy stack removes its own entries
-            return parent.pop(leaf) if default is _MISSING else parent.pop(leaf, default)
-        if not isinstance(parent, TensorDict) or leaf not in parent._tensors:
-            if default is not _MISSING:
-                return default
-            if type(path) is not str:
-                self.get(path)  # a key through a tensor: KeyThroughTensorError, as the peer
-            raise self._missing_key(path, popping=True)
-        if parent._locked:
-            raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
-        return parent._remove_entry(leaf)
-
-    def del_(self, key: Any) -> Self:
-        """Removes the entry ``key``; returns ``self``. A locked TensorDict refuses before
-        the key is looked up (as the peer: ``pop`` looks it up first)."""
-        if self._locked:
-            raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
-        self.pop(key)
-        return self
-
-    def __delitem__(self, key: Any) -> None:
-        self.del_(key)
-
-    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
-        """Moves the entry ``old_key`` to ``new_key``; with ``safe``, ``new_key`` must be new.
-        Renaming a key to itself changes nothing (the key keeps its place)."""
-        if self._locked:  # checked first, as in the peer
-            raise LockedError(_LOCKED_MSG.format(action=f"rename {old_key!r} in"))
-        if _keys.unravel_key(old_key) == _keys.unravel_key(new_key):
-            if old_key not in self:
-                raise self._missing_key(_keys.unravel_key(old_key))
-            return self
-        if safe and new_key in self and not _keys.lies_inside(new_key, old_key):
-            msg = (
-                f"rename_key_: the key {new_key!r} is already present in TensorDict "
-                f"({type(self).__name__}); pass safe=False to overwrite it"
-            )
-            raise KeyConflictError(msg)
-        value = self.pop(old_key)
-        try:
-            self.set(new_key, value)
-        except Exception:
-            self.set(old_key, value)  # leave the TensorDict as it was
-            raise
-        return self
-
-    def select(
-        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
-    ) -> Self:
-        """A TensorDict with only ``keys`` (nested keys allowed), sharing the tensors.
-
-        With ``strict=False`` missing keys are ignored; otherwise they raise.
-        ``as_tensordict`` (a record gives its TensorDict) changes nothing here.
-        """
-        # As the peer: nested keys are grouped by their first part and selected by the
-        # nested collection itself (a record stays a record); a nested key selects within
-        # an entry that is also selected whole. In place, a locked TensorDict refuses first.
-        if inplace and self._locked:
-            raise LockedError(_LOCKED_MSG.format(action="remove entries from"))
-        groups: dict[str, list[tuple[str, ...]]] = {}
-        for key in keys:
-            path = _keys.key_path(_keys.unravel_key(key))
-            value = self._tensors.get(path[0], _MISSING)
-            if value is _MISSING or (
-                len(path) > 1 and (not isinstance(value, TensorCollection) or value._is_leaf_node)
-            ):
-                if strict:
-                    raise self._missing_key(path if len(path) > 1 else path[0])
-                continue
-            subkeys = groups.setdefault(path[0], [])
-            if len(path) > 1:
-                subkeys.append(path[1:])
-        entries: dict[str, Any] = {
-            head: cast(TensorCollection, self._tensors[head]).select(*subkeys, strict=strict)
-            if subkeys
-            else self._tensors[head]
-            for head, subkeys in groups.items()
-        }
-        out = self._new_like(entries, self._batch_size, self._device)
-        return self._replace_entries(out) if inplace else out
-
-    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
-        """A TensorDict without ``keys`` (nested keys allowed; missing ones are ignored).
-
-        With ``inplace=True`` the entries are removed from this TensorDict and from its
-        nested TensorDicts themselves.
-        """
-        if inplace:
-            for key in keys:
-                _pop_path(self, _keys.key_path(key))
-            return self
-        out = self._new_like(dict(self._tensors), self._batch_size, self._device)
-        for key in keys:
-            _drop_path(out, _keys.key_path(key))
-        return out
-
-    def _replace_entries(self, other: TensorDict) -> Self:
-        if self._locked:
-            raise LockedError(_LOCKED_MSG.format(action="remove entries from"))
-        if self._saved_at is not None:
-            for key in [key for key in self._tensors if key not in other._tensors]:
-                self._saved_at.entry_removed(self, key)
-        self._tensors = other._tensors
         return self
 
     # --- devices -------------------------------------------------------------------------
@@ -885,7 +770,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps):
 
     def _take_moved(self, moved: Self) -> None:
         if self._locked:
-            raise LockedError(_LOCKED_MSG.format(action="move the entries of"))
+            raise LockedError(LOCKED_MSG.format(action="move the entries of"))
         for key, value in moved._tensors.items():
             mine = self._tensors.get(key)
             if type(mine) is TensorDict and type(value) is TensorDict:
@@ -970,49 +855,6 @@ def _rebuild(
 
 
 allow_unpickling(TensorDict, _rebuild)  # torch.load(f, weights_only=True)
-
-
-def _pop_path(root: TensorDict, path: tuple[str, ...]) -> None:
-    """Removes ``path`` from ``root``'s own nested TensorDicts, if it is there."""
-    node = root
-    for at, part in enumerate(path[:-1]):
-        child = node._tensors.get(part)
-        if _is_other_node(child):
-            child.exclude(path[at + 1 :], inplace=True)
-            return
-        if not isinstance(child, TensorDict):
-            return
-        node = child
-    if path[-1] in node._tensors:
-        if node._locked:
-            raise LockedError(_LOCKED_MSG.format(action=f"remove {path!r} from"))
-        node._remove_entry(path[-1])
-
-
-def _is_other_node(value: object) -> TypeGuard[Any]:
-    """Whether ``value`` is a nested collection other than a TensorDict (a record, a
-    lazy stack), which answers for its own entries."""
-    return (
-        isinstance(value, TensorCollection)
-        and not isinstance(value, TensorDict)
-        and not value._is_leaf_node
-    )
-
-
-def _drop_path(out: TensorDict, path: tuple[str, ...]) -> None:
-    """Removes ``path`` from ``out``, copying the nested levels it passes (not the leaves)."""
-    node = out
-    for at, part in enumerate(path[:-1]):
-        child = node._tensors.get(part)
-        if _is_other_node(child):  # a record or a lazy stack excludes from itself
-            node._tensors[part] = child.exclude(path[at + 1 :])
-            return
-        if not isinstance(child, TensorDict):
-            return
-        child = child.__copy__()
-        node._tensors[part] = child
-        node = child
-    node._tensors.pop(path[-1], None)
 
 
 # A TensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:

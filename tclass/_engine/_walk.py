@@ -17,7 +17,8 @@ from typing import Any, Generic, TypeVar
 from tclass._core._records import is_record
 from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._typed import TypedTensorDict
 from tclass.errors import UnsupportedError

@@ -25,7 +25,8 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._engine._lazy._build import lazy_stack, maybe_dense_stack
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import (
     PyValue,

@@ -23,7 +23,8 @@ import torch
 
 from tclass._base._provided import INTEROP
 from tclass._base.implemented._collection import TensorCollection
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchSizeError,

@@ -14,7 +14,8 @@ from typing import Any
 
 from tclass._core._records import is_record_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io.memmap._format import file_name
 from tclass.errors import MetadataError

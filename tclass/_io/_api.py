@@ -22,7 +22,8 @@ from tclass._core._keys import NestedKey
 from tclass._core._memmap import MemoryMappedTensor, Mode
 from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io.memmap._archive import save_archive, wants_archive

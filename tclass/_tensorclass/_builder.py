@@ -38,7 +38,8 @@ from tclass._core._record_spec import RecordSpecs
 from tclass._core._registry import register_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._record_fields import field_getter, tensor_field_setter
 from tclass._engine._td import TensorDict
 from tclass._io._schema import FieldSchema

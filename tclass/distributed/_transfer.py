@@ -19,7 +19,8 @@ import torch.distributed as dist
 from tclass._base._provided import DISTRIBUTED
 from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike
-from tclass._engine._nontensor import NonTensorStack, same_value
+from tclass._engine._nontensor import same_value
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.distributed import _wire
 from tclass.distributed._wire import Header, Layout, first_difference, layout_of

@@ -36,7 +36,8 @@ import torch
 from tclass._core._nested import fill_array
 from tclass._engine._consolidate import Target, describe, rebuild_from_description
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass.errors import DistributedError, NotSerializableError, UnsupportedError

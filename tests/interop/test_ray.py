@@ -29,6 +29,7 @@ def cluster() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", worker_pythonpath(__file__))
         ray.init(
+            address="local",  # a cluster of its own, never one another process started
             num_cpus=2,
             include_dashboard=False,
             object_store_memory=512 * MIB,

@@ -35,7 +35,7 @@ from tclass._engine._lazy._parts import (
     stack_entries,
     stacked_size,
 )
-from tclass._engine._nontensor import NonTensorStack, join_non_tensor
+from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchSizeError,

@@ -24,7 +24,8 @@ from tclass._core._batch import (
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._nontensor import _NonTensorNode, join_non_tensor
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._repr import LeafSummary
 from tclass._engine._td import TensorDict
 from tclass.errors import (

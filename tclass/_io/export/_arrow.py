@@ -14,7 +14,8 @@ import torch
 
 from tclass._core._device import DeviceLike
 from tclass._core._keys import NestedKey, key_path
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._optional import need
 from tclass.errors import ArgumentValueError, BatchSizeError, ShapeError

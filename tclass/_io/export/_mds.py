@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from tclass._base._provided import IO
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._io._optional import need
 from tclass.errors import ArgumentValueError
 

@@ -24,7 +24,8 @@ from tclass._core._records import is_record, storage_of
 from tclass._core._registry import resolve_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._optional import need
 from tclass.errors import (

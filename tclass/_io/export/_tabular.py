@@ -28,7 +28,8 @@ from typing_extensions import Unpack
 from tclass._base._provided import IO
 from tclass._base.declared._formats import TableOptions
 from tclass._core._records import is_record, is_record_class
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._optional import need
 from tclass.errors import (

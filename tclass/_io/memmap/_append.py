@@ -41,13 +41,8 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._memmap import MemoryMappedTensor, map_opened_file
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import (
-    NonTensorData,
-    NonTensorStack,
-    _NonTensorNode,
-    join_non_tensor,
-    same_value,
-)
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._api import adopt_leaves

@@ -26,7 +26,8 @@ from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._records import field_names_of, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
+from tclass._engine._nontensor import MetaData, NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._schema import record_schema

@@ -38,7 +38,8 @@ from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
 from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import MetaData, NonTensorData, NonTensorStack
+from tclass._engine._nontensor import MetaData, NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import check_values, field_classes, missing_fields, tensorclasses
 from tclass._io._schema import (

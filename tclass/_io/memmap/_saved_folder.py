@@ -42,7 +42,8 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._records import field_names_of, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode, same_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io.memmap._format import (
     META,

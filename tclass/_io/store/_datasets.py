@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from tclass._engine._nontensor import NonTensorData, NonTensorStack, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._io.memmap._format import MAX_JSON_DEPTH
 from tclass._io.memmap._meta_file import fits_int64, is_sizes, json_depth_over
 from tclass._io.store._protocol import STACK_MARK, StoreArray, Values

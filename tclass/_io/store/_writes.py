@@ -16,7 +16,8 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
-from tclass._engine._nontensor import NonTensorData, NonTensorStack
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._io._schema import record_schema

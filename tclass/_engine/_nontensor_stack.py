@@ -1,0 +1,587 @@
+"""``NonTensorStack``: one Python value per element of a batch, and the stacking and
+concatenation of Python-value nodes (``join_non_tensor``, which builds stacks).
+
+The values are a flat list in row-major order, shaped like the batch; a structural op is
+worked out on a tensor of element numbers (``arange(numel).reshape(batch)``): torch does
+the index arithmetic, numpy then gathers the values. The node both kinds share and the
+one-value node, ``NonTensorData``, are in ``_nontensor.py``, which reaches this class
+through ``ENGINE.NonTensorStack`` (bound at the end of this module).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from typing import Any, Generic
+
+import numpy as np
+import torch
+from typing_extensions import Self, TypeVar
+
+from tclass._base._inline import inline_inherited
+from tclass._base._provided import ENGINE
+from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core import _batch
+from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
+from tclass._core._device import DeviceLike, as_device
+from tclass._core._linked_list import linked_values
+from tclass._core._options import OPTIONS
+from tclass._core._safe_globals import allow_unpickling
+from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, _rebuild_values
+from tclass._engine._value_positions import (
+    copy_value,
+    dim_after_index,
+    element_positions,
+    expanded,
+    flattened,
+    indexed,
+    joined_shape,
+    removed_dim,
+    same_value,
+)
+from tclass.errors import (
+    BatchMismatchError,
+    BatchSizeError,
+    DimError,
+    LockedError,
+    ReductionError,
+    StackError,
+    UnsupportedError,
+)
+
+__all__ = ["NonTensorStack", "join_non_tensor"]
+
+_new_instance = object.__new__
+# The type of the values, for annotations only (``NonTensorStack[str]``, as the peer's).
+_V = TypeVar("_V", default=Any)
+
+
+class NonTensorStack(_NonTensorNode, Generic[_V]):
+    """One Python value per element of a batch (``NonTensorStack[str]`` names the type of
+    the values for annotations, as the peer's does; they are not checked against it).
+
+    Built from values or nodes stacked along ``stack_dim`` (``NonTensorStack("a", "b")``,
+    ``NonTensorStack(node_a, node_b, stack_dim=1)``), or from (nested) lists with
+    :meth:`from_list`; stacking collections that hold Python values builds one too (one
+    value per member, equal or not, as the peer does unless
+    ``set_capture_non_tensor_stack(True)``). ``tolist()`` gives the values as nested lists
+    in batch order; indexing one element gives a ``NonTensorData``.
+
+    The values are a flat list in row-major order; a structural op is worked out on a
+    tensor of element numbers (``arange(numel).reshape(batch)``) and the list is gathered
+    with the result, so every index and shape op torch accepts works here, in pure Python
+    and torch (which ``torch.compile`` traces).
+
+    Example:
+        >>> names = NonTensorStack("a", "b", "c")
+        >>> names[1:].tolist(), names[0].data
+        (['b', 'c'], 'a')
+    """
+
+    __slots__ = ("_values", "_shape", "_stack_dim")
+
+    _values: list[Any]
+    _shape: torch.Size
+    # The dim the members were stacked along: values are then the same along every other
+    # dim, and an index that removes this dim gives one value back (as the peer's stack
+    # of members gives a member). None when an operation mixed the elements.
+    _stack_dim: int | None
+
+    def __init__(
+        self,
+        *values: Any,
+        stack_dim: int = 0,
+        device: DeviceLike = None,
+        batch_size: BatchSizeLike = None,
+    ) -> None:
+        nodes = [v if isinstance(v, _NonTensorNode) else NonTensorData(v) for v in values]
+        if nodes:
+            shapes = {tuple(node.batch_size) for node in nodes}
+            if len(shapes) > 1:
+                shown = ", ".join(sorted(str(list(shape)) for shape in shapes))
+                msg = f"NonTensorStack: the values have different batch sizes ({shown})"
+                raise StackError(msg)
+            if not 0 <= stack_dim <= len(nodes[0].batch_size):
+                msg = (
+                    f"NonTensorStack: stack_dim={stack_dim} is out of range for values of "
+                    f"batch size {list(nodes[0].batch_size)} (0 to {len(nodes[0].batch_size)})"
+                )
+                raise DimError(msg)
+            joined = _join_values(nodes, "stack", stack_dim, ())
+            self._values, self._shape = joined._values, joined._shape
+        else:
+            self._values, self._shape = [], torch.Size([0])
+        # Values differ along stack_dim only when each member holds one value (members
+        # that are stacks themselves may differ along their own dims too).
+        single = all(isinstance(node, NonTensorData) for node in nodes)
+        self._stack_dim = stack_dim if single else None
+        if device is None and nodes and all(node.device == nodes[0].device for node in nodes):
+            device = nodes[0].device
+        self._device = as_device(device)
+        self._locked = False
+        if batch_size is not None and as_batch_size(batch_size) != self._shape:
+            msg = (
+                f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the "
+                f"stacked values have batch size {list(self._shape)}"
+            )
+            raise BatchSizeError(msg)
+
+    @classmethod
+    def _make(
+        cls,
+        values: list[Any],
+        shape: torch.Size,
+        device: torch.device | None,
+        stack_dim: int | None = None,
+    ) -> NonTensorStack:
+        """A stack of ``values`` (flat, row-major) shaped ``shape``, unchecked."""
+        node = _new_instance(cls)
+        node._values = values
+        node._shape = shape
+        node._stack_dim = stack_dim
+        node._device = device
+        node._locked = False
+        return node
+
+    @classmethod
+    def from_list(  # type: ignore[override]  # a stack of Python values, not of collections
+        cls, values: Sequence[Any], device: DeviceLike = None
+    ) -> NonTensorStack:
+        """A stack of ``values``; nested lists of equal lengths give more dims (other
+        items, lists of other lengths included, are values)."""
+        flat, shape = flattened(values)
+        return cls._make(flat, torch.Size(shape), as_device(device))
+
+    @classmethod
+    def _from_values(cls, values: Sequence[Any], device: DeviceLike = None) -> NonTensorStack:
+        """A 1-d stack of ``values``, each kept as given (lists and tensors included)."""
+        return cls._make(list(values), torch.Size([len(values)]), as_device(device))
+
+    @classmethod
+    def _from_array(
+        cls, array: np.ndarray[Any, Any], device: torch.device | None, stack_dim: int | None = None
+    ) -> NonTensorStack:
+        """A stack of the values of a numpy object array, shaped like it."""
+        return cls._make(list(array.reshape(-1)), torch.Size(array.shape), device, stack_dim)
+
+    @property
+    def stack_dim(self) -> int:
+        """The batch dim the values were stacked along (0 when unknown)."""
+        return self._stack_dim or 0
+
+    @property
+    def tensordicts(self) -> list[Any]:
+        """The stacked members: one node per position along ``stack_dim``."""
+        dim = self.stack_dim
+        count = self._shape[dim] if self._shape else 0
+        return [self[(slice(None),) * dim + (i,)] for i in range(count)]
+
+    @property
+    def batch_size(self) -> torch.Size:
+        return self._shape
+
+    @property
+    def data(self) -> Any:
+        """The one value every element holds, or (when they differ) the values as nested
+        lists, as a field holding different values reads."""
+        values = self._values
+        if values and all(same_value(value, values[0]) for value in values[1:]):
+            return values[0]
+        return self._read()
+
+    def _read(self) -> Any:
+        return linked_values(self._values, self._shape, self)  # item writes reach the stack
+
+    def _flat(self) -> list[Any]:
+        return self._values
+
+    def _at(
+        self,
+        shape: torch.Size,
+        positions: list[int],
+        device: torch.device | None,
+        stack_dim: int | None = None,
+    ) -> Any:
+        """The values at ``positions`` (element numbers) shaped ``shape``, as a node: one
+        value when ``stack_dim`` is -1 (the stack dim was indexed away) or for ``[]``."""
+        values = self._values
+        picked = [values[i] for i in positions]
+        if not shape or (stack_dim == -1 and picked):
+            return NonTensorData._make(picked[0], shape, device)
+        return NonTensorStack._make(picked, shape, device, None if stack_dim == -1 else stack_dim)
+
+    def _rebatched(self, batch_size: torch.Size) -> Self:
+        values = self._values
+        if batch_size == self._shape:
+            return self._make(list(values), batch_size, self._device, self._stack_dim)  # type: ignore[return-value]
+        if not values:  # an empty batch reduced: no values to merge, none to give
+            if batch_size.numel() == 0:
+                return self._make([], batch_size, self._device)  # type: ignore[return-value]
+            return NonTensorData._make(None, batch_size, self._device)  # type: ignore[return-value]
+        if values and all(same_value(values[0], value) for value in values[1:]):
+            return NonTensorData._make(values[0], batch_size, self._device)  # type: ignore[return-value]
+        try:
+            shape, positions = expanded(self._shape, batch_size)
+        except RuntimeError:
+            msg = (
+                f"it holds a different Python value per element (batch size "
+                f"{format_shape(self.batch_size)}), which a reduction to "
+                f"{format_shape(batch_size)} would merge; select the elements first"
+            )
+            raise ReductionError(msg) from None
+        return self._at(shape, positions, self._device)  # type: ignore[no-any-return]
+
+    def _applies_at(self, batch_size: torch.Size) -> bool:
+        return batch_size == self._shape
+
+    def _new_like(
+        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
+    ) -> Self:
+        if batch_size != self._shape:
+            msg = (
+                "internal: a NonTensorStack of batch size "
+                f"{format_shape(self.batch_size)} cannot become {format_shape(batch_size)}"
+            )
+            raise UnsupportedError(msg)
+        return self._make(self._values, batch_size, device)  # type: ignore[return-value]
+
+    def _map_values(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        # Element-wise operations leave Python values alone; only the device changes.
+        if batch_size != self._shape:
+            msg = (
+                f"cannot reduce a batch dim of a field holding a different value per element "
+                f"(batch size {format_shape(self.batch_size)}); select the elements first"
+            )
+            raise UnsupportedError(msg)
+        device = self._device if device is ... else device
+        return self._make(self._values, batch_size, device, self._stack_dim)  # type: ignore[return-value]
+
+    def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
+        values = [fn(value) for value in self._values]
+        if all(new is old for new, old in zip(values, self._values)):
+            return self
+        return self._make(values, self._shape, self._device, self._stack_dim)  # type: ignore[return-value]
+
+    def _map_batch(
+        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+    ) -> Self:
+        device = self._device if device is ... else device
+        if torch.compiler.is_compiling() and self._one_value():
+            return self._filled(batch_size, device, None)  # type: ignore[no-any-return]
+        shape, positions = element_positions(self._shape, fn)[0]
+        return self._at(shape, positions, device)  # type: ignore[no-any-return]
+
+    def _map_values_split(
+        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
+    ) -> tuple[Self, ...]:
+        dim = self._stack_dim
+        if torch.compiler.is_compiling() and self._one_value():
+            if dim is not None and batch_sizes and len(batch_sizes[0]) < len(self._shape):
+                dim = -1  # unbind: each piece one member (or one row of equal values)
+            return tuple(self._filled(size, self._device, dim) for size in batch_sizes)
+        pieces = element_positions(self._shape, fn)
+        if dim is not None and pieces and len(pieces[0][0]) < len(self._shape):  # unbind
+            removed = removed_dim(self._shape, pieces[0][1])
+            dim = -1 if removed == dim else None if removed is None else dim - (removed < dim)
+        return tuple(self._at(shape, positions, self._device, dim) for shape, positions in pieces)
+
+    def _one_value(self) -> bool:
+        """Whether every element holds the same value (then no structural op changes
+        what an element reads: what ``torch.compile`` needs, see :meth:`_filled`)."""
+        values = self._values
+        return bool(values) and all(same_value(values[0], value) for value in values[1:])
+
+    def _filled(self, shape: torch.Size, device: torch.device | None, stack_dim: int | None) -> Any:
+        """The result of a structural op giving ``shape`` when every element holds the
+        same value: worked out without element numbers, which a compiled graph cannot
+        turn into Python values when the op depends on tensor data (a gather index)."""
+        value = self._values[0]
+        if not shape or stack_dim == -1:
+            return NonTensorData._make(value, shape, device)
+        return NonTensorStack._make([value] * math.prod(shape), shape, device, stack_dim)
+
+    def __getitem__(self, index: Any) -> Any:
+        if type(index) is str:
+            raise self._missing_key(index)
+        if type(index) is tuple:
+            index = _batch.normalize_index(index, len(self._shape))
+        dim = self._stack_dim
+        if dim is not None:
+            dim = dim_after_index(index, dim)
+        shape, positions = indexed(self._shape, index)
+        return self._at(shape, positions, self._device, dim)
+
+    def clone(self, recurse: bool = True) -> Self:
+        values = copy.deepcopy(self._values) if recurse else list(self._values)
+        return self._make(values, self._shape, self._device, self._stack_dim)  # type: ignore[return-value]
+
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
+        """The stack itself: Python values have no memory layout (as the peer)."""
+        return self
+
+    def squeeze(self, dim: int | None = None) -> Self:
+        """Removes size-1 batch dims; removing the dim the values were stacked along
+        gives one ``NonTensorData`` (its one member), as the peer."""
+        out = super().squeeze(dim)
+        stack_dim = self._stack_dim
+        if stack_dim is None or not isinstance(out, NonTensorStack) or not out._values:
+            return out
+        dims = _batch.squeeze_dims(self._shape, dim)
+        if stack_dim in dims:
+            return NonTensorData._make(out._values[0], out._shape, out._device)  # type: ignore[return-value]
+        out._stack_dim = stack_dim - sum(d < stack_dim for d in dims)
+        return out
+
+    def unsqueeze(self, dim: int) -> Self:
+        out = super().unsqueeze(dim)
+        stack_dim = self._stack_dim
+        if stack_dim is not None and isinstance(out, NonTensorStack):
+            pos = _batch.normalize_dim(dim, len(self._shape), op="unsqueeze", inclusive=True)
+            out._stack_dim = stack_dim + (pos <= stack_dim)
+        return out
+
+    def maybe_to_stack(self) -> Self:
+        """A new stack of the same values (each element already is one value)."""
+        return self.clone(recurse=False)
+
+    def _become(self, other: Self) -> None:
+        """Takes the values and batch size of ``other`` (a NonTensorStack) in place: what
+        ``pad(..., inplace=True)`` does, keeping this stack's identity, as the peer."""
+        if self._locked:
+            msg = "cannot change the batch size of a locked NonTensorStack; unlock it first"
+            raise LockedError(msg)
+        if not isinstance(other, NonTensorStack):
+            super()._become(other)
+        self._values, self._shape = list(other._values), other._shape
+        self._stack_dim = other._stack_dim
+
+    def insert(self, index: int, tensordict: Any) -> None:
+        """Inserts a member before position ``index`` along the stack dim: a node whose
+        batch size is a member's, or a Python value (held by every element of the new
+        member).
+
+        Raises:
+            LockedError: the stack is locked.
+            StackError: (a ``ValueError``) a node of another batch size.
+        """
+        if self._locked:
+            msg = "cannot insert a member into a locked NonTensorStack; unlock it first"
+            raise LockedError(msg)
+        dim = self.stack_dim
+        member = list(self.batch_size)
+        del member[dim]
+        node = tensordict if isinstance(tensordict, _NonTensorNode) else None
+        if node is None:
+            node = NonTensorData(tensordict, batch_size=member, device=self._device)
+        if list(node.batch_size) != member:
+            msg = (
+                f"NonTensorStack.insert: the new member has batch size "
+                f"{list(node.batch_size)}, the stack's members have {member}"
+            )
+            raise StackError(msg)
+        array = self._as_array()
+        length = array.shape[dim]
+        position = min(max(index + length if index < 0 else index, 0), length)  # list.insert
+        parts = np.split(array, [position], axis=dim)
+        added = node._as_array().reshape([*member[:dim], 1, *member[dim:]])
+        joined = np.concatenate([parts[0], added, parts[1]], dim)
+        self._values, self._shape = list(joined.reshape(-1)), torch.Size(joined.shape)
+        if not isinstance(node, NonTensorData):  # the values may now differ along other dims
+            self._stack_dim = None
+        if node.device != self._device:
+            self._device = None
+
+    def append(self, tensordict: Any) -> None:
+        """Adds a member at the end of the stack dim (see :meth:`insert`)."""
+        self.insert(self._shape[self.stack_dim], tensordict)
+
+    def extend(self, tensordict: Sequence[Any] | TensorCollection) -> None:
+        """Appends each of a list of members, or each part of a stack along the stack
+        dim (see :meth:`insert`)."""
+        parts = (
+            tensordict.unbind(self.stack_dim)
+            if isinstance(tensordict, TensorCollection)
+            else tensordict
+        )
+        for part in parts:
+            self.append(part)
+
+    valid_keys = TensorCollection.keys  # the peer's older name (no keys here)
+
+    @classmethod
+    def from_nontensordata(cls, non_tensor: NonTensorData) -> _NonTensorNode:
+        """A stack holding a copy of ``non_tensor``'s value in every element (a copy of
+        ``non_tensor`` itself when its batch size is empty); see
+        ``NonTensorData.maybe_to_stack``, which shares the value instead."""
+        if not non_tensor.batch_size:
+            return non_tensor.clone()
+        array = np.empty(tuple(non_tensor.batch_size), dtype=object)
+        for index in np.ndindex(array.shape):
+            array[index] = copy_value(non_tensor.data)
+        return cls._from_array(array, non_tensor.device)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Writes ``value`` (a value, or a node broadcast to the selection) at ``index``,
+        in place, as the peer. Raises:
+            LockedError: (a ``RuntimeError``) if the stack is locked (a saved one too)."""
+        if self._locked:
+            raise LockedError("cannot write into a locked NonTensorStack; unlock it first")
+        new = self._with_written(index, value)  # never changes self: copy on write
+        self._values, self._stack_dim = new._flat(), getattr(new, "_stack_dim", None)
+
+    def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        values = self._values
+        for position, new in self._selected(index, value):
+            values[position] = new
+        self._stack_dim = None  # an element may now differ from its neighbours
+        return self
+
+    def _with_written(self, index: Any, value: Any) -> _NonTensorNode:
+        values = self._values
+        if all(same_value(values[position], new) for position, new in self._selected(index, value)):
+            return self
+        copied = self._make(list(values), self._shape, self._device, self._stack_dim)
+        return copied._written(index, value)
+
+    def _selected(self, index: Any, value: Any) -> list[tuple[int, Any]]:
+        """Each element ``index`` selects, with the value written there (``value``
+        broadcast to the selection)."""
+        if type(index) is tuple:
+            index = _batch.normalize_index(index, len(self._shape))
+        shape, positions = indexed(self._shape, index)
+        if isinstance(value, _NonTensorNode):
+            extra = len(value.batch_size) - len(shape)
+            if extra > 0 and all(size == 1 for size in value.batch_size[:extra]):
+                value = value[(0,) * extra]  # leading dims of size 1 dropped, as torch does
+            try:
+                sources = value._flat_as(shape)
+            except RuntimeError:
+                msg = (
+                    f"cannot write values of batch size {list(value.batch_size)} into the "
+                    f"elements {list(shape)} selected by {index!r}"
+                )
+                raise StackError(msg) from None
+        else:
+            sources = [value] * len(positions)
+        return list(zip(positions, sources))
+
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        if self._shape[: len(new)] != new:
+            raise BatchMismatchError(prefix, self._shape, new)
+
+    def __repr__(self) -> str:
+        return (
+            f"NonTensorStack({self.tolist()!r}, batch_size={format_shape(self.batch_size)}, "
+            f"device={self._device})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_values, (self._values, self._shape, self._device, self._stack_dim))
+
+
+allow_unpickling(NonTensorStack)  # (its pickles name _nontensor._rebuild_values)
+
+
+def join_non_tensor(
+    parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]
+) -> _NonTensorNode:
+    """Stacks or concatenates non-tensor nodes (``dim`` already normalized), as the peer
+    does: stacking gives one value per member (a ``NonTensorStack``, equal values
+    included) unless ``set_capture_non_tensor_stack(True)`` is on or the parts are
+    ``MetaData``; concatenating parts that hold one equal value keeps that one value."""
+    first = parts[0]
+    kind = type(first)
+    if kind is MetaData or (
+        kind is NonTensorData and (op == "cat" or OPTIONS.capture_non_tensor_stack)
+    ):
+        # One value shared by every part, in a single pass.
+        data, device, batch = first.data, first._device, first._batch_size
+        total = 0
+        for part in parts:
+            if (
+                type(part) is not kind
+                or part._device != device
+                or (part.data is not data and not same_value(part.data, data))
+            ):
+                break
+            if op == "stack":
+                if part._batch_size != batch:
+                    break
+            else:
+                total += part._batch_size[dim]
+        else:
+            size = list(batch)
+            if op == "stack":
+                size.insert(dim, len(parts))
+            else:
+                size[dim] = total
+            node: _NonTensorNode = kind._make(data, torch.Size(size), device)
+            return node
+    elif kind is NonTensorData and op == "stack" and not first._batch_size:
+        stacked = _stack_values(parts)
+        if stacked is not None:
+            return stacked
+    return _join_values(parts, op, dim, path)
+
+
+def _stack_values(parts: Sequence[Any]) -> NonTensorStack | None:
+    """The common stack, of ``NonTensorData`` parts with no batch dims (records'
+    values), in one pass: ``None`` if another part comes up."""
+    if torch.compiler.is_compiling():  # it cannot trace operator.attrgetter
+        return None  # the general join
+    if set(map(type, parts)) != {NonTensorData} or any(map(_batch_of, parts)):
+        return None  # C-level passes: the common case costs no Python loop
+    devices = set(map(_device_of, parts))
+    device = next(iter(devices)) if len(devices) == 1 else None
+    values = list(map(_data_of, parts))
+    return NonTensorStack._make(values, torch.Size([len(values)]), device, 0)
+
+
+_batch_of = attrgetter("_batch_size")
+_device_of = attrgetter("_device")
+_data_of = attrgetter("data")
+
+
+def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> NonTensorStack:
+    """The values of ``parts`` stacked or concatenated along ``dim``, one per element."""
+    for position, part in enumerate(parts):
+        if not isinstance(part, _NonTensorNode):
+            name = path[0] if len(path) == 1 else path
+            msg = (
+                f"{op}: entry {name!r} holds a Python value in member 0 but a "
+                f"{type(part).__name__} in member {position}"
+            )
+            raise StackError(msg)
+    device = parts[0].device
+    if any(part.device != device for part in parts):
+        device = None
+    # Values differ along `dim` only when each part holds one value (or, for cat, when
+    # each part's values differ along `dim` only).
+    along_dim = all(
+        type(part) is not NonTensorStack or (op == "cat" and part._stack_dim == dim)
+        for part in parts
+    )
+    shape = joined_shape([part.batch_size for part in parts], op, dim, path)
+    # Row-major: for each index of the dims before `dim`, each part's block in turn (a
+    # part's block spans `dim` and the dims after it). Pure Python, which torch.compile
+    # traces whatever the values are.
+    values: list[Any] = []
+    for outer in range(math.prod(shape[:dim])):
+        for part in parts:
+            inner = math.prod(part.batch_size[dim:] if op == "cat" else shape[dim + 1 :])
+            if type(part) is NonTensorStack:
+                values.extend(part._values[outer * inner : (outer + 1) * inner])
+            else:
+                values.extend([part.data] * inner)
+    return NonTensorStack._make(values, shape, device, dim if along_dim else None)
+
+
+ENGINE.NonTensorStack = NonTensorStack
+
+# for torch.compile's guards: see _base/_inline.py
+inline_inherited(NonTensorStack)
