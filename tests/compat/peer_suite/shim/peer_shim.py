@@ -95,6 +95,9 @@ def _fixture_adapters() -> dict[tuple[str, str], Any]:
         ("utils", "_check_recursive_properties"): _check_recursive_properties,
         ("_torch_func", "_stack"): tclass.stack,
         ("_td", "lazy_stack"): tclass.lazy_stack,
+        ("base", "_is_leaf_nontensor"): tclass.is_leaf_nontensor,
+        ("base", "_is_tensor_collection"): tclass.is_tensor_collection,
+        ("utils", "_getitem_batch_size"): _getitem_batch_size,
     }
 
 
@@ -146,9 +149,20 @@ def _has_non_tensor(self: Any) -> bool:
     return any(tclass.is_non_tensor(value) for value in leaves)
 
 
-def _fast_apply(self: Any, fn: Any, *others: Any, checked: bool = False, **kwargs: Any) -> Any:
-    """The peer's unchecked ``apply``: tclass's ``apply`` with the same arguments."""
+def _fast_apply(
+    self: Any, fn: Any, *others: Any, checked: bool = False, named: bool = False, **kwargs: Any
+) -> Any:
+    """The peer's unchecked ``apply``: tclass's ``apply`` (``named_apply`` for ``named``)."""
+    if named:
+        return self.named_apply(fn, *others, **kwargs)
+    kwargs.pop("nested_keys", None)
     return self.apply(fn, *others, **kwargs)
+
+
+def _getitem_batch_size(batch_size: Any, index: Any) -> Any:
+    import torch
+
+    return torch.empty(batch_size, device="meta")[index].shape
 
 
 # The peer's private helpers on collections that its tests call after the public calls
