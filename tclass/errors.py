@@ -461,6 +461,7 @@ class SpecProblem(NamedTuple):
     other: str | None = None  # the field that bound the dim first, if another
     message: str = ""
     element: tuple[int, ...] | None = None  # a constraint's: the value's index in the tensor
+    argument: str | None = None  # @checked: the argument ("argument 'a'") or "return value"
 
 
 class FieldSpecError(FieldTypeError, ValueError):

@@ -50,6 +50,7 @@ from tclass._tensorclass._builder import (
     record_from_entries,
     store_field,
 )
+from tclass._tensorclass._guards import check_rename, guard_leaves
 from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
 from tclass._tensorclass._random import TorchChooser, random_record
@@ -308,7 +309,14 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     def _collect(
         self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
     ) -> None:
+        if into.guards is None:
+            self._tensordict._collect(into, operands, batch_dims, prefix)
+            return
+        specs = self.__tclass_info__.specs  # an in-place write: bounded fields listed
+        start = len(into.leaves)
         self._tensordict._collect(into, operands, batch_dims, prefix)
+        if specs is not None and specs.constrained:
+            guard_leaves(self, into, start, specs)
 
     def _rebuilt(
         self,
@@ -591,6 +599,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             LockedError: if the record is locked; KeyNotFoundError: if ``old_key`` is
                 absent (both checked first, as the peer raises them).
             UnknownFieldError: if ``new_key`` is not a field.
+            FieldSpecError: the value does not fit the spec of ``new_key`` (its shape,
+                dtype, named dims or values), as when that field is assigned.
         """
         storage = self._tensordict
         name = new_key if isinstance(new_key, str) else new_key[0]
@@ -598,6 +608,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             if storage.is_locked or storage.get(old_key, None) is None:
                 storage.rename_key_(old_key, new_key, safe=safe)  # the peer's error first
             raise self._unknown_field(name)
+        check_rename(self, old_key, new_key)
         storage.rename_key_(old_key, new_key, safe=safe)
         return self
 

@@ -688,6 +688,7 @@ class MathOps(LeafWalkOps):
             {"non_blocking": non_blocking},
             subset=True,
             check="shapes",  # copy_ casts to any dtype
+            writes=True,
         )
 
     @implements(torch.zero_)
