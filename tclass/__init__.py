@@ -113,6 +113,11 @@ from tclass._io.memmap._archive import pack_memmap as pack_memmap
 from tclass._io.memmap._archive import refresh_archive_checksums as refresh_archive_checksums
 from tclass._io.memmap._archive import unpack_memmap as unpack_memmap
 from tclass._io.memmap._tree import print_directory_tree as print_directory_tree
+from tclass._io.shards._dataset import ShardedDataset as ShardedDataset
+from tclass._io.shards._dataset import ShardInfo as ShardInfo
+from tclass._io.shards._dataset import open_sharded as open_sharded
+from tclass._io.shards._writer import ShardWriter as ShardWriter
+from tclass._io.shards._writer import shard_writer as shard_writer
 from tclass._io.store._open import from_h5 as from_h5
 from tclass._io.store._open import from_zarr as from_zarr
 from tclass._io.store._persistent import PersistentTensorDict as PersistentTensorDict
@@ -138,6 +143,11 @@ __all__ = [
     "NonTensorDataBase",
     "refresh_archive_checksums",
     "append_memmap",
+    "open_sharded",
+    "shard_writer",
+    "ShardedDataset",
+    "ShardInfo",
+    "ShardWriter",
     "assert_allclose_td",
     "assert_close",
     "collate",

@@ -67,6 +67,7 @@ __all__ = [
     "ReprParseError",
     "ReservedNameError",
     "SchemaMismatchError",
+    "ShardSchemaError",
     "ShapeError",
     "SharedDefaultWarning",
     "SpecSyntaxError",
@@ -355,6 +356,23 @@ class AppendError(TclassError, ValueError):
     """Rows cannot be appended to a saved collection: the path holds no saved folder (or
     an archive), or the rows' classes, keys, dtypes or shapes differ from the saved ones
     (the peer raises ValueError). Nothing was written."""
+
+
+class ShardSchemaError(MetadataError, AppendError):
+    """A shard of a sharded dataset holds, or would hold, rows of another schema than the
+    dataset's (another record class, key, dtype or trailing shape than its manifest
+    records). The message names the shard and the first difference; nothing was written.
+
+    Attributes:
+        shard: the shard's id.
+    """
+
+    def __init__(self, message: str, shard: str | None = None) -> None:
+        super().__init__(message)
+        self.shard = shard
+
+    def __reduce__(self) -> tuple[type[ShardSchemaError], tuple[object, ...]]:
+        return (type(self), (str(self), self.shard))
 
 
 class MissingDependencyError(TclassError, ModuleNotFoundError):

@@ -380,7 +380,13 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return self
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
-        """Copies ``value`` into the existing tensor ``key`` in place (allowed when locked)."""
+        """Copies ``value`` into the existing tensor ``key`` in place (allowed when locked).
+        A nested key under a name that is not a field is an ``UnknownFieldError``, as in
+        :meth:`set` (the peer adds the node, and its record then refuses to be saved)."""
+        path = unravel_key(key)
+        if type(path) is tuple and path[0] not in self.__tclass_info__.field_names:
+            if not self.is_locked:  # the peer's LockedError first
+                raise self._unknown_field(path[0])
         check_entry_write(self, key, value, ..., "set_")
         self._tensordict.set_(key, value)
         return self

@@ -221,6 +221,17 @@ def test_indexing_gives_rows_as_a_tensordict(saved: PersistentTensorDict) -> Non
     assert torch.equal(saved.get_at(("next", "x"), slice(0, 2)), expected["next", "x"][:2])
 
 
+def test_an_ellipsis_covers_the_batch_dims_only(tmp_path: Path) -> None:
+    # A dataset's trailing dims are its features: None after ``...`` is a new batch dim.
+    expected = TensorDict({"x": torch.randn(4, 3, 5), "n": {"y": torch.randn(4, 3, 2)}}, [4, 3])
+    saved = PersistentTensorDict.from_dict(expected, filename=tmp_path / "e.h5")
+    for index in ((None, ..., None), ([1], ..., None), (..., None, 0), (1, ..., None), ...):
+        rows = saved[index]
+        assert rows["x"].shape == expected[index]["x"].shape, index
+        assert same(rows, expected[index]), index
+    saved.close()
+
+
 def test_each_read_is_a_new_tensor(saved: PersistentTensorDict) -> None:
     first = saved["reward"]
     first += 100  # a copy: the file is unchanged

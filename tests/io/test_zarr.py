@@ -240,6 +240,8 @@ def test_deletes_renames_and_a_read_only_store(tmp_path: Path, saved: Persistent
     del saved["obs"]
     saved.rename_key_("reward", "r")
     saved.rename_key_("next", "later")  # a group: copied, then removed
+    with pytest.raises(KeyError, match="'r' already present in TensorDict"):  # the peer's words
+        saved.rename_key_("later", "r", safe=True)
     assert sorted(saved.keys()) == ["config", "env", "info", "later", "r", "tags"]
     assert saved["later", "x"].shape == (4, 2, 2) and saved["later"].batch_size == (4,)
     saved.close()

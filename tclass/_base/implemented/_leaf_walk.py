@@ -495,8 +495,9 @@ class LeafWalkOps(TensorCollection):
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
 
         ``lock``: the result is locked when this collection is (the peer's rule for
-        arithmetic and casts; comparisons give unlocked masks), for binary ``arithmetic``
-        only when it holds a tensor and no operand is a tensor with dims. ``values``, if given,
+        arithmetic and casts; comparisons give unlocked masks), for ``arithmetic`` (the
+        peer's pointwise math) only when it holds a tensor and no operand is a tensor with
+        dims. ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
         gather, args, batch = self._gathered(
@@ -682,48 +683,62 @@ def _grown(batch: torch.Size, old_dims: int) -> Resize:
 _R = TypeVar("_R")
 
 
-def without_empty(result: _R) -> _R:
+def without_empty(result: _R, operand: Any) -> _R:
     """``result`` (a binary arithmetic result) without its nested collections that hold
-    nothing, at any depth, as the peer's arithmetic gives it; records keep their fields."""
+    nothing, at any depth, as the peer's arithmetic gives it; records keep their fields.
+    As in the peer, a collection holding no tensor (its result is a copy) and a tensor
+    ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all."""
     if not isinstance(result, TensorCollection) or is_record(result):
+        return result
+    if isinstance(operand, torch.Tensor) and operand.ndim:
         return result
     if not result._is_lazy and all(
         value.__class__ is torch.Tensor for value in result._entries().values()
     ):
         return result  # only tensors (the common case): nothing nested to drop
-    empty, _ = _empty_nested(result, ())
-    return cast(_R, result.exclude(*empty)) if empty else result
+    empty, _, tensors = _empty_nested(result, ())
+    if not empty or not tensors:
+        return result
+    out = result.exclude(*empty)
+    return cast(_R, out.lock_() if result.is_locked else out)
 
 
-def _lazy_child(node: TensorCollection, key: str) -> TensorCollection | None:
-    """A lazy stack's nested collection at ``key``; ``None`` for tensors and Python
-    values (ragged members' values have no stacked form)."""
+def _lazy_child(node: TensorCollection, key: str) -> TensorCollection | bool:
+    """A lazy stack's nested collection at ``key``; for a leaf, whether it is a tensor
+    (ragged members' Python values have no stacked form)."""
     kind = node._child_type(key)
-    return None if kind is None or kind._is_leaf_node else node._child(key)
+    if kind is None:
+        return True
+    child = None if kind._is_leaf_node else node._child(key)
+    return False if child is None else child
 
 
-def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool]:
-    """The paths under ``node`` of nested collections left with nothing, and whether
-    ``node`` itself is left with nothing."""
+def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool, bool]:
+    """The paths under ``node`` of nested collections left with nothing, whether
+    ``node`` itself is left with nothing, and whether it holds a tensor."""
     paths: list[Any] = []
     kept = 0
+    tensors = False
     if node._is_lazy:  # no leaf is read (a lazy stack's may differ in shape)
         items: Any = ((key, _lazy_child(node, key)) for key in node._key_names())
     else:
         items = node._entries().items()
     for key, value in items:
         if isinstance(value, TensorCollection) and not value._is_leaf_node and not is_record(value):
-            inner, empty = _empty_nested(value, prefix + (key,))
+            inner, empty, held = _empty_nested(value, prefix + (key,))
+            tensors = tensors or held
             if empty:
                 paths.append(prefix + (key,))
                 continue
             paths += inner
+        elif value is True or isinstance(value, torch.Tensor) or is_record(value):
+            tensors = True
         kept += 1
-    return paths, not kept
+    return paths, not kept, tensors
 
 
 def _unlocks(leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
-    """As the peer's binary arithmetic: a collection without tensors, or a tensor operand
+    """As the peer's pointwise math: a collection without tensors, or a tensor operand
     with dims (spread over the batch dims), gives a new unlocked collection; a number or
     a 0-d tensor keeps the lock."""
     return not leaves or any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
