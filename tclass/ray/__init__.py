@@ -1,5 +1,5 @@
-"""Ray Data over tclass datasets: saved folders read as ``ray.data.Dataset``s, datasets
-written as folders of shards, batches back as records.
+"""Ray Data over tclass datasets: saved folders and sharded datasets read as
+``ray.data.Dataset``s, datasets written as sharded datasets, batches back as records.
 
 ``pip install 'tclass[ray]'`` (Ray Data 2.50 or later; tested with 2.60). Importing this
 module imports nothing of Ray; each function that needs it imports it when called, and
@@ -7,15 +7,16 @@ raises :class:`~tclass.errors.MissingDependencyError` naming the extra when it i
 installed. (Records themselves need nothing from here to travel through Ray: see
 ``tclass/_engine/_pickle5.py``.)
 
-* :func:`read_memmap` — a folder written by ``memmap``/``save``/``append_memmap`` (or
-  several with the same columns) as a Dataset of one row per index of the first batch
-  dim, one block per range of rows. Columns are the leaves, named by their key paths
-  joined with ``"."`` (``meta.seed``); Python values are string or Python-object columns.
-  Read tasks map the files and hand Arrow views of the rows to Ray, which copies each
-  block once, into its object store (``_source.py``).
-* :func:`write_memmap` — a Dataset written into a new folder, one shard per write task
-  (``shard-00000``...), each a saved folder grown block by block; with ``cls``, each
-  block is checked against the class's schema (``_sink.py``).
+* :func:`read_memmap` — a folder written by ``memmap``/``save``/``append_memmap``, a
+  sharded dataset (or several of either, with the same columns) as a Dataset of one row
+  per index of the first batch dim, one block per range of rows. Columns are the leaves,
+  named by their key paths joined with ``"."`` (``meta.seed``); Python values are string
+  or Python-object columns. Read tasks map the files and hand Arrow views of the rows to
+  Ray, which copies each block once, into its object store (``_source.py``).
+* :func:`write_memmap` — a Dataset written into a sharded dataset
+  (``tclass.shard_writer``, ``tclass.open_sharded``), one shard per write task, grown
+  block by block; with ``cls``, each block is checked against the class's schema
+  (``_sink.py``).
 * :func:`iter_records` — a Dataset's batches as records of a class (nested records and
   Python values rebuilt), views of Ray's object store; :func:`to_record` and
   :func:`to_batch` convert one batch each way, e.g. in ``map_batches``.
@@ -31,8 +32,9 @@ import numpy as np
 
 from tclass._core._device import DeviceLike
 from tclass._engine._td import TensorDict
-from tclass._io._api import load_memmap
 from tclass._io._optional import need
+from tclass._io.shards._dataset import ShardedDataset, open_sharded
+from tclass._io.shards._folder import prepare_root
 from tclass.errors import ArgumentValueError, MissingDependencyError, TclassError
 from tclass.ray._columns import SEPARATOR, to_columns
 from tclass.ray._columns import to_record as _to_record
@@ -76,26 +78,29 @@ def read_memmap(
     allow_pickle: bool = False,
     **read_args: Any,
 ) -> Dataset:
-    """A Ray dataset of the rows saved in the folder ``path`` (or in each folder of a
-    sequence, in that order), read lazily by Ray Data's tasks.
+    """A Ray dataset of the rows saved in the folder ``path``: a saved folder, or a
+    sharded dataset (the rows of its shards, in its order); or of those of each in a
+    sequence, in that order. Read lazily by Ray Data's tasks.
 
-    The rows are those saved when this is called: rows appended later are not read
-    (call it again for them); a folder replaced by another since is an error in the task
-    reading it. Each read task maps its folder and reads one block: the rows
+    The rows are those saved (committed) when this is called: rows appended later are not
+    read (call it again for them); a folder replaced by another since is an error in the
+    task reading it. Each read task maps its folder and reads one block: the rows
     ``start:stop`` of every column (see the module doc), with no copy before Ray's own
     into its object store.
 
     Args:
-        path: a folder written by ``memmap``/``save``/``append_memmap``, or a sequence of
-            folders with the same columns (the shards ``write_memmap`` returns).
+        path: a folder written by ``memmap``/``save``/``append_memmap``, a sharded
+            dataset (``shard_writer``, ``write_memmap``), or a sequence of them with the
+            same columns.
         rows_per_block: the rows of each block (and read task). By default, enough
             blocks for Ray's requested parallelism, each within its target block size
             (128 MiB by default).
         columns: the columns to read (a name selects a column, or all those nested
             under it: ``"meta"``); all of them by default. ``Dataset.select_columns``
             also reads only those it selects.
-        cls: a record class the folders must hold: each is loaded once with it here,
-            which checks its schema and its values' constraints.
+        cls: a record class the folders must hold: each is loaded once with it here
+            (a sharded dataset: opened with it), which checks its schema and its values'
+            constraints. Without it, no class needs to be importable.
         allow_pickle: read Python values saved as pickles (``load_memmap``'s option).
         read_args: passed to ``ray.data.read_datasource``: the read tasks' resources
             (``num_cpus``, ``resources``...), ``concurrency``, ``override_num_blocks``.
@@ -106,6 +111,7 @@ def read_memmap(
         InvalidKeyError: a key holds ``"."``, the separator of nested column names.
         UnsupportedError: a complex tensor (Arrow has none), or a lazy stack.
         MetadataError: the folders do not hold the same columns.
+        MissingFileError: ``path`` holds neither a saved folder nor a sharded dataset.
         ArgumentValueError: a column name that matches no column.
     """
     ray = _ray_data("tclass.ray.read_memmap")
@@ -116,10 +122,7 @@ def read_memmap(
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise ArgumentValueError("read_memmap needs at least one folder, got an empty sequence")
-    if cls is not None:
-        for one in paths:
-            load_memmap(one, cls=cls, mode="r", allow_pickle=allow_pickle)
-    plans = _source.planned(paths, columns, allow_pickle)
+    plans = _source.planned(paths, columns, cls, allow_pickle)
     source = _source.MemmapDatasource(plans, rows_per_block, allow_pickle)
     if rows_per_block is not None and read_args.get("override_num_blocks") is None:
         # As many blocks as planned: Ray would otherwise split them to reach its minimum.
@@ -132,49 +135,47 @@ def read_memmap(
 def write_memmap(
     ds: Dataset,
     path: PathLike,
-    cls: type | None = None,
+    cls: type[C] | None = None,
     *,
-    allow_pickle: bool = False,
+    durable: bool = False,
     **write_args: Any,
-) -> list[str]:
-    """Write the dataset ``ds`` into the new folder ``path``: one shard per write task,
-    ``path/shard-00000``..., each a folder ``load_memmap`` loads (as ``cls`` when given,
-    else as a TensorDict), the shards in task order. Returns the shards' paths, which
-    :func:`read_memmap` reads back as one dataset.
+) -> ShardedDataset[C]:
+    """Write the dataset ``ds`` into the sharded dataset in the folder ``path`` (created
+    if needed; a dataset already there gets new shards, which must hold its class and
+    columns), one shard per write task, written by ``tclass.shard_writer``. Returns the
+    dataset as ``tclass.open_sharded(path, cls)`` opens it after the write.
 
     Columns are named as :func:`read_memmap` names them (``"."`` joins nested keys). With
-    ``cls``, each block must fit the class: its fields (a column for each, no other),
-    their dtypes, shapes, named dims and value constraints, as its constructor checks a
-    record; a column whose field's spec names one dtype is converted to it when that
-    dtype holds every value exactly. Shards are written into staging folders and renamed
-    only when every task has succeeded; the shards must then hold the same columns.
-    ``path`` must be on a filesystem every node of the cluster sees. ``write_args`` go
-    to ``Dataset.write_datasink`` (``ray_remote_args``, ``concurrency``).
+    ``cls``, each block must fit the class: its fields (a column for each it requires, no
+    other), their dtypes, shapes, named dims and value constraints, and its Python values'
+    annotations, as its constructor checks a record; a column whose field's spec names
+    one dtype is converted to it when that dtype holds every value exactly. Each block is
+    committed when appended (readers opening the dataset meanwhile see it); a write that
+    fails removes the shards it made, and the shards of task attempts Ray ran again are
+    removed when the write succeeds (no row twice). ``path`` must be on a filesystem every
+    node that writes sees, and the driver. ``durable``: fsync each commit.
+    ``write_args`` go to ``Dataset.write_datasink`` (``ray_remote_args``, ``concurrency``).
 
     Raises:
         MissingDependencyError: Ray Data is not installed.
-        FileConflictError: ``path`` exists and is not empty.
+        NotAFileError: ``path`` is a file, or a saved folder (not a sharded dataset).
         FieldSpecError: a block does not fit ``cls`` (the message names the write task,
             the block and its rows, and each field, as ``.problems`` does).
-        FieldTypeError, UnknownFieldError: a block lacks a field, or has a column that is
-            no field of ``cls``.
-        AppendError: a block has other columns, dtypes or row shapes than the task's
-            first (without ``cls``).
-        MetadataError: two write tasks wrote different columns.
+        ShardSchemaError: a block's rows differ from the dataset's class, keys, dtypes or
+            trailing shapes (those of the first shard written, or of the shards there).
+        NotSerializableError: a Python value that JSON cannot hold.
     """
     _ray_data("tclass.ray.write_memmap")
     from tclass.ray import _sink  # subclasses Ray's Datasink: imported once Ray is there
 
     target = os.path.abspath(os.fspath(path))
-    sink = _sink.MemmapDatasink(target, cls, allow_pickle)
+    prepare_root(target)  # refuses a file or a saved folder before any task runs
+    sink = _sink.MemmapDatasink(target, cls, _sink.new_write_id(), durable)
     try:
         ds.write_datasink(sink, **write_args)
     except Exception as error:
         raise _tclass_cause(error) from None
-    if not os.path.isdir(target):
-        os.makedirs(target)  # an empty dataset: an empty folder
-    names = sorted(name for name in os.listdir(target) if name.startswith("shard-"))
-    return [os.path.join(target, name) for name in names]
+    return open_sharded(target, cls)
 
 
 def _tclass_cause(error: Exception) -> Exception:

@@ -1,18 +1,21 @@
-"""Ray Data writing saved folders: the datasink of ``tclass.ray.write_memmap``.
+"""Ray Data writing a sharded dataset: the datasink of ``tclass.ray.write_memmap``.
 
-Each write task writes the blocks it is given into a folder of its own under ``path``:
-each block is turned into rows of the declared class (``_columns.to_record``: the class's
-constructor checks dtypes, shapes, named dims, value constraints and fields), saved by
-the first block (``memmap``) and appended by the next ones (``append_memmap``, which
-checks each block against the folder's keys, dtypes and row shapes). A block that does
-not fit raises the class's error with the block named (``write task 2, block 0, rows
-0-255``); nothing of that block is written.
+The target is a sharded dataset (``tclass/_io/shards``: a manifest and one saved folder
+per shard, each grown by one writer); each write task writes the blocks it is given into
+a shard of its own, through ``shard_writer``. Each block is first turned into rows of the
+declared class (``_columns.to_record``: the class's constructor checks dtypes, shapes,
+named dims, value constraints and fields), then appended and committed
+(``ShardWriter.append``: the rows must have the dataset's class, keys, dtypes and
+trailing shapes, as its manifest records them). A block that does not fit raises with the
+block named (``write task 2, block 0, its rows 0-255``); nothing of that block is written.
 
-A task writes into a staging folder (``.writing-<task>-<random>``); once every task has
-succeeded, the driver checks that the folders hold the same columns and renames them
-``shard-00000``, ``shard-00001``... in task order, then removes what failed attempts
-left. A write that fails leaves no shard, only its staging folders, which the next
-``write_memmap`` to an empty folder would refuse: remove them.
+The shards of one write are named ``<write>-<task>-<random>``, ``<write>`` starting with
+the time: they sort after the shards already there, in task order. A write task that Ray
+runs again (its worker died) writes a new shard: when every task has succeeded, the
+driver removes the shards of this write that no successful task returned (what the
+failed attempts committed), so that no row is there twice. A failed write removes every
+shard it made. Readers that open the dataset while a write is under way see the rows
+committed so far.
 
 This module imports Ray (it subclasses ``ray.data.Datasink``): ``tclass.ray`` imports it
 on first use, after checking that Ray is installed.
@@ -20,115 +23,88 @@ on first use, after checking that Ray is installed.
 
 from __future__ import annotations
 
-import os
+import secrets
 import shutil
-import uuid
+import time
 from collections.abc import Iterable
 from typing import Any, cast
 
 from ray.data.block import Block, BlockAccessor
 from ray.data.datasource import Datasink, WriteResult
 
-from tclass._io.memmap._append import append_memmap
-from tclass.errors import FieldSpecError, FileConflictError, MetadataError, TclassError
-from tclass.ray._columns import Column, to_record
-from tclass.ray._source import plan_folder
+from tclass._io.shards._folder import list_shards, shard_folder
+from tclass._io.shards._writer import ShardWriter, shard_writer
+from tclass.errors import FieldSpecError, ShardSchemaError, TclassError
+from tclass.ray._columns import to_record
 
-__all__ = ["MemmapDatasink", "SHARD"]
-
-SHARD = "shard-{:05d}"
-_STAGING = ".writing-"
-
-Written = dict[str, Any]  # what a write task returns: its task index, folder and rows
+__all__ = ["MemmapDatasink", "new_write_id"]
 
 
-class MemmapDatasink(Datasink[Written | None]):
-    """The datasink of ``tclass.ray.write_memmap`` (see the module docstring)."""
+def new_write_id() -> str:
+    """The prefix of one write's shards: the time (so that writes sort in order), and
+    random bits."""
+    return f"{time.time_ns():016x}-w{secrets.token_hex(3)}"
 
-    def __init__(self, path: str, cls: type | None, allow_pickle: bool) -> None:
+
+class MemmapDatasink(Datasink[str | None]):
+    """The datasink of ``tclass.ray.write_memmap`` (see the module docstring): each
+    write task returns the id of the shard it wrote, or None for no rows."""
+
+    def __init__(self, path: str, cls: type | None, write_id: str, durable: bool) -> None:
         self.path = path
         self.cls = cls
-        self.allow_pickle = allow_pickle
-        self.shards: list[str] = []
+        self.write_id = write_id
+        self.durable = durable
 
     def get_name(self) -> str:
-        return "WriteTclassMemmap"
+        return "WriteTclassShards"
 
-    def on_write_start(self, schema: Any = None) -> None:
-        os.makedirs(self.path, exist_ok=True)
-        if os.listdir(self.path):
-            msg = (
-                f"write_memmap writes a new dataset, but {self.path!r} is not empty: write "
-                "into a new folder (or remove what it holds)"
-            )
-            raise FileConflictError(msg)
-
-    def write(self, blocks: Iterable[Block], ctx: Any) -> Written | None:
+    def write(self, blocks: Iterable[Block], ctx: Any) -> str | None:
         task = int(ctx.task_idx)
-        folder = os.path.join(self.path, f"{_STAGING}{task:05d}-{uuid.uuid4().hex[:12]}")
+        shard_id = f"{self.write_id}-{task:05d}-{secrets.token_hex(2)}"
+        writer: ShardWriter[Any] | None = None
         rows = 0
-        for index, block in enumerate(blocks):
-            accessor = BlockAccessor.for_block(block)
-            count = accessor.num_rows()
-            if not count:
-                continue
-            batch = cast(dict[str, Any], accessor.to_numpy())  # every column, by name
-            last = rows + count - 1
-            where = f"write_memmap: write task {task}, block {index} (its rows {rows}-{last})"
-            try:
-                record = to_record(batch, self.cls)
-            except FieldSpecError as error:
-                raise FieldSpecError(f"{where}: {error}", error.problems) from None
-            except TclassError as error:
-                raise type(error)(f"{where}: {error}") from None
-            if rows:
-                append_memmap(folder, record, allow_pickle=self.allow_pickle)
-            else:
-                record.memmap(folder, allow_pickle=self.allow_pickle)
-            rows += count
-        return {"task": task, "folder": folder, "rows": rows} if rows else None
-
-    def on_write_complete(self, write_result: WriteResult[Written | None]) -> None:
-        written = sorted(
-            (w for w in write_result.write_returns if w is not None), key=lambda w: w["task"]
-        )
         try:
-            _check_same_columns([w["folder"] for w in written], self.allow_pickle)
-        except TclassError:
-            self._remove_staging()
-            raise
-        for number, w in enumerate(written):
-            shard = os.path.join(self.path, SHARD.format(number))
-            os.rename(w["folder"], shard)
-            self.shards.append(shard)
-        self._remove_staging()
+            for index, block in enumerate(blocks):
+                accessor = BlockAccessor.for_block(block)
+                count = accessor.num_rows()
+                if not count:
+                    continue
+                where = f"write task {task}, block {index} (its rows {rows}-{rows + count - 1})"
+                record = _record_of(cast(dict[str, Any], accessor.to_numpy()), self.cls, where)
+                try:
+                    if writer is None:
+                        template = self.cls if self.cls is not None else record
+                        writer = shard_writer(self.path, template, shard_id, durable=self.durable)
+                    writer.append(record)
+                except ShardSchemaError as error:
+                    raise ShardSchemaError(f"write_memmap: {where}: {error}", error.shard) from None
+                rows += count
+        finally:
+            if writer is not None:
+                writer.close()
+        return shard_id if rows else None
+
+    def on_write_complete(self, write_result: WriteResult[str | None]) -> None:
+        kept = {shard for shard in write_result.write_returns if shard is not None}
+        self._remove_shards(kept)
 
     def on_write_failed(self, error: Exception) -> None:
-        self._remove_staging()
+        self._remove_shards(set())
 
-    def _remove_staging(self) -> None:
-        if not os.path.isdir(self.path):
-            return
-        for name in os.listdir(self.path):
-            if name.startswith(_STAGING):
-                shutil.rmtree(os.path.join(self.path, name), ignore_errors=True)
-
-
-def _check_same_columns(folders: list[str], allow_pickle: bool) -> None:
-    """The folders the tasks wrote hold the same columns (the same dtypes and row
-    shapes: each task checked its own blocks, not the others')."""
-    plans = [plan_folder(folder, allow_pickle) for folder in folders]
-    for plan in plans[1:]:
-        if _tensor_columns(plan.columns) != _tensor_columns(plans[0].columns):
-            mine = ", ".join(c.describe() for c in plans[0].columns)
-            theirs = ", ".join(c.describe() for c in plan.columns)
-            msg = (
-                f"write_memmap: the write tasks wrote rows of different columns ({mine} in "
-                f"one, {theirs} in another), which cannot form one dataset; nothing was "
-                "kept: make the blocks agree (or declare cls=, whose schema fixes them)"
-            )
-            raise MetadataError(msg)
+    def _remove_shards(self, kept: set[str]) -> None:
+        """Remove this write's shards but ``kept`` (those of failed attempts)."""
+        prefix = self.write_id + "-"
+        for shard in list_shards(self.path):
+            if shard.startswith(prefix) and shard not in kept:
+                shutil.rmtree(shard_folder(self.path, shard), ignore_errors=True)
 
 
-def _tensor_columns(columns: Iterable[Column]) -> list[tuple[Any, ...]]:
-    return [(c.key, c.kind == "tensor", c.dtype, c.shape) for c in columns]
+def _record_of(batch: dict[str, Any], cls: type | None, where: str) -> Any:
+    """The block ``batch`` as rows of ``cls``, an error naming the block otherwise."""
+    try:
+        return to_record(batch, cls)
+    except FieldSpecError as error:
+        raise FieldSpecError(f"write_memmap: {where}: {error}", error.problems) from None
+    except TclassError as error:
+        raise type(error)(f"write_memmap: {where}: {error}") from None

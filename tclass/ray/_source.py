@@ -1,15 +1,17 @@
 """Ray Data reading saved folders: the datasource of ``tclass.ray.read_memmap``.
 
-The driver loads each folder once (records as their fields' TensorDicts, no class
-needed) to plan: its rows (a snapshot: rows appended later are not read), its columns
-(``_columns.py``) and the blocks, row ranges of ``rows_per_block`` rows that never span
-two folders. Each read task loads its folder memory-mapped (``mode="r"``, again without
-classes or value checks), checks that the planned columns are still there as planned,
-and turns its rows into one Arrow table whose numeric buffers are the mapping itself:
-numpy views of the leaves' rows, wrapped by Arrow without a copy (bool columns are
-bit-packed, a copy; bfloat16 and float8 leaves are widened to float32). Ray then copies
-the table once, into its object store, where readers map it: batches are views of the
-store. Python values become string or Python-object columns.
+A path is a saved folder, or a sharded dataset (``tclass/_io/shards``: its shards'
+saved folders, in the dataset's order). The driver loads each folder once (records as
+their fields' TensorDicts, no class needed) to plan: its rows (a snapshot: rows appended
+or committed later are not read), its columns (``_columns.py``) and the blocks, row
+ranges of ``rows_per_block`` rows that never span two folders. Each read task loads
+its folder memory-mapped (``mode="r"``, again without classes or value checks), checks
+that the planned columns are still there as planned, and turns its rows into one Arrow
+table whose numeric buffers are the mapping itself: numpy views of the leaves' rows,
+wrapped by Arrow without a copy (bool columns are bit-packed, a copy; bfloat16 and
+float8 leaves are widened to float32). Ray then copies the table once, into its object
+store, where readers map it: batches are views of the store. Python values become
+string or Python-object columns.
 
 This module imports Ray (it subclasses ``ray.data.Datasource``): ``tclass.ray`` imports
 it on first use, after checking that Ray is installed.
@@ -29,12 +31,16 @@ from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 from ray.data.extensions import ArrowPythonObjectArray, ArrowTensorArray
 
+from tclass._io._api import load_memmap
 from tclass._io._optional import need
+from tclass._io.memmap._format import META
 from tclass._io.memmap._read import load_tree
+from tclass._io.shards._dataset import ShardedDataset, open_sharded
+from tclass._io.shards._folder import list_shards, read_manifest, rows_folder
 from tclass.errors import ArgumentValueError, MetadataError
 from tclass.ray._columns import Column, blocks_of, plan_columns, row_columns, select_columns
 
-__all__ = ["FolderPlan", "MemmapDatasource", "plan_folder", "read_block"]
+__all__ = ["FolderPlan", "MemmapDatasource", "folders_of", "plan_folder", "planned", "read_block"]
 
 pa: Any = need("pyarrow", "ray", "tclass.ray")  # Ray Data's own dependency
 _VALUE_BYTES = 64  # the size a Python value is guessed to take in a block
@@ -62,12 +68,37 @@ class FolderPlan:
         return max(total, 1)
 
 
-def plan_folder(path: str | os.PathLike[str], allow_pickle: bool) -> FolderPlan:
-    """The plan of the folder ``path`` (loaded once, its records as their fields)."""
+def plan_folder(
+    path: str | os.PathLike[str], allow_pickle: bool, rows: int | None = None
+) -> FolderPlan:
+    """The plan of the saved folder ``path`` (loaded once, its records as their fields):
+    its first ``rows`` rows (None: all it holds)."""
     where = repr(os.fspath(path))
     tree = load_tree(path, None, None, allow_pickle, "r", fields_only=True)
     columns = plan_columns(tree, where)
-    return FolderPlan(os.path.abspath(os.fspath(path)), int(tree.batch_size[0]), tuple(columns))
+    held = int(tree.batch_size[0])
+    return FolderPlan(os.path.abspath(os.fspath(path)), min(held, rows or held), tuple(columns))
+
+
+def folders_of(
+    path: str | os.PathLike[str], cls: type | None, allow_pickle: bool
+) -> list[tuple[str, int | None]]:
+    """The saved folders ``path`` stands for, each with the rows to read of it (None: all
+    it holds): the folder itself, or the shards of a sharded dataset (in the dataset's
+    order, each with the rows it has committed). With ``cls``, each is checked against
+    the class here (its schema and its values), once.
+    """
+    root = os.path.abspath(os.fspath(path))
+    if os.path.isfile(os.path.join(root, META)):  # a saved folder
+        if cls is not None:
+            load_memmap(root, cls=cls, mode="r", allow_pickle=allow_pickle)
+        return [(root, None)]
+    if cls is not None:
+        data: ShardedDataset[Any] = open_sharded(root, cls)  # its snapshot, checked
+        return [(shard.path, shard.rows) for shard in data.shards]
+    read_manifest(root)  # a sharded dataset, or the error saying what the folder is
+    shards = (rows_folder(root, shard) for shard in list_shards(root))
+    return [(folder, None) for folder in shards if os.path.isdir(folder)]
 
 
 def read_block(
@@ -174,11 +205,18 @@ def check_rows_per_block(rows_per_block: int | None) -> None:
 
 
 def planned(
-    paths: Sequence[str | os.PathLike[str]], columns: Sequence[str] | None, allow_pickle: bool
+    paths: Sequence[str | os.PathLike[str]],
+    columns: Sequence[str] | None,
+    cls: type | None,
+    allow_pickle: bool,
 ) -> list[FolderPlan]:
-    """The plans of ``paths``, each restricted to ``columns``; every folder must have the
-    first one's columns (the same dtypes and row shapes)."""
-    plans = [plan_folder(path, allow_pickle) for path in paths]
+    """The plans of the folders ``paths`` stand for (saved folders, sharded datasets),
+    each restricted to ``columns``; every folder must have the first one's columns (the
+    same dtypes and row shapes)."""
+    folders = [found for path in paths for found in folders_of(path, cls, allow_pickle)]
+    plans = [plan_folder(folder, allow_pickle, rows) for folder, rows in folders]
+    if not plans:
+        return []  # a sharded dataset without rows yet: a dataset of none
     first = plans[0]
     for plan in plans[1:]:
         if list(map(_signature, plan.columns)) != list(map(_signature, first.columns)):

@@ -1,6 +1,6 @@
-"""Ray Data over saved folders (``tclass.ray``): a folder read as a Dataset of row
-blocks, a Dataset written as a folder of shards checked against a class, batches back as
-records. One local cluster (2 CPUs) for the module, with Ray Data keeping the rows'
+"""Ray Data over saved folders and sharded datasets (``tclass.ray``): a folder read as a
+Dataset of row blocks, a Dataset written as a sharded dataset checked against a class,
+batches back as records. One local cluster (2 CPUs) for the module, with Ray Data keeping the rows'
 order; skipped when Ray is not installed (the test extra installs it)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,11 +26,12 @@ from tclass.errors import (
     ArgumentValueError,
     ClassMismatchError,
     FieldSpecError,
-    FileConflictError,
     InvalidKeyError,
     MetadataError,
     MissingDependencyError,
+    NotAFileError,
     ShapeError,
+    ShardSchemaError,
 )
 
 from ray_records import (
@@ -209,30 +211,41 @@ def test_a_folder_replaced_since_is_an_error_in_the_read(tmp_path: Path) -> None
         ds.take_all()
 
 
-# --- writing ---------------------------------------------------------------------------
+# --- sharded datasets ------------------------------------------------------------------
 
 
-def test_folder_to_dataset_to_folder(tmp_path: Path) -> None:
+def everything(data: tclass.ShardedDataset[Any]) -> Any:
+    return data[torch.arange(len(data))]
+
+
+def test_folder_to_dataset_to_sharded_dataset(tmp_path: Path) -> None:
     path = saved_steps(tmp_path / "steps", 12)
     ds = tclass.ray.read_memmap(path, rows_per_block=5)
-    shards = tclass.ray.write_memmap(ds, tmp_path / "out", Step)
-    assert shards == [str(tmp_path / "out" / f"shard-{i:05d}") for i in range(len(shards))]
-    assert sorted(os.listdir(tmp_path / "out")) == [os.path.basename(s) for s in shards]
-    loaded = [Step.load_memmap(shard) for shard in shards]
-    assert_same_steps(torch.cat(loaded), step(12))  # weight: bfloat16 again, from float32
-    again = tclass.ray.read_memmap(shards, rows_per_block=100)  # one block per shard
-    assert again.materialize().num_blocks() == len(shards)
+    data = tclass.ray.write_memmap(ds, tmp_path / "out", Step)
+    assert type(data) is tclass.ShardedDataset and len(data) == 12
+    ids = [shard.shard_id for shard in data.shards]  # one write's: <write>-<task>-<random>
+    assert len({i.rsplit("-", 2)[0] for i in ids}) == 1 and ids == sorted(ids)
+    assert_same_steps(everything(data), step(12))  # weight: bfloat16 again, from float32
+    again = tclass.ray.read_memmap(tmp_path / "out", rows_per_block=100)  # the shards' rows
+    assert again.materialize().num_blocks() == len(ids)  # a block never spans two shards
     (rows,) = tclass.ray.iter_records(again, Step, batch_size=ALL)
     assert_same_steps(rows, step(12))
+    more = tclass.ray.write_memmap(tclass.ray.read_memmap(saved_steps(tmp_path / "b", 3, 12)),
+                                   tmp_path / "out", Step)  # fmt: skip
+    assert len(more) == 15 and [s.shard_id for s in more.shards][: len(ids)] == ids
+    assert_same_steps(everything(more), step(15))  # the second write's shards sort after
 
 
 def test_a_dataset_from_elsewhere_is_written_without_a_class(tmp_path: Path) -> None:
     items = [{"x": np.full(3, i, np.float32), "nested.n": i, "name": f"n{i}"} for i in range(7)]
-    shards = tclass.ray.write_memmap(ray.data.from_items(items), tmp_path / "out")
-    loaded = torch.cat([tclass.load_memmap(shard) for shard in shards])
+    data = tclass.ray.write_memmap(ray.data.from_items(items), tmp_path / "out")
+    loaded = everything(data)
     assert type(loaded) is TensorDict and loaded["x"][:, 0].tolist() == list(range(7))
     assert loaded["nested", "n"].tolist() == list(range(7))
     assert loaded["name"] == [f"n{i}" for i in range(7)]
+    steps = tclass.ray.read_memmap(saved_steps(tmp_path / "steps", 2))
+    with pytest.raises(ShardSchemaError, match=r"write task \d+, block 0 .*TensorDict rows"):
+        tclass.ray.write_memmap(steps, tmp_path / "out", Step)  # rows of another class
 
 
 def test_a_block_that_breaks_the_schema_is_not_written(tmp_path: Path) -> None:
@@ -243,18 +256,47 @@ def test_a_block_that_breaks_the_schema_is_not_written(tmp_path: Path) -> None:
     with pytest.raises(FieldSpecError, match=pattern) as caught:
         tclass.ray.write_memmap(ds, tmp_path / "bad", Step)
     assert [problem.field for problem in caught.value.problems] == ["action"]
-    assert os.listdir(tmp_path / "bad") == []  # no shard, no staging folder
+    assert len(tclass.open_sharded(tmp_path / "bad")) == 0  # a failed write keeps no shard
     short = tclass.ray.read_memmap(saved_steps(tmp_path / "steps", 3)).drop_columns(["obs"])
     with pytest.raises(FieldSpecError, match=r"block 0 .*Step\.obs .*has no column 'obs'"):
         tclass.ray.write_memmap(short, tmp_path / "short", Step)
+    with pytest.raises(NotAFileError, match="saved folder"):
+        tclass.ray.write_memmap(short, tmp_path / "steps", Step)
 
 
-def test_a_write_goes_into_a_new_folder(tmp_path: Path) -> None:
-    (tmp_path / "full").mkdir()
-    (tmp_path / "full" / "something").write_text("")
-    ds = tclass.ray.read_memmap(saved_steps(tmp_path / "steps", 3))
-    with pytest.raises(FileConflictError, match="not empty"):
-        tclass.ray.write_memmap(ds, tmp_path / "full", Step)
+def test_a_successful_write_removes_what_failed_attempts_committed(tmp_path: Path) -> None:
+    from ray.data.datasource import WriteResult
+
+    from tclass.ray._sink import MemmapDatasink, new_write_id
+
+    root = str(tmp_path / "out")
+    other = tclass.shard_writer(root, Step, "0-before")  # another write's shard, kept
+    other.append(step(2))
+    other.close()
+    sink = MemmapDatasink(root, Step, new_write_id(), durable=False)
+    for attempt in ("a", "b"):  # the same task twice: Ray ran it again after a failure
+        with tclass.shard_writer(root, Step, f"{sink.write_id}-00000-{attempt}") as writer:
+            writer.append(step(3, offset=2))
+    sink.on_write_complete(WriteResult(3, 0, [f"{sink.write_id}-00000-b"]))
+    data = tclass.open_sharded(root, Step)
+    assert [s.shard_id for s in data.shards] == ["0-before", f"{sink.write_id}-00000-b"]
+    assert_same_steps(everything(data), step(5))
+
+
+def test_a_sharded_dataset_reads_the_rows_committed_when_it_was_made(tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    with tclass.shard_writer(root, Step, "a") as a, tclass.shard_writer(root, Step, "b") as b:
+        a.append(step(4))
+        b.append(step(3, offset=4))
+        ds = tclass.ray.read_memmap(root, rows_per_block=2)
+        a.append(step(2, offset=7))  # committed after the dataset was made
+    assert ds.count() == 7
+    (rows,) = tclass.ray.iter_records(ds, Step, batch_size=ALL)
+    assert rows.meta.seed.tolist() == [0, 1, 2, 3, 4, 5, 6]
+    later = tclass.ray.read_memmap(root, cls=Step)  # checked with the class, once
+    assert later.count() == 9
+    with pytest.raises(ClassMismatchError, match="holds ray_records.Step"):
+        tclass.ray.read_memmap(root, cls=Transition)
 
 
 # --- without Ray -------------------------------------------------------------------------
