@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import torch
 
+import tclass
 import tclass.ray
 from tclass import TensorDict
 
@@ -103,6 +104,29 @@ def test_a_memory_mapped_record_is_read_there_from_the_files(tmp_path: Path) -> 
     assert node != ray.get_runtime_context().get_node_id()
     assert seen["types"] == {"MemoryMappedTensor"} and total == expected
     assert grown < 16 * MIB  # 64 MiB read from the page cache, none of it copied
+
+
+@ray.remote(resources=SECOND)
+def rows_on_second_node(data: Any) -> tuple[str, int, list[int], set[str]]:
+    """What a sharded dataset's snapshot holds on the second node, and where a slice of
+    its rows lives there."""
+    rows = data[torch.arange(len(data))]
+    first = data[0:2]  # rows of one shard: views of its files
+    paths = where(first)["paths"]
+    return ray.get_runtime_context().get_node_id(), len(data), rows.meta.seed.tolist(), paths
+
+
+def test_a_sharded_dataset_crosses_as_its_snapshot(tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    record = transition(5)
+    with tclass.shard_writer(root, Transition, "a") as writer:
+        writer.append(record[:3])
+        data = tclass.open_sharded(root, Transition)
+        writer.append(record[3:])  # committed after the snapshot
+    node, count, seeds, paths = ray.get(rows_on_second_node.remote(data))
+    assert node != ray.get_runtime_context().get_node_id()
+    assert count == 3 and seeds == [0, 1, 2]  # the snapshot's rows, not the new ones
+    assert paths and all(path.startswith(str(root)) for path in paths)  # the files
 
 
 # --- Ray Data across the nodes ----------------------------------------------------------
