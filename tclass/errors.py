@@ -474,7 +474,8 @@ class SpecProblem(NamedTuple):
 
     field: str  # the field
     # the dim ('h', '3', '*rest'), "dtype", "ndim", a constraint ("ge", "isin"), or for
-    # columns read into a record (tclass.ray) "missing" (a field) or "unknown" (a column)
+    # columns read into a record (tclass.ray) "missing" (a field), "unknown" (a column) or
+    # "annotation" (a Python value the field's annotation refuses)
     dim: str
     got: object  # what the tensor has (for a constraint: the first value that breaks it)
     expected: object  # what the spec (or the other field) says ("ge=0" for a constraint)

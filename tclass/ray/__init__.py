@@ -237,7 +237,9 @@ def iter_records(
 
     Raises:
         MissingDependencyError: Ray Data is not installed.
-        FieldSpecError, FieldTypeError, UnknownFieldError: a batch does not fit ``cls``.
+        FieldSpecError: a batch does not fit ``cls`` (a missing field, an unknown
+            column, a dtype, shape, named dim or value constraint, a Python value its
+            field's annotation refuses).
     """
     _ray_data("tclass.ray.iter_records")
     batches = ds.iter_batches(
@@ -271,7 +273,9 @@ def to_record(
     Raises:
         ShapeError: the columns hold different numbers of rows.
         KeyConflictError: a name is both a column and a prefix of others.
-        FieldSpecError, FieldTypeError, UnknownFieldError: the columns do not fit ``cls``.
+        FieldSpecError: the columns do not fit ``cls`` (a missing field, an unknown
+            column, a dtype, shape, named dim or value constraint, a Python value its
+            field's annotation refuses).
     """
     return _to_record(batch, cls, device)
 

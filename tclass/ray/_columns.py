@@ -50,7 +50,6 @@ from tclass._io._schema import class_schema
 from tclass.errors import (
     ArgumentValueError,
     FieldSpecError,
-    FieldTypeError,
     InvalidKeyError,
     KeyConflictError,
     MetadataError,
@@ -291,8 +290,9 @@ def to_record(batch: Mapping[str, Any], cls: type | None = None, device: DeviceL
     Raises:
         ShapeError: the columns disagree on the number of rows.
         KeyConflictError: a column's name is also a prefix of others (``a`` and ``a.b``).
-        FieldSpecError, FieldTypeError, UnknownFieldError: the columns do not fit the
-            class (its constructor's errors).
+        FieldSpecError: the columns do not fit the class: a missing field, an unknown
+            column, a Python value its field's annotation refuses; and the
+            constructor's: a dtype, shape, named dim or value constraint.
     """
     rows = _row_count(batch)
     tree = _unflatten(batch)
@@ -376,7 +376,7 @@ def _checked_values(cls: type, key: str, values: list[Any]) -> list[Any]:
     annotated becomes that tuple: JSON and Arrow have no tuples).
 
     Raises:
-        FieldTypeError: naming the field, its annotation and the first row refused.
+        FieldSpecError: naming the field, its annotation and the first row refused.
     """
     rule = cls.__tclass_info__.rules.get(key)  # type: ignore[attr-defined]
     if rule is None or rule.check_value is None or rule.any_value:
@@ -393,7 +393,7 @@ def _checked_values(cls: type, key: str, values: list[Any]) -> list[Any]:
                 f"{cls.__name__}.{key} is annotated {rule.text}; its row {row} holds "
                 f"{type(value).__name__} {shown}"
             )
-            raise FieldTypeError(msg)
+            raise FieldSpecError(msg, [SpecProblem(key, "annotation", value, rule.text, None, msg)])
     return out
 
 

@@ -13,7 +13,6 @@ from tclass import NonTensorData, NonTensorStack, TensorDict
 from tclass._core._readonly import ReadOnlyTensor
 from tclass.errors import (
     FieldSpecError,
-    FieldTypeError,
     InvalidKeyError,
     KeyConflictError,
     ShapeError,
@@ -75,8 +74,11 @@ def test_a_class_decides_which_columns_are_values() -> None:
     record = transition(3)
     batch = tclass.ray.to_batch(record)
     batch["env"] = np.array([1, 2, 3])  # a numeric column for a str field: still values
-    with pytest.raises(FieldTypeError, match="env"):  # ...which the constructor checks
-        tclass.ray.to_record(batch, Transition)
+    with pytest.raises(
+        FieldSpecError, match=r"Transition\.env is annotated str; its row 0 holds int 1"
+    ) as caught:
+        tclass.ray.to_record(batch, Transition)  # ...checked against their annotation
+    assert caught.value.problems[0][:2] == ("env", "annotation")
     batch["env"] = np.array(["a", "b", "c"], dtype=object)
     assert tclass.ray.to_record(batch, Transition).env == ["a", "b", "c"]
 
