@@ -473,7 +473,10 @@ class SpecProblem(NamedTuple):
     """One way a field's tensor does not fit its spec (see ``FieldSpecError``)."""
 
     field: str  # the field
-    dim: str  # the dim ('h', '3', '*rest'), "dtype", "ndim", or a constraint ("ge", "isin")
+    # the dim ('h', '3', '*rest'), "dtype", "ndim", a constraint ("ge", "isin"), or for
+    # columns read into a record (tclass.ray) "missing" (a field), "unknown" (a column) or
+    # "annotation" (a Python value the field's annotation refuses)
+    dim: str
     got: object  # what the tensor has (for a constraint: the first value that breaks it)
     expected: object  # what the spec (or the other field) says ("ge=0" for a constraint)
     other: str | None = None  # the field that bound the dim first, if another

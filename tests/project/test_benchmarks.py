@@ -272,6 +272,27 @@ def test_ray_benchmark_quick_mode_runs() -> None:
         assert row in result.stdout, row
 
 
+def test_ray_data_benchmark_quick_mode_runs() -> None:
+    """``benchmarks/ray_data.py --quick``: a two-node cluster moving a 16 MiB record in
+    memory and by file reference, then Ray Data and local reads of a small folder."""
+    import subprocess
+
+    pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'tclass[ray]'")
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(BENCHMARKS / "ray_data.py"), "--quick"],
+        capture_output=True, text=True, timeout=400, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for row in (
+        "| tclass record, in memory |",
+        "| tclass record, file reference |",
+        "| tclass.ray.read_memmap + iter_records |",
+        "| Ray Data by hand (np.memmap datasource) |",
+        "tclass.ray / tclass load_memmap, time",
+    ):
+        assert row in result.stdout, row
+
+
 def test_gpu_benchmark_runs_or_says_why() -> None:
     """``benchmarks/gpu.py --quick`` runs its cases on a GPU, and says it needs one (exit
     0) elsewhere."""

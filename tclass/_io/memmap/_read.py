@@ -138,6 +138,7 @@ class _Options:
     fake: bool = False  # under FakeTensorMode: leaves are fake tensors
     root: str = ""  # the folder being loaded, for messages
     classless: bool = False  # validate_folder: no class resolved, no pickle read
+    fields_only: bool = False  # records as their fields' TensorDicts (load_tree's option)
     observer: Observer | None = None
     reported: int = 0  # problems reported to the observer so far
     schema: SchemaCheck | None = None  # records checked against their classes (not info)
@@ -170,17 +171,25 @@ def load_tree(
     *,
     strict: bool = True,
     widen: bool = False,
+    fields_only: bool = False,
 ) -> Any:
     """The collection saved in ``prefix``, its leaves mapped as ``mode`` says (or copied
     to ``device``); with ``at``, the node in the folder ``at(root)`` opens (a new
     descriptor, see ``_subpath.descend``). Each record is checked against its class
     (``strict``, ``widen``: see ``_schema``); every difference found is raised at once.
+
+    ``fields_only``: each record comes back as the TensorDict (or lazy stack) of its
+    fields, its class neither resolved nor checked (nor the values its annotations
+    bound): a reader of rows that needs no class, e.g. a task of another process that
+    has not imported it. Fields an old writer kept only in a record's ``other.pickle``
+    are not read (``validate_folder`` does the same).
     """
     if mode not in _MODES:
         raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
     options = _Options(device, allow_pickle, mode, shapes_only, _faking(), root=root)
+    options.fields_only = fields_only
     want = _Want(tensorclasses(requested))
     for attempt in range(RETRIES):
         folder = open_root(root, mode)
@@ -317,7 +326,7 @@ def _load_kind(
             "another TensorDict); re-save it from tensordict after .contiguous() or .clone()"
         )
         raise UnsupportedError(msg)
-    if options.classless:
+    if options.classless or options.fields_only:
         return _load_record(None, name, folder, meta, options)
     cls = resolve_class(name, want.classes, folder.path, field=want.field, root=options.root)
     if want.field is not None and want.classes and not issubclass(cls, want.classes):
