@@ -19,14 +19,12 @@ so and times the peer compiled with graph breaks instead (marked ``break``).
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import sys
 import time
 import timeit
 import warnings
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -34,19 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 import compile_cases  # noqa: E402
+from _common import load_peer, time_interleaved  # noqa: E402
 from compile_cases import CompileCase, Lib  # noqa: E402
-from run import calls_per_repeat, quiet_allocator  # noqa: E402
+from run import quiet_allocator  # noqa: E402
 
 WARM_ROWS = 100  # the first call's batch size, before the timed one
-
-
-def load_peer() -> ModuleType | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return importlib.import_module("tensordict")
-    except ImportError:
-        return None
 
 
 def compiled(case: CompileCase, lib: Lib, backend: str, rows: int) -> tuple[Any, str]:
@@ -81,15 +71,7 @@ def time_impls(
         name: timeit.Timer("fn(*args)", timer=time.process_time, globals={"fn": fn, "args": args})
         for name, (fn, args) in impls.items()
     }
-    numbers = {name: calls_per_repeat(timer) for name, timer in timers.items()}
-    samples: dict[str, list[float]] = {name: [] for name in timers}
-    names = list(timers)
-    for r in range(repeat):
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
-            elapsed = timers[name].timeit(number=numbers[name])
-            samples[name].append(elapsed / numbers[name] * 1e6)
-    return samples
+    return time_interleaved(timers, repeat)
 
 
 def quartiles(values: list[float]) -> tuple[float, float]:

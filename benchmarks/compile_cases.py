@@ -135,22 +135,15 @@ def _lazy(lib: Lib, rows: int) -> Any:
 
 
 Inputs = Callable[[Lib, int], tuple[Any, ...]]
+Make = Callable[..., Any]  # _rec or _td: (lib, rows, seed=0)
 
 
-def _one_rec(lib: Lib, rows: int) -> tuple[Any, ...]:
-    return (_rec(lib, rows),)
+def _one(make: Make) -> Inputs:
+    return lambda lib, rows: (make(lib, rows),)
 
 
-def _one_td(lib: Lib, rows: int) -> tuple[Any, ...]:
-    return (_td(lib, rows),)
-
-
-def _two_recs(lib: Lib, rows: int) -> tuple[Any, ...]:
-    return _rec(lib, rows), _rec(lib, rows, seed=1)
-
-
-def _two_tds(lib: Lib, rows: int) -> tuple[Any, ...]:
-    return _td(lib, rows), _td(lib, rows, seed=1)
+def _two(make: Make) -> Inputs:
+    return lambda lib, rows: (make(lib, rows), make(lib, rows, seed=1))
 
 
 def _tensor_args(lib: Lib, rows: int) -> tuple[Any, ...]:
@@ -158,33 +151,58 @@ def _tensor_args(lib: Lib, rows: int) -> tuple[Any, ...]:
     return t["obs"], t["action"], t["reward"]
 
 
-def _rec_index(lib: Lib, rows: int) -> tuple[Any, ...]:
-    return _rec(lib, rows), _index(rows)
+def _with_index(make: Make) -> Inputs:
+    return lambda lib, rows: (make(lib, rows), _index(rows))
 
 
-def _td_index(lib: Lib, rows: int) -> tuple[Any, ...]:
-    return _td(lib, rows), _index(rows)
+def _with_mask(make: Make) -> Inputs:
+    return lambda lib, rows: (make(lib, rows), _mask(rows))
 
 
-def _rec_mask(lib: Lib, rows: int) -> tuple[Any, ...]:
-    return _rec(lib, rows), _mask(rows)
+def _buffer(make: Make) -> Inputs:
+    """A buffer, the rows to write into it, and where."""
 
+    def inputs(lib: Lib, rows: int) -> tuple[Any, ...]:
+        index = _index(rows)
+        return make(lib, rows), make(lib, len(index), seed=2), index
 
-def _td_mask(lib: Lib, rows: int) -> tuple[Any, ...]:
-    return _td(lib, rows), _mask(rows)
-
-
-def _td_buffer(lib: Lib, rows: int) -> tuple[Any, ...]:
-    index = _index(rows)
-    return _td(lib, rows), _td(lib, len(index), seed=2), index
-
-
-def _rec_buffer(lib: Lib, rows: int) -> tuple[Any, ...]:
-    index = _index(rows)
-    return _rec(lib, rows), _rec(lib, len(index), seed=2), index
+    return inputs
 
 
 # --- bodies ----------------------------------------------------------------------------
+# Records and TensorDicts alike
+
+
+def first_row(lib: Lib, data: Any) -> Any:
+    return data[0]
+
+
+def inner_rows(lib: Lib, data: Any) -> Any:
+    return data[1:-1]
+
+
+def rows_at(lib: Lib, data: Any, index: torch.Tensor) -> Any:
+    return data[index]
+
+
+def rows_where(lib: Lib, data: Any, mask: torch.Tensor) -> Any:
+    return data[mask]
+
+
+def add(lib: Lib, a: Any, b: Any) -> Any:
+    return a + b
+
+
+def to_float64(lib: Lib, data: Any) -> Any:
+    return data.to(torch.float64)
+
+
+def write_rows(lib: Lib, buffer: Any, rows: Any, index: torch.Tensor) -> Any:
+    buffer = buffer.clone()
+    buffer[index] = rows
+    return buffer
+
+
 # Records (@tensorclass and TensorClass)
 
 
@@ -232,28 +250,8 @@ def rec_tc_math(lib: Lib, rec: Any) -> Any:
     return rec * 0.5 + rec
 
 
-def rec_int(lib: Lib, rec: Any) -> Any:
-    return rec[0]
-
-
-def rec_slice(lib: Lib, rec: Any) -> Any:
-    return rec[1:-1]
-
-
-def rec_idx(lib: Lib, rec: Any, index: torch.Tensor) -> Any:
-    return rec[index]
-
-
-def rec_mask(lib: Lib, rec: Any, mask: torch.Tensor) -> Any:
-    return rec[mask]
-
-
 def rec_apply(lib: Lib, rec: Any) -> Any:
     return rec.apply(lambda t: t * 2 + 1)
-
-
-def rec_add(lib: Lib, a: Any, b: Any) -> Any:
-    return a + b
 
 
 def rec_stack(lib: Lib, a: Any, b: Any) -> Any:
@@ -264,18 +262,8 @@ def rec_cat(lib: Lib, a: Any, b: Any) -> Any:
     return torch.cat([a, b])
 
 
-def rec_to(lib: Lib, rec: Any) -> Any:
-    return rec.to(torch.float64)
-
-
 def rec_replace(lib: Lib, rec: Any) -> Any:
     return rec.replace(obs=rec.obs + 1)
-
-
-def rec_write_rows(lib: Lib, buffer: Any, rows: Any, index: torch.Tensor) -> Any:
-    buffer = buffer.clone()
-    buffer[index] = rows
-    return buffer
 
 
 def rec_reshape(lib: Lib, rec: Any) -> Any:
@@ -310,32 +298,12 @@ def td_set(lib: Lib, td: Any) -> Any:
     return out
 
 
-def td_int(lib: Lib, td: Any) -> Any:
-    return td[0]
-
-
-def td_slice(lib: Lib, td: Any) -> Any:
-    return td[1:-1]
-
-
-def td_idx(lib: Lib, td: Any, index: torch.Tensor) -> Any:
-    return td[index]
-
-
-def td_mask(lib: Lib, td: Any, mask: torch.Tensor) -> Any:
-    return td[mask]
-
-
 def td_apply(lib: Lib, td: Any) -> Any:
     return td.apply(lambda t: t.float() * 3)
 
 
 def td_apply_two(lib: Lib, a: Any, b: Any) -> Any:
     return a.apply(lambda x, y: x * y + 1, b)
-
-
-def td_add(lib: Lib, a: Any, b: Any) -> Any:
-    return a + b
 
 
 def td_mul_scalar(lib: Lib, td: Any) -> Any:
@@ -368,10 +336,6 @@ def td_cat(lib: Lib, a: Any, b: Any) -> Any:
     return torch.cat([a, b], dim=0)
 
 
-def td_to(lib: Lib, td: Any) -> Any:
-    return td.to(torch.float64)
-
-
 def td_float(lib: Lib, td: Any) -> Any:
     return td.double().float()
 
@@ -392,12 +356,6 @@ def td_exclude(lib: Lib, td: Any) -> Any:
 
 def td_replace(lib: Lib, td: Any) -> Any:
     return td.replace(obs=td["obs"] * 0)
-
-
-def td_write_rows(lib: Lib, buffer: Any, rows: Any, index: torch.Tensor) -> Any:
-    buffer = buffer.clone()
-    buffer[index] = rows
-    return buffer
 
 
 def td_reshape(lib: Lib, td: Any) -> Any:
@@ -439,7 +397,7 @@ class CompileCase:
 
 
 def compile_cases() -> list[CompileCase]:
-    rec, td = _one_rec, _one_td
+    rec, td = _one(_rec), _one(_td)
     return [
         CompileCase("rec field math", rec_field_math, rec),
         CompileCase("rec field write", rec_field_write, rec),
@@ -452,46 +410,46 @@ def compile_cases() -> list[CompileCase]:
         CompileCase(
             "rec TensorClass math", rec_tc_math, lambda lib, n: (_rec(lib, n, cls="RecTC"),)
         ),
-        CompileCase("rec[0]", rec_int, rec),
-        CompileCase("rec[1:-1]", rec_slice, rec),
-        CompileCase("rec[idx]", rec_idx, _rec_index),
-        CompileCase("rec[mask]", rec_mask, _rec_mask, data_dependent=True),
+        CompileCase("rec[0]", first_row, rec),
+        CompileCase("rec[1:-1]", inner_rows, rec),
+        CompileCase("rec[idx]", rows_at, _with_index(_rec)),
+        CompileCase("rec[mask]", rows_where, _with_mask(_rec), data_dependent=True),
         CompileCase("rec apply", rec_apply, rec),
-        CompileCase("rec + rec", rec_add, _two_recs),
-        CompileCase("torch.stack(recs)", rec_stack, _two_recs),
-        CompileCase("torch.cat(recs)", rec_cat, _two_recs),
-        CompileCase("rec.to(float64)", rec_to, rec),
+        CompileCase("rec + rec", add, _two(_rec)),
+        CompileCase("torch.stack(recs)", rec_stack, _two(_rec)),
+        CompileCase("torch.cat(recs)", rec_cat, _two(_rec)),
+        CompileCase("rec.to(float64)", to_float64, rec),
         CompileCase("rec.replace", rec_replace, rec),
-        CompileCase("rec[idx] = other", rec_write_rows, _rec_buffer),
+        CompileCase("rec[idx] = other", write_rows, _buffer(_rec)),
         CompileCase("rec reshape", rec_reshape, rec),
         CompileCase("td build", td_build, _tensor_args),
         CompileCase("td build nested", td_build_nested, _tensor_args),
         CompileCase("td build kwargs", td_build_kwargs, _tensor_args),
         CompileCase("td get", td_get, td),
         CompileCase("td set", td_set, td),
-        CompileCase("td[0]", td_int, td),
-        CompileCase("td[1:-1]", td_slice, td),
-        CompileCase("td[idx]", td_idx, _td_index),
-        CompileCase("td[mask]", td_mask, _td_mask, data_dependent=True),
+        CompileCase("td[0]", first_row, td),
+        CompileCase("td[1:-1]", inner_rows, td),
+        CompileCase("td[idx]", rows_at, _with_index(_td)),
+        CompileCase("td[mask]", rows_where, _with_mask(_td), data_dependent=True),
         CompileCase("td apply", td_apply, td),
-        CompileCase("td apply two", td_apply_two, _two_tds),
-        CompileCase("td + td", td_add, _two_tds),
+        CompileCase("td apply two", td_apply_two, _two(_td)),
+        CompileCase("td + td", add, _two(_td)),
         CompileCase("td * 2 - 1", td_mul_scalar, td),
         CompileCase("td exp clamp", td_math, td),
-        CompileCase("td soft update", td_soft_update, _two_tds),
+        CompileCase("td soft update", td_soft_update, _two(_td)),
         CompileCase("td.mean(0)", td_mean, td),
         CompileCase("td values sum", td_sum_leaves, td),
-        CompileCase("torch.stack(tds)", td_stack, _two_tds),
-        CompileCase("torch.cat(tds)", td_cat, _two_tds),
-        CompileCase("td.to(float64)", td_to, td),
+        CompileCase("torch.stack(tds)", td_stack, _two(_td)),
+        CompileCase("torch.cat(tds)", td_cat, _two(_td)),
+        CompileCase("td.to(float64)", to_float64, td),
         CompileCase("td.double().float()", td_float, td),
-        CompileCase("td.update", td_update, _two_tds),
+        CompileCase("td.update", td_update, _two(_td)),
         CompileCase("td.select", td_select, td),
         CompileCase("td.exclude", td_exclude, td),
         CompileCase("td.replace", td_replace, td),
-        CompileCase("td[idx] = other", td_write_rows, _td_buffer),
+        CompileCase("td[idx] = other", write_rows, _buffer(_td)),
         CompileCase("td reshape", td_reshape, td),
-        CompileCase("torch.where(td)", td_where, _two_tds),
+        CompileCase("torch.where(td)", td_where, _two(_td)),
         CompileCase("td items", td_items, td),
         CompileCase("lazy read", lazy_read, lambda lib, n: (_lazy(lib, n),)),
         CompileCase("lazy member", lazy_member, lambda lib, n: (_lazy(lib, n),)),

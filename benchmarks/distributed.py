@@ -38,6 +38,8 @@ import torch.multiprocessing as mp
 import tclass
 from tclass import TensorDict
 
+from _common import load_peer
+
 Case = tuple[str, int, int]  # name, leaves, bytes per leaf
 
 
@@ -46,16 +48,6 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-def _peer_module() -> Any:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import tensordict
-    except ImportError:
-        return None
-    return tensordict
 
 
 # --- gloo ------------------------------------------------------------------------------------
@@ -153,7 +145,7 @@ def _worker(
     with_peer: bool,
     queue: Any,
 ) -> None:
-    peer = _peer_module() if with_peer else None
+    peer = load_peer() if with_peer else None
     dist.init_process_group(
         "gloo", init_method=f"tcp://127.0.0.1:{ports[0]}", rank=rank, world_size=2
     )

@@ -18,7 +18,6 @@ import shutil
 import statistics
 import tempfile
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -28,15 +27,7 @@ import torch
 
 import tclass
 
-
-def _peer() -> ModuleType | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import tensordict
-    except ImportError:
-        return None
-    return tensordict
+from _common import load_peer
 
 
 def _time(fn: Callable[[], Any], repeat: int) -> float:
@@ -196,7 +187,7 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("no CUDA device: the GPU benchmarks need one (run this on a GPU machine)")
         return 0
-    peer = _peer()
+    peer = load_peer()
     repeat = 3 if args.quick else 11
     rows = 2_000 if args.quick else 24_000  # 24k rows of 3x64x64 uint8: ~300 MB
     print(

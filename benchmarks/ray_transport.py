@@ -32,7 +32,6 @@ import statistics
 import subprocess
 import sys
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,8 @@ import torch  # noqa: E402
 import tclass  # noqa: E402
 from tclass import TensorClass, TensorDict  # noqa: E402
 
+from _common import load_peer  # noqa: E402
+
 MIB = 1 << 20
 LEAVES = 100
 # A record of 100 tensor fields (a module-level class: the reader imports this module).
@@ -52,16 +53,6 @@ Wide = type(
     (TensorClass,),
     {"__annotations__": {f"f{i:03d}": torch.Tensor for i in range(LEAVES)}, "__module__": __name__},
 )
-
-
-def _peer() -> Any:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import tensordict
-    except ImportError:
-        return None
-    return tensordict
 
 
 def payloads(total_mib: int, peer: Any) -> dict[str, Callable[[], Any]]:
@@ -137,7 +128,7 @@ def _summary(values: list[float], scale: float, unit: str) -> str:
 def run(total_mib: int, repeat: int) -> int:
     import ray
 
-    peer = _peer()
+    peer = load_peer()
     ways = payloads(total_mib, peer)
     folder = str(Path(__file__).resolve().parent)
     os.environ["PYTHONPATH"] = os.pathsep.join([folder, os.environ.get("PYTHONPATH", "")])

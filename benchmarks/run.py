@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import importlib
 import statistics
 import sys
 import time
@@ -40,6 +39,7 @@ import algebra_cases  # noqa: E402
 import engine_cases  # noqa: E402
 import stacking_cases  # noqa: E402
 import tensorclass_cases  # noqa: E402
+from _common import load_peer, time_interleaved  # noqa: E402
 from engine_cases import Case  # noqa: E402
 
 PEER_TARGET = 0.5  # tclass at most half the peer's time, unless a case sets its own
@@ -92,25 +92,6 @@ def quiet_allocator() -> bool:
     return bool(libc.mallopt(m_trim_threshold, 1 << 30))
 
 
-def load_peer() -> ModuleType | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return importlib.import_module("tensordict")
-    except ImportError:
-        return None
-
-
-def calls_per_repeat(timer: timeit.Timer, budget: float = 0.02) -> int:
-    """How many runs take about ``budget`` seconds (at least 1)."""
-    number = 1
-    while True:
-        elapsed = timer.timeit(number=number)
-        if elapsed >= budget or number >= 1_000_000:
-            return max(1, int(number * budget / max(elapsed, 1e-9)))
-        number *= 4
-
-
 def time_case(
     case: Case, ns: dict[str, Any], repeat: int, has_peer: bool
 ) -> tuple[dict[str, float | None], tuple[float, float] | None]:
@@ -126,14 +107,7 @@ def time_case(
         for name, stmt in impls.items()
         if stmt is not None
     }
-    numbers = {name: calls_per_repeat(timer) for name, timer in live.items()}
-    samples: dict[str, list[float]] = {name: [] for name in live}
-    names = list(live)
-    for r in range(repeat):
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
-            elapsed = live[name].timeit(number=numbers[name])
-            samples[name].append(elapsed / numbers[name] * 1e6)
+    samples = time_interleaved(live, repeat)
     spread = None
     if "baseline" in samples:
         ratios = [t / b for t, b in zip(samples["tclass"], samples["baseline"]) if b > 0]

@@ -37,6 +37,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -58,6 +59,7 @@ except ImportError:
     zarr = None  # type: ignore[assignment]
 
 Run = Callable[[], object]
+Open = Callable[[], Any]  # a store opened, to read from (and close)
 
 
 def settle() -> None:
@@ -124,10 +126,31 @@ def data(leaves: int, rows: int) -> dict[str, torch.Tensor]:
     return {f"k{i:03d}": torch.randn(rows, 8, generator=g) for i in range(leaves)}
 
 
+def cases(
+    backend: str, open_mine: Open, hand: tuple[Run, Run, Run], open_peer: Open | None
+) -> dict[str, dict[str, Run]]:
+    """The implementations of each case over one store: tclass's, the hand-written ones
+    (``hand``: read all, read rows, open) and, where it is installed, the peer's."""
+    mine = open_mine()
+    hand_all, hand_rows, hand_open = hand
+    impls: dict[str, dict[str, Run]] = {
+        "read all": {f"tclass {backend}": mine.to_tensordict, f"hand {backend}": hand_all},
+        "read rows": {f"tclass {backend}": lambda: mine[10:20], f"hand {backend}": hand_rows},
+        "open": {f"tclass {backend}": lambda: open_mine().close(), f"hand {backend}": hand_open},
+    }
+    if open_peer is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = open_peer()
+        impls["read all"][f"peer {backend}"] = theirs.to_tensordict
+        impls["read rows"][f"peer {backend}"] = lambda: theirs[10:20].to_tensordict()
+        impls["open"][f"peer {backend}"] = lambda: open_peer().close()
+    return impls
+
+
 def h5_impls(path: str, leaves: dict[str, torch.Tensor], rows: int) -> dict[str, dict[str, Run]]:
     """The implementations of each case over one HDF5 file (written here)."""
     tclass.TensorDict(leaves, batch_size=[rows]).to_h5(path).close()
-    mine = tclass.PersistentTensorDict.from_h5(path)
     file = h5py.File(path, "r")
 
     def hand_all() -> object:
@@ -142,24 +165,17 @@ def h5_impls(path: str, leaves: dict[str, torch.Tensor], rows: int) -> dict[str,
                 node = opened[key]
                 _ = (node.shape, node.dtype, dict(node.attrs))
 
-    cases: dict[str, dict[str, Run]] = {
-        "read all": {"tclass h5": mine.to_tensordict, "hand h5": hand_all},
-        "read rows": {"tclass h5": lambda: mine[10:20], "hand h5": hand_rows},
-        "open": {"tclass h5": lambda: tclass.PersistentTensorDict.from_h5(path).close(),
-                 "hand h5": hand_open},
-    }  # fmt: skip
-    if peer is not None:
-        theirs = peer.PersistentTensorDict.from_h5(path)
-        cases["read all"]["peer h5"] = theirs.to_tensordict
-        cases["read rows"]["peer h5"] = lambda: theirs[10:20].to_tensordict()
-        cases["open"]["peer h5"] = lambda: peer.PersistentTensorDict.from_h5(path).close()
-    return cases
+    return cases(
+        "h5",
+        lambda: tclass.PersistentTensorDict.from_h5(path),
+        (hand_all, hand_rows, hand_open),
+        None if peer is None else lambda: peer.PersistentTensorDict.from_h5(path),
+    )
 
 
 def zarr_impls(path: str, leaves: dict[str, torch.Tensor], rows: int) -> dict[str, dict[str, Run]]:
     """The implementations of each case over one zarr store (written here)."""
     tclass.TensorDict(leaves, batch_size=[rows]).to_zarr(path).close()
-    mine = tclass.PersistentTensorDict.from_zarr(path)
     group = zarr.open_group(path, mode="r")
     arrays = dict(group.members())
 
@@ -172,20 +188,12 @@ def zarr_impls(path: str, leaves: dict[str, torch.Tensor], rows: int) -> dict[st
     def hand_open() -> None:
         dict(zarr.open_group(path, mode="r").members())
 
-    cases: dict[str, dict[str, Run]] = {
-        "read all": {"tclass zarr": mine.to_tensordict, "hand zarr": hand_all},
-        "read rows": {"tclass zarr": lambda: mine[10:20], "hand zarr": hand_rows},
-        "open": {"tclass zarr": lambda: tclass.PersistentTensorDict.from_zarr(path).close(),
-                 "hand zarr": hand_open},
-    }  # fmt: skip
-    if peer is not None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            theirs = peer.PersistentTensorDict.from_zarr(path)
-        cases["read all"]["peer zarr"] = theirs.to_tensordict
-        cases["read rows"]["peer zarr"] = lambda: theirs[10:20].to_tensordict()
-        cases["open"]["peer zarr"] = lambda: peer.PersistentTensorDict.from_zarr(path).close()
-    return cases
+    return cases(
+        "zarr",
+        lambda: tclass.PersistentTensorDict.from_zarr(path),
+        (hand_all, hand_rows, hand_open),
+        None if peer is None else lambda: peer.PersistentTensorDict.from_zarr(path),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

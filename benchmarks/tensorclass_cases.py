@@ -273,6 +273,7 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
     ns["CTransition"] = CTransition
     ns["cspec"] = CTransition(leaves["a"], leaves["b"], leaves["c"], "pong", batch_size=[BATCH])
     ns["csmall"] = ns["cspec"][:10].clone()
+    ns["sother"], ns["cother"] = ns["sspec"].clone(), ns["cspec"].clone()  # copy_ sources
     ns.update(_replay(peer))
     for prefix, classes, tensorclass in implementations:
         ns.update({prefix.upper() + name: cls for name, cls in classes.items()})
@@ -444,6 +445,13 @@ def _schema_cases() -> list[TensorclassCase]:
 CONSTRAINT_INIT_TARGET = 5.0
 CONSTRAINT_ROWS_TARGET = 3.0
 CONSTRAINT_REPLAY_TARGET = 1.3
+# In-place math and copy_ into constrained fields: each field's result computed into a
+# copy, checked (one aminmax pass), then copied in: a few us per field on 100 rows.
+CONSTRAINT_INPLACE_TARGET = 3.0
+# In-place math on a record runs at the peer's speed (its all-or-nothing dtype and shape
+# check costs what the peer's walk does); constrained fields add their copies and checks.
+INPLACE_PEER_TARGET = 1.1
+CONSTRAINT_INPLACE_PEER_TARGET = 3.0
 
 
 def _constraint_cases() -> list[TensorclassCase]:
@@ -475,5 +483,34 @@ def _constraint_cases() -> list[TensorclassCase]:
             tensor_bound=True,
             peer_target=1.1,  # the peer checks nothing: the two passes over 256 values
             baseline_target=CONSTRAINT_REPLAY_TARGET,
+        ),
+        # In-place writes: unconstrained fields pay nothing (the spec'd record against the
+        # plain one), constrained ones a copy and a check each.
+        TensorclassCase(
+            "tc.mul_(1.0), 3 spec'd fields",
+            "sspec.mul_(1.0)",
+            "pr1.mul_(1.0)",
+            "tr1.mul_(1.0)",
+            tensor_bound=True,
+            peer_target=INPLACE_PEER_TARGET,
+            baseline_target=SPEC_TARGET,
+        ),
+        TensorclassCase(
+            "tc.mul_(1.0), 3 constrained fields",
+            "cspec.mul_(1.0)",
+            "pr1.mul_(1.0)",
+            "sspec.mul_(1.0)",
+            tensor_bound=True,
+            peer_target=CONSTRAINT_INPLACE_PEER_TARGET,
+            baseline_target=CONSTRAINT_INPLACE_TARGET,
+        ),
+        TensorclassCase(
+            "tc.copy_(other), 3 constrained fields",
+            "cspec.copy_(cother)",
+            "pr1.copy_(peq1)",
+            "sspec.copy_(sother)",
+            tensor_bound=True,
+            peer_target=CONSTRAINT_INPLACE_PEER_TARGET,
+            baseline_target=CONSTRAINT_INPLACE_TARGET,
         ),
     ]

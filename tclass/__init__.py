@@ -27,6 +27,8 @@ from tclass._base.implemented._casts import is_integer as is_integer
 from tclass._base.implemented._collection import TensorCollection as TensorCollection
 from tclass._base.implemented._collection import _is_default_leaf as default_is_leaf
 from tclass._base.implemented._collection import is_leaf_nontensor as is_leaf_nontensor
+from tclass._core._contracts import checks_enabled as checks_enabled
+from tclass._core._contracts import set_checks as set_checks
 from tclass._core._keyfuncs import KEY_SEPARATOR as KEY_SEPARATOR
 from tclass._core._keyfuncs import NestedKey as NestedKey
 from tclass._core._keyfuncs import unravel_key as unravel_key
@@ -111,10 +113,16 @@ from tclass._io.memmap._archive import pack_memmap as pack_memmap
 from tclass._io.memmap._archive import refresh_archive_checksums as refresh_archive_checksums
 from tclass._io.memmap._archive import unpack_memmap as unpack_memmap
 from tclass._io.memmap._tree import print_directory_tree as print_directory_tree
+from tclass._io.shards._dataset import ShardedDataset as ShardedDataset
+from tclass._io.shards._dataset import ShardInfo as ShardInfo
+from tclass._io.shards._dataset import open_sharded as open_sharded
+from tclass._io.shards._writer import ShardWriter as ShardWriter
+from tclass._io.shards._writer import shard_writer as shard_writer
 from tclass._io.store._open import from_h5 as from_h5
 from tclass._io.store._open import from_zarr as from_zarr
 from tclass._io.store._persistent import PersistentTensorDict as PersistentTensorDict
 from tclass._tensorclass import TensorClass as TensorClass
+from tclass._tensorclass import checked as checked
 from tclass._tensorclass import from_dataclass as from_dataclass
 from tclass._tensorclass import is_tensorclass as is_tensorclass
 from tclass._tensorclass import tensorclass as tensorclass
@@ -135,6 +143,11 @@ __all__ = [
     "NonTensorDataBase",
     "refresh_archive_checksums",
     "append_memmap",
+    "open_sharded",
+    "shard_writer",
+    "ShardedDataset",
+    "ShardInfo",
+    "ShardWriter",
     "assert_allclose_td",
     "assert_close",
     "collate",
@@ -146,6 +159,7 @@ __all__ = [
     "is_floating",
     "is_integer",
     "is_leaf_nontensor",
+    "set_checks",
     "set_printoptions",
     "unravel_key",
     "unravel_key_list",
@@ -176,6 +190,8 @@ __all__ = [
     "UnbatchedTensor",
     "capture_non_tensor_stack",
     "cat",
+    "checked",
+    "checks_enabled",
     "dense_stack_tds",
     "errors",
     "expand_as_right",

@@ -4,7 +4,8 @@ TARGET``, ``python -m tclass --version``.
 ``info`` prints what a folder written by ``memmap``/``save`` holds (class, batch size,
 each field's dtype, shape and size on disk, non-tensor values, totals), after running
 the checks ``load_memmap`` runs: no user class is imported, no data file is mapped and
-no pickle is read.
+no pickle is read. Of a sharded dataset's folder (``shard_writer``), it prints the schema
+every shard shares and each shard's committed rows, size and last writer.
 
 Exit status: 0 when ``load_memmap`` would load the folder (given its classes); 1 when
 it would refuse it, with ``load_memmap``'s error on one ``error: ...`` line on stderr
@@ -32,6 +33,7 @@ from typing import Any
 
 import tclass
 from tclass._io.memmap._info import describe, info_json, info_text
+from tclass._io.shards._info import describe_sharded, is_sharded, sharded_json, sharded_text
 from tclass.errors import TclassError
 
 __all__ = ["main", "version"]
@@ -53,7 +55,11 @@ def _parser() -> argparse.ArgumentParser:
             "exits 1 with load_memmap's error when it would refuse the folder."
         ),
     )
-    info.add_argument("path", metavar="PATH", help="a folder written by memmap/save/memmap_like")
+    info.add_argument(
+        "path",
+        metavar="PATH",
+        help="a folder written by memmap/save/memmap_like, or a sharded dataset's folder",
+    )
     info.add_argument("--json", action="store_true", help="print the description as JSON")
     info.add_argument(
         "--allow-pickle",
@@ -106,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _info(path: str, as_json: bool, allow_pickle: bool) -> int:
+    if is_sharded(path):
+        return _sharded_info(path, as_json)
     info = describe(path, allow_pickle)
     if as_json:
         text = json.dumps(info_json(info), indent=2, ensure_ascii=False, allow_nan=False)
@@ -115,6 +123,20 @@ def _info(path: str, as_json: bool, allow_pickle: bool) -> int:
     if info.problems:
         more = f" (and {len(info.problems) - 1} more)" if len(info.problems) > 1 else ""
         _error(f"{info.problems[0]}{more}; load_memmap would refuse this folder")
+        return 1
+    return 0
+
+
+def _sharded_info(path: str, as_json: bool) -> int:
+    info = describe_sharded(path)
+    if as_json:
+        text = json.dumps(sharded_json(info), indent=2, ensure_ascii=False, allow_nan=False)
+    else:
+        text = sharded_text(info)
+    _write(text + "\n")
+    if info.problems:
+        more = f" (and {len(info.problems) - 1} more)" if len(info.problems) > 1 else ""
+        _error(f"{info.problems[0]}{more}; open_sharded would refuse this dataset")
         return 1
     return 0
 

@@ -67,6 +67,7 @@ __all__ = [
     "ReprParseError",
     "ReservedNameError",
     "SchemaMismatchError",
+    "ShardSchemaError",
     "ShapeError",
     "SharedDefaultWarning",
     "SpecSyntaxError",
@@ -357,6 +358,23 @@ class AppendError(TclassError, ValueError):
     (the peer raises ValueError). Nothing was written."""
 
 
+class ShardSchemaError(MetadataError, AppendError):
+    """A shard of a sharded dataset holds, or would hold, rows of another schema than the
+    dataset's (another record class, key, dtype or trailing shape than its manifest
+    records). The message names the shard and the first difference; nothing was written.
+
+    Attributes:
+        shard: the shard's id.
+    """
+
+    def __init__(self, message: str, shard: str | None = None) -> None:
+        super().__init__(message)
+        self.shard = shard
+
+    def __reduce__(self) -> tuple[type[ShardSchemaError], tuple[object, ...]]:
+        return (type(self), (str(self), self.shard))
+
+
 class MissingDependencyError(TclassError, ModuleNotFoundError):
     """An optional dependency is not installed; the message names the extra that brings
     it (``pip install tclass[h5]``)."""
@@ -455,12 +473,16 @@ class SpecProblem(NamedTuple):
     """One way a field's tensor does not fit its spec (see ``FieldSpecError``)."""
 
     field: str  # the field
-    dim: str  # the dim ('h', '3', '*rest'), "dtype", "ndim", or a constraint ("ge", "isin")
+    # the dim ('h', '3', '*rest'), "dtype", "ndim", a constraint ("ge", "isin"), or for
+    # columns read into a record (tclass.ray) "missing" (a field), "unknown" (a column) or
+    # "annotation" (a Python value the field's annotation refuses)
+    dim: str
     got: object  # what the tensor has (for a constraint: the first value that breaks it)
     expected: object  # what the spec (or the other field) says ("ge=0" for a constraint)
     other: str | None = None  # the field that bound the dim first, if another
     message: str = ""
     element: tuple[int, ...] | None = None  # a constraint's: the value's index in the tensor
+    argument: str | None = None  # @checked: the argument ("argument 'a'") or "return value"
 
 
 class FieldSpecError(FieldTypeError, ValueError):

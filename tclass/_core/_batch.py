@@ -294,7 +294,7 @@ def split_sizes(split_size: int | Sequence[int], dim_size: int) -> list[int]:
             raise ShapeError(msg)
         full, rest = divmod(dim_size, size)
         return [size] * full + ([rest] if rest else []) or [0]
-    if not sizes:
+    if not sizes and dim_size:
         msg = (
             f"split: Insufficient number of elements in split_size [] for a dim of size {dim_size}"
         )

@@ -157,6 +157,7 @@ def refuse_device_assignment(collection: object, value: object) -> NoReturn:
     raises a RuntimeError too; UnsupportedError is a NotImplementedError, one)."""
     name = type(collection).__name__
     raise UnsupportedError(
-        f"cannot assign {name}.device: a collection's device is fixed when it is built; "
-        f"use .to({value!r}) for a copy on that device"
+        f"cannot assign {name}.device: the device cannot be set using tensorclass.device = "
+        f"device (a collection's device is fixed when it is built); use .to({value!r}) for "
+        "a copy on that device"
     )

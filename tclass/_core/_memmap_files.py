@@ -228,7 +228,7 @@ def raise_open_error(path: str, err: OSError, hint: str = "") -> NoReturn:
     """Re-raise an ``os.open`` error as the tclass error for it, with a fix."""
     code = err.errno
     if code in (errno.EEXIST, errno.ELOOP) and os.path.islink(path):
-        msg = f"refusing to write through the symlink {path!r}; give the real path"
+        msg = f"refusing to write through symlink {path!r}; give the real path"
         raise FileConflictError(msg) from err
     if code in (errno.EEXIST, errno.EISDIR) and os.path.isdir(path):
         msg = f"{path!r} is a directory; give the path of a file"

@@ -141,8 +141,12 @@ def renamed(
     ``rename(old=new, ...)``.
 
     Raises:
-        DimNameError: for a mapping key that names no dim, or both forms at once.
+        DimNameError: for a mapping key that names no dim, both forms at once or neither
+            (``rename()``, as the peer).
     """
+    if not positional and not mapping:
+        msg = "rename: no names given; pass the new name of every dim, or old=new pairs"
+        raise DimNameError(msg)
     if positional and mapping:
         msg = "rename takes either the new names of every dim or old=new pairs, not both"
         raise DimNameError(msg)

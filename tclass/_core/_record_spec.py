@@ -17,7 +17,7 @@ from __future__ import annotations
 import linecache
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -25,7 +25,17 @@ from tclass._core._constraints import Constraints, Violation
 from tclass._core._spec import ANON, FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec
 from tclass.errors import FieldSpecError, SpecProblem
 
-__all__ = ["Inline", "Observed", "RecordSpecs", "format_shape_list", "value_problem"]
+__all__ = [
+    "Bound",
+    "Inline",
+    "Observed",
+    "RecordSpecs",
+    "Site",
+    "bind_lines",
+    "format_shape_list",
+    "match_sites",
+    "value_problem",
+]
 
 # A tensor as the matcher sees it: its dtype and shape (from a tensor, or a meta.json).
 Observed = tuple[torch.dtype | None, Sequence[int]]
@@ -131,9 +141,9 @@ class RecordSpecs:
         """The named dims the tensors in ``observed`` bind (the first field naming a
         dim gives its size)."""
         items = [(n, self.specs[n], observed[n]) for n in self.names if n in observed]
-        bound: dict[str, tuple[Any, str]] = {}
+        bound: Bound = {}
         _match_all(self.owner, items, batch_ndim, bound)
-        return {name: value for name, (value, _) in bound.items()}
+        return {name: value for name, (value, _, _) in bound.items()}
 
     def _raise(self, observed: dict[str, Observed], batch_ndim: int, last: str | None) -> None:
         problems = self.problems(observed, batch_ndim, last)
@@ -178,63 +188,109 @@ def _observed(entries: Mapping[str, Any], names: Iterable[str]) -> dict[str, Obs
 # --- the general matcher ---------------------------------------------------------------
 
 
+class Site(NamedTuple):
+    """One tensor the general matcher compares with its spec."""
+
+    field: str  # the field (or argument) it is in, as problems name it
+    spec: TensorSpec
+    observed: Observed
+    where: str  # as messages name it: "Frame.obs", "argument 'a' (Frame.obs)"
+    batch_ndim: int  # its leading dims that are batch dims
+    argument: str | None = None  # a function's argument it is in ("argument 'a'")
+
+
+# A named dim's binding: its size (a tuple for a variadic), and the field and the site
+# (``Site.where``) that bound it first.
+Bound = dict[str, tuple[Any, str, str]]
+
+
 def _match_all(
     owner: str,
     items: Sequence[tuple[str, TensorSpec, Observed]],
     batch_ndim: int,
-    bound: dict[str, tuple[Any, str]] | None = None,
+    bound: Bound | None = None,
 ) -> list[SpecProblem]:
-    """Every problem of ``items`` (field, spec, dtype and shape), in order; ``bound``
-    receives each named dim's size and the field that bound it first."""
+    """Every problem of ``items`` (field, spec, dtype and shape) of one record."""
+    sites = [Site(f, spec, seen, f"{owner}.{f}", batch_ndim) for f, spec, seen in items]
+    return match_sites(sites, bound)
+
+
+def match_sites(
+    sites: Sequence[Site],
+    bound: Bound | None = None,
+    *,
+    bind_batch: bool = False,
+    agree: str = "fields",
+) -> list[SpecProblem]:
+    """Every problem of ``sites``, in order: dtypes, ranks, fixed dims, and each named
+    dim against the size the first site naming it binds (``bound`` receives each
+    binding, and may hold some already). Dims on batch dims are left to the batch size
+    unless ``bind_batch`` (a function's contract binds them too). ``agree`` names what
+    must agree in messages ("fields", "arguments")."""
     bound = {} if bound is None else bound
-    deferred: list[tuple[str, TensorSpec, Dim, int, Sequence[int]]] = []
+    deferred: list[tuple[Site, Dim, int]] = []
     problems: list[SpecProblem] = []
-    for field, spec, (dtype, shape) in items:
-        where = f"{owner}.{field}"
-        if dtype is not None and spec.dtypes is not None and dtype not in spec.dtypes:
-            wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in spec.dtypes))
-            got = str(dtype).replace("torch.", "")
-            message = f"{where} has dtype {got}, but its annotation {spec.text} wants {wanted}"
-            problems.append(SpecProblem(field, "dtype", got, wanted, None, message))
-        places = spec.placement(len(shape), batch_ndim)
-        if places is None:
-            features = len(shape) - batch_ndim
-            message = (
-                f"{where} has shape {format_shape_list(shape)}, {features} feature dim(s) after "
-                f"the {batch_ndim} batch dim(s); its annotation {spec.text} wants "
-                f"{spec.rank_text()}"
-            )
-            problems.append(SpecProblem(field, "ndim", features, spec.rank_text(), None, message))
+    for site in sites:
+        found = _match_site(site, bound, deferred, bind_batch, agree)
+        if site.argument is not None:
+            found = [problem._replace(argument=site.argument) for problem in found]
+        problems += found
+    for site, dim, position in deferred:
+        problem = _match_expression(site, dim, position, bound)
+        if problem is not None:
+            problems.append(problem._replace(argument=site.argument))
+    return problems
+
+
+def _match_site(
+    site: Site,
+    bound: Bound,
+    deferred: list[tuple[Site, Dim, int]],
+    bind_batch: bool,
+    agree: str,
+) -> list[SpecProblem]:
+    """The problems of one site; its computed dims are appended to ``deferred``."""
+    field, spec, (dtype, shape), where, batch_ndim, _ = site
+    problems = []
+    if dtype is not None and spec.dtypes is not None and dtype not in spec.dtypes:
+        wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in spec.dtypes))
+        got = str(dtype).replace("torch.", "")
+        message = f"{where} has dtype {got}, but its annotation {spec.text} wants {wanted}"
+        problems.append(SpecProblem(field, "dtype", got, wanted, None, message))
+    places = spec.placement(len(shape), batch_ndim)
+    if places is None:
+        features = len(shape) - batch_ndim
+        after = f", {features} feature dim(s) after the {batch_ndim} batch dim(s)"
+        wants = spec.rank_text()
+        if not batch_ndim and agree != "fields":  # a function's tensor: its whole shape
+            after = ""
+            fixed = sum(dim.kind != VARIADIC for dim in spec.dims)
+            wants = f"{fixed}{' or more' if spec.variadic is not None else ''} dim(s)"
+        message = (
+            f"{where} has shape {format_shape_list(shape)}{after}; its annotation {spec.text} "
+            f"wants {wants}"
+        )
+        problems.append(SpecProblem(field, "ndim", features, wants, None, message))
+        return problems
+    for position, (dim, start, stop) in enumerate(places):
+        on_batch = start < batch_ndim or (position == 0 and spec.whole and dim.kind == VARIADIC)
+        if on_batch and not bind_batch:
+            # On batch dims, or a jaxtyping spec's leading variadic, which stands for
+            # the batch dims (and any leading dims more): batch_size's business.
             continue
-        for position, (dim, start, stop) in enumerate(places):
-            if start < batch_ndim or (position == 0 and spec.whole and dim.kind == VARIADIC):
-                # On batch dims, or a jaxtyping spec's leading variadic, which stands for
-                # the batch dims (and any leading dims more): batch_size's business.
-                continue
-            if dim.kind == SYMBOLIC:
-                deferred.append((field, spec, dim, start, shape))
-                continue
-            problem = _match_dim(owner, field, spec, dim, shape, start, stop, bound)
-            if problem is not None:
-                problems.append(problem)
-    for field, spec, dim, position, shape in deferred:
-        problem = _match_expression(owner, field, spec, dim, shape, position, bound)
+        if dim.kind == SYMBOLIC:
+            deferred.append((site, dim, start))
+            continue
+        problem = _match_dim(site, dim, start, stop, bound, agree)
         if problem is not None:
             problems.append(problem)
     return problems
 
 
 def _match_dim(
-    owner: str,
-    field: str,
-    spec: TensorSpec,
-    dim: Dim,
-    shape: Sequence[int],
-    start: int,
-    stop: int,
-    bound: dict[str, tuple[Any, str]],
+    site: Site, dim: Dim, start: int, stop: int, bound: Bound, agree: str
 ) -> SpecProblem | None:
-    where = f"{owner}.{field}"
+    field, spec, (_, shape), where, _, _ = site
     shown = format_shape_list(shape)
     if dim.kind == ANON or (dim.kind == VARIADIC and dim.name is None):
         return None
@@ -253,20 +309,18 @@ def _match_dim(
         return None
     previous = bound.get(dim.name)
     if previous is None:
-        bound[dim.name] = (value, field)
+        bound[dim.name] = (value, field, where)
         return None
     if _same(previous[0], value, dim.broadcast):
         return None
-    first, other = previous
+    first, other, other_where = previous
     label = f"*{dim.name}" if dim.kind == VARIADIC else dim.name
     shown_value = list(value) if isinstance(value, tuple) else value
     shown_first = list(first) if isinstance(first, tuple) else first
-    elsewhere = f"in {owner}.{other}" if other != field else "earlier in the same shape"
-    if other == "dims=":
-        elsewhere = "in dims="
+    elsewhere = f"in {other_where}" if other_where != where else "earlier in the same shape"
     message = (
         f"{where} has shape {shown}: dim {label!r} is {shown_value} here, but {shown_first} "
-        f"{elsewhere}; fields that name {label!r} must agree on its size"
+        f"{elsewhere}; {agree} that name {label!r} must agree on its size"
     )
     return SpecProblem(field, label, shown_value, shown_first, other, message)
 
@@ -279,15 +333,8 @@ def _same(a: Any, b: Any, broadcast: bool) -> bool:
     return all(x == y or x == 1 or y == 1 for x, y in zip(a, b))
 
 
-def _match_expression(
-    owner: str,
-    field: str,
-    spec: TensorSpec,
-    dim: Dim,
-    shape: Sequence[int],
-    position: int,
-    bound: dict[str, tuple[Any, str]],
-) -> SpecProblem | None:
+def _match_expression(site: Site, dim: Dim, position: int, bound: Bound) -> SpecProblem | None:
+    field, spec, (_, shape), where, _, _ = site
     values = {name: bound[name][0] for name in dim.names if name in bound}
     if len(values) < len(dim.names) or not all(type(v) is int for v in values.values()):
         return None  # a dim it reads is not bound (a field not set): nothing to compare
@@ -301,7 +348,7 @@ def _match_expression(
         return None
     given = ", ".join(f"{name}={value}" for name, value in sorted(values.items()))
     message = (
-        f"{owner}.{field} has shape {format_shape_list(shape)}: dim {position} is {size}, but "
+        f"{where} has shape {format_shape_list(shape)}: dim {position} is {size}, but "
         f"its annotation {spec.text} computes {dim.name} = {expected} (with {given})"
     )
     return SpecProblem(field, str(dim.name), size, expected, None, message)
@@ -452,8 +499,7 @@ def _check_lines(
             check.append(f"if s[{position}] != {dim.size}: bad = True")
         elif dim.kind == NAMED:
             var = local[str(dim.name)]
-            check += [f"x = s[{position}]", f"if x != {var}:"]
-            check += [f"    if {var} >= 0: bad = True", f"    else: {var} = x"]
+            check += bind_lines(var, position)
         if check and form == "right":  # only where the dim falls on a feature dim
             after.append(f"if f >= {k - i}:")
             check = ["    " + line for line in check]
@@ -462,6 +508,18 @@ def _check_lines(
     if after and after != ["f = len(s) - n"]:
         lines += ["else:", *("    " + line for line in after)]
     return lines
+
+
+def bind_lines(var: str, position: int, indent: str = "") -> list[str]:
+    """Generated lines binding the dim at ``position`` of the shape ``s`` to the local
+    ``var`` (-1 while unbound), or setting ``bad`` when it holds another size: the one
+    binding step of every generated check (records, rows, ``@checked`` contracts)."""
+    return [
+        f"{indent}x = s[{position}]",
+        f"{indent}if x != {var}:",
+        f"{indent}    if {var} >= 0: bad = True",
+        f"{indent}    else: {var} = x",
+    ]
 
 
 def _never_fast(entries: Mapping[str, Any], batch_ndim: int) -> bool:

@@ -382,11 +382,12 @@ class NonTensorData(_NonTensorNode):
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
-        if (
-            not isinstance(value, ENGINE.NonTensorStack)
-            and same_value(value.data if isinstance(value, NonTensorData) else value, self.data)
-            and not self._widened_by(index, value)
-        ):
+        if isinstance(value, ENGINE.NonTensorStack):  # kept when it holds only this value
+            if all(same_value(item, self.data) for item in value._flat()):
+                return self
+        elif same_value(
+            value.data if isinstance(value, NonTensorData) else value, self.data
+        ) and not self._widened_by(index, value):
             return self  # the value it already holds (a node, or a plain value broadcast)
         stack = ENGINE.NonTensorStack._make(self._flat(), self._batch_size, self._device)
         return stack._written(index, value)

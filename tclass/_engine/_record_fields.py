@@ -18,6 +18,7 @@ import torch
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._records import is_record
 from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
@@ -26,10 +27,12 @@ from tclass.errors import BatchMismatchError
 __all__ = [
     "batch_size_of_record",
     "data_ptrs",
+    "dense_entries",
     "device_of_record",
     "field_getter",
     "record_batch_size",
     "record_entries",
+    "record_parts",
     "tensor_field_setter",
 ]
 
@@ -73,6 +76,29 @@ def batch_size_of_record(record: Any) -> torch.Size:
 
 def device_of_record(record: Any) -> torch.device | None:
     return record._tensordict._device  # type: ignore[no-any-return]
+
+
+def dense_entries(record: Any) -> Mapping[str, Value] | None:
+    """A record's entries when it keeps them in one TensorDict; None over a lazy stack
+    (whose members may differ)."""
+    storage = record._tensordict
+    return storage._tensors if storage.__class__ is TensorDict else None
+
+
+def record_parts(record: Any) -> list[tuple[Mapping[str, Value], int]]:
+    """The entries of each TensorDict a record keeps its fields in (one, or a lazy
+    stack's members, nested stacks read through), each with its batch dims."""
+    parts: list[tuple[Mapping[str, Value], int]] = []
+    pending: list[Any] = [record._tensordict]
+    while pending:
+        node = pending.pop(0)
+        if node.__class__ is TensorDict:
+            parts.append((node._tensors, len(node._batch_size)))
+        elif is_record(node):
+            pending.insert(0, node._tensordict)
+        else:  # a lazy stack
+            pending[:0] = node.tensordicts
+    return parts
 
 
 def field_getter(name: str, values: bool) -> Callable[[Any], Any]:

@@ -562,6 +562,15 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
             return self.set(key, value)
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
         if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer
+            if isinstance(value, (_Tensor, Mapping)) or (
+                isinstance(value, TensorCollection) and not value._is_value_node
+            ):
+                msg = (
+                    f"set_: {key!r} holds a Python value; a {type(value).__name__} cannot be "
+                    "copied into it (an in-place write keeps the entry's kind: use set() to "
+                    "replace it)"
+                )
+                raise InPlaceWriteError(msg)
             path = _keys.key_path(key)
             parent = self if len(path) == 1 else self._get_nested(path[:-1])
             if isinstance(parent, TensorDict):
@@ -578,7 +587,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                     "use set() to replace it)"
                 )
                 raise InPlaceWriteError(msg)
-            target.update(value, inplace=True)
+            target.update_(value)
             return self
         try:
             source = value if isinstance(value, _Tensor) else torch.as_tensor(value)

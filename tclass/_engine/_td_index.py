@@ -200,7 +200,9 @@ class IndexingOps(TensorDictBase):
         """``out``, the result of ``self[index]`` for a locked ``self``, locked as the
         peer locks it: when ``self`` is memory-mapped or shared and the index keeps the
         data pointer (see ``_batch.keeps_data_pointer``)."""
-        if _batch.keeps_data_pointer(index) and (self._saved_at is not None or self.is_shared()):
+        if _batch.keeps_data_pointer(index) and (
+            self._saved_at is not None or self.is_memmap() or self.is_shared()
+        ):
             out.lock_()
         return out
 

@@ -135,12 +135,14 @@ class RemovalOps(TensorDictBase):
         """A TensorDict without ``keys`` (nested keys allowed; missing ones are ignored).
 
         With ``inplace=True`` the entries are removed from this TensorDict and from its
-        nested TensorDicts themselves.
+        nested TensorDicts themselves. With no keys, ``copy()``.
         """
         if inplace:
             for key in keys:
                 _pop_path(self, _keys.key_path(key))
             return self
+        if not keys:  # as the peer: a copy, whose nested TensorDicts are new (unlocked)
+            return self.copy()
         out = self._new_like(dict(self._tensors), self._batch_size, self._device)
         for key in keys:
             _drop_path(out, _keys.key_path(key))

@@ -31,7 +31,7 @@ from tclass.errors import FieldSpecError, SpecProblem
 if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
-__all__ = ["allocate"]
+__all__ = ["allocate", "spec_dim_names"]
 
 _R = TypeVar("_R", bound="TensorClass")
 
@@ -52,7 +52,7 @@ def allocate(
     for name, fields in allocator.absent.items():
         message = f"the dim {name!r} ({', '.join(fields)}) has no size; pass dims={{{name!r}: ...}}"
         problems.append(SpecProblem(fields[0].rpartition(".")[2], name, None, None, None, message))
-    for name in sorted(set(allocator.sizes) - _names(cls, set())):
+    for name in sorted(set(allocator.sizes) - spec_dim_names(cls)):
         message = f"dims={{{name!r}: ...}} names no dim of {cls.__name__}'s specs"
         problems.append(SpecProblem("", name, allocator.sizes[name], None, None, message))
     if problems or record is None:
@@ -157,8 +157,10 @@ def _fill_value(rule: FieldRule, dtype: torch.dtype, where: str) -> int | float 
     return value
 
 
-def _names(cls: type, seen: set[type]) -> set[str]:
-    """The dim names the specs of ``cls`` and its nested records read."""
+def spec_dim_names(cls: type, seen: set[type] | None = None) -> set[str]:
+    """The dim names the specs of ``cls`` and its nested records read (``dims=`` of
+    ``allocate`` and ``rand`` may name these only)."""
+    seen = set() if seen is None else seen
     if cls in seen:
         return set()
     seen.add(cls)
@@ -172,5 +174,5 @@ def _names(cls: type, seen: set[type]) -> set[str]:
                     names.update(dim.names)
         for nested in rule.collections:
             if is_record_class(nested):
-                names |= _names(nested, seen)
+                names |= spec_dim_names(nested, seen)
     return names

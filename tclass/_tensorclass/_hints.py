@@ -25,6 +25,7 @@ __all__ = [
     "annotated_members",
     "annotation_text",
     "flatten_union",
+    "function_hints",
     "resolve_annotations",
 ]
 
@@ -82,6 +83,34 @@ def _evaluator(cls: type, klass: type, registry: Mapping[str, type]) -> Callable
             raise
 
     return evaluate
+
+
+def function_hints(
+    fn: Callable[..., Any], scope: Callable[[], Mapping[str, Any]] | None = None
+) -> dict[str, object]:
+    """The annotations of ``fn``'s parameters and its return value (``"return"``),
+    strings and forward references evaluated as a field's are: in ``fn``'s module, then
+    in ``scope()`` (the local variables of the function that decorated it), then in the
+    local variables of the functions that are running.
+
+    Raises:
+        NameError: an annotation naming something that cannot be found (yet).
+    """
+    namespace = dict(getattr(fn, "__globals__", {}))
+
+    def evaluate(text: str) -> object:
+        try:
+            return eval(text, namespace, dict(scope()) if scope is not None else {})  # noqa: S307
+        except NameError:
+            for frame_locals in _running_locals():
+                try:
+                    return eval(text, {**frame_locals, **namespace})  # noqa: S307
+                except NameError:
+                    continue
+            raise
+
+    annotations = getattr(fn, "__annotations__", None) or {}
+    return {name: _resolved(annotation, evaluate) for name, annotation in annotations.items()}
 
 
 def _running_locals() -> Iterator[dict[str, Any]]:

@@ -32,6 +32,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record_class
 from tclass._core._spec import ANON, FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec
 from tclass._engine._td import TensorDict
+from tclass._tensorclass._allocate import spec_dim_names
 from tclass._tensorclass._builder import record_from_entries
 from tclass._tensorclass._fields import FieldRule
 from tclass._tensorclass._hints import annotated_members
@@ -109,7 +110,7 @@ def random_record(
     sizes: dict[str, Any] = {
         k: tuple(v) if isinstance(v, Sequence) else int(v) for k, v in (dims or {}).items()
     }
-    known = _dim_names(cls, set())
+    known = spec_dim_names(cls)
     unknown = sorted(set(sizes) - known)
     if unknown:
         problems = [
@@ -321,24 +322,6 @@ class _Builder:
 
 class _NoValue(Exception):
     """An annotation ``value`` cannot build a random value of."""
-
-
-def _dim_names(cls: type, seen: set[type]) -> set[str]:
-    if cls in seen:
-        return set()
-    seen.add(cls)
-    names: set[str] = set()
-    for rule in getattr(cls, "__tclass_info__").rules.values():  # noqa: B009
-        spec = rule.spec
-        for dim in spec.dims if spec is not None else ():
-            if dim.kind in (NAMED, VARIADIC) and dim.name:
-                names.add(dim.name)
-            elif dim.kind == SYMBOLIC:
-                names.update(dim.names)
-        for nested in rule.collections:
-            if is_record_class(nested):
-                names |= _dim_names(nested, seen)
-    return names
 
 
 # --- values -------------------------------------------------------------------------------

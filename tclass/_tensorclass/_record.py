@@ -51,6 +51,7 @@ from tclass._tensorclass._builder import (
     store_field,
     takes_as_is,
 )
+from tclass._tensorclass._guards import check_rename, guard_leaves
 from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
 from tclass._tensorclass._random import TorchChooser, random_record
@@ -309,7 +310,14 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     def _collect(
         self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
     ) -> None:
+        if into.guards is None:
+            self._tensordict._collect(into, operands, batch_dims, prefix)
+            return
+        specs = self.__tclass_info__.specs  # an in-place write: bounded fields listed
+        start = len(into.leaves)
         self._tensordict._collect(into, operands, batch_dims, prefix)
+        if specs is not None and specs.constrained:
+            guard_leaves(self, into, start, specs)
 
     def _rebuilt(
         self,
@@ -373,7 +381,13 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return self
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
-        """Copies ``value`` into the existing tensor ``key`` in place (allowed when locked)."""
+        """Copies ``value`` into the existing tensor ``key`` in place (allowed when locked).
+        A nested key under a name that is not a field is an ``UnknownFieldError``, as in
+        :meth:`set` (the peer adds the node, and its record then refuses to be saved)."""
+        path = unravel_key(key)
+        if type(path) is tuple and path[0] not in self.__tclass_info__.field_names:
+            if not self.is_locked:  # the peer's LockedError first
+                raise self._unknown_field(path[0])
         check_entry_write(self, key, value, ..., "set_")
         self._tensordict.set_(key, value)
         return self
@@ -592,6 +606,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             LockedError: if the record is locked; KeyNotFoundError: if ``old_key`` is
                 absent (both checked first, as the peer raises them).
             UnknownFieldError: if ``new_key`` is not a field.
+            FieldSpecError: the value does not fit the spec of ``new_key`` (its shape,
+                dtype, named dims or values), as when that field is assigned.
         """
         storage = self._tensordict
         name = new_key if isinstance(new_key, str) else new_key[0]
@@ -599,6 +615,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             if storage.is_locked or storage.get(old_key, None) is None:
                 storage.rename_key_(old_key, new_key, safe=safe)  # the peer's error first
             raise self._unknown_field(name)
+        check_rename(self, old_key, new_key)
         storage.rename_key_(old_key, new_key, safe=safe)
         return self
 

@@ -19,6 +19,7 @@ from tclass._base.implemented._key_ops import renamed
 from tclass._core._batch import BatchSizeLike
 from tclass._core._keys import key_path
 from tclass._core._records import field_names_of, storage_of
+from tclass._tensorclass._guards import apply_in_place_checked, check_fill
 from tclass._tensorclass._writes import check_entry_write
 from tclass.errors import UnknownFieldError
 
@@ -47,6 +48,8 @@ class RecordStorageOps(TensorDictBase):
     def _apply_all(
         self, fn: Callable[..., Any], others: tuple[TensorCollection, ...], options: ApplyOptions
     ) -> Self:
+        if options.get("inplace"):  # written through the record, whose writes are checked
+            return super()._apply_all(fn, others, options)
         storages = tuple(storage_of(other) for other in others)
         result: TensorDictBase | None = self._tensordict._apply_all(fn, storages, options)
         if result is None or result is options.get("out"):  # out= is returned as it is
@@ -61,6 +64,8 @@ class RecordStorageOps(TensorDictBase):
         batch_size: BatchSizeLike,
         options: ApplyRules,
     ) -> Self:
+        if options.get("inplace"):  # written through the record, whose writes are checked
+            return super()._named_apply_all(fn, others, nested_keys, batch_size, options)
         result: TensorDictBase | None = self._tensordict._named_apply_all(
             fn, others, nested_keys, batch_size, options
         )
@@ -89,7 +94,11 @@ class RecordStorageOps(TensorDictBase):
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
-        return self._result(self._tensordict._apply_in_place(fn, others))
+        """``apply_``'s walk; the fields whose spec bounds their values get their
+        results checked before anything is written (see ``apply_in_place_checked``)."""
+        if not apply_in_place_checked(self, fn, others):
+            self._tensordict._apply_in_place(fn, others)
+        return self
 
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
         return self._tensordict._tensor_leaves()
@@ -113,6 +122,14 @@ class RecordStorageOps(TensorDictBase):
         return self._result(self._tensordict.contiguous(canonical=canonical, inplace=inplace))
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
+        """Fills the field ``key`` (every tensor of a nested record); a value that
+        breaks the field's constraints (as the field's dtype holds it) is refused.
+
+        Raises:
+            FieldSpecError: naming the field, the constraint and the value; nothing is
+                written.
+        """
+        check_fill(self, key, value)
         return self._result(self._tensordict.fill_(key, value))
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:

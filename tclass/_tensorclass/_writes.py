@@ -34,7 +34,7 @@ from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass.errors import UpdateArgumentError
+from tclass.errors import UnknownFieldError, UpdateArgumentError
 
 if TYPE_CHECKING:
     from tclass._tensorclass._builder import ClassInfo
@@ -129,6 +129,13 @@ def check_written_keys(record: Any, value: Any) -> None:
     fields = record.__tclass_info__.field_names
     for key in keys:
         if key not in fields:
+            if is_record(value):  # a record of another class
+                raise UnknownFieldError(
+                    f"{type(record).__name__}[...] = {type(value).__name__}: __setitem__ is "
+                    "only allowed for same-class or compatible class (one whose fields are "
+                    f"all fields of {type(record).__name__}) assignment; {key!r} is not a "
+                    f"field of {type(record).__name__} (fields: {', '.join(fields)})"
+                )
             raise record._unknown_field(key)
 
 

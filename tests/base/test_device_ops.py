@@ -394,3 +394,14 @@ class TestCuda:
         sources = [torch.randn(1000, 33), torch.arange(10**5, dtype=torch.int64)]
         copies = stage_copy(sources, torch.device("cuda"), chunk_bytes=4096)
         assert all(torch.equal(s, c.cpu()) for s, c in zip(sources, copies))
+
+
+def test_a_memory_mapped_collection_is_not_in_shared_memory(tmp_path: Path) -> None:
+    """As the peer: ``is_shared()`` is about shared memory; a memory-mapped file is
+    ``is_memmap()``, and so are its views, copies being neither."""
+    saved = TensorDict({"a": torch.ones(2, 3)}, [2]).memmap(tmp_path / "m")
+    assert saved.is_memmap() and not saved.is_shared()
+    assert not saved[0].is_shared() and not saved.clone().is_shared()
+    shared = TensorDict({"a": torch.ones(2, 3)}, [2]).share_memory_()
+    assert shared.is_shared() and not shared.is_memmap()
+    assert shared[0].is_locked and saved[0].is_locked  # locked slices, as the peer's

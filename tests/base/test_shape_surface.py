@@ -313,7 +313,9 @@ def test_gather_is_torch_gather_over_batch_dims(data: st.DataObject, td: TensorD
 def test_masked_select_gathers_the_selected_elements(data: st.DataObject, td: TensorDict) -> None:
     nb = td.batch_dims
     mask = torch.tensor(
-        data.draw(st.lists(st.booleans(), min_size=td.numel(), max_size=td.numel())),
+        data.draw(
+            st.lists(st.booleans(), min_size=td.batch_size.numel(), max_size=td.batch_size.numel())
+        ),
         dtype=torch.bool,
     ).reshape(td.batch_size)
     out = td.masked_select(mask)
@@ -712,3 +714,49 @@ def test_tensor_split_pieces_are_locked_like_split_pieces() -> None:
     assert all(piece.is_locked for piece in locked.tensor_split(2, 0))
     assert all(piece.is_locked for piece in locked.tensor_split([1], 1))
     assert not any(piece.is_locked for piece in _td().tensor_split(2, 0))
+
+
+def test_numel_is_at_least_one_as_the_peer() -> None:
+    """The peer's ``numel()`` is the product of the batch size but at least 1 (its
+    documented rule: ``[]`` and ``[0]`` give 1)."""
+    assert TensorDict({}, [2, 3]).numel() == 6
+    assert TensorDict({}, []).numel() == 1
+    assert TensorDict({"a": torch.zeros(0, 1)}, [0, 1]).numel() == 1
+    ragged = tclass.lazy_stack([TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({}, [3])])
+    assert ragged.batch_size == (2, -1) and ragged.numel() == 5
+    assert tclass.lazy_stack([TensorDict({}, [0])]).numel() == 1
+
+
+def test_split_of_a_dim_of_size_0_into_no_pieces() -> None:
+    """Found by the differential fuzzer: ``split([])`` along a dim of size 0 gives no
+    pieces, as torch and the peer, for TensorDicts, records and lazy stacks alike."""
+    empty = TensorDict({"a": torch.zeros(0, 2), "n": {"b": torch.zeros(0)}}, [0])
+    assert empty.split([]) == () and empty.split([], dim=-1) == ()
+    stacked = tclass.lazy_stack([TensorDict({}, [0]), TensorDict({}, [0])], 1)
+    assert stacked.split([], dim=0) == ()
+    with pytest.raises(errors.ShapeError, match="Insufficient number of elements"):
+        stacked.split([], dim=1)
+
+
+def test_flatten_of_one_dim_gives_new_nested_nodes() -> None:
+    """Found by the differential fuzzer, as the peer: ``flatten`` that merges nothing
+    (``flatten(0, 0)``, one batch dim) returns new nested collections holding the same
+    leaves, so a key popped or a name set on the result leaves the source as it was."""
+    td = TensorDict({"m": {"d": torch.ones(3, 1), "v": "x"}, "a": torch.ones(3)}, [3])
+    for out in (td.flatten(0, 0), torch.flatten(td), td.flatten()):
+        assert out is not td and out["m"] is not td["m"] and out["a"] is td["a"]
+        out.pop(("m", "v"))
+        out.names = ["k"]
+        assert list(td["m"].keys()) == ["d", "v"] and td["m"].names == [None]
+
+
+def test_flatten_without_batch_dims_adds_one_as_unsqueeze() -> None:
+    """Found by the differential fuzzer, as the peer: ``flatten()`` of a collection with
+    no batch dims gives batch size ``[1]``, its Python values per element (as
+    ``unsqueeze(0)`` gives them)."""
+    td = TensorDict({"a": torch.ones(2), "s": "x", "n": {"c": torch.ones(3)}}, [])
+    for out in (td.flatten(), td.flatten(0), td.flatten(-1)):
+        assert out.batch_size == (1,) and out["a"].shape == (1, 2)
+        assert type(out.get("s")) is tclass.NonTensorStack and out["s"] == ["x"]
+        assert out["n"].batch_size == (1,)
+    assert td.clone().flatten(inplace=True).batch_size == (1,)

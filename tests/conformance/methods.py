@@ -66,7 +66,7 @@ def _ones(x: Any) -> torch.Tensor:
 
 
 def _mask(x: Any) -> torch.Tensor:
-    return torch.arange(x.numel()).reshape(x.batch_size) % 2 == 0
+    return torch.arange(x.batch_size.numel()).reshape(x.batch_size) % 2 == 0
 
 
 def _saved(x: Any, e: Env) -> Path:

@@ -377,6 +377,7 @@ def test_split_sizes_take_numpy_ints_and_refuse_an_empty_list() -> None:
         _batch.split_sizes([], 5)
     with pytest.raises(ShapeError, match="expects split_size to sum exactly"):
         _batch.split_sizes([1, 1], 5)
+    assert _batch.split_sizes([], 0) == []  # as torch: a dim of size 0 in no pieces
 
 
 @SETTINGS

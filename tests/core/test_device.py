@@ -365,4 +365,6 @@ def test_assigning_device_is_refused_as_the_peer(index: int) -> None:
         with pytest.raises(RuntimeError, match=r"\.to\(") as info:  # the peer: RuntimeError
             collection.device = device
         assert isinstance(info.value, errors.TclassError)
+        # the peer's words, which code written for it matches
+        assert "cannot be set using tensorclass.device = device" in str(info.value)
     assert collection.device is None

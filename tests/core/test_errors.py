@@ -57,6 +57,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "OperandError": (TypeError,),
     "ReductionError": (ValueError, RuntimeError),
     "AppendError": (ValueError,),
+    "ShardSchemaError": (ValueError, RuntimeError),
     "MissingDependencyError": (ModuleNotFoundError,),
     "FileBusyError": (BlockingIOError,),
     "ClosedFileError": (KeyError, ValueError),

@@ -225,6 +225,26 @@ def test_reductions_over_batch_dims_leave_it_as_it_is(
     assert td.all(dim=1)["u"].shape == (3,) and td.sum(reduce=True).item() == 6 + 66
 
 
+@pytest.mark.parametrize(
+    "scan",
+    [
+        lambda td: td.cumsum(dim=1), lambda td: td.cumprod(dim=0), lambda td: td.softmax(-1),
+        lambda td: td.cummin(dim=-1).values, lambda td: td.cummax(dim=0).values,
+    ],
+)  # fmt: skip
+def test_scans_along_a_batch_dim_leave_it_as_it_is(
+    scan: Callable[[TensorDict], TensorDict],
+) -> None:
+    """It has no batch dim to scan (its own dims may be fewer than the batch dims)."""
+    td = TensorDict(x=torch.ones(2, 3, 4, 1), batch_size=[2, 3, 4])
+    td["u"] = _table()
+    out = scan(td)
+    assert out.batch_size == td.batch_size and out["x"].shape == (2, 3, 4, 1)
+    assert type(out["u"]) is UnbatchedTensor and torch.equal(
+        out["u"].as_tensor(), _table().as_tensor()
+    )
+
+
 def test_conversions_and_indexed_updates_leave_it_as_it_is() -> None:
     """As the peer's: ``new_tensor`` and ``as_tensor`` keep it; ``update_at_`` writes it
     whole, as ``td[index] = rows`` does."""

@@ -69,6 +69,9 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     tags = finding.step.tags
     if finding.kind == "peer-raises" and finding.step.op == "//=":
         return any(text in str(peer.error) for text in _PEER_LACKS)
+    if finding.kind == "peer-raises" and finding.step.op in _REDUCTIONS:
+        if any(text in str(peer.error) for text in _REDUCTION_REFUSALS):
+            return True
     if finding.kind == "peer-raises":
         return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
     if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
@@ -79,6 +82,13 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
         return finding.step.op in _FIRST_OF_TUPLE
     return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
 
+
+# What the peer says refusing a reduction tclass computes: a tuple of dims with
+# ``reduce=True``, a lazy stack of records.
+_REDUCTION_REFUSALS = (
+    "argument 'dim' must be int, not tuple",
+    "requires this object to be cast to a regular TensorDict",
+)
 
 # The peer's reductions that take only the first dim of a tuple, not checked against the
 # batch dims (``amax(dim=(-1,))`` reduces each leaf's last dim), with a FutureWarning.
@@ -116,6 +126,29 @@ def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
     )
 
 
+# The in-place operators the peer lacks (Python falls back to a new collection there).
+_BITWISE_IN_PLACE = re.compile(r"^x (%|&|\^|\||//)= ")
+
+
+def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A result that changed later in tclass only, where a later step applies ``&=``,
+    ``|=``, ``^=``, ``%=`` or ``//=``: tclass changes the collection (and what shares its
+    tensors) in place, where the peer rebinds ``x`` to a new collection."""
+    if finding.kind != "alias":
+        return False
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    later = finding.lines[int(found.group(1)) :] if found else []
+    return any(_BITWISE_IN_PLACE.match(line) for line in later)
+
+
+def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Entries written back unchanged into a locked collection (``update(x.to_dict())``):
+    nothing is replaced, which tclass accepts and the peer refuses."""
+    if finding.kind != "peer-raises" or "Cannot modify locked" not in str(peer.error):
+        return False
+    return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
+
+
 def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """In-place math (``x &= -1``, ``x %= t``, ``pow_``...) that torch refuses in place for
     an entry's dtype: tclass's ``InPlaceWriteError`` / ``InPlaceKernelError`` before any
@@ -144,17 +177,40 @@ _PEER_INTERNAL = (
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
     "cannot mmap an empty file",  # memmap_ of an entry with no elements
+    "Failed to stack tensors within a tensordict",  # a lazy stack's members stacked first
+    "Cannot call `view` on a lazy stacked tensordict",  # a view that mixes no members
+    'missing 1 required positional arguments: "repeats"',  # repeat of a record, lazy stack
+    "Boolean value of Tensor with no values is ambiguous",  # torch.where over no elements
+    "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
+    "devices differ, got None and",  # a cpu collection stacked with one of no device
+    "stack expects a non-empty TensorList",  # a record's indexed write into no elements
 )
+
+
+def _read_fails_inside(value: Any, line: str) -> bool:
+    """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
+    from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
+    found = re.match(r"result((?:\['[^']*'\])+): peer error \(", line)
+    if found is None:
+        return False
+    try:
+        value.get(tuple(re.findall(r"'([^']*)'", found.group(1))))
+    except Exception as error:  # noqa: BLE001  (the peer's error is the point)
+        return any(text in str(error) for text in _PEER_INTERNAL)
+    return False
 
 
 def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
-    operation on a collection without entries, where tclass answers."""
+    operation on a collection without entries, or cannot read the Python values of a
+    stack of members on a device and of none, where tclass answers."""
     if finding.kind in ("peer-raises", "family"):
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
+    if finding.kind == "result" and ": peer error (" in finding.detail[0]:
+        return all(_read_fails_inside(peer.value, line) for line in finding.detail)
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
-        keys = getattr(mine.value, "keys", None)
-        return keys is not None and not list(keys())
+        keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
+        return keys is not None and not list(keys(True, True))
     return False
 
 
@@ -172,6 +228,48 @@ def _about_values(line: str) -> bool:
     if " list of " in line or "peer values (" in line:
         return True
     return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None
+
+
+# The lines of a result that is a lazy stack of no members in the peer and a TensorDict
+# of the same batch size in tclass (one line at least says the peer has no members).
+_NO_MEMBERS = re.compile(r"<members>: peer \d+ \(\[\],\), tclass None")
+_NO_MEMBERS_LINES = (
+    _NO_MEMBERS,
+    re.compile(r"\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'"),
+    re.compile(r": keys: peer \[\], tclass \["),
+    re.compile(r"\.(batch_size|names): peer "),
+)
+
+
+# The lines of a result that is a lazy stack in tclass and a dense TensorDict in the peer.
+_STAYS_LAZY = (
+    re.compile(r"\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'"),
+    re.compile(r"<members>: peer None, tclass \d+ \("),
+)
+
+
+def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack: a lazy
+    stack of the same entries in tclass, a dense TensorDict in the peer."""
+    if finding.kind != "result" or finding.step.op not in ("unflatten", "expand"):
+        return False
+    return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+
+
+def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses."""
+    if finding.kind != "peer-raises" or finding.step.op != "set_batch_size":
+        return False
+    return "Modifying the batch size of a lazy representation" in str(peer.error)
+
+
+def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A selection of none of a lazy stack's members (``split`` / ``chunk`` pieces of size
+    0, ``repeat_interleave(0)``, a reshape of no elements): tclass's TensorDict with the
+    stack's keys, where the peer gives a lazy stack of no members, without keys."""
+    if finding.kind != "result" or not any(_NO_MEMBERS.search(d) for d in finding.detail):
+        return False
+    return all(any(p.search(d) for p in _NO_MEMBERS_LINES) for d in finding.detail)
 
 
 def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -198,11 +296,26 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     )
 
 
+# What the peer 0.15 says refusing to write a number into a Python value.
+_NUMBER_REFUSED = (
+    "update a leaf in-place with a shared tensordict",  # a memory-mapped collection's
+    "holds one value for all its elements",  # a value shared by the elements
+)
+
+
 def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``td[idx] = 1.5``: tclass writes the number into the tensors and leaves Python
     values as they are, where the peer 0.15 writes it into them too (a tensor in a list
-    per element, with a FutureWarning)."""
-    if finding.kind != "result" or "number" not in finding.step.tags:
+    per element, with a FutureWarning), or refuses to on a memory-mapped collection; rows
+    written into a memory-mapped collection's Python values, which the peer refuses."""
+    if finding.kind == "peer-raises" and finding.step.op == "setitem":
+        if "update a leaf in-place with a shared tensordict" in str(peer.error):
+            return True
+    if "number" not in finding.step.tags:
+        return False
+    if finding.kind == "peer-raises":
+        return any(text in str(peer.error) for text in _NUMBER_REFUSED)
+    if finding.kind != "result":
         return False
     return all(
         _about_values(line) or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
@@ -229,16 +342,73 @@ def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
     )
 
 
+def _too_many_indices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An index with more entries than batch dims anywhere in an indexing step (the value
+    written by ``x[i] = x[j, k]`` too): tclass's ``DimError``, where the peer indexes the
+    leaves' feature dims."""
+    if finding.kind not in ("tclass-raises", "family") or finding.step.family != "index":
+        return False
+    error = mine.error
+    return type(error).__name__ == "DimError" and str(error).startswith("too many indices")
+
+
 def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """What tclass answers as torch does for a tensor of the batch size, where the peer
-    checks and refuses: an indexed write of a value that broadcasts (``td[...] = td[0]``),
-    ``gather`` with an empty index."""
+    checks and refuses: an indexed write or ``set_`` of a value that broadcasts
+    (``td[...] = td[0]``), ``gather`` with an empty index, ``flatten`` without batch dims."""
     if finding.kind != "peer-raises":
         return False
     message = str(peer.error)
     if finding.step.op == "gather":
         return "Cannot use torch.gather with an empty index" in message
+    if finding.step.op == "flatten":
+        return "Incompatible end_dim" in message and "shape torch.Size([])" in message
+    if finding.step.op == "set_":
+        return message.startswith("batch dimension mismatch")
     return finding.step.op == "setitem" and "which differs from the source batch size" in message
+
+
+def _names_unique(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Names repeated across a lazy stack's dims, or of the wrong length with ``None``
+    entries: tclass's ``DimNameError``, as for a TensorDict in both libraries, where the
+    peer 0.15 accepts them with a FutureWarning."""
+    if finding.kind not in ("tclass-raises", "family") or type(mine.error).__name__ != (
+        "DimNameError"
+    ):
+        return False
+    message = str(mine.error)
+    return "dim names must be unique" in message or (
+        "dims but the batch has" in message and "None" in message
+    )
+
+
+# tclass's errors for a shape torch refuses or an in-place write the peer skips: the ops
+# they come from and a phrase of the message.
+_CHECKED_AS_TORCH = {
+    "ShapeError": (
+        ("split", "do not add up to the dim size"),
+        ("expand", "-1 is only allowed for existing dims"),
+        ("permute", "is not a permutation of the leading batch dims"),
+    ),
+    "DimError": (("narrow", "do not fit batch dim"),),
+    "BatchSizeError": (("set_", "cannot copy a value of shape"),),
+    "InPlaceWriteError": (("set_", "cannot be copied into"), ("update_", "cannot be copied into")),
+    "BatchMismatchError": tuple(
+        (op, "does not start with the batch size")
+        for op in ("set", "setitem_key", "rename_key_", "update_")
+    ),
+}
+
+
+def _checked_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What the README lists under "Shapes, names and in-place writes are checked as torch
+    checks a tensor": tclass's error where the peer computes a batch size torch refuses or
+    silently skips (or half-does) an in-place write."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    rules = _CHECKED_AS_TORCH.get(type(mine.error).__name__, ())
+    message = str(mine.error)
+    return any(finding.step.op == op and phrase in message for op, phrase in rules)
 
 
 ENTRIES: list[Entry] = [
@@ -255,11 +425,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "values-kept-shared",
         "**Python values in collections.**",
-        _any_of(
-            _padded_values,
-            _number_written_around_values,
-            _values_kept("==", "!=", "r==", "r!="),
-        ),
+        _any_of(_number_written_around_values, _values_kept("==", "!=", "r==", "r!=")),
+    ),
+    Entry(
+        "stacking-keeps",
+        "**Stacking keeps what can be kept.**",
+        _any_of(_padded_values, _no_members_taken, _lazy_batch_size_set, _stays_lazy),
     ),
     Entry(
         "peer-fails-inside",
@@ -270,8 +441,16 @@ ENTRIES: list[Entry] = [
         "index-beyond-batch",
         "**Indexing stays in the batch dims.** An index with more entries than batch dims is an",
         _any_of(
-            _tagged("beyond-batch", "tclass-raises", "family"), _dims_in_batch, _beyond_the_index
+            _tagged("beyond-batch", "tclass-raises", "family"),
+            _dims_in_batch,
+            _too_many_indices,
+            _beyond_the_index,
         ),
+    ),
+    Entry(
+        "checked-as-torch",
+        "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
+        _any_of(_checked_as_torch, _names_unique),
     ),
     Entry(
         "annotation-casts",
@@ -289,7 +468,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "in-place-all-or-nothing",
         "**In-place math is all or nothing.**",
-        _in_place_all_or_nothing,
+        _any_of(_in_place_all_or_nothing, _written_back),
+    ),
+    Entry(
+        "bitwise-in-place",
+        "**`&=`, `|=`, `^=`, `%=` and `//=` work in place**",
+        _changed_in_place_later,
     ),
     Entry(
         "math-beyond-the-peer",

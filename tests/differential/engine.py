@@ -156,7 +156,7 @@ def _lacks(error: BaseException | None, src: str) -> bool:
         return False
     if src.startswith("del ") and str(error) == "__delitem__":
         return True
-    found = re.search(r"has no attribute '(\w+)'", str(error))
+    found = re.search(r"has no attribute (?:or field )?'(\w+)'", str(error))
     return found is not None and (f".{found.group(1)}(" in src or f".{found.group(1)}_(" in src)
 
 
@@ -257,7 +257,9 @@ def run_program(
                 return outcome
         finding = program.recheck()
         if finding is not None:
-            finding.open = allowlist.open_issue(finding)
+            finding.allowed = allowlist.covering(finding, facts, Outcome(), Outcome())
+            if finding.allowed is None:
+                finding.open = allowlist.open_issue(finding)
             stats.findings.append(finding)
         return finding
 

@@ -248,9 +248,26 @@ class TestRefused:
             v.rename_("p", "q", "r")
 
     def test_moving_in_place(self) -> None:
-        with pytest.raises(errors.ArgumentError) as info:
+        with pytest.raises(errors.ArgumentError, match="Cannot pass batch-size to ") as info:
             _td().unsqueeze(0).to(torch.float64, inplace=True)
         assert isinstance(info.value, TypeError)  # as the peer raises
+        with pytest.raises(errors.ArgumentError, match="Cannot pass batch-size to "):
+            _td().unsqueeze(0).to(batch_size=[1, 3, 4])
+
+    @pytest.mark.parametrize(
+        "rewrite",
+        [
+            lambda v: v.flatten_keys(inplace=True),
+            lambda v: v.unflatten_keys(inplace=True),
+        ],
+    )
+    def test_in_place_key_rewrites(self, rewrite: Callable[[Any], Any]) -> None:
+        td = _td()
+        with pytest.raises(errors.UnsupportedError, match="Cannot call exclude") as info:
+            rewrite(td.unsqueeze(0))
+        assert isinstance(info.value, RuntimeError)  # as the peer raises
+        assert "inplace=False" in str(info.value)
+        assert set(td.keys()) == {"a", "n", "s"}  # the source is untouched
 
     def test_wrong_shapes(self) -> None:
         v = _td().unsqueeze(0)
@@ -271,12 +288,14 @@ class TestOutsideTheMode:
         v = td.unsqueeze(0)
         with tclass.set_lazy_legacy(False):
             for method in ("squeeze", "unsqueeze"):
-                with pytest.raises(errors.ShapeError) as info:
+                # the peer's words, which code written for it matches
+                with pytest.raises(errors.ShapeError, match=f"Cannot call `{method}`") as info:
                     getattr(v, method)(0)
                 assert isinstance(info.value, RuntimeError)  # as the peer raises
-            with pytest.raises(errors.ShapeError):
+                assert "Make it dense" in str(info.value)
+            with pytest.raises(errors.ShapeError, match="unsqueeze.*of a TensorDict"):
                 v.permute(0, 2, 1)
-            with pytest.raises(errors.ShapeError):
+            with pytest.raises(errors.ShapeError, match="Cannot call `view`"):
                 v.view(-1)
             assert v.reshape(-1).batch_size == (12,)  # copies: fine
             v.set("b", torch.ones(1, 3, 4))  # writes still go through

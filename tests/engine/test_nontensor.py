@@ -694,3 +694,21 @@ class TestLinkedList:
         values = td.get("a").tolist(as_linked_list=True)
         values[1] = "z"
         assert td["a"] == ["q", "z"]
+
+
+def test_writing_a_stack_of_the_shared_value_keeps_it_shared() -> None:
+    """Found by the differential fuzzer, as the peer: rows whose per-element values all
+    equal the value a NonTensorData holds (``td[i] = td[i].clone()`` through a lazy stack
+    of records, a stack of equal values) leave it one value; a different one makes the
+    node per-element."""
+    td = TensorDict({"v": "pong", "a": torch.zeros(4, 2)}, [4, 2])
+    same = NonTensorStack(NonTensorStack("pong", "pong"))
+    td[1:2] = TensorDict({"v": same, "a": torch.ones(1, 2)}, [1, 2])
+    assert type(td.get("v")) is NonTensorData and td["v"] == "pong"
+    assert td["a"][1].tolist() == [1.0, 1.0]
+    other = NonTensorStack(NonTensorStack("pong", "x"))
+    td[1:2] = TensorDict({"v": other, "a": torch.zeros(1, 2)}, [1, 2])
+    assert type(td.get("v")) is NonTensorStack and td["v"][1] == ["pong", "x"]
+    stacked = tclass.lazy_stack([td.clone(), td.clone()])
+    stacked[0, 2:3] = stacked[0, 2:3].clone()
+    assert stacked.tensordicts[0]["v"][2] == ["pong", "pong"]

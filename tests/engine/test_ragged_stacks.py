@@ -230,10 +230,15 @@ def test_tensor_indexing_along_the_stack_dim_picks_members() -> None:
 
 
 def test_insert_and_append_keep_the_stack_ragged() -> None:
-    stack = LazyStackedTensorDict(_episode(tclass, 3), _episode(tclass, 3))
-    assert stack.batch_size == (2, 3)
-    stack.append(_episode(tclass, 4))
-    assert stack.batch_size == (3, -1) and stack.numel() == 10
+    stack = LazyStackedTensorDict(_episode(tclass, 3), _episode(tclass, 4))
+    assert stack.batch_size == (2, -1)
+    stack.append(_episode(tclass, 5))
+    stack.insert(0, _episode(tclass, 2))
+    assert stack.batch_size == (4, -1) and stack.numel() == 14
+    uniform = LazyStackedTensorDict(_episode(tclass, 3), _episode(tclass, 3))
+    with pytest.raises(errors.StackError, match="differs"):  # as the peer: lazy_stack instead
+        uniform.append(_episode(tclass, 4))
+    assert uniform.batch_size == (2, 3)
 
 
 class Episode(TensorClass):

@@ -240,9 +240,20 @@ def test_insert_and_append() -> None:
     assert lazy["a"][:, 0].tolist() == [0.0, 9.0, 1.0, 2.0, 5.0, 7.0]
     with pytest.raises(ValueError, match="as many batch dims"):
         lazy.append(TensorDict({"a": torch.zeros(3, 2)}, [3, 2]))
-    lazy.append(TensorDict({"a": torch.zeros(3)}, [3]))  # a ragged stack, as the peer's
-    assert lazy.batch_size == torch.Size([7, -1]) and lazy[-1].batch_size == (3,)
+    with pytest.raises(ValueError, match="Batch sizes in tensordicts differs.*\\[2\\].*\\[3\\]"):
+        lazy.append(TensorDict({"a": torch.zeros(3)}, [3]))  # as the peer
+    assert lazy.batch_size == torch.Size([6, 2]) and len(lazy.tensordicts) == 6
+    ragged = tclass.lazy_stack([TensorDict(a=torch.zeros(2), batch_size=[2]), members[0][:1]])
+    ragged.append(TensorDict({"a": torch.zeros(3)}, [3]))  # a ragged stack takes any size
+    assert ragged.batch_size == torch.Size([3, -1]) and ragged[-1].batch_size == (3,)
     lazy = LazyStackedTensorDict(*members)
+    for add in (lambda: lazy.append(torch.zeros(2)), lambda: lazy.insert(0, torch.zeros(2))):
+        # a TypeError, in the peer's words, which code written for it matches
+        with pytest.raises(
+            TypeError, match="is a Tensor. Expected new value to be TensorDictBase instance"
+        ):
+            add()
+    assert len(lazy.tensordicts) == 3
     with pytest.raises(RuntimeError):
         lazy.lock_().append(TensorDict({"a": torch.zeros(2)}, [2]))
 

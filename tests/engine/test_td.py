@@ -27,6 +27,7 @@ from tclass import (
 
 BatchSizeError = errors.BatchSizeError
 DimError = errors.DimError
+DimNameError = errors.DimNameError
 EntryTypeError = errors.EntryTypeError
 InPlaceWriteError = errors.InPlaceWriteError
 InvalidKeyError = errors.InvalidKeyError
@@ -1145,3 +1146,44 @@ def test_set__into_a_view_of_a_parameter_says_autograd_refuses() -> None:
     with torch.no_grad():
         td.set_("w", torch.ones(2, 3))
     assert bool((weight == 1).all())
+
+
+def test_exclude_of_no_key_is_a_copy() -> None:
+    """As the peer: ``exclude()`` is ``copy()``, whose nested TensorDicts are new objects,
+    unlocked; with keys (even missing ones) the nested TensorDicts are shared, locked."""
+    td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.zeros(3)}}, [3]).lock_()
+    out = td.exclude()
+    assert not out.is_locked and not out["n"].is_locked
+    assert out["n"] is not td["n"] and out["a"] is td["a"]
+    assert td["n"].is_locked
+    kept = td.exclude("missing")
+    assert kept["n"] is td["n"] and kept["n"].is_locked
+    assert td.exclude(inplace=True) is td
+
+
+def test_set__keeps_an_entry_s_kind_and_keys() -> None:
+    """Found by the differential fuzzer, as the peer: ``set_`` into a Python value takes a
+    Python value (a tensor or a collection is an ``InPlaceWriteError``, a ``ValueError``
+    and ``RuntimeError``), and ``set_`` of a dict into a nested collection writes its
+    existing keys only (a new one is a ``KeyNotFoundError``)."""
+    td = TensorDict({"v": "a", "n": {"d": torch.zeros(2)}}, [2])
+    for value in (torch.zeros(2), TensorDict({}, [2]), {"q": torch.ones(2)}):
+        with pytest.raises(InPlaceWriteError, match="'v' holds a Python value") as info:
+            td.set_("v", value)
+        assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
+    assert td.set_("v", "b")["v"] == "b"
+    with pytest.raises(KeyNotFoundError, match="'q'"):
+        td.set_("n", {"q": torch.ones(2)})
+    assert list(td["n"].keys()) == ["d"]
+    td.set_("n", {"d": torch.ones(2)})
+    assert td["n", "d"].tolist() == [1.0, 1.0]
+
+
+def test_rename_needs_names() -> None:
+    """As the peer: ``rename()`` with neither names nor old=new pairs is an error."""
+    td = TensorDict({}, [2], names=["i"])
+    for call in (td.rename, td.rename_):
+        with pytest.raises(DimNameError, match="no names given") as info:
+            call()
+        assert isinstance(info.value, ValueError)
+    assert td.rename(None).names == [None] and td.rename(i="j").names == ["j"]

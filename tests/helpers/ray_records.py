@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 
 import tclass
-from tclass import TensorClass, tensorclass
+from tclass import Spec, TensorClass, tensorclass
 
 MIB = 1 << 20
 
@@ -26,6 +26,29 @@ class Transition(TensorClass):
     reward: torch.Tensor
     meta: Meta
     env: str = "pong"
+
+
+class Step(TensorClass):
+    """A record with a schema: shapes, dtypes (one bfloat16) and value constraints."""
+
+    obs: Annotated[torch.Tensor, Spec("4", torch.float32)]
+    action: Annotated[torch.Tensor, Spec("", torch.int64, ge=0, lt=6)]
+    weight: Annotated[torch.Tensor, Spec("", torch.bfloat16)]
+    meta: Meta
+    tag: str = "x"
+
+
+def step(rows: int, offset: int = 0) -> Step:
+    """A Step of ``rows`` rows; row ``i`` has ``obs`` ``offset + i`` and a per-row tag."""
+    index = torch.arange(offset, offset + rows)
+    return Step(
+        obs=index[:, None].float().expand(rows, 4).clone(),
+        action=index % 6,
+        weight=(index.float() / 4).to(torch.bfloat16),
+        meta=Meta(seed=index, source="sim", batch_size=[rows]),
+        tag=tclass.NonTensorStack.from_list([f"t{i}" for i in index.tolist()]),
+        batch_size=[rows],
+    )
 
 
 def transition(rows: int, leaf_bytes: int = 4096, offset: float = 0.0) -> Transition:

@@ -35,6 +35,7 @@ from tclass import (
 )
 from tclass.errors import MetadataError, SchemaMismatchError, UnsafePathError
 
+from store_samples import sample  # noqa: E402
 from strategies import python_value  # noqa: E402
 
 try:
@@ -71,21 +72,6 @@ def test_without_h5py_tclass_imports_and_the_error_names_the_extra(tmp_path: Pat
 
 
 h5py = pytest.importorskip("h5py")
-
-
-def sample() -> TensorDict:
-    return TensorDict(
-        {
-            "obs": torch.arange(4 * 3, dtype=torch.uint8).view(4, 3),
-            "reward": torch.linspace(0, 1, 4),
-            "next": {
-                "done": torch.tensor([False, True, False, True]),
-                "x": torch.arange(16.0).view(4, 2, 2) / 16,
-            },
-            "env": NonTensorData("pong", batch_size=[4]),
-        },
-        batch_size=[4],
-    )
 
 
 def same(a: TensorDict, b: TensorDict) -> bool:
@@ -233,6 +219,17 @@ def test_indexing_gives_rows_as_a_tensordict(saved: PersistentTensorDict) -> Non
         assert same(rows, expected[index]), index
     assert saved.get_at("reward", 2) == expected["reward"][2]
     assert torch.equal(saved.get_at(("next", "x"), slice(0, 2)), expected["next", "x"][:2])
+
+
+def test_an_ellipsis_covers_the_batch_dims_only(tmp_path: Path) -> None:
+    # A dataset's trailing dims are its features: None after ``...`` is a new batch dim.
+    expected = TensorDict({"x": torch.randn(4, 3, 5), "n": {"y": torch.randn(4, 3, 2)}}, [4, 3])
+    saved = PersistentTensorDict.from_dict(expected, filename=tmp_path / "e.h5")
+    for index in ((None, ..., None), ([1], ..., None), (..., None, 0), (1, ..., None), ...):
+        rows = saved[index]
+        assert rows["x"].shape == expected[index]["x"].shape, index
+        assert same(rows, expected[index]), index
+    saved.close()
 
 
 def test_each_read_is_a_new_tensor(saved: PersistentTensorDict) -> None:

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +259,36 @@ def test_hard_linked_files_count_once_on_disk(
     one = _disk(tmp_path / "x" / "a.memmap")
     assert [child["disk_bytes"] for child in data["root"]["children"]] == [one, one]
     assert data["totals"]["disk_bytes"] == one and data["totals"]["bytes"] == 32
+
+
+def test_a_folder_being_appended_to_is_described_whole(tmp_path: Path) -> None:
+    """Each append swaps the folder for a new tree and removes the old one; a description
+    under way when that happens walks the new tree, as a load does."""
+    from tclass._io.memmap._info import describe
+
+    prefix = tmp_path / "grows"
+    tclass.TensorDict({"x": torch.zeros(2, 3), "n": {"y": torch.zeros(2)}}, [2]).memmap(prefix)
+    stop, failures, counts = threading.Event(), list[BaseException](), []
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                info = describe(prefix)
+                assert info.problems == [], info.problems
+                counts.append(info.root.batch_size[0] if info.root.batch_size else -1)
+        except BaseException as error:
+            failures.append(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    rows = tclass.TensorDict({"x": torch.ones(2, 3), "n": {"y": torch.ones(2)}}, [2])
+    for _ in range(60):
+        tclass.append_memmap(prefix, rows)
+    stop.set()
+    reader.join(30)
+    if failures:
+        raise failures[0]
+    assert len(set(counts)) >= 2 and all(count % 2 == 0 for count in counts)
 
 
 def test_golden_peer_folders(capsys: pytest.CaptureFixture[str]) -> None:

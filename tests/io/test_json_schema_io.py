@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import jsonschema
 import numpy as np
@@ -24,32 +24,10 @@ import pytest
 import torch
 
 import tclass
-from tclass import Spec, TensorClass
 from tclass.__main__ import main
 from tclass._io.memmap._folder import DirFolder
 
-Tensor = torch.Tensor
-
-
-class Part(TensorClass):
-    level: Annotated[Tensor, Spec("", torch.int64, isin=(1, 2, 3))]
-
-
-class Scored(TensorClass):
-    prob: Annotated[Tensor, Spec("3", torch.float32, ge=0, le=1)]
-    part: Part
-    tag: str = "a"
-    count: int = 3
-    labels: list[str] | None = None
-
-
-def scored(b: int = 4) -> Scored:
-    return Scored(
-        prob=torch.full((b, 3), 0.5),
-        part=Part(level=torch.ones(b, dtype=torch.int64), batch_size=[b]),
-        labels=["x", "y"],
-        batch_size=[b],
-    )
+from schema_records import Part, Scored, scored  # noqa: E402
 
 
 def marker(folder: Path) -> dict[str, Any]:
@@ -83,7 +61,7 @@ def test_the_saved_schema_is_the_class_document(tmp_path: Path) -> None:
     saved = marker(tmp_path / "s")
     assert saved["json_schema_file"] == "schema.json" and "json_schema" not in saved
     assert document(tmp_path / "s") == Scored.json_schema()
-    assert saved["class"] == f"{__name__}:Scored" and "prob" in saved["fields"]  # as before
+    assert saved["class"] == "schema_records:Scored" and "prob" in saved["fields"]  # as before
     assert document(tmp_path / "s" / "_tensordict" / "part") == Part.json_schema()
     meta = (tmp_path / "s" / "_tensordict" / "meta.json").read_bytes()
     assert b"$schema" not in meta and b"x-tclass" not in meta  # none of the document
@@ -195,7 +173,7 @@ def test_info_shows_the_document(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_the_schema_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["schema", f"{__name__}:Scored"]) == 0
+    assert main(["schema", "schema_records:Scored"]) == 0
     assert json.loads(capsys.readouterr().out) == Scored.json_schema()
     scored().memmap(tmp_path / "s")
     assert main(["schema", "--indent", "0", str(tmp_path / "s")]) == 0
@@ -209,7 +187,7 @@ def test_the_schema_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     ("target", "words"),
     [
         (f"{__name__}:Nowhere", "is nothing, not a record class"),
-        (f"{__name__}:scored", "is a function, not a record class"),
+        ("schema_records:scored", "is a function, not a record class"),
         ("no_such_module_here:X", "cannot import 'no_such_module_here'"),
     ],
 )
@@ -245,7 +223,7 @@ def _read(folder: Path, schema: dict[str, Any], defs: dict[str, Any]) -> dict[st
             dtype = entry["dtype"].removeprefix("torch.")
             assert field["x-tclass-dtype"] is None or dtype in field["x-tclass-dtype"]
             features = entry["shape"][len(meta["shape"]) :]
-            for size, dim in zip(features, field["x-tclass-dims"]):
+            for size, dim in zip(features, field.get("x-tclass-dims", [])):  # none: no spec
                 assert not dim.isdigit() or int(dim) == size
             data = np.memmap(folder / f"{key}.memmap", dtype=dtype, mode="r")
             out[key] = data.reshape(entry["shape"]).tolist()

@@ -13,38 +13,20 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
 import tclass
-from tclass import Spec, TensorClass, errors
+from tclass import errors
 from tclass._core._constraints import Constraints
+
+from schema_records import Part, Scored, scored  # noqa: E402
 
 Tensor = torch.Tensor
 FieldSpecError = errors.FieldSpecError
-
-
-class Part(TensorClass):
-    level: Annotated[Tensor, Spec("", torch.int64, isin=(1, 2, 3))]
-
-
-class Scored(TensorClass):
-    prob: Annotated[Tensor, Spec("3", torch.float32, ge=0, le=1)]
-    part: Part
-    free: Tensor
-    tag: str = "a"
-
-
-def scored(b: int = 4) -> Scored:
-    return Scored(
-        prob=torch.full((b, 3), 0.5),
-        part=Part(level=torch.ones(b, dtype=torch.int64), batch_size=[b]),
-        free=torch.full((b,), -9.0),
-        batch_size=[b],
-    )
 
 
 def poke(path: Path, dtype: Any, index: int, value: float) -> None:

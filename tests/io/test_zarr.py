@@ -37,6 +37,7 @@ from tclass.errors import (
     UnsupportedError,
 )
 
+from store_samples import sample as store_sample  # noqa: E402
 from strategies import python_value  # noqa: E402
 
 
@@ -71,18 +72,8 @@ def test_an_old_zarr_is_refused_with_the_version_needed(
 
 
 def sample() -> TensorDict:
-    data = TensorDict(
-        {
-            "obs": torch.arange(4 * 3, dtype=torch.uint8).view(4, 3),
-            "reward": torch.linspace(0, 1, 4),
-            "next": {
-                "done": torch.tensor([False, True, False, True]),
-                "x": torch.arange(16.0).view(4, 2, 2) / 16,
-            },
-            "env": NonTensorData("pong", batch_size=[4]),
-        },
-        batch_size=[4],
-    )
+    """The HDF5 tests' collection, with per-row values and a nested Python value."""
+    data = store_sample()
     data["tags"] = NonTensorStack("a", "b", "c", "d")
     data["info"] = NonTensorStack(*({"step": i, "ok": [True, None]} for i in range(4)))
     data.set_non_tensor("config", {"lr": 0.1, "layers": [64, 64]})
@@ -249,6 +240,8 @@ def test_deletes_renames_and_a_read_only_store(tmp_path: Path, saved: Persistent
     del saved["obs"]
     saved.rename_key_("reward", "r")
     saved.rename_key_("next", "later")  # a group: copied, then removed
+    with pytest.raises(KeyError, match="'r' already present in TensorDict"):  # the peer's words
+        saved.rename_key_("later", "r", safe=True)
     assert sorted(saved.keys()) == ["config", "env", "info", "later", "r", "tags"]
     assert saved["later", "x"].shape == (4, 2, 2) and saved["later"].batch_size == (4,)
     saved.close()

@@ -153,7 +153,16 @@ def test_tensorclass_cases_have_their_own_targets() -> None:
     # the 256 values written cost a few percent.
     checked_copy = ("tc[idx] = 256 replay rows, constrained",)
     assert all(targets[name] == 1.1 for name in checked_copy)
-    others = [t for name, t in targets.items() if name not in attribute + copy_bound + checked_copy]
+    # In-place math runs at the peer's speed; constrained fields add a copy and a check.
+    assert targets["tc.mul_(1.0), 3 spec'd fields"] == 1.1
+    checked_inplace = (
+        "tc.mul_(1.0), 3 constrained fields",
+        "tc.copy_(other), 3 constrained fields",
+    )
+    assert all(targets[name] == 3.0 for name in checked_inplace)
+    special = (*attribute, *copy_bound, *checked_copy, *checked_inplace)
+    special += ("tc.mul_(1.0), 3 spec'd fields",)
+    others = [t for name, t in targets.items() if name not in special]
     assert all(target == 0.5 for target in others)
     assert all(name.startswith("tc") for name in targets)
     # The schema issue's bounds: specs cost at most 20% on building a record and on
@@ -167,6 +176,9 @@ def test_tensorclass_cases_have_their_own_targets() -> None:
     assert bounds["tc init, 3 constrained fields"] == 5.0
     assert bounds["tc[idx] = rows, 3 constrained fields"] == 3.0
     assert bounds["tc[idx] = 256 replay rows, constrained"] == 1.3
+    assert bounds["tc.mul_(1.0), 3 spec'd fields"] == 1.2  # unconstrained: nothing more
+    assert bounds["tc.mul_(1.0), 3 constrained fields"] == 3.0
+    assert bounds["tc.copy_(other), 3 constrained fields"] == 3.0
 
 
 @pytest.mark.peer
@@ -261,6 +273,27 @@ def test_ray_benchmark_quick_mode_runs() -> None:
         assert row in result.stdout, row
 
 
+def test_ray_data_benchmark_quick_mode_runs() -> None:
+    """``benchmarks/ray_data.py --quick``: a two-node cluster moving a 16 MiB record in
+    memory and by file reference, then Ray Data and local reads of a small folder."""
+    import subprocess
+
+    pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'tclass[ray]'")
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(BENCHMARKS / "ray_data.py"), "--quick"],
+        capture_output=True, text=True, timeout=400, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for row in (
+        "| tclass record, in memory |",
+        "| tclass record, file reference |",
+        "| tclass.ray.read_memmap + iter_records |",
+        "| Ray Data by hand (np.memmap datasource) |",
+        "tclass.ray / tclass load_memmap, time",
+    ):
+        assert row in result.stdout, row
+
+
 def test_gpu_benchmark_runs_or_says_why() -> None:
     """``benchmarks/gpu.py --quick`` runs its cases on a GPU, and says it needs one (exit
     0) elsewhere."""
@@ -275,3 +308,19 @@ def test_gpu_benchmark_runs_or_says_why() -> None:
         assert "200 leaves to cuda, consolidated" in result.stdout
     else:
         assert "no CUDA device" in result.stdout
+
+
+def test_checked_benchmark_quick_mode_runs() -> None:
+    """``benchmarks/checked.py --quick``: every implementation of the three-record
+    contract runs (jaxtyped + beartype where installed) and the table says so."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(BENCHMARKS / "checked.py"), "--quick"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for row in ("| checked |", "| checked, off |", "| by hand |", "target: checked <= 2 us"):
+        assert row in result.stdout, row
+    if importlib.util.find_spec("beartype") and importlib.util.find_spec("jaxtyping"):
+        assert "| jaxtyped + beartype |" in result.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import runpy
 import subprocess
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tclass import TensorDict
+from tclass.__main__ import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -125,3 +128,37 @@ def test_model_weights_saves_inspects_and_loads_parts() -> None:
     assert "4. load_memmap + to_module(inplace=True) into a fresh model: same outputs" in out
     assert "5. load_memmap(weights/encoder) into another model's encoder" in out
     assert "6. with load_memmap(...).to_module(model)" in out
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="Ray is not installed: pip install 'tclass[ray]'",
+)
+def test_ray_replay_collects_into_shards_while_the_learner_samples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example starts its own local Ray cluster (2 CPUs): one per test, as the Ray
+    tests keep one per module."""
+    folder = tmp_path / "buffer"
+    result = subprocess.run(
+        [
+            sys.executable, str(EXAMPLES / "ray_replay.py"), "--collectors", "2", "--steps",
+            "1000", "--chunk", "100", "--batch-size", "64", "--min-batches", "5",
+            "--folder", str(folder),
+        ],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "1. Ray with 2 CPUs" in out and "(one shard per collector)" in out
+    assert re.search(r"2\. 2 collectors wrote 2,000 transitions, 100 per append: [\d,]+ ", out)
+    assert re.search(r"transitions/s in all \([\d,]+/s per collector\)", out)
+    assert re.search(r"3\. the learner sampled \d+ batches of 64 across the shards: [\d,]+ ", out)
+    assert "4. reopened: 2,000 rows in 2 shards, each collector's steps once and in order" in out
+    assert "total: 2 shards, 2,000 rows" in out  # python -m tclass info
+    # The kept buffer, described without its class (defined in the example's __main__).
+    assert main(["info", "--json", str(folder)]) == 0
+    described = json.loads(capsys.readouterr().out)
+    assert described["class"] == "__main__:Transition"
+    assert [shard["rows"] for shard in described["shards"]] == [1000, 1000]
+    assert [["obs"], "tensor float32 [16]"] in described["layout"]

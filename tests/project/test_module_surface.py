@@ -37,8 +37,9 @@ def test_version_is_pyprojects() -> None:
 
 
 def test_import_tclass_imports_neither_dynamo_nor_the_optional_extras() -> None:
+    """Nor does ``import tclass.ray``: its functions import Ray when called."""
     script = (
-        "import json, sys; import tclass; "
+        "import json, sys; import tclass, tclass.ray; "
         f"print(json.dumps([m for m in {NOT_IMPORTED!r} if m in sys.modules]))"
     )
     root = Path(tclass.__file__).parents[1]  # the tclass under test, first on sys.path

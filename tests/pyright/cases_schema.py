@@ -2,7 +2,8 @@
 """Checked by pyright in strict mode (``make typecheck``), never run: constrained fields
 read as ``Tensor``, ``Cls.rand`` returns the class, ``json_schema`` a dict (the base-class
 form: pyright sees no method of ``@tensorclass`` classes, which only the mypy plugin adds;
-mypy checks both forms in tests/typing/cases_schema.py)."""
+mypy checks both forms in tests/typing/cases_schema.py); ``@checked`` keeps a function's
+signature: its parameters and keywords, and its result's type."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch
 from annotated_types import Ge, Le
 from typing_extensions import assert_type
 
-from tclass import Spec, TensorClass
+from tclass import Spec, TensorClass, checked, checks_enabled, set_checks
 
 
 class Probs(TensorClass):
@@ -32,3 +33,21 @@ def cases() -> None:
     assert_type(Bounded.rand([2], device="cpu"), Bounded)
     assert_type(Bounded.rand([2]).prob, torch.Tensor)
     assert_type(Probs.json_schema(), dict[str, Any])
+
+
+@checked
+def step(probs: Probs, bounded: Annotated[Bounded, Spec("b")]) -> Probs:
+    return probs
+
+
+@checked
+def scaled(probs: Probs, *, scale: float = 1.0) -> Annotated[torch.Tensor, Spec("b k")]:
+    return probs.prob * scale
+
+
+def checked_cases(probs: Probs, bounded: Bounded) -> None:
+    assert_type(step(probs, bounded), Probs)
+    assert_type(scaled(probs, scale=2.0), torch.Tensor)
+    assert_type(checks_enabled(), bool)
+    with set_checks(False):
+        scaled(probs)

@@ -513,3 +513,18 @@ class TestBatchChecks:
         record = Transition(torch.zeros(*batch, *features), "e", batch_size=batch)
         with pytest.raises(BatchMismatchError):
             record.obs = torch.zeros(shape)
+
+
+def test_set__of_a_nested_key_under_no_field_is_an_unknown_field_error() -> None:
+    """``set_(("n", "k"), v)`` would add a node ``n`` that is not a field (the peer adds it,
+    then refuses to save the record): an ``UnknownFieldError`` naming it, as ``set``;
+    nested keys under a field are written in place."""
+    outer = Outer(inner=Inner(x=torch.zeros(2), batch_size=[2]), batch_size=[2])
+    with pytest.raises(errors.UnknownFieldError, match="no field 'n'") as info:
+        outer.set_(("n", "k"), "text")
+    assert isinstance(info.value, ValueError) and "n" not in outer.to_tensordict().keys()
+    outer.set_(("inner", "x"), torch.ones(2))
+    assert outer.inner.x.tolist() == [1.0, 1.0]
+    outer.lock_()
+    with pytest.raises(errors.LockedError):  # the lock is reported first, as the peer
+        outer.set_(("n", "k"), "text")

@@ -334,8 +334,10 @@ class TestSetItem:
             torch.zeros(4, 3),
             batch_size=[4, 3],
         )
-        with pytest.raises(UnknownFieldError, match="extra"):
+        with pytest.raises(UnknownFieldError, match="extra") as info:
             rec[0] = other[0]
+        assert isinstance(info.value, ValueError)  # as the peer raises, in its words:
+        assert "only allowed for same-class or compatible class" in str(info.value)
         with pytest.raises(UnknownFieldError, match="nope"):
             rec[0] = {"nope": torch.zeros(3)}
 

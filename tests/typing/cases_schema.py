@@ -1,9 +1,11 @@
 """Schemas: spec'd fields (tclass's Spec and jaxtyping) type as Tensor, constrained ones
 too; allocate, rand, records, json_schema and load_memmap's schema options, in both
-forms."""
+forms; ``@checked`` keeps a function's signature (its parameters, keywords and result)
+and ``set_checks`` takes a bool."""
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import Annotated, Any
 
 import torch
@@ -12,7 +14,7 @@ from hypothesis.strategies import SearchStrategy
 from jaxtyping import Float, UInt8
 from typing_extensions import assert_type
 
-from tclass import Spec, TensorClass, tensorclass
+from tclass import Spec, TensorClass, checked, checks_enabled, set_checks, tensorclass
 from tclass.testing import records
 
 
@@ -100,3 +102,50 @@ def random_records() -> None:
     Cam.rand([4], generator=0)  # type: ignore[arg-type]
     Cam.rand([4], dims={"h": "2"})  # type: ignore[dict-item]
     records(Cam, optional="yes")  # type: ignore[arg-type]
+
+
+@checked
+def step(cam: Cam, bounded: Annotated[Bounded, Spec("b")], *, scale: float = 1.0) -> Cam:
+    return cam
+
+
+@checked
+def project(
+    cam: DCam,
+    weights: Float[torch.Tensor, "h k"],  # noqa: F722
+    bias: Annotated[torch.Tensor, Spec("k")],
+) -> Float[torch.Tensor, "h k"]:  # noqa: F722
+    return weights + bias
+
+
+@checked
+async def later(cam: Cam) -> Cam:
+    return cam
+
+
+class Model:
+    @checked
+    def forward(self, cam: Cam) -> Bounded:
+        return Bounded(torch.zeros(1, 2), torch.zeros(1), batch_size=[1])
+
+
+def checked_functions(cam: Cam, dcam: DCam, bounded: Bounded) -> None:
+    assert_type(step(cam, bounded), Cam)
+    assert_type(step(cam, bounded, scale=2.0), Cam)
+    assert_type(project(dcam, torch.zeros(2, 3), torch.zeros(3)), torch.Tensor)
+    assert_type(later(cam), Coroutine[Any, Any, Cam]).close()
+    assert_type(Model().forward(cam), Bounded)
+    step(cam)  # type: ignore[call-arg]
+    step(cam, dcam)  # type: ignore[arg-type]
+    step(cam, bounded, scale="x")  # type: ignore[arg-type]
+    step(cam, bounded, 2.0)  # type: ignore[call-arg]
+    project(cam, torch.zeros(2, 3), torch.zeros(3))  # type: ignore[arg-type]
+    Model().forward(bounded)  # type: ignore[arg-type]
+
+
+def switching_checks() -> None:
+    assert_type(checks_enabled(), bool)
+    set_checks(False)
+    with set_checks(True):
+        pass
+    set_checks("no")  # type: ignore[arg-type]

@@ -414,8 +414,10 @@ class TensorCollection:
         return batch_size[normalize_dim(dim, len(batch_size), op="size")]
 
     def numel(self) -> int:
-        """The number of elements in the batch (the product of the batch size)."""
-        return math.prod(self.batch_size)
+        """The number of elements in the batch: the product of the batch size, at least 1
+        (as the peer: a batch size of ``[]`` or ``[0]`` gives 1, unlike ``Tensor.numel``);
+        ``0 in td.batch_size`` tells an empty batch."""
+        return max(1, math.prod(self.batch_size))
 
     def __len__(self) -> int:
         """The size of the first batch dim, or 0 when there are no batch dims."""

@@ -107,9 +107,10 @@ class DeviceOps(TensorCollection):
 
     def is_shared(self) -> bool:
         """Whether every tensor is in shared memory (or on an accelerator, which shares
-        across processes through its own IPC), so that other processes see writes."""
+        across processes through its own IPC), so that other processes see writes. As in
+        the peer, a memory-mapped file is not shared memory: ``is_memmap()`` tells those."""
         leaves = list(_leaves(self))
-        return bool(leaves) and all(_shared(leaf) or leaf.is_cuda for leaf in leaves)
+        return bool(leaves) and all(_in_shared_memory(leaf) or leaf.is_cuda for leaf in leaves)
 
     def share_memory_(self) -> Self:
         """Moves every CPU tensor's storage to shared memory, in place (processes started
@@ -150,6 +151,11 @@ def _leaves(node: Any) -> Iterator[torch.Tensor]:
             yield from _leaves(value)
         elif not value._is_value_node:
             yield value._read()
+
+
+def _in_shared_memory(leaf: torch.Tensor) -> bool:
+    """Whether ``leaf`` is in shared memory, not in a mapped file."""
+    return bool(_shared(leaf)) and leaf.untyped_storage().filename is None
 
 
 # torch leaves these two untyped.

@@ -33,9 +33,12 @@ from typing_extensions import Self
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._inplace import Refusal, first_refusal
 from tclass._core._batch import format_shape
+from tclass._core._record_spec import value_problem
 from tclass._core._records import is_record
+from tclass._core._spec import TensorSpec
 from tclass.errors import (
     BatchSizeError,
+    FieldSpecError,
     InPlaceKernelError,
     InPlaceWriteError,
     KeyNotFoundError,
@@ -54,6 +57,7 @@ __all__ = [
     "mismatched_entry",
     "pad_operand",
     "refuse_operand",
+    "run_guarded",
     "run_leafwise",
 ]
 
@@ -79,9 +83,12 @@ class Gather:
     ``subset``: a collection operand may hold only some of the keys (``copy_``); only
     the tensors it has a counterpart for are gathered. ``values``: also collect each
     Python-value node with the operands' counterparts of it (``where`` picks values).
+    ``guard``: an in-place write's walk, in which each record whose fields bound their
+    values (``Spec(ge=0)``...) lists those fields' tensors in ``guards`` (see
+    :func:`run_guarded`).
     """
 
-    __slots__ = ("alignment", "leaves", "operands", "paths", "subset", "values")
+    __slots__ = ("alignment", "guards", "leaves", "operands", "paths", "subset", "values")
 
     def __init__(
         self,
@@ -91,8 +98,11 @@ class Gather:
         paths: bool = False,
         subset: bool = False,
         values: bool = False,
+        guard: bool = False,
     ) -> None:
         self.leaves: list[torch.Tensor] = []
+        # (position in leaves, where: "Owner.field", field, its spec) per bounded tensor
+        self.guards: list[tuple[int, str, str, TensorSpec]] | None = [] if guard else None
         # (most operations have no operand or one: no comprehension's frame for those)
         self.operands: list[list[Any]] = (
             [[] for _ in range(operands)] if operands > 1 else [[]] if operands else []
@@ -256,6 +266,64 @@ def _fused(
             for i, result in zip(positions, results):
                 out[i] = result
     return out
+
+
+def run_guarded(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    gather: Gather,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    writes: bool,
+    what: str,
+) -> None:
+    """An in-place operation over ``gather``'s leaves, some of which (its ``guards``)
+    hold values bounded by their field's spec: the results for those are computed into
+    copies and checked first, then written, then the other leaves are written. Nothing
+    is written when a result breaks a constraint; the other leaves pay nothing more.
+    ``writes``: the first operand's pieces are the values written, as they are
+    (``copy_``): each is checked itself where it has its leaf's dtype (no copy), and
+    the operation then runs once over every leaf.
+
+    Raises:
+        FieldSpecError: naming each bounded field whose result breaks a constraint,
+            the constraint, the first offending index and value; ``what`` (the
+            operation) leads the message.
+    """
+    leaves, guards = gather.leaves, cast("list[tuple[int, str, str, TensorSpec]]", gather.guards)
+    positions = [guard[0] for guard in guards]
+    results = []
+    for position in positions:
+        leaf = leaves[position]
+        piece = args[0][position] if writes else None
+        if piece is not None and piece.dtype == leaf.dtype:
+            results.append(piece)  # written as it is: checked as it is
+        elif piece is not None:
+            results.append(torch.empty_like(leaf).copy_(piece))  # as the leaf's dtype holds it
+        else:
+            results.append(leaf.clone())
+    if not writes:
+        picked = [[arg[i] for i in positions] if type(arg) is list else arg for arg in args]
+        run_leafwise(foreach, each, results, picked, kwargs)
+    problems = []
+    for (_, where, field, spec), result in zip(guards, results):
+        found = cast(Any, spec.constraints).first_violation(result)
+        if found is not None:
+            subject = "the value written holds" if writes else "the result would hold"
+            problems.append(value_problem(f"{where}:", field, spec, found, subject))
+    if problems:
+        listed = "; ".join(problem.message for problem in problems)
+        raise FieldSpecError(f"{what}: {listed}. Nothing was written", problems)
+    if writes:
+        run_leafwise(foreach, each, leaves, args, kwargs)
+        return
+    for position, result in zip(positions, results):
+        leaves[position].copy_(result)
+    taken = set(positions)
+    rest = [i for i in range(len(leaves)) if i not in taken]
+    if rest:
+        others = [[arg[i] for i in rest] if type(arg) is list else arg for arg in args]
+        run_leafwise(foreach, each, [leaves[i] for i in rest], others, kwargs)
 
 
 class LeafWalkOps(TensorCollection):
@@ -427,8 +495,9 @@ class LeafWalkOps(TensorCollection):
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
 
         ``lock``: the result is locked when this collection is (the peer's rule for
-        arithmetic and casts; comparisons give unlocked masks), for binary ``arithmetic``
-        only when it holds a tensor and no operand is a tensor with dims. ``values``, if given,
+        arithmetic and casts; comparisons give unlocked masks), for ``arithmetic`` (the
+        peer's pointwise math) only when it holds a tensor and no operand is a tensor with
+        dims. ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
         gather, args, batch = self._gathered(
@@ -458,6 +527,7 @@ class LeafWalkOps(TensorCollection):
         operation: str = "",
         subset: bool = False,
         check: Check = "all",
+        writes: bool = False,
     ) -> Self:
         """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
         in-place ``foreach`` kernel on all of them at once where it takes the arguments.
@@ -467,9 +537,13 @@ class LeafWalkOps(TensorCollection):
         fit its dtype, an operand that does not broadcast into its shape), nothing is
         written and InPlaceWriteError names it. ``check``: ``"shapes"`` for operations
         that take every dtype (``copy_`` casts), ``"none"`` for those that take any
-        tensor (``zero_``).
+        tensor (``zero_``). A record's fields whose spec bounds their values are
+        written only once their results are checked (:func:`run_guarded`; ``writes``:
+        the operand's values are written as they are, ``copy_``).
         """
-        gather, args, batch = self._gathered(operands, alignment, operation, each, subset=subset)
+        gather, args, batch = self._gathered(
+            operands, alignment, operation, each, subset=subset, guard=True
+        )
         kwargs = kwargs or _NO_KWARGS
         if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
             name = operation or getattr(each, "__name__", "in-place operation")
@@ -481,8 +555,20 @@ class LeafWalkOps(TensorCollection):
             )
             if refusal is not None:
                 raise self._refused(refusal, gather.leaves, operands, alignment, subset, name)
-        run_leafwise(foreach, each, gather.leaves, args, kwargs)
+        if gather.guards:
+            what = self._operation_text(operation or getattr(each, "__name__", "?"))
+            run_guarded(foreach, each, gather, args, kwargs, writes, what)
+        else:
+            run_leafwise(foreach, each, gather.leaves, args, kwargs)
         return self
+
+    def _operation_text(self, operation: str) -> str:
+        """An in-place operation as the caller spelled it: ``Frame.add_(...)``,
+        ``Frame += ...``."""
+        owner = type(self).__name__
+        if operation.isidentifier():
+            return f"{owner}.{operation}(...)"
+        return f"{owner} {operation} ..."
 
     def _refused(
         self,
@@ -527,6 +613,7 @@ class LeafWalkOps(TensorCollection):
         *,
         subset: bool = False,
         values: bool = False,
+        guard: bool = False,
     ) -> tuple[Gather, list[Any], torch.Size]:
         """The tensors gathered with their operands' pieces, the arguments for the kernels
         (each operand's list of pieces, or the number itself) and the batch size the
@@ -542,7 +629,7 @@ class LeafWalkOps(TensorCollection):
             elif operand is not None and as_scalar(operand) is None:
                 name = operation or getattr(each, "__name__", "this operation")
                 raise refuse_operand(name, operand)
-        gather = Gather(len(walked), alignment, subset=subset, values=values)
+        gather = Gather(len(walked), alignment, subset=subset, values=values, guard=guard)
         self._collect(gather, tuple(walked), len(own), ())
         if not walked:
             return gather, [as_scalar(op) for op in operands], batch
@@ -596,48 +683,62 @@ def _grown(batch: torch.Size, old_dims: int) -> Resize:
 _R = TypeVar("_R")
 
 
-def without_empty(result: _R) -> _R:
+def without_empty(result: _R, operand: Any) -> _R:
     """``result`` (a binary arithmetic result) without its nested collections that hold
-    nothing, at any depth, as the peer's arithmetic gives it; records keep their fields."""
+    nothing, at any depth, as the peer's arithmetic gives it; records keep their fields.
+    As in the peer, a collection holding no tensor (its result is a copy) and a tensor
+    ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all."""
     if not isinstance(result, TensorCollection) or is_record(result):
+        return result
+    if isinstance(operand, torch.Tensor) and operand.ndim:
         return result
     if not result._is_lazy and all(
         value.__class__ is torch.Tensor for value in result._entries().values()
     ):
         return result  # only tensors (the common case): nothing nested to drop
-    empty, _ = _empty_nested(result, ())
-    return cast(_R, result.exclude(*empty)) if empty else result
+    empty, _, tensors = _empty_nested(result, ())
+    if not empty or not tensors:
+        return result
+    out = result.exclude(*empty)
+    return cast(_R, out.lock_() if result.is_locked else out)
 
 
-def _lazy_child(node: TensorCollection, key: str) -> TensorCollection | None:
-    """A lazy stack's nested collection at ``key``; ``None`` for tensors and Python
-    values (ragged members' values have no stacked form)."""
+def _lazy_child(node: TensorCollection, key: str) -> TensorCollection | bool:
+    """A lazy stack's nested collection at ``key``; for a leaf, whether it is a tensor
+    (ragged members' Python values have no stacked form)."""
     kind = node._child_type(key)
-    return None if kind is None or kind._is_leaf_node else node._child(key)
+    if kind is None:
+        return True
+    child = None if kind._is_leaf_node else node._child(key)
+    return False if child is None else child
 
 
-def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool]:
-    """The paths under ``node`` of nested collections left with nothing, and whether
-    ``node`` itself is left with nothing."""
+def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list[Any], bool, bool]:
+    """The paths under ``node`` of nested collections left with nothing, whether
+    ``node`` itself is left with nothing, and whether it holds a tensor."""
     paths: list[Any] = []
     kept = 0
+    tensors = False
     if node._is_lazy:  # no leaf is read (a lazy stack's may differ in shape)
         items: Any = ((key, _lazy_child(node, key)) for key in node._key_names())
     else:
         items = node._entries().items()
     for key, value in items:
         if isinstance(value, TensorCollection) and not value._is_leaf_node and not is_record(value):
-            inner, empty = _empty_nested(value, prefix + (key,))
+            inner, empty, held = _empty_nested(value, prefix + (key,))
+            tensors = tensors or held
             if empty:
                 paths.append(prefix + (key,))
                 continue
             paths += inner
+        elif value is True or isinstance(value, torch.Tensor) or is_record(value):
+            tensors = True
         kept += 1
-    return paths, not kept
+    return paths, not kept, tensors
 
 
 def _unlocks(leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
-    """As the peer's binary arithmetic: a collection without tensors, or a tensor operand
+    """As the peer's pointwise math: a collection without tensors, or a tensor operand
     with dims (spread over the batch dims), gives a new unlocked collection; a number or
     a 0-d tensor keeps the lock."""
     return not leaves or any(isinstance(o, torch.Tensor) and o.ndim for o in operands)

@@ -57,14 +57,14 @@ class MathOps(LeafWalkOps):
         result = self._pointwise(
             foreach, each, (other,), kwargs, operation=operation, arithmetic=True
         )
-        return without_empty(result)
+        return without_empty(result, other)
 
     # --- unary ---------------------------------------------------------------------------
 
     @implements(torch.abs, torch.absolute)
     def abs(self) -> Self:
         """``torch.abs`` of every tensor."""
-        return self._pointwise(torch._foreach_abs, torch.abs)
+        return self._pointwise(torch._foreach_abs, torch.abs, arithmetic=True)
 
     @implements(torch.abs_)
     def abs_(self) -> Self:
@@ -74,7 +74,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.acos)
     def acos(self) -> Self:
         """``torch.acos`` of every tensor."""
-        return self._pointwise(torch._foreach_acos, torch.acos)
+        return self._pointwise(torch._foreach_acos, torch.acos, arithmetic=True)
 
     @implements(torch.acos_)
     def acos_(self) -> Self:
@@ -84,7 +84,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.asin)
     def asin(self) -> Self:
         """``torch.asin`` of every tensor."""
-        return self._pointwise(torch._foreach_asin, torch.asin)
+        return self._pointwise(torch._foreach_asin, torch.asin, arithmetic=True)
 
     @implements(torch.asin_)
     def asin_(self) -> Self:
@@ -94,7 +94,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.atan)
     def atan(self) -> Self:
         """``torch.atan`` of every tensor."""
-        return self._pointwise(torch._foreach_atan, torch.atan)
+        return self._pointwise(torch._foreach_atan, torch.atan, arithmetic=True)
 
     @implements(torch.atan_)
     def atan_(self) -> Self:
@@ -104,7 +104,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.ceil)
     def ceil(self) -> Self:
         """``torch.ceil`` of every tensor."""
-        return self._pointwise(torch._foreach_ceil, torch.ceil)
+        return self._pointwise(torch._foreach_ceil, torch.ceil, arithmetic=True)
 
     @implements(torch.ceil_)
     def ceil_(self) -> Self:
@@ -114,7 +114,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.cos)
     def cos(self) -> Self:
         """``torch.cos`` of every tensor."""
-        return self._pointwise(torch._foreach_cos, torch.cos)
+        return self._pointwise(torch._foreach_cos, torch.cos, arithmetic=True)
 
     @implements(torch.cos_)
     def cos_(self) -> Self:
@@ -124,7 +124,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.cosh)
     def cosh(self) -> Self:
         """``torch.cosh`` of every tensor."""
-        return self._pointwise(torch._foreach_cosh, torch.cosh)
+        return self._pointwise(torch._foreach_cosh, torch.cosh, arithmetic=True)
 
     @implements(torch.cosh_)
     def cosh_(self) -> Self:
@@ -134,7 +134,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.erf)
     def erf(self) -> Self:
         """``torch.erf`` of every tensor."""
-        return self._pointwise(torch._foreach_erf, torch.erf)
+        return self._pointwise(torch._foreach_erf, torch.erf, arithmetic=True)
 
     @implements(torch.erf_)
     def erf_(self) -> Self:
@@ -144,7 +144,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.erfc)
     def erfc(self) -> Self:
         """``torch.erfc`` of every tensor."""
-        return self._pointwise(torch._foreach_erfc, torch.erfc)
+        return self._pointwise(torch._foreach_erfc, torch.erfc, arithmetic=True)
 
     @implements(torch.erfc_)
     def erfc_(self) -> Self:
@@ -154,7 +154,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.exp)
     def exp(self) -> Self:
         """``torch.exp`` of every tensor."""
-        return self._pointwise(torch._foreach_exp, torch.exp)
+        return self._pointwise(torch._foreach_exp, torch.exp, arithmetic=True)
 
     @implements(torch.exp_)
     def exp_(self) -> Self:
@@ -164,7 +164,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.expm1)
     def expm1(self) -> Self:
         """``torch.expm1`` of every tensor."""
-        return self._pointwise(torch._foreach_expm1, torch.expm1)
+        return self._pointwise(torch._foreach_expm1, torch.expm1, arithmetic=True)
 
     @implements(torch.expm1_)
     def expm1_(self) -> Self:
@@ -174,7 +174,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.floor)
     def floor(self) -> Self:
         """``torch.floor`` of every tensor."""
-        return self._pointwise(torch._foreach_floor, torch.floor)
+        return self._pointwise(torch._foreach_floor, torch.floor, arithmetic=True)
 
     @implements(torch.floor_)
     def floor_(self) -> Self:
@@ -184,7 +184,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.frac)
     def frac(self) -> Self:
         """``torch.frac`` of every tensor."""
-        return self._pointwise(torch._foreach_frac, torch.frac)
+        return self._pointwise(torch._foreach_frac, torch.frac, arithmetic=True)
 
     @implements(torch.frac_)
     def frac_(self) -> Self:
@@ -194,7 +194,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.lgamma)
     def lgamma(self) -> Self:
         """``torch.lgamma`` of every tensor."""
-        return self._pointwise(torch._foreach_lgamma, torch.lgamma)
+        return self._pointwise(torch._foreach_lgamma, torch.lgamma, arithmetic=True)
 
     def lgamma_(self) -> Self:
         """In-place :meth:`lgamma`."""
@@ -203,7 +203,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.log)
     def log(self) -> Self:
         """``torch.log`` of every tensor."""
-        return self._pointwise(torch._foreach_log, torch.log)
+        return self._pointwise(torch._foreach_log, torch.log, arithmetic=True)
 
     @implements(torch.log_)
     def log_(self) -> Self:
@@ -213,7 +213,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.log10)
     def log10(self) -> Self:
         """``torch.log10`` of every tensor."""
-        return self._pointwise(torch._foreach_log10, torch.log10)
+        return self._pointwise(torch._foreach_log10, torch.log10, arithmetic=True)
 
     @implements(torch.log10_)
     def log10_(self) -> Self:
@@ -223,7 +223,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.log1p)
     def log1p(self) -> Self:
         """``torch.log1p`` of every tensor."""
-        return self._pointwise(torch._foreach_log1p, torch.log1p)
+        return self._pointwise(torch._foreach_log1p, torch.log1p, arithmetic=True)
 
     @implements(torch.log1p_)
     def log1p_(self) -> Self:
@@ -233,7 +233,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.log2)
     def log2(self) -> Self:
         """``torch.log2`` of every tensor."""
-        return self._pointwise(torch._foreach_log2, torch.log2)
+        return self._pointwise(torch._foreach_log2, torch.log2, arithmetic=True)
 
     @implements(torch.log2_)
     def log2_(self) -> Self:
@@ -243,7 +243,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.neg, torch.negative)
     def neg(self) -> Self:
         """``torch.neg`` of every tensor (also ``-collection``)."""
-        return self._pointwise(torch._foreach_neg, torch.neg)
+        return self._pointwise(torch._foreach_neg, torch.neg, arithmetic=True)
 
     @implements(torch.neg_)
     def neg_(self) -> Self:
@@ -253,7 +253,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.reciprocal)
     def reciprocal(self) -> Self:
         """``torch.reciprocal`` of every tensor."""
-        return self._pointwise(torch._foreach_reciprocal, torch.reciprocal)
+        return self._pointwise(torch._foreach_reciprocal, torch.reciprocal, arithmetic=True)
 
     @implements(torch.reciprocal_)
     def reciprocal_(self) -> Self:
@@ -264,8 +264,10 @@ class MathOps(LeafWalkOps):
     def round(self, *, decimals: int = 0) -> Self:
         """``torch.round`` of every tensor (to ``decimals`` places)."""
         if decimals:
-            return self._pointwise(None, torch.round, kwargs={"decimals": decimals})
-        return self._pointwise(torch._foreach_round, torch.round)
+            return self._pointwise(
+                None, torch.round, kwargs={"decimals": decimals}, arithmetic=True
+            )
+        return self._pointwise(torch._foreach_round, torch.round, arithmetic=True)
 
     @implements(torch.round_)
     def round_(self, *, decimals: int = 0) -> Self:
@@ -277,7 +279,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.rsqrt)
     def rsqrt(self) -> Self:
         """``torch.rsqrt`` of every tensor."""
-        return self._pointwise(torch._foreach_rsqrt, torch.rsqrt)
+        return self._pointwise(torch._foreach_rsqrt, torch.rsqrt, arithmetic=True)
 
     @implements(torch.rsqrt_)
     def rsqrt_(self) -> Self:
@@ -287,7 +289,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.sigmoid)
     def sigmoid(self) -> Self:
         """``torch.sigmoid`` of every tensor."""
-        return self._pointwise(torch._foreach_sigmoid, torch.sigmoid)
+        return self._pointwise(torch._foreach_sigmoid, torch.sigmoid, arithmetic=True)
 
     @implements(torch.sigmoid_)
     def sigmoid_(self) -> Self:
@@ -297,7 +299,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.sign)
     def sign(self) -> Self:
         """``torch.sign`` of every tensor."""
-        return self._pointwise(torch._foreach_sign, torch.sign)
+        return self._pointwise(torch._foreach_sign, torch.sign, arithmetic=True)
 
     def sign_(self) -> Self:
         """In-place :meth:`sign`."""
@@ -306,7 +308,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.sin)
     def sin(self) -> Self:
         """``torch.sin`` of every tensor."""
-        return self._pointwise(torch._foreach_sin, torch.sin)
+        return self._pointwise(torch._foreach_sin, torch.sin, arithmetic=True)
 
     @implements(torch.sin_)
     def sin_(self) -> Self:
@@ -316,7 +318,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.sinh)
     def sinh(self) -> Self:
         """``torch.sinh`` of every tensor."""
-        return self._pointwise(torch._foreach_sinh, torch.sinh)
+        return self._pointwise(torch._foreach_sinh, torch.sinh, arithmetic=True)
 
     @implements(torch.sinh_)
     def sinh_(self) -> Self:
@@ -326,7 +328,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.sqrt)
     def sqrt(self) -> Self:
         """``torch.sqrt`` of every tensor."""
-        return self._pointwise(torch._foreach_sqrt, torch.sqrt)
+        return self._pointwise(torch._foreach_sqrt, torch.sqrt, arithmetic=True)
 
     @implements(torch.sqrt_)
     def sqrt_(self) -> Self:
@@ -336,7 +338,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.tan)
     def tan(self) -> Self:
         """``torch.tan`` of every tensor."""
-        return self._pointwise(torch._foreach_tan, torch.tan)
+        return self._pointwise(torch._foreach_tan, torch.tan, arithmetic=True)
 
     @implements(torch.tan_)
     def tan_(self) -> Self:
@@ -346,7 +348,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.tanh)
     def tanh(self) -> Self:
         """``torch.tanh`` of every tensor."""
-        return self._pointwise(torch._foreach_tanh, torch.tanh)
+        return self._pointwise(torch._foreach_tanh, torch.tanh, arithmetic=True)
 
     @implements(torch.tanh_)
     def tanh_(self) -> Self:
@@ -356,7 +358,7 @@ class MathOps(LeafWalkOps):
     @implements(torch.trunc, torch.fix)
     def trunc(self) -> Self:
         """``torch.trunc`` of every tensor."""
-        return self._pointwise(torch._foreach_trunc, torch.trunc)
+        return self._pointwise(torch._foreach_trunc, torch.trunc, arithmetic=True)
 
     @implements(torch.trunc_)
     def trunc_(self) -> Self:
@@ -473,7 +475,9 @@ class MathOps(LeafWalkOps):
 
     def pow(self, other: Operand, *, default: Any = None) -> Self:
         """``self ** other``, tensor by tensor."""
-        return self._binary(torch._foreach_pow, torch.pow, other, default, None, "pow")
+        return self._binary(
+            torch._foreach_pow, torch.pow, bool_exponent(other), default, None, "pow"
+        )
 
     def pow_(self, other: Operand) -> Self:
         """In-place :meth:`pow`."""
@@ -552,11 +556,19 @@ class MathOps(LeafWalkOps):
         None); with ``out``, the result is copied into ``out``'s tensors and ``out`` is
         returned."""
         _need_a_bound(min, max)
-        # As the peer: one bound is clamp_min / clamp_max (locked like self), two unlock.
-        lock = min is None or max is None
+        # As the peer: one bound is clamp_min / clamp_max (locked like self, without the
+        # nested collections that hold nothing), two unlock.
+        one_bound = min is None or max is None
         result = self._pointwise(
-            _foreach_clamp, torch.clamp, (min, max), operation="clamp", lock=lock
+            _foreach_clamp,
+            torch.clamp,
+            (min, max),
+            operation="clamp",
+            lock=one_bound,
+            arithmetic=True,
         )
+        if one_bound:
+            result = without_empty(result, max if min is None else min)
         if out is None:
             return result
         return cast(Self, into_out(out, result))
@@ -570,7 +582,9 @@ class MathOps(LeafWalkOps):
     @implements(torch.lerp)
     def lerp(self, end: Operand, weight: Operand) -> Self:
         """``self + weight * (end - self)``, tensor by tensor."""
-        return self._pointwise(torch._foreach_lerp, torch.lerp, (end, weight), operation="lerp")
+        return self._pointwise(
+            torch._foreach_lerp, torch.lerp, (end, weight), operation="lerp", arithmetic=True
+        )
 
     def lerp_(self, end: Operand, weight: Operand) -> Self:
         """In-place :meth:`lerp`."""
@@ -587,6 +601,7 @@ class MathOps(LeafWalkOps):
             (tensor1, tensor2),
             {"value": value},
             operation="addcmul",
+            arithmetic=True,
         )
 
     def addcmul_(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
@@ -608,6 +623,7 @@ class MathOps(LeafWalkOps):
             (tensor1, tensor2),
             {"value": value},
             operation="addcdiv",
+            arithmetic=True,
         )
 
     def addcdiv_(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
@@ -688,6 +704,7 @@ class MathOps(LeafWalkOps):
             {"non_blocking": non_blocking},
             subset=True,
             check="shapes",  # copy_ casts to any dtype
+            writes=True,
         )
 
     @implements(torch.zero_)
@@ -778,6 +795,15 @@ def _minimum(t: torch.Tensor, other: Any) -> torch.Tensor:
 
 def _minimum_(t: torch.Tensor, other: Any) -> torch.Tensor:
     return t.copy_(torch.minimum(t, other)) if isinstance(other, _Tensor) else t.clamp_max_(other)
+
+
+def bool_exponent(exponent: Any) -> Any:
+    """``exponent``, a 0-d bool tensor as the Python bool it holds: what the peer's fused
+    kernel takes (``torch.pow`` and the fused kernel over per-tensor exponents have no
+    bool kernel)."""
+    if isinstance(exponent, torch.Tensor) and exponent.dtype is torch.bool and not exponent.ndim:
+        return bool(exponent)
+    return exponent
 
 
 def _need_a_bound(low: object, high: object) -> None:

@@ -21,7 +21,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._base.implemented._leaf_walk import as_scalar, without_empty
-from tclass._base.implemented._math import MathOps, Operand
+from tclass._base.implemented._math import MathOps, Operand, bool_exponent
 
 __all__ = ["OperatorOps"]
 
@@ -58,7 +58,7 @@ class OperatorOps(MathOps):
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(torch._foreach_add, torch.add, (other,), arithmetic=True)
+            self._pointwise(torch._foreach_add, torch.add, (other,), arithmetic=True), other
         )
 
     def __radd__(self, other: Operand) -> Self:
@@ -73,13 +73,13 @@ class OperatorOps(MathOps):
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(torch._foreach_sub, torch.sub, (other,), arithmetic=True)
+            self._pointwise(torch._foreach_sub, torch.sub, (other,), arithmetic=True), other
         )
 
     def __rsub__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.rsub, (other,), arithmetic=True))
+        return without_empty(self._pointwise(None, torch.rsub, (other,), arithmetic=True), other)
 
     def __isub__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -90,7 +90,7 @@ class OperatorOps(MathOps):
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(torch._foreach_mul, torch.mul, (other,), arithmetic=True)
+            self._pointwise(torch._foreach_mul, torch.mul, (other,), arithmetic=True), other
         )
 
     def __rmul__(self, other: Operand) -> Self:
@@ -105,13 +105,15 @@ class OperatorOps(MathOps):
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(torch._foreach_div, torch.div, (other,), arithmetic=True)
+            self._pointwise(torch._foreach_div, torch.div, (other,), arithmetic=True), other
         )
 
     def __rtruediv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, _reflected_div, (other,), arithmetic=True))
+        return without_empty(
+            self._pointwise(None, _reflected_div, (other,), arithmetic=True), other
+        )
 
     def __itruediv__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -121,13 +123,15 @@ class OperatorOps(MathOps):
     def __floordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.floor_divide, (other,), arithmetic=True))
+        return without_empty(
+            self._pointwise(None, torch.floor_divide, (other,), arithmetic=True), other
+        )
 
     def __rfloordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(None, _reflected_floor_divide, (other,), arithmetic=True)
+            self._pointwise(None, _reflected_floor_divide, (other,), arithmetic=True), other
         )
 
     def __ifloordiv__(self, other: Operand) -> Self:
@@ -138,12 +142,16 @@ class OperatorOps(MathOps):
     def __mod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.remainder, (other,), arithmetic=True))
+        return without_empty(
+            self._pointwise(None, torch.remainder, (other,), arithmetic=True), other
+        )
 
     def __rmod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, _reflected_remainder, (other,), arithmetic=True))
+        return without_empty(
+            self._pointwise(None, _reflected_remainder, (other,), arithmetic=True), other
+        )
 
     def __imod__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -154,14 +162,17 @@ class OperatorOps(MathOps):
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(torch._foreach_pow, torch.pow, (other,), arithmetic=True)
+            self._pointwise(
+                torch._foreach_pow, torch.pow, (bool_exponent(other),), arithmetic=True
+            ),
+            other,
         )
 
     def __rpow__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(_foreach_rpow, _reflected_pow, (other,), arithmetic=True)
+            self._pointwise(_foreach_rpow, _reflected_pow, (other,), arithmetic=True), other
         )
 
     def __ipow__(self, other: Operand) -> Self:
@@ -172,10 +183,10 @@ class OperatorOps(MathOps):
     # --- unary ---------------------------------------------------------------------------
 
     def __neg__(self) -> Self:
-        return self._pointwise(torch._foreach_neg, torch.neg)
+        return self._pointwise(torch._foreach_neg, torch.neg, arithmetic=True)
 
     def __abs__(self) -> Self:
-        return self._pointwise(torch._foreach_abs, torch.abs)
+        return self._pointwise(torch._foreach_abs, torch.abs, arithmetic=True)
 
     def __invert__(self) -> Self:
         return self._pointwise(None, torch.bitwise_not)
@@ -208,7 +219,7 @@ class OperatorOps(MathOps):
     def __and__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.bitwise_and, (other,)))
+        return without_empty(self._pointwise(None, torch.bitwise_and, (other,)), other)
 
     def __rand__(self, other: Operand) -> Self:
         return self.__and__(other)

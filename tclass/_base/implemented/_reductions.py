@@ -354,14 +354,16 @@ class ReductionOps(MathOps):
         lazy: bool = True,
         **kwargs: Any,
     ) -> tuple[Self, ...]:
-        """``fn(tensor, dim, **kwargs)`` along the batch dim ``dim``, batch size unchanged."""
+        """``fn(tensor, dim, **kwargs)`` along the batch dim ``dim``, batch size unchanged
+        (an ``UnbatchedTensor`` has no batch dim to scan: it is left as it is)."""
         dims = self._scan_dim(dim, operation)
 
         def leaf(tensor: torch.Tensor, leaf_dims: LeafDims) -> Any:
             assert leaf_dims is not None
             return fn(tensor, leaf_dims[0], **kwargs)
 
-        return self._reduced(Along(leaf, dims, scan=True, outputs=outputs, lazy=lazy))
+        along = Along(leaf, dims, scan=True, outputs=outputs, lazy=lazy, keep_unbatched=True)
+        return self._reduced(along)
 
     def _scan_dim(self, dim: int, operation: str) -> tuple[int]:
         """``dim`` checked as one batch dim: ``(dim,)``, non-negative."""

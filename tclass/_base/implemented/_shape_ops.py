@@ -191,12 +191,12 @@ class ShapeOps(TensorCollection):
         batch_size = self.batch_size
         nb = len(batch_size)
         if nb == 0:
-            # As for a 0-d tensor: dims 0 and -1 are valid and the result has one dim.
+            # As for a 0-d tensor: dims 0 and -1 are valid and the result has one dim,
+            # added as unsqueeze(0) adds it (Python values per element, as the peer).
             _batch.normalize_dim(start_dim, 1, op="flatten")
             _batch.normalize_dim(end_dim, 1, op="flatten")
-            return self._in_place(
-                self._carry(self._reshaped(torch.Size([1])), None), inplace, "flatten"
-            )
+            added = self._map_batch(lambda v: v.unsqueeze(0), torch.Size([1]))
+            return self._in_place(self._carry(added, None), inplace, "flatten")
         start = _batch.normalize_dim(start_dim, nb, op="flatten")
         end = _batch.normalize_dim(end_dim, nb, op="flatten")
         if start > end:
@@ -206,7 +206,9 @@ class ShapeOps(TensorCollection):
         for size in batch_size[start : end + 1]:
             merged *= size
         names = _names.flattened(self._dim_names, start, end)
-        out = self._renamed_reshape(batch_size[:start] + (merged,) + batch_size[end + 1 :], names)
+        new = batch_size[:start] + (merged,) + batch_size[end + 1 :]
+        # As the peer: new nested nodes (holding the same leaves) even when nothing merges.
+        out = self._renamed_reshape(new, names, new_nodes=new == batch_size)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "flatten")
 
@@ -226,11 +228,14 @@ class ShapeOps(TensorCollection):
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "unflatten")
 
-    def _renamed_reshape(self, new: torch.Size, names: Names, *, always: bool = False) -> Self:
+    def _renamed_reshape(
+        self, new: torch.Size, names: Names, *, always: bool = False, new_nodes: bool = False
+    ) -> Self:
         """:meth:`_reshaped`, and when this collection names its dims, ``names`` given to
         the result's nested collections too (as the peer's flatten and unflatten do),
-        on new nodes: a reshape that changes nothing shares them with this collection."""
-        if self._dim_names is None:
+        on new nodes: a reshape that changes nothing shares them with this collection
+        unless ``new_nodes``."""
+        if self._dim_names is None and not new_nodes:
             return self._reshaped(new, always=always)
         out = cast(Any, self).apply(_same)._reshaped(new, always=always)
         out._rename_all(names)

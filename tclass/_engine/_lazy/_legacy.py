@@ -447,8 +447,9 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
         """
         if kwargs.get("inplace") or kwargs.get("batch_size") is not None:
             msg = (
-                "to(..., inplace=True / batch_size=) of a legacy lazy view: call it on the "
-                "view's source (the view reads the moved entries), or on to_tensordict()"
+                "Cannot pass batch-size to (or move in place) a legacy lazy view with "
+                "to(..., inplace=True / batch_size=): call it on the view's source (the view "
+                "reads the moved entries), or on to_tensordict()"
             )
             raise ArgumentError(msg)
         moved: Any = self._source.to(*args, **kwargs)
@@ -548,13 +549,24 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
         )
         raise BatchSizeError(msg)
 
+    def _become(self, other: Self) -> None:
+        """Refused: the in-place key rewrites (``flatten_keys`` / ``unflatten_keys`` /
+        ``select`` ... with ``inplace=True``) would exclude the source's entries through
+        the view."""
+        msg = (
+            f"Cannot call exclude (nor another in-place rewrite of keys or shape) on a legacy "
+            f"lazy view ({self._op} of a {type(self._source).__name__}): call it with "
+            "inplace=False, or on the view's source, or on to_tensordict()"
+        )
+        raise UnsupportedError(msg)
+
     # --- the shape operations: views of views in the mode, refused outside it ---------------
 
     def _outside_mode(self, method: str) -> ShapeError:
         return ShapeError(
-            f"{method}: this is a legacy lazy view ({self._op} of a "
-            f"{type(self._source).__name__}), which takes {method} only under "
-            "set_lazy_legacy(True); make it dense first with to_tensordict()"
+            f"Cannot call `{method}` on a legacy lazy view ({self._op} of a "
+            f"{type(self._source).__name__}) outside set_lazy_legacy(True). Make it dense "
+            "first with to_tensordict(), or call it under set_lazy_legacy(True)"
         )
 
     def unsqueeze(self, dim: int) -> Self:

@@ -44,6 +44,7 @@ from tclass.errors import (
     KeyThroughTensorError,
     LockedError,
     ShapeError,
+    StackError,
 )
 
 __all__ = ["LazyStackOps"]
@@ -101,7 +102,8 @@ class LazyStackOps(TensorDictBase):
         Raises:
             LockedError: if the stack is locked.
             StackTypeError: (a ``TypeError``) if it is not a collection.
-            StackError: (a ``ValueError``) if its batch size differs from the members'.
+            StackError: (a ``ValueError``) if its batch size differs from the members',
+                which all have one (as the peer; a stack already ragged takes any size).
         """
         if self._lock_state():
             msg = (
@@ -112,6 +114,14 @@ class LazyStackOps(TensorDictBase):
         members = self._members
         if members:
             check_members([members[0], tensordict], "insert")
+            first = members[0].batch_size
+            if -1 not in self._batch_size and tensordict.batch_size != first:
+                msg = (
+                    f"insert: Batch sizes in tensordicts differs: the members have batch size "
+                    f"{format_shape(first)}, the new one {format_shape(tensordict.batch_size)}; "
+                    "build a ragged stack with lazy_stack([...]) instead"
+                )
+                raise StackError(msg)
             self._batch_size = stacked_size([*members, tensordict], self._stack_dim)
             self._device = self._device if tensordict.device == self._device else None
         else:

@@ -119,9 +119,10 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
     for position, member in enumerate(members):
         if not isinstance(member, TensorCollection) or isinstance(member, _NonTensorNode):
             msg = (
-                f"{op}: member {position} is a {type(member).__name__}; members must be "
-                "TensorDicts, tensorclass records or lazy stacks (stack Python values "
-                "with tclass.stack, which merges them into a NonTensorStack)"
+                f"{op}: member {position} is a {type(member).__name__}. Expected new value "
+                "to be TensorDictBase instance: members must be TensorDicts, tensorclass "
+                "records or lazy stacks (stack Python values with tclass.stack, which "
+                "merges them into a NonTensorStack)"
             )
             raise StackTypeError(msg)
         if (is_record(member) or is_record(first)) and type(member) is not type(first):

@@ -889,11 +889,20 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
 
     def numel(self) -> int:
         """The number of elements: the members' together (a ragged stack's batch size
-        has a ``-1`` where their sizes differ)."""
+        has a ``-1`` where their sizes differ); at least 1, as ``TensorDict.numel``."""
+        return max(1, self._elements())
+
+    def _elements(self) -> int:
+        """The number of elements, 0 for an empty batch."""
         batch = self._batch_size
         if -1 not in batch:
             return math.prod(batch)
-        return sum(member.numel() for member in self._members)
+        return sum(
+            member._elements()
+            if isinstance(member, LazyStackedTensorDict)
+            else math.prod(member.batch_size)
+            for member in self._members
+        )
 
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         """Along the stack dim: the members themselves; along another dim: lazy stacks of

@@ -38,7 +38,7 @@ def to_mds(
     **kwargs: Any,
 ) -> None:
     """Writes ``collection`` to an MDS dataset (see ``TensorDictBase.to_mds``)."""
-    if not collection.numel():
+    if 0 in collection.batch_size:
         raise ArgumentValueError("cannot write an empty collection to a streaming dataset")
     options = {
         "out": out, "keep_local": keep_local, "compression": compression, "hashes": hashes,

@@ -1,6 +1,6 @@
 """What a saved folder holds, and whether ``load_memmap`` would load it (``python -m tclass info``).
 
-The description comes from the reader's own walk: ``validate_tree`` runs every check
+The description comes from the reader's own walk: ``validate_folder`` runs every check
 ``load_memmap`` runs, in the same order, without the user's classes (a record is
 described by the name it was saved under and its fields), mapping no file and
 unpickling nothing, and reports what it meets to the ``_Describer`` here. So a folder
@@ -8,7 +8,8 @@ unpickling nothing, and reports what it meets to the ``_Describer`` here. So a f
 ``load_memmap`` raises. Left out are only the checks that need the classes: that a
 saved class is defined in the loading process, and that a record's fields fit its
 annotations. Leaf files are only ``fstat``-ed, for their size and the space they take on
-disk (``st_blocks``: a sparse ``memmap_like`` file takes almost none).
+disk (``st_blocks``: a sparse ``memmap_like`` file takes almost none). A folder that a
+save or an append swaps while it is walked is walked again, as a load is.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from typing import Any
 
 from tclass._core._dtypes import DTYPES
 from tclass._io._schema import SavedSchema
-from tclass._io.memmap._folder import FileFacts, Folder
+from tclass._io.memmap._folder import FileFacts, Folder, open_root
 from tclass._io.memmap._format import file_name
 from tclass._io.memmap._meta_file import parse_json
-from tclass._io.memmap._read import validate_tree
+from tclass._io.memmap._read import RETRIES, validate_folder
 from tclass.errors import (
     FileFormatError,
     MetadataError,
@@ -100,14 +101,23 @@ def describe(prefix: str | os.PathLike[str], allow_pickle: bool = False) -> Info
         OSError: a file cannot be read (permissions).
     """
     root = os.path.abspath(os.fspath(prefix))
-    describer = _Describer(root)
-    try:
-        validate_tree(root, describer, allow_pickle)
-    except TclassError as error:
-        if describer.info.root is _NO_ROOT:
-            raise
-        describer.fatal(error)
-    return describer.info
+    for attempt in range(RETRIES):
+        describer, folder = _Describer(root), open_root(root)
+        try:
+            try:
+                validate_folder(folder, describer, allow_pickle)
+            except TclassError as error:
+                if describer.info.root is _NO_ROOT:
+                    if attempt + 1 < RETRIES and folder.replaced():
+                        continue
+                    raise
+                describer.fatal(error)
+            if describer.info.problems and attempt + 1 < RETRIES and folder.replaced():
+                continue  # a save or an append swapped the folder mid-walk: walk the new one
+            return describer.info
+        finally:
+            folder.close()
+    raise AssertionError("unreachable")
 
 
 # --- the walk, as the reader reports it --------------------------------------------------

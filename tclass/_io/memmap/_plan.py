@@ -13,7 +13,6 @@ Planning touches no file. Each node kind writes what the peer's format says:
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Callable
@@ -355,16 +354,15 @@ def _join(rel: str, name: str) -> str:
 
 
 def _class_fields(cls: type) -> dict[str, Any]:
-    return dict(_class_items(cls))
+    items = _CLASS_ITEMS.get(cls)
+    if items is None:  # the built-in node classes only: a few
+        items = (("_type", type_string(cls)), ("_format_version", FORMAT_VERSION))
+        items += (("_class", class_id(cls)),)
+        _CLASS_ITEMS[cls] = items
+    return dict(items)
 
 
-@functools.cache  # of the built-in node classes only
-def _class_items(cls: type) -> tuple[tuple[str, Any], ...]:
-    return (
-        ("_type", type_string(cls)),
-        ("_format_version", FORMAT_VERSION),
-        ("_class", class_id(cls)),
-    )
+_CLASS_ITEMS: dict[type, tuple[tuple[str, Any], ...]] = {}
 
 
 # The encoders of meta.json (made once: json.dumps with separators makes one per call).

@@ -13,10 +13,11 @@ folders before any is read; the tree is at most ``MAX_TREE_DEPTH`` folders deep.
 failed check raises a ``TclassError`` naming the file.
 Nothing is created, grown, truncated or written.
 
-``validate_tree`` runs the same walk and the same checks without the user's classes
+``validate_folder`` runs the same walk and the same checks without the user's classes
 (records stand for their fields), mapping no file and unpickling nothing, and reports
-what it meets to an ``Observer``: ``python -m tclass info`` is built on it, so that it
-refuses exactly what ``load_memmap`` refuses.
+what it meets to an ``Observer``: ``python -m tclass info`` is built on it (walking again
+a folder swapped mid-walk, as a load does), so that it refuses exactly what
+``load_memmap`` refuses.
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ __all__ = [
     "Observer",
     "load_tree",
     "node_entries",
+    "RETRIES",
     "validate_folder",
-    "validate_tree",
 ]
 
 _BUILTIN = {"TensorDict", "LazyStackedTensorDict", "NonTensorData", "NonTensorStack"}
@@ -103,13 +104,13 @@ _KIND_NAMES = {
     "NonTensorStack": "values",
 }
 _RECORD_KEYS = ("_type", "_class", "_format_version")  # the rest of a record's meta.json are fields
-_RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
+RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
 _MODES = (None, "r", "r+")
 _CPU = torch.device("cpu")
 
 
 class Observer(Protocol):
-    """What ``validate_tree`` reports, in walk order. ``entry`` announces each key of a
+    """What ``validate_folder`` reports, in walk order. ``entry`` announces each key of a
     node and each member of a lazy stack; what follows is that entry: ``leaf`` (then
     ``leaf_file`` once its file is open) for a tensor, or ``node`` ... ``leave`` around a
     sub-folder's node (nodes nest). A record is one node: its fields' entries follow it
@@ -138,7 +139,8 @@ class _Options:
     shapes_only: bool = False  # device="meta": no file is mapped
     fake: bool = False  # under FakeTensorMode: leaves are fake tensors
     root: str = ""  # the folder being loaded, for messages
-    classless: bool = False  # validate_tree: no class resolved, no pickle read
+    classless: bool = False  # validate_folder: no class resolved, no pickle read
+    fields_only: bool = False  # records as their fields' TensorDicts (load_tree's option)
     observer: Observer | None = None
     reported: int = 0  # problems reported to the observer so far
     schema: SchemaCheck | None = None  # records checked against their classes (not info)
@@ -146,7 +148,7 @@ class _Options:
 
 class _Reported(TclassError):
     """A node not built because something inside it was reported to the observer
-    already (validate_tree goes on without it, adding no second problem)."""
+    already (validate_folder goes on without it, adding no second problem)."""
 
 
 class _Want(NamedTuple):
@@ -158,7 +160,7 @@ class _Want(NamedTuple):
 
 
 _ANY = _Want()
-_SKIPPED = object()  # an entry that did not load (validate_tree goes on without it)
+_SKIPPED = object()  # an entry that did not load (validate_folder goes on without it)
 
 
 def load_tree(
@@ -171,19 +173,27 @@ def load_tree(
     *,
     strict: bool = True,
     widen: bool = False,
+    fields_only: bool = False,
 ) -> Any:
     """The collection saved in ``prefix``, its leaves mapped as ``mode`` says (or copied
     to ``device``); with ``at``, the node in the folder ``at(root)`` opens (a new
     descriptor, see ``_subpath.descend``). Each record is checked against its class
     (``strict``, ``widen``: see ``_schema``); every difference found is raised at once.
+
+    ``fields_only``: each record comes back as the TensorDict (or lazy stack) of its
+    fields, its class neither resolved nor checked (nor the values its annotations
+    bound): a reader of rows that needs no class, e.g. a task of another process that
+    has not imported it. Fields an old writer kept only in a record's ``other.pickle``
+    are not read (``validate_folder`` does the same).
     """
     if mode not in _MODES:
         raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
     options = _Options(device, allow_pickle, mode, shapes_only, _faking(), root=root)
+    options.fields_only = fields_only
     want = _Want(tensorclasses(requested))
-    for attempt in range(_RETRIES):
+    for attempt in range(RETRIES):
         folder = open_root(root, mode)
         node = folder
         options.schema = SchemaCheck(root, strict, widen)
@@ -195,7 +205,7 @@ def load_tree(
         except SchemaDiffers:
             raise options.schema.error() from None
         except TclassError:
-            if attempt + 1 == _RETRIES or not folder.replaced():
+            if attempt + 1 == RETRIES or not folder.replaced():
                 raise
         finally:
             if node is not folder:
@@ -212,32 +222,17 @@ def _check_inflation(node: ArchiveFolder, allow_pickle: bool) -> None:
     node.archive.check_memory()
 
 
-def validate_tree(
-    prefix: str | os.PathLike[str], observer: Observer | None = None, allow_pickle: bool = False
-) -> Any:
-    """Check ``prefix`` as ``load_memmap(prefix, allow_pickle=...)`` does, without the
-    user's classes: records come back as their fields' TensorDict (or lazy stack), leaves
-    as ``meta`` tensors after their files' sizes are checked, pickled values as None
-    (the pickle is never read). Only the checks that need a class (which class a record
-    is, and what its fields' annotations accept) are left out.
-
-    Raises:
-        TclassError: the first problem, as ``load_memmap`` raises it (with an
-            ``observer``, entries that fail are reported to it and skipped instead).
-    """
-    root = os.path.abspath(os.fspath(prefix))
-    folder = open_root(root)
-    try:
-        return validate_folder(folder, observer, allow_pickle)
-    finally:
-        folder.close()
-
-
 def validate_folder(
     folder: Folder, observer: Observer | None = None, allow_pickle: bool = False
 ) -> Any:
-    """``validate_tree`` of an open folder (left open). In an archive, each leaf entry
-    checked is recorded in ``Archive.leaves`` with the bytes it needs."""
+    """Check the open ``folder`` (left open) as ``load_memmap`` does, without the user's
+    classes: records come back as their fields' TensorDict (or lazy stack), leaves as
+    ``meta`` tensors after their files' sizes are checked, pickled values as None (the
+    pickle is never read). Only the checks that need a class (which class a record is,
+    and what its fields' annotations accept) are left out. Raises the first problem, as
+    ``load_memmap`` raises it (with an ``observer``, entries that fail are reported to it
+    and skipped instead). In an archive, each leaf entry checked is recorded in
+    ``Archive.leaves`` with the bytes it needs."""
     options = _Options(
         torch.device("meta"),
         allow_pickle,
@@ -333,7 +328,7 @@ def _load_kind(
             "another TensorDict); re-save it from tensordict after .contiguous() or .clone()"
         )
         raise UnsupportedError(msg)
-    if options.classless:
+    if options.classless or options.fields_only:
         return _load_record(None, name, folder, meta, options)
     cls = resolve_class(name, want.classes, folder.path, field=want.field, root=options.root)
     if want.field is not None and want.classes and not issubclass(cls, want.classes):
@@ -772,7 +767,7 @@ def _load_lazy(
                 _report(options, observer, error)
         if len(members) == 1:  # the first member loaded: check before loading the others
             _check_stack_dim(stack_dim, len(members[0].batch_size), where)
-    if options.reported != reported:  # validate_tree: a member did not load
+    if options.reported != reported:  # validate_folder: a member did not load
         raise _Reported(f"{folder.path!r}: a member did not load")
     name = meta.get("stack_dim_name")
     if name is not None and not isinstance(name, str):
@@ -936,7 +931,7 @@ def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
     explicit trust), only the format's fixed file names, and never when the node's JSON
     already holds the value."""
     check_pickle_allowed(folder.child_path(name), options.allow_pickle)  # raises unless allowed
-    if options.classless:  # validate_tree: the file must be there, and is never read
+    if options.classless:  # validate_folder: the file must be there, and is never read
         folder.check_file(name, "a value file")
         return None
     import pickle

@@ -16,7 +16,13 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._io.memmap._format import MAX_JSON_DEPTH
 from tclass._io.memmap._meta_file import fits_int64, is_sizes, json_depth_over
 from tclass._io.store._protocol import STACK_MARK, StoreArray, Values
-from tclass.errors import MetadataError, UnsupportedError
+from tclass.errors import (
+    FileConflictError,
+    MetadataError,
+    MissingFileError,
+    TclassError,
+    UnsupportedError,
+)
 
 __all__ = [
     "as_values",
@@ -25,6 +31,7 @@ __all__ = [
     "check_stack",
     "common_prefix",
     "fill",
+    "open_refused",
     "read_rows",
     "to_numpy",
     "to_tensor",
@@ -100,6 +107,18 @@ def check_json(text: str, where: str) -> None:
             "never writes that: the file is damaged or crafted"
         )
         raise MetadataError(msg)
+
+
+def open_refused(
+    error: FileNotFoundError | FileExistsError, described: str, mode: str, format: str
+) -> TclassError:
+    """tclass's error for a store that opening did not find, or that ``mode`` would have
+    replaced (``format``: ``"HDF5 file"``, ``"zarr store"``)."""
+    if isinstance(error, FileNotFoundError):
+        return MissingFileError(f"no {format} at {described!r}; check the path")
+    noun = format.rpartition(" ")[2]
+    msg = f"{described!r} exists and mode={mode!r} creates a new {noun}; use mode='w' to replace it"
+    return FileConflictError(msg)
 
 
 def to_tensor(data: Any) -> torch.Tensor:

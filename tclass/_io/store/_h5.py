@@ -21,20 +21,32 @@ import json
 import os
 import sys
 from collections.abc import Hashable
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from tclass._io._optional import need
 from tclass._io.memmap._values import is_json_value, require_json
-from tclass._io.store._datasets import check_json, check_size, check_stack, torch_dtype_of
-from tclass._io.store._protocol import STACK_MARK, Access, Backend, Node, Values
+from tclass._io.store._datasets import (
+    check_json,
+    check_size,
+    check_stack,
+    open_refused,
+    torch_dtype_of,
+)
+from tclass._io.store._protocol import (
+    STACK_MARK,
+    Access,
+    ArrayBase,
+    Backend,
+    GroupBase,
+    Node,
+    Values,
+)
 from tclass.errors import (
     FileBusyError,
-    FileConflictError,
     FileFormatError,
     KeyNotFoundError,
-    MissingFileError,
     NotSerializableError,
     UnsafePathError,
 )
@@ -86,20 +98,14 @@ class H5File:
         self._file.flush()
 
 
-class H5Array:
+class H5Array(ArrayBase[H5File]):
     """An h5py dataset (``StoreArray``)."""
 
-    __slots__ = ("_node", "_file", "dtype")
-    is_group: Literal[False] = False
+    __slots__ = ("dtype",)
 
     def __init__(self, node: Any, file: H5File) -> None:
-        self._node = node
-        self._file = file
+        super().__init__(node, file)
         self.dtype = torch_dtype_of(node.dtype) if node.shape is not None else None
-
-    @property
-    def name(self) -> str:
-        return str(self._node.name)
 
     @property
     def shape(self) -> tuple[int, ...] | None:
@@ -108,9 +114,6 @@ class H5Array:
 
     def read(self, selection: Any = ()) -> np.ndarray[Any, Any]:
         return np.asarray(self._node[selection])
-
-    def write(self, selection: Any, data: np.ndarray[Any, Any]) -> None:
-        self._node[selection] = data
 
     def read_into(self, out: np.ndarray[Any, Any]) -> None:
         self._node.read_direct(out)  # HDF5 reads chunk by chunk into ``out``
@@ -170,23 +173,10 @@ def _text(value: Any) -> Any:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-class H5Group:
+class H5Group(GroupBase[H5File]):
     """An h5py group or file (``StoreGroup``)."""
 
-    __slots__ = ("_group", "file")
-    is_group: Literal[True] = True
-
-    def __init__(self, group: Any, file: H5File) -> None:
-        self._group = group
-        self.file = file
-
-    @property
-    def name(self) -> str:
-        return str(self._group.name)
-
-    @property
-    def native(self) -> Any:
-        return self._group
+    __slots__ = ()
 
     @property
     def identity(self) -> Hashable:
@@ -315,14 +305,8 @@ class H5Backend:
                 "close it there first"
             )
             raise FileBusyError(msg) from None
-        except FileNotFoundError:
-            raise MissingFileError(f"no HDF5 file at {filename!r}; check the path") from None
-        except FileExistsError:
-            msg = (
-                f"{filename!r} exists and mode={mode!r} creates a new file; use mode='w' to "
-                "replace it"
-            )
-            raise FileConflictError(msg) from None
+        except (FileNotFoundError, FileExistsError) as error:
+            raise open_refused(error, filename, mode, H5File.format) from None
         except OSError as error:
             if os.path.isfile(filename) and mode in ("r", "r+", "a"):
                 msg = f"{filename!r} is not an HDF5 file h5py can open ({error})"
@@ -340,14 +324,7 @@ class H5Backend:
         return H5Group(native, H5File(native.file, access))
 
     def reopen(self, target: Any, path: str, mode: str, access: Access) -> H5Group:
-        root = self.open(target, mode, access)
-        if path == "/":
-            return root
-        try:
-            return H5Group(root.native[path], root.file)
-        except BaseException:
-            root.file.close()
-            raise
+        return self.open(target, mode, access).at("" if path == "/" else path)
 
 
 BACKEND: Backend = H5Backend()

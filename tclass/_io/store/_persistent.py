@@ -575,6 +575,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
     def _rows(self, index: Any) -> TensorDict:
         if isinstance(index, list):
             index = torch.tensor(index)
+        # ``...`` covers the batch dims only (a dataset's trailing dims are its features).
+        index = _batch.convert_ellipsis_to_idx(index, self._batch_size)
         batch = torch.empty(self._batch_size, device="meta")[index].shape
         entries = {key: self._entry_rows(key, index, batch) for key in self._key_names()}
         out = TensorDict._new_unchecked(entries, batch, self._device)

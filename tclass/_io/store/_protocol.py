@@ -19,16 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 import torch
-from typing_extensions import TypeIs
+from typing_extensions import Self, TypeIs
 
 __all__ = [
     "STACK_MARK",
     "Access",
+    "ArrayBase",
     "Backend",
+    "GroupBase",
     "Node",
     "StoreArray",
     "StoreFile",
@@ -230,6 +232,57 @@ Node = StoreGroup | StoreArray
 def is_group(node: Node) -> TypeIs[StoreGroup]:
     """Whether an entry of a store is a group (else an array)."""
     return node.is_group
+
+
+FileT = TypeVar("FileT", bound=StoreFile)
+
+
+class ArrayBase(Generic[FileT]):
+    """What the backends' arrays share: the library's array and the open file it lives in."""
+
+    __slots__ = ("_node", "_file")
+    is_group: Literal[False] = False
+
+    def __init__(self, node: Any, file: FileT) -> None:
+        self._node = node
+        self._file = file
+
+    @property
+    def name(self) -> str:
+        return str(self._node.name)
+
+    def write(self, selection: Any, data: np.ndarray[Any, Any]) -> None:
+        self._node[selection] = data
+
+
+class GroupBase(Generic[FileT]):
+    """What the backends' groups share: the library's group and the open file it lives in."""
+
+    __slots__ = ("_group", "file")
+    is_group: Literal[True] = True
+
+    def __init__(self, group: Any, file: FileT) -> None:
+        self._group = group
+        self.file = file
+
+    @property
+    def name(self) -> str:
+        return str(self._group.name)
+
+    @property
+    def native(self) -> Any:
+        return self._group
+
+    def at(self, path: str) -> Self:
+        """The group at ``path`` below this one (itself for ``""``), for a root opened
+        only to reach it: the file closed when that fails."""
+        if not path:
+            return self
+        try:
+            return type(self)(self._group[path], self.file)
+        except BaseException:
+            self.file.close()
+            raise
 
 
 class Backend(Protocol):

@@ -236,7 +236,10 @@ class StoreWrites(TensorDictBase):
         """Rename an entry in the file (moved, not copied)."""
         group = self._writable()
         if safe and new_key in group:
-            raise KeyNotFoundError(f"cannot rename {old_key!r}: {new_key!r} exists")
+            raise KeyNotFoundError(
+                f"cannot rename {old_key!r}: key {new_key!r} already present in TensorDict; "
+                "delete it first, or rename to a free key"
+            )
         if new_key in group:
             group.delete(new_key)
         group.move(old_key, new_key)

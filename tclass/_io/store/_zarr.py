@@ -32,17 +32,30 @@ import pickle
 import sys
 import warnings
 from collections.abc import Hashable
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from tclass._io._optional import need
 from tclass._io.memmap._values import dumps_pickle, is_json_value, require_json
-from tclass._io.store._datasets import check_json, check_size, check_stack, torch_dtype_of
-from tclass._io.store._protocol import STACK_MARK, Access, Backend, Node, Values
+from tclass._io.store._datasets import (
+    check_json,
+    check_size,
+    check_stack,
+    open_refused,
+    torch_dtype_of,
+)
+from tclass._io.store._protocol import (
+    STACK_MARK,
+    Access,
+    ArrayBase,
+    Backend,
+    GroupBase,
+    Node,
+    Values,
+)
 from tclass.errors import (
     ArgumentValueError,
-    FileConflictError,
     FileFormatError,
     MetadataError,
     MissingDependencyError,
@@ -123,21 +136,15 @@ class ZarrFile:
                 need_zarr().consolidate_metadata(self.store)
 
 
-class ZarrArray:
+class ZarrArray(ArrayBase[ZarrFile]):
     """A zarr array (``StoreArray``)."""
 
-    __slots__ = ("_node", "_file", "_mark", "dtype")
-    is_group: Literal[False] = False
+    __slots__ = ("_mark", "dtype")
 
     def __init__(self, node: Any, file: ZarrFile) -> None:
-        self._node = node
-        self._file = file
+        super().__init__(node, file)
         self._mark = node.attrs.get(_VALUE_MARK)
         self.dtype = None if self._mark is not None else torch_dtype_of(np.dtype(node.dtype))
-
-    @property
-    def name(self) -> str:
-        return str(self._node.name)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -149,9 +156,6 @@ class ZarrArray:
         if isinstance(selection, np.ndarray):
             return np.asarray(self._node.oindex[selection])
         return np.asarray(self._node[selection])
-
-    def write(self, selection: Any, data: np.ndarray[Any, Any]) -> None:
-        self._node[selection] = data
 
     def read_into(self, out: np.ndarray[Any, Any]) -> None:
         shape = tuple(self._node.shape)
@@ -206,23 +210,10 @@ class ZarrArray:
         check_size(tuple(self._node.shape), np.dtype(self._node.dtype).itemsize, where)
 
 
-class ZarrGroup:
+class ZarrGroup(GroupBase[ZarrFile]):
     """A zarr group (``StoreGroup``)."""
 
-    __slots__ = ("_group", "file")
-    is_group: Literal[True] = True
-
-    def __init__(self, group: Any, file: ZarrFile) -> None:
-        self._group = group
-        self.file = file
-
-    @property
-    def name(self) -> str:
-        return str(self._group.name)
-
-    @property
-    def native(self) -> Any:
-        return self._group
+    __slots__ = ()
 
     @property
     def identity(self) -> Hashable:
@@ -376,14 +367,8 @@ class ZarrBackend:
             except lib.errors.BaseZarrError as error:  # before OSError: some derive from it
                 msg = f"{described!r} is not a zarr store zarr can open as a group ({error})"
                 raise FileFormatError(msg) from None
-            except FileNotFoundError:
-                raise MissingFileError(f"no zarr store at {described!r}; check the path") from None
-            except FileExistsError:
-                msg = (
-                    f"{described!r} exists and mode={mode!r} creates a new store; use mode='w' to "
-                    "replace it"
-                )
-                raise FileConflictError(msg) from None
+            except (FileNotFoundError, FileExistsError) as error:
+                raise open_refused(error, described, mode, ZarrFile.format) from None
         return ZarrGroup(group, ZarrFile(group.store, access, group.read_only, consolidated))
 
     def owns(self, native: Any) -> bool:
@@ -397,15 +382,7 @@ class ZarrBackend:
         return ZarrGroup(native, ZarrFile(native.store, access, native.read_only, consolidated))
 
     def reopen(self, target: Any, path: str, mode: str, access: Access) -> ZarrGroup:
-        root = self.open(target, mode, access)
-        inner = path.strip("/")
-        if not inner:
-            return root
-        try:
-            return ZarrGroup(root.native[inner], root.file)
-        except BaseException:
-            root.file.close()
-            raise
+        return self.open(target, mode, access).at(path.strip("/"))
 
 
 def _has_consolidated(lib: Any, store: Any) -> bool:

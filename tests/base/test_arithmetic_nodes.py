@@ -1,0 +1,140 @@
+"""Which nested collections a binary arithmetic result keeps, and ``bool ** bool``.
+
+As the peer: a binary operation with a number, a 0-d tensor or another collection leaves
+out the nested collections that hold nothing, unless the collection holds no tensor at
+all (then the result is a copy of its structure); a tensor operand with dims (spread over
+the batch dims) keeps them. ``clamp`` with one bound is ``clamp_min`` / ``clamp_max``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import TensorDict, lazy_stack
+
+
+def _with_tensor(lib: Any) -> Any:
+    empty = lib.TensorDict({}, batch_size=[3])
+    return lib.TensorDict({"d": torch.ones(3, 2), "m": empty, "s": "a"}, batch_size=[3])
+
+
+def _without_tensor(lib: Any) -> Any:
+    return lib.TensorDict({"m": lib.TensorDict({}, batch_size=[3]), "s": "a"}, batch_size=[3])
+
+
+CALLS: dict[str, Callable[[Any], Any]] = {
+    "mul number": lambda x: x * 2,
+    "0-d tensor": lambda x: x - torch.tensor(0.5),
+    "batch tensor": lambda x: x / torch.full((3,), 2.0),
+    "reflected": lambda x: 0.5 / x,
+    "collection": lambda x: x.add(x.clone()),
+    "pow": lambda x: x.pow(2),
+    "maximum": lambda x: x.maximum(x.clone()),
+    "clamp min": lambda x: x.clamp(0, None),
+    "torch.clamp max": lambda x: torch.clamp(x, max=0.5),
+    "clamp both": lambda x: x.clamp(0, 1),
+    "clamp_max": lambda x: x.clamp_max(0.5),
+    "unary": lambda x: x.abs(),
+}
+
+EXPECTED: dict[str, tuple[list[str], list[str]]] = {
+    # name: (keys with a tensor, keys without one)
+    "mul number": (["d", "s"], ["m", "s"]),
+    "0-d tensor": (["d", "s"], ["m", "s"]),
+    "batch tensor": (["d", "m", "s"], ["m", "s"]),
+    "reflected": (["d", "s"], ["m", "s"]),
+    "collection": (["d", "s"], ["m", "s"]),
+    "pow": (["d", "s"], ["m", "s"]),
+    "maximum": (["d", "s"], ["m", "s"]),
+    "clamp min": (["d", "s"], ["m", "s"]),
+    "torch.clamp max": (["d", "s"], ["m", "s"]),
+    "clamp both": (["d", "m", "s"], ["m", "s"]),
+    "clamp_max": (["d", "s"], ["m", "s"]),
+    "unary": (["d", "m", "s"], ["m", "s"]),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_empty_nested_collections_kept_or_dropped(name: str) -> None:
+    with_tensor, without_tensor = EXPECTED[name]
+    assert sorted(CALLS[name](_with_tensor(tclass)).keys()) == with_tensor
+    assert sorted(CALLS[name](_without_tensor(tclass)).keys()) == without_tensor
+
+
+def test_a_lazy_stack_without_tensors_keeps_its_nodes() -> None:
+    member = TensorDict({"m": TensorDict({}, batch_size=[2]), "s": "pong"}, batch_size=[2])
+    stacked = lazy_stack([member], 1)
+    out = stacked.clamp_min(0)
+    assert sorted(out.keys()) == ["m", "s"]
+    assert sorted(out.tensordicts[0].keys()) == ["m", "s"]
+    with_tensor = lazy_stack([TensorDict({"m": TensorDict({}, [2]), "d": torch.ones(2)}, [2])], 1)
+    assert list(with_tensor.sub(torch.tensor(0.5)).keys()) == ["d"]
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("name", list(CALLS))
+def test_the_same_nodes_as_the_peer(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peer = pytest.importorskip("tensordict")
+        for build in (_with_tensor, _without_tensor):
+            expected = sorted(CALLS[name](build(peer)).keys())
+            assert sorted(CALLS[name](build(tclass)).keys()) == expected, build.__name__
+
+
+def test_bool_to_a_bool_power() -> None:
+    x = TensorDict({"a": torch.tensor([True, False]), "h": torch.ones(2, dtype=torch.float16)}, [2])
+    for exponent, expected in ((True, [True, False]), (False, [True, True])):
+        for out in (x**exponent, x.pow(torch.tensor(exponent))):
+            assert out["a"].dtype is torch.bool
+            assert out["a"].tolist() == expected
+            assert out["h"].dtype is torch.float16
+    # torch has no bool kernel for a bool tensor exponent with dims: its error, as the peer's
+    with pytest.raises(NotImplementedError, match="pow"):
+        x.pow(x)
+    with pytest.raises(NotImplementedError, match="pow"):
+        x ** torch.tensor([True, False])
+
+
+def test_the_lock_is_kept_when_empty_nodes_are_left_out() -> None:
+    """As the peer: a locked collection's arithmetic result is locked, also when its
+    empty nested collections are left out."""
+    x = TensorDict({"m": TensorDict({}, [2, 3]), "a": torch.ones(2, 2)}, [2]).lock_()
+    for out in (x * 2, x.clamp_max(0), x.swapaxes(0, -1).clamp_max(0)):
+        assert out.is_locked and list(out.keys()) == ["a"]
+
+
+LOCK_CALLS: dict[str, Callable[[Any], Any]] = {
+    "abs": lambda x: x.abs(),
+    "neg": lambda x: -x,
+    "exp": lambda x: x.exp(),
+    "round": lambda x: x.round(),
+    "lerp": lambda x: x.lerp(x, 0.5),
+    "lerp batch tensor": lambda x: x.lerp(torch.ones(2), 0.5),
+    "addcmul": lambda x: x.addcmul(x, x),
+    "clamp one bound": lambda x: x.clamp(0, None),
+    "clamp two bounds": lambda x: x.clamp(0, 1),
+    "cast": lambda x: x.float(),
+    "where": lambda x: x.where(torch.ones(2, dtype=torch.bool), 0),
+    "isfinite": lambda x: x.isfinite(),
+}
+
+
+@pytest.mark.parametrize("name", list(LOCK_CALLS))
+def test_pointwise_math_keeps_the_lock_as_the_peer(name: str) -> None:
+    """The peer's rule: pointwise math on a locked collection gives a locked result,
+    unless the collection holds no tensor (the peer copies it) or an operand is a tensor
+    with dims; with two bounds ``clamp`` unlocks; casts, ``where`` and ``isfinite``
+    keep the lock even without tensors."""
+    with_tensor = TensorDict({"a": torch.ones(2, 3)}, [2]).lock_()
+    without = TensorDict({"s": "a", "m": {}}, [2]).lock_()
+    keeps = name in ("cast", "where", "isfinite")
+    expected = name not in ("lerp batch tensor", "clamp two bounds")
+    assert LOCK_CALLS[name](with_tensor).is_locked is expected
+    assert LOCK_CALLS[name](without).is_locked is keeps
