@@ -14,14 +14,20 @@ from dataclasses import dataclass, field
 
 # --- timing ------------------------------------------------------------------------------
 
-# What a sample measures: wall-clock time, or this process's CPU time (``--cpu``: the
-# per-operation cases on a loaded machine, where waiting for a core is not the code's).
-_clock: Callable[[], float] = time.perf_counter
+# Each sample is timed on both clocks: wall-clock time and this process's CPU time (on a
+# loaded machine, waiting for a core is not the code's). ``measure`` gives the primary
+# one (CPU time with ``--cpu``, for the per-operation cases), ``measure_both`` both.
+_primary = "wall"
+CLOCKS = ("wall", "cpu")
 
 
 def use_cpu_time(cpu: bool) -> None:
-    global _clock
-    _clock = time.process_time if cpu else time.perf_counter
+    global _primary
+    _primary = "cpu" if cpu else "wall"
+
+
+def primary_clock() -> str:
+    return _primary
 
 
 def _noop() -> None:
@@ -39,38 +45,50 @@ class Impl:
     after: Callable[[], None] = _noop
     number: int | None = None
 
-    def batch(self, number: int) -> float:
-        """Seconds per call over ``number`` calls."""
+    def batch(self, number: int) -> dict[str, float]:
+        """Seconds per call over ``number`` calls, on each clock (see ``CLOCKS``)."""
         self.before()
         try:
-            start = _clock()
+            wall, cpu = time.perf_counter(), time.process_time()
             for _ in range(number):
                 self.run()
-            elapsed = _clock() - start
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         finally:
             self.after()
-        return elapsed / number
+        return {"wall": wall / number, "cpu": cpu / number}
 
     def calibrate(self, budget: float) -> int:
         if self.number is None:
-            once = self.batch(1)
+            once = self.batch(1)[_primary]
             self.number = max(1, min(10_000, round(budget / max(once, 1e-9))))
         return self.number
 
 
-def measure(
+def measure_both(
     impls: dict[str, Impl], repeat: int, budget: float, each_repeat: Callable[[], None] = _noop
-) -> dict[str, list[float]]:
-    """Seconds per call of each implementation in each of ``repeat`` interleaved repeats."""
+) -> dict[str, dict[str, list[float]]]:
+    """Seconds per call of each implementation in each of ``repeat`` interleaved repeats,
+    by clock: ``{"wall": samples, "cpu": samples}`` (each sample timed on both)."""
     numbers = {name: impl.calibrate(budget) for name, impl in impls.items()}
-    samples: dict[str, list[float]] = {name: [] for name in impls}
+    samples: dict[str, dict[str, list[float]]] = {
+        clock: {name: [] for name in impls} for clock in CLOCKS
+    }
     names = list(impls)
     for r in range(repeat):
         each_repeat()
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:
-            samples[name].append(impls[name].batch(numbers[name]))
+            timed = impls[name].batch(numbers[name])
+            for clock in CLOCKS:
+                samples[clock][name].append(timed[clock])
     return samples
+
+
+def measure(
+    impls: dict[str, Impl], repeat: int, budget: float, each_repeat: Callable[[], None] = _noop
+) -> dict[str, list[float]]:
+    """:func:`measure_both`'s samples on the primary clock."""
+    return measure_both(impls, repeat, budget, each_repeat)[_primary]
 
 
 # --- the table -----------------------------------------------------------------------------
@@ -174,7 +192,7 @@ def quantity(value: float | None, unit: str) -> str:
 
 
 COLUMNS = (
-    f"{'case':36s} {'unit':>6s} {'tclass':>8s} {'peer':>8s}  {'baseline(s)':48s} {'ratio':>5s} "
+    f"{'case':46s} {'unit':>6s} {'tclass':>8s} {'peer':>8s}  {'baseline(s)':48s} {'ratio':>5s} "
     f"{'(range)':11s}  {'target':20s} {'ok':4s} tclass range"
 )
 
@@ -186,7 +204,7 @@ def print_row(row: Row) -> None:
     ratios = "" if row.ratio_spread is None else "({:.2f}-{:.2f})".format(*row.ratio_spread)
     spread = "" if row.spread is None else "..".join(quantity(v, row.unit) for v in row.spread)
     print(
-        f"{row.case:36s} {unit:>6s} {quantity(row.tclass, row.unit):>8s} "
+        f"{row.case:46s} {unit:>6s} {quantity(row.tclass, row.unit):>8s} "
         f"{quantity(row.peer, row.unit):>8s}  {base or '-':48s} {ratio:>5s} {ratios:11s}  "
         f"{row.target_text:20s} {row.verdict:4s} {spread}".rstrip(),
         flush=True,

@@ -13,9 +13,10 @@ it would refuse it, with ``load_memmap``'s error on one ``error: ...`` line on s
 
 ``schema`` prints a record class's JSON Schema document (``Cls.json_schema()``): of the
 class ``module:QualName`` (the module is imported: it is the caller's own code), or
-the one a saved folder (or ``.tdz`` archive) records, read without importing anything.
-Exit status: 0; 1 when the class cannot be found or is no record class, or the folder
-records no schema; 2 on a usage error.
+the one a saved folder (or ``.tdz`` archive) records (its ``_tensordict/schema.json``, or
+inline in the ``meta.json`` beside it as earlier versions wrote it), read without
+importing anything. Exit status: 0; 1 when the class cannot be found or is no record
+class, or the folder records no schema or its file does not read; 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -174,6 +175,10 @@ def _saved_document(target: str) -> dict[str, Any] | None:
     schema = info.root.schema or {}
     document = schema.get("json_schema")
     if not isinstance(document, dict):
+        problem = schema.get("json_schema_problem")
+        if problem is not None:  # named, but its file is missing or damaged
+            _error(f"{target}: the record's JSON Schema document does not read: {problem}")
+            return None
         why = "holds no record" if info.root.kind != "tensorclass" else "records no JSON Schema"
         _error(f"{target}: the folder {why} (saved by an older tclass, or by the peer)")
         return None

@@ -53,7 +53,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from torch._C import _Index
 
-__all__ = ["MemoryMappedTensor", "check_file_size", "map_opened_file"]
+__all__ = ["MemoryMappedTensor", "check_file_size", "map_opened_file", "save_new_file"]
 
 Mode = Literal["r", "r+"]
 SizeLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
@@ -689,6 +689,23 @@ def _shared_storage(nbytes: int, data: memoryview | None) -> torch.UntypedStorag
         return _new_shared_fd(fd, nbytes)  # keeps its own duplicate of fd
     finally:
         os.close(fd)
+
+
+def save_new_file(tensor: torch.Tensor, path: str, name: str, blank: bool) -> MemoryMappedTensor:
+    """``from_tensor(tensor, filename=path)`` (``blank``: ``empty_like``, a sparse file) for
+    a writer that owns the folder of ``path`` (a new, absolute, normalised path) and has
+    checked ``tensor`` (dense, of a dtype with a file form, not empty), and that will
+    move the file to ``name``, which the result reports: the file is created with one
+    open, written with ``pwrite`` (or only sized), and mapped by torch by its path."""
+    shape, dtype = tensor.shape, tensor.dtype
+    if blank:
+        return create_file(MemoryMappedTensor, path, shape, dtype, False, True, None, name)
+    data = None if tensor.requires_grad else _raw_bytes(tensor)
+    if data is None:  # not plain CPU memory: from_tensor copies (and converts) it
+        out = MemoryMappedTensor.from_tensor(tensor, filename=path, copy_existing=True)
+        out._filename = name
+        return out
+    return create_file(MemoryMappedTensor, path, shape, dtype, False, False, data, name)
 
 
 def map_opened_file(

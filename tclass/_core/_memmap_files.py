@@ -12,7 +12,7 @@ import math
 import os
 import stat
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar, cast
 
 import torch
 
@@ -64,10 +64,12 @@ def write_all(fd: int, data: memoryview) -> None:
 
 def create_file(
     cls: type[_M], path: str, size: Sequence[int], dtype: torch.dtype, existsok: bool,
-    zero: bool, data: memoryview | None,
+    zero: bool, data: memoryview | None, name: str | None = None,
 ) -> _M:  # fmt: skip
     """Create (or, with ``existsok``, resize) ``path``, write ``data``, map it as a
-    ``cls`` of ``size``."""
+    ``cls`` of ``size``. ``name``: the caller owns the new file's folder (a save's
+    staging folder), and will move it to ``name``, which the tensor reports; torch then
+    maps the file by its path (one lookup less than through /proc/self/fd)."""
     created = True
     try:
         fd = os.open(path, WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o666)
@@ -90,6 +92,10 @@ def create_file(
             os.ftruncate(fd, nbytes)  # sparse: no blocks are written
         if data is not None:
             write_all(fd, data)
+        if name is not None and created:
+            out = file_tensor(cls, -1, path, size, nbytes, dtype, "r+")
+            out._filename = name
+            return out
         return file_tensor(cls, fd, path, size, nbytes, dtype, "r+")
     except BaseException:
         if created:
@@ -157,11 +163,17 @@ def file_tensor(
     mode: Mode,
 ) -> _M:  # fmt: skip
     """A ``cls`` of ``shape`` over the first ``nbytes`` of the file behind ``fd`` (checked
-    to hold them). One tensor, made the subclass before it takes the mapping: a flat
-    tensor, a view of it and an alias would be three per leaf."""
+    to hold them; -1: the file at ``path``, which only the caller writes). One tensor,
+    which takes the mapping and then the class: a flat tensor, a view of it and an alias
+    would be three per leaf, and ``as_subclass`` makes a second Python object (a
+    tensor's class is a plain Python class: assigning a subclass of it that adds no
+    slots is what ``as_subclass`` does, less the new object)."""
     if nbytes:
-        out = _empty(0, dtype=dtype).as_subclass(cls)
-        out.set_(file_storage(fd, path, nbytes, mode == "r+"), 0, shape)  # type: ignore[call-overload]
+        mapped = _empty(0, dtype=dtype)
+        source = f"{PROC_FD}/{fd}" if PROC_FD and fd >= 0 else path
+        mapped.set_(_storage_from_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
+        mapped.__class__ = cls
+        out = cast(_M, mapped)
     else:  # mmap cannot map 0 bytes
         out = _empty(shape, dtype=dtype).as_subclass(cls)
     out._filename = path
@@ -191,7 +203,9 @@ def map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> 
 # hence the size checks before. shared=False is a private copy-on-write mapping of a
 # read-only open.
 def file_storage(fd: int, path: str, nbytes: int, shared: bool) -> torch.UntypedStorage:
-    return _storage_from_file(f"{PROC_FD}/{fd}" if PROC_FD else path, shared, nbytes)
+    return _storage_from_file(
+        f"{PROC_FD}/{fd}" if PROC_FD else path, shared, nbytes
+    )  # as file_tensor
 
 
 def open_or_raise(path: str, flags: int, hint: str = "") -> int:

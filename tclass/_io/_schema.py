@@ -3,11 +3,12 @@
 **Written.** Saving a record writes its class's schema into the ``_tclass`` marker of the
 record's ``_tensordict/meta.json`` (a dict with neither ``type`` nor ``dtype``, which the
 peer skips; the record's own ``meta.json`` cannot hold it: the peer passes every key
-there to the class)::
+there to the class), and the class's JSON Schema document into ``_tensordict/schema.json``
+beside it::
 
     "_tclass": {"schema": {
         "class": "app.data:Transition",
-        "json_schema": {"$schema": "https://json-schema.org/draft/2020-12/schema", ...},
+        "json_schema_file": "schema.json",
         "fields": {
             "obs": {"kind": "tensor", "annotation": "Tensor",
                     "spec": {"dims": "3 h w", "whole": false, "dtypes": ["torch.uint8"]}},
@@ -16,9 +17,13 @@ there to the class)::
             "env": {"kind": "value", "annotation": "str", "default": true}},
         "dims": {"h": 84, "w": 84}}}
 
-``json_schema`` is the class's JSON Schema document (``Cls.json_schema()``, see
-``_tensorclass/_json_schema``), for readers without the class: a folder saved by an
-older tclass has none (and loads as before), and older tclass versions ignore it.
+The document (``Cls.json_schema()``, see ``_tensorclass/_json_schema``) is for readers
+without the class (``info``, validators in other languages); no load reads it, so a
+load parses only the part of the schema it compares. ``json_schema_file`` names it (the
+only name allowed is ``schema.json``); earlier versions wrote the document inline, as
+``"json_schema": {...}``, which is still read, and a folder saved before either has no
+document (and loads as before); older tclass versions ignore both keys. HDF5 and zarr
+files keep the document inline (an attribute is their one place for it).
 ``kind`` is ``tensor``, ``record`` (a tensorclass), ``collection`` (a TensorDict),
 ``value`` (a Python value) or ``any``; ``spec`` is present for spec'd fields; ``dims``
 holds the named dims the saved tensors bind.
@@ -44,7 +49,9 @@ Records are duck-typed (``__tclass_info__``): the facade sits above this layer.
 
 from __future__ import annotations
 
+import json
 import os
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -55,7 +62,7 @@ from tclass._core._dtypes import DTYPES
 from tclass._core._record_spec import Observed, RecordSpecs, value_problem
 from tclass._core._spec import TensorSpec
 from tclass._engine._td import TensorDict
-from tclass._io.memmap._format import TENSORCLASS_DIR
+from tclass._io.memmap._format import SCHEMA, TENSORCLASS_DIR
 from tclass.errors import (
     FieldSpecError,
     MetadataError,
@@ -79,6 +86,7 @@ __all__ = [
     "class_schema",
     "constrained_fields",
     "compare",
+    "document_bytes",
     "mismatch_error",
     "read_schema",
     "record_schema",
@@ -121,7 +129,8 @@ class SavedSchema:
     class_id: str
     fields: dict[str, dict[str, Any]]
     dims: dict[str, Any]
-    json_schema: dict[str, Any] | None = None  # the class's document (absent: older writers)
+    json_schema: dict[str, Any] | None = None  # the class's document, when inline
+    json_schema_file: str | None = None  # the file beside holding it (SCHEMA), if named
 
 
 def class_schema(cls: type) -> tuple[tuple[FieldSchema, ...], RecordSpecs | None]:
@@ -130,17 +139,22 @@ def class_schema(cls: type) -> tuple[tuple[FieldSchema, ...], RecordSpecs | None
     return info.schema, info.specs
 
 
-def record_schema(record: Any) -> dict[str, Any]:
+def record_schema(record: Any, *, document_file: str | None = None) -> dict[str, Any]:
     """The ``schema`` entry of the marker of ``record``'s fields: its class's field
-    schemas and the sizes of the named dims its tensors bind."""
+    schemas and the sizes of the named dims its tensors bind. The class's JSON Schema
+    document is named, ``document_file`` (the writer puts :func:`document_bytes` there),
+    or else inline."""
     cls = type(record)
     fields, specs = class_schema(cls)
     out: dict[str, Any] = {
         "class": f"{cls.__module__}:{cls.__qualname__}",
         "fields": {f.name: f.to_json() for f in fields},
-        # The class's JSON Schema document (Cls.json_schema()), for readers without it.
-        "json_schema": cast(Any, cls).__tclass_info__.json_schema,
     }
+    # The class's JSON Schema document (Cls.json_schema()), for readers without it.
+    if document_file is not None:
+        out["json_schema_file"] = document_file
+    else:
+        out["json_schema"] = cast(Any, cls).__tclass_info__.json_schema
     storage = record._tensordict
     if specs is not None and isinstance(storage, TensorDict):
         observed = {
@@ -181,7 +195,29 @@ def read_schema(marker: Mapping[str, Any], where: str) -> SavedSchema | None:
     if document is not None and not isinstance(document, dict):
         msg = f"{where!r}: the json_schema of its _tclass entry is not an object (damaged)"
         raise MetadataError(msg)
-    return SavedSchema(class_id, fields, dims, document)
+    document_file = raw.get("json_schema_file")
+    if document_file is not None and document_file != SCHEMA:
+        msg = (
+            f"{where!r}: the json_schema_file of its _tclass entry is {document_file!r:.80}; "
+            f"the document is always in {SCHEMA!r} beside it: the folder is damaged or crafted"
+        )
+        raise MetadataError(msg)
+    return SavedSchema(class_id, fields, dims, document, document_file)
+
+
+# Each record class's JSON Schema document as a save writes it (classes do not change).
+_DOCUMENTS: weakref.WeakKeyDictionary[type, bytes] = weakref.WeakKeyDictionary()
+
+
+def document_bytes(cls: type) -> bytes:
+    """The JSON Schema document of the record class ``cls`` as the file a save writes
+    (indented for people reading it; encoded once per class)."""
+    data = _DOCUMENTS.get(cls)
+    if data is None:
+        document = cast(Any, cls).__tclass_info__.json_schema
+        data = (json.dumps(document, indent=2) + "\n").encode()
+        _DOCUMENTS[cls] = data
+    return data
 
 
 # --- the values of a loaded record ------------------------------------------------------

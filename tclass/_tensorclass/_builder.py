@@ -93,6 +93,7 @@ class ClassInfo:
         "_row_check",
         "_hints",
         "_json_schema",
+        "_tensors_as_they_are",
     )
 
     def __init__(
@@ -111,6 +112,7 @@ class ClassInfo:
         self._row_check: RowCheck | None | object = PENDING
         self._hints: dict[str, object] = {}
         self._json_schema: dict[str, Any] | None = None  # built at first use (_json_schema)
+        self._tensors_as_they_are: bool | None = None  # see tensors_as_they_are
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -154,6 +156,17 @@ class ClassInfo:
         if self._rules is None:
             self._rules = _resolve_rules(self)  # and the schema
         return self._schema
+
+    @property
+    def tensors_as_they_are(self) -> bool:
+        """Whether every field takes a tensor as it is (no cast: a record of tensors)."""
+        taken = self._tensors_as_they_are
+        if taken is None:
+            taken = self._tensors_as_they_are = all(
+                rule.cast is None and (rule.tensor or rule.number or rule.any_value)
+                for rule in self.rules.values()
+            )
+        return taken
 
 
 def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRule] | None:
@@ -566,6 +579,24 @@ def check_specs(
     elif values and specs.constrained and isinstance(td, LazyStackedTensorDict):
         for member in td.tensordicts:
             specs.check_values(member._entries())
+
+
+def takes_as_is(cls: type[TensorClass], td: TensorDict) -> bool:
+    """Whether the record class ``cls`` takes the TensorDict ``td`` as its storage
+    unchanged, checked as :func:`record_from_entries` checks each field but for what
+    the caller guarantees (specs, and the leaves on ``td``'s device: a loaded record's):
+    ``td`` holds exactly the fields, in declaration order, each a tensor its field keeps
+    as it is."""
+    info = cls.__tclass_info__
+    entries = td._entries()
+    if type(td) is not TensorDict or tuple(entries) != info.field_names:
+        return False
+    if not info.tensors_as_they_are:
+        return False
+    for value in entries.values():
+        if not isinstance(value, _Tensor) or value.__class__ is UnbatchedTensor:
+            return False
+    return True
 
 
 def record_from_entries(

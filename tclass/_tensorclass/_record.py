@@ -49,6 +49,7 @@ from tclass._tensorclass._builder import (
     check_specs,
     record_from_entries,
     store_field,
+    takes_as_is,
 )
 from tclass._tensorclass._guards import check_rename, guard_leaves
 from tclass._tensorclass._json_schema import json_schema
@@ -795,12 +796,17 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
 
     @classmethod
     def _from_saved(cls, td: TensorDictBase) -> Self:
-        """:meth:`from_tensordict` for a loaded record, whose constrained values the
-        loader checked as it read them (one pass over each file, not two)."""
+        """:meth:`from_tensordict` for a loaded record: the loader compared the folder's
+        shapes and dtypes with the class's specs before mapping a file, and checked the
+        constrained values as it read them (one pass over each file, not two). A
+        TensorDict holding just the fields, in order, each a tensor its field takes as it
+        is (what a load of an all-tensor record gives) becomes the record's storage."""
         storage = storage_of(td)
         if isinstance(storage, LazyStackedTensorDict):
             members = [cls._from_saved(member) for member in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+        if storage is td and isinstance(td, TensorDict) and takes_as_is(cls, td):
+            return cls._from_tensordict_unchecked(td)
         entries, batch = td._entries(), td.batch_size
         return record_from_entries(cls, entries, batch, td.device, td._dim_names, False)
 

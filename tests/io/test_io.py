@@ -340,6 +340,31 @@ def test_memmap_like_allocates_without_writing(tmp_path: Path) -> None:
     assert TensorDict.load_memmap(tmp_path / "data")["image"][5].eq(7).all()
 
 
+@pytest.mark.parametrize("like", [False, True])
+def test_a_save_opens_each_new_file_once_and_syncs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, like: bool
+) -> None:
+    td = TensorDict({f"k{i}": torch.full((4, 3), float(i)) for i in range(16)}, [4])
+    calls: dict[str, list[Any]] = {"open": [], "fsync": [], "rename": [], "replace": []}
+    for name, seen in calls.items():
+        real = getattr(os, name)
+
+        def call(*args: Any, _real: Any = real, _seen: list[Any] = seen, **kwargs: Any) -> Any:
+            _seen.append(args[0])
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, call)
+    saved = td.memmap_like(tmp_path / "td") if like else td.memmap(tmp_path / "td")
+    opened = [os.path.basename(str(path)) for path in calls["open"]]
+    # The staging folder (to lock it), each leaf file (created, written or sized, then
+    # mapped by torch without another os.open), meta.json; one rename swaps the folder in.
+    assert sorted(opened[1:]) == sorted([*(f"k{i}.memmap" for i in range(16)), "meta.json"])
+    assert calls["fsync"] == [] and len(calls["rename"]) == 1 and calls["replace"] == []
+    assert saved["k3"].filename == str(tmp_path / "td" / "k3.memmap")
+    expected = torch.zeros(4, 3) if like else torch.full((4, 3), 3.0)
+    assert torch.equal(TensorDict.load_memmap(tmp_path / "td")["k3"], expected)
+
+
 def test_no_prefix_uses_shared_memory_and_reuses_mapped_leaves() -> None:
     # Seed 02: memmap() twice without a prefix gives the same tensors.
     td = TensorDict({"a": torch.tensor(1)}, [])
@@ -613,6 +638,65 @@ def test_peer_load_options_are_accepted(tmp_path: Path) -> None:
         assert loaded["a b"].tolist() == [1.0, 1.0]
     with pytest.raises(ValueError, match="num_threads"):
         TensorDict.load_memmap(tmp_path / "td", num_threads=-1)
+
+
+@tclass.tensorclass
+class Eight:
+    f0: torch.Tensor
+    f1: torch.Tensor
+    f2: torch.Tensor
+    f3: torch.Tensor
+    f4: torch.Tensor
+    f5: torch.Tensor
+    f6: torch.Tensor
+    f7: torch.Tensor
+
+
+def _eight() -> Eight:
+    return Eight(**{f"f{i}": torch.full((3, 2), float(i)) for i in range(8)}, batch_size=[3])
+
+
+def test_a_load_opens_each_file_once_and_looks_up_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _eight().memmap(tmp_path / "r")
+    calls: dict[str, int] = {}
+
+    def counting(name: str) -> None:
+        real = getattr(os, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, call)
+
+    for name in ("open", "fstat", "stat", "lstat", "listdir", "scandir"):
+        counting(name)
+    loaded = Eight.load_memmap(tmp_path / "r")
+    # The root, its meta.json, _tensordict/ and its meta.json, then each leaf once (torch
+    # maps the leaf through /proc/self/fd); no schema.json, no stat of a file that may be
+    # there, no listing.
+    assert calls == {"open": 4 + 8, "fstat": 2 + 8}
+    assert all(
+        torch.equal(getattr(loaded, f"f{i}"), torch.full((3, 2), float(i))) for i in range(8)
+    )
+
+
+def test_a_loaded_record_of_tensors_is_over_the_loaded_collection(tmp_path: Path) -> None:
+    _eight().memmap(tmp_path / "r")
+    loaded = Eight.load_memmap(tmp_path / "r")
+    assert list(loaded.keys()) == [f"f{i}" for i in range(8)]
+    assert all(isinstance(getattr(loaded, f"f{i}"), MemoryMappedTensor) for i in range(8))
+    loaded.f3[0] = 9.0  # written through, and the record stays linked to its folder
+    assert Eight.load_memmap(tmp_path / "r").f3[0].tolist() == [9.0, 9.0]
+    # Fields listed in another order in meta.json: the record holds them in its own.
+    path = tmp_path / "r" / "_tensordict" / "meta.json"
+    meta = json.loads(path.read_text())
+    path.write_text(json.dumps({k: meta[k] for k in [*reversed(list(meta)[:8]), *list(meta)[8:]]}))
+    again = Eight.load_memmap(tmp_path / "r")
+    assert list(again.keys()) == [f"f{i}" for i in range(8)]
+    assert again.f7[0].tolist() == [7.0, 7.0]
 
 
 # --- classes -------------------------------------------------------------------------------

@@ -31,10 +31,13 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tclass
 import tclass._io.memmap._folder as folder_io
 import tclass._io.memmap._info as info_io
+import tclass._io.memmap._meta_file as meta_file
 import tclass._io.memmap._plan as planner
 import tclass._io.memmap._values as values_io
 from tclass import MemoryMappedTensor, NonTensorData, NonTensorStack, TensorDict
@@ -424,6 +427,38 @@ def test_brackets_inside_strings_do_not_count(tmp_path: Path) -> None:
     td.memmap(tmp_path / "td")
     loaded = _load_unchanged(tmp_path / "td")
     assert loaded.get("s").tolist() == values and loaded.get("t").data == "]" * 5000
+
+
+def _nesting(raw: str) -> int:
+    """The depth of ``raw``'s [ and { outside strings, by a plain scan."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in raw:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+_JSON_TEXT = st.sampled_from(["", "a", "[", "}", '"', "\\", '\\"', "{[]}", "x]["])
+_JSON_VALUES = st.recursive(
+    st.none() | st.integers() | _JSON_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_JSON_TEXT, inner, max_size=3),
+    max_leaves=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.sampled_from([0, 1, 2, 3, 8, 16, 17, 40]))
+def test_the_depth_check_counts_what_nests(value: Any, limit: int) -> None:
+    raw = json.dumps(value)
+    assert meta_file.json_depth_over(raw.encode(), limit) == (_nesting(raw) > limit)
 
 
 def test_legitimately_nested_values_load(tmp_path: Path) -> None:

@@ -328,7 +328,8 @@ def test_durable_saves_sync_every_file_and_folder_and_load(
         synced.clear()
         save(folder)
         everything = [folder, *folder.rglob("*")]
-        assert len(everything) == 12  # 5 folders (the str field is a node), 5 meta.json, 2 leaves
+        # 5 folders (the str field is a node), 5 meta.json, 2 leaves, 2 records' schema.json
+        assert len(everything) == 14
         expected = {p.stat().st_ino for p in everything} | {tmp_path.stat().st_ino}
         assert expected <= set(synced), (name, len(expected - set(synced)))
         loaded = Outer.load_memmap(folder)

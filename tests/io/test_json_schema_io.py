@@ -1,11 +1,14 @@
-"""The JSON Schema document travels with the data (issue 31, item 2).
+"""The JSON Schema document travels with the data (issue 31, item 2; in its own file since
+issue 29).
 
-Saving a record writes ``Cls.json_schema()`` into the ``_tclass`` marker of its
-``_tensordict/meta.json`` (next to the schema older tclass versions read, which they
-keep reading; the peer ignores the marker). A reader without the classes (``info``,
-``python -m tclass schema FOLDER``, or a program with only ``json``, ``numpy`` and a
-JSON Schema validator) finds there everything to check the folder: dtypes, dims,
-constraints, the JSON types of the Python values.
+Saving a record writes ``Cls.json_schema()`` into ``_tensordict/schema.json``, which the
+schema in the ``_tclass`` marker of the ``meta.json`` beside it names
+(``"json_schema_file"``); no load reads it. Folders of earlier versions hold the
+document inline in that marker (``"json_schema"``), and still load and show it; the
+peer ignores both. A reader without the classes (``info``, ``python -m tclass schema
+FOLDER``, or a program with only ``json``, ``numpy`` and a JSON Schema validator) finds
+there everything to check the folder: dtypes, dims, constraints, the JSON types of the
+Python values.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import torch
 
 import tclass
 from tclass.__main__ import main
+from tclass._io.memmap._folder import DirFolder
 
 from schema_records import Part, Scored, scored  # noqa: E402
 
@@ -32,16 +36,77 @@ def marker(folder: Path) -> dict[str, Any]:
     return schema
 
 
+def document(folder: Path) -> dict[str, Any]:
+    """The JSON Schema document a record's folder holds, found as a reader finds it."""
+    name = marker(folder).get("json_schema_file")
+    if name is None:  # as earlier versions wrote it
+        return marker(folder)["json_schema"]  # type: ignore[no-any-return]
+    found: dict[str, Any] = json.loads((folder / "_tensordict" / name).read_text())
+    return found
+
+
+def inline_document(folder: Path) -> None:
+    """Rewrites a record's folder as versions before issue 29 wrote it: the document
+    inline in the marker, no schema.json."""
+    path, file = folder / "_tensordict" / "meta.json", folder / "_tensordict" / "schema.json"
+    meta = json.loads(path.read_text())
+    del meta["_tclass"]["schema"]["json_schema_file"]
+    meta["_tclass"]["schema"]["json_schema"] = json.loads(file.read_text())
+    path.write_text(json.dumps(meta))
+    file.unlink()
+
+
 def test_the_saved_schema_is_the_class_document(tmp_path: Path) -> None:
     scored().memmap(tmp_path / "s")
     saved = marker(tmp_path / "s")
-    assert saved["json_schema"] == Scored.json_schema()
+    assert saved["json_schema_file"] == "schema.json" and "json_schema" not in saved
+    assert document(tmp_path / "s") == Scored.json_schema()
     assert saved["class"] == "schema_records:Scored" and "prob" in saved["fields"]  # as before
-    assert marker(tmp_path / "s" / "_tensordict" / "part")["json_schema"] == Part.json_schema()
+    assert document(tmp_path / "s" / "_tensordict" / "part") == Part.json_schema()
+    meta = (tmp_path / "s" / "_tensordict" / "meta.json").read_bytes()
+    assert b"$schema" not in meta and b"x-tclass" not in meta  # none of the document
+
+
+def test_a_load_never_reads_the_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scored().memmap(tmp_path / "s")
+    read: list[str] = []
+    original = DirFolder.read_small
+
+    def spy(self: DirFolder, name: str, what: str) -> bytes:
+        read.append(name)
+        return original(self, name, what)
+
+    monkeypatch.setattr(DirFolder, "read_small", spy)
+    assert (Scored.load_memmap(tmp_path / "s") == scored()).all()
+    assert read and "schema.json" not in read
+    # A missing document: the folder still loads, and info says what is wrong with it.
+    (tmp_path / "s" / "_tensordict" / "schema.json").unlink()
+    assert (Scored.load_memmap(tmp_path / "s") == scored()).all()
+    assert main(["info", "--json", str(tmp_path / "s")]) == 0
+    shown = json.loads(capsys.readouterr().out)["root"]["schema"]
+    assert "json_schema" not in shown and "schema.json' is missing" in shown["json_schema_problem"]
+    assert main(["schema", str(tmp_path / "s")]) == 1
+    assert "JSON Schema document does not read" in capsys.readouterr().err
+
+
+def test_a_folder_with_the_document_inline_loads_and_shows_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scored().memmap(tmp_path / "s")
+    inline_document(tmp_path / "s")
+    assert (Scored.load_memmap(tmp_path / "s") == scored()).all()
+    assert main(["schema", str(tmp_path / "s")]) == 0
+    assert json.loads(capsys.readouterr().out) == Scored.json_schema()
+    scored().memmap(tmp_path / "s")  # saved again: the document moves to its file
+    assert document(tmp_path / "s") == Scored.json_schema()
+    assert "json_schema" not in marker(tmp_path / "s")
 
 
 def test_a_folder_without_the_document_loads_as_before(tmp_path: Path) -> None:
     scored().memmap(tmp_path / "s")
+    inline_document(tmp_path / "s")
     path = tmp_path / "s" / "_tensordict" / "meta.json"
     meta = json.loads(path.read_text())
     del meta["_tclass"]["schema"]["json_schema"]  # as an older tclass wrote it
@@ -51,20 +116,50 @@ def test_a_folder_without_the_document_loads_as_before(tmp_path: Path) -> None:
     assert main(["schema", str(tmp_path / "s")]) == 1
 
 
-def test_a_malformed_document_is_a_damaged_folder(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("entry", "value", "words"),
+    [
+        ("json_schema", "not an object", "json_schema of its _tclass entry"),
+        ("json_schema_file", "../../elsewhere.json", "always in 'schema.json'"),
+        ("json_schema_file", 3, "json_schema_file of its _tclass entry"),
+    ],
+)
+def test_a_malformed_document_entry_is_a_damaged_folder(
+    tmp_path: Path, entry: str, value: object, words: str
+) -> None:
     scored().memmap(tmp_path / "s")
     path = tmp_path / "s" / "_tensordict" / "meta.json"
     meta = json.loads(path.read_text())
-    meta["_tclass"]["schema"]["json_schema"] = "not an object"
+    meta["_tclass"]["schema"][entry] = value
     path.write_text(json.dumps(meta))
-    with pytest.raises(tclass.errors.MetadataError, match="json_schema of its _tclass entry"):
+    with pytest.raises(tclass.errors.MetadataError, match=words):
         Scored.load_memmap(tmp_path / "s")
+    assert main(["info", str(tmp_path / "s")]) == 1  # info refuses what a load refuses
+
+
+@pytest.mark.parametrize("content", [b"[1, 2]", b"{not json", b"[" * 300])
+def test_a_damaged_document_file_is_shown_not_loaded(
+    tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scored().memmap(tmp_path / "s")
+    (tmp_path / "s" / "_tensordict" / "schema.json").write_bytes(content)
+    assert (Scored.load_memmap(tmp_path / "s") == scored()).all()
+    assert main(["info", "--json", str(tmp_path / "s")]) == 0
+    problem = json.loads(capsys.readouterr().out)["root"]["schema"]["json_schema_problem"]
+    assert "schema.json" in problem
+
+
+def test_appending_keeps_the_document(tmp_path: Path) -> None:
+    scored().memmap(tmp_path / "s")
+    tclass.append_memmap(tmp_path / "s", scored(2))
+    assert document(tmp_path / "s") == Scored.json_schema()
+    assert Scored.load_memmap(tmp_path / "s").batch_size == (6,)
 
 
 def test_the_peer_loads_a_folder_with_the_document(tmp_path: Path) -> None:
     peer = pytest.importorskip("tensordict")
     Part(level=torch.tensor([1, 3]), batch_size=[2]).memmap(tmp_path / "p")
-    assert "json_schema" in marker(tmp_path / "p")
+    assert document(tmp_path / "p") == Part.json_schema()
     # The fields' node (the record's class is tclass's, which the peer cannot import).
     loaded = peer.TensorDict.load_memmap(tmp_path / "p" / "_tensordict")
     assert loaded["level"].tolist() == [1, 3] and "_tclass" not in loaded.keys()
@@ -141,9 +236,9 @@ def _read(folder: Path, schema: dict[str, Any], defs: dict[str, Any]) -> dict[st
 
 
 def _validate_without_classes(folder: Path) -> None:
-    document = marker(folder)["json_schema"]
-    instance = _read(folder / "_tensordict", document, document.get("$defs", {}))
-    jsonschema.Draft202012Validator(document).validate(instance)
+    schema = document(folder)
+    instance = _read(folder / "_tensordict", schema, schema.get("$defs", {}))
+    jsonschema.Draft202012Validator(schema).validate(instance)
 
 
 def test_a_folder_validates_without_the_classes(tmp_path: Path) -> None:

@@ -7,10 +7,11 @@ Two kinds answer:
 * :class:`DirFolder`, a folder on disk held by its descriptor: every file and sub-folder
   is opened relative to it with ``O_NOFOLLOW``, so a symlink anywhere below the root is
   refused rather than followed, and a folder swapped by a concurrent save is read whole,
-  old or new. Small files must be regular files of at most ``MAX_FILE_BYTES`` (anything
-  else is refused before it is opened: a FIFO would block); a leaf file must hold at
-  least the bytes its ``meta.json`` says, and only those are mapped. Nothing is created,
-  grown, truncated or written.
+  old or new. Every file is opened non-blocking (a FIFO cannot hang the open) and
+  checked with ``fstat`` before anything is read or mapped: small files must be regular
+  files of at most ``MAX_FILE_BYTES``; a leaf file must hold at least the bytes its
+  ``meta.json`` says, and only those are mapped. Nothing is created, grown, truncated or
+  written.
 * :class:`ArchiveFolder`, a folder inside a ``.tdz`` archive (see ``_zip.py``): the same
   questions answered from the archive's checked index, leaves as views into its mapping.
 """
@@ -42,6 +43,12 @@ __all__ = ["ArchiveFolder", "DirFolder", "FileFacts", "Folder", "open_root"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+# How a leaf is opened for each load mode (written through unless mode="r").
+_LEAF_FLAGS = {
+    None: os.O_RDWR | _FILE_FLAGS,
+    "r+": os.O_RDWR | _FILE_FLAGS,
+    "r": os.O_RDONLY | _FILE_FLAGS,
+}
 # Errors of an O_RDWR open that a read-only open may not get: fall back to a private map.
 _READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ETXTBSY})
 _SWAP_WAITS = 50  # 20 ms waits for a folder a save has moved aside (no atomic exchange)
@@ -180,23 +187,19 @@ class DirFolder(Folder):
 
     def read_small(self, name: str, what: str) -> bytes:
         path = self.child_path(name)
-        try:
-            status = os.stat(name, dir_fd=self.fd, follow_symlinks=False)
-        except FileNotFoundError:
-            raise MissingFileError(
-                f"{path!r} is missing ({what}); the folder is incomplete or damaged"
-            ) from None
-        if not stat.S_ISREG(status.st_mode) and not stat.S_ISLNK(status.st_mode):
-            _raise_not_regular(path, status.st_mode, what)  # links: open_at says
-        fd = self.open_at(name, os.O_RDONLY, what)
+        try:  # O_NONBLOCK: a FIFO does not block the open, and fstat then refuses it
+            fd = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=self.fd)
+        except OSError:
+            self._refuse_special(name, what)  # a socket cannot be opened: say what it is
+            fd = self.open_at(name, os.O_RDONLY, what)  # or raise as open_at words it
         try:
             status = os.fstat(fd)
             if not stat.S_ISREG(status.st_mode):
                 _raise_not_regular(path, status.st_mode, what)
             _check_small(path, status.st_size, what)
-            # One read of the known size, one byte more to see a file that grew (5 system
-            # calls with the stat, the open, the fstat and the close; a Python file object
-            # adds 4 more). A regular file reads whole unless it is shorter than fstat said.
+            # One read of the known size, one byte more to see a file that grew (4 system
+            # calls with the open, the fstat and the close; a Python file object adds 4
+            # more). A regular file reads whole unless it is shorter than fstat said.
             data = os.read(fd, status.st_size + 1)
             while len(data) < status.st_size:  # shrank, or a partial read: read the rest
                 more = os.read(fd, status.st_size + 1 - len(data))
@@ -210,6 +213,16 @@ class DirFolder(Folder):
                 f"{path!r} grew while it was read; another program is writing into the folder"
             )
         return data
+
+    def _refuse_special(self, name: str, what: str) -> None:
+        """Raises NotAFileError if ``name`` is there but is neither a regular file nor a
+        link (which the caller's open refuses in its own words)."""
+        try:
+            status = os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+        except OSError:
+            return
+        if not stat.S_ISREG(status.st_mode) and not stat.S_ISLNK(status.st_mode):
+            _raise_not_regular(self.child_path(name), status.st_mode, what)
 
     def check_leaf(
         self,
@@ -236,8 +249,7 @@ class DirFolder(Folder):
         self, name: str, what: str, dtype: torch.dtype, shape: list[int], mode: Mode | None
     ) -> torch.Tensor:
         try:  # the common case first: this runs per leaf
-            flags = (os.O_RDONLY if mode == "r" else os.O_RDWR) | _FILE_FLAGS
-            fd, opened = os.open(name, flags, dir_fd=self.fd), mode or "r+"
+            fd, opened = os.open(name, _LEAF_FLAGS[mode], dir_fd=self.fd), mode or "r+"
         except OSError as error:
             fd, opened = self._open_leaf_as(name, what, mode, error)
         try:

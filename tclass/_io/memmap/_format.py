@@ -2,8 +2,11 @@
 
 The format is the peer's (``tensordict``) memory-mapped JSON layout, version 1: one folder
 per node holding a ``meta.json``, raw ``<key>.memmap`` leaves, nested collections as
-sub-folders. Everything here is pure string and table work, shared by the writer, the
-reader and ``python -m tclass info``.
+sub-folders. tclass adds, in ways the peer ignores, a ``_tclass`` entry in a node's
+``meta.json`` (``TCLASS_FIELD``) and, next to the ``meta.json`` of a record's fields
+(``_tensordict/``), the class's JSON Schema document in ``schema.json`` (``SCHEMA``),
+which no load reads. Everything here is pure string and table work, shared by the
+writer, the reader and ``python -m tclass info``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ __all__ = [
     "META",
     "NODE_FIELDS",
     "PEER_FIELDS",
+    "SCHEMA",
     "TCLASS_FIELD",
     "TEMP_PREFIX",
     "TENSORCLASS_DIR",
@@ -28,8 +32,19 @@ __all__ = [
     "unescape_key",
 ]
 
+# The peer's ``_format_version`` (it refuses folders of a later one). tclass's additions
+# (``TCLASS_FIELD``, ``SCHEMA``) are ones the peer ignores and older tclass versions read
+# past, so they change no version.
 FORMAT_VERSION = 1
 META = "meta.json"
+# A record's JSON Schema document (``Cls.json_schema()``), in its ``_tensordict/`` folder
+# beside the meta.json whose ``_tclass`` schema names it (``"json_schema_file"``): for
+# readers without the class (``info``, a validator in another language). Loads never
+# read it; it is not in meta.json (where earlier versions put it, as the schema's
+# ``"json_schema"``: such folders still load), which every load parses and of which the
+# document made most of the bytes. No key's file or folder can take its name: a
+# record's fields are identifiers, which have no ".".
+SCHEMA = "schema.json"
 # The largest meta.json or value file (other.pickle, json_types.json, pickle.pkl) written
 # or read: such files are read whole, so a crafted one must not take the machine's
 # memory. A NonTensorStack keeps its values inline, and they can be big: the 1.28M file

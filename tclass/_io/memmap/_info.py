@@ -24,6 +24,7 @@ from tclass._core._dtypes import DTYPES
 from tclass._io._schema import SavedSchema
 from tclass._io.memmap._folder import FileFacts, Folder, open_root
 from tclass._io.memmap._format import file_name
+from tclass._io.memmap._meta_file import parse_json
 from tclass._io.memmap._read import RETRIES, validate_folder
 from tclass.errors import (
     FileFormatError,
@@ -198,13 +199,20 @@ class _Describer:
             Node("value", self.frames[-1].node.path, key=key, preview=preview(value))
         )
 
-    def schema(self, schema: SavedSchema) -> None:
-        self.frames[-1].node.schema = {
+    def schema(self, folder: Folder, schema: SavedSchema) -> None:
+        shown: dict[str, Any] = {
             "class": schema.class_id,
             "fields": schema.fields,
             "dims": schema.dims,
-            **({"json_schema": schema.json_schema} if schema.json_schema is not None else {}),
         }
+        try:
+            document = _document(folder, schema)
+        except TclassError as error:  # loads never read the file: not a load's problem
+            shown["json_schema_problem"] = str(error)
+        else:
+            if document is not None:
+                shown["json_schema"] = document
+        self.frames[-1].node.schema = shown
 
     def leave(self, loaded: Any) -> None:
         node = self.frames.pop().node
@@ -263,6 +271,21 @@ def _declare(record: Node, fields: dict[str, Any]) -> None:
         if name not in present and isinstance(entry, dict):
             unset = Node("unset", record.path, key=name, declared=_text(entry.get("annotation")))
             record.children.append(unset)
+
+
+def _document(folder: Folder, schema: SavedSchema) -> dict[str, Any] | None:
+    """A record's JSON Schema document: inline in its saved schema (earlier versions), or
+    read from the file the schema names (which loads never read: a missing or damaged
+    one is shown in the schema, and the folder still loads)."""
+    name = schema.json_schema_file
+    if name is None:
+        return schema.json_schema
+    where = folder.child_path(name)
+    document = parse_json(folder.read_small(name, "the record's JSON Schema document"), where)
+    if not isinstance(document, dict):
+        msg = f"{where!r} holds a JSON {type(document).__name__}, not a JSON Schema document"
+        raise MetadataError(msg)
+    return document
 
 
 def _text(value: object) -> str | None:

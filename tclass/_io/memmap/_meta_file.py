@@ -29,6 +29,7 @@ __all__ = [
     "json_depth_over",
     "saved_marker",
     "names_device",
+    "parse_json",
     "raise_too_large",
     "read_header",
     "read_meta",
@@ -46,7 +47,7 @@ KNOWN_DEVICES = {"cpu", "None", "meta", "cuda", "cuda:0"}
 def read_meta(folder: Folder) -> dict[str, Any]:
     """The folder's meta.json as a dict, or an error naming the file."""
     path = folder.child_path(META)
-    meta = _parse_json(folder.read_small(META, "its metadata"), path)
+    meta = parse_json(folder.read_small(META, "its metadata"), path)
     if not isinstance(meta, dict):
         msg = f"{path!r} holds a JSON {type(meta).__name__}, not an object; the folder is damaged"
         raise MetadataError(msg)
@@ -79,7 +80,7 @@ def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
     return meta, name
 
 
-def _parse_json(raw: bytes, path: str) -> Any:
+def parse_json(raw: bytes, path: str) -> Any:
     """The JSON in ``raw``, after checking its nesting depth without recursion (the json
     module recurses once per level, and past the recursion limit the C stack is at risk)."""
     check_depth(raw, path)
@@ -102,20 +103,36 @@ def check_depth(raw: bytes, path: str) -> None:
 # Every byte but the ones that shape JSON's nesting: the quote and the brackets.
 _NOT_STRUCTURE = bytes(code for code in range(256) if code not in b'"[]{}')
 _DEPTH_CHUNK = 1 << 20
+_PEEL_ROUNDS = 8  # rounds of json_depth_over's peeling before it counts exactly
 
 
 def json_depth_over(raw: bytes, limit: int) -> bool:
     """Whether the [ and { of ``raw`` (outside strings) nest deeper than ``limit``.
 
-    Linear and vectorised: drop escaped backslashes and quotes (outside strings valid
-    JSON has no backslash, and the parser stops at the first invalid byte), keep only
-    quotes and brackets, and count, per bracket, the quotes before it (odd: in a string).
+    Linear: drop escaped backslashes and quotes (outside strings valid JSON has no
+    backslash, and the parser stops at the first invalid byte) and keep only quotes and
+    brackets. When no string holds a bracket, the strings go and the innermost ``[]``
+    and ``{}`` pairs are removed a few rounds (up to two levels each): most files (a
+    node's meta.json of many leaves is 3 levels deep) are empty then. Otherwise count,
+    per bracket, the quotes before it (odd: in a string), vectorised.
     """
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False  # the usual case: JSON cannot be deeper than its opening brackets
     if b"\\" in raw:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    kept = np.frombuffer(raw.translate(None, _NOT_STRUCTURE), dtype=np.uint8)
+    structure = raw.translate(None, _NOT_STRUCTURE)
+    # Two quotes side by side have no bracket between them, and dropping them leaves each
+    # bracket's parity of quotes before it: strings without brackets go.
+    peeled = structure.replace(b'""', b"")
+    if limit >= 2 * _PEEL_ROUNDS and b'"' not in peeled:
+        for _ in range(_PEEL_ROUNDS):
+            inner = peeled.replace(b"[]", b"").replace(b"{}", b"")
+            if not inner:
+                return False  # at most 2 * _PEEL_ROUNDS levels deep
+            if len(inner) == len(peeled):
+                break  # unbalanced: let the exact count below decide
+            peeled = inner
+    kept = np.frombuffer(structure, dtype=np.uint8)
     depth = quotes = 0
     for start in range(0, kept.size, _DEPTH_CHUNK):
         chunk = kept[start : start + _DEPTH_CHUNK]

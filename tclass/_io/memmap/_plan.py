@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -30,13 +30,14 @@ from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
-from tclass._io._schema import record_schema
+from tclass._io._schema import document_bytes, record_schema
 from tclass._io.memmap._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
     MAX_TREE_DEPTH,
     META,
     PEER_FIELDS,
+    SCHEMA,
     TCLASS_FIELD,
     TENSORCLASS_DIR,
     class_id,
@@ -52,8 +53,7 @@ __all__ = ["Leaf", "Plan", "plan_tree", "stored_names"]
 Rebuild = Callable[[list[torch.Tensor]], Any]
 
 
-@dataclass
-class Leaf:
+class Leaf(NamedTuple):
     """One tensor to put at ``path`` (relative to the folder being written)."""
 
     path: str
@@ -189,9 +189,13 @@ class _Planner(NodeVisitor[Rebuild]):
     def visit_record(self, record: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
         cls = type(record)
         _add_meta(self.plan, rel, {"_type": type_string(cls)}, self.options)
-        schema = {"schema": record_schema(record)}  # in the fields' node: the peer skips it
-        self.keys[_join(rel, TENSORCLASS_DIR)] = self.keys.get(rel, ())
-        content = self.node(record._tensordict, _join(rel, TENSORCLASS_DIR), schema)
+        content_rel = _join(rel, TENSORCLASS_DIR)
+        # In the fields' node, which the peer skips; the JSON Schema document beside it.
+        schema = {"schema": record_schema(record, document_file=SCHEMA)}
+        self.keys[content_rel] = self.keys.get(rel, ())
+        content = self.node(record._tensordict, content_rel, schema)
+        if not self.options.anonymous:
+            self.plan.files.append((_join(content_rel, SCHEMA), document_bytes(cls)))
         fields = field_names_of(record)
 
         def rebuild(written: list[torch.Tensor]) -> Any:
@@ -269,8 +273,11 @@ class _Planner(NodeVisitor[Rebuild]):
 
 
 def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) -> int:
+    if not isinstance(tensor, MemoryMappedTensor) or tensor.filename is None:
+        plan.leaves.append(Leaf(rel, tensor, False))  # the usual leaf: in memory
+        return len(plan.leaves) - 1
     target = f"{options.root}/{rel}"
-    source = tensor.filename if isinstance(tensor, MemoryMappedTensor) else None
+    source = tensor.filename
     # Only a shared mapping ("r+") holds what the file holds; a copy-on-write one ("r")
     # may hold writes that never reached it, so it is written out like any tensor.
     reuse = (
@@ -279,8 +286,8 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
         and getattr(tensor, "_mode", None) == "r+"
         and _maps_whole_file(tensor)
     )
-    inside = source is not None and source.startswith(options.root + os.sep)
-    if source is not None and not (inside or options.copy_existing or options.like):
+    inside = source.startswith(options.root + os.sep)
+    if not (inside or options.copy_existing or options.like):
         msg = (
             f"A filename was provided but the tensor already has a file associated: the "
             f"tensor for {rel!r} is saved in {source!r}; pass copy_existing=True to copy it "
@@ -313,7 +320,7 @@ def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
         msg = f"cannot save {where!r}: only dense tensors are saved, got layout {tensor.layout}"
         raise UnsupportedError(msg + "; convert it with .to_dense() or pad it first")
     return {
-        "device": str(tensor.device),
+        "device": "cpu" if tensor.is_cpu else str(tensor.device),
         "shape": list(tensor.shape),
         "dtype": name,
         "is_nested": False,
@@ -347,7 +354,20 @@ def _join(rel: str, name: str) -> str:
 
 
 def _class_fields(cls: type) -> dict[str, Any]:
-    return {"_type": type_string(cls), "_format_version": FORMAT_VERSION, "_class": class_id(cls)}
+    items = _CLASS_ITEMS.get(cls)
+    if items is None:  # the built-in node classes only: a few
+        items = (("_type", type_string(cls)), ("_format_version", FORMAT_VERSION))
+        items += (("_class", class_id(cls)),)
+        _CLASS_ITEMS[cls] = items
+    return dict(items)
+
+
+_CLASS_ITEMS: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
+# The encoders of meta.json (made once: json.dumps with separators makes one per call).
+_SPACED = json.JSONEncoder(separators=(", ", ": "))
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 
 def _add_meta(
@@ -355,8 +375,7 @@ def _add_meta(
 ) -> None:
     if options.anonymous:
         return
-    separators = (",", ":") if compact else (", ", ": ")
-    data = json.dumps(meta, separators=separators).encode()
+    data = (_COMPACT if compact else _SPACED).encode(meta).encode()
     if len(data) > MAX_FILE_BYTES:
         where = _join(rel, META)
         msg = (

@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn, Protocol
 
@@ -57,6 +57,7 @@ from tclass._io.memmap._format import (
     MAX_TREE_DEPTH,
     META,
     NODE_FIELDS,
+    TCLASS_FIELD,
     TENSORCLASS_DIR,
     file_name,
     is_marker,
@@ -125,7 +126,8 @@ class Observer(Protocol):
     def leaf_file(self, folder: Folder, name: str, facts: FileFacts) -> None: ...
     def stack(self, stack_dim: int, members: int) -> None: ...
     def value(self, key: str, value: Any) -> None: ...
-    def schema(self, schema: SavedSchema) -> None: ...  # the record's, once its fields loaded
+    # A record's saved schema (``folder``: its _tensordict/), before its fields' entries.
+    def schema(self, folder: Folder, schema: SavedSchema) -> None: ...
     def problem(self, error: TclassError) -> None: ...
 
 
@@ -367,7 +369,7 @@ def _load_td(
     device = options.device or (_CPU if named else None)
     entries: dict[str, Any] = {}
     observer = options.observer
-    listed = list(node_entries(meta, where))
+    listed = node_entries(meta, where)
     check, plan = options.schema, None
     skipped: set[str] = set()
     if record_cls is not None and check is not None:
@@ -378,6 +380,7 @@ def _load_td(
         skipped = plan.skipped
     # Leaves mapped straight from this folder (the usual load): see _leaf_file.
     direct = _maps_directly(folder, options)
+    prefix = list(batch)  # what each leaf's shape starts with
     for stored, key, entry in listed:
         if skipped and key in skipped:
             continue
@@ -392,7 +395,7 @@ def _load_td(
             if value is not _SKIPPED:
                 entries[key] = value
         else:
-            entries[key] = _load_leaf(folder, stored, key, entry, batch, options, direct)
+            entries[key] = _load_leaf(folder, stored, key, entry, prefix, options, direct)
     if plan is not None:
         if len(check.differences) > found:  # type: ignore[union-attr]
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
@@ -493,7 +496,7 @@ def _observed_entry(
         if "type" in entry:
             return _load_child(folder, stored, key, batch, options, record_cls)
         observer.leaf(folder, stored, entry)
-        return _load_leaf(folder, stored, key, entry, batch, options)
+        return _load_leaf(folder, stored, key, entry, list(batch), options)
     except _Reported:
         return _SKIPPED
     except TclassError as error:
@@ -506,17 +509,20 @@ def _report(options: _Options, observer: Observer, error: TclassError) -> None:
     observer.problem(error)
 
 
-def node_entries(meta: dict[str, Any], where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+def node_entries(meta: dict[str, Any], where: str) -> list[tuple[str, str, dict[str, Any]]]:
     """A TensorDict node's entries as (stored name, key, entry): every dict in its
     meta.json but tclass's marker, keys unescaped; anything else must be a node field."""
     escaped = saved_marker(meta, where).get("escaped_keys") is True
+    out = []
     for stored, entry in meta.items():
-        if not isinstance(entry, dict):
+        if entry.__class__ is not dict:
             if stored not in NODE_FIELDS:
                 raise MetadataError(f"{where!r}: unexpected entry {stored!r}: {entry!r:.80}")
             continue
-        if not is_marker(stored, entry):  # a key named "_tclass" is a key (see is_marker)
-            yield stored, (unescape_key(stored) if escaped else stored), entry
+        if stored == TCLASS_FIELD and is_marker(stored, entry):  # else a key so named
+            continue
+        out.append((stored, unescape_key(stored) if escaped else stored, entry))
+    return out
 
 
 def _load_leaf(
@@ -524,11 +530,12 @@ def _load_leaf(
     stored: str,
     key: str,
     entry: dict[str, Any],
-    batch: torch.Size,
+    prefix: list[int],
     options: _Options,
     direct: bool = False,
 ) -> torch.Tensor:
-    """The leaf ``key`` (``direct``: see :func:`_maps_directly`)."""
+    """The leaf ``key``, of a node of batch size ``prefix`` (``direct``: see
+    :func:`_maps_directly`)."""
     # The checks are inline and their messages built only on failure: this runs per leaf.
     dtype_text = entry.get("dtype")
     dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
@@ -536,10 +543,10 @@ def _load_leaf(
     if (
         dtype is None
         or not is_sizes(shape)
-        or shape[: len(batch)] != list(batch)
+        or shape[: len(prefix)] != prefix
         or entry.get("is_nested", False)
     ):
-        _raise_bad_leaf(folder, key, entry, batch)
+        _raise_bad_leaf(folder, key, entry, prefix)
     device = entry.get("device")  # recorded, not used; it must still be a device
     if device.__class__ is not str or device not in KNOWN_DEVICES:
         names_device(device, folder.child_path(META), f"the device of {key!r}")
@@ -555,7 +562,7 @@ def _load_leaf(
     return _map_leaf(folder, stored, key, dtype, shape, options)
 
 
-def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torch.Size) -> NoReturn:
+def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: list[int]) -> NoReturn:
     where = folder.child_path(META)
     dtype_text = entry.get("dtype")
     if not isinstance(dtype_text, str) or dtype_text not in DTYPES:
@@ -577,7 +584,7 @@ def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: torc
         )
     msg = (
         f"{where!r}: entry {key!r} has shape {shape}, which does not start with the "
-        f"node's batch size {list(batch)}"
+        f"node's batch size {batch}"
     )
     raise MetadataError(msg)
 
@@ -680,8 +687,9 @@ def _load_record(
     short = name.rpartition(".")[2]
     content_dir = folder.folder(TENSORCLASS_DIR, f"the fields of a {short}")
     # Fields an older writer pickled next to the record are only read when missing
-    # below; until then, any field may be there.
-    kept = frozenset(extra) if not folder.exists("other.pickle") else ANY_FIELDS
+    # below; until then, any field may be there. (That changes how the fields kept in
+    # the record's own meta.json compare: a record that has none needs no look.)
+    kept = ANY_FIELDS if extra and folder.exists("other.pickle") else frozenset(extra)
     try:
         content = _load_content(content_dir, options, cls, kept)
     finally:
@@ -720,7 +728,7 @@ def _load_content(
     if options.observer is not None:
         saved = read_schema(saved_marker(meta, folder.child_path(META)), folder.child_path(META))
         if saved is not None:
-            options.observer.schema(saved)
+            options.observer.schema(folder, saved)
     if kind == "TensorDict":
         return _load_td(folder, meta, options, cls, values)
     if kind == "LazyStackedTensorDict":

@@ -86,6 +86,8 @@ def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
         if (legacy or fields) and isinstance(saved, SavedFolder):
             saved = SavedFolder(saved.folder, saved.allow_pickle, legacy or saved.legacy, fields)
         new._attach_folder(saved)
+        if new is old:  # the record took the loaded TensorDict as it is: nothing converted
+            return
         for key, value in new._items():
             previous = old._entries().get(key)
             if value is not previous and isinstance(value, TensorCollection):

@@ -41,8 +41,8 @@ from typing import Any
 
 import torch
 
-from tclass._core._memmap import MemoryMappedTensor
-from tclass._io.memmap._format import META, TEMP_PREFIX
+from tclass._core._memmap import MemoryMappedTensor, save_new_file
+from tclass._io.memmap._format import META, SCHEMA, TEMP_PREFIX
 from tclass._io.memmap._plan import Leaf, plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
 from tclass.errors import FileConflictError, NotAFileError
@@ -51,7 +51,7 @@ __all__ = ["final_root", "save_tree", "staged_tree", "sync_path", "write_file"]
 
 _STAGING = ".tclass-staging-"
 _STAGING_TRIES = 100  # new staging folders tried when other writers' cleanups remove them
-_FORMAT_FILES = frozenset({META, "json_types.json", *PICKLE_FILES})
+_FORMAT_FILES = frozenset({META, SCHEMA, "json_types.json", *PICKLE_FILES})
 
 
 def save_tree(
@@ -81,13 +81,11 @@ def save_tree(
     with staged_tree(root, old_tree, durable) as staging:
         for rel in plan.dirs[1:]:
             os.mkdir(os.path.join(staging, rel))
-        written = _write_leaves(plan.leaves, staging, num_threads, like)
+        written = _write_leaves(plan.leaves, staging, root, num_threads, like)
         for rel, data in plan.files:
             write_file(os.path.join(staging, rel), data)
         if durable:
             _sync_tree(staging, plan.dirs, plan.leaves, plan.files, num_threads)
-    for tensor in written:
-        _retarget(tensor, staging, root)
     return rebuild(written)
 
 
@@ -307,13 +305,17 @@ def _still_at(fd: int, path: str) -> bool:
 
 
 def _write_leaves(
-    leaves: Sequence[Leaf], staging: str, num_threads: int, like: bool
+    leaves: Sequence[Leaf], staging: str, root: str, num_threads: int, like: bool
 ) -> list[torch.Tensor]:
-    """The leaves written, in plan order: in the calling thread, and in ``workers - 1``
-    more (see :func:`_workers`), each given about as many bytes to copy."""
+    """The leaves written into ``staging``, to be moved to ``root``, in plan order: in
+    the calling thread, and in ``workers - 1`` more (see :func:`_workers`), each given
+    about as many bytes to copy."""
 
     def write_all(group: Sequence[int]) -> list[torch.Tensor]:
-        return [_write_leaf(leaves[i], f"{staging}/{leaves[i].path}", like) for i in group]
+        return [
+            _write_leaf(leaves[i], f"{staging}/{leaves[i].path}", f"{root}/{leaves[i].path}", like)
+            for i in group
+        ]
 
     workers = _workers(leaves, num_threads, like)
     if workers <= 1:
@@ -363,7 +365,10 @@ def _balanced(leaves: Sequence[Leaf], workers: int) -> list[list[int]]:
     return [sorted(group) for group in groups if group] or [[]]
 
 
-def _write_leaf(leaf: Leaf, path: str, like: bool) -> torch.Tensor:
+def _write_leaf(leaf: Leaf, path: str, final: str, like: bool) -> torch.Tensor:
+    """The leaf written at ``path`` in the staging folder (one open, one ``pwrite``, or
+    an ``ftruncate`` for ``like``), mapped; the tensor names its ``final`` path, where
+    the staging folder's swap puts the file."""
     tensor = leaf.tensor
     if leaf.reuse:
         assert isinstance(tensor, MemoryMappedTensor) and tensor.filename is not None
@@ -371,9 +376,7 @@ def _write_leaf(leaf: Leaf, path: str, like: bool) -> torch.Tensor:
         return tensor
     if tensor.numel() == 0:  # the format writes no file for an empty leaf
         return MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype)
-    if like:
-        return MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype, filename=path)
-    return MemoryMappedTensor.from_tensor(tensor, filename=path, copy_existing=True)
+    return save_new_file(tensor, path, final, like)
 
 
 def write_file(path: str, data: bytes) -> None:
@@ -434,14 +437,6 @@ def _install(staging: str, root: str, old_tree: bool) -> None:
             pass
         os.rename(staging, root)
         shutil.rmtree(trash, ignore_errors=True)
-
-
-def _retarget(tensor: torch.Tensor, staging: str, root: str) -> None:
-    """Point a tensor written in the staging folder at its final path (same inode)."""
-    if isinstance(tensor, MemoryMappedTensor):
-        name = tensor._filename
-        if name is not None and name.startswith(staging + os.sep):
-            tensor._filename = root + name[len(staging) :]
 
 
 # --- atomic exchange of two folders (Linux renameat2) ------------------------------------
