@@ -43,3 +43,14 @@ def time_interleaved(timers: dict[str, timeit.Timer], repeat: int) -> dict[str, 
             elapsed = timers[name].timeit(number=numbers[name])
             samples[name].append(elapsed / numbers[name] * 1e6)
     return samples
+
+
+def memory() -> tuple[int, int]:
+    """VmRSS and RssAnon of this process, in bytes."""
+    found = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon"):
+                found[key] = int(value.split()[0]) * 1024
+    return found["VmRSS"], found["RssAnon"]

@@ -62,22 +62,12 @@ import tclass  # noqa: E402
 import tclass.ray  # noqa: E402
 from tclass import TensorDict  # noqa: E402
 
-from _common import load_peer  # noqa: E402
+from _common import load_peer, memory  # noqa: E402
 
 MIB = 1 << 20
 BATCH = 4096
 WIDTH = 1024  # float32 values of obs per row
 ROW_BYTES = WIDTH * 4 + 8 + 4 + 8
-
-
-def _memory() -> tuple[int, int]:
-    found = {}
-    with open("/proc/self/status") as status:
-        for line in status:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "RssAnon"):
-                found[key] = int(value.split()[0]) * 1024
-    return found["VmRSS"], found["RssAnon"]
 
 
 def _drain() -> None:
@@ -133,7 +123,7 @@ class NodeReader:
     def get(self, boxed: list[Any]) -> dict[str, float]:
         import ray
 
-        rss, anon = _memory()
+        rss, anon = memory()
         start = time.perf_counter()
         value = ray.get(boxed[0])
         got = time.perf_counter() - start
@@ -141,7 +131,7 @@ class NodeReader:
             float(torch.as_tensor(leaf).sum(dtype=torch.float64)) for leaf in _leaves(value)
         )
         read = time.perf_counter() - start
-        rss_after, anon_after = _memory()
+        rss_after, anon_after = memory()
         del value
         return {"get": got, "read": read, "rss": rss_after - rss, "anon": anon_after - anon,
                 "check": total}  # fmt: skip

@@ -43,7 +43,7 @@ import torch  # noqa: E402
 import tclass  # noqa: E402
 from tclass import TensorClass, TensorDict  # noqa: E402
 
-from _common import load_peer  # noqa: E402
+from _common import load_peer, memory  # noqa: E402
 
 MIB = 1 << 20
 LEAVES = 100
@@ -68,17 +68,6 @@ def payloads(total_mib: int, peer: Any) -> dict[str, Callable[[], Any]]:
     if peer is not None:
         ways["peer TensorDict"] = lambda: peer.TensorDict(leaves)
     return ways
-
-
-def _memory() -> tuple[int, int]:
-    """VmRSS and RssAnon of this process, in bytes."""
-    found = {}
-    with open("/proc/self/status") as status:
-        for line in status:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "RssAnon"):
-                found[key] = int(value.split()[0]) * 1024
-    return found["VmRSS"], found["RssAnon"]
 
 
 def _trim() -> None:
@@ -106,11 +95,11 @@ class Reader:
         import ray
 
         _trim()
-        rss, anon = _memory()
+        rss, anon = memory()
         start, cpu = time.perf_counter(), time.process_time()
         value = ray.get(boxed[0])
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-        rss_after, anon_after = _memory()
+        rss_after, anon_after = memory()
         check = _first_elements(value)
         del value
         _trim()
