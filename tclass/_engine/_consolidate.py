@@ -35,6 +35,7 @@ from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.declared._packing import ConsolidateOptions
 from tclass._base.implemented._device_ops import map_tensors, share
+from tclass._core._batch import row_major_strides
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
 from tclass._core._future import TensorDictFuture
@@ -557,18 +558,9 @@ def _views(
             flats[dtype] = flat
         stride = strides.get(shape)
         if stride is None:
-            stride = strides[shape] = _contiguous_strides(shape)
+            stride = strides[shape] = row_major_strides(shape)
         views.append(flat.as_strided(shape, stride, (base + offset) // dtype.itemsize))
     return views
-
-
-def _contiguous_strides(shape: torch.Size) -> tuple[int, ...]:
-    strides = []
-    step = 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def _trailer(
