@@ -78,6 +78,7 @@ _is_compiling = torch.compiler.is_compiling
 # (the loops below test `value.__class__ is _Tensor` first: isinstance() with torch.Tensor
 # goes through its metaclass's check, several times slower, and they run per tensor; a
 # nested collection is ruled out by isinstance() with TensorCollection, a plain class, before)
+_Collection: type[Any] = TensorCollection  # (that test leaves the entry's type to the walk)
 
 
 class Gather:
@@ -362,7 +363,7 @@ class LeafWalkOps(TensorCollection):
                     return
                 for value in mine.values():
                     if value.__class__ is _Tensor or (
-                        not isinstance(value, TensorCollection) and isinstance(value, _Tensor)
+                        not isinstance(value, _Collection) and isinstance(value, _Tensor)
                     ):
                         into.leaves.append(value)
                     elif not value._is_value_node:
@@ -397,7 +398,7 @@ class LeafWalkOps(TensorCollection):
         leaves, pieces = into.leaves, into.operands[0]
         for key, value in mine.items():
             if value.__class__ is _Tensor or (
-                not isinstance(value, TensorCollection) and isinstance(value, _Tensor)
+                not isinstance(value, _Collection) and isinstance(value, _Tensor)
             ):
                 piece = theirs[key]
                 if piece.__class__ is not _Tensor and not isinstance(piece, _Tensor):
@@ -432,7 +433,7 @@ class LeafWalkOps(TensorCollection):
             if source is not None and key not in source:
                 continue  # copy_ from a source holding some of the keys
             if value.__class__ is _Tensor or (
-                not isinstance(value, TensorCollection) and isinstance(value, _Tensor)
+                not isinstance(value, _Collection) and isinstance(value, _Tensor)
             ):
                 leaves.append(value)
                 if paths is not None:
@@ -482,7 +483,7 @@ class LeafWalkOps(TensorCollection):
         entries: dict[str, Any] = {}
         for key, value in mine.items():
             if value.__class__ is _Tensor or (
-                not isinstance(value, TensorCollection) and isinstance(value, _Tensor)
+                not isinstance(value, _Collection) and isinstance(value, _Tensor)
             ):
                 entries[key] = next(results)
             elif values is not None and value._is_value_node:
