@@ -123,10 +123,18 @@ class EntryOps(TensorCollection):
             if len(path) > 1 and out.get(path[:-1], _MISSING) is not _MISSING:
                 parent = out.get(path[:-1])
                 if not _is_node(parent):
-                    msg = f"unflatten_keys: {key!r} nests under {path[:-1]!r}, which is a value"
+                    msg = (
+                        "unflatten_keys: Unflattening key(s) in tensordict will override an "
+                        f"existing for unflattened key: {key!r} nests under {path[:-1]!r}, "
+                        "which is a value; rename one of them first (rename_key_)"
+                    )
                     raise KeyConflictError(msg)
             if path in out:
-                msg = f"unflatten_keys: two entries unflatten to {path!r}"
+                msg = (
+                    "unflatten_keys: Unflattening key(s) in tensordict will override an "
+                    f"existing for unflattened key: two entries unflatten to {path!r}; rename "
+                    "one of them first (rename_key_)"
+                )
                 raise KeyConflictError(msg)
             out.set(path, value)
         if inplace:

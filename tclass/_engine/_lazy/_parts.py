@@ -6,7 +6,7 @@ Kept apart from ``_lazy.py`` so that the class itself reads as its API.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ __all__ = [
     "common_keys",
     "empty_layout",
     "insert_dim",
+    "nested_to_update",
     "stacked_size",
     "padded_stack",
     "remove_dim",
@@ -134,8 +135,9 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
         if strict_shape and member.batch_size != first.batch_size:
             msg = (
                 f"{op}: with strict_shape=True, stacking tensordicts requires equal batch "
-                f"sizes: member {position} has {format_shape(member.batch_size)} but member 0 "
-                f"has {format_shape(first.batch_size)} (without strict_shape, the stack is "
+                f"sizes (batch sizes in tensordicts differs): member {position} has "
+                f"{format_shape(member.batch_size)} but member 0 has "
+                f"{format_shape(first.batch_size)} (without strict_shape, the stack is "
                 "ragged: -1 where the sizes differ)"
             )
             raise StackError(msg)
@@ -393,3 +395,20 @@ def _list_parts(value: Any, dim: int, batch: torch.Size) -> list[Any] | None:
     if any(column is None for column in columns):
         return None
     return [[column[j] for column in columns if column is not None] for j in range(batch[dim])]
+
+
+def nested_to_update(
+    stack: Any, key: Any, value: Any, is_leaf: Callable[[type], bool] | None
+) -> TensorCollection | None:
+    """The nested collection of ``stack`` at ``key`` that ``value`` (a mapping or a
+    collection) is merged into by ``update``, or None when ``value`` replaces the entry."""
+    if not isinstance(value, (Mapping, TensorCollection)):
+        return None
+    if isinstance(value, TensorCollection) and (
+        value._is_leaf_node or (is_leaf is not None and is_leaf(type(value)))
+    ):
+        return None
+    target = stack.get(key, None)
+    if not isinstance(target, TensorCollection) or target._is_leaf_node:
+        return None
+    return target
