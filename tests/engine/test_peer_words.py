@@ -176,3 +176,14 @@ def test_lazy_stack_errors_are_tclass_errors() -> None:
         TensorDict(a=torch.zeros(3), batch_size=[3])[torch.tensor([0, 1])] = TensorDict(
             a=torch.zeros(3), batch_size=[3]
         )
+
+
+def test_a_collection_without_batch_dims_takes_the_lazy_stacks_batch() -> None:
+    stack = _stack()
+    inner = TensorDict({"x": torch.ones(2, 3, 1)}, [])
+    stack["inner"] = inner
+    assert stack["inner"].batch_size == torch.Size([2, 3])
+    assert inner.batch_size == torch.Size([])  # the given one is left as it is
+    assert (stack["inner", "x"] == 1).all()
+    with pytest.raises(BatchSizeError, match="other"):
+        stack["other"] = TensorDict({"x": torch.ones(5)}, [])

@@ -126,3 +126,14 @@ def test_rows_of_a_collection_with_another_batch_size_are_refused_before_writing
     assert ptd["a"].sum() == 15  # nothing was written
     ptd[torch.tensor([0])] = rows[:1]
     assert (ptd["a"][0] == 1).all()
+
+
+def test_a_collection_without_batch_dims_takes_the_files_batch(
+    ptd: PersistentTensorDict,
+) -> None:
+    ptd["inner"] = TensorDict({"x": torch.ones(2, 3, 1)}, [])
+    assert ptd["inner"].batch_size == torch.Size([2, 3])
+    assert (ptd["inner", "x"] == 1).all()
+    with pytest.raises(BatchSizeError, match="other"):
+        ptd["other"] = TensorDict({"x": torch.ones(5)}, [])
+    assert "other" not in ptd.keys()

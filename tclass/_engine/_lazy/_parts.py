@@ -24,6 +24,7 @@ from tclass._core._batch import (
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._repr import LeafSummary
@@ -372,7 +373,9 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
             return parts if parts is not None else [value] * count
     if isinstance(value, TensorCollection):
         if value.batch_size[:ndim] != batch:
-            raise BatchMismatchError(key, value.batch_size, batch)
+            # a collection of a shorter batch size (built without one) takes the stack's,
+            # as a TensorDict stores it, when its entries fit; else BatchMismatchError
+            value = fit_to_batch(value, batch, key)
         return list(value.unbind(dim))
     if isinstance(value, torch.Tensor):
         if value.shape[:ndim] != batch:

@@ -17,6 +17,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._records import is_record, storage_of
+from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
@@ -136,7 +137,10 @@ class StoreWrites(TensorDictBase):
     ) -> None:
         """A group holding ``value`` (the storage of ``record``, whose class's schema is
         written with it and which reads back as a record of that class)."""
-        self._check_rows(key, value.batch_size)
+        if value.batch_size[: len(self._batch_size)] != self._batch_size:
+            # a shorter batch size (built without one) becomes this one when the entries
+            # fit, as a TensorDict stores it; else BatchMismatchError
+            value = fit_to_batch(value, self._batch_size, key)
         child = self._child_of(key, self._replace(group, key, lambda: group.create_group(key)))
         child._batch_size = value.batch_size
         child._write_meta(None if record is None else record_schema(record))
