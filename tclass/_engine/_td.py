@@ -720,7 +720,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                 moved = self._consolidated.moved(self, device, False)
                 if moved is not None:
                     return moved  # type: ignore[no-any-return]
-            if device.type == "cuda":
+            if device is not None and device.type == "cuda":
                 moved = self._queued_to(device)
             else:
                 moved = self._map_values(lambda v: v.to(device), self._batch_size, device)

@@ -7,7 +7,7 @@ Kept apart from ``_lazy.py`` so that the class itself reads as its API.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -375,7 +375,7 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
         if value.batch_size[:ndim] != batch:
             # a collection of a shorter batch size (built without one) takes the stack's,
             # as a TensorDict stores it, when its entries fit; else BatchMismatchError
-            value = fit_to_batch(value, batch, key)
+            value = fit_to_batch(cast(Any, value), batch, key)
         return list(value.unbind(dim))
     if isinstance(value, torch.Tensor):
         if value.shape[:ndim] != batch:

@@ -669,7 +669,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
                 continue
             nested = nested_to_update(self, key, value, is_leaf)
             if nested is not None:  # merged key by key, as a TensorDict's update merges
-                nested._update_entries(value, clone, inplace, None, is_leaf)
+                nested._update_entries(cast(Any, value), clone, inplace, None, is_leaf)
                 continue
             if clone and isinstance(value, (torch.Tensor, TensorDictBase)):
                 value = value.clone()

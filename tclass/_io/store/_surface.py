@@ -158,7 +158,7 @@ class StoreSurface(LockBlocks):
                 writes into such a "view" would never reach the file.
         """
         if (len(shape) == 1 and isinstance(shape[0], torch.dtype)) or OPTIONS.lazy_legacy:
-            return super().view(*shape, size=size, batch_size=batch_size)  # type: ignore[misc]
+            return super().view(*shape, size=size, batch_size=batch_size)  # type: ignore[misc, no-any-return]
         raise UnsupportedError(
             "Cannot call `view` on a PersistentTensorDict: its entries would be read into "
             "memory, and writes into that copy would not reach the file. Call `reshape` or "

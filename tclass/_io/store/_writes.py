@@ -8,7 +8,7 @@ renames; writes into what the store already holds (``set_`` and ``update_``, ``p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from typing_extensions import Self
@@ -140,7 +140,7 @@ class StoreWrites(TensorDictBase):
         if value.batch_size[: len(self._batch_size)] != self._batch_size:
             # a shorter batch size (built without one) becomes this one when the entries
             # fit, as a TensorDict stores it; else BatchMismatchError
-            value = fit_to_batch(value, self._batch_size, key)
+            value = fit_to_batch(cast(Any, value), self._batch_size, key)
         child = self._child_of(key, self._replace(group, key, lambda: group.create_group(key)))
         child._batch_size = value.batch_size
         child._write_meta(None if record is None else record_schema(record))
