@@ -473,8 +473,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
             where = "" if saved is None else f" (saved in {saved.folder!r})"
             after = "" if saved is None else "; a key added then is written into the folder too"
             return LockedError(
-                f"Cannot modify locked TensorDict{where}: cannot add {key!r}, a locked "
-                f"collection takes no new keys. Unlock it first (with td.unlock_(): ...){after}"
+                "Cannot modify locked TensorDict. For in-place modification, use set_() on a "
+                f"key that is present: cannot add {key!r}, a locked collection{where} takes no "
+                f"new keys. Unlock it first (with td.unlock_(): ...){after}"
             )
         if saved is None or isinstance(self._tensors.get(key), _NonTensorNode):
             return LockedError(LOCKED_MSG.format(action=f"set {key!r} in"))

@@ -41,6 +41,7 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
+    KeyNotFoundError,
     KeyThroughTensorError,
     LockedError,
     ShapeError,
@@ -197,7 +198,14 @@ class LazyStackOps(TensorDictBase):
         if len(path) > 1 and path[0] in self:
             split_operand(value, self, key)  # a value that does not fit the batch: that first
         if len(path) == 1 or path[0] in self:
-            raise self._absent(key)
+            error = self._absent(key)
+            if type(error) is KeyNotFoundError:  # the peer's words first, which code matches
+                msg = (
+                    f"setting a value in-place on a stack of TensorDict failed: {error}; "
+                    "set_() writes into existing entries: use set() to add it"
+                )
+                raise KeyNotFoundError(msg)
+            raise error
         if self._lock_state():
             msg = (
                 f"cannot set {key!r} in place in a locked lazy stack: it has no entry "

@@ -60,6 +60,7 @@ from tclass._engine._lazy._parts import (
     common_device,
     common_keys,
     empty_layout,
+    nested_to_update,
     padded_stack,
     remove_dim,
     split_operand,
@@ -665,6 +666,10 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
         for key, value in pairs:
             if allowed is not None and _keys.unravel_key(key) not in allowed:
+                continue
+            nested = nested_to_update(self, key, value, is_leaf)
+            if nested is not None:  # merged key by key, as a TensorDict's update merges
+                nested._update_entries(cast(Any, value), clone, inplace, None, is_leaf)
                 continue
             if clone and isinstance(value, (torch.Tensor, TensorDictBase)):
                 value = value.clone()
