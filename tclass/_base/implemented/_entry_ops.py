@@ -78,7 +78,8 @@ class EntryOps(TensorCollection):
         is_leaf: Callable[[type], bool] | None = None,
     ) -> Self:
         """One level of entries, nested keys joined with ``separator`` (``"b.c"``); the
-        tensors and Python values are shared (in new value nodes). ``is_leaf`` says which nested collections to keep whole.
+        tensors and Python values are shared (in new value nodes). ``is_leaf`` says which
+        nested collections to keep whole.
 
         Raises:
             KeyConflictError: if two entries flatten to one key.
