@@ -73,6 +73,7 @@ _Tensor = torch.Tensor
 _Unbatched = UnbatchedTensor
 _MISSING: Any = object()
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type: the fast paths
+_only_tensors = _PLAIN.issuperset  # of map(type, values): stops at the first other type
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
@@ -278,9 +279,25 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
 
     def _walk_leaves(self) -> list[torch.Tensor]:
         tensors = self._tensors
-        if set(map(type, tensors.values())) <= _PLAIN:  # only tensors: no walk
+        if _only_tensors(map(type, tensors.values())):  # only tensors: no walk
             return list(tensors.values())  # type: ignore[arg-type]
         return super()._walk_leaves()
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Callable[[torch.Size], torch.Size] | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        # LeafWalkOps._rebuilt with the attributes read directly: it runs once per nested
+        # TensorDict of every element-wise result.
+        tensors = self._tensors
+        if _only_tensors(map(type, tensors.values())):  # only tensors here: one zip
+            entries: dict[str, Value] = dict(zip(tensors, results))
+        else:
+            entries = self._rebuilt_entries(tensors, results, resize, values)
+        batch = self._batch_size
+        return self._new_like(entries, batch if resize is None else resize(batch), self._device)
 
     def _entry(self, key: str) -> Value:
         try:
@@ -719,7 +736,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                 moved = self._consolidated.moved(self, device, False)
                 if moved is not None:
                     return moved  # type: ignore[no-any-return]
-            moved = self._map_values(lambda v: v.to(device), self._batch_size, device)
+            if device is not None and device.type == "cuda":
+                moved = self._queued_to(device)
+            else:
+                moved = self._map_values(lambda v: v.to(device), self._batch_size, device)
             return moved.lock_() if self._locked else moved
         request = parse_to_args(args, kwargs)
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
@@ -738,6 +758,25 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
         if non_blocking and device is not None and device.type == "cpu":
             wait_for_device_copies()
         return result.lock_() if self._locked else result
+
+    def _queued_to(self, device: torch.device) -> Self:
+        """A blocking ``to(device)`` onto a GPU, as fast as a non-blocking one: every copy
+        is queued at once. The driver has read a pageable source by the time its copy
+        returns, so only copies from pinned memory are waited for (once, at the end),
+        and the source may be changed as soon as this returns (the peer does not wait)."""
+        pinned = False
+
+        def move(value: Any) -> Any:
+            nonlocal pinned
+            if isinstance(value, torch.Tensor):
+                pinned = pinned or value.is_pinned()
+                return value.to(device, non_blocking=True)
+            return value.to(device)  # a nested collection: the same, with its own wait
+
+        moved = self._map_values(move, self._batch_size, device)
+        if pinned:
+            wait_for_device_copies(device)
+        return moved
 
     def cuda(self, device: int | DeviceLike = None) -> Self:
         """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""

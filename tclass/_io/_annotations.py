@@ -35,6 +35,11 @@ def field_classes(record_cls: type, key: str) -> tuple[type, ...]:
     return tensorclasses(*rule.collections) if rule is not None else ()
 
 
+def is_field(record_cls: type, name: str) -> bool:
+    """Whether ``record_cls`` declares the field ``name``."""
+    return name in record_cls.__tclass_info__.field_names  # type: ignore[attr-defined]
+
+
 def missing_fields(record_cls: type, present: set[str]) -> list[str]:
     """The fields of ``record_cls`` that are not in ``present``."""
     names: tuple[str, ...] = record_cls.__tclass_info__.field_names  # type: ignore[attr-defined]
