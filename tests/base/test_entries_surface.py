@@ -872,3 +872,15 @@ def test_auto_batch_size_keeps_the_batch_of_a_level_holding_only_python_values()
 @pytest.mark.peer
 def test_auto_batch_size_of_python_values_as_the_peer() -> None:
     _auto_batch_of_values_only(pytest.importorskip("tensordict"))
+
+
+def test_flatten_keys_of_a_locked_collection_gives_its_own_value_nodes() -> None:
+    """Found by the differential fuzzer: the flat result of a locked collection holds new
+    Python-value nodes (sharing the values), as the peer, so it unlocks while the source
+    stays locked; its tensors are still shared."""
+    td = TensorDict({"m": {"q": "z"}, "s": None, "a": torch.zeros(4)}, batch_size=[4]).lock_()
+    flat = td.flatten_keys(".")
+    assert not flat.is_locked and flat["a"] is td["a"]
+    assert flat.get("s") is not td.get("s") and flat["m.q"] == "z" and flat["s"] is None
+    assert flat.swapaxes(0, 0).unlock_().is_locked is False
+    assert td.is_locked and td.get("s").is_locked

@@ -78,7 +78,8 @@ class EntryOps(TensorCollection):
         is_leaf: Callable[[type], bool] | None = None,
     ) -> Self:
         """One level of entries, nested keys joined with ``separator`` (``"b.c"``); the
-        tensors are shared. ``is_leaf`` says which nested collections to keep whole.
+        tensors and Python values are shared (in new value nodes). ``is_leaf`` says which
+        nested collections to keep whole.
 
         Raises:
             KeyConflictError: if two entries flatten to one key.
@@ -93,6 +94,8 @@ class EntryOps(TensorCollection):
                     f"separator than {separator!r}"
                 )
                 raise KeyConflictError(msg)
+            if type(value) is not torch.Tensor and getattr(value, "_is_value_node", False):
+                value = value.copy()  # a node of its own, not held by a locked source (the peer)
             flat[key] = value
         out = self._new_like(flat, self.batch_size, self.device)
         out = self._named_like_self(out)

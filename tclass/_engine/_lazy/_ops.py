@@ -67,7 +67,12 @@ class LazyStackOps(TensorDictBase):
         def _from_members(
             self, members: list[Any], stack_dim: int, batch_size: torch.Size
         ) -> Self: ...
-        def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
+        def _restacked(
+            self,
+            members: list[Any],
+            stack_dim: int | None = None,
+            batch_size: torch.Size | None = None,
+        ) -> Self: ...
         def _dense(self, action: str) -> Any: ...
         def _parts(self, key: str) -> list[Any]: ...
         def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None: ...
@@ -453,14 +458,14 @@ class LazyStackOps(TensorDictBase):
         """The members rebuilt from ``results``, stacked as they were."""
         if resize is None:
             members = [member._rebuilt(results, None, values) for member in self._members]
-            return self._from_members(members, self._stack_dim, self._batch_size)
+            return self._restacked(members, self._stack_dim, self._batch_size)
         old = self._batch_size
         new = resize(old)
         d = self._stack_dim + len(new) - len(old)
         old_member, new_member = remove_dim(old, self._stack_dim), remove_dim(new, d)
         grow: Resize = lambda size: new_member + size[len(old_member) :]  # noqa: E731
         members = [member._rebuilt(results, grow, values) for member in self._members]
-        return self._from_members(members, d, new)
+        return self._restacked(members, d, new)
 
     def _reduced(self, along: Along) -> tuple[Self, ...]:
         """Member by member where ``along`` leaves the stack dim alone; the members'
@@ -560,7 +565,7 @@ class LazyStackOps(TensorDictBase):
         members = [getattr(m, leaf_op)(member_shape) for m in self._members]
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
-        expanded = self._from_members(members, new_d, target)
+        expanded = self._restacked(members, new_d, target)
         return self._densified(expanded.unlock_() if expanded.is_locked else expanded)
 
     # --- entries, member by member ----------------------------------------------------------
