@@ -169,23 +169,34 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
         elif kwargs:
             msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
             raise EntriesTwiceError(msg)
+        elif type(source) is dict:
+            entries = source.items()
         else:
             entries = entries_of(source)
         n = len(batch)
-        first = batch[0] if n else 0
-        for key, value in entries:
-            # The common case, a string key and a plain tensor, is checked inline: this
-            # loop is most of the cost of building a TensorDict.
-            if type(key) is str and value.__class__ is _Tensor:
-                if dev is not None and value.device != dev:
-                    value = value.to(dev, non_blocking=non_blocking)
-                if n:
+        if n == 1 and dev is None:
+            # The most common build, one batch dim and no device, with its checks alone.
+            first = batch[0]
+            for key, value in entries:
+                if type(key) is str and value.__class__ is _Tensor:
                     shape = value.shape
-                    if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch:
+                    if not shape or shape[0] != first:
                         raise BatchMismatchError(key, shape, batch)
-                tensors[key] = value
-            else:
-                self.set(key, value)
+                    tensors[key] = value
+                else:
+                    self.set(key, value)
+        else:
+            for key, value in entries:
+                # The common case, a string key and a plain tensor, is checked inline:
+                # this loop is most of the cost of building a TensorDict.
+                if type(key) is str and value.__class__ is _Tensor:
+                    if dev is not None and value.device != dev:
+                        value = value.to(dev, non_blocking=non_blocking)
+                    if n and value.shape[:n] != batch:
+                        raise BatchMismatchError(key, value.shape, batch)
+                    tensors[key] = value
+                else:
+                    self.set(key, value)
         if lock:
             self.lock_()
 
