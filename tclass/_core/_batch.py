@@ -18,6 +18,7 @@ from tclass._core._tracing import tracing
 from tclass.errors import ArgumentError, BatchSizeError, DimError, ShapeError
 
 __all__ = [
+    "ONE_DIM_SIZES",
     "all_equal",
     "BatchSizeLike",
     "as_batch_size",
@@ -58,6 +59,9 @@ _SIZES: dict[tuple[int, ...], torch.Size] = {}
 # One-dim sizes by their size (validated), for the common `[n]` without building a tuple.
 _ONE_DIM: dict[int, torch.Size] = {}
 _SIZES_LIMIT = 4096
+# The same sizes for constructors that look `[n]` up inline, without a call (read only:
+# as_batch_size fills it, and only while torch.compile is not tracing).
+ONE_DIM_SIZES = _ONE_DIM
 
 
 def as_batch_size(value: object) -> torch.Size:

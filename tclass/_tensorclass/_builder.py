@@ -31,11 +31,12 @@ import torch
 
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._batch import BatchSizeLike, as_batch_size
+from tclass._core._batch import ONE_DIM_SIZES, BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._record_spec import RecordSpecs
 from tclass._core._registry import register_class
+from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
@@ -433,10 +434,16 @@ def init_record(
     names: Any,
 ) -> None:
     """The body of every generated ``__init__``: checks and stores the fields."""
-    batch = as_batch_size(batch_size)
+    batch = None
+    if type(batch_size) is list and len(batch_size) == 1 and not tracing():
+        # `batch_size=[n]`, the common spelling, looked up without a call.
+        batch = ONE_DIM_SIZES.get(batch_size[0]) if type(batch_size[0]) is int else None
+    if batch is None:
+        batch = as_batch_size(batch_size)
     dev = None if device is None else as_device(device)
     rules = info._rules or info.rules
     n = len(batch)
+    first = batch[0] if n == 1 else -1
     tensors: dict[str, Value] = {}
     unbatched = False
     for name, value in zip(info.field_names, values):
@@ -445,8 +452,10 @@ def init_record(
             # The common case inline: a plain tensor for a tensor field.
             if dev is not None and value.device != dev:
                 value = value.to(dev)
-            if n and value.shape[:n] != batch:
-                rule._check_batch(value, batch)
+            if n:
+                shape = value.shape
+                if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch:
+                    rule._check_batch(value, batch)
             tensors[name] = value
             continue
         stored = rule.store(value, batch, dev)

@@ -172,7 +172,8 @@ class FieldRule:
         if device is not None and stored.device != device:
             stored = stored.to(device)
         n = len(batch)
-        if n and stored.batch_size[:n] != batch:
+        size = stored.batch_size
+        if n and size != batch and size[:n] != batch:  # (equal sizes: no slice to build)
             return fit_to_batch(stored, batch, self.name)  # type: ignore[no-any-return]
         return stored  # type: ignore[no-any-return]
 

@@ -444,12 +444,14 @@ class ApplyOps(TensorCollection):
             pairs = other._entries()
             if mine.keys() != pairs.keys():
                 _same_keys(mine, pairs)
-            # A nested collection compares itself with its counterpart, so `op` fits both.
+            # A nested collection compares itself with its counterpart, so `op` fits both;
+            # two plain tensors go to the tensor method (no Python operator wrapper).
+            leaf_op = _TENSOR_COMPARISONS.get(op, op)
             out = {}
             for key, value in mine.items():
                 piece = pairs[key]
                 if value.__class__ is _Tensor and piece.__class__ is _Tensor:  # inline: per leaf
-                    out[key] = op(value, piece)
+                    out[key] = leaf_op(value, piece)
                 else:
                     out[key] = _compared(op, value, piece)
         elif isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
@@ -473,6 +475,11 @@ class ApplyOps(TensorCollection):
 
 
 _MISSING: Any = object()
+# ``==`` and ``!=`` on two plain tensors, as the tensor methods they end in.
+_TENSOR_COMPARISONS: dict[Callable[[Any, Any], Any], Callable[[Any, Any], Any]] = {
+    operator.eq: _Tensor.eq,
+    operator.ne: _Tensor.ne,
+}
 
 
 def _compared(op: Callable[[Any, Any], Any], mine: Any, theirs: Any) -> Any:

@@ -22,6 +22,7 @@ in shape to reduce along the stack dim.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import functools
 import math
@@ -36,6 +37,7 @@ from tclass._base.implemented._math import MathOps, into_out
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._names import Names
+from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import DimError, OperandError, ReductionError
 
@@ -46,6 +48,9 @@ LeafDims: TypeAlias = tuple[int, ...] | None
 KeyTransform: TypeAlias = Callable[[str], str] | None
 
 _Tensor = torch.Tensor
+_BOOL = torch.bool
+_STRIDED = torch.strided
+_ZERO = b"\0"
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the mapped fast path
 T_co = TypeVar("T_co", covariant=True)
 
@@ -842,14 +847,38 @@ def _flattened_reduce(
 def _all_true(leaves: list[torch.Tensor]) -> bool:
     """Whether every element of every tensor is true, stopping at the first that is not.
     On CPU as a count of the nonzero elements: the same answer (NaN is true, an empty
-    tensor holds nothing false) in about half the time of ``all()`` there."""
+    tensor holds nothing false) in about half the time of ``all()`` there; a plain
+    contiguous ``bool`` tensor (what ``==`` gives) by looking for a zero byte in its
+    memory, a quarter of the count's time."""
     for leaf in leaves:
         if leaf.is_cpu:
+            if leaf.dtype is _BOOL and leaf.__class__ is _Tensor and not tracing():
+                found = _zero_byte(leaf)
+                if found is not None:
+                    if found:
+                        return False
+                    continue
             if int(leaf.count_nonzero()) != leaf.numel():
                 return False
         elif not leaf.all():
             return False
     return True
+
+
+def _zero_byte(leaf: torch.Tensor) -> bool | None:
+    """Whether the memory of the CPU ``bool`` tensor ``leaf`` holds a zero byte (a false
+    element), or None where it cannot be read as one block of bytes (a sparse or strided
+    layout, a view with gaps, a tensor without storage such as a functorch wrapper)."""
+    n = leaf.numel()
+    if not n:
+        return False
+    if leaf.layout is not _STRIDED or not leaf.is_contiguous():
+        return None
+    try:
+        address = leaf.data_ptr()
+    except RuntimeError:  # no storage of its own (vmap, functionalization)
+        return None
+    return _ZERO in ctypes.string_at(address, n)  # bool elements are one byte each
 
 
 def _any_true(leaves: list[torch.Tensor]) -> bool:
