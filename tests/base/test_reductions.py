@@ -408,6 +408,26 @@ def test_all_and_any() -> None:
         td.all(1)
 
 
+def test_all_reads_only_the_elements_of_each_bool_leaf() -> None:
+    # A bool leaf is read as the bytes of its elements: a false element outside a view
+    # (before or after it in the storage) or between the rows of a strided view counts
+    # only where the view holds it.
+    base = torch.ones(4, 6, dtype=torch.bool)
+    base[0, 0] = base[3, 5] = False
+    assert TensorDict({"m": base[1:3]}, [2]).all() is True  # storage offset, contiguous
+    assert TensorDict({"m": base[:, 1:5]}, [4]).all() is True  # the gaps hold the falses
+    assert TensorDict({"m": base[:, :5]}, [4]).all() is False
+    assert TensorDict({"m": base[:3].t()}, [6]).all() is False  # transposed: not one block
+    last = torch.ones(1000, dtype=torch.bool)
+    last[-1] = False
+    assert TensorDict({"m": last}, [1000]).all() is False
+    assert TensorDict({"m": last[:-1]}, [999]).all() is True
+    assert TensorDict({"m": torch.ones(0, 3, dtype=torch.bool)}, [0]).all() is True
+    expanded = torch.tensor([True, False]).expand(3, 2)  # zero strides
+    assert TensorDict({"m": expanded}, [3]).all() is False
+    assert TensorDict({"m": torch.tensor([True]).expand(5)}, [5]).all() is True
+
+
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
 def test_cumulative_sums_and_products(name: str) -> None:
     td = TensorDict({"a": torch.rand(2, 3, 4), "n": {"c": torch.rand(2, 3, 5)}}, [2, 3])

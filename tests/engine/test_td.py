@@ -125,6 +125,10 @@ class TestConstruction:
             TensorDict({"x": torch.zeros(4, 2)}, batch_size=[4, 3])
         with pytest.raises(BatchSizeError, match=r"'x'.*\[\].*\[4\]"):
             TensorDict({"x": torch.tensor(1.0)}, batch_size=[4])
+        with pytest.raises(BatchSizeError, match=r"'x'.*\[\].*\[4\]"):  # the device loop
+            TensorDict({"x": torch.tensor(1.0)}, batch_size=[4], device="cpu")
+        with pytest.raises(BatchSizeError, match=r"'x'.*\[3\].*\[4\]"):  # keyword entries
+            TensorDict(batch_size=[4], a=torch.zeros(4), x=torch.zeros(3))
 
     def test_nested_leaf_mismatch_names_full_key(self) -> None:
         with pytest.raises(BatchSizeError, match=r"\('b', 'c'\).*\[3\].*\[4\]"):

@@ -422,6 +422,12 @@ class TestBatchChecks:
         with pytest.raises(BatchMismatchError, match=mismatch("'obs'", [4], [4, 2])):
             Transition(torch.zeros(4), "e", batch_size=[4, 2])
 
+    def test_a_zero_dim_tensor_under_a_one_dim_batch(self) -> None:
+        with pytest.raises(BatchMismatchError, match=mismatch("'obs'", [], [4])):
+            Transition(torch.zeros(()), "e", batch_size=[4])
+        with pytest.raises(BatchMismatchError, match=mismatch("'obs'", [3], [4])):
+            Transition(torch.zeros(3), "e", batch_size=(4,))  # not the `[n]` spelling
+
     def test_optional_tensor_mismatch(self) -> None:
         with pytest.raises(BatchMismatchError, match=mismatch("'mask'", [3], [4])):
             Transition(torch.zeros(4, 3), "e", torch.zeros(3), batch_size=[4])
