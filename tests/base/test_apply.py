@@ -608,6 +608,12 @@ def test_eq_with_different_keys() -> None:
         _ = td != extra
     with pytest.raises(KeyNotFoundError, match="'d'"):
         _ = td == td.exclude(("n", "m", "d"))
+    renamed = td.exclude("b")
+    renamed["y"] = td["b"]  # as many keys on both sides, one of them different
+    with pytest.raises(
+        KeyNotFoundError, match=r"only in the left one: \['b'\], only in the right one: \['y'\]"
+    ):
+        _ = td == renamed
 
 
 def test_eq_broadcasts_batch_sizes() -> None:

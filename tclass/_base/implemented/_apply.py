@@ -442,18 +442,22 @@ class ApplyOps(TensorCollection):
                 batch_size = _broadcast(batch_size, other_size)
             mine = self._entries()
             pairs = other._entries()
-            if mine.keys() != pairs.keys():
+            if len(mine) != len(pairs):
                 _same_keys(mine, pairs)
             # A nested collection compares itself with its counterpart, so `op` fits both;
             # two plain tensors go to the tensor method (no Python operator wrapper).
             leaf_op = _TENSOR_COMPARISONS.get(op, op)
             out = {}
-            for key, value in mine.items():
-                piece = pairs[key]
-                if value.__class__ is _Tensor and piece.__class__ is _Tensor:  # inline: per leaf
-                    out[key] = leaf_op(value, piece)
-                else:
-                    out[key] = _compared(op, value, piece)
+            try:  # as many keys on both sides: a key of mine missing there is a KeyError
+                for key, value in mine.items():
+                    piece = pairs[key]
+                    if value.__class__ is _Tensor and piece.__class__ is _Tensor:  # per leaf
+                        out[key] = leaf_op(value, piece)
+                    else:
+                        out[key] = _compared(op, value, piece)
+            except KeyError:
+                _same_keys(mine, pairs)  # names the keys on each side, if they differ
+                raise  # (else a nested collection's own error)
         elif isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
             return self._pointwise(None, op, (other,), lock=False)  # type: ignore[attr-defined,no-any-return]
         elif isinstance(other, (int, float, bool, complex)):
