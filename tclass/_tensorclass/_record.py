@@ -34,6 +34,7 @@ from tclass._core._keys import key_path, unravel_key
 from tclass._core._names import Names
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
+from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._record_fields import record_batch_size, record_entries
@@ -72,6 +73,7 @@ from tclass._tensorclass._writes import (
 from tclass.errors import (
     ClassDefinitionError,
     FieldIndexError,
+    NotConsolidatedError,
     UnknownFieldError,
     UnsupportedError,
 )
@@ -131,6 +133,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     __slots__ = ("_tensordict", "__weakref__")
 
     __tclass_info__: ClassVar[ClassInfo]
+    # The names of the fields (ClassVar attributes are not fields), as the peer's.
+    __expected_keys__: ClassVar[frozenset[str]] = frozenset()
 
     # Each class gets a generated __init__ taking its fields (checkers synthesise it through
     # the metaclass's dataclass_transform) plus these keyword-only arguments: descriptors,
@@ -199,10 +203,27 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     @classmethod
     def _from_tensordict_unchecked(cls, td: TensorDict | LazyStackedTensorDict) -> Self:
         record = _new_instance(cls)
-        record._tensordict = td
-        if cls.__tclass_info__.options["frozen"]:
+        info = cls.__tclass_info__
+        if info.setattr_hook:  # the slot itself, past the __setattr__ the class defines
+            object.__setattr__(record, "_tensordict", td)
+        else:
+            record._tensordict = td
+        if info.options["frozen"]:
             td.lock_()
         return record
+
+    @property
+    def _consolidated(self) -> Consolidated:
+        """The one buffer of a consolidated record's tensors (the peer's attribute, which
+        a record has only once consolidated: ``hasattr(record, "_consolidated")``)."""
+        state = consolidation_of(self)
+        if state is None:
+            msg = (
+                f"this {type(self).__name__} is not consolidated: record.consolidate() "
+                "returns one that is"
+            )
+            raise NotConsolidatedError(msg)
+        return state
 
     def _wrap(self, td: TensorDict | LazyStackedTensorDict) -> Self:
         return self._from_tensordict_unchecked(td)

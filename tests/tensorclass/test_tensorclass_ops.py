@@ -922,7 +922,7 @@ class TestTensorDictConversion:
         with pytest.raises(UnknownFieldError):
             rec.replace(bogus=1)
         with pytest.raises(FieldTypeError):
-            rec.replace(env=3)
+            rec.replace(env=torch.zeros(4))
 
 
 class TestStateDict:
