@@ -995,6 +995,18 @@ class _Reduced:
         return (self.fn, self.args)
 
 
+class TestConsolidated:
+    def test_the_buffer_attribute_exists_once_consolidated(self) -> None:
+        rec = make()
+        assert not hasattr(rec, "_consolidated")  # as the peer's record
+        with pytest.raises(errors.NotConsolidatedError, match="Rec is not consolidated"):
+            rec._consolidated  # noqa: B018
+        packed = rec.consolidate()
+        assert hasattr(packed, "_consolidated") and packed.is_consolidated()
+        assert packed.env == "pong" and torch.equal(packed.obs, rec.obs)
+        assert not hasattr(packed.clone(), "_consolidated")  # a copy has its own tensors
+
+
 class TestCopyPickle:
     def _rich(self) -> Rec:
         s = torch.stack([make((3,), env="a"), make((3,), env="b", offset=100)])
