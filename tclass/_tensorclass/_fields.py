@@ -7,6 +7,7 @@ class is built:
 annotation                 accepted values, and what is stored
 =========================  ==================================================================
 ``Tensor`` (or subclass)   tensors; array-likes (lists, numbers, numpy) via ``torch.as_tensor``
+                           (a list of tensors of one shape: their stack)
                            (jaxtyping's ``Float[Tensor, "b 3"]``: the same, shapes unchecked)
 a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a TensorDict
                            (``C.from_tensordict``) becomes a ``C``
@@ -24,10 +25,18 @@ a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a Tensor
 any other class            its instances, kept as Python values
 =========================  ==================================================================
 
-``None`` is accepted by every field: it means "not set yet" (nothing is stored; the field
-reads ``None``, and writing a record into it by index creates its storage). A value that
-fits no rule raises ``FieldTypeError`` naming the class, the field and the annotation.
-Every stored tensor and collection must start with the batch size.
+A field that takes Python values takes Python values of other types too, stored as a
+TensorDict stores them (as the peer): a list one value per element along the batch
+(``NonTensorStack``; one ``NonTensorData`` under ``set_list_to_stack(False)``), anything
+else one value, and in a field that takes tensors too (``Tensor | str``) numbers and
+lists of numbers a tensor. Under an explicit ``set_list_to_stack(True)``, a list is one
+value per element even where the annotation names lists (as the peer stores every list).
+A ``Tensor`` field keeps a record or TensorDict as it is (the peer). ``None`` is accepted
+by every field: it means "not set yet" (nothing is stored; the field reads ``None``, and
+writing a record into it by index creates its storage). A value of the other kind (a
+tensor or collection where only Python values belong, a Python value where a tensor or
+a record belongs) raises ``FieldTypeError`` naming the class, the field and the
+annotation. Every stored tensor and collection must start with the batch size.
 
 Class options change the rules: ``autocast`` converts a value to the field's annotated
 class first (``int(tensor)``, ``str(1)``, ``np.asarray(t)``; numbers and arrays become

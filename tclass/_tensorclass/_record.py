@@ -766,21 +766,28 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return cls.from_dict
 
     @classmethod
-    def from_tensordict(cls, td: TensorDictBase) -> Self:
+    def from_tensordict(
+        cls, td: TensorDictBase, non_tensordict: Mapping[str, Any] | None = None
+    ) -> Self:
         """A record over ``td``'s entries, without copying tensors.
 
-        Nested TensorDicts under tensorclass fields become those classes; absent fields
-        take their declared defaults.
+        Nested TensorDicts under tensorclass fields become those classes. A field that
+        ``td`` does not hold takes its value in ``non_tensordict`` (the peer's argument,
+        for Python values), else its declared default (the peer: ``None``); a required
+        field that neither gives is not set yet (reads ``None``), as in the peer.
 
         Raises:
-            UnknownFieldError: if ``td`` has a key that is not a field.
-            FieldTypeError: if an entry does not fit its field, or a required one is missing.
+            UnknownFieldError: if ``td`` or ``non_tensordict`` has a key that is not a field.
+            FieldTypeError: if an entry does not fit its field.
         """
         storage = storage_of(td)
         if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
-            members = [cls.from_tensordict(member) for member in storage.tensordicts]
+            members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
-        return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
+        entries: Mapping[str, Any] = td._entries()
+        if non_tensordict:
+            entries = {**non_tensordict, **entries}
+        return record_from_entries(cls, entries, td.batch_size, td.device, td._dim_names)
 
     @classmethod
     def rand(
