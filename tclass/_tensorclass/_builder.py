@@ -226,7 +226,7 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     own = set(cls.__dict__.get("__annotations__", {}))
     # A class whose specs are known now gets its own checking body (see _checked_init);
     # one that defines __setattr__ has each field set through it (the peer's dataclass).
-    info.setattr_hook = cls.__setattr__ is not object.__setattr__  # type: ignore[comparison-overlap]
+    info.setattr_hook = cls.__setattr__ is not object.__setattr__
     body = init_through_setattr if info.setattr_hook and not options["frozen"] else None
     body = body or _checked_init(info) or init_record
     info.generated_init = generated_init(cls, info, own, body)
