@@ -1,14 +1,18 @@
-"""What the benchmark scripts share: the peer (``tensordict``) where it is installed, and
-the CPU-time loop that times several implementations of one case side by side."""
+"""What the benchmark scripts share: the peer (``tensordict``) where it is installed, the
+CPU-time loop that times several implementations of one case side by side, this process's
+memory, and the wait for the kernel's writeback before an I/O sample. Standard library
+only."""
 
 from __future__ import annotations
 
 import importlib
+import os
+import time
 import timeit
 import warnings
 from types import ModuleType
 
-__all__ = ["calls_per_repeat", "load_peer", "time_interleaved"]
+__all__ = ["calls_per_repeat", "load_peer", "memory", "settle_writeback", "time_interleaved"]
 
 
 def load_peer() -> ModuleType | None:
@@ -54,3 +58,21 @@ def memory() -> tuple[int, int]:
             if key in ("VmRSS", "RssAnon"):
                 found[key] = int(value.split()[0]) * 1024
     return found["VmRSS"], found["RssAnon"]
+
+
+def settle_writeback(limit: int = 32 << 20, timeout: float = 120.0) -> None:
+    """Write dirty pages back (``os.sync()``) and wait until /proc/meminfo's Dirty +
+    Writeback are under ``limit`` bytes (or ``timeout`` seconds pass: other programs may
+    keep writing), so that no sample pays for the writeback of the one before."""
+    os.sync()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/meminfo") as stream:
+                fields = dict(line.split(":", 1) for line in stream)
+        except OSError:
+            return  # not Linux: os.sync() is all there is
+        pending = sum(int(fields.get(name, "0 kB").split()[0]) for name in ("Dirty", "Writeback"))
+        if pending * 1024 < limit:
+            return
+        time.sleep(0.01)

@@ -193,6 +193,10 @@ def add(lib: Lib, a: Any, b: Any) -> Any:
     return a + b
 
 
+def cat(lib: Lib, a: Any, b: Any) -> Any:
+    return torch.cat([a, b])
+
+
 def to_float64(lib: Lib, data: Any) -> Any:
     return data.to(torch.float64)
 
@@ -256,10 +260,6 @@ def rec_apply(lib: Lib, rec: Any) -> Any:
 
 def rec_stack(lib: Lib, a: Any, b: Any) -> Any:
     return torch.stack([a, b], dim=1)
-
-
-def rec_cat(lib: Lib, a: Any, b: Any) -> Any:
-    return torch.cat([a, b])
 
 
 def rec_replace(lib: Lib, rec: Any) -> Any:
@@ -332,10 +332,6 @@ def td_stack(lib: Lib, a: Any, b: Any) -> Any:
     return torch.stack([a, b])
 
 
-def td_cat(lib: Lib, a: Any, b: Any) -> Any:
-    return torch.cat([a, b], dim=0)
-
-
 def td_float(lib: Lib, td: Any) -> Any:
     return td.double().float()
 
@@ -396,65 +392,86 @@ class CompileCase:
     data_dependent: bool = False
 
 
-def compile_cases() -> list[CompileCase]:
-    rec, td = _one(_rec), _one(_td)
+def alike_cases(kind: str, make: Make) -> list[CompileCase]:
+    """The cases whose one body serves records and TensorDicts alike, on ``kind``'s
+    inputs (``"rec"``: ``_rec``, ``"td"``: ``_td``)."""
+    one = _one(make)
     return [
-        CompileCase("rec field math", rec_field_math, rec),
-        CompileCase("rec field write", rec_field_write, rec),
-        CompileCase("rec build", rec_build, _tensor_args),
-        CompileCase("rec build (TensorClass)", rec_build_positional, _tensor_args),
-        CompileCase("rec build nested", rec_build_nested, _tensor_args),
-        CompileCase("rec build with str", rec_build_str, _tensor_args),
-        CompileCase("rec nested read", rec_nested_read, lambda lib, n: (_outer(lib, n),)),
-        CompileCase("rec nested math", rec_nested_math, lambda lib, n: (_outer(lib, n),)),
+        CompileCase(f"{kind}[0]", first_row, one),
+        CompileCase(f"{kind}[1:-1]", inner_rows, one),
+        CompileCase(f"{kind}[idx]", rows_at, _with_index(make)),
+        CompileCase(f"{kind}[mask]", rows_where, _with_mask(make), data_dependent=True),
+        CompileCase(f"{kind} + {kind}", add, _two(make)),
+        CompileCase(f"torch.cat({kind}s)", cat, _two(make)),
+        CompileCase(f"{kind}.to(float64)", to_float64, one),
+        CompileCase(f"{kind}[idx] = other", write_rows, _buffer(make)),
+    ]
+
+
+def cases_on(inputs: Inputs, bodies: dict[str, Callable[..., Any]]) -> list[CompileCase]:
+    """One case per ``name: body`` of ``bodies``, all on ``inputs``."""
+    return [CompileCase(name, body, inputs) for name, body in bodies.items()]
+
+
+def compile_cases() -> list[CompileCase]:
+    build = {
+        "rec build": rec_build,
+        "rec build (TensorClass)": rec_build_positional,
+        "rec build nested": rec_build_nested,
+        "rec build with str": rec_build_str,
+        "td build": td_build,
+        "td build nested": td_build_nested,
+        "td build kwargs": td_build_kwargs,
+    }
+    one_rec = {
+        "rec field math": rec_field_math,
+        "rec field write": rec_field_write,
+        "rec apply": rec_apply,
+        "rec.replace": rec_replace,
+        "rec reshape": rec_reshape,
+    }
+    outer = {"rec nested read": rec_nested_read, "rec nested math": rec_nested_math}
+    one_td = {
+        "td get": td_get,
+        "td set": td_set,
+        "td apply": td_apply,
+        "td * 2 - 1": td_mul_scalar,
+        "td exp clamp": td_math,
+        "td.mean(0)": td_mean,
+        "td values sum": td_sum_leaves,
+        "td.double().float()": td_float,
+        "td.select": td_select,
+        "td.exclude": td_exclude,
+        "td.replace": td_replace,
+        "td reshape": td_reshape,
+        "td items": td_items,
+    }
+    two_td = {
+        "td apply two": td_apply_two,
+        "td soft update": td_soft_update,
+        "torch.stack(tds)": td_stack,
+        "td.update": td_update,
+        "torch.where(td)": td_where,
+    }
+    lazy = {
+        "lazy read": lazy_read,
+        "lazy member": lazy_member,
+        "lazy rows": lazy_rows,
+        "lazy nested read": lazy_nested_read,
+    }
+    return [
+        *cases_on(_tensor_args, build),
+        *cases_on(_one(_rec), one_rec),
+        *cases_on(_one(_outer), outer),
         CompileCase(
             "rec TensorClass math", rec_tc_math, lambda lib, n: (_rec(lib, n, cls="RecTC"),)
         ),
-        CompileCase("rec[0]", first_row, rec),
-        CompileCase("rec[1:-1]", inner_rows, rec),
-        CompileCase("rec[idx]", rows_at, _with_index(_rec)),
-        CompileCase("rec[mask]", rows_where, _with_mask(_rec), data_dependent=True),
-        CompileCase("rec apply", rec_apply, rec),
-        CompileCase("rec + rec", add, _two(_rec)),
         CompileCase("torch.stack(recs)", rec_stack, _two(_rec)),
-        CompileCase("torch.cat(recs)", rec_cat, _two(_rec)),
-        CompileCase("rec.to(float64)", to_float64, rec),
-        CompileCase("rec.replace", rec_replace, rec),
-        CompileCase("rec[idx] = other", write_rows, _buffer(_rec)),
-        CompileCase("rec reshape", rec_reshape, rec),
-        CompileCase("td build", td_build, _tensor_args),
-        CompileCase("td build nested", td_build_nested, _tensor_args),
-        CompileCase("td build kwargs", td_build_kwargs, _tensor_args),
-        CompileCase("td get", td_get, td),
-        CompileCase("td set", td_set, td),
-        CompileCase("td[0]", first_row, td),
-        CompileCase("td[1:-1]", inner_rows, td),
-        CompileCase("td[idx]", rows_at, _with_index(_td)),
-        CompileCase("td[mask]", rows_where, _with_mask(_td), data_dependent=True),
-        CompileCase("td apply", td_apply, td),
-        CompileCase("td apply two", td_apply_two, _two(_td)),
-        CompileCase("td + td", add, _two(_td)),
-        CompileCase("td * 2 - 1", td_mul_scalar, td),
-        CompileCase("td exp clamp", td_math, td),
-        CompileCase("td soft update", td_soft_update, _two(_td)),
-        CompileCase("td.mean(0)", td_mean, td),
-        CompileCase("td values sum", td_sum_leaves, td),
-        CompileCase("torch.stack(tds)", td_stack, _two(_td)),
-        CompileCase("torch.cat(tds)", td_cat, _two(_td)),
-        CompileCase("td.to(float64)", to_float64, td),
-        CompileCase("td.double().float()", td_float, td),
-        CompileCase("td.update", td_update, _two(_td)),
-        CompileCase("td.select", td_select, td),
-        CompileCase("td.exclude", td_exclude, td),
-        CompileCase("td.replace", td_replace, td),
-        CompileCase("td[idx] = other", write_rows, _buffer(_td)),
-        CompileCase("td reshape", td_reshape, td),
-        CompileCase("torch.where(td)", td_where, _two(_td)),
-        CompileCase("td items", td_items, td),
-        CompileCase("lazy read", lazy_read, lambda lib, n: (_lazy(lib, n),)),
-        CompileCase("lazy member", lazy_member, lambda lib, n: (_lazy(lib, n),)),
-        CompileCase("lazy rows", lazy_rows, lambda lib, n: (_lazy(lib, n),)),
-        CompileCase("lazy nested read", lazy_nested_read, lambda lib, n: (_lazy(lib, n),)),
+        *alike_cases("rec", _rec),
+        *cases_on(_one(_td), one_td),
+        *cases_on(_two(_td), two_td),
+        *alike_cases("td", _td),
+        *cases_on(_one(_lazy), lazy),
     ]
 
 

@@ -74,7 +74,14 @@ def small_leaves(peer: ModuleType | None, repeat: int) -> None:
         their_packed = theirs.consolidate()
         peer_plain = _time(lambda: theirs.to("cuda"), repeat) * 1e3
         peer_packed = _time(lambda: their_packed.to("cuda"), repeat) * 1e3
-    _row("200 leaves to cuda", plain_s * 1e3, peer_plain, "ms", "", None)
+    _row(
+        "200 leaves to cuda",
+        plain_s * 1e3,
+        peer_plain,
+        "ms",
+        "<= peer",
+        peer_plain is None or plain_s * 1e3 <= peer_plain,
+    )
     ok = packed_s * 1e3 <= 1.0 and (peer_packed is None or packed_s * 1e3 <= 0.25 * peer_packed)
     _row(
         "200 leaves to cuda, consolidated",
@@ -85,6 +92,15 @@ def small_leaves(peer: ModuleType | None, repeat: int) -> None:
         ok,
     )
     _row("  (consolidate() itself, once)", consolidation * 1e3, None, "ms", "", None)
+    pinned = ours.consolidate(pin_memory=True)
+    pinned_s = _time(lambda: pinned.to("cuda", non_blocking=True), repeat)
+    peer_pinned = None
+    if peer is not None:
+        their_pinned = theirs.consolidate(pin_memory=True)
+        peer_pinned = _time(lambda: their_pinned.to("cuda", non_blocking=True), repeat) * 1e3
+    _row("200 leaves, consolidated pinned, non_blocking", pinned_s * 1e3, peer_pinned, "ms",
+         "<= 1 ms, <= 0.25x peer", pinned_s * 1e3 <= 1.0 and (
+             peer_pinned is None or pinned_s * 1e3 <= 0.25 * peer_pinned))  # fmt: skip
 
 
 def _record_classes(peer: ModuleType | None) -> tuple[type, type | None]:

@@ -86,6 +86,8 @@ from io_table import (  # noqa: E402
     use_cpu_time,
 )
 
+from _common import settle_writeback  # noqa: E402
+
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the peer's deprecation warnings
     try:
@@ -198,24 +200,6 @@ def touch_memory(nbytes: int) -> None:
     if nbytes:
         filled = np.ones(nbytes, dtype=np.uint8)
         del filled
-
-
-def settle_writeback(limit: int = 32 << 20, timeout: float = 120.0) -> None:
-    """Write dirty pages back and wait until /proc/meminfo's Dirty + Writeback are under
-    ``limit`` bytes (or ``timeout`` seconds pass: other programs may keep writing), so
-    that no sample pays for the writeback of the one before."""
-    os.sync()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with open("/proc/meminfo") as stream:
-                fields = dict(line.split(":", 1) for line in stream)
-        except OSError:
-            return  # not Linux: os.sync() is all there is
-        pending = sum(int(fields.get(name, "0 kB").split()[0]) for name in ("Dirty", "Writeback"))
-        if pending * 1024 < limit:
-            return
-        time.sleep(0.01)
 
 
 def collect(sizes: Sizes) -> None:

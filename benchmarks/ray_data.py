@@ -62,27 +62,12 @@ import tclass  # noqa: E402
 import tclass.ray  # noqa: E402
 from tclass import TensorDict  # noqa: E402
 
-from _common import load_peer, memory  # noqa: E402
+from _common import load_peer, memory, settle_writeback  # noqa: E402
 
 MIB = 1 << 20
 BATCH = 4096
 WIDTH = 1024  # float32 values of obs per row
 ROW_BYTES = WIDTH * 4 + 8 + 4 + 8
-
-
-def _drain() -> None:
-    """``os.sync()``, then wait until the kernel has no dirty or writeback pages left."""
-    os.sync()
-    for _ in range(200):
-        with open("/proc/meminfo") as meminfo:
-            pending = sum(
-                int(line.split()[1])
-                for line in meminfo
-                if line.startswith(("Dirty:", "Writeback:"))
-            )
-        if pending < 1024:  # KiB
-            return
-        time.sleep(0.05)
 
 
 def _summary(values: list[float], scale: float, unit: str, digits: int = 1) -> str:
@@ -177,7 +162,7 @@ def run_nodes(total_mib: int, repeat: int) -> None:
             expected = float(sum(range(100))) * (total_mib * MIB // 100 // 4)
             for step in range(repeat):
                 for name in _rotated(list(ways), step):
-                    _drain()
+                    settle_writeback(limit=1 << 20, timeout=10.0)
                     ref = ray.put(ways[name]())
                     result = ray.get(reader.get.remote([ref]))
                     del ref
@@ -356,7 +341,7 @@ def run_read(total_mib: int, repeat: int) -> None:
             samples: dict[str, list[float]] = {name: [] for name in ways}
             for step in range(repeat):
                 for name in _rotated(list(ways), step):
-                    _drain()
+                    settle_writeback(limit=1 << 20, timeout=10.0)
                     start = time.perf_counter()
                     total = ways[name]()
                     samples[name].append(time.perf_counter() - start)

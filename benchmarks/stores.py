@@ -43,6 +43,8 @@ import torch
 
 import tclass
 
+from _common import settle_writeback
+
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the peer's deprecation warnings
     try:
@@ -62,26 +64,9 @@ Run = Callable[[], object]
 Open = Callable[[], Any]  # a store opened, to read from (and close)
 
 
-def settle() -> None:
-    """Writes dirty pages back and waits (at most 10 s) until the kernel reports none."""
-    os.sync()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            fields = dict(
-                line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines()
-            )
-        except OSError:
-            return
-        pending = sum(int(fields[name].split()[0]) for name in ("Dirty", "Writeback"))
-        if pending < 1024:  # kB
-            return
-        time.sleep(0.01)
-
-
 def batch(run: Run, number: int) -> float:
     """CPU seconds per call over ``number`` calls."""
-    settle()
+    settle_writeback(limit=1 << 20, timeout=10.0)
     gc.collect()
     start = time.process_time()
     for _ in range(number):

@@ -113,30 +113,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _info(path: str, as_json: bool, allow_pickle: bool) -> int:
     if is_sharded(path):
-        return _sharded_info(path, as_json)
+        sharded = describe_sharded(path)
+        text = _json_text(sharded_json(sharded)) if as_json else sharded_text(sharded)
+        return _report(text, sharded.problems, "open_sharded would refuse this dataset")
     info = describe(path, allow_pickle)
-    if as_json:
-        text = json.dumps(info_json(info), indent=2, ensure_ascii=False, allow_nan=False)
-    else:
-        text = info_text(info)
-    _write(text + "\n")
-    if info.problems:
-        more = f" (and {len(info.problems) - 1} more)" if len(info.problems) > 1 else ""
-        _error(f"{info.problems[0]}{more}; load_memmap would refuse this folder")
-        return 1
-    return 0
+    text = _json_text(info_json(info)) if as_json else info_text(info)
+    return _report(text, info.problems, "load_memmap would refuse this folder")
 
 
-def _sharded_info(path: str, as_json: bool) -> int:
-    info = describe_sharded(path)
-    if as_json:
-        text = json.dumps(sharded_json(info), indent=2, ensure_ascii=False, allow_nan=False)
-    else:
-        text = sharded_text(info)
+def _json_text(document: dict[str, Any], indent: int = 2) -> str:
+    return json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def _report(text: str, problems: Sequence[str], verdict: str) -> int:
+    """Writes ``text``, then the first of ``problems`` and ``verdict`` to stderr; the exit
+    status: 1 where there are problems."""
     _write(text + "\n")
-    if info.problems:
-        more = f" (and {len(info.problems) - 1} more)" if len(info.problems) > 1 else ""
-        _error(f"{info.problems[0]}{more}; open_sharded would refuse this dataset")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        _error(f"{problems[0]}{more}; {verdict}")
         return 1
     return 0
 
@@ -148,7 +143,7 @@ def _schema(target: str, indent: int) -> int:
         document = _class_document(target)
     if document is None:
         return 1
-    _write(json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
+    _write(_json_text(document, indent) + "\n")
     return 0
 
 

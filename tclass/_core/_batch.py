@@ -29,6 +29,7 @@ __all__ = [
     "normalize_dim",
     "normalize_index",
     "permute_dims",
+    "row_major_strides",
     "shape_args",
     "split_sizes",
     "squeeze_dims",
@@ -132,6 +133,17 @@ def _raise_bad_batch_size(value: object) -> NoReturn:
         "(a list, tuple or torch.Size), an int, or None"
     )
     raise BatchSizeError(msg)
+
+
+def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides of a contiguous (row-major) tensor of ``shape``, in elements (a size-0
+    dim counts as 1, as torch's)."""
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 def normalize_dim(dim: int, ndim: int, *, op: str, inclusive: bool = False) -> int:

@@ -140,16 +140,18 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
     return ToArgs(as_device(device), dtype, non_blocking)
 
 
-def wait_for_device_copies() -> None:
-    """Wait for the copies queued on the current CUDA stream (a no-op without CUDA).
+def wait_for_device_copies(device: torch.device | None = None) -> None:
+    """Wait for the copies queued on the current CUDA stream (of ``device``, a CUDA
+    device; the current one by default); a no-op without CUDA.
 
     A device-to-host copy with ``non_blocking=True`` returns before the data has arrived;
     tclass issues every leaf's copy asynchronously, then waits once here, so that the
-    result it returns is safe to read. (Host-to-device copies need no wait: the device
-    orders them before any kernel that reads the data.)
+    result it returns is safe to read. A blocking host-to-device move queues every copy
+    and waits here once if a source is pinned (a pageable one has been read by the time
+    its copy returns), so that its source may be changed as soon as it returns.
     """
     if torch.cuda.is_available() and _cuda_initialized():
-        torch.cuda.current_stream().synchronize()
+        torch.cuda.current_stream(device).synchronize()
 
 
 def refuse_device_assignment(collection: object, value: object) -> NoReturn:

@@ -35,6 +35,7 @@ from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.declared._packing import ConsolidateOptions
 from tclass._base.implemented._device_ops import map_tensors, share
+from tclass._core._batch import row_major_strides
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
 from tclass._core._future import TensorDictFuture
@@ -117,7 +118,11 @@ class Consolidated:
         caller then moves it leaf by leaf)."""
         if device is None or device == node.device or not self.is_current(node):
             return None
-        buffer = self.buffer.to(device, non_blocking=non_blocking)
+        if device.type == "cuda" and not non_blocking and not self.buffer.is_pinned():
+            # the driver has read a pageable source when the call returns: nothing to wait for
+            buffer = self.buffer.to(device, non_blocking=True)
+        else:
+            buffer = self.buffer.to(device, non_blocking=non_blocking)
         if non_blocking and device.type == "cpu":
             wait_for_device_copies()
         moved = _moved_buffer(node, self, buffer)
@@ -171,7 +176,8 @@ def consolidate(
     non_blocking = options.get("non_blocking", False)
     with torch.no_grad():
         _map_threads(
-            lambda pair: pair[0].copy_(pair[1], non_blocking=non_blocking),
+            # detached: grad mode is per thread, and the views share one base
+            lambda pair: pair[0].copy_(pair[1].detach(), non_blocking=non_blocking),
             list(zip(views, leaves)),
             options.get("num_threads", 0),
         )
@@ -536,14 +542,24 @@ def _layout(
 def _views(
     buffer: torch.Tensor, layout: Sequence[tuple[torch.dtype, torch.Size, int]]
 ) -> list[torch.Tensor]:
-    """The leaves as views of ``buffer``."""
+    """The leaves as views of ``buffer``: one flat view of its storage per dtype, each leaf
+    an ``as_strided`` of it (half the cost of a tensor per leaf set onto the storage: it
+    counts where a consolidated batch moves to a GPU every step)."""
     views = []
     storage = buffer.untyped_storage()
     base = buffer.storage_offset()
-    device = buffer.device
+    flats: dict[torch.dtype, torch.Tensor] = {}
+    strides: dict[torch.Size, tuple[int, ...]] = {}
     for dtype, shape, offset in layout:
-        view = torch.empty(0, dtype=dtype, device=device)
-        views.append(view.set_(storage, (base + offset) // dtype.itemsize, shape))  # type: ignore[call-overload]
+        flat = flats.get(dtype)
+        if flat is None:
+            flat = torch.empty(0, dtype=dtype, device=buffer.device)
+            flat.set_(storage, 0, (storage.nbytes() // dtype.itemsize,))  # type: ignore[call-overload]
+            flats[dtype] = flat
+        stride = strides.get(shape)
+        if stride is None:
+            stride = strides[shape] = row_major_strides(shape)
+        views.append(flat.as_strided(shape, stride, (base + offset) // dtype.itemsize))
     return views
 
 

@@ -33,7 +33,6 @@ _Unbatched = UnbatchedTensor
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 _NO_DIMS = torch.Size([])
-_new_instance = object.__new__
 
 
 class IndexingOps(TensorDictBase):
@@ -153,18 +152,12 @@ class IndexingOps(TensorDictBase):
             _check_int_index(index, batch)
         if self._scope is not None and self._scope.special:
             return cast(Self, self._index(index))  # names or unbatched tensors to carry
-        out = _new_instance(self.__class__)
         try:
-            out._tensors = {key: value[index] for key, value in tensors.items()}
+            values = {key: value[index] for key, value in tensors.items()}
         except IndexError:
             _check_int_index(index, batch)  # raises DimError (an IndexError) for the bounds
             raise
-        out._batch_size = batch[1:] if len(batch) > 1 else _NO_DIMS
-        out._device = self._device
-        out._locked = False
-        out._consolidated = None
-        out._saved_at = None
-        out._scope = None
+        out = self._new_unchecked(values, batch[1:] if len(batch) > 1 else _NO_DIMS, self._device)
         return self._locked_view(out, index) if self._locked else out
 
     def _index_slice(self, index: slice) -> Self:
@@ -179,21 +172,16 @@ class IndexingOps(TensorDictBase):
             raise ValueError(msg)
         if self._scope is not None and self._scope.special:
             return cast(Self, self._index(index))  # names or unbatched tensors to carry
-        out = _new_instance(self.__class__)
-        out._tensors = values = _indexed(self._tensors, index)
+        values = _indexed(self._tensors, index)
         for value in values.values():
             if value.__class__ is _Tensor:  # its leading dims: the new batch size
-                out._batch_size = value.shape[: len(batch)]
+                new_batch = value.shape[: len(batch)]
                 break
         else:  # (slice.indices would pin a symbolic size under torch.compile)
             start, stop, step = index.indices(batch[0])
             length = max(0, (stop - start + step - 1) // step)
-            out._batch_size = torch.Size((length, *batch[1:]))
-        out._device = self._device
-        out._locked = False
-        out._consolidated = None
-        out._saved_at = None
-        out._scope = None
+            new_batch = torch.Size((length, *batch[1:]))
+        out = self._new_unchecked(values, new_batch, self._device)
         return self._locked_view(out, index) if self._locked else out
 
     def _locked_view(self, out: Self, index: Any) -> Self:

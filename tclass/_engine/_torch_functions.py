@@ -20,7 +20,6 @@ import torch
 import torch.nn.functional as F
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._leaf_walk import Gather
 from tclass._core import _batch
 from tclass._core._dispatch import implements
 from tclass.errors import DimError, OperandError
@@ -180,10 +179,9 @@ def _tensors_of(values: Sequence[Any]) -> tuple[list[torch.Tensor], list[int]]:
             leaves.append(value)
             counts.append(1)
             continue
-        gather = Gather()
-        value._collect(gather, (), value.batch_dims, ())
-        leaves.extend(gather.leaves)
-        counts.append(len(gather.leaves))
+        walked = value._walk_leaves()
+        leaves.extend(walked)
+        counts.append(len(walked))
     return leaves, counts
 
 

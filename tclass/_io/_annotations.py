@@ -18,7 +18,7 @@ from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 
-__all__ = ["field_classes", "fit_values", "missing_fields", "tensorclasses"]
+__all__ = ["field_classes", "fit_values", "is_field", "missing_fields", "tensorclasses"]
 
 
 def tensorclasses(*classes: type | None) -> tuple[type, ...]:
@@ -31,6 +31,11 @@ def field_classes(record_cls: type, key: str) -> tuple[type, ...]:
     not a field, or is annotated ``Any``, ``TensorDict``, ``Tensor``...)."""
     rule = record_cls.__tclass_info__.rules.get(key)  # type: ignore[attr-defined]
     return tensorclasses(*rule.collections) if rule is not None else ()
+
+
+def is_field(record_cls: type, name: str) -> bool:
+    """Whether ``record_cls`` declares the field ``name``."""
+    return name in record_cls.__tclass_info__.field_names  # type: ignore[attr-defined]
 
 
 def missing_fields(record_cls: type, present: set[str]) -> list[str]:

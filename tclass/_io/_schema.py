@@ -53,6 +53,7 @@ import json
 import os
 import weakref
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -73,7 +74,7 @@ from tclass.errors import (
 )
 
 __all__ = [
-    "ANY_FIELDS",
+    "AnyFields",
     "FOLDER",
     "STORE_FILE",
     "FieldSchema",
@@ -291,14 +292,14 @@ class LoadPlan:
                 raise UnsupportedError(msg) from None
 
 
-class _AnyFields(frozenset[str]):
-    """Every name: the fields of a record whose other.pickle is not read yet."""
+class AnyFields(frozenset[str]):
+    """The value fields of a record whose ``other.pickle`` is not read yet: any name may
+    be one (``in`` is always true), but those known (kept in the record's own meta.json)
+    are the set's members, which a comparison with the class still lists (an undeclared
+    one is extra: it must not vanish because a pickle lies beside it)."""
 
     def __contains__(self, name: object) -> bool:
         return True
-
-
-ANY_FIELDS: frozenset[str] = _AnyFields()  # values of a record that may be anywhere
 
 
 @dataclass(frozen=True)
@@ -319,7 +320,7 @@ STORE_FILE = Source("the file", "dataset", options=False)
 def compare(
     cls: type,
     entries: Mapping[str, Mapping[str, Any]],
-    values: set[str],
+    values: AbstractSet[str],
     saved: SavedSchema | None,
     batch_ndim: int,
     path: str,
@@ -445,7 +446,7 @@ class SchemaCheck:
         folder: str,
         entries: Mapping[str, Mapping[str, Any]],
         marker: Mapping[str, Any],
-        values: set[str],
+        values: AbstractSet[str],
         batch_ndim: int,
     ) -> LoadPlan:
         """The plan for the record fields in ``folder`` (a ``_tensordict/`` or a member

@@ -70,19 +70,7 @@ def resolve_annotations(
 def _evaluator(cls: type, klass: type, registry: Mapping[str, type]) -> Callable[[str], object]:
     module = sys.modules.get(klass.__module__)
     namespace = {**registry, **(vars(module) if module is not None else {}), cls.__name__: cls}
-
-    def evaluate(text: str) -> object:
-        try:
-            return eval(text, namespace)  # noqa: S307
-        except NameError:
-            for frame_locals in _running_locals():
-                try:
-                    return eval(text, {**frame_locals, **namespace})  # noqa: S307
-                except NameError:
-                    continue
-            raise
-
-    return evaluate
+    return lambda text: _evaluate(text, namespace)
 
 
 def function_hints(
@@ -99,18 +87,30 @@ def function_hints(
     namespace = dict(getattr(fn, "__globals__", {}))
 
     def evaluate(text: str) -> object:
-        try:
-            return eval(text, namespace, dict(scope()) if scope is not None else {})  # noqa: S307
-        except NameError:
-            for frame_locals in _running_locals():
-                try:
-                    return eval(text, {**frame_locals, **namespace})  # noqa: S307
-                except NameError:
-                    continue
-            raise
+        return _evaluate(text, namespace, dict(scope()) if scope is not None else None)
 
     annotations = getattr(fn, "__annotations__", None) or {}
     return {name: _resolved(annotation, evaluate) for name, annotation in annotations.items()}
+
+
+def _evaluate(
+    text: str, namespace: dict[str, Any], scope: Mapping[str, Any] | None = None
+) -> object:
+    """``text`` evaluated in ``namespace`` (and ``scope``, the names of an enclosing
+    function), else in the local variables of each running function, innermost first.
+
+    Raises:
+        NameError: a name none of these holds.
+    """
+    try:
+        return eval(text, namespace, scope)  # noqa: S307
+    except NameError:
+        for frame_locals in _running_locals():
+            try:
+                return eval(text, {**frame_locals, **namespace})  # noqa: S307
+            except NameError:
+                continue
+        raise
 
 
 def _running_locals() -> Iterator[dict[str, Any]]:

@@ -32,7 +32,7 @@ from tclass._core._class_options import OPTIONS, ClassOptions, named_options, op
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import key_path, unravel_key
 from tclass._core._names import Names
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -609,7 +609,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         if len(path) == 1 and path[0] in self.__tclass_info__.field_names and not present:
             return self  # None already
         child = storage._child(path[0]) if len(path) > 1 and present else None
-        if child is not None and hasattr(type(child), "__tclass_info__"):
+        if child is not None and is_record(child):
             child.del_(path[1:])
             return self
         storage.del_(key)

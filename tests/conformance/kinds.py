@@ -11,6 +11,7 @@ under the given folder (pytest's ``tmp_path``).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,10 @@ class Kind:
     name: str
     build: Callable[[Lib, Path, bool], Built]
     locked_results: bool = False  # its methods' results are locked (a frozen record's)
+    needs: str | None = None  # the optional package it is stored with (skipped without)
+
+    def available(self) -> bool:
+        return self.needs is None or importlib.util.find_spec(self.needs) is not None
 
 
 # --- data --------------------------------------------------------------------------
@@ -338,8 +343,8 @@ KINDS: list[Kind] = [
     Kind("rec_nocast", _record("Nocast")),
     Kind("rec_tensor_only", _record("TensorOnly")),
     Kind("rec_frozen", _record("Frozen"), locked_results=True),
-    Kind("h5", _h5),
-    Kind("zarr", _zarr),
+    Kind("h5", _h5, needs="h5py"),
+    Kind("zarr", _zarr, needs="zarr"),
     Kind("params", _params),
     Kind("typed", _record("Typed")),
 ]

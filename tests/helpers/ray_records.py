@@ -1,12 +1,16 @@
-"""Records and probes shared by the Ray tests (tests/interop/test_ray*.py) and imported by
-their Ray workers: where a collection's tensors live in the process that reads them."""
+"""Records, probes and the local cluster shared by the Ray tests (tests/interop/test_ray*.py,
+tests/ray/) and imported by their Ray workers: where a collection's tensors live in the
+process that reads them."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import pytest
 import torch
 
 import tclass
@@ -98,3 +102,25 @@ def worker_pythonpath(test_file: str) -> str:
     ray.init starts)."""
     paths = [Path(test_file).parent, Path(__file__).parent, Path(tclass.__file__).parents[1]]
     return os.pathsep.join([*map(str, paths), os.environ.get("PYTHONPATH", "")])
+
+
+@contextmanager
+def local_cluster(test_file: str) -> Iterator[None]:
+    """A local Ray cluster of its own (2 CPUs, 512 MiB object store) for one test module,
+    whose workers import the module's remote functions and these helpers; shut down on
+    exit. Call it only where Ray is installed (the tests ``importorskip`` it first)."""
+    import ray  # not at the top: tests without Ray import these records too
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", worker_pythonpath(test_file))
+        ray.init(
+            address="local",  # a cluster of its own, never one another process started
+            num_cpus=2,
+            include_dashboard=False,
+            object_store_memory=512 * MIB,
+            log_to_driver=False,
+        )
+    try:
+        yield
+    finally:
+        ray.shutdown()

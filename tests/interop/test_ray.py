@@ -19,26 +19,15 @@ from tclass import LazyStackedTensorDict, TensorDict, lazy_stack
 from tclass._core._readonly import ReadOnlyTensor
 from tclass.errors import ReadOnlyError
 
-from ray_records import MIB, Meta, Transition, private_rss, transition, where, worker_pythonpath
+from ray_records import MIB, Meta, Transition, local_cluster, private_rss, transition, where
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'tclass[ray]'")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", worker_pythonpath(__file__))
-        ray.init(
-            address="local",  # a cluster of its own, never one another process started
-            num_cpus=2,
-            include_dashboard=False,
-            object_store_memory=512 * MIB,
-            log_to_driver=False,
-        )
-    try:
+    with local_cluster(__file__):
         yield
-    finally:
-        ray.shutdown()
 
 
 def wide(leaves: int, leaf_bytes: int) -> TensorDict:

@@ -24,19 +24,9 @@ import tclass
 from tclass.__main__ import main
 from tclass.errors import ClassResolutionError
 
+from golden_classes import Inner, Step
+
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
-
-
-@tclass.tensorclass
-class Inner:
-    z: torch.Tensor
-
-
-@tclass.tensorclass
-class Step:
-    obs: torch.Tensor
-    name: str
-    inner: Inner
 
 
 def _step() -> Step:
@@ -76,10 +66,10 @@ def test_tensorclass_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out, err = _run(capsys, tmp_path / "x")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == f"{tmp_path / 'x'}  {__name__}.Step  batch [2]  (tensorclass)"
+    assert lines[0] == f"{tmp_path / 'x'}  golden_classes.Step  batch [2]  (tensorclass)"
     assert lines[1].startswith("├── obs") and "float32  [2, 3]  24 B  (disk " in lines[1]
     assert lines[2].split() == ["├──", "name", '"walker"']
-    assert lines[3] == f"└── inner  {__name__}.Inner  batch [2]  (tensorclass)"
+    assert lines[3] == "└── inner  golden_classes.Inner  batch [2]  (tensorclass)"
     assert lines[4].startswith("    └── z  int64  [2]  16 B  (disk ")
     assert lines[5].startswith("total: 2 leaves, 1 value, 40 B logical, ")
     assert len(lines) == 6
@@ -92,7 +82,7 @@ def test_tensorclass_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert data["path"] == str(tmp_path / "x")
     assert (root["kind"], root["class"], root["batch_size"]) == (
         "tensorclass",
-        f"{__name__}.Step",
+        "golden_classes.Step",
         [2],
     )
     assert [child["key"] for child in root["children"]] == ["obs", "name", "inner"]
@@ -111,7 +101,7 @@ def test_tensorclass_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     inner = _child(root, "inner")
     assert (inner["kind"], inner["class"], inner["batch_size"]) == (
         "tensorclass",
-        f"{__name__}.Inner",
+        "golden_classes.Inner",
         [2],
     )
     z = _child(inner, "z")
@@ -214,7 +204,7 @@ def test_lazy_stack_of_tensorclasses(tmp_path: Path, capsys: pytest.CaptureFixtu
     root = _json(capsys, tmp_path / "x")["root"]
     assert (root["kind"], root["class"], root["members"], root["batch_size"]) == (
         "tensorclass",
-        f"{__name__}.Inner",
+        "golden_classes.Inner",
         2,
         [2],
     )
@@ -222,7 +212,7 @@ def test_lazy_stack_of_tensorclasses(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, out, _ = _run(capsys, tmp_path / "x")
     assert code == 0
     assert out.splitlines()[0].endswith(
-        f"{__name__}.Inner  batch [2]  (tensorclass, lazy stack of 2 along dim 0)"
+        "golden_classes.Inner  batch [2]  (tensorclass, lazy stack of 2 along dim 0)"
     )
 
 

@@ -630,3 +630,43 @@ def test_share_non_tensor_is_refused_with_the_reason(tmp_path: Path) -> None:
         td.memmap(tmp_path / "s", share_non_tensor=True)
     assert not (tmp_path / "s").exists()
     td.memmap(tmp_path / "s", share_non_tensor=False)
+
+
+def _sent_as_plain_view(td: TensorDict) -> None:
+    """A plain view of a loaded leaf sent through torch.multiprocessing (the default
+    file_descriptor strategy): torch cannot pass a file mapping by descriptor."""
+    from multiprocessing.reduction import ForkingPickler
+
+    strategy = torch.multiprocessing.get_sharing_strategy()
+    torch.multiprocessing.set_sharing_strategy("file_descriptor")
+    try:
+        with pytest.raises(OSError):  # as the peer: refused, not copied to shared memory
+            ForkingPickler.dumps(td["x"].view(-1))
+    finally:
+        torch.multiprocessing.set_sharing_strategy(strategy)
+
+
+@pytest.mark.parametrize(
+    "share",
+    [
+        lambda td: td["x"].share_memory_(),
+        lambda td: td.share_memory_(),
+        lambda td: td["x"].untyped_storage().share_memory_(),
+        _sent_as_plain_view,
+    ],
+    ids=["leaf.share_memory_", "td.share_memory_", "storage.share_memory_", "plain_view_sent"],
+)
+def test_loaded_leaves_stay_on_their_files_when_shared(
+    tmp_path: Path, share: Callable[[TensorDict], object]
+) -> None:
+    """A loaded leaf is torch's own file mapping, which counts as shared memory: sharing
+    it leaves it in place, and writes still reach the file. (A mapping tclass made
+    itself would be copied into shared memory by each of these, silently detaching the
+    leaf from its file: why loads map through torch.)"""
+    TensorDict({"x": torch.zeros(4)}, [4]).memmap(tmp_path / "td")
+    loaded = TensorDict.load_memmap(tmp_path / "td")
+    assert loaded["x"].is_shared() and loaded["x"].untyped_storage().is_shared()
+    share(loaded)
+    loaded["x"][1] = 7.0
+    on_disk = torch.from_file(str(tmp_path / "td" / "x.memmap"), size=4, dtype=torch.float32)
+    assert on_disk.tolist() == [0.0, 7.0, 0.0, 0.0]

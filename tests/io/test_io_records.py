@@ -27,7 +27,12 @@ import pytest
 import torch
 
 import tclass
-from tclass.errors import ClassResolutionError, MetadataError, PickleRefusedError
+from tclass.errors import (
+    ClassResolutionError,
+    MetadataError,
+    PickleRefusedError,
+    SchemaMismatchError,
+)
 
 # --- 1. nested records saved from __main__, loaded by another program ----------------------
 
@@ -575,3 +580,47 @@ def test_a_class_renamed_after_creation_loads(tmp_path: Path) -> None:
     cls(x=torch.arange(3), batch_size=[3]).memmap(tmp_path / "s")
     loaded = tclass.TensorDict.load_memmap(tmp_path / "s")
     assert type(loaded) is cls and torch.equal(loaded.x, torch.arange(3))
+
+
+@tclass.tensorclass
+class Tagged:
+    x: torch.Tensor
+    tag: str
+    note: str
+
+
+def _tagged_by_an_older_writer(folder: Path) -> None:
+    """A record as older writers left it: ``note`` kept in its own meta.json, ``tag``
+    only in its other.pickle, neither in its ``_tensordict/``."""
+    Tagged(x=torch.arange(2), tag="a", note="b", batch_size=[2]).memmap(folder)
+    for key in ("tag", "note"):
+        shutil.rmtree(folder / "_tensordict" / key)
+    _edit(folder / "_tensordict" / "meta.json", tag=None, note=None)
+    _edit(folder / "meta.json", note="from json")
+    (folder / "other.pickle").write_bytes(pickle.dumps({"tag": "pickled", "bogus": 0}))
+
+
+def test_fields_in_an_older_writers_pickle_and_meta_json_load(tmp_path: Path) -> None:
+    _tagged_by_an_older_writer(tmp_path / "s")
+    loaded = Tagged.load_memmap(tmp_path / "s", allow_pickle=True)
+    assert (loaded.tag, loaded.note, loaded.x.tolist()) == ("pickled", "from json", [0, 1])
+    with pytest.raises(PickleRefusedError, match="other.pickle"):
+        Tagged.load_memmap(tmp_path / "s")  # tag is only in the pickle: read only if allowed
+
+
+def test_undeclared_value_beside_a_pickle_is_extra(tmp_path: Path) -> None:
+    """A value the class does not declare, kept in the record's meta.json, is reported
+    extra whether or not an other.pickle lies beside it (it was left out of the
+    comparison when one did), and ``strict=False`` leaves it out (it reached the class's
+    constructor, which refused it)."""
+    _tagged_by_an_older_writer(tmp_path / "s")
+    _edit(tmp_path / "s" / "meta.json", unknown=3)
+    for beside in (True, False):
+        with pytest.raises(
+            SchemaMismatchError, match=r"Tagged.unknown is in the folder \(a value\)"
+        ):
+            Tagged.load_memmap(tmp_path / "s", allow_pickle=True)
+        loaded = Tagged.load_memmap(tmp_path / "s", allow_pickle=True, strict=False)
+        assert loaded.note == "from json" and "unknown" not in loaded.to_dict()
+        assert loaded.tag == ("pickled" if beside else None)
+        (tmp_path / "s" / "other.pickle").unlink(missing_ok=True)

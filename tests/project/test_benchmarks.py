@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import subprocess
 import sys
 import warnings
 from collections.abc import Callable
@@ -26,6 +27,25 @@ import stacking_cases
 import tensorclass_cases
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def quick_output(script: str, timeout: int, *, warnings_are_errors: bool = True) -> str:
+    """What ``benchmarks/<script> --quick`` prints, run as a script in a process of its own
+    (spawned ranks and Ray workers re-import it), checked to exit 0."""
+    strict = ["-W", "error"] if warnings_are_errors else []
+    result = subprocess.run(
+        [sys.executable, *strict, str(BENCHMARKS / script), "--quick"],
+        capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def assert_rows(out: str, rows: tuple[str, ...]) -> None:
+    """Each of ``rows`` stands in ``out``."""
+    missing = [row for row in rows if row not in out]
+    assert not missing, (missing, out)
+
 
 Namespace = Callable[[Any], dict[str, Any]]
 CASES: list[tuple[Any, Namespace]] = [
@@ -241,86 +261,51 @@ def test_stores_benchmark_quick_mode_runs_and_cleans_up(
 
 def test_distributed_benchmark_quick_mode_runs() -> None:
     """``benchmarks/distributed.py --quick``: two spawned ranks run the gloo and RPC cases
-    at small sizes and print both tables (run as a script: its ranks re-import it)."""
-    import subprocess
-
-    result = subprocess.run(
-        [sys.executable, "-W", "error", str(BENCHMARKS / "distributed.py"), "--quick"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    for row in ("| 100 x 1 KiB |", "| 10 x 64 KiB |", "| rpc_sync fill |", "tclass / by hand"):
-        assert row in result.stdout, row
+    at small sizes and print both tables."""
+    out = quick_output("distributed.py", timeout=120)
+    assert_rows(
+        out, ("| 100 x 1 KiB |", "| 10 x 64 KiB |", "| rpc_sync fill |", "tclass / by hand")
+    )
 
 
 def test_ray_benchmark_quick_mode_runs() -> None:
     """``benchmarks/ray_transport.py --quick``: a local Ray cluster, every payload put
     and read back by another process at 16 MiB, and the table and the target lines."""
-    import subprocess
-
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'tclass[ray]'")
-    result = subprocess.run(
-        [sys.executable, "-W", "error", str(BENCHMARKS / "ray_transport.py"), "--quick"],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    for row in (
-        "| tclass TensorDict |",
-        "| tclass record |",
-        "| dict of numpy |",
-        "target <= 10 ms",
-    ):
-        assert row in result.stdout, row
+    out = quick_output("ray_transport.py", timeout=300)
+    rows = ("| tclass TensorDict |", "| tclass record |", "| dict of numpy |", "target <= 10 ms")
+    assert_rows(out, rows)
 
 
 def test_ray_data_benchmark_quick_mode_runs() -> None:
     """``benchmarks/ray_data.py --quick``: a two-node cluster moving a 16 MiB record in
     memory and by file reference, then Ray Data and local reads of a small folder."""
-    import subprocess
-
     pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'tclass[ray]'")
-    result = subprocess.run(
-        [sys.executable, "-W", "error", str(BENCHMARKS / "ray_data.py"), "--quick"],
-        capture_output=True, text=True, timeout=400, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    for row in (
+    out = quick_output("ray_data.py", timeout=400)
+    rows = (
         "| tclass record, in memory |",
         "| tclass record, file reference |",
         "| tclass.ray.read_memmap + iter_records |",
         "| Ray Data by hand (np.memmap datasource) |",
         "tclass.ray / tclass load_memmap, time",
-    ):
-        assert row in result.stdout, row
+    )
+    assert_rows(out, rows)
 
 
 def test_gpu_benchmark_runs_or_says_why() -> None:
     """``benchmarks/gpu.py --quick`` runs its cases on a GPU, and says it needs one (exit
     0) elsewhere."""
-    import subprocess
-
-    result = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "gpu.py"), "--quick"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    out = quick_output("gpu.py", timeout=600, warnings_are_errors=False)
     if torch.cuda.is_available():
-        assert "200 leaves to cuda, consolidated" in result.stdout
+        assert "200 leaves to cuda, consolidated" in out
     else:
-        assert "no CUDA device" in result.stdout
+        assert "no CUDA device" in out
 
 
 def test_checked_benchmark_quick_mode_runs() -> None:
     """``benchmarks/checked.py --quick``: every implementation of the three-record
     contract runs (jaxtyped + beartype where installed) and the table says so."""
-    import subprocess
-
-    result = subprocess.run(
-        [sys.executable, "-W", "error", str(BENCHMARKS / "checked.py"), "--quick"],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    for row in ("| checked |", "| checked, off |", "| by hand |", "target: checked <= 2 us"):
-        assert row in result.stdout, row
+    out = quick_output("checked.py", timeout=300)
+    assert_rows(out, ("| checked |", "| checked, off |", "| by hand |", "target: checked <= 2 us"))
     if importlib.util.find_spec("beartype") and importlib.util.find_spec("jaxtyping"):
-        assert "| jaxtyped + beartype |" in result.stdout
+        assert "| jaxtyped + beartype |" in out

@@ -39,11 +39,11 @@ from ray_records import (
     Meta,
     Step,
     Transition,
+    local_cluster,
     mapping_of,
     step,
     transition,
     where,
-    worker_pythonpath,
 )
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'tclass[ray]'")
@@ -55,24 +55,13 @@ COLUMNS = ["obs", "action", "weight", "meta.seed", "meta.source", "tag"]
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", worker_pythonpath(__file__))
-        ray.init(
-            address="local",  # a cluster of its own, never one another process started
-            num_cpus=2,
-            include_dashboard=False,
-            object_store_memory=512 * MIB,
-            log_to_driver=False,
-        )
-    with warnings.catch_warnings():  # Ray Data's own settings, deprecated by Ray Data
-        warnings.simplefilter("ignore", DeprecationWarning)
-        context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True  # rows in the folders' order
-    context.enable_progress_bars = False
-    try:
+    with local_cluster(__file__):
+        with warnings.catch_warnings():  # Ray Data's own settings, deprecated by Ray Data
+            warnings.simplefilter("ignore", DeprecationWarning)
+            context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True  # rows in the folders' order
+        context.enable_progress_bars = False
         yield
-    finally:
-        ray.shutdown()
 
 
 def saved_steps(folder: Path, rows: int, offset: int = 0) -> str:

@@ -489,18 +489,9 @@ def _compared(op: Callable[[Any, Any], Any], mine: Any, theirs: Any) -> Any:
 def _contiguous(tensor: torch.Tensor, canonical: bool) -> torch.Tensor:
     """``tensor.contiguous()``; with ``canonical``, a copy unless its strides are the
     row-major strides of its shape (``is_contiguous`` ignores the strides of size-1 dims)."""
-    if canonical and tensor.stride() != _row_major(tensor.shape):
+    if canonical and tensor.stride() != _batch.row_major_strides(tensor.shape):
         return tensor.clone(memory_format=torch.contiguous_format)
     return tensor.contiguous()
-
-
-def _row_major(shape: torch.Size) -> tuple[int, ...]:
-    strides = []
-    step = 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 class TensorApplyRules(TypedDict, total=False):

@@ -143,9 +143,7 @@ class CastOps(MathOps):
     @property
     def dtype(self) -> torch.dtype | None:
         """The dtype every tensor has, or None when they differ (or there is none)."""
-        gather = Gather()
-        self._collect(gather, (), self.batch_dims, ())
-        dtypes = {leaf.dtype for leaf in gather.leaves}
+        dtypes = {leaf.dtype for leaf in self._walk_leaves()}
         return dtypes.pop() if len(dtypes) == 1 else None
 
     def is_floating_point(self) -> bool:

@@ -32,7 +32,6 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast, overload
 import torch
 from typing_extensions import Self
 
-from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._math import MathOps, into_out
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
@@ -282,11 +281,10 @@ class ReductionOps(MathOps):
         every element; ``"feature"``: per batch element; batch dims: the tensors joined
         along the first of them, reduced along them (feature dims kept), as the peer."""
         if dims is None or not dims:
-            gather = Gather()
-            self._collect(gather, (), self.batch_dims, ())
-            if not gather.leaves:
+            leaves = self._walk_leaves()
+            if not leaves:
                 raise _no_tensor(operation)
-            return fn(torch.cat([leaf.reshape(-1) for leaf in gather.leaves]), **kwargs)
+            return fn(torch.cat([leaf.reshape(-1) for leaf in leaves]), **kwargs)
         if dims == "feature":
             return _reduce_tensor(fn, self._joined_features(operation), (-1,), False, kwargs, "yes")
         joined, leaf_dims = self._joined_along(dim, operation)

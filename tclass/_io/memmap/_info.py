@@ -24,7 +24,7 @@ from tclass._core._dtypes import DTYPES
 from tclass._io._schema import SavedSchema
 from tclass._io.memmap._folder import FileFacts, Folder, open_root
 from tclass._io.memmap._format import file_name
-from tclass._io.memmap._meta_file import parse_json
+from tclass._io.memmap._meta_file import read_json_object
 from tclass._io.memmap._read import RETRIES, validate_folder
 from tclass.errors import (
     FileFormatError,
@@ -280,12 +280,8 @@ def _document(folder: Folder, schema: SavedSchema) -> dict[str, Any] | None:
     name = schema.json_schema_file
     if name is None:
         return schema.json_schema
-    where = folder.child_path(name)
-    document = parse_json(folder.read_small(name, "the record's JSON Schema document"), where)
-    if not isinstance(document, dict):
-        msg = f"{where!r} holds a JSON {type(document).__name__}, not a JSON Schema document"
-        raise MetadataError(msg)
-    return document
+    what = "the record's JSON Schema document"
+    return read_json_object(folder, name, what, "not a JSON Schema document")
 
 
 def _text(value: object) -> str | None:

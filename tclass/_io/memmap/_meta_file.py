@@ -32,6 +32,7 @@ __all__ = [
     "parse_json",
     "raise_too_large",
     "read_header",
+    "read_json_object",
     "read_meta",
     "checked_sizes",
 ]
@@ -46,12 +47,23 @@ KNOWN_DEVICES = {"cpu", "None", "meta", "cuda", "cuda:0"}
 
 def read_meta(folder: Folder) -> dict[str, Any]:
     """The folder's meta.json as a dict, or an error naming the file."""
-    path = folder.child_path(META)
-    meta = parse_json(folder.read_small(META, "its metadata"), path)
-    if not isinstance(meta, dict):
-        msg = f"{path!r} holds a JSON {type(meta).__name__}, not an object; the folder is damaged"
+    return read_json_object(folder, META, "its metadata", "not an object; the folder is damaged")
+
+
+def read_json_object(folder: Folder, name: str, what: str, not_object: str) -> dict[str, Any]:
+    """The JSON object in the small file ``name`` of ``folder`` (``what`` it holds, for
+    the errors).
+
+    Raises:
+        MetadataError: the file is not JSON, or holds another JSON value (the message
+            ends with ``not_object``).
+    """
+    path = folder.child_path(name)
+    document = parse_json(folder.read_small(name, what), path)
+    if not isinstance(document, dict):
+        msg = f"{path!r} holds a JSON {type(document).__name__}, {not_object}"
         raise MetadataError(msg)
-    return meta
+    return document
 
 
 def read_header(folder: Folder) -> tuple[dict[str, Any], str]:

@@ -42,9 +42,15 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
-from tclass._io._annotations import field_classes, fit_values, missing_fields, tensorclasses
+from tclass._io._annotations import (
+    field_classes,
+    fit_values,
+    is_field,
+    missing_fields,
+    tensorclasses,
+)
 from tclass._io._schema import (
-    ANY_FIELDS,
+    AnyFields,
     SavedSchema,
     SchemaCheck,
     SchemaDiffers,
@@ -376,7 +382,7 @@ def _load_td(
         found = len(check.differences)
         fields = {key: entry for _, key, entry in listed}
         marker = saved_marker(meta, where)
-        plan = check.compare(record_cls, folder.path, fields, marker, set(values), len(batch))
+        plan = check.compare(record_cls, folder.path, fields, marker, values, len(batch))
         skipped = plan.skipped
     # Leaves mapped straight from this folder (the usual load): see _leaf_file.
     direct = _maps_directly(folder, options)
@@ -689,12 +695,14 @@ def _load_record(
     # Fields an older writer pickled next to the record are only read when missing
     # below; until then, any field may be there. (That changes how the fields kept in
     # the record's own meta.json compare: a record that has none needs no look.)
-    kept = ANY_FIELDS if extra and folder.exists("other.pickle") else frozenset(extra)
+    kept = AnyFields(extra) if extra and folder.exists("other.pickle") else frozenset(extra)
     try:
         content = _load_content(content_dir, options, cls, kept)
     finally:
         content_dir.close()
     if cls is not None:
+        # What the class does not declare was compared with it: strict=False left it out.
+        extra = {key: value for key, value in extra.items() if is_field(cls, key)}
         missing = missing_fields(cls, {*content.keys(), *extra})
         if missing and folder.exists("other.pickle"):
             pickled = _pickled_fields(folder, options, "other.pickle")

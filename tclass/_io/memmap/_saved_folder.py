@@ -30,7 +30,6 @@ import contextlib
 import fcntl
 import json
 import os
-import secrets
 import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -48,14 +47,13 @@ from tclass._engine._td import TensorDict
 from tclass._io.memmap._format import (
     META,
     TCLASS_FIELD,
-    TEMP_PREFIX,
     escape_key,
     file_name,
     is_marker,
 )
 from tclass._io.memmap._plan import plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
-from tclass._io.memmap._write import save_tree
+from tclass._io.memmap._write import replace_file, save_tree, temp_path
 from tclass.errors import FolderWriteError, MetadataError, NotSerializableError, UnsupportedError
 
 __all__ = ["SavedFolder", "linker", "relink"]
@@ -148,7 +146,7 @@ class SavedFolder:
                 meta = _read_meta(self.folder)
                 stored = _stored_name(meta, key)
                 if meta.pop(stored, None) is not None:
-                    _replace_file(self.folder, META, _dump(meta))
+                    replace_file(self.folder, META, _dump(meta))
             shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
         except OSError as error:
             msg = (
@@ -181,10 +179,10 @@ class SavedFolder:
                 meta = _read_meta(self.folder)
                 if isinstance(meta.get(stored), dict):
                     meta[stored] = {"type": type(value).__name__}
-                    _replace_file(self.folder, META, _dump(meta))
+                    replace_file(self.folder, META, _dump(meta))
         files = sorted(plan.files, key=lambda item: item[0] == META)  # meta.json last
         for name, data in files:
-            _replace_file(folder, name, data)
+            replace_file(folder, name, data)
         written = {name for name, _ in files}
         for name in _VALUE_FILES:  # left by the previous kind: never read once meta.json changed
             if name not in written:
@@ -234,7 +232,7 @@ class SavedFolder:
                     marker if is_marker(TCLASS_FIELD, marker) and isinstance(marker, dict) else {}
                 )
                 meta[TCLASS_FIELD] = {**kept, "escaped_keys": True}
-            _replace_file(self.folder, META, _dump(meta))
+            replace_file(self.folder, META, _dump(meta))
         if current is not _MISSING:  # what the replaced entry left behind
             if isinstance(value, torch.Tensor):
                 shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
@@ -246,7 +244,7 @@ class SavedFolder:
         if tensor.numel() == 0:  # the format writes no file for an empty leaf
             return MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype)
         final = os.path.join(self.folder, rel)
-        temp = os.path.join(self.folder, f"{TEMP_PREFIX}{secrets.token_hex(4)}-{rel}")
+        temp = temp_path(self.folder, rel)
         try:
             if blank:
                 mapped = MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype, filename=temp)
@@ -327,23 +325,6 @@ def _same_values(a: _NonTensorNode, b: _NonTensorNode) -> bool:
 
 
 # --- files ---------------------------------------------------------------------------------
-
-
-def _replace_file(folder: str, name: str, data: bytes) -> None:
-    """Put ``data`` in ``folder/name`` atomically: written beside it, renamed over it."""
-    temp = os.path.join(folder, f"{TEMP_PREFIX}{secrets.token_hex(4)}-{name}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temp, os.path.join(folder, name))
-    except BaseException:
-        _remove_file(temp)
-        raise
 
 
 def _remove_file(path: str) -> None:

@@ -47,7 +47,15 @@ from tclass._io.memmap._plan import Leaf, plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
 from tclass.errors import FileConflictError, NotAFileError
 
-__all__ = ["final_root", "save_tree", "staged_tree", "sync_path", "write_file"]
+__all__ = [
+    "final_root",
+    "replace_file",
+    "save_tree",
+    "staged_tree",
+    "sync_path",
+    "temp_path",
+    "write_file",
+]
 
 _STAGING = ".tclass-staging-"
 _STAGING_TRIES = 100  # new staging folders tried when other writers' cleanups remove them
@@ -387,6 +395,25 @@ def write_file(path: str, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def temp_path(folder: str, name: str) -> str:
+    """A new path beside ``folder/name`` to write before renaming it over that name (its
+    ``TEMP_PREFIX`` marks it as no entry of the folder)."""
+    return os.path.join(folder, f"{TEMP_PREFIX}{secrets.token_hex(4)}-{name}")
+
+
+def replace_file(folder: str, name: str, data: bytes) -> None:
+    """Puts ``data`` in ``folder/name`` atomically: written beside it, renamed over it
+    (the file beside it removed if that fails)."""
+    temp = temp_path(folder, name)
+    try:
+        write_file(temp, data)
+        os.replace(temp, os.path.join(folder, name))
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
 
 
 def _sync_tree(

@@ -35,8 +35,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tclass._io.memmap._format import MAX_FILE_BYTES, META, TEMP_PREFIX, TENSORCLASS_DIR
-from tclass._io.memmap._write import sync_path, write_file
+from tclass._io.memmap._format import MAX_FILE_BYTES, META, TENSORCLASS_DIR
+from tclass._io.memmap._write import replace_file, sync_path, temp_path, write_file
 from tclass._io.shards._layout import Layout, difference, layout_from_json, layout_json
 from tclass.errors import (
     ArgumentValueError,
@@ -212,7 +212,7 @@ def ensure_manifest(root: str, wanted: Manifest, shard: str, durable: bool) -> M
     another writer wrote first, which ``wanted``'s class and layout must fit."""
     path = os.path.join(root, MANIFEST)
     data = _manifest_text(wanted.to_json()).encode()
-    temp = os.path.join(root, f"{TEMP_PREFIX}{secrets.token_hex(4)}-{MANIFEST}")
+    temp = temp_path(root, MANIFEST)
     write_file(temp, data)
     try:
         if durable:
@@ -337,9 +337,7 @@ class Claim:
 
     def _write_writer(self, folder: str, durable: bool) -> None:
         facts = {"host": socket.gethostname(), "pid": os.getpid(), "claimed": time.time()}
-        temp = os.path.join(folder, f"{TEMP_PREFIX}{secrets.token_hex(4)}-{WRITER}")
-        write_file(temp, json.dumps(facts).encode())
-        os.replace(temp, os.path.join(folder, WRITER))
+        replace_file(folder, WRITER, json.dumps(facts).encode())
         if durable:
             sync_path(folder)
 
