@@ -10,7 +10,8 @@ repeat (the order rotating) so that machine noise hits all of them alike, in CPU
 it is the time of the one thread); the table reports the median time per call, the
 ratios tclass/peer and tclass/baseline of the medians, and the spread of the
 tclass/baseline ratio over the repeats (each repeat's times divided): its quartiles,
-the middle half of the repeats (min..max on a shared machine is the noise's range).
+the middle half of the repeats (min..max on a shared machine is the noise's range;
+``--spread range`` shows min..max instead).
 
 On glibc, the allocator is told to keep freed memory in the process (``mallopt``: no
 trimming of the heap) for all three implementations alike.
@@ -93,10 +94,11 @@ def quiet_allocator() -> bool:
 
 
 def time_case(
-    case: Case, ns: dict[str, Any], repeat: int, has_peer: bool
+    case: Case, ns: dict[str, Any], repeat: int, has_peer: bool, spread_of: str = "quartiles"
 ) -> tuple[dict[str, float | None], tuple[float, float] | None]:
     """Median CPU microseconds per run of each implementation's statement, and the
-    quartiles of the tclass/baseline ratio of one repeat (None without a baseline)."""
+    quartiles (``spread_of="range"``: the least and the greatest) of the tclass/baseline
+    ratio of one repeat (None without a baseline)."""
     impls = {
         "tclass": case.tclass,
         "peer": case.peer if has_peer else None,
@@ -111,7 +113,9 @@ def time_case(
     spread = None
     if "baseline" in samples:
         ratios = [t / b for t, b in zip(samples["tclass"], samples["baseline"]) if b > 0]
-        if len(ratios) > 1:
+        if len(ratios) > 1 and spread_of == "range":
+            spread = (min(ratios), max(ratios))
+        elif len(ratios) > 1:
             low, _, high = statistics.quantiles(ratios, n=4)
             spread = (low, high)
     medians = {
@@ -141,6 +145,12 @@ def main() -> int:
     parser.add_argument(
         "--group", default="", help="only this group: " + ", ".join(name for name, *_ in GROUPS)
     )
+    parser.add_argument(
+        "--spread",
+        choices=["quartiles", "range"],
+        default="quartiles",
+        help="the spread shown of the tclass/baseline ratio over the repeats",
+    )
     args = parser.parse_args()
     peer = load_peer()
     quiet = quiet_allocator()
@@ -154,7 +164,7 @@ def main() -> int:
         )
         header = (
             f"{'case':34s} {'tclass':>9s} {'peer':>9s} {'baseline':>9s} {'t/peer':>7s} "
-            f"{'t/base':>7s} {'quartiles':>11s}  target"
+            f"{'t/base':>7s} {args.spread:>11s}  target"
         )
         print(header)
         print("-" * len(header))
@@ -166,7 +176,7 @@ def main() -> int:
                 continue
             ns = make_namespace(peer)
             for case in cases:
-                times, spread = time_case(case, ns, args.repeat, peer is not None)
+                times, spread = time_case(case, ns, args.repeat, peer is not None, args.spread)
                 vs_peer = ratio(times["tclass"], times["peer"])
                 vs_base = ratio(times["tclass"], times["baseline"])
                 verdict = []

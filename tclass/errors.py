@@ -46,6 +46,7 @@ __all__ = [
     "GradError",
     "HeterogeneousEntryError",
     "InPlaceKernelError",
+    "InPlaceKeysError",
     "InPlaceWriteError",
     "IgnoredValuesWarning",
     "InvalidKeyError",
@@ -356,6 +357,12 @@ class ReprParseError(TclassError, ValueError):
 
 class UnsupportedError(TclassError, NotImplementedError):
     """A feature of the peer that tclass does not implement (yet); nothing was changed."""
+
+
+class InPlaceKeysError(UnsupportedError, ValueError):
+    """An in-place rewrite of the keys that a collection cannot make (a
+    ``PersistentTensorDict``'s ``flatten_keys(inplace=True)``: its file keeps its groups);
+    also a ``ValueError``, as the peer raises. Nothing was changed."""
 
 
 class AppendError(TclassError, ValueError):

@@ -161,6 +161,8 @@ class NonTensorOps(KeylessOps):
 
     def _as_array(self) -> np.ndarray[Any, Any]:
         """The values as a numpy object array shaped like the batch (a new array)."""
+        if self.batch_size.numel() == 0:  # a stack of no elements may keep its value
+            return np.empty(tuple(self.batch_size), dtype=object)
         flat = self._flat()
         array = np.empty(len(flat), dtype=object)
         for position, value in enumerate(flat):

@@ -30,7 +30,7 @@ from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
 from tclass.errors import StackError, StackTypeError
 
-__all__ = ["cat", "stack"]
+__all__ = ["cat", "check_out", "stack"]
 
 C = TypeVar("C", bound=TensorDictBase)
 
@@ -144,7 +144,7 @@ def _stack(
     if OPTIONS.lazy_legacy and out is None and not path:  # set_lazy_legacy(True)
         lazily = type(collections[0])._stack_lazily
         return lazily(list(collections), dim, torch.Size(new_size))  # type: ignore[no-any-return]
-    size = _check_out(out, torch.Size(new_size), "stack", path)
+    size = check_out(out, torch.Size(new_size), "stack", path)
     values = _join(members, "stack", dim, out, path, size, dense)
     result = _result(first, members, values, size, out)
     if first._dim_names is not None:  # the members' names, if they all agree
@@ -205,7 +205,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
             total += size[dim]
     new_size = list(batch_size)
     new_size[dim] = total
-    size = _check_out(out, torch.Size(new_size), "cat", path)
+    size = check_out(out, torch.Size(new_size), "cat", path)
     values = _join(members, "cat", dim, out, path, size)
     result = _result(first, members, values, size, out)
     if out is None and first._dim_names is not None:
@@ -234,6 +234,11 @@ def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -
                 f"{format_shape(member.batch_size)}, incompatible with "
                 f"{format_shape(lazy.batch_size)} outside dim {dim}"
             )
+            if member.batch_dims == ndim and member.batch_size[d] != lazy.batch_size[d]:
+                msg += (
+                    f": a cat along a dim other than the lazy stack's dim {d} requires all "
+                    "inputs to have the same number of stacked tensordicts along it"
+                )
             raise StackError(msg)
     if dim == d:
         parts = [piece for member in members for piece in member.unbind(d)]
@@ -275,12 +280,14 @@ def _same_except(size: torch.Size, reference: torch.Size, dim: int) -> bool:
     )
 
 
-def _check_out(out: Any, size: torch.Size, op: str, path: tuple[str, ...]) -> torch.Size:
+def check_out(out: Any, size: torch.Size, op: str, path: tuple[str, ...]) -> torch.Size:
     """Checks ``out=`` before anything is written into it."""
     if out is not None and out.batch_size != size:
+        # the peer's words for a stack, which code matches
+        words = "out.batch_size and stacked batch size must match: " if "stack" in op else ""
         msg = (
-            f"{op}{_at(path)}: out= has batch size {format_shape(out.batch_size)}, expected "
-            f"{format_shape(size)}; nothing was written"
+            f"{op}{_at(path)}: {words}out= has batch size {format_shape(out.batch_size)}, "
+            f"expected {format_shape(size)}; nothing was written"
         )
         raise StackError(msg)
     return size

@@ -73,6 +73,7 @@ _Tensor = torch.Tensor
 _Unbatched = UnbatchedTensor
 _MISSING: Any = object()
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type: the fast paths
+_only_tensors = _PLAIN.issuperset  # of map(type, values): stops at the first other type
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
@@ -278,9 +279,25 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
 
     def _walk_leaves(self) -> list[torch.Tensor]:
         tensors = self._tensors
-        if set(map(type, tensors.values())) <= _PLAIN:  # only tensors: no walk
+        if _only_tensors(map(type, tensors.values())):  # only tensors: no walk
             return list(tensors.values())  # type: ignore[arg-type]
         return super()._walk_leaves()
+
+    def _rebuilt(
+        self,
+        results: Iterator[torch.Tensor],
+        resize: Callable[[torch.Size], torch.Size] | None,
+        values: Iterator[Any] | None = None,
+    ) -> Self:
+        # LeafWalkOps._rebuilt with the attributes read directly: it runs once per nested
+        # TensorDict of every element-wise result.
+        tensors = self._tensors
+        if _only_tensors(map(type, tensors.values())):  # only tensors here: one zip
+            entries: dict[str, Value] = dict(zip(tensors, results))
+        else:
+            entries = self._rebuilt_entries(tensors, results, resize, values)
+        batch = self._batch_size
+        return self._new_like(entries, batch if resize is None else resize(batch), self._device)
 
     def _entry(self, key: str) -> Value:
         try:
@@ -456,8 +473,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
             where = "" if saved is None else f" (saved in {saved.folder!r})"
             after = "" if saved is None else "; a key added then is written into the folder too"
             return LockedError(
-                f"Cannot modify locked TensorDict{where}: cannot add {key!r}, a locked "
-                f"collection takes no new keys. Unlock it first (with td.unlock_(): ...){after}"
+                "Cannot modify locked TensorDict. For in-place modification, use set_() on a "
+                f"key that is present: cannot add {key!r}, a locked collection{where} takes no "
+                f"new keys. Unlock it first (with td.unlock_(): ...){after}"
             )
         if saved is None or isinstance(self._tensors.get(key), _NonTensorNode):
             return LockedError(LOCKED_MSG.format(action=f"set {key!r} in"))

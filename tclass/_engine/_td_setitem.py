@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
     from tclass._engine._td import TensorDict
 
-__all__ = ["SetItemOps"]
+__all__ = ["SetItemOps", "source_batch_error"]
 
 _Tensor = torch.Tensor
 _NUMBERS = (bool, int, float)
@@ -85,7 +85,9 @@ class SetItemOps(TensorDictBase):
             try:
                 self._write_entries_at(index, value._entries().items())
             except BatchSizeError:
-                self._check_source_batch(index, value)
+                error = source_batch_error(self, index, value)
+                if error is not None:
+                    raise error from None
                 raise
         elif type(value) is EntryWrites:
             self._write_entries_at(index, value.items())
@@ -150,26 +152,6 @@ class SetItemOps(TensorDictBase):
         built = self.from_dict_instance(rest, batch_size=target, device=self.device)
         return [*built._entries().items(), *numbers]
 
-    def _check_source_batch(self, index: Any, value: TensorCollection) -> None:
-        """After a failed ``td[index] = collection``: the error that names both batch sizes
-        when the source's does not broadcast to the indexed destination's (else the entry's
-        error stands)."""
-        try:  # a meta view: the indexed batch size without touching data
-            target = torch.empty((), device="meta").expand(self._batch_size)[index].shape
-        except (IndexError, RuntimeError, TypeError, ValueError):
-            return
-        source = value.batch_size
-        if len(source) > len(target) or any(
-            s not in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
-        ):
-            msg = (
-                f"cannot write a {type(value).__name__} at index {index!r}: batch dimension "
-                f"mismatch (the indexed destination {type(self).__name__} batch size is "
-                f"{list(target)}, and the source's batch size {list(source)} does not "
-                "broadcast to it); index the source or the destination so that the two agree"
-            )
-            raise BatchSizeError(msg) from None
-
     def _write_broadcast_at(self, index: Any, value: Any) -> None:
         """``td[index] = tensor_or_number``: the value broadcast into every entry."""
         if not isinstance(value, (_Tensor, int, float, bool, complex)):
@@ -194,3 +176,26 @@ def _same_data(entry: _NonTensorNode, sub: Any) -> bool:
     """Whether ``sub`` is a node of one value, the value ``entry`` holds for all."""
     both = isinstance(entry, NonTensorData) and isinstance(sub, NonTensorData)
     return both and same_value(entry.data, sub.data)
+
+
+def source_batch_error(
+    destination: TensorCollection, index: Any, value: TensorCollection
+) -> BatchSizeError | None:
+    """For ``destination[index] = value``: the error that names both batch sizes when the
+    source's does not broadcast to the indexed destination's, else None (an index the
+    batch size refuses is left for the write to report)."""
+    try:  # a meta view: the indexed batch size without touching data
+        target = torch.empty((), device="meta").expand(destination.batch_size)[index].shape
+    except (IndexError, RuntimeError, TypeError, ValueError):
+        return None
+    source = value.batch_size
+    if len(source) <= len(target) and all(
+        s in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
+    ):
+        return None
+    return BatchSizeError(
+        f"cannot write a {type(value).__name__} at index {index!r}: batch dimension "
+        f"mismatch (the indexed destination {type(destination).__name__} batch size is "
+        f"{list(target)}, and the source's batch size {list(source)} does not "
+        "broadcast to it); index the source or the destination so that the two agree"
+    )

@@ -610,22 +610,23 @@ def _lazy_stack_of_modules(
 ) -> Any:
     """``from_modules(lazy_stack=True)``: a lazy stack of each module's own parameters
     (not copies: gradients reach the modules), as the peer."""
+    if not modules:
+        raise StackError("from_modules() needs at least one module (an ensemble of modules)")
+    for index, module in enumerate(modules):
+        _check_module(module, "from_modules", index)
+        if any(is_lazy(p) for p in module.parameters()):
+            raise UnsupportedError(  # the peer's words (its spelling), which code matches
+                "from_modules: lasy_stack=True is not compatible with lazy modules. Module "
+                f"{index} ({type(module).__name__}) has uninitialized (lazy) parameters, "
+                "which a lazy stack cannot hold; use lazy_stack=False, or run each module "
+                "once first"
+            )
     if as_module:
         raise UnsupportedError(
             "from_modules(lazy_stack=True, as_module=True): a lazy stack cannot be held "
             "within a TensorDictParams; pass as_module=False, or lazy_stack=False for a "
             "dense stack of new parameters"
         )
-    if not modules:
-        raise StackError("from_modules() needs at least one module (an ensemble of modules)")
-    for index, module in enumerate(modules):
-        _check_module(module, "from_modules", index)
-        if any(is_lazy(p) for p in module.parameters()):
-            raise UnsupportedError(
-                f"from_modules(lazy_stack=True): module {index} ({type(module).__name__}) has "
-                "uninitialized (lazy) parameters, which a lazy stack cannot hold; use "
-                "lazy_stack=False, or run each module once first"
-            )
     trees = [
         module_tensordict(module, use_state_dict=use_state_dict, caller="from_modules")
         for module in modules

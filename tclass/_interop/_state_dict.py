@@ -359,10 +359,16 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
     if isinstance(current, NonTensorData) and not isinstance(value, _NonTensorNode):
         if same_value(current.data, value):
             return
+    if isinstance(current, NonTensorStack) and isinstance(value, NonTensorStack):
+        if current.batch_size == value.batch_size and same_value(current.tolist(), value.tolist()):
+            return  # the same values per element (a locked record keeps them)
     if isinstance(parent, TensorDict) and not isinstance(value, _NonTensorNode):
         value = NonTensorData._make(value, parent.batch_size, parent.device)
     try:
-        parent.set(path[-1], value)
+        if isinstance(current, _NonTensorNode) and parent.is_locked:
+            parent.set_(path[-1], value)  # in place, as the tensors (the peer ignores the lock)
+        else:
+            parent.set(path[-1], value)
     except UnknownFieldError as error:
         if strict:  # an unexpected key, as the peer says (a KeyError)
             msg = (

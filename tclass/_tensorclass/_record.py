@@ -602,7 +602,13 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
 
     def del_(self, key: Any) -> Self:
         """Removes the field ``key`` (it reads ``None`` after); a field that is already
-        ``None``, in this record or a nested one, is left as it is (as the peer)."""
+        ``None``, in this record or a nested one, is left as it is (as the peer).
+
+        Raises:
+            KeyNotFoundError: ``key`` is neither a field nor an entry (checked before the
+                lock, as the peer).
+            LockedError: the record is locked.
+        """
         path = key_path(key)
         storage = self._tensordict
         present = storage._has_entry(path[0])
@@ -612,7 +618,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         if child is not None and is_record(child):
             child.del_(path[1:])
             return self
-        storage.del_(key)
+        storage.pop(key)  # a missing key before the lock, as the peer's records
         return self
 
     def __delitem__(self, key: Any) -> None:

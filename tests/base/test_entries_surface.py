@@ -14,6 +14,7 @@ and against the peer when it is installed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -848,3 +849,38 @@ def test_filter_empty_on_a_ragged_lazy_stack_reads_no_tensor() -> None:
     assert ragged.filter_empty_() is ragged
     assert set(ragged.keys(True)) == {"a", "f", ("f", "g")}
     assert all("e" not in member.keys() for member in ragged.tensordicts)
+
+
+def _auto_batch_of_values_only(lib: Any) -> None:
+    td = lib.TensorDict({"a": torch.zeros(4, 3)}, batch_size=[4, 3])
+    td.set_non_tensor(("d", "s"), "text")
+    td.batch_size = []
+    td.auto_batch_size_()
+    assert td.batch_size == torch.Size([4, 3]), lib.__name__
+    assert td["d"].batch_size == torch.Size([4, 3]), lib.__name__
+    assert td.get_non_tensor(("d", "s")) == "text"
+    empty = lib.TensorDict({}, batch_size=[4]).auto_batch_size_()
+    assert empty.batch_size == torch.Size([4]), lib.__name__
+
+
+def test_auto_batch_size_keeps_the_batch_of_a_level_holding_only_python_values() -> None:
+    _auto_batch_of_values_only(tclass)
+    td = TensorDict({"a": torch.zeros(4, 3, 2)}, batch_size=[])
+    assert td.auto_batch_size_().batch_size == torch.Size([4, 3, 2])  # tensors still count
+
+
+@pytest.mark.peer
+def test_auto_batch_size_of_python_values_as_the_peer() -> None:
+    _auto_batch_of_values_only(pytest.importorskip("tensordict"))
+
+
+def test_flatten_keys_of_a_locked_collection_gives_its_own_value_nodes() -> None:
+    """Found by the differential fuzzer: the flat result of a locked collection holds new
+    Python-value nodes (sharing the values), as the peer, so it unlocks while the source
+    stays locked; its tensors are still shared."""
+    td = TensorDict({"m": {"q": "z"}, "s": None, "a": torch.zeros(4)}, batch_size=[4]).lock_()
+    flat = td.flatten_keys(".")
+    assert not flat.is_locked and flat["a"] is td["a"]
+    assert flat.get("s") is not td.get("s") and flat["m.q"] == "z" and flat["s"] is None
+    assert flat.swapaxes(0, 0).unlock_().is_locked is False
+    assert td.is_locked and td.get("s").is_locked

@@ -412,6 +412,21 @@ def test_make_memmap_from_storage_refuses_a_storage_of_another_file(tmp_path: Pa
     assert "c" not in td.keys() and base["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+def test_make_memmap_from_storage_takes_the_storage_of_the_entrys_own_file(
+    tmp_path: Path,
+) -> None:
+    """A folder just saved maps its leaves in the staging folder renamed into place: the
+    storage's name is stale, and the file it maps is still the entry's own (the peer's
+    test_make_memmap_from_storage)."""
+    base = TensorDict({"a": torch.zeros(3, 4), ("b", "c"): torch.zeros(5, 6)}).memmap_(tmp_path)
+    td = TensorDict()
+    td.memmap_(tmp_path)
+    td.make_memmap_from_storage("a", base["a"].untyped_storage(), shape=[3, 4])
+    td.make_memmap_from_storage(("b", "c"), base["b", "c"].untyped_storage(), shape=[5, 6])
+    assert td.is_memmap() and td.is_locked and td["b"].is_locked and bool((td == 0).all())
+    assert td["a"].filename == str(tmp_path / "a.memmap")
+
+
 def test_memmap_in_place_without_prefix_keeps_the_saved_folder(tmp_path: Path) -> None:
     TensorDict(a=torch.ones(2), batch_size=[2]).memmap_(tmp_path / "td")
     loaded = TensorDict.load_memmap(tmp_path / "td")

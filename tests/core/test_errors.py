@@ -34,6 +34,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "DimNameCountError": (ValueError, RuntimeError, IndexError),
     "InPlaceWriteError": (ValueError, RuntimeError),
     "InPlaceKernelError": (ValueError, RuntimeError, NotImplementedError),
+    "InPlaceKeysError": (NotImplementedError, ValueError),
     "ReadOnlyError": (ValueError, RuntimeError),
     "StackError": (ValueError, RuntimeError),
     "StackTypeError": (ValueError, RuntimeError, TypeError),

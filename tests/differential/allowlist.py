@@ -114,6 +114,17 @@ _REDUCTIONS = ("sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin"
 _REDUCTIONS += ("nansum", "nanmean", "norm", "logsumexp")
 
 
+def _values_not_merged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A reduction over elements whose Python values differ: tclass's ``ReductionError``
+    naming the entry, where the peer loses the values (a ``TensorDict`` without keys)."""
+    return (
+        finding.kind == "tclass-raises"
+        and finding.step.op in _REDUCTIONS
+        and type(mine.error).__name__ == "ReductionError"
+        and "different Python value per element" in str(mine.error)
+    )
+
+
 def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``amax`` / ``amin`` / ``prod`` along a dim: the results differ only in nested
     collections, whose own batch dims beyond their parent's tclass keeps (as ``sum`` does
@@ -478,7 +489,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "math-beyond-the-peer",
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
-        _any_of(_beyond_the_peer, _nested_batch_dims_kept, _values_kept(*_REDUCTIONS)),
+        _any_of(
+            _beyond_the_peer,
+            _nested_batch_dims_kept,
+            _values_kept(*_REDUCTIONS),
+            _values_not_merged,
+        ),
     ),
     Entry(
         "from-dict-infers",

@@ -909,3 +909,21 @@ def test_pad_sequence_masks_only_tensors_as_the_peer() -> None:
     td = TensorDict({"a": torch.zeros(1, 2), "m": {}}, batch_size=[1])
     out = tclass.pad_sequence([td, td], return_mask=True)
     assert list(out["masks"].keys()) == ["a"]
+
+
+def test_pad_of_python_values_over_no_elements() -> None:
+    # A Python value turned per-element over a batch of no elements (unsqueeze, expand)
+    # pads into a NonTensorStack of None, as the peer (it used to fail inside numpy).
+    td = TensorDict({"s": "a", "x": torch.zeros(3, 0, 3)}, batch_size=[3, 0, 3])
+    padded = pad(td.unsqueeze(2), [0, 2, 1, 2, 1, 2, 1, 0])
+    assert padded.batch_size == torch.Size([5, 3, 4, 4])
+    assert padded["x"].shape == (5, 3, 4, 4) and not padded["x"].any()
+    assert padded.get("s").tolist() == [[[[None] * 4] * 4] * 3] * 5
+
+
+def test_pad_sequence_of_python_values_over_no_elements() -> None:
+    td = TensorDict({"s": "a", "x": torch.ones(2, 0, 4)}, batch_size=[2, 0, 4])
+    grown = td.expand(2, 2, 0, 4)
+    out = pad_sequence([grown, grown[:1]], pad_dim=0)
+    assert out.batch_size == torch.Size([2, 2, 2, 0, 4])
+    assert out.get("s").batch_size == out.batch_size and out["x"].numel() == 0

@@ -217,8 +217,8 @@ class TestLoadStateDict:
         assert dest.get("a").tolist() == [1.0, 2.0, 3.0]
         changed = _td().state_dict()
         changed._metadata[""]["_non_tensor"]["s"] = "other"
-        with pytest.raises(errors.LockedError):
-            dest.load_state_dict(changed)
+        dest.load_state_dict(changed)  # a changed Python value in place, as the peer
+        assert dest["s"] == "other" and dest.is_locked
 
     def test_python_value_without_its_node(self) -> None:
         sd = _td().state_dict()
@@ -472,3 +472,24 @@ def test_node_entries_of_older_tensordict_state_dicts_are_node_facts() -> None:
     dotted = {"a": torch.ones(2), "s.b": torch.ones(2, 3), "s.__batch_size": torch.Size([2, 3])}
     into = TensorDict({"a": torch.zeros(2), "s": {"b": torch.zeros(2, 3)}}, [2])
     assert into.load_state_dict(dotted)["s", "b"].sum() == 6
+
+
+def test_load_state_dict_into_a_locked_record_with_per_element_values(tmp_path: Path) -> None:
+    """Found by the differential fuzzer: a locked record whose ``str`` field became one
+    value per element (``unsqueeze``) takes a state dict holding those same values back,
+    as the peer; other values are written in place, as its tensors are (the peer writes
+    them too)."""
+    rec = Rec(obs=torch.ones(4, 1), inner=Inner(x=torch.ones(4), batch_size=[4]), batch_size=[4])
+    saved = rec.memmap(tmp_path / "rec").unsqueeze(1)
+    assert saved.is_locked
+    state = saved.clone().apply(torch.zeros_like).state_dict()
+    assert saved.load_state_dict(state, strict=True) is saved
+    assert saved.env == [["pong"]] * 4 and not saved.obs.any()
+    other = saved.clone()
+    other.env = "b"
+    assert saved.load_state_dict(other.state_dict()) is saved
+    assert saved.is_locked and saved.env == "b"
+    td = TensorDict({"a": torch.zeros(2), "s": "a"}, batch_size=[2]).lock_()
+    new = td.clone()
+    new["s"] = "b"
+    assert td.load_state_dict(new.state_dict())["s"] == "b" and td.is_locked

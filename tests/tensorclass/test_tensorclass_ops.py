@@ -1286,6 +1286,18 @@ def test_deleting_a_field_that_is_none_leaves_it_none() -> None:
         rec.del_(("env", "a"))
 
 
+def test_del_of_a_missing_key_on_a_locked_record_is_a_key_error() -> None:
+    """Found by the differential fuzzer: a locked record looks ``key`` up before its lock,
+    as the peer's records (a ``TensorDict`` refuses on the lock first, in both)."""
+    rec = Rec(obs=torch.zeros(3), inner=Inner(x=None, batch_size=[3]), env="a", batch_size=[3])
+    rec.lock_()
+    with pytest.raises(KeyError, match="zz"):
+        rec.del_("zz")
+    with pytest.raises(LockedError):
+        rec.del_("obs")
+    assert torch.equal(rec.obs, torch.zeros(3)) and rec.env == "a"
+
+
 def test_pop_of_a_python_value_field_gives_its_node_as_the_peer() -> None:
     """Found by the differential fuzzer: ``pop`` returns what the storage held, as the
     peer's and as ``TensorDict.pop``: a Python value comes back as its ``NonTensorData``

@@ -78,7 +78,8 @@ class EntryOps(TensorCollection):
         is_leaf: Callable[[type], bool] | None = None,
     ) -> Self:
         """One level of entries, nested keys joined with ``separator`` (``"b.c"``); the
-        tensors are shared. ``is_leaf`` says which nested collections to keep whole.
+        tensors and Python values are shared (in new value nodes). ``is_leaf`` says which
+        nested collections to keep whole.
 
         Raises:
             KeyConflictError: if two entries flatten to one key.
@@ -93,6 +94,8 @@ class EntryOps(TensorCollection):
                     f"separator than {separator!r}"
                 )
                 raise KeyConflictError(msg)
+            if type(value) is not torch.Tensor and getattr(value, "_is_value_node", False):
+                value = value.copy()  # a node of its own, not held by a locked source (the peer)
             flat[key] = value
         out = self._new_like(flat, self.batch_size, self.device)
         out = self._named_like_self(out)
@@ -123,10 +126,18 @@ class EntryOps(TensorCollection):
             if len(path) > 1 and out.get(path[:-1], _MISSING) is not _MISSING:
                 parent = out.get(path[:-1])
                 if not _is_node(parent):
-                    msg = f"unflatten_keys: {key!r} nests under {path[:-1]!r}, which is a value"
+                    msg = (
+                        "unflatten_keys: Unflattening key(s) in tensordict will override an "
+                        f"existing for unflattened key: {key!r} nests under {path[:-1]!r}, "
+                        "which is a value; rename one of them first (rename_key_)"
+                    )
                     raise KeyConflictError(msg)
             if path in out:
-                msg = f"unflatten_keys: two entries unflatten to {path!r}"
+                msg = (
+                    "unflatten_keys: Unflattening key(s) in tensordict will override an "
+                    f"existing for unflattened key: two entries unflatten to {path!r}; rename "
+                    "one of them first (rename_key_)"
+                )
                 raise KeyConflictError(msg)
             out.set(path, value)
         if inplace:
@@ -337,7 +348,8 @@ class EntryOps(TensorCollection):
         """Sets the batch size to the largest leading shape every entry shares (at most
         ``batch_dims`` dims), nested collections first; with ``keep_compliant_size``, a
         nested collection whose batch size already fits keeps it. Python values and
-        unbatched tensors do not count."""
+        unbatched tensors do not count: a collection holding nothing else (or nothing)
+        keeps its batch size, as the peer's."""
         shapes: list[torch.Size] = []
         for _, value in self._items():
             if _is_node(value):
@@ -347,6 +359,8 @@ class EntryOps(TensorCollection):
                 shapes.append(value.batch_size)
             elif isinstance(value, torch.Tensor) and value.__class__ is not UnbatchedTensor:
                 shapes.append(value.shape)
+        if not shapes:
+            return self  # nothing to infer a batch size from
         common = _batch.common_prefix(shapes)
         if batch_dims is not None:
             common = common[:batch_dims]

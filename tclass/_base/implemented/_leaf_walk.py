@@ -70,10 +70,15 @@ Resize: TypeAlias = Callable[[torch.Size], torch.Size]
 _Tensor = torch.Tensor
 _PYTHON_NUMBERS = (int, float, bool, complex)
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the list fast paths
+# `_only_tensors(map(type, values))`: whether every value is exactly a tensor, stopping
+# at the first that is not, and building no set (the checks run once per node per walk)
+_only_tensors = _PLAIN.issuperset
 _NO_KWARGS: dict[str, Any] = {}
 _is_compiling = torch.compiler.is_compiling
 # (the loops below test `value.__class__ is _Tensor` first: isinstance() with torch.Tensor
-# goes through its metaclass's check, several times slower, and they run per tensor)
+# goes through its metaclass's check, several times slower, and they run per tensor; a
+# nested collection is ruled out by isinstance() with TensorCollection, a plain class, before)
+_Collection: type[Any] = TensorCollection  # (that test leaves the entry's type to the walk)
 
 
 class Gather:
@@ -350,14 +355,16 @@ class LeafWalkOps(TensorCollection):
         operands are aligned with those).
         """
         mine = self._entries()
-        plain = set(map(type, mine.values())) <= _PLAIN  # only tensors here: whole lists
+        plain = _only_tensors(map(type, mine.values()))  # only tensors here: whole lists
         if into.paths is None and into.values is None:
             if not operands:
                 if plain:
                     into.leaves.extend(mine.values())  # type: ignore[arg-type]
                     return
                 for value in mine.values():
-                    if value.__class__ is _Tensor or isinstance(value, _Tensor):
+                    if value.__class__ is _Tensor or (
+                        not isinstance(value, _Collection) and isinstance(value, _Tensor)
+                    ):
                         into.leaves.append(value)
                     elif not value._is_value_node:
                         value._collect(into, operands, batch_dims, prefix)
@@ -366,10 +373,11 @@ class LeafWalkOps(TensorCollection):
                 other = operands[0]
                 if isinstance(other, TensorCollection):  # td * td: the common case
                     theirs = other._entries()
-                    check_same_keys(mine, theirs, prefix, False)
+                    if mine.keys() != theirs.keys():  # (the common case: no call)
+                        check_same_keys(mine, theirs, prefix, False)
                     if plain:
                         pieces = list(map(theirs.__getitem__, mine))
-                        if set(map(type, pieces)) <= _PLAIN:
+                        if _only_tensors(map(type, pieces)):
                             into.leaves.extend(mine.values())  # type: ignore[arg-type]
                             into.operands[0].extend(pieces)
                             return
@@ -389,14 +397,18 @@ class LeafWalkOps(TensorCollection):
         entry: a record's fields beside its Python values, nested collections."""
         leaves, pieces = into.leaves, into.operands[0]
         for key, value in mine.items():
-            if value.__class__ is _Tensor or isinstance(value, _Tensor):
+            if value.__class__ is _Tensor or (
+                not isinstance(value, _Collection) and isinstance(value, _Tensor)
+            ):
                 piece = theirs[key]
                 if piece.__class__ is not _Tensor and not isinstance(piece, _Tensor):
                     raise mismatched_entry(key, prefix, value, piece)
                 leaves.append(value)
                 pieces.append(piece)
             elif not value._is_value_node:
-                sub = _sub_operand(theirs, theirs, key, prefix)
+                sub = theirs[key]  # (_sub_operand's check, inline: this runs per node)
+                if not isinstance(sub, TensorCollection) or sub._is_value_node:
+                    raise mismatched_entry(key, prefix, "collection", sub)
                 value._collect(into, (sub,), batch_dims, prefix + (key,))
 
     def _collect_entries(
@@ -420,7 +432,9 @@ class LeafWalkOps(TensorCollection):
         for key, value in mine.items():
             if source is not None and key not in source:
                 continue  # copy_ from a source holding some of the keys
-            if value.__class__ is _Tensor or isinstance(value, _Tensor):
+            if value.__class__ is _Tensor or (
+                not isinstance(value, _Collection) and isinstance(value, _Tensor)
+            ):
                 leaves.append(value)
                 if paths is not None:
                     paths.append(prefix + (key,))
@@ -452,7 +466,7 @@ class LeafWalkOps(TensorCollection):
         (the order of :meth:`_collect`); ``resize`` gives each node's new batch size;
         ``values``, if given, the new Python-value nodes in walk order."""
         mine = self._entries()
-        if set(map(type, mine.values())) <= _PLAIN:  # only tensors here: one zip
+        if _only_tensors(map(type, mine.values())):  # only tensors here: one zip
             entries: dict[str, Any] = dict(zip(mine, results))  # mine first: stops in time
         else:
             entries = self._rebuilt_entries(mine, results, resize, values)
@@ -468,7 +482,9 @@ class LeafWalkOps(TensorCollection):
     ) -> dict[str, Any]:
         entries: dict[str, Any] = {}
         for key, value in mine.items():
-            if value.__class__ is _Tensor or isinstance(value, _Tensor):
+            if value.__class__ is _Tensor or (
+                not isinstance(value, _Collection) and isinstance(value, _Tensor)
+            ):
                 entries[key] = next(results)
             elif values is not None and value._is_value_node:
                 entries[key] = next(values)
@@ -581,7 +597,7 @@ class LeafWalkOps(TensorCollection):
     ) -> InPlaceWriteError:
         """The error for an in-place operation torch would refuse on one tensor, naming
         its key (the walk redone, recording keys: only on this path)."""
-        walked = tuple(op for op in operands if isinstance(op, (_Tensor, TensorCollection)))
+        walked = tuple(op for op in operands if isinstance(op, (TensorCollection, _Tensor)))
         into = Gather(len(walked), alignment, paths=True, subset=subset)
         self._collect(into, walked, len(self.batch_size), ())
         path = cast("list[tuple[str, ...]]", into.paths)[refusal.position]
@@ -621,7 +637,7 @@ class LeafWalkOps(TensorCollection):
         own = batch = self.batch_size
         walked: list[Any] = []
         for operand in operands:
-            if isinstance(operand, (_Tensor, TensorCollection)):
+            if isinstance(operand, (TensorCollection, _Tensor)):
                 if alignment == "batch" and operand.shape != batch:
                     what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
                     batch = broadcast_batch(batch, operand.shape, what)
@@ -635,7 +651,7 @@ class LeafWalkOps(TensorCollection):
             return gather, [as_scalar(op) for op in operands], batch
         pieces = iter(gather.operands)
         args = [
-            next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else as_scalar(op)
+            next(pieces) if isinstance(op, (TensorCollection, _Tensor)) else as_scalar(op)
             for op in operands
         ]
         return gather, args, batch
@@ -672,7 +688,7 @@ def _grown_in_place(name: str, own: torch.Size, batch: torch.Size) -> InPlaceWri
 def _placed(operands: tuple[Any, ...], walked: tuple[Any, ...]) -> list[Any]:
     """The operands with each walked one (tensor, collection) replaced by its piece."""
     pieces = iter(walked)
-    return [next(pieces) if isinstance(op, (_Tensor, TensorCollection)) else op for op in operands]
+    return [next(pieces) if isinstance(op, (TensorCollection, _Tensor)) else op for op in operands]
 
 
 def _grown(batch: torch.Size, old_dims: int) -> Resize:
@@ -692,15 +708,32 @@ def without_empty(result: _R, operand: Any) -> _R:
         return result
     if isinstance(operand, torch.Tensor) and operand.ndim:
         return result
-    if not result._is_lazy and all(
-        value.__class__ is torch.Tensor for value in result._entries().values()
-    ):
-        return result  # only tensors (the common case): nothing nested to drop
+    if not (result._is_lazy or result._is_leaf_node) and _none_empty(result):
+        return result  # nothing nested to drop (the common case), found by a cheap walk
     empty, _, tensors = _empty_nested(result, ())
     if not empty or not tensors:
         return result
     out = result.exclude(*empty)
     return cast(_R, out.lock_() if result.is_locked else out)
+
+
+def _none_empty(node: TensorCollection) -> bool:
+    """Whether ``node`` surely holds no nested collection left empty: each nested one
+    is of ``node``'s own class (so no record, lazy stack or Python value), holds
+    something, and only tensors or such collections. False where this cheap walk cannot
+    tell (:func:`_empty_nested` then decides)."""
+    cls = node.__class__
+    for value in node._entries().values():
+        if value.__class__ is _Tensor:
+            continue
+        if value.__class__ is not cls:
+            return False
+        entries = value._entries()
+        if not entries:
+            return False
+        if not _only_tensors(map(type, entries.values())) and not _none_empty(value):
+            return False
+    return True
 
 
 def _lazy_child(node: TensorCollection, key: str) -> TensorCollection | bool:

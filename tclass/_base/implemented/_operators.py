@@ -30,7 +30,7 @@ _Tensor = torch.Tensor
 
 def _takes(other: object) -> bool:
     """Whether an operator takes ``other``: a number, a tensor or a collection."""
-    return isinstance(other, (_Tensor, TensorCollection)) or as_scalar(other) is not None
+    return isinstance(other, (TensorCollection, _Tensor)) or as_scalar(other) is not None
 
 
 def _value_logic(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:

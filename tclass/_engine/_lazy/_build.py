@@ -19,7 +19,7 @@ from tclass._core._records import storage_of
 from tclass._engine._lazy._parts import check_members, padded_stack, stack_entries, stacked_size
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
-from tclass._engine._ops import stack
+from tclass._engine._ops import check_out, stack
 from tclass._engine._td import TensorDict
 from tclass.errors import HeterogeneousEntryError, StackError
 
@@ -80,6 +80,7 @@ def lazy_stack(
         result._assign_names(tuple(names))
     out = options.get("out")
     if out is not None:
+        check_out(out, result.batch_size, "lazy_stack", ())
         out.update_(result)
         return out
     return result

@@ -389,6 +389,8 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
         return EntryWrites(parts) if type(value) is EntryWrites else parts
     if n == 0:
         return value
+    if not isinstance(value, torch.Tensor) and hasattr(value, "__array__"):
+        value = torch.as_tensor(value)  # a numpy array is split as the tensor it becomes
     if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
         return value[index]
     return value

@@ -41,6 +41,7 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
+    KeyNotFoundError,
     KeyThroughTensorError,
     LockedError,
     ShapeError,
@@ -66,7 +67,12 @@ class LazyStackOps(TensorDictBase):
         def _from_members(
             self, members: list[Any], stack_dim: int, batch_size: torch.Size
         ) -> Self: ...
-        def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self: ...
+        def _restacked(
+            self,
+            members: list[Any],
+            stack_dim: int | None = None,
+            batch_size: torch.Size | None = None,
+        ) -> Self: ...
         def _dense(self, action: str) -> Any: ...
         def _parts(self, key: str) -> list[Any]: ...
         def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None: ...
@@ -197,7 +203,14 @@ class LazyStackOps(TensorDictBase):
         if len(path) > 1 and path[0] in self:
             split_operand(value, self, key)  # a value that does not fit the batch: that first
         if len(path) == 1 or path[0] in self:
-            raise self._absent(key)
+            error = self._absent(key)
+            if type(error) is KeyNotFoundError:  # the peer's words first, which code matches
+                msg = (
+                    f"setting a value in-place on a stack of TensorDict failed: {error}; "
+                    "set_() writes into existing entries: use set() to add it"
+                )
+                raise KeyNotFoundError(msg)
+            raise error
         if self._lock_state():
             msg = (
                 f"cannot set {key!r} in place in a locked lazy stack: it has no entry "
@@ -445,14 +458,14 @@ class LazyStackOps(TensorDictBase):
         """The members rebuilt from ``results``, stacked as they were."""
         if resize is None:
             members = [member._rebuilt(results, None, values) for member in self._members]
-            return self._from_members(members, self._stack_dim, self._batch_size)
+            return self._restacked(members, self._stack_dim, self._batch_size)
         old = self._batch_size
         new = resize(old)
         d = self._stack_dim + len(new) - len(old)
         old_member, new_member = remove_dim(old, self._stack_dim), remove_dim(new, d)
         grow: Resize = lambda size: new_member + size[len(old_member) :]  # noqa: E731
         members = [member._rebuilt(results, grow, values) for member in self._members]
-        return self._from_members(members, d, new)
+        return self._restacked(members, d, new)
 
     def _reduced(self, along: Along) -> tuple[Self, ...]:
         """Member by member where ``along`` leaves the stack dim alone; the members'
@@ -552,7 +565,7 @@ class LazyStackOps(TensorDictBase):
         members = [getattr(m, leaf_op)(member_shape) for m in self._members]
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
-        expanded = self._from_members(members, new_d, target)
+        expanded = self._restacked(members, new_d, target)
         return self._densified(expanded.unlock_() if expanded.is_locked else expanded)
 
     # --- entries, member by member ----------------------------------------------------------

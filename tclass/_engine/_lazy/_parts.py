@@ -6,8 +6,8 @@ Kept apart from ``_lazy.py`` so that the class itself reads as its API.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -24,6 +24,7 @@ from tclass._core._batch import (
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._repr import LeafSummary
@@ -45,6 +46,7 @@ __all__ = [
     "common_keys",
     "empty_layout",
     "insert_dim",
+    "nested_to_update",
     "stacked_size",
     "padded_stack",
     "remove_dim",
@@ -134,8 +136,9 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
         if strict_shape and member.batch_size != first.batch_size:
             msg = (
                 f"{op}: with strict_shape=True, stacking tensordicts requires equal batch "
-                f"sizes: member {position} has {format_shape(member.batch_size)} but member 0 "
-                f"has {format_shape(first.batch_size)} (without strict_shape, the stack is "
+                f"sizes (batch sizes in tensordicts differs): member {position} has "
+                f"{format_shape(member.batch_size)} but member 0 has "
+                f"{format_shape(first.batch_size)} (without strict_shape, the stack is "
                 "ragged: -1 where the sizes differ)"
             )
             raise StackError(msg)
@@ -370,7 +373,9 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
             return parts if parts is not None else [value] * count
     if isinstance(value, TensorCollection):
         if value.batch_size[:ndim] != batch:
-            raise BatchMismatchError(key, value.batch_size, batch)
+            # a collection of a shorter batch size (built without one) takes the stack's,
+            # as a TensorDict stores it, when its entries fit; else BatchMismatchError
+            value = fit_to_batch(cast(Any, value), batch, key)
         return list(value.unbind(dim))
     if isinstance(value, torch.Tensor):
         if value.shape[:ndim] != batch:
@@ -393,3 +398,20 @@ def _list_parts(value: Any, dim: int, batch: torch.Size) -> list[Any] | None:
     if any(column is None for column in columns):
         return None
     return [[column[j] for column in columns if column is not None] for j in range(batch[dim])]
+
+
+def nested_to_update(
+    stack: Any, key: Any, value: Any, is_leaf: Callable[[type], bool] | None
+) -> TensorCollection | None:
+    """The nested collection of ``stack`` at ``key`` that ``value`` (a mapping or a
+    collection) is merged into by ``update``, or None when ``value`` replaces the entry."""
+    if not isinstance(value, (Mapping, TensorCollection)):
+        return None
+    if isinstance(value, TensorCollection) and (
+        value._is_leaf_node or (is_leaf is not None and is_leaf(type(value)))
+    ):
+        return None
+    target = stack.get(key, None)
+    if not isinstance(target, TensorCollection) or target._is_leaf_node:
+        return None
+    return target

@@ -48,6 +48,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options
 from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
+from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._entries import StackedEntries, lacks, walk_path
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
@@ -60,6 +61,7 @@ from tclass._engine._lazy._parts import (
     common_device,
     common_keys,
     empty_layout,
+    nested_to_update,
     padded_stack,
     remove_dim,
     split_operand,
@@ -197,11 +199,18 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         out._init(members, stack_dim, batch_size)
         return out
 
-    def _restacked(self, members: list[Any], stack_dim: int | None = None) -> Self:
-        """A lazy stack of new members with this stack's layout (``stack_dim`` if given)
-        and the name of its stack dim."""
+    def _restacked(
+        self,
+        members: list[Any],
+        stack_dim: int | None = None,
+        batch_size: torch.Size | None = None,
+    ) -> Self:
+        """A lazy stack of new members with this stack's layout (``stack_dim`` and
+        ``batch_size`` if given) and the name of its stack dim."""
         dim = self._stack_dim if stack_dim is None else stack_dim
-        if members:
+        if batch_size is not None:
+            size = batch_size
+        elif members:
             size = stacked_size(members, dim)
         else:
             size = self._batch_size
@@ -272,8 +281,9 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         """The members' entries at ``path`` stacked; a nested lazy stack has the name of
         this stack's dim, as the peer's."""
         value: Value = stack_entries(parts, self._stack_dim, path)
-        if self._stack_dim_name is not None and isinstance(value, LazyStackedTensorDict):
-            value._stack_dim_name = self._stack_dim_name
+        lazy = storage_of(value)  # a record's lazy stack of records too
+        if self._stack_dim_name is not None and isinstance(lazy, LazyStackedTensorDict):
+            lazy._stack_dim_name = self._stack_dim_name
         return value
 
     def _parts(self, key: str) -> list[Any]:
@@ -317,7 +327,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
             members = [m._map_values(fn, member_batch) for m in self._members]
         else:
             members = [m._map_values(fn, member_batch, device) for m in self._members]
-        return self._from_members(members, self._stack_dim, batch_size)
+        return self._restacked(members, self._stack_dim, batch_size)
 
     def _map_batch(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
@@ -360,7 +370,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
     def _dense(self, action: str) -> Any:
         """The dense stack of the members, or an error saying why ``action`` needs it."""
         try:
-            return stack(self._members, self._stack_dim, contiguous=True)
+            dense = stack(self._members, self._stack_dim, contiguous=True)
         except HeterogeneousEntryError:
             raise  # a nested lazy stack's: it already says what differs
         except StackError as error:
@@ -370,6 +380,9 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
                 "(tclass.pad_sequence), or work on the members (lazy.tensordicts)"
             )
             raise HeterogeneousEntryError(msg) from None
+        if self._stack_dim_name is not None:  # the members name the other dims
+            dense.names = self.names
+        return dense
 
     @classmethod
     def from_dict(
@@ -562,9 +575,8 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
             members = self._members[index]
             if not members:
                 return cast(Self, empty_selection(self, (index,)))
-            return self._from_members(members, 0, stacked_size(members, 0))
-        members = [member[index] for member in self._members]
-        return self._from_members(members, self._stack_dim, stacked_size(members, self._stack_dim))
+            return self._restacked(members, 0)
+        return self._restacked([member[index] for member in self._members])
 
     def _index(self, index: Any) -> Any:
         return index_lazy(self, index)
@@ -666,6 +678,10 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         for key, value in pairs:
             if allowed is not None and _keys.unravel_key(key) not in allowed:
                 continue
+            nested = nested_to_update(self, key, value, is_leaf)
+            if nested is not None:  # merged key by key, as a TensorDict's update merges
+                nested._update_entries(cast(Any, value), clone, inplace, None, is_leaf)
+                continue
             if clone and isinstance(value, (torch.Tensor, TensorDictBase)):
                 value = value.clone()
             self.set(key, value, inplace=inplace)
@@ -763,7 +779,7 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         members = [member.to(*args, **kwargs) for member in self._members]
         if all(new is old for new, old in zip(members, self._members)):
             return self
-        return self._from_members(members, self._stack_dim, self._batch_size)
+        return self._restacked(members, self._stack_dim, self._batch_size)
 
     def _take_moved(self, moved: Self) -> None:
         for member, new in zip(self._members, moved._members):

@@ -154,13 +154,14 @@ def _check_storage_file(storage: torch.UntypedStorage, target: str) -> None:
 
 
 def _mapped_file(storage: torch.UntypedStorage) -> str | None:
-    """The file ``storage`` maps, if any: its ``filename``, or (a storage mapped through
-    a file descriptor, named ``/proc/self/fd/N`` while it was open) the file Linux
-    lists for its address in ``/proc/self/maps``; None when unknown."""
+    """The file ``storage`` maps, if any: its ``filename``, or the file Linux lists for
+    its address in ``/proc/self/maps`` where that name is stale (a storage mapped through
+    a file descriptor, named ``/proc/self/fd/N`` while it was open, or mapped in a save's
+    staging folder since renamed into place); None when unknown."""
     filename: str | None = getattr(storage, "filename", None)
     if filename is None:
         return None
-    if not str(filename).startswith("/proc/"):
+    if not str(filename).startswith("/proc/") and os.path.exists(filename):
         return os.path.realpath(filename)
     address = storage.data_ptr()
     try:

@@ -642,11 +642,18 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
             out._nested[key] = copy if copy is not None else child._over_same_file(device, made)
         return out
 
-    def clone(self, recurse: bool = True) -> Self:
-        """Every entry read into memory (a plain TensorDict); ``recurse=False``: a new
-        PersistentTensorDict over the same file."""
+    def clone(self, recurse: bool = True, *, newfile: PathLike | None = None) -> Self:
+        """Every entry read into memory (a plain TensorDict); ``newfile``: a copy written
+        into that file (replaced if it exists, in this one's format) and opened for
+        reading and writing, as the peer's; ``recurse=False``: a new PersistentTensorDict
+        over the same file."""
         if not recurse:
             return self._over_same_file(self._device)  # type: ignore[return-value]
+        if newfile is not None:
+            backend = self._group.file.backend
+            return PersistentTensorDict.from_dict(  # type: ignore[return-value]
+                self, filename=newfile, device=self._device, backend=backend
+            )
         return self.to_tensordict()  # type: ignore[return-value]
 
     def memmap(

@@ -7,7 +7,7 @@ into a plain TensorDict and leave the file unchanged."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -18,9 +18,10 @@ from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._core import _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
+from tclass._core._options import OPTIONS
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
-from tclass.errors import UnsupportedError
+from tclass.errors import InPlaceKeysError, UnsupportedError
 
 if TYPE_CHECKING:
     from tclass._io.store._persistent import PersistentTensorDict
@@ -139,6 +140,64 @@ class StoreSurface(LockBlocks):
         """False, as the peer: the entries are in the file, not in memory
         (``contiguous()`` reads them into a TensorDict)."""
         return False
+
+    # --- reshaping and rewriting keys in place -------------------------------------------
+
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
+        """Every tensor viewed as a dtype (read into a TensorDict), or, under
+        ``set_lazy_legacy(True)``, a view that writes through to the file.
+
+        Raises:
+            UnsupportedError: (a ``RuntimeError``, as the peer raises) for a new batch
+                size outside the legacy mode: the entries would be read into memory and
+                writes into such a "view" would never reach the file.
+        """
+        if (len(shape) == 1 and isinstance(shape[0], torch.dtype)) or OPTIONS.lazy_legacy:
+            return super().view(*shape, size=size, batch_size=batch_size)  # type: ignore[misc, no-any-return]
+        raise UnsupportedError(
+            "Cannot call `view` on a PersistentTensorDict: its entries would be read into "
+            "memory, and writes into that copy would not reach the file. Call `reshape` or "
+            "`to_tensordict()` first for a copy in memory"
+        )
+
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> Self:
+        """The entries with nested keys joined by ``separator``, read into a TensorDict.
+
+        Raises:
+            InPlaceKeysError: (a ``ValueError``, as the peer raises) with ``inplace=True``:
+                the file keeps its groups.
+        """
+        self._refuse_keys_in_place("flatten_keys", inplace)
+        return super().flatten_keys(separator, False, is_leaf)  # type: ignore[misc, no-any-return]
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
+        """The entries with keys split at ``separator`` into nested ones, read into a
+        TensorDict.
+
+        Raises:
+            InPlaceKeysError: (a ``ValueError``, as the peer raises) with ``inplace=True``.
+        """
+        self._refuse_keys_in_place("unflatten_keys", inplace)
+        return super().unflatten_keys(separator, False)  # type: ignore[misc, no-any-return]
+
+    def _refuse_keys_in_place(self, method: str, inplace: bool) -> None:
+        if inplace:
+            raise InPlaceKeysError(
+                f"Cannot call {method} in_place with a PersistentTensorDict: the file keeps "
+                f"its groups and datasets as they are. Call ptd.{method}(...) (inplace=False) "
+                "for a TensorDict read from the file, and write it back with "
+                "PersistentTensorDict.from_dict(...) if the file should change"
+            )
 
     # --- selecting -----------------------------------------------------------------------
 

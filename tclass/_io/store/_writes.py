@@ -8,18 +8,21 @@ renames; writes into what the store already holds (``set_`` and ``update_``, ``p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core import _keys
 from tclass._core._records import is_record, storage_of
+from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
+from tclass._engine._td_setitem import source_batch_error
 from tclass._io._schema import record_schema
 from tclass._io.store._datasets import as_values, fill, to_numpy, to_tensor, write_rows
 from tclass._io.store._protocol import Node, StoreGroup, is_group
@@ -134,7 +137,10 @@ class StoreWrites(TensorDictBase):
     ) -> None:
         """A group holding ``value`` (the storage of ``record``, whose class's schema is
         written with it and which reads back as a record of that class)."""
-        self._check_rows(key, value.batch_size)
+        if value.batch_size[: len(self._batch_size)] != self._batch_size:
+            # a shorter batch size (built without one) becomes this one when the entries
+            # fit, as a TensorDict stores it; else BatchMismatchError
+            value = fit_to_batch(cast(Any, value), self._batch_size, key)
         child = self._child_of(key, self._replace(group, key, lambda: group.create_group(key)))
         child._batch_size = value.batch_size
         child._write_meta(None if record is None else record_schema(record))
@@ -172,6 +178,10 @@ class StoreWrites(TensorDictBase):
         ):
             self.set(index, value, inplace=self._locked)
             return
+        if isinstance(value, TensorCollection):  # checked before any dataset is written
+            error = source_batch_error(self, index, storage_of(value))
+            if error is not None:
+                raise error
         self._write_rows(index, value)
 
     def _update_entries(
@@ -183,15 +193,29 @@ class StoreWrites(TensorDictBase):
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Write every entry of ``source`` (in place into existing datasets with
-        ``inplace``)."""
-        items = source_items(source)
-        wanted = (
-            None
-            if keys_to_update is None
-            else {k if isinstance(k, str) else k[0] for k in keys_to_update}
-        )
-        for key, value in items:
-            if wanted is None or key in wanted:
+        ``inplace``); a mapping or collection under a key that is a group of the file is
+        merged into that group key by key, as a TensorDict's ``update`` merges."""
+        paths = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        group = self._writable()
+        for key, value in source_items(source):
+            path = _keys.key_path(key)
+            below = None if paths is None else _paths_below(path, paths)
+            if below == []:
+                continue  # neither this key nor anything under it was asked for
+            inner = None if below is None or () in below else below
+            if len(path) > 1:
+                self.set(path, value, inplace=inplace)
+                continue
+            node = group[path[0]] if path[0] in group else None
+            merge = isinstance(value, Mapping) or (
+                isinstance(value, TensorCollection)
+                and not value._is_leaf_node
+                and (is_leaf is None or not is_leaf(type(value)))
+            )
+            if node is not None and is_group(node) and merge:
+                child = self._child_of(path[0], node)
+                child._update_entries(value, clone, inplace, inner, is_leaf)
+            else:
                 self.set(key, value, inplace=inplace)
         return self
 
@@ -400,3 +424,15 @@ class StoreWrites(TensorDictBase):
             elif node.dtype is not None and 0 not in (node.shape or ()):
                 fill(node, node.dtype, value)
         return self
+
+
+def _paths_below(path: tuple[str, ...], wanted: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """What ``update(keys_to_update=wanted)`` writes under ``path``: ``[()]`` for all of it
+    (a wanted key names it or lies above it), the wanted paths inside it, or nothing."""
+    below: list[tuple[str, ...]] = []
+    for key in wanted:
+        if path[: len(key)] == key:
+            return [()]
+        if key[: len(path)] == path:
+            below.append(key[len(path) :])
+    return below

@@ -1,0 +1,85 @@
+"""Tests for the name of a lazy stack's stack dim (tclass._engine._lazy): which results keep
+it, as the peer's do. Found by the differential fuzzer: pointwise math, ``to``, slices,
+``expand``, the dense stack and the nested records read from a stack of records dropped it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import TensorClass, TensorDict
+
+
+class Inner(TensorClass):
+    y: torch.Tensor
+
+
+class Outer(TensorClass):
+    x: torch.Tensor
+    inner: Inner
+
+
+def _named_stack() -> Any:
+    members = [
+        TensorDict({"a": torch.arange(8.0).reshape(4, 2) - seed}, batch_size=[4])
+        for seed in range(2)
+    ]
+    return tclass.lazy_stack(members, 0).rename("i", "l")
+
+
+KEEP_BOTH: dict[str, Callable[[Any], Any]] = {
+    "abs": lambda x: abs(x),
+    "add": lambda x: x + 1,
+    "clamp": lambda x: x.clamp(min=0),
+    "maximum": lambda x: torch.maximum(x, x),
+    "zeros_like": lambda x: torch.zeros_like(x),
+    "masked_fill": lambda x: x.masked_fill(torch.ones(2, 4, dtype=torch.bool), 0),
+    "to": lambda x: x.to(torch.float64),
+    "float": lambda x: x.float(),
+    "slice along the stack dim": lambda x: x[1:],
+    "slice along a member dim": lambda x: x[:, 1:],
+    "contiguous": lambda x: x.contiguous(),
+    "flip": lambda x: x.flip(1),
+    "roll": lambda x: x.roll(1, 1),
+    "amax along a member dim": lambda x: x.amax(1, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("op", list(KEEP_BOTH))
+def test_results_keep_the_stack_dim_name(op: str) -> None:
+    x = _named_stack()
+    out = KEEP_BOTH[op](x)
+    assert out.names == ["i", "l"]
+    if isinstance(out, tclass.LazyStackedTensorDict):
+        assert out.stack_dim_name == "i"
+
+
+def test_reductions_and_expand_keep_the_stack_dim_name() -> None:
+    x = _named_stack()
+    assert x.sum(1).names == ["i"]
+    assert x.expand(3, 2, 4).names == [None, "i", "l"]
+
+
+def test_a_nested_record_of_a_stack_of_records_is_named_as_the_stack() -> None:
+    rec = Outer(
+        x=torch.zeros(2, 3), inner=Inner(y=torch.ones(2, 1), batch_size=[2]), batch_size=[2]
+    )
+    x = tclass.LazyStackedTensorDict(rec, rec.apply(torch.zeros_like), stack_dim=1)
+    x.names = ["l", "k"]
+    assert x["inner"].names == ["l", "k"]
+    empty = Outer(
+        x=torch.zeros(0, 3), inner=Inner(y=torch.ones(0, 1), batch_size=[0]), batch_size=[0]
+    )
+    y = tclass.LazyStackedTensorDict(empty, empty.clone(), stack_dim=-2)
+    y.names = ["l", None]
+    assert y["inner"].names == ["l", None]
+
+
+def test_an_unnamed_stack_stays_unnamed() -> None:
+    x = tclass.lazy_stack([TensorDict({"a": torch.zeros(4)}, batch_size=[4])] * 2, 0)
+    assert (x + 1).names == [None, None] and x.contiguous().names == [None, None]

@@ -1,0 +1,139 @@
+"""What a ``PersistentTensorDict`` does with the methods whose plain-TensorDict form would
+rewrite the collection in place or hand back a copy posing as a view: ``view`` and the
+in-place key rewrites are refused (as the peer refuses them, with its words), ``clone``
+can write a new file, ``update`` merges nested mappings into the file's groups, and
+``ptd[index] = collection`` checks the batch sizes before any dataset is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+import tclass
+from tclass import PersistentTensorDict, TensorDict
+from tclass.errors import BatchSizeError, InPlaceKeysError, TclassError, UnsupportedError
+
+h5py = pytest.importorskip("h5py")
+
+
+@pytest.fixture
+def ptd(tmp_path: Path) -> Iterator[PersistentTensorDict]:
+    source = TensorDict(
+        {"a": torch.arange(6.0).view(2, 3), "n": {"b": torch.zeros(2, 3, 4)}}, batch_size=[2, 3]
+    )
+    out = PersistentTensorDict.from_dict(source, filename=tmp_path / "f.h5")
+    yield out
+    out.close()
+
+
+def test_view_to_a_new_batch_size_is_refused_as_writes_would_not_reach_the_file(
+    ptd: PersistentTensorDict,
+) -> None:
+    with pytest.raises(UnsupportedError, match="Cannot call `view`") as caught:
+        ptd.view(-1)
+    assert isinstance(caught.value, RuntimeError)  # what the peer raises
+    assert "reshape" in str(caught.value) and "to_tensordict()" in str(caught.value)
+    # the copies the message points at work, and the file is unchanged
+    assert ptd.reshape(-1).batch_size == torch.Size([6])
+    assert ptd.to_tensordict().view(-1)["a"].tolist() == list(range(6))
+
+
+def test_view_as_a_dtype_and_the_legacy_write_through_view_still_work(
+    ptd: PersistentTensorDict,
+) -> None:
+    assert ptd.view(torch.int32)["a"].dtype == torch.int32
+    with pytest.warns(DeprecationWarning), tclass.set_lazy_legacy(True):
+        view = ptd.view(-1)
+        view["a"] = torch.full((6,), 7.0)
+    assert (ptd["a"] == 7).all()  # written through to the file
+
+
+@pytest.mark.parametrize("method", ["flatten_keys", "unflatten_keys"])
+def test_key_rewrites_in_place_are_refused_and_the_file_keeps_its_groups(
+    ptd: PersistentTensorDict, method: str
+) -> None:
+    with pytest.raises(InPlaceKeysError, match=f"Cannot call {method} in_place") as caught:
+        getattr(ptd, method)(inplace=True)
+    assert isinstance(caught.value, ValueError)  # the peer's type
+    assert isinstance(caught.value, TclassError)
+    assert set(ptd.keys(True, True)) == {"a", ("n", "b")}
+
+
+def test_key_rewrites_out_of_place_read_a_tensordict(ptd: PersistentTensorDict) -> None:
+    flat = ptd.flatten_keys()
+    assert type(flat) is TensorDict
+    assert sorted(flat.keys()) == ["a", "n.b"]
+    assert set(flat.unflatten_keys().keys(True, True)) == {"a", ("n", "b")}
+
+
+def test_clone_into_a_new_file_is_a_persistent_copy(
+    ptd: PersistentTensorDict, tmp_path: Path
+) -> None:
+    copy = ptd.clone(newfile=tmp_path / "copy.h5")
+    try:
+        assert type(copy) is PersistentTensorDict
+        assert copy.filename == str(tmp_path / "copy.h5")
+        assert copy.batch_size == ptd.batch_size
+        assert (copy == ptd).all()
+        copy["a"] = torch.zeros(2, 3)  # written into the copy only
+        assert ptd["a"].sum() == 15
+    finally:
+        copy.close()
+    assert type(ptd.clone()) is TensorDict  # without newfile: read into memory
+
+
+@pytest.mark.peer
+def test_clone_into_a_new_file_reads_as_the_peer_reads_its_own(
+    ptd: PersistentTensorDict, tmp_path: Path
+) -> None:
+    peer = pytest.importorskip("tensordict")
+    ptd.clone(newfile=tmp_path / "copy.h5").close()
+    theirs = peer.PersistentTensorDict.from_h5(str(tmp_path / "copy.h5"))
+    assert theirs["a"].tolist() == ptd["a"].tolist()
+    assert theirs["n", "b"].shape == torch.Size([2, 3, 4])
+
+
+def test_update_with_a_nested_mapping_merges_into_the_group(ptd: PersistentTensorDict) -> None:
+    ptd.update({"n": {"c": torch.ones(2, 3)}})
+    assert set(ptd.keys(True, True)) == {"a", ("n", "b"), ("n", "c")}
+    ptd.update({"n": torch.ones(2, 3)})  # a tensor replaces the group, as a TensorDict's
+    assert isinstance(ptd["n"], torch.Tensor)
+
+
+def test_update_with_keys_to_update_writes_only_those(ptd: PersistentTensorDict) -> None:
+    other = TensorDict(
+        {"a": torch.ones(2, 3), "n": {"b": torch.ones(2, 3, 4), "c": torch.ones(2, 3)}},
+        batch_size=[2, 3],
+    )
+    ptd.update(other, keys_to_update=[("n", "c")])
+    assert ptd["a"].sum() == 15 and (ptd["n", "b"] == 0).all()
+    assert (ptd["n", "c"] == 1).all()
+    ptd.update(other, keys_to_update=[("n",)])  # a key above: all of it
+    assert (ptd["n", "b"] == 1).all()
+
+
+def test_rows_of_a_collection_with_another_batch_size_are_refused_before_writing(
+    ptd: PersistentTensorDict,
+) -> None:
+    rows = TensorDict({"a": torch.ones(2, 3), "n": {"b": torch.ones(2, 3, 4)}}, [2, 3])
+    with pytest.raises(BatchSizeError, match="batch dimension mismatch") as caught:
+        ptd[torch.tensor([0])] = rows
+    assert "[1, 3]" in str(caught.value) and "[2, 3]" in str(caught.value)
+    assert ptd["a"].sum() == 15  # nothing was written
+    ptd[torch.tensor([0])] = rows[:1]
+    assert (ptd["a"][0] == 1).all()
+
+
+def test_a_collection_without_batch_dims_takes_the_files_batch(
+    ptd: PersistentTensorDict,
+) -> None:
+    ptd["inner"] = TensorDict({"x": torch.ones(2, 3, 1)}, [])
+    assert ptd["inner"].batch_size == torch.Size([2, 3])
+    assert (ptd["inner", "x"] == 1).all()
+    with pytest.raises(BatchSizeError, match="other"):
+        ptd["other"] = TensorDict({"x": torch.ones(5)}, [])
+    assert "other" not in ptd.keys()
