@@ -866,14 +866,18 @@ def _all_true(leaves: list[torch.Tensor]) -> bool:
     return True
 
 
+_BYTES_READ_LIMIT = 1 << 16  # elements (bytes) of a bool tensor read through its memory
+
+
 def _zero_byte(leaf: torch.Tensor) -> bool | None:
     """Whether the memory of the CPU ``bool`` tensor ``leaf`` holds a zero byte (a false
     element), or None where it cannot be read as one block of bytes (a sparse or strided
-    layout, a view with gaps, a tensor without storage such as a functorch wrapper)."""
+    layout, a view with gaps, a tensor without storage such as a functorch wrapper), or
+    too large to copy into bytes cheaply (torch's count then runs on its threads, no copy)."""
     n = leaf.numel()
     if not n:
         return False
-    if leaf.layout is not _STRIDED or not leaf.is_contiguous():
+    if n > _BYTES_READ_LIMIT or leaf.layout is not _STRIDED or not leaf.is_contiguous():
         return None
     try:
         address = leaf.data_ptr()
