@@ -128,6 +128,10 @@ class TestConstruction:
         td = TensorDict({"n": nested}, batch_size=[2, 3, -1])
         assert td.batch_size == (2, 3, -1) and td["n"] is nested
         assert TensorDict({}, batch_size=(3, -1)).batch_size == (3, -1)
+        doubled = td.apply(lambda x: x * 2)
+        assert doubled.batch_size == (2, 3, -1) and td[1].batch_size == (3, -1)
+        padded = torch.nested.to_padded_tensor(doubled["n"], 0.0)
+        assert torch.equal(padded, 2 * torch.nested.to_padded_tensor(nested, 0.0))
         td.batch_size = [2, 3]
         assert td.batch_size == (2, 3)
         with pytest.raises(BatchSizeError, match=r"'n'.*\[2, 3, -1, 5\].*\[2, -1\]"):
