@@ -64,12 +64,18 @@ _SIZES_LIMIT = 4096
 ONE_DIM_SIZES = _ONE_DIM
 
 
-def as_batch_size(value: object) -> torch.Size:
+def as_batch_size(value: object, *, ragged: bool = False) -> torch.Size:
     """Parses a batch size: ``None`` (no batch dims), an int, or a sequence of ints.
+    ``ragged``: a size after the first may be -1, a dim whose length differs between
+    elements (a strided nested tensor's, see ``_jagged.leaf_shape``), as the peer's
+    TensorDict takes it (the first dim counts the elements: it is never ragged).
 
     Raises:
         BatchSizeError: for negative sizes, non-integers (bools included), or other types.
     """
+    if ragged and _has_ragged(value):
+        first, *rest = cast("Sequence[object]", value)
+        return torch.Size([_as_int(first, value), *(_as_int(v, value, ragged=True) for v in rest)])
     if value is None:
         return _EMPTY
     kind = type(value)
@@ -122,11 +128,19 @@ def _is_integer_array(array: torch.Tensor | np.ndarray) -> bool:
     return not (dtype.is_floating_point or dtype.is_complex or dtype is torch.bool)
 
 
-def _as_int(value: object, whole: object) -> int:
+def _has_ragged(value: object) -> bool:
+    """Whether ``value`` is a sequence of sizes with a -1 after the first."""
+    kind = type(value)
+    if kind is list or kind is tuple or kind is torch.Size:
+        return -1 in cast("Sequence[object]", value)[1:]
+    return False
+
+
+def _as_int(value: object, whole: object, *, ragged: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, SupportsIndex):
         _raise_bad_batch_size(whole)
     size = value.__index__()
-    if size < 0:
+    if size < 0 and not (ragged and size == -1):
         _raise_bad_batch_size(whole)
     return size
 

@@ -15,12 +15,25 @@ from typing import Any
 
 import torch
 
-__all__ = ["index_rows", "is_jagged", "split_rows"]
+__all__ = ["index_rows", "is_jagged", "leaf_shape", "split_rows"]
 
 
 def is_jagged(value: object) -> bool:
     """Whether ``value`` is a nested tensor of the jagged layout."""
     return isinstance(value, torch.Tensor) and value.layout is torch.jagged
+
+
+def leaf_shape(tensor: torch.Tensor) -> torch.Size:
+    """``tensor.shape``; for a nested tensor of the strided layout (which has no
+    ``shape``), its number of parts then each dim's size, -1 where the parts differ
+    (as the peer reads it: such a dim is a ragged batch dim of size -1)."""
+    if not (tensor.is_nested and tensor.layout is torch.strided):
+        return tensor.shape
+    shapes = [part.shape for part in tensor.unbind()]
+    if not shapes:
+        return torch.Size([0])
+    dims = [s[0] if len(set(s)) == 1 else -1 for s in zip(*shapes)]
+    return torch.Size([len(shapes), *dims])
 
 
 def index_rows(value: Any, index: Any) -> Any:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.nn.parameter import is_lazy
 
+from tclass._core._jagged import leaf_shape
 from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, is_non_tensor
@@ -142,7 +144,9 @@ def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) 
     if isinstance(value, torch.Tensor):
         shown = 0 if value.__class__ is UnbatchedTensor else parent_dims  # no batch dims
         code = dtype_code(value.dtype) if PRINT_OPTIONS["show_dtype"] else ""
-        text = code + _dims(tuple(value.shape[shown:]))
+        # An uninitialized parameter (of a lazy module) has no shape yet: [-1], as the peer.
+        dims = (-1,) if is_lazy(value) else tuple(leaf_shape(value)[shown:])
+        text = code + _dims(dims)
         # Without a common device, say where a tensor is unless it is on the CPU.
         if parent_device is None and value.device.type != "cpu":
             text += f"@{value.device}"

@@ -32,6 +32,7 @@ from tclass._core._device import (
     refuse_device_assignment,
     wait_for_device_copies,
 )
+from tclass._core._jagged import leaf_shape
 from tclass._core._names import Names
 from tclass._core._records import is_record
 from tclass._core._safe_globals import allow_unpickling, checked_class
@@ -152,7 +153,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                         _ONE_DIM.clear()
                     _ONE_DIM[size] = batch
         else:
-            batch = as_batch_size(batch_size)
+            batch = as_batch_size(batch_size, ragged=True)
         dev = None if device is None else as_device(device)
         self._batch_size = batch
         self._device = dev
@@ -179,7 +180,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
             first = batch[0]
             for key, value in entries:
                 if type(key) is str and value.__class__ is _Tensor:
-                    shape = value.shape
+                    try:
+                        shape = value.shape
+                    except RuntimeError:  # a strided nested tensor: no shape, ragged dims
+                        shape = leaf_shape(value)
                     if not shape or shape[0] != first:
                         raise BatchMismatchError(key, shape, batch)
                     tensors[key] = value
@@ -192,8 +196,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                 if type(key) is str and value.__class__ is _Tensor:
                     if dev is not None and value.device != dev:
                         value = value.to(dev, non_blocking=non_blocking)
-                    if n and value.shape[:n] != batch:
-                        raise BatchMismatchError(key, value.shape, batch)
+                    if n:
+                        try:
+                            shape = value.shape
+                        except RuntimeError:  # a strided nested tensor: ragged dims
+                            shape = leaf_shape(value)
+                        if shape[:n] != batch:
+                            raise BatchMismatchError(key, shape, batch)
                     tensors[key] = value
                 else:
                     self.set(key, value)
@@ -233,19 +242,20 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
 
     @batch_size.setter
     def batch_size(self, value: BatchSizeLike) -> None:
-        new = as_batch_size(value)
+        new = as_batch_size(value, ragged=True)
         self._check_new_batch_size(new, ())
         self._assign_batch_size(new)
 
     def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         n = len(new)
         for key, value in self._tensors.items():
-            if value.shape[:n] == new or value.__class__ is _Unbatched:
+            shape = leaf_shape(value) if value.__class__ is _Tensor else value.shape
+            if shape[:n] == new or value.__class__ is _Unbatched:
                 continue
             if isinstance(value, TensorCollection):
                 value._check_new_batch_size(new, prefix + (key,))
             else:
-                raise BatchMismatchError(prefix + (key,), value.shape, new)
+                raise BatchMismatchError(prefix + (key,), shape, new)
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         n = len(new)
@@ -537,7 +547,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
             stored = stored_value(value, batch, device)
         n = len(batch)
         if n:
-            shape = stored.shape
+            shape = leaf_shape(stored) if stored.__class__ is _Tensor else stored.shape
             if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
                 if not isinstance(stored, TensorDictBase):
                     raise BatchMismatchError(key, shape, batch)

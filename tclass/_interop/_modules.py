@@ -30,6 +30,7 @@ from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
+from tclass._interop._lazy_params import is_lazy_stack, stack_lazy, watch_materialization
 from tclass._interop._params import TensorDictParams
 from tclass.errors import (
     EntryTypeError,
@@ -68,24 +69,28 @@ def module_tensordict(
     use_state_dict: bool = False,
     filter_empty: bool = True,
     caller: str = "from_module",
+    allow_lazy: bool = False,
 ) -> TensorDict:
     """The parameters and buffers of ``module`` (the tensors themselves) as a TensorDict
     with batch size ``[]``: a nested TensorDict per submodule, parameters and buffers as
     leaves. ``use_state_dict`` reads ``module.state_dict()`` instead, so that state-dict
     hooks run: its tensors, detached from the parameters as a state dict's are (as the
-    peer's); ``filter_empty`` drops submodules that hold no tensor."""
+    peer's); ``filter_empty`` drops submodules that hold no tensor; ``allow_lazy`` keeps
+    the uninitialized parameters of lazy modules (``from_modules`` stacks them)."""
     _check_module(module, caller, None)
     if use_state_dict:
         return _from_state_dict(module, caller)
-    return _from_attributes(module, filter_empty, caller, ())
+    return _from_attributes(module, filter_empty, caller if not allow_lazy else None, ())
 
 
 def _from_attributes(
-    module: nn.Module, filter_empty: bool, caller: str, path: tuple[str, ...]
+    module: nn.Module, filter_empty: bool, caller: str | None, path: tuple[str, ...]
 ) -> TensorDict:
+    """``caller``: who refuses uninitialized (lazy) parameters; None keeps them."""
     entries: dict[str, Value] = {}
     for name, tensor in own_tensors(module):
-        _check_initialized(tensor, path + (name,), caller)
+        if caller is not None:
+            _check_initialized(tensor, path + (name,), caller)
         entries[name] = tensor
     for name, child in module._modules.items():
         if child is None:
@@ -195,6 +200,7 @@ def swap_into_module(
     else:
         for write in writes:
             write.slots[write.name] = _module_tensor(write.old, write.new, preserve_module_state)
+        _watch_lazy_stacks(module, writes)
     if result is None:
         return None
     if swap_dest is not None:
@@ -366,6 +372,17 @@ def _module_tensor(
     return new
 
 
+def _watch_lazy_stacks(module: nn.Module, writes: list[_Write]) -> None:
+    """For each submodule given stacks of lazy parameters (``from_modules`` of lazy
+    modules), a hook that gives it vmap's view of them once they are materialized."""
+    owners: dict[tuple[str, ...], list[str]] = {}
+    for write in writes:
+        if is_lazy_stack(write.new):
+            owners.setdefault(write.path[:-1], []).append(write.name)
+    for path, names in owners.items():
+        watch_materialization(module.get_submodule(".".join(path)), names)
+
+
 def _restore(writes: list[_Write]) -> None:
     for write in reversed(writes):  # a key written twice gets its first value back
         write.slots[write.name] = write.old
@@ -410,7 +427,9 @@ def stack_module_params(
     for index, module in enumerate(modules):
         _check_module(module, "from_modules", index)
     trees = [
-        module_tensordict(module, use_state_dict=use_state_dict, caller="from_modules")
+        module_tensordict(
+            module, use_state_dict=use_state_dict, caller="from_modules", allow_lazy=True
+        )
         for module in modules
     ]
     _check_same_keys(trees, modules)
@@ -459,6 +478,8 @@ def _stack_leaves(
     values: Sequence[torch.Tensor], path: tuple[str, ...], modules: Sequence[nn.Module]
 ) -> torch.Tensor:
     first = values[0]
+    if any(map(is_lazy, values)):
+        return _stack_lazy_leaves(values, path, modules)
     for index, value in enumerate(values[1:], 1):
         if (value.shape, value.dtype, value.device) != (first.shape, first.dtype, first.device):
             raise StackError(
@@ -471,6 +492,32 @@ def _stack_leaves(
     if isinstance(first, nn.Parameter):
         return nn.Parameter(stacked, requires_grad=first.requires_grad)
     return stacked
+
+
+def _stack_lazy_leaves(
+    values: Sequence[torch.Tensor], path: tuple[str, ...], modules: Sequence[nn.Module]
+) -> torch.Tensor:
+    """The stack of the uninitialized parameters (or buffers) of lazy modules: one that
+    takes the ensemble dims first when the module it is put into materializes it."""
+    first = values[0]
+    for index, value in enumerate(values[1:], 1):
+        if _lazy_kind(value) != _lazy_kind(first):
+            raise StackError(
+                f"from_modules: {_dotted(path)} is {_lazy_state(value)} in module {index} "
+                f"({type(modules[index]).__name__}) but {_lazy_state(first)} in module 0; an "
+                "ensemble of lazy modules needs them all uninitialized (or all run once "
+                "first), of one dtype and device"
+            )
+    return stack_lazy(list(values))
+
+
+def _lazy_kind(tensor: torch.Tensor) -> tuple[Any, ...]:
+    return is_lazy(tensor), type(tensor), tensor.dtype, tensor.device
+
+
+def _lazy_state(tensor: torch.Tensor) -> str:
+    state = "uninitialized" if is_lazy(tensor) else "initialized"
+    return f"{state} ({type(tensor).__name__}, {tensor.dtype} on {tensor.device})"
 
 
 def _describe(tensor: torch.Tensor) -> str:

@@ -28,6 +28,13 @@ from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
+from tclass._interop._lazy_params import (
+    LazyBufferStack,
+    LazyStack,
+    is_lazy_stack,
+    mapped_by,
+    token,
+)
 
 __all__ = ["register_collection"]
 
@@ -76,9 +83,29 @@ class _Whole:
         return f"_Whole({self.tensor!r})"
 
 
+class _Lazy:
+    """A stack of lazy modules' parameters (``from_modules``), carried in a pytree context
+    by identity; a token child of its ensemble shape stands in its place, whose mapping
+    by vmap the stack notes when rebuilt (see ``_lazy_params``)."""
+
+    __slots__ = ("stack",)
+
+    def __init__(self, stack: LazyStack | LazyBufferStack) -> None:
+        self.stack = stack
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Lazy) and other.stack is self.stack
+
+    def __hash__(self) -> int:
+        return id(self.stack)
+
+    def __repr__(self) -> str:
+        return f"_Lazy({self.stack.ensemble})"
+
+
 Context = tuple[
     tuple[str, ...],
-    tuple[tuple[str, "_Static | _Whole"], ...],
+    tuple[tuple[str, "_Static | _Whole | _Lazy"], ...],
     torch.Size,
     "torch.device | None",
     int,  # the dims of the first child (a tensor's, a collection's batch dims), or -1
@@ -96,12 +123,16 @@ def _rank(child: Any) -> int:
 def _flatten(collection: TensorCollection) -> tuple[list[Value], Context]:
     keys: list[str] = []
     children: list[Value] = []
-    statics: list[tuple[str, _Static | _Whole]] = []
+    statics: list[tuple[str, _Static | _Whole | _Lazy]] = []
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
             statics.append((key, _Static(value)))
         elif value.__class__ is UnbatchedTensor:
             statics.append((key, _Whole(value)))
+        elif is_lazy_stack(value):
+            statics.append((key, _Lazy(value)))  # type: ignore[arg-type]
+            keys.append(key)
+            children.append(token(value))  # type: ignore[arg-type]
         else:
             keys.append(key)
             children.append(value)
@@ -124,6 +155,8 @@ def _rebuilt(children: Iterable[Any], context: Context) -> TensorDict:
         if isinstance(static, _Whole):
             entries[key] = static.tensor._with_batch_size(batch)
             unbatched = True
+        elif isinstance(static, _Lazy):
+            entries[key] = mapped_by(static.stack, entries[key])
         else:
             entries[key] = static.node
     td = TensorDict._new_unchecked(entries, batch, device)

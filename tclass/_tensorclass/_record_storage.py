@@ -133,6 +133,14 @@ class RecordStorageOps(TensorDictBase):
         return self._result(self._tensordict.fill_(key, value))
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Self:
+        """As the storage's; a field left ``None`` here matches a ``None`` the other side
+        holds under its name (``record == record.to_dict()``, or a TensorDict built from
+        that dict, as in the peer): both are left out, and the result's field is ``None``."""
+        absent = self._absent_fields()
+        if absent and isinstance(other, (Mapping, TensorCollection)):
+            nones = [name for name in absent if name in other.keys() and other[name] is None]
+            if nones:
+                other = _without(other, nones)
         return self._result(self._tensordict._compare(other, op))
 
     def unsqueeze(self, dim: int) -> Self:
@@ -307,3 +315,10 @@ class RecordStorageOps(TensorDictBase):
     def unflatten_keys(self, separator: str = ".", inplace: bool = False) -> Self:
         """A record's keys are its fields: nothing to unflatten."""
         return self if inplace else self.copy()
+
+
+def _without(other: Mapping[str, Any] | TensorCollection, names: list[str]) -> Any:
+    """``other`` without the entries ``names``."""
+    if isinstance(other, TensorCollection):
+        return other.exclude(*names)
+    return {key: value for key, value in other.items() if key not in names}

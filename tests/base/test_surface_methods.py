@@ -23,6 +23,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tclass
 from tclass import (
     LazyStackedTensorDict,
     MemoryMappedTensor,
@@ -474,6 +475,38 @@ def test_to_padded_tensor_of_a_ragged_batch_takes_the_padded_lengths() -> None:
     assert out.batch_size == torch.Size([2, 4]) and out["b"].shape == (2, 4, 2)
     assert out["a"].tolist() == [[0.0, 0.0, 0.0, -1.0], [1.0, 1.0, 1.0, 1.0]]
     assert out["mask"].tolist() == [[True, True, True, False], [True] * 4]
+
+
+def _strided_nested() -> torch.Tensor:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's prototype warning for the strided layout
+        parts = [torch.ones(3, 4, 5), 2 * torch.ones(3, 6, 5)]
+        return torch.nested.nested_tensor(parts)
+
+
+def test_to_padded_tensor_of_a_strided_nested_leaf_with_a_ragged_batch_dim() -> None:
+    """As the peer: ``batch_size=[2, 3, -1]`` names the ragged dim of the leaf; padding
+    gives it the longest length, and the mask marks the data."""
+    td = TensorDict({"nested": _strided_nested()}, batch_size=[2, 3, -1])
+    assert td.batch_size == (2, 3, -1) and "nested: f32[5]" in repr(td)
+    out = td.to_padded_tensor(padding=0, mask_key="mask")
+    assert out.batch_size == (2, 3, 6) and out["nested"].shape == (2, 3, 6, 5)
+    assert out["mask"].sum(-1).tolist() == [[4] * 3, [6] * 3]
+    assert (out[out["mask"]]["nested"] != 0).all() and (out[~out["mask"]]["nested"] == 0).all()
+
+
+@pytest.mark.peer
+def test_to_padded_tensor_of_a_ragged_batch_dim_as_the_peer() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    outs = []
+    for lib in (tensordict, tclass):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            td = lib.TensorDict({"nested": _strided_nested()}, batch_size=[2, 3, -1])
+        outs.append(td.to_padded_tensor(padding=-1.0, mask_key="mask"))
+    assert outs[0].batch_size == outs[1].batch_size
+    for key in ("nested", "mask"):
+        assert torch.equal(outs[0][key], outs[1][key])
 
 
 def test_to_padded_tensor_of_a_locked_collection_is_unlocked() -> None:

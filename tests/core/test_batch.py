@@ -94,6 +94,18 @@ def test_as_batch_size_rejects(value: object) -> None:
     assert "non-negative ints" in str(info.value)
 
 
+@pytest.mark.parametrize("value", [[2, -1], (2, 3, -1), torch.Size([4, -1, -1]), [0, -1, 2]])
+def test_as_batch_size_ragged_takes_minus_one_after_the_first_dim(value: Any) -> None:
+    out = _batch.as_batch_size(value, ragged=True)
+    assert type(out) is torch.Size and list(out) == list(value)
+
+
+@pytest.mark.parametrize("value", [[-1], [-1, 2], (2, -2), [2, -1.0], -1, [2, True]])
+def test_as_batch_size_ragged_rejects_the_rest(value: Any) -> None:
+    with pytest.raises(BatchSizeError, match="invalid batch_size"):
+        _batch.as_batch_size(value, ragged=True)
+
+
 @SETTINGS
 @given(st.lists(st.integers(0, 10**6), max_size=6), st.sampled_from([list, tuple, torch.Size]))
 def test_as_batch_size_round_trips(sizes: list[int], kind: type) -> None:

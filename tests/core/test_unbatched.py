@@ -245,6 +245,23 @@ def test_scans_along_a_batch_dim_leave_it_as_it_is(
     )
 
 
+@pytest.mark.parametrize("name", ["max", "min", "cummax", "cummin"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_extremes_along_a_batch_dim_with_indices_leave_it_as_it_is(name: str, dim: int) -> None:
+    """Its last dim may be fewer than the batch dims: the values and the indices keep it
+    whole, as without indices (the peer drops it from both, README)."""
+    td = TensorDict(x=torch.arange(24.0).view(2, 3, 4), batch_size=[2, 3, 4])
+    td["u"] = _table()
+    values, indices = getattr(td, name)(dim=dim)
+    expected = getattr(torch, name)(td["x"], dim=dim)
+    assert torch.equal(values["x"], expected.values) and torch.equal(indices["x"], expected.indices)
+    for out in (values, indices):
+        assert out.batch_size == expected.values.shape
+        assert type(out["u"]) is UnbatchedTensor and torch.equal(
+            out["u"].as_tensor(), _table().as_tensor()
+        )
+
+
 def test_conversions_and_indexed_updates_leave_it_as_it_is() -> None:
     """As the peer's: ``new_tensor`` and ``as_tensor`` keep it; ``update_at_`` writes it
     whole, as ``td[index] = rows`` does."""

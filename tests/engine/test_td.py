@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import io
 import pickle
+import warnings
 from typing import Any
 
 import numpy as np
@@ -117,6 +118,32 @@ class TestConstruction:
         with pytest.raises(BatchSizeError, match="invalid batch_size") as info:
             TensorDict({"x": torch.zeros(4)}, batch_size=bad)
         assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
+
+    def test_ragged_batch_dim_matches_a_strided_nested_leaf(self) -> None:
+        """-1 after the first dim is a ragged dim (as the peer takes it): it must be one
+        of the leaves, whose shape reads -1 there."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's prototype warning for this layout
+            nested = torch.nested.nested_tensor([torch.ones(3, 4, 5), torch.ones(3, 6, 5)])
+        td = TensorDict({"n": nested}, batch_size=[2, 3, -1])
+        assert td.batch_size == (2, 3, -1) and td["n"] is nested
+        assert TensorDict({}, batch_size=(3, -1)).batch_size == (3, -1)
+        doubled = td.apply(lambda x: x * 2)
+        assert doubled.batch_size == (2, 3, -1) and td[1].batch_size == (3, -1)
+        padded = torch.nested.to_padded_tensor(doubled["n"], 0.0)
+        assert torch.equal(padded, 2 * torch.nested.to_padded_tensor(nested, 0.0))
+        td.batch_size = [2, 3]
+        assert td.batch_size == (2, 3)
+        with pytest.raises(BatchSizeError, match=r"'n'.*\[2, 3, -1, 5\].*\[2, -1\]"):
+            TensorDict({"n": nested}, batch_size=[2, -1])
+        with pytest.raises(BatchSizeError, match=r"'x'.*\[2, 3, 4\].*\[2, 3, -1\]"):
+            TensorDict({"n": nested, "x": torch.zeros(2, 3, 4)}, batch_size=[2, 3, -1])
+        with pytest.raises(BatchSizeError, match=r"'x'.*\[2, 3, 4\].*\[2, -1, 4\]"):
+            TensorDict({"x": torch.zeros(2, 3, 4)}, batch_size=[2, -1, 4])
+        with pytest.raises(BatchSizeError, match=r"'n'.*\[2, 3, -1, 5\].*\[2, 3, 4\]"):
+            td.batch_size = [2, 3, 4]
+        with pytest.raises(BatchSizeError, match="invalid batch_size"):  # counts: never ragged
+            TensorDict({}, batch_size=[-1, 3])
 
     def test_leaf_mismatch_names_key_and_shapes(self) -> None:
         with pytest.raises(BatchSizeError, match=r"'x'.*\[3, 2\].*\[4\]"):

@@ -618,3 +618,72 @@ def test_nested_blocks_unwind_in_order() -> None:
             assert linear.weight is twos
         assert linear.weight is ones
     assert linear.weight is weight
+
+
+# --- from_modules of lazy modules (issue 27) -----------------------------------------------
+
+
+def _run_ensemble(params: Any, x: torch.Tensor) -> torch.Tensor:
+    empty = nn.LazyLinear(4, device="meta")
+
+    def member(p: Any, x: torch.Tensor) -> torch.Tensor:
+        with p.to_module(empty, preserve_module_state=False):
+            return empty(x)  # type: ignore[no-any-return]
+
+    return torch.vmap(member, (0, None), randomness="same")(params, x)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("as_module", [False, True])
+def test_from_modules_of_lazy_modules_materializes_one_set_per_module(as_module: bool) -> None:
+    """The stacked parameters take their shape when the module they go into first runs
+    under vmap: one set of weights per module, trained through the collection."""
+    modules = [nn.LazyLinear(4) for _ in range(3)]
+    params = TensorDict.from_modules(*modules, as_module=as_module)
+    assert isinstance(params["weight"], nn.UninitializedParameter)
+    assert "weight: f32[-1]" in repr(params) and params.batch_size == (3,)
+    optim = torch.optim.SGD(list(params.values(True, True)), lr=1.0)
+    x = torch.arange(3.0)
+    y = _run_ensemble(params, x)
+    weight, bias = params["weight"], params["bias"]
+    assert type(weight) is nn.Parameter and weight.shape == (3, 4, 3) and bias.shape == (3, 4)
+    assert torch.allclose(y, torch.einsum("moi,i->mo", weight, x) + bias)
+    assert len({tuple(w.flatten().tolist()) for w in weight}) == 3  # one init per member
+    y.sum().backward()
+    optim.step()
+    assert torch.equal(bias.grad, torch.ones(3, 4)) and all(
+        p.grad is None for p in modules[0].parameters()
+    )
+    again = _run_ensemble(params, x)  # materialized: a plain ensemble now
+    assert torch.allclose(again, y - (1 + x.square().sum()))  # SGD, lr 1
+
+
+def test_from_modules_of_lazy_modules_outside_vmap_gives_the_stack() -> None:
+    params = TensorDict.from_modules(nn.LazyLinear(2), nn.LazyLinear(2))
+    module = nn.LazyLinear(2)
+    with params.to_module(module):
+        with pytest.raises(RuntimeError, match="3D"):  # the stack goes in whole
+            module(torch.ones(5))
+    assert params["weight"].shape == (2, 2, 5)
+
+
+def test_from_modules_refuses_lazy_and_initialized_members_together() -> None:
+    ready = nn.Linear(3, 4)
+    with pytest.raises(errors.StackError, match=r"'weight' is initialized .* in module 1"):
+        TensorDict.from_modules(nn.LazyLinear(4), ready)
+    with pytest.raises(errors.StackError, match=r"'weight' is uninitialized .* in module 1"):
+        TensorDict.from_modules(ready, nn.LazyLinear(4))
+    with pytest.raises(
+        errors.StackError, match=r"float64 on cpu\) in module 1 \(LazyLinear\) but uninitialized"
+    ):
+        TensorDict.from_modules(nn.LazyLinear(4), nn.LazyLinear(4, dtype=torch.float64))
+
+
+@pytest.mark.peer
+def test_from_modules_of_lazy_modules_as_the_peer() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    for lib in (tclass, tensordict):
+        torch.manual_seed(0)
+        params = lib.TensorDict.from_modules(*[nn.LazyLinear(4) for _ in range(2)])
+        y = _run_ensemble(params, torch.ones(5))
+        assert y.shape == (2, 4) and params["weight"].shape == (2, 4, 5), lib
+        assert torch.allclose(y, params["weight"].sum(-1) + params["bias"]), lib

@@ -900,6 +900,42 @@ class TestTensorDictConversion:
         back = Rec.from_dict(rec.to_dict(), batch_size=rec.batch_size)
         assert_same_rec(back, rec.obs, rec.inner.x)
 
+    def test_equal_to_its_dict_with_a_field_left_none(self) -> None:
+        """``meta`` is ``None``: ``to_dict`` lists it as ``None``, and so does a
+        TensorDict built from that dict; both compare equal, as in the peer."""
+        rec = make((2,))
+        for other in (rec.to_dict(), TensorDict(rec.to_dict(), batch_size=[2])):
+            same = rec == other
+            assert type(same) is Rec and same.meta is None and bool(same.all())
+            assert same.obs.shape == (2, 2) and same.obs.dtype is torch.bool
+        zeroed = rec.to_dict() | {"obs": torch.zeros(2, 2)}
+        assert (rec != zeroed).obs.tolist() == [[False, True], [True, True]]
+        nested = TensorDict(rec=rec, batch_size=[2])
+        assert bool((nested == nested.to_dict()).all())
+
+    def test_equal_to_a_dict_still_needs_its_other_keys(self) -> None:
+        rec = make((2,))
+        with pytest.raises(errors.KeyNotFoundError, match=r"only in the left one: \['env'\]"):
+            _ = rec == {key: v for key, v in rec.to_dict().items() if key != "env"}
+        with pytest.raises(errors.KeyNotFoundError, match=r"only in the right one: \['extra'\]"):
+            _ = rec == rec.to_dict() | {"extra": None}
+
+    @pytest.mark.peer
+    def test_equal_to_its_dict_as_the_peer(self) -> None:
+        tensordict = pytest.importorskip("tensordict")
+        for lib in (tclass, tensordict):
+
+            class Node(lib.TensorClass):  # type: ignore[name-defined,misc]
+                x: torch.Tensor
+                child: Node | None = None
+                tag: str | None = None
+
+            rec = Node(torch.ones(3), Node(torch.zeros(3), batch_size=[3]), "t", batch_size=[3])
+            holder = lib.TensorDict(rec=rec, batch_size=[3])
+            assert bool((holder == holder.to_dict()).all()), lib
+            assert bool((holder == lib.TensorDict(holder.to_dict(), batch_size=[3])).all()), lib
+            assert (rec == rec.to_dict()).child.tag is None, lib
+
     def test_from_dict_defaults(self) -> None:
         rec = WithDefaults.from_dict({"obs": torch.zeros(2)}, batch_size=[2])
         assert rec.env == "default" and rec.count == 3 and rec.tags == ["t"]

@@ -17,6 +17,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
+from tclass._core._jagged import leaf_shape
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
     BatchMismatchError,
@@ -160,7 +161,10 @@ class ApplyOps(TensorCollection):
             if result is None:
                 continue
             if n:
-                shape = result.shape
+                try:
+                    shape = result.shape
+                except RuntimeError:  # a strided nested tensor: no shape, ragged dims
+                    shape = leaf_shape(result)
                 if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch_size:
                     if result.__class__ is not UnbatchedTensor:
                         path = prefix + (key,) if prefix else key
@@ -294,9 +298,10 @@ class ApplyOps(TensorCollection):
             result = fn(path, value, *paired)
             if result is None:
                 continue
-            if result.shape[:nb] != batch_size:
+            shape = leaf_shape(result) if isinstance(result, torch.Tensor) else result.shape
+            if shape[:nb] != batch_size:
                 if result.__class__ is not UnbatchedTensor:
-                    raise BatchMismatchError(path if prefix else key, result.shape, batch_size)
+                    raise BatchMismatchError(path if prefix else key, shape, batch_size)
                 result = result._with_batch_size(batch_size)
             out[key] = result
         return self._new_like(out, batch_size, _result_device(self.device, out))

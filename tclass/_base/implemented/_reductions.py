@@ -700,7 +700,7 @@ class ReductionOps(MathOps):
             found = with_indices(tensor, leaf_dims[0], keepdim=keepdim)
             return found.values, found.indices
 
-        values, indices = self._reduced(Along(leaf, dims, keepdim, outputs=2))
+        values, indices = self._reduced(Along(leaf, dims, keepdim, outputs=2, keep_unbatched=True))
         return _values_indices(with_indices, values, indices)
 
     @implements(torch.logsumexp)
