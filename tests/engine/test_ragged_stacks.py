@@ -527,3 +527,14 @@ def test_repeat_interleave_zero_times_along_the_stack_dim_of_differing_members()
     regular = tclass.lazy_stack([TensorDict(a=torch.ones(2), batch_size=[2])] * 2)
     assert regular.repeat_interleave(0, dim=0)["a"].shape == (0, 2)
     assert stack.repeat_interleave(2, dim=0).batch_size == (4, -1)  # members shared
+
+
+def test_shape_ops_of_a_ragged_stack_of_no_entries() -> None:
+    """No entry to move across members: ``gather`` gives an empty TensorDict of the index's
+    shape, as the peer's; with entries the dense stack is still needed."""
+    stack = tclass.lazy_stack(list(TensorDict({}, batch_size=[3]).chunk(2, 0)), 0)
+    assert stack.batch_size == (2, -1)
+    out = stack.gather(1, torch.zeros(2, 3, dtype=torch.long))
+    assert type(out) is TensorDict and out.batch_size == (2, 3) and not list(out.keys())
+    with pytest.raises(errors.HeterogeneousEntryError, match="member 1 has batch size"):
+        _ragged(tclass, (2, 3)).gather(1, torch.zeros(2, 1, dtype=torch.long))
