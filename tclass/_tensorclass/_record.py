@@ -410,7 +410,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         try:
             self._tensordict.set_(key, value)
         except KeyNotFoundError:
-            _refuse_none_field(self, (path,) if type(path) is str else path)
+            _refuse_none_field(self, key_path(key))
             raise
         return self
 
