@@ -60,6 +60,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingFileError",
     "NotAFileError",
+    "NotConsolidatedError",
     "NotSavedError",
     "NotSerializableError",
     "OperandError",
@@ -297,6 +298,11 @@ class FileFormatError(TclassError, ValueError, RuntimeError):
 class FolderWriteError(TclassError, OSError):
     """A change to a memory-mapped collection could not be written to its folder (not
     writable, removed...); the collection in memory was left as it was."""
+
+
+class NotConsolidatedError(TclassError, AttributeError):
+    """A record's ``_consolidated`` buffer was read before ``consolidate()`` (an
+    ``AttributeError``, so that ``hasattr(record, "_consolidated")`` answers as the peer)."""
 
 
 class NotSavedError(TclassError, AttributeError, RuntimeError):

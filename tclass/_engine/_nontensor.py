@@ -66,7 +66,10 @@ class _NonTensorNode(NonTensorOps):
     """What both node kinds share: no entries, a device, a lock flag (see
     :class:`NonTensorOps`), and the operations that mix the two kinds."""
 
-    __slots__ = ("_device", "_locked", "_lock_parents", "__weakref__")
+    # _member_of: set on what indexing a NonTensorStack gives, (the stack, the element
+    # numbers it reads): writes into it by index reach the stack, as into the peer's
+    # members (unset elsewhere).
+    __slots__ = ("_device", "_locked", "_lock_parents", "_member_of", "__weakref__")
 
     _is_leaf_node: ClassVar[bool] = True
     _is_value_node: ClassVar[bool] = True  # math leaves the value alone: see NonTensorOps._rebuilt
@@ -166,6 +169,26 @@ class _NonTensorNode(NonTensorOps):
             "value per element, or write through the collection that holds it"
         )
         raise InPlaceWriteError(msg)
+
+    def _write_back(self) -> None:
+        """Writes this node's values into the stack it was read from by index (and that
+        stack's into its own...), as a write into the peer's member reaches its stack.
+
+        Raises:
+            LockedError: (a ``RuntimeError``) the stack is locked (a saved one too).
+        """
+        link = getattr(self, "_member_of", None)
+        if link is None:
+            return
+        stack, positions = link
+        if stack._locked:
+            msg = "cannot write into an element of a locked NonTensorStack; unlock it first"
+            raise LockedError(msg)
+        values = stack._values
+        for position, new in zip(positions, self._flat()):
+            values[position] = new
+        stack._stack_dim = None  # an element may now differ from its neighbours
+        stack._write_back()
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
         """``==``/``!=`` give a bool tensor over the batch, element by element."""
@@ -342,6 +365,34 @@ class NonTensorData(_NonTensorNode):
             index = _batch.normalize_index(index, len(batch))
         return self._make(self.data, _batch.indexed_shape(batch, index), self._device)
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Only at an index that selects the one element of a node of batch size ``[]``
+        (``True``, ``None``, ``...``, a true 0-d bool tensor), as the peer: takes the value
+        (of a node, its one value once its size-1 dims are squeezed), and writes it into
+        the stack this node was read from, if any.
+
+        Raises:
+            InPlaceWriteError: (a ``ValueError``) any other index, or a node of several
+                values.
+            LockedError: (a ``RuntimeError``) this node, or its stack, is locked.
+        """
+        if self._batch_size or not _selects_all(index):
+            super().__setitem__(index, value)
+        if isinstance(value, _NonTensorNode):
+            value = value.squeeze() if value.batch_size else value
+            if not isinstance(value, NonTensorData):
+                msg = (
+                    f"cannot write {type(value).__name__} of batch size "
+                    f"{list(value.batch_size)} (several values) into a NonTensorData of "
+                    "batch size []"
+                )
+                raise InPlaceWriteError(msg)
+            value = value.data
+        if self._locked:
+            raise LockedError("cannot write into a locked NonTensorData; unlock it first")
+        self.data = value
+        self._write_back()
+
     def expand(self, *shape: int | Sequence[int]) -> Any:
         """The value over ``shape``: a ``NonTensorStack`` (along dim 0) of the value when
         ``shape`` adds dims, as the peer; stretching size-1 dims keeps one node."""
@@ -462,6 +513,15 @@ def _rebuild_value(
     cls: type[NonTensorData], data: Any, batch_size: torch.Size, device: torch.device | None
 ) -> NonTensorData:
     return checked_class(cls, NonTensorData, "a Python value")._make(data, batch_size, device)
+
+
+def _selects_all(index: Any) -> bool:
+    """Whether ``index`` selects the one element of batch size ``[]`` (a new dim aside)."""
+    if type(index) is tuple:
+        return len(index) == 1 and _selects_all(index[0])
+    if isinstance(index, torch.Tensor):
+        return index.dtype is torch.bool and index.ndim == 0 and bool(index)
+    return index is True or index is None or index is Ellipsis
 
 
 def _rebuild_values(

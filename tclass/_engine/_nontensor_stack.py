@@ -314,7 +314,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if dim is not None:
             dim = dim_after_index(index, dim)
         shape, positions = indexed(self._shape, index)
-        return self._at(shape, positions, self._device, dim)
+        node = self._at(shape, positions, self._device, dim)
+        node._member_of = (self, positions)  # a write into it by index reaches this stack
+        return node
 
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
@@ -433,6 +435,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             raise LockedError("cannot write into a locked NonTensorStack; unlock it first")
         new = self._with_written(index, value)  # never changes self: copy on write
         self._values, self._stack_dim = new._flat(), getattr(new, "_stack_dim", None)
+        self._write_back()  # into the stack this one was read from by index, if any
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         values = self._values

@@ -94,6 +94,7 @@ class ClassInfo:
         "_hints",
         "_json_schema",
         "_tensors_as_they_are",
+        "setattr_hook",
     )
 
     def __init__(
@@ -106,6 +107,8 @@ class ClassInfo:
         self.setters: dict[str, Callable[[Any, Any], None]] = {}
         self.generated_init: Callable[..., None] | None = None
         self.has_user_init = False
+        # Whether the class (or a base) defines __setattr__: the storage is then set past it.
+        self.setattr_hook = False
         self._rules: dict[str, FieldRule] | None = None
         self._specs: RecordSpecs | None = None
         self._schema: tuple[FieldSchema, ...] = ()
@@ -215,13 +218,18 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     _refuse_reserved_names(cls, base, fields, bool(options["shadow"]))
     info = ClassInfo(cls, fields, options)
     type.__setattr__(cls, "__tclass_info__", info)
+    type.__setattr__(cls, "__expected_keys__", frozenset(info.field_names))
     for field in fields:
         _attach_property(cls, info, field.name)  # resolves the rules if it can, here
     if _settled(info):  # what a row write checks, now rather than at the first write
         info._row_check = build_row_check(info)
     own = set(cls.__dict__.get("__annotations__", {}))
-    # A class whose specs are known now gets its own checking body (see _checked_init).
-    info.generated_init = generated_init(cls, info, own, _checked_init(info) or init_record)
+    # A class whose specs are known now gets its own checking body (see _checked_init);
+    # one that defines __setattr__ has each field set through it (the peer's dataclass).
+    info.setattr_hook = cls.__setattr__ is not object.__setattr__
+    body = init_through_setattr if info.setattr_hook and not options["frozen"] else None
+    body = body or _checked_init(info) or init_record
+    info.generated_init = generated_init(cls, info, own, body)
     if own_init is not None:  # the class's own __init__ is kept (super() reaches ours)
         info.has_user_init = True
         type.__setattr__(cls, "__init__", user_init(own_init))
@@ -461,9 +469,31 @@ def init_record(
         td._mark_unbatched()
     if names is not None:
         td.names = names
-    record._tensordict = td
+    if info.setattr_hook:  # a frozen class defining __setattr__: its storage set past it
+        object.__setattr__(record, "_tensordict", td)
+    else:
+        record._tensordict = td
     if info.options["frozen"]:
         td.lock_()
+
+
+def init_through_setattr(
+    record: Any,
+    info: ClassInfo,
+    values: tuple[Any, ...],
+    batch_size: BatchSizeLike,
+    device: DeviceLike,
+    names: Any,
+) -> None:
+    """The body of the generated ``__init__`` of a class defining ``__setattr__`` (not
+    frozen): the storage first, then each field set through the class's ``__setattr__``,
+    in order, as the peer's dataclass ``__init__`` does."""
+    td = TensorDict._new_unchecked({}, as_batch_size(batch_size), as_device(device))
+    if names is not None:
+        td.names = names
+    object.__setattr__(record, "_tensordict", td)
+    for name, value in zip(info.field_names, values):
+        setattr(record, name, value)
 
 
 def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
@@ -472,7 +502,7 @@ def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
     when the rules are not resolved yet, or the specs are not ones it inlines."""
     rules, specs = info._rules, info._specs
     inline = specs.inline if specs is not None else None
-    if rules is None or inline is None:
+    if rules is None or inline is None or info.setattr_hook:
         return None
     namespace: dict[str, Any] = {
         "_Unbatched": UnbatchedTensor,

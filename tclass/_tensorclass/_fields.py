@@ -7,6 +7,7 @@ class is built:
 annotation                 accepted values, and what is stored
 =========================  ==================================================================
 ``Tensor`` (or subclass)   tensors; array-likes (lists, numbers, numpy) via ``torch.as_tensor``
+                           (a list of tensors of one shape: their stack)
                            (jaxtyping's ``Float[Tensor, "b 3"]``: the same, shapes unchecked)
 a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a TensorDict
                            (``C.from_tensordict``) becomes a ``C``
@@ -24,10 +25,18 @@ a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a Tensor
 any other class            its instances, kept as Python values
 =========================  ==================================================================
 
-``None`` is accepted by every field: it means "not set yet" (nothing is stored; the field
-reads ``None``, and writing a record into it by index creates its storage). A value that
-fits no rule raises ``FieldTypeError`` naming the class, the field and the annotation.
-Every stored tensor and collection must start with the batch size.
+A field that takes Python values takes Python values of other types too, stored as a
+TensorDict stores them (as the peer): a list one value per element along the batch
+(``NonTensorStack``; one ``NonTensorData`` under ``set_list_to_stack(False)``), anything
+else one value, and in a field that takes tensors too (``Tensor | str``) numbers and
+lists of numbers a tensor. Under an explicit ``set_list_to_stack(True)``, a list is one
+value per element even where the annotation names lists (as the peer stores every list).
+A ``Tensor`` field keeps a record or TensorDict as it is (the peer). ``None`` is accepted
+by every field: it means "not set yet" (nothing is stored; the field reads ``None``, and
+writing a record into it by index creates its storage). A value of the other kind (a
+tensor or collection where only Python values belong, a Python value where a tensor or
+a record belongs) raises ``FieldTypeError`` naming the class, the field and the
+annotation. Every stored tensor and collection must start with the batch size.
 
 Class options change the rules: ``autocast`` converts a value to the field's annotated
 class first (``int(tensor)``, ``str(1)``, ``np.asarray(t)``; numbers and arrays become
@@ -51,11 +60,13 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._core._class_options import DEFAULTS, ClassOptions
 from tclass._core._linked_list import LinkedList, unlinked
+from tclass._core._options import OPTIONS
 from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._hints import annotated_members, annotation_text
 from tclass.errors import (
@@ -114,20 +125,38 @@ class FieldRule:
             return self._check_batch(tensor, batch)
         if isinstance(value, TensorCollection):
             return self._store_collection(value, batch, device)
-        if self.any_value or (self.check_value is not None and self.check_value(value)):
-            return NonTensorData._make(value, batch, device)
-        if type(value) is list and self.check_value is not None:
-            stack = NonTensorStack.from_list(value, device)
-            if all(map(self.check_value, _flat_values(stack.tolist(), stack.batch_dims))):
-                # One value per element, as a field of stacked records reads.
-                return self._check_batch(stack, batch)
+        check = self.check_value
+        if self.any_value or (check is not None and check(value)):
+            if type(value) is not list or OPTIONS.list_to_stack is not True or check is None:
+                return NonTensorData._make(value, batch, device)
+            # set_list_to_stack(True) given: a list is one value per element (the peer)
+            return self._check_batch(NonTensorStack.from_list(value, device), batch)
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
         if self.number and isinstance(value, np.ndarray):  # numbers in array form (the peer)
             return self._check_batch(self._array_tensor(value, device), batch)
         if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
             return self._check_batch(self._array_tensor(value, device), batch)
+        if check is not None:
+            return self._other_value(value, batch, device)
         self._refuse(value)
+
+    def _other_value(self, value: Any, batch: torch.Size, device: torch.device | None) -> Value:
+        """A Python value of a type the annotation does not name, in a field that takes
+        Python values: stored as a TensorDict stores it, as the peer does (DESIGN.md 5):
+        a list one value per element (unless ``set_list_to_stack(False)``; a list whose
+        items the annotation names always), and in a field that takes tensors too
+        (``Tensor | str``) numbers and lists of numbers a tensor."""
+        if self.tensor:
+            stored = stored_value(value, batch, device)
+            return stored if isinstance(stored, NonTensorData) else self._check_batch(stored, batch)
+        if type(value) is list:
+            stack = NonTensorStack.from_list(value, device)
+            check: Any = self.check_value
+            flat = _flat_values(stack.tolist(), stack.batch_dims)
+            if OPTIONS.list_to_stack is not False or all(map(check, flat)):
+                return self._check_batch(stack, batch)
+        return NonTensorData._make(value, batch, device)
 
     def _array_tensor(self, value: Any, device: torch.device | None) -> torch.Tensor:
         """An array-like as a tensor: of its spec's dtype when it names one, which must
@@ -139,6 +168,8 @@ class FieldRule:
         dtypes = self.spec.dtypes if self.spec is not None else None
         dtype = next(iter(dtypes)) if dtypes is not None and len(dtypes) == 1 else None
         try:
+            if type(value) in (list, tuple) and value and all(type(v) is _Tensor for v in value):
+                value = torch.stack(value)  # tensors of one shape: their stack (the peer)
             if dtype is None or dtype.is_floating_point or dtype.is_complex:
                 return torch.as_tensor(value, dtype=dtype, device=device)
             tensor = exact_tensor(value)
@@ -164,7 +195,8 @@ class FieldRule:
                 self._refuse(value)
             if isinstance(value, NonTensorData) and value.batch_size[: len(batch)] != batch:
                 value = value._make(value.data, batch, value.device)  # spans the record
-        elif not (self.any_value or isinstance(value, self.collections)):
+        elif not (self.any_value or self.tensor or isinstance(value, self.collections)):
+            # (a Tensor field keeps a record or TensorDict as it is, as the peer)
             if self.convert_to is None or not isinstance(value, TensorDict):
                 self._refuse(value)
             return self._convert(value, batch, device)

@@ -174,10 +174,13 @@ def _bad_call(
         )
         raise UnknownArgumentError(msg)
     if extra:
+        # Counted as Python counts them, self included (the peer's dataclass message).
+        given = ", ".join(info.init_names[:positional]) or "no field"
+        plural = "s" if positional else ""
         msg = (
-            f"{name}() takes {positional} positional argument{'s' if positional != 1 else ''} "
-            f"(fields, in order) but {positional + len(extra)} were given; pass the others "
-            "by keyword"
+            f"{name}.__init__() takes {positional + 1} positional argument{plural} but "
+            f"{positional + 1 + len(extra)} were given (self, then the fields {given}, in "
+            "order; ClassVar attributes are no fields); pass the others by keyword"
         )
         raise ArgumentError(msg)
     missing = [field for field, value in required.items() if value is _MISSING]
@@ -197,7 +200,8 @@ def user_init(init: Callable[..., None]) -> Callable[..., None]:
         try:
             self._tensordict  # noqa: B018  (set when an outer __init__ already ran)
         except AttributeError:
-            self._tensordict = TensorDict._new_unchecked({}, torch.Size([]), None)
+            empty = TensorDict._new_unchecked({}, torch.Size([]), None)
+            object.__setattr__(self, "_tensordict", empty)  # past a __setattr__ of the class
         init(self, *args, **kwargs)
 
     __init__.__tclass_generated__ = True  # type: ignore[attr-defined]

@@ -34,6 +34,7 @@ from tclass._core._keys import key_path, unravel_key
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
+from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._record_fields import record_batch_size, record_entries
@@ -74,6 +75,7 @@ from tclass.errors import (
     FieldIndexError,
     KeyNotFoundError,
     NoneFieldError,
+    NotConsolidatedError,
     UnknownFieldError,
     UnsupportedError,
 )
@@ -149,6 +151,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     __slots__ = ("_tensordict", "__weakref__")
 
     __tclass_info__: ClassVar[ClassInfo]
+    # The names of the fields (ClassVar attributes are not fields), as the peer's.
+    __expected_keys__: ClassVar[frozenset[str]] = frozenset()
 
     # Each class gets a generated __init__ taking its fields (checkers synthesise it through
     # the metaclass's dataclass_transform) plus these keyword-only arguments: descriptors,
@@ -217,10 +221,27 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     @classmethod
     def _from_tensordict_unchecked(cls, td: TensorDict | LazyStackedTensorDict) -> Self:
         record = _new_instance(cls)
-        record._tensordict = td
-        if cls.__tclass_info__.options["frozen"]:
+        info = cls.__tclass_info__
+        if info.setattr_hook:  # the slot itself, past the __setattr__ the class defines
+            object.__setattr__(record, "_tensordict", td)
+        else:
+            record._tensordict = td
+        if info.options["frozen"]:
             td.lock_()
         return record
+
+    @property
+    def _consolidated(self) -> Consolidated:
+        """The one buffer of a consolidated record's tensors (the peer's attribute, which
+        a record has only once consolidated: ``hasattr(record, "_consolidated")``)."""
+        state = consolidation_of(self)
+        if state is None:
+            msg = (
+                f"this {type(self).__name__} is not consolidated: record.consolidate() "
+                "returns one that is"
+            )
+            raise NotConsolidatedError(msg)
+        return state
 
     def _wrap(self, td: TensorDict | LazyStackedTensorDict) -> Self:
         return self._from_tensordict_unchecked(td)
@@ -773,21 +794,28 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return cls.from_dict
 
     @classmethod
-    def from_tensordict(cls, td: TensorDictBase) -> Self:
+    def from_tensordict(
+        cls, td: TensorDictBase, non_tensordict: Mapping[str, Any] | None = None
+    ) -> Self:
         """A record over ``td``'s entries, without copying tensors.
 
-        Nested TensorDicts under tensorclass fields become those classes; absent fields
-        take their declared defaults.
+        Nested TensorDicts under tensorclass fields become those classes. A field that
+        ``td`` does not hold takes its value in ``non_tensordict`` (the peer's argument,
+        for Python values), else its declared default (the peer: ``None``); a required
+        field that neither gives is not set yet (reads ``None``), as in the peer.
 
         Raises:
-            UnknownFieldError: if ``td`` has a key that is not a field.
-            FieldTypeError: if an entry does not fit its field, or a required one is missing.
+            UnknownFieldError: if ``td`` or ``non_tensordict`` has a key that is not a field.
+            FieldTypeError: if an entry does not fit its field.
         """
         storage = storage_of(td)
         if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
-            members = [cls.from_tensordict(member) for member in storage.tensordicts]
+            members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
-        return record_from_entries(cls, td._entries(), td.batch_size, td.device, td._dim_names)
+        entries: Mapping[str, Any] = td._entries()
+        if non_tensordict:
+            entries = {**non_tensordict, **entries}
+        return record_from_entries(cls, entries, td.batch_size, td.device, td._dim_names)
 
     @classmethod
     def rand(

@@ -85,6 +85,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "EntryExistsError": (KeyError, RuntimeError),
     "EntriesTwiceError": (TypeError, ValueError),
     "KeyRenameError": (KeyError, ValueError),
+    "NotConsolidatedError": (AttributeError,),
     "NotSavedError": (AttributeError, RuntimeError),
     "NotProvidedError": (RuntimeError,),
 }

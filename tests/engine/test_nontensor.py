@@ -712,3 +712,69 @@ def test_writing_a_stack_of_the_shared_value_keeps_it_shared() -> None:
     stacked = tclass.lazy_stack([td.clone(), td.clone()])
     stacked[0, 2:3] = stacked[0, 2:3].clone()
     assert stacked.tensordicts[0]["v"][2] == ["pong", "pong"]
+
+
+class TestWritesIntoIndexedElements:
+    """``stack[i]`` gives a node whose writes by index reach the stack, as writes into the
+    peer's members (which ``stack[i]`` returns) do; a node of batch size ``[]`` takes a
+    value at an index that selects its one element."""
+
+    @pytest.mark.parametrize("index", [True, None, ..., (True,), torch.tensor(True)], ids=str)
+    def test_a_0d_node_takes_a_value_at_the_whole_index(self, index: Any) -> None:
+        node = NonTensorData("a", batch_size=[])
+        node[index] = NonTensorStack("b")  # squeezed to its one value
+        assert node.data == "b"
+        node[index] = "c"
+        assert node.data == "c"
+
+    def test_other_indices_and_several_values_are_refused(self) -> None:
+        with pytest.raises(errors.InPlaceWriteError, match="index 0 of a NonTensorData"):
+            NonTensorData("a", batch_size=[2])[0] = "b"
+        node = NonTensorData("a", batch_size=[])
+        with pytest.raises(errors.InPlaceWriteError, match=r"batch size \[2\] \(several values"):
+            node[True] = NonTensorStack("b", "c")
+        assert node.data == "a"
+        node.lock_()
+        with pytest.raises(errors.LockedError):
+            node[True] = "b"
+
+    def test_a_write_into_an_element_reaches_the_stack(self) -> None:
+        s = NonTensorStack("a string", "b")
+        s[0][True] = NonTensorStack("another string")
+        assert s.tolist() == ["another string", "b"] and s[0].data == "another string"
+
+    def test_a_write_into_a_nested_element_reaches_every_level(self) -> None:
+        s = NonTensorStack.from_list([["a", "b"], ["c", "d"]])
+        s[1][0] = "x"
+        assert s.tolist() == [["a", "b"], ["x", "d"]]
+        s[0][1][...] = "y"
+        assert s.tolist() == [["a", "y"], ["x", "d"]]
+        row = s[1]
+        row[1] = "z"
+        assert s.tolist() == [["a", "y"], ["x", "z"]] and row.tolist() == ["x", "z"]
+
+    def test_a_locked_stack_refuses_writes_into_its_elements(self) -> None:
+        s = NonTensorStack("a", "b")
+        s.lock_()
+        element = s[0]
+        with pytest.raises(errors.LockedError, match="element of a locked NonTensorStack"):
+            element[True] = "x"
+        assert s.tolist() == ["a", "b"]
+
+    def test_copies_are_not_linked(self) -> None:
+        s = NonTensorStack("a", "b")
+        copied = s[0].clone()
+        copied[True] = "x"
+        assert s.tolist() == ["a", "b"] and copied.data == "x"
+
+    @pytest.mark.peer
+    def test_as_the_peer(self) -> None:
+        peer = pytest.importorskip("tensordict")
+        results = []
+        for lib in (tclass, peer):
+            s = lib.NonTensorStack("a string", "b")
+            s[0][True] = lib.NonTensorStack("another string")
+            nested = lib.NonTensorStack(lib.NonTensorStack("a", "b"), lib.NonTensorStack("c", "d"))
+            nested[1][0] = "x"
+            results.append((s.tolist(), nested.tolist()))
+        assert results[0] == results[1]

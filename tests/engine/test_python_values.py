@@ -30,6 +30,7 @@ from tclass import (
     TensorDict,
     errors,
 )
+from tclass._core._options import OPTIONS
 
 # --- storing values ----------------------------------------------------------------------
 
@@ -430,15 +431,16 @@ class TestListToStack:
             assert type(build()) is NonTensorData
         assert tclass.list_to_stack() is True
 
-    def test_set_for_the_rest_of_the_program(self) -> None:
+    def test_set_for_the_rest_of_the_program(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # (the mode is put back to "never set" afterwards: an explicit True changes what a
+        # list given to a list field of a tensorclass stores)
+        monkeypatch.setattr(OPTIONS, "list_to_stack", tclass.list_to_stack(allow_none=True))
         with pytest.warns(DeprecationWarning):
             switch = tclass.set_list_to_stack(False)
-        try:
-            switch.set()
-            assert tclass.list_to_stack() is False
-        finally:
-            tclass.set_list_to_stack(True).set()
-        assert tclass.list_to_stack() is True
+        switch.set()
+        assert tclass.list_to_stack() is False
+        tclass.set_list_to_stack(True).set()
+        assert tclass.list_to_stack() is True and tclass.list_to_stack(allow_none=True) is True
 
 
 class TestCaptureNonTensorStack:

@@ -12,6 +12,7 @@ what that import produces) and one compiles a module-style snippet that uses the
 import copy
 import dataclasses
 import inspect
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -536,6 +537,39 @@ class TestUserDefinitions:
 
         assert [f.name for f in dataclasses.fields(WithClassVar)] == ["a"]
         assert WithClassVar(torch.zeros(1), batch_size=[1]).K == 3
+        assert WithClassVar.__expected_keys__ == frozenset({"a"})  # the peer's name
+
+    def test_expected_keys_are_the_fields_inherited_ones_included(self) -> None:
+        from typing import ClassVar
+
+        class Base(TensorClass):
+            a: torch.Tensor
+            K: ClassVar[int] = 3
+
+        class Child(Base):
+            b: str = "b"
+
+        assert Base.__expected_keys__ == {"a"} and Child.__expected_keys__ == {"a", "b"}
+        assert Child(torch.zeros(1)).__expected_keys__ == {"a", "b"}
+
+    def test_too_many_positional_arguments_are_counted_as_python_counts(self) -> None:
+        from typing import ClassVar
+
+        @tclass.tensorclass
+        class Spaced:
+            a: torch.Tensor
+            b: ClassVar[str] = "constant"
+            c: torch.Tensor
+
+        with pytest.raises(
+            errors.ArgumentError,
+            match=re.escape(
+                "Spaced.__init__() takes 3 positional arguments but 5 were given (self, then "
+                "the fields a, c, in order; ClassVar attributes are no fields)"
+            ),
+        ) as info:
+            Spaced(torch.ones(2), "constant", torch.zeros(2), 42, batch_size=[2])
+        assert isinstance(info.value, TypeError)
 
     def test_user_hash_on_frozen_class_survives(self) -> None:
         @tclass.tensorclass(frozen=True)
@@ -808,7 +842,6 @@ class TestPostInit:
 ASSIGN_BAD = [
     ("obs", "x"),
     ("obs", {"a": 1}),
-    ("env", 3),
     ("env", torch.zeros(4)),
     ("mask", "x"),
 ]
@@ -840,7 +873,9 @@ class TestAssignment:
     def test_set_method_is_checked_too(self) -> None:
         record = transition()
         with pytest.raises(FieldTypeError, match="Transition.env is annotated str"):
-            record.set("env", 1)
+            record.set("env", torch.ones(4))
+        record.set("env", 1)  # a Python value of another type: kept, as the peer
+        assert record.env == 1 and record[0].env == 1
         with pytest.raises(
             UnknownFieldError, match="Transition has no field 'ens'.*did you mean 'env'"
         ):
@@ -977,8 +1012,8 @@ class TestFrozen:
 
     def test_replace_checks_values_and_names(self) -> None:
         record = Frame(torch.zeros(2), batch_size=[2])
-        with pytest.raises(FieldTypeError, match="Frame.step is annotated int; got str"):
-            record.replace(step="one")
+        with pytest.raises(FieldTypeError, match="Frame.step is annotated int; got a TensorDict"):
+            record.replace(step=TensorDict(batch_size=[2]))
         with pytest.raises(BatchMismatchError, match=mismatch("'pixels'", [3], [2])):
             record.replace(pixels=torch.zeros(3))
         with pytest.raises(

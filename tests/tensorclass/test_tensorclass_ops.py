@@ -844,6 +844,19 @@ class TestTensorDictConversion:
         assert rec.obs is td["obs"] and rec.inner.x is td["inner", "x"]
         assert rec.env == "e" and rec.meta is None and rec.batch_size == torch.Size([4])
 
+    def test_from_tensordict_leaves_missing_required_fields_unset(self) -> None:
+        rec = Rec.from_tensordict(TensorDict({"obs": torch.zeros(4, 2)}, [4]))
+        assert rec.inner is None and rec.env is None and rec.meta is None  # as the peer
+        assert list(rec.keys()) == ["obs"] and rec[1].env is None
+
+    def test_from_tensordict_takes_non_tensordict_values(self) -> None:
+        td = TensorDict({"obs": torch.zeros(4, 2)}, [4])
+        rec = Rec.from_tensordict(td, non_tensordict={"env": "e", "meta": {"k": 1}})
+        assert rec.env == "e" and rec[3].env == "e" and rec.meta == {"k": 1}
+        assert rec.obs is td["obs"]
+        with pytest.raises(errors.UnknownFieldError, match="'envv' is not a field of Rec"):
+            Rec.from_tensordict(td, non_tensordict={"envv": "e"})
+
     def test_round_trip(self) -> None:
         rec = make()
         rec.meta = {"a": 1}
@@ -922,7 +935,7 @@ class TestTensorDictConversion:
         with pytest.raises(UnknownFieldError):
             rec.replace(bogus=1)
         with pytest.raises(FieldTypeError):
-            rec.replace(env=3)
+            rec.replace(env=torch.zeros(4))
 
 
 class TestStateDict:
@@ -993,6 +1006,18 @@ class _Reduced:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (self.fn, self.args)
+
+
+class TestConsolidated:
+    def test_the_buffer_attribute_exists_once_consolidated(self) -> None:
+        rec = make()
+        assert not hasattr(rec, "_consolidated")  # as the peer's record
+        with pytest.raises(errors.NotConsolidatedError, match="Rec is not consolidated"):
+            rec._consolidated  # noqa: B018
+        packed = rec.consolidate()
+        assert hasattr(packed, "_consolidated") and packed.is_consolidated()
+        assert packed.env == "pong" and torch.equal(packed.obs, rec.obs)
+        assert not hasattr(packed.clone(), "_consolidated")  # a copy has its own tensors
 
 
 class TestCopyPickle:

@@ -382,3 +382,63 @@ def test_a_record_joins_with_its_subclass_into_the_first_class(
 def test_unrelated_record_classes_do_not_join(join: Any) -> None:
     with pytest.raises(errors.StackError, match="_Unrelated but member 0 is a _Base"):
         join(_pair(_Base, _Unrelated))
+
+
+class TestSetattrHook:
+    """A class defining ``__setattr__`` has it called for each field by ``__init__``, as
+    the peer's dataclass ``__init__`` does; rebuilt records (index, clone) skip it."""
+
+    @staticmethod
+    def _hooked() -> tuple[type, list[str]]:
+        seen: list[str] = []
+
+        class Shifted(TensorClass, nocast=True):
+            a: int
+            b: int
+
+            def __setattr__(self, key: str, value: Any) -> None:
+                seen.append(key)
+                shift = 1 if key == "b" else -1
+                super().__setattr__(key, value + shift)
+
+        return Shifted, seen
+
+    def test_init_sets_each_field_through_it(self) -> None:
+        shifted, seen = self._hooked()
+        s = shifted(a=torch.zeros(3), b=torch.zeros(3), batch_size=[3])
+        assert seen == ["a", "b"]
+        assert s.a.tolist() == [-1.0] * 3 and s.b.tolist() == [1.0] * 3
+        s.a = torch.ones(3)
+        assert seen == ["a", "b", "a"] and s.a.tolist() == [0.0] * 3
+
+    def test_rebuilt_records_do_not_call_it(self) -> None:
+        shifted, seen = self._hooked()
+        s = shifted(a=torch.zeros(3), b=torch.zeros(3), batch_size=[3])
+        seen.clear()
+        row, copy = s[1], s.clone()
+        assert seen == [] and row.a.item() == -1.0 and copy.b.tolist() == [1.0] * 3
+
+    def test_a_frozen_class_is_filled_directly(self) -> None:
+        class Guarded(TensorClass, frozen=True):
+            a: torch.Tensor
+
+            def __setattr__(self, key: str, value: Any) -> None:
+                raise AssertionError("not called by __init__")
+
+        g = Guarded(a=torch.zeros(2), batch_size=[2])
+        assert g.a.tolist() == [0.0, 0.0] and g[0].a.item() == 0.0
+
+    def test_a_user_init_with_the_hook(self) -> None:
+        seen: list[str] = []
+
+        class Own(TensorClass):
+            a: torch.Tensor
+
+            def __init__(self, value: float) -> None:
+                super().__init__(a=torch.full((2,), value), batch_size=[2])
+
+            def __setattr__(self, key: str, value: Any) -> None:
+                seen.append(key)
+                super().__setattr__(key, value)
+
+        assert Own(2.0).a.tolist() == [2.0, 2.0] and seen == ["a"]

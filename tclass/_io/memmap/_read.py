@@ -43,8 +43,8 @@ from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import (
-    check_values,
     field_classes,
+    fit_values,
     is_field,
     missing_fields,
     tensorclasses,
@@ -715,7 +715,7 @@ def _load_record(
         content._put(key, NonTensorData._make(value, content.batch_size, content.device))
     if cls is None:
         return content
-    check_values(cls, content, content_dir.path)
+    fit_values(cls, content)
     try:
         record = cls._from_saved(content)  # type: ignore[attr-defined]
     except TclassError as error:

@@ -30,7 +30,7 @@ import torch
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record, storage_of
-from tclass._io._annotations import check_value, field_classes
+from tclass._io._annotations import field_classes
 from tclass._io._schema import (
     STORE_FILE,
     LoadPlan,
@@ -59,8 +59,8 @@ def bind_records(root: PersistentTensorDict, cls: type, *, check: bool) -> None:
 
     Raises:
         SchemaMismatchError: every difference found (with ``check``).
-        MetadataError: a Python value its annotation refuses, or a group under a union
-            of tensorclasses whose schema names none of them.
+        MetadataError: a group under a union of tensorclasses whose schema names none
+            of them.
     """
     differences: list[SchemaDifference] = []
     pending: list[tuple[PersistentTensorDict, type, str]] = [(root, cls, "")]
@@ -71,7 +71,6 @@ def bind_records(root: PersistentTensorDict, cls: type, *, check: bool) -> None:
         if check:
             plan = _compared(node, record_cls, entries, path)
             differences += plan.differences
-            _check_values(node, record_cls, entries, plan)
             if not plan.differences:
                 _check_constraints(node, record_cls, entries)
         for key, entry in entries.items():
@@ -133,21 +132,6 @@ def _compared(
         cls, entries, set(), saved, len(node.batch_size), path, strict=True, widen=False,
         source=STORE_FILE,
     )  # fmt: skip
-
-
-def _check_values(
-    node: PersistentTensorDict, cls: type, entries: dict[str, dict[str, Any]], plan: LoadPlan
-) -> None:
-    for key, entry in entries.items():
-        if entry.get("type") not in _VALUE_KINDS or key in plan.skipped:
-            continue
-        value = node._entry(key)
-        where = node._where(key)
-        if entry["type"] == "NonTensorData":
-            check_value(cls, key, value.data, where)
-        else:
-            for item in value._as_array().flat:  # type: ignore[union-attr]
-                check_value(cls, key, item, where)
 
 
 def _check_constraints(
