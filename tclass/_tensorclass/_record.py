@@ -67,6 +67,7 @@ from tclass._tensorclass._writes import (
     check_entry_write,
     check_row_write,
     check_written_keys,
+    refuse_none_field,
     replacements,
     unset_dropped,
 )
@@ -74,7 +75,6 @@ from tclass.errors import (
     ClassDefinitionError,
     FieldIndexError,
     KeyNotFoundError,
-    NoneFieldError,
     NotConsolidatedError,
     UnknownFieldError,
     UnsupportedError,
@@ -86,22 +86,6 @@ _new_instance = object.__new__
 _NO_DEFAULT: Any = object()
 # The bases TensorClass[flags] made, by (class, flags): one per set of flags.
 _FLAGGED: dict[tuple[type, tuple[str, ...]], type] = {}
-
-
-def _refuse_none_field(record: TensorClass, path: tuple[str, ...]) -> None:
-    """A ``NoneFieldError`` if ``path`` names a field (of ``record`` or a nested record)
-    that holds ``None``, which ``set_`` has no tensor to copy into."""
-    owner = record.get(path[:-1], None) if len(path) > 1 else record
-    if not is_record(owner) or path[-1] not in owner.__tclass_info__.field_names:
-        return
-    if getattr(owner, path[-1]) is None:
-        msg = (
-            f"set_: field {path[-1]!r} of {type(owner).__name__} (key "
-            f"{path if len(path) > 1 else path[0]!r}) is None, so "
-            "there is no tensor to copy into in place; give it a value with set() or by "
-            "assignment first"
-        )
-        raise NoneFieldError(msg)
 
 
 def _rewrap(record: TensorClass, result: Any) -> Any:
@@ -431,7 +415,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         try:
             self._tensordict.set_(key, value)
         except KeyNotFoundError:
-            _refuse_none_field(self, key_path(key))
+            refuse_none_field(self, key_path(key))
             raise
         return self
 
