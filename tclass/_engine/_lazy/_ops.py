@@ -877,7 +877,8 @@ class LazyStackOps(TensorDictBase):
         return self._densified(self._carry(self._restacked(list(members)), self._dim_names))
 
     def tile(self, dims: Sequence[int]) -> Self:
-        """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``)."""
+        """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``); the names stay
+        when the dims do, as the peer's lazy stack keeps them."""
         out = self._densified(TensorDictBase.tile(self, dims))
         if out.batch_dims == len(self._batch_size):  # as the peer's: the names, per dim
             out._rename_all(self._dim_names)
