@@ -54,6 +54,7 @@ __all__ = [
     "KeyNotFoundError",
     "KeyRenameError",
     "KeyThroughTensorError",
+    "NoneFieldError",
     "LockedError",
     "MetadataError",
     "MissingDependencyError",
@@ -228,6 +229,13 @@ class InPlaceWriteError(TclassError, ValueError, RuntimeError):
     """An in-place write into an entry failed, or would have: an expanded or overlapping
     tensor, a shape or dtype that does not fit (in-place math checks every entry before
     writing any, and then changes nothing); the message names the entry."""
+
+
+class NoneFieldError(KeyNotFoundError, InPlaceWriteError):
+    """An in-place write (``set_``) into a tensorclass field that holds ``None``: there is
+    no tensor to copy into. The peer raises ``KeyError``, or its in-place write error (a
+    ``ValueError``) once the ``None`` is stored as an entry (after
+    ``update(x.to_dict())``); this is both."""
 
 
 class ReadOnlyError(InPlaceWriteError):

@@ -400,7 +400,7 @@ class NonTensorData(_NonTensorNode):
         if not self._grows_to_stack or out.ndim == len(self._batch_size):
             return out
         return ENGINE.NonTensorStack._make(
-            [self.data] * out.numel(), out.batch_size, self._device, 0
+            [self.data] * math.prod(out.batch_size), out.batch_size, self._device, 0
         )
 
     def unsqueeze(self, dim: int) -> Any:
@@ -410,7 +410,7 @@ class NonTensorData(_NonTensorNode):
             return out
         pos = _batch.normalize_dim(dim, len(self._batch_size), op="unsqueeze", inclusive=True)
         return ENGINE.NonTensorStack._make(
-            [self.data] * out.numel(), out.batch_size, self._device, pos
+            [self.data] * math.prod(out.batch_size), out.batch_size, self._device, pos
         )
 
     def _assign_batch_size(self, new: torch.Size) -> None:

@@ -76,7 +76,11 @@ class NonTensorOps(KeylessOps):
     def set(
         self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
     ) -> Self:
-        msg = f"{type(self).__name__} holds a Python value and has no entries; cannot set {key!r}"
+        msg = (
+            f"{type(self).__name__} holds a Python value and has no entries; cannot set "
+            f"{key!r} under it: replace the value with a collection first, or set the entry "
+            "under another key"
+        )
         raise EntryTypeError(msg)
 
     def _update_entries(

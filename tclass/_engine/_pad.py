@@ -35,6 +35,7 @@ from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._build import lazy_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
@@ -500,8 +501,23 @@ def _sequence_members(seq: Sequence[Any]) -> list[Any]:
     if not issubclass(kind, TensorDictBase) or issubclass(kind, _NonTensorNode):
         msg = f"pad_sequence expects TensorDicts or tensorclass records, got a {kind.__name__}"
         raise StackError(msg)
+    members = _as_first_kind(members)
     _check_one_kind(members)
     return members
+
+
+def _as_first_kind(members: list[Any]) -> list[Any]:
+    """Records beside lazy stacks of records of their class (slices of one stack: ``x[:0]``
+    of a lazy stack of records is a record) padded as member 0's kind, as the peer's."""
+    kind = type(members[0])
+    if not is_record_class(kind):
+        return [storage_of(m) if type(m) is not kind and is_record(m) else m for m in members]
+    return [
+        lazy_stack(list(m.tensordicts), m.stack_dim)
+        if type(m) is LazyStackedTensorDict and all(type(r) is kind for r in m.tensordicts)
+        else m
+        for m in members
+    ]
 
 
 def _check_one_kind(parts: list[Any], where: str = "") -> None:

@@ -67,12 +67,14 @@ from tclass._tensorclass._writes import (
     check_entry_write,
     check_row_write,
     check_written_keys,
+    refuse_none_field,
     replacements,
     unset_dropped,
 )
 from tclass.errors import (
     ClassDefinitionError,
     FieldIndexError,
+    KeyNotFoundError,
     NotConsolidatedError,
     UnknownFieldError,
     UnsupportedError,
@@ -410,7 +412,11 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             if not self.is_locked:  # the peer's LockedError first
                 raise self._unknown_field(path[0])
         check_entry_write(self, key, value, ..., "set_")
-        self._tensordict.set_(key, value)
+        try:
+            self._tensordict.set_(key, value)
+        except KeyNotFoundError:
+            refuse_none_field(self, key_path(key))
+            raise
         return self
 
     def _update_entries(

@@ -34,7 +34,7 @@ from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass.errors import UnknownFieldError, UpdateArgumentError
+from tclass.errors import NoneFieldError, UnknownFieldError, UpdateArgumentError
 
 if TYPE_CHECKING:
     from tclass._tensorclass._builder import ClassInfo
@@ -204,6 +204,22 @@ def check_row_write(
                 return
     describe = lambda: _describe(record, op, index)  # noqa: E731
     _check(check, record, index, value, allowed, describe, deep)
+
+
+def refuse_none_field(record: Any, path: tuple[str, ...]) -> None:
+    """A ``NoneFieldError`` if ``path`` names a field (of ``record`` or a nested record)
+    that holds ``None``, which ``set_`` has no tensor to copy into."""
+    owner = record.get(path[:-1], None) if len(path) > 1 else record
+    if not is_record(owner) or path[-1] not in owner.__tclass_info__.field_names:
+        return
+    if getattr(owner, path[-1]) is None:
+        msg = (
+            f"set_: field {path[-1]!r} of {type(owner).__name__} (key "
+            f"{path if len(path) > 1 else path[0]!r}) is None, so "
+            "there is no tensor to copy into in place; give it a value with set() or by "
+            "assignment first"
+        )
+        raise NoneFieldError(msg)
 
 
 def check_entry_write(record: Any, key: Any, value: Any, index: Any, op: str) -> None:

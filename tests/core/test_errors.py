@@ -35,6 +35,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "InPlaceWriteError": (ValueError, RuntimeError),
     "InPlaceKernelError": (ValueError, RuntimeError, NotImplementedError),
     "InPlaceKeysError": (NotImplementedError, ValueError),
+    "NoneFieldError": (KeyError, ValueError, RuntimeError),
     "ReadOnlyError": (ValueError, RuntimeError),
     "StackError": (ValueError, RuntimeError),
     "StackTypeError": (ValueError, RuntimeError, TypeError),

@@ -160,6 +160,15 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
 
 
+def _through_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested key through a Python value (``x[("zz", "a")] = v``): tclass's
+    ``EntryTypeError``, where the peer hides the entry in the value's node."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    refused = type(mine.error).__name__ == "EntryTypeError"
+    return refused and "holds a Python value and has no entries" in str(mine.error)
+
+
 def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """In-place math (``x &= -1``, ``x %= t``, ``pow_``...) that torch refuses in place for
     an entry's dtype: tclass's ``InPlaceWriteError`` / ``InPlaceKernelError`` before any
@@ -436,7 +445,11 @@ ENTRIES: list[Entry] = [
     Entry(
         "values-kept-shared",
         "**Python values in collections.**",
-        _any_of(_number_written_around_values, _values_kept("==", "!=", "r==", "r!=")),
+        _any_of(
+            _number_written_around_values,
+            _values_kept("==", "!=", "r==", "r!="),
+            _through_a_value,
+        ),
     ),
     Entry(
         "stacking-keeps",

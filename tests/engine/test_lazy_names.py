@@ -83,3 +83,31 @@ def test_a_nested_record_of_a_stack_of_records_is_named_as_the_stack() -> None:
 def test_an_unnamed_stack_stays_unnamed() -> None:
     x = tclass.lazy_stack([TensorDict({"a": torch.zeros(4)}, batch_size=[4])] * 2, 0)
     assert (x + 1).names == [None, None] and x.contiguous().names == [None, None]
+
+
+KEEP_PER_DIM: dict[str, Callable[[Any], Any]] = {
+    "tile": lambda x: x.tile((2, 1)),
+    "tile with fewer counts": lambda x: x.tile((3,)),
+    "apply with a batch size": lambda x: x.apply(lambda v: v[:, :1], batch_size=[2, 1]),
+    "named_apply with a batch size": lambda x: x.named_apply(
+        lambda key, v: v[:, :3], batch_size=[2, 3]
+    ),
+}
+
+
+@pytest.mark.parametrize("op", list(KEEP_PER_DIM))
+def test_results_of_as_many_dims_keep_the_names(op: str) -> None:
+    # The peer's lazy stack keeps its names through tile and apply(batch_size=...)
+    # whenever the result has as many batch dims (its dense TensorDict drops them).
+    out = KEEP_PER_DIM[op](_named_stack())
+    assert isinstance(out, TensorDict)
+    assert out.names == ["i", "l"]
+
+
+def test_results_of_other_dims_are_unnamed() -> None:
+    x = _named_stack()
+    assert x.tile((1, 2, 1)).names == [None, None, None]
+    assert x.apply(lambda v: v.sum(1), batch_size=[2]).names == [None]
+    assert x.apply(lambda v: v, batch_size=[2, 4], names=["p", "q"]).names == ["p", "q"]
+    dense = x.contiguous()
+    assert dense.tile((2, 1)).names == [None, None]  # as the peer's TensorDict

@@ -927,3 +927,22 @@ def test_pad_sequence_of_python_values_over_no_elements() -> None:
     out = pad_sequence([grown, grown[:1]], pad_dim=0)
     assert out.batch_size == torch.Size([2, 2, 2, 0, 4])
     assert out.get("s").batch_size == out.batch_size and out["x"].numel() == 0
+
+
+def test_a_lazy_stack_of_records_beside_its_empty_slice() -> None:
+    """``x[:0]`` of a lazy stack holding records is a record: padded with the stack as
+    member 0's kind, as the peer pads them (a TensorDict after the stack, a record after
+    the record); records of another class are still refused."""
+    records = [Inner(x=_values(2, 3, start=6 * i), batch_size=[2]) for i in range(3)]
+    stack = tclass.LazyStackedTensorDict(*records, stack_dim=0)
+    empty = stack[:0]
+    assert isinstance(empty, Inner)
+    after_stack = pad_sequence([stack, empty])
+    assert type(after_stack) is TensorDict and after_stack.batch_size == (2, 3, 2)
+    assert after_stack["x"][0].tolist() == stack["x"].tolist()
+    assert after_stack["x"][1].abs().sum().item() == 0.0
+    after_record = pad_sequence([empty, stack])
+    assert type(after_record) is Inner and after_record.x[1].tolist() == stack["x"].tolist()
+    episode = Episode(obs=torch.zeros(3), reward=torch.zeros(3), env="a", batch_size=[3])
+    with pytest.raises(errors.StackError, match="records of one class"):
+        pad_sequence([empty, episode])

@@ -65,6 +65,17 @@ class TestStoringValues:
             else:
                 assert read == value or read is value
 
+    @pytest.mark.parametrize("value", ["x y", None])
+    def test_a_value_has_no_entries_to_set_under(self, value: Any) -> None:
+        # The peer hides the entry in the value's node (keys() and clone() lose it).
+        td = TensorDict({"a": torch.zeros(0, 2), "zz": value}, [0])
+        for entry in (TensorDict({}, [0]), torch.zeros(0), "s"):
+            with pytest.raises(errors.EntryTypeError, match="cannot set 'a' under it"):
+                td["zz", "a"] = entry
+            with pytest.raises(errors.EntryTypeError, match="has no entries"):
+                td.set(("zz", "a"), entry)
+        assert td["zz"] == value and sorted(td.keys(True)) == ["a", "zz"]
+
     def test_an_object_keeps_its_identity(self) -> None:
         marker = object()
         td = TensorDict({"o": marker}, [3])

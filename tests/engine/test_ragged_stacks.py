@@ -499,3 +499,42 @@ def test_member_wise_facts_of_a_ragged_stack_stack_nothing() -> None:
     )
     with pytest.raises(errors.GradError, match="'i'"):
         ints.requires_grad_()
+
+
+def test_a_view_as_its_own_batch_size_is_the_stack() -> None:
+    """As the peer's: ``view`` to the batch size a ragged stack has (``-1`` included)
+    is the stack itself; any other view still says the dim is ragged."""
+    stack = _ragged(tclass, (2, 3)).unsqueeze(0)  # batch size [1, 2, -1]
+    assert stack.view(1, 2, -1) is stack and stack.view([1, 2, -1]) is stack
+    with pytest.raises(errors.HeterogeneousEntryError, match="is ragged"):
+        stack.view(2, -1)
+
+
+def test_repeat_interleave_zero_times_along_the_stack_dim_of_differing_members() -> None:
+    """No member taken from a ragged stack, or from members whose keys differ: what an
+    empty slice gives (member 0's keys and shapes), where the dense stack is refused."""
+    stack = _ragged(tclass, (2, 3))
+    empty = stack.repeat_interleave(0, dim=0)
+    assert isinstance(empty, TensorDict) and empty.batch_size == stack[:0].batch_size == (0, 2)
+    assert empty["obs"].shape == (0, 2, 2) and set(empty.keys()) == {"obs", "reward"}
+    members = [
+        TensorDict(a=torch.zeros(2), batch_size=[2]),
+        TensorDict(b=torch.zeros(2), batch_size=[2]),
+    ]
+    mixed = tclass.lazy_stack(members)
+    assert mixed.repeat_interleave(torch.tensor([0, 0]), dim=0).batch_size == (0, 2)
+    assert list(mixed.repeat_interleave(0, dim=0).keys()) == ["a"]
+    regular = tclass.lazy_stack([TensorDict(a=torch.ones(2), batch_size=[2])] * 2)
+    assert regular.repeat_interleave(0, dim=0)["a"].shape == (0, 2)
+    assert stack.repeat_interleave(2, dim=0).batch_size == (4, -1)  # members shared
+
+
+def test_shape_ops_of_a_ragged_stack_of_no_entries() -> None:
+    """No entry to move across members: ``gather`` gives an empty TensorDict of the index's
+    shape, as the peer's; with entries the dense stack is still needed."""
+    stack = tclass.lazy_stack(list(TensorDict({}, batch_size=[3]).chunk(2, 0)), 0)
+    assert stack.batch_size == (2, -1)
+    out = stack.gather(1, torch.zeros(2, 3, dtype=torch.long))
+    assert type(out) is TensorDict and out.batch_size == (2, 3) and not list(out.keys())
+    with pytest.raises(errors.HeterogeneousEntryError, match="member 1 has batch size"):
+        _ragged(tclass, (2, 3)).gather(1, torch.zeros(2, 1, dtype=torch.long))

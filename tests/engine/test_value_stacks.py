@@ -166,6 +166,17 @@ def test_expand_and_unsqueeze_give_one_value_per_element() -> None:
     assert stacked.unsqueeze(0)["camera"] == [["left", "left"]]  # a stack stays per element
 
 
+def test_a_stack_over_no_elements_holds_no_value() -> None:
+    # One value per element: none over an empty batch (its data read back the value).
+    for td in (TensorDict(s="pong", batch_size=[0]), TensorDict(s="pong", batch_size=[3])[:0]):
+        for grown in (td.unsqueeze(0), td.unsqueeze(1), td.expand(2, 0)):
+            stack = grown.get("s")
+            assert type(stack) is NonTensorStack and 0 in stack.batch_size
+            assert stack.data == stack.tolist() == grown["s"]
+            assert stack.clone().data == stack.tolist() and stack.flatten().tolist() == []
+    assert TensorDict(s="pong", batch_size=[0]).unsqueeze(0).get("s").data == [[]]
+
+
 def test_values_of_any_json_kind_stack_per_member() -> None:
     values: list[Any] = [None, 3, [1, "a"], {"k": [1, 2]}, "s"]
     for value in values:

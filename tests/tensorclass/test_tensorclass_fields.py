@@ -655,3 +655,35 @@ def test_set__of_a_nested_key_under_no_field_is_an_unknown_field_error() -> None
     outer.lock_()
     with pytest.raises(errors.LockedError):  # the lock is reported first, as the peer
         outer.set_(("n", "k"), "text")
+
+
+@tclass.tensorclass
+class _Optional:
+    y: torch.Tensor
+    z: torch.Tensor | None = None
+
+
+@tclass.tensorclass
+class _HoldsOptional:
+    inner: _Optional
+    label: str | None = None
+
+
+def test_set__into_a_field_that_holds_none_says_so() -> None:
+    """``set_`` has no tensor to copy into where a field is ``None``: a ``NoneFieldError``
+    naming the field, a ``KeyError`` and a ``ValueError`` (the peer raises either, as the
+    ``None`` is an entry or not); a field given a value is written in place."""
+    inner = _Optional(y=torch.zeros(2), batch_size=[2])
+    outer = _HoldsOptional(inner=inner, batch_size=[2])
+    outer = outer.update(outer.to_dict())
+    for key in (("inner", "z"), "label"):
+        with pytest.raises(errors.NoneFieldError, match="is None") as info:
+            outer.set_(key, torch.ones(2))
+        assert isinstance(info.value, KeyError) and isinstance(info.value, ValueError)
+    assert outer.inner.z is None and outer.label is None
+    with pytest.raises(errors.KeyNotFoundError) as missing:  # not a field: as before
+        outer.set_(("inner", "w"), torch.ones(2))
+    assert not isinstance(missing.value, errors.NoneFieldError)
+    outer.inner.z = torch.zeros(2)
+    outer.set_(("inner", "z"), torch.ones(2))
+    assert outer.inner.z.tolist() == [1.0, 1.0]

@@ -281,8 +281,9 @@ class LazyStackOps(TensorDictBase):
         if options.get("batch_size") is not None and not options.get("inplace"):
             dense = self.to_tensordict()
             out: Any = dense.apply(fn, *others, **options)
-            if out is not None and "names" not in options and out.batch_size == dense.batch_size:
-                out._rename_all(dense._dim_names)  # the peer's keeps the stack's names
+            kept = out is not None and out.batch_dims == dense.batch_dims
+            if kept and "names" not in options:  # as the peer's: the stack's names, per dim
+                out._rename_all(dense._dim_names)
             return cast(Self, out)
         cut = [self._cut(other) for other in others]
         member_options, member_size = self._member_options(options, "apply")
@@ -307,6 +308,9 @@ class LazyStackOps(TensorDictBase):
             result = dense.named_apply(
                 fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
             )
+            kept = result is not None and result.batch_dims == dense.batch_dims
+            if kept and "names" not in options:  # as apply
+                result._rename_all(dense._dim_names)
             return cast(Self, result)
         cut = [self._cut(other) for other in others]
         full = cast(ApplyOptions, {**options})
@@ -745,8 +749,11 @@ class LazyStackOps(TensorDictBase):
         given = size if size is not None else batch_size
         if given is not None:
             shape = (tuple(given),)
+        asked = _batch.shape_args(shape, "view")
+        if tuple(asked) == tuple(self._batch_size):  # its own batch size (a ragged -1 too)
+            return self
         check_regular(self, range(len(self._batch_size)), "view")
-        target = _batch.view_shape(_batch.shape_args(shape, "view"), self._batch_size, "view")
+        target = _batch.view_shape(asked, self._batch_size, "view")
         if OPTIONS.lazy_legacy and target != self._batch_size:
             batch = tuple(self._batch_size)
             return self._legacy(ShapeOp("view", tuple(target), len(batch), batch))
@@ -870,8 +877,12 @@ class LazyStackOps(TensorDictBase):
         return self._densified(self._carry(self._restacked(list(members)), self._dim_names))
 
     def tile(self, dims: Sequence[int]) -> Self:
-        """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``)."""
-        return self._densified(TensorDictBase.tile(self, dims))
+        """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``); the names stay
+        when the dims do, as the peer's lazy stack keeps them."""
+        out = self._densified(TensorDictBase.tile(self, dims))
+        if out.batch_dims == len(self._batch_size):  # as the peer's: the names, per dim
+            out._rename_all(self._dim_names)
+        return out
 
     def _densified(self, result: Any) -> Self:
         """``result`` (a lazy stack) as one TensorDict when its members line up, locked
@@ -927,9 +938,12 @@ class LazyStackOps(TensorDictBase):
         elif len(times) == 1:
             times = times * count
         members = [m for m, t in zip(self._members, times) for _ in range(int(t))]
-        if not members:
+        if members:
+            return self._carry(self._restacked(members), self._dim_names)
+        try:
             return TensorDictBase.repeat_interleave(self, repeats, dim, output_size=output_size)
-        return self._carry(self._restacked(members), self._dim_names)
+        except HeterogeneousEntryError:  # no dense stack: none of the members, as x[:0]
+            return self[(slice(None),) * d + (slice(0, 0),)]  # type: ignore[no-any-return]
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
         dim = _batch.normalize_split_dim(dim, len(self._batch_size))

@@ -332,11 +332,12 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
     def _map_batch(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
-        # Moves elements across members: only a dense stack can do that.
-        dense = self._dense("this shape operation")
-        if device is ...:
-            return cast(Self, dense._map_batch(fn, batch_size))
-        return cast(Self, dense._map_batch(fn, batch_size, device))
+        no_entries = not any(m._key_names() for m in self._members)
+        if no_entries and -1 in self._batch_size and -1 not in batch_size:  # as the peer
+            return cast(Self, TensorDict({}, batch_size=batch_size, device=self.device))
+        dense = self._dense("this shape operation")  # elements move across members
+        args = () if device is ... else (device,)
+        return cast(Self, dense._map_batch(fn, batch_size, *args))
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
@@ -853,9 +854,8 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         self._stack_dim_name = None if names is None else names[self._stack_dim]
 
     def _rename_all(self, names: Names) -> None:
-        d = self._stack_dim
-        self._stack_dim_name = None if names is None else names[d]
-        member_names = None if names is None else _names.removed(names, (d,))
+        self._assign_names(names)
+        member_names = None if names is None else _names.removed(names, (self._stack_dim,))
         for member in self._members:
             member._rename_all(member_names)
 
