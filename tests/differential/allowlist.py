@@ -153,10 +153,14 @@ def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any
 
 
 def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """Entries written back unchanged into a locked collection (``update(x.to_dict())``):
+    """Entries written back unchanged into a locked collection (``update(x.to_dict())``),
+    and rows written in place at an index the peer sends through its locked ``set``
+    (``rec[None,] = rows`` on a memory-mapped record; it writes in place at the others):
     nothing is replaced, which tclass accepts and the peer refuses."""
     if finding.kind != "peer-raises" or "Cannot modify locked" not in str(peer.error):
         return False
+    if finding.step.op == "setitem":
+        return not finding.step.src.startswith(("x['", 'x["'))  # an index, not a key
     return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
 
 
