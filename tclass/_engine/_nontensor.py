@@ -46,6 +46,7 @@ from tclass._engine._value_positions import (
     same_value,
 )
 from tclass.errors import (
+    BatchMismatchError,
     ClassDefinitionError,
     EntryTypeError,
     InPlaceWriteError,
@@ -413,8 +414,19 @@ class NonTensorData(_NonTensorNode):
             [self.data] * math.prod(out.batch_size), out.batch_size, self._device, pos
         )
 
+    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
+        """The parent's new batch size must extend this node's or start it (a value keeps
+        dims of its own when its parent drops them, as a nested collection does)."""
+        own = self._batch_size
+        if new[: len(own)] != own and own[: len(new)] != new:
+            raise BatchMismatchError(prefix, own, new)
+
     def _assign_batch_size(self, new: torch.Size) -> None:
-        self._batch_size = new  # one shared value spans whatever batch its parent has
+        # One shared value grows with its parent's batch and keeps its own dims when the
+        # parent's shrinks (``td.batch_size = [3]`` leaves a ``[3, 4]`` value so, as in
+        # the peer: ``td[0]`` still holds it over ``[4]``).
+        if self._batch_size[: len(new)] != new:
+            self._batch_size = new
 
     def _rebatched(self, batch_size: torch.Size) -> Self:
         return self._make(self.data, batch_size, self._device)  # type: ignore[return-value]

@@ -581,6 +581,25 @@ class TestBatchSizeSetter:
             td.batch_size = [4, 3]
         assert td.batch_size == torch.Size([4]) and td["b"].batch_size == torch.Size([4])
 
+    def test_python_value_keeps_its_dims_when_the_batch_shrinks(self) -> None:
+        # As a nested collection: td[0] still holds the value over [3] (the peer's too).
+        td = TensorDict({"s": "pong", "a": torch.zeros(4, 3, 2)}, [4, 3])
+        td.batch_size = [4]
+        assert td.get("s").batch_size == torch.Size([4, 3]) and td["s"] == "pong"
+        assert td[0].get("s").batch_size == torch.Size([3])
+        stacked = torch.stack([td, td], 0).get("s")
+        assert stacked.batch_size == torch.Size([2, 4, 3])
+        assert stacked.tolist() == [[["pong"] * 3] * 4] * 2
+        td.batch_size = [4, 3, 2]  # and grows with it
+        assert td.get("s").batch_size == torch.Size([4, 3, 2])
+
+    def test_python_value_of_other_dims_blocks(self) -> None:
+        td = TensorDict({"s": "pong", "a": torch.zeros(4, 3, 5)}, [4, 3])
+        td.batch_size = [4]
+        with pytest.raises(BatchSizeError, match=r"key \('s',\): its shape \[4, 3\]"):
+            td.batch_size = [4, 5]
+        assert td.batch_size == torch.Size([4]) and td.get("s").batch_size == (4, 3)
+
 
 def _normalize(index: Any, batch_dims: int) -> Any:
     """The index as it applies to a leaf: Ellipsis spelled out over batch dims only."""
