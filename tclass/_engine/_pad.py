@@ -238,6 +238,9 @@ def _filled_like(member: Any, fill: float) -> Any:
 
     def filled(value: Any) -> Any:
         if isinstance(value, _Tensor):
+            # F.pad's check first: a fill the dtype cannot hold (-1 for uint8) is torch's
+            # error, as for the members' own dims, where full_like would wrap it to 255.
+            F.pad(value.new_empty(0), (0, 1), value=fill)
             return torch.full_like(value, fill)
         if isinstance(value, _NonTensorNode):
             return NonTensorData._make(None, value.batch_size, value.device)

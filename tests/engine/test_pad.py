@@ -276,6 +276,24 @@ def test_pad_in_place_of_a_lazy_stack_along_the_members_dims() -> None:
     assert lazy.batch_size == torch.Size([2, 5]) and members[0]["x"].tolist()[-1] == 0.0
 
 
+@pytest.mark.parametrize("fill", [-1, 300])
+def test_pad_lazy_stack_members_refuse_a_fill_their_dtype_cannot_hold(fill: int) -> None:
+    # New members along the stack dim check the fill as F.pad does for the members' dims
+    # (torch.full_like would wrap -1 to 255 silently).
+    td = TensorDict(b=torch.zeros(2, 3, dtype=torch.uint8), batch_size=[2])
+    lazy = tclass.lazy_stack([td[0], td[1]], 0)
+    with pytest.raises(RuntimeError, match="cannot be converted to type uint8_t"):
+        F.pad(td["b"], [0, 0, 1, 0], value=fill)
+    for inplace in (False, True):
+        with pytest.raises(RuntimeError, match="cannot be converted to type uint8_t"):
+            pad(lazy, [1, 0], value=fill, inplace=inplace)
+    assert lazy.batch_size == torch.Size([2]) and len(lazy.tensordicts) == 2
+    assert (
+        pad(lazy, [1, 0], value=1.5)["b"].tolist()
+        == F.pad(td["b"], [0, 0, 1, 0], value=1.5).tolist()
+    )
+
+
 # --- pad: errors ------------------------------------------------------------------------
 
 
