@@ -581,7 +581,29 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
                 values.extend(part._values[outer * inner : (outer + 1) * inner])
             else:
                 values.extend([part.data] * inner)
-    return NonTensorStack._make(values, shape, device, dim if along_dim else None)
+    if along_dim:
+        return NonTensorStack._make(values, shape, device, dim)
+    kept = _stack_dim_kept(parts, dim) if op == "cat" else None
+    return NonTensorStack._make(values, shape, device, kept)
+
+
+def _stack_dim_kept(parts: Sequence[Any], dim: int) -> int | None:
+    """The dim every part's members were stacked along, kept by a cat along another dim
+    when the parts' members at each position hold one equal value: the peer concatenates
+    member with member, and members of one value give one value (so ``unbind`` along
+    that dim still gives one value per member). None otherwise."""
+    found = {part._stack_dim if type(part) is NonTensorStack else None for part in parts}
+    stack_dim = found.pop() if len(found) == 1 else None
+    if stack_dim is None or stack_dim == dim or not all(part._values for part in parts):
+        return None
+    first = parts[0]
+    for position in range(first._shape[stack_dim]):
+        value = first._values[position * math.prod(first._shape[stack_dim + 1 :])]
+        for part in parts[1:]:
+            other = part._values[position * math.prod(part._shape[stack_dim + 1 :])]
+            if other is not value and not same_value(other, value):
+                return None
+    return stack_dim
 
 
 ENGINE.NonTensorStack = NonTensorStack

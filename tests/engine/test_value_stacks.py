@@ -177,6 +177,39 @@ def test_a_stack_over_no_elements_holds_no_value() -> None:
     assert TensorDict(s="pong", batch_size=[0]).unsqueeze(0).get("s").data == [[]]
 
 
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda td: td.gather(1, torch.zeros(2, 0, dtype=torch.long)),
+        lambda td: td.flip([0]),
+        lambda td: td.roll(1, 0),
+        lambda td: td.tile([2, 1]),
+        lambda td: td.narrow(0, 0, 1),
+    ],
+)
+def test_values_over_no_elements_read_as_lists_shaped_like_the_batch(op: Any) -> None:
+    # As a tensor's tolist() (the peer's stack of no members lists as []).
+    td = TensorDict(s="pong", batch_size=[2])
+    stacked = torch.stack([td, td.clone()], 1)[:, :0]  # stacked along its empty dim
+    out = op(stacked)
+    expected = torch.empty(out.batch_size).tolist()
+    assert out.get("s").tolist() == out["s"] == expected and expected[0] == []
+
+
+def test_cat_along_another_dim_keeps_one_value_per_member() -> None:
+    # Member with member, as the peer: unbind along the stack dim gives one value back.
+    td = TensorDict(s="pong", a=torch.zeros(4), batch_size=[4])
+    stacked = torch.stack([td, td.clone(), td.clone()], 1)
+    joined = torch.cat([stacked, stacked[:2]], 0)
+    assert joined["s"] == [["pong"] * 3] * 6
+    for row in joined.unbind(1):
+        assert type(row.get("s")) is NonTensorData and row["s"] == "pong"
+    other = torch.stack([td, td.clone(), TensorDict(s="x", a=torch.zeros(4), batch_size=[4])], 1)
+    mixed = torch.cat([stacked, other], 0).unbind(1)  # members that differ: values per element
+    assert mixed[2]["s"] == ["pong"] * 4 + ["x"] * 4
+    assert type(mixed[2].get("s")) is NonTensorStack
+
+
 def test_values_of_any_json_kind_stack_per_member() -> None:
     values: list[Any] = [None, 3, [1, "a"], {"k": [1, 2]}, "s"]
     for value in values:
