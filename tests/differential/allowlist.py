@@ -296,6 +296,94 @@ def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return all(any(p.search(d) for p in _NO_MEMBERS_LINES) for d in finding.detail)
 
 
+# The lines of a result of a LazyStackedTensorDict built from records: a record where the
+# peer gives a TensorDict (or a lazy stack of records where it gives a record over one),
+# and what comes with the kind (a record's fields, its value read as a list).
+_RECORD_KIND_LINES = (
+    re.compile(r"\.kind: peer 'TensorDict', tclass 'Rec'$"),
+    re.compile(r"\.kind: peer 'Rec', tclass 'LazyStackedTensorDict'$"),
+    re.compile(r"<members>: peer None, tclass \d+ \("),
+    re.compile(r"\['label'\]: peer nontensor \(.*, tclass list of \d+$"),
+    re.compile(r"\['label'\]: peer list of \d+, tclass nontensor \("),
+)
+_RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
+
+
+def _fields_line(line: str) -> bool:
+    """``result: keys: peer [...], tclass [...]`` where one side lacks fields that are
+    ``None`` (a record lists them all; a TensorDict or lazy stack leaves them out)."""
+    found = re.search(r": keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$", line)
+    if found is None:
+        return False
+    peer_keys, my_keys = (set(re.findall(r"'(\w+)'", side)) for side in found.groups())
+    both = peer_keys | my_keys
+    return both <= _RECORD_FIELDS and (peer_keys <= my_keys or my_keys <= peer_keys)
+
+
+def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ``LazyStackedTensorDict`` built from records: a lazy stack of those records
+    through the ops that keep it lazy, one record where an op makes it dense; the peer
+    gives a record over a lazy stack for some ops, a TensorDict without the record's class
+    and ``None`` fields for others, and its ``cat`` raises."""
+    if finding.kind == "peer-raises":
+        message = str(peer.error)
+        return "Expected a TensorDictBase instance but got" in message and "Rec'>" in message
+    if finding.kind != "result" or not any(
+        "].kind: " in d or d.startswith("result.kind: ") for d in finding.detail
+    ):
+        return False
+    return all(
+        any(p.search(d) for p in _RECORD_KIND_LINES) or _fields_line(d) for d in finding.detail
+    )
+
+
+_EMPTY_LIST = re.compile(r"\]: length: peer 0, tclass [1-9]\d*$")
+
+
+def _holds_empty_values(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack with
+    no elements whose batch size starts with a nonzero dim."""
+    if depth > 8:
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_holds_empty_values(item, depth + 1) for item in value)
+    if type(value).__name__ == "NonTensorStack":
+        size = value.batch_size
+        return 0 in size and size[0] > 0
+    if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return False
+    source = getattr(value, "_tensordict", value)  # a record's entries
+    for key in source.keys():
+        try:
+            child = source.get(key)
+        except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+            continue
+        if _holds_empty_values(child, depth + 1):
+            return True
+    return False
+
+
+def _empty_values_shaped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over a batch with no elements: nested empty lists shaped
+    like the batch in tclass (``[[], []]`` for ``[2, 0]``), where the peer's stack of no
+    members lists as ``[]``."""
+    if finding.kind != "result" or not all(_EMPTY_LIST.search(d) for d in finding.detail):
+        return False
+    return _holds_empty_values(mine.value)
+
+
+def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` / ``view`` / ``reshape`` whose result has the batch size torch gives a
+    tensor of that batch size, where the peer's (its lazy ``view``) does not."""
+    tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
+    if finding.kind != "result" or len(tags) != 1:
+        return False
+    expected = tags[0].removeprefix("torch-shape=")
+    size = getattr(mine.value, "batch_size", None)
+    peer_size = getattr(peer.value, "batch_size", None)
+    return str(list(size or ())) == expected and str(list(peer_size or ())) != expected
+
+
 def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A Python value read from a lazy stack with a ragged dim (``-1`` in its batch size):
     tclass's ``HeterogeneousEntryError`` (a ``ValueError`` and ``RuntimeError``) saying to
@@ -453,12 +541,15 @@ ENTRIES: list[Entry] = [
             _number_written_around_values,
             _values_kept("==", "!=", "r==", "r!="),
             _through_a_value,
+            _empty_values_shaped,
         ),
     ),
     Entry(
         "stacking-keeps",
         "**Stacking keeps what can be kept.**",
-        _any_of(_padded_values, _no_members_taken, _lazy_batch_size_set, _stays_lazy),
+        _any_of(
+            _padded_values, _no_members_taken, _lazy_batch_size_set, _stays_lazy, _records_kept
+        ),
     ),
     Entry(
         "peer-fails-inside",
@@ -478,7 +569,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "checked-as-torch",
         "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
-        _any_of(_checked_as_torch, _names_unique),
+        _any_of(_checked_as_torch, _names_unique, _shaped_as_torch),
     ),
     Entry(
         "annotation-casts",

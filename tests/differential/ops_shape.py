@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+import torch
 
 from .chooser import Chooser
 from .engine import Step
@@ -37,6 +40,17 @@ def _factor(c: Chooser, numel: int) -> list[int]:
     return shape
 
 
+def _as_torch(
+    batch: tuple[int, ...], reshaped: Callable[[torch.Tensor], torch.Tensor]
+) -> tuple[str, ...]:
+    """The tag ``torch-shape=[...]``: the shape torch gives a tensor of the batch size
+    (none where torch refuses), which the allowlist compares results with."""
+    try:
+        return (f"torch-shape={list(reshaped(torch.empty(batch, device='meta')).shape)}",)
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return ()
+
+
 def reshape(c: Chooser, info: Info, facts: Facts) -> Step:
     shape = _factor(c, info.numel)
     if c.chance(BAD):
@@ -45,7 +59,8 @@ def reshape(c: Chooser, info: Info, facts: Facts) -> Step:
     spelled = c.choice((", ".join(map(str, shape)), repr(shape), repr(tuple(shape))))
     if name == "view" and c.chance(20):
         spelled = f"torch.Size({shape})" if -1 not in shape else spelled
-    return step(f"x.{name}({spelled})", name, "shape")
+    tags = _as_torch(info.batch, lambda tensor: tensor.reshape(shape))
+    return step(f"x.{name}({spelled})", name, "shape", tags=tags)
 
 
 def set_batch_size(c: Chooser, info: Info, facts: Facts) -> Step:
@@ -119,7 +134,8 @@ def flatten(c: Chooser, info: Info, facts: Facts) -> Step:
     d = dim(c, info.ndim)
     side = info.batch[d] if -info.ndim <= d < info.ndim else 1
     sizes = _factor(c, side)
-    return step(f"x.unflatten({d}, {sizes})", "unflatten", "shape")
+    tags = _as_torch(info.batch, lambda tensor: tensor.unflatten(d, sizes))
+    return step(f"x.unflatten({d}, {sizes})", "unflatten", "shape", tags=tags)
 
 
 def split(c: Chooser, info: Info, facts: Facts) -> Step:

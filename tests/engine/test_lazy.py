@@ -1432,3 +1432,44 @@ def test_python_values_devices_and_masked_select_of_a_lazy_stack() -> None:
         picked = stack.exclude("word").masked_select(mask)
         assert type(picked) is TensorDict and type(picked["n"]) is LazyStackedTensorDict
         assert torch.equal(picked["a"], dense["a"][mask]) and picked.batch_size == (6,)
+
+
+def _records_stack() -> LazyStackedTensorDict:
+    """A lazy stack built from records by the class constructor."""
+    agent = Agent(
+        obs=torch.arange(2.0),
+        reward=torch.ones(2),
+        name="a",
+        inner=Inner(x=torch.zeros(2), batch_size=[2]),
+        batch_size=[2],
+    )
+    return LazyStackedTensorDict(agent, agent.clone(), stack_dim=1)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [lambda x: x.permute(1, 0), lambda x: x.unsqueeze(0), lambda x: x[0], lambda x: x.unbind(0)[1]],
+)
+def test_a_lazy_stack_of_records_stays_one_where_an_op_keeps_it_lazy(op: Any) -> None:
+    out = op(_records_stack())
+    assert type(out) is LazyStackedTensorDict
+    assert all(type(member) is Agent for member in out.tensordicts)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: x.flip([1]),
+        lambda x: x.roll(1, 1),
+        lambda x: x.narrow(1, 0, 1),
+        lambda x: x.gather(1, torch.ones(2, 2, dtype=torch.long)),
+        lambda x: tclass.pad(x, [0, 0, 1, 0]),
+    ],
+)
+def test_a_lazy_stack_of_records_made_dense_is_one_record(op: Any) -> None:
+    lazy = _records_stack()
+    out = op(lazy)
+    assert type(out) is Agent and out.extra is None  # its class and its None field kept
+    dense = op(lazy.to_tensordict())
+    assert out.batch_size == dense.batch_size and out.name == dense["name"]
+    assert torch.equal(out.obs, dense["obs"]) and torch.equal(out.inner.x, dense["inner", "x"])
