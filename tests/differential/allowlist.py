@@ -208,6 +208,10 @@ _PEER_INTERNAL = (
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
+    "items cannot be empty",  # permute / unsqueeze of Python values over no elements
+    "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
+    "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
+    "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
 )
 
 
@@ -262,6 +266,7 @@ _NO_MEMBERS_LINES = (
     re.compile(r"\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'"),
     re.compile(r": keys: peer \[\], tclass \["),
     re.compile(r"\.(batch_size|names): peer "),
+    re.compile(r"\.device: peer 'None', tclass "),  # the peer's stack of no members has none
 )
 
 
@@ -272,10 +277,14 @@ _STAYS_LAZY = (
 )
 
 
+_LAZY_KEPT = ("unflatten", "expand", "reshape", "view", "flatten")
+
+
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack: a lazy
+    """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
+    ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
     stack of the same entries in tclass, a dense TensorDict in the peer."""
-    if finding.kind != "result" or finding.step.op not in ("unflatten", "expand"):
+    if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
 
@@ -327,6 +336,8 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     and ``None`` fields for others, and its ``cat`` raises."""
     if finding.kind == "peer-raises":
         message = str(peer.error)
+        if "no attribute '_from_tensordict'" in message:  # its cat, another way
+            return finding.step.op == "cat"
         return "Expected a TensorDictBase instance but got" in message and "Rec'>" in message
     if finding.kind != "result" or not any(
         "].kind: " in d or d.startswith("result.kind: ") for d in finding.detail

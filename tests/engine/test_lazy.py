@@ -1473,3 +1473,15 @@ def test_a_lazy_stack_of_records_made_dense_is_one_record(op: Any) -> None:
     dense = op(lazy.to_tensordict())
     assert out.batch_size == dense.batch_size and out.name == dense["name"]
     assert torch.equal(out.obs, dense["obs"]) and torch.equal(out.inner.x, dense["inner", "x"])
+
+
+@pytest.mark.parametrize("shape", [(3, 1), (3, 1, 1, 1), (3,)])
+def test_reshape_over_dims_of_size_one_keeps_the_members(shape: tuple[int, ...]) -> None:
+    # Splitting or merging dims of size 1 regroups the members (the peer densifies some).
+    members = [
+        TensorDict(a=torch.arange(2.0).reshape(1, 1, 2) + i, batch_size=[1, 1]) for i in range(3)
+    ]
+    lazy = tclass.lazy_stack(members, 0)
+    out = lazy.reshape(shape)
+    assert type(out) is LazyStackedTensorDict and out.batch_size == torch.Size(shape)
+    assert torch.equal(out["a"], lazy.to_tensordict()["a"].reshape(*shape, 2))

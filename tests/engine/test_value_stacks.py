@@ -196,6 +196,20 @@ def test_values_over_no_elements_read_as_lists_shaped_like_the_batch(op: Any) ->
     assert out.get("s").tolist() == out["s"] == expected and expected[0] == []
 
 
+def test_values_over_no_elements_permute_unsqueeze_and_pad() -> None:
+    # Where the peer fails inside ("items cannot be empty", "cannot be empty").
+    td = TensorDict(s="pong", a=torch.zeros(0, 3), batch_size=[0, 3])
+    stacked = torch.stack([td, td.clone()], 1)
+    assert stacked.permute(2, 1, 0)["s"] == torch.empty(3, 2, 0).tolist()
+    assert stacked.unsqueeze(0)["s"] == [[]]
+    padded = tclass.pad(stacked, [1, 0])
+    assert padded.batch_size == torch.Size([1, 2, 3]) and padded["s"] == [[[None] * 3] * 2]
+    lazy = tclass.lazy_stack([TensorDict(a=torch.zeros(2), batch_size=[2])] * 3, 1)
+    none = lazy.repeat_interleave(0, dim=1)
+    assert none.batch_size == torch.Size([2, 0]) and list(none.keys()) == ["a"]
+    assert lazy[:, :0].expand(2, 2, 0).batch_size == torch.Size([2, 2, 0])
+
+
 def test_cat_along_another_dim_keeps_one_value_per_member() -> None:
     # Member with member, as the peer: unbind along the stack dim gives one value back.
     td = TensorDict(s="pong", a=torch.zeros(4), batch_size=[4])
