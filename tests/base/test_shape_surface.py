@@ -760,3 +760,14 @@ def test_flatten_without_batch_dims_adds_one_as_unsqueeze() -> None:
         assert type(out.get("s")) is tclass.NonTensorStack and out["s"] == ["x"]
         assert out["n"].batch_size == (1,)
     assert td.clone().flatten(inplace=True).batch_size == (1,)
+
+
+def test_squeeze_keeps_the_names_of_the_dims_a_nested_node_keeps() -> None:
+    td = TensorDict(
+        {"a": torch.zeros(1, 4), "n": TensorDict(c=torch.zeros(1, 4, 1, 3), batch_size=[1, 4, 1])},
+        batch_size=[1, 4],
+        names=["i", "j"],
+    )
+    out = td.squeeze()
+    assert out.names == ["j"] and out["n"].names == ["j", None]
+    assert out["n"].batch_size == torch.Size([4, 1])

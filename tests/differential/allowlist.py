@@ -395,6 +395,42 @@ def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     return str(list(size or ())) == expected and str(list(peer_size or ())) != expected
 
 
+_NAMES_LINE = re.compile(r"^result(\[.*\])?\.names: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _names_of(line: str) -> tuple[str, list[str], list[str]] | None:
+    """The path and both sides' names of a ``....names: peer [...], tclass [...]`` line."""
+    found = _NAMES_LINE.match(line)
+    if found is None:
+        return None
+    sides = [re.findall(r"'[^']*'|None", side) for side in found.groups()[1:]]
+    return found.group(1) or "", sides[0], sides[1]
+
+
+def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad_sequence``'s result has unnamed dims, where the peer keeps the members' names
+    at a level that holds a Python value."""
+    if finding.kind != "result" or finding.step.op != "pad_sequence":
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(p is not None and set(p[2]) == {"None"} for p in parsed)
+
+
+def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
+    drops them (the top node keeps them in both)."""
+    if finding.kind != "result" or finding.step.op != "squeeze":
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(
+        p is not None
+        and p[0].startswith("[")
+        and len(p[1]) == len(p[2])
+        and all(a == "None" or a == b for a, b in zip(p[1], p[2]))
+        for p in parsed
+    )
+
+
 def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A Python value read from a lazy stack with a ragged dim (``-1`` in its batch size):
     tclass's ``HeterogeneousEntryError`` (a ``ValueError`` and ``RuntimeError``) saying to
@@ -559,7 +595,12 @@ ENTRIES: list[Entry] = [
         "stacking-keeps",
         "**Stacking keeps what can be kept.**",
         _any_of(
-            _padded_values, _no_members_taken, _lazy_batch_size_set, _stays_lazy, _records_kept
+            _padded_values,
+            _no_members_taken,
+            _lazy_batch_size_set,
+            _stays_lazy,
+            _records_kept,
+            _pad_sequence_unnamed,
         ),
     ),
     Entry(
@@ -576,6 +617,11 @@ ENTRIES: list[Entry] = [
             _too_many_indices,
             _beyond_the_index,
         ),
+    ),
+    Entry(
+        "names-kept",
+        "**Dim names stay unique.**",
+        _nested_names_kept,
     ),
     Entry(
         "checked-as-torch",

@@ -276,3 +276,10 @@ def test_module_level_names() -> None:
         "merge_tensordicts",
     ):
         assert name in tclass.__all__ and callable(getattr(tclass, name))
+
+
+def test_pad_sequence_gives_unnamed_dims_with_or_without_python_values() -> None:
+    for entries in ({"a": torch.zeros(4, 2)}, {"a": torch.zeros(4, 2), "s": "pong"}):
+        td = TensorDict(entries, batch_size=[4, 2], names=["i", "j"])
+        out = tclass.pad_sequence([td, td[:1]])
+        assert out.batch_size == torch.Size([2, 4, 2]) and out.names == [None, None, None]

@@ -1485,3 +1485,13 @@ def test_reshape_over_dims_of_size_one_keeps_the_members(shape: tuple[int, ...])
     out = lazy.reshape(shape)
     assert type(out) is LazyStackedTensorDict and out.batch_size == torch.Size(shape)
     assert torch.equal(out["a"], lazy.to_tensordict()["a"].reshape(*shape, 2))
+
+
+def test_a_view_of_no_elements_that_splits_the_members_keeps_them() -> None:
+    members = [TensorDict(a=torch.zeros(0, 2), batch_size=[0]) for _ in range(3)]
+    lazy = tclass.lazy_stack(members, 0)
+    out = lazy.unflatten(0, [1, 3])
+    assert type(out) is LazyStackedTensorDict and out.batch_size == torch.Size([1, 3, 0])
+    assert out[0].tensordicts == members and out["a"].shape == (1, 3, 0, 2)
+    flat = lazy.reshape(-1)  # no member left to stack: a TensorDict with the keys
+    assert type(flat) is TensorDict and flat.batch_size == (0,) and list(flat.keys()) == ["a"]

@@ -93,17 +93,17 @@ class LazyReshapeOps(LazyStackOps):
         batch = self._batch_size
         if shape == batch:
             return self
-        if not batch.numel():
-            return None  # nothing to regroup: a dense copy keeps the keys and shapes
         merged = _batch.flatten_span(batch, shape)
         if merged is not None:
             i, j = merged
+            if not math.prod(batch[i : j + 1]):
+                return None  # no part to regroup: a dense copy keeps the keys and shapes
             parts: list[Any] = [self]
             for _ in range(i, j + 1):
                 parts = [piece for part in parts for piece in part.unbind(i)]
             return self._lazily(parts, i, shape)
         split = _batch.unflatten_span(batch, shape)
-        if split is not None:
+        if split is not None and batch[split[0]]:  # (a dim of size 0 has no part to split)
             i, count = split
             current: Any = self
             for k in range(i, i + count - 1):
