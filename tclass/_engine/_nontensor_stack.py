@@ -286,7 +286,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             return tuple(self._filled(size, self._device, dim) for size in batch_sizes)
         pieces = element_positions(self._shape, fn)
         if dim is not None and pieces and len(pieces[0][0]) < len(self._shape):  # unbind
-            removed = removed_dim(self._shape, pieces[0][1])
+            removed = removed_dim(self._shape, fn)  # type: ignore[arg-type]
             dim = -1 if removed == dim else None if removed is None else dim - (removed < dim)
         return tuple(self._at(shape, positions, self._device, dim) for shape, positions in pieces)
 

@@ -26,8 +26,8 @@ def element_positions(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> l
 
     Under ``torch.compile`` the op runs outside the trace (a graph break), since Python
     values picked by tensor data cannot be part of a graph; the views below
-    (:func:`indexed` with ints and slices, :func:`expanded`, :func:`first_along`) are
-    worked out from sizes alone, inside the trace.
+    (:func:`indexed` with ints and slices, :func:`expanded`) are worked out from sizes
+    alone, inside the trace.
     """
     if not torch.compiler.is_compiling():
         return positions_now(shape, fn)
@@ -51,13 +51,6 @@ def expanded(shape: torch.Size, new: torch.Size) -> Positions:
     if torch.compiler.is_compiling():
         return _View.of(shape).expanded(new).positions()
     return positions_now(shape, lambda numbers: numbers.expand(new))[0]
-
-
-def first_along(shape: torch.Size, dim: int) -> list[int]:
-    """The element numbers of ``numbers.select(dim, 0)`` (``shape[dim]`` is not 0)."""
-    if torch.compiler.is_compiling():
-        return _View.of(shape).first_along(dim).positions()[1]
-    return positions_now(shape, lambda numbers: numbers.select(dim, 0))[0][1]
 
 
 def positions_now(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
@@ -154,9 +147,6 @@ class _View:
             raise RuntimeError(msg)
         return _View(dims, self.offset)
 
-    def first_along(self, dim: int) -> _View:
-        return _View(self.dims[:dim] + self.dims[dim + 1 :], self.offset)
-
     def positions(self) -> Positions:
         flat = [self.offset]
         for size, stride in self.dims:
@@ -214,13 +204,33 @@ def dim_after_index(index: Any, dim: int) -> int | None:
     return out + dim - source
 
 
-def removed_dim(shape: torch.Size, first: list[int]) -> int | None:
-    """The dim of a batch of size ``shape`` that ``unbind`` removed to give the element
-    numbers ``first`` (those of its first piece)."""
-    for dim in range(len(shape)):
-        if shape[dim] and first_along(shape, dim) == first:
-            return dim
-    return None
+def removed_dim(
+    shape: torch.Size, unbind: Callable[[torch.Tensor], Sequence[torch.Tensor]]
+) -> int | None:
+    """The dim of a batch of size ``shape`` that ``unbind`` removes, read off the strides of
+    its pieces of a meta tensor whose dims all have distinct strides (element numbers
+    cannot tell dims of size 1 apart: ``[1, 1]`` unbound along either gives ``[0]``)."""
+    if not torch.compiler.is_compiling():
+        return _removed_dim(shape, unbind)
+    return _outside_trace(_removed_dim)(shape, unbind)
+
+
+def _removed_dim(
+    shape: torch.Size, unbind: Callable[[torch.Tensor], Sequence[torch.Tensor]]
+) -> int | None:
+    strides = [0] * len(shape)
+    running = 1
+    for dim in reversed(range(len(shape))):
+        strides[dim] = running
+        running *= max(shape[dim], 1)
+    # A dim of size 1 never moves along the data: any stride does, one of its own.
+    strides = [s if shape[d] > 1 else running + d for d, s in enumerate(strides)]
+    pieces = unbind(torch.empty_strided(tuple(shape), tuple(strides), device="meta"))
+    if not pieces:
+        return None
+    kept = set(pieces[0].stride())
+    missing = [dim for dim, stride in enumerate(strides) if stride not in kept]
+    return missing[0] if len(missing) == 1 else None
 
 
 def joined_shape(shapes: list[torch.Size], op: str, dim: int, path: tuple[str, ...]) -> torch.Size:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import tclass
 from tclass import NonTensorData, NonTensorStack, TensorDict, errors
-from tclass._engine._value_positions import _View, positions_now
+from tclass._engine._value_positions import _View, positions_now, removed_dim
 from tclass.utils import LinkedList
 
 from strategies import SETTINGS, basic_indices, batch_shapes, dims  # noqa: E402
@@ -425,11 +425,13 @@ class TestViewPositions:
         with pytest.raises(RuntimeError):
             _View.of(shape).expanded(new)
 
-    @pytest.mark.parametrize("dim", [0, 1, 2])
-    def test_first_along(self, dim: int) -> None:
-        shape = torch.Size([2, 3, 4])
-        got = _View.of(shape).first_along(dim).positions()
-        assert got == positions_now(shape, lambda numbers: numbers.select(dim, 0))[0]
+    @pytest.mark.parametrize(
+        ("shape", "dim"), [((2, 3, 4), 1), ((1, 1), 0), ((1, 1), 1), ((3, 1, 0), 1)]
+    )
+    def test_removed_dim_tells_dims_of_size_one_apart(
+        self, shape: tuple[int, ...], dim: int
+    ) -> None:
+        assert removed_dim(torch.Size(shape), lambda numbers: numbers.unbind(dim)) == dim
 
 
 # --- joining nodes ---------------------------------------------------------------------------

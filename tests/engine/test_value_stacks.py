@@ -210,6 +210,15 @@ def test_values_over_no_elements_permute_unsqueeze_and_pad() -> None:
     assert lazy[:, :0].expand(2, 2, 0).batch_size == torch.Size([2, 2, 0])
 
 
+def test_unbind_along_a_dim_of_size_one_next_to_the_stack_dim() -> None:
+    # [1, 1] stacked along dim 0: unbind(0) gives the member, unbind(1) a stack of it.
+    grown = TensorDict(s="pong", batch_size=[1]).unsqueeze(0)
+    assert type(grown.unbind(0)[0].get("s")) is NonTensorData and grown.unbind(0)[0]["s"] == "pong"
+    assert type(grown.unbind(1)[0].get("s")) is NonTensorStack and grown.unbind(1)[0]["s"] == [
+        "pong"
+    ]
+
+
 def test_cat_along_another_dim_keeps_one_value_per_member() -> None:
     # Member with member, as the peer: unbind along the stack dim gives one value back.
     td = TensorDict(s="pong", a=torch.zeros(4), batch_size=[4])
