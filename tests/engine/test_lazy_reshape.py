@@ -1,0 +1,89 @@
+"""Tests for the lazy stack's reshaping and reordering (tclass/_engine/_lazy/_reshape.py)
+where they meet other kinds: a lazy stack built from records (it stays one where an op keeps
+it lazy, one record where an op makes it dense), views over dims of size 1 and over no
+elements (the members regrouped, not copied)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import LazyStackedTensorDict, TensorClass, TensorDict
+
+
+class Inner(TensorClass):
+    x: torch.Tensor
+
+
+class Agent(TensorClass):
+    obs: torch.Tensor
+    reward: torch.Tensor
+    name: str
+    inner: Inner
+    extra: torch.Tensor | None = None
+
+
+def _records_stack() -> LazyStackedTensorDict:
+    """A lazy stack built from records by the class constructor."""
+    agent = Agent(
+        obs=torch.arange(2.0),
+        reward=torch.ones(2),
+        name="a",
+        inner=Inner(x=torch.zeros(2), batch_size=[2]),
+        batch_size=[2],
+    )
+    return LazyStackedTensorDict(agent, agent.clone(), stack_dim=1)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [lambda x: x.permute(1, 0), lambda x: x.unsqueeze(0), lambda x: x[0], lambda x: x.unbind(0)[1]],
+)
+def test_a_lazy_stack_of_records_stays_one_where_an_op_keeps_it_lazy(op: Any) -> None:
+    out = op(_records_stack())
+    assert type(out) is LazyStackedTensorDict
+    assert all(type(member) is Agent for member in out.tensordicts)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: x.flip([1]),
+        lambda x: x.roll(1, 1),
+        lambda x: x.narrow(1, 0, 1),
+        lambda x: x.gather(1, torch.ones(2, 2, dtype=torch.long)),
+        lambda x: tclass.pad(x, [0, 0, 1, 0]),
+    ],
+)
+def test_a_lazy_stack_of_records_made_dense_is_one_record(op: Any) -> None:
+    lazy = _records_stack()
+    out = op(lazy)
+    assert type(out) is Agent and out.extra is None  # its class and its None field kept
+    dense = op(lazy.to_tensordict())
+    assert out.batch_size == dense.batch_size and out.name == dense["name"]
+    assert torch.equal(out.obs, dense["obs"]) and torch.equal(out.inner.x, dense["inner", "x"])
+
+
+@pytest.mark.parametrize("shape", [(3, 1), (3, 1, 1, 1), (3,)])
+def test_reshape_over_dims_of_size_one_keeps_the_members(shape: tuple[int, ...]) -> None:
+    # Splitting or merging dims of size 1 regroups the members (the peer densifies some).
+    members = [
+        TensorDict(a=torch.arange(2.0).reshape(1, 1, 2) + i, batch_size=[1, 1]) for i in range(3)
+    ]
+    lazy = tclass.lazy_stack(members, 0)
+    out = lazy.reshape(shape)
+    assert type(out) is LazyStackedTensorDict and out.batch_size == torch.Size(shape)
+    assert torch.equal(out["a"], lazy.to_tensordict()["a"].reshape(*shape, 2))
+
+
+def test_a_view_of_no_elements_that_splits_the_members_keeps_them() -> None:
+    members = [TensorDict(a=torch.zeros(0, 2), batch_size=[0]) for _ in range(3)]
+    lazy = tclass.lazy_stack(members, 0)
+    out = lazy.unflatten(0, [1, 3])
+    assert type(out) is LazyStackedTensorDict and out.batch_size == torch.Size([1, 3, 0])
+    assert out[0].tensordicts == members and out["a"].shape == (1, 3, 0, 2)
+    flat = lazy.reshape(-1)  # no member left to stack: a TensorDict with the keys
+    assert type(flat) is TensorDict and flat.batch_size == (0,) and list(flat.keys()) == ["a"]
