@@ -619,14 +619,9 @@ ENTRIES: list[Entry] = [
         ),
     ),
     Entry(
-        "names-kept",
-        "**Dim names stay unique.**",
-        _nested_names_kept,
-    ),
-    Entry(
         "checked-as-torch",
         "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
-        _any_of(_checked_as_torch, _names_unique, _shaped_as_torch),
+        _any_of(_checked_as_torch, _names_unique, _shaped_as_torch, _nested_names_kept),
     ),
     Entry(
         "annotation-casts",
