@@ -291,7 +291,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         if isinstance(input_dict, TensorCollection):
             source: TensorCollection = input_dict
         else:
-            source = TensorDict.from_dict(input_dict, batch_dims=batch_dims)
+            source = TensorDict.from_dict(input_dict, auto_batch_size=True, batch_dims=batch_dims)
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
         out = cls(
             filename=filename, mode="w", batch_size=batch, device=device, backend=backend,
