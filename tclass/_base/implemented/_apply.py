@@ -296,7 +296,7 @@ class ApplyOps(TensorCollection):
                 if _kept(sub, value, rules):
                     out[key] = sub
                 continue
-            result = fn(path, value, *paired)
+            result: Any = fn(path, value, *paired)  # a Python value, from a value node
             if result is None:
                 continue
             if not isinstance(result, (torch.Tensor, TensorCollection)):
