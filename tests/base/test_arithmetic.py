@@ -1104,3 +1104,26 @@ def test_binary_arithmetic_leaves_out_nested_collections_holding_nothing() -> No
     assert "m" in abs(td).keys() and "m" in (td == td).keys()
     stack = tclass.lazy_stack([td, td.clone()])
     assert list((stack * 2).keys(True)) == ["a", ("n", "b"), "n"]
+
+
+def test_where_pad_takes_the_other_collections_keys() -> None:
+    """``where(cond, other, pad=)``: each side's missing entries are ``pad``, keys only
+    ``other`` has included (nested ones too), as the peer's; Python values are left out."""
+    cond = torch.tensor([True, False])
+    td = TensorDict(x=torch.ones(2, 3), s="text", n={"a": torch.ones(2)}, batch_size=[2])
+    other = TensorDict(
+        x=torch.zeros(2, 3),
+        y=torch.zeros(2),
+        n={"b": torch.zeros(2)},
+        m={"q": torch.zeros(2, 1)},
+        batch_size=[2],
+    )
+    out = td.where(cond, other, pad=-1)
+    assert sorted(out.keys(True, True), key=str) == [("m", "q"), ("n", "a"), ("n", "b"), "x", "y"]
+    assert out["y"].tolist() == [-1.0, 0.0] and out["m", "q"].tolist() == [[-1.0], [0.0]]
+    assert out["n", "a"].tolist() == [1.0, -1.0] and out["n", "b"].tolist() == [-1.0, 0.0]
+    assert out["x"].tolist() == [[1.0] * 3, [0.0] * 3]
+    assert set(td.keys()) == {"x", "s", "n"}  # the operands are unchanged
+    assert set(other.keys()) == {"x", "y", "n", "m"}
+    fewer = td.where(cond, TensorDict(y=torch.zeros(2), batch_size=[2]), pad=5)
+    assert fewer["x"].tolist() == [[1.0] * 3, [5.0] * 3] and fewer["y"].tolist() == [5.0, 0.0]
