@@ -694,6 +694,28 @@ def test_lazy_stack_with_a_batch_tensor_and_a_dense_operand() -> None:
     assert torch.equal((homogeneous + dense)["x"], torch.full((2, 3, 2), 2.0))
 
 
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_a_0d_tensor_operand_stays_0d_for_each_member(dim: int) -> None:
+    """A 0-d tensor is a scalar in torch's type promotion: each member's integer entries
+    keep their dtype, as the dense stack's do (and an in-place write casts it as torch)."""
+    members = [
+        TensorDict({"u": torch.arange(6, dtype=torch.uint8).reshape(2, 3) + i,
+                    "h": torch.full((2, 3), 1.5, dtype=torch.float16)}, [2, 3])
+        for i in range(2)
+    ]  # fmt: skip
+    lazy = tclass.lazy_stack(members, dim)
+    dense = lazy.contiguous()
+    for op in (operator.add, operator.sub, operator.mul, operator.pow, torch.maximum):
+        for other in (torch.tensor(2), torch.tensor(0.5)):
+            got, want = op(lazy, other).contiguous(), op(dense, other)
+            for key in ("u", "h"):
+                assert got[key].dtype == want[key].dtype == op(dense[key], other).dtype
+                assert torch.equal(got[key], want[key]), (op, other, key)
+    lazy %= torch.tensor(-1)  # -1 as uint8 is 255: 5 % 255 == 5, as on the tensor
+    assert torch.equal(lazy.contiguous()["u"], dense["u"].remainder_(torch.tensor(-1)))
+    assert lazy.contiguous()["u"].max() == 6
+
+
 def test_records_over_a_lazy_stack() -> None:
     parts = [record(RECORDS[0], [2], seed=i) for i in range(3)]
     parts[1] = parts[1].replace(obs=torch.randn(2, 5))  # heterogeneous obs
