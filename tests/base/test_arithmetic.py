@@ -641,6 +641,25 @@ def test_lock_state_follows_the_peer() -> None:
     assert not (_without_python_values(_td()) + 1).is_locked
 
 
+def test_lock_after_a_tensor_operand_with_dims_follows_the_peer() -> None:
+    """A tensor with dims spread over the batch dims unlocks, unless a collection operand
+    is paired beside it (``addcmul(t, td)``) or each lazy-stack member takes a 0-d slice
+    of it (members without batch dims)."""
+    td = TensorDict({"a": torch.ones(2, 3, 4), "n": {"b": torch.ones(2, 3)}}, [2, 3]).lock_()
+    ones, row = torch.ones_like(td), torch.full((3,), 2.0)
+    assert not (td * row).is_locked and not td.addcmul(row, row).is_locked
+    assert td.addcmul(row, ones).is_locked and td.addcdiv(row, ones, value=2).is_locked
+    assert torch.equal(td.addcmul(row, ones)["a"], torch.full((2, 3, 4), 3.0))
+    scalars = tclass.lazy_stack([TensorDict({"c": torch.ones(())}, []) for _ in range(2)])
+    scalars.lock_()
+    pair = torch.tensor([2.0, 3.0])
+    for out in (scalars * pair, scalars.minimum(pair), scalars**pair, pair - scalars):
+        assert out.is_locked and all(member.is_locked for member in out.tensordicts)
+    rows = tclass.lazy_stack([TensorDict({"c": torch.ones(3)}, [3]) for _ in range(2)])
+    assert not (rows.lock_() * torch.ones(2, 3)).is_locked
+    assert (rows * torch.tensor(2.0)).is_locked
+
+
 # --- lazy stacks ------------------------------------------------------------------------
 
 

@@ -528,7 +528,7 @@ class LeafWalkOps(TensorCollection):
                 [values(node, *_placed(operands, walked)) for node, walked in gather.values]
             )
         out = self._rebuilt(iter(results), resize, nodes)
-        if lock and self.is_locked and not (arithmetic and _unlocks(gather.leaves, operands)):
+        if self.is_locked and lock and not (arithmetic and self._unlocks(gather.leaves, operands)):
             out.lock_()
         return out
 
@@ -577,6 +577,12 @@ class LeafWalkOps(TensorCollection):
         else:
             run_leafwise(foreach, each, gather.leaves, args, kwargs)
         return self
+
+    def _unlocks(self, leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
+        """As the peer's pointwise math: a collection without tensors, or a tensor operand
+        with dims spread over the batch dims (:func:`_spread`), gives a new unlocked
+        collection; a number or a 0-d tensor keeps the lock."""
+        return not leaves or _spread(operands)
 
     def _operation_text(self, operation: str) -> str:
         """An in-place operation as the caller spelled it: ``Frame.add_(...)``,
@@ -770,8 +776,9 @@ def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list
     return paths, not kept, tensors
 
 
-def _unlocks(leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
-    """As the peer's pointwise math: a collection without tensors, or a tensor operand
-    with dims (spread over the batch dims), gives a new unlocked collection; a number or
-    a 0-d tensor keeps the lock."""
-    return not leaves or any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
+def _spread(operands: tuple[Any, ...]) -> bool:
+    """Whether a tensor operand with dims is spread over the batch dims, with no
+    collection operand paired key by key beside it (the peer's ``addcmul(t, td)`` keeps
+    the lock)."""
+    tensors = any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
+    return tensors and not any(isinstance(o, TensorCollection) for o in operands)
