@@ -658,6 +658,10 @@ def test_lock_after_a_tensor_operand_with_dims_follows_the_peer() -> None:
     rows = tclass.lazy_stack([TensorDict({"c": torch.ones(3)}, [3]) for _ in range(2)])
     assert not (rows.lock_() * torch.ones(2, 3)).is_locked
     assert (rows * torch.tensor(2.0)).is_locked
+    # so do the nested collections left empty: dropped as with a number
+    hollow = [TensorDict({"c": torch.ones(1), "m": {}}, []) for _ in range(2)]
+    assert list((tclass.lazy_stack(hollow) / pair).keys()) == ["c"]
+    assert list((td.unlock_().set("e", TensorDict({}, [2, 3])) * row).keys()) == ["a", "n", "e"]
 
 
 # --- lazy stacks ------------------------------------------------------------------------

@@ -528,7 +528,7 @@ class LeafWalkOps(TensorCollection):
                 [values(node, *_placed(operands, walked)) for node, walked in gather.values]
             )
         out = self._rebuilt(iter(results), resize, nodes)
-        if self.is_locked and lock and not (arithmetic and self._unlocks(gather.leaves, operands)):
+        if lock and self.is_locked and not (arithmetic and _unlocks(self, gather.leaves, operands)):
             out.lock_()
         return out
 
@@ -577,12 +577,6 @@ class LeafWalkOps(TensorCollection):
         else:
             run_leafwise(foreach, each, gather.leaves, args, kwargs)
         return self
-
-    def _unlocks(self, leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
-        """As the peer's pointwise math: a collection without tensors, or a tensor operand
-        with dims spread over the batch dims (:func:`_spread`), gives a new unlocked
-        collection; a number or a 0-d tensor keeps the lock."""
-        return not leaves or _spread(operands)
 
     def _operation_text(self, operation: str) -> str:
         """An in-place operation as the caller spelled it: ``Frame.add_(...)``,
@@ -709,10 +703,11 @@ def without_empty(result: _R, operand: Any) -> _R:
     """``result`` (a binary arithmetic result) without its nested collections that hold
     nothing, at any depth, as the peer's arithmetic gives it; records keep their fields.
     As in the peer, a collection holding no tensor (its result is a copy) and a tensor
-    ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all."""
+    ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all,
+    except on a lazy stack whose members take 0-d slices of it (:func:`_sliced_to_0d`)."""
     if not isinstance(result, TensorCollection) or is_record(result):
         return result
-    if isinstance(operand, torch.Tensor) and operand.ndim:
+    if isinstance(operand, torch.Tensor) and operand.ndim and not _sliced_to_0d(result):
         return result
     if not (result._is_lazy or result._is_leaf_node) and _none_empty(result):
         return result  # nothing nested to drop (the common case), found by a cheap walk
@@ -774,6 +769,20 @@ def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list
             tensors = True
         kept += 1
     return paths, not kept, tensors
+
+
+def _unlocks(node: TensorCollection, leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
+    """As the peer's pointwise math: a collection without tensors, or a tensor operand
+    with dims spread over the batch dims (:func:`_spread`), gives a new unlocked
+    collection; a number or a 0-d tensor keeps the lock."""
+    return not leaves or (_spread(operands) and not _sliced_to_0d(node))
+
+
+def _sliced_to_0d(node: TensorCollection) -> bool:
+    """Whether ``node`` is a lazy stack whose members have no batch dims: as in the peer,
+    each member takes a 0-d slice of a tensor operand, a scalar to it (the result keeps
+    the lock and drops the nested collections left empty, as with a number)."""
+    return node._is_lazy and len(node.batch_size) == 1
 
 
 def _spread(operands: tuple[Any, ...]) -> bool:

@@ -433,13 +433,6 @@ class LazyStackOps(TensorDictBase):
         for i, member in enumerate(self._members):
             member._collect(into, tuple(pieces[i] for pieces in cut), member_dims, prefix)
 
-    def _unlocks(self, leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
-        """As the peer: each member takes its slice of a tensor operand, so the result
-        stays locked where the members have no batch dims (each slice is 0-d)."""
-        if len(self._batch_size) == 1 and leaves:
-            return False
-        return super()._unlocks(leaves, operands)
-
     def _operand_pieces(self, operand: Any, batch_dims: int, alignment: Alignment) -> list[Any]:
         """An operand cut along the stack dim, one piece per member."""
         count, d = len(self._members), self._stack_dim
