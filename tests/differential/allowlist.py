@@ -164,7 +164,10 @@ def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any
 _DTYPE_ONLY = re.compile(
     r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], tclass Tensor\[torch\.\w+, shape \1\]$"
 )
-_MEMORY_MAPPED = re.compile(r": peer Tensor\[(.*)\], tclass MemoryMappedTensor\[\1\]$")
+_MEMORY_MAPPED = re.compile(
+    r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], "
+    r"tclass MemoryMappedTensor\[torch\.\w+, shape \1\]$"
+)
 # What an operator the peer lacks in place changes in tclass's result: the collection
 # itself, with its lock, dim names, memory-mapped tensors, dtypes, empty nested
 # collections and Python values (the peer's operator empties them, see _values_kept).

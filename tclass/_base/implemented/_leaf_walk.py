@@ -699,20 +699,22 @@ def _grown(batch: torch.Size, old_dims: int) -> Resize:
 _R = TypeVar("_R")
 
 
-def without_empty(result: _R, operand: Any) -> _R:
+def without_empty(result: _R, operand: Any, *, always: bool = False) -> _R:
     """``result`` (a binary arithmetic result) without its nested collections that hold
     nothing, at any depth, as the peer's arithmetic gives it; records keep their fields.
     As in the peer, a collection holding no tensor (its result is a copy) and a tensor
     ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all,
-    except on a lazy stack whose members take 0-d slices of it (:func:`_sliced_to_0d`)."""
+    except on a lazy stack whose members take 0-d slices of it (:func:`_sliced_to_0d`),
+    and unless ``always`` (the peer's ``&`` drops them in every case)."""
     if not isinstance(result, TensorCollection) or is_record(result):
         return result
-    if isinstance(operand, torch.Tensor) and operand.ndim and not _sliced_to_0d(result):
+    spread = isinstance(operand, torch.Tensor) and operand.ndim and not _sliced_to_0d(result)
+    if spread and not always:
         return result
     if not (result._is_lazy or result._is_leaf_node) and _none_empty(result):
         return result  # nothing nested to drop (the common case), found by a cheap walk
     empty, _, tensors = _empty_nested(result, ())
-    if not empty or not tensors:
+    if not empty or not (tensors or always):
         return result
     out = result.exclude(*empty)
     return cast(_R, out.lock_() if result.is_locked else out)
