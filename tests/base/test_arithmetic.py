@@ -739,6 +739,27 @@ def test_a_0d_tensor_operand_stays_0d_for_each_member(dim: int) -> None:
     assert lazy.contiguous()["u"].max() == 6
 
 
+def test_dtypes_and_operand_alignment_are_torchs_entry_by_entry() -> None:
+    """Where the peer's fused kernels keep or promote by operator: each entry gets the
+    dtype torch gives it (a 0-d tensor a scalar); ``&`` lines a tensor up with the batch
+    dims as the other operators; ``1 / td`` is torch's division."""
+    td = TensorDict({"u": torch.tensor(3, dtype=torch.uint8), "v": torch.ones(2, 2).byte(),
+                     "h": torch.tensor(3.0).half(), "b": torch.tensor([True, False])}, [])  # fmt: skip
+    two, half = torch.tensor(2), torch.tensor(0.5)
+    for op in (operator.add, operator.sub, operator.mul, operator.pow):
+        for key, other in (("u", two), ("v", two), ("h", half)):
+            assert op(td.exclude("b"), other)[key].dtype == op(td[key], other).dtype, (op, key)
+    assert td.add(True, alpha=2)["b"].tolist() == [True, True]  # torch's bool result
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with"):
+        td.select("b").sub(True, alpha=2)
+    assert td.select("b").maximum(torch.tensor(True))["b"].tolist() == [True, True]
+    mask = TensorDict({"m": torch.tensor([[True, False], [True, True]])}, [2])
+    row = torch.tensor([False, True])
+    assert equal((mask & row)["m"], mask["m"] & row[:, None])  # row i with element i
+    assert equal((row & mask)["m"], mask["m"] & row[:, None])
+    assert equal((1 / td.select("h"))["h"], 1 / td["h"])
+
+
 def test_records_over_a_lazy_stack() -> None:
     parts = [record(RECORDS[0], [2], seed=i) for i in range(3)]
     parts[1] = parts[1].replace(obs=torch.randn(2, 5))  # heterogeneous obs

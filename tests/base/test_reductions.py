@@ -340,6 +340,11 @@ def test_reduction_options() -> None:
     assert td.norm(dtype=torch.float64)["n", "c"].dtype is torch.float64
     assert equal(td.logsumexp()["a"], td["a"].logsumexp((0, 1)))  # the batch dims
     assert equal(td.logsumexp(1, keepdim=True)["a"], td["a"].logsumexp(1, keepdim=True))
+    # no batch dims: over no dims, each entry as it is in floating point (the logsumexp of
+    # one element; torch.logsumexp(t, dim=()) fails, as the peer, which calls it)
+    flat = TensorDict({"a": torch.rand(1, 3), "i": torch.tensor([1, 2])}, [])
+    assert equal(flat.logsumexp()["a"], flat["a"])
+    assert equal(flat.logsumexp()["i"], torch.tensor([1.0, 2.0]))
     q = td.quantile(0.25, dim=0)
     assert equal(q["a"], td["a"].quantile(0.25, dim=0))
     assert equal(td.quantile(0.5)["n", "c"], td["n", "c"].quantile(0.5))
