@@ -743,8 +743,9 @@ def test_dtypes_and_operand_alignment_are_torchs_entry_by_entry() -> None:
     """Where the peer's fused kernels keep or promote by operator: each entry gets the
     dtype torch gives it (a 0-d tensor a scalar); ``&`` lines a tensor up with the batch
     dims as the other operators; ``1 / td`` is torch's division."""
-    td = TensorDict({"u": torch.tensor(3, dtype=torch.uint8), "v": torch.ones(2, 2).byte(),
-                     "h": torch.tensor(3.0).half(), "b": torch.tensor([True, False])}, [])  # fmt: skip
+    entries = {"u": torch.tensor(3, dtype=torch.uint8), "v": torch.ones(2, 2).byte()}
+    entries.update(h=torch.tensor(3.0).half(), b=torch.tensor([True, False]))
+    td = TensorDict(entries, [])
     two, half = torch.tensor(2), torch.tensor(0.5)
     for op in (operator.add, operator.sub, operator.mul, operator.pow):
         for key, other in (("u", two), ("v", two), ("h", half)):

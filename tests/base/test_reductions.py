@@ -280,6 +280,9 @@ def test_reduce_true_with_dims_joins_along_the_dim() -> None:
         ragged.sum(0, reduce=True)
     with pytest.raises(errors.DimError):
         ragged.sum(2, reduce=True)
+    hollow = TensorDict({"c": torch.rand(0), "a": torch.rand(0, 3)}, [0])  # as with elements
+    with pytest.raises(errors.ReductionError, match=r"along dim 0.*\[0\], \[0, 3\]"):
+        hollow.std(0, reduce=True)  # (torch.cat lets the 1-d tensor of no elements through)
     assert ragged.sum(dim="feature", reduce=True).shape == (3, 4)
 
 
