@@ -741,11 +741,6 @@ ENTRIES: list[Entry] = [
             _torch_dtypes,
         ),
     ),
-    Entry(
-        "from-dict-infers",
-        "**`from_dict` infers the batch size** when none is given",
-        _tagged("infers", "result"),
-    ),
 ]
 
 
