@@ -415,7 +415,10 @@ _CHECKED_AS_TORCH = {
         ("permute", "is not a permutation of the leading batch dims"),
     ),
     "DimError": (("narrow", "do not fit batch dim"),),
-    "BatchSizeError": (("set_", "cannot copy a value of shape"),),
+    "BatchSizeError": (
+        ("set_", "cannot copy a value of shape"),
+        ("setitem", "without entries writes nothing"),
+    ),
     "InPlaceWriteError": (("set_", "cannot be copied into"), ("update_", "cannot be copied into")),
     "BatchMismatchError": tuple(
         (op, "does not start with the batch size")
