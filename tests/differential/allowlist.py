@@ -164,6 +164,38 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
 
 
+# A leaf that is a file of tclass's folder and a plain tensor in the peer, or the other
+# way round: the same dtype and shape either way.
+_MAPPED_HERE = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$")
+_MAPPED_THERE = re.compile(r": peer MemoryMappedTensor(\[[^\]]*\]\]), tclass Tensor\1$")
+_ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
+
+
+def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
+    ``set``, ``update``...): files of its folder in tclass, memory-mapped tensors, where
+    the peer keeps plain tensors in memory that a reload does not see."""
+    if finding.kind != "result" or finding.step.op not in _ENTRY_WRITES:
+        return False
+    return all(_MAPPED_HERE.search(line) for line in finding.detail)
+
+
+def _memory_mapped_as_indexed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An advanced index that selects no element of a memory-mapped entry: a copy, a
+    plain tensor, where the peer's ``MemoryMappedTensor`` wraps it (two empty storages
+    compare equal). A write at a ``None`` index into a collection without batch dims:
+    written in place, the leaves kept, where the peer swaps in plain views of them."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at", "setitem"):
+        return False
+    if finding.step.op == "setitem":
+        at_none = re.match(r"x\[[^\]=]*\bNone\b[^\]=]*\] = ", finding.step.src) is not None
+        return at_none and all(_MAPPED_HERE.search(line) for line in finding.detail)
+    return all(
+        (found := _MAPPED_THERE.search(line)) is not None and re.search(r"\b0\b", found.group(1))
+        for line in finding.detail
+    )
+
+
 def _through_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A nested key through a Python value (``x[("zz", "a")] = v``): tclass's
     ``EntryTypeError``, where the peer hides the entry in the value's node."""
@@ -456,6 +488,7 @@ ENTRIES: list[Entry] = [
             _number_written_around_values,
             _values_kept("==", "!=", "r==", "r!="),
             _through_a_value,
+            _new_entries_saved,
         ),
     ),
     Entry(
@@ -476,6 +509,7 @@ ENTRIES: list[Entry] = [
             _dims_in_batch,
             _too_many_indices,
             _beyond_the_index,
+            _memory_mapped_as_indexed,
         ),
     ),
     Entry(

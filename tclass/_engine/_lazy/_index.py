@@ -59,8 +59,6 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     """``stack[index]`` for any index other than a key, an int or a slice."""
     if index is Ellipsis:
         return stack._restacked(list(stack._members))
-    if index is None:
-        return stack.unsqueeze(0)  # as the peer: the lock carries over
     items = _items(stack, index)
     if all(map(_is_basic, items)):
         return _index_basic(stack, items)
