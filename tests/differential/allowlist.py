@@ -240,6 +240,7 @@ _PEER_INTERNAL = (
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
+    "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
 )
 
 
@@ -310,6 +311,13 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if finding.kind != "result" or finding.step.op not in ("unflatten", "expand"):
         return False
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+
+
+def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``key in lazy.keys(...)``: answered as for a TensorDict in both libraries (a nested
+    node is in ``keys(True, True)``, a nested key is not in ``keys()``), where the peer's
+    lazy stack answers the other way."""
+    return finding.step.op == "contains" and _tagged("lazy", "result")(finding, facts, peer, mine)
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -393,7 +401,9 @@ def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         "batch dim(s) (expected a value in" in message
         or (
             finding.step.op in ("getitem", "setitem")  # x[i] = x[i].to_dict() indexes too
-            and "is out of range for the batch size" in message
+            and (
+                "is out of range for the batch size" in message or "for a lazy stack of" in message
+            )
         )
     )
 
@@ -494,7 +504,13 @@ ENTRIES: list[Entry] = [
     Entry(
         "stacking-keeps",
         "**Stacking keeps what can be kept.**",
-        _any_of(_padded_values, _no_members_taken, _lazy_batch_size_set, _stays_lazy),
+        _any_of(
+            _padded_values,
+            _no_members_taken,
+            _lazy_batch_size_set,
+            _stays_lazy,
+            _contains_as_dense,
+        ),
     ),
     Entry(
         "peer-fails-inside",
