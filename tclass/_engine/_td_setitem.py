@@ -127,6 +127,13 @@ class SetItemOps(TensorDictBase):
             if unbatched and entry.__class__ is _Unbatched:
                 write_unbatched(key, entry, sub)
                 continue
+            if (
+                isinstance(sub, TensorCollection)
+                and isinstance(entry, TensorCollection)
+                and not isinstance(sub, _NonTensorNode)
+                and not len(sub.keys())
+            ):
+                continue  # nothing to write: only the value written is checked, not its parts
             if hasattr(sub, "__array__") and not isinstance(sub, torch.Tensor):
                 sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
             try:

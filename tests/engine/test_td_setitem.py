@@ -78,6 +78,16 @@ def test_a_source_with_entries_keeps_its_checks() -> None:
     assert (td["a"] == 1).all()
     with pytest.raises(BatchSizeError, match="does not broadcast to it"):
         td[0] = TensorDict({"a": torch.ones(2, 3)}, batch_size=[2])
-    nested = TensorDict({"n": TensorDict({}, batch_size=[2, 3])}, batch_size=[2, 3])
-    with pytest.raises(BatchSizeError, match="without entries writes nothing"):
-        nested[0] = TensorDict({"n": TensorDict({}, batch_size=[5])}, batch_size=[])
+
+
+def test_only_the_value_written_is_checked_not_its_empty_parts() -> None:
+    """A nested collection without entries inside the value writes nothing and is not
+    checked: a dict's nested ``{}`` has no batch size of its own (it is read at the
+    parent's, which need not be the nested node's), as in the peer."""
+    td = TensorDict(
+        {"c": torch.zeros(4, 2), "n": TensorDict({"e": TensorDict({}, [4, 2, 1])}, [4, 2, 1])},
+        batch_size=[4, 2],
+    )
+    td[:2] = td[:2].to_dict()  # "e" comes back as {}: read at batch size [2, 2]
+    td[0] = TensorDict({"n": TensorDict({}, batch_size=[2, 5])}, batch_size=[2])
+    assert td["n", "e"].batch_size == (4, 2, 1) and (td["c"] == 0).all()
