@@ -241,6 +241,38 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
 
 
+# A leaf that is a file of tclass's folder and a plain tensor in the peer, or the other
+# way round: the same dtype and shape either way.
+_MAPPED_HERE = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$")
+_MAPPED_THERE = re.compile(r": peer MemoryMappedTensor(\[[^\]]*\]\]), tclass Tensor\1$")
+_ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
+
+
+def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
+    ``set``, ``update``...): files of its folder in tclass, memory-mapped tensors, where
+    the peer keeps plain tensors in memory that a reload does not see."""
+    if finding.kind != "result" or finding.step.op not in _ENTRY_WRITES:
+        return False
+    return all(_MAPPED_HERE.search(line) for line in finding.detail)
+
+
+def _memory_mapped_as_indexed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An advanced index that selects no element of a memory-mapped entry: a copy, a
+    plain tensor, where the peer's ``MemoryMappedTensor`` wraps it (two empty storages
+    compare equal). A write at a ``None`` index into a collection without batch dims:
+    written in place, the leaves kept, where the peer swaps in plain views of them."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at", "setitem"):
+        return False
+    if finding.step.op == "setitem":
+        at_none = re.match(r"x\[[^\]=]*\bNone\b[^\]=]*\] = ", finding.step.src) is not None
+        return at_none and all(_MAPPED_HERE.search(line) for line in finding.detail)
+    return all(
+        (found := _MAPPED_THERE.search(line)) is not None and re.search(r"\b0\b", found.group(1))
+        for line in finding.detail
+    )
+
+
 def _through_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A nested key through a Python value (``x[("zz", "a")] = v``): tclass's
     ``EntryTypeError``, where the peer hides the entry in the value's node."""
@@ -291,6 +323,7 @@ _PEER_INTERNAL = (
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
     '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
+    "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
 )
 
 
@@ -370,6 +403,13 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+
+
+def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``key in lazy.keys(...)``: answered as for a TensorDict in both libraries (a nested
+    node is in ``keys(True, True)``, a nested key is not in ``keys()``), where the peer's
+    lazy stack answers the other way."""
+    return finding.step.op == "contains" and _tagged("lazy", "result")(finding, facts, peer, mine)
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -579,7 +619,9 @@ def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         "batch dim(s) (expected a value in" in message
         or (
             finding.step.op in ("getitem", "setitem")  # x[i] = x[i].to_dict() indexes too
-            and "is out of range for the batch size" in message
+            and (
+                "is out of range for the batch size" in message or "for a lazy stack of" in message
+            )
         )
     )
 
@@ -633,7 +675,10 @@ _CHECKED_AS_TORCH = {
         ("permute", "is not a permutation of the leading batch dims"),
     ),
     "DimError": (("narrow", "do not fit batch dim"),),
-    "BatchSizeError": (("set_", "cannot copy a value of shape"),),
+    "BatchSizeError": (
+        ("set_", "cannot copy a value of shape"),
+        ("setitem", "without entries writes nothing"),
+    ),
     "InPlaceWriteError": (("set_", "cannot be copied into"), ("update_", "cannot be copied into")),
     "BatchMismatchError": tuple(
         (op, "does not start with the batch size")
@@ -672,6 +717,7 @@ ENTRIES: list[Entry] = [
             _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^"),
             _through_a_value,
             _empty_values_shaped,
+            _new_entries_saved,
         ),
     ),
     Entry(
@@ -684,6 +730,7 @@ ENTRIES: list[Entry] = [
             _stays_lazy,
             _records_kept,
             _pad_sequence_unnamed,
+            _contains_as_dense,
         ),
     ),
     Entry(
@@ -699,6 +746,7 @@ ENTRIES: list[Entry] = [
             _dims_in_batch,
             _too_many_indices,
             _beyond_the_index,
+            _memory_mapped_as_indexed,
         ),
     ),
     Entry(
