@@ -8,7 +8,7 @@ what each library adds to the hand-written ``torch._foreach_*`` statement per ca
 the figure the algebra rows' ratios depend on, and one that a loaded machine moves far
 less than the ratios themselves.
 
-Usage: ``OMP_NUM_THREADS=1 python benchmarks/algebra_overhead.py [--repeat N]``. CPU
+Usage: ``OMP_NUM_THREADS=1 python benchmarks/algebra_overhead.py [--repeat N] [--quick]``. CPU
 time (``time.process_time``), the three implementations interleaved and rotated; each
 row gives the medians (µs per call) and the min..max over the repeats of each repeat's
 difference.
@@ -45,7 +45,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--filter", default="", help="only the cases whose name contains TEXT")
+    parser.add_argument("--quick", action="store_true", help="one repeat: a smoke run")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 1
     peer = load_peer()
     rows = [(c.name, c.tclass, c.peer, c.baseline) for c in algebra_cases.algebra_cases()]
     rows += HALVES
