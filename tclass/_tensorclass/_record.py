@@ -350,6 +350,10 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         return self._wrap(self._tensordict._rebuilt(results, resize, values))
 
+    def _flat_entries(self) -> Mapping[str, Value] | None:
+        storage = self._tensordict  # (over a lazy stack: its walk)
+        return storage._flat_entries() if storage.__class__ is TensorDict else None
+
     def _reduced(self, along: Along) -> tuple[Self, ...]:
         return tuple(map(self._wrap, self._tensordict._reduced(along)))
 
