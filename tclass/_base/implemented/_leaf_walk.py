@@ -235,7 +235,9 @@ def run_leafwise(
         return []
     if foreach is not None:
         try:
-            if leaves[0].is_cpu:  # one kernel call: torch loops over the tensors itself
+            if leaves[0].is_cpu and not kwargs:  # one call: torch loops over the tensors
+                results = foreach(leaves, *operands)
+            elif leaves[0].is_cpu:
                 results = foreach(leaves, *operands, **kwargs)
             else:
                 results = _fused(foreach, leaves, operands, kwargs)
@@ -375,14 +377,17 @@ class LeafWalkOps(TensorCollection):
                 other = operands[0]
                 if isinstance(other, TensorCollection):  # td * td: the common case
                     theirs = other._entries()
-                    if mine.keys() != theirs.keys():  # (the common case: no call)
-                        check_same_keys(mine, theirs, prefix, False)
-                    if plain:
-                        pieces = list(map(theirs.__getitem__, mine))
-                        if _only_tensors(map(type, pieces)):
+                    if plain and len(mine) == len(theirs):  # the same keys, if all found
+                        try:
+                            pieces = list(map(theirs.__getitem__, mine))
+                        except KeyError:
+                            pieces = []
+                        if pieces and _only_tensors(map(type, pieces)):
                             into.leaves.extend(mine.values())  # type: ignore[arg-type]
                             into.operands[0].extend(pieces)
                             return
+                    if mine.keys() != theirs.keys():
+                        check_same_keys(mine, theirs, prefix, False)
                     self._collect_pairs(mine, theirs, into, batch_dims, prefix)
                     return
         self._collect_entries(mine, into, operands, batch_dims, prefix)
