@@ -95,6 +95,27 @@ def test_a_shape_changed_in_place_after_a_passing_call_is_refused(
     _refused_unchanged(lambda: td.mul_(other), td, r"\('n', 'last'\) of shape")
 
 
+def test_a_written_tensor_reshaped_in_place_is_refused_against_a_collection() -> None:
+    td, other = _tree(), _tree()
+    td.sub_(other)
+    td["n", "last"].resize_(3, 6)  # [3, 5] of the operand no longer fits
+    _refused_unchanged(lambda: td.sub_(other), td, r"\('n', 'last'\) of shape \[3, 5\]")
+
+
+def test_number_operands_take_any_shape_after_a_passing_call() -> None:
+    """With no collection operand, shapes decide nothing: the guard leaves them free."""
+    td = _tree()
+    td.mul_(2.0)
+    td["n", "last"].resize_(3, 7)
+    td["a"] = torch.ones(3, 4, dtype=torch.float64)  # a dtype that changed: checked again
+    assert td.mul_(2.0) is td and torch.equal(td["n", "x"], torch.full((3, 2), 4.0))
+    assert td["n", "last"].shape == (3, 7) and torch.equal(
+        td["a"], torch.full((3, 4), 2.0, dtype=torch.float64)
+    )
+    td["n", "last"] = torch.ones(3, 5, dtype=torch.bool)
+    _refused_unchanged(lambda: td.mul_(2.0), td, r"\('n', 'last'\)")
+
+
 def test_strides_that_differ_still_pass_and_compute_the_same() -> None:
     td, other = _tree(), _tree()
     td.add_(other)
