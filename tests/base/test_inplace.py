@@ -102,8 +102,9 @@ def test_a_written_tensor_reshaped_in_place_is_refused_against_a_collection() ->
     _refused_unchanged(lambda: td.sub_(other), td, r"\('n', 'last'\) of shape \[3, 5\]")
 
 
-def test_number_operands_take_any_shape_after_a_passing_call() -> None:
-    """With no collection operand, shapes decide nothing: the guard leaves them free."""
+def test_number_operands_read_each_dtype_every_time() -> None:
+    """With no collection operand nothing is remembered (each tensor's dtype is read,
+    no shape): a shape changed decides nothing, a dtype changed is refused."""
     td = _tree()
     td.mul_(2.0)
     td["n", "last"].resize_(3, 7)
@@ -150,11 +151,13 @@ def test_a_number_of_another_class_is_checked_again() -> None:
     """A clamp bound that float16 holds passes; one it does not is refused, though the
     tensors are the same (the numbers' classes are part of what is remembered)."""
     td = TensorDict({"a": torch.ones(3), "h": torch.ones(3, dtype=torch.float16)}, [3])
-    assert td.clamp_(-1e3, 1e3) is td
-    _refused_unchanged(lambda: td.clamp_(-1e5, 1e5), td, r"'h'")
+    low = td.clone()  # a collection bound: the call is remembered with the number's class
+    assert td.clamp_(low, 1e3) is td
+    _refused_unchanged(lambda: td.clamp_(low, 1e5), td, r"'h'")
     brain = TensorDict({"a": torch.ones(3), "b": torch.ones(3, dtype=torch.bfloat16)}, [3])
-    assert brain.clamp_(-3e38, 3e38) is brain  # bfloat16 holds up to 3.39e38
-    _refused_unchanged(lambda: brain.clamp_(-3.4e38, 3.4e38), brain, r"'b'")
+    low = brain.clone()
+    assert brain.clamp_(low, 3e38) is brain  # bfloat16 holds up to 3.39e38
+    _refused_unchanged(lambda: brain.clamp_(low, 3.4e38), brain, r"'b'")
 
 
 def test_an_entry_that_is_no_longer_a_plain_tensor_is_checked_again() -> None:
@@ -167,9 +170,10 @@ def test_an_entry_that_is_no_longer_a_plain_tensor_is_checked_again() -> None:
 def test_a_lazy_stack_member_changed_after_a_passing_call_is_refused() -> None:
     members = [TensorDict({"a": torch.ones(4, i + 1), "b": torch.ones(4)}, [4]) for i in range(3)]
     lazy = tclass.lazy_stack(members)
-    assert operator.iadd(lazy, 1) is lazy
+    other = tclass.lazy_stack([member.clone() for member in members])
+    assert operator.iadd(lazy, other) is lazy
     members[2]["b"] = torch.ones(4, dtype=torch.bool)
-    _refused_unchanged(lambda: operator.iadd(lazy, 1), lazy, r"'b'")
+    _refused_unchanged(lambda: operator.iadd(lazy, other), lazy, r"'b'")
 
 
 class _Pair(TensorClass):
@@ -181,9 +185,11 @@ class _Pair(TensorClass):
 def test_a_record_with_a_field_left_none_then_set() -> None:
     """A record's tensors as they stand: a field set later is checked with the rest."""
     rec = _Pair(obs=torch.ones(3, 2), batch_size=[3])
-    assert rec.mul_(2.0) is rec and rec.flag is None and rec.env == "pong"
+    other = _Pair(obs=torch.full((3, 2), 2.0), batch_size=[3])
+    assert rec.mul_(other) is rec and rec.flag is None and rec.env == "pong"
     rec.flag = torch.ones(3, dtype=torch.int64)
-    _refused_unchanged(lambda: rec.mul_(2.5), rec, r"'flag'")
+    other.flag = torch.full((3,), 2.5)  # int64 * float: not in place
+    _refused_unchanged(lambda: rec.mul_(other), rec, r"'flag'")
     assert torch.equal(rec.obs, torch.full((3, 2), 2.0))
 
 
@@ -205,10 +211,12 @@ class _Passing(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def test_under_a_dispatch_mode_nothing_is_remembered() -> None:
+def test_under_a_dispatch_mode_nothing_is_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_inplace, "_PASSED", {})
     td = TensorDict({"a": torch.ones(3), "b": torch.ones(3, dtype=torch.float64)}, [3])
-    before = dict(_inplace._PASSED)
     with _Passing():
-        td.mul_(3.0)
-    assert _inplace._PASSED == before
-    assert torch.equal(td["b"], torch.full((3,), 3.0, dtype=torch.float64))
+        td.mul_(td.clone())
+    assert _inplace._PASSED == {}
+    assert torch.equal(td["b"], torch.ones(3, dtype=torch.float64))
+    td.mul_(td.clone())  # outside the mode: remembered
+    assert len(_inplace._PASSED) == 1

@@ -24,18 +24,25 @@ finds such a tensor from the dtypes and shapes alone, so that nothing is written
 What depends on the values of a tensor operand (an integer division by a zero in it) is
 not decided up front.
 
-Reading each tensor's dtype, shape and ``requires_grad`` from Python costs about 0.3 µs a
-tensor, half the Python time of ``params.add_(other)`` on 200 parameters. So the check
-remembers, per operation and kind of arguments, the metadata of the last tensors it
-passed, as a guard of torch's own (``torch._C._dynamo.guards.TensorGuards``, what compiled
-code checks its inputs with), which compares each tensor's type, dispatch keys, dtype,
-device, ``requires_grad``, number of dims and (where a collection operand's shapes are
-checked) sizes in one C loop, about 0.05 µs a tensor. Tensors that match it pass without
-a read; any other tensors (a dtype or a shape changed, even in place) are checked in
-full. Only metadata with no tensor requiring grad is remembered while autograd records
-(the guard does not see whether a tensor is a leaf), and nothing under a dispatch mode
-(fake tensors) or with an argument that is not a plain number. Where torch lacks that
-guard or it does not behave as expected, every call is checked in full.
+With a collection operand, reading each tensor's and operand's dtype and shape (and
+``requires_grad``) from Python costs about 0.3 µs a tensor, half the Python time of
+``params.add_(other)`` on 200 parameters. So for those the check remembers, per
+operation and kind of arguments, the metadata of the last tensors it passed, as a guard
+of torch's own (``torch._C._dynamo.guards.TensorGuards``, what compiled code checks its
+inputs with), which compares each tensor's type, dispatch keys, dtype, device,
+``requires_grad`` and sizes in one C loop, about 0.05 µs a tensor. Tensors that match it
+pass without a read; any other tensors (a dtype or a shape changed, even in place) are
+checked in full. Only metadata with no tensor requiring grad is remembered while autograd
+records (the guard does not see whether a tensor is a leaf), and nothing under a
+dispatch mode (fake tensors) or with an argument that is not a plain number. Where torch
+lacks that guard or it does not behave as expected, every call is checked in full.
+
+With numbers or a tensor operand, the check reads each tensor's dtype and
+``requires_grad`` alone, as before: values the kernel's dispatch reads from the same
+memory anyway, where the guard would read each tensor's sizes too. On a large tree that
+costs more than the Python it saves: the tensors' data pushes the metadata out of the
+caches before the kernel comes to it, so that each value read up front is a memory
+access paid twice.
 """
 
 from __future__ import annotations
@@ -100,14 +107,16 @@ def first_refusal(
     collection operand: each piece's dtype and shape are checked). ``dtypes=False``:
     the shapes alone (an operation that takes every dtype).
     """
-    key = _passed_key(foreach, each, len(leaves), args, shared, kwargs, dtypes)
+    key = None
+    if any(type(arg) is list and dtype is None for arg, dtype in zip(args, shared)):
+        key = _passed_key(foreach, each, len(leaves), args, shared, kwargs, dtypes)
     if key is not None:
         guard = _PASSED.get(key)
         if guard is not None and guard.check(*leaves, *_pieces(args)):
             return None  # the metadata of tensors passed before: passed again
     refusal = _checked(foreach, each, leaves, args, shared, kwargs, dtypes)
     if refusal is None and key is not None:
-        _remember(key, leaves, args, shared)
+        _remember(key, leaves, args)
     return refusal
 
 
@@ -187,29 +196,18 @@ def _pieces(args: Sequence[Any]) -> list[torch.Tensor]:
     return [piece for arg in args if type(arg) is list for piece in arg]
 
 
-def _remember(
-    key: tuple[Any, ...],
-    leaves: list[torch.Tensor],
-    args: Sequence[Any],
-    shared: Sequence[torch.dtype | None],
-) -> None:
+def _remember(key: tuple[Any, ...], leaves: list[torch.Tensor], args: Sequence[Any]) -> None:
     """Keeps a guard of the metadata of ``leaves`` and the operands' pieces, which passed
     (not if a tensor requires grad while autograd records: being a leaf decides there).
-
-    The guard compares what the verdict depends on: never the strides, and the sizes
-    only where a collection operand's pieces were checked against the tensors' shapes.
-    Each value it reads is a memory access that the kernel after it may pay again (the
-    tensors' data pushes the metadata out of the caches on the way): on 200 parameters,
-    reading the strides too costs more time than all of the check's Python."""
+    It compares the sizes, not the strides, which decide nothing here: each value read
+    is a memory access that the kernel may pay again (on a large tree, its data pushes
+    the metadata out of the caches before the kernel comes to it)."""
     if key[3] and any(map(_requires_grad, leaves)):
         return
     tensors = [*leaves, *_pieces(args)]
     try:
         free = [[None] * tensor.dim() for tensor in tensors]
-        shapes = any(type(arg) is list and dtype is None for arg, dtype in zip(args, shared))
-        guard = _TensorGuards(
-            *tensors, dynamic_dims_sizes=None if shapes else free, dynamic_dims_strides=free
-        )
+        guard = _TensorGuards(*tensors, dynamic_dims_sizes=None, dynamic_dims_strides=free)
     except Exception:  # noqa: BLE001 - tensors it cannot describe: checked each time
         return
     if len(_PASSED) >= _MOST_PASSED:
@@ -237,27 +235,19 @@ def _check_guards() -> bool:
 
 def _guards_behave() -> bool:
     """Whether a guard of a (2, 3) float tensor, its strides left free, passes tensors
-    of that shape and dtype (whatever their strides) and no other; and whether one with
-    its sizes left free too passes any shape with as many dims."""
+    of that shape and dtype (whatever their strides) and no other."""
     try:
         free = [[None, None]]
-        sized = _TensorGuards(torch.zeros(2, 3), dynamic_dims_sizes=None, dynamic_dims_strides=free)
-        unsized = _TensorGuards(
-            torch.zeros(2, 3), dynamic_dims_sizes=free, dynamic_dims_strides=free
-        )
+        guard = _TensorGuards(torch.zeros(2, 3), dynamic_dims_sizes=None, dynamic_dims_strides=free)
         others = [
+            torch.zeros(3, 2),
             torch.zeros(2, 3, dtype=torch.float64),
             torch.zeros(2, 3, requires_grad=True),
             torch.nn.Parameter(torch.zeros(2, 3), requires_grad=False),
             torch.zeros(2, 3, 1),
         ]
         taken = (torch.ones(2, 3), torch.zeros(3, 2).t())
-        return (
-            all(sized.check(t) is True and unsized.check(t) is True for t in taken)
-            and not sized.check(torch.zeros(3, 2))
-            and unsized.check(torch.zeros(3, 2)) is True
-            and not any(sized.check(t) or unsized.check(t) for t in others)
-        )
+        return all(guard.check(t) is True for t in taken) and not any(map(guard.check, others))
     except Exception:  # noqa: BLE001 - any other behaviour: not used
         return False
 
