@@ -181,8 +181,10 @@ def test_reduce_true_reduces_the_leaves_together(name: str, td: TensorDict) -> N
         got = getattr(td, name)(reduce=True)
         assert isinstance(got, torch.Tensor) and got.shape == ()
         assert torch.allclose(got.double(), expected.double(), equal_nan=True)
-    # Along a batch dim, as the peer: the leaves joined along it and reduced along it.
-    joined = _outcome(torch.cat, leaves, 0)
+    # Along a batch dim, as the peer: the leaves joined along it and reduced along it; they
+    # must agree in shape beside it (torch.cat would take a 1-d tensor of no elements).
+    agree = all(leaf.shape[1:] == leaves[0].shape[1:] for leaf in leaves)
+    joined = _outcome(torch.cat, leaves, 0) if agree else RuntimeError
     if isinstance(joined, type):
         with pytest.raises(errors.ReductionError, match="joins the tensors along dim 0"):
             getattr(td, name)(0, reduce=True)
@@ -280,6 +282,9 @@ def test_reduce_true_with_dims_joins_along_the_dim() -> None:
         ragged.sum(0, reduce=True)
     with pytest.raises(errors.DimError):
         ragged.sum(2, reduce=True)
+    hollow = TensorDict({"c": torch.rand(0), "a": torch.rand(0, 3)}, [0])  # as with elements
+    with pytest.raises(errors.ReductionError, match=r"along dim 0.*\[0\], \[0, 3\]"):
+        hollow.std(0, reduce=True)  # (torch.cat lets the 1-d tensor of no elements through)
     assert ragged.sum(dim="feature", reduce=True).shape == (3, 4)
 
 
@@ -340,6 +345,11 @@ def test_reduction_options() -> None:
     assert td.norm(dtype=torch.float64)["n", "c"].dtype is torch.float64
     assert equal(td.logsumexp()["a"], td["a"].logsumexp((0, 1)))  # the batch dims
     assert equal(td.logsumexp(1, keepdim=True)["a"], td["a"].logsumexp(1, keepdim=True))
+    # no batch dims: over no dims, each entry as it is in floating point (the logsumexp of
+    # one element; torch.logsumexp(t, dim=()) fails, as the peer, which calls it)
+    flat = TensorDict({"a": torch.rand(1, 3), "i": torch.tensor([1, 2])}, [])
+    assert equal(flat.logsumexp()["a"], flat["a"])
+    assert equal(flat.logsumexp()["i"], torch.tensor([1.0, 2.0]))
     q = td.quantile(0.25, dim=0)
     assert equal(q["a"], td["a"].quantile(0.25, dim=0))
     assert equal(td.quantile(0.5)["n", "c"], td["n", "c"].quantile(0.5))

@@ -73,9 +73,11 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
         if any(text in str(peer.error) for text in _REDUCTION_REFUSALS):
             return True
     if finding.kind == "peer-raises":
-        return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
+        return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"}) or _first_of_tuple(finding)
     if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
         return True
+    if finding.kind == "tclass-raises" and _first_of_tuple(finding):
+        return "Expected reduction dim" in str(mine.error)  # torch's, for a dim of size 0
     if finding.kind == "family" and ("peer-stops" in tags or finding.step.op == "//="):
         return any(text in str(peer.error) for text in _PEER_LACKS)
     if finding.kind == "result" and "dim-tuple" in tags:
@@ -93,6 +95,12 @@ _REDUCTION_REFUSALS = (
 # The peer's reductions that take only the first dim of a tuple, not checked against the
 # batch dims (``amax(dim=(-1,))`` reduces each leaf's last dim), with a FutureWarning.
 _FIRST_OF_TUPLE = ("prod", "amax", "amin", "max", "min")
+
+
+def _first_of_tuple(finding: Finding) -> bool:
+    """A tuple of dims given to a reduction whose first dim the peer takes for a dim of
+    the leaves (it raises there, or answers for a dim of size 0 torch refuses to reduce)."""
+    return "dim-tuple" in finding.step.tags and finding.step.op in _FIRST_OF_TUPLE
 
 
 def _values_kept(*ops: str) -> Covers:
@@ -125,6 +133,14 @@ def _values_not_merged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     )
 
 
+def _joined_disagree(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``reduce=True`` along a dim of tensors that disagree in shape beside it and hold
+    no elements: tclass's ``ReductionError``, as with elements, where the peer's
+    ``torch.cat`` lets a 1-d tensor of no elements join."""
+    refused = type(mine.error).__name__ == "ReductionError"
+    return refused and "so they must agree in shape elsewhere" in str(mine.error)
+
+
 def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``amax`` / ``amin`` / ``prod`` along a dim: the results differ only in nested
     collections, whose own batch dims beyond their parent's tclass keeps (as ``sum`` does
@@ -152,6 +168,67 @@ def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any
     return any(_BITWISE_IN_PLACE.match(line) for line in later)
 
 
+# A result line that differs in the tensor's dtype only (or, with the group, its class).
+_DTYPE_ONLY = re.compile(
+    r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], tclass Tensor\[torch\.\w+, shape \1\]$"
+)
+_MEMORY_MAPPED = re.compile(
+    r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], "
+    r"tclass MemoryMappedTensor\[torch\.\w+, shape \1\]$"
+)
+# What an operator the peer lacks in place changes in tclass's result: the collection
+# itself, with its lock, dim names, memory-mapped tensors, dtypes, empty nested
+# collections and Python values (the peer's operator empties them, see _values_kept).
+_KEPT_IN_PLACE = (
+    re.compile(r"\.is_locked: peer False, tclass True$"),
+    re.compile(r"\.names: peer "),
+    re.compile(r": keys: peer \["),
+    re.compile(r": peer TensorDict\(batch_size="),
+    _MEMORY_MAPPED,
+    _DTYPE_ONLY,
+)
+
+
+def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x |= y`` (``&=``, ``^=``, ``%=``, ``//=``): tclass's collection changed in place,
+    where the peer's ``x | y`` is a new, unlocked TensorDict without dim names."""
+    if finding.kind != "result" or not _BITWISE_IN_PLACE.match(finding.step.src):
+        return False
+    return all(any(p.search(line) for p in _KEPT_IN_PLACE) for line in finding.detail)
+
+
+# The ops whose result dtypes are torch's for each entry (README, "Math goes where the
+# peer stops": "Math dtypes are torch's, entry by entry").
+_TORCH_DTYPES = ("+", "-", "*", "**", "r+", "r-", "r*", "add", "sub", "mul", "pow")
+_TORCH_DTYPES += ("maximum", "minimum", "|", "^", "&", "r|", "r^", "r&")
+_TENSOR_OPERAND = re.compile(r"torch\.tensor\(|\bt\(\[")
+_TENSOR_WITH_DIMS = re.compile(r"\bt\(\[\d")
+_BOOL_ALPHA = re.compile(r"\.(add|sub)_?\(True, alpha=")
+
+
+def _torch_dtypes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Results that differ in dtype only where torch's dtype for each entry and the
+    peer's fused kernels differ (a 0-d entry with a 0-d tensor, a lazy stack's members
+    with slices of a tensor), ``add``/``sub`` of ``True`` with ``alpha``; ``&`` with a
+    tensor with dims, which the peer broadcasts against the leaves' trailing dims; and
+    ``1 / td``, where the peer multiplies by a reciprocal rounded to a float16 entry's
+    precision."""
+    op, src = finding.step.op, finding.step.src
+    if finding.kind == "tclass-raises" and _BOOL_ALPHA.search(src):
+        return src.startswith("x.sub") and "Subtraction, the `-` operator, with" in str(mine.error)
+    if op in ("&", "r&", "&=") and _TENSOR_WITH_DIMS.search(src):
+        if finding.kind in ("peer-raises", "family"):
+            return "must match the size of tensor" in str(peer.error)
+        return finding.kind == "result"
+    if finding.kind != "result":
+        return False
+    if op == "r/":
+        return all(": values differ: " in line for line in finding.detail)
+    if op not in _TORCH_DTYPES or not (_TENSOR_OPERAND.search(src) or _BOOL_ALPHA.search(src)):
+        return False
+    return all(_DTYPE_ONLY.search(line) for line in finding.detail)
+
+
 def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """Entries written back unchanged into a locked collection (``update(x.to_dict())``),
     and rows written in place at an index the peer sends through its locked ``set``
@@ -162,6 +239,38 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if finding.step.op == "setitem":
         return not finding.step.src.startswith(("x['", 'x["'))  # an index, not a key
     return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
+
+
+# A leaf that is a file of tclass's folder and a plain tensor in the peer, or the other
+# way round: the same dtype and shape either way.
+_MAPPED_HERE = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$")
+_MAPPED_THERE = re.compile(r": peer MemoryMappedTensor(\[[^\]]*\]\]), tclass Tensor\1$")
+_ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
+
+
+def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
+    ``set``, ``update``...): files of its folder in tclass, memory-mapped tensors, where
+    the peer keeps plain tensors in memory that a reload does not see."""
+    if finding.kind != "result" or finding.step.op not in _ENTRY_WRITES:
+        return False
+    return all(_MAPPED_HERE.search(line) for line in finding.detail)
+
+
+def _memory_mapped_as_indexed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An advanced index that selects no element of a memory-mapped entry: a copy, a
+    plain tensor, where the peer's ``MemoryMappedTensor`` wraps it (two empty storages
+    compare equal). A write at a ``None`` index into a collection without batch dims:
+    written in place, the leaves kept, where the peer swaps in plain views of them."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at", "setitem"):
+        return False
+    if finding.step.op == "setitem":
+        at_none = re.match(r"x\[[^\]=]*\bNone\b[^\]=]*\] = ", finding.step.src) is not None
+        return at_none and all(_MAPPED_HERE.search(line) for line in finding.detail)
+    return all(
+        (found := _MAPPED_THERE.search(line)) is not None and re.search(r"\b0\b", found.group(1))
+        for line in finding.detail
+    )
 
 
 def _through_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -208,6 +317,9 @@ _PEER_INTERNAL = (
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
+    '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
+    '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
+    "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
 )
 
 
@@ -229,6 +341,10 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     operation on a collection without entries, or cannot read the Python values of a
     stack of members on a device and of none, where tclass answers."""
     if finding.kind in ("peer-raises", "family"):
+        if finding.step.op == "logsumexp" and "doesn't match the broadcast shape" in str(
+            peer.error
+        ):
+            return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and ": peer error (" in finding.detail[0]:
         return all(_read_fails_inside(peer.value, line) for line in finding.detail)
@@ -278,6 +394,13 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if finding.kind != "result" or finding.step.op not in ("unflatten", "expand"):
         return False
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+
+
+def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``key in lazy.keys(...)``: answered as for a TensorDict in both libraries (a nested
+    node is in ``keys(True, True)``, a nested key is not in ``keys()``), where the peer's
+    lazy stack answers the other way."""
+    return finding.step.op == "contains" and _tagged("lazy", "result")(finding, facts, peer, mine)
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -361,7 +484,9 @@ def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         "batch dim(s) (expected a value in" in message
         or (
             finding.step.op in ("getitem", "setitem")  # x[i] = x[i].to_dict() indexes too
-            and "is out of range for the batch size" in message
+            and (
+                "is out of range for the batch size" in message or "for a lazy stack of" in message
+            )
         )
     )
 
@@ -415,7 +540,10 @@ _CHECKED_AS_TORCH = {
         ("permute", "is not a permutation of the leading batch dims"),
     ),
     "DimError": (("narrow", "do not fit batch dim"),),
-    "BatchSizeError": (("set_", "cannot copy a value of shape"),),
+    "BatchSizeError": (
+        ("set_", "cannot copy a value of shape"),
+        ("setitem", "without entries writes nothing"),
+    ),
     "InPlaceWriteError": (("set_", "cannot be copied into"), ("update_", "cannot be copied into")),
     "BatchMismatchError": tuple(
         (op, "does not start with the batch size")
@@ -451,14 +579,21 @@ ENTRIES: list[Entry] = [
         "**Python values in collections.**",
         _any_of(
             _number_written_around_values,
-            _values_kept("==", "!=", "r==", "r!="),
+            _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^"),
             _through_a_value,
+            _new_entries_saved,
         ),
     ),
     Entry(
         "stacking-keeps",
         "**Stacking keeps what can be kept.**",
-        _any_of(_padded_values, _no_members_taken, _lazy_batch_size_set, _stays_lazy),
+        _any_of(
+            _padded_values,
+            _no_members_taken,
+            _lazy_batch_size_set,
+            _stays_lazy,
+            _contains_as_dense,
+        ),
     ),
     Entry(
         "peer-fails-inside",
@@ -473,6 +608,7 @@ ENTRIES: list[Entry] = [
             _dims_in_batch,
             _too_many_indices,
             _beyond_the_index,
+            _memory_mapped_as_indexed,
         ),
     ),
     Entry(
@@ -501,7 +637,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "bitwise-in-place",
         "**`&=`, `|=`, `^=`, `%=` and `//=` work in place**",
-        _changed_in_place_later,
+        _any_of(_changed_in_place_later, _kept_in_place),
     ),
     Entry(
         "math-beyond-the-peer",
@@ -511,12 +647,9 @@ ENTRIES: list[Entry] = [
             _nested_batch_dims_kept,
             _values_kept(*_REDUCTIONS),
             _values_not_merged,
+            _joined_disagree,
+            _torch_dtypes,
         ),
-    ),
-    Entry(
-        "from-dict-infers",
-        "**`from_dict` infers the batch size** when none is given",
-        _tagged("infers", "result"),
     ),
 ]
 

@@ -43,17 +43,16 @@ from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core import _batch, _keys, _names
+from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
-from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options
+from tclass._core._device import DeviceLike, as_device
 from tclass._core._keys import BatchIndex
-from tclass._core._names import Names
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
+from tclass._engine._lazy._devices import LazyDevices
 from tclass._engine._lazy._entries import StackedEntries, lacks, walk_path
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._locking import LazyLocking
-from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     check_declared,
     check_members,
@@ -103,7 +102,7 @@ _LOCKED_MSG = (
 )
 
 
-class LazyStackedTensorDict(LazyLocking, LazyStackOps):
+class LazyStackedTensorDict(LazyLocking, LazyDevices):
     """A stack of collections that may differ in entry shapes and keys, kept lazily.
 
     Args:
@@ -756,111 +755,12 @@ class LazyStackedTensorDict(LazyLocking, LazyStackOps):
         members = [member.exclude(*keys, inplace=inplace) for member in self._members]
         return self if inplace else self._restacked(members)
 
-    # --- locking and devices -------------------------------------------------------------
+    # --- saving ---------------------------------------------------------------------------
 
     @property
     def _saved(self) -> None:
         """The folder this node is saved in: none, the members hold their own."""
         return None
-
-    def to(self, *args: Any, **kwargs: Any) -> Self:
-        """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
-        options = pop_to_options(kwargs)
-        if options is not None:
-            return self._to_with(args, kwargs, options)
-        if self._consolidated is not None:
-            request = parse_to_args(args, dict(kwargs))
-            moved = (
-                None
-                if request.dtype is not None
-                else self._consolidated.moved(self, request.device, request.non_blocking)
-            )
-            if moved is not None:
-                return moved  # type: ignore[no-any-return]
-        members = [member.to(*args, **kwargs) for member in self._members]
-        if all(new is old for new, old in zip(members, self._members)):
-            return self
-        return self._restacked(members, self._stack_dim, self._batch_size)
-
-    def _take_moved(self, moved: Self) -> None:
-        for member, new in zip(self._members, moved._members):
-            member._take_moved(new)
-        self._device = moved._device
-
-    def _adopt(self, source: LazyStackedTensorDict) -> None:
-        """Takes the device of ``source``, a saved copy of this stack whose members'
-        leaves the caller has just adopted (see ``TensorDict._adopt``)."""
-        self._device = source._device
-
-    def cuda(self, device: int | DeviceLike = None) -> Self:
-        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
-        if device is None:
-            return self.to("cuda")
-        return self.to(
-            torch.device("cuda", device) if isinstance(device, int) else as_device(device)
-        )
-
-    def cpu(self) -> Self:
-        """Same as ``to("cpu")``."""
-        return self.to("cpu")
-
-    def clear_device_(self) -> Self:
-        """Sets every member's device to ``None`` without moving data."""
-        for member in self._members:
-            member.clear_device_()
-        self._device = None
-        return self
-
-    def auto_device_(self) -> Self:
-        """Sets every member's device (and its nested collections') to the one its
-        tensors are on, and this stack's to the device they share (None if several);
-        nothing is stacked."""
-        for member in self._members:
-            member.auto_device_()
-        self._device = common_device(self._members)
-        return self
-
-    # --- names -------------------------------------------------------------------------
-
-    @property
-    def stack_dim_name(self) -> str | None:
-        """The name of the stack dim (the members name the other dims)."""
-        return self._stack_dim_name
-
-    @property
-    def names(self) -> list[str | None]:
-        """The names of the batch dims: the members' (member 0's), with the stack dim's."""
-        members = self._members
-        if not members:
-            return [self._stack_dim_name]
-        out = list(members[0].names)
-        out.insert(self._stack_dim, self._stack_dim_name)
-        return out
-
-    @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
-        self._rename_all(_names.as_names(value, len(self._batch_size)))
-
-    @property
-    def _dim_names(self) -> Names:
-        members = self._members
-        own = members[0]._dim_names if members else None
-        if own is None and self._stack_dim_name is None:
-            return None
-        return tuple(self.names)
-
-    def _assign_names(self, names: Names) -> None:
-        # The members keep their own names (they may be shared with other stacks).
-        self._stack_dim_name = None if names is None else names[self._stack_dim]
-
-    def _rename_all(self, names: Names) -> None:
-        self._assign_names(names)
-        member_names = None if names is None else _names.removed(names, (self._stack_dim,))
-        for member in self._members:
-            member._rename_all(member_names)
-
-    def _assign_device(self, device: torch.device | None) -> None:
-        self._device = device
 
     valid_keys = TensorCollection.keys  # the peer's older name
 

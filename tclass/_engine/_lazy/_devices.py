@@ -1,0 +1,131 @@
+"""Devices and dim names of a lazy stack (a layer of ``LazyStackedTensorDict``): ``to``
+moves or casts every member (one consolidated buffer when the stack has one); the stack's
+device is the members' common one; the members name the batch dims but the stack dim,
+whose name the stack keeps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+from typing_extensions import Self
+
+from tclass._core import _names
+from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options
+from tclass._core._names import Names
+from tclass._engine._lazy._parts import common_device
+from tclass._engine._lazy._reshape import LazyReshapeOps
+
+if TYPE_CHECKING:
+    from tclass._engine._consolidate import Consolidated
+
+__all__ = ["LazyDevices"]
+
+
+class LazyDevices(LazyReshapeOps):
+    """``to``, ``cuda``, ``cpu``, the device setters and ``names`` of a lazy stack."""
+
+    if TYPE_CHECKING:  # LazyStackedTensorDict's slot
+        _consolidated: Consolidated | None
+    else:
+        __slots__ = ()
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
+        options = pop_to_options(kwargs)
+        if options is not None:
+            return self._to_with(args, kwargs, options)
+        if self._consolidated is not None:
+            request = parse_to_args(args, dict(kwargs))
+            moved = (
+                None
+                if request.dtype is not None
+                else self._consolidated.moved(self, request.device, request.non_blocking)
+            )
+            if moved is not None:
+                return moved  # type: ignore[no-any-return]
+        members = [member.to(*args, **kwargs) for member in self._members]
+        if all(new is old for new, old in zip(members, self._members)):
+            return self
+        return self._restacked(members, self._stack_dim, self._batch_size)
+
+    def _take_moved(self, moved: Self) -> None:
+        for member, new in zip(self._members, moved._members):
+            member._take_moved(new)
+        self._device = moved._device
+
+    def _adopt(self, source: Self) -> None:
+        """Takes the device of ``source``, a saved copy of this stack whose members'
+        leaves the caller has just adopted (see ``TensorDict._adopt``)."""
+        self._device = source._device
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
+        if device is None:
+            return self.to("cuda")
+        return self.to(
+            torch.device("cuda", device) if isinstance(device, int) else as_device(device)
+        )
+
+    def cpu(self) -> Self:
+        """Same as ``to("cpu")``."""
+        return self.to("cpu")
+
+    def clear_device_(self) -> Self:
+        """Sets every member's device to ``None`` without moving data."""
+        for member in self._members:
+            member.clear_device_()
+        self._device = None
+        return self
+
+    def auto_device_(self) -> Self:
+        """Sets every member's device (and its nested collections') to the one its
+        tensors are on, and this stack's to the device they share (None if several);
+        nothing is stacked."""
+        for member in self._members:
+            member.auto_device_()
+        self._device = common_device(self._members)
+        return self
+
+    # --- names -------------------------------------------------------------------------
+
+    @property
+    def stack_dim_name(self) -> str | None:
+        """The name of the stack dim (the members name the other dims)."""
+        return self._stack_dim_name
+
+    @property
+    def names(self) -> list[str | None]:
+        """The names of the batch dims: the members' (member 0's), with the stack dim's."""
+        members = self._members
+        if not members:
+            return [self._stack_dim_name]
+        out = list(members[0].names)
+        out.insert(self._stack_dim, self._stack_dim_name)
+        return out
+
+    @names.setter
+    def names(self, value: Sequence[str | None] | None) -> None:
+        self._rename_all(_names.as_names(value, len(self._batch_size)))
+
+    @property
+    def _dim_names(self) -> Names:
+        members = self._members
+        own = members[0]._dim_names if members else None
+        if own is None and self._stack_dim_name is None:
+            return None
+        return tuple(self.names)
+
+    def _assign_names(self, names: Names) -> None:
+        # The members keep their own names (they may be shared with other stacks).
+        self._stack_dim_name = None if names is None else names[self._stack_dim]
+
+    def _rename_all(self, names: Names) -> None:
+        self._assign_names(names)
+        member_names = None if names is None else _names.removed(names, (self._stack_dim,))
+        for member in self._members:
+            member._rename_all(member_names)
+
+    def _assign_device(self, device: torch.device | None) -> None:
+        self._device = device

@@ -1,0 +1,261 @@
+"""Reshaping and reordering a lazy stack (a layer of ``LazyStackedTensorDict`` over
+``LazyStackOps``): ``view`` and ``reshape`` regroup the members into nested lazy stacks
+when the new shape only merges or splits adjacent dims; ``flip``, ``roll``, ``narrow``,
+``repeat``, ``repeat_interleave``, ``split`` and ``chunk`` along the stack dim reorder,
+share or select the members themselves, and along another dim run on each member."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._tensordict_base import TensorDictBase
+from tclass._core import _batch
+from tclass._core._batch import format_shape
+from tclass._core._options import OPTIONS
+from tclass._core._shape_op import ShapeOp
+from tclass._engine._lazy._ops import LazyStackOps
+from tclass._engine._lazy._parts import check_regular, stacked_size
+from tclass.errors import DimError, HeterogeneousEntryError, ShapeError
+
+__all__ = ["LazyReshapeOps"]
+
+
+class LazyReshapeOps(LazyStackOps):
+    """The reshaping and reordering half of ``LazyStackedTensorDict``'s member-wise ops."""
+
+    __slots__ = ()
+
+    # --- reshaping: regrouping the members where the shape allows it ---------------------
+
+    def view(
+        self,
+        *shape: int | Sequence[int] | torch.dtype,
+        size: Sequence[int] | None = None,
+        batch_size: Sequence[int] | None = None,
+    ) -> Self:
+        """A view with another batch size: members regrouped into nested lazy stacks when
+        the new shape only merges or splits dims (nothing is copied), or every member's
+        tensors viewed as a dtype.
+
+        Raises:
+            ShapeError: (a ``RuntimeError``) for a shape that would mix the members'
+                elements; use :meth:`reshape`, which copies.
+        """
+        if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+            return self._each("view", shape[0])
+        given = size if size is not None else batch_size
+        if given is not None:
+            shape = (tuple(given),)
+        asked = _batch.shape_args(shape, "view")
+        if tuple(asked) == tuple(self._batch_size):  # its own batch size (a ragged -1 too)
+            return self
+        check_regular(self, range(len(self._batch_size)), "view")
+        target = _batch.view_shape(asked, self._batch_size, "view")
+        if OPTIONS.lazy_legacy and target != self._batch_size:
+            batch = tuple(self._batch_size)
+            return self._legacy(ShapeOp("view", tuple(target), len(batch), batch))
+        regrouped = self._regroup(target)
+        if regrouped is None and not math.prod(self._batch_size):
+            # No element to mix: the dense stack reshaped, as the peer (the lock carried).
+            return self._carry(self._reshaped(target), None)
+        if regrouped is None:
+            msg = (
+                f"view: a lazy stack of batch size {format_shape(self._batch_size)} cannot be "
+                f"viewed as {format_shape(target)} without mixing its members; use reshape() "
+                "(a dense copy)"
+            )
+            raise ShapeError(msg)
+        if regrouped is self:
+            return self
+        batch_size = self._batch_size
+        return self._carry(regrouped, None, inverse=lambda r: r.view(batch_size))
+
+    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
+        # ``always`` is for dense leaves; a lazy stack regroups its members.
+        if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
+            if len(new) != 1:
+                check_regular(self, range(len(self._batch_size)), f"reshape to {list(new)}")
+            parts = [part for member in self._members for part in member.reshape(-1).unbind(0)]
+            return self._lazily(parts, 0, None)
+        regrouped = self._regroup(new)
+        if regrouped is not None:
+            return regrouped
+        return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
+
+    def _regroup(self, shape: torch.Size) -> Self | None:
+        """The members regrouped as lazy stacks of lazy stacks with batch size ``shape``,
+        when ``shape`` only merges or splits adjacent dims; else None."""
+        batch = self._batch_size
+        if shape == batch:
+            return self
+        if not batch.numel():
+            return None  # nothing to regroup: a dense copy keeps the keys and shapes
+        merged = _batch.flatten_span(batch, shape)
+        if merged is not None:
+            i, j = merged
+            parts: list[Any] = [self]
+            for _ in range(i, j + 1):
+                parts = [piece for part in parts for piece in part.unbind(i)]
+            return self._lazily(parts, i, shape)
+        split = _batch.unflatten_span(batch, shape)
+        if split is not None:
+            i, count = split
+            current: Any = self
+            for k in range(i, i + count - 1):
+                current = self._lazily(list(current.chunk(shape[k], dim=k)), k, None)
+            return current  # type: ignore[no-any-return]
+        return None
+
+    def _lazily(self, parts: list[Any], dim: int, size: torch.Size | None) -> Self:
+        """A lazy stack of ``parts`` along ``dim`` (members of any kind)."""
+        if size is None:
+            size = stacked_size(parts, dim)
+        return self._from_members(parts, dim, size)
+
+    # --- reordering and selecting, member by member -----------------------------------------
+
+    def flip(self, dims: int | Sequence[int]) -> Self:
+        """Each member flipped along its own dims; along the stack dim, the members in
+        reverse order (the members themselves)."""
+        flat = _dims(dims, len(self._batch_size), "flip")
+        d = self._stack_dim
+        inner = [i if i < d else i - 1 for i in flat if i != d]
+        members = [m.flip(inner) for m in self._members] if inner else list(self._members)
+        if d in flat:
+            members.reverse()
+        out = self._densified(self._carry(self._restacked(members), self._dim_names))
+        return self._carry(out, None, lock=False, inverse=lambda r: r.flip(flat))
+
+    def roll(
+        self,
+        shifts: int | Sequence[int],
+        dims: int | Sequence[int] | None = None,
+        *,
+        inplace: bool = False,
+    ) -> Self:
+        """Each member rolled along its own dims; along the stack dim, the members
+        rotated. Without ``dims`` (the flattened batch) the dense stack is rolled."""
+        if dims is None or inplace:
+            return self._densified(TensorDictBase.roll(self, shifts, dims, inplace=inplace))
+        flat = _dims(dims, len(self._batch_size), "roll")
+        amounts = [shifts] if isinstance(shifts, int) else list(shifts)
+        if len(amounts) != len(flat):
+            msg = f"roll: {len(amounts)} shifts for {len(flat)} dims ({shifts!r}, {dims!r})"
+            raise ShapeError(msg)
+        d = self._stack_dim
+        inner = [(i if i < d else i - 1, a) for i, a in zip(flat, amounts) if i != d]
+        members = list(self._members)
+        if inner:
+            members = [m.roll([a for _, a in inner], [i for i, _ in inner]) for m in members]
+        turn = sum(a for i, a in zip(flat, amounts) if i == d)
+        if members and turn:
+            turn %= len(members)
+            members = members[-turn:] + members[:-turn]
+        out = self._densified(self._carry(self._restacked(members), self._dim_names))
+        back = [-a for a in amounts]
+        return self._carry(out, None, lock=False, inverse=lambda r: r.roll(back, flat))
+
+    def narrow(self, dim: int, start: int, length: int) -> Self:
+        """Along the stack dim, the members ``start`` to ``start + length``; along another
+        dim, each member narrowed."""
+        d = self._stack_dim
+        n = _batch.normalize_dim(dim, len(self._batch_size), op="narrow")
+        if n != d:
+            members = [m.narrow(n if n < d else n - 1, start, length) for m in self._members]
+            return self._densified(self._carry(self._restacked(members), self._dim_names))
+        count = len(self._members)
+        begin = start + count if start < 0 else start
+        if not 0 <= begin <= count or length < 0 or begin + length > count:
+            msg = f"narrow: start {start} and length {length} do not fit {count} members"
+            raise DimError(msg)
+        if not length:
+            return TensorDictBase.narrow(self, dim, start, length)
+        members = self._members[begin : begin + length]
+        return self._densified(self._carry(self._restacked(list(members)), self._dim_names))
+
+    def tile(self, dims: Sequence[int]) -> Self:
+        """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``); the names stay
+        when the dims do, as the peer's lazy stack keeps them."""
+        out = self._densified(TensorDictBase.tile(self, dims))
+        if out.batch_dims == len(self._batch_size):  # as the peer's: the names, per dim
+            out._rename_all(self._dim_names)
+        return out
+
+    def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:
+        """Each member repeated along its own dims; along the stack dim, the members
+        repeated in turn (shared, not copied)."""
+        counts = _batch.repeat_counts(repeats)
+        if inplace or len(counts) != len(self._batch_size):
+            return TensorDictBase.repeat(self, *counts, inplace=inplace)
+        d = self._stack_dim
+        inner = counts[:d] + counts[d + 1 :]
+        members = [m.repeat(*inner) for m in self._members]
+        return self._carry(self._restacked(members * counts[d]), self._dim_names)
+
+    def repeat_interleave(
+        self,
+        repeats: torch.Tensor | int,
+        dim: int | None = None,
+        *,
+        output_size: int | None = None,
+        inplace: bool = False,
+    ) -> Self:
+        """Along the stack dim, each member repeated next to itself (shared); along
+        another dim, each member's elements."""
+        if dim is None or inplace:
+            return TensorDictBase.repeat_interleave(
+                self, repeats, dim, output_size=output_size, inplace=inplace
+            )
+        d = self._stack_dim
+        n = _batch.normalize_dim(dim, len(self._batch_size), op="repeat_interleave")
+        if n != d:
+            inner = n if n < d else n - 1
+            members = [
+                m.repeat_interleave(repeats, inner, output_size=output_size) for m in self._members
+            ]
+            return self._carry(self._restacked(members), self._dim_names)
+        count = len(self._members)
+        _batch.interleaved_length(repeats, count, output_size)  # checks repeats
+        times = repeats.tolist() if isinstance(repeats, torch.Tensor) else repeats
+        if not isinstance(times, list):
+            times = [times] * count
+        elif len(times) == 1:
+            times = times * count
+        members = [m for m, t in zip(self._members, times) for _ in range(int(t))]
+        if members:
+            return self._carry(self._restacked(members), self._dim_names)
+        try:
+            return TensorDictBase.repeat_interleave(self, repeats, dim, output_size=output_size)
+        except HeterogeneousEntryError:  # no dense stack: none of the members, as x[:0]
+            return self[(slice(None),) * d + (slice(0, 0),)]  # type: ignore[no-any-return]
+
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
+        dim = _batch.normalize_split_dim(dim, len(self._batch_size))
+        d = self._stack_dim
+        if dim == d:
+            sizes = _batch.split_sizes(split_size, len(self._members))
+            starts = [sum(sizes[:i]) for i in range(len(sizes))]
+            before = (slice(None),) * d
+            return tuple(
+                self[before + (slice(start, start + size),)] for start, size in zip(starts, sizes)
+            )
+        check_regular(self, [dim], "split")
+        pieces = [m.split(split_size, dim if dim < d else dim - 1) for m in self._members]
+        return tuple(self._restacked(list(group)) for group in zip(*pieces))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
+        dim = _batch.normalize_dim(dim, len(self._batch_size), op="chunk")
+        if dim != self._stack_dim:
+            check_regular(self, [dim], "chunk")
+        sizes = _batch.chunk_sizes(chunks, self._batch_size[dim])
+        return self.split(sizes, dim)
+
+
+def _dims(dims: int | Sequence[int], ndim: int, op: str) -> list[int]:
+    flat = [dims] if isinstance(dims, int) else list(dims)
+    return [_batch.normalize_dim(d, ndim, op=op) for d in flat]
