@@ -48,11 +48,13 @@ class AlgebraCase(Case):
     floor_target: float = FLOOR_TARGET
 
 
-def _parameters(seed: int, dtype: torch.dtype = torch.float32) -> dict[str, dict[str, Any]]:
+def _parameters(
+    seed: int, dtype: torch.dtype = torch.float32, tiny: bool = False
+) -> dict[str, dict[str, Any]]:
     generator = torch.Generator().manual_seed(seed)
     return {
         f"layer{i}": {
-            f"p{j}": torch.randn(*SHAPES[j], generator=generator).to(dtype)
+            f"p{j}": torch.randn(*(1,) if tiny else SHAPES[j], generator=generator).to(dtype)
             for j in range(PER_MODULE)
         }
         for i in range(MODULES)
@@ -67,18 +69,23 @@ def _leaf_list(tree: dict[str, dict[str, Any]]) -> list[torch.Tensor]:
     return [tensor for sub in tree.values() for tensor in sub.values()]
 
 
-def namespace(peer: ModuleType | None) -> dict[str, Any]:
+def namespace(peer: ModuleType | None, tiny: bool = False) -> dict[str, Any]:
     """Collections ``t*``/``p*`` (parameters ``*p1``, ``*p2``, half precision ``*half``,
     the record ``*rec`` with ``*mean``/``*std``) and tensor lists ``L1``, ``L2``,
-    ``Lhalf``, ``RL``, ``ML``, ``SL`` for the hand-written statements."""
+    ``Lhalf``, ``RL``, ``ML``, ``SL`` for the hand-written statements.
+
+    ``tiny``: the same trees with one-element tensors and a record of 4 rows, so that the
+    time of a statement is the Python around the kernels (``algebra_overhead.py``)."""
     ns: dict[str, Any] = {"torch": torch, "tclass": tclass, "peer": peer}
-    first, second, half = _parameters(0), _parameters(1), _parameters(2, torch.float16)
+    first, second = _parameters(0, tiny=tiny), _parameters(1, tiny=tiny)
+    half = _parameters(2, torch.float16, tiny)
+    rows = 4 if tiny else RECORD_BATCH
     ns.update(L1=_leaf_list(_cloned(first)), L2=_leaf_list(second), Lhalf=_leaf_list(half))
     generator = torch.Generator().manual_seed(3)
     fields = {
-        "obs": torch.randn(RECORD_BATCH, 64, generator=generator),
-        "action": torch.randn(RECORD_BATCH, 8, generator=generator),
-        "reward": torch.randn(RECORD_BATCH, generator=generator),
+        "obs": torch.randn(rows, 64, generator=generator),
+        "action": torch.randn(rows, 8, generator=generator),
+        "reward": torch.randn(rows, generator=generator),
     }
     ns["RL"] = list(fields.values())
     ns["ML"] = [value.mean(0) for value in fields.values()]
@@ -93,7 +100,7 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
         ns[prefix + "p1"] = td(_cloned(first), batch_size=[])
         ns[prefix + "p2"] = td(_cloned(second), batch_size=[])
         ns[prefix + "half"] = td(_cloned(half), batch_size=[])
-        rec = record(*(v.clone() for v in fields.values()), "pong", batch_size=[RECORD_BATCH])
+        rec = record(*(v.clone() for v in fields.values()), "pong", batch_size=[rows])
         ns[prefix + "rec"], ns[prefix + "mean"], ns[prefix + "std"] = rec, rec.mean(0), rec.std(0)
     return ns
 

@@ -298,6 +298,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
         """The live entry dict (read-only by convention), for stack and cat."""
         return self._tensors
 
+    def _flat_entries(self) -> dict[str, Value]:
+        return self._tensors
+
     def _walk_leaves(self) -> list[torch.Tensor]:
         tensors = self._tensors
         if _only_tensors(map(type, tensors.values())):  # only tensors: no walk

@@ -302,6 +302,20 @@ def test_gpu_benchmark_runs_or_says_why() -> None:
         assert "no CUDA device" in out
 
 
+def test_algebra_overhead_quick_mode_runs() -> None:
+    """``benchmarks/algebra_overhead.py --quick`` times every algebra case and the soft
+    update's two halves on one-element tensors, against the hand-written statement."""
+    out = quick_output("algebra_overhead.py", timeout=300)
+    rows = (*(case.name for case in algebra_cases.algebra_cases()), "td.add_(o, alpha=0.01)")
+    assert_rows(out, ("tclass-hand", *rows))
+
+
+@pytest.mark.parametrize("case", algebra_cases.algebra_cases(), ids=lambda case: case.name)
+def test_algebra_cases_on_one_element_tensors_match_the_baseline(case: Any) -> None:
+    """The trees ``algebra_overhead.py`` times: the same statements and results."""
+    _check(case, lambda peer: algebra_cases.namespace(peer, tiny=True), peer=None)
+
+
 def test_checked_benchmark_quick_mode_runs() -> None:
     """``benchmarks/checked.py --quick``: every implementation of the three-record
     contract runs (jaxtyped + beartype where installed) and the table says so."""

@@ -36,6 +36,7 @@ __all__ = [
 CastFilter = Callable[[tuple[str, ...], torch.Tensor], bool]
 
 _DEFAULT: Any = object()
+_Tensor = torch.Tensor
 _QUANTIZED = frozenset({torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4})
 
 
@@ -87,15 +88,23 @@ class CastOps(MathOps):
         """The filter a cast uses when the call gives none (a tensorclass's class option)."""
         return None
 
-    def _cast(self, dtype: torch.dtype, cast_filter: Any, lock: bool = True) -> Self:
+    def _cast(
+        self,
+        dtype: torch.dtype,
+        cast_filter: Any,
+        lock: bool = True,
+        each: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> Self:
         """Every tensor (that ``cast_filter`` picks) cast to ``dtype``; the result is
-        locked when this collection is, if ``lock``."""
+        locked when this collection is, if ``lock``. ``each``: the tensor method that
+        casts to ``dtype`` (``Tensor.float``), quicker to call than ``Tensor.type``."""
         if cast_filter is _DEFAULT:
             cast_filter = self._default_cast_filter()
         if dtype in _QUANTIZED:
             self._refuse_quantized(dtype, cast_filter)
         if cast_filter is None:
-            return self._pointwise(None, operator.methodcaller("type", dtype), lock=lock)
+            cast = operator.methodcaller("type", dtype) if each is None else each
+            return self._pointwise(None, cast, lock=lock)
         gather = Gather(paths=True)
         self._collect(gather, (), self.batch_dims, ())
         assert gather.paths is not None
@@ -157,47 +166,47 @@ class CastOps(MathOps):
 
     def float(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.float32``."""
-        return self._cast(torch.float32, cast_filter)
+        return self._cast(torch.float32, cast_filter, each=_Tensor.float)
 
     def double(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.float64``."""
-        return self._cast(torch.float64, cast_filter)
+        return self._cast(torch.float64, cast_filter, each=_Tensor.double)
 
     def half(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.float16``."""
-        return self._cast(torch.float16, cast_filter)
+        return self._cast(torch.float16, cast_filter, each=_Tensor.half)
 
     def bfloat16(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.bfloat16``."""
-        return self._cast(torch.bfloat16, cast_filter)
+        return self._cast(torch.bfloat16, cast_filter, each=_Tensor.bfloat16)
 
     def int(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.int32``."""
-        return self._cast(torch.int32, cast_filter)
+        return self._cast(torch.int32, cast_filter, each=_Tensor.int)
 
     def long(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.int64``."""
-        return self._cast(torch.int64, cast_filter)
+        return self._cast(torch.int64, cast_filter, each=_Tensor.long)
 
     def short(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.int16``."""
-        return self._cast(torch.int16, cast_filter)
+        return self._cast(torch.int16, cast_filter, each=_Tensor.short)
 
     def char(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.int8``."""
-        return self._cast(torch.int8, cast_filter)
+        return self._cast(torch.int8, cast_filter, each=_Tensor.char)
 
     def byte(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.uint8``."""
-        return self._cast(torch.uint8, cast_filter)
+        return self._cast(torch.uint8, cast_filter, each=_Tensor.byte)
 
     def bool(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.bool``."""
-        return self._cast(torch.bool, cast_filter)
+        return self._cast(torch.bool, cast_filter, each=_Tensor.bool)
 
     def float16(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.float16``."""
-        return self._cast(torch.float16, cast_filter)
+        return self._cast(torch.float16, cast_filter, each=_Tensor.half)
 
     def float32(self, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``torch.float32``."""

@@ -74,6 +74,7 @@ _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type take the list
 # at the first that is not, and building no set (the checks run once per node per walk)
 _only_tensors = _PLAIN.issuperset
 _NO_KWARGS: dict[str, Any] = {}
+_NOTHING: Iterator[Any] = iter(())  # the results a Python-value node is rebuilt from
 _is_compiling = torch.compiler.is_compiling
 # (the loops below test `value.__class__ is _Tensor` first: isinstance() with torch.Tensor
 # goes through its metaclass's check, several times slower, and they run per tensor; a
@@ -234,7 +235,12 @@ def run_leafwise(
         return []
     if foreach is not None:
         try:
-            results = _fused(foreach, leaves, operands, kwargs)
+            if leaves[0].is_cpu and not kwargs:  # one call: torch loops over the tensors
+                results = foreach(leaves, *operands)
+            elif leaves[0].is_cpu:
+                results = foreach(leaves, *operands, **kwargs)
+            else:
+                results = _fused(foreach, leaves, operands, kwargs)
         except TypeError:  # no kernel takes these arguments: leaf by leaf below
             pass
         else:
@@ -253,10 +259,8 @@ def _fused(
     operands: Sequence[Any],
     kwargs: Mapping[str, Any],
 ) -> list[torch.Tensor] | None:
-    """One kernel call on CPU (where torch loops over the tensors itself); elsewhere one
-    call per (device, dtype) group, which is what the fast fused kernels take."""
-    if leaves[0].is_cpu:
-        return foreach(leaves, *operands, **kwargs)  # type: ignore[no-any-return]
+    """One kernel call per (device, dtype) group of tensors off the CPU, which is what
+    the fast fused kernels take (one call where they all share them)."""
     groups: dict[tuple[torch.device, torch.dtype], list[int]] = {}
     for position, leaf in enumerate(leaves):
         groups.setdefault((leaf.device, leaf.dtype), []).append(position)
@@ -373,14 +377,17 @@ class LeafWalkOps(TensorCollection):
                 other = operands[0]
                 if isinstance(other, TensorCollection):  # td * td: the common case
                     theirs = other._entries()
-                    if mine.keys() != theirs.keys():  # (the common case: no call)
-                        check_same_keys(mine, theirs, prefix, False)
-                    if plain:
-                        pieces = list(map(theirs.__getitem__, mine))
-                        if _only_tensors(map(type, pieces)):
+                    if plain and len(mine) == len(theirs):  # the same keys, if all found
+                        try:
+                            pieces = list(map(theirs.__getitem__, mine))
+                        except KeyError:
+                            pieces = []
+                        if pieces and _only_tensors(map(type, pieces)):
                             into.leaves.extend(mine.values())  # type: ignore[arg-type]
                             into.operands[0].extend(pieces)
                             return
+                    if mine.keys() != theirs.keys():
+                        check_same_keys(mine, theirs, prefix, False)
                     self._collect_pairs(mine, theirs, into, batch_dims, prefix)
                     return
         self._collect_entries(mine, into, operands, batch_dims, prefix)
@@ -516,21 +523,83 @@ class LeafWalkOps(TensorCollection):
         dims. ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         """
-        gather, args, batch = self._gathered(
-            operands, alignment, operation, each, values=values is not None
-        )
-        results = run_leafwise(foreach, each, gather.leaves, args, kwargs or _NO_KWARGS)
-        own = self.batch_size
-        resize = None if batch == own else _grown(batch, len(own))
-        nodes = None
-        if values is not None and gather.values is not None:
-            nodes = iter(
-                [values(node, *_placed(operands, walked)) for node, walked in gather.values]
+        flat = None
+        if values is None and alignment == "batch" and len(operands) < 2:
+            flat = self._flat_pointwise(foreach, each, operands, kwargs)
+        if flat is not None:
+            out, leaves = flat
+        else:
+            gather, args, batch = self._gathered(
+                operands, alignment, operation, each, values=values is not None
             )
-        out = self._rebuilt(iter(results), resize, nodes)
-        if lock and self.is_locked and not (arithmetic and _unlocks(self, gather.leaves, operands)):
+            leaves = gather.leaves
+            results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
+            own = self.batch_size
+            resize = None if batch == own else _grown(batch, len(own))
+            nodes = None
+            if values is not None and gather.values is not None:
+                nodes = iter(
+                    [values(node, *_placed(operands, walked)) for node, walked in gather.values]
+                )
+            out = self._rebuilt(iter(results), resize, nodes)
+        if lock and self.is_locked and not (arithmetic and _unlocks(self, leaves, operands)):
             out.lock_()
         return out
+
+    def _flat_entries(self) -> Mapping[str, Any] | None:
+        """This node's entries, where its walk is those entries as they are and
+        :meth:`_new_like` rebuilds it (a TensorDict, a record over one); else None (the
+        walk of :meth:`_collect` and :meth:`_rebuilt` is needed)."""
+        return None
+
+    def _flat_pointwise(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...],
+        kwargs: dict[str, Any] | None,
+    ) -> tuple[Self, list[torch.Tensor]] | None:
+        """:meth:`_pointwise` without the walk, for a node holding only tensors and
+        Python values (a record with a ``str`` field) with no operand, a Python number,
+        or one such node holding the same keys over the same batch size (or over none):
+        the result and the tensors it was computed from. None where this does not apply
+        (the walk then does the work, and raises what is wrong)."""
+        mine = self._flat_entries()
+        if mine is None:
+            return None
+        theirs = None
+        if operands:
+            other = operands[0]
+            if isinstance(other, LeafWalkOps):
+                theirs = other._flat_entries()
+                if theirs is None or len(theirs) != len(mine):  # (the loop finds each key)
+                    return None
+                shape = other.batch_size
+                if shape and shape != self.batch_size:  # broadcast: the walk resizes
+                    return None
+            elif other.__class__ not in _PYTHON_NUMBERS:  # (numpy scalars: the walk's)
+                return None
+        leaves: list[torch.Tensor] = []
+        pieces: list[torch.Tensor] = []
+        keys = []
+        entries: dict[str, Any] = {}  # each Python value a new node (as rebuilt), in order
+        for key, value in mine.items():
+            if value.__class__ is _Tensor:
+                if theirs is not None:
+                    piece = theirs.get(key)
+                    if piece.__class__ is not _Tensor:  # (or not there: None)
+                        return None
+                    pieces.append(piece)
+                leaves.append(value)
+                keys.append(key)
+                entries[key] = value  # (its result below)
+            elif getattr(value, "_is_value_node", False) and (theirs is None or key in theirs):
+                entries[key] = value._rebuilt(_NOTHING, None)
+            else:  # a nested collection, a tensor subclass, a key the operand lacks
+                return None
+        args = operands if theirs is None else (pieces,)
+        entries.update(zip(keys, run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)))
+        return self._new_like(entries, self.batch_size, self.device), leaves
 
     def _pointwise_(
         self,

@@ -1,0 +1,222 @@
+"""The all-or-nothing check of in-place math remembers the metadata it passed
+(``tclass/_base/implemented/_inplace.py``): a call on tensors like those of an earlier
+call that passed is not read again, and anything that changed since (a dtype, a shape, a
+stride, ``requires_grad``, a number's class, even a change made in place) is checked in
+full, so that a refused write still leaves every tensor as it was.
+
+Each test runs the operation once where it passes (so that its metadata is remembered),
+changes one entry (the last in walk order, so that the others would be written first),
+and runs it again.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import tclass
+from tclass import TensorClass, TensorDict, errors
+from tclass._base.implemented import _inplace
+
+from strategies import equal, leaf_items  # noqa: E402
+
+
+def _tree() -> TensorDict:
+    """Nested parameters, the last entry in walk order ``("n", "last")``."""
+    return TensorDict(
+        {"a": torch.ones(3, 4), "n": {"x": torch.ones(3, 2), "last": torch.ones(3, 5)}}, [3]
+    )
+
+
+def _snapshot(collection: Any) -> list[torch.Tensor]:
+    if isinstance(collection, tclass.LazyStackedTensorDict):
+        return [leaf.clone() for m in collection.tensordicts for _, leaf in leaf_items(m)]
+    return [leaf.clone() for _, leaf in leaf_items(collection)]
+
+
+def _refused_unchanged(call: Callable[[], Any], collection: Any, match: str) -> None:
+    before = _snapshot(collection)
+    with pytest.raises(errors.InPlaceWriteError, match=match):
+        call()
+    assert all(map(equal, _snapshot(collection), before))
+
+
+def test_torch_guard_is_used_here() -> None:
+    """On this torch the guard behaves as the check needs (else every call is read in
+    full: correct, but the speed the algebra benchmark counts on is lost)."""
+    assert _inplace._check_guards() is True
+
+
+def test_the_kernels_alone_would_leave_a_collection_half_written() -> None:
+    """Why the check exists: torch's fused kernel on CPU checks shapes and dtypes tensor
+    by tensor as it writes (it checks autograd's leaves before writing any)."""
+    leaves = [torch.zeros(3), torch.zeros(2)]
+    with pytest.raises(RuntimeError):
+        torch._foreach_add_(leaves, [torch.ones(3), torch.ones(3)])
+    assert torch.equal(leaves[0], torch.ones(3))  # the first was written
+    leaves = [torch.zeros(3), torch.zeros(3, dtype=torch.int64)]
+    with pytest.raises(RuntimeError):
+        torch._foreach_add_(leaves, [torch.ones(3), torch.ones(3)], alpha=0.5)
+    assert torch.equal(leaves[0], torch.full((3,), 0.5))
+
+
+def test_a_dtype_changed_after_a_passing_call_is_refused() -> None:
+    td, other = _tree(), _tree()
+    assert td.add_(other, alpha=0.5) is td  # remembered
+    td["n", "last"] = torch.ones(3, 5, dtype=torch.int64)
+    _refused_unchanged(lambda: td.add_(other, alpha=0.5), td, r"\('n', 'last'\)")
+    td["n", "last"] = torch.ones(3, 5)
+    other["n", "last"] = torch.ones(3, 5, dtype=torch.complex64)  # the operand's dtype
+    _refused_unchanged(lambda: td.add_(other, alpha=0.5), td, r"\('n', 'last'\)")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: t.resize_(3, 2),  # in place: the same tensor object
+        lambda t: t.unsqueeze_(-1),
+        lambda t: t.set_(torch.ones(3, 1, 2)),
+    ],
+    ids=["resize_", "unsqueeze_", "set_"],
+)
+def test_a_shape_changed_in_place_after_a_passing_call_is_refused(
+    change: Callable[[torch.Tensor], Any],
+) -> None:
+    """The operand's entry changes shape in place (the collection holds the same tensor
+    object, whose metadata the guard reads again)."""
+    td, other = _tree(), _tree()
+    assert td.mul_(other) is td
+    change(other["n", "last"])
+    _refused_unchanged(lambda: td.mul_(other), td, r"\('n', 'last'\) of shape")
+
+
+def test_a_written_tensor_reshaped_in_place_is_refused_against_a_collection() -> None:
+    td, other = _tree(), _tree()
+    td.sub_(other)
+    td["n", "last"].resize_(3, 6)  # [3, 5] of the operand no longer fits
+    _refused_unchanged(lambda: td.sub_(other), td, r"\('n', 'last'\) of shape \[3, 5\]")
+
+
+def test_number_operands_read_each_dtype_every_time() -> None:
+    """With no collection operand nothing is remembered (each tensor's dtype is read,
+    no shape): a shape changed decides nothing, a dtype changed is refused."""
+    td = _tree()
+    td.mul_(2.0)
+    td["n", "last"].resize_(3, 7)
+    td["a"] = torch.ones(3, 4, dtype=torch.float64)  # a dtype that changed: checked again
+    assert td.mul_(2.0) is td and torch.equal(td["n", "x"], torch.full((3, 2), 4.0))
+    assert td["n", "last"].shape == (3, 7) and torch.equal(
+        td["a"], torch.full((3, 4), 2.0, dtype=torch.float64)
+    )
+    td["n", "last"] = torch.ones(3, 5, dtype=torch.bool)
+    _refused_unchanged(lambda: td.mul_(2.0), td, r"\('n', 'last'\)")
+
+
+def test_strides_that_differ_still_pass_and_compute_the_same() -> None:
+    td, other = _tree(), _tree()
+    td.add_(other)
+    other["n", "last"] = torch.full((5, 3), 2.0).t()  # same shape, other strides
+    td.add_(other)
+    assert torch.equal(td["n", "last"], torch.full((3, 5), 4.0))
+    assert torch.equal(td["a"], torch.full((3, 4), 3.0))
+
+
+def test_requires_grad_set_after_a_passing_call_is_refused() -> None:
+    td, other = _tree(), _tree()
+    td.add_(other)
+    td["n", "last"].requires_grad_()
+    _refused_unchanged(lambda: td.add_(other), td, r"leaf tensor that requires grad")
+    with torch.no_grad():  # where autograd does not record, it is written
+        assert td.add_(other) is td
+    assert torch.equal(td["a"], torch.full((3, 4), 3.0))
+
+
+def test_a_leaf_requiring_grad_is_refused_after_a_non_leaf_passed() -> None:
+    """Being a leaf is no metadata the guard reads: with tensors requiring grad, nothing
+    is remembered, and each call is checked in full."""
+    weight = torch.ones(3, 5, requires_grad=True)
+    td, other = _tree(), _tree()
+    td["n", "last"] = weight * 1  # requires grad, not a leaf: autograd takes in-place math
+    assert td.add_(other) is td
+    td["n", "last"] = weight  # the same metadata, a leaf
+    _refused_unchanged(lambda: td.add_(other), td, r"\('n', 'last'\).*requires grad")
+
+
+def test_a_number_of_another_class_is_checked_again() -> None:
+    """A clamp bound that float16 holds passes; one it does not is refused, though the
+    tensors are the same (the numbers' classes are part of what is remembered)."""
+    td = TensorDict({"a": torch.ones(3), "h": torch.ones(3, dtype=torch.float16)}, [3])
+    low = td.clone()  # a collection bound: the call is remembered with the number's class
+    assert td.clamp_(low, 1e3) is td
+    _refused_unchanged(lambda: td.clamp_(low, 1e5), td, r"'h'")
+    brain = TensorDict({"a": torch.ones(3), "b": torch.ones(3, dtype=torch.bfloat16)}, [3])
+    low = brain.clone()
+    assert brain.clamp_(low, 3e38) is brain  # bfloat16 holds up to 3.39e38
+    _refused_unchanged(lambda: brain.clamp_(low, 3.4e38), brain, r"'b'")
+
+
+def test_an_entry_that_is_no_longer_a_plain_tensor_is_checked_again() -> None:
+    td, other = _tree(), _tree()
+    td.add_(other)
+    td["n", "last"] = torch.nn.Parameter(torch.ones(3, 5))  # a subclass, requiring grad
+    _refused_unchanged(lambda: td.add_(other), td, r"requires grad")
+
+
+def test_a_lazy_stack_member_changed_after_a_passing_call_is_refused() -> None:
+    members = [TensorDict({"a": torch.ones(4, i + 1), "b": torch.ones(4)}, [4]) for i in range(3)]
+    lazy = tclass.lazy_stack(members)
+    other = tclass.lazy_stack([member.clone() for member in members])
+    assert operator.iadd(lazy, other) is lazy
+    members[2]["b"] = torch.ones(4, dtype=torch.bool)
+    _refused_unchanged(lambda: operator.iadd(lazy, other), lazy, r"'b'")
+
+
+class _Pair(TensorClass):
+    obs: torch.Tensor
+    flag: torch.Tensor | None = None
+    env: str = "pong"
+
+
+def test_a_record_with_a_field_left_none_then_set() -> None:
+    """A record's tensors as they stand: a field set later is checked with the rest."""
+    rec = _Pair(obs=torch.ones(3, 2), batch_size=[3])
+    other = _Pair(obs=torch.full((3, 2), 2.0), batch_size=[3])
+    assert rec.mul_(other) is rec and rec.flag is None and rec.env == "pong"
+    rec.flag = torch.ones(3, dtype=torch.int64)
+    other.flag = torch.full((3,), 2.5)  # int64 * float: not in place
+    _refused_unchanged(lambda: rec.mul_(other), rec, r"'flag'")
+    assert torch.equal(rec.obs, torch.full((3, 2), 2.0))
+
+
+def test_without_the_guard_every_call_is_checked_in_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where torch has no such guard, the same refusals, nothing remembered."""
+    monkeypatch.setattr(_inplace, "_GUARDS_WORK", False)
+    monkeypatch.setattr(_inplace, "_PASSED", {})
+    td, other = _tree(), _tree()
+    assert td.add_(other) is td
+    td["n", "last"] = torch.ones(3, 5, dtype=torch.bool)
+    _refused_unchanged(lambda: td.add_(other), td, r"\('n', 'last'\)")
+    assert _inplace._PASSED == {}
+
+
+class _Passing(TorchDispatchMode):
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        return func(*args, **(kwargs or {}))
+
+
+def test_under_a_dispatch_mode_nothing_is_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_inplace, "_PASSED", {})
+    td = TensorDict({"a": torch.ones(3), "b": torch.ones(3, dtype=torch.float64)}, [3])
+    with _Passing():
+        td.mul_(td.clone())
+    assert _inplace._PASSED == {}
+    assert torch.equal(td["b"], torch.ones(3, dtype=torch.float64))
+    td.mul_(td.clone())  # outside the mode: remembered
+    assert len(_inplace._PASSED) == 1

@@ -1,0 +1,179 @@
+"""Out-of-place math on a flat node (``tclass/_base/implemented/_leaf_walk.py``): a
+TensorDict or a record over one holding only tensors and Python values, with no operand,
+a number, or another such node with the same keys over the same batch size (or none),
+skips the walk and builds its result directly. It must give what the walk gives, and
+hand everything else (nested entries, tensor subclasses, lazy stacks, broadcast batch
+sizes, missing keys) to the walk, which raises what is wrong.
+
+Each case is run twice, the second time with the flat form turned off, and the two
+results compared: class, keys, batch size, names, device, lock, Python values, tensors.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tclass
+from tclass import TensorClass, TensorDict, errors
+
+from strategies import equal, leaf_items  # noqa: E402
+
+
+class _Step(TensorClass):
+    obs: torch.Tensor
+    reward: torch.Tensor
+    env: str
+    flag: torch.Tensor | None = None
+
+
+_TWO = torch.full((2,), 2.0)
+BatchSizeError = errors.BatchSizeError
+# The collection classes (each holds copies of its inherited methods: see _base/_inline.py)
+_CLASSES = (TensorDict, TensorClass)
+
+
+def _step(batch: list[int], seed: int = 0, **fields: Any) -> _Step:
+    g = torch.Generator().manual_seed(seed)
+    values = {"obs": torch.randn(*batch, 3, generator=g), "reward": torch.rand(*batch, generator=g)}
+    values.update(fields)
+    return _Step(**values, env="pong", batch_size=batch)
+
+
+def _walked(monkeypatch: pytest.MonkeyPatch, call: Callable[[], Any]) -> Any:
+    """``call()`` with the flat form turned off: what the walk gives."""
+    with monkeypatch.context() as patch:
+        for cls in _CLASSES:
+            patch.setattr(cls, "_flat_pointwise", lambda *args: None)
+        return call()
+
+
+def _assert_alike(mine: Any, walked: Any) -> None:
+    assert type(mine) is type(walked)
+    assert mine.batch_size == walked.batch_size and mine.device == walked.device
+    assert mine.names == walked.names and mine.is_locked == walked.is_locked
+    assert list(mine.keys(True)) == list(walked.keys(True))
+    assert mine.to_dict(retain_none=True).keys() == walked.to_dict(retain_none=True).keys()
+    mine_leaves, walked_leaves = leaf_items(mine), leaf_items(walked)
+    assert [k for k, _ in mine_leaves] == [k for k, _ in walked_leaves]
+    assert all(equal(a, b) for (_, a), (_, b) in zip(mine_leaves, walked_leaves))
+    for key in mine.keys():
+        if not isinstance(mine.get(key), (torch.Tensor, tclass.TensorDictBase)):
+            assert mine.get(key) == walked.get(key), key
+
+
+def _flat_td(batch: list[int] | None = None, **entries: Any) -> TensorDict:
+    """A TensorDict of batch ``batch`` ([3]) holding ``a`` and ``b`` (or ``entries``)."""
+    batch = [3] if batch is None else batch
+    entries = entries or {"a": torch.ones(*batch), "b": torch.arange(batch[0]).expand(*batch)}
+    return TensorDict(entries, batch_size=batch)
+
+
+CALLS: list[tuple[str, Callable[[], Any]]] = [
+    ("record - record mean", lambda: (lambda r: (r - r.mean(0)) / r.std(0))(_step([4]))),
+    ("record * record", lambda: _step([4]) * _step([4], 1)),
+    ("record + int", lambda: _step([4]) + 2),
+    ("float * record", lambda: 0.5 * _step([4])),
+    ("record ** bool", lambda: _step([4]) ** True),
+    ("record - numpy scalar", lambda: _step([4]) - np.float32(1.5)),
+    ("exp(record)", lambda: torch.exp(_step([4]))),
+    ("record.double()", lambda: _step([4]).double()),
+    ("record with a None field", lambda: _step([4]) * 3),
+    ("record with a set field", lambda: _step([2], flag=torch.ones(2)) * _step([2], flag=_TWO)),
+    ("locked record", lambda: _step([4]).lock_() + 1),
+    ("frozen-like: locked operand", lambda: _step([4]) + _step([4], 2).lock_()),
+    ("record - broadcast record", lambda: _step([2, 3]) - _step([3], 1)),
+    ("record - record of more dims", lambda: _step([3], 1) - _step([2, 3])),
+    ("record - record of batch [1]", lambda: _step([4]) - _step([1], 1)),
+    ("record * tensor", lambda: _step([4]) * torch.arange(4.0)),
+    ("rsub", lambda: 1 - _step([4])),
+    ("td + 1, str value", lambda: TensorDict(a=torch.ones(3), s="x", batch_size=[3]) + 1),
+    ("td * td", lambda: _flat_td() * _flat_td()),
+    ("named td", lambda: TensorDict(a=torch.ones(3, 2), batch_size=[3], names=["t"]) / 2),
+    ("td with a parameter", lambda: _flat_td(p=torch.nn.Parameter(torch.ones(3))) * 2),
+    ("nested td", lambda: TensorDict(a=torch.ones(2), n={"b": torch.ones(2)}, batch_size=[2]) + 1),
+    (
+        "record over a lazy stack",
+        lambda: _Step._from_tensordict_unchecked(
+            tclass.lazy_stack([_step([2])._tensordict, _step([2], 1)._tensordict])
+        ) * 2,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("call", [c for _, c in CALLS], ids=[n for n, _ in CALLS])
+def test_the_flat_form_gives_what_the_walk_gives(
+    call: Callable[[], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _assert_alike(call(), _walked(monkeypatch, call))
+
+
+def test_results_hold_torch_results_and_new_python_value_nodes() -> None:
+    rec = _step([4])
+    mean, std = rec.mean(0), rec.std(0)
+    out = (rec - mean) / std
+    assert type(out) is _Step and out.env == "pong" and out.flag is None
+    assert torch.allclose(out.obs, (rec.obs - rec.obs.mean(0)) / rec.obs.std(0))
+    assert torch.allclose(out.reward, (rec.reward - rec.reward.mean(0)) / rec.reward.std(0))
+    rec.env = "breakout"
+    assert out.env == "pong"
+
+
+class _Meta:
+    """A Python value of no known kind."""
+
+
+def test_python_value_nodes_are_new_nodes_sharing_the_value() -> None:
+    """As the walk rebuilds them: locking the result locks its nodes, not the source's."""
+    meta = _Meta()
+    td = TensorDict(a=torch.ones(3), meta=meta, batch_size=[3])
+    out = td + 1
+    assert out.get("meta") is not td.get("meta") and out["meta"] is meta
+    out.lock_()
+    assert out.get("meta").is_locked and not td.get("meta").is_locked
+
+
+def test_a_flat_record_is_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The point of the flat form: no gather, no rebuilt tree."""
+    rec = _step([4])
+    mean = rec.mean(0)
+
+    def refuse(*args: Any) -> Any:
+        raise AssertionError("walked")
+
+    for cls in _CLASSES:
+        monkeypatch.setattr(cls, "_collect", refuse)
+        monkeypatch.setattr(cls, "_rebuilt", refuse)
+    out = rec - mean
+    assert torch.equal(out.obs, rec.obs - mean.obs)
+
+
+@pytest.mark.parametrize(
+    ("make_other", "error", "match"),
+    [
+        (lambda r: r.exclude("reward"), errors.KeyNotFoundError, "reward"),
+        (lambda r: r.set("extra", torch.ones(4)), errors.KeyNotFoundError, "extra"),
+        (lambda r: r.set("reward", _flat_td([4])), errors.KeyNotFoundError, "reward"),
+        (lambda r: r.set("obs", torch.ones(4, 5)), RuntimeError, "size"),
+        (lambda r: _flat_td(obs=torch.ones(3, 3), reward=torch.ones(3)), BatchSizeError, r"\[3\]"),
+    ],
+    ids=["a key missing", "a key more", "a collection for a tensor", "shapes", "batch sizes"],
+)  # fmt: skip
+def test_operands_the_walk_refuses_are_still_refused(
+    make_other: Callable[[Any], Any], error: type[Exception], match: str
+) -> None:
+    td = TensorDict(obs=torch.ones(4, 3), reward=torch.ones(4), env="pong", batch_size=[4])
+    with pytest.raises(error, match=match):
+        operator.add(td, make_other(td.clone()))
+
+
+def test_an_operand_value_facing_a_tensor_is_named() -> None:
+    td = TensorDict(obs=torch.ones(4, 3), reward=torch.ones(4), batch_size=[4])
+    other = TensorDict(obs=torch.ones(4, 3), reward="text", batch_size=[4])
+    with pytest.raises(errors.KeyNotFoundError, match="'reward' is a tensor"):
+        td - other
