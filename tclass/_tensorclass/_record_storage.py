@@ -164,8 +164,10 @@ class RecordStorageOps(TensorDictBase):
         out = self._tensordict.reshape(*shape, size=size, inplace=inplace)
         return self if inplace else self._result(out)
 
-    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
-        return self._result(self._tensordict._reshaped(new, always=always))
+    def _reshaped(
+        self, new: torch.Size, *, always: bool = False, span: tuple[int, int] | None = None
+    ) -> Self:
+        return self._result(self._tensordict._reshaped(new, always=always, span=span))
 
     def view(
         self,

@@ -208,7 +208,7 @@ class ShapeOps(TensorCollection):
         names = _names.flattened(self._dim_names, start, end)
         new = batch_size[:start] + (merged,) + batch_size[end + 1 :]
         # As the peer: new nested nodes (holding the same leaves) even when nothing merges.
-        out = self._renamed_reshape(new, names, new_nodes=new == batch_size)
+        out = self._renamed_reshape(new, names, new_nodes=new == batch_size, span=(start, end))
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "flatten")
 
@@ -223,27 +223,39 @@ class ShapeOps(TensorCollection):
         names = _names.unflattened(self._dim_names, dim, len(sizes))
         new = batch_size[:dim] + part + batch_size[dim + 1 :]
         # As the peer, even a size that changes nothing reshapes the leaves (plain tensors
-        # from memory-mapped ones).
-        out = self._renamed_reshape(new, names, always=True)
+        # from memory-mapped ones), into new nested nodes.
+        span = (dim, dim + len(part) - 1)
+        out = self._renamed_reshape(new, names, always=True, new_nodes=new == batch_size, span=span)
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "unflatten")
 
     def _renamed_reshape(
-        self, new: torch.Size, names: Names, *, always: bool = False, new_nodes: bool = False
+        self,
+        new: torch.Size,
+        names: Names,
+        *,
+        always: bool = False,
+        new_nodes: bool = False,
+        span: tuple[int, int] | None = None,
     ) -> Self:
         """:meth:`_reshaped`, and when this collection names its dims, ``names`` given to
         the result's nested collections too (as the peer's flatten and unflatten do),
         on new nodes: a reshape that changes nothing shares them with this collection
-        unless ``new_nodes``."""
+        unless ``new_nodes``. ``span``: the dims merged or split (see :meth:`_reshaped`)."""
         if self._dim_names is None and not new_nodes:
-            return self._reshaped(new, always=always)
-        out = cast(Any, self).apply(_same)._reshaped(new, always=always)
+            return self._reshaped(new, always=always, span=span)
+        out = cast(Any, self).apply(_same)._reshaped(new, always=always, span=span)
         out._rename_all(names)
         return cast(Self, out)
 
-    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
+    def _reshaped(
+        self, new: torch.Size, *, always: bool = False, span: tuple[int, int] | None = None
+    ) -> Self:
         """The reshape to ``new``, without what ``reshape`` passes on (callers do); one
-        that changes nothing keeps the leaves as they are unless ``always``."""
+        that changes nothing keeps the leaves as they are unless ``always``. ``span``
+        (``flatten`` / ``unflatten``): the dims ``i..j`` of the longer of the two shapes
+        that are merged into, or split from, its dim ``i`` (a lazy stack regroups its
+        members there; a shape alone can leave that ambiguous, as with size-1 dims)."""
         nb = len(self.batch_size)
         if new == self.batch_size and not always:
             return self._map_batch(_identity, new)
@@ -361,7 +373,10 @@ class ShapeOps(TensorCollection):
                 f"{len(src)} source dims and {len(dst)} destination dims"
             )
             raise ShapeError(msg)
-        return self.permute(_batch.moved_order(src, dst, nb))
+        order = _batch.moved_order(src, dst, nb)
+        if src == dst:
+            return self  # nothing moves: the collection itself, as the peer (any kind)
+        return self.permute(order)
 
     def moveaxis(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Self:
         """Same as :meth:`movedim` (numpy's name)."""

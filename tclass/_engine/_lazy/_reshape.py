@@ -75,34 +75,72 @@ class LazyReshapeOps(LazyStackOps):
         batch_size = self._batch_size
         return self._carry(regrouped, None, inverse=lambda r: r.view(batch_size))
 
-    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
+    def flatten(
+        self, start_dim: int | None = None, end_dim: int | None = None, *, inplace: bool = False
+    ) -> Self:
+        """Merges batch dims ``start_dim`` to ``end_dim`` (inclusive; all when ``None``).
+        Flattening one dim onto itself returns the stack itself, as the peer's does and as
+        ``torch.flatten`` returns a tensor (a dense collection gets new nodes there, as in
+        the peer)."""
+        nb = len(self._batch_size)
+        if nb:
+            start = _batch.normalize_dim(0 if start_dim is None else start_dim, nb, op="flatten")
+            end = _batch.normalize_dim(-1 if end_dim is None else end_dim, nb, op="flatten")
+            if start == end:
+                return self
+        return super().flatten(start_dim, end_dim, inplace=inplace)
+
+    def unflatten(
+        self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
+    ) -> Self:
+        """Splits batch dim ``dim`` into ``unflattened_size`` (one size may be -1); into
+        one dim of the same size, it returns the stack itself, as the peer's does."""
+        batch = self._batch_size
+        at = _batch.normalize_dim(dim, len(batch), op="unflatten")
+        sizes = tuple(unflattened_size)
+        if len(sizes) == 1 and sizes[0] in (-1, batch[at]) and batch[at] != -1:
+            return self
+        return super().unflatten(dim, unflattened_size, inplace=inplace)
+
+    def _reshaped(
+        self, new: torch.Size, *, always: bool = False, span: tuple[int, int] | None = None
+    ) -> Self:
         # ``always`` is for dense leaves; a lazy stack regroups its members.
         if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
             if len(new) != 1:
                 check_regular(self, range(len(self._batch_size)), f"reshape to {list(new)}")
             parts = [part for member in self._members for part in member.reshape(-1).unbind(0)]
             return self._lazily(parts, 0, None)
-        regrouped = self._regroup(new)
+        regrouped = self._regroup(new, span)
         if regrouped is not None:
             return regrouped
         return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
 
-    def _regroup(self, shape: torch.Size) -> Self | None:
+    def _regroup(self, shape: torch.Size, span: tuple[int, int] | None = None) -> Self | None:
         """The members regrouped as lazy stacks of lazy stacks with batch size ``shape``,
-        when ``shape`` only merges or splits adjacent dims; else None."""
+        when ``shape`` only merges or splits adjacent dims (``span``: which ones, see
+        ``_reshaped``); else None."""
         batch = self._batch_size
         if shape == batch:
             return self
         if not batch.numel():
             return None  # nothing to regroup: a dense copy keeps the keys and shapes
-        merged = _batch.flatten_span(batch, shape)
+        merged: tuple[int, int] | None = None
+        split: tuple[int, int] | None = None
+        if span is not None and span[1] > span[0]:
+            if len(shape) < len(batch):
+                merged = span
+            else:
+                split = (span[0], span[1] - span[0] + 1)
+        else:
+            merged = _batch.flatten_span(batch, shape)
+            split = _batch.unflatten_span(batch, shape)
         if merged is not None:
             i, j = merged
             parts: list[Any] = [self]
             for _ in range(i, j + 1):
                 parts = [piece for part in parts for piece in part.unbind(i)]
             return self._lazily(parts, i, shape)
-        split = _batch.unflatten_span(batch, shape)
         if split is not None:
             i, count = split
             current: Any = self
