@@ -14,6 +14,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._shape_ops import Span
 from tclass._core import _batch
 from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS
@@ -102,9 +103,7 @@ class LazyReshapeOps(LazyStackOps):
             return self
         return super().unflatten(dim, unflattened_size, inplace=inplace)
 
-    def _reshaped(
-        self, new: torch.Size, *, always: bool = False, span: tuple[int, int] | None = None
-    ) -> Self:
+    def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
         # ``always`` is for dense leaves; a lazy stack regroups its members.
         if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
             if len(new) != 1:
@@ -116,7 +115,7 @@ class LazyReshapeOps(LazyStackOps):
             return regrouped
         return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
 
-    def _regroup(self, shape: torch.Size, span: tuple[int, int] | None = None) -> Self | None:
+    def _regroup(self, shape: torch.Size, span: Span | None = None) -> Self | None:
         """The members regrouped as lazy stacks of lazy stacks with batch size ``shape``,
         when ``shape`` only merges or splits adjacent dims (``span``: which ones, see
         ``_reshaped``); else None."""
@@ -128,10 +127,11 @@ class LazyReshapeOps(LazyStackOps):
         merged: tuple[int, int] | None = None
         split: tuple[int, int] | None = None
         if span is not None and span[1] > span[0]:
-            if len(shape) < len(batch):
-                merged = span
+            first, last, merging = span
+            if merging:
+                merged = (first, last)
             else:
-                split = (span[0], span[1] - span[0] + 1)
+                split = (first, last - first + 1)
         else:
             merged = _batch.flatten_span(batch, shape)
             split = _batch.unflatten_span(batch, shape)
