@@ -621,10 +621,11 @@ class ShapeOps(TensorCollection):
         )
         return self._in_place(self._carry(out, self._dim_names), inplace, "repeat_interleave")
 
-    def tile(self, dims: Sequence[int]) -> Self:
+    def tile(self, dims: int | Sequence[int]) -> Self:
         """Repeats the batch as ``torch.tile``: fewer counts than batch dims repeat the
-        last dims; more add leading dims. The result's dims have no names, as in the peer."""
-        counts = tuple(dims)
+        last dims; more add leading dims (one int: the last dim). The result's dims have no
+        names, as in the peer."""
+        counts = (dims,) if isinstance(dims, int) else tuple(dims)
         nb = self.batch_dims
         lifted = self
         if len(counts) > nb:

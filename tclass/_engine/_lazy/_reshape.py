@@ -216,7 +216,7 @@ class LazyReshapeOps(LazyStackOps):
         members = self._members[begin : begin + length]
         return self._densified(self._carry(self._restacked(list(members)), self._dim_names))
 
-    def tile(self, dims: Sequence[int]) -> Self:
+    def tile(self, dims: int | Sequence[int]) -> Self:
         """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``); the names stay
         when the dims do, as the peer's lazy stack keeps them."""
         out = self._densified(TensorDictBase.tile(self, dims))
