@@ -152,6 +152,37 @@ def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any
     return any(_BITWISE_IN_PLACE.match(line) for line in later)
 
 
+def _later_lines(finding: Finding) -> list[str]:
+    """The lines after the one whose result an alias finding is about."""
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    return finding.lines[int(found.group(1)) :] if found else []
+
+
+def _names_read_live(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A locked lazy stack's names read from its members (one renamed through another
+    stack that holds it), where the peer shows the names it cached while locked."""
+    lazy = "LazyStackedTensorDict"
+    if (
+        finding.kind != "alias"
+        or not type(peer.value).__name__ == type(mine.value).__name__ == lazy
+    ):
+        return False
+    if not all(line.startswith("result.names: ") for line in finding.detail):
+        return False
+    theirs = [list(member.names) for member in peer.value.tensordicts]
+    return bool(peer.value.is_locked) and theirs == [
+        list(member.names) for member in mine.value.tensordicts
+    ]
+
+
+def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested node changed later through ``empty(recurse=True)``'s result in the peer
+    only, which returns a nested node without tensors itself."""
+    if finding.kind != "alias" or not all(line.startswith("result[") for line in finding.detail):
+        return False
+    return any(".empty(recurse=True)" in line for line in _later_lines(finding))
+
+
 def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """Entries written back unchanged into a locked collection (``update(x.to_dict())``),
     and rows written in place at an index the peer sends through its locked ``set``
@@ -208,13 +239,14 @@ _PEER_INTERNAL = (
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
+    "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
 )
 
 
 def _read_fails_inside(value: Any, line: str) -> bool:
     """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
     from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
-    found = re.match(r"result((?:\['[^']*'\])+): peer error \(", line)
+    found = re.match(r"result((?:\['[^']*'\])+): (?:peer error \(|error: peer )", line)
     if found is None:
         return False
     try:
@@ -231,6 +263,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind in ("peer-raises", "family"):
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and ": peer error (" in finding.detail[0]:
+        return all(_read_fails_inside(peer.value, line) for line in finding.detail)
+    if finding.kind == "alias" and ": error: peer " in finding.detail[0]:
         return all(_read_fails_inside(peer.value, line) for line in finding.detail)
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
@@ -453,6 +487,7 @@ ENTRIES: list[Entry] = [
             _number_written_around_values,
             _values_kept("==", "!=", "r==", "r!="),
             _through_a_value,
+            _empty_gives_new_nodes,
         ),
     ),
     Entry(
@@ -478,7 +513,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "checked-as-torch",
         "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
-        _any_of(_checked_as_torch, _names_unique),
+        _any_of(_checked_as_torch, _names_unique, _names_read_live),
     ),
     Entry(
         "annotation-casts",
