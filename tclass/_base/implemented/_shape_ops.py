@@ -244,7 +244,7 @@ class ShapeOps(TensorCollection):
         unchanged = new == self.batch_size and not always
 
         def reshape(value: Any) -> Any:
-            if span is not None and isinstance(value, TensorCollection):
+            if span is not None and isinstance(value, ShapeOps):
                 i, j, merged = span  # the same call as this one, over its batch dims
                 if merged:
                     return value.flatten(i, j)
