@@ -21,20 +21,20 @@ none of the programs that showed it before shows it after (none of its programs 
 as open or new).
 Pruned again on 2026-12-04 (issue 27 item 4, 633 -> 627): programs 0-34,146 (``--seed 0``)
 were run before and after that branch's fixes, by the same rule.
+Pruned again on 2026-12-04 (issue 27, the alias groups, 627 -> 619): programs 0-71,209
+(``--seed 0``, all five families) were run on main; the 26 that showed an open or new alias
+finding were replayed after the fixes: 20 show none, 4 show it as allowed, 2 as open;
+a signature was removed when none of its programs shows it after. Alias findings open or
+new in programs 0-29,999: 10 before, 1 after (0.33 -> 0.03 per 1000 programs).
 """
 
 from __future__ import annotations
 
 OPEN: dict[str, str] = {
-    "alias/alias/alias: result": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result.<members>[0][1]": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result.batch_size result.names": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result.is_locked": "a result changes differently later (a view in one library) (2)",
-    "alias/alias/alias: result.names": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result.names result['m'].names": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result.names result['n'].names": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['a']": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['a'] result.<members>[0][0]['a']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['a'] result['c']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['a'] result['d']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['b']": "a result changes differently later (a view in one library) (1)",
@@ -42,19 +42,16 @@ OPEN: dict[str, str] = {
     "alias/alias/alias: result['b'] result['a']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['b'] result['c']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['b'] result['m']['c']": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['c']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['c'] result.<members>[0][0]['c']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['c'] result.<members>[0][0]['d']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['c'] result['a']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['c'] result['b']": "a result changes differently later (a view in one library) (1, after main's nontensor merge)",
     "alias/alias/alias: result['c'] result['d']": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['d'] result.<members>[0][0]['d']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['d'] result['b']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['d'] result['c']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['d'] result['d']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['d'] result['n']['c']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['inner'].is_locked": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['inner']['y']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['inner']['y'] result['opt']": "a result changes differently later (a view in one library) (1, after main's nontensor merge)",
     "alias/alias/alias: result['inner']['z']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['m'].is_locked": "a result changes differently later (a view in one library) (1)",
@@ -63,6 +60,8 @@ OPEN: dict[str, str] = {
     "alias/alias/alias: result['m'].names result['m']['m'].names": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['m'].names result['m']['n'].names": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['m']['a'] result['c']": "a result changes differently later (a view in one library) (1)",
+    "alias/alias/alias: result['m']['c'] result['m'].<members>[0][0]['c']": "a tensor written under a new key of a memory-mapped collection (here the name rename_key_ gives) is saved to its own file (README 4), so what shared it no longer sees writes to it; undecided whether rename_key_ should keep the mapped tensor (1 in 71,210, 2026-12-04)",
+    "alias/alias/alias: result['opt']": "a field allocated in a memory-mapped record's folder on its first write (README 4) reads as a MemoryMappedTensor where the peer keeps the Tensor, also in the records of a lazy stack written through it (1 in 71,210, 2026-12-04)",
     "alias/alias/alias: result['m']['b']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['m']['b'] result['b']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['m']['c']": "a result changes differently later (a view in one library) (2)",
@@ -73,7 +72,6 @@ OPEN: dict[str, str] = {
     "alias/alias/alias: result['m']['n']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['m']['n']['b']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['n']": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['n'] result['n'].<members>[0][0]": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['n'].names": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['n']['a']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['n']['a'] result['n']['n']['d']": "a result changes differently later (a view in one library) (1)",
@@ -86,7 +84,6 @@ OPEN: dict[str, str] = {
     "alias/alias/alias: result['x']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['x'] result['opt']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['y'] result['z']": "a result changes differently later (a view in one library) (1, after main's nontensor merge)",
-    "alias/alias/alias: result['zz']": "a result changes differently later (a view in one library) (1)",
     "combine/cat/family: peer TypeError (TypeError) tclass DimError": "both raise (1): a dim outside the batch dims; not reproduced in this pass",
     "combine/cat/peer-raises: peer AttributeError": "tclass answers where the peer raises (1)",
     "combine/cat/peer-raises: peer RuntimeError": "tclass answers where the peer raises (1, after main's nontensor merge)",
