@@ -214,6 +214,8 @@ class ShapeOps(TensorCollection):
         # Nested collections flatten themselves: as the peer, new nodes (holding the same
         # leaves) even when nothing merges, where a lazy stack gives itself.
         out = self._reshaped(new, span=(start, end, True))
+        if names is None and self._dim_names is not None:
+            out._assign_names(None)  # the only named dim flattened: no names left
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "flatten")
 
