@@ -112,6 +112,7 @@ class ENGINE(metaclass=Provided, layer="tclass._engine"):
         NonTensorStack: ClassVar[type[_nontensor_stack.NonTensorStack]]
         set_non_tensor = _pyvalues.set_non_tensor
         get_non_tensor = _pyvalues.get_non_tensor
+        stored_value = _pyvalues.stored_value
         consolidate = _consolidate.consolidate
         consolidation_of = _consolidate.consolidation_of
         from_consolidated_file = _consolidate.from_consolidated_file

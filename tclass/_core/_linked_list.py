@@ -42,6 +42,10 @@ class LinkedList(list[Any]):
         """The stack this list writes into, or None (unlinked, or the stack is gone)."""
         return None if self._stack is None else self._stack()
 
+    def tolist(self) -> list[Any]:
+        """The values as plain lists (nested ones too), linked to nothing."""
+        return unlinked(self)  # type: ignore[no-any-return]
+
     def __setitem__(self, index: Any, value: Any) -> None:
         stack = self.linked()
         if stack is None:

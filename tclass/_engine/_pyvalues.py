@@ -127,3 +127,4 @@ def get_non_tensor(collection: Any, key: Any, default: Any) -> Any:
 
 ENGINE.get_non_tensor = get_non_tensor
 ENGINE.set_non_tensor = set_non_tensor
+ENGINE.stored_value = stored_value

@@ -5,14 +5,17 @@
   the array's shape; ``to_struct_array`` goes back, each collection's batch dims becoming
   the array's shape and each leaf's feature dims the field's sub-array shape.
 * A pytree (dicts, lists, tuples, namedtuples, any ``torch.utils._pytree`` node) becomes
-  nested TensorDicts, each remembering its node type and context in two Python-value
-  entries (``_pytree_type``, ``_pytree_spec``) so that ``to_pytree`` rebuilds the same
-  structure. Python leaves stay Python values (the peer turns numbers into tensors).
+  nested TensorDicts, each remembering its node type in a Python-value entry
+  (``_pytree_type``, as the peer) and, when the type and the keys do not say it all (a
+  namedtuple, a dict with other keys, any other node), its context (``_pytree_spec``), so
+  that ``to_pytree`` rebuilds the same structure. Python leaves stay Python values (the
+  peer turns numbers into tensors).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -239,8 +242,9 @@ def from_pytree(
 
     Tensors and tensor collections are kept as they are; ``None`` and other Python
     leaves become ``NonTensorData`` values. With ``markers`` (the default) each node
-    records its type and context under ``_pytree_type`` / ``_pytree_spec`` so that
-    :func:`to_pytree` gives back the same structure. Batch sizes as in ``from_dict``.
+    records its type under ``_pytree_type`` and, unless it is a list, a tuple or a dict
+    with string keys, its context under ``_pytree_spec``, so that :func:`to_pytree`
+    gives back the same structure. Batch sizes as in ``from_dict``.
 
     Raises:
         EntryTypeError: if ``tree`` is a leaf rather than a container.
@@ -306,8 +310,20 @@ def _pytree_tree(tree: Any, markers: bool, path: tuple[str, ...]) -> Tree:
             out[name] = PyValue(child)
     if markers:
         out[PYTREE_TYPE] = PyValue(node_type)
-        out[PYTREE_SPEC] = PyValue({"context": context, "keys": names})
+        if _implied_context(node_type, names) != (context,):
+            out[PYTREE_SPEC] = PyValue({"context": context, "keys": names})
     return out
+
+
+def _implied_context(node_type: Any, names: Sequence[str]) -> tuple[Any] | None:
+    """The pytree context of a node of ``node_type`` with children ``names``, when the
+    type and the names say it all (a list, a tuple, a dict with string keys): such a node
+    records only its ``_pytree_type``, as the peer's do. None otherwise."""
+    if node_type in (list, tuple):
+        return (None,)
+    if node_type in (dict, OrderedDict):
+        return (list(names),)
+    return None
 
 
 def _child_names(handler: Any, tree: Any, count: int) -> list[str]:
@@ -333,11 +349,21 @@ def to_pytree(collection: TensorCollection) -> Any:
     pytree node and comes back as it is)."""
     node_type = collection.get(PYTREE_TYPE, None)
     spec = collection.get(PYTREE_SPEC, None)
-    if not isinstance(node_type, NonTensorData) or not isinstance(spec, NonTensorData):
+    if not isinstance(node_type, NonTensorData) or node_type.data not in pytree.SUPPORTED_NODES:
         return collection
-    info: Mapping[str, Any] = spec.data
-    children = [_pytree_child(collection._entry(name)) for name in info["keys"]]
-    return pytree.SUPPORTED_NODES[node_type.data].unflatten_fn(children, info["context"])
+    if isinstance(spec, NonTensorData):
+        info: Mapping[str, Any] = spec.data
+        names, context = info["keys"], info["context"]
+    else:  # a list, tuple or dict: the entries say it all
+        names = [key for key in collection._key_names() if key != PYTREE_TYPE]
+        if node_type.data in (list, tuple):
+            names = [str(position) for position in range(len(names))]
+        implied = _implied_context(node_type.data, names)
+        if implied is None:
+            return collection
+        context = implied[0]
+    children = [_pytree_child(collection._entry(name)) for name in names]
+    return pytree.SUPPORTED_NODES[node_type.data].unflatten_fn(children, context)
 
 
 def _pytree_child(value: Any) -> Any:

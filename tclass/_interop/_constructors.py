@@ -311,8 +311,12 @@ def resolve_batch_options(
     batch_size: BatchSizeLike,
     auto_batch_size: bool | None,
     batch_dims: int | None,
+    *,
+    names: Sequence[str | None] | None = None,
 ) -> tuple[torch.Size | None, int | None]:
-    """``(batch_size, cap)`` for :func:`build` from the peer's three options.
+    """``(batch_size, cap)`` for :func:`build` from the peer's three options: ``[]``
+    unless one is given (the peer's default), or ``names`` alone, which asks for that
+    many dims, inferred (the peer drops the names there).
 
     Raises:
         BatchSizeError: if both ``batch_size`` and ``batch_dims`` are given, or
@@ -328,7 +332,9 @@ def resolve_batch_options(
         return None, batch_dims
     if batch_size is not None:
         return as_batch_size(batch_size), None
-    if auto_batch_size is False:
+    if names is not None and auto_batch_size is None:
+        return None, len(names)
+    if not auto_batch_size:  # the peer's default (0.15): no batch dims unless asked
         return torch.Size([]), None
     return None, None  # inferred: the largest leading shape the values share
 
@@ -356,24 +362,26 @@ def from_dict(
 
     Args:
         input_dict: a mapping, or a collection (its entries are read).
-        auto_batch_size: infer each node's batch size (the default when no batch size is
-            given): the largest leading shape its tensors and nested collections share;
-            False gives ``[]`` instead.
+        auto_batch_size: infer each node's batch size: the largest leading shape its
+            tensors and nested collections share.
         batch_size: the batch size of the result and of every nested dict.
         device: moves every tensor there; the result's device.
         batch_dims: infer as ``auto_batch_size`` does, keeping at most this many dims.
-        names: names of the result's batch dims (nested dicts share them).
+        names: names of the result's batch dims (nested dicts share them); given alone,
+            that many dims are inferred.
 
-    With none of ``batch_size``, ``auto_batch_size`` and ``batch_dims``, the batch size is
-    inferred (the peer 0.15 gives ``[]`` unless ``auto_batch_size=True``; tclass infers,
-    as the peer's older releases did and as most callers expect).
+    With none of ``batch_size``, ``auto_batch_size``, ``batch_dims`` and ``names``, the
+    batch size is ``[]``, as the peer's (0.15) default.
 
     Raises:
         BatchSizeError: if a value does not start with ``batch_size``, or if both
             ``batch_size`` and ``batch_dims`` are given.
 
     Example:
-        >>> td = from_dict({"obs": torch.zeros(4, 3), "next": {"r": torch.zeros(4)}})
+        >>> data = {"obs": torch.zeros(4, 3), "next": {"r": torch.zeros(4)}}
+        >>> from_dict(data).batch_size
+        torch.Size([])
+        >>> td = from_dict(data, auto_batch_size=True)
         >>> td.batch_size, td["next"].batch_size
         (torch.Size([4]), torch.Size([4]))
     """
@@ -389,7 +397,9 @@ def _from_tree(
     batch_dims: int | None,
     names: Sequence[str | None] | None,
 ) -> TensorDict:
-    batch, cap = resolve_batch_options("from_dict", batch_size, auto_batch_size, batch_dims)
+    batch, cap = resolve_batch_options(
+        "from_dict", batch_size, auto_batch_size, batch_dims, names=names
+    )
     out = build(tree, batch, cap, None if device is None else as_device(device))
     if names is not None:
         out.names = names

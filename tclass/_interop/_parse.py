@@ -7,12 +7,19 @@ collection of the same layout. The grammar, for one or many lines alike::
 
     repr    := NAME "(batch_size=" DIMS ["," "stack_dim=" INT] ["," "device=" DEV]
                ", fields={" fields "})"
+             | NAME "(fields={" vfields "}" ("," ATTR)* ")"      printed with compact=False
+             | NAME "(" vfields ("," ATTR)* ")"                   its tensorclass form
     fields  := [field ("," field)*]
     field   := KEY ": " value
     value   := "None"                          a tensorclass field holding nothing: skipped
              | CODE DIMS ["@" DEV]             a tensor: dtype code, feature dims
              | [NAME] [DIMS] "{" fields "}"    a nested collection adding DIMS batch dims
              | NAME                            a Python value of that type
+
+where ``vfields`` are ``KEY ": " VALUE`` (``KEY "=" VALUE`` for a tensorclass), a value
+being ``Tensor(shape=torch.Size([...]), device=..., dtype=torch.NAME, is_shared=...)`` or a
+nested ``NAME(...)``, and ``ATTR`` one of ``batch_size=torch.Size([...])``, ``device=``,
+``is_shared=``, ``stack_dim=`` and a lazy stack's (empty) ``exclusive_fields={}``.
 
 A key is read up to the first ``": "`` that lets the rest parse, so keys holding ``": "``
 or ``", "`` are found too. Tensorclass reprs give TensorDicts (no class is imported); a
@@ -37,6 +44,15 @@ __all__ = ["parse_tensor_dict_string"]
 _HEADER = re.compile(
     r"\s*(?P<name>[A-Za-z_][\w.]*)\(batch_size=(?P<batch>\[[^\]]*\])"
     r"(?:, stack_dim=-?\d+)?(?:, device=(?P<device>[^,]+))?, fields=\{"
+)
+_VERBOSE_HEADER = re.compile(r"\s*[A-Za-z_][\w.]*\(\s*(?:fields=\{|[^\s:=(){}]+=)")
+_VERBOSE_TENSOR = re.compile(
+    r"\w*Tensor\(shape=torch\.Size\((?P<dims>\[[^\]]*\])\), device=(?P<device>[^,]+), "
+    r"dtype=torch\.(?P<dtype>\w+), is_shared=\w+\)"
+)
+_VERBOSE_ATTR = re.compile(
+    r"(?:batch_size=torch\.Size\((?P<batch>\[[^\]]*\])\)|device=(?P<device>[^,)\s]+)"
+    r"|is_shared=\w+|stack_dim=-?\d+|(?P<exclusive>exclusive_fields=\{))"
 )
 _DIMS = re.compile(r"\[(-?\d+(?:, ?-?\d+)*)?\]")
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -78,9 +94,16 @@ def parse_tensor_dict_string(s: str) -> TensorDict:
     """
     header = _HEADER.match(s)
     if header is None:
+        if _VERBOSE_HEADER.match(s):  # printed with set_printoptions(compact=False)
+            parser = _Parser(s)
+            td, end = parser.verbose_node(s.index("(") + 1, "")
+            if s[end:].strip():
+                parser.fail(end, "the end of the repr")
+            return td
         msg = (
             "parse_tensor_dict_string: expected a repr starting with "
-            "'Name(batch_size=[...], ..., fields={', got "
+            "'Name(batch_size=[...], ..., fields={' (or, printed with compact=False, "
+            f"'Name(fields={{' or a tensorclass's 'Name(key=...'), got "
             f"{s[:60]!r}{'...' if len(s) > 60 else ''}"
         )
         raise ReprParseError(msg)
@@ -194,6 +217,98 @@ class _Parser:
         inner = batch + torch.Size(extra)
         entries, end = self.fields(pos + 1, inner, device)
         return TensorDict._new_unchecked(entries, inner, device), end + 1
+
+    # --- the repr printed with set_printoptions(compact=False) ------------------------------
+
+    def verbose_node(self, pos: int, key: str) -> tuple[TensorDict, int]:
+        """The collection whose ``Name(`` ends before ``pos``, up to its closing ``)``:
+        ``fields={key: value, ...}`` (a tensorclass: ``key=value, ...``), then its
+        ``batch_size=torch.Size([...])``, ``device=``, ``is_shared=``, ``stack_dim=``
+        and a lazy stack's ``exclusive_fields={...}`` (which must be empty)."""
+        text = self.text
+        pos = self.skip(pos)
+        entries: dict[str, Value] = {}
+        batch = torch.Size([])
+        device: torch.device | None = None
+        if text.startswith("fields={", pos):
+            pos = self.verbose_fields(pos + len("fields={"), ": ", entries)
+            pos = self.expect(pos, "}")
+        else:  # a tensorclass: its fields, then the attributes
+            pos = self.verbose_fields(pos, "=", entries)
+        while True:
+            pos = self.skip(pos)
+            if text.startswith(")", pos):
+                return TensorDict._new_unchecked(entries, batch, device), pos + 1
+            if text.startswith(",", pos):
+                pos += 1
+                continue
+            attr = _VERBOSE_ATTR.match(text, pos)
+            if attr is None:
+                self.fail(pos, "batch_size=, device=, is_shared= or ')'")
+            if attr.group("batch") is not None:
+                batch = torch.Size(_dims(attr.group("batch"), text, pos))
+            elif attr.group("device") is not None:
+                device = None if attr.group("device") == "None" else _device(attr.group("device"))
+            elif attr.group("exclusive") is not None:
+                end = self.skip(attr.end())
+                if not text.startswith("}", end):
+                    what = f"the field {key!r}" if key else "the repr"
+                    msg = (
+                        f"parse_tensor_dict_string: cannot rebuild {what}: it is a lazy "
+                        "stack whose members hold different keys (exclusive_fields)"
+                    )
+                    raise ReprParseError(msg)
+                pos = end + 1
+                continue
+            pos = attr.end()
+
+    def verbose_fields(self, pos: int, separator: str, entries: dict[str, Value]) -> int:
+        """``key<separator>value`` entries (into ``entries``), up to what follows them."""
+        text = self.text
+        while True:
+            pos = self.skip(pos)
+            if text.startswith("}", pos) or _VERBOSE_ATTR.match(text, pos):
+                return pos
+            key, value, pos = self.verbose_field(pos, separator)
+            if value is not None:  # a tensorclass field holding nothing: skipped
+                entries[key] = value
+            after = self.skip(pos)
+            if not text.startswith(",", after):
+                return after
+            pos = after + 1
+
+    def verbose_field(self, pos: int, separator: str) -> tuple[str, Value | None, int]:
+        """One field (None: a tensorclass field holding nothing), trying each
+        ``separator`` in turn as the key's end."""
+        text = self.text
+        search = pos
+        while True:
+            cut = text.find(separator, search)
+            if cut < 0 or "\n" in text[pos:cut]:
+                self.fail(pos, f"'key{separator}value'")
+            key, at = text[pos:cut], cut + len(separator)
+            tensor = _VERBOSE_TENSOR.match(text, at)
+            if tensor is not None:
+                dims = _dims(tensor.group("dims"), text, at)
+                dtype = getattr(torch, tensor.group("dtype"), None)
+                if not isinstance(dtype, torch.dtype):
+                    msg = f"parse_tensor_dict_string: the field {key!r} has an unknown dtype"
+                    raise ReprParseError(msg)
+                place = _device(tensor.group("device"))
+                return key, torch.zeros(dims, dtype=dtype, device=place), tensor.end()
+            name = _NAME.match(text, at)
+            if name is not None and name.group(0) == "None":
+                if text.startswith((",", ")"), self.skip(name.end())):
+                    return key, None, name.end()
+            if name is not None and text.startswith("(", name.end()):
+                if name.group(0) in ("NonTensorData", "NonTensorStack", "MetaData"):
+                    _unbuildable(
+                        key,
+                        "it holds Python values, whose types a compact=False repr does not show",
+                    )
+                node, end = self.verbose_node(name.end() + 1, key)
+                return key, node, end
+            search = cut + 1
 
     def tensor(
         self,

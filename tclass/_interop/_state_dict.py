@@ -4,7 +4,8 @@ A state dict maps dotted keys (``"next.obs"``) to tensors, or with ``flatten=Fal
 nests ``OrderedDict``s like the collection. Everything else goes in
 ``state_dict._metadata``, where ``nn.Module`` keeps its own extras: one entry per
 collection node, under its dotted key (``""`` for the root), holding its ``batch_size``
-(a list), ``device`` (a string or ``None``), its Python values (``_non_tensor``) and,
+(a list), ``device`` (a string or ``None``), its Python values (``_non_tensor``, when it
+holds any) and,
 for anything but a plain TensorDict, its class (``_type``, informative only). The dict
 can go through ``torch.save`` / ``torch.load(weights_only=True)``, and a state dict taken
 with ``keep_vars=True`` holds the collection's own tensors, so a checkpoint library can
@@ -119,8 +120,9 @@ def _node_metadata(node: TensorCollection) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "batch_size": torch.Size(node.batch_size),  # as the peer (weights_only loads it)
         "device": None if node.device is None else str(node.device),
-        "_non_tensor": values,
     }
+    if values:  # a node without Python values has only these two, as the peer's
+        entry["_non_tensor"] = values
     if type(node) is not TensorDict:
         entry["_type"] = f"{type(node).__module__}:{type(node).__qualname__}"
     return entry

@@ -125,7 +125,12 @@ def dataclass_to_collection(
         msg = "from_dataclass: pass either auto_batch_size=True or batch_size, not both"
         raise BatchSizeError(msg)
     if auto_batch_size:
-        return cls.from_dict(dataclass_as_dict(dataclass), batch_dims=batch_dims, device=device)
+        return cls.from_dict(
+            dataclass_as_dict(dataclass),
+            auto_batch_size=True,
+            batch_dims=batch_dims,
+            device=device,
+        )
     # Built as the constructor builds it, as the peer: a number is a 0-dim tensor, which
     # cannot start with a batch size that has dims (from_dict would read it as one value).
     return cls(dataclass_as_dict(dataclass), batch_size=as_batch_size(batch_size), device=device)

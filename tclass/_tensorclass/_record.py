@@ -877,8 +877,10 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
 
         Missing fields take their declared defaults, or ``None`` (not set yet: the peer
         fills them so too) for fields without one. Without ``batch_size``, the batch
-        size is the largest leading shape the tensors share (at most ``batch_dims`` dims),
-        as ``TensorDict.from_dict`` infers it; ``auto_batch_size=False`` gives ``[]``.
+        size is ``[]`` (the peer's default) unless ``auto_batch_size=True``,
+        ``batch_dims`` or ``names`` asks for the largest leading shape the tensors share
+        (at most ``batch_dims`` or as many dims as ``names``), as ``TensorDict.from_dict``
+        infers it.
 
         Raises:
             UnknownFieldError: for a key that is not a field.
@@ -891,7 +893,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
                     f"(fields: {', '.join(info.init_names)})"
                 )
         batch, cap = resolve_batch_options(
-            f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims
+            f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims, names=names
         )
         if batch is None:
             batch = infer_batch_size(data, cap)

@@ -692,3 +692,62 @@ def test_all_any_dim_examples() -> None:
     assert td.all(1).all() is True
     with pytest.raises(DimError, match=r"all: dim 2 is out of range for 2 batch dim"):
         td.all(2)
+
+
+class TestApplyOnPythonValues:
+    """``is_leaf=is_leaf_nontensor`` and ``call_on_nested`` give ``fn`` the Python-value
+    nodes too, as the peer's; by default it sees tensors only."""
+
+    def _td(self) -> TensorDict:
+        return TensorDict(
+            a=torch.zeros(3), b="text", c={"d": "x", "e": torch.ones(3)}, batch_size=[3]
+        )
+
+    def _seen(self, **options: Any) -> list[str]:
+        seen: list[str] = []
+        self._td().apply(lambda x: seen.append(type(x).__name__) or x, **options)
+        return seen
+
+    def test_default_sees_tensors_only(self) -> None:
+        assert self._seen() == ["Tensor", "Tensor"]
+
+    def test_is_leaf_nontensor(self) -> None:
+        seen = self._seen(is_leaf=tclass.is_leaf_nontensor)
+        assert seen == ["Tensor", "NonTensorData", "NonTensorData", "Tensor"]
+
+    def test_call_on_nested(self) -> None:
+        assert self._seen(call_on_nested=True) == ["Tensor", "NonTensorData", "TensorDict"]
+
+    def test_a_returned_python_value_is_stored(self) -> None:
+        td = self._td()
+        out = td.apply(
+            lambda x: x + 1 if isinstance(x, torch.Tensor) else "changed",
+            is_leaf=tclass.is_leaf_nontensor,
+        )
+        assert out["b"] == "changed" and out["c", "d"] == "changed"
+        assert torch.equal(out["c", "e"], torch.full((3,), 2.0)) and td["b"] == "text"
+
+    def test_none_everywhere_gives_none(self) -> None:
+        assert self._td().apply(lambda x: None, is_leaf=tclass.is_leaf_nontensor) is None
+
+    def test_paired_and_named(self) -> None:
+        td = self._td()
+        pairs: list[tuple[str, str]] = []
+        td.apply(
+            lambda x, y: pairs.append((type(x).__name__, type(y).__name__)) or x,
+            td.clone(),
+            is_leaf=tclass.is_leaf_nontensor,
+        )
+        assert ("NonTensorData", "NonTensorData") in pairs and len(pairs) == 4
+        keys: list[Any] = []
+        td.named_apply(
+            lambda key, x: keys.append(key) or x, nested_keys=True, is_leaf=tclass.is_leaf_nontensor
+        )
+        assert keys == ["a", "b", ("c", "d"), ("c", "e")]
+
+    def test_a_result_off_the_batch_is_refused(self) -> None:
+        with pytest.raises(BatchSizeError, match="'b'"):
+            self._td().apply(
+                lambda x: x if isinstance(x, torch.Tensor) else torch.zeros(2),
+                is_leaf=tclass.is_leaf_nontensor,
+            )

@@ -641,6 +641,29 @@ def test_lock_state_follows_the_peer() -> None:
     assert not (_without_python_values(_td()) + 1).is_locked
 
 
+def test_lock_after_a_tensor_operand_with_dims_follows_the_peer() -> None:
+    """A tensor with dims spread over the batch dims unlocks, unless a collection operand
+    is paired beside it (``addcmul(t, td)``) or each lazy-stack member takes a 0-d slice
+    of it (members without batch dims)."""
+    td = TensorDict({"a": torch.ones(2, 3, 4), "n": {"b": torch.ones(2, 3)}}, [2, 3]).lock_()
+    ones, row = torch.ones_like(td), torch.full((3,), 2.0)
+    assert not (td * row).is_locked and not td.addcmul(row, row).is_locked
+    assert td.addcmul(row, ones).is_locked and td.addcdiv(row, ones, value=2).is_locked
+    assert torch.equal(td.addcmul(row, ones)["a"], torch.full((2, 3, 4), 3.0))
+    scalars = tclass.lazy_stack([TensorDict({"c": torch.ones(())}, []) for _ in range(2)])
+    scalars.lock_()
+    pair = torch.tensor([2.0, 3.0])
+    for out in (scalars * pair, scalars.minimum(pair), scalars**pair, pair - scalars):
+        assert out.is_locked and all(member.is_locked for member in out.tensordicts)
+    rows = tclass.lazy_stack([TensorDict({"c": torch.ones(3)}, [3]) for _ in range(2)])
+    assert not (rows.lock_() * torch.ones(2, 3)).is_locked
+    assert (rows * torch.tensor(2.0)).is_locked
+    # so do the nested collections left empty: dropped as with a number
+    hollow = [TensorDict({"c": torch.ones(1), "m": {}}, []) for _ in range(2)]
+    assert list((tclass.lazy_stack(hollow) / pair).keys()) == ["c"]
+    assert list((td.unlock_().set("e", TensorDict({}, [2, 3])) * row).keys()) == ["a", "n", "e"]
+
+
 # --- lazy stacks ------------------------------------------------------------------------
 
 
@@ -692,6 +715,50 @@ def test_lazy_stack_with_a_batch_tensor_and_a_dense_operand() -> None:
     dense = tclass.lazy_stack([TensorDict({"x": torch.ones(3, 2)}, [3])] * 2).contiguous()
     homogeneous = tclass.lazy_stack([TensorDict({"x": torch.ones(3, 2)}, [3])] * 2)
     assert torch.equal((homogeneous + dense)["x"], torch.full((2, 3, 2), 2.0))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_a_0d_tensor_operand_stays_0d_for_each_member(dim: int) -> None:
+    """A 0-d tensor is a scalar in torch's type promotion: each member's integer entries
+    keep their dtype, as the dense stack's do (and an in-place write casts it as torch)."""
+    members = [
+        TensorDict({"u": torch.arange(6, dtype=torch.uint8).reshape(2, 3) + i,
+                    "h": torch.full((2, 3), 1.5, dtype=torch.float16)}, [2, 3])
+        for i in range(2)
+    ]  # fmt: skip
+    lazy = tclass.lazy_stack(members, dim)
+    dense = lazy.contiguous()
+    for op in (operator.add, operator.sub, operator.mul, operator.pow, torch.maximum):
+        for other in (torch.tensor(2), torch.tensor(0.5)):
+            got, want = op(lazy, other).contiguous(), op(dense, other)
+            for key in ("u", "h"):
+                assert got[key].dtype == want[key].dtype == op(dense[key], other).dtype
+                assert torch.equal(got[key], want[key]), (op, other, key)
+    lazy %= torch.tensor(-1)  # -1 as uint8 is 255: 5 % 255 == 5, as on the tensor
+    assert torch.equal(lazy.contiguous()["u"], dense["u"].remainder_(torch.tensor(-1)))
+    assert lazy.contiguous()["u"].max() == 6
+
+
+def test_dtypes_and_operand_alignment_are_torchs_entry_by_entry() -> None:
+    """Where the peer's fused kernels keep or promote by operator: each entry gets the
+    dtype torch gives it (a 0-d tensor a scalar); ``&`` lines a tensor up with the batch
+    dims as the other operators; ``1 / td`` is torch's division."""
+    entries = {"u": torch.tensor(3, dtype=torch.uint8), "v": torch.ones(2, 2).byte()}
+    entries.update(h=torch.tensor(3.0).half(), b=torch.tensor([True, False]))
+    td = TensorDict(entries, [])
+    two, half = torch.tensor(2), torch.tensor(0.5)
+    for op in (operator.add, operator.sub, operator.mul, operator.pow):
+        for key, other in (("u", two), ("v", two), ("h", half)):
+            assert op(td.exclude("b"), other)[key].dtype == op(td[key], other).dtype, (op, key)
+    assert td.add(True, alpha=2)["b"].tolist() == [True, True]  # torch's bool result
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with"):
+        td.select("b").sub(True, alpha=2)
+    assert td.select("b").maximum(torch.tensor(True))["b"].tolist() == [True, True]
+    mask = TensorDict({"m": torch.tensor([[True, False], [True, True]])}, [2])
+    row = torch.tensor([False, True])
+    assert equal((mask & row)["m"], mask["m"] & row[:, None])  # row i with element i
+    assert equal((row & mask)["m"], mask["m"] & row[:, None])
+    assert equal((1 / td.select("h"))["h"], 1 / td["h"])
 
 
 def test_records_over_a_lazy_stack() -> None:
@@ -1104,3 +1171,26 @@ def test_binary_arithmetic_leaves_out_nested_collections_holding_nothing() -> No
     assert "m" in abs(td).keys() and "m" in (td == td).keys()
     stack = tclass.lazy_stack([td, td.clone()])
     assert list((stack * 2).keys(True)) == ["a", ("n", "b"), "n"]
+
+
+def test_where_pad_takes_the_other_collections_keys() -> None:
+    """``where(cond, other, pad=)``: each side's missing entries are ``pad``, keys only
+    ``other`` has included (nested ones too), as the peer's; Python values are left out."""
+    cond = torch.tensor([True, False])
+    td = TensorDict(x=torch.ones(2, 3), s="text", n={"a": torch.ones(2)}, batch_size=[2])
+    other = TensorDict(
+        x=torch.zeros(2, 3),
+        y=torch.zeros(2),
+        n={"b": torch.zeros(2)},
+        m={"q": torch.zeros(2, 1)},
+        batch_size=[2],
+    )
+    out = td.where(cond, other, pad=-1)
+    assert sorted(out.keys(True, True), key=str) == [("m", "q"), ("n", "a"), ("n", "b"), "x", "y"]
+    assert out["y"].tolist() == [-1.0, 0.0] and out["m", "q"].tolist() == [[-1.0], [0.0]]
+    assert out["n", "a"].tolist() == [1.0, -1.0] and out["n", "b"].tolist() == [-1.0, 0.0]
+    assert out["x"].tolist() == [[1.0] * 3, [0.0] * 3]
+    assert set(td.keys()) == {"x", "s", "n"}  # the operands are unchanged
+    assert set(other.keys()) == {"x", "y", "n", "m"}
+    fewer = td.where(cond, TensorDict(y=torch.zeros(2), batch_size=[2]), pad=5)
+    assert fewer["x"].tolist() == [[1.0] * 3, [5.0] * 3] and fewer["y"].tolist() == [5.0, 0.0]

@@ -3,7 +3,8 @@
 As the peer: a binary operation with a number, a 0-d tensor or another collection leaves
 out the nested collections that hold nothing, unless the collection holds no tensor at
 all (then the result is a copy of its structure); a tensor operand with dims (spread over
-the batch dims) keeps them. ``clamp`` with one bound is ``clamp_min`` / ``clamp_max``.
+the batch dims) keeps them; ``&`` leaves them out in every case. ``clamp`` with one bound
+is ``clamp_min`` / ``clamp_max``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "clamp both": lambda x: x.clamp(0, 1),
     "clamp_max": lambda x: x.clamp_max(0.5),
     "unary": lambda x: x.abs(),
+    "and number": lambda x: x.bool() & True,
+    "and batch tensor": lambda x: x.bool() & torch.ones(1, dtype=torch.bool),
 }
 
 EXPECTED: dict[str, tuple[list[str], list[str]]] = {
@@ -57,6 +60,8 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "clamp both": (["d", "m", "s"], ["m", "s"]),
     "clamp_max": (["d", "s"], ["m", "s"]),
     "unary": (["d", "m", "s"], ["m", "s"]),
+    "and number": (["d", "s"], ["s"]),  # the peer's `&` leaves them out in every case
+    "and batch tensor": (["d", "s"], ["s"]),
 }
 
 

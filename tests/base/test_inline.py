@@ -71,5 +71,5 @@ def test_instances_behave_as_before() -> None:
     td = tclass.TensorDict({"a": torch.zeros(3, 2), "n": {"b": torch.ones(3)}}, [3])
     assert td.batch_size == torch.Size([3]) and td.shape == td.batch_size
     assert set(td.keys(True, True)) == {"a", ("n", "b")}
-    assert tclass.TensorDict.from_dict({"a": torch.zeros(2)}).batch_size == torch.Size([2])
+    assert tclass.TensorDict.from_dict({"a": torch.zeros(2)}).batch_size == torch.Size([])
     assert isinstance(td, tclass.TensorDictBase) and tclass.is_tensor_collection(td)

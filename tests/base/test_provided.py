@@ -157,7 +157,7 @@ def test_forwarders_reach_their_implementations() -> None:
     assert not td.is_consolidated()
     assert td.consolidate().is_consolidated()
     assert type(tclass.TensorDict.lazy_stack([td, td])) is tclass.LazyStackedTensorDict
-    assert tclass.TensorDict.from_dict({"a": [1, 2]}).batch_size == (2,)
+    assert tclass.TensorDict.from_dict({"a": [1, 2]}, auto_batch_size=True).batch_size == (2,)
     assert not td.is_memmap()
     with pytest.raises(tclass.errors.DistributedError):
         td.send(1)  # no process group: the implementation's own error

@@ -280,6 +280,9 @@ def test_reduce_true_with_dims_joins_along_the_dim() -> None:
         ragged.sum(0, reduce=True)
     with pytest.raises(errors.DimError):
         ragged.sum(2, reduce=True)
+    hollow = TensorDict({"c": torch.rand(0), "a": torch.rand(0, 3)}, [0])  # as with elements
+    with pytest.raises(errors.ReductionError, match=r"along dim 0.*\[0\], \[0, 3\]"):
+        hollow.std(0, reduce=True)  # (torch.cat lets the 1-d tensor of no elements through)
     assert ragged.sum(dim="feature", reduce=True).shape == (3, 4)
 
 
@@ -340,6 +343,11 @@ def test_reduction_options() -> None:
     assert td.norm(dtype=torch.float64)["n", "c"].dtype is torch.float64
     assert equal(td.logsumexp()["a"], td["a"].logsumexp((0, 1)))  # the batch dims
     assert equal(td.logsumexp(1, keepdim=True)["a"], td["a"].logsumexp(1, keepdim=True))
+    # no batch dims: over no dims, each entry as it is in floating point (the logsumexp of
+    # one element; torch.logsumexp(t, dim=()) fails, as the peer, which calls it)
+    flat = TensorDict({"a": torch.rand(1, 3), "i": torch.tensor([1, 2])}, [])
+    assert equal(flat.logsumexp()["a"], flat["a"])
+    assert equal(flat.logsumexp()["i"], torch.tensor([1.0, 2.0]))
     q = td.quantile(0.25, dim=0)
     assert equal(q["a"], td["a"].quantile(0.25, dim=0))
     assert equal(td.quantile(0.5)["n", "c"], td["n", "c"].quantile(0.5))

@@ -73,9 +73,11 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
         if any(text in str(peer.error) for text in _REDUCTION_REFUSALS):
             return True
     if finding.kind == "peer-raises":
-        return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"})
+        return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"}) or _first_of_tuple(finding)
     if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
         return True
+    if finding.kind == "tclass-raises" and _first_of_tuple(finding):
+        return "Expected reduction dim" in str(mine.error)  # torch's, for a dim of size 0
     if finding.kind == "family" and ("peer-stops" in tags or finding.step.op == "//="):
         return any(text in str(peer.error) for text in _PEER_LACKS)
     if finding.kind == "result" and "dim-tuple" in tags:
@@ -93,6 +95,12 @@ _REDUCTION_REFUSALS = (
 # The peer's reductions that take only the first dim of a tuple, not checked against the
 # batch dims (``amax(dim=(-1,))`` reduces each leaf's last dim), with a FutureWarning.
 _FIRST_OF_TUPLE = ("prod", "amax", "amin", "max", "min")
+
+
+def _first_of_tuple(finding: Finding) -> bool:
+    """A tuple of dims given to a reduction whose first dim the peer takes for a dim of
+    the leaves (it raises there, or answers for a dim of size 0 torch refuses to reduce)."""
+    return "dim-tuple" in finding.step.tags and finding.step.op in _FIRST_OF_TUPLE
 
 
 def _values_kept(*ops: str) -> Covers:
@@ -123,6 +131,14 @@ def _values_not_merged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         and type(mine.error).__name__ == "ReductionError"
         and "different Python value per element" in str(mine.error)
     )
+
+
+def _joined_disagree(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``reduce=True`` along a dim of tensors that disagree in shape beside it and hold
+    no elements: tclass's ``ReductionError``, as with elements, where the peer's
+    ``torch.cat`` lets a 1-d tensor of no elements join."""
+    refused = type(mine.error).__name__ == "ReductionError"
+    return refused and "so they must agree in shape elsewhere" in str(mine.error)
 
 
 def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -183,6 +199,67 @@ def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any)
     return any(".empty(recurse=True)" in line for line in _later_lines(finding))
 
 
+# A result line that differs in the tensor's dtype only (or, with the group, its class).
+_DTYPE_ONLY = re.compile(
+    r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], tclass Tensor\[torch\.\w+, shape \1\]$"
+)
+_MEMORY_MAPPED = re.compile(
+    r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], "
+    r"tclass MemoryMappedTensor\[torch\.\w+, shape \1\]$"
+)
+# What an operator the peer lacks in place changes in tclass's result: the collection
+# itself, with its lock, dim names, memory-mapped tensors, dtypes, empty nested
+# collections and Python values (the peer's operator empties them, see _values_kept).
+_KEPT_IN_PLACE = (
+    re.compile(r"\.is_locked: peer False, tclass True$"),
+    re.compile(r"\.names: peer "),
+    re.compile(r": keys: peer \["),
+    re.compile(r": peer TensorDict\(batch_size="),
+    _MEMORY_MAPPED,
+    _DTYPE_ONLY,
+)
+
+
+def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x |= y`` (``&=``, ``^=``, ``%=``, ``//=``): tclass's collection changed in place,
+    where the peer's ``x | y`` is a new, unlocked TensorDict without dim names."""
+    if finding.kind != "result" or not _BITWISE_IN_PLACE.match(finding.step.src):
+        return False
+    return all(any(p.search(line) for p in _KEPT_IN_PLACE) for line in finding.detail)
+
+
+# The ops whose result dtypes are torch's for each entry (README, "Math goes where the
+# peer stops": "Math dtypes are torch's, entry by entry").
+_TORCH_DTYPES = ("+", "-", "*", "**", "r+", "r-", "r*", "add", "sub", "mul", "pow")
+_TORCH_DTYPES += ("maximum", "minimum", "|", "^", "&", "r|", "r^", "r&")
+_TENSOR_OPERAND = re.compile(r"torch\.tensor\(|\bt\(\[")
+_TENSOR_WITH_DIMS = re.compile(r"\bt\(\[\d")
+_BOOL_ALPHA = re.compile(r"\.(add|sub)_?\(True, alpha=")
+
+
+def _torch_dtypes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Results that differ in dtype only where torch's dtype for each entry and the
+    peer's fused kernels differ (a 0-d entry with a 0-d tensor, a lazy stack's members
+    with slices of a tensor), ``add``/``sub`` of ``True`` with ``alpha``; ``&`` with a
+    tensor with dims, which the peer broadcasts against the leaves' trailing dims; and
+    ``1 / td``, where the peer multiplies by a reciprocal rounded to a float16 entry's
+    precision."""
+    op, src = finding.step.op, finding.step.src
+    if finding.kind == "tclass-raises" and _BOOL_ALPHA.search(src):
+        return src.startswith("x.sub") and "Subtraction, the `-` operator, with" in str(mine.error)
+    if op in ("&", "r&", "&=") and _TENSOR_WITH_DIMS.search(src):
+        if finding.kind in ("peer-raises", "family"):
+            return "must match the size of tensor" in str(peer.error)
+        return finding.kind == "result"
+    if finding.kind != "result":
+        return False
+    if op == "r/":
+        return all(": values differ: " in line for line in finding.detail)
+    if op not in _TORCH_DTYPES or not (_TENSOR_OPERAND.search(src) or _BOOL_ALPHA.search(src)):
+        return False
+    return all(_DTYPE_ONLY.search(line) for line in finding.detail)
+
+
 def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """Entries written back unchanged into a locked collection (``update(x.to_dict())``),
     and rows written in place at an index the peer sends through its locked ``set``
@@ -240,6 +317,8 @@ _PEER_INTERNAL = (
     "devices differ, got None and",  # a cpu collection stacked with one of no device
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
+    '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
+    '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
 )
 
 
@@ -261,6 +340,10 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     operation on a collection without entries, or cannot read the Python values of a
     stack of members on a device and of none, where tclass answers."""
     if finding.kind in ("peer-raises", "family"):
+        if finding.step.op == "logsumexp" and "doesn't match the broadcast shape" in str(
+            peer.error
+        ):
+            return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and ": peer error (" in finding.detail[0]:
         return all(_read_fails_inside(peer.value, line) for line in finding.detail)
@@ -485,7 +568,7 @@ ENTRIES: list[Entry] = [
         "**Python values in collections.**",
         _any_of(
             _number_written_around_values,
-            _values_kept("==", "!=", "r==", "r!="),
+            _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^"),
             _through_a_value,
             _empty_gives_new_nodes,
         ),
@@ -536,7 +619,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "bitwise-in-place",
         "**`&=`, `|=`, `^=`, `%=` and `//=` work in place**",
-        _changed_in_place_later,
+        _any_of(_changed_in_place_later, _kept_in_place),
     ),
     Entry(
         "math-beyond-the-peer",
@@ -546,6 +629,8 @@ ENTRIES: list[Entry] = [
             _nested_batch_dims_kept,
             _values_kept(*_REDUCTIONS),
             _values_not_merged,
+            _joined_disagree,
+            _torch_dtypes,
         ),
     ),
     Entry(

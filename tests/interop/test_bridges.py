@@ -321,6 +321,31 @@ class TestPytree:
         with pytest.raises(errors.EntryTypeError, match="wrap it"):
             tclass.from_pytree(torch.zeros(3))
 
+    def test_plain_nodes_record_only_their_type(self) -> None:
+        """A list, tuple or dict with string keys holds a ``_pytree_type`` entry and
+        nothing else, as the peer's; other nodes keep their context too."""
+        td = TensorDict.from_pytree(
+            {"obs": torch.zeros(3, 4), "pair": (torch.zeros(3), torch.ones(3))},
+            auto_batch_size=True,
+        )
+        assert sorted(td.keys()) == ["_pytree_type", "obs", "pair"]
+        assert sorted(td["pair"].keys()) == ["0", "1", "_pytree_type"]
+        back = td.to_pytree()
+        assert type(back["pair"]) is tuple and torch.equal(back["pair"][1], torch.ones(3))
+        marked = tclass.from_pytree({"p": Point(torch.zeros(1), None), 3: torch.ones(1)})
+        assert "_pytree_spec" in marked.keys() and "_pytree_spec" in marked["p"].keys()
+        assert "_pytree_spec" not in tclass.from_pytree([OrderedDict(z=1)])["0"].keys()
+
+    def test_key_order_and_empty_nodes_come_back(self) -> None:
+        tree = {"z": [torch.zeros(1)], "a": OrderedDict(y=torch.ones(1), b=torch.ones(1)), "e": []}
+        _same_tree(tclass.from_pytree(tree).to_pytree(), tree)
+
+    def test_a_node_type_entry_alone_is_not_enough_for_other_nodes(self) -> None:
+        td = tclass.from_pytree({"p": Point(torch.zeros(1), None)})
+        del td["p"]["_pytree_spec"]
+        assert td.to_pytree()["p"] is not None  # left as the collection it is
+        assert isinstance(td.to_pytree()["p"], TensorDict)
+
     def test_reserved_key(self) -> None:
         with pytest.raises(errors.KeyConflictError, match="_pytree_type"):
             tclass.from_pytree({"_pytree_type": torch.zeros(1)})

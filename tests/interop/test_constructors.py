@@ -6,6 +6,7 @@ it has the same behaviour."""
 from __future__ import annotations
 
 from collections import namedtuple
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,15 +50,31 @@ def _nested() -> dict[str, Any]:
 
 
 class TestFromDict:
-    def test_default_batch_is_inferred(self) -> None:
-        # The issue's rule (and the peer's older releases); the peer 0.15 gives [] here.
-        inferred = TensorDict.from_dict(_nested())
-        assert (
-            inferred.batch_size == TensorDict.from_dict(_nested(), auto_batch_size=True).batch_size
-        )
-        td = TensorDict.from_dict(_nested(), auto_batch_size=False)
+    @pytest.mark.parametrize("options", [{}, {"auto_batch_size": False}])
+    def test_default_batch_is_empty(self, options: dict[str, Any]) -> None:
+        # The peer's (0.15) default: no batch dims unless asked, so code written for it
+        # can write entries of any leading shape afterwards.
+        td = TensorDict.from_dict(_nested(), **options)
         assert td.batch_size == torch.Size([]) and td.get("b").batch_size == torch.Size([])
         assert td.get("n").data == "label" and isinstance(td.get("n"), NonTensorData)
+        td["other"] = torch.zeros(5)
+        assert td["other"].shape == (5,)
+
+    def test_records_and_stores_default_as_the_peer(self, tmp_path: Path) -> None:
+        @tclass.tensorclass
+        class Rec:
+            x: torch.Tensor
+
+        assert Rec.from_dict({"x": torch.zeros(3, 2)}).batch_size == torch.Size([])
+        assert Rec.from_dict({"x": torch.zeros(3, 2)}, batch_dims=1).batch_size == (3,)
+        assert TensorDict.fromkeys(["a", "b"], torch.zeros(3)).batch_size == torch.Size([])
+        pytest.importorskip("h5py", reason="needs h5py (the test extra)")
+        # PersistentTensorDict.from_dict infers, as the peer's
+        ptd = tclass.PersistentTensorDict.from_dict(
+            {"a": torch.zeros(3, 4), "b": {"c": torch.ones(3)}}, tmp_path / "d.h5"
+        )
+        assert ptd.batch_size == torch.Size([3])
+        ptd.close()
 
     @pytest.mark.parametrize(
         "options, root, nested",
@@ -260,8 +277,11 @@ class TestFromDict:
             TensorDict.from_dict([1, 2])  # type: ignore[arg-type]
 
     def test_names_name_the_dims(self) -> None:
+        # names alone ask for as many inferred dims (the peer drops the names silently)
         td = TensorDict.from_dict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, names=["t"])
-        assert td.names == ["t"] and td["n"].names == ["t"]
+        assert td.batch_size == (2,) and td.names == ["t"] and td["n"].names == ["t"]
+        with pytest.raises(tclass.errors.DimNameError, match="names 2 dims"):
+            TensorDict.from_dict({"a": torch.zeros(2)}, names=["t", "u"])
 
     def test_lazy_stack_wants_a_dict_per_member(self) -> None:
         # As the peer (a KeyError): a dict is read as members keyed "0", "1", ...

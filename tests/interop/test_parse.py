@@ -147,6 +147,73 @@ class TestParse:
         )
 
 
+class TestVerboseRepr:
+    """The repr printed with ``set_printoptions(compact=False)`` (the peer's older
+    default, still in its docs and in logs) parses too."""
+
+    TENSOR = "Tensor(shape=torch.Size({}), device=cpu, dtype=torch.{}, is_shared=False)"
+    TEXT = f"""TensorDict(
+    fields={{
+        image: {TENSOR.format([32, 3, 64, 64], "float32")},
+        label: {TENSOR.format([32], "int64")},
+        next: TensorDict(
+            fields={{
+                done: {TENSOR.format([32, 1], "bool")}}},
+            batch_size=torch.Size([32]),
+            device=None,
+            is_shared=False)}},
+    batch_size=torch.Size([32]),
+    device=cpu,
+    is_shared=False)"""
+
+    def test_written_by_hand(self) -> None:
+        td = parse_tensor_dict_string(self.TEXT)
+        assert td.batch_size == torch.Size([32]) and td.device == torch.device("cpu")
+        assert td["image"].shape == (32, 3, 64, 64) and td["label"].dtype == torch.int64
+        assert td["next", "done"].dtype == torch.bool and td.get("next").batch_size == (32,)
+        assert td["image"].abs().sum() == 0
+
+    @given(td=tensordicts())
+    @SETTINGS
+    def test_same_layout_as_printed(self, td: TensorDict) -> None:
+        td = td.exclude(*[key for key, value in td.items(True) if tclass.is_non_tensor(value)])
+        with tclass.set_printoptions(compact=False):
+            text = repr(td)
+        _same_layout(parse_tensor_dict_string(text), td)
+
+    def test_tensorclass_lazy_stack_and_empty(self) -> None:
+        rec = Rec(
+            obs=torch.zeros(2, 3), inner=Inner(x=torch.ones(2), batch_size=[2]), batch_size=[2]
+        ).exclude("env")
+        stack = tclass.lazy_stack([TensorDict(a=torch.zeros(3, 1), batch_size=[3])] * 2)
+        with tclass.set_printoptions(compact=False):
+            texts = [repr(rec), repr(stack), repr(TensorDict())]
+        parsed = [parse_tensor_dict_string(text) for text in texts]
+        assert parsed[0]["obs"].shape == (2, 3) and parsed[0]["inner", "x"].shape == (2,)
+        assert parsed[1].batch_size == (2, 3) and parsed[1]["a"].shape == (2, 3, 1)
+        assert parsed[2].batch_size == () and not parsed[2].keys()
+
+    def test_what_it_cannot_rebuild(self) -> None:
+        with tclass.set_printoptions(compact=False):
+            values = repr(TensorDict(s="x"))
+            exclusive = repr(
+                tclass.lazy_stack([TensorDict(a=torch.zeros(1)), TensorDict(b=torch.zeros(1))])
+            )
+        with pytest.raises(errors.ReprParseError, match="'s'.*Python values") as info:
+            parse_tensor_dict_string(values)
+        assert isinstance(info.value, ValueError)
+        with pytest.raises(errors.ReprParseError, match="exclusive_fields"):
+            parse_tensor_dict_string(exclusive)
+
+    def test_the_peer_verbose_repr(self) -> None:
+        peer = pytest.importorskip("tensordict")
+        theirs = peer.TensorDict({"a": torch.zeros(3, 2), "b": {"c": torch.zeros(3)}}, [3])
+        with peer.set_printoptions(compact=False):
+            text = repr(theirs)
+        parsed = parse_tensor_dict_string(text)
+        assert parsed["a"].shape == (3, 2) and parsed.get("b").batch_size == (3,)
+
+
 @SETTINGS
 @given(td=tensordicts())
 def test_parse_gives_the_same_layout(td: TensorDict) -> None:

@@ -112,7 +112,8 @@ def _as_values(args: dict[str, Any]) -> dict[str, Any]:
 
 def _from_dict(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, Any]]:
     data = _built(kinds, option).to_dict()  # holds no device, nor which values are MetaData
-    return kinds.rec.from_dict(data, device="cpu"), _as_values(given(option, kinds))
+    record = kinds.rec.from_dict(data, auto_batch_size=True, device="cpu")
+    return record, _as_values(given(option, kinds))
 
 
 def _h5(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, Any]]:
@@ -237,8 +238,8 @@ def _peer_gaps() -> dict[tuple[str, str], str]:
     gaps = {}
     for option in OPTIONS:
         gaps[option, "from_dict"] = (
-            "the peer's from_dict(to_dict()) infers batch size [] (the nested record's too), "
-            "reads numbers as tensors and a dict as a TensorDict"
+            "the peer's from_dict(to_dict()) reads numbers as tensors and a dict as a "
+            "TensorDict (and gives batch size [] unless asked to infer it)"
         )
         if option == "tensor_only":
             gaps[option, "h5"] = (

@@ -77,8 +77,9 @@ class ConversionOps:
     ) -> Self:
         """An instance from a (nested) dict: see :func:`tclass.from_dict`.
 
-        Without ``batch_size``, the batch size is the largest leading shape the values
-        share (at most ``batch_dims`` dims); ``auto_batch_size=False`` gives ``[]``.
+        Without ``batch_size``, the batch size is ``[]`` (the peer's default) unless
+        ``auto_batch_size=True``, ``batch_dims`` or ``names`` asks for the largest leading
+        shape the values share (at most ``batch_dims``, or as many dims as ``names``).
         """
         return cls._from_plain(
             INTEROP.from_dict(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
 import torch
 from typing_extensions import Self, Unpack
 
+from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
@@ -295,9 +296,12 @@ class ApplyOps(TensorCollection):
                 if _kept(sub, value, rules):
                     out[key] = sub
                 continue
-            result = fn(path, value, *paired)
+            result: Any = fn(path, value, *paired)  # a Python value, from a value node
             if result is None:
                 continue
+            if not isinstance(result, (torch.Tensor, TensorCollection)):
+                # fn called on a Python-value node gave a Python value: stored as set() would
+                result = ENGINE.stored_value(result, batch_size, self.device)
             shape = leaf_shape(result) if isinstance(result, torch.Tensor) else result.shape
             if shape[:nb] != batch_size:
                 if result.__class__ is not UnbatchedTensor:
@@ -579,9 +583,9 @@ class _Rules:
         self.is_leaf = options.get("is_leaf")
 
     def leaf(self, value: TensorCollection) -> bool:
-        """Whether ``fn`` is called on the nested collection ``value`` itself."""
-        if value._is_leaf_node:
-            return False
+        """Whether ``fn`` is called on the nested collection ``value`` itself: with
+        ``call_on_nested``, or when ``is_leaf`` says its type is a leaf (a Python-value
+        node too, as the peer's ``is_leaf=is_leaf_nontensor``)."""
         if self.call_on_nested:
             return True
         return self.is_leaf is not None and self.is_leaf(type(value))

@@ -528,7 +528,7 @@ class LeafWalkOps(TensorCollection):
                 [values(node, *_placed(operands, walked)) for node, walked in gather.values]
             )
         out = self._rebuilt(iter(results), resize, nodes)
-        if lock and self.is_locked and not (arithmetic and _unlocks(gather.leaves, operands)):
+        if lock and self.is_locked and not (arithmetic and _unlocks(self, gather.leaves, operands)):
             out.lock_()
         return out
 
@@ -699,19 +699,22 @@ def _grown(batch: torch.Size, old_dims: int) -> Resize:
 _R = TypeVar("_R")
 
 
-def without_empty(result: _R, operand: Any) -> _R:
+def without_empty(result: _R, operand: Any, *, always: bool = False) -> _R:
     """``result`` (a binary arithmetic result) without its nested collections that hold
     nothing, at any depth, as the peer's arithmetic gives it; records keep their fields.
     As in the peer, a collection holding no tensor (its result is a copy) and a tensor
-    ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all."""
+    ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all,
+    except on a lazy stack whose members take 0-d slices of it (:func:`_sliced_to_0d`),
+    and unless ``always`` (the peer's ``&`` drops them in every case)."""
     if not isinstance(result, TensorCollection) or is_record(result):
         return result
-    if isinstance(operand, torch.Tensor) and operand.ndim:
+    spread = isinstance(operand, torch.Tensor) and operand.ndim and not _sliced_to_0d(result)
+    if spread and not always:
         return result
     if not (result._is_lazy or result._is_leaf_node) and _none_empty(result):
         return result  # nothing nested to drop (the common case), found by a cheap walk
     empty, _, tensors = _empty_nested(result, ())
-    if not empty or not tensors:
+    if not empty or not (tensors or always):
         return result
     out = result.exclude(*empty)
     return cast(_R, out.lock_() if result.is_locked else out)
@@ -770,8 +773,23 @@ def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list
     return paths, not kept, tensors
 
 
-def _unlocks(leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
+def _unlocks(node: TensorCollection, leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
     """As the peer's pointwise math: a collection without tensors, or a tensor operand
-    with dims (spread over the batch dims), gives a new unlocked collection; a number or
-    a 0-d tensor keeps the lock."""
-    return not leaves or any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
+    with dims spread over the batch dims (:func:`_spread`), gives a new unlocked
+    collection; a number or a 0-d tensor keeps the lock."""
+    return not leaves or (_spread(operands) and not _sliced_to_0d(node))
+
+
+def _sliced_to_0d(node: TensorCollection) -> bool:
+    """Whether ``node`` is a lazy stack whose members have no batch dims: as in the peer,
+    each member takes a 0-d slice of a tensor operand, a scalar to it (the result keeps
+    the lock and drops the nested collections left empty, as with a number)."""
+    return node._is_lazy and len(node.batch_size) == 1
+
+
+def _spread(operands: tuple[Any, ...]) -> bool:
+    """Whether a tensor operand with dims is spread over the batch dims, with no
+    collection operand paired key by key beside it (the peer's ``addcmul(t, td)`` keeps
+    the lock)."""
+    tensors = any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
+    return tensors and not any(isinstance(o, TensorCollection) for o in operands)

@@ -655,9 +655,10 @@ class MathOps(LeafWalkOps):
         the result (in place; with ``update_batch_size``, an ``out`` of another batch
         size takes the result's entries and batch size, see :meth:`update`).
         """
+        source = self
         if pad is not None and isinstance(other, TensorCollection):
-            other = _completed(self, other, pad)
-        result = self._pointwise(
+            source, other = _completed(self, other, pad)
+        result = source._pointwise(
             None,
             _where,
             (condition, other),
@@ -742,21 +743,31 @@ def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:
     return a._new_like(left, a.batch_size, a.device), b._new_like(right, b.batch_size, b.device)
 
 
-def _completed(a: Any, b: Any, value: Any) -> Any:
-    """``b`` with ``a``'s keys: the entries ``b`` lacks filled with ``value``, its other
-    keys left out (``where(..., pad=)``)."""
-    theirs = b._entries()
-    values: dict[str, Any] = {}
-    for key, mine in a._entries().items():
-        if getattr(mine, "_is_value_node", False):
+def _completed(a: Any, b: Any, value: Any) -> tuple[Any, Any]:
+    """``a`` and ``b`` with the same tensor keys for ``where(..., pad=)``: the entries one
+    lacks filled with ``value`` (as the peer); ``a`` itself when ``b`` has no key it lacks.
+    Python values ``a`` holds are left out of ``b`` (and so of the result, as the peer)."""
+    mine, theirs = a._entries(), b._entries()
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
+    grown = False
+    for key in [*mine, *(k for k in theirs if k not in mine)]:
+        x, y = mine.get(key), theirs.get(key)
+        if getattr(x, "_is_value_node", False) or getattr(y, "_is_value_node", False):
+            if x is not None:
+                left[key] = x
             continue
-        if key not in theirs:
-            values[key] = _filled(mine, value)
-        elif isinstance(mine, TensorCollection):
-            values[key] = _completed(mine, theirs[key], value)
-        else:
-            values[key] = theirs[key]
-    return b._new_like(values, b.batch_size, b.device)
+        if x is None:
+            x, grown = _filled(y, value), True
+        elif y is None:
+            y = _filled(x, value)
+        elif isinstance(x, TensorCollection):
+            sub, y = _completed(x, y, value)
+            grown = grown or sub is not x
+            x = sub
+        left[key], right[key] = x, y
+    completed = a._new_like(left, a.batch_size, a.device) if grown else a
+    return completed, b._new_like(right, b.batch_size, b.device)
 
 
 def _data_of(tensor: torch.Tensor) -> torch.Tensor:

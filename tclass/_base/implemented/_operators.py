@@ -219,7 +219,7 @@ class OperatorOps(MathOps):
     def __and__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.bitwise_and, (other,)), other)
+        return without_empty(self._pointwise(None, torch.bitwise_and, (other,)), other, always=True)
 
     def __rand__(self, other: Operand) -> Self:
         return self.__and__(other)

@@ -336,9 +336,18 @@ class ReductionOps(MathOps):
             )
             warnings.warn(msg, FutureWarning, stacklevel=4)
         leaf_dims = [d % ndim for d in given]
+        # (checked first: torch.cat takes a 1-d tensor of no elements beside any other)
+        along, first = leaf_dims[0], leaves[0].shape
+        agree = all(
+            leaf.ndim == ndim
+            and all(a == b for i, (a, b) in enumerate(zip(leaf.shape, first)) if i != along)
+            for leaf in leaves
+        )
         try:
-            joined = torch.cat(leaves, leaf_dims[0])
+            joined = torch.cat(leaves, along) if agree else None
         except RuntimeError:
+            joined = None
+        if joined is None:
             shapes = ", ".join(format_shape(leaf.shape) for leaf in leaves)
             msg = (
                 f"{operation}(dim={dim}, reduce=True) joins the tensors along dim "

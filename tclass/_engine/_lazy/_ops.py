@@ -438,6 +438,8 @@ class LazyStackOps(TensorDictBase):
         count, d = len(self._members), self._stack_dim
         if not isinstance(operand, torch.Tensor):
             return self._cut(operand)
+        if not operand.ndim:  # stays 0-d: torch's type promotion treats it as a scalar
+            return [operand] * count
         if alignment == "mask" or d >= batch_dims:
             return split_tensor(operand, d, count)
         if operand.ndim > batch_dims:

@@ -37,7 +37,7 @@ from tclass._core import _batch, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
-from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._io._schema import record_schema
@@ -291,7 +291,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         if isinstance(input_dict, TensorCollection):
             source: TensorCollection = input_dict
         else:
-            source = TensorDict.from_dict(input_dict, batch_dims=batch_dims)
+            source = TensorDict.from_dict(input_dict, auto_batch_size=True, batch_dims=batch_dims)
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
         out = cls(
             filename=filename, mode="w", batch_size=batch, device=device, backend=backend,
@@ -549,16 +549,18 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         return node
 
     def __getitem__(self, index: Any) -> Any:
-        """An entry by key (read from the file), or the rows ``index`` selects, read
-        from each dataset into a plain TensorDict."""
+        """An entry by key (read from the file): a Python value as the value itself (one
+        per element as nested lists), as ``TensorDict`` gives it; or the rows ``index``
+        selects, read from each dataset into a plain TensorDict."""
         if isinstance(index, str):
-            return self._entry(index)
-        if isinstance(index, tuple) and index and all(isinstance(part, str) for part in index):
+            value = self._entry(index)
+        elif isinstance(index, tuple) and index and all(isinstance(part, str) for part in index):
             value = self.get(index, _MISSING)
             if value is _MISSING:
                 raise self._missing_key(index)
-            return value
-        return self._rows(index)
+        else:
+            return self._rows(index)
+        return value._read() if isinstance(value, _NonTensorNode) else value
 
     def get_at(self, key: Any, index: Any, default: Any = _MISSING) -> Any:
         """The rows ``index`` of the entry ``key``, reading only those."""
