@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
     from tclass._engine._td import TensorDict
 
-__all__ = ["SetItemOps", "source_batch_error"]
+__all__ = ["SetItemOps", "check_empty_source", "source_batch_error"]
 
 _Tensor = torch.Tensor
 _NUMBERS = (bool, int, float)
@@ -82,8 +82,11 @@ class SetItemOps(TensorDictBase):
             if len(index) == 1:
                 index = index[0]
         if isinstance(value, TensorCollection):
+            entries = value._entries()
+            if not entries:  # nothing to write, but torch's shape check still holds
+                check_empty_source(self, index, value)
             try:
-                self._write_entries_at(index, value._entries().items())
+                self._write_entries_at(index, entries.items())
             except BatchSizeError:
                 error = source_batch_error(self, index, value)
                 if error is not None:
@@ -124,6 +127,13 @@ class SetItemOps(TensorDictBase):
             if unbatched and entry.__class__ is _Unbatched:
                 write_unbatched(key, entry, sub)
                 continue
+            if (
+                isinstance(sub, TensorCollection)
+                and isinstance(entry, TensorCollection)
+                and not isinstance(sub, _NonTensorNode)
+                and not len(sub.keys())
+            ):
+                continue  # nothing to write: only the value written is checked, not its parts
             if hasattr(sub, "__array__") and not isinstance(sub, torch.Tensor):
                 sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
             try:
@@ -178,24 +188,44 @@ def _same_data(entry: _NonTensorNode, sub: Any) -> bool:
     return both and same_value(entry.data, sub.data)
 
 
+def check_empty_source(destination: TensorCollection, index: Any, value: TensorCollection) -> None:
+    """For ``destination[index] = value`` where ``value`` has no entries: the
+    ``BatchSizeError`` of :func:`source_batch_error` when its batch size does not
+    broadcast to the indexed destination's. Writing it changes nothing, but torch checks
+    a tensor's shape even when it has no elements (and a collection with entries is
+    checked through them): without this, a mistaken index or batch size passes silently."""
+    error = source_batch_error(destination, index, value, empty=True)
+    if error is not None:
+        raise error
+
+
 def source_batch_error(
-    destination: TensorCollection, index: Any, value: TensorCollection
+    destination: TensorCollection, index: Any, value: TensorCollection, *, empty: bool = False
 ) -> BatchSizeError | None:
     """For ``destination[index] = value``: the error that names both batch sizes when the
     source's does not broadcast to the indexed destination's, else None (an index the
-    batch size refuses is left for the write to report)."""
+    batch size refuses is left for the write to report). ``empty``: the source has no
+    entries (the message says that it is checked all the same)."""
     try:  # a meta view: the indexed batch size without touching data
         target = torch.empty((), device="meta").expand(destination.batch_size)[index].shape
     except (IndexError, RuntimeError, TypeError, ValueError):
         return None
     source = value.batch_size
-    if len(source) <= len(target) and all(
+    leading = 0  # torch drops a value's leading dims of size 1 before broadcasting it
+    while leading < len(source) - len(target) and source[leading] == 1:
+        leading += 1
+    if len(source) - leading <= len(target) and all(
         s in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
     ):
         return None
+    kind = type(value).__name__
+    note = ""
+    if empty:
+        note = f" (a {kind} without entries writes nothing, but its batch size is checked"
+        note += " as a tensor's shape is)"
     return BatchSizeError(
-        f"cannot write a {type(value).__name__} at index {index!r}: batch dimension "
+        f"cannot write a {kind} at index {index!r}: batch dimension "
         f"mismatch (the indexed destination {type(destination).__name__} batch size is "
         f"{list(target)}, and the source's batch size {list(source)} does not "
-        "broadcast to it); index the source or the destination so that the two agree"
+        f"broadcast to it{note}); index the source or the destination so that the two agree"
     )

@@ -272,6 +272,50 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
 
 
+# A leaf that is a file of tclass's folder and a plain tensor in the peer, or the other
+# way round: the same dtype and shape either way.
+_MAPPED_HERE = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$")
+_MAPPED_THERE = re.compile(r": peer MemoryMappedTensor(\[[^\]]*\]\]), tclass Tensor\1$")
+_ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
+
+
+def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
+    ``set``, ``update``...): files of its folder in tclass, memory-mapped tensors, where
+    the peer keeps plain tensors in memory that a reload does not see."""
+    if finding.kind != "result" or finding.step.op not in _ENTRY_WRITES:
+        return False
+    return all(_MAPPED_HERE.search(line) for line in finding.detail)
+
+
+def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same, seen later in an earlier result: a new entry written through a lazy stack
+    into its loaded records (memory-mapped there), or the new name ``rename_key_`` gives
+    (a copy in its own file, which what shared the old tensor no longer sees)."""
+    if finding.kind != "alias" or not facts.memmap:
+        return False
+    if all(_MAPPED_HERE.search(line) for line in finding.detail):
+        return True
+    renamed = any(".rename_key_(" in line for line in _later_lines(finding))
+    return renamed and all(": values differ: " in line for line in finding.detail)
+
+
+def _memory_mapped_as_indexed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An advanced index that selects no element of a memory-mapped entry: a copy, a
+    plain tensor, where the peer's ``MemoryMappedTensor`` wraps it (two empty storages
+    compare equal). A write at a ``None`` index into a collection without batch dims:
+    written in place, the leaves kept, where the peer swaps in plain views of them."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at", "setitem"):
+        return False
+    if finding.step.op == "setitem":
+        at_none = re.match(r"x\[[^\]=]*\bNone\b[^\]=]*\] = ", finding.step.src) is not None
+        return at_none and all(_MAPPED_HERE.search(line) for line in finding.detail)
+    return all(
+        (found := _MAPPED_THERE.search(line)) is not None and re.search(r"\b0\b", found.group(1))
+        for line in finding.detail
+    )
+
+
 def _through_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A nested key through a Python value (``x[("zz", "a")] = v``): tclass's
     ``EntryTypeError``, where the peer hides the entry in the value's node."""
@@ -319,6 +363,7 @@ _PEER_INTERNAL = (
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
     '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
+    "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
 )
 
 
@@ -395,6 +440,13 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if finding.kind != "result" or finding.step.op not in ("unflatten", "expand"):
         return False
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+
+
+def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``key in lazy.keys(...)``: answered as for a TensorDict in both libraries (a nested
+    node is in ``keys(True, True)``, a nested key is not in ``keys()``), where the peer's
+    lazy stack answers the other way."""
+    return finding.step.op == "contains" and _tagged("lazy", "result")(finding, facts, peer, mine)
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -478,7 +530,9 @@ def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         "batch dim(s) (expected a value in" in message
         or (
             finding.step.op in ("getitem", "setitem")  # x[i] = x[i].to_dict() indexes too
-            and "is out of range for the batch size" in message
+            and (
+                "is out of range for the batch size" in message or "for a lazy stack of" in message
+            )
         )
     )
 
@@ -532,7 +586,10 @@ _CHECKED_AS_TORCH = {
         ("permute", "is not a permutation of the leading batch dims"),
     ),
     "DimError": (("narrow", "do not fit batch dim"),),
-    "BatchSizeError": (("set_", "cannot copy a value of shape"),),
+    "BatchSizeError": (
+        ("set_", "cannot copy a value of shape"),
+        ("setitem", "without entries writes nothing"),
+    ),
     "InPlaceWriteError": (("set_", "cannot be copied into"), ("update_", "cannot be copied into")),
     "BatchMismatchError": tuple(
         (op, "does not start with the batch size")
@@ -571,12 +628,20 @@ ENTRIES: list[Entry] = [
             _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^"),
             _through_a_value,
             _empty_gives_new_nodes,
+            _new_entries_saved,
+            _saved_later,
         ),
     ),
     Entry(
         "stacking-keeps",
         "**Stacking keeps what can be kept.**",
-        _any_of(_padded_values, _no_members_taken, _lazy_batch_size_set, _stays_lazy),
+        _any_of(
+            _padded_values,
+            _no_members_taken,
+            _lazy_batch_size_set,
+            _stays_lazy,
+            _contains_as_dense,
+        ),
     ),
     Entry(
         "peer-fails-inside",
@@ -591,6 +656,7 @@ ENTRIES: list[Entry] = [
             _dims_in_batch,
             _too_many_indices,
             _beyond_the_index,
+            _memory_mapped_as_indexed,
         ),
     ),
     Entry(
@@ -632,11 +698,6 @@ ENTRIES: list[Entry] = [
             _joined_disagree,
             _torch_dtypes,
         ),
-    ),
-    Entry(
-        "from-dict-infers",
-        "**`from_dict` infers the batch size** when none is given",
-        _tagged("infers", "result"),
     ),
 ]
 

@@ -182,7 +182,8 @@ def contains(c: Chooser, info: Info, facts: Facts) -> Step:
     form = c.choice((f"{k} in x.keys()", f"{k} in x.keys(True)", f"{k} in x.keys(True, True)"))
     if c.chance(20) and k.startswith('"'):
         form = f"{k} in x"
-    return step(form, "contains", "entries", "eval")
+    tags = ("lazy",) if info.kind == "lazy" else ()
+    return step(form, "contains", "entries", "eval", tags=tags)
 
 
 def sizes(c: Chooser, info: Info, facts: Facts) -> Step:
@@ -226,7 +227,7 @@ def to_dict(c: Chooser, info: Info, facts: Facts) -> Step:
             "entries",
         )
     if pick == 2:
-        return step("L.TensorDict.from_dict(x.to_dict())", "from_dict", "entries", tags=("infers",))
+        return step("L.TensorDict.from_dict(x.to_dict())", "from_dict", "entries")
     if pick == 3:
         return step(
             f"L.TensorDict(x.to_dict(), batch_size={list(info.batch)})", "from_dict", "entries"

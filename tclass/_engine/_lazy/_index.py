@@ -25,6 +25,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch
 from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
+from tclass._engine._td_setitem import check_empty_source
 from tclass.errors import DimError
 
 if TYPE_CHECKING:
@@ -59,8 +60,6 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     """``stack[index]`` for any index other than a key, an int or a slice."""
     if index is Ellipsis:
         return stack._restacked(list(stack._members))
-    if index is None:
-        return stack.unsqueeze(0)  # as the peer: the lock carries over
     items = _items(stack, index)
     if all(map(_is_basic, items)):
         return _index_basic(stack, items)
@@ -341,6 +340,8 @@ def _member_part(member: Any, positions: torch.Tensor, copy: bool) -> Any:
 
 def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     """``stack[index] = value``: each part of ``value`` written into its member."""
+    if isinstance(value, TensorCollection) and not len(value.keys()):
+        check_empty_source(stack, index, value)  # nothing to split: its batch size checked
     if type(index) is int and stack._stack_dim == 0:
         _write_whole(stack._index_int(index), value)
         return

@@ -1,0 +1,38 @@
+"""Indexing a lazy stack (``_engine/_lazy/_index.py``): what the results hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+import tclass
+from tclass import MemoryMappedTensor, TensorDict
+
+
+def test_a_none_index_keeps_the_members_memory_mapped_leaves(tmp_path: Path) -> None:
+    """``stack[None]`` indexes every member with ``None``, as ``td[None]`` does for a
+    TensorDict: views of the files, still memory-mapped and writing through to them."""
+    members = [TensorDict({"a": torch.full((3,), float(i))}, batch_size=[]) for i in range(2)]
+    saved = tclass.lazy_stack(members).memmap(tmp_path / "s")
+    stack = tclass.load_memmap(tmp_path / "s")
+    out = stack[None]
+    assert out.batch_size == (1, 2) and out.stack_dim == 1
+    assert all(type(member["a"]) is MemoryMappedTensor for member in out.tensordicts)
+    assert type(TensorDict({"a": torch.ones(2)}, [2]).memmap(tmp_path / "d")[None]["a"]) is (
+        MemoryMappedTensor
+    )
+    out.tensordicts[1]["a"].fill_(7.0)
+    assert tclass.load_memmap(tmp_path / "s")["a"].tolist() == [[0.0] * 3, [7.0] * 3]
+    assert saved.batch_size == (2,)
+
+
+def test_a_none_index_keeps_the_lock_names_and_a_ragged_dim() -> None:
+    stack = tclass.lazy_stack([TensorDict({"a": torch.ones(3, 2)}, [3]) for _ in range(2)], 1)
+    stack.names = ["i", "j"]
+    stack.lock_()
+    out = stack[None]
+    assert out.batch_size == (1, 3, 2) and out.names == [None, "i", "j"] and out.is_locked
+    assert out.stack_dim == 2 and all(member.is_locked for member in out.tensordicts)
+    ragged = tclass.lazy_stack([TensorDict(a=torch.zeros(n), batch_size=[n]) for n in (2, 3)])
+    assert ragged[None].batch_size == (1, 2, -1) and ragged[None].stack_dim == 1

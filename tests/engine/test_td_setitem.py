@@ -1,0 +1,93 @@
+"""Indexed writes (``td[idx] = value``): what ``_engine/_td_setitem.py`` and the lazy
+stack's ``write_lazy`` check before writing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import LazyStackedTensorDict, TensorDict
+from tclass.errors import BatchSizeError
+
+# Indices of a [2, 3] batch, and what torch selects with each from a tensor of that shape.
+INDICES: list[Any] = [None, ..., 0, slice(None), (None, 0), (..., None), (None, ...), [1, 0]]
+
+
+def _dense() -> TensorDict:
+    return TensorDict({"a": torch.arange(6.0).reshape(2, 3)}, batch_size=[2, 3])
+
+
+def _lazy() -> LazyStackedTensorDict:
+    members = [TensorDict({"a": torch.arange(3.0) + 3 * i}, batch_size=[3]) for i in range(2)]
+    return tclass.lazy_stack(members)
+
+
+def _torch_accepts(index: Any, shape: list[int]) -> bool:
+    try:
+        torch.zeros(2, 3)[index] = torch.zeros(shape)  # the batch as a tensor's shape
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("make", [_dense, _lazy])
+@pytest.mark.parametrize("index", INDICES)
+@pytest.mark.parametrize("shape", [[5], [2], [0], [4, 3], [3], [1], [], [1, 3]])
+def test_a_collection_without_entries_is_checked_as_a_tensor_without_elements(
+    make: Any, index: Any, shape: list[int]
+) -> None:
+    """An empty collection writes nothing, but its batch size must broadcast to the indexed
+    batch as a tensor of that shape must (torch checks shapes, not elements; the peer
+    checks it only at a ``None`` index and for lazy stacks); nothing changes either way."""
+    td = make()
+    before = td["a"].clone()
+    if _torch_accepts(index, shape):
+        td[index] = TensorDict({}, batch_size=shape)
+    else:
+        with pytest.raises(BatchSizeError, match="without entries writes nothing") as caught:
+            td[index] = TensorDict({}, batch_size=shape)
+        assert isinstance(caught.value, RuntimeError)  # as the peer raises at None
+        assert f"the source's batch size {shape} does not broadcast" in str(caught.value)
+    assert torch.equal(td["a"], before)
+
+
+def test_a_destination_without_entries_checks_the_source_too() -> None:
+    td = TensorDict({}, batch_size=[4])
+    with pytest.raises(BatchSizeError, match=r"destination TensorDict batch size is \[1, 4\]"):
+        td[None] = td[::3].clone()  # batch [2] into [1, 4]
+    td[None] = td[::4].clone()  # [1] broadcasts
+    td[1:3] = TensorDict({}, batch_size=[2])
+
+
+def test_empty_sources_that_broadcast_and_empty_mappings_write_nothing() -> None:
+    td = _dense()
+    td[0] = {}  # a mapping has no batch size of its own
+    td[..., None] = TensorDict({}, batch_size=[2, 3, 1])
+    td[torch.tensor([True, False])] = TensorDict({}, batch_size=[1, 3])
+    assert torch.equal(td["a"], torch.arange(6.0).reshape(2, 3))
+
+
+def test_a_source_with_entries_keeps_its_checks() -> None:
+    """With entries, the write is checked through them, as before (a leaf that fits the
+    selection is written, as the peer writes it)."""
+    td = _dense()
+    td[...] = TensorDict({"a": torch.ones(2, 3)}, batch_size=[2])
+    assert (td["a"] == 1).all()
+    with pytest.raises(BatchSizeError, match="does not broadcast to it"):
+        td[0] = TensorDict({"a": torch.ones(2, 3)}, batch_size=[2])
+
+
+def test_only_the_value_written_is_checked_not_its_empty_parts() -> None:
+    """A nested collection without entries inside the value writes nothing and is not
+    checked: a dict's nested ``{}`` has no batch size of its own (it is read at the
+    parent's, which need not be the nested node's), as in the peer."""
+    td = TensorDict(
+        {"c": torch.zeros(4, 2), "n": TensorDict({"e": TensorDict({}, [4, 2, 1])}, [4, 2, 1])},
+        batch_size=[4, 2],
+    )
+    td[:2] = td[:2].to_dict()  # "e" comes back as {}: read at batch size [2, 2]
+    td[0] = TensorDict({"n": TensorDict({}, batch_size=[2, 5])}, batch_size=[2])
+    assert td["n", "e"].batch_size == (4, 2, 1) and (td["c"] == 0).all()
