@@ -67,24 +67,6 @@ def test_an_op_that_changes_nothing_returns_the_stack(dim: int, name: str) -> No
     assert torch.equal(stack["c"], torch.ones(3, 2))
 
 
-# --- unflatten along the stack dim regroups the members themselves -----------------------
-
-
-def test_unflatten_of_the_stack_dim_keeps_the_members() -> None:
-    stack = _stack(0)
-    out = stack.unflatten(0, (3, 1))
-    assert out.batch_size == torch.Size([3, 1, 2])
-    ids = {id(m) for m in stack.tensordicts}
-
-    def leaves(node: Any) -> list[Any]:
-        if isinstance(node, LazyStackedTensorDict):
-            return [leaf for member in node.tensordicts for leaf in leaves(member)]
-        return [node]
-
-    assert {id(m) for m in leaves(out)} == ids
-    assert torch.equal(out.reshape(3, 2)["a"], stack["a"])
-
-
 # --- tensor indices: members picked, or copies --------------------------------------------
 
 SHARED: dict[str, Any] = {

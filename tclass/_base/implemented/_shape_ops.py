@@ -240,8 +240,8 @@ class ShapeOps(TensorCollection):
         that changes nothing keeps the leaves as they are unless ``always``. ``span``
         (``flatten`` / ``unflatten``): ``(i, j, merged)``, the dims ``i..j`` of the longer
         of the two shapes merged into (``merged``), or split from, its dim ``i``; nested
-        collections then make the same call (a lazy stack regroups its members there;
-        a shape alone can leave that ambiguous, as with size-1 dims)."""
+        collections then make the same call (a lazy stack itself regroups its members by
+        the shape alone, as the peer's)."""
         nb = len(self.batch_size)
         unchanged = new == self.batch_size and not always
 

@@ -110,31 +110,21 @@ class LazyReshapeOps(LazyStackOps):
                 check_regular(self, range(len(self._batch_size)), f"reshape to {list(new)}")
             parts = [part for member in self._members for part in member.reshape(-1).unbind(0)]
             return self._lazily(parts, 0, None)
-        regrouped = self._regroup(new, span)
+        regrouped = self._regroup(new)  # by the shape alone, as the peer's (not ``span``)
         if regrouped is not None:
             return regrouped
         return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
 
-    def _regroup(self, shape: torch.Size, span: Span | None = None) -> Self | None:
+    def _regroup(self, shape: torch.Size) -> Self | None:
         """The members regrouped as lazy stacks of lazy stacks with batch size ``shape``,
-        when ``shape`` only merges or splits adjacent dims (``span``: which ones, see
-        ``_reshaped``); else None."""
+        when ``shape`` only merges or splits adjacent dims; else None."""
         batch = self._batch_size
         if shape == batch:
             return self
         if not batch.numel():
             return None  # nothing to regroup: a dense copy keeps the keys and shapes
-        merged: tuple[int, int] | None = None
-        split: tuple[int, int] | None = None
-        if span is not None and span[1] > span[0]:
-            first, last, merging = span
-            if merging:
-                merged = (first, last)
-            else:
-                split = (first, last - first + 1)
-        else:
-            merged = _batch.flatten_span(batch, shape)
-            split = _batch.unflatten_span(batch, shape)
+        merged = _batch.flatten_span(batch, shape)
+        split = _batch.unflatten_span(batch, shape)
         if merged is not None:
             i, j = merged
             parts: list[Any] = [self]
