@@ -59,6 +59,7 @@ __all__ = [
     "MetadataError",
     "MissingDependencyError",
     "MissingFileError",
+    "MixedEntryError",
     "NotAFileError",
     "NotConsolidatedError",
     "NotSavedError",
@@ -265,6 +266,12 @@ class StackTypeError(StackError, TypeError):
 class HeterogeneousEntryError(StackError):
     """The members of a lazy stack differ where one dense value is needed: an entry's
     shapes, an entry present in only some members, or an operation mixing members."""
+
+
+class MixedEntryError(HeterogeneousEntryError, TypeError):
+    """An entry of a lazy stack is a tensor, a nested collection or a Python value in
+    some members and another of these in others: also a ``TypeError``, as the peer
+    raises where member 0 holds a collection there."""
 
 
 class DeviceError(TclassError, ValueError, RuntimeError):

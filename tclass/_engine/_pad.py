@@ -215,7 +215,8 @@ def _pad_lazy(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float) -> Any:
     new members filled with ``fill`` (or members dropped, for a crop)."""
     d = stack.stack_dim
     member_pairs = pairs[:d] + pairs[d + 1 :]
-    members = [_pad_value(m, member_pairs, fill) if member_pairs else m for m in stack.tensordicts]
+    # Copies even where only the stack dim is padded, as F.pad and the peer's dense pad.
+    members = [_pad_value(m, member_pairs, fill) for m in stack.tensordicts]
     left, right = pairs[d] if d < len(pairs) else (0, 0)
     members = _grown(members, left, right, fill)
     size = _padded_shape(stack.batch_size, pairs)

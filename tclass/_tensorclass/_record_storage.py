@@ -16,6 +16,7 @@ from tclass._base.implemented._apply import ApplyOptions, ApplyRules
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import _NO_DEFAULT
 from tclass._base.implemented._key_ops import renamed
+from tclass._base.implemented._shape_ops import Span
 from tclass._core._batch import BatchSizeLike
 from tclass._core._keys import key_path
 from tclass._core._records import field_names_of, storage_of
@@ -164,8 +165,8 @@ class RecordStorageOps(TensorDictBase):
         out = self._tensordict.reshape(*shape, size=size, inplace=inplace)
         return self if inplace else self._result(out)
 
-    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
-        return self._result(self._tensordict._reshaped(new, always=always))
+    def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
+        return self._result(self._tensordict._reshaped(new, always=always, span=span))
 
     def view(
         self,

@@ -675,6 +675,17 @@ def test_unflatten_keys_order_and_nested_collections_as_the_peer() -> None:
     assert list(flat.unflatten_keys("/").keys()) == ["c", "m"]
 
 
+def test_unflatten_keys_gives_new_nested_nodes() -> None:
+    """Found by the differential fuzzer: a nested collection of the result is a new node
+    sharing the tensors (as the peer's), so keys and locks written later stay apart."""
+    td = TensorDict({"n": {"b": torch.zeros(2)}, "m.c": torch.zeros(2)}, [2])
+    out = td.unflatten_keys()
+    assert out["n"] is not td["n"] and out["n", "b"] is td["n", "b"]
+    out["n", "z"] = torch.ones(2)
+    out.lock_()
+    assert list(td["n"].keys()) == ["b"] and not td["n"].is_locked
+
+
 # --- update: the peer's whole signature ---------------------------------------------------
 
 

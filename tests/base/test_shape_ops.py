@@ -796,3 +796,61 @@ def test_roll_and_rot90_write_back_in_place_of_the_source() -> None:
     with nested.flatten_keys() as flat:
         flat["n.d"] = torch.ones(2)
     assert nested["n", "d"].tolist() == [1.0, 1.0]
+
+
+# --- results that change nothing share no node with the source (the differential fuzzer) ---
+
+
+def _member() -> TensorDict:
+    return TensorDict(
+        {
+            "a": torch.arange(12.0).reshape(3, 2, 2),
+            "n": TensorDict({"b": torch.arange(6.0).reshape(3, 2)}, [3, 2]),
+        },
+        [3, 2],
+    )
+
+
+def test_a_dense_collection_gets_new_nodes_there() -> None:
+    td = _member()
+    for out in (td.flatten(0, 0), td.unflatten(0, (3,))):
+        assert out is not td and out["n"] is not td["n"]
+        out["n", "z"] = torch.ones(3, 2)
+        out.lock_()
+        assert "z" not in td["n"].keys() and not td.is_locked and not td["n"].is_locked
+        assert out["a"].data_ptr() == td["a"].data_ptr()  # the leaves are views still
+    assert td.movedim(1, 1) is td
+
+
+def test_a_nested_lazy_stack_flattens_itself() -> None:
+    """As the peer: nested collections make the same call, so a nested lazy stack is kept
+    where one dim is flattened, where a TensorDict is new."""
+    members = [TensorDict({"b": torch.zeros(2)}, [2]) for _ in range(3)]
+    td = TensorDict({"n": tclass.lazy_stack(members, 0), "m": {"c": torch.zeros(3, 2)}}, [3, 2])
+    assert td.flatten(1, 1)["n"] is td["n"] and td.flatten(1, 1)["m"] is not td["m"]
+    assert td.unflatten(1, (2,))["n"] is td["n"]
+    assert td.unflatten(0, (3, 1))["n"].batch_size == torch.Size([3, 1, 2])
+
+
+def test_movedim_checks_repeated_dims_first() -> None:
+    with pytest.raises(errors.ShapeError, match="repeated dim"):
+        _member().movedim((0, 0), (0, 0))
+
+
+def test_record_unflatten_gives_new_nested_records() -> None:
+    class Inner(tclass.TensorClass):
+        y: torch.Tensor
+
+    class Outer(tclass.TensorClass):
+        x: torch.Tensor
+        inner: Inner
+
+    rec = Outer(
+        x=torch.zeros(1, 2, 3),
+        inner=Inner(y=torch.zeros(1, 2), batch_size=[1, 2]),
+        batch_size=[1, 2],
+    )
+    out = rec.unflatten(1, [2])
+    assert out.inner is not rec.inner
+    out.inner.y = torch.ones(1, 2)  # a field of the result only
+    assert torch.equal(rec.inner.y, torch.zeros(1, 2))

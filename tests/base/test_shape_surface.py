@@ -251,6 +251,13 @@ def test_tile_is_torch_tile_on_the_batch(data: st.DataObject, td: TensorDict) ->
     assert_leafwise(td.tile(reps), td, by_hand, expected)
 
 
+def test_tile_takes_one_int_as_torch_tile() -> None:
+    td = TensorDict({"a": torch.arange(6.0).view(3, 2)}, [3])
+    assert torch.equal(td.tile(2)["a"], td["a"].tile((2, 1)))
+    stack = tclass.lazy_stack([td, td.clone()], 1)
+    assert stack.tile(2).batch_size == torch.Size([3, 4])
+
+
 @SETTINGS
 @given(data=st.data(), td=tensordicts(max_dims=2, min_side=1))
 def test_broadcast_to_and_expand_as_are_expand(data: st.DataObject, td: TensorDict) -> None:

@@ -40,6 +40,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "StackError": (ValueError, RuntimeError),
     "StackTypeError": (ValueError, RuntimeError, TypeError),
     "HeterogeneousEntryError": (ValueError, RuntimeError),
+    "MixedEntryError": (ValueError, RuntimeError, TypeError),
     "DeviceError": (ValueError, RuntimeError),
     "MissingFileError": (FileNotFoundError,),
     "NotAFileError": (OSError, ValueError, RuntimeError),

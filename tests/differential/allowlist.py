@@ -168,6 +168,37 @@ def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any
     return any(_BITWISE_IN_PLACE.match(line) for line in later)
 
 
+def _later_lines(finding: Finding) -> list[str]:
+    """The lines after the one whose result an alias finding is about."""
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    return finding.lines[int(found.group(1)) :] if found else []
+
+
+def _names_read_live(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A locked lazy stack's names read from its members (one renamed through another
+    stack that holds it), where the peer shows the names it cached while locked."""
+    lazy = "LazyStackedTensorDict"
+    if (
+        finding.kind != "alias"
+        or not type(peer.value).__name__ == type(mine.value).__name__ == lazy
+    ):
+        return False
+    if not all(line.startswith("result.names: ") for line in finding.detail):
+        return False
+    theirs = [list(member.names) for member in peer.value.tensordicts]
+    return bool(peer.value.is_locked) and theirs == [
+        list(member.names) for member in mine.value.tensordicts
+    ]
+
+
+def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested node changed later through ``empty(recurse=True)``'s result in the peer
+    only, which returns a nested node without tensors itself."""
+    if finding.kind != "alias" or not all(line.startswith("result[") for line in finding.detail):
+        return False
+    return any(".empty(recurse=True)" in line for line in _later_lines(finding))
+
+
 # A result line that differs in the tensor's dtype only (or, with the group, its class).
 _DTYPE_ONLY = re.compile(
     r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], tclass Tensor\[torch\.\w+, shape \1\]$"
@@ -257,6 +288,18 @@ def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     return all(_MAPPED_HERE.search(line) for line in finding.detail)
 
 
+def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same, seen later in an earlier result: a new entry written through a lazy stack
+    into its loaded records (memory-mapped there), or the new name ``rename_key_`` gives
+    (a copy in its own file, which what shared the old tensor no longer sees)."""
+    if finding.kind != "alias" or not facts.memmap:
+        return False
+    if all(_MAPPED_HERE.search(line) for line in finding.detail):
+        return True
+    renamed = any(".rename_key_(" in line for line in _later_lines(finding))
+    return renamed and all(": values differ: " in line for line in finding.detail)
+
+
 def _memory_mapped_as_indexed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """An advanced index that selects no element of a memory-mapped entry: a copy, a
     plain tensor, where the peer's ``MemoryMappedTensor`` wraps it (two empty storages
@@ -321,6 +364,7 @@ _PEER_INTERNAL = (
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
+    "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
     '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
     "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
@@ -330,7 +374,7 @@ _PEER_INTERNAL = (
 def _read_fails_inside(value: Any, line: str) -> bool:
     """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
     from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
-    found = re.match(r"result((?:\['[^']*'\])+): peer error \(", line)
+    found = re.match(r"result((?:\['[^']*'\])+): (?:peer error \(|error: peer )", line)
     if found is None:
         return False
     try:
@@ -351,6 +395,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and ": peer error (" in finding.detail[0]:
+        return all(_read_fails_inside(peer.value, line) for line in finding.detail)
+    if finding.kind == "alias" and ": error: peer " in finding.detail[0]:
         return all(_read_fails_inside(peer.value, line) for line in finding.detail)
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
@@ -717,7 +763,9 @@ ENTRIES: list[Entry] = [
             _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^"),
             _through_a_value,
             _empty_values_shaped,
+            _empty_gives_new_nodes,
             _new_entries_saved,
+            _saved_later,
         ),
     ),
     Entry(
@@ -752,7 +800,13 @@ ENTRIES: list[Entry] = [
     Entry(
         "checked-as-torch",
         "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
-        _any_of(_checked_as_torch, _names_unique, _shaped_as_torch, _nested_names_kept),
+        _any_of(
+            _checked_as_torch,
+            _names_unique,
+            _shaped_as_torch,
+            _nested_names_kept,
+            _names_read_live,
+        ),
     ),
     Entry(
         "annotation-casts",

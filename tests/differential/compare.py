@@ -178,7 +178,9 @@ def differences(peer: Snap, mine: Snap, path: str = "") -> Iterator[str]:
     if tag == "collection":
         labels = ("kind", "batch_size", "names", "device", "is_locked")
         for label, a, b in zip(labels, peer[1:6], mine[1:6]):
-            if a != b:
+            if _is_error(a) and _is_error(b):
+                yield from differences(a, b, f"{where}.{label}")  # by builtin family
+            elif a != b:
                 yield f"{where}.{label}: peer {a!r}, tclass {b!r}"
         yield from _entries(peer[6], mine[6], where)
         yield from differences(peer[7], mine[7], f"{where}.<members>")
@@ -191,6 +193,10 @@ def differences(peer: Snap, mine: Snap, path: str = "") -> Iterator[str]:
         return
     for index, (a, b) in enumerate(zip(peer[1:], mine[1:])):
         yield from differences(a, b, where if tag in ("py", "nontensor") else f"{where}[{index}]")
+
+
+def _is_error(snap: Snap) -> bool:
+    return isinstance(snap, tuple) and snap[:1] == ("error",)
 
 
 def _entries(peer: list[Any], mine: list[Any], where: str) -> Iterator[str]:

@@ -208,15 +208,17 @@ class Program:
             finding.open = allowlist.open_issue(finding)
         return finding
 
-    def recheck(self) -> Finding | None:
-        """Results that changed differently since their step (a view in one library)."""
+    def recheck(self) -> tuple[Finding, Outcome, Outcome] | None:
+        """Results that changed differently since their step (a view in one library),
+        with the two results."""
         for index, peer, mine in self.kept:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 found = list(differences(snapshot(peer), snapshot(mine)))
             if found:
                 step = Step(f"<result of line {index}>", "alias", "alias", "eval")
-                return Finding("alias", step, list(self.lines), found)
+                finding = Finding("alias", step, list(self.lines), found)
+                return finding, Outcome(peer), Outcome(mine)
         return None
 
 
@@ -255,12 +257,14 @@ def run_program(
                 assert isinstance(outcome, Finding)
                 stats.findings.append(outcome)
                 return outcome
-        finding = program.recheck()
-        if finding is not None:
-            finding.allowed = allowlist.covering(finding, facts, Outcome(), Outcome())
-            if finding.allowed is None:
-                finding.open = allowlist.open_issue(finding)
-            stats.findings.append(finding)
+        changed = program.recheck()
+        if changed is None:
+            return None
+        finding, peer, mine = changed
+        finding.allowed = allowlist.covering(finding, facts, peer, mine)
+        if finding.allowed is None:
+            finding.open = allowlist.open_issue(finding)
+        stats.findings.append(finding)
         return finding
 
 

@@ -32,20 +32,20 @@ Pruned on 2026-12-04 (issue 27, branch fuzz27s, families shape and combine): pro
 same rule; 42 signatures removed, and the 61 that programs of those windows still showed
 and that were not listed are added, marked "fuzz27s". Unexplained (open or new)
 discrepancies: 790 -> 218 in 40,000 programs (19.8 -> 5.5 per 1000).
+Pruned again on 2026-12-04 (issue 27, the alias groups, 541 -> 531 alone, 560 -> 550 merged): programs 0-71,209
+(``--seed 0``, all five families) were run on main; the 26 that showed an open or new alias
+finding were replayed after the fixes: 20 show none, 6 show it as allowed; a signature
+was removed when none of its programs shows it after. Alias findings open or new in
+programs 0-29,999: 10 before, 0 after (0.33 -> 0 per 1000 programs).
 """
 
 from __future__ import annotations
 
 OPEN: dict[str, str] = {
-    "alias/alias/alias: result": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result.<members>[0][1]": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result.batch_size result.names": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result.is_locked": "a result changes differently later (a view in one library) (2)",
-    "alias/alias/alias: result.names": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result.names result['m'].names": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result.names result['n'].names": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['a']": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['a'] result.<members>[0][0]['a']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['a'] result['c']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['a'] result['d']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['b']": "a result changes differently later (a view in one library) (1)",
@@ -53,19 +53,16 @@ OPEN: dict[str, str] = {
     "alias/alias/alias: result['b'] result['a']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['b'] result['c']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['b'] result['m']['c']": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['c']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['c'] result.<members>[0][0]['c']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['c'] result.<members>[0][0]['d']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['c'] result['a']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['c'] result['b']": "a result changes differently later (a view in one library) (1, after main's nontensor merge)",
     "alias/alias/alias: result['c'] result['d']": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['d'] result.<members>[0][0]['d']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['d'] result['b']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['d'] result['c']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['d'] result['d']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['d'] result['n']['c']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['inner'].is_locked": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['inner']['y']": "a result changes differently later (a view in one library) (2)",
     "alias/alias/alias: result['inner']['y'] result['opt']": "a result changes differently later (a view in one library) (1, after main's nontensor merge)",
     "alias/alias/alias: result['inner']['z']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['m'].is_locked": "a result changes differently later (a view in one library) (1)",
@@ -84,7 +81,6 @@ OPEN: dict[str, str] = {
     "alias/alias/alias: result['m']['n']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['m']['n']['b']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['n']": "a result changes differently later (a view in one library) (1)",
-    "alias/alias/alias: result['n'] result['n'].<members>[0][0]": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['n'].names": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['n']['a']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['n']['a'] result['n']['n']['d']": "a result changes differently later (a view in one library) (1)",
@@ -97,7 +93,6 @@ OPEN: dict[str, str] = {
     "alias/alias/alias: result['x']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['x'] result['opt']": "a result changes differently later (a view in one library) (1)",
     "alias/alias/alias: result['y'] result['z']": "a result changes differently later (a view in one library) (1, after main's nontensor merge)",
-    "alias/alias/alias: result['zz']": "a result changes differently later (a view in one library) (1)",
     "combine/cat/family: peer TypeError (TypeError) tclass DimError": "both raise (1): a dim outside the batch dims; not reproduced in this pass",
     "combine/cat/peer-raises: peer TypeError": "tclass answers where the peer raises (3): the peer cannot rebuild a record from a lazy stack of records",
     "combine/cat/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",

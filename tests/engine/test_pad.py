@@ -156,6 +156,20 @@ def test_pad_returns_a_new_collection_and_leaves_input_alone() -> None:
     assert td.batch_size == torch.Size([2])
 
 
+def test_pad_copies_a_nested_lazy_stack_padded_along_its_stack_dim_only() -> None:
+    """Found by the differential fuzzer: the members kept were the source's own (a later
+    write into the source showed in the padded result); F.pad, and the peer, copy."""
+    members = [TensorDict({"b": torch.zeros(2)}, [2]) for _ in range(3)]
+    td = TensorDict({"n": tclass.lazy_stack(members, 0)}, [3, 2])
+    out = pad(td, [0, 1])
+    assert out.batch_size == torch.Size([4, 2])
+    for member in members:
+        member["b"].add_(1)
+        member["z"] = torch.ones(2)
+    assert torch.equal(out["n", "b"], torch.zeros(4, 2))
+    assert "z" not in out["n"].keys()
+
+
 def test_pad_keeps_device_and_lock_free() -> None:
     td = TensorDict({"x": _values(2)}, [2], device="cpu")
     out = pad(td, [0, 1])

@@ -122,6 +122,8 @@ class EntryOps(TensorCollection):
                 first.setdefault(key.split(separator, 1)[0], len(first))
         items.sort(key=lambda kv: first[kv[0].split(separator, 1)[0]] if separator in kv[0] else -1)
         for key, value in items:
+            if isinstance(value, TensorCollection):
+                value = value.clone(False)  # new nodes sharing the tensors, as the peer's
             path = tuple(key.split(separator)) if separator in key else (key,)
             if len(path) > 1 and out.get(path[:-1], _MISSING) is not _MISSING:
                 parent = out.get(path[:-1])

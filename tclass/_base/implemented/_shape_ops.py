@@ -32,7 +32,11 @@ from tclass.errors import ArgumentValueError, DimError, ShapeError, TclassError,
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
 
-__all__ = ["ShapeOps"]
+__all__ = ["ShapeOps", "Span"]
+
+# What flatten / unflatten pass to ``_reshaped``: the first and last dims of the span,
+# and whether they are merged (flatten) or split from the first (unflatten).
+Span = tuple[int, int, bool]
 
 
 class ShapeOps(TensorCollection):
@@ -207,8 +211,11 @@ class ShapeOps(TensorCollection):
             merged *= size
         names = _names.flattened(self._dim_names, start, end)
         new = batch_size[:start] + (merged,) + batch_size[end + 1 :]
-        # As the peer: new nested nodes (holding the same leaves) even when nothing merges.
-        out = self._renamed_reshape(new, names, new_nodes=new == batch_size)
+        # Nested collections flatten themselves: as the peer, new nodes (holding the same
+        # leaves) even when nothing merges, where a lazy stack gives itself.
+        out = self._reshaped(new, span=(start, end, True))
+        if names is None and self._dim_names is not None:
+            out._assign_names(None)  # the only named dim flattened: no names left
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "flatten")
 
@@ -223,31 +230,32 @@ class ShapeOps(TensorCollection):
         names = _names.unflattened(self._dim_names, dim, len(sizes))
         new = batch_size[:dim] + part + batch_size[dim + 1 :]
         # As the peer, even a size that changes nothing reshapes the leaves (plain tensors
-        # from memory-mapped ones).
-        out = self._renamed_reshape(new, names, always=True)
+        # from memory-mapped ones); nested collections unflatten themselves.
+        out = self._reshaped(new, always=True, span=(dim, dim + len(part) - 1, False))
         carried = self._carry(out, names, inverse=lambda r: r.reshape(batch_size))
         return self._in_place(carried, inplace, "unflatten")
 
-    def _renamed_reshape(
-        self, new: torch.Size, names: Names, *, always: bool = False, new_nodes: bool = False
-    ) -> Self:
-        """:meth:`_reshaped`, and when this collection names its dims, ``names`` given to
-        the result's nested collections too (as the peer's flatten and unflatten do),
-        on new nodes: a reshape that changes nothing shares them with this collection
-        unless ``new_nodes``."""
-        if self._dim_names is None and not new_nodes:
-            return self._reshaped(new, always=always)
-        out = cast(Any, self).apply(_same)._reshaped(new, always=always)
-        out._rename_all(names)
-        return cast(Self, out)
-
-    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
+    def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
         """The reshape to ``new``, without what ``reshape`` passes on (callers do); one
-        that changes nothing keeps the leaves as they are unless ``always``."""
+        that changes nothing keeps the leaves as they are unless ``always``. ``span``
+        (``flatten`` / ``unflatten``): ``(i, j, merged)``, the dims ``i..j`` of the longer
+        of the two shapes merged into (``merged``), or split from, its dim ``i``; nested
+        collections then make the same call (a lazy stack itself regroups its members by
+        the shape alone, as the peer's)."""
         nb = len(self.batch_size)
-        if new == self.batch_size and not always:
+        unchanged = new == self.batch_size and not always
+
+        def reshape(value: Any) -> Any:
+            if span is not None and isinstance(value, ShapeOps):
+                i, j, merged = span  # the same call as this one, over its batch dims
+                if merged:
+                    return value.flatten(i, j)
+                return value.unflatten(i, tuple(new[i : j + 1]))
+            return value if unchanged else value.reshape(new + value.shape[nb:])
+
+        if unchanged and span is None:
             return self._map_batch(_identity, new)
-        return self._map_batch(lambda v: v.reshape(new + v.shape[nb:]), new)
+        return self._map_batch(reshape, new)
 
     # --- adding and removing dims ------------------------------------------------------------
 
@@ -361,7 +369,10 @@ class ShapeOps(TensorCollection):
                 f"{len(src)} source dims and {len(dst)} destination dims"
             )
             raise ShapeError(msg)
-        return self.permute(_batch.moved_order(src, dst, nb))
+        order = _batch.moved_order(src, dst, nb)
+        if src == dst:
+            return self  # nothing moves: the collection itself, as the peer (any kind)
+        return self.permute(order)
 
     def moveaxis(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Self:
         """Same as :meth:`movedim` (numpy's name)."""
@@ -612,10 +623,11 @@ class ShapeOps(TensorCollection):
         )
         return self._in_place(self._carry(out, self._dim_names), inplace, "repeat_interleave")
 
-    def tile(self, dims: Sequence[int]) -> Self:
+    def tile(self, dims: int | Sequence[int]) -> Self:
         """Repeats the batch as ``torch.tile``: fewer counts than batch dims repeat the
-        last dims; more add leading dims. The result's dims have no names, as in the peer."""
-        counts = tuple(dims)
+        last dims; more add leading dims (one int: the last dim). The result's dims have no
+        names, as in the peer."""
+        counts = (dims,) if isinstance(dims, int) else tuple(dims)
         nb = self.batch_dims
         lifted = self
         if len(counts) > nb:

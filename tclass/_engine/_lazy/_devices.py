@@ -16,6 +16,7 @@ from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_op
 from tclass._core._names import Names
 from tclass._engine._lazy._parts import common_device
 from tclass._engine._lazy._reshape import LazyReshapeOps
+from tclass.errors import DimNameError
 
 if TYPE_CHECKING:
     from tclass._engine._consolidate import Consolidated
@@ -97,11 +98,27 @@ class LazyDevices(LazyReshapeOps):
 
     @property
     def names(self) -> list[str | None]:
-        """The names of the batch dims: the members' (member 0's), with the stack dim's."""
+        """The names of the batch dims: the members', with the stack dim's.
+
+        Raises:
+            DimNameError: (a ``ValueError`` and ``RuntimeError``, as the peer raises) if
+                the members name their dims differently (one renamed through another
+                stack that shares it).
+        """
         members = self._members
         if not members:
             return [self._stack_dim_name]
         out = list(members[0].names)
+        first = members[0]._dim_names
+        for position, member in enumerate(members):
+            if member._dim_names != first and list(member.names) != out:
+                msg = (
+                    f"Not all dim names match: the members of this lazy stack name their "
+                    f"dims {out} (member 0) and {list(member.names)} (member {position}), "
+                    "as after renaming a member through another stack that holds it; give "
+                    "them one set of names with lazy.names = [...]"
+                )
+                raise DimNameError(msg)
         out.insert(self._stack_dim, self._stack_dim_name)
         return out
 
@@ -111,9 +128,8 @@ class LazyDevices(LazyReshapeOps):
 
     @property
     def _dim_names(self) -> Names:
-        members = self._members
-        own = members[0]._dim_names if members else None
-        if own is None and self._stack_dim_name is None:
+        named = any(member._dim_names is not None for member in self._members)
+        if not named and self._stack_dim_name is None:
             return None
         return tuple(self.names)
 

@@ -37,13 +37,14 @@ __all__ = ["empty_selection", "index_lazy", "write_lazy"]
 def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
     items = index if type(index) is tuple else (index,)
     items = tuple(
-        _as_index(item) if isinstance(item, (list, np.ndarray)) else item for item in items
+        _as_index(item) if isinstance(item, (list, range, np.ndarray)) else item for item in items
     )
     return _batch.normalize_index(items, len(stack._batch_size))
 
 
-def _as_index(item: list[Any] | np.ndarray[Any, Any]) -> torch.Tensor:
-    """A list or array index as a tensor; an empty one selects nothing (as in torch)."""
+def _as_index(item: list[Any] | range | np.ndarray[Any, Any]) -> torch.Tensor:
+    """A list, range or array index as a tensor; an empty one selects nothing (as in
+    torch)."""
     tensor = torch.as_tensor(item)
     return tensor.long() if tensor.numel() == 0 else tensor
 
@@ -67,10 +68,40 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     each = _index_each_member(stack, items)
     if each is not None:
         return each
+    picked = _index_stack_dim(stack, items)
+    if picked is not None:
+        return picked
     ids, positions = _probe(stack, items)
     if ids.numel() == 0:
         return empty_selection(stack, items)
-    return _gather(stack, ids, positions, _advanced_dims(stack, items))
+    # Tensors over the stack dim and other dims: every element a copy, as torch's
+    # advanced indexing (and the peer) gives, even of a member taken whole.
+    return _gather(stack, ids, positions, _advanced_dims(stack, items), copy=True)
+
+
+def _index_stack_dim(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """As the peer: a tensor index along the stack dim alone, with ints, slices and
+    ``None`` elsewhere, picks members, each indexed by those basic items, so the result
+    shares their storage as a basic index does (``lazy[idx, :1]`` is a lazy stack of
+    views of the picked members, the members themselves where nothing else indexes
+    them). None where this does not apply (other tensors, a mask over several dims, the
+    tensor's dims landing elsewhere than the stack dim, no member picked)."""
+    advanced = [i for i, item in enumerate(items) if not _is_basic(item)]
+    if len(advanced) != 1 or not stack_item_is_tensor(stack, items):
+        return None
+    at = advanced[0]
+    tensor = items[at]
+    if tensor.dtype is torch.bool and tensor.ndim != 1:
+        return None
+    viewed = _index_basic(stack, items[:at] + (_ALL,) + items[at + 1 :])
+    start, _ = _advanced_dims(stack, items)
+    if not hasattr(viewed, "_stack_dim") or viewed._stack_dim != start:
+        return None
+    picking = (_ALL,) * start + (tensor,)
+    ids, positions = _probe(viewed, picking)
+    if ids.numel() == 0:
+        return None
+    return _gather(viewed, ids, positions, _advanced_dims(viewed, picking), copy=False)
 
 
 def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
@@ -257,20 +288,26 @@ def _probe(
 
 
 def _gather(
-    stack: LazyStackedTensorDict, ids: torch.Tensor, positions: torch.Tensor, over: tuple[int, int]
+    stack: LazyStackedTensorDict,
+    ids: torch.Tensor,
+    positions: torch.Tensor,
+    over: tuple[int, int],
+    *,
+    copy: bool,
 ) -> Any:
     """The result whose element at every index comes from member ``ids[index]`` at
     ``positions[index]``. Where a tensor picks members, its ``over = (first, count)``
     dims run over (possibly repeated) members, as in the peer: the result is a lazy stack
     along each of them, nested, of the members' parts. Otherwise it is a lazy stack
-    along the first dim where the member changes."""
+    along the first dim where the member changes. ``copy``: a member taken whole is
+    copied rather than shared."""
     first, count = over
     along = first if count else _first_dim(ids, varies=True)
     if along is None:
-        return _member_part(stack._members[int(ids.reshape(-1)[0])], positions)
+        return _member_part(stack._members[int(ids.reshape(-1)[0])], positions, copy)
     inner = (first, count - 1) if count else over
     parts = [
-        _gather(stack, ids.select(along, j), positions.select(along, j), inner)
+        _gather(stack, ids.select(along, j), positions.select(along, j), inner, copy=copy)
         for j in range(ids.shape[along])
     ]
     return type(parts[0])._stack_lazily(parts, along, stacked_size(parts, along))
@@ -285,17 +322,20 @@ def _first_dim(values: torch.Tensor, *, varies: bool) -> int | None:
     return None
 
 
-def _member_part(member: Any, positions: torch.Tensor) -> Any:
-    """The elements of ``member`` at flat ``positions``, shaped like ``positions``."""
+def _member_part(member: Any, positions: torch.Tensor, copy: bool) -> Any:
+    """The elements of ``member`` at flat ``positions``, shaped like ``positions``
+    (``copy``: never the member's own storage)."""
     member_batch = member.batch_size
     shape = positions.shape
     if not member_batch:
-        return member.expand(shape) if shape else member
+        part = member.expand(shape) if shape else member
+        return part.clone() if copy else part
     if shape == member_batch and torch.equal(
         positions.reshape(-1), torch.arange(positions.numel())
     ):
-        return member  # taken whole: the member itself, not a copy
-    return member[torch.unravel_index(positions, member_batch)]
+        return member.clone() if copy else member  # taken whole: the member itself
+    part = member[torch.unravel_index(positions, member_batch)]
+    return part.clone() if copy and not shape else part  # a 0-d index gives a view
 
 
 def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:

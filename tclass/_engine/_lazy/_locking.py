@@ -76,6 +76,16 @@ class LazyLocking(TensorDictBase):
     def _lock_links(self) -> list[Any]:
         return self._members
 
+    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None:
+        if link:
+            super()._lock_down(above, link)
+            return
+        # Each level locked on its own (a memory-mapped copy): as the peer's, the stack
+        # is locked through its members only and follows them (a member unlocked through
+        # another stack that shares it unlocks this one too).
+        for member in self._members:
+            member._lock_down(None, link=False)
+
     def _lock_refs(self) -> list[Ref]:
         """What the members were locked through, but the stack itself: a stack keeps
         none of its own."""

@@ -34,6 +34,7 @@ from tclass.errors import (
     BatchSizeError,
     DeviceError,
     HeterogeneousEntryError,
+    MixedEntryError,
     StackError,
     StackTypeError,
 )
@@ -266,7 +267,7 @@ def _raise_kinds(path: tuple[str, ...], first: object, part: object, position: i
         f"{type(part).__name__} in member {position}; read it member by member "
         "(lazy.tensordicts)"
     )
-    raise HeterogeneousEntryError(msg)
+    raise MixedEntryError(msg)
 
 
 def _raise_shapes(

@@ -14,6 +14,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._shape_ops import Span
 from tclass._core import _batch
 from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS
@@ -75,14 +76,41 @@ class LazyReshapeOps(LazyStackOps):
         batch_size = self._batch_size
         return self._carry(regrouped, None, inverse=lambda r: r.view(batch_size))
 
-    def _reshaped(self, new: torch.Size, *, always: bool = False) -> Self:
+    def flatten(
+        self, start_dim: int | None = None, end_dim: int | None = None, *, inplace: bool = False
+    ) -> Self:
+        """Merges batch dims ``start_dim`` to ``end_dim`` (inclusive; all when ``None``).
+        Flattening one dim onto itself returns the stack itself, as the peer's does and as
+        ``torch.flatten`` returns a tensor (a dense collection gets new nodes there, as in
+        the peer)."""
+        nb = len(self._batch_size)
+        if nb:
+            start = _batch.normalize_dim(0 if start_dim is None else start_dim, nb, op="flatten")
+            end = _batch.normalize_dim(-1 if end_dim is None else end_dim, nb, op="flatten")
+            if start == end:
+                return self
+        return super().flatten(start_dim, end_dim, inplace=inplace)
+
+    def unflatten(
+        self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
+    ) -> Self:
+        """Splits batch dim ``dim`` into ``unflattened_size`` (one size may be -1); into
+        one dim of the same size, it returns the stack itself, as the peer's does."""
+        batch = self._batch_size
+        at = _batch.normalize_dim(dim, len(batch), op="unflatten")
+        sizes = tuple(unflattened_size)
+        if len(sizes) == 1 and sizes[0] in (-1, batch[at]) and batch[at] != -1:
+            return self
+        return super().unflatten(dim, unflattened_size, inplace=inplace)
+
+    def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
         # ``always`` is for dense leaves; a lazy stack regroups its members.
         if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
             if len(new) != 1:
                 check_regular(self, range(len(self._batch_size)), f"reshape to {list(new)}")
             parts = [part for member in self._members for part in member.reshape(-1).unbind(0)]
             return self._lazily(parts, 0, None)
-        regrouped = self._regroup(new)
+        regrouped = self._regroup(new)  # by the shape alone, as the peer's (not ``span``)
         if regrouped is not None:
             return regrouped
         return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
@@ -94,6 +122,7 @@ class LazyReshapeOps(LazyStackOps):
         if shape == batch:
             return self
         merged = _batch.flatten_span(batch, shape)
+        split = _batch.unflatten_span(batch, shape)
         if merged is not None:
             i, j = merged
             if not math.prod(batch[i : j + 1]):
@@ -102,7 +131,6 @@ class LazyReshapeOps(LazyStackOps):
             for _ in range(i, j + 1):
                 parts = [piece for part in parts for piece in part.unbind(i)]
             return self._lazily(parts, i, shape)
-        split = _batch.unflatten_span(batch, shape)
         if split is not None and batch[split[0]]:  # (a dim of size 0 has no part to split)
             i, count = split
             current: Any = self
@@ -178,7 +206,7 @@ class LazyReshapeOps(LazyStackOps):
         members = self._members[begin : begin + length]
         return self._densified(self._carry(self._restacked(list(members)), self._dim_names))
 
-    def tile(self, dims: Sequence[int]) -> Self:
+    def tile(self, dims: int | Sequence[int]) -> Self:
         """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``); the names stay
         when the dims do, as the peer's lazy stack keeps them."""
         out = self._densified(TensorDictBase.tile(self, dims))

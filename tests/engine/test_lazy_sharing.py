@@ -1,0 +1,164 @@
+"""Tests for what a lazy stack's results share with it (tclass._engine._lazy): the stack
+itself, its members (so keys, locks and names written later show in both), views of their
+tensors, or copies; as the peer's results do. Found by the differential fuzzer, which
+writes into a collection after an operation and compares the earlier result in both
+libraries.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import LazyStackedTensorDict, TensorDict, errors
+
+
+def _member(seed: float) -> TensorDict:
+    """Batch [3, 2]: a leaf with a feature dim and a nested collection."""
+    return TensorDict(
+        {
+            "a": torch.arange(12.0).reshape(3, 2, 2) + seed,
+            "n": TensorDict({"b": torch.arange(6.0).reshape(3, 2) + seed}, [3, 2]),
+        },
+        [3, 2],
+    )
+
+
+def _stack(dim: int) -> LazyStackedTensorDict:
+    """Batch [3, 2] in either case: three members of batch [2] along dim 0, or two of
+    batch [3] along dim 1."""
+    if dim == 0:
+        return tclass.lazy_stack([_member(10.0 * i)[0] for i in range(3)], 0)
+    return tclass.lazy_stack([_member(10.0 * i)[:, 0] for i in range(2)], 1)
+
+
+def _bump_members(stack: LazyStackedTensorDict) -> None:
+    for member in stack.tensordicts:
+        member["a"].add_(100)
+
+
+# --- no-ops return the stack itself ------------------------------------------------------
+
+NO_OPS: dict[str, Callable[[Any], Any]] = {
+    "flatten(0, 0)": lambda x: x.flatten(0, 0),
+    "flatten(-1)": lambda x: x.flatten(-1),
+    "flatten(1, -1)": lambda x: x.flatten(1, -1),
+    "torch.flatten(x, 1, 1)": lambda x: torch.flatten(x, 1, 1),
+    "unflatten(0, (3,))": lambda x: x.unflatten(0, (3,)),
+    "unflatten(1, (-1,))": lambda x: x.unflatten(1, (-1,)),
+    "movedim(0, 0)": lambda x: x.movedim(0, 0),
+    "movedim((0, 1), (0, 1))": lambda x: x.movedim((0, 1), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("name", sorted(NO_OPS))
+def test_an_op_that_changes_nothing_returns_the_stack(dim: int, name: str) -> None:
+    stack = _stack(dim)
+    out = NO_OPS[name](stack)
+    assert out is stack
+    # so a key written into the result is the stack's (as with the peer's, and with a tensor)
+    out["c"] = torch.ones(3, 2)
+    assert torch.equal(stack["c"], torch.ones(3, 2))
+
+
+# --- tensor indices: members picked, or copies --------------------------------------------
+
+SHARED: dict[str, Any] = {
+    "list": [0, 2],
+    "tensor": torch.tensor([0, 2]),
+    "mask": torch.tensor([True, False, True]),
+    "range": range(3),
+    "None, mask": (None, torch.tensor([True, False, True])),
+    "tensor, slice": (torch.tensor([0, 2]), slice(0, 1)),
+    "tensor, int": (torch.tensor([0, 2]), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHARED))
+def test_a_tensor_along_the_stack_dim_alone_picks_members(name: str) -> None:
+    stack = _stack(0)
+    out = stack[SHARED[name]]
+    expected = stack.to_tensordict()[SHARED[name]]
+    assert torch.equal(out["a"], expected["a"])
+    _bump_members(stack)  # views of the picked members: they see the write
+    assert torch.equal(out["a"], expected["a"] + 100)
+
+
+COPIED: dict[str, Any] = {
+    "mask over both dims": torch.tensor([[True, False], [True, True], [False, True]]),
+    "full mask over both dims": torch.ones(3, 2, dtype=torch.bool),
+    "tensors along both dims": ([0, 1, 2], [0, 1, 0]),
+}
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("name", sorted(COPIED))
+def test_tensors_beyond_the_stack_dim_copy(dim: int, name: str) -> None:
+    stack = _stack(dim)
+    out = stack[COPIED[name]]
+    expected = stack.to_tensordict()[COPIED[name]]
+    assert torch.equal(out["a"], expected["a"])
+    assert torch.equal(out["n", "b"], expected["n", "b"])
+    _bump_members(stack)  # as torch's advanced indexing: a copy, even of whole members
+    assert torch.equal(out["a"], expected["a"])
+
+
+def test_an_int_at_the_stack_dim_and_a_mask_elsewhere_copy() -> None:
+    index = (0, torch.tensor([True, True]))
+    across, along = _stack(0), _stack(1)  # the mask is along a member dim, then the stack dim
+    out_across, out_along = across[index], along[index]
+    _bump_members(across)
+    _bump_members(along)
+    assert torch.equal(out_across["a"], _stack(0)[index]["a"])  # member 0's rows, copied
+    assert torch.equal(out_along["a"], _stack(1)[index]["a"] + 100)  # members picked: views
+
+
+# --- locks and names follow the members -----------------------------------------------------
+
+
+def test_a_saved_stack_is_locked_through_its_members() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        saved = _stack(0).memmap(folder + "/w")
+        assert saved.is_locked and all(m.is_locked for m in saved.tensordicts)
+        view = saved.reshape(1, 3, 2)  # nested stacks over the same members
+        view.unlock_()
+        assert not any(m.is_locked for m in saved.tensordicts)
+        assert not saved.is_locked  # it follows them, as the peer's
+        saved["c"] = torch.zeros(3, 2)
+        assert "c" in saved.tensordicts[0].keys()
+
+
+def test_members_named_differently_raise_on_read() -> None:
+    stack = tclass.lazy_stack([TensorDict(a=torch.zeros(1, 2), batch_size=[1]) for _ in range(2)])
+    stack[[0]].refine_names("j", "i")  # renames member 0 only, through another stack
+    with pytest.raises(errors.DimNameError, match="Not all dim names match") as info:
+        stack.names  # noqa: B018
+    assert isinstance(info.value, ValueError)
+    assert "['i'] (member 0) and [None] (member 1)" in str(info.value)
+    stack.names = [None, "k"]  # one set of names again
+    assert stack.names == [None, "k"] and stack.tensordicts[0].names == ["k"]
+
+
+# --- an entry of another kind in some members ----------------------------------------------
+
+MIXED: dict[str, list[Any]] = {
+    "tensor, value": [TensorDict(a=torch.zeros(2)), TensorDict(a="x")],
+    "value, tensor": [TensorDict(a="x"), TensorDict(a=torch.zeros(2))],
+    "collection, tensor": [TensorDict(a=TensorDict()), TensorDict(a=torch.zeros(2))],
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIXED))
+def test_an_entry_of_mixed_kinds_is_a_type_error(name: str) -> None:
+    stack = tclass.lazy_stack(MIXED[name], 0)
+    for read in (lambda: stack["a"], lambda: stack.get("a")):
+        with pytest.raises(errors.MixedEntryError, match="read it member by member") as info:
+            read()
+        assert isinstance(info.value, TypeError)  # as the peer's, where member 0 is a collection
+        assert isinstance(info.value, errors.HeterogeneousEntryError)
