@@ -1007,22 +1007,3 @@ def test_to_h5_keeps_the_dim_names(tmp_path: Path) -> None:
     written = data.to_h5(tmp_path / "named.h5")
     assert written.names == ["time"] and written["next"].names == ["time"]
     written.close()
-
-
-def test_indexing_by_key_gives_python_values_as_values(tmp_path: Path) -> None:
-    """``stored[key]`` of a Python value is the value (one per element: a list), as a
-    TensorDict's is; ``get`` gives the node."""
-    source = TensorDict(
-        {"a": torch.zeros(4), "d": "top", "meta": {"description": "a dataset"}}, batch_size=[4]
-    )
-    source["tags"] = ["w", "x", "y", "z"]
-    written = source.to_h5(tmp_path / "v.h5")
-    opened = TensorDict.from_h5(tmp_path / "v.h5")
-    for stored in (written, opened):
-        assert stored["d"] == "top" and stored["meta", "description"] == "a dataset"
-        assert stored["meta"]["description"] == "a dataset"
-        assert stored["tags"] == ["w", "x", "y", "z"]
-        assert isinstance(stored.get("d"), NonTensorData) and stored.get("d").data == "top"
-        assert isinstance(stored["a"], torch.Tensor)
-    written.close()
-    opened.close()

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 
+from tclass import NonTensorData, TensorDict
 from tclass._io.store._h5 import BACKEND as H5
 from tclass._io.store._persistent import BACKENDS
 from tclass._io.store._protocol import Access, Backend, StoreArray, StoreGroup, Values, is_group
@@ -297,3 +298,23 @@ def test_the_backend_modules_are_the_only_importers_of_their_libraries() -> None
                 if library in found:
                     found[library].add(path.relative_to(root).as_posix())
     assert found == {"h5py": {"_io/store/_h5.py"}, "zarr": {"_io/store/_zarr.py"}}
+
+
+def test_indexing_by_key_gives_python_values_as_values(tmp_path: Path, backend: Backend) -> None:
+    """``stored[key]`` of a Python value is the value (one per element: a list), as a
+    TensorDict's is; ``get`` gives the node (a PersistentTensorDict over each backend)."""
+    source = TensorDict(
+        {"a": torch.zeros(4), "d": "top", "meta": {"description": "a dataset"}}, batch_size=[4]
+    )
+    source["tags"] = ["w", "x", "y", "z"]
+    path = tmp_path / f"v.{backend.name}"
+    written = getattr(source, f"to_{backend.name}")(path)
+    opened = getattr(TensorDict, f"from_{backend.name}")(path)
+    for stored in (written, opened):
+        assert stored["d"] == "top" and stored["meta", "description"] == "a dataset"
+        assert stored["meta"]["description"] == "a dataset"
+        assert stored["tags"] == ["w", "x", "y", "z"]
+        assert isinstance(stored.get("d"), NonTensorData) and stored.get("d").data == "top"
+        assert isinstance(stored["a"], torch.Tensor)
+    written.close()
+    opened.close()

@@ -497,22 +497,3 @@ def test_an_append_only_store_is_read_not_written(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedError, match="append-only"):
         sample().to_zarr(writing)
     assert not (tmp_path / "w.zip").exists()  # refused before anything was written
-
-
-def test_indexing_by_key_gives_python_values_as_values(tmp_path: Path) -> None:
-    """``stored[key]`` of a Python value is the value (one per element: a list), as a
-    TensorDict's is; ``get`` gives the node."""
-    source = TensorDict(
-        {"a": torch.zeros(4), "d": "top", "meta": {"description": "a dataset"}}, batch_size=[4]
-    )
-    source["tags"] = ["w", "x", "y", "z"]
-    written = source.to_zarr(tmp_path / "v.zarr")
-    opened = TensorDict.from_zarr(tmp_path / "v.zarr")
-    for stored in (written, opened):
-        assert stored["d"] == "top" and stored["meta", "description"] == "a dataset"
-        assert stored["meta"]["description"] == "a dataset"
-        assert stored["tags"] == ["w", "x", "y", "z"]
-        assert isinstance(stored.get("d"), NonTensorData) and stored.get("d").data == "top"
-        assert isinstance(stored["a"], torch.Tensor)
-    written.close()
-    opened.close()
