@@ -95,6 +95,7 @@ def test_every_allowed_difference_cites_the_readme() -> None:
     text = README.read_text(encoding="utf-8")
     section = text[text.index("## Differences from tensordict") :]
     names = [entry.name for entry in allowlist.ENTRIES]
-    assert len(names) == len(set(names)) and len(names) <= 13
+    # One entry per documented rule; the cap keeps the set small enough to review.
+    assert len(names) == len(set(names)) and len(names) <= 24
     for entry in allowlist.ENTRIES:
         assert entry.readme in section, f"{entry.name}: {entry.readme!r} not in the README"
