@@ -150,7 +150,7 @@ class _NonTensorNode(NonTensorOps):
             )
         if out._locked:
             raise LockedError("where: out is a locked NonTensorStack; unlock it first")
-        out._values, out._stack_dim = picked._flat(), None
+        out._values, out._stack_dims = picked._flat(), None
         return out  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
@@ -188,7 +188,7 @@ class _NonTensorNode(NonTensorOps):
         values = stack._values
         for position, new in zip(positions, self._flat()):
             values[position] = new
-        stack._stack_dim = None  # an element may now differ from its neighbours
+        stack._stack_dims = None  # an element may now differ from its neighbours
         stack._write_back()
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
@@ -395,13 +395,18 @@ class NonTensorData(_NonTensorNode):
         self._write_back()
 
     def expand(self, *shape: int | Sequence[int]) -> Any:
-        """The value over ``shape``: a ``NonTensorStack`` (along dim 0) of the value when
-        ``shape`` adds dims, as the peer; stretching size-1 dims keeps one node."""
+        """The value over ``shape``: a ``NonTensorStack`` of the value when ``shape`` adds
+        dims (stacked along each new dim, as the peer); stretching size-1 dims keeps one
+        node."""
         out = super().expand(*shape)
-        if not self._grows_to_stack or out.ndim == len(self._batch_size):
+        added = out.ndim - len(self._batch_size)
+        if not self._grows_to_stack or not added:
             return out
         return ENGINE.NonTensorStack._make(
-            [self.data] * math.prod(out.batch_size), out.batch_size, self._device, 0
+            [self.data] * math.prod(out.batch_size),
+            out.batch_size,
+            self._device,
+            tuple(range(added)),
         )
 
     def unsqueeze(self, dim: int) -> Any:
@@ -537,12 +542,18 @@ def _selects_all(index: Any) -> bool:
 
 
 def _rebuild_values(
-    values: list[Any], shape: torch.Size, device: torch.device | None, stack_dim: int | None
+    values: list[Any],
+    shape: torch.Size,
+    device: torch.device | None,
+    stack_dims: int | tuple[int, ...] | None,
 ) -> NonTensorStack:
     if type(values) is not list or len(values) != math.prod(shape):
         msg = f"a pickle of a NonTensorStack of shape {shape!r} does not hold one value per element"
         raise PickleRefusedError(msg)
-    return ENGINE.NonTensorStack._make(values, shape, device, stack_dim)
+    if stack_dims is not None and not isinstance(stack_dims, (int, tuple)):
+        msg = f"a pickle of a NonTensorStack has stack dims {stack_dims!r}"
+        raise PickleRefusedError(msg)
+    return ENGINE.NonTensorStack._make(values, shape, device, stack_dims)
 
 
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)
