@@ -402,12 +402,7 @@ class NonTensorData(_NonTensorNode):
         added = out.ndim - len(self._batch_size)
         if not self._grows_to_stack or not added:
             return out
-        return ENGINE.NonTensorStack._make(
-            [self.data] * math.prod(out.batch_size),
-            out.batch_size,
-            self._device,
-            tuple(range(added)),
-        )
+        return self._grown(out.batch_size, tuple(range(added)))
 
     def unsqueeze(self, dim: int) -> Any:
         """A ``NonTensorStack`` of the value along the new dim, as the peer's."""
@@ -415,9 +410,16 @@ class NonTensorData(_NonTensorNode):
         if not self._grows_to_stack:
             return out
         pos = _batch.normalize_dim(dim, len(self._batch_size), op="unsqueeze", inclusive=True)
-        return ENGINE.NonTensorStack._make(
-            [self.data] * math.prod(out.batch_size), out.batch_size, self._device, pos
+        return self._grown(out.batch_size, (pos,))
+
+    def _grown(self, shape: torch.Size, stack_dims: tuple[int, ...]) -> Any:
+        """The value in each element of ``shape``, stacked along ``stack_dims`` (held
+        for when ``shape`` has no element: the peer's member keeps it)."""
+        stack = ENGINE.NonTensorStack._make(
+            [self.data] * math.prod(shape), shape, self._device, stack_dims
         )
+        stack._held = (self.data,)
+        return stack
 
     def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """The parent's new batch size must extend this node's or start it (a value keeps

@@ -75,6 +75,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     ``set_capture_non_tensor_stack(True)``). ``tolist()`` gives the values as nested lists
     in batch order; indexing one element gives a ``NonTensorData``.
 
+    Stacking stacks, or unsqueezing or expanding a stack, nests it as the peer's stack of
+    stacks: each dim the values were stacked along is a stack dim (``stack_dim`` is the
+    outermost, ``tensordicts`` its members, stacks themselves while other stack dims are
+    left), and an index gives one ``NonTensorData`` once it removes all of them.
+
     The values are a flat list in row-major order; a structural op is worked out on a
     tensor of element numbers (``arange(numel).reshape(batch)``) and the list is gathered
     with the result, so every index and shape op torch accepts works here, in pure Python
@@ -86,7 +91,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         (['b', 'c'], 'a')
     """
 
-    __slots__ = ("_values", "_shape", "_stack_dims")
+    __slots__ = ("_values", "_shape", "_stack_dims", "_held")
 
     _values: list[Any]
     _shape: torch.Size
@@ -96,6 +101,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     # (as the peer's stacks give a member's member). None when an operation mixed the
     # elements (each element is then its own member).
     _stack_dims: StackDims
+    # The one value of the NonTensorData this stack grew from when it has no elements
+    # (``(value,)``, else ``()``): what indexing or squeezing every stack dim away gives
+    # back, as the peer's member, which keeps it.
+    _held: tuple[Any, ...]
 
     def __init__(
         self,
@@ -123,6 +132,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             self._values, self._shape = [], torch.Size([0])
         # The members' own stack dims (when they share them) are stack dims too.
         self._stack_dims = _stacked_dims(nodes, stack_dim)
+        self._held = ()
         if device is None and nodes and all(node.device == nodes[0].device for node in nodes):
             device = nodes[0].device
         self._device = as_device(device)
@@ -148,6 +158,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         node._values = values
         node._shape = shape
         node._stack_dims = (stack_dims,) if type(stack_dims) is int else stack_dims  # type: ignore[assignment]
+        node._held = ()
         node._device = device
         node._locked = False
         return node
@@ -217,6 +228,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         picked = [values[i] for i in positions]
         if not shape or (stack_dims == () and picked):
             return NonTensorData._make(picked[0], shape, device)
+        if not picked and self._held:
+            if stack_dims == ():
+                return NonTensorData._make(self._held[0], shape, device)
+            node = NonTensorStack._make(picked, shape, device, stack_dims or None)
+            node._held = self._held
+            return node
         return NonTensorStack._make(picked, shape, device, stack_dims or None)
 
     def _rebatched(self, batch_size: torch.Size) -> Self:
@@ -346,9 +363,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if out is self or not isinstance(out, NonTensorStack):
             return out
         dims = dims_after_squeeze(self._stack_dims, _batch.squeeze_dims(self._shape, dim))
-        if dims == () and out._values:
-            return NonTensorData._make(out._values[0], out._shape, out._device)  # type: ignore[return-value]
-        out._stack_dims = dims or None
+        if dims == () and (out._values or self._held):
+            value = out._values[0] if out._values else self._held[0]
+            return NonTensorData._make(value, out._shape, out._device)  # type: ignore[return-value]
+        out._stack_dims, out._held = dims or None, self._held
         return out
 
     def unsqueeze(self, dim: int) -> Self:
@@ -358,7 +376,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         dims = self._stack_dims
         if dims is not None and isinstance(out, NonTensorStack):
             pos = _batch.normalize_dim(dim, len(self._shape), op="unsqueeze", inclusive=True)
-            out._stack_dims = (*(d + (d >= pos) for d in dims), pos)
+            out._stack_dims, out._held = (*(d + (d >= pos) for d in dims), pos), self._held
         return out
 
     def maybe_to_stack(self) -> Self:
