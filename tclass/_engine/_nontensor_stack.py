@@ -608,7 +608,12 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
             else:
                 values.extend([part.data] * inner)
     dims = _stacked_dims(parts, dim) if op == "stack" else _cat_dims(parts, dim)
-    return NonTensorStack._make(values, shape, device, dims)
+    stack = NonTensorStack._make(values, shape, device, dims)
+    if not values:  # no elements: the one value every part holds, if they agree
+        held = [part._held if type(part) is NonTensorStack else (part.data,) for part in parts]
+        if all(h and same_value(h[0], held[0][0]) for h in held):
+            stack._held = held[0]
+    return stack
 
 
 def _stacked_dims(parts: Sequence[Any], dim: int) -> StackDims:
