@@ -547,15 +547,18 @@ def _rebuild_values(
     values: list[Any],
     shape: torch.Size,
     device: torch.device | None,
-    stack_dims: int | tuple[int, ...] | None,
+    stack_dims: Any,  # an int (older pickles), a tuple of ints, or None
 ) -> NonTensorStack:
     if type(values) is not list or len(values) != math.prod(shape):
         msg = f"a pickle of a NonTensorStack of shape {shape!r} does not hold one value per element"
         raise PickleRefusedError(msg)
-    if stack_dims is not None and not isinstance(stack_dims, (int, tuple)):
-        msg = f"a pickle of a NonTensorStack has stack dims {stack_dims!r}"
+    dims = (stack_dims,) if type(stack_dims) is int else stack_dims
+    if dims is not None and (
+        type(dims) is not tuple or not all(type(d) is int and 0 <= d < len(shape) for d in dims)
+    ):
+        msg = f"a pickle of a NonTensorStack of shape {shape!r} has stack dims {stack_dims!r:.80}"
         raise PickleRefusedError(msg)
-    return ENGINE.NonTensorStack._make(values, shape, device, stack_dims)
+    return ENGINE.NonTensorStack._make(values, shape, device, dims)
 
 
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)

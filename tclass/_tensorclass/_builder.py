@@ -663,7 +663,7 @@ def record_from_entries(
     td = TensorDict._new_unchecked({}, as_batch_size(batch_size), device)
     td._assign_names(names)
     batch, n, rules = td.batch_size, len(td.batch_size), info.rules
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    fields = dataclasses.fields(cls)
     if entry_order:
         position = {key: i for i, key in enumerate(entries)}
         fields = tuple(sorted(fields, key=lambda f: position.get(f.name, len(position))))

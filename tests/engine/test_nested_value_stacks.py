@@ -8,6 +8,7 @@ tensor of element numbers) and, in the ``peer`` tests, against tensordict.
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -15,8 +16,7 @@ from typing import Any
 import pytest
 import torch
 
-import tclass
-from tclass import NonTensorData, NonTensorStack, TensorDict
+from tclass import NonTensorData, NonTensorStack, TensorDict, errors
 
 from peer_scenarios import Scenario, scenario_tests  # noqa: E402
 
@@ -153,18 +153,18 @@ def test_nested_stacks_save_and_load_with_their_values(tmp_path: Path) -> None:
 
 def test_repr_shows_the_nested_values() -> None:
     node = NonTensorData("p", batch_size=[2]).unsqueeze(0).unsqueeze(-1)
-    assert repr(node) == (
-        "NonTensorStack([[['p'], ['p']]], batch_size=[1, 2, 1], device=None)"
-    )
+    assert repr(node) == ("NonTensorStack([[['p'], ['p']]], batch_size=[1, 2, 1], device=None)")
 
 
 def test_pickle_keeps_the_stack_dims() -> None:
-    import pickle
-
     node = NonTensorData("p", batch_size=[2]).unsqueeze(0).unsqueeze(0)
     back = pickle.loads(pickle.dumps(node))
     assert _tree(back) == _tree(node)
     assert type(back[0, 0]) is NonTensorData
+    rebuild, (values, shape, device, _) = node.__reduce__()
+    with pytest.raises(errors.PickleRefusedError, match="stack dims"):
+        rebuild(values, shape, device, (0, 7))
+    assert rebuild(values, shape, device, 1).stack_dim == 1  # an older pickle's one dim
 
 
 # --- the same programs on the peer -------------------------------------------------------
@@ -224,4 +224,3 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 test_scenario_on_tclass, test_same_as_the_peer = scenario_tests(SCENARIOS)
-
