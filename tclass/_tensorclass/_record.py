@@ -37,7 +37,7 @@ from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
-from tclass._engine._record_fields import record_batch_size, record_entries
+from tclass._engine._record_fields import dense_entries, record_batch_size, record_entries
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
@@ -351,8 +351,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         return self._wrap(self._tensordict._rebuilt(results, resize, values))
 
     def _flat_entries(self) -> Mapping[str, Value] | None:
-        storage = self._tensordict  # (dense_entries, inline: None over a lazy stack)
-        return storage._tensors if storage.__class__ is TensorDict else None
+        return dense_entries(self)  # (None over a lazy stack: its walk)
 
     def _reduced(self, along: Along) -> tuple[Self, ...]:
         return tuple(map(self._wrap, self._tensordict._reduced(along)))
