@@ -184,6 +184,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """A stack of the values of a numpy object array, shaped like it."""
         return cls._make(list(array.reshape(-1)), torch.Size(array.shape), device, stack_dims)
 
+    def _copy_on(self, device: torch.device | None) -> NonTensorStack:
+        """A stack of the same values, nested as this one, sharing no list with it."""
+        return NonTensorStack._from_array(self._as_array(), device, self._stack_dims)
+
     @property
     def stack_dim(self) -> int:
         """The batch dim the members were stacked along (the outermost; 0 when unknown)."""
