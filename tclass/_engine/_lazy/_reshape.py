@@ -121,6 +121,13 @@ class LazyReshapeOps(LazyStackOps):
         batch = self._batch_size
         if shape == batch:
             return self
+        alone = _batch.inserted_one(batch, shape)
+        if alone is not None:  # as the peer: the stack itself, stacked alone along it
+            return self._lazily([self], alone, shape)
+        removed = _batch.inserted_one(shape, batch)
+        if removed is not None:  # as the peer: its only part along that dim
+            (only,) = self.unbind(removed)
+            return only  # type: ignore[no-any-return]
         merged = _batch.flatten_span(batch, shape)
         split = _batch.unflatten_span(batch, shape)
         if merged is not None:
