@@ -442,6 +442,21 @@ _STAYS_LAZY = (
 _LAZY_KEPT = ("unflatten", "expand", "reshape", "view", "flatten")
 
 
+_LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
+
+
+def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A shape op's result (or what it holds) locked in one library only, in a program
+    that saved or locked a collection: tclass locks views of a locked source (and
+    ``unbind``'s slices of a memory-mapped, saved or shared one), the peer follows its
+    memory-mapped flag, which some ops pass on and others drop."""
+    if finding.kind != "result" or finding.step.family != "shape":
+        return False
+    if not (facts.memmap or any("memmap" in line or "lock_()" in line for line in finding.lines)):
+        return False
+    return all(_LOCK_LINE.search(line) for line in finding.detail)
+
+
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
@@ -807,6 +822,11 @@ ENTRIES: list[Entry] = [
             _nested_names_kept,
             _names_read_live,
         ),
+    ),
+    Entry(
+        "lock-follows-sharing",
+        "**A result's lock follows what it shares, not a flag.**",
+        _lock_follows_sharing,
     ),
     Entry(
         "annotation-casts",
