@@ -436,10 +436,15 @@ _NO_MEMBERS_LINES = (
 _STAYS_LAZY = (
     re.compile(r"\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'"),
     re.compile(r"<members>: peer None, tclass \d+ \("),
+    # a nested lazy stack whose members the peer made dense (and restacked elsewhere)
+    re.compile(
+        r"<members>: peer \d+ \(\[\('collection', 'TensorDict', .*, "
+        r"tclass \d+ \(\[\('collection', 'LazyStackedTensorDict', "
+    ),
 )
 
 
-_LAZY_KEPT = ("unflatten", "expand", "reshape", "view", "flatten")
+_LAZY_KEPT = ("unflatten", "expand", "expand_as", "reshape", "view", "flatten")
 
 
 _LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")

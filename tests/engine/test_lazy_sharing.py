@@ -211,3 +211,14 @@ def test_a_dim_of_size_one_removed_between_two_others_unbinds_it() -> None:
         assert torch.equal(out["a"], stack.to_tensordict()["a"].reshape(2, 3))
         members[0]["a"].add_(1)  # views of the members' tensors
         assert torch.equal(out["a"][0], members[0]["a"][0])
+
+
+def test_unflatten_keeps_the_members_names_without_repeating_one() -> None:
+    # The stack cannot rename its members (the result shares them): their names stay and
+    # the new stack dim has none, as in the peer, rather than a name twice.
+    members = [TensorDict({}, batch_size=[1], names=["i"]) for _ in range(3)]
+    stack = tclass.lazy_stack(members, 1)
+    assert stack.names == ["i", None]
+    for out in (stack.unflatten(0, [1, 1]), stack.unflatten(1, [1, 3]), stack.view(1, 1, 3)):
+        assert out.names == ["i", None, None] and out.tensordicts == [stack]
+    assert stack.names == ["i", None] and members[0].names == ["i"]

@@ -95,13 +95,21 @@ class LazyReshapeOps(LazyStackOps):
         self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
     ) -> Self:
         """Splits batch dim ``dim`` into ``unflattened_size`` (one size may be -1); into
-        one dim of the same size, it returns the stack itself, as the peer's does."""
+        one dim of the same size, it returns the stack itself, as the peer's does. The
+        members regrouped keep their own dim names and the new stack dims have none, as
+        in the peer (a stack cannot rename its members, which other stacks may share)."""
         batch = self._batch_size
         at = _batch.normalize_dim(dim, len(batch), op="unflatten")
         sizes = tuple(unflattened_size)
         if len(sizes) == 1 and sizes[0] in (-1, batch[at]) and batch[at] != -1:
             return self
-        return super().unflatten(dim, unflattened_size, inplace=inplace)
+        if inplace or -1 in batch:
+            return super().unflatten(dim, unflattened_size, inplace=inplace)
+        part = _batch.view_shape(sizes, torch.Size([batch[at]]), "unflatten")
+        regrouped = self._regroup(batch[:at] + part + batch[at + 1 :])
+        if regrouped is None:
+            return super().unflatten(dim, unflattened_size)
+        return self._carry(regrouped, None, inverse=lambda r: r.reshape(batch))
 
     def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
         # ``always`` is for dense leaves; a lazy stack regroups its members.
