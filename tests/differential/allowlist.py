@@ -363,6 +363,7 @@ _PEER_INTERNAL = (
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
+    "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
@@ -429,6 +430,7 @@ _NO_MEMBERS_LINES = (
     re.compile(r": keys: peer \[\], tclass \["),
     re.compile(r"\.(batch_size|names): peer "),
     re.compile(r"\.device: peer 'None', tclass "),  # the peer's stack of no members has none
+    re.compile(r"^result\.is_locked: peer False, tclass True$"),  # nor a lock
 )
 
 
@@ -711,7 +713,9 @@ def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     message = str(peer.error)
     if finding.step.op == "gather":
         return "Cannot use torch.gather with an empty index" in message
-    if finding.step.op == "flatten":
+    if finding.step.op == "flatten":  # (tclass raises for a start after the end elsewhere)
+        if "start_dim cannot come after end_dim" in message:
+            return True
         return "Incompatible end_dim" in message and "shape torch.Size([])" in message
     if finding.step.op == "set_":
         return message.startswith("batch dimension mismatch")
