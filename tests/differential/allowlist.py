@@ -426,7 +426,9 @@ def _about_values(line: str) -> bool:
 _NO_MEMBERS = re.compile(r"<members>: peer \d+ \(\[\],\), tclass None")
 _NO_MEMBERS_LINES = (
     _NO_MEMBERS,
-    re.compile(r"\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'"),
+    re.compile(
+        r"\.kind: peer 'LazyStackedTensorDict', tclass '(TensorDict|Rec)'"
+    ),  # (records kept)
     re.compile(r": keys: peer \[\], tclass \["),
     re.compile(r"\.(batch_size|names): peer "),
     re.compile(r"\.device: peer 'None', tclass "),  # the peer's stack of no members has none
