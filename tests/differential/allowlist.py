@@ -466,12 +466,48 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
 
+_SIZES = re.compile(
+    r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
+    r"|\]: peer Tensor\[([\w.]+), shape \[([^\]]*)\]\], tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
+)
+
+
+def _nested_dim_kept(line: str) -> bool:
+    """A nested collection's batch size, names or tensor shape with one more dim in
+    tclass, of size 1 (the peer's dense ``unflatten`` of a lazy stack into dims of size 1
+    loses one of a nested collection's own dims)."""
+    found = _SIZES.search(line)
+    if found is None:
+        return False
+    theirs, mine = (
+        (found.group(1), found.group(2))
+        if found.group(1) is not None
+        else (
+            found.group(4),
+            found.group(5),
+        )
+    )
+    peer_dims = [d.strip() for d in theirs.split(",") if d.strip()]
+    my_dims = [d.strip() for d in mine.split(",") if d.strip()]
+    if len(my_dims) != len(peer_dims) + 1:
+        return False
+    if ".names: " in line:
+        return all(d == "None" for d in my_dims + peer_dims)
+    return any(
+        my_dims[:i] + my_dims[i + 1 :] == peer_dims for i, d in enumerate(my_dims) if d == "1"
+    )
+
+
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
     stack of the same entries in tclass, a dense TensorDict in the peer."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
+    if finding.step.op == "unflatten" and any(_nested_dim_kept(d) for d in finding.detail):
+        return all(
+            any(p.search(d) for p in _STAYS_LAZY) or _nested_dim_kept(d) for d in finding.detail
+        )
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
 
 
