@@ -135,7 +135,7 @@ class LazyReshapeOps(LazyStackOps):
         removed = _batch.inserted_one(shape, batch)
         if removed is not None:  # as the peer: its only part along that dim
             (only,) = self.unbind(removed)
-            return only  # type: ignore[no-any-return]
+            return only
         merged = _batch.flatten_span(batch, shape)
         split = _batch.unflatten_span(batch, shape)
         if merged is not None:
