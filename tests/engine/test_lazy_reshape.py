@@ -99,3 +99,11 @@ def test_tile_with_more_counts_than_dims_adds_dims_to_a_ragged_stack() -> None:
     assert [m.batch_size for m in out.tensordicts] == [torch.Size([2, 6]), torch.Size([2, 3])]
     for member, source in zip(out.tensordicts, members):
         assert torch.equal(member["a"], source["a"].unsqueeze(0).tile(2, 3))
+
+
+def test_tile_with_more_counts_than_dims_keeps_a_python_value_shared() -> None:
+    # Without a ragged dim the leading dims come from a reshape, which keeps one value
+    td = TensorDict({"v": "pong", "a": torch.arange(3.0)}, batch_size=[3])
+    out = td.tile([2, 1, 2])
+    assert out.batch_size == (2, 1, 6) and out["v"] == "pong"
+    assert torch.equal(out["a"], td["a"].reshape(1, 1, 3).tile(2, 1, 2))

@@ -630,8 +630,11 @@ class ShapeOps(TensorCollection):
         counts = (dims,) if isinstance(dims, int) else tuple(dims)
         nb = self.batch_dims
         lifted = self
-        for _ in range(len(counts) - nb):  # (a view; a ragged lazy stack has no reshape)
-            lifted = lifted.unsqueeze(0)
+        if len(counts) > nb and -1 in self.batch_size:  # ragged: no reshape, as unsqueeze
+            for _ in range(len(counts) - nb):
+                lifted = lifted.unsqueeze(0)
+        elif len(counts) > nb:  # (a reshape keeps a Python value shared, as the peer)
+            lifted = self.reshape((1,) * (len(counts) - nb) + tuple(self.batch_size))
         full = (1,) * (lifted.batch_dims - len(counts)) + counts
         out = lifted.repeat(*full)
         out._rename_all(None)  # as the peer: no names, nested ones included
