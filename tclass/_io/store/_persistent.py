@@ -284,7 +284,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         """Write a dict or a collection to a new HDF5 file or zarr store (``backend``;
         replaced if it exists) and return it opened for reading and writing. Without
         ``batch_size``: a collection's own (and its dim names, kept in memory), else the
-        largest one the dict's entries share. ``allow_pickle``: see the constructor."""
+        largest one the dict's entries share. ``allow_pickle``: see the constructor.
+        An append-only zarr store (a ``ZipStore``, which holds each key once) is written
+        whole, each key once, and returned opened for reading only."""
         schema = record_schema(input_dict) if is_record(input_dict) else None
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
@@ -293,12 +295,21 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         else:
             source = TensorDict.from_dict(input_dict, auto_batch_size=True, batch_dims=batch_dims)
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
+        once = backend == "zarr" and _zarr.append_only(filename)
+        staged = _zarr.staging_store() if once else filename
         out = cls(
-            filename=filename, mode="w", batch_size=batch, device=device, backend=backend,
+            filename=staged, mode="w", batch_size=batch, device=device, backend=backend,
             validate_batch_size=False, allow_pickle=allow_pickle, **kwargs,
         )  # fmt: skip
         out._write_meta(schema)
         out.update(source)
+        if once:
+            out.close()
+            _zarr.write_once(staged, filename)
+            out = cls(
+                filename=filename, mode="r", batch_size=batch, device=device, backend=backend,
+                allow_pickle=allow_pickle, **kwargs,
+            )  # fmt: skip
         if batch == source.batch_size:
             out._rename_all(source._dim_names)
         return out

@@ -71,10 +71,7 @@ class StoreWrites(TensorDictBase):
     def _writable(self) -> StoreGroup:
         group = self._live()
         if group.file.read_only:
-            msg = (
-                f"{self._file_name!r} was opened read-only (mode='r'); open it with "
-                "mode='r+' (or 'a') to write into it"
-            )
+            msg = f"{self._file_name!r} {group.file.why_read_only}"
             raise FilePermissionError(msg)
         return group
 
