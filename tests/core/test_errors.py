@@ -30,6 +30,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "BatchMismatchError": (ValueError, RuntimeError),
     "ShapeError": (ValueError, RuntimeError),
     "DimError": (IndexError, ValueError, RuntimeError),
+    "IndexTypeError": (IndexError, ValueError, RuntimeError, TypeError),
     "DimNameError": (ValueError, RuntimeError),
     "DimNameCountError": (ValueError, RuntimeError, IndexError),
     "InPlaceWriteError": (ValueError, RuntimeError),
