@@ -362,6 +362,8 @@ def test_from_schema_allocates_zeros(storage: str | None, tmp_path: Path) -> Non
     assert td.is_memmap() == (storage == "memmap")
     with pytest.raises(ValueError, match="must be a pair"):
         TensorDict.from_schema({"a": torch.uint8}, batch_size=[2])  # type: ignore[dict-item]
+    with pytest.raises(errors.ArgumentValueError, match="Unknown storage backend 'nope'.*zarr"):
+        TensorDict.from_schema(schema, batch_size=[5], storage="nope")  # a ValueError, as the peer
 
 
 def test_quantized_casts_refuse_without_a_scale() -> None:

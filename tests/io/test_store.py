@@ -318,3 +318,31 @@ def test_indexing_by_key_gives_python_values_as_values(tmp_path: Path, backend: 
         assert isinstance(stored["a"], torch.Tensor)
     written.close()
     opened.close()
+
+
+def test_rename_key_takes_nested_keys(tmp_path: Path, backend: Backend) -> None:
+    """``rename_key_`` within a group moves the entry, into another group (made on the
+    way) writes it there and deletes it, as a TensorDict's does; ``safe`` refuses a key
+    already present, and a missing key is a KeyError that changes nothing."""
+    source = TensorDict(
+        {"a": torch.arange(12.0).reshape(3, 4), "b": {"c": torch.ones(3, 4, 5)}}, [3, 4]
+    )
+    stored = getattr(source, f"to_{backend.name}")(tmp_path / f"r.{backend.name}")
+    stored.rename_key_("a", ("b", "a2"))
+    stored.rename_key_(("b", "a2"), ("b", "a3"))  # within one nested group
+    stored.rename_key_(("b", "a3"), ("x", "y", "z"))
+    stored.rename_key_("b", ("n", "b"))  # a group into a new one
+    assert set(stored.keys(True, True)) == {("n", "b", "c"), ("x", "y", "z")}
+    assert torch.equal(stored["x", "y", "z"], source["a"])
+    assert torch.equal(stored["n", "b", "c"], source["b", "c"])
+    with pytest.raises(KeyError, match="already present"):
+        stored.rename_key_(("x", "y", "z"), ("n", "b", "c"), safe=True)
+    with pytest.raises(KeyError, match="'nope' was not found"):
+        stored.rename_key_("nope", ("q", "r"))
+    assert "q" not in stored.keys()
+    stored.rename_key_(("x", "y", "z"), ("n", "b", "c"))  # replaces it
+    assert torch.equal(stored["n", "b", "c"], source["a"])
+    stored.close()
+    reopened = getattr(TensorDict, f"from_{backend.name}")(tmp_path / f"r.{backend.name}")
+    assert torch.equal(reopened["n", "b", "c"], source["a"])
+    reopened.close()
