@@ -346,3 +346,22 @@ def test_rename_key_takes_nested_keys(tmp_path: Path, backend: Backend) -> None:
     reopened = getattr(TensorDict, f"from_{backend.name}")(tmp_path / f"r.{backend.name}")
     assert torch.equal(reopened["n", "b", "c"], source["a"])
     reopened.close()
+
+
+def test_auto_batch_size_infers_over_a_saved_batch_size(tmp_path: Path, backend: Backend) -> None:
+    """``from_h5`` / ``from_zarr`` open with the saved batch sizes; ``auto_batch_size=True``
+    infers each group's from its entries instead (at most ``batch_dims`` dims), as the
+    peer's."""
+    source = TensorDict({"a": torch.zeros(3, 4), "n": {"b": torch.zeros(3, 4, 5)}}, [3, 4])
+    path = tmp_path / f"b.{backend.name}"
+    getattr(source, f"to_{backend.name}")(path).close()
+    opened = getattr(TensorDict, f"from_{backend.name}")
+    for options, top, nested in (
+        ({}, [3, 4], [3, 4]),
+        ({"auto_batch_size": True}, [3, 4], [3, 4, 5]),
+        ({"auto_batch_size": True, "batch_dims": 1}, [3], [3]),
+    ):
+        stored = opened(path, **options)
+        assert stored.batch_size == torch.Size(top), options
+        assert stored["n"].batch_size == torch.Size(nested), options
+        stored.close()

@@ -228,10 +228,12 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
     def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> PersistentTensorDict:
         """Open an HDF5 file (metadata only): ``mode`` as ``h5py.File``'s (default
         ``"r"``); without ``batch_size``, the batch size tclass saved in the file, else
-        the largest one its datasets share (at most ``batch_dims`` dims);
+        the largest one its datasets share (at most ``batch_dims`` dims), which
+        ``auto_batch_size=True`` gives even where a batch size is saved;
         ``non_tensor_as_stack`` and ``allow_external`` as the constructor's."""
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
+            infer=options.get("auto_batch_size", False),
             filename=filename, mode=options.get("mode", "r"),
             non_tensor_as_stack=options.get("non_tensor_as_stack", False),
             allow_external=options.get("allow_external", False),
@@ -242,11 +244,13 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         """Open a zarr store (metadata only): a path (a directory), a zarr store object
         or an open ``zarr.Group``; ``mode`` as the constructor's (default ``"r"``);
         without ``batch_size``, the batch size tclass (or the peer) saved in the store,
-        else the largest one its arrays share (at most ``batch_dims`` dims);
+        else the largest one its arrays share (at most ``batch_dims`` dims), which
+        ``auto_batch_size=True`` gives even where a batch size is saved;
         ``non_tensor_as_stack`` and ``allow_pickle`` as the constructor's."""
         where = {"group": filename} if _zarr.BACKEND.owns(filename) else {"filename": filename}
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
+            infer=options.get("auto_batch_size", False),
             backend="zarr", mode=options.get("mode", "r"),
             non_tensor_as_stack=options.get("non_tensor_as_stack", False),
             allow_pickle=options.get("allow_pickle"), **where,
@@ -254,14 +258,14 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
 
     @classmethod
     def _opened(
-        cls, *, batch_size: Any, batch_dims: int | None, **options: Any
+        cls, *, batch_size: Any, batch_dims: int | None, infer: bool, **options: Any
     ) -> PersistentTensorDict:
         """Opened with the constructor's ``options``; without ``batch_size``, each
-        group's saved batch size, else the largest its entries share."""
+        group's saved batch size (unless ``infer``), else the largest its entries share."""
         out = cls(batch_size=batch_size, **options)
         if batch_size is None:
             try:
-                settle_batch(out, batch_dims)
+                settle_batch(out, batch_dims, infer)
             except BaseException:
                 out.close()
                 raise

@@ -130,11 +130,11 @@ def saved_batch(node: PersistentTensorDict) -> torch.Size | None:
     return torch.Size(sizes)
 
 
-def settle_batch(root: PersistentTensorDict, batch_dims: int | None) -> None:
-    """Each group's saved batch size, else the largest its entries share (at most
-    ``batch_dims`` dims), the nested groups first."""
+def settle_batch(root: PersistentTensorDict, batch_dims: int | None, infer: bool = False) -> None:
+    """Each group's saved batch size, else (or with ``infer``: always) the largest its
+    entries share (at most ``batch_dims`` dims), the nested groups first."""
     for node in _post_order(root):
-        saved = saved_batch(node)
+        saved = None if infer else saved_batch(node)
         if saved is not None:
             node._check_shapes(saved)
             node._batch_size = saved
