@@ -365,3 +365,28 @@ def test_auto_batch_size_infers_over_a_saved_batch_size(tmp_path: Path, backend:
         assert stored.batch_size == torch.Size(top), options
         assert stored["n"].batch_size == torch.Size(nested), options
         stored.close()
+
+
+def test_dim_names_are_recorded_in_the_store(tmp_path: Path, backend: Backend) -> None:
+    """The dim names a collection is written with, and names assigned to a store open for
+    writing, are in its metadata (the peer's zarr attribute holds them too): opening it
+    again gives them, its groups included."""
+    source = TensorDict({"a": torch.zeros(3, 4), "n": {"b": torch.zeros(3, 4, 5)}}, [3, 4])
+    source.names = ["x", "y"]
+    path = tmp_path / f"n.{backend.name}"
+    written = getattr(source, f"to_{backend.name}")(path)
+    assert written.names == ["x", "y"] and written["n"].names == ["x", "y"]
+    written.close()
+    opened = getattr(TensorDict, f"from_{backend.name}")
+    reopened = opened(path, mode="r+")
+    assert reopened.names == ["x", "y"] and reopened["n"].names == ["x", "y"]
+    reopened.names = ["u", None]
+    reopened.close()
+    again = opened(path)
+    assert again.names == ["u", None] and again["n"].names == ["u", None]
+    again.names = ["w", "z"]  # open for reading: in memory only
+    again.close()
+    assert opened(path).names == ["u", None]
+    inferred = opened(path, auto_batch_size=True, batch_dims=1)  # names of 2 dims: not these
+    assert inferred.names == [None]
+    inferred.close()

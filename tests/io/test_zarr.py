@@ -498,8 +498,11 @@ def test_an_append_only_store_is_read(tmp_path: Path) -> None:
 @pytest.mark.filterwarnings("error::UserWarning")  # zipfile's "Duplicate name": none
 def test_to_zarr_writes_an_append_only_store_whole_each_key_once(tmp_path: Path) -> None:
     target = tmp_path / "w.zip"
-    written = sample().to_zarr(zarr.storage.ZipStore(target, mode="w"))
+    named = sample()
+    named.names = ["t"]
+    written = named.to_zarr(zarr.storage.ZipStore(target, mode="w"))
     assert same(written.to_tensordict(), sample())  # readable before it is closed
+    assert written.names == ["t"]
     with pytest.raises(FilePermissionError, match="append-only.*holds each key once"):
         written["obs"] = torch.zeros(4, 3)
     with pytest.raises(FilePermissionError, match="directory store"):
@@ -509,6 +512,7 @@ def test_to_zarr_writes_an_append_only_store_whole_each_key_once(tmp_path: Path)
     assert len(names) == len(set(names)) and "zarr.json" in names
     loaded = TensorDict.from_zarr(zarr.storage.ZipStore(target, mode="r"))
     assert loaded.batch_size == (4,) and same(loaded.to_tensordict(), sample())
+    assert loaded.names == ["t"]
     assert loaded["env"] == "pong" and loaded["config"] == {"lr": 0.1, "layers": [64, 64]}
     assert list(loaded["tags"]) == ["a", "b", "c", "d"]
     loaded.close()

@@ -51,7 +51,14 @@ from tclass._io.store._datasets import (
 from tclass._io.store._protocol import Access, Backend, StoreArray, StoreGroup, is_group
 from tclass._io.store._records import rebind, records_of
 from tclass._io.store._surface import StoreSurface, in_memory
-from tclass._io.store._walk import Entries, saved_batch, saved_meta, settle_batch, walk_file
+from tclass._io.store._walk import (
+    Entries,
+    saved_batch,
+    saved_meta,
+    saved_names,
+    settle_batch,
+    walk_file,
+)
 from tclass._io.store._writes import StoreWrites
 from tclass.errors import (
     ArgumentError,
@@ -266,6 +273,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         if batch_size is None:
             try:
                 settle_batch(out, batch_dims, infer)
+                out._set_names(saved_names(out))
             except BaseException:
                 out.close()
                 raise
@@ -307,6 +315,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         )  # fmt: skip
         out._write_meta(schema)
         out.update(source)
+        if batch == source.batch_size:
+            out._rename_all(source._dim_names)
         if once:
             out.close()
             _zarr.write_once(staged, filename)
@@ -314,8 +324,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
                 filename=filename, mode="r", batch_size=batch, device=device, backend=backend,
                 allow_pickle=allow_pickle, **kwargs,
             )  # fmt: skip
-        if batch == source.batch_size:
-            out._rename_all(source._dim_names)
+            out._set_names(saved_names(out))
         return out
 
     def close(self) -> None:
@@ -365,11 +374,13 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         return f"{self._file_name!r} at {path!r}"
 
     def _write_meta(self, schema: dict[str, Any] | None = None) -> None:
-        """Records the batch size in the group (and a record's ``schema``, or the one
-        already there)."""
-        if self._mode == "r":
+        """Records the batch size and the dim names in the group (and a record's
+        ``schema``, or the one already there)."""
+        if self._mode == "r" or self._live().file.read_only:
             return
         meta: dict[str, Any] = {"batch_size": list(self._batch_size)}
+        if self._names is not None:
+            meta["names"] = list(self._names)
         kept = schema if schema is not None else saved_meta(self).get("schema")
         if kept is not None:
             meta["schema"] = kept

@@ -41,6 +41,7 @@ class StoreSurface(LockBlocks):
 
         def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict: ...
         def del_(self, key: Any) -> Self: ...
+        def _write_meta(self, schema: dict[str, Any] | None = None) -> None: ...
     else:
         __slots__ = ()
 
@@ -76,8 +77,9 @@ class StoreSurface(LockBlocks):
 
     @property
     def names(self) -> list[str | None]:
-        """The names of the batch dims (``None`` for an unnamed dim), kept in memory:
-        the file does not record them. Assigning names them here and in the groups."""
+        """The names of the batch dims (``None`` for an unnamed dim). Assigning names
+        them here and in the groups, and records them in the store (with the batch
+        size) where it is open for writing; opening a store reads them back."""
         return _names.show(self._names, len(self._batch_size))
 
     @names.setter
@@ -92,9 +94,32 @@ class StoreSurface(LockBlocks):
         self._names = names
 
     def _rename_all(self, names: Names) -> None:
-        self._names = names
-        for child in self._nested.values():
-            child._rename_all(self._names_for(child.batch_dims))
+        self._set_names(names)
+        self._record_names()
+
+    def _set_names(self, names: Names) -> None:
+        """Names here and in the groups opened so far, in memory (each group once: one
+        reached by several links is shared)."""
+        stack: list[tuple[StoreSurface, Names]] = [(self, names)]
+        seen: set[int] = set()
+        while stack:
+            node, given = stack.pop()
+            if id(node) not in seen:
+                seen.add(id(node))
+                node._names = given
+                stack += [(c, node._names_for(c.batch_dims)) for c in node._nested.values()]
+
+    def _record_names(self) -> None:
+        """The names of this group and of those opened under it, written into their
+        metadata, each once (nothing for a store open for reading)."""
+        stack: list[StoreSurface] = [self]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if id(node) not in seen:
+                seen.add(id(node))
+                node._write_meta()
+                stack += node._nested.values()
 
     def _names_for(self, ndim: int) -> Names:
         """The names of a group's ``ndim`` dims: this collection's, then unnamed."""

@@ -341,13 +341,16 @@ class ZarrGroup(GroupBase[ZarrFile]):
         raw = attrs.get(_META)
         if isinstance(raw, str):
             return raw
-        peer = attrs.get(_PEER_META)  # a store the peer wrote: its batch size
+        peer = attrs.get(_PEER_META)  # a store the peer wrote: its batch size and names
         if isinstance(peer, dict) and "batch_size" in peer:
-            return json.dumps({"batch_size": peer["batch_size"]})
+            kept = {key: peer[key] for key in ("batch_size", "names") if key in peer}
+            return json.dumps(kept)
         return None
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         peer = {"batch_size": meta["batch_size"], "version": 1}
+        if "names" in meta:
+            peer["names"] = meta["names"]
         self._group.update_attributes({_META: json.dumps(meta), _PEER_META: peer})
         self.file.changed()  # a consolidated store holds its groups' attributes too
 
