@@ -413,6 +413,13 @@ def test_crafted_stores_are_refused(tmp_path: Path) -> None:
     data.to_zarr(tmp_path / "c.zarr").close()
     store = tmp_path / "c.zarr"
 
+    def crafted_shape(meta: dict[str, Any]) -> None:  # in the consolidated metadata
+        meta["consolidated_metadata"]["metadata"]["a"].update(shape=[2**62, 2**10])
+
+    _edit(store / "zarr.json", crafted_shape)  # what a reader reads through
+    with pytest.raises(MetadataError, match="too large"):
+        TensorDict.from_zarr(store)
+    _edit(store / "zarr.json", lambda m: m.pop("consolidated_metadata"))  # each node's, then
     _edit(store / "a" / "zarr.json", lambda m: m.update(shape=[2**62, 2**10]))
     with pytest.raises(MetadataError, match="too large"):
         TensorDict.from_zarr(store)
@@ -436,6 +443,25 @@ def test_crafted_stores_are_refused(tmp_path: Path) -> None:
     group.attrs["_tclass"] = deep
     with pytest.raises(MetadataError, match="nested"):
         TensorDict.from_zarr(tmp_path / "d.zarr")
+
+
+def test_to_zarr_writes_consolidated_metadata_kept_true(tmp_path: Path) -> None:
+    written = sample().to_zarr(tmp_path / "c.zarr")
+
+    def listed() -> set[str]:
+        root = zarr.open_group(tmp_path / "c.zarr", mode="r")
+        consolidated = root.metadata.consolidated_metadata
+        assert consolidated is not None  # as the peer's to_zarr writes it
+        return set(consolidated.metadata)
+
+    assert {"obs", "next", "env"} <= listed()
+    written["added"] = torch.ones(4)
+    written.del_("obs")
+    assert "added" in listed() and "obs" not in listed()
+    written.close()
+    reopened = TensorDict.from_zarr(tmp_path / "c.zarr")
+    assert "added" in reopened.keys() and "obs" not in reopened.keys()
+    reopened.close()
 
 
 # --- the peer ----------------------------------------------------------------------------

@@ -297,8 +297,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         replaced if it exists) and return it opened for reading and writing. Without
         ``batch_size``: a collection's own (and its dim names, kept in memory), else the
         largest one the dict's entries share. ``allow_pickle``: see the constructor.
-        An append-only zarr store (a ``ZipStore``, which holds each key once) is written
-        whole, each key once, and returned opened for reading only."""
+        A zarr store gets consolidated metadata, as the peer writes (kept true by later
+        changes); an append-only one (a ``ZipStore``, which holds each key once) is
+        written whole, each key once, and returned opened for reading only."""
         schema = record_schema(input_dict) if is_record(input_dict) else None
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
@@ -317,6 +318,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         out.update(source)
         if batch == source.batch_size:
             out._rename_all(source._dim_names)
+        if backend == "zarr":
+            _zarr.consolidate(out._group.file)
         if once:
             out.close()
             _zarr.write_once(staged, filename)

@@ -22,8 +22,9 @@ array race, as with memory-mapped folders. An append-only store
 (``zarr.storage.ZipStore``, which holds each key once) is written whole by ``to_zarr``
 (the tree is built in memory, then each key written once: :func:`write_once`), read, and
 not written into afterwards. A store written with consolidated
-metadata (the peer's ``to_zarr`` writes it) is read through it, and consolidated again
-after each change of its tree or of a group's metadata, so that it stays true.
+metadata (the peer's ``to_zarr`` writes it, and so does tclass's) is read through it,
+and consolidated again after each change of its tree or of a group's metadata, so that
+it stays true.
 """
 
 from __future__ import annotations
@@ -406,6 +407,13 @@ class ZarrBackend:
 
     def reopen(self, target: Any, path: str, mode: str, access: Access) -> ZarrGroup:
         return self.open(target, mode, access).at(path.strip("/"))
+
+
+def consolidate(file: Any) -> None:
+    """The consolidated metadata of a store just written (a ``ZarrFile``), as the peer's
+    ``to_zarr`` writes it; rewritten after each later change of its tree."""
+    file.consolidated = True
+    file.changed()
 
 
 def append_only(target: Any) -> bool:
