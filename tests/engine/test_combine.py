@@ -197,7 +197,7 @@ class TestIsin:
             isin(_rows(), TensorDict({"n": {}}, [1]), "n")
         with pytest.raises(errors.DimError, match=r"dimension '1' is invalid.*\[-1, 0\]"):
             isin(_rows(), ref, "x", dim=1)
-        with pytest.raises(errors.DimError, match=r"must be the same: input.*\[3\].*\[1, 2\]"):
+        with pytest.raises(errors.DimError, match=r"must be the same: input.*\[4\].*\[1, 2\]"):
             isin(_rows(), TensorDict({"x": torch.zeros(1, 2)}, [1, 2]), "x")
         with pytest.raises(errors.ShapeError, match="only along dim 0"):
             isin(_rows(), TensorDict({"x": torch.zeros(1, 3)}, [1]), "x")
