@@ -127,11 +127,12 @@ class GradOps(ApplyOps):
             KeyNotFoundError: (a ``KeyError``) ``gradient`` lacks a tensor's key.
             ArgumentError: (a ``TypeError``) ``gradient`` is not a collection.
         """
-        if gradient is not None and not isinstance(gradient, TensorCollection):
+        given_gradient: object = gradient  # checked: callers not type-checked pass tensors
+        if given_gradient is not None and not isinstance(given_gradient, TensorCollection):
             msg = (
                 "backward(gradient): the gradient must be a TensorDictBase (a collection "
                 "holding the gradient of each tensor under its key), got a "
-                f"{type(gradient).__name__}; wrap it: TensorDict(key=grad, ...)"
+                f"{type(given_gradient).__name__}; wrap it: TensorDict(key=grad, ...)"
             )
             raise ArgumentError(msg)
         outputs: list[torch.Tensor] = []

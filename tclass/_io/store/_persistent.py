@@ -389,6 +389,23 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
             meta["schema"] = kept
         self._live().write_meta(meta)
 
+    def _rename_all(self, names: Names) -> None:
+        """Names here and in the opened groups, recorded in their metadata."""
+        self._set_names(names)
+        self._record_names()
+
+    def _record_names(self) -> None:
+        """The names of this group and of those opened under it, written into their
+        metadata, each once (nothing for a store open for reading)."""
+        stack: list[PersistentTensorDict] = [self]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if id(node) not in seen:
+                seen.add(id(node))
+                node._write_meta()
+                stack += node._nested.values()
+
     def _shapes(self) -> list[tuple[int, ...]]:
         """The shapes that bound the batch size: each tensor array's, each per-row
         list's, and each group's batch size."""

@@ -41,7 +41,6 @@ class StoreSurface(LockBlocks):
 
         def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict: ...
         def del_(self, key: Any) -> Self: ...
-        def _write_meta(self, schema: dict[str, Any] | None = None) -> None: ...
     else:
         __slots__ = ()
 
@@ -94,8 +93,8 @@ class StoreSurface(LockBlocks):
         self._names = names
 
     def _rename_all(self, names: Names) -> None:
+        """Names here and in the opened groups (PersistentTensorDict records them)."""
         self._set_names(names)
-        self._record_names()
 
     def _set_names(self, names: Names) -> None:
         """Names here and in the groups opened so far, in memory (each group once: one
@@ -108,18 +107,6 @@ class StoreSurface(LockBlocks):
                 seen.add(id(node))
                 node._names = given
                 stack += [(c, node._names_for(c.batch_dims)) for c in node._nested.values()]
-
-    def _record_names(self) -> None:
-        """The names of this group and of those opened under it, written into their
-        metadata, each once (nothing for a store open for reading)."""
-        stack: list[StoreSurface] = [self]
-        seen: set[int] = set()
-        while stack:
-            node = stack.pop()
-            if id(node) not in seen:
-                seen.add(id(node))
-                node._write_meta()
-                stack += node._nested.values()
 
     def _names_for(self, ndim: int) -> Names:
         """The names of a group's ``ndim`` dims: this collection's, then unnamed."""
