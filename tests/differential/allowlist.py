@@ -744,6 +744,18 @@ def _checked_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return any(finding.step.op == op and phrase in message for op, phrase in rules)
 
 
+def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``is_memmap()`` of a collection loaded with ``load_memmap``: True in tclass (its
+    tensors are memory-mapped), False in the peer, which flags only what it mapped."""
+    return (
+        finding.kind == "result"
+        and finding.step.op == "x.is_memmap()"
+        and peer.value is False
+        and mine.value is True
+        and any("load_memmap" in line for line in finding.lines)
+    )
+
+
 ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
@@ -796,6 +808,11 @@ ENTRIES: list[Entry] = [
             _beyond_the_index,
             _memory_mapped_as_indexed,
         ),
+    ),
+    Entry(
+        "loaded-is-memmap",
+        "**`is_memmap()` says whether the data is memory-mapped.**",
+        _loaded_is_memmap,
     ),
     Entry(
         "checked-as-torch",
