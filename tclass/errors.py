@@ -49,6 +49,7 @@ __all__ = [
     "InPlaceKeysError",
     "InPlaceWriteError",
     "IgnoredValuesWarning",
+    "IndexTypeError",
     "InvalidKeyError",
     "KeyConflictError",
     "KeyNotFoundError",
@@ -213,6 +214,12 @@ class DimError(TclassError, IndexError, ValueError, RuntimeError):
     ``IndexError``, and a ``ValueError`` and a ``RuntimeError`` too: the peer raises
     each of them for a dim out of range, depending on the operation (``transpose``,
     ``permute``: ValueError; ``unsqueeze``, ``gather``, ``narrow``: RuntimeError)."""
+
+
+class IndexTypeError(DimError, TypeError):
+    """An index of a type that cannot index a batch (a set, a string, a float): torch's
+    ``IndexError`` for a tensor, and a ``TypeError`` too, as the peer raises for a lazy
+    stack ("Invalid index")."""
 
 
 class DimNameError(TclassError, ValueError, RuntimeError):

@@ -51,12 +51,32 @@ IndexType: TypeAlias = BatchIndex
 assert_allclose_td = assert_close
 
 
+# The dtypes numpy and torch share, each as the other library names it.
+_SHARED_DTYPES = (
+    torch.bool, torch.complex128, torch.complex64, torch.float16, torch.float32,
+    torch.float64, torch.int16, torch.int32, torch.int64, torch.int8, torch.uint8,
+    torch.uint16, torch.uint32, torch.uint64,
+)  # fmt: skip
+
+
+def _numpy_dtype(dtype: torch.dtype) -> Any:
+    return torch.empty((), dtype=dtype).numpy().dtype
+
+
 def __getattr__(name: str) -> Any:
     """The deprecated helpers, with the peer's warning when they are looked up (at
-    ``from tclass.utils import convert_ellipsis_to_idx``), not on every call."""
+    ``from tclass.utils import convert_ellipsis_to_idx``), not on every call:
+    ``convert_ellipsis_to_idx``, and the dtype tables ``NUMPY_TO_TORCH_DTYPE_DICT`` and
+    ``TORCH_TO_NUMPY_DTYPE_DICT`` (a new dict at each look-up)."""
     if name == "convert_ellipsis_to_idx":
         _deprecated("tclass.utils.convert_ellipsis_to_idx", "Index the collection instead.")
         return _convert_ellipsis_to_idx
+    if name == "NUMPY_TO_TORCH_DTYPE_DICT":
+        _deprecated(f"tclass.utils.{name}", "Use torch.from_numpy(array).dtype instead.")
+        return {_numpy_dtype(dtype): dtype for dtype in _SHARED_DTYPES}
+    if name == "TORCH_TO_NUMPY_DTYPE_DICT":
+        _deprecated(f"tclass.utils.{name}", "Use tensor.numpy().dtype instead.")
+        return {dtype: _numpy_dtype(dtype) for dtype in _SHARED_DTYPES}
     msg = f"module 'tclass.utils' has no attribute {name!r}"
     raise AttributeError(msg)
 

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from tclass._core._tracing import tracing
-from tclass.errors import ArgumentError, BatchSizeError, DimError, ShapeError
+from tclass.errors import ArgumentError, BatchSizeError, DimError, IndexTypeError, ShapeError
 
 __all__ = [
     "ONE_DIM_SIZES",
@@ -357,8 +357,18 @@ def indexed_shape(batch_size: torch.Size, index: object) -> torch.Size:
     try:
         return torch.empty(()).expand(batch_size)[index].shape  # type: ignore[index]
     except IndexError as error:
-        msg = f"index {index!r} is out of range for the batch size {list(batch_size)}: {error}"
-        raise DimError(msg) from None
+        raise index_error(index, batch_size, error) from None
+
+
+def index_error(index: object, batch_size: Sequence[int], error: IndexError) -> DimError:
+    """The error for ``index``, which torch refused (``error``) for a tensor of the batch
+    size: an ``IndexTypeError`` (also a ``TypeError``) for an index of a type that
+    indexes nothing (a set...), else a ``DimError`` (out of range, too many indices)."""
+    if "valid indices" in str(error):
+        msg = f"Invalid index {index!r} for the batch size {list(batch_size)}: {error}"
+        return IndexTypeError(msg)
+    msg = f"index {index!r} is out of range for the batch size {list(batch_size)}: {error}"
+    return DimError(msg)
 
 
 def index_dims_consumed(item: object) -> int:

@@ -164,10 +164,19 @@ def expand_right(tensor: T, shape: Sequence[int]) -> T:
 
 
 def _tensor_at(collection: TensorCollection, key: Any, where: str, role: str) -> torch.Tensor:
+    """The tensor at ``key``; the error otherwise holds the phrase the peer's does
+    (``isin``: "Key 'k' not found in input or not a tensor"; ``remove_duplicates``:
+    "The key 'k' does not exist in the TensorDict" / "does not point to a tensor")."""
     value = collection.get(key, None)
     if not isinstance(value, torch.Tensor):
-        what = "is missing" if value is None else f"holds a {type(value).__name__}, not a tensor"
-        msg = f"{where}: the key {key!r} {what} in {role}; give the key of a tensor entry"
+        what = "it is missing" if value is None else f"it holds a {type(value).__name__}"
+        if where == "isin":
+            said = f"Key {key!r} not found in {role} or not a tensor ({what})"
+        elif value is None:
+            said = f"The key {key!r} does not exist in the TensorDict"
+        else:
+            said = f"The key {key!r} does not point to a tensor in the TensorDict ({what})"
+        msg = f"{where}: {said}; give the key of a tensor entry"
         raise KeyNotFoundError(msg)
     return value
 
@@ -175,9 +184,10 @@ def _tensor_at(collection: TensorCollection, key: Any, where: str, role: str) ->
 def _batch_dim(collection: TensorCollection, dim: int, where: str) -> int:
     ndim = collection.batch_dims
     if not -ndim <= dim < ndim:
+        whose = "an input TensorDict" if where == "isin" else "a TensorDict"
         msg = (
-            f"{where}: dim {dim} is not a batch dim of a collection with batch size "
-            f"{format_shape(collection.batch_size)}"
+            f"{where}: The specified dimension '{dim}' is invalid for {whose} with batch size "
+            f"{format_shape(collection.batch_size)}: give a batch dim, in [{-ndim}, {ndim - 1}]"
         )
         raise DimError(msg)
     return dim % ndim
@@ -206,8 +216,9 @@ def isin(
     ref = _tensor_at(reference, key, "isin", "reference")
     if input.batch_dims != reference.batch_dims:
         msg = (
-            f"isin: input has batch size {format_shape(input.batch_size)} and reference "
-            f"{format_shape(reference.batch_size)}; they need the same number of batch dims"
+            "isin: The number of dimensions in the batch size of the input and reference "
+            f"must be the same: input has batch size {format_shape(input.batch_size)} and "
+            f"reference {format_shape(reference.batch_size)}"
         )
         raise DimError(msg)
     dim = _batch_dim(input, dim, "isin")

@@ -302,8 +302,7 @@ def _indexed(tensors: dict[str, Value], index: Any) -> dict[str, Value]:
 
 
 def _out_of_range(index: Any, batch: torch.Size, error: IndexError) -> DimError:
-    msg = f"index {index!r} is out of range for the batch size {list(batch)}: {error}"
-    return DimError(msg)
+    return _batch.index_error(index, batch, error)
 
 
 def _check_int_index(index: int, batch: torch.Size) -> None:

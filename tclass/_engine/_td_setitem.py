@@ -20,7 +20,7 @@ from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
-from tclass.errors import BatchSizeError, DimError, LockedError
+from tclass.errors import BatchSizeError, LockedError
 
 if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
@@ -139,9 +139,7 @@ class SetItemOps(TensorDictBase):
             try:
                 entry[index] = sub
             except IndexError as error:  # out of range: the same for every entry
-                batch = list(self._batch_size)
-                msg = f"index {index!r} is out of range for the batch size {batch}: {error}"
-                raise DimError(msg) from None
+                raise _batch.index_error(index, self._batch_size, error) from None
             except RuntimeError as error:  # after IndexError: a DimError is both
                 raise_write_error(key, entry, index, sub, error)
 
@@ -178,6 +176,8 @@ class SetItemOps(TensorDictBase):
                 operand = value
             try:
                 entry[index] = operand
+            except IndexError as error:  # out of range: the same for every entry
+                raise _batch.index_error(index, self._batch_size, error) from None
             except RuntimeError as error:
                 raise_write_error(key, entry, index, operand, error)
 

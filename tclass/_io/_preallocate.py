@@ -19,7 +19,7 @@ from tclass._core._batch import as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import is_record_class
 from tclass._engine._td import TensorDict
-from tclass.errors import ArgumentError, ShapeError, UnsupportedError
+from tclass.errors import ArgumentError, ArgumentValueError, ShapeError, UnsupportedError
 
 __all__ = ["from_schema"]
 
@@ -45,8 +45,8 @@ def from_schema(
                 "store backend); use storage='memmap', 'h5' or 'zarr'"
             )
             raise UnsupportedError(msg)
-        msg = f"from_schema: unknown storage {storage!r}; expected one of {list(_STORAGES)}"
-        raise ArgumentError(msg)
+        msg = f"from_schema: Unknown storage backend {storage!r}; expected one of {list(_STORAGES)}"
+        raise ArgumentValueError(msg)
     batch = as_batch_size(batch_size)
     in_memory = storage in (None, "shared")
     target = as_device(device) if device is not None and storage is None else None

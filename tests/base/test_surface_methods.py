@@ -309,6 +309,18 @@ def test_backward_of_a_scalar_collection() -> None:
     assert y.grad is not None and y.grad.tolist() == [3.0, 3.0]
 
 
+def test_backward_refuses_a_gradient_that_is_not_a_collection() -> None:
+    y = torch.ones(2, requires_grad=True)
+    out = TensorDict(v=y * 3, batch_size=[2])
+    with pytest.raises(
+        errors.ArgumentError, match="gradient must be a TensorDictBase.*got a Tensor"
+    ):
+        out.backward(torch.ones(2))  # type: ignore[arg-type]
+    assert y.grad is None  # refused before any backward pass
+    with pytest.raises(TypeError):
+        out.backward({"v": torch.ones(2)})  # type: ignore[arg-type]
+
+
 # --- conversions ----------------------------------------------------------------------------
 
 
@@ -350,6 +362,8 @@ def test_from_schema_allocates_zeros(storage: str | None, tmp_path: Path) -> Non
     assert td.is_memmap() == (storage == "memmap")
     with pytest.raises(ValueError, match="must be a pair"):
         TensorDict.from_schema({"a": torch.uint8}, batch_size=[2])  # type: ignore[dict-item]
+    with pytest.raises(errors.ArgumentValueError, match="Unknown storage backend 'nope'.*zarr"):
+        TensorDict.from_schema(schema, batch_size=[5], storage="nope")  # a ValueError, as the peer
 
 
 def test_quantized_casts_refuse_without_a_scale() -> None:

@@ -30,6 +30,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "BatchMismatchError": (ValueError, RuntimeError),
     "ShapeError": (ValueError, RuntimeError),
     "DimError": (IndexError, ValueError, RuntimeError),
+    "IndexTypeError": (IndexError, ValueError, RuntimeError, TypeError),
     "DimNameError": (ValueError, RuntimeError),
     "DimNameCountError": (ValueError, RuntimeError, IndexError),
     "InPlaceWriteError": (ValueError, RuntimeError),
@@ -474,6 +475,38 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         "typed_metadata": (
             lambda: lib.MetaData[int]("a string"),
             "Expected data of type int, got str",
+        ),
+        "isin_key": (
+            lambda: lib.utils.isin(plain(), plain(), "zz"),
+            "Key 'zz' not found in input or not a tensor",
+        ),
+        "isin_dim": (
+            lambda: lib.utils.isin(plain(), plain(), "a", 5),
+            r"The specified dimension '5' is invalid for an input TensorDict with batch size",
+        ),
+        "isin_ndim": (
+            lambda: lib.utils.isin(plain(), td_cls(a=torch.zeros(3)), "a"),
+            "The number of dimensions in the batch size of the input and reference must be",
+        ),
+        "dedup_missing": (
+            lambda: lib.utils.remove_duplicates(plain(), "zz"),
+            "The key 'zz' does not exist in the TensorDict",
+        ),
+        "dedup_node": (
+            lambda: lib.utils.remove_duplicates(plain(), "b"),
+            "The key 'b' does not point to a tensor in the TensorDict",
+        ),
+        "dedup_dim": (
+            lambda: lib.utils.remove_duplicates(plain(), "a", -2),
+            r"The specified dimension '-2' is invalid for a TensorDict with batch size",
+        ),
+        "backward_type": (
+            lambda: td_cls(a=grad * 2).backward(torch.ones(1)),
+            "gradient must be a TensorDictBase",
+        ),
+        "schema_storage": (
+            lambda: td_cls.from_schema({"a": ([1], torch.float32)}, storage="nope"),
+            "Unknown storage backend",
         ),
     }
 

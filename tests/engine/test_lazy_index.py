@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 import tclass
@@ -36,3 +37,18 @@ def test_a_none_index_keeps_the_lock_names_and_a_ragged_dim() -> None:
     assert out.stack_dim == 2 and all(member.is_locked for member in out.tensordicts)
     ragged = tclass.lazy_stack([TensorDict(a=torch.zeros(n), batch_size=[n]) for n in (2, 3)])
     assert ragged[None].batch_size == (1, 2, -1) and ragged[None].stack_dim == 1
+
+
+def test_an_index_of_a_type_that_indexes_nothing_is_a_type_error_too() -> None:
+    lazy = tclass.lazy_stack([TensorDict(a=torch.zeros(3), batch_size=[3]) for _ in range(2)])
+    dense = TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])
+    for collection in (lazy, dense):
+        for index in ({0, 1}, (slice(None), {1, 2})):
+            with pytest.raises(tclass.errors.IndexTypeError, match=r"Invalid index.*got set") as e:
+                collection[index]
+            assert isinstance(e.value, TypeError) and isinstance(e.value, IndexError)
+        with pytest.raises(tclass.errors.IndexTypeError, match="Invalid index"):
+            collection[{0}] = torch.ones(())
+    with pytest.raises(tclass.errors.DimError, match="out of range") as caught:
+        lazy[5]
+    assert not isinstance(caught.value, TypeError)  # out of range stays an IndexError only

@@ -318,3 +318,75 @@ def test_indexing_by_key_gives_python_values_as_values(tmp_path: Path, backend: 
         assert isinstance(stored["a"], torch.Tensor)
     written.close()
     opened.close()
+
+
+def test_rename_key_takes_nested_keys(tmp_path: Path, backend: Backend) -> None:
+    """``rename_key_`` within a group moves the entry, into another group (made on the
+    way) writes it there and deletes it, as a TensorDict's does; ``safe`` refuses a key
+    already present, and a missing key is a KeyError that changes nothing."""
+    source = TensorDict(
+        {"a": torch.arange(12.0).reshape(3, 4), "b": {"c": torch.ones(3, 4, 5)}}, [3, 4]
+    )
+    stored = getattr(source, f"to_{backend.name}")(tmp_path / f"r.{backend.name}")
+    stored.rename_key_("a", ("b", "a2"))
+    stored.rename_key_(("b", "a2"), ("b", "a3"))  # within one nested group
+    stored.rename_key_(("b", "a3"), ("x", "y", "z"))
+    stored.rename_key_("b", ("n", "b"))  # a group into a new one
+    assert set(stored.keys(True, True)) == {("n", "b", "c"), ("x", "y", "z")}
+    assert torch.equal(stored["x", "y", "z"], source["a"])
+    assert torch.equal(stored["n", "b", "c"], source["b", "c"])
+    with pytest.raises(KeyError, match="already present"):
+        stored.rename_key_(("x", "y", "z"), ("n", "b", "c"), safe=True)
+    with pytest.raises(KeyError, match="'nope' was not found"):
+        stored.rename_key_("nope", ("q", "r"))
+    assert "q" not in stored.keys()
+    stored.rename_key_(("x", "y", "z"), ("n", "b", "c"))  # replaces it
+    assert torch.equal(stored["n", "b", "c"], source["a"])
+    stored.close()
+    reopened = getattr(TensorDict, f"from_{backend.name}")(tmp_path / f"r.{backend.name}")
+    assert torch.equal(reopened["n", "b", "c"], source["a"])
+    reopened.close()
+
+
+def test_auto_batch_size_infers_over_a_saved_batch_size(tmp_path: Path, backend: Backend) -> None:
+    """``from_h5`` / ``from_zarr`` open with the saved batch sizes; ``auto_batch_size=True``
+    infers each group's from its entries instead (at most ``batch_dims`` dims), as the
+    peer's."""
+    source = TensorDict({"a": torch.zeros(3, 4), "n": {"b": torch.zeros(3, 4, 5)}}, [3, 4])
+    path = tmp_path / f"b.{backend.name}"
+    getattr(source, f"to_{backend.name}")(path).close()
+    opened = getattr(TensorDict, f"from_{backend.name}")
+    for options, top, nested in (
+        ({}, [3, 4], [3, 4]),
+        ({"auto_batch_size": True}, [3, 4], [3, 4, 5]),
+        ({"auto_batch_size": True, "batch_dims": 1}, [3], [3]),
+    ):
+        stored = opened(path, **options)
+        assert stored.batch_size == torch.Size(top), options
+        assert stored["n"].batch_size == torch.Size(nested), options
+        stored.close()
+
+
+def test_dim_names_are_recorded_in_the_store(tmp_path: Path, backend: Backend) -> None:
+    """The dim names a collection is written with, and names assigned to a store open for
+    writing, are in its metadata (the peer's zarr attribute holds them too): opening it
+    again gives them, its groups included."""
+    source = TensorDict({"a": torch.zeros(3, 4), "n": {"b": torch.zeros(3, 4, 5)}}, [3, 4])
+    source.names = ["x", "y"]
+    path = tmp_path / f"n.{backend.name}"
+    written = getattr(source, f"to_{backend.name}")(path)
+    assert written.names == ["x", "y"] and written["n"].names == ["x", "y"]
+    written.close()
+    opened = getattr(TensorDict, f"from_{backend.name}")
+    reopened = opened(path, mode="r+")
+    assert reopened.names == ["x", "y"] and reopened["n"].names == ["x", "y"]
+    reopened.names = ["u", None]
+    reopened.close()
+    again = opened(path)
+    assert again.names == ["u", None] and again["n"].names == ["u", None]
+    again.names = ["w", "z"]  # open for reading: in memory only
+    again.close()
+    assert opened(path).names == ["u", None]
+    inferred = opened(path, auto_batch_size=True, batch_dims=1)  # names of 2 dims: not these
+    assert inferred.names == [None]
+    inferred.close()

@@ -413,6 +413,13 @@ def test_crafted_stores_are_refused(tmp_path: Path) -> None:
     data.to_zarr(tmp_path / "c.zarr").close()
     store = tmp_path / "c.zarr"
 
+    def crafted_shape(meta: dict[str, Any]) -> None:  # in the consolidated metadata
+        meta["consolidated_metadata"]["metadata"]["a"].update(shape=[2**62, 2**10])
+
+    _edit(store / "zarr.json", crafted_shape)  # what a reader reads through
+    with pytest.raises(MetadataError, match="too large"):
+        TensorDict.from_zarr(store)
+    _edit(store / "zarr.json", lambda m: m.pop("consolidated_metadata"))  # each node's, then
     _edit(store / "a" / "zarr.json", lambda m: m.update(shape=[2**62, 2**10]))
     with pytest.raises(MetadataError, match="too large"):
         TensorDict.from_zarr(store)
@@ -436,6 +443,25 @@ def test_crafted_stores_are_refused(tmp_path: Path) -> None:
     group.attrs["_tclass"] = deep
     with pytest.raises(MetadataError, match="nested"):
         TensorDict.from_zarr(tmp_path / "d.zarr")
+
+
+def test_to_zarr_writes_consolidated_metadata_kept_true(tmp_path: Path) -> None:
+    written = sample().to_zarr(tmp_path / "c.zarr")
+
+    def listed() -> set[str]:
+        root = zarr.open_group(tmp_path / "c.zarr", mode="r")
+        consolidated = root.metadata.consolidated_metadata
+        assert consolidated is not None  # as the peer's to_zarr writes it
+        return set(consolidated.metadata)
+
+    assert {"obs", "next", "env"} <= listed()
+    written["added"] = torch.ones(4)
+    written.del_("obs")
+    assert "added" in listed() and "obs" not in listed()
+    written.close()
+    reopened = TensorDict.from_zarr(tmp_path / "c.zarr")
+    assert "added" in reopened.keys() and "obs" not in reopened.keys()
+    reopened.close()
 
 
 # --- the peer ----------------------------------------------------------------------------
@@ -482,7 +508,7 @@ def test_the_peer_opens_stores_tclass_writes(tmp_path: Path) -> None:
     theirs.close()
 
 
-def test_an_append_only_store_is_read_not_written(tmp_path: Path) -> None:
+def test_an_append_only_store_is_read(tmp_path: Path) -> None:
     source = tmp_path / "source.zarr"
     sample().to_zarr(source).close()
     with zipfile.ZipFile(tmp_path / "s.zip", "w") as archive:  # the directory store, zipped
@@ -493,7 +519,55 @@ def test_an_append_only_store_is_read_not_written(tmp_path: Path) -> None:
     opened = TensorDict.from_zarr(reading)
     assert opened.batch_size == (4,) and same(opened.to_tensordict(), sample())
     opened.close()
+
+
+@pytest.mark.filterwarnings("error::UserWarning")  # zipfile's "Duplicate name": none
+def test_to_zarr_writes_an_append_only_store_whole_each_key_once(tmp_path: Path) -> None:
+    target = tmp_path / "w.zip"
+    named = sample()
+    named.names = ["t"]
+    written = named.to_zarr(zarr.storage.ZipStore(target, mode="w"))
+    assert same(written.to_tensordict(), sample())  # readable before it is closed
+    assert written.names == ["t"]
+    with pytest.raises(FilePermissionError, match="append-only.*holds each key once"):
+        written["obs"] = torch.zeros(4, 3)
+    with pytest.raises(FilePermissionError, match="directory store"):
+        written.zero_()
+    written.close()
+    names = zipfile.ZipFile(target).namelist()
+    assert len(names) == len(set(names)) and "zarr.json" in names
+    loaded = TensorDict.from_zarr(zarr.storage.ZipStore(target, mode="r"))
+    assert loaded.batch_size == (4,) and same(loaded.to_tensordict(), sample())
+    assert loaded.names == ["t"]
+    assert loaded["env"] == "pong" and loaded["config"] == {"lr": 0.1, "layers": [64, 64]}
+    assert list(loaded["tags"]) == ["a", "b", "c", "d"]
+    loaded.close()
+
+
+def test_an_append_only_store_opens_for_writing_with_an_error(tmp_path: Path) -> None:
     writing = zarr.storage.ZipStore(tmp_path / "w.zip", mode="w")
-    with pytest.raises(UnsupportedError, match="append-only"):
-        sample().to_zarr(writing)
+    with pytest.raises(UnsupportedError, match=r"append-only.*to_zarr\(store\).*mode='r\+'"):
+        PersistentTensorDict(filename=writing, mode="r+", backend="zarr")
     assert not (tmp_path / "w.zip").exists()  # refused before anything was written
+
+
+def test_a_record_round_trips_through_an_append_only_store(tmp_path: Path) -> None:
+    class Zipped(TensorClass):
+        obs: torch.Tensor
+        label: str
+
+    record = Zipped(obs=torch.arange(6.0).reshape(3, 2), label="x", batch_size=[3])
+    record.to_zarr(zarr.storage.ZipStore(tmp_path / "r.zip", mode="w")).close()
+    loaded = Zipped.from_zarr(zarr.storage.ZipStore(tmp_path / "r.zip", mode="r"))
+    assert isinstance(loaded, Zipped) and loaded.label == "x"
+    assert torch.equal(loaded.obs, record.obs)
+    loaded.close()
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+def test_the_peer_reads_an_append_only_store_tclass_writes(tmp_path: Path) -> None:
+    tensordict = pytest.importorskip("tensordict")
+    sample().to_zarr(zarr.storage.ZipStore(tmp_path / "w.zip", mode="w")).close()
+    theirs = tensordict.TensorDict.from_zarr(zarr.storage.ZipStore(tmp_path / "w.zip", mode="r"))
+    assert torch.equal(theirs["obs"], sample()["obs"]) and theirs["env"] == "pong"
+    theirs.close()

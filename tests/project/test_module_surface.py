@@ -12,6 +12,7 @@ from collections import namedtuple
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from torch.utils.data import DataLoader, Subset
@@ -83,6 +84,20 @@ def test_utils_deprecated_helper_warns_on_lookup() -> None:
     assert "convert_ellipsis_to_idx" not in utils.__all__
     with pytest.raises(AttributeError, match="no_such_helper"):
         _ = utils.no_such_helper
+
+
+def test_utils_deprecated_dtype_tables_map_numpy_and_torch_dtypes() -> None:
+    from tclass import utils
+
+    with pytest.warns(DeprecationWarning, match="NUMPY_TO_TORCH_DTYPE_DICT"):
+        to_torch = utils.NUMPY_TO_TORCH_DTYPE_DICT
+    with pytest.warns(DeprecationWarning, match="TORCH_TO_NUMPY_DTYPE_DICT"):
+        to_numpy = utils.TORCH_TO_NUMPY_DTYPE_DICT
+    assert to_torch[np.dtype("float32")] is torch.float32 and len(to_torch) == 14
+    assert to_numpy == {dtype: np_dtype for np_dtype, dtype in to_torch.items()}
+    for np_dtype, dtype in to_torch.items():  # each pair is what the libraries convert to
+        assert torch.from_numpy(np.zeros(2, dtype=np_dtype)).dtype is dtype
+    assert "NUMPY_TO_TORCH_DTYPE_DICT" not in utils.__all__
 
 
 @pytest.mark.parametrize("name", FUNCTIONAL)

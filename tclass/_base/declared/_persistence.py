@@ -65,7 +65,7 @@ class H5Options(TypedDict, total=False):
     live in ``PersistentTensorDict.from_h5``."""
 
     mode: str  # "r": as h5py.File's ("r", "r+", "a", "w", "w-"/"x")
-    auto_batch_size: bool  # False: accepted, as the peer's (the batch size is found anyway)
+    auto_batch_size: bool  # False: the saved batch size; True: the one the entries share
     batch_dims: int | None  # None: at most this many inferred batch dims
     batch_size: Any  # None: the saved one, else the largest the datasets share
     non_tensor_as_stack: bool  # False: other tools' string columns read as per-row values
@@ -78,7 +78,7 @@ class ZarrOptions(TypedDict, total=False):
     defaults live in ``PersistentTensorDict.from_zarr``."""
 
     mode: str  # "r": "r", "r+", "a", "w", "w-"/"x"
-    auto_batch_size: bool  # False: accepted, as the peer's (the batch size is found anyway)
+    auto_batch_size: bool  # False: the saved batch size; True: the one the entries share
     batch_dims: int | None  # None: at most this many inferred batch dims
     batch_size: Any  # None: the saved one, else the largest the arrays share
     non_tensor_as_stack: bool  # False: other tools' string arrays read as per-row values

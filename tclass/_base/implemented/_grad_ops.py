@@ -17,7 +17,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._apply import ApplyOps
 from tclass._base.implemented._collection import TensorCollection
-from tclass.errors import GradError, KeyNotFoundError
+from tclass.errors import ArgumentError, GradError, KeyNotFoundError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
@@ -125,7 +125,16 @@ class GradOps(ApplyOps):
             GradError: (a ``RuntimeError``) no tensor requires gradients, or one has
                 more than one element and no ``gradient`` is given.
             KeyNotFoundError: (a ``KeyError``) ``gradient`` lacks a tensor's key.
+            ArgumentError: (a ``TypeError``) ``gradient`` is not a collection.
         """
+        given_gradient: object = gradient  # checked: callers not type-checked pass tensors
+        if given_gradient is not None and not isinstance(given_gradient, TensorCollection):
+            msg = (
+                "backward(gradient): the gradient must be a TensorDictBase (a collection "
+                "holding the gradient of each tensor under its key), got a "
+                f"{type(given_gradient).__name__}; wrap it: TensorDict(key=grad, ...)"
+            )
+            raise ArgumentError(msg)
         outputs: list[torch.Tensor] = []
         grads: list[torch.Tensor | None] = []
         for path, leaf in self.items(include_nested=True, leaves_only=True):

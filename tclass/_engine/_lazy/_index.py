@@ -283,8 +283,7 @@ def _probe(
     try:
         return ids[items], positions[items]
     except IndexError as error:
-        msg = f"index {items!r} is out of range for the batch size {list(batch)}: {error}"
-        raise DimError(msg) from None
+        raise _batch.index_error(items, batch, error) from None
 
 
 def _gather(

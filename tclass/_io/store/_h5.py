@@ -90,6 +90,10 @@ class H5File:
     def read_only(self) -> bool:
         return bool(self._file.mode == "r")
 
+    @property
+    def why_read_only(self) -> str:
+        return "was opened read-only (mode='r'); open it with mode='r+' (or 'a') to write into it"
+
     def close(self) -> None:
         if self._file.id.valid:
             self._file.close()

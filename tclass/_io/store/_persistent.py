@@ -51,7 +51,14 @@ from tclass._io.store._datasets import (
 from tclass._io.store._protocol import Access, Backend, StoreArray, StoreGroup, is_group
 from tclass._io.store._records import rebind, records_of
 from tclass._io.store._surface import StoreSurface, in_memory
-from tclass._io.store._walk import Entries, saved_batch, saved_meta, settle_batch, walk_file
+from tclass._io.store._walk import (
+    Entries,
+    saved_batch,
+    saved_meta,
+    saved_names,
+    settle_batch,
+    walk_file,
+)
 from tclass._io.store._writes import StoreWrites
 from tclass.errors import (
     ArgumentError,
@@ -228,10 +235,12 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
     def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> PersistentTensorDict:
         """Open an HDF5 file (metadata only): ``mode`` as ``h5py.File``'s (default
         ``"r"``); without ``batch_size``, the batch size tclass saved in the file, else
-        the largest one its datasets share (at most ``batch_dims`` dims);
+        the largest one its datasets share (at most ``batch_dims`` dims), which
+        ``auto_batch_size=True`` gives even where a batch size is saved;
         ``non_tensor_as_stack`` and ``allow_external`` as the constructor's."""
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
+            infer=options.get("auto_batch_size", False),
             filename=filename, mode=options.get("mode", "r"),
             non_tensor_as_stack=options.get("non_tensor_as_stack", False),
             allow_external=options.get("allow_external", False),
@@ -242,11 +251,13 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         """Open a zarr store (metadata only): a path (a directory), a zarr store object
         or an open ``zarr.Group``; ``mode`` as the constructor's (default ``"r"``);
         without ``batch_size``, the batch size tclass (or the peer) saved in the store,
-        else the largest one its arrays share (at most ``batch_dims`` dims);
+        else the largest one its arrays share (at most ``batch_dims`` dims), which
+        ``auto_batch_size=True`` gives even where a batch size is saved;
         ``non_tensor_as_stack`` and ``allow_pickle`` as the constructor's."""
         where = {"group": filename} if _zarr.BACKEND.owns(filename) else {"filename": filename}
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
+            infer=options.get("auto_batch_size", False),
             backend="zarr", mode=options.get("mode", "r"),
             non_tensor_as_stack=options.get("non_tensor_as_stack", False),
             allow_pickle=options.get("allow_pickle"), **where,
@@ -254,14 +265,15 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
 
     @classmethod
     def _opened(
-        cls, *, batch_size: Any, batch_dims: int | None, **options: Any
+        cls, *, batch_size: Any, batch_dims: int | None, infer: bool, **options: Any
     ) -> PersistentTensorDict:
         """Opened with the constructor's ``options``; without ``batch_size``, each
-        group's saved batch size, else the largest its entries share."""
+        group's saved batch size (unless ``infer``), else the largest its entries share."""
         out = cls(batch_size=batch_size, **options)
         if batch_size is None:
             try:
-                settle_batch(out, batch_dims)
+                settle_batch(out, batch_dims, infer)
+                out._set_names(saved_names(out))
             except BaseException:
                 out.close()
                 raise
@@ -284,7 +296,10 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         """Write a dict or a collection to a new HDF5 file or zarr store (``backend``;
         replaced if it exists) and return it opened for reading and writing. Without
         ``batch_size``: a collection's own (and its dim names, kept in memory), else the
-        largest one the dict's entries share. ``allow_pickle``: see the constructor."""
+        largest one the dict's entries share. ``allow_pickle``: see the constructor.
+        A zarr store gets consolidated metadata, as the peer writes (kept true by later
+        changes); an append-only one (a ``ZipStore``, which holds each key once) is
+        written whole, each key once, and returned opened for reading only."""
         schema = record_schema(input_dict) if is_record(input_dict) else None
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
@@ -293,14 +308,26 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         else:
             source = TensorDict.from_dict(input_dict, auto_batch_size=True, batch_dims=batch_dims)
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
+        once = backend == "zarr" and _zarr.append_only(filename)
+        staged = _zarr.staging_store() if once else filename
         out = cls(
-            filename=filename, mode="w", batch_size=batch, device=device, backend=backend,
+            filename=staged, mode="w", batch_size=batch, device=device, backend=backend,
             validate_batch_size=False, allow_pickle=allow_pickle, **kwargs,
         )  # fmt: skip
         out._write_meta(schema)
         out.update(source)
         if batch == source.batch_size:
             out._rename_all(source._dim_names)
+        if backend == "zarr":
+            _zarr.consolidate(out._group.file)
+        if once:
+            out.close()
+            _zarr.write_once(staged, filename)
+            out = cls(
+                filename=filename, mode="r", batch_size=batch, device=device, backend=backend,
+                allow_pickle=allow_pickle, **kwargs,
+            )  # fmt: skip
+            out._set_names(saved_names(out))
         return out
 
     def close(self) -> None:
@@ -350,15 +377,34 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         return f"{self._file_name!r} at {path!r}"
 
     def _write_meta(self, schema: dict[str, Any] | None = None) -> None:
-        """Records the batch size in the group (and a record's ``schema``, or the one
-        already there)."""
-        if self._mode == "r":
+        """Records the batch size and the dim names in the group (and a record's
+        ``schema``, or the one already there)."""
+        if self._mode == "r" or self._live().file.read_only:
             return
         meta: dict[str, Any] = {"batch_size": list(self._batch_size)}
+        if self._names is not None:
+            meta["names"] = list(self._names)
         kept = schema if schema is not None else saved_meta(self).get("schema")
         if kept is not None:
             meta["schema"] = kept
         self._live().write_meta(meta)
+
+    def _rename_all(self, names: Names) -> None:
+        """Names here and in the opened groups, recorded in their metadata."""
+        self._set_names(names)
+        self._record_names()
+
+    def _record_names(self) -> None:
+        """The names of this group and of those opened under it, written into their
+        metadata, each once (nothing for a store open for reading)."""
+        stack: list[PersistentTensorDict] = [self]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if id(node) not in seen:
+                seen.add(id(node))
+                node._write_meta()
+                stack += node._nested.values()
 
     def _shapes(self) -> list[tuple[int, ...]]:
         """The shapes that bound the batch size: each tensor array's, each per-row

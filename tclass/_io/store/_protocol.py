@@ -91,6 +91,11 @@ class StoreFile(Protocol):
     @property
     def read_only(self) -> bool: ...
 
+    @property
+    def why_read_only(self) -> str:
+        """The end of the error a write into a read-only one raises (after its name):
+        why it is read-only and how to write instead."""
+
     def close(self) -> None:
         """Close it; a second close does nothing."""
 

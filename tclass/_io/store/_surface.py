@@ -76,8 +76,9 @@ class StoreSurface(LockBlocks):
 
     @property
     def names(self) -> list[str | None]:
-        """The names of the batch dims (``None`` for an unnamed dim), kept in memory:
-        the file does not record them. Assigning names them here and in the groups."""
+        """The names of the batch dims (``None`` for an unnamed dim). Assigning names
+        them here and in the groups, and records them in the store (with the batch
+        size) where it is open for writing; opening a store reads them back."""
         return _names.show(self._names, len(self._batch_size))
 
     @names.setter
@@ -92,9 +93,20 @@ class StoreSurface(LockBlocks):
         self._names = names
 
     def _rename_all(self, names: Names) -> None:
-        self._names = names
-        for child in self._nested.values():
-            child._rename_all(self._names_for(child.batch_dims))
+        """Names here and in the opened groups (PersistentTensorDict records them)."""
+        self._set_names(names)
+
+    def _set_names(self, names: Names) -> None:
+        """Names here and in the groups opened so far, in memory (each group once: one
+        reached by several links is shared)."""
+        stack: list[tuple[StoreSurface, Names]] = [(self, names)]
+        seen: set[int] = set()
+        while stack:
+            node, given = stack.pop()
+            if id(node) not in seen:
+                seen.add(id(node))
+                node._names = given
+                stack += [(c, node._names_for(c.batch_dims)) for c in node._nested.values()]
 
     def _names_for(self, ndim: int) -> Names:
         """The names of a group's ``ndim`` dims: this collection's, then unnamed."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from tclass._base._tensordict_base import Value
+from tclass._core._names import Names
 from tclass._engine._nontensor import NonTensorData
 from tclass._io.memmap._meta_file import fits_int64, is_sizes
 from tclass._io.store._datasets import check_json, common_prefix
@@ -130,11 +131,27 @@ def saved_batch(node: PersistentTensorDict) -> torch.Size | None:
     return torch.Size(sizes)
 
 
-def settle_batch(root: PersistentTensorDict, batch_dims: int | None) -> None:
-    """Each group's saved batch size, else the largest its entries share (at most
-    ``batch_dims`` dims), the nested groups first."""
+def saved_names(node: PersistentTensorDict) -> Names:
+    """The dim names recorded in a group (by tclass, or the peer in a zarr store) when
+    they fit its batch size (one ``str`` or ``None`` per dim, names not repeated), else
+    None (no names)."""
+    names = saved_meta(node).get("names")
+    ndim = len(node._batch_size)
+    if not isinstance(names, list) or len(names) != ndim:
+        return None
+    if not all(name is None or isinstance(name, str) for name in names):
+        return None
+    given = [name for name in names if name is not None]
+    if not given or len(set(given)) != len(given):
+        return None
+    return tuple(names)
+
+
+def settle_batch(root: PersistentTensorDict, batch_dims: int | None, infer: bool = False) -> None:
+    """Each group's saved batch size, else (or with ``infer``: always) the largest its
+    entries share (at most ``batch_dims`` dims), the nested groups first."""
     for node in _post_order(root):
-        saved = saved_batch(node)
+        saved = None if infer else saved_batch(node)
         if saved is not None:
             node._check_shapes(saved)
             node._batch_size = saved

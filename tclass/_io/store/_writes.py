@@ -71,10 +71,7 @@ class StoreWrites(TensorDictBase):
     def _writable(self) -> StoreGroup:
         group = self._live()
         if group.file.read_only:
-            msg = (
-                f"{self._file_name!r} was opened read-only (mode='r'); open it with "
-                "mode='r+' (or 'a') to write into it"
-            )
+            msg = f"{self._file_name!r} {group.file.why_read_only}"
             raise FilePermissionError(msg)
         return group
 
@@ -256,8 +253,31 @@ class StoreWrites(TensorDictBase):
         self.del_(key)
         return value
 
-    def rename_key_(self, old_key: str, new_key: str, safe: bool = False) -> Self:
-        """Rename an entry in the file (moved, not copied)."""
+    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
+        """Rename an entry in the file: moved, not copied, within one group; a nested key
+        into another group is written there, then deleted (groups on the way are made).
+        An entry already at ``new_key`` is replaced (a ``KeyError`` with ``safe``)."""
+        old = (old_key,) if isinstance(old_key, str) else tuple(old_key)
+        new = (new_key,) if isinstance(new_key, str) else tuple(new_key)
+        if len(old) == 1 and len(new) == 1:
+            return self._rename_here(old[0], new[0], safe)
+        if old[:-1] == new[:-1]:
+            self._group_at(old[:-1])._rename_here(old[-1], new[-1], safe)
+            return self
+        if safe and new in self.keys(include_nested=True):
+            raise KeyNotFoundError(
+                f"cannot rename {old_key!r}: key {new_key!r} already present in TensorDict; "
+                "delete it first, or rename to a free key"
+            )
+        value = self.get(old, _MISSING)
+        if value is _MISSING:
+            raise self._missing_key(old_key)
+        if isinstance(value, TensorCollection):
+            value = in_memory(value)
+        self.set(new, value)
+        return self.del_(old)
+
+    def _rename_here(self, old_key: str, new_key: str, safe: bool) -> Self:
         group = self._writable()
         if safe and new_key in group:
             raise KeyNotFoundError(

@@ -19,9 +19,12 @@ a group's members are listed once per open store and kept (:class:`ZarrFile`), a
 updated by tclass's own writes. A store another process changes while it is open is
 not seen until it is opened again. zarr has no file locks: concurrent writers of one
 array race, as with memory-mapped folders. An append-only store
-(``zarr.storage.ZipStore``) is read, not written. A store written with consolidated
-metadata (the peer's ``to_zarr`` writes it) is read through it, and consolidated again
-after each change of its tree or of a group's metadata, so that it stays true.
+(``zarr.storage.ZipStore``, which holds each key once) is written whole by ``to_zarr``
+(the tree is built in memory, then each key written once: :func:`write_once`), read, and
+not written into afterwards. A store written with consolidated
+metadata (the peer's ``to_zarr`` writes it, and so does tclass's) is read through it,
+and consolidated again after each change of its tree or of a group's metadata, so that
+it stays true.
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ def need_zarr() -> Any:
 class ZarrFile:
     """An open zarr store (``StoreFile``), and the members of its groups listed so far."""
 
-    __slots__ = ("store", "access", "members", "consolidated", "_open", "_read_only")
+    __slots__ = ("store", "access", "members", "consolidated", "_open", "_read_only", "_why")
     backend = "zarr"
     format = "zarr store"
 
@@ -100,6 +103,16 @@ class ZarrFile:
         self.consolidated = consolidated  # rewrite the consolidated metadata on changes
         self._open = True
         self._read_only = read_only
+        self._why = (
+            "was opened read-only (mode='r'); open it with mode='r+' (or 'a') to write into it"
+        )
+        if append_only(store):
+            self._read_only = True
+            self._why = (
+                "is an append-only zarr store (a ZipStore), which holds each key once: "
+                "to_zarr(store) writes it whole, nothing can be written into it afterwards; "
+                "write into a directory store (to_zarr(path)), then zip it"
+            )
 
     @property
     def filename(self) -> str:
@@ -118,6 +131,10 @@ class ZarrFile:
     @property
     def read_only(self) -> bool:
         return self._read_only
+
+    @property
+    def why_read_only(self) -> str:
+        return self._why
 
     def close(self) -> None:
         if self._open:
@@ -325,13 +342,16 @@ class ZarrGroup(GroupBase[ZarrFile]):
         raw = attrs.get(_META)
         if isinstance(raw, str):
             return raw
-        peer = attrs.get(_PEER_META)  # a store the peer wrote: its batch size
+        peer = attrs.get(_PEER_META)  # a store the peer wrote: its batch size and names
         if isinstance(peer, dict) and "batch_size" in peer:
-            return json.dumps({"batch_size": peer["batch_size"]})
+            kept = {key: peer[key] for key in ("batch_size", "names") if key in peer}
+            return json.dumps(kept)
         return None
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         peer = {"batch_size": meta["batch_size"], "version": 1}
+        if "names" in meta:
+            peer["names"] = meta["names"]
         self._group.update_attributes({_META: json.dumps(meta), _PEER_META: peer})
         self.file.changed()  # a consolidated store holds its groups' attributes too
 
@@ -350,11 +370,13 @@ class ZarrBackend:
         described = where if isinstance(where, str) else str(where)
         if isinstance(where, str) and mode in ("r", "r+") and not os.path.exists(where):
             raise MissingFileError(f"no zarr store at {described!r}; check the path")
-        if mode != "r" and not getattr(where, "supports_deletes", True):
+        if mode != "r" and append_only(where):
             msg = (
-                f"{described!r} is an append-only zarr store (a ZipStore): tclass reads it, but "
-                "writes a group's metadata after creating it, which such a store cannot "
-                "replace; write a directory store, then zip it"
+                f"{described!r} is an append-only zarr store (a ZipStore), which holds each "
+                "key once: tclass reads it, and writes it whole with to_zarr(store) (or "
+                "PersistentTensorDict.from_dict(data, store, backend='zarr')), but cannot open "
+                f"it with mode={mode!r} to write into it; write into a directory store, then "
+                "zip it"
             )
             raise UnsupportedError(msg)
         with warnings.catch_warnings():
@@ -362,7 +384,9 @@ class ZarrBackend:
             try:
                 # read only: through the consolidated metadata where there is some
                 reading = {} if mode == "r" else {"use_consolidated": False}
-                group = lib.open_group(where, mode=_MODES[mode], **reading)
+                # a ZipStore opened for writing (just written whole) reads in its own mode
+                zarr_mode = "r+" if mode == "r" and not getattr(where, "read_only", True) else mode
+                group = lib.open_group(where, mode=_MODES[zarr_mode], **reading)
                 consolidated = mode in ("r+", "a") and _has_consolidated(lib, group.store)
             except lib.errors.BaseZarrError as error:  # before OSError: some derive from it
                 msg = f"{described!r} is not a zarr store zarr can open as a group ({error})"
@@ -383,6 +407,41 @@ class ZarrBackend:
 
     def reopen(self, target: Any, path: str, mode: str, access: Access) -> ZarrGroup:
         return self.open(target, mode, access).at(path.strip("/"))
+
+
+def consolidate(file: Any) -> None:
+    """The consolidated metadata of a store just written (a ``ZarrFile``), as the peer's
+    ``to_zarr`` writes it; rewritten after each later change of its tree."""
+    file.consolidated = True
+    file.changed()
+
+
+def append_only(target: Any) -> bool:
+    """Whether ``target`` is a zarr store object that cannot replace a key (a
+    ``ZipStore``: each key is written once)."""
+    return not isinstance(target, (str, os.PathLike)) and not getattr(
+        target, "supports_deletes", True
+    )
+
+
+def staging_store() -> Any:
+    """An empty in-memory zarr store, to build a tree in before :func:`write_once`."""
+    return need_zarr().storage.MemoryStore()
+
+
+def write_once(staged: Any, target: Any) -> None:
+    """Every key of the zarr store ``staged`` written into the append-only store
+    ``target`` (a ``ZipStore``), each once."""
+    lib = need_zarr()
+    prototype = lib.core.buffer.default_buffer_prototype()
+
+    async def copy() -> None:
+        async for key in staged.list():
+            value = await staged.get(key, prototype=prototype)
+            if value is not None:
+                await target.set(key, value)
+
+    lib.core.sync.sync(copy())
 
 
 def _has_consolidated(lib: Any, store: Any) -> bool:
