@@ -384,6 +384,30 @@ def _read_fails_inside(value: Any, line: str) -> bool:
     return False
 
 
+# Where the peer's memory-mapped flag and the data disagree: after loading, after views
+# the flag does not follow (reshape, expand, flatten, detach, select, x[1:]...), after
+# tile's copy (flagged) and after a collection was given new entries.
+_FLAG_CHANGES = re.compile(
+    r"load_memmap\(|\.(reshape|expand|expand_as|flatten|unflatten|tile|select|exclude)\("
+    r"|\.(detach|copy|contiguous)\(\)|\.clone\(False\)|\.data\b|\[[^\]]*\b[1-9]\d*:"
+)
+_LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
+
+
+def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``is_memmap()`` and the lock of rows read from a locked collection follow where
+    the data is (in a memory-mapped file or not), where the peer follows a flag some ops
+    carry and others drop: ``is_memmap()`` true in tclass only (every tensor is in a file),
+    or a lock that differs after an op that changes the peer's flag and not the data."""
+    if finding.kind != "result" or not facts.memmap:
+        return False
+    if finding.step.op == "x.is_memmap()":
+        return mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines)
+    if not all(_LOCK_LINE.search(line) for line in finding.detail):
+        return False
+    return any(_FLAG_CHANGES.search(line) for line in finding.lines[1:])
+
+
 def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
     operation on a collection without entries, or cannot read the Python values of a
@@ -807,6 +831,11 @@ ENTRIES: list[Entry] = [
             _nested_names_kept,
             _names_read_live,
         ),
+    ),
+    Entry(
+        "memmap-by-data",
+        "**`is_memmap()` looks at the data.**",
+        _memmap_by_data,
     ),
     Entry(
         "annotation-casts",
