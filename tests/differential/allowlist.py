@@ -8,10 +8,13 @@ the reason it is not fixed yet, and reported as open by the runner.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import torch
 
 from .open_findings import OPEN
 
@@ -768,6 +771,29 @@ def _checked_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return any(finding.step.op == op and phrase in message for op, phrase in rules)
 
 
+_WRITE_SIZES = re.compile(
+    r"destination TensorDict batch size is (\[[\d, ]*\]), and the source's batch size "
+    r"(\[[\d, ]*\])|values of batch size (\[[\d, ]*\]) into the elements (\[[\d, ]*\])"
+)
+
+
+def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection written at an index whose batch size torch would not broadcast to the
+    selection's as a tensor's shape (``td[0] = td[1:1]``): tclass's error, where the peer
+    writes the one Python value (or nothing) it holds."""
+    if finding.kind != "tclass-raises" or finding.step.op != "setitem":
+        return False
+    found = _WRITE_SIZES.search(str(mine.error))
+    if found is None:
+        return False
+    dest, source = (found.group(1), found.group(2)) if found.group(1) else found.group(4, 3)
+    try:
+        torch.empty(json.loads(dest))[...] = torch.empty(json.loads(source))
+    except RuntimeError:
+        return True
+    return False
+
+
 ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
@@ -826,6 +852,7 @@ ENTRIES: list[Entry] = [
         "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
         _any_of(
             _checked_as_torch,
+            _written_as_torch,
             _names_unique,
             _shaped_as_torch,
             _nested_names_kept,
