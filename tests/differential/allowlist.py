@@ -294,7 +294,8 @@ def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The same, seen later in an earlier result: a new entry written through a lazy stack
     into its loaded records (memory-mapped there), or the new name ``rename_key_`` gives
-    (a copy in its own file, which what shared the old tensor no longer sees)."""
+    in another node (a copy in its own file, which what shared the old tensor no longer
+    sees)."""
     if finding.kind != "alias" or not facts.memmap:
         return False
     if all(_MAPPED_HERE.search(line) for line in finding.detail):
