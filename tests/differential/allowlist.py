@@ -398,6 +398,17 @@ _FLAG_CHANGES = re.compile(
 _LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
 
 
+def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
+    answers only when its file-backed tensors have no elements (no file), where the peer
+    refuses any tensor that has a file, an empty one included."""
+    return (
+        finding.kind == "peer-raises"
+        and finding.step.op in ("memmap", "memmap_like", "load_memmap")
+        and "already has a file associated" in str(peer.error)
+    )
+
+
 def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``is_memmap()`` and the lock of rows read from a locked collection follow where
     the data is (in a memory-mapped file or not), where the peer follows a flag some ops
@@ -859,6 +870,11 @@ ENTRIES: list[Entry] = [
             _nested_names_kept,
             _names_read_live,
         ),
+    ),
+    Entry(
+        "empty-tensors-have-no-file",
+        "**A tensor with no elements has no file.**",
+        _empty_tensors_have_no_file,
     ),
     Entry(
         "memmap-by-data",

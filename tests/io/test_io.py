@@ -902,3 +902,17 @@ def test_copies_of_a_saved_collection_are_not_memory_mapped(tmp_path: Path) -> N
         if copy.is_locked:
             assert not copy[0].is_locked
     assert not TensorDict({"a": torch.zeros(2)}, batch_size=[2]).view(-1).is_memmap()
+
+
+def test_empty_tensors_have_no_file_and_save_elsewhere_without_copy(tmp_path: Path) -> None:
+    saved = TensorDict({"a": torch.zeros(0, 3), "n": {"b": torch.ones(0)}}, [0]).memmap(
+        tmp_path / "one"
+    )
+    assert sorted(p.name for p in (tmp_path / "one").rglob("*.memmap")) == []
+    again = saved.memmap(tmp_path / "two")  # nothing to copy: no copy_existing needed
+    loaded = TensorDict.load_memmap(tmp_path / "two")
+    assert loaded["a"].shape == (0, 3) and loaded["n", "b"].shape == (0,)
+    assert again["a"].dtype == loaded["a"].dtype == torch.float32
+    full = TensorDict({"a": torch.zeros(2)}, [2]).memmap(tmp_path / "three")
+    with pytest.raises(FileConflictError, match="copy_existing=True"):
+        full.memmap(tmp_path / "four")
