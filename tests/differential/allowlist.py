@@ -398,6 +398,21 @@ _FLAG_CHANGES = re.compile(
 _LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
 
 
+_CAST_KIND = re.compile(r"^result(\[[^\]]*\])+\.kind: peer 'TensorDict', tclass '(Inner|Rec)'$")
+_CAST_KEYS = re.compile(r"^result(\[[^\]]*\])+: keys: peer \[[^\]]*\], tclass \[[^\]]*\]$")
+
+
+def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A TensorDict set into a field annotated with a tensorclass (``rec.inner = td``,
+    ``rec.set("inner", td)``): that class in tclass, its fields listed (unset ones
+    ``None``), where the peer stores the TensorDict as given."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setattr", "setitem_key"):
+        return False
+    kinds = [line for line in finding.detail if _CAST_KIND.match(line)]
+    rest = [line for line in finding.detail if not _CAST_KIND.match(line)]
+    return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
+
+
 def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
     answers only when its file-backed tensors have no elements (no file), where the peer
@@ -884,7 +899,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "annotation-casts",
         "5. **Casting follows the annotation** of tensorclass fields",
-        _raised_by("FieldTypeError"),
+        _any_of(_raised_by("FieldTypeError"), _cast_to_the_field),
     ),
     Entry(
         "record-fields-are-declared",
