@@ -364,6 +364,7 @@ _PEER_INTERNAL = (
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
+    "too many indices for tensor of dimension",  # a number written into a value stack
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
