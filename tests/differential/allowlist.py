@@ -706,6 +706,24 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
     )
 
 
+def _values_written_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict`` / ``update_`` of a memory-mapped (or shared) collection: tclass
+    writes its Python values, where the peer fails on the first key that holds one."""
+    if finding.kind != "peer-raises" or type(peer.error).__name__ != "_InplaceWriteError":
+        return False
+    found = re.search(r"Failed to update '([^']+)'", str(peer.error))
+    if found is None or finding.step.op not in ("load_state_dict", "update_", "set_"):
+        return False
+    value = mine.value.get(found.group(1), None) if hasattr(mine.value, "get") else None
+    if type(value).__name__ in ("NonTensorData", "NonTensorStack"):
+        return True
+    return (
+        value is not None
+        and not isinstance(value, torch.Tensor)
+        and not hasattr(value, "batch_size")
+    )
+
+
 def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A dim outside the batch dims (``stack``, ``cat``, ``flatten``...), a lazy stack's
     ``flatten`` with ``end_dim`` before ``start_dim``, an index out of range of a
@@ -838,6 +856,7 @@ ENTRIES: list[Entry] = [
         "**Python values in collections.**",
         _any_of(
             _number_written_around_values,
+            _values_written_in_place,
             _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^"),
             _through_a_value,
             _empty_values_shaped,
