@@ -631,6 +631,19 @@ def _names_of(line: str) -> tuple[str, list[str], list[str]] | None:
     return found.group(1) or "", sides[0], sides[1]
 
 
+_ONE_NAME = re.compile(r"^result(\[[^\]]*\])*\.names: peer \[None\], tclass \['[a-z]+'\]$")
+
+
+def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The name of the one dim of a lazy stack of members without batch dims, kept by
+    ``to_tensordict`` / ``contiguous`` / ``apply(batch_size=)``, where the peer drops it."""
+    if finding.kind != "result" or facts.kind != "lazy":
+        return False
+    if finding.step.op not in ("to_tensordict", "contiguous", "apply", "named_apply"):
+        return False
+    return all(_ONE_NAME.match(line) for line in finding.detail)
+
+
 def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad_sequence``'s result has unnamed dims, where the peer keeps the members' names
     at a level that holds a Python value."""
@@ -904,6 +917,7 @@ ENTRIES: list[Entry] = [
             _shaped_as_torch,
             _nested_names_kept,
             _names_read_live,
+            _stack_dim_name_kept,
         ),
     ),
     Entry(
