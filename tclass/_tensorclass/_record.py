@@ -67,6 +67,7 @@ from tclass._tensorclass._writes import (
     check_entry_write,
     check_row_write,
     check_written_keys,
+    merges_into,
     refuse_none_field,
     replacements,
     unset_dropped,
@@ -441,26 +442,13 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
                 continue
             if isinstance(value, NonTensorData):
                 value = value.data  # a per-element stack is set as it is
-            elif self._merges(key, value, is_leaf):
-                # A nested record or collection is updated key by key, as the peer: the
-                # fields the source does not hold (or holds as None) are kept.
-                self.get(key).update(value, clone, inplace, is_leaf=is_leaf)
+            elif merges_into(self.get(key, None) if type(key) is str else None, value, is_leaf):
+                self.get(key).update(value, clone, inplace, is_leaf=is_leaf)  # key by key
                 continue
             elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
                 value = value.clone()
             self.set(key, value, inplace=inplace)
         return self
-
-    def _merges(self, key: Any, value: Any, is_leaf: Callable[[type], bool] | None) -> bool:
-        """Whether ``update`` merges ``value`` into the field ``key``: a mapping or a
-        collection (not a lazy stack, not a Python value) given for a field that holds a
-        record or a TensorDict, unless ``is_leaf`` says its type is a leaf."""
-        if not isinstance(value, (Mapping, TensorCollection)) or isinstance(value, _NonTensorNode):
-            return False
-        if getattr(value, "_is_lazy", False) or (is_leaf is not None and is_leaf(type(value))):
-            return False
-        current = self.get(key, None) if type(key) is str else None
-        return isinstance(current, TensorDict) or is_record(current)
 
     def _unknown_field(self, name: object) -> UnknownFieldError:
         fields = self.__tclass_info__.field_names
