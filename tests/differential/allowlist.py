@@ -264,7 +264,8 @@ def _torch_dtypes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
 
 
 def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """Entries written back unchanged into a locked collection (``update(x.to_dict())``),
+    """Entries written back unchanged into a locked collection (``update(x.to_dict())``,
+    an update giving a nested collection no entries),
     and rows written in place at an index the peer sends through its locked ``set``
     (``rec[None,] = rows`` on a memory-mapped record; it writes in place at the others):
     nothing is replaced, which tclass accepts and the peer refuses."""
@@ -272,7 +273,12 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         return False
     if finding.step.op == "setitem":
         return not finding.step.src.startswith(("x['", 'x["'))  # an index, not a key
-    return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
+    if finding.step.op != "update":
+        return False
+    nothing = re.fullmatch(
+        r"x\.update\(\{[^{}]*: L\.TensorDict\(\{\}, batch_size=\[[\d, ]*\]\)\}\)", finding.step.src
+    )
+    return finding.step.src.startswith("x.update(x.to_dict()") or nothing is not None
 
 
 # A leaf that is a file of tclass's folder and a plain tensor in the peer, or the other

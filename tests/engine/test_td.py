@@ -1237,3 +1237,15 @@ def test_rename_needs_names() -> None:
             call()
         assert isinstance(info.value, ValueError)
     assert td.rename(None).names == [None] and td.rename(i="j").names == ["j"]
+
+
+def test_a_locked_update_that_replaces_nothing_is_accepted() -> None:
+    """An update giving a nested collection no entries writes nothing: a locked
+    TensorDict takes it (as it takes its own entries written back); one that adds or
+    replaces an entry is refused."""
+    td = tclass.TensorDict({"m": {"a": torch.zeros(2)}}, [2]).lock_()
+    nested = td["m"]
+    assert td.update({"m": tclass.TensorDict({}, [2])}) is td and td["m"] is nested
+    with pytest.raises(tclass.errors.LockedError):
+        td.update({"m": {"b": torch.ones(2)}})
+    assert list(td.keys(True, True)) == [("m", "a")]
