@@ -151,8 +151,14 @@ class RemovalOps(TensorDictBase):
             else self._tensors[head]
             for head, subkeys in groups.items()
         }
-        out = self._new_like(entries, self._batch_size, self._device)
-        return self._replace_entries(out) if inplace else out
+        if not inplace:
+            return self._new_like(entries, self._batch_size, self._device)
+        for head, subkeys in groups.items():  # every key checked above: none raises now
+            if subkeys:  # in place, nested collections keep their identity, as the peer
+                entries[head] = cast(TensorCollection, self._tensors[head]).select(
+                    *subkeys, strict=False, inplace=True
+                )
+        return self._replace_entries(self._new_like(entries, self._batch_size, self._device))
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
         """A TensorDict without ``keys`` (nested keys allowed; missing ones are ignored).
