@@ -599,7 +599,7 @@ OPEN: dict[str, str] = {
     "entries/set/result: result: peer py ('str', 'x y'), tclass": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/update/result: result: peer TensorDict(batch_size=,": "the results differ (2 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/update/result: result: peer TensorDict(batch_size=[,": "the results differ (2 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
-    "entries/update/tclass-raises: tclass HeterogeneousEntryError": "tclass raises where the peer answers (2 in 30,000 programs, 2026-12-04, fuzz27i: update replacing a ragged tensor entry of a lazy stack by a nested dict (d: {"q": t}), which the peer takes)",
+    "entries/update/tclass-raises: tclass HeterogeneousEntryError": "tclass raises where the peer answers (2 in 30,000 programs, 2026-12-04, fuzz27i: update replacing a ragged tensor entry of a lazy stack by a nested dict (d: {'q': t}), which the peer takes)",
     "entries/update_/peer-raises: peer RuntimeError": "tclass answers where the peer raises (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/update_/result: result.<members>: peer value (('py', 'str', ''),": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/values/result: result: peer Tensor[torch.int, shape": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
