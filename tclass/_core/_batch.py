@@ -574,6 +574,29 @@ def flatten_span(batch: Sequence[int], shape: Sequence[int]) -> tuple[int, int] 
     return i, j
 
 
+def inserted_one(batch: Sequence[int], shape: Sequence[int]) -> int | None:
+    """The position ``i`` when ``shape`` is ``batch`` with one dim of size 1 inserted at
+    ``i`` where the first size that differs from the front and the first from the back
+    meet (``[3, 2]`` to ``[3, 1, 2]``: 1, ``[2, 1]`` to ``[2, 1, 1]``: 1), else None. The
+    peer's lazy stack stacks itself alone along such a dim; a 1 inserted at either end,
+    or in a run of dims of size 1, splits a neighbour instead."""
+    if len(shape) != len(batch) + 1 or not batch:
+        return None
+    i = _first_difference(shape, batch)
+    j = _first_difference(shape[::-1], batch[::-1])
+    if i != len(shape) - j - 1 or len(batch) - j != i:
+        return None
+    return i if tuple(shape) == (*batch[:i], 1, *batch[i:]) else None
+
+
+def _first_difference(a: Sequence[int], b: Sequence[int]) -> int:
+    """The first index where ``a`` and ``b`` differ; the last common index if none does."""
+    for k, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return k
+    return min(len(a), len(b)) - 1
+
+
 def unflatten_span(batch: Sequence[int], shape: Sequence[int]) -> tuple[int, int] | None:
     """``(i, count)`` when ``shape`` is ``batch`` with dim ``i`` split into ``count``
     dims (``count > 1``), else None."""

@@ -150,7 +150,7 @@ class _NonTensorNode(NonTensorOps):
             )
         if out._locked:
             raise LockedError("where: out is a locked NonTensorStack; unlock it first")
-        out._values, out._stack_dim = picked._flat(), None
+        out._values, out._stack_dims = picked._flat(), None
         return out  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
@@ -188,7 +188,7 @@ class _NonTensorNode(NonTensorOps):
         values = stack._values
         for position, new in zip(positions, self._flat()):
             values[position] = new
-        stack._stack_dim = None  # an element may now differ from its neighbours
+        stack._stack_dims = None  # an element may now differ from its neighbours
         stack._write_back()
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
@@ -395,14 +395,14 @@ class NonTensorData(_NonTensorNode):
         self._write_back()
 
     def expand(self, *shape: int | Sequence[int]) -> Any:
-        """The value over ``shape``: a ``NonTensorStack`` (along dim 0) of the value when
-        ``shape`` adds dims, as the peer; stretching size-1 dims keeps one node."""
+        """The value over ``shape``: a ``NonTensorStack`` of the value when ``shape`` adds
+        dims (stacked along each new dim, as the peer); stretching size-1 dims keeps one
+        node."""
         out = super().expand(*shape)
-        if not self._grows_to_stack or out.ndim == len(self._batch_size):
+        added = out.ndim - len(self._batch_size)
+        if not self._grows_to_stack or not added:
             return out
-        return ENGINE.NonTensorStack._make(
-            [self.data] * math.prod(out.batch_size), out.batch_size, self._device, 0
-        )
+        return self._grown(out.batch_size, tuple(range(added)))
 
     def unsqueeze(self, dim: int) -> Any:
         """A ``NonTensorStack`` of the value along the new dim, as the peer's."""
@@ -410,9 +410,16 @@ class NonTensorData(_NonTensorNode):
         if not self._grows_to_stack:
             return out
         pos = _batch.normalize_dim(dim, len(self._batch_size), op="unsqueeze", inclusive=True)
-        return ENGINE.NonTensorStack._make(
-            [self.data] * math.prod(out.batch_size), out.batch_size, self._device, pos
+        return self._grown(out.batch_size, (pos,))
+
+    def _grown(self, shape: torch.Size, stack_dims: tuple[int, ...]) -> Any:
+        """The value in each element of ``shape``, stacked along ``stack_dims`` (held
+        for when ``shape`` has no element: the peer's member keeps it)."""
+        stack = ENGINE.NonTensorStack._make(
+            [self.data] * math.prod(shape), shape, self._device, stack_dims
         )
+        stack._held = (self.data,)
+        return stack
 
     def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """The parent's new batch size must extend this node's or start it (a value keeps
@@ -537,12 +544,21 @@ def _selects_all(index: Any) -> bool:
 
 
 def _rebuild_values(
-    values: list[Any], shape: torch.Size, device: torch.device | None, stack_dim: int | None
+    values: list[Any],
+    shape: torch.Size,
+    device: torch.device | None,
+    stack_dims: Any,  # an int (older pickles), a tuple of ints, or None
 ) -> NonTensorStack:
     if type(values) is not list or len(values) != math.prod(shape):
         msg = f"a pickle of a NonTensorStack of shape {shape!r} does not hold one value per element"
         raise PickleRefusedError(msg)
-    return ENGINE.NonTensorStack._make(values, shape, device, stack_dim)
+    dims = (stack_dims,) if type(stack_dims) is int else stack_dims
+    if dims is not None and (
+        type(dims) is not tuple or not all(type(d) is int and 0 <= d < len(shape) for d in dims)
+    ):
+        msg = f"a pickle of a NonTensorStack of shape {shape!r} has stack dims {stack_dims!r:.80}"
+        raise PickleRefusedError(msg)
+    return ENGINE.NonTensorStack._make(values, shape, device, dims)
 
 
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)

@@ -32,8 +32,12 @@ from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling
 from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, _rebuild_values
 from tclass._engine._value_positions import (
+    StackDims,
     copy_value,
-    dim_after_index,
+    dims_after_index,
+    dims_after_reshape,
+    dims_after_squeeze,
+    dims_after_view_op,
     element_positions,
     expanded,
     flattened,
@@ -41,6 +45,7 @@ from tclass._engine._value_positions import (
     joined_shape,
     removed_dim,
     same_value,
+    shifted_in,
 )
 from tclass.errors import (
     BatchMismatchError,
@@ -70,6 +75,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     ``set_capture_non_tensor_stack(True)``). ``tolist()`` gives the values as nested lists
     in batch order; indexing one element gives a ``NonTensorData``.
 
+    Stacking stacks, or unsqueezing or expanding a stack, nests it as the peer's stack of
+    stacks: each dim the values were stacked along is a stack dim (``stack_dim`` is the
+    outermost, ``tensordicts`` its members, stacks themselves while other stack dims are
+    left), and an index gives one ``NonTensorData`` once it removes all of them.
+
     The values are a flat list in row-major order; a structural op is worked out on a
     tensor of element numbers (``arange(numel).reshape(batch)``) and the list is gathered
     with the result, so every index and shape op torch accepts works here, in pure Python
@@ -81,14 +91,20 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         (['b', 'c'], 'a')
     """
 
-    __slots__ = ("_values", "_shape", "_stack_dim")
+    __slots__ = ("_values", "_shape", "_stack_dims", "_held")
 
     _values: list[Any]
     _shape: torch.Size
-    # The dim the members were stacked along: values are then the same along every other
-    # dim, and an index that removes this dim gives one value back (as the peer's stack
-    # of members gives a member). None when an operation mixed the elements.
-    _stack_dim: int | None
+    # The dims the members were stacked along, outermost first (the peer's stack of
+    # stacks: a stack unsqueezed or stacked again has one more): values are the same
+    # along every other dim, and an index that removes all of them gives one value back
+    # (as the peer's stacks give a member's member). None when an operation mixed the
+    # elements (each element is then its own member).
+    _stack_dims: StackDims
+    # The one value of the NonTensorData this stack grew from when it has no elements
+    # (``(value,)``, else ``()``): what indexing or squeezing every stack dim away gives
+    # back, as the peer's member, which keeps it.
+    _held: tuple[Any, ...]
 
     def __init__(
         self,
@@ -114,10 +130,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             self._values, self._shape = joined._values, joined._shape
         else:
             self._values, self._shape = [], torch.Size([0])
-        # Values differ along stack_dim only when each member holds one value (members
-        # that are stacks themselves may differ along their own dims too).
-        single = all(isinstance(node, NonTensorData) for node in nodes)
-        self._stack_dim = stack_dim if single else None
+        # The members' own stack dims (when they share them) are stack dims too.
+        self._stack_dims = _stacked_dims(nodes, stack_dim)
+        self._held = ()
         if device is None and nodes and all(node.device == nodes[0].device for node in nodes):
             device = nodes[0].device
         self._device = as_device(device)
@@ -135,13 +150,15 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         values: list[Any],
         shape: torch.Size,
         device: torch.device | None,
-        stack_dim: int | None = None,
+        stack_dims: StackDims | int = None,
     ) -> NonTensorStack:
-        """A stack of ``values`` (flat, row-major) shaped ``shape``, unchecked."""
+        """A stack of ``values`` (flat, row-major) shaped ``shape``, unchecked (one int:
+        the one stack dim)."""
         node = _new_instance(cls)
         node._values = values
         node._shape = shape
-        node._stack_dim = stack_dim
+        node._stack_dims = (stack_dims,) if type(stack_dims) is int else stack_dims  # type: ignore[assignment]
+        node._held = ()
         node._device = device
         node._locked = False
         return node
@@ -162,15 +179,19 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
 
     @classmethod
     def _from_array(
-        cls, array: np.ndarray[Any, Any], device: torch.device | None, stack_dim: int | None = None
+        cls, array: np.ndarray[Any, Any], device: torch.device | None, stack_dims: StackDims = None
     ) -> NonTensorStack:
         """A stack of the values of a numpy object array, shaped like it."""
-        return cls._make(list(array.reshape(-1)), torch.Size(array.shape), device, stack_dim)
+        return cls._make(list(array.reshape(-1)), torch.Size(array.shape), device, stack_dims)
+
+    def _copy_on(self, device: torch.device | None) -> NonTensorStack:
+        """A stack of the same values, nested as this one, sharing no list with it."""
+        return NonTensorStack._from_array(self._as_array(), device, self._stack_dims)
 
     @property
     def stack_dim(self) -> int:
-        """The batch dim the values were stacked along (0 when unknown)."""
-        return self._stack_dim or 0
+        """The batch dim the members were stacked along (the outermost; 0 when unknown)."""
+        return self._stack_dims[0] if self._stack_dims else 0
 
     @property
     def tensordicts(self) -> list[Any]:
@@ -203,20 +224,26 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         shape: torch.Size,
         positions: list[int],
         device: torch.device | None,
-        stack_dim: int | None = None,
+        stack_dims: StackDims = None,
     ) -> Any:
         """The values at ``positions`` (element numbers) shaped ``shape``, as a node: one
-        value when ``stack_dim`` is -1 (the stack dim was indexed away) or for ``[]``."""
+        value when no stack dim is left (all were indexed away) or for ``[]``."""
         values = self._values
         picked = [values[i] for i in positions]
-        if not shape or (stack_dim == -1 and picked):
+        if not shape or (stack_dims == () and picked):
             return NonTensorData._make(picked[0], shape, device)
-        return NonTensorStack._make(picked, shape, device, None if stack_dim == -1 else stack_dim)
+        if not picked and self._held:
+            if stack_dims == ():
+                return NonTensorData._make(self._held[0], shape, device)
+            node = NonTensorStack._make(picked, shape, device, stack_dims or None)
+            node._held = self._held
+            return node
+        return NonTensorStack._make(picked, shape, device, stack_dims or None)
 
     def _rebatched(self, batch_size: torch.Size) -> Self:
         values = self._values
         if batch_size == self._shape:
-            return self._make(list(values), batch_size, self._device, self._stack_dim)  # type: ignore[return-value]
+            return self._make(list(values), batch_size, self._device, self._stack_dims)  # type: ignore[return-value]
         if not values:  # an empty batch reduced: no values to merge, none to give
             if batch_size.numel() == 0:
                 return self._make([], batch_size, self._device)  # type: ignore[return-value]
@@ -259,13 +286,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             )
             raise UnsupportedError(msg)
         device = self._device if device is ... else device
-        return self._make(self._values, batch_size, device, self._stack_dim)  # type: ignore[return-value]
+        return self._make(self._values, batch_size, device, self._stack_dims)  # type: ignore[return-value]
 
     def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
         values = [fn(value) for value in self._values]
         if all(new is old for new, old in zip(values, self._values)):
             return self
-        return self._make(values, self._shape, self._device, self._stack_dim)  # type: ignore[return-value]
+        return self._make(values, self._shape, self._device, self._stack_dims)  # type: ignore[return-value]
 
     def _map_batch(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
@@ -274,21 +301,31 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if torch.compiler.is_compiling() and self._one_value():
             return self._filled(batch_size, device, None)  # type: ignore[no-any-return]
         shape, positions = element_positions(self._shape, fn)[0]
-        return self._at(shape, positions, device)  # type: ignore[no-any-return]
+        return self._at(shape, positions, device, self._dims_after(fn, shape, positions))  # type: ignore[no-any-return]
+
+    def _dims_after(
+        self, fn: Callable[[Value], Value], shape: torch.Size, positions: list[int]
+    ) -> StackDims:
+        """Where the stack dims are after the structural op ``fn`` that gave ``shape``
+        and ``positions``: a reshape keeping the order of the elements regroups them as
+        the peer's stack does; other ops move dims as their strides tell."""
+        if positions == list(range(len(positions))) and math.prod(shape) == len(self._values):
+            return dims_after_reshape(self._shape, shape, self._stack_dims)
+        return dims_after_view_op(self._shape, fn, self._stack_dims)
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
-        dim = self._stack_dim
+        dims = self._stack_dims
         if torch.compiler.is_compiling() and self._one_value():
-            if dim is not None and batch_sizes and len(batch_sizes[0]) < len(self._shape):
-                dim = -1  # unbind: each piece one member (or one row of equal values)
-            return tuple(self._filled(size, self._device, dim) for size in batch_sizes)
+            if dims is not None and batch_sizes and len(batch_sizes[0]) < len(self._shape):
+                dims = ()  # unbind: each piece one member (or one row of equal values)
+            return tuple(self._filled(size, self._device, dims) for size in batch_sizes)
         pieces = element_positions(self._shape, fn)
-        if dim is not None and pieces and len(pieces[0][0]) < len(self._shape):  # unbind
+        if dims is not None and pieces and len(pieces[0][0]) < len(self._shape):  # unbind
             removed = removed_dim(self._shape, fn)  # type: ignore[arg-type]
-            dim = -1 if removed == dim else None if removed is None else dim - (removed < dim)
-        return tuple(self._at(shape, positions, self._device, dim) for shape, positions in pieces)
+            dims = None if removed is None else dims_after_squeeze(dims, [removed])
+        return tuple(self._at(shape, positions, self._device, dims) for shape, positions in pieces)
 
     def _one_value(self) -> bool:
         """Whether every element holds the same value (then no structural op changes
@@ -296,55 +333,54 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         values = self._values
         return bool(values) and all(same_value(values[0], value) for value in values[1:])
 
-    def _filled(self, shape: torch.Size, device: torch.device | None, stack_dim: int | None) -> Any:
+    def _filled(self, shape: torch.Size, device: torch.device | None, stack_dims: StackDims) -> Any:
         """The result of a structural op giving ``shape`` when every element holds the
         same value: worked out without element numbers, which a compiled graph cannot
         turn into Python values when the op depends on tensor data (a gather index)."""
         value = self._values[0]
-        if not shape or stack_dim == -1:
+        if not shape or stack_dims == ():
             return NonTensorData._make(value, shape, device)
-        return NonTensorStack._make([value] * math.prod(shape), shape, device, stack_dim)
+        return NonTensorStack._make([value] * math.prod(shape), shape, device, stack_dims)
 
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
             raise self._missing_key(index)
         if type(index) is tuple:
             index = _batch.normalize_index(index, len(self._shape))
-        dim = self._stack_dim
-        if dim is not None:
-            dim = dim_after_index(index, dim)
         shape, positions = indexed(self._shape, index)
-        node = self._at(shape, positions, self._device, dim)
+        node = self._at(shape, positions, self._device, dims_after_index(index, self._stack_dims))
         node._member_of = (self, positions)  # a write into it by index reaches this stack
         return node
 
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
-        return self._make(values, self._shape, self._device, self._stack_dim)  # type: ignore[return-value]
+        return self._make(values, self._shape, self._device, self._stack_dims)  # type: ignore[return-value]
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
         """The stack itself: Python values have no memory layout (as the peer)."""
         return self
 
     def squeeze(self, dim: int | None = None) -> Self:
-        """Removes size-1 batch dims; removing the dim the values were stacked along
+        """Removes size-1 batch dims; removing every dim the values were stacked along
         gives one ``NonTensorData`` (its one member), as the peer."""
         out = super().squeeze(dim)
-        stack_dim = self._stack_dim
-        if stack_dim is None or not isinstance(out, NonTensorStack) or not out._values:
+        if out is self or not isinstance(out, NonTensorStack):
             return out
-        dims = _batch.squeeze_dims(self._shape, dim)
-        if stack_dim in dims:
-            return NonTensorData._make(out._values[0], out._shape, out._device)  # type: ignore[return-value]
-        out._stack_dim = stack_dim - sum(d < stack_dim for d in dims)
+        dims = dims_after_squeeze(self._stack_dims, _batch.squeeze_dims(self._shape, dim))
+        if dims == () and (out._values or self._held):
+            value = out._values[0] if out._values else self._held[0]
+            return NonTensorData._make(value, out._shape, out._device)  # type: ignore[return-value]
+        out._stack_dims, out._held = dims or None, self._held
         return out
 
     def unsqueeze(self, dim: int) -> Self:
+        """Inserts a batch dim of size 1, a stack dim of its own (the peer stacks each
+        member's one member along it)."""
         out = super().unsqueeze(dim)
-        stack_dim = self._stack_dim
-        if stack_dim is not None and isinstance(out, NonTensorStack):
+        dims = self._stack_dims
+        if dims is not None and isinstance(out, NonTensorStack):
             pos = _batch.normalize_dim(dim, len(self._shape), op="unsqueeze", inclusive=True)
-            out._stack_dim = stack_dim + (pos <= stack_dim)
+            out._stack_dims, out._held = (*(d + (d >= pos) for d in dims), pos), self._held
         return out
 
     def maybe_to_stack(self) -> Self:
@@ -360,7 +396,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if not isinstance(other, NonTensorStack):
             super()._become(other)
         self._values, self._shape = list(other._values), other._shape
-        self._stack_dim = other._stack_dim
+        self._stack_dims = other._stack_dims
 
     def insert(self, index: int, tensordict: Any) -> None:
         """Inserts a member before position ``index`` along the stack dim: a node whose
@@ -394,7 +430,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         joined = np.concatenate([parts[0], added, parts[1]], dim)
         self._values, self._shape = list(joined.reshape(-1)), torch.Size(joined.shape)
         if not isinstance(node, NonTensorData):  # the values may now differ along other dims
-            self._stack_dim = None
+            self._stack_dims = None
         if node.device != self._device:
             self._device = None
 
@@ -434,21 +470,21 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if self._locked:
             raise LockedError("cannot write into a locked NonTensorStack; unlock it first")
         new = self._with_written(index, value)  # never changes self: copy on write
-        self._values, self._stack_dim = new._flat(), getattr(new, "_stack_dim", None)
+        self._values, self._stack_dims = new._flat(), getattr(new, "_stack_dims", None)
         self._write_back()  # into the stack this one was read from by index, if any
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         values = self._values
         for position, new in self._selected(index, value):
             values[position] = new
-        self._stack_dim = None  # an element may now differ from its neighbours
+        self._stack_dims = None  # an element may now differ from its neighbours
         return self
 
     def _with_written(self, index: Any, value: Any) -> _NonTensorNode:
         values = self._values
         if all(same_value(values[position], new) for position, new in self._selected(index, value)):
             return self
-        copied = self._make(list(values), self._shape, self._device, self._stack_dim)
+        copied = self._make(list(values), self._shape, self._device, self._stack_dims)
         return copied._written(index, value)
 
     def _selected(self, index: Any, value: Any) -> list[tuple[int, Any]]:
@@ -484,7 +520,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_values, (self._values, self._shape, self._device, self._stack_dim))
+        return (_rebuild_values, (self._values, self._shape, self._device, self._stack_dims))
 
 
 allow_unpickling(NonTensorStack)  # (its pickles name _nontensor._rebuild_values)
@@ -563,12 +599,6 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
     device = parts[0].device
     if any(part.device != device for part in parts):
         device = None
-    # Values differ along `dim` only when each part holds one value (or, for cat, when
-    # each part's values differ along `dim` only).
-    along_dim = all(
-        type(part) is not NonTensorStack or (op == "cat" and part._stack_dim == dim)
-        for part in parts
-    )
     shape = joined_shape([part.batch_size for part in parts], op, dim, path)
     # Row-major: for each index of the dims before `dim`, each part's block in turn (a
     # part's block spans `dim` and the dims after it). Pure Python, which torch.compile
@@ -581,10 +611,37 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
                 values.extend(part._values[outer * inner : (outer + 1) * inner])
             else:
                 values.extend([part.data] * inner)
-    if along_dim:
-        return NonTensorStack._make(values, shape, device, dim)
-    kept = _stack_dim_kept(parts, dim) if op == "cat" else None
-    return NonTensorStack._make(values, shape, device, kept)
+    dims = _stacked_dims(parts, dim) if op == "stack" else _cat_dims(parts, dim)
+    stack = NonTensorStack._make(values, shape, device, dims)
+    if not values:  # no elements: the one value every part holds, if they agree
+        held = [part._held if type(part) is NonTensorStack else (part.data,) for part in parts]
+        if all(h and same_value(h[0], held[0][0]) for h in held):
+            stack._held = held[0]
+    return stack
+
+
+def _stacked_dims(parts: Sequence[Any], dim: int) -> StackDims:
+    """The stack dims of ``parts`` stacked along ``dim``: ``dim`` (the outermost), then
+    the parts' own when they share them (the peer's stack of stacks); ``None`` when the
+    parts are stacked differently."""
+    found = {part._stack_dims if type(part) is NonTensorStack else () for part in parts}
+    inner = found.pop() if len(found) == 1 else None
+    return None if inner is None else shifted_in(inner, dim)
+
+
+def _cat_dims(parts: Sequence[Any], dim: int) -> StackDims:
+    """The stack dims of ``parts`` concatenated along ``dim``: ``dim`` when each part
+    holds one value or was stacked along ``dim`` only; the parts' own when they share
+    them and ``dim`` is one; else the one stack dim a cat along another dim keeps
+    (:func:`_stack_dim_kept`), or ``None``."""
+    found = {part._stack_dims if type(part) is NonTensorStack else (dim,) for part in parts}
+    if found == {(dim,)}:
+        return (dim,)
+    shared = found.pop() if len(found) == 1 else None
+    if shared is not None and dim in shared:
+        return shared
+    kept = _stack_dim_kept(parts, dim)
+    return None if kept is None else (kept,)
 
 
 def _stack_dim_kept(parts: Sequence[Any], dim: int) -> int | None:
@@ -592,8 +649,9 @@ def _stack_dim_kept(parts: Sequence[Any], dim: int) -> int | None:
     when the parts' members at each position hold one equal value: the peer concatenates
     member with member, and members of one value give one value (so ``unbind`` along
     that dim still gives one value per member). None otherwise."""
-    found = {part._stack_dim if type(part) is NonTensorStack else None for part in parts}
-    stack_dim = found.pop() if len(found) == 1 else None
+    found = {part._stack_dims if type(part) is NonTensorStack else None for part in parts}
+    dims = found.pop() if len(found) == 1 else None
+    stack_dim = dims[0] if dims is not None and len(dims) == 1 else None
     if stack_dim is None or stack_dim == dim or not all(part._values for part in parts):
         return None
     first = parts[0]

@@ -224,33 +224,58 @@ def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -
         raise StackError(msg)
     dim = _batch.normalize_dim(dim, ndim, op="cat")
     d = lazy.stack_dim
-    for position, member in enumerate(members):
-        if member.batch_dims != ndim or (
-            # along the stack dim the pieces become members: their sizes may differ (ragged)
-            dim != d and not _same_except(member.batch_size, lazy.batch_size, dim)
-        ):
-            msg = (
-                f"cat{_at(path)}: member {position} has batch size "
-                f"{format_shape(member.batch_size)}, incompatible with "
-                f"{format_shape(lazy.batch_size)} outside dim {dim}"
-            )
-            if member.batch_dims == ndim and member.batch_size[d] != lazy.batch_size[d]:
-                msg += (
-                    f": a cat along a dim other than the lazy stack's dim {d} requires all "
-                    "inputs to have the same number of stacked tensordicts along it"
-                )
-            raise StackError(msg)
+    # Along the stack dim the pieces become members: their sizes may differ (ragged).
+    # Along another dim, piece i of every input joins member i: the pieces' sizes may
+    # differ outside ``dim`` where the members are ragged stacks themselves.
+    unlike = [
+        position
+        for position, member in enumerate(members)
+        if member.batch_dims != ndim
+        or (dim != d and not _same_except(member.batch_size, lazy.batch_size, dim))
+    ]
+    uneven = [
+        p
+        for p in unlike
+        if members[p].batch_dims != ndim or members[p].batch_size[d] != lazy.batch_size[d]
+    ]
+    if uneven:
+        raise _unlike_in_cat(members, min(uneven), lazy, dim, path)
     if dim == d:
         parts = [piece for member in members for piece in member.unbind(d)]
     else:
         pieces = [member.unbind(d) for member in members]
         inner = dim if dim < d else dim - 1
-        parts = [_cat(list(group), inner, None, path) for group in zip(*pieces)]
+        try:
+            parts = [_cat(list(group), inner, None, path) for group in zip(*pieces)]
+        except StackError:
+            if not unlike:
+                raise
+            raise _unlike_in_cat(members, unlike[0], lazy, dim, path) from None
     result = type(lazy)._from_members(parts, d, stacked_size(parts, d))
     if out is not None:
         out.update_(result)
         return out
     return result
+
+
+def _unlike_in_cat(
+    members: list[Any], position: int, lazy: Any, dim: int, path: tuple[str, ...]
+) -> StackError:
+    """The error for input ``position`` of a ``cat`` with lazy stacks, whose batch size
+    does not fit the first lazy stack's outside ``dim``."""
+    member = members[position]
+    d = lazy.stack_dim
+    msg = (
+        f"cat{_at(path)}: member {position} has batch size "
+        f"{format_shape(member.batch_size)}, incompatible with "
+        f"{format_shape(lazy.batch_size)} outside dim {dim}"
+    )
+    if member.batch_dims == lazy.batch_dims and member.batch_size[d] != lazy.batch_size[d]:
+        msg += (
+            f": a cat along a dim other than the lazy stack's dim {d} requires all "
+            "inputs to have the same number of stacked tensordicts along it"
+        )
+    return StackError(msg)
 
 
 def _batch_sizes(members: list[Any]) -> list[torch.Size]:

@@ -188,11 +188,12 @@ class IndexingOps(TensorDictBase):
         """``out``, the result of ``self[index]`` for a locked ``self``, locked as the
         peer locks it: when ``self`` is memory-mapped or shared and the index keeps the
         data pointer (see ``_batch.keeps_data_pointer``)."""
-        if _batch.keeps_data_pointer(index) and (
-            self._saved_at is not None or self.is_memmap() or self.is_shared()
-        ):
+        if _batch.keeps_data_pointer(index) and self._views_stay_locked():
             out.lock_()
         return out
+
+    def _views_stay_locked(self) -> bool:
+        return self._saved_at is not None or super()._views_stay_locked()
 
     def _index(self, index: Any) -> Any:
         batch = self._batch_size

@@ -278,3 +278,149 @@ _ATOMIC = (str, int, float, bool, complex, bytes, type(None))
 def copy_value(value: object) -> object:
     """A deep copy of a non-tensor value (immutable atoms are shared)."""
     return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
+
+
+# --- where the stack dims of a value stack go ----------------------------------------------
+# A NonTensorStack knows the dims its values were stacked along (``StackDims``: the dims
+# of the peer's stack of stacks, outermost first; ``None`` when an operation mixed the
+# elements, so that each element is its own member). Indexing every one of them away
+# gives one value back; these helpers say where they are after an op.
+
+StackDims = tuple[int, ...] | None
+
+
+def shifted_in(dims: tuple[int, ...], dim: int) -> tuple[int, ...]:
+    """``dims`` once a dim is inserted at ``dim``, which becomes a stack dim itself (a
+    stacked or unsqueezed dim: the peer's members, or a stack of the one member)."""
+    return (dim, *(d + (d >= dim) for d in dims))
+
+
+def dims_after_index(index: Any, dims: StackDims) -> StackDims:
+    """Where ``dims`` are after ``index`` (ints, slices and ``None`` only): the ones an
+    int removed are left out; ``None`` for an index of another kind."""
+    if dims is None:
+        return None
+    index = _one_list_as_slice(index)
+    moved = [dim_after_index(index, dim) for dim in dims]
+    if any(dim is None for dim in moved):
+        return None
+    return tuple(dim for dim in moved if dim is not None and dim >= 0)
+
+
+def _one_list_as_slice(index: Any) -> Any:
+    """``index`` with its one advanced item (a list or 1-d tensor of positions) read as a
+    slice: both keep the dim where it is, which the peer's stack keeps as a stack dim."""
+    items = index if type(index) is tuple else (index,)
+    advanced = [
+        i
+        for i, item in enumerate(items)
+        if item is not None and item is not ... and type(item) not in (int, slice)
+    ]
+    if len(advanced) != 1:
+        return index
+    item = items[advanced[0]]
+    if isinstance(item, (list, torch.Tensor, np.ndarray)) and np.ndim(item) == 1:
+        if not isinstance(item, list) or all(type(i) is int for i in item):
+            return (*items[: advanced[0]], slice(None), *items[advanced[0] + 1 :])
+    return index
+
+
+def dims_after_squeeze(dims: StackDims, removed: Sequence[int]) -> StackDims:
+    """Where ``dims`` are once the dims ``removed`` (of size 1) are gone."""
+    if dims is None:
+        return None
+    return tuple(d - sum(r < d for r in removed) for d in dims if d not in removed)
+
+
+def dims_after_reshape(old: torch.Size, new: torch.Size, dims: StackDims) -> StackDims:
+    """Where ``dims`` are after a reshape that keeps the elements in order, as the peer
+    regroups its stack by the shapes alone: when ``new`` flattens dims ``i..j`` of
+    ``old`` (all the sizes before ``i`` and after ``j`` match), each element of them is
+    a member, stacked along ``i``; when it unflattens dim ``i`` into ``i..j``, the new
+    dims ``i..j-1`` are stack dims (``j`` too if ``i`` was one), and when it only drops
+    size-1 dims at ``i``, they are indexed away. Any other reshape gives each element as
+    a member (``None``)."""
+    if dims is None or old == new:
+        return dims
+    span = _peer_flatten_span(new, old)
+    if span is not None:
+        i, j = span
+        if j < i:
+            return None
+        return (i, *(d if d < i else d - (j - i) for d in dims if not i <= d <= j))
+    span = _peer_flatten_span(old, new)
+    if span is None:
+        return None
+    i, j = span
+    removed = len(old) - len(new)
+    if removed > 0:
+        if j > i or any(size != 1 for size in old[i : i + removed]):
+            return None
+        return dims_after_squeeze(dims, range(i, i + removed))
+    moved = (j if d == i else d if d < i else d + (j - i) for d in dims)
+    return (*range(j - 1, i - 1, -1), *moved)  # the new stacks hold the old one
+
+
+def _peer_flatten_span(new: torch.Size, old: torch.Size) -> tuple[int, int] | None:
+    """``(i, j)`` when ``new`` reads as ``old`` with its dims ``i..j`` flattened: the
+    first size that differs from the start and the first from the end meet at ``i`` of
+    ``new`` (the peer's test, which also matches shapes that only drop size-1 dims:
+    ``j`` is then before ``i``)."""
+    if not new or not old or math.prod(new) != math.prod(old):
+        return None
+    pairs = list(zip(new, old))
+    i = next((k for k, (a, b) in enumerate(pairs) if a != b), len(pairs) - 1)
+    back = list(zip(reversed(new), reversed(old)))
+    j = next((k for k, (a, b) in enumerate(back) if a != b), len(back) - 1)
+    if i != len(new) - j - 1:
+        return None
+    return i, len(old) - j - 1
+
+
+def dims_after_view_op(
+    shape: torch.Size, fn: Callable[[torch.Tensor], Any], dims: StackDims
+) -> StackDims:
+    """Where ``dims`` are after a view op ``fn`` that moves dims (permute, transpose,
+    expand, narrow...), read off the strides of ``fn`` applied to a meta tensor whose
+    dims have distinct strides: a dim that keeps a source dim's stride is that dim, an
+    expanded size-1 dim is still its dim, and a new dim is a stack dim (the peer stacks
+    the members along it). ``None`` when ``fn`` copies (a stride is unknown)."""
+    if dims is None or torch.compiler.is_compiling():
+        return None
+    base = 1 << 20
+    strides = [base * (d + 2) for d in range(len(shape))]
+    try:
+        out = fn(torch.empty_strided(tuple(shape), tuple(strides), device="meta"))
+    except Exception:  # an op meta tensors do not run (an index tensor on another device)
+        return None
+    if not isinstance(out, torch.Tensor):
+        return None
+    lead = out.ndim - len(shape)
+    result: list[int] = []
+    for k, stride in enumerate(out.stride()):
+        if stride in strides:
+            source = strides.index(stride)
+        elif stride == 0 and k >= lead >= 0 and shape[k - lead] == 1:
+            source = k - lead  # an expanded size-1 dim
+        elif stride == 0 and k < lead:
+            result.append(k)  # a new leading dim of an expand
+            continue
+        else:
+            return None
+        if source in dims:
+            result.append(k)
+    ordered = sorted(result, key=lambda k: _source_rank(k, out.stride(), strides, dims, lead))
+    return tuple(ordered)
+
+
+def _source_rank(
+    k: int, out_strides: Sequence[int], strides: list[int], dims: tuple[int, ...], lead: int
+) -> int:
+    """The nesting rank of output dim ``k``: the source order, then new dims (the peer
+    expands each member along them)."""
+    stride = out_strides[k]
+    if stride in strides and strides.index(stride) in dims:
+        return dims.index(strides.index(stride))
+    if stride == 0 and k >= lead and (k - lead) in dims:
+        return dims.index(k - lead)
+    return len(dims) + k

@@ -226,13 +226,25 @@ class _Adopt(NodeVisitor[None]):
 
 
 def is_memmap(node: Any) -> bool:
-    """Whether every tensor leaf's data is in a memory-mapped file (and there is at least
-    one): a MemoryMappedTensor or a view of one (``td.view(-1)`` of a saved collection).
+    """Whether every tensor leaf's data is in a memory-mapped file: a MemoryMappedTensor
+    or a view of one (``td.view(-1)`` of a saved collection); for a collection with no
+    tensor leaf (only Python values or empty collections), whether it is saved in a
+    folder (``memmap(prefix)`` / ``memmap_(prefix)`` / ``load_memmap``), as the peer
+    answers True for what it memory-mapped.
 
     A lazy stack's leaves are its members' own (as the peer, which asks each member),
     not the dense tensors that reading one of its keys stacks."""
     leaves, mapped = _MemmapLeaves().visit(node)
-    return leaves > 0 and mapped
+    return mapped if leaves > 0 else _saved_in_folder(node)
+
+
+def _saved_in_folder(node: Any) -> bool:
+    """Whether ``node`` (a lazy stack: each of its members, and it has some) is saved."""
+    storage = storage_of(node)
+    if isinstance(storage, LazyStackedTensorDict):
+        members = storage.tensordicts
+        return bool(members) and all(_saved_in_folder(member) for member in members)
+    return isinstance(storage, TensorDict) and storage._saved is not None
 
 
 class _MemmapLeaves(NodeVisitor[tuple[int, bool]]):

@@ -645,10 +645,13 @@ def record_from_entries(
     device: torch.device | None,
     names: Names = None,
     check_values: bool = True,
+    entry_order: bool = False,
 ) -> _R:
     """A record over existing entries (not copied), each checked against its field
     (their values against the constraints unless not ``check_values``: a loaded
-    record's were, as they were read); absent fields take their defaults."""
+    record's were, as they were read); absent fields take their defaults. Its keys come
+    in declaration order, or with ``entry_order`` in the order of ``entries`` (then the
+    defaults): a loaded record lists them as its folder was read, as the peer."""
     info = cls.__tclass_info__
     for key in entries:
         if key not in info.field_names:
@@ -660,7 +663,11 @@ def record_from_entries(
     td = TensorDict._new_unchecked({}, as_batch_size(batch_size), device)
     td._assign_names(names)
     batch, n, rules = td.batch_size, len(td.batch_size), info.rules
-    for field in dataclasses.fields(cls):
+    fields = dataclasses.fields(cls)
+    if entry_order:
+        position = {key: i for i, key in enumerate(entries)}
+        fields = tuple(sorted(fields, key=lambda f: position.get(f.name, len(position))))
+    for field in fields:
         if field.name in entries:
             value: Any = entries[field.name]
             rule = rules[field.name]

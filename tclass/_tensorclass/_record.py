@@ -855,7 +855,9 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         if storage is td and isinstance(td, TensorDict) and takes_as_is(cls, td):
             return cls._from_tensordict_unchecked(td)
         entries, batch = td._entries(), td.batch_size
-        return record_from_entries(cls, entries, batch, td.device, td._dim_names, False)
+        return record_from_entries(
+            cls, entries, batch, td.device, td._dim_names, False, entry_order=True
+        )
 
     def to_dict(
         self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False

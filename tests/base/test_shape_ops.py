@@ -274,6 +274,17 @@ def test_unflatten_to_the_same_size_gives_plain_tensors(tmp_path: Path) -> None:
         assert out["b"].untyped_storage().data_ptr() == td["b"].untyped_storage().data_ptr()
 
 
+def test_unbind_of_a_saved_collection_without_tensors_gives_locked_slices(tmp_path: Path) -> None:
+    # As its index does (and the peer's both): the slices of a locked saved collection
+    # are locked, tensors or not.
+    saved = TensorDict({"n": TensorDict({}, [2, 3])}, batch_size=[2, 3]).memmap(tmp_path)
+    for dim in (0, 1, -1):
+        slices = saved.unbind(dim)
+        assert all(piece.is_locked and piece["n"].is_locked for piece in slices)
+    assert saved[0].is_locked
+    assert not any(piece.is_locked for piece in TensorDict({}, [2]).lock_().unbind(0))
+
+
 # --- squeeze / unsqueeze --------------------------------------------------------------
 
 

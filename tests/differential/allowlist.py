@@ -374,6 +374,7 @@ _PEER_INTERNAL = (
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
+    "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
@@ -486,10 +487,13 @@ def _about_values(line: str) -> bool:
 _NO_MEMBERS = re.compile(r"<members>: peer \d+ \(\[\],\), tclass None")
 _NO_MEMBERS_LINES = (
     _NO_MEMBERS,
-    re.compile(r"\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'"),
+    re.compile(
+        r"\.kind: peer 'LazyStackedTensorDict', tclass '(TensorDict|Rec)'"
+    ),  # (records kept)
     re.compile(r": keys: peer \[\], tclass \["),
     re.compile(r"\.(batch_size|names): peer "),
     re.compile(r"\.device: peer 'None', tclass "),  # the peer's stack of no members has none
+    re.compile(r"^result\.is_locked: peer False, tclass True$"),  # nor a lock
 )
 
 
@@ -497,10 +501,62 @@ _NO_MEMBERS_LINES = (
 _STAYS_LAZY = (
     re.compile(r"\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'"),
     re.compile(r"<members>: peer None, tclass \d+ \("),
+    # a nested lazy stack whose members the peer made dense (and restacked elsewhere)
+    re.compile(
+        r"<members>: peer \d+ \(\[\('collection', 'TensorDict', .*, "
+        r"tclass \d+ \(\[\('collection', 'LazyStackedTensorDict', "
+    ),
 )
 
 
-_LAZY_KEPT = ("unflatten", "expand", "reshape", "view", "flatten")
+_LAZY_KEPT = ("unflatten", "expand", "expand_as", "reshape", "view", "flatten")
+
+
+_LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
+
+
+def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A shape op's result (or what it holds) locked in one library only, in a program
+    that saved or locked a collection: tclass locks views of a locked source (and
+    ``unbind``'s slices of a memory-mapped, saved or shared one), the peer follows its
+    memory-mapped flag, which some ops pass on and others drop."""
+    if finding.kind != "result" or finding.step.family != "shape":
+        return False
+    if not (facts.memmap or any("memmap" in line or "lock_()" in line for line in finding.lines)):
+        return False
+    return all(_LOCK_LINE.search(line) for line in finding.detail)
+
+
+_SIZES = re.compile(
+    r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
+    r"|\]: peer Tensor\[([\w.]+), shape \[([^\]]*)\]\], tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
+)
+
+
+def _nested_dim_kept(line: str) -> bool:
+    """A nested collection's batch size, names or tensor shape with one more dim in
+    tclass, of size 1 (the peer's dense ``unflatten`` of a lazy stack into dims of size 1
+    loses one of a nested collection's own dims)."""
+    found = _SIZES.search(line)
+    if found is None:
+        return False
+    theirs, mine = (
+        (found.group(1), found.group(2))
+        if found.group(1) is not None
+        else (
+            found.group(4),
+            found.group(5),
+        )
+    )
+    peer_dims = [d.strip() for d in theirs.split(",") if d.strip()]
+    my_dims = [d.strip() for d in mine.split(",") if d.strip()]
+    if len(my_dims) != len(peer_dims) + 1:
+        return False
+    if ".names: " in line:
+        return all(d == "None" for d in my_dims + peer_dims)
+    return any(
+        my_dims[:i] + my_dims[i + 1 :] == peer_dims for i, d in enumerate(my_dims) if d == "1"
+    )
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -509,6 +565,10 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     stack of the same entries in tclass, a dense TensorDict in the peer."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
+    if finding.step.op == "unflatten" and any(_nested_dim_kept(d) for d in finding.detail):
+        return all(
+            any(p.search(d) for p in _STAYS_LAZY) or _nested_dim_kept(d) for d in finding.detail
+        )
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
 
 
@@ -783,7 +843,9 @@ def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     message = str(peer.error)
     if finding.step.op == "gather":
         return "Cannot use torch.gather with an empty index" in message
-    if finding.step.op == "flatten":
+    if finding.step.op == "flatten":  # (tclass raises for a start after the end elsewhere)
+        if "start_dim cannot come after end_dim" in message:
+            return True
         return "Incompatible end_dim" in message and "shape torch.Size([])" in message
     if finding.step.op == "set_":
         return message.startswith("batch dimension mismatch")
@@ -859,6 +921,18 @@ def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return False
 
 
+def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``is_memmap()`` of a collection loaded with ``load_memmap``: True in tclass (its
+    tensors are memory-mapped), False in the peer, which flags only what it mapped."""
+    return (
+        finding.kind == "result"
+        and finding.step.op == "x.is_memmap()"
+        and peer.value is False
+        and mine.value is True
+        and any("load_memmap" in line for line in finding.lines)
+    )
+
+
 ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
@@ -914,6 +988,11 @@ ENTRIES: list[Entry] = [
         ),
     ),
     Entry(
+        "loaded-is-memmap",
+        "**`is_memmap()` says whether the data is memory-mapped.**",
+        _loaded_is_memmap,
+    ),
+    Entry(
         "checked-as-torch",
         "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
         _any_of(
@@ -935,6 +1014,11 @@ ENTRIES: list[Entry] = [
         "memmap-by-data",
         "**`is_memmap()` looks at the data.**",
         _memmap_by_data,
+    ),
+    Entry(
+        "lock-follows-sharing",
+        "**A result's lock follows what it shares, not a flag.**",
+        _lock_follows_sharing,
     ),
     Entry(
         "annotation-casts",

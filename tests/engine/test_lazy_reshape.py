@@ -87,3 +87,23 @@ def test_a_view_of_no_elements_that_splits_the_members_keeps_them() -> None:
     assert out[0].tensordicts == members and out["a"].shape == (1, 3, 0, 2)
     flat = lazy.reshape(-1)  # no member left to stack: a TensorDict with the keys
     assert type(flat) is TensorDict and flat.batch_size == (0,) and list(flat.keys()) == ["a"]
+
+
+def test_tile_with_more_counts_than_dims_adds_dims_to_a_ragged_stack() -> None:
+    # Leading dims are added as unsqueeze adds them: a ragged stack has no reshape.
+    members = [TensorDict(a=torch.arange(float(n)), batch_size=[n]) for n in (2, 1)]
+    lazy = tclass.lazy_stack(members, 0)
+    assert lazy.batch_size == (2, -1)
+    out = lazy.tile([2, 1, 3])
+    assert out.batch_size == (2, 2, -1) and out.stack_dim == 1
+    assert [m.batch_size for m in out.tensordicts] == [torch.Size([2, 6]), torch.Size([2, 3])]
+    for member, source in zip(out.tensordicts, members):
+        assert torch.equal(member["a"], source["a"].unsqueeze(0).tile(2, 3))
+
+
+def test_tile_with_more_counts_than_dims_keeps_a_python_value_shared() -> None:
+    # Without a ragged dim the leading dims come from a reshape, which keeps one value
+    td = TensorDict({"v": "pong", "a": torch.arange(3.0)}, batch_size=[3])
+    out = td.tile([2, 1, 2])
+    assert out.batch_size == (2, 1, 6) and out["v"] == "pong"
+    assert torch.equal(out["a"], td["a"].reshape(1, 1, 3).tile(2, 1, 2))

@@ -162,3 +162,63 @@ def test_an_entry_of_mixed_kinds_is_a_type_error(name: str) -> None:
             read()
         assert isinstance(info.value, TypeError)  # as the peer's, where member 0 is a collection
         assert isinstance(info.value, errors.HeterogeneousEntryError)
+
+
+# --- a dim of size 1 inserted or removed between two others ---------------------------------
+
+INSERTED: dict[str, Callable[[Any], Any]] = {
+    "unflatten(0, (3, 1))": lambda x: x.unflatten(0, (3, 1)),
+    "unflatten(1, (1, 2))": lambda x: x.unflatten(1, (1, 2)),
+    "unflatten(-1, (1, -1))": lambda x: x.unflatten(-1, (1, -1)),
+    "view(3, 1, 2)": lambda x: x.view(3, 1, 2),
+    "reshape(3, 1, 2)": lambda x: x.reshape(3, 1, 2),
+}
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("name", sorted(INSERTED))
+def test_a_dim_of_size_one_between_two_others_stacks_the_stack_itself(dim: int, name: str) -> None:
+    # As the peer's: a stack of the stack alone along the new dim, so keys written into
+    # the result reach the members (where a split of a neighbour dim copies them).
+    stack = _stack(dim)
+    out = INSERTED[name](stack)
+    assert type(out) is LazyStackedTensorDict and out.batch_size == (3, 1, 2)
+    assert out.stack_dim == 1 and out.tensordicts == [stack]
+    assert torch.equal(out["a"], stack.to_tensordict()["a"].unsqueeze(1))
+    out["c"] = torch.ones(3, 1, 2)
+    assert torch.equal(stack["c"], torch.ones(3, 2))
+    assert all("c" in member.keys() for member in stack.tensordicts)
+
+
+def test_a_dim_of_size_one_after_another_stacks_the_stack_itself() -> None:
+    # [3, 1] to [3, 1, 1]: the first size that differs from either end is the new dim's
+    members = [TensorDict(a=torch.full((1,), float(i)), batch_size=[1]) for i in range(3)]
+    stack = tclass.lazy_stack(members, 0)
+    out = stack.unflatten(1, (1, 1))
+    assert out.batch_size == (3, 1, 1) and out.stack_dim == 1 and out.tensordicts == [stack]
+    assert torch.equal(out["a"], stack.to_tensordict()["a"].reshape(3, 1, 1))
+    last = stack.unflatten(0, (3, 1))  # [3, 1] to [3, 1, 1] by splitting dim 0: the same
+    assert last.tensordicts == [stack]
+
+
+def test_a_dim_of_size_one_removed_between_two_others_unbinds_it() -> None:
+    # [2, 1, 3] to [2, 3]: the members unbound along it, one level of stack as the peer's
+    members = [TensorDict(a=torch.arange(3.0).reshape(1, 3) + i, batch_size=[1, 3]) for i in (0, 5)]
+    stack = tclass.lazy_stack(members, 0)
+    for out in (stack.reshape(2, 3), stack.view(2, 3), stack.flatten(1, 2)):
+        assert type(out) is LazyStackedTensorDict and out.stack_dim == 0
+        assert [m.batch_size for m in out.tensordicts] == [torch.Size([3])] * 2
+        assert torch.equal(out["a"], stack.to_tensordict()["a"].reshape(2, 3))
+        members[0]["a"].add_(1)  # views of the members' tensors
+        assert torch.equal(out["a"][0], members[0]["a"][0])
+
+
+def test_unflatten_keeps_the_members_names_without_repeating_one() -> None:
+    # The stack cannot rename its members (the result shares them): their names stay and
+    # the new stack dim has none, as in the peer, rather than a name twice.
+    members = [TensorDict({}, batch_size=[1], names=["i"]) for _ in range(3)]
+    stack = tclass.lazy_stack(members, 1)
+    assert stack.names == ["i", None]
+    for out in (stack.unflatten(0, [1, 1]), stack.unflatten(1, [1, 3]), stack.view(1, 1, 3)):
+        assert out.names == ["i", None, None] and out.tensordicts == [stack]
+    assert stack.names == ["i", None] and members[0].names == ["i"]

@@ -409,6 +409,29 @@ def test_cat_along_the_stack_dim_of_pieces_of_other_sizes_is_ragged() -> None:
         torch.cat([pieces[0], stack], 0)  # along another dim the other sizes must agree
 
 
+def test_cat_of_pieces_whose_members_are_ragged_stacks_joins_them_member_by_member() -> None:
+    # A stack along its last dim of ragged stacks: its pieces along dim 0 differ in size at
+    # the ragged dim, and piece i of each joins member i (a ragged stack again), as the peer.
+    td = TensorDict({"c": torch.arange(6.0).reshape(3, 2)}, [3])
+    ragged = tclass.lazy_stack(list(td.chunk(2, 0)), 0)  # members [2] and [1]: [2, -1]
+    stack = tclass.lazy_stack([ragged, ragged.apply(torch.zeros_like)], -1)
+    pieces = stack.split(1, 0)
+    assert [p.batch_size for p in pieces] == [(1, 2, 2), (1, 1, 2)]
+    out = torch.cat(pieces, 0)
+    assert out.batch_size == (2, -1, 2) and out.stack_dim == 2
+    assert out.tensordicts[0].batch_size == (2, -1)
+    assert [m["c"].tolist() for m in out.tensordicts[0].tensordicts] == [
+        [[0.0, 1.0], [2.0, 3.0]],
+        [[4.0, 5.0]],
+    ]
+    wide, narrow = (
+        tclass.lazy_stack([TensorDict(batch_size=[1, n]), TensorDict(batch_size=[1, n])], -1)
+        for n in (2, 1)
+    )
+    with pytest.raises(errors.StackError, match=r"member 1 has batch size \[1, 1, 2\]"):
+        torch.cat([wide, narrow], 0)  # members that are not ragged stacks must agree
+
+
 class Wrapper(TensorClass):
     ep: Episode
     step: torch.Tensor

@@ -630,7 +630,10 @@ class ShapeOps(TensorCollection):
         counts = (dims,) if isinstance(dims, int) else tuple(dims)
         nb = self.batch_dims
         lifted = self
-        if len(counts) > nb:
+        if len(counts) > nb and -1 in self.batch_size:  # ragged: no reshape, as unsqueeze
+            for _ in range(len(counts) - nb):
+                lifted = lifted.unsqueeze(0)
+        elif len(counts) > nb:  # (a reshape keeps a Python value shared, as the peer)
             lifted = self.reshape((1,) * (len(counts) - nb) + tuple(self.batch_size))
         full = (1,) * (lifted.batch_dims - len(counts)) + counts
         out = lifted.repeat(*full)
@@ -680,6 +683,13 @@ class ShapeOps(TensorCollection):
         names = self._dim_names
         return tuple(self._carry(part, names) for part in parts)
 
+    def _views_stay_locked(self) -> bool:
+        """Whether views of this collection (``unbind``'s slices, an index's) are locked
+        when it is, as the peer's are: when it is memory-mapped or in shared memory (a
+        saved TensorDict also when it holds no tensor)."""
+        collection: Any = self  # every collection has is_memmap and is_shared
+        return bool(collection.is_memmap() or collection.is_shared())
+
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         """The slices along batch dim ``dim``, as views."""
         batch_size = self.batch_size
@@ -688,8 +698,7 @@ class ShapeOps(TensorCollection):
         parts = self._map_values_split(lambda v: v.unbind(dim), [piece] * batch_size[dim])
         names = _names.removed(self._dim_names, (dim,))
         # The peer locks the slices of a locked memory-mapped or shared collection only.
-        collection: Any = self  # every collection has is_memmap and is_shared
-        lock = self.is_locked and (collection.is_memmap() or collection.is_shared())
+        lock = self.is_locked and self._views_stay_locked()
         if names is None and not lock:
             return parts
         return tuple(self._carry(part, names, lock=lock) for part in parts)

@@ -95,13 +95,21 @@ class LazyReshapeOps(LazyStackOps):
         self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
     ) -> Self:
         """Splits batch dim ``dim`` into ``unflattened_size`` (one size may be -1); into
-        one dim of the same size, it returns the stack itself, as the peer's does."""
+        one dim of the same size, it returns the stack itself, as the peer's does. The
+        members regrouped keep their own dim names and the new stack dims have none, as
+        in the peer (a stack cannot rename its members, which other stacks may share)."""
         batch = self._batch_size
         at = _batch.normalize_dim(dim, len(batch), op="unflatten")
         sizes = tuple(unflattened_size)
         if len(sizes) == 1 and sizes[0] in (-1, batch[at]) and batch[at] != -1:
             return self
-        return super().unflatten(dim, unflattened_size, inplace=inplace)
+        if inplace or -1 in batch:
+            return super().unflatten(dim, unflattened_size, inplace=inplace)
+        part = _batch.view_shape(sizes, torch.Size([batch[at]]), "unflatten")
+        regrouped = self._regroup(batch[:at] + part + batch[at + 1 :])
+        if regrouped is None:
+            return super().unflatten(dim, unflattened_size)
+        return self._carry(regrouped, None, inverse=lambda r: r.reshape(batch))
 
     def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
         # ``always`` is for dense leaves; a lazy stack regroups its members.
@@ -121,6 +129,13 @@ class LazyReshapeOps(LazyStackOps):
         batch = self._batch_size
         if shape == batch:
             return self
+        alone = _batch.inserted_one(batch, shape)
+        if alone is not None:  # as the peer: the stack itself, stacked alone along it
+            return self._lazily([self], alone, shape)
+        removed = _batch.inserted_one(shape, batch)
+        if removed is not None:  # as the peer: its only part along that dim
+            (only,) = self.unbind(removed)
+            return only
         merged = _batch.flatten_span(batch, shape)
         split = _batch.unflatten_span(batch, shape)
         if merged is not None:

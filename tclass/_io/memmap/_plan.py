@@ -268,8 +268,8 @@ class _Planner(NodeVisitor[Rebuild]):
             plan.files.append((_join(rel, "pickle.pkl"), dumps_pickle(values, where)))
         meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
         _add_meta(plan, rel, meta, options, compact=True)
-        array = node._as_array().copy()
-        return lambda written: NonTensorStack._from_array(array, torch.device("cpu"))
+        saved = node._copy_on(torch.device("cpu"))  # the result nests as node
+        return lambda written: saved
 
 
 def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) -> int:

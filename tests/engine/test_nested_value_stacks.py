@@ -1,0 +1,226 @@
+"""Stacks of stacks of Python values: a collection holding a value, unsqueezed or expanded
+twice, or stacked again, is the peer's ``NonTensorStack`` whose members are stacks. Each
+dim the values were stacked along is a stack dim: an element read with all of them
+indexed away is one ``NonTensorData``, with any left a ``NonTensorStack`` (``tensordicts``
+gives its members). Values, shapes and kinds are checked against torch (the same op on a
+tensor of element numbers) and, in the ``peer`` tests, against tensordict.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+
+from tclass import NonTensorData, NonTensorStack, TensorDict, errors
+
+from peer_scenarios import Scenario, scenario_tests  # noqa: E402
+
+
+def _plain(value: Any) -> Any:
+    """Nested lists (the peer's are ``LinkedList``) as plain lists."""
+    return [_plain(item) for item in value] if isinstance(value, list) else value
+
+
+def _tree(node: Any) -> Any:
+    """A node's nesting as the peer shows it: a stack is its stack dim, batch size and
+    members; a single value is its batch size and value."""
+    if type(node).__name__ == "NonTensorStack":
+        members = [_tree(member) for member in node.tensordicts]
+        return ("stack", node.stack_dim, list(node.batch_size), members)
+    return ("value", list(node.batch_size), node.data)
+
+
+def _letters(shape: list[int]) -> tuple[NonTensorStack, torch.Tensor]:
+    """A stack of distinct values over ``shape`` and the tensor of their numbers."""
+    numbers = torch.arange(int(torch.tensor(shape).prod())).reshape(shape)
+    return NonTensorStack.from_list([f"v{n}" for n in numbers.reshape(-1).tolist()]).reshape(
+        *shape
+    ), numbers
+
+
+def _named(numbers: torch.Tensor) -> Any:
+    """The values the numbers stand for, as nested lists (``tolist()`` of a stack)."""
+    if numbers.ndim == 0:
+        return f"v{int(numbers)}"
+    return [_named(row) for row in numbers]
+
+
+# --- tclass alone: kinds and values against torch ----------------------------------------
+
+
+def test_unsqueezed_twice_each_new_dim_is_a_stack_dim() -> None:
+    td = TensorDict(a=torch.zeros(2), s="pong", batch_size=[2])
+    twice = td.unsqueeze(0).unsqueeze(0)
+    node = twice.get("s")
+    assert type(node) is NonTensorStack and node.batch_size == torch.Size([1, 1, 2])
+    assert twice["s"] == [[["pong", "pong"]]]
+    # one stack dim indexed away leaves a stack (the peer's member is a stack)...
+    assert type(twice[0].get("s")) is NonTensorStack
+    assert type(twice[:, 0].get("s")) is NonTensorStack
+    assert twice[0]["s"] == [["pong", "pong"]]
+    # ...both give the value back, over the dims that are left
+    assert type(twice[0, 0].get("s")) is NonTensorData
+    assert twice[0, 0]["s"] == "pong" and twice[0, 0].get("s").batch_size == torch.Size([2])
+    (member,) = node.tensordicts
+    assert type(member) is NonTensorStack and type(member.tensordicts[0]) is NonTensorData
+
+
+def test_a_stack_of_stacks_unbinds_into_stacks_then_values() -> None:
+    inner = TensorDict(a=torch.zeros(2), s=NonTensorStack("x", "y"), batch_size=[2])
+    stacked = torch.stack([inner, inner], 0)
+    twice = torch.stack([stacked, stacked], 1)  # batch [2, 2, 2]
+    node = twice.get("s")
+    assert node.stack_dim == 1 and [type(m) for m in node.tensordicts] == [NonTensorStack] * 2
+    assert twice["s"] == [[["x", "y"]] * 2] * 2
+    for dim in range(3):
+        pieces = twice.unbind(dim)
+        assert all(type(piece.get("s")) is NonTensorStack for piece in pieces)
+    assert type(twice[0, 0].get("s")) is NonTensorStack  # the innermost dim is left
+    assert twice[0, 0]["s"] == ["x", "y"] and twice[1, 0, 1]["s"] == "y"
+    assert type(twice[0, 0, 1].get("s")) is NonTensorData
+
+
+def test_squeeze_gives_the_value_once_every_stack_dim_is_gone() -> None:
+    node = NonTensorData("p", batch_size=[2]).unsqueeze(0).unsqueeze(0)  # [1, 1, 2]
+    assert type(node.squeeze(0)) is NonTensorStack and node.squeeze(0).batch_size == (1, 2)
+    squeezed = node.squeeze()
+    assert type(squeezed) is NonTensorData and squeezed.batch_size == torch.Size([2])
+    assert squeezed.data == "p"
+
+
+def test_a_value_over_no_elements_comes_back_after_unsqueeze_and_squeeze() -> None:
+    td = TensorDict(a=torch.zeros(2, 0), s="pong", batch_size=[2, 0])
+    back = td.unsqueeze(0).squeeze()
+    assert type(back.get("s")) is NonTensorData and back["s"] == "pong"
+    assert back.batch_size == torch.Size([2, 0])
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: x.permute(2, 0, 1),
+        lambda x: x.transpose(0, 2),
+        lambda x: x.flatten(0, 1),
+        lambda x: x.reshape(6, 2),
+        lambda x: x.unflatten(2, (2, 1)),
+        lambda x: x.expand(4, 2, 3, 2),
+        lambda x: x[:, [2, 0]],
+        lambda x: x.flip(1),
+    ],
+    ids=["permute", "transpose", "flatten", "reshape", "unflatten", "expand", "list", "flip"],
+)
+def test_shape_ops_move_the_values_as_torch_moves_elements(op: Any) -> None:
+    stack, numbers = _letters([2, 3, 2])
+    nested = NonTensorStack(*[stack[i] for i in range(2)], stack_dim=0)  # members stacks
+    out, expected = op(nested), op(numbers)
+    assert out.batch_size == expected.shape
+    assert out.tolist() == _named(expected)
+    index = (0,) * expected.ndim
+    assert type(out[index]) is NonTensorData and out[index].data == f"v{expected[index]}"
+
+
+def test_reshape_regroups_the_members_as_the_peer() -> None:
+    # [4, 1, 3] stacked along the size-1 dim: dropping that dim gives the member back
+    td = TensorDict(a=torch.zeros(4, 3), s="p", batch_size=[4, 3])
+    stacked = torch.stack([td], 1)
+    for out in (stacked.flatten(1, 2), stacked.reshape(4, 3), stacked.view(4, 3)):
+        assert type(out.get("s")) is NonTensorData and out["s"] == "p"
+    # a real flatten makes each element of the flattened dims a member
+    assert type(stacked.reshape(12).get("s")) is NonTensorStack
+    assert stacked.reshape(12)["s"] == ["p"] * 12
+    row = NonTensorData("p", batch_size=[2]).unsqueeze(1)  # [2, 1] along dim 1
+    assert type(row.reshape(2)) is NonTensorStack and row.reshape(2).tolist() == ["p", "p"]
+
+
+def test_nested_stacks_save_and_load_with_their_values(tmp_path: Path) -> None:
+    inner = TensorDict(a=torch.zeros(2), s=NonTensorStack("x", "y"), batch_size=[2])
+    twice = torch.stack([torch.stack([inner, inner]), torch.stack([inner, inner])], 1)
+    saved = twice.memmap(tmp_path / "td")
+    loaded = TensorDict.load_memmap(tmp_path / "td")
+    for out in (saved, loaded):
+        assert out.batch_size == torch.Size([2, 2, 2])
+        assert out["s"] == twice["s"]
+        assert type(out[0, 0].get("s")) is NonTensorStack and out[0, 0]["s"] == ["x", "y"]
+        assert type(out[1, 1, 0].get("s")) is NonTensorData and out[1, 1, 0]["s"] == "x"
+    # what memmap() returns nests as what was saved
+    assert _tree(saved.get("s")) == _tree(twice.get("s"))
+
+
+def test_repr_shows_the_nested_values() -> None:
+    node = NonTensorData("p", batch_size=[2]).unsqueeze(0).unsqueeze(-1)
+    assert repr(node) == ("NonTensorStack([[['p'], ['p']]], batch_size=[1, 2, 1], device=None)")
+
+
+def test_pickle_keeps_the_stack_dims() -> None:
+    node = NonTensorData("p", batch_size=[2]).unsqueeze(0).unsqueeze(0)
+    back = pickle.loads(pickle.dumps(node))
+    assert _tree(back) == _tree(node)
+    assert type(back[0, 0]) is NonTensorData
+    rebuild, (values, shape, device, _) = node.__reduce__()
+    with pytest.raises(errors.PickleRefusedError, match="stack dims"):
+        rebuild(values, shape, device, (0, 7))
+    assert rebuild(values, shape, device, 1).stack_dim == 1  # an older pickle's one dim
+
+
+# --- the same programs on the peer -------------------------------------------------------
+
+
+def _unsqueezed(lib: ModuleType) -> Any:
+    td = lib.TensorDict({"a": torch.zeros(2), "s": "pong"}, batch_size=[2])
+    twice = td.unsqueeze(0).unsqueeze(0)
+    return (
+        _tree(twice.get("s")), _plain(twice["s"]), _tree(twice[0].get("s")),
+        _tree(twice[:, 0].get("s")), _tree(twice[0, 0].get("s")),
+        _plain(twice.get("s").tolist()), _tree(twice.squeeze(0).get("s")),
+    )  # fmt: skip
+
+
+def _stacked(lib: ModuleType) -> Any:
+    td = lib.TensorDict({"a": torch.zeros(2), "s": lib.NonTensorStack("x", "y")}, [2])
+    st = torch.stack([td, td], 0)
+    twice = torch.stack([st, st], 1)
+    node = twice.get("s")
+    return (
+        _tree(node), [_tree(p.get("s")) for p in twice.unbind(2)],
+        _tree(twice[..., 0].get("s")), _tree(twice[0, 0].get("s")),
+        _tree(twice[[0, 1]].get("s")), _tree(twice[:, [1]].get("s")),
+        _tree(twice.permute(2, 0, 1).get("s")),
+    )  # fmt: skip
+
+
+def _regrouped(lib: ModuleType) -> Any:
+    td = lib.TensorDict({"a": torch.zeros(4, 3)}, [4, 3])
+    td["s"] = "p"
+    st = torch.stack([td], 1)
+    pair = lib.TensorDict({"s": lib.NonTensorStack("a", "b")}, [2]).unsqueeze(0).unsqueeze(-1)
+    return (
+        _tree(st.flatten(1, 2).get("s")), _tree(st.reshape(4, 3).get("s")),
+        _tree(st.reshape(12).get("s")), _tree(st.unflatten(2, (3, 1)).get("s")),
+        _tree(st.transpose(0, 2).get("s")), _tree(st.expand(2, 4, 1, 3).get("s")),
+        _tree(st[:, :, 0].get("s")), _tree(pair.flatten().get("s")),
+        _tree(pair.flatten(0, 1).get("s")), _tree(pair.flatten(1, 2).get("s")),
+        _tree(pair[:, 1].get("s")),
+    )  # fmt: skip
+
+
+def _grown(lib: ModuleType) -> Any:
+    value = lib.NonTensorData("p", batch_size=[2])
+    empty = lib.TensorDict({"a": torch.zeros(2, 0), "s": "q"}, [2, 0])
+    return (
+        _tree(value.expand(4, 3, 2)), _tree(value.unsqueeze(1).reshape(2)),
+        _tree(lib.NonTensorData("p").unsqueeze(0)),
+        _tree(empty.unsqueeze(0).squeeze().get("s")),
+    )  # fmt: skip
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "unsqueezed": _unsqueezed, "stacked": _stacked, "regrouped": _regrouped, "grown": _grown,
+}  # fmt: skip
+
+
+test_scenario_on_tclass, test_same_as_the_peer = scenario_tests(SCENARIOS)
