@@ -53,7 +53,13 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from torch._C import _Index
 
-__all__ = ["MemoryMappedTensor", "check_file_size", "map_opened_file", "save_new_file"]
+__all__ = [
+    "MemoryMappedTensor",
+    "check_file_size",
+    "in_memory_map",
+    "map_opened_file",
+    "save_new_file",
+]
 
 Mode = Literal["r", "r+"]
 SizeLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
@@ -632,6 +638,18 @@ class MemoryMappedTensor(torch.Tensor):
             )
             raise UnpicklableError(msg)
         return (_rebuild_from_file, self._file_reference())
+
+
+def in_memory_map(tensor: torch.Tensor) -> bool:
+    """Whether ``tensor``'s data lives in a memory-mapped file: a ``MemoryMappedTensor``,
+    or a view of one that torch's own ops returned as a plain tensor (``td.view(-1)``,
+    ``td.unsqueeze(0)``, ``td.permute(...)`` of a memory-mapped collection), whose writes
+    reach the file all the same."""
+    if isinstance(tensor, MemoryMappedTensor):
+        return True
+    if tensor.device.type != "cpu" or tensor.is_sparse or tensor.layout is not torch.strided:
+        return False
+    return tensor.untyped_storage().filename is not None
 
 
 def _gather_rows(tensor: MemoryMappedTensor, index: torch.Tensor) -> torch.Tensor | None:

@@ -51,6 +51,12 @@ class SavedAt(Protocol):
         """``td`` is about to drop ``key``."""
         ...
 
+    def entry_renamed(self, td: TensorDict, old: str, new: str) -> None:
+        """``td`` is about to hold its entry ``old`` under ``new`` (replacing what ``new``
+        holds): move the entry's files and its listing in the folder, so that a load
+        gives what ``td`` holds, without the old name's files."""
+        ...
+
 
 def blank_like(sub: Any, batch: torch.Size, dims: int, device: torch.device | None) -> Value:
     """A stand-in for an entry shaped like ``sub`` whose first ``dims`` dims become

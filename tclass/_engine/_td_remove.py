@@ -88,6 +88,8 @@ class RemovalOps(TensorDictBase):
                 f"({type(self).__name__}); pass safe=False to overwrite it"
             )
             raise KeyConflictError(msg)
+        if self._renamed_in_folder(_keys.unravel_key(old_key), _keys.unravel_key(new_key)):
+            return self
         value = self.pop(old_key)
         try:
             self.set(new_key, value)
@@ -95,6 +97,27 @@ class RemovalOps(TensorDictBase):
             self.set(old_key, value)  # leave the TensorDict as it was
             raise
         return self
+
+    def _renamed_in_folder(self, old_key: Any, new_key: Any) -> bool:
+        """Renames an entry of a node saved in a folder within that node: its files and
+        listing move with it (the folder loads back what memory holds, and the entry
+        keeps its identity). False where there is nothing of the kind to do."""
+        old, new = _keys.key_path(old_key), _keys.key_path(new_key)
+        if len(old) != len(new) or old[:-1] != new[:-1]:
+            return False
+        parent: Any = self
+        for part in old[:-1]:
+            parent = parent._tensors.get(part)
+            if not isinstance(parent, RemovalOps):
+                return False
+        saved = parent._saved_at
+        if saved is None or parent._locked or old[-1] not in parent._tensors:
+            return False
+        saved.entry_renamed(cast("TensorDict", parent), old[-1], new[-1])
+        tensors = parent._tensors
+        tensors.pop(new[-1], None)
+        tensors[new[-1]] = tensors.pop(old[-1])
+        return True
 
     def select(
         self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
@@ -128,8 +151,14 @@ class RemovalOps(TensorDictBase):
             else self._tensors[head]
             for head, subkeys in groups.items()
         }
-        out = self._new_like(entries, self._batch_size, self._device)
-        return self._replace_entries(out) if inplace else out
+        if not inplace:
+            return self._new_like(entries, self._batch_size, self._device)
+        for head, subkeys in groups.items():  # every key checked above: none raises now
+            if subkeys:  # in place, nested collections keep their identity, as the peer
+                entries[head] = cast(TensorCollection, self._tensors[head]).select(
+                    *subkeys, strict=False, inplace=True
+                )
+        return self._replace_entries(self._new_like(entries, self._batch_size, self._device))
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
         """A TensorDict without ``keys`` (nested keys allowed; missing ones are ignored).

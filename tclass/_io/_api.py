@@ -19,7 +19,7 @@ from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._future import TensorDictFuture
 from tclass._core._keys import NestedKey
-from tclass._core._memmap import MemoryMappedTensor, Mode
+from tclass._core._memmap import Mode, in_memory_map
 from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -226,7 +226,8 @@ class _Adopt(NodeVisitor[None]):
 
 
 def is_memmap(node: Any) -> bool:
-    """Whether every tensor leaf is a MemoryMappedTensor; for a collection with no
+    """Whether every tensor leaf's data is in a memory-mapped file: a MemoryMappedTensor
+    or a view of one (``td.view(-1)`` of a saved collection); for a collection with no
     tensor leaf (only Python values or empty collections), whether it is saved in a
     folder (``memmap(prefix)`` / ``memmap_(prefix)`` / ``load_memmap``), as the peer
     answers True for what it memory-mapped.
@@ -255,7 +256,7 @@ class _MemmapLeaves(NodeVisitor[tuple[int, bool]]):
         count, mapped = 0, True
         for _, value in td._items():
             if isinstance(value, torch.Tensor):
-                count, mapped = count + 1, mapped and isinstance(value, MemoryMappedTensor)
+                count, mapped = count + 1, mapped and in_memory_map(value)
             else:
                 n, m = self.visit(value)
                 count, mapped = count + n, mapped and m
@@ -273,7 +274,7 @@ class _MemmapLeaves(NodeVisitor[tuple[int, bool]]):
 
     def visit_other(self, node: Any) -> tuple[int, bool]:
         leaves = list(node.values(include_nested=True, leaves_only=True))
-        return len(leaves), all(isinstance(leaf, MemoryMappedTensor) for leaf in leaves)
+        return len(leaves), all(in_memory_map(leaf) for leaf in leaves)
 
 
 @overload

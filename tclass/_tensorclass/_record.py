@@ -67,6 +67,7 @@ from tclass._tensorclass._writes import (
     check_entry_write,
     check_row_write,
     check_written_keys,
+    merges_into,
     refuse_none_field,
     replacements,
     unset_dropped,
@@ -441,6 +442,9 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
                 continue
             if isinstance(value, NonTensorData):
                 value = value.data  # a per-element stack is set as it is
+            elif merges_into(self.get(key, None) if type(key) is str else None, value, is_leaf):
+                self.get(key).update(value, clone, inplace, is_leaf=is_leaf)  # key by key
+                continue
             elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
                 value = value.clone()
             self.set(key, value, inplace=inplace)

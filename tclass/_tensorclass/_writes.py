@@ -46,6 +46,7 @@ __all__ = [
     "check_entry_write",
     "check_row_write",
     "check_written_keys",
+    "merges_into",
     "replacements",
     "unset_dropped",
 ]
@@ -366,3 +367,15 @@ def _show_index(index: Any) -> str:
         return "..."
     text = repr(index)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def merges_into(current: Any, value: Any, is_leaf: Callable[[type], bool] | None) -> bool:
+    """Whether ``update`` merges ``value`` into a field that holds ``current``, key by
+    key as the peer (the fields the source lacks, or holds as ``None``, are kept): a
+    mapping or a collection (not a lazy stack, not a Python value) given for a field that
+    holds a record or a TensorDict, unless ``is_leaf`` says its type is a leaf."""
+    if not isinstance(value, (Mapping, TensorCollection)) or isinstance(value, _NonTensorNode):
+        return False
+    if getattr(value, "_is_lazy", False) or (is_leaf is not None and is_leaf(type(value))):
+        return False
+    return isinstance(current, TensorDict) or is_record(current)

@@ -405,3 +405,9 @@ def test_a_memory_mapped_collection_is_not_in_shared_memory(tmp_path: Path) -> N
     shared = TensorDict({"a": torch.ones(2, 3)}, [2]).share_memory_()
     assert shared.is_shared() and not shared.is_memmap()
     assert shared[0].is_locked and saved[0].is_locked  # locked slices, as the peer's
+    # Without a folder (an anonymous map) or without elements (no file): memory-mapped.
+    for mapped in (
+        TensorDict({"a": torch.ones(2, 3)}, [2]).memmap_(),
+        TensorDict({"a": torch.ones(0, 3)}, [0]).memmap(tmp_path / "empty"),
+    ):
+        assert mapped.is_memmap() and not mapped.is_shared()

@@ -8,10 +8,13 @@ the reason it is not fixed yet, and reported as open by the runner.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import torch
 
 from .open_findings import OPEN
 
@@ -261,7 +264,8 @@ def _torch_dtypes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
 
 
 def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """Entries written back unchanged into a locked collection (``update(x.to_dict())``),
+    """Entries written back unchanged into a locked collection (``update(x.to_dict())``,
+    an update giving a nested collection no entries),
     and rows written in place at an index the peer sends through its locked ``set``
     (``rec[None,] = rows`` on a memory-mapped record; it writes in place at the others):
     nothing is replaced, which tclass accepts and the peer refuses."""
@@ -269,7 +273,12 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         return False
     if finding.step.op == "setitem":
         return not finding.step.src.startswith(("x['", 'x["'))  # an index, not a key
-    return finding.step.op == "update" and finding.step.src.startswith("x.update(x.to_dict()")
+    if finding.step.op != "update":
+        return False
+    nothing = re.fullmatch(
+        r"x\.update\(\{[^{}]*: L\.TensorDict\(\{\}, batch_size=\[[\d, ]*\]\)\}\)", finding.step.src
+    )
+    return finding.step.src.startswith("x.update(x.to_dict()") or nothing is not None
 
 
 # A leaf that is a file of tclass's folder and a plain tensor in the peer, or the other
@@ -291,7 +300,8 @@ def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The same, seen later in an earlier result: a new entry written through a lazy stack
     into its loaded records (memory-mapped there), or the new name ``rename_key_`` gives
-    (a copy in its own file, which what shared the old tensor no longer sees)."""
+    in another node (a copy in its own file, which what shared the old tensor no longer
+    sees)."""
     if finding.kind != "alias" or not facts.memmap:
         return False
     if all(_MAPPED_HERE.search(line) for line in finding.detail):
@@ -360,6 +370,7 @@ _PEER_INTERNAL = (
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
+    "too many indices for tensor of dimension",  # a number written into a value stack
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
@@ -383,6 +394,56 @@ def _read_fails_inside(value: Any, line: str) -> bool:
     except Exception as error:  # noqa: BLE001  (the peer's error is the point)
         return any(text in str(error) for text in _PEER_INTERNAL)
     return False
+
+
+# Where the peer's memory-mapped flag and the data disagree: after loading, after views
+# the flag does not follow (reshape, expand, flatten, detach, select, x[1:]...), after
+# tile's copy (flagged) and after a collection was given new entries.
+_FLAG_CHANGES = re.compile(
+    r"load_memmap\(|\.(reshape|expand|expand_as|flatten|unflatten|tile|select|exclude)\("
+    r"|\.(detach|copy|contiguous)\(\)|\.clone\(False\)|\.data\b|\[[^\]]*\b[1-9]\d*:"
+)
+_LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
+
+
+_CAST_KIND = re.compile(r"^result(\[[^\]]*\])+\.kind: peer 'TensorDict', tclass '(Inner|Rec)'$")
+_CAST_KEYS = re.compile(r"^result(\[[^\]]*\])+: keys: peer \[[^\]]*\], tclass \[[^\]]*\]$")
+
+
+def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A TensorDict set into a field annotated with a tensorclass (``rec.inner = td``,
+    ``rec.set("inner", td)``): that class in tclass, its fields listed (unset ones
+    ``None``), where the peer stores the TensorDict as given."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setattr", "setitem_key"):
+        return False
+    kinds = [line for line in finding.detail if _CAST_KIND.match(line)]
+    rest = [line for line in finding.detail if not _CAST_KIND.match(line)]
+    return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
+
+
+def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
+    answers only when its file-backed tensors have no elements (no file), where the peer
+    refuses any tensor that has a file, an empty one included."""
+    return (
+        finding.kind == "peer-raises"
+        and finding.step.op in ("memmap", "memmap_like", "load_memmap")
+        and "already has a file associated" in str(peer.error)
+    )
+
+
+def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``is_memmap()`` and the lock of rows read from a locked collection follow where
+    the data is (in a memory-mapped file or not), where the peer follows a flag some ops
+    carry and others drop: ``is_memmap()`` true in tclass only (every tensor is in a file),
+    or a lock that differs after an op that changes the peer's flag and not the data."""
+    if finding.kind != "result" or not facts.memmap:
+        return False
+    if finding.step.op == "x.is_memmap()":
+        return mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines)
+    if not all(_LOCK_LINE.search(line) for line in finding.detail):
+        return False
+    return any(_FLAG_CHANGES.search(line) for line in finding.lines[1:])
 
 
 def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -636,6 +697,19 @@ def _names_of(line: str) -> tuple[str, list[str], list[str]] | None:
     return found.group(1) or "", sides[0], sides[1]
 
 
+_ONE_NAME = re.compile(r"^result(\[[^\]]*\])*\.names: peer \[None\], tclass \['[a-z]+'\]$")
+
+
+def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The name of the one dim of a lazy stack of members without batch dims, kept by
+    ``to_tensordict`` / ``contiguous`` / ``apply(batch_size=)``, where the peer drops it."""
+    if finding.kind != "result" or facts.kind != "lazy":
+        return False
+    if finding.step.op not in ("to_tensordict", "contiguous", "apply", "named_apply"):
+        return False
+    return all(_ONE_NAME.match(line) for line in finding.detail)
+
+
 def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad_sequence``'s result has unnamed dims, where the peer keeps the members' names
     at a level that holds a Python value."""
@@ -708,6 +782,24 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
     return all(
         _about_values(line) or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
         for line in finding.detail
+    )
+
+
+def _values_written_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict`` / ``update_`` of a memory-mapped (or shared) collection: tclass
+    writes its Python values, where the peer fails on the first key that holds one."""
+    if finding.kind != "peer-raises" or type(peer.error).__name__ != "_InplaceWriteError":
+        return False
+    found = re.search(r"Failed to update '([^']+)'", str(peer.error))
+    if found is None or finding.step.op not in ("load_state_dict", "update_", "set_"):
+        return False
+    value = mine.value.get(found.group(1), None) if hasattr(mine.value, "get") else None
+    if type(value).__name__ in ("NonTensorData", "NonTensorStack"):
+        return True
+    return (
+        value is not None
+        and not isinstance(value, torch.Tensor)
+        and not hasattr(value, "batch_size")
     )
 
 
@@ -806,6 +898,29 @@ def _checked_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return any(finding.step.op == op and phrase in message for op, phrase in rules)
 
 
+_WRITE_SIZES = re.compile(
+    r"destination TensorDict batch size is (\[[\d, ]*\]), and the source's batch size "
+    r"(\[[\d, ]*\])|values of batch size (\[[\d, ]*\]) into the elements (\[[\d, ]*\])"
+)
+
+
+def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection written at an index whose batch size torch would not broadcast to the
+    selection's as a tensor's shape (``td[0] = td[1:1]``): tclass's error, where the peer
+    writes the one Python value (or nothing) it holds."""
+    if finding.kind != "tclass-raises" or finding.step.op != "setitem":
+        return False
+    found = _WRITE_SIZES.search(str(mine.error))
+    if found is None:
+        return False
+    dest, source = (found.group(1), found.group(2)) if found.group(1) else found.group(4, 3)
+    try:
+        torch.empty(json.loads(dest))[...] = torch.empty(json.loads(source))
+    except RuntimeError:
+        return True
+    return False
+
+
 def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``is_memmap()`` of a collection loaded with ``load_memmap``: True in tclass (its
     tensors are memory-mapped), False in the peer, which flags only what it mapped."""
@@ -834,6 +949,7 @@ ENTRIES: list[Entry] = [
         "**Python values in collections.**",
         _any_of(
             _number_written_around_values,
+            _values_written_in_place,
             _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^"),
             _through_a_value,
             _empty_values_shaped,
@@ -881,11 +997,23 @@ ENTRIES: list[Entry] = [
         "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
         _any_of(
             _checked_as_torch,
+            _written_as_torch,
             _names_unique,
             _shaped_as_torch,
             _nested_names_kept,
             _names_read_live,
+            _stack_dim_name_kept,
         ),
+    ),
+    Entry(
+        "empty-tensors-have-no-file",
+        "**A tensor with no elements has no file.**",
+        _empty_tensors_have_no_file,
+    ),
+    Entry(
+        "memmap-by-data",
+        "**`is_memmap()` looks at the data.**",
+        _memmap_by_data,
     ),
     Entry(
         "lock-follows-sharing",
@@ -895,7 +1023,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "annotation-casts",
         "5. **Casting follows the annotation** of tensorclass fields",
-        _raised_by("FieldTypeError"),
+        _any_of(_raised_by("FieldTypeError"), _cast_to_the_field),
     ),
     Entry(
         "record-fields-are-declared",

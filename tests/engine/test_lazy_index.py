@@ -52,3 +52,24 @@ def test_an_index_of_a_type_that_indexes_nothing_is_a_type_error_too() -> None:
     with pytest.raises(tclass.errors.DimError, match="out of range") as caught:
         lazy[5]
     assert not isinstance(caught.value, TypeError)  # out of range stays an IndexError only
+
+
+def test_a_tensor_along_the_stack_dim_picks_members_without_elements() -> None:
+    """Members with no elements left (``lazy[mask, 4:]``) are picked all the same: a lazy
+    stack of the picked members, with the batch size torch gives a tensor."""
+    members = [TensorDict({"a": torch.full((4, 2), float(i))}, [4]) for i in range(3)]
+    stack = tclass.lazy_stack(members, 1)  # batch [4, 3]
+    reference = torch.zeros(4, 3)
+    for index in [
+        (slice(4, None), torch.tensor([True, False, True])),
+        (slice(0, 0), torch.tensor([2, 0, 0])),
+        (slice(4, None), torch.tensor([-1])),
+    ]:
+        out = stack[index]
+        assert isinstance(out, tclass.LazyStackedTensorDict)
+        assert out.batch_size == reference[index].shape
+        picked = index[1].nonzero().squeeze(-1) if index[1].dtype is torch.bool else index[1]
+        assert [m["a"].shape for m in out.tensordicts] == [(0, 2)] * len(picked)
+        assert out["a"].shape == reference[index].shape + (2,)
+    nothing = stack[:0, torch.tensor([False, False, False])]
+    assert nothing.batch_size == (0, 0) and nothing["a"].shape == (0, 0, 2)

@@ -111,3 +111,12 @@ def test_results_of_other_dims_are_unnamed() -> None:
     assert x.apply(lambda v: v, batch_size=[2, 4], names=["p", "q"]).names == ["p", "q"]
     dense = x.contiguous()
     assert dense.tile((2, 1)).names == [None, None]  # as the peer's TensorDict
+
+
+def test_the_stack_dim_name_of_members_without_dims_is_kept() -> None:
+    """A stack of 0-d members names its one dim itself; dense copies keep that name as
+    they keep any other (the peer drops it)."""
+    stack = tclass.lazy_stack([tclass.TensorDict({"a": torch.zeros(2)}, [])] * 3)
+    stack.names = ["i"]
+    assert stack.to_tensordict().names == ["i"] and stack.contiguous().names == ["i"]
+    assert stack.apply(torch.zeros_like, batch_size=[3]).names == ["i"]

@@ -1237,3 +1237,30 @@ def test_rename_needs_names() -> None:
             call()
         assert isinstance(info.value, ValueError)
     assert td.rename(None).names == [None] and td.rename(i="j").names == ["j"]
+
+
+def test_a_locked_update_that_replaces_nothing_is_accepted() -> None:
+    """An update giving a nested collection no entries writes nothing: a locked
+    TensorDict takes it (as it takes its own entries written back); one that adds or
+    replaces an entry is refused."""
+    td = tclass.TensorDict({"m": {"a": torch.zeros(2)}}, [2]).lock_()
+    nested = td["m"]
+    assert td.update({"m": tclass.TensorDict({}, [2])}) is td and td["m"] is nested
+    with pytest.raises(tclass.errors.LockedError):
+        td.update({"m": {"b": torch.ones(2)}})
+    assert list(td.keys(True, True)) == [("m", "a")]
+
+
+def test_select_in_place_keeps_nested_collections_and_prunes_them() -> None:
+    """Found by the differential fuzzer: ``select(..., inplace=True)`` with nested keys
+    replaced the nested TensorDicts by new ones; as the peer, they are pruned in place
+    (what shares them sees it), after every key is checked."""
+    td = tclass.TensorDict(
+        {"d": torch.zeros(1), "n": {"c": torch.ones(1), "b": torch.ones(1)}}, [1]
+    )
+    nested = td["n"]
+    assert td.select(("n", "c"), "zz", "n", strict=False, inplace=True) is td
+    assert td["n"] is nested and list(nested.keys()) == ["c"] and list(td.keys()) == ["n"]
+    with pytest.raises(KeyError):
+        td.select(("n", "missing"), inplace=True)
+    assert list(nested.keys()) == ["c"]

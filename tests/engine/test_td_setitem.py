@@ -91,3 +91,23 @@ def test_only_the_value_written_is_checked_not_its_empty_parts() -> None:
     td[:2] = td[:2].to_dict()  # "e" comes back as {}: read at batch size [2, 2]
     td[0] = TensorDict({"n": TensorDict({}, batch_size=[2, 5])}, batch_size=[2])
     assert td["n", "e"].batch_size == (4, 2, 1) and (td["c"] == 0).all()
+
+
+@pytest.mark.parametrize("index", INDICES)
+@pytest.mark.parametrize("shape", [[0], [4], [2], [3], [1, 2, 3], []])
+def test_python_values_are_checked_as_a_tensor_of_their_batch_size(
+    index: Any, shape: list[int]
+) -> None:
+    """A collection holding one Python value is written where its batch size broadcasts to
+    the selection as a tensor's shape would, and refused elsewhere at every index (the
+    peer writes the value at an integer index, even one read from no element)."""
+    td = TensorDict({"s": "old", "a": torch.zeros(2, 3)}, batch_size=[2, 3])
+    source = TensorDict({"s": "new"}, batch_size=shape)
+    if _torch_accepts(index, shape):
+        td[index] = source
+        assert "new" in str(td["s"])
+    else:
+        with pytest.raises(ValueError, match=r"cannot write values of batch size") as caught:
+            td[index] = source
+        assert isinstance(caught.value, RuntimeError)  # as the peer raises at `...`
+        assert td["s"] == "old"

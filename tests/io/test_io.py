@@ -865,3 +865,55 @@ def test_planted_pickle_next_to_json_is_never_read(tmp_path: Path) -> None:
 def test_missing_parent_folders_are_created(tmp_path: Path) -> None:
     TensorDict(x=torch.ones(2), batch_size=[2]).memmap(tmp_path / "a" / "b" / "c")
     assert TensorDict.load_memmap(tmp_path / "a" / "b" / "c")["x"].eq(1).all()
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda td: td.view(-1),
+        lambda td: td.unsqueeze(0),
+        lambda td: td.permute(1, 0),
+        lambda td: td.narrow(0, 0, 1),
+        lambda td: td.reshape(-1),
+        lambda td: td.detach(),
+    ],
+)
+def test_views_of_a_saved_collection_are_memory_mapped(tmp_path: Path, view: Any) -> None:
+    # A view of a memory-mapped collection writes its files: is_memmap() says so, and
+    # rows read from it (at an index that keeps the data pointer) stay locked.
+    saved = TensorDict(
+        {"a": torch.zeros(2, 3, 4), "n": {"b": torch.ones(2, 3)}}, batch_size=[2, 3]
+    ).memmap(tmp_path / "w")
+    seen = view(saved)
+    assert seen.is_locked and seen.is_memmap()
+    assert type(seen["a"]) is torch.Tensor  # torch's view of the file, not a new file
+    row = seen[0]
+    assert row.is_locked and row["n"].is_locked and row.is_memmap()
+    assert all(piece.is_locked for piece in seen.unbind(0))
+    assert not seen[1:].is_locked  # a slice from 1 moves the data pointer, as the peer
+    row["a"].fill_(7.0)
+    reloaded = TensorDict.load_memmap(tmp_path / "w")
+    assert (reloaded["a"] == 7.0).sum() == row["a"].numel()
+
+
+def test_copies_of_a_saved_collection_are_not_memory_mapped(tmp_path: Path) -> None:
+    saved = TensorDict({"a": torch.zeros(2, 3)}, batch_size=[2, 3]).memmap(tmp_path / "w")
+    for copy in (saved.tile((2, 1)), saved.clone(), saved.to(torch.float64), saved + 1):
+        assert not copy.is_memmap()
+        if copy.is_locked:
+            assert not copy[0].is_locked
+    assert not TensorDict({"a": torch.zeros(2)}, batch_size=[2]).view(-1).is_memmap()
+
+
+def test_empty_tensors_have_no_file_and_save_elsewhere_without_copy(tmp_path: Path) -> None:
+    saved = TensorDict({"a": torch.zeros(0, 3), "n": {"b": torch.ones(0)}}, [0]).memmap(
+        tmp_path / "one"
+    )
+    assert sorted(p.name for p in (tmp_path / "one").rglob("*.memmap")) == []
+    again = saved.memmap(tmp_path / "two")  # nothing to copy: no copy_existing needed
+    loaded = TensorDict.load_memmap(tmp_path / "two")
+    assert loaded["a"].shape == (0, 3) and loaded["n", "b"].shape == (0,)
+    assert again["a"].dtype == loaded["a"].dtype == torch.float32
+    full = TensorDict({"a": torch.zeros(2)}, [2]).memmap(tmp_path / "three")
+    with pytest.raises(FileConflictError, match="copy_existing=True"):
+        full.memmap(tmp_path / "four")

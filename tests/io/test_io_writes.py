@@ -563,3 +563,66 @@ def test_a_user_key_named_like_the_marker_is_never_taken_for_it(tmp_path: Path) 
     assert sorted(os.listdir(path)) == ["_tclass.memmap", "meta.json", "s"]  # nothing written
     reloaded = TensorDict.load_memmap(path)
     assert sorted(reloaded.keys()) == ["_tclass", "s"] and reloaded["_tclass"].sum() == 3
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+
+
+def test_rename_within_a_node_moves_the_files_and_the_listing(tmp_path: Path) -> None:
+    """A folder renamed into loads back to what memory holds, without the old names'
+    files; the renamed entries keep their identity (and mapping)."""
+    folder = tmp_path / "w"
+    TensorDict(
+        {
+            "a": torch.arange(3.0),
+            "s": "hello",
+            "n": {"b": torch.ones(3), "m": {"q": torch.zeros(3)}},
+            "st": tclass.lazy_stack([TensorDict({"u": torch.ones(2)}, [2])] * 3),
+        },
+        batch_size=[3],
+    ).memmap(folder)
+    loaded = TensorDict.load_memmap(folder)
+    leaf, nested = loaded["a"], loaded["n", "m"]
+    loaded.rename_key_("a", "z").rename_key_("s", "t").rename_key_("n", "nn")
+    loaded.rename_key_(("nn", "b"), ("nn", "c")).rename_key_("st", "stack")
+    assert loaded["z"] is leaf and loaded["nn", "m"] is nested
+    leaf[0] = 42.0  # the mapping follows the file
+    nested["q"][1] = 7.0
+    loaded["nn", "m", "new"] = torch.full((3,), 2.0)  # a write below a renamed folder
+    assert _files(folder) == [
+        "meta.json",
+        "nn/c.memmap",
+        "nn/m/meta.json",
+        "nn/m/new.memmap",
+        "nn/m/q.memmap",
+        "nn/meta.json",
+        "stack/0/meta.json",
+        "stack/0/u.memmap",
+        "stack/1/meta.json",
+        "stack/1/u.memmap",
+        "stack/2/meta.json",
+        "stack/2/u.memmap",
+        "stack/meta.json",
+        "t/meta.json",
+        "z.memmap",
+    ]
+    again = TensorDict.load_memmap(folder)
+    assert sorted(again.keys(True, True), key=str) == sorted(loaded.keys(True, True), key=str)
+    assert again["z"].tolist() == [42.0, 1.0, 2.0] and again["t"] == "hello"
+    assert again["nn", "m", "q"].tolist() == [0.0, 7.0, 0.0]
+    assert (again["nn", "m", "new"] == 2).all() and again["stack"].batch_size == (3, 2)
+
+
+def test_rename_over_an_entry_replaces_its_files(tmp_path: Path) -> None:
+    folder = tmp_path / "w"
+    TensorDict({"a": torch.ones(2), "v": "x", "b": torch.zeros(2)}, [2]).memmap(folder)
+    loaded = TensorDict.load_memmap(folder)
+    loaded.rename_key_("a", "v").rename_key_("b", "a")
+    assert _files(folder) == ["a.memmap", "meta.json", "v.memmap"]
+    again = TensorDict.load_memmap(folder)
+    assert again["v"].tolist() == [1.0, 1.0] and again["a"].tolist() == [0.0, 0.0]
+    with pytest.raises(KeyError):
+        loaded.rename_key_("a", "v", safe=True)
+    loaded.rename_key_("v", "shape")  # named like node metadata: stored escaped
+    assert TensorDict.load_memmap(folder)["shape"].tolist() == [1.0, 1.0]

@@ -1359,3 +1359,38 @@ def test_update_in_place_with_a_key_that_is_no_field_names_the_fields() -> None:
             rec.update_(source)
         assert isinstance(info.value, errors.UnknownFieldError)
     assert rec.update_({"obs": torch.ones(3)}).obs.sum() == 3
+
+
+class Pair(TensorClass):
+    y: torch.Tensor
+    z: torch.Tensor | None = None
+
+
+class Holder(TensorClass):
+    a: torch.Tensor
+    pair: Pair
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        lambda: {"y": torch.zeros(3)},
+        lambda: TensorDict({"y": torch.zeros(3)}, [3]),
+        lambda: Pair(y=torch.zeros(3), batch_size=[3]),  # z None: not given
+    ],
+)
+def test_update_merges_a_nested_record_key_by_key(given: Any) -> None:
+    """Found by the differential fuzzer: ``update`` replaced a nested record with what it
+    was given, so fields the source did not hold became None (data lost); the peer (and a
+    TensorDict's update) merges nested collections key by key."""
+    holder = Holder(a=torch.ones(3), pair=Pair(y=torch.ones(3), z=torch.ones(3)), batch_size=[3])
+    pair = holder.pair
+    assert holder.update({"pair": given()}) is holder
+    assert holder.pair is pair and type(holder.pair) is Pair
+    assert torch.equal(holder.pair.y, torch.zeros(3)) and torch.equal(holder.pair.z, torch.ones(3))
+    clone = holder.clone()
+    clone.update(holder.select(("pair", "y")))  # a selection lacks z: z is kept
+    assert torch.equal(clone.pair.z, torch.ones(3))
+    replaced = Holder(a=torch.ones(3), pair=None, batch_size=[3])
+    replaced.update({"pair": given()})  # no record there yet: the value becomes one
+    assert type(replaced.pair) is Pair and torch.equal(replaced.pair.y, torch.zeros(3))

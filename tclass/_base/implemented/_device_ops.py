@@ -14,6 +14,7 @@ from typing_extensions import Self
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import ToOptions, parse_to_args
+from tclass._core._memmap import in_memory_map
 from tclass._core._records import storage_of
 
 __all__ = ["DeviceOps", "map_tensors", "share"]
@@ -154,8 +155,9 @@ def _leaves(node: Any) -> Iterator[torch.Tensor]:
 
 
 def _in_shared_memory(leaf: torch.Tensor) -> bool:
-    """Whether ``leaf`` is in shared memory, not in a mapped file."""
-    return bool(_shared(leaf)) and leaf.untyped_storage().filename is None
+    """Whether ``leaf`` is in shared memory, not memory-mapped (a file, or the anonymous
+    map ``memmap_()`` gives without a folder, as in the peer)."""
+    return bool(_shared(leaf)) and not in_memory_map(leaf)
 
 
 # torch leaves these two untyped.

@@ -85,7 +85,8 @@ def _index_stack_dim(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> An
     shares their storage as a basic index does (``lazy[idx, :1]`` is a lazy stack of
     views of the picked members, the members themselves where nothing else indexes
     them). None where this does not apply (other tensors, a mask over several dims, the
-    tensor's dims landing elsewhere than the stack dim, no member picked)."""
+    tensor's dims landing elsewhere than the stack dim, no member picked). Members
+    without elements are picked by number, as the peer picks them."""
     advanced = [i for i, item in enumerate(items) if not _is_basic(item)]
     if len(advanced) != 1 or not stack_item_is_tensor(stack, items):
         return None
@@ -99,8 +100,10 @@ def _index_stack_dim(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> An
         return None
     picking = (_ALL,) * start + (tensor,)
     ids, positions = _probe(viewed, picking)
-    if ids.numel() == 0:
-        return None
+    if ids.numel() == 0:  # members without elements: picked all the same, by number
+        numbers = _member_numbers(viewed, tensor)
+        members = [viewed._members[number] for number in numbers]
+        return viewed._restacked(members, start) if members else None
     return _gather(viewed, ids, positions, _advanced_dims(viewed, picking), copy=False)
 
 

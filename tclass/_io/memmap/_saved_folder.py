@@ -14,6 +14,8 @@ changes, so that a failure leaves both as they were:
   files are written first (sparse zeros for an entry allocated by an indexed write,
   a copy otherwise), the parent's ``meta.json`` last, by rename, so a process killed in
   between leaves the folder as it was plus unlisted files.
+* an entry renamed within the node (``rename_key_``): its file is linked under the new
+  name (a nested node's folder renamed), the listing replaced, the old name removed.
 * replacing or removing a tensor or nested collection that the folder holds changes
   memory only (as in tensordict): the folder keeps its data until saved again.
 
@@ -155,6 +157,64 @@ class SavedFolder:
             )
             raise FolderWriteError(msg) from error
 
+    def entry_renamed(self, td: TensorDict, old: str, new: str) -> None:
+        self._check_legacy(old)
+        self._check_legacy(new)
+        try:
+            with _locked(self.folder):
+                meta = _read_meta(self.folder)
+                escapes = escape_key(new) != new  # named like node metadata
+                before = _stored_name(meta, old)
+                after = escape_key(new) if escapes else _stored_name(meta, new)
+                _check_key_naming(meta, new, after, escapes, self.folder)
+                if escapes and not _escaped(meta):
+                    _mark_escaped(meta)
+                entry, moved = meta.pop(before, None), None
+                replaced = meta.pop(after, None)
+                if replaced is not None:  # what the new name held goes first
+                    self._remove_files(after, td._entries().get(new))
+                if entry is not None:
+                    moved = self._move_files(before, after, td._entries()[old])
+                    meta[after] = entry
+                replace_file(self.folder, META, _dump(meta))
+                if moved is not None:
+                    _remove_file(moved)  # the old name of a leaf's file, linked until now
+        except OSError as error:
+            msg = (
+                f"cannot rename {old!r} to {new!r} in {self.folder!r}, where this collection "
+                f"is saved ({error}). Load it read-only or work on a copy (.clone()) to "
+                "rename it in memory only"
+            )
+            raise FolderWriteError(msg) from error
+
+    def _remove_files(self, stored: str, value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            _remove_file(os.path.join(self.folder, file_name(stored) + ".memmap"))
+        else:
+            shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
+
+    def _move_files(self, before: str, after: str, value: Any) -> str | None:
+        """Give the files of the entry ``before`` (a leaf's file, a node's folder) the
+        name of ``after``; what maps them keeps its mapping (same inode) and learns the
+        new path. A leaf's file is linked under the new name (the old name, returned, is
+        removed once ``meta.json`` lists the new one: a crash leaves a loadable folder); a
+        node's folder is renamed (one rename, before the listing)."""
+        if isinstance(value, torch.Tensor):
+            source = os.path.join(self.folder, file_name(before) + ".memmap")
+            if not os.path.exists(source):
+                return None  # an empty leaf has no file
+            target = os.path.join(self.folder, file_name(after) + ".memmap")
+            _remove_file(target)
+            os.link(source, target)
+            _repoint(value, source, target)
+            return source
+        source = os.path.join(self.folder, self._dir_name(before))
+        target = os.path.join(self.folder, file_name(after))
+        if os.path.isdir(source):
+            os.rename(source, target)
+            _repoint(value, source, target)
+        return None
+
     # --- writing ---------------------------------------------------------------------------
 
     def _rewrite_values(self, key: str, current: _NonTensorNode, value: _NonTensorNode) -> None:
@@ -227,11 +287,7 @@ class SavedFolder:
             _check_key_naming(meta, key, stored, escapes, self.folder)
             meta[stored] = entry
             if escapes and not _escaped(meta):
-                marker = meta.get(TCLASS_FIELD)
-                kept = (
-                    marker if is_marker(TCLASS_FIELD, marker) and isinstance(marker, dict) else {}
-                )
-                meta[TCLASS_FIELD] = {**kept, "escaped_keys": True}
+                _mark_escaped(meta)
             replace_file(self.folder, META, _dump(meta))
         if current is not _MISSING:  # what the replaced entry left behind
             if isinstance(value, torch.Tensor):
@@ -282,6 +338,13 @@ def _escaped(meta: dict[str, Any]) -> bool:
     return is_marker(TCLASS_FIELD, marker) and marker.get("escaped_keys") is True  # type: ignore[union-attr]
 
 
+def _mark_escaped(meta: dict[str, Any]) -> None:
+    """Mark the node's keys as stored escaped (its other keys read the same either way)."""
+    marker = meta.get(TCLASS_FIELD)
+    kept = marker if is_marker(TCLASS_FIELD, marker) and isinstance(marker, dict) else {}
+    meta[TCLASS_FIELD] = {**kept, "escaped_keys": True}
+
+
 def _stored_name(meta: dict[str, Any], key: str) -> str:
     """The name under which the node whose ``meta.json`` is ``meta`` lists ``key``."""
     return escape_key(key) if _escaped(meta) else key
@@ -322,6 +385,33 @@ def _same_values(a: _NonTensorNode, b: _NonTensorNode) -> bool:
     return all(
         same_value(x, y) for x, y in zip(a._as_array().reshape(-1), b._as_array().reshape(-1))
     )
+
+
+def _repoint(value: Any, source: str, target: str, seen: set[int] | None = None) -> None:
+    """The files under ``source`` moved to ``target``: the paths ``value``'s memory-mapped
+    leaves and saved nodes record follow (their mappings stay valid)."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, MemoryMappedTensor):
+        path = value._filename
+        if path is not None and (path == source or path.startswith(source + os.sep)):
+            value._filename = target + path[len(source) :]
+        return
+    value = storage_of(value)
+    if isinstance(value, LazyStackedTensorDict):
+        for member in value._members:
+            _repoint(member, source, target, seen)
+    elif isinstance(value, TensorDict):
+        saved = value._saved
+        if isinstance(saved, SavedFolder) and id(saved) not in seen:
+            seen.add(id(saved))
+            folder = saved.folder
+            if folder == source or folder.startswith(source + os.sep):
+                saved.folder = target + folder[len(source) :]
+        for _, item in value._items():
+            _repoint(item, source, target, seen)
 
 
 # --- files ---------------------------------------------------------------------------------
