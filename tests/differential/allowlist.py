@@ -988,11 +988,6 @@ ENTRIES: list[Entry] = [
         ),
     ),
     Entry(
-        "loaded-is-memmap",
-        "**`is_memmap()` says whether the data is memory-mapped.**",
-        _loaded_is_memmap,
-    ),
-    Entry(
         "checked-as-torch",
         "**Shapes, names and in-place writes are checked as torch checks a tensor.**",
         _any_of(
@@ -1013,7 +1008,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "memmap-by-data",
         "**`is_memmap()` looks at the data.**",
-        _memmap_by_data,
+        _any_of(_memmap_by_data, _loaded_is_memmap),
     ),
     Entry(
         "lock-follows-sharing",
