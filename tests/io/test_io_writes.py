@@ -626,3 +626,28 @@ def test_rename_over_an_entry_replaces_its_files(tmp_path: Path) -> None:
         loaded.rename_key_("a", "v", safe=True)
     loaded.rename_key_("v", "shape")  # named like node metadata: stored escaped
     assert TensorDict.load_memmap(folder)["shape"].tolist() == [1.0, 1.0]
+
+
+def test_a_rename_interrupted_before_the_listing_leaves_a_loadable_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node's folder is renamed as a tree of links: until ``meta.json`` lists the new
+    name, the old folder is whole, so a failure (or a crash) there loses nothing."""
+    from tclass._io.memmap import _saved_folder
+
+    folder = tmp_path / "w"
+    TensorDict({"n": {"b": torch.arange(3.0)}, "a": torch.ones(3)}, [3]).memmap(folder)
+    loaded = TensorDict.load_memmap(folder)
+
+    def fail(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_saved_folder, "replace_file", fail)
+    with pytest.raises(tclass.errors.FolderWriteError, match="cannot rename 'n'"):
+        loaded.rename_key_("n", "m")
+    monkeypatch.undo()
+    again = TensorDict.load_memmap(folder)
+    assert sorted(again.keys()) == ["a", "n"] and again["n", "b"].tolist() == [0.0, 1.0, 2.0]
+    again.rename_key_("n", "m")  # over the leftover tree of the failed rename
+    assert _files(folder) == ["a.memmap", "m/b.memmap", "m/meta.json", "meta.json"]
+    assert TensorDict.load_memmap(folder)["m", "b"].tolist() == [0.0, 1.0, 2.0]

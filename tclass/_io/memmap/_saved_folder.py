@@ -178,7 +178,7 @@ class SavedFolder:
                     meta[after] = entry
                 replace_file(self.folder, META, _dump(meta))
                 if moved is not None:
-                    _remove_file(moved)  # the old name of a leaf's file, linked until now
+                    _remove_path(moved)  # the old name of the files, linked until now
         except OSError as error:
             msg = (
                 f"cannot rename {old!r} to {new!r} in {self.folder!r}, where this collection "
@@ -198,7 +198,7 @@ class SavedFolder:
         name of ``after``; what maps them keeps its mapping (same inode) and learns the
         new path. A leaf's file is linked under the new name (the old name, returned, is
         removed once ``meta.json`` lists the new one: a crash leaves a loadable folder); a
-        node's folder is renamed (one rename, before the listing)."""
+        node's folder likewise, as a new folder tree of links to the same files."""
         if isinstance(value, torch.Tensor):
             source = os.path.join(self.folder, file_name(before) + ".memmap")
             if not os.path.exists(source):
@@ -210,10 +210,12 @@ class SavedFolder:
             return source
         source = os.path.join(self.folder, self._dir_name(before))
         target = os.path.join(self.folder, file_name(after))
-        if os.path.isdir(source):
-            os.rename(source, target)
-            _repoint(value, source, target)
-        return None
+        if not os.path.isdir(source):
+            return None
+        shutil.rmtree(target, ignore_errors=True)  # unlisted: left by an interrupted rename
+        shutil.copytree(source, target, copy_function=os.link)
+        _repoint(value, source, target)
+        return source
 
     # --- writing ---------------------------------------------------------------------------
 
@@ -415,6 +417,14 @@ def _repoint(value: Any, source: str, target: str, seen: set[int] | None = None)
 
 
 # --- files ---------------------------------------------------------------------------------
+
+
+def _remove_path(path: str) -> None:
+    """Remove a file or a folder tree (nothing when it is gone already)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        _remove_file(path)
 
 
 def _remove_file(path: str) -> None:
