@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
-from torch._C._functorch import maybe_current_level, maybe_get_bdim
+from torch._C._functorch import maybe_current_level, maybe_get_bdim, maybe_get_level
 
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
@@ -204,11 +204,11 @@ def _static_node(node: _NonTensorNode, batch: torch.Size) -> _NonTensorNode:
 def _rebuilt(children: Iterable[Any], context: Context) -> TensorDict:
     keys, statics, flattened, device, rank, meta = context
     entries: dict[str, Value] = dict(zip(keys, children))
-    if len(flattened) and maybe_current_level() is not None:
-        _check_mapped(entries, statics, flattened)
     batch = flattened
     first = next(iter(entries.values()), None)
     if entries and not torch.compiler.is_compiling():
+        if len(flattened) and maybe_current_level() is not None:
+            _check_mapped(entries, statics, flattened)
         batch = _batch_of(first, batch, rank)
     unbatched = False
     for key, static in statics:
@@ -242,11 +242,11 @@ def _check_mapped(
         DimError: naming the entry and the dim mapped, and the ``in_dims`` to give.
     """
     aside = {key for key, static in statics if isinstance(static, _Lazy)}
+    level = maybe_current_level()
     mapped: dict[int, str] = {}
-    for key, value in entries.items():
-        if isinstance(value, torch.Tensor) and key not in aside:
+    for key, value in entries.items():  # those batched at this level: vmap's inputs
+        if isinstance(value, torch.Tensor) and key not in aside and maybe_get_level(value) == level:
             mapped.setdefault(maybe_get_bdim(value), key)
-    mapped.pop(-1, None)  # not batched at this level: an input vmap leaves alone, an output
     if len(mapped) <= 1 and all(dim < len(batch) for dim in mapped):
         return
     dims = ", ".join(f"dim {dim} of {key!r}" for dim, key in mapped.items())
