@@ -482,8 +482,10 @@ class UnknownArgumentError(ArgumentError, AttributeError):
     """A constructor got a keyword that is no field (the peer raises AttributeError)."""
 
 
-class FrozenInstanceError(TclassError, dataclasses.FrozenInstanceError):
-    """A field of a frozen tensorclass instance was assigned or deleted."""
+class FrozenInstanceError(LockedError, dataclasses.FrozenInstanceError):
+    """A field of a frozen tensorclass instance was assigned or deleted. A frozen record
+    is locked: ``except RuntimeError`` (the peer's error for ``set`` on it) catches this
+    as ``except AttributeError`` (the dataclasses one) does."""
 
 
 class FieldIndexError(TclassError, ValueError, TypeError):

@@ -33,6 +33,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._linked_list import unlinked
 from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
@@ -611,7 +612,7 @@ def to_dict(
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
-            out[key] = value._read()  # a per-element stack as nested lists
+            out[key] = unlinked(value._read())  # a per-element stack as plain nested lists
         elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
             out[key] = value.tolist(convert_tensors=convert_tensors)
         elif isinstance(value, TensorCollection):
@@ -631,7 +632,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
     values: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
-            values[key] = value._read()
+            values[key] = unlinked(value._read())
         elif isinstance(value, TensorCollection):
             values[key] = to_namedtuple(value, None)
         else:

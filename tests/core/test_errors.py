@@ -75,7 +75,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "UnravelKeyError": (TypeError, KeyError, RuntimeError),
     "NotCloseError": (AssertionError,),
     "UnknownFieldError": (AttributeError, ValueError),
-    "FrozenInstanceError": (AttributeError,),
+    "FrozenInstanceError": (AttributeError, RuntimeError),
     "FieldIndexError": (ValueError, TypeError),
     "SpecSyntaxError": (TypeError, ValueError),
     "FieldSpecError": (TypeError, ValueError),

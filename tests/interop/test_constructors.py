@@ -242,6 +242,17 @@ class TestFromDict:
         td = torch.stack([TensorDict.from_dict({"s": "a"}), TensorDict.from_dict({"s": "b"})])
         assert isinstance(td.get("s"), NonTensorStack) and td.to_dict() == {"s": ["a", "b"]}
 
+    def test_value_stacks_leave_as_plain_lists(self) -> None:
+        # to_dict / to_namedtuple hand out the values, not lists that write into the stack
+        rows = [TensorDict({"s": s, "n": {"t": s}}, [2]) for s in "ab"]
+        for stacked in (torch.stack(rows), tclass.lazy_stack(rows)):
+            out = stacked.to_dict()
+            assert type(out["s"]) is list and type(out["s"][0]) is list
+            assert out["s"] == [["a", "a"], ["b", "b"]] and type(out["n"]["t"][1]) is list
+            assert type(stacked.to_namedtuple().s) is list
+            out["s"][0][0] = "z"
+            assert stacked[0, 0]["s"] == "a"
+
     # errors
 
     def test_batch_size_and_batch_dims_conflict(self) -> None:

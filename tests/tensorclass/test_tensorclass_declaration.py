@@ -308,6 +308,14 @@ class TestInheritance:
         with pytest.raises(FrozenInstanceError):
             record.step = 3
 
+    def test_frozen_set_is_the_locked_error_the_peer_raises(self) -> None:
+        # the peer refuses set() on a frozen record as a locked TensorDict (RuntimeError)
+        record = Frame(torch.zeros(2), batch_size=[2])
+        with pytest.raises(RuntimeError, match="'step'.*frozen") as info:
+            record.set("step", 3)
+        assert isinstance(info.value, errors.LockedError) and isinstance(info.value, AttributeError)
+        assert record.step == 0
+
     def test_required_field_after_default_is_a_class_definition_error(self) -> None:
         with pytest.raises(TypeError, match="c"):
 
