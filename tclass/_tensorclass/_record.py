@@ -241,7 +241,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
 
     def _lock_state(self) -> bool:
         """Whether fields can be assigned (in-place writes to tensors always can)."""
-        return self._tensordict.is_locked
+        return self._tensordict._lock_state()
 
     def _items(self) -> Iterator[tuple[str, Value]]:
         return self._tensordict._items()

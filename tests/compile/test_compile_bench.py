@@ -76,3 +76,25 @@ def test_the_benchmark_runs_a_case_with_both_libraries(capsys: pytest.CaptureFix
     (row,) = [line for line in out.splitlines() if line.startswith("td[0]")]
     assert len(row.split()) >= 8  # both libraries' times and the ratios
     assert "compiled tclass <= compiled peer:" in out and "of 1 cases" in out
+
+
+def test_the_floor_times_each_hand_written_reference_compiled_and_eager() -> None:
+    lines = compile_bench.floor("eager", 16, 1).splitlines()
+    assert [line.split(" on dicts")[0] for line in lines] == [
+        f"by hand, {name}" for name, _, _ in compile_bench.FLOORS
+    ]
+    assert all(" us compiled, " in line and " us eager " in line for line in lines)
+
+
+def test_the_hand_written_references_compute_what_their_cases_compute() -> None:
+    lib = compile_cases.tclass_lib()
+    a, b = compile_cases._tensors(8), compile_cases._tensors(8, seed=1)
+    rec_a, rec_b = lib.Rec(**a, batch_size=[8]), lib.Rec(**b, batch_size=[8])
+    summed = compile_bench._add_by_hand(a, b)
+    total = rec_a + rec_b
+    assert all(torch.equal(summed[key], getattr(total, key)) for key in a)
+    built, rows = compile_bench._build_by_hand(*a.values())
+    record = compile_cases.rec_build(lib, *a.values())
+    assert rows == record.batch_size[0] and all(built[k] is getattr(record, k) for k in a)
+    first = compile_bench._rows_by_hand(a)
+    assert all(torch.equal(first[key], getattr(rec_a[0], key)) for key in a)

@@ -234,6 +234,7 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(
         assert case in out, case
     assert "tensordict" in out.splitlines()[0] and "load average" in out.splitlines()[0]
     assert "CPU time first" in out
+    assert "by hand, atomic" in out  # memmap_like's floor with the staging folder
     assert "load_memmap 8 leaves (tensorclass) [cpu]" in out and "[wall]" in out
     assert list(tmp_path.iterdir()) == []
 

@@ -545,7 +545,7 @@ class LeafWalkOps(TensorCollection):
                     [values(node, *_placed(operands, walked)) for node, walked in gather.values]
                 )
             out = self._rebuilt(iter(results), resize, nodes)
-        if lock and self.is_locked and not (arithmetic and _unlocks(self, leaves, operands)):
+        if lock and self._lock_state() and not (arithmetic and _unlocks(self, leaves, operands)):
             out.lock_()
         return out
 
@@ -571,6 +571,7 @@ class LeafWalkOps(TensorCollection):
         if mine is None:
             return None
         theirs = None
+        batch = self.batch_size
         if operands:
             other = operands[0]
             if isinstance(other, LeafWalkOps):
@@ -578,7 +579,7 @@ class LeafWalkOps(TensorCollection):
                 if theirs is None or len(theirs) != len(mine):  # (the loop finds each key)
                     return None
                 shape = other.batch_size
-                if shape and shape != self.batch_size:  # broadcast: the walk resizes
+                if shape and shape != batch:  # broadcast: the walk resizes
                     return None
             elif other.__class__ not in _PYTHON_NUMBERS:  # (numpy scalars: the walk's)
                 return None
@@ -601,8 +602,15 @@ class LeafWalkOps(TensorCollection):
             else:  # a nested collection, a tensor subclass, a key the operand lacks
                 return None
         args = operands if theirs is None else (pieces,)
-        entries.update(zip(keys, run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)))
-        return self._new_like(entries, self.batch_size, self.device), leaves
+        if kwargs or foreach is None or not leaves or not leaves[0].is_cpu:
+            results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
+        else:  # run_leafwise's common case, inline: this path is all Python overhead
+            try:
+                results = foreach(leaves, *args)
+            except TypeError:  # no fused kernel takes these arguments: leaf by leaf
+                results = run_leafwise(None, each, leaves, args, _NO_KWARGS)
+        entries.update(zip(keys, results))
+        return self._new_like(entries, batch, self.device), leaves
 
     def _pointwise_(
         self,
