@@ -602,7 +602,7 @@ class LeafWalkOps(TensorCollection):
             else:  # a nested collection, a tensor subclass, a key the operand lacks
                 return None
         args = operands if theirs is None else (pieces,)
-        if kwargs or foreach is None or not leaves or not leaves[0].is_cpu:
+        if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
             results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
         else:  # run_leafwise's common case, inline: this path is all Python overhead
             try:
