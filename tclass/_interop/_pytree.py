@@ -19,14 +19,17 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
-from torch._C._functorch import maybe_current_level
+from torch._C._functorch import maybe_current_level, maybe_get_bdim, maybe_get_level
 
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._batch import format_shape
+from tclass._core._names import Names
+from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import _NonTensorNode, same_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
 from tclass._interop._lazy_params import (
     LazyBufferStack,
@@ -35,6 +38,8 @@ from tclass._interop._lazy_params import (
     mapped_by,
     token,
 )
+from tclass._interop._lazy_tree import register_lazy_stack, vmap_caller
+from tclass.errors import DimError
 
 __all__ = ["register_collection"]
 
@@ -103,12 +108,34 @@ class _Lazy:
         return f"_Lazy({self.stack.ensemble})"
 
 
+class _Meta:
+    """The dim names and lock of a flattened collection: carried in its context, but no
+    part of its structure (trees that differ only there, a locked primal and its
+    tangent, compare equal)."""
+
+    __slots__ = ("locked", "names")
+
+    def __init__(self, names: Names, locked: bool) -> None:
+        self.names = names
+        self.locked = locked
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Meta)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"_Meta({self.names!r}, locked={self.locked})"
+
+
 Context = tuple[
     tuple[str, ...],
     tuple[tuple[str, "_Static | _Whole | _Lazy"], ...],
     torch.Size,
     "torch.device | None",
     int,  # the dims of the first child (a tensor's, a collection's batch dims), or -1
+    "_Meta",
 ]
 
 
@@ -137,19 +164,52 @@ def _flatten(collection: TensorCollection) -> tuple[list[Value], Context]:
             keys.append(key)
             children.append(value)
     rank = _rank(children[0]) if children else -1
-    return children, (tuple(keys), tuple(statics), collection.batch_size, collection.device, rank)
+    meta = _Meta(collection._dim_names, collection.is_locked)
+    batch = collection.batch_size
+    return children, (tuple(keys), tuple(statics), batch, collection.device, rank, meta)
+
+
+def _batch_of(first: Any, batch: torch.Size, rank: int) -> torch.Size:
+    """The batch size of a node rebuilt with ``first`` as its first child, flattened
+    with ``batch`` from a first child of ``rank`` dims: under vmap, one dim less (its
+    inputs) or more (its outputs); with ``chunk_size``, vmap concatenates the chunks'
+    children, whose leading dims then give the size."""
+    now = _rank(first)
+    if now < 0 or rank < 0:
+        return batch
+    grown = now - rank
+    if grown == 0:
+        lead = first.batch_size if isinstance(first, TensorCollection) else first.shape
+        return batch if lead[: len(batch)] == batch else torch.Size(lead[: len(batch)])
+    if (grown == 1 or (grown == -1 and batch)) and maybe_current_level() is not None:
+        lead = first.batch_size if isinstance(first, TensorCollection) else first.shape
+        return torch.Size(lead[: len(batch) + grown])
+    return batch
+
+
+def _static_node(node: _NonTensorNode, batch: torch.Size) -> _NonTensorNode:
+    """A Python-value node of a collection rebuilt with another ``batch`` (what vmap
+    leaves of it, or gives back): one value for the whole batch (a ``NonTensorData``, or
+    a stack holding one value) takes it; other stacks are kept as they are."""
+    if node.batch_size == batch:
+        return node
+    if isinstance(node, NonTensorData):
+        return node._rebatched(batch)
+    values = node._flat()
+    if values and all(same_value(value, values[0]) for value in values[1:]):
+        return NonTensorData._make(values[0], batch, node.device)
+    return node
 
 
 def _rebuilt(children: Iterable[Any], context: Context) -> TensorDict:
-    keys, statics, batch, device, rank = context
+    keys, statics, flattened, device, rank, meta = context
     entries: dict[str, Value] = dict(zip(keys, children))
-    if entries and not torch.compiler.is_compiling() and maybe_current_level() is not None:
-        first = next(iter(entries.values()))
-        now = _rank(first)
-        grown = now - rank  # under vmap: -1 for its inputs, +1 for its outputs
-        if (grown == 1 or (grown == -1 and batch)) and rank >= 0 and now >= 0:
-            lead = first.batch_size if isinstance(first, TensorCollection) else first.shape
-            batch = torch.Size(lead[: len(batch) + grown])
+    batch = flattened
+    first = next(iter(entries.values()), None)
+    if entries and not torch.compiler.is_compiling():
+        if len(flattened) and maybe_current_level() is not None:
+            _check_mapped(entries, statics, flattened)
+        batch = _batch_of(first, batch, rank)
     unbatched = False
     for key, static in statics:
         if isinstance(static, _Whole):
@@ -158,31 +218,98 @@ def _rebuilt(children: Iterable[Any], context: Context) -> TensorDict:
         elif isinstance(static, _Lazy):
             entries[key] = mapped_by(static.stack, entries[key])
         else:
-            entries[key] = static.node
+            entries[key] = _static_node(static.node, batch)
     td = TensorDict._new_unchecked(entries, batch, device)
     if unbatched:
         td._mark_unbatched()
+    grown = len(batch) - len(flattened)  # under vmap: -1 inside, +1 for its outputs
+    if meta.names is not None:
+        td._assign_names(_names_after(meta.names, grown, first))
+    if meta.locked and grown:
+        td.lock_()  # under vmap, as outside (the peer's vmap too)
     return td
 
 
-def register_collection(cls: type, wrap: Callable[[TensorDict], Any] | None = None) -> None:
+def _check_mapped(
+    entries: dict[str, Value], statics: tuple[tuple[str, Any], ...], batch: torch.Size
+) -> None:
+    """Raises unless vmap mapped one batch dim of the collection (of batch size
+    ``batch``) in every tensor: its ``in_dims`` apply to each tensor, so a dim past the
+    batch dims, or a negative one (counted from each tensor's last dim), would map
+    feature dims, or different dims in different entries.
+
+    Raises:
+        DimError: naming the entry and the dim mapped, and the ``in_dims`` to give.
+    """
+    aside = {key for key, static in statics if isinstance(static, _Lazy)}
+    level = maybe_current_level()
+    mapped: dict[int, str] = {}
+    for key, value in entries.items():  # those batched at this level: vmap's inputs
+        if isinstance(value, torch.Tensor) and key not in aside and maybe_get_level(value) == level:
+            mapped.setdefault(maybe_get_bdim(value), key)
+    if len(mapped) <= 1 and all(dim < len(batch) for dim in mapped):
+        return
+    dims = ", ".join(f"dim {dim} of {key!r}" for dim, key in mapped.items())
+    msg = (
+        f"torch.vmap mapped {dims} of a collection of batch size {format_shape(batch)}: "
+        "in_dims must name one of its batch dims, counted from the first "
+        f"(0..{len(batch) - 1}; a negative in_dims counts from each tensor's last dim); "
+        "give that dim as a non-negative number"
+    )
+    raise DimError(msg)
+
+
+def _names_after(names: tuple[str | None, ...], grown: int, first: Any) -> Names:
+    """The dim names of a collection rebuilt with ``grown`` batch dims more: without the
+    dim vmap maps (the first child's), or with an unnamed dim where vmap's ``out_dims``
+    puts it back; None where that dim is not known."""
+    if grown == 0:
+        return names
+    if grown == -1:
+        mapped = maybe_get_bdim(first) if isinstance(first, torch.Tensor) else -1
+        return names[:mapped] + names[mapped + 1 :] if mapped >= 0 else None
+    caller = vmap_caller()
+    out_dims = caller.f_locals.get("out_dims") if caller is not None else None
+    if grown != 1 or not isinstance(out_dims, int):
+        return None
+    at = out_dims % (len(names) + 1)
+    return (*names[:at], None, *names[at:])
+
+
+# The context of a record over a lazy stack: its one child is the stack (members, never
+# stacked: stacking inside a transform would give tensors of the transform's level).
+_OVER_STACK = "a record over a lazy stack"
+
+
+def register_collection(cls: type, wrap: Callable[[Any], Any] | None = None) -> None:
     """Registers ``cls`` as a pytree node; ``wrap`` turns the rebuilt TensorDict into an
     instance of ``cls`` (a tensorclass), or ``None`` for TensorDict itself."""
     if cls in pytree.SUPPORTED_NODES:
         return  # a class rebuilt with other options keeps its registration
 
-    def unflatten(children: Iterable[Any], context: Context) -> Any:
+    def flatten(collection: TensorCollection) -> tuple[list[Any], Any]:
+        storage = storage_of(collection) if wrap is not None else collection
+        if isinstance(storage, LazyStackedTensorDict):
+            return [storage], _OVER_STACK
+        return _flatten(collection)
+
+    def unflatten(children: Iterable[Any], context: Any) -> Any:
+        if context == _OVER_STACK:
+            (storage,) = children
+            return wrap(storage) if isinstance(storage, TensorCollection) and wrap else storage
         td = _rebuilt(children, context)
         return td if wrap is None else wrap(td)
 
-    def flatten_with_keys(collection: TensorCollection) -> tuple[list[tuple[Any, Value]], Context]:
-        children, context = _flatten(collection)
+    def flatten_with_keys(collection: TensorCollection) -> tuple[list[tuple[Any, Value]], Any]:
+        children, context = flatten(collection)
+        if context == _OVER_STACK:
+            return [(pytree.GetAttrKey("_tensordict"), children[0])], context
         key_kind = pytree.MappingKey if wrap is None else pytree.GetAttrKey
         return [(key_kind(key), child) for key, child in zip(context[0], children)], context
 
     pytree.register_pytree_node(
         cls,
-        _flatten,
+        flatten,
         unflatten,
         serialized_type_name=f"{cls.__module__}.{cls.__qualname__}",
         flatten_with_keys_fn=flatten_with_keys,
@@ -193,30 +320,4 @@ register_collection(TensorDict)
 register_collection(LegacyLazyView)  # flattened as it reads, rebuilt as a TensorDict
 
 
-# A lazy stack is a node whose children are its members, so tree utilities map over
-# each member's tensors without ever stacking them.
-LazyContext = tuple[int, torch.Size]
-
-
-def _flatten_lazy(stack: LazyStackedTensorDict) -> tuple[list[Any], LazyContext]:
-    return stack.tensordicts, (stack.stack_dim, stack.batch_size)
-
-
-def _unflatten_lazy(children: Iterable[Any], context: LazyContext) -> LazyStackedTensorDict:
-    return LazyStackedTensorDict._from_members(list(children), *context)
-
-
-def _flatten_lazy_with_keys(
-    stack: LazyStackedTensorDict,
-) -> tuple[list[tuple[Any, Any]], LazyContext]:
-    members, context = _flatten_lazy(stack)
-    return [(pytree.SequenceKey(i), member) for i, member in enumerate(members)], context
-
-
-pytree.register_pytree_node(
-    LazyStackedTensorDict,
-    _flatten_lazy,
-    _unflatten_lazy,
-    serialized_type_name="tclass.LazyStackedTensorDict",
-    flatten_with_keys_fn=_flatten_lazy_with_keys,
-)
+register_lazy_stack()  # its members, or under torch.vmap children aligned on its batch dims

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 import torch
+from torch._C import _are_functorch_transforms_active as _transforms_active
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
@@ -233,7 +234,9 @@ def run_leafwise(
     """
     if not leaves:
         return []
-    if foreach is not None:
+    # Under torch.func transforms (vmap, grad, jvp...) the fused kernels have no batching
+    # rule: the per-leaf operation, which every transform handles, runs instead.
+    if foreach is not None and not _transforms_active():
         try:
             if leaves[0].is_cpu and not kwargs:  # one call: torch loops over the tensors
                 results = foreach(leaves, *operands)
@@ -599,7 +602,7 @@ class LeafWalkOps(TensorCollection):
             else:  # a nested collection, a tensor subclass, a key the operand lacks
                 return None
         args = operands if theirs is None else (pieces,)
-        if kwargs or foreach is None or not leaves or not leaves[0].is_cpu:
+        if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
             results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
         else:  # run_leafwise's common case, inline: this path is all Python overhead
             try:
