@@ -370,6 +370,7 @@ _PEER_INTERNAL = (
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
+    "Cannot get the non-unique data of a NonTensorStack",  # load_state_dict of value stacks
     "too many indices for tensor of dimension",  # a number written into a value stack
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
@@ -402,6 +403,7 @@ def _read_fails_inside(value: Any, line: str) -> bool:
 _FLAG_CHANGES = re.compile(
     r"load_memmap\(|\.(reshape|expand|expand_as|flatten|unflatten|tile|select|exclude)\("
     r"|\.(detach|copy|contiguous)\(\)|\.clone\(False\)|\.data\b|\[[^\]]*\b[1-9]\d*:"
+    r"|\.(float|double|half|bfloat16|int|long|bool|to)\("  # a cast to the dtype it has
 )
 _LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
 
