@@ -65,8 +65,9 @@ def as_names(value: object, ndim: int, where: str = "names") -> Names:
             raise TypeError(msg)
     if len(names) != ndim:
         msg = (
-            f"{where}: {list(names)} names {len(names)} dims but the batch has {ndim}; "
-            "give one name (or None) per batch dim"
+            f"{where}: {list(names)} names {len(names)} dims but the batch has {ndim} (the "
+            "length of the dimension names must equate the tensordict batch_dims); give one "
+            "name (or None) per batch dim"
         )
         raise DimNameError(msg)
     _check_unique(names, where)
@@ -105,8 +106,9 @@ def refined(current: Names, requested: Sequence[Any], ndim: int) -> Names:
             continue
         if old is not None and new != old:
             msg = (
-                f"refine_names: cannot name dims {have} as {wanted}: a dim named {old!r} "
-                f"cannot become {new!r} (use rename for that, or list {old!r} or '...')"
+                f"refine_names: cannot coerce TensorDict names {have} to {wanted}: a dim "
+                f"named {old!r} cannot become {new!r} (use rename for that, or list {old!r} or "
+                "'...')"
             )
             raise DimNameError(msg)
         out.append(new)

@@ -263,8 +263,8 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
         if names == self._dim_names:
             return
         msg = (
-            f"cannot rename the dims of a legacy lazy view (names {self.names}): the names "
-            "are its source's; rename the source, or call to_tensordict() first"
+            f"Names of a lazy tensordict cannot be modified: this legacy lazy view's names "
+            f"({self.names}) are its source's; rename the source, or call to_tensordict() first"
         )
         raise DimNameError(msg)
 
