@@ -556,8 +556,12 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                     raise BatchMismatchError(key, shape, batch)
                 stored = fit_to_batch(stored, batch, key)
         names = self._dim_names
-        if named and names is not None:
+        if named and names is not None and any(name is not None for name in names):
             stored = named_to_fit(stored, names, key)
+        elif n and isinstance(stored, TensorDictBase) and not stored._is_leaf_node:
+            own = stored._dim_names  # an unnamed collection takes the names it is given
+            if own is not None and any(name is not None for name in own[:n]):
+                self._rename_all(tuple(own[:n]))
         return stored
 
     def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:

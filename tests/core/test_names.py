@@ -199,9 +199,15 @@ def test_setting_a_nested_collection_checks_its_names() -> None:
     with pytest.raises(RuntimeError):
         td["m"] = conflicting
     assert "m" not in td.keys()
-    unnamed_parent = TensorDict({}, [2, 3])
-    unnamed_parent["n"] = conflicting
-    assert unnamed_parent["n"].names == ["p", "q"]
+    unnamed_parent = TensorDict({"other": {}}, [2, 3])
+    unnamed_parent["n"] = conflicting  # an unnamed collection takes the names, as the peer's
+    assert unnamed_parent.names == ["p", "q"] and unnamed_parent["n"].names == ["p", "q"]
+    assert unnamed_parent["other"].names == ["p", "q"]  # nested ones share them
+    with pytest.raises(errors.DimNameError, match="'m'.*do not fit"):
+        unnamed_parent["m"] = TensorDict({}, [2], names=["z"])
+    partly = TensorDict({}, [2])
+    partly["n"] = TensorDict({}, [2, 3], names=[None, "b"])  # names beyond its dims: not taken
+    assert partly.names == [None] and partly["n"].names == [None, "b"]
 
 
 def test_an_empty_collection_set_under_a_longer_batch_takes_it_then_the_names() -> None:
