@@ -17,7 +17,8 @@ from typing_extensions import Unpack, dataclass_transform
 from tclass._core._class_options import ClassOptions, check_option_names, named_options
 from tclass._core._records import is_record_class
 from tclass._tensorclass._builder import build_class
-from tclass._tensorclass._record import TensorClass, TensorClassMeta
+from tclass._tensorclass._meta import TensorClassMeta
+from tclass._tensorclass._record import TensorClass
 
 __all__ = ["is_tensorclass", "tensorclass"]
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, overload
 
 import torch
-from typing_extensions import Self, Unpack, dataclass_transform
+from typing_extensions import Self, Unpack
 
 from tclass._base._inline import inline_inherited
 from tclass._base._tensordict_base import TensorDictBase, Value
@@ -54,6 +54,7 @@ from tclass._tensorclass._builder import (
 )
 from tclass._tensorclass._guards import check_rename, guard_leaves
 from tclass._tensorclass._json_schema import json_schema
+from tclass._tensorclass._meta import TensorClassMeta
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
 from tclass._tensorclass._random import TorchChooser, random_record
 from tclass._tensorclass._record_storage import RecordStorageOps
@@ -98,29 +99,6 @@ def _rewrap(record: TensorClass, result: Any) -> Any:
     if kind is tuple:
         return tuple(_rewrap(record, item) for item in result)
     return result  # a bool from all()/any(), or NotImplemented from a comparison
-
-
-@dataclass_transform(
-    eq_default=False,
-    field_specifiers=(dataclasses.field, dataclasses.Field, constructor_keyword),
-)
-class TensorClassMeta(type):
-    """Gives every tensorclass ``__slots__ = ()``: instances hold only their TensorDict,
-    so assigning an attribute that is not a field (a typo) raises instead of silently
-    creating one, with no ``__setattr__`` hook slowing field writes."""
-
-    def __new__(
-        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
-    ) -> TensorClassMeta:
-        if any(isinstance(base, TensorClassMeta) for base in bases):
-            if "__slots__" in namespace:
-                msg = (
-                    f"{name} defines __slots__; a tensorclass stores its fields in its "
-                    "TensorDict, so remove __slots__"
-                )
-                raise ClassDefinitionError(msg)
-            namespace = {**namespace, "__slots__": ()}
-        return super().__new__(mcs, name, bases, namespace, **kwargs)
 
 
 class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
