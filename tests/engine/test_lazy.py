@@ -18,6 +18,7 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from lazy_records import Agent, Inner  # noqa: E402
 
 import tclass
 from tclass import (
@@ -38,18 +39,6 @@ LockedError = errors.LockedError
 
 DIMS = [0, 1, 2]
 KEYS = ["a", "b", ("n", "c")]
-
-
-class Inner(TensorClass):
-    x: torch.Tensor
-
-
-class Agent(TensorClass):
-    obs: torch.Tensor
-    reward: torch.Tensor
-    name: str
-    inner: Inner
-    extra: torch.Tensor | None = None
 
 
 class Robot(TensorClass):

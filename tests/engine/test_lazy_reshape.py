@@ -9,21 +9,10 @@ from typing import Any
 
 import pytest
 import torch
+from lazy_records import Agent, Inner  # noqa: E402
 
 import tclass
-from tclass import LazyStackedTensorDict, TensorClass, TensorDict
-
-
-class Inner(TensorClass):
-    x: torch.Tensor
-
-
-class Agent(TensorClass):
-    obs: torch.Tensor
-    reward: torch.Tensor
-    name: str
-    inner: Inner
-    extra: torch.Tensor | None = None
+from tclass import LazyStackedTensorDict, TensorDict
 
 
 def _records_stack() -> LazyStackedTensorDict:
