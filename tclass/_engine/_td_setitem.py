@@ -211,12 +211,7 @@ def source_batch_error(
     except (IndexError, RuntimeError, TypeError, ValueError):
         return None
     source = value.batch_size
-    leading = 0  # torch drops a value's leading dims of size 1 before broadcasting it
-    while leading < len(source) - len(target) and source[leading] == 1:
-        leading += 1
-    if len(source) - leading <= len(target) and all(
-        s in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
-    ):
+    if _batch.broadcasts_to(source, target):
         return None
     kind = type(value).__name__
     note = ""
