@@ -457,6 +457,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             peer.error
         ):
             return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
+        if _rebuilt_with_more_dims(finding, peer):
+            return True
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and ": peer error (" in finding.detail[0]:
         return all(_read_fails_inside(peer.value, line) for line in finding.detail)
@@ -466,6 +468,26 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
         return keys is not None and not list(keys(True, True))
     return False
+
+
+_MORE_DIMS = re.compile(
+    r"the number of sizes provided \((\d+)\) must be greater or equal to the number of "
+    r"dimensions in the tensor \((\d+)\)|value tensor of shape \[([\d, ]*)\] cannot be "
+    r"broadcast to indexing result of shape \[([\d, ]*)\]"
+)
+
+
+def _rebuilt_with_more_dims(finding: Finding, peer: Any) -> bool:
+    """``x[i] = x[i].to_dict()`` where the peer rebuilt a nested collection of the dict
+    with more dims than the value it came from (its leaves then do not fit)."""
+    if finding.step.op != "setitem" or not finding.step.src.endswith(".to_dict()"):
+        return False
+    found = _MORE_DIMS.search(str(peer.error))
+    if found is None:
+        return False
+    if found.group(1) is not None:
+        return int(found.group(2)) > int(found.group(1))
+    return found.group(3).count(",") > found.group(4).count(",")
 
 
 def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
