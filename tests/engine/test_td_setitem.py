@@ -138,3 +138,22 @@ def test_the_same_python_value_is_checked_too(index: Any, shape: list[int]) -> N
                 td[index] = source
             assert isinstance(caught.value, RuntimeError)
         assert td[0, 0]["s"] == "old" and td[1, 2]["s"] == "old"
+
+
+@pytest.mark.parametrize(
+    "index",
+    [(0, 0, 3), (torch.tensor([], dtype=torch.long), torch.tensor([0, 1, 2])), (5,), (0, 0, 0, 0)],
+)
+@pytest.mark.parametrize("entries", [{}, {"s": "a"}])
+def test_an_index_is_checked_where_nothing_is_written(index: Any, entries: dict[str, Any]) -> None:
+    """A write that changes nothing (no entries, or Python values only under a number)
+    still refuses an index torch refuses for a tensor of the batch size, as the peer."""
+    td = TensorDict(entries, batch_size=[1, 3, 3])
+    with pytest.raises(IndexError):
+        torch.zeros(1, 3, 3)[index] = 0  # torch's own refusal, for reference
+    with pytest.raises(IndexError):
+        td[index] = TensorDict({}, batch_size=[])
+    with pytest.raises(IndexError):
+        td[index] = 0
+    td[0, 0, 2] = 0  # an index that fits writes (nothing)
+    assert td.batch_size == (1, 3, 3)
