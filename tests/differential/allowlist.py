@@ -722,6 +722,22 @@ def _names_of(line: str) -> tuple[str, list[str], list[str]] | None:
 _ONE_NAME = re.compile(r"^result(\[[^\]]*\])*\.names: peer \[None\], tclass \['[a-z]+'\]$")
 
 
+_SHAPE_LINE = re.compile(r"\.(names|batch_size): peer ")
+
+
+def _empty_set_under_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection without entries set under a nested node of a lazy stack (``lazy.set(
+    ("n", "k"), TensorDict({}, [2]))``): its members' copies take the node's batch size
+    in tclass, and keep the value's own (shorter) one in the peer."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setitem_key"):
+        return False
+    if not re.search(r"\(\(.*\), L\.TensorDict\(\{\}, batch_size=", finding.step.src) and not (
+        re.search(r"^x\[\(.*\)\] = L\.TensorDict\(\{\}, batch_size=", finding.step.src)
+    ):
+        return False
+    return all(_SHAPE_LINE.search(line) for line in finding.detail)
+
+
 def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The name of the one dim of a lazy stack of members without batch dims, kept by
     ``to_tensordict`` / ``contiguous`` / ``apply(batch_size=)``, where the peer drops it."""
@@ -1020,6 +1036,7 @@ ENTRIES: list[Entry] = [
             _nested_names_kept,
             _names_read_live,
             _stack_dim_name_kept,
+            _empty_set_under_node,
         ),
     ),
     Entry(
