@@ -421,6 +421,43 @@ def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
 
 
+_DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*, tclass dict \(")
+
+
+def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A dict given through ``update`` to a record's field annotated with a Python type
+    (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the assignment keeps
+    it in both libraries, where the peer's ``update`` makes it a TensorDict."""
+    if finding.kind != "result" or finding.step.op != "update":
+        return False
+    return all(_DICT_KEPT.match(line) for line in finding.detail)
+
+
+_NONE_AS_LIST = re.compile(
+    r"^result\S*\['\w+'\]: peer list of \d+, tclass py \('NoneType', None\)$"
+)
+_KEYS_LINE = re.compile(r"^result\S*: keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested record's field set to ``None`` through ``update`` (``rec.update(rec.
+    to_dict())`` where ``rec.inner.z`` is ``None``): not set in tclass, as at the top
+    level in both libraries, where the peer keeps a ``None`` value entry under the nested
+    record (a key of its ``keys()``, and a list of ``None`` once stacked or padded)."""
+    if finding.kind != "result" or not any(".update(" in line for line in finding.lines):
+        return False
+    for line in finding.detail:
+        if _NONE_AS_LIST.match(line):
+            continue
+        keys = _KEYS_LINE.match(line)
+        if keys is None:
+            return False
+        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+        if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
+            return False
+    return True
+
+
 def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
     answers only when its file-backed tensors have no elements (no file), where the peer
@@ -1057,7 +1094,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "annotation-casts",
         "5. **Casting follows the annotation** of tensorclass fields",
-        _any_of(_raised_by("FieldTypeError"), _cast_to_the_field),
+        _any_of(_raised_by("FieldTypeError"), _cast_to_the_field, _dict_kept_in_value_field),
+    ),
+    Entry(
+        "none-field-unset",
+        "**A field set to `None` is not set, at every level.**",
+        _none_field_unset,
     ),
     Entry(
         "record-fields-are-declared",
