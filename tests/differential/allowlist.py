@@ -1007,6 +1007,16 @@ def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return False
 
 
+def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A field that is ``None`` assigned on a locked record saved in a folder
+    (``saved.opt = t``): filled in tclass (written to the folder), refused by the peer's
+    lock. tclass refuses the assignment of a field already set, or on a record not saved."""
+    if finding.kind != "peer-raises" or finding.step.op != "setattr":
+        return False
+    saved = facts.memmap or any("memmap" in line for line in finding.lines)
+    return saved and "Cannot modify locked" in str(peer.error)
+
+
 def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``is_memmap()`` of a collection loaded with ``load_memmap``: True in tclass (its
     tensors are memory-mapped), False in the peer, which flags only what it mapped."""
@@ -1106,6 +1116,11 @@ ENTRIES: list[Entry] = [
         "annotation-casts",
         "5. **Casting follows the annotation** of tensorclass fields",
         _any_of(_raised_by("FieldTypeError"), _cast_to_the_field, _dict_kept_in_value_field),
+    ),
+    Entry(
+        "absent-field-filled",
+        "**An absent field of a saved record is filled while locked.**",
+        _absent_field_filled,
     ),
     Entry(
         "none-field-unset",
