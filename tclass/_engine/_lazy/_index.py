@@ -93,8 +93,8 @@ def _named(stack: LazyStackedTensorDict, items: tuple[Any, ...], out: Any, *, ow
     if out._dim_names != expected:
         if owned:
             out._rename_all(expected)
-        elif hasattr(out, "_stack_dim_name"):
-            out._assign_names(expected)  # a lazy stack: its stack dim's name only
+        else:  # a lazy stack (or a record of one): its stack dim's name only
+            out._assign_names(expected)
     return out
 
 
