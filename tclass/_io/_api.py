@@ -34,6 +34,8 @@ from tclass._io.memmap._subpath import descend, subpath_parts
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.memmap._write import save_tree
 from tclass._io.store._persistent import PersistentTensorDict
+from tclass._io.store._surface import in_memory
+from tclass._io.store._view import PersistentTensorDictView
 from tclass._io.store._protocol import is_group
 from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
 
@@ -97,6 +99,8 @@ def saved_copy(
             compression=compression, mode=mode,
         )  # fmt: skip
         return TensorDictFuture(_BACKGROUND.submit(call))  # type: ignore[return-value]
+    if isinstance(storage_of(node), PersistentTensorDictView):  # the rows read, then saved
+        node = in_memory(node)
     if isinstance(storage_of(node), PersistentTensorDict):  # read from the file, dataset by dataset
         save = functools.partial(
             saved_copy, prefix=prefix, copy_existing=copy_existing, like=True,
@@ -171,7 +175,7 @@ def memmap_in_place(
     in, if it is), then make ``node``'s leaves the saved files (an
     archive's: mapped shared, so that writes reach it); with ``return_early``, a
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
-    if isinstance(storage_of(node), PersistentTensorDict):
+    if isinstance(storage_of(node), (PersistentTensorDict, PersistentTensorDictView)):
         msg = (
             f"Cannot build a memmap TensorDict in-place from a {type(node).__name__} over a "
             "persistent store (an HDF5 file or a zarr store): its entries live there. Use "

@@ -51,6 +51,7 @@ from tclass._io.store._datasets import (
 from tclass._io.store._protocol import Access, Backend, StoreArray, StoreGroup, is_group
 from tclass._io.store._records import rebind, records_of
 from tclass._io.store._surface import StoreSurface, in_memory
+from tclass._io.store._view import PersistentTensorDictView
 from tclass._io.store._walk import (
     Entries,
     saved_batch,
@@ -620,19 +621,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
             path[-1], index, torch.empty(node.batch_size, device="meta")[index].shape
         )
 
-    def _rows(self, index: Any) -> TensorDict:
-        if isinstance(index, list):
-            index = torch.tensor(index)
-        # ``...`` covers the batch dims only (a dataset's trailing dims are its features).
-        index = _batch.convert_ellipsis_to_idx(index, self._batch_size)
-        batch = torch.empty(self._batch_size, device="meta")[index].shape
-        entries = {key: self._entry_rows(key, index, batch) for key in self._key_names()}
-        out = TensorDict._new_unchecked(entries, batch, self._device)
-        if self._names is not None:
-            items = index if type(index) is tuple else (index,)
-            nb = len(self._batch_size)
-            out._assign_names(_names.indexed(self._names, _batch.normalize_index(items, nb)))
-        return out
+    def _rows(self, index: Any) -> PersistentTensorDictView:
+        """The rows ``index`` selects, as a view of the store (see ``_view``)."""
+        return PersistentTensorDictView(self, index)
 
     # What a record over this collection indexes it with.
     _index = _index_int = _index_slice = _rows
