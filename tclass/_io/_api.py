@@ -34,9 +34,9 @@ from tclass._io.memmap._subpath import descend, subpath_parts
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.memmap._write import save_tree
 from tclass._io.store._persistent import PersistentTensorDict
+from tclass._io.store._protocol import is_group
 from tclass._io.store._surface import in_memory
 from tclass._io.store._view import PersistentTensorDictView
-from tclass._io.store._protocol import is_group
 from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
 
 __all__ = [

@@ -232,14 +232,16 @@ PEER_DIFFERS: dict[str | tuple[str, str], str] = {
         for kind in _VALUED
     },
     **{
-        (store, method): "indexing a file reads rows into a TensorDict, and clone/popitem read "
-        "into memory (README); the peer returns file views (its private _SubTensorDict, "
-        "a copy of the file)"
-        for store, methods in (
-            ("h5", ("__getitem__", "__getitems__", "masked_select", "clone", "popitem")),
-            ("zarr", ("__getitem__", "__getitems__", "masked_select")),
-        )
-        for method in methods
+        (store, method): "indexing a file gives a view of its rows that writes through, as "
+        "the peer's, of tclass's class PersistentTensorDictView (the peer's is its private "
+        "_SubTensorDict)"
+        for store in ("h5", "zarr")
+        for method in ("__getitem__", "__getitems__", "masked_select")
+    },
+    **{
+        ("h5", method): "clone/popitem read into memory (README); the peer returns a copy of "
+        "the file"
+        for method in ("clone", "popitem")
     },
     **{
         (store, "__imod__"): "an in-place operator returns the collection itself (the peer: "

@@ -33,8 +33,8 @@ from tclass import (
     TensorClass,
     TensorDict,
 )
-from tclass.errors import MetadataError, SchemaMismatchError, UnsafePathError
 from tclass._io.store._view import PersistentTensorDictView
+from tclass.errors import MetadataError, SchemaMismatchError, UnsafePathError
 
 from store_samples import sample  # noqa: E402
 from strategies import python_value  # noqa: E402

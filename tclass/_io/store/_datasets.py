@@ -250,7 +250,7 @@ def write_rows(node: StoreArray, index: Any, value: Any, batch_dims: int, label:
         selection, local = plan
         if isinstance(selection, np.ndarray):  # distinct rows: read, written, written back
             data = to_tensor(node.read(selection))
-            data[(local, *rest)] = source.to(data.dtype)
+            data[_within(selection, local, rest)] = source.to(data.dtype)
             _write_runs(node, selection, to_numpy(data, label))
             return
         if local is None and not rest:

@@ -26,7 +26,7 @@ the store is closed, reading or writing is a ``ClosedFileError``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self
@@ -38,7 +38,7 @@ from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
 from tclass._core._names import Names
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr import compact_repr
@@ -352,6 +352,14 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         """The rows read into memory, cut along ``dim`` into TensorDicts (as the peer's)."""
         return self.to_tensordict().unbind(dim)  # type: ignore[return-value]
 
+    def tensor_split(
+        self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0
+    ) -> tuple[Self, ...]:
+        """Cuts batch dim ``dim`` as ``torch.tensor_split``; each piece's rows read into
+        a TensorDict (as the peer's)."""
+        pieces = super().tensor_split(indices_or_sections, dim)
+        return tuple(in_memory(piece) for piece in pieces)
+
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """To a device: the same rows of the store, read onto that device (``self`` when
         it does not change); with a dtype (or anything else): the rows read and
@@ -425,16 +433,17 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         nb = len(self._batch)
         if tuple(value.shape[:nb]) != tuple(self._batch) and value.ndim >= nb:
             raise BatchMismatchError(name, value.shape, self._batch)
-        try:
-            torch.broadcast_shapes(tuple(value.shape[nb:]), tail)
-        except RuntimeError:
+        given = tuple(value.shape[nb:])
+        if len(given) > len(tail) or any(
+            s not in (1, t) for s, t in zip(reversed(given), reversed(tail), strict=False)
+        ):
             msg = (
                 f"cannot write a tensor of shape {list(value.shape)} into {name!r} of "
                 f"{self._where()}: its rows have shape {[*self._batch, *tail]}, and a view "
                 "of rows cannot replace the file's entry (its other rows); set the entry on "
                 "the PersistentTensorDict to replace it"
             )
-            raise InPlaceWriteError(msg) from None
+            raise InPlaceWriteError(msg)
 
     def set(
         self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
@@ -486,7 +495,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         if isinstance(value, torch.Tensor):
             source.set(name, zeros(value))
         else:
-            source.set(name, value.apply(zeros, batch_size=whole))
+            source.set(name, cast(Any, value).apply(zeros, batch_size=whole))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``view[key] = value`` writes the view's rows of an entry (a new key: see
@@ -521,7 +530,9 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
                 path[: len(w)] == w or w[: len(path)] == path for w in wanted
             ):
                 continue
-            inner = None if wanted is None else [w[len(path) :] for w in wanted if len(w) > len(path)]
+            inner = (
+                None if wanted is None else [w[len(path) :] for w in wanted if len(w) > len(path)]
+            )
             merge = isinstance(value, Mapping) or (
                 isinstance(value, TensorCollection)
                 and not value._is_leaf_node
@@ -657,9 +668,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         )
         raise UnsupportedError(msg)
 
-    def memmap_(
-        self, prefix: Any = None, copy_existing: bool = False, **options: Any
-    ) -> Self:
+    def memmap_(self, prefix: Any = None, copy_existing: bool = False, **options: Any) -> Self:
         """Not possible: the entries live in the store; use :meth:`memmap`."""
         raise UnsupportedError(
             "Cannot build a memmap TensorDict in-place from a view of rows of "
@@ -737,10 +746,10 @@ class _ViewEntries(Mapping[str, Value]):
 def _shown(index: Any) -> str:
     """An index, short, for messages."""
     if isinstance(index, slice):
-        return f"{'' if index.start is None else index.start}:{'' if index.stop is None else index.stop}"
+        start, stop = ("" if end is None else end for end in (index.start, index.stop))
+        return f"{start}:{stop}"
     if isinstance(index, torch.Tensor):
         return f"tensor of shape {list(index.shape)}" if index.numel() > 8 else str(index.tolist())
     if type(index) is tuple:
         return "(" + ", ".join(_shown(part) for part in index) + ")"
     return repr(index)
-

@@ -440,7 +440,13 @@ class StoreWrites(TensorDictBase):
         read, worked on in memory, written back."""
         local = self.to_tensordict()
         local._pointwise_(foreach, each, operands, kwargs, **options)
-        return self.update_(local)
+        self._write_back(local)
+        return self
+
+    def _write_back(self, local: TensorDictBase) -> None:
+        """The tensors of ``local`` (the entries read and worked on in memory) written
+        into the arrays."""
+        self._write_rows(Ellipsis, local, values=False)
 
     def zero_(self) -> Self:
         """Write zeros into every array (nothing is read)."""
