@@ -389,10 +389,10 @@ def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
 def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
     """Makes ``out`` hold the loaded data: copied into its own tensors where shape and
     dtype agree (keeping their storage), the loaded tensors elsewhere; keys that were not
-    saved are removed, as in the peer. Into a file (a ``PersistentTensorDict``): the
-    loaded entries written there, the others deleted from it."""
+    saved are removed, as in the peer. Into a file (a ``PersistentTensorDict``, or a view
+    of its rows): the loaded entries written there, the others deleted from it."""
     target = storage_of(out)
-    if isinstance(target, PersistentTensorDict):
+    if isinstance(target, (PersistentTensorDict, PersistentTensorDictView)):
         for key in [key for key in target._key_names() if not loaded._has_entry(key)]:
             target.del_(key)
         target.update(loaded)

@@ -649,6 +649,10 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         pieces = super().tensor_split(indices_or_sections, dim)
         return tuple(in_memory(piece) for piece in pieces)
 
+    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
+        """The rows where ``mask`` is true, read into a TensorDict (as the peer's)."""
+        return in_memory(super().masked_select(mask, inplace=inplace))  # type: ignore[no-any-return]
+
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """Every entry read into memory, as a plain TensorDict (``retain_none``: the
         peer's keyword for tensorclass fields, which a file never holds)."""

@@ -294,9 +294,9 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         if names == self._dim_names:
             return
         msg = (
-            f"Names of a view of rows of {self._source.filename!r} cannot be modified "
-            f"({self.names}): they are the file's; rename the PersistentTensorDict, or call "
-            "to_tensordict() first"
+            f"Names of a PersistentTensorDictView (a view of rows of {self._source.filename!r}) "
+            f"cannot be modified ({self.names}): they are the file's; rename the "
+            "PersistentTensorDict, or call to_tensordict() first"
         )
         raise DimNameError(msg)
 
@@ -359,6 +359,34 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         a TensorDict (as the peer's)."""
         pieces = super().tensor_split(indices_or_sections, dim)
         return tuple(in_memory(piece) for piece in pieces)
+
+    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
+        """The rows where ``mask`` is true, read into a TensorDict (as the peer's)."""
+        return in_memory(super().masked_select(mask, inplace=inplace))  # type: ignore[no-any-return]
+
+    def rename(self, *names: str | None, **rename_map: str) -> Self:
+        """The rows read into a TensorDict whose dims are renamed (the file keeps its
+        names)."""
+        return self.to_tensordict().rename(*names, **rename_map)  # type: ignore[return-value]
+
+    def rename_keys(self, mapping: Mapping[Any, Any], *, strict: bool = True) -> Self:
+        """The rows read into a TensorDict with keys renamed; the file is not changed."""
+        return self.to_tensordict().rename_keys(mapping, strict=strict)  # type: ignore[return-value]
+
+    def replace(self, *args: Mapping[Any, Any] | TensorCollection, **kwargs: Any) -> Self:
+        """The rows read into a TensorDict with the given entries written into it; the
+        file is not changed."""
+        return self.to_tensordict().replace(*args, **kwargs)  # type: ignore[return-value]
+
+    def auto_device_(self) -> Self:
+        """Records the file's device (see ``PersistentTensorDict.auto_device_``)."""
+        self._source.auto_device_()
+        return self
+
+    def clear_device_(self) -> Self:
+        """Forgets the file's device: entries are then read onto the CPU."""
+        self._source.clear_device_()
+        return self
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """To a device: the same rows of the store, read onto that device (``self`` when
@@ -481,8 +509,9 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
             value, (torch.Tensor, TensorCollection)
         ):
             msg = (
-                f"cannot add the Python value {name!r} through a view of rows ({self._where()}): "
-                "the file's other rows would hold none; set it on the PersistentTensorDict"
+                f"cannot add the Python value {name!r} through a PersistentTensorDictView "
+                f"({self._where()}): the file's other rows would hold none; set it on the "
+                "PersistentTensorDict"
             )
             raise InPlaceWriteError(msg)
         nb, whole = len(self._batch), source.batch_size
@@ -624,6 +653,28 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         self._source.rename_key_(old_key, new_key, safe=safe)
         return self
 
+    def _join_entries(
+        self, join: Any, op: str, keys: tuple[Any, ...], out_key: Any, dim: int,
+        keep_entries: bool,
+    ) -> Self:  # fmt: skip
+        """``cat_tensors`` / ``stack_tensors``: refused unless ``keep_entries`` (checked
+        before anything is written)."""
+        if not keep_entries:
+            self._refuse_moves(op)
+        return super()._join_entries(join, op, keys, out_key, dim, keep_entries)
+
+    def _drop_paths(self, paths: Sequence[Any]) -> None:
+        self._refuse_moves("separates")
+
+    def _refuse_moves(self, method: str) -> None:
+        msg = (
+            f"Cannot call {method} on a PersistentTensorDictView ({self._where()}): moving "
+            "entries deletes them from the file, every row of them, and the new entry would "
+            "hold only these rows. Call it on the PersistentTensorDict, with "
+            "keep_entries=True, or on to_tensordict()"
+        )
+        raise UnsupportedError(msg)
+
     def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
         """Writes a record's field into the view's rows."""
         self.set(key, value)
@@ -671,9 +722,9 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
     def memmap_(self, prefix: Any = None, copy_existing: bool = False, **options: Any) -> Self:
         """Not possible: the entries live in the store; use :meth:`memmap`."""
         raise UnsupportedError(
-            "Cannot build a memmap TensorDict in-place from a view of rows of "
-            f"{self._source.filename!r}: its entries live in the file. Use view.memmap(prefix) "
-            "for a memory-mapped copy"
+            "Cannot call memmap_ on a PersistentTensorDictView (a view of rows of "
+            f"{self._source.filename!r}): its entries live in the file. Use "
+            "view.memmap(prefix) for a memory-mapped copy"
         )
 
     # --- locking: the store's --------------------------------------------------------------
