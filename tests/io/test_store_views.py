@@ -155,7 +155,7 @@ WRITES: dict[str, Callable[[PersistentTensorDictView], Any]] = {
     "apply_": lambda v: v.apply_(lambda t: -t + 1 if t.dtype == torch.long else t),
     "+=": lambda v: v.__isub__(torch.tensor([3, 5])),
     "mul_": lambda v: v.mul_(0).sub_(torch.tensor([1, 2])),
-    "copy_": lambda v: v.copy_(v.to_tensordict().apply(lambda t: t * 0 - 1).set("r", torch.tensor([-1, -2]))),
+    "copy_": lambda v: v.copy_(v.to_tensordict().set("r", torch.tensor([-1, -2]))),
     "clamp_": lambda v: (v.clamp_(-2, -2), v.set_at_("r", -1, 0)),
     "masked_fill_": lambda v: (
         v.masked_fill_(torch.tensor([True, True]), -1), v.set_at_("r", -2, 1)
@@ -182,9 +182,12 @@ def test_nested_groups_are_views_through_the_same_index(
     view["n"]["x"] = torch.full((2, 2), 5.0)
     view["n", "x"] += 1  # read, added in memory, written back
     view.update({"n": {"x": torch.full((2, 2), 7.0)}}, keys_to_update=[("n", "x")])
+    view.update({"r": torch.zeros(2), "n": {"x": torch.zeros(2, 2)}}, keys_to_update=["r"])
+    view.update({"n": {"x": torch.zeros(2, 2)}}, keys_to_update=[("n", "y")])  # nothing
     view["n"].set_("x", view["n"]["x"] * 2)
     held = reopened(ptd, backend)
     assert held["n", "x"][:, 0].tolist() == [1, 14, 1, 1, 1, 1, 1, 1, 14, 1]
+    assert held["r"].tolist() == [0, 0, 2, 3, 4, 5, 6, 7, 0, 9]
 
 
 def test_in_place_reads_are_copies(ptd: PersistentTensorDict) -> None:
@@ -226,6 +229,10 @@ def test_writes_that_do_not_fit_are_refused_before_anything_is_written(
         view.set_("r", torch.zeros(3, dtype=torch.long))
     with pytest.raises(InPlaceWriteError, match=r"'f'.*rows have shape \[2, 3\]"):
         view["f"] = torch.ones(2, 4)
+    with pytest.raises(InPlaceWriteError, match="holds a group"):
+        view["n"] = torch.zeros(2)
+    with pytest.raises(InPlaceWriteError, match="holds an array"):
+        view["r"] = {"a": torch.zeros(2)}
     with pytest.raises(KeyNotFoundError, match="missing"):
         view.set_("missing", torch.zeros(2))
     with pytest.raises(InPlaceWriteError, match="Python value 'label'"):
@@ -353,7 +360,8 @@ class Step(TensorClass):
 
 
 def test_indexed_records_over_a_file_write_through(tmp_path: Path, backend: str) -> None:
-    step = Step(reward=torch.arange(5.0), inner=Inner(x=torch.zeros(5, 3), batch_size=[5]), batch_size=[5])  # fmt: skip
+    inner = Inner(x=torch.zeros(5, 3), batch_size=[5])
+    step = Step(reward=torch.arange(5.0), inner=inner, batch_size=[5])
     where = tmp_path / f"s.{backend}"
     (step.to_h5 if backend == "h5" else step.to_zarr)(where)
     opened = (Step.from_h5 if backend == "h5" else Step.from_zarr)(where, mode="r+")

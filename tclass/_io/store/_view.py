@@ -452,7 +452,18 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
                 found: Any = storage_of(self._entry(name))
                 found._update_entries(value, False, True, None, None)
                 return
-        if isinstance(value, torch.Tensor) and not is_group(node) and node.dtype is not None:
+        nested = isinstance(value, (Mapping, TensorCollection)) and not isinstance(
+            value, (NonTensorData, NonTensorStack)
+        )
+        if is_group(node) or nested:
+            held = "a group" if is_group(node) else "an array"
+            msg = (
+                f"cannot write a {type(value).__name__} into {name!r} of {self._where()}: the "
+                f"file holds {held} there, and a view of rows cannot replace it; set the entry "
+                "on the PersistentTensorDict"
+            )
+            raise InPlaceWriteError(msg)
+        if isinstance(value, torch.Tensor) and node.dtype is not None:
             self._check_rows(name, value, tuple(node.shape or ())[len(source.batch_size) :])
         source.set_at_(name, value, self._index)
 
@@ -555,21 +566,19 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         wanted = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         for key, value in source_items(source):
             path = _keys.key_path(key)
-            if wanted is not None and not any(
-                path[: len(w)] == w or w[: len(path)] == path for w in wanted
-            ):
-                continue
-            inner = (
-                None if wanted is None else [w[len(path) :] for w in wanted if len(w) > len(path)]
-            )
+            inner = None  # what is wanted below path: None for everything
+            if wanted is not None and not any(path[: len(w)] == w for w in wanted):
+                inner = [w[len(path) :] for w in wanted if w[: len(path)] == path]
+                if not inner:
+                    continue  # neither this key nor anything under it was asked for
             merge = isinstance(value, Mapping) or (
                 isinstance(value, TensorCollection)
                 and not value._is_leaf_node
                 and (is_leaf is None or not is_leaf(type(value)))
             )
-            found = self.get(path, None) if merge else None
-            if isinstance(storage_of(found), PersistentTensorDictView):
-                storage_of(found)._update_entries(value, clone, inplace, inner or None, is_leaf)
+            found = storage_of(self.get(path, None)) if merge else None
+            if isinstance(found, PersistentTensorDictView):
+                found._update_entries(value, clone, inplace, inner, is_leaf)
             else:
                 self.set(path, value)
         return self
