@@ -371,6 +371,8 @@ def test_indexed_records_over_a_file_write_through(tmp_path: Path, backend: str)
     rows.reward += 1
     rows.inner.x = torch.full((2, 3), 5.0)
     rows[1] = Step(reward=torch.tensor(-1.0), inner=Inner(x=torch.ones(3)), batch_size=[])
+    rows[torch.tensor([0])].reward = torch.tensor([11.0])  # a record's row of a view
+    assert type(rows[torch.tensor([0])]) is Step and rows[[1]].reward.tolist() == [-1.0]
     assert opened.reward.tolist() == [0.0, 11.0, -1.0, 3.0, 4.0]
     assert opened.inner.x[:4, 0].tolist() == [0.0, 5.0, 1.0, 0.0]
     opened[torch.tensor([0, 4])].add_(100)

@@ -129,7 +129,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
     """The rows ``index`` of a ``PersistentTensorDict`` (see the module docstring): made
     by indexing it (``ptd[2:4]``), or a view (``view[0]``)."""
 
-    __slots__ = ("_source", "_index", "_batch", "_lock_block", "__weakref__")
+    __slots__ = ("_source", "_selection", "_batch", "_lock_block", "__weakref__")
 
     _is_store = True  # over a file: never copied as a TensorDict would be
     _saved_at = None  # records read this: a file is not a saved folder
@@ -140,7 +140,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         items = index if type(index) is tuple else (index,)
         _batch.normalize_index(items, len(batch))  # DimError for too many dims
         self._source = source
-        self._index = index
+        self._selection = index
         self._batch = torch.empty(batch, device="meta")[index].shape
         self._lock_block = None
 
@@ -152,7 +152,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
     @property
     def index(self) -> Any:
         """The index of the source's batch dims this view selects."""
-        return self._index
+        return self._selection
 
     def _at(self, index: Any) -> PersistentTensorDictView:
         """The rows ``index`` of this view, as a view of the source."""
@@ -160,7 +160,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         items = second if type(second) is tuple else (second,)
         _batch.normalize_index(items, len(self._batch))
         torch.empty(self._batch, device="meta")[second]  # torch's IndexError now
-        composed = compose(self._index, second, self._source.batch_size)
+        composed = compose(self._selection, second, self._source.batch_size)
         return PersistentTensorDictView(self._source, composed)
 
     # --- collection primitives ----------------------------------------------------------
@@ -212,7 +212,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
 
     def _entry(self, key: str) -> Value:
         """The entry ``key``: the rows of an array, read; the view of a group."""
-        return self._source._entry_rows(key, self._index, self._batch)
+        return self._source._entry_rows(key, self._selection, self._batch)
 
     def _child(self, key: str) -> TensorCollection | None:
         node = self._source._node(key)
@@ -272,7 +272,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
 
     @property
     def _dim_names(self) -> Names:
-        index = self._index
+        index = self._selection
         items = index if type(index) is tuple else (index,)
         nb = len(self._source.batch_size)
         return _names.indexed(self._source._dim_names, _batch.normalize_index(items, nb))
@@ -323,7 +323,11 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
             return value._read() if isinstance(value, _NonTensorNode) else value
         return self._at(index)
 
-    _index_int = _index_slice = __getitem__
+    def _index(self, index: Any) -> PersistentTensorDictView:
+        """The rows ``index`` of this view (what a record over it indexes it with)."""
+        return self._at(index)
+
+    _index_int = _index_slice = _index
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """The rows read into memory, as a plain TensorDict."""
@@ -337,7 +341,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         view of a new PersistentTensorDict over the same file."""
         if recurse:
             return self.to_tensordict()  # type: ignore[return-value]
-        return type(self)(self._source.clone(False), self._index)
+        return type(self)(self._source.clone(False), self._selection)
 
     def is_contiguous(self) -> bool:
         """False, as the source's: the entries are in the store (``contiguous()`` reads
@@ -396,7 +400,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         if moved is self._source:
             return self
         if type(moved) is type(self._source):
-            return type(self)(moved, self._index)
+            return type(self)(moved, self._selection)
         return self.to_tensordict().to(*args, **kwargs)  # type: ignore[return-value]
 
     def cpu(self) -> Self:
@@ -405,7 +409,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
 
     def cuda(self, device: int | DeviceLike = None) -> Self:
         """The same rows, read onto a CUDA device."""
-        return type(self)(self._source.cuda(device), self._index)
+        return type(self)(self._source.cuda(device), self._selection)
 
     # --- writing: into the rows of the store ----------------------------------------------
 
@@ -424,7 +428,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         return node
 
     def _where(self) -> str:
-        return f"the rows {_shown(self._index)} of {self._source._where()}"
+        return f"the rows {_shown(self._selection)} of {self._source._where()}"
 
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Write ``value`` into the view's rows of the existing entry ``key`` (an array,
@@ -465,7 +469,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
             raise InPlaceWriteError(msg)
         if isinstance(value, torch.Tensor) and node.dtype is not None:
             self._check_rows(name, value, tuple(node.shape or ())[len(source.batch_size) :])
-        source.set_at_(name, value, self._index)
+        source.set_at_(name, value, self._selection)
 
     def _check_rows(self, name: str, value: torch.Tensor, tail: tuple[int, ...]) -> None:
         """Refuses a tensor that does not fit the view's rows of the array ``name``."""
@@ -551,7 +555,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
 
     def _write_all(self, value: Any) -> None:
         """``value`` (a collection, a dict, a tensor or a number) into every entry."""
-        self._source._write_rows(self._index, value)
+        self._source._write_rows(self._selection, value)
 
     def _update_entries(
         self,
@@ -603,12 +607,12 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
         if not parent._has_entry(path[-1]):
             raise self._missing_key(key)
         number = value.item() if isinstance(value, torch.Tensor) else value
-        parent._source.set_at_(path[-1], number, parent._index)
+        parent._source.set_at_(path[-1], number, parent._selection)
         return self
 
     def zero_(self) -> Self:
         """Write zeros into the view's rows of every array (nothing is read)."""
-        self._source._write_rows(self._index, 0)
+        self._source._write_rows(self._selection, 0)
         return self
 
     def _pointwise_(
@@ -635,7 +639,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
 
     def _write_back(self, local: TensorDict) -> None:
         """The tensors of ``local`` (the rows, worked on) written into the store."""
-        self._source._write_rows(self._index, local, values=False)
+        self._source._write_rows(self._selection, local, values=False)
 
     def del_(self, key: Any) -> Self:
         """Delete the entry ``key`` from the store (every row of it, as the peer's)."""
@@ -768,7 +772,7 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self._source, self._index))
+        return (type(self), (self._source, self._selection))
 
     def __repr__(self) -> str:
         if not self._source._group.file.is_open:
