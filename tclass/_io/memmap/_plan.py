@@ -139,10 +139,9 @@ class _Planner(NodeVisitor[Rebuild]):
         plan, options = self.plan, self.options
         meta: dict[str, Any] = {}
         parts: list[tuple[str, int | Rebuild]] = []
-        names = stored_names(td)
-        escaped = any(stored != key for key, stored in names.items())
+        escaped = not PEER_FIELDS.isdisjoint(td._key_names())  # as stored_names
         for key, value in td._items():
-            stored = names[key]
+            stored = escape_key(key) if escaped else key
             name = _join(rel, file_name(stored))
             if value.__class__ is UnbatchedTensor:
                 msg = (
@@ -179,7 +178,7 @@ class _Planner(NodeVisitor[Rebuild]):
                 key: written[part] if isinstance(part, int) else part(written)
                 for key, part in parts
             }
-            saved = cls._new_unchecked(entries, batch_size, torch.device("cpu"))
+            saved = cls._new_unchecked(entries, batch_size, _CPU)
             saved._assign_names(dim_names)
             saved._attach_folder(saved_at)
             return saved
@@ -308,6 +307,9 @@ def _maps_whole_file(tensor: torch.Tensor) -> bool:
     )
 
 
+_CPU = torch.device("cpu")
+
+
 def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
     name = dtype_name(tensor.dtype)
     if name is None:
@@ -365,9 +367,33 @@ def _class_fields(cls: type) -> dict[str, Any]:
 _CLASS_ITEMS: dict[type, tuple[tuple[str, Any], ...]] = {}
 
 
-# The encoders of meta.json (made once: json.dumps with separators makes one per call).
-_SPACED = json.JSONEncoder(separators=(", ", ": "))
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
+def _encoder(item_separator: str, key_separator: str) -> Callable[[Any], str]:
+    """``json.JSONEncoder(separators=...).encode``, made once (``json.dumps`` with
+    separators makes an encoder per call), less what ``encode`` sets up on each call
+    (the C encoder it builds, and the markers that catch a cycle: about 3 µs of a
+    save's ``meta.json``; what is written is JSON already checked by ``require_json``,
+    whose depth limit refuses a cycle). The plain ``encode`` where the C encoder is
+    missing or writes other text."""
+    encode = json.JSONEncoder(separators=(item_separator, key_separator)).encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encode
+    try:
+        chunks = make(
+            None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None,
+            key_separator, item_separator, False, False, True,
+        )  # fmt: skip
+        probe = {"a": [1, -2.5, None, True, "\u00e9\n"], "b": {"c": float("nan")}, "d": []}
+        if "".join(chunks(probe, 0)) != encode(probe):
+            return encode
+    except TypeError:  # another signature
+        return encode
+    return lambda value: "".join(chunks(value, 0))
+
+
+# The encoders of meta.json.
+_SPACED = _encoder(", ", ": ")
+_COMPACT = _encoder(",", ":")
 
 
 def _add_meta(
@@ -375,7 +401,7 @@ def _add_meta(
 ) -> None:
     if options.anonymous:
         return
-    data = (_COMPACT if compact else _SPACED).encode(meta).encode()
+    data = (_COMPACT if compact else _SPACED)(meta).encode()
     if len(data) > MAX_FILE_BYTES:
         where = _join(rel, META)
         msg = (
