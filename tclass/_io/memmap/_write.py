@@ -92,7 +92,7 @@ def save_tree(
             os.mkdir(os.path.join(staging, rel))
         written = _write_leaves(plan.leaves, staging, root, num_threads, like)
         for rel, data in plan.files:
-            write_file(os.path.join(staging, rel), data)
+            write_file(f"{staging}/{rel}", data)
         if durable:
             _sync_tree(staging, plan.dirs, plan.leaves, plan.files, num_threads)
     return rebuild(written)
@@ -355,7 +355,10 @@ def _write_leaves(
 
     workers = _workers(leaves, num_threads, like)
     if workers <= 1:
-        return write_all(range(len(leaves)))
+        return [
+            _write_leaf(leaf, f"{staging}/{leaf.path}", f"{root}/{leaf.path}", like)
+            for leaf in leaves
+        ]
     groups = _balanced(leaves, workers)
     written: list[torch.Tensor] = [None] * len(leaves)  # type: ignore[list-item]
     with ThreadPoolExecutor(workers - 1, thread_name_prefix="tclass-write") as pool:
