@@ -311,7 +311,7 @@ _CPU = torch.device("cpu")
 
 def _leaf_entry(tensor: torch.Tensor, where: str) -> str:
     """A leaf's entry of ``meta.json``, as the JSON text the encoder writes for the peer's
-    dict (``device``, ``shape``, ``dtype``, ``is_nested``), written directly: a tenth of
+    dict (``device``, ``shape``, ``dtype``, ``is_nested``), written directly: half
     the encoder's time, which counts in a save of many small leaves."""
     name = dtype_name(tensor.dtype)
     if name is None:
