@@ -744,12 +744,12 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
         tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...).
         The peer's ``batch_size=``, ``inplace=``, ``non_blocking_pin=`` and
         ``num_threads=`` as it reads them (see ``_to_with``)."""
+        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
+            kwargs.pop("cast_filter", None)  # the attrs give each leaf its dtype (the peer)
+            return self._to_attrs(args, kwargs)  # td.to(other.attrs()): leaf by leaf
         options = pop_to_options(kwargs)
         if options is not None:
             return self._to_with(args, kwargs, options)
-        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
-            # td.to(other.attrs()): leaf by leaf
-            return self._to_attrs(args[0], bool(kwargs.get("non_blocking", False)))
         cast_filter = kwargs.pop("cast_filter", None)
         if cast_filter is not None:
             request = parse_to_args(args, kwargs)

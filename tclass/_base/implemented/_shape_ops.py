@@ -27,7 +27,14 @@ from tclass._core._jagged import split_rows
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
 from tclass._core._shape_op import ShapeOp, legacy_view
-from tclass.errors import ArgumentValueError, DimError, ShapeError, TclassError, UnsupportedError
+from tclass.errors import (
+    ArgumentValueError,
+    DimError,
+    DimNameError,
+    ShapeError,
+    TclassError,
+    UnsupportedError,
+)
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -101,20 +108,38 @@ class ShapeOps(TensorCollection):
             DimNameError: (a ``RuntimeError`` and a ``ValueError``) if a dim already has
                 another name, or a name repeats.
         """
-        self._rename_all(_names.refined(self._dim_names, names, self.batch_dims))
+        refined = _names.refined(self._dim_names, names, self.batch_dims)
+        self._check_nested_names(refined)
+        self._rename_all(refined)
         return self
 
     def rename(self, *names: str | None, **rename_map: str) -> Self:
         """A shallow copy with its dims renamed: ``rename("a", "b")`` names every dim,
         ``rename(None)`` unnames them, ``rename(old="new")`` renames some."""
+        renamed = _names.renamed(self._dim_names, names, rename_map, self.batch_dims)
+        self._check_nested_names(renamed)
         out = self.clone(recurse=False)
-        out._rename_all(_names.renamed(self._dim_names, names, rename_map, self.batch_dims))
+        out._rename_all(renamed)
         return out
 
     def rename_(self, *names: str | None, **rename_map: str) -> Self:
         """:meth:`rename` in place (nested collections too); returns ``self``."""
-        self._rename_all(_names.renamed(self._dim_names, names, rename_map, self.batch_dims))
+        renamed = _names.renamed(self._dim_names, names, rename_map, self.batch_dims)
+        self._check_nested_names(renamed)
+        self._rename_all(renamed)
         return self
+
+    def _check_nested_names(self, names: Names) -> None:
+        """Checks that naming the batch dims ``names`` keeps the dim names of every nested
+        collection unique (they share these dims, then name their own), before anything
+        is renamed.
+
+        Raises:
+            DimNameError: (a ``ValueError``, as the peer raises) naming the nested key,
+                the names it would get and how to fix it.
+        """
+        if names is not None:
+            _check_nested(self, names, (), names)
 
     # --- reshaping -------------------------------------------------------------------------
 
@@ -782,3 +807,25 @@ def _lift_index(index: torch.Tensor, shape: torch.Size, nb: int) -> torch.Tensor
 
 def _same(leaf: torch.Tensor) -> torch.Tensor:
     return leaf
+
+
+def _check_nested(
+    node: TensorCollection, names: tuple[str | None, ...], path: tuple[str, ...], given: Names
+) -> None:
+    nb = len(names)
+    for key, value in node.items():
+        if not isinstance(value, TensorCollection) or value._is_leaf_node:
+            continue
+        own = value._dim_names
+        extra = (None,) * (value.batch_dims - nb) if own is None else own[nb:]
+        new = names + extra
+        named = [name for name in new if name is not None]
+        if len(set(named)) != len(named):
+            msg = (
+                f"names {list(given or ())}: the nested collection at key {(*path, key)} "
+                f"would name its dims {list(new)} (its own dims past the shared ones are "
+                f"named {list(extra)}); some dimension names are non-unique. Give names its "
+                "own dims do not use, or rename the nested collection's dims first"
+            )
+            raise DimNameError(msg)
+        _check_nested(value, new, (*path, key), given)

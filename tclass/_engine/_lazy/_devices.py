@@ -124,7 +124,9 @@ class LazyDevices(LazyReshapeOps):
 
     @names.setter
     def names(self, value: Sequence[str | None] | None) -> None:
-        self._rename_all(_names.as_names(value, len(self._batch_size)))
+        names = _names.as_names(value, len(self._batch_size))
+        self._check_nested_names(names)
+        self._rename_all(names)
 
     @property
     def _dim_names(self) -> Names:
