@@ -35,6 +35,7 @@ from tclass._core._device import (
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import Names
 from tclass._core._records import is_record
+from tclass._core._registry import collection_class_defined
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
@@ -208,6 +209,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                     self.set(key, value)
         if lock:
             self.lock_()
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        collection_class_defined(cls)  # pytree registration, in the interop layer
 
     @classmethod
     def _new_unchecked(

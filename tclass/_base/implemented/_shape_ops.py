@@ -22,6 +22,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._math import refuse_out_with_grad
 from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
 from tclass._core._names import Names
@@ -518,6 +519,8 @@ class ShapeOps(TensorCollection):
         Raises:
             ArgumentValueError: (a ``ValueError``) both ``out`` and ``inplace=True``.
             UnsupportedError: ``inplace=True`` with an index of another number of dims.
+            GradError: (a ``RuntimeError``, as torch raises) ``out`` where a result
+                tensor requires grad.
             ShapeError: if ``index`` is not an integer tensor with one dim per batch dim,
                 or is larger than the batch outside ``dim``.
         """
@@ -543,6 +546,7 @@ class ShapeOps(TensorCollection):
         result = self._map_batch(lambda v: v.gather(d, _lift_index(index, v.shape, nb)), shape)
         result = self._carry(result, self._dim_names, lock=False)
         if out is not None:
+            refuse_out_with_grad(result, "gather")
             out.update_(result)
             return out
         return self._in_place(result, inplace, "gather")

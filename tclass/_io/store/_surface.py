@@ -15,7 +15,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._lock_blocks import LockBlocks
-from tclass._core import _names
+from tclass._core import _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
@@ -224,7 +224,7 @@ class StoreSurface(LockBlocks):
             KeyNotFoundError: for a missing key when ``strict``.
         """
         self._refuse_in_place("select", inplace)
-        tops = {key if isinstance(key, str) else key[0] for key in _flat_keys(keys)}
+        tops = {_keys.key_path(key)[0] for key in _flat_keys(keys)}
         shallow = self._shallow(key for key in self._key_names() if key in tops)
         for key in tops:
             if strict and not self._has_entry(key):
@@ -232,13 +232,17 @@ class StoreSurface(LockBlocks):
         return _read(shallow.select(*keys, strict=strict))  # type: ignore[return-value]
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
-        """Every entry but ``keys`` (nested keys too) read into a plain TensorDict.
+        """Every entry but ``keys`` (nested keys too) read into a plain TensorDict; with
+        ``inplace=True``, the entries ``keys`` deleted from the file (as ``del_`` does,
+        and as the peer's ``split_keys(inplace=True)``) and ``self`` returned.
 
         Raises:
-            UnsupportedError: (a ``NotImplementedError``) with ``inplace=True``: the file
-                keeps its entries (delete them with ``del_``).
+            LockedError: with ``inplace=True`` on a locked PersistentTensorDict.
         """
-        self._refuse_in_place("exclude", inplace)
+        if inplace:
+            here = set(self.keys(include_nested=True))
+            self._drop_paths([key for key in _flat_keys(keys) if _keys.unravel_key(key) in here])
+            return self
         gone = {key for key in _flat_keys(keys) if isinstance(key, str)}
         shallow = self._shallow(key for key in self._key_names() if key not in gone)
         return _read(shallow.exclude(*keys))  # type: ignore[return-value]
