@@ -147,7 +147,7 @@ class ScopedOps:
         """
         locked = self._locked
         self._lock_tree()
-        self._scoped().before_last_lock = locked
+        self._lock_opens_next_block(locked)
         return self
 
     def unlock_(self) -> Self:
@@ -160,8 +160,18 @@ class ScopedOps:
         """
         locked = self._locked
         self._unlock_tree()
-        self._scoped().before_last_lock = locked
+        self._lock_opens_next_block(locked)
         return self
+
+    def _lock_opens_next_block(self, locked: bool) -> None:
+        """The next ``with`` block is the lock_/unlock_ call's: it restores ``locked``,
+        and, outside any open block, a shape op's write-back waiting for this result's
+        first block is dropped (``t = td.transpose(0, 1); with t.unlock_(): ...`` only
+        relocks ``t``, as the peer's: its last operation is the unlock)."""
+        scope = self._scoped()
+        scope.before_last_lock = locked
+        if not scope.restore:
+            scope.on_exit = None
 
     def _scoped(self) -> Scope:
         scope = self._scope

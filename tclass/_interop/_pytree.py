@@ -24,6 +24,7 @@ from torch._C._functorch import maybe_current_level, maybe_get_bdim, maybe_get_l
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
+from tclass._core._linked_list import LinkedList
 from tclass._core._names import Names
 from tclass._core._records import storage_of
 from tclass._core._registry import on_collection_class
@@ -323,6 +324,15 @@ def register_collection(cls: type, wrap: Callable[[Any], Any] | None = None) -> 
 
 register_collection(TensorDict)
 on_collection_class(register_collection)  # its subclasses: TypedTensorDict, a user's own
+# The lists of a NonTensorStack's values (td["tags"]) are lists to tree utilities too
+# (tree_map reaches their items), rebuilt as plain lists, as the peer's.
+pytree.register_pytree_node(
+    LinkedList,
+    pytree._list_flatten,
+    pytree._list_unflatten,
+    serialized_type_name="tclass.utils.LinkedList",
+    flatten_with_keys_fn=pytree._list_flatten_with_keys,
+)
 register_collection(LegacyLazyView)  # flattened as it reads, rebuilt as a TensorDict
 
 

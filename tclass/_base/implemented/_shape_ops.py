@@ -170,9 +170,11 @@ class ShapeOps(TensorCollection):
         batch_size: Sequence[int] | None = None,
     ) -> Self:
         """A view with batch size ``shape`` (or ``size=`` / ``batch_size=``), or with every
-        tensor viewed as a dtype."""
+        tensor viewed as a dtype (``view(torch.uint8)``; with ``batch_size=``, the result
+        and its nested collections get that batch size, as the peer's)."""
         if len(shape) == 1 and isinstance(shape[0], torch.dtype):
-            return self._view_dtype(shape[0])
+            new_size = None if batch_size is None else torch.Size(batch_size)
+            return self._view_dtype(shape[0], new_size)
         given = size if size is not None else batch_size
         if given is not None:
             shape = (tuple(given),)
@@ -196,21 +198,26 @@ class ShapeOps(TensorCollection):
             raise ShapeError(msg) from None
         return self._carry(out, None, inverse=lambda r: r.view(current))
 
-    def _view_dtype(self, dtype: torch.dtype) -> Self:
-        batch_size = self.batch_size
+    def _view_dtype(self, dtype: torch.dtype, new_size: torch.Size | None) -> Self:
+        batch_size = self.batch_size if new_size is None else new_size
         nb = len(batch_size)
         values: dict[str, Value] = {}
         for key, value in self._items():
-            out = value.view(dtype)
+            if new_size is not None and isinstance(value, TensorCollection):
+                out = value.view(dtype, batch_size=new_size)
+            else:
+                out = value.view(dtype)
             if out.shape[:nb] != batch_size:
                 msg = (
                     f"view({dtype}) would change the batch dims of {key!r} from "
                     f"{list(value.shape)} to {list(out.shape)}: a dtype of another size "
-                    "changes the last dim, which must be a feature dim"
+                    "changes the last dim, which must be a feature dim (or give the "
+                    "batch size of the result, view(dtype, batch_size=...))"
                 )
                 raise ShapeError(msg)
             values[key] = out
-        return self._carry(self._new_like(values, batch_size, self.device), self._dim_names)
+        names = self._dim_names if new_size is None or new_size == self.batch_size else None
+        return self._carry(self._new_like(values, batch_size, self.device), names)
 
     def flatten(
         self, start_dim: int | None = None, end_dim: int | None = None, *, inplace: bool = False
