@@ -203,6 +203,7 @@ class ShapeOps(TensorCollection):
         nb = len(batch_size)
         values: dict[str, Value] = {}
         for key, value in self._items():
+            out: torch.Tensor | TensorCollection
             if new_size is not None and isinstance(value, TensorCollection):
                 out = value.view(dtype, batch_size=new_size)
             else:
@@ -824,7 +825,7 @@ def _check_nested(
     node: TensorCollection, names: tuple[str | None, ...], path: tuple[str, ...], given: Names
 ) -> None:
     nb = len(names)
-    for key, value in node.items():
+    for key, value in node._items():
         if not isinstance(value, TensorCollection) or value._is_leaf_node:
             continue
         own = value._dim_names
