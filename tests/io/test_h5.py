@@ -930,19 +930,6 @@ def test_exclude_and_split_keys_in_place_delete_from_the_file(
         saved.exclude(("next", "x"), inplace=True)
 
 
-def test_a_tensor_that_requires_grad_is_refused(saved: PersistentTensorDict) -> None:
-    # The file keeps data only: the autograd history would be lost (the peer refuses too).
-    for value in (
-        torch.randn(4).requires_grad_(),
-        TensorDict({"w": torch.randn(4, 2, requires_grad=True)}, [4]),
-    ):
-        with pytest.raises(tclass.errors.GradError, match="requires_grad=True") as info:
-            saved.set("g", value)
-        assert isinstance(info.value, RuntimeError) and "g" not in saved.keys()
-    saved.set("g", torch.randn(4).requires_grad_().detach())
-    assert "g" in saved.keys()
-
-
 def test_a_key_of_nested_tuples_sets_an_entry(saved: PersistentTensorDict) -> None:
     # A key, not a row index: as a TensorDict reads td[" a ", ("b", "c"), ("d",)].
     saved[" a ", ("little", "story"), "about", ("myself",)] = torch.zeros(4)

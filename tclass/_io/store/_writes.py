@@ -32,7 +32,6 @@ from tclass.errors import (
     BatchMismatchError,
     EntryTypeError,
     FilePermissionError,
-    GradError,
     InPlaceWriteError,
     KeyNotFoundError,
     LockedError,
@@ -101,7 +100,6 @@ class StoreWrites(TensorDictBase):
             value = TensorDict(value, self._batch_size)
         elif not isinstance(value, (torch.Tensor, TensorCollection)):
             value = stored_value(value, self._batch_size, None)  # a string: a Python value
-        self._refuse_grad(key, value)
         if isinstance(value, (NonTensorData, NonTensorStack)):
             self._write_values(group, key, value)
         elif isinstance(value, TensorCollection):
@@ -112,24 +110,6 @@ class StoreWrites(TensorDictBase):
             array = to_numpy(tensor, self._label)
             self._replace(group, key, lambda: group.create_array(key, array, self._dataset_kwargs))
         return self
-
-    def _refuse_grad(self, key: str, value: Any) -> None:
-        """Raises ``GradError`` (a ``RuntimeError``, as the peer raises) where ``value``
-        holds a tensor that requires grad: the file keeps its data only, so its autograd
-        history would be lost without a word."""
-        if isinstance(value, torch.Tensor):
-            grad = value.requires_grad
-        elif isinstance(value, TensorCollection):
-            grad = any(leaf.requires_grad for leaf in value._tensor_leaves())
-        else:
-            return
-        if grad:
-            msg = (
-                f"Cannot set a tensor that has requires_grad=True in {self._where(key)}: the "
-                "file keeps the data, not its autograd history; store value.detach(), or "
-                "keep the tensor in a TensorDict in memory"
-            )
-            raise GradError(msg)
 
     def _replace(self, group: StoreGroup, key: str, create: Callable[[], _T]) -> _T:
         """What ``create`` makes under ``key``, in place of the entry there."""
