@@ -918,11 +918,33 @@ def test_select_exclude_cpu_and_consolidate_read_the_file(saved: PersistentTenso
     with pytest.raises(KeyError, match="nope"):
         saved.select("nope")
     with pytest.raises(NotImplementedError, match="in place"):
-        saved.exclude("obs", inplace=True)
+        saved.select("obs", inplace=True)
     moved = saved.cpu()
     assert isinstance(moved, PersistentTensorDict) and moved.device == torch.device("cpu")
     packed = saved.consolidate()
     assert type(packed) is TensorDict and packed.is_locked and same(packed, sample())
+
+
+def test_exclude_and_split_keys_in_place_delete_from_the_file(
+    saved: PersistentTensorDict,
+) -> None:
+    # As the peer's split_keys(inplace=True): the keys taken are deleted from the file.
+    assert saved.exclude("obs", ("next", "done"), "nope", inplace=True) is saved
+    assert "obs" not in saved.keys() and ("next", "done") not in saved.keys(True)
+    assert "obs" not in saved.file and "done" not in saved.file["next"]
+    taken, rest = saved.split_keys(["reward"], inplace=True)
+    assert rest is saved and "reward" not in saved.keys()
+    assert torch.equal(taken["reward"], sample()["reward"])
+    saved.lock_()
+    with pytest.raises(tclass.errors.LockedError, match="locked"):
+        saved.exclude(("next", "x"), inplace=True)
+
+
+def test_a_key_of_nested_tuples_sets_an_entry(saved: PersistentTensorDict) -> None:
+    # A key, not a row index: as a TensorDict reads td[" a ", ("b", "c"), ("d",)].
+    saved[" a ", ("little", "story"), "about", ("myself",)] = torch.zeros(4)
+    assert torch.equal(saved[" a ", "little", "story", "about", "myself"], torch.zeros(4))
+    assert torch.equal(saved[(" a ", ("little",)), "story", "about", "myself"], torch.zeros(4))
 
 
 def test_a_with_block_on_a_rearranged_file_writes_back(saved: PersistentTensorDict) -> None:

@@ -247,6 +247,12 @@ def run_leafwise(
                 results = _fused(foreach, leaves, operands, kwargs)
         except TypeError:  # no kernel takes these arguments: leaf by leaf below
             pass
+        except RuntimeError:
+            # Autograd has no fused out-of-place kernel for a list that mixes tensors
+            # requiring grad with integer ones (parameters beside integer buffers, as
+            # TensorDictParams holds): nothing was computed, leaf by leaf below.
+            if not _mixes_grad_and_integers(leaves):
+                raise
         else:
             return leaves if results is None else results
     columns = [op if type(op) is list else itertools.repeat(op) for op in operands]
@@ -255,6 +261,16 @@ def run_leafwise(
     else:  # one C-level loop where `each` is a C function
         results = list(map(each, leaves, *columns))
     return leaves if results[0] is None else results
+
+
+def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
+    """Whether autograd refuses a fused kernel on ``leaves``: some require grad, some
+    have a dtype without gradients (integers, bool)."""
+    return (
+        torch.is_grad_enabled()
+        and any(leaf.requires_grad for leaf in leaves)
+        and any(not (leaf.is_floating_point() or leaf.is_complex()) for leaf in leaves)
+    )
 
 
 def _fused(

@@ -34,6 +34,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core import _keys
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
@@ -588,7 +589,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
     def get(self, key: Any, default: Any = None) -> Any:
         """The entry at ``key`` (read from the file), or ``default`` when absent."""
         node: Any = self
-        for part in (key,) if isinstance(key, str) else tuple(key):
+        for part in _keys.key_path(key):
             node = storage_of(node)
             if not isinstance(node, PersistentTensorDict) or not node._has_entry(part):
                 return default
@@ -602,7 +603,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
         (``PersistentTensorDictView``)."""
         if isinstance(index, str):
             value = self._entry(index)
-        elif isinstance(index, tuple) and index and all(isinstance(part, str) for part in index):
+        elif isinstance(index, tuple) and _keys.is_key_tuple(index):
             value = self.get(index, _MISSING)
             if value is _MISSING:
                 raise self._missing_key(index)
@@ -612,7 +613,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
 
     def get_at(self, key: Any, index: Any, default: Any = _MISSING) -> Any:
         """The rows ``index`` of the entry ``key``, reading only those."""
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         node = self._group_at(path[:-1])
         if not node._has_entry(path[-1]):
             if default is _MISSING:

@@ -82,7 +82,7 @@ class StoreWrites(TensorDictBase):
         name), a collection or dict a group, a Python value an array in the store's
         format for values. With ``inplace`` and an existing array, the data is written
         into it."""
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         if len(path) > 1:
             self._parent_for(path).set(path[-1], value, inplace=inplace)
             return self
@@ -170,9 +170,7 @@ class StoreWrites(TensorDictBase):
         """``ptd[key] = value`` writes an entry (into the existing one when locked, as
         the peer's); ``ptd[idx] = rows`` writes the rows of every dataset (``rows`` a
         collection, a dict, or a number for every tensor)."""
-        if isinstance(index, str) or (
-            isinstance(index, tuple) and index and all(isinstance(part, str) for part in index)
-        ):
+        if isinstance(index, str) or (isinstance(index, tuple) and _keys.is_key_tuple(index)):
             self.set(index, value, inplace=self._locked)
             return
         if isinstance(value, TensorCollection):  # checked before any dataset is written
@@ -218,7 +216,7 @@ class StoreWrites(TensorDictBase):
 
     def del_(self, key: Any) -> Self:
         """Delete the entry ``key`` from the file."""
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         node = self._parent_for(path) if len(path) > 1 else self
         group = node._writable()
         if node._locked:
@@ -305,7 +303,7 @@ class StoreWrites(TensorDictBase):
         if isinstance(target, StoreWrites):
             target._fill_all(number)
             return self
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         node = self._group_at(path[:-1])._writable()[path[-1]]
         if is_group(node) or node.dtype is None:
             msg = f"fill_: {path[-1]!r} holds Python values in {self._where()}, not a tensor"
@@ -322,7 +320,7 @@ class StoreWrites(TensorDictBase):
         Raises:
             KeyNotFoundError: (a ``KeyError``) ``key`` is not in the file.
         """
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         node = self._group_at(path[:-1])
         group = node._writable()
         name = path[-1]
