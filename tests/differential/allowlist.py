@@ -122,6 +122,8 @@ def _values_kept(*ops: str) -> Covers:
     return covers
 
 
+# the comparisons and bitwise ops whose results the peer holds no Python values in
+_VALUES_DROPPED = ("==", "!=", "r==", "r!=", "|", "^", "r|", "r^", "|=", "^=")
 _EMPTY_LAZY = re.compile(
     r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), tclass "
 )
@@ -687,8 +689,12 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         "].kind: " in d or d.startswith("result.kind: ") for d in finding.detail
     ):
         return False
+    dropped = finding.step.op in _VALUES_DROPPED  # and the values, as for a TensorDict
     return all(
-        any(p.search(d) for p in _RECORD_KIND_LINES) or _fields_line(d) for d in finding.detail
+        any(p.search(d) for p in _RECORD_KIND_LINES)
+        or _fields_line(d)
+        or (dropped and _EMPTY_LAZY.search(d) is not None)
+        for d in finding.detail
     )
 
 
@@ -1004,7 +1010,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _number_written_around_values,
             _values_written_in_place,
-            _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^", "|=", "^="),
+            _values_kept(*_VALUES_DROPPED),
             _through_a_value,
             _empty_values_shaped,
             _empty_gives_new_nodes,
