@@ -745,6 +745,29 @@ def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     return str(list(size or ())) == expected and str(list(peer_size or ())) != expected
 
 
+_VALUE_DIMS = re.compile(r"\]\[1\]: length: peer (\d+), tclass (\d+)$")  # a value's batch size
+_VALUE_ONE_DEEPER = re.compile(r": peer py \(.*\), tclass list of 1$")
+
+
+def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` / ``view`` / ``reshape`` into dims of size 1 of a collection with
+    per-element Python values: the values keep every batch dim torch gives a tensor of
+    that batch size, where the peer's value stack loses one of size 1 (one level less of
+    lists, one dim less in its batch size)."""
+    tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
+    if finding.kind != "result" or finding.step.op not in _NESTED_DIM_OPS or len(tags) != 1:
+        return False
+    if str(list(getattr(mine.value, "batch_size", ()))) != tags[0].removeprefix("torch-shape="):
+        return False
+    for line in finding.detail:
+        sizes = _VALUE_DIMS.search(line)
+        if sizes is not None and int(sizes.group(2)) == int(sizes.group(1)) + 1:
+            continue
+        if _VALUE_ONE_DEEPER.search(line) is None:
+            return False
+    return True
+
+
 _NAMES_LINE = re.compile(r"^result(\[.*\])?\.names: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
 
 
@@ -1056,6 +1079,7 @@ ENTRIES: list[Entry] = [
             _names_unique,
             _shaped_as_torch,
             _flattened_without_dims,
+            _values_shaped_as_torch,
             _nested_names_kept,
             _names_read_live,
             _stack_dim_name_kept,
