@@ -462,6 +462,10 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     return any(_FLAG_CHANGES.search(line) for line in finding.lines[1:])
 
 
+# an entry with no elements that torch.logsumexp(t, dim=()) reduces whole
+_EMPTY_REDUCED_WHOLE = re.compile(
+    r": peer Tensor\[([\w.]+), shape \[\]\], tclass Tensor\[\1, shape \[[\d, ]*\b0\b[\d, ]*\]\]$"
+)
 _BROKEN_SIZE = re.compile(r"^result\.(batch_size|names): peer ")
 
 
@@ -475,6 +479,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         ):
             return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
+    if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
+        return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)
     if finding.kind == "result" and any(": peer error (" in d for d in finding.detail):
         # the peer's result fails to read; its batch size and names show it broken too
         return all(
