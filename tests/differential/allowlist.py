@@ -472,7 +472,8 @@ _BROKEN_SIZE = re.compile(r"^result\.(batch_size|names): peer ")
 def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
     operation on a collection without entries, or cannot read the Python values of a
-    stack of members on a device and of none, where tclass answers."""
+    stack of members on a device and of none, or returned a result whose entries fail to
+    read (its batch size and names wrong with them), where tclass answers."""
     if finding.kind in ("peer-raises", "family"):
         if finding.step.op == "logsumexp" and "doesn't match the broadcast shape" in str(
             peer.error
