@@ -37,6 +37,7 @@ from tclass._core._batch import format_shape
 from tclass._core._record_spec import value_problem
 from tclass._core._records import is_record
 from tclass._core._spec import TensorSpec
+from tclass._core._tracing import tracing
 from tclass.errors import (
     BatchSizeError,
     FieldSpecError,
@@ -571,6 +572,7 @@ class LeafWalkOps(TensorCollection):
         if mine is None:
             return None
         theirs = None
+        traced = False  # under torch.compile, with an operand over a batch size
         batch = self.batch_size
         if operands:
             other = operands[0]
@@ -579,8 +581,12 @@ class LeafWalkOps(TensorCollection):
                 if theirs is None or len(theirs) != len(mine):  # (the loop finds each key)
                     return None
                 shape = other.batch_size
-                if shape and shape != batch:  # broadcast: the walk resizes
-                    return None
+                if shape:  # over another batch size: a broadcast, which the walk resizes
+                    # Traced, the sizes are compared on the leaves below: batch sizes
+                    # compared as ints would be two more inputs of the graph.
+                    traced = tracing()
+                    if len(shape) != len(batch) if traced else shape != batch:
+                        return None
             elif other.__class__ not in _PYTHON_NUMBERS:  # (numpy scalars: the walk's)
                 return None
         leaves: list[torch.Tensor] = []
@@ -601,6 +607,8 @@ class LeafWalkOps(TensorCollection):
                 entries[key] = value._rebuilt(_NOTHING, None)
             else:  # a nested collection, a tensor subclass, a key the operand lacks
                 return None
+        if traced and pieces and pieces[0].shape[: len(batch)] != leaves[0].shape[: len(batch)]:
+            return None
         args = operands if theirs is None else (pieces,)
         if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
             results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)

@@ -291,9 +291,10 @@ def _read(td: TensorDict) -> TensorDict:
 
 
 def in_memory(value: Any) -> Any:
-    """An entry read into memory: a nested collection (or a record over one) whole."""
+    """An entry read into memory: a nested collection over a store, or a view of its
+    rows (or a record over either), whole."""
     storage = storage_of(value)
-    if not isinstance(storage, StoreSurface):
+    if not isinstance(storage, TensorCollection) or not storage._is_store:
         return value
     read = cast("PersistentTensorDict", storage).to_tensordict()
     return read if storage is value else type(value)._from_tensordict_unchecked(read)

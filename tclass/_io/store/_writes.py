@@ -381,7 +381,10 @@ class StoreWrites(TensorDictBase):
             source = {**dict(source_items(input_dict_or_td)), **kwargs}
         return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
-    def _write_rows(self, index: Any, value: Any) -> None:
+    def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
+        """``value`` (a collection, a dict, a tensor or a number for every array) written
+        into the rows ``index`` of every array, and (``values``) the Python values a
+        collection or dict holds into those rows of the arrays of values."""
         group = self._writable()
         if isinstance(index, list):
             index = torch.tensor(index)
@@ -389,18 +392,26 @@ class StoreWrites(TensorDictBase):
             value = storage_of(value)
         for key in self._key_names():
             node = group[key]
-            if isinstance(value, (int, float, bool)):
+            keyed = isinstance(value, (Mapping, TensorCollection))
+            if isinstance(value, (int, float, bool)) or not keyed:
                 part: Any = value
-            elif isinstance(value, Mapping) or isinstance(value, TensorCollection):
+            else:
                 part = value.get(key, _MISSING)
                 if part is _MISSING:
                     continue
-            else:
-                part = value
             if is_group(node):
-                self._child_of(key, node)._write_rows(index, part)
+                self._child_of(key, node)._write_rows(index, part, values)
             elif node.dtype is not None:
                 write_rows(node, index, part, len(self._batch_size), self._label)
+            elif keyed and values:
+                self._write_value_rows(group, key, index, part)
+
+    def _write_value_rows(self, group: StoreGroup, key: str, index: Any, value: Any) -> None:
+        """``value`` into the rows ``index`` of the Python values ``key``: read, written
+        in memory (a TensorDict's rows), written back."""
+        rows = TensorDict._new_unchecked({key: self._entry(key)}, self._batch_size, None)
+        rows[index] = {key: value}
+        self._write_values(group, key, rows._entry(key))  # type: ignore[arg-type]
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
@@ -429,7 +440,13 @@ class StoreWrites(TensorDictBase):
         read, worked on in memory, written back."""
         local = self.to_tensordict()
         local._pointwise_(foreach, each, operands, kwargs, **options)
-        return self.update_(local)
+        self._write_back(local)
+        return self
+
+    def _write_back(self, local: TensorDictBase) -> None:
+        """The tensors of ``local`` (the entries read and worked on in memory) written
+        into the arrays."""
+        self._write_rows(Ellipsis, local, values=False)
 
     def zero_(self) -> Self:
         """Write zeros into every array (nothing is read)."""
