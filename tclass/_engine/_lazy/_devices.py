@@ -57,6 +57,12 @@ class LazyDevices(LazyReshapeOps):
         members = [member.to(*args, **kwargs) for member in self._members]
         if all(new is old for new, old in zip(members, self._members)):
             return self
+        same_devices = all(new.device == old.device for new, old in zip(members, self._members))
+        if same_devices and not self.is_locked:  # a cast: locked as the stack is
+            members = [
+                new.unlock_() if new is not old and new.is_locked else new
+                for new, old in zip(members, self._members)
+            ]
         return self._restacked(members, self._stack_dim, self._batch_size)
 
     def _check_to_batch_size(self, batch_size: Any) -> None:
