@@ -22,6 +22,7 @@ __all__ = [
     "all_equal",
     "BatchSizeLike",
     "as_batch_size",
+    "broadcasts_to",
     "chunk_sizes",
     "expand_shape",
     "format_shape",
@@ -358,6 +359,17 @@ def indexed_shape(batch_size: torch.Size, index: object) -> torch.Size:
         return torch.empty(()).expand(batch_size)[index].shape  # type: ignore[index]
     except IndexError as error:
         raise index_error(index, batch_size, error) from None
+
+
+def broadcasts_to(source: Sequence[int], target: Sequence[int]) -> bool:
+    """Whether a value of shape ``source`` can be written into ``target`` as torch writes
+    ``tensor[index] = value``: leading dims of size 1 dropped, then broadcast."""
+    leading = 0
+    while leading < len(source) - len(target) and source[leading] == 1:
+        leading += 1
+    return len(source) - leading <= len(target) and all(
+        s in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
+    )
 
 
 def index_error(index: object, batch_size: Sequence[int], error: IndexError) -> DimError:

@@ -47,6 +47,7 @@ from tclass._engine._value_positions import (
 )
 from tclass.errors import (
     BatchMismatchError,
+    BatchSizeError,
     ClassDefinitionError,
     EntryTypeError,
     InPlaceWriteError,
@@ -452,6 +453,8 @@ class NonTensorData(_NonTensorNode):
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        if isinstance(value, _NonTensorNode):
+            self._check_fits(index, value)
         if isinstance(value, ENGINE.NonTensorStack):  # kept when it holds only this value
             if all(same_value(item, self.data) for item in value._flat()):
                 return self
@@ -463,6 +466,24 @@ class NonTensorData(_NonTensorNode):
         return stack._written(index, value)
 
     _with_written = _written  # never changes self: a different value gives a new stack
+
+    def _check_fits(self, index: Any, value: _NonTensorNode) -> None:
+        """torch's shape check of ``tensor[index] = value`` for a node written over
+        ``self[index]``: it holds, even where the same value leaves the node as it is.
+
+        Raises:
+            BatchSizeError: (a ``RuntimeError``) ``value``'s batch size does not broadcast
+                to the selection's.
+        """
+        target = _batch.indexed_shape(self._batch_size, index)
+        if not _batch.broadcasts_to(value.batch_size, target):
+            msg = (
+                f"cannot write a value of batch size {list(value.batch_size)} at index "
+                f"{index!r} of a {type(self).__name__} of batch size "
+                f"{list(self._batch_size)}: it does not broadcast to the selection's "
+                f"{list(target)}; index the source or the destination so that the two agree"
+            )
+            raise BatchSizeError(msg)
 
     def _widened_by(self, index: Any, value: Any) -> bool:
         """Whether ``value`` is a node with more batch dims than ``self[index]``: the

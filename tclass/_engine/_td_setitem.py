@@ -166,9 +166,11 @@ class SetItemOps(TensorDictBase):
             value = value_as_tensor("<value>", value, None)
         nb = len(self._batch_size)
         unbatched = self._holds_unbatched()
+        written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
                 continue  # a number written over the batch leaves Python values alone
+            written = True
             # A tensor covers the batch dims: align it with them, not with feature dims.
             if isinstance(value, _Tensor):
                 operand = align_right(value, value.ndim + entry.ndim - nb)
@@ -180,6 +182,8 @@ class SetItemOps(TensorDictBase):
                 raise _batch.index_error(index, self._batch_size, error) from None
             except RuntimeError as error:
                 raise_write_error(key, entry, index, operand, error)
+        if not written:  # nothing written, but the index is checked as a tensor's would be
+            _batch.indexed_shape(self._batch_size, index)
 
 
 def _same_data(entry: _NonTensorNode, sub: Any) -> bool:
@@ -193,7 +197,13 @@ def check_empty_source(destination: TensorCollection, index: Any, value: TensorC
     ``BatchSizeError`` of :func:`source_batch_error` when its batch size does not
     broadcast to the indexed destination's. Writing it changes nothing, but torch checks
     a tensor's shape even when it has no elements (and a collection with entries is
-    checked through them): without this, a mistaken index or batch size passes silently."""
+    checked through them): without this, a mistaken index or batch size passes silently.
+
+    Raises:
+        DimError: (an ``IndexError``) the index does not fit the destination's batch size.
+        BatchSizeError: (a ``RuntimeError``) the source's batch size does not broadcast.
+    """
+    _batch.indexed_shape(destination.batch_size, index)  # an index out of range or ill-formed
     error = source_batch_error(destination, index, value, empty=True)
     if error is not None:
         raise error
@@ -211,12 +221,7 @@ def source_batch_error(
     except (IndexError, RuntimeError, TypeError, ValueError):
         return None
     source = value.batch_size
-    leading = 0  # torch drops a value's leading dims of size 1 before broadcasting it
-    while leading < len(source) - len(target) and source[leading] == 1:
-        leading += 1
-    if len(source) - leading <= len(target) and all(
-        s in (1, t) for s, t in zip(reversed(source), reversed(target), strict=False)
-    ):
+    if _batch.broadcasts_to(source, target):
         return None
     kind = type(value).__name__
     note = ""

@@ -277,17 +277,15 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     an update giving a nested collection no entries),
     and rows written in place at an index the peer sends through its locked ``set``
     (``rec[None,] = rows`` on a memory-mapped record; it writes in place at the others):
-    nothing is replaced, which tclass accepts and the peer refuses."""
+    nothing is replaced, which tclass accepts and the peer refuses. The peer refuses any
+    ``update`` of a locked collection, even one that writes nothing (a source without
+    entries, or whose nested collections are empty); tclass answers only where nothing
+    locked is replaced (else its ``LockedError``), so an update it answers is covered."""
     if finding.kind != "peer-raises" or "Cannot modify locked" not in str(peer.error):
         return False
     if finding.step.op == "setitem":
         return not finding.step.src.startswith(("x['", 'x["'))  # an index, not a key
-    if finding.step.op != "update":
-        return False
-    nothing = re.fullmatch(
-        r"x\.update\(\{[^{}]*: L\.TensorDict\(\{\}, batch_size=\[[\d, ]*\]\)\}\)", finding.step.src
-    )
-    return finding.step.src.startswith("x.update(x.to_dict()") or nothing is not None
+    return finding.step.op == "update"
 
 
 # A leaf that is a file of tclass's folder and a plain tensor in the peer, or the other
@@ -437,6 +435,43 @@ def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
 
 
+_DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*, tclass dict \(")
+
+
+def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A dict given through ``update`` to a record's field annotated with a Python type
+    (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the assignment keeps
+    it in both libraries, where the peer's ``update`` makes it a TensorDict."""
+    if finding.kind != "result" or finding.step.op != "update":
+        return False
+    return all(_DICT_KEPT.match(line) for line in finding.detail)
+
+
+_NONE_AS_LIST = re.compile(
+    r"^result\S*\['\w+'\]: peer list of \d+, tclass py \('NoneType', None\)$"
+)
+_KEYS_LINE = re.compile(r"^result\S*: keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested record's field set to ``None`` through ``update`` (``rec.update(rec.
+    to_dict())`` where ``rec.inner.z`` is ``None``): not set in tclass, as at the top
+    level in both libraries, where the peer keeps a ``None`` value entry under the nested
+    record (a key of its ``keys()``, and a list of ``None`` once stacked or padded)."""
+    if finding.kind != "result" or not any(".update(" in line for line in finding.lines):
+        return False
+    for line in finding.detail:
+        if _NONE_AS_LIST.match(line):
+            continue
+        keys = _KEYS_LINE.match(line)
+        if keys is None:
+            return False
+        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+        if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
+            return False
+    return True
+
+
 def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
     answers only when its file-backed tensors have no elements (no file), where the peer
@@ -479,6 +514,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             peer.error
         ):
             return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
+        if _rebuilt_with_more_dims(finding, peer):
+            return True
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
         return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)
@@ -494,6 +531,26 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
         return keys is not None and not list(keys(True, True))
     return False
+
+
+_MORE_DIMS = re.compile(
+    r"the number of sizes provided \((\d+)\) must be greater or equal to the number of "
+    r"dimensions in the tensor \((\d+)\)|value tensor of shape \[([\d, ]*)\] cannot be "
+    r"broadcast to indexing result of shape \[([\d, ]*)\]"
+)
+
+
+def _rebuilt_with_more_dims(finding: Finding, peer: Any) -> bool:
+    """``x[i] = x[i].to_dict()`` where the peer rebuilt a nested collection of the dict
+    with more dims than the value it came from (its leaves then do not fit)."""
+    if finding.step.op != "setitem" or not finding.step.src.endswith(".to_dict()"):
+        return False
+    found = _MORE_DIMS.search(str(peer.error))
+    if found is None:
+        return False
+    if found.group(1) is not None:
+        return int(found.group(2)) > int(found.group(1))
+    return found.group(3).count(",") > found.group(4).count(",")
 
 
 def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -790,6 +847,33 @@ def _names_of(line: str) -> tuple[str, list[str], list[str]] | None:
 _ONE_NAME = re.compile(r"^result(\[[^\]]*\])*\.names: peer \[None\], tclass \['[a-z]+'\]$")
 
 
+_SHAPE_LINE = re.compile(r"\.(names|batch_size): peer ")
+
+
+def _empty_set_under_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection without entries or a Python value set under a nested node of a lazy
+    stack (``lazy.set(("n", "k"), TensorDict({}, [2]))``, ``lazy.set(("n", "k"), "a")``):
+    its members' copies take the node's batch size in tclass, and keep the value's own
+    (shorter) one in the peer."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setitem_key"):
+        return False
+    src = finding.step.src
+    if re.fullmatch(r"x\.set\(\(.*\), \"[^\"]*\"\)", src):  # a Python value
+        return all(_VALUE_UNDER_NODE.search(line) for line in finding.detail)
+    if not re.search(r"\(\(.*\), L\.TensorDict\(\{\}, batch_size=", src) and not (
+        re.search(r"^x\[\(.*\)\] = L\.TensorDict\(\{\}, batch_size=", src)
+    ):
+        return False
+    return all(_SHAPE_LINE.search(line) for line in finding.detail)
+
+
+# A Python value under a nested node: the peer's members hold it at batch size [] (read
+# as the one value, of length 0), tclass's at the node's (a list, of length 1).
+_VALUE_UNDER_NODE = re.compile(
+    r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer 0, tclass 1$"
+)
+
+
 def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The name of the one dim of a lazy stack of members without batch dims, kept by
     ``to_tensordict`` / ``contiguous`` / ``apply(batch_size=)``, where the peer drops it."""
@@ -1011,6 +1095,16 @@ def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return False
 
 
+def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A field that is ``None`` assigned on a locked record saved in a folder
+    (``saved.opt = t``): filled in tclass (written to the folder), refused by the peer's
+    lock. tclass refuses the assignment of a field already set, or on a record not saved."""
+    if finding.kind != "peer-raises" or finding.step.op != "setattr":
+        return False
+    saved = facts.memmap or any("memmap" in line for line in finding.lines)
+    return saved and "Cannot modify locked" in str(peer.error)
+
+
 def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``is_memmap()`` of a collection loaded with ``load_memmap``: True in tclass (its
     tensors are memory-mapped), False in the peer, which flags only what it mapped."""
@@ -1090,6 +1184,7 @@ ENTRIES: list[Entry] = [
             _nested_names_kept,
             _names_read_live,
             _stack_dim_name_kept,
+            _empty_set_under_node,
         ),
     ),
     Entry(
@@ -1110,7 +1205,17 @@ ENTRIES: list[Entry] = [
     Entry(
         "annotation-casts",
         "5. **Casting follows the annotation** of tensorclass fields",
-        _any_of(_raised_by("FieldTypeError"), _cast_to_the_field),
+        _any_of(_raised_by("FieldTypeError"), _cast_to_the_field, _dict_kept_in_value_field),
+    ),
+    Entry(
+        "absent-field-filled",
+        "**An absent field of a saved record is filled while locked.**",
+        _absent_field_filled,
+    ),
+    Entry(
+        "none-field-unset",
+        "**A field set to `None` is not set, at every level.**",
+        _none_field_unset,
     ),
     Entry(
         "record-fields-are-declared",

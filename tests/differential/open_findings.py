@@ -68,6 +68,12 @@ finding unexplained, before or after. Math programs 0-19,999 and 100,000-109,999
 (``--families math``): 1 -> 1 unexplained (0.03 per 1000); none of the 198 "math/"
 signatures showed there, before or after, and this file lists no programs for them, so
 they stay (the rule needs programs to replay).
+Pruned on 2026-12-05 (issue 27, branch fuzz27e, families entries,index; 534 -> 517, then 2
+added): programs 0-19,999 and 100,000-109,999 (``--families entries,index``) run on main and
+after that branch's fixes, by the same rule; 13 signatures removed, and 4 of the lead's
+(programs 0-32,999 of all five families: their programs replayed show them no longer);
+the 2 new ones those windows show after are added, marked "fuzz27e". Unexplained (open or
+new) discrepancies: 64 -> 30 in 30,000 programs (2.13 -> 1.00 per 1000).
 """
 
 from __future__ import annotations
@@ -178,19 +184,15 @@ OPEN: dict[str, str] = {
     "entries/set_/result: result: peer Tensor[torch.int, shape": "the results differ (1)",
     "entries/set_/result: result: peer list of , tclass py ('st": "the results differ (1, after main's nontensor merge)",
     "entries/set_/result: result: values differ": "the results differ (1)",
-    "entries/setattr/peer-raises: peer RuntimeError": "tclass answers where the peer raises (1)",
     "entries/setitem_key/result: result.names: peer , tclass [Non": "the results differ (1)",
-    "entries/setitem_key/result: result.names: peer , tclass [None, Non": "the results differ (2)",
     "entries/setitem_key/result: result: peer nontensor (('values', ('s": "the results differ (1, after main's nontensor merge)",
     "entries/setitem_key/result: result: peer py ('str', 'x y'), tclass": "the results differ (1, after main's nontensor merge)",
     "entries/setitem_key/result: result: peer values (('seq', 'list', [": "the results differ (33)",
     "entries/to/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",
     "entries/to/result: result.<members>.is_locked: peer False, tclass True": "the results differ (1)",
     "entries/to/result: result.names: peer , tclass ": "the results differ (1)",
-    "entries/to_tensordict/result: result: keys": "the results differ (1)",
     "entries/to_tensordict/result: result: length": "the results differ (1)",
     "entries/unlock_/peer-raises: peer RuntimeError": "tclass answers where the peer raises (2)",
-    "entries/update/peer-raises: peer RuntimeError": "tclass answers where the peer raises (25)",
     "entries/update/result: result.batch_size: peer (, ), tclass (,)": "the results differ (1)",
     "entries/update/result: result.batch_size: peer (, , ), tclass (, )": "the results differ (1)",
     "entries/update/result: result.batch_size: peer (, , , ), tclass (, ": "the results differ (1, after main's nontensor merge)",
@@ -220,8 +222,6 @@ OPEN: dict[str, str] = {
     "index/getitem/result: result.kind: peer 'Rec', tclass 'LazyStacke": "the results differ (1)",
     "index/getitem/result: result.names: peer , ": "the results differ (1)",
     "index/getitem/result: result.names: peer , tclass": "the results differ (1)",
-    "index/getitem/result: result.names: peer , tclass ": "the results differ (1)",
-    "index/getitem/result: result.names: peer , tclass [None": "the results differ (1)",
     "index/getitem/result: result: length": "the results differ (1, after main's nontensor merge)",
     "index/getitem/result: result: peer Tensor[torch.int, shape": "the results differ (1)",
     "index/getitem/result: result: peer list of , tclass py ('st": "the results differ (3, after main's nontensor merge)",
@@ -230,7 +230,6 @@ OPEN: dict[str, str] = {
     "index/masked_fill/result: result.names: peer , tclass [None": "the results differ (1)",
     "index/masked_fill/result: result.names: peer , tclass [None,": "the results differ (1)",
     "index/setitem/peer-raises: peer AttributeError": "tclass answers where the peer raises (1)",
-    "index/setitem/peer-raises: peer IndexError": "tclass answers where the peer raises (4)",
     "index/setitem/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",
     "index/setitem/peer-raises: peer _InplaceWriteError": "tclass answers where the peer raises (1)",
     "index/setitem/result: result.<members>: peer Tensor[torch.int, shape": "the results differ (1)",
@@ -480,7 +479,6 @@ OPEN: dict[str, str] = {
     "shape/unsqueeze/result: result.<members>.<members>: peer values (('seq', 'list', [": "the results differ (1, after main's nontensor merge)",
     "shape/view/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",
     "combine/cat/peer-raises: peer KeyError": "tclass answers where the peer raises (1, 2026-12-04)",
-    "combine/maybe_dense_stack/result: result: peer list of , tclass py ('No": "the results differ (1, 2026-12-04)",
     "entries/from_dict/peer-raises: peer AttributeError": "tclass answers where the peer raises (1, 2026-12-04)",
     "entries/items/result: result: length": "the results differ (1, 2026-12-04)",
     "entries/load_state_dict/result: result.<members>: peer py ('str', 'a'), tclass l": "the results differ (1, 2026-12-04)",
@@ -495,7 +493,6 @@ OPEN: dict[str, str] = {
     "entries/update_/result: result: peer nontensor (('value', ('py": "the results differ (1, 2026-12-04)",
     "index/getitem/result: result.<members>.<members>.<members>: peer  ([('collection', 'Tenso": "the results differ (1, 2026-12-04)",
     "index/getitem/result: result.<members>: peer value (('py', 'str', 'a')": "the results differ (1, 2026-12-04)",
-    "index/getitem/result: result.names: peer , tclass [None,": "the results differ (1, 2026-12-04)",
     "index/getitem/result: result: peer py ('str', ''), tclass li": "the results differ (1, 2026-12-04)",
     "index/getitem/result: result: peer py ('str', 'a'), tclass l": "the results differ (2, 2026-12-04)",
     "index/getitem/result: result: peer py ('str', 'x y'), tclass": "the results differ (2, 2026-12-04)",
@@ -569,16 +566,11 @@ OPEN: dict[str, str] = {
     "entries/load_memmap/family: peer RuntimeError (RuntimeError) tclass NotSerializableError": "both raise, errors of different builtin families (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/rename_key_/result: result.batch_size: peer (, , ), tclass (, , ": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/rename_key_/result: result: peer py ('str', 'a'), tclass v": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
-    "entries/set/result: result.names: peer , tclass [Non": "the results differ (2 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/set/result: result: peer py ('str', ''), tclass li": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
-    "entries/set/result: result: peer py ('str', 'x y'), tclass": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
-    "entries/update/result: result: peer TensorDict(batch_size=,": "the results differ (2 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
-    "entries/update/result: result: peer TensorDict(batch_size=[,": "the results differ (2 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/update/tclass-raises: tclass HeterogeneousEntryError": "tclass raises where the peer answers (2 in 30,000 programs, 2026-12-04, fuzz27i: update replacing a ragged tensor entry of a lazy stack by a nested dict (d: {'q': t}), which the peer takes)",
     "entries/update_/peer-raises: peer RuntimeError": "tclass answers where the peer raises (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/update_/result: result.<members>: peer value (('py', 'str', ''),": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "entries/values/result: result: peer Tensor[torch.int, shape": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
-    "index/getitem/result: result.names: peer , tclass ['j'": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "index/getitem/result: result: peer Tensor[torch.float, sha": "the results differ (1 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
     "index/setitem/peer-raises: peer RuntimeError": "tclass answers where the peer raises (4 in 30,000 programs, 2026-12-04, fuzz27i: a dict of a nested collection with more batch dims written at an index (`x[...] = x[...].to_dict()`): the peer expands it to the wrong size)",
     "index/setitem/result: result: peer value (('tensor', 'Tensor": "the results differ (2 in 30,000 programs, 2026-12-04, fuzz27i: not investigated)",
@@ -591,11 +583,8 @@ OPEN: dict[str, str] = {
     "shape/unbind/result: result: peer py ('str', ''), tclass li": "the results differ (1 in 40,000 programs, 2026-12-04, fuzz27c: a Python value the peer holds as one value where tclass holds a stack (nested value stacks, not investigated here))",
     "shape/reshape/result: result.kind: peer 'TensorDict', tclass 'Laz": "the results differ (2 in 32,034 programs, 2026-12-05, lead: reshape of a lazy stack into size-1 dims, which the peer densifies, dropping a nested collection's own size-1 dim as in its unflatten (fuzz27c's rule covers unflatten only))",
     "entries/update/result: result: peer Tensor[torch.float, sha": "the results differ (2 in 32,034 programs, 2026-12-05, lead: update(x.to_dict()) of a record stacked twice over no elements; not investigated)",
-    "combine/pad/result: result: peer list of , tclass py ('No": "the results differ (1 in 32,034 programs, 2026-12-05, lead: a record's None field after update(to_dict()), which the peer stores and then stacks; not investigated)",
-    "entries/update/result: result: peer list of , tclass py ('No": "the results differ (1 in 28,520 programs, 2026-12-05, lead: a record's None field after update(to_dict()), as above)",
     "math/to_dtype/result: result: length": "the results differ (1 in 32,034 programs, 2026-12-05, lead: a value stack over no elements reshaped after unbind, then cast; not investigated)",
     "index/getitem/result: result: peer py ('NoneType', None), tc": "the results differ (1 in 32,034 programs, 2026-12-05, lead: a record's None field over no elements after reshape and pad; not investigated)",
-    "entries/set/result: result.names: peer , tclass [None, Non": "the results differ (1 in 32,034 programs, 2026-12-05, lead: names after set; not investigated)",
     "index/getitem/result: result: peer value (('py', 'int', ), ": "the results differ (1 in 32,034 programs, 2026-12-05, lead: a Python value over a padded view read at an index: the peer's one value, tclass a list of one; not investigated)",
     "math/%/result: result: keys": "the results differ (2 in 30,000 shape,combine,math programs, 2026-12-05, fuzz27s2: the peer's arithmetic drops a value stack over no elements (a view of a lazy stack of no elements), and a collection without tensors loses its empty nested node in the peer's % but not its +; tclass keeps both)",
     "math/clamp_max/result: result: keys": "the results differ (1 in 30,000 shape,combine,math programs, 2026-12-05, fuzz27s2: the peer's arithmetic drops a value stack over no elements, as the % line)",
@@ -615,4 +604,6 @@ OPEN: dict[str, str] = {
     "math/pow/result: result: peer py ('NoneType', None), tc": "the results differ (1 in 30,000 shape,combine,math programs, 2026-12-05, fuzz27s2: a record's label over no elements after tile: the peer's None, tclass's empty list)",
     "shape/unbind/result: result: peer py ('str', 'x y'), tclass": "the results differ (1 in 30,000 shape,combine,math programs, 2026-12-05, fuzz27s2: a record's label after where/stack/permute of a memory-mapped record, unbound: the peer's one value, tclass's list; not investigated)",
     "math/%/result: result: values differ": "the results differ (1 in 30,000 math programs, 2026-12-05, fuzz27s2: % of the product of a lazy stack's elements (prod() then % a number): the two products differ in their last bits, which % magnifies (likely the order of the multiplications; not investigated))",
+    "index/getitem/result: result.is_locked: peer False, tclass True": "the results differ (1 in 30,000 programs, 2026-12-05, fuzz27e: an index that picks no member of a memory-mapped lazy stack with a nested collection, after to('cpu'); not investigated)",
+    "alias/alias/alias: result['x'] result['inner']['y']": "a result changes differently later (a view in one library) (1 in 30,000 programs, 2026-12-05, fuzz27e: x[None] = rows on a record whose leaves are views (apply(v[..., None], batch_size=[])): tclass writes in place through the views, as torch; the peer replaces the entries)",
 }

@@ -120,3 +120,48 @@ def test_the_stack_dim_name_of_members_without_dims_is_kept() -> None:
     stack.names = ["i"]
     assert stack.to_tensordict().names == ["i"] and stack.contiguous().names == ["i"]
     assert stack.apply(torch.zeros_like, batch_size=[3]).names == ["i"]
+
+
+_MASK = torch.tensor([[True, False], [False, True], [True, True]])
+INDICES: list[Any] = [
+    (None, _MASK),
+    (_MASK,),
+    (None, ..., torch.tensor([0])),
+    (..., torch.tensor([0])),
+    (torch.tensor([0]),),
+    (slice(2, 0),),
+    ([],),
+    (..., slice(2, 0)),
+    (torch.tensor([False, False, False]),),
+    (slice(None), torch.tensor([False, False])),
+    (slice(None), torch.tensor([1, 1, 0])),
+    (torch.tensor([2, 0]), slice(1, 2)),
+    (torch.tensor([[0, 1]]), torch.tensor([1])),
+]
+
+
+@pytest.mark.parametrize("stack_dim", [0, 1])
+@pytest.mark.parametrize("index", INDICES)
+def test_an_index_names_the_result_as_the_dense_collection(stack_dim: int, index: Any) -> None:
+    """Tensor, list and empty indices name the result's dims as the same index of the
+    dense collection does (the stack dim's name kept where a 1-d index or slice keeps
+    the dim, dropped under a mask of several dims), as the peer names both; the stack
+    and its members keep their names."""
+    shape = [3, 2]
+    members = [
+        TensorDict({"a": torch.zeros(shape[1 - stack_dim], 4)}, [shape[1 - stack_dim]])
+        for _ in range(shape[stack_dim])
+    ]
+    lazy = tclass.lazy_stack(members, stack_dim).rename("j", "k")
+    dense = lazy.to_tensordict()
+    try:
+        expected = dense[index]
+    except IndexError:
+        with pytest.raises(IndexError):
+            lazy[index]
+        return
+    result = lazy[index]
+    assert result.batch_size == expected.batch_size
+    assert result.names == expected.names
+    assert lazy.names == ["j", "k"]
+    assert all(member.names == [("k", "j")[stack_dim]] for member in lazy.tensordicts)

@@ -3,6 +3,7 @@ stack's ``write_lazy`` check before writing."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -107,7 +108,52 @@ def test_python_values_are_checked_as_a_tensor_of_their_batch_size(
         td[index] = source
         assert "new" in str(td["s"])
     else:
-        with pytest.raises(ValueError, match=r"cannot write values of batch size") as caught:
+        with pytest.raises(
+            ValueError, match=re.escape(f"source's batch size {shape} does not")
+        ) as caught:
             td[index] = source
         assert isinstance(caught.value, RuntimeError)  # as the peer raises at `...`
         assert td["s"] == "old"
+
+
+@pytest.mark.parametrize("index", INDICES)
+@pytest.mark.parametrize("shape", [[0], [4], [2], [3], [1, 2, 3], [2, 1], [3, 1], []])
+def test_the_same_python_value_is_checked_too(index: Any, shape: list[int]) -> None:
+    """A source holding the value the destination already holds changes nothing, but its
+    batch size is checked as a tensor's shape is all the same (``td[None] = td[:, 1]``
+    over ``[2, 3]`` is refused, as torch refuses it for a tensor and the peer for the
+    value), with entries or without."""
+    for entries in ({"s": "old"}, {"s": "old", "n": TensorDict({"t": "v"}, [2, 3])}):
+        td = TensorDict(entries, batch_size=[2, 3])
+        source = TensorDict(
+            {"s": "old", **({"n": TensorDict({"t": "v"}, shape)} if "n" in entries else {})},
+            batch_size=shape,
+        )
+        if _torch_accepts(index, shape):
+            td[index] = source
+        else:
+            with pytest.raises(
+                BatchSizeError, match=re.escape(f"batch size {shape} does not")
+            ) as caught:
+                td[index] = source
+            assert isinstance(caught.value, RuntimeError)
+        assert td[0, 0]["s"] == "old" and td[1, 2]["s"] == "old"
+
+
+@pytest.mark.parametrize(
+    "index",
+    [(0, 0, 3), (torch.tensor([], dtype=torch.long), torch.tensor([0, 1, 2])), (5,), (0, 0, 0, 0)],
+)
+@pytest.mark.parametrize("entries", [{}, {"s": "a"}])
+def test_an_index_is_checked_where_nothing_is_written(index: Any, entries: dict[str, Any]) -> None:
+    """A write that changes nothing (no entries, or Python values only under a number)
+    still refuses an index torch refuses for a tensor of the batch size, as the peer."""
+    td = TensorDict(entries, batch_size=[1, 3, 3])
+    with pytest.raises(IndexError):
+        torch.zeros(1, 3, 3)[index] = 0  # torch's own refusal, for reference
+    with pytest.raises(IndexError):
+        td[index] = TensorDict({}, batch_size=[])
+    with pytest.raises(IndexError):
+        td[index] = 0
+    td[0, 0, 2] = 0  # an index that fits writes (nothing)
+    assert td.batch_size == (1, 3, 3)

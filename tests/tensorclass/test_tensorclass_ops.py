@@ -1394,3 +1394,41 @@ def test_update_merges_a_nested_record_key_by_key(given: Any) -> None:
     replaced = Holder(a=torch.ones(3), pair=None, batch_size=[3])
     replaced.update({"pair": given()})  # no record there yet: the value becomes one
     assert type(replaced.pair) is Pair and torch.equal(replaced.pair.y, torch.zeros(3))
+
+
+def test_a_field_set_to_none_through_update_is_unset_at_every_level() -> None:
+    """``rec.update(rec.to_dict())`` keeps every field's data, and a ``None`` field of a
+    nested record stays unset (no key), as a top field set to ``None`` does (README,
+    "A field set to `None` is not set, at every level"); a ``None`` given for a set field
+    unsets it."""
+    holder = Holder(a=torch.ones(3), pair=Pair(y=torch.arange(3.0)), batch_size=[3])
+    holder.update(holder.to_dict())
+    assert torch.equal(holder.pair.y, torch.arange(3.0)) and holder.pair.z is None
+    assert list(holder.pair.keys()) == ["y"]
+    assert ("pair", "z") not in holder.to_tensordict().keys(True)
+    stacked = torch.stack([holder, holder.clone()])
+    assert stacked.pair.z is None and stacked.pair.y.shape == (2, 3)
+    full = Holder(a=torch.ones(3), pair=Pair(y=torch.ones(3), z=torch.ones(3)), batch_size=[3])
+    full.update({"pair": {"z": None}})
+    assert full.pair.z is None and list(full.pair.keys()) == ["y"]
+    assert torch.equal(full.pair.y, torch.ones(3))
+
+
+class Labelled(TensorClass):
+    x: torch.Tensor
+    label: str
+
+
+def test_a_dict_given_to_a_python_value_field_through_update_is_kept() -> None:
+    """``update`` gives a ``str`` field a dict as the assignment does: kept as given (the
+    peer's update makes a TensorDict of it, its assignment keeps the dict)."""
+    given = {"q": torch.ones(2)}
+    for write in ("update", "setattr", "set"):
+        rec = Labelled(x=torch.zeros(2), label="s", batch_size=[2])
+        if write == "update":
+            rec.update({"label": given})
+        elif write == "setattr":
+            rec.label = given  # type: ignore[assignment]
+        else:
+            rec.set("label", given)
+        assert type(rec.label) is dict and rec.label["q"] is given["q"]

@@ -23,7 +23,7 @@ import torch
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
-from tclass._core import _batch
+from tclass._core import _batch, _names
 from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
 from tclass._engine._td_setitem import check_empty_source
 from tclass.errors import DimError
@@ -67,16 +67,35 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
         return _pick_members(stack, items)
     each = _index_each_member(stack, items)
     if each is not None:
-        return each
+        return _named(stack, items, each, owned=False)
     picked = _index_stack_dim(stack, items)
     if picked is not None:
-        return picked
+        return _named(stack, items, picked, owned=False)
     ids, positions = _probe(stack, items)
     if ids.numel() == 0:
         return empty_selection(stack, items)
     # Tensors over the stack dim and other dims: every element a copy, as torch's
     # advanced indexing (and the peer) gives, even of a member taken whole.
-    return _gather(stack, ids, positions, _advanced_dims(stack, items), copy=True)
+    out = _gather(stack, ids, positions, _advanced_dims(stack, items), copy=True)
+    return _named(stack, items, out, owned=True)
+
+
+def _named(stack: LazyStackedTensorDict, items: tuple[Any, ...], out: Any, *, owned: bool) -> Any:
+    """``out`` (``stack[items]``) named as a dense collection's index names its dims
+    (:func:`_names.indexed`, as the peer names both): the stack dim's name goes to the
+    dim the members' picker becomes, and a mask over several dims leaves its dim
+    unnamed. ``owned``: ``out``'s members are its own (copies), so they are renamed
+    too; shared members keep theirs (indexed alike, they are named so already)."""
+    names = stack._dim_names
+    if names is None or not isinstance(out, TensorCollection):
+        return out
+    expected = _names.indexed(names, items)
+    if out._dim_names != expected:
+        if owned:
+            out._rename_all(expected)
+        else:  # a lazy stack (or a record of one): its stack dim's name only
+            out._assign_names(expected)
+    return out
 
 
 def _index_stack_dim(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
@@ -186,6 +205,9 @@ def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any
     and feature shapes)."""
     d = stack._stack_dim
     template = stack._members[0].unsqueeze(d).expand(stack._batch_size)
+    names = stack._dim_names
+    if names is not None:  # the stack dim's name too (a new view: its own names)
+        template._rename_all(names)
     return template[items]
 
 
