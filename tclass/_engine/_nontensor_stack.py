@@ -51,6 +51,7 @@ from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     DimError,
+    HeterogeneousEntryError,
     LockedError,
     ReductionError,
     StackError,
@@ -105,6 +106,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     # (``(value,)``, else ``()``): what indexing or squeezing every stack dim away gives
     # back, as the peer's member, which keeps it.
     _held: tuple[Any, ...]
+
+    def __new__(cls, *values: Any, **kwargs: Any) -> Self:
+        # Nodes of different batch sizes stack as the peer's lazy stack does: ragged.
+        shapes = {v.batch_size for v in values if isinstance(v, _NonTensorNode)}
+        if cls is NonTensorStack and (len(shapes) > 1 or -1 in _dims_of(shapes)):
+            return _new_instance(ENGINE.RaggedNonTensorStack)  # type: ignore[no-any-return]
+        return _new_instance(cls)  # type: ignore[no-any-return]
 
     def __init__(
         self,
@@ -596,6 +604,17 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
                 f"{type(part).__name__} in member {position}"
             )
             raise StackError(msg)
+    shapes = {part.batch_size for part in parts}
+    if op == "stack" and (len(shapes) > 1 or -1 in _dims_of(shapes)):
+        return ENGINE.stack_ragged(parts, dim, path)  # as the peer's lazy stack: ragged
+    if -1 in _dims_of(shapes):
+        name = f" under {path[0] if len(path) == 1 else path!r}" if path else ""
+        msg = (
+            f"cat: the Python values{name} are ragged stacks (batch sizes "
+            f"{', '.join(format_shape(shape) for shape in shapes)}), which do not "
+            "concatenate; stack them, or concatenate their members"
+        )
+        raise HeterogeneousEntryError(msg)
     device = parts[0].device
     if any(part.device != device for part in parts):
         device = None
@@ -618,6 +637,11 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
         if all(h and same_value(h[0], held[0][0]) for h in held):
             stack._held = held[0]
     return stack
+
+
+def _dims_of(shapes: set[torch.Size]) -> set[int]:
+    """The sizes found along any dim of ``shapes`` (``-1``: a ragged dim)."""
+    return {size for shape in shapes for size in shape}
 
 
 def _stacked_dims(parts: Sequence[Any], dim: int) -> StackDims:
