@@ -36,6 +36,7 @@ from tclass.errors import (
     HeterogeneousEntryError,
     LockedError,
     PickleRefusedError,
+    ShapeError,
     StackError,
 )
 
@@ -236,7 +237,7 @@ class RaggedNonTensorStack(NonTensorStack):
         numbers, _ = self._numbers(0)
         try:
             return fn(numbers), numbers
-        except HeterogeneousEntryError as error:
+        except (HeterogeneousEntryError, ShapeError) as error:  # sizes along a ragged dim
             op = str(error).split(":")[0]
             sizes = ", ".join(format_shape(m.batch_size) for m in self._members[:4])
             msg = (
