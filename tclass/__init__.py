@@ -79,8 +79,8 @@ from tclass._engine._pad import unpad_sequence as unpad_sequence
 from tclass._engine._td import TensorDict as TensorDict
 from tclass._engine._typed import TypedTensorDict as TypedTensorDict
 from tclass._interop import _pytree as _pytree
-from tclass._interop import _vmap_outputs as _vmap_outputs  # vmap returning UnbatchedTensor
 from tclass._interop import _state_dict as _state_dict  # binds INTEROP (*)
+from tclass._interop import _vmap_outputs as _vmap_outputs  # vmap returning UnbatchedTensor
 from tclass._interop._bridges import from_any as from_any
 from tclass._interop._bridges import from_pytree as from_pytree
 from tclass._interop._bridges import from_struct_array as from_struct_array

@@ -14,7 +14,7 @@ import copy
 import math
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any, Generic
+from typing import Any, Generic, cast
 
 import numpy as np
 import torch
@@ -111,8 +111,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         # Nodes of different batch sizes stack as the peer's lazy stack does: ragged.
         shapes = {v.batch_size for v in values if isinstance(v, _NonTensorNode)}
         if cls is NonTensorStack and (len(shapes) > 1 or -1 in _dims_of(shapes)):
-            return _new_instance(ENGINE.RaggedNonTensorStack)  # type: ignore[no-any-return]
-        return _new_instance(cls)  # type: ignore[no-any-return]
+            return cast(Self, _new_instance(ENGINE.RaggedNonTensorStack))
+        return _new_instance(cls)
 
     def __init__(
         self,

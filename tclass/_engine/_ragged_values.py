@@ -23,7 +23,7 @@ from typing_extensions import Self
 
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import Value
-from tclass._core._batch import BatchSizeLike, format_shape
+from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
 from tclass._core._safe_globals import allow_unpickling
@@ -76,9 +76,9 @@ class RaggedNonTensorStack(NonTensorStack):
         common = built._device
         self._device = as_device(device) if device is not None else common
         self._locked = False
-        if batch_size is not None and torch.Size(batch_size) != self._shape:
+        if batch_size is not None and as_batch_size(batch_size) != self._shape:
             msg = (
-                f"NonTensorStack: batch_size={list(batch_size)} but the stacked values have "
+                f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the stacked values have "
                 f"batch size {format_shape(self._shape)}"
             )
             raise BatchSizeError(msg)
@@ -322,11 +322,12 @@ class RaggedNonTensorStack(NonTensorStack):
             if isinstance(member, RaggedNonTensorStack):
                 member._write_numbers(mine)
                 continue
-            if not isinstance(member, NonTensorStack):
-                member = self._members[i] = NonTensorStack.from_nontensordata(member)  # type: ignore[assignment]
+            if isinstance(member, NonTensorData):
+                member = self._members[i] = NonTensorStack.from_nontensordata(member)
+            assert isinstance(member, NonTensorStack)
             for position, new in mine.items():
-                member._values[position] = new  # type: ignore[attr-defined]
-            member._stack_dims = None  # type: ignore[attr-defined]
+                member._values[position] = new
+            member._stack_dims = None
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         self[index] = value
@@ -350,7 +351,9 @@ class RaggedNonTensorStack(NonTensorStack):
             StackError: a node with another number of batch dims.
         """
         if self._locked:
-            raise LockedError("cannot insert a member into a locked NonTensorStack; unlock it first")
+            raise LockedError(
+                "cannot insert a member into a locked NonTensorStack; unlock it first"
+            )
         ndim = len(self._shape) - 1
         node = tensordict if isinstance(tensordict, _NonTensorNode) else None
         if node is None:

@@ -38,7 +38,9 @@ def test_stacking_values_of_different_sizes_is_ragged_in_every_way() -> None:
         assert stacked.batch_size == (2, -1)
         assert stacked.tolist() == [["a", "b"], ["c", "d", "e"]]
         assert stacked[0] is two and stacked[1] is three  # the members themselves
-    shared = tclass.lazy_stack([NonTensorData("a", batch_size=[2]), NonTensorData("b", batch_size=[3])])
+    shared = tclass.lazy_stack(
+        [NonTensorData("a", batch_size=[2]), NonTensorData("b", batch_size=[3])]
+    )
     assert shared.tolist() == [["a", "a"], ["b", "b", "b"]]
     assert "batch_size=[2, -1]" in repr(shared) and repr(shared).startswith("NonTensorStack(")
 
