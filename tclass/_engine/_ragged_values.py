@@ -78,8 +78,8 @@ class RaggedNonTensorStack(NonTensorStack):
         self._locked = False
         if batch_size is not None and as_batch_size(batch_size) != self._shape:
             msg = (
-                f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the stacked values have "
-                f"batch size {format_shape(self._shape)}"
+                f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the "
+                f"stacked values have batch size {format_shape(self._shape)}"
             )
             raise BatchSizeError(msg)
 
