@@ -112,7 +112,7 @@ class ENGINE(metaclass=Provided, layer="tclass._engine"):
         LazyStackedTensorDict: ClassVar[type[_stack.LazyStackedTensorDict]]
         NonTensorStack: ClassVar[type[_nontensor_stack.NonTensorStack]]
         RaggedNonTensorStack: ClassVar[type[_ragged_values.RaggedNonTensorStack]]
-        stack_ragged = _ragged_values.stack_ragged
+        join_ragged = _ragged_values.join_ragged
         set_non_tensor = _pyvalues.set_non_tensor
         get_non_tensor = _pyvalues.get_non_tensor
         stored_value = _pyvalues.stored_value

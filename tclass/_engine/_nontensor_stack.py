@@ -51,7 +51,6 @@ from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     DimError,
-    HeterogeneousEntryError,
     LockedError,
     ReductionError,
     StackError,
@@ -605,16 +604,8 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
             )
             raise StackError(msg)
     shapes = {part.batch_size for part in parts}
-    if op == "stack" and (len(shapes) > 1 or -1 in _dims_of(shapes)):
-        return ENGINE.stack_ragged(parts, dim, path)  # as the peer's lazy stack: ragged
-    if -1 in _dims_of(shapes):
-        name = f" under {path[0] if len(path) == 1 else path!r}" if path else ""
-        msg = (
-            f"cat: the Python values{name} are ragged stacks (batch sizes "
-            f"{', '.join(format_shape(shape) for shape in shapes)}), which do not "
-            "concatenate; stack them, or concatenate their members"
-        )
-        raise HeterogeneousEntryError(msg)
+    if -1 in _dims_of(shapes) or (op == "stack" and len(shapes) > 1):
+        return ENGINE.join_ragged(parts, op, dim, path)  # as the peer's lazy stack: ragged
     device = parts[0].device
     if any(part.device != device for part in parts):
         device = None

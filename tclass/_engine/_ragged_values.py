@@ -40,7 +40,7 @@ from tclass.errors import (
     StackError,
 )
 
-__all__ = ["RaggedNonTensorStack", "ragged_from_lists"]
+__all__ = ["RaggedNonTensorStack", "join_ragged", "ragged_from_lists"]
 
 _new_instance = object.__new__
 _KEY = "position"  # the entry of the element-number collections
@@ -154,7 +154,13 @@ class RaggedNonTensorStack(NonTensorStack):
         )
         raise HeterogeneousEntryError(msg)
 
-    _as_array = None  # type: ignore[assignment]  # no array shaped like a ragged batch
+    def _as_array(self) -> Any:
+        msg = (
+            f"a NonTensorStack of ragged batch size {format_shape(self._shape)} has no array "
+            "shaped like its batch (a table, a state dict or a store needs one); save it "
+            "with memmap, or convert its members (stack.tensordicts)"
+        )
+        raise HeterogeneousEntryError(msg)
 
     def _one_value(self) -> bool:
         values = self._flat()
@@ -410,21 +416,44 @@ def _ragged(
     return RaggedNonTensorStack._of(list(nodes), stack_dim, device)
 
 
-def stack_ragged(parts: Sequence[Any], dim: int, path: tuple[str, ...]) -> NonTensorStack:
-    """Python-value nodes stacked along ``dim`` when their batch sizes differ (or one
-    of them is ragged): a ragged stack of them, as the peer's lazy stack."""
+def join_ragged(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]) -> NonTensorStack:
+    """Python-value nodes stacked along ``dim`` when their batch sizes differ or one of
+    them is ragged (a ragged stack of them, as the peer's lazy stack), or concatenated
+    along ``dim`` when the ragged ones are stacks along it (a ragged stack of all their
+    members).
+
+    Raises:
+        HeterogeneousEntryError: a ragged part to concatenate along another dim than its
+            stack dim.
+    """
+    name = path[0] if len(path) == 1 else path
     for position, part in enumerate(parts):
         if not isinstance(part, _NonTensorNode):
-            name = path[0] if len(path) == 1 else path
             msg = (
-                f"stack: entry {name!r} holds a Python value in member 0 but a "
+                f"{op}: entry {name!r} holds a Python value in member 0 but a "
                 f"{type(part).__name__} in member {position}"
             )
             raise StackError(msg)
     device = parts[0].device
     if any(part.device != device for part in parts):
         device = None
-    return _ragged(list(parts), dim, device)
+    if op == "stack":
+        return _ragged(list(parts), dim, device)
+    members: list[_NonTensorNode] = []
+    for part in parts:
+        if isinstance(part, RaggedNonTensorStack) and part.stack_dim == dim:
+            members.extend(part._members)
+        elif -1 in part.batch_size:
+            where = f" under {name!r}" if path else ""
+            msg = (
+                f"cat: the Python values{where} are ragged (batch size "
+                f"{format_shape(part.batch_size)}) along another dim than {dim}, which does "
+                "not concatenate; concatenate along its stack dim, or its members"
+            )
+            raise HeterogeneousEntryError(msg)
+        else:
+            members.extend(part.unbind(dim))
+    return _ragged(members, dim, device)
 
 
 def ragged_from_lists(values: list[Any], shape: Sequence[int], device: Any) -> _NonTensorNode:
@@ -486,4 +515,4 @@ def _rebuild_ragged(
 
 allow_unpickling(RaggedNonTensorStack, _rebuild_ragged)
 ENGINE.RaggedNonTensorStack = RaggedNonTensorStack
-ENGINE.stack_ragged = stack_ragged
+ENGINE.join_ragged = join_ragged

@@ -102,8 +102,12 @@ def test_stacks_of_ragged_stacks_and_members_appended() -> None:
     twice = torch.stack([ragged, ragged])
     assert twice.batch_size == (2, 3, -1) and twice.tolist() == [ragged.tolist()] * 2
     assert torch.stack([ragged, ragged], 1).batch_size == (3, 2, -1)
-    with pytest.raises(errors.HeterogeneousEntryError, match="do not concatenate"):
-        torch.cat([ragged, ragged])
+    joined = torch.cat([ragged, NonTensorStack(NonTensorStack("z", "y"))])  # members added
+    assert joined.batch_size == (4, -1) and joined.tolist()[2:] == [["u"], ["z", "y"]]
+    rows = torch.cat([TensorDict({"s": ragged}, [3])] * 2)
+    assert rows.batch_size == (6,) and rows["s"] == ragged.tolist() * 2
+    with pytest.raises(errors.HeterogeneousEntryError, match="along another dim than 2"):
+        torch.cat([ragged.unsqueeze(0)] * 2, 2)
     with pytest.raises(errors.StackError, match="batch dims"):
         ragged.append(NonTensorStack(NonTensorStack("a"), NonTensorStack("b")))
 
