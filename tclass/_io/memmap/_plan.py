@@ -155,7 +155,7 @@ class _Planner(NodeVisitor[Rebuild]):
                 meta[stored] = _leaf_entry(value, name)
                 parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
             else:
-                meta[stored] = {"type": kind_name(value)}
+                meta[stored] = {"type": type(value).__name__}
                 self.keys[name] = (*self.keys.get(rel, ()), key)
                 parts.append((key, self.node(value, name)))
         meta["shape"] = list(td.batch_size)
@@ -351,12 +351,6 @@ def _allow_fields(storage: Any, fields: frozenset[str]) -> None:
 def _join(rel: str, name: str) -> str:
     """``rel/name`` (relative, "/"-separated; ``name`` alone at the root)."""
     return f"{rel}/{name}" if rel else name
-
-
-def kind_name(value: object) -> str:
-    """The class name a parent's ``meta.json`` gives a nested node: a stack of Python
-    values is a ``NonTensorStack`` whatever its sizes (a ragged one included)."""
-    return "NonTensorStack" if isinstance(value, NonTensorStack) else type(value).__name__
 
 
 def _class_fields(cls: type) -> dict[str, Any]:

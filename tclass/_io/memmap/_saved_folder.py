@@ -53,7 +53,7 @@ from tclass._io.memmap._format import (
     file_name,
     is_marker,
 )
-from tclass._io.memmap._plan import kind_name, plan_tree
+from tclass._io.memmap._plan import plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
 from tclass._io.memmap._write import replace_file, save_tree, temp_path
 from tclass.errors import FolderWriteError, MetadataError, NotSerializableError, UnsupportedError
@@ -240,7 +240,7 @@ class SavedFolder:
             with _locked(self.folder):
                 meta = _read_meta(self.folder)
                 if isinstance(meta.get(stored), dict):
-                    meta[stored] = {"type": kind_name(value)}
+                    meta[stored] = {"type": type(value).__name__}
                     replace_file(self.folder, META, _dump(meta))
         files = sorted(plan.files, key=lambda item: item[0] == META)  # meta.json last
         for name, data in files:
