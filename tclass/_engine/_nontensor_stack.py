@@ -647,14 +647,14 @@ def _stacked_dims(parts: Sequence[Any], dim: int) -> StackDims:
 def _cat_dims(parts: Sequence[Any], dim: int) -> StackDims:
     """The stack dims of ``parts`` concatenated along ``dim``: ``dim`` when each part
     holds one value or was stacked along ``dim`` only; the parts' own when they share
-    them and ``dim`` is one; else the one stack dim a cat along another dim keeps
-    (:func:`_stack_dim_kept`), or ``None``."""
+    them and ``dim`` is one (or the parts have no elements); else the one stack dim a cat
+    along another dim keeps (:func:`_stack_dim_kept`), or ``None``."""
     found = {part._stack_dims if type(part) is NonTensorStack else (dim,) for part in parts}
     if found == {(dim,)}:
         return (dim,)
     shared = found.pop() if len(found) == 1 else None
-    if shared is not None and dim in shared:
-        return shared
+    if shared is not None and (dim in shared or not any(part._values for part in parts)):
+        return shared  # (over no elements, no value tells the members apart: kept)
     kept = _stack_dim_kept(parts, dim)
     return None if kept is None else (kept,)
 

@@ -100,6 +100,16 @@ def test_a_value_over_no_elements_comes_back_after_unsqueeze_and_squeeze() -> No
     assert back.batch_size == torch.Size([2, 0])
 
 
+def test_members_over_no_elements_keep_their_value_through_a_cat() -> None:
+    td = TensorDict(x=torch.zeros(0, 4), s="pong", batch_size=[0, 4])
+    stacked = torch.stack([td, td.clone(), td.clone()], -1)
+    for dim in (0, 1):
+        pieces = torch.cat([stacked, stacked], dim).unbind(2)  # the members, as before
+        assert [type(p.get("s")) for p in pieces] == [NonTensorData] * 3
+        assert [p["s"] for p in pieces] == [td["s"]] * 3
+        assert {p.batch_size for p in pieces} == {torch.cat([td, td], dim).batch_size}
+
+
 @pytest.mark.parametrize(
     "op",
     [
