@@ -361,7 +361,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
 
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
-        return self._make(values, self._shape, self._device, self._stack_dims)  # type: ignore[return-value]
+        out = self._make(values, self._shape, self._device, self._stack_dims)
+        out._held = self._held  # (over no elements: the value its members hold)
+        return out  # type: ignore[return-value]
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
         """The stack itself: Python values have no memory layout (as the peer)."""
