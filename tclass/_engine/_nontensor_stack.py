@@ -315,7 +315,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     ) -> StackDims:
         """Where the stack dims are after the structural op ``fn`` that gave ``shape``
         and ``positions``: a reshape keeping the order of the elements regroups them as
-        the peer's stack does; other ops move dims as their strides tell."""
+        the peer's stack does; other ops move dims as their strides tell (over no
+        elements, where every op keeps the order of none, the strides tell first)."""
+        moved = None if self._values else dims_after_view_op(self._shape, fn, self._stack_dims)
+        if moved is not None:
+            return moved
         if positions == list(range(len(positions))) and math.prod(shape) == len(self._values):
             return dims_after_reshape(self._shape, shape, self._stack_dims)
         return dims_after_view_op(self._shape, fn, self._stack_dims)

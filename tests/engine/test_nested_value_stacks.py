@@ -100,6 +100,24 @@ def test_a_value_over_no_elements_comes_back_after_unsqueeze_and_squeeze() -> No
     assert back.batch_size == torch.Size([2, 0])
 
 
+@pytest.mark.parametrize(
+    ("op", "dim"),
+    [
+        (lambda x: torch.movedim(x, 0, 2), 0),
+        (lambda x: x.transpose(0, 2), 1),
+        (lambda x: x.permute(2, 1, 0), 1),
+        (lambda x: x.narrow(2, 1, 2), 1),
+    ],
+    ids=["movedim", "transpose", "permute", "narrow"],
+)
+def test_a_value_over_no_elements_follows_its_stack_dim_through_view_ops(op: Any, dim: int) -> None:
+    td = TensorDict(x=torch.zeros(0, 4), s="x y", batch_size=[0, 4]).unsqueeze(1)
+    moved = op(td)
+    assert moved.batch_size == op(torch.zeros(td.batch_size)).shape
+    assert [p["s"] for p in moved.unbind(dim)] == ["x y"]  # the size-1 stack dim
+    assert moved.squeeze(dim)["s"] == "x y"
+
+
 def test_members_over_no_elements_keep_their_value_through_a_cat() -> None:
     td = TensorDict(x=torch.zeros(0, 4), s="pong", batch_size=[0, 4])
     stacked = torch.stack([td, td.clone(), td.clone()], -1)
