@@ -515,7 +515,7 @@ def _rebuild_ragged(
 
 # A NonTensorStack to its users (its repr, the kind its parent's saved meta.json names, and
 # code that reads type(value).__name__, as the peer's tests do): the peer has one class.
-RaggedNonTensorStack.__name__ = RaggedNonTensorStack.__qualname__ = "NonTensorStack"
+RaggedNonTensorStack.__name__ = "NonTensorStack"
 allow_unpickling(_rebuild_ragged)
 ENGINE.RaggedNonTensorStack = RaggedNonTensorStack
 ENGINE.join_ragged = join_ragged
