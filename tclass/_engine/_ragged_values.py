@@ -4,8 +4,8 @@ lazy stack).
 
 They come from stacking Python-value nodes of different batch sizes
 (``torch.stack``, ``lazy_stack``, ``NonTensorStack(a, b)``), from reading an entry of
-Python values out of a ragged lazy stack (``lazy["s"]``, ``densify()``,
-``to_tensordict()``), and from loading a saved one. The members are kept as they are
+Python values out of a ragged lazy stack (``lazy["s"]``, ``densify()``), and from
+loading a saved one. The members are kept as they are
 (``stack[i]`` *is* member ``i`` along dim 0, so writes into it reach the stack); other
 indexing and shape ops are worked out on a lazy stack of element numbers shaped like
 this stack, so they do exactly what a lazy stack of those shapes does (and refuse what
