@@ -1,7 +1,7 @@
 """The helpers the peer keeps in ``tensordict.utils``, where code written for it imports
 them from (``from tclass.utils import NestedKey, unravel_key``): key helpers, dtype
-predicates for ``cast_filter``, print options, the switches, ``assert_close`` and
-``TensorDictFuture``.
+predicates for ``cast_filter``, print options, the switches, ``assert_close``,
+``TensorDictFuture`` and ``logger`` (the ``logging.Logger`` named ``"tclass"``).
 """
 
 from typing import Any, TypeAlias
@@ -31,6 +31,7 @@ from tclass._core._options import set_lazy_legacy as set_lazy_legacy
 from tclass._core._options import set_list_to_stack as set_list_to_stack
 from tclass._core._printoptions import get_printoptions as get_printoptions
 from tclass._core._printoptions import set_printoptions as set_printoptions
+from tclass._core._timing import logger as logger
 from tclass._core._timing import timeit as timeit
 from tclass._engine._combine import expand_as_right as expand_as_right
 from tclass._engine._combine import expand_right as expand_right
@@ -105,6 +106,7 @@ __all__ = [
     "isin",
     "lazy_legacy",
     "list_to_stack",
+    "logger",
     "parse_tensor_dict_string",
     "print_directory_tree",
     "remove_duplicates",

@@ -21,10 +21,12 @@ DTYPES: dict[str, torch.dtype] = {
 }
 
 
+_NAMES: dict[torch.dtype, str] = {dtype: name for name, dtype in DTYPES.items()}
+
+
 def dtype_name(dtype: torch.dtype) -> str | None:
     """``str(dtype)`` if the format can hold it, else None."""
-    name = str(dtype)
-    return name if DTYPES.get(name) is dtype else None
+    return _NAMES.get(dtype)
 
 
 def dtype_named(name: str, where: str) -> torch.dtype:

@@ -12,7 +12,7 @@ import math
 import os
 import stat
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import torch
 
@@ -173,7 +173,7 @@ def file_tensor(
         source = f"{PROC_FD}/{fd}" if PROC_FD and fd >= 0 else path
         mapped.set_(_storage_from_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
         mapped.__class__ = cls
-        out = cast(_M, mapped)
+        out: _M = mapped  # type: ignore[assignment]  # now of its class
     else:  # mmap cannot map 0 bytes
         out = _empty(shape, dtype=dtype).as_subclass(cls)
     out._filename = path

@@ -15,15 +15,40 @@ script's ``__main__`` classes are when another program loads their folder.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tclass._core._records import is_record_class
 from tclass.errors import ClassResolutionError
 
-__all__ = ["register_class", "resolve_class"]
+__all__ = ["collection_class_defined", "on_collection_class", "register_class", "resolve_class"]
 
 # "module.QualName" -> the live classes saved under it (weak: test classes come and go).
 _CLASSES: dict[str, list[weakref.ref[type]]] = {}
+
+
+# Subclasses of TensorDict defined so far (TypedTensorDict and its subclasses, a user's
+# own), and what the layers above do with each (the interop layer registers it with
+# pytree): a class defined before a hook is added gets it when it is added.
+_COLLECTION_CLASSES: list[weakref.ref[type]] = []
+_COLLECTION_HOOKS: list[Callable[[type], None]] = []
+
+
+def collection_class_defined(cls: type) -> None:
+    """Called for each new subclass of TensorDict: runs the hooks on it."""
+    _COLLECTION_CLASSES[:] = [ref for ref in _COLLECTION_CLASSES if ref() is not None]
+    _COLLECTION_CLASSES.append(weakref.ref(cls))
+    for hook in _COLLECTION_HOOKS:
+        hook(cls)
+
+
+def on_collection_class(hook: Callable[[type], None]) -> None:
+    """Runs ``hook`` on every subclass of TensorDict, those defined already and those to
+    come."""
+    _COLLECTION_HOOKS.append(hook)
+    for ref in list(_COLLECTION_CLASSES):
+        cls = ref()
+        if cls is not None:
+            hook(cls)
 
 
 def register_class(cls: type) -> None:

@@ -75,6 +75,7 @@ class ScopedOps:
 
         def _lock_tree(self) -> None: ...
         def _unlock_tree(self) -> None: ...
+        def _check_nested_names(self, names: Names) -> None: ...
     else:
         __slots__ = ()  # (mypy would refuse the writes to _scope below)
 
@@ -86,7 +87,9 @@ class ScopedOps:
 
     @names.setter
     def names(self, value: Sequence[str | None] | None) -> None:
-        self._rename_all(_names.as_names(value, len(self._batch_size)))
+        names = _names.as_names(value, len(self._batch_size))
+        self._check_nested_names(names)
+        self._rename_all(names)
 
     @property
     def _dim_names(self) -> Names:
@@ -145,7 +148,7 @@ class ScopedOps:
         """
         locked = self._locked
         self._lock_tree()
-        self._scoped().before_last_lock = locked
+        self._lock_opens_next_block(locked)
         return self
 
     def unlock_(self) -> Self:
@@ -158,8 +161,18 @@ class ScopedOps:
         """
         locked = self._locked
         self._unlock_tree()
-        self._scoped().before_last_lock = locked
+        self._lock_opens_next_block(locked)
         return self
+
+    def _lock_opens_next_block(self, locked: bool) -> None:
+        """The next ``with`` block is the lock_/unlock_ call's: it restores ``locked``,
+        and, outside any open block, a shape op's write-back waiting for this result's
+        first block is dropped (``t = td.transpose(0, 1); with t.unlock_(): ...`` only
+        relocks ``t``, as the peer's: its last operation is the unlock)."""
+        scope = self._scoped()
+        scope.before_last_lock = locked
+        if not scope.restore:
+            scope.on_exit = None
 
     def _scoped(self) -> Scope:
         scope = self._scope

@@ -35,6 +35,7 @@ from tclass._core._device import (
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import Names
 from tclass._core._records import is_record
+from tclass._core._registry import collection_class_defined
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
@@ -208,6 +209,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                     self.set(key, value)
         if lock:
             self.lock_()
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        collection_class_defined(cls)  # pytree registration, in the interop layer
 
     @classmethod
     def _new_unchecked(
@@ -744,12 +749,12 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
         tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...).
         The peer's ``batch_size=``, ``inplace=``, ``non_blocking_pin=`` and
         ``num_threads=`` as it reads them (see ``_to_with``)."""
+        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
+            kwargs.pop("cast_filter", None)  # the attrs give each leaf its dtype (the peer)
+            return self._to_attrs(args, kwargs)  # td.to(other.attrs()): leaf by leaf
         options = pop_to_options(kwargs)
         if options is not None:
             return self._to_with(args, kwargs, options)
-        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
-            # td.to(other.attrs()): leaf by leaf
-            return self._to_attrs(args[0], bool(kwargs.get("non_blocking", False)))
         cast_filter = kwargs.pop("cast_filter", None)
         if cast_filter is not None:
             request = parse_to_args(args, kwargs)

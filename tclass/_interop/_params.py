@@ -33,6 +33,7 @@ from tclass._base.implemented._casts import CastFilter
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._lock_graph import LockGraph, Ref
+from tclass._core import _keys
 from tclass._core._memmap import Mode
 from tclass._core._names import Names
 from tclass._engine._nontensor import _NonTensorNode
@@ -83,10 +84,12 @@ def _converted(value: Any, convert: Callable[[torch.Tensor], torch.Tensor]) -> A
     """``value`` with its tensors converted (a collection's leaves, in place of it)."""
     if isinstance(value, torch.Tensor):
         return convert(value)
+    if isinstance(value, TensorCollection):  # (a Mapping too: keeps its batch size)
+        if value._is_leaf_node:
+            return value
+        return value._map_values(lambda leaf: _converted(leaf, convert), value.batch_size)
     if isinstance(value, Mapping):
         return {key: _converted(item, convert) for key, item in value.items()}
-    if isinstance(value, TensorDict):
-        return value._map_values(lambda leaf: _converted(leaf, convert), value.batch_size)
     return value
 
 
@@ -349,9 +352,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def __setitem__(self, index: Any, value: Any) -> None:
         """``params["key"] = v`` sets an entry (converted); any other index writes rows
         into the entries' data in place."""
-        if isinstance(index, str) or (
-            isinstance(index, tuple) and index and all(isinstance(part, str) for part in index)
-        ):
+        if isinstance(index, str) or (isinstance(index, tuple) and _keys.is_key_tuple(index)):
             self.set(index, value)
             return
         with torch.no_grad():

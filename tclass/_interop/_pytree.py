@@ -24,8 +24,10 @@ from torch._C._functorch import maybe_current_level, maybe_get_bdim, maybe_get_l
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
+from tclass._core._linked_list import LinkedList
 from tclass._core._names import Names
 from tclass._core._records import storage_of
+from tclass._core._registry import on_collection_class
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -201,7 +203,9 @@ def _static_node(node: _NonTensorNode, batch: torch.Size) -> _NonTensorNode:
     return node
 
 
-def _rebuilt(children: Iterable[Any], context: Context) -> TensorDict:
+def _rebuilt(
+    children: Iterable[Any], context: Context, cls: type[TensorDict] = TensorDict
+) -> TensorDict:
     keys, statics, flattened, device, rank, meta = context
     entries: dict[str, Value] = dict(zip(keys, children))
     batch = flattened
@@ -219,7 +223,7 @@ def _rebuilt(children: Iterable[Any], context: Context) -> TensorDict:
             entries[key] = mapped_by(static.stack, entries[key])
         else:
             entries[key] = _static_node(static.node, batch)
-    td = TensorDict._new_unchecked(entries, batch, device)
+    td = cls._new_unchecked(entries, batch, device)
     if unbatched:
         td._mark_unbatched()
     grown = len(batch) - len(flattened)  # under vmap: -1 inside, +1 for its outputs
@@ -283,9 +287,11 @@ _OVER_STACK = "a record over a lazy stack"
 
 def register_collection(cls: type, wrap: Callable[[Any], Any] | None = None) -> None:
     """Registers ``cls`` as a pytree node; ``wrap`` turns the rebuilt TensorDict into an
-    instance of ``cls`` (a tensorclass), or ``None`` for TensorDict itself."""
+    instance of ``cls`` (a tensorclass), or ``None`` for TensorDict itself and its
+    subclasses (``TypedTensorDict``...), rebuilt as ``cls``."""
     if cls in pytree.SUPPORTED_NODES:
         return  # a class rebuilt with other options keeps its registration
+    as_cls = cls if wrap is None and issubclass(cls, TensorDict) else TensorDict
 
     def flatten(collection: TensorCollection) -> tuple[list[Any], Any]:
         storage = storage_of(collection) if wrap is not None else collection
@@ -297,7 +303,7 @@ def register_collection(cls: type, wrap: Callable[[Any], Any] | None = None) -> 
         if context == _OVER_STACK:
             (storage,) = children
             return wrap(storage) if isinstance(storage, TensorCollection) and wrap else storage
-        td = _rebuilt(children, context)
+        td = _rebuilt(children, context, as_cls)
         return td if wrap is None else wrap(td)
 
     def flatten_with_keys(collection: TensorCollection) -> tuple[list[tuple[Any, Value]], Any]:
@@ -317,6 +323,16 @@ def register_collection(cls: type, wrap: Callable[[Any], Any] | None = None) -> 
 
 
 register_collection(TensorDict)
+on_collection_class(register_collection)  # its subclasses: TypedTensorDict, a user's own
+# The lists of a NonTensorStack's values (td["tags"]) are lists to tree utilities too
+# (tree_map reaches their items), rebuilt as plain lists, as the peer's.
+pytree.register_pytree_node(
+    LinkedList,
+    pytree._list_flatten,
+    pytree._list_unflatten,
+    serialized_type_name="tclass.utils.LinkedList",
+    flatten_with_keys_fn=pytree._list_flatten_with_keys,
+)
 register_collection(LegacyLazyView)  # flattened as it reads, rebuilt as a TensorDict
 
 

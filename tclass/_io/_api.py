@@ -35,6 +35,8 @@ from tclass._io.memmap._values import pickle_policy
 from tclass._io.memmap._write import save_tree
 from tclass._io.store._persistent import PersistentTensorDict
 from tclass._io.store._protocol import is_group
+from tclass._io.store._surface import in_memory
+from tclass._io.store._view import PersistentTensorDictView
 from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
 
 __all__ = [
@@ -97,6 +99,8 @@ def saved_copy(
             compression=compression, mode=mode,
         )  # fmt: skip
         return TensorDictFuture(_BACKGROUND.submit(call))  # type: ignore[return-value]
+    if isinstance(storage_of(node), PersistentTensorDictView):  # the rows read, then saved
+        node = in_memory(node)
     if isinstance(storage_of(node), PersistentTensorDict):  # read from the file, dataset by dataset
         save = functools.partial(
             saved_copy, prefix=prefix, copy_existing=copy_existing, like=True,
@@ -171,7 +175,7 @@ def memmap_in_place(
     in, if it is), then make ``node``'s leaves the saved files (an
     archive's: mapped shared, so that writes reach it); with ``return_early``, a
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
-    if isinstance(storage_of(node), PersistentTensorDict):
+    if isinstance(storage_of(node), (PersistentTensorDict, PersistentTensorDictView)):
         msg = (
             f"Cannot build a memmap TensorDict in-place from a {type(node).__name__} over a "
             "persistent store (an HDF5 file or a zarr store): its entries live there. Use "
@@ -385,10 +389,10 @@ def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
 def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
     """Makes ``out`` hold the loaded data: copied into its own tensors where shape and
     dtype agree (keeping their storage), the loaded tensors elsewhere; keys that were not
-    saved are removed, as in the peer. Into a file (a ``PersistentTensorDict``): the
-    loaded entries written there, the others deleted from it."""
+    saved are removed, as in the peer. Into a file (a ``PersistentTensorDict``, or a view
+    of its rows): the loaded entries written there, the others deleted from it."""
     target = storage_of(out)
-    if isinstance(target, PersistentTensorDict):
+    if isinstance(target, (PersistentTensorDict, PersistentTensorDictView)):
         for key in [key for key in target._key_names() if not loaded._has_entry(key)]:
             target.del_(key)
         target.update(loaded)

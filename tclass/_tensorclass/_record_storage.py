@@ -92,6 +92,25 @@ class RecordStorageOps(TensorDictBase):
     ) -> Self:
         return self._result(self._tensordict._apply_nested(fn, others, batch_size, prefix, rules))
 
+    def _pointwise_(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> Self:
+        """In-place math (``zero_``, ``add_``, ``+=``...); over a store (a file, or a
+        view of its rows), whose reads are copies: the values read into a record in
+        memory (its specs checked there), worked on, and written back."""
+        storage: Any = self._tensordict
+        if not storage._is_store:
+            return super()._pointwise_(foreach, each, operands, kwargs, **options)
+        local = self._result(storage.to_tensordict())
+        local._pointwise_(foreach, each, operands, kwargs, **options)
+        storage._write_back(storage_of(local))
+        return self
+
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:

@@ -532,6 +532,26 @@ def test_comparing_with_a_dict_goes_key_by_key(kind: str) -> None:
         subject == {"a": td["a"]}  # noqa: B015
 
 
+class _Node(TensorClass):
+    x: torch.Tensor
+    child: _Node | None = None
+    label: str | None = None
+
+
+def test_a_record_equals_its_round_trip_through_to_dict() -> None:
+    # The unset fields of a record (None, not entries) face the None values to_dict()
+    # gives for them: equal, both ways, as in the peer.
+    inner = _Node(x=torch.ones(3), batch_size=[3])
+    record = _Node(x=torch.zeros(3), child=inner, label="l", batch_size=[3])
+    td = TensorDict({"r": record, "a": torch.arange(3)}, [3])
+    back = TensorDict.from_dict(td.to_dict(), auto_batch_size=False)
+    assert ("r", "child", "label") in back.keys(True) and back["r", "child", "label"] is None
+    assert (back == td).all() and (td == back).all() and not (back != td).any()
+    back["r", "child", "label"] = "set"  # a value, facing an unset field: keys differ
+    with pytest.raises(errors.KeyNotFoundError, match="only in the left one: \\['label'\\]"):
+        back == td  # noqa: B015
+
+
 def test_where_masked_fill_and_torch_where() -> None:
     td = _without_python_values(_td())
     cond = td > 0

@@ -177,6 +177,23 @@ def test_view_dtype_that_would_change_a_batch_dim_is_refused() -> None:
     assert "'a'" in str(info.value)
 
 
+def test_view_dtype_with_a_batch_size_gives_it_to_nested_collections() -> None:
+    # As the peer: view(dtype, batch_size=...) sets the batch size of the result and of
+    # every nested collection (records too), so a batch dim may change size.
+    class Pt(tclass.TensorClass):
+        x: torch.Tensor
+
+    td = TensorDict(
+        {"a": torch.arange(4.0), "p": Pt(x=torch.ones(4, 3), batch_size=[4])}, [4], names=["n"]
+    )
+    out = td.view(torch.uint8, batch_size=[])
+    assert out.batch_size == out["p"].batch_size == torch.Size([])
+    assert out["a"].shape == (16,) and out["p"].x.shape == (4, 12) and type(out["p"]) is Pt
+    assert out.names == [] and td.view(torch.int32, batch_size=[4]).names == ["n"]
+    with pytest.raises(ShapeError, match="batch_size="):
+        td.view(torch.uint8, batch_size=[4, 1])
+
+
 # --- flatten / unflatten --------------------------------------------------------------
 
 
@@ -793,6 +810,26 @@ def test_lazy_shape_ops_write_back_in_a_with_block(stack_dim: int) -> None:
             view["z"] = torch.ones(view.batch_size)
         assert bool((stack["a"] == 1).all()) and stack["z"].shape == stack.batch_size
         assert all("z" in member.keys() for member in stack.tensordicts)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["td", "lazy"])
+def test_a_lock_call_on_a_result_opens_its_own_block(lazy: bool) -> None:
+    # As the peer: the last operation of `t` is then unlock_(), whose block only relocks
+    # t; a write-back pending from the shape op is dropped (the source may be locked).
+    source = TensorDict({"a": torch.zeros(2, 3)}, [2, 3])
+    td: Any = tclass.lazy_stack([source, source.clone()], 0) if lazy else source
+    td.lock_()
+    t = td.transpose(-1, -2)
+    with t.unlock_():
+        t["new"] = torch.zeros(t.batch_size)
+    assert "new" in t.keys() and "new" not in td.keys() and t.is_locked
+    # A lock call inside the shape op's own block keeps its write-back.
+    td.unlock_()
+    with td.transpose(-1, -2) as t:
+        t["b"] = torch.ones(t.batch_size)
+        with t.lock_():
+            pass
+    assert "b" in td.keys()
 
 
 def test_roll_and_rot90_write_back_in_place_of_the_source() -> None:

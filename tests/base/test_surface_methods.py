@@ -382,6 +382,24 @@ def test_attrs_move_another_collection() -> None:
     assert moved["a"].dtype == torch.float64 and moved["n", "b"].dtype == torch.float32
 
 
+def test_attrs_move_takes_the_peers_keywords_and_refuses_the_rest() -> None:
+    source = TensorDict(a=torch.ones(3, dtype=torch.int32), batch_size=[3])
+    attrs = source.attrs()
+    td = TensorDict(a=torch.zeros(3), batch_size=[3])
+    kept = td["a"]
+    assert td.to(attrs, non_blocking=True, num_threads=2)["a"].dtype == torch.int32
+    assert td["a"] is kept  # not in place by default
+    assert td.to(attrs, inplace=True) is td and td["a"].dtype == torch.int32
+    # An extra device or dtype would be ignored silently: refused, as in the peer.
+    with pytest.raises(errors.ArgumentError, match="does not accept additional positional"):
+        td.to(attrs, "cpu")
+    with pytest.raises(errors.ArgumentError, match=r"unexpected keyword.*\['dtype'\]"):
+        td.to(attrs, dtype=torch.float64)
+    with pytest.raises(errors.UnsupportedError, match="non_blocking_pin") as info:
+        td.to(attrs, non_blocking_pin=True)
+    assert isinstance(info.value, NotImplementedError)
+
+
 def test_tensor_attrs_from_tensor() -> None:
     attrs = TensorAttrs.from_tensor(torch.zeros(2, 3), fields=("dtype",))
     assert attrs.tgt_dtype == torch.float32 and attrs.tgt_shape is None

@@ -246,6 +246,36 @@ def test_a_spec_checked_records_first_row_write_compiles_once() -> None:
     assert Checked.__tclass_info__._row_check is not None
 
 
+def _graph_inputs(fn: Any, *args: Any) -> tuple[Any, list[str]]:
+    """``fn`` compiled and called on ``args``: its result and its graph's inputs."""
+    inputs: list[str] = []
+
+    def backend(gm: torch.fx.GraphModule, example: Any) -> Any:
+        inputs.extend(node.name for node in gm.graph.nodes if node.op == "placeholder")
+        return gm.forward
+
+    out = torch.compile(fn, fullgraph=True, dynamic=True, backend=backend)(*args)
+    return out, inputs
+
+
+def test_records_added_compile_to_a_graph_of_their_tensors_only() -> None:
+    """``rec + rec`` over one batch size: the graph takes the tensors and their sizes, as
+    the same addition written on dicts does; the batch sizes (ints on the records) are
+    compared through the tensors, not taken in as more inputs."""
+    lib = compile_cases.tclass_lib()
+    a, b = compile_cases._rec(lib, 12), compile_cases._rec(lib, 12, seed=1)
+    out, inputs = _graph_inputs(lambda x, y: x + y, a, b)
+    assert_same(out, a + b)
+    assert not [name for name in inputs if "batch_size" in name], inputs
+    assert len(inputs) == 9, inputs  # 6 tensors; rows, obs and action features
+    # Over another batch size (a broadcast), the walk does it: the result grows.
+    one = compile_cases._rec(lib, 1, seed=2)
+    dynamo.reset()
+    grown, _ = _graph_inputs(lambda x, y: x + y, a, one)
+    assert_same(grown, a + one)
+    assert grown.batch_size == (12,)
+
+
 def test_importing_tclass_leaves_dynamo_to_the_first_compile() -> None:
     """tests/project checks ``import tclass`` alone; the tracing test tclass uses
     under compile (``_core._tracing``) is a plain call that imports nothing either."""

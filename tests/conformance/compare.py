@@ -70,8 +70,12 @@ def is_collection(value: Any) -> bool:
     return not isinstance(value, torch.Tensor) and hasattr(value, "batch_size")
 
 
+# The same kind of collection under each library's class name: a view of rows of a file.
+ALIASES = {"_SubTensorDict": "PersistentTensorDictView"}
+
+
 def _collection(value: Any, depth: int) -> Snap:
-    kind = type(value).__name__
+    kind = ALIASES.get(type(value).__name__, type(value).__name__)
     if kind in VALUES:
         read = value.tolist if kind == "NonTensorStack" else lambda: value.data
         return _guard(lambda: snapshot(read(), depth + 1))

@@ -149,6 +149,23 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
         if (kind, method) not in {("rec_frozen", "create_nested"), ("rec_frozen", "rename_key_")}
     },
     ("rec_frozen", "cat_tensors"): "a record holds its declared fields only (as above)",
+    **{
+        (rows, method): reason
+        for rows in ("h5_rows", "zarr_rows")
+        for method, reason in (
+            ("memmap_", "a view of a file's rows cannot become memory-mapped (memmap copies)"),
+            ("refine_names", "a view's names are the file's (the peer refuses too)"),
+            ("rename_", "a view's names are the file's (the peer refuses too)"),
+            (
+                "set_non_tensor",
+                "a new Python value through a view of rows would leave the "
+                "file's other rows without one (the peer fails too)",
+            ),
+            ("cat_tensors", "moving entries deletes every row of them from the file"),
+            ("stack_tensors", "moving entries deletes every row of them from the file"),
+            ("separates", "moving entries deletes every row of them from the file"),
+        )
+    },
 }
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
@@ -232,14 +249,9 @@ PEER_DIFFERS: dict[str | tuple[str, str], str] = {
         for kind in _VALUED
     },
     **{
-        (store, method): "indexing a file reads rows into a TensorDict, and clone/popitem read "
-        "into memory (README); the peer returns file views (its private _SubTensorDict, "
-        "a copy of the file)"
-        for store, methods in (
-            ("h5", ("__getitem__", "__getitems__", "masked_select", "clone", "popitem")),
-            ("zarr", ("__getitem__", "__getitems__", "masked_select")),
-        )
-        for method in methods
+        ("h5", method): "clone/popitem read into memory (README); the peer returns a copy of "
+        "the file"
+        for method in ("clone", "popitem")
     },
     **{
         (store, "__imod__"): "an in-place operator returns the collection itself (the peer: "
@@ -355,6 +367,69 @@ DENSE_DIFFERS: dict[tuple[str, str], str] = {
         for method in ("set", "update", "unlock_")
     },
 }
+
+_ROWS = ("h5_rows", "zarr_rows")
+PEER_DIFFERS.update(
+    {
+        (rows, method): reason
+        for rows in _ROWS
+        for method, reason in (
+            ("__imod__", "an in-place operator returns the view itself (the peer: a TensorDict)"),
+            (
+                "cpu",
+                "to a device: the same rows of the file read there, as for the file itself "
+                "(the peer reads a TensorDict)",
+            ),
+            (
+                "is_contiguous",
+                "a view's entries are in the file (False, as for the file; the peer says True)",
+            ),
+            (
+                "popitem",
+                "the entry is read into memory before it is deleted (the peer returns "
+                "a view of the deleted group)",
+            ),
+            ("split_keys", "the pieces are read into TensorDicts (the peer keeps a view)"),
+            (
+                "auto_device_",
+                "a view's device is its file's, which auto_device_ records (the "
+                "peer's view keeps None)",
+            ),
+            (
+                "replace",
+                "replace reads the rows into a TensorDict and leaves the file "
+                "unchanged (README); the peer's view writes into the file",
+            ),
+        )
+    }
+)
+PEER_DIFFERS.update(
+    {
+        (kind, "masked_select"): "the selected rows are read into a TensorDict, nested ones "
+        "too (the peer's TensorDict holds views of the file's nested groups)"
+        for kind in ("h5", "zarr", *_ROWS)
+    }
+)
+PEER_DIFFERS.update(
+    {
+        ("zarr_rows", method): "a zarr store's keys are listed sorted, as an HDF5 file's "
+        "(README); the peer lists them in the store's own order"
+        for method in ("keys", "items", "values", "to_namedtuple", "popitem")
+    }
+)
+DENSE_DIFFERS.update(
+    {
+        **{
+            (rows, "is_contiguous"): "a file's entries are not in memory (False, as the peer)"
+            for rows in _ROWS
+        },
+        **{
+            (rows, "__ixor__"): "the dense bool() shares its bool tensors, so ^= changes it; "
+            "a file's entries are read, not shared"
+            for rows in _ROWS
+        },
+    }
+)
 
 NO_WRITE_THROUGH: dict[str, str] = {
     "set": "set() (not in place) replaces the entry of an index result, as the peer's: the "

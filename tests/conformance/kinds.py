@@ -310,6 +310,20 @@ def _zarr(lib: Lib, tmp: Path, floats: bool) -> Built:
     return Built(value, dense(lib, tensors(floats)))
 
 
+def _store_rows(backend: str) -> Builder:
+    """Rows 1:4 of a [5, 4] file: a view that reads and writes them (the comparison
+    with the dense rows after each call checks what the file holds)."""
+
+    def build(lib: Lib, tmp: Path, floats: bool) -> Built:
+        filename = tmp / f"rows-{lib.L.__name__}-{floats}.{backend}"
+        whole = dense(lib, tensors(floats, (5, 4)), batch_size=(5, 4))
+        parent = lib.L.PersistentTensorDict.from_dict(whole, filename=filename, backend=backend)
+        oracle = dense(lib, _map(_sliced(tensors(floats, (5, 4))), torch.clone))
+        return Built(parent[1:4], oracle)
+
+    return build
+
+
 def _params(lib: Lib, tmp: Path, floats: bool) -> Built:
     value = lib.L.TensorDictParams(dense(lib, tensors(floats)))
     return Built(value, dense(lib, tensors(floats)))
@@ -345,6 +359,8 @@ KINDS: list[Kind] = [
     Kind("rec_frozen", _record("Frozen"), locked_results=True),
     Kind("h5", _h5, needs="h5py"),
     Kind("zarr", _zarr, needs="zarr"),
+    Kind("h5_rows", _store_rows("h5"), needs="h5py"),
+    Kind("zarr_rows", _store_rows("zarr"), needs="zarr"),
     Kind("params", _params),
     Kind("typed", _record("Typed")),
 ]

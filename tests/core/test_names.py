@@ -68,6 +68,43 @@ def test_the_names_setter_reaches_nested_collections() -> None:
     assert td.names == [None, None] and td["b"].names == [None, None, None]
 
 
+def _nested_named() -> TensorDict:
+    inner = TensorDict({"x": torch.zeros(3, 4)}, [3, 4], names=["c", "d"])
+    return TensorDict({"inner": inner}, [3], names=["c"])
+
+
+@pytest.mark.parametrize(
+    "rename",
+    [
+        lambda td: setattr(td, "names", ["d"]),
+        lambda td: td.rename_("d"),
+        lambda td: td.rename(c="d"),
+        lambda td: setattr(tclass.lazy_stack([td, td], -1), "names", ["c", "d"]),
+        lambda td: setattr(tclass.lazy_stack([td, td], 0), "names", ["d", "c"]),
+    ],
+    ids=["setter", "rename_", "rename", "lazy-new-dim", "lazy-stack-dim"],
+)
+def test_names_that_repeat_in_a_nested_collection_are_refused(
+    rename: Callable[[TensorDict], Any],
+) -> None:
+    # The nested collection names its own dim "d": naming a shared dim "d" too would
+    # repeat it there (the peer: a ValueError, nothing renamed).
+    td = _nested_named()
+    with pytest.raises(errors.DimNameError, match=r"key \('inner',\).*non-unique") as info:
+        rename(td)
+    assert isinstance(info.value, ValueError)
+    assert td.names == ["c"] and td["inner"].names == ["c", "d"]
+
+
+def test_a_lazy_stack_takes_names_its_nested_collections_do_not_use() -> None:
+    td = _nested_named()
+    stack = tclass.lazy_stack([td, td], -1)
+    assert stack["inner"].names == ["c", None, "d"]
+    stack.names = ["c", "e"]
+    assert stack.names == ["c", "e"] and stack["inner"].names == ["c", "e", "d"]
+    assert stack[0]["inner"].names == stack["inner"][0].names == ["e", "d"]
+
+
 def test_refine_names() -> None:
     assert TensorDict({}, [2, 3, 4]).refine_names("a", None, "c").names == ["a", None, "c"]
     assert TensorDict({}, [2, 3, 4]).refine_names(..., "c").names == [None, None, "c"]

@@ -108,17 +108,25 @@ def _first_of_tuple(finding: Finding) -> bool:
 
 def _values_kept(*ops: str) -> Covers:
     """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
-    where the peer turns them into a ``TensorDict`` without keys: its reductions of a value
-    stack, its ``==`` / ``!=`` with a number."""
+    where the peer turns them into a ``TensorDict`` without keys (a lazy stack without
+    keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number."""
 
     def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         if finding.kind != "result" or finding.step.op not in ops:
             return False
         return all(
-            "peer TensorDict(batch_size=" in line or _about_values(line) for line in finding.detail
+            "peer TensorDict(batch_size=" in line or _about_values(line) or _EMPTY_LAZY.search(line)
+            for line in finding.detail
         )
 
     return covers
+
+
+# the comparisons and bitwise ops whose results the peer holds no Python values in
+_VALUES_DROPPED = ("==", "!=", "r==", "r!=", "|", "^", "r|", "r^", "|=", "^=")
+_EMPTY_LAZY = re.compile(
+    r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), tclass "
+)
 
 
 _REDUCTIONS = ("sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin", "any", "all")
@@ -218,6 +226,7 @@ _KEPT_IN_PLACE = (
     re.compile(r"\.names: peer "),
     re.compile(r": keys: peer \["),
     re.compile(r": peer TensorDict\(batch_size="),
+    re.compile(r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \("),  # a value
     _MEMORY_MAPPED,
     _DTYPE_ONLY,
 )
@@ -375,6 +384,7 @@ _PEER_INTERNAL = (
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
+    "broadcast a dimension with negative length",  # a tensor against a ragged stack's -1
     "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
@@ -388,11 +398,15 @@ _PEER_INTERNAL = (
 def _read_fails_inside(value: Any, line: str) -> bool:
     """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
     from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
-    found = re.match(r"result((?:\['[^']*'\])+): (?:peer error \(|error: peer )", line)
+    found = re.match(
+        r"result((?:\[1\]\[\d+\])*)((?:\['[^']*'\])+): (?:peer error \(|error: peer )", line
+    )
     if found is None:
         return False
     try:
-        value.get(tuple(re.findall(r"'([^']*)'", found.group(1))))
+        for index in re.findall(r"\[1\]\[(\d+)\]", found.group(1)):  # an item of a tuple
+            value = value[int(index)]
+        value.get(tuple(re.findall(r"'([^']*)'", found.group(2))))
     except Exception as error:  # noqa: BLE001  (the peer's error is the point)
         return any(text in str(error) for text in _PEER_INTERNAL)
     return False
@@ -449,18 +463,32 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     return any(_FLAG_CHANGES.search(line) for line in finding.lines[1:])
 
 
+# an entry with no elements that torch.logsumexp(t, dim=()) reduces whole
+_EMPTY_REDUCED_WHOLE = re.compile(
+    r": peer Tensor\[([\w.]+), shape \[\]\], tclass Tensor\[\1, shape \[[\d, ]*\b0\b[\d, ]*\]\]$"
+)
+_BROKEN_SIZE = re.compile(r"^result\.(batch_size|names): peer ")
+
+
 def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
     operation on a collection without entries, or cannot read the Python values of a
-    stack of members on a device and of none, where tclass answers."""
+    stack of members on a device and of none, or returned a result whose entries fail to
+    read (its batch size and names wrong with them), where tclass answers."""
     if finding.kind in ("peer-raises", "family"):
         if finding.step.op == "logsumexp" and "doesn't match the broadcast shape" in str(
             peer.error
         ):
             return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
-    if finding.kind == "result" and ": peer error (" in finding.detail[0]:
-        return all(_read_fails_inside(peer.value, line) for line in finding.detail)
+    if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
+        return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)
+    if finding.kind == "result" and any(": peer error (" in d for d in finding.detail):
+        # the peer's result fails to read; its batch size and names show it broken too
+        return all(
+            _read_fails_inside(peer.value, line) or _BROKEN_SIZE.match(line)
+            for line in finding.detail
+        )
     if finding.kind == "alias" and ": error: peer " in finding.detail[0]:
         return all(_read_fails_inside(peer.value, line) for line in finding.detail)
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
@@ -487,7 +515,7 @@ def _about_values(line: str) -> bool:
 
 # The lines of a result that is a lazy stack of no members in the peer and a TensorDict
 # of the same batch size in tclass (one line at least says the peer has no members).
-_NO_MEMBERS = re.compile(r"<members>: peer \d+ \(\[\],\), tclass None")
+_NO_MEMBERS = re.compile(r"<members>: peer \d+ \(\[\],\), tclass (None|\d+ \()")
 _NO_MEMBERS_LINES = (
     _NO_MEMBERS,
     re.compile(
@@ -513,6 +541,12 @@ _STAYS_LAZY = (
 
 
 _LAZY_KEPT = ("unflatten", "expand", "expand_as", "reshape", "view", "flatten")
+_NESTED_DIM_OPS = ("unflatten", "reshape", "view")  # into dims of size 1
+# the members of a nested lazy stack, lazy in both, grouped by the dims each keeps
+_NESTED_LAZY = re.compile(
+    r"\]\.<members>: peer \d+ \(\[\('collection', 'LazyStackedTensorDict', .*, "
+    r"tclass \d+ \(\[\('collection', 'LazyStackedTensorDict', "
+)
 
 
 _LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
@@ -562,15 +596,41 @@ def _nested_dim_kept(line: str) -> bool:
     )
 
 
+def _front_dim_kept(line: str) -> bool:
+    """A batch size, names or tensor shape with one more dim in tclass, in front, of size 1."""
+    found = _SIZES.search(line)
+    if found is None:
+        return False
+    theirs, mine = found.group(1, 2) if found.group(1) is not None else found.group(4, 5)
+    peer_dims = [d.strip() for d in theirs.split(",") if d.strip()]
+    my_dims = [d.strip() for d in mine.split(",") if d.strip()]
+    if ".names: " in line:
+        return len(my_dims) == len(peer_dims) + 1 and all(d == "None" for d in my_dims)
+    return my_dims == ["1", *peer_dims]
+
+
+def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``flatten`` of a collection without batch dims: batch size ``[1]`` in both, and
+    every entry with a dim of size 1 in front, as torch's ``flatten`` of a 0-d tensor,
+    where the peer's ``flatten(-1, 0)`` leaves the entries as they were (their first own
+    dim taken for the new batch dim)."""
+    if finding.kind != "result" or finding.step.op != "flatten":
+        return False
+    if "no-batch-dims" not in finding.step.tags:
+        return False
+    return all(_front_dim_kept(line) for line in finding.detail)
+
+
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
     stack of the same entries in tclass, a dense TensorDict in the peer."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
-    if finding.step.op == "unflatten" and any(_nested_dim_kept(d) for d in finding.detail):
+    if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
         return all(
-            any(p.search(d) for p in _STAYS_LAZY) or _nested_dim_kept(d) for d in finding.detail
+            any(p.search(d) for p in _STAYS_LAZY) or _nested_dim_kept(d) or _NESTED_LAZY.search(d)
+            for d in finding.detail
         )
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
 
@@ -591,7 +651,8 @@ def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 
 def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A selection of none of a lazy stack's members (``split`` / ``chunk`` pieces of size
-    0, ``repeat_interleave(0)``, a reshape of no elements): tclass's TensorDict with the
+    0, ``repeat_interleave(0)``, a reshape of no elements): tclass's TensorDict (or lazy
+    stack of members with no elements, its batch size as torch gives it) with the
     stack's keys, where the peer gives a lazy stack of no members, without keys."""
     if finding.kind != "result" or not any(_NO_MEMBERS.search(d) for d in finding.detail):
         return False
@@ -602,7 +663,7 @@ def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 # peer gives a TensorDict (or a lazy stack of records where it gives a record over one),
 # and what comes with the kind (a record's fields, its value read as a list).
 _RECORD_KIND_LINES = (
-    re.compile(r"\.kind: peer 'TensorDict', tclass 'Rec'$"),
+    re.compile(r"\.kind: peer 'TensorDict', tclass '(Rec|Inner)'$"),
     re.compile(r"\.kind: peer 'Rec', tclass 'LazyStackedTensorDict'$"),
     re.compile(r"<members>: peer None, tclass \d+ \("),
     re.compile(r"\['label'\]: peer nontensor \(.*, tclass list of \d+$"),
@@ -636,8 +697,12 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         "].kind: " in d or d.startswith("result.kind: ") for d in finding.detail
     ):
         return False
+    dropped = finding.step.op in _VALUES_DROPPED  # and the values, as for a TensorDict
     return all(
-        any(p.search(d) for p in _RECORD_KIND_LINES) or _fields_line(d) for d in finding.detail
+        any(p.search(d) for p in _RECORD_KIND_LINES)
+        or _fields_line(d)
+        or (dropped and _EMPTY_LAZY.search(d) is not None)
+        for d in finding.detail
     )
 
 
@@ -686,6 +751,29 @@ def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     size = getattr(mine.value, "batch_size", None)
     peer_size = getattr(peer.value, "batch_size", None)
     return str(list(size or ())) == expected and str(list(peer_size or ())) != expected
+
+
+_VALUE_DIMS = re.compile(r"\]\[1\]: length: peer (\d+), tclass (\d+)$")  # a value's batch size
+_VALUE_ONE_DEEPER = re.compile(r": peer py \(.*\), tclass list of 1$")
+
+
+def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` / ``view`` / ``reshape`` into dims of size 1 of a collection with
+    per-element Python values: the values keep every batch dim torch gives a tensor of
+    that batch size, where the peer's value stack loses one of size 1 (one level less of
+    lists, one dim less in its batch size)."""
+    tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
+    if finding.kind != "result" or finding.step.op not in _NESTED_DIM_OPS or len(tags) != 1:
+        return False
+    if str(list(getattr(mine.value, "batch_size", ()))) != tags[0].removeprefix("torch-shape="):
+        return False
+    for line in finding.detail:
+        sizes = _VALUE_DIMS.search(line)
+        if sizes is not None and int(sizes.group(2)) == int(sizes.group(1)) + 1:
+            continue
+        if _VALUE_ONE_DEEPER.search(line) is None:
+            return False
+    return True
 
 
 _NAMES_LINE = re.compile(r"^result(\[.*\])?\.names: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
@@ -897,7 +985,7 @@ _CHECKED_AS_TORCH = {
         ("expand", "-1 is only allowed for existing dims"),
         ("permute", "is not a permutation of the leading batch dims"),
     ),
-    "DimError": (("narrow", "do not fit batch dim"),),
+    "DimError": (("narrow", "do not fit"),),  # a batch dim, or a lazy stack's members
     "BatchSizeError": (
         ("set_", "cannot copy a value of shape"),
         ("setitem", "without entries writes nothing"),
@@ -973,7 +1061,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _number_written_around_values,
             _values_written_in_place,
-            _values_kept("==", "!=", "r==", "r!=", "|", "^", "r|", "r^"),
+            _values_kept(*_VALUES_DROPPED),
             _through_a_value,
             _empty_values_shaped,
             _empty_gives_new_nodes,
@@ -1018,6 +1106,8 @@ ENTRIES: list[Entry] = [
             _written_as_torch,
             _names_unique,
             _shaped_as_torch,
+            _flattened_without_dims,
+            _values_shaped_as_torch,
             _nested_names_kept,
             _names_read_live,
             _stack_dim_name_kept,

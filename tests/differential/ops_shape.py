@@ -128,9 +128,11 @@ def expand(c: Chooser, info: Info, facts: Facts) -> Step:
 def flatten(c: Chooser, info: Info, facts: Facts) -> Step:
     if c.chance(50) or info.ndim == 0:
         args = c.choice(("", f"{dim(c, info.ndim)}", f"{dim(c, info.ndim)}, {dim(c, info.ndim)}"))
+        tags = ("no-batch-dims",) if info.ndim == 0 else ()
         if c.chance(20):
-            return step(f"torch.flatten(x{', ' + args if args else ''})", "flatten", "shape")
-        return step(f"x.flatten({args})", "flatten", "shape")
+            src = f"torch.flatten(x{', ' + args if args else ''})"
+            return step(src, "flatten", "shape", tags=tags)
+        return step(f"x.flatten({args})", "flatten", "shape", tags=tags)
     d = dim(c, info.ndim)
     side = info.batch[d] if -info.ndim <= d < info.ndim else 1
     sizes = _factor(c, side)

@@ -673,6 +673,17 @@ def test_to_returns_self_when_nothing_changes() -> None:
     assert members[0]["a"].dtype == torch.float32
 
 
+def test_to_a_batch_size_that_drops_the_stack_dim_is_a_type_error() -> None:
+    # As the peer: to(..., batch_size=) cannot change a lazy stack's stack dim; nothing
+    # is moved or cast first.
+    lazy = tclass.lazy_stack([TensorDict({"a": torch.zeros(3, 2)}, [3])] * 2, 1)
+    with pytest.raises(errors.ArgumentError, match="Cannot pass batch-size to") as info:
+        lazy.to(torch.float64, batch_size=[])
+    assert isinstance(info.value, TypeError) and lazy["a"].dtype == torch.float32
+    kept = lazy.to(torch.float64, batch_size=[3, 2])
+    assert kept.batch_size == torch.Size([3, 2]) and kept["a"].dtype == torch.float64
+
+
 # --- writing -------------------------------------------------------------------------------
 
 

@@ -222,3 +222,22 @@ def test_unflatten_keeps_the_members_names_without_repeating_one() -> None:
     for out in (stack.unflatten(0, [1, 1]), stack.unflatten(1, [1, 3]), stack.view(1, 1, 3)):
         assert out.names == ["i", None, None] and out.tensordicts == [stack]
     assert stack.names == ["i", None] and members[0].names == ["i"]
+
+
+def test_a_cast_of_an_unlocked_stack_with_a_locked_member_is_unlocked() -> None:
+    locked = TensorDict(
+        b=torch.zeros(2), m=TensorDict(c=torch.ones(2), batch_size=[2]), batch_size=[2]
+    )
+    locked.lock_()
+    stack = tclass.lazy_stack([locked, locked.clone()], 0)
+    assert not stack.is_locked
+    cast = stack.to(torch.bool)
+    assert not cast.is_locked
+    assert [m.is_locked for m in cast.tensordicts] == [False, False]
+    assert cast.tensordicts[0]["b"].dtype == torch.bool
+    cast.tensordicts[0]["new"] = torch.ones(2)  # a new collection, writable as the stack
+    assert locked.is_locked and locked["m"].is_locked and "new" not in locked.keys()
+    # a locked stack's cast stays locked, as a TensorDict's
+    stack.lock_()
+    assert stack.to(torch.float64).is_locked
+    assert all(m.is_locked for m in stack.to(torch.float64).tensordicts)

@@ -562,3 +562,28 @@ def test_shape_ops_of_a_ragged_stack_of_no_entries() -> None:
     assert type(out) is TensorDict and out.batch_size == (2, 3) and not list(out.keys())
     with pytest.raises(errors.HeterogeneousEntryError, match="member 1 has batch size"):
         _ragged(tclass, (2, 3)).gather(1, torch.zeros(2, 1, dtype=torch.long))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        torch.zeros_like,
+        torch.ones_like,
+        torch.empty_like,
+        lambda x: torch.full_like(x, 2),
+        lambda x: torch.rand_like(x),
+    ],
+)
+def test_like_functions_keep_each_members_batch_size_and_names(make: Callable[..., Any]) -> None:
+    source = TensorDict(c=torch.arange(6.0).reshape(3, 2, 1), batch_size=[3, 2], names=["i", "j"])
+    ragged = tclass.lazy_stack(list(source.chunk(2, 0)), 0)  # members [2, 2] and [1, 2]
+    out = make(ragged)
+    assert isinstance(out, LazyStackedTensorDict)
+    assert out.batch_size == torch.Size([2, -1, 2])
+    assert out.names == [None, "i", "j"]
+    for member, original in zip(out.tensordicts, ragged.tensordicts, strict=True):
+        assert member.batch_size == original.batch_size
+        assert member.names == ["i", "j"]
+        assert member["c"].shape == original["c"].shape
+    full = torch.full_like(ragged, 2)
+    assert all(bool((m["c"] == 2).all()) for m in full.tensordicts)

@@ -306,6 +306,14 @@ class TestPytree:
         doubled = pytree.tree_map(lambda t: t * 2 if isinstance(t, torch.Tensor) else t, back)
         assert torch.equal(doubled["b"][0], torch.full((3, 2), 2.0))
 
+    def test_tree_map_reaches_the_values_of_a_stack_of_python_values(self) -> None:
+        # td[key] of a NonTensorStack is a LinkedList: a list to pytree, as the peer's.
+        stack = torch.stack([TensorDict({"s": "a"}, []), TensorDict({"s": "b"}, [])])
+        values = stack["s"]
+        assert type(values) is tclass.utils.LinkedList
+        assert pytree.tree_map(str.upper, values) == ["A", "B"]
+        assert pytree.tree_leaves({"v": values}) == ["a", "b"]
+
     def test_survives_indexing(self) -> None:
         td = tclass.from_pytree(
             {"a": torch.arange(4), "b": [torch.arange(4)]}, auto_batch_size=True

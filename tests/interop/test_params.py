@@ -140,6 +140,52 @@ def test_new_entries_are_converted_and_registered() -> None:
     assert "c" not in dict(params.named_parameters())
 
 
+def test_a_nested_collection_set_keeps_its_batch_size() -> None:
+    params = TensorDictParams(TensorDict({"w": torch.ones(4, 3)}, [4]))
+    params.set("empty", TensorDict({}, [4, 3]))
+    params["sub"] = TensorDict({"x": torch.zeros(4, 3, 2)}, [4, 3])
+    params.update({"u": TensorDict({"y": torch.zeros(4, 3)}, [4, 3])})
+    stack = tclass.lazy_stack([TensorDict({"z": torch.zeros(3)}, [3])] * 4)
+    params["lazy"] = stack
+    assert params["empty"].batch_size == params["sub"].batch_size == torch.Size([4, 3])
+    assert params["u"].batch_size == torch.Size([4, 3])
+    assert type(params["lazy"]) is tclass.LazyStackedTensorDict
+    assert params["lazy"].batch_size == torch.Size([4, 3])
+    assert isinstance(params["sub", "x"], nn.Parameter)
+    assert {"sub.x", "u.y"} <= {name for name, _ in params.named_parameters()}
+
+
+def test_math_over_parameters_and_integer_buffers() -> None:
+    # Autograd has no fused kernel for a list mixing both: the ops run leaf by leaf.
+    params = TensorDictParams(
+        TensorDict({"w": torch.randn(4, 3), "i": torch.arange(12).reshape(4, 3)}, [4])
+    )
+    clamped = params.clamp(-1, 1)
+    assert clamped["w"].requires_grad and clamped["i"].dtype == torch.long
+    assert clamped["i"].max() == 1 and (clamped["w"].abs() <= 1).all()
+    added = params + 1
+    assert torch.equal(added["i"], params["i"] + 1) and added["w"].requires_grad
+    added["w"].sum().backward()
+    assert torch.equal(params["w"].grad, torch.ones(4, 3))
+
+
+def test_out_arguments_refuse_tensors_that_require_grad() -> None:
+    # torch's functions with out= refuse to record autograd history, as the peer's do.
+    params = TensorDictParams(TensorDict({"w": torch.randn(4, 3)}, [4]))
+    index = torch.tensor([0, 2])
+    out = params.detach()[:2].clone()
+    for call in (
+        lambda: torch.gather(params, 0, index, out=out),
+        lambda: params.clamp(-1, 1, out=out),
+        lambda: params.logsumexp(0, out=out[0]),
+    ):
+        with pytest.raises(errors.GradError, match="don't support automatic differentiation"):
+            call()
+    with torch.no_grad():
+        assert torch.gather(params, 0, index, out=out) is out
+    assert torch.equal(out["w"], params["w"][index].detach())
+
+
 def test_lock_true_still_takes_writes_through_the_params() -> None:
     td = TensorDict({"w": torch.ones(2)}, [])
     params = TensorDictParams(td, lock=True)

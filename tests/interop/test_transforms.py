@@ -394,3 +394,25 @@ class TestModules:
         assert torch.equal(func.functional_call(modules[1], flat, (x,)), modules[0](x))
         jac = func.jacrev(lambda p: func.functional_call(modules[1], p, (x,)).sum())(flat)
         assert torch.allclose(jac["bias"], torch.full((2,), 5.0))
+
+
+class Pair(tclass.TypedTensorDict):
+    a: torch.Tensor
+    inner: tclass.TensorDict
+
+
+def test_typed_tensordict_subclasses_are_pytree_nodes() -> None:
+    # Each subclass registers itself when defined: vmap maps it and gives it back.
+    pair = Pair(
+        a=torch.arange(12.0).reshape(3, 4),
+        inner=tclass.TensorDict({"b": torch.ones(3, 4, 2)}, [3, 4]),
+        batch_size=[3, 4],
+        names=["x", "y"],
+    )
+    out = vmap(lambda p: p * 2)(pair)
+    assert type(out) is Pair and out.batch_size == pair.batch_size
+    assert torch.equal(out.a, pair.a * 2) and torch.equal(out.inner["b"], pair.inner["b"] * 2)
+    assert vmap(lambda p: p, in_dims=1)(pair).batch_size == torch.Size([4, 3])
+    leaves, spec = torch.utils._pytree.tree_flatten(pair)
+    rebuilt = torch.utils._pytree.tree_unflatten(leaves, spec)
+    assert type(rebuilt) is Pair and rebuilt.names == ["x", "y"] and len(leaves) == 2

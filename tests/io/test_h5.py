@@ -33,6 +33,7 @@ from tclass import (
     TensorClass,
     TensorDict,
 )
+from tclass._io.store._view import PersistentTensorDictView
 from tclass.errors import MetadataError, SchemaMismatchError, UnsafePathError
 
 from store_samples import sample  # noqa: E402
@@ -175,6 +176,7 @@ _LAZY = """
 import resource, sys, time
 import h5py, torch
 from tclass import PersistentTensorDict, TensorDict
+from tclass._io.store._view import PersistentTensorDictView
 
 path = sys.argv[1]
 with h5py.File(path, "w") as file:  # 4 GB of float32 that no one ever wrote: no storage
@@ -184,13 +186,21 @@ base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 ptd = PersistentTensorDict.from_h5(path, mode="r+")
 assert ptd.batch_size == torch.Size([1_000_000])
 row = ptd[123_456]
-assert isinstance(row, TensorDict) and row["x"].shape == (1024,) and row["x"].sum() == 0
+assert isinstance(row, PersistentTensorDictView) and row["x"].shape == (1024,)
+assert row["x"].sum() == 0
 rows = ptd[torch.tensor([5, 999_999, 17])]
 assert rows.batch_size == torch.Size([3]) and rows["x"].shape == (3, 1024)
 ptd[999_999] = TensorDict({"x": torch.ones(1024), "y": torch.tensor(7)}, [])
 ptd[10:12] = TensorDict({"x": torch.full((2, 1024), 2.0), "y": torch.tensor([1, 2])}, [2])
 assert ptd.get_at("y", slice(9, 13)).tolist() == [0, 1, 2, 0]
 assert ptd[torch.tensor([999_999, 10])]["x"].sum(1).tolist() == [1024.0, 2048.0]
+view = ptd[torch.tensor([5, 999_998, 999_999])]  # a view: its writes reach only its rows
+view.zero_()
+view["y"] += 3
+view.apply_(lambda t: t + 1)
+ptd[500_000:500_010][2:4]["x"] = torch.full((2, 1024), 4.0)
+assert ptd.get_at("y", torch.tensor([5, 999_998, 999_999, 6])).tolist() == [4, 4, 4, 0]
+assert ptd.get_at("x", slice(500_001, 500_005)).sum(1).tolist() == [0, 4096, 4096, 0]
 ptd.close()
 grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024
 assert grown < 300, f"{grown} MiB read for a few rows"
@@ -205,7 +215,7 @@ def test_opening_and_indexing_read_only_what_is_asked(tmp_path: Path) -> None:
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
 
 
-def test_indexing_gives_rows_as_a_tensordict(saved: PersistentTensorDict) -> None:
+def test_indexing_gives_a_view_of_the_rows(saved: PersistentTensorDict) -> None:
     expected = sample()
     for index in (
         1,
@@ -215,8 +225,8 @@ def test_indexing_gives_rows_as_a_tensordict(saved: PersistentTensorDict) -> Non
         [2, 1],
     ):
         rows = saved[index]
-        assert type(rows) is TensorDict
-        assert same(rows, expected[index]), index
+        assert type(rows) is PersistentTensorDictView and rows.source is saved
+        assert same(rows.to_tensordict(), expected[index]), index
     assert saved.get_at("reward", 2) == expected["reward"][2]
     assert torch.equal(saved.get_at(("next", "x"), slice(0, 2)), expected["next", "x"][:2])
 
@@ -908,11 +918,33 @@ def test_select_exclude_cpu_and_consolidate_read_the_file(saved: PersistentTenso
     with pytest.raises(KeyError, match="nope"):
         saved.select("nope")
     with pytest.raises(NotImplementedError, match="in place"):
-        saved.exclude("obs", inplace=True)
+        saved.select("obs", inplace=True)
     moved = saved.cpu()
     assert isinstance(moved, PersistentTensorDict) and moved.device == torch.device("cpu")
     packed = saved.consolidate()
     assert type(packed) is TensorDict and packed.is_locked and same(packed, sample())
+
+
+def test_exclude_and_split_keys_in_place_delete_from_the_file(
+    saved: PersistentTensorDict,
+) -> None:
+    # As the peer's split_keys(inplace=True): the keys taken are deleted from the file.
+    assert saved.exclude("obs", ("next", "done"), "nope", inplace=True) is saved
+    assert "obs" not in saved.keys() and ("next", "done") not in saved.keys(True)
+    assert "obs" not in saved.file and "done" not in saved.file["next"]
+    taken, rest = saved.split_keys(["reward"], inplace=True)
+    assert rest is saved and "reward" not in saved.keys()
+    assert torch.equal(taken["reward"], sample()["reward"])
+    saved.lock_()
+    with pytest.raises(tclass.errors.LockedError, match="locked"):
+        saved.exclude(("next", "x"), inplace=True)
+
+
+def test_a_key_of_nested_tuples_sets_an_entry(saved: PersistentTensorDict) -> None:
+    # A key, not a row index: as a TensorDict reads td[" a ", ("b", "c"), ("d",)].
+    saved[" a ", ("little", "story"), "about", ("myself",)] = torch.zeros(4)
+    assert torch.equal(saved[" a ", "little", "story", "about", "myself"], torch.zeros(4))
+    assert torch.equal(saved[(" a ", ("little",)), "story", "about", "myself"], torch.zeros(4))
 
 
 def test_a_with_block_on_a_rearranged_file_writes_back(saved: PersistentTensorDict) -> None:

@@ -382,6 +382,69 @@ def test_a_staging_folder_removed_before_its_lock_is_replaced(
     ].tolist() == [0, 1, 2]
 
 
+def test_a_staging_folder_removed_between_its_open_and_its_lock_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cleanup's removal can also fall after the open: the folder open is then gone
+    # (no links left), and the save starts again with a new one.
+    import fcntl
+
+    real_flock, removed = fcntl.flock, list[str]()
+
+    def cleaned_then_flock(fd: int, operation: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        if ".tclass-staging-" in os.path.basename(path) and len(removed) < 2:
+            removed.append(path)
+            os.rmdir(path)
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", cleaned_then_flock)
+    _nested().memmap(tmp_path / "td")
+    assert len(removed) == 2
+    assert TensorDict.load_memmap(tmp_path / "td")["a", "b", "c"].tolist() == [0, 1, 2]
+    assert [p.name for p in tmp_path.iterdir()] == ["td"]
+
+
+def test_a_staging_name_another_process_holds_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Staging names are a per-process token and a serial: where a folder of that name
+    # exists (a process of the same token, live here: locked), the next name is taken.
+    import fcntl
+    import itertools
+
+    write = tclass._io.memmap._write
+    monkeypatch.setattr(write, "_TOKEN", ["0badc0de"])
+    monkeypatch.setattr(write, "_SERIALS", itertools.count())
+    taken = tmp_path / ".td.tclass-staging-0badc0de0"
+    taken.mkdir()
+    fd = os.open(taken, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        _nested().memmap(tmp_path / "td")
+        assert taken.exists()
+    finally:
+        os.close(fd)
+    assert TensorDict.load_memmap(tmp_path / "td")["top"].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_forked_child_draws_its_own_staging_token() -> None:
+    import warnings
+
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # Python 3.12+ warns of fork() beside threads
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: report its token, and nothing else
+        os.write(write, tclass._io.memmap._write._TOKEN[0].encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert len(child) == 8 and child != tclass._io.memmap._write._TOKEN[0]
+
+
 def _concurrent_writer(
     prefix: str, writer: int, saves: int, widen: bool, start: Any, results: Any
 ) -> None:

@@ -24,6 +24,7 @@ import torch
 
 import tclass
 from tclass import NonTensorData, NonTensorStack, PersistentTensorDict, TensorClass, TensorDict
+from tclass._io.store._view import PersistentTensorDictView
 from tclass.errors import (
     ClosedFileError,
     FilePermissionError,
@@ -211,11 +212,11 @@ def test_one_value_whose_bytes_match_the_rows_is_not_taken_per_row(tmp_path: Pat
      torch.tensor([True, False, True, False]), (slice(None),)],
     ids=["int", "negative", "slice", "step", "list", "tensor", "mask", "tuple"],
 )  # fmt: skip
-def test_indexing_reads_rows(saved: PersistentTensorDict, index: Any) -> None:
+def test_indexing_gives_a_view_of_the_rows(saved: PersistentTensorDict, index: Any) -> None:
     rows = saved[index]
     expected = sample()[index]
-    assert type(rows) is TensorDict and rows.batch_size == expected.batch_size
-    assert same(rows, expected)
+    assert type(rows) is PersistentTensorDictView and rows.batch_size == expected.batch_size
+    assert type(rows.to_tensordict()) is TensorDict and same(rows.to_tensordict(), expected)
     assert torch.equal(saved.get_at("reward", index), expected["reward"])
 
 

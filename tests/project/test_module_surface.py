@@ -55,7 +55,7 @@ UTILS = [
     "assert_allclose_td", "assert_close", "capture_non_tensor_stack", "default_is_leaf",
     "expand_as_right", "expand_right", "get_printoptions", "is_bool", "is_floating",
     "is_inexact", "is_integer", "is_leaf_nontensor", "is_non_tensor", "is_tensorclass", "isin",
-    "lazy_legacy", "list_to_stack", "parse_tensor_dict_string", "print_directory_tree",
+    "lazy_legacy", "list_to_stack", "logger", "parse_tensor_dict_string", "print_directory_tree",
     "remove_duplicates", "set_capture_non_tensor_stack", "set_lazy_legacy",
     "set_list_to_stack", "set_printoptions", "unravel_key", "unravel_key_list",
     "unravel_key_to_tuple",
@@ -72,6 +72,23 @@ def test_utils_has_the_peers_helpers(name: str) -> None:
 
     assert getattr(utils, name) is not None
     assert name in utils.__all__
+
+
+def test_utils_logger_is_tclass_logger_and_logs() -> None:
+    import logging
+
+    from tclass import utils
+
+    assert utils.logger is logging.getLogger("tclass")
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    utils.logger.addHandler(handler)
+    try:
+        utils.logger.warning("first call to vmap")
+    finally:
+        utils.logger.removeHandler(handler)
+    assert seen == ["first call to vmap"]
 
 
 def test_utils_deprecated_helper_warns_on_lookup() -> None:

@@ -19,6 +19,7 @@ from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
+from tclass._core._records import field_names_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
     BatchMismatchError,
@@ -452,6 +453,7 @@ class ApplyOps(TensorCollection):
             mine = self._entries()
             pairs = other._entries()
             if len(mine) != len(pairs):
+                mine, pairs = _unset_fields_left_out(self, other, mine, pairs)
                 _same_keys(mine, pairs)
             # A nested collection compares itself with its counterpart, so `op` fits both;
             # two plain tensors go to the tensor method (no Python operator wrapper).
@@ -622,6 +624,25 @@ def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
     except RuntimeError:
         msg = f"cannot broadcast batch sizes {list(a)} and {list(b)}"
         raise BatchSizeError(msg) from None
+
+
+def _unset_fields_left_out(
+    a: TensorCollection, b: TensorCollection, mine: Mapping[str, Any], pairs: Mapping[str, Any]
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """The entries to compare when one side is a record: a field that is not set (it
+    reads None, and is no entry) matches a None value on the other side (what
+    ``record.to_dict()`` and ``to_tensordict()`` give for it), as in the peer."""
+    fields_a, fields_b = field_names_of(a), field_names_of(b)
+    if not (fields_a or fields_b):
+        return mine, pairs
+    mine = {k: v for k, v in mine.items() if not (k in fields_b and k not in pairs and _none(v))}
+    pairs = {k: v for k, v in pairs.items() if not (k in fields_a and k not in mine and _none(v))}
+    return mine, pairs
+
+
+def _none(value: Any) -> bool:
+    """Whether ``value`` is a Python value node holding None."""
+    return bool(getattr(value, "_is_value_node", False)) and value.data is None
 
 
 def _same_keys(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -21,7 +21,7 @@ from typing_extensions import Self
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._math import MathOps
-from tclass.errors import UnsupportedError
+from tclass.errors import ArgumentError, UnsupportedError
 
 __all__ = [
     "CastFilter",
@@ -36,6 +36,8 @@ __all__ = [
 CastFilter = Callable[[tuple[str, ...], torch.Tensor], bool]
 
 _DEFAULT: Any = object()
+# The keywords ``to(attrs)`` takes, as the peer's.
+_ATTRS_KEYWORDS = frozenset({"non_blocking", "non_blocking_pin", "num_threads", "inplace"})
 _Tensor = torch.Tensor
 _QUANTIZED = frozenset({torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4})
 
@@ -135,9 +137,41 @@ class CastOps(MathOps):
                 )
                 raise UnsupportedError(msg)
 
-    def _to_attrs(self, attrs: TensorCollection, non_blocking: bool) -> Self:
-        """Every tensor moved and cast as the ``TensorAttrs`` under its key in ``attrs``
-        says (tensors without one are kept)."""
+    def _to_attrs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Self:
+        """``to(attrs)``: every tensor moved and cast as the ``TensorAttrs`` under its key
+        in ``attrs`` (``args[0]``) says (tensors without one are kept), with the peer's
+        ``non_blocking=``, ``num_threads=`` and ``inplace=``.
+
+        Raises:
+            ArgumentError: (a ``TypeError``, as the peer raises) for another positional
+                argument or a keyword ``to(attrs)`` does not take.
+            UnsupportedError: (a ``NotImplementedError``, as the peer raises) for
+                ``non_blocking_pin=True``.
+        """
+        attrs: TensorCollection = args[0]
+        if len(args) > 1:
+            msg = (
+                f"to(attrs) does not accept additional positional arguments (got "
+                f"{len(args) - 1} more: {args[1:]!r}): the TensorAttrs records give each "
+                "tensor its device and dtype; set their tgt_device / tgt_dtype, or call "
+                ".to(...) on the result"
+            )
+            raise ArgumentError(msg)
+        unknown = sorted(kwargs.keys() - _ATTRS_KEYWORDS)
+        if unknown:
+            msg = (
+                f"to(attrs) got unexpected keyword argument(s) {unknown}: it takes "
+                f"{sorted(_ATTRS_KEYWORDS)}; the TensorAttrs records give each tensor its "
+                "device and dtype"
+            )
+            raise ArgumentError(msg)
+        if kwargs.get("non_blocking_pin"):
+            msg = (
+                "to(attrs) does not support non_blocking_pin=True (nor does the peer): pin "
+                "first, then copy, with td.pin_memory().to(attrs, non_blocking=True)"
+            )
+            raise UnsupportedError(msg)
+        non_blocking = bool(kwargs.get("non_blocking", False))
 
         def move(key: Any, leaf: torch.Tensor) -> torch.Tensor:
             target = attrs.get(key, None)
@@ -147,7 +181,11 @@ class CastOps(MathOps):
                 device=target.tgt_device, dtype=target.tgt_dtype, non_blocking=non_blocking
             )
 
-        return cast(Self, cast(Any, self).named_apply(move, nested_keys=True))
+        result = cast(Self, cast(Any, self).named_apply(move, nested_keys=True))
+        if kwargs.get("inplace") and result is not self:
+            cast(Any, self)._take_moved(result)
+            return self
+        return result
 
     @property
     def dtype(self) -> torch.dtype | None:

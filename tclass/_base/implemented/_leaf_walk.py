@@ -37,6 +37,7 @@ from tclass._core._batch import format_shape
 from tclass._core._record_spec import value_problem
 from tclass._core._records import is_record
 from tclass._core._spec import TensorSpec
+from tclass._core._tracing import tracing
 from tclass.errors import (
     BatchSizeError,
     FieldSpecError,
@@ -246,6 +247,12 @@ def run_leafwise(
                 results = _fused(foreach, leaves, operands, kwargs)
         except TypeError:  # no kernel takes these arguments: leaf by leaf below
             pass
+        except RuntimeError:
+            # Autograd has no fused out-of-place kernel for a list that mixes tensors
+            # requiring grad with integer ones (parameters beside integer buffers, as
+            # TensorDictParams holds): nothing was computed, leaf by leaf below.
+            if not _mixes_grad_and_integers(leaves):
+                raise
         else:
             return leaves if results is None else results
     columns = [op if type(op) is list else itertools.repeat(op) for op in operands]
@@ -254,6 +261,16 @@ def run_leafwise(
     else:  # one C-level loop where `each` is a C function
         results = list(map(each, leaves, *columns))
     return leaves if results[0] is None else results
+
+
+def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
+    """Whether autograd refuses a fused kernel on ``leaves``: some require grad, some
+    have a dtype without gradients (integers, bool)."""
+    return (
+        torch.is_grad_enabled()
+        and any(leaf.requires_grad for leaf in leaves)
+        and any(not (leaf.is_floating_point() or leaf.is_complex()) for leaf in leaves)
+    )
 
 
 def _fused(
@@ -571,6 +588,7 @@ class LeafWalkOps(TensorCollection):
         if mine is None:
             return None
         theirs = None
+        traced = False  # under torch.compile, with an operand over a batch size
         batch = self.batch_size
         if operands:
             other = operands[0]
@@ -579,8 +597,12 @@ class LeafWalkOps(TensorCollection):
                 if theirs is None or len(theirs) != len(mine):  # (the loop finds each key)
                     return None
                 shape = other.batch_size
-                if shape and shape != batch:  # broadcast: the walk resizes
-                    return None
+                if shape:  # over another batch size: a broadcast, which the walk resizes
+                    # Traced, the sizes are compared on the leaves below: batch sizes
+                    # compared as ints would be two more inputs of the graph.
+                    traced = tracing()
+                    if len(shape) != len(batch) if traced else shape != batch:
+                        return None
             elif other.__class__ not in _PYTHON_NUMBERS:  # (numpy scalars: the walk's)
                 return None
         leaves: list[torch.Tensor] = []
@@ -601,6 +623,8 @@ class LeafWalkOps(TensorCollection):
                 entries[key] = value._rebuilt(_NOTHING, None)
             else:  # a nested collection, a tensor subclass, a key the operand lacks
                 return None
+        if traced and pieces and pieces[0].shape[: len(batch)] != leaves[0].shape[: len(batch)]:
+            return None
         args = operands if theirs is None else (pieces,)
         if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
             results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)

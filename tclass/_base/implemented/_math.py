@@ -24,9 +24,9 @@ from typing_extensions import Self
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import LeafWalkOps, without_empty
 from tclass._core._dispatch import implements
-from tclass.errors import OperandError
+from tclass.errors import GradError, OperandError
 
-__all__ = ["Operand", "MathOps", "into_out"]
+__all__ = ["Operand", "MathOps", "into_out", "refuse_out_with_grad"]
 
 Operand: TypeAlias = TensorCollection | torch.Tensor | float | int | bool | complex
 """What binary math takes: a number, a tensor over the batch dims, or a collection."""
@@ -571,7 +571,7 @@ class MathOps(LeafWalkOps):
             result = without_empty(result, max if min is None else min)
         if out is None:
             return result
-        return cast(Self, into_out(out, result))
+        return cast(Self, into_out(out, result, "clamp"))
 
     @implements(torch.clamp_)
     def clamp_(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
@@ -671,7 +671,7 @@ class MathOps(LeafWalkOps):
             return result
         if update_batch_size and out.batch_size != result.batch_size:
             return cast(Self, out.update(result, update_batch_size=True))
-        return cast(Self, into_out(out, result))
+        return cast(Self, into_out(out, result, "where"))
 
     def masked_fill(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:
         """A copy where ``mask`` (over the leading batch dims, or a bool collection) is
@@ -840,12 +840,35 @@ def _foreach_clamp_(tensors: list[torch.Tensor], low: Any, high: Any) -> None:
         torch._foreach_clamp_max_(tensors, high)
 
 
-def into_out(out: Any, result: Any) -> Any:
+def refuse_out_with_grad(result: Any, operation: str) -> None:
+    """Raises ``GradError`` where a tensor of ``result`` requires grad (with grad mode
+    on): torch's functions with ``out=`` refuse to record autograd history, and so do
+    the peer's collections, which call them leaf by leaf."""
+    if not torch.is_grad_enabled():
+        return
+    for leaf in result._tensor_leaves():
+        if leaf.requires_grad:
+            name = operation or "this operation"
+            msg = (
+                f"{name}(out=...): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad (as torch's); run it "
+                "under torch.no_grad(), detach() the inputs, or use the result without out="
+            )
+            raise GradError(msg)
+
+
+def into_out(out: Any, result: Any, operation: str = "") -> Any:
     """``out=``: the result copied into ``out`` (returned), as torch's ``out=`` does; an
     ``out`` without some of the result's entries (``td.empty()``) gets them, as the
-    peer's."""
+    peer's.
+
+    Raises:
+        GradError: (a ``RuntimeError``, as torch and the peer raise) where a result
+            tensor requires grad: torch's ``out=`` functions do not support autograd.
+    """
     if out is None:
         return result
+    refuse_out_with_grad(result, operation)
     if set(result.keys(True, True)) <= set(out.keys(True, True)):
         out.copy_(result)
     else:

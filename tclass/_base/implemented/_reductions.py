@@ -718,7 +718,7 @@ class ReductionOps(MathOps):
         if dim is None:
             dim = tuple(range(self.batch_dims))
         result = self._reduce(torch.logsumexp, dim, keepdim, None, None, "logsumexp", {})
-        return cast(Self, into_out(out, result))
+        return cast(Self, into_out(out, result, "logsumexp"))
 
     def norm(
         self, *, out: Any = None, dtype: torch.dtype | None = None,
@@ -731,7 +731,7 @@ class ReductionOps(MathOps):
         )
         if self.is_locked and out is None:
             result.lock_()  # as the peer's norm (its other reductions give unlocked results)
-        return cast(Self, into_out(out, result))
+        return cast(Self, into_out(out, result, "norm"))
 
     # --- scans ---------------------------------------------------------------------------
 

@@ -22,12 +22,20 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._math import refuse_out_with_grad
 from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
 from tclass._core._shape_op import ShapeOp, legacy_view
-from tclass.errors import ArgumentValueError, DimError, ShapeError, TclassError, UnsupportedError
+from tclass.errors import (
+    ArgumentValueError,
+    DimError,
+    DimNameError,
+    ShapeError,
+    TclassError,
+    UnsupportedError,
+)
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
@@ -101,20 +109,38 @@ class ShapeOps(TensorCollection):
             DimNameError: (a ``RuntimeError`` and a ``ValueError``) if a dim already has
                 another name, or a name repeats.
         """
-        self._rename_all(_names.refined(self._dim_names, names, self.batch_dims))
+        refined = _names.refined(self._dim_names, names, self.batch_dims)
+        self._check_nested_names(refined)
+        self._rename_all(refined)
         return self
 
     def rename(self, *names: str | None, **rename_map: str) -> Self:
         """A shallow copy with its dims renamed: ``rename("a", "b")`` names every dim,
         ``rename(None)`` unnames them, ``rename(old="new")`` renames some."""
+        renamed = _names.renamed(self._dim_names, names, rename_map, self.batch_dims)
+        self._check_nested_names(renamed)
         out = self.clone(recurse=False)
-        out._rename_all(_names.renamed(self._dim_names, names, rename_map, self.batch_dims))
+        out._rename_all(renamed)
         return out
 
     def rename_(self, *names: str | None, **rename_map: str) -> Self:
         """:meth:`rename` in place (nested collections too); returns ``self``."""
-        self._rename_all(_names.renamed(self._dim_names, names, rename_map, self.batch_dims))
+        renamed = _names.renamed(self._dim_names, names, rename_map, self.batch_dims)
+        self._check_nested_names(renamed)
+        self._rename_all(renamed)
         return self
+
+    def _check_nested_names(self, names: Names) -> None:
+        """Checks that naming the batch dims ``names`` keeps the dim names of every nested
+        collection unique (they share these dims, then name their own), before anything
+        is renamed.
+
+        Raises:
+            DimNameError: (a ``ValueError``, as the peer raises) naming the nested key,
+                the names it would get and how to fix it.
+        """
+        if names is not None:
+            _check_nested(self, names, (), names)
 
     # --- reshaping -------------------------------------------------------------------------
 
@@ -144,9 +170,11 @@ class ShapeOps(TensorCollection):
         batch_size: Sequence[int] | None = None,
     ) -> Self:
         """A view with batch size ``shape`` (or ``size=`` / ``batch_size=``), or with every
-        tensor viewed as a dtype."""
+        tensor viewed as a dtype (``view(torch.uint8)``; with ``batch_size=``, the result
+        and its nested collections get that batch size, as the peer's)."""
         if len(shape) == 1 and isinstance(shape[0], torch.dtype):
-            return self._view_dtype(shape[0])
+            new_size = None if batch_size is None else torch.Size(batch_size)
+            return self._view_dtype(shape[0], new_size)
         given = size if size is not None else batch_size
         if given is not None:
             shape = (tuple(given),)
@@ -170,21 +198,27 @@ class ShapeOps(TensorCollection):
             raise ShapeError(msg) from None
         return self._carry(out, None, inverse=lambda r: r.view(current))
 
-    def _view_dtype(self, dtype: torch.dtype) -> Self:
-        batch_size = self.batch_size
+    def _view_dtype(self, dtype: torch.dtype, new_size: torch.Size | None) -> Self:
+        batch_size = self.batch_size if new_size is None else new_size
         nb = len(batch_size)
         values: dict[str, Value] = {}
         for key, value in self._items():
-            out = value.view(dtype)
+            out: torch.Tensor | TensorCollection
+            if new_size is not None and isinstance(value, TensorCollection):
+                out = value.view(dtype, batch_size=new_size)
+            else:
+                out = value.view(dtype)
             if out.shape[:nb] != batch_size:
                 msg = (
                     f"view({dtype}) would change the batch dims of {key!r} from "
                     f"{list(value.shape)} to {list(out.shape)}: a dtype of another size "
-                    "changes the last dim, which must be a feature dim"
+                    "changes the last dim, which must be a feature dim (or give the "
+                    "batch size of the result, view(dtype, batch_size=...))"
                 )
                 raise ShapeError(msg)
             values[key] = out
-        return self._carry(self._new_like(values, batch_size, self.device), self._dim_names)
+        names = self._dim_names if new_size is None or new_size == self.batch_size else None
+        return self._carry(self._new_like(values, batch_size, self.device), names)
 
     def flatten(
         self, start_dim: int | None = None, end_dim: int | None = None, *, inplace: bool = False
@@ -493,6 +527,8 @@ class ShapeOps(TensorCollection):
         Raises:
             ArgumentValueError: (a ``ValueError``) both ``out`` and ``inplace=True``.
             UnsupportedError: ``inplace=True`` with an index of another number of dims.
+            GradError: (a ``RuntimeError``, as torch raises) ``out`` where a result
+                tensor requires grad.
             ShapeError: if ``index`` is not an integer tensor with one dim per batch dim,
                 or is larger than the batch outside ``dim``.
         """
@@ -518,6 +554,7 @@ class ShapeOps(TensorCollection):
         result = self._map_batch(lambda v: v.gather(d, _lift_index(index, v.shape, nb)), shape)
         result = self._carry(result, self._dim_names, lock=False)
         if out is not None:
+            refuse_out_with_grad(result, "gather")
             out.update_(result)
             return out
         return self._in_place(result, inplace, "gather")
@@ -782,3 +819,25 @@ def _lift_index(index: torch.Tensor, shape: torch.Size, nb: int) -> torch.Tensor
 
 def _same(leaf: torch.Tensor) -> torch.Tensor:
     return leaf
+
+
+def _check_nested(
+    node: TensorCollection, names: tuple[str | None, ...], path: tuple[str, ...], given: Names
+) -> None:
+    nb = len(names)
+    for key, value in node._items():
+        if not isinstance(value, TensorCollection) or value._is_leaf_node:
+            continue
+        own = value._dim_names
+        extra = (None,) * (value.batch_dims - nb) if own is None else own[nb:]
+        new = names + extra
+        named = [name for name in new if name is not None]
+        if len(set(named)) != len(named):
+            msg = (
+                f"names {list(given or ())}: the nested collection at key {(*path, key)} "
+                f"would name its dims {list(new)} (its own dims past the shared ones are "
+                f"named {list(extra)}); some dimension names are non-unique. Give names its "
+                "own dims do not use, or rename the nested collection's dims first"
+            )
+            raise DimNameError(msg)
+        _check_nested(value, new, (*path, key), given)

@@ -12,11 +12,12 @@ import torch
 from typing_extensions import Self
 
 from tclass._core import _names
+from tclass._core._batch import as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options
 from tclass._core._names import Names
 from tclass._engine._lazy._parts import common_device
 from tclass._engine._lazy._reshape import LazyReshapeOps
-from tclass.errors import DimNameError
+from tclass.errors import ArgumentError, BatchSizeError, DimNameError
 
 if TYPE_CHECKING:
     from tclass._engine._consolidate import Consolidated
@@ -33,9 +34,16 @@ class LazyDevices(LazyReshapeOps):
         __slots__ = ()
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
-        """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed."""
+        """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed.
+
+        Raises:
+            ArgumentError: (a ``TypeError``, as the peer raises) for a ``batch_size=``
+                that does not keep the stack dim, before anything is moved.
+        """
         options = pop_to_options(kwargs)
         if options is not None:
+            if options.batch_size is not None:
+                self._check_to_batch_size(options.batch_size)
             return self._to_with(args, kwargs, options)
         if self._consolidated is not None:
             request = parse_to_args(args, dict(kwargs))
@@ -49,7 +57,24 @@ class LazyDevices(LazyReshapeOps):
         members = [member.to(*args, **kwargs) for member in self._members]
         if all(new is old for new, old in zip(members, self._members)):
             return self
+        same_devices = all(new.device == old.device for new, old in zip(members, self._members))
+        if same_devices and not self.is_locked:  # a cast: locked as the stack is
+            members = [
+                new.unlock_() if new is not old and new.is_locked else new
+                for new, old in zip(members, self._members)
+            ]
         return self._restacked(members, self._stack_dim, self._batch_size)
+
+    def _check_to_batch_size(self, batch_size: Any) -> None:
+        try:
+            self._check_new_batch_size(as_batch_size(batch_size), ())
+        except BatchSizeError as error:
+            msg = (
+                f"Cannot pass batch-size to a LazyStackedTensorDict that changes its stack "
+                f"dim ({error}); give the members their batch size, or call "
+                "to_tensordict().to(..., batch_size=...)"
+            )
+            raise ArgumentError(msg) from error
 
     def _take_moved(self, moved: Self) -> None:
         for member, new in zip(self._members, moved._members):
@@ -124,7 +149,9 @@ class LazyDevices(LazyReshapeOps):
 
     @names.setter
     def names(self, value: Sequence[str | None] | None) -> None:
-        self._rename_all(_names.as_names(value, len(self._batch_size)))
+        names = _names.as_names(value, len(self._batch_size))
+        self._check_nested_names(names)
+        self._rename_all(names)
 
     @property
     def _dim_names(self) -> Names:

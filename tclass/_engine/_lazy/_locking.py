@@ -47,7 +47,7 @@ class LazyLocking(TensorDictBase):
         context manager (``with lazy.lock_(): ...`` restores the state on exit)."""
         locked = self._lock_state()
         self._lock_tree()
-        self._lock_context = locked
+        self._lock_opens_next_block(locked)
         return self
 
     def unlock_(self) -> Self:
@@ -59,8 +59,15 @@ class LazyLocking(TensorDictBase):
         """
         locked = self._lock_state()
         self._unlock_tree()
-        self._lock_context = locked
+        self._lock_opens_next_block(locked)
         return self
+
+    def _lock_opens_next_block(self, locked: bool) -> None:
+        """As a TensorDict's: the next ``with`` block restores ``locked``; outside any
+        open block, a shape op's write-back waiting for it is dropped."""
+        self._lock_context = locked
+        if not self._lock_stack:
+            self._on_exit = None
 
     def _own_lock(self) -> bool | None:
         # As the peer: what a nested collection checks is whether the stack was locked

@@ -321,11 +321,11 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             if device is ...:
                 return cast(Self, dense._map_values(fn, batch_size))
             return cast(Self, dense._map_values(fn, batch_size, device))
-        member_batch = remove_dim(batch_size, self._stack_dim)
+        # The batch size is kept: each member keeps its own (a ragged stack's differ).
         if device is ...:
-            members = [m._map_values(fn, member_batch) for m in self._members]
+            members = [m._map_values(fn, m.batch_size) for m in self._members]
         else:
-            members = [m._map_values(fn, member_batch, device) for m in self._members]
+            members = [m._map_values(fn, m.batch_size, device) for m in self._members]
         return self._restacked(members, self._stack_dim, batch_size)
 
     def _map_batch(

@@ -29,7 +29,7 @@ from tclass._io.memmap._folder import ArchiveFolder
 from tclass._io.memmap._format import MAX_FILE_BYTES, META
 from tclass._io.memmap._plan import plan_tree
 from tclass._io.memmap._read import validate_folder
-from tclass._io.memmap._write import final_root, staged_tree, sync_path
+from tclass._io.memmap._write import StagedTree, final_root, sync_path
 from tclass._io.memmap._zip import (
     ARCHIVE_SUFFIX,
     Archive,
@@ -256,7 +256,7 @@ def _existing_parent(path: str) -> str:
 
 
 def _extract(archive: Archive, root: str, old_tree: bool) -> None:
-    with staged_tree(root, old_tree) as staging:
+    with StagedTree(root, old_tree) as staging:
         for folder in sorted(archive.children):
             if folder:
                 os.makedirs(os.path.join(staging, folder), exist_ok=True)

@@ -97,6 +97,8 @@ _ENCODED = frozenset('/<>:"|?*\\ \x00%') | {chr(code) for code in range(1, 32)} 
 def file_name(key: str) -> str:
     """The file-system name of ``key`` (without ``.memmap``): never a path, never hidden
     behind ``.`` or ``..``."""
+    if key.isidentifier():  # letters, digits and "_" only: the usual key, as it is
+        return key
     if key == "":
         return "%"
     if key in (".", ".."):

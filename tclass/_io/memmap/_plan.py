@@ -137,12 +137,11 @@ class _Planner(NodeVisitor[Rebuild]):
         self, td: TensorDict, rel: str, marker: dict[str, Any] | None = None
     ) -> Rebuild:
         plan, options = self.plan, self.options
-        meta: dict[str, Any] = {}
+        listed: list[str] = []  # each key's entry of meta.json, as JSON text
         parts: list[tuple[str, int | Rebuild]] = []
-        names = stored_names(td)
-        escaped = any(stored != key for key, stored in names.items())
+        escaped = not PEER_FIELDS.isdisjoint(td._key_names())  # as stored_names
         for key, value in td._items():
-            stored = names[key]
+            stored = escape_key(key) if escaped else key
             name = _join(rel, file_name(stored))
             if value.__class__ is UnbatchedTensor:
                 msg = (
@@ -152,21 +151,20 @@ class _Planner(NodeVisitor[Rebuild]):
                 )
                 raise UnsupportedError(msg)
             if isinstance(value, torch.Tensor):
-                meta[stored] = _leaf_entry(value, name)
+                listed.append(f"{_json_str(stored)}: {_leaf_entry(value, name)}")
                 parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
             else:
-                meta[stored] = {"type": type(value).__name__}
+                listed.append(f'{_json_str(stored)}: {{"type": {_json_str(type(value).__name__)}}}')
                 self.keys[name] = (*self.keys.get(rel, ()), key)
                 parts.append((key, self.node(value, name)))
-        meta["shape"] = list(td.batch_size)
-        meta["device"] = "cpu"
+        meta: dict[str, Any] = {"shape": list(td.batch_size), "device": "cpu"}
         meta.update(_class_fields(TensorDict))
         dim_names = td._dim_names
         if dim_names is not None:  # written only when a dim has a name, as the peer does
             meta["_names"] = list(dim_names)
         if escaped or marker:
             meta[TCLASS_FIELD] = {**({"escaped_keys": True} if escaped else {}), **(marker or {})}
-        _add_meta(plan, rel, meta, options)
+        _add_meta(plan, rel, meta, options, listed=listed)
         batch_size, cls = td.batch_size, type(td)  # a TypedTensorDict stays one
         saved_at = (
             None
@@ -179,7 +177,7 @@ class _Planner(NodeVisitor[Rebuild]):
                 key: written[part] if isinstance(part, int) else part(written)
                 for key, part in parts
             }
-            saved = cls._new_unchecked(entries, batch_size, torch.device("cpu"))
+            saved = cls._new_unchecked(entries, batch_size, _CPU)
             saved._assign_names(dim_names)
             saved._attach_folder(saved_at)
             return saved
@@ -308,7 +306,13 @@ def _maps_whole_file(tensor: torch.Tensor) -> bool:
     )
 
 
-def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
+_CPU = torch.device("cpu")
+
+
+def _leaf_entry(tensor: torch.Tensor, where: str) -> str:
+    """A leaf's entry of ``meta.json``, as the JSON text the encoder writes for the peer's
+    dict (``device``, ``shape``, ``dtype``, ``is_nested``), written directly: half
+    the encoder's time, which counts in a save of many small leaves."""
     name = dtype_name(tensor.dtype)
     if name is None:
         msg = (
@@ -319,12 +323,12 @@ def _leaf_entry(tensor: torch.Tensor, where: str) -> dict[str, Any]:
     if tensor.is_nested or tensor.layout is not torch.strided:
         msg = f"cannot save {where!r}: only dense tensors are saved, got layout {tensor.layout}"
         raise UnsupportedError(msg + "; convert it with .to_dense() or pad it first")
-    return {
-        "device": "cpu" if tensor.is_cpu else str(tensor.device),
-        "shape": list(tensor.shape),
-        "dtype": name,
-        "is_nested": False,
-    }
+    device = '"cpu"' if tensor.is_cpu else _json_str(str(tensor.device))
+    shape = ", ".join(map(str, tensor.shape))  # an int's str is its JSON text
+    return f'{{"device": {device}, "shape": [{shape}], "dtype": "{name}", "is_nested": false}}'
+
+
+_json_str = json.encoder.encode_basestring_ascii  # a str as JSON text, as the encoder writes it
 
 
 def stored_names(td: TensorDict) -> dict[str, str]:
@@ -365,17 +369,50 @@ def _class_fields(cls: type) -> dict[str, Any]:
 _CLASS_ITEMS: dict[type, tuple[tuple[str, Any], ...]] = {}
 
 
-# The encoders of meta.json (made once: json.dumps with separators makes one per call).
-_SPACED = json.JSONEncoder(separators=(", ", ": "))
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
+def _encoder(item_separator: str, key_separator: str) -> Callable[[Any], str]:
+    """``json.JSONEncoder(separators=...).encode``, made once (``json.dumps`` with
+    separators makes an encoder per call), less what ``encode`` sets up on each call
+    (the C encoder it builds, and the markers that catch a cycle: about 3 µs of a
+    save's ``meta.json``; what is written is JSON already checked by ``require_json``,
+    whose depth limit refuses a cycle). The plain ``encode`` where the C encoder is
+    missing or writes other text."""
+    encode = json.JSONEncoder(separators=(item_separator, key_separator)).encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encode
+    try:
+        chunks = make(
+            None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None,
+            key_separator, item_separator, False, False, True,
+        )  # fmt: skip
+        probe = {"a": [1, -2.5, None, True, "\u00e9\n"], "b": {"c": float("nan")}, "d": []}
+        if "".join(chunks(probe, 0)) != encode(probe):
+            return encode
+    except TypeError:  # another signature
+        return encode
+    return lambda value: "".join(chunks(value, 0))
+
+
+# The encoders of meta.json.
+_SPACED = _encoder(", ", ": ")
+_COMPACT = _encoder(",", ":")
 
 
 def _add_meta(
-    plan: Plan, rel: str, meta: dict[str, Any], options: _Options, compact: bool = False
+    plan: Plan,
+    rel: str,
+    meta: dict[str, Any],
+    options: _Options,
+    compact: bool = False,
+    listed: list[str] | None = None,
 ) -> None:
+    """Plans the ``meta.json`` of ``meta``, after the ``listed`` items (JSON text) if given."""
     if options.anonymous:
         return
-    data = (_COMPACT if compact else _SPACED).encode(meta).encode()
+    text = (_COMPACT if compact else _SPACED)(meta)
+    if listed:
+        text = f"{{{', '.join(listed)}, {text[1:]}" if meta else f"{{{', '.join(listed)}}}"
+    data = text.encode()
     if len(data) > MAX_FILE_BYTES:
         where = _join(rel, META)
         msg = (

@@ -31,11 +31,12 @@ import ctypes
 import ctypes.util
 import errno
 import fcntl
+import itertools
 import os
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -48,10 +49,10 @@ from tclass._io.memmap._values import PICKLE_FILES
 from tclass.errors import FileConflictError, NotAFileError
 
 __all__ = [
+    "StagedTree",
     "final_root",
     "replace_file",
     "save_tree",
-    "staged_tree",
     "sync_path",
     "temp_path",
     "write_file",
@@ -86,47 +87,65 @@ def save_tree(
     )
     if old_tree and not existsok:
         _refuse_existing(root, plan.leaves)
-    with staged_tree(root, old_tree, durable) as staging:
+    with StagedTree(root, old_tree, durable) as staging:
         for rel in plan.dirs[1:]:
             os.mkdir(os.path.join(staging, rel))
         written = _write_leaves(plan.leaves, staging, root, num_threads, like)
         for rel, data in plan.files:
-            write_file(os.path.join(staging, rel), data)
+            write_file(f"{staging}/{rel}", data)
         if durable:
             _sync_tree(staging, plan.dirs, plan.leaves, plan.files, num_threads)
     return rebuild(written)
 
 
-@contextlib.contextmanager
-def staged_tree(root: str, old_tree: bool, durable: bool = False) -> Iterator[str]:
-    """A new staging folder beside ``root``, to fill in the ``with`` block; on a clean
-    exit it replaces ``root`` in one swap (and the old tree is removed), otherwise it is
-    removed. ``durable``: fsync the parent after the swap (the caller syncs the tree)."""
-    parent = os.path.dirname(root)
-    try:
-        before = os.stat(parent)
-    except FileNotFoundError:
-        os.makedirs(parent, exist_ok=True)  # as the peer does for a new path
-        before = os.stat(parent)
-    if old_tree:
-        _check_replaceable(root)
-    alone = _CLEAN_PARENTS.get(parent) == _parent_state(before)
-    if not alone:  # the parent changed since this process's last save into it
-        alone = _remove_dead_staging(root)
-        before = os.stat(parent)
-    staging, lock = _make_staging(root)  # locked: later saves see it is not a dead writer's
-    try:
-        yield staging
-        _install(staging, root, old_tree)
-        if durable:
-            sync_path(parent)  # the rename itself
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        _CLEAN_PARENTS.pop(parent, None)
-        raise
-    finally:
-        os.close(lock)
-    _remember_clean(parent, before, alone, old_tree)
+class StagedTree:
+    """A new staging folder beside ``root``, to fill in a ``with`` block (``as`` gives
+    its path); on a clean exit it replaces ``root`` in one swap (and the old tree is
+    removed), otherwise it is removed. ``durable``: fsync the parent after the swap (the
+    caller syncs the tree). A class, not a generator: a save pays less to enter it."""
+
+    def __init__(self, root: str, old_tree: bool, durable: bool = False) -> None:
+        self.root, self.old_tree, self.durable = root, old_tree, durable
+        self.parent = os.path.dirname(root)
+
+    def __enter__(self) -> str:
+        root, parent = self.root, self.parent
+        try:
+            before = os.stat(parent)
+        except FileNotFoundError:
+            os.makedirs(parent, exist_ok=True)  # as the peer does for a new path
+            before = os.stat(parent)
+        if self.old_tree:
+            _check_replaceable(root)
+        alone = _CLEAN_PARENTS.get(parent) == _parent_state(before)
+        if not alone:  # the parent changed since this process's last save into it
+            alone = _remove_dead_staging(root)
+            before = os.stat(parent)
+        self.before, self.alone = before, alone
+        # Locked: later saves see that it is not a dead writer's.
+        self.staging, self.lock = _make_staging(root)
+        return self.staging
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            if kind is not None:
+                self._discard()
+                return
+            try:
+                _install(self.staging, self.root, self.old_tree)
+                if self.durable:
+                    sync_path(self.parent)  # the rename itself
+            except BaseException:
+                self._discard()
+                raise
+        finally:
+            os.close(self.lock)
+        _remember_clean(self.parent, self.before, self.alone, self.old_tree)
+
+    def _discard(self) -> None:
+        """The staging folder removed (still locked: no cleanup meets it half-removed)."""
+        shutil.rmtree(self.staging, ignore_errors=True)
+        _CLEAN_PARENTS.pop(self.parent, None)
 
 
 # A parent folder's state (device, inode, mtime, links) after a save from this process
@@ -280,19 +299,29 @@ def _make_staging(root: str) -> tuple[str, int]:
 
     Another writer's :func:`_remove_dead_staging` may find the folder between its
     ``mkdir`` and our ``flock`` (it is unlocked then) and remove it. So after taking the
-    lock (which waits for such a cleanup to finish) we check that the path still names
-    the folder we locked; if not, we try again with a new name. Once we hold the lock
-    and the folder is in place, no cleanup can remove it."""
+    lock (which waits for such a cleanup to finish) we check that the folder is still in
+    place; if not, we try again with a new name. Once we hold the lock and the folder is
+    in place, no cleanup can remove it.
+
+    Staging names are unique without a system call: a random token per process (drawn
+    again in a forked child) and a serial number. A folder a cleanup removed has no
+    links left, and one still linked is where it was made: nothing moves a staging
+    folder but its own writer's swap (cleanups remove it; no other writer makes its
+    name, and where a dead process's folder has it, ``mkdir`` fails and the next name is
+    tried). So the ``fstat`` after the lock is the whole check."""
     parent, name = os.path.split(root)
     for _ in range(_STAGING_TRIES):
-        staging = os.path.join(parent, f".{name}{_STAGING}{secrets.token_hex(4)}")
-        os.mkdir(staging)  # a plain mkdir: the folder gets the usual permissions (umask)
+        staging = f"{parent}/.{name}{_STAGING}{_TOKEN[0]}{next(_SERIALS):x}"
+        try:
+            os.mkdir(staging)  # a plain mkdir: the folder gets the usual permissions (umask)
+        except FileExistsError:  # a dead process's of the same token: the next name
+            continue
         try:
             fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             continue  # already removed by another writer's cleanup
         fcntl.flock(fd, fcntl.LOCK_EX)
-        if _still_at(fd, staging):
+        if os.fstat(fd).st_nlink > 0:  # still in place (see above)
             return staging, fd
         os.close(fd)
     msg = (
@@ -302,14 +331,13 @@ def _make_staging(root: str) -> tuple[str, int]:
     raise FileConflictError(msg)
 
 
-def _still_at(fd: int, path: str) -> bool:
-    """Whether the folder open as ``fd`` is still in place at ``path``."""
-    mine = os.fstat(fd)
-    try:
-        there = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return mine.st_nlink > 0 and (there.st_ino, there.st_dev) == (mine.st_ino, mine.st_dev)
+def _new_token() -> None:
+    _TOKEN[0] = secrets.token_hex(4)
+
+
+_TOKEN = [secrets.token_hex(4)]  # this process's part of every staging name
+_SERIALS = itertools.count()  # and each name's own (next() is atomic under the GIL)
+os.register_at_fork(after_in_child=_new_token)
 
 
 def _write_leaves(
@@ -327,7 +355,10 @@ def _write_leaves(
 
     workers = _workers(leaves, num_threads, like)
     if workers <= 1:
-        return write_all(range(len(leaves)))
+        return [
+            _write_leaf(leaf, f"{staging}/{leaf.path}", f"{root}/{leaf.path}", like)
+            for leaf in leaves
+        ]
     groups = _balanced(leaves, workers)
     written: list[torch.Tensor] = [None] * len(leaves)  # type: ignore[list-item]
     with ThreadPoolExecutor(workers - 1, thread_name_prefix="tclass-write") as pool:

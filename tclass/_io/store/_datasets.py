@@ -222,35 +222,75 @@ def _rows_plan(index: Any, length: int) -> tuple[Any, Any] | None:
 
 def read_rows(node: StoreArray, index: Any, batch_dims: int) -> torch.Tensor:
     """``node[index]`` along the batch dims, reading only the rows needed (a span, or
-    the distinct rows, for a list of rows; the whole array only for an index the store
-    cannot select, such as one over several batch dims)."""
+    the distinct rows, for a list of rows; the rows the first part of a tuple index
+    selects, the rest picked in memory; the whole array only for an index the store
+    cannot select, such as ``None`` or a list of rows over several batch dims)."""
     shape = node.shape
-    plan = _rows_plan(index, shape[0]) if shape and batch_dims else None
+    head, rest = _split(index)
+    plan = _rows_plan(head, shape[0]) if shape and batch_dims else None
     if plan is None:
         return to_tensor(node.read())[index]
     selection, local = plan
     data = to_tensor(node.read(selection))
-    return data if local is None else data[local]
+    return data[_within(selection, local, rest)] if rest or local is not None else data
 
 
 def write_rows(node: StoreArray, index: Any, value: Any, batch_dims: int, label: str) -> None:
-    """``node[index] = value``, through the store where it can select the rows, else by
-    reading the array, writing in memory and writing it back."""
+    """``node[index] = value``, through the store where it can select the rows (the span
+    of rows a list of rows or a tuple index covers is read, written in memory and written
+    back), else by reading the array, writing in memory and writing it back."""
     source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
     shape = node.shape or ()
     if index is Ellipsis:
         node.write(..., to_numpy(source.expand(shape) if source.shape != shape else source, label))
         return
-    plan = _rows_plan(index, shape[0]) if shape and batch_dims else None
-    if plan is not None and plan[1] is None:
-        selection = plan[0]
-        rows = np.empty(shape[0], dtype=bool)[selection].shape + shape[1:]
-        expanded = source.expand(rows) if tuple(source.shape) != rows else source
-        node.write(selection, to_numpy(expanded, label))
+    head, rest = _split(index)
+    plan = _rows_plan(head, shape[0]) if shape and batch_dims else None
+    if plan is not None:
+        selection, local = plan
+        if isinstance(selection, np.ndarray):  # distinct rows: read, written, written back
+            data = to_tensor(node.read(selection))
+            data[_within(selection, local, rest)] = source.to(data.dtype)
+            _write_runs(node, selection, to_numpy(data, label))
+            return
+        if local is None and not rest:
+            rows = np.empty(shape[0], dtype=bool)[selection].shape + shape[1:]
+            expanded = source.expand(rows) if tuple(source.shape) != rows else source
+            node.write(selection, to_numpy(expanded, label))
+            return
+        data = to_tensor(node.read(selection))
+        data[_within(selection, local, rest)] = source.to(data.dtype)
+        node.write(selection, to_numpy(data, label))
         return
     data = to_tensor(node.read())
     data[index] = source.to(data.dtype)
     node.write(..., to_numpy(data, label))
+
+
+def _write_runs(node: StoreArray, rows: np.ndarray[Any, Any], data: np.ndarray[Any, Any]) -> None:
+    """``data`` (one row per entry of the sorted distinct ``rows``) written into those
+    rows, one write per run of consecutive rows."""
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    for start, stop in zip([0, *breaks.tolist()], [*breaks.tolist(), len(rows)], strict=True):
+        first = int(rows[start])
+        node.write(slice(first, first + stop - start), data[start:stop])
+
+
+def _split(index: Any) -> tuple[Any, tuple[Any, ...]]:
+    """A tuple index as its first part (what the store selects) and the parts after it
+    (picked in memory); ``None`` and ``...`` after the first part leave it whole."""
+    if type(index) is not tuple or len(index) < 2:
+        return index, ()
+    if any(part is None or part is Ellipsis for part in index):
+        return index, ()  # new dims or an ellipsis: read whole (no plan for the tuple)
+    return index[0], index[1:]
+
+
+def _within(selection: Any, local: Any, rest: tuple[Any, ...]) -> Any:
+    """The index into what ``selection`` read that picks what the whole index asks."""
+    if isinstance(selection, int):
+        return rest if rest else ...
+    return (slice(None) if local is None else local, *rest)
 
 
 def common_prefix(shapes: list[tuple[int, ...]], limit: int | None) -> torch.Size:

@@ -4,12 +4,13 @@ file (h5py, the optional extra ``tclass[h5]``) or a zarr store (zarr-python 3, t
 ``_h5.py``, ``_zarr.py``).
 
 Opening a store reads its metadata only. Reading a key reads that array (a new tensor
-each time: writing into it changes memory only); indexing the collection reads only the
-selected rows of each array (a contiguous span, or the sorted distinct rows, never the
-whole array for a few rows) and gives a plain TensorDict. Writes go to the store:
-``ptd[key] = value`` (a new array, or a group for a collection), ``ptd[idx] = rows``,
-``set_``, ``update``, and the in-place methods (``zero_``, ``apply_``...). Groups are
-nested ``PersistentTensorDict``s.
+each time: writing into it changes memory only); indexing the collection gives a view of
+the selected rows (``_view.PersistentTensorDictView``, as the peer's ``_SubTensorDict``),
+whose reads read only those rows of each array (a contiguous span, or the sorted
+distinct rows, never the whole array for a few rows) and whose in-place writes of every
+kind write those rows of the store. Writes go to the store: ``ptd[key] = value`` (a new
+array, or a group for a collection), ``ptd[idx] = rows``, ``set_``, ``update``, and the
+in-place methods (``zero_``, ``apply_``...). Groups are nested ``PersistentTensorDict``s.
 
 The formats are the peer's (one array per tensor, one group per nested collection,
 Python values as each backend's module describes). tclass adds one attribute per group,
@@ -33,7 +34,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core import _batch, _names
+from tclass._core import _keys
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
@@ -51,6 +52,7 @@ from tclass._io.store._datasets import (
 from tclass._io.store._protocol import Access, Backend, StoreArray, StoreGroup, is_group
 from tclass._io.store._records import rebind, records_of
 from tclass._io.store._surface import StoreSurface, in_memory
+from tclass._io.store._view import PersistentTensorDictView
 from tclass._io.store._walk import (
     Entries,
     saved_batch,
@@ -587,7 +589,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
     def get(self, key: Any, default: Any = None) -> Any:
         """The entry at ``key`` (read from the file), or ``default`` when absent."""
         node: Any = self
-        for part in (key,) if isinstance(key, str) else tuple(key):
+        for part in _keys.key_path(key):
             node = storage_of(node)
             if not isinstance(node, PersistentTensorDict) or not node._has_entry(part):
                 return default
@@ -597,10 +599,11 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
     def __getitem__(self, index: Any) -> Any:
         """An entry by key (read from the file): a Python value as the value itself (one
         per element as nested lists), as ``TensorDict`` gives it; or the rows ``index``
-        selects, read from each dataset into a plain TensorDict."""
+        selects, as a view of the file that reads and writes them
+        (``PersistentTensorDictView``)."""
         if isinstance(index, str):
             value = self._entry(index)
-        elif isinstance(index, tuple) and index and all(isinstance(part, str) for part in index):
+        elif isinstance(index, tuple) and _keys.is_key_tuple(index):
             value = self.get(index, _MISSING)
             if value is _MISSING:
                 raise self._missing_key(index)
@@ -610,7 +613,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
 
     def get_at(self, key: Any, index: Any, default: Any = _MISSING) -> Any:
         """The rows ``index`` of the entry ``key``, reading only those."""
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         node = self._group_at(path[:-1])
         if not node._has_entry(path[-1]):
             if default is _MISSING:
@@ -620,19 +623,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
             path[-1], index, torch.empty(node.batch_size, device="meta")[index].shape
         )
 
-    def _rows(self, index: Any) -> TensorDict:
-        if isinstance(index, list):
-            index = torch.tensor(index)
-        # ``...`` covers the batch dims only (a dataset's trailing dims are its features).
-        index = _batch.convert_ellipsis_to_idx(index, self._batch_size)
-        batch = torch.empty(self._batch_size, device="meta")[index].shape
-        entries = {key: self._entry_rows(key, index, batch) for key in self._key_names()}
-        out = TensorDict._new_unchecked(entries, batch, self._device)
-        if self._names is not None:
-            items = index if type(index) is tuple else (index,)
-            nb = len(self._batch_size)
-            out._assign_names(_names.indexed(self._names, _batch.normalize_index(items, nb)))
-        return out
+    def _rows(self, index: Any) -> PersistentTensorDictView:
+        """The rows ``index`` selects, as a view of the store (see ``_view``)."""
+        return PersistentTensorDictView(self, index)
 
     # What a record over this collection indexes it with.
     _index = _index_int = _index_slice = _rows
@@ -648,6 +641,18 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
             return value[index]
         device = self._device or torch.device("cpu")
         return read_rows(node, index, len(self._batch_size)).to(device)
+
+    def tensor_split(
+        self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0
+    ) -> tuple[Self, ...]:
+        """Cuts batch dim ``dim`` as ``torch.tensor_split``; each piece's rows read into
+        a TensorDict (as the peer's)."""
+        pieces = super().tensor_split(indices_or_sections, dim)
+        return tuple(in_memory(piece) for piece in pieces)
+
+    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
+        """The rows where ``mask`` is true, read into a TensorDict (as the peer's)."""
+        return in_memory(super().masked_select(mask, inplace=inplace))  # type: ignore[no-any-return]
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """Every entry read into memory, as a plain TensorDict (``retain_none``: the

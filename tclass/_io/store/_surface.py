@@ -15,7 +15,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._lock_blocks import LockBlocks
-from tclass._core import _names
+from tclass._core import _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
@@ -41,6 +41,7 @@ class StoreSurface(LockBlocks):
 
         def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict: ...
         def del_(self, key: Any) -> Self: ...
+        def _check_nested_names(self, names: Names) -> None: ...
     else:
         __slots__ = ()
 
@@ -83,7 +84,9 @@ class StoreSurface(LockBlocks):
 
     @names.setter
     def names(self, value: Sequence[str | None] | None) -> None:
-        self._rename_all(_names.as_names(value, len(self._batch_size)))
+        names = _names.as_names(value, len(self._batch_size))
+        self._check_nested_names(names)
+        self._rename_all(names)
 
     @property
     def _dim_names(self) -> Names:
@@ -222,7 +225,7 @@ class StoreSurface(LockBlocks):
             KeyNotFoundError: for a missing key when ``strict``.
         """
         self._refuse_in_place("select", inplace)
-        tops = {key if isinstance(key, str) else key[0] for key in _flat_keys(keys)}
+        tops = {_keys.key_path(key)[0] for key in _flat_keys(keys)}
         shallow = self._shallow(key for key in self._key_names() if key in tops)
         for key in tops:
             if strict and not self._has_entry(key):
@@ -230,13 +233,17 @@ class StoreSurface(LockBlocks):
         return _read(shallow.select(*keys, strict=strict))  # type: ignore[return-value]
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
-        """Every entry but ``keys`` (nested keys too) read into a plain TensorDict.
+        """Every entry but ``keys`` (nested keys too) read into a plain TensorDict; with
+        ``inplace=True``, the entries ``keys`` deleted from the file (as ``del_`` does,
+        and as the peer's ``split_keys(inplace=True)``) and ``self`` returned.
 
         Raises:
-            UnsupportedError: (a ``NotImplementedError``) with ``inplace=True``: the file
-                keeps its entries (delete them with ``del_``).
+            LockedError: with ``inplace=True`` on a locked PersistentTensorDict.
         """
-        self._refuse_in_place("exclude", inplace)
+        if inplace:
+            here = set(self.keys(include_nested=True))
+            self._drop_paths([key for key in _flat_keys(keys) if _keys.unravel_key(key) in here])
+            return self
         gone = {key for key in _flat_keys(keys) if isinstance(key, str)}
         shallow = self._shallow(key for key in self._key_names() if key not in gone)
         return _read(shallow.exclude(*keys))  # type: ignore[return-value]
@@ -291,9 +298,10 @@ def _read(td: TensorDict) -> TensorDict:
 
 
 def in_memory(value: Any) -> Any:
-    """An entry read into memory: a nested collection (or a record over one) whole."""
+    """An entry read into memory: a nested collection over a store, or a view of its
+    rows (or a record over either), whole."""
     storage = storage_of(value)
-    if not isinstance(storage, StoreSurface):
+    if not isinstance(storage, TensorCollection) or not storage._is_store:
         return value
     read = cast("PersistentTensorDict", storage).to_tensordict()
     return read if storage is value else type(value)._from_tensordict_unchecked(read)

@@ -82,7 +82,7 @@ class StoreWrites(TensorDictBase):
         name), a collection or dict a group, a Python value an array in the store's
         format for values. With ``inplace`` and an existing array, the data is written
         into it."""
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         if len(path) > 1:
             self._parent_for(path).set(path[-1], value, inplace=inplace)
             return self
@@ -170,9 +170,7 @@ class StoreWrites(TensorDictBase):
         """``ptd[key] = value`` writes an entry (into the existing one when locked, as
         the peer's); ``ptd[idx] = rows`` writes the rows of every dataset (``rows`` a
         collection, a dict, or a number for every tensor)."""
-        if isinstance(index, str) or (
-            isinstance(index, tuple) and index and all(isinstance(part, str) for part in index)
-        ):
+        if isinstance(index, str) or (isinstance(index, tuple) and _keys.is_key_tuple(index)):
             self.set(index, value, inplace=self._locked)
             return
         if isinstance(value, TensorCollection):  # checked before any dataset is written
@@ -218,7 +216,7 @@ class StoreWrites(TensorDictBase):
 
     def del_(self, key: Any) -> Self:
         """Delete the entry ``key`` from the file."""
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         node = self._parent_for(path) if len(path) > 1 else self
         group = node._writable()
         if node._locked:
@@ -305,7 +303,7 @@ class StoreWrites(TensorDictBase):
         if isinstance(target, StoreWrites):
             target._fill_all(number)
             return self
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         node = self._group_at(path[:-1])._writable()[path[-1]]
         if is_group(node) or node.dtype is None:
             msg = f"fill_: {path[-1]!r} holds Python values in {self._where()}, not a tensor"
@@ -322,7 +320,7 @@ class StoreWrites(TensorDictBase):
         Raises:
             KeyNotFoundError: (a ``KeyError``) ``key`` is not in the file.
         """
-        path = (key,) if isinstance(key, str) else tuple(key)
+        path = _keys.key_path(key)
         node = self._group_at(path[:-1])
         group = node._writable()
         name = path[-1]
@@ -381,7 +379,10 @@ class StoreWrites(TensorDictBase):
             source = {**dict(source_items(input_dict_or_td)), **kwargs}
         return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
-    def _write_rows(self, index: Any, value: Any) -> None:
+    def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
+        """``value`` (a collection, a dict, a tensor or a number for every array) written
+        into the rows ``index`` of every array, and (``values``) the Python values a
+        collection or dict holds into those rows of the arrays of values."""
         group = self._writable()
         if isinstance(index, list):
             index = torch.tensor(index)
@@ -389,18 +390,26 @@ class StoreWrites(TensorDictBase):
             value = storage_of(value)
         for key in self._key_names():
             node = group[key]
-            if isinstance(value, (int, float, bool)):
+            keyed = isinstance(value, (Mapping, TensorCollection))
+            if isinstance(value, (int, float, bool)) or not keyed:
                 part: Any = value
-            elif isinstance(value, Mapping) or isinstance(value, TensorCollection):
+            else:
                 part = value.get(key, _MISSING)
                 if part is _MISSING:
                     continue
-            else:
-                part = value
             if is_group(node):
-                self._child_of(key, node)._write_rows(index, part)
+                self._child_of(key, node)._write_rows(index, part, values)
             elif node.dtype is not None:
                 write_rows(node, index, part, len(self._batch_size), self._label)
+            elif keyed and values:
+                self._write_value_rows(group, key, index, part)
+
+    def _write_value_rows(self, group: StoreGroup, key: str, index: Any, value: Any) -> None:
+        """``value`` into the rows ``index`` of the Python values ``key``: read, written
+        in memory (a TensorDict's rows), written back."""
+        rows = TensorDict._new_unchecked({key: self._entry(key)}, self._batch_size, None)
+        rows[index] = {key: value}
+        self._write_values(group, key, rows._entry(key))  # type: ignore[arg-type]
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
@@ -429,7 +438,13 @@ class StoreWrites(TensorDictBase):
         read, worked on in memory, written back."""
         local = self.to_tensordict()
         local._pointwise_(foreach, each, operands, kwargs, **options)
-        return self.update_(local)
+        self._write_back(local)
+        return self
+
+    def _write_back(self, local: TensorDictBase) -> None:
+        """The tensors of ``local`` (the entries read and worked on in memory) written
+        into the arrays."""
+        self._write_rows(Ellipsis, local, values=False)
 
     def zero_(self) -> Self:
         """Write zeros into every array (nothing is read)."""

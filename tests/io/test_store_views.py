@@ -1,0 +1,383 @@
+"""Views of the rows of a ``PersistentTensorDict`` (``tclass/_io/store/_view.py``): what
+``ptd[index]`` gives, on each backend whose library is installed (``h5``: h5py,
+``zarr``: zarr>=3.1.1). Every write through a view is checked in the file itself,
+reopened."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from tclass import PersistentTensorDict, TensorClass, TensorDict
+from tclass._io.store._view import PersistentTensorDictView, compose
+from tclass.errors import (
+    BatchMismatchError,
+    BatchSizeError,
+    ClosedFileError,
+    DimError,
+    DimNameError,
+    FilePermissionError,
+    InPlaceWriteError,
+    KeyNotFoundError,
+    LockedError,
+    UnsupportedError,
+)
+
+LIBRARIES = {"h5": "h5py", "zarr": "zarr"}
+
+
+def data() -> TensorDict:
+    return TensorDict(
+        {"r": torch.arange(10), "n": {"x": torch.ones(10, 2)}, "f": torch.zeros(10, 3)}, [10]
+    )
+
+
+@pytest.fixture(params=sorted(LIBRARIES))
+def backend(request: pytest.FixtureRequest) -> str:
+    pytest.importorskip(LIBRARIES[request.param])
+    return str(request.param)
+
+
+@pytest.fixture
+def path(tmp_path: Path, backend: str) -> Path:
+    return tmp_path / f"data.{backend}"
+
+
+@pytest.fixture
+def ptd(path: Path, backend: str) -> Iterator[PersistentTensorDict]:
+    opened = PersistentTensorDict.from_dict(data(), filename=path, backend=backend)
+    yield opened
+    opened.close()
+
+
+def reopened(ptd: PersistentTensorDict, backend: str) -> TensorDict:
+    """What the file holds, read back after closing it."""
+    ptd.close()
+    again = PersistentTensorDict(filename=ptd.filename, backend=backend, batch_size=[10])
+    try:
+        return again.to_tensordict()
+    finally:
+        again.close()
+
+
+# --- reads -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "index",
+    [2, -1, slice(2, 4), slice(1, 9, 3), [0, 3], torch.tensor([7, 1, 1]),
+     torch.arange(10) % 3 == 0, (slice(None),), ..., None],
+    ids=["int", "negative", "slice", "step", "list", "tensor", "mask", "tuple", "ellipsis",
+         "none"],
+)  # fmt: skip
+def test_indexing_gives_a_view_reading_the_rows(ptd: PersistentTensorDict, index: Any) -> None:
+    view = ptd[index]
+    expected = data()[index]
+    assert type(view) is PersistentTensorDictView and view.source is ptd
+    assert view.batch_size == expected.batch_size and len(view.keys()) == 3
+    assert type(view["n"]) is PersistentTensorDictView and view["n"].batch_size == view.batch_size
+    read = view.to_tensordict()
+    assert type(read) is TensorDict and type(read["n"]) is TensorDict
+    assert (read == expected).all()
+    assert torch.equal(view.get(("n", "x")), expected["n", "x"])
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(slice(2, 8), slice(1, 3)), (slice(2, 8), 1), (slice(1, 9, 2), [3, 0]),
+     ([1, 5, 7], slice(1, None)), (torch.arange(10) > 4, 0), (slice(2, 8), torch.tensor([-1])),
+     (slice(2, 8), torch.tensor([True, False, True, False, False, True])),
+     (3, None), (slice(2, 6), (None, 1))],
+)  # fmt: skip
+def test_a_view_of_a_view_is_a_view_of_the_file(
+    ptd: PersistentTensorDict, backend: str, first: Any, second: Any
+) -> None:
+    view = ptd[first][second]
+    expected = data()[first][second]
+    assert type(view) is PersistentTensorDictView and view.source is ptd
+    assert (view.to_tensordict() == expected).all()
+    view.apply_(lambda t: t * 0 - 1)
+    written = data()
+    written[torch.arange(10)[first][second].flatten()] = -1  # the rows both indexes select
+    assert (reopened(ptd, backend) == written).all()
+
+
+def test_compose_equals_indexing_twice() -> None:
+    positions = torch.arange(60).reshape(6, 10)
+    cases = [
+        ((slice(1, 5),), (slice(None), 2)),
+        (slice(1, 5), (torch.tensor([0, 3]), slice(2, 4))),
+        ((slice(None), 3), slice(1, 4)),
+        ((1, slice(2, 9)), torch.tensor([0, 6])),
+        (torch.tensor([5, 0, 2]), (1, torch.tensor([9, 0]))),
+        ((torch.tensor([1, 2]), torch.tensor([3, 4])), 1),
+    ]
+    for first, second in cases:
+        composed = compose(first, second, positions.shape)
+        assert torch.equal(positions[composed], positions[first][second]), (first, second)
+    assert compose(slice(2, 8), slice(1, 3), torch.Size([10])) == slice(3, 5, 1)
+    assert compose(slice(2, 8), -1, torch.Size([10])) == 7
+
+
+def test_views_of_a_two_dim_batch_write_their_elements(tmp_path: Path, backend: str) -> None:
+    grid = TensorDict(
+        {"r": torch.arange(12).reshape(3, 4), "n": {"y": torch.zeros(3, 4, 2)}}, [3, 4]
+    )
+    ptd = PersistentTensorDict.from_dict(grid, filename=tmp_path / f"g.{backend}", backend=backend)
+    ptd[1, 1:3].set_("r", torch.tensor([-1, -2]))
+    ptd[:, 0]["n"].fill_("y", 5.0)
+    ptd[:, 1:3][2].zero_()
+    assert ptd[1:, ::2].batch_size == (2, 2)
+    assert ptd["r"].tolist() == [[0, 1, 2, 3], [4, -1, -2, 7], [8, 0, 0, 11]]
+    assert ptd["n", "y"][:, 0].eq(5).all() and ptd["n", "y"][:, 1:].eq(0).all()
+    ptd.close()
+
+
+# --- writes reach the file ---------------------------------------------------------------
+
+WRITES: dict[str, Callable[[PersistentTensorDictView], Any]] = {
+    "set_": lambda v: v.set_("r", torch.tensor([-1, -2])),
+    "setitem": lambda v: v.__setitem__("r", torch.tensor([-1, -2])),
+    "set": lambda v: v.set("r", torch.tensor([-1, -2])),
+    "set inplace": lambda v: v.set("r", torch.tensor([-1, -2]), inplace=True),
+    "update": lambda v: v.update({"r": torch.tensor([-1, -2])}),
+    "update inplace": lambda v: v.update({"r": torch.tensor([-1, -2])}, inplace=True),
+    "update_": lambda v: v.update_({"r": torch.tensor([-1, -2])}),
+    "rows": lambda v: v.__setitem__(slice(None), {"r": torch.tensor([-1, -2])}),
+    "row by row": lambda v: [v.__setitem__(i, {"r": torch.tensor(-1 - i)}) for i in range(2)],
+    "set_at_": lambda v: [v.set_at_("r", torch.tensor(-1 - i), i) for i in range(2)],
+    "fill_": lambda v: (v.fill_("r", -1), v.set_at_("r", -2, 1)),
+    "apply_": lambda v: v.apply_(lambda t: -t + 1 if t.dtype == torch.long else t),
+    "+=": lambda v: v.__isub__(torch.tensor([3, 5])),
+    "mul_": lambda v: v.mul_(0).sub_(torch.tensor([1, 2])),
+    "copy_": lambda v: v.copy_(v.to_tensordict().set("r", torch.tensor([-1, -2]))),
+    "clamp_": lambda v: (v.clamp_(-2, -2), v.set_at_("r", -1, 0)),
+    "masked_fill_": lambda v: (
+        v.masked_fill_(torch.tensor([True, True]), -1), v.set_at_("r", -2, 1)
+    ),
+    "zero_": lambda v: (v.zero_(), v.set_("r", torch.tensor([-1, -2]))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_every_in_place_write_reaches_the_rows_of_the_file(
+    ptd: PersistentTensorDict, backend: str, write: str
+) -> None:
+    WRITES[write](ptd[2:4])
+    held = reopened(ptd, backend)
+    assert held["r"].tolist() == [0, 1, -1, -2, 4, 5, 6, 7, 8, 9]
+    others = held.exclude("r")  # written where the write covers them, else untouched
+    assert others["n", "x"][[0, 1, 4, 5]].eq(1).all() and others["f"][:2].eq(0).all()
+
+
+def test_nested_groups_are_views_through_the_same_index(
+    ptd: PersistentTensorDict, backend: str
+) -> None:
+    view = ptd[torch.tensor([1, 8])]
+    view["n"]["x"] = torch.full((2, 2), 5.0)
+    view["n", "x"] += 1  # read, added in memory, written back
+    view.update({"n": {"x": torch.full((2, 2), 7.0)}}, keys_to_update=[("n", "x")])
+    view.update({"r": torch.zeros(2), "n": {"x": torch.zeros(2, 2)}}, keys_to_update=["r"])
+    view.update({"n": {"x": torch.zeros(2, 2)}}, keys_to_update=[("n", "y")])  # nothing
+    view["n"].set_("x", view["n"]["x"] * 2)
+    held = reopened(ptd, backend)
+    assert held["n", "x"][:, 0].tolist() == [1, 14, 1, 1, 1, 1, 1, 1, 14, 1]
+    assert held["r"].tolist() == [0, 0, 2, 3, 4, 5, 6, 7, 0, 9]
+
+
+def test_in_place_reads_are_copies(ptd: PersistentTensorDict) -> None:
+    view = ptd[2:4]
+    view["r"].add_(100)  # a copy read from the file, as a PersistentTensorDict's reads
+    assert ptd["r"][2:4].tolist() == [2, 3]
+
+
+def test_a_new_key_is_the_files_whole_batch_zeros_outside_the_rows(
+    ptd: PersistentTensorDict, backend: str
+) -> None:
+    view = ptd[2:4]
+    view.set("new", torch.ones(2, 3))
+    view["grp"] = {"a": torch.full((2,), 4.0)}
+    view.set(("n", "y"), torch.ones(2))
+    assert sorted(view.keys()) == ["f", "grp", "n", "new", "r"]
+    held = reopened(ptd, backend)
+    assert held["new"].shape == (10, 3) and held["new"].sum() == 6 and held["new"][2:4].eq(1).all()
+    assert held["grp", "a"].tolist() == [0, 0, 4, 4, 0, 0, 0, 0, 0, 0]
+    assert held["n", "y"].tolist() == [0, 0, 1, 1, 0, 0, 0, 0, 0, 0]
+
+
+def test_deletes_and_renames_act_on_the_files_entry(ptd: PersistentTensorDict) -> None:
+    view = ptd[2:4]
+    view.rename_key_("f", "g")
+    assert torch.equal(view.pop("g"), torch.zeros(2, 3))
+    del view["r"]
+    assert list(ptd.keys()) == ["n"] and list(view.keys()) == ["n"]
+
+
+# --- refusals ----------------------------------------------------------------------------
+
+
+def test_writes_that_do_not_fit_are_refused_before_anything_is_written(
+    ptd: PersistentTensorDict,
+) -> None:
+    view = ptd[2:4]
+    with pytest.raises(BatchMismatchError, match="'r'"):
+        view.set_("r", torch.zeros(3, dtype=torch.long))
+    with pytest.raises(InPlaceWriteError, match=r"'f'.*rows have shape \[2, 3\]"):
+        view["f"] = torch.ones(2, 4)
+    with pytest.raises(InPlaceWriteError, match="holds a group"):
+        view["n"] = torch.zeros(2)
+    with pytest.raises(InPlaceWriteError, match="holds an array"):
+        view["r"] = {"a": torch.zeros(2)}
+    with pytest.raises(KeyNotFoundError, match="missing"):
+        view.set_("missing", torch.zeros(2))
+    with pytest.raises(InPlaceWriteError, match="Python value 'label'"):
+        view.set("label", "pong")
+    with pytest.raises(BatchSizeError, match=r"batch size \[\]"):
+        view.batch_size = []
+    view.batch_size = [2]  # its own: nothing changes
+    with pytest.raises(DimError):
+        view[0, 0]
+    with pytest.raises(IndexError):
+        view[5]
+    with pytest.raises(UnsupportedError, match="select in place"):
+        view.select("r", inplace=True)
+    with pytest.raises(UnsupportedError, match="memmap"):
+        view.memmap_()
+    assert (ptd.to_tensordict() == data()).all()
+
+
+def test_a_locked_file_takes_writes_into_existing_rows_only(ptd: PersistentTensorDict) -> None:
+    ptd.lock_()
+    view = ptd[2:4]
+    assert view.is_locked and view["n"].is_locked
+    view["r"] = torch.tensor([7, 7])
+    with pytest.raises(LockedError, match="'new'"):
+        view.set("new", torch.zeros(2))
+    with pytest.raises(LockedError):
+        del view["r"]
+    view.unlock_()  # the file's lock
+    assert not ptd.is_locked and ptd["r"][2:4].tolist() == [7, 7]
+    with view.lock_():
+        assert ptd.is_locked
+    assert not ptd.is_locked
+
+
+def test_a_read_only_file_refuses_writes_through_a_view(
+    path: Path, backend: str, ptd: PersistentTensorDict
+) -> None:
+    ptd.close()
+    opened = PersistentTensorDict(filename=path, backend=backend, batch_size=[10])
+    view = opened[2:4]
+    for write in (lambda: view.zero_(), lambda: view.set_("r", torch.zeros(2))):
+        with pytest.raises(FilePermissionError):
+            write()
+    assert view["r"].tolist() == [2, 3]
+    opened.close()
+
+
+def test_a_closed_file_refuses_reads_and_writes(ptd: PersistentTensorDict) -> None:
+    view = ptd[2:4]
+    ptd.close()
+    assert "closed file" in repr(view)
+    for call in (lambda: view["r"], lambda: view.zero_(), lambda: view.to_tensordict()):
+        with pytest.raises(ClosedFileError, match="closed"):
+            call()
+
+
+# --- what a view answers -----------------------------------------------------------------
+
+
+def test_names_device_and_repr_are_the_files_through_the_index(ptd: PersistentTensorDict) -> None:
+    ptd.names = ["rows"]
+    view = ptd[2:4]
+    assert view.names == ["rows"] and view["n"].names == ["rows"] and ptd[1].names == []
+    with pytest.raises(DimNameError, match="rename the PersistentTensorDict"):
+        view.names = ["other"]
+    assert view.device is None and len(view) == 2
+    assert repr(view).startswith("PersistentTensorDictView(batch_size=[2]")
+    assert "r: i64[]" in repr(view) and "f: f32[3]" in repr(view)
+
+
+def test_copies_and_results_are_in_memory(ptd: PersistentTensorDict) -> None:
+    view = ptd[2:5]
+    for result in (
+        view.clone(), view.contiguous(), view + 1, view.apply(lambda t: t * 2),
+        view.select("r"), view.exclude("r"), *view.unbind(0), *view.split(2), *view.tensor_split(2),
+    ):  # fmt: skip
+        assert type(result) is TensorDict
+    assert type(view.clone(False)) is PersistentTensorDictView
+    assert view.to("cpu").device == torch.device("cpu") and view.to("cpu")["r"].tolist() == [
+        2,
+        3,
+        4,
+    ]
+    assert type(view.to(torch.float64)) is TensorDict
+    assert not view.is_contiguous() and not view.is_memmap()
+
+
+def test_a_view_pickles_and_saves(ptd: PersistentTensorDict, tmp_path: Path) -> None:
+    pickled = pickle.dumps(ptd[[1, 4]])
+    ptd.close()
+    again = pickle.loads(pickled)  # reopens the file
+    assert type(again) is PersistentTensorDictView and again["r"].tolist() == [1, 4]
+    saved = again.memmap(tmp_path / "rows")
+    assert type(saved) is TensorDict and saved.is_memmap() and saved["r"].tolist() == [1, 4]
+    again.source.close()
+
+
+def test_python_values_through_a_view(tmp_path: Path, backend: str) -> None:
+    rows = data()
+    rows.set_non_tensor("env", "pong")
+    ptd = PersistentTensorDict.from_dict(rows, filename=tmp_path / f"v.{backend}", backend=backend)
+    view = ptd[2:4]
+    assert view["env"] == "pong"
+    view[0] = {"env": "breakout", "r": torch.tensor(-5)}
+    ptd[5:7] = {"env": "pacman"}
+    assert (
+        ptd["env"]
+        == ["pong", "pong", "breakout", "pong", "pong", "pacman", "pacman"] + ["pong"] * 3
+    )
+    assert ptd["r"][2] == -5 and ptd[1:3]["env"] == ["pong", "breakout"]
+    ptd.close()
+
+
+# --- records over a file -----------------------------------------------------------------
+
+
+class Inner(TensorClass):
+    x: torch.Tensor
+
+
+class Step(TensorClass):
+    reward: torch.Tensor
+    inner: Inner
+    env: str = "pong"
+
+
+def test_indexed_records_over_a_file_write_through(tmp_path: Path, backend: str) -> None:
+    inner = Inner(x=torch.zeros(5, 3), batch_size=[5])
+    step = Step(reward=torch.arange(5.0), inner=inner, batch_size=[5])
+    where = tmp_path / f"s.{backend}"
+    (step.to_h5 if backend == "h5" else step.to_zarr)(where)
+    opened = (Step.from_h5 if backend == "h5" else Step.from_zarr)(where, mode="r+")
+    rows = opened[1:3]
+    assert type(rows) is Step and type(rows.inner) is Inner and rows.env == "pong"
+    rows.reward = torch.tensor([10.0, 11.0])
+    rows.reward += 1
+    rows.inner.x = torch.full((2, 3), 5.0)
+    rows[1] = Step(reward=torch.tensor(-1.0), inner=Inner(x=torch.ones(3)), batch_size=[])
+    rows[torch.tensor([0])].reward = torch.tensor([11.0])  # a record's row of a view
+    assert type(rows[torch.tensor([0])]) is Step and rows[[1]].reward.tolist() == [-1.0]
+    assert opened.reward.tolist() == [0.0, 11.0, -1.0, 3.0, 4.0]
+    assert opened.inner.x[:4, 0].tolist() == [0.0, 5.0, 1.0, 0.0]
+    opened[torch.tensor([0, 4])].add_(100)
+    opened.mul_(2)  # in-place math on a record over the file reaches it too
+    opened[3:].zero_()
+    assert opened.reward.tolist() == [200.0, 22.0, -2.0, 0.0, 0.0]
+    assert type(opened[1:3].clone()) is Step
+    opened.close()
