@@ -49,6 +49,7 @@ from tclass._core._spec import Spec as Spec
 from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
 from tclass._engine import _map as _map  # binds ENGINE (*)
 from tclass._engine import _pickle5 as _pickle5  # binds ENGINE (*)
+from tclass._engine import _ragged_values as _ragged_values  # binds ENGINE (*)
 from tclass._engine import _torch_functions as _torch_functions
 from tclass._engine._collate import collate as collate
 from tclass._engine._collate import group_by as group_by
@@ -79,6 +80,7 @@ from tclass._engine._td import TensorDict as TensorDict
 from tclass._engine._typed import TypedTensorDict as TypedTensorDict
 from tclass._interop import _pytree as _pytree
 from tclass._interop import _state_dict as _state_dict  # binds INTEROP (*)
+from tclass._interop import _vmap_outputs as _vmap_outputs  # vmap returning UnbatchedTensor
 from tclass._interop._bridges import from_any as from_any
 from tclass._interop._bridges import from_pytree as from_pytree
 from tclass._interop._bridges import from_struct_array as from_struct_array

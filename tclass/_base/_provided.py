@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         _pad,
         _pickle5,
         _pyvalues,
+        _ragged_values,
         _record_fields,
     )
     from tclass._engine._lazy import _build, _stack
@@ -110,6 +111,8 @@ class ENGINE(metaclass=Provided, layer="tclass._engine"):
     if TYPE_CHECKING:
         LazyStackedTensorDict: ClassVar[type[_stack.LazyStackedTensorDict]]
         NonTensorStack: ClassVar[type[_nontensor_stack.NonTensorStack]]
+        RaggedNonTensorStack: ClassVar[type[_ragged_values.RaggedNonTensorStack]]
+        join_ragged = _ragged_values.join_ragged
         set_non_tensor = _pyvalues.set_non_tensor
         get_non_tensor = _pyvalues.get_non_tensor
         stored_value = _pyvalues.stored_value

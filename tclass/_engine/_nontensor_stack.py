@@ -14,7 +14,7 @@ import copy
 import math
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any, Generic
+from typing import Any, Generic, cast
 
 import numpy as np
 import torch
@@ -105,6 +105,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     # (``(value,)``, else ``()``): what indexing or squeezing every stack dim away gives
     # back, as the peer's member, which keeps it.
     _held: tuple[Any, ...]
+
+    def __new__(cls, *values: Any, **kwargs: Any) -> Self:
+        # Nodes of different batch sizes stack as the peer's lazy stack does: ragged.
+        shapes = {v.batch_size for v in values if isinstance(v, _NonTensorNode)}
+        if cls is NonTensorStack and (len(shapes) > 1 or -1 in _dims_of(shapes)):
+            return cast(Self, _new_instance(ENGINE.RaggedNonTensorStack))
+        return _new_instance(cls)
 
     def __init__(
         self,
@@ -308,7 +315,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     ) -> StackDims:
         """Where the stack dims are after the structural op ``fn`` that gave ``shape``
         and ``positions``: a reshape keeping the order of the elements regroups them as
-        the peer's stack does; other ops move dims as their strides tell."""
+        the peer's stack does; other ops move dims as their strides tell (over no
+        elements, where every op keeps the order of none, the strides tell first)."""
+        moved = None if self._values else dims_after_view_op(self._shape, fn, self._stack_dims)
+        if moved is not None:
+            return moved
         if positions == list(range(len(positions))) and math.prod(shape) == len(self._values):
             return dims_after_reshape(self._shape, shape, self._stack_dims)
         return dims_after_view_op(self._shape, fn, self._stack_dims)
@@ -354,7 +365,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
 
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
-        return self._make(values, self._shape, self._device, self._stack_dims)  # type: ignore[return-value]
+        out = self._make(values, self._shape, self._device, self._stack_dims)
+        out._held = self._held  # (over no elements: the value its members hold)
+        return out  # type: ignore[return-value]
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
         """The stack itself: Python values have no memory layout (as the peer)."""
@@ -596,6 +609,9 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
                 f"{type(part).__name__} in member {position}"
             )
             raise StackError(msg)
+    shapes = {part.batch_size for part in parts}
+    if -1 in _dims_of(shapes) or (op == "stack" and len(shapes) > 1):
+        return ENGINE.join_ragged(parts, op, dim, path)  # as the peer's lazy stack: ragged
     device = parts[0].device
     if any(part.device != device for part in parts):
         device = None
@@ -620,6 +636,11 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
     return stack
 
 
+def _dims_of(shapes: set[torch.Size]) -> set[int]:
+    """The sizes found along any dim of ``shapes`` (``-1``: a ragged dim)."""
+    return {size for shape in shapes for size in shape}
+
+
 def _stacked_dims(parts: Sequence[Any], dim: int) -> StackDims:
     """The stack dims of ``parts`` stacked along ``dim``: ``dim`` (the outermost), then
     the parts' own when they share them (the peer's stack of stacks); ``None`` when the
@@ -632,14 +653,14 @@ def _stacked_dims(parts: Sequence[Any], dim: int) -> StackDims:
 def _cat_dims(parts: Sequence[Any], dim: int) -> StackDims:
     """The stack dims of ``parts`` concatenated along ``dim``: ``dim`` when each part
     holds one value or was stacked along ``dim`` only; the parts' own when they share
-    them and ``dim`` is one; else the one stack dim a cat along another dim keeps
-    (:func:`_stack_dim_kept`), or ``None``."""
+    them and ``dim`` is one (or the parts have no elements); else the one stack dim a cat
+    along another dim keeps (:func:`_stack_dim_kept`), or ``None``."""
     found = {part._stack_dims if type(part) is NonTensorStack else (dim,) for part in parts}
     if found == {(dim,)}:
         return (dim,)
     shared = found.pop() if len(found) == 1 else None
-    if shared is not None and dim in shared:
-        return shared
+    if shared is not None and (dim in shared or not any(part._values for part in parts)):
+        return shared  # (over no elements, no value tells the members apart: kept)
     kept = _stack_dim_kept(parts, dim)
     return None if kept is None else (kept,)
 

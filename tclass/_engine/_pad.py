@@ -281,9 +281,11 @@ def _pad_lazy_in_place(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float)
 
 def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
     shape = _padded_shape(node.batch_size, pairs)
-    if isinstance(node, NonTensorData):
-        if not any(amount for pair in pairs for amount in pair):
+    if not any(amount for pair in pairs for amount in pair):  # a copy, nested as the node
+        if isinstance(node, NonTensorData):
             return NonTensorData._make(node.data, shape, node.device)
+        return node.clone(recurse=False)
+    if isinstance(node, NonTensorData):
         source = np.empty(tuple(node.batch_size), dtype=object)
         source.fill(node.data)  # the value in every slot, a list value kept whole
     else:

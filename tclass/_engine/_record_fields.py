@@ -21,6 +21,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record
 from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._ragged_values import RaggedNonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.errors import BatchMismatchError
 
@@ -60,7 +61,7 @@ def data_ptrs(collection: Any, storage: bool) -> TensorDict:
 
 # --- the field accessors of records ------------------------------------------------------
 
-_OTHER_NODES = (NonTensorStack, MetaData)
+_OTHER_NODES = (NonTensorStack, RaggedNonTensorStack, MetaData)
 
 # C-level getters of a record's entries and batch size, which stack and cat read from
 # hundreds of members at once.

@@ -389,6 +389,7 @@ _PEER_INTERNAL = (
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
     '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
     "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
+    "upper bound and lower bound inconsistent with step sign",  # tile of ragged values
 )
 
 
@@ -908,15 +909,35 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     )
 
 
-def _ragged_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A Python value read from a lazy stack with a ragged dim (``-1`` in its batch size):
-    tclass's ``HeterogeneousEntryError`` (a ``ValueError`` and ``RuntimeError``) saying to
-    read it member by member, where the peer gives nested lists."""
-    size = getattr(mine.value, "batch_size", None)
-    if finding.kind != "result" or size is None or -1 not in size:
+def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ragged stack of Python values (``-1`` in its batch size) saved and loaded:
+    tclass's comes back with that batch size, the peer's as a regular stack holding a
+    list per element."""
+    if finding.kind != "result" or finding.step.op != "load_memmap":
         return False
-    refused = "tclass error ('ValueError', ('ValueError', 'RuntimeError'"
-    return all(refused in line for line in finding.detail)
+    return _holds_ragged_values(mine.value)
+
+
+def _holds_ragged_values(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack with
+    ``-1`` in its batch size."""
+    if depth > 8:
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_holds_ragged_values(item, depth + 1) for item in value)
+    if type(value).__name__ == "NonTensorStack":
+        return -1 in value.batch_size
+    if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return False
+    source = getattr(value, "_tensordict", value)  # a record's entries
+    for key in source.keys():
+        try:
+            child = source.get(key)
+        except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+            continue
+        if _holds_ragged_values(child, depth + 1):
+            return True
+    return False
 
 
 def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -1124,9 +1145,9 @@ ENTRIES: list[Entry] = [
         _ragged_dim,
     ),
     Entry(
-        "ragged-values-member-by-member",
-        "A Python value of ragged members is read member by member",
-        _ragged_values,
+        "ragged-values-keep-sizes",
+        "**Ragged stacks of Python values keep their sizes.**",
+        _ragged_values_loaded,
     ),
     Entry(
         "values-kept-shared",

@@ -101,6 +101,34 @@ def test_a_value_over_no_elements_comes_back_after_unsqueeze_and_squeeze() -> No
 
 
 @pytest.mark.parametrize(
+    ("op", "dim"),
+    [
+        (lambda x: torch.movedim(x, 0, 2), 0),
+        (lambda x: x.transpose(0, 2), 1),
+        (lambda x: x.permute(2, 1, 0), 1),
+        (lambda x: x.narrow(2, 1, 2), 1),
+    ],
+    ids=["movedim", "transpose", "permute", "narrow"],
+)
+def test_a_value_over_no_elements_follows_its_stack_dim_through_view_ops(op: Any, dim: int) -> None:
+    td = TensorDict(x=torch.zeros(0, 4), s="x y", batch_size=[0, 4]).unsqueeze(1)
+    moved = op(td)
+    assert moved.batch_size == op(torch.zeros(td.batch_size)).shape
+    assert [p["s"] for p in moved.unbind(dim)] == ["x y"]  # the size-1 stack dim
+    assert moved.squeeze(dim)["s"] == "x y"
+
+
+def test_members_over_no_elements_keep_their_value_through_a_cat() -> None:
+    td = TensorDict(x=torch.zeros(0, 4), s="pong", batch_size=[0, 4])
+    stacked = torch.stack([td, td.clone(), td.clone()], -1)
+    for dim in (0, 1):
+        pieces = torch.cat([stacked, stacked], dim).unbind(2)  # the members, as before
+        assert [type(p.get("s")) for p in pieces] == [NonTensorData] * 3
+        assert [p["s"] for p in pieces] == [td["s"]] * 3
+        assert {p.batch_size for p in pieces} == {torch.cat([td, td], dim).batch_size}
+
+
+@pytest.mark.parametrize(
     "op",
     [
         lambda x: x.permute(2, 0, 1),

@@ -236,8 +236,10 @@ class TestNonTensorStack:
         assert s.tolist() == [[1, 2], [3], (4,)] and s[1].data == [3]
 
     def test_values_of_different_batch_sizes(self) -> None:
-        with pytest.raises(errors.StackError, match=r"\[2\].*\[3\]"):
-            NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3]))
+        ragged = NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3]))
+        assert ragged.batch_size == (2, -1) and ragged.tolist() == [["a"] * 2, ["b"] * 3]
+        with pytest.raises(errors.StackError, match=r"different batch sizes \(\[2\], \[\]\)"):
+            NonTensorStack(NonTensorData("a", [2]), "b")
         with pytest.raises(errors.BatchSizeError, match="batch_size=\\[3\\]"):
             NonTensorStack("a", "b", batch_size=[3])
 

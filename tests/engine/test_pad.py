@@ -978,3 +978,14 @@ def test_a_lazy_stack_of_records_beside_its_empty_slice() -> None:
     episode = Episode(obs=torch.zeros(3), reward=torch.zeros(3), env="a", batch_size=[3])
     with pytest.raises(errors.StackError, match="records of one class"):
         pad_sequence([empty, episode])
+
+
+def test_a_pad_by_nothing_keeps_how_a_value_stack_is_nested() -> None:
+    """A value stacked over no elements keeps its one value through ``pad(..., [0, 0])``
+    (a copy of the stack, as the peer's): squeezing the stack dim away gives it back."""
+    td = torch.stack([TensorDict(x=torch.zeros(0), label="pong", batch_size=[0])], 1)
+    padded = pad(td, [0, 0], value=0)
+    assert padded.batch_size == td.batch_size == (0, 1)
+    assert padded.squeeze(-1)["label"] == td.squeeze(-1)["label"] == "pong"
+    assert padded.get("label") is not td.get("label")
+    assert pad(td, [0, 1]).get("label").tolist() == [[None]]  # a new slot: None

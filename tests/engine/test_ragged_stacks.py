@@ -211,11 +211,12 @@ def test_ops_along_the_ragged_dim_say_what_works() -> None:
         assert isinstance(info.value, RuntimeError) and isinstance(info.value, ValueError)
 
 
-def test_python_values_of_ragged_members_are_read_member_by_member() -> None:
+def test_python_values_of_ragged_members_read_as_a_ragged_value_stack() -> None:
     members = [TensorDict(s="x", batch_size=[n]) for n in (3, 5)]
     stack = tclass.lazy_stack(members)
-    with pytest.raises(errors.HeterogeneousEntryError, match=r"get\('s', as_list=True\)"):
-        stack["s"]
+    assert stack["s"] == [["x"] * 3, ["x"] * 5]  # one value per element, as the peer
+    values = stack.get("s")
+    assert isinstance(values, tclass.NonTensorStack) and values.batch_size == (2, -1)
     assert [node.data for node in stack.get("s", as_list=True)] == ["x", "x"]
     assert stack[1]["s"] == "x" and "s: str" in repr(stack)
 

@@ -249,8 +249,8 @@ def test_writing_values_of_the_wrong_batch_size_is_an_error() -> None:
     assert s["v"] == [["x", "x"]] * 3  # unchanged
     s.set_at_("v", NonTensorStack(*"abc"), (slice(None), 0))
     assert s["v"] == [["a", "x"], ["b", "x"], ["c", "x"]]
-    with pytest.raises(errors.StackError, match="different batch sizes"):
-        NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3]))
+    with pytest.raises(errors.StackError, match=r"batch size \[2, -1\] into the elements \[2\]"):
+        s.set_at_("v", NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3])), 0)
 
 
 # --- saved folders ------------------------------------------------------------------------

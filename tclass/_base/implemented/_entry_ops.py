@@ -22,7 +22,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import ArgumentError, KeyConflictError
+from tclass.errors import ArgumentError, HeterogeneousEntryError, KeyConflictError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
@@ -584,17 +584,41 @@ class EntryOps(TensorCollection):
             )  # fmt: skip
             return link_nested(plain, self.batch_dims, self)
         if self.batch_size:
+            rows = self.unbind(0) if self.batch_size[0] != -1 else _ragged_rows(self)
             return [
                 child.tolist(
                     convert_nodes=convert_nodes,
                     convert_tensors=convert_tensors,
                     tolist_first=tolist_first,
                 )
-                for child in self.unbind(0)
+                for child in rows
             ]
         if not convert_nodes:
             return self
         return _element_dict(self, convert_tensors, tolist_first)
+
+
+def _ragged_rows(collection: Any) -> tuple[Any, ...]:
+    """The rows of a collection whose first batch dim is ragged (``-1``: a row of a
+    densified ragged lazy stack), sized by its entries, which agree on it.
+
+    Raises:
+        HeterogeneousEntryError: the entries do not tell one size.
+    """
+    sizes = {
+        value.shape[0] if isinstance(value, torch.Tensor) else value.batch_size[0]
+        for _, value in collection._items()
+    }
+    if len(sizes) != 1 or -1 in sizes:
+        msg = (
+            f"tolist: dim 0 of this collection (batch size {list(collection.batch_size)}) is "
+            "ragged and its entries do not tell one size along it; list the members of the "
+            "lazy stack it comes from instead"
+        )
+        raise HeterogeneousEntryError(msg)
+    resized = collection.clone(recurse=False)
+    resized.batch_size = torch.Size([sizes.pop(), *collection.batch_size[1:]])
+    return resized.unbind(0)  # type: ignore[no-any-return]
 
 
 def _leaf_paths(

@@ -245,14 +245,6 @@ def stack_entries(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
         for position, part in enumerate(parts):
             if not isinstance(part, _NonTensorNode):
                 _raise_kinds(path, first, part, position)
-            if part.batch_size != first.batch_size:  # members of a ragged stack
-                msg = (
-                    f"entry {_name(path)!r} holds Python values over batch size "
-                    f"{format_shape(part.batch_size)} in member {position} but "
-                    f"{format_shape(first.batch_size)} in member 0, which do not stack; read "
-                    f"them member by member with get({_name(path)!r}, as_list=True)"
-                )
-                raise HeterogeneousEntryError(msg)
         return join_non_tensor(parts, "stack", dim, path)
     for position, part in enumerate(parts):
         if not isinstance(part, TensorCollection) or isinstance(part, _NonTensorNode):

@@ -41,6 +41,7 @@ from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._ragged_values import ragged_from_lists
 from tclass._engine._td import TensorDict
 from tclass._io._annotations import (
     field_classes,
@@ -87,6 +88,7 @@ from tclass.errors import (
     DimNameError,
     MetadataError,
     MissingFileError,
+    StackError,
     TclassError,
     UnsafePathError,
     UnsupportedError,
@@ -893,6 +895,12 @@ def _load_values(
             f"{where!r}: NonTensorStack data must be a list or 'pickle.pkl', got {data!r:.80}"
         )
     recorded = saved_marker(meta, where).get("batch_size")
+    if isinstance(recorded, list) and -1 in recorded:  # a ragged stack: its nested lists
+        checked_sizes([0 if size == -1 else size for size in recorded], where, "batch_size")
+        try:
+            return ragged_from_lists(data, recorded, options.device or _CPU)  # type: ignore[return-value]
+        except StackError as error:
+            raise MetadataError(f"{where!r}: {error}") from None
     if recorded is not None:
         shape = checked_sizes(recorded, where, "batch_size")
     else:
