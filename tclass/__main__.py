@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import tclass
+from tclass._core._records import is_record_class
 from tclass._io.memmap._info import describe, info_json, info_text
 from tclass._io.shards._info import describe_sharded, is_sharded, sharded_json, sharded_text
 from tclass.errors import TclassError
@@ -156,7 +157,7 @@ def _class_document(target: str) -> dict[str, Any] | None:
         return None
     for part in qualname.split("."):
         found = getattr(found, part, None)
-    if not tclass.is_tensorclass(found) or not isinstance(found, type):
+    if not isinstance(found, type) or not is_record_class(found):
         what = "nothing" if found is None else f"a {type(found).__name__}"
         _error(f"{target}: {qualname!r} in {module_name!r} is {what}, not a record class")
         return None

@@ -211,7 +211,13 @@ class MemoryMappedTensor(torch.Tensor):
             FileConflictError: ``filename`` exists (without ``existsok``) or is a symlink.
             NotAFileError: ``filename`` is a directory or another non-regular file.
             MissingFileError: the directory of ``filename`` does not exist.
+
+        A tensor of element shapes (one row per element, as ``nested_tensor_size()``
+        gives) for the size makes a nested tensor over one buffer, as the peer's.
         """
+        nested = _nested_shape(size, shape)
+        if nested is not None:
+            return cls._nested(nested, dtype, device, filename, existsok, True)
         return cls._new(_as_size(size, shape), dtype, device, filename, existsok, True)
 
     @classmethod
@@ -221,7 +227,8 @@ class MemoryMappedTensor(torch.Tensor):
         existsok: bool = False, shape: SizeLike | None = None,
     ) -> Self:  # fmt: skip
         """A new tensor filled with zeros. Args, Returns and Raises as in :meth:`empty`."""
-        return cls._new(_as_size(size, shape), dtype, device, filename, existsok, True)
+        return cls.empty(*size, dtype=dtype, device=device, filename=filename, existsok=existsok,
+                         shape=shape)  # fmt: skip
 
     @classmethod
     def ones(
@@ -230,9 +237,8 @@ class MemoryMappedTensor(torch.Tensor):
         existsok: bool = False, shape: SizeLike | None = None,
     ) -> Self:  # fmt: skip
         """A new tensor filled with ones. Args, Returns and Raises as in :meth:`empty`."""
-        out = cls._new(_as_size(size, shape), dtype, device, filename, existsok, False)
-        out.fill_(1)
-        return out
+        return cls.full(*size, fill_value=1, dtype=dtype, device=device, filename=filename,
+                        existsok=existsok, shape=shape)  # fmt: skip
 
     @classmethod
     def full(
@@ -245,7 +251,11 @@ class MemoryMappedTensor(torch.Tensor):
         The dtype defaults to ``torch.get_default_dtype()`` whatever ``fill_value`` is.
         Other Args, Returns and Raises as in :meth:`empty`.
         """
-        out = cls._new(_as_size(size, shape), dtype, device, filename, existsok, False)
+        nested = _nested_shape(size, shape)
+        if nested is not None:
+            out = cls._nested(nested, dtype, device, filename, existsok, False)
+        else:
+            out = cls._new(_as_size(size, shape), dtype, device, filename, existsok, False)
         out.fill_(fill_value)
         return out
 
@@ -305,7 +315,9 @@ class MemoryMappedTensor(torch.Tensor):
             copy_data: ``False`` gives a tensor of ``input``'s shape and dtype whose
                 content is not written (zeros in a fresh file or fresh shared memory).
             shape: the result's shape when it differs from ``input``'s, which is
-                broadcast to it (the peer's nested shapes, a tensor, are refused).
+                broadcast to it. A nested ``input`` (strided layout) gives a nested
+                tensor over one buffer, of ``input``'s element shapes (``shape``, a
+                tensor of them, must be those).
 
         Returns:
             ``input`` itself when it is already a MemoryMappedTensor on that file (or an
@@ -333,6 +345,8 @@ class MemoryMappedTensor(torch.Tensor):
         if input.is_meta:
             msg = "a meta tensor has no data to copy; use empty_like(t) instead"
             raise DeviceError(msg)
+        if input.is_nested and input.layout is torch.strided:
+            return cls._nested_copy(input, filename, existsok, copy_data, shape)
         if input.layout is not torch.strided or input.is_nested:
             msg = f"only dense tensors can be memory-mapped, got layout {input.layout}"
             raise TypeError(msg + "; convert it with .to_dense() first")
@@ -381,6 +395,13 @@ class MemoryMappedTensor(torch.Tensor):
         if mode not in (None, "r", "r+"):
             msg = f"mode must be None, 'r' or 'r+', got {mode!r}"
             raise ValueError(msg)
+        nested = _nested_shape((), shape)
+        if nested is not None:
+            if index is not None:
+                msg = "from_filename: index a nested tensor after mapping it"
+                raise ArgumentError(msg)
+            whole = cls.from_filename(filename, dtype, (_nested_numel(nested),), mode=mode)
+            return whole._nested_view(nested)
         size = _as_size((), shape)
         path = _abspath(filename)
         flat, mode = map_existing(path, _check_dtype(dtype), size, mode)
@@ -525,6 +546,44 @@ class MemoryMappedTensor(torch.Tensor):
         return create_file(cls, _abspath(filename), size, dtype, existsok, zero, data)
 
     @classmethod
+    def _nested(
+        cls, nested: torch.Tensor, dtype: torch.dtype | None, device: DeviceLike | None,
+        filename: PathLike | None, existsok: bool, zero: bool, data: memoryview | None = None,
+    ) -> Self:  # fmt: skip
+        """A nested tensor of element shapes ``nested`` over one new buffer."""
+        flat = cls._new((_nested_numel(nested),), dtype, device, filename, existsok, zero, data)
+        return flat._nested_view(nested)
+
+    @classmethod
+    def _nested_copy(
+        cls, input: torch.Tensor, filename: PathLike | None, existsok: bool, copy_data: bool,
+        shape: object,
+    ) -> Self:  # fmt: skip
+        """``from_tensor`` of a nested tensor (strided layout): its elements, in order."""
+        nested = input._nested_tensor_size()
+        if shape is not None and not (
+            isinstance(shape, torch.Tensor) and torch.equal(shape.to(nested.dtype), nested)
+        ):
+            msg = (
+                f"from_tensor: shape={shape!r} is not the element shapes of the nested "
+                f"input ({nested.tolist()}); leave shape out"
+            )
+            raise ShapeError(msg)
+        if not copy_data:
+            return cls._nested(nested, input.dtype, None, filename, existsok, True)
+        parts = [part.detach().reshape(-1) for part in input.unbind()]
+        values = torch.cat(parts) if parts else torch.empty(0, dtype=input.dtype)
+        flat = cls.from_tensor(values.cpu(), filename=filename, existsok=existsok)
+        return flat._nested_view(nested)
+
+    def _nested_view(self, nested: torch.Tensor) -> Self:
+        """This 1-d tensor's buffer as a nested tensor of element shapes ``nested``."""
+        strides, offsets = torch._nested_compute_contiguous_strides_offsets(nested)
+        plain = self.as_subclass(torch.Tensor)
+        view = torch._nested_view_from_buffer(plain, nested, strides, offsets)
+        return self._wrap(view)
+
+    @classmethod
     def _wrap_file(cls, tensor: torch.Tensor, path: str, mode: Mode) -> Self:
         out = tensor.as_subclass(cls)
         out._filename = path
@@ -621,6 +680,9 @@ class MemoryMappedTensor(torch.Tensor):
     # --- copying and pickling ----------------------------------------------------------
 
     def __copy__(self) -> Self:
+        if self.is_nested:  # a nested tensor has no view_as: its buffer, viewed again
+            flat = torch.empty(0, dtype=self.dtype).set_(self.untyped_storage())
+            return self._wrap(flat)._nested_view(self._nested_tensor_size())
         return self._wrap(torch._C.TensorBase.view_as(self, self))
 
     def __deepcopy__(self, memo: dict[int, object]) -> torch.Tensor:
@@ -637,6 +699,9 @@ class MemoryMappedTensor(torch.Tensor):
                 "torch.multiprocessing to share its memory, or pickle a copy (t.clone())"
             )
             raise UnpicklableError(msg)
+        if self.is_nested:  # the whole file, viewed with these element shapes
+            sizes = self._nested_tensor_size().tolist()
+            return (_rebuild_nested, (type(self), self._filename, self.dtype, sizes, self._mode))
         return (_rebuild_from_file, self._file_reference())
 
 
@@ -794,14 +859,33 @@ def _warn_pickling_internal(name: str) -> None:
 
 
 def _tensor_shape(shape: object) -> SizeLike | None:
-    """``shape`` unless it is the peer's nested shape (a tensor of element shapes)."""
-    if isinstance(shape, torch.Tensor):
+    """``shape`` for a dense tensor (a tensor of element shapes is for nested inputs)."""
+    if isinstance(shape, torch.Tensor) and shape.dim() == 2:
         msg = (
-            "nested shapes (a tensor of element shapes) are not supported; memory-map "
-            "each element, or a padded dense tensor"
+            "from_tensor: nested shapes (a tensor of element shapes) are for a nested "
+            "input (torch.nested.nested_tensor); give a dense input a size"
         )
-        raise TypeError(msg)
+        raise ArgumentError(msg)
     return shape  # type: ignore[return-value]
+
+
+def _nested_shape(size: tuple[object, ...], shape: object) -> torch.Tensor | None:
+    """The element shapes of a nested tensor when the size given is a 2-d integer tensor
+    (one row per element, as ``nested_tensor_size()`` gives), else None."""
+    given = shape if shape is not None else (size[0] if len(size) == 1 else None)
+    if not isinstance(given, torch.Tensor) or given.dim() != 2:
+        return None
+    if given.is_floating_point() or given.is_complex() or given.dtype is torch.bool:
+        msg = f"nested element shapes must be integers, got a {given.dtype} tensor"
+        raise ShapeError(msg)
+    if bool((given < 0).any()):
+        msg = f"nested element shapes must be non-negative, got {given.tolist()}"
+        raise ShapeError(msg)
+    return given.to(torch.int64).cpu()
+
+
+def _nested_numel(nested: torch.Tensor) -> int:
+    return int(nested.prod(-1).sum()) if nested.numel() else 0
 
 
 def _check_dtype(dtype: object) -> torch.dtype:
@@ -868,6 +952,13 @@ def _rebuild_from_file(
     if prefix:
         out._prefix = True
     return out
+
+
+def _rebuild_nested(
+    cls: type[MemoryMappedTensor], path: str, dtype: torch.dtype, sizes: list[list[int]],
+    mode: Mode | None,
+) -> MemoryMappedTensor:  # fmt: skip
+    return cls.from_filename(path, dtype, torch.tensor(sizes, dtype=torch.int64), mode=mode)
 
 
 def _rebuild_shared(cls: type[MemoryMappedTensor], tensor: torch.Tensor) -> MemoryMappedTensor:

@@ -84,8 +84,8 @@ def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> 
         fits = False
     if not fits:
         msg = (
-            f"set_: cannot copy a value of shape {list(source.shape)} into {key!r} of shape "
-            f"{list(target.shape)}: {error}"
+            f"Failed to update {key!r} in place (set_): cannot copy a value of shape "
+            f"{list(source.shape)} into its shape {list(target.shape)}: {error}"
         )
         return BatchSizeError(msg)
     if target.requires_grad and torch.is_grad_enabled():

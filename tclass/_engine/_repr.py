@@ -9,20 +9,18 @@ own line would be too long.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch.nn.parameter import is_lazy
 
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._jagged import leaf_shape
 from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr_detail import detailed_repr
-
-if TYPE_CHECKING:
-    from tclass._base.implemented._collection import TensorCollection
 
 __all__ = ["LeafSummary", "compact_repr", "dtype_code"]
 
@@ -155,6 +153,8 @@ def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) 
         return type(value.data).__name__  # the type of the value the batch shares
     if isinstance(value, NonTensorStack):
         return "NonTensorStack"
+    if not isinstance(value, TensorCollection):
+        return repr(value)  # a placeholder leaf of a pytree spec (torch's treespec_pprint)
     inner = ", ".join(text for text, _, _ in _fields(value))
     return _prefix(value, parent_dims) + "{" + inner + "}"
 
@@ -172,6 +172,7 @@ def _field_lines(
             or value is None
             or isinstance(value, (torch.Tensor, LeafSummary))
             or is_non_tensor(value)
+            or not isinstance(value, TensorCollection)
         ):
             lines.append(indent + text + end)
             continue

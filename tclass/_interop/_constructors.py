@@ -196,7 +196,32 @@ def build(
     """
     if batch_size is not None:
         return _build_fixed(tree, batch_size, device, ())
-    return _build_inferred(tree, cap, device, None, ())
+    return _build_inferred(_grown(tree, cap), cap, device, None, ())
+
+
+def _grown(tree: Tree, cap: int | None) -> Tree:
+    """``tree`` with each nested TensorDict whose entries allow more batch dims than it
+    has (at any depth) replaced by a shallow copy with the largest batch sizes, as the
+    peer's ``auto_batch_size`` sets them (the peer changes the caller's TensorDict in
+    place; the copy leaves it as it was)."""
+    out: Tree = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            value = _grown(value, cap)
+        elif type(value) is TensorDict:
+            copy = value.copy().auto_batch_size_(cap)
+            if _batch_sizes(copy) != _batch_sizes(value):
+                value = copy
+        out[key] = value
+    return out
+
+
+def _batch_sizes(td: TensorDict) -> list[torch.Size]:
+    nodes = td.values(include_nested=True)
+    return [
+        td.batch_size,
+        *(node.batch_size for node in nodes if isinstance(node, TensorCollection)),
+    ]
 
 
 def _build_fixed(

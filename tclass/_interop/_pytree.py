@@ -171,22 +171,39 @@ def _flatten(collection: TensorCollection) -> tuple[list[Value], Context]:
     return children, (tuple(keys), tuple(statics), batch, collection.device, rank, meta)
 
 
-def _batch_of(first: Any, batch: torch.Size, rank: int) -> torch.Size:
-    """The batch size of a node rebuilt with ``first`` as its first child, flattened
-    with ``batch`` from a first child of ``rank`` dims: under vmap, one dim less (its
-    inputs) or more (its outputs); with ``chunk_size``, vmap concatenates the chunks'
-    children, whose leading dims then give the size."""
+def _lead(child: Any) -> torch.Size | None:
+    """A child's leading dims: a collection's batch size, a tensor's shape (None for
+    anything else)."""
+    if isinstance(child, TensorCollection):
+        return child.batch_size
+    return child.shape if isinstance(child, torch.Tensor) else None
+
+
+def _batch_of(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
+    """The batch size of a node rebuilt from ``children``, flattened with ``batch`` from a
+    first child of ``rank`` dims: under vmap, one dim less (its inputs) or more (its
+    outputs), read from the first child. Otherwise ``batch`` if every child still starts
+    with it; else the dims all children share in front, at most one more than ``batch``
+    if they grew (``torch.func.jacrev``/``jacfwd`` rebuild nodes from basis vectors of one
+    leading dim more, and their Jacobians from children of the input's or output's
+    shape), at most ``batch``'s count if not (vmap's ``chunk_size`` concatenates the
+    chunks' children)."""
+    first = children[0]
     now = _rank(first)
     if now < 0 or rank < 0:
         return batch
     grown = now - rank
-    if grown == 0:
-        lead = first.batch_size if isinstance(first, TensorCollection) else first.shape
-        return batch if lead[: len(batch)] == batch else torch.Size(lead[: len(batch)])
-    if (grown == 1 or (grown == -1 and batch)) and maybe_current_level() is not None:
-        lead = first.batch_size if isinstance(first, TensorCollection) else first.shape
-        return torch.Size(lead[: len(batch) + grown])
-    return batch
+    if grown in (1, -1) and (grown == 1 or batch) and maybe_current_level() is not None:
+        return torch.Size(_lead(first)[: len(batch) + grown])  # type: ignore[index]
+    leads = [lead for lead in map(_lead, children) if lead is not None]
+    if all(lead[: len(batch)] == batch for lead in leads):
+        return batch
+    shared = 0
+    for dim in range(min(len(lead) for lead in leads)):
+        if shared == len(batch) + (grown > 0) or any(lead[dim] != leads[0][dim] for lead in leads):
+            break
+        shared += 1
+    return torch.Size(leads[0][:shared])
 
 
 def _static_node(node: _NonTensorNode, batch: torch.Size) -> _NonTensorNode:
@@ -213,7 +230,7 @@ def _rebuilt(
     if entries and not torch.compiler.is_compiling():
         if len(flattened) and maybe_current_level() is not None:
             _check_mapped(entries, statics, flattened)
-        batch = _batch_of(first, batch, rank)
+        batch = _batch_of(list(entries.values()), batch, rank)
     unbatched = False
     for key, static in statics:
         if isinstance(static, _Whole):

@@ -16,6 +16,7 @@ from typing_extensions import Unpack, dataclass_transform
 
 from tclass._core._class_options import ClassOptions, check_option_names, named_options
 from tclass._core._records import is_record_class
+from tclass._engine._nontensor import NonTensorData
 from tclass._tensorclass._builder import build_class
 from tclass._tensorclass._meta import TensorClassMeta
 from tclass._tensorclass._record import TensorClass
@@ -151,5 +152,8 @@ def _functions_in(value: Any) -> list[Any]:
 
 
 def is_tensorclass(obj: object) -> bool:
-    """Whether ``obj`` is a tensorclass or an instance of one (either declaration form)."""
-    return is_record_class(obj if isinstance(obj, type) else type(obj))
+    """Whether ``obj`` is a tensorclass or an instance of one (either declaration form).
+    A ``NonTensorData`` (class or instance) is one too, as in the peer, where it is a
+    tensorclass; a ``NonTensorStack`` is not."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return is_record_class(cls) or issubclass(cls, NonTensorData)

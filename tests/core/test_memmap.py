@@ -876,3 +876,71 @@ class TestRowGather:
         for bad in (4, -5):
             with pytest.raises(IndexError, match=f"index {bad} is out of bounds"):
                 mapped[torch.tensor([0, bad])]
+
+
+# --- nested tensors (strided layout): one buffer, the peer's element-shape tensor ---------
+
+_ELEMENTS = torch.tensor([[2, 3], [2, 4], [3, 2]])
+
+
+@pytest.mark.parametrize("in_file", [False, True], ids=["shared memory", "file"])
+@pytest.mark.parametrize("make", ["empty", "zeros", "ones", "full"])
+def test_nested_constructors_map_one_buffer(
+    tmp_path: pathlib.Path, make: str, in_file: bool
+) -> None:
+    filename = tmp_path / f"{make}.memmap" if in_file else None
+    extra = {"fill_value": 5} if make == "full" else {}
+    tensor = getattr(MemoryMappedTensor, make)(
+        _ELEMENTS, dtype=torch.int32, filename=filename, **extra
+    )
+    assert type(tensor) is MemoryMappedTensor and tensor.is_nested
+    assert tensor.dtype == torch.int32 and tensor.filename == (str(filename) if in_file else None)
+    assert torch.equal(tensor._nested_tensor_size(), _ELEMENTS)
+    expected = {"empty": 0, "zeros": 0, "ones": 1, "full": 5}[make]
+    assert all((element == expected).all() for element in tensor)
+    tensor.fill_(2)
+    assert [type(e) for e in tensor] == [MemoryMappedTensor] * 3 and (tensor[1] == 2).all()
+    if in_file:  # the writes are in the file, elements one after another
+        assert os.path.getsize(filename) == 4 * int(_ELEMENTS.prod(-1).sum())
+        again = MemoryMappedTensor.from_filename(filename, dtype=torch.int32, shape=_ELEMENTS)
+        assert again.is_nested and all((element == 2).all() for element in again)
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors:UserWarning")
+@pytest.mark.parametrize("in_file", [False, True], ids=["shared memory", "file"])
+def test_nested_from_tensor_copies_the_elements(tmp_path: pathlib.Path, in_file: bool) -> None:
+    source = torch.nested.nested_tensor(
+        [torch.full(shape.tolist(), float(i)) for i, shape in enumerate(_ELEMENTS)]
+    )
+    filename = tmp_path / "n.memmap" if in_file else None
+    copy = MemoryMappedTensor.from_tensor(source, filename=filename)
+    assert type(copy) is MemoryMappedTensor and copy.is_nested
+    for mine, theirs in zip(copy, source):
+        assert mine.dtype == theirs.dtype and torch.equal(mine, theirs)
+    blank = MemoryMappedTensor.from_tensor(source, copy_data=False)
+    assert torch.equal(blank._nested_tensor_size(), _ELEMENTS) and not blank[2].any()
+    with pytest.raises(_errors.ShapeError, match="element shapes of the nested input"):
+        MemoryMappedTensor.from_tensor(source, shape=torch.tensor([[1, 1]]))
+
+
+def test_nested_shapes_are_checked() -> None:
+    with pytest.raises(_errors.ShapeError, match="integers"):
+        MemoryMappedTensor.empty(torch.tensor([[2.0, 3.0]]))
+    with pytest.raises(_errors.ShapeError, match="non-negative"):
+        MemoryMappedTensor.zeros(torch.tensor([[2, -3]]))
+
+
+def test_nested_copies_and_pickles(tmp_path: pathlib.Path) -> None:
+    tensor = MemoryMappedTensor.full(_ELEMENTS, fill_value=3.0, filename=tmp_path / "n")
+    alias = copy.copy(tensor)
+    assert type(alias) is MemoryMappedTensor and alias.filename == tensor.filename
+    alias.fill_(4.0)  # the same memory
+    assert all((element == 4).all() for element in tensor)
+    deep = copy.deepcopy(tensor)
+    assert type(deep) is torch.Tensor and deep.is_nested
+    back = pickle.loads(pickle.dumps(tensor))  # a reference to the file
+    assert type(back) is MemoryMappedTensor and torch.equal(back._nested_tensor_size(), _ELEMENTS)
+    back.fill_(5.0)
+    assert all((element == 5).all() for element in tensor)
+    with pytest.raises(_errors.UnpicklableError, match="anonymous"):
+        pickle.dumps(MemoryMappedTensor.zeros(_ELEMENTS))

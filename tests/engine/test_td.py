@@ -366,6 +366,10 @@ class TestSetInPlace:
         with pytest.raises(BatchSizeError, match=r"'a'.*\[4, 3\]"):
             td.set_("a", torch.zeros(5, 3))
         assert torch.equal(td["a"], before)
+        # a ValueError naming the entry and both shapes, in the peer's words
+        scalar = TensorDict({"a": torch.rand(())}, [])
+        with pytest.raises(ValueError, match=r"Failed to update 'a'.*shape \[2\].*shape \[\]"):
+            scalar.set_("a", torch.randn(2))
 
 
 class TestUpdate:

@@ -216,6 +216,21 @@ class TestFromDict:
         again = TensorDict.from_dict(td, auto_batch_size=True)
         assert again["inner"] is inner and again.batch_size == torch.Size([3])
 
+    def test_collection_values_grow_to_their_largest_batch_size(self) -> None:
+        # as the peer's auto_batch_size, but on a copy: the caller's TensorDict keeps its own
+        inner = TensorDict({"b": torch.zeros(3, 4), "c": {"d": torch.zeros(3, 4, 5)}}, [])
+        source = TensorDict({"a": inner, "d": torch.zeros(3)}, [])
+        for td in (
+            tclass.make_tensordict(source, auto_batch_size=True),
+            TensorDict.from_dict({"a": inner, "d": torch.zeros(3)}, auto_batch_size=True),
+        ):
+            assert td.batch_size == (3,) and td["a"].batch_size == (3, 4)
+            assert td["a", "c"].batch_size == (3, 4, 5)
+            assert td["a", "b"] is inner["b"]  # the tensors are shared
+        assert inner.batch_size == () and inner["c"].batch_size == ()
+        capped = TensorDict.from_dict({"a": inner}, batch_dims=1)
+        assert capped.batch_size == (3,) and capped["a", "c"].batch_size == (3,)
+
     def test_device(self) -> None:
         td = TensorDict.from_dict({"a": torch.zeros(2), "b": {"c": torch.zeros(2)}}, device="cpu")
         assert td.device == torch.device("cpu") and td.get("b").device == torch.device("cpu")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -444,6 +445,26 @@ def test_a_folder_with_other_files_is_never_replaced(tmp_path: Path) -> None:
     with pytest.raises(FileConflictError, match="notes.txt"):
         TensorDict(x=torch.ones(1), batch_size=[1]).memmap(tmp_path / "saved")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("saved_before", [False, True], ids=["new folder", "saved folder"])
+def test_a_folder_holding_a_symlink_is_never_written_through(
+    tmp_path: Path, saved_before: bool
+) -> None:
+    td = TensorDict({"nested": {"x": torch.randn(3)}}, batch_size=[])
+    prefix, outside = tmp_path / "saved", tmp_path / "outside"
+    outside.mkdir()
+    if saved_before:
+        td.memmap(prefix)
+        shutil.rmtree(prefix / "nested")
+    else:
+        prefix.mkdir()
+    (prefix / "nested").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(FileConflictError, match="holds a symlink.*through symlinks") as error:
+        td.memmap(prefix)
+    assert isinstance(error.value, RuntimeError)  # as the peer's
+    assert str(prefix / "nested") in str(error.value)
+    assert not list(outside.iterdir()) and (prefix / "nested").is_symlink()
 
 
 def test_num_threads_writes_the_same_folder(tmp_path: Path) -> None:

@@ -131,6 +131,16 @@ class TestDataclassProtocol:
     def test_is_tensorclass_false_for_others(self, obj: object) -> None:
         assert tclass.is_tensorclass(obj) is False
 
+    def test_python_value_nodes(self) -> None:
+        # as the peer's: NonTensorData (and its subclasses) is a tensorclass, a stack is not
+        class Tagged(tclass.NonTensorData): ...
+
+        for obj in (tclass.NonTensorData, tclass.NonTensorData(1), Tagged, Tagged(data=1)):
+            assert tclass.is_tensorclass(obj) and tclass.is_tensor_collection(obj)
+        assert tclass.is_non_tensor(Tagged(data=1, batch_size=[]))
+        stack = tclass.NonTensorStack(tclass.NonTensorData(1))
+        assert not tclass.is_tensorclass(stack) and not tclass.is_tensorclass(type(stack))
+
     def test_isinstance_tensorclass(self, declare: Declare) -> None:
         cls = declare(_tagged_template())
         record = cls(torch.zeros(2), batch_size=[2])

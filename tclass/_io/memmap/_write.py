@@ -38,7 +38,7 @@ import shutil
 import stat
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 
@@ -224,6 +224,9 @@ def _check_replaceable(root: str) -> None:
     """Refuse to replace a folder that holds anything but a saved tree (user files)."""
     entries = os.listdir(root)
     if entries and META not in entries:
+        for name in entries:
+            if os.path.islink(os.path.join(root, name)):
+                _refuse_symlink(root, os.path.join(root, name))
         msg = (
             f"cannot save into {root!r}: the folder is not empty and holds no saved "
             f"tree ({META} is missing). Saving replaces the whole folder; choose an empty "
@@ -245,11 +248,16 @@ def _check_replaceable(root: str) -> None:
                 raise FileConflictError(msg)
         for name in dirnames:
             if os.path.islink(os.path.join(dirpath, name)):
-                msg = (
-                    f"cannot save into {root!r}: it holds a symlink, "
-                    f"{os.path.join(dirpath, name)!r}"
-                )
-                raise FileConflictError(msg)
+                _refuse_symlink(root, os.path.join(dirpath, name))
+
+
+def _refuse_symlink(root: str, link: str) -> NoReturn:
+    msg = (
+        f"cannot save into {root!r}: it holds a symlink, {link!r}, and tclass never writes "
+        "a TensorDict through symlinks (the files would land where it points). Remove the "
+        "link, or choose another folder"
+    )
+    raise FileConflictError(msg)
 
 
 def _refuse_existing(root: str, leaves: Sequence[Leaf]) -> None:
