@@ -2,17 +2,31 @@
 that lock through methods of their own (``PersistentTensorDict``, ``TensorDictParams``):
 a block restores, on exit, the lock state from before the ``lock_``/``unlock_`` call that
 opened it, as the peer's collections do. (``TensorDict`` keeps the same state in its
-``Scope``; records and lazy stacks hold theirs.)"""
+``Scope``; records and lazy stacks hold theirs.) ``SourceLock``: the lock of a view that
+writes through to its source (a legacy lazy view, a store's rows) is the source's."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from typing_extensions import Self
 
 from tclass._base.implemented._lock_graph import LockGraph, Ref
 
-__all__ = ["LockBlock", "LockBlocks"]
+__all__ = ["LockBlock", "LockBlocks", "SourceLock"]
+
+
+class _Source(Protocol):
+    """What a view's source is: a collection in the lock graph."""
+
+    def lock_(self) -> Any: ...
+    def unlock_(self) -> Any: ...
+    def _own_lock(self) -> bool | None: ...
+    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None: ...
+    def _unlock_down(self, reached: list[LockGraph]) -> None: ...
+    def _lock_refs(self) -> list[Ref]: ...
+    def _keep_lock_refs(self, refs: list[Ref]) -> None: ...
+
 
 _NO_REFS: list[Ref] = []  # (read-only)
 
@@ -78,3 +92,42 @@ class LockBlocks(LockGraph):
         block = self._block()
         (self.lock_ if block.restore.pop() else self.unlock_)()
         block.before_last = None
+
+
+class SourceLock(LockBlocks):
+    """A mixin for a view that writes through to the collection it holds in ``_source``
+    (a legacy lazy view, the rows of a store): its lock is the source's. ``lock_`` and
+    ``unlock_`` lock and unlock the source, and the lock graph (``_lock_graph.py``) sees
+    through the view to it, as the peer's views do."""
+
+    if not TYPE_CHECKING:
+        __slots__ = ()
+
+    _source: _Source
+
+    def lock_(self) -> Self:
+        """Locks the source (and so this view)."""
+        self._note_lock()
+        self._source.lock_()
+        return self
+
+    def unlock_(self) -> Self:
+        """Unlocks the source (and so this view)."""
+        self._note_lock()
+        self._source.unlock_()
+        return self
+
+    def _own_lock(self) -> bool | None:
+        return self._source._own_lock()
+
+    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None:
+        self._source._lock_down(above, link)
+
+    def _unlock_down(self, reached: list[LockGraph]) -> None:
+        self._source._unlock_down(reached)
+
+    def _lock_refs(self) -> list[Ref]:
+        return self._source._lock_refs()
+
+    def _keep_lock_refs(self, refs: list[Ref]) -> None:
+        self._source._keep_lock_refs(refs)

@@ -27,8 +27,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Gather
-from tclass._base.implemented._lock_blocks import LockBlocks
-from tclass._base.implemented._lock_graph import LockGraph, Ref
+from tclass._base.implemented._lock_blocks import SourceLock
 from tclass._core import _keys, _names
 from tclass._core._batch import as_batch_size, format_shape
 from tclass._core._names import Names
@@ -68,11 +67,13 @@ def legacy_view(collection: Any, op: ShapeOp, undo: bool = True) -> Any:
 register_legacy_view(legacy_view)
 
 
-class LegacyLazyView(LockBlocks, TensorDictBase):
+class LegacyLazyView(SourceLock, TensorDictBase):
     """A write-through view of a collection through one shape operation (see the module
     docstring): made by the shape methods under ``set_lazy_legacy(True)``."""
 
     __slots__ = ("_source", "_op", "_lock_block", "__weakref__")
+
+    _source: TensorDictBase
 
     _saved_at = None  # never saved in a folder itself (what records check before writes)
     _consolidated = None
@@ -395,34 +396,6 @@ class LegacyLazyView(LockBlocks, TensorDictBase):
             self._source.exclude(*keys, inplace=True)
             return self
         return self._plain().exclude(*keys)  # type: ignore[no-any-return]
-
-    def lock_(self) -> Self:
-        """Locks the source (and so this view)."""
-        self._note_lock()
-        self._source.lock_()
-        return self
-
-    def unlock_(self) -> Self:
-        """Unlocks the source (and so this view)."""
-        self._note_lock()
-        self._source.unlock_()
-        return self
-
-    # The lock graph (_lock_graph.py) sees through a view to its source, as the peer's.
-    def _own_lock(self) -> bool | None:
-        return self._source._own_lock()
-
-    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None:
-        self._source._lock_down(above, link)
-
-    def _unlock_down(self, reached: list[LockGraph]) -> None:
-        self._source._unlock_down(reached)
-
-    def _lock_refs(self) -> list[Ref]:
-        return self._source._lock_refs()
-
-    def _keep_lock_refs(self, refs: list[Ref]) -> None:
-        self._source._keep_lock_refs(refs)
 
     def clear_device_(self) -> Self:
         self._source.clear_device_()

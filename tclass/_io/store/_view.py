@@ -33,8 +33,7 @@ from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._lock_blocks import LockBlocks
-from tclass._base.implemented._lock_graph import LockGraph, Ref
+from tclass._base.implemented._lock_blocks import SourceLock
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
 from tclass._core._names import Names
@@ -125,11 +124,13 @@ def _pick(rows: range | torch.Tensor, head: Any) -> Any:
     return None
 
 
-class PersistentTensorDictView(LockBlocks, TensorDictBase):
+class PersistentTensorDictView(SourceLock, TensorDictBase):
     """The rows ``index`` of a ``PersistentTensorDict`` (see the module docstring): made
     by indexing it (``ptd[2:4]``), or a view (``view[0]``)."""
 
     __slots__ = ("_source", "_selection", "_batch", "_lock_block", "__weakref__")
+
+    _source: PersistentTensorDict
 
     _is_store = True  # over a file: never copied as a TensorDict would be
     _saved_at = None  # records read this: a file is not a saved folder
@@ -739,35 +740,6 @@ class PersistentTensorDictView(LockBlocks, TensorDictBase):
             f"{self._source.filename!r}): its entries live in the file. Use "
             "view.memmap(prefix) for a memory-mapped copy"
         )
-
-    # --- locking: the store's --------------------------------------------------------------
-
-    def lock_(self) -> Self:
-        """Locks the store (and so this view)."""
-        self._note_lock()
-        self._source.lock_()
-        return self
-
-    def unlock_(self) -> Self:
-        """Unlocks the store (and so this view)."""
-        self._note_lock()
-        self._source.unlock_()
-        return self
-
-    def _own_lock(self) -> bool | None:
-        return self._source._own_lock()
-
-    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None:
-        self._source._lock_down(above, link)
-
-    def _unlock_down(self, reached: list[LockGraph]) -> None:
-        self._source._unlock_down(reached)
-
-    def _lock_refs(self) -> list[Ref]:
-        return self._source._lock_refs()
-
-    def _keep_lock_refs(self, refs: list[Ref]) -> None:
-        self._source._keep_lock_refs(refs)
 
     # --- python protocols ----------------------------------------------------------------
 
