@@ -105,6 +105,17 @@ def test_a_lazy_stack_takes_names_its_nested_collections_do_not_use() -> None:
     assert stack[0]["inner"].names == stack["inner"][0].names == ["e", "d"]
 
 
+def test_naming_a_ragged_lazy_stack_reads_no_dense_tensor() -> None:
+    """Found by the differential fuzzer: the check of nested names read every entry of
+    the stack, and a ragged one has no dense value (a HeterogeneousEntryError)."""
+    inner = TensorDict({"b": torch.zeros(2)}, [])
+    members = [TensorDict({"d": torch.zeros(n), "m": inner.clone()}, []) for n in (3, 2)]
+    stack = tclass.lazy_stack(members)
+    assert stack.refine_names("i") is stack and stack.names == ["i"]
+    stack.names = ["j"]
+    assert stack["m"].names == ["j"] and stack.rename("k").names == ["k"]
+
+
 def test_refine_names() -> None:
     assert TensorDict({}, [2, 3, 4]).refine_names("a", None, "c").names == ["a", None, "c"]
     assert TensorDict({}, [2, 3, 4]).refine_names(..., "c").names == [None, None, "c"]

@@ -825,7 +825,12 @@ def _check_nested(
     node: TensorCollection, names: tuple[str | None, ...], path: tuple[str, ...], given: Names
 ) -> None:
     nb = len(names)
-    for key, value in node._items():
+    # Only the nested collections are read: a ragged lazy stack has no dense tensors.
+    leaves = set(node.keys(leaves_only=True))
+    for key in node.keys():
+        if key in leaves:
+            continue
+        value = node.get(key)
         if not isinstance(value, TensorCollection) or value._is_leaf_node:
             continue
         own = value._dim_names
