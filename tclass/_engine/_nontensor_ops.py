@@ -97,10 +97,15 @@ class NonTensorOps(KeylessOps):
         raise EntryTypeError(msg)
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
-        """Records a new device (there is no tensor to move; a dtype changes nothing)."""
-        device = parse_to_args(args, kwargs).device
+        """Records a new device (there is no tensor to move; a dtype changes nothing but
+        gives a new node, as a cast of a collection gives new ones: the result of a cast
+        shares no node with a locked source, so it unlocks on its own)."""
+        request = parse_to_args(args, kwargs)
+        device = request.device
         if device is None or device == self._device:
-            return self
+            if request.dtype is None:
+                return self
+            device = self._device
         return self._map_values(_keep, self.batch_size, device)
 
     def cpu(self) -> Self:

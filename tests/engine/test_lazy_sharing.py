@@ -241,3 +241,24 @@ def test_a_cast_of_an_unlocked_stack_with_a_locked_member_is_unlocked() -> None:
     stack.lock_()
     assert stack.to(torch.float64).is_locked
     assert all(m.is_locked for m in stack.to(torch.float64).tensordicts)
+
+
+def test_a_cast_shares_no_python_value_node_with_a_locked_source() -> None:
+    """Found by the differential fuzzer: a cast kept the source's value nodes, so the
+    cast of a locked collection could not be unlocked (they stayed held by the source),
+    and the cast of a lazy stack over a locked member raised. The peer casts them to new
+    nodes."""
+    locked = TensorDict(
+        x=torch.zeros(2), s=tclass.NonTensorData("a", batch_size=[2]), batch_size=[2]
+    ).lock_()
+    cast = locked.to(torch.bool)
+    assert cast.is_locked and cast.get("s") is not locked.get("s")
+    cast.unlock_()
+    assert not cast.is_locked and locked.is_locked and locked.get("s").is_locked
+    cast["s"] = "b"
+    assert locked["s"] == "a" and cast["x"].dtype == torch.bool
+    stack = tclass.lazy_stack([locked, locked.clone()], 0).to(torch.bool)
+    assert not stack.is_locked and stack[0]["s"] == "a"
+    node = tclass.NonTensorData("a", batch_size=[2])
+    assert node.to(torch.bool) is not node
+    assert node.to(torch.bool).data == "a"

@@ -175,7 +175,9 @@ class TestNonTensorData:
         node = NonTensorData("x", [2])
         moved = node.to("cpu")
         assert moved.device == torch.device("cpu") and moved.data == "x"
-        assert moved.to("cpu") is moved and node.to(torch.float64) is node
+        assert moved.to("cpu") is moved
+        cast = node.to(torch.float64)  # a new node with the same value, as the peer's
+        assert cast is not node and cast.data == "x" and cast.device is None
         assert moved.clear_device_().device is None
 
     def test_has_no_entries(self) -> None:
