@@ -116,11 +116,12 @@ class RaggedNonTensorStack(NonTensorStack):
         return link_nested(self.tolist(), len(self._shape), self)  # item writes reach it
 
     def tolist(self, **kwargs: Any) -> Any:
-        """The values as nested lists, a list per member along the stack dim (the dims
-        before it must then have one size).
+        """The values as nested lists, a list per member along the stack dim (a ragged dim
+        before it must have one size in every member at each index of the dims before it).
 
         Raises:
-            HeterogeneousEntryError: a ragged dim comes before the stack dim.
+            HeterogeneousEntryError: a dim before the stack dim has different sizes in
+                different members.
         """
         return self._listed(())
 
@@ -129,12 +130,15 @@ class RaggedNonTensorStack(NonTensorStack):
         if dim == self.stack_dim:
             return [m[outer].tolist() if outer else m.tolist() for m in self._members]
         size = self._shape[dim]
+        if size == -1:  # ragged inside the members: one size at these outer indices?
+            sizes = {(m[outer] if outer else m).batch_size[0] for m in self._members}
+            size = sizes.pop() if len(sizes) == 1 else -1
         if size == -1:
             msg = (
                 f"tolist: dim {dim} of this NonTensorStack (batch size "
-                f"{format_shape(self._shape)}) is ragged and comes before its stack dim "
-                f"{self.stack_dim}: there are no nested lists in that order; list the "
-                "members instead ([m.tolist() for m in stack.tensordicts])"
+                f"{format_shape(self._shape)}) is ragged across its members and comes "
+                f"before its stack dim {self.stack_dim}: there are no nested lists in that "
+                "order; list the members instead ([m.tolist() for m in stack.tensordicts])"
             )
             raise HeterogeneousEntryError(msg)
         return [self._listed((*outer, i)) for i in range(size)]

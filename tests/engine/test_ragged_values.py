@@ -112,6 +112,21 @@ def test_stacks_of_ragged_stacks_and_members_appended() -> None:
         ragged.append(NonTensorStack(NonTensorStack("a"), NonTensorStack("b")))
 
 
+def test_tolist_of_a_stack_whose_members_are_ragged_before_its_stack_dim() -> None:
+    """Found by the differential fuzzer: a stack (dim 1) of ragged stacks (dim 0 of
+    sizes [1] and [2]) lists as the peer does: the ragged dim before the stack dim has
+    one size in every member at each index of the dim before it. Where the members
+    differ there, no nested lists exist in that order."""
+    ragged = NonTensorStack(NonTensorStack("a"), NonTensorStack("b", "c"))
+    stacked = torch.stack([ragged, ragged], 2)
+    assert stacked.batch_size == (2, -1, 2)
+    assert stacked.tolist() == [[["a", "a"]], [["b", "b"], ["c", "c"]]]
+    across = torch.stack([NonTensorStack("a"), NonTensorStack("b", "c")], 1)
+    assert across.batch_size == (-1, 2)
+    with pytest.raises(errors.HeterogeneousEntryError, match="ragged across its members"):
+        across.tolist()
+
+
 def test_comparisons_are_refused_clearly() -> None:
     ragged = _ragged()
     with pytest.raises(errors.HeterogeneousEntryError, match="members"):
