@@ -827,7 +827,7 @@ def _check_nested(
     nb = len(names)
     # Only the nested collections are read: a ragged lazy stack has no dense tensors.
     leaves = set(node.keys(leaves_only=True))
-    for key in node.keys():
+    for key in node._key_names():
         if key in leaves:
             continue
         value = node.get(key)
