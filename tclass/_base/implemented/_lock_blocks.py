@@ -19,6 +19,8 @@ __all__ = ["LockBlock", "LockBlocks", "SourceLock"]
 class _Source(Protocol):
     """What a view's source is: a collection in the lock graph."""
 
+    @property
+    def is_locked(self) -> bool: ...
     def lock_(self) -> Any: ...
     def unlock_(self) -> Any: ...
     def _own_lock(self) -> bool | None: ...
@@ -104,6 +106,13 @@ class SourceLock(LockBlocks):
         __slots__ = ()
 
     _source: _Source
+
+    def _lock_state(self) -> bool:
+        return self._source.is_locked
+
+    @property
+    def _locked(self) -> bool:
+        return self._source.is_locked
 
     def lock_(self) -> Self:
         """Locks the source (and so this view)."""

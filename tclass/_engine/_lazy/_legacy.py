@@ -144,13 +144,6 @@ class LegacyLazyView(SourceLock, TensorDictBase):
     def _device(self) -> torch.device | None:
         return self._source.device
 
-    def _lock_state(self) -> bool:
-        return self._source.is_locked
-
-    @property
-    def _locked(self) -> bool:
-        return self._source.is_locked
-
     @property
     def _tensors(self) -> _ViewEntries:
         """The entries as a mapping read through the view (a record's fields use it)."""

@@ -189,13 +189,6 @@ class PersistentTensorDictView(SourceLock, TensorDictBase):
     def _device(self) -> torch.device | None:
         return self._source.device
 
-    def _lock_state(self) -> bool:
-        return self._source.is_locked
-
-    @property
-    def _locked(self) -> bool:
-        return self._source.is_locked
-
     @property
     def _tensors(self) -> _ViewEntries:
         """The entries as a mapping read from the store (a record's fields use it)."""
