@@ -28,6 +28,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._lock_blocks import SourceLock
+from tclass._base.implemented._view_entries import ViewEntries
 from tclass._core import _keys, _names
 from tclass._core._batch import as_batch_size, format_shape
 from tclass._core._names import Names
@@ -145,9 +146,9 @@ class LegacyLazyView(SourceLock, TensorDictBase):
         return self._source.device
 
     @property
-    def _tensors(self) -> _ViewEntries:
+    def _tensors(self) -> ViewEntries:
         """The entries as a mapping read through the view (a record's fields use it)."""
-        return _ViewEntries(self)
+        return ViewEntries(self)
 
     def _items(self) -> Iterator[tuple[str, Value]]:
         forward = self._forward
@@ -576,33 +577,6 @@ class LegacyLazyView(SourceLock, TensorDictBase):
     def __repr__(self) -> str:
         source = repr(self._source).replace("\n", "\n    ")
         return f"{type(self).__name__}(\n    source={source},\n    op={self._op})"
-
-
-class _ViewEntries(Mapping[str, Value]):
-    """A view's entries as a mapping (``view._tensors``): reads through the view,
-    writes (``entries[key] = value``, from a record's field setter) into the source."""
-
-    __slots__ = ("_view",)
-
-    def __init__(self, view: LegacyLazyView) -> None:
-        self._view = view
-
-    def __getitem__(self, key: str) -> Value:
-        if not self._view._has_entry(key):
-            raise self._view._missing_key(key)
-        return self._view._entry(key)
-
-    def __setitem__(self, key: str, value: Value) -> None:
-        self._view._store_entry(key, value)
-
-    def __contains__(self, key: object) -> bool:
-        return type(key) is str and self._view._has_entry(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._view._key_names())
-
-    def __len__(self) -> int:
-        return len(self._view._key_names())
 
 
 def _push_new_entries(dense: Any, source: Any, back: ShapeOp) -> None:

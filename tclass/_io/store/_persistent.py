@@ -51,7 +51,7 @@ from tclass._io.store._datasets import (
 )
 from tclass._io.store._protocol import Access, Backend, StoreArray, StoreGroup, is_group
 from tclass._io.store._records import rebind, records_of
-from tclass._io.store._surface import StoreSurface, in_memory
+from tclass._io.store._surface import RowsInMemory, StoreSurface, in_memory
 from tclass._io.store._view import PersistentTensorDictView
 from tclass._io.store._walk import (
     Entries,
@@ -81,7 +81,7 @@ _REOPEN = {"w": "r+", "w-": "r+", "x": "r+", "a": "a", "r+": "r+", "r": "r"}
 _MISSING: Any = object()
 
 
-class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
+class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBase):
     """A collection over an HDF5 file or a zarr store, or one of their groups (needs
     ``pip install 'tclass[h5]'`` or ``'tclass[zarr]'``).
 
@@ -641,18 +641,6 @@ class PersistentTensorDict(StoreSurface, StoreWrites, TensorDictBase):
             return value[index]
         device = self._device or torch.device("cpu")
         return read_rows(node, index, len(self._batch_size)).to(device)
-
-    def tensor_split(
-        self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0
-    ) -> tuple[Self, ...]:
-        """Cuts batch dim ``dim`` as ``torch.tensor_split``; each piece's rows read into
-        a TensorDict (as the peer's)."""
-        pieces = super().tensor_split(indices_or_sections, dim)
-        return tuple(in_memory(piece) for piece in pieces)
-
-    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
-        """The rows where ``mask`` is true, read into a TensorDict (as the peer's)."""
-        return in_memory(super().masked_select(mask, inplace=inplace))  # type: ignore[no-any-return]
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """Every entry read into memory, as a plain TensorDict (``retain_none``: the

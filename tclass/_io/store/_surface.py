@@ -3,7 +3,9 @@
 the peer keeps them: a file records none), its device (``cpu``/``cuda``,
 ``auto_device_``, ``clear_device_``), and the methods that make a new collection
 (``select``, ``exclude``, ``replace``, ``rename_keys``), which read the entries they keep
-into a plain TensorDict and leave the file unchanged."""
+into a plain TensorDict and leave the file unchanged. ``RowsInMemory``, shared with the
+views of a store's rows: pieces read into memory, in-place math read, worked on and
+written back."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._lock_blocks import LockBlocks
+from tclass._base.implemented._shape_ops import ShapeOps
 from tclass._core import _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
@@ -26,7 +29,7 @@ from tclass.errors import InPlaceKeysError, UnsupportedError
 if TYPE_CHECKING:
     from tclass._io.store._persistent import PersistentTensorDict
 
-__all__ = ["StoreSurface", "in_memory"]
+__all__ = ["RowsInMemory", "StoreSurface", "in_memory"]
 
 
 class StoreSurface(LockBlocks):
@@ -305,3 +308,43 @@ def in_memory(value: Any) -> Any:
         return value
     read = cast("PersistentTensorDict", storage).to_tensordict()
     return read if storage is value else type(value)._from_tensordict_unchecked(read)
+
+
+class RowsInMemory(ShapeOps):
+    """A mixin of ``PersistentTensorDict`` and its row views (before ``TensorDictBase``
+    in their bases): the pieces that cut the rows give them read into memory, and
+    in-place math reads the rows, works on them in memory and writes them back."""
+
+    if TYPE_CHECKING:
+
+        def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict: ...
+        def _write_back(self, local: TensorDict) -> None: ...
+    else:
+        __slots__ = ()
+
+    def _pointwise_(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> Self:
+        """In-place math (``td += 1``, ``mul_``, ``lerp_``...): the rows read, worked on
+        in memory, written back."""
+        local = self.to_tensordict()
+        local._pointwise_(foreach, each, operands, kwargs, **options)
+        self._write_back(local)
+        return self
+
+    def tensor_split(
+        self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0
+    ) -> tuple[Self, ...]:
+        """Cuts batch dim ``dim`` as ``torch.tensor_split``; each piece's rows read into
+        a TensorDict (as the peer's)."""
+        pieces = super().tensor_split(indices_or_sections, dim)
+        return tuple(in_memory(piece) for piece in pieces)
+
+    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
+        """The rows where ``mask`` is true, read into a TensorDict (as the peer's)."""
+        return in_memory(super().masked_select(mask, inplace=inplace))  # type: ignore[no-any-return]

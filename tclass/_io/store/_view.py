@@ -34,6 +34,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._lock_blocks import SourceLock
+from tclass._base.implemented._view_entries import ViewEntries
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
 from tclass._core._names import Names
@@ -45,7 +46,7 @@ from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import source_batch_error
 from tclass._io.store._protocol import is_group
 from tclass._io.store._records import source_items
-from tclass._io.store._surface import in_memory
+from tclass._io.store._surface import RowsInMemory, in_memory
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -124,7 +125,7 @@ def _pick(rows: range | torch.Tensor, head: Any) -> Any:
     return None
 
 
-class PersistentTensorDictView(SourceLock, TensorDictBase):
+class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     """The rows ``index`` of a ``PersistentTensorDict`` (see the module docstring): made
     by indexing it (``ptd[2:4]``), or a view (``view[0]``)."""
 
@@ -190,9 +191,9 @@ class PersistentTensorDictView(SourceLock, TensorDictBase):
         return self._source.device
 
     @property
-    def _tensors(self) -> _ViewEntries:
+    def _tensors(self) -> ViewEntries:
         """The entries as a mapping read from the store (a record's fields use it)."""
-        return _ViewEntries(self)
+        return ViewEntries(self)
 
     def _key_names(self) -> list[str]:
         return self._source._key_names()
@@ -349,18 +350,6 @@ class PersistentTensorDictView(SourceLock, TensorDictBase):
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         """The rows read into memory, cut along ``dim`` into TensorDicts (as the peer's)."""
         return self.to_tensordict().unbind(dim)  # type: ignore[return-value]
-
-    def tensor_split(
-        self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0
-    ) -> tuple[Self, ...]:
-        """Cuts batch dim ``dim`` as ``torch.tensor_split``; each piece's rows read into
-        a TensorDict (as the peer's)."""
-        pieces = super().tensor_split(indices_or_sections, dim)
-        return tuple(in_memory(piece) for piece in pieces)
-
-    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
-        """The rows where ``mask`` is true, read into a TensorDict (as the peer's)."""
-        return in_memory(super().masked_select(mask, inplace=inplace))  # type: ignore[no-any-return]
 
     def rename(self, *names: str | None, **rename_map: str) -> Self:
         """The rows read into a TensorDict whose dims are renamed (the file keeps its
@@ -609,20 +598,6 @@ class PersistentTensorDictView(SourceLock, TensorDictBase):
         self._source._write_rows(self._selection, 0)
         return self
 
-    def _pointwise_(
-        self,
-        foreach: Callable[..., Any] | None,
-        each: Callable[..., Any],
-        operands: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        **options: Any,
-    ) -> Self:
-        """In-place math on the rows: read, worked on in memory, written back."""
-        local = self.to_tensordict()
-        local._pointwise_(foreach, each, operands, kwargs, **options)
-        self._write_back(local)
-        return self
-
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
@@ -743,33 +718,6 @@ class PersistentTensorDictView(SourceLock, TensorDictBase):
         if not self._source._group.file.is_open:
             return f"{type(self).__name__}(closed file {self._source.filename!r})"
         return compact_repr(self)
-
-
-class _ViewEntries(Mapping[str, Value]):
-    """A view's entries as a mapping (``view._tensors``): reads the rows, writes
-    (``entries[key] = value``, from a record's field setter) into them."""
-
-    __slots__ = ("_view",)
-
-    def __init__(self, view: PersistentTensorDictView) -> None:
-        self._view = view
-
-    def __getitem__(self, key: str) -> Value:
-        if not self._view._has_entry(key):
-            raise self._view._missing_key(key)
-        return self._view._entry(key)
-
-    def __setitem__(self, key: str, value: Value) -> None:
-        self._view._store_entry(key, value)
-
-    def __contains__(self, key: object) -> bool:
-        return type(key) is str and self._view._has_entry(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._view._key_names())
-
-    def __len__(self) -> int:
-        return len(self._view._key_names())
 
 
 def _shown(index: Any) -> str:

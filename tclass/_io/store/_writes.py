@@ -426,21 +426,6 @@ class StoreWrites(TensorDictBase):
                 node.write(..., to_numpy(tensor if result is None else result, self._label))
         return self
 
-    def _pointwise_(
-        self,
-        foreach: Callable[..., Any] | None,
-        each: Callable[..., Any],
-        operands: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        **options: Any,
-    ) -> Self:
-        """In-place math (``td += 1``, ``mul_``, ``lerp_``...) on the file: the datasets
-        read, worked on in memory, written back."""
-        local = self.to_tensordict()
-        local._pointwise_(foreach, each, operands, kwargs, **options)
-        self._write_back(local)
-        return self
-
     def _write_back(self, local: TensorDictBase) -> None:
         """The tensors of ``local`` (the entries read and worked on in memory) written
         into the arrays."""
