@@ -114,8 +114,7 @@ class RemovalOps(TensorDictBase):
         if saved is None or parent._locked or old[-1] not in parent._tensors:
             return False
         saved.entry_renamed(cast("TensorDict", parent), old[-1], new[-1])
-        tensors = parent._tensors
-        tensors.pop(new[-1], None)
+        tensors = parent._tensors  # an entry it replaces keeps its place, as in memory
         tensors[new[-1]] = tensors.pop(old[-1])
         return True
 

@@ -31,6 +31,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import PathLike, SaveOptions
 from tclass._base.implemented._casts import CastFilter
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys
@@ -456,6 +457,14 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         with torch.no_grad():
             self._param_td.fill_(key, value)
         return self
+
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        start = len(into.leaves)
+        self._param_td._collect(into, operands, batch_dims, prefix)
+        if into.data:  # zero_ of a collection holding this one: as this one's zero_ (data)
+            into.leaves[start:] = [leaf.data for leaf in into.leaves[start:]]
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]

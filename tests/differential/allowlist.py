@@ -8,6 +8,7 @@ the reason it is not fixed yet, and reported as open by the runner.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .compare import is_collection
 from .open_findings import OPEN
 
 if TYPE_CHECKING:
@@ -204,10 +206,32 @@ def _names_read_live(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 
 def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A nested node changed later through ``empty(recurse=True)``'s result in the peer
-    only, which returns a nested node without tensors itself."""
+    only, which returns a nested node without tensors itself; or that node's lock, the
+    source's in the peer (a new node's, unlocked, in tclass)."""
+    if finding.kind == "result" and finding.step.op == "empty":
+        return "recurse=True" in finding.step.src and all(
+            _NESTED_LOCKED.match(line) for line in finding.detail
+        )
     if finding.kind != "alias" or not all(line.startswith("result[") for line in finding.detail):
         return False
     return any(".empty(recurse=True)" in line for line in _later_lines(finding))
+
+
+def _stack_of_values_not_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A lazy stack whose members hold only per-element Python values: not empty in
+    tclass (``is_empty()`` is true when every member is empty), empty in the peer, so its
+    ``apply(fn, batch_size=...)``, which leaves the values out, gives an empty TensorDict
+    there and ``None`` in tclass."""
+    if finding.kind != "result" or "lazy" not in finding.step.tags:
+        return False
+    if finding.step.op == "x.is_empty()":
+        return (peer.value, mine.value) == (True, False)
+    if finding.step.op != "apply" or "batch_size=" not in finding.step.src:
+        return False
+    return mine.value is None and is_collection(peer.value) and not list(peer.value.keys())
+
+
+_NESTED_LOCKED = re.compile(r"^result\S+\.is_locked: peer True, tclass False$")
 
 
 # A result line that differs in the tensor's dtype only (or, with the group, its class).
@@ -298,10 +322,27 @@ _ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
 def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
     ``set``, ``update``...): files of its folder in tclass, memory-mapped tensors, where
-    the peer keeps plain tensors in memory that a reload does not see."""
-    if finding.kind != "result" or finding.step.op not in _ENTRY_WRITES:
+    the peer keeps plain tensors in memory that a reload does not see; so is an entry
+    ``rename_key_`` moves into another node (a copy saved there)."""
+    if finding.kind != "result":
+        return False
+    if finding.step.op == "rename_key_" and not _renamed_into_another_node(finding.step.src):
+        return False
+    if finding.step.op not in _ENTRY_WRITES + ("rename_key_",):
         return False
     return all(_MAPPED_HERE.search(line) for line in finding.detail)
+
+
+def _renamed_into_another_node(src: str) -> bool:
+    """Whether ``x.rename_key_(old, new...)`` gives the entry a new parent node."""
+    try:
+        call = ast.parse(src, mode="eval").body
+        assert isinstance(call, ast.Call)
+        old, new = (ast.literal_eval(arg) for arg in call.args[:2])
+    except (SyntaxError, ValueError, AssertionError):
+        return False
+    parents = [tuple(key)[:-1] if isinstance(key, tuple) else () for key in (old, new)]
+    return parents[0] != parents[1]
 
 
 def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -320,12 +361,14 @@ def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
 def _memory_mapped_as_indexed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """An advanced index that selects no element of a memory-mapped entry: a copy, a
     plain tensor, where the peer's ``MemoryMappedTensor`` wraps it (two empty storages
-    compare equal). A write at a ``None`` index into a collection without batch dims:
-    written in place, the leaves kept, where the peer swaps in plain views of them."""
+    compare equal). A write at an index with ``None`` into a collection without batch
+    dims or into a lazy stack: written in place, the leaves kept, where the peer swaps in
+    plain tensors for them (views, or copies in a lazy stack's members)."""
     if finding.kind != "result" or finding.step.op not in ("getitem", "get_at", "setitem"):
         return False
     if finding.step.op == "setitem":
-        at_none = re.match(r"x\[[^\]=]*\bNone\b[^\]=]*\] = ", finding.step.src) is not None
+        target = finding.step.src.split("] = ", 1)[0]
+        at_none = target.startswith("x[") and re.search(r"\bNone\b", target) is not None
         return at_none and all(_MAPPED_HERE.search(line) for line in finding.detail)
     return all(
         (found := _MAPPED_THERE.search(line)) is not None and re.search(r"\b0\b", found.group(1))
@@ -442,8 +485,15 @@ _DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*
 def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A dict given through ``update`` to a record's field annotated with a Python type
     (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the assignment keeps
-    it in both libraries, where the peer's ``update`` makes it a TensorDict."""
-    if finding.kind != "result" or finding.step.op != "update":
+    it in both libraries, where the peer's ``update`` makes it a TensorDict; into a saved
+    record, where such a value is written to the folder, a ``NotSerializableError`` when
+    the dict holds tensors."""
+    if finding.step.op != "update":
+        return False
+    if finding.kind == "tclass-raises":
+        refused = type(mine.error).__name__ == "NotSerializableError"
+        return refused and "is of type torch.Tensor" in str(mine.error)
+    if finding.kind != "result":
         return False
     return all(_DICT_KEPT.match(line) for line in finding.detail)
 
@@ -473,6 +523,31 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return True
 
 
+def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same, read through ``keys()``: the peer lists the nested ``None`` value it
+    stored (``list(x.keys(True))``) or finds it (``("inner", "z") in x.keys(True, True)``,
+    though its iteration of the leaves skips it), where tclass has no such key (and
+    ``select`` of it is a ``KeyNotFoundError``, as of an unset field in both)."""
+    if not any(".update(" in line for line in finding.lines[:-1]):
+        return False
+    if finding.kind == "tclass-raises" and type(mine.error).__name__ == "KeyNotFoundError":
+        missing = re.match(r"key '(\w+)' was not found", str(mine.error))
+        return missing is not None and f", '{missing.group(1)}')" in finding.step.src
+    if finding.kind != "result":
+        return False
+    if finding.step.op == "contains":
+        key = finding.step.src.split(" in x.keys(")[0]
+        return key.startswith("(") and "," in key and (peer.value, mine.value) == (True, False)
+    if finding.step.op != "keys" or not isinstance(peer.value, list):
+        return False
+    extra = [key for key in peer.value if key not in mine.value]
+    return (
+        bool(extra)
+        and all(isinstance(key, tuple) and len(key) > 1 for key in extra)
+        and ([key for key in peer.value if key in mine.value] == mine.value)
+    )
+
+
 def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
     answers only when its file-backed tensors have no elements (no file), where the peer
@@ -488,14 +563,26 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     """``is_memmap()`` and the lock of rows read from a locked collection follow where
     the data is (in a memory-mapped file or not), where the peer follows a flag some ops
     carry and others drop: ``is_memmap()`` true in tclass only (every tensor is in a file),
-    or a lock that differs after an op that changes the peer's flag and not the data."""
-    if finding.kind != "result" or not facts.memmap:
+    or a lock that differs after an op that changes the peer's flag and not the data
+    (the collection memory-mapped in the world, or by an earlier step)."""
+    if finding.kind != "result":
+        return False
+    saved = 0 if facts.memmap else _first_saving(finding.lines)
+    if saved is None:
         return False
     if finding.step.op == "x.is_memmap()":
         return mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines)
     if not all(_LOCK_LINE.search(line) for line in finding.detail):
         return False
-    return any(_FLAG_CHANGES.search(line) for line in finding.lines[1:])
+    return any(_FLAG_CHANGES.search(line) for line in finding.lines[saved + 1 :])
+
+
+def _first_saving(lines: list[str]) -> int | None:
+    """The first line that memory-maps the collection (``memmap``, ``memmap_like``...)."""
+    for number, line in enumerate(lines):
+        if re.search(r"\.memmap(?:_like|_)?\(|load_memmap\(", line):
+            return number
+    return None
 
 
 # an entry with no elements that torch.logsumexp(t, dim=()) reduces whole
@@ -859,7 +946,7 @@ def _empty_set_under_node(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if finding.kind != "result" or finding.step.op not in ("set", "setitem_key"):
         return False
     src = finding.step.src
-    if re.fullmatch(r"x\.set\(\(.*\), \"[^\"]*\"\)", src):  # a Python value
+    if re.fullmatch(r"x\.set\(\(.*\), \"[^\"]*\"\)|x\[\(.*\)\] = \"[^\"]*\"", src):  # a value
         return all(_VALUE_UNDER_NODE.search(line) for line in finding.detail)
     if not re.search(r"\(\(.*\), L\.TensorDict\(\{\}, batch_size=", src) and not (
         re.search(r"^x\[\(.*\)\] = L\.TensorDict\(\{\}, batch_size=", src)
@@ -868,10 +955,10 @@ def _empty_set_under_node(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_SHAPE_LINE.search(line) for line in finding.detail)
 
 
-# A Python value under a nested node: the peer's members hold it at batch size [] (read
-# as the one value, of length 0), tclass's at the node's (a list, of length 1).
+# A Python value under a nested node: the peer's members hold it at their own batch size
+# ([] read as the one value), tclass's at the node's (a list, of more dims).
 _VALUE_UNDER_NODE = re.compile(
-    r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer 0, tclass 1$"
+    r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer \d+, tclass \d+$"
 )
 
 
@@ -883,6 +970,23 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if finding.step.op not in ("to_tensordict", "contiguous", "apply", "named_apply"):
         return False
     return all(_ONE_NAME.match(line) for line in finding.detail)
+
+
+def _broadcast_index_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Tensor indices over several named dims: the dim they broadcast to unnamed in
+    tclass, named after one of those dims in the peer when the other's index has one
+    element."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at"):
+        return False
+    if finding.step.src.count("torch.tensor(") + finding.step.src.count("t([") < 2:
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(
+        p is not None
+        and len(p[1]) == len(p[2])
+        and all(a == b or b == "None" for a, b in zip(p[1], p[2]))
+        for p in parsed
+    )
 
 
 def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -1138,6 +1242,39 @@ def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     )
 
 
+def _nothing_mapped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Rows of a collection without tensors given ``memmap_()`` without a folder: not
+    locked in tclass, where nothing of it is mapped (``is_memmap()`` false), locked in the
+    peer, whose flag says memory-mapped."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at"):
+        return False
+    if not all(_LOCK_LINE.search(line) for line in finding.detail) or peer.value is None:
+        return False
+    unsaved = any(re.search(r"\.memmap_?\(\)", line) for line in finding.lines)
+    if not unsaved or not hasattr(mine.value, "is_memmap"):
+        return False
+    tensors = [v for v in mine.value.values(True, True) if isinstance(v, torch.Tensor)]
+    return not tensors and mine.value.is_memmap() is False
+
+
+def _state_dict_keys_skipped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict(..., strict=False)``: the keys tclass's result has, in the peer's
+    order, where the peer adds others (a state dict of flat keys holding dots, whose
+    Python values it lacks: the peer rebuilds nested entries from the dotted names)."""
+    if finding.kind != "result" or finding.step.op != "load_state_dict":
+        return False
+    if "strict=False" not in finding.step.src:
+        return False
+    for line in finding.detail:
+        keys = _KEYS_LINE.match(line)
+        if keys is None:
+            return False
+        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+        if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
+            return False
+    return True
+
+
 ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
@@ -1159,6 +1296,7 @@ ENTRIES: list[Entry] = [
             _through_a_value,
             _empty_values_shaped,
             _empty_gives_new_nodes,
+            _stack_of_values_not_empty,
             _new_entries_saved,
             _saved_later,
         ),
@@ -1199,6 +1337,7 @@ ENTRIES: list[Entry] = [
             _checked_as_torch,
             _written_as_torch,
             _names_unique,
+            _broadcast_index_unnamed,
             _shaped_as_torch,
             _flattened_without_dims,
             _values_shaped_as_torch,
@@ -1216,7 +1355,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "memmap-by-data",
         "**`is_memmap()` looks at the data.**",
-        _any_of(_memmap_by_data, _loaded_is_memmap),
+        _any_of(_memmap_by_data, _loaded_is_memmap, _nothing_mapped),
     ),
     Entry(
         "lock-follows-sharing",
@@ -1236,7 +1375,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "none-field-unset",
         "**A field set to `None` is not set, at every level.**",
-        _none_field_unset,
+        _any_of(_none_field_unset, _none_field_listed),
+    ),
+    Entry(
+        "state-dict-keys-skipped",
+        "and with `strict=False` skips keys only one side has, as `nn.Module`",
+        _state_dict_keys_skipped,
     ),
     Entry(
         "record-fields-are-declared",

@@ -205,7 +205,8 @@ def sizes(c: Chooser, info: Info, facts: Facts) -> Step:
         )
     )
     needs = tuple(re.findall(r"x\.(\w+)", attr))
-    return step(attr, attr, "entries", "eval", needs=needs)
+    tags = ("lazy",) if info.kind == "lazy" else ()
+    return step(attr, attr, "entries", "eval", needs=needs, tags=tags)
 
 
 def flatten_keys(c: Chooser, info: Info, facts: Facts) -> Step:
@@ -279,7 +280,8 @@ def apply(c: Chooser, info: Info, facts: Facts) -> Step:
         )
     if pick == 7:
         return step("x.apply(lambda v: v, filter_empty=True)", "apply", "entries")
-    return step("x.apply(lambda v: v[..., None], batch_size=[])", "apply", "entries")
+    tags = ("lazy",) if info.kind == "lazy" else ()
+    return step("x.apply(lambda v: v[..., None], batch_size=[])", "apply", "entries", tags=tags)
 
 
 def copies(c: Chooser, info: Info, facts: Facts) -> Step:

@@ -302,6 +302,30 @@ def test_empty_selection_reads_like_dense() -> None:
     assert lazy[0:0]["a"].shape == dense[0:0]["a"].shape
 
 
+def test_a_key_through_a_tensor_is_refused_before_the_lock() -> None:
+    """As a TensorDict's: the key's error first, locked or not (the peer's order too)."""
+    for locked in (False, True):
+        lazy = tclass.lazy_stack(_members())
+        if locked:
+            lazy.lock_()
+        with pytest.raises(KeyError, match=r"the entry \('a',\) is a tensor"):
+            lazy.set(("a", "z"), "x y")
+        assert lazy.is_locked is locked and "z" not in str(list(lazy.keys(True)))
+    with pytest.raises(errors.LockedError):
+        lazy.set(("n", "z"), torch.zeros(lazy.batch_size))  # through a collection: locked
+
+
+def test_an_empty_selection_of_saved_members_is_not_locked(tmp_path: Any) -> None:
+    """It shares no element of the members, so it is not locked, whatever their lock
+    (members saved in a folder are locked, and their rows at a slice from 0 are)."""
+    lazy = tclass.lazy_stack(_members()).memmap_like(tmp_path / "w")
+    assert lazy.is_locked and lazy.tensordicts[0].is_locked and lazy.tensordicts[0][0:1].is_locked
+    for empty in (lazy[0:0], lazy[0:0:3, ...], lazy[torch.zeros(2, dtype=torch.bool)]):
+        assert 0 in empty.batch_size and not empty.is_locked
+        empty["new"] = torch.zeros(empty.batch_size)  # (an unlocked collection takes keys)
+    assert lazy.is_locked and "new" not in lazy.keys()
+
+
 # --- reading -------------------------------------------------------------------------------
 
 

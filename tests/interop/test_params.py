@@ -229,6 +229,30 @@ def test_in_place_ops_write_the_parameters() -> None:
     assert w.tolist() == [3.0, 3.0]
 
 
+def test_zero_of_a_collection_holding_params_zeroes_them_outside_autograd() -> None:
+    """``zero_`` of a collection holding a TensorDictParams zeroes the parameters as the
+    params' own ``zero_`` does (their data, outside autograd); a bare parameter beside
+    them is still refused, as torch refuses it (and the peer)."""
+    params = TensorDictParams(TensorDict({"w": torch.ones(2), "n": {"v": torch.ones(2, 3)}}, [2]))
+    w, v = params["w"], params["n", "v"]
+    td = TensorDict({"p": params, "b": torch.ones(2), "m": {"p": params}}, [2])
+    assert td.zero_() is td
+    assert td["p"] is params and params["w"] is w and params["n", "v"] is v
+    assert isinstance(w, nn.Parameter) and w.requires_grad and w.grad_fn is None
+    assert w.tolist() == [0.0, 0.0] and v.sum() == 0 and td["b"].sum() == 0
+    loss = (params["w"] * torch.arange(2.0)).sum()  # still trains
+    loss.backward()
+    assert w.grad is not None and w.grad.tolist() == [0.0, 1.0]
+    bare = TensorDict(
+        {"p": TensorDictParams(TensorDict(w=torch.ones(2))), "q": nn.Parameter(torch.ones(2))}
+    )
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        bare.zero_()
+    with torch.no_grad():
+        bare.zero_()
+    assert bare["q"].sum() == 0 and bare["p", "w"].sum() == 0
+
+
 def test_to_module_swaps_the_parameter_objects_in_and_back() -> None:
     source, target = nn.Linear(3, 4), nn.Linear(3, 4)
     params = TensorDictParams(TensorDict.from_module(source).clone())

@@ -628,6 +628,23 @@ def test_rename_over_an_entry_replaces_its_files(tmp_path: Path) -> None:
     assert TensorDict.load_memmap(folder)["shape"].tolist() == [1.0, 1.0]
 
 
+def test_a_rename_over_an_entry_keeps_its_place_as_in_memory(tmp_path: Path) -> None:
+    """The renamed entry takes the place of the one it replaces, in memory, in the
+    listing and so after a reload, as a rename over an entry of an unsaved TensorDict."""
+    td = TensorDict({"b": torch.ones(2), "n": {}, "c": torch.zeros(2)}, [2])
+    in_memory = td.clone().rename_key_("c", "b")
+    folder = tmp_path / "w"
+    td.memmap(folder)
+    loaded = TensorDict.load_memmap(folder)
+    assert list(loaded.keys()) == ["b", "c", "n"]  # (the folder lists them sorted)
+    loaded.rename_key_(("c",), "b")
+    assert list(loaded.keys()) == ["b", "n"] == list(in_memory.keys())
+    again = TensorDict.load_memmap(folder)
+    assert list(again.keys()) == ["b", "n"] and again["b"].tolist() == [0.0, 0.0]
+    loaded.rename_key_("n", "m")  # a new name goes last, as in memory
+    assert list(loaded.keys()) == ["b", "m"] == list(TensorDict.load_memmap(folder).keys())
+
+
 def test_a_rename_interrupted_before_the_listing_leaves_a_loadable_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

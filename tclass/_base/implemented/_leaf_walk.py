@@ -93,10 +93,12 @@ class Gather:
     Python-value node with the operands' counterparts of it (``where`` picks values).
     ``guard``: an in-place write's walk, in which each record whose fields bound their
     values (``Spec(ge=0)``...) lists those fields' tensors in ``guards`` (see
-    :func:`run_guarded`).
+    :func:`run_guarded`). ``data``: ``zero_``'s walk, in which a collection whose in-place
+    writes go outside autograd (``TensorDictParams``) gives its tensors' ``.data``, as its
+    own ``zero_`` writes them.
     """
 
-    __slots__ = ("alignment", "guards", "leaves", "operands", "paths", "subset", "values")
+    __slots__ = ("alignment", "data", "guards", "leaves", "operands", "paths", "subset", "values")
 
     def __init__(
         self,
@@ -107,6 +109,7 @@ class Gather:
         subset: bool = False,
         values: bool = False,
         guard: bool = False,
+        data: bool = False,
     ) -> None:
         self.leaves: list[torch.Tensor] = []
         # (position in leaves, where: "Owner.field", field, its spec) per bounded tensor
@@ -119,6 +122,7 @@ class Gather:
         self.values: list[tuple[Any, tuple[Any, ...]]] | None = [] if values else None
         self.alignment = alignment
         self.subset = subset
+        self.data = data
 
 
 def as_scalar(value: object) -> int | float | bool | complex | None:
@@ -648,6 +652,7 @@ class LeafWalkOps(TensorCollection):
         subset: bool = False,
         check: Check = "all",
         writes: bool = False,
+        data: bool = False,
     ) -> Self:
         """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
         in-place ``foreach`` kernel on all of them at once where it takes the arguments.
@@ -659,10 +664,11 @@ class LeafWalkOps(TensorCollection):
         that take every dtype (``copy_`` casts), ``"none"`` for those that take any
         tensor (``zero_``). A record's fields whose spec bounds their values are
         written only once their results are checked (:func:`run_guarded`; ``writes``:
-        the operand's values are written as they are, ``copy_``).
+        the operand's values are written as they are, ``copy_``; ``data``: see
+        :class:`Gather`).
         """
         gather, args, batch = self._gathered(
-            operands, alignment, operation, each, subset=subset, guard=True
+            operands, alignment, operation, each, subset=subset, guard=True, data=data
         )
         kwargs = kwargs or _NO_KWARGS
         if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
@@ -734,6 +740,7 @@ class LeafWalkOps(TensorCollection):
         subset: bool = False,
         values: bool = False,
         guard: bool = False,
+        data: bool = False,
     ) -> tuple[Gather, list[Any], torch.Size]:
         """The tensors gathered with their operands' pieces, the arguments for the kernels
         (each operand's list of pieces, or the number itself) and the batch size the
@@ -749,7 +756,9 @@ class LeafWalkOps(TensorCollection):
             elif operand is not None and as_scalar(operand) is None:
                 name = operation or getattr(each, "__name__", "this operation")
                 raise refuse_operand(name, operand)
-        gather = Gather(len(walked), alignment, subset=subset, values=values, guard=guard)
+        gather = Gather(
+            len(walked), alignment, subset=subset, values=values, guard=guard, data=data
+        )
         self._collect(gather, tuple(walked), len(own), ())
         if not walked:
             return gather, [as_scalar(op) for op in operands], batch

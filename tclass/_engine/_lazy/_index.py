@@ -202,13 +202,15 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
 def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     """What an index selecting no element gives: an empty dense collection shaped by
     member 0 (there is no member left to keep lazily, and readers still find the keys
-    and feature shapes)."""
+    and feature shapes). It shares no element, so it is not locked (as the peer's),
+    whatever member 0's lock."""
     d = stack._stack_dim
     template = stack._members[0].unsqueeze(d).expand(stack._batch_size)
     names = stack._dim_names
     if names is not None:  # the stack dim's name too (a new view: its own names)
         template._rename_all(names)
-    return template[items]
+    out = template[items]
+    return out.unlock_() if out.is_locked else out
 
 
 def stack_item_is_tensor(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> bool:

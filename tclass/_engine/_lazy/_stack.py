@@ -78,6 +78,7 @@ from tclass.errors import (
     HeterogeneousEntryError,
     InvalidKeyError,
     KeyNotFoundError,
+    KeyThroughTensorError,
     LockedError,
     PickleRefusedError,
     ShapeError,
@@ -595,11 +596,30 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             BatchMismatchError: if ``value``'s leading dims are not the batch size.
         """
         if not inplace and self._lock_state() and not self._can_fill(key):
+            self._check_not_through_tensor(key)  # (as a TensorDict checks first)
             raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set(key, part, inplace=inplace)
         return self
+
+    def _check_not_through_tensor(self, key: Any) -> None:
+        """Raises KeyThroughTensorError if ``key`` leads through a tensor entry."""
+        path = _keys.key_path(_keys.unravel_key(key))
+        node: Any = self
+        for depth, part in enumerate(path[:-1]):
+            try:
+                node = node.get(part, _MISSING)
+            except HeterogeneousEntryError:  # (members that differ: their own checks)
+                return
+            if not isinstance(node, (TensorCollection, torch.Tensor)):
+                return
+            if isinstance(node, torch.Tensor):
+                msg = (
+                    f"cannot set {path!r}: the entry {path[: depth + 1]!r} is a tensor, "
+                    "not a collection; delete it first"
+                )
+                raise KeyThroughTensorError(msg)
 
     def set_non_tensor(self, key: Any, value: Any) -> Self:
         """Stores the Python value ``value`` under ``key`` in every member, over its

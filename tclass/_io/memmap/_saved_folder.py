@@ -170,12 +170,14 @@ class SavedFolder:
                 if escapes and not _escaped(meta):
                     _mark_escaped(meta)
                 entry, moved = meta.pop(before, None), None
-                replaced = meta.pop(after, None)
+                replaced = meta.get(after)
                 if replaced is not None:  # what the new name held goes first
                     self._remove_files(after, td._entries().get(new))
                 if entry is not None:
                     moved = self._move_files(before, after, td._entries()[old])
-                    meta[after] = entry
+                    meta[after] = entry  # (in the place of what it replaces, as in memory)
+                elif replaced is not None:
+                    del meta[after]
                 replace_file(self.folder, META, _dump(meta))
                 if moved is not None:
                     _remove_path(moved)  # the old name of the files, linked until now
