@@ -622,6 +622,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                     "replace it)"
                 )
                 raise InPlaceWriteError(msg)
+            if isinstance(value, (int, float, complex)):  # a Python value still, not a tensor
+                value = NonTensorData._make(value, target.batch_size, target.device)
             path = _keys.key_path(key)
             parent = self if len(path) == 1 else self._get_nested(path[:-1])
             if isinstance(parent, TensorDict):

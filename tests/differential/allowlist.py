@@ -1086,8 +1086,13 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
 
 def _values_written_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``load_state_dict`` / ``update_`` of a memory-mapped (or shared) collection: tclass
-    writes its Python values, where the peer fails on the first key that holds one."""
-    if finding.kind != "peer-raises" or type(peer.error).__name__ != "_InplaceWriteError":
+    writes its Python values, where the peer fails on the first key that holds one; and
+    ``set_`` / ``update_`` of a number into a Python value, which the peer refuses."""
+    if finding.kind != "peer-raises":
+        return False
+    if "copy_ / update_ requires the source to be a NonTensorDataBase" in str(peer.error):
+        return finding.step.op in ("update_", "set_", "load_state_dict")
+    if type(peer.error).__name__ != "_InplaceWriteError":
         return False
     found = re.search(r"Failed to update '([^']+)'", str(peer.error))
     if found is None or finding.step.op not in ("load_state_dict", "update_", "set_"):

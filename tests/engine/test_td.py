@@ -1226,6 +1226,9 @@ def test_set__keeps_an_entry_s_kind_and_keys() -> None:
             td.set_("v", value)
         assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
     assert td.set_("v", "b")["v"] == "b"
+    for number in (3, 4.5, True):  # a Python value still (torch would make it a tensor)
+        assert td.set_("v", number)["v"] == number and td.update_({"v": number})["v"] == number
+        assert type(td.get("v")) is type(TensorDict({"v": "a"}, [2]).get("v"))
     with pytest.raises(KeyNotFoundError, match="'q'"):
         td.set_("n", {"q": torch.ones(2)})
     assert list(td["n"].keys()) == ["d"]

@@ -628,6 +628,20 @@ def test_rename_over_an_entry_replaces_its_files(tmp_path: Path) -> None:
     assert TensorDict.load_memmap(folder)["shape"].tolist() == [1.0, 1.0]
 
 
+def test_a_number_written_into_a_saved_python_value_stays_a_value(tmp_path: Path) -> None:
+    """``update_`` / ``set_`` of a number into a Python value of a saved collection
+    writes the value into the folder; the entry stays a Python value (not a tensor)."""
+    folder = tmp_path / "w"
+    saved = TensorDict({"c": torch.zeros(2), "s": NonTensorData(2, batch_size=[2])}, [2])
+    saved = saved.memmap(folder)
+    saved.update_(saved.to_dict()).update_({"s": 3})
+    assert saved["s"] == 3 and not isinstance(saved.get("s"), torch.Tensor)
+    again = TensorDict.load_memmap(folder)
+    assert again["s"] == 3 and not isinstance(again.get("s"), torch.Tensor)
+    saved.set_("s", "a")  # and a later string too
+    assert TensorDict.load_memmap(folder)["s"] == "a"
+
+
 def test_a_rename_over_an_entry_keeps_its_place_as_in_memory(tmp_path: Path) -> None:
     """The renamed entry takes the place of the one it replaces, in memory, in the
     listing and so after a reload, as a rename over an entry of an unsaved TensorDict."""
