@@ -642,6 +642,12 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
                 raise InPlaceWriteError(msg)
             target.update_(value)
             return self
+        if isinstance(value, TensorCollection) and not value._is_value_node:
+            msg = (
+                f"set_: a {type(value).__name__} cannot be copied into the tensor {key!r} "
+                "(an in-place write keeps the entry's kind: use set() to replace it)"
+            )
+            raise InPlaceWriteError(msg)
         try:
             source = value if isinstance(value, _Tensor) else torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError) as error:

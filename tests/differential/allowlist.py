@@ -1097,7 +1097,12 @@ def _values_written_in_place(finding: Finding, facts: Facts, peer: Any, mine: An
     found = re.search(r"Failed to update '([^']+)'", str(peer.error))
     if found is None or finding.step.op not in ("load_state_dict", "update_", "set_"):
         return False
-    value = mine.value.get(found.group(1), None) if hasattr(mine.value, "get") else None
+    if not hasattr(mine.value, "get"):
+        return False
+    nested = [k for k in mine.value.keys(True) if isinstance(k, tuple) and k[-1] == found.group(1)]
+    value = mine.value.get(found.group(1), None)
+    if value is None and nested:  # a nested key's (the peer names its last part)
+        value = mine.value.get(nested[0])
     if type(value).__name__ in ("NonTensorData", "NonTensorStack"):
         return True
     return (

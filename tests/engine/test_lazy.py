@@ -315,6 +315,23 @@ def test_a_key_through_a_tensor_is_refused_before_the_lock() -> None:
         lazy.set(("n", "z"), torch.zeros(lazy.batch_size))  # through a collection: locked
 
 
+def test_set__of_a_dict_into_a_tensor_is_refused_as_by_a_tensordict() -> None:
+    """An in-place write keeps the entry's kind: a dict or collection copied into a
+    tensor is an InPlaceWriteError, also where the members have no elements."""
+    for size in (0, 2):
+        members = [TensorDict({"c": torch.zeros(size)}, [size]) for _ in range(2)]
+        for lazy in (
+            tclass.lazy_stack(members),
+            TensorDict({"c": torch.zeros(2, size)}, [2, size]),
+        ):
+            for value in ({"q": torch.ones(2, size)}, TensorDict(q=torch.ones(2, size))):
+                with pytest.raises(
+                    errors.InPlaceWriteError, match="cannot be copied into the tensor 'c'"
+                ):
+                    lazy.set_("c", value)
+            assert isinstance(lazy["c"], torch.Tensor) and lazy["c"].shape == (2, size)
+
+
 def test_an_empty_selection_of_saved_members_is_not_locked(tmp_path: Any) -> None:
     """It shares no element of the members, so it is not locked, whatever their lock
     (members saved in a folder are locked, and their rows at a slice from 0 are)."""

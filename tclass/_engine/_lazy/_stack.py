@@ -76,6 +76,7 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
+    InPlaceWriteError,
     InvalidKeyError,
     KeyNotFoundError,
     KeyThroughTensorError,
@@ -662,6 +663,15 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         missing key is refused first, as the peer)."""
         if key not in self:
             self._check_set_(_keys.unravel_key(key), value)
+        elif isinstance(value, Mapping) or (
+            isinstance(value, TensorCollection) and not value._is_value_node
+        ):
+            if issubclass(self.entry_class(key), torch.Tensor):  # (as a TensorDict's set_)
+                msg = (
+                    f"set_: a {type(value).__name__} cannot be copied into the tensor {key!r} "
+                    "(an in-place write keeps the entry's kind: use set() to replace it)"
+                )
+                raise InPlaceWriteError(msg)
         parts = split_operand(value, self, key)
         for member, part in zip(self._members, parts):
             member.set_(key, part)
