@@ -48,6 +48,7 @@ from tclass.errors import (
     FileFormatError,
     ShapeError,
     UnpicklableError,
+    UnsupportedError,
 )
 
 if TYPE_CHECKING:
@@ -347,9 +348,17 @@ class MemoryMappedTensor(torch.Tensor):
             raise DeviceError(msg)
         if input.is_nested and input.layout is torch.strided:
             return cls._nested_copy(input, filename, existsok, copy_data, shape)
-        if input.layout is not torch.strided or input.is_nested:
-            msg = f"only dense tensors can be memory-mapped, got layout {input.layout}"
-            raise TypeError(msg + "; convert it with .to_dense() first")
+        if input.layout is torch.jagged:  # one buffer holds the strided layout only
+            msg = (
+                "from_tensor: a nested tensor of the jagged layout is not memory-mapped (its "
+                "values and offsets are two tensors); map its values (t.values()), convert "
+                "it (torch.nested.nested_tensor(list(t.unbind()), layout=torch.strided)), or "
+                "save the collection holding it (memmap), which keeps its layout"
+            )
+            raise UnsupportedError(msg)
+        if input.layout is not torch.strided:
+            msg = f"from_tensor: only dense tensors are memory-mapped, got layout {input.layout}"
+            raise UnsupportedError(msg + "; convert it with .to_dense() first")
         if input.requires_grad:
             input = input.detach()
         size = _tensor_shape(shape)
@@ -580,6 +589,8 @@ class MemoryMappedTensor(torch.Tensor):
         """This 1-d tensor's buffer as a nested tensor of element shapes ``nested``."""
         strides, offsets = torch._nested_compute_contiguous_strides_offsets(nested)
         plain = self.as_subclass(torch.Tensor)
+        # The offsets count from the storage's start, not from the buffer's first element.
+        offsets = offsets.add(plain.storage_offset())
         view = torch._nested_view_from_buffer(plain, nested, strides, offsets)
         return self._wrap(view)
 

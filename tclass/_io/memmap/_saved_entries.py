@@ -18,6 +18,7 @@ from typing import Any, cast
 import torch
 
 from tclass._base._provided import IO
+from tclass._core._jagged import leaf_shape
 from tclass._core._keys import key_path
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._records import storage_of
@@ -110,7 +111,9 @@ def make_memmap_from_tensor(node: Any, key: Any, tensor: torch.Tensor, copy_data
     the folder holding ``tensor``'s data (zeros of its shape and dtype without
     ``copy_data``)."""
     holder, name = _holder(node, key, "make_memmap_from_tensor")
-    _check_shape(holder, key, tensor.shape)
+    _check_shape(holder, key, leaf_shape(tensor))
+    if tensor.is_nested:  # its files are written anew either way (zeros unless copy_data)
+        return holder._store_entry(name, tensor.detach(), blank=not copy_data)
     if not copy_data:
         blank = torch.zeros((), dtype=tensor.dtype).expand(tensor.shape)
         return holder._store_entry(name, blank, blank=True)

@@ -53,7 +53,8 @@ from tclass._io.memmap._format import (
     file_name,
     is_marker,
 )
-from tclass._io.memmap._plan import plan_tree
+from tclass._io.memmap._nested_leaf import SIZES_SUFFIX, build_nested
+from tclass._io.memmap._plan import Leaf, plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
 from tclass._io.memmap._write import replace_file, save_tree, temp_path
 from tclass.errors import FolderWriteError, MetadataError, NotSerializableError, UnsupportedError
@@ -179,6 +180,8 @@ class SavedFolder:
                 replace_file(self.folder, META, _dump(meta))
                 if moved is not None:
                     _remove_path(moved)  # the old name of the files, linked until now
+                    if _is_nested(td._entries().get(old)):
+                        _remove_file(moved.removesuffix(".memmap") + SIZES_SUFFIX)
         except OSError as error:
             msg = (
                 f"cannot rename {old!r} to {new!r} in {self.folder!r}, where this collection "
@@ -190,6 +193,8 @@ class SavedFolder:
     def _remove_files(self, stored: str, value: Any) -> None:
         if isinstance(value, torch.Tensor):
             _remove_file(os.path.join(self.folder, file_name(stored) + ".memmap"))
+            if value.is_nested:
+                _remove_file(os.path.join(self.folder, file_name(stored) + SIZES_SUFFIX))
         else:
             shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
 
@@ -204,6 +209,12 @@ class SavedFolder:
             if not os.path.exists(source):
                 return None  # an empty leaf has no file
             target = os.path.join(self.folder, file_name(after) + ".memmap")
+            if value.is_nested:  # its sizes file too (the old name removed with the data's)
+                sizes = os.path.join(self.folder, file_name(before) + SIZES_SUFFIX)
+                if os.path.exists(sizes):
+                    new_sizes = os.path.join(self.folder, file_name(after) + SIZES_SUFFIX)
+                    _remove_file(new_sizes)
+                    os.link(sizes, new_sizes)
             _remove_file(target)
             os.link(source, target)
             _repoint(value, source, target)
@@ -274,8 +285,10 @@ class SavedFolder:
         _check_key_naming(
             _read_meta(self.folder), key, stored, escapes, self.folder
         )  # before any file
-        if isinstance(value, torch.Tensor):
-            stored_value: Value = self._write_leaf(plan.leaves[0].path, value, blank)
+        if isinstance(value, torch.Tensor) and value.is_nested:
+            stored_value: Value = self._write_nested(plan.leaves, entry, blank)
+        elif isinstance(value, torch.Tensor):
+            stored_value = self._write_leaf(plan.leaves[0].path, value, blank)
         else:
             target = os.path.join(self.folder, plan.dirs[1])
             stored_value = save_tree(
@@ -294,6 +307,8 @@ class SavedFolder:
         if current is not _MISSING:  # what the replaced entry left behind
             if isinstance(value, torch.Tensor):
                 shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
+                if not value.is_nested:  # a nested leaf's sizes file, left by one replaced
+                    _remove_file(os.path.join(self.folder, file_name(stored) + SIZES_SUFFIX))
             else:
                 _remove_file(os.path.join(self.folder, file_name(stored) + ".memmap"))
         return stored_value
@@ -315,6 +330,13 @@ class SavedFolder:
         mapped._filename = final  # same inode: the mapping stays valid
         return mapped
 
+    def _write_nested(self, leaves: list[Leaf], entry: dict[str, Any], blank: bool) -> Value:
+        """A nested leaf's two files (its elements, then its sizes: written whole by
+        ``blank`` too), and the nested tensor over them."""
+        values = self._write_leaf(leaves[0].path, leaves[0].tensor, blank)
+        self._write_leaf(leaves[1].path, leaves[1].tensor, False)
+        return build_nested(values, leaves[1].tensor, entry["_tclass"]["layout"])
+
     def _dir_name(self, stored: str) -> str:
         """The folder of the entry ``stored``: its encoded name, or the raw name older
         writers used (as the reader accepts it)."""
@@ -332,6 +354,10 @@ class SavedFolder:
                 "would not replace. Save the record again first (record.memmap_(path))"
             )
             raise UnsupportedError(msg)
+
+
+def _is_nested(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_nested
 
 
 def _escaped(meta: dict[str, Any]) -> bool:
