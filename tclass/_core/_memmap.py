@@ -27,7 +27,7 @@ import stat
 import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
-from typing import TYPE_CHECKING, Literal, SupportsIndex, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, TypeAlias, Union
 
 import torch
 import torch.multiprocessing
@@ -327,6 +327,8 @@ class MemoryMappedTensor(torch.Tensor):
         Raises:
             TypeError: ``input`` is not a dense tensor (convert with ``torch.as_tensor``).
             DeviceError: ``input`` is on the meta device (it has no data).
+            UnsupportedError: ``input`` is a nested tensor of the jagged layout (a
+                ``NotImplementedError``, as the peer's).
             FileConflictError: ``input`` is file-backed elsewhere and ``copy_existing`` is
                 False, or ``filename`` exists (without ``existsok``) or is a symlink.
             NotAFileError, MissingFileError: as in :meth:`empty`.
@@ -357,8 +359,8 @@ class MemoryMappedTensor(torch.Tensor):
             )
             raise UnsupportedError(msg)
         if input.layout is not torch.strided:
-            msg = f"from_tensor: only dense tensors are memory-mapped, got layout {input.layout}"
-            raise UnsupportedError(msg + "; convert it with .to_dense() first")
+            msg = f"only dense tensors can be memory-mapped, got layout {input.layout}"
+            raise TypeError(msg + "; convert it with .to_dense() first")
         if input.requires_grad:
             input = input.detach()
         size = _tensor_shape(shape)
@@ -723,6 +725,9 @@ def in_memory_map(tensor: torch.Tensor) -> bool:
     reach the file all the same."""
     if isinstance(tensor, MemoryMappedTensor):
         return True
+    if tensor.layout is torch.jagged:  # a saved one: its values view the file
+        jagged: Any = tensor  # torch's NestedTensor subclass: values()
+        return in_memory_map(jagged.values())
     if tensor.device.type != "cpu" or tensor.is_sparse or tensor.layout is not torch.strided:
         return False
     return tensor.untyped_storage().filename is not None

@@ -244,8 +244,6 @@ def test_from_tensor_maps_a_strided_one_and_refuses_a_jagged_one(tmp_path: Path)
     with pytest.raises(UnsupportedError, match="jagged layout is not memory-mapped") as refused:
         MemoryMappedTensor.from_tensor(nested([(2, 3), (1, 3)], torch.jagged))
     assert isinstance(refused.value, NotImplementedError)  # as the peer
-    with pytest.raises(UnsupportedError, match="only dense tensors"):
-        MemoryMappedTensor.from_tensor(torch.eye(2).to_sparse())
 
 
 # --- the peer -------------------------------------------------------------------------------
@@ -411,3 +409,21 @@ def test_fuzzed_nested_entries_never_crash_a_loader(
             except TclassError:
                 pass
         shutil.rmtree(path)
+
+
+def test_make_memmap_with_element_shapes_allocates_a_nested_leaf(tmp_path: Path) -> None:
+    td = TensorDict(batch_size=[]).memmap_(tmp_path / "td")
+    made = td.make_memmap(("e", "f"), shape=torch.tensor([[1, 2], [1, 3]]), dtype=torch.int16)
+    assert made.dtype == torch.int16 and [c.shape for c in made.unbind()] == [(1, 2), (1, 3)]
+    loaded = TensorDict.load_memmap(tmp_path / "td")["e", "f"]
+    assert loaded.is_nested and same(loaded, made) and not loaded.unbind()[1].any()
+    with pytest.raises(tclass.errors.ShapeError, match=r"'g'.*table of element shapes"):
+        td.make_memmap("g", shape=torch.tensor([[1, -2]]))
+
+
+def test_info_shows_nested_leaves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample(torch.jagged).memmap(tmp_path / "td")
+    assert main(["info", str(tmp_path / "td")]) == 0
+    shown = capsys.readouterr().out
+    assert "nt   float32 nested jagged  [2]  72 B" in shown
+    assert "int32 nested jagged  [2]  12 B" in shown

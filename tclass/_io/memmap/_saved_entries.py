@@ -27,11 +27,13 @@ from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._api import is_memmap, load_memmap
 from tclass._io.memmap._format import file_name
+from tclass._io.memmap._nested_leaf import build_nested
 from tclass.errors import (
     BatchMismatchError,
     EntryExistsError,
     FileConflictError,
     NotSavedError,
+    ShapeError,
 )
 
 __all__ = [
@@ -100,10 +102,27 @@ def make_memmap(node: Any, key: Any, shape: Any, dtype: torch.dtype | None) -> A
     """``collection.make_memmap(key, shape, dtype=)``: a new zero entry allocated in the
     folder (a sparse file: nothing is written)."""
     holder, name = _holder(node, key, "make_memmap")
+    if isinstance(shape, torch.Tensor) and shape.dim() == 2:  # element shapes: nested
+        nested = _zero_nested(shape, dtype or torch.get_default_dtype(), key)
+        _check_shape(holder, key, leaf_shape(nested))
+        return holder._store_entry(name, nested, blank=True)
     size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
     _check_shape(holder, key, size)
     blank = torch.zeros((), dtype=dtype or torch.get_default_dtype()).expand(size)
     return holder._store_entry(name, blank, blank=True)
+
+
+def _zero_nested(sizes: torch.Tensor, dtype: torch.dtype, key: Any) -> torch.Tensor:
+    """A nested tensor of zeros (strided layout) of element shapes ``sizes`` (one row
+    per element), as ``make_memmap(key, shape=sizes)`` allocates it."""
+    if sizes.is_floating_point() or sizes.is_complex() or not len(sizes) or (sizes < 0).any():
+        msg = (
+            f"make_memmap: shape={sizes.tolist()!r} for {key!r} is not a table of element "
+            "shapes (one row of non-negative ints per element of a nested tensor)"
+        )
+        raise ShapeError(msg)
+    sizes = sizes.to(torch.int64)
+    return build_nested(torch.zeros(int(sizes.prod(1).sum()), dtype=dtype), sizes, "strided")
 
 
 def make_memmap_from_tensor(node: Any, key: Any, tensor: torch.Tensor, copy_data: bool) -> Any:
