@@ -120,6 +120,21 @@ def test_empty_components_and_files(tmp_path: Path, layout: torch.layout) -> Non
     assert same(loaded["some"], some) and same(loaded["none"], none)
 
 
+def test_a_jagged_tensor_with_holes_saves_its_components(tmp_path: Path) -> None:
+    # A narrowed jagged tensor has lengths: gaps between its components in its values.
+    base = torch.arange(80.0).view(2, 10, 4)
+    holes = torch.nested.narrow(
+        base, 1, torch.tensor([0, 5]), torch.tensor([2, 3]), layout=torch.jagged
+    )
+    assert holes.lengths() is not None
+    TensorDict({"h": holes}, batch_size=[2]).memmap(tmp_path / "td")
+    loaded = TensorDict.load_memmap(tmp_path / "td")["h"]
+    assert loaded.layout == torch.jagged and [p.tolist() for p in loaded.unbind()] == [
+        base[0, 0:2].tolist(),
+        base[1, 5:8].tolist(),
+    ]
+
+
 def test_zero_dim_components_write_no_size_file(tmp_path: Path) -> None:
     scalars = torch.nested.nested_tensor([torch.tensor(1.5), torch.tensor(-2.0)])
     TensorDict({"s": scalars}, batch_size=[2]).memmap(tmp_path / "td")

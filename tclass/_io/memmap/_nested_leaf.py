@@ -70,9 +70,10 @@ class NestedParts(NamedTuple):
     layout: str
 
 
-def nested_parts(tensor: torch.Tensor, where: str) -> NestedParts:
+def nested_parts(tensor: torch.Tensor, where: str, data: bool = True) -> NestedParts:
     """The parts of the nested ``tensor`` saved at ``where`` (a file name, for messages);
-    an UnsupportedError for one the format does not hold."""
+    an UnsupportedError for one the format does not hold. Without ``data``
+    (``memmap_like``), the values are a zero-stride stand-in of the right size."""
     if dtype_name(tensor.dtype) is None:
         msg = (
             f"cannot save {where!r}: dtype {tensor.dtype} has no faithful raw-file form "
@@ -80,63 +81,62 @@ def nested_parts(tensor: torch.Tensor, where: str) -> NestedParts:
         )
         raise UnsupportedError(msg)
     tensor = tensor.detach()
-    if tensor.layout is torch.jagged:
-        ragged = getattr(tensor, "_ragged_idx", 1)
-        if ragged != 1:
-            msg = (
-                f"cannot save {where!r}: a jagged nested tensor is saved with its ragged dim "
-                f"at dim 1 (as torch.nested builds it), this one has it at dim {ragged}; "
-                f"transpose it back (t.transpose(1, {ragged})) or {_HOW}"
-            )
-            raise UnsupportedError(msg)
-        parts = _jagged_parts(tensor)
-    elif tensor.layout is torch.strided:
-        components = list(tensor.unbind())
-        if not components:
-            raise UnsupportedError(_no_component(where))
-        sizes = torch.tensor([list(c.shape) for c in components], dtype=torch.int64)
-        sizes = sizes.reshape(len(components), tensor.dim() - 1)
-        values = torch.cat([c.reshape(-1) for c in components]).cpu()
-        parts = NestedParts(values, sizes, "strided")
-    else:
+    if tensor.layout not in (torch.strided, torch.jagged):
         msg = f"cannot save {where!r}: a nested tensor of layout {tensor.layout}; {_HOW}"
         raise UnsupportedError(msg)
-    if parts.sizes.shape[0] == 0:
-        raise UnsupportedError(_no_component(where))
-    if parts.sizes.numel() * 8 > MAX_FILE_BYTES:  # loads read it whole: refused there too
+    ragged = getattr(tensor, "_ragged_idx", 1)
+    if ragged != 1:
         msg = (
-            f"cannot save {where!r}: its size table ({list(parts.sizes.shape)}) would take "
-            f"more than the {MAX_FILE_BYTES >> 20} MiB a load reads into memory; split it into "
+            f"cannot save {where!r}: a jagged nested tensor is saved with its ragged dim "
+            f"at dim 1 (as torch.nested builds it), this one has it at dim {ragged}; "
+            f"transpose it back (t.transpose(1, {ragged})) or {_HOW}"
+        )
+        raise UnsupportedError(msg)
+    if tensor.size(0) == 0:
+        msg = (
+            f"cannot save {where!r}: a nested tensor of no components (its element shapes "
+            "are unknown, and torch cannot rebuild it); leave the entry out, or save a "
+            "dense empty tensor"
+        )
+        raise UnsupportedError(msg)
+    jagged = tensor.layout is torch.jagged
+    sizes = _jagged_sizes(tensor) if jagged else tensor._nested_tensor_size().cpu()
+    if sizes.numel() * 8 > MAX_FILE_BYTES:  # loads read it whole: refused there too
+        msg = (
+            f"cannot save {where!r}: its size table ({list(sizes.shape)}) would take more "
+            f"than the {MAX_FILE_BYTES >> 20} MiB a load reads into memory; split it into "
             "several entries, or pad it (t.to_padded_tensor(0))"
         )
         raise UnsupportedError(msg)
-    return parts
+    if not data:
+        total = int(sizes.prod(1).sum())
+        values = torch.zeros((), dtype=tensor.dtype).expand(total)
+    elif jagged:
+        values = _jagged_values(tensor)
+    else:
+        values = torch.cat([part.reshape(-1) for part in tensor.unbind()])
+    return NestedParts(values.cpu(), sizes.to(torch.int64), "jagged" if jagged else "strided")
 
 
-def _jagged_parts(tensor: torch.Tensor) -> NestedParts:
+def _jagged_sizes(tensor: torch.Tensor) -> torch.Tensor:
+    """A jagged tensor's size table: each component's rows, then the values' other dims."""
     jagged: Any = tensor  # torch's NestedTensor subclass: offsets() and lengths()
-    offsets = jagged.offsets().cpu()
     lengths = jagged.lengths()
-    values = jagged.values()
+    rows = jagged.offsets().diff() if lengths is None else lengths
+    rest = torch.tensor(jagged.values().shape[1:], dtype=torch.int64)
+    return torch.cat([rows.cpu().to(torch.int64).unsqueeze(1), rest.expand(len(rows), -1)], 1)
+
+
+def _jagged_values(tensor: torch.Tensor) -> torch.Tensor:
+    """A jagged tensor's components' elements back to back (1-d)."""
+    jagged: Any = tensor
+    offsets, lengths = jagged.offsets().cpu(), jagged.lengths()
+    values: torch.Tensor = jagged.values()
     if lengths is None:  # contiguous: one slice of its values
-        rows = offsets.diff()
-        values = values[int(offsets[0]) : int(offsets[-1])]
-    else:  # holes between the components: each one's rows, gathered
-        rows = lengths.cpu()
-        values = torch.cat(
-            [values[int(start) : int(start) + int(n)] for start, n in zip(offsets, rows)]
-        )
-    rest = torch.tensor(values.shape[1:], dtype=torch.int64).expand(len(rows), -1)
-    sizes = torch.cat([rows.to(torch.int64).unsqueeze(1), rest], 1)
-    return NestedParts(values.cpu().reshape(-1), sizes, "jagged")
-
-
-def _no_component(where: str) -> str:
-    return (
-        f"cannot save {where!r}: a nested tensor of no components (its element shapes are "
-        "unknown, and torch cannot rebuild it); leave the entry out, or save a dense empty "
-        "tensor"
-    )
+        return values[int(offsets[0]) : int(offsets[-1])].reshape(-1)
+    # Holes between the components: each one's rows, gathered.
+    starts, counts = offsets[:-1].tolist(), lengths.cpu().tolist()
+    return torch.cat([values[a : a + n].reshape(-1) for a, n in zip(starts, counts)])
 
 
 def nested_entry(tensor: torch.Tensor, parts: NestedParts, device_json: str) -> str:

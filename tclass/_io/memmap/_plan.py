@@ -158,7 +158,7 @@ class _Planner(NodeVisitor[Rebuild]):
                 )
                 raise UnsupportedError(msg)
             if isinstance(value, torch.Tensor) and value.is_nested:
-                entry, rebuild_leaf = _plan_nested(value, name, plan, td, escaped)
+                entry, rebuild_leaf = _plan_nested(value, name, plan, td, escaped, options.like)
                 listed.append(f"{_json_str(stored)}: {entry}")
                 parts.append((key, rebuild_leaf))
             elif isinstance(value, torch.Tensor):
@@ -308,7 +308,7 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
 
 
 def _plan_nested(
-    tensor: torch.Tensor, name: str, plan: Plan, td: TensorDict, escaped: bool
+    tensor: torch.Tensor, name: str, plan: Plan, td: TensorDict, escaped: bool, like: bool
 ) -> tuple[str, Rebuild]:
     """A nested leaf's ``meta.json`` entry and its two files (see ``_nested_leaf``),
     always written anew; and how to rebuild it over them."""
@@ -322,7 +322,7 @@ def _plan_nested(
                 f"file of the entry {other!r} too; rename one of the two keys"
             )
             raise FileConflictError(msg)
-    parts = nested_parts(tensor, name)
+    parts = nested_parts(tensor, name, data=not like)
     device = '"cpu"' if tensor.is_cpu else _json_str(str(tensor.device))
     plan.leaves.append(Leaf(name + ".memmap", parts.values, False))
     index = len(plan.leaves) - 1
