@@ -442,3 +442,17 @@ def test_info_shows_nested_leaves(tmp_path: Path, capsys: pytest.CaptureFixture[
     shown = capsys.readouterr().out
     assert "nt   float32 nested jagged  [2]  72 B" in shown
     assert "int32 nested jagged  [2]  12 B" in shown
+
+
+def test_adding_an_entry_onto_a_sizes_file_is_refused(tmp_path: Path) -> None:
+    # Into a saved folder, either order: a key "x.shape" beside a nested "x", or the reverse.
+    nt = nested([(3,), (5,)], torch.strided)
+    td = TensorDict({"x": nt}, batch_size=[2]).memmap_(tmp_path / "a")
+    with pytest.raises(FileConflictError, match=r"'x.shape.memmap'.*rename one of 'x.shape'"):
+        td.make_memmap_from_tensor("x.shape", torch.ones(2, 1))
+    td = TensorDict({"x.shape": torch.ones(2, 1)}, batch_size=[2]).memmap_(tmp_path / "b")
+    with pytest.raises(FileConflictError, match=r"'x.shape.memmap'.*rename one of 'x'"):
+        td.make_memmap_from_tensor("x", nt)
+    for folder in ("a", "b"):  # nothing was written
+        assert TensorDict.load_memmap(tmp_path / folder).batch_size == (2,)
+    assert torch.equal(TensorDict.load_memmap(tmp_path / "b")["x.shape"], torch.ones(2, 1))

@@ -57,7 +57,13 @@ from tclass._io.memmap._nested_leaf import SIZES_SUFFIX, build_nested
 from tclass._io.memmap._plan import Leaf, plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
 from tclass._io.memmap._write import replace_file, save_tree, temp_path
-from tclass.errors import FolderWriteError, MetadataError, NotSerializableError, UnsupportedError
+from tclass.errors import (
+    FileConflictError,
+    FolderWriteError,
+    MetadataError,
+    NotSerializableError,
+    UnsupportedError,
+)
 
 __all__ = ["SavedFolder", "linker", "relink"]
 
@@ -132,6 +138,8 @@ class SavedFolder:
                     self._rewrite_values(key, current, value)
                 return value
             return self._add_entry(td, key, value, current, blank)
+        except FileConflictError:  # refused before anything was written: as it says
+            raise
         except OSError as error:
             msg = (
                 f"cannot write {key!r} into {self.folder!r}, where this collection is saved "
@@ -282,9 +290,9 @@ class SavedFolder:
         escapes = isinstance(listing.get(TCLASS_FIELD), dict) and is_marker(
             TCLASS_FIELD, listing[TCLASS_FIELD]
         )
-        _check_key_naming(
-            _read_meta(self.folder), key, stored, escapes, self.folder
-        )  # before any file
+        meta = _read_meta(self.folder)
+        _check_key_naming(meta, key, stored, escapes, self.folder)  # before any file
+        _check_sizes_files(meta, key, stored, entry, self.folder)
         if isinstance(value, torch.Tensor) and value.is_nested:
             stored_value: Value = self._write_nested(plan.leaves, entry, blank)
         elif isinstance(value, torch.Tensor):
@@ -402,6 +410,27 @@ def _check_key_naming(
             "Save the collection again (memmap_) to add it"
         )
         raise UnsupportedError(msg)
+
+
+def _check_sizes_files(
+    meta: dict[str, Any], key: str, stored: str, entry: dict[str, Any], folder: str
+) -> None:
+    """Refuse a new entry whose file or folder would be a nested leaf's sizes file, or a
+    nested leaf whose sizes file would be another entry's (as a save refuses them)."""
+    mine = file_name(stored)
+    sizes = mine + SIZES_SUFFIX if entry.get("is_nested") is True else None
+    for name, item in meta.items():
+        if not isinstance(item, dict) or is_marker(name, item) or name == stored:
+            continue
+        other = file_name(name)
+        theirs = other + SIZES_SUFFIX if item.get("is_nested") is True else None
+        if theirs in (mine, mine + ".memmap") or sizes in (other, other + ".memmap"):
+            msg = (
+                f"cannot add {key!r} to {folder!r}: the sizes file of a nested tensor "
+                f"({theirs or sizes!r}) would be the file of another entry; rename one of "
+                f"{key!r} and {name!r}"
+            )
+            raise FileConflictError(msg)
 
 
 def _same_values(a: _NonTensorNode, b: _NonTensorNode) -> bool:
