@@ -811,10 +811,10 @@ def map_opened_file(
     nbytes = math.prod(shape) * dtype.itemsize
     if status.st_size != nbytes or not stat.S_ISREG(status.st_mode) or not nbytes:
         longer = fit(fd, path, dtype, shape, hint, True)[1]
-        out = file_tensor(MemoryMappedTensor, fd, path, shape, nbytes, dtype, mode)
+        checked = file_tensor(MemoryMappedTensor, fd, path, shape, nbytes, dtype, mode)
         if longer:
-            out._prefix = True
-        return out
+            checked._prefix = True
+        return checked
     proto = PROTOS.get(dtype)
     mapped = proto.new() if proto is not None else blank(dtype)
     source = f"{_files.PROC_FD}/{fd}" if _files.PROC_FD is not None else path
