@@ -78,9 +78,10 @@ storage_from_file: Callable[[str, bool, int], torch.UntypedStorage]
 storage_from_file = torch.UntypedStorage.from_file  # type: ignore[assignment]
 _empty = torch.empty
 _M = TypeVar("_M", bound="MemoryMappedTensor")
-# An empty CPU tensor of each dtype met: its ``new()`` starts each mapped tensor (a third
-# of ``torch.empty``'s time, which parses its arguments, and on the CPU even inside a
-# ``torch.device`` context, as the storage it takes is).
+# An empty CPU tensor of each dtype met: its ``new()`` starts each mapped tensor (under
+# half of ``torch.empty``'s time, which parses its arguments: 0.4-1.0 against 1.4-2.0 us
+# on a loaded machine; and on the CPU even inside a ``torch.device`` context, as the
+# storage it takes is).
 PROTOS: dict[torch.dtype, torch.Tensor] = {}
 
 
