@@ -31,6 +31,7 @@ from tclass.errors import (
     EntryExistsError,
     FileConflictError,
     NotSavedError,
+    UnsupportedError,
 )
 
 __all__ = [
@@ -95,11 +96,26 @@ def _check_shape(holder: TensorDict, key: Any, shape: torch.Size) -> None:
         raise BatchMismatchError(key_path(key), shape, batch)
 
 
+def _as_entry_size(op: str, key: Any, shape: Any) -> torch.Size:
+    """The shape of a new entry: a sequence of ints or a 1-d tensor of them. A 2-d tensor
+    (one row of sizes per element, the peer's nested shape) would make a nested tensor,
+    which tclass does not save in folders."""
+    if isinstance(shape, torch.Tensor) and shape.ndim == 2:
+        msg = (
+            f"{op}: {key!r} was given a nested shape (a tensor of element shapes, "
+            f"{shape.tolist()}): tclass does not save nested tensors in folders; allocate a "
+            "dense entry padded to the largest element shape, and keep the lengths in "
+            "another entry"
+        )
+        raise UnsupportedError(msg)
+    return torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
+
+
 def make_memmap(node: Any, key: Any, shape: Any, dtype: torch.dtype | None) -> Any:
     """``collection.make_memmap(key, shape, dtype=)``: a new zero entry allocated in the
     folder (a sparse file: nothing is written)."""
+    size = _as_entry_size("make_memmap", key, shape)  # (before _holder adds nested nodes)
     holder, name = _holder(node, key, "make_memmap")
-    size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
     _check_shape(holder, key, size)
     blank = torch.zeros((), dtype=dtype or torch.get_default_dtype()).expand(size)
     return holder._store_entry(name, blank, blank=True)
@@ -126,8 +142,8 @@ def make_memmap_from_storage(
 ) -> Any:
     """``collection.make_memmap_from_storage(key, storage, shape, dtype=)``: a new entry
     in the folder holding the bytes of ``storage`` read as ``dtype`` and ``shape``."""
+    size = _as_entry_size("make_memmap_from_storage", key, shape)  # (before _holder adds nested nodes)
     holder, name = _holder(node, key, "make_memmap_from_storage")
-    size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
     _check_shape(holder, key, size)
     folder = cast(Any, holder._saved).folder  # _holder checked that it is saved
     _check_storage_file(storage, os.path.join(folder, file_name(name) + ".memmap"))
