@@ -659,7 +659,9 @@ def test_make_memmap_of_a_nested_shape_is_a_clear_refusal(tmp_path: Path) -> Non
     nothing added; a 1-d tensor of sizes is a shape as any other."""
     td = TensorDict().memmap_(tmp_path)
     nested = torch.tensor([[1, 2], [1, 3]])
-    with pytest.raises(UnsupportedError, match=r"\('e', 'f'\).*nested shape.*\[\[1, 2\], \[1, 3\]\]"):
+    with pytest.raises(
+        UnsupportedError, match=r"\('e', 'f'\).*nested shape.*\[\[1, 2\], \[1, 3\]\]"
+    ):
         td.make_memmap(("e", "f"), shape=nested)
     storage = torch.zeros(6).untyped_storage()
     with pytest.raises(UnsupportedError, match="make_memmap_from_storage: 'g'.*nested"):

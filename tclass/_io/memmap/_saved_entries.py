@@ -142,7 +142,7 @@ def make_memmap_from_storage(
 ) -> Any:
     """``collection.make_memmap_from_storage(key, storage, shape, dtype=)``: a new entry
     in the folder holding the bytes of ``storage`` read as ``dtype`` and ``shape``."""
-    size = _as_entry_size("make_memmap_from_storage", key, shape)  # (before _holder adds nested nodes)
+    size = _as_entry_size("make_memmap_from_storage", key, shape)  # (before _holder)
     holder, name = _holder(node, key, "make_memmap_from_storage")
     _check_shape(holder, key, size)
     folder = cast(Any, holder._saved).folder  # _holder checked that it is saved
