@@ -33,12 +33,16 @@ import torch
 import torch.multiprocessing
 from typing_extensions import Self
 
+from tclass._core import _memmap_files as _files
 from tclass._core._memmap_files import (
+    PROTOS,
+    blank,
     check_file_size,
     create_file,
     file_tensor,
     fit,
     map_existing,
+    storage_from_file,
     write_all,
 )
 from tclass.errors import (
@@ -801,15 +805,24 @@ def map_opened_file(
     is mapped over its first bytes, the rest left alone; a shorter one is an error.
     """
     # Inline, as this runs once per leaf of every load: the checks of check_file_size in
-    # their passing case (any other case goes through _fit, for its verdict and message).
+    # their passing case (any other case goes through fit, for its verdict and message),
+    # then file_tensor's mapping.
     status = os.fstat(fd)
     nbytes = math.prod(shape) * dtype.itemsize
-    longer = False
-    if status.st_size != nbytes or not stat.S_ISREG(status.st_mode):
+    if status.st_size != nbytes or not stat.S_ISREG(status.st_mode) or not nbytes:
         longer = fit(fd, path, dtype, shape, hint, True)[1]
-    out = file_tensor(MemoryMappedTensor, fd, path, shape, nbytes, dtype, mode)
-    if longer:
-        out._prefix = True
+        checked = file_tensor(MemoryMappedTensor, fd, path, shape, nbytes, dtype, mode)
+        if longer:
+            checked._prefix = True
+        return checked
+    proto = PROTOS.get(dtype)
+    mapped = proto.new() if proto is not None else blank(dtype)
+    source = f"{_files.PROC_FD}/{fd}" if _files.PROC_FD is not None else path
+    mapped.set_(storage_from_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
+    mapped.__class__ = MemoryMappedTensor
+    out: MemoryMappedTensor = mapped  # type: ignore[assignment]  # now of its class
+    out._filename = path
+    out._mode = mode
     return out
 
 

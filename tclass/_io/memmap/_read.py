@@ -705,7 +705,7 @@ def _load_record(
     if cls is not None:
         # What the class does not declare was compared with it: strict=False left it out.
         extra = {key: value for key, value in extra.items() if is_field(cls, key)}
-        missing = missing_fields(cls, {*content.keys(), *extra})
+        missing = missing_fields(cls, content, extra)
         if missing and folder.exists("other.pickle"):
             pickled = _pickled_fields(folder, options, "other.pickle")
             extra.update((key, value) for key, value in pickled.items() if key in missing)
