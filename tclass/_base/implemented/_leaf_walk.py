@@ -93,10 +93,14 @@ class Gather:
     Python-value node with the operands' counterparts of it (``where`` picks values).
     ``guard``: an in-place write's walk, in which each record whose fields bound their
     values (``Spec(ge=0)``...) lists those fields' tensors in ``guards`` (see
-    :func:`run_guarded`).
+    :func:`run_guarded`). ``on_data``: the walk of ``zero_``, which a node whose own
+    ``zero_`` writes its tensors' ``.data`` (a TensorDictParams) joins with those, as
+    the peer's ``zero_`` calls each nested collection's own.
     """
 
-    __slots__ = ("alignment", "guards", "leaves", "operands", "paths", "subset", "values")
+    __slots__ = (
+        "alignment", "guards", "leaves", "on_data", "operands", "paths", "subset", "values",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -107,8 +111,10 @@ class Gather:
         subset: bool = False,
         values: bool = False,
         guard: bool = False,
+        on_data: bool = False,
     ) -> None:
         self.leaves: list[torch.Tensor] = []
+        self.on_data = on_data
         # (position in leaves, where: "Owner.field", field, its spec) per bounded tensor
         self.guards: list[tuple[int, str, str, TensorSpec]] | None = [] if guard else None
         # (most operations have no operand or one: no comprehension's frame for those)
@@ -648,6 +654,7 @@ class LeafWalkOps(TensorCollection):
         subset: bool = False,
         check: Check = "all",
         writes: bool = False,
+        on_data: bool = False,
     ) -> Self:
         """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
         in-place ``foreach`` kernel on all of them at once where it takes the arguments.
@@ -659,10 +666,11 @@ class LeafWalkOps(TensorCollection):
         that take every dtype (``copy_`` casts), ``"none"`` for those that take any
         tensor (``zero_``). A record's fields whose spec bounds their values are
         written only once their results are checked (:func:`run_guarded`; ``writes``:
-        the operand's values are written as they are, ``copy_``).
+        the operand's values are written as they are, ``copy_``). ``on_data``: see
+        :class:`Gather` (``zero_``).
         """
         gather, args, batch = self._gathered(
-            operands, alignment, operation, each, subset=subset, guard=True
+            operands, alignment, operation, each, subset=subset, guard=True, on_data=on_data
         )
         kwargs = kwargs or _NO_KWARGS
         if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
@@ -734,6 +742,7 @@ class LeafWalkOps(TensorCollection):
         subset: bool = False,
         values: bool = False,
         guard: bool = False,
+        on_data: bool = False,
     ) -> tuple[Gather, list[Any], torch.Size]:
         """The tensors gathered with their operands' pieces, the arguments for the kernels
         (each operand's list of pieces, or the number itself) and the batch size the
@@ -749,7 +758,9 @@ class LeafWalkOps(TensorCollection):
             elif operand is not None and as_scalar(operand) is None:
                 name = operation or getattr(each, "__name__", "this operation")
                 raise refuse_operand(name, operand)
-        gather = Gather(len(walked), alignment, subset=subset, values=values, guard=guard)
+        gather = Gather(
+            len(walked), alignment, subset=subset, values=values, guard=guard, on_data=on_data
+        )
         self._collect(gather, tuple(walked), len(own), ())
         if not walked:
             return gather, [as_scalar(op) for op in operands], batch

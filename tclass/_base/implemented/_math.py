@@ -710,8 +710,9 @@ class MathOps(LeafWalkOps):
 
     @implements(torch.zero_)
     def zero_(self) -> Self:
-        """Sets every tensor to zero in place."""
-        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_, check="none")
+        """Sets every tensor to zero in place (a nested TensorDictParams its parameters'
+        data, as its own ``zero_``)."""
+        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_, check="none", on_data=True)
 
     @property
     def data(self) -> Self:

@@ -34,6 +34,7 @@ from tclass.errors import (
     FileConflictError,
     NotSavedError,
     ShapeError,
+    UnsupportedError,
 )
 
 __all__ = [
@@ -148,8 +149,15 @@ def make_memmap_from_storage(
 ) -> Any:
     """``collection.make_memmap_from_storage(key, storage, shape, dtype=)``: a new entry
     in the folder holding the bytes of ``storage`` read as ``dtype`` and ``shape``."""
-    holder, name = _holder(node, key, "make_memmap_from_storage")
+    if isinstance(shape, torch.Tensor) and shape.ndim == 2:  # (before _holder adds nodes)
+        msg = (
+            f"make_memmap_from_storage: {key!r} was given a nested shape (a tensor of "
+            f"element shapes, {shape.tolist()}); a storage holds one dense tensor: build the "
+            "nested tensor and pass it to make_memmap_from_tensor"
+        )
+        raise UnsupportedError(msg)
     size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
+    holder, name = _holder(node, key, "make_memmap_from_storage")
     _check_shape(holder, key, size)
     folder = cast(Any, holder._saved).folder  # _holder checked that it is saved
     _check_storage_file(storage, os.path.join(folder, file_name(name) + ".memmap"))
