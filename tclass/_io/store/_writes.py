@@ -513,9 +513,10 @@ def refuse_grad(value: Any, where: str) -> None:
 
 def _warn_replaced(where: str) -> None:
     warnings.warn(
-        f"Replacing an array with another one ({where}): set(key, value) deletes the "
-        "entry and writes a new one, which is slower than writing into it, and "
-        "an HDF5 file keeps the old array's space. Write in place with set(key, value, "
+        # the peer's opening words, which warning filters written for it match
+        "Replacing an array with another one is inefficient: set(key, value) deleted "
+        f"{where} and wrote a new one, which is slower than writing into it, and an HDF5 "
+        "file keeps the old array's space. Write in place with set(key, value, "
         "inplace=True) or set_() (same shape), or use a new key",
         EntryReplacedWarning,
         stacklevel=5,
