@@ -18,7 +18,7 @@ the same results and raises what is wrong.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import torch
 from typing_extensions import Self
@@ -33,6 +33,10 @@ _Tensor = torch.Tensor
 _PYTHON_NUMBERS = (int, float, bool, complex)
 _only_tensors = frozenset({torch.Tensor}).issuperset  # of map(type, values)
 _NOTHING: Iterator[Any] = iter(())  # the results a Python-value node is rebuilt from
+# How a node holding more than tensors is rebuilt: its new entries in key order (each
+# tensor's and nested node's still the old one, each Python value's a new node), its
+# tensors' keys, whether it nests a node (a list: built once per node and call).
+_Plan: TypeAlias = list[Any]
 
 
 class TreeWalkOps(TensorDictBase):
@@ -66,11 +70,11 @@ class TreeWalkOps(TensorDictBase):
                 return super()._flat_pointwise(foreach, each, operands, kwargs)
         leaves: list[torch.Tensor] = []
         pieces: list[torch.Tensor] = []
-        mixed: list[bool] = []
-        if not self._walk_tree(theirs, leaves, pieces, mixed):
+        plans: list[_Plan | None] = []
+        if not self._walk_tree(theirs, leaves, pieces, plans):
             return None
         results = run_flat(foreach, each, leaves, operands if theirs is None else (pieces,), kwargs)
-        return self._tree_rebuilt(iter(results), iter(mixed)), leaves
+        return self._tree_rebuilt(iter(results), iter(plans)), leaves
 
     def _gather_tree(self, into: Gather, other: Any) -> bool:
         if other is None:
@@ -93,12 +97,13 @@ class TreeWalkOps(TensorDictBase):
         theirs: dict[str, Value] | None,
         leaves: list[torch.Tensor],
         pieces: list[torch.Tensor],
-        mixed: list[bool],
+        plans: list[_Plan | None],
     ) -> bool:
         """Appends this tree's tensors to ``leaves`` and (with ``theirs``, the entries of
         an operand's node) their counterparts to ``pieces``, depth first in key order as
-        the general walk; appends to ``mixed``, node by node in the same order, whether
-        the node holds more than tensors. False where this walk does not apply."""
+        the general walk; appends to ``plans``, node by node in the same order, None for a
+        node holding only tensors, else what :meth:`_tree_rebuilt` needs to rebuild it.
+        False where this walk does not apply."""
         mine = self._tensors
         if theirs is not None and len(theirs) != len(mine):  # (each key is looked up)
             return False
@@ -114,10 +119,13 @@ class TreeWalkOps(TensorDictBase):
                     return False
                 pieces.extend(found)
             leaves.extend(mine.values())  # type: ignore[arg-type]
-            mixed.append(False)
+            plans.append(None)
             return True
-        mixed.append(True)
         cls = self.__class__
+        entries: dict[str, Value] = {}  # in key order: each tensor's result goes in later
+        keys: list[str] = []  # the tensors' keys
+        plan: _Plan = [entries, keys, False]
+        plans.append(plan)
         for key, value in mine.items():
             if value.__class__ is _Tensor:
                 if theirs is not None:
@@ -126,6 +134,8 @@ class TreeWalkOps(TensorDictBase):
                         return False
                     pieces.append(piece)
                 leaves.append(value)
+                keys.append(key)
+                entries[key] = value
             elif value.__class__ is cls:
                 sub = None
                 if theirs is not None:
@@ -133,28 +143,31 @@ class TreeWalkOps(TensorDictBase):
                     if node.__class__ is not cls:
                         return False
                     sub = node._tensors
-                if not value._walk_tree(sub, leaves, pieces, mixed):
+                plan[2] = True
+                entries[key] = value
+                if not value._walk_tree(sub, leaves, pieces, plans):
                     return False
-            elif not getattr(value, "_is_value_node", False) or (
-                theirs is not None and key not in theirs
-            ):  # a record, a lazy stack, a tensor subclass, a key the operand lacks
+            elif getattr(value, "_is_value_node", False) and (theirs is None or key in theirs):
+                entries[key] = value._rebuilt(_NOTHING, None)  # a new node, as rebuilt
+            else:  # a record, a lazy stack, a tensor subclass, a key the operand lacks
                 return False
         return True
 
-    def _tree_rebuilt(self, results: Iterator[torch.Tensor], mixed: Iterator[bool]) -> Self:
+    def _tree_rebuilt(self, results: Iterator[torch.Tensor], plans: Iterator[_Plan | None]) -> Self:
         """This tree with the next ``results`` for its tensors, in the order of
-        :meth:`_walk_tree`, whose marks ``mixed`` gives; each Python-value node a new one."""
-        mine = self._tensors
-        if not next(mixed):
-            entries: dict[str, Value] = dict(zip(mine, results))  # mine first: stops in time
+        :meth:`_walk_tree`, whose ``plans`` gives each node's."""
+        plan = next(plans)
+        if plan is None:
+            entries: dict[str, Value] = dict(zip(self._tensors, results))  # stops in time
+        elif not plan[2]:  # no nested node: its tensors' results are the next ones
+            entries = plan[0]
+            entries.update(zip(plan[1], results))
         else:
             cls = self.__class__
-            entries = {}
-            for key, value in mine.items():
+            entries = plan[0]
+            for key, value in entries.items():
                 if value.__class__ is _Tensor:
                     entries[key] = next(results)
                 elif value.__class__ is cls:
-                    entries[key] = value._tree_rebuilt(results, mixed)
-                else:  # a Python value
-                    entries[key] = value._rebuilt(_NOTHING, None)
+                    entries[key] = value._tree_rebuilt(results, plans)
         return self._new_like(entries, self._batch_size, self._device)
