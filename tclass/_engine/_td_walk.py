@@ -117,7 +117,7 @@ class TreeWalkOps(TensorDictBase):
                     return False
                 if not _only_tensors(map(type, found)):
                     return False
-                pieces.extend(found)
+                pieces.extend(found)  # type: ignore[arg-type]
             leaves.extend(mine.values())  # type: ignore[arg-type]
             plans.append(None)
             return True
@@ -148,7 +148,7 @@ class TreeWalkOps(TensorDictBase):
                 if not value._walk_tree(sub, leaves, pieces, plans):
                     return False
             elif getattr(value, "_is_value_node", False) and (theirs is None or key in theirs):
-                entries[key] = value._rebuilt(_NOTHING, None)  # a new node, as rebuilt
+                entries[key] = value._rebuilt(_NOTHING, None)  # type: ignore[union-attr]
             else:  # a record, a lazy stack, a tensor subclass, a key the operand lacks
                 return False
         return True

@@ -68,6 +68,21 @@ def _assert_alike(mine: Any, walked: Any) -> None:
         assert mine["s"] == walked["s"] and mine.get("s") is not walked.get("s")
 
 
+_TWO = torch.full((2,), 2.0)
+
+
+def _empty() -> TensorDict:
+    return TensorDict(batch_size=[2])
+
+
+def _lazy() -> Any:
+    return tclass.lazy_stack([TensorDict(z=torch.ones(1)), TensorDict(z=torch.ones(1))])
+
+
+def _with(key: Any, value: Any, cls: type[TensorDict] = TensorDict) -> Any:
+    return _tree(cls=cls).set(key, value)
+
+
 CALLS: list[tuple[str, Callable[[], Any]]] = [
     ("tree + 1", lambda: _tree() + 1),
     ("tree * tree", lambda: _tree() * _tree(1)),
@@ -80,16 +95,14 @@ CALLS: list[tuple[str, Callable[[], Any]]] = [
     ("named tree", lambda: _tree().refine_names("t") + 1),
     ("subclass tree", lambda: _tree(cls=_Params) * _tree(1, cls=_Params)),
     ("tree of batch [2, 3] - [3]", lambda: _tree(batch=(2, 3)) - _tree(1, batch=(3,))),
-    ("nested of more dims", lambda: _tree().set("inner", TensorDict(w=torch.ones(2, 5), batch_size=[2, 5])) * 3),
-    ("an empty nested node", lambda: _tree().set("e", TensorDict(batch_size=[2])) + 1),
-    ("an empty nested node, tree operand",
-     lambda: _tree().set("e", TensorDict(batch_size=[2])) * _tree(1).set("e", TensorDict(batch_size=[2]))),
-    ("a record in the tree", lambda: _tree().set("p", _Pair(torch.ones(2), "t", batch_size=[2])) + 1),
-    ("a parameter in the tree", lambda: _tree().set(("inner", "p"), torch.nn.Parameter(torch.ones(2))) * 2),
+    ("nested of more dims", lambda: _with("inner", _tree(batch=(2, 5))["inner"]) * 3),
+    ("an empty nested node", lambda: _with("e", _empty()) + 1),
+    ("an empty nested node, tree op", lambda: _with("e", _empty()) * _tree(1).set("e", _empty())),
+    ("a record in the tree", lambda: _with("p", _Pair(torch.ones(2), "t", batch_size=[2])) + 1),
+    ("a parameter in the tree", lambda: _with(("inner", "p"), torch.nn.Parameter(_TWO)) * 2),
     ("an operand value node facing one", lambda: _tree() + _tree(1).set("s", "other")),
-    ("a lazy stack in the tree",
-     lambda: _tree().set("l", tclass.lazy_stack([TensorDict(z=torch.ones(1)), TensorDict(z=torch.ones(1))])) + 1),
-    ("a nested TensorDict in a subclass tree", lambda: _tree(cls=_Params).set("d", TensorDict(batch_size=[2], q=torch.ones(2))) - 1),
+    ("a lazy stack in the tree", lambda: _with("l", _lazy()) + 1),
+    ("a TensorDict in a subclass tree", lambda: _with("d", _empty().set("q", _TWO), _Params) - 1),
 ]  # fmt: skip
 
 
@@ -150,11 +163,11 @@ def test_in_place_math_writes_what_the_general_walk_writes(
     [
         (lambda o: o.exclude(("deep", "n", "u")), errors.KeyNotFoundError, "u"),
         (lambda o: o.set(("inner", "extra"), torch.ones(2)), errors.KeyNotFoundError, "extra"),
-        (lambda o: o.set("a", TensorDict(q=torch.ones(2), batch_size=[2])), errors.KeyNotFoundError, "'a'"),
+        (lambda o: o.set("a", _empty().set("q", torch.ones(2))), errors.KeyNotFoundError, "'a'"),
         (lambda o: o.set("inner", torch.ones(2, 3)), errors.KeyNotFoundError, "inner"),
         (lambda o: o.set(("inner", "w"), torch.ones(2, 7)), RuntimeError, "size"),
     ],
-    ids=["a key missing", "a key more", "a collection for a tensor", "a tensor for a collection", "shapes"],
+    ids=["key missing", "key more", "collection for tensor", "tensor for collection", "shapes"],
 )  # fmt: skip
 def test_operands_the_general_walk_refuses_are_still_refused(
     change: Callable[[Any], Any], error: type[Exception], match: str
