@@ -36,10 +36,11 @@ from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys
 from tclass._core._memmap import Mode
 from tclass._core._names import Names
+from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
-from tclass.errors import LockedError, UnsupportedError
+from tclass.errors import ArgumentError, LockedError, UnsupportedError
 
 __all__ = ["TensorDictParams"]
 
@@ -190,16 +191,23 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 "TensorDictParams takes parameters or keyword entries, not both (got "
                 f"{sorted(kwargs)})"
             )
-            raise TypeError(msg)
+            raise ArgumentError(msg)
         if isinstance(parameters, TensorDictParams):
             no_convert, td = parameters.no_convert, copy_module.copy(parameters._param_td)
         elif isinstance(parameters, TensorDict):
             td = parameters
+        elif is_record(parameters) and isinstance(storage_of(parameters), TensorDict):
+            td = storage_of(parameters)  # its fields, shared: they become the parameters
         elif isinstance(parameters, Mapping):
             td = TensorDict(parameters)
         else:
-            msg = f"TensorDictParams wraps a TensorDict or a dict, got {type(parameters).__name__}"
-            raise TypeError(msg)
+            msg = (
+                "TensorDictParams wraps a TensorDict, a record or a dict, got "
+                f"{type(parameters).__name__}"
+            )
+            if isinstance(parameters, TensorCollection):
+                msg += ": convert it with .to_tensordict() first"
+            raise ArgumentError(msg)
         self.no_convert = no_convert
         self._lock_content = lock
         self._root_locked = False

@@ -69,8 +69,29 @@ def test_constructors() -> None:
     first = TensorDictParams(a=torch.zeros(2))
     again = TensorDictParams(first)
     assert again["a"] is first["a"]  # same parameters, not copies
-    with pytest.raises(TypeError):
+    with pytest.raises(errors.ArgumentError, match="parameters or keyword entries, not both"):
         TensorDictParams({"a": torch.zeros(2)}, b=torch.zeros(1))
+    with pytest.raises(TypeError, match="wraps a TensorDict, a record or a dict, got int"):
+        TensorDictParams(3)  # type: ignore[arg-type]
+
+
+class Layer(tclass.TensorClass):
+    weight: torch.Tensor
+    name: str = "layer"
+
+
+def test_a_record_is_wrapped_in_place_its_fields_the_parameters() -> None:
+    """The peer takes a record too, but registers none of its fields as parameters (an
+    optimizer given them would train nothing): here they are the parameters."""
+    layer = Layer(weight=torch.ones(3, 2), batch_size=[3])
+    params = TensorDictParams(layer)
+    assert [name for name, _ in params.named_parameters()] == ["weight"]
+    assert type(layer.weight) is nn.Parameter and params["weight"] is layer.weight
+    assert params["name"] == "layer"
+    (params["weight"] * 2).sum().backward()
+    assert layer.weight.grad is not None and (layer.weight.grad == 2).all()
+    holder = Holder(params)
+    assert [name for name, _ in holder.named_parameters()] == ["params.weight"]
 
 
 def test_a_parent_module_sees_them() -> None:
