@@ -59,6 +59,7 @@ __all__ = [
     "mismatched_entry",
     "pad_operand",
     "refuse_operand",
+    "run_flat",
     "run_guarded",
     "run_leafwise",
 ]
@@ -267,6 +268,23 @@ def run_leafwise(
     else:  # one C-level loop where `each` is a C function
         results = list(map(each, leaves, *columns))
     return leaves if results[0] is None else results
+
+
+def run_flat(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    leaves: list[torch.Tensor],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any] | None,
+) -> list[Any]:
+    """:func:`run_leafwise` for the flat forms of out-of-place math, its common case (CPU
+    tensors, no keyword) inline: those forms are all Python overhead."""
+    if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
+        return run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
+    try:
+        return foreach(leaves, *args)  # type: ignore[no-any-return]
+    except TypeError:  # no fused kernel takes these arguments: leaf by leaf
+        return run_leafwise(None, each, leaves, args, _NO_KWARGS)
 
 
 def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
@@ -539,6 +557,7 @@ class LeafWalkOps(TensorCollection):
         lock: bool = True,
         arithmetic: bool = False,
         values: Callable[..., Any] | None = None,
+        drop_empty: bool = False,
     ) -> Self:
         """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
@@ -548,12 +567,16 @@ class LeafWalkOps(TensorCollection):
         peer's pointwise math) only when it holds a tensor and no operand is a tensor with
         dims. ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
+        ``drop_empty``: binary arithmetic, whose result leaves out the nested collections
+        that hold nothing (:func:`without_empty` with the one operand; the flat forms
+        build no such collection).
         """
         flat = None
         if values is None and alignment == "batch" and len(operands) < 2:
             flat = self._flat_pointwise(foreach, each, operands, kwargs)
         if flat is not None:
             out, leaves = flat
+            drop_empty = False  # (the flat forms give up on a collection holding nothing)
         else:
             gather, args, batch = self._gathered(
                 operands, alignment, operation, each, values=values is not None
@@ -570,7 +593,15 @@ class LeafWalkOps(TensorCollection):
             out = self._rebuilt(iter(results), resize, nodes)
         if lock and self._lock_state() and not (arithmetic and _unlocks(self, leaves, operands)):
             out.lock_()
-        return out
+        return without_empty(out, operands[0]) if drop_empty else out
+
+    def _gather_tree(self, into: Gather, other: Any) -> bool:
+        """Gathers this tree's tensors into ``into`` (with ``other``, a collection operand
+        or a tensor, its pieces) as :meth:`_collect` does, by a walk of this kind of
+        collection's own that is faster than the general one, where it has one and it
+        applies: True. False, with nothing gathered, where the general walk is needed
+        (which also raises what is wrong)."""
+        return False
 
     def _flat_entries(self) -> Mapping[str, Any] | None:
         """This node's entries, where its walk is those entries as they are and
@@ -631,14 +662,7 @@ class LeafWalkOps(TensorCollection):
                 return None
         if traced and pieces and pieces[0].shape[: len(batch)] != leaves[0].shape[: len(batch)]:
             return None
-        args = operands if theirs is None else (pieces,)
-        if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
-            results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
-        else:  # run_leafwise's common case, inline: this path is all Python overhead
-            try:
-                results = foreach(leaves, *args)
-            except TypeError:  # no fused kernel takes these arguments: leaf by leaf
-                results = run_leafwise(None, each, leaves, args, _NO_KWARGS)
+        results = run_flat(foreach, each, leaves, operands if theirs is None else (pieces,), kwargs)
         entries.update(zip(keys, results))
         return self._new_like(entries, batch, self.device), leaves
 
@@ -761,7 +785,15 @@ class LeafWalkOps(TensorCollection):
         gather = Gather(
             len(walked), alignment, subset=subset, values=values, guard=guard, on_data=on_data
         )
-        self._collect(gather, tuple(walked), len(own), ())
+        if (
+            alignment != "batch"
+            or subset
+            or values
+            or on_data
+            or len(walked) > 1
+            or not self._gather_tree(gather, walked[0] if walked else None)
+        ):
+            self._collect(gather, tuple(walked), len(own), ())
         if not walked:
             return gather, [as_scalar(op) for op in operands], batch
         pieces = iter(gather.operands)

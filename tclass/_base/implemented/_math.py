@@ -54,10 +54,9 @@ class MathOps(LeafWalkOps):
             mine, theirs = _align_keys(self, other, default)
             return cast(Self, mine._binary(foreach, each, theirs, None, kwargs, operation))
         # As the peer: nested collections holding nothing are left out of the result.
-        result = self._pointwise(
-            foreach, each, (other,), kwargs, operation=operation, arithmetic=True
+        return self._pointwise(
+            foreach, each, (other,), kwargs, operation=operation, arithmetic=True, drop_empty=True
         )
-        return without_empty(result, other)
 
     # --- unary ---------------------------------------------------------------------------
 
