@@ -56,6 +56,7 @@ from tclass._engine._scope import Scope, ScopedOps, named_to_fit
 from tclass._engine._td_index import IndexingOps
 from tclass._engine._td_remove import LOCKED_MSG, RemovalOps
 from tclass._engine._td_setitem import SetItemOps
+from tclass._engine._td_walk import TreeWalkOps
 from tclass.errors import (
     BatchMismatchError,
     EntriesTwiceError,
@@ -81,7 +82,7 @@ _new_instance = object.__new__
 _ONE_DIM: dict[int, torch.Size] = {}
 
 
-class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
+class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 
     Args:

@@ -54,10 +54,9 @@ class MathOps(LeafWalkOps):
             mine, theirs = _align_keys(self, other, default)
             return cast(Self, mine._binary(foreach, each, theirs, None, kwargs, operation))
         # As the peer: nested collections holding nothing are left out of the result.
-        result = self._pointwise(
-            foreach, each, (other,), kwargs, operation=operation, arithmetic=True
+        return self._pointwise(
+            foreach, each, (other,), kwargs, operation=operation, arithmetic=True, drop_empty=True
         )
-        return without_empty(result, other)
 
     # --- unary ---------------------------------------------------------------------------
 
@@ -710,9 +709,9 @@ class MathOps(LeafWalkOps):
 
     @implements(torch.zero_)
     def zero_(self) -> Self:
-        """Sets every tensor to zero in place (a ``TensorDictParams`` in it outside
-        autograd, as its own ``zero_``)."""
-        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_, check="none", data=True)
+        """Sets every tensor to zero in place (a nested TensorDictParams its parameters'
+        data, as its own ``zero_``)."""
+        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_, check="none", on_data=True)
 
     @property
     def data(self) -> Self:
