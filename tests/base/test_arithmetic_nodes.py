@@ -3,7 +3,8 @@
 As the peer: a binary operation with a number, a 0-d tensor or another collection leaves
 out the nested collections that hold nothing, unless the collection holds no tensor at
 all (then the result is a copy of its structure); a tensor operand with dims (spread over
-the batch dims) keeps them; ``&`` leaves them out in every case. ``clamp`` with one bound
+the batch dims) keeps them; ``&`` leaves them out in every case, ``%`` also without a
+tensor. ``clamp`` with one bound
 is ``clamp_min`` / ``clamp_max``.
 """
 
@@ -44,6 +45,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "unary": lambda x: x.abs(),
     "and number": lambda x: x.bool() & True,
     "and batch tensor": lambda x: x.bool() & torch.ones(1, dtype=torch.bool),
+    "mod number": lambda x: x % 2,
+    "mod collection": lambda x: x.mod(x.clone()),
+    "mod batch tensor": lambda x: x % torch.full((3,), 2.0),
 }
 
 EXPECTED: dict[str, tuple[list[str], list[str]]] = {
@@ -62,6 +66,9 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "unary": (["d", "m", "s"], ["m", "s"]),
     "and number": (["d", "s"], ["s"]),  # the peer's `&` leaves them out in every case
     "and batch tensor": (["d", "s"], ["s"]),
+    "mod number": (["d", "s"], ["s"]),  # the peer's `%` makes no copy without a tensor
+    "mod collection": (["d", "s"], ["s"]),
+    "mod batch tensor": (["d", "m", "s"], ["m", "s"]),
 }
 
 

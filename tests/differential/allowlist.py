@@ -670,12 +670,13 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
     """``flatten`` of a collection without batch dims: batch size ``[1]`` in both, and
     every entry with a dim of size 1 in front, as torch's ``flatten`` of a 0-d tensor,
     where the peer's ``flatten(-1, 0)`` leaves the entries as they were (their first own
-    dim taken for the new batch dim)."""
+    dim taken for the new batch dim), and a Python value one value where tclass holds it
+    once for the new dim (a list of one, as the peer's own ``flatten(0, 0)`` gives)."""
     if finding.kind != "result" or finding.step.op != "flatten":
         return False
     if "no-batch-dims" not in finding.step.tags:
         return False
-    return all(_front_dim_kept(line) for line in finding.detail)
+    return all(_front_dim_kept(line) or _VALUE_ONE_DEEPER.search(line) for line in finding.detail)
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

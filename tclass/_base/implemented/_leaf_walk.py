@@ -803,13 +803,17 @@ def _grown(batch: torch.Size, old_dims: int) -> Resize:
 _R = TypeVar("_R")
 
 
-def without_empty(result: _R, operand: Any, *, always: bool = False) -> _R:
+def without_empty(
+    result: _R, operand: Any, *, always: bool = False, without_tensors: bool = False
+) -> _R:
     """``result`` (a binary arithmetic result) without its nested collections that hold
     nothing, at any depth, as the peer's arithmetic gives it; records keep their fields.
     As in the peer, a collection holding no tensor (its result is a copy) and a tensor
     ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all,
     except on a lazy stack whose members take 0-d slices of it (:func:`_sliced_to_0d`),
-    and unless ``always`` (the peer's ``&`` drops them in every case)."""
+    and unless ``always`` (the peer's ``&`` drops them in every case).
+    ``without_tensors``: a collection holding no tensor drops them too (the peer's ``%``
+    makes no copy of it)."""
     if not isinstance(result, TensorCollection) or is_record(result):
         return result
     spread = isinstance(operand, torch.Tensor) and operand.ndim and not _sliced_to_0d(result)
@@ -818,7 +822,7 @@ def without_empty(result: _R, operand: Any, *, always: bool = False) -> _R:
     if not (result._is_lazy or result._is_leaf_node) and _none_empty(result):
         return result  # nothing nested to drop (the common case), found by a cheap walk
     empty, _, tensors = _empty_nested(result, ())
-    if not empty or not (tensors or always):
+    if not empty or not (tensors or always or without_tensors):
         return result
     out = result.exclude(*empty)
     return cast(_R, out.lock_() if result.is_locked else out)

@@ -143,14 +143,18 @@ class OperatorOps(MathOps):
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(None, torch.remainder, (other,), arithmetic=True), other
+            self._pointwise(None, torch.remainder, (other,), arithmetic=True),
+            other,
+            without_tensors=True,
         )
 
     def __rmod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
         return without_empty(
-            self._pointwise(None, _reflected_remainder, (other,), arithmetic=True), other
+            self._pointwise(None, _reflected_remainder, (other,), arithmetic=True),
+            other,
+            without_tensors=True,
         )
 
     def __imod__(self, other: Operand) -> Self:
