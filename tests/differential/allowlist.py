@@ -799,6 +799,48 @@ def _empty_values_shaped(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return _holds_empty_values(mine.value)
 
 
+_NO_VALUES_LEFT = re.compile(r": peer py \('NoneType', None\), tclass list of 0$")
+_KEYS_LINE = re.compile(r": keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _empty_value_keys(value: Any, depth: int = 0) -> set[str]:
+    """The keys, at any depth of ``value`` (a collection), of per-element Python values
+    over no elements."""
+    if depth > 8 or not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return set()
+    found: set[str] = set()
+    for source in [getattr(value, "_tensordict", value), *getattr(value, "tensordicts", ())]:
+        for key in source.keys():
+            try:
+                child = source.get(key)
+            except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+                continue
+            if type(child).__name__ == "NonTensorStack" and child.batch_size.numel() == 0:
+                found.add(key)
+            else:
+                found |= _empty_value_keys(child, depth + 1)
+    return found
+
+
+def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over no elements, kept by ``apply`` and pointwise math
+    as a tensor with no elements is, where the peer drops the entry (a record's field
+    reads ``None``)."""
+    if finding.kind != "result":
+        return False
+    kept = _empty_value_keys(mine.value)
+    for line in finding.detail:
+        keys = _KEYS_LINE.search(line)
+        if keys is not None:
+            theirs, ours = (re.findall(r"'(\w+)'", side) for side in keys.groups())
+            extra = set(ours) - set(theirs)
+            if not extra or not set(theirs) <= set(ours) or not extra <= kept:
+                return False
+        elif _NO_VALUES_LEFT.search(line) is None:
+            return False
+    return True
+
+
 def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` / ``view`` / ``reshape`` whose result has the batch size torch gives a
     tensor of that batch size, where the peer's (its lazy ``view``) does not."""
@@ -1159,6 +1201,7 @@ ENTRIES: list[Entry] = [
             _values_kept(*_VALUES_DROPPED),
             _through_a_value,
             _empty_values_shaped,
+            _empty_values_kept,
             _empty_gives_new_nodes,
             _new_entries_saved,
             _saved_later,
