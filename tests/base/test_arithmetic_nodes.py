@@ -100,6 +100,26 @@ def test_the_same_nodes_as_the_peer(name: str) -> None:
             assert sorted(CALLS[name](build(tclass)).keys()) == expected, build.__name__
 
 
+def test_a_lazy_stack_of_lazy_stacks_slices_a_tensor_down_to_its_members() -> None:
+    """As the peer: each member of a lazy stack of lazy stacks of members without batch
+    dims takes a 0-d slice of a tensor operand, a scalar to it, so the result keeps the
+    lock and leaves out the empty nested collections, as with a number."""
+    members = [
+        TensorDict({"m": TensorDict({}, []), "d": torch.full((2,), i + 1.0)}, []) for i in range(3)
+    ]
+    inner = lazy_stack(members, 0)
+    outer = lazy_stack([inner, inner.clone()], 1).lock_()
+    divisor = torch.arange(1.0, 7.0).reshape(3, 2)
+    out = outer / divisor
+    assert out.batch_size == torch.Size([3, 2]) and out.is_locked
+    assert list(out.keys()) == ["d"]
+    expected = torch.stack([m["d"] for m in members])[:, None, :] / divisor[..., None]
+    torch.testing.assert_close(out["d"], expected)
+    # one level of members with a batch dim: the tensor is spread over it, nothing dropped
+    dense = lazy_stack([TensorDict({"m": TensorDict({}, [2]), "d": torch.ones(2)}, [2])], 0)
+    assert list((dense.lock_() / torch.ones(1, 2)).keys()) == ["m", "d"]
+
+
 def test_bool_to_a_bool_power() -> None:
     x = TensorDict({"a": torch.tensor([True, False]), "h": torch.ones(2, dtype=torch.float16)}, [2])
     for exponent, expected in ((True, [True, False]), (False, [True, True])):

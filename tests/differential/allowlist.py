@@ -621,6 +621,21 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
 
+_MEMBER_LOCKED = re.compile(r"<members>\[\d+\]\[\d+\].*\.is_locked: peer True, tclass False$")
+
+
+def _members_lock_as_the_stack(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Pointwise math of a lazy stack with a locked member: the result's members have the
+    stack's lock in tclass, where the peer locks a member whose source member is locked
+    when it hands a tensor operand to each member (``x + t``, ``torch.where``), and not
+    for a number (``x + 1``)."""
+    if finding.kind != "result" or finding.step.family != "math":
+        return False
+    if not (facts.memmap or any("memmap" in line or "lock_()" in line for line in finding.lines)):
+        return False
+    return all(_MEMBER_LOCKED.search(line) for line in finding.detail)
+
+
 _SIZES = re.compile(
     r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
     r"|\]: peer Tensor\[([\w.]+), shape \[([^\]]*)\]\], tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
@@ -1265,7 +1280,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "lock-follows-sharing",
         "**A result's lock follows what it shares, not a flag.**",
-        _lock_follows_sharing,
+        _any_of(_lock_follows_sharing, _members_lock_as_the_stack),
     ),
     Entry(
         "annotation-casts",

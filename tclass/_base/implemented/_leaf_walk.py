@@ -889,10 +889,14 @@ def _unlocks(node: TensorCollection, leaves: Sequence[Any], operands: tuple[Any,
 
 
 def _sliced_to_0d(node: TensorCollection) -> bool:
-    """Whether ``node`` is a lazy stack whose members have no batch dims: as in the peer,
-    each member takes a 0-d slice of a tensor operand, a scalar to it (the result keeps
-    the lock and drops the nested collections left empty, as with a number)."""
-    return node._is_lazy and len(node.batch_size) == 1
+    """Whether ``node`` is a lazy stack whose members have no batch dims, or are such
+    lazy stacks in turn: as in the peer, each member takes a slice of a tensor operand,
+    down to a 0-d one, a scalar to the innermost members (the result keeps the lock and
+    drops the nested collections left empty, as with a number)."""
+    if not node._is_lazy:
+        return False
+    members: list[TensorCollection] = node.tensordicts  # type: ignore[attr-defined]
+    return all(not member.batch_size or _sliced_to_0d(member) for member in members)
 
 
 def _spread(operands: tuple[Any, ...]) -> bool:
