@@ -838,9 +838,12 @@ def _empty_value_keys(value: Any, depth: int = 0) -> set[str]:
 
 
 def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """Per-element Python values over no elements, kept by ``apply`` and pointwise math
-    as a tensor with no elements is, where the peer drops the entry (a record's field
-    reads ``None``)."""
+    """Per-element Python values over no elements, kept by ``apply``, pointwise math and
+    ``split`` as a tensor with no elements is, where the peer drops the entry (a record's
+    field reads ``None``; a piece holds an empty lazy stack in its place), and its
+    comparison with such an ``apply`` result fails on the keys."""
+    if finding.kind in ("peer-raises", "family"):
+        return _keys_mismatch_over_no_elements(finding, peer, mine)
     if finding.kind != "result":
         return False
     kept = _empty_value_keys(mine.value)
@@ -851,9 +854,32 @@ def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             extra = set(ours) - set(theirs)
             if not extra or not set(theirs) <= set(ours) or not extra <= kept:
                 return False
-        elif _NO_VALUES_LEFT.search(line) is None:
+        elif _NO_VALUES_LEFT.search(line) is None and _EMPTY_PIECE.search(line) is None:
             return False
     return True
+
+
+_EMPTY_PIECE = re.compile(
+    r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
+    r"tclass nontensor \(\('values', \('seq', 'list', \[\]\)"
+)
+_MISMATCH = re.compile(
+    r"keys in .* mismatch\. The \w+ TD has keys \{([^}]*)\}|keys in .* mismatch, got"
+)
+
+
+def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
+    """The peer's "keys ... mismatch" where one side is an ``apply`` result that dropped
+    Python values over no elements: the keys it names are such values in tclass's result
+    (or, where tclass raises too, the peer's message shows a batch size with a 0)."""
+    message = str(peer.error)
+    found = _MISMATCH.search(message)
+    if found is None:
+        return False
+    if finding.kind == "family":
+        return re.search(r"batch_size=\[(\d+,)*0[,\]]", message) is not None
+    named = set(re.findall(r"'(\w+)'", found.group(1) or ""))
+    return bool(named) and named <= _empty_value_keys(mine.value)
 
 
 def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
