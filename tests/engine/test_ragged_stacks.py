@@ -203,6 +203,8 @@ def test_ops_along_the_ragged_dim_say_what_works() -> None:
         lambda: stack.chunk(2, 1),
         lambda: stack.view(-1),
         lambda: stack.reshape(2, 5),
+        lambda: stack.unflatten(1, [1, -1]),
+        lambda: stack.unflatten(-1, [1, 1]),
         lambda: stack[torch.tensor([0, 1]), torch.tensor([0, 0])],
     ):
         with pytest.raises(errors.HeterogeneousEntryError, match=r"dim 1 .* is ragged") as info:
