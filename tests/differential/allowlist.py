@@ -390,6 +390,7 @@ _PEER_INTERNAL = (
     '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
     "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
     "upper bound and lower bound inconsistent with step sign",  # tile of ragged values
+    "Non-tensor batch sizes must match outside",  # cat: a squeezed record's value kept its dims
 )
 
 
