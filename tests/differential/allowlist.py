@@ -698,7 +698,8 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
-    stack of the same entries in tclass, a dense TensorDict in the peer."""
+    stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
+    stacks, after an ``expand``, keep the lock of the members' nested collections)."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
@@ -706,7 +707,15 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
             any(p.search(d) for p in _STAYS_LAZY) or _nested_dim_kept(d) or _NESTED_LAZY.search(d)
             for d in finding.detail
         )
+    if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
+        return all(
+            any(p.search(d) for p in _STAYS_LAZY) or _NESTED_LOCK_KEPT.search(d)
+            for d in finding.detail
+        )
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+
+
+_NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
 
 
 def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
