@@ -880,9 +880,12 @@ _MISMATCH = re.compile(
 
 def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
     """The peer's "keys ... mismatch" where one side is an ``apply`` result that dropped
-    Python values over no elements: the keys it names are such values in tclass's result
-    (or, where tclass raises too, the peer's message shows a batch size with a 0)."""
+    Python values over no elements (or its stack's "sets of keys ... are exclusive"): the
+    keys it names are such values in tclass's result (or, where tclass raises too, the
+    peer's message shows a batch size with a 0)."""
     message = str(peer.error)
+    if "sets of keys in the tensordicts to stack are exclusive" in message:  # names none
+        return finding.kind == "peer-raises" and bool(_empty_value_keys(mine.value))
     found = _MISMATCH.search(message)
     if found is None:
         return False
