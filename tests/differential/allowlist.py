@@ -993,10 +993,17 @@ def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 
 def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
-    drops them (the top node keeps them in both)."""
+    drops them (the top node keeps them in both), and a nested Python value that all
+    elements share stays one value, where the peer's ``squeeze()`` keeps its stack."""
     if finding.kind != "result" or finding.step.op != "squeeze":
         return False
-    parsed = [_names_of(line) for line in finding.detail]
+    shared = {line.split(": ")[0] for line in finding.detail if _shared_value_line(line)}
+    names = [
+        line
+        for line in finding.detail
+        if line.split(": ")[0] not in shared or not _about_values(line)
+    ]
+    parsed = [_names_of(line) for line in names]
     return all(
         p is not None
         and p[0].startswith("[")
@@ -1004,6 +1011,21 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         and all(a == "None" or a == b for a, b in zip(p[1], p[2]))
         for p in parsed
     )
+
+
+_VALUE_STACK_LINE = re.compile(
+    r"^result\[.*: peer values \(\('seq', 'list', \[(.*)\]\), \[[\d, ]*\]\), "
+    r"tclass value \((.*), \[[\d, ]*\]\)$"
+)
+
+
+def _shared_value_line(line: str) -> bool:
+    """A nested value stack in the peer whose elements all equal tclass's one value."""
+    found = _VALUE_STACK_LINE.match(line)
+    if found is None:
+        return False
+    items, value = found.groups()
+    return bool(items) and not items.replace(value, "").replace(", ", "")
 
 
 def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
