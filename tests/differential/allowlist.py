@@ -60,6 +60,36 @@ def _any_of(*covers: Covers) -> Covers:
 _PEER_LACKS = ("unsupported operand type(s)", "unexpected keyword argument", "has no attribute")
 
 
+_DIMS_LINE = re.compile(
+    r"\.(batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
+)
+
+
+def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A tensor on the left of an operator with a ragged lazy stack (``t != stack``): the
+    batch size ``stack != t`` gives, where the peer's result has a dim more in front (it
+    hands each member the whole tensor, not the member's slice)."""
+    if finding.kind != "result" or not finding.step.op.startswith("r"):
+        return False
+    if -1 not in getattr(mine.value, "batch_size", ()):
+        return False
+    for line in finding.detail:
+        found = _DIMS_LINE.search(line) or _SHAPES_LINE.search(line)
+        if found is None:
+            return False
+        theirs, ours = (
+            [d.strip() for d in side.split(",") if d.strip()] for side in found.groups()[1:]
+        )
+        if theirs[1:] != ours and not (found.group(1) == "names" and len(theirs) == len(ours) + 1):
+            return False
+    return True
+
+
+_SHAPES_LINE = re.compile(
+    r"\]: peer Tensor\[(\S+), shape \[([^\]]*)\]\], tclass Tensor\[\1, shape \[([^\]]*)\]\]$"
+)
+
+
 def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """What the README lists tclass answering where the peer raises: ``td // x``, ``2 **
     td``, ``x % td``, ``div(rounding_mode=)``, ``cumsum``, ``long()`` / ``byte()``,
@@ -1381,6 +1411,7 @@ ENTRIES: list[Entry] = [
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
         _any_of(
             _beyond_the_peer,
+            _reflected_on_ragged,
             _nested_batch_dims_kept,
             _values_kept(*_REDUCTIONS),
             _values_not_merged,
