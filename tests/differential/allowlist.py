@@ -787,8 +787,9 @@ _RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
 
 def _fields_line(line: str) -> bool:
     """``result: keys: peer [...], tclass [...]`` where one side lacks fields that are
-    ``None`` (a record lists them all; a TensorDict or lazy stack leaves them out)."""
-    found = re.search(r": keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$", line)
+    ``None`` (a record lists them all; a TensorDict or lazy stack leaves them out), or
+    lists them in another order (a record's in its declaration's)."""
+    found = re.search(r": (?:key order|keys): peer (\[[^\]]*\]), tclass (\[[^\]]*\])$", line)
     if found is None:
         return False
     peer_keys, my_keys = (set(re.findall(r"'(\w+)'", side)) for side in found.groups())
