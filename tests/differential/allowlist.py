@@ -155,7 +155,7 @@ def _values_kept(*ops: str) -> Covers:
 # the comparisons and bitwise ops whose results the peer holds no Python values in
 _VALUES_DROPPED = ("==", "!=", "r==", "r!=", "|", "^", "r|", "r^", "|=", "^=")
 _EMPTY_LAZY = re.compile(
-    r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), tclass "
+    r": peer LazyStackedTensorDict\(batch_size=\[[-\d, ]*\], keys=\[\]\), tclass "
 )
 
 
