@@ -115,6 +115,11 @@ def algebra_cases() -> list[AlgebraCase]:
             "@p1.mul_(0.99).add_(@p2, alpha=0.01)",
             "(torch._foreach_mul_(L1, 0.99), torch._foreach_add_(L1, L2, alpha=0.01), L1)[-1]",
         ),
+        (
+            "td.lerp_(o, 0.01)",
+            "@p1.lerp_(@p2, 0.01)",
+            "(torch._foreach_lerp_(L1, L2, 0.01), L1)[-1]",
+        ),
         ("td.sum()", "@p1.sum()", "[x.sum() for x in L1]"),
         ("td.float() (from float16)", "@half.float()", "[x.float() for x in Lhalf]"),
         ("torch.exp(td)", "torch.exp(@p1)", "torch._foreach_exp(L1)"),

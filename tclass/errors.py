@@ -32,6 +32,7 @@ __all__ = [
     "DimNameError",
     "DistributedError",
     "EntryExistsError",
+    "EntryReplacedWarning",
     "EntryTypeError",
     "EntriesTwiceError",
     "FieldIndexError",
@@ -620,6 +621,13 @@ class TclassWarning(UserWarning):
 class IgnoredValuesWarning(TclassWarning, FutureWarning):
     """Python values an operation skipped, as the peer does (``copy_at_(fast=True)``
     copies tensors only): pass the option the message names to write them too."""
+
+
+class EntryReplacedWarning(TclassWarning):
+    """``set(key, value)`` (``inplace=False``) on a ``PersistentTensorDict`` replaced an
+    entry its file already held, as the peer warns: deleting an array and writing a new
+    one is slower than writing into it, and an HDF5 file keeps the old array's space.
+    Write in place (``set(..., inplace=True)``, ``set_``) or use a new key."""
 
 
 class SharedDefaultWarning(TclassWarning, FutureWarning):

@@ -4,6 +4,9 @@ predicates for ``cast_filter``, print options, the switches, ``assert_close``,
 ``TensorDictFuture`` and ``logger`` (the ``logging.Logger`` named ``"tclass"``).
 """
 
+import importlib
+import json
+from types import ModuleType
 from typing import Any, TypeAlias
 
 import torch
@@ -43,6 +46,7 @@ from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict
 from tclass._io._api import TensorDictFuture as TensorDictFuture
 from tclass._io.memmap._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import is_tensorclass as is_tensorclass
+from tclass.errors import ArgumentValueError
 
 DeviceType: TypeAlias = torch.device | str | int
 """A device as the peer's annotations write it (``"cuda:0"``, ``0``, a ``torch.device``)."""
@@ -64,11 +68,49 @@ def _numpy_dtype(dtype: torch.dtype) -> Any:
     return torch.empty((), dtype=dtype).numpy().dtype
 
 
+_JSON_BACKENDS = ("json", "orjson")
+_json_backend = "json"
+
+
+def _set_json_backend(backend: str) -> None:
+    """``set_json_backend``: the module :func:`_json_dumps` serializes with (``"json"``
+    or ``"orjson"``, which must be installed). tclass writes its own files with ``json``
+    whatever is set: ``orjson`` writes NaN and infinite floats as ``null``."""
+    global _json_backend
+    if backend not in _JSON_BACKENDS:
+        msg = f"set_json_backend: the backend must be 'json' or 'orjson', got {backend!r}"
+        raise ArgumentValueError(msg)
+    importlib.import_module(backend)  # ModuleNotFoundError if it is not installed
+    _json_backend = backend
+
+
+def _get_json_backend() -> ModuleType:
+    """``get_json_backend``: the module of the backend :func:`_set_json_backend` set."""
+    return importlib.import_module(_json_backend)
+
+
+def _json_dumps(data: Any, **kwargs: Any) -> str | bytes:
+    """``json_dumps``: ``data`` as JSON by the backend set (a ``str`` with ``json``,
+    ``bytes`` with ``orjson``, which takes no ``separators``)."""
+    if _json_backend == "orjson":
+        kwargs.pop("separators", None)
+        return _get_json_backend().dumps(data, **kwargs)  # type: ignore[no-any-return]
+    return json.dumps(data, **kwargs)
+
+
+_DEPRECATED_JSON = {
+    "set_json_backend": _set_json_backend,
+    "get_json_backend": _get_json_backend,
+    "json_dumps": _json_dumps,
+}
+
+
 def __getattr__(name: str) -> Any:
     """The deprecated helpers, with the peer's warning when they are looked up (at
     ``from tclass.utils import convert_ellipsis_to_idx``), not on every call:
-    ``convert_ellipsis_to_idx``, and the dtype tables ``NUMPY_TO_TORCH_DTYPE_DICT`` and
-    ``TORCH_TO_NUMPY_DTYPE_DICT`` (a new dict at each look-up)."""
+    ``convert_ellipsis_to_idx``, the dtype tables ``NUMPY_TO_TORCH_DTYPE_DICT`` and
+    ``TORCH_TO_NUMPY_DTYPE_DICT`` (a new dict at each look-up), and the JSON backend
+    switch ``set_json_backend`` / ``get_json_backend`` / ``json_dumps``."""
     if name == "convert_ellipsis_to_idx":
         _deprecated("tclass.utils.convert_ellipsis_to_idx", "Index the collection instead.")
         return _convert_ellipsis_to_idx
@@ -78,6 +120,9 @@ def __getattr__(name: str) -> Any:
     if name == "TORCH_TO_NUMPY_DTYPE_DICT":
         _deprecated(f"tclass.utils.{name}", "Use tensor.numpy().dtype instead.")
         return {dtype: _numpy_dtype(dtype) for dtype in _SHARED_DTYPES}
+    if name in _DEPRECATED_JSON:
+        _deprecated(f"tclass.utils.{name}", "Use json (or orjson) directly.")
+        return _DEPRECATED_JSON[name]
     msg = f"module 'tclass.utils' has no attribute {name!r}"
     raise AttributeError(msg)
 

@@ -27,18 +27,22 @@ import stat
 import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
-from typing import TYPE_CHECKING, Literal, SupportsIndex, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, TypeAlias, Union
 
 import torch
 import torch.multiprocessing
 from typing_extensions import Self
 
+from tclass._core import _memmap_files as _files
 from tclass._core._memmap_files import (
+    PROTOS,
+    blank,
     check_file_size,
     create_file,
     file_tensor,
     fit,
     map_existing,
+    storage_from_file,
     write_all,
 )
 from tclass.errors import (
@@ -48,6 +52,7 @@ from tclass.errors import (
     FileFormatError,
     ShapeError,
     UnpicklableError,
+    UnsupportedError,
 )
 
 if TYPE_CHECKING:
@@ -326,6 +331,8 @@ class MemoryMappedTensor(torch.Tensor):
         Raises:
             TypeError: ``input`` is not a dense tensor (convert with ``torch.as_tensor``).
             DeviceError: ``input`` is on the meta device (it has no data).
+            UnsupportedError: ``input`` is a nested tensor of the jagged layout (a
+                ``NotImplementedError``, as the peer's).
             FileConflictError: ``input`` is file-backed elsewhere and ``copy_existing`` is
                 False, or ``filename`` exists (without ``existsok``) or is a symlink.
             NotAFileError, MissingFileError: as in :meth:`empty`.
@@ -347,7 +354,15 @@ class MemoryMappedTensor(torch.Tensor):
             raise DeviceError(msg)
         if input.is_nested and input.layout is torch.strided:
             return cls._nested_copy(input, filename, existsok, copy_data, shape)
-        if input.layout is not torch.strided or input.is_nested:
+        if input.layout is torch.jagged:  # one buffer holds the strided layout only
+            msg = (
+                "from_tensor: a nested tensor of the jagged layout is not memory-mapped (its "
+                "values and offsets are two tensors); map its values (t.values()), convert "
+                "it (torch.nested.nested_tensor(list(t.unbind()), layout=torch.strided)), or "
+                "save the collection holding it (memmap), which keeps its layout"
+            )
+            raise UnsupportedError(msg)
+        if input.layout is not torch.strided:
             msg = f"only dense tensors can be memory-mapped, got layout {input.layout}"
             raise TypeError(msg + "; convert it with .to_dense() first")
         if input.requires_grad:
@@ -580,6 +595,8 @@ class MemoryMappedTensor(torch.Tensor):
         """This 1-d tensor's buffer as a nested tensor of element shapes ``nested``."""
         strides, offsets = torch._nested_compute_contiguous_strides_offsets(nested)
         plain = self.as_subclass(torch.Tensor)
+        # The offsets count from the storage's start, not from the buffer's first element.
+        offsets = offsets.add(plain.storage_offset())
         view = torch._nested_view_from_buffer(plain, nested, strides, offsets)
         return self._wrap(view)
 
@@ -712,6 +729,9 @@ def in_memory_map(tensor: torch.Tensor) -> bool:
     reach the file all the same."""
     if isinstance(tensor, MemoryMappedTensor):
         return True
+    if tensor.layout is torch.jagged:  # a saved one: its values view the file
+        jagged: Any = tensor  # torch's NestedTensor subclass: values()
+        return in_memory_map(jagged.values())
     if tensor.device.type != "cpu" or tensor.is_sparse or tensor.layout is not torch.strided:
         return False
     return tensor.untyped_storage().filename is not None
@@ -801,15 +821,24 @@ def map_opened_file(
     is mapped over its first bytes, the rest left alone; a shorter one is an error.
     """
     # Inline, as this runs once per leaf of every load: the checks of check_file_size in
-    # their passing case (any other case goes through _fit, for its verdict and message).
+    # their passing case (any other case goes through fit, for its verdict and message),
+    # then file_tensor's mapping.
     status = os.fstat(fd)
     nbytes = math.prod(shape) * dtype.itemsize
-    longer = False
-    if status.st_size != nbytes or not stat.S_ISREG(status.st_mode):
+    if status.st_size != nbytes or not stat.S_ISREG(status.st_mode) or not nbytes:
         longer = fit(fd, path, dtype, shape, hint, True)[1]
-    out = file_tensor(MemoryMappedTensor, fd, path, shape, nbytes, dtype, mode)
-    if longer:
-        out._prefix = True
+        checked = file_tensor(MemoryMappedTensor, fd, path, shape, nbytes, dtype, mode)
+        if longer:
+            checked._prefix = True
+        return checked
+    proto = PROTOS.get(dtype)
+    mapped = proto.new() if proto is not None else blank(dtype)
+    source = f"{_files.PROC_FD}/{fd}" if _files.PROC_FD is not None else path
+    mapped.set_(storage_from_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
+    mapped.__class__ = MemoryMappedTensor
+    out: MemoryMappedTensor = mapped  # type: ignore[assignment]  # now of its class
+    out._filename = path
+    out._mode = mode
     return out
 
 

@@ -14,7 +14,14 @@ from typing import Any
 
 import torch
 
-__all__ = ["field_names_of", "is_record", "is_record_class", "storage_of", "storages_of"]
+__all__ = [
+    "bounds_values",
+    "field_names_of",
+    "is_record",
+    "is_record_class",
+    "storage_of",
+    "storages_of",
+]
 
 _storage = attrgetter("_tensordict")
 
@@ -39,6 +46,14 @@ def field_names_of(node: Any) -> frozenset[str]:
     """The declared fields of a record; empty for every other collection."""
     info = getattr(type(node), "__tclass_info__", None)
     return frozenset() if info is None else frozenset(info.field_names)
+
+
+def bounds_values(node: Any) -> bool:
+    """Whether ``node`` is a record whose class bounds the values of a field
+    (``Spec(ge=0)``, ``Ge(0)``...): every write into it is checked first."""
+    info = getattr(type(node), "__tclass_info__", None)
+    specs = None if info is None else info.specs
+    return specs is not None and bool(specs.constrained)
 
 
 def storages_of(records: Sequence[Any]) -> Iterator[Any]:

@@ -78,6 +78,8 @@ def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> 
     one), or else torch's reason."""
     if isinstance(error, ReadOnlyError):  # its own message says what to do
         return error
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]  # a top-level entry, named as keys() lists it
     try:
         fits = torch.broadcast_shapes(source.shape, target.shape) == target.shape  # type: ignore[no-untyped-call]
     except RuntimeError:
@@ -90,9 +92,9 @@ def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> 
         return BatchSizeError(msg)
     if target.requires_grad and torch.is_grad_enabled():
         msg = (
-            f"set_: autograd refuses an in-place write into {key!r}, a tensor that requires "
-            "grad (a parameter, or a view of one); write under torch.no_grad() (as "
-            f"TensorDictParams' own set_ does), or set() a new tensor ({error})"
+            f"Failed to update {key!r} in place (set_): autograd refuses an in-place write "
+            "into a tensor that requires grad (a parameter, or a view of one); write under "
+            f"torch.no_grad() (as TensorDictParams' own set_ does), or set() a new tensor ({error})"
         )
         return InPlaceWriteError(msg)
     return InPlaceWriteError(f"set_: cannot copy into {key!r}: {error}")

@@ -22,12 +22,19 @@ from tclass._core._batch import format_shape
 from tclass._core._device import as_device
 from tclass._core._dispatch import implements
 from tclass._core._options import OPTIONS
-from tclass._core._records import is_record, is_record_class, storage_of, storages_of
+from tclass._core._records import (
+    bounds_values,
+    is_record,
+    is_record_class,
+    storage_of,
+    storages_of,
+)
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
+from tclass._engine._td import TensorDict
 from tclass.errors import StackError, StackTypeError
 
 __all__ = ["cat", "check_out", "stack"]
@@ -106,6 +113,8 @@ def _stack(
 ) -> C:
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "stack", dim, path)
+    if out is not None and not _written_directly(out):
+        return _written_into(out, _stack(collections, dim, None, path, dense), "stack", path)
     members = _members(collections, "stack", path)
     kinds = set(map(type, members))
     if out is None and _records_over_lazy_stacks(members, kinds):
@@ -152,6 +161,29 @@ def _stack(
     return result
 
 
+def _written_directly(out: Any) -> bool:
+    """Whether ``out=`` takes the joined tensors straight into its own (``torch.stack(...,
+    out=t)`` per entry): a TensorDict's, or a record's over one with no bounded field,
+    and so for every collection it holds. Others (lazy stacks, files, views, records
+    checking their values) get the result through ``copy_``, which writes each its own
+    way (into the members, the file's rows) and checks every bounded field before it
+    writes anything."""
+    if not isinstance(storage_of(out), TensorDict) or bounds_values(out):
+        return False
+    for value in out._entries().values():
+        if isinstance(value, TensorCollection) and not value._is_leaf_node:
+            if not _written_directly(value):
+                return False
+    return True
+
+
+def _written_into(out: C, result: C, op: str, path: tuple[str, ...]) -> C:
+    """``out`` with ``result`` written into it by ``out``'s own ``copy_``."""
+    check_out(out, result.batch_size, op, path)
+    out.copy_(result)
+    return out
+
+
 def _stack_lazy_stacks(stacks: list[C], dim: int, size: torch.Size, path: tuple[str, ...]) -> C:
     """The peer's stack of lazy stacks: when they have as many members (and leaves),
     a lazy stack along the first one's stack dim of the dense stacks of their members
@@ -177,6 +209,8 @@ def _stack_lazy_stacks(stacks: list[C], dim: int, size: torch.Size, path: tuple[
 def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:
     if collections and isinstance(collections[0], _NonTensorNode):
         return _join_nodes(collections, "cat", dim, path)
+    if out is not None and not _written_directly(out):
+        return _written_into(out, _cat(collections, dim, None, path), "cat", path)
     members = _members(collections, "cat", path)
     if out is None and _records_over_lazy_stacks(members, set(map(type, members))):
         joined = _cat([storage_of(m) for m in members], dim, None, path)

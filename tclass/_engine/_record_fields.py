@@ -88,7 +88,8 @@ def dense_entries(record: Any) -> Mapping[str, Value] | None:
 
 def record_parts(record: Any) -> list[tuple[Mapping[str, Value], int]]:
     """The entries of each TensorDict a record keeps its fields in (one, or a lazy
-    stack's members, nested stacks read through), each with its batch dims."""
+    stack's members, nested stacks read through; over a file, its entries as read),
+    each with its batch dims."""
     parts: list[tuple[Mapping[str, Value], int]] = []
     pending: list[Any] = [record._tensordict]
     while pending:
@@ -97,8 +98,10 @@ def record_parts(record: Any) -> list[tuple[Mapping[str, Value], int]]:
             parts.append((node._tensors, len(node._batch_size)))
         elif is_record(node):
             pending.insert(0, node._tensordict)
-        else:  # a lazy stack
+        elif node._is_lazy:
             pending[:0] = node.tensordicts
+        else:  # a file's rows (a store or a view of it): its entries, read on access
+            parts.append((node._tensors, len(node.batch_size)))
     return parts
 
 

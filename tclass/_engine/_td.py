@@ -56,6 +56,7 @@ from tclass._engine._scope import Scope, ScopedOps, named_to_fit
 from tclass._engine._td_index import IndexingOps
 from tclass._engine._td_remove import LOCKED_MSG, RemovalOps
 from tclass._engine._td_setitem import SetItemOps
+from tclass._engine._td_walk import TreeWalkOps
 from tclass.errors import (
     BatchMismatchError,
     EntriesTwiceError,
@@ -81,7 +82,7 @@ _new_instance = object.__new__
 _ONE_DIM: dict[int, torch.Size] = {}
 
 
-class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
+class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 
     Args:
@@ -609,8 +610,14 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps):
             InPlaceWriteError: (a ``RuntimeError``) if torch refuses the copy otherwise
                 (autograd, for a tensor that requires grad).
         """
-        if type(key) is not str and self._lacks_parent(_keys.key_path(key)):
-            return self.set(key, value)
+        if type(key) is not str:
+            if self._lacks_parent(_keys.key_path(key)):
+                return self.set(key, value)
+            owner, name = self._holder_of(key)
+            if owner is not self:  # written by what holds it: a record checks its fields,
+                owner.set_(name, value, non_blocking=non_blocking)  # a lazy stack its members
+                return self
+            key = name
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
         if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer
             if isinstance(value, (_Tensor, Mapping)) or (

@@ -29,17 +29,21 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import PathLike, SaveOptions
+from tclass._base.implemented._apply import ApplyOptions, ApplyRules
 from tclass._base.implemented._casts import CastFilter
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys
+from tclass._core._batch import BatchSizeLike
 from tclass._core._memmap import Mode
 from tclass._core._names import Names
+from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
-from tclass.errors import LockedError, UnsupportedError
+from tclass.errors import ArgumentError, LockedError, UnsupportedError
 
 __all__ = ["TensorDictParams"]
 
@@ -190,16 +194,23 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 "TensorDictParams takes parameters or keyword entries, not both (got "
                 f"{sorted(kwargs)})"
             )
-            raise TypeError(msg)
+            raise ArgumentError(msg)
         if isinstance(parameters, TensorDictParams):
             no_convert, td = parameters.no_convert, copy_module.copy(parameters._param_td)
         elif isinstance(parameters, TensorDict):
             td = parameters
+        elif is_record(parameters) and isinstance(storage_of(parameters), TensorDict):
+            td = storage_of(parameters)  # its fields, shared: they become the parameters
         elif isinstance(parameters, Mapping):
             td = TensorDict(parameters)
         else:
-            msg = f"TensorDictParams wraps a TensorDict or a dict, got {type(parameters).__name__}"
-            raise TypeError(msg)
+            msg = (
+                "TensorDictParams wraps a TensorDict, a record or a dict, got "
+                f"{type(parameters).__name__}"
+            )
+            if isinstance(parameters, TensorCollection):
+                msg += ": convert it with .to_tensordict() first"
+            raise ArgumentError(msg)
         self.no_convert = no_convert
         self._lock_content = lock
         self._root_locked = False
@@ -445,6 +456,14 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             self._param_td.zero_()
         return self
 
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        if into.on_data:  # a parent's zero_ reaching this node: the data, as zero_ above
+            self.data._collect(into, operands, batch_dims, prefix)
+            return
+        super()._collect(into, operands, batch_dims, prefix)
+
     def copy_(self, src: TensorCollection | Any, non_blocking: bool = False) -> Self:
         """Copies ``src``'s tensors into the parameters' data in place (as the peer)."""
         with torch.no_grad():
@@ -464,6 +483,39 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         with torch.no_grad():
             self._param_td._apply_in_place(fn, others)
         return self
+
+    def apply_(self, fn: Callable[..., Any], *others: TensorCollection, **options: Any) -> Self:
+        """Writes ``fn(tensor, *others)`` into the parameters' data in place, outside
+        autograd (as the peer's); see :meth:`TensorDictBase.apply_`."""
+        with torch.no_grad():
+            self._param_td.apply_(fn, *others, **options)
+        return self
+
+    # apply(inplace=True) and named_apply(inplace=True) write with autograd recording, as
+    # torch's in-place ops and the peer's do: a parameter (a leaf that requires grad)
+    # refuses them outside torch.no_grad() (an InPlaceWriteError, the peer's ValueError);
+    # apply_() and the methods above write the data.
+
+    def _apply_all(
+        self, fn: Callable[..., Any], others: tuple[TensorCollection, ...], options: ApplyOptions
+    ) -> Self:
+        if not options.get("inplace"):
+            return super()._apply_all(fn, others, options)
+        result = self._param_td._apply_all(fn, others, options)
+        return self if result is not None else result  # (None: fn dropped every entry)
+
+    def _named_apply_all(
+        self,
+        fn: Callable[..., Any],
+        others: tuple[TensorCollection, ...],
+        nested_keys: bool,
+        batch_size: BatchSizeLike,
+        options: ApplyRules,
+    ) -> Self:
+        if not options.get("inplace"):
+            return super()._named_apply_all(fn, others, nested_keys, batch_size, options)
+        result = self._param_td._named_apply_all(fn, others, nested_keys, batch_size, options)
+        return self if result is not None else result  # (None: fn dropped every entry)
 
     # --- locking ---------------------------------------------------------------------------
 

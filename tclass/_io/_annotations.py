@@ -9,7 +9,7 @@ here (``__tclass_info__``): the facade sits above this layer.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from functools import partial
 
 from tclass._core._records import is_record_class
@@ -38,10 +38,14 @@ def is_field(record_cls: type, name: str) -> bool:
     return name in record_cls.__tclass_info__.field_names  # type: ignore[attr-defined]
 
 
-def missing_fields(record_cls: type, present: set[str]) -> list[str]:
-    """The fields of ``record_cls`` that are not in ``present``."""
+def missing_fields(
+    record_cls: type, content: TensorDict | LazyStackedTensorDict, values: Container[str]
+) -> list[str]:
+    """The fields of ``record_cls`` that are neither keys of ``content`` nor ``values``."""
     names: tuple[str, ...] = record_cls.__tclass_info__.field_names  # type: ignore[attr-defined]
-    return [name for name in names if name not in present]
+    # A TensorDict's own entries answer ``in`` without listing its keys.
+    keys = content._entries() if isinstance(content, TensorDict) else set(content.keys())
+    return [name for name in names if name not in keys and name not in values]
 
 
 def fit_values(record_cls: type, content: TensorDict | LazyStackedTensorDict) -> None:

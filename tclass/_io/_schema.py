@@ -52,7 +52,7 @@ from __future__ import annotations
 import json
 import os
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -183,7 +183,7 @@ def read_schema(marker: Mapping[str, Any], where: str) -> SavedSchema | None:
     dims = raw.get("dims", {}) if isinstance(raw, dict) else None
     if (
         not isinstance(fields, dict)
-        or not all(isinstance(v, dict) for v in fields.values())
+        or not _all_dicts(fields.values())
         or not isinstance(class_id, str)
         or not isinstance(dims, dict)
     ):
@@ -204,6 +204,13 @@ def read_schema(marker: Mapping[str, Any], where: str) -> SavedSchema | None:
         )
         raise MetadataError(msg)
     return SavedSchema(class_id, fields, dims, document, document_file)
+
+
+def _all_dicts(values: Iterable[object]) -> bool:
+    for value in values:  # a loop: cheaper than all() over a generator, per load
+        if not isinstance(value, dict):
+            return False
+    return True
 
 
 # Each record class's JSON Schema document as a save writes it (classes do not change).
@@ -350,9 +357,10 @@ def compare(
                 plan.missing(field_schema, saved)
     observed: dict[str, Observed] = {}
     for name, entry in entries.items():
-        if name not in declared:
+        f = declared.get(name)
+        if f is None:
             continue
-        f, kind = declared[name], _entry_kind(entry)
+        kind = "tensor" if "type" not in entry else _entry_kind(entry)  # a leaf: the usual
         if f.accepts and kind not in f.accepts:
             got = _entry_text(entry, source.leaf)
             why = f"is annotated {f.annotation}; got a {got} in {source.place}"

@@ -33,6 +33,7 @@ from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import ONE_DIM_SIZES, BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._jagged import leaf_shape
 from tclass._core._names import Names
 from tclass._core._record_spec import RecordSpecs
 from tclass._core._registry import register_class
@@ -461,7 +462,7 @@ def init_record(
             if dev is not None and value.device != dev:
                 value = value.to(dev)
             if n:
-                shape = value.shape
+                shape = leaf_shape(value) if value.is_nested else value.shape
                 if (not shape or shape[0] != first) if n == 1 else shape[:n] != batch:
                     rule._check_batch(value, batch)
             tensors[name] = value

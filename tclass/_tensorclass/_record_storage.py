@@ -103,11 +103,19 @@ class RecordStorageOps(TensorDictBase):
         """In-place math (``zero_``, ``add_``, ``+=``...); over a store (a file, or a
         view of its rows), whose reads are copies: the values read into a record in
         memory (its specs checked there), worked on, and written back."""
+        if self._tensordict._is_store:
+            return self._on_rows(
+                lambda local: local._pointwise_(foreach, each, operands, kwargs, **options)
+            )
+        return super()._pointwise_(foreach, each, operands, kwargs, **options)
+
+    def _on_rows(self, work: Callable[[Self], object]) -> Self:
+        """``work`` done on the values of this record over a store (a file, or a view of
+        its rows, whose reads are copies) read into a record in memory, its specs
+        checked there; then written back."""
         storage: Any = self._tensordict
-        if not storage._is_store:
-            return super()._pointwise_(foreach, each, operands, kwargs, **options)
         local = self._result(storage.to_tensordict())
-        local._pointwise_(foreach, each, operands, kwargs, **options)
+        work(local)
         storage._write_back(storage_of(local))
         return self
 
@@ -116,6 +124,8 @@ class RecordStorageOps(TensorDictBase):
     ) -> Self:
         """``apply_``'s walk; the fields whose spec bounds their values get their
         results checked before anything is written (see ``apply_in_place_checked``)."""
+        if self._tensordict._is_store:
+            return self._on_rows(lambda local: local._apply_in_place(fn, others))
         if not apply_in_place_checked(self, fn, others):
             self._tensordict._apply_in_place(fn, others)
         return self
@@ -149,6 +159,8 @@ class RecordStorageOps(TensorDictBase):
             FieldSpecError: naming the field, the constraint and the value; nothing is
                 written.
         """
+        if self._tensordict._is_store:
+            return self._on_rows(lambda local: local.fill_(key, value))
         check_fill(self, key, value)
         return self._result(self._tensordict.fill_(key, value))
 

@@ -895,3 +895,42 @@ def test_flatten_keys_of_a_locked_collection_gives_its_own_value_nodes() -> None
     assert flat.get("s") is not td.get("s") and flat["m.q"] == "z" and flat["s"] is None
     assert flat.swapaxes(0, 0).unlock_().is_locked is False
     assert td.is_locked and td.get("s").is_locked
+
+
+_SEVENS = torch.full((2, 3), 7.0)
+# Each nested in-place write into the lazy stack at "s", and what its members hold after.
+NESTED_WRITES = {
+    "set_": (lambda td: td.set_(("s", "x"), _SEVENS), _SEVENS),
+    "set_at_": (
+        lambda td: td.set_at_(("s", "x"), _SEVENS[1], 1),
+        torch.tensor([[0.0, 0.0, 0.0], [7.0, 7.0, 7.0]]),
+    ),
+    "update_": (lambda td: td.update_({"s": {"x": _SEVENS}}), _SEVENS),
+    "update_at_": (
+        lambda td: td.update_at_({("s", "x"): _SEVENS[:, :2]}, (slice(None), slice(0, 2))),
+        torch.tensor([[7.0, 7.0, 0.0], [7.0, 7.0, 0.0]]),
+    ),
+    "fill_": (lambda td: td.fill_(("s", "x"), 7.0), _SEVENS),
+}
+
+
+@pytest.mark.parametrize("write", list(NESTED_WRITES))
+def test_a_nested_in_place_write_reaches_the_members_of_a_lazy_stack_it_holds(write: str) -> None:
+    """``td.set_(("s", "x"), v)`` with ``s`` a lazy stack writes into its members (as
+    the peer), not into the stacked copy that ``td.get(("s", "x"))`` gives."""
+    members = [TensorDict({"x": torch.zeros(3)}, [3]) for _ in range(2)]
+    td = TensorDict({"s": tclass.lazy_stack(members)}, [2])
+    run, expected = NESTED_WRITES[write]
+    run(td)
+    assert torch.equal(torch.stack([m["x"] for m in members]), expected)
+
+
+def test_a_nested_in_place_write_to_a_missing_key_names_the_whole_key() -> None:
+    td = TensorDict({"s": tclass.lazy_stack([TensorDict({"x": torch.zeros(3)}, [3])] * 2)}, [2])
+    for write in (
+        lambda: td.set_at_(("s", "nope"), 1.0, 0),
+        lambda: td.fill_(("s", "nope"), 1.0),
+        lambda: td.set_(("s", "nope"), torch.zeros(2, 3)),
+    ):
+        with pytest.raises(errors.KeyNotFoundError, match=r"\('s', 'nope'\)"):
+            write()

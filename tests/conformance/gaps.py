@@ -150,6 +150,12 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     },
     ("rec_frozen", "cat_tensors"): "a record holds its declared fields only (as above)",
     **{
+        (store, "view"): "view() to a new batch size would read the entries into memory, "
+        "where writes never reach the file: refused as the peer refuses it (reshape() or "
+        "to_tensordict() copy; view(dtype) and set_lazy_legacy(True) views run)"
+        for store in ("h5", "zarr")
+    },
+    **{
         (rows, method): reason
         for rows in ("h5_rows", "zarr_rows")
         for method, reason in (
@@ -234,6 +240,9 @@ PEER_DIFFERS: dict[str | tuple[str, str], str] = {
         for kind in (*_VALUED, "td_unbatched")
         for method in ("max", "min", "cummax", "cummin")
     },
+    ("td_unbatched", "softmax"): "a scan along a batch dim leaves an UnbatchedTensor as it "
+    "is, as reductions do (README); the peer applies softmax along the tensor's own dim of "
+    "that number",
     **{
         ("rec_nested", method): "nested records keep their class in max/min results (the "
         "peer gives TensorDicts there)"

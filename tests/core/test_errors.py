@@ -98,6 +98,7 @@ WARNINGS: dict[str, tuple[type[Warning], ...]] = {
     "TclassWarning": (UserWarning,),
     "SharedDefaultWarning": (UserWarning, FutureWarning),
     "IgnoredValuesWarning": (UserWarning, FutureWarning),
+    "EntryReplacedWarning": (UserWarning,),
 }
 # Classes built from a message alone (BatchMismatchError is built from key and shapes).
 MESSAGE_ONLY = [name for name in SUBCLASSES if name != "BatchMismatchError"]

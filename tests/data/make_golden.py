@@ -218,6 +218,38 @@ def v1_dtypes(root: str) -> None:
     td_node(root, entries, [2])
 
 
+def nested_leaf(node_dir: str, key: str, dtype: str, parts: list[np.ndarray]) -> dict[str, Any]:
+    """A nested (strided) leaf (§3.3): the parts' elements back to back in
+    ``<key>.memmap``, their shapes as an int64 table ``[N, ndim - 1]`` in
+    ``<key>.shape.memmap``; the entry's shape is the table's."""
+    sizes = np.asarray([part.shape for part in parts], dtype="<i8")
+    data = b"".join(
+        np.asarray(part, dtype=NUMPY_DTYPES[dtype]).tobytes(order="C") for part in parts
+    )
+    for suffix, raw in ((".memmap", data), (".shape.memmap", sizes.tobytes(order="C"))):
+        if raw:  # a 0-element file is not written (§2)
+            with open(os.path.join(node_dir, file_name(key) + suffix), "wb") as file:
+                file.write(raw)
+    return {
+        "device": "cpu",
+        "shape": list(sizes.shape),
+        "dtype": f"torch.{dtype}",
+        "is_nested": True,
+    }
+
+
+def v1_nested_tensor(root: str) -> None:
+    """§3.3's example ([arange(3), arange(5)]), and 2-d parts of one batch dim [2, 3]."""
+    entries = {
+        "nt": nested_leaf(root, "nt", "int64", [np.arange(3), np.arange(5)]),
+        "img": nested_leaf(
+            root, "img", "float32", [np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(4, 3)]
+        ),
+        "x": leaf(root, "x", "float32", [2], [1.0, 2.0]),
+    }
+    td_node(root, entries, [2])
+
+
 FOLDERS = {
     "v1_nested_td": v1_nested_td,
     "v0_nested_td": v0_nested_td,
@@ -226,6 +258,7 @@ FOLDERS = {
     "v1_lazy_stack": v1_lazy_stack,
     "v1_nontensor_stack": v1_nontensor_stack,
     "v1_dtypes": v1_dtypes,
+    "v1_nested_tensor": v1_nested_tensor,
 }
 
 

@@ -570,3 +570,37 @@ def test_stack_and_cat_of_plain_tensors_are_torchs() -> None:
         errors.StackError, match="member 1 is a TensorDict but member 0 is a Tensor"
     ):
         tclass.stack([torch.zeros(2), TensorDict({}, [2])])
+
+
+def _members() -> tuple[TensorDict, TensorDict, Any]:
+    a = TensorDict({"x": torch.zeros(3), "n": {"y": torch.zeros(3, 2)}}, [3])
+    b = TensorDict({"x": torch.zeros(3), "n": {"y": torch.zeros(3, 2)}}, [3])
+    return a, b, tclass.lazy_stack([a, b])
+
+
+def _row(value: float, size: int) -> TensorDict:
+    return TensorDict(
+        {"x": torch.full((size,), value), "n": {"y": torch.full((size, 2), value)}}, [size]
+    )
+
+
+@pytest.mark.parametrize(("dim", "count", "size"), [(0, 2, 3), (1, 3, 2)])
+def test_stack_into_a_lazy_stack_writes_its_members(dim: int, count: int, size: int) -> None:
+    a, b, out = _members()
+    rows = [_row(float(i + 1), size) for i in range(count)]
+    assert torch.stack(rows, dim, out=out) is out
+    assert torch.equal(torch.stack([a["x"], b["x"]]), torch.stack([r["x"] for r in rows], dim))
+    assert torch.equal(b["n", "y"], torch.stack([r["n", "y"] for r in rows], dim)[1])
+
+
+def test_cat_into_a_lazy_stack_and_a_collection_holding_one_write_the_members() -> None:
+    a, b, out = _members()
+    part = _row(1.0, 3).unsqueeze(0)
+    torch.cat([part, part], out=out)
+    assert (a["x"] == 1).all() and (b["n", "y"] == 1).all()
+    holder = TensorDict({"s": out}, [2])
+    torch.stack([TensorDict({"s": _row(4.0, 3)}, [])] * 2, out=holder)
+    assert (a["x"] == 4).all() and (b["n", "y"] == 4).all()
+    with pytest.raises(StackError, match=r"out= has batch size \[2, 3\], expected \[3, 3\]"):
+        torch.cat([part, part, part], out=out)
+    assert (a["x"] == 4).all()

@@ -69,8 +69,29 @@ def test_constructors() -> None:
     first = TensorDictParams(a=torch.zeros(2))
     again = TensorDictParams(first)
     assert again["a"] is first["a"]  # same parameters, not copies
-    with pytest.raises(TypeError):
+    with pytest.raises(errors.ArgumentError, match="parameters or keyword entries, not both"):
         TensorDictParams({"a": torch.zeros(2)}, b=torch.zeros(1))
+    with pytest.raises(TypeError, match="wraps a TensorDict, a record or a dict, got int"):
+        TensorDictParams(3)  # type: ignore[arg-type]
+
+
+class Layer(tclass.TensorClass):
+    weight: torch.Tensor
+    name: str = "layer"
+
+
+def test_a_record_is_wrapped_in_place_its_fields_the_parameters() -> None:
+    """The peer takes a record too, but registers none of its fields as parameters (an
+    optimizer given them would train nothing): here they are the parameters."""
+    layer = Layer(weight=torch.ones(3, 2), batch_size=[3])
+    params = TensorDictParams(layer)
+    assert [name for name, _ in params.named_parameters()] == ["weight"]
+    assert type(layer.weight) is nn.Parameter and params["weight"] is layer.weight
+    assert params["name"] == "layer"
+    (params["weight"] * 2).sum().backward()
+    assert layer.weight.grad is not None and (layer.weight.grad == 2).all()
+    holder = Holder(params)
+    assert [name for name, _ in holder.named_parameters()] == ["params.weight"]
 
 
 def test_a_parent_module_sees_them() -> None:
@@ -345,6 +366,44 @@ def test_in_place_math_on_parameters_is_refused_before_any_write() -> None:
     assert (params.detach() == before + 1).all()
     params.copy_(before)  # writes outside autograd, as set_, zero_ and fill_ (and the peer)
     assert (params.detach() == before).all() and isinstance(params["a"], nn.Parameter)
+
+
+def test_apply_in_place_writes_through_autograd_as_the_peer() -> None:
+    """apply(inplace=True) and named_apply(inplace=True) write with autograd recording, so
+    a leaf parameter refuses them (the peer's ValueError, "Failed to update"); under
+    torch.no_grad() they write and return the params; apply_() writes the data."""
+    _, params = _batched_params()
+    before = params.detach().clone()
+    calls = (
+        lambda: params.apply(lambda t: t + 1, inplace=True),
+        lambda: params.apply(lambda t, o: t + o, before, inplace=True, default=None),
+        lambda: params.named_apply(lambda k, t: t + 1 if k == "a" else None, inplace=True),
+    )
+    for call in calls:
+        with pytest.raises(errors.InPlaceWriteError, match="Failed to update 'a'.*no_grad"):
+            call()
+        assert isinstance(errors.InPlaceWriteError("x"), ValueError)
+        assert (params.detach() == before).all()
+    assert params.apply(lambda t: t, inplace=True) is params  # the tensor itself: no write
+    assert params.apply(lambda t: None, inplace=True, filter_empty=True) is None  # as apply
+    with torch.no_grad():
+        assert params.apply(lambda t: t * 2, inplace=True) is params
+    assert (params.detach() == before * 2).all() and isinstance(params["a"], nn.Parameter)
+    assert params.apply_(lambda t: t / 2, default=None) is params  # on the data
+    assert (params.detach() == before).all() and params["a"].requires_grad
+
+
+def test_zero_of_a_parent_zeroes_nested_params_data_as_their_own_zero() -> None:
+    """The peer's zero_ calls each nested collection's own zero_, and a TensorDictParams'
+    zero_ writes its parameters' data: a TensorDict holding one zeroes it too."""
+    _, params = _batched_params()
+    weight = params["a"]
+    parent = TensorDict({"params": params, "x": torch.ones(params.batch_size)}, params.batch_size)
+    assert parent.zero_() is parent
+    assert parent["params", "a"] is weight and weight.requires_grad and weight.grad_fn is None
+    assert (parent == 0).all() and (params == 0).all()
+    with pytest.raises(errors.InPlaceWriteError, match="requires grad"):
+        parent.add_(1)  # other in-place math stays refused, as in the peer
 
 
 def test_in_place_shape_changes_keep_parameters() -> None:

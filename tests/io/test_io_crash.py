@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 import tclass
 import tclass._io.memmap._write
@@ -45,11 +46,15 @@ def _generation_td(gen: int) -> Any:
         batch_size=[rows],
     )
     entries["tag"] = NonTensorData(f"gen-{gen}", batch_size=[rows])
+    # A nested leaf: two files whose sizes differ between generations (a torn pair shows).
+    parts = [torch.full((1 + (gen + i) % 3, 64), gen * 100 + 8.0) for i in range(rows)]
+    entries["n8"] = torch.nested.nested_tensor(parts, layout=torch.jagged)
     return TensorDict(entries, batch_size=[rows])
 
 
 _LEAF_INDEX = {("x0",): 0, ("x1",): 1, ("x2",): 2, ("x3",): 3, ("x4",): 4,
-               ("sub", "y5"): 5, ("sub", "y6"): 6, ("sub", "deeper", "z7"): 7}  # fmt: skip
+               ("sub", "y5"): 5, ("sub", "y6"): 6, ("sub", "deeper", "z7"): 7,
+               ("n8",): 8}  # fmt: skip
 
 
 def _generation_of(loaded: Any) -> int:
@@ -65,7 +70,12 @@ def _generation_of(loaded: Any) -> int:
     assert leaves.keys() == _LEAF_INDEX.keys()
     for key, index in _LEAF_INDEX.items():
         value = leaves[key]
-        assert value.shape[0] == _ROWS and value.numel() > 0, key
+        if value.is_nested:  # this generation's sizes, then its values
+            parts = value.unbind()
+            assert [len(p) for p in parts] == [1 + (gen + i) % 3 for i in range(_ROWS)], key
+            value = torch.cat(parts)
+        else:
+            assert value.shape[0] == _ROWS and value.numel() > 0, key
         # Every element must be this generation's: a torn or mixed file shows here.
         assert bool((value == gen * 100 + index).all()), (
             f"{key} is not all {gen * 100 + index} (tag says gen {gen})"

@@ -268,6 +268,21 @@ def test_dtypes(tmp_path: Path) -> None:
         assert leaf.to(torch.complex128).tolist() == values, name
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")
+def test_nested_tensor(tmp_path: Path) -> None:
+    # The peer's nested leaves (strided, no "_tclass" in the entry): format §3.3.
+    path = _copy("v1_nested_tensor", tmp_path)
+    td = _load(path)
+    assert td.batch_size == torch.Size([2]) and td["nt"].is_nested and td["img"].is_nested
+    assert td["nt"].layout == torch.strided and td["nt"].dtype == torch.int64
+    assert [part.tolist() for part in td["nt"].unbind()] == [[0, 1, 2], [0, 1, 2, 3, 4]]
+    img = td["img"].unbind()
+    assert [part.shape for part in img] == [(2, 3), (4, 3)]
+    assert torch.equal(img[1], torch.arange(12.0).view(4, 3))
+    img[1][0, 0] = 99.0  # the default mode maps the file shared: the write reaches it
+    assert _load(path)["img"].unbind()[1][0, 0] == 99.0
+
+
 # --- damaged folders ---------------------------------------------------------------------
 
 

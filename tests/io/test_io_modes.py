@@ -445,6 +445,44 @@ def test_a_forked_child_draws_its_own_staging_token() -> None:
     assert len(child) == 8 and child != tclass._io.memmap._write._TOKEN[0]
 
 
+def test_a_load_inside_a_device_context_maps_the_files_on_the_cpu(tmp_path: Path) -> None:
+    """As the peer: a ``torch.device`` context changes where new tensors go, not where a
+    file is mapped (the mapping was refused: a meta tensor given a CPU storage)."""
+    TensorDict({"a": torch.arange(4.0)}, [4]).memmap(tmp_path / "td")
+    with torch.device("meta"):
+        loaded = TensorDict.load_memmap(tmp_path / "td")
+    assert isinstance(loaded["a"], MemoryMappedTensor) and loaded["a"].device.type == "cpu"
+    assert loaded["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_forked_child_maps_its_own_descriptors(tmp_path: Path) -> None:
+    """A load reopens each leaf through /proc/<pid>/fd: a forked child names its own pid
+    there (the parent's descriptor N is another file, or none)."""
+    import warnings
+
+    TensorDict({"a": torch.arange(6.0), "b": torch.ones(6, 2)}, [6]).memmap(tmp_path / "td")
+    TensorDict.load_memmap(tmp_path / "td")  # the parent has loaded before it forks
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # Python 3.12+ warns of fork() beside threads
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: load, report what it read, and nothing else
+        try:
+            loaded = TensorDict.load_memmap(tmp_path / "td")
+            loaded["a"][0] = 9.0  # written through to the file
+            report = f"{loaded['a'].tolist()} {loaded['b'].sum().item()}"
+        except BaseException as error:
+            report = repr(error)
+        os.write(write, report.encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 4096).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert child == "[9.0, 1.0, 2.0, 3.0, 4.0, 5.0] 12.0"
+    assert TensorDict.load_memmap(tmp_path / "td")["a"][0].item() == 9.0
+
+
 def _concurrent_writer(
     prefix: str, writer: int, saves: int, widen: bool, start: Any, results: Any
 ) -> None:

@@ -651,3 +651,17 @@ def test_a_rename_interrupted_before_the_listing_leaves_a_loadable_folder(
     again.rename_key_("n", "m")  # over the leftover tree of the failed rename
     assert _files(folder) == ["a.memmap", "m/b.memmap", "m/meta.json", "meta.json"]
     assert TensorDict.load_memmap(folder)["m", "b"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_make_memmap_from_storage_of_a_nested_shape_is_a_clear_refusal(tmp_path: Path) -> None:
+    """A 2-d tensor of element shapes (the peer's nested shape) cannot read one dense
+    storage: an UnsupportedError naming the key, nothing added; a 1-d tensor of sizes
+    is a shape as any other (``make_memmap`` takes a nested shape: tests/io/test_io_nested.py)."""
+    td = TensorDict().memmap_(tmp_path)
+    nested = torch.tensor([[1, 2], [1, 3]])
+    storage = torch.zeros(6).untyped_storage()
+    with pytest.raises(UnsupportedError, match=r"make_memmap_from_storage: \('e', 'f'\).*nested"):
+        td.make_memmap_from_storage(("e", "f"), storage, shape=nested, dtype=torch.float32)
+    assert list(td.keys()) == [] and sorted(os.listdir(tmp_path)) == ["meta.json"]
+    made = td.make_memmap("a", shape=torch.tensor([2, 3]))
+    assert made.shape == (2, 3) and td["a"].shape == (2, 3)

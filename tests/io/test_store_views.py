@@ -8,12 +8,12 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import torch
 
-from tclass import PersistentTensorDict, TensorClass, TensorDict
+from tclass import PersistentTensorDict, Spec, TensorClass, TensorDict
 from tclass._io.store._view import PersistentTensorDictView, compose
 from tclass.errors import (
     BatchMismatchError,
@@ -21,6 +21,7 @@ from tclass.errors import (
     ClosedFileError,
     DimError,
     DimNameError,
+    FieldSpecError,
     FilePermissionError,
     InPlaceWriteError,
     KeyNotFoundError,
@@ -381,3 +382,34 @@ def test_indexed_records_over_a_file_write_through(tmp_path: Path, backend: str)
     assert opened.reward.tolist() == [200.0, 22.0, -2.0, 0.0, 0.0]
     assert type(opened[1:3].clone()) is Step
     opened.close()
+
+
+class Bounded(TensorClass):
+    p: Annotated[torch.Tensor, Spec("", torch.float32, ge=0, le=1)]
+    free: torch.Tensor
+
+
+@pytest.mark.parametrize("rows", [slice(None), slice(1, 3)])
+def test_fill_and_apply_of_records_over_a_file_write_through_and_check_their_fields(
+    tmp_path: Path, backend: str, rows: slice
+) -> None:
+    """``fill_`` and ``apply_`` on a record over a file (or a view of its rows) work on
+    the rows in memory, check the bounded fields there, and write back."""
+    where = tmp_path / f"b.{backend}"
+    record = Bounded(p=torch.full((4,), 0.5), free=torch.zeros(4), batch_size=[4])
+    (record.to_h5 if backend == "h5" else record.to_zarr)(where)
+    opened = (Bounded.from_h5 if backend == "h5" else Bounded.from_zarr)(where, mode="r+")
+    part = opened[rows]
+    with pytest.raises(FieldSpecError, match=r"Bounded.fill_\('p', \.\.\.\): .*breaks le=1"):
+        part.fill_("p", 2.0)
+    with pytest.raises(FieldSpecError, match=r"Bounded.apply_\(\.\.\.\): .*5.5.*breaks le=1"):
+        part.apply_(lambda t: t + 5)
+    assert opened.p.tolist() == [0.5] * 4 and opened.free.tolist() == [0.0] * 4
+    part.fill_("p", 0.25)
+    part.apply_(lambda t: t + 0.5)
+    written = [0.75] * 4 if rows == slice(None) else [0.5, 0.75, 0.75, 0.5]
+    assert opened.p.tolist() == written
+    opened.close()
+    again = (Bounded.from_h5 if backend == "h5" else Bounded.from_zarr)(where)
+    assert again.p.tolist() == written and again.free[1].item() == 0.5
+    again.close()

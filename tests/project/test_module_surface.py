@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader, Subset
 
 import tclass
 from tclass import TensorDict
-from tclass.errors import TclassError
+from tclass.errors import ArgumentValueError, TclassError
 
 # --- the modules ---------------------------------------------------------------------
 
@@ -115,6 +115,25 @@ def test_utils_deprecated_dtype_tables_map_numpy_and_torch_dtypes() -> None:
     for np_dtype, dtype in to_torch.items():  # each pair is what the libraries convert to
         assert torch.from_numpy(np.zeros(2, dtype=np_dtype)).dtype is dtype
     assert "NUMPY_TO_TORCH_DTYPE_DICT" not in utils.__all__
+
+
+def test_utils_json_backend_switch_is_the_peers_deprecated_helper() -> None:
+    from tclass import utils
+
+    with pytest.warns(DeprecationWarning, match="set_json_backend"):
+        set_json_backend = utils.set_json_backend
+    with pytest.warns(DeprecationWarning, match="get_json_backend"):
+        get_json_backend = utils.get_json_backend
+    with pytest.warns(DeprecationWarning, match="json_dumps"):
+        json_dumps = utils.json_dumps
+    set_json_backend("json")
+    assert get_json_backend() is json
+    assert json_dumps({"a": [1, 2]}, separators=(",", ":")) == '{"a":[1,2]}'
+    with pytest.raises(ArgumentValueError, match="'json' or 'orjson', got 'yaml'"):
+        set_json_backend("yaml")
+    assert isinstance(ArgumentValueError("x"), ValueError)  # the peer's ValueError
+    assert get_json_backend() is json  # a refused backend leaves the one set
+    assert "set_json_backend" not in utils.__all__
 
 
 @pytest.mark.parametrize("name", FUNCTIONAL)

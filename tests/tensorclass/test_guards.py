@@ -251,3 +251,52 @@ def test_a_class_without_constraints_gathers_nothing_to_guard() -> None:
     into = Gather(guard=True)
     Plain(x=torch.zeros(2, 3), batch_size=[2])._collect(into, (), 1, ())
     assert into.guards == [] and len(into.leaves) == 1
+
+
+HOLDER_WRITES: dict[str, Callable[[Any, Any], Any]] = {
+    "set_": lambda td, bad: td.set_(("r", "prob"), bad),
+    "set_at_": lambda td, bad: td.set_at_(("r", "prob"), bad[1], 1),
+    "update_": lambda td, bad: td.update_({"r": {"prob": bad}}),
+    "update_at_": lambda td, bad: td.update_at_({("r", "prob"): bad[:2]}, slice(0, 2)),
+    "fill_": lambda td, bad: td.fill_(("r", "prob"), float(bad.max())),
+    "lazy stack set_": lambda td, bad: tclass.lazy_stack([td, td]).set_(
+        ("r", "prob"), torch.stack([bad, bad])
+    ),
+}
+
+
+@pytest.mark.parametrize("write", list(HOLDER_WRITES))
+def test_a_collection_holding_a_record_writes_its_fields_through_it(Probs: Any, write: str) -> None:
+    """A nested key into a record's field is written by the record, which checks it."""
+    record = probs(Probs)
+    holder = TensorDict({"r": record, "z": torch.zeros(4)}, [4])
+    before = record.clone()
+    with pytest.raises(FieldSpecError, match=r"Probs\.prob: .*breaks le=1"):
+        HOLDER_WRITES[write](holder, torch.full((4, 3), 2.0))
+    assert (record == before).all()
+    HOLDER_WRITES[write](holder, torch.full((4, 3), 1.0))
+    assert (record.prob[1] == 1.0).all()
+
+
+JOINS: dict[str, Callable[[list[Any], Any], Any]] = {
+    "stack": lambda rows, out: torch.stack(rows, out=out),
+    "cat": lambda rows, out: torch.cat([torch.stack(rows[:2]), torch.stack(rows[2:])], out=out),
+}
+
+
+@pytest.mark.parametrize("join", list(JOINS))
+def test_stack_and_cat_into_a_record_check_its_fields_and_write_all_or_nothing(
+    Probs: Any, join: str
+) -> None:
+    rows = list(_bad(Probs).unbind(0))
+    for out in (probs(Probs), TensorDict({"z": torch.zeros(4), "r": probs(Probs)}, [4])):
+        before = out.clone()
+        with pytest.raises(FieldSpecError, match=r"copy_\(\.\.\.\): .*Probs\.prob.*1\.5"):
+            if isinstance(out, TensorDict):
+                JOINS[join]([TensorDict({"z": torch.ones(()), "r": row}, []) for row in rows], out)
+            else:
+                JOINS[join](rows, out)
+        assert (out == before).all()  # the unbounded fields and z were not written either
+    out = probs(Probs)
+    assert JOINS[join](list(probs(Probs, value=0.25).unbind(0)), out) is out
+    assert (out.prob == 0.25).all()

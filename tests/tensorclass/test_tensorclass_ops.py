@@ -1432,3 +1432,10 @@ def test_a_dict_given_to_a_python_value_field_through_update_is_kept() -> None:
         else:
             rec.set("label", given)
         assert type(rec.label) is dict and rec.label["q"] is given["q"]
+
+
+def test_the_truth_value_of_a_record_is_refused_in_the_peers_words() -> None:
+    with pytest.raises(errors.UnsupportedError, match="Converting a tensorclass to boolean"):
+        bool(make())
+    with pytest.raises(RuntimeError, match="Converting a tensordict to boolean"):
+        bool(make().to_tensordict())

@@ -349,19 +349,14 @@ class ApplyOps(TensorCollection):
                 value._apply_in_place(fn, paired)
                 continue
             result = fn(value, *paired)
-            if result is None:
+            if result is None or result is value:  # (the tensor itself: nothing to write)
                 continue
             try:
                 value.copy_(result)
             except ReadOnlyError:
                 raise
             except RuntimeError as error:
-                msg = (
-                    f"apply(inplace=True): cannot write the result into {key!r} (shape "
-                    f"{list(value.shape)}, {'expanded' if 0 in value.stride() else 'strided'}): "
-                    f"{error}. Clone the collection first (td.clone()) or use inplace=False"
-                )
-                raise InPlaceWriteError(msg) from None
+                raise _write_refused(key, value, error) from None
         return self
 
     # --- copies --------------------------------------------------------------------------
@@ -422,6 +417,11 @@ class ApplyOps(TensorCollection):
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fills the entry ``key`` (a tensor, or every tensor of a nested collection)."""
+        if type(key) is not str:
+            owner, name = cast(Any, self)._holder_of(key)  # (a mixin of KeyOps)
+            if owner is not self:  # filled by what holds it (a record checks its fields)
+                owner.fill_(name, value)
+                return self
         target = self.get(key, _MISSING)
         if target is _MISSING:
             raise self._missing_key(key)
@@ -624,6 +624,25 @@ def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
     except RuntimeError:
         msg = f"cannot broadcast batch sizes {list(a)} and {list(b)}"
         raise BatchSizeError(msg) from None
+
+
+def _write_refused(key: str, value: torch.Tensor, error: RuntimeError) -> InPlaceWriteError:
+    """Why ``apply(inplace=True)`` could not write its result into the tensor at ``key``."""
+    if value.requires_grad and torch.is_grad_enabled():
+        msg = (
+            f"Failed to update {key!r} in place (apply(inplace=True)): autograd refuses an "
+            "in-place write into a tensor that requires grad (a parameter, or a view of one) "
+            "while it records; run it under torch.no_grad(), use apply_() on a "
+            "TensorDictParams (which writes its parameters' data), or use inplace=False"
+        )
+    else:
+        msg = (
+            f"Failed to update {key!r} in place (apply(inplace=True)): cannot write the "
+            f"result into it (shape {list(value.shape)}, "
+            f"{'expanded' if 0 in value.stride() else 'strided'}): {error}. Clone the "
+            "collection first (td.clone()) or use inplace=False"
+        )
+    return InPlaceWriteError(msg)
 
 
 def _unset_fields_left_out(

@@ -27,7 +27,7 @@ from tclass._base._provided import ENGINE
 from tclass._core._batch import normalize_dim
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
 from tclass.errors import (
     BatchSizeError,
     InvalidKeyError,
@@ -438,8 +438,9 @@ class TensorCollection:
         raise NotImplementedError
 
     def __bool__(self) -> NoReturn:
+        kind = "tensorclass" if is_record(self) else "tensordict"  # the peer's words
         msg = (
-            f"Converting a tensordict to boolean value is not permitted: the truth value of a "
+            f"Converting a {kind} to boolean value is not permitted: the truth value of a "
             f"{type(self).__name__} is ambiguous. Use (a == b).all() or .any() to compare, "
             "is_empty() to test for entries, or len(td.keys())"
         )

@@ -12,7 +12,7 @@ here, as in the peer: ``is_empty`` and ``depth`` see them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard, cast
 
 import torch
 from typing_extensions import Self, Unpack
@@ -236,6 +236,11 @@ class EntryOps(TensorCollection):
         Raises:
             KeyNotFoundError: if there is no entry ``key``.
         """
+        if type(key) is not str:
+            owner, name = cast(Any, self)._holder_of(key)  # (a mixin of KeyOps)
+            if owner is not self:  # written by what holds it (a record checks its fields)
+                owner.set_at_(name, value, index, non_blocking=non_blocking)
+                return self
         target = self.get(key, _MISSING)
         if target is _MISSING or target is None:
             raise self._missing_key(key)

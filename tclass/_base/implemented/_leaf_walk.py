@@ -59,6 +59,7 @@ __all__ = [
     "mismatched_entry",
     "pad_operand",
     "refuse_operand",
+    "run_flat",
     "run_guarded",
     "run_leafwise",
 ]
@@ -93,10 +94,14 @@ class Gather:
     Python-value node with the operands' counterparts of it (``where`` picks values).
     ``guard``: an in-place write's walk, in which each record whose fields bound their
     values (``Spec(ge=0)``...) lists those fields' tensors in ``guards`` (see
-    :func:`run_guarded`).
+    :func:`run_guarded`). ``on_data``: the walk of ``zero_``, which a node whose own
+    ``zero_`` writes its tensors' ``.data`` (a TensorDictParams) joins with those, as
+    the peer's ``zero_`` calls each nested collection's own.
     """
 
-    __slots__ = ("alignment", "guards", "leaves", "operands", "paths", "subset", "values")
+    __slots__ = (
+        "alignment", "guards", "leaves", "on_data", "operands", "paths", "subset", "values",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -107,8 +112,10 @@ class Gather:
         subset: bool = False,
         values: bool = False,
         guard: bool = False,
+        on_data: bool = False,
     ) -> None:
         self.leaves: list[torch.Tensor] = []
+        self.on_data = on_data
         # (position in leaves, where: "Owner.field", field, its spec) per bounded tensor
         self.guards: list[tuple[int, str, str, TensorSpec]] | None = [] if guard else None
         # (most operations have no operand or one: no comprehension's frame for those)
@@ -261,6 +268,23 @@ def run_leafwise(
     else:  # one C-level loop where `each` is a C function
         results = list(map(each, leaves, *columns))
     return leaves if results[0] is None else results
+
+
+def run_flat(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    leaves: list[torch.Tensor],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any] | None,
+) -> list[Any]:
+    """:func:`run_leafwise` for the flat forms of out-of-place math, its common case (CPU
+    tensors, no keyword) inline: those forms are all Python overhead."""
+    if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
+        return run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
+    try:
+        return foreach(leaves, *args)  # type: ignore[no-any-return]
+    except TypeError:  # no fused kernel takes these arguments: leaf by leaf
+        return run_leafwise(None, each, leaves, args, _NO_KWARGS)
 
 
 def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
@@ -533,6 +557,8 @@ class LeafWalkOps(TensorCollection):
         lock: bool = True,
         arithmetic: bool = False,
         values: Callable[..., Any] | None = None,
+        drop_empty: bool = False,
+        without_tensors: bool = False,
     ) -> Self:
         """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
@@ -542,12 +568,16 @@ class LeafWalkOps(TensorCollection):
         peer's pointwise math) only when it holds a tensor and no operand is a tensor with
         dims. ``values``, if given,
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
+        ``drop_empty``: binary arithmetic, whose result leaves out the nested collections
+        that hold nothing (:func:`without_empty` with the one operand; the flat forms
+        build no such collection); ``without_tensors``: see :func:`without_empty`.
         """
         flat = None
         if values is None and alignment == "batch" and len(operands) < 2:
             flat = self._flat_pointwise(foreach, each, operands, kwargs)
         if flat is not None:
             out, leaves = flat
+            drop_empty = False  # (the flat forms give up on a collection holding nothing)
         else:
             gather, args, batch = self._gathered(
                 operands, alignment, operation, each, values=values is not None
@@ -564,7 +594,17 @@ class LeafWalkOps(TensorCollection):
             out = self._rebuilt(iter(results), resize, nodes)
         if lock and self._lock_state() and not (arithmetic and _unlocks(self, leaves, operands)):
             out.lock_()
-        return out
+        if not drop_empty:
+            return out
+        return without_empty(out, operands[0], without_tensors=without_tensors)
+
+    def _gather_tree(self, into: Gather, other: Any) -> bool:
+        """Gathers this tree's tensors into ``into`` (with ``other``, a collection operand
+        or a tensor, its pieces) as :meth:`_collect` does, by a walk of this kind of
+        collection's own that is faster than the general one, where it has one and it
+        applies: True. False, with nothing gathered, where the general walk is needed
+        (which also raises what is wrong)."""
+        return False
 
     def _flat_entries(self) -> Mapping[str, Any] | None:
         """This node's entries, where its walk is those entries as they are and
@@ -625,14 +665,7 @@ class LeafWalkOps(TensorCollection):
                 return None
         if traced and pieces and pieces[0].shape[: len(batch)] != leaves[0].shape[: len(batch)]:
             return None
-        args = operands if theirs is None else (pieces,)
-        if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
-            results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
-        else:  # run_leafwise's common case, inline: this path is all Python overhead
-            try:
-                results = foreach(leaves, *args)
-            except TypeError:  # no fused kernel takes these arguments: leaf by leaf
-                results = run_leafwise(None, each, leaves, args, _NO_KWARGS)
+        results = run_flat(foreach, each, leaves, operands if theirs is None else (pieces,), kwargs)
         entries.update(zip(keys, results))
         return self._new_like(entries, batch, self.device), leaves
 
@@ -648,6 +681,7 @@ class LeafWalkOps(TensorCollection):
         subset: bool = False,
         check: Check = "all",
         writes: bool = False,
+        on_data: bool = False,
     ) -> Self:
         """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
         in-place ``foreach`` kernel on all of them at once where it takes the arguments.
@@ -659,10 +693,11 @@ class LeafWalkOps(TensorCollection):
         that take every dtype (``copy_`` casts), ``"none"`` for those that take any
         tensor (``zero_``). A record's fields whose spec bounds their values are
         written only once their results are checked (:func:`run_guarded`; ``writes``:
-        the operand's values are written as they are, ``copy_``).
+        the operand's values are written as they are, ``copy_``). ``on_data``: see
+        :class:`Gather` (``zero_``).
         """
         gather, args, batch = self._gathered(
-            operands, alignment, operation, each, subset=subset, guard=True
+            operands, alignment, operation, each, subset=subset, guard=True, on_data=on_data
         )
         kwargs = kwargs or _NO_KWARGS
         if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
@@ -734,6 +769,7 @@ class LeafWalkOps(TensorCollection):
         subset: bool = False,
         values: bool = False,
         guard: bool = False,
+        on_data: bool = False,
     ) -> tuple[Gather, list[Any], torch.Size]:
         """The tensors gathered with their operands' pieces, the arguments for the kernels
         (each operand's list of pieces, or the number itself) and the batch size the
@@ -749,8 +785,18 @@ class LeafWalkOps(TensorCollection):
             elif operand is not None and as_scalar(operand) is None:
                 name = operation or getattr(each, "__name__", "this operation")
                 raise refuse_operand(name, operand)
-        gather = Gather(len(walked), alignment, subset=subset, values=values, guard=guard)
-        self._collect(gather, tuple(walked), len(own), ())
+        gather = Gather(
+            len(walked), alignment, subset=subset, values=values, guard=guard, on_data=on_data
+        )
+        if (
+            alignment != "batch"
+            or subset
+            or values
+            or on_data
+            or len(walked) > 1
+            or not self._gather_tree(gather, walked[0] if walked else None)
+        ):
+            self._collect(gather, tuple(walked), len(own), ())
         if not walked:
             return gather, [as_scalar(op) for op in operands], batch
         pieces = iter(gather.operands)

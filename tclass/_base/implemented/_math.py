@@ -61,10 +61,16 @@ class MathOps(LeafWalkOps):
                 ),
             )
         # As the peer: nested collections holding nothing are left out of the result.
-        result = self._pointwise(
-            foreach, each, (other,), kwargs, operation=operation, arithmetic=True
+        return self._pointwise(
+            foreach,
+            each,
+            (other,),
+            kwargs,
+            operation=operation,
+            arithmetic=True,
+            drop_empty=True,
+            without_tensors=without_tensors,
         )
-        return without_empty(result, other, without_tensors=without_tensors)
 
     # --- unary ---------------------------------------------------------------------------
 
@@ -719,8 +725,9 @@ class MathOps(LeafWalkOps):
 
     @implements(torch.zero_)
     def zero_(self) -> Self:
-        """Sets every tensor to zero in place."""
-        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_, check="none")
+        """Sets every tensor to zero in place (a nested TensorDictParams its parameters'
+        data, as its own ``zero_``)."""
+        return self._pointwise_(torch._foreach_zero_, _Tensor.zero_, check="none", on_data=True)
 
     @property
     def data(self) -> Self:

@@ -57,8 +57,8 @@ class OperatorOps(MathOps):
     def __add__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(torch._foreach_add, torch.add, (other,), arithmetic=True), other
+        return self._pointwise(
+            torch._foreach_add, torch.add, (other,), arithmetic=True, drop_empty=True
         )
 
     def __radd__(self, other: Operand) -> Self:
@@ -72,14 +72,14 @@ class OperatorOps(MathOps):
     def __sub__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(torch._foreach_sub, torch.sub, (other,), arithmetic=True), other
+        return self._pointwise(
+            torch._foreach_sub, torch.sub, (other,), arithmetic=True, drop_empty=True
         )
 
     def __rsub__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(self._pointwise(None, torch.rsub, (other,), arithmetic=True), other)
+        return self._pointwise(None, torch.rsub, (other,), arithmetic=True, drop_empty=True)
 
     def __isub__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -89,8 +89,8 @@ class OperatorOps(MathOps):
     def __mul__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(torch._foreach_mul, torch.mul, (other,), arithmetic=True), other
+        return self._pointwise(
+            torch._foreach_mul, torch.mul, (other,), arithmetic=True, drop_empty=True
         )
 
     def __rmul__(self, other: Operand) -> Self:
@@ -104,16 +104,14 @@ class OperatorOps(MathOps):
     def __truediv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(torch._foreach_div, torch.div, (other,), arithmetic=True), other
+        return self._pointwise(
+            torch._foreach_div, torch.div, (other,), arithmetic=True, drop_empty=True
         )
 
     def __rtruediv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(None, _reflected_div, (other,), arithmetic=True), other
-        )
+        return self._pointwise(None, _reflected_div, (other,), arithmetic=True, drop_empty=True)
 
     def __itruediv__(self, other: Operand) -> Self:
         if not _takes(other):
@@ -123,15 +121,13 @@ class OperatorOps(MathOps):
     def __floordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(None, torch.floor_divide, (other,), arithmetic=True), other
-        )
+        return self._pointwise(None, torch.floor_divide, (other,), arithmetic=True, drop_empty=True)
 
     def __rfloordiv__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(None, _reflected_floor_divide, (other,), arithmetic=True), other
+        return self._pointwise(
+            None, _reflected_floor_divide, (other,), arithmetic=True, drop_empty=True
         )
 
     def __ifloordiv__(self, other: Operand) -> Self:
@@ -142,18 +138,19 @@ class OperatorOps(MathOps):
     def __mod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(None, torch.remainder, (other,), arithmetic=True),
-            other,
-            without_tensors=True,
+        return self._pointwise(
+            None, torch.remainder, (other,), arithmetic=True, drop_empty=True, without_tensors=True
         )
 
     def __rmod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(None, _reflected_remainder, (other,), arithmetic=True),
-            other,
+        return self._pointwise(
+            None,
+            _reflected_remainder,
+            (other,),
+            arithmetic=True,
+            drop_empty=True,
             without_tensors=True,
         )
 
@@ -175,8 +172,8 @@ class OperatorOps(MathOps):
     def __rpow__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return without_empty(
-            self._pointwise(_foreach_rpow, _reflected_pow, (other,), arithmetic=True), other
+        return self._pointwise(
+            _foreach_rpow, _reflected_pow, (other,), arithmetic=True, drop_empty=True
         )
 
     def __ipow__(self, other: Operand) -> Self:

@@ -88,6 +88,7 @@ def save_archive(
     sources: dict[str, Any] = dict(plan.files)
     leaves = [leaf for leaf in plan.leaves if leaf.tensor.numel()]  # empty leaves: no file
     sources.update((leaf.path, leaf.tensor) for leaf in leaves)
+    kept = {leaf.path for leaf in leaves if leaf.keep}  # written with their data by like
     writer = ArchiveWriter(target, method)
     try:
         for name in entry_order(sources):
@@ -96,7 +97,8 @@ def save_archive(
                 writer.add(name, [source], len(source), payload=False)
             else:
                 size = source.numel() * source.element_size()
-                chunks = _zeros(size) if like else tensor_chunks(source.cpu())
+                blank = like and name not in kept
+                chunks = _zeros(size) if blank else tensor_chunks(source.cpu())
                 writer.add(name, chunks, size, payload=True)
         writer.commit(durable)
     except BaseException:

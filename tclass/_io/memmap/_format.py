@@ -5,8 +5,11 @@ per node holding a ``meta.json``, raw ``<key>.memmap`` leaves, nested collection
 sub-folders. tclass adds, in ways the peer ignores, a ``_tclass`` entry in a node's
 ``meta.json`` (``TCLASS_FIELD``) and, next to the ``meta.json`` of a record's fields
 (``_tensordict/``), the class's JSON Schema document in ``schema.json`` (``SCHEMA``),
-which no load reads. Everything here is pure string and table work, shared by the
-writer, the reader and ``python -m tclass info``.
+which no load reads; and in the entry of a nested-tensor leaf (the peer's two files,
+``<key>.memmap`` and ``<key>.shape.memmap``) its layout, versioned:
+``"_tclass": {"nested_format": 1, "layout": ...}`` (see ``_nested_leaf``). Everything
+here is pure string and table work, shared by the writer, the reader and
+``python -m tclass info``.
 """
 
 from __future__ import annotations

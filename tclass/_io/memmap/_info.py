@@ -145,6 +145,7 @@ class _Describer:
         self.readable: dict[
             int, bool
         ] = {}  # id(leaf node) -> whether its dtype is one tclass reads
+        self.nested: set[int] = set()  # id(leaf node) of nested leaves
 
     def entry(self, folder: Folder, key: str | None, index: int | None) -> None:
         frame = self.frames[-1]
@@ -177,7 +178,13 @@ class _Describer:
         )
         self.readable[id(node)] = dtype is not None
         self.info.leaves += 1
-        if dtype is not None and sizes is not None:
+        if entry.get("is_nested") is True:  # shape: its components; bytes: its data file's
+            marker = entry.get("_tclass")
+            layout = marker.get("layout") if isinstance(marker, dict) else "strided"
+            node.dtype = f"{node.dtype} nested {str(layout):.20}"
+            node.shape = sizes[:1] if sizes else None
+            self.nested.add(id(node))
+        elif dtype is not None and sizes is not None:
             node.nbytes = math.prod(sizes) * dtype.itemsize
             self.info.nbytes += node.nbytes
 
@@ -186,6 +193,9 @@ class _Describer:
         assert node is not None
         node.path = _join(self._rel(folder), name)  # the peer's legacy raw name, maybe
         node.file_bytes, node.disk_bytes = facts.size, facts.disk_bytes
+        if id(node) in self.nested:  # its elements: what the file holds (a load checks it)
+            node.nbytes = facts.size
+            self.info.nbytes += node.nbytes
         if facts.identity not in self.info._inodes:
             self.info._inodes.add(facts.identity)
             self.info.disk_bytes += node.disk_bytes

@@ -45,6 +45,12 @@ from tclass._io.memmap._format import (
     file_name,
     type_string,
 )
+from tclass._io.memmap._nested_leaf import (
+    SIZES_SUFFIX,
+    build_nested,
+    nested_entry,
+    nested_parts,
+)
 from tclass._io.memmap._values import dumps_pickle, require_json
 from tclass.errors import FileConflictError, NotSerializableError, UnsupportedError
 
@@ -59,6 +65,7 @@ class Leaf(NamedTuple):
     path: str
     tensor: torch.Tensor
     reuse: bool  # the tensor already maps exactly this file: link it, copy nothing
+    keep: bool = False  # written with its data by memmap_like too (a nested leaf's sizes)
 
 
 @dataclass
@@ -150,7 +157,11 @@ class _Planner(NodeVisitor[Rebuild]):
                     "and keep the unbatched tensor apart"
                 )
                 raise UnsupportedError(msg)
-            if isinstance(value, torch.Tensor):
+            if isinstance(value, torch.Tensor) and value.is_nested:
+                entry, rebuild_leaf = _plan_nested(value, name, plan, td, escaped, options.like)
+                listed.append(f"{_json_str(stored)}: {entry}")
+                parts.append((key, rebuild_leaf))
+            elif isinstance(value, torch.Tensor):
                 listed.append(f"{_json_str(stored)}: {_leaf_entry(value, name)}")
                 parts.append((key, _plan_leaf(value, name + ".memmap", plan, options)))
             else:
@@ -294,6 +305,34 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
         raise FileConflictError(msg)
     plan.leaves.append(Leaf(rel, tensor, reuse))
     return len(plan.leaves) - 1
+
+
+def _plan_nested(
+    tensor: torch.Tensor, name: str, plan: Plan, td: TensorDict, escaped: bool, like: bool
+) -> tuple[str, Rebuild]:
+    """A nested leaf's ``meta.json`` entry and its two files (see ``_nested_leaf``),
+    always written anew; and how to rebuild it over them."""
+    sizes_file = name + SIZES_SUFFIX
+    own = sizes_file.rpartition("/")[2]
+    for other in td._key_names():  # the peer lets key "x.shape" overwrite x's sizes
+        other_name = file_name(escape_key(other) if escaped else other)
+        if own in (other_name, other_name + ".memmap"):
+            msg = (
+                f"cannot save {name!r}: the sizes of this nested tensor go to {own!r}, the "
+                f"file of the entry {other!r} too; rename one of the two keys"
+            )
+            raise FileConflictError(msg)
+    parts = nested_parts(tensor, name, data=not like)
+    device = '"cpu"' if tensor.is_cpu else _json_str(str(tensor.device))
+    plan.leaves.append(Leaf(name + ".memmap", parts.values, False))
+    index = len(plan.leaves) - 1
+    plan.leaves.append(Leaf(sizes_file, parts.sizes, False, keep=True))
+    sizes, layout = parts.sizes, parts.layout
+
+    def rebuild(written: list[torch.Tensor]) -> torch.Tensor:
+        return build_nested(written[index], sizes, layout)
+
+    return nested_entry(tensor, parts, device), rebuild
 
 
 def _maps_whole_file(tensor: torch.Tensor) -> bool:

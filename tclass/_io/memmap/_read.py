@@ -82,6 +82,7 @@ from tclass._io.memmap._meta_file import (
     read_header,
     saved_marker,
 )
+from tclass._io.memmap._nested_leaf import SIZES_SUFFIX, entry_dtype, load_nested
 from tclass._io.memmap._saved_folder import SavedFolder, relink
 from tclass._io.memmap._values import check_pickle_allowed, json_types_value
 from tclass.errors import (
@@ -554,6 +555,8 @@ def _load_leaf(
         or shape[: len(prefix)] != prefix
         or entry.get("is_nested", False)
     ):
+        if entry.get("is_nested", False) is True:
+            return _load_nested(folder, stored, key, entry, prefix, options)
         _raise_bad_leaf(folder, key, entry, prefix)
     device = entry.get("device")  # recorded, not used; it must still be a device
     if device.__class__ is not str or device not in KNOWN_DEVICES:
@@ -568,6 +571,35 @@ def _load_leaf(
         except TclassError:
             pass
     return _map_leaf(folder, stored, key, dtype, shape, options)
+
+
+def _load_nested(
+    folder: Folder,
+    stored: str,
+    key: str,
+    entry: dict[str, Any],
+    batch: list[int],
+    options: _Options,
+) -> torch.Tensor:
+    """The nested leaf ``key`` (see ``_nested_leaf.load_nested``): its size table read
+    (mapped read-only, copied), its elements mapped as a dense leaf's are."""
+    table_options = _Options(None, options.allow_pickle, "r", root=options.root)
+    return load_nested(
+        entry,
+        key,
+        batch,
+        folder.child_path(META),
+        lambda shape: _map_leaf(
+            folder, stored, key, torch.int64, shape, table_options, SIZES_SUFFIX
+        ),
+        lambda total: (
+            _map_leaf(folder, stored, key, entry_dtype(entry), [total], options)
+            if total
+            else _empty([0], entry_dtype(entry), options)
+        ),
+        options.root if options.mode == "r+" and isinstance(folder, ArchiveFolder) else None,
+        options.shapes_only or options.fake,
+    )
 
 
 def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: list[int]) -> NoReturn:
@@ -622,14 +654,20 @@ def _plain_name(key: str) -> bool:
 
 
 def _map_leaf(
-    folder: Folder, stored: str, key: str, dtype: torch.dtype, shape: list[int], options: _Options
+    folder: Folder,
+    stored: str,
+    key: str,
+    dtype: torch.dtype,
+    shape: list[int],
+    options: _Options,
+    suffix: str = ".memmap",
 ) -> torch.Tensor:
-    name, what = file_name(stored) + ".memmap", f"the entry {key!r}"
+    name, what = file_name(stored) + suffix, f"the entry {key!r}"
     try:
         return _leaf_file(folder, name, what, dtype, shape, options)
     except MissingFileError:
         # Folders the peer wrote with robust_key=False hold the raw key as the file name.
-        legacy = stored + ".memmap"
+        legacy = stored + suffix
         if legacy != name and _plain_name(stored) and folder.exists(legacy):
             return _leaf_file(folder, legacy, what, dtype, shape, options)
         if _path_like(key):
@@ -705,7 +743,7 @@ def _load_record(
     if cls is not None:
         # What the class does not declare was compared with it: strict=False left it out.
         extra = {key: value for key, value in extra.items() if is_field(cls, key)}
-        missing = missing_fields(cls, {*content.keys(), *extra})
+        missing = missing_fields(cls, content, extra)
         if missing and folder.exists("other.pickle"):
             pickled = _pickled_fields(folder, options, "other.pickle")
             extra.update((key, value) for key, value in pickled.items() if key in missing)

@@ -18,6 +18,7 @@ from typing import Any, cast
 import torch
 
 from tclass._base._provided import IO
+from tclass._core._jagged import leaf_shape
 from tclass._core._keys import key_path
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._records import storage_of
@@ -26,11 +27,14 @@ from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._api import is_memmap, load_memmap
 from tclass._io.memmap._format import file_name
+from tclass._io.memmap._nested_leaf import build_nested
 from tclass.errors import (
     BatchMismatchError,
     EntryExistsError,
     FileConflictError,
     NotSavedError,
+    ShapeError,
+    UnsupportedError,
 )
 
 __all__ = [
@@ -99,10 +103,27 @@ def make_memmap(node: Any, key: Any, shape: Any, dtype: torch.dtype | None) -> A
     """``collection.make_memmap(key, shape, dtype=)``: a new zero entry allocated in the
     folder (a sparse file: nothing is written)."""
     holder, name = _holder(node, key, "make_memmap")
+    if isinstance(shape, torch.Tensor) and shape.dim() == 2:  # element shapes: nested
+        nested = _zero_nested(shape, dtype or torch.get_default_dtype(), key)
+        _check_shape(holder, key, leaf_shape(nested))
+        return holder._store_entry(name, nested, blank=True)
     size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
     _check_shape(holder, key, size)
     blank = torch.zeros((), dtype=dtype or torch.get_default_dtype()).expand(size)
     return holder._store_entry(name, blank, blank=True)
+
+
+def _zero_nested(sizes: torch.Tensor, dtype: torch.dtype, key: Any) -> torch.Tensor:
+    """A nested tensor of zeros (strided layout) of element shapes ``sizes`` (one row
+    per element), as ``make_memmap(key, shape=sizes)`` allocates it."""
+    if sizes.is_floating_point() or sizes.is_complex() or not len(sizes) or (sizes < 0).any():
+        msg = (
+            f"make_memmap: shape={sizes.tolist()!r} for {key!r} is not a table of element "
+            "shapes (one row of non-negative ints per element of a nested tensor)"
+        )
+        raise ShapeError(msg)
+    sizes = sizes.to(torch.int64)
+    return build_nested(torch.zeros(int(sizes.prod(1).sum()), dtype=dtype), sizes, "strided")
 
 
 def make_memmap_from_tensor(node: Any, key: Any, tensor: torch.Tensor, copy_data: bool) -> Any:
@@ -110,7 +131,9 @@ def make_memmap_from_tensor(node: Any, key: Any, tensor: torch.Tensor, copy_data
     the folder holding ``tensor``'s data (zeros of its shape and dtype without
     ``copy_data``)."""
     holder, name = _holder(node, key, "make_memmap_from_tensor")
-    _check_shape(holder, key, tensor.shape)
+    _check_shape(holder, key, leaf_shape(tensor))
+    if tensor.is_nested:  # its files are written anew either way (zeros unless copy_data)
+        return holder._store_entry(name, tensor.detach(), blank=not copy_data)
     if not copy_data:
         blank = torch.zeros((), dtype=tensor.dtype).expand(tensor.shape)
         return holder._store_entry(name, blank, blank=True)
@@ -126,8 +149,15 @@ def make_memmap_from_storage(
 ) -> Any:
     """``collection.make_memmap_from_storage(key, storage, shape, dtype=)``: a new entry
     in the folder holding the bytes of ``storage`` read as ``dtype`` and ``shape``."""
-    holder, name = _holder(node, key, "make_memmap_from_storage")
+    if isinstance(shape, torch.Tensor) and shape.ndim == 2:  # (before _holder adds nodes)
+        msg = (
+            f"make_memmap_from_storage: {key!r} was given a nested shape (a tensor of "
+            f"element shapes, {shape.tolist()}); a storage holds one dense tensor: build the "
+            "nested tensor and pass it to make_memmap_from_tensor"
+        )
+        raise UnsupportedError(msg)
     size = torch.Size(shape.tolist() if isinstance(shape, torch.Tensor) else shape)
+    holder, name = _holder(node, key, "make_memmap_from_storage")
     _check_shape(holder, key, size)
     folder = cast(Any, holder._saved).folder  # _holder checked that it is saved
     _check_storage_file(storage, os.path.join(folder, file_name(name) + ".memmap"))

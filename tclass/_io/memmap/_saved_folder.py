@@ -53,10 +53,17 @@ from tclass._io.memmap._format import (
     file_name,
     is_marker,
 )
-from tclass._io.memmap._plan import plan_tree
+from tclass._io.memmap._nested_leaf import SIZES_SUFFIX, build_nested
+from tclass._io.memmap._plan import Leaf, plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
 from tclass._io.memmap._write import replace_file, save_tree, temp_path
-from tclass.errors import FolderWriteError, MetadataError, NotSerializableError, UnsupportedError
+from tclass.errors import (
+    FileConflictError,
+    FolderWriteError,
+    MetadataError,
+    NotSerializableError,
+    UnsupportedError,
+)
 
 __all__ = ["SavedFolder", "linker", "relink"]
 
@@ -131,6 +138,8 @@ class SavedFolder:
                     self._rewrite_values(key, current, value)
                 return value
             return self._add_entry(td, key, value, current, blank)
+        except FileConflictError:  # refused before anything was written: as it says
+            raise
         except OSError as error:
             msg = (
                 f"cannot write {key!r} into {self.folder!r}, where this collection is saved "
@@ -179,6 +188,8 @@ class SavedFolder:
                 replace_file(self.folder, META, _dump(meta))
                 if moved is not None:
                     _remove_path(moved)  # the old name of the files, linked until now
+                    if _is_nested(td._entries().get(old)):
+                        _remove_file(moved.removesuffix(".memmap") + SIZES_SUFFIX)
         except OSError as error:
             msg = (
                 f"cannot rename {old!r} to {new!r} in {self.folder!r}, where this collection "
@@ -190,6 +201,8 @@ class SavedFolder:
     def _remove_files(self, stored: str, value: Any) -> None:
         if isinstance(value, torch.Tensor):
             _remove_file(os.path.join(self.folder, file_name(stored) + ".memmap"))
+            if value.is_nested:
+                _remove_file(os.path.join(self.folder, file_name(stored) + SIZES_SUFFIX))
         else:
             shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
 
@@ -204,6 +217,12 @@ class SavedFolder:
             if not os.path.exists(source):
                 return None  # an empty leaf has no file
             target = os.path.join(self.folder, file_name(after) + ".memmap")
+            if value.is_nested:  # its sizes file too (the old name removed with the data's)
+                sizes = os.path.join(self.folder, file_name(before) + SIZES_SUFFIX)
+                if os.path.exists(sizes):
+                    new_sizes = os.path.join(self.folder, file_name(after) + SIZES_SUFFIX)
+                    _remove_file(new_sizes)
+                    os.link(sizes, new_sizes)
             _remove_file(target)
             os.link(source, target)
             _repoint(value, source, target)
@@ -271,11 +290,13 @@ class SavedFolder:
         escapes = isinstance(listing.get(TCLASS_FIELD), dict) and is_marker(
             TCLASS_FIELD, listing[TCLASS_FIELD]
         )
-        _check_key_naming(
-            _read_meta(self.folder), key, stored, escapes, self.folder
-        )  # before any file
-        if isinstance(value, torch.Tensor):
-            stored_value: Value = self._write_leaf(plan.leaves[0].path, value, blank)
+        meta = _read_meta(self.folder)
+        _check_key_naming(meta, key, stored, escapes, self.folder)  # before any file
+        _check_sizes_files(meta, key, stored, entry, self.folder)
+        if isinstance(value, torch.Tensor) and value.is_nested:
+            stored_value: Value = self._write_nested(plan.leaves, entry, blank)
+        elif isinstance(value, torch.Tensor):
+            stored_value = self._write_leaf(plan.leaves[0].path, value, blank)
         else:
             target = os.path.join(self.folder, plan.dirs[1])
             stored_value = save_tree(
@@ -294,6 +315,8 @@ class SavedFolder:
         if current is not _MISSING:  # what the replaced entry left behind
             if isinstance(value, torch.Tensor):
                 shutil.rmtree(os.path.join(self.folder, self._dir_name(stored)), ignore_errors=True)
+                if not value.is_nested:  # a nested leaf's sizes file, left by one replaced
+                    _remove_file(os.path.join(self.folder, file_name(stored) + SIZES_SUFFIX))
             else:
                 _remove_file(os.path.join(self.folder, file_name(stored) + ".memmap"))
         return stored_value
@@ -315,6 +338,13 @@ class SavedFolder:
         mapped._filename = final  # same inode: the mapping stays valid
         return mapped
 
+    def _write_nested(self, leaves: list[Leaf], entry: dict[str, Any], blank: bool) -> Value:
+        """A nested leaf's two files (its elements, then its sizes: written whole by
+        ``blank`` too), and the nested tensor over them."""
+        values = self._write_leaf(leaves[0].path, leaves[0].tensor, blank)
+        self._write_leaf(leaves[1].path, leaves[1].tensor, False)
+        return build_nested(values, leaves[1].tensor, entry["_tclass"]["layout"])
+
     def _dir_name(self, stored: str) -> str:
         """The folder of the entry ``stored``: its encoded name, or the raw name older
         writers used (as the reader accepts it)."""
@@ -332,6 +362,10 @@ class SavedFolder:
                 "would not replace. Save the record again first (record.memmap_(path))"
             )
             raise UnsupportedError(msg)
+
+
+def _is_nested(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_nested
 
 
 def _escaped(meta: dict[str, Any]) -> bool:
@@ -376,6 +410,27 @@ def _check_key_naming(
             "Save the collection again (memmap_) to add it"
         )
         raise UnsupportedError(msg)
+
+
+def _check_sizes_files(
+    meta: dict[str, Any], key: str, stored: str, entry: dict[str, Any], folder: str
+) -> None:
+    """Refuse a new entry whose file or folder would be a nested leaf's sizes file, or a
+    nested leaf whose sizes file would be another entry's (as a save refuses them)."""
+    mine = file_name(stored)
+    sizes = mine + SIZES_SUFFIX if entry.get("is_nested") is True else None
+    for name, item in meta.items():
+        if not isinstance(item, dict) or is_marker(name, item) or name == stored:
+            continue
+        other = file_name(name)
+        theirs = other + SIZES_SUFFIX if item.get("is_nested") is True else None
+        if theirs in (mine, mine + ".memmap") or sizes in (other, other + ".memmap"):
+            msg = (
+                f"cannot add {key!r} to {folder!r}: the sizes file of a nested tensor "
+                f"({theirs or sizes!r}) would be the file of another entry; rename one of "
+                f"{key!r} and {name!r}"
+            )
+            raise FileConflictError(msg)
 
 
 def _same_values(a: _NonTensorNode, b: _NonTensorNode) -> bool:

@@ -195,7 +195,7 @@ def _to_shared_memory(node: Any, like: bool) -> Any:
         tensor = leaf.tensor
         if isinstance(tensor, MemoryMappedTensor) and not like:
             written.append(tensor)
-        elif like:
+        elif like and not leaf.keep:
             written.append(MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype))
         else:
             written.append(MemoryMappedTensor.from_tensor(tensor))
@@ -423,7 +423,7 @@ def _write_leaf(leaf: Leaf, path: str, final: str, like: bool) -> torch.Tensor:
         return tensor
     if tensor.numel() == 0:  # the format writes no file for an empty leaf
         return MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype)
-    return save_new_file(tensor, path, final, like)
+    return save_new_file(tensor, path, final, like and not leaf.keep)
 
 
 def write_file(path: str, data: bytes) -> None:

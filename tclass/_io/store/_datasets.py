@@ -18,6 +18,7 @@ from tclass._io.memmap._meta_file import fits_int64, is_sizes, json_depth_over
 from tclass._io.store._protocol import STACK_MARK, StoreArray, Values
 from tclass.errors import (
     FileConflictError,
+    GradError,
     MetadataError,
     MissingFileError,
     TclassError,
@@ -31,6 +32,7 @@ __all__ = [
     "check_stack",
     "common_prefix",
     "fill",
+    "grad_refused",
     "open_refused",
     "read_rows",
     "to_numpy",
@@ -129,18 +131,33 @@ def to_tensor(data: Any) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
-def to_numpy(tensor: torch.Tensor, label: str = "HDF5") -> np.ndarray[Any, Any]:
-    """A tensor's data as numpy, to write into a store (``label`` names it in errors).
+def to_numpy(
+    tensor: torch.Tensor, label: str = "HDF5", where: str | None = None
+) -> np.ndarray[Any, Any]:
+    """A tensor's data as numpy, to write into a store (``label`` names it in errors,
+    ``where`` the file and entry).
 
     Raises:
         UnsupportedError: a dtype the stores have no type for (bfloat16, float8...).
+        GradError: (a ``RuntimeError``, as the peer raises) the tensor requires grad.
     """
     if tensor.dtype not in _STORABLE:
         name = str(tensor.dtype).removeprefix("torch.")
         raise UnsupportedError(f"{label} has no {name}; convert the tensor (.float()) first")
     if tensor.requires_grad:
-        tensor = tensor.detach()
+        raise grad_refused(where or f"a {label} file", tuple(tensor.shape))
     return tensor.cpu().resolve_conj().resolve_neg().numpy()
+
+
+def grad_refused(where: str, shape: tuple[int, ...]) -> GradError:
+    """The error for a tensor requiring grad written into a store: the store keeps its
+    values, not the autograd graph, so gradients would silently stop there."""
+    return GradError(
+        f"Cannot set a tensor that has requires_grad=True (shape {list(shape)}) into {where}: "
+        "the file keeps its values, not the autograd graph, so no gradient would flow back "
+        "through what is read from it. Write value.detach() (or compute it under "
+        "torch.no_grad())"
+    )
 
 
 def as_values(node: NonTensorData | NonTensorStack) -> Values:
@@ -235,11 +252,20 @@ def read_rows(node: StoreArray, index: Any, batch_dims: int) -> torch.Tensor:
     return data[_within(selection, local, rest)] if rest or local is not None else data
 
 
-def write_rows(node: StoreArray, index: Any, value: Any, batch_dims: int, label: str) -> None:
+def write_rows(
+    node: StoreArray, index: Any, value: Any, batch_dims: int, label: str, where: str | None = None
+) -> None:
     """``node[index] = value``, through the store where it can select the rows (the span
     of rows a list of rows or a tuple index covers is read, written in memory and written
-    back), else by reading the array, writing in memory and writing it back."""
+    back), else by reading the array, writing in memory and writing it back (``where``:
+    the file and entry, for messages).
+
+    Raises:
+        GradError: ``value`` requires grad (see :func:`to_numpy`); nothing is written.
+    """
     source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+    if source.requires_grad:
+        raise grad_refused(where or f"a {label} file", tuple(source.shape))
     shape = node.shape or ()
     if index is Ellipsis:
         node.write(..., to_numpy(source.expand(shape) if source.shape != shape else source, label))

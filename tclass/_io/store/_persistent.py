@@ -299,6 +299,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         replaced if it exists) and return it opened for reading and writing. Without
         ``batch_size``: a collection's own (and its dim names, kept in memory), else the
         largest one the dict's entries share. ``allow_pickle``: see the constructor.
+        Tensors that require grad are written detached (their values).
         A zarr store gets consolidated metadata, as the peer writes (kept true by later
         changes); an append-only one (a ``ZipStore``, which holds each key once) is
         written whole, each key once, and returned opened for reading only."""
@@ -309,6 +310,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             source: TensorCollection = input_dict
         else:
             source = TensorDict.from_dict(input_dict, auto_batch_size=True, batch_dims=batch_dims)
+        if isinstance(source, TensorDictBase) and not source._is_store and source.requires_grad:
+            source = source.detach()  # a save writes the values (the peer refuses it)
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
         once = backend == "zarr" and _zarr.append_only(filename)
         staged = _zarr.staging_store() if once else filename

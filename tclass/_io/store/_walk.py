@@ -196,7 +196,7 @@ class Entries(Mapping[str, Value]):
         return default if isinstance(value, NonTensorData) and value.data is None else value
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self.owner.set(key, value)
+        self.owner._store_entry(key, value)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.owner._key_names())

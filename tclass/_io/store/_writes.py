@@ -7,7 +7,9 @@ renames; writes into what the store already holds (``set_`` and ``update_``, ``p
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
@@ -24,12 +26,20 @@ from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import source_batch_error
 from tclass._io._schema import record_schema
-from tclass._io.store._datasets import as_values, fill, to_numpy, to_tensor, write_rows
+from tclass._io.store._datasets import (
+    as_values,
+    fill,
+    grad_refused,
+    to_numpy,
+    to_tensor,
+    write_rows,
+)
 from tclass._io.store._protocol import Node, StoreGroup, is_group
 from tclass._io.store._records import source_items
 from tclass._io.store._surface import in_memory
 from tclass.errors import (
     BatchMismatchError,
+    EntryReplacedWarning,
     EntryTypeError,
     FilePermissionError,
     InPlaceWriteError,
@@ -81,13 +91,30 @@ class StoreWrites(TensorDictBase):
         """Write ``value`` under ``key``: a tensor becomes an array (replacing one of that
         name), a collection or dict a group, a Python value an array in the store's
         format for values. With ``inplace`` and an existing array, the data is written
-        into it."""
+        into it.
+
+        Warns:
+            EntryReplacedWarning: (a ``UserWarning``, as the peer warns) an existing entry
+                was replaced (``inplace=False``): slower than writing into it, and an
+                HDF5 file keeps the old array's space.
+
+        Raises:
+            GradError: (a ``RuntimeError``, as the peer raises) a tensor requires grad:
+                the file would keep its values and silently drop the graph.
+        """
+        return self._put(key, value, inplace, warn=True)
+
+    def _put(self, key: Any, value: Any, inplace: bool, warn: bool = False) -> Self:
+        """:meth:`set`, warning of a replaced entry only with ``warn`` (the user's ``set``;
+        ``ptd[key] = value``, ``update``, a record's field and tclass's own writes, which
+        go through ``update``, replace entries without one)."""
         path = _keys.key_path(key)
         if len(path) > 1:
-            self._parent_for(path).set(path[-1], value, inplace=inplace)
+            self._parent_for(path)._put(path[-1], value, inplace, warn)
             return self
         key = path[0]
         group = self._writable()
+        refuse_grad(value, self._where(key))  # before anything is written
         if inplace and key in group:
             return self.set_(key, value)
         if self._locked:
@@ -101,36 +128,52 @@ class StoreWrites(TensorDictBase):
         elif not isinstance(value, (torch.Tensor, TensorCollection)):
             value = stored_value(value, self._batch_size, None)  # a string: a Python value
         if isinstance(value, (NonTensorData, NonTensorStack)):
-            self._write_values(group, key, value)
+            self._write_values(group, key, value, warn)
         elif isinstance(value, TensorCollection):
-            self._set_collection(group, key, value, record)
+            self._set_collection(group, key, value, record, warn)
         else:
             tensor = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
             self._check_rows(key, tensor.shape)
-            array = to_numpy(tensor, self._label)
-            self._replace(group, key, lambda: group.create_array(key, array, self._dataset_kwargs))
+            array = to_numpy(tensor, self._label, self._where(key))
+            create = partial(group.create_array, key, array, self._dataset_kwargs)
+            self._replace(group, key, create, warn)
         return self
 
-    def _replace(self, group: StoreGroup, key: str, create: Callable[[], _T]) -> _T:
-        """What ``create`` makes under ``key``, in place of the entry there."""
+    def _replace(
+        self, group: StoreGroup, key: str, create: Callable[[], _T], warn: bool = False
+    ) -> _T:
+        """What ``create`` makes under ``key``, in place of the entry there (with
+        ``warn``, an ``EntryReplacedWarning`` if there is one)."""
         if key in group:
+            if warn:
+                _warn_replaced(self._where(key))
             group.delete(key)
             self._nested.pop(key, None)
             self._records.pop(key, None)
         return create()
 
     def _write_values(
-        self, group: StoreGroup, key: str, value: NonTensorData | NonTensorStack
+        self,
+        group: StoreGroup,
+        key: str,
+        value: NonTensorData | NonTensorStack,
+        warn: bool = False,
     ) -> None:
         """A Python-value node written as the store's format writes values, replacing
         the entry ``key`` once the values are known to fit the format."""
         values, where = as_values(value), self._where(key)
         allow_pickle = group.file.access.allow_pickle
         group.check_values(values, allow_pickle, where)
-        self._replace(group, key, lambda: group.create_values(key, values, allow_pickle, where))
+        create = partial(group.create_values, key, values, allow_pickle, where)
+        self._replace(group, key, create, warn)
 
     def _set_collection(
-        self, group: StoreGroup, key: str, value: TensorCollection, record: Any = None
+        self,
+        group: StoreGroup,
+        key: str,
+        value: TensorCollection,
+        record: Any = None,
+        warn: bool = False,
     ) -> None:
         """A group holding ``value`` (the storage of ``record``, whose class's schema is
         written with it and which reads back as a record of that class)."""
@@ -138,7 +181,8 @@ class StoreWrites(TensorDictBase):
             # a shorter batch size (built without one) becomes this one when the entries
             # fit, as a TensorDict stores it; else BatchMismatchError
             value = fit_to_batch(cast(Any, value), self._batch_size, key)
-        child = self._child_of(key, self._replace(group, key, lambda: group.create_group(key)))
+        made = self._replace(group, key, partial(group.create_group, key), warn)
+        child = self._child_of(key, made)
         child._batch_size = value.batch_size
         child._write_meta(None if record is None else record_schema(record))
         if record is not None:
@@ -171,9 +215,10 @@ class StoreWrites(TensorDictBase):
         the peer's); ``ptd[idx] = rows`` writes the rows of every dataset (``rows`` a
         collection, a dict, or a number for every tensor)."""
         if isinstance(index, str) or (isinstance(index, tuple) and _keys.is_key_tuple(index)):
-            self.set(index, value, inplace=self._locked)
+            self._put(index, value, self._locked)
             return
-        if isinstance(value, TensorCollection):  # checked before any dataset is written
+        refuse_grad(value, self._where())  # checked before any dataset is written
+        if isinstance(value, TensorCollection):
             error = source_batch_error(self, index, storage_of(value))
             if error is not None:
                 raise error
@@ -192,6 +237,7 @@ class StoreWrites(TensorDictBase):
         merged into that group key by key, as a TensorDict's ``update`` merges."""
         paths = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         group = self._writable()
+        refuse_grad(source, self._where())  # before any entry is written
         for key, value in source_items(source):
             path = _keys.key_path(key)
             below = None if paths is None else _paths_below(path, paths)
@@ -199,7 +245,7 @@ class StoreWrites(TensorDictBase):
                 continue  # neither this key nor anything under it was asked for
             inner = None if below is None or () in below else below
             if len(path) > 1:
-                self.set(path, value, inplace=inplace)
+                self._put(path, value, inplace)
                 continue
             node = group[path[0]] if path[0] in group else None
             merge = isinstance(value, Mapping) or (
@@ -211,7 +257,7 @@ class StoreWrites(TensorDictBase):
                 child = self._child_of(path[0], node)
                 child._update_entries(value, clone, inplace, inner, is_leaf)
             else:
-                self.set(key, value, inplace=inplace)
+                self._put(key, value, inplace)
         return self
 
     def del_(self, key: Any) -> Self:
@@ -230,7 +276,7 @@ class StoreWrites(TensorDictBase):
 
     def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
         """Writes a record's field (its value checked by the record)."""
-        self.set(key, value)
+        self._put(key, value, False)
         return value
 
     def _remove_entry(self, key: str) -> None:
@@ -272,7 +318,7 @@ class StoreWrites(TensorDictBase):
             raise self._missing_key(old_key)
         if isinstance(value, TensorCollection):
             value = in_memory(value)
-        self.set(new, value)
+        self._put(new, value, False)
         return self.del_(old)
 
     def _rename_here(self, old_key: str, new_key: str, safe: bool) -> Self:
@@ -345,7 +391,7 @@ class StoreWrites(TensorDictBase):
         elif isinstance(value, (NonTensorData, NonTensorStack)):
             node._write_values(group, name, value)
         else:
-            write_rows(target, Ellipsis, value, 0, self._label)
+            write_rows(target, Ellipsis, value, 0, self._label, node._where(name))
         return self
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
@@ -358,7 +404,7 @@ class StoreWrites(TensorDictBase):
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
         elif target.dtype is not None:
-            write_rows(target, index, value, len(node._batch_size), self._label)
+            write_rows(target, index, value, len(node._batch_size), self._label, node._where(name))
         else:  # a Python value: through the group's rows, as ptd[index] = {...}
             node[index] = {name: value}
         return self
@@ -400,7 +446,8 @@ class StoreWrites(TensorDictBase):
             if is_group(node):
                 self._child_of(key, node)._write_rows(index, part, values)
             elif node.dtype is not None:
-                write_rows(node, index, part, len(self._batch_size), self._label)
+                where = self._where(key)
+                write_rows(node, index, part, len(self._batch_size), self._label, where)
             elif keyed and values:
                 self._write_value_rows(group, key, index, part)
 
@@ -423,7 +470,8 @@ class StoreWrites(TensorDictBase):
             elif node.dtype is not None:
                 tensor = to_tensor(node.read())
                 result = fn(tensor, *paired)
-                node.write(..., to_numpy(tensor if result is None else result, self._label))
+                written = tensor if result is None else result
+                node.write(..., to_numpy(written, self._label, self._where(key)))
         return self
 
     def _write_back(self, local: TensorDictBase) -> None:
@@ -444,6 +492,35 @@ class StoreWrites(TensorDictBase):
             elif node.dtype is not None and 0 not in (node.shape or ()):
                 fill(node, node.dtype, value)
         return self
+
+
+def refuse_grad(value: Any, where: str) -> None:
+    """Raises ``GradError`` if ``value`` (a tensor, a collection in memory, a record, a
+    mapping of them) holds a tensor that requires grad, naming its key under ``where``.
+    A collection over a store is not read: what a file holds never requires grad."""
+    value = storage_of(value)
+    if isinstance(value, torch.Tensor):
+        if value.requires_grad:
+            raise grad_refused(where, tuple(value.shape))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            refuse_grad(item, f"{where} (key {key!r})")
+    elif isinstance(value, TensorDictBase) and not value._is_store and value.requires_grad:
+        for key, leaf in value.items(include_nested=True, leaves_only=True):
+            if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
+                raise grad_refused(f"{where} (key {key!r})", tuple(leaf.shape))
+
+
+def _warn_replaced(where: str) -> None:
+    warnings.warn(
+        # the peer's opening words, which warning filters written for it match
+        "Replacing an array with another one is inefficient: set(key, value) deleted "
+        f"{where} and wrote a new one, which is slower than writing into it, and an HDF5 "
+        "file keeps the old array's space. Write in place with set(key, value, "
+        "inplace=True) or set_() (same shape), or use a new key",
+        EntryReplacedWarning,
+        stacklevel=5,
+    )
 
 
 def _paths_below(path: tuple[str, ...], wanted: list[tuple[str, ...]]) -> list[tuple[str, ...]]:

@@ -41,6 +41,13 @@ def _peer_private_imports(module: Any) -> set[str]:
     return names
 
 
+def _names_private_module(value: object) -> bool:
+    """Whether a string constant names one of the peer's private modules."""
+    if not isinstance(value, str) or not value.startswith("tensordict."):
+        return False
+    return any(part.startswith("_") for part in value.split(".")[1:])
+
+
 def private_names(item: pytest.Item) -> list[str]:
     """The peer's private names the test function's own code uses (a heuristic: attributes
     ``x._name`` on anything but the test class and other libraries, and the private names
@@ -69,6 +76,8 @@ def private_names(item: pytest.Item) -> list[str]:
             found.add(node.attr)
         elif isinstance(node, ast.Name) and node.id in imported:
             found.add(node.id)
+        elif isinstance(node, ast.Constant) and _names_private_module(node.value):
+            found.add(node.value)  # importlib.import_module("tensordict._td")
     _PRIVATE_CACHE[key] = sorted(found)
     return _PRIVATE_CACHE[key]
 

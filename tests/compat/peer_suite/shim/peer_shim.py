@@ -49,11 +49,14 @@ class PeerMissingName(AttributeError):
     """A test used a public name of the peer that tclass does not provide."""
 
 
+def _is_private(qualname: str) -> bool:
+    """Whether a dotted name of the peer has a ``_private`` part (``tensordict._td``)."""
+    return any(part.startswith("_") and not part.startswith("__") for part in qualname.split("."))
+
+
 def _placeholder(qualname: str) -> Any:
     """A stand-in class for a name tclass lacks: importing it works, using it raises."""
-    private = any(
-        part.startswith("_") and not part.startswith("__") for part in qualname.split(".")
-    )
+    private = _is_private(qualname)
     error = PeerPrivateName if private else PeerMissingName
     what = "private name" if private else "public name tclass does not provide"
 
@@ -187,6 +190,9 @@ class _Proxy(types.ModuleType):
         self.__dict__["_shim_adapters"] = adapters
 
     def __getattr__(self, name: str) -> Any:
+        if name == "__all__" and _is_private(self.__name__):
+            # the names a private module of the peer exports: that module is not tclass's
+            raise PeerPrivateName(f"peer private name: {self.__name__}.__all__")
         if name.startswith("__"):
             raise AttributeError(name)
         adapters = self.__dict__["_shim_adapters"]

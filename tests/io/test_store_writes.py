@@ -1,0 +1,146 @@
+"""Writes into a ``PersistentTensorDict`` (``tclass/_io/store/_writes.py``) on each backend
+whose library is installed (``h5``: h5py, ``zarr``: zarr>=3.1.1): what a file refuses to
+keep (a tensor that requires grad) and when replacing an entry warns, as the peer warns.
+Every check reads the file back."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from tclass import PersistentTensorDict, TensorDict
+from tclass.errors import EntryReplacedWarning, GradError, NotSerializableError, TclassError
+
+LIBRARIES = {"h5": "h5py", "zarr": "zarr"}
+
+
+@pytest.fixture(params=sorted(LIBRARIES))
+def backend(request: pytest.FixtureRequest) -> str:
+    pytest.importorskip(LIBRARIES[request.param])
+    return str(request.param)
+
+
+def data() -> TensorDict:
+    return TensorDict({"a": torch.zeros(3, 4), "n": {"b": torch.zeros(3, 4, 2)}}, [3, 4])
+
+
+@pytest.fixture
+def ptd(tmp_path: Path, backend: str) -> Iterator[PersistentTensorDict]:
+    written = PersistentTensorDict.from_dict(data(), tmp_path / f"f.{backend}", backend=backend)
+    yield written
+    written.close()
+
+
+def grad(*shape: int) -> torch.Tensor:
+    return torch.ones(*shape, requires_grad=True)
+
+
+# --- tensors that require grad --------------------------------------------------------------
+
+WRITES: dict[str, Callable[[PersistentTensorDict], Any]] = {
+    "set": lambda p: p.set("a", grad(3, 4)),
+    "set a new key": lambda p: p.set("new", grad(3, 4)),
+    "set a nested key": lambda p: p.set(("n", "b"), grad(3, 4, 2)),
+    "setitem": lambda p: p.__setitem__("a", grad(3, 4)),
+    "set_": lambda p: p.set_("a", grad(3, 4)),
+    "set_at_": lambda p: p.set_at_("a", grad(4), 0),
+    "update": lambda p: p.update({"a": torch.ones(3, 4), "n": {"b": grad(3, 4, 2)}}),
+    "update_": lambda p: p.update_({"a": grad(3, 4)}),
+    "rows": lambda p: p.__setitem__(0, TensorDict({"a": torch.ones(4), "n": {"b": grad(4, 2)}})),
+    "a view's rows": lambda p: p[1:].set("a", grad(2, 4)),
+    "in-place math": lambda p: p.add_(TensorDict({"a": grad(3, 4), "n": {"b": grad(3, 4, 2)}})),
+}
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+def test_a_tensor_that_requires_grad_is_refused_and_nothing_is_written(
+    ptd: PersistentTensorDict, write: str
+) -> None:
+    with pytest.raises(
+        GradError, match="Cannot set a tensor that has requires_grad=True"
+    ) as caught:
+        WRITES[write](ptd)
+    assert isinstance(caught.value, RuntimeError) and isinstance(caught.value, TclassError)
+    assert ptd.filename in str(caught.value) and "detach()" in str(caught.value)
+    assert set(ptd.keys(True, True)) == {"a", ("n", "b")}  # nothing was added
+    assert not ptd["a"].any() and not ptd["n", "b"].any()  # nor written
+
+
+def test_the_error_names_the_entry(ptd: PersistentTensorDict) -> None:
+    with pytest.raises(GradError, match=r"\(shape \[3, 4, 2\]\) into '.*' at '/n/b'"):
+        ptd.set(("n", "b"), grad(3, 4, 2))
+    with pytest.raises(GradError, match=r"key 'b'"):
+        ptd.update({"n": {"b": grad(3, 4, 2)}})
+
+
+def test_detached_values_and_no_grad_results_are_written(ptd: PersistentTensorDict) -> None:
+    weights = grad(3, 4)
+    ptd.set_("a", weights.detach() * 2)
+    with torch.no_grad():
+        ptd.set_("n", TensorDict({"b": weights.unsqueeze(-1).expand(3, 4, 2) * 3}, [3, 4]))
+    assert (ptd["a"] == 2).all() and (ptd["n", "b"] == 3).all()
+
+
+def test_saving_a_collection_that_requires_grad_writes_its_values(
+    tmp_path: Path, backend: str
+) -> None:
+    """from_dict / to_h5 / to_zarr make a new file from the values (the peer refuses)."""
+    source = data().apply(lambda t: t + 1).requires_grad_()
+    saved = PersistentTensorDict.from_dict(source, tmp_path / f"s.{backend}", backend=backend)
+    assert (saved["a"] == 1).all() and not saved["a"].requires_grad
+    assert source.requires_grad  # the source is left as it was
+    saved.close()
+
+
+# --- replacing an entry ----------------------------------------------------------------------
+
+
+def test_set_replacing_an_entry_warns_as_the_peer(ptd: PersistentTensorDict) -> None:
+    peer_words = "^Replacing an array with another one is inefficient"  # filters match them
+    with pytest.warns(EntryReplacedWarning, match=peer_words) as caught:
+        ptd.set("a", torch.ones(3, 4), inplace=False)
+    assert issubclass(caught[0].category, UserWarning) and "'/a'" in str(caught[0].message)
+    with pytest.warns(EntryReplacedWarning, match="'/n/b'"):
+        ptd.set(("n", "b"), torch.ones(3, 4, 5, dtype=torch.int64))  # another shape and dtype
+    with pytest.warns(EntryReplacedWarning, match="'/n'"):
+        ptd.set("n", TensorDict({"c": torch.ones(3, 4)}, [3, 4]))  # a group
+    ptd.set_non_tensor("s", "one")
+    with pytest.warns(EntryReplacedWarning, match="'/s'"):
+        ptd.set_non_tensor("s", "two")
+    assert (ptd["a"] == 1).all() and set(ptd["n"].keys()) == {"c"}
+    assert ptd.get_non_tensor("s") == "two"
+
+
+def _quiet(call: Callable[[], Any]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EntryReplacedWarning)
+        call()
+
+
+def test_writes_that_replace_nothing_or_that_the_peer_leaves_silent_do_not_warn(
+    ptd: PersistentTensorDict,
+) -> None:
+    _quiet(lambda: ptd.set("new", torch.ones(3, 4)))  # a new key
+    _quiet(lambda: ptd.set("a", torch.full((3, 4), 2.0), inplace=True))  # written into it
+    _quiet(lambda: ptd.__setitem__("a", torch.full((3, 4), 3.0)))  # as the peer's ptd[k] = v
+    _quiet(lambda: ptd.update({"a": torch.full((3, 4), 4.0)}))  # tclass's own writes use it
+    _quiet(lambda: ptd.rename_key_("new", "a2"))
+    assert (ptd["a"] == 4).all() and "a2" in ptd.keys()
+
+
+def test_a_refused_replacement_neither_warns_nor_changes_the_file(
+    ptd: PersistentTensorDict,
+) -> None:
+    ptd.set_non_tensor("s", "before")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EntryReplacedWarning)
+        with pytest.raises(NotSerializableError):
+            ptd.set_non_tensor("s", object())
+        with pytest.raises(GradError):
+            ptd.set("a", grad(3, 4))
+    assert ptd.get_non_tensor("s") == "before" and not ptd["a"].any()
