@@ -3,7 +3,8 @@
 As the peer: a binary operation with a number, a 0-d tensor or another collection leaves
 out the nested collections that hold nothing, unless the collection holds no tensor at
 all (then the result is a copy of its structure); a tensor operand with dims (spread over
-the batch dims) keeps them; ``&`` leaves them out in every case. ``clamp`` with one bound
+the batch dims) keeps them; ``&`` leaves them out in every case, ``%`` also without a
+tensor. ``clamp`` with one bound
 is ``clamp_min`` / ``clamp_max``.
 """
 
@@ -44,6 +45,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "unary": lambda x: x.abs(),
     "and number": lambda x: x.bool() & True,
     "and batch tensor": lambda x: x.bool() & torch.ones(1, dtype=torch.bool),
+    "mod number": lambda x: x % 2,
+    "mod collection": lambda x: x.mod(x.clone()),
+    "mod batch tensor": lambda x: x % torch.full((3,), 2.0),
 }
 
 EXPECTED: dict[str, tuple[list[str], list[str]]] = {
@@ -62,6 +66,9 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "unary": (["d", "m", "s"], ["m", "s"]),
     "and number": (["d", "s"], ["s"]),  # the peer's `&` leaves them out in every case
     "and batch tensor": (["d", "s"], ["s"]),
+    "mod number": (["d", "s"], ["s"]),  # the peer's `%` makes no copy without a tensor
+    "mod collection": (["d", "s"], ["s"]),
+    "mod batch tensor": (["d", "m", "s"], ["m", "s"]),
 }
 
 
@@ -91,6 +98,26 @@ def test_the_same_nodes_as_the_peer(name: str) -> None:
         for build in (_with_tensor, _without_tensor):
             expected = sorted(CALLS[name](build(peer)).keys())
             assert sorted(CALLS[name](build(tclass)).keys()) == expected, build.__name__
+
+
+def test_a_lazy_stack_of_lazy_stacks_slices_a_tensor_down_to_its_members() -> None:
+    """As the peer: each member of a lazy stack of lazy stacks of members without batch
+    dims takes a 0-d slice of a tensor operand, a scalar to it, so the result keeps the
+    lock and leaves out the empty nested collections, as with a number."""
+    members = [
+        TensorDict({"m": TensorDict({}, []), "d": torch.full((2,), i + 1.0)}, []) for i in range(3)
+    ]
+    inner = lazy_stack(members, 0)
+    outer = lazy_stack([inner, inner.clone()], 1).lock_()
+    divisor = torch.arange(1.0, 7.0).reshape(3, 2)
+    out = outer / divisor
+    assert out.batch_size == torch.Size([3, 2]) and out.is_locked
+    assert list(out.keys()) == ["d"]
+    expected = torch.stack([m["d"] for m in members])[:, None, :] / divisor[..., None]
+    torch.testing.assert_close(out["d"], expected)
+    # one level of members with a batch dim: the tensor is spread over it, nothing dropped
+    dense = lazy_stack([TensorDict({"m": TensorDict({}, [2]), "d": torch.ones(2)}, [2])], 0)
+    assert list((dense.lock_() / torch.ones(1, 2)).keys()) == ["m", "d"]
 
 
 def test_bool_to_a_bool_power() -> None:

@@ -62,6 +62,36 @@ def _any_of(*covers: Covers) -> Covers:
 _PEER_LACKS = ("unsupported operand type(s)", "unexpected keyword argument", "has no attribute")
 
 
+_DIMS_LINE = re.compile(
+    r"\.(batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
+)
+
+
+def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A tensor on the left of an operator with a ragged lazy stack (``t != stack``): the
+    batch size ``stack != t`` gives, where the peer's result has a dim more in front (it
+    hands each member the whole tensor, not the member's slice)."""
+    if finding.kind != "result" or not finding.step.op.startswith("r"):
+        return False
+    if -1 not in getattr(mine.value, "batch_size", ()):
+        return False
+    for line in finding.detail:
+        found = _DIMS_LINE.search(line) or _SHAPES_LINE.search(line)
+        if found is None:
+            return False
+        theirs, ours = (
+            [d.strip() for d in side.split(",") if d.strip()] for side in found.groups()[1:]
+        )
+        if theirs[1:] != ours and not (found.group(1) == "names" and len(theirs) == len(ours) + 1):
+            return False
+    return True
+
+
+_SHAPES_LINE = re.compile(
+    r"\]: peer Tensor\[(\S+), shape \[([^\]]*)\]\], tclass Tensor\[\1, shape \[([^\]]*)\]\]$"
+)
+
+
 def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """What the README lists tclass answering where the peer raises: ``td // x``, ``2 **
     td``, ``x % td``, ``div(rounding_mode=)``, ``cumsum``, ``long()`` / ``byte()``,
@@ -127,7 +157,7 @@ def _values_kept(*ops: str) -> Covers:
 # the comparisons and bitwise ops whose results the peer holds no Python values in
 _VALUES_DROPPED = ("==", "!=", "r==", "r!=", "|", "^", "r|", "r^", "|=", "^=")
 _EMPTY_LAZY = re.compile(
-    r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), tclass "
+    r": peer LazyStackedTensorDict\(batch_size=\[[-\d, ]*\], keys=\[\]\), tclass "
 )
 
 
@@ -433,6 +463,7 @@ _PEER_INTERNAL = (
     '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
     "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
     "upper bound and lower bound inconsistent with step sign",  # tile of ragged values
+    "Non-tensor batch sizes must match outside",  # cat: a squeezed record's value kept its dims
 )
 
 
@@ -708,6 +739,21 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
 
+_MEMBER_LOCKED = re.compile(r"<members>\[\d+\]\[\d+\].*\.is_locked: peer True, tclass False$")
+
+
+def _members_lock_as_the_stack(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Pointwise math of a lazy stack with a locked member: the result's members have the
+    stack's lock in tclass, where the peer locks a member whose source member is locked
+    when it hands a tensor operand to each member (``x + t``, ``torch.where``), and not
+    for a number (``x + 1``)."""
+    if finding.kind != "result" or finding.step.family != "math":
+        return False
+    if not (facts.memmap or any("memmap" in line or "lock_()" in line for line in finding.lines)):
+        return False
+    return all(_MEMBER_LOCKED.search(line) for line in finding.detail)
+
+
 _SIZES = re.compile(
     r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
     r"|\]: peer Tensor\[([\w.]+), shape \[([^\]]*)\]\], tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
@@ -757,18 +803,20 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
     """``flatten`` of a collection without batch dims: batch size ``[1]`` in both, and
     every entry with a dim of size 1 in front, as torch's ``flatten`` of a 0-d tensor,
     where the peer's ``flatten(-1, 0)`` leaves the entries as they were (their first own
-    dim taken for the new batch dim)."""
+    dim taken for the new batch dim), and a Python value one value where tclass holds it
+    once for the new dim (a list of one, as the peer's own ``flatten(0, 0)`` gives)."""
     if finding.kind != "result" or finding.step.op != "flatten":
         return False
     if "no-batch-dims" not in finding.step.tags:
         return False
-    return all(_front_dim_kept(line) for line in finding.detail)
+    return all(_front_dim_kept(line) or _VALUE_ONE_DEEPER.search(line) for line in finding.detail)
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
-    stack of the same entries in tclass, a dense TensorDict in the peer."""
+    stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
+    stacks, after an ``expand``, keep the lock of the members' nested collections)."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
@@ -776,7 +824,15 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
             any(p.search(d) for p in _STAYS_LAZY) or _nested_dim_kept(d) or _NESTED_LAZY.search(d)
             for d in finding.detail
         )
+    if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
+        return all(
+            any(p.search(d) for p in _STAYS_LAZY) or _NESTED_LOCK_KEPT.search(d)
+            for d in finding.detail
+        )
     return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+
+
+_NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
 
 
 def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -818,8 +874,9 @@ _RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
 
 def _fields_line(line: str) -> bool:
     """``result: keys: peer [...], tclass [...]`` where one side lacks fields that are
-    ``None`` (a record lists them all; a TensorDict or lazy stack leaves them out)."""
-    found = re.search(r": keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$", line)
+    ``None`` (a record lists them all; a TensorDict or lazy stack leaves them out), or
+    lists them in another order (a record's in its declaration's)."""
+    found = re.search(r": (?:key order|keys): peer (\[[^\]]*\]), tclass (\[[^\]]*\])$", line)
     if found is None:
         return False
     peer_keys, my_keys = (set(re.findall(r"'(\w+)'", side)) for side in found.groups())
@@ -883,6 +940,77 @@ def _empty_values_shaped(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if finding.kind != "result" or not all(_EMPTY_LIST.search(d) for d in finding.detail):
         return False
     return _holds_empty_values(mine.value)
+
+
+_NO_VALUES_LEFT = re.compile(r": peer py \('NoneType', None\), tclass list of 0$")
+_KEYS_LINE = re.compile(r": keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _empty_value_keys(value: Any, depth: int = 0) -> set[str]:
+    """The keys, at any depth of ``value`` (a collection), of per-element Python values
+    over no elements."""
+    if depth > 8 or not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return set()
+    found: set[str] = set()
+    for source in [getattr(value, "_tensordict", value), *getattr(value, "tensordicts", ())]:
+        for key in source.keys():
+            try:
+                child = source.get(key)
+            except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+                continue
+            if type(child).__name__ == "NonTensorStack" and child.batch_size.numel() == 0:
+                found.add(key)
+            else:
+                found |= _empty_value_keys(child, depth + 1)
+    return found
+
+
+def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over no elements, kept by ``apply``, pointwise math and
+    ``split`` as a tensor with no elements is, where the peer drops the entry (a record's
+    field reads ``None``; a piece holds an empty lazy stack in its place), and its
+    comparison with such an ``apply`` result fails on the keys."""
+    if finding.kind in ("peer-raises", "family"):
+        return _keys_mismatch_over_no_elements(finding, peer, mine)
+    if finding.kind != "result":
+        return False
+    kept = _empty_value_keys(mine.value)
+    for line in finding.detail:
+        keys = _KEYS_LINE.search(line)
+        if keys is not None:
+            theirs, ours = (re.findall(r"'(\w+)'", side) for side in keys.groups())
+            extra = set(ours) - set(theirs)
+            if not extra or not set(theirs) <= set(ours) or not extra <= kept:
+                return False
+        elif _NO_VALUES_LEFT.search(line) is None and _EMPTY_PIECE.search(line) is None:
+            return False
+    return True
+
+
+_EMPTY_PIECE = re.compile(
+    r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
+    r"tclass nontensor \(\('values', \('seq', 'list', \[\]\)"
+)
+_MISMATCH = re.compile(
+    r"keys in .* mismatch\. The \w+ TD has keys \{([^}]*)\}|keys in .* mismatch, got"
+)
+
+
+def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
+    """The peer's "keys ... mismatch" where one side is an ``apply`` result that dropped
+    Python values over no elements (or its stack's "sets of keys ... are exclusive"): the
+    keys it names are such values in tclass's result (or, where tclass raises too, the
+    peer's message shows a batch size with a 0)."""
+    message = str(peer.error)
+    if "sets of keys in the tensordicts to stack are exclusive" in message:  # names none
+        return finding.kind == "peer-raises" and bool(_empty_value_keys(mine.value))
+    found = _MISMATCH.search(message)
+    if found is None:
+        return False
+    if finding.kind == "family":
+        return re.search(r"batch_size=\[(\d+,)*0[,\]]", message) is not None
+    named = set(re.findall(r"'(\w+)'", found.group(1) or ""))
+    return bool(named) and named <= _empty_value_keys(mine.value)
 
 
 def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -1000,10 +1128,17 @@ def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 
 def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
-    drops them (the top node keeps them in both)."""
+    drops them (the top node keeps them in both), and a nested Python value that all
+    elements share stays one value, where the peer's ``squeeze()`` keeps its stack."""
     if finding.kind != "result" or finding.step.op != "squeeze":
         return False
-    parsed = [_names_of(line) for line in finding.detail]
+    shared = {line.split(": ")[0] for line in finding.detail if _shared_value_line(line)}
+    names = [
+        line
+        for line in finding.detail
+        if line.split(": ")[0] not in shared or not _about_values(line)
+    ]
+    parsed = [_names_of(line) for line in names]
     return all(
         p is not None
         and p[0].startswith("[")
@@ -1011,6 +1146,21 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         and all(a == "None" or a == b for a, b in zip(p[1], p[2]))
         for p in parsed
     )
+
+
+_VALUE_STACK_LINE = re.compile(
+    r"^result\[.*: peer values \(\('seq', 'list', \[(.*)\]\), \[[\d, ]*\]\), "
+    r"tclass value \((.*), \[[\d, ]*\]\)$"
+)
+
+
+def _shared_value_line(line: str) -> bool:
+    """A nested value stack in the peer whose elements all equal tclass's one value."""
+    found = _VALUE_STACK_LINE.match(line)
+    if found is None:
+        return False
+    items, value = found.groups()
+    return bool(items) and not items.replace(value, "").replace(", ", "")
 
 
 def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -1305,6 +1455,7 @@ ENTRIES: list[Entry] = [
             _values_kept(*_VALUES_DROPPED),
             _through_a_value,
             _empty_values_shaped,
+            _empty_values_kept,
             _empty_gives_new_nodes,
             _stack_of_values_not_empty,
             _new_entries_saved,
@@ -1370,7 +1521,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "lock-follows-sharing",
         "**A result's lock follows what it shares, not a flag.**",
-        _lock_follows_sharing,
+        _any_of(_lock_follows_sharing, _members_lock_as_the_stack),
     ),
     Entry(
         "annotation-casts",
@@ -1415,6 +1566,7 @@ ENTRIES: list[Entry] = [
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
         _any_of(
             _beyond_the_peer,
+            _reflected_on_ragged,
             _nested_batch_dims_kept,
             _values_kept(*_REDUCTIONS),
             _values_not_merged,

@@ -203,6 +203,8 @@ def test_ops_along_the_ragged_dim_say_what_works() -> None:
         lambda: stack.chunk(2, 1),
         lambda: stack.view(-1),
         lambda: stack.reshape(2, 5),
+        lambda: stack.unflatten(1, [1, -1]),
+        lambda: stack.unflatten(-1, [1, 1]),
         lambda: stack[torch.tensor([0, 1]), torch.tensor([0, 0])],
     ):
         with pytest.raises(errors.HeterogeneousEntryError, match=r"dim 1 .* is ragged") as info:
@@ -261,6 +263,19 @@ def test_records_over_a_ragged_stack(tmp_path: Path) -> None:
     stack.memmap(tmp_path / "episodes")
     back = Episode.load_memmap(tmp_path / "episodes")
     assert type(back) is Episode and back.batch_size == (2, -1) and back[1].obs.shape == (5, 2)
+
+
+def test_records_over_a_ragged_stack_compare_member_by_member() -> None:
+    parts = [
+        Episode(torch.arange(2.0 * n).reshape(n, 2), torch.ones(n), batch_size=[n]) for n in (3, 1)
+    ]
+    stack = tclass.lazy_stack(parts)
+    for compare in (lambda x: x == 1, lambda x: x > 2):
+        out = compare(stack)
+        assert type(out) is Episode and out.batch_size == (2, -1)
+        for member, part in zip(out.unbind(0), parts):
+            assert torch.equal(member.obs, compare(part.obs))
+            assert torch.equal(member.reward, compare(part.reward))
 
 
 def test_stack_and_cat_of_records_over_ragged_stacks_go_member_by_member() -> None:

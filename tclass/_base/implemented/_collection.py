@@ -650,8 +650,8 @@ def unnamed(result: _C, other: object) -> _C:
         not isinstance(other, TensorCollection) and isinstance(other, torch.Tensor) and other.ndim
     ):
         return result
-    if result._is_lazy or result._dim_names is not None:
-        result._rename_all(None)
+    if storage_of(result)._is_lazy or result._dim_names is not None:
+        result._rename_all(None)  # (a lazy stack's entries, ragged ones too, are not read)
         return result
     for value in result._entries().values():
         if value.__class__ is not _Tensor and (

@@ -558,6 +558,7 @@ class LeafWalkOps(TensorCollection):
         arithmetic: bool = False,
         values: Callable[..., Any] | None = None,
         drop_empty: bool = False,
+        without_tensors: bool = False,
     ) -> Self:
         """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
@@ -569,7 +570,7 @@ class LeafWalkOps(TensorCollection):
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         ``drop_empty``: binary arithmetic, whose result leaves out the nested collections
         that hold nothing (:func:`without_empty` with the one operand; the flat forms
-        build no such collection).
+        build no such collection); ``without_tensors``: see :func:`without_empty`.
         """
         flat = None
         if values is None and alignment == "batch" and len(operands) < 2:
@@ -593,7 +594,9 @@ class LeafWalkOps(TensorCollection):
             out = self._rebuilt(iter(results), resize, nodes)
         if lock and self._lock_state() and not (arithmetic and _unlocks(self, leaves, operands)):
             out.lock_()
-        return without_empty(out, operands[0]) if drop_empty else out
+        if not drop_empty:
+            return out
+        return without_empty(out, operands[0], without_tensors=without_tensors)
 
     def _gather_tree(self, into: Gather, other: Any) -> bool:
         """Gathers this tree's tensors into ``into`` (with ``other``, a collection operand
@@ -846,13 +849,17 @@ def _grown(batch: torch.Size, old_dims: int) -> Resize:
 _R = TypeVar("_R")
 
 
-def without_empty(result: _R, operand: Any, *, always: bool = False) -> _R:
+def without_empty(
+    result: _R, operand: Any, *, always: bool = False, without_tensors: bool = False
+) -> _R:
     """``result`` (a binary arithmetic result) without its nested collections that hold
     nothing, at any depth, as the peer's arithmetic gives it; records keep their fields.
     As in the peer, a collection holding no tensor (its result is a copy) and a tensor
     ``operand`` with dims (spread over the batch dims by an ``apply``) keep them all,
     except on a lazy stack whose members take 0-d slices of it (:func:`_sliced_to_0d`),
-    and unless ``always`` (the peer's ``&`` drops them in every case)."""
+    and unless ``always`` (the peer's ``&`` drops them in every case).
+    ``without_tensors``: a collection holding no tensor drops them too (the peer's ``%``
+    makes no copy of it)."""
     if not isinstance(result, TensorCollection) or is_record(result):
         return result
     spread = isinstance(operand, torch.Tensor) and operand.ndim and not _sliced_to_0d(result)
@@ -861,7 +868,7 @@ def without_empty(result: _R, operand: Any, *, always: bool = False) -> _R:
     if not (result._is_lazy or result._is_leaf_node) and _none_empty(result):
         return result  # nothing nested to drop (the common case), found by a cheap walk
     empty, _, tensors = _empty_nested(result, ())
-    if not empty or not (tensors or always):
+    if not empty or not (tensors or always or without_tensors):
         return result
     out = result.exclude(*empty)
     return cast(_R, out.lock_() if result.is_locked else out)
@@ -928,10 +935,14 @@ def _unlocks(node: TensorCollection, leaves: Sequence[Any], operands: tuple[Any,
 
 
 def _sliced_to_0d(node: TensorCollection) -> bool:
-    """Whether ``node`` is a lazy stack whose members have no batch dims: as in the peer,
-    each member takes a 0-d slice of a tensor operand, a scalar to it (the result keeps
-    the lock and drops the nested collections left empty, as with a number)."""
-    return node._is_lazy and len(node.batch_size) == 1
+    """Whether ``node`` is a lazy stack whose members have no batch dims, or are such
+    lazy stacks in turn: as in the peer, each member takes a slice of a tensor operand,
+    down to a 0-d one, a scalar to the innermost members (the result keeps the lock and
+    drops the nested collections left empty, as with a number)."""
+    if not node._is_lazy:
+        return False
+    members: list[TensorCollection] = node.tensordicts  # type: ignore[attr-defined]
+    return all(not member.batch_size or _sliced_to_0d(member) for member in members)
 
 
 def _spread(operands: tuple[Any, ...]) -> bool:

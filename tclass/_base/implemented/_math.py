@@ -47,15 +47,29 @@ class MathOps(LeafWalkOps):
         default: Any,
         kwargs: dict[str, Any] | None = None,
         operation: str = "",
+        *,
+        without_tensors: bool = False,
     ) -> Self:
         """``_pointwise`` with one operand, after ``default=`` has completed or restricted
-        the two key sets where they differ."""
+        the two key sets where they differ (``without_tensors``: see ``without_empty``)."""
         if default is not None and isinstance(other, TensorCollection):
             mine, theirs = _align_keys(self, other, default)
-            return cast(Self, mine._binary(foreach, each, theirs, None, kwargs, operation))
+            return cast(
+                Self,
+                mine._binary(
+                    foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
+                ),
+            )
         # As the peer: nested collections holding nothing are left out of the result.
         return self._pointwise(
-            foreach, each, (other,), kwargs, operation=operation, arithmetic=True, drop_empty=True
+            foreach,
+            each,
+            (other,),
+            kwargs,
+            operation=operation,
+            arithmetic=True,
+            drop_empty=True,
+            without_tensors=without_tensors,
         )
 
     # --- unary ---------------------------------------------------------------------------
@@ -485,7 +499,9 @@ class MathOps(LeafWalkOps):
     @implements(torch.remainder)
     def mod(self, other: Operand, *, default: Any = None) -> Self:
         """``self % other`` (``torch.remainder``), tensor by tensor."""
-        return self._binary(None, torch.remainder, other, default, None, "mod")
+        return self._binary(
+            None, torch.remainder, other, default, None, "mod", without_tensors=True
+        )
 
     def maximum(self, other: Operand, *, default: Any = None) -> Self:
         """The element-wise maximum of ``self`` and ``other`` (a number bounds below)."""

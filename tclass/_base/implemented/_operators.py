@@ -138,13 +138,20 @@ class OperatorOps(MathOps):
     def __mod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
-        return self._pointwise(None, torch.remainder, (other,), arithmetic=True, drop_empty=True)
+        return self._pointwise(
+            None, torch.remainder, (other,), arithmetic=True, drop_empty=True, without_tensors=True
+        )
 
     def __rmod__(self, other: Operand) -> Self:
         if not _takes(other):
             return NotImplemented
         return self._pointwise(
-            None, _reflected_remainder, (other,), arithmetic=True, drop_empty=True
+            None,
+            _reflected_remainder,
+            (other,),
+            arithmetic=True,
+            drop_empty=True,
+            without_tensors=True,
         )
 
     def __imod__(self, other: Operand) -> Self:

@@ -103,6 +103,7 @@ class LazyReshapeOps(LazyStackOps):
         sizes = tuple(unflattened_size)
         if len(sizes) == 1 and sizes[0] in (-1, batch[at]) and batch[at] != -1:
             return self
+        check_regular(self, (at,), "unflatten")  # a ragged dim has no one size to split
         if inplace or -1 in batch:
             return super().unflatten(dim, unflattened_size, inplace=inplace)
         part = _batch.view_shape(sizes, torch.Size([batch[at]]), "unflatten")
