@@ -10,11 +10,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
 from tclass import PersistentTensorDict, TensorDict
-from tclass.errors import EntryReplacedWarning, GradError, NotSerializableError, TclassError
+from tclass.errors import (
+    EntryReplacedWarning,
+    FilePermissionError,
+    GradError,
+    LockedError,
+    NotSerializableError,
+    TclassError,
+)
 
 LIBRARIES = {"h5": "h5py", "zarr": "zarr"}
 
@@ -144,3 +152,138 @@ def test_a_refused_replacement_neither_warns_nor_changes_the_file(
         with pytest.raises(GradError):
             ptd.set("a", grad(3, 4))
     assert ptd.get_non_tensor("s") == "before" and not ptd["a"].any()
+
+
+# --- an entry of the same shape and dtype is written into --------------------------------------
+
+
+def open_again(path: Path, backend: str, mode: str = "r+") -> PersistentTensorDict:
+    if backend == "h5":
+        return PersistentTensorDict.from_h5(path, mode=mode, batch_size=[3])
+    return PersistentTensorDict.from_zarr(path, mode=mode, batch_size=[3])
+
+
+def laid_out(path: Path, backend: str) -> Path:
+    """A file holding ``x`` (3, 4) in chunks of one row, compressed, and ``n/b`` (3, 4, 2)
+    in chunks of two rows, written by the library itself."""
+    if backend == "h5":
+        import h5py
+
+        with h5py.File(path, "w") as file:
+            file.create_dataset("x", data=np.zeros((3, 4), "f4"), chunks=(1, 4), compression="gzip")
+            file.create_group("n").create_dataset("b", data=np.zeros((3, 4, 2)), chunks=(2, 4, 2))
+    else:
+        import zarr
+        from zarr.codecs import GzipCodec
+
+        root = zarr.open_group(path, mode="w")
+        x = root.create_array("x", shape=(3, 4), dtype="f4", chunks=(1, 4), compressors=GzipCodec())
+        x[...] = 0
+        b = root.create_group("n").create_array("b", shape=(3, 4, 2), dtype="f8", chunks=(2, 4, 2))
+        b[...] = 0
+    return path
+
+
+def layout(path: Path, backend: str) -> dict[str, Any]:
+    """The chunks and compression of ``x`` and ``n/b``, as the library reads them."""
+    if backend == "h5":
+        import h5py
+
+        with h5py.File(path, "r") as file:
+            return {k: (file[k].chunks, file[k].compression, file[k].dtype) for k in ("x", "n/b")}
+    import zarr
+
+    root = zarr.open_group(path, mode="r")
+    return {k: (root[k].chunks, str(root[k].compressors), root[k].dtype) for k in ("x", "n/b")}
+
+
+SAME_SHAPE: dict[str, Callable[[PersistentTensorDict, float], Any]] = {
+    "setitem": lambda p, v: p.__setitem__("x", torch.full((3, 4), v)),
+    "set": lambda p, v: p.set("x", torch.full((3, 4), v)),
+    "update": lambda p, v: p.update(
+        {"x": torch.full((3, 4), v), "n": {"b": torch.full((3, 4, 2), v, dtype=torch.float64)}}
+    ),
+    "nested set": lambda p, v: p.set(("n", "b"), torch.full((3, 4, 2), v, dtype=torch.float64)),
+    "update from a TensorDict": lambda p, v: p.update(
+        TensorDict({"x": torch.full((3, 4), v)}, [3])
+    ),
+}
+
+
+@pytest.mark.parametrize("write", list(SAME_SHAPE))
+def test_a_same_shape_write_keeps_the_chunks_and_compression(
+    tmp_path: Path, backend: str, write: str
+) -> None:
+    path = laid_out(tmp_path / f"f.{backend}", backend)
+    before = layout(path, backend)
+    ptd = open_again(path, backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntryReplacedWarning)  # set warns, as the peer's
+        SAME_SHAPE[write](ptd, 5.0)
+    ptd.close()
+    assert layout(path, backend) == before
+    reopened = open_again(path, backend, "r")
+    written = reopened["n", "b"] if write == "nested set" else reopened["x"]
+    assert (written == 5).all()
+    reopened.close()
+
+
+def test_set_of_the_same_shape_warns_with_the_peers_words_and_says_it_wrote_in_place(
+    ptd: PersistentTensorDict,
+) -> None:
+    with pytest.warns(EntryReplacedWarning, match="^Replacing an array") as caught:
+        ptd.set("a", torch.ones(3, 4))  # the peer replaces it, and warns
+    assert "wrote into '" in str(caught[0].message) and "in place" in str(caught[0].message)
+    assert (ptd["a"] == 1).all()
+
+
+def test_same_shape_writes_do_not_grow_an_hdf5_file(tmp_path: Path) -> None:
+    pytest.importorskip("h5py")
+    path = tmp_path / "loop.h5"
+    source = TensorDict({k: torch.zeros(100, 1000) for k in ("a", "x", "y")}, [100])
+    PersistentTensorDict.from_dict(source, path).close()
+    size = path.stat().st_size
+    ptd = PersistentTensorDict.from_h5(path, mode="r+")
+    for step in range(50):  # a training loop writing its state each step
+        ptd["x"] = torch.full((100, 1000), float(step))
+        ptd.update({"y": torch.full((100, 1000), -float(step))})
+        if step % 10 == 9:
+            ptd.close()  # the space HDF5 frees is lost once the file is closed
+            assert path.stat().st_size == size
+            ptd = PersistentTensorDict.from_h5(path, mode="r+")
+    assert (ptd["x"] == 49).all() and (ptd["y"] == -49).all() and not ptd["a"].any()
+    ptd.close()
+
+
+def test_another_shape_or_dtype_still_replaces_the_entry(tmp_path: Path, backend: str) -> None:
+    path = laid_out(tmp_path / f"f.{backend}", backend)
+    ptd = open_again(path, backend)
+    with pytest.warns(EntryReplacedWarning, match="deleted '.*' at '/x' and wrote a new one"):
+        ptd.set("x", torch.arange(12).reshape(3, 4))  # int64 into float32
+    ptd["n", "b"] = torch.ones(3, 4, 5)  # another shape, silent as the peer's setitem
+    ptd.close()
+    reopened = open_again(path, backend, "r")
+    assert reopened["x"].dtype == torch.int64 and reopened["x"].tolist()[2] == [8, 9, 10, 11]
+    assert reopened["n", "b"].shape == (3, 4, 5) and (reopened["n", "b"] == 1).all()
+    reopened.close()
+    layouts = layout(path, backend)
+    if backend == "h5":  # written as new datasets, without the old ones' settings
+        assert layouts["x"][:2] == (None, None) and layouts["n/b"][0] is None
+
+
+def test_locked_and_read_only_files_still_refuse(tmp_path: Path, backend: str) -> None:
+    path = laid_out(tmp_path / f"f.{backend}", backend)
+    ptd = open_again(path, backend)
+    ptd.lock_()
+    with pytest.raises(LockedError, match="cannot set 'x' in a locked"):
+        ptd.set("x", torch.ones(3, 4))
+    with pytest.raises(LockedError):
+        ptd.set("x", torch.ones(3, 4, 2))
+    ptd["x"] = torch.full((3, 4), 2.0)  # written into, as the peer's locked setitem
+    ptd.close()
+    read_only = open_again(path, backend, "r")
+    for write in SAME_SHAPE.values():
+        with pytest.raises(FilePermissionError, match=str(path.name)):
+            write(read_only, 7.0)
+    assert (read_only["x"] == 2).all() and not read_only["n", "b"].any()
+    read_only.close()

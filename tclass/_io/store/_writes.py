@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import numpy as np
 import torch
 from typing_extensions import Self
 
@@ -32,6 +33,7 @@ from tclass._io.store._datasets import (
     grad_refused,
     to_numpy,
     to_tensor,
+    torch_dtype_of,
     write_rows,
 )
 from tclass._io.store._protocol import Node, StoreGroup, is_group
@@ -88,15 +90,16 @@ class StoreWrites(TensorDictBase):
     def set(
         self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
     ) -> Self:
-        """Write ``value`` under ``key``: a tensor becomes an array (replacing one of that
-        name), a collection or dict a group, a Python value an array in the store's
-        format for values. With ``inplace`` and an existing array, the data is written
-        into it.
+        """Write ``value`` under ``key``: a tensor becomes an array, a collection or dict
+        a group, a Python value an array in the store's format for values. A tensor is
+        written into an existing array of its shape and dtype (keeping its chunks and
+        compression); an entry of another kind, shape or dtype is replaced. With
+        ``inplace`` and an existing entry, the data is written into it.
 
         Warns:
-            EntryReplacedWarning: (a ``UserWarning``, as the peer warns) an existing entry
-                was replaced (``inplace=False``): slower than writing into it, and an
-                HDF5 file keeps the old array's space.
+            EntryReplacedWarning: (a ``UserWarning``, as the peer warns) ``inplace=False``
+                and the entry exists: replaced (slower than writing into it, and an HDF5
+                file keeps the old array's space), or written into (the peer replaces it).
 
         Raises:
             GradError: (a ``RuntimeError``, as the peer raises) a tensor requires grad:
@@ -135,9 +138,28 @@ class StoreWrites(TensorDictBase):
             tensor = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
             self._check_rows(key, tensor.shape)
             array = to_numpy(tensor, self._label, self._where(key))
-            create = partial(group.create_array, key, array, self._dataset_kwargs)
-            self._replace(group, key, create, warn)
+            if not self._write_into(group, key, array, warn):
+                create = partial(group.create_array, key, array, self._dataset_kwargs)
+                self._replace(group, key, create, warn)
         return self
+
+    def _write_into(
+        self, group: StoreGroup, key: str, array: np.ndarray[Any, Any], warn: bool = False
+    ) -> bool:
+        """Writes ``array`` into the array ``key`` when it has the same shape and dtype
+        (its chunks and compression kept; an HDF5 file keeps no old copy): False when
+        there is none, and the entry is replaced instead. With ``warn`` (the user's
+        ``set``), an ``EntryReplacedWarning`` as the peer's, which replaces it."""
+        node = group[key] if key in group else None
+        if node is None or is_group(node) or node.dtype is None:
+            return False
+        if node.shape != array.shape or node.dtype != torch_dtype_of(array.dtype):
+            return False
+        if warn:
+            _warn_replaced(self._where(key), in_place=True)
+        if array.size:
+            node.write(..., array)
+        return True
 
     def _replace(
         self, group: StoreGroup, key: str, create: Callable[[], _T], warn: bool = False
@@ -511,13 +533,18 @@ def refuse_grad(value: Any, where: str) -> None:
                 raise grad_refused(f"{where} (key {key!r})", tuple(leaf.shape))
 
 
-def _warn_replaced(where: str) -> None:
+def _warn_replaced(where: str, in_place: bool = False) -> None:
+    done = (
+        f"wrote into {where} in place (same shape and dtype), as set(key, value, "
+        "inplace=True) does; pass inplace=True or use set_() to say so"
+        if in_place
+        else f"deleted {where} and wrote a new one, which is slower than writing into it, "
+        "and an HDF5 file keeps the old array's space. Write in place with set(key, value, "
+        "inplace=True) or set_() (same shape), or use a new key"
+    )
     warnings.warn(
         # the peer's opening words, which warning filters written for it match
-        "Replacing an array with another one is inefficient: set(key, value) deleted "
-        f"{where} and wrote a new one, which is slower than writing into it, and an HDF5 "
-        "file keeps the old array's space. Write in place with set(key, value, "
-        "inplace=True) or set_() (same shape), or use a new key",
+        f"Replacing an array with another one is inefficient: set(key, value) {done}",
         EntryReplacedWarning,
         stacklevel=5,
     )
