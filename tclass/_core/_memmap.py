@@ -20,20 +20,32 @@ shared memory and crosses ``torch.multiprocessing`` without a copy. Unlike the p
 from __future__ import annotations
 
 import math
-import operator
 import os
-import re
 import stat
 import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
-from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, TypeAlias
 
 import torch
 import torch.multiprocessing
 from typing_extensions import Self
 
 from tclass._core import _memmap_files as _files
+from tclass._core._memmap_args import (
+    DeviceLike,
+    PathLike,
+    SizeLike,
+    abspath,
+    as_size,
+    check_cpu,
+    check_dtype,
+    check_tensor,
+    nested_numel,
+    nested_shape,
+    tensor_shape,
+    warn_pickling_internal,
+)
 from tclass._core._memmap_files import (
     PROTOS,
     blank,
@@ -67,9 +79,6 @@ __all__ = [
 ]
 
 Mode = Literal["r", "r+"]
-SizeLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
-PathLike = Union[str, "os.PathLike[str]"]
-DeviceLike: TypeAlias = str | torch.device | int
 Scalar: TypeAlias = bool | int | float | complex
 _Reduced = tuple[Callable[..., "MemoryMappedTensor"], tuple[object, ...]]
 
@@ -134,7 +143,7 @@ class MemoryMappedTensor(torch.Tensor):
             DeviceError: a device other than the CPU, or a tensor on another device.
         """
         if device is not None and device != "cpu":
-            _check_cpu(device)
+            check_cpu(device)
         if isinstance(source, (str, os.PathLike)):
             if filename is not None:
                 msg = "MemoryMappedTensor(path, filename=...): give the file to map once"
@@ -176,7 +185,7 @@ class MemoryMappedTensor(torch.Tensor):
             )
             raise (ArgumentError if source.is_cpu else DeviceError)(msg)
         wrong = (dtype is not None and dtype != source.dtype) or (
-            shape is not None and _as_size((), shape) != tuple(source.shape)
+            shape is not None and as_size((), shape) != tuple(source.shape)
         )
         if wrong:
             msg = (
@@ -220,10 +229,10 @@ class MemoryMappedTensor(torch.Tensor):
         A tensor of element shapes (one row per element, as ``nested_tensor_size()``
         gives) for the size makes a nested tensor over one buffer, as the peer's.
         """
-        nested = _nested_shape(size, shape)
+        nested = nested_shape(size, shape)
         if nested is not None:
             return cls._nested(nested, dtype, device, filename, existsok, True)
-        return cls._new(_as_size(size, shape), dtype, device, filename, existsok, True)
+        return cls._new(as_size(size, shape), dtype, device, filename, existsok, True)
 
     @classmethod
     def zeros(
@@ -256,11 +265,11 @@ class MemoryMappedTensor(torch.Tensor):
         The dtype defaults to ``torch.get_default_dtype()`` whatever ``fill_value`` is.
         Other Args, Returns and Raises as in :meth:`empty`.
         """
-        nested = _nested_shape(size, shape)
+        nested = nested_shape(size, shape)
         if nested is not None:
             out = cls._nested(nested, dtype, device, filename, existsok, False)
         else:
-            out = cls._new(_as_size(size, shape), dtype, device, filename, existsok, False)
+            out = cls._new(as_size(size, shape), dtype, device, filename, existsok, False)
         out.fill_(fill_value)
         return out
 
@@ -272,7 +281,7 @@ class MemoryMappedTensor(torch.Tensor):
 
         Raises TypeError if ``input`` is not a tensor, else as :meth:`empty` does.
         """
-        _check_tensor(input, "empty_like")
+        check_tensor(input, "empty_like")
         return cls._new(input.shape, input.dtype, None, filename, existsok, True)
 
     @classmethod
@@ -280,7 +289,7 @@ class MemoryMappedTensor(torch.Tensor):
         cls, input: torch.Tensor, *, filename: PathLike | None = None, existsok: bool = False
     ) -> Self:
         """:meth:`zeros` with the shape and dtype of ``input``; see :meth:`empty_like`."""
-        _check_tensor(input, "zeros_like")
+        check_tensor(input, "zeros_like")
         return cls._new(input.shape, input.dtype, None, filename, existsok, True)
 
     @classmethod
@@ -296,7 +305,7 @@ class MemoryMappedTensor(torch.Tensor):
         filename: PathLike | None = None, existsok: bool = False,
     ) -> Self:  # fmt: skip
         """:meth:`full` with the shape and dtype of ``input``; see :meth:`empty_like`."""
-        _check_tensor(input, "full_like")
+        check_tensor(input, "full_like")
         out = cls._new(input.shape, input.dtype, None, filename, existsok, False)
         out.fill_(fill_value)
         return out
@@ -339,7 +348,7 @@ class MemoryMappedTensor(torch.Tensor):
         """
         if isinstance(input, MemoryMappedTensor):
             source = input._filename
-            target = None if filename is None else _abspath(filename)
+            target = None if filename is None else abspath(filename)
             if source == target and isinstance(input, cls):
                 return input
             if source is not None and target not in (None, source) and not copy_existing:
@@ -348,7 +357,7 @@ class MemoryMappedTensor(torch.Tensor):
                     f"copy_existing=True to copy it to {target!r}"
                 )
                 raise FileConflictError(msg)
-        _check_tensor(input, "from_tensor")
+        check_tensor(input, "from_tensor")
         if input.is_meta:
             msg = "a meta tensor has no data to copy; use empty_like(t) instead"
             raise DeviceError(msg)
@@ -367,9 +376,9 @@ class MemoryMappedTensor(torch.Tensor):
             raise TypeError(msg + "; convert it with .to_dense() first")
         if input.requires_grad:
             input = input.detach()
-        size = _tensor_shape(shape)
+        size = tensor_shape(shape)
         if size is not None:
-            input = input.broadcast_to(_as_size((), size))
+            input = input.broadcast_to(as_size((), size))
         if not copy_data:
             return cls._new(input.shape, input.dtype, None, filename, existsok, True)
         data = _raw_bytes(input)
@@ -410,16 +419,16 @@ class MemoryMappedTensor(torch.Tensor):
         if mode not in (None, "r", "r+"):
             msg = f"mode must be None, 'r' or 'r+', got {mode!r}"
             raise ValueError(msg)
-        nested = _nested_shape((), shape)
+        nested = nested_shape((), shape)
         if nested is not None:
             if index is not None:
                 msg = "from_filename: index a nested tensor after mapping it"
                 raise ArgumentError(msg)
-            whole = cls.from_filename(filename, dtype, (_nested_numel(nested),), mode=mode)
+            whole = cls.from_filename(filename, dtype, (nested_numel(nested),), mode=mode)
             return whole._nested_view(nested)
-        size = _as_size((), shape)
-        path = _abspath(filename)
-        flat, mode = map_existing(path, _check_dtype(dtype), size, mode)
+        size = as_size((), shape)
+        path = abspath(filename)
+        flat, mode = map_existing(path, check_dtype(dtype), size, mode)
         out = cls._wrap_file(flat.view(size), path, mode)
         if index is None:
             return out
@@ -462,26 +471,26 @@ class MemoryMappedTensor(torch.Tensor):
             DeviceError: for a device other than the CPU.
         """
         if device is not None and device != "cpu":
-            _check_cpu(device)
+            check_cpu(device)
         if isinstance(storage, torch.TypedStorage):
             dtype = storage.dtype if dtype is None else dtype
             storage = storage.untyped()  # type: ignore[no-untyped-call]
-        dtype = torch.int64 if dtype is None else _check_dtype(dtype)
+        dtype = torch.int64 if dtype is None else check_dtype(dtype)
         own = getattr(storage, "filename", None)
-        path = None if filename is None else _abspath(filename)
+        path = None if filename is None else abspath(filename)
         if own is not None:
-            if path is not None and path != _abspath(own):
+            if path is not None and path != abspath(own):
                 msg = (
                     f"from_storage: the storage maps {own!r}, not {path!r}; pass "
                     "filename=None (the storage names its file)"
                 )
                 raise FileConflictError(msg)
-            path = _abspath(own)
+            path = abspath(own)
         numel = storage.nbytes() // dtype.itemsize
         flat: torch.Tensor = torch.empty(0, dtype=dtype)
         flat = flat.set_(storage, 0, (numel,))  # type: ignore[call-overload]
         if shape is not None:
-            size = _as_size((), shape)
+            size = as_size((), shape)
             if math.prod(size) != numel:
                 msg = (
                     f"from_storage: shape {list(size)} holds {math.prod(size)} elements but "
@@ -519,8 +528,8 @@ class MemoryMappedTensor(torch.Tensor):
         except TypeError as err:
             msg = f"a handler must expose a buffer (its .buffer), got {type(handler).__name__}"
             raise ArgumentError(msg) from err
-        dtype = torch.get_default_dtype() if dtype is None else _check_dtype(dtype)
-        size = _as_size((), _tensor_shape(shape)) if shape is not None else None
+        dtype = torch.get_default_dtype() if dtype is None else check_dtype(dtype)
+        size = as_size((), tensor_shape(shape)) if shape is not None else None
         numel = len(memory) // dtype.itemsize if size is None else math.prod(size)
         if numel * dtype.itemsize > len(memory):
             msg = (
@@ -549,8 +558,8 @@ class MemoryMappedTensor(torch.Tensor):
         file that ``existsok`` lets us replace (callers that overwrite it all skip that).
         """
         if device is not None and device != "cpu":
-            _check_cpu(device)
-        dtype = torch.get_default_dtype() if dtype is None else _check_dtype(dtype)
+            check_cpu(device)
+        dtype = torch.get_default_dtype() if dtype is None else check_dtype(dtype)
         numel = math.prod(size)
         if filename is None:
             storage = _shared_storage(numel * dtype.itemsize, data)
@@ -558,7 +567,7 @@ class MemoryMappedTensor(torch.Tensor):
             flat: torch.Tensor = torch.empty(0, dtype=dtype)
             flat = flat.set_(storage, 0, size)  # type: ignore[call-overload]
             return flat.as_subclass(cls)
-        return create_file(cls, _abspath(filename), size, dtype, existsok, zero, data)
+        return create_file(cls, abspath(filename), size, dtype, existsok, zero, data)
 
     @classmethod
     def _nested(
@@ -566,7 +575,7 @@ class MemoryMappedTensor(torch.Tensor):
         filename: PathLike | None, existsok: bool, zero: bool, data: memoryview | None = None,
     ) -> Self:  # fmt: skip
         """A nested tensor of element shapes ``nested`` over one new buffer."""
-        flat = cls._new((_nested_numel(nested),), dtype, device, filename, existsok, zero, data)
+        flat = cls._new((nested_numel(nested),), dtype, device, filename, existsok, zero, data)
         return flat._nested_view(nested)
 
     @classmethod
@@ -678,14 +687,14 @@ class MemoryMappedTensor(torch.Tensor):
     def index(self) -> object:  # type: ignore[override]
         """Deprecated, as in the peer: the index that took this view from the tensor it
         was built from (None for that tensor). Emits a ``DeprecationWarning``."""
-        _warn_pickling_internal("index")
+        warn_pickling_internal("index")
         return self._index
 
     @property
     def parent_shape(self) -> torch.Size:
         """Deprecated, as in the peer: the shape of the tensor this view was taken from
         (its own shape for that tensor). Emits a ``DeprecationWarning``."""
-        _warn_pickling_internal("parent_shape")
+        warn_pickling_internal("parent_shape")
         return self.shape if self._parent_shape is None else self._parent_shape
 
     def __format__(self, format_spec: str) -> str:
@@ -840,125 +849,6 @@ def map_opened_file(
     out._filename = path
     out._mode = mode
     return out
-
-
-# --- argument checks -------------------------------------------------------------------
-
-
-def _as_size(size: tuple[SizeLike, ...], shape: SizeLike | None) -> tuple[int, ...]:
-    """Normalize ``(2, 3)``, ``((2, 3),)``, ``(torch.Size(...),)`` or ``shape=``."""
-    if shape is None and len(size) == 1 and size[0].__class__ is torch.Size:
-        return size[0]  # a tensor's shape: non-negative ints
-    if shape is not None:
-        if size:
-            msg = "pass the size either positionally or as shape=, not both"
-            raise TypeError(msg)
-        size = (shape,)
-    elif not size:
-        msg = "missing size: pass ints, a sequence of ints or shape=; () is a 0-d tensor"
-        raise TypeError(msg)
-    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
-        size = tuple(size[0])
-    dims: list[int] = []
-    for item in size:
-        dim = item if type(item) is int else _to_dim(item)
-        if dim < 0:
-            msg = f"a size must be non-negative ints or one sequence of them, got {size!r}"
-            raise ShapeError(msg)
-        dims.append(dim)
-    return tuple(dims)
-
-
-def _to_dim(item: object) -> int:
-    """A size entry that is not a plain int (numpy int, 0-d tensor...); -1 if invalid."""
-    if isinstance(item, bool) or not isinstance(item, SupportsIndex):
-        return -1
-    try:
-        return operator.index(item)
-    except TypeError:  # e.g. a float tensor
-        return -1
-
-
-def _warn_pickling_internal(name: str) -> None:
-    msg = (
-        f"MemoryMappedTensor.{name} is deprecated (the peer removes it in TensorDict "
-        "0.17): it describes the peer's pickles, and has no replacement"
-    )
-    warnings.warn(msg, DeprecationWarning, stacklevel=3)
-
-
-def _tensor_shape(shape: object) -> SizeLike | None:
-    """``shape`` for a dense tensor (a tensor of element shapes is for nested inputs)."""
-    if isinstance(shape, torch.Tensor) and shape.dim() == 2:
-        msg = (
-            "from_tensor: nested shapes (a tensor of element shapes) are for a nested "
-            "input (torch.nested.nested_tensor); give a dense input a size"
-        )
-        raise ArgumentError(msg)
-    return shape  # type: ignore[return-value]
-
-
-def _nested_shape(size: tuple[object, ...], shape: object) -> torch.Tensor | None:
-    """The element shapes of a nested tensor when the size given is a 2-d integer tensor
-    (one row per element, as ``nested_tensor_size()`` gives), else None."""
-    given = shape if shape is not None else (size[0] if len(size) == 1 else None)
-    if not isinstance(given, torch.Tensor) or given.dim() != 2:
-        return None
-    if given.is_floating_point() or given.is_complex() or given.dtype is torch.bool:
-        msg = f"nested element shapes must be integers, got a {given.dtype} tensor"
-        raise ShapeError(msg)
-    if bool((given < 0).any()):
-        msg = f"nested element shapes must be non-negative, got {given.tolist()}"
-        raise ShapeError(msg)
-    return given.to(torch.int64).cpu()
-
-
-def _nested_numel(nested: torch.Tensor) -> int:
-    return int(nested.prod(-1).sum()) if nested.numel() else 0
-
-
-def _check_dtype(dtype: object) -> torch.dtype:
-    if not isinstance(dtype, torch.dtype):
-        msg = f"dtype must be a torch.dtype such as torch.float32, got {dtype!r}"
-        raise TypeError(msg)
-    return dtype
-
-
-def _check_cpu(device: DeviceLike) -> None:
-    try:
-        kind = torch.device(device).type
-    except (RuntimeError, TypeError, ValueError) as err:
-        msg = f"invalid device {device!r}"
-        raise DeviceError(msg) from err
-    if kind != "cpu":
-        msg = (
-            f"a MemoryMappedTensor lives in CPU memory, got device={device!r}; create "
-            "it on CPU and move a copy with .to(device)"
-        )
-        raise DeviceError(msg)
-
-
-def _check_tensor(value: object, method: str) -> None:
-    if not isinstance(value, torch.Tensor):
-        kind = f"{type(value).__module__}.{type(value).__qualname__}"
-        msg = (
-            f"MemoryMappedTensor.{method} expects a torch.Tensor, got {kind}; convert "
-            "it first with torch.as_tensor(value)"
-        )
-        raise TypeError(msg)
-
-
-def _abspath(filename: PathLike) -> str:
-    path: str | bytes = os.fspath(filename)
-    if not isinstance(path, str):
-        msg = f"filename must be a str or os.PathLike[str], got {filename!r}"
-        raise TypeError(msg)
-    if path.startswith("/") and not _UNNORMALISED.search(path):
-        return path  # already what abspath would return (saves a normpath per leaf)
-    return os.path.abspath(path)
-
-
-_UNNORMALISED = re.compile(r"//|/\.\.?(?:/|$)|./$")
 
 
 # --- pickling and multiprocessing ------------------------------------------------------
