@@ -1,0 +1,674 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``), first part: operations
+the peer lacks or refuses, dtypes, math beyond the peer, saved folders and memory maps,
+in-place writes, records' fields and the peer's own failures. Each rule takes a finding
+and says whether the README bullet of its entry covers it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .compare import is_collection
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+
+def _tagged(tag: str, *kinds: str) -> Callable[[Finding, Facts, Any, Any], bool]:
+    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        return tag in finding.step.tags and finding.kind in kinds
+
+    return covers
+
+
+def _raised_by(name: str) -> Callable[[Finding, Facts, Any, Any], bool]:
+    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        return finding.kind in ("tclass-raises", "family") and type(mine.error).__name__ == name
+
+    return covers
+
+
+Covers = Callable[["Finding", "Facts", Any, Any], bool]
+
+
+def _any_of(*covers: Covers) -> Covers:
+    """One entry's rule made of several (one README bullet, several ops)."""
+
+    def covered(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        return any(rule(finding, facts, peer, mine) for rule in covers)
+
+    return covered
+
+
+# What the peer says when it has no such operator, keyword or method at all.
+_PEER_LACKS = ("unsupported operand type(s)", "unexpected keyword argument", "has no attribute")
+
+
+_DIMS_LINE = re.compile(
+    r"\.(batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
+)
+
+
+def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A tensor on the left of an operator with a ragged lazy stack (``t != stack``): the
+    batch size ``stack != t`` gives, where the peer's result has a dim more in front (it
+    hands each member the whole tensor, not the member's slice)."""
+    if finding.kind != "result" or not finding.step.op.startswith("r"):
+        return False
+    if -1 not in getattr(mine.value, "batch_size", ()):
+        return False
+    for line in finding.detail:
+        found = _DIMS_LINE.search(line) or _SHAPES_LINE.search(line)
+        if found is None:
+            return False
+        theirs, ours = (
+            [d.strip() for d in side.split(",") if d.strip()] for side in found.groups()[1:]
+        )
+        if theirs[1:] != ours and not (found.group(1) == "names" and len(theirs) == len(ours) + 1):
+            return False
+    return True
+
+
+_SHAPES_LINE = re.compile(
+    r"\]: peer Tensor\[(\S+), shape \[([^\]]*)\]\], tclass Tensor\[\1, shape \[([^\]]*)\]\]$"
+)
+
+
+def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What the README lists tclass answering where the peer raises: ``td // x``, ``2 **
+    td``, ``x % td``, ``div(rounding_mode=)``, ``cumsum``, ``long()`` / ``byte()``,
+    reductions over several dims or of lazy stacks; and the results that differ on
+    purpose: several dims all reduced, ``max`` / ``min`` along a dim as ``ValuesIndices``.
+    Where the peer has no such operator (``//``, ``//=``...) and torch refuses an entry
+    (an integer division by zero, no kernel for ``bool``), tclass raises torch's error;
+    where several dims are all reduced, torch's error for one of them (a dim of size 0)
+    or tclass's for indices along several dims."""
+    tags = finding.step.tags
+    if finding.kind == "peer-raises" and finding.step.op == "//=":
+        return any(text in str(peer.error) for text in _PEER_LACKS)
+    if finding.kind == "peer-raises" and finding.step.op in _REDUCTIONS:
+        if any(text in str(peer.error) for text in _REDUCTION_REFUSALS):
+            return True
+    if finding.kind == "peer-raises":
+        return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"}) or _first_of_tuple(finding)
+    if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
+        return True
+    if finding.kind == "tclass-raises" and _first_of_tuple(finding):
+        return "Expected reduction dim" in str(mine.error)  # torch's, for a dim of size 0
+    if finding.kind == "family" and ("peer-stops" in tags or finding.step.op == "//="):
+        return any(text in str(peer.error) for text in _PEER_LACKS)
+    if finding.kind == "result" and "dim-tuple" in tags:
+        return finding.step.op in _FIRST_OF_TUPLE
+    return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
+
+
+# What the peer says refusing a reduction tclass computes: a tuple of dims with
+# ``reduce=True``, a lazy stack of records.
+_REDUCTION_REFUSALS = (
+    "argument 'dim' must be int, not tuple",
+    "requires this object to be cast to a regular TensorDict",
+)
+
+# The peer's reductions that take only the first dim of a tuple, not checked against the
+# batch dims (``amax(dim=(-1,))`` reduces each leaf's last dim), with a FutureWarning.
+_FIRST_OF_TUPLE = ("prod", "amax", "amin", "max", "min")
+
+
+def _first_of_tuple(finding: Finding) -> bool:
+    """A tuple of dims given to a reduction whose first dim the peer takes for a dim of
+    the leaves (it raises there, or answers for a dim of size 0 torch refuses to reduce)."""
+    return "dim-tuple" in finding.step.tags and finding.step.op in _FIRST_OF_TUPLE
+
+
+def _values_kept(*ops: str) -> Covers:
+    """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
+    where the peer turns them into a ``TensorDict`` without keys (a lazy stack without
+    keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number."""
+
+    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+        if finding.kind != "result" or finding.step.op not in ops:
+            return False
+        return all(
+            "peer TensorDict(batch_size=" in line or _about_values(line) or _EMPTY_LAZY.search(line)
+            for line in finding.detail
+        )
+
+    return covers
+
+
+# the comparisons and bitwise ops whose results the peer holds no Python values in
+_VALUES_DROPPED = ("==", "!=", "r==", "r!=", "|", "^", "r|", "r^", "|=", "^=")
+_EMPTY_LAZY = re.compile(
+    r": peer LazyStackedTensorDict\(batch_size=\[[-\d, ]*\], keys=\[\]\), tclass "
+)
+
+
+_REDUCTIONS = ("sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin", "any", "all")
+_REDUCTIONS += ("nansum", "nanmean", "norm", "logsumexp")
+
+
+def _values_not_merged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A reduction over elements whose Python values differ: tclass's ``ReductionError``
+    naming the entry, where the peer loses the values (a ``TensorDict`` without keys)."""
+    return (
+        finding.kind == "tclass-raises"
+        and finding.step.op in _REDUCTIONS
+        and type(mine.error).__name__ == "ReductionError"
+        and "different Python value per element" in str(mine.error)
+    )
+
+
+def _joined_disagree(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``reduce=True`` along a dim of tensors that disagree in shape beside it and hold
+    no elements: tclass's ``ReductionError``, as with elements, where the peer's
+    ``torch.cat`` lets a 1-d tensor of no elements join."""
+    refused = type(mine.error).__name__ == "ReductionError"
+    return refused and "so they must agree in shape elsewhere" in str(mine.error)
+
+
+def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``amax`` / ``amin`` / ``prod`` along a dim: the results differ only in nested
+    collections, whose own batch dims beyond their parent's tclass keeps (as ``sum`` does
+    in both libraries) and whose dim names follow their parent's; the peer drops them."""
+    if finding.kind != "result" or finding.step.op not in ("amax", "amin", "prod"):
+        return False
+    return all(
+        line.startswith("result[") and "Tensor[" not in line and " list of " not in line
+        for line in finding.detail
+    )
+
+
+# The in-place operators the peer lacks (Python falls back to a new collection there).
+_BITWISE_IN_PLACE = re.compile(r"^x (%|&|\^|\||//)= ")
+
+
+def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A result that changed later in tclass only, where a later step applies ``&=``,
+    ``|=``, ``^=``, ``%=`` or ``//=``: tclass changes the collection (and what shares its
+    tensors) in place, where the peer rebinds ``x`` to a new collection."""
+    if finding.kind != "alias":
+        return False
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    later = finding.lines[int(found.group(1)) :] if found else []
+    return any(_BITWISE_IN_PLACE.match(line) for line in later)
+
+
+def _later_lines(finding: Finding) -> list[str]:
+    """The lines after the one whose result an alias finding is about."""
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    return finding.lines[int(found.group(1)) :] if found else []
+
+
+def _names_read_live(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A locked lazy stack's names read from its members (one renamed through another
+    stack that holds it), where the peer shows the names it cached while locked."""
+    lazy = "LazyStackedTensorDict"
+    if (
+        finding.kind != "alias"
+        or not type(peer.value).__name__ == type(mine.value).__name__ == lazy
+    ):
+        return False
+    if not all(line.startswith("result.names: ") for line in finding.detail):
+        return False
+    theirs = [list(member.names) for member in peer.value.tensordicts]
+    return bool(peer.value.is_locked) and theirs == [
+        list(member.names) for member in mine.value.tensordicts
+    ]
+
+
+def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested node changed later through ``empty(recurse=True)``'s result in the peer
+    only, which returns a nested node without tensors itself; or that node's lock, the
+    source's in the peer (a new node's, unlocked, in tclass)."""
+    if finding.kind == "result" and finding.step.op == "empty":
+        return "recurse=True" in finding.step.src and all(
+            _NESTED_LOCKED.match(line) for line in finding.detail
+        )
+    if finding.kind != "alias" or not all(line.startswith("result[") for line in finding.detail):
+        return False
+    return any(".empty(recurse=True)" in line for line in _later_lines(finding))
+
+
+def _stack_of_values_not_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A lazy stack whose members hold only per-element Python values: not empty in
+    tclass (``is_empty()`` is true when every member is empty), empty in the peer, so its
+    ``apply(fn, batch_size=...)``, which leaves the values out, gives an empty TensorDict
+    there and ``None`` in tclass."""
+    if finding.kind != "result" or "lazy" not in finding.step.tags:
+        return False
+    if finding.step.op == "x.is_empty()":
+        return (peer.value, mine.value) == (True, False)
+    if finding.step.op != "apply" or "batch_size=" not in finding.step.src:
+        return False
+    return mine.value is None and is_collection(peer.value) and not list(peer.value.keys())
+
+
+_NESTED_LOCKED = re.compile(r"^result\S+\.is_locked: peer True, tclass False$")
+
+
+# A result line that differs in the tensor's dtype only (or, with the group, its class).
+_DTYPE_ONLY = re.compile(
+    r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], tclass Tensor\[torch\.\w+, shape \1\]$"
+)
+_MEMORY_MAPPED = re.compile(
+    r": peer Tensor\[torch\.\w+, shape (\[[^\]]*\])\], "
+    r"tclass MemoryMappedTensor\[torch\.\w+, shape \1\]$"
+)
+# What an operator the peer lacks in place changes in tclass's result: the collection
+# itself, with its lock, dim names, memory-mapped tensors, dtypes, empty nested
+# collections and Python values (the peer's operator empties them, see _values_kept).
+_KEPT_IN_PLACE = (
+    re.compile(r"\.is_locked: peer False, tclass True$"),
+    re.compile(r"\.names: peer "),
+    re.compile(r": keys: peer \["),
+    re.compile(r": peer TensorDict\(batch_size="),
+    re.compile(r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \("),  # a value
+    _MEMORY_MAPPED,
+    _DTYPE_ONLY,
+)
+
+
+def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x |= y`` (``&=``, ``^=``, ``%=``, ``//=``): tclass's collection changed in place,
+    where the peer's ``x | y`` is a new, unlocked TensorDict without dim names."""
+    if finding.kind != "result" or not _BITWISE_IN_PLACE.match(finding.step.src):
+        return False
+    return all(any(p.search(line) for p in _KEPT_IN_PLACE) for line in finding.detail)
+
+
+# The ops whose result dtypes are torch's for each entry (README, "Math goes where the
+# peer stops": "Math dtypes are torch's, entry by entry").
+_TORCH_DTYPES = ("+", "-", "*", "**", "r+", "r-", "r*", "add", "sub", "mul", "pow")
+_TORCH_DTYPES += ("maximum", "minimum", "|", "^", "&", "r|", "r^", "r&")
+_TENSOR_OPERAND = re.compile(r"torch\.tensor\(|\bt\(\[")
+_TENSOR_WITH_DIMS = re.compile(r"\bt\(\[\d")
+_BOOL_ALPHA = re.compile(r"\.(add|sub)_?\(True, alpha=")
+
+
+def _torch_dtypes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Results that differ in dtype only where torch's dtype for each entry and the
+    peer's fused kernels differ (a 0-d entry with a 0-d tensor, a lazy stack's members
+    with slices of a tensor), ``add``/``sub`` of ``True`` with ``alpha``; ``&`` with a
+    tensor with dims, which the peer broadcasts against the leaves' trailing dims; and
+    ``1 / td``, where the peer multiplies by a reciprocal rounded to a float16 entry's
+    precision."""
+    op, src = finding.step.op, finding.step.src
+    if finding.kind == "tclass-raises" and _BOOL_ALPHA.search(src):
+        return src.startswith("x.sub") and "Subtraction, the `-` operator, with" in str(mine.error)
+    if op in ("&", "r&", "&=") and _TENSOR_WITH_DIMS.search(src):
+        if finding.kind in ("peer-raises", "family"):
+            return "must match the size of tensor" in str(peer.error)
+        return finding.kind == "result"
+    if finding.kind != "result":
+        return False
+    if op == "r/":
+        return all(": values differ: " in line for line in finding.detail)
+    if op not in _TORCH_DTYPES or not (_TENSOR_OPERAND.search(src) or _BOOL_ALPHA.search(src)):
+        return False
+    return all(_DTYPE_ONLY.search(line) for line in finding.detail)
+
+
+def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Entries written back unchanged into a locked collection (``update(x.to_dict())``,
+    an update giving a nested collection no entries),
+    and rows written in place at an index the peer sends through its locked ``set``
+    (``rec[None,] = rows`` on a memory-mapped record; it writes in place at the others):
+    nothing is replaced, which tclass accepts and the peer refuses. The peer refuses any
+    ``update`` of a locked collection, even one that writes nothing (a source without
+    entries, or whose nested collections are empty); tclass answers only where nothing
+    locked is replaced (else its ``LockedError``), so an update it answers is covered."""
+    if finding.kind != "peer-raises" or "Cannot modify locked" not in str(peer.error):
+        return False
+    if finding.step.op == "setitem":
+        return not finding.step.src.startswith(("x['", 'x["'))  # an index, not a key
+    return finding.step.op == "update"
+
+
+# A leaf that is a file of tclass's folder and a plain tensor in the peer, or the other
+# way round: the same dtype and shape either way.
+_MAPPED_HERE = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$")
+_MAPPED_THERE = re.compile(r": peer MemoryMappedTensor(\[[^\]]*\]\]), tclass Tensor\1$")
+_ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
+
+
+def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
+    ``set``, ``update``...): files of its folder in tclass, memory-mapped tensors, where
+    the peer keeps plain tensors in memory that a reload does not see; so is an entry
+    ``rename_key_`` moves into another node (a copy saved there)."""
+    if finding.kind != "result":
+        return False
+    if finding.step.op == "rename_key_" and not _renamed_into_another_node(finding.step.src):
+        return False
+    if finding.step.op not in _ENTRY_WRITES + ("rename_key_",):
+        return False
+    return all(_MAPPED_HERE.search(line) for line in finding.detail)
+
+
+def _renamed_into_another_node(src: str) -> bool:
+    """Whether ``x.rename_key_(old, new...)`` gives the entry a new parent node."""
+    try:
+        call = ast.parse(src, mode="eval").body
+        assert isinstance(call, ast.Call)
+        old, new = (ast.literal_eval(arg) for arg in call.args[:2])
+    except (SyntaxError, ValueError, AssertionError):
+        return False
+    parents = [tuple(key)[:-1] if isinstance(key, tuple) else () for key in (old, new)]
+    return parents[0] != parents[1]
+
+
+def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same, seen later in an earlier result: a new entry written through a lazy stack
+    into its loaded records (memory-mapped there), or the new name ``rename_key_`` gives
+    in another node (a copy in its own file, which what shared the old tensor no longer
+    sees)."""
+    if finding.kind != "alias" or not facts.memmap:
+        return False
+    if all(_MAPPED_HERE.search(line) for line in finding.detail):
+        return True
+    renamed = any(".rename_key_(" in line for line in _later_lines(finding))
+    return renamed and all(": values differ: " in line for line in finding.detail)
+
+
+def _memory_mapped_as_indexed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An advanced index that selects no element of a memory-mapped entry: a copy, a
+    plain tensor, where the peer's ``MemoryMappedTensor`` wraps it (two empty storages
+    compare equal). A write at an index with ``None`` into a collection without batch
+    dims or into a lazy stack: written in place, the leaves kept, where the peer swaps in
+    plain tensors for them (views, or copies in a lazy stack's members)."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at", "setitem"):
+        return False
+    if finding.step.op == "setitem":
+        target = finding.step.src.split("] = ", 1)[0]
+        at_none = target.startswith("x[") and re.search(r"\bNone\b", target) is not None
+        return at_none and all(_MAPPED_HERE.search(line) for line in finding.detail)
+    return all(
+        (found := _MAPPED_THERE.search(line)) is not None and re.search(r"\b0\b", found.group(1))
+        for line in finding.detail
+    )
+
+
+def _through_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested key through a Python value (``x[("zz", "a")] = v``): tclass's
+    ``EntryTypeError``, where the peer hides the entry in the value's node."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    refused = type(mine.error).__name__ == "EntryTypeError"
+    return refused and "holds a Python value and has no entries" in str(mine.error)
+
+
+def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """In-place math (``x &= -1``, ``x %= t``, ``pow_``...) that torch refuses in place for
+    an entry's dtype: tclass's ``InPlaceWriteError`` / ``InPlaceKernelError`` before any
+    write, where the peer replaces the entries with new tensors of another dtype (which
+    views and memory-mapped files never see) or raises from the first refused entry."""
+    refused = type(mine.error).__name__ in ("InPlaceWriteError", "InPlaceKernelError")
+    in_place = finding.step.family == "math" and finding.step.op.endswith(("=", "_"))
+    return finding.kind in ("tclass-raises", "family") and refused and in_place
+
+
+# What the peer's errors say when they come from inside it rather than from a check.
+_PEER_INTERNAL = (
+    "Multiple dispatch failed",
+    "no implementation found for",
+    "tuple index out of range",
+    "list index out of range",
+    "len() of a 0-d tensor",
+    "received an invalid combination of arguments",
+    "not supported between instances of 'tuple' and 'int'",
+    "'str' and 'str'",  # a bitwise operator applied to a Python value (a record's str)
+    "'NoneType' and 'NoneType'",  # the same, to a None value
+    "'NoneType' object has no attribute",  # a record's missing key taken for a field
+    "Only NestedKeys are supported",  # a tensor taken for a mapping of keys (set_, update_)
+    "iteration over a 0-d tensor",  # the same, for a 0-d tensor
+    "cannot convert dictionary update sequence",  # the same, in update_
+    "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
+    "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
+    "cannot mmap an empty file",  # memmap_ of an entry with no elements
+    "Failed to stack tensors within a tensordict",  # a lazy stack's members stacked first
+    "Cannot call `view` on a lazy stacked tensordict",  # a view that mixes no members
+    'missing 1 required positional arguments: "repeats"',  # repeat of a record, lazy stack
+    "Boolean value of Tensor with no values is ambiguous",  # torch.where over no elements
+    "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
+    "devices differ, got None and",  # a cpu collection stacked with one of no device
+    "stack expects a non-empty TensorList",  # a record's indexed write into no elements
+    "Cannot get the non-unique data of a NonTensorStack",  # load_state_dict of value stacks
+    "too many indices for tensor of dimension",  # a number written into a value stack
+    "items cannot be empty",  # permute / unsqueeze of Python values over no elements
+    "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
+    "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
+    "broadcast a dimension with negative length",  # a tensor against a ragged stack's -1
+    "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
+    "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
+    "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
+    '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
+    '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
+    "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
+    "upper bound and lower bound inconsistent with step sign",  # tile of ragged values
+    "Non-tensor batch sizes must match outside",  # cat: a squeezed record's value kept its dims
+)
+
+
+def _read_fails_inside(value: Any, line: str) -> bool:
+    """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
+    from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
+    found = re.match(
+        r"result((?:\[1\]\[\d+\])*)((?:\['[^']*'\])+): (?:peer error \(|error: peer )", line
+    )
+    if found is None:
+        return False
+    try:
+        for index in re.findall(r"\[1\]\[(\d+)\]", found.group(1)):  # an item of a tuple
+            value = value[int(index)]
+        value.get(tuple(re.findall(r"'([^']*)'", found.group(2))))
+    except Exception as error:  # noqa: BLE001  (the peer's error is the point)
+        return any(text in str(error) for text in _PEER_INTERNAL)
+    return False
+
+
+# Where the peer's memory-mapped flag and the data disagree: after loading, after views
+# the flag does not follow (reshape, expand, flatten, detach, select, x[1:]...), after
+# tile's copy (flagged) and after a collection was given new entries.
+_FLAG_CHANGES = re.compile(
+    r"load_memmap\(|\.(reshape|expand|expand_as|flatten|unflatten|tile|select|exclude)\("
+    r"|\.(detach|copy|contiguous)\(\)|\.clone\(False\)|\.data\b|\[[^\]]*\b[1-9]\d*:"
+    r"|\.(float|double|half|bfloat16|int|long|bool|to)\("  # a cast to the dtype it has
+)
+_LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
+
+
+_CAST_KIND = re.compile(r"^result(\[[^\]]*\])+\.kind: peer 'TensorDict', tclass '(Inner|Rec)'$")
+_CAST_KEYS = re.compile(r"^result(\[[^\]]*\])+: keys: peer \[[^\]]*\], tclass \[[^\]]*\]$")
+
+
+def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A TensorDict set into a field annotated with a tensorclass (``rec.inner = td``,
+    ``rec.set("inner", td)``): that class in tclass, its fields listed (unset ones
+    ``None``), where the peer stores the TensorDict as given."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setattr", "setitem_key"):
+        return False
+    kinds = [line for line in finding.detail if _CAST_KIND.match(line)]
+    rest = [line for line in finding.detail if not _CAST_KIND.match(line)]
+    return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
+
+
+_DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*, tclass dict \(")
+
+
+def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A dict given through ``update`` to a record's field annotated with a Python type
+    (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the assignment keeps
+    it in both libraries, where the peer's ``update`` makes it a TensorDict; into a saved
+    record, where such a value is written to the folder, a ``NotSerializableError`` when
+    the dict holds tensors."""
+    if finding.step.op != "update":
+        return False
+    if finding.kind == "tclass-raises":
+        refused = type(mine.error).__name__ == "NotSerializableError"
+        return refused and "is of type torch.Tensor" in str(mine.error)
+    if finding.kind != "result":
+        return False
+    return all(_DICT_KEPT.match(line) for line in finding.detail)
+
+
+_NONE_AS_LIST = re.compile(
+    r"^result\S*\['\w+'\]: peer list of \d+, tclass py \('NoneType', None\)$"
+)
+_KEYS_LINE = re.compile(r": keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested record's field set to ``None`` through ``update`` (``rec.update(rec.
+    to_dict())`` where ``rec.inner.z`` is ``None``): not set in tclass, as at the top
+    level in both libraries, where the peer keeps a ``None`` value entry under the nested
+    record (a key of its ``keys()``, and a list of ``None`` once stacked or padded)."""
+    if finding.kind != "result" or not any(".update(" in line for line in finding.lines):
+        return False
+    for line in finding.detail:
+        if _NONE_AS_LIST.match(line):
+            continue
+        keys = _KEYS_LINE.match(line)
+        if keys is None:
+            return False
+        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+        if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
+            return False
+    return True
+
+
+def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same, read through ``keys()``: the peer lists the nested ``None`` value it
+    stored (``list(x.keys(True))``) or finds it (``("inner", "z") in x.keys(True, True)``,
+    though its iteration of the leaves skips it), where tclass has no such key (and
+    ``select`` of it is a ``KeyNotFoundError``, as of an unset field in both)."""
+    if not any(".update(" in line for line in finding.lines[:-1]):
+        return False
+    if finding.kind == "tclass-raises" and type(mine.error).__name__ == "KeyNotFoundError":
+        missing = re.match(r"key '(\w+)' was not found", str(mine.error))
+        return missing is not None and f", '{missing.group(1)}')" in finding.step.src
+    if finding.kind != "result":
+        return False
+    if finding.step.op == "contains":
+        key = finding.step.src.split(" in x.keys(")[0]
+        return key.startswith("(") and "," in key and (peer.value, mine.value) == (True, False)
+    if finding.step.op != "keys" or not isinstance(peer.value, list):
+        return False
+    extra = [key for key in peer.value if key not in mine.value]
+    return (
+        bool(extra)
+        and all(isinstance(key, tuple) and len(key) > 1 for key in extra)
+        and ([key for key in peer.value if key in mine.value] == mine.value)
+    )
+
+
+def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
+    answers only when its file-backed tensors have no elements (no file), where the peer
+    refuses any tensor that has a file, an empty one included."""
+    return (
+        finding.kind == "peer-raises"
+        and finding.step.op in ("memmap", "memmap_like", "load_memmap")
+        and "already has a file associated" in str(peer.error)
+    )
+
+
+def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``is_memmap()`` and the lock of rows read from a locked collection follow where
+    the data is (in a memory-mapped file or not), where the peer follows a flag some ops
+    carry and others drop: ``is_memmap()`` true in tclass only (every tensor is in a file),
+    or a lock that differs after an op that changes the peer's flag and not the data
+    (the collection memory-mapped in the world, or by an earlier step)."""
+    if finding.kind != "result":
+        return False
+    saved = 0 if facts.memmap else _first_saving(finding.lines)
+    if saved is None:
+        return False
+    if finding.step.op == "x.is_memmap()":
+        return mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines)
+    if not all(_LOCK_LINE.search(line) for line in finding.detail):
+        return False
+    return any(_FLAG_CHANGES.search(line) for line in finding.lines[saved + 1 :])
+
+
+def _first_saving(lines: list[str]) -> int | None:
+    """The first line that memory-maps the collection (``memmap``, ``memmap_like``...)."""
+    for number, line in enumerate(lines):
+        if re.search(r"\.memmap(?:_like|_)?\(|load_memmap\(", line):
+            return number
+    return None
+
+
+# an entry with no elements that torch.logsumexp(t, dim=()) reduces whole
+_EMPTY_REDUCED_WHOLE = re.compile(
+    r": peer Tensor\[([\w.]+), shape \[\]\], tclass Tensor\[\1, shape \[[\d, ]*\b0\b[\d, ]*\]\]$"
+)
+_BROKEN_SIZE = re.compile(r"^result\.(batch_size|names): peer ")
+
+
+def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
+    operation on a collection without entries, or cannot read the Python values of a
+    stack of members on a device and of none, or returned a result whose entries fail to
+    read (its batch size and names wrong with them), where tclass answers."""
+    if finding.kind in ("peer-raises", "family"):
+        if finding.step.op == "logsumexp" and "doesn't match the broadcast shape" in str(
+            peer.error
+        ):
+            return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
+        if _rebuilt_with_more_dims(finding, peer):
+            return True
+        return any(text in str(peer.error) for text in _PEER_INTERNAL)
+    if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
+        return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)
+    if finding.kind == "result" and any(": peer error (" in d for d in finding.detail):
+        # the peer's result fails to read; its batch size and names show it broken too
+        return all(
+            _read_fails_inside(peer.value, line) or _BROKEN_SIZE.match(line)
+            for line in finding.detail
+        )
+    if finding.kind == "alias" and ": error: peer " in finding.detail[0]:
+        return all(_read_fails_inside(peer.value, line) for line in finding.detail)
+    if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
+        keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
+        return keys is not None and not list(keys(True, True))
+    return False
+
+
+_MORE_DIMS = re.compile(
+    r"the number of sizes provided \((\d+)\) must be greater or equal to the number of "
+    r"dimensions in the tensor \((\d+)\)|value tensor of shape \[([\d, ]*)\] cannot be "
+    r"broadcast to indexing result of shape \[([\d, ]*)\]"
+)
+
+
+def _rebuilt_with_more_dims(finding: Finding, peer: Any) -> bool:
+    """``x[i] = x[i].to_dict()`` where the peer rebuilt a nested collection of the dict
+    with more dims than the value it came from (its leaves then do not fit)."""
+    if finding.step.op != "setitem" or not finding.step.src.endswith(".to_dict()"):
+        return False
+    found = _MORE_DIMS.search(str(peer.error))
+    if found is None:
+        return False
+    if found.group(1) is not None:
+        return int(found.group(2)) > int(found.group(1))
+    return found.group(3).count(",") > found.group(4).count(",")
+
+
+def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad_sequence`` of tensorclasses with masks, which the peer refuses (README,
+    "Stacking keeps what can be kept")."""
+    if finding.step.op not in ("pad", "pad_sequence"):
+        return False
+    return finding.kind == "peer-raises" and "contains tensorclasses" in str(peer.error)
+
+
+def _about_values(line: str) -> bool:
+    """A Python value line: the peer's list or values against tclass's shared value, or
+    one element that is ``None`` in the peer."""
+    if " list of " in line or "peer values (" in line:
+        return True
+    return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None

@@ -1,0 +1,767 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``), second part: lazy
+stacks and their members, locks, dims and their names, records, Python values over no
+elements or ragged, indices and state dicts (the shared helpers are in ``allow_ops``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .allow_ops import (
+    _EMPTY_LAZY,
+    _KEYS_LINE,
+    _LOCK_LINE,
+    _VALUES_DROPPED,
+    _about_values,
+    _tagged,
+)
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+
+# The lines of a result that is a lazy stack of no members in the peer and a TensorDict
+# of the same batch size in tclass (one line at least says the peer has no members).
+_NO_MEMBERS = re.compile(r"<members>: peer \d+ \(\[\],\), tclass (None|\d+ \()")
+_NO_MEMBERS_LINES = (
+    _NO_MEMBERS,
+    re.compile(
+        r"\.kind: peer 'LazyStackedTensorDict', tclass '(TensorDict|Rec)'"
+    ),  # (records kept)
+    re.compile(r": keys: peer \[\], tclass \["),
+    re.compile(r"\.(batch_size|names): peer "),
+    re.compile(r"\.device: peer 'None', tclass "),  # the peer's stack of no members has none
+    re.compile(r"^result(\[\d+\])*\.is_locked: peer False, tclass True$"),  # nor a lock
+)
+
+
+# The lines of a result that is a lazy stack in tclass and a dense TensorDict in the peer.
+_STAYS_LAZY = (
+    re.compile(r"\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'"),
+    re.compile(r"<members>: peer None, tclass \d+ \("),
+    # a nested lazy stack whose members the peer made dense (and restacked elsewhere)
+    re.compile(
+        r"<members>: peer \d+ \(\[\('collection', 'TensorDict', .*, "
+        r"tclass \d+ \(\[\('collection', 'LazyStackedTensorDict', "
+    ),
+)
+
+
+_LAZY_KEPT = ("unflatten", "expand", "expand_as", "reshape", "view", "flatten")
+_NESTED_DIM_OPS = ("unflatten", "reshape", "view")  # into dims of size 1
+# the members of a nested lazy stack, lazy in both, grouped by the dims each keeps
+_NESTED_LAZY = re.compile(
+    r"\]\.<members>: peer \d+ \(\[\('collection', 'LazyStackedTensorDict', .*, "
+    r"tclass \d+ \(\[\('collection', 'LazyStackedTensorDict', "
+)
+
+
+def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A shape op's result (or what it holds) locked in one library only, in a program
+    that saved or locked a collection: tclass locks views of a locked source (and
+    ``unbind``'s slices of a memory-mapped, saved or shared one), the peer follows its
+    memory-mapped flag, which some ops pass on and others drop."""
+    if finding.kind != "result" or finding.step.family != "shape":
+        return False
+    if not (facts.memmap or any("memmap" in line or "lock_()" in line for line in finding.lines)):
+        return False
+    return all(_LOCK_LINE.search(line) for line in finding.detail)
+
+
+_MEMBER_LOCKED = re.compile(r"<members>\[\d+\]\[\d+\].*\.is_locked: peer True, tclass False$")
+
+
+def _members_lock_as_the_stack(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Pointwise math of a lazy stack with a locked member: the result's members have the
+    stack's lock in tclass, where the peer locks a member whose source member is locked
+    when it hands a tensor operand to each member (``x + t``, ``torch.where``), and not
+    for a number (``x + 1``)."""
+    if finding.kind != "result" or finding.step.family != "math":
+        return False
+    if not (facts.memmap or any("memmap" in line or "lock_()" in line for line in finding.lines)):
+        return False
+    return all(_MEMBER_LOCKED.search(line) for line in finding.detail)
+
+
+_SIZES = re.compile(
+    r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
+    r"|\]: peer Tensor\[([\w.]+), shape \[([^\]]*)\]\], tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
+)
+
+
+def _nested_dim_kept(line: str) -> bool:
+    """A nested collection's batch size, names or tensor shape with one more dim in
+    tclass, of size 1 (the peer's dense ``unflatten`` of a lazy stack into dims of size 1
+    loses one of a nested collection's own dims)."""
+    found = _SIZES.search(line)
+    if found is None:
+        return False
+    theirs, mine = (
+        (found.group(1), found.group(2))
+        if found.group(1) is not None
+        else (
+            found.group(4),
+            found.group(5),
+        )
+    )
+    peer_dims = [d.strip() for d in theirs.split(",") if d.strip()]
+    my_dims = [d.strip() for d in mine.split(",") if d.strip()]
+    if len(my_dims) != len(peer_dims) + 1:
+        return False
+    if ".names: " in line:
+        return all(d == "None" for d in my_dims + peer_dims)
+    return any(
+        my_dims[:i] + my_dims[i + 1 :] == peer_dims for i, d in enumerate(my_dims) if d == "1"
+    )
+
+
+def _front_dim_kept(line: str) -> bool:
+    """A batch size, names or tensor shape with one more dim in tclass, in front, of size 1."""
+    found = _SIZES.search(line)
+    if found is None:
+        return False
+    theirs, mine = found.group(1, 2) if found.group(1) is not None else found.group(4, 5)
+    peer_dims = [d.strip() for d in theirs.split(",") if d.strip()]
+    my_dims = [d.strip() for d in mine.split(",") if d.strip()]
+    if ".names: " in line:
+        return len(my_dims) == len(peer_dims) + 1 and all(d == "None" for d in my_dims)
+    return my_dims == ["1", *peer_dims]
+
+
+def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``flatten`` of a collection without batch dims: batch size ``[1]`` in both, and
+    every entry with a dim of size 1 in front, as torch's ``flatten`` of a 0-d tensor,
+    where the peer's ``flatten(-1, 0)`` leaves the entries as they were (their first own
+    dim taken for the new batch dim), and a Python value one value where tclass holds it
+    once for the new dim (a list of one, as the peer's own ``flatten(0, 0)`` gives)."""
+    if finding.kind != "result" or finding.step.op != "flatten":
+        return False
+    if "no-batch-dims" not in finding.step.tags:
+        return False
+    return all(_front_dim_kept(line) or _VALUE_ONE_DEEPER.search(line) for line in finding.detail)
+
+
+def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
+    ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
+    stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
+    stacks, after an ``expand``, keep the lock of the members' nested collections)."""
+    if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
+        return False
+    if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
+        return all(
+            any(p.search(d) for p in _STAYS_LAZY) or _nested_dim_kept(d) or _NESTED_LAZY.search(d)
+            for d in finding.detail
+        )
+    if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
+        return all(
+            any(p.search(d) for p in _STAYS_LAZY) or _NESTED_LOCK_KEPT.search(d)
+            for d in finding.detail
+        )
+    return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+
+
+_NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
+
+
+def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``key in lazy.keys(...)``: answered as for a TensorDict in both libraries (a nested
+    node is in ``keys(True, True)``, a nested key is not in ``keys()``), where the peer's
+    lazy stack answers the other way."""
+    return finding.step.op == "contains" and _tagged("lazy", "result")(finding, facts, peer, mine)
+
+
+def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses."""
+    if finding.kind != "peer-raises" or finding.step.op != "set_batch_size":
+        return False
+    return "Modifying the batch size of a lazy representation" in str(peer.error)
+
+
+def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A selection of none of a lazy stack's members (``split`` / ``chunk`` pieces of size
+    0, ``repeat_interleave(0)``, a reshape of no elements): tclass's TensorDict (or lazy
+    stack of members with no elements, its batch size as torch gives it) with the
+    stack's keys, where the peer gives a lazy stack of no members, without keys."""
+    if finding.kind != "result" or not any(_NO_MEMBERS.search(d) for d in finding.detail):
+        return False
+    return all(any(p.search(d) for p in _NO_MEMBERS_LINES) for d in finding.detail)
+
+
+# The lines of a result of a LazyStackedTensorDict built from records: a record where the
+# peer gives a TensorDict (or a lazy stack of records where it gives a record over one),
+# and what comes with the kind (a record's fields, its value read as a list).
+_RECORD_KIND_LINES = (
+    re.compile(r"\.kind: peer 'TensorDict', tclass '(Rec|Inner)'$"),
+    re.compile(r"\.kind: peer 'Rec', tclass 'LazyStackedTensorDict'$"),
+    re.compile(r"<members>: peer None, tclass \d+ \("),
+    re.compile(r"\['label'\]: peer nontensor \(.*, tclass list of \d+$"),
+    re.compile(r"\['label'\]: peer list of \d+, tclass nontensor \("),
+)
+_RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
+
+
+def _fields_line(line: str) -> bool:
+    """``result: keys: peer [...], tclass [...]`` where one side lacks fields that are
+    ``None`` (a record lists them all; a TensorDict or lazy stack leaves them out), or
+    lists them in another order (a record's in its declaration's)."""
+    found = re.search(r": (?:key order|keys): peer (\[[^\]]*\]), tclass (\[[^\]]*\])$", line)
+    if found is None:
+        return False
+    peer_keys, my_keys = (set(re.findall(r"'(\w+)'", side)) for side in found.groups())
+    both = peer_keys | my_keys
+    return both <= _RECORD_FIELDS and (peer_keys <= my_keys or my_keys <= peer_keys)
+
+
+def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ``LazyStackedTensorDict`` built from records: a lazy stack of those records
+    through the ops that keep it lazy, one record where an op makes it dense; the peer
+    gives a record over a lazy stack for some ops, a TensorDict without the record's class
+    and ``None`` fields for others, and its ``cat`` raises."""
+    if finding.kind == "peer-raises":
+        message = str(peer.error)
+        if "no attribute '_from_tensordict'" in message:  # its cat, another way
+            return finding.step.op == "cat"
+        return "Expected a TensorDictBase instance but got" in message and "Rec'>" in message
+    if finding.kind != "result" or not any(
+        "].kind: " in d or d.startswith("result.kind: ") for d in finding.detail
+    ):
+        return False
+    dropped = finding.step.op in _VALUES_DROPPED  # and the values, as for a TensorDict
+    return all(
+        any(p.search(d) for p in _RECORD_KIND_LINES)
+        or _fields_line(d)
+        or (dropped and _EMPTY_LAZY.search(d) is not None)
+        for d in finding.detail
+    )
+
+
+_EMPTY_LIST = re.compile(r"\]: length: peer 0, tclass [1-9]\d*$")
+
+
+def _holds_empty_values(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack with
+    no elements whose batch size starts with a nonzero dim."""
+    if depth > 8:
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_holds_empty_values(item, depth + 1) for item in value)
+    if type(value).__name__ == "NonTensorStack":
+        size = value.batch_size
+        return 0 in size and size[0] > 0
+    if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return False
+    source = getattr(value, "_tensordict", value)  # a record's entries
+    for key in source.keys():
+        try:
+            child = source.get(key)
+        except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+            continue
+        if _holds_empty_values(child, depth + 1):
+            return True
+    return False
+
+
+def _empty_values_shaped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over a batch with no elements: nested empty lists shaped
+    like the batch in tclass (``[[], []]`` for ``[2, 0]``), where the peer's stack of no
+    members lists as ``[]``."""
+    if finding.kind != "result" or not all(_EMPTY_LIST.search(d) for d in finding.detail):
+        return False
+    return _holds_empty_values(mine.value)
+
+
+_NO_VALUES_LEFT = re.compile(r": peer py \('NoneType', None\), tclass list of 0$")
+
+
+def _empty_value_keys(value: Any, depth: int = 0) -> set[str]:
+    """The keys, at any depth of ``value`` (a collection), of per-element Python values
+    over no elements."""
+    if depth > 8 or not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return set()
+    found: set[str] = set()
+    for source in [getattr(value, "_tensordict", value), *getattr(value, "tensordicts", ())]:
+        for key in source.keys():
+            try:
+                child = source.get(key)
+            except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+                continue
+            if type(child).__name__ == "NonTensorStack" and child.batch_size.numel() == 0:
+                found.add(key)
+            else:
+                found |= _empty_value_keys(child, depth + 1)
+    return found
+
+
+def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over no elements, kept by ``apply``, pointwise math and
+    ``split`` as a tensor with no elements is, where the peer drops the entry (a record's
+    field reads ``None``; a piece holds an empty lazy stack in its place), and its
+    comparison with such an ``apply`` result fails on the keys."""
+    if finding.kind in ("peer-raises", "family"):
+        return _keys_mismatch_over_no_elements(finding, peer, mine)
+    if finding.kind != "result":
+        return False
+    kept = _empty_value_keys(mine.value)
+    for line in finding.detail:
+        keys = _KEYS_LINE.search(line)
+        if keys is not None:
+            theirs, ours = (re.findall(r"'(\w+)'", side) for side in keys.groups())
+            extra = set(ours) - set(theirs)
+            if not extra or not set(theirs) <= set(ours) or not extra <= kept:
+                return False
+        elif _NO_VALUES_LEFT.search(line) is None and _EMPTY_PIECE.search(line) is None:
+            return False
+    return True
+
+
+_EMPTY_PIECE = re.compile(
+    r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
+    r"tclass nontensor \(\('values', \('seq', 'list', \[\]\)"
+)
+_MISMATCH = re.compile(
+    r"keys in .* mismatch\. The \w+ TD has keys \{([^}]*)\}|keys in .* mismatch, got"
+)
+
+
+def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
+    """The peer's "keys ... mismatch" where one side is an ``apply`` result that dropped
+    Python values over no elements (or its stack's "sets of keys ... are exclusive"): the
+    keys it names are such values in tclass's result (or, where tclass raises too, the
+    peer's message shows a batch size with a 0)."""
+    message = str(peer.error)
+    if "sets of keys in the tensordicts to stack are exclusive" in message:  # names none
+        return finding.kind == "peer-raises" and bool(_empty_value_keys(mine.value))
+    found = _MISMATCH.search(message)
+    if found is None:
+        return False
+    if finding.kind == "family":
+        return re.search(r"batch_size=\[(\d+,)*0[,\]]", message) is not None
+    named = set(re.findall(r"'(\w+)'", found.group(1) or ""))
+    return bool(named) and named <= _empty_value_keys(mine.value)
+
+
+def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` / ``view`` / ``reshape`` whose result has the batch size torch gives a
+    tensor of that batch size, where the peer's (its lazy ``view``) does not."""
+    tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
+    if finding.kind != "result" or len(tags) != 1:
+        return False
+    expected = tags[0].removeprefix("torch-shape=")
+    size = getattr(mine.value, "batch_size", None)
+    peer_size = getattr(peer.value, "batch_size", None)
+    return str(list(size or ())) == expected and str(list(peer_size or ())) != expected
+
+
+_VALUE_DIMS = re.compile(r"\]\[1\]: length: peer (\d+), tclass (\d+)$")  # a value's batch size
+_VALUE_ONE_DEEPER = re.compile(r": peer py \(.*\), tclass list of 1$")
+
+
+def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` / ``view`` / ``reshape`` into dims of size 1 of a collection with
+    per-element Python values: the values keep every batch dim torch gives a tensor of
+    that batch size, where the peer's value stack loses one of size 1 (one level less of
+    lists, one dim less in its batch size)."""
+    tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
+    if finding.kind != "result" or finding.step.op not in _NESTED_DIM_OPS or len(tags) != 1:
+        return False
+    if str(list(getattr(mine.value, "batch_size", ()))) != tags[0].removeprefix("torch-shape="):
+        return False
+    for line in finding.detail:
+        sizes = _VALUE_DIMS.search(line)
+        if sizes is not None and int(sizes.group(2)) == int(sizes.group(1)) + 1:
+            continue
+        if _VALUE_ONE_DEEPER.search(line) is None:
+            return False
+    return True
+
+
+_NAMES_LINE = re.compile(r"^result(\[.*\])?\.names: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _names_of(line: str) -> tuple[str, list[str], list[str]] | None:
+    """The path and both sides' names of a ``....names: peer [...], tclass [...]`` line."""
+    found = _NAMES_LINE.match(line)
+    if found is None:
+        return None
+    sides = [re.findall(r"'[^']*'|None", side) for side in found.groups()[1:]]
+    return found.group(1) or "", sides[0], sides[1]
+
+
+_ONE_NAME = re.compile(r"^result(\[[^\]]*\])*\.names: peer \[None\], tclass \['[a-z]+'\]$")
+
+
+_SHAPE_LINE = re.compile(r"\.(names|batch_size): peer ")
+
+
+def _empty_set_under_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection without entries or a Python value set under a nested node of a lazy
+    stack (``lazy.set(("n", "k"), TensorDict({}, [2]))``, ``lazy.set(("n", "k"), "a")``):
+    its members' copies take the node's batch size in tclass, and keep the value's own
+    (shorter) one in the peer."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setitem_key"):
+        return False
+    src = finding.step.src
+    if re.fullmatch(r"x\.set\(\(.*\), \"[^\"]*\"\)|x\[\(.*\)\] = \"[^\"]*\"", src):  # a value
+        return all(_VALUE_UNDER_NODE.search(line) for line in finding.detail)
+    if not re.search(r"\(\(.*\), L\.TensorDict\(\{\}, batch_size=", src) and not (
+        re.search(r"^x\[\(.*\)\] = L\.TensorDict\(\{\}, batch_size=", src)
+    ):
+        return False
+    return all(_SHAPE_LINE.search(line) for line in finding.detail)
+
+
+# A Python value under a nested node: the peer's members hold it at their own batch size
+# ([] read as the one value), tclass's at the node's (a list, of more dims).
+_VALUE_UNDER_NODE = re.compile(
+    r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer \d+, tclass \d+$"
+)
+
+
+def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The name of the one dim of a lazy stack of members without batch dims, kept by
+    ``to_tensordict`` / ``contiguous`` / ``apply(batch_size=)``, where the peer drops it."""
+    if finding.kind != "result" or facts.kind != "lazy":
+        return False
+    if finding.step.op not in ("to_tensordict", "contiguous", "apply", "named_apply"):
+        return False
+    return all(_ONE_NAME.match(line) for line in finding.detail)
+
+
+def _broadcast_index_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Tensor indices over several named dims: the dim they broadcast to unnamed in
+    tclass, named after one of those dims in the peer when the other's index has one
+    element."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at"):
+        return False
+    if finding.step.src.count("torch.tensor(") + finding.step.src.count("t([") < 2:
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(
+        p is not None
+        and len(p[1]) == len(p[2])
+        and all(a == b or b == "None" for a, b in zip(p[1], p[2]))
+        for p in parsed
+    )
+
+
+def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad_sequence``'s result has unnamed dims, where the peer keeps the members' names
+    at a level that holds a Python value."""
+    if finding.kind != "result" or finding.step.op != "pad_sequence":
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(p is not None and set(p[2]) == {"None"} for p in parsed)
+
+
+def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
+    drops them (the top node keeps them in both), and a nested Python value that all
+    elements share stays one value, where the peer's ``squeeze()`` keeps its stack."""
+    if finding.kind != "result" or finding.step.op != "squeeze":
+        return False
+    shared = {line.split(": ")[0] for line in finding.detail if _shared_value_line(line)}
+    names = [
+        line
+        for line in finding.detail
+        if line.split(": ")[0] not in shared or not _about_values(line)
+    ]
+    parsed = [_names_of(line) for line in names]
+    return all(
+        p is not None
+        and p[0].startswith("[")
+        and len(p[1]) == len(p[2])
+        and all(a == "None" or a == b for a, b in zip(p[1], p[2]))
+        for p in parsed
+    )
+
+
+_VALUE_STACK_LINE = re.compile(
+    r"^result\[.*: peer values \(\('seq', 'list', \[(.*)\]\), \[[\d, ]*\]\), "
+    r"tclass value \((.*), \[[\d, ]*\]\)$"
+)
+
+
+def _shared_value_line(line: str) -> bool:
+    """A nested value stack in the peer whose elements all equal tclass's one value."""
+    found = _VALUE_STACK_LINE.match(line)
+    if found is None:
+        return False
+    items, value = found.groups()
+    return bool(items) and not items.replace(value, "").replace(", ", "")
+
+
+def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ragged stack of Python values (``-1`` in its batch size) saved and loaded:
+    tclass's comes back with that batch size, the peer's as a regular stack holding a
+    list per element."""
+    if finding.kind != "result" or finding.step.op != "load_memmap":
+        return False
+    return _holds_ragged_values(mine.value)
+
+
+def _holds_ragged_values(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack with
+    ``-1`` in its batch size."""
+    if depth > 8:
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_holds_ragged_values(item, depth + 1) for item in value)
+    if type(value).__name__ == "NonTensorStack":
+        return -1 in value.batch_size
+    if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return False
+    source = getattr(value, "_tensordict", value)  # a record's entries
+    for key in source.keys():
+        try:
+            child = source.get(key)
+        except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+            continue
+        if _holds_ragged_values(child, depth + 1):
+            return True
+    return False
+
+
+def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An operation along the ragged dim of a lazy stack (``split``, ``unbind``, a
+    reshape other than to one dim...): tclass's ``HeterogeneousEntryError`` saying the dim
+    is ragged, where the peer fails inside or cuts the members (``split(1, ragged_dim)``
+    gives one piece whose members keep one element each: the rest is silently dropped)."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    message = str(mine.error)
+    return type(mine.error).__name__ == "HeterogeneousEntryError" and (
+        "of this lazy stack (batch size" in message and ") is ragged" in message
+    )
+
+
+# What the peer 0.15 says refusing to write a number into a Python value.
+_NUMBER_REFUSED = (
+    "update a leaf in-place with a shared tensordict",  # a memory-mapped collection's
+    "holds one value for all its elements",  # a value shared by the elements
+)
+
+
+def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``td[idx] = 1.5``: tclass writes the number into the tensors and leaves Python
+    values as they are, where the peer 0.15 writes it into them too (a tensor in a list
+    per element, with a FutureWarning), or refuses to on a memory-mapped collection; rows
+    written into a memory-mapped collection's Python values, which the peer refuses."""
+    if finding.kind == "peer-raises" and finding.step.op == "setitem":
+        if "update a leaf in-place with a shared tensordict" in str(peer.error):
+            return True
+    if "number" not in finding.step.tags:
+        return False
+    if finding.kind == "peer-raises":
+        return any(text in str(peer.error) for text in _NUMBER_REFUSED)
+    if finding.kind != "result":
+        return False
+    return all(
+        _about_values(line) or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
+        for line in finding.detail
+    )
+
+
+def _values_written_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict`` / ``update_`` of a memory-mapped (or shared) collection: tclass
+    writes its Python values, where the peer fails on the first key that holds one; and
+    ``set_`` / ``update_`` of a number into a Python value, which the peer refuses."""
+    if finding.kind != "peer-raises":
+        return False
+    if "copy_ / update_ requires the source to be a NonTensorDataBase" in str(peer.error):
+        return finding.step.op in ("update_", "set_", "load_state_dict")
+    if type(peer.error).__name__ != "_InplaceWriteError":
+        return False
+    found = re.search(r"Failed to update '([^']+)'", str(peer.error))
+    if found is None or finding.step.op not in ("load_state_dict", "update_", "set_"):
+        return False
+    if not hasattr(mine.value, "get"):
+        return False
+    nested = [k for k in mine.value.keys(True) if isinstance(k, tuple) and k[-1] == found.group(1)]
+    value = mine.value.get(found.group(1), None)
+    if value is None and nested:  # a nested key's (the peer names its last part)
+        value = mine.value.get(nested[0])
+    if type(value).__name__ in ("NonTensorData", "NonTensorStack"):
+        return True
+    return (
+        value is not None
+        and not isinstance(value, torch.Tensor)
+        and not hasattr(value, "batch_size")
+    )
+
+
+def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A dim outside the batch dims (``stack``, ``cat``, ``flatten``...), a lazy stack's
+    ``flatten`` with ``end_dim`` before ``start_dim``, an index out of range of a
+    collection without entries: tclass's ``DimError`` / ``ShapeError``, where the peer 0.15
+    uses the dim on the leaves (with a FutureWarning) or computes a batch size unchecked."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    name, message = type(mine.error).__name__, str(mine.error)
+    if name == "ShapeError":
+        return finding.step.op == "flatten" and "comes after end_dim" in message
+    return name == "DimError" and (
+        "batch dim(s) (expected a value in" in message
+        or (
+            finding.step.op in ("getitem", "setitem")  # x[i] = x[i].to_dict() indexes too
+            and (
+                "is out of range for the batch size" in message or "for a lazy stack of" in message
+            )
+        )
+    )
+
+
+def _too_many_indices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An index with more entries than batch dims anywhere in an indexing step (the value
+    written by ``x[i] = x[j, k]`` too): tclass's ``DimError``, where the peer indexes the
+    leaves' feature dims."""
+    if finding.kind not in ("tclass-raises", "family") or finding.step.family != "index":
+        return False
+    error = mine.error
+    return type(error).__name__ == "DimError" and str(error).startswith("too many indices")
+
+
+def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What tclass answers as torch does for a tensor of the batch size, where the peer
+    checks and refuses: an indexed write or ``set_`` of a value that broadcasts
+    (``td[...] = td[0]``), ``gather`` with an empty index, ``flatten`` without batch dims."""
+    if finding.kind != "peer-raises":
+        return False
+    message = str(peer.error)
+    if finding.step.op == "gather":
+        return "Cannot use torch.gather with an empty index" in message
+    if finding.step.op == "flatten":  # (tclass raises for a start after the end elsewhere)
+        if "start_dim cannot come after end_dim" in message:
+            return True
+        return "Incompatible end_dim" in message and "shape torch.Size([])" in message
+    if finding.step.op == "set_":
+        return message.startswith("batch dimension mismatch")
+    return finding.step.op == "setitem" and "which differs from the source batch size" in message
+
+
+def _names_unique(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Names repeated across a lazy stack's dims, or of the wrong length with ``None``
+    entries: tclass's ``DimNameError``, as for a TensorDict in both libraries, where the
+    peer 0.15 accepts them with a FutureWarning."""
+    if finding.kind not in ("tclass-raises", "family") or type(mine.error).__name__ != (
+        "DimNameError"
+    ):
+        return False
+    message = str(mine.error)
+    return "dim names must be unique" in message or (
+        "dims but the batch has" in message and "None" in message
+    )
+
+
+# tclass's errors for a shape torch refuses or an in-place write the peer skips: the ops
+# they come from and a phrase of the message.
+_CHECKED_AS_TORCH = {
+    "ShapeError": (
+        ("split", "do not add up to the dim size"),
+        ("expand", "-1 is only allowed for existing dims"),
+        ("permute", "is not a permutation of the leading batch dims"),
+    ),
+    "DimError": (("narrow", "do not fit"),),  # a batch dim, or a lazy stack's members
+    "BatchSizeError": (
+        ("set_", "cannot copy a value of shape"),
+        ("setitem", "without entries writes nothing"),
+    ),
+    "InPlaceWriteError": (("set_", "cannot be copied into"), ("update_", "cannot be copied into")),
+    "BatchMismatchError": tuple(
+        (op, "does not start with the batch size")
+        for op in ("set", "setitem_key", "rename_key_", "update_")
+    ),
+}
+
+
+def _checked_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """What the README lists under "Shapes, names and in-place writes are checked as torch
+    checks a tensor": tclass's error where the peer computes a batch size torch refuses or
+    silently skips (or half-does) an in-place write."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    rules = _CHECKED_AS_TORCH.get(type(mine.error).__name__, ())
+    message = str(mine.error)
+    return any(finding.step.op == op and phrase in message for op, phrase in rules)
+
+
+_WRITE_SIZES = re.compile(
+    r"destination TensorDict batch size is (\[[\d, ]*\]), and the source's batch size "
+    r"(\[[\d, ]*\])|values of batch size (\[[\d, ]*\]) into the elements (\[[\d, ]*\])"
+)
+
+
+def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection written at an index whose batch size torch would not broadcast to the
+    selection's as a tensor's shape (``td[0] = td[1:1]``): tclass's error, where the peer
+    writes the one Python value (or nothing) it holds."""
+    if finding.kind != "tclass-raises" or finding.step.op != "setitem":
+        return False
+    found = _WRITE_SIZES.search(str(mine.error))
+    if found is None:
+        return False
+    dest, source = (found.group(1), found.group(2)) if found.group(1) else found.group(4, 3)
+    try:
+        torch.empty(json.loads(dest))[...] = torch.empty(json.loads(source))
+    except RuntimeError:
+        return True
+    return False
+
+
+def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A field that is ``None`` assigned on a locked record saved in a folder
+    (``saved.opt = t``): filled in tclass (written to the folder), refused by the peer's
+    lock. tclass refuses the assignment of a field already set, or on a record not saved."""
+    if finding.kind != "peer-raises" or finding.step.op != "setattr":
+        return False
+    saved = facts.memmap or any("memmap" in line for line in finding.lines)
+    return saved and "Cannot modify locked" in str(peer.error)
+
+
+def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``is_memmap()`` of a collection loaded with ``load_memmap``: True in tclass (its
+    tensors are memory-mapped), False in the peer, which flags only what it mapped."""
+    return (
+        finding.kind == "result"
+        and finding.step.op == "x.is_memmap()"
+        and peer.value is False
+        and mine.value is True
+        and any("load_memmap" in line for line in finding.lines)
+    )
+
+
+def _nothing_mapped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Rows of a collection without tensors given ``memmap_()`` without a folder: not
+    locked in tclass, where nothing of it is mapped (``is_memmap()`` false), locked in the
+    peer, whose flag says memory-mapped."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at"):
+        return False
+    if not all(_LOCK_LINE.search(line) for line in finding.detail) or peer.value is None:
+        return False
+    unsaved = any(re.search(r"\.memmap_?\(\)", line) for line in finding.lines)
+    if not unsaved or not hasattr(mine.value, "is_memmap"):
+        return False
+    tensors = [v for v in mine.value.values(True, True) if isinstance(v, torch.Tensor)]
+    return not tensors and mine.value.is_memmap() is False
+
+
+def _state_dict_keys_skipped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict(..., strict=False)``: the keys tclass's result has, in the peer's
+    order, where the peer adds others (a state dict of flat keys holding dots, whose
+    Python values it lacks: the peer rebuilds nested entries from the dotted names)."""
+    if finding.kind != "result" or finding.step.op != "load_state_dict":
+        return False
+    if "strict=False" not in finding.step.src:
+        return False
+    for line in finding.detail:
+        keys = _KEYS_LINE.match(line)
+        if keys is None:
+            return False
+        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+        if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
+            return False
+    return True
