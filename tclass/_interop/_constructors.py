@@ -20,6 +20,7 @@ constrain a batch size.
 from __future__ import annotations
 
 import collections
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Real
 from typing import Any, cast
@@ -56,6 +57,7 @@ __all__ = [
     "from_namedtuple",
     "from_tuple",
     "fromkeys",
+    "ignored_batch_dims",
     "infer_batch_size",
     "is_namedtuple",
     "is_tensor_collection",
@@ -332,6 +334,32 @@ def _shape_sources(data: Mapping[Any, Any]) -> dict[Any, Any]:
     return out
 
 
+def ignored_batch_dims(
+    op: str,
+    data: Mapping[Any, Any],
+    auto_batch_size: bool | None,
+    batch_dims: int | None,
+    batch_size: BatchSizeLike,
+) -> int | None:
+    """``batch_dims`` as the peer 0.15 takes it in ``from_tuple``, ``from_namedtuple``,
+    ``from_dataclass`` and ``from_any``: ignored (``None`` returned) without
+    ``auto_batch_size``, with its ``FutureWarning`` where that changes the result (its
+    0.17 turns ``auto_batch_size`` on, as ``from_dict`` does already)."""
+    if batch_dims is None or auto_batch_size:
+        return batch_dims
+    if batch_size is None and not from_dict(data, batch_dims=batch_dims).batch_size:
+        return None
+    hint = "drop batch_dims" if batch_size is not None else "pass auto_batch_size=True"
+    warnings.warn(
+        f"{op} ignores batch_dims={batch_dims} without auto_batch_size=True (tensordict "
+        f"0.17 will turn auto_batch_size on when batch_dims is given); {hint} to keep "
+        "this result unchanged there",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return None
+
+
 def resolve_batch_options(
     where: str,
     batch_size: BatchSizeLike,
@@ -541,10 +569,13 @@ def from_namedtuple(
             "from_pytree for plain tuples and lists, from_dict for mappings"
         )
         raise EntryTypeError(msg)
+    data = _namedtuple_dict(named_tuple)
     return from_dict(
-        _namedtuple_dict(named_tuple),
+        data,
         auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
+        batch_dims=ignored_batch_dims(
+            "from_namedtuple", data, auto_batch_size, batch_dims, batch_size
+        ),
         device=device,
         batch_size=batch_size,
     )
@@ -568,10 +599,11 @@ def from_tuple(
     if not isinstance(obj, tuple):
         msg = f"from_tuple expects a tuple, got {type(obj).__name__}; use from_dict for mappings"
         raise EntryTypeError(msg)
+    data = _tuple_dict(obj)
     return from_dict(
-        _tuple_dict(obj),
+        data,
         auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
+        batch_dims=ignored_batch_dims("from_tuple", data, auto_batch_size, batch_dims, batch_size),
         device=device,
         batch_size=batch_size,
     )

@@ -5,6 +5,7 @@ it has the same behaviour."""
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 from pathlib import Path
 from typing import Any
@@ -603,3 +604,41 @@ def test_nested_collection_that_does_not_fit_is_refused() -> None:
         _Step(obs=_Obs(x=torch.zeros(2, 4)), batch_size=[3])
     with pytest.raises(errors.BatchMismatchError):  # not a prefix: [4] under [3]
         TensorDict(n=TensorDict(x=torch.zeros(4), batch_size=[4]), batch_size=[3])
+
+
+_PairNT = namedtuple("_PairNT", ["obs", "n"])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda **kw: tclass.from_any({"obs": np.zeros((2, 3))}, **kw),
+        lambda **kw: tclass.from_any((torch.zeros(2, 3),), **kw),
+        lambda **kw: tclass.from_tuple((torch.zeros(2, 3),), **kw),
+        lambda **kw: TensorDict.from_namedtuple(_PairNT(torch.zeros(2, 3), torch.zeros(2)), **kw),
+    ],
+    ids=["from_any-dict", "from_any-tuple", "from_tuple", "from_namedtuple"],
+)
+def test_batch_dims_without_auto_batch_size_is_ignored_with_a_warning(build: Any) -> None:
+    # As the peer 0.15: batch_dims alone keeps the default batch size [] and says that
+    # tensordict 0.17 will turn auto_batch_size on; with auto_batch_size it caps the dims.
+    with pytest.warns(FutureWarning, match=r"ignores batch_dims=1 without auto_batch_size"):
+        assert build(batch_dims=1).batch_size == torch.Size([])
+    assert build(batch_dims=1, auto_batch_size=True).batch_size == torch.Size([2])
+    assert build(batch_dims=2, auto_batch_size=True).batch_size[0] == 2
+
+
+def test_batch_dims_that_would_change_nothing_gives_no_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tclass.from_any({"s": "x", "n": torch.tensor(1)}, batch_dims=1).batch_size == ()
+        assert tclass.from_any((torch.zeros(2),), batch_dims=0).batch_size == ()
+
+
+def test_batch_size_wins_over_batch_dims_for_a_tuple_but_not_for_a_dict() -> None:
+    with pytest.warns(FutureWarning, match="drop batch_dims"):
+        assert tclass.from_any((torch.zeros(2, 3),), batch_dims=1, batch_size=[2]).batch_size == (
+            2,
+        )
+    with pytest.raises(errors.BatchSizeError, match="either batch_size or batch_dims"):
+        tclass.from_any({"obs": torch.zeros(2, 3)}, batch_dims=1, batch_size=[2])
