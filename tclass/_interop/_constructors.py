@@ -341,8 +341,8 @@ def ignored_batch_dims(
     batch_dims: int | None,
     batch_size: BatchSizeLike,
 ) -> int | None:
-    """``batch_dims`` as the peer 0.15 takes it in ``from_tuple``, ``from_namedtuple``,
-    ``from_dataclass`` and ``from_any``: ignored (``None`` returned) without
+    """``batch_dims`` as the peer 0.15 takes it in ``from_tuple``, ``from_namedtuple``
+    and ``from_any`` (of a mapping, tuple or dataclass instance): ignored (``None`` returned) without
     ``auto_batch_size``, with its ``FutureWarning`` where that changes the result (its
     0.17 turns ``auto_batch_size`` on, as ``from_dict`` does already)."""
     if batch_dims is None or auto_batch_size:
