@@ -6,6 +6,7 @@ collection's own batch size, device and sharing last. Which attributes show is r
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -43,15 +44,8 @@ def _node(value: Any, indent: str) -> str:
     """The text of one entry, its continuation lines indented by ``indent``."""
     if value is None:
         return "None"
-    if isinstance(value, NonTensorData):
-        batch = f"batch_size={value.batch_size}, device={value.device}"
-        return f"NonTensorData(data={value.data}, {batch})"
-    if isinstance(value, NonTensorStack):
-        inner = indent + _INDENT
-        return (
-            f"NonTensorStack(\n{inner}{value.tolist()},\n{inner}batch_size={value.batch_size},"
-            f"\n{inner}device={value.device})"
-        )
+    if isinstance(value, (NonTensorData, NonTensorStack)):  # their own repr, indented
+        return textwrap.indent(repr(value), indent)[len(indent) :]
     if isinstance(value, torch.Tensor) or not hasattr(value, "_repr_items"):
         return _leaf(value)
     return _collection(value, indent)
