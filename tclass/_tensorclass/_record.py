@@ -281,9 +281,6 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         return self._tensordict._repr_items()
 
-    def _repr_extra(self) -> str:
-        return self._tensordict._repr_extra()
-
     def _absent_fields(self) -> Sequence[str]:
         present = set(self._tensordict._key_names())
         return [name for name in self.__tclass_info__.field_names if name not in present]
