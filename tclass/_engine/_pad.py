@@ -563,27 +563,18 @@ def _entry_maps(members: list[Any]) -> list[Mapping[str, Value]]:
 
 
 def _from_first_dim(members: list[Any], pad_dim: object) -> object:
-    """A negative ``pad_dim`` counts from the last dim of each entry, as the peer's: the
-    same dim counted from the first when every tensor entry has as many dims.
-
-    Raises:
-        DimError: the tensor entries have different numbers of dims (a negative
-            ``pad_dim`` would name different dims of them), or fewer than ``-pad_dim``.
-    """
+    """A negative ``pad_dim`` (from the last dim of each entry, as the peer's) counted from
+    the first dim, when every tensor entry has as many dims (a ``DimError`` otherwise)."""
     if isinstance(pad_dim, bool) or not isinstance(pad_dim, int) or pad_dim >= 0:
         return pad_dim
-    ndims = {
-        leaf.ndim
-        for member in members
-        for leaf in member.values(include_nested=True, leaves_only=True)
-        if isinstance(leaf, _Tensor)
-    }
+    leaves = (m.values(include_nested=True, leaves_only=True) for m in members)
+    ndims = {leaf.ndim for values in leaves for leaf in values if isinstance(leaf, _Tensor)}
     if len(ndims) == 1 and next(iter(ndims)) + pad_dim >= 0:
         return next(iter(ndims)) + pad_dim
+    named = "different dims of them" if len(ndims) > 1 else "no dim of them"
     msg = (
-        f"pad_sequence: a negative pad_dim ({pad_dim}) counts from the last dim of each "
-        f"entry, and the tensor entries have {sorted(ndims)} dims, so it names "
-        f"{'different dims of them' if len(ndims) > 1 else 'no dim of them'}; give pad_dim "
+        f"pad_sequence: a negative pad_dim ({pad_dim}) counts from the last dim of each entry, "
+        f"and the tensor entries have {sorted(ndims)} dims, so it names {named}; give pad_dim "
         "counted from the first dim of each entry (batch dims included)"
     )
     raise DimError(msg)
