@@ -23,7 +23,7 @@ import collections
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Real
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 import torch
@@ -342,9 +342,9 @@ def ignored_batch_dims(
     batch_size: BatchSizeLike,
 ) -> int | None:
     """``batch_dims`` as the peer 0.15 takes it in ``from_tuple``, ``from_namedtuple``
-    and ``from_any`` (of a mapping, tuple or dataclass instance): ignored (``None`` returned) without
-    ``auto_batch_size``, with its ``FutureWarning`` where that changes the result (its
-    0.17 turns ``auto_batch_size`` on, as ``from_dict`` does already)."""
+    and ``from_any`` (of a mapping, tuple or dataclass instance): ignored (``None``
+    returned) without ``auto_batch_size``, with its ``FutureWarning`` where that changes
+    the result (its 0.17 turns ``auto_batch_size`` on, as ``from_dict`` does already)."""
     if batch_dims is None or auto_batch_size:
         return batch_dims
     if batch_size is None and not from_dict(data, batch_dims=batch_dims).batch_size:
@@ -661,9 +661,12 @@ def is_tensor_collection(datatype: object) -> bool:
 
 
 def to_dict(
-    collection: TensorCollection, convert_tensors: bool, tolist_first: bool = False
+    collection: TensorCollection,
+    convert_tensors: bool | Literal["numpy"],
+    tolist_first: bool = False,
 ) -> dict[str, Any]:
-    """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python values
+    """Nested plain dicts: tensors (nested lists with ``convert_tensors``, numpy arrays
+    with ``"numpy"``), Python values
     (a per-element stack as nested lists), nested collections as dicts (with
     ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts)."""
     out: dict[str, Any] = {}
@@ -675,8 +678,14 @@ def to_dict(
         elif isinstance(value, TensorCollection):
             out[key] = value.to_dict(convert_tensors=convert_tensors, tolist_first=tolist_first)
         else:
-            out[key] = value.tolist() if convert_tensors else value
+            out[key] = _converted(value, convert_tensors)
     return out
+
+
+def _converted(tensor: torch.Tensor, convert: bool | Literal["numpy"]) -> Any:
+    if convert == "numpy":
+        return tensor.detach().cpu().numpy()
+    return tensor.tolist() if convert else tensor
 
 
 def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | None) -> Any:

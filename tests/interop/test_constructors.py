@@ -253,6 +253,21 @@ class TestFromDict:
         back = TensorDict.from_dict(out, batch_size=[3])
         assert (back == td).all()
         assert td.to_dict(convert_tensors=True)["b"]["c"] == [[1.0] * 4] * 3
+        arrays = td.to_dict(convert_tensors="numpy")  # numpy arrays, as the peer's
+        assert isinstance(arrays["b"]["c"], np.ndarray) and arrays["b"]["c"].shape == (3, 4)
+        assert arrays["n"] == "label"
+
+    def test_record_to_dict_gives_numpy_arrays(self) -> None:
+        @tensorclass
+        class Rec:
+            x: torch.Tensor
+            y: torch.Tensor | None = None
+
+        arrays = Rec(x=torch.ones(2, requires_grad=True), batch_size=[2]).to_dict(
+            convert_tensors="numpy"
+        )
+        assert isinstance(arrays["x"], np.ndarray) and arrays["x"].tolist() == [1.0, 1.0]
+        assert arrays["y"] is None
 
     def test_to_dict_of_value_stack(self) -> None:
         td = torch.stack([TensorDict.from_dict({"s": "a"}), TensorDict.from_dict({"s": "b"})])
