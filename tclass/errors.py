@@ -56,6 +56,7 @@ __all__ = [
     "KeyNotFoundError",
     "KeyRenameError",
     "KeyThroughTensorError",
+    "NamedTupleKeyError",
     "NoneFieldError",
     "LockedError",
     "MetadataError",
@@ -136,6 +137,12 @@ class EntryExistsError(KeyConflictError, RuntimeError):
 
 class InvalidKeyError(TclassError, TypeError, KeyError):
     """A key is not a string or a non-empty tuple of strings (the peer raises KeyError)."""
+
+
+class NamedTupleKeyError(InvalidKeyError, ValueError):
+    """``to_namedtuple`` of a collection with a key that cannot be a namedtuple field name
+    (``"a-b"``, ``"class"``, ``"0"``); a ``ValueError``, as ``collections.namedtuple``
+    raises in the peer."""
 
 
 class UnravelKeyError(InvalidKeyError, RuntimeError):

@@ -46,6 +46,7 @@ from tclass.errors import (
     InvalidKeyError,
     KeyConflictError,
     KeyThroughTensorError,
+    NamedTupleKeyError,
 )
 
 __all__ = [
@@ -693,7 +694,8 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
     nested collections become nested namedtuples, Python values stay values.
 
     Raises:
-        InvalidKeyError: for a key that cannot be a namedtuple field name.
+        NamedTupleKeyError: (an ``InvalidKeyError`` and ``ValueError``) for a key that
+            cannot be a namedtuple field name.
     """
     values: dict[str, Any] = {}
     for key, value in collection._items():
@@ -713,7 +715,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
             f"to_namedtuple: the keys {list(values)!r} cannot all be namedtuple field "
             f"names ({error}); rename them with rename_key_"
         )
-        raise InvalidKeyError(msg) from None
+        raise NamedTupleKeyError(msg) from None
     return generic(**values)
 
 

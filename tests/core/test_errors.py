@@ -88,6 +88,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "EntryExistsError": (KeyError, RuntimeError),
     "EntriesTwiceError": (TypeError, ValueError),
     "KeyRenameError": (KeyError, ValueError),
+    "NamedTupleKeyError": (TypeError, KeyError, ValueError),
     "NotConsolidatedError": (AttributeError,),
     "NotSavedError": (AttributeError, RuntimeError),
     "NotProvidedError": (RuntimeError,),

@@ -442,6 +442,14 @@ class TestRecordConstructors:
         assert type(rec) is Rec and rec.obs.shape == (2, 3) and type(rec.inner) is Inner
         assert rec.to_namedtuple().obs is rec.obs
 
+    @pytest.mark.parametrize("key", ["a-b", "class", "0"])
+    def test_to_namedtuple_of_a_key_no_field_can_have(self, key: str) -> None:
+        # a ValueError, as collections.namedtuple raises in the peer
+        with pytest.raises(ValueError, match=f"the keys \\['{key}'\\] cannot all be"):
+            TensorDict({key: torch.zeros(2)}, [2]).to_namedtuple()
+        with pytest.raises(errors.NamedTupleKeyError, match="rename them with rename_key_"):
+            TensorDict({"n": {key: torch.zeros(2)}}, [2]).to_namedtuple()
+
     def test_to_dict_of_nested_record_in_a_tensordict(self) -> None:
         rec = Rec(torch.zeros(2, 3), Inner(torch.zeros(2), batch_size=[2]), batch_size=[2])
         td = TensorDict({"rec": rec}, [2])
