@@ -53,6 +53,8 @@ __all__ = [
     "IndexTypeError",
     "InvalidKeyError",
     "KeyConflictError",
+    "KeyMismatchError",
+    "MemberKeyError",
     "KeyNotFoundError",
     "KeyRenameError",
     "KeyThroughTensorError",
@@ -271,6 +273,11 @@ class StackError(TclassError, ValueError, RuntimeError):
     """Containers given to stack or cat do not have the same keys, classes or shapes."""
 
 
+class KeyMismatchError(StackError, KeyError):
+    """Collections given to ``stack`` or ``cat`` do not hold the same keys: also a
+    ``KeyError``, as the peer's ``cat`` raises."""
+
+
 class StackTypeError(StackError, TypeError):
     """Containers given to stack or cat are of unrelated types (records of two classes
     neither of which subclasses the other, or a record and a TensorDict), or a member
@@ -281,6 +288,11 @@ class StackTypeError(StackError, TypeError):
 class HeterogeneousEntryError(StackError):
     """The members of a lazy stack differ where one dense value is needed: an entry's
     shapes, an entry present in only some members, or an operation mixing members."""
+
+
+class MemberKeyError(HeterogeneousEntryError, KeyError):
+    """An entry read from a lazy stack whose members do not all hold it (``lazy["y"]``
+    where member 0 lacks ``"y"``): also a ``KeyError``, as the peer raises."""
 
 
 class MixedEntryError(HeterogeneousEntryError, TypeError):

@@ -35,7 +35,7 @@ from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._td import TensorDict
-from tclass.errors import StackError, StackTypeError
+from tclass.errors import KeyMismatchError, StackError, StackTypeError
 
 __all__ = ["cat", "check_out", "stack"]
 
@@ -497,7 +497,7 @@ def _raise_key_mismatch(
                 f"{op}{_at(path)}: member {position} has different keys from member 0 "
                 f"(missing: {missing}, extra: {extra}); {_LAZY_HINT}"
             )
-            raise StackError(msg)
+            raise KeyMismatchError(msg)
     raise AssertionError("unreachable: the key sets were found to differ")
 
 

@@ -42,6 +42,8 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "StackTypeError": (ValueError, RuntimeError, TypeError),
     "HeterogeneousEntryError": (ValueError, RuntimeError),
     "MixedEntryError": (ValueError, RuntimeError, TypeError),
+    "KeyMismatchError": (ValueError, RuntimeError, KeyError),
+    "MemberKeyError": (ValueError, RuntimeError, KeyError),
     "DeviceError": (ValueError, RuntimeError),
     "MissingFileError": (FileNotFoundError,),
     "NotAFileError": (OSError, ValueError, RuntimeError),

@@ -430,6 +430,8 @@ def test_key_in_some_members_names_them() -> None:
         lazy["y"]
     with pytest.raises(HeterogeneousEntryError, match=r"not in members \[0\]"):
         lazy.get("y")
+    with pytest.raises(KeyError, match=r"not in members \[0\]"):  # as the peer raises
+        lazy["y"]
 
 
 def test_absent_key() -> None:
