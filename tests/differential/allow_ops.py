@@ -544,17 +544,16 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 
 
 def _none_field_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``rec.update_(rec.to_dict())`` where a nested record's field is ``None``: nothing
-    written there in tclass (the field stays unset, as a top field does in both), where
-    the peer raises ``KeyError`` for the nested key it does not hold."""
+    """``rec.update_(rec.to_dict())`` where a field is ``None``: nothing written there in
+    tclass (the field stays unset), where the peer raises ``KeyError`` for the key it does
+    not hold."""
     if finding.kind != "peer-raises" or finding.step.op != "update_":
         return False
-    found = re.search(r"The key (\([^)]*\)) was not found in the dest", str(peer.error))
-    if found is None or not isinstance(peer.error, KeyError):
+    found = re.search(r"The key (\([^)]*\)|\w+) was not found in the dest", str(peer.error))
+    if found is None or not isinstance(peer.error, KeyError) or mine.value is None:
         return False
-    key = ast.literal_eval(found.group(1))
-    if not isinstance(key, tuple) or len(key) < 2 or mine.value is None:
-        return False
+    text = found.group(1)
+    key = ast.literal_eval(text) if text.startswith("(") else text
     return mine.value.get(key, None) is None
 
 
@@ -566,7 +565,7 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if not any(".update(" in line for line in finding.lines[:-1]):
         return False
     if finding.kind == "tclass-raises" and type(mine.error).__name__ == "KeyNotFoundError":
-        missing = re.match(r"key '(\w+)' was not found", str(mine.error))
+        missing = re.search(r"key '(\w+)',? (?:which )?was not found", str(mine.error))
         return missing is not None and f", '{missing.group(1)}')" in finding.step.src
     if finding.kind != "result":
         return False
