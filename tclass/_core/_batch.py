@@ -575,7 +575,8 @@ def check_gather_index(index: object, batch_size: torch.Size, dim: int) -> None:
                 f"batch size {format_shape(batch_size)} at dim {d}"
             )
             raise ShapeError(msg)
-    if index.device.type == "cpu" and index.numel():  # elsewhere a check would sync
+    # (on another device the check would wait for it; a ragged dim has no size)
+    if index.device.type == "cpu" and index.numel() and batch_size[dim] >= 0:
         low, high = (int(v) for v in torch.aminmax(index))
         if low < 0 or high >= batch_size[dim]:
             bad = low if low < 0 else high

@@ -441,10 +441,11 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     if not TYPE_CHECKING:  # checkers still flag unknown attributes
 
         def __getattr__(self, name: str) -> Any:
-            if name.startswith("__"):  # a probe (hasattr(x, "__array__")): Python's error
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
             if hasattr(type(self), name):  # a property that raised: its own error
                 return object.__getattribute__(self, name)
+            if name.startswith("_") or torch.compiler.is_compiling():
+                # a probe (hasattr(x, "__array__"), a private name, compiled code): Python's
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
             raise missing_attribute(self, name)
 
     def _unknown_field(self, name: object) -> UnknownFieldError:
