@@ -53,7 +53,6 @@ __all__ = [
     "IndexTypeError",
     "InvalidKeyError",
     "KeyConflictError",
-    "KeyMismatchError",
     "MemberKeyError",
     "KeyNotFoundError",
     "KeyRenameError",
@@ -81,6 +80,7 @@ __all__ = [
     "SharedDefaultWarning",
     "SpecSyntaxError",
     "StackError",
+    "StackKeysError",
     "StackTypeError",
     "StateDictKeyError",
     "StructureMismatchError",
@@ -239,8 +239,9 @@ class DimNameError(TclassError, ValueError, RuntimeError):
 
 
 class DimNameCountError(DimNameError, IndexError):
-    """``refine_names`` was given more names than there are batch dims. An ``IndexError``
-    too, as the peer raises there."""
+    """Names were given for another number of dims than the batch has (``names=``,
+    ``refine_names``, ``rename``). An ``IndexError`` too, as the peer raises there (and
+    for a lazy stack's names)."""
 
 
 class InPlaceWriteError(TclassError, ValueError, RuntimeError):
@@ -273,9 +274,9 @@ class StackError(TclassError, ValueError, RuntimeError):
     """Containers given to stack or cat do not have the same keys, classes or shapes."""
 
 
-class KeyMismatchError(StackError, KeyError):
-    """Collections given to ``stack`` or ``cat`` do not hold the same keys: also a
-    ``KeyError``, as the peer's ``cat`` raises."""
+class StackKeysError(StackError, KeyError):
+    """Containers given to stack or cat do not have the same keys (the message names the
+    missing and extra ones). A ``KeyError`` too, as the peer's ``cat`` raises."""
 
 
 class StackTypeError(StackError, TypeError):
