@@ -559,7 +559,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         plain = stored.__class__ is _Tensor
         if n:
             # leaf_shape only for a nested tensor (a strided one has no shape): this runs per set
-            shape = leaf_shape(stored) if plain and stored.is_nested else stored.shape
+            if plain and cast(_Tensor, stored).is_nested:
+                shape = leaf_shape(cast(_Tensor, stored))
+            else:
+                shape = stored.shape
             if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
                 if not isinstance(stored, TensorDictBase):
                     raise BatchMismatchError(key, shape, batch)
@@ -769,7 +772,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         The peer's ``batch_size=``, ``inplace=``, ``non_blocking_pin=`` and
         ``num_threads=`` as it reads them (see ``_to_with``)."""
         if not kwargs and len(args) == 1 and args[0].__class__ in _DEVICE_TYPES:
-            return self._to_device(args[0])  # to("cpu"), to(device): the usual call, first
+            return self._to_device(cast("str | torch.device", args[0]))  # the usual call
         if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
             kwargs.pop("cast_filter", None)  # the attrs give each leaf its dtype (the peer)
             return self._to_attrs(args, kwargs)  # td.to(other.attrs()): leaf by leaf
