@@ -368,9 +368,15 @@ _STAND_IN_LIMIT = 64
 
 
 def _stand_in(batch_size: torch.Size) -> torch.Tensor:
-    # Not while tracing (a lookup by a symbolic size pins it) or under a dispatch mode
-    # (a fake mode refuses a real tensor made outside it).
-    if tracing() or torch._C._len_torch_dispatch_stack() or type(batch_size) is not torch.Size:
+    # Not while tracing (a lookup by a symbolic size pins it), under a dispatch mode (a
+    # fake mode refuses a real tensor made outside it) or a function mode (a default
+    # device: a meta stand-in kept would check no index's range afterwards).
+    if (
+        tracing()
+        or torch._C._len_torch_dispatch_stack()
+        or torch._C._len_torch_function_stack()
+        or type(batch_size) is not torch.Size
+    ):
         return torch.empty(()).expand(batch_size)
     stand_in = _STAND_INS.get(batch_size)
     if stand_in is None:

@@ -583,3 +583,11 @@ def test_indexed_shape_under_a_fake_mode_makes_its_stand_in_there() -> None:
     with FakeTensorMode():
         assert _batch.indexed_shape(batch, slice(1, 3)) == torch.Size([2, 5])
         assert _batch.indexed_shape(batch, torch.tensor([0, 2])) == torch.Size([2, 5])
+
+
+def test_indexed_shape_under_a_default_device_keeps_checking_the_range() -> None:
+    batch = torch.Size([3, 701])  # a size no other test indexes
+    with torch.device("meta"):  # a stand-in made here must not be the one kept
+        assert _batch.indexed_shape(batch, torch.tensor([2])) == torch.Size([1, 701])
+    with pytest.raises(DimError):
+        _batch.indexed_shape(batch, torch.tensor([3]))
