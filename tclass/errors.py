@@ -78,6 +78,7 @@ __all__ = [
     "SharedDefaultWarning",
     "SpecSyntaxError",
     "StackError",
+    "StackKeysError",
     "StackTypeError",
     "StateDictKeyError",
     "StructureMismatchError",
@@ -230,8 +231,9 @@ class DimNameError(TclassError, ValueError, RuntimeError):
 
 
 class DimNameCountError(DimNameError, IndexError):
-    """``refine_names`` was given more names than there are batch dims. An ``IndexError``
-    too, as the peer raises there."""
+    """Names were given for another number of dims than the batch has (``names=``,
+    ``refine_names``, ``rename``). An ``IndexError`` too, as the peer raises there (and
+    for a lazy stack's names)."""
 
 
 class InPlaceWriteError(TclassError, ValueError, RuntimeError):
@@ -262,6 +264,11 @@ class InPlaceKernelError(InPlaceWriteError, NotImplementedError):
 
 class StackError(TclassError, ValueError, RuntimeError):
     """Containers given to stack or cat do not have the same keys, classes or shapes."""
+
+
+class StackKeysError(StackError, KeyError):
+    """Containers given to stack or cat do not have the same keys (the message names the
+    missing and extra ones). A ``KeyError`` too, as the peer's ``cat`` raises."""
 
 
 class StackTypeError(StackError, TypeError):

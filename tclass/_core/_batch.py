@@ -600,6 +600,17 @@ def check_gather_index(index: object, batch_size: torch.Size, dim: int) -> None:
                 f"batch size {format_shape(batch_size)} at dim {d}"
             )
             raise ShapeError(msg)
+    # (on another device the check would wait for it; a ragged dim has no size)
+    if index.device.type == "cpu" and index.numel() and batch_size[dim] >= 0:
+        low, high = (int(v) for v in torch.aminmax(index))
+        if low < 0 or high >= batch_size[dim]:
+            bad = low if low < 0 else high
+            msg = (
+                f"gather: index {bad} is out of bounds for batch dim {dim} of size "
+                f"{batch_size[dim]} (batch size {format_shape(batch_size)}); the index "
+                f"values must be in [0, {batch_size[dim] - 1}]"
+            )
+            raise DimError(msg)
 
 
 def flatten_span(batch: Sequence[int], shape: Sequence[int]) -> tuple[int, int] | None:

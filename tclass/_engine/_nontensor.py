@@ -463,6 +463,14 @@ class NonTensorData(_NonTensorNode):
             value.data if isinstance(value, NonTensorData) else value, self.data
         ) and not self._widened_by(index, value, target):
             return self  # the value it already holds (a node, or a plain value broadcast)
+        if (
+            not self._batch_size
+            and not isinstance(value, ENGINE.NonTensorStack)
+            and not self._widened_by(index, value)
+            and _selects_all(index)
+        ):  # its one element: the new value, not a stack without dims (as the peer)
+            data = value.data if isinstance(value, NonTensorData) else value
+            return self._make(data, self._batch_size, self._device)
         stack = ENGINE.NonTensorStack._make(self._flat(), self._batch_size, self._device)
         return stack._written(index, value)
 
@@ -564,7 +572,7 @@ def _rebuild_value(
 def _selects_all(index: Any) -> bool:
     """Whether ``index`` selects the one element of batch size ``[]`` (a new dim aside)."""
     if type(index) is tuple:
-        return len(index) == 1 and _selects_all(index[0])
+        return not index or (len(index) == 1 and _selects_all(index[0]))
     if isinstance(index, torch.Tensor):
         return index.dtype is torch.bool and index.ndim == 0 and bool(index)
     return index is True or index is None or index is Ellipsis

@@ -641,7 +641,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
             path = _keys.key_path(key)
             parent = self if len(path) == 1 else self._get_nested(path[:-1])
             if isinstance(parent, TensorDict):
-                parent._store_entry(path[-1], parent._validate(path[-1], value))
+                stored = parent._validate(path[-1], value)
+                if not _rewrite_value(parent, target, stored):
+                    parent._store_entry(path[-1], stored)
                 return self
             if isinstance(parent, TensorCollection):  # a record's field: its own rules
                 parent.set_(path[-1], value, non_blocking=non_blocking)
@@ -972,3 +974,17 @@ allow_unpickling(TensorDict, _rebuild)  # torch.load(f, weights_only=True)
 MutableMapping.register(TensorDict)
 
 inline_inherited(TensorDict)  # for torch.compile's guards: see _base/_inline.py
+
+
+def _rewrite_value(parent: TensorDict, target: _NonTensorNode, stored: Any) -> bool:
+    """``set_`` of a Python value over the one value ``target`` holds: written into the
+    node itself, as the peer writes it, so that every collection that shares the node (an
+    ``exclude`` / ``select`` result and its source, nested nodes alike) sees the new value,
+    as they see a tensor written by ``set_``. False (the node to replace) for a node of
+    several values, a change of kind, or a collection saved in a folder (written there)."""
+    if parent._saved_at is not None or type(target) is not NonTensorData:
+        return False
+    if type(stored) is not NonTensorData or stored.batch_size != target.batch_size:
+        return False
+    target.data = stored.data
+    return True

@@ -40,6 +40,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "ReadOnlyError": (ValueError, RuntimeError),
     "StackError": (ValueError, RuntimeError),
     "StackTypeError": (ValueError, RuntimeError, TypeError),
+    "StackKeysError": (ValueError, RuntimeError, KeyError),
     "HeterogeneousEntryError": (ValueError, RuntimeError),
     "MixedEntryError": (ValueError, RuntimeError, TypeError),
     "DeviceError": (ValueError, RuntimeError),

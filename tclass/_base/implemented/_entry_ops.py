@@ -22,7 +22,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import ArgumentError, HeterogeneousEntryError, KeyConflictError
+from tclass.errors import ArgumentError, HeterogeneousEntryError, KeyConflictError, ShapeError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
@@ -251,7 +251,17 @@ class EntryOps(TensorCollection):
             return self
         if hasattr(value, "__array__") and not isinstance(value, torch.Tensor):
             value = torch.as_tensor(value)  # a numpy array, as set() takes one
-        target[index] = value
+        try:
+            target[index] = value
+        except RuntimeError as error:  # torch's words, with the key and shapes
+            shape = _batch.format_shape(getattr(value, "shape", ()))
+            msg = (
+                f"set_at_({key!r}, value, {index!r}): cannot write a value of shape {shape} "
+                f"into elements {index!r} of the entry of shape "
+                f"{_batch.format_shape(target.shape)}: {error}; give a value of the selected "
+                "elements' shape (or one that broadcasts to it)"
+            )
+            raise ShapeError(msg) from error
         return self
 
     def update_(

@@ -404,6 +404,8 @@ def nested_to_update(
         value._is_leaf_node or (is_leaf is not None and is_leaf(type(value)))
     ):
         return None
+    if issubclass(stack.entry_class(key), torch.Tensor):
+        return None  # a tensor is replaced: not stacked (its members' shapes may differ)
     target = stack.get(key, None)
     if not isinstance(target, TensorCollection) or target._is_leaf_node:
         return None

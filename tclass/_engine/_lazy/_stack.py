@@ -50,7 +50,7 @@ from tclass._core._keys import BatchIndex
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._devices import LazyDevices
-from tclass._engine._lazy._entries import StackedEntries, lacks, walk_path
+from tclass._engine._lazy._entries import StackedEntries, lacks, refuse_through_tensor, walk_path
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._parts import (
@@ -490,6 +490,8 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             parts = [walk_path(member, path, read) for member in self._members]
         except KeyNotFoundError:
             if all(lacks(member, path) for member in self._members):
+                if default is _NO_DEFAULT and self._members:
+                    refuse_through_tensor(self._members[0], path)
                 return None if default is _NO_DEFAULT else default
             self._parts_along(path)  # raises, naming the members that lack it
             raise
