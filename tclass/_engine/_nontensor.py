@@ -453,14 +453,15 @@ class NonTensorData(_NonTensorNode):
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        target = None  # the selection's batch size, worked out once (see _check_fits)
         if isinstance(value, _NonTensorNode):
-            self._check_fits(index, value)
+            target = self._check_fits(index, value)
         if isinstance(value, ENGINE.NonTensorStack):  # kept when it holds only this value
             if all(same_value(item, self.data) for item in value._flat()):
                 return self
         elif same_value(
             value.data if isinstance(value, NonTensorData) else value, self.data
-        ) and not self._widened_by(index, value):
+        ) and not self._widened_by(index, value, target):
             return self  # the value it already holds (a node, or a plain value broadcast)
         if (
             not self._batch_size
@@ -475,7 +476,7 @@ class NonTensorData(_NonTensorNode):
 
     _with_written = _written  # never changes self: a different value gives a new stack
 
-    def _check_fits(self, index: Any, value: _NonTensorNode) -> None:
+    def _check_fits(self, index: Any, value: _NonTensorNode) -> torch.Size:
         """torch's shape check of ``tensor[index] = value`` for a node written over
         ``self[index]``: it holds, even where the same value leaves the node as it is.
 
@@ -492,14 +493,19 @@ class NonTensorData(_NonTensorNode):
                 f"{list(target)}; index the source or the destination so that the two agree"
             )
             raise BatchSizeError(msg)
+        return target
 
-    def _widened_by(self, index: Any, value: Any) -> bool:
+    def _widened_by(self, index: Any, value: Any, target: torch.Size | None = None) -> bool:
         """Whether ``value`` is a node with more batch dims than ``self[index]``: the
         peer then holds the value per element (a stack), though it is the same value."""
         if type(self) is not NonTensorData or not isinstance(value, NonTensorData):
             return False  # a MetaData keeps its one value
         dims = len(value._batch_size)
-        return dims > 0 and dims > len(_batch.indexed_shape(self._batch_size, index))
+        if dims == 0:
+            return False
+        if target is None:
+            target = _batch.indexed_shape(self._batch_size, index)
+        return dims > len(target)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Calls the value (a function stored in a collection), as the peer."""

@@ -429,7 +429,7 @@ def _join_nodes(parts: Sequence[C], op: str, dim: int, path: tuple[str, ...]) ->
 
 def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C]:
     # A TensorDictParams joins as the TensorDict it wraps (with TensorDicts too).
-    members = [m._joined_as() if hasattr(type(m), "_joined_as") else m for m in collections]
+    members = [cast(C, m._joined_as()) if isinstance(m, TensorDictBase) else m for m in collections]
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
