@@ -53,9 +53,11 @@ __all__ = [
     "IndexTypeError",
     "InvalidKeyError",
     "KeyConflictError",
+    "MemberKeyError",
     "KeyNotFoundError",
     "KeyRenameError",
     "KeyThroughTensorError",
+    "NamedTupleKeyError",
     "NoneFieldError",
     "LockedError",
     "MetadataError",
@@ -137,6 +139,12 @@ class EntryExistsError(KeyConflictError, RuntimeError):
 
 class InvalidKeyError(TclassError, TypeError, KeyError):
     """A key is not a string or a non-empty tuple of strings (the peer raises KeyError)."""
+
+
+class NamedTupleKeyError(InvalidKeyError, ValueError):
+    """``to_namedtuple`` of a collection with a key that cannot be a namedtuple field name
+    (``"a-b"``, ``"class"``, ``"0"``); a ``ValueError``, as ``collections.namedtuple``
+    raises in the peer."""
 
 
 class UnravelKeyError(InvalidKeyError, RuntimeError):
@@ -281,6 +289,11 @@ class StackTypeError(StackError, TypeError):
 class HeterogeneousEntryError(StackError):
     """The members of a lazy stack differ where one dense value is needed: an entry's
     shapes, an entry present in only some members, or an operation mixing members."""
+
+
+class MemberKeyError(HeterogeneousEntryError, KeyError):
+    """An entry read from a lazy stack whose members do not all hold it (``lazy["y"]``
+    where member 0 lacks ``"y"``): also a ``KeyError``, as the peer raises."""
 
 
 class MixedEntryError(HeterogeneousEntryError, TypeError):

@@ -35,7 +35,7 @@ from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
-from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
+from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
@@ -519,9 +519,14 @@ class NonTensorData(_NonTensorNode):
         return ENGINE.NonTensorStack._from_array(self._as_array(), self._device)
 
     def __repr__(self) -> str:
+        # The peer's form: the value's str (cut in the middle past 200 characters) and
+        # the batch size as a torch.Size.
+        shown = str(self.data)
+        if len(shown) > 200:
+            shown = f"{shown[:20]}  ...  {shown[-20:]}"
         return (
-            f"{type(self).__name__}(data={self.data!r}, "
-            f"batch_size={format_shape(self._batch_size)}, device={self._device})"
+            f"{type(self).__name__}(data={shown}, batch_size={self._batch_size}, "
+            f"device={self._device})"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -547,7 +552,7 @@ class MetaData(NonTensorData, Generic[_V]):
 
     Example:
         >>> torch.stack([MetaData("run-7"), MetaData("run-7")])
-        MetaData(data='run-7', batch_size=[2], device=None)
+        MetaData(data=run-7, batch_size=torch.Size([2]), device=None)
     """
 
     __slots__ = ()

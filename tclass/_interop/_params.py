@@ -344,9 +344,11 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         return self._param_td[index]
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
-        """A plain TensorDict holding copies of the entries' data (no parameters;
+        """A plain TensorDict holding copies of the entries (plain tensors, not
+        parameters), still in the autograd graph as the peer's: a loss computed from
+        them gives the parameters their gradients (``detach()`` first for data only;
         ``retain_none``: the peer's keyword for tensorclass fields, never held here)."""
-        return _map_leaves(self._param_td, lambda leaf: leaf.detach().clone())
+        return _map_leaves(self._param_td, lambda leaf: leaf.clone())
 
     def _joined_as(self) -> TensorDict:
         """What stack and cat join (with TensorDicts too): the wrapped TensorDict, so the

@@ -284,9 +284,6 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         return self._tensordict._repr_items()
 
-    def _repr_extra(self) -> str:
-        return self._tensordict._repr_extra()
-
     def _absent_fields(self) -> Sequence[str]:
         present = set(self._tensordict._key_names())
         return [name for name in self.__tclass_info__.field_names if name not in present]
@@ -862,9 +859,14 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         )
 
     def to_dict(
-        self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
+        self,
+        *,
+        retain_none: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
     ) -> dict[str, Any]:
-        """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,
+        """Nested plain dicts: tensors (lists with ``convert_tensors``, numpy arrays with
+        ``"numpy"``), Python values,
         nested records as dicts (lists of dicts with ``tolist_first``, see
         ``TensorDict.to_dict``), and ``None`` for absent fields unless not ``retain_none``."""
         out = to_dict(self._tensordict, convert_tensors, tolist_first)

@@ -241,6 +241,20 @@ def test_ops_follow_the_peer() -> None:
     assert [type(member) for member in params.unbind(0)] == [TensorDict, TensorDict]
 
 
+def test_to_tensordict_copies_stay_in_the_graph() -> None:
+    # as the peer's (and a TensorDict's to_tensordict): copies, not parameters, whose
+    # loss reaches the parameters' grads; a buffer's copy needs none
+    params = TensorDictParams(TensorDict({"w": torch.ones(2), "n": {"b": torch.ones(3)}}, []))
+    params["n", "b"].requires_grad_(False)
+    copy = params.to_tensordict()
+    assert type(copy) is TensorDict and type(copy["w"]) is torch.Tensor
+    assert copy["w"].requires_grad and not copy["n", "b"].requires_grad
+    assert copy["w"].data_ptr() != params["w"].data_ptr()
+    (copy["w"] * 3).sum().backward()
+    assert torch.equal(params["w"].grad, torch.full((2,), 3.0))
+    assert not params.detach().to_tensordict()["w"].requires_grad
+
+
 def test_in_place_ops_write_the_parameters() -> None:
     params = TensorDictParams(TensorDict({"w": torch.ones(2)}, []))
     w = params["w"]

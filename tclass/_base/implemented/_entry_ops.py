@@ -85,6 +85,7 @@ class EntryOps(TensorCollection):
             KeyConflictError: if two entries flatten to one key.
         """
         flat: dict[str, Value] = {}
+        tops: list[str] = []
         for path, value in _leaf_paths(self, (), is_leaf):
             key = separator.join(path)
             if key in flat:
@@ -97,6 +98,10 @@ class EntryOps(TensorCollection):
             if type(value) is not torch.Tensor and getattr(value, "_is_value_node", False):
                 value = value.copy()  # a node of its own, not held by a locked source (the peer)
             flat[key] = value
+            if len(path) == 1:
+                tops.append(key)
+        if inplace:  # as the peer: the top entries keep their places, the flattened follow
+            flat = {**{key: flat[key] for key in tops}, **flat}
         out = self._new_like(flat, self.batch_size, self.device)
         out = self._named_like_self(out)
         if inplace:

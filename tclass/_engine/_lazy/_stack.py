@@ -81,6 +81,7 @@ from tclass.errors import (
     KeyNotFoundError,
     KeyThroughTensorError,
     LockedError,
+    MemberKeyError,
     PickleRefusedError,
     ShapeError,
     StackError,
@@ -304,7 +305,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
                 f"{lacking}; read it member by member (lazy.tensordicts) or set it in all "
                 "of them first"
             )
-            raise HeterogeneousEntryError(msg)
+            raise MemberKeyError(msg)
         return parts
 
     def _new_like(
@@ -511,7 +512,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             f"{lacking}; read it member by member (lazy.tensordicts) or set it in all of "
             "them first"
         )
-        raise HeterogeneousEntryError(msg)
+        raise MemberKeyError(msg)
 
     def _nested_tensor(
         self, parts: list[Any], layout: torch.layout | None, path: tuple[str, ...]
