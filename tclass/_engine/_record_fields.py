@@ -23,7 +23,7 @@ from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._ragged_values import RaggedNonTensorStack
 from tclass._engine._td import TensorDict
-from tclass.errors import BatchMismatchError
+from tclass.errors import BatchMismatchError, HeterogeneousEntryError
 
 __all__ = [
     "batch_size_of_record",
@@ -31,6 +31,7 @@ __all__ = [
     "dense_entries",
     "device_of_record",
     "field_getter",
+    "members_field",
     "record_batch_size",
     "record_entries",
     "record_parts",
@@ -110,16 +111,53 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
     with ``values`` a Python value's data instead of its node."""
 
     def getter(record: Any) -> Any:
-        value = record._tensordict._tensors.get(name)
+        try:
+            value = record._tensordict._tensors.get(name)
+        except HeterogeneousEntryError:  # a lazy stack some of whose members lack it
+            return members_field(record._tensordict, name)
         kind = value.__class__
         if kind is NonTensorData:  # the common case: one value, read as an attribute
             return value.data
         return value._read() if kind in _OTHER_NODES else value
 
     def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
-        return record._tensordict._tensors.get(name)
+        try:
+            return record._tensordict._tensors.get(name)
+        except HeterogeneousEntryError:
+            return members_field(record._tensordict, name)
 
     return getter if values else entry_getter
+
+
+def members_field(stack: Any, name: str) -> Any:
+    """The field ``name`` of a record over a lazy stack whose members do not all have it
+    (set in some, ``None`` in others): each member's value, ``None`` where it is not set,
+    in the order of the members (a list of lists through a lazy stack of lazy stacks), as
+    the peer reads it. Members that all have it but whose parts do not stack (shapes
+    that differ) raise the stack's ``HeterogeneousEntryError``, as before.
+
+    Raises:
+        HeterogeneousEntryError: every member has the field, and the parts do not stack.
+    """
+    parts: list[Any] = []
+    partly = False
+    for member in stack.tensordicts:
+        try:
+            value = member._tensors.get(name)
+        except HeterogeneousEntryError:
+            parts.append(members_field(member, name))
+            partly = True
+            continue
+        partly = partly or value is None
+        kind = value.__class__
+        if kind is NonTensorData:
+            value = value.data
+        elif kind in _OTHER_NODES:
+            value = value._read()
+        parts.append(value)
+    if not partly:  # every member has it: the stacked value, or why it does not stack
+        return stack._entry(name)
+    return parts
 
 
 def tensor_field_setter(

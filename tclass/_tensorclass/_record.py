@@ -37,7 +37,12 @@ from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
-from tclass._engine._record_fields import dense_entries, record_batch_size, record_entries
+from tclass._engine._record_fields import (
+    dense_entries,
+    members_field,
+    record_batch_size,
+    record_entries,
+)
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
@@ -76,6 +81,7 @@ from tclass._tensorclass._writes import (
 from tclass.errors import (
     ClassDefinitionError,
     FieldIndexError,
+    HeterogeneousEntryError,
     KeyNotFoundError,
     NotConsolidatedError,
     UnknownFieldError,
@@ -359,7 +365,12 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             and not self._tensordict._has_entry(key)
         ):
             return getattr(self, key)
-        value = self._tensordict.get(key, default, **options)
+        try:
+            value = self._tensordict.get(key, default, **options)
+        except HeterogeneousEntryError:  # a field set in some members of a lazy stack only
+            if options or key not in self.__tclass_info__.field_names:
+                raise
+            return members_field(self._tensordict, key)
         return value._read() if isinstance(value, _NonTensorNode) else value
 
     def set(

@@ -443,6 +443,7 @@ _PEER_INTERNAL = (
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
     "broadcast a dimension with negative length",  # a tensor against a ragged stack's -1
     "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
+    "'list' object has no attribute 'shape'",  # a list field's values taken for a tensor
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
@@ -571,7 +572,7 @@ def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine:
     refuses any tensor that has a file, an empty one included."""
     return (
         finding.kind == "peer-raises"
-        and finding.step.op in ("memmap", "memmap_like", "load_memmap")
+        and finding.step.op in ("memmap", "memmap_like", "load_memmap", "save", "dumps", "load")
         and "already has a file associated" in str(peer.error)
     )
 
