@@ -115,6 +115,8 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
             value = record._tensordict._tensors.get(name)
         except HeterogeneousEntryError:  # a lazy stack some of whose members lack it
             return members_field(record._tensordict, name)
+        if value is None and record._tensordict._is_lazy:  # (set in a nested stack's members)
+            return members_field(record._tensordict, name)
         kind = value.__class__
         if kind is NonTensorData:  # the common case: one value, read as an attribute
             return value.data
@@ -122,9 +124,12 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
 
     def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
         try:
-            return record._tensordict._tensors.get(name)
+            value = record._tensordict._tensors.get(name)
         except HeterogeneousEntryError:
             return members_field(record._tensordict, name)
+        if value is None and record._tensordict._is_lazy:
+            return members_field(record._tensordict, name)
+        return value
 
     return getter if values else entry_getter
 
@@ -145,16 +150,18 @@ def members_field(stack: Any, name: str) -> Any:
         try:
             value = member._tensors.get(name)
         except HeterogeneousEntryError:
-            parts.append(members_field(member, name))
-            partly = True
-            continue
-        partly = partly or value is None
+            value = None
+        if value is None and member._is_lazy:
+            value = members_field(member, name)
+        partly = partly or value is None or type(value) is list
         kind = value.__class__
         if kind is NonTensorData:
             value = value.data
         elif kind in _OTHER_NODES:
             value = value._read()
         parts.append(value)
+    if all(part is None for part in parts):
+        return None  # no member holds it: not set
     if not partly:  # every member has it: the stacked value, or why it does not stack
         return stack._entry(name)
     return parts

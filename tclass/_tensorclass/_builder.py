@@ -590,8 +590,18 @@ def _store(
         specs.check_assign(others, name, stored, len(td.batch_size))
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
-    elif td._has_entry(name):
+    else:
+        _unset(td, name)
+
+
+def _unset(td: TensorDict | LazyStackedTensorDict, name: str) -> None:
+    """Removes the entry ``name``: from every member of a lazy stack that holds it when
+    only some do (a field set in some members)."""
+    if td._has_entry(name):
         td._remove_entry(name)
+    elif isinstance(td, LazyStackedTensorDict):
+        for member in td.tensordicts:
+            _unset(member, name)
 
 
 def store_field(

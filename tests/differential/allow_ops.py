@@ -527,7 +527,9 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     to_dict())`` where ``rec.inner.z`` is ``None``): not set in tclass, as at the top
     level in both libraries, where the peer keeps a ``None`` value entry under the nested
     record (a key of its ``keys()``, and a list of ``None`` once stacked or padded)."""
-    if finding.kind != "result" or not any(".update(" in line for line in finding.lines):
+    if finding.kind != "result" or not any(
+        ".update(" in line or ".from_dict(" in line for line in finding.lines
+    ):
         return False
     for line in finding.detail:
         if _NONE_AS_LIST.match(line):

@@ -67,7 +67,7 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     memory-mapped flag, which some ops pass on and others drop."""
     if finding.kind != "result" or finding.step.family not in ("shape", "records"):
         return False
-    saved = re.compile(r"memmap|lock_\(\)|\.save\(|consolidate\(filename")
+    saved = re.compile(r"memmap|lock_\(\)|\.save\(|\.dumps\(|consolidate\(filename")
     if not (facts.memmap or any(saved.search(line) for line in finding.lines)):
         return False
     return all(_LOCK_LINE.search(line) for line in finding.detail)
@@ -717,7 +717,7 @@ def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """A field that is ``None`` assigned on a locked record saved in a folder
     (``saved.opt = t``): filled in tclass (written to the folder), refused by the peer's
     lock. tclass refuses the assignment of a field already set, or on a record not saved."""
-    if finding.kind != "peer-raises" or finding.step.op != "setattr":
+    if finding.kind != "peer-raises" or finding.step.op not in ("setattr", "set"):
         return False
     saved = facts.memmap or any(
         re.search(r"memmap|\.save\(|\.dumps\(", line) for line in finding.lines

@@ -56,3 +56,13 @@ def test_get_with_options_keeps_the_stack_error() -> None:
     stack = tclass.lazy_stack(_members(), 0)
     with pytest.raises(errors.HeterogeneousEntryError, match="'z'"):
         stack.get("z", as_list=True)
+
+
+def test_a_stack_of_stacks_reads_a_list_of_lists() -> None:
+    stack = tclass.lazy_stack(_members(), 0)
+    outer = tclass.lazy_stack([stack, stack.clone()], 0)
+    z = outer.z
+    assert [len(part) for part in z] == [2, 2]
+    assert z[0][0] is None and z[1][0] is None and torch.equal(z[1][1], torch.arange(3.0))
+    unset = tclass.lazy_stack([Part(y=torch.zeros(3, 2), batch_size=[3])] * 2, 0)
+    assert tclass.lazy_stack([unset, unset], 0).z is None

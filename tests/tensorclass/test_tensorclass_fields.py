@@ -687,3 +687,22 @@ def test_set__into_a_field_that_holds_none_says_so() -> None:
     outer.inner.z = torch.zeros(2)
     outer.set_(("inner", "z"), torch.ones(2))
     assert outer.inner.z.tolist() == [1.0, 1.0]
+
+
+def test_none_unsets_a_field_some_members_of_a_lazy_stack_hold() -> None:
+    """Assigning ``None`` to a field of a record over a lazy stack unsets it in every
+    member, those that hold it included (nested lazy stacks too)."""
+    held = Values(t=torch.ones(2, 3), s="a", batch_size=[2])
+    unset = Values(batch_size=[2])
+    stack = tclass.lazy_stack([held, unset], 0)
+    assert stack.s == ["a", None]
+    stack.t = None
+    stack.s = None
+    assert stack.t is None and stack.s is None
+    for row in (stack[0], stack[1]):
+        assert row.t is None and row.s is None and "t" not in row.to_tensordict().keys()
+    inner = tclass.lazy_stack([Values(t=torch.ones(2), batch_size=[2]), unset], 0)
+    outer = tclass.lazy_stack([inner, inner.clone()], 0)
+    assert outer.t[1][0] is not None
+    outer.t = None
+    assert outer.t is None and outer[1, 0].t is None and outer[0, 0].t is None
