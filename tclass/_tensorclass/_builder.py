@@ -595,13 +595,13 @@ def _store(
 
 
 def _unset(td: TensorDict | LazyStackedTensorDict, name: str) -> None:
-    """Removes the entry ``name``: from every member of a lazy stack that holds it when
-    only some do (a field set in some members)."""
-    if td._has_entry(name):
-        td._remove_entry(name)
-    elif isinstance(td, LazyStackedTensorDict):
+    """Removes the entry ``name``; a lazy stack's from each member that holds it (all,
+    some, and whatever kinds of value they hold there: nothing is stacked)."""
+    if isinstance(td, LazyStackedTensorDict):
         for member in td.tensordicts:
             _unset(member, name)
+    elif td._has_entry(name):
+        td._remove_entry(name)
 
 
 def store_field(

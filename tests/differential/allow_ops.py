@@ -444,6 +444,8 @@ _PEER_INTERNAL = (
     "broadcast a dimension with negative length",  # a tensor against a ragged stack's -1
     "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
     "'list' object has no attribute 'shape'",  # a list field's values taken for a tensor
+    "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
+    "Modifying the batch size of a lazy representation",  # its own value stack resized
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
@@ -534,7 +536,7 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     for line in finding.detail:
         if _NONE_AS_LIST.match(line):
             continue
-        keys = _KEYS_LINE.match(line)
+        keys = _KEYS_LINE.search(line)
         if keys is None:
             return False
         theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())

@@ -16,12 +16,11 @@ if TYPE_CHECKING:
 # A field's value as tclass keeps it (annotation ``int`` / ``list`` / ``Any``), where the
 # peer casts it: a number to a 0-d tensor, a list to a tensor.
 _NUMBER_KEPT = re.compile(
-    r"\['(n|v)'\](\[\d+\])*: peer Tensor\[torch\.(int64|float32|float64|bool), shape \[\]\], "
-    r"tclass py \('(int|float|bool)', "
+    r"\['(n|v|lst)'\](\[\d+\])*: peer Tensor\[torch\.\w+, shape \[[^\]]*\]\], "
+    r"tclass (py \('(int|float|bool)', |list of )"
 )
-_LIST_KEPT = re.compile(
-    r"\['(lst|v)'\](\[\d+\])*: peer Tensor\[torch\.\w+, shape \[[^\]]*\]\], tclass list of "
-)
+# a list kept as one value: a stack or cat of it holds one value where the peer's its items
+_LIST_KEPT = re.compile(r"\['lst'\](\[\d+\])*: length: peer \d+, tclass \d+$")
 # ``Optional[Tensor]`` under ``autocast``: a list cast to a tensor, where the peer keeps it.
 _OPTIONAL_CAST = re.compile(r"\['opt'\](\[\d+\])*: peer list of \d+, tclass Tensor\[")
 
@@ -32,7 +31,9 @@ _ELEMENT_CAST = re.compile(r"\['lst'\](\[\d+\])*: peer py \('str', .*\), tclass 
 
 
 def _cast_line(line: str, lines: list[str]) -> bool:
-    if _NUMBER_KEPT.search(line) or _LIST_KEPT.search(line):
+    if _NUMBER_KEPT.search(line):
+        return True
+    if _LIST_KEPT.search(line) and "Auto" in lines[0]:
         return True
     return bool(_OPTIONAL_CAST.search(line) or _ELEMENT_CAST.search(line)) and "Auto" in lines[0]
 
@@ -49,8 +50,9 @@ def _kept_as_annotated(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         message = finding.detail[0]
         if "Python scalars are stored as 0-dim tensors" in message:
             return re.search(r"for key '(n|v)'", message) is not None
-        given = re.search(r"\b(v|lst)(=|': |', )\[", " ".join(finding.lines))
-        return given is not None and re.search(r"batch[ _](dimension|size)", message) is not None
+        given = re.search(r"\b(v|lst)( = |=|': |', )\[", " ".join(finding.lines))
+        about = re.search(r"batch[ _](dimension|size)|key '?(v|lst)\b", message)
+        return given is not None and about is not None
     if finding.kind in ("tclass-raises", "family") and type(mine.error).__name__ == "CastError":
         return finding.step.op in ("from_dict", "from_tensordict")  # (the constructor's too)
     if finding.kind != "result":
@@ -121,3 +123,16 @@ def _exclusive_keys_refused(finding: Finding, facts: Facts, peer: Any, mine: Any
     return type(mine.error).__name__ == "HeterogeneousEntryError" and (
         "has different keys from member" in message or "hold different keys" in message
     )
+
+
+_MIXED_READ = re.compile(
+    r"^result\S*: error: peer AttributeError, tclass \(.*'(TypeError|ValueError)'"
+)
+
+
+def _mixed_field_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A field a lazy stack's members hold as different kinds (a tensor in some, a Python
+    value in others) or shapes read as one value: tclass's ``MixedEntryError`` (a
+    ``TypeError``) or ``HeterogeneousEntryError`` naming the members, where the peer fails
+    inside with an ``AttributeError``."""
+    return finding.kind == "result" and all(_MIXED_READ.match(line) for line in finding.detail)

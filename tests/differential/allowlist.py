@@ -50,6 +50,7 @@ from .allow_records import (
     _from_dict_batch_dims,
     _frozen_locked,
     _kept_as_annotated,
+    _mixed_field_refused,
     _tolist_lists_fields,
 )
 from .allow_structure import (
@@ -143,7 +144,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "peer-fails-inside",
         "**Where the peer fails inside, tclass answers.**",
-        _peer_fails_inside,
+        _any_of(_peer_fails_inside, _mixed_field_refused),
     ),
     Entry(
         "index-beyond-batch",
