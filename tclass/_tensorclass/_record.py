@@ -424,6 +424,11 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         if inplace:  # the tensors written into, checked before the first is written
             keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
             check_row_write(self, ..., source, keys, "update", deep=False)
+        if keys_to_update is None and self._members_match(source):
+            # a record of this class over a lazy stack like this one's: member by member
+            # (their entries may differ in shape, as a lazy stack's update allows)
+            self._tensordict.update(source._tensordict, clone, inplace, is_leaf=is_leaf)
+            return self
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else set(keys_to_update)
         for key, value in pairs:
@@ -438,6 +443,19 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
                 value = value.clone()
             self.set(key, value, inplace=inplace)
         return self
+
+    def _members_match(self, source: object) -> bool:
+        """Whether ``source`` is a record of this class over a lazy stack of as many
+        members along the same dim as this record's."""
+        if type(source) is not type(self):
+            return False
+        mine, theirs = self._tensordict, source._tensordict  # type: ignore[attr-defined]
+        return (
+            isinstance(mine, LazyStackedTensorDict)
+            and isinstance(theirs, LazyStackedTensorDict)
+            and mine.stack_dim == theirs.stack_dim
+            and len(mine.tensordicts) == len(theirs.tensordicts)
+        )
 
     def _unknown_field(self, name: object) -> UnknownFieldError:
         fields = self.__tclass_info__.field_names
