@@ -173,14 +173,20 @@ def tensor_field_setter(
     check: Callable[[Mapping[str, Any], Any, torch.Size], bool] | None = None,
 ) -> Callable[[Any, Any], None]:
     """The setter of the tensor field ``name``: a plain tensor into an unlocked record
-    not saved in a folder is checked and stored inline; anything else goes to ``slow``.
+    over a TensorDict not saved in a folder is checked and stored inline; anything else
+    (a lazy stack's record included) goes to ``slow``.
     With ``check(entries, tensor, batch_size)`` (the field's spec against the record's
     other fields, batch dims included), a tensor it refuses goes to ``slow`` too, which
     says why."""
 
     def setter(record: Any, value: Any) -> None:
         td = record._tensordict
-        if value.__class__ is not _Tensor or td._locked or td._saved_at is not None:
+        if (
+            value.__class__ is not _Tensor
+            or td.__class__ is not TensorDict  # a lazy stack: its lock is its members'
+            or td._locked
+            or td._saved_at is not None
+        ):
             slow(record, value)
             return
         batch = td._batch_size
@@ -188,8 +194,8 @@ def tensor_field_setter(
         if device is not None and value.device != device:
             value = value.to(device)
         if check is not None:
-            if td.__class__ is not TensorDict or not check(td._tensors, value, batch):
-                slow(record, value)  # a lazy stack's members may differ: checked there
+            if not check(td._tensors, value, batch):
+                slow(record, value)  # (which says why)
                 return
         elif batch and value.shape[: len(batch)] != batch:
             raise BatchMismatchError(name, value.shape, batch)

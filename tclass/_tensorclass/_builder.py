@@ -372,6 +372,8 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
         if frozen or (td.is_locked and not _can_fill(td, name)):
+            if value is None and not frozen and getattr(self, name) is None:
+                return  # nothing to change (the peer's lock lets it pass too)
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 

@@ -446,6 +446,7 @@ _PEER_INTERNAL = (
     "'list' object has no attribute 'shape'",  # a list field's values taken for a tensor
     "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
     "Modifying the batch size of a lazy representation",  # its own value stack resized
+    "Cannot update a NonTensorDataBase object with a NonTensorStack",  # update_ of values
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min

@@ -30,8 +30,15 @@ _OPTIONAL_CAST = re.compile(r"\['opt'\](\[\d+\])*: peer list of \d+, tclass Tens
 _ELEMENT_CAST = re.compile(r"\['lst'\](\[\d+\])*: peer py \('str', .*\), tclass list of \d+$")
 
 
+# a list kept in an ``Any`` field, read across a lazy stack whose other members hold a
+# tensor there: tclass's error naming the members, where the peer stacks its tensors
+_LIST_BESIDE_TENSOR = re.compile(r"\['v'\](\[\d+\])*: peer Tensor\[[^\]]*\], tclass error \(")
+
+
 def _cast_line(line: str, lines: list[str]) -> bool:
     if _NUMBER_KEPT.search(line):
+        return True
+    if _LIST_BESIDE_TENSOR.search(line) and re.search(r"\bv=\[", lines[0]):
         return True
     if _LIST_KEPT.search(line) and "Auto" in lines[0]:
         return True
@@ -126,13 +133,15 @@ def _exclusive_keys_refused(finding: Finding, facts: Facts, peer: Any, mine: Any
 
 
 _MIXED_READ = re.compile(
-    r"^result\S*: error: peer AttributeError, tclass \(.*'(TypeError|ValueError)'"
+    r"^result\S*: (error: peer AttributeError, tclass \(.*'(TypeError|ValueError)'"
+    r"|peer error \('AttributeError', .*\), tclass list of \d+$)"
 )
 
 
 def _mixed_field_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A field a lazy stack's members hold as different kinds (a tensor in some, a Python
     value in others) or shapes read as one value: tclass's ``MixedEntryError`` (a
-    ``TypeError``) or ``HeterogeneousEntryError`` naming the members, where the peer fails
-    inside with an ``AttributeError``."""
+    ``TypeError``) or ``HeterogeneousEntryError`` naming the members (or the members'
+    values, for a field some members hold as a list and others as another value), where
+    the peer fails inside with an ``AttributeError``."""
     return finding.kind == "result" and all(_MIXED_READ.match(line) for line in finding.detail)

@@ -66,3 +66,39 @@ def test_a_stack_of_stacks_reads_a_list_of_lists() -> None:
     assert z[0][0] is None and z[1][0] is None and torch.equal(z[1][1], torch.arange(3.0))
     unset = tclass.lazy_stack([Part(y=torch.zeros(3, 2), batch_size=[3])] * 2, 0)
     assert tclass.lazy_stack([unset, unset], 0).z is None
+
+
+class Plain(TensorClass):
+    x: torch.Tensor
+    y: torch.Tensor | None = None
+
+
+class Still(TensorClass, frozen=True):
+    x: torch.Tensor
+
+
+def test_a_locked_lazy_stack_of_records_refuses_assignment() -> None:
+    stack = tclass.lazy_stack([Plain(x=torch.zeros(2), batch_size=[2])] * 2, 0).lock_()
+    with pytest.raises(errors.LockedError, match="'x'"):
+        stack.x = torch.ones(2, 2)
+    with pytest.raises(errors.LockedError):
+        stack.set("x", torch.ones(2, 2))
+    assert torch.equal(stack.x, torch.zeros(2, 2))
+    stack.y = None  # unset already: nothing changes, as in the peer
+    assert stack.y is None
+    frozen = tclass.lazy_stack([Still(x=torch.zeros(2), batch_size=[2])], 0)
+    with pytest.raises(errors.FrozenInstanceError):
+        frozen.set("x", torch.ones(1, 2))
+    unlocked = tclass.lazy_stack([Plain(x=torch.zeros(2), batch_size=[2])] * 2, 0)
+    unlocked.x = torch.ones(2, 2)
+    assert torch.equal(unlocked.x, torch.ones(2, 2))
+
+
+def test_none_into_an_unset_field_of_a_locked_record_passes() -> None:
+    record = Plain(x=torch.zeros(2), batch_size=[2]).lock_()
+    record.y = None
+    assert record.y is None
+    with pytest.raises(errors.LockedError):
+        record.x = None  # set: refused
+    with pytest.raises(errors.FrozenInstanceError):
+        Still(x=torch.zeros(2), batch_size=[2]).x = None
