@@ -427,7 +427,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         if keys_to_update is None and self._members_match(source):
             # a record of this class over a lazy stack like this one's: member by member
             # (their entries may differ in shape, as a lazy stack's update allows)
-            self._tensordict.update(source._tensordict, clone, inplace, is_leaf=is_leaf)
+            self._tensordict.update(storage_of(source), clone, inplace, is_leaf=is_leaf)
             return self
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else set(keys_to_update)
@@ -449,7 +449,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         members along the same dim as this record's."""
         if type(source) is not type(self):
             return False
-        mine, theirs = self._tensordict, source._tensordict  # type: ignore[attr-defined]
+        mine, theirs = self._tensordict, storage_of(source)
         return (
             isinstance(mine, LazyStackedTensorDict)
             and isinstance(theirs, LazyStackedTensorDict)
