@@ -371,9 +371,7 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
-        if frozen or (td.is_locked and not _can_fill(td, name)):
-            if value is None and not frozen and getattr(self, name) is None:
-                return  # nothing to change (the peer's lock lets it pass too)
+        if frozen or (_locked(td) and not _can_fill(td, name)):
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
@@ -391,6 +389,14 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
     type.__setattr__(cls, name, property(get, setter, deleter, doc=f"The field {name!r}."))
+
+
+def _locked(td: TensorDict | LazyStackedTensorDict) -> bool:
+    """Whether ``td`` refuses new values: locked, or a lazy stack with a locked member
+    (which the write would reach)."""
+    if td.is_locked:
+        return True
+    return isinstance(td, LazyStackedTensorDict) and any(_locked(m) for m in td.tensordicts)
 
 
 def _rule_if_known(info: ClassInfo, name: str) -> FieldRule | None:

@@ -32,7 +32,7 @@ _ELEMENT_CAST = re.compile(r"\['lst'\](\[\d+\])*: peer py \('str', .*\), tclass 
 
 # a list kept in an ``Any`` field, read across a lazy stack whose other members hold a
 # tensor there: tclass's error naming the members, where the peer stacks its tensors
-_LIST_BESIDE_TENSOR = re.compile(r"\['v'\](\[\d+\])*: peer Tensor\[[^\]]*\], tclass error \(")
+_LIST_BESIDE_TENSOR = re.compile(r"\['v'\](\[\d+\])*: peer Tensor\[.*?\]\], tclass error \(")
 
 
 def _cast_line(line: str, lines: list[str]) -> bool:
