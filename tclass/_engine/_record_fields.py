@@ -23,7 +23,7 @@ from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._ragged_values import RaggedNonTensorStack
 from tclass._engine._td import TensorDict
-from tclass.errors import BatchMismatchError
+from tclass.errors import BatchMismatchError, HeterogeneousEntryError
 
 __all__ = [
     "batch_size_of_record",
@@ -31,6 +31,7 @@ __all__ = [
     "dense_entries",
     "device_of_record",
     "field_getter",
+    "members_field",
     "record_batch_size",
     "record_entries",
     "record_parts",
@@ -111,19 +112,62 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
     with ``values`` a Python value's data instead of its node."""
 
     def getter(record: Any) -> Any:
-        value = record._tensordict._tensors.get(name)
+        try:
+            value = record._tensordict._tensors.get(name)
+        except HeterogeneousEntryError:  # a lazy stack some of whose members lack it
+            return members_field(record._tensordict, name)
+        if value is None and record._tensordict._is_lazy:  # (set in a nested stack's members)
+            return members_field(record._tensordict, name)
         kind = value.__class__
         if kind is NonTensorData:  # the common case: one value, read as an attribute
             return value.data
         return value._read() if kind in _OTHER_NODES else value
 
     def entry_getter(record: Any) -> Any:  # a field declared for tensors or collections
-        value: Any = record._tensordict._tensors.get(name)
+        try:
+            value = record._tensordict._tensors.get(name)
+        except HeterogeneousEntryError:
+            return members_field(record._tensordict, name)
+        if value is None and record._tensordict._is_lazy:
+            return members_field(record._tensordict, name)
         if value.__class__ in _VALUE_NODES:  # put there by rename_key_: read as a value
             return value._read()
         return value
 
     return getter if values else entry_getter
+
+
+def members_field(stack: Any, name: str) -> Any:
+    """The field ``name`` of a record over a lazy stack whose members do not all have it
+    (set in some, ``None`` in others): each member's value, ``None`` where it is not set,
+    in the order of the members (a list of lists through a lazy stack of lazy stacks), as
+    the peer reads it. Members that all have it but whose parts do not stack (shapes
+    that differ) raise the stack's ``HeterogeneousEntryError``, as before.
+
+    Raises:
+        HeterogeneousEntryError: every member has the field, and the parts do not stack.
+    """
+    parts: list[Any] = []
+    partly = False
+    for member in stack.tensordicts:
+        try:
+            value = member._tensors.get(name)
+        except HeterogeneousEntryError:
+            value = None
+        if value is None and member._is_lazy:
+            value = members_field(member, name)
+        partly = partly or value is None or type(value) is list
+        kind = value.__class__
+        if kind is NonTensorData:
+            value = value.data
+        elif kind in _OTHER_NODES:
+            value = value._read()
+        parts.append(value)
+    if all(part is None for part in parts):
+        return None  # no member holds it: not set
+    if not partly:  # every member has it: the stacked value, or why it does not stack
+        return stack._entry(name)
+    return parts
 
 
 def tensor_field_setter(
@@ -132,14 +176,20 @@ def tensor_field_setter(
     check: Callable[[Mapping[str, Any], Any, torch.Size], bool] | None = None,
 ) -> Callable[[Any, Any], None]:
     """The setter of the tensor field ``name``: a plain tensor into an unlocked record
-    not saved in a folder is checked and stored inline; anything else goes to ``slow``.
+    over a TensorDict not saved in a folder is checked and stored inline; anything else
+    (a lazy stack's record included) goes to ``slow``.
     With ``check(entries, tensor, batch_size)`` (the field's spec against the record's
     other fields, batch dims included), a tensor it refuses goes to ``slow`` too, which
     says why."""
 
     def setter(record: Any, value: Any) -> None:
         td = record._tensordict
-        if value.__class__ is not _Tensor or td._locked or td._saved_at is not None:
+        if (
+            value.__class__ is not _Tensor
+            or td.__class__ is not TensorDict  # a lazy stack: its lock is its members'
+            or td._locked
+            or td._saved_at is not None
+        ):
             slow(record, value)
             return
         batch = td._batch_size
@@ -147,8 +197,8 @@ def tensor_field_setter(
         if device is not None and value.device != device:
             value = value.to(device)
         if check is not None:
-            if td.__class__ is not TensorDict or not check(td._tensors, value, batch):
-                slow(record, value)  # a lazy stack's members may differ: checked there
+            if not check(td._tensors, value, batch):
+                slow(record, value)  # (which says why)
                 return
         elif batch and value.shape[: len(batch)] != batch:
             raise BatchMismatchError(name, value.shape, batch)

@@ -43,6 +43,7 @@ from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     EntryTypeError,
+    HeterogeneousEntryError,
     InvalidKeyError,
     KeyConflictError,
     KeyThroughTensorError,
@@ -669,7 +670,21 @@ def to_dict(
     """Nested plain dicts: tensors (nested lists with ``convert_tensors``, numpy arrays
     with ``"numpy"``), Python values
     (a per-element stack as nested lists), nested collections as dicts (with
-    ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts)."""
+    ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts).
+
+    Raises:
+        HeterogeneousEntryError: a lazy stack whose members hold different keys (the
+            keys only some hold would be lost), as the peer refuses it.
+    """
+    exclusive = collection._repr_exclusive()  # a lazy stack's keys not every member has
+    if exclusive is not None and any(exclusive):
+        keys = sorted({key for member in exclusive for key, _ in member})
+        msg = (
+            f"to_dict() of a lazy stack whose members hold different keys would lose the "
+            f"keys only some members hold ({keys}); read them member by member "
+            "(lazy.tensordicts), or set them in every member first"
+        )
+        raise HeterogeneousEntryError(msg)
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):

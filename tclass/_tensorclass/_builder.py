@@ -379,7 +379,7 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
-        if frozen or (td.is_locked and not _can_fill(td, name)):
+        if frozen or (_locked(td) and not _can_fill(td, name)):
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
@@ -397,6 +397,14 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
     type.__setattr__(cls, name, property(get, setter, deleter, doc=f"The field {name!r}."))
+
+
+def _locked(td: TensorDict | LazyStackedTensorDict) -> bool:
+    """Whether ``td`` refuses new values: locked, or a lazy stack with a locked member
+    (which the write would reach)."""
+    if td.is_locked:
+        return True
+    return isinstance(td, LazyStackedTensorDict) and any(_locked(m) for m in td.tensordicts)
 
 
 def _rule_if_known(info: ClassInfo, name: str) -> FieldRule | None:
@@ -626,6 +634,16 @@ def _store(
         specs.check_assign(others, name, stored, len(td.batch_size))
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
+    else:
+        _unset(td, name)
+
+
+def _unset(td: TensorDict | LazyStackedTensorDict, name: str) -> None:
+    """Removes the entry ``name``; a lazy stack's from each member that holds it (all,
+    some, and whatever kinds of value they hold there: nothing is stacked)."""
+    if isinstance(td, LazyStackedTensorDict):
+        for member in td.tensordicts:
+            _unset(member, name)
     elif td._has_entry(name):
         td._remove_entry(name)
 

@@ -115,7 +115,7 @@ class FieldRule:
         if isinstance(value, LinkedList):
             value = unlinked(value)  # a field read from a stack: its values, not the link
         if self.cast is not None:
-            value = self._cast(value)
+            value = self._cast(value, batch)
         if isinstance(value, _Tensor):
             if not (self.tensor or self.any_value or self.number):
                 self._refuse(value)
@@ -233,13 +233,30 @@ class FieldRule:
             raise BatchMismatchError(self.name, shape, batch)
         return value
 
-    def _cast(self, value: Any) -> Any:
+    def _cast(self, value: Any, batch: torch.Size) -> Any:
         """``value`` converted to the annotation; a stored Python value (a node, as a
         loaded folder or ``to_tensordict()`` holds it) has the value of each element
-        converted, and stays a node (in an ``Any`` field, it is kept as it is)."""
-        if isinstance(value, _NonTensorNode):
-            return value if self.any_value else value._with_each_value(self._cast_one)
-        return self._cast_one(value)
+        converted, and stays a node (in an ``Any`` field, it is kept as it is). A stack of
+        values with more dims than the record's batch (a list a TensorDict stored as one
+        value per item) holds one value per record element, the nested list of its
+        other dims: where that list is what the annotation takes (a ``list`` field), the
+        node is kept; otherwise each value is converted, as for other nodes."""
+        if not isinstance(value, _NonTensorNode):
+            return self._cast_one(value)
+        if self.any_value:
+            return value
+        if value.batch_dims > len(batch) and self._kept_whole(value, len(batch)):
+            return value
+        return value._with_each_value(self._cast_one)
+
+    def _kept_whole(self, node: Any, depth: int) -> bool:
+        """Whether the cast keeps, as they are, the nested lists of ``node``'s values
+        below its first ``depth`` dims."""
+        parts = _flat_values(unlinked(node.tolist()), depth)
+        try:
+            return all(_same_value(self.cast(part), part) for part in parts)  # type: ignore[misc]
+        except (TypeError, ValueError, RuntimeError):
+            return False
 
     def _cast_one(self, value: Any) -> Any:
         try:
@@ -257,6 +274,14 @@ class FieldRule:
         if self.convert_to is TensorDict and isinstance(value, TensorDictBase):
             msg += " (convert a record with .to_tensordict())"
         raise FieldTypeError(msg)
+
+
+def _same_value(new: Any, old: Any) -> bool:
+    """Whether a cast left a Python value as it was (same type, equal)."""
+    try:
+        return type(new) is type(old) and bool(new == old)
+    except (RuntimeError, TypeError, ValueError):  # values holding tensors or arrays
+        return False
 
 
 def _flat_values(values: Any, depth: int) -> list[Any]:

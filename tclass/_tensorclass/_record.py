@@ -37,7 +37,12 @@ from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
-from tclass._engine._record_fields import dense_entries, record_batch_size, record_entries
+from tclass._engine._record_fields import (
+    dense_entries,
+    members_field,
+    record_batch_size,
+    record_entries,
+)
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
@@ -78,6 +83,7 @@ from tclass._tensorclass._writes import (
 from tclass.errors import (
     ClassDefinitionError,
     FieldIndexError,
+    HeterogeneousEntryError,
     KeyNotFoundError,
     NotConsolidatedError,
     TclassError,
@@ -359,7 +365,12 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             and not self._tensordict._has_entry(key)
         ):
             return getattr(self, key)
-        value = self._tensordict.get(key, default, **options)
+        try:
+            value = self._tensordict.get(key, default, **options)
+        except HeterogeneousEntryError:  # a field set in some members of a lazy stack only
+            if options or key not in self.__tclass_info__.field_names:
+                raise
+            return members_field(self._tensordict, key)
         return value._read() if isinstance(value, _NonTensorNode) else value
 
     def set(
@@ -413,6 +424,11 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         if inplace:  # the tensors written into, checked before the first is written
             keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
             check_row_write(self, ..., source, keys, "update", deep=False)
+        if keys_to_update is None and self._members_match(source):
+            # a record of this class over a lazy stack like this one's: member by member
+            # (their entries may differ in shape, as a lazy stack's update allows)
+            self._tensordict.update(storage_of(source), clone, inplace, is_leaf=is_leaf)
+            return self
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else set(keys_to_update)
         for key, value in pairs:
@@ -444,6 +460,19 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
                 # a probe (hasattr(x, "__array__"), a private name, compiled code): Python's
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
             raise missing_attribute(self, name)
+
+    def _members_match(self, source: object) -> bool:
+        """Whether ``source`` is a record of this class over a lazy stack of as many
+        members along the same dim as this record's."""
+        if type(source) is not type(self):
+            return False
+        mine, theirs = self._tensordict, storage_of(source)
+        return (
+            isinstance(mine, LazyStackedTensorDict)
+            and isinstance(theirs, LazyStackedTensorDict)
+            and mine.stack_dim == theirs.stack_dim
+            and len(mine.tensordicts) == len(theirs.tensordicts)
+        )
 
     def _unknown_field(self, name: object) -> UnknownFieldError:
         fields = self.__tclass_info__.field_names

@@ -445,6 +445,10 @@ _PEER_INTERNAL = (
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
     "broadcast a dimension with negative length",  # a tensor against a ragged stack's -1
     "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
+    "'list' object has no attribute 'shape'",  # a list field's values taken for a tensor
+    "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
+    "Modifying the batch size of a lazy representation",  # its own value stack resized
+    "Cannot update a NonTensorDataBase object with a NonTensorStack",  # update_ of values
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
@@ -529,7 +533,9 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     to_dict())`` where ``rec.inner.z`` is ``None``): not set in tclass, as at the top
     level in both libraries, where the peer keeps a ``None`` value entry under the nested
     record (a key of its ``keys()``, and a list of ``None`` once stacked or padded)."""
-    if finding.kind != "result" or not any(".update(" in line for line in finding.lines):
+    if finding.kind != "result" or not any(
+        ".update(" in line or ".from_dict(" in line for line in finding.lines
+    ):
         return False
     for line in finding.detail:
         if _NONE_AS_LIST.match(line):
@@ -602,7 +608,7 @@ def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine:
     refuses any tensor that has a file, an empty one included."""
     return (
         finding.kind == "peer-raises"
-        and finding.step.op in ("memmap", "memmap_like", "load_memmap")
+        and finding.step.op in ("memmap", "memmap_like", "load_memmap", "save", "dumps", "load")
         and "already has a file associated" in str(peer.error)
     )
 

@@ -65,9 +65,10 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     that saved or locked a collection: tclass locks views of a locked source (and
     ``unbind``'s slices of a memory-mapped, saved or shared one), the peer follows its
     memory-mapped flag, which some ops pass on and others drop."""
-    if finding.kind != "result" or finding.step.family != "shape":
+    if finding.kind != "result" or finding.step.family not in ("shape", "records"):
         return False
-    if not (facts.memmap or any("memmap" in line or "lock_()" in line for line in finding.lines)):
+    saved = re.compile(r"memmap|lock_\(\)|\.save\(|\.dumps\(|consolidate\(filename")
+    if not (facts.memmap or any(saved.search(line) for line in finding.lines)):
         return False
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
@@ -720,9 +721,11 @@ def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """A field that is ``None`` assigned on a locked record saved in a folder
     (``saved.opt = t``): filled in tclass (written to the folder), refused by the peer's
     lock. tclass refuses the assignment of a field already set, or on a record not saved."""
-    if finding.kind != "peer-raises" or finding.step.op != "setattr":
+    if finding.kind != "peer-raises" or finding.step.op not in ("setattr", "set"):
         return False
-    saved = facts.memmap or any("memmap" in line for line in finding.lines)
+    saved = facts.memmap or any(
+        re.search(r"memmap|\.save\(|\.dumps\(", line) for line in finding.lines
+    )
     return saved and "Cannot modify locked" in str(peer.error)
 
 

@@ -49,6 +49,14 @@ from .allow_ops import (
     _values_through_apply,
     _written_back,
 )
+from .allow_records import (
+    _exclusive_keys_refused,
+    _from_dict_batch_dims,
+    _frozen_locked,
+    _kept_as_annotated,
+    _mixed_field_refused,
+    _tolist_lists_fields,
+)
 from .allow_structure import (
     _absent_field_filled,
     _beyond_the_index,
@@ -134,12 +142,13 @@ ENTRIES: list[Entry] = [
             _records_kept,
             _pad_sequence_unnamed,
             _contains_as_dense,
+            _exclusive_keys_refused,
         ),
     ),
     Entry(
         "peer-fails-inside",
         "**Where the peer fails inside, tclass answers.**",
-        _peer_fails_inside,
+        _any_of(_peer_fails_inside, _mixed_field_refused),
     ),
     Entry(
         "index-beyond-batch",
@@ -189,7 +198,22 @@ ENTRIES: list[Entry] = [
     Entry(
         "annotation-casts",
         "5. **Casting follows the annotation** of tensorclass fields",
-        _any_of(_raised_by("FieldTypeError"), _cast_to_the_field, _dict_kept_in_value_field),
+        _any_of(
+            _raised_by("FieldTypeError"),
+            _cast_to_the_field,
+            _dict_kept_in_value_field,
+            _kept_as_annotated,
+        ),
+    ),
+    Entry(
+        "records-predictable",
+        "**Tensorclasses are predictable.**",
+        _any_of(_from_dict_batch_dims, _tolist_lists_fields),
+    ),
+    Entry(
+        "frozen-records-locked",
+        "**Frozen records hash by identity.**",
+        _frozen_locked,
     ),
     Entry(
         "absent-field-filled",

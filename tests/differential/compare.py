@@ -24,8 +24,17 @@ from typing import Any
 
 import torch
 
-RECORD_KINDS = {"Rec": "Rec", "PeerRec": "Rec", "Inner": "Inner", "PeerInner": "Inner"}
-RECORD_FIELDS = {"Rec": ("x", "label", "inner", "opt"), "Inner": ("y", "z")}
+RECORD_FIELDS = {
+    "Rec": ("x", "label", "inner", "opt"),
+    "Inner": ("y", "z"),
+    "Auto": ("x", "n", "s", "lst", "opt"),
+    "NoCast": ("x", "n", "v"),
+    "TOnly": ("x", "y"),
+    "Frozen": ("x", "s", "n"),
+}
+RECORD_KINDS = {name: name for name in RECORD_FIELDS} | {
+    f"Peer{name}": name for name in RECORD_FIELDS
+}
 VIEW_TYPES = ("KeysView", "ValuesView", "ItemsView", "_StringKeys", "_LazyStackedKeys")
 Snap = Any
 

@@ -96,6 +96,7 @@ class Stats:
 
 
 Generator = Callable[[Chooser, Info, Facts], "Step | None"]
+World = Callable[[Chooser], tuple[list[str], Facts]]
 
 
 def namespace(lib: Lib, folder: str) -> dict[str, Any]:
@@ -105,10 +106,9 @@ def namespace(lib: Lib, folder: str) -> dict[str, Any]:
         "torch": torch,
         "t": t,
         "I": I,
-        "Rec": lib.rec,
-        "Inner": lib.inner,
         "D": folder,
         "x": None,
+        **lib.classes(),
     }
 
 
@@ -228,10 +228,12 @@ def run_program(
     generators: list[tuple[str, int, Generator]],
     stats: Stats,
     length: int = 4,
+    build: World = world,
 ) -> Finding | None:
-    """Build a world, apply up to ``length`` ops, return the first finding."""
+    """Build a world (``build``: the family's own, else ``world.world``), apply up to
+    ``length`` ops, return the first finding."""
     stats.programs += 1
-    lines, facts = world(c)
+    lines, facts = build(c)
     with tempfile.TemporaryDirectory(prefix="tclass-fuzz-") as folder:
         program = Program(*libs, folder)
         steps = [Step(line[len("x = ") :], "world", "world") for line in lines[:]]

@@ -25,6 +25,7 @@ class Info:
     locked: bool = False
     hetero: bool = False  # a lazy stack whose members' leaves differ in shape
     names: list[str | None] = field(default_factory=list)
+    cls: str = ""  # a record's class, as programs name it ("Rec", "Auto"...)
 
     @property
     def ndim(self) -> int:
@@ -56,7 +57,7 @@ def _describe(x: Any) -> Info:
     kind = "record" if name in RECORD_KINDS else "lazy" if name.startswith("LazyStacked") else "td"
     # A ragged lazy stack's batch size has -1 for its ragged dims: drawn as if 1.
     batch = tuple(1 if side < 0 else side for side in x.batch_size)
-    info = Info(kind, batch, locked=bool(x.is_locked))
+    info = Info(kind, batch, locked=bool(x.is_locked), cls=RECORD_KINDS.get(name, ""))
     try:
         info.names = list(x.names)
     except Exception:  # lazy stacks of some kinds have no names

@@ -1,4 +1,6 @@
-"""The two libraries a program runs in, and the tensorclasses declared in each.
+"""The two libraries a program runs in, and the tensorclasses declared in each: ``Rec``
+and ``Inner``, and one record per class option the peer has (``Auto``: ``autocast``,
+``NoCast``: ``nocast``, ``TOnly``: ``tensor_only``, ``Frozen``: ``frozen``).
 
 The peer is optional: ``peer()`` is ``None`` without tensordict. The classes are declared
 at module level in both libraries, with the same fields, so that saved records load back
@@ -11,7 +13,7 @@ import importlib.util
 import warnings
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 
@@ -26,6 +28,12 @@ class Lib:
     module: ModuleType
     rec: type
     inner: type
+    options: tuple[type, ...] = ()  # the records with class options (family ``records``)
+
+    def classes(self) -> dict[str, type]:
+        """The record classes by the name programs use (the peer's without ``Peer``)."""
+        found = (self.rec, self.inner, *self.options)
+        return {cls.__name__.removeprefix("Peer"): cls for cls in found}
 
 
 @tclass.tensorclass
@@ -42,7 +50,36 @@ class Rec:
     opt: Optional[torch.Tensor] = None  # noqa: UP045
 
 
-TCLASS = Lib("tclass", tclass, Rec, Inner)
+@tclass.tensorclass(autocast=True)
+class Auto:
+    x: torch.Tensor
+    n: int
+    s: str
+    lst: list  # type: ignore[type-arg]  # (bare, as records declare it)
+    opt: Optional[torch.Tensor] = None  # noqa: UP045
+
+
+@tclass.tensorclass(nocast=True)
+class NoCast:
+    x: torch.Tensor
+    n: int
+    v: Any = None
+
+
+@tclass.tensorclass(tensor_only=True)
+class TOnly:
+    x: torch.Tensor
+    y: Optional[torch.Tensor] = None  # noqa: UP045
+
+
+@tclass.tensorclass(frozen=True)
+class Frozen:
+    x: torch.Tensor
+    s: str
+    n: Optional[int] = None  # noqa: UP045
+
+
+TCLASS = Lib("tclass", tclass, Rec, Inner, (Auto, NoCast, TOnly, Frozen))
 
 
 PEER: Lib | None = None
@@ -63,7 +100,38 @@ if importlib.util.find_spec("tensordict") is not None:
             inner: PeerInner
             opt: Optional[torch.Tensor] = None  # noqa: UP045
 
-    PEER = Lib("tensordict", tensordict, PeerRec, PeerInner)
+        @tensordict.tensorclass(autocast=True)
+        class PeerAuto:
+            x: torch.Tensor
+            n: int
+            s: str
+            lst: list  # type: ignore[type-arg]
+            opt: Optional[torch.Tensor] = None  # noqa: UP045
+
+        @tensordict.tensorclass(nocast=True)
+        class PeerNoCast:
+            x: torch.Tensor
+            n: int
+            v: Any = None
+
+        @tensordict.tensorclass(tensor_only=True)
+        class PeerTOnly:
+            x: torch.Tensor
+            y: Optional[torch.Tensor] = None  # noqa: UP045
+
+        @tensordict.tensorclass(frozen=True)
+        class PeerFrozen:
+            x: torch.Tensor
+            s: str
+            n: Optional[int] = None  # noqa: UP045
+
+    PEER = Lib(
+        "tensordict",
+        tensordict,
+        PeerRec,
+        PeerInner,
+        (PeerAuto, PeerNoCast, PeerTOnly, PeerFrozen),
+    )
 
 
 def libraries() -> tuple[Lib, Lib] | None:

@@ -1,11 +1,14 @@
-"""The op families, by name: the generators each family draws its steps from."""
+"""The op families, by name: the generators each family draws its steps from, and the
+world a family's programs start from (``world.world`` unless the family has its own)."""
 
 from __future__ import annotations
 
-from .engine import Generator
+from .engine import Generator, World
 from .ops_entries import ENTRIES, INDEX
 from .ops_math import MATH
+from .ops_records import RECORDS, records_world
 from .ops_shape import COMBINE, SHAPE
+from .world import world
 
 FAMILIES: dict[str, list[tuple[str, int, Generator]]] = {
     "index": INDEX,
@@ -13,7 +16,10 @@ FAMILIES: dict[str, list[tuple[str, int, Generator]]] = {
     "shape": SHAPE,
     "combine": COMBINE,
     "math": MATH,
+    "records": RECORDS,
 }
+# Families with a world of their own; a run of several families starts from ``world``.
+WORLDS: dict[str, World] = {"records": records_world}
 
 
 def generators(names: list[str]) -> list[tuple[str, int, Generator]]:
@@ -21,3 +27,8 @@ def generators(names: list[str]) -> list[tuple[str, int, Generator]]:
     if unknown:
         raise ValueError(f"unknown families {unknown}; the families are {sorted(FAMILIES)}")
     return [entry for name in names for entry in FAMILIES[name]]
+
+
+def world_of(names: list[str]) -> World:
+    """The world programs of ``names`` start from: a family's own when it runs alone."""
+    return WORLDS.get(names[0], world) if len(names) == 1 else world

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from .chooser import RandomChooser
 from .engine import Finding, Stats, run_program
 from .libs import libraries
-from .ops import FAMILIES, generators
+from .ops import FAMILIES, generators, world_of
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     families = args.families.split(",")
     gens = generators(families)
+    build = world_of(families)
     stats = Stats()
     start = time.perf_counter()
     if args.replay is not None:
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in seeds:
         if args.seconds is not None and time.perf_counter() - start > args.seconds:
             break
-        finding = run_program(RandomChooser(n), libs, gens, stats, args.length)
+        finding = run_program(RandomChooser(n), libs, gens, stats, args.length, build)
         if args.replay is not None:
             print(finding.report() if finding else "no finding")
     elapsed = time.perf_counter() - start

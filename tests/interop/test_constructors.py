@@ -273,6 +273,22 @@ class TestFromDict:
         td = torch.stack([TensorDict.from_dict({"s": "a"}), TensorDict.from_dict({"s": "b"})])
         assert isinstance(td.get("s"), NonTensorStack) and td.to_dict() == {"s": ["a", "b"]}
 
+    def test_to_dict_refuses_to_lose_the_keys_some_members_hold(self) -> None:
+        a = TensorDict({"y": torch.zeros(2)}, [2])
+        b = TensorDict({"y": torch.ones(2), "z": torch.ones(2), "n": {"q": torch.ones(2)}}, [2])
+        for stack in (tclass.lazy_stack([a, b], 1), tclass.lazy_stack([b.clone(), b], 0)):
+            stack.tensordicts[0].exclude("z", inplace=True)
+            with pytest.raises(errors.HeterogeneousEntryError, match=r"'z'\]") as caught:
+                stack.to_dict()
+            assert isinstance(caught.value, RuntimeError)
+        # nested: the keys a nested lazy stack's members do not share
+        rows = [TensorDict({"n": {"q": torch.ones(2)}}, [2]) for _ in range(2)]
+        rows[1]["n", "w"] = torch.zeros(2)
+        with pytest.raises(errors.HeterogeneousEntryError, match=r"\['w'\]"):
+            tclass.lazy_stack(rows).to_dict()
+        same = tclass.lazy_stack([a, a.clone()], 0)
+        assert torch.equal(same.to_dict()["y"], torch.zeros(2, 2))
+
     def test_value_stacks_leave_as_plain_lists(self) -> None:
         # to_dict / to_namedtuple hand out the values, not lists that write into the stack
         rows = [TensorDict({"s": s, "n": {"t": s}}, [2]) for s in "ab"]

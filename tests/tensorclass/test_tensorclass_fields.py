@@ -687,3 +687,36 @@ def test_set__into_a_field_that_holds_none_says_so() -> None:
     outer.inner.z = torch.zeros(2)
     outer.set_(("inner", "z"), torch.ones(2))
     assert outer.inner.z.tolist() == [1.0, 1.0]
+
+
+def test_none_unsets_a_field_some_members_of_a_lazy_stack_hold() -> None:
+    """Assigning ``None`` to a field of a record over a lazy stack unsets it in every
+    member, those that hold it included (nested lazy stacks too)."""
+    held = Values(t=torch.ones(2, 3), s="a", batch_size=[2])
+    unset = Values(batch_size=[2])
+    stack = tclass.lazy_stack([held, unset], 0)
+    assert stack.s == ["a", None]
+    stack.t = None
+    stack.s = None
+    assert stack.t is None and stack.s is None
+    for row in (stack[0], stack[1]):
+        assert row.t is None and row.s is None and "t" not in row.to_tensordict().keys()
+    inner = tclass.lazy_stack([Values(t=torch.ones(2), batch_size=[2]), unset], 0)
+    outer = tclass.lazy_stack([inner, inner.clone()], 0)
+    assert outer.t[1][0] is not None
+    outer.t = None
+    assert outer.t is None and outer[1, 0].t is None and outer[0, 0].t is None
+
+
+def test_update_from_a_like_lazy_stack_goes_member_by_member() -> None:
+    """``update`` of a record over a lazy stack whose members' tensors differ in shape,
+    from a record of its class over a like stack: each member from its counterpart."""
+    stack = tclass.lazy_stack(
+        [Values(t=torch.ones(2, 3), i=2, batch_size=[2]), Values(t=torch.ones(2), batch_size=[2])]
+    )
+    zeros = stack.clone().apply(torch.zeros_like)
+    assert stack.update(zeros) is stack
+    assert torch.equal(stack[0].t, torch.zeros(2, 3)) and torch.equal(stack[1].t, torch.zeros(2))
+    assert stack[0].i == 2 and stack[1].i is None
+    with pytest.raises(errors.HeterogeneousEntryError):  # no dense value
+        stack.to_tensordict()

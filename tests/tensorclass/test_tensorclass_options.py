@@ -186,6 +186,21 @@ class TestAutocast:
         with pytest.raises(errors.CastError, match="Rec.n.*int.*str 'abc'"):
             rec.n = tclass.NonTensorStack(1, "abc")
 
+    def test_a_value_stack_beyond_the_batch_is_one_list(self, declare: Declare) -> None:
+        # A TensorDict stores a list as one value per item; from_tensordict into a record
+        # without those dims gives the list field the list, not each item cast to a list.
+        cls = declare(_template(lst=list, n=int), autocast=True)
+        td = tclass.TensorDict({"lst": ["a", "b"], "n": 1}, batch_size=[])
+        assert isinstance(td.get("lst"), tclass.NonTensorStack)
+        rec = cls.from_tensordict(td)
+        assert rec.lst == ["a", "b"] and rec.n == 1
+        rows = tclass.TensorDict({"lst": [["a", "b"], ["c", "d"]]}, batch_size=[2])
+        rec = cls.from_tensordict(rows)
+        assert rec.lst == [["a", "b"], ["c", "d"]] and rec[1].lst == ["c", "d"]
+        # along the batch, each element is cast, as the constructor casts a str
+        rec = cls.from_tensordict(tclass.TensorDict({"lst": ["ab", "c"]}, batch_size=[2]))
+        assert rec[0].lst == ["a", "b"] and rec[1].lst == ["c"]
+
 
 # --- autocast: Python values through to_tensordict(), saving and loading ---------------------
 

@@ -1,0 +1,147 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``) that the records family
+(``ops_records.py``) meets: records of the class options, their constructors, their
+fields' casts and their lock. Each rule takes a finding and says whether the README
+bullet of its entry covers it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+# A field's value as tclass keeps it (annotation ``int`` / ``list`` / ``Any``), where the
+# peer casts it: a number to a 0-d tensor, a list to a tensor.
+_NUMBER_KEPT = re.compile(
+    r"\['(n|v|lst)'\](\[\d+\])*: peer Tensor\[torch\.\w+, shape \[[^\]]*\]\], "
+    r"tclass (py \('(int|float|bool)', |list of )"
+)
+# a list kept as one value: a stack or cat of it holds one value where the peer's its items
+_LIST_KEPT = re.compile(r"\['lst'\](\[\d+\])*: length: peer \d+, tclass \d+$")
+# ``Optional[Tensor]`` under ``autocast``: a list cast to a tensor, where the peer keeps it.
+_OPTIONAL_CAST = re.compile(r"\['opt'\](\[\d+\])*: peer list of \d+, tclass Tensor\[")
+
+
+# ``from_tensordict`` of a stack of strings into a ``list`` field under ``autocast``: each
+# element cast (``list("ab")``), as the constructor casts it, where the peer keeps them.
+_ELEMENT_CAST = re.compile(r"\['lst'\](\[\d+\])*: peer py \('str', .*\), tclass list of \d+$")
+
+
+# a list kept in an ``Any`` field, read across a lazy stack whose other members hold a
+# tensor there: tclass's error naming the members, where the peer stacks its tensors
+_LIST_BESIDE_TENSOR = re.compile(r"\['v'\](\[\d+\])*: peer Tensor\[.*?\]\], tclass error \(")
+
+
+def _cast_line(line: str, lines: list[str]) -> bool:
+    if _NUMBER_KEPT.search(line):
+        return True
+    if _LIST_BESIDE_TENSOR.search(line) and re.search(r"\bv=\[", lines[0]):
+        return True
+    if _LIST_KEPT.search(line) and "Auto" in lines[0]:
+        return True
+    return bool(_OPTIONAL_CAST.search(line) or _ELEMENT_CAST.search(line)) and "Auto" in lines[0]
+
+
+def _kept_as_annotated(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A number in an ``int`` / ``Optional[int]`` / ``Any`` field kept a Python number, a
+    list in a ``list`` / ``Any`` field kept one value (with ``nocast`` too), a list in an
+    ``Optional[Tensor]`` field of an ``autocast`` class cast to a tensor; the peer makes
+    the number a 0-d tensor and the list a tensor (``from_dict`` bypasses its ``nocast``
+    and ``autocast``), and keeps a list given to ``Optional[Tensor]``. A list the peer
+    makes a tensor may not fit the batch, nor a number a batch of elements: the peer raises
+    there."""
+    if finding.kind == "peer-raises":
+        message = finding.detail[0]
+        if "Python scalars are stored as 0-dim tensors" in message:
+            return re.search(r"for key '(n|v)'", message) is not None
+        given = re.search(r"\b(v|lst)( = |=|': |', )\[", " ".join(finding.lines))
+        about = re.search(r"batch[ _](dimension|size)|key '?(v|lst)\b", message)
+        return given is not None and about is not None
+    if finding.kind in ("tclass-raises", "family") and type(mine.error).__name__ == "CastError":
+        return finding.step.op in ("from_dict", "from_tensordict")  # (the constructor's too)
+    if finding.kind != "result":
+        return False
+    return all(_cast_line(line, finding.lines) for line in finding.detail)
+
+
+_DIMS_GIVEN = re.compile(r"^result\.(batch_size: peer \(\), tclass \(|names: peer \[\], tclass \[)")
+
+
+def _from_dict_batch_dims(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A record class's ``from_dict(d, batch_dims=n)``: ``n`` batch dims, as
+    ``TensorDict.from_dict`` gives in both libraries, where the peer's record ignores
+    ``batch_dims`` (batch size ``[]``); its fields kept as annotated (above)."""
+    if finding.kind != "result" or not re.search(
+        r"\w\.from_dict\(.*batch_dims=", finding.lines[-1]
+    ):
+        return False
+    dims = [line for line in finding.detail if _DIMS_GIVEN.match(line)]
+    rest = [line for line in finding.detail if not _DIMS_GIVEN.match(line)]
+    frozen = "Frozen" in finding.lines[0]
+    return bool(dims) and all(
+        _cast_line(line, finding.lines) or (frozen and _LOCKED.match(line)) for line in rest
+    )
+
+
+_KEYS_LINE = re.compile(r"^result(\[\d+\])*: keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _tolist_lists_fields(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``record.tolist()``: each element is ``record[i].to_dict()`` in tclass, fields that
+    are ``None`` listed as ``to_dict`` lists them in both libraries; the peer's ``tolist``
+    leaves out the top-level ones."""
+    if finding.kind != "result" or finding.step.op != "tolist":
+        return False
+    for line in finding.detail:
+        found = _KEYS_LINE.match(line)
+        if found is None:
+            return False
+        theirs, ours = ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
+        if [key for key in ours if key in theirs] != theirs:
+            return False
+    return True
+
+
+_LOCKED = re.compile(r"^result\S*\.is_locked: peer False, tclass True$")
+
+
+def _frozen_locked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A record of a ``frozen=True`` class (or a result built from one: its stack, clone,
+    reload) is locked in tclass, where the peer's is not."""
+    if finding.kind != "result" or "Frozen" not in finding.lines[0]:
+        return False
+    values = mine.value if isinstance(mine.value, (list, tuple)) else [mine.value]
+    frozen = all(type(value).__name__ == "Frozen" for value in values)
+    locked = [line for line in finding.detail if _LOCKED.match(line)]
+    rest = [line for line in finding.detail if not _LOCKED.match(line)]
+    return frozen and bool(locked) and all(_cast_line(line, finding.lines) for line in rest)
+
+
+def _exclusive_keys_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to_tensordict()`` of a lazy stack whose members hold different keys (a record
+    field set in some members only): tclass names the keys, where the peer drops them
+    (a ``KeyError`` when one is read later)."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    message = str(mine.error)
+    return type(mine.error).__name__ == "HeterogeneousEntryError" and (
+        "has different keys from member" in message or "hold different keys" in message
+    )
+
+
+_MIXED_READ = re.compile(
+    r"^result\S*: (error: peer AttributeError, tclass \(.*'(TypeError|ValueError)'"
+    r"|peer error \('AttributeError', .*\), tclass list of \d+$)"
+)
+
+
+def _mixed_field_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A field a lazy stack's members hold as different kinds (a tensor in some, a Python
+    value in others) or shapes read as one value: tclass's ``MixedEntryError`` (a
+    ``TypeError``) or ``HeterogeneousEntryError`` naming the members (or the members'
+    values, for a field some members hold as a list and others as another value), where
+    the peer fails inside with an ``AttributeError``."""
+    return finding.kind == "result" and all(_MIXED_READ.match(line) for line in finding.detail)
