@@ -107,9 +107,12 @@ def record_parts(record: Any) -> list[tuple[Mapping[str, Value], int]]:
     return parts
 
 
-def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
+def field_getter(name: str, values: bool, nodes: bool = False) -> Callable[[Any], Any]:
     """The getter of the record field ``name``: its entry, ``None`` when absent, and
-    with ``values`` a Python value's data instead of its node."""
+    with ``values`` a Python value's data instead of its node. Without ``values``, a
+    node found in a field declared for tensors or collections (put there by
+    ``rename_key_``) reads as its value, unless ``nodes`` (a ``tensor_only`` class: its
+    fields give the entries as stored, nodes included)."""
 
     def getter(record: Any) -> Any:
         try:
@@ -130,7 +133,7 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
             return members_field(record._tensordict, name)
         if value is None and record._tensordict._is_lazy:
             return members_field(record._tensordict, name)
-        if value.__class__ in _VALUE_NODES:  # put there by rename_key_: read as a value
+        if not nodes and value.__class__ in _VALUE_NODES:
             return value._read()
         return value
 
