@@ -206,9 +206,13 @@ def _pad_value(value: Any, pairs: _Pairs, fill: float) -> Any:
     if isinstance(storage, LazyStackedTensorDict):
         lazy = _pad_lazy(storage, pairs, fill)
         return lazy if storage is value else value._wrap(lazy)
-    return value._map_values(
+    out = value._map_values(
         lambda entry: _pad_value(entry, pairs, fill), _padded_shape(value.batch_size, pairs)
     )
+    names = value._dim_names
+    if names is not None:  # a nested collection keeps its own dims' names, as in the peer
+        out._rename_all(names)
+    return out
 
 
 def _pad_lazy(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float) -> Any:

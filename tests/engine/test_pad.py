@@ -213,6 +213,15 @@ def test_pad_keeps_names_on_nested_collections_and_lazy_stacks() -> None:
     assert torch.equal(padded["c"][1:], torch.stack([td["c"], td["c"]], 1))
 
 
+def test_pad_keeps_the_names_of_a_nested_collections_own_dims() -> None:
+    inner = TensorDict({"a": torch.zeros(1, 2, 2, 1)}, [1, 2, 2, 1], names=[None, "i", "j", None])
+    td = TensorDict({"n": inner}, [1])
+    padded = pad(td, [2, 0], value=-1.0)
+    assert padded.names == [None]
+    assert padded["n"].names == [None, "i", "j", None]
+    assert padded["n"]["a"].shape == (3, 2, 2, 1)
+
+
 def test_pad_shared_value_becomes_a_stack_with_none_in_new_slots() -> None:
     td = TensorDict({"x": _values(2), "label": NonTensorData("cat", [2])}, [2])
     node = pad(td, [1, 2]).get("label")
