@@ -53,9 +53,11 @@ __all__ = [
     "IndexTypeError",
     "InvalidKeyError",
     "KeyConflictError",
+    "MemberKeyError",
     "KeyNotFoundError",
     "KeyRenameError",
     "KeyThroughTensorError",
+    "NamedTupleKeyError",
     "NoneFieldError",
     "LockedError",
     "MetadataError",
@@ -78,6 +80,7 @@ __all__ = [
     "SharedDefaultWarning",
     "SpecSyntaxError",
     "StackError",
+    "StackKeysError",
     "StackTypeError",
     "StateDictKeyError",
     "StructureMismatchError",
@@ -136,6 +139,12 @@ class EntryExistsError(KeyConflictError, RuntimeError):
 
 class InvalidKeyError(TclassError, TypeError, KeyError):
     """A key is not a string or a non-empty tuple of strings (the peer raises KeyError)."""
+
+
+class NamedTupleKeyError(InvalidKeyError, ValueError):
+    """``to_namedtuple`` of a collection with a key that cannot be a namedtuple field name
+    (``"a-b"``, ``"class"``, ``"0"``); a ``ValueError``, as ``collections.namedtuple``
+    raises in the peer."""
 
 
 class UnravelKeyError(InvalidKeyError, RuntimeError):
@@ -230,8 +239,9 @@ class DimNameError(TclassError, ValueError, RuntimeError):
 
 
 class DimNameCountError(DimNameError, IndexError):
-    """``refine_names`` was given more names than there are batch dims. An ``IndexError``
-    too, as the peer raises there."""
+    """Names were given for another number of dims than the batch has (``names=``,
+    ``refine_names``, ``rename``). An ``IndexError`` too, as the peer raises there (and
+    for a lazy stack's names)."""
 
 
 class InPlaceWriteError(TclassError, ValueError, RuntimeError):
@@ -264,6 +274,11 @@ class StackError(TclassError, ValueError, RuntimeError):
     """Containers given to stack or cat do not have the same keys, classes or shapes."""
 
 
+class StackKeysError(StackError, KeyError):
+    """Containers given to stack or cat do not have the same keys (the message names the
+    missing and extra ones). A ``KeyError`` too, as the peer's ``cat`` raises."""
+
+
 class StackTypeError(StackError, TypeError):
     """Containers given to stack or cat are of unrelated types (records of two classes
     neither of which subclasses the other, or a record and a TensorDict), or a member
@@ -274,6 +289,11 @@ class StackTypeError(StackError, TypeError):
 class HeterogeneousEntryError(StackError):
     """The members of a lazy stack differ where one dense value is needed: an entry's
     shapes, an entry present in only some members, or an operation mixing members."""
+
+
+class MemberKeyError(HeterogeneousEntryError, KeyError):
+    """An entry read from a lazy stack whose members do not all hold it (``lazy["y"]``
+    where member 0 lacks ``"y"``): also a ``KeyError``, as the peer raises."""
 
 
 class MixedEntryError(HeterogeneousEntryError, TypeError):

@@ -79,6 +79,11 @@ class TensorDictBase(
             return td  # type: ignore[return-value]
         return super()._from_plain(td)
 
+    def _joined_as(self) -> TensorDictBase:
+        """What ``torch.stack`` / ``torch.cat`` join for this collection: itself (a
+        wrapper, such as TensorDictParams, gives what it wraps)."""
+        return self
+
     @classmethod
     def __torch_function__(
         cls,

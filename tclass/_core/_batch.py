@@ -356,9 +356,34 @@ def indexed_shape(batch_size: torch.Size, index: object) -> torch.Size:
         DimError: (an ``IndexError``) for an index out of range or that does not fit.
     """
     try:
-        return torch.empty(()).expand(batch_size)[index].shape  # type: ignore[index]
+        return _stand_in(batch_size)[index].shape  # type: ignore[index]
     except IndexError as error:
         raise index_error(index, batch_size, error) from None
+
+
+# Stride-0 stand-ins of the batch sizes indexed lately (one element of storage each):
+# making one (``torch.empty``, ``expand``) took two thirds of ``indexed_shape``'s time.
+_STAND_INS: dict[torch.Size, torch.Tensor] = {}
+_STAND_IN_LIMIT = 64
+
+
+def _stand_in(batch_size: torch.Size) -> torch.Tensor:
+    # Not while tracing (a lookup by a symbolic size pins it), under a dispatch mode (a
+    # fake mode refuses a real tensor made outside it) or a function mode (a default
+    # device: a meta stand-in kept would check no index's range afterwards).
+    if (
+        tracing()
+        or torch._C._len_torch_dispatch_stack()
+        or torch._C._len_torch_function_stack()
+        or type(batch_size) is not torch.Size
+    ):
+        return torch.empty(()).expand(batch_size)
+    stand_in = _STAND_INS.get(batch_size)
+    if stand_in is None:
+        if len(_STAND_INS) >= _STAND_IN_LIMIT:
+            _STAND_INS.clear()
+        stand_in = _STAND_INS[batch_size] = torch.empty(()).expand(batch_size)
+    return stand_in
 
 
 def broadcasts_to(source: Sequence[int], target: Sequence[int]) -> bool:
@@ -575,6 +600,17 @@ def check_gather_index(index: object, batch_size: torch.Size, dim: int) -> None:
                 f"batch size {format_shape(batch_size)} at dim {d}"
             )
             raise ShapeError(msg)
+    # (on another device the check would wait for it; a ragged dim has no size)
+    if index.device.type == "cpu" and index.numel() and batch_size[dim] >= 0:
+        low, high = (int(v) for v in torch.aminmax(index))
+        if low < 0 or high >= batch_size[dim]:
+            bad = low if low < 0 else high
+            msg = (
+                f"gather: index {bad} is out of bounds for batch dim {dim} of size "
+                f"{batch_size[dim]} (batch size {format_shape(batch_size)}); the index "
+                f"values must be in [0, {batch_size[dim] - 1}]"
+            )
+            raise DimError(msg)
 
 
 def flatten_span(batch: Sequence[int], shape: Sequence[int]) -> tuple[int, int] | None:

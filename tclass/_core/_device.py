@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, NoReturn, TypeAlias
 
 import torch
 
-from tclass.errors import DeviceError, UnsupportedError
+from tclass.errors import ArgumentError, DeviceError, UnsupportedError
 
 __all__ = [
     "DeviceLike",
@@ -115,11 +115,17 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
         if len(dtypes) == 1:
             dtype = dtypes.pop()
     if kwargs:
-        msg = f"to() got unexpected keyword argument(s) {sorted(kwargs)}"
-        raise TypeError(msg)
+        msg = (
+            f"to() got unexpected keyword argument(s) {sorted(kwargs)}; it takes device=, "
+            "dtype=, non_blocking= and other="
+        )
+        raise ArgumentError(msg)
     if len(args) > 2:
-        msg = f"to() takes at most 2 positional arguments, got {len(args)}"
-        raise TypeError(msg)
+        msg = (
+            f"to() takes at most 2 positional arguments (a device and a dtype), got "
+            f"{len(args)}: {args!r}"
+        )
+        raise ArgumentError(msg)
     for arg in args:
         if arg is None:  # to(None), to(None, dtype): no device asked for, as torch's
             continue
@@ -132,11 +138,14 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
         elif hasattr(arg, "device") and hasattr(arg, "batch_size"):
             device = arg.device
         else:
-            msg = f"to() expected a device, a dtype, a tensor or a tensor collection, got {arg!r}"
-            raise TypeError(msg)
+            msg = (
+                f"to() expected a device, a dtype, a tensor or a tensor collection, got "
+                f"{arg!r} (a {type(arg).__name__}); pass e.g. to('cpu') or to(torch.float32)"
+            )
+            raise ArgumentError(msg)
     if dtype is not None and not isinstance(dtype, torch.dtype):
-        msg = f"to(): dtype must be a torch.dtype, got {dtype!r}"
-        raise TypeError(msg)
+        msg = f"to(): dtype must be a torch.dtype (e.g. torch.float32), got {dtype!r}"
+        raise ArgumentError(msg)
     return ToArgs(as_device(device), dtype, non_blocking)
 
 

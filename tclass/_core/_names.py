@@ -69,7 +69,7 @@ def as_names(value: object, ndim: int, where: str = "names") -> Names:
             "length of the dimension names must equate the tensordict batch_dims); give one "
             "name (or None) per batch dim"
         )
-        raise DimNameError(msg)
+        raise DimNameCountError(msg)
     _check_unique(names, where)
     return None if all(name is None for name in names) else names
 

@@ -35,7 +35,7 @@ from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
-from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
+from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
@@ -453,21 +453,30 @@ class NonTensorData(_NonTensorNode):
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        target = None  # the selection's batch size, worked out once (see _check_fits)
         if isinstance(value, _NonTensorNode):
-            self._check_fits(index, value)
+            target = self._check_fits(index, value)
         if isinstance(value, ENGINE.NonTensorStack):  # kept when it holds only this value
             if all(same_value(item, self.data) for item in value._flat()):
                 return self
         elif same_value(
             value.data if isinstance(value, NonTensorData) else value, self.data
-        ) and not self._widened_by(index, value):
+        ) and not self._widened_by(index, value, target):
             return self  # the value it already holds (a node, or a plain value broadcast)
+        if (
+            not self._batch_size
+            and not isinstance(value, ENGINE.NonTensorStack)
+            and not self._widened_by(index, value)
+            and _selects_all(index)
+        ):  # its one element: the new value, not a stack without dims (as the peer)
+            data = value.data if isinstance(value, NonTensorData) else value
+            return self._make(data, self._batch_size, self._device)
         stack = ENGINE.NonTensorStack._make(self._flat(), self._batch_size, self._device)
         return stack._written(index, value)
 
     _with_written = _written  # never changes self: a different value gives a new stack
 
-    def _check_fits(self, index: Any, value: _NonTensorNode) -> None:
+    def _check_fits(self, index: Any, value: _NonTensorNode) -> torch.Size:
         """torch's shape check of ``tensor[index] = value`` for a node written over
         ``self[index]``: it holds, even where the same value leaves the node as it is.
 
@@ -484,14 +493,19 @@ class NonTensorData(_NonTensorNode):
                 f"{list(target)}; index the source or the destination so that the two agree"
             )
             raise BatchSizeError(msg)
+        return target
 
-    def _widened_by(self, index: Any, value: Any) -> bool:
+    def _widened_by(self, index: Any, value: Any, target: torch.Size | None = None) -> bool:
         """Whether ``value`` is a node with more batch dims than ``self[index]``: the
         peer then holds the value per element (a stack), though it is the same value."""
         if type(self) is not NonTensorData or not isinstance(value, NonTensorData):
             return False  # a MetaData keeps its one value
         dims = len(value._batch_size)
-        return dims > 0 and dims > len(_batch.indexed_shape(self._batch_size, index))
+        if dims == 0:
+            return False
+        if target is None:
+            target = _batch.indexed_shape(self._batch_size, index)
+        return dims > len(target)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Calls the value (a function stored in a collection), as the peer."""
@@ -505,9 +519,14 @@ class NonTensorData(_NonTensorNode):
         return ENGINE.NonTensorStack._from_array(self._as_array(), self._device)
 
     def __repr__(self) -> str:
+        # The peer's form: the value's str (cut in the middle past 200 characters) and
+        # the batch size as a torch.Size.
+        shown = str(self.data)
+        if len(shown) > 200:
+            shown = f"{shown[:20]}  ...  {shown[-20:]}"
         return (
-            f"{type(self).__name__}(data={self.data!r}, "
-            f"batch_size={format_shape(self._batch_size)}, device={self._device})"
+            f"{type(self).__name__}(data={shown}, batch_size={self._batch_size}, "
+            f"device={self._device})"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -533,7 +552,7 @@ class MetaData(NonTensorData, Generic[_V]):
 
     Example:
         >>> torch.stack([MetaData("run-7"), MetaData("run-7")])
-        MetaData(data='run-7', batch_size=[2], device=None)
+        MetaData(data=run-7, batch_size=torch.Size([2]), device=None)
     """
 
     __slots__ = ()
@@ -558,7 +577,7 @@ def _rebuild_value(
 def _selects_all(index: Any) -> bool:
     """Whether ``index`` selects the one element of batch size ``[]`` (a new dim aside)."""
     if type(index) is tuple:
-        return len(index) == 1 and _selects_all(index[0])
+        return not index or (len(index) == 1 and _selects_all(index[0]))
     if isinstance(index, torch.Tensor):
         return index.dtype is torch.bool and index.ndim == 0 and bool(index)
     return index is True or index is None or index is Ellipsis

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any, Generic, cast
@@ -57,7 +58,7 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["NonTensorStack", "join_non_tensor"]
+__all__ = ["NonTensorStack", "join_non_tensor", "stack_repr"]
 
 _new_instance = object.__new__
 # The type of the values, for annotations only (``NonTensorStack[str]``, as the peer's).
@@ -527,16 +528,25 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             raise BatchMismatchError(prefix, self._shape, new)
 
     def __repr__(self) -> str:
-        return (
-            f"NonTensorStack({self.tolist()!r}, batch_size={format_shape(self.batch_size)}, "
-            f"device={self._device})"
-        )
+        return stack_repr(repr(self.tolist()), self.batch_size, self._device)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_values, (self._values, self._shape, self._device, self._stack_dims))
 
 
 allow_unpickling(NonTensorStack)  # (its pickles name _nontensor._rebuild_values)
+
+
+def stack_repr(shown: str, batch_size: torch.Size, device: torch.device | None) -> str:
+    """A ``NonTensorStack``'s repr in the peer's form: its values (``shown``, cut past 50
+    characters), batch size and device on lines of their own."""
+    if len(shown) > 50:
+        shown = f"{shown[:50]}..."
+    parts = (shown, f"batch_size={batch_size}", f"device={device}")
+    return "NonTensorStack(\n" + ",\n".join(textwrap.indent(part, _INDENT) for part in parts) + ")"
+
+
+_INDENT = "    "
 
 
 def join_non_tensor(

@@ -35,7 +35,7 @@ from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._td import TensorDict
-from tclass.errors import StackError, StackTypeError
+from tclass.errors import StackError, StackKeysError, StackTypeError
 
 __all__ = ["cat", "check_out", "stack"]
 
@@ -428,7 +428,8 @@ def _join_nodes(parts: Sequence[C], op: str, dim: int, path: tuple[str, ...]) ->
 
 
 def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C]:
-    members = list(collections)
+    # A TensorDictParams joins as the TensorDict it wraps (with TensorDicts too).
+    members = [cast(C, m._joined_as()) if isinstance(m, TensorDictBase) else m for m in collections]
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
@@ -497,7 +498,7 @@ def _raise_key_mismatch(
                 f"{op}{_at(path)}: member {position} has different keys from member 0 "
                 f"(missing: {missing}, extra: {extra}); {_LAZY_HINT}"
             )
-            raise StackError(msg)
+            raise StackKeysError(msg)
     raise AssertionError("unreachable: the key sets were found to differ")
 
 

@@ -426,7 +426,8 @@ def pad_sequence(
 
     Args:
         seq: TensorDicts, or records of one tensorclass, with the same keys.
-        pad_dim: the dim to pad, counted from the first dim of each entry. A batch dim
+        pad_dim: the dim to pad, counted from the first dim of each entry (a negative
+            one from the last dim, when every tensor entry has as many dims). A batch dim
             (``pad_dim < batch_dims``): batch sizes may differ there only, every entry is
             padded to the longest member and the result's batch is
             ``[N, *batch with that length at pad_dim]``. A feature dim: batch sizes must
@@ -451,7 +452,8 @@ def pad_sequence(
     Raises:
         StackError: if ``seq`` is empty or the members differ in class, keys, devices,
             batch sizes outside ``pad_dim`` or entry shapes outside ``pad_dim``.
-        DimError: if ``pad_dim`` is negative or an entry has no dim ``pad_dim``.
+        DimError: if an entry has no dim ``pad_dim``, or ``pad_dim`` is negative and the
+            tensor entries differ in their number of dims.
         KeyConflictError: if the mask key is already an entry of the result.
         KeyNotFoundError: if a key of a ``padding_value`` mapping names no tensor leaf.
         ValueError: if ``padding_side`` is neither ``"right"`` nor ``"left"``.
@@ -467,7 +469,7 @@ def pad_sequence(
                 [ True,  True,  True]])
     """
     members = _sequence_members(seq)
-    pad_dim = _check_pad_dim(pad_dim)
+    pad_dim = _check_pad_dim(_from_first_dim(members, pad_dim))
     if padding_side not in ("right", "left"):
         # A plain ValueError, as the peer raises: tclass.errors has no class for a bad
         # option value.
@@ -576,6 +578,24 @@ def _entry_maps(members: list[Any]) -> list[Mapping[str, Value]]:
     if all(type(member) is kind for member in members):
         return list(map(kind._get_entries, members))
     return [type(member)._get_entries(member) for member in members]
+
+
+def _from_first_dim(members: list[Any], pad_dim: object) -> object:
+    """A negative ``pad_dim`` (from the last dim of each entry, as the peer's) counted from
+    the first dim, when every tensor entry has as many dims (a ``DimError`` otherwise)."""
+    if isinstance(pad_dim, bool) or not isinstance(pad_dim, int) or pad_dim >= 0:
+        return pad_dim
+    leaves = (m.values(include_nested=True, leaves_only=True) for m in members)
+    ndims = {leaf.ndim for values in leaves for leaf in values if isinstance(leaf, _Tensor)}
+    if len(ndims) == 1 and next(iter(ndims)) + pad_dim >= 0:
+        return next(iter(ndims)) + pad_dim
+    named = "different dims of them" if len(ndims) > 1 else "no dim of them"
+    msg = (
+        f"pad_sequence: a negative pad_dim ({pad_dim}) counts from the last dim of each entry, "
+        f"and the tensor entries have {sorted(ndims)} dims, so it names {named}; give pad_dim "
+        "counted from the first dim of each entry (batch dims included)"
+    )
+    raise DimError(msg)
 
 
 def _check_pad_dim(pad_dim: object) -> int:

@@ -28,7 +28,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
 from tclass._core._safe_globals import allow_unpickling
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
-from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
+from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor, stack_repr
 from tclass._engine._td import TensorDict
 from tclass._engine._value_positions import same_value
 from tclass.errors import (
@@ -385,10 +385,7 @@ class RaggedNonTensorStack(NonTensorStack):
             shown = repr(self.tolist())
         except HeterogeneousEntryError:
             shown = "members " + repr([m.tolist() for m in self._members])
-        return (
-            f"NonTensorStack({shown}, batch_size={format_shape(self._shape)}, "
-            f"device={self._device})"
-        )
+        return stack_repr(shown, self._shape, self._device)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_ragged, (list(self._members), self.stack_dim, self._device))

@@ -62,6 +62,7 @@ def data_ptrs(collection: Any, storage: bool) -> TensorDict:
 # --- the field accessors of records ------------------------------------------------------
 
 _OTHER_NODES = (NonTensorStack, RaggedNonTensorStack, MetaData)
+_VALUE_NODES: frozenset[Any] = frozenset((NonTensorData, *_OTHER_NODES))
 
 # C-level getters of a record's entries and batch size, which stack and cat read from
 # hundreds of members at once.
@@ -116,8 +117,11 @@ def field_getter(name: str, values: bool) -> Callable[[Any], Any]:
             return value.data
         return value._read() if kind in _OTHER_NODES else value
 
-    def entry_getter(record: Any) -> Any:  # a field that never holds a Python value
-        return record._tensordict._tensors.get(name)
+    def entry_getter(record: Any) -> Any:  # a field declared for tensors or collections
+        value: Any = record._tensordict._tensors.get(name)
+        if value.__class__ in _VALUE_NODES:  # put there by rename_key_: read as a value
+            return value._read()
+        return value
 
     return getter if values else entry_getter
 

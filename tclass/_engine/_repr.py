@@ -20,9 +20,9 @@ from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
-from tclass._engine._repr_detail import detailed_repr
+from tclass._engine._repr_detail import ValueSummary, detailed_repr
 
-__all__ = ["LeafSummary", "compact_repr", "dtype_code"]
+__all__ = ["LeafSummary", "ValueSummary", "compact_repr", "dtype_code"]
 
 _WIDTH = 80
 _INDENT = "    "
@@ -139,6 +139,8 @@ def _prefix(value: TensorCollection, parent_dims: int) -> str:
 def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) -> str:
     if isinstance(value, LeafSummary):
         return value.text(parent_dims)
+    if isinstance(value, ValueSummary):
+        return _one_line(value.first, parent_dims, parent_device)
     if isinstance(value, torch.Tensor):
         shown = 0 if value.__class__ is UnbatchedTensor else parent_dims  # no batch dims
         code = dtype_code(value.dtype) if PRINT_OPTIONS["show_dtype"] else ""
@@ -170,7 +172,7 @@ def _field_lines(
         if (
             fits
             or value is None
-            or isinstance(value, (torch.Tensor, LeafSummary))
+            or isinstance(value, (torch.Tensor, LeafSummary, ValueSummary))
             or is_non_tensor(value)
             or not isinstance(value, TensorCollection)
         ):

@@ -6,6 +6,7 @@ collection's own batch size, device and sharing last. Which attributes show is r
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -18,10 +19,22 @@ from tclass._engine._nontensor_stack import NonTensorStack
 if TYPE_CHECKING:
     from tclass._base.implemented._collection import TensorCollection
 
-__all__ = ["detailed_repr", "ordered"]
+__all__ = ["ValueSummary", "detailed_repr", "ordered"]
 
 _INDENT = "    "
 _shared: Any = torch.Tensor.is_shared  # untyped in torch
+
+
+class ValueSummary:
+    """A lazy stack's Python values at one key, for the repr: the compact form shows the
+    kind of member 0's (``str`` for its ``NonTensorData("a")``), as the peer's, and the
+    detailed form the stacked values."""
+
+    __slots__ = ("first", "stacked")
+
+    def __init__(self, first: Any, stacked: Any) -> None:
+        self.first = first
+        self.stacked = stacked
 
 
 def ordered(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -43,15 +56,10 @@ def _node(value: Any, indent: str) -> str:
     """The text of one entry, its continuation lines indented by ``indent``."""
     if value is None:
         return "None"
-    if isinstance(value, NonTensorData):
-        batch = f"batch_size={value.batch_size}, device={value.device}"
-        return f"NonTensorData(data={value.data}, {batch})"
-    if isinstance(value, NonTensorStack):
-        inner = indent + _INDENT
-        return (
-            f"NonTensorStack(\n{inner}{value.tolist()},\n{inner}batch_size={value.batch_size},"
-            f"\n{inner}device={value.device})"
-        )
+    if isinstance(value, ValueSummary):  # a lazy stack's Python values, stacked
+        value = value.stacked
+    if isinstance(value, (NonTensorData, NonTensorStack)):  # their own repr, indented
+        return textwrap.indent(repr(value), indent)[len(indent) :]
     if isinstance(value, torch.Tensor) or not hasattr(value, "_repr_items"):
         return _leaf(value)
     return _collection(value, indent)

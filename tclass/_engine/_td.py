@@ -76,6 +76,7 @@ _Tensor = torch.Tensor
 _Unbatched = UnbatchedTensor
 _MISSING: Any = object()
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type: the fast paths
+_DEVICE_TYPES = frozenset({str, torch.device})  # to(device) called with one of these
 _only_tensors = _PLAIN.issuperset  # of map(type, values): stops at the first other type
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
@@ -555,14 +556,20 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         else:
             stored = stored_value(value, batch, device)
         n = len(batch)
+        plain = stored.__class__ is _Tensor
         if n:
-            shape = leaf_shape(stored) if stored.__class__ is _Tensor else stored.shape
+            # leaf_shape only for a nested tensor (a strided one has no shape): this runs per set
+            if plain and cast(_Tensor, stored).is_nested:
+                shape = leaf_shape(cast(_Tensor, stored))
+            else:
+                shape = stored.shape
             if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
                 if not isinstance(stored, TensorDictBase):
                     raise BatchMismatchError(key, shape, batch)
                 stored = fit_to_batch(stored, batch, key)
-        names = self._dim_names
-        if named and names is not None and any(name is not None for name in names):
+        if plain:
+            return stored
+        if named and (names := self._dim_names) is not None and any(x is not None for x in names):
             stored = named_to_fit(stored, names, key)
         elif n and isinstance(stored, TensorDictBase) and not stored._is_leaf_node:
             own = stored._dim_names  # an unnamed collection takes the names it is given
@@ -634,7 +641,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
             path = _keys.key_path(key)
             parent = self if len(path) == 1 else self._get_nested(path[:-1])
             if isinstance(parent, TensorDict):
-                parent._store_entry(path[-1], parent._validate(path[-1], value))
+                stored = parent._validate(path[-1], value)
+                if not _rewrite_value(parent, target, stored):
+                    parent._store_entry(path[-1], stored)
                 return self
             if isinstance(parent, TensorCollection):  # a record's field: its own rules
                 parent.set_(path[-1], value, non_blocking=non_blocking)
@@ -764,6 +773,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...).
         The peer's ``batch_size=``, ``inplace=``, ``non_blocking_pin=`` and
         ``num_threads=`` as it reads them (see ``_to_with``)."""
+        if not kwargs and len(args) == 1 and args[0].__class__ in _DEVICE_TYPES:
+            return self._to_device(cast("str | torch.device", args[0]))  # the usual call
         if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
             kwargs.pop("cast_filter", None)  # the attrs give each leaf its dtype (the peer)
             return self._to_attrs(args, kwargs)  # td.to(other.attrs()): leaf by leaf
@@ -778,18 +789,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
                 placed = self.to(request.device, non_blocking=request.non_blocking)
             return placed if request.dtype is None else placed._cast(request.dtype, cast_filter)
         if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device)):
-            device = as_device(args[0])
-            if device == self._device:
-                return self
-            if self._consolidated is not None:
-                moved = self._consolidated.moved(self, device, False)
-                if moved is not None:
-                    return moved  # type: ignore[no-any-return]
-            if device is not None and device.type == "cuda":
-                moved = self._queued_to(device)
-            else:
-                moved = self._map_values(lambda v: v.to(device), self._batch_size, device)
-            return moved.lock_() if self._locked else moved
+            return self._to_device(args[0])
         request = parse_to_args(args, kwargs)
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
         if dtype is None and (device is None or device == self._device):
@@ -807,6 +807,21 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         if non_blocking and device is not None and device.type == "cpu":
             wait_for_device_copies()
         return result.lock_() if self._locked else result
+
+    def _to_device(self, to: str | torch.device) -> Self:
+        """``to(device)``: ``self`` when already there."""
+        device = as_device(to)
+        if device == self._device:
+            return self
+        if self._consolidated is not None:
+            moved = self._consolidated.moved(self, device, False)
+            if moved is not None:
+                return moved  # type: ignore[no-any-return]
+        if device is not None and device.type == "cuda":
+            moved = self._queued_to(device)
+        else:
+            moved = self._map_values(lambda v: v.to(device), self._batch_size, device)
+        return moved.lock_() if self._locked else moved
 
     def _queued_to(self, device: torch.device) -> Self:
         """A blocking ``to(device)`` onto a GPU, as fast as a non-blocking one: every copy
@@ -959,3 +974,17 @@ allow_unpickling(TensorDict, _rebuild)  # torch.load(f, weights_only=True)
 MutableMapping.register(TensorDict)
 
 inline_inherited(TensorDict)  # for torch.compile's guards: see _base/_inline.py
+
+
+def _rewrite_value(parent: TensorDict, target: _NonTensorNode, stored: Any) -> bool:
+    """``set_`` of a Python value over the one value ``target`` holds: written into the
+    node itself, as the peer writes it, so that every collection that shares the node (an
+    ``exclude`` / ``select`` result and its source, nested nodes alike) sees the new value,
+    as they see a tensor written by ``set_``. False (the node to replace) for a node of
+    several values, a change of kind, or a collection saved in a folder (written there)."""
+    if parent._saved_at is not None or type(target) is not NonTensorData:
+        return False
+    if type(stored) is not NonTensorData or stored.batch_size != target.batch_size:
+        return False
+    target.data = stored.data
+    return True

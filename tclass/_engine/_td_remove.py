@@ -90,6 +90,11 @@ class RemovalOps(TensorDictBase):
             raise KeyConflictError(msg)
         if self._renamed_in_folder(_keys.unravel_key(old_key), _keys.unravel_key(new_key)):
             return self
+        if _keys.lies_inside(old_key, new_key):  # the node that holds it is replaced
+            if old_key not in self:  # whole, as in the peer: left as it was for what
+                raise self._missing_key(_keys.unravel_key(old_key))  # else holds it
+            self.set(new_key, self.get(old_key))
+            return self
         value = self.pop(old_key)
         try:
             self.set(new_key, value)

@@ -113,29 +113,31 @@ class SetItemOps(TensorDictBase):
             entry = tensors.get(key)
             if entry is None:
                 entry = self._preallocate(key, index, sub)
-            if isinstance(entry, _NonTensorNode):
-                # A different Python value at some elements turns the node into a stack.
-                if self._saved_at is None:
-                    tensors[key] = entry._written(index, sub)
-                else:  # the folder's copy is rewritten first, and only on a change
-                    if self._locked and _same_data(entry, sub):
-                        continue  # as the peer's shared write: the same value, kept
-                    new = entry._with_written(index, sub)
-                    if new is not entry:
-                        self._store_entry(key, new)
-                continue
-            if unbatched and entry.__class__ is _Unbatched:
-                write_unbatched(key, entry, sub)
-                continue
-            if (
-                isinstance(sub, TensorCollection)
-                and isinstance(entry, TensorCollection)
-                and not isinstance(sub, _NonTensorNode)
-                and not len(sub.keys())
-            ):
-                continue  # nothing to write: only the value written is checked, not its parts
-            if hasattr(sub, "__array__") and not isinstance(sub, torch.Tensor):
-                sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
+            # A plain tensor into a plain tensor (the usual write) skips the checks below.
+            if entry.__class__ is not _Tensor or sub.__class__ is not _Tensor:
+                if isinstance(entry, _NonTensorNode):
+                    # A different Python value at some elements turns the node into a stack.
+                    if self._saved_at is None:
+                        tensors[key] = entry._written(index, sub)
+                    else:  # the folder's copy is rewritten first, and only on a change
+                        if self._locked and _same_data(entry, sub):
+                            continue  # as the peer's shared write: the same value, kept
+                        new = entry._with_written(index, sub)
+                        if new is not entry:
+                            self._store_entry(key, new)
+                    continue
+                if unbatched and entry.__class__ is _Unbatched:
+                    write_unbatched(key, entry, sub)
+                    continue
+                if (
+                    isinstance(sub, TensorCollection)
+                    and isinstance(entry, TensorCollection)
+                    and not isinstance(sub, _NonTensorNode)
+                    and not len(sub.keys())
+                ):
+                    continue  # nothing to write: only the value written is checked, not its parts
+                if hasattr(sub, "__array__") and not isinstance(sub, torch.Tensor):
+                    sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
             try:
                 entry[index] = sub
             except IndexError as error:  # out of range: the same for every entry

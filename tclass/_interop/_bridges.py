@@ -38,6 +38,7 @@ from tclass._interop._constructors import (
     checked,
     from_dict,
     from_namedtuple,
+    ignored_batch_dims,
     is_namedtuple,
     resolve_batch_options,
 )
@@ -409,14 +410,17 @@ def from_any(
     opened = IO.open_group(obj)
     if opened is not None:
         return opened
-    if isinstance(obj, Mapping):
-        return from_dict(_structured(obj), **options)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return from_dict(_structured(dataclass_as_dict(obj)), **options)
     if is_namedtuple(obj):
         return from_namedtuple(obj, **options)
-    if isinstance(obj, tuple):
-        return from_dict(_structured(obj), **options)
+    if isinstance(obj, (Mapping, tuple)) or (
+        dataclasses.is_dataclass(obj) and not isinstance(obj, type)
+    ):
+        data = _structured(obj)
+        if batch_size is None or not isinstance(obj, Mapping):  # (from_dict refuses both)
+            options["batch_dims"] = ignored_batch_dims(
+                "from_any", data, auto_batch_size, batch_dims, batch_size
+            )
+        return from_dict(data, **options)
     if isinstance(obj, np.ndarray) and obj.dtype.names is not None:
         return from_struct_array(obj, **options)
     if isinstance(obj, list):

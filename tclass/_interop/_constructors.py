@@ -20,9 +20,10 @@ constrain a batch size.
 from __future__ import annotations
 
 import collections
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Real
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 import torch
@@ -45,6 +46,7 @@ from tclass.errors import (
     InvalidKeyError,
     KeyConflictError,
     KeyThroughTensorError,
+    NamedTupleKeyError,
 )
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "from_namedtuple",
     "from_tuple",
     "fromkeys",
+    "ignored_batch_dims",
     "infer_batch_size",
     "is_namedtuple",
     "is_tensor_collection",
@@ -332,6 +335,32 @@ def _shape_sources(data: Mapping[Any, Any]) -> dict[Any, Any]:
     return out
 
 
+def ignored_batch_dims(
+    op: str,
+    data: Mapping[Any, Any],
+    auto_batch_size: bool | None,
+    batch_dims: int | None,
+    batch_size: BatchSizeLike,
+) -> int | None:
+    """``batch_dims`` as the peer 0.15 takes it in ``from_tuple``, ``from_namedtuple``
+    and ``from_any`` (of a mapping, tuple or dataclass instance): ignored (``None``
+    returned) without ``auto_batch_size``, with its ``FutureWarning`` where that changes
+    the result (its 0.17 turns ``auto_batch_size`` on, as ``from_dict`` does already)."""
+    if batch_dims is None or auto_batch_size:
+        return batch_dims
+    if batch_size is None and not from_dict(data, batch_dims=batch_dims).batch_size:
+        return None
+    hint = "drop batch_dims" if batch_size is not None else "pass auto_batch_size=True"
+    warnings.warn(
+        f"{op} ignores batch_dims={batch_dims} without auto_batch_size=True (tensordict "
+        f"0.17 will turn auto_batch_size on when batch_dims is given); {hint} to keep "
+        "this result unchanged there",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return None
+
+
 def resolve_batch_options(
     where: str,
     batch_size: BatchSizeLike,
@@ -541,10 +570,13 @@ def from_namedtuple(
             "from_pytree for plain tuples and lists, from_dict for mappings"
         )
         raise EntryTypeError(msg)
+    data = _namedtuple_dict(named_tuple)
     return from_dict(
-        _namedtuple_dict(named_tuple),
+        data,
         auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
+        batch_dims=ignored_batch_dims(
+            "from_namedtuple", data, auto_batch_size, batch_dims, batch_size
+        ),
         device=device,
         batch_size=batch_size,
     )
@@ -568,10 +600,11 @@ def from_tuple(
     if not isinstance(obj, tuple):
         msg = f"from_tuple expects a tuple, got {type(obj).__name__}; use from_dict for mappings"
         raise EntryTypeError(msg)
+    data = _tuple_dict(obj)
     return from_dict(
-        _tuple_dict(obj),
+        data,
         auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
+        batch_dims=ignored_batch_dims("from_tuple", data, auto_batch_size, batch_dims, batch_size),
         device=device,
         batch_size=batch_size,
     )
@@ -629,9 +662,12 @@ def is_tensor_collection(datatype: object) -> bool:
 
 
 def to_dict(
-    collection: TensorCollection, convert_tensors: bool, tolist_first: bool = False
+    collection: TensorCollection,
+    convert_tensors: bool | Literal["numpy"],
+    tolist_first: bool = False,
 ) -> dict[str, Any]:
-    """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python values
+    """Nested plain dicts: tensors (nested lists with ``convert_tensors``, numpy arrays
+    with ``"numpy"``), Python values
     (a per-element stack as nested lists), nested collections as dicts (with
     ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts)."""
     out: dict[str, Any] = {}
@@ -643,8 +679,14 @@ def to_dict(
         elif isinstance(value, TensorCollection):
             out[key] = value.to_dict(convert_tensors=convert_tensors, tolist_first=tolist_first)
         else:
-            out[key] = value.tolist() if convert_tensors else value
+            out[key] = _converted(value, convert_tensors)
     return out
+
+
+def _converted(tensor: torch.Tensor, convert: bool | Literal["numpy"]) -> Any:
+    if convert == "numpy":
+        return tensor.detach().cpu().numpy()
+    return tensor.tolist() if convert else tensor
 
 
 def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | None) -> Any:
@@ -652,7 +694,8 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
     nested collections become nested namedtuples, Python values stay values.
 
     Raises:
-        InvalidKeyError: for a key that cannot be a namedtuple field name.
+        NamedTupleKeyError: (an ``InvalidKeyError`` and ``ValueError``) for a key that
+            cannot be a namedtuple field name.
     """
     values: dict[str, Any] = {}
     for key, value in collection._items():
@@ -672,7 +715,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
             f"to_namedtuple: the keys {list(values)!r} cannot all be namedtuple field "
             f"names ({error}); rename them with rename_key_"
         )
-        raise InvalidKeyError(msg) from None
+        raise NamedTupleKeyError(msg) from None
     return generic(**values)
 
 

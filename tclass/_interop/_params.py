@@ -47,6 +47,7 @@ from tclass.errors import ArgumentError, LockedError, UnsupportedError
 
 __all__ = ["TensorDictParams"]
 
+_NO_DEFAULT: Any = object()
 _FLOATS = (torch.float16, torch.float32, torch.float64)
 _LOCKED = (
     "cannot change the entries of a locked TensorDictParams; unlock it first "
@@ -331,8 +332,11 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     # --- reading -------------------------------------------------------------------------
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        """The entry at ``key`` (a parameter or buffer, or a nested TensorDict)."""
+    def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
+        """The entry at ``key`` (a parameter or buffer, or a nested TensorDict), or
+        ``default`` (``None`` if not given) when absent, as ``TensorDict.get``."""
+        if default is _NO_DEFAULT:
+            return self._param_td.get(key)
         return self._param_td.get(key, default)
 
     def __getitem__(self, index: Any) -> Any:
@@ -340,22 +344,29 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         return self._param_td[index]
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
-        """A plain TensorDict holding copies of the entries' data (no parameters;
+        """A plain TensorDict holding copies of the entries (plain tensors, not
+        parameters), still in the autograd graph as the peer's: a loss computed from
+        them gives the parameters their gradients (``detach()`` first for data only;
         ``retain_none``: the peer's keyword for tensorclass fields, never held here)."""
-        return _map_leaves(self._param_td, lambda leaf: leaf.detach().clone())
+        return _map_leaves(self._param_td, lambda leaf: leaf.clone())
+
+    def _joined_as(self) -> TensorDict:
+        """What stack and cat join (with TensorDicts too): the wrapped TensorDict, so the
+        result is a TensorDict, as the peer's."""
+        return self._param_td
 
     # --- writing: converted, then stored in the wrapped TensorDict ---------------------
 
-    def _writable(self) -> TensorDict:
+    def _writable(self, key: Any = None) -> TensorDict:
         if self._root_locked:
-            raise LockedError(_LOCKED)
+            raise LockedError(_LOCKED if key is None else f"{key!r}: {_LOCKED}")
         return self._param_td
 
     def set(
         self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
     ) -> Self:
         """Stores ``value`` (its tensors converted to parameters or buffers)."""
-        td = self._writable()
+        td = self._writable(key)
         with td.unlock_():
             td.set(key, _converted(value, self._convert), inplace=inplace)
         return self
@@ -378,9 +389,9 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Sets every entry of ``source`` (converted)."""
-        td = self._writable()
         if isinstance(source, TensorCollection):
             source = dict(source._items())
+        td = self._writable(list(source) if self._root_locked else None)
         converted = _converted(dict(source), self._convert)
         with td.unlock_():
             td.update(converted, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
@@ -401,13 +412,13 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     def pop(self, key: Any, default: Any = ...) -> Any:
         """Removes the entry ``key`` and returns it."""
-        td = self._writable()
+        td = self._writable(key)
         with td.unlock_():
             return td.pop(key) if default is ... else td.pop(key, default)
 
     def del_(self, key: Any) -> Self:
         """Removes the entry ``key``."""
-        td = self._writable()
+        td = self._writable(key)
         with td.unlock_():
             td.del_(key)
         return self
@@ -417,7 +428,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Renames an entry (its parameter is registered under the new name)."""
-        td = self._writable()
+        td = self._writable(old_key)
         with td.unlock_():
             td.rename_key_(old_key, new_key, safe=safe)
         return self

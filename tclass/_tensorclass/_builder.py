@@ -20,6 +20,7 @@ user defined is ever replaced.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import linecache
 import sys
 import warnings
@@ -65,7 +66,14 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
-__all__ = ["ClassInfo", "build_class", "record_from_entries", "store_field"]
+__all__ = [
+    "ClassInfo",
+    "build_class",
+    "locked_write",
+    "missing_attribute",
+    "record_from_entries",
+    "store_field",
+]
 
 _Tensor = torch.Tensor
 _R = TypeVar("_R", bound="TensorClass")
@@ -429,6 +437,34 @@ def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
     if saved is not None:
         msg += "; a Python value assigned after unlocking is saved in its folder too"
     raise LockedError(msg)
+
+
+def locked_write(
+    record: Any, name: object, why: str = "", verb: str = "write"
+) -> LockedError | None:
+    """The error of writing or removing ``name`` in ``record`` if it is locked (frozen
+    records: a ``FrozenInstanceError``), else None; checked before whether ``name`` is a
+    field, as the peer (``why`` adds what else is wrong)."""
+    if not record.is_locked:
+        return None
+    cls = type(record).__name__
+    why = f"; besides, {why}" if why else ""
+    if type(record).__tclass_info__.options["frozen"]:
+        return FrozenInstanceError(f"cannot {verb} {name!r}: {cls} is frozen (use replace()){why}")
+    msg = f"cannot {verb} {name!r}: this {cls} is locked (unlock it first with unlock_()){why}"
+    return LockedError(msg)
+
+
+def missing_attribute(record: Any, name: str) -> UnknownFieldError:
+    """The error of reading ``record.name`` where ``name`` is neither an attribute nor a
+    field (an ``AttributeError``, as Python's, naming the fields as the peer's)."""
+    cls = type(record)
+    info = getattr(cls, "__tclass_info__", None)
+    fields = info.field_names if info is not None else ()
+    hint = [] if name.startswith("_") else difflib.get_close_matches(name, fields, n=1)
+    msg = f"{cls.__name__!r} object has no attribute or field {name!r} (fields: "
+    msg += ", ".join(fields) + ")" + (f"; did you mean {hint[0]!r}?" if hint else "")
+    return UnknownFieldError(msg)
 
 
 # --- storing values ----------------------------------------------------------------------

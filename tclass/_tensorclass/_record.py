@@ -48,6 +48,8 @@ from tclass._tensorclass._builder import (
     ClassInfo,
     build_class,
     check_specs,
+    locked_write,
+    missing_attribute,
     record_from_entries,
     store_field,
     takes_as_is,
@@ -78,6 +80,7 @@ from tclass.errors import (
     FieldIndexError,
     KeyNotFoundError,
     NotConsolidatedError,
+    TclassError,
     UnknownFieldError,
     UnsupportedError,
 )
@@ -281,9 +284,6 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         return self._tensordict._repr_items()
 
-    def _repr_extra(self) -> str:
-        return self._tensordict._repr_extra()
-
     def _absent_fields(self) -> Sequence[str]:
         present = set(self._tensordict._key_names())
         return [name for name in self.__tclass_info__.field_names if name not in present]
@@ -374,12 +374,12 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
                 return self
             setter = self.__tclass_info__.setters.get(name)
             if setter is None:
-                raise self._unknown_field(name)
+                raise self._unknown_write(name)
             setter(self, value)
             return self
         path = unravel_key(key)
         if type(path) is tuple and path[0] not in self.__tclass_info__.field_names:
-            raise self._unknown_field(path[0])  # as update() and attribute assignment
+            raise self._unknown_write(path[0])  # as update() and attribute assignment
         if inplace:
             check_entry_write(self, key, value, ..., "set")
         self._tensordict.set(key, value, inplace=inplace)
@@ -418,6 +418,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         for key, value in pairs:
             if allowed is not None and key not in allowed:
                 continue
+            if type(key) is str and key not in self.__tclass_info__.field_names:
+                raise self._unknown_field(key)  # before the lock, as the peer's update
             if isinstance(value, NonTensorData):
                 value = value.data  # a per-element stack is set as it is
             elif merges_into(self.get(key, None) if type(key) is str else None, value, is_leaf):
@@ -427,6 +429,21 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
                 value = value.clone()
             self.set(key, value, inplace=inplace)
         return self
+
+    def _unknown_write(self, name: object) -> TclassError:
+        """``set`` of a name that is not a field: the lock first, as the peer."""
+        unknown = self._unknown_field(name)
+        return locked_write(self, name, str(unknown)) or unknown
+
+    if not TYPE_CHECKING:  # checkers still flag unknown attributes
+
+        def __getattr__(self, name: str) -> Any:
+            if hasattr(type(self), name):  # a property that raised: its own error
+                return object.__getattribute__(self, name)
+            if name.startswith("_") or torch.compiler.is_compiling():
+                # a probe (hasattr(x, "__array__"), a private name, compiled code): Python's
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            raise missing_attribute(self, name)
 
     def _unknown_field(self, name: object) -> UnknownFieldError:
         fields = self.__tclass_info__.field_names
@@ -614,7 +631,11 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
 
     def __delitem__(self, key: Any) -> None:
         """``del record[key]``: :meth:`del_` (the field reads ``None`` after; the peer
-        has no ``__delitem__`` for records and raises ``AttributeError``)."""
+        has no ``__delitem__`` for records and raises ``AttributeError``); the lock is
+        checked first, as the peer."""
+        error = locked_write(self, key, verb="remove")
+        if error is not None:
+            raise error
         self.del_(key)
 
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
@@ -838,9 +859,14 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         )
 
     def to_dict(
-        self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
+        self,
+        *,
+        retain_none: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
     ) -> dict[str, Any]:
-        """Nested plain dicts: tensors (lists with ``convert_tensors``), Python values,
+        """Nested plain dicts: tensors (lists with ``convert_tensors``, numpy arrays with
+        ``"numpy"``), Python values,
         nested records as dicts (lists of dicts with ``tolist_first``, see
         ``TensorDict.to_dict``), and ``None`` for absent fields unless not ``retain_none``."""
         out = to_dict(self._tensordict, convert_tensors, tolist_first)

@@ -24,6 +24,7 @@ from typing_extensions import Self
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike, refuse_device_assignment
 from tclass._engine._record_fields import batch_size_of_record, device_of_record
+from tclass.errors import FrozenInstanceError
 
 __all__ = ["BatchSizeField", "DeviceField", "NamesField", "constructor_keyword"]
 
@@ -88,7 +89,15 @@ class NamesField(property):
         def __set__(self, instance: object, value: Sequence[str | None] | None, /) -> None: ...
 
 
+def _refuse_frozen(record: Any, name: str) -> None:
+    if type(record).__tclass_info__.options["frozen"]:
+        cls = type(record).__name__
+        msg = f"cannot assign to {name!r}: {cls} is frozen (use replace(), or reshape it)"
+        raise FrozenInstanceError(msg)
+
+
 def _set_batch_size(record: Any, value: BatchSizeLike) -> None:
+    _refuse_frozen(record, "batch_size")
     record._tensordict.batch_size = value
 
 
@@ -98,4 +107,5 @@ def _names(record: Any) -> list[str | None]:
 
 
 def _set_names(record: Any, value: Sequence[str | None] | None) -> None:
+    _refuse_frozen(record, "names")
     record._tensordict.names = value

@@ -101,6 +101,11 @@ def test_flatten_keys_inplace() -> None:
     assert out is td and list(td.keys()) == ["a", "b.c", "b.d"]
     assert td.unflatten_keys(inplace=True) is td
     assert list(td.keys()) == ["a", "b"]
+    # as the peer: in place, the entries that were not nested keep their places and the
+    # flattened ones follow (out of place, each takes its nested entry's place)
+    mixed = TensorDict({"n": {"x": torch.zeros(2)}, "a": torch.zeros(2), "s": "v"}, [2])
+    assert list(mixed.flatten_keys().keys()) == ["n.x", "a", "s"]
+    assert list(mixed.flatten_keys(inplace=True).keys()) == ["a", "s", "n.x"]
 
 
 def test_flatten_keys_refuses_a_collision() -> None:

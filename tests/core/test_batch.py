@@ -555,3 +555,39 @@ def test_convert_ellipsis_to_idx(idx: Any, batch_size: list[int]) -> None:
 def test_convert_ellipsis_to_idx_errors(idx: Any) -> None:
     with pytest.raises(RuntimeError, match="ellipsis|indices"):
         _convert_ellipsis_to_idx()(idx, [2, 3])
+
+
+# --- indexed_shape ---------------------------------------------------------------------
+
+
+def test_indexed_shape_matches_torch_across_many_batch_sizes() -> None:
+    # More batch sizes than the stand-ins kept: each answer is still torch's, and an
+    # index torch refuses is refused the same way after the cache turned over.
+    index = torch.tensor([0, -1, 1])
+    for rows in range(1, 2 * _batch._STAND_IN_LIMIT + 2):
+        batch = torch.Size([rows + 1, 2])
+        assert _batch.indexed_shape(batch, index) == torch.empty(batch)[index].shape
+        assert _batch.indexed_shape(batch, (slice(None, rows), 1)) == torch.Size([rows])
+    assert len(_batch._STAND_INS) <= _batch._STAND_IN_LIMIT
+    with pytest.raises(DimError, match="out of range|out of bounds"):
+        _batch.indexed_shape(torch.Size([3]), torch.tensor([5]))
+    with pytest.raises(DimError):
+        _batch.indexed_shape(torch.Size([3]), 3)
+
+
+def test_indexed_shape_under_a_fake_mode_makes_its_stand_in_there() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    batch = torch.Size([4, 5])
+    _batch.indexed_shape(batch, 0)  # a real stand-in cached first
+    with FakeTensorMode():
+        assert _batch.indexed_shape(batch, slice(1, 3)) == torch.Size([2, 5])
+        assert _batch.indexed_shape(batch, torch.tensor([0, 2])) == torch.Size([2, 5])
+
+
+def test_indexed_shape_under_a_default_device_keeps_checking_the_range() -> None:
+    batch = torch.Size([3, 701])  # a size no other test indexes
+    with torch.device("meta"):  # a stand-in made here must not be the one kept
+        assert _batch.indexed_shape(batch, torch.tensor([2])) == torch.Size([1, 701])
+    with pytest.raises(DimError):
+        _batch.indexed_shape(batch, torch.tensor([3]))

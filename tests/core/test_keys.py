@@ -11,6 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tclass
 from tclass import TensorDict, errors
 from tclass._core._keys import key_path, unravel_key
 
@@ -148,10 +149,15 @@ class TestKeysView:
         assert list(view)[-1] == "new" and len(view) == 8
 
     def test_repr(self) -> None:
-        assert (
-            repr(_td().keys(leaves_only=True))
-            == "KeysView(['a', 'g'], include_nested=False, leaves_only=True)"
+        # the peer's text, so that printing keys reads the same in both libraries
+        assert repr(_td().keys(leaves_only=True)) == (
+            "_TensorDictKeysView(['a', 'g'],\n    include_nested=False,\n    leaves_only=True)"
         )
+        assert (
+            repr(TensorDict(a=torch.zeros(1), b={}).keys()) == "_StringKeys(dict_keys(['a', 'b']))"
+        )
+        lazy = tclass.lazy_stack([TensorDict(a=torch.zeros(1)), TensorDict(a=torch.zeros(1))])
+        assert repr(lazy.keys(True)) == "_LazyStackedTensorDictKeysView(('a',))"
 
     @pytest.mark.parametrize(
         "nested, leaves", [(False, False), (True, False), (False, True), (True, True)]

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from .compare import is_collection
 
 if TYPE_CHECKING:
@@ -496,6 +498,7 @@ def _read_fails_inside(value: Any, line: str) -> bool:
 _FLAG_CHANGES = re.compile(
     r"load_memmap\(|\.(reshape|expand|expand_as|flatten|unflatten|tile|select|exclude)\("
     r"|\.(detach|copy|contiguous)\(\)|\.clone\(False\)|\.data\b|\[[^\]]*\b[1-9]\d*:"
+    r"|\.(roll|flip|rot90)\("  # copies in memory that the peer flags as memory-mapped
     r"|\.(float|double|half|bfloat16|int|long|bool|to)\("  # a cast to the dtype it has
 )
 _LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
@@ -551,13 +554,27 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     for line in finding.detail:
         if _NONE_AS_LIST.match(line):
             continue
-        keys = _KEYS_LINE.match(line)
+        keys = _KEYS_LINE.search(line)
         if keys is None:
             return False
         theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
         if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
             return False
     return True
+
+
+def _none_field_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``rec.update_(rec.to_dict())`` where a field is ``None``: nothing written there in
+    tclass (the field stays unset), where the peer raises ``KeyError`` for the key it does
+    not hold."""
+    if finding.kind != "peer-raises" or finding.step.op != "update_":
+        return False
+    found = re.search(r"The key (\([^)]*\)|\w+) was not found in the dest", str(peer.error))
+    if found is None or not isinstance(peer.error, KeyError) or mine.value is None:
+        return False
+    text = found.group(1)
+    key = ast.literal_eval(text) if text.startswith("(") else text
+    return mine.value.get(key, None) is None
 
 
 def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -568,10 +585,14 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if not any(".update(" in line for line in finding.lines[:-1]):
         return False
     if finding.kind == "tclass-raises" and type(mine.error).__name__ == "KeyNotFoundError":
-        missing = re.match(r"key '(\w+)' was not found", str(mine.error))
+        missing = re.search(r"key '(\w+)',? (?:which )?was not found", str(mine.error))
         return missing is not None and f", '{missing.group(1)}')" in finding.step.src
     if finding.kind != "result":
         return False
+    if finding.step.op == "get_default" and peer.snap == ("py", "NoneType", None):
+        return re.match(r"x\.get\(\('\w+', '\w+'\)", finding.step.src) is not None
+    if finding.step.op in ("items", "values") and isinstance(peer.value, list):
+        return _none_items_only(peer.value, mine.value)
     if finding.step.op == "contains":
         key = finding.step.src.split(" in x.keys(")[0]
         return key.startswith("(") and "," in key and (peer.value, mine.value) == (True, False)
@@ -583,6 +604,16 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         and all(isinstance(key, tuple) and len(key) > 1 for key in extra)
         and ([key for key in peer.value if key in mine.value] == mine.value)
     )
+
+
+def _none_items_only(theirs: list[Any], ours: list[Any]) -> bool:
+    """Whether ``theirs`` (``items()`` / ``values()``) is ``ours`` and nested ``None``
+    values besides (the peer's nodes of ``None``)."""
+    if not isinstance(ours, list) or len(theirs) <= len(ours):
+        return False
+    values = [item[1] if isinstance(item, tuple) else item for item in theirs]
+    extra = [value for value in values if value is None or getattr(value, "data", 0) is None]
+    return len(theirs) - len(extra) == len(ours)
 
 
 def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -758,3 +789,67 @@ def _about_values(line: str) -> bool:
     if " list of " in line or "peer values (" in line:
         return True
     return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None
+
+
+_NONE_FOR_EMPTY = re.compile(
+    r"^result: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"tclass py \('NoneType', None\)$"
+)
+
+
+def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``apply(fn, batch_size=...)`` of a collection that holds per-element Python values
+    (or of a lazy stack that holds values): kept where the new batch size keeps their
+    dims, ``None`` when no leaf is left (a lazy stack computed on its dense form), where
+    the peer drops them (a lazy stack's single values too) and keeps the nodes that held
+    them."""
+    if finding.kind != "result" or finding.step.op != "apply":
+        return False
+    if "batch_size=" not in finding.step.src:
+        return False
+    for line in finding.detail:
+        if _NONE_FOR_EMPTY.match(line):
+            continue
+        keys = _KEYS_LINE.search(line)
+        if keys is None:
+            return False
+        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+        if not set(theirs) < set(ours) or [key for key in ours if key in theirs] != theirs:
+            return False
+        extra = [key for key in ours if key not in theirs]
+        if line.startswith("result: ") and not all(mine.value.is_non_tensor(k) for k in extra):
+            return False
+    return True
+
+
+_MISMATCH = re.compile(
+    r"got self\.batch_size=torch\.Size\((\[[\d, ]*\])\) and "
+    r"value\.shape=torch\.Size\((\[[\d, ]*\])\)"
+)
+
+
+def _broadcast_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``update_`` / ``set_`` of a tensor whose leading dims broadcast to the batch size
+    as torch broadcasts them (``[1]`` into a batch of ``[0]``): written in tclass, where
+    the peer raises its batch-size mismatch."""
+    if finding.kind != "peer-raises" or finding.step.op not in ("update_", "set_"):
+        return False
+    found = _MISMATCH.search(str(peer.error))
+    if found is None:
+        return False
+    batch, shape = (json.loads(group) for group in found.groups())
+    try:
+        return list(torch.broadcast_shapes(tuple(shape[: len(batch)]), tuple(batch))) == batch
+    except RuntimeError:
+        return False
+
+
+def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A record without batch dims written at a ``None`` index (``x[None] = x[None].
+    apply(...)``): written in place in tclass, so the collection it was read from sees
+    the write, where the peer swaps new tensors into the record."""
+    if finding.kind != "alias" or facts.kind != "record":
+        return False
+    if not any(re.match(r"x\[None[^\]]*\] = ", line) for line in finding.lines):
+        return False
+    return all(": values differ: " in line for line in finding.detail)

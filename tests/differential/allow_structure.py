@@ -419,7 +419,9 @@ def _names_of(line: str) -> tuple[str, list[str], list[str]] | None:
     return found.group(1) or "", sides[0], sides[1]
 
 
-_ONE_NAME = re.compile(r"^result(\[[^\]]*\])*\.names: peer \[None\], tclass \['[a-z]+'\]$")
+_ONE_NAME = re.compile(
+    r"^result(\[[^\]]*\])*\.names: peer \[None((?:, None)*)\], tclass \['[a-z]+'\2\]$"
+)
 
 
 _SHAPE_LINE = re.compile(r"\.(names|batch_size): peer ")
@@ -465,7 +467,9 @@ def _broadcast_index_unnamed(finding: Finding, facts: Facts, peer: Any, mine: An
     element."""
     if finding.kind != "result" or finding.step.op not in ("getitem", "get_at"):
         return False
-    if finding.step.src.count("torch.tensor(") + finding.step.src.count("t([") < 2:
+    src = finding.step.src
+    lists = len(re.findall(r"[\[,]\s*\[", src))  # list indices: x[[-1], mask]
+    if src.count("torch.tensor(") + src.count("t([") + lists < 2:
         return False
     parsed = [_names_of(line) for line in finding.detail]
     return all(
@@ -785,7 +789,7 @@ def _state_dict_keys_skipped(finding: Finding, facts: Facts, peer: Any, mine: An
     if "strict=False" not in finding.step.src:
         return False
     for line in finding.detail:
-        keys = _KEYS_LINE.match(line)
+        keys = _KEYS_LINE.search(line)
         if keys is None:
             return False
         theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())

@@ -17,6 +17,7 @@ from .allow_ops import (
     _VALUES_DROPPED,
     _any_of,
     _beyond_the_peer,
+    _broadcast_as_torch,
     _cast_to_the_field,
     _changed_in_place_later,
     _dict_kept_in_value_field,
@@ -31,11 +32,13 @@ from .allow_ops import (
     _nested_batch_dims_kept,
     _new_entries_saved,
     _none_field_listed,
+    _none_field_not_written,
     _none_field_unset,
     _padded_slots_per_element,
     _padded_values,
     _peer_fails_inside,
     _raised_by,
+    _record_written_at_none,
     _reflected_on_ragged,
     _saved_later,
     _stack_of_values_not_empty,
@@ -45,6 +48,7 @@ from .allow_ops import (
     _torch_dtypes,
     _values_kept,
     _values_not_merged,
+    _values_through_apply,
     _written_back,
 )
 from .allow_structure import (
@@ -148,6 +152,8 @@ ENTRIES: list[Entry] = [
             _too_many_indices,
             _beyond_the_index,
             _memory_mapped_as_indexed,
+            _record_written_at_none,
+            _broadcast_as_torch,
         ),
     ),
     Entry(
@@ -200,7 +206,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "none-field-unset",
         "**A field set to `None` is not set, at every level.**",
-        _any_of(_none_field_unset, _none_field_listed),
+        _any_of(_none_field_unset, _none_field_listed, _none_field_not_written),
+    ),
+    Entry(
+        "apply-keeps-fitting-values",
+        "**`apply(fn, batch_size=...)` keeps the Python values that fit.**",
+        _values_through_apply,
     ),
     Entry(
         "state-dict-keys-skipped",

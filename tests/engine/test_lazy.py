@@ -430,6 +430,8 @@ def test_key_in_some_members_names_them() -> None:
         lazy["y"]
     with pytest.raises(HeterogeneousEntryError, match=r"not in members \[0\]"):
         lazy.get("y")
+    with pytest.raises(KeyError, match=r"not in members \[0\]"):  # as the peer raises
+        lazy["y"]
 
 
 def test_absent_key() -> None:
@@ -1229,7 +1231,24 @@ def test_record_pickle_and_repr() -> None:
     assert type(back) is Agent and type(back._tensordict) is LazyStackedTensorDict
     assert torch.equal(back.reward, x.reward)
     text = repr(x)
-    assert text.startswith("Agent(") and "stack_dim=0" in text and "obs: f32[-1]" in text
+    # the peer's: a record's header is its batch size (no stack_dim), a Python value
+    # shows the type of member 0's
+    assert text.startswith("Agent(batch_size=[2,4], fields={") and "obs: f32[-1]" in text
+    assert "stack_dim" not in text
+    assert "name: str" in text and "stack_dim=0" in repr(x._tensordict)
+
+
+def test_repr_shows_python_values_by_the_first_members() -> None:
+    # as the peer: the compact form names the type of member 0's value, the detailed
+    # form shows the stacked values
+    stack = tclass.lazy_stack(
+        [TensorDict(a=torch.zeros(2), s="x"), TensorDict(a=torch.zeros(2), s="y")]
+    )
+    assert repr(stack) == (
+        "LazyStackedTensorDict(batch_size=[2], stack_dim=0, fields={a: f32[2], s: str})"
+    )
+    with tclass.set_printoptions(compact=False):
+        assert "s: NonTensorStack(\n            ['x', 'y']," in repr(stack)
 
 
 def test_an_empty_list_index_selects_no_member() -> None:

@@ -73,3 +73,25 @@ def test_a_tensor_along_the_stack_dim_picks_members_without_elements() -> None:
         assert out["a"].shape == reference[index].shape + (2,)
     nothing = stack[:0, torch.tensor([False, False, False])]
     assert nothing.batch_size == (0, 0) and nothing["a"].shape == (0, 0, 2)
+
+
+def test_an_empty_selection_is_shaped_by_the_member_an_int_picks() -> None:
+    """``stack[1, []]`` selects nothing of member 1: the empty result has member 1's
+    feature shapes (as ``stack[1][[]]``), not member 0's."""
+    members = [TensorDict({"c": torch.zeros(1, 3)}, [1]), TensorDict({"c": torch.ones(1, 1)}, [1])]
+    stack = tclass.lazy_stack(members)
+    for index in ((1, []), (-1, [], None), (1, torch.zeros(1, dtype=torch.bool))):
+        out = stack[index]
+        expected = members[1][index[1:]]
+        assert out.batch_size == expected.batch_size and out["c"].shape == expected["c"].shape
+    assert stack[0, []]["c"].shape == (0, 3)
+
+
+def test_update_replaces_a_ragged_entry_with_a_collection() -> None:
+    """``update`` of a lazy stack replaces a tensor entry whose members differ in shape
+    with the collection given for it: the tensors are not stacked first."""
+    stack = tclass.lazy_stack([TensorDict({"d": torch.zeros(n)}, []) for n in (1, 3)])
+    out = stack.update({"d": TensorDict({}, batch_size=[2])})
+    assert out is stack
+    assert all(type(member.get("d")) is TensorDict for member in stack.tensordicts)
+    assert stack.get("d").batch_size == (2,) and not list(stack.get("d").keys())

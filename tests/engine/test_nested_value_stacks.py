@@ -181,7 +181,12 @@ def test_nested_stacks_save_and_load_with_their_values(tmp_path: Path) -> None:
 
 def test_repr_shows_the_nested_values() -> None:
     node = NonTensorData("p", batch_size=[2]).unsqueeze(0).unsqueeze(-1)
-    assert repr(node) == ("NonTensorStack([[['p'], ['p']]], batch_size=[1, 2, 1], device=None)")
+    assert repr(node).splitlines() == [
+        "NonTensorStack(",
+        "    [[['p'], ['p']]],",
+        "    batch_size=torch.Size([1, 2, 1]),",
+        "    device=None)",
+    ]
 
 
 def test_pickle_keeps_the_stack_dims() -> None:

@@ -168,8 +168,10 @@ class TestNonTensorData:
     def test_repr(self) -> None:
         assert (
             repr(NonTensorData("cat", [4]))
-            == "NonTensorData(data='cat', batch_size=[4], device=None)"
+            == "NonTensorData(data=cat, batch_size=torch.Size([4]), device=None)"
         )
+        long = repr(NonTensorData("ab" * 150))  # cut in the middle, as the peer's
+        assert long.startswith("NonTensorData(data=" + "ab" * 10 + "  ...  " + "ab" * 10 + ",")
 
     def test_to_device_records_it(self) -> None:
         node = NonTensorData("x", [2])
@@ -362,9 +364,12 @@ class TestNonTensorStack:
         assert back.batch_size == s.batch_size
 
     def test_repr(self) -> None:
+        # the peer's form: one line each for the values, the batch size and the device
         assert repr(NonTensorStack.from_list(["a", "b"])) == (
-            "NonTensorStack(['a', 'b'], batch_size=[2], device=None)"
+            "NonTensorStack(\n    ['a', 'b'],\n    batch_size=torch.Size([2]),\n    device=None)"
         )
+        long = repr(NonTensorStack.from_list(["x" * 30, "y" * 30]))
+        assert long.splitlines()[1] == "    " + repr(["x" * 30, "y" * 30])[:50] + "...,"
 
     def test_it_is_its_own_contiguous_form(self) -> None:
         stack = NonTensorStack("a", "b")

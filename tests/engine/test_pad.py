@@ -889,12 +889,32 @@ def test_pad_sequence_devices_differing_raise() -> None:
         pad_sequence(loose)
 
 
+def test_pad_sequence_negative_pad_dim_counts_from_the_last_dim() -> None:
+    # as the peer: -1 is each entry's last dim (here a feature dim: the batch stays [2])
+    members = [TensorDict(a=torch.ones(2, n), b=torch.ones(2, n)) for n in (1, 3)]
+    for member in members:
+        member.batch_size = [2]
+    out = pad_sequence(members, pad_dim=-1, return_mask=True)
+    assert out.batch_size == (2, 2) and out["a"].shape == (2, 2, 3)
+    assert out["a"][0].tolist() == [[1.0, 0.0, 0.0]] * 2
+    assert (
+        out["masks", "b"].tolist()
+        == pad_sequence(members, pad_dim=1, return_mask=True)["masks", "b"].tolist()
+    )
+    # on a batch dim of every entry, the batch is padded
+    ragged = [TensorDict(a=torch.ones(n), batch_size=[n]) for n in (1, 2)]
+    assert pad_sequence(ragged, pad_dim=-1).batch_size == (2, 2)
+
+
 def test_pad_sequence_bad_arguments_raise() -> None:
     members = [_member(1), _member(2)]
     with pytest.raises(ValueError, match="padding_side must be 'right' or 'left', got 'middle'"):
         pad_sequence(members, padding_side="middle")
-    with pytest.raises(DimError, match="pad_dim must be a non-negative int.*got -1"):
+    # entries of 2 and 1 dims: a negative pad_dim would name different dims of them
+    with pytest.raises(DimError, match=r"pad_dim \(-1\) .* have \[1, 2\] dims"):
         pad_sequence(members, pad_dim=-1)
+    with pytest.raises(DimError, match=r"pad_dim \(-3\) .* names no dim of them"):
+        pad_sequence([TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(3))], pad_dim=-3)
     with pytest.raises(errors.InvalidKeyError, match="return_mask must be a bool"):
         pad_sequence(members, return_mask=3)  # type: ignore[call-overload]
 

@@ -42,7 +42,8 @@ def test_stacking_values_of_different_sizes_is_ragged_in_every_way() -> None:
         [NonTensorData("a", batch_size=[2]), NonTensorData("b", batch_size=[3])]
     )
     assert shared.tolist() == [["a", "a"], ["b", "b", "b"]]
-    assert "batch_size=[2, -1]" in repr(shared) and repr(shared).startswith("NonTensorStack(")
+    assert "batch_size=torch.Size([2, -1])" in repr(shared)
+    assert repr(shared).startswith("NonTensorStack(")
 
 
 @pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")

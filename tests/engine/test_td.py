@@ -1146,6 +1146,20 @@ def test_rename_key_to_itself_and_on_a_locked_td() -> None:
         td.lock_().rename_key_(("zz", "a"), "renamed")
 
 
+def test_rename_key_onto_the_node_that_holds_it_replaces_that_node_whole() -> None:
+    """``rename_key_(("m", "d"), "m")`` replaces node ``m`` with its entry ``d``, and
+    leaves ``m`` as it was for what else holds it (a ``select`` result's source), as the
+    peer; a missing entry is a KeyError."""
+    source = TensorDict({"m": {"c": torch.zeros(3), "d": torch.ones(3)}}, [3])
+    selected = source.select("m")
+    assert selected.rename_key_(("m", "d"), "m") is selected
+    assert list(selected.keys(True)) == ["m"] and selected["m"].tolist() == [1.0] * 3
+    assert list(source["m"].keys()) == ["c", "d"]
+    with pytest.raises(KeyNotFoundError):
+        source.rename_key_(("m", "zz"), "m")
+    assert list(source["m"].keys()) == ["c", "d"]
+
+
 def test_del_on_a_locked_collection_refuses_before_looking_the_key_up() -> None:
     """Found by the differential fuzzer: as the peer, ``del_`` (and ``del td[key]``) of a
     locked TensorDict or lazy stack is a LockedError even for a missing key; ``pop``

@@ -5,6 +5,7 @@ it has the same behaviour."""
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 from pathlib import Path
 from typing import Any
@@ -252,6 +253,21 @@ class TestFromDict:
         back = TensorDict.from_dict(out, batch_size=[3])
         assert (back == td).all()
         assert td.to_dict(convert_tensors=True)["b"]["c"] == [[1.0] * 4] * 3
+        arrays = td.to_dict(convert_tensors="numpy")  # numpy arrays, as the peer's
+        assert isinstance(arrays["b"]["c"], np.ndarray) and arrays["b"]["c"].shape == (3, 4)
+        assert arrays["n"] == "label"
+
+    def test_record_to_dict_gives_numpy_arrays(self) -> None:
+        @tensorclass
+        class Rec:
+            x: torch.Tensor
+            y: torch.Tensor | None = None
+
+        arrays = Rec(x=torch.ones(2, requires_grad=True), batch_size=[2]).to_dict(
+            convert_tensors="numpy"
+        )
+        assert isinstance(arrays["x"], np.ndarray) and arrays["x"].tolist() == [1.0, 1.0]
+        assert arrays["y"] is None
 
     def test_to_dict_of_value_stack(self) -> None:
         td = torch.stack([TensorDict.from_dict({"s": "a"}), TensorDict.from_dict({"s": "b"})])
@@ -425,6 +441,14 @@ class TestRecordConstructors:
         rec = Rec.from_namedtuple(Fields(torch.zeros(2, 3), InnerNT(torch.ones(2))), batch_size=[2])
         assert type(rec) is Rec and rec.obs.shape == (2, 3) and type(rec.inner) is Inner
         assert rec.to_namedtuple().obs is rec.obs
+
+    @pytest.mark.parametrize("key", ["a-b", "class", "0"])
+    def test_to_namedtuple_of_a_key_no_field_can_have(self, key: str) -> None:
+        # a ValueError, as collections.namedtuple raises in the peer
+        with pytest.raises(ValueError, match=f"the keys \\['{key}'\\] cannot all be"):
+            TensorDict({key: torch.zeros(2)}, [2]).to_namedtuple()
+        with pytest.raises(errors.NamedTupleKeyError, match="rename them with rename_key_"):
+            TensorDict({"n": {key: torch.zeros(2)}}, [2]).to_namedtuple()
 
     def test_to_dict_of_nested_record_in_a_tensordict(self) -> None:
         rec = Rec(torch.zeros(2, 3), Inner(torch.zeros(2), batch_size=[2]), batch_size=[2])
@@ -603,3 +627,41 @@ def test_nested_collection_that_does_not_fit_is_refused() -> None:
         _Step(obs=_Obs(x=torch.zeros(2, 4)), batch_size=[3])
     with pytest.raises(errors.BatchMismatchError):  # not a prefix: [4] under [3]
         TensorDict(n=TensorDict(x=torch.zeros(4), batch_size=[4]), batch_size=[3])
+
+
+_PairNT = namedtuple("_PairNT", ["obs", "n"])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda **kw: tclass.from_any({"obs": np.zeros((2, 3))}, **kw),
+        lambda **kw: tclass.from_any((torch.zeros(2, 3),), **kw),
+        lambda **kw: tclass.from_tuple((torch.zeros(2, 3),), **kw),
+        lambda **kw: TensorDict.from_namedtuple(_PairNT(torch.zeros(2, 3), torch.zeros(2)), **kw),
+    ],
+    ids=["from_any-dict", "from_any-tuple", "from_tuple", "from_namedtuple"],
+)
+def test_batch_dims_without_auto_batch_size_is_ignored_with_a_warning(build: Any) -> None:
+    # As the peer 0.15: batch_dims alone keeps the default batch size [] and says that
+    # tensordict 0.17 will turn auto_batch_size on; with auto_batch_size it caps the dims.
+    with pytest.warns(FutureWarning, match=r"ignores batch_dims=1 without auto_batch_size"):
+        assert build(batch_dims=1).batch_size == torch.Size([])
+    assert build(batch_dims=1, auto_batch_size=True).batch_size == torch.Size([2])
+    assert build(batch_dims=2, auto_batch_size=True).batch_size[0] == 2
+
+
+def test_batch_dims_that_would_change_nothing_gives_no_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tclass.from_any({"s": "x", "n": torch.tensor(1)}, batch_dims=1).batch_size == ()
+        assert tclass.from_any((torch.zeros(2),), batch_dims=0).batch_size == ()
+
+
+def test_batch_size_wins_over_batch_dims_for_a_tuple_but_not_for_a_dict() -> None:
+    with pytest.warns(FutureWarning, match="drop batch_dims"):
+        assert tclass.from_any((torch.zeros(2, 3),), batch_dims=1, batch_size=[2]).batch_size == (
+            2,
+        )
+    with pytest.raises(errors.BatchSizeError, match="either batch_size or batch_dims"):
+        tclass.from_any({"obs": torch.zeros(2, 3)}, batch_dims=1, batch_size=[2])

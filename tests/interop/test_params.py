@@ -241,6 +241,20 @@ def test_ops_follow_the_peer() -> None:
     assert [type(member) for member in params.unbind(0)] == [TensorDict, TensorDict]
 
 
+def test_to_tensordict_copies_stay_in_the_graph() -> None:
+    # as the peer's (and a TensorDict's to_tensordict): copies, not parameters, whose
+    # loss reaches the parameters' grads; a buffer's copy needs none
+    params = TensorDictParams(TensorDict({"w": torch.ones(2), "n": {"b": torch.ones(3)}}, []))
+    params["n", "b"].requires_grad_(False)
+    copy = params.to_tensordict()
+    assert type(copy) is TensorDict and type(copy["w"]) is torch.Tensor
+    assert copy["w"].requires_grad and not copy["n", "b"].requires_grad
+    assert copy["w"].data_ptr() != params["w"].data_ptr()
+    (copy["w"] * 3).sum().backward()
+    assert torch.equal(params["w"].grad, torch.full((2,), 3.0))
+    assert not params.detach().to_tensordict()["w"].requires_grad
+
+
 def test_in_place_ops_write_the_parameters() -> None:
     params = TensorDictParams(TensorDict({"w": torch.ones(2)}, []))
     w = params["w"]
@@ -665,3 +679,34 @@ def test_with_blocks_write_into_the_parameters() -> None:
         view["w"] = view["w"] + 1
     assert bool((weight == 1).all()) and bool((params["w"] == 2).all())
     assert list(params.parameters()) == [params["w"]]  # registered, as the peer's
+
+
+@pytest.mark.parametrize("join", [torch.stack, torch.cat])
+def test_stack_and_cat_with_a_tensordict_give_a_tensordict(join: Any) -> None:
+    # As the peer: the parameters' values joined, in a TensorDict, gradients flowing back.
+    params = TensorDictParams(TensorDict({"w": torch.ones(3, 2)}, [3]))
+    plain = TensorDict({"w": torch.zeros(3, 2)}, [3])
+    for members in ([params, plain], [plain, params], [params, params]):
+        out = join(members, 0)
+        assert type(out) is TensorDict
+        want = join([m["w"].detach() for m in members], 0)
+        torch.testing.assert_close(out["w"].detach(), want)
+    out = join([params, plain], 0)
+    out["w"].sum().backward()
+    assert params["w"].grad is not None
+    torch.testing.assert_close(params["w"].grad, torch.ones(3, 2))
+
+
+def test_get_of_a_key_through_a_tensor_raises() -> None:
+    params = TensorDictParams(TensorDict({"w": torch.ones(3, 2)}, [3]))
+    with pytest.raises(errors.KeyThroughTensorError, match="'w'.* is a tensor"):
+        params.get(("w", "x"))
+    assert params.get(("w", "x"), 5) == 5 and params.get("missing") is None
+
+
+def test_a_locked_write_names_the_key() -> None:
+    params = TensorDictParams(TensorDict({"w": torch.ones(3, 2)}, [3])).lock_()
+    with pytest.raises(errors.LockedError, match="'new'.*locked TensorDictParams"):
+        params.set("new", torch.zeros(3))
+    with pytest.raises(errors.LockedError, match=r"\['new'\].*locked TensorDictParams"):
+        params.update({"new": torch.zeros(3)})

@@ -300,3 +300,29 @@ def test_stack_and_cat_into_a_record_check_its_fields_and_write_all_or_nothing(
     out = probs(Probs)
     assert JOINS[join](list(probs(Probs, value=0.25).unbind(0)), out) is out
     assert (out.prob == 0.25).all()
+
+
+def test_a_value_renamed_onto_a_tensor_field_reads_as_the_value() -> None:
+    """``rename_key_("label", "inner")`` moves a Python value into a field declared for a
+    collection: reading the field gives the value (as ``get`` does), not its node."""
+
+    @tclass.tensorclass
+    class Inner:
+        y: torch.Tensor
+
+    @tclass.tensorclass
+    class Rec:
+        x: torch.Tensor
+        label: str
+        inner: Inner
+
+    rec = Rec(
+        x=torch.zeros(3),
+        label="pong",
+        inner=Inner(y=torch.zeros(3), batch_size=[3]),
+        batch_size=[3],
+    )
+    rec.rename_key_("label", "inner")
+    assert rec.inner == "pong" == rec.get("inner") and rec.label is None
+    rec.rename_key_("inner", "x")
+    assert rec.x == "pong" and rec.inner is None

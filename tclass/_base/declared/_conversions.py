@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import torch
 from typing_extensions import Self, Unpack
@@ -292,9 +292,14 @@ class ConversionOps:
     # --- conversions ---------------------------------------------------------------------
 
     def to_dict(
-        self, *, retain_none: bool = True, convert_tensors: bool = False, tolist_first: bool = False
+        self,
+        *,
+        retain_none: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
     ) -> dict[str, Any]:
-        """Nested plain dicts: tensors (nested lists with ``convert_tensors``), Python
+        """Nested plain dicts: tensors (nested lists with ``convert_tensors``, numpy arrays
+        with ``"numpy"``), Python
         values, nested collections as dicts (with ``tolist_first``, a nested collection
         with batch dims as its :meth:`tolist`, a list of dicts). ``retain_none`` is for
         tensorclasses (their absent fields); a TensorDict has no ``None`` entries."""

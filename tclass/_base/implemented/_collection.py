@@ -734,9 +734,15 @@ class KeysView:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
+        # The peer's text, which names its key-view classes: printing td.keys() reads
+        # the same in both libraries.
+        if getattr(self._collection, "_is_lazy", False):
+            return f"_LazyStackedTensorDictKeysView({tuple(self)!r})"
+        if not (self._include_nested or self._leaves_only):
+            return f"_StringKeys(dict_keys({list(self)!r}))"
         return (
-            f"KeysView({list(self)}, include_nested={self._include_nested}, "
-            f"leaves_only={self._leaves_only})"
+            f"_TensorDictKeysView({list(self)!r},\n    include_nested={self._include_nested},"
+            f"\n    leaves_only={self._leaves_only})"
         )
 
 

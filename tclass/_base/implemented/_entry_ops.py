@@ -22,7 +22,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import ArgumentError, HeterogeneousEntryError, KeyConflictError
+from tclass.errors import ArgumentError, HeterogeneousEntryError, KeyConflictError, ShapeError
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
@@ -85,6 +85,7 @@ class EntryOps(TensorCollection):
             KeyConflictError: if two entries flatten to one key.
         """
         flat: dict[str, Value] = {}
+        tops: list[str] = []
         for path, value in _leaf_paths(self, (), is_leaf):
             key = separator.join(path)
             if key in flat:
@@ -97,6 +98,10 @@ class EntryOps(TensorCollection):
             if type(value) is not torch.Tensor and getattr(value, "_is_value_node", False):
                 value = value.copy()  # a node of its own, not held by a locked source (the peer)
             flat[key] = value
+            if len(path) == 1:
+                tops.append(key)
+        if inplace:  # as the peer: the top entries keep their places, the flattened follow
+            flat = {**{key: flat[key] for key in tops}, **flat}
         out = self._new_like(flat, self.batch_size, self.device)
         out = self._named_like_self(out)
         if inplace:
@@ -251,7 +256,17 @@ class EntryOps(TensorCollection):
             return self
         if hasattr(value, "__array__") and not isinstance(value, torch.Tensor):
             value = torch.as_tensor(value)  # a numpy array, as set() takes one
-        target[index] = value
+        try:
+            target[index] = value
+        except RuntimeError as error:  # torch's words, with the key and shapes
+            shape = _batch.format_shape(getattr(value, "shape", ()))
+            msg = (
+                f"set_at_({key!r}, value, {index!r}): cannot write a value of shape {shape} "
+                f"into elements {index!r} of the entry of shape "
+                f"{_batch.format_shape(target.shape)}: {error}; give a value of the selected "
+                "elements' shape (or one that broadcasts to it)"
+            )
+            raise ShapeError(msg) from error
         return self
 
     def update_(

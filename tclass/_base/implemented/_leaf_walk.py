@@ -45,6 +45,7 @@ from tclass.errors import (
     InPlaceWriteError,
     KeyNotFoundError,
     OperandError,
+    ShapeError,
 )
 
 __all__ = [
@@ -781,6 +782,8 @@ class LeafWalkOps(TensorCollection):
                 if alignment == "batch" and operand.shape != batch:
                     what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
                     batch = broadcast_batch(batch, operand.shape, what)
+                elif alignment == "mask" and isinstance(operand, _Tensor):
+                    _check_mask(operation, operand.shape, own)
                 walked.append(operand)
             elif operand is not None and as_scalar(operand) is None:
                 name = operation or getattr(each, "__name__", "this operation")
@@ -805,6 +808,19 @@ class LeafWalkOps(TensorCollection):
             for op in operands
         ]
         return gather, args, batch
+
+
+def _check_mask(operation: str, shape: torch.Size, batch: torch.Size) -> None:
+    """A mask (``where``, ``masked_fill``) covers the leading batch dims: each of its
+    dims must be the batch's or 1."""
+    for i, (size, own) in enumerate(zip(shape, batch)):
+        if size not in (1, own):
+            msg = (
+                f"{operation}: the mask of shape {format_shape(shape)} does not fit the batch "
+                f"size {format_shape(batch)} (dim {i} is {size}, not {own}); a mask covers "
+                "the leading batch dims: give it the batch's sizes (or 1) there"
+            )
+            raise ShapeError(msg)
 
 
 def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...]) -> Any:

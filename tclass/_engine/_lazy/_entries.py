@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._engine._lazy._parts import common_keys, split_operand
-from tclass.errors import KeyNotFoundError
+from tclass.errors import KeyNotFoundError, KeyThroughTensorError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -35,6 +35,22 @@ def walk_path(
             return lazy_read(node, path[depth:])
         node = node._entry(part)
     return node
+
+
+def refuse_through_tensor(member: TensorCollection, path: tuple[str, ...]) -> None:
+    """Raises ``KeyThroughTensorError`` if ``path`` passes through a tensor of ``member``
+    (``("a", "x")`` where ``"a"`` is a tensor): a wrong key, not a missing entry."""
+    node: Any = member
+    for depth, part in enumerate(path):
+        if not isinstance(node, TensorCollection):
+            msg = (
+                f"key {path!r} not found: {path[:depth]!r} is a tensor, not a collection, "
+                f"so it has no entry {part!r}"
+            )
+            raise KeyThroughTensorError(msg)
+        if not node._has_entry(part):
+            return
+        node = node._entry(part)
 
 
 def lacks(member: TensorCollection, path: tuple[str, ...]) -> bool:

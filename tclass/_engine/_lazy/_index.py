@@ -132,17 +132,8 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     lazy stack, even of one member. ``None`` where this does not apply (the stack dim
     taken by a tensor or an int, tensors on both sides of it, no member picked)."""
     d = stack._stack_dim
-    consumed = 0
-    at = len(items)
-    for position, item in enumerate(items):
-        if item is None:
-            continue
-        width = _batch.index_dims_consumed(item)
-        if consumed <= d < consumed + width:
-            at = position
-            break
-        consumed += width
-    stack_item = items[at] if at < len(items) else _ALL
+    at = _stack_item_position(stack, items)
+    stack_item = _stack_item(stack, items)
     tensors = [i for i, item in enumerate(items) if not _is_basic(item)]
     if type(stack_item) is not slice or tensors[0] < at < tensors[-1]:
         return None
@@ -158,6 +149,27 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
         shapes.append(_batch.indexed_shape(torch.Size(probe), whole))
     dim = next(i for i, (a, b) in enumerate(zip(*shapes)) if a != b)
     return stack._restacked([member[rest] for member in members], dim)
+
+
+def _stack_item_position(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> int:
+    """The position in ``items`` of the item that indexes the stack dim (``len(items)``
+    when none does)."""
+    d = stack._stack_dim
+    consumed = 0
+    for position, item in enumerate(items):
+        if item is None:
+            continue
+        width = _batch.index_dims_consumed(item)
+        if consumed <= d < consumed + width:
+            return position
+        consumed += width
+    return len(items)
+
+
+def _stack_item(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """The item of ``items`` that indexes the stack dim (a full slice when none does)."""
+    at = _stack_item_position(stack, items)
+    return items[at] if at < len(items) else _ALL
 
 
 def _ragged_items(stack: LazyStackedTensorDict, items: tuple[Any, ...], op: str) -> tuple[Any, ...]:
@@ -205,7 +217,9 @@ def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any
     and feature shapes). It shares no element, so it is not locked (as the peer's),
     whatever member 0's lock."""
     d = stack._stack_dim
-    template = stack._members[0].unsqueeze(d).expand(stack._batch_size)
+    picked = _stack_item(stack, items)  # an int there picks the member that shapes it
+    first = stack._members[picked] if type(picked) is int else stack._members[0]
+    template = first.unsqueeze(d).expand(stack._batch_size)
     names = stack._dim_names
     if names is not None:  # the stack dim's name too (a new view: its own names)
         template._rename_all(names)

@@ -27,7 +27,7 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
-from tclass._engine._repr import LeafSummary
+from tclass._engine._repr import LeafSummary, ValueSummary
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchMismatchError,
@@ -325,9 +325,10 @@ def summary_of(members: list[Any], key: str, dim: int) -> Any:
     if isinstance(first, _NonTensorNode) and any(p.batch_size != first.batch_size for p in parts):
         return first  # a ragged stack's Python values: shown by member 0's kind
     try:
-        return stack_entries(parts, dim, path)
+        stacked = stack_entries(parts, dim, path)
     except StackError:  # HeterogeneousEntryError included
         return LeafSummary(None, None, None)
+    return ValueSummary(first, stacked) if isinstance(first, _NonTensorNode) else stacked
 
 
 def _summary_part(member: Any, key: str) -> Any:
@@ -404,6 +405,8 @@ def nested_to_update(
         value._is_leaf_node or (is_leaf is not None and is_leaf(type(value)))
     ):
         return None
+    if issubclass(stack.entry_class(key), torch.Tensor):
+        return None  # a tensor is replaced: not stacked (its members' shapes may differ)
     target = stack.get(key, None)
     if not isinstance(target, TensorCollection) or target._is_leaf_node:
         return None

@@ -50,7 +50,7 @@ from tclass._core._keys import BatchIndex
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._devices import LazyDevices
-from tclass._engine._lazy._entries import StackedEntries, lacks, walk_path
+from tclass._engine._lazy._entries import StackedEntries, lacks, refuse_through_tensor, walk_path
 from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._parts import (
@@ -81,6 +81,7 @@ from tclass.errors import (
     KeyNotFoundError,
     KeyThroughTensorError,
     LockedError,
+    MemberKeyError,
     PickleRefusedError,
     ShapeError,
     StackError,
@@ -304,7 +305,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
                 f"{lacking}; read it member by member (lazy.tensordicts) or set it in all "
                 "of them first"
             )
-            raise HeterogeneousEntryError(msg)
+            raise MemberKeyError(msg)
         return parts
 
     def _new_like(
@@ -490,6 +491,8 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             parts = [walk_path(member, path, read) for member in self._members]
         except KeyNotFoundError:
             if all(lacks(member, path) for member in self._members):
+                if default is _NO_DEFAULT and self._members:
+                    refuse_through_tensor(self._members[0], path)
                 return None if default is _NO_DEFAULT else default
             self._parts_along(path)  # raises, naming the members that lack it
             raise
@@ -509,7 +512,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             f"{lacking}; read it member by member (lazy.tensordicts) or set it in all of "
             "them first"
         )
-        raise HeterogeneousEntryError(msg)
+        raise MemberKeyError(msg)
 
     def _nested_tensor(
         self, parts: list[Any], layout: torch.layout | None, path: tuple[str, ...]

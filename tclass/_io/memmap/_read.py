@@ -22,18 +22,14 @@ a folder swapped mid-walk, as a load does), so that it refuses exactly what
 
 from __future__ import annotations
 
-import difflib
-import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NamedTuple, NoReturn, Protocol
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 import torch
 
 from tclass._core import _names
-from tclass._core._dtypes import DTYPES
 from tclass._core._memmap import Mode
 from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
@@ -52,14 +48,13 @@ from tclass._io._annotations import (
 )
 from tclass._io._schema import (
     AnyFields,
-    SavedSchema,
     SchemaCheck,
     SchemaDiffers,
     check_saved_values,
     constrained_fields,
     read_schema,
 )
-from tclass._io.memmap._folder import ArchiveFolder, FileFacts, Folder, open_root
+from tclass._io.memmap._folder import ArchiveFolder, Folder, open_root
 from tclass._io.memmap._format import (
     MAX_TREE_DEPTH,
     META,
@@ -71,18 +66,21 @@ from tclass._io.memmap._format import (
     unescape_key,
 )
 from tclass._io.memmap._meta_file import (
-    KNOWN_DEVICES,
     check_depth,
     check_nested_batch,
     checked_sizes,
-    fits_int64,
-    is_sizes,
     names_device,
-    raise_too_large,
     read_header,
     saved_marker,
 )
-from tclass._io.memmap._nested_leaf import SIZES_SUFFIX, entry_dtype, load_nested
+from tclass._io.memmap._read_leaf import (
+    Observer,
+    ReadOptions,
+    dir_name,
+    faking,
+    load_leaf,
+    maps_directly,
+)
 from tclass._io.memmap._saved_folder import SavedFolder, relink
 from tclass._io.memmap._values import check_pickle_allowed, json_types_value
 from tclass.errors import (
@@ -91,7 +89,6 @@ from tclass.errors import (
     MissingFileError,
     StackError,
     TclassError,
-    UnsafePathError,
     UnsupportedError,
 )
 
@@ -116,43 +113,6 @@ _RECORD_KEYS = ("_type", "_class", "_format_version")  # the rest of a record's 
 RETRIES = 5  # loads restarted when a concurrent save swapped the folder mid-read
 _MODES = (None, "r", "r+")
 _CPU = torch.device("cpu")
-
-
-class Observer(Protocol):
-    """What ``validate_folder`` reports, in walk order. ``entry`` announces each key of a
-    node and each member of a lazy stack; what follows is that entry: ``leaf`` (then
-    ``leaf_file`` once its file is open) for a tensor, or ``node`` ... ``leave`` around a
-    sub-folder's node (nodes nest). A record is one node: its fields' entries follow it
-    (``stack`` when they are a lazy stack, ``value`` for those kept in its own
-    meta.json, then ``schema`` when its folder records one). ``problem`` reports why the
-    entry last announced does not load, and the
-    walk goes on with the next one: the first problem is what ``load_memmap`` raises."""
-
-    def entry(self, folder: Folder, key: str | None, index: int | None) -> None: ...
-    def node(self, folder: Folder, kind: str, name: str, meta: dict[str, Any]) -> None: ...
-    def leave(self, loaded: Any) -> None: ...  # None: the node did not load
-    def leaf(self, folder: Folder, stored: str, entry: dict[str, Any]) -> None: ...
-    def leaf_file(self, folder: Folder, name: str, facts: FileFacts) -> None: ...
-    def stack(self, stack_dim: int, members: int) -> None: ...
-    def value(self, key: str, value: Any) -> None: ...
-    # A record's saved schema (``folder``: its _tensordict/), before its fields' entries.
-    def schema(self, folder: Folder, schema: SavedSchema) -> None: ...
-    def problem(self, error: TclassError) -> None: ...
-
-
-@dataclass
-class _Options:
-    device: torch.device | None
-    allow_pickle: bool
-    mode: Mode | None
-    shapes_only: bool = False  # device="meta": no file is mapped
-    fake: bool = False  # under FakeTensorMode: leaves are fake tensors
-    root: str = ""  # the folder being loaded, for messages
-    classless: bool = False  # validate_folder: no class resolved, no pickle read
-    fields_only: bool = False  # records as their fields' TensorDicts (load_tree's option)
-    observer: Observer | None = None
-    reported: int = 0  # problems reported to the observer so far
-    schema: SchemaCheck | None = None  # records checked against their classes (not info)
 
 
 class _Reported(TclassError):
@@ -199,7 +159,7 @@ def load_tree(
         raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
-    options = _Options(device, allow_pickle, mode, shapes_only, _faking(), root=root)
+    options = ReadOptions(device, allow_pickle, mode, shapes_only, faking(), root=root)
     options.fields_only = fields_only
     want = _Want(tensorclasses(requested))
     for attempt in range(RETRIES):
@@ -242,7 +202,7 @@ def validate_folder(
     ``load_memmap`` raises it (with an ``observer``, entries that fail are reported to it
     and skipped instead). In an archive, each leaf entry checked is recorded in
     ``Archive.leaves`` with the bytes it needs."""
-    options = _Options(
+    options = ReadOptions(
         torch.device("meta"),
         allow_pickle,
         None,
@@ -257,7 +217,7 @@ def validate_folder(
         return None
 
 
-def _load_root(folder: Folder, options: _Options, want: _Want) -> Any:
+def _load_root(folder: Folder, options: ReadOptions, want: _Want) -> Any:
     try:
         return _load_node(folder, options, want, None)
     except MissingFileError:
@@ -272,7 +232,7 @@ def _load_root(folder: Folder, options: _Options, want: _Want) -> Any:
 
 def _load_node(
     folder: Folder,
-    options: _Options,
+    options: ReadOptions,
     want: _Want,
     parent_batch: torch.Size | None,
     record_cls: type | None = None,
@@ -314,7 +274,7 @@ def _load_kind(
     meta: dict[str, Any],
     name: str,
     kind: str | None,
-    options: _Options,
+    options: ReadOptions,
     want: _Want,
     parent_batch: torch.Size | None,
     record_cls: type | None,
@@ -364,7 +324,7 @@ def _builtin_kind(name: str | None) -> str | None:
 def _load_td(
     folder: Folder,
     meta: dict[str, Any],
-    options: _Options,
+    options: ReadOptions,
     record_cls: type | None,
     values: frozenset[str] = frozenset(),
 ) -> TensorDict:
@@ -388,7 +348,7 @@ def _load_td(
         plan = check.compare(record_cls, folder.path, fields, marker, values, len(batch))
         skipped = plan.skipped
     # Leaves mapped straight from this folder (the usual load): see _leaf_file.
-    direct = _maps_directly(folder, options)
+    direct = maps_directly(folder, options)
     prefix = list(batch)  # what each leaf's shape starts with
     for stored, key, entry in listed:
         if skipped and key in skipped:
@@ -404,7 +364,7 @@ def _load_td(
             if value is not _SKIPPED:
                 entries[key] = value
         else:
-            entries[key] = _load_leaf(folder, stored, key, entry, prefix, options, direct)
+            entries[key] = load_leaf(folder, stored, key, entry, prefix, options, direct)
     if plan is not None:
         if len(check.differences) > found:  # type: ignore[union-attr]
             raise SchemaDiffers(f"{folder.path!r} differs from {record_cls.__name__}")  # type: ignore[union-attr]
@@ -451,7 +411,7 @@ def _saved_names(raw: object, ndim: int, where: str) -> Names:
         raise MetadataError(f"{where!r}: malformed _names {raw!r:.80}: {str(error):.200}") from None
 
 
-def _write_through(options: _Options, folder: Folder) -> bool:
+def _write_through(options: ReadOptions, folder: Folder) -> bool:
     """Whether the loaded tree maps its files writably, so changes go to the folder too
     (not for a read-only load, a copy to another device, shapes only, or a folder this
     process cannot write, whose files are mapped privately)."""
@@ -466,7 +426,7 @@ def _load_child(
     stored: str,
     key: str,
     batch: torch.Size,
-    options: _Options,
+    options: ReadOptions,
     record_cls: type | None,
 ) -> Any:
     """The collection under ``key``: a sub-folder (a record's field when ``record_cls``)."""
@@ -475,7 +435,7 @@ def _load_child(
         if record_cls is not None
         else _ANY
     )
-    child = folder.folder(_dir_name(folder, stored, key), f"the entry {key!r}")
+    child = folder.folder(dir_name(folder, stored, key), f"the entry {key!r}")
     try:
         value = _load_node(child, options, want, batch)
     except SchemaDiffers:
@@ -495,7 +455,7 @@ def _observed_entry(
     key: str,
     entry: dict[str, Any],
     batch: torch.Size,
-    options: _Options,
+    options: ReadOptions,
     record_cls: type | None,
 ) -> Any:
     """The entry loaded as ``_load_td`` loads it, reported to ``observer``; ``_SKIPPED``
@@ -505,7 +465,7 @@ def _observed_entry(
         if "type" in entry:
             return _load_child(folder, stored, key, batch, options, record_cls)
         observer.leaf(folder, stored, entry)
-        return _load_leaf(folder, stored, key, entry, list(batch), options)
+        return load_leaf(folder, stored, key, entry, list(batch), options)
     except _Reported:
         return _SKIPPED
     except TclassError as error:
@@ -513,7 +473,7 @@ def _observed_entry(
         return _SKIPPED
 
 
-def _report(options: _Options, observer: Observer, error: TclassError) -> None:
+def _report(options: ReadOptions, observer: Observer, error: TclassError) -> None:
     options.reported += 1
     observer.problem(error)
 
@@ -534,195 +494,8 @@ def node_entries(meta: dict[str, Any], where: str) -> list[tuple[str, str, dict[
     return out
 
 
-def _load_leaf(
-    folder: Folder,
-    stored: str,
-    key: str,
-    entry: dict[str, Any],
-    prefix: list[int],
-    options: _Options,
-    direct: bool = False,
-) -> torch.Tensor:
-    """The leaf ``key``, of a node of batch size ``prefix`` (``direct``: see
-    :func:`_maps_directly`)."""
-    # The checks are inline and their messages built only on failure: this runs per leaf.
-    dtype_text = entry.get("dtype")
-    dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
-    shape = entry.get("shape")
-    if (
-        dtype is None
-        or not is_sizes(shape)
-        or shape[: len(prefix)] != prefix
-        or entry.get("is_nested", False)
-    ):
-        if entry.get("is_nested", False) is True:
-            return _load_nested(folder, stored, key, entry, prefix, options)
-        _raise_bad_leaf(folder, key, entry, prefix)
-    device = entry.get("device")  # recorded, not used; it must still be a device
-    if device.__class__ is not str or device not in KNOWN_DEVICES:
-        names_device(device, folder.child_path(META), f"the device of {key!r}")
-    if 0 in shape:  # an empty leaf has no file; its size must still fit int64
-        if not fits_int64(shape):
-            raise_too_large(folder.child_path(META), f"entry {key!r} has shape {shape}, which")
-        return _empty(shape, dtype, options)
-    if direct:
-        try:  # the usual file name; any failure goes the long way, for its fallbacks
-            return folder.map_leaf(file_name(stored) + ".memmap", "", dtype, shape, options.mode)
-        except TclassError:
-            pass
-    return _map_leaf(folder, stored, key, dtype, shape, options)
-
-
-def _load_nested(
-    folder: Folder,
-    stored: str,
-    key: str,
-    entry: dict[str, Any],
-    batch: list[int],
-    options: _Options,
-) -> torch.Tensor:
-    """The nested leaf ``key`` (see ``_nested_leaf.load_nested``): its size table read
-    (mapped read-only, copied), its elements mapped as a dense leaf's are."""
-    table_options = _Options(None, options.allow_pickle, "r", root=options.root)
-    return load_nested(
-        entry,
-        key,
-        batch,
-        folder.child_path(META),
-        lambda shape: _map_leaf(
-            folder, stored, key, torch.int64, shape, table_options, SIZES_SUFFIX
-        ),
-        lambda total: (
-            _map_leaf(folder, stored, key, entry_dtype(entry), [total], options)
-            if total
-            else _empty([0], entry_dtype(entry), options)
-        ),
-        options.root if options.mode == "r+" and isinstance(folder, ArchiveFolder) else None,
-        options.shapes_only or options.fake,
-    )
-
-
-def _raise_bad_leaf(folder: Folder, key: str, entry: dict[str, Any], batch: list[int]) -> NoReturn:
-    where = folder.child_path(META)
-    dtype_text = entry.get("dtype")
-    if not isinstance(dtype_text, str) or dtype_text not in DTYPES:
-        close = (
-            difflib.get_close_matches(dtype_text, DTYPES, 1) if isinstance(dtype_text, str) else []
-        )
-        hint = (
-            f"did you mean {close[0]!r}?" if close else "such as 'torch.float32' or 'torch.int64'"
-        )
-        msg = (
-            f"{where!r}: entry {key!r} has dtype {dtype_text!r:.80}, which is not one tclass "
-            f"reads ({hint})"
-        )
-        raise MetadataError(msg)
-    shape = checked_sizes(entry.get("shape"), where, f"the shape of {key!r}")
-    if entry.get("is_nested", False) is not False:
-        raise UnsupportedError(
-            f"{where!r}: entry {key!r} is a nested tensor, which tclass does not read"
-        )
-    msg = (
-        f"{where!r}: entry {key!r} has shape {shape}, which does not start with the "
-        f"node's batch size {batch}"
-    )
-    raise MetadataError(msg)
-
-
-def _dir_name(folder: Folder, stored: str, key: str) -> str:
-    name = file_name(stored)
-    if not folder.exists(name) and _plain_name(stored) and stored and folder.exists(stored):
-        return stored  # legacy raw name
-    if not folder.exists(name) and _path_like(key):
-        msg = (
-            f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; "
-            "the folder is damaged or crafted"
-        )
-        raise UnsafePathError(msg)
-    return name
-
-
-def _path_like(key: str) -> bool:
-    """A key that reads as a path leaving its folder (``..``, absolute): what a crafted
-    meta.json would hold. (Keys with ``/`` inside are fine: ``a/b`` is ``a%2Fb``.)"""
-    parts = key.replace("\\", "/").split("/")
-    return key.startswith(("/", "\\")) or ".." in parts or "\x00" in key or key in ("", ".")
-
-
-def _plain_name(key: str) -> bool:
-    return key not in ("", ".", "..") and "/" not in key and "\\" not in key and "\x00" not in key
-
-
-def _map_leaf(
-    folder: Folder,
-    stored: str,
-    key: str,
-    dtype: torch.dtype,
-    shape: list[int],
-    options: _Options,
-    suffix: str = ".memmap",
-) -> torch.Tensor:
-    name, what = file_name(stored) + suffix, f"the entry {key!r}"
-    try:
-        return _leaf_file(folder, name, what, dtype, shape, options)
-    except MissingFileError:
-        # Folders the peer wrote with robust_key=False hold the raw key as the file name.
-        legacy = stored + suffix
-        if legacy != name and _plain_name(stored) and folder.exists(legacy):
-            return _leaf_file(folder, legacy, what, dtype, shape, options)
-        if _path_like(key):
-            msg = (
-                f"{folder.child_path(name)!r} is missing, and the key {key!r} is a "
-                "path; the folder is damaged or crafted"
-            )
-            raise UnsafePathError(msg) from None
-        raise
-
-
-def _leaf_file(
-    folder: Folder, name: str, what: str, dtype: torch.dtype, shape: list[int], options: _Options
-) -> torch.Tensor:
-    if options.shapes_only or options.fake:  # check the file, read none of it
-        observer = options.observer
-        seen = None if observer is None else functools.partial(observer.leaf_file, folder, name)
-        folder.check_leaf(name, what, dtype, shape, seen)
-        return torch.empty(shape, dtype=dtype, device="meta" if options.shapes_only else None)
-    tensor = folder.map_leaf(name, what, dtype, shape, options.mode)
-    if options.device is not None and options.device.type != "cpu":
-        tensor = tensor.to(options.device, non_blocking=True)
-    return tensor
-
-
-def _maps_directly(folder: Folder, options: _Options) -> bool:
-    """Whether the leaves of ``folder`` are mapped as they are, for the caller, with
-    nothing reported (what most loads do): then ``_load_leaf`` asks the folder for the
-    mapping itself, without the steps of :func:`_map_leaf` and :func:`_leaf_file`."""
-    device = options.device
-    return (
-        options.observer is None
-        and not (options.shapes_only or options.fake)
-        and (device is None or device.type == "cpu")
-    )
-
-
-def _faking() -> bool:
-    """Whether a FakeTensorMode is active (tracing): leaves are then fake, not mapped."""
-    if not torch._C._len_torch_dispatch_stack():  # no mode at all: the usual case, cheaply
-        return False
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
-
-    return any(isinstance(mode, FakeTensorMode) for mode in _get_current_dispatch_mode_stack())
-
-
-def _empty(shape: list[int], dtype: torch.dtype, options: _Options) -> torch.Tensor:
-    device = options.device
-    # As the peer: an empty leaf has no file, and loads as a plain tensor.
-    return torch.empty(shape, dtype=dtype, device=device)
-
-
 def _load_record(
-    cls: type | None, name: str, folder: Folder, meta: dict[str, Any], options: _Options
+    cls: type | None, name: str, folder: Folder, meta: dict[str, Any], options: ReadOptions
 ) -> Any:
     """A record of ``cls``; class-less (``cls`` None), the TensorDict (or lazy stack) of
     its fields. Fields come from ``_tensordict/``, then from the record's own meta.json
@@ -766,7 +539,7 @@ def _load_record(
 
 
 def _load_content(
-    folder: Folder, options: _Options, cls: type | None, values: frozenset[str]
+    folder: Folder, options: ReadOptions, cls: type | None, values: frozenset[str]
 ) -> TensorDict | LazyStackedTensorDict:
     """A record's ``_tensordict/`` node, checked like any node: a TensorDict or a lazy
     stack of the record's fields (``values``: the fields kept in the record's own
@@ -789,7 +562,7 @@ def _load_content(
 
 
 def _load_lazy(
-    folder: Folder, meta: dict[str, Any], options: _Options, record_cls: type | None, want: _Want
+    folder: Folder, meta: dict[str, Any], options: ReadOptions, record_cls: type | None, want: _Want
 ) -> LazyStackedTensorDict:
     """A lazy stack; ``record_cls``: the record whose fields each member holds (its
     ``_tensordict/``); ``want``: what names the class of a member that is a record."""
@@ -838,7 +611,7 @@ def _check_stack_dim(stack_dim: int, dims: int, where: str) -> None:
 
 
 def _load_member(
-    folder: Folder, index: int, options: _Options, want: _Want, record_cls: type | None
+    folder: Folder, index: int, options: ReadOptions, want: _Want, record_cls: type | None
 ) -> Any:
     child = folder.folder(str(index), f"member {index} of the lazy stack")
     try:
@@ -896,7 +669,7 @@ def _member_number(folder: Folder, name: str) -> int:
 def _load_value(
     folder: Folder,
     meta: dict[str, Any],
-    options: _Options,
+    options: ReadOptions,
     batch: torch.Size | None,
     cls: type[NonTensorData] = NonTensorData,
 ) -> NonTensorData:
@@ -913,7 +686,7 @@ def _load_value(
 
 
 def _load_values(
-    folder: Folder, meta: dict[str, Any], options: _Options, parent_batch: torch.Size | None
+    folder: Folder, meta: dict[str, Any], options: ReadOptions, parent_batch: torch.Size | None
 ) -> NonTensorStack:
     where = folder.child_path(META)
     data = meta.get("data")
@@ -962,7 +735,7 @@ def _nested_shape(data: list[Any], dims: int | None) -> list[int]:
     return shape
 
 
-def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, Any]:
+def _pickled_fields(folder: Folder, options: ReadOptions, name: str) -> dict[str, Any]:
     if not folder.exists(name):
         return {}
     sidecar = "json_types.json"
@@ -980,7 +753,7 @@ def _pickled_fields(folder: Folder, options: _Options, name: str) -> dict[str, A
     return fields
 
 
-def _unpickle(folder: Folder, name: str, options: _Options) -> Any:
+def _unpickle(folder: Folder, name: str, options: ReadOptions) -> Any:
     """The one place a load can run code: only with ``allow_pickle=True`` (the caller's
     explicit trust), only the format's fixed file names, and never when the node's JSON
     already holds the value."""

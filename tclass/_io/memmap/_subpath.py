@@ -17,7 +17,8 @@ from tclass._io.memmap._classes import saved_class_name
 from tclass._io.memmap._folder import Folder
 from tclass._io.memmap._format import META, TENSORCLASS_DIR
 from tclass._io.memmap._meta_file import read_header, read_meta, saved_marker
-from tclass._io.memmap._read import _builtin_kind, _dir_name, _member_count, node_entries
+from tclass._io.memmap._read import _builtin_kind, _member_count, node_entries
+from tclass._io.memmap._read_leaf import dir_name
 from tclass.errors import InvalidKeyError, SubpathError, UnsafePathError
 
 __all__ = ["descend", "subpath_parts"]
@@ -116,7 +117,7 @@ def _entry_dir(
                     "collection; load its parent and read the key"
                 )
                 raise SubpathError(msg)
-            return _dir_name(folder, stored, key)
+            return dir_name(folder, stored, key)
         if "type" in entry:
             nested.append(key)
     msg = (

@@ -1,0 +1,139 @@
+"""The differential check of errors: every bad call of ``bad_calls.py`` on each kind of
+collection a user holds, in tclass and, where it is installed, in the peer.
+
+tclass's own contract (always checked): the call raises a :class:`tclass.TclassError`
+whose message names the key, field, shape or dim that is wrong (one of the call's
+words), or, for an error the user's own function raised, that very error unchanged.
+
+Against the peer (skipped without ``tensordict``): where the peer raises a builtin ``E``,
+tclass's error is an ``E`` too; where the peer runs the call and tclass refuses it, the
+pair is in ``PEER_LOSSY`` (the peer's answer is wrong or loses data; README "Differences
+from tensordict" says so); where the peer crashes on its own internals, the pair is in
+``PEER_CRASHES`` and tclass's error is the clearest builtin instead; where the peer
+raises and tclass answers, the pair is in ``TCLASS_ANSWERS``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tclass
+
+from .bad_calls import BadCall, bad_calls
+from .compare import family
+from .kinds import KINDS, Kind, declare
+from .methods import Env
+
+pytestmark = pytest.mark.conformance
+
+HAS_PEER = importlib.util.find_spec("tensordict") is not None
+# A TensorDict flat and nested, records (one frozen), lazy stacks along each dim, a
+# memory-mapped TensorDict and TensorDictParams.
+CHECKED_KINDS = (
+    "td_flat td_nested rec_flat rec_nested rec_frozen lazy_dim0 lazy_dim1 memmapped params"
+).split()
+BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
+CALLS: dict[str, BadCall] = {call.name: call for call in bad_calls()}
+
+# The peer answers, wrongly: tclass refuses (README "Differences from tensordict").
+_DIM_WRAPS = "the peer wraps the out-of-range dim -6 around (a stack along dim 0)"
+PEER_LOSSY: dict[str, str] = {
+    "dim_stack_-6": _DIM_WRAPS,
+    "size_split_sizes@lazy_dim0": "the peer's split of a lazy stack drops the rest of the dim",
+    "size_permute_repeated@lazy_dim0": "the peer's lazy stack takes permute(0, 0) as no-op",
+    "names_twice@lazy_dim0": "the peer's lazy stack takes a name repeated across dims",
+    "names_twice@lazy_dim1": "the peer's lazy stack takes a name repeated across dims",
+}
+# The peer fails on its own internals: tclass raises the clearest builtin instead.
+PEER_CRASHES: dict[str, str] = {
+    "dim_cumsum_5": "the peer's cumsum gets an AttributeError on its own result",
+    "dim_cumsum_-6": "the peer's cumsum gets an AttributeError on its own result",
+}
+# The peer refuses, tclass answers correctly.
+TCLASS_ANSWERS: dict[str, str] = {
+    "stack_keys@lazy_dim0": "torch.stack of lazy stacks is a lazy stack: members may differ",
+    "stack_keys@lazy_dim1": "torch.stack of lazy stacks is a lazy stack: members may differ",
+}
+
+
+def _pairs() -> list[Any]:
+    return [
+        pytest.param(kind, call.name, id=f"{call.name}@{kind}")
+        for kind in CHECKED_KINDS
+        for call in CALLS.values()
+        if call.applies_to(kind)
+    ]
+
+
+def _entry(table: dict[str, str], kind: str, name: str) -> str | None:
+    return table.get(f"{name}@{kind}", table.get(name))
+
+
+def _outcome(module: Any, kind: str, call: BadCall, tmp: Path) -> BaseException | None:
+    """The error ``call`` raises on a fresh collection of ``kind`` in ``module``, or
+    None when it runs."""
+    lib = declare(module)
+    built = BY_NAME[kind]
+    for folder in (tmp / "value", tmp / "other"):
+        folder.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():  # the peer warns as it builds and runs some calls
+        warnings.simplefilter("ignore")
+        value = built.build(lib, tmp / "value", False).value
+        env = Env(module, tmp / "env", lambda: built.build(lib, tmp / "other", False).value)
+        try:
+            call.call(value, env)
+        except Exception as error:  # noqa: BLE001 - every error is compared
+            return error
+    return None
+
+
+@pytest.mark.parametrize(("kind", "name"), _pairs())
+def test_tclass_error(kind: str, name: str, tmp_path: Path) -> None:
+    """The call raises a TclassError naming what is wrong (or the user's own error)."""
+    call = CALLS[name]
+    error = _outcome(tclass, kind, call, tmp_path)
+    if error is None:
+        assert _entry(TCLASS_ANSWERS, kind, name), f"{name} on {kind} raised nothing"
+        return
+    assert _entry(TCLASS_ANSWERS, kind, name) is None, f"{name} on {kind} now raises: {error}"
+    message = str(error)
+    if call.user_error:
+        assert type(error) is ValueError and message == "boom"
+        return
+    assert isinstance(error, tclass.TclassError), f"{type(error).__name__}: {message}"
+    assert any(word in message for word in call.words), (
+        f"{name} on {kind}: the message names none of {call.words}: {message}"
+    )
+
+
+@pytest.mark.skipif(not HAS_PEER, reason="tensordict (the peer) is not installed")
+@pytest.mark.parametrize(("kind", "name"), _pairs())
+def test_same_error_as_peer(kind: str, name: str, tmp_path: Path) -> None:
+    """Where the peer raises builtin E, tclass raises an E; the reviewed tables list
+    where they differ on purpose (each entry must still differ)."""
+    import tensordict
+
+    call = CALLS[name]
+    want = _outcome(tensordict, kind, call, tmp_path / "peer")
+    got = _outcome(tclass, kind, call, tmp_path / "tclass")
+    lossy, crash = _entry(PEER_LOSSY, kind, name), _entry(PEER_CRASHES, kind, name)
+    answers = _entry(TCLASS_ANSWERS, kind, name)
+    if want is None:
+        assert lossy and got is not None, f"{name} on {kind}: the peer runs it; tclass: {got}"
+        return
+    assert lossy is None, f"{name} on {kind}: the peer now raises {want!r}"
+    if got is None:
+        assert answers, f"{name} on {kind}: the peer raises {want!r}, tclass answers"
+        return
+    if crash is not None:
+        assert not isinstance(got, type(want)), f"{name} on {kind}: the peer no longer crashes"
+        return
+    builtin = family(want)
+    assert builtin in {c.__name__ for c in type(got).__mro__ if c.__module__ == "builtins"}, (
+        f"{name} on {kind}: the peer raises {builtin} ({want}), tclass {type(got).__name__}"
+    )

@@ -1,0 +1,60 @@
+"""Writes of Python values (``_engine/_td.py`` ``set_``, ``_engine/_nontensor.py``):
+what a write changes, and what else sees it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tclass import NonTensorData, NonTensorStack, TensorDict
+
+
+def _source() -> TensorDict:
+    return TensorDict({"d": torch.zeros(2), "v": "x y", "n": {"w": "p"}}, batch_size=[2])
+
+
+@pytest.mark.parametrize("op", ["exclude('d')", "select('v', 'n')", "exclude('zz')", "view(-1)"])
+def test_set_of_a_value_reaches_what_shares_its_node(op: str) -> None:
+    """``set_`` writes a Python value into its node, as it writes a tensor into its
+    storage: the source of an ``exclude`` / ``select`` result sees it at every level."""
+    source = _source()
+    shared = eval(f"source.{op}")
+    shared.set_("v", "a").set_(("n", "w"), "b")
+    assert (source["v"], source["n", "w"]) == ("a", "b") == (shared["v"], shared["n", "w"])
+    source.set_("d", torch.ones(2))
+    assert "d" not in shared.keys() or shared["d"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("op", ["clone()", "clone(False)", "copy()", "apply(lambda t: t)"])
+def test_set_of_a_value_leaves_a_copy_alone(op: str) -> None:
+    source = _source()
+    copied = eval(f"source.{op}")
+    copied.set_("v", "a").set_(("n", "w"), "b")
+    assert (source["v"], source["n", "w"]) == ("x y", "p")
+    assert (copied["v"], copied["n", "w"]) == ("a", "b")
+
+
+def test_set_of_a_value_over_several_values_replaces_them() -> None:
+    td = TensorDict({"v": NonTensorStack("a", "b")}, batch_size=[2])
+    before = td.get("v")
+    td.set_("v", "c")
+    assert td["v"] == "c" and before.tolist() == ["a", "b"]
+
+
+@pytest.mark.parametrize("index", [Ellipsis, ()])
+def test_a_whole_write_without_batch_dims_keeps_one_value(index: object) -> None:
+    """``td[...] = {"v": 3}`` for batch size ``[]`` gives the entry the new value, one
+    value (``NonTensorData``), as the peer: not a stack without dims."""
+    td = TensorDict({"v": NonTensorData(1, batch_size=[]), "m": {"v": "s"}}, batch_size=[])
+    td[index] = {"v": torch.tensor(3), "m": {"v": "t"}}
+    assert type(td.get("v")) is NonTensorData and td.get("v").batch_size == ()
+    assert torch.equal(td["v"], torch.tensor(3))
+    assert type(td.get(("m", "v"))) is NonTensorData and td["m", "v"] == "t"
+    td[None] = TensorDict({"v": "u"}, batch_size=[])  # a new dim aside: the one element
+    assert type(td.get("v")) is NonTensorData and td["v"] == "u"
+
+
+def test_a_row_write_still_makes_values_per_element() -> None:
+    td = TensorDict({"v": "s"}, batch_size=[2])
+    td[0] = TensorDict({"v": "t"}, batch_size=[])
+    assert type(td.get("v")) is NonTensorStack and td["v"] == ["t", "s"]
