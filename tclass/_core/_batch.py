@@ -647,6 +647,18 @@ def inserted_one(batch: Sequence[int], shape: Sequence[int]) -> int | None:
     return i if tuple(shape) == (*batch[:i], 1, *batch[i:]) else None
 
 
+def sizes_meet(batch: Sequence[int], shape: Sequence[int]) -> bool:
+    """Whether the first size of ``shape`` that differs from ``batch`` counted from the
+    front and the first counted from the back are at one dim of ``batch``: where the
+    peer's lazy stack regroups its members for a reshape (``[2, 3]`` to ``[2, 1, 3]``),
+    rather than reshaping a dense copy (``[3, 2, 1]`` to ``[3, 2, 1, 1, 1]``)."""
+    if not batch or not shape:
+        return False
+    i = _first_difference(batch, shape)
+    j = _first_difference(batch[::-1], shape[::-1])
+    return i == len(batch) - j - 1
+
+
 def _first_difference(a: Sequence[int], b: Sequence[int]) -> int:
     """The first index where ``a`` and ``b`` differ; the last common index if none does."""
     for k, (x, y) in enumerate(zip(a, b)):

@@ -40,6 +40,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._td import TensorDict
+from tclass._engine._value_positions import StackDims, shifted_in
 from tclass.errors import (
     DimError,
     InvalidKeyError,
@@ -205,9 +206,13 @@ def _pad_value(value: Any, pairs: _Pairs, fill: float) -> Any:
     if isinstance(storage, LazyStackedTensorDict):
         lazy = _pad_lazy(storage, pairs, fill)
         return lazy if storage is value else value._wrap(lazy)
-    return value._map_values(
+    out = value._map_values(
         lambda entry: _pad_value(entry, pairs, fill), _padded_shape(value.batch_size, pairs)
     )
+    names = value._dim_names
+    if names is not None:  # a nested collection keeps its own dims' names, as in the peer
+        out._rename_all(names)
+    return out
 
 
 def _pad_lazy(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float) -> Any:
@@ -300,7 +305,20 @@ def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
         dst.append(slice(max(0, left), max(0, left) + max(0, stop - start)))
     out = np.empty(tuple(shape), dtype=object)
     out[tuple(dst)] = source[tuple(src)]
-    return NonTensorStack._from_array(out, node.device)
+    return NonTensorStack._from_array(out, node.device, _padded_stack_dims(node, pairs))
+
+
+def _padded_stack_dims(node: _NonTensorNode, pairs: _Pairs) -> StackDims:
+    """The stack dims of a padded value node, nested as the peer nests it: the node's
+    elements along each dim up to the last padded one are members (stacked beside the
+    new slots), outermost first, then the node's own stack dims beyond it. An element of
+    a slot added along an earlier dim reads as one ``None`` in the peer (its slot is one
+    value); here it reads as its neighbours do, one ``None`` per element."""
+    last = max(dim for dim, pair in enumerate(pairs) if any(pair))
+    own = () if isinstance(node, NonTensorData) else cast("NonTensorStack", node)._stack_dims
+    if own is None:
+        return None
+    return tuple(range(last + 1)) + tuple(d for d in own if d > last)
 
 
 # --- pad_sequence ---------------------------------------------------------------------
@@ -917,7 +935,26 @@ def _scatter_values(
     device = parts[0].device
     if any(part.device != device for part in parts):
         device = None
-    return NonTensorStack._from_array(out, device)
+    return NonTensorStack._from_array(out, device, _scattered_stack_dims(parts, total, pad_dim))
+
+
+def _scattered_stack_dims(parts: list[Any], length: int, pad_dim: int) -> StackDims:
+    """The stack dims of ``pad_sequence``'s values: each member's as ``pad`` nests them
+    (a member shorter than ``length`` padded along ``pad_dim``), then stacked along dim 0.
+    Members nested differently (padded beside unpadded ones, in the peer a lazy stack of
+    both) give every dim any of them has, so that each element of a member reads as in
+    the most nested one."""
+    found: list[tuple[int, ...]] = []
+    for part in parts:
+        own = () if isinstance(part, NonTensorData) else part._stack_dims
+        if own is None:
+            return None
+        if part.batch_size[pad_dim] < length:
+            own = tuple(range(pad_dim + 1)) + tuple(d for d in own if d > pad_dim)
+        found.append(own)
+    dims = max(found, key=len)
+    dims += tuple(sorted({d for own in found for d in own} - set(dims)))
+    return shifted_in(dims, 0)
 
 
 # --- unpad_sequence ---------------------------------------------------------------------

@@ -75,6 +75,17 @@ def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return True
 
 
+def _tensor_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An operator with a ragged lazy stack on the left and a tensor of its batch dims
+    (``stack | t``): each member gets its slice of the tensor, where the peer hands each
+    member the whole tensor and fails to broadcast it."""
+    if finding.kind != "peer-raises" or finding.step.family != "math":
+        return False
+    if -1 not in getattr(mine.value, "batch_size", ()):
+        return False
+    return "Attempting to broadcast a dimension of length" in str(peer.error)
+
+
 _SHAPES_LINE = re.compile(
     r"\]: peer Tensor\[(\S+), shape \[([^\]]*)\]\], tclass Tensor\[\1, shape \[([^\]]*)\]\]$"
 )
@@ -263,6 +274,7 @@ _MEMORY_MAPPED = re.compile(
 # What an operator the peer lacks in place changes in tclass's result: the collection
 # itself, with its lock, dim names, memory-mapped tensors, dtypes, empty nested
 # collections and Python values (the peer's operator empties them, see _values_kept).
+_OVERLAP = "more than one element of the written-to tensor refers to a single memory location"
 _KEPT_IN_PLACE = (
     re.compile(r"\.is_locked: peer False, tclass True$"),
     re.compile(r"\.names: peer "),
@@ -276,8 +288,13 @@ _KEPT_IN_PLACE = (
 
 def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``x |= y`` (``&=``, ``^=``, ``%=``, ``//=``): tclass's collection changed in place,
-    where the peer's ``x | y`` is a new, unlocked TensorDict without dim names."""
-    if finding.kind != "result" or not _BITWISE_IN_PLACE.match(finding.step.src):
+    where the peer's ``x | y`` is a new, unlocked TensorDict without dim names; in place
+    into an expanded collection, torch's error, as for the same tensor."""
+    if not _BITWISE_IN_PLACE.match(finding.step.src):
+        return False
+    if finding.kind in ("tclass-raises", "family"):
+        return _OVERLAP in str(mine.error) and any(".expand" in line for line in finding.lines)
+    if finding.kind != "result":
         return False
     return all(any(p.search(line) for p in _KEPT_IN_PLACE) for line in finding.detail)
 
@@ -301,6 +318,8 @@ def _torch_dtypes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     op, src = finding.step.op, finding.step.src
     if finding.kind == "tclass-raises" and _BOOL_ALPHA.search(src):
         return src.startswith("x.sub") and "Subtraction, the `-` operator, with" in str(mine.error)
+    if finding.kind == "peer-raises" and _BOOL_ALPHA.search(src):  # bool entries: torch's own
+        return "can't be cast to the desired output type Bool" in str(peer.error)
     if op in ("&", "r&", "&=") and _TENSOR_WITH_DIMS.search(src):
         if finding.kind in ("peer-raises", "family"):
             return "must match the size of tensor" in str(peer.error)
@@ -456,6 +475,7 @@ _PEER_INTERNAL = (
     "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
     "upper bound and lower bound inconsistent with step sign",  # tile of ragged values
     "Non-tensor batch sizes must match outside",  # cat: a squeezed record's value kept its dims
+    "the unspecified dimension size -1 can be any value",  # roll of a ragged stack over none
 )
 
 
@@ -672,7 +692,22 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
         return keys is not None and not list(keys(True, True))
+    if finding.kind == "result" and _ragged_made_dense(peer.value, mine.value):
+        return all(any(p.search(line) for p in _RAGGED_KEPT) for line in finding.detail)
     return False
+
+
+# A shape op of a ragged lazy stack without entries: the peer's TensorDict with a -1 in
+# its batch size (no TensorDict can have one), tclass's lazy stack of the ops' members.
+_RAGGED_KEPT = (
+    re.compile(r"^result\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'$"),
+    re.compile(r"^result\.<members>: peer None, tclass \d+ \("),
+)
+
+
+def _ragged_made_dense(peer: Any, mine: Any) -> bool:
+    peer_size, my_size = getattr(peer, "batch_size", ()), getattr(mine, "batch_size", ())
+    return type(peer).__name__ == "TensorDict" and -1 in peer_size and peer_size == my_size
 
 
 _MORE_DIMS = re.compile(
@@ -701,6 +736,57 @@ def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
     if finding.step.op not in ("pad", "pad_sequence"):
         return False
     return finding.kind == "peer-raises" and "contains tensorclasses" in str(peer.error)
+
+
+def _padded_slots_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value read where padding added slots (``pad``, ``pad_sequence``): one
+    ``None`` in one library, a list of ``None`` (one per element) in the other. The peer
+    nests each slot as one value added at the dim it pads, so an index down to that dim
+    reads one ``None`` there and a list beside it; tclass's value node reads every
+    element of a region alike (its rows nested along the same dims)."""
+    if finding.kind != "result" or not any(_PADDED.search(line) for line in finding.lines):
+        return False
+    for line in finding.detail:
+        found = _NONE_OR_LIST.match(line)
+        if found is None or "NoneType" not in found.group(1) + found.group(2):
+            return False
+        if found.group(1) == found.group(2):
+            return False
+        listed = mine.snap if found.group(1) == "py ('NoneType', None)" else peer.snap
+        if not _all_none(_snap_at(listed, found.group(0).split(": ")[0])):
+            return False
+    return True
+
+
+_PADDED = re.compile(r"\bL\.pad(_sequence)?\(|\bpad\(")
+_NONE_OR_LIST = re.compile(
+    r"^result\S*: peer (py \('NoneType', None\)|list of \d+), "
+    r"tclass (py \('NoneType', None\)|list of \d+)$"
+)
+_PATH_PART = re.compile(r"\[(\d+)\]|\['([^']*)'\]")
+
+
+def _snap_at(snap: Any, path: str) -> Any:
+    """The part of a snapshot at ``path`` (``result[1][2]['label']``), as ``differences``
+    names it; a Python value read for the node there."""
+    for index, key in _PATH_PART.findall(path.removeprefix("result")):
+        if isinstance(snap, tuple) and snap[:1] == ("nontensor",):
+            snap = snap[2]
+        if key or not index:
+            snap = dict(snap[6])[key] if snap[:1] == ("collection",) else dict(snap[1])[key]
+        elif isinstance(snap, list):
+            snap = snap[int(index)]
+        else:
+            snap = snap[int(index) + 1]
+    if isinstance(snap, tuple) and snap[:1] == ("nontensor",):
+        snap = snap[2]
+    return snap
+
+
+def _all_none(snap: Any) -> bool:
+    if snap == ("py", "NoneType", None):
+        return True
+    return isinstance(snap, tuple) and snap[:1] == ("seq",) and all(map(_all_none, snap[2]))
 
 
 def _about_values(line: str) -> bool:

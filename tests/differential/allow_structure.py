@@ -155,7 +155,10 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
         return all(
-            any(p.search(d) for p in _STAYS_LAZY) or _nested_dim_kept(d) or _NESTED_LAZY.search(d)
+            any(p.search(d) for p in _STAYS_LAZY)
+            or _nested_dim_kept(d)
+            or _NESTED_LAZY.search(d)
+            or _value_dim_kept(d)  # a nested value node's own dim of size 1 too
             for d in finding.detail
         )
     if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
@@ -163,7 +166,29 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
             any(p.search(d) for p in _STAYS_LAZY) or _NESTED_LOCK_KEPT.search(d)
             for d in finding.detail
         )
-    return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+    if not _STAYS_LAZY[0].search(finding.detail[0]):
+        return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
+    # the peer's dense copy of a nested lazy stack has no dim names
+    return all(
+        any(p.search(d) for p in _STAYS_LAZY) or _nested_names_dropped(d) for d in finding.detail
+    )
+
+
+def _nested_names_dropped(line: str) -> bool:
+    found = _NAMES_LINE.match(line)
+    if found is None or found.group(1) is None:
+        return False
+    theirs, mine = (side.strip("[]").split(", ") for side in found.group(2, 3))
+    return len(theirs) == len(mine) and set(theirs) == {"None"}
+
+
+def _value_dim_kept(line: str) -> bool:
+    """A Python value's batch size with one more dim (of size 1) in tclass, or its
+    values one list deeper there."""
+    sizes = _VALUE_DIMS.search(line)
+    if sizes is not None:
+        return int(sizes.group(2)) == int(sizes.group(1)) + 1
+    return _VALUE_ONE_DEEPER.search(line) is not None or _VALUE_LIST_DEEPER.search(line) is not None
 
 
 _NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
@@ -360,6 +385,8 @@ def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 
 _VALUE_DIMS = re.compile(r"\]\[1\]: length: peer (\d+), tclass (\d+)$")  # a value's batch size
 _VALUE_ONE_DEEPER = re.compile(r": peer py \(.*\), tclass list of 1$")
+# a list of the values where tclass has one more level of lists (a dim of size 1)
+_VALUE_LIST_DEEPER = re.compile(r"\]\[1\]: length: peer \d+, tclass 1$")
 
 
 def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -376,7 +403,7 @@ def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any
         sizes = _VALUE_DIMS.search(line)
         if sizes is not None and int(sizes.group(2)) == int(sizes.group(1)) + 1:
             continue
-        if _VALUE_ONE_DEEPER.search(line) is None:
+        if _VALUE_ONE_DEEPER.search(line) is None and _VALUE_LIST_DEEPER.search(line) is None:
             return False
     return True
 

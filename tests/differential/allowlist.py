@@ -34,6 +34,7 @@ from .allow_ops import (
     _none_field_listed,
     _none_field_not_written,
     _none_field_unset,
+    _padded_slots_per_element,
     _padded_values,
     _peer_fails_inside,
     _raised_by,
@@ -42,6 +43,7 @@ from .allow_ops import (
     _saved_later,
     _stack_of_values_not_empty,
     _tagged,
+    _tensor_on_ragged,
     _through_a_value,
     _torch_dtypes,
     _values_kept,
@@ -221,6 +223,11 @@ ENTRIES: list[Entry] = [
         _absent_field_filled,
     ),
     Entry(
+        "padded-slots-read-per-element",
+        "**A padded Python value reads alike in its new slots.**",
+        _padded_slots_per_element,
+    ),
+    Entry(
         "none-field-unset",
         "**A field set to `None` is not set, at every level.**",
         _any_of(_none_field_unset, _none_field_listed, _none_field_not_written),
@@ -259,6 +266,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _beyond_the_peer,
             _reflected_on_ragged,
+            _tensor_on_ragged,
             _nested_batch_dims_kept,
             _values_kept(*_REDUCTIONS),
             _values_not_merged,

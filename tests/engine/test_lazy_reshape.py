@@ -96,3 +96,18 @@ def test_tile_with_more_counts_than_dims_keeps_a_python_value_shared() -> None:
     out = td.tile([2, 1, 2])
     assert out.batch_size == (2, 1, 6) and out["v"] == "pong"
     assert torch.equal(out["a"], td["a"].reshape(1, 1, 3).tile(2, 1, 2))
+
+
+@pytest.mark.parametrize(("dim", "sizes"), [(1, [2, 1, 1]), (2, [1, 1]), (0, [1, 3])])
+def test_unflatten_names_the_dims_as_the_dense_unflatten(dim: int, sizes: list[int]) -> None:
+    # By the shape alone, the trailing dim of size 1 could be the one split: the split
+    # asked for is made, so the dim's name goes to the last new dim, as in the dense
+    # unflatten (the peer's, which reshapes a dense copy there).
+    member = TensorDict({"a": torch.arange(24.0).view(3, 2, 4)}, [3, 2], names=["j", "i"])
+    stack = tclass.lazy_stack([member], 2)
+    out = stack.unflatten(dim, sizes)
+    dense = stack.to_tensordict().unflatten(dim, sizes)
+    assert isinstance(out, LazyStackedTensorDict)
+    assert out.batch_size == dense.batch_size
+    assert out.names == dense.names
+    assert torch.equal(out["a"], dense["a"])

@@ -213,6 +213,15 @@ def test_pad_keeps_names_on_nested_collections_and_lazy_stacks() -> None:
     assert torch.equal(padded["c"][1:], torch.stack([td["c"], td["c"]], 1))
 
 
+def test_pad_keeps_the_names_of_a_nested_collections_own_dims() -> None:
+    inner = TensorDict({"a": torch.zeros(1, 2, 2, 1)}, [1, 2, 2, 1], names=[None, "i", "j", None])
+    td = TensorDict({"n": inner}, [1])
+    padded = pad(td, [2, 0], value=-1.0)
+    assert padded.names == [None]
+    assert padded["n"].names == [None, "i", "j", None]
+    assert padded["n"]["a"].shape == (3, 2, 2, 1)
+
+
 def test_pad_shared_value_becomes_a_stack_with_none_in_new_slots() -> None:
     td = TensorDict({"x": _values(2), "label": NonTensorData("cat", [2])}, [2])
     node = pad(td, [1, 2]).get("label")
@@ -222,6 +231,31 @@ def test_pad_shared_value_becomes_a_stack_with_none_in_new_slots() -> None:
     assert type(pad(td, [0, 0]).get("label")) is NonTensorData  # unchanged: kept shared
     listed = TensorDict({"tags": NonTensorData([1, 2], [1, 2])}, [1, 2])
     assert pad(listed, [0, 0, 0, 1]).get("tags").tolist() == [[[1, 2], [1, 2], None]]
+
+
+def test_pad_of_a_shared_value_along_dim_0_reads_one_value_per_row() -> None:
+    # Rows stacked beside the new slots, as the peer nests them: a row reads one value.
+    td = TensorDict({"x": torch.zeros(2, 3), "label": NonTensorData("cat", [2, 3])}, [2, 3])
+    out = pad(td, [1, 1])
+    assert [row["label"] for row in out.unbind(0)] == [None, "cat", "cat", None]
+    assert out[1, 2]["label"] == "cat" and out[0, 1]["label"] is None
+    assert out.get("label").tolist() == [[None] * 3, ["cat"] * 3, ["cat"] * 3, [None] * 3]
+
+
+def test_pad_of_a_shared_value_along_a_later_dim_reads_a_list_per_row() -> None:
+    td = TensorDict({"label": NonTensorData("cat", [2, 2])}, [2, 2])
+    out = pad(td, [0, 0, 0, 1])
+    assert out[0]["label"] == ["cat", "cat", None]  # the row holds padded slots
+    assert out[0, 1]["label"] == "cat" and out[1, 2]["label"] is None
+
+
+def test_pad_sequence_of_shared_values_reads_one_value_per_padded_row() -> None:
+    short = TensorDict({"x": torch.zeros(2, 2), "s": "a"}, [2, 2])
+    long = TensorDict({"x": torch.zeros(3, 2), "s": "b"}, [3, 2])
+    out = pad_sequence([short, long])
+    assert [out[0, i]["s"] for i in range(3)] == ["a", "a", None]
+    assert [out[1, i]["s"] for i in range(3)] == ["b", "b", "b"]
+    assert out[0]["s"] == [["a", "a"], ["a", "a"], [None, None]]
 
 
 def test_pad_in_place_of_a_shared_value_itself_is_refused() -> None:

@@ -107,7 +107,7 @@ class LazyReshapeOps(LazyStackOps):
         if inplace or -1 in batch:
             return super().unflatten(dim, unflattened_size, inplace=inplace)
         part = _batch.view_shape(sizes, torch.Size([batch[at]]), "unflatten")
-        regrouped = self._regroup(batch[:at] + part + batch[at + 1 :])
+        regrouped = self._regroup(batch[:at] + part + batch[at + 1 :], asked=(at, len(part)))
         if regrouped is None:
             return super().unflatten(dim, unflattened_size)
         return self._carry(regrouped, None, inverse=lambda r: r.reshape(batch))
@@ -124,9 +124,13 @@ class LazyReshapeOps(LazyStackOps):
             return regrouped
         return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
 
-    def _regroup(self, shape: torch.Size) -> Self | None:
+    def _regroup(self, shape: torch.Size, asked: tuple[int, int] | None = None) -> Self | None:
         """The members regrouped as lazy stacks of lazy stacks with batch size ``shape``,
-        when ``shape`` only merges or splits adjacent dims; else None."""
+        when ``shape`` only merges or splits adjacent dims; else None. ``asked``: ``(dim,
+        count)``, the split ``unflatten`` asks for, where the shape alone could be a
+        split of another dim (dims of size 1): the peer regroups by the shape where the
+        sizes that differ from the front and from the back meet, and otherwise unflattens
+        a dense copy, whose dims are named as the split asked says."""
         batch = self._batch_size
         if shape == batch:
             return self
@@ -147,6 +151,8 @@ class LazyReshapeOps(LazyStackOps):
             for _ in range(i, j + 1):
                 parts = [piece for part in parts for piece in part.unbind(i)]
             return self._lazily(parts, i, shape)
+        if asked is not None and split != asked and not _batch.sizes_meet(batch, shape):
+            split = asked
         if split is not None and batch[split[0]]:  # (a dim of size 0 has no part to split)
             i, count = split
             current: Any = self
