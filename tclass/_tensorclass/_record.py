@@ -64,11 +64,11 @@ from tclass._tensorclass._typing import (
     NamesField,
     constructor_keyword,
 )
+from tclass._tensorclass._update import update_record
 from tclass._tensorclass._writes import (
     check_entry_write,
     check_row_write,
     check_written_keys,
-    merges_into,
     refuse_none_field,
     replacements,
     unset_dropped,
@@ -409,23 +409,9 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         keys_to_update: Sequence[Any] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
-        """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`."""
-        if inplace:  # the tensors written into, checked before the first is written
-            keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
-            check_row_write(self, ..., source, keys, "update", deep=False)
-        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
-        allowed = None if keys_to_update is None else set(keys_to_update)
-        for key, value in pairs:
-            if allowed is not None and key not in allowed:
-                continue
-            if isinstance(value, NonTensorData):
-                value = value.data  # a per-element stack is set as it is
-            elif merges_into(self.get(key, None) if type(key) is str else None, value, is_leaf):
-                self.get(key).update(value, clone, inplace, is_leaf=is_leaf)  # key by key
-                continue
-            elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
-                value = value.clone()
-            self.set(key, value, inplace=inplace)
+        """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`,
+        each checked before the first is written (see ``_update.py``)."""
+        update_record(self, source, clone, inplace, keys_to_update, is_leaf)
         return self
 
     def _unknown_field(self, name: object) -> UnknownFieldError:
@@ -683,6 +669,9 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         source = storage_of(input_dict_or_td)
         self._tensordict.update_at_(source, idx, clone, keys_to_update=keys_to_update)
         return self
+
+    def _check_in_place(self, values: Mapping[str, Any], index: Any, op: str) -> None:
+        check_row_write(self, index, values, None, op)
 
     def _result(self, result: TensorDictBase) -> Self:
         """What the storage returned, as a record: ``self`` for the storage itself."""
