@@ -135,7 +135,12 @@ def tensor_field_setter(
 
     def setter(record: Any, value: Any) -> None:
         td = record._tensordict
-        if value.__class__ is not _Tensor or td._locked or td._saved_at is not None:
+        if (
+            value.__class__ is not _Tensor
+            or td.__class__ is not TensorDict  # a lazy stack: locked if a member is
+            or td._locked
+            or td._saved_at is not None
+        ):
             slow(record, value)
             return
         batch = td._batch_size
@@ -143,8 +148,8 @@ def tensor_field_setter(
         if device is not None and value.device != device:
             value = value.to(device)
         if check is not None:
-            if td.__class__ is not TensorDict or not check(td._tensors, value, batch):
-                slow(record, value)  # a lazy stack's members may differ: checked there
+            if not check(td._tensors, value, batch):
+                slow(record, value)  # says why
                 return
         elif batch and value.shape[: len(batch)] != batch:
             raise BatchMismatchError(name, value.shape, batch)

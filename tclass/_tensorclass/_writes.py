@@ -116,20 +116,25 @@ def _info_of(cls: type) -> ClassInfo:
 
 def check_written_keys(record: Any, value: Any) -> None:
     """Refuses a collection or mapping written into ``record``'s rows with a key that
-    is not a field (a record of the same class has only fields).
+    is not a field (a record of the same class has only fields), or a value of a kind
+    its field never holds (a tensor in a ``str`` field: see ``FieldRule.check_written``).
 
     Raises:
         UnknownFieldError: naming the key, with the closest field.
+        FieldTypeError: naming the field and its annotation.
     """
     if isinstance(value, TensorCollection) and type(value) is not type(record):
-        keys: Any = value._entries().keys()
+        items: Any = value._entries().items()
     elif isinstance(value, Mapping):
-        keys = value.keys()
+        items = value.items()
     else:
         return
-    fields = record.__tclass_info__.field_names
-    for key in keys:
-        if key not in fields:
+    info = record.__tclass_info__
+    fields = info.field_names
+    for key, sub in items:
+        if key in fields:
+            info.rules[key].check_written(sub)
+        else:
             if is_record(value):  # a record of another class
                 raise UnknownFieldError(
                     f"{type(record).__name__}[...] = {type(value).__name__}: __setitem__ is "

@@ -364,3 +364,118 @@ def test_frozen_allows_in_place_writes() -> None:
     record[0] = Frozen(x=torch.full((), 2.0), batch_size=[])
     record.add_(1)
     assert record.x.tolist() == [3, 2, 2]
+
+
+def test_frozen_holds_through_a_lazy_stack_of_records() -> None:
+    stacked = tclass.lazy_stack([frozen(), frozen()])
+    with pytest.raises(errors.FrozenInstanceError, match="Frozen is frozen"):
+        stacked.x = torch.ones(2, 3)
+    assert (stacked.x == 0).all()
+
+
+# --- field types, class options -----------------------------------------------------------
+
+
+class Typed(TensorClass):
+    x: torch.Tensor
+    s: str = "a"
+    y: torch.Tensor | None = None
+
+
+def typed() -> Typed:
+    return Typed(x=torch.zeros(3), batch_size=[3])
+
+
+MISTYPED: dict[str, Callable[[Typed], object]] = {
+    "attribute": lambda r: setattr(r, "s", torch.ones(3)),
+    "set": lambda r: r.set("s", torch.ones(3)),
+    "update": lambda r: r.update({"x": torch.ones(3), "s": torch.ones(3)}),
+    "td.set nested": lambda r: TensorDict({"r": r}, [3]).set(("r", "s"), torch.ones(3)),
+    "td.update nested": lambda r: TensorDict({"r": r}, [3]).update(
+        {"r": {"x": torch.ones(3), "s": torch.ones(3)}}
+    ),
+    "rec[int] = tensor into str": lambda r: r.__setitem__(0, {"s": torch.ones(())}),
+    "rec[slice] = str into tensor": lambda r: r.__setitem__(slice(0, 2), {"x": "text"}),
+    "rec[int] = str into unset tensor": lambda r: r.__setitem__(0, {"y": "text"}),
+    "rec[mask] = TensorDict": lambda r: r.__setitem__(
+        torch.tensor([True, False, True]), TensorDict({"s": torch.ones(2)}, [2])
+    ),
+    "lazy stack attribute": lambda r: setattr(tclass.lazy_stack([r[0], r[1]]), "s", torch.ones(2)),
+    "from_tensordict": lambda r: Typed.from_tensordict(
+        TensorDict({"x": torch.zeros(3), "s": torch.ones(3)}, [3])
+    ),
+}
+
+
+@pytest.mark.parametrize("path", list(MISTYPED))
+def test_a_field_type_holds_on_every_write_path(path: str) -> None:
+    record = typed()
+    with pytest.raises(errors.FieldTypeError, match=r"Typed\.[sxy] is annotated") as caught:
+        MISTYPED[path](record)
+    assert isinstance(caught.value, TypeError)
+    assert (record.x == 0).all() and record.s == "a" and record.y is None
+
+
+def test_python_values_and_numbers_are_still_written_into_rows() -> None:
+    record = typed()
+    record[0] = {"s": "b", "x": 1.0}
+    record[1:] = 2
+    assert record.s == ["b", "a", "a"] and record.x.tolist() == [1, 2, 2]
+
+
+class AutoCast(TensorClass["autocast"]):
+    x: torch.Tensor
+    n: int = 0
+
+
+class NoCast(TensorClass["nocast"]):
+    x: torch.Tensor
+    n: int = 0
+
+
+@pytest.mark.parametrize("Cast", [AutoCast, NoCast])
+def test_autocast_and_nocast_hold_on_every_path(Cast: Any, tmp_path: Path) -> None:
+    def made() -> Any:
+        return Cast(x=torch.zeros(3), n=1, batch_size=[3])
+
+    paths: list[Callable[[], Any]] = [
+        lambda: made().set("n", 2),
+        lambda: made().update({"n": 2}),
+        lambda: TensorDict({"r": made()}, [3]).update({"r": {"n": 2}})["r"],
+        lambda: Cast.from_dict({"x": torch.zeros(3), "n": 2}, batch_size=[3]),
+        lambda: pickle.loads(pickle.dumps(made().replace(n=2))),
+        lambda: made().replace(n=2).clone(),
+        lambda: (made().replace(n=2).memmap(tmp_path), Cast.load_memmap(tmp_path))[1],
+    ]
+    for path in paths:
+        record = path()
+        assert type(record) is Cast and record.n == 2 and type(record.n) is int
+    cast_record = made().to(torch.float64)
+    assert cast_record.x.dtype == torch.float64 and type(cast_record.n) is int
+    if Cast is AutoCast:  # a tensor converted to the annotation
+        given = made().set("n", torch.tensor(3))
+        assert type(given.n) is int and given.n == 3
+    else:  # kept as given
+        given = made().set("n", torch.full((3,), 3))
+        assert isinstance(given.n, Tensor) and given.n.tolist() == [3, 3, 3]
+
+
+def test_tensor_only_and_optional_fields_hold_on_every_path() -> None:
+    class Only(TensorClass["tensor_only"]):
+        x: torch.Tensor
+        y: torch.Tensor | None = None
+
+    record = Only(x=torch.zeros(3), batch_size=[3])
+    for write in (
+        lambda: setattr(record, "y", "text"),
+        lambda: record.update({"x": torch.ones(3), "y": "text"}),
+        lambda: TensorDict({"r": record}, [3]).set(("r", "y"), "text"),
+        lambda: record.__setitem__(0, {"y": "text"}),
+    ):
+        with pytest.raises(errors.FieldTypeError, match=r"Only\.y is annotated"):
+            write()
+    assert record.y is None and (record.x == 0).all()
+    record[0] = {"y": torch.ones(())}  # an unset optional field: the first write allocates it
+    assert record.y.tolist() == [1, 0, 0]
+    record.update({"y": None})
+    assert record.y is None
