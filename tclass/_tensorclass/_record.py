@@ -69,6 +69,7 @@ from tclass._tensorclass._writes import (
     check_entry_write,
     check_row_write,
     check_written_keys,
+    check_written_types,
     refuse_none_field,
     replacements,
     unset_dropped,
@@ -649,6 +650,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         source = storage_of(unset_dropped(self, input_dict_or_td))
         self._require_fields([*(source.keys() if source is not None else ()), *kwargs])
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+        check_written_types(self, source)
+        check_written_types(self, kwargs)
         check_row_write(self, ..., source, keys, "update_")
         check_row_write(self, ..., kwargs, keys, "update_")
         options = {"non_blocking": non_blocking, "keys_to_update": keys_to_update, **kwargs}
@@ -665,12 +668,14 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         """Writes every value into the elements ``idx`` of its field (all checked first)."""
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+        check_written_types(self, input_dict_or_td)
         check_row_write(self, idx, input_dict_or_td, keys, "update_at_")
         source = storage_of(input_dict_or_td)
         self._tensordict.update_at_(source, idx, clone, keys_to_update=keys_to_update)
         return self
 
     def _check_in_place(self, values: Mapping[str, Any], index: Any, op: str) -> None:
+        check_written_types(self, values)
         check_row_write(self, index, values, None, op)
 
     def _result(self, result: TensorDictBase) -> Self:

@@ -20,7 +20,7 @@ the specs alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -46,6 +46,7 @@ __all__ = [
     "check_entry_write",
     "check_row_write",
     "check_written_keys",
+    "check_written_types",
     "merges_into",
     "replacements",
     "unset_dropped",
@@ -123,12 +124,7 @@ def check_written_keys(record: Any, value: Any) -> None:
         UnknownFieldError: naming the key, with the closest field.
         FieldTypeError: naming the field and its annotation.
     """
-    if isinstance(value, TensorCollection) and type(value) is not type(record):
-        items: Any = value._entries().items()
-    elif isinstance(value, Mapping):
-        items = value.items()
-    else:
-        return
+    items = _written_items(record, value)
     info = record.__tclass_info__
     fields = info.field_names
     for key, sub in items:
@@ -143,6 +139,31 @@ def check_written_keys(record: Any, value: Any) -> None:
                     f"field of {type(record).__name__} (fields: {', '.join(fields)})"
                 )
             raise record._unknown_field(key)
+
+
+def check_written_types(record: Any, value: Any) -> None:
+    """Refuses a value of a kind its field never holds among the fields ``value`` (a
+    mapping or collection) writes into rows of ``record`` (``set_at_``, ``update_at_``);
+    keys that are not fields are left to the write.
+
+    Raises:
+        FieldTypeError: naming the field and its annotation.
+    """
+    rules = record.__tclass_info__.rules
+    for key, sub in _written_items(record, value):
+        rule = rules.get(key) if type(key) is str else None
+        if rule is not None:
+            rule.check_written(sub)
+
+
+def _written_items(record: Any, value: Any) -> Iterable[tuple[Any, Any]]:
+    """The (key, value) pairs a row write of ``value`` gives ``record``'s fields (none
+    for a record of its class, checked when built, or a number)."""
+    if isinstance(value, TensorCollection) and type(value) is not type(record):
+        return value._entries().items()
+    if isinstance(value, Mapping):
+        return value.items()
+    return ()
 
 
 def unset_dropped(record: Any, source: Any) -> Any:

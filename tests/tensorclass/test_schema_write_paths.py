@@ -400,6 +400,12 @@ MISTYPED: dict[str, Callable[[Typed], object]] = {
     "rec[mask] = TensorDict": lambda r: r.__setitem__(
         torch.tensor([True, False, True]), TensorDict({"s": torch.ones(2)}, [2])
     ),
+    "set_at_ tensor into str": lambda r: r.set_at_("s", torch.ones(()), 0),
+    "set_at_ str into tensor": lambda r: r.set_at_("x", "text", 0),
+    "update_at_": lambda r: r.update_at_({"x": torch.ones(2), "s": torch.ones(2)}, slice(0, 2)),
+    "td.update_at_ nested": lambda r: TensorDict({"r": r}, [3]).update_at_(
+        {"r": {"s": torch.ones(())}}, 0
+    ),
     "lazy stack attribute": lambda r: setattr(tclass.lazy_stack([r[0], r[1]]), "s", torch.ones(2)),
     "from_tensordict": lambda r: Typed.from_tensordict(
         TensorDict({"x": torch.zeros(3), "s": torch.ones(3)}, [3])
@@ -414,6 +420,22 @@ def test_a_field_type_holds_on_every_write_path(path: str) -> None:
         MISTYPED[path](record)
     assert isinstance(caught.value, TypeError)
     assert (record.x == 0).all() and record.s == "a" and record.y is None
+
+
+def test_in_place_copies_keep_each_field_kind() -> None:
+    record = typed()
+    with pytest.raises(errors.InPlaceWriteError, match="'s' holds a Python value"):
+        record.set_("s", torch.ones(3))
+    for write in (
+        lambda: record.update_({"x": torch.ones(3), "s": torch.ones(3)}),
+        lambda: record.update_({"x": "text"}),
+        lambda: TensorDict({"r": record}, [3]).update_(
+            {"r": {"x": torch.ones(3), "s": torch.ones(3)}}
+        ),
+    ):
+        with pytest.raises(errors.FieldTypeError, match=r"Typed\.[sx] is annotated"):
+            write()
+    assert (record.x == 0).all() and record.s == "a"
 
 
 def test_python_values_and_numbers_are_still_written_into_rows() -> None:
