@@ -100,12 +100,13 @@ def _planned(
 def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict | None:
     """The record's storage with ``fields`` stored (a copy: nothing written), checked
     against the class (each value's type, the specs together); None where each field is
-    set and checked on its own: one field, a record over a lazy stack, a frozen or
-    locked one (its setter refuses before writing)."""
+    set and checked on its own: one field, a frozen or locked record (its setter refuses
+    before writing), a record over a lazy stack or a file (each value checked here
+    against its spec first, the named dims it shares with other fields when it is set)."""
     cls = type(record)
     info = cls.__tclass_info__
     td = record._tensordict
-    if len(fields) < 2 or type(td) is not TensorDict:
+    if len(fields) < 2:
         return None
     for name in fields:
         if type(name) is not str:
@@ -113,6 +114,12 @@ def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict
         if name not in info.field_names:
             raise record._unknown_field(name)
     if info.options["frozen"] or td.is_locked:
+        return None
+    if type(td) is not TensorDict:  # a lazy stack, a file: each value against its spec
+        for name, value in fields.items():
+            stored = info.rules[name].store(value, td.batch_size, td.device)
+            if info.specs is not None and isinstance(stored, torch.Tensor):
+                info.specs.check_assign({}, name, stored, len(td.batch_size))
         return None
     trial = td.__copy__()
     for name, value in fields.items():

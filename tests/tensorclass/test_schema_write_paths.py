@@ -257,6 +257,13 @@ def test_records_over_folders_and_files_check_their_writes(tmp_path: Path) -> No
                 write(record)
         assert (record.p == 0.5).all()
     assert (Bounded.load_memmap(tmp_path / "folder").p == 0.5).all()
+    rec().to_h5(str(tmp_path / "w.h5"))
+    writable = Bounded.from_h5(str(tmp_path / "w.h5"), mode="r+")
+    with pytest.raises(FieldSpecError, match="le=1"):
+        WRITES["update"](writable)  # ``a`` first, then a ``p`` refused: nothing written
+    assert (writable.a == 0).all() and (writable.p == 0.5).all()
+    writable.update({"a": torch.ones(4), "p": torch.full((4, 3), 0.25)})
+    assert (writable.p == 0.25).all() and (writable.a == 1).all()
 
 
 def test_a_folder_a_tensordict_wrote_is_checked_when_read_as_the_class(tmp_path: Path) -> None:

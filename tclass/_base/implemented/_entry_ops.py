@@ -326,7 +326,10 @@ class EntryOps(TensorCollection):
         ``index``, each record's together, before the first is written (each write
         checks again)."""
         groups: dict[int, tuple[TensorCollection, dict[str, Any]]] = {}
+        whole = is_record(self)
         for path, value in pairs:
+            if len(path) == 1 and not whole:
+                continue  # an entry of this collection: no record holds it
             holder = cast(Any, self)._holder(path)  # (a mixin of KeyOps)
             if holder is not None and is_record(holder):
                 groups.setdefault(id(holder), (holder, {}))[1][path[-1]] = value
