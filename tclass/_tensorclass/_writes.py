@@ -28,7 +28,7 @@ import torch
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape, indexed_shape
 from tclass._core._keys import key_path
-from tclass._core._records import is_record, is_record_class
+from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._row_spec import FILL, RIGHT, RowSpecs
 from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
@@ -158,8 +158,11 @@ def check_written_types(record: Any, value: Any) -> None:
 
 def _written_items(record: Any, value: Any) -> Iterable[tuple[Any, Any]]:
     """The (key, value) pairs a row write of ``value`` gives ``record``'s fields (none
-    for a record of its class, checked when built, or a number)."""
+    for a record of its class, checked when built, or a number; a lazy stack's keys
+    alone, with None: its members may differ, and their values are checked as written)."""
     if isinstance(value, TensorCollection) and type(value) is not type(record):
+        if storage_of(value)._is_lazy:
+            return ((key, None) for key in value._key_names())
         return value._entries().items()
     if isinstance(value, Mapping):
         return value.items()
