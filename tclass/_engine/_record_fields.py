@@ -189,7 +189,7 @@ def tensor_field_setter(
         td = record._tensordict
         if (
             value.__class__ is not _Tensor
-            or td.__class__ is not TensorDict  # a lazy stack: its lock is its members'
+            or td.__class__ is not TensorDict  # a lazy stack: locked if a member is
             or td._locked
             or td._saved_at is not None
         ):
@@ -201,7 +201,7 @@ def tensor_field_setter(
             value = value.to(device)
         if check is not None:
             if not check(td._tensors, value, batch):
-                slow(record, value)  # (which says why)
+                slow(record, value)  # says why
                 return
         elif batch and value.shape[: len(batch)] != batch:
             raise BatchMismatchError(name, value.shape, batch)

@@ -752,12 +752,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
             ):  # a lazy stack is updated member by member, so it is kept, as the peer
                 target._update_entries(value, clone, inplace, None, is_leaf)
             elif (
-                below is None
-                and is_record(target)
-                and type(value) is type(target)
+                is_record(target)
+                and isinstance(value, (Mapping, TensorCollection))
+                and not getattr(value, "_is_lazy", False)
                 and (is_leaf is None or not is_leaf(type(value)))
-            ):  # a record of the same class is merged, field by field, as the peer
-                cast(Any, target)._update_entries(value, clone, inplace, None, is_leaf)
+            ):  # a mapping or collection is merged into a record field by field, as the
+                # peer: the record stays, with its class, options and checks
+                cast(Any, target)._update_entries(value, clone, inplace, below, is_leaf)
             elif below is None or target is _MISSING:
                 # A nested collection asked for in part and missing here comes whole,
                 # as the peer's update(keys_to_update=) sets it.

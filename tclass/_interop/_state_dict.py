@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -169,9 +169,14 @@ def load_state_dict(
         if strict:  # unexpected keys first, whatever they hold (as the peer)
             _check_keys(collection, leaves, expected)
         loaded = {path: _as_leaf(path, v) for path, v in leaves.items() if path in expected}
+        if not assign:  # every tensor checked before the first is copied in
+            for path, tensor in loaded.items():
+                _check_shape(path, tensor, expected[path])
+            writes = list(loaded.items())
+            cast(Any, collection)._check_nested_writes(writes, ..., "load_state_dict")
         with torch.no_grad():
             for path, tensor in loaded.items():
-                _load_leaf(collection, path, tensor, expected[path], assign)
+                _load_leaf(collection, path, tensor, assign)
     for path, value in _python_values(metadata, collection):
         _set_value(collection, path, value, strict)
     return collection
@@ -289,12 +294,16 @@ def _load_leaf(
     collection: TensorCollection,
     path: Path,
     tensor: torch.Tensor,
-    target: torch.Tensor,
     assign: bool,
 ) -> None:
     if assign:
         collection.set(path, tensor)
         return
+    # Through set_: a lazy stack's leaves are stacked copies, its members take the parts.
+    collection.set_(path, tensor)
+
+
+def _check_shape(path: Path, tensor: torch.Tensor, target: torch.Tensor) -> None:
     if target.shape != tensor.shape:
         msg = (
             f"load_state_dict: {'.'.join(path)!r} has shape {list(tensor.shape)} in the state "
@@ -302,8 +311,6 @@ def _load_leaf(
             "shapes, or pass assign=True to replace the tensor"
         )
         raise BatchSizeError(msg)
-    # Through set_: a lazy stack's leaves are stacked copies, its members take the parts.
-    collection.set_(path, tensor)
 
 
 def _adopt_structure(collection: TensorCollection, metadata: Mapping[str, Any]) -> None:

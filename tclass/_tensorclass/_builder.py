@@ -386,7 +386,7 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     def deleter(self: Any) -> None:
         setter(self, None)
 
-    get = field_getter(name, values=not entries_only, nodes=info.options["tensor_only"])
+    get = field_getter(name, values=not entries_only, nodes=bool(info.options["tensor_only"]))
     inline = info._specs.inline if info._specs is not None else None
     check = inline.assign.get(name) if inline is not None else None
     spec = rule.spec if rule is not None else None

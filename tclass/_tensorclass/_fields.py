@@ -268,6 +268,22 @@ class FieldRule:
             )
             raise CastError(msg) from None
 
+    def check_written(self, value: Any) -> None:
+        """Refuses a value written into rows of this field of a kind the field never
+        holds, as assignment refuses it: a tensor in a field of Python values, a string
+        in a field of tensors (a number fills a tensor; autocast converts).
+
+        Raises:
+            FieldTypeError: naming the class, the field and the annotation.
+        """
+        if self.any_value or self.cast is not None:
+            return
+        if isinstance(value, _Tensor):
+            if not (self.tensor or self.number):
+                self._refuse(value)
+        elif isinstance(value, (str, bytes)) and self.check_value is None:
+            self._refuse(value)
+
     def _refuse(self, value: object) -> typing.NoReturn:
         shown = _describe(value)
         msg = f"{self.owner}.{self.name} is annotated {self.text}; got {shown}"

@@ -71,11 +71,12 @@ from tclass._tensorclass._typing import (
     NamesField,
     constructor_keyword,
 )
+from tclass._tensorclass._update import update_record
 from tclass._tensorclass._writes import (
     check_entry_write,
     check_row_write,
     check_written_keys,
-    merges_into,
+    check_written_types,
     refuse_none_field,
     replacements,
     unset_dropped,
@@ -420,30 +421,14 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         keys_to_update: Sequence[Any] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
-        """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`."""
-        if inplace:  # the tensors written into, checked before the first is written
-            keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
-            check_row_write(self, ..., source, keys, "update", deep=False)
+        """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`,
+        each checked before the first is written (see ``_update.py``)."""
         if keys_to_update is None and self._members_match(source):
             # a record of this class over a lazy stack like this one's: member by member
             # (their entries may differ in shape, as a lazy stack's update allows)
             self._tensordict.update(storage_of(source), clone, inplace, is_leaf=is_leaf)
             return self
-        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
-        allowed = None if keys_to_update is None else set(keys_to_update)
-        for key, value in pairs:
-            if allowed is not None and key not in allowed:
-                continue
-            if type(key) is str and key not in self.__tclass_info__.field_names:
-                raise self._unknown_field(key)  # before the lock, as the peer's update
-            if isinstance(value, NonTensorData):
-                value = value.data  # a per-element stack is set as it is
-            elif merges_into(self.get(key, None) if type(key) is str else None, value, is_leaf):
-                self.get(key).update(value, clone, inplace, is_leaf=is_leaf)  # key by key
-                continue
-            elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
-                value = value.clone()
-            self.set(key, value, inplace=inplace)
+        update_record(self, source, clone, inplace, keys_to_update, is_leaf)
         return self
 
     def _unknown_write(self, name: object) -> TclassError:
@@ -713,6 +698,8 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         source = storage_of(unset_dropped(self, input_dict_or_td))
         self._require_fields([*(source.keys() if source is not None else ()), *kwargs])
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+        check_written_types(self, source)
+        check_written_types(self, kwargs)
         check_row_write(self, ..., source, keys, "update_")
         check_row_write(self, ..., kwargs, keys, "update_")
         options = {"non_blocking": non_blocking, "keys_to_update": keys_to_update, **kwargs}
@@ -729,10 +716,15 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     ) -> Self:
         """Writes every value into the elements ``idx`` of its field (all checked first)."""
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+        check_written_types(self, input_dict_or_td)
         check_row_write(self, idx, input_dict_or_td, keys, "update_at_")
         source = storage_of(input_dict_or_td)
         self._tensordict.update_at_(source, idx, clone, keys_to_update=keys_to_update)
         return self
+
+    def _check_in_place(self, values: Mapping[str, Any], index: Any, op: str) -> None:
+        check_written_types(self, values)
+        check_row_write(self, index, values, None, op)
 
     def _result(self, result: TensorDictBase) -> Self:
         """What the storage returned, as a record: ``self`` for the storage itself."""

@@ -20,7 +20,7 @@ the specs alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -28,7 +28,7 @@ import torch
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape, indexed_shape
 from tclass._core._keys import key_path
-from tclass._core._records import is_record, is_record_class
+from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._row_spec import FILL, RIGHT, RowSpecs
 from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
@@ -46,6 +46,7 @@ __all__ = [
     "check_entry_write",
     "check_row_write",
     "check_written_keys",
+    "check_written_types",
     "merges_into",
     "replacements",
     "unset_dropped",
@@ -116,20 +117,20 @@ def _info_of(cls: type) -> ClassInfo:
 
 def check_written_keys(record: Any, value: Any) -> None:
     """Refuses a collection or mapping written into ``record``'s rows with a key that
-    is not a field (a record of the same class has only fields).
+    is not a field (a record of the same class has only fields), or a value of a kind
+    its field never holds (a tensor in a ``str`` field: see ``FieldRule.check_written``).
 
     Raises:
         UnknownFieldError: naming the key, with the closest field.
+        FieldTypeError: naming the field and its annotation.
     """
-    if isinstance(value, TensorCollection) and type(value) is not type(record):
-        keys: Any = value._entries().keys()
-    elif isinstance(value, Mapping):
-        keys = value.keys()
-    else:
-        return
-    fields = record.__tclass_info__.field_names
-    for key in keys:
-        if key not in fields:
+    items = _written_items(record, value)
+    info = record.__tclass_info__
+    fields = info.field_names
+    for key, sub in items:
+        if key in fields:
+            info.rules[key].check_written(sub)
+        else:
             if is_record(value):  # a record of another class
                 raise UnknownFieldError(
                     f"{type(record).__name__}[...] = {type(value).__name__}: __setitem__ is "
@@ -138,6 +139,34 @@ def check_written_keys(record: Any, value: Any) -> None:
                     f"field of {type(record).__name__} (fields: {', '.join(fields)})"
                 )
             raise record._unknown_field(key)
+
+
+def check_written_types(record: Any, value: Any) -> None:
+    """Refuses a value of a kind its field never holds among the fields ``value`` (a
+    mapping or collection) writes into rows of ``record`` (``set_at_``, ``update_at_``);
+    keys that are not fields are left to the write.
+
+    Raises:
+        FieldTypeError: naming the field and its annotation.
+    """
+    rules = record.__tclass_info__.rules
+    for key, sub in _written_items(record, value):
+        rule = rules.get(key) if type(key) is str else None
+        if rule is not None:
+            rule.check_written(sub)
+
+
+def _written_items(record: Any, value: Any) -> Iterable[tuple[Any, Any]]:
+    """The (key, value) pairs a row write of ``value`` gives ``record``'s fields (none
+    for a record of its class, checked when built, or a number; a lazy stack's keys
+    alone, with None: its members may differ, and their values are checked as written)."""
+    if isinstance(value, TensorCollection) and type(value) is not type(record):
+        if storage_of(value)._is_lazy:
+            return ((key, None) for key in value._key_names())
+        return value._entries().items()
+    if isinstance(value, Mapping):
+        return value.items()
+    return ()
 
 
 def unset_dropped(record: Any, source: Any) -> Any:

@@ -252,6 +252,11 @@ class TensorCollection:
         ) -> Self: ...
         def _tensor_leaves(self) -> Iterator[torch.Tensor]: ...
 
+    def _check_in_place(self, values: Mapping[str, Any], index: Any, op: str) -> None:
+        """Checks ``values`` (entry name -> value) before they are written into this
+        collection's entries at ``index`` (``...``: whole), by the method ``op`` of a
+        collection holding it; only records have checks (their fields' specs)."""
+
     def _read(self) -> Any:
         """What reading this node as an entry gives (a leaf node gives its value)."""
         return self

@@ -21,6 +21,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
+from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import ArgumentError, HeterogeneousEntryError, KeyConflictError, ShapeError
 
@@ -285,11 +286,16 @@ class EntryOps(TensorCollection):
             KeyNotFoundError: for a key this collection does not have.
         """
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        for path, value in _pairs(input_dict_or_td, kwargs, (), whole_lazy=True):
-            if allowed is not None and not any(path[: len(a)] == a for a in allowed):
-                continue
+        pairs = [
+            (path, value)
+            for path, value in _pairs(input_dict_or_td, kwargs, (), whole_lazy=True)
+            if allowed is None or any(path[: len(a)] == a for a in allowed)
+        ]
+        for path, _ in pairs:
             if path not in self:  # (not read: a lazy stack's members may differ in shape)
                 raise self._missing_key(path[0] if len(path) == 1 else path)
+        self._check_nested_writes(pairs, ..., "update_")
+        for path, value in pairs:
             if isinstance(value, TensorCollection) and value._is_lazy:
                 target = self.get(path)
                 if isinstance(target, TensorCollection):
@@ -315,13 +321,35 @@ class EntryOps(TensorCollection):
             KeyNotFoundError: for a key this collection does not have.
         """
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        for path, value in _pairs(input_dict_or_td, {}, ()):
-            if allowed is None or any(path[: len(a)] == a for a in allowed):
-                if self.entry_class(path) is UnbatchedTensor:  # (nothing read)
-                    self.set_(path, value)  # no batch dims: written whole, as td[idx] = rows
-                else:
-                    self.set_at_(path, value, idx)
+        pairs = [
+            (path, value)
+            for path, value in _pairs(input_dict_or_td, {}, ())
+            if allowed is None or any(path[: len(a)] == a for a in allowed)
+        ]
+        self._check_nested_writes(pairs, idx, "update_at_")
+        for path, value in pairs:
+            if self.entry_class(path) is UnbatchedTensor:  # (nothing read)
+                self.set_(path, value)  # no batch dims: written whole, as td[idx] = rows
+            else:
+                self.set_at_(path, value, idx)
         return self
+
+    def _check_nested_writes(
+        self, pairs: Sequence[tuple[tuple[str, ...], Any]], index: Any, op: str
+    ) -> None:
+        """Checks the values ``pairs`` writes into records (this one or nested ones) at
+        ``index``, each record's together, before the first is written (each write
+        checks again)."""
+        groups: dict[int, tuple[TensorCollection, dict[str, Any]]] = {}
+        whole = is_record(self)
+        for path, value in pairs:
+            if len(path) == 1 and not whole:
+                continue  # an entry of this collection: no record holds it
+            holder = cast(Any, self)._holder(path)  # (a mixin of KeyOps)
+            if holder is not None and is_record(holder):
+                groups.setdefault(id(holder), (holder, {}))[1][path[-1]] = value
+        for holder, values in groups.values():
+            holder._check_in_place(values, index, op)
 
     # --- facts -------------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._api import adopt_leaves
+from tclass._io._schema import class_schema
 from tclass._io.memmap._format import META, TENSORCLASS_DIR, file_name
 from tclass._io.memmap._plan import stored_names
 from tclass._io.memmap._read import load_tree
@@ -213,10 +214,15 @@ class _Grower(NodeVisitor[Build]):
         return super().visit(saved, rows, folder, where)
 
     def visit_record(self, record: Any, rows: Any, folder: str, where: tuple[str, ...]) -> Build:
+        cls = type(record)
+        specs = class_schema(cls)[1]
+        if specs is not None and isinstance(rows._tensordict, TensorDict):
+            # The rows meet the class (its specs and value constraints), as a write into
+            # rows of the record would: built past the checks, they are not saved.
+            specs.check(rows._tensordict._entries(), len(rows.batch_size), True)
         content = self.visit(
             record._tensordict, rows._tensordict, os.path.join(folder, TENSORCLASS_DIR), where
         )
-        cls = type(record)
         return lambda written: cls._from_tensordict_unchecked(content(written))
 
     def visit_lazy(self, stack: LazyStackedTensorDict, *args: Any) -> Build:

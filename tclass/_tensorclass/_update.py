@@ -1,0 +1,140 @@
+"""A record's ``update``: every field of the source checked before the first is written.
+
+``record.update(source)`` sets each field of ``source`` as :meth:`TensorClass.set`
+does, and merges a mapping or collection given for a nested record or TensorDict into
+it, key by key, as the peer. What it sets is checked first, all together, as
+``replace`` checks the record it builds (so fields that share a named dim may change
+its size together): a value that breaks a spec, a constraint or its field's type, or a
+name that is not a field, leaves the record as it was. ``update(..., inplace=True)``
+writes into the tensors there, checked as every row write (``_writes.check_row_write``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._keys import key_path
+from tclass._core._records import is_record
+from tclass._engine._entry_values import keys_below
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._td import TensorDict
+from tclass._tensorclass._builder import check_specs, store_field
+from tclass._tensorclass._writes import check_row_write, merges_into
+
+if TYPE_CHECKING:
+    from tclass._tensorclass._record import TensorClass
+
+__all__ = ["update_record"]
+
+_Action = Callable[[], object]
+
+
+def update_record(
+    record: TensorClass,
+    source: Mapping[Any, Any] | TensorCollection,
+    clone: bool,
+    inplace: bool,
+    keys_to_update: Sequence[Any] | None,
+    is_leaf: Callable[[type], bool] | None,
+) -> None:
+    """Sets each field of ``source`` (a mapping, TensorDict or record) into ``record``,
+    checked before the first is written (see the module's docstring)."""
+    allowed = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+    if inplace:  # the tensors written into, checked before the first is written
+        check_row_write(record, ..., source, allowed, "update", deep=False)
+    for action in _planned(record, source, clone, inplace, allowed, is_leaf):
+        action()
+
+
+def _planned(
+    record: TensorClass,
+    source: Mapping[Any, Any] | TensorCollection,
+    clone: bool,
+    inplace: bool,
+    allowed: list[tuple[str, ...]] | None,
+    is_leaf: Callable[[type], bool] | None,
+) -> list[_Action]:
+    """The writes of ``record.update(source)``, in order: the fields set, then the
+    mappings merged into nested records and TensorDicts. Not ``inplace``, the fields set
+    and those of the nested records merged into are checked now: nothing is written
+    until every one fits."""
+    fields: dict[Any, Any] = {}
+    merges: list[tuple[Any, Any, list[tuple[str, ...]] | None]] = []
+    pairs = source._items() if isinstance(source, TensorCollection) else source.items()
+    for key, value in pairs:
+        below = None if allowed is None else keys_below(key_path(key), allowed)
+        if below == []:
+            continue  # neither this key nor anything under it was asked for
+        if type(key) is str and key not in record.__tclass_info__.field_names:
+            raise record._unknown_field(key)  # before the lock, as the peer's update
+        if isinstance(value, NonTensorData):
+            value = value.data  # a per-element stack is set as it is
+        elif merges_into(record.get(key, None) if type(key) is str else None, value, is_leaf):
+            merges.append((key, value, below))
+            continue
+        elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
+            value = value.clone()
+        fields[key] = value
+    trial = None if inplace else _checked_trial(record, fields)
+    actions: list[_Action] = []
+    for key, value in fields.items():
+        if trial is not None:
+            actions.append(partial(_adopt, record, trial, key))
+        else:
+            actions.append(partial(record.set, key, value, inplace=inplace))
+    for key, value, below in merges:
+        target = record.get(key)
+        if not inplace and is_record(target):  # its fields checked now too
+            actions += _planned(target, value, clone, inplace, below, is_leaf)
+        else:
+            actions.append(
+                partial(target.update, value, clone, inplace, keys_to_update=below, is_leaf=is_leaf)
+            )
+    return actions
+
+
+def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict | None:
+    """The record's storage with ``fields`` stored (a copy: nothing written), checked
+    against the class (each value's type, the specs together); None where each field is
+    set and checked on its own: one field, a frozen or locked record (its setter refuses
+    before writing), a record over a lazy stack or a file (each value checked here
+    against its spec first, the named dims it shares with other fields when it is set)."""
+    cls = type(record)
+    info = cls.__tclass_info__
+    td = record._tensordict
+    if len(fields) < 2:
+        return None
+    for name in fields:
+        if type(name) is not str:
+            return None  # sets below a field: one by one
+        if name not in info.field_names:
+            raise record._unknown_field(name)
+    if info.options["frozen"] or td.is_locked:
+        return None
+    if type(td) is not TensorDict:  # a lazy stack, a file: each value against its spec
+        for name, value in fields.items():
+            stored = info.rules[name].store(value, td.batch_size, td.device)
+            if info.specs is not None and isinstance(stored, torch.Tensor):
+                info.specs.check_assign({}, name, stored, len(td.batch_size))
+        return None
+    trial = td.__copy__()
+    for name, value in fields.items():
+        store_field(cls, trial, name, value, check_spec=False)
+    check_specs(cls, trial)  # several fields may change a named dim's size together
+    return trial
+
+
+def _adopt(record: TensorClass, trial: TensorDict, name: str) -> None:
+    """Stores the field ``name`` as the checked ``trial`` holds it."""
+    td = record._tensordict
+    value = trial._entries().get(name)
+    if value is not None:
+        td._store_entry(name, value)
+    elif td._has_entry(name):
+        td._remove_entry(name)
