@@ -398,13 +398,18 @@ def _show_index(index: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def merges_into(current: Any, value: Any, is_leaf: Callable[[type], bool] | None) -> bool:
-    """Whether ``update`` merges ``value`` into a field that holds ``current``, key by
+def merges_into(
+    current: Callable[[], Any], value: Any, is_leaf: Callable[[type], bool] | None
+) -> bool:
+    """Whether ``update`` merges ``value`` into a field that holds ``current()``, key by
     key as the peer (the fields the source lacks, or holds as ``None``, are kept): a
     mapping or a collection (not a lazy stack, not a Python value) given for a field that
-    holds a record or a TensorDict, unless ``is_leaf`` says its type is a leaf."""
+    holds a record or a TensorDict, unless ``is_leaf`` says its type is a leaf. The field
+    is read only for such a value (a tensor field of a lazy stack whose members differ in
+    shape has no dense value to read, and a tensor given for it replaces it)."""
     if not isinstance(value, (Mapping, TensorCollection)) or isinstance(value, _NonTensorNode):
         return False
     if getattr(value, "_is_lazy", False) or (is_leaf is not None and is_leaf(type(value))):
         return False
-    return isinstance(current, TensorDict) or is_record(current)
+    field = current()
+    return isinstance(field, TensorDict) or is_record(field)

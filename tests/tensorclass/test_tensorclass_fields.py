@@ -720,3 +720,16 @@ def test_update_from_a_like_lazy_stack_goes_member_by_member() -> None:
     assert stack[0].i == 2 and stack[1].i is None
     with pytest.raises(errors.HeterogeneousEntryError):  # no dense value
         stack.to_tensordict()
+
+
+def test_update_from_a_dict_replaces_a_ragged_field_of_a_lazy_stack() -> None:
+    """``update({name: tensor})`` of a record over a lazy stack whose members hold the
+    field in different shapes: the tensor replaces it in each member (split along the
+    stack dim, as ``set``), the ragged value never read (it has no dense value)."""
+    stack = tclass.lazy_stack(
+        [Values(t=torch.ones(2, 3), i=2, batch_size=[2]), Values(t=torch.ones(2), batch_size=[2])]
+    )
+    new = torch.arange(2 * 2 * 4.0).reshape(2, 2, 4)
+    assert stack.update({"t": new, "i": 5}) is stack
+    assert torch.equal(stack.t, new) and torch.equal(stack[1].t, new[1])
+    assert stack[0, 1].i == 5 and stack[1, 0].i == 5
