@@ -52,6 +52,7 @@ from .allow_ops import (
     _written_back,
 )
 from .allow_records import (
+    _consolidated_on_cpu,
     _exclusive_keys_refused,
     _from_dict_batch_dims,
     _frozen_locked,
@@ -190,7 +191,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "memmap-by-data",
         "**`is_memmap()` looks at the data.**",
-        _any_of(_memmap_by_data, _loaded_is_memmap, _nothing_mapped),
+        _any_of(_memmap_by_data, _loaded_is_memmap, _nothing_mapped, _consolidated_on_cpu),
     ),
     Entry(
         "lock-follows-sharing",
