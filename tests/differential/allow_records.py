@@ -157,3 +157,23 @@ def _consolidated_on_cpu(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if finding.kind != "result" or "consolidate(filename=" not in finding.lines[-1]:
         return False
     return all(_NO_DEVICE.match(line) for line in finding.detail)
+
+
+_VALUE_LEFT_OUT = re.compile(
+    r"^result\['(\w+)'\]: peer (?:'\w+'|[^,]+), tclass (?:'NoneType'|None)$"
+)
+
+
+def _key_below_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``select((name, key), strict=False)`` where ``name`` holds a Python value: tclass
+    leaves it out, as both leave out a tensor there (nothing is below a leaf); the peer
+    keeps the value (its node taken for a collection)."""
+    if finding.kind != "result" or finding.step.op != "select":
+        return False
+    if "strict=False" not in finding.lines[-1]:
+        return False
+    for line in finding.detail:
+        found = _VALUE_LEFT_OUT.match(line)
+        if found is None or f'("{found.group(1)}", ' not in finding.lines[-1]:
+            return False
+    return True

@@ -57,6 +57,7 @@ from .allow_records import (
     _from_dict_batch_dims,
     _frozen_locked,
     _kept_as_annotated,
+    _key_below_a_value,
     _mixed_field_refused,
     _tolist_lists_fields,
 )
@@ -132,6 +133,7 @@ ENTRIES: list[Entry] = [
             _stack_of_values_not_empty,
             _new_entries_saved,
             _saved_later,
+            _key_below_a_value,
         ),
     ),
     Entry(
