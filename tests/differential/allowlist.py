@@ -58,6 +58,7 @@ from .allow_records import (
     _frozen_locked,
     _kept_as_annotated,
     _key_below_a_value,
+    _missing_key_first,
     _mixed_field_refused,
     _tolist_lists_fields,
 )
@@ -256,7 +257,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "in-place-all-or-nothing",
         "**In-place math is all or nothing.**",
-        _any_of(_in_place_all_or_nothing, _written_back),
+        _any_of(_in_place_all_or_nothing, _written_back, _missing_key_first),
     ),
     Entry(
         "bitwise-in-place",
