@@ -181,8 +181,8 @@ def _key_below_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 def _missing_key_first(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``update_`` of a source with a key the destination lacks and another that does not
-    fit: tclass's ``KeyNotFoundError`` (checked before any write), where the peer writes
-    key by key and raises torch's error of the one that does not fit first."""
+    fit: tclass's ``KeyNotFoundError`` (checked before any write), where the peer, going
+    key by key, may raise torch's error of the one that does not fit first."""
     if finding.kind != "family" or finding.step.op != "update_":
         return False
     return type(mine.error).__name__ == "KeyNotFoundError" and type(peer.error) is RuntimeError
