@@ -600,6 +600,12 @@ def check_gather_index(index: object, batch_size: torch.Size, dim: int) -> None:
                 f"batch size {format_shape(batch_size)} at dim {d}"
             )
             raise ShapeError(msg)
+
+
+def check_gather_bounds(index: torch.Tensor, batch_size: torch.Size, dim: int) -> None:
+    """Checks a ``gather`` index's values against the batch dim they pick from: run
+    where torch refused the index (a collection with no tensors gathers nothing, which
+    no index value makes wrong, as in the peer)."""
     # (on another device the check would wait for it; a ragged dim has no size)
     if index.device.type == "cpu" and index.numel() and batch_size[dim] >= 0:
         low, high = (int(v) for v in torch.aminmax(index))

@@ -281,7 +281,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
                 f"{format_shape(self.batch_size)} cannot become {format_shape(batch_size)}"
             )
             raise UnsupportedError(msg)
-        return self._make(self._values, batch_size, device)  # type: ignore[return-value]
+        # the same stack (its stack dims too: rows read as the members were stacked)
+        return self._make(self._values, batch_size, device, self._stack_dims)  # type: ignore[return-value]
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...

@@ -79,6 +79,7 @@ from tclass._tensorclass._writes import (
     check_written_types,
     refuse_none_field,
     replacements,
+    stored_value,
     unset_dropped,
 )
 from tclass.errors import (
@@ -407,7 +408,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
                 raise self._unknown_field(path[0])
         check_entry_write(self, key, value, ..., "set_")
         try:
-            self._tensordict.set_(key, value)
+            self._tensordict.set_(key, stored_value(self, path, value))
         except KeyNotFoundError:
             refuse_none_field(self, key_path(key))
             raise

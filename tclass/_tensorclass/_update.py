@@ -75,7 +75,7 @@ def _planned(
             raise record._unknown_field(key)  # before the lock, as the peer's update
         if isinstance(value, NonTensorData):
             value = value.data  # a per-element stack is set as it is
-        elif merges_into(record.get(key, None) if type(key) is str else None, value, is_leaf):
+        elif merges_into(partial(_field, record, key), value, is_leaf):
             merges.append((key, value, below))
             continue
         elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
@@ -97,6 +97,11 @@ def _planned(
                 partial(target.update, value, clone, inplace, keys_to_update=below, is_leaf=is_leaf)
             )
     return actions
+
+
+def _field(record: TensorClass, key: Any) -> Any:
+    """The field ``key`` of ``record`` (None where ``key`` is a path or the field unset)."""
+    return record.get(key, None) if type(key) is str else None
 
 
 def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict | None:

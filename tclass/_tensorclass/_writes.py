@@ -32,7 +32,7 @@ from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._row_spec import FILL, RIGHT, RowSpecs
 from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
-from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass.errors import NoneFieldError, UnknownFieldError, UpdateArgumentError
 
@@ -49,6 +49,7 @@ __all__ = [
     "check_written_types",
     "merges_into",
     "replacements",
+    "stored_value",
     "unset_dropped",
 ]
 
@@ -172,7 +173,8 @@ def _written_items(record: Any, value: Any) -> Iterable[tuple[Any, Any]]:
 def unset_dropped(record: Any, source: Any) -> Any:
     """A plain dict ``source`` without the ``None`` given for fields of ``record`` that
     are absent (``None``), nested records included: as in the peer,
-    ``update_(record.to_dict())`` leaves them."""
+    ``update_(record.to_dict())`` leaves them; Python values as the fields keep them
+    (``stored_value``)."""
     if type(source) is not dict:
         return source
     absent = record._absent_fields()
@@ -181,8 +183,23 @@ def unset_dropped(record: Any, source: Any) -> Any:
         if value is None and key in absent:
             continue
         inner = getattr(record, key, None) if isinstance(key, str) else None
-        kept[key] = unset_dropped(inner, value) if is_record(inner) else value
+        kept[key] = (
+            unset_dropped(inner, value) if is_record(inner) else stored_value(record, key, value)
+        )
     return kept
+
+
+def stored_value(record: Any, key: Any, value: Any) -> Any:
+    """``value`` as ``record`` keeps it when it is written in place into the one Python
+    value its field ``key`` holds (a list given for a ``list`` field stays a list, where
+    a TensorDict makes a tensor of it); any other value (or field) as it is."""
+    td = record._tensordict
+    if type(key) is not str or not isinstance(td._entries().get(key), NonTensorData):
+        return value
+    rule = record.__tclass_info__.rules.get(key)
+    if rule is None or value is None or isinstance(value, (torch.Tensor, TensorCollection)):
+        return value
+    return rule.store(value, td.batch_size, td.device)
 
 
 def replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:
@@ -398,13 +415,18 @@ def _show_index(index: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def merges_into(current: Any, value: Any, is_leaf: Callable[[type], bool] | None) -> bool:
-    """Whether ``update`` merges ``value`` into a field that holds ``current``, key by
+def merges_into(
+    current: Callable[[], Any], value: Any, is_leaf: Callable[[type], bool] | None
+) -> bool:
+    """Whether ``update`` merges ``value`` into a field that holds ``current()``, key by
     key as the peer (the fields the source lacks, or holds as ``None``, are kept): a
     mapping or a collection (not a lazy stack, not a Python value) given for a field that
-    holds a record or a TensorDict, unless ``is_leaf`` says its type is a leaf."""
+    holds a record or a TensorDict, unless ``is_leaf`` says its type is a leaf. The field
+    is read only for such a value (a tensor field of a lazy stack whose members differ in
+    shape has no dense value to read, and a tensor given for it replaces it)."""
     if not isinstance(value, (Mapping, TensorCollection)) or isinstance(value, _NonTensorNode):
         return False
     if getattr(value, "_is_lazy", False) or (is_leaf is not None and is_leaf(type(value))):
         return False
-    return isinstance(current, TensorDict) or is_record(current)
+    field = current()
+    return isinstance(field, TensorDict) or is_record(field)

@@ -474,6 +474,8 @@ _PEER_INTERNAL = (
     '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
     "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps
     "upper bound and lower bound inconsistent with step sign",  # tile of ragged values
+    "cannot update stacked tensordicts with different shapes",  # a lazy stack: a value
+    "is not supported within NonTensorStack.update",  # update_ of values from to_dict()
     "Non-tensor batch sizes must match outside",  # cat: a squeezed record's value kept its dims
     "the unspecified dimension size -1 can be any value",  # roll of a ragged stack over none
 )

@@ -145,3 +145,44 @@ def _mixed_field_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     values, for a field some members hold as a list and others as another value), where
     the peer fails inside with an ``AttributeError``."""
     return finding.kind == "result" and all(_MIXED_READ.match(line) for line in finding.detail)
+
+
+_NO_DEVICE = re.compile(r"^result(?:\[[^\]]*\])*\.device: peer 'None', tclass 'cpu'$")
+
+
+def _consolidated_on_cpu(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``consolidate(filename=...)`` of a collection consolidated before: tclass's result
+    is on ``cpu``, where its tensors are (views of the file), as the peer's is for a
+    collection not consolidated before; the peer's then keeps the source's no device."""
+    if finding.kind != "result" or "consolidate(filename=" not in finding.lines[-1]:
+        return False
+    return all(_NO_DEVICE.match(line) for line in finding.detail)
+
+
+_VALUE_LEFT_OUT = re.compile(
+    r"^result\['(\w+)'\]: peer (?:'\w+'|[^,]+), tclass (?:'NoneType'|None)$"
+)
+
+
+def _key_below_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``select((name, key), strict=False)`` where ``name`` holds a Python value: tclass
+    leaves it out, as both leave out a tensor there (nothing is below a leaf); the peer
+    keeps the value (its node taken for a collection)."""
+    if finding.kind != "result" or finding.step.op != "select":
+        return False
+    if "strict=False" not in finding.lines[-1]:
+        return False
+    for line in finding.detail:
+        found = _VALUE_LEFT_OUT.match(line)
+        if found is None or f'("{found.group(1)}", ' not in finding.lines[-1]:
+            return False
+    return True
+
+
+def _missing_key_first(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``update_`` of a source with a key the destination lacks and another that does not
+    fit: tclass's ``KeyNotFoundError`` (checked before any write), where the peer, going
+    key by key, may raise torch's error of the one that does not fit first."""
+    if finding.kind != "family" or finding.step.op != "update_":
+        return False
+    return type(mine.error).__name__ == "KeyNotFoundError" and type(peer.error) is RuntimeError

@@ -52,10 +52,13 @@ from .allow_ops import (
     _written_back,
 )
 from .allow_records import (
+    _consolidated_on_cpu,
     _exclusive_keys_refused,
     _from_dict_batch_dims,
     _frozen_locked,
     _kept_as_annotated,
+    _key_below_a_value,
+    _missing_key_first,
     _mixed_field_refused,
     _tolist_lists_fields,
 )
@@ -133,6 +136,7 @@ ENTRIES: list[Entry] = [
             _stack_of_values_not_empty,
             _new_entries_saved,
             _saved_later,
+            _key_below_a_value,
         ),
     ),
     Entry(
@@ -192,7 +196,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "memmap-by-data",
         "**`is_memmap()` looks at the data.**",
-        _any_of(_memmap_by_data, _loaded_is_memmap, _nothing_mapped),
+        _any_of(_memmap_by_data, _loaded_is_memmap, _nothing_mapped, _consolidated_on_cpu),
     ),
     Entry(
         "lock-follows-sharing",
@@ -255,7 +259,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "in-place-all-or-nothing",
         "**In-place math is all or nothing.**",
-        _any_of(_in_place_all_or_nothing, _written_back),
+        _any_of(_in_place_all_or_nothing, _written_back, _missing_key_first),
     ),
     Entry(
         "bitwise-in-place",

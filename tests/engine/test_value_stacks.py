@@ -285,6 +285,19 @@ def test_writing_values_of_the_wrong_batch_size_is_an_error() -> None:
         s.set_at_("v", NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3])), 0)
 
 
+def test_apply_keeps_how_the_members_were_stacked() -> None:
+    """``apply`` leaves a stack of Python values as it is, its stack dims too: a row
+    within one member reads the member's one value, as before (not a list per row)."""
+    td = TensorDict(a=torch.zeros(1, 2), v="x", batch_size=[1, 2])
+    s = torch.stack([td, td.clone()])  # batch [2, 1, 2], one value per member
+    for result in (s, s.apply(torch.zeros_like), s.clone().apply(torch.ones_like)):
+        assert result[0, 0]["v"] == "x" and result[1, [0]]["v"] == "x"
+        assert result[0]["v"] == "x" and result["v"] == [[["x", "x"]], [["x", "x"]]]
+    rows = Frame(pixels=torch.zeros(2, 3), camera="l", batch_size=[2])
+    frames = torch.stack([rows, rows.clone()]).apply(torch.zeros_like)
+    assert frames[1, [1, 0]].camera == "l" and frames.camera == [["l", "l"], ["l", "l"]]
+
+
 # --- saved folders ------------------------------------------------------------------------
 
 

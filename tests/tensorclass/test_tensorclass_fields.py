@@ -720,3 +720,32 @@ def test_update_from_a_like_lazy_stack_goes_member_by_member() -> None:
     assert stack[0].i == 2 and stack[1].i is None
     with pytest.raises(errors.HeterogeneousEntryError):  # no dense value
         stack.to_tensordict()
+
+
+def test_update_from_a_dict_replaces_a_ragged_field_of_a_lazy_stack() -> None:
+    """``update({name: tensor})`` of a record over a lazy stack whose members hold the
+    field in different shapes: the tensor replaces it in each member (split along the
+    stack dim, as ``set``), the ragged value never read (it has no dense value)."""
+    stack = tclass.lazy_stack(
+        [Values(t=torch.ones(2, 3), i=2, batch_size=[2]), Values(t=torch.ones(2), batch_size=[2])]
+    )
+    new = torch.arange(2 * 2 * 4.0).reshape(2, 2, 4)
+    assert stack.update({"t": new, "i": 5}) is stack
+    assert torch.equal(stack.t, new) and torch.equal(stack[1].t, new[1])
+    assert stack[0, 1].i == 5 and stack[1, 0].i == 5
+
+
+def test_a_list_written_in_place_into_a_list_field_stays_a_list(tmp_path: Path) -> None:
+    """``set_`` and ``update_`` of a Python value field keep the value as the field
+    does (a list given for a ``list`` field stays a list, as attribute assignment and
+    ``set`` keep it), also in a record memory-mapped to a folder (locked)."""
+    record = Values(t=torch.zeros(2), l=[[1], [2]], li=[1, 2], s="a", batch_size=[2])
+    record.set_("l", [[3], [4]])
+    assert record.l == [[3], [4]] and type(record.l) is list
+    record.update_({"l": [[5], [6]], "li": [3, 4], "s": "b", "t": torch.ones(2)})
+    assert record.l == [[5], [6]] and record.li == [3, 4] and record.s == "b"
+    assert torch.equal(record.t, torch.ones(2))
+    mapped = record.memmap(tmp_path / "rec")
+    mapped.update_(mapped.to_dict() | {"l": [[7], [8]]})
+    assert mapped.l == [[7], [8]] and type(mapped.l) is list and mapped.is_locked
+    assert torch.equal(mapped.t, torch.ones(2))

@@ -551,7 +551,11 @@ class ShapeOps(TensorCollection):
             raise UnsupportedError(msg)
         _batch.check_gather_index(index, batch_size, d)
         shape = index.shape
-        result = self._map_batch(lambda v: v.gather(d, _lift_index(index, v.shape, nb)), shape)
+        try:
+            result = self._map_batch(lambda v: v.gather(d, _lift_index(index, v.shape, nb)), shape)
+        except RuntimeError:
+            _batch.check_gather_bounds(index, batch_size, d)  # an index out of the batch
+            raise
         result = self._carry(result, self._dim_names, lock=False)
         if out is not None:
             refuse_out_with_grad(result, "gather")
