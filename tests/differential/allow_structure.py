@@ -345,6 +345,39 @@ def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     return True
 
 
+# The lines of a Python value over no elements that the peer rebuilt from the members of
+# its stack, which it has none of: a node shorter than the batch or a list of another
+# length, an empty lazy stack without keys in its place, a read that fails ("items cannot
+# be empty"), or None where such a member's own ``apply`` dropped it.
+_REBUILT_LINES = (
+    re.compile(r": length: peer \d+, tclass \d+$"),
+    re.compile(
+        r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
+        r"tclass (list of \d+$|nontensor \(\('values', \('seq', 'list', \[\]\))"
+    ),
+    re.compile(r": peer error \('RuntimeError', .*tclass nontensor \(\('values', "),
+    re.compile(r": peer py \('NoneType', None\), tclass list of \d+$"),
+)
+
+
+def _empty_values_rebuilt(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over no elements kept with the batch size (``chunk``,
+    ``type``, ``repeat_interleave(0)``, a stack with an ``apply`` result...), as a tensor
+    with no elements is, where the peer rebuilds them from their stack's members, which
+    it has none of: its node loses the dims after the one of size 0, or becomes an empty
+    lazy stack without keys, or (after its ``apply``) is gone. Every line is about a key
+    that holds such values in tclass's result."""
+    if finding.kind != "result":
+        return False
+    results = mine.value if isinstance(mine.value, (tuple, list)) else [mine.value]
+    kept = set().union(*(_empty_value_keys(result) for result in results))
+    for line in finding.detail:
+        keys = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
+        if not keys or keys[-1] not in kept or not any(p.search(line) for p in _REBUILT_LINES):
+            return False
+    return True
+
+
 _EMPTY_PIECE = re.compile(
     r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
     r"tclass nontensor \(\('values', \('seq', 'list', \[\]\)"
@@ -493,14 +526,16 @@ def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
     drops them (the top node keeps them in both), and a nested Python value that all
-    elements share stays one value, where the peer's ``squeeze()`` keeps its stack."""
+    elements share stays one value, where the peer's ``squeeze()`` keeps its stack (or
+    removes one of its dims of size 1 only: its node has more dims than tclass's)."""
     if finding.kind != "result" or finding.step.op != "squeeze":
         return False
     shared = {line.split(": ")[0] for line in finding.detail if _shared_value_line(line)}
     names = [
         line
         for line in finding.detail
-        if line.split(": ")[0] not in shared or not _about_values(line)
+        if (line.split(": ")[0] not in shared or not _about_values(line))
+        and not _longer_value_node(line)
     ]
     parsed = [_names_of(line) for line in names]
     return all(
@@ -510,6 +545,13 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         and all(a == "None" or a == b for a, b in zip(p[1], p[2]))
         for p in parsed
     )
+
+
+def _longer_value_node(line: str) -> bool:
+    """A Python value's node (``result['s'][1]``: its batch size) with more dims in the
+    peer than in tclass."""
+    found = re.match(r"^result.*\['\w+'\]\[1\]: length: peer (\d+), tclass (\d+)$", line)
+    return found is not None and int(found.group(1)) > int(found.group(2))
 
 
 _VALUE_STACK_LINE = re.compile(

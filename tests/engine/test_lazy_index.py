@@ -95,3 +95,27 @@ def test_update_replaces_a_ragged_entry_with_a_collection() -> None:
     assert out is stack
     assert all(type(member.get("d")) is TensorDict for member in stack.tensordicts)
     assert stack.get("d").batch_size == (2,) and not list(stack.get("d").keys())
+
+
+def test_a_mask_over_the_stack_dim_keeps_a_member_per_element_when_nothing_is_left() -> None:
+    """A mask over the stack dim and another dim picks one member per masked element; an
+    empty slice elsewhere (or a dim of size 0) leaves them no element but keeps them: a
+    lazy stack with the batch size torch gives a tensor, as with elements left."""
+    dense = torch.arange(48.0).reshape(3, 4, 4)
+    stack = tclass.lazy_stack([TensorDict({"c": row}, [4, 4]) for row in dense], 0)
+    mask = torch.tensor([[True, False, False, True], [False] * 4, [False, True, False, False]])
+    for rest in (slice(4, None, 3), slice(1, None, 3)):
+        out = stack[mask, rest]
+        assert isinstance(out, tclass.LazyStackedTensorDict) and out.stack_dim == 0
+        assert len(out.tensordicts) == 3 and out.batch_size == dense[mask, rest].shape
+        assert torch.equal(out["c"], dense[mask, rest])
+    empty = stack[mask, 4::3]
+    assert [m.batch_size for m in empty.tensordicts] == [(0,)] * 3
+    assert not empty.is_locked and empty.keys() == {"c"}
+    inner = tclass.lazy_stack([TensorDict({"b": torch.ones(2, 0, 1)}, [2, 0])], 1)  # [2, 1, 0]
+    picked = inner[torch.tensor([[True], [False]])]
+    assert isinstance(picked, tclass.LazyStackedTensorDict)
+    assert picked.batch_size == torch.zeros(2, 1, 0)[torch.tensor([[True], [False]])].shape
+    assert [m.batch_size for m in picked.tensordicts] == [(0,)]
+    nothing = stack[torch.zeros(3, 4, dtype=torch.bool)]
+    assert type(nothing) is TensorDict and nothing.batch_size == (0, 4)

@@ -210,6 +210,38 @@ def test_values_over_no_elements_permute_unsqueeze_and_pad() -> None:
     assert lazy[:, :0].expand(2, 2, 0).batch_size == torch.Size([2, 2, 0])
 
 
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda td: td.type(torch.uint8),
+        lambda td: td.to(torch.float64),
+        lambda td: td.apply(torch.ones_like),
+        lambda td: td.chunk(4, 0)[-1],
+        lambda td: torch.cat(td.split(1, 0), 0),
+        lambda td: td.repeat_interleave(0, dim=-1),
+        lambda td: tclass.lazy_stack([td, td.apply(torch.zeros_like)], -1),
+    ],
+)
+def test_values_over_no_elements_keep_the_batch_size(op: Any) -> None:
+    # As a tensor with no elements is kept (the peer rebuilds the stack from its members,
+    # which it has none of: a node of batch [0], an empty lazy stack, or no entry).
+    td = TensorDict(v="pong", a=torch.zeros(3), batch_size=[3])
+    empty = torch.stack([td, td.clone()], 0).narrow(0, 2, 0)  # [0, 3], a stack of none
+    out = op(empty)
+    stack = out.get("v")
+    assert type(stack) is NonTensorStack and stack.batch_size == out.batch_size
+    assert out["v"] == torch.empty(out.batch_size).tolist() == out["a"].tolist()
+
+
+def test_squeeze_takes_every_dim_of_size_one_off_a_value_stack() -> None:
+    # As off a tensor (the peer's squeeze() takes one: its node keeps [2, 1]).
+    td = TensorDict(a=torch.zeros(2, 1), s="", batch_size=[2, 1]).unsqueeze(0)
+    assert type(td.get("s")) is NonTensorStack and td.get("s").batch_size == (1, 2, 1)
+    out = td.squeeze()
+    assert out.batch_size == out["a"].shape == out.get("s").batch_size == (2,)
+    assert out["s"] == ""
+
+
 def test_unbind_along_a_dim_of_size_one_next_to_the_stack_dim() -> None:
     # [1, 1] stacked along dim 0: unbind(0) gives the member, unbind(1) a stack of it.
     grown = TensorDict(s="pong", batch_size=[1]).unsqueeze(0)

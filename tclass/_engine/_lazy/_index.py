@@ -72,12 +72,40 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     if picked is not None:
         return _named(stack, items, picked, owned=False)
     ids, positions = _probe(stack, items)
-    if ids.numel() == 0:
+    numbers = ids if ids.numel() else _picked_members(stack, items)
+    if numbers.numel() == 0:
         return empty_selection(stack, items)
     # Tensors over the stack dim and other dims: every element a copy, as torch's
     # advanced indexing (and the peer) gives, even of a member taken whole.
-    out = _gather(stack, ids, positions, _advanced_dims(stack, items), copy=True)
+    over = _advanced_dims(stack, items)
+    out = _gather(stack, ids, positions, over, copy=True, numbers=numbers)
     return _named(stack, items, out, owned=True)
+
+
+def _picked_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> torch.Tensor:
+    """Where ``items`` select no element but tensors pick members (a mask over the stack
+    dim and a dim of size 0, or with an empty slice elsewhere): the member number of every
+    position along the dims the tensors give, the other dims of size 1 (probed on a batch
+    whose other dims have size 1, indexed whole). No numbers where the tensors pick none
+    (or pick no member): the selection then keeps no member, as the peer's."""
+    if not stack_item_is_tensor(stack, items):
+        return torch.empty(0, dtype=torch.long)
+    batch = list(stack._batch_size)
+    shrunk: list[Any] = []
+    dim = 0
+    for item in items:
+        width = _batch.index_dims_consumed(item)
+        if isinstance(item, torch.Tensor):
+            shrunk.append(item)
+        else:
+            batch[dim : dim + width] = [1] * width
+            shrunk.append(0 if type(item) is int else _ALL if type(item) is slice else item)
+        dim += width
+    batch[dim:] = [1] * (len(batch) - dim)
+    shape = [1] * len(batch)
+    shape[stack._stack_dim] = batch[stack._stack_dim]
+    ids = torch.arange(batch[stack._stack_dim]).reshape(shape).expand(batch)
+    return ids[tuple(shrunk)]
 
 
 def _named(stack: LazyStackedTensorDict, items: tuple[Any, ...], out: Any, *, owned: bool) -> Any:
@@ -334,20 +362,31 @@ def _gather(
     over: tuple[int, int],
     *,
     copy: bool,
+    numbers: torch.Tensor | None = None,
 ) -> Any:
     """The result whose element at every index comes from member ``ids[index]`` at
     ``positions[index]``. Where a tensor picks members, its ``over = (first, count)``
     dims run over (possibly repeated) members, as in the peer: the result is a lazy stack
     along each of them, nested, of the members' parts. Otherwise it is a lazy stack
     along the first dim where the member changes. ``copy``: a member taken whole is
-    copied rather than shared."""
+    copied rather than shared. ``numbers``: the member numbers along the ``over`` dims
+    where ``ids`` has no element (see :func:`_picked_members`); each member then gives a
+    part with no elements, as the peer keeps one member per picked position."""
+    numbers = ids if numbers is None else numbers
     first, count = over
-    along = first if count else _first_dim(ids, varies=True)
+    along = first if count else _first_dim(ids, varies=True) if ids.numel() else None
     if along is None:
-        return _member_part(stack._members[int(ids.reshape(-1)[0])], positions, copy)
+        return _member_part(stack._members[int(numbers.reshape(-1)[0])], positions, copy)
     inner = (first, count - 1) if count else over
     parts = [
-        _gather(stack, ids.select(along, j), positions.select(along, j), inner, copy=copy)
+        _gather(
+            stack,
+            ids.select(along, j),
+            positions.select(along, j),
+            inner,
+            copy=copy,
+            numbers=numbers.select(along, j),
+        )
         for j in range(ids.shape[along])
     ]
     return type(parts[0])._stack_lazily(parts, along, stacked_size(parts, along))
