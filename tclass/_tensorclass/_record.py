@@ -392,7 +392,7 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             return self
         path = unravel_key(key)
         if type(path) is tuple and path[0] not in self.__tclass_info__.field_names:
-            raise self._unknown_write(path[0])  # as update() and attribute assignment
+            raise self._unknown_field(path[0])  # before the lock, as the peer's nested set
         if inplace:
             check_entry_write(self, key, value, ..., "set")
         self._tensordict.set(key, value, inplace=inplace)

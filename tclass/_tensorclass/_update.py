@@ -71,8 +71,9 @@ def _planned(
         below = None if allowed is None else keys_below(key_path(key), allowed)
         if below == []:
             continue  # neither this key nor anything under it was asked for
-        if type(key) is str and key not in record.__tclass_info__.field_names:
-            raise record._unknown_field(key)  # before the lock, as the peer's update
+        name = key[0] if type(key) is tuple and key else key  # a nested key's field
+        if type(name) is str and name not in record.__tclass_info__.field_names:
+            raise record._unknown_field(name)  # before the lock, as the peer's update
         if isinstance(value, NonTensorData):
             value = value.data  # a per-element stack is set as it is
         elif merges_into(partial(_field, record, key), value, is_leaf):
