@@ -35,7 +35,8 @@ HAS_PEER = importlib.util.find_spec("tensordict") is not None
 # A TensorDict flat and nested, records (one frozen), lazy stacks along each dim, a
 # memory-mapped TensorDict and TensorDictParams.
 CHECKED_KINDS = (
-    "td_flat td_nested rec_flat rec_nested rec_frozen lazy_dim0 lazy_dim1 memmapped params"
+    "td_flat td_nested rec_flat rec_nested rec_frozen lazy_dim0 lazy_dim1 memmapped params "
+    "view consolidated typed h5 zarr h5_rows zarr_rows"
 ).split()
 BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
 CALLS: dict[str, BadCall] = {call.name: call for call in bad_calls()}
