@@ -169,11 +169,11 @@ def moved(value: torch.Tensor, device: torch.device, key: object = None) -> torc
 def move_error(
     error: BaseException, device: torch.device | None, value: object = None, key: object = None
 ) -> BaseException:
-    """The error to raise for a failed move of ``value`` (the entry ``key``; a whole
-    collection without them) onto ``device``: a :class:`MetaTensorError` for a meta tensor
-    (or a collection holding one: it holds no data to copy), a :class:`DeviceUnavailableError` for a device this
-    machine does not have, or ``error`` itself (a TclassError already, or another
-    failure)."""
+    """The error to raise for a failed move of ``value`` (the entry ``key``, or a whole
+    collection) onto ``device``: a :class:`MetaTensorError` for a meta tensor or a
+    collection holding one (no data to copy), a :class:`DeviceUnavailableError` for a
+    device this machine does not have, or ``error`` itself (a TclassError already, or
+    another failure)."""
     if isinstance(error, TclassError) or device is None:
         return error
     meta = _meta_leaf(value, key) if device.type != "meta" else None
