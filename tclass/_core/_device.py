@@ -28,6 +28,7 @@ __all__ = [
     "move_error",
     "moved",
     "parse_to_args",
+    "require_device",
     "refuse_device_assignment",
     "wait_for_device_copies",
 ]
@@ -192,6 +193,14 @@ def move_error(
             f"device ({_devices_present(device)}); pick one of its devices, e.g. 'cpu'"
         )
     return error
+
+
+def require_device(device: torch.device | None) -> None:
+    """Raises the :class:`DeviceUnavailableError` of a move onto ``device`` when this
+    machine does not have it (for a collection that reads its entries onto its device
+    later, as a file's: the error comes at ``to()``, not at every read)."""
+    if device is not None and not _available(device):
+        raise move_error(DeviceUnavailableError(str(device)), device)
 
 
 def _meta_leaf(value: object, key: object) -> tuple[object, torch.Tensor] | None:

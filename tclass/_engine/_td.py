@@ -804,12 +804,12 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
         if dtype is None and (device is None or device == self._device):
             return self
-        if dtype is None and device is not None and self._consolidated is not None:
-            moved = self._consolidated.moved(self, device, non_blocking)
-            if moved is not None:
-                return moved  # type: ignore[no-any-return]
         new_device = self._device if device is None else device
         try:
+            if dtype is None and device is not None and self._consolidated is not None:
+                moved = self._consolidated.moved(self, device, non_blocking)
+                if moved is not None:
+                    return moved  # type: ignore[no-any-return]
             result = self._map_values(
                 lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
                 self._batch_size,
@@ -826,11 +826,11 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         device = as_device(to)
         if device == self._device:
             return self
-        if self._consolidated is not None:
-            moved = self._consolidated.moved(self, device, False)
-            if moved is not None:
-                return moved  # type: ignore[no-any-return]
         try:
+            if self._consolidated is not None:
+                moved = self._consolidated.moved(self, device, False)
+                if moved is not None:
+                    return moved  # type: ignore[no-any-return]
             if device is not None and device.type == "cuda":
                 result = self._queued_to(device)
             else:

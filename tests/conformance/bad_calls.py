@@ -159,6 +159,14 @@ def _value_calls() -> Iterator[BadCall]:
     )
     yield _bad("to_unknown", lambda x, e: x.to("unknown"), "unknown")
     yield _bad("to_bad_type", lambda x, e: x.to(object()), "object")
+    yield _bad("to_unavailable", lambda x, e: x.to("cuda:97"), "cuda:97")
+    meta = torch.zeros(3, 4, device="meta")
+    yield BadCall(
+        "set_meta_on_cpu",
+        lambda x, e: x.to("cpu").unlock_().set("m", meta),
+        ("'m'", "/m'"),
+        not_on=RECORD_KINDS,  # an unknown field of a record
+    )
     yield BadCall("apply_raises", lambda x, e: x.apply(_raise), ("boom",), user_error=True)
     yield _bad(
         "apply_other_missing",

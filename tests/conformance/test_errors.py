@@ -49,6 +49,8 @@ PEER_LOSSY: dict[str, str] = {
     "size_permute_repeated@lazy_dim0": "the peer's lazy stack takes permute(0, 0) as no-op",
     "names_twice@lazy_dim0": "the peer's lazy stack takes a name repeated across dims",
     "names_twice@lazy_dim1": "the peer's lazy stack takes a name repeated across dims",
+    "to_unavailable@h5": "the peer's file on a device the machine lacks fails on every read",
+    "to_unavailable@zarr": "the peer's file on a device the machine lacks fails on every read",
 }
 # The peer fails on its own internals: tclass raises the clearest builtin instead.
 PEER_CRASHES: dict[str, str] = {
