@@ -19,6 +19,7 @@ from tclass._io.store._protocol import STACK_MARK, StoreArray, Values
 from tclass.errors import (
     FileConflictError,
     GradError,
+    InPlaceWriteError,
     MetadataError,
     MetaTensorError,
     MissingFileError,
@@ -276,12 +277,32 @@ def write_rows(
     Raises:
         GradError: ``value`` requires grad (see :func:`to_numpy`); nothing is written.
         MetaTensorError: ``value`` is a meta tensor (no data); nothing is written.
+        InPlaceWriteError: ``value`` does not broadcast to the rows written.
     """
     source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
     if source.requires_grad:
         raise grad_refused(where or f"a {label} file", tuple(source.shape))
     if source.is_meta:
         raise meta_refused(source, label, where)
+    try:
+        _write_rows_of(node, index, source, batch_dims, label)
+    except RuntimeError as error:  # torch's: the value does not broadcast to the rows
+        if isinstance(error, TclassError):
+            raise
+        shape = list(node.shape or ())
+        rows = "" if index is Ellipsis else f" at {index!r}"
+        msg = (
+            f"cannot write a tensor of shape {list(source.shape)} into "
+            f"{where or f'a {label} array'} (shape {shape}){rows}: it does not broadcast "
+            f"to the rows written; give a tensor of their shape ({error})"
+        )
+        raise InPlaceWriteError(msg) from error
+
+
+def _write_rows_of(
+    node: StoreArray, index: Any, source: torch.Tensor, batch_dims: int, label: str
+) -> None:
+    """:func:`write_rows` once ``source`` is checked."""
     shape = node.shape or ()
     if index is Ellipsis:
         node.write(..., to_numpy(source.expand(shape) if source.shape != shape else source, label))

@@ -579,8 +579,17 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         if isinstance(current, TensorCollection):
             current = in_memory(current)
             current[index] = value
-        else:
+            return self.set_(key, current)
+        try:
             current[index] = value
+        except RuntimeError as error:  # torch's: the value does not broadcast there
+            shape = list(getattr(value, "shape", ()))
+            msg = (
+                f"cannot write a tensor of shape {shape} into {key!r} at {index!r} of "
+                f"{self._where()} (its rows have shape {list(current.shape)}): it does not "
+                f"broadcast to the elements written; give a tensor of their shape ({error})"
+            )
+            raise InPlaceWriteError(msg) from error
         return self.set_(key, current)
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
