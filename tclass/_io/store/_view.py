@@ -143,7 +143,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         _batch.normalize_index(items, len(batch))  # DimError for too many dims
         self._source = source
         self._selection = index
-        self._batch = torch.empty(batch, device="meta")[index].shape
+        self._batch = _batch.indexed_shape(batch, index)  # DimError: out of range
         self._lock_block = None
 
     @property
@@ -161,7 +161,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         second = normalized(index, self._batch)
         items = second if type(second) is tuple else (second,)
         _batch.normalize_index(items, len(self._batch))
-        torch.empty(self._batch, device="meta")[second]  # torch's IndexError now
+        _batch.indexed_shape(self._batch, second)  # a DimError (an IndexError) now
         composed = compose(self._selection, second, self._source.batch_size)
         return PersistentTensorDictView(self._source, composed)
 
