@@ -23,6 +23,7 @@ from .methods import Env
 Call = Callable[[Any, Env], Any]
 MISSING = "zzz"  # a key no collection holds
 RECORD_KINDS = frozenset({"rec_flat", "rec_nested", "rec_frozen"})
+STORE_KINDS = frozenset({"h5", "zarr", "h5_rows", "zarr_rows"})
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,9 @@ def _key_calls() -> Iterator[BadCall]:
     }
     for name, call in calls.items():
         yield _bad(f"missing_key_{name}", call, z)
-    # A nested key through a tensor: a record's get answers None, as the peer's.
+    # A nested key through a tensor: a record's and a file's get answer None, as the peer's.
     through = lambda x, e: x.get(("a", z))  # noqa: E731
-    yield BadCall("key_through_tensor_get", through, (z,), not_on=RECORD_KINDS)
+    yield BadCall("key_through_tensor_get", through, (z,), not_on=RECORD_KINDS | STORE_KINDS)
 
 
 # --- dims: each method that takes a dim, given one out of range ----------------------
