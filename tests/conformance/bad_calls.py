@@ -23,6 +23,7 @@ from .methods import Env
 Call = Callable[[Any, Env], Any]
 MISSING = "zzz"  # a key no collection holds
 RECORD_KINDS = frozenset({"rec_flat", "rec_nested", "rec_frozen"})
+CLASS_KINDS = RECORD_KINDS | {"typed"}  # instances of a class that declares fields
 STORE_KINDS = frozenset({"h5", "zarr", "h5_rows", "zarr_rows"})
 
 
@@ -208,24 +209,29 @@ def _structure_calls() -> Iterator[BadCall]:
     yield _bad("load_damaged", lambda x, e: e.L.load_memmap(_damaged(x, e)), "meta", kinds=_ONE)
     yield _bad(
         "record_unknown_kw",
-        lambda x, e: type(x)(zzz=1, batch_size=[3, 4]),
+        lambda x, e: type(x)(zzz=1, **_fields(x), batch_size=[3, 4]),
         "zzz",
-        kinds=RECORD_KINDS,
+        kinds=CLASS_KINDS,
     )
     yield _bad(
         "record_missing_field",
         lambda x, e: type(x)(a=x.a, batch_size=[3, 4]),
         "b",
-        kinds=RECORD_KINDS,
+        kinds=CLASS_KINDS,
     )
     yield _bad(
         "record_field_batch",
         lambda x, e: setattr(x, "a", torch.zeros(5)),
         "a",
         "[5]",
-        kinds=RECORD_KINDS,
+        kinds=CLASS_KINDS,
     )
-    yield _bad("record_attribute", lambda x, e: x.zzz, "zzz", kinds=RECORD_KINDS)
+    yield _bad("record_attribute", lambda x, e: x.zzz, "zzz", kinds=CLASS_KINDS)
+
+
+def _fields(x: Any) -> dict[str, Any]:
+    """The fields of an instance, to build another (where the unknown one is the mistake)."""
+    return {name: getattr(x, name) for name in x.keys()}
 
 
 def _damaged(x: Any, e: Env) -> Any:
