@@ -19,6 +19,7 @@ from typing import NamedTuple
 __all__ = [
     "AppendError",
     "ArgumentError",
+    "ArgumentValueError",
     "BatchMismatchError",
     "BatchSizeError",
     "CastError",
@@ -27,14 +28,15 @@ __all__ = [
     "ClassResolutionError",
     "ClosedFileError",
     "DeviceError",
+    "DeviceUnavailableError",
     "DimError",
     "DimNameCountError",
     "DimNameError",
     "DistributedError",
+    "EntriesTwiceError",
     "EntryExistsError",
     "EntryReplacedWarning",
     "EntryTypeError",
-    "EntriesTwiceError",
     "FieldIndexError",
     "FieldSpecError",
     "FieldTypeError",
@@ -46,26 +48,29 @@ __all__ = [
     "FrozenInstanceError",
     "GradError",
     "HeterogeneousEntryError",
+    "IgnoredValuesWarning",
     "InPlaceKernelError",
     "InPlaceKeysError",
     "InPlaceWriteError",
-    "IgnoredValuesWarning",
     "IndexTypeError",
     "InvalidKeyError",
     "KeyConflictError",
-    "MemberKeyError",
     "KeyNotFoundError",
     "KeyRenameError",
     "KeyThroughTensorError",
-    "NamedTupleKeyError",
-    "NoneFieldError",
     "LockedError",
+    "MemberKeyError",
+    "MetaTensorError",
     "MetadataError",
     "MissingDependencyError",
     "MissingFileError",
     "MixedEntryError",
+    "NamedTupleKeyError",
+    "NoneFieldError",
     "NotAFileError",
+    "NotCloseError",
     "NotConsolidatedError",
+    "NotProvidedError",
     "NotSavedError",
     "NotSerializableError",
     "OperandError",
@@ -75,8 +80,8 @@ __all__ = [
     "ReprParseError",
     "ReservedNameError",
     "SchemaMismatchError",
-    "ShardSchemaError",
     "ShapeError",
+    "ShardSchemaError",
     "SharedDefaultWarning",
     "SpecSyntaxError",
     "StackError",
@@ -90,13 +95,10 @@ __all__ = [
     "UnknownArgumentError",
     "UnknownFieldError",
     "UnpicklableError",
+    "UnravelKeyError",
     "UnsafePathError",
     "UnsupportedError",
     "UpdateArgumentError",
-    "UnravelKeyError",
-    "ArgumentValueError",
-    "NotCloseError",
-    "NotProvidedError",
 ]
 
 
@@ -304,6 +306,17 @@ class MixedEntryError(HeterogeneousEntryError, TypeError):
 
 class DeviceError(TclassError, ValueError, RuntimeError):
     """A device is malformed or unavailable, or a tensor sits on the wrong device."""
+
+
+class DeviceUnavailableError(DeviceError, AssertionError):
+    """A tensor was to move onto a device this machine does not have (``to("cuda:7")``
+    without CUDA or with fewer GPUs): also an ``AssertionError``, as torch raises without
+    CUDA, and a ``RuntimeError``, as it raises for a missing GPU."""
+
+
+class MetaTensorError(DeviceError, NotImplementedError):
+    """A meta tensor (shape and dtype, no data) was to be copied onto a real device, as
+    on ``set`` into a collection with a device: a ``NotImplementedError``, as torch's."""
 
 
 # --- files ----------------------------------------------------------------------------

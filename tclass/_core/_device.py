@@ -12,13 +12,23 @@ from typing import Any, NamedTuple, NoReturn, TypeAlias
 
 import torch
 
-from tclass.errors import ArgumentError, DeviceError, UnsupportedError
+from tclass.errors import (
+    ArgumentError,
+    DeviceError,
+    DeviceUnavailableError,
+    MetaTensorError,
+    TclassError,
+    UnsupportedError,
+)
 
 __all__ = [
     "DeviceLike",
     "ToArgs",
     "as_device",
+    "move_error",
+    "moved",
     "parse_to_args",
+    "require_device",
     "refuse_device_assignment",
     "wait_for_device_copies",
 ]
@@ -147,6 +157,81 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
         msg = f"to(): dtype must be a torch.dtype (e.g. torch.float32), got {dtype!r}"
         raise ArgumentError(msg)
     return ToArgs(as_device(device), dtype, non_blocking)
+
+
+def moved(value: torch.Tensor, device: torch.device, key: object = None) -> torch.Tensor:
+    """``value.to(device)``, or the :func:`move_error` of a move that cannot be done."""
+    try:
+        return value.to(device)
+    except (AssertionError, RuntimeError) as error:
+        raise move_error(error, device, value, key) from error
+
+
+def move_error(
+    error: BaseException, device: torch.device | None, value: object = None, key: object = None
+) -> BaseException:
+    """The error to raise for a failed move of ``value`` (the entry ``key``, or a whole
+    collection) onto ``device``: a :class:`MetaTensorError` for a meta tensor or a
+    collection holding one (no data to copy), a :class:`DeviceUnavailableError` for a
+    device this machine does not have, or ``error`` itself (a TclassError already, or
+    another failure)."""
+    if isinstance(error, TclassError) or device is None:
+        return error
+    meta = _meta_leaf(value, key) if device.type != "meta" else None
+    if meta is not None:
+        name = "" if meta[0] is None else f" {meta[0]!r}"
+        return MetaTensorError(
+            f"cannot copy the meta tensor{name} of shape {list(meta[1].shape)} onto {device}: "
+            "a meta tensor holds a shape and a dtype but no data; build the tensor on "
+            f"{device} (e.g. torch.zeros(..., device={str(device)!r})), or keep it in a "
+            "collection built with device=None or device='meta'"
+        )
+    if not _available(device):
+        what = "" if key is None else f" {key!r}"
+        return DeviceUnavailableError(
+            f"cannot move{what or ' the tensors'} to {device}: this machine has no such "
+            f"device ({_devices_present(device)}); pick one of its devices, e.g. 'cpu'"
+        )
+    return error
+
+
+def require_device(device: torch.device | None) -> None:
+    """Raises the :class:`DeviceUnavailableError` of a move onto ``device`` when this
+    machine does not have it (for a collection that reads its entries onto its device
+    later, as a file's: the error comes at ``to()``, not at every read)."""
+    if device is not None and not _available(device):
+        raise move_error(DeviceUnavailableError(str(device)), device)
+
+
+def _meta_leaf(value: object, key: object) -> tuple[object, torch.Tensor] | None:
+    """``(key, value)`` if ``value`` is a meta tensor, else the first meta leaf of a
+    collection with its key."""
+    if isinstance(value, torch.Tensor):
+        return (key, value) if value.is_meta else None
+    items = getattr(value, "items", None)
+    if items is None:
+        return None
+    leaves = ((k, v) for k, v in items(True, True) if isinstance(v, torch.Tensor))
+    return next(((k, v) for k, v in leaves if v.is_meta), None)
+
+
+def _available(device: torch.device) -> bool:
+    if device.type in ("cpu", "meta"):
+        return True
+    module = getattr(torch, device.type, None)
+    is_available = getattr(module, "is_available", None)
+    if is_available is None or not is_available():
+        return False
+    count = getattr(module, "device_count", None)
+    return device.index is None or count is None or device.index < count()
+
+
+def _devices_present(device: torch.device) -> str:
+    module = getattr(torch, device.type, None)
+    count = getattr(module, "device_count", None)
+    if count is None or not getattr(module, "is_available", lambda: False)():
+        return f"{device.type} is not available"
+    return f"it has {count()} {device.type} device(s), numbered from 0"
 
 
 def wait_for_device_copies(device: torch.device | None = None) -> None:

@@ -433,6 +433,10 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
+    if len(set(map(type, members))) != 1 and any(_is_store(m) for m in members):
+        # A file (or its rows) joined with other kinds: read into memory, as the peer's
+        # (the result is a TensorDict either way).
+        members = [cast(C, m.to_tensordict()) if _is_store(m) else m for m in members]
     if len(set(map(type, members))) != 1 and not any(_is_lazy(m) for m in members):
         kind = type(members[0])
         for position, member in enumerate(members):
@@ -448,6 +452,11 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
         msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"
         raise StackError(msg)
     return members
+
+
+def _is_store(member: object) -> bool:
+    """Whether ``member`` is a collection over an outside store (a file or its rows)."""
+    return isinstance(member, TensorCollection) and member._is_store
 
 
 def _related_records(first: type, other: type) -> bool:

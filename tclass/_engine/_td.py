@@ -27,6 +27,8 @@ from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import (
     DeviceLike,
     as_device,
+    move_error,
+    moved,
     parse_to_args,
     pop_to_options,
     refuse_device_assignment,
@@ -198,7 +200,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
                 # this loop is most of the cost of building a TensorDict.
                 if type(key) is str and value.__class__ is _Tensor:
                     if dev is not None and value.device != dev:
-                        value = value.to(dev, non_blocking=non_blocking)
+                        try:
+                            value = value.to(dev, non_blocking=non_blocking)
+                        except (AssertionError, RuntimeError) as error:
+                            raise move_error(error, dev, value, key) from error
                     if n:
                         try:
                             shape = value.shape
@@ -531,9 +536,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         stored: Value
         named = False  # a nested collection takes this one's dim names, once its batch fits
         if value.__class__ is _Tensor:
-            stored = value if device is None or value.device == device else value.to(device)
+            stored = (
+                value if device is None or value.device == device else moved(value, device, key)
+            )
         elif isinstance(value, _Tensor):
-            stored = value if device is None or value.device == device else value.to(device)
+            stored = (
+                value if device is None or value.device == device else moved(value, device, key)
+            )
             if stored.__class__ is _Unbatched:  # any shape: it belongs to the whole batch
                 self._mark_unbatched()
                 return stored._with_batch_size(batch)
@@ -795,16 +804,19 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
         if dtype is None and (device is None or device == self._device):
             return self
-        if dtype is None and device is not None and self._consolidated is not None:
-            moved = self._consolidated.moved(self, device, non_blocking)
-            if moved is not None:
-                return moved  # type: ignore[no-any-return]
         new_device = self._device if device is None else device
-        result = self._map_values(
-            lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
-            self._batch_size,
-            new_device,
-        )
+        try:
+            if dtype is None and device is not None and self._consolidated is not None:
+                moved = self._consolidated.moved(self, device, non_blocking)
+                if moved is not None:
+                    return moved  # type: ignore[no-any-return]
+            result = self._map_values(
+                lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
+                self._batch_size,
+                new_device,
+            )
+        except (AssertionError, RuntimeError) as error:
+            raise move_error(error, device, self) from error
         if non_blocking and device is not None and device.type == "cpu":
             wait_for_device_copies()
         return result.lock_() if self._locked else result
@@ -814,15 +826,18 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         device = as_device(to)
         if device == self._device:
             return self
-        if self._consolidated is not None:
-            moved = self._consolidated.moved(self, device, False)
-            if moved is not None:
-                return moved  # type: ignore[no-any-return]
-        if device is not None and device.type == "cuda":
-            moved = self._queued_to(device)
-        else:
-            moved = self._map_values(lambda v: v.to(device), self._batch_size, device)
-        return moved.lock_() if self._locked else moved
+        try:
+            if self._consolidated is not None:
+                moved = self._consolidated.moved(self, device, False)
+                if moved is not None:
+                    return moved  # type: ignore[no-any-return]
+            if device is not None and device.type == "cuda":
+                result = self._queued_to(device)
+            else:
+                result = self._map_values(lambda v: v.to(device), self._batch_size, device)
+        except (AssertionError, RuntimeError) as error:
+            raise move_error(error, device, self) from error
+        return result.lock_() if self._locked else result
 
     def _queued_to(self, device: torch.device) -> Self:
         """A blocking ``to(device)`` onto a GPU, as fast as a non-blocking one: every copy

@@ -15,8 +15,9 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any, ClassVar, get_origin
+from typing import TYPE_CHECKING, Any, ClassVar, get_origin
 
+import torch
 import typing_extensions
 
 from tclass._core._class_options import OPTIONS
@@ -27,6 +28,7 @@ from tclass.errors import (
     ArgumentError,
     ArgumentValueError,
     ReservedNameError,
+    UnknownFieldError,
     UnsupportedError,
 )
 
@@ -127,6 +129,20 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
             _warn_missing(cls, self, f"{cls.__name__}(source)")
         if cls._frozen:
             self.lock_()
+
+    if not TYPE_CHECKING:  # checkers still flag unknown attributes
+
+        def __getattr__(self, name: str) -> Any:
+            """An attribute that is neither a field nor a method: an
+            ``UnknownFieldError`` (an ``AttributeError``, as the peer's) naming the
+            fields; a private name or one read in compiled code, Python's own."""
+            if hasattr(type(self), name):  # a field not set (a property): its own error
+                return object.__getattribute__(self, name)
+            if name.startswith("_") or torch.compiler.is_compiling():
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            fields = ", ".join(sorted(type(self).__expected_keys__))
+            msg = f"{type(self).__name__!r} object has no attribute or field {name!r} "
+            raise UnknownFieldError(msg + f"(fields: {fields})")
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A plain TensorDict copy (tensors cloned), as the peer gives."""

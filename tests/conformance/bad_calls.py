@@ -23,6 +23,8 @@ from .methods import Env
 Call = Callable[[Any, Env], Any]
 MISSING = "zzz"  # a key no collection holds
 RECORD_KINDS = frozenset({"rec_flat", "rec_nested", "rec_frozen"})
+CLASS_KINDS = RECORD_KINDS | {"typed"}  # instances of a class that declares fields
+STORE_KINDS = frozenset({"h5", "zarr", "h5_rows", "zarr_rows"})
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,9 @@ def _key_calls() -> Iterator[BadCall]:
     }
     for name, call in calls.items():
         yield _bad(f"missing_key_{name}", call, z)
-    # A nested key through a tensor: a record's get answers None, as the peer's.
+    # A nested key through a tensor: a record's and a file's get answer None, as the peer's.
     through = lambda x, e: x.get(("a", z))  # noqa: E731
-    yield BadCall("key_through_tensor_get", through, (z,), not_on=RECORD_KINDS)
+    yield BadCall("key_through_tensor_get", through, (z,), not_on=RECORD_KINDS | STORE_KINDS)
 
 
 # --- dims: each method that takes a dim, given one out of range ----------------------
@@ -159,6 +161,14 @@ def _value_calls() -> Iterator[BadCall]:
     )
     yield _bad("to_unknown", lambda x, e: x.to("unknown"), "unknown")
     yield _bad("to_bad_type", lambda x, e: x.to(object()), "object")
+    yield _bad("to_unavailable", lambda x, e: x.to("cuda:97"), "cuda:97")
+    meta = torch.zeros(3, 4, device="meta")
+    yield BadCall(
+        "set_meta_on_cpu",
+        lambda x, e: x.to("cpu").unlock_().set("m", meta),
+        ("'m'", "/m'"),
+        not_on=RECORD_KINDS,  # an unknown field of a record
+    )
     yield BadCall("apply_raises", lambda x, e: x.apply(_raise), ("boom",), user_error=True)
     yield _bad(
         "apply_other_missing",
@@ -199,24 +209,29 @@ def _structure_calls() -> Iterator[BadCall]:
     yield _bad("load_damaged", lambda x, e: e.L.load_memmap(_damaged(x, e)), "meta", kinds=_ONE)
     yield _bad(
         "record_unknown_kw",
-        lambda x, e: type(x)(zzz=1, batch_size=[3, 4]),
+        lambda x, e: type(x)(zzz=1, **_fields(x), batch_size=[3, 4]),
         "zzz",
-        kinds=RECORD_KINDS,
+        kinds=CLASS_KINDS,
     )
     yield _bad(
         "record_missing_field",
         lambda x, e: type(x)(a=x.a, batch_size=[3, 4]),
         "b",
-        kinds=RECORD_KINDS,
+        kinds=CLASS_KINDS,
     )
     yield _bad(
         "record_field_batch",
         lambda x, e: setattr(x, "a", torch.zeros(5)),
         "a",
         "[5]",
-        kinds=RECORD_KINDS,
+        kinds=CLASS_KINDS,
     )
-    yield _bad("record_attribute", lambda x, e: x.zzz, "zzz", kinds=RECORD_KINDS)
+    yield _bad("record_attribute", lambda x, e: x.zzz, "zzz", kinds=CLASS_KINDS)
+
+
+def _fields(x: Any) -> dict[str, Any]:
+    """The fields of an instance, to build another (where the unknown one is the mistake)."""
+    return {name: getattr(x, name) for name in x.keys()}
 
 
 def _damaged(x: Any, e: Env) -> Any:

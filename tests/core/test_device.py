@@ -244,6 +244,63 @@ class TestDeviceOnSet:
         assert td[1:].device == META and td[0].device == META and td[[0, 1]].device == META
 
 
+class TestMetaIntoADevice:
+    """A meta tensor holds no data: copying it onto a real device is a MetaTensorError
+    (a NotImplementedError, as torch's), naming the entry, on every path."""
+
+    def _check(self, call: Any, key: str) -> None:
+        with pytest.raises(errors.MetaTensorError, match=f"meta tensor '{key}' of shape") as info:
+            call()
+        assert isinstance(info.value, NotImplementedError)
+
+    def test_set(self) -> None:
+        td = _td("cpu")
+        self._check(lambda: td.set("m", torch.zeros(4, device="meta")), "m")
+        self._check(lambda: td.__setitem__("m", torch.zeros(4, device="meta")), "m")
+        assert "m" not in td.keys()
+
+    def test_construction(self) -> None:
+        meta = {"a": torch.zeros(4), "m": torch.zeros(4, device="meta")}
+        self._check(lambda: TensorDict(meta, [4], device="cpu"), "m")
+        self._check(lambda: TensorDict({"n": meta}, [4], device=CPU), "m")
+
+    def test_to_from_meta_names_a_leaf(self) -> None:
+        td = _td("meta")
+        self._check(lambda: td.to("cpu"), "a")
+        self._check(lambda: td.to("cpu", torch.float64), "a")
+
+
+class TestUnavailableDevice:
+    """A move onto a device this machine does not have is a DeviceUnavailableError: an
+    AssertionError as torch raises without CUDA, and a RuntimeError as it raises for a
+    missing GPU."""
+
+    MISSING = "cuda:97"
+
+    @pytest.mark.parametrize(
+        "call",
+        [
+            lambda td, d: td.to(d),
+            lambda td, d: td.to(torch.device(d)),
+            lambda td, d: td.to(d, torch.float64),
+            lambda td, d: td.to(device=d, non_blocking=True),
+            lambda td, d: tclass.lazy_stack([td, td]).to(d),
+            lambda td, d: TensorDict({"x": torch.zeros(4)}, [4], device=d),
+        ],
+        ids=["to", "to_device", "to_dtype", "to_keyword", "lazy_stack", "construction"],
+    )
+    def test_refused_naming_the_device(self, call: Any) -> None:
+        td = _td()
+        with pytest.raises(errors.DeviceUnavailableError, match=self.MISSING) as info:
+            call(td, self.MISSING)
+        assert isinstance(info.value, AssertionError) and isinstance(info.value, RuntimeError)
+        assert td.device is None and not td["a"].is_cuda  # the source is left as it was
+
+    def test_an_empty_collection_takes_it_as_the_peer(self) -> None:
+        assert TensorDict({}, [4], device=self.MISSING).device == torch.device(self.MISSING)
+        assert TensorDict({}, [4]).to(self.MISSING).device == torch.device(self.MISSING)
+
+
 class TestClearDevice:
     def test_clear_device(self) -> None:
         td = _td("meta")

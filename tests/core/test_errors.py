@@ -45,6 +45,8 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "MixedEntryError": (ValueError, RuntimeError, TypeError),
     "MemberKeyError": (ValueError, RuntimeError, KeyError),
     "DeviceError": (ValueError, RuntimeError),
+    "DeviceUnavailableError": (ValueError, RuntimeError, AssertionError),
+    "MetaTensorError": (ValueError, RuntimeError, NotImplementedError),
     "MissingFileError": (FileNotFoundError,),
     "NotAFileError": (OSError, ValueError, RuntimeError),
     "FileConflictError": (FileExistsError, RuntimeError),

@@ -52,6 +52,9 @@ def test_construction_and_attribute_access() -> None:
     assert torch.equal(s["steps"], torch.arange(5))
     s.eta += 1
     assert s["eta"].sum() == 15
+    with pytest.raises(tclass.errors.UnknownFieldError, match="'zeta'.*fields: X, eta, scale"):
+        _ = s.zeta  # a misspelt field: an AttributeError naming the fields
+    assert not hasattr(s, "zeta") and not hasattr(s, "_private")
     s["new"] = torch.ones(5)  # a TensorDict still: other keys are entries too
     assert "new" in s.keys() and dict(**s).keys() == s.to_dict().keys()
     assert repr(state()) == "State(batch_size=[5], fields={X: f32[4], eta: f32[3]})"

@@ -1,10 +1,13 @@
 """Writes into a ``PersistentTensorDict`` (``tclass/_io/store/_writes.py``) on each backend
 whose library is installed (``h5``: h5py, ``zarr``: zarr>=3.1.1): what a file refuses to
-keep (a tensor that requires grad) and when replacing an entry warns, as the peer warns.
+keep (a tensor that requires grad), when replacing an entry warns, as the peer warns, and
+the mistakes a user makes (missing keys, bad shapes and indices, meta tensors, missing
+devices), each a TclassError that writes nothing.
 Every check reads the file back."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,10 +19,16 @@ import torch
 
 from tclass import PersistentTensorDict, TensorDict
 from tclass.errors import (
+    DeviceUnavailableError,
+    DimError,
     EntryReplacedWarning,
     FilePermissionError,
     GradError,
+    IndexTypeError,
+    InPlaceWriteError,
+    KeyNotFoundError,
     LockedError,
+    MetaTensorError,
     NotSerializableError,
     TclassError,
 )
@@ -287,3 +296,104 @@ def test_locked_and_read_only_files_still_refuse(tmp_path: Path, backend: str) -
             write(read_only, 7.0)
     assert (read_only["x"] == 2).all() and not read_only["n", "b"].any()
     read_only.close()
+
+
+# --- mistakes: TclassErrors naming the entry, and nothing written --------------------------
+
+
+def _unchanged(ptd: PersistentTensorDict) -> None:
+    assert set(ptd.keys()) == {"a", "n"}
+    assert torch.equal(ptd["a"], torch.zeros(3, 4)) and torch.equal(
+        ptd["n", "b"], torch.zeros(3, 4, 2)
+    )
+
+
+def test_update_in_place_of_a_key_the_file_lacks_writes_nothing(ptd: PersistentTensorDict) -> None:
+    for source in (
+        {"a": torch.ones(3, 4), "zzz": torch.ones(3, 4)},
+        {"n": {"zzz": torch.ones(3, 4)}},
+    ):
+        with pytest.raises(KeyNotFoundError, match="zzz"):
+            ptd.update_(source)
+        _unchanged(ptd)
+    ptd.update_({"a": torch.ones(3, 4), "zzz": torch.ones(3, 4)}, keys_to_update=["a"])
+    assert torch.equal(ptd["a"], torch.ones(3, 4)) and "zzz" not in ptd.keys()
+
+
+def test_rename_of_a_missing_key_is_a_key_error(ptd: PersistentTensorDict) -> None:
+    with pytest.raises(KeyNotFoundError, match="'zzz'"):
+        ptd.rename_key_("zzz", "new")
+    with pytest.raises(KeyNotFoundError, match="zzz"):
+        ptd[1:].rename_key_("zzz", "new")
+    _unchanged(ptd)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda p: p.set_("a", torch.ones(3, 4, 7)),
+        lambda p: p.set_at_("a", torch.ones(9), 0),
+        lambda p: p.set_at_(("n", "b"), torch.ones(5), (0, 1)),
+        lambda p: p[1:].set_at_("a", torch.ones(9), 0),
+    ],
+    ids=["set_", "set_at_", "set_at_ nested", "rows set_at_"],
+)
+def test_a_value_that_does_not_broadcast_names_the_entry_and_shapes(
+    ptd: PersistentTensorDict, write: Callable[[PersistentTensorDict], Any]
+) -> None:
+    with pytest.raises(
+        InPlaceWriteError, match=r"cannot write a tensor of shape \[(9|5|3, 4, 7)\]"
+    ) as info:
+        write(ptd)
+    assert isinstance(info.value, RuntimeError) and (
+        "/a'" in str(info.value) or "'a'" in str(info.value) or "/n/b'" in str(info.value)
+    )
+    _unchanged(ptd)
+
+
+@pytest.mark.parametrize(
+    ("index", "error", "words"),
+    [
+        (10, DimError, "10"),
+        (-10, DimError, "-10"),
+        (torch.tensor([0, 9]), DimError, "9"),
+        (torch.ones(5, dtype=torch.bool), DimError, "[5]"),
+        (1.5, IndexTypeError, "1.5"),
+    ],
+    ids=["range", "negative", "tensor", "mask", "float"],
+)
+def test_rows_at_a_bad_index_are_refused_at_once(
+    ptd: PersistentTensorDict, index: Any, error: type[Exception], words: str
+) -> None:
+    for target in (ptd, ptd[1:]):
+        with pytest.raises(error, match=re.escape(words)) as info:
+            target[index]
+        assert isinstance(info.value, IndexError)
+
+
+def test_a_meta_tensor_is_refused_naming_the_entry(ptd: PersistentTensorDict) -> None:
+    meta = torch.zeros(3, 4, device="meta")
+    with pytest.raises(MetaTensorError, match="/m'") as info:
+        ptd.set("m", meta)
+    assert isinstance(info.value, NotImplementedError)
+    with pytest.raises(MetaTensorError, match="/a'"):
+        ptd.set_("a", meta)
+    _unchanged(ptd)
+
+
+def test_to_a_device_the_machine_lacks_is_refused_at_to(ptd: PersistentTensorDict) -> None:
+    for target in (ptd, ptd[1:]):
+        with pytest.raises(DeviceUnavailableError, match="cuda:97") as info:
+            target.to("cuda:97")
+        assert isinstance(info.value, AssertionError)
+
+
+def test_stack_and_cat_with_another_kind_read_the_file(ptd: PersistentTensorDict) -> None:
+    memory = data()
+    memory["a"] = torch.ones(3, 4)
+    stacked = torch.stack([ptd, memory], 0)
+    assert type(stacked) is TensorDict and stacked.batch_size == (2, 3, 4)
+    assert torch.equal(stacked["a"], torch.stack([torch.zeros(3, 4), torch.ones(3, 4)]))
+    joined = torch.cat([ptd, ptd[:2]], 0)
+    assert type(joined) is TensorDict and joined.batch_size == (5, 4)
+    assert torch.equal(joined["n", "b"], torch.zeros(5, 4, 2))

@@ -19,7 +19,9 @@ from tclass._io.store._protocol import STACK_MARK, StoreArray, Values
 from tclass.errors import (
     FileConflictError,
     GradError,
+    InPlaceWriteError,
     MetadataError,
+    MetaTensorError,
     MissingFileError,
     TclassError,
     UnsupportedError,
@@ -140,13 +142,25 @@ def to_numpy(
     Raises:
         UnsupportedError: a dtype the stores have no type for (bfloat16, float8...).
         GradError: (a ``RuntimeError``, as the peer raises) the tensor requires grad.
+        MetaTensorError: (a ``NotImplementedError``, as torch raises) a meta tensor.
     """
     if tensor.dtype not in _STORABLE:
         name = str(tensor.dtype).removeprefix("torch.")
         raise UnsupportedError(f"{label} has no {name}; convert the tensor (.float()) first")
     if tensor.requires_grad:
         raise grad_refused(where or f"a {label} file", tuple(tensor.shape))
+    if tensor.is_meta:
+        raise meta_refused(tensor, label, where)
     return tensor.cpu().resolve_conj().resolve_neg().numpy()
+
+
+def meta_refused(tensor: torch.Tensor, label: str, where: str | None) -> MetaTensorError:
+    """The error for a meta tensor (a shape and a dtype, no data) written into a store."""
+    return MetaTensorError(
+        f"cannot write a meta tensor of shape {list(tensor.shape)} into "
+        f"{where or f'a {label} file'}: a meta tensor holds a shape and a dtype but no "
+        "data; write a tensor with values (e.g. torch.zeros(..., device='cpu'))"
+    )
 
 
 def grad_refused(where: str, shape: tuple[int, ...]) -> GradError:
@@ -262,10 +276,33 @@ def write_rows(
 
     Raises:
         GradError: ``value`` requires grad (see :func:`to_numpy`); nothing is written.
+        MetaTensorError: ``value`` is a meta tensor (no data); nothing is written.
+        InPlaceWriteError: ``value`` does not broadcast to the rows written.
     """
     source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
     if source.requires_grad:
         raise grad_refused(where or f"a {label} file", tuple(source.shape))
+    if source.is_meta:
+        raise meta_refused(source, label, where)
+    try:
+        _write_rows_of(node, index, source, batch_dims, label)
+    except RuntimeError as error:  # torch's: the value does not broadcast to the rows
+        if isinstance(error, TclassError):
+            raise
+        shape = list(node.shape or ())
+        rows = "" if index is Ellipsis else f" at {index!r}"
+        msg = (
+            f"cannot write a tensor of shape {list(source.shape)} into "
+            f"{where or f'a {label} array'} (shape {shape}){rows}: it does not broadcast "
+            f"to the rows written; give a tensor of their shape ({error})"
+        )
+        raise InPlaceWriteError(msg) from error
+
+
+def _write_rows_of(
+    node: StoreArray, index: Any, source: torch.Tensor, batch_dims: int, label: str
+) -> None:
+    """:func:`write_rows` once ``source`` is checked."""
     shape = node.shape or ()
     if index is Ellipsis:
         node.write(..., to_numpy(source.expand(shape) if source.shape != shape else source, label))

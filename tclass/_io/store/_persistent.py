@@ -35,7 +35,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
-from tclass._core._device import DeviceLike, as_device
+from tclass._core._device import DeviceLike, as_device, require_device
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -666,7 +666,10 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         else): every entry read and converted, as a plain TensorDict."""
         if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device, int)):
             device = as_device(args[0])
-            return self if device == self._device else self._over_same_file(device)  # type: ignore[return-value]
+            if device == self._device:
+                return self
+            require_device(device)
+            return self._over_same_file(device)  # type: ignore[return-value]
         return self.to_tensordict().to(*args, **kwargs)  # type: ignore[return-value]
 
     def _over_same_file(

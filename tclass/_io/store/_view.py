@@ -143,7 +143,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         _batch.normalize_index(items, len(batch))  # DimError for too many dims
         self._source = source
         self._selection = index
-        self._batch = torch.empty(batch, device="meta")[index].shape
+        self._batch = _batch.indexed_shape(batch, index)  # DimError: out of range
         self._lock_block = None
 
     @property
@@ -161,7 +161,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         second = normalized(index, self._batch)
         items = second if type(second) is tuple else (second,)
         _batch.normalize_index(items, len(self._batch))
-        torch.empty(self._batch, device="meta")[second]  # torch's IndexError now
+        _batch.indexed_shape(self._batch, second)  # a DimError (an IndexError) now
         composed = compose(self._selection, second, self._source.batch_size)
         return PersistentTensorDictView(self._source, composed)
 
@@ -579,8 +579,17 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         if isinstance(current, TensorCollection):
             current = in_memory(current)
             current[index] = value
-        else:
+            return self.set_(key, current)
+        try:
             current[index] = value
+        except RuntimeError as error:  # torch's: the value does not broadcast there
+            shape = list(getattr(value, "shape", ()))
+            msg = (
+                f"cannot write a tensor of shape {shape} into {key!r} at {index!r} of "
+                f"{self._where()} (its rows have shape {list(current.shape)}): it does not "
+                f"broadcast to the elements written; give a tensor of their shape ({error})"
+            )
+            raise InPlaceWriteError(msg) from error
         return self.set_(key, current)
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:

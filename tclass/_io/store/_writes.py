@@ -345,6 +345,8 @@ class StoreWrites(TensorDictBase):
 
     def _rename_here(self, old_key: str, new_key: str, safe: bool) -> Self:
         group = self._writable()
+        if old_key not in group:
+            raise self._missing_key(old_key)
         if safe and new_key in group:
             raise KeyNotFoundError(
                 f"cannot rename {old_key!r}: key {new_key!r} already present in TensorDict; "
@@ -441,11 +443,35 @@ class StoreWrites(TensorDictBase):
         **kwargs: Any,
     ) -> Self:
         """Write every entry of ``input_dict_or_td`` (and ``kwargs``) into the existing
-        datasets."""
+        datasets.
+
+        Raises:
+            KeyNotFoundError: (a ``KeyError``, as the peer's) a key the file does not
+                hold; nothing is written.
+        """
         source = dict(kwargs) if input_dict_or_td is None else input_dict_or_td
         if input_dict_or_td is not None and kwargs:
             source = {**dict(source_items(input_dict_or_td)), **kwargs}
+        allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        self._require_keys(source, (), allowed)
         return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
+
+    def _require_keys(
+        self, source: Any, prefix: tuple[str, ...], allowed: list[tuple[str, ...]] | None
+    ) -> None:
+        """Raises the missing-key error of the first key of ``source`` (a mapping, a
+        collection or a record; under ``prefix``) this file does not hold."""
+        for key, value in source_items(source):
+            path = prefix + _keys.key_path(key)
+            if allowed is not None and not any(
+                path[: len(a)] == a or a[: len(path)] == path for a in allowed
+            ):
+                continue
+            if path not in self:
+                raise self._missing_key(path[0] if len(path) == 1 else path)
+            nested = is_record(value) or isinstance(value, (Mapping, TensorCollection))
+            if nested and not isinstance(value, (NonTensorData, NonTensorStack)):
+                self._require_keys(value, path, allowed)
 
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
         """``value`` (a collection, a dict, a tensor or a number for every array) written
