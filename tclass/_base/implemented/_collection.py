@@ -866,7 +866,8 @@ class EntryItems(ItemsView[str, Any]):
     """``items()`` without options: the ``(key, value)`` pairs of a collection's own
     entries, live, as ``dict.items()`` (``len``, iterable again and again, ``in``)."""
 
-    __slots__ = ()
+    # Its own slot: a compiled items() then finds it here, guarding no base class.
+    __slots__ = ("_mapping",)
     _mapping: _Entries
 
     def __iter__(self) -> Iterator[tuple[str, Any]]:
@@ -881,7 +882,8 @@ class EntryValues(ValuesView[Any]):
     """``values()`` without options: the values of a collection's own entries, live, as
     ``dict.values()`` (``len``, iterable again and again, ``in``)."""
 
-    __slots__ = ()
+    # Its own slot: a compiled items() then finds it here, guarding no base class.
+    __slots__ = ("_mapping",)
     _mapping: _Entries
 
     def __iter__(self) -> Iterator[Any]:
