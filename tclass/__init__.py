@@ -74,8 +74,8 @@ from tclass._engine._ops import cat as cat
 from tclass._engine._ops import stack as stack
 from tclass._engine._pack import PackLayout as PackLayout
 from tclass._engine._pad import pad as pad
-from tclass._engine._pad import pad_sequence as pad_sequence
-from tclass._engine._pad import unpad_sequence as unpad_sequence
+from tclass._engine._pad_sequence import pad_sequence as pad_sequence
+from tclass._engine._pad_sequence import unpad_sequence as unpad_sequence
 from tclass._engine._td import TensorDict as TensorDict
 from tclass._engine._typed import TypedTensorDict as TypedTensorDict
 from tclass._interop import _pytree as _pytree

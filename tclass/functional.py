@@ -17,8 +17,8 @@ from tclass._engine._nontensor import NonTensorData as NonTensorData
 from tclass._engine._nontensor import is_non_tensor as is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack as NonTensorStack
 from tclass._engine._pad import pad as pad
-from tclass._engine._pad import pad_sequence as pad_sequence
-from tclass._engine._pad import unpad_sequence as unpad_sequence
+from tclass._engine._pad_sequence import pad_sequence as pad_sequence
+from tclass._engine._pad_sequence import unpad_sequence as unpad_sequence
 from tclass._engine._td import TensorDict as TensorDict
 from tclass._interop._constructors import make_tensordict as make_tensordict
 from tclass._tensorclass import is_tensorclass as is_tensorclass

@@ -11,7 +11,7 @@ from tclass._engine._compare import assert_close as assert_allclose_td
 from tclass._engine._lazy._build import dense_stack_tds as dense_stack_tds
 from tclass._engine._lazy._stack import LazyStackedTensorDict as LazyStackedTensorDict
 from tclass._engine._pad import pad as pad
-from tclass._engine._pad import pad_sequence as pad_sequence
+from tclass._engine._pad_sequence import pad_sequence as pad_sequence
 from tclass._engine._td import TensorDict as TensorDict
 from tclass._interop._constructors import is_tensor_collection as is_tensor_collection
 from tclass._interop._constructors import make_tensordict as make_tensordict

@@ -62,6 +62,7 @@ from tclass.errors import (
     DeviceError,
     FileConflictError,
     FileFormatError,
+    GradError,
     ShapeError,
     UnpicklableError,
     UnsupportedError,
@@ -76,6 +77,7 @@ __all__ = [
     "in_memory_map",
     "map_opened_file",
     "save_new_file",
+    "without_grad",
 ]
 
 Mode = Literal["r", "r+"]
@@ -160,7 +162,7 @@ class MemoryMappedTensor(torch.Tensor):
                 )
                 raise ArgumentError(msg)
             data = source if isinstance(source, torch.Tensor) else torch.as_tensor(source)
-            out = cls.from_tensor(data, filename=filename, shape=shape)
+            out = cls.from_tensor(without_grad(data), filename=filename, shape=shape)
             return out if index is None else out[index]  # type: ignore[return-value]
         if isinstance(source, (torch.UntypedStorage, torch.TypedStorage)):
             return cls.from_storage(source, shape=shape, dtype=dtype, index=index)
@@ -319,7 +321,9 @@ class MemoryMappedTensor(torch.Tensor):
         """Copy a tensor into a new file, or into shared memory when ``filename`` is None.
 
         Any dtype works. Non-contiguous and expanded tensors are written in logical C
-        order; tensors on other devices are copied to CPU; autograd history is dropped.
+        order; tensors on other devices are copied to CPU. A tensor that requires grad is
+        refused, as the peer refuses it (the copy could not keep its autograd graph):
+        pass ``t.detach()``.
 
         Args:
             input: the tensor to copy.
@@ -342,6 +346,7 @@ class MemoryMappedTensor(torch.Tensor):
             DeviceError: ``input`` is on the meta device (it has no data).
             UnsupportedError: ``input`` is a nested tensor of the jagged layout (a
                 ``NotImplementedError``, as the peer's).
+            GradError: ``input`` requires grad (a ``RuntimeError``, as the peer's).
             FileConflictError: ``input`` is file-backed elsewhere and ``copy_existing`` is
                 False, or ``filename`` exists (without ``existsok``) or is a symlink.
             NotAFileError, MissingFileError: as in :meth:`empty`.
@@ -358,6 +363,14 @@ class MemoryMappedTensor(torch.Tensor):
                 )
                 raise FileConflictError(msg)
         check_tensor(input, "from_tensor")
+        if input.requires_grad:
+            msg = (
+                f"MemoryMappedTensor.from_tensor: the tensor (shape {list(input.shape)}, "
+                f"{input.dtype}) requires grad, and a memory-mapped copy cannot keep its "
+                "autograd graph; copy t.detach() (memmap() of a collection detaches its "
+                "tensors itself)"
+            )
+            raise GradError(msg)
         if input.is_meta:
             msg = "a meta tensor has no data to copy; use empty_like(t) instead"
             raise DeviceError(msg)
@@ -374,8 +387,6 @@ class MemoryMappedTensor(torch.Tensor):
         if input.layout is not torch.strided:
             msg = f"only dense tensors can be memory-mapped, got layout {input.layout}"
             raise TypeError(msg + "; convert it with .to_dense() first")
-        if input.requires_grad:
-            input = input.detach()
         size = tensor_shape(shape)
         if size is not None:
             input = input.broadcast_to(as_size((), size))
@@ -803,6 +814,12 @@ def _shared_storage(nbytes: int, data: memoryview | None) -> torch.UntypedStorag
         os.close(fd)
 
 
+def without_grad(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor``, detached if it requires grad: what a collection's memmap writes (it
+    drops gradients, as the peer's), where ``from_tensor`` itself refuses them."""
+    return tensor.detach() if tensor.requires_grad else tensor
+
+
 def save_new_file(tensor: torch.Tensor, path: str, name: str, blank: bool) -> MemoryMappedTensor:
     """``from_tensor(tensor, filename=path)`` (``blank``: ``empty_like``, a sparse file) for
     a writer that owns the folder of ``path`` (a new, absolute, normalised path) and has
@@ -814,7 +831,9 @@ def save_new_file(tensor: torch.Tensor, path: str, name: str, blank: bool) -> Me
         return create_file(MemoryMappedTensor, path, shape, dtype, False, True, None, name)
     data = None if tensor.requires_grad else _raw_bytes(tensor)
     if data is None:  # not plain CPU memory: from_tensor copies (and converts) it
-        out = MemoryMappedTensor.from_tensor(tensor, filename=path, copy_existing=True)
+        out = MemoryMappedTensor.from_tensor(
+            without_grad(tensor), filename=path, copy_existing=True
+        )
         out._filename = name
         return out
     return create_file(MemoryMappedTensor, path, shape, dtype, False, False, data, name)

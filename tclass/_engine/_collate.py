@@ -15,7 +15,7 @@ from tclass._core._records import storage_of
 from tclass._engine._lazy._build import maybe_dense_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import is_non_tensor
-from tclass._engine._pad import pad_sequence
+from tclass._engine._pad_sequence import pad_sequence
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,

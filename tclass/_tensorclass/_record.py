@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, overload
 
 import torch
@@ -24,21 +24,16 @@ from tclass._base._inline import inline_inherited
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, PathLike, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._leaf_walk import Gather, Resize
-from tclass._base.implemented._lock_graph import LockGraph, Ref
-from tclass._base.implemented._reductions import Along
 from tclass._core._batch import BatchSizeLike
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import key_path, unravel_key
-from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._record_fields import (
-    dense_entries,
     members_field,
     record_batch_size,
     record_entries,
@@ -59,11 +54,12 @@ from tclass._tensorclass._builder import (
     store_field,
     takes_as_is,
 )
-from tclass._tensorclass._guards import check_rename, guard_leaves
+from tclass._tensorclass._guards import check_rename
 from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._meta import TensorClassMeta
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
 from tclass._tensorclass._random import TorchChooser, random_record
+from tclass._tensorclass._record_primitives import RecordPrimitives
 from tclass._tensorclass._record_storage import RecordStorageOps
 from tclass._tensorclass._typing import (
     BatchSizeField,
@@ -112,7 +108,7 @@ def _rewrap(record: TensorClass, result: Any) -> Any:
     return result  # a bool from all()/any(), or NotImplemented from a comparison
 
 
-class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
+class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
     """Base class of every tensorclass.
 
     Derive from it (``class Transition(TensorClass): ...``, options as class keywords:
@@ -227,127 +223,12 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
             LazyStackedTensorDict._from_members(storages, dim, batch_size)
         )
 
-    # --- collection primitives -----------------------------------------------------------
-
-    def _lock_state(self) -> bool:
-        """Whether fields can be assigned (in-place writes to tensors always can)."""
-        return self._tensordict._lock_state()
-
-    def _items(self) -> Iterator[tuple[str, Value]]:
-        return self._tensordict._items()
-
-    def _entries(self) -> Mapping[str, Value]:
-        return self._tensordict._entries()
-
-    def _entry(self, key: str) -> Value:
-        return self._tensordict._entry(key)
-
-    def _child(self, key: str) -> TensorCollection | None:
-        return self._tensordict._child(key)  # a lazy storage reads no leaf to answer
-
-    def _child_type(self, key: str) -> type[TensorCollection] | None:
-        return self._tensordict._child_type(key)
-
-    def _new_like(
-        self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
-    ) -> Self:
-        storage = self._tensordict
-        if storage.__class__ is TensorDict:  # its names and unbatched flag carry over
-            return self._from_tensordict_unchecked(storage._new_like(values, batch_size, device))
-        td = TensorDict._new_unchecked(values, batch_size, device)  # over a lazy stack
-        td._mark_unbatched_if_any()
-        return self._named_like_self(self._from_tensordict_unchecked(td))
-
-    def _map_values(
-        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
-    ) -> Self:
-        if device is ...:
-            return self._wrap(self._tensordict._map_values(fn, batch_size))
-        return self._wrap(self._tensordict._map_values(fn, batch_size, device))
-
-    def _map_batch(
-        self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
-    ) -> Self:
-        if device is ...:
-            return self._wrap(self._tensordict._map_batch(fn, batch_size))
-        return self._wrap(self._tensordict._map_batch(fn, batch_size, device))
-
-    def _map_values_split(
-        self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
-    ) -> tuple[Self, ...]:
-        return tuple(map(self._wrap, self._tensordict._map_values_split(fn, batch_sizes)))
-
-    def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
-        self._tensordict._check_new_batch_size(new, prefix)
-
-    def _assign_batch_size(self, new: torch.Size) -> None:
-        self._tensordict._assign_batch_size(new)
-
-    def _key_names(self) -> list[str]:
-        return self._tensordict._key_names()
-
-    def _has_entry(self, key: str) -> bool:
-        return self._tensordict._has_entry(key)
-
-    def _repr_items(self) -> Iterator[tuple[str, Any]]:
-        return self._tensordict._repr_items()
+    # --- collection primitives, the math walks' hooks, the lock graph: see RecordPrimitives
+    # (_record_primitives.py) -------------------------------------------------------------
 
     def _absent_fields(self) -> Sequence[str]:
         present = set(self._tensordict._key_names())
         return [name for name in self.__tclass_info__.field_names if name not in present]
-
-    @property
-    def _dim_names(self) -> Names:
-        return self._tensordict._dim_names
-
-    def _assign_names(self, names: Names) -> None:
-        self._tensordict._assign_names(names)
-
-    def _rename_all(self, names: Names) -> None:
-        self._tensordict._rename_all(names)
-
-    def _become(self, other: Self) -> None:
-        self._tensordict._become(other._tensordict)  # type: ignore[arg-type]
-
-    def _assign_device(self, device: torch.device | None) -> None:
-        self._tensordict._assign_device(device)
-
-    def _call_on_exit(self, callback: Callable[[], object]) -> None:
-        self._tensordict._call_on_exit(callback)
-
-    # --- math: the storage's tensors, the result in this record's class --------------------
-
-    def _collect(
-        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
-    ) -> None:
-        if into.guards is None:
-            self._tensordict._collect(into, operands, batch_dims, prefix)
-            return
-        specs = self.__tclass_info__.specs  # an in-place write: bounded fields listed
-        start = len(into.leaves)
-        self._tensordict._collect(into, operands, batch_dims, prefix)
-        if specs is not None and specs.constrained:
-            guard_leaves(self, into, start, specs)
-
-    def _rebuilt(
-        self,
-        results: Iterator[torch.Tensor],
-        resize: Resize | None,
-        values: Iterator[Any] | None = None,
-    ) -> Self:
-        return self._wrap(self._tensordict._rebuilt(results, resize, values))
-
-    def _flat_entries(self) -> Mapping[str, Value] | None:
-        return dense_entries(self)  # (None over a lazy stack: its walk)
-
-    def _reduced(self, along: Along) -> tuple[Self, ...]:
-        return tuple(map(self._wrap, self._tensordict._reduced(along)))
-
-    def _renamed(self, key_transform: Callable[[str], str]) -> Self:
-        return self._wrap(self._tensordict._renamed(key_transform))
-
-    def _default_cast_filter(self) -> Callable[[tuple[str, ...], torch.Tensor], bool] | None:
-        return self.__tclass_info__.options["cast_filter"]  # the class option (float(), half()...)
 
     # --- entries by key ------------------------------------------------------------------
 
@@ -513,23 +394,6 @@ class TensorClass(RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
         if not self.__tclass_info__.options["frozen"]:
             self._tensordict.unlock_()
         return self
-
-    # The lock graph (_lock_graph.py) sees through a record to its storage.
-    def _own_lock(self) -> bool | None:
-        return self._tensordict._own_lock()
-
-    def _lock_down(self, above: list[Ref] | None, link: bool = True) -> None:
-        self._tensordict._lock_down(above, link)
-
-    def _unlock_down(self, reached: list[LockGraph]) -> None:
-        if not self.__tclass_info__.options["frozen"]:
-            self._tensordict._unlock_down(reached)
-
-    def _lock_refs(self) -> list[Ref]:
-        return self._tensordict._lock_refs()
-
-    def _keep_lock_refs(self, refs: list[Ref]) -> None:
-        self._tensordict._keep_lock_refs(refs)
 
     def __enter__(self) -> Self:
         self._tensordict.__enter__()

@@ -143,6 +143,48 @@ def test_sorted_keys() -> None:
     assert _frame().sorted_keys == ["env", "inner", "obs", "reward"]
 
 
+def test_items_and_values_without_options_are_live_views() -> None:
+    td = TensorDict({"a": torch.zeros(2), "b": {"c": torch.ones(2)}, "s": "x"}, [2])
+    items, values = td.items(), td.values()
+    assert len(items) == len(values) == 3
+    assert [key for key, _ in items] == [key for key, _ in items] == ["a", "b", "s"]
+    assert list(values)[0] is td["a"] and list(values)[1] is td["b"]
+    assert ("a", td["a"]) in items and ("zz", td["a"]) not in items and td["a"] in values
+    td["d"] = torch.ones(2)  # live, as dict views
+    assert len(items) == len(values) == 4 and [key for key, _ in items][-1] == "d"
+    assert repr(TensorDict({"a": 1}).values()) == "dict_values([tensor(1)])"
+    assert repr(TensorDict({"a": 1}).items()) == "dict_items([('a', tensor(1))])"
+
+
+@pytest.mark.parametrize(
+    "options", [{"include_nested": True}, {"leaves_only": True}, {"sort": True}]
+)
+def test_items_and_values_with_options_are_generators(options: dict[str, bool]) -> None:
+    td = TensorDict({"b": torch.zeros(2), "a": {"c": torch.ones(2)}}, [2])
+    items, values = td.items(**options), td.values(**options)
+    assert next(items)[0] in ("b", "a", ("a", "c")) and next(values) is not None
+    assert not hasattr(items, "__len__") and not hasattr(values, "__len__")
+    # The view and the generator agree where both apply.
+    assert list(td.items(include_nested=False)) == list(td.items(False, False, sort=False))
+
+
+def test_record_and_lazy_stack_items_and_values_are_views_of_their_entries() -> None:
+    frame = _frame()
+    assert [key for key, _ in frame.items()] == ["obs", "reward", "inner", "env"]
+    assert len(frame.values()) == 4 and frame.obs in frame.values()
+    lazy = LazyStackedTensorDict(_td(), _td())  # the peer's lazy stack gives generators
+    assert len(lazy.items()) == 2 and [key for key, _ in lazy.items()] == ["a", "b"]
+    assert list(lazy.values())[0].shape == torch.Size([2, 2, 3])
+
+
+def test_items_view_lookups_give_what_its_iteration_gives() -> None:
+    u = tclass.UnbatchedTensor(torch.arange(3))
+    td = TensorDict({"u": u, "s": "x", "n": {"c": torch.ones(2)}}, [2])
+    pairs = list(td.items())
+    assert [type(value) for _, value in pairs] == [type(u), NonTensorData, TensorDict]
+    assert all(pair in td.items() for pair in pairs)  # `in` reads each entry as iterated
+
+
 def test_split_keys() -> None:
     td = _td()
     first, rest = td.split_keys(["a"])

@@ -167,12 +167,18 @@ def test_from_tensor_writes_logical_c_order(source: torch.Tensor, tmp_path: Any)
     assert torch.equal(MemoryMappedTensor.from_tensor(source), source)
 
 
-def test_from_tensor_drops_autograd(filename: Any) -> None:
+def test_from_tensor_refuses_a_tensor_that_requires_grad(filename: Any) -> None:
     param = torch.nn.Parameter(torch.ones(3))
-    m = MemoryMappedTensor.from_tensor(param * 2, filename=filename)
-    assert not m.requires_grad and m.grad_fn is None
-    assert torch.equal(m, torch.full((3,), 2.0))
-    assert type(MemoryMappedTensor.from_tensor(param)) is MemoryMappedTensor
+    for source in (param, param * 2):  # as the peer: a RuntimeError, naming the way out
+        with pytest.raises(_errors.GradError, match=r"requires grad.*t\.detach\(\)") as caught:
+            MemoryMappedTensor.from_tensor(source, filename=filename)
+        assert isinstance(caught.value, RuntimeError)
+        assert isinstance(caught.value, _errors.TclassError)
+    with torch.no_grad(), pytest.raises(_errors.GradError):
+        MemoryMappedTensor.from_tensor(param)
+    m = MemoryMappedTensor.from_tensor((param * 2).detach(), filename=filename, existsok=True)
+    assert not m.requires_grad and torch.equal(m, torch.full((3,), 2.0))
+    assert type(MemoryMappedTensor.from_tensor(param.detach())) is MemoryMappedTensor
 
 
 @pytest.mark.cuda

@@ -1,6 +1,6 @@
-"""Tests for tclass._engine._pad: ``pad`` (grow or crop batch dims) and ``pad_sequence`` (pad
-members to a common length and stack them), with records, Python values, masks, every
-error path, and the peer's results where ``tensordict`` is installed.
+"""Tests for tclass._engine._pad (``pad``: grow or crop batch dims) and _pad_sequence
+(``pad_sequence``: pad members to a common length and stack them), with records, Python
+values, masks, every error path, and the peer's results where ``tensordict`` is installed.
 
 Leaf values are distinct (``arange``-based) so that a misplaced element changes the
 comparison; expected results are written out by hand or built with plain torch.

@@ -696,3 +696,14 @@ def test_make_memmap_from_storage_of_a_nested_shape_is_a_clear_refusal(tmp_path:
     assert list(td.keys()) == [] and sorted(os.listdir(tmp_path)) == ["meta.json"]
     made = td.make_memmap("a", shape=torch.tensor([2, 3]))
     assert made.shape == (2, 3) and td["a"].shape == (2, 3)
+
+
+def test_collections_memmap_tensors_that_require_grad_detached(tmp_path: Path) -> None:
+    param = torch.nn.Parameter(torch.ones(3))
+    td = TensorDict({"p": param, "n": {"q": param * 2}}, [3])
+    for saved in (td.memmap(), td.memmap(tmp_path / "td"), td.memmap_like()):
+        assert not saved["p"].requires_grad and not saved["n", "q"].requires_grad
+    assert torch.equal(td.memmap()["n", "q"], torch.full((3,), 2.0))
+    folder = TensorDict({}, [3]).memmap(tmp_path / "more")
+    assert not folder.make_memmap_from_tensor("k", param).requires_grad
+    assert not MemoryMappedTensor(param * 2, filename=tmp_path / "x.bin").requires_grad

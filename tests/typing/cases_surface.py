@@ -91,3 +91,15 @@ def stacking() -> None:
     assert_type(UnbatchedTensor(torch.zeros(2)), UnbatchedTensor)
     assert_type(UnbatchedTensor(torch.zeros(2)).batch_size, torch.Size)
     assert_type(tclass.print_directory_tree("/tmp"), str)
+
+
+def entry_views() -> None:
+    td, s = TensorDict(), step()
+    assert_type(len(td.items()) + len(s.values()), int)  # views without options
+    for key, value in s.items():
+        assert_type(key, str)
+        assert_type(value, torch.Tensor | tclass.TensorDictBase)
+    assert_type(next(td.items(True))[0], str | tuple[str, ...])  # generators with options
+    assert_type(next(td.values(leaves_only=True)), torch.Tensor)
+    next(td.items())  # type: ignore[call-overload]
+    len(td.values(True))  # type: ignore[arg-type]

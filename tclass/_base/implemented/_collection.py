@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, cast, overload
 
@@ -40,7 +40,12 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import Value
 
-__all__ = ["KeysView", "TensorCollection", "check_replaced_keys", "is_leaf_nontensor"]
+__all__ = [
+    "KeysView",
+    "TensorCollection",
+    "check_replaced_keys",
+    "is_leaf_nontensor",
+]
 
 
 class TensorCollection:
@@ -469,8 +474,18 @@ class TensorCollection:
         """
         return KeysView(self, include_nested, leaves_only, is_leaf, sort)
 
-    # With leaves_only=True (and the default is_leaf) only tensors come out; the
-    # overloads tell type checkers so.
+    # Without options, values() and items() are live views (len, re-iteration, `in`), as
+    # the peer's dict_values / dict_items, else generators; with leaves_only=True (and the
+    # default is_leaf) only tensors come out. The overloads tell type checkers so.
+    @overload
+    def values(
+        self,
+        include_nested: Literal[False] = ...,
+        leaves_only: Literal[False] = ...,
+        is_leaf: None = ...,
+        *,
+        sort: Literal[False] = ...,
+    ) -> ValuesView[Value]: ...
     @overload
     def values(
         self, include_nested: bool = ..., *, leaves_only: Literal[True], sort: bool = ...
@@ -482,12 +497,30 @@ class TensorCollection:
     @overload
     def values(
         self,
-        include_nested: bool = ...,
+        include_nested: Literal[True],
         leaves_only: bool = ...,
         is_leaf: Callable[[type], bool] | None = ...,
         *,
         sort: bool = ...,
     ) -> Iterator[Value]: ...
+    @overload
+    def values(
+        self,
+        include_nested: bool = ...,
+        leaves_only: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        *,
+        sort: Literal[True],
+    ) -> Iterator[Value]: ...
+    @overload
+    def values(
+        self,
+        include_nested: bool = ...,
+        leaves_only: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        *,
+        sort: bool = ...,
+    ) -> Iterable[Value]: ...
 
     def values(
         self,
@@ -496,16 +529,38 @@ class TensorCollection:
         is_leaf: Callable[[type], bool] | None = None,
         *,
         sort: bool = False,
-    ) -> Iterator[Any]:
+    ) -> Iterable[Any]:
         """The values, in the same order as :meth:`keys` (which ``is_leaf`` and ``sort``
-        change as there)."""
+        change as there): without options a live view of this collection's own entries
+        (``len``, iterable again and again, ``in``), as ``dict.values()``; else a
+        generator."""
+        if not (include_nested or leaves_only or sort):
+            return EntryValues(_Entries(self))
+        return self._iter_values(include_nested, leaves_only, is_leaf, sort)
+
+    def _iter_values(
+        self,
+        include_nested: bool,
+        leaves_only: bool,
+        is_leaf: Callable[[type], bool] | None,
+        sort: bool,
+    ) -> Iterator[Any]:
         if is_leaf is None and not sort:
             for _, value in _walk(self, (), include_nested, leaves_only):
                 yield value
             return
-        for _, value in self.items(include_nested, leaves_only, is_leaf, sort=sort):
+        for _, value in self._iter_items(include_nested, leaves_only, is_leaf, sort):
             yield value
 
+    @overload
+    def items(
+        self,
+        include_nested: Literal[False] = ...,
+        leaves_only: Literal[False] = ...,
+        is_leaf: None = ...,
+        *,
+        sort: Literal[False] = ...,
+    ) -> ItemsView[str, Value]: ...
     @overload
     def items(
         self, include_nested: bool = ..., *, leaves_only: Literal[True], sort: bool = ...
@@ -517,12 +572,30 @@ class TensorCollection:
     @overload
     def items(
         self,
-        include_nested: bool = ...,
+        include_nested: Literal[True],
         leaves_only: bool = ...,
         is_leaf: Callable[[type], bool] | None = ...,
         *,
         sort: bool = ...,
     ) -> Iterator[tuple[str | tuple[str, ...], Value]]: ...
+    @overload
+    def items(
+        self,
+        include_nested: bool = ...,
+        leaves_only: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        *,
+        sort: Literal[True],
+    ) -> Iterator[tuple[str | tuple[str, ...], Value]]: ...
+    @overload
+    def items(
+        self,
+        include_nested: bool = ...,
+        leaves_only: bool = ...,
+        is_leaf: Callable[[type], bool] | None = ...,
+        *,
+        sort: bool = ...,
+    ) -> Iterable[tuple[str | tuple[str, ...], Value]]: ...
 
     def items(
         self,
@@ -531,9 +604,22 @@ class TensorCollection:
         is_leaf: Callable[[type], bool] | None = None,
         *,
         sort: bool = False,
-    ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
+    ) -> Iterable[tuple[str | tuple[str, ...], Any]]:
         """``(key, value)`` pairs, in the same order as :meth:`keys` (which ``is_leaf``
-        and ``sort`` change as there)."""
+        and ``sort`` change as there): without options a live view of this collection's
+        own entries (``len``, iterable again and again, ``in``), as ``dict.items()``;
+        else a generator."""
+        if not (include_nested or leaves_only or sort):
+            return EntryItems(_Entries(self))
+        return self._iter_items(include_nested, leaves_only, is_leaf, sort)
+
+    def _iter_items(
+        self,
+        include_nested: bool,
+        leaves_only: bool,
+        is_leaf: Callable[[type], bool] | None,
+        sort: bool,
+    ) -> Iterator[tuple[str | tuple[str, ...], Any]]:
         if is_leaf is None and not sort:
             for path, value in _walk(self, (), include_nested, leaves_only):
                 yield (path[0] if len(path) == 1 else path), value
@@ -749,6 +835,63 @@ class KeysView:
             f"_TensorDictKeysView({list(self)!r},\n    include_nested={self._include_nested},"
             f"\n    leaves_only={self._leaves_only})"
         )
+
+
+class _Entries(Mapping[str, Any]):
+    """A collection's own entries (not the nested ones) as a live read-only mapping, each
+    as :meth:`TensorCollection.items` gives it: what its views read."""
+
+    __slots__ = ("collection",)
+
+    def __init__(self, collection: TensorCollection) -> None:
+        self.collection = collection
+
+    def __getitem__(self, key: str) -> Any:
+        collection = self.collection
+        if type(key) is not str or not collection._has_entry(key):
+            raise KeyError(key)
+        value = collection._entry(key)
+        if isinstance(value, TensorCollection) and value._is_leaf_node:
+            return value if value._is_value_node else value._read()
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.collection._key_names())
+
+    def __len__(self) -> int:
+        return len(self.collection._key_names())
+
+
+class EntryItems(ItemsView[str, Any]):
+    """``items()`` without options: the ``(key, value)`` pairs of a collection's own
+    entries, live, as ``dict.items()`` (``len``, iterable again and again, ``in``)."""
+
+    # Its own slot: a compiled items() then finds it here, guarding no base class.
+    __slots__ = ("_mapping",)
+    _mapping: _Entries
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        for path, value in _walk(self._mapping.collection, (), False, False):
+            yield path[0], value
+
+    def __repr__(self) -> str:
+        return f"dict_items({list(self)!r})"  # the peer's (a dict's) text
+
+
+class EntryValues(ValuesView[Any]):
+    """``values()`` without options: the values of a collection's own entries, live, as
+    ``dict.values()`` (``len``, iterable again and again, ``in``)."""
+
+    # Its own slot: a compiled items() then finds it here, guarding no base class.
+    __slots__ = ("_mapping",)
+    _mapping: _Entries
+
+    def __iter__(self) -> Iterator[Any]:
+        for _, value in _walk(self._mapping.collection, (), False, False):
+            yield value
+
+    def __repr__(self) -> str:
+        return f"dict_values({list(self)!r})"  # the peer's (a dict's) text
 
 
 def _check_batch_size_update(

@@ -40,7 +40,7 @@ import torch
 
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._memmap import MemoryMappedTensor, without_grad
 from tclass._core._records import field_names_of, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
@@ -332,7 +332,9 @@ class SavedFolder:
             if blank:
                 mapped = MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype, filename=temp)
             else:
-                mapped = MemoryMappedTensor.from_tensor(tensor, filename=temp, copy_existing=True)
+                mapped = MemoryMappedTensor.from_tensor(
+                    without_grad(tensor), filename=temp, copy_existing=True
+                )
             os.replace(temp, final)
         except BaseException:
             _remove_file(temp)

@@ -42,7 +42,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from tclass._core._memmap import MemoryMappedTensor, save_new_file
+from tclass._core._memmap import MemoryMappedTensor, save_new_file, without_grad
 from tclass._io.memmap._format import META, SCHEMA, TEMP_PREFIX
 from tclass._io.memmap._plan import Leaf, plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
@@ -198,7 +198,7 @@ def _to_shared_memory(node: Any, like: bool) -> Any:
         elif like and not leaf.keep:
             written.append(MemoryMappedTensor.empty(tensor.shape, dtype=tensor.dtype))
         else:
-            written.append(MemoryMappedTensor.from_tensor(tensor))
+            written.append(MemoryMappedTensor.from_tensor(without_grad(tensor)))
     return rebuild(written)
 
 
