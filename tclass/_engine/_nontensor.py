@@ -59,7 +59,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._engine._nontensor_stack import NonTensorStack
 
-__all__ = ["MetaData", "NonTensorData", "is_non_tensor", "same_value"]
+__all__ = ["MetaData", "NonTensorData", "is_non_tensor", "same_value", "write_one_value"]
 
 _new_instance = object.__new__
 
@@ -611,3 +611,17 @@ def is_non_tensor(value: object) -> bool:
 
 # for torch.compile's guards: see _base/_inline.py
 inline_inherited(NonTensorData)
+
+
+def write_one_value(target: Any, stored: Any) -> bool:
+    """``set_`` of a Python value over the one value ``target`` holds: written into the
+    node itself, as the peer writes it, so that every collection that shares the node (an
+    ``exclude`` / ``select`` result and its source, nested nodes alike) sees the new value,
+    as they see a tensor written by ``set_``. False (the node to replace) for a node of
+    several values or a change of kind."""
+    if type(target) is not NonTensorData or type(stored) is not NonTensorData:
+        return False
+    if stored.batch_size != target.batch_size:
+        return False
+    target.data = stored.data
+    return True

@@ -49,7 +49,7 @@ from tclass._engine._entry_values import (
     keys_below,
     takes_lazy_layout,
 )
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, write_one_value
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
@@ -651,7 +651,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
             parent = self if len(path) == 1 else self._get_nested(path[:-1])
             if isinstance(parent, TensorDict):
                 stored = parent._validate(path[-1], value)
-                if not _rewrite_value(parent, target, stored):
+                # written into the node itself where it holds one value (the peer): every
+                # collection sharing it sees the write; not in a folder (written there)
+                if parent._saved_at is not None or not write_one_value(target, stored):
                     parent._store_entry(path[-1], stored)
                 return self
             if isinstance(parent, TensorCollection):  # a record's field: its own rules
@@ -990,17 +992,3 @@ allow_unpickling(TensorDict, _rebuild)  # torch.load(f, weights_only=True)
 MutableMapping.register(TensorDict)
 
 inline_inherited(TensorDict)  # for torch.compile's guards: see _base/_inline.py
-
-
-def _rewrite_value(parent: TensorDict, target: _NonTensorNode, stored: Any) -> bool:
-    """``set_`` of a Python value over the one value ``target`` holds: written into the
-    node itself, as the peer writes it, so that every collection that shares the node (an
-    ``exclude`` / ``select`` result and its source, nested nodes alike) sees the new value,
-    as they see a tensor written by ``set_``. False (the node to replace) for a node of
-    several values, a change of kind, or a collection saved in a folder (written there)."""
-    if parent._saved_at is not None or type(target) is not NonTensorData:
-        return False
-    if type(stored) is not NonTensorData or stored.batch_size != target.batch_size:
-        return False
-    target.data = stored.data
-    return True
