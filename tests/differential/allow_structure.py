@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -269,16 +270,15 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
 _EMPTY_LIST = re.compile(r"\]: length: peer 0, tclass [1-9]\d*$")
 
 
-def _holds_empty_values(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack with
-    no elements whose batch size starts with a nonzero dim."""
+def _holds_value_stack(value: Any, picks: Callable[[Any], bool], depth: int = 0) -> bool:
+    """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack whose
+    batch size ``picks`` accepts."""
     if depth > 8:
         return False
     if isinstance(value, (tuple, list)):
-        return any(_holds_empty_values(item, depth + 1) for item in value)
+        return any(_holds_value_stack(item, picks, depth + 1) for item in value)
     if type(value).__name__ == "NonTensorStack":
-        size = value.batch_size
-        return 0 in size and size[0] > 0
+        return picks(value.batch_size)
     if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
         return False
     source = getattr(value, "_tensordict", value)  # a record's entries
@@ -287,9 +287,14 @@ def _holds_empty_values(value: Any, depth: int = 0) -> bool:
             child = source.get(key)
         except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
             continue
-        if _holds_empty_values(child, depth + 1):
+        if _holds_value_stack(child, picks, depth + 1):
             return True
     return False
+
+
+def _holds_empty_values(value: Any) -> bool:
+    """A NonTensorStack with no elements whose batch size starts with a nonzero dim."""
+    return _holds_value_stack(value, lambda size: 0 in size and size[0] > 0)
 
 
 def _empty_values_shaped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -578,26 +583,9 @@ def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return _holds_ragged_values(mine.value)
 
 
-def _holds_ragged_values(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack with
-    ``-1`` in its batch size."""
-    if depth > 8:
-        return False
-    if isinstance(value, (tuple, list)):
-        return any(_holds_ragged_values(item, depth + 1) for item in value)
-    if type(value).__name__ == "NonTensorStack":
-        return -1 in value.batch_size
-    if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
-        return False
-    source = getattr(value, "_tensordict", value)  # a record's entries
-    for key in source.keys():
-        try:
-            child = source.get(key)
-        except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
-            continue
-        if _holds_ragged_values(child, depth + 1):
-            return True
-    return False
+def _holds_ragged_values(value: Any) -> bool:
+    """A NonTensorStack with ``-1`` in its batch size."""
+    return _holds_value_stack(value, lambda size: -1 in size)
 
 
 def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
