@@ -91,7 +91,8 @@ def _members_lock_as_the_stack(finding: Finding, facts: Facts, peer: Any, mine: 
 
 _SIZES = re.compile(
     r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
-    r"|\]: peer Tensor\[([\w.]+), shape \[([^\]]*)\]\], tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
+    r"|\]: peer (?:Tensor|Parameter)\[([\w.]+), shape \[([^\]]*)\]\], "
+    r"tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
 )
 
 
