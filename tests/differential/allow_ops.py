@@ -480,6 +480,7 @@ _PEER_INTERNAL = (
     "Non-tensor batch sizes must match outside",  # cat: a squeezed record's value kept its dims
     "the unspecified dimension size -1 can be any value",  # roll of a ragged stack over none
     "Autograd not support dtype",  # math on a TensorDictParams of parameters and int buffers
+    "'bool' object has no attribute 'squeeze'",  # record[None] = True, no batch dims
 )
 
 
