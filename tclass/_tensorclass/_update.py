@@ -74,21 +74,23 @@ def _planned(
         name = key[0] if type(key) is tuple and key else key  # a nested key's field
         if type(name) is str and name not in record.__tclass_info__.field_names:
             raise record._unknown_field(name)  # before the lock, as the peer's update
-        if isinstance(value, NonTensorData):
-            value = value.data  # a per-element stack is set as it is
+        if value.__class__ is torch.Tensor:  # (the usual value: it merges into nothing)
+            fields[key] = value.clone() if clone else value
+        elif isinstance(value, NonTensorData):
+            fields[key] = value.data  # (a per-element stack is set as it is)
         elif merges_into(partial(_field, record, key), value, is_leaf):
             merges.append((key, value, below))
             continue
         elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
-            value = value.clone()
-        fields[key] = value
+            fields[key] = value.clone()
+        else:
+            fields[key] = value
     trial = None if inplace else _checked_trial(record, fields)
     actions: list[_Action] = []
-    for key, value in fields.items():
-        if trial is not None:
-            actions.append(partial(_adopt, record, trial, key))
-        else:
-            actions.append(partial(record.set, key, value, inplace=inplace))
+    if trial is not None:
+        actions.append(partial(_adopt, record, trial, list(fields)))
+    else:
+        actions += [partial(record.set, k, v, inplace=inplace) for k, v in fields.items()]
     for key, value, below in merges:
         target = record.get(key)
         if not inplace and is_record(target):  # its fields checked now too
@@ -136,11 +138,13 @@ def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict
     return trial
 
 
-def _adopt(record: TensorClass, trial: TensorDict, name: str) -> None:
-    """Stores the field ``name`` as the checked ``trial`` holds it."""
+def _adopt(record: TensorClass, trial: TensorDict, names: list[str]) -> None:
+    """Stores the fields ``names`` as the checked ``trial`` holds them."""
     td = record._tensordict
-    value = trial._entries().get(name)
-    if value is not None:
-        td._store_entry(name, value)
-    elif td._has_entry(name):
-        td._remove_entry(name)
+    entries = trial._entries()
+    for name in names:
+        value = entries.get(name)
+        if value is not None:
+            td._store_entry(name, value)
+        elif td._has_entry(name):
+            td._remove_entry(name)

@@ -9,13 +9,15 @@ of the tensors' dtype, listed once per tensor, wrap nothing.
 
 The results are the same bits: for ``float32`` and ``float64`` tensors torch computes in
 their own dtype (its "opmath" type), and reads the number as a value of that dtype
-either way (a wrapped ``float`` is rounded to it as ``torch.tensor(x, dtype=...)`` rounds
-it; an ``int`` up to 2**24 is exact in both; ``tests/base/test_scalar_operand.py``
-compares the bits). Not routed, so as torch runs them: half precision (a float16 0-d
-tensor gives other bits than torch's kernels), integer and complex tensors, a mix of dtypes, tensors off the CPU, subclasses (their ``__torch_function__``
-would see another argument), a tensor requiring grad while autograd records (its graph
-would hold another node), ``bool`` and ``complex`` numbers, a float32 overflow, keyword
-arguments (``alpha``), traced or transformed code and dispatch modes.
+either way (a wrapped ``float`` is rounded to it as ``torch.tensor(x, dtype=...)``
+rounds it; an ``int`` up to 2**24 is exact in both;
+``tests/base/test_scalar_operand.py`` compares the bits). Not routed, so as torch runs
+them: half precision (a float16 0-d tensor gives other bits than torch's kernels),
+integer and complex tensors, a mix of dtypes, tensors off the CPU, subclasses (their
+``__torch_function__`` would see another argument), a tensor requiring grad while
+autograd records (its graph would hold another node), ``bool`` and ``complex`` numbers,
+a float32 overflow, keyword arguments (``alpha``), traced or transformed code and
+dispatch modes.
 """
 
 from __future__ import annotations
