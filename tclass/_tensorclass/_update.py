@@ -24,7 +24,7 @@ from tclass._core._records import is_record
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._td import TensorDict
-from tclass._tensorclass._builder import check_specs, store_field
+from tclass._tensorclass._builder import check_specs, store_fields
 from tclass._tensorclass._writes import check_row_write, merges_into
 
 if TYPE_CHECKING:
@@ -132,8 +132,7 @@ def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict
                 info.specs.check_assign({}, name, stored, len(td.batch_size))
         return None
     trial = td.__copy__()
-    for name, value in fields.items():
-        store_field(cls, trial, name, value, check_spec=False)
+    store_fields(cls, trial, fields)
     check_specs(cls, trial)  # several fields may change a named dim's size together
     return trial
 
