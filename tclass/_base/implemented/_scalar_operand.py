@@ -13,7 +13,8 @@ either way (a wrapped ``float`` is rounded to it as ``torch.tensor(x, dtype=...)
 rounds it; an ``int`` up to 2**24 is exact in both;
 ``tests/base/test_scalar_operand.py`` compares the bits). Not routed, so as torch runs
 them: half precision (a float16 0-d tensor gives other bits than torch's kernels),
-integer and complex tensors, a mix of dtypes, tensors off the CPU, subclasses (their
+integer and complex tensors, a mix of dtypes, a first tensor off the CPU (whose fused
+kernels take numbers as they are), subclasses (their
 ``__torch_function__`` would see another argument), a tensor requiring grad while
 autograd records (its graph would hold another node), ``bool`` and ``complex`` numbers,
 a float32 overflow, keyword arguments (``alpha``), traced or transformed code and
