@@ -571,6 +571,39 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return True
 
 
+_NESTED_NONE_KEPT = re.compile(
+    r"^result((?:\['\w+'\])+): peer \w+\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"tclass py \('NoneType', None\)$"
+)
+
+
+def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``apply(fn)`` where ``fn`` leaves nothing of a nested record whose field was set to
+    ``None`` through ``from_dict`` / ``update``: no leaf is left there in tclass (``None``),
+    where the peer keeps the nested record for the ``None`` value entry it stored (its
+    other entries ``None`` too)."""
+    if finding.kind != "result" or finding.step.op != "apply":
+        return False
+    if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _NESTED_NONE_KEPT.match(line)
+        if found is None:
+            return False
+        node = peer.value
+        for key in re.findall(r"'(\w+)'", found.group(1)):
+            node = node.get(key)
+        if not _none_leaves(node.to_dict()):
+            return False
+    return True
+
+
+def _none_leaves(tree: Any) -> bool:
+    if isinstance(tree, dict):
+        return all(_none_leaves(value) for value in tree.values())
+    return tree is None
+
+
 def _none_field_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``rec.update_(rec.to_dict())`` where a field is ``None``: nothing written there in
     tclass (the field stays unset), where the peer raises ``KeyError`` for the key it does

@@ -74,6 +74,19 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
 
+def _write_into_locked_slices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A write into ``unbind`` / ``split`` slices of a saved or memory-mapped collection
+    (or of a lazy stack of one): the slices are locked in tclass, as the collection they
+    share is, so the write is a ``LockedError``; the peer's slices are not locked."""
+    if finding.kind != "tclass-raises" or type(mine.error).__name__ != "LockedError":
+        return False
+    saved = re.compile(r"memmap|\.save\(|consolidate\(filename")
+    before = finding.lines[:-1]
+    if not (facts.memmap or any(saved.search(line) for line in before)):
+        return False
+    return any(".unbind(" in line or ".split(" in line for line in before)
+
+
 _MEMBER_LOCKED = re.compile(r"<members>\[\d+\]\[\d+\].*\.is_locked: peer True, tclass False$")
 
 

@@ -31,6 +31,7 @@ from .allow_ops import (
     _names_read_live,
     _nested_batch_dims_kept,
     _new_entries_saved,
+    _none_field_kept_by_apply,
     _none_field_listed,
     _none_field_not_written,
     _none_field_unset,
@@ -94,6 +95,7 @@ from .allow_structure import (
     _too_many_indices,
     _values_shaped_as_torch,
     _values_written_in_place,
+    _write_into_locked_slices,
     _written_as_torch,
 )
 from .open_findings import OPEN
@@ -201,7 +203,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "lock-follows-sharing",
         "**A result's lock follows what it shares, not a flag.**",
-        _any_of(_lock_follows_sharing, _members_lock_as_the_stack),
+        _any_of(_lock_follows_sharing, _members_lock_as_the_stack, _write_into_locked_slices),
     ),
     Entry(
         "annotation-casts",
@@ -236,7 +238,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "none-field-unset",
         "**A field set to `None` is not set, at every level.**",
-        _any_of(_none_field_unset, _none_field_listed, _none_field_not_written),
+        _any_of(
+            _none_field_unset,
+            _none_field_listed,
+            _none_field_not_written,
+            _none_field_kept_by_apply,
+        ),
     ),
     Entry(
         "apply-keeps-fitting-values",
