@@ -79,6 +79,7 @@ from .allow_structure import (
     _loaded_is_memmap,
     _lock_follows_sharing,
     _members_lock_as_the_stack,
+    _moved_nodes_keep_their_lock,
     _names_unique,
     _nested_names_kept,
     _no_members_taken,
@@ -203,7 +204,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "lock-follows-sharing",
         "**A result's lock follows what it shares, not a flag.**",
-        _any_of(_lock_follows_sharing, _members_lock_as_the_stack, _write_into_locked_slices),
+        _any_of(
+            _lock_follows_sharing,
+            _members_lock_as_the_stack,
+            _write_into_locked_slices,
+            _moved_nodes_keep_their_lock,
+        ),
     ),
     Entry(
         "annotation-casts",
