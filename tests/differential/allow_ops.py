@@ -468,6 +468,8 @@ _PEER_INTERNAL = (
     "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
     "Modifying the batch size of a lazy representation",  # its own value stack resized
     "Cannot update a NonTensorDataBase object with a NonTensorStack",  # update_ of values
+    "Cannot update a NonTensorDataBase with a NonTensorStack",  # the same, other words
+    "Expected all inputs to be TensorDictBase instances",  # a value or a tensor by member
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
@@ -716,7 +718,9 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
         return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)
-    if finding.kind == "result" and any(": peer error (" in d for d in finding.detail):
+    if finding.kind == "result" and any(
+        ": peer error (" in d or ": error: peer " in d for d in finding.detail
+    ):
         # the peer's result fails to read; its batch size and names show it broken too
         return all(
             _read_fails_inside(peer.value, line) or _BROKEN_SIZE.match(line)
