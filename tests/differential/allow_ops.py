@@ -387,7 +387,10 @@ def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     into its loaded records (memory-mapped there), or the new name ``rename_key_`` gives
     in another node (a copy in its own file, which what shared the old tensor no longer
     sees)."""
-    if finding.kind != "alias" or not facts.memmap:
+    if finding.kind != "alias":
+        return False
+    loaded = any(re.search(r"load_memmap\(|\.load\(", line) for line in finding.lines)
+    if not (facts.memmap or loaded):
         return False
     if all(_MAPPED_HERE.search(line) for line in finding.detail):
         return True
