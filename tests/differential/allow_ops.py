@@ -472,6 +472,7 @@ _PEER_INTERNAL = (
     "Modifying the batch size of a lazy representation",  # its own value stack resized
     "Cannot update a NonTensorDataBase object with a NonTensorStack",  # update_ of values
     "Cannot update a NonTensorDataBase with a NonTensorStack",  # the same, other words
+    "object has no attribute 'squeeze'",  # a number written into a record (rec[None] = 1)
     "Expected all inputs to be TensorDictBase instances",  # a value or a tensor by member
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
