@@ -473,6 +473,8 @@ _PEER_INTERNAL = (
     "Cannot update a NonTensorDataBase object with a NonTensorStack",  # update_ of values
     "Cannot update a NonTensorDataBase with a NonTensorStack",  # the same, other words
     "object has no attribute 'squeeze'",  # a number written into a record (rec[None] = 1)
+    "length should not be negative",  # a write into a ragged lazy stack: its -1 taken as a size
+    "for dimension 0 with size -1",  # the same, an index checked against it
     "Expected all inputs to be TensorDictBase instances",  # a value or a tensor by member
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
