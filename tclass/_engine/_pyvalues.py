@@ -119,7 +119,8 @@ def _no_values(shape: torch.Size) -> NonTensorStack:
     lists of values: no tensor among them (the peer raises there or keeps the lists)."""
     if len(shape) == 1:
         return NonTensorStack._from_values([])
-    return cast(NonTensorStack, torch.stack([_no_values(shape[1:]) for _ in range(shape[0])]))
+    rows: Any = [_no_values(shape[1:]) for _ in range(shape[0])]  # torch.stack takes them
+    return cast(NonTensorStack, torch.stack(rows))
 
 
 def set_non_tensor(collection: C, key: Any, value: Any) -> C:
