@@ -384,8 +384,16 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
+    def assign(self: Any, value: Any) -> None:
+        """``record.name = value`` of a tensor_only record: None over an unset field
+        changes nothing, and the peer lets it pass when locked (not ``set()`` nor ``del``)."""
+        td = self._tensordict
+        if value is None and _locked(td) and not _holds(td, name):
+            return
+        store(self, value)
+
     def deleter(self: Any) -> None:
-        setter(self, None)
+        store(self, None)
 
     get = field_getter(name, values=not entries_only, nodes=bool(info.options["tensor_only"]))
     inline = info._specs.inline if info._specs is not None else None
@@ -394,10 +402,13 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     fast = entries_only and rule is not None and rule.tensor and rule.cast is None
     fast = fast and (spec is None or (check is not None and spec.constraints is None))
     setter = tensor_field_setter(name, store, check) if fast else store
-    for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):
+    attribute = setter
+    if info.options["tensor_only"] and not frozen:
+        attribute = tensor_field_setter(name, assign, check) if fast else assign
+    for function, role in ((get, "get"), (attribute, "set"), (deleter, "delete")):
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
-    type.__setattr__(cls, name, property(get, setter, deleter, doc=f"The field {name!r}."))
+    type.__setattr__(cls, name, property(get, attribute, deleter, doc=f"The field {name!r}."))
 
 
 def _locked(td: TensorDict | LazyStackedTensorDict) -> bool:
@@ -637,6 +648,13 @@ def _store(
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     else:
         _unset(td, name)
+
+
+def _holds(td: TensorDict | LazyStackedTensorDict, name: str) -> bool:
+    """Whether ``td`` (a lazy stack: any member) holds an entry ``name``."""
+    if isinstance(td, LazyStackedTensorDict):
+        return any(_holds(member, name) for member in td.tensordicts)
+    return td._has_entry(name)
 
 
 def _unset(td: TensorDict | LazyStackedTensorDict, name: str) -> None:

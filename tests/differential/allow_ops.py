@@ -388,7 +388,10 @@ def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     into its loaded records (memory-mapped there), or the new name ``rename_key_`` gives
     in another node (a copy in its own file, which what shared the old tensor no longer
     sees)."""
-    if finding.kind != "alias" or not facts.memmap:
+    if finding.kind != "alias":
+        return False
+    loaded = any(re.search(r"load_memmap\(|\.load\(", line) for line in finding.lines)
+    if not (facts.memmap or loaded):
         return False
     if all(_MAPPED_HERE.search(line) for line in finding.detail):
         return True
@@ -469,6 +472,11 @@ _PEER_INTERNAL = (
     "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
     "Modifying the batch size of a lazy representation",  # its own value stack resized
     "Cannot update a NonTensorDataBase object with a NonTensorStack",  # update_ of values
+    "Cannot update a NonTensorDataBase with a NonTensorStack",  # the same, other words
+    "object has no attribute 'squeeze'",  # a number written into a record (rec[None] = 1)
+    "length should not be negative",  # a write into a ragged lazy stack: its -1 taken as a size
+    "for dimension 0 with size -1",  # the same, an index checked against it
+    "Expected all inputs to be TensorDictBase instances",  # a value or a tensor by member
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
@@ -572,6 +580,39 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
             return False
     return True
+
+
+_NESTED_NONE_KEPT = re.compile(
+    r"^result((?:\['\w+'\])+): peer \w+\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"tclass py \('NoneType', None\)$"
+)
+
+
+def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``apply(fn)`` where ``fn`` leaves nothing of a nested record whose field was set to
+    ``None`` through ``from_dict`` / ``update``: no leaf is left there in tclass (``None``),
+    where the peer keeps the nested record for the ``None`` value entry it stored (its
+    other entries ``None`` too)."""
+    if finding.kind != "result" or finding.step.op != "apply":
+        return False
+    if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _NESTED_NONE_KEPT.match(line)
+        if found is None:
+            return False
+        node = peer.value
+        for key in re.findall(r"'(\w+)'", found.group(1)):
+            node = node.get(key)
+        if not _none_leaves(node.to_dict()):
+            return False
+    return True
+
+
+def _none_leaves(tree: Any) -> bool:
+    if isinstance(tree, dict):
+        return all(_none_leaves(value) for value in tree.values())
+    return tree is None
 
 
 def _none_field_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -686,7 +727,9 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
         return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)
-    if finding.kind == "result" and any(": peer error (" in d for d in finding.detail):
+    if finding.kind == "result" and any(
+        ": peer error (" in d or ": error: peer " in d for d in finding.detail
+    ):
         # the peer's result fails to read; its batch size and names show it broken too
         return all(
             _read_fails_inside(peer.value, line) or _BROKEN_SIZE.match(line)

@@ -74,6 +74,36 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
 
+def _write_into_locked_slices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A write into ``unbind`` / ``split`` slices of a saved or memory-mapped collection
+    (or of a lazy stack of one): the slices are locked in tclass, as the collection they
+    share is, so the write is a ``LockedError``; the peer's slices are not locked."""
+    if finding.kind != "tclass-raises" or type(mine.error).__name__ != "LockedError":
+        return False
+    saved = re.compile(r"memmap|\.save\(|consolidate\(filename")
+    before = finding.lines[:-1]
+    if not (facts.memmap or any(saved.search(line) for line in before)):
+        return False
+    return any(".unbind(" in line or ".split(" in line for line in before)
+
+
+_NODE_KEPT_LOCKED = re.compile(r"^result\S+\.is_locked: peer False, tclass True$")
+
+
+def _moved_nodes_keep_their_lock(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to`` / ``cpu()`` / ``detach()`` of an unlocked collection whose nested collections
+    or lazy-stack members are locked: tclass's result keeps each of those locked, as its
+    source is; the peer gives every node the lock of the collection it was called on."""
+    if finding.kind != "result" or finding.step.op not in ("to", "cpu", "detach"):
+        return False
+    if getattr(mine.value, "is_locked", True) or getattr(peer.value, "is_locked", True):
+        return False
+    saved = re.compile(r"memmap|lock_\(\)|\.save\(")
+    if not (facts.memmap or any(saved.search(line) for line in finding.lines[:-1])):
+        return False
+    return all(_NODE_KEPT_LOCKED.match(line) for line in finding.detail)
+
+
 _MEMBER_LOCKED = re.compile(r"<members>\[\d+\]\[\d+\].*\.is_locked: peer True, tclass False$")
 
 

@@ -31,6 +31,7 @@ from .allow_ops import (
     _names_read_live,
     _nested_batch_dims_kept,
     _new_entries_saved,
+    _none_field_kept_by_apply,
     _none_field_listed,
     _none_field_not_written,
     _none_field_unset,
@@ -79,6 +80,7 @@ from .allow_structure import (
     _loaded_is_memmap,
     _lock_follows_sharing,
     _members_lock_as_the_stack,
+    _moved_nodes_keep_their_lock,
     _names_unique,
     _nested_names_kept,
     _no_members_taken,
@@ -95,6 +97,7 @@ from .allow_structure import (
     _too_many_indices,
     _values_shaped_as_torch,
     _values_written_in_place,
+    _write_into_locked_slices,
     _written_as_torch,
 )
 from .open_findings import OPEN
@@ -202,7 +205,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "lock-follows-sharing",
         "**A result's lock follows what it shares, not a flag.**",
-        _any_of(_lock_follows_sharing, _members_lock_as_the_stack),
+        _any_of(
+            _lock_follows_sharing,
+            _members_lock_as_the_stack,
+            _write_into_locked_slices,
+            _moved_nodes_keep_their_lock,
+        ),
     ),
     Entry(
         "annotation-casts",
@@ -237,7 +245,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "none-field-unset",
         "**A field set to `None` is not set, at every level.**",
-        _any_of(_none_field_unset, _none_field_listed, _none_field_not_written),
+        _any_of(
+            _none_field_unset,
+            _none_field_listed,
+            _none_field_not_written,
+            _none_field_kept_by_apply,
+        ),
     ),
     Entry(
         "apply-keeps-fitting-values",
