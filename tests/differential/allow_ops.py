@@ -58,7 +58,8 @@ _DIMS_LINE = re.compile(
 def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A tensor on the left of an operator with a ragged lazy stack (``t != stack``): the
     batch size ``stack != t`` gives, where the peer's result has a dim more in front (it
-    hands each member the whole tensor, not the member's slice)."""
+    hands each member the whole tensor, not the member's slice), more in a lazy stack of
+    lazy stacks."""
     if finding.kind != "result" or not finding.step.op.startswith("r"):
         return False
     if -1 not in getattr(mine.value, "batch_size", ()):
@@ -70,9 +71,16 @@ def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         theirs, ours = (
             [d.strip() for d in side.split(",") if d.strip()] for side in found.groups()[1:]
         )
-        if theirs[1:] != ours and not (found.group(1) == "names" and len(theirs) == len(ours) + 1):
+        if len(theirs) <= len(ours) or not (found.group(1) == "names" or _within(ours, theirs)):
             return False
     return True
+
+
+def _within(ours: list[str], theirs: list[str]) -> bool:
+    """Whether ``theirs`` is ``ours`` with dims added (anywhere: at each level of a lazy
+    stack of lazy stacks, the peer adds the tensor's dims before that level's stack dim)."""
+    rest = iter(theirs)
+    return all(dim in rest for dim in ours)
 
 
 def _tensor_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -15,6 +15,7 @@ from .allow_ops import (
     _EMPTY_LAZY,
     _KEYS_LINE,
     _LOCK_LINE,
+    _REDUCTIONS,
     _VALUES_DROPPED,
     _about_values,
     _tagged,
@@ -230,6 +231,8 @@ _RECORD_KIND_LINES = (
     re.compile(r"\['label'\]: peer list of \d+, tclass nontensor \("),
 )
 _RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
+# a reduction's Python value: kept (math-beyond-the-peer), a TensorDict without keys in the peer
+_VALUE_REDUCED = re.compile(r"\['label'\]: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), tclass py \(")
 
 
 def _fields_line(line: str) -> bool:
@@ -248,7 +251,8 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``LazyStackedTensorDict`` built from records: a lazy stack of those records
     through the ops that keep it lazy, one record where an op makes it dense; the peer
     gives a record over a lazy stack for some ops, a TensorDict without the record's class
-    and ``None`` fields for others, and its ``cat`` raises."""
+    and ``None`` fields for others, and its ``cat`` raises. A reduction keeps the record's
+    Python values too, where the peer's are ``TensorDict``s without keys."""
     if finding.kind == "peer-raises":
         message = str(peer.error)
         if "no attribute '_from_tensordict'" in message:  # its cat, another way
@@ -259,10 +263,12 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     ):
         return False
     dropped = finding.step.op in _VALUES_DROPPED  # and the values, as for a TensorDict
+    reduced = finding.step.op in _REDUCTIONS  # the values kept, as for a TensorDict
     return all(
         any(p.search(d) for p in _RECORD_KIND_LINES)
         or _fields_line(d)
         or (dropped and _EMPTY_LAZY.search(d) is not None)
+        or (reduced and _VALUE_REDUCED.search(d) is not None)
         for d in finding.detail
     )
 
