@@ -94,6 +94,29 @@ def _tensor_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return "Attempting to broadcast a dimension of length" in str(peer.error)
 
 
+_RAGGED_READ = re.compile(r"^result((?:\['[^']*'\])+): peer Tensor\[.*, tclass error \('ValueError'")
+
+
+def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same (``stack | t``) where the peer's broadcast works: it gives every member
+    the whole tensor's dims (a dense result, dims longer), tclass each member its slice (a
+    ragged stack, whose entries are read member by member)."""
+    if finding.kind != "result" or finding.step.family != "math":
+        return False
+    mine_size, peer_size = getattr(mine.value, "batch_size", ()), getattr(peer.value, "batch_size", ())
+    if -1 not in mine_size or -1 in peer_size or len(peer_size) <= len(mine_size):
+        return False
+    for line in finding.detail:
+        found = _DIMS_LINE.search(line) or _SHAPES_LINE.search(line)
+        if found is not None:
+            theirs, ours = (side.count(",") for side in found.groups()[1:])
+            if theirs > ours:
+                continue
+        if _RAGGED_READ.match(line) is None:
+            return False
+    return True
+
+
 _SHAPES_LINE = re.compile(
     r"\]: peer Tensor\[(\S+), shape \[([^\]]*)\]\], tclass Tensor\[\1, shape \[([^\]]*)\]\]$"
 )
@@ -489,6 +512,20 @@ _PEER_INTERNAL = (
 )
 
 
+_NONE_NESTED = re.compile(r"^result((?:\['[^']*'\])+): peer py \('NoneType', None\), tclass ")
+
+
+def _nested_without_leaves(value: Any, line: str) -> bool:
+    """Whether a detail line says the peer's arithmetic gave ``None`` for a nested
+    collection (a record's field) that tclass's result holds without leaves."""
+    found = _NONE_NESTED.match(line)
+    if found is None:
+        return False
+    node = value.get(tuple(re.findall(r"'([^']*)'", found.group(1))))
+    keys = getattr(node, "keys", None)
+    return keys is not None and not list(keys(True, True))
+
+
 def _read_fails_inside(value: Any, line: str) -> bool:
     """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
     from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
@@ -702,6 +739,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
         return keys is not None and not list(keys(True, True))
+    if finding.kind == "result" and finding.step.family == "math":  # the same, nested
+        return all(_nested_without_leaves(mine.value, line) for line in finding.detail)
     if finding.kind == "result" and _ragged_made_dense(peer.value, mine.value):
         return all(any(p.search(line) for p in _RAGGED_KEPT) for line in finding.detail)
     return False
