@@ -359,7 +359,8 @@ def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 # The lines of a Python value over no elements that the peer rebuilt from the members of
 # its stack, which it has none of: a node shorter than the batch or a list of another
 # length, an empty lazy stack without keys in its place, a read that fails ("items cannot
-# be empty"), or None where such a member's own ``apply`` dropped it.
+# be empty"), None where such a member's own ``apply`` dropped it, or the one value its
+# stack was built from (``unbind`` of an ``expand`` over no elements).
 _REBUILT_LINES = (
     re.compile(r": length: peer \d+, tclass \d+$"),
     re.compile(
@@ -368,6 +369,8 @@ _REBUILT_LINES = (
     ),
     re.compile(r": peer error \('RuntimeError', .*tclass nontensor \(\('values', "),
     re.compile(r": peer py \('NoneType', None\), tclass list of \d+$"),
+    re.compile(r": peer value \(\('py', .*\), tclass values \(\('seq', 'list', \[\]\), \[[\d, ]*\]\)$"),
+    re.compile(r": peer py \(.*\), tclass list of 0$"),
 )
 
 
