@@ -399,16 +399,22 @@ _EMPTY_PIECE = re.compile(
 _MISMATCH = re.compile(
     r"keys in .* mismatch\. The \w+ TD has keys \{([^}]*)\}|keys in .* mismatch, got"
 )
+_CAT_MISMATCH = re.compile(r"tensordict \d+ has keys \[([^\]]*)\] but tensordict \d+ has keys \[([^\]]*)\]")
 
 
 def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
     """The peer's "keys ... mismatch" where one side is an ``apply`` result that dropped
-    Python values over no elements (or its stack's "sets of keys ... are exclusive"): the
+    Python values over no elements (or its stack's "sets of keys ... are exclusive", its
+    cat's "tensordict 2 has keys [...] but tensordict 0 has keys [...]"): the
     keys it names are such values in tclass's result (or, where tclass raises too, the
     peer's message shows a batch size with a 0)."""
     message = str(peer.error)
     if "sets of keys in the tensordicts to stack are exclusive" in message:  # names none
         return finding.kind == "peer-raises" and bool(_empty_value_keys(mine.value))
+    joined = _CAT_MISMATCH.search(message)  # its cat's, naming both sides' keys
+    if joined is not None and finding.kind == "peer-raises":
+        one, other = (set(re.findall(r"'(\w+)'", side)) for side in joined.groups())
+        return bool(one ^ other) and one ^ other <= _empty_value_keys(mine.value)
     found = _MISMATCH.search(message)
     if found is None:
         return False
