@@ -148,6 +148,19 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
     return all(_front_dim_kept(line) or _VALUE_ONE_DEEPER.search(line) for line in finding.detail)
 
 
+def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ``view`` after a ``narrow`` of a lazy stack: tclass narrows the members and
+    stacks them (contiguous tensors, which a view takes), the peer narrows its dense
+    stack (strided views, which this view refuses)."""
+    if finding.kind != "peer-raises" or finding.step.op != "view":
+        return False
+    if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
+        return False
+    lines = finding.lines[:-1]
+    lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
+    return bool(lazy) and any(".narrow(" in line for line in lines[lazy[0] + 1 :])
+
+
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
