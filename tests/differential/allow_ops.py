@@ -171,17 +171,26 @@ def _first_of_tuple(finding: Finding) -> bool:
 def _values_kept(*ops: str) -> Covers:
     """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
     where the peer turns them into a ``TensorDict`` without keys (a lazy stack without
-    keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number."""
+    keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number,
+    its ``|`` / ``^`` of per-element numbers (a bool tensor)."""
 
     def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         if finding.kind != "result" or finding.step.op not in ops:
             return False
         return all(
-            "peer TensorDict(batch_size=" in line or _about_values(line) or _EMPTY_LAZY.search(line)
+            "peer TensorDict(batch_size=" in line
+            or _about_values(line)
+            or _EMPTY_LAZY.search(line)
+            or (finding.step.op in _BITWISE and _BOOL_FOR_VALUES.search(line))
             for line in finding.detail
         )
 
     return covers
+
+
+# numbers: the peer's ``|`` / ``^`` of per-element values is a bool tensor of the results
+_BITWISE = ("|", "^", "r|", "r^", "|=", "^=")
+_BOOL_FOR_VALUES = re.compile(r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \(")
 
 
 # the comparisons and bitwise ops whose results the peer holds no Python values in
