@@ -94,7 +94,9 @@ def _tensor_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return "Attempting to broadcast a dimension of length" in str(peer.error)
 
 
-_RAGGED_READ = re.compile(r"^result((?:\['[^']*'\])+): peer Tensor\[.*, tclass error \('ValueError'")
+_RAGGED_READ = re.compile(
+    r"^result((?:\['[^']*'\])+): peer Tensor\[.*, tclass error \('ValueError'"
+)
 
 
 def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -103,7 +105,10 @@ def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: An
     ragged stack, whose entries are read member by member)."""
     if finding.kind != "result" or finding.step.family != "math":
         return False
-    mine_size, peer_size = getattr(mine.value, "batch_size", ()), getattr(peer.value, "batch_size", ())
+    mine_size, peer_size = (
+        getattr(mine.value, "batch_size", ()),
+        getattr(peer.value, "batch_size", ()),
+    )
     if -1 not in mine_size or -1 in peer_size or len(peer_size) <= len(mine_size):
         return False
     for line in finding.detail:
@@ -190,7 +195,9 @@ def _values_kept(*ops: str) -> Covers:
 
 # numbers: the peer's ``|`` / ``^`` of per-element values is a bool tensor of the results
 _BITWISE = ("|", "^", "r|", "r^", "|=", "^=")
-_BOOL_FOR_VALUES = re.compile(r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \(")
+_BOOL_FOR_VALUES = re.compile(
+    r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \("
+)
 
 
 # the comparisons and bitwise ops whose results the peer holds no Python values in

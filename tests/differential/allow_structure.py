@@ -245,7 +245,9 @@ _RECORD_KIND_LINES = (
 )
 _RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
 # a reduction's Python value: kept (math-beyond-the-peer), a TensorDict without keys in the peer
-_VALUE_REDUCED = re.compile(r"\['label'\]: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), tclass py \(")
+_VALUE_REDUCED = re.compile(
+    r"\['label'\]: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), tclass py \("
+)
 
 
 def _fields_line(line: str) -> bool:
@@ -382,7 +384,9 @@ _REBUILT_LINES = (
     ),
     re.compile(r": peer error \('RuntimeError', .*tclass nontensor \(\('values', "),
     re.compile(r": peer py \('NoneType', None\), tclass list of \d+$"),
-    re.compile(r": peer value \(\('py', .*\), tclass values \(\('seq', 'list', \[\]\), \[[\d, ]*\]\)$"),
+    re.compile(
+        r": peer value \(\('py', .*\), tclass values \(\('seq', 'list', \[\]\), \[[\d, ]*\]\)$"
+    ),
     re.compile(r": peer py \(.*\), tclass list of 0$"),
 )
 
@@ -412,7 +416,9 @@ _EMPTY_PIECE = re.compile(
 _MISMATCH = re.compile(
     r"keys in .* mismatch\. The \w+ TD has keys \{([^}]*)\}|keys in .* mismatch, got"
 )
-_CAT_MISMATCH = re.compile(r"tensordict \d+ has keys \[([^\]]*)\] but tensordict \d+ has keys \[([^\]]*)\]")
+_CAT_MISMATCH = re.compile(
+    r"tensordict \d+ has keys \[([^\]]*)\] but tensordict \d+ has keys \[([^\]]*)\]"
+)
 
 
 def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:

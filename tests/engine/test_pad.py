@@ -199,7 +199,6 @@ def test_pad_nested_record_stays_its_class() -> None:
     assert out.inner.x[2].tolist() == [5.0, 5.0, 5.0]
 
 
-
 def test_pad_record_over_a_lazy_stack_is_a_record_over_one_dense_tensordict() -> None:
     """Found by the differential fuzzer: a record over a lazy stack (``lazy_stack`` of
     records) stayed lazy, where a plain lazy stack (and the peer's record) is padded as
@@ -214,6 +213,7 @@ def test_pad_record_over_a_lazy_stack_is_a_record_over_one_dense_tensordict() ->
     view = out.narrow(1, 0, 2)
     view.obs.add_(1)  # a view of the padded record, as for a TensorDict
     assert torch.equal(out.obs, expected + 1)
+
 
 def test_pad_keeps_names_on_nested_collections_and_lazy_stacks() -> None:
     td = TensorDict(
