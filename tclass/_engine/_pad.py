@@ -107,7 +107,8 @@ def pad(
         # As the peer, which pads the dense stack: dense when the members line up (a
         # record over a lazy stack too: the record over the dense one).
         dense = storage._densified(storage)
-        padded = cast("C", dense if storage is padded else padded._wrap(dense))
+        record: Any = padded
+        padded = cast("C", dense if storage is padded else record._wrap(dense))
         if names is not None:
             padded._rename_all(names)
     return padded
