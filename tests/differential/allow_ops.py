@@ -101,15 +101,15 @@ _RAGGED_READ = re.compile(
 
 def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The same (``stack | t``) where the peer's broadcast works: it gives every member
-    the whole tensor's dims (a dense result, dims longer), tclass each member its slice (a
-    ragged stack, whose entries are read member by member)."""
+    the whole tensor's dims (dims longer), tclass each member its slice (a ragged stack,
+    whose entries are read member by member)."""
     if finding.kind != "result" or finding.step.family != "math":
         return False
     mine_size, peer_size = (
         getattr(mine.value, "batch_size", ()),
         getattr(peer.value, "batch_size", ()),
     )
-    if -1 not in mine_size or -1 in peer_size or len(peer_size) <= len(mine_size):
+    if -1 not in mine_size or len(peer_size) <= len(mine_size):
         return False
     for line in finding.detail:
         found = _DIMS_LINE.search(line) or _SHAPES_LINE.search(line)

@@ -246,7 +246,8 @@ _RECORD_KIND_LINES = (
 _RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
 # a reduction's Python value: kept (math-beyond-the-peer), a TensorDict without keys in the peer
 _VALUE_REDUCED = re.compile(
-    r"\['label'\]: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), tclass py \("
+    r"\['label'\]: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
+    r"tclass (py \(|list of \d+$)"
 )
 
 
