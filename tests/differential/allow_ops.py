@@ -58,7 +58,8 @@ _DIMS_LINE = re.compile(
 def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A tensor on the left of an operator with a ragged lazy stack (``t != stack``): the
     batch size ``stack != t`` gives, where the peer's result has a dim more in front (it
-    hands each member the whole tensor, not the member's slice)."""
+    hands each member the whole tensor, not the member's slice), more in a lazy stack of
+    lazy stacks."""
     if finding.kind != "result" or not finding.step.op.startswith("r"):
         return False
     if -1 not in getattr(mine.value, "batch_size", ()):
@@ -70,9 +71,16 @@ def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         theirs, ours = (
             [d.strip() for d in side.split(",") if d.strip()] for side in found.groups()[1:]
         )
-        if theirs[1:] != ours and not (found.group(1) == "names" and len(theirs) == len(ours) + 1):
+        if len(theirs) <= len(ours) or not (found.group(1) == "names" or _within(ours, theirs)):
             return False
     return True
+
+
+def _within(ours: list[str], theirs: list[str]) -> bool:
+    """Whether ``theirs`` is ``ours`` with dims added (anywhere: at each level of a lazy
+    stack of lazy stacks, the peer adds the tensor's dims before that level's stack dim)."""
+    rest = iter(theirs)
+    return all(dim in rest for dim in ours)
 
 
 def _tensor_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -84,6 +92,34 @@ def _tensor_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     if -1 not in getattr(mine.value, "batch_size", ()):
         return False
     return "Attempting to broadcast a dimension of length" in str(peer.error)
+
+
+_RAGGED_READ = re.compile(
+    r"^result((?:\['[^']*'\])+): peer Tensor\[.*, tclass error \('ValueError'"
+)
+
+
+def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same (``stack | t``) where the peer's broadcast works: it gives every member
+    the whole tensor's dims (dims longer), tclass each member its slice (a ragged stack,
+    whose entries are read member by member)."""
+    if finding.kind != "result" or finding.step.family != "math":
+        return False
+    mine_size, peer_size = (
+        getattr(mine.value, "batch_size", ()),
+        getattr(peer.value, "batch_size", ()),
+    )
+    if -1 not in mine_size or len(peer_size) <= len(mine_size):
+        return False
+    for line in finding.detail:
+        found = _DIMS_LINE.search(line) or _SHAPES_LINE.search(line)
+        if found is not None:
+            theirs, ours = (side.count(",") for side in found.groups()[1:])
+            if theirs > ours:
+                continue
+        if _RAGGED_READ.match(line) is None:
+            return False
+    return True
 
 
 _SHAPES_LINE = re.compile(
@@ -140,17 +176,28 @@ def _first_of_tuple(finding: Finding) -> bool:
 def _values_kept(*ops: str) -> Covers:
     """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
     where the peer turns them into a ``TensorDict`` without keys (a lazy stack without
-    keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number."""
+    keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number,
+    its ``|`` / ``^`` of per-element numbers (a bool tensor)."""
 
     def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         if finding.kind != "result" or finding.step.op not in ops:
             return False
         return all(
-            "peer TensorDict(batch_size=" in line or _about_values(line) or _EMPTY_LAZY.search(line)
+            "peer TensorDict(batch_size=" in line
+            or _about_values(line)
+            or _EMPTY_LAZY.search(line)
+            or (finding.step.op in _BITWISE and _BOOL_FOR_VALUES.search(line))
             for line in finding.detail
         )
 
     return covers
+
+
+# numbers: the peer's ``|`` / ``^`` of per-element values is a bool tensor of the results
+_BITWISE = ("|", "^", "r|", "r^", "|=", "^=")
+_BOOL_FOR_VALUES = re.compile(
+    r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \("
+)
 
 
 # the comparisons and bitwise ops whose results the peer holds no Python values in
@@ -492,6 +539,20 @@ _PEER_INTERNAL = (
 )
 
 
+_NONE_NESTED = re.compile(r"^result((?:\['[^']*'\])+): peer py \('NoneType', None\), tclass ")
+
+
+def _nested_without_leaves(value: Any, line: str) -> bool:
+    """Whether a detail line says the peer's arithmetic gave ``None`` for a nested
+    collection (a record's field) that tclass's result holds without leaves."""
+    found = _NONE_NESTED.match(line)
+    if found is None:
+        return False
+    node = value.get(tuple(re.findall(r"'([^']*)'", found.group(1))))
+    keys = getattr(node, "keys", None)
+    return keys is not None and not list(keys(True, True))
+
+
 def _read_fails_inside(value: Any, line: str) -> bool:
     """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
     from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
@@ -740,6 +801,11 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
         return keys is not None and not list(keys(True, True))
+    if finding.kind == "result" and finding.step.family == "math":  # the same, nested
+        return all(_nested_without_leaves(mine.value, line) for line in finding.detail)
+    if finding.kind == "tclass-raises" and finding.step.family == "shape":
+        peer_size = getattr(peer.value, "batch_size", ())  # a shape no TensorDict can have
+        return type(peer.value).__name__ == "TensorDict" and -1 in peer_size
     if finding.kind == "result" and _ragged_made_dense(peer.value, mine.value):
         return all(any(p.search(line) for p in _RAGGED_KEPT) for line in finding.detail)
     return False
