@@ -35,6 +35,8 @@ RECORD_FIELDS = {
 RECORD_KINDS = {name: name for name in RECORD_FIELDS} | {
     f"Peer{name}": name for name in RECORD_FIELDS
 }
+# The rows of an HDF5 file (``ptd[idx]``) are a view of it in both libraries, by another name.
+FILE_VIEWS = {"_SubTensorDict": "PersistentTensorDictView"}
 VIEW_TYPES = ("KeysView", "ValuesView", "ItemsView", "_StringKeys", "_LazyStackedKeys")
 Snap = Any
 
@@ -61,7 +63,7 @@ def _guard(read: Any) -> Snap:
 
 def _kind(value: Any) -> str:
     name = type(value).__name__
-    return RECORD_KINDS.get(name, name)
+    return RECORD_KINDS.get(name, FILE_VIEWS.get(name, name))
 
 
 def is_collection(value: Any) -> bool:

@@ -13,6 +13,7 @@ reported program rebuilds the same values in a fresh process.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -62,6 +63,7 @@ class Facts:
     kind: str  # "td", "lazy" or "record"
     python_values: bool = False
     memmap: bool = False
+    h5: str = ""  # how x came to live in an HDF5 file (``h5_lines``), "" if it does not
     folders: list[str] = field(default_factory=list)
 
 
@@ -215,4 +217,25 @@ def world(
             lines.append(f"x = {loader}.load_memmap({folder})")
     elif c.chance(8):
         lines.append("x.lock_()")
+    elif kind != "record" and not facts.python_values and c.chance(12):
+        lines += h5_lines(c, src, facts)
     return lines, facts
+
+
+def h5_lines(c: Chooser, src: str, facts: Facts) -> list[str]:
+    """``x`` written to an HDF5 file and used from it (a ``PersistentTensorDict``): by
+    ``from_dict``, by ``to_h5``, or written, closed and opened again for writing. The
+    peer infers the batch sizes and names of a file it opens (tclass reads those it
+    wrote), so the reload is drawn only where every node has the root's batch size and
+    there are no names."""
+    path = 'D + "/w.h5"'
+    sizes = set(re.findall(r"batch_size=(\[[^\]]*\])", src))
+    same = len(sizes) == 1 and "names=" not in src
+    forms = ("from_dict", "to_h5") + (("reload",) if same else ())
+    facts.h5 = c.choice(forms)
+    if facts.h5 == "from_dict":
+        return [f"x = L.PersistentTensorDict.from_dict(x, {path})"]
+    if facts.h5 == "to_h5":
+        return [f"x = x.to_h5({path})"]
+    reopen = f'L.TensorDict.from_h5({path}, mode="r+", batch_size=x.batch_size)'
+    return [f"x.to_h5({path}).close()", f"x = {reopen}"]
