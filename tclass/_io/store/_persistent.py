@@ -551,7 +551,12 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        return TensorDict._new_unchecked(values, batch_size, device)  # type: ignore[return-value]
+        """A TensorDict in memory; the names carry over to a result over the same batch
+        (``apply``, the math, ``detach``, ``memmap``...), as a TensorDict's do."""
+        out = TensorDict._new_unchecked(values, batch_size, device)
+        if batch_size == self._batch_size:
+            out._assign_names(self._names)
+        return out  # type: ignore[return-value]
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
