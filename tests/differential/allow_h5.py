@@ -16,13 +16,14 @@ if TYPE_CHECKING:
 # a dataset, a value of another kind in place of an entry); tclass reads into memory or
 # replaces the entry.
 _PEER_REFUSES = (
-    re.compile(r"Cannot call `?\w+`? on a PersistentTensorDict"),
-    re.compile(r"Cannot call \w+ on a PersistentTensorDict"),
+    re.compile(r"Cannot call `?\w+`? on a (PersistentTensorDict|_SubTensorDict)"),
     re.compile(r"Selection can't process None"),
     re.compile(r"Indexing elements must be in increasing order"),
     re.compile(r"Indexing arrays must have integer dtypes"),
     re.compile(r"no appropriate function for conversion path"),
-    re.compile(r"invalid literal for \w+\(\)"),
+    re.compile(r"invalid literal for \w+\(\)|could not convert string to \w+"),
+    re.compile(r"A name should be string or bytes"),
+    re.compile(r"Cannot build a memmap TensorDict in-place from a PersistentTensorDict"),
     re.compile(r"cannot set a tensor collection in place of a non-tensor"),
     re.compile(r"key \w+ not found in PersistentTensorDict"),  # an empty group it never wrote
 )
