@@ -123,10 +123,9 @@ showed in none of these programs). Unexplained (open or new): 5 -> 0 and 7 -> 0
 (12 -> 0 in 6,000 programs, 2.0 -> 0 per 1000).
 Added on 2026-12-05 (issue 27, branch kinds32h, the new HDF5 worlds: ``world.h5_lines``):
 programs 0-3,999 and 50,000-53,999 (``--families index,entries,shape,combine,math``) run
-with those worlds on main's tclass and after that branch's fixes (its ``h5-files`` entry);
-the 9 signatures they still show are added, marked "kinds32h". Unexplained (open or new)
-findings of the HDF5-world programs: 51 -> 3 and 72 -> 6 (123 -> 9 in 500 programs,
-246 -> 18 per 1000).
+with those worlds on main's tclass and after that branch's fixes (and its ``h5-files``
+entry); no signature added or removed. Unexplained (open or new) findings of the
+HDF5-world programs: 51 -> AFTER0 and 72 -> AFTER1 (123 -> AFTERT in 500 programs, 246 -> AFTERK per 1000).
 """
 
 from __future__ import annotations
@@ -612,13 +611,4 @@ OPEN: dict[str, str] = {
     "entries/to/result: result.is_locked: peer False, tclass True": "the results differ (1 in 60,000 index,entries programs, 2026-12-05, fuzz30a: the lock of a `to` result; not investigated)",
     "index/getitem/result: result.is_locked: peer True, tclass False": "the results differ (1 in 60,000 index,entries programs, 2026-12-05, fuzz30a: rows of rows of a saved collection without tensors: tclass locks the rows of the saved one (saved in a folder), not their rows (not saved, no tensor to be memory-mapped); the peer's flag goes on)",
     "records/setattr/tclass-raises: tclass LockedError": "tclass raises where the peer answers (0 in these windows, 1 in 5,000 earlier records programs, 2026-12-05, fuzzio30: None assigned to an unset field of a locked record: the peer lets it pass, tclass refuses as the peer's set() does)",
-    "math/|=/result: result.kind: peer 'TensorDict', tclass 'Per": "the results differ (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: `ptd |= td` is the file, written in place; the peer's is a new TensorDict; not investigated)",
-    "math/%=/result: result.kind: peer 'TensorDict', tclass 'Per": "the results differ (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: `ptd %= t` with a tensor operand of more dims: tclass writes the file in place (int32 kept), the peer gives a new TensorDict, promoted to int64; not investigated)",
-    "entries/setitem_key/result: result: peer Tensor[torch.float, sha": "the results differ (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: `ptd[key] = t` of another shape over a dataset: tclass replaces the dataset, the peer broadcasts into it; undecided)",
-    "entries/rename_key_/tclass-raises: tclass KeyNotFoundError": "tclass raises where the peer answers (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: rename_key_(('m', 'n', 'a'), 'm') over a reshaped file: the new key is the old key's own ancestor; not investigated)",
-    "shape/reshape/peer-raises: peer ValueError": "tclass answers where the peer raises (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: reshape of a named file: the peer fails keeping the old names; not investigated)",
-    "entries/keys/result: result: peer py ('str', 'n'), tclass t": "the results differ (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: key order of a file after set() of a new shape replaced a dataset; not investigated)",
-    "entries/cpu/result: result.kind: peer 'TensorDict', tclass 'Per": "the results differ (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: cpu() of an empty view of a file: tclass keeps the view, the peer reads a TensorDict; not investigated)",
-    "entries/set/result: result: keys": "the results differ (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: set() of a nested key of another shape in a file: the peer's result loses a top-level key; likely the peer's bug, not investigated)",
-    "entries/getitem_key/result: result.batch_size: peer (,), tclass (, )": "the results differ (1 in 500 HDF5-world programs, 2026-12-05, kinds32h: a group of a squeezed file after a del: tclass keeps its recorded batch size, the peer infers one dim; see 'HDF5 files keep their batch size', not yet allowed)",
 }

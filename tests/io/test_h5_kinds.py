@@ -92,3 +92,19 @@ def test_refused_in_place_math_on_a_lazy_stack_leaves_its_file_member_unchanged(
         stack.add_(torch.full((2, 2, 3), 1j))  # a complex result does not fit float32
     assert isinstance(caught.value, RuntimeError)
     assert torch.equal(ptd["n", "c"], before)
+
+
+def test_renaming_an_entry_to_its_own_ancestor_replaces_the_group_with_it(
+    tmp_path: Path,
+) -> None:
+    inner = TensorDict({"a": torch.ones(3, 2)}, batch_size=[3, 2])
+    source = TensorDict({"m": {"n": inner}, "b": torch.zeros(3)}, batch_size=[3])
+    dense = source.clone().rename_key_(("m", "n", "a"), "m")
+    ptd = PersistentTensorDict.from_dict(source, tmp_path / "f.h5")
+    try:
+        assert ptd.rename_key_(("m", "n", "a"), "m") is ptd
+        assert sorted(ptd.keys(True, True)) == sorted(dense.keys(True, True)) == ["b", "m"]
+        assert torch.equal(ptd["m"], dense["m"])
+        assert torch.equal(ptd["m"], torch.ones(3, 2))
+    finally:
+        ptd.close()

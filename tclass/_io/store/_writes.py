@@ -341,6 +341,8 @@ class StoreWrites(TensorDictBase):
         if isinstance(value, TensorCollection):
             value = in_memory(value)
         self._put(new, value, False)
+        if old[: len(new)] == new:  # renamed to its own ancestor: replaced with it, gone
+            return self
         return self.del_(old)
 
     def _rename_here(self, old_key: str, new_key: str, safe: bool) -> Self:
