@@ -108,3 +108,21 @@ def test_renaming_an_entry_to_its_own_ancestor_replaces_the_group_with_it(
         assert torch.equal(ptd["m"], torch.ones(3, 2))
     finally:
         ptd.close()
+
+
+@pytest.mark.parametrize("rows", [0, 3])
+def test_an_empty_list_of_rows_writes_nothing_as_for_a_tensordict(
+    tmp_path: Path, rows: int
+) -> None:
+    source = TensorDict({"a": torch.arange(float(rows)), "n": {"b": torch.ones(rows, 2)}}, [rows])
+    dense = source.clone()
+    dense[[]] = True
+    ptd = PersistentTensorDict.from_dict(source, tmp_path / "f.h5")
+    try:
+        ptd[[]] = True
+        ptd.set_at_("a", 5.0, [])
+        assert (ptd == dense).all()
+        assert torch.equal(ptd["a"], torch.arange(float(rows)))
+        assert ptd[[]].batch_size == torch.Size([0])
+    finally:
+        ptd.close()
