@@ -29,7 +29,8 @@ _PEER_REFUSES = (
     re.compile(r"the length of the dimension names must equate"),  # reshape of a named file
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
-# math on a file without tensors), its reads of strings bytes, its names dropped by
+# math on a file without tensors), its reads of strings bytes and of numbers numpy
+# scalars, its rows at an empty list fail on every read, its names dropped by
 # ``from_dict`` (some of the time), its ``memmap()`` copy not locked; its ``cpu()`` of rows
 # read into memory (tclass's ``to`` keeps a view); a tensor of another shape written over
 # a dataset, which tclass replaces and the peer broadcasts into; a group's batch size, which
@@ -37,6 +38,8 @@ _PEER_REFUSES = (
 _RESULT_LINES = (
     re.compile(r"\.kind: peer 'PersistentTensorDict', tclass 'TensorDict'$"),
     re.compile(r": peer 'bytes', tclass 'str'$|: peer b'.*', tclass '.*'$"),
+    re.compile(r": peer other \('(int|float)64',\), tclass py \('\1', "),  # a number
+    re.compile(r": peer error \('IndexError'.*, tclass Tensor\[[\w.]+, shape \[0[,\]]"),
 )
 
 

@@ -217,7 +217,7 @@ def world(
             lines.append(f"x = {loader}.load_memmap({folder})")
     elif c.chance(8):
         lines.append("x.lock_()")
-    elif kind != "record" and not facts.python_values and c.chance(12):
+    elif kind != "record" and not re.search(r"': None\b", src) and c.chance(12):
         lines += h5_lines(c, src, facts)
     return lines, facts
 
