@@ -6,7 +6,8 @@ place. It is made only of tuples, lists, Python scalars and cloned tensors:
 - a tensor: ``("tensor", class name, dtype, shape, values)``;
 - a collection: ``("collection", kind, batch size, names, device, locked, entries,
   extra)`` where ``kind`` is the class name (``Rec`` / ``Inner`` for either library's
-  record classes), ``entries`` are ``(key, snapshot)`` in the collection's key order (a
+  record classes, ``PersistentTensorDictView`` for the rows of a file, the peer's
+  ``_SubTensorDict``), ``entries`` are ``(key, snapshot)`` in the collection's key order (a
   record's fields in declaration order) and ``extra`` the lazy stack's dim and members;
 - a Python value inside a collection: ``("nontensor", snapshot of the node, snapshot of
   the value read by ``td[key]``)``, the node being ``("value", data, batch size)`` or

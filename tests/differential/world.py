@@ -1,7 +1,8 @@
 """Random collections, as Python source that builds the same collection in either library.
 
 A world is the first lines of a program: ``x = <expression>`` and sometimes a memory-mapped
-copy (``x = x.memmap(D + "/w")``), a reload from that folder, or ``x.lock_()``. The
+copy (``x = x.memmap(D + "/w")``), a reload from that folder, ``x.lock_()``, or an HDF5
+file holding ``x`` (``h5_lines``: a ``PersistentTensorDict``). The
 expression uses only the names every program namespace defines: ``L`` (the library),
 ``torch``, ``t`` (the tensor helper below), ``I`` (``I[1:, None]`` is an index), ``Rec``
 and ``Inner`` (the record classes of ``libs.py``) and ``D`` (a temporary folder of the
