@@ -218,6 +218,9 @@ def world(
             lines.append(f"x = {loader}.load_memmap({folder})")
     elif c.chance(8):
         lines.append("x.lock_()")
+    # ~10% of the others in a file; not records (the peer reads their nested records back
+    # as PersistentTensorDicts, a documented difference) nor None values (the peer cannot
+    # write them)
     elif kind != "record" and not re.search(r"': None\b", src) and c.chance(12):
         lines += h5_lines(c, src, facts)
     return lines, facts
