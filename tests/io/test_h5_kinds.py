@@ -126,3 +126,14 @@ def test_an_empty_list_of_rows_writes_nothing_as_for_a_tensordict(
         assert ptd[[]].batch_size == torch.Size([0])
     finally:
         ptd.close()
+
+
+@pytest.mark.parametrize("key", ["zz", ("n", "zz"), ("zz", "a")])
+def test_get_at_of_a_missing_key_gives_the_default_as_a_tensordicts_does(
+    ptd: PersistentTensorDict, key: Any
+) -> None:
+    dense = _named()
+    assert dense.get_at(key, 0) is None
+    assert ptd.get_at(key, 0) is None
+    assert ptd.get_at(key, 0, default=7) == dense.get_at(key, 0, default=7) == 7
+    assert torch.equal(ptd.get_at(("n", "c"), 1), dense.get_at(("n", "c"), 1))
