@@ -37,6 +37,7 @@ from .allow_ops import (
     _none_field_unset,
     _padded_slots_per_element,
     _padded_values,
+    _params_as_modules,
     _peer_fails_inside,
     _raised_by,
     _record_written_at_none,
@@ -271,6 +272,11 @@ ENTRIES: list[Entry] = [
         "h5-files",
         "**HDF5 files keep their batch size and their strings.**",
         _any_of(_h5_peer_refuses, _h5_result_kept, _h5_keys_listed),
+    ),
+    Entry(
+        "params-write-their-data",
+        "**`TensorDictParams` registers what it holds.**",
+        _params_as_modules,
     ),
     Entry(
         "math-beyond-the-peer",
