@@ -143,8 +143,8 @@ def _copy_of_file(node: Any, save: Callable[[Any], Any], like: bool) -> Any:
 
 
 def _skeleton(ptd: PersistentTensorDict) -> TensorDict:
-    """A TensorDict like the file's data (records where the file holds them) whose
-    tensors are zero-size expansions (no memory); Python values read."""
+    """A TensorDict like the file's data (records where the file holds them, its dim
+    names) whose tensors are zero-size expansions (no memory); Python values read."""
     entries: dict[str, Any] = {}
     for key, found in ptd._nodes():
         if isinstance(found, PersistentTensorDict):
@@ -153,7 +153,9 @@ def _skeleton(ptd: PersistentTensorDict) -> TensorDict:
             entries[key] = found
         else:
             entries[key] = ptd._read_dataset(found)
-    return TensorDict._new_unchecked(entries, ptd.batch_size, None)
+    skeleton = TensorDict._new_unchecked(entries, ptd.batch_size, None)
+    skeleton._assign_names(ptd._dim_names)  # the copy keeps the dim names, as a TensorDict's
+    return skeleton
 
 
 def _copy_into(ptd: PersistentTensorDict, saved: Any) -> None:

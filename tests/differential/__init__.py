@@ -11,13 +11,14 @@ program is source, a discrepancy is reported as a script that reproduces it.
 - ``chooser.py``: where the random choices come from (``random.Random`` or hypothesis).
 - ``libs.py``: the two libraries and the tensorclasses declared in each.
 - ``world.py``: the random collections (nested TensorDicts, Python values, lazy stacks,
-  tensorclasses, memory-mapped copies) and the tensor helper ``t`` the sources use.
+  tensorclasses, memory-mapped copies, HDF5 files) and the tensor helper ``t`` the sources use.
 - ``ops_*.py``: the operations, one generator per op, grouped in families; the
   ``records`` family (``ops_records.py``) starts from a world of its own: records of
   each class option, built every way, carried through I/O and conversions.
 - ``compare.py``: snapshots of results in library-neutral form, and their differences.
 - ``allowlist.py``: the deliberate differences, each citing the README bullet it comes from
-  (their rules in ``allow_ops.py``, ``allow_structure.py`` and ``allow_records.py``).
+  (their rules in ``allow_ops.py``, ``allow_structure.py``, ``allow_records.py`` and
+  ``allow_h5.py``).
 - ``engine.py``: runs a program in both libraries and reports the first discrepancy.
 - ``run.py``: the standalone runner (``python -m tests.differential.run --examples 20000``).
 - ``test_differential.py``: the short pytest run (hypothesis, marker ``peer``).

@@ -327,6 +327,7 @@ _KEPT_IN_PLACE = (
     re.compile(r"\.names: peer "),
     re.compile(r": keys: peer \["),
     re.compile(r": peer TensorDict\(batch_size="),
+    re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDict(View)?'$"),  # the file
     re.compile(r"\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"),  # a lazy stack's member
     re.compile(r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \("),  # a value
     _MEMORY_MAPPED,

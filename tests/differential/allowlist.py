@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .allow_h5 import _h5_keys_listed, _h5_peer_refuses, _h5_result_kept
 from .allow_ops import (
     _REDUCTIONS,
     _VALUES_DROPPED,
@@ -282,6 +283,11 @@ ENTRIES: list[Entry] = [
         "bitwise-in-place",
         "**`&=`, `|=`, `^=`, `%=` and `//=` work in place**",
         _any_of(_changed_in_place_later, _kept_in_place),
+    ),
+    Entry(
+        "h5-files",
+        "**HDF5 files keep their batch size and their strings.**",
+        _any_of(_h5_peer_refuses, _h5_result_kept, _h5_keys_listed),
     ),
     Entry(
         "params-write-their-data",

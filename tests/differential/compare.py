@@ -6,7 +6,8 @@ place. It is made only of tuples, lists, Python scalars and cloned tensors:
 - a tensor: ``("tensor", class name, dtype, shape, values)``;
 - a collection: ``("collection", kind, batch size, names, device, locked, entries,
   extra)`` where ``kind`` is the class name (``Rec`` / ``Inner`` for either library's
-  record classes), ``entries`` are ``(key, snapshot)`` in the collection's key order (a
+  record classes, ``PersistentTensorDictView`` for the rows of a file, the peer's
+  ``_SubTensorDict``), ``entries`` are ``(key, snapshot)`` in the collection's key order (a
   record's fields in declaration order) and ``extra`` the lazy stack's dim and members;
 - a Python value inside a collection: ``("nontensor", snapshot of the node, snapshot of
   the value read by ``td[key]``)``, the node being ``("value", data, batch size)`` or
@@ -35,6 +36,8 @@ RECORD_FIELDS = {
 RECORD_KINDS = {name: name for name in RECORD_FIELDS} | {
     f"Peer{name}": name for name in RECORD_FIELDS
 }
+# The rows of an HDF5 file (``ptd[idx]``) are a view of it in both libraries, by another name.
+FILE_VIEWS = {"_SubTensorDict": "PersistentTensorDictView"}
 VIEW_TYPES = ("KeysView", "ValuesView", "ItemsView", "_StringKeys", "_LazyStackedKeys")
 Snap = Any
 
@@ -61,7 +64,7 @@ def _guard(read: Any) -> Snap:
 
 def _kind(value: Any) -> str:
     name = type(value).__name__
-    return RECORD_KINDS.get(name, name)
+    return RECORD_KINDS.get(name, FILE_VIEWS.get(name, name))
 
 
 def is_collection(value: Any) -> bool:

@@ -1,7 +1,8 @@
 """Random collections, as Python source that builds the same collection in either library.
 
 A world is the first lines of a program: ``x = <expression>`` and sometimes a memory-mapped
-copy (``x = x.memmap(D + "/w")``), a reload from that folder, or ``x.lock_()``. The
+copy (``x = x.memmap(D + "/w")``), a reload from that folder, ``x.lock_()``, or an HDF5
+file holding ``x`` (``h5_lines``: a ``PersistentTensorDict``). The
 expression uses only the names every program namespace defines: ``L`` (the library),
 ``torch``, ``t`` (the tensor helper below), ``I`` (``I[1:, None]`` is an index), ``Rec``
 and ``Inner`` (the record classes of ``libs.py``) and ``D`` (a temporary folder of the
@@ -13,6 +14,7 @@ reported program rebuilds the same values in a fresh process.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -62,6 +64,7 @@ class Facts:
     kind: str  # "td", "lazy" or "record"
     python_values: bool = False
     memmap: bool = False
+    h5: str = ""  # how x came to live in an HDF5 file (``h5_lines``), "" if it does not
     folders: list[str] = field(default_factory=list)
     derived: str = ""  # "params", "index" or "shape": the world is another's result
 
@@ -247,4 +250,30 @@ def world(
             lines.append(f"x = {loader}.load_memmap({folder})")
     elif c.chance(8):
         lines.append("x.lock_()")
+    # ~10% of the others in a file; not records (the peer reads their nested records back
+    # as PersistentTensorDicts, a documented difference) nor None values (the peer cannot
+    # write them) nor derived worlds (not measured together yet)
+    elif (
+        kind != "record" and not facts.derived and not re.search(r"': None\b", src) and c.chance(12)
+    ):
+        lines += h5_lines(c, src, facts)
     return lines, facts
+
+
+def h5_lines(c: Chooser, src: str, facts: Facts) -> list[str]:
+    """``x`` written to an HDF5 file and used from it (a ``PersistentTensorDict``): by
+    ``from_dict``, by ``to_h5``, or written, closed and opened again for writing. The
+    peer infers the batch sizes and names of a file it opens (tclass reads those it
+    wrote), so the reload is drawn only where every node has the root's batch size and
+    there are no names."""
+    path = 'D + "/w.h5"'
+    sizes = set(re.findall(r"batch_size=(\[[^\]]*\])", src))
+    same = len(sizes) == 1 and "names=" not in src
+    forms = ("from_dict", "to_h5") + (("reload",) if same else ())
+    facts.h5 = c.choice(forms)
+    if facts.h5 == "from_dict":
+        return [f"x = L.PersistentTensorDict.from_dict(x, {path})"]
+    if facts.h5 == "to_h5":
+        return [f"x = x.to_h5({path})"]
+    reopen = f'L.TensorDict.from_h5({path}, mode="r+", batch_size=x.batch_size)'
+    return [f"x.to_h5({path}).close()", f"x = {reopen}"]

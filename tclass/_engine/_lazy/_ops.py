@@ -423,6 +423,28 @@ class LazyStackOps(TensorDictBase):
 
     # --- math: member by member, never densified ------------------------------------------
 
+    def _pointwise_(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> Self:
+        """In-place math (``zero_``, ``mul_``, ``+=``...). A member over a file (a
+        ``PersistentTensorDict`` or its rows), whose reads are copies, is read into
+        memory, the whole stack worked on there (checked before anything is written, as
+        always), and the member's results written back into the file."""
+        members = self._members
+        if not any(member._is_store for member in members):
+            return super()._pointwise_(foreach, each, operands, kwargs, **options)
+        local = [member.to_tensordict() if member._is_store else member for member in members]
+        self._restacked(local)._pointwise_(foreach, each, operands, kwargs, **options)
+        for member, done in zip(members, local):
+            if member._is_store:
+                member.update_(done)
+        return self
+
     def _collect(
         self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
     ) -> None:

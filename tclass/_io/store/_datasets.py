@@ -35,6 +35,7 @@ __all__ = [
     "common_prefix",
     "fill",
     "grad_refused",
+    "list_index",
     "open_refused",
     "read_rows",
     "to_numpy",
@@ -264,6 +265,15 @@ def read_rows(node: StoreArray, index: Any, batch_dims: int) -> torch.Tensor:
     selection, local = plan
     data = to_tensor(node.read(selection))
     return data[_within(selection, local, rest)] if rest or local is not None else data
+
+
+def list_index(index: Any) -> Any:
+    """A list index (rows, or one part of a tuple index) as a tensor, as torch reads it:
+    an empty list selects no rows (a ``long`` tensor, not ``torch.tensor([])``'s float
+    one, which no array takes)."""
+    if not isinstance(index, list):
+        return index
+    return torch.tensor(index) if index else torch.zeros(0, dtype=torch.long)
 
 
 def write_rows(

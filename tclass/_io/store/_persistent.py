@@ -551,7 +551,12 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        return TensorDict._new_unchecked(values, batch_size, device)  # type: ignore[return-value]
+        """A TensorDict in memory; the names carry over to a result over the same batch
+        (``apply``, the math, ``detach``, ``memmap``...), as a TensorDict's do."""
+        out = TensorDict._new_unchecked(values, batch_size, device)
+        if batch_size == self._batch_size:
+            out._assign_names(self._names)
+        return out  # type: ignore[return-value]
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
@@ -614,13 +619,15 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             return self._rows(index)
         return value._read() if isinstance(value, _NonTensorNode) else value
 
-    def get_at(self, key: Any, index: Any, default: Any = _MISSING) -> Any:
-        """The rows ``index`` of the entry ``key``, reading only those."""
+    def get_at(self, key: Any, index: Any, default: Any = None) -> Any:
+        """The rows ``index`` of the entry ``key``, reading only those; ``default``
+        (``None`` if not given) when there is no entry ``key``, as a TensorDict's."""
         path = _keys.key_path(key)
-        node = self._group_at(path[:-1])
+        try:
+            node = self._group_at(path[:-1])
+        except KeyNotFoundError:  # a group on the way is missing
+            return default
         if not node._has_entry(path[-1]):
-            if default is _MISSING:
-                raise self._missing_key(key)
             return default
         return node._entry_rows(
             path[-1], index, torch.empty(node.batch_size, device="meta")[index].shape

@@ -44,6 +44,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import source_batch_error
+from tclass._io.store._datasets import list_index
 from tclass._io.store._protocol import is_group
 from tclass._io.store._records import source_items
 from tclass._io.store._surface import RowsInMemory, in_memory
@@ -69,9 +70,9 @@ def normalized(index: Any, batch: torch.Size) -> Any:
     """``index`` as a view keeps it: a list as a tensor, ``...`` spelled out over the
     batch dims (a dataset's trailing dims are its features)."""
     if isinstance(index, list):
-        index = torch.tensor(index)
+        index = list_index(index)
     elif type(index) is tuple:
-        index = tuple(torch.tensor(part) if isinstance(part, list) else part for part in index)
+        index = tuple(list_index(part) for part in index)
     return _batch.convert_ellipsis_to_idx(index, batch)
 
 

@@ -31,6 +31,7 @@ from tclass._io.store._datasets import (
     as_values,
     fill,
     grad_refused,
+    list_index,
     to_numpy,
     to_tensor,
     torch_dtype_of,
@@ -341,6 +342,8 @@ class StoreWrites(TensorDictBase):
         if isinstance(value, TensorCollection):
             value = in_memory(value)
         self._put(new, value, False)
+        if old[: len(new)] == new:  # renamed to its own ancestor: replaced with it, gone
+            return self
         return self.del_(old)
 
     def _rename_here(self, old_key: str, new_key: str, safe: bool) -> Self:
@@ -423,8 +426,7 @@ class StoreWrites(TensorDictBase):
         dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
         through here."""
         node, group, name, target = self._existing(key)
-        if isinstance(index, list):
-            index = torch.tensor(index)
+        index = list_index(index)
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
         elif target.dtype is not None:
@@ -478,8 +480,7 @@ class StoreWrites(TensorDictBase):
         into the rows ``index`` of every array, and (``values``) the Python values a
         collection or dict holds into those rows of the arrays of values."""
         group = self._writable()
-        if isinstance(index, list):
-            index = torch.tensor(index)
+        index = list_index(index)
         if is_record(value):
             value = storage_of(value)
         for key in self._key_names():

@@ -1,0 +1,139 @@
+"""A ``PersistentTensorDict`` where it meets other features (found by the differential
+fuzzer's HDF5 worlds): the dim names its in-memory results keep, and in-place math on a
+lazy stack that holds a file as a member, which must write the file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from tclass import LazyStackedTensorDict, PersistentTensorDict, TensorDict
+from tclass.errors import InPlaceWriteError
+
+pytest.importorskip("h5py")
+
+
+def _named() -> TensorDict:
+    nested = TensorDict({"c": torch.arange(6.0).view(2, 3)}, batch_size=[2, 3])
+    return TensorDict({"b": torch.arange(6.0).view(2, 3), "n": nested}, batch_size=[2], names=["i"])
+
+
+@pytest.fixture
+def ptd(tmp_path: Path) -> Iterator[PersistentTensorDict]:
+    out = PersistentTensorDict.from_dict(_named(), tmp_path / "f.h5")
+    yield out
+    out.close()
+
+
+RESULTS: dict[str, Callable[[Any, Path], Any]] = {
+    "double": lambda x, _: x.double(),
+    "detach": lambda x, _: x.detach(),
+    "mul": lambda x, _: x.mul(2),
+    "full_like": lambda x, _: torch.full_like(x, 2),
+    "apply": lambda x, _: x.apply(lambda t: t + 1),
+    "memmap": lambda x, folder: x.memmap(folder / "copy"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESULTS))
+def test_results_read_from_a_file_keep_its_dim_names_as_a_tensordicts_do(
+    ptd: PersistentTensorDict, tmp_path: Path, name: str
+) -> None:
+    dense = RESULTS[name](_named(), tmp_path / "dense")
+    result = RESULTS[name](ptd, tmp_path / "file")
+    assert type(result) is TensorDict
+    assert result.names == dense.names == ["i"]
+    assert result["n"].names == dense["n"].names == ["i", None]
+    assert torch.equal(result["b"], dense["b"])
+
+
+def test_a_result_over_another_batch_size_has_no_names(ptd: PersistentTensorDict) -> None:
+    result = ptd.apply(lambda t: t[:1], batch_size=[1])
+    assert result.names == [None]
+
+
+def _stack(ptd: PersistentTensorDict) -> LazyStackedTensorDict:
+    return LazyStackedTensorDict(
+        ptd["n"], ptd["n"].to_tensordict().apply(torch.ones_like), stack_dim=1
+    )
+
+
+IN_PLACE: dict[str, tuple[Callable[[Any], Any], Callable[[torch.Tensor], torch.Tensor]]] = {
+    "zero_": (lambda s: s.zero_(), torch.zeros_like),
+    "mul_": (lambda s: s.mul_(3), lambda t: t * 3),
+    "+=": (lambda s: s.__iadd__(1), lambda t: t + 1),
+    "clamp_": (lambda s: s.clamp_(max=2.0), lambda t: t.clamp(max=2.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_in_place_math_on_a_lazy_stack_writes_its_file_member(
+    ptd: PersistentTensorDict, name: str
+) -> None:
+    op, expected = IN_PLACE[name]
+    before = ptd["n", "c"]
+    stack = _stack(ptd)
+    assert op(stack) is stack
+    assert torch.equal(ptd["n", "c"], expected(before))  # the file, read again
+    assert torch.equal(stack[:, 0]["c"], expected(before))
+    assert torch.equal(stack[:, 1]["c"], expected(torch.ones(2, 3)))
+
+
+def test_refused_in_place_math_on_a_lazy_stack_leaves_its_file_member_unchanged(
+    ptd: PersistentTensorDict,
+) -> None:
+    before = ptd["n", "c"]
+    stack = _stack(ptd)
+    with pytest.raises(InPlaceWriteError) as caught:
+        stack.add_(torch.full((2, 2, 3), 1j))  # a complex result does not fit float32
+    assert isinstance(caught.value, RuntimeError)
+    assert torch.equal(ptd["n", "c"], before)
+
+
+def test_renaming_an_entry_to_its_own_ancestor_replaces_the_group_with_it(
+    tmp_path: Path,
+) -> None:
+    inner = TensorDict({"a": torch.ones(3, 2)}, batch_size=[3, 2])
+    source = TensorDict({"m": {"n": inner}, "b": torch.zeros(3)}, batch_size=[3])
+    dense = source.clone().rename_key_(("m", "n", "a"), "m")
+    ptd = PersistentTensorDict.from_dict(source, tmp_path / "f.h5")
+    try:
+        assert ptd.rename_key_(("m", "n", "a"), "m") is ptd
+        assert sorted(ptd.keys(True, True)) == sorted(dense.keys(True, True)) == ["b", "m"]
+        assert torch.equal(ptd["m"], dense["m"])
+        assert torch.equal(ptd["m"], torch.ones(3, 2))
+    finally:
+        ptd.close()
+
+
+@pytest.mark.parametrize("rows", [0, 3])
+def test_an_empty_list_of_rows_writes_nothing_as_for_a_tensordict(
+    tmp_path: Path, rows: int
+) -> None:
+    source = TensorDict({"a": torch.arange(float(rows)), "n": {"b": torch.ones(rows, 2)}}, [rows])
+    dense = source.clone()
+    dense[[]] = True
+    ptd = PersistentTensorDict.from_dict(source, tmp_path / "f.h5")
+    try:
+        ptd[[]] = True
+        ptd.set_at_("a", 5.0, [])
+        assert (ptd == dense).all()
+        assert torch.equal(ptd["a"], torch.arange(float(rows)))
+        assert ptd[[]].batch_size == torch.Size([0])
+    finally:
+        ptd.close()
+
+
+@pytest.mark.parametrize("key", ["zz", ("n", "zz"), ("zz", "a")])
+def test_get_at_of_a_missing_key_gives_the_default_as_a_tensordicts_does(
+    ptd: PersistentTensorDict, key: Any
+) -> None:
+    dense = _named()
+    assert dense.get_at(key, 0) is None
+    assert ptd.get_at(key, 0) is None
+    assert ptd.get_at(key, 0, default=7) == dense.get_at(key, 0, default=7) == 7
+    assert torch.equal(ptd.get_at(("n", "c"), 1), dense.get_at(("n", "c"), 1))
