@@ -442,6 +442,27 @@ def keeps_data_pointer(index: object) -> bool:
     return index is None or index is Ellipsis or type(index) is int
 
 
+def refuse_key_list(item: object) -> None:
+    """Refuses a list index holding keys (``td[["a", "b"]]``), which indexes no batch dim.
+
+    Raises:
+        IndexTypeError: (a ``TypeError``, as the peer raises) naming the keys and
+            ``select``, which takes them.
+    """
+    if type(item) is not list:
+        return
+    keys = [part for part in item if isinstance(part, str) or _is_str_tuple(part)]
+    if keys:
+        hint = "a list index selects rows with ints or bools, not entries by key"
+        if len(keys) == len(item):
+            hint += f"; to keep these entries, use select({', '.join(map(repr, keys))})"
+        raise IndexTypeError(f"Invalid index {item!r}: {hint}")
+
+
+def _is_str_tuple(part: object) -> bool:
+    return type(part) is tuple and bool(part) and all(isinstance(p, str) for p in part)
+
+
 def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object, ...]:
     """An index tuple that indexes only batch dims, with its Ellipsis spelled out.
 
@@ -455,6 +476,7 @@ def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object,
     consumed = 0
     ellipsis_at = -1
     for position, item in enumerate(index):
+        refuse_key_list(item)
         if item is Ellipsis:
             if ellipsis_at >= 0:
                 msg = "an index can only have a single ellipsis ('...')"
