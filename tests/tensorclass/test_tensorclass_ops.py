@@ -186,8 +186,11 @@ class TestIndexing:
 
     def test_string_index_write_raises(self) -> None:
         rec = make()
-        with pytest.raises(FieldIndexError):
+        # the fix named is a write (set), not the read (get) that rec["obs"] gets
+        with pytest.raises(FieldIndexError, match=r"with \.set\('obs', value\)"):
             rec["obs"] = torch.zeros(4, 3, 2)
+        with pytest.raises(FieldIndexError, match=r"with \.get\('obs'\)"):
+            rec["obs"]
 
     def test_out_of_range(self) -> None:
         with pytest.raises(IndexError):
