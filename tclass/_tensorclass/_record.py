@@ -759,8 +759,9 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         """Nested plain dicts: tensors (lists with ``convert_tensors``, numpy arrays with
         ``"numpy"``), Python values,
         nested records as dicts (lists of dicts with ``tolist_first``, see
-        ``TensorDict.to_dict``), and ``None`` for absent fields unless not ``retain_none``."""
-        out = to_dict(self._tensordict, convert_tensors, tolist_first)
+        ``TensorDict.to_dict``), and ``None`` for absent fields (nested records' too) unless
+        not ``retain_none``."""
+        out = to_dict(self._tensordict, convert_tensors, tolist_first, retain_none)
         if retain_none:
             for name in self._absent_fields():
                 out[name] = None

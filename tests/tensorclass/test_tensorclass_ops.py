@@ -888,6 +888,19 @@ class TestTensorDictConversion:
         assert out["env"] == "pong" and out["meta"] is None
         assert "meta" not in rec.to_dict(retain_none=False)
 
+    def test_to_dict_retain_none_reaches_nested_records(self) -> None:
+        # As the peer: retain_none=False leaves out the absent fields at every level,
+        # those of a record nested in a record or in a TensorDict too.
+        class Holder(TensorClass):
+            t: WithDefaults
+
+        rec = Holder(t=WithDefaults(obs=torch.zeros(2), batch_size=[2]), batch_size=[2])
+        assert rec.to_dict()["t"]["label"] is None
+        assert "label" not in rec.to_dict(retain_none=False)["t"]
+        holder = TensorDict(r=rec.t, batch_size=[2])
+        assert holder.to_dict()["r"]["label"] is None
+        assert set(holder.to_dict(retain_none=False)["r"]) == {"obs", "env", "count", "tags"}
+
     def test_to_dict_convert_tensors(self) -> None:
         out = make((2,)).to_dict(convert_tensors=True)
         assert out["obs"] == [[0.0, 1.0], [2.0, 3.0]] and out["inner"] == {"x": [0, 1]}

@@ -303,8 +303,9 @@ class ConversionOps:
         with ``"numpy"``), Python
         values, nested collections as dicts (with ``tolist_first``, a nested collection
         with batch dims as its :meth:`tolist`, a list of dicts). ``retain_none`` is for
-        tensorclasses (their absent fields); a TensorDict has no ``None`` entries."""
-        return INTEROP.to_dict(_collection(self), convert_tensors, tolist_first)
+        tensorclasses (their absent fields, ``None`` unless it is false, nested ones
+        too); a TensorDict has no ``None`` entries."""
+        return INTEROP.to_dict(_collection(self), convert_tensors, tolist_first, retain_none)
 
     def attrs(
         self,
