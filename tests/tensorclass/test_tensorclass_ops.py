@@ -613,10 +613,10 @@ class TestLockAndFacts:
         rec = make()
         rec.lock_()
         assert rec.is_locked
-        with pytest.raises(LockedError):
+        with pytest.raises(LockedError, match=r"or write in place \(record\.obs\[:\] = "):
             rec.obs = torch.zeros(4, 3, 2)
-        with pytest.raises(LockedError):
-            rec.env = "z"
+        with pytest.raises(LockedError, match=r"record\.unlock_\(\): \.\.\.\)$"):
+            rec.env = "z"  # a Python value: unlocking is the fix, there is no [:] to write
         rec.obs[0] = 9.0  # in-place writes stay allowed
         rec[1] = make(offset=100)[1]
         assert (rec.obs[0] == 9).all()
