@@ -173,8 +173,11 @@ def normalize_dim(dim: int, ndim: int, *, op: str, inclusive: bool = False) -> i
     """
     if type(dim) is not int:
         if isinstance(dim, bool) or not hasattr(dim, "__index__"):
-            msg = f"{op}: dim must be an int, got {dim!r}"
-            raise TypeError(msg)
+            msg = (
+                f"{op}: dim must be an int, got {dim!r} (batch dims are addressed by "
+                "position; dims.index(name) of td.names gives a named dim's)"
+            )
+            raise ArgumentError(msg)
         dim = int(dim)
     bound = ndim + 1 if inclusive else ndim
     if -bound <= dim < bound:
@@ -212,12 +215,12 @@ def shape_args(args: tuple[object, ...], op: str) -> tuple[int, ...]:
         (only,) = args
         if not isinstance(only, Sequence):
             msg = f"{op}: expected ints or one sequence of ints, got {only!r}"
-            raise TypeError(msg)
+            raise ArgumentError(msg)
         args = tuple(only)
     for size in args:
         if type(size) is not int:
             msg = f"{op}: sizes must be ints, got {size!r} in {args!r}"
-            raise TypeError(msg)
+            raise ArgumentError(msg)
     return args  # type: ignore[return-value]
 
 
@@ -228,7 +231,7 @@ def permute_args(dims_list: tuple[object, ...], dims: Sequence[int] | None) -> t
         return shape_args(dims_list, "permute")
     if dims_list:
         msg = f"permute: give the order once, not both {dims_list!r} and dims={dims!r}"
-        raise TypeError(msg)
+        raise ArgumentError(msg)
     return shape_args((dims,), "permute")
 
 

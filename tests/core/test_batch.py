@@ -167,7 +167,8 @@ def test_normalize_dim_types() -> None:
 
     assert _batch.normalize_dim(np.int64(-1), 3, op="x") == 2
     for bad in (True, 1.0, "1", None):
-        with pytest.raises(TypeError, match="x: dim must be an int"):
+        # a TclassError (the peer's TypeError): a dim name is refused with the way to it
+        with pytest.raises(ArgumentError, match="x: dim must be an int.*td.names"):
             _batch.normalize_dim(bad, 3, op="x")  # type: ignore[arg-type]
 
 
@@ -192,8 +193,11 @@ def test_shape_args_empty_and_single() -> None:
     "args", [(2.0,), (2, 3.0), (2, (3,)), ((2, "3"),), (True,), ("ab",), (None,)]
 )
 def test_shape_args_rejects(args: tuple[object, ...]) -> None:
-    with pytest.raises(TypeError, match="reshape: "):
+    with pytest.raises(ArgumentError, match="reshape: ") as caught:
         _batch.shape_args(args, "reshape")
+    assert isinstance(caught.value, TypeError)
+    with pytest.raises(ArgumentError, match="permute: give the order once"):
+        _batch.permute_args((1, 0), (1, 0))
 
 
 # --- view_shape -----------------------------------------------------------------------
