@@ -621,11 +621,23 @@ def _clone(collection: Any, *, memory_format: torch.memory_format | None = None)
 
 def _like(collection: Any, make: Any, kwargs: dict[str, Any]) -> Any:
     """``make(entry, **kwargs)`` for every entry; ``device=`` also becomes the device.
-    The result is locked when ``collection`` is, as in the peer."""
+    The result is locked when ``collection`` is, as in the peer, and its nested
+    collections with it only (the peer makes new leaves: a nested collection of a
+    locked member of a lazy stack is no more locked than the stack)."""
+    out = _made_like(collection, make, kwargs)
+    return out.lock_() if collection.is_locked else out
+
+
+def _made_like(collection: Any, make: Any, kwargs: dict[str, Any]) -> Any:
     device = kwargs.get("device")
     target = collection.device if device is None else as_device(device)
-    out = collection._map_values(lambda v: make(v, **kwargs), collection.batch_size, target)
-    return out.lock_() if collection.is_locked else out
+
+    def entry(value: Any) -> Any:
+        if isinstance(value, TensorCollection):
+            return _made_like(value, make, kwargs)
+        return make(value, **kwargs)
+
+    return collection._map_values(entry, collection.batch_size, target)
 
 
 @implements(torch.zeros_like)

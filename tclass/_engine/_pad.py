@@ -104,8 +104,11 @@ def pad(
         return collection
     storage = storage_of(padded)
     if isinstance(storage, LazyStackedTensorDict):
-        # As the peer, which pads the dense stack: dense when the members line up.
-        padded = cast("C", storage._densified(padded))
+        # As the peer, which pads the dense stack: dense when the members line up (a
+        # record over a lazy stack too: the record over the dense one).
+        dense = storage._densified(storage)
+        record: Any = padded
+        padded = cast("C", dense if storage is padded else record._wrap(dense))
         if names is not None:
             padded._rename_all(names)
     return padded

@@ -18,7 +18,7 @@ The peer's rules, which tensordict code relies on:
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -96,6 +96,8 @@ def _list_value(items: list[Any]) -> Any:
         return torch.tensor(items)
     if all(isinstance(item, list) for item in items):
         items = [_list_value(item) for item in items]
+        if any(isinstance(item, NonTensorStack) for item in items):  # [["a", "b"], []]
+            items = [_no_values(item.shape) if _is_empty(item) else item for item in items]
     if all(isinstance(item, (bool, int, float)) for item in items):
         return torch.tensor(items)
     if all(isinstance(item, _Tensor) for item in items):
@@ -105,6 +107,20 @@ def _list_value(items: list[Any]) -> Any:
     if all(isinstance(item, TensorCollection) for item in items):
         return torch.stack(items)
     return NonTensorStack._from_values(items)
+
+
+def _is_empty(item: Any) -> bool:
+    """Whether ``item`` is the empty tensor an empty list (or lists of them) makes."""
+    return isinstance(item, _Tensor) and not item.numel()
+
+
+def _no_values(shape: torch.Size) -> NonTensorStack:
+    """The stack of Python values of ``shape`` (its last dim 0) an empty list makes beside
+    lists of values: no tensor among them (the peer raises there or keeps the lists)."""
+    if len(shape) == 1:
+        return NonTensorStack._from_values([])
+    rows: Any = [_no_values(shape[1:]) for _ in range(shape[0])]  # torch.stack takes them
+    return cast(NonTensorStack, torch.stack(rows))
 
 
 def set_non_tensor(collection: C, key: Any, value: Any) -> C:

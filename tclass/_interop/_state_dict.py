@@ -43,6 +43,7 @@ Path = tuple[str, ...]
 # A per-element value stack is recorded as {PER_ELEMENT: nested lists in batch order}:
 # plain data, so that torch.load(weights_only=True) reads it.
 PER_ELEMENT = "_tclass_per_element"
+_DIMS = "_tclass_batch_size"  # beside it: the stack's batch size, where not its node's
 
 
 # --- taking a state dict ------------------------------------------------------------------
@@ -117,6 +118,8 @@ def _node_metadata(node: TensorCollection) -> dict[str, Any]:
             values[key] = value.data
         elif isinstance(value, _NonTensorNode):  # one value per element, in batch order
             values[key] = {PER_ELEMENT: value.tolist()}
+            if value.batch_size != node.batch_size and -1 not in value.batch_size:
+                values[key][_DIMS] = list(value.batch_size)
     entry: dict[str, Any] = {
         "batch_size": torch.Size(node.batch_size),  # as the peer (weights_only loads it)
         "device": None if node.device is None else str(node.device),
@@ -362,8 +365,9 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
             )
             raise StateDictKeyError(msg)
         return
-    if isinstance(value, Mapping) and set(value) == {PER_ELEMENT}:
-        value = _value_stack(value[PER_ELEMENT], parent.batch_size, path)
+    if isinstance(value, Mapping) and set(value) in ({PER_ELEMENT}, {PER_ELEMENT, _DIMS}):
+        batch = torch.Size(value.get(_DIMS, parent.batch_size))
+        value = _value_stack(value[PER_ELEMENT], batch, path)
     current = parent._entries().get(path[-1])
     if isinstance(current, NonTensorData) and not isinstance(value, _NonTensorNode):
         if same_value(current.data, value):

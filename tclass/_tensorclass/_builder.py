@@ -73,6 +73,7 @@ __all__ = [
     "missing_attribute",
     "record_from_entries",
     "store_field",
+    "store_fields",
 ]
 
 _Tensor = torch.Tensor
@@ -383,8 +384,16 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
+    def assign(self: Any, value: Any) -> None:
+        """``record.name = value`` of a tensor_only record: None over an unset field
+        changes nothing, and the peer lets it pass when locked (not ``set()`` nor ``del``)."""
+        td = self._tensordict
+        if value is None and _locked(td) and not _holds(td, name):
+            return
+        store(self, value)
+
     def deleter(self: Any) -> None:
-        setter(self, None)
+        store(self, None)
 
     get = field_getter(name, values=not entries_only, nodes=bool(info.options["tensor_only"]))
     inline = info._specs.inline if info._specs is not None else None
@@ -393,10 +402,13 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     fast = entries_only and rule is not None and rule.tensor and rule.cast is None
     fast = fast and (spec is None or (check is not None and spec.constraints is None))
     setter = tensor_field_setter(name, store, check) if fast else store
-    for function, role in ((get, "get"), (setter, "set"), (deleter, "delete")):
+    attribute = setter
+    if info.options["tensor_only"] and not frozen:
+        attribute = tensor_field_setter(name, assign, check) if fast else assign
+    for function, role in ((get, "get"), (attribute, "set"), (deleter, "delete")):
         function.__qualname__ = f"{cls.__qualname__}.{name}.<{role}>"
     info.setters[name] = setter
-    type.__setattr__(cls, name, property(get, setter, deleter, doc=f"The field {name!r}."))
+    type.__setattr__(cls, name, property(get, attribute, deleter, doc=f"The field {name!r}."))
 
 
 def _locked(td: TensorDict | LazyStackedTensorDict) -> bool:
@@ -641,6 +653,13 @@ def _store(
         _unset(td, name)
 
 
+def _holds(td: TensorDict | LazyStackedTensorDict, name: str) -> bool:
+    """Whether ``td`` (a lazy stack: any member) holds an entry ``name``."""
+    if isinstance(td, LazyStackedTensorDict):
+        return any(_holds(member, name) for member in td.tensordicts)
+    return td._has_entry(name)
+
+
 def _unset(td: TensorDict | LazyStackedTensorDict, name: str) -> None:
     """Removes the entry ``name``; a lazy stack's from each member that holds it (all,
     some, and whatever kinds of value they hold there: nothing is stacked)."""
@@ -661,6 +680,18 @@ def store_field(
     """Stores ``value`` as field ``name`` in ``td`` (checked; its spec against the other
     fields unless not ``check_spec``: see :func:`check_specs`), ignoring locks."""
     _store(cls.__tclass_info__, td, name, value, check_spec)
+
+
+def store_fields(cls: type[TensorClass], td: TensorDict, fields: Mapping[str, Any]) -> None:
+    """:func:`store_field` of each of ``fields`` (the specs left to :func:`check_specs`)."""
+    rules = cls.__tclass_info__.rules
+    batch, device = td.batch_size, td.device
+    for name, value in fields.items():
+        stored = rules[name].store(value, batch, device)
+        if stored is not None:
+            td._store_entry(name, stored)
+        else:
+            _unset(td, name)
 
 
 def check_specs(

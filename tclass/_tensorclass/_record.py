@@ -680,6 +680,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
     ) -> Self:
         """A record over ``td``'s entries, without copying tensors.
 
+        Its keys come in ``td``'s order, as the peer's (then the fields it lacks).
         Nested TensorDicts under tensorclass fields become those classes. A field that
         ``td`` does not hold takes its value in ``non_tensordict`` (the peer's argument,
         for Python values), else its declared default (the peer: ``None``); a required
@@ -696,7 +697,9 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         entries: Mapping[str, Any] = td._entries()
         if non_tensordict:
             entries = {**non_tensordict, **entries}
-        return record_from_entries(cls, entries, td.batch_size, td.device, td._dim_names)
+        return record_from_entries(
+            cls, entries, td.batch_size, td.device, td._dim_names, entry_order=True
+        )
 
     @classmethod
     def rand(

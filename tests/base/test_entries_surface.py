@@ -275,6 +275,13 @@ def test_get_at_and_set_at_() -> None:
     assert out is td and td["a"][0].tolist() == [7.0, 8.0, 9.0]
     with pytest.raises(KeyError):
         td.set_at_("nope", torch.zeros(3), 0)
+    assert td.get_at(("b", "nope"), 0) is None and td.get_at(("nope", "c"), 0, 5) == 5
+    # A nested key through a tensor is no absent entry: refused even with a default, as get
+    # and the peer's get_at (tclass answered None or the default).
+    for holder in (td, tclass.lazy_stack([td, td.clone()])):
+        for default in ((), (5,)):
+            with pytest.raises(errors.KeyThroughTensorError, match=r"\('a',\) is a tensor"):
+                holder.get_at(("a", "x"), 0, *default)
 
 
 def test_update_writes_in_place_only() -> None:

@@ -58,7 +58,8 @@ _DIMS_LINE = re.compile(
 def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A tensor on the left of an operator with a ragged lazy stack (``t != stack``): the
     batch size ``stack != t`` gives, where the peer's result has a dim more in front (it
-    hands each member the whole tensor, not the member's slice)."""
+    hands each member the whole tensor, not the member's slice), more in a lazy stack of
+    lazy stacks."""
     if finding.kind != "result" or not finding.step.op.startswith("r"):
         return False
     if -1 not in getattr(mine.value, "batch_size", ()):
@@ -70,9 +71,16 @@ def _reflected_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         theirs, ours = (
             [d.strip() for d in side.split(",") if d.strip()] for side in found.groups()[1:]
         )
-        if theirs[1:] != ours and not (found.group(1) == "names" and len(theirs) == len(ours) + 1):
+        if len(theirs) <= len(ours) or not (found.group(1) == "names" or _within(ours, theirs)):
             return False
     return True
+
+
+def _within(ours: list[str], theirs: list[str]) -> bool:
+    """Whether ``theirs`` is ``ours`` with dims added (anywhere: at each level of a lazy
+    stack of lazy stacks, the peer adds the tensor's dims before that level's stack dim)."""
+    rest = iter(theirs)
+    return all(dim in rest for dim in ours)
 
 
 def _tensor_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -84,6 +92,34 @@ def _tensor_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     if -1 not in getattr(mine.value, "batch_size", ()):
         return False
     return "Attempting to broadcast a dimension of length" in str(peer.error)
+
+
+_RAGGED_READ = re.compile(
+    r"^result((?:\['[^']*'\])+): peer Tensor\[.*, tclass error \('ValueError'"
+)
+
+
+def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same (``stack | t``) where the peer's broadcast works: it gives every member
+    the whole tensor's dims (dims longer), tclass each member its slice (a ragged stack,
+    whose entries are read member by member)."""
+    if finding.kind != "result" or finding.step.family != "math":
+        return False
+    mine_size, peer_size = (
+        getattr(mine.value, "batch_size", ()),
+        getattr(peer.value, "batch_size", ()),
+    )
+    if -1 not in mine_size or len(peer_size) <= len(mine_size):
+        return False
+    for line in finding.detail:
+        found = _DIMS_LINE.search(line) or _SHAPES_LINE.search(line)
+        if found is not None:
+            theirs, ours = (side.count(",") for side in found.groups()[1:])
+            if theirs > ours:
+                continue
+        if _RAGGED_READ.match(line) is None:
+            return False
+    return True
 
 
 _SHAPES_LINE = re.compile(
@@ -140,17 +176,28 @@ def _first_of_tuple(finding: Finding) -> bool:
 def _values_kept(*ops: str) -> Covers:
     """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
     where the peer turns them into a ``TensorDict`` without keys (a lazy stack without
-    keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number."""
+    keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number,
+    its ``|`` / ``^`` of per-element numbers (a bool tensor)."""
 
     def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         if finding.kind != "result" or finding.step.op not in ops:
             return False
         return all(
-            "peer TensorDict(batch_size=" in line or _about_values(line) or _EMPTY_LAZY.search(line)
+            "peer TensorDict(batch_size=" in line
+            or _about_values(line)
+            or _EMPTY_LAZY.search(line)
+            or (finding.step.op in _BITWISE and _BOOL_FOR_VALUES.search(line))
             for line in finding.detail
         )
 
     return covers
+
+
+# numbers: the peer's ``|`` / ``^`` of per-element values is a bool tensor of the results
+_BITWISE = ("|", "^", "r|", "r^", "|=", "^=")
+_BOOL_FOR_VALUES = re.compile(
+    r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \("
+)
 
 
 # the comparisons and bitwise ops whose results the peer holds no Python values in
@@ -280,6 +327,7 @@ _KEPT_IN_PLACE = (
     re.compile(r"\.names: peer "),
     re.compile(r": keys: peer \["),
     re.compile(r": peer TensorDict\(batch_size="),
+    re.compile(r"\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"),  # a lazy stack's member
     re.compile(r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \("),  # a value
     _MEMORY_MAPPED,
     _DTYPE_ONLY,
@@ -387,7 +435,10 @@ def _saved_later(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     into its loaded records (memory-mapped there), or the new name ``rename_key_`` gives
     in another node (a copy in its own file, which what shared the old tensor no longer
     sees)."""
-    if finding.kind != "alias" or not facts.memmap:
+    if finding.kind != "alias":
+        return False
+    loaded = any(re.search(r"load_memmap\(|\.load\(", line) for line in finding.lines)
+    if not (facts.memmap or loaded):
         return False
     if all(_MAPPED_HERE.search(line) for line in finding.detail):
         return True
@@ -468,6 +519,11 @@ _PEER_INTERNAL = (
     "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
     "Modifying the batch size of a lazy representation",  # its own value stack resized
     "Cannot update a NonTensorDataBase object with a NonTensorStack",  # update_ of values
+    "Cannot update a NonTensorDataBase with a NonTensorStack",  # the same, other words
+    "object has no attribute 'squeeze'",  # a number written into a record (rec[None] = 1)
+    "length should not be negative",  # a write into a ragged lazy stack: its -1 taken as a size
+    "for dimension 0 with size -1",  # the same, an index checked against it
+    "Expected all inputs to be TensorDictBase instances",  # a value or a tensor by member
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
@@ -478,7 +534,23 @@ _PEER_INTERNAL = (
     "is not supported within NonTensorStack.update",  # update_ of values from to_dict()
     "Non-tensor batch sizes must match outside",  # cat: a squeezed record's value kept its dims
     "the unspecified dimension size -1 can be any value",  # roll of a ragged stack over none
+    "Autograd not support dtype",  # math on a TensorDictParams of parameters and int buffers
+    "'bool' object has no attribute 'squeeze'",  # record[None] = True, no batch dims
 )
+
+
+_NONE_NESTED = re.compile(r"^result((?:\['[^']*'\])+): peer py \('NoneType', None\), tclass ")
+
+
+def _nested_without_leaves(value: Any, line: str) -> bool:
+    """Whether a detail line says the peer's arithmetic gave ``None`` for a nested
+    collection (a record's field) that tclass's result holds without leaves."""
+    found = _NONE_NESTED.match(line)
+    if found is None:
+        return False
+    node = value.get(tuple(re.findall(r"'([^']*)'", found.group(1))))
+    keys = getattr(node, "keys", None)
+    return keys is not None and not list(keys(True, True))
 
 
 def _read_fails_inside(value: Any, line: str) -> bool:
@@ -569,6 +641,39 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
             return False
     return True
+
+
+_NESTED_NONE_KEPT = re.compile(
+    r"^result((?:\['\w+'\])+): peer \w+\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"tclass py \('NoneType', None\)$"
+)
+
+
+def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``apply(fn)`` where ``fn`` leaves nothing of a nested record whose field was set to
+    ``None`` through ``from_dict`` / ``update``: no leaf is left there in tclass (``None``),
+    where the peer keeps the nested record for the ``None`` value entry it stored (its
+    other entries ``None`` too)."""
+    if finding.kind != "result" or finding.step.op != "apply":
+        return False
+    if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _NESTED_NONE_KEPT.match(line)
+        if found is None:
+            return False
+        node = peer.value
+        for key in re.findall(r"'(\w+)'", found.group(1)):
+            node = node.get(key)
+        if not _none_leaves(node.to_dict()):
+            return False
+    return True
+
+
+def _none_leaves(tree: Any) -> bool:
+    if isinstance(tree, dict):
+        return all(_none_leaves(value) for value in tree.values())
+    return tree is None
 
 
 def _none_field_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -683,7 +788,9 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
         return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)
-    if finding.kind == "result" and any(": peer error (" in d for d in finding.detail):
+    if finding.kind == "result" and any(
+        ": peer error (" in d or ": error: peer " in d for d in finding.detail
+    ):
         # the peer's result fails to read; its batch size and names show it broken too
         return all(
             _read_fails_inside(peer.value, line) or _BROKEN_SIZE.match(line)
@@ -694,6 +801,11 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind == "result" and peer.snap == ("py", "NoneType", None):
         keys = getattr(mine.value, "keys", None)  # no leaf (empty nested collections)
         return keys is not None and not list(keys(True, True))
+    if finding.kind == "result" and finding.step.family == "math":  # the same, nested
+        return all(_nested_without_leaves(mine.value, line) for line in finding.detail)
+    if finding.kind == "tclass-raises" and finding.step.family == "shape":
+        peer_size = getattr(peer.value, "batch_size", ())  # a shape no TensorDict can have
+        return type(peer.value).__name__ == "TensorDict" and -1 in peer_size
     if finding.kind == "result" and _ragged_made_dense(peer.value, mine.value):
         return all(any(p.search(line) for p in _RAGGED_KEPT) for line in finding.detail)
     return False
@@ -861,3 +973,53 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     if not any(re.match(r"x\[None[^\]]*\] = ", line) for line in finding.lines):
         return False
     return all(": values differ: " in line for line in finding.detail)
+
+
+# What the peer raises where a TensorDictParams writes its data as every other in-place
+# write does (README: "`TensorDictParams` registers what it holds"), by op.
+_PARAMS_PEER_RAISES = {
+    "setitem": "leaf Variable that requires grad is being used",  # params[0] = rows
+    "apply_": "a leaf Variable that requires grad is being used",  # through a lazy stack
+    "load_state_dict": "Failed to update",  # into views of parameters
+    "memmap": "Cannot modify locked TensorDict",  # of a locked one
+    "memmap_": "Cannot build a memmap TensorDict in-place",
+}
+_PARAMS_KIND = re.compile(
+    r"^result(?:\.<members>\[\d+\]\[\d+\])?\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
+)
+_PARAMS_NESTED_LOCK = re.compile(r"^result(?:\['[^']*'\])+\.is_locked: peer True, tclass False$")
+_KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
+
+
+def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
+    lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
+    one work (the peer raises); ``set_`` of a missing nested key creates it (the peer
+    drops it); an op on one without tensors gives a TensorDict (the peer's a
+    TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too."""
+    if not any("TensorDictParams(" in line for line in finding.lines):
+        return False
+    if finding.kind == "peer-raises":
+        text = _PARAMS_PEER_RAISES.get(finding.step.op)
+        return text is not None and text in str(peer.error)
+    if finding.kind != "result":
+        return False
+    if finding.step.op == "set_":
+        found = [_KEYS.match(line) for line in finding.detail]
+        return all(m is not None and m.group(2).startswith(m.group(1)) for m in found)
+    if re.search(r"\.(?:to|cpu)\(", finding.step.src) and type(mine.value).__name__ == (
+        "TensorDictParams"
+    ):
+        return all(_PARAMS_NESTED_LOCK.match(line) for line in finding.detail)
+    return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(
+        mine.value
+    )
+
+
+def _holds_tensors(value: Any) -> bool:
+    """Whether the collection ``value`` (a lazy stack's members too) holds a tensor."""
+    for member in getattr(value, "tensordicts", None) or [value]:
+        for key in member.keys(True, True):
+            if isinstance(member.get(key), torch.Tensor):
+                return True
+    return False

@@ -15,6 +15,7 @@ from .allow_ops import (
     _EMPTY_LAZY,
     _KEYS_LINE,
     _LOCK_LINE,
+    _REDUCTIONS,
     _VALUES_DROPPED,
     _about_values,
     _tagged,
@@ -74,6 +75,36 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
 
+def _write_into_locked_slices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A write into ``unbind`` / ``split`` slices of a saved or memory-mapped collection
+    (or of a lazy stack of one): the slices are locked in tclass, as the collection they
+    share is, so the write is a ``LockedError``; the peer's slices are not locked."""
+    if finding.kind != "tclass-raises" or type(mine.error).__name__ != "LockedError":
+        return False
+    saved = re.compile(r"memmap|\.save\(|consolidate\(filename")
+    before = finding.lines[:-1]
+    if not (facts.memmap or any(saved.search(line) for line in before)):
+        return False
+    return any(".unbind(" in line or ".split(" in line for line in before)
+
+
+_NODE_KEPT_LOCKED = re.compile(r"^result\S+\.is_locked: peer False, tclass True$")
+
+
+def _moved_nodes_keep_their_lock(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to`` / ``cpu()`` / ``detach()`` of an unlocked collection whose nested collections
+    or lazy-stack members are locked: tclass's result keeps each of those locked, as its
+    source is; the peer gives every node the lock of the collection it was called on."""
+    if finding.kind != "result" or finding.step.op not in ("to", "cpu", "detach"):
+        return False
+    if getattr(mine.value, "is_locked", True) or getattr(peer.value, "is_locked", True):
+        return False
+    saved = re.compile(r"memmap|lock_\(\)|\.save\(")
+    if not (facts.memmap or any(saved.search(line) for line in finding.lines[:-1])):
+        return False
+    return all(_NODE_KEPT_LOCKED.match(line) for line in finding.detail)
+
+
 _MEMBER_LOCKED = re.compile(r"<members>\[\d+\]\[\d+\].*\.is_locked: peer True, tclass False$")
 
 
@@ -91,7 +122,8 @@ def _members_lock_as_the_stack(finding: Finding, facts: Facts, peer: Any, mine: 
 
 _SIZES = re.compile(
     r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
-    r"|\]: peer Tensor\[([\w.]+), shape \[([^\]]*)\]\], tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
+    r"|\]: peer (?:Tensor|Parameter)\[([\w.]+), shape \[([^\]]*)\]\], "
+    r"tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
 )
 
 
@@ -144,7 +176,23 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
         return False
     if "no-batch-dims" not in finding.step.tags:
         return False
-    return all(_front_dim_kept(line) or _VALUE_ONE_DEEPER.search(line) for line in finding.detail)
+    return all(
+        _front_dim_kept(line) or _VALUE_ONE_DEEPER.search(line) or _NODE_ONE_DEEPER.search(line)
+        for line in finding.detail
+    )
+
+
+def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ``view`` after a ``narrow`` of a lazy stack: tclass narrows the members and
+    stacks them (contiguous tensors, which a view takes), the peer narrows its dense
+    stack (strided views, which this view refuses)."""
+    if finding.kind != "peer-raises" or finding.step.op != "view":
+        return False
+    if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
+        return False
+    lines = finding.lines[:-1]
+    lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
+    return bool(lazy) and any(".narrow(" in line for line in lines[lazy[0] + 1 :])
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -230,6 +278,11 @@ _RECORD_KIND_LINES = (
     re.compile(r"\['label'\]: peer list of \d+, tclass nontensor \("),
 )
 _RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
+# a reduction's Python value: kept (math-beyond-the-peer), a TensorDict without keys in the peer
+_VALUE_REDUCED = re.compile(
+    r"\['label'\]: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
+    r"tclass (py \(|list of \d+$)"
+)
 
 
 def _fields_line(line: str) -> bool:
@@ -248,7 +301,8 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``LazyStackedTensorDict`` built from records: a lazy stack of those records
     through the ops that keep it lazy, one record where an op makes it dense; the peer
     gives a record over a lazy stack for some ops, a TensorDict without the record's class
-    and ``None`` fields for others, and its ``cat`` raises."""
+    and ``None`` fields for others, and its ``cat`` raises. A reduction keeps the record's
+    Python values too, where the peer's are ``TensorDict``s without keys."""
     if finding.kind == "peer-raises":
         message = str(peer.error)
         if "no attribute '_from_tensordict'" in message:  # its cat, another way
@@ -259,10 +313,12 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     ):
         return False
     dropped = finding.step.op in _VALUES_DROPPED  # and the values, as for a TensorDict
+    reduced = finding.step.op in _REDUCTIONS  # the values kept, as for a TensorDict
     return all(
         any(p.search(d) for p in _RECORD_KIND_LINES)
         or _fields_line(d)
         or (dropped and _EMPTY_LAZY.search(d) is not None)
+        or (reduced and _VALUE_REDUCED.search(d) is not None)
         for d in finding.detail
     )
 
@@ -353,7 +409,8 @@ def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 # The lines of a Python value over no elements that the peer rebuilt from the members of
 # its stack, which it has none of: a node shorter than the batch or a list of another
 # length, an empty lazy stack without keys in its place, a read that fails ("items cannot
-# be empty"), or None where such a member's own ``apply`` dropped it.
+# be empty"), None where such a member's own ``apply`` dropped it, or the one value its
+# stack was built from (``unbind`` of an ``expand`` over no elements).
 _REBUILT_LINES = (
     re.compile(r": length: peer \d+, tclass \d+$"),
     re.compile(
@@ -362,6 +419,10 @@ _REBUILT_LINES = (
     ),
     re.compile(r": peer error \('RuntimeError', .*tclass nontensor \(\('values', "),
     re.compile(r": peer py \('NoneType', None\), tclass list of \d+$"),
+    re.compile(
+        r": peer value \(\('py', .*\), tclass values \(\('seq', 'list', \[\]\), \[[\d, ]*\]\)$"
+    ),
+    re.compile(r": peer py \(.*\), tclass list of 0$"),
 )
 
 
@@ -390,16 +451,24 @@ _EMPTY_PIECE = re.compile(
 _MISMATCH = re.compile(
     r"keys in .* mismatch\. The \w+ TD has keys \{([^}]*)\}|keys in .* mismatch, got"
 )
+_CAT_MISMATCH = re.compile(
+    r"tensordict \d+ has keys \[([^\]]*)\] but tensordict \d+ has keys \[([^\]]*)\]"
+)
 
 
 def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
     """The peer's "keys ... mismatch" where one side is an ``apply`` result that dropped
-    Python values over no elements (or its stack's "sets of keys ... are exclusive"): the
+    Python values over no elements (or its stack's "sets of keys ... are exclusive", its
+    cat's "tensordict 2 has keys [...] but tensordict 0 has keys [...]"): the
     keys it names are such values in tclass's result (or, where tclass raises too, the
     peer's message shows a batch size with a 0)."""
     message = str(peer.error)
     if "sets of keys in the tensordicts to stack are exclusive" in message:  # names none
         return finding.kind == "peer-raises" and bool(_empty_value_keys(mine.value))
+    joined = _CAT_MISMATCH.search(message)  # its cat's, naming both sides' keys
+    if joined is not None and finding.kind == "peer-raises":
+        one, other = (set(re.findall(r"'(\w+)'", side)) for side in joined.groups())
+        return bool(one ^ other) and one ^ other <= _empty_value_keys(mine.value)
     found = _MISMATCH.search(message)
     if found is None:
         return False
@@ -423,6 +492,8 @@ def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 
 _VALUE_DIMS = re.compile(r"\]\[1\]: length: peer (\d+), tclass (\d+)$")  # a value's batch size
 _VALUE_ONE_DEEPER = re.compile(r": peer py \(.*\), tclass list of 1$")
+# the same, as the node holds it: one value in the peer, a stack of one in tclass
+_NODE_ONE_DEEPER = re.compile(r": peer value \(.*, \[1\]\), tclass values \(\('seq', 'list', \[\(")
 # a list of the values where tclass has one more level of lists (a dim of size 1)
 _VALUE_LIST_DEEPER = re.compile(r"\]\[1\]: length: peer \d+, tclass 1$")
 

@@ -31,11 +31,13 @@ from .allow_ops import (
     _names_read_live,
     _nested_batch_dims_kept,
     _new_entries_saved,
+    _none_field_kept_by_apply,
     _none_field_listed,
     _none_field_not_written,
     _none_field_unset,
     _padded_slots_per_element,
     _padded_values,
+    _params_as_modules,
     _peer_fails_inside,
     _raised_by,
     _record_written_at_none,
@@ -44,6 +46,7 @@ from .allow_ops import (
     _stack_of_values_not_empty,
     _tagged,
     _tensor_on_ragged,
+    _tensor_spread_on_ragged,
     _through_a_value,
     _torch_dtypes,
     _values_kept,
@@ -78,7 +81,9 @@ from .allow_structure import (
     _loaded_is_memmap,
     _lock_follows_sharing,
     _members_lock_as_the_stack,
+    _moved_nodes_keep_their_lock,
     _names_unique,
+    _narrowed_stack_contiguous,
     _nested_names_kept,
     _no_members_taken,
     _nothing_mapped,
@@ -94,6 +99,7 @@ from .allow_structure import (
     _too_many_indices,
     _values_shaped_as_torch,
     _values_written_in_place,
+    _write_into_locked_slices,
     _written_as_torch,
 )
 from .open_findings import OPEN
@@ -147,6 +153,7 @@ ENTRIES: list[Entry] = [
             _no_members_taken,
             _lazy_batch_size_set,
             _stays_lazy,
+            _narrowed_stack_contiguous,
             _records_kept,
             _pad_sequence_unnamed,
             _contains_as_dense,
@@ -201,7 +208,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "lock-follows-sharing",
         "**A result's lock follows what it shares, not a flag.**",
-        _any_of(_lock_follows_sharing, _members_lock_as_the_stack),
+        _any_of(
+            _lock_follows_sharing,
+            _members_lock_as_the_stack,
+            _write_into_locked_slices,
+            _moved_nodes_keep_their_lock,
+        ),
     ),
     Entry(
         "annotation-casts",
@@ -236,7 +248,12 @@ ENTRIES: list[Entry] = [
     Entry(
         "none-field-unset",
         "**A field set to `None` is not set, at every level.**",
-        _any_of(_none_field_unset, _none_field_listed, _none_field_not_written),
+        _any_of(
+            _none_field_unset,
+            _none_field_listed,
+            _none_field_not_written,
+            _none_field_kept_by_apply,
+        ),
     ),
     Entry(
         "apply-keeps-fitting-values",
@@ -267,12 +284,18 @@ ENTRIES: list[Entry] = [
         _any_of(_changed_in_place_later, _kept_in_place),
     ),
     Entry(
+        "params-write-their-data",
+        "**`TensorDictParams` registers what it holds.**",
+        _params_as_modules,
+    ),
+    Entry(
         "math-beyond-the-peer",
         "**Math goes where the peer stops.** A reduction over several dims reduces all of them",
         _any_of(
             _beyond_the_peer,
             _reflected_on_ragged,
             _tensor_on_ragged,
+            _tensor_spread_on_ragged,
             _nested_batch_dims_kept,
             _values_kept(*_REDUCTIONS),
             _values_not_merged,

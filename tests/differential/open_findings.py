@@ -121,6 +121,30 @@ Pruned on 2026-12-05 (issue 27, branch fuzz31b, family records): programs 0-2,99
 same rule; 8 of fuzzio30's 9 signatures removed (the ninth, setattr's ``LockedError``,
 showed in none of these programs). Unexplained (open or new): 5 -> 0 and 7 -> 0
 (12 -> 0 in 6,000 programs, 2.0 -> 0 per 1000).
+Added on 2026-12-05 (issue 27, branch kinds32p: worlds derived from another collection, a
+``TensorDictParams`` of it, a view at an index, a permute/transpose/unsqueeze/squeeze of
+it; 1 world in 8, records too): programs 0-3,999 and 50,000-53,999 (``--families
+index,entries,shape,combine,math``) run on main and after that branch's fixes;
+unexplained (open or new) findings of the new worlds: 13 -> 1 in 948 programs (13.7 ->
+1.1 per 1000); the 4,351 derived-world programs of 4,000-39,999: 82 -> 9 (18.8 -> 2.1);
+the 708 of ``--families records`` 0-5,999: 4 -> 4. The signatures those still show, not
+listed, are added, marked "kinds32p".
+Pruned on 2026-12-05 (issue 27, branch fuzz32a, families index,entries,records; 7 removed,
+2 added, marked "fuzz32a"): programs 300,000-307,999 and 400,000-407,999 (``--families
+index,entries``) and 300,000-302,999 (``--families records``) run on main and after that
+branch's fixes, by the same rule, and the 14 open programs of 0-16,634 (``--families
+index,entries,shape,combine,math``) replayed (index/entries: 9 -> 6, 3 now allowed); the
+setattr ``LockedError`` removed as fixed (the case its note describes, now a regression
+test). Unexplained (open or new): 3 -> 1, 4 -> 2 and 9 -> 0 (0.38 -> 0.13, 0.50 -> 0.25
+and 3.00 -> 0 per 1000).
+Pruned on 2026-12-05 (issue 27, branch fuzz32b, families shape,combine,math; 6 removed):
+programs 300,000-307,999 and 400,000-407,999 (``--families shape,combine,math``) run on main
+and after that branch's fixes, and programs 0-16,634 of ``--families
+index,entries,shape,combine,math`` (14 open on main, 5 of them shape/combine/math; 8 after,
+none of those), by the same rule. Unexplained (open or new): 1 -> 0 and 7 -> 0 (0.13 -> 0
+and 0.88 -> 0 per 1000). Programs 500,000-504,999, 600,000-604,999, 700,000-705,999 and
+800,000-805,999 run after: 2, 0, 1 and 1 new, 3 of them then allowlisted; the fourth is
+added, marked "fuzz32b".
 """
 
 from __future__ import annotations
@@ -229,7 +253,6 @@ OPEN: dict[str, str] = {
     "entries/setitem_key/result: result: peer py ('str', 'x y'), tclass": "the results differ (1, after main's nontensor merge)",
     "entries/setitem_key/result: result: peer values (('seq', 'list', [": "the results differ (33)",
     "entries/to/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",
-    "entries/to/result: result.<members>.is_locked: peer False, tclass True": "the results differ (1)",
     "entries/to/result: result.names: peer , tclass ": "the results differ (1)",
     "entries/to_tensordict/result: result: length": "the results differ (1)",
     "entries/unlock_/peer-raises: peer RuntimeError": "tclass answers where the peer raises (2)",
@@ -243,7 +266,6 @@ OPEN: dict[str, str] = {
     "entries/values/result: result: values differ": "the results differ (1, after main's nontensor merge)",
     "entries/x.is_memmap()/peer-raises: peer RuntimeError": "tclass answers where the peer raises (1)",
     "entries/x.is_memmap()/result: result: peer True, tclass False": "the results differ (1)",
-    "index/get_at/peer-raises: peer _KeyThroughLeafError": "tclass answers where the peer raises (1)",
     "index/get_at/tclass-raises: tclass IndexError": "tclass raises where the peer answers (1): not reproduced in this pass",
     "index/getitem/peer-raises: peer ValueError": "tclass answers where the peer raises (3)",
     "index/getitem/result: result.<members>.<members>: peer  ([('collection', 'Tenso": "the results differ (1)",
@@ -266,8 +288,6 @@ OPEN: dict[str, str] = {
     "index/masked_fill/result: result.names: peer , tclass ": "the results differ (1)",
     "index/masked_fill/result: result.names: peer , tclass [None": "the results differ (1)",
     "index/masked_fill/result: result.names: peer , tclass [None,": "the results differ (1)",
-    "index/setitem/peer-raises: peer AttributeError": "tclass answers where the peer raises (1)",
-    "index/setitem/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",
     "index/setitem/peer-raises: peer _InplaceWriteError": "tclass answers where the peer raises (1)",
     "index/setitem/result: result: peer Tensor[torch.uint, shape": "the results differ (1, after main's nontensor merge)",
     "index/setitem/result: result: peer list of , tclass py ('No": "the results differ (1)",
@@ -329,7 +349,6 @@ OPEN: dict[str, str] = {
     "math/^/result: result.names: peer , tclas": "the results differ (3)",
     "math/^/result: result.names: peer , tclass ": "the results differ (1)",
     "math/^/result: result.names: peer , tclass [Non": "the results differ (1)",
-    "math/^/result: result: peer Tensor[torch.bool, shape ": "the results differ (1)",
     "math/^=/result: result.names: peer , tclass ['i'": "the results differ (1)",
     "math/^=/result: result.names: peer , tclass ['j'": "the results differ (1)",
     "math/^=/result: result.names: peer , tclass ['l'": "the results differ (1)",
@@ -433,7 +452,6 @@ OPEN: dict[str, str] = {
     "math/torch.clamp/result: result.names: peer , tclass [None,": "the results differ (1)",
     "math/torch.clone/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",
     "math/torch.empty_like/result: result.names: peer , tclass ": "the results differ (1)",
-    "math/torch.full_like/result: result.<members>.is_locked: peer False, tclass True": "the results differ (1, after main's nontensor merge)",
     "math/torch.full_like/result: result.names: peer , tclass [None,": "the results differ (1)",
     "math/torch.ones_like/result: result.names: peer , tclass ": "the results differ (1)",
     "math/torch.where/result: result.kind: peer 'Rec', tclass 'LazyStacke": "the results differ (1)",
@@ -513,7 +531,6 @@ OPEN: dict[str, str] = {
     "shape/unsqueeze/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",
     "shape/unsqueeze/result: result.<members>.<members>: peer values (('seq', 'list', [": "the results differ (1, after main's nontensor merge)",
     "shape/view/peer-raises: peer ValueError": "tclass answers where the peer raises (1)",
-    "combine/cat/peer-raises: peer KeyError": "tclass answers where the peer raises (1, 2026-12-04)",
     "entries/from_dict/peer-raises: peer AttributeError": "tclass answers where the peer raises (1, 2026-12-04)",
     "entries/load_state_dict/result: result.<members>: peer py ('str', 'a'), tclass l": "the results differ (1, 2026-12-04)",
     "entries/named_apply/result: result: keys": "the results differ (1, 2026-12-04)",
@@ -528,15 +545,12 @@ OPEN: dict[str, str] = {
     "index/getitem/result: result: peer py ('str', 'a'), tclass l": "the results differ (2, 2026-12-04)",
     "index/getitem/result: result: peer py ('str', 'x y'), tclass": "the results differ (2, 2026-12-04)",
     "index/getitem/result: result: peer value (('py', 'NoneType',": "the results differ (1, 2026-12-04)",
-    "index/setitem/family: peer IndexError (IndexError) tclass BatchSizeError": "both raise, errors of different builtin families (1, 2026-12-04)",
     "index/setitem/result: result.<members>.<members>: peer Tensor[torch.int, shape": "the results differ (1, 2026-12-04)",
     "math/**/result: result: peer py ('NoneType', None), tc": "the results differ (1, 2026-12-04)",
     "math/*/result: result.<members>: peer Tensor[torch.uint, shape": "the results differ (1, 2026-12-04)",
     "math/-/result: result.names: peer , tclass ": "the results differ (1, 2026-12-04)",
-    "math/clamp_min/result: result: peer py ('NoneType', None), tc": "the results differ (1, 2026-12-04)",
     "math/r^/result: result: peer LazyStackedTensorDict(bat": "the results differ (1, 2026-12-04)",
     "math/torch.zeros_like/result: result: length": "the results differ (1, 2026-12-04)",
-    "math/|/result: result.batch_size: peer (, , , ), tclass (, ": "the results differ (1, 2026-12-04)",
     "math/|=/result: result: peer Tensor[torch.bool, shape ": "the results differ (1, 2026-12-04)",
     "shape/flatten/result: result: peer py ('str', 'x y'), tclass": "the results differ (1, 2026-12-04)",
     "shape/squeeze/result: result: length": "the results differ (1, 2026-12-04)",
@@ -544,7 +558,6 @@ OPEN: dict[str, str] = {
     "shape/squeeze/result: result: peer value (('py', 'str', ''),": "the results differ (1, 2026-12-04)",
     "shape/squeeze/result: result: peer value (('py', 'str', 'x y": "the results differ (1, 2026-12-04)",
     "shape/unbind/result: result: peer value (('py', 'str', 'a')": "the results differ (1, 2026-12-04)",
-    "shape/unbind/result: result: peer value (('py', 'str', 'x y": "the results differ (1, 2026-12-04)",
     "shape/view/tclass-raises: tclass HeterogeneousEntryError": "tclass raises where the peer answers (1, 2026-12-04)",
     "combine/maybe_dense_stack/result: result.kind: peer 'LazyStackedTensorDict', ": "the results differ (2 in 40,000 programs, 2026-12-04, fuzz27s: a lazy stack regrouped where the peer densifies, or the reverse (members of dims of size 0 or 1))",
     "combine/maybe_dense_stack/result: result: peer py ('NoneType', None), tc": "the results differ (1 in 40,000 programs, 2026-12-04, fuzz27s: a Python value the peer holds as a stack of stacks (unsqueezed or expanded twice, or over no elements), where tclass keeps one stack dim)",
@@ -603,7 +616,16 @@ OPEN: dict[str, str] = {
     "shape/unbind/result: result: peer py ('str', 'x y'), tclass": "the results differ (1 in 30,000 shape,combine,math programs, 2026-12-05, fuzz27s2: a record's label after where/stack/permute of a memory-mapped record, unbound: the peer's one value, tclass's list; not investigated)",
     "math/%/result: result: values differ": "the results differ (1 in 30,000 math programs, 2026-12-05, fuzz27s2: % of the product of a lazy stack's elements (prod() then % a number): the two products differ in their last bits, which % magnifies (likely the order of the multiplications; not investigated))",
     "entries/setattr/result: result.kind: peer 'TensorDict', tclass 'Inn": 'the results differ (1 in 60,000 index,entries programs, 2026-12-05, fuzz30a: an empty TensorDict assigned to a field declared as a record, in a named indexed record: tclass casts it to the field\'s class (see "Casting follows the annotation") without the names, the peer keeps a TensorDict with them; not investigated)',
-    "entries/to/result: result.is_locked: peer False, tclass True": "the results differ (1 in 60,000 index,entries programs, 2026-12-05, fuzz30a: the lock of a `to` result; not investigated)",
     "index/getitem/result: result.is_locked: peer True, tclass False": "the results differ (1 in 60,000 index,entries programs, 2026-12-05, fuzz30a: rows of rows of a saved collection without tensors: tclass locks the rows of the saved one (saved in a folder), not their rows (not saved, no tensor to be memory-mapped); the peer's flag goes on)",
+    "combine/stack/result: result.<members>: peer  ([('collection', 'LazyS": "the results differ (2 in 4,351 derived-world programs, 2026-12-05, kinds32p: torch.stack of lazy stacks one of whose members is a TensorDictParams: the peer keeps the lazy stacks as members (its member-wise restack skips a TensorDictParams), tclass restacks their members as for TensorDicts; the entries agree)",
+    "entries/set/tclass-raises: tclass NotSerializableError": "tclass raises where the peer answers (1 in 4,351 derived-world programs, 2026-12-05, kinds32p: a dict holding a tensor set at a Python-value field of a loaded memory-mapped record: tclass writes it to the folder and cannot save it as JSON, the peer keeps it in memory only; not investigated)",
+    "entries/load_state_dict/result: result: peer 'str', tclass 'NoneType'": "the results differ (1 in 4,351 derived-world programs, 2026-12-05, kinds32p: load_state_dict of an unsqueezed, padded record: the padded slots of its Python value read None in tclass, the value in the peer; not investigated)",
+    "shape/roll/result: result.names: peer , tclas": "the results differ (1 in 4,351 derived-world programs, 2026-12-05, kinds32p: roll of a named lazy stack: the peer drops the dim names, tclass keeps them (not specific to derived worlds); not investigated)",
+    "records/update/tclass-raises: tclass CastError": "tclass raises where the peer answers (2 in 708 derived records programs, 2026-12-05, kinds32p: update(x.to_dict()) of a stacked record whose autocast int field holds a value stack: to_dict gives a nested list, which tclass cannot cast to int, the peer makes it a tensor; not specific to derived worlds)",
+    "records/from_dict/result: result: peer Tensor[torch.float, sha": "the results differ (1 in 708 derived records programs, 2026-12-05, kinds32p: from_dict(to_dict()) of a record indexed to no elements: the peer's label a float tensor of no elements, tclass an empty list; not investigated)",
+    "records/apply/result: result: peer py ('NoneType', None), tc": "the results differ (1 in 708 derived records programs, 2026-12-05, kinds32p: apply(lambda v: None) of a loaded unsqueezed record: the peer's list field None, tclass's a list of one None; not investigated)",
+    "entries/bool(x.is_shared())/result: result: peer False, tclass True": "the results differ (1 in 8,000 index,entries programs, 2026-12-05, fuzz32a: is_shared() of the detach() of a collection memory-mapped without a folder (memmap_()): tclass true, its data being in anonymous shared memory, the peer false (a flag detach drops); the MemoryMappedTensor itself answers false in both; not decided)",
+    "entries/set_/family: peer RuntimeError (RuntimeError) tclass KeyNotFoundError": "both raise (1 in 8,000 index,entries programs, 2026-12-05, fuzz32a: set_ of a dict with a new key of the wrong batch size into a nested collection: the peer names the batch size first, tclass the missing key)",
     "records/setattr/tclass-raises: tclass LockedError": "tclass raises where the peer answers (0 in these windows, 1 in 5,000 earlier records programs, 2026-12-05, fuzzio30: None assigned to an unset field of a locked record: the peer lets it pass, tclass refuses as the peer's set() does)",
+    "shape/view/result: result: peer values (('seq', 'list', [": "the results differ (1 in 12,000 shape,combine,math programs after fuzz32b, 2026-12-05, fuzz32b: a shared Python value over no elements under a lazy stack of one member, viewed: the peer rebuilds it from the stack's members as an empty per-element list, tclass keeps the one value; not decided)",
 }

@@ -199,6 +199,22 @@ def test_pad_nested_record_stays_its_class() -> None:
     assert out.inner.x[2].tolist() == [5.0, 5.0, 5.0]
 
 
+def test_pad_record_over_a_lazy_stack_is_a_record_over_one_dense_tensordict() -> None:
+    """Found by the differential fuzzer: a record over a lazy stack (``lazy_stack`` of
+    records) stayed lazy, where a plain lazy stack (and the peer's record) is padded as
+    its dense stack; a ``narrow`` of the result was then a copy, not a view."""
+    episode = _episode(4)
+    lazy = tclass.lazy_stack(list(episode.chunk(2, 0)), 0)  # batch [2, 2]
+    out = pad(lazy, [1, 0], value=1.5)
+    assert type(out) is Episode
+    assert out.batch_size == torch.Size([3, 2])
+    expected = F.pad(episode.obs.reshape(2, 2, -1), (0, 0, 0, 0, 1, 0), value=1.5)
+    assert torch.equal(out.obs, expected)
+    view = out.narrow(1, 0, 2)
+    view.obs.add_(1)  # a view of the padded record, as for a TensorDict
+    assert torch.equal(out.obs, expected + 1)
+
+
 def test_pad_keeps_names_on_nested_collections_and_lazy_stacks() -> None:
     td = TensorDict(
         {"m": {"a": torch.arange(4.0).reshape(4, 1)}, "c": torch.arange(4.0)}, [4], names=["i"]

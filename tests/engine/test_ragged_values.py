@@ -46,6 +46,19 @@ def test_stacking_values_of_different_sizes_is_ragged_in_every_way() -> None:
     assert repr(shared).startswith("NonTensorStack(")
 
 
+def test_an_empty_list_beside_lists_of_values_is_a_row_of_no_values() -> None:
+    # As ["a", "b"] beside ["c"]: a ragged stack of values, not an empty tensor among
+    # them (tclass stored tensor([]) there, and from_dict refused the batch size).
+    td = TensorDict({"s": [["a", "b"], []], "e": [[], ["c"]]}, [2])
+    for key, rows in (("s", [["a", "b"], []]), ("e", [[], ["c"]])):
+        assert isinstance(td.get(key), NonTensorStack) and td.get(key).batch_size == (2, -1)
+        assert td.get(key).tolist() == rows and td[1][key].tolist() == rows[1]
+    nested = TensorDict.from_dict({"s": [[["a", "b"]], [[]]]}, batch_size=[2, 1])
+    assert nested.batch_size == (2, 1) and nested.get("s").batch_size == (2, 1, -1)
+    assert nested[1, 0]["s"].tolist() == [] and nested[0, 0]["s"].tolist() == ["a", "b"]
+    assert torch.equal(TensorDict({"n": [[], []]}, [2])["n"], torch.zeros(2, 0))
+
+
 @pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")
 def test_densify_of_a_ragged_lazy_stack_keeps_its_python_values() -> None:
     lazy = tclass.lazy_stack(list(_members(tclass)))

@@ -445,3 +445,24 @@ def test_where_and_gather_take_out_as_the_peer() -> None:
     out = td.gather(1, index).zero_()
     assert torch.gather(td, 1, index, out=out) is out
     assert torch.equal(out["n", "c"], td["n", "c"][:, :1].expand(3, 2, 2))
+
+
+@pytest.mark.parametrize(
+    "make", [torch.zeros_like, torch.ones_like, lambda x: torch.full_like(x, 2.0)]
+)
+def test_like_functions_lock_the_result_only_as_a_whole(make: Callable[[Any], Any]) -> None:
+    """Found by the differential fuzzer: a nested collection of a locked member of a lazy
+    stack came back locked (the function was applied to it as to a collection, and locked
+    its result), where the stack and the member results were not (and the peer's are not)."""
+    member = TensorDict({"a": torch.ones(2, 3), "n": {"c": torch.ones(2, 1)}}, [2]).lock_()
+    lazy = tclass.lazy_stack([member, member.clone()], 0)
+    out = make(lazy)
+    assert not out.is_locked
+    for piece in out.tensordicts:
+        assert not piece.is_locked and not piece.get("n").is_locked
+    out.tensordicts[0]["n", "d"] = torch.zeros(2)  # writable, as every other result
+    assert equal(out.tensordicts[0]["n", "c"], make(torch.ones(2, 1)))
+    locked = make(member)  # a locked collection gives a locked result, nested ones too
+    assert locked.is_locked and locked.get("n").is_locked
+    unlocked = TensorDict({"n": member.get("n")}, [2])  # a locked node under an unlocked one
+    assert not make(unlocked).get("n").is_locked

@@ -311,6 +311,18 @@ class TestRecords:
             "b",
         ]
 
+    def test_per_element_values_with_dims_below_their_node(self, tmp_path: Path) -> None:
+        # A value stack of batch [2, 1] in a TensorDict of batch []: loaded with its own
+        # dims (tclass spread it over the node's, no dims: one value, the nested lists).
+        td = TensorDict({"s": [["a"], ["b"]], "x": torch.zeros(2)})
+        assert td.get("s").batch_size == (2, 1)
+        path = tmp_path / "sd.pt"
+        torch.save(td.state_dict(), path)
+        for dest in (td, TensorDict({"x": torch.ones(2)}), TensorDict()):
+            dest.load_state_dict(torch.load(path, weights_only=True), strict=False)
+            assert dest.get("s").batch_size == (2, 1) and dest.get("s").tolist() == [["a"], ["b"]]
+            assert dest[()]["s"][1].tolist() == ["b"]
+
     def test_per_element_values_of_another_batch(self) -> None:
         sd = torch.stack([_rec(env="a")[0], _rec(env="b")[0]]).state_dict()
         del sd["obs"], sd["inner.x"]

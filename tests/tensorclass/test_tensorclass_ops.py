@@ -847,6 +847,15 @@ class TestTensorDictConversion:
         assert rec.obs is td["obs"] and rec.inner.x is td["inner", "x"]
         assert rec.env == "e" and rec.meta is None and rec.batch_size == torch.Size([4])
 
+    def test_from_tensordict_keeps_the_key_order(self) -> None:
+        # As the peer (a record read back from a folder lists its keys as read, and
+        # from_tensordict(rec.to_tensordict()) keeps them so); tclass sorted them by field.
+        td = TensorDict({"env": NonTensorData("e", [4]), "obs": torch.zeros(4, 2)}, [4])
+        rec = Rec.from_tensordict(td)
+        assert list(rec.keys()) == ["env", "obs"]
+        assert list(rec.to_dict()) == ["env", "obs", "inner", "meta"]
+        assert list(Rec.from_tensordict(rec.to_tensordict()).keys()) == ["env", "obs"]
+
     def test_from_tensordict_leaves_missing_required_fields_unset(self) -> None:
         rec = Rec.from_tensordict(TensorDict({"obs": torch.zeros(4, 2)}, [4]))
         assert rec.inner is None and rec.env is None and rec.meta is None  # as the peer

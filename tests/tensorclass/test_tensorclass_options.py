@@ -381,6 +381,28 @@ class TestTensorOnly:
         rec = cls(t={"a": torch.zeros(2)}, o=None, batch_size=[2])
         assert isinstance(rec.t, TensorDict) and rec.o is None
 
+    def test_none_over_an_unset_field_of_a_locked_record(self, declare: Declare) -> None:
+        # Nothing changes, so attribute assignment passes (as the peer's); set(), update(),
+        # del and a set field stay refused, as the peer's.
+        cls = declare(_template(x=torch.Tensor, o=Optional[torch.Tensor]), tensor_only=True)
+        rec = cls(x=torch.zeros(2), o=None, batch_size=[2]).lock_()
+        rec.o = None
+        assert rec.o is None and list(rec.keys()) == ["x"] and rec.is_locked
+        stack = tclass.lazy_stack([rec, cls(x=torch.ones(2), o=None, batch_size=[2])])
+        stack.o = None
+        assert stack.o is None
+        for write in (
+            lambda: setattr(rec, "x", None),
+            lambda: rec.set("o", None),
+            lambda: rec.update({"o": None}),
+            lambda: delattr(rec, "o"),
+            lambda: setattr(rec, "o", torch.ones(2)),
+        ):
+            with pytest.raises(errors.LockedError, match="field '[xo]'.*locked") as info:
+                write()
+            assert isinstance(info.value, RuntimeError)
+        assert torch.equal(rec.x, torch.zeros(2)) and rec.o is None
+
     def test_from_dataclass_keeps_the_instance_values(self) -> None:
         @dataclasses.dataclass
         class Plain:

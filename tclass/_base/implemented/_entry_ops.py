@@ -230,9 +230,12 @@ class EntryOps(TensorCollection):
 
     def get_at(self, key: Any, index: Any, default: Any = _NO_DEFAULT) -> Any:
         """``self.get(key)[index]``, or ``default`` (``None`` if not given) when there
-        is no entry ``key``."""
+        is no entry ``key``; a nested key through a tensor is a ``KeyThroughTensorError``
+        even with a default, as the peer's."""
         value = self.get(key, _MISSING)
         if value is _MISSING or value is None:
+            if value is _MISSING and type(_keys.unravel_key(key)) is tuple:
+                self.get(key)  # raises if the key passes through a tensor
             return None if default is _NO_DEFAULT else default
         return value[index]
 
