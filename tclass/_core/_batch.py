@@ -173,8 +173,11 @@ def normalize_dim(dim: int, ndim: int, *, op: str, inclusive: bool = False) -> i
     """
     if type(dim) is not int:
         if isinstance(dim, bool) or not hasattr(dim, "__index__"):
-            msg = f"{op}: dim must be an int, got {dim!r}"
-            raise TypeError(msg)
+            msg = (
+                f"{op}: dim must be an int, got {dim!r} (batch dims are addressed by "
+                "position; dims.index(name) of td.names gives a named dim's)"
+            )
+            raise ArgumentError(msg)
         dim = int(dim)
     bound = ndim + 1 if inclusive else ndim
     if -bound <= dim < bound:
@@ -212,12 +215,12 @@ def shape_args(args: tuple[object, ...], op: str) -> tuple[int, ...]:
         (only,) = args
         if not isinstance(only, Sequence):
             msg = f"{op}: expected ints or one sequence of ints, got {only!r}"
-            raise TypeError(msg)
+            raise ArgumentError(msg)
         args = tuple(only)
     for size in args:
         if type(size) is not int:
             msg = f"{op}: sizes must be ints, got {size!r} in {args!r}"
-            raise TypeError(msg)
+            raise ArgumentError(msg)
     return args  # type: ignore[return-value]
 
 
@@ -228,7 +231,7 @@ def permute_args(dims_list: tuple[object, ...], dims: Sequence[int] | None) -> t
         return shape_args(dims_list, "permute")
     if dims_list:
         msg = f"permute: give the order once, not both {dims_list!r} and dims={dims!r}"
-        raise TypeError(msg)
+        raise ArgumentError(msg)
     return shape_args((dims,), "permute")
 
 
@@ -442,6 +445,27 @@ def keeps_data_pointer(index: object) -> bool:
     return index is None or index is Ellipsis or type(index) is int
 
 
+def refuse_key_list(item: object) -> None:
+    """Refuses a list index holding keys (``td[["a", "b"]]``), which indexes no batch dim.
+
+    Raises:
+        IndexTypeError: (a ``TypeError``, as the peer raises) naming the keys and
+            ``select``, which takes them.
+    """
+    if type(item) is not list:
+        return
+    keys = [part for part in item if isinstance(part, str) or _is_str_tuple(part)]
+    if keys:
+        hint = "a list index selects rows with ints or bools, not entries by key"
+        if len(keys) == len(item):
+            hint += f"; to keep these entries, use select({', '.join(map(repr, keys))})"
+        raise IndexTypeError(f"Invalid index {item!r}: {hint}")
+
+
+def _is_str_tuple(part: object) -> bool:
+    return type(part) is tuple and bool(part) and all(isinstance(p, str) for p in part)
+
+
 def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object, ...]:
     """An index tuple that indexes only batch dims, with its Ellipsis spelled out.
 
@@ -455,6 +479,7 @@ def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object,
     consumed = 0
     ellipsis_at = -1
     for position, item in enumerate(index):
+        refuse_key_list(item)
         if item is Ellipsis:
             if ellipsis_at >= 0:
                 msg = "an index can only have a single ellipsis ('...')"

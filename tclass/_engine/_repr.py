@@ -18,7 +18,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._jagged import leaf_shape
 from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._nontensor import NonTensorData, is_non_tensor
+from tclass._engine._nontensor import MetaData, NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr_detail import ValueSummary, detailed_repr
 
@@ -151,6 +151,8 @@ def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) 
         if parent_device is None and value.device.type != "cpu":
             text += f"@{value.device}"
         return text
+    if isinstance(value, MetaData):
+        return "MetaData"  # its class, as the peer (a MetaData is no NonTensorData there)
     if isinstance(value, NonTensorData):
         return type(value.data).__name__  # the type of the value the batch shares
     if isinstance(value, NonTensorStack):

@@ -666,11 +666,13 @@ def to_dict(
     collection: TensorCollection,
     convert_tensors: bool | Literal["numpy"],
     tolist_first: bool = False,
+    retain_none: bool = True,
 ) -> dict[str, Any]:
     """Nested plain dicts: tensors (nested lists with ``convert_tensors``, numpy arrays
     with ``"numpy"``), Python values
     (a per-element stack as nested lists), nested collections as dicts (with
-    ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts).
+    ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts; nested
+    records list their absent fields as ``None`` if ``retain_none``).
 
     Raises:
         HeterogeneousEntryError: a lazy stack whose members hold different keys (the
@@ -692,7 +694,9 @@ def to_dict(
         elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
             out[key] = value.tolist(convert_tensors=convert_tensors)
         elif isinstance(value, TensorCollection):
-            out[key] = value.to_dict(convert_tensors=convert_tensors, tolist_first=tolist_first)
+            out[key] = value.to_dict(
+                retain_none=retain_none, convert_tensors=convert_tensors, tolist_first=tolist_first
+            )
         else:
             out[key] = _converted(value, convert_tensors)
     return out

@@ -441,7 +441,8 @@ def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
         msg = f"cannot assign to field {name!r}: {cls.__name__} is frozen (use replace())"
         raise FrozenInstanceError(msg)
     saved = getattr(td, "_saved", None)  # a file is no saved folder
-    if saved is not None and not isinstance(td._entries().get(name), _NODES):
+    value = isinstance(td._entries().get(name), _NODES)  # a Python value: no [:] to write
+    if saved is not None and not value:
         # Replacing a saved tensor or record is a change in memory only: say so.
         msg = (
             f"cannot assign to field {name!r}: this {cls.__name__} is locked. It is saved in "
@@ -452,8 +453,10 @@ def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
         raise LockedError(msg)
     msg = (
         f"cannot assign to field {name!r}: this {cls.__name__} is locked. Unlock it first "
-        f"(with record.unlock_(): ...), or write in place (record.{name}[:] = ...)"
+        "(with record.unlock_(): ...)"
     )
+    if not value:
+        msg += f", or write in place (record.{name}[:] = ...)"
     if saved is not None:
         msg += "; a Python value assigned after unlocking is saved in its folder too"
     raise LockedError(msg)

@@ -79,11 +79,14 @@ def from_dataclass(
             warnings.simplefilter("ignore", SharedDefaultWarning)
             dest_cls = _tensorclass_of(type(obj), f"{type(obj).__name__}_tc", options)
     # A tensor_only record holds the instance's tensors and collections themselves, as the
-    # peer; otherwise it holds copies (its Python values may be mutable).
+    # peer; otherwise it holds copies (its Python values may be mutable), nested dataclasses
+    # as dicts, as ``dataclasses.asdict`` gives them (the peer's): a field annotated with a
+    # tensorclass casts such a dict to its class.
     info = getattr(dest_cls, "__tclass_info__", None)
     keep = info is not None and info.options["tensor_only"]
+    copied = {} if keep else dataclasses.asdict(obj)
     values = {
-        f.name: (lambda v: v if keep else copy.deepcopy(v))(getattr(obj, f.name))
+        f.name: getattr(obj, f.name) if keep else copied[f.name]
         for f in dataclasses.fields(obj)
         if f.init
     }

@@ -365,15 +365,20 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         """Writes ``value`` (a record with these fields, a mapping, a tensor or a number)
         into every field at ``index``, in place."""
         if isinstance(index, str) or (type(index) is tuple and index and isinstance(index[0], str)):
-            raise self._string_index(index)
+            raise self._string_index(index, write=True)
         check_written_keys(self, value)
         check_row_write(self, index, value)
         self._tensordict[index] = value
 
-    def _string_index(self, index: object) -> FieldIndexError:
+    def _string_index(self, index: object, write: bool = False) -> FieldIndexError:
+        how = (
+            f"write a field as an attribute or with .set({index!r}, value)"
+            if write
+            else f"read a field as an attribute or with .get({index!r})"
+        )
         return FieldIndexError(
             f"{type(self).__name__}[{index!r}]: a tensorclass is indexed along its batch dims "
-            f"only; read a field as an attribute or with .get({index!r})"
+            f"only; {how}"
         )
 
     # --- locking, devices ----------------------------------------------------------------
@@ -757,8 +762,9 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         """Nested plain dicts: tensors (lists with ``convert_tensors``, numpy arrays with
         ``"numpy"``), Python values,
         nested records as dicts (lists of dicts with ``tolist_first``, see
-        ``TensorDict.to_dict``), and ``None`` for absent fields unless not ``retain_none``."""
-        out = to_dict(self._tensordict, convert_tensors, tolist_first)
+        ``TensorDict.to_dict``), and ``None`` for absent fields (nested records' too) unless
+        not ``retain_none``."""
+        out = to_dict(self._tensordict, convert_tensors, tolist_first, retain_none)
         if retain_none:
             for name in self._absent_fields():
                 out[name] = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -12,7 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tclass._core import _batch
-from tclass.errors import ArgumentError, BatchSizeError, DimError, ShapeError, TclassError
+from tclass.errors import (
+    ArgumentError,
+    BatchSizeError,
+    DimError,
+    IndexTypeError,
+    ShapeError,
+    TclassError,
+)
 
 from strategies import (  # noqa: E402
     SETTINGS,
@@ -159,7 +167,8 @@ def test_normalize_dim_types() -> None:
 
     assert _batch.normalize_dim(np.int64(-1), 3, op="x") == 2
     for bad in (True, 1.0, "1", None):
-        with pytest.raises(TypeError, match="x: dim must be an int"):
+        # a TclassError (the peer's TypeError): a dim name is refused with the way to it
+        with pytest.raises(ArgumentError, match="x: dim must be an int.*td.names"):
             _batch.normalize_dim(bad, 3, op="x")  # type: ignore[arg-type]
 
 
@@ -184,8 +193,11 @@ def test_shape_args_empty_and_single() -> None:
     "args", [(2.0,), (2, 3.0), (2, (3,)), ((2, "3"),), (True,), ("ab",), (None,)]
 )
 def test_shape_args_rejects(args: tuple[object, ...]) -> None:
-    with pytest.raises(TypeError, match="reshape: "):
+    with pytest.raises(ArgumentError, match="reshape: ") as caught:
         _batch.shape_args(args, "reshape")
+    assert isinstance(caught.value, TypeError)
+    with pytest.raises(ArgumentError, match="permute: give the order once"):
+        _batch.permute_args((1, 0), (1, 0))
 
 
 # --- view_shape -----------------------------------------------------------------------
@@ -477,6 +489,20 @@ def test_normalize_index_addresses_only_batch_dims(
     assert Ellipsis not in normalized
     expected = torch.empty(batch)[index].shape + features
     assert torch.empty(batch + features)[normalized].shape == expected
+
+
+def test_normalize_index_refuses_a_list_of_keys() -> None:
+    for index, hint in (
+        (["a", "b"], re.escape("use select('a', 'b')")),
+        ([("a", "b"), "c"], re.escape("use select(('a', 'b'), 'c')")),
+        ([0, "a"], "not entries by key$"),
+    ):
+        with pytest.raises(IndexTypeError, match=hint) as caught:
+            _batch.normalize_index((index,), 1)
+        assert isinstance(caught.value, TypeError) and str(index) in str(caught.value)
+    # lists of ints, bools and int pairs are row indices, as torch reads them
+    for rows in ([0, 1], [True, False], [(0, 1), (1, 0)], []):
+        assert _batch.normalize_index((rows,), 2) == (rows,)
 
 
 def test_normalize_index_expands_ellipsis() -> None:

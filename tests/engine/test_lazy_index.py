@@ -39,6 +39,21 @@ def test_a_none_index_keeps_the_lock_names_and_a_ragged_dim() -> None:
     assert ragged[None].batch_size == (1, 2, -1) and ragged[None].stack_dim == 1
 
 
+def test_a_list_of_keys_is_a_type_error_that_names_select() -> None:
+    # The peer's TypeError (torch's, or a raw ValueError for a lazy stack).
+    dense = TensorDict(a=torch.zeros(3), b=torch.ones(3), batch_size=[3])
+    record = tclass.tensorclass(
+        type("Rec", (), {"__annotations__": {"a": torch.Tensor}, "__module__": __name__})
+    )(a=torch.zeros(3), batch_size=[3])
+    for collection in (dense, tclass.lazy_stack([dense, dense], 1), record):
+        with pytest.raises(tclass.errors.IndexTypeError, match=r"select\('a'\)") as caught:
+            collection[["a"]]
+        assert isinstance(caught.value, TypeError)
+    with pytest.raises(TypeError, match=r"select\('a', 'b'\)"):
+        dense[["a", "b"]] = torch.zeros(())
+    assert torch.equal(dense[[0, 2]]["b"], torch.ones(2))  # rows by a list of ints, still
+
+
 def test_an_index_of_a_type_that_indexes_nothing_is_a_type_error_too() -> None:
     lazy = tclass.lazy_stack([TensorDict(a=torch.zeros(3), batch_size=[3]) for _ in range(2)])
     dense = TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])

@@ -28,6 +28,13 @@ class Sub:
         self.extra, self.data = extra, data
 
 
+class Meta:
+    """A ``MetaData`` node holding ``value`` in a case's data (built by each library)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def build(lib: ModuleType, data: dict[str, Any], batch: list[int], device: Any = None) -> Any:
     def convert(entries: dict[str, Any], size: list[int]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -35,6 +42,8 @@ def build(lib: ModuleType, data: dict[str, Any], batch: list[int], device: Any =
             if isinstance(value, Sub):
                 inner = size + value.extra
                 out[key] = lib.TensorDict(convert(value.data, inner), batch_size=inner)
+            elif isinstance(value, Meta):
+                out[key] = lib.MetaData(value.value)
             elif isinstance(value, dict):
                 out[key] = convert(value, size)
             else:
@@ -78,6 +87,12 @@ CASES: dict[str, tuple[dict[str, Any], list[int], Any, str]] = {
         [4],
         None,
         "TensorDict(batch_size=[4], fields={b: [2,3]{}})",
+    ),
+    "metadata": (  # shown by its class, where a NonTensorData shows its value's type
+        {"m": Meta({"k": 1}), "x": z(2, 3), "n": {"m": Meta(3)}},
+        [2],
+        None,
+        "TensorDict(batch_size=[2], fields={m: MetaData, n: {m: MetaData}, x: f32[3]})",
     ),
     "nested_empty": ({"b": {}}, [4], None, "TensorDict(batch_size=[4], fields={b: {}})"),
     "deep": (

@@ -110,6 +110,20 @@ def test_from_any() -> None:
     assert tclass.from_any(array).batch_size == torch.Size([2])
 
 
+class _Rec(TensorClass):
+    v: torch.Tensor
+
+
+def test_the_class_constructors_return_a_record_as_it_is() -> None:
+    # As the peer: TensorDict.from_any(record) is the record (it read a TensorDict's
+    # storage from it, an AttributeError), and from_list of rows restacks their class.
+    rec = _Rec(v=torch.arange(2.0), batch_size=[2])
+    assert TensorDict.from_any(rec) is rec and tclass.from_any(rec) is rec
+    assert type(TensorDict.from_any(rec, auto_batch_size=True)) is _Rec
+    rows = TensorDict.from_list([rec[0], rec[1]])
+    assert type(rows) is _Rec and torch.equal(rows.v, rec.v)
+
+
 def test_from_any_dataclasses_lists_and_tensors_as_the_peer() -> None:
     import dataclasses
 

@@ -186,8 +186,11 @@ class TestIndexing:
 
     def test_string_index_write_raises(self) -> None:
         rec = make()
-        with pytest.raises(FieldIndexError):
+        # the fix named is a write (set), not the read (get) that rec["obs"] gets
+        with pytest.raises(FieldIndexError, match=r"with \.set\('obs', value\)"):
             rec["obs"] = torch.zeros(4, 3, 2)
+        with pytest.raises(FieldIndexError, match=r"with \.get\('obs'\)"):
+            rec["obs"]
 
     def test_out_of_range(self) -> None:
         with pytest.raises(IndexError):
@@ -610,10 +613,10 @@ class TestLockAndFacts:
         rec = make()
         rec.lock_()
         assert rec.is_locked
-        with pytest.raises(LockedError):
+        with pytest.raises(LockedError, match=r"or write in place \(record\.obs\[:\] = "):
             rec.obs = torch.zeros(4, 3, 2)
-        with pytest.raises(LockedError):
-            rec.env = "z"
+        with pytest.raises(LockedError, match=r"record\.unlock_\(\): \.\.\.\)$"):
+            rec.env = "z"  # a Python value: unlocking is the fix, there is no [:] to write
         rec.obs[0] = 9.0  # in-place writes stay allowed
         rec[1] = make(offset=100)[1]
         assert (rec.obs[0] == 9).all()
@@ -893,6 +896,19 @@ class TestTensorDictConversion:
         assert out["obs"] is rec.obs and out["inner"] == {"x": rec.inner.x}
         assert out["env"] == "pong" and out["meta"] is None
         assert "meta" not in rec.to_dict(retain_none=False)
+
+    def test_to_dict_retain_none_reaches_nested_records(self) -> None:
+        # As the peer: retain_none=False leaves out the absent fields at every level,
+        # those of a record nested in a record or in a TensorDict too.
+        class Holder(TensorClass):
+            t: WithDefaults
+
+        rec = Holder(t=WithDefaults(obs=torch.zeros(2), batch_size=[2]), batch_size=[2])
+        assert rec.to_dict()["t"]["label"] is None
+        assert "label" not in rec.to_dict(retain_none=False)["t"]
+        holder = TensorDict(r=rec.t, batch_size=[2])
+        assert holder.to_dict()["r"]["label"] is None
+        assert set(holder.to_dict(retain_none=False)["r"]) == {"obs", "env", "count", "tags"}
 
     def test_to_dict_convert_tensors(self) -> None:
         out = make((2,)).to_dict(convert_tensors=True)

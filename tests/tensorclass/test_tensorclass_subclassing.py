@@ -70,6 +70,34 @@ class TestFromDataclass:
         rec.b[0] = 5.0
         assert value.b[0] == 0.0
 
+    def test_instance_nested_dataclasses_become_dicts(self, declare: Declare) -> None:
+        # As dataclasses.asdict gives them (the peer's): a dict that a field annotated with
+        # a tensorclass casts to its class; kept a dict (a Python value) otherwise.
+        value = WithNested(Plain(1, torch.zeros(3)), torch.ones(3))
+        rec = tclass.from_dataclass(value)
+        assert type(rec.inner) is dict and rec.inner["a"] == 1
+        assert torch.equal(rec.inner["b"], torch.zeros(3)) and rec.inner["c"] == "x"
+        inner = declare(
+            type(
+                "Inner",
+                (),
+                {
+                    "__annotations__": {"a": int, "b": torch.Tensor, "c": str},
+                    "__module__": __name__,
+                },
+            )
+        )
+        target = declare(
+            type(
+                "Outer",
+                (),
+                {"__annotations__": {"inner": inner, "w": torch.Tensor}, "__module__": __name__},
+            )
+        )
+        typed = tclass.from_dataclass(value, dest_cls=target, auto_batch_size=True)
+        assert type(typed.inner) is inner and typed.inner.a == 1
+        assert typed.batch_size == torch.Size([3]) and typed[1].inner.c == "x"
+
     def test_instance_into_a_given_class(self, declare: Declare) -> None:
         template = type(
             "Target",

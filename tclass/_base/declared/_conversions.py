@@ -23,6 +23,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._provided import INTEROP, IO, TENSORCLASS
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._records import is_record
 from tclass.errors import UnsupportedError
 
 if TYPE_CHECKING:
@@ -191,11 +192,11 @@ class ConversionOps:
     @classmethod
     def _from_built(cls, built: Any) -> Self:
         """A collection a constructor returned, as an instance of ``cls`` when it is a
-        TensorDict built for it (a lazy stack, a Python value, a collection over a file or
-        a tensor is returned as it is)."""
+        TensorDict built for it (a lazy stack, a record, a Python value, a collection over a
+        file or a tensor is returned as it is, as the peer)."""
         if isinstance(built, (cls, torch.Tensor)) or built._is_lazy or built._is_leaf_node:
             return built  # type: ignore[no-any-return]
-        if built._is_store:  # a collection over a file
+        if is_record(built) or built._is_store:  # a record; a collection over a file
             return built  # type: ignore[no-any-return]
         return cls._from_plain(built)
 
@@ -302,8 +303,9 @@ class ConversionOps:
         with ``"numpy"``), Python
         values, nested collections as dicts (with ``tolist_first``, a nested collection
         with batch dims as its :meth:`tolist`, a list of dicts). ``retain_none`` is for
-        tensorclasses (their absent fields); a TensorDict has no ``None`` entries."""
-        return INTEROP.to_dict(_collection(self), convert_tensors, tolist_first)
+        tensorclasses (their absent fields, ``None`` unless it is false, nested ones
+        too); a TensorDict has no ``None`` entries."""
+        return INTEROP.to_dict(_collection(self), convert_tensors, tolist_first, retain_none)
 
     def attrs(
         self,

@@ -45,6 +45,7 @@ def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
 def _as_index(item: list[Any] | range | np.ndarray[Any, Any]) -> torch.Tensor:
     """A list, range or array index as a tensor; an empty one selects nothing (as in
     torch)."""
+    _batch.refuse_key_list(item)
     tensor = torch.as_tensor(item)
     return tensor.long() if tensor.numel() == 0 else tensor
 
