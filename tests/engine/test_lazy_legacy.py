@@ -269,6 +269,19 @@ class TestRefused:
         assert "inplace=False" in str(info.value)
         assert set(td.keys()) == {"a", "n", "s"}  # the source is untouched
 
+    def test_transpose_of_dims_out_of_range(self) -> None:
+        """The peer's words in the mode ("The provided dimensions are incompatible"), on a
+        collection, a view of it and a lazy stack, with the range of the dims."""
+        td = _td()
+        stack = tclass.lazy_stack([td[0], td[1]])
+        for source in (td, td.unsqueeze(0), stack):
+            with pytest.raises(
+                errors.DimError, match="The provided dimensions are incompatible"
+            ) as info:
+                source.transpose(-5, -6)
+            assert isinstance(info.value, ValueError)  # as the peer raises
+            assert "dim0 and dim1 must be within the range" in str(info.value)
+
     def test_wrong_shapes(self) -> None:
         v = _td().unsqueeze(0)
         with pytest.raises(errors.BatchSizeError):
