@@ -369,6 +369,21 @@ def _scenario(lib: ModuleType) -> Any:
 
 
 @pytest.mark.usefixtures("legacy")
+def test_identity_permute_of_a_lazy_stack_is_the_stack() -> None:
+    """As the peer in the mode: ``permute`` in the same order gives the stack itself,
+    and a permutation undone gives it back (outside the mode: a new stack, as the
+    peer)."""
+    td = _td()
+    stack = tclass.lazy_stack([td[:, i] for i in range(4)], 1)
+    assert stack.permute(0, 1) is stack
+    assert stack.permute(1, 0).permute(1, 0) is stack
+    assert stack.transpose(0, 0) is stack
+    with tclass.set_lazy_legacy(False):
+        other = stack.permute(0, 1)
+    assert other is not stack and isinstance(other, LazyStackedTensorDict)
+
+
+@pytest.mark.usefixtures("legacy")
 def test_detach_of_a_view_that_requires_grad_names_the_source() -> None:
     x = torch.ones(3, 4, requires_grad=True)
     view = TensorDict(a=x * 2, batch_size=[3, 4]).permute(1, 0)
