@@ -368,6 +368,23 @@ def _scenario(lib: ModuleType) -> Any:
     return seen
 
 
+def test_a_view_joins_a_tensordict_as_its_data() -> None:
+    """``torch.stack`` / ``torch.cat`` of a legacy view and a TensorDict (after the mode
+    too) give a TensorDict of the view's data, as the peer joins its views."""
+    td = _td()
+    with pytest.warns(DeprecationWarning), tclass.set_lazy_legacy(True):
+        view = td.permute(1, 0)
+    dense = view.contiguous()
+    for joined in (torch.stack([view, dense], 0), torch.stack([dense, view], 0)):
+        assert type(joined) is TensorDict and joined.batch_size == torch.Size([2, 4, 3])
+        assert torch.equal(joined["a"][0], joined["a"][1])
+        assert torch.equal(joined["n", "b"][0], td["n", "b"].transpose(0, 1))
+    cat = torch.cat([view, td.transpose(0, 1).clone()], 0)
+    assert type(cat) is TensorDict and cat.batch_size == torch.Size([8, 3])
+    cat["a"].fill_(7.0)  # a copy, as any join: the source keeps its data
+    assert not bool((td["a"] == 7.0).any())
+
+
 @pytest.mark.usefixtures("legacy")
 def test_identity_permute_of_a_lazy_stack_is_the_stack() -> None:
     """As the peer in the mode: ``permute`` in the same order gives the stack itself,
