@@ -275,6 +275,10 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
     ns["csmall"] = ns["cspec"][:10].clone()
     ns["sother"], ns["cother"] = ns["sspec"].clone(), ns["cspec"].clone()  # copy_ sources
     ns.update(_replay(peer))
+    # update() of the three tensor fields with the tensors they hold (nothing changes):
+    # the record's, checked all together first, against its storage's (a TensorDict)
+    ns["upd"] = {"obs": leaves["a"], "action": leaves["b"], "reward": leaves["c"]}
+    ns["tstore"] = tclass.TensorDict(ns["upd"], batch_size=[BATCH])
     for prefix, classes, tensorclass in implementations:
         ns.update({prefix.upper() + name: cls for name, cls in classes.items()})
         ns.update(
@@ -434,6 +438,11 @@ def _schema_cases() -> list[TensorclassCase]:
             tensor_bound=True,
             peer_target=1.0,
             baseline_target=SPEC_TARGET,
+        ),
+        # update() checks every field it sets (types, specs together) on a copy of the
+        # record's storage before writing: against the same update of a TensorDict.
+        TensorclassCase(
+            "tc update({3 fields})", "tr1.update(upd)", "pr1.update(upd)", "tstore.update(upd)"
         ),
         *_constraint_cases(),
     ]

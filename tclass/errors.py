@@ -96,6 +96,7 @@ __all__ = [
     "UnknownFieldError",
     "UnpicklableError",
     "UnravelKeyError",
+    "UnsetFieldError",
     "UnsafePathError",
     "UnsupportedError",
     "UpdateArgumentError",
@@ -495,6 +496,12 @@ class FieldTypeError(TclassError, TypeError):
 
 class UnknownFieldError(TclassError, AttributeError, ValueError):
     """A name that is not a field of the tensorclass was set or given."""
+
+
+class UnsetFieldError(TclassError, AttributeError):
+    """A field a ``TypedTensorDict`` declares (without a default) was read where it holds
+    no value (a ``NotRequired`` field not set yet, an instance made with ``check=False``);
+    an ``AttributeError``, as the peer raises, so ``hasattr`` answers false."""
 
 
 class CastError(FieldTypeError, ValueError):

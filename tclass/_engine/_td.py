@@ -736,10 +736,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
     ) -> Self:
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         for key, value in pairs:
-            path = _keys.key_path(key)
-            below = None if allowed is None else keys_below(path, allowed)
+            path = key if type(key) is str else _keys.key_path(key)  # (a str: no tuple)
+            below = None if allowed is None else keys_below(_keys.key_path(path), allowed)
             if below == []:
                 continue  # neither this key nor anything under it was asked for
+            if below is None and value.__class__ is _Tensor:  # merges into nothing: set
+                self.set(path, deep_clone(value) if clone else value, inplace=inplace)
+                continue
             target = self.get(path, _MISSING)
             if (
                 isinstance(target, TensorDict)

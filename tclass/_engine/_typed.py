@@ -29,6 +29,7 @@ from tclass.errors import (
     ArgumentValueError,
     ReservedNameError,
     UnknownFieldError,
+    UnsetFieldError,
     UnsupportedError,
 )
 
@@ -248,8 +249,12 @@ def _field(name: str, default: Any) -> property:
             return value
         if default is not _MISSING:
             return default
-        msg = f"'{type(self).__name__}' has field '{name}' declared but not set"
-        raise AttributeError(msg)
+        msg = (
+            f"'{type(self).__name__}' has field '{name}' declared but not set: set it first "
+            f"(instance.{name} = value, or instance[{name!r}] = value), or give the class a "
+            "default for it"
+        )
+        raise UnsetFieldError(msg)
 
     def write(self: TypedTensorDict, value: Any) -> None:
         self[name] = value

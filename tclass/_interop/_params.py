@@ -40,6 +40,7 @@ from tclass._core._batch import BatchSizeLike
 from tclass._core._memmap import Mode
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
@@ -196,6 +197,14 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 f"{sorted(kwargs)})"
             )
             raise ArgumentError(msg)
+        if isinstance(parameters, LazyStackedTensorDict):
+            msg = (
+                "TensorDictParams cannot wrap a lazy stack (a LazyStackedTensorDict of batch "
+                f"size {list(parameters.batch_size)}): its entries are stacked copies, not "
+                "tensors that parameters can share; make it dense first with "
+                ".to_tensordict(), or hold it at a key of a TensorDict"
+            )
+            raise UnsupportedError(msg)
         if isinstance(parameters, TensorDictParams):
             no_convert, td = parameters.no_convert, copy_module.copy(parameters._param_td)
         elif isinstance(parameters, TensorDict):
@@ -229,11 +238,18 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         return _as_buffer(tensor) if self.no_convert else _as_param(tensor)
 
     def _convert_leaves(self, td: TensorCollection) -> None:
-        for _, parent, key, leaf in list(_leaves(td)):
-            converted = self._convert(cast(torch.Tensor, leaf))
-            if converted is not leaf:
-                with cast(TensorDict, parent).unlock_():
-                    cast(TensorDict, parent)._put(key, converted)
+        for key, value in list(td._items()):
+            if isinstance(value, LazyStackedTensorDict):
+                converted: Value = _converted(value, self._convert)  # as set() stores it
+            elif isinstance(value, torch.Tensor):
+                converted = self._convert(value)
+            else:
+                if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+                    self._convert_leaves(value)
+                continue
+            if converted is not value:
+                with cast(TensorDict, td).unlock_():
+                    cast(TensorDict, td)._put(key, converted)
 
     def _wrap(self, td: TensorDict) -> TensorDictParams:
         """A new TensorDictParams over ``td`` (whose leaves are already converted)."""
@@ -340,8 +356,11 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         return self._param_td.get(key, default)
 
     def __getitem__(self, index: Any) -> Any:
-        """An entry by key; any other index gives a plain TensorDict of the rows."""
-        return self._param_td[index]
+        """An entry by key; any other index gives a plain TensorDict of the rows, or this
+        object where the index takes all of it (``params[...]``, as a TensorDict's
+        ``td[...]`` is ``td``)."""
+        rows = self._param_td[index]
+        return self if rows is self._param_td else rows
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A plain TensorDict holding copies of the entries (plain tensors, not
@@ -456,8 +475,9 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def type(  # type: ignore[override]  # the collection's cast, not nn.Module.type
         self, dst_type: torch.dtype, *, cast_filter: CastFilter | None = None
     ) -> Self:
-        """Every entry cast to ``dst_type``, as a plain TensorDict (as the peer)."""
-        return self._cast(dst_type, cast_filter)
+        """Every entry cast to ``dst_type``, as a plain TensorDict, not locked (as a
+        TensorDict's ``type`` and the peer's)."""
+        return self._cast(dst_type, cast_filter, lock=False)
 
     # --- in-place ops: on the data, outside autograd (a leaf parameter refuses them) ---
 
@@ -835,7 +855,7 @@ def _kinds_like(moved: TensorDict, original: TensorDict) -> TensorDict:
         return value
 
     entries = {key: one(key, value) for key, value in moved._items()}
-    return TensorDict._new_unchecked(entries, moved.batch_size, moved.device)
+    return moved._new_like(entries, moved.batch_size, moved.device)  # (names kept)
 
 
 register_collection(TensorDictParams)  # for torch.vmap and tree utilities: a TensorDict inside

@@ -73,6 +73,7 @@ __all__ = [
     "missing_attribute",
     "record_from_entries",
     "store_field",
+    "store_fields",
 ]
 
 _Tensor = torch.Tensor
@@ -658,6 +659,18 @@ def store_field(
     """Stores ``value`` as field ``name`` in ``td`` (checked; its spec against the other
     fields unless not ``check_spec``: see :func:`check_specs`), ignoring locks."""
     _store(cls.__tclass_info__, td, name, value, check_spec)
+
+
+def store_fields(cls: type[TensorClass], td: TensorDict, fields: Mapping[str, Any]) -> None:
+    """:func:`store_field` of each of ``fields`` (the specs left to :func:`check_specs`)."""
+    rules = cls.__tclass_info__.rules
+    batch, device = td.batch_size, td.device
+    for name, value in fields.items():
+        stored = rules[name].store(value, batch, device)
+        if stored is not None:
+            td._store_entry(name, stored)
+        else:
+            _unset(td, name)
 
 
 def check_specs(

@@ -173,7 +173,8 @@ class RecordStorageOps(TensorDictBase):
             nones = [name for name in absent if name in other.keys() and other[name] is None]
             if nones:
                 other = _without(other, nones)
-        return self._result(self._tensordict._compare(other, op))
+        result = self._tensordict._compare(other, op)  # NotImplemented for a str, None...
+        return result if result is NotImplemented else self._result(result)
 
     def unsqueeze(self, dim: int) -> Self:
         return self._result(self._tensordict.unsqueeze(dim))

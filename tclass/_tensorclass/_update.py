@@ -24,7 +24,7 @@ from tclass._core._records import is_record
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._td import TensorDict
-from tclass._tensorclass._builder import check_specs, store_field
+from tclass._tensorclass._builder import check_specs, store_fields
 from tclass._tensorclass._writes import check_row_write, merges_into
 
 if TYPE_CHECKING:
@@ -74,21 +74,23 @@ def _planned(
         name = key[0] if type(key) is tuple and key else key  # a nested key's field
         if type(name) is str and name not in record.__tclass_info__.field_names:
             raise record._unknown_field(name)  # before the lock, as the peer's update
-        if isinstance(value, NonTensorData):
-            value = value.data  # a per-element stack is set as it is
+        if value.__class__ is torch.Tensor:  # (the usual value: it merges into nothing)
+            fields[key] = value.clone() if clone else value
+        elif isinstance(value, NonTensorData):
+            fields[key] = value.data  # (a per-element stack is set as it is)
         elif merges_into(partial(_field, record, key), value, is_leaf):
             merges.append((key, value, below))
             continue
         elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
-            value = value.clone()
-        fields[key] = value
+            fields[key] = value.clone()
+        else:
+            fields[key] = value
     trial = None if inplace else _checked_trial(record, fields)
     actions: list[_Action] = []
-    for key, value in fields.items():
-        if trial is not None:
-            actions.append(partial(_adopt, record, trial, key))
-        else:
-            actions.append(partial(record.set, key, value, inplace=inplace))
+    if trial is not None:
+        actions.append(partial(_adopt, record, trial, list(fields)))
+    else:
+        actions += [partial(record.set, k, v, inplace=inplace) for k, v in fields.items()]
     for key, value, below in merges:
         target = record.get(key)
         if not inplace and is_record(target):  # its fields checked now too
@@ -130,17 +132,18 @@ def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict
                 info.specs.check_assign({}, name, stored, len(td.batch_size))
         return None
     trial = td.__copy__()
-    for name, value in fields.items():
-        store_field(cls, trial, name, value, check_spec=False)
+    store_fields(cls, trial, fields)
     check_specs(cls, trial)  # several fields may change a named dim's size together
     return trial
 
 
-def _adopt(record: TensorClass, trial: TensorDict, name: str) -> None:
-    """Stores the field ``name`` as the checked ``trial`` holds it."""
+def _adopt(record: TensorClass, trial: TensorDict, names: list[str]) -> None:
+    """Stores the fields ``names`` as the checked ``trial`` holds them."""
     td = record._tensordict
-    value = trial._entries().get(name)
-    if value is not None:
-        td._store_entry(name, value)
-    elif td._has_entry(name):
-        td._remove_entry(name)
+    entries = trial._entries()
+    for name in names:
+        value = entries.get(name)
+        if value is not None:
+            td._store_entry(name, value)
+        elif td._has_entry(name):
+            td._remove_entry(name)

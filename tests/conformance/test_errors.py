@@ -5,6 +5,9 @@ tclass's own contract (always checked): the call raises a :class:`tclass.TclassE
 whose message names the key, field, shape or dim that is wrong (one of the call's
 words), or, for an error the user's own function raised, that very error unchanged.
 
+The default run takes each bad call on two kinds drawn under a fixed seed (every kind at
+least once, every pair of the tables below); ``TCLASS_MATRIX=full`` runs every pair.
+
 Against the peer (skipped without ``tensordict``): where the peer raises a builtin ``E``,
 tclass's error is an ``E`` too; where the peer runs the call and tclass refuses it, the
 pair is in ``PEER_LOSSY`` (the peer's answer is wrong or loses data; README "Differences
@@ -16,6 +19,7 @@ raises and tclass answers, the pair is in ``TCLASS_ANSWERS``.
 from __future__ import annotations
 
 import importlib.util
+import random
 import warnings
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from .bad_calls import BadCall, bad_calls
 from .compare import family
 from .kinds import KINDS, Kind, declare
 from .methods import Env
+from .sampling import FULL, SAMPLE_SEED
 
 pytestmark = pytest.mark.conformance
 
@@ -104,12 +109,40 @@ TCLASS_ANSWERS: dict[str, str] = {
 }
 
 
-def _pairs() -> list[Any]:
+KINDS_PER_CALL = 2  # in the default run: each bad call on this many kinds, drawn by the seed
+
+
+def all_pairs() -> list[tuple[str, str]]:
     return [
-        pytest.param(kind, call.name, id=f"{call.name}@{kind}")
+        (kind, call.name)
         for kind in CHECKED_KINDS
         for call in CALLS.values()
         if call.applies_to(kind)
+    ]
+
+
+def sampled_pairs() -> list[tuple[str, str]]:
+    """Each bad call on ``KINDS_PER_CALL`` of the kinds it applies to, each kind at
+    least once, and every pair the reviewed tables name (so that an entry that no longer
+    holds fails the default run too)."""
+    rng = random.Random(SAMPLE_SEED)
+    pairs = all_pairs()
+    chosen: set[tuple[str, str]] = set()
+    for name in sorted(CALLS):
+        kinds = [kind for kind, call in pairs if call == name]
+        chosen.update((kind, name) for kind in rng.sample(kinds, min(KINDS_PER_CALL, len(kinds))))
+    for kind in CHECKED_KINDS:
+        if not any(pair[0] == kind for pair in chosen):
+            chosen.add(rng.choice([pair for pair in pairs if pair[0] == kind]))
+    tables = (PEER_LOSSY, PEER_CRASHES, METHOD_REFUSED, TCLASS_ANSWERS)
+    chosen.update(pair for pair in pairs if any(f"{pair[1]}@{pair[0]}" in t for t in tables))
+    return sorted(chosen, key=lambda pair: (pair[1], pair[0]))
+
+
+def _pairs() -> list[Any]:
+    return [
+        pytest.param(kind, name, id=f"{name}@{kind}")
+        for kind, name in (all_pairs() if FULL else sampled_pairs())
     ]
 
 
@@ -182,3 +215,12 @@ def test_same_error_as_peer(kind: str, name: str, tmp_path: Path) -> None:
     assert builtin in {c.__name__ for c in type(got).__mro__ if c.__module__ == "builtins"}, (
         f"{name} on {kind}: the peer raises {builtin} ({want}), tclass {type(got).__name__}"
     )
+
+
+def test_the_default_sample_holds_every_kind_call_and_table_pair() -> None:
+    sample = sampled_pairs()
+    assert {kind for kind, _ in sample} == set(CHECKED_KINDS)
+    assert {name for _, name in sample} == set(CALLS)
+    tables = {**PEER_LOSSY, **PEER_CRASHES, **METHOD_REFUSED, **TCLASS_ANSWERS}
+    assert {f"{name}@{kind}" for kind, name in sample} >= {key for key in tables if "@" in key}
+    assert set(sample) <= set(all_pairs()) and len(sample) < len(all_pairs()) / 4

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import random
 import warnings
 from collections.abc import Iterator
@@ -24,12 +23,11 @@ from .compare import Outcome, differences, error_differences, run, snapshot
 from .gaps import DENSE_DIFFERS, KNOWN_GAPS, NO_WRITE_THROUGH, NOT_APPLICABLE, PEER_DIFFERS
 from .kinds import KIND_NAMES, KINDS, Built, Kind, declare
 from .methods import NOT_RUN, RECIPES, Env, Recipe, api_names
+from .sampling import FULL, SAMPLE_SEED
 
 pytestmark = pytest.mark.conformance
 
-FULL = os.environ.get("TCLASS_MATRIX", "") == "full"
 HAS_PEER = importlib.util.find_spec("tensordict") is not None
-SAMPLE_SEED = 27
 KINDS_PER_METHOD = 2  # in the default run: each method on this many kinds, drawn by the seed
 BY_NAME = {kind.name: kind for kind in KINDS}
 

@@ -76,6 +76,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "CastError": (TypeError, ValueError),
     "ArgumentError": (TypeError,),
     "UnknownArgumentError": (TypeError, AttributeError),
+    "UnsetFieldError": (AttributeError,),
     "ArgumentValueError": (ValueError,),
     "UnravelKeyError": (TypeError, KeyError, RuntimeError),
     "NotCloseError": (AssertionError,),

@@ -124,8 +124,10 @@ class TestKeysView:
     def test_equality(self) -> None:
         td = _td()
         assert td.keys() == {"a", "b", "g", "h"}
-        assert td.keys() == ["h", "g", "b", "a"]
-        assert td.keys() == ("a", "b", "g", "h")
+        # A set, as dict.keys() and the peer's: never equal to a list or a tuple.
+        assert td.keys() != ["a", "b", "g", "h"] and td.keys() != ("a", "b", "g", "h")
+        assert td.keys() == dict.fromkeys("hgba").keys() == td.keys(sort=True)
+        assert dict.fromkeys("hgba").keys() == td.keys() and {"a", "b", "g", "h"} == td.keys()
         assert td.keys() != {"a", "b"}
         assert td.keys(True, True) == {"a", ("b", "c"), ("b", "e", "f"), "g"}
         assert (
@@ -134,6 +136,17 @@ class TestKeysView:
         )
         assert td.keys() != td.keys(include_nested=True)
         assert (td.keys() == 3) is False
+
+    def test_set_operations_and_reversed(self) -> None:
+        keys = _td().keys()
+        assert keys & {"a", "zz"} == {"a"} and keys - {"a", "b"} == {"g", "h"}
+        assert keys | {"zz"} == {"a", "b", "g", "h", "zz"}
+        assert keys ^ {"a", "zz"} == {"b", "g", "h", "zz"}
+        assert {"a"} <= keys < {"a", "b", "g", "h", "zz"} and keys.isdisjoint({"zz"})
+        assert list(reversed(keys)) == list(keys)[::-1]
+        nested = _td().keys(include_nested=True, leaves_only=True)
+        assert nested & {("b", "c"), "zz"} == {("b", "c")}
+        assert list(reversed(nested)) == list(nested)[::-1]
 
     def test_unhashable(self) -> None:
         with pytest.raises(TypeError):

@@ -280,6 +280,7 @@ _KEPT_IN_PLACE = (
     re.compile(r"\.names: peer "),
     re.compile(r": keys: peer \["),
     re.compile(r": peer TensorDict\(batch_size="),
+    re.compile(r"\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"),  # a lazy stack's member
     re.compile(r": peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], tclass nontensor \("),  # a value
     _MEMORY_MAPPED,
     _DTYPE_ONLY,
@@ -478,6 +479,8 @@ _PEER_INTERNAL = (
     "is not supported within NonTensorStack.update",  # update_ of values from to_dict()
     "Non-tensor batch sizes must match outside",  # cat: a squeezed record's value kept its dims
     "the unspecified dimension size -1 can be any value",  # roll of a ragged stack over none
+    "Autograd not support dtype",  # math on a TensorDictParams of parameters and int buffers
+    "'bool' object has no attribute 'squeeze'",  # record[None] = True, no batch dims
 )
 
 
@@ -861,3 +864,53 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     if not any(re.match(r"x\[None[^\]]*\] = ", line) for line in finding.lines):
         return False
     return all(": values differ: " in line for line in finding.detail)
+
+
+# What the peer raises where a TensorDictParams writes its data as every other in-place
+# write does (README: "`TensorDictParams` registers what it holds"), by op.
+_PARAMS_PEER_RAISES = {
+    "setitem": "leaf Variable that requires grad is being used",  # params[0] = rows
+    "apply_": "a leaf Variable that requires grad is being used",  # through a lazy stack
+    "load_state_dict": "Failed to update",  # into views of parameters
+    "memmap": "Cannot modify locked TensorDict",  # of a locked one
+    "memmap_": "Cannot build a memmap TensorDict in-place",
+}
+_PARAMS_KIND = re.compile(
+    r"^result(?:\.<members>\[\d+\]\[\d+\])?\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
+)
+_PARAMS_NESTED_LOCK = re.compile(r"^result(?:\['[^']*'\])+\.is_locked: peer True, tclass False$")
+_KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
+
+
+def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
+    lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
+    one work (the peer raises); ``set_`` of a missing nested key creates it (the peer
+    drops it); an op on one without tensors gives a TensorDict (the peer's a
+    TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too."""
+    if not any("TensorDictParams(" in line for line in finding.lines):
+        return False
+    if finding.kind == "peer-raises":
+        text = _PARAMS_PEER_RAISES.get(finding.step.op)
+        return text is not None and text in str(peer.error)
+    if finding.kind != "result":
+        return False
+    if finding.step.op == "set_":
+        found = [_KEYS.match(line) for line in finding.detail]
+        return all(m is not None and m.group(2).startswith(m.group(1)) for m in found)
+    if re.search(r"\.(?:to|cpu)\(", finding.step.src) and type(mine.value).__name__ == (
+        "TensorDictParams"
+    ):
+        return all(_PARAMS_NESTED_LOCK.match(line) for line in finding.detail)
+    return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(
+        mine.value
+    )
+
+
+def _holds_tensors(value: Any) -> bool:
+    """Whether the collection ``value`` (a lazy stack's members too) holds a tensor."""
+    for member in getattr(value, "tensordicts", None) or [value]:
+        for key in member.keys(True, True):
+            if isinstance(member.get(key), torch.Tensor):
+                return True
+    return False

@@ -91,7 +91,8 @@ def _members_lock_as_the_stack(finding: Finding, facts: Facts, peer: Any, mine: 
 
 _SIZES = re.compile(
     r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
-    r"|\]: peer Tensor\[([\w.]+), shape \[([^\]]*)\]\], tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
+    r"|\]: peer (?:Tensor|Parameter)\[([\w.]+), shape \[([^\]]*)\]\], "
+    r"tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
 )
 
 
@@ -144,7 +145,10 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
         return False
     if "no-batch-dims" not in finding.step.tags:
         return False
-    return all(_front_dim_kept(line) or _VALUE_ONE_DEEPER.search(line) for line in finding.detail)
+    return all(
+        _front_dim_kept(line) or _VALUE_ONE_DEEPER.search(line) or _NODE_ONE_DEEPER.search(line)
+        for line in finding.detail
+    )
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -423,6 +427,8 @@ def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 
 _VALUE_DIMS = re.compile(r"\]\[1\]: length: peer (\d+), tclass (\d+)$")  # a value's batch size
 _VALUE_ONE_DEEPER = re.compile(r": peer py \(.*\), tclass list of 1$")
+# the same, as the node holds it: one value in the peer, a stack of one in tclass
+_NODE_ONE_DEEPER = re.compile(r": peer value \(.*, \[1\]\), tclass values \(\('seq', 'list', \[\(")
 # a list of the values where tclass has one more level of lists (a dim of size 1)
 _VALUE_LIST_DEEPER = re.compile(r"\]\[1\]: length: peer \d+, tclass 1$")
 

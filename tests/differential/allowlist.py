@@ -36,6 +36,7 @@ from .allow_ops import (
     _none_field_unset,
     _padded_slots_per_element,
     _padded_values,
+    _params_as_modules,
     _peer_fails_inside,
     _raised_by,
     _record_written_at_none,
@@ -265,6 +266,11 @@ ENTRIES: list[Entry] = [
         "bitwise-in-place",
         "**`&=`, `|=`, `^=`, `%=` and `//=` work in place**",
         _any_of(_changed_in_place_later, _kept_in_place),
+    ),
+    Entry(
+        "params-write-their-data",
+        "**`TensorDictParams` registers what it holds.**",
+        _params_as_modules,
     ),
     Entry(
         "math-beyond-the-peer",

@@ -16,7 +16,16 @@ from .chooser import Chooser
 from .engine import Step
 from .info import Info
 from .ops_common import BAD, dim, index, keys_arg, seed, step
-from .world import DTYPES, STRINGS, Facts, _batch, _features, record_src, tensor_src
+from .world import (
+    DTYPES,
+    STRINGS,
+    Facts,
+    _batch,
+    _features,
+    derived,
+    record_src,
+    tensor_src,
+)
 
 # The fields of each record class and what they hold: "tensor", "opt" (an optional
 # tensor), "int", "str", "list", "any", "inner" (an ``Inner`` record), "optint".
@@ -98,8 +107,8 @@ def records_world(c: Chooser) -> tuple[list[str], Facts]:
     """The lines that build ``x``, a record, and what is known of it."""
     cls = c.choice(CLASSES)
     batch = _batch(c, c.choice((0, 1, 1, 2, 2, 3)))
-    lines = [f"x = {record_of(c, cls, batch)}"]
     facts = Facts("record", python_values=True)
+    lines = [f"x = {record_of(c, cls, batch)}", *derived(c, facts, batch)]
     pick = c.integer(0, 9)
     folder = 'D + "/w"'
     if pick < 2:

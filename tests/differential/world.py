@@ -63,6 +63,7 @@ class Facts:
     python_values: bool = False
     memmap: bool = False
     folders: list[str] = field(default_factory=list)
+    derived: str = ""  # "params", "index" or "shape": the world is another's result
 
 
 # --- structures: one shape of tree, rendered once per lazy-stack member ---------------
@@ -189,6 +190,35 @@ def record_src(c: Chooser, batch: tuple[int, ...]) -> str:
     )
 
 
+def derived(c: Chooser, facts: Facts, batch: tuple[int, ...]) -> list[str]:
+    """Sometimes (1 world in 8) a line that makes ``x`` a result of the collection built:
+    a ``TensorDictParams`` of it (TensorDicts only: the peer refuses lazy stacks), a view
+    at an index, or a shape op (``permute``, ``transpose``, ``unsqueeze``, ``squeeze``)."""
+    if not c.chance(12):
+        return []
+    pick = c.integer(0, 9)
+    if pick < 4 and facts.kind == "td":
+        facts.derived = "params"
+        return [f"x = L.TensorDictParams(x{c.choice(('', '', ', no_convert=True'))})"]
+    if batch and pick < 7:
+        facts.derived = "index"
+        sub = c.choice(("1:", "-1", "::2", ":, None", "..., :1", "None"))
+        if sub == "-1" and not batch[0]:
+            sub = "1:"
+        return [f"x = x[{sub}]"]
+    facts.derived = "shape"
+    dims = len(batch)
+    if dims >= 2 and c.chance(50):
+        turn = c.integer(1, dims - 1)
+        order = [*range(turn, dims), *range(turn)]
+        op = c.choice((f"permute({', '.join(map(str, order))})", f"transpose(0, {dims - 1})"))
+    elif 1 in batch and c.chance(50):
+        op = f"squeeze({batch.index(1)})"
+    else:
+        op = f"unsqueeze({c.integer(-dims - 1, dims)})"
+    return [f"x = x.{op}"]
+
+
 def world(
     c: Chooser, *, kinds: tuple[str, ...] = ("td", "td", "td", "lazy", "record")
 ) -> tuple[list[str], Facts]:
@@ -202,7 +232,9 @@ def world(
     else:
         python = c.chance(30)
         src, facts = tensordict_src(c, batch, python), Facts("td", python_values=python)
-    lines = [f"x = {src}"]
+    # (a lazy stack's sides are not known here: 2 stands for "neither 0 nor 1")
+    sides = (2,) * max(len(batch), 1) if kind == "lazy" else batch
+    lines = [f"x = {src}"] + derived(c, facts, sides)
     if c.chance(12):
         folder = 'D + "/w"'
         facts.memmap = True

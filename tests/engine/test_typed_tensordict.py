@@ -46,8 +46,9 @@ def test_construction_and_attribute_access() -> None:
     assert s.eta.shape == (5, 3) and s["X"].shape == (5, 4) and s.batch_size == (5,)
     assert sorted(s.keys()) == ["X", "eta"]  # a default is not an entry
     assert torch.equal(s.scale, torch.ones(5))
-    with pytest.raises(AttributeError, match="'State' has field 'steps' declared but not set"):
-        _ = s.steps
+    with pytest.raises(tclass.errors.UnsetFieldError, match="'steps' declared but not set: set"):
+        _ = s.steps  # an AttributeError, as the peer's
+    assert issubclass(tclass.errors.UnsetFieldError, AttributeError) and not hasattr(s, "steps")
     s.steps = torch.arange(5)
     assert torch.equal(s["steps"], torch.arange(5))
     s.eta += 1

@@ -713,3 +713,46 @@ def test_a_locked_write_names_the_key() -> None:
     # the peer's words first (its tests match them), as for a TensorDict
     with pytest.raises(errors.LockedError, match="Cannot modify locked TensorDictParams"):
         params.set_non_tensor(("this", "will"), "fail")
+
+
+def test_to_and_cpu_keep_the_dim_names() -> None:
+    names = ["i", "j"]
+    inner = TensorDict({"w": torch.randn(2, 3)}, [2, 3], names=names)
+    params = TensorDictParams(
+        TensorDict({"w": torch.randn(2, 3, 4), "n": inner}, [2, 3], names=names)
+    )
+    for moved in (params.to(torch.float64), params.cpu(), params.to(dtype=torch.float16)):
+        assert isinstance(moved, TensorDictParams)
+        assert moved.names == names and moved["n"].names == names
+        assert isinstance(moved["w"], nn.Parameter)
+
+
+def test_type_gives_an_unlocked_tensordict_as_a_tensordicts_type() -> None:
+    td = TensorDict({"w": torch.randn(3), "n": {"b": torch.randn(3)}}, [3])
+    params = TensorDictParams(td.clone()).lock_()
+    cast = params.type(torch.uint8)
+    plain = td.clone().lock_().type(torch.uint8)
+    assert type(cast) is TensorDict and not cast.is_locked and not cast["n"].is_locked
+    assert cast.is_locked == plain.is_locked
+    assert cast["w"].dtype == torch.uint8 and not isinstance(cast["w"], nn.Parameter)
+
+
+def test_an_index_that_takes_all_of_it_gives_it_back() -> None:
+    params = TensorDictParams(TensorDict({"w": torch.randn(2, 3)}, [2]))
+    assert params[...] is params
+    rows = params[1:]
+    assert type(rows) is TensorDict and rows.batch_size == torch.Size([1])
+
+
+def test_a_lazy_stack_is_refused_and_a_nested_one_held_as_set_holds_it() -> None:
+    stack = tclass.lazy_stack([TensorDict({"w": torch.randn(3)}, [3]) for _ in range(2)])
+    with pytest.raises(errors.UnsupportedError, match="lazy stack") as raised:
+        TensorDictParams(stack)  # its entries are stacked copies: nothing to share
+    assert isinstance(raised.value, RuntimeError)  # the peer's builtin
+    assert ".to_tensordict()" in str(raised.value)
+    assert isinstance(TensorDictParams(stack.to_tensordict())["w"], nn.Parameter)
+    params = TensorDictParams(TensorDict({"n": stack, "b": torch.randn(2)}, [2]))
+    assert type(params["n"]) is tclass.LazyStackedTensorDict
+    assert all(isinstance(member["w"], nn.Parameter) for member in params["n"].tensordicts)
+    assert isinstance(params["b"], nn.Parameter)
+    assert torch.equal(params["n", "w"], stack["w"])

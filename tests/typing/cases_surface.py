@@ -101,5 +101,5 @@ def entry_views() -> None:
         assert_type(value, torch.Tensor | tclass.TensorDictBase)
     assert_type(next(td.items(True))[0], str | tuple[str, ...])  # generators with options
     assert_type(next(td.values(leaves_only=True)), torch.Tensor)
-    next(td.items())  # type: ignore[call-overload]
+    assert_type(next(s.values()), torch.Tensor | tclass.TensorDictBase)  # next() too
     len(td.values(True))  # type: ignore[arg-type]

@@ -14,9 +14,10 @@ single call per value, whatever its kind.
 
 from __future__ import annotations
 
+import collections.abc
 import math
 import warnings
-from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, cast, overload
 
@@ -24,6 +25,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._entry_views import EntryItems, EntryValues
 from tclass._core._batch import normalize_dim
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
@@ -475,8 +477,9 @@ class TensorCollection:
         return KeysView(self, include_nested, leaves_only, is_leaf, sort)
 
     # Without options, values() and items() are live views (len, re-iteration, `in`), as
-    # the peer's dict_values / dict_items, else generators; with leaves_only=True (and the
-    # default is_leaf) only tensors come out. The overloads tell type checkers so.
+    # the peer's dict_values / dict_items, that next() also takes, as the peer's
+    # generators (_entry_views.py); with options generators; with leaves_only=True (and
+    # the default is_leaf) only tensors come out. The overloads tell type checkers so.
     @overload
     def values(
         self,
@@ -485,7 +488,7 @@ class TensorCollection:
         is_leaf: None = ...,
         *,
         sort: Literal[False] = ...,
-    ) -> ValuesView[Value]: ...
+    ) -> EntryValues[Value]: ...
     @overload
     def values(
         self, include_nested: bool = ..., *, leaves_only: Literal[True], sort: bool = ...
@@ -532,10 +535,10 @@ class TensorCollection:
     ) -> Iterable[Any]:
         """The values, in the same order as :meth:`keys` (which ``is_leaf`` and ``sort``
         change as there): without options a live view of this collection's own entries
-        (``len``, iterable again and again, ``in``), as ``dict.values()``; else a
-        generator."""
+        (``len``, iterable again and again, ``in``), as ``dict.values()``, which ``next()``
+        takes one by one as a generator; else a generator."""
         if not (include_nested or leaves_only or sort):
-            return EntryValues(_Entries(self))
+            return EntryValues(self)
         return self._iter_values(include_nested, leaves_only, is_leaf, sort)
 
     def _iter_values(
@@ -560,7 +563,7 @@ class TensorCollection:
         is_leaf: None = ...,
         *,
         sort: Literal[False] = ...,
-    ) -> ItemsView[str, Value]: ...
+    ) -> EntryItems[Value]: ...
     @overload
     def items(
         self, include_nested: bool = ..., *, leaves_only: Literal[True], sort: bool = ...
@@ -607,10 +610,10 @@ class TensorCollection:
     ) -> Iterable[tuple[str | tuple[str, ...], Any]]:
         """``(key, value)`` pairs, in the same order as :meth:`keys` (which ``is_leaf``
         and ``sort`` change as there): without options a live view of this collection's
-        own entries (``len``, iterable again and again, ``in``), as ``dict.items()``;
-        else a generator."""
+        own entries (``len``, iterable again and again, ``in``), as ``dict.items()``,
+        which ``next()`` takes one by one as a generator; else a generator."""
         if not (include_nested or leaves_only or sort):
-            return EntryItems(_Entries(self))
+            return EntryItems(self)
         return self._iter_items(include_nested, leaves_only, is_leaf, sort)
 
     def _iter_items(
@@ -629,6 +632,14 @@ class TensorCollection:
             for part in (key,) if type(key) is str else key:
                 node = node._entry(part)
             yield key, node
+
+    @staticmethod
+    def _as_item(value: Value) -> Value:
+        """An entry as ``items()`` and ``values()`` give it: a leaf node read (its
+        ``_read()``), but a Python value's node as it is."""
+        if isinstance(value, TensorCollection) and value._is_leaf_node:
+            return value if value._is_value_node else value._read()
+        return value
 
     def __contains__(self, key: object) -> bool:
         """Whether ``key`` (a string or a nested tuple of strings) names an entry.
@@ -765,8 +776,17 @@ def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
     return node is not None and node._has_entry(key[-1])
 
 
-class KeysView:
-    """The keys of a collection, live: it reflects later changes, like ``dict.keys()``."""
+_Key = str | tuple[str, ...]  # a key as keys() gives it
+
+
+class KeysView(collections.abc.KeysView[_Key]):
+    """The keys of a collection, live: it reflects later changes, like ``dict.keys()``.
+
+    A set, as ``dict.keys()`` and the peer's ``keys()`` of a TensorDict: ``==`` another
+    set of keys (a ``set``, ``dict.keys()``, another view) by its members, never a list;
+    ``&``, ``|``, ``-``, ``<=`` and ``isdisjoint`` as for sets; ``reversed`` as
+    ``dict.keys()``.
+    """
 
     __slots__ = ("_collection", "_include_nested", "_leaves_only", "_is_leaf", "_sort")
 
@@ -784,13 +804,13 @@ class KeysView:
         self._is_leaf = _is_default_leaf if is_leaf is None else is_leaf
         self._sort = sort
 
-    def __iter__(self) -> Iterator[str | tuple[str, ...]]:
+    def __iter__(self) -> Iterator[_Key]:
         if self._sort:
             yield from sorted(self._unsorted(), key=_sort_key)
         else:
             yield from self._unsorted()
 
-    def _unsorted(self) -> Iterator[str | tuple[str, ...]]:
+    def _unsorted(self) -> Iterator[_Key]:
         if not (self._include_nested or self._leaves_only):
             yield from self._collection._key_names()
             return
@@ -815,12 +835,8 @@ class KeysView:
             return False
         return _has_key(self._collection, key)
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, KeysView):
-            return set(self) == set(other)
-        if isinstance(other, (set, frozenset, list, tuple)):
-            return set(self) == set(other)
-        return NotImplemented
+    def __reversed__(self) -> Iterator[_Key]:
+        return reversed(list(self))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -835,63 +851,6 @@ class KeysView:
             f"_TensorDictKeysView({list(self)!r},\n    include_nested={self._include_nested},"
             f"\n    leaves_only={self._leaves_only})"
         )
-
-
-class _Entries(Mapping[str, Any]):
-    """A collection's own entries (not the nested ones) as a live read-only mapping, each
-    as :meth:`TensorCollection.items` gives it: what its views read."""
-
-    __slots__ = ("collection",)
-
-    def __init__(self, collection: TensorCollection) -> None:
-        self.collection = collection
-
-    def __getitem__(self, key: str) -> Any:
-        collection = self.collection
-        if type(key) is not str or not collection._has_entry(key):
-            raise KeyError(key)
-        value = collection._entry(key)
-        if isinstance(value, TensorCollection) and value._is_leaf_node:
-            return value if value._is_value_node else value._read()
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.collection._key_names())
-
-    def __len__(self) -> int:
-        return len(self.collection._key_names())
-
-
-class EntryItems(ItemsView[str, Any]):
-    """``items()`` without options: the ``(key, value)`` pairs of a collection's own
-    entries, live, as ``dict.items()`` (``len``, iterable again and again, ``in``)."""
-
-    # Its own slot: a compiled items() then finds it here, guarding no base class.
-    __slots__ = ("_mapping",)
-    _mapping: _Entries
-
-    def __iter__(self) -> Iterator[tuple[str, Any]]:
-        for path, value in _walk(self._mapping.collection, (), False, False):
-            yield path[0], value
-
-    def __repr__(self) -> str:
-        return f"dict_items({list(self)!r})"  # the peer's (a dict's) text
-
-
-class EntryValues(ValuesView[Any]):
-    """``values()`` without options: the values of a collection's own entries, live, as
-    ``dict.values()`` (``len``, iterable again and again, ``in``)."""
-
-    # Its own slot: a compiled items() then finds it here, guarding no base class.
-    __slots__ = ("_mapping",)
-    _mapping: _Entries
-
-    def __iter__(self) -> Iterator[Any]:
-        for _, value in _walk(self._mapping.collection, (), False, False):
-            yield value
-
-    def __repr__(self) -> str:
-        return f"dict_values({list(self)!r})"  # the peer's (a dict's) text
 
 
 def _check_batch_size_update(

@@ -33,6 +33,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._inplace import Refusal, first_refusal
+from tclass._base.implemented._scalar_operand import tensor_operand
 from tclass._core._batch import format_shape
 from tclass._core._record_spec import value_problem
 from tclass._core._records import is_record
@@ -248,7 +249,8 @@ def run_leafwise(
     if foreach is not None and not _transforms_active():
         try:
             if leaves[0].is_cpu and not kwargs:  # one call: torch loops over the tensors
-                results = foreach(leaves, *operands)
+                routed = tensor_operand(foreach, leaves, operands, kwargs)
+                results = foreach(leaves, *(routed or operands))
             elif leaves[0].is_cpu:
                 results = foreach(leaves, *operands, **kwargs)
             else:
@@ -282,8 +284,9 @@ def run_flat(
     tensors, no keyword) inline: those forms are all Python overhead."""
     if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
         return run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
+    routed = tensor_operand(foreach, leaves, args, None)  # (a number as 0-d tensors)
     try:
-        return foreach(leaves, *args)  # type: ignore[no-any-return]
+        return foreach(leaves, *(routed or args))  # type: ignore[no-any-return]
     except TypeError:  # no fused kernel takes these arguments: leaf by leaf
         return run_leafwise(None, each, leaves, args, _NO_KWARGS)
 

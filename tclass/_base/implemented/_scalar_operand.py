@@ -1,0 +1,89 @@
+"""A Python number given to a fused kernel as a 0-d tensor of the tensors' dtype.
+
+On CPU, torch's fused kernels (``torch._foreach_mul_(tensors, 0.99)``) run tensor by
+tensor, and each tensor's operation wraps the number in a new 0-d tensor first: on a
+model's 200 parameters that wrapping takes longer than the arithmetic of the smaller
+tensors (``_foreach_mul_`` of a number 3-4x the time of ``_foreach_mul_`` of a list of
+tensors, on one-element tensors). The same kernels given the number as one 0-d tensor
+of the tensors' dtype, listed once per tensor, wrap nothing.
+
+The results are the same bits: for ``float32`` and ``float64`` tensors torch computes in
+their own dtype (its "opmath" type), and reads the number as a value of that dtype
+either way (a wrapped ``float`` is rounded to it as ``torch.tensor(x, dtype=...)``
+rounds it; an ``int`` up to 2**24 is exact in both;
+``tests/base/test_scalar_operand.py`` compares the bits). Not routed, so as torch runs
+them: half precision (a float16 0-d tensor gives other bits than torch's kernels),
+integer and complex tensors, a mix of dtypes, a first tensor off the CPU (whose fused
+kernels take numbers as they are), subclasses (their
+``__torch_function__`` would see another argument), a tensor requiring grad while
+autograd records (its graph would hold another node), ``bool`` and ``complex`` numbers,
+a float32 overflow, keyword arguments (``alpha``), traced or transformed code and
+dispatch modes.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch._C import _are_functorch_transforms_active as _transforms_active
+
+__all__ = ["tensor_operand"]
+
+_ROUTED = frozenset(
+    {
+        torch._foreach_add,
+        torch._foreach_add_,
+        torch._foreach_sub,
+        torch._foreach_sub_,
+        torch._foreach_mul,
+        torch._foreach_mul_,
+        torch._foreach_div,
+        torch._foreach_div_,
+    }
+)
+# The kinds of tensor a number can go to as a 0-d tensor: (class, dtype, requires_grad).
+_PLAIN = frozenset(
+    (kind, dtype, grad)
+    for kind in (torch.Tensor, torch.nn.Parameter)
+    for dtype in (torch.float32, torch.float64)
+    for grad in (False, True)
+)
+_kind_of = operator.attrgetter("__class__", "dtype", "requires_grad")
+_FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+_INT_LIMIT = 1 << 24  # ints exact in float32 (and float64)
+_is_compiling = torch.compiler.is_compiling
+
+
+def tensor_operand(
+    foreach: Callable[..., Any] | None,
+    leaves: list[torch.Tensor],
+    operands: Sequence[Any],
+    kwargs: Any,
+) -> list[Any] | None:
+    """``operands`` with its one Python number replaced by a list holding, once per leaf,
+    a 0-d tensor of the leaves' dtype, where ``foreach`` gives the same results that way
+    (see the module docstring); None where it is left as it is."""
+    if foreach not in _ROUTED or kwargs or len(operands) != 1 or not leaves:
+        return None
+    number = operands[0]
+    kind = number.__class__
+    if kind is float:
+        pass
+    elif kind is not int or not -_INT_LIMIT <= number <= _INT_LIMIT:
+        return None
+    if not leaves[0].is_cpu or _transforms_active() or _is_compiling():
+        return None
+    if torch._C._len_torch_dispatch_stack():  # a mode (fake tensors...) decides for itself
+        return None
+    kinds = set(map(_kind_of, leaves))
+    if len(kinds) != 1 or not kinds <= _PLAIN:
+        return None
+    ((_, dtype, grad),) = kinds
+    if grad and torch.is_grad_enabled():
+        return None
+    if dtype is torch.float32 and kind is float and abs(number) > _FLOAT32_MAX:
+        return None  # (inf and nan pass: they are float32 values)
+    return [[torch.full((), number, dtype=dtype)] * len(leaves)]
