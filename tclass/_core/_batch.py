@@ -14,6 +14,7 @@ from typing import Any, NoReturn, SupportsIndex, TypeAlias, cast
 import numpy as np
 import torch
 
+from tclass._core._options import OPTIONS
 from tclass._core._tracing import tracing
 from tclass.errors import ArgumentError, BatchSizeError, DimError, IndexTypeError, ShapeError
 
@@ -191,11 +192,14 @@ def normalize_dim(dim: int, ndim: int, *, op: str, inclusive: bool = False) -> i
 
 def normalize_dim_pair(dim0: int, dim1: int, ndim: int, *, op: str) -> tuple[int, int]:
     """``normalize_dim`` of the two dims ``transpose``/``swapaxes`` exchange; the error
-    says that both must be batch dims."""
+    says that both must be batch dims (and, under ``set_lazy_legacy(True)``, that they are
+    incompatible with the batch size, as the peer says there)."""
     try:
         return normalize_dim(dim0, ndim, op=op), normalize_dim(dim1, ndim, op=op)
     except DimError as error:
         msg = f"{op}: dim0 and dim1 must be within the range of the number of dimensions; {error}"
+        if OPTIONS.lazy_legacy:  # the peer's words in its legacy lazy mode
+            msg = f"The provided dimensions are incompatible with the batch size. {msg}"
         raise DimError(msg) from None
 
 

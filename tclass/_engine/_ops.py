@@ -31,6 +31,7 @@ from tclass._core._records import (
 )
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._parts import check_members, stacked_size
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
@@ -437,6 +438,12 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
         # A file (or its rows) joined with other kinds: read into memory, as the peer's
         # (the result is a TensorDict either way).
         members = [cast(C, m.to_tensordict()) if _is_store(m) else m for m in members]
+    if len(set(map(type, members))) != 1 and any(isinstance(m, LegacyLazyView) for m in members):
+        # A legacy lazy view joined with other kinds joins as its data, a TensorDict, as
+        # the peer joins its views (two views join as they are).
+        members = [
+            cast(C, m.to_tensordict()) if isinstance(m, LegacyLazyView) else m for m in members
+        ]
     if len(set(map(type, members))) != 1 and not any(_is_lazy(m) for m in members):
         kind = type(members[0])
         for position, member in enumerate(members):

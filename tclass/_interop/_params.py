@@ -51,7 +51,7 @@ __all__ = ["TensorDictParams"]
 _NO_DEFAULT: Any = object()
 _FLOATS = (torch.float16, torch.float32, torch.float64)
 _LOCKED = (
-    "cannot change the entries of a locked TensorDictParams; unlock it first "
+    "Cannot modify locked TensorDictParams: cannot change its entries; unlock it first "
     "(with params.unlock_(): ...), or write data in place with set_()"
 )
 

@@ -13,6 +13,7 @@ and against the peer when it is installed.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -498,9 +499,29 @@ def test_new_full_and_new_tensor() -> None:
     grad = td.new_ones((2,), requires_grad=True)
     assert grad["a"].requires_grad
     data = torch.arange(5)
-    made = td.new_tensor(data)
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        made = td.new_tensor(data)
     assert made.batch_size == torch.Size([5])
     assert made["a"].dtype == td["a"].dtype and made["a"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_new_tensor_of_a_tensor_warns_as_torch() -> None:
+    """A tensor or a collection given to ``new_tensor`` is copied with torch's
+    ``UserWarning`` (``Tensor.new_tensor(tensor)`` warns; the peer calls it per entry); a
+    list or a number is not a tensor to copy and gives none."""
+    td = _td()
+    with pytest.warns(UserWarning, match="To copy construct from a tensor") as caught:
+        torch.zeros(2).new_tensor(torch.ones(2))
+    assert "recommended" in str(caught[0].message)
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        assert td.new_tensor(torch.ones(4)).batch_size == torch.Size([4])
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        made = td.new_tensor(td[0] * 0)
+    assert made.batch_size == torch.Size([3]) and bool((made == 0).all())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert td.new_tensor([1, 2, 3]).batch_size == torch.Size([3])
+        assert td.new_tensor(np.zeros(2)).batch_size == torch.Size([2])
 
 
 def test_new_collections_of_records_keep_the_class() -> None:
@@ -901,8 +922,10 @@ def test_new_tensor_is_on_the_data_device() -> None:
     td = TensorDict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, [2])
     made = td.new_tensor([1, 2])
     assert made.device == torch.device("cpu") and made["n"].device == torch.device("cpu")
-    assert td.new_tensor(torch.ones(3), device=None).device is None
-    assert td.to("cpu").new_tensor(torch.ones(3)).device == torch.device("cpu")
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        assert td.new_tensor(torch.ones(3), device=None).device is None
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        assert td.to("cpu").new_tensor(torch.ones(3)).device == torch.device("cpu")
 
 
 def test_filter_empty_on_a_ragged_lazy_stack_reads_no_tensor() -> None:

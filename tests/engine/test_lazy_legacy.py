@@ -269,6 +269,19 @@ class TestRefused:
         assert "inplace=False" in str(info.value)
         assert set(td.keys()) == {"a", "n", "s"}  # the source is untouched
 
+    def test_transpose_of_dims_out_of_range(self) -> None:
+        """The peer's words in the mode ("The provided dimensions are incompatible"), on a
+        collection, a view of it and a lazy stack, with the range of the dims."""
+        td = _td()
+        stack = tclass.lazy_stack([td[0], td[1]])
+        for source in (td, td.unsqueeze(0), stack):
+            with pytest.raises(
+                errors.DimError, match="The provided dimensions are incompatible"
+            ) as info:
+                source.transpose(-5, -6)
+            assert isinstance(info.value, ValueError)  # as the peer raises
+            assert "dim0 and dim1 must be within the range" in str(info.value)
+
     def test_wrong_shapes(self) -> None:
         v = _td().unsqueeze(0)
         with pytest.raises(errors.BatchSizeError):
@@ -353,6 +366,38 @@ def _scenario(lib: ModuleType) -> Any:
         td.view(-1).view(2, 3) is td, td.transpose(0, 1).transpose(1, 0) is td,
     ))  # fmt: skip
     return seen
+
+
+def test_a_view_joins_a_tensordict_as_its_data() -> None:
+    """``torch.stack`` / ``torch.cat`` of a legacy view and a TensorDict (after the mode
+    too) give a TensorDict of the view's data, as the peer joins its views."""
+    td = _td()
+    with pytest.warns(DeprecationWarning), tclass.set_lazy_legacy(True):
+        view = td.permute(1, 0)
+    dense = view.contiguous()
+    for joined in (torch.stack([view, dense], 0), torch.stack([dense, view], 0)):
+        assert type(joined) is TensorDict and joined.batch_size == torch.Size([2, 4, 3])
+        assert torch.equal(joined["a"][0], joined["a"][1])
+        assert torch.equal(joined["n", "b"][0], td["n", "b"].transpose(0, 1))
+    cat = torch.cat([view, td.transpose(0, 1).clone()], 0)
+    assert type(cat) is TensorDict and cat.batch_size == torch.Size([8, 3])
+    cat["a"].fill_(7.0)  # a copy, as any join: the source keeps its data
+    assert not bool((td["a"] == 7.0).any())
+
+
+@pytest.mark.usefixtures("legacy")
+def test_identity_permute_of_a_lazy_stack_is_the_stack() -> None:
+    """As the peer in the mode: ``permute`` in the same order gives the stack itself,
+    and a permutation undone gives it back (outside the mode: a new stack, as the
+    peer)."""
+    td = _td()
+    stack = tclass.lazy_stack([td[:, i] for i in range(4)], 1)
+    assert stack.permute(0, 1) is stack
+    assert stack.permute(1, 0).permute(1, 0) is stack
+    assert stack.transpose(0, 0) is stack
+    with tclass.set_lazy_legacy(False):
+        other = stack.permute(0, 1)
+    assert other is not stack and isinstance(other, LazyStackedTensorDict)
 
 
 @pytest.mark.usefixtures("legacy")

@@ -710,6 +710,9 @@ def test_a_locked_write_names_the_key() -> None:
         params.set("new", torch.zeros(3))
     with pytest.raises(errors.LockedError, match=r"\['new'\].*locked TensorDictParams"):
         params.update({"new": torch.zeros(3)})
+    # the peer's words first (its tests match them), as for a TensorDict
+    with pytest.raises(errors.LockedError, match="Cannot modify locked TensorDictParams"):
+        params.set_non_tensor(("this", "will"), "fail")
 
 
 def test_to_and_cpu_keep_the_dim_names() -> None:

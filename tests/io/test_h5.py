@@ -881,6 +881,16 @@ def test_a_locked_file_takes_writes_into_existing_entries(saved: PersistentTenso
         saved.set("reward", torch.ones(4))
     with pytest.raises(tclass.errors.LockedError, match="'q'"):
         saved["next"] = {"q": torch.zeros(4)}
+    # the peer's words first (its tests match them), as for a TensorDict
+    for write in (
+        lambda: saved.set("reward", torch.ones(4)),
+        lambda: saved.set(("new", "x"), torch.ones(4)),
+        lambda: saved.set_non_tensor(("this", "will"), "fail"),
+        lambda: saved.del_("reward"),
+        lambda: saved[1:3].set("new", torch.ones(2)),
+    ):
+        with pytest.raises(tclass.errors.LockedError, match="^Cannot modify locked Persistent"):
+            write()
     with pytest.raises(tclass.errors.InPlaceWriteError, match="'reward'.*dataset"):
         saved["reward"] = TensorDict({"q": torch.zeros(4)}, [4])
     with pytest.raises(tclass.errors.InPlaceWriteError, match="'next'.*group"):

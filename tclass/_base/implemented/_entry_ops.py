@@ -11,6 +11,7 @@ here, as in the peer: ``is_empty`` and ``depth`` see them.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard, cast
 
@@ -32,6 +33,12 @@ __all__ = ["EntryOps", "EntryWrites", "NewOptions"]
 
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
+# torch's own warning for ``Tensor.new_tensor(tensor)``, which the peer emits per entry.
+_COPY_CONSTRUCT_MSG = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+    "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+    "collection.new_tensor(sourceTensor)"
+)
 
 
 class EntryWrites(dict[str, Any]):
@@ -519,7 +526,17 @@ class EntryOps(TensorCollection):
         array or number; a collection pairs its entries by key) in that tensor's dtype;
         the batch size is ``data``'s shape. The result is on ``device``, by default on
         ``data``'s device (a number or list: the CPU), as the peer. An
-        ``UnbatchedTensor`` is kept as it is, as the peer keeps it."""
+        ``UnbatchedTensor`` is kept as it is, as the peer keeps it. A tensor or a
+        collection given as ``data`` is copied with torch's ``UserWarning``, as
+        ``Tensor.new_tensor`` warns (and the peer, which calls it per entry)."""
+        if isinstance(data, (torch.Tensor, TensorCollection)):
+            warnings.warn(_COPY_CONSTRUCT_MSG, UserWarning, stacklevel=2)
+        return self._new_tensor_of(data, dtype, device, requires_grad)
+
+    def _new_tensor_of(
+        self, data: Any, dtype: torch.dtype | None, device: DeviceLike, requires_grad: bool
+    ) -> Self:
+        """``new_tensor`` without its warning (nested collections are given tensors)."""
         if isinstance(data, TensorCollection):
             batch = data.batch_size
             source: Callable[[str], Any] = data._entry
@@ -538,9 +555,7 @@ class EntryOps(TensorCollection):
                 if value._is_leaf_node:
                     values[key] = value._map_values(lambda v: v, batch)
                     continue
-                values[key] = value.new_tensor(
-                    piece, dtype=dtype, device=target, requires_grad=requires_grad
-                )
+                values[key] = value._new_tensor_of(piece, dtype, target, requires_grad)
                 continue
             tensor = (
                 torch.as_tensor(piece)

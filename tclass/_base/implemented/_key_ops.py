@@ -409,7 +409,8 @@ class KeyOps(TensorCollection):
 
 def _locked(action: str, collection: TensorCollection) -> LockedError:
     return LockedError(
-        f"cannot {action} a locked {type(collection).__name__}; unlock it first (unlock_())"
+        f"Cannot modify locked {type(collection).__name__}: cannot {action} a locked "
+        "collection; unlock it first (unlock_())"
     )
 
 

@@ -564,8 +564,9 @@ class LazyStackOps(TensorDictBase):
 
     def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), len(self._batch_size))
-        if OPTIONS.lazy_legacy and order != tuple(range(len(order))):
-            return self._legacy(ShapeOp("permute", order, len(order)))
+        if OPTIONS.lazy_legacy:  # the identity is the stack itself there, as in the peer
+            identity = order == tuple(range(len(order)))
+            return self if identity else self._legacy(ShapeOp("permute", order, len(order)))
         d = self._stack_dim
         member_order = [i if i < d else i - 1 for i in order if i != d]
         out = self._restacked([m.permute(*member_order) for m in self._members], order.index(d))

@@ -498,8 +498,8 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         source = self._source
         if source.is_locked:
             raise LockedError(
-                f"cannot set {name!r} in a locked PersistentTensorDict (through a view of its "
-                "rows); unlock it first"
+                f"Cannot modify locked PersistentTensorDict: cannot set {name!r} (through a view "
+                "of its rows); unlock it first"
             )
         value = storage_of(value)
         if isinstance(value, dict):

@@ -123,7 +123,7 @@ class StoreWrites(TensorDictBase):
             return self.set_(key, value)
         if self._locked:
             raise LockedError(
-                f"cannot set {key!r} in a locked PersistentTensorDict; unlock it first"
+                f"Cannot modify locked PersistentTensorDict: cannot set {key!r}; unlock it first"
             )
         record = value if is_record(value) else None
         value = storage_of(value)
@@ -224,7 +224,9 @@ class StoreWrites(TensorDictBase):
             group = node._writable()
             if part not in group:
                 if node._locked:
-                    raise LockedError(f"cannot add {part!r} to a locked PersistentTensorDict")
+                    raise LockedError(
+                        f"Cannot modify locked PersistentTensorDict: cannot add {part!r}"
+                    )
                 child = node._child_of(part, group.create_group(part))
                 child._write_meta()
             found = storage_of(node._entry(part))
@@ -289,7 +291,9 @@ class StoreWrites(TensorDictBase):
         node = self._parent_for(path) if len(path) > 1 else self
         group = node._writable()
         if node._locked:
-            raise LockedError(f"cannot delete {path[-1]!r} from a locked PersistentTensorDict")
+            raise LockedError(
+                f"Cannot modify locked PersistentTensorDict: cannot delete {path[-1]!r}"
+            )
         if path[-1] not in group:
             raise self._missing_key(key)
         group.delete(path[-1])

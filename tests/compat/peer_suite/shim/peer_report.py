@@ -48,21 +48,45 @@ def _names_private_module(value: object) -> bool:
     return any(part.startswith("_") for part in value.split(".")[1:])
 
 
+def _own_code(item: pytest.Item) -> list[Any]:
+    """The test function and the fixtures it requests that its own module defines (their
+    code is the test's own, as ``_path_td_sync``, which patches ``TensorDict._sync_all``)."""
+    function = getattr(item, "function", None)
+    module = inspect.getmodule(function)
+    code = [function]
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()) if info is not None else ():
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            func = getattr(fixturedef, "func", None)
+            if func is not None and inspect.getmodule(func) is module and func not in code:
+                code.append(func)
+    return code
+
+
 def private_names(item: pytest.Item) -> list[str]:
-    """The peer's private names the test function's own code uses (a heuristic: attributes
-    ``x._name`` on anything but the test class and other libraries, and the private names
-    its module imports from the peer)."""
+    """The peer's private names the test's own code (its function, and the fixtures its
+    module defines that it requests) uses (a heuristic: attributes ``x._name`` on anything
+    but the test class and other libraries, and the private names its module imports from
+    the peer)."""
     function = getattr(item, "function", None)
     if function is None:
         return []
     key = function
     if key in _PRIVATE_CACHE:
         return _PRIVATE_CACHE[key]
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
-        return []
     imported = _peer_private_imports(inspect.getmodule(function))
+    found: set[str] = set()
+    for code in _own_code(item):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        found |= _private_in(tree, imported)
+    _PRIVATE_CACHE[key] = sorted(found)
+    return _PRIVATE_CACHE[key]
+
+
+def _private_in(tree: ast.AST, imported: set[str]) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
@@ -78,8 +102,7 @@ def private_names(item: pytest.Item) -> list[str]:
             found.add(node.id)
         elif isinstance(node, ast.Constant) and _names_private_module(node.value):
             found.add(node.value)  # importlib.import_module("tensordict._td")
-    _PRIVATE_CACHE[key] = sorted(found)
-    return _PRIVATE_CACHE[key]
+    return found
 
 
 def _cause(excinfo: Any) -> str:

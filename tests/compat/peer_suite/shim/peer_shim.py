@@ -101,6 +101,9 @@ def _fixture_adapters() -> dict[tuple[str, str], Any]:
         ("base", "_is_leaf_nontensor"): tclass.is_leaf_nontensor,
         ("base", "_is_tensor_collection"): tclass.is_tensor_collection,
         ("utils", "_getitem_batch_size"): _getitem_batch_size,
+        # The peer's lock message, which its tests match: tclass's lock errors (of
+        # TensorDicts and lazy stacks alike) start with the same words, then say more.
+        ("utils", "_LOCK_ERROR"): "Cannot modify locked",
     }
 
 
