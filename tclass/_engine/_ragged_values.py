@@ -40,7 +40,7 @@ from tclass.errors import (
     StackError,
 )
 
-__all__ = ["RaggedNonTensorStack", "join_ragged", "ragged_from_lists"]
+__all__ = ["RaggedNonTensorStack", "join_ragged", "ragged_from_lists", "stack_of_lists"]
 
 _new_instance = object.__new__
 _KEY = "position"  # the entry of the element-number collections
@@ -469,6 +469,25 @@ def ragged_from_lists(values: list[Any], shape: Sequence[int], device: Any) -> _
     if not values:
         return NonTensorStack._make([], torch.Size([0] * len(shape)), device)
     members = [ragged_from_lists(item, shape[1:], device) for item in values]
+    return join_non_tensor(members, "stack", 0, ())
+
+
+def stack_of_lists(values: list[Any]) -> _NonTensorNode:
+    """The stack of nested lists of Python values ``values`` as the peer's ``from_dict``
+    builds it (``NonTensorStack.from_list``): every list one stack dim, ragged (``-1``)
+    where the lists' lengths differ, the other items one value each.
+
+    Raises:
+        StackError: where items of one list nest to different depths (``[[1, 2], 3]``).
+    """
+    if not values:
+        return NonTensorStack._make([], torch.Size([0]), None)
+    members = [
+        stack_of_lists(item)
+        if isinstance(item, list)
+        else NonTensorData._make(item, torch.Size([]), None)
+        for item in values
+    ]
     return join_non_tensor(members, "stack", 0, ())
 
 

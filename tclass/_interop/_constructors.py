@@ -38,6 +38,7 @@ from tclass._core._linked_list import unlinked
 from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
+from tclass._engine._ragged_values import stack_of_lists
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     BatchMismatchError,
@@ -48,6 +49,7 @@ from tclass.errors import (
     KeyConflictError,
     KeyThroughTensorError,
     NamedTupleKeyError,
+    StackError,
 )
 
 __all__ = [
@@ -73,6 +75,7 @@ __all__ = [
 _NUMBERS = (bool, int, float, complex, np.ndarray, np.generic)
 _NESTABLE = (torch.Tensor, TensorCollection, Mapping, tuple)  # a tuple of these nests
 _NO_DIMS = torch.Size([])
+_NOT_VALUES = (torch.Tensor, TensorCollection, Mapping, np.ndarray, tuple)
 
 
 class PyValue:
@@ -171,7 +174,14 @@ def _leaf(value: Any, where: str) -> Any:
         return normalize(_namedtuple_dict(value), where)
     if isinstance(value, list):  # as a TensorDict stores it: per-element values stack
         stored = stored_value(value, _NO_DIMS, None)
-        return PyValue(value) if isinstance(stored, NonTensorData) else stored
+        if isinstance(stored, NonTensorData):
+            return PyValue(value)
+        if isinstance(stored, _NonTensorNode) and _nested_values(value):
+            try:  # lists of values: a stack dim per list, ragged ones too (the peer)
+                return stack_of_lists(value)
+            except StackError:
+                pass  # items nesting to different depths (the peer raises): as set() stores
+        return stored
     if isinstance(value, (Real, np.bool_)):
         return Scalar(value)
     if isinstance(value, (*_NUMBERS, tuple)):
@@ -182,6 +192,19 @@ def _leaf(value: Any, where: str) -> Any:
     if type(value) is tuple and any(isinstance(item, _NESTABLE) for item in value):
         return normalize(_tuple_dict(value), where)  # "0", "1", ... as from_tuple, as the peer
     return PyValue(value)
+
+
+def _nested_values(value: list[Any]) -> bool:
+    """Whether ``value`` holds lists, and at any depth only lists and Python values (no
+    tensor, array, tuple, mapping or collection)."""
+    return any(isinstance(item, list) for item in value) and _values_only(value)
+
+
+def _values_only(value: list[Any]) -> bool:
+    return all(
+        _values_only(item) if isinstance(item, list) else not isinstance(item, _NOT_VALUES)
+        for item in value
+    )
 
 
 def build(

@@ -240,7 +240,12 @@ class FieldRule:
         values with more dims than the record's batch (a list a TensorDict stored as one
         value per item) holds one value per record element, the nested list of its
         other dims: where that list is what the annotation takes (a ``list`` field), the
-        node is kept; otherwise each value is converted, as for other nodes."""
+        node is kept; otherwise each value is converted, as for other nodes. A list of
+        one value per element (nested as the batch, as ``to_dict()`` of a stacked record
+        writes a field) is read as such a stack, unless the cast keeps it (a ``list``
+        field) or the field takes tensors (a list is an array-like there)."""
+        if type(value) is list and self._per_element(value, batch):
+            value = NonTensorStack._make(_flat_values(value, len(batch)), batch, None)
         if not isinstance(value, _NonTensorNode):
             return self._cast_one(value)
         if self.any_value:
@@ -248,6 +253,16 @@ class FieldRule:
         if value.batch_dims > len(batch) and self._kept_whole(value, len(batch)):
             return value
         return value._with_each_value(self._cast_one)
+
+    def _per_element(self, value: list[Any], batch: torch.Size) -> bool:
+        """Whether the list ``value`` holds one value per element of ``batch`` that the
+        cast converts (see :meth:`_cast`)."""
+        if not batch or self.tensor or self.any_value or not _nested_as(value, batch):
+            return False
+        try:
+            return not _same_value(self.cast(value), value)  # type: ignore[misc]
+        except (TypeError, ValueError, RuntimeError):
+            return True
 
     def _kept_whole(self, node: Any, depth: int) -> bool:
         """Whether the cast keeps, as they are, the nested lists of ``node``'s values
@@ -305,6 +320,17 @@ def _flat_values(values: Any, depth: int) -> list[Any]:
     if depth == 0:
         return [values]
     return [item for part in values for item in _flat_values(part, depth - 1)]
+
+
+def _nested_as(values: Any, shape: torch.Size) -> bool:
+    """Whether ``values`` are nested lists whose leading lengths are ``shape``."""
+    if not shape:
+        return True
+    return (
+        type(values) is list
+        and len(values) == shape[0]
+        and all(_nested_as(item, shape[1:]) for item in values)
+    )
 
 
 def _describe(value: object) -> str:

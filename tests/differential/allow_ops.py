@@ -598,6 +598,7 @@ def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
 
 
+_VALUE_WRITES = ("update", "set", "setattr", "setitem_key")
 _DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*, tclass dict \(")
 
 
@@ -606,13 +607,12 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
     (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the assignment keeps
     it in both libraries, where the peer's ``update`` makes it a TensorDict; into a saved
     record, where such a value is written to the folder, a ``NotSerializableError`` when
-    the dict holds tensors."""
-    if finding.step.op != "update":
-        return False
-    if finding.kind == "tclass-raises":
+    the dict holds tensors, set or assigned too (the peer keeps it in memory only: a
+    reload gives the old value)."""
+    if finding.kind == "tclass-raises" and finding.step.op in _VALUE_WRITES:
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "is of type torch.Tensor" in str(mine.error)
-    if finding.kind != "result":
+    if finding.kind != "result" or finding.step.op != "update":
         return False
     return all(_DICT_KEPT.match(line) for line in finding.detail)
 
