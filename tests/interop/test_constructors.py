@@ -348,6 +348,48 @@ class TestFromDict:
 
 
 @pytest.mark.parametrize(
+    "values, batch, size",
+    [
+        ([[[1, 2]], [[]]], [2, 1], (2, 1, -1)),
+        ([[[1, 2]], [[]]], [2], (2, 1, -1)),
+        ([[1, 2], [3]], None, (2, -1)),
+        ([[1.5], [2, 3]], [2], (2, -1)),
+        ([[], [True]], [2], (2, -1)),
+        ([[[1, 2], [3]], [[4], [5, 6]]], [2, 2], (2, 2, -1)),
+    ],
+)
+def test_from_dict_lists_of_numbers_stack_per_list(
+    values: list[Any], batch: list[int] | None, size: tuple[int, ...]
+) -> None:
+    # Lists torch.tensor refuses (ragged ones): a stack dim per list, ragged where their
+    # lengths differ, the numbers as given (as the peer's from_dict: NonTensorStack.from_list);
+    # set() stores one value per item instead (a tensor each), in both libraries.
+    td = TensorDict.from_dict({"v": values}, batch_size=batch)
+    stack = td.get("v")
+    assert isinstance(stack, NonTensorStack) and tuple(stack.batch_size) == size
+    assert td.batch_size == torch.Size(batch or []) and _no_tensors(stack.tolist())
+    assert td.to_dict()["v"] == values
+    index, first = (0,) * td.batch_dims, values
+    for _ in index:
+        first = first[0]
+    assert td[index]["v"] == first  # an element reads its nested list
+
+
+def _no_tensors(values: Any) -> bool:
+    if isinstance(values, list):
+        return all(map(_no_tensors, values))
+    return not isinstance(values, torch.Tensor)
+
+
+def test_from_dict_ragged_lists_that_do_not_fit_the_batch() -> None:
+    with pytest.raises(errors.BatchMismatchError, match=r"'v'.*\[2, -1\].*\[2, 1\]"):
+        TensorDict.from_dict({"v": [[1, 2], [3]]}, batch_size=[2, 1])
+    # items nesting to different depths (the peer raises): one value per item, as set()
+    td = TensorDict.from_dict({"v": [[1, 2], 3]}, batch_size=[2])
+    assert td[1]["v"] == 3 and td[0]["v"] == [1, 2]
+
+
+@pytest.mark.parametrize(
     "options",
     [
         {"auto_batch_size": False},

@@ -230,6 +230,26 @@ def test_value_that_is_not_json_is_refused_and_memory_unchanged(tmp_path: Path) 
     assert TensorDict.load_memmap(tmp_path / "td").get("s").data == "x"
 
 
+@pytest.mark.parametrize("how", ["set", "setattr", "update"])
+def test_a_dict_of_tensors_into_a_loaded_value_field_is_refused(tmp_path: Path, how: str) -> None:
+    # A str field keeps a dict as given, and a loaded record writes its Python values to
+    # its folder, where a tensor cannot go as JSON: refused, memory and folder as they were
+    # (the peer keeps it in memory only, and a reload gives back the old value).
+    Row(r=torch.zeros(2), env_id="a", batch_size=[2]).memmap(tmp_path / "row")
+    row = Row.load_memmap(tmp_path / "row")
+    value = {"q": torch.ones(2)}
+    with pytest.raises(NotSerializableError, match=r"'env_id'.*\['q'\].*allow_pickle=True"):
+        if how == "set":
+            row.set("env_id", value)
+        elif how == "setattr":
+            row.env_id = value  # type: ignore[assignment]
+        else:
+            row.update({"env_id": value})
+    assert row.env_id == "a" and Row.load_memmap(tmp_path / "row").env_id == "a"
+    row.env_id = "b"  # a value JSON holds is written through
+    assert Row.load_memmap(tmp_path / "row").env_id == "b"
+
+
 def test_folder_that_is_gone_is_a_clear_error_and_memory_unchanged(tmp_path: Path) -> None:
     buf = _buffer(tmp_path / "buf", rows=3)
     shutil.rmtree(tmp_path / "buf")

@@ -201,6 +201,32 @@ class TestAutocast:
         rec = cls.from_tensordict(tclass.TensorDict({"lst": ["ab", "c"]}, batch_size=[2]))
         assert rec[0].lst == ["a", "b"] and rec[1].lst == ["c"]
 
+    def test_a_list_nested_as_the_batch_is_cast_per_element(self, declare: Declare) -> None:
+        # One value per element, as to_dict() of a stacked record writes the field: each
+        # value is cast (the whole list would be "['a', 'b']", True, or a TypeError).
+        cls = declare(_template(x=torch.Tensor, s=str, b=bool, n=int), autocast=True)
+        rec = cls(x=torch.zeros(2, 1), s=[["a"], ["b"]], b=[[True], [False]], n=[[1], [2.0]],
+                  batch_size=[2, 1])  # fmt: skip
+        assert rec[1, 0].s == "b" and rec[1, 0].b is False and rec[0, 0].b is True
+        assert rec.n == [[1], [2]] and type(rec[1, 0].n) is int
+        # a list of another shape is one value, cast whole
+        whole = cls(x=torch.zeros(2), s=[1, 2, 3], b=None, n=None, batch_size=[2])
+        assert whole.s == "[1, 2, 3]"
+        with pytest.raises(errors.CastError, match=r"Rec.n is annotated int.*list \[1\]"):
+            cls(x=torch.zeros(2), s=None, b=None, n=[[1], [2]], batch_size=[2])
+
+    def test_update_and_from_dict_take_back_what_to_dict_gives(self, declare: Declare) -> None:
+        cls = declare(_template(x=torch.Tensor, n=int, s=str, lst=list), autocast=True)
+        one = cls(x=torch.zeros(3, 2), n=7, s="a", lst=[0.5], batch_size=[3, 2])
+        two = cls(x=torch.ones(3, 2), n=5, s="b", lst=[0.5], batch_size=[3, 2])
+        stacked = torch.stack([one, two])  # n, s and lst become value stacks
+        as_dict = stacked.to_dict()
+        assert isinstance(as_dict["n"], list) and len(as_dict["n"]) == 2
+        for rec in (stacked.clone().update(as_dict), cls.from_dict(as_dict, batch_size=[2, 3, 2])):
+            assert rec.n == stacked.n and rec.s == stacked.s
+            assert type(rec[1, 0, 0].n) is int and rec[1, 0, 0].n == 5 and rec[0, 2, 1].n == 7
+            assert rec[1, 2, 1].s == "b" and rec[0, 0, 0].s == "a"
+
 
 # --- autocast: Python values through to_tensordict(), saving and loading ---------------------
 
