@@ -205,8 +205,13 @@ class TestAutocast:
         # One value per element, as to_dict() of a stacked record writes the field: each
         # value is cast (the whole list would be "['a', 'b']", True, or a TypeError).
         cls = declare(_template(x=torch.Tensor, s=str, b=bool, n=int), autocast=True)
-        rec = cls(x=torch.zeros(2, 1), s=[["a"], ["b"]], b=[[True], [False]], n=[[1], [2.0]],
-                  batch_size=[2, 1])  # fmt: skip
+        rec = cls(
+            x=torch.zeros(2, 1),
+            s=[["a"], ["b"]],
+            b=[[True], [False]],
+            n=[[1], [2.0]],
+            batch_size=[2, 1],
+        )
         assert rec[1, 0].s == "b" and rec[1, 0].b is False and rec[0, 0].b is True
         assert rec.n == [[1], [2]] and type(rec[1, 0].n) is int
         # a list of another shape is one value, cast whole
