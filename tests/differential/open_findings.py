@@ -158,8 +158,8 @@ tensors set into a loaded folder's value field refused as documented; 2 removed)
 programs 0-5,999 and 50,000-52,999 (``--families records``) run on main and after, by the
 same rule: unexplained (open or new) 6 -> 3 and 2 -> 1 (8 -> 4 in 9,000 programs, 0.89 ->
 0.44 per 1000); programs 4,000-28,484 (``--families index,entries,shape,combine,math``)
-run after, and the 56 that showed an unexplained finding replayed on main: 55 show the
-same there, program 4,507 (the ``NotSerializableError``) is open on main, allowed after.
+run after, and the 55 that showed an unexplained finding replayed on main show the same
+there; program 4,507 (the ``NotSerializableError``) is open on main, allowed after.
 """
 
 from __future__ import annotations
