@@ -636,13 +636,16 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
             key = name
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
         if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer
-            if isinstance(value, (_Tensor, Mapping)) or (
+            # (a list or tuple would be stored as a tensor, as set() stores it: refused,
+            # as the peer refuses it)
+            if isinstance(value, (_Tensor, Mapping, list, tuple)) or (
                 isinstance(value, TensorCollection) and not value._is_value_node
             ):
                 msg = (
                     f"set_: {key!r} holds a Python value; a {type(value).__name__} cannot be "
-                    "copied into it (an in-place write keeps the entry's kind: use set() to "
-                    "replace it)"
+                    "copied into it (an in-place write keeps the entry's kind, and a list "
+                    "is stored as a tensor: use set() to replace it, or write the value "
+                    "with set_non_tensor())"
                 )
                 raise InPlaceWriteError(msg)
             if isinstance(value, (int, float, complex)):  # a Python value still, not a tensor

@@ -20,7 +20,7 @@ from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
-from tclass.errors import BatchSizeError, LockedError
+from tclass.errors import BatchSizeError, DimError, IndexTypeError, LockedError
 
 if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
@@ -205,10 +205,34 @@ def check_empty_source(destination: TensorCollection, index: Any, value: TensorC
         DimError: (an ``IndexError``) the index does not fit the destination's batch size.
         BatchSizeError: (a ``RuntimeError``) the source's batch size does not broadcast.
     """
-    _batch.indexed_shape(destination.batch_size, index)  # an index out of range or ill-formed
+    if -1 in destination.batch_size:
+        _check_ragged_index(destination.batch_size, index)
+    else:
+        _batch.indexed_shape(destination.batch_size, index)  # out of range or ill-formed
     error = source_batch_error(destination, index, value, empty=True)
     if error is not None:
         raise error
+
+
+def _check_ragged_index(batch_size: torch.Size, index: Any) -> None:
+    """``index`` checked against the batch size of a ragged lazy stack, its ragged dims
+    (-1) as of size 0, as the peer checks them as of size -1: a slice or ``...`` over
+    them fits, an int, a list or a mask does not.
+
+    Raises:
+        DimError: (an ``IndexError``, as the peer raises) the index does not fit.
+    """
+    try:
+        _batch.indexed_shape(torch.Size(max(size, 0) for size in batch_size), index)
+    except IndexTypeError:
+        raise
+    except DimError as error:
+        msg = (
+            f"index {index!r} does not fit the batch size {list(batch_size)} of this lazy "
+            "stack: its ragged dims (-1) take a slice or `...` only; index a member "
+            f"(lazy[i]) to reach their elements ({error})"
+        )
+        raise DimError(msg) from None
 
 
 def source_batch_error(

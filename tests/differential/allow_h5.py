@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 
 # The peer refuses these on a PersistentTensorDict ("Call to_tensordict() first"), or
 # h5py fails inside it (an index with None, an unsorted list, another dtype written into
-# a dataset, a value of another kind in place of an entry); tclass reads into memory or
-# replaces the entry.
+# a dataset, a value of another kind in place of an entry, a tensor of another shape
+# that does not broadcast to the dataset or to the rows of a view); tclass reads into
+# memory or replaces the entry (or, for ``set_`` and a view's rows, raises its own error).
 _PEER_REFUSES = (
     re.compile(r"Cannot call `?\w+`? on a (PersistentTensorDict|_SubTensorDict)"),
     re.compile(r"Selection can't process None"),
@@ -27,6 +28,8 @@ _PEER_REFUSES = (
     re.compile(r"cannot set a tensor collection in place of a non-tensor"),
     re.compile(r"key \w+ not found in PersistentTensorDict"),  # an empty group it never wrote
     re.compile(r"the length of the dimension names must equate"),  # reshape of a named file
+    re.compile(r"\d+ indexing arguments for \d+ dimensions"),  # an index with None (h5py)
+    re.compile(r"Can't broadcast \(|Broadcasting is not supported for complex selections"),
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file without tensors), its reads of strings bytes and of numbers numpy

@@ -988,6 +988,9 @@ _PARAMS_PEER_RAISES = {
 _PARAMS_KIND = re.compile(
     r"^result(?:\.<members>\[\d+\]\[\d+\])?\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
 )
+_PARAMS_MEMBER_KEPT = re.compile(
+    r"^result\.<members>\[\d+\]\[\d+\]\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
+)
 _PARAMS_NESTED_LOCK = re.compile(r"^result(?:\['[^']*'\])+\.is_locked: peer True, tclass False$")
 _KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
 
@@ -997,7 +1000,8 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
     one work (the peer raises); ``set_`` of a missing nested key creates it (the peer
     drops it); an op on one without tensors gives a TensorDict (the peer's a
-    TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too."""
+    TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
+    ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     if finding.kind == "peer-raises":
@@ -1012,6 +1016,10 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         "TensorDictParams"
     ):
         return all(_PARAMS_NESTED_LOCK.match(line) for line in finding.detail)
+    if re.search(r"\.to\(", finding.step.src) and all(
+        _PARAMS_MEMBER_KEPT.match(line) for line in finding.detail
+    ):
+        return True  # a lazy stack's ``to`` keeps its TensorDictParams members
     return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(
         mine.value
     )

@@ -21,8 +21,11 @@ _NUMBER_KEPT = re.compile(
 )
 # a list kept as one value: a stack or cat of it holds one value where the peer's its items
 _LIST_KEPT = re.compile(r"\['lst'\](\[\d+\])*: length: peer \d+, tclass \d+$")
-# ``Optional[Tensor]`` under ``autocast``: a list cast to a tensor, where the peer keeps it.
-_OPTIONAL_CAST = re.compile(r"\['opt'\](\[\d+\])*: peer list of \d+, tclass Tensor\[")
+# ``Optional[Tensor]`` under ``autocast``: a list cast to a tensor, where the peer keeps it
+# (memory-mapped in a loaded record's folder, as every new tensor of it).
+_OPTIONAL_CAST = re.compile(
+    r"\['opt'\](\[\d+\])*: peer list of \d+, tclass (MemoryMapped)?Tensor\["
+)
 
 
 # ``from_tensordict`` of a stack of strings into a ``list`` field under ``autocast``: each

@@ -648,10 +648,20 @@ def _shared_value_line(line: str) -> bool:
 def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ragged stack of Python values (``-1`` in its batch size) saved and loaded:
     tclass's comes back with that batch size, the peer's as a regular stack holding a
-    list per element."""
-    if finding.kind != "result" or finding.step.op != "load_memmap":
+    list per element. Or a Python value set into a ragged lazy stack at a new nested key:
+    each member's value has the member's batch size, where the peer gives the members'
+    new nested nodes the stack's ``-1`` (their values list as empty)."""
+    if finding.kind != "result":
         return False
-    return _holds_ragged_values(mine.value)
+    if finding.step.op in ("set", "setitem_key"):
+        return all(_RAGGED_IN_MEMBER.search(line) for line in finding.detail)
+    return finding.step.op == "load_memmap" and _holds_ragged_values(mine.value)
+
+
+# The peer's value node with the stack's -1 inside a member: it lists as empty.
+_RAGGED_IN_MEMBER = re.compile(
+    r"^result\[.*\]: length: peer 0, tclass \d+$|^result.*\.<members>.*\]: peer -1, tclass \d+$"
+)
 
 
 def _holds_ragged_values(value: Any) -> bool:

@@ -602,3 +602,43 @@ def test_like_functions_keep_each_members_batch_size_and_names(make: Callable[..
         assert member["c"].shape == original["c"].shape
     full = torch.full_like(ragged, 2)
     assert all(bool((m["c"] == 2).all()) for m in full.tensordicts)
+
+
+def _ragged_without_entries() -> LazyStackedTensorDict:
+    """Batch size [2, 1, 2, 2, -1]: lazy stacks of members [1, 2, 2] and [1, 2, 1]."""
+    inner = TensorDict({}, batch_size=[1, 2, 3])
+    ragged = tclass.lazy_stack(list(inner.chunk(2, 2)), 2)
+    return tclass.lazy_stack([ragged, ragged.clone()], 0)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.__setitem__(0, x[1].clone()),
+        lambda x: x.__setitem__((slice(None), 0), x[:, 0].clone()),
+        lambda x: x.__setitem__(torch.tensor([True, False]), x[:1].clone()),
+        lambda x: x.__setitem__((0, 0, 0, 0), x[1, 0, 0, 0].clone()),
+    ],
+    ids=["int", "slice-int", "mask", "to-the-ragged-dim"],
+)
+def test_writing_a_collection_without_entries_into_a_ragged_stack_checks_the_regular_dims(
+    write: Callable[[LazyStackedTensorDict], None],
+) -> None:
+    # was a raw RuntimeError from torch (a stand-in tensor of a batch size with -1)
+    x = _ragged_without_entries()
+    write(x)
+    assert x.batch_size == torch.Size([2, 1, 2, 2, -1])
+    assert [m.batch_size for m in x[0, 0, 0].tensordicts] == [torch.Size([2]), torch.Size([1])]
+
+
+@pytest.mark.parametrize(
+    "index",
+    [5, (Ellipsis, 0), (0, 0, 0, 0, 9), (torch.ones(2, 1, 2, dtype=torch.bool), slice(None), 0)],
+    ids=["out-of-range", "into-the-ragged-dim", "past-the-ragged-dim", "masks"],
+)
+def test_an_index_that_does_not_fit_a_ragged_stack_is_a_dim_error(index: Any) -> None:
+    x = _ragged_without_entries()
+    with pytest.raises(errors.DimError, match=r"batch size \[2, 1, 2, 2, -1\]") as caught:
+        x[index] = TensorDict({}, batch_size=[])
+    assert isinstance(caught.value, IndexError)  # as the peer raises
+    assert "ragged dims (-1) take a slice" in str(caught.value)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from tclass import NonTensorData, NonTensorStack, TensorDict
+from tclass.errors import InPlaceWriteError
 
 
 def _source() -> TensorDict:
@@ -58,3 +59,28 @@ def test_a_row_write_still_makes_values_per_element() -> None:
     td = TensorDict({"v": "s"}, batch_size=[2])
     td[0] = TensorDict({"v": "t"}, batch_size=[])
     assert type(td.get("v")) is NonTensorStack and td["v"] == ["t", "s"]
+
+
+@pytest.mark.parametrize("value", [[3, 4], [[3], [4]], (3, 4)], ids=["list", "nested", "tuple"])
+@pytest.mark.parametrize("per_element", [False, True], ids=["one-value", "value-stack"])
+def test_an_in_place_write_of_a_list_into_a_python_value_is_refused(
+    value: object, per_element: bool
+) -> None:
+    # was stored as a tensor: an in-place write changed the entry's kind (an int field of
+    # a memory-mapped record became a MemoryMappedTensor); the peer refuses it too
+    source = TensorDict({"d": torch.zeros(2)}, batch_size=[2])
+    if per_element:
+        source["n"] = NonTensorStack(NonTensorData(1), NonTensorData(2))
+    else:
+        source.set_non_tensor("n", 3)
+    before = source["n"]
+    for write in (lambda: source.set_("n", value), lambda: source.update_({"n": value})):
+        with pytest.raises(InPlaceWriteError, match="'n' holds a Python value") as caught:
+            write()
+        assert isinstance(caught.value, RuntimeError)  # as the peer raises
+        assert "set_non_tensor()" in str(caught.value)
+        assert not isinstance(source.get("n"), torch.Tensor) and source["n"] == before
+    source.set_non_tensor("n", [3, 4])  # the way to write a list as the value
+    assert source["n"] == [3, 4]
+    source.set_("n", 5)  # a number stays a Python value, as before
+    assert source["n"] == 5

@@ -48,6 +48,22 @@ def test_view_to_a_new_batch_size_is_refused_as_writes_would_not_reach_the_file(
     assert ptd.to_tensordict().view(-1)["a"].tolist() == list(range(6))
 
 
+@pytest.mark.parametrize(
+    "args", [((2, 3),), (2, 3), (torch.Size([2, 3]),)], ids=["tuple", "ints", "size"]
+)
+def test_view_to_its_own_batch_size_is_the_file_itself(
+    ptd: PersistentTensorDict, args: tuple[object, ...]
+) -> None:
+    # as the peer (and torch): no change, no copy; writes through it reach the file
+    view = ptd.view(*args)
+    assert view is ptd
+    view["a"] = torch.ones(2, 3)
+    assert (ptd["a"] == 1).all()
+    assert ptd.view(size=[2, 3]) is ptd
+    with pytest.raises(UnsupportedError, match="Cannot call `view`"):
+        ptd.view(-1, 3)  # a -1 is a new shape to resolve, refused as the peer does
+
+
 def test_view_as_a_dtype_and_the_legacy_write_through_view_still_work(
     ptd: PersistentTensorDict,
 ) -> None:

@@ -18,7 +18,7 @@ from typing_extensions import Self
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._shape_ops import ShapeOps
-from tclass._core import _keys, _names
+from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import Names
 from tclass._core._options import OPTIONS
@@ -167,8 +167,9 @@ class StoreSurface(LockBlocks):
         size: Sequence[int] | None = None,
         batch_size: Sequence[int] | None = None,
     ) -> Self:
-        """Every tensor viewed as a dtype (read into a TensorDict), or, under
-        ``set_lazy_legacy(True)``, a view that writes through to the file.
+        """Every tensor viewed as a dtype (read into a TensorDict), the file itself for
+        its own batch size (as the peer), or, under ``set_lazy_legacy(True)``, a view
+        that writes through to the file.
 
         Raises:
             UnsupportedError: (a ``RuntimeError``, as the peer raises) for a new batch
@@ -177,6 +178,11 @@ class StoreSurface(LockBlocks):
         """
         if (len(shape) == 1 and isinstance(shape[0], torch.dtype)) or OPTIONS.lazy_legacy:
             return super().view(*shape, size=size, batch_size=batch_size)  # type: ignore[misc, no-any-return]
+        given = size if size is not None else batch_size
+        if torch.Size(_batch.shape_args(shape if given is None else (given,), "view")) == (
+            self.batch_size
+        ):
+            return self  # as the peer: its own batch size, as given (no -1), is no change
         raise UnsupportedError(
             "Cannot call `view` on a PersistentTensorDict: its entries would be read into "
             "memory, and writes into that copy would not reach the file. Call `reshape` or "
