@@ -137,3 +137,14 @@ def test_get_at_of_a_missing_key_gives_the_default_as_a_tensordicts_does(
     assert ptd.get_at(key, 0) is None
     assert ptd.get_at(key, 0, default=7) == dense.get_at(key, 0, default=7) == 7
     assert torch.equal(ptd.get_at(("n", "c"), 1), dense.get_at(("n", "c"), 1))
+
+
+@pytest.mark.parametrize("index", [(1, -1), (slice(None), 0), (0, slice(1, 3)), (1, [0, 2])])
+def test_get_at_an_index_past_the_batch_dims_picks_within_the_tensor(
+    ptd: PersistentTensorDict, index: Any
+) -> None:
+    # As a TensorDict's get_at (get(key)[index]): the tensor's own dims after the batch's.
+    dense = _named()
+    assert torch.equal(ptd.get_at("b", index), dense["b"][index])
+    with pytest.raises(IndexError, match="too many indices"):
+        ptd.get_at("n", (0, *index))  # a collection's rows take only its batch dims
