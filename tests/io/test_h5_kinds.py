@@ -148,3 +148,18 @@ def test_get_at_an_index_past_the_batch_dims_picks_within_the_tensor(
     assert torch.equal(ptd.get_at("b", index), dense["b"][index])
     with pytest.raises(IndexError, match="too many indices"):
         ptd.get_at("n", (0, *index))  # a collection's rows take only its batch dims
+
+
+def test_a_lazy_stack_with_members_over_a_file_is_saved_read(
+    ptd: PersistentTensorDict, tmp_path: Path
+) -> None:
+    # As the peer: the members over the file are read and saved as the others.
+    stack = LazyStackedTensorDict(ptd, _named(), stack_dim=0)
+    for saved in (stack.memmap(tmp_path / "o"), stack.memmap_like(tmp_path / "like")):
+        assert isinstance(saved, LazyStackedTensorDict) and saved.is_locked
+        assert saved.batch_size == torch.Size([2, 2])
+        assert all(type(member) is TensorDict for member in saved.tensordicts)
+    saved = LazyStackedTensorDict.load_memmap(tmp_path / "o")
+    assert torch.equal(saved["b"], torch.stack([_named()["b"]] * 2))
+    assert torch.equal(saved["n", "c"], torch.stack([_named()["n", "c"]] * 2))
+    assert isinstance(stack.tensordicts[0], PersistentTensorDict)  # the stack unchanged
