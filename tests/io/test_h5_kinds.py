@@ -163,3 +163,17 @@ def test_a_lazy_stack_with_members_over_a_file_is_saved_read(
     assert torch.equal(saved["b"], torch.stack([_named()["b"]] * 2))
     assert torch.equal(saved["n", "c"], torch.stack([_named()["n", "c"]] * 2))
     assert isinstance(stack.tensordicts[0], PersistentTensorDict)  # the stack unchanged
+
+
+def test_a_str_written_into_the_rows_of_a_tensor_is_an_in_place_write_error(
+    ptd: PersistentTensorDict,
+) -> None:
+    view = ptd[0]
+    with pytest.raises(InPlaceWriteError, match=r"cannot write a str into .*'/b'") as caught:
+        view.set("b", "a")
+    assert isinstance(caught.value, RuntimeError)  # the peer's builtin here
+    with pytest.raises(InPlaceWriteError, match="cannot write a str"):
+        ptd.set_at_("b", "a", 0)
+    assert torch.equal(ptd["b"], _named()["b"])  # nothing written
+    ptd["b"] = "a"  # the entry replaced through the file itself
+    assert ptd["b"] == "a"
