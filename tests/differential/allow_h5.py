@@ -27,6 +27,7 @@ _PEER_REFUSES = (
     re.compile(r"cannot set a tensor collection in place of a non-tensor"),
     re.compile(r"key \w+ not found in PersistentTensorDict"),  # an empty group it never wrote
     re.compile(r"the length of the dimension names must equate"),  # reshape of a named file
+    re.compile(r"must be called when the TensorDict is \(partially\) populated"),  # no tensors
     re.compile(r"Can't broadcast \("),  # a shape written over an entry: replaced, or set_ refused
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
