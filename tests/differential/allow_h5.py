@@ -60,8 +60,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if ".names: peer [" in line and (op == "world" or "from_dict" in finding.step.src):
             continue  # from_dict kept the names the peer dropped
-        if op in ("memmap", "memmap_like") and line == "result.is_locked: peer False, tclass True":
-            continue
+        if op in ("memmap", "memmap_like") and _SAVED_LOCKED.match(line):
+            continue  # each level of the saved copy (its nested collections too)
         if op in ("cpu", "to") and _VIEW_KEPT.search(line):
             continue
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
@@ -83,6 +83,7 @@ def _more_batch_dims(line: str) -> bool:
     return len(mine) > len(peer) and mine.startswith(peer)
 
 
+_SAVED_LOCKED = re.compile(r"^result(\['\w+'\])*\.is_locked: peer False, tclass True$")
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDictView'$")
 _RESHAPED = re.compile(r": peer Tensor\[([\w.]+), shape \[[\d, ]*\]\], tclass Tensor\[\1, shape")
 
