@@ -177,3 +177,16 @@ def test_a_str_written_into_the_rows_of_a_tensor_is_an_in_place_write_error(
     assert torch.equal(ptd["b"], _named()["b"])  # nothing written
     ptd["b"] = "a"  # the entry replaced through the file itself
     assert ptd["b"] == "a"
+
+
+@pytest.mark.parametrize("safe", [False, True])
+def test_an_entry_renamed_to_itself_stays_as_a_tensordicts_does(
+    ptd: PersistentTensorDict, safe: bool
+) -> None:
+    # It was deleted from the file (without safe) or refused as already present (with).
+    for key in ("b", ("n", "c")):
+        assert ptd.rename_key_(key, key, safe=safe) is ptd
+        assert set(_named().rename_key_(key, key, safe=safe).keys(True)) == set(ptd.keys(True))
+    assert (ptd.to_tensordict() == _named()).all()
+    with pytest.raises(KeyError, match="zz"):
+        ptd.rename_key_("zz", "zz")
