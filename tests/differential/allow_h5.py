@@ -66,7 +66,7 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
             continue
-        if op in ("getitem_key", "get") and _more_batch_dims(line):
+        if op in ("getitem_key", "get", "rename_key_") and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
         return False
     return True
