@@ -83,7 +83,9 @@ def _more_batch_dims(line: str) -> bool:
     return len(mine) > len(peer) and mine.startswith(peer)
 
 
-_SAVED_LOCKED = re.compile(r"^result(\['\w+'\])*\.is_locked: peer False, tclass True$")
+_SAVED_LOCKED = re.compile(
+    r"^result(\['\w+'\]|\.<members>(\[\d+\])+)*\.is_locked: peer False, tclass True$"
+)
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDictView'$")
 _RESHAPED = re.compile(r": peer Tensor\[([\w.]+), shape \[[\d, ]*\]\], tclass Tensor\[\1, shape")
 
