@@ -51,6 +51,15 @@ def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     return any(p.search(str(peer.error)) for p in _PEER_REFUSES)
 
 
+def _h5_missing_renamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``rename_key_(k, k)`` of a key the file lacks: a ``KeyError`` in tclass, as for a
+    TensorDict in both libraries; the peer's file does nothing."""
+    if not facts.h5 or finding.kind != "tclass-raises" or finding.step.op != "rename_key_":
+        return False
+    same = re.search(r"rename_key_\((\S+), \1[,)]", finding.step.src)
+    return same is not None and type(mine.error).__name__ == "KeyNotFoundError"
+
+
 def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if not facts.h5 or finding.kind != "result":
         return False
