@@ -23,6 +23,7 @@ import math
 import os
 import stat
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, TypeAlias
@@ -95,6 +96,10 @@ _NUMPY_DTYPES = frozenset(
      torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128}
 )  # fmt: skip
 _INT_BY_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+# The anonymous maps of MemoryMappedTensors made without a file (torch keeps one Python
+# object per storage while it lives), so that their plain views (``detach()``, ``t[1:]``)
+# count as memory-mapped, as file-backed ones do: see in_memory_map.
+_ANONYMOUS_MAPS: weakref.WeakSet[torch.UntypedStorage] = weakref.WeakSet()
 
 
 class MemoryMappedTensor(torch.Tensor):
@@ -574,6 +579,7 @@ class MemoryMappedTensor(torch.Tensor):
         numel = math.prod(size)
         if filename is None:
             storage = _shared_storage(numel * dtype.itemsize, data)
+            _ANONYMOUS_MAPS.add(storage)
             # The stub misses set_'s default (contiguous) stride; passing it costs 0.4 us.
             flat: torch.Tensor = torch.empty(0, dtype=dtype)
             flat = flat.set_(storage, 0, size)  # type: ignore[call-overload]
@@ -745,8 +751,10 @@ class MemoryMappedTensor(torch.Tensor):
 def in_memory_map(tensor: torch.Tensor) -> bool:
     """Whether ``tensor``'s data lives in a memory-mapped file: a ``MemoryMappedTensor``,
     or a view of one that torch's own ops returned as a plain tensor (``td.view(-1)``,
-    ``td.unsqueeze(0)``, ``td.permute(...)`` of a memory-mapped collection), whose writes
-    reach the file all the same."""
+    ``td.unsqueeze(0)``, ``td.permute(...)``, ``td.detach()`` of a memory-mapped
+    collection), whose writes reach the file all the same; the anonymous map of one made
+    without a file (``memmap_()`` without a folder) too, so that ``is_memmap()`` and
+    ``is_shared()`` do not change with a view of the same data."""
     if isinstance(tensor, MemoryMappedTensor):
         return True
     if tensor.layout is torch.jagged:  # a saved one: its values view the file
@@ -754,7 +762,8 @@ def in_memory_map(tensor: torch.Tensor) -> bool:
         return in_memory_map(jagged.values())
     if tensor.device.type != "cpu" or tensor.is_sparse or tensor.layout is not torch.strided:
         return False
-    return tensor.untyped_storage().filename is not None
+    storage = tensor.untyped_storage()
+    return storage.filename is not None or storage in _ANONYMOUS_MAPS
 
 
 def _gather_rows(tensor: MemoryMappedTensor, index: torch.Tensor) -> torch.Tensor | None:

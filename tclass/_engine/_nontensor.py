@@ -98,7 +98,8 @@ class _NonTensorNode(NonTensorOps):
             and isinstance(other, NonTensorData)
             and same_value(self.data, other.data)
         ):
-            return self
+            # a new node: the result's lock is its own (self may be in a locked tree)
+            return self._rebuilt(iter(()), None)
         shape = self.batch_size
         flags = condition.detach().cpu()
         flags = flags.reshape(flags.shape + (1,) * (len(shape) - flags.ndim)).expand(shape)

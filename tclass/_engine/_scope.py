@@ -35,9 +35,18 @@ class Scope:
     with it), the collections it was locked through (weak references, see
     ``_lock_graph.py``), the names of the batch dims, and whether an entry is an
     unbatched tensor. ``special``: names or unbatched tensors, which indexing and shape
-    ops carry."""
+    ops carry. ``saved_view``: a locked view (an index's rows) of a saved TensorDict with
+    no tensor of its own, whose rows stay locked as its source's (the peer's flag)."""
 
-    __slots__ = ("before_last_lock", "restore", "on_exit", "lock_refs", "names", "unbatched")
+    __slots__ = (
+        "before_last_lock",
+        "restore",
+        "on_exit",
+        "lock_refs",
+        "names",
+        "unbatched",
+        "saved_view",
+    )
 
     def __init__(self) -> None:
         self.before_last_lock: bool | None = None
@@ -46,6 +55,7 @@ class Scope:
         self.lock_refs: list[Ref] = _NO_REFS
         self.names: Names = None
         self.unbatched = False
+        self.saved_view = False
 
     @property
     def special(self) -> bool:

@@ -53,6 +53,7 @@ class IndexingOps(TensorDictBase):
         ) -> Self: ...
         def _assign_names(self, names: Names) -> None: ...
         def _mark_unbatched(self) -> None: ...
+        def _scoped(self) -> Scope: ...
     else:
         __slots__ = ()
 
@@ -190,10 +191,22 @@ class IndexingOps(TensorDictBase):
         data pointer (see ``_batch.keeps_data_pointer``)."""
         if _batch.keeps_data_pointer(index) and self._views_stay_locked():
             out.lock_()
+            if self._saved_or_view_of_saved() and not any(
+                isinstance(value, torch.Tensor) for value in out._tensors.values()
+            ):
+                # No tensor to tell that its data is mapped: its rows are locked too.
+                out._scoped().saved_view = True
         return out
 
     def _views_stay_locked(self) -> bool:
-        return self._saved_at is not None or super()._views_stay_locked()
+        return self._saved_or_view_of_saved() or super()._views_stay_locked()
+
+    def _saved_or_view_of_saved(self) -> bool:
+        """Saved in a folder, or a locked view of one without tensors (see ``Scope``)."""
+        scope = self._scope
+        return self._saved_at is not None or (
+            self._locked and scope is not None and scope.saved_view
+        )
 
     def _index(self, index: Any) -> Any:
         batch = self._batch_size

@@ -108,6 +108,7 @@ def saved_copy(
             durable=durable, archive=archive, compression=compression, mode=mode,
         )  # fmt: skip
         return _copy_of_file(node, save, like)  # type: ignore[no-any-return]
+    node = _members_in_memory(node)  # a lazy stack's members over a store, read
     if prefix is not None and wants_archive(prefix, archive):
         return save_archive(  # type: ignore[no-any-return]
             node, prefix, like=like, existsok=existsok, allow_pickle=allow_pickle,
@@ -126,6 +127,22 @@ def saved_copy(
     )  # fmt: skip
     saved._lock_each()  # as the peer: each level locked on its own (no lock graph)
     return saved  # type: ignore[no-any-return]
+
+
+def _members_in_memory(node: C) -> C:
+    """``node``, a lazy stack (or a record over one) some of whose members are over a
+    store (an HDF5 file or its rows), with those read into memory, as the peer saves
+    them; any other ``node`` as it is."""
+    storage = storage_of(node)
+    if not isinstance(storage, LazyStackedTensorDict):
+        return node
+    members = storage.tensordicts
+    read = [in_memory(_members_in_memory(member)) for member in members]
+    if all(new is old for new, old in zip(read, members)):
+        return node
+    stack: Any = storage._restacked(read)
+    record: Any = type(node)  # a tensorclass, when node is not the stack itself
+    return stack if node is storage else record._from_tensordict_unchecked(stack)  # type: ignore[no-any-return]
 
 
 def _copy_of_file(node: Any, save: Callable[[Any], Any], like: bool) -> Any:

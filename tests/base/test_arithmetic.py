@@ -1214,3 +1214,13 @@ def test_where_pad_takes_the_other_collections_keys() -> None:
     assert set(other.keys()) == {"x", "y", "n", "m"}
     fewer = td.where(cond, TensorDict(y=torch.zeros(2), batch_size=[2]), pad=5)
     assert fewer["x"].tolist() == [[1.0] * 3, [5.0] * 3] and fewer["y"].tolist() == [5.0, 0.0]
+
+
+def test_where_of_a_locked_collection_gives_an_unlockable_result() -> None:
+    # A Python value both sides share is a new node in the result, not the locked one.
+    td = TensorDict(x=torch.ones(3), s="text", batch_size=[3]).lock_()
+    out = td.where(torch.tensor([True, False, True]), td.apply(torch.zeros_like))
+    assert out.unlock_() is out and not out.is_locked and td.is_locked
+    assert out["x"].tolist() == [1.0, 0.0, 1.0] and out["s"] == "text"
+    out["s"] = "other"
+    assert td["s"] == "text"

@@ -234,6 +234,21 @@ def test_share_memory_in_place() -> None:
     assert all(leaf.is_shared() for leaf in _leaves(td))
 
 
+def test_views_of_an_anonymous_memory_map_stay_memory_mapped() -> None:
+    # memmap_() without a folder maps anonymous memory: a view of the same data
+    # (detach, an index, view) answers is_shared() and is_memmap() as the collection.
+    td = TensorDict({"a": torch.arange(4.0), "n": {"b": torch.zeros(4, 2)}}, [4]).memmap_()
+    assert td.is_memmap() and not td.is_shared()
+    for view in (td.detach(), td[1:], td.view(2, 2), td.unsqueeze(0)):
+        assert view.is_memmap() and not view.is_shared()
+    assert type(td.detach()["a"]) is torch.Tensor  # a plain tensor over the same map
+    td.detach()["a"][0] = 5.0
+    assert td["a"][0].item() == 5.0
+    # Shared memory made by share_memory_() is shared, not memory-mapped, as before.
+    shared = TensorDict({"a": torch.arange(4.0)}, [4]).share_memory_()
+    assert shared.detach().is_shared() and not shared.detach().is_memmap()
+
+
 def _child_writes(td: TensorDict) -> None:
     td["a"].fill_(7.0)
 

@@ -1260,6 +1260,22 @@ def test_rename_needs_names() -> None:
     assert td.rename(None).names == [None] and td.rename(i="j").names == ["j"]
 
 
+def test_rows_of_a_view_of_a_saved_collection_without_tensors_stay_locked(
+    tmp_path: Any,
+) -> None:
+    # Nothing tells that its data is mapped but the folder: a view at an index that
+    # keeps the data pointer stays locked, and so do its own rows (as the source's).
+    saved = TensorDict({"n": TensorDict({}, [2])}, [2]).memmap(tmp_path / "w")
+    assert saved.is_locked and saved[0].is_locked
+    for view in (saved[None, ...], saved[None], saved[:, None]):
+        assert view.is_locked
+        assert view[0].is_locked and view[:, 0].is_locked and view[0]["n"].is_locked
+        assert all(row.is_locked for row in view.unbind(0))
+    # The rows of a collection locked by hand are not locked.
+    plain = TensorDict({}, [2]).lock_()
+    assert not plain[None].is_locked and not plain[None][0].is_locked
+
+
 def test_a_locked_update_that_replaces_nothing_is_accepted() -> None:
     """An update giving a nested collection no entries writes nothing: a locked
     TensorDict takes it (as it takes its own entries written back); one that adds or

@@ -137,3 +137,56 @@ def test_get_at_of_a_missing_key_gives_the_default_as_a_tensordicts_does(
     assert ptd.get_at(key, 0) is None
     assert ptd.get_at(key, 0, default=7) == dense.get_at(key, 0, default=7) == 7
     assert torch.equal(ptd.get_at(("n", "c"), 1), dense.get_at(("n", "c"), 1))
+
+
+@pytest.mark.parametrize("index", [(1, -1), (slice(None), 0), (0, slice(1, 3)), (1, [0, 2])])
+def test_get_at_an_index_past_the_batch_dims_picks_within_the_tensor(
+    ptd: PersistentTensorDict, index: Any
+) -> None:
+    # As a TensorDict's get_at (get(key)[index]): the tensor's own dims after the batch's.
+    dense = _named()
+    assert torch.equal(ptd.get_at("b", index), dense["b"][index])
+    with pytest.raises(IndexError, match="too many indices"):
+        ptd.get_at("n", (0, *index))  # a collection's rows take only its batch dims
+
+
+def test_a_lazy_stack_with_members_over_a_file_is_saved_read(
+    ptd: PersistentTensorDict, tmp_path: Path
+) -> None:
+    # As the peer: the members over the file are read and saved as the others.
+    stack = LazyStackedTensorDict(ptd, _named(), stack_dim=0)
+    for saved in (stack.memmap(tmp_path / "o"), stack.memmap_like(tmp_path / "like")):
+        assert isinstance(saved, LazyStackedTensorDict) and saved.is_locked
+        assert saved.batch_size == torch.Size([2, 2])
+        assert all(type(member) is TensorDict for member in saved.tensordicts)
+    saved = LazyStackedTensorDict.load_memmap(tmp_path / "o")
+    assert torch.equal(saved["b"], torch.stack([_named()["b"]] * 2))
+    assert torch.equal(saved["n", "c"], torch.stack([_named()["n", "c"]] * 2))
+    assert isinstance(stack.tensordicts[0], PersistentTensorDict)  # the stack unchanged
+
+
+def test_a_str_written_into_the_rows_of_a_tensor_is_an_in_place_write_error(
+    ptd: PersistentTensorDict,
+) -> None:
+    view = ptd[0]
+    with pytest.raises(InPlaceWriteError, match=r"cannot write a str into .*'/b'") as caught:
+        view.set("b", "a")
+    assert isinstance(caught.value, RuntimeError)  # the peer's builtin here
+    with pytest.raises(InPlaceWriteError, match="cannot write a str"):
+        ptd.set_at_("b", "a", 0)
+    assert torch.equal(ptd["b"], _named()["b"])  # nothing written
+    ptd["b"] = "a"  # the entry replaced through the file itself
+    assert ptd["b"] == "a"
+
+
+@pytest.mark.parametrize("safe", [False, True])
+def test_an_entry_renamed_to_itself_stays_as_a_tensordicts_does(
+    ptd: PersistentTensorDict, safe: bool
+) -> None:
+    # It was deleted from the file (without safe) or refused as already present (with).
+    for key in ("b", ("n", "c")):
+        assert ptd.rename_key_(key, key, safe=safe) is ptd
+        assert set(_named().rename_key_(key, key, safe=safe).keys(True)) == set(ptd.keys(True))
+    assert (ptd.to_tensordict() == _named()).all()
+    with pytest.raises(KeyError, match="zz"):
+        ptd.rename_key_("zz", "zz")

@@ -287,9 +287,18 @@ def write_rows(
     Raises:
         GradError: ``value`` requires grad (see :func:`to_numpy`); nothing is written.
         MetaTensorError: ``value`` is a meta tensor (no data); nothing is written.
-        InPlaceWriteError: ``value`` does not broadcast to the rows written.
+        InPlaceWriteError: ``value`` does not broadcast to the rows written, or is not
+            a tensor and torch cannot make one of it (a ``str``).
     """
-    source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+    try:
+        source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError) as error:
+        msg = (
+            f"cannot write a {type(value).__name__} into {where or f'a {label} file'}: "
+            f"its rows hold a tensor and torch cannot make one of it ({error}); give a "
+            "tensor, or replace the entry through the file itself (ptd[key] = value)"
+        )
+        raise InPlaceWriteError(msg) from None
     if source.requires_grad:
         raise grad_refused(where or f"a {label} file", tuple(source.shape))
     if source.is_meta:

@@ -629,9 +629,11 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             return default
         if not node._has_entry(path[-1]):
             return default
-        return node._entry_rows(
-            path[-1], index, torch.empty(node.batch_size, device="meta")[index].shape
-        )
+        try:
+            batch: torch.Size | None = torch.empty(node.batch_size, device="meta")[index].shape
+        except IndexError:  # past the batch dims: a tensor's own dims, as get(key)[index]
+            batch = None
+        return node._entry_rows(path[-1], index, batch)
 
     def _rows(self, index: Any) -> PersistentTensorDictView:
         """The rows ``index`` selects, as a view of the store (see ``_view``)."""
@@ -640,13 +642,15 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
     # What a record over this collection indexes it with.
     _index = _index_int = _index_slice = _rows
 
-    def _entry_rows(self, key: str, index: Any, batch: torch.Size) -> Value:
+    def _entry_rows(self, key: str, index: Any, batch: torch.Size | None) -> Value:
+        """The rows ``index`` of the entry ``key``; ``batch``: their batch size, None for
+        an index past the batch dims (a tensor's own dims, as ``get(key)[index]``)."""
         node = self._node(key)
         if is_group(node):
             return self._as_record(key, self._child_of(key, node)._rows(index))  # type: ignore[no-any-return]
         if node.dtype is None:
             value = self._read_dataset(node)
-            if isinstance(value, NonTensorData):
+            if isinstance(value, NonTensorData) and batch is not None:
                 return NonTensorData._make(value.data, batch, value.device)
             return value[index]
         device = self._device or torch.device("cpu")

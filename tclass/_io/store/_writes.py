@@ -327,9 +327,15 @@ class StoreWrites(TensorDictBase):
     def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
         """Rename an entry in the file: moved, not copied, within one group; a nested key
         into another group is written there, then deleted (groups on the way are made).
-        An entry already at ``new_key`` is replaced (a ``KeyError`` with ``safe``)."""
+        An entry already at ``new_key`` is replaced (a ``KeyError`` with ``safe``); an
+        entry renamed to itself stays as it is, as a TensorDict's."""
         old = (old_key,) if isinstance(old_key, str) else tuple(old_key)
         new = (new_key,) if isinstance(new_key, str) else tuple(new_key)
+        if old == new:
+            if self.get(old, _MISSING) is _MISSING:
+                raise self._missing_key(old_key)
+            self._writable()  # a file opened read-only refuses, as for any rename
+            return self
         if len(old) == 1 and len(new) == 1:
             return self._rename_here(old[0], new[0], safe)
         if old[:-1] == new[:-1]:
