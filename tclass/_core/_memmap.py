@@ -59,10 +59,14 @@ from tclass._core._memmap_files import (
 )
 from tclass.errors import (
     ArgumentError,
+    ArgumentValueError,
     DeviceError,
+    DimError,
+    EntryTypeError,
     FileConflictError,
     FileFormatError,
     GradError,
+    IndexTypeError,
     ShapeError,
     UnpicklableError,
     UnsupportedError,
@@ -386,7 +390,7 @@ class MemoryMappedTensor(torch.Tensor):
             raise UnsupportedError(msg)
         if input.layout is not torch.strided:
             msg = f"only dense tensors can be memory-mapped, got layout {input.layout}"
-            raise TypeError(msg + "; convert it with .to_dense() first")
+            raise EntryTypeError(msg + "; convert it with .to_dense() first")
         size = tensor_shape(shape)
         if size is not None:
             input = input.broadcast_to(as_size((), size))
@@ -428,8 +432,8 @@ class MemoryMappedTensor(torch.Tensor):
             TypeError: ``index`` is not a basic index.
         """
         if mode not in (None, "r", "r+"):
-            msg = f"mode must be None, 'r' or 'r+', got {mode!r}"
-            raise ValueError(msg)
+            msg = f"mode must be None, 'r' or 'r+' (read-only or write-through), got {mode!r}"
+            raise ArgumentValueError(msg)
         nested = nested_shape((), shape)
         if nested is not None:
             if index is not None:
@@ -445,8 +449,11 @@ class MemoryMappedTensor(torch.Tensor):
             return out
         view = out[index]
         if not isinstance(view, cls):
-            msg = f"index must be a basic index (ints, slices, None, ...), got {index!r}"
-            raise TypeError(msg)
+            msg = (
+                f"index must be a basic index (ints, slices, None, ...), got {index!r}; "
+                "index the returned tensor instead for a copy"
+            )
+            raise IndexTypeError(msg)
         return view
 
     @classmethod
@@ -769,7 +776,7 @@ def _gather_rows(tensor: MemoryMappedTensor, index: torch.Tensor) -> torch.Tenso
     if low_value < -size or high_value >= size:
         bad = low_value if low_value < -size else high_value
         msg = f"index {bad} is out of bounds for dimension 0 with size {size}"
-        raise IndexError(msg)
+        raise DimError(msg)
     if low_value < 0:
         index = torch.where(index < 0, index + size, index)
     plain = torch._C.TensorBase.view_as(tensor, tensor)  # a plain alias: no subclass dispatch

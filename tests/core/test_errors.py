@@ -32,6 +32,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "DimError": (IndexError, ValueError, RuntimeError),
     "IndexTypeError": (IndexError, ValueError, RuntimeError, TypeError),
     "DimNameError": (ValueError, RuntimeError),
+    "DimNameTypeError": (ValueError, RuntimeError, TypeError),
     "DimNameCountError": (ValueError, RuntimeError, IndexError),
     "InPlaceWriteError": (ValueError, RuntimeError),
     "InPlaceKernelError": (ValueError, RuntimeError, NotImplementedError),
