@@ -441,9 +441,9 @@ class TensorCollection:
         """Iterates over the first batch dim, like a tensor does over its first dim."""
         if not self.batch_size:
             msg = (
-                f"iteration over a {type(self).__name__} with no batch dims (a 0-d "
-                "collection, batch_size []); iterate over keys(), values() or items() "
-                "instead, or give it a batch size"
+                f"iteration over a 0-d tensordict: this {type(self).__name__} has no batch "
+                "dims (batch_size []); iterate over keys(), values() or items() instead, or "
+                "give it a batch size"
             )
             raise IndexTypeError(msg)
         return iter(self.unbind(0))
