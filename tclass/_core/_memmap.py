@@ -285,7 +285,8 @@ class MemoryMappedTensor(torch.Tensor):
     ) -> Self:
         """:meth:`empty` with the shape and dtype of ``input`` (its data is not read).
 
-        Raises TypeError if ``input`` is not a tensor, else as :meth:`empty` does.
+        Raises EntryTypeError (a TypeError) if ``input`` is not a tensor, else as
+        :meth:`empty` does.
         """
         check_tensor(input, "empty_like")
         return cls._new(input.shape, input.dtype, None, filename, existsok, True)
@@ -346,7 +347,8 @@ class MemoryMappedTensor(torch.Tensor):
             anonymous one and ``filename`` is None); otherwise a new copy.
 
         Raises:
-            TypeError: ``input`` is not a dense tensor (convert with ``torch.as_tensor``).
+            EntryTypeError: (a TypeError) ``input`` is not a dense tensor (convert with
+                ``torch.as_tensor``).
             DeviceError: ``input`` is on the meta device (it has no data).
             UnsupportedError: ``input`` is a nested tensor of the jagged layout (a
                 ``NotImplementedError``, as the peer's).
@@ -428,8 +430,8 @@ class MemoryMappedTensor(torch.Tensor):
             NotAFileError: the path is a directory or another non-regular file.
             FileFormatError: the file size disagrees with dtype and shape.
             PermissionError: ``mode="r+"`` on a file this process cannot write.
-            ValueError: an unknown mode.
-            TypeError: ``index`` is not a basic index.
+            ArgumentValueError: (a ValueError) an unknown mode.
+            IndexTypeError: (a TypeError) ``index`` is not a basic index.
         """
         if mode not in (None, "r", "r+"):
             msg = f"mode must be None, 'r' or 'r+' (read-only or write-through), got {mode!r}"

@@ -48,7 +48,7 @@ def merge_tensordicts(
     keep the first), as the peer. Python values always keep the first.
 
     Raises:
-        ValueError: if no collection is given.
+        StackError: (a ValueError and a RuntimeError) if no collection is given.
         BatchMismatchError: if an entry of a later input does not start with the first
             input's batch size.
     """
