@@ -434,7 +434,9 @@ class MemoryMappedTensor(torch.Tensor):
             IndexTypeError: (a TypeError) ``index`` is not a basic index.
         """
         if mode not in (None, "r", "r+"):
-            msg = f"mode must be None, 'r' or 'r+' (read-only or write-through), got {mode!r}"
+            msg = (
+                f"mode must be None, 'r' or 'r+', got {mode!r}: 'r' reads only, 'r+' writes through"
+            )
             raise ArgumentValueError(msg)
         nested = nested_shape((), shape)
         if nested is not None:

@@ -157,7 +157,7 @@ def load_tree(
     are not read (``validate_folder`` does the same).
     """
     if mode not in _MODES:
-        msg = f"mode must be None, 'r' or 'r+' (read-only or write-through), got {mode!r}"
+        msg = f"mode must be None, 'r' or 'r+', got {mode!r}: 'r' reads only, 'r+' writes through"
         raise ArgumentValueError(msg)
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
