@@ -32,6 +32,7 @@ __all__ = [
     "DimError",
     "DimNameCountError",
     "DimNameError",
+    "DimNameTypeError",
     "DistributedError",
     "EntriesTwiceError",
     "EntryExistsError",
@@ -232,13 +233,20 @@ class DimError(TclassError, IndexError, ValueError, RuntimeError):
 class IndexTypeError(DimError, TypeError):
     """An index of a type that cannot index a batch (a set, a string, a float): torch's
     ``IndexError`` for a tensor, and a ``TypeError`` too, as the peer raises for a lazy
-    stack ("Invalid index")."""
+    stack ("Invalid index"). Also iteration over a collection with no batch dims (the
+    peer's ``TypeError``, as torch's for a 0-d tensor)."""
 
 
 class DimNameError(TclassError, ValueError, RuntimeError):
     """Names of batch dims are malformed (a wrong count, a repeat) or contradict the names
     a dim already has. The peer raises ValueError for the first and RuntimeError for the
     second; this is both."""
+
+
+class DimNameTypeError(DimNameError, TypeError):
+    """A name of a batch dim is not a string (or None), or names were given as something
+    other than a sequence of them (``names=5``); a ``TypeError``, as the peer raises for
+    names that are not a sequence."""
 
 
 class DimNameCountError(DimNameError, IndexError):
@@ -511,8 +519,9 @@ class CastError(FieldTypeError, ValueError):
 
 
 class ArgumentError(TclassError, TypeError):
-    """A constructor got arguments its signature does not take: too many positional
-    arguments, or a required field missing."""
+    """A constructor or function got arguments its signature does not take: too many
+    positional arguments, a required field or size missing, or an argument of the wrong
+    type (a ``dtype`` that is not a ``torch.dtype``)."""
 
 
 class UpdateArgumentError(ArgumentError, RuntimeError):

@@ -60,10 +60,14 @@ from tclass._core._memmap_files import (
 )
 from tclass.errors import (
     ArgumentError,
+    ArgumentValueError,
     DeviceError,
+    DimError,
+    EntryTypeError,
     FileConflictError,
     FileFormatError,
     GradError,
+    IndexTypeError,
     ShapeError,
     UnpicklableError,
     UnsupportedError,
@@ -286,7 +290,8 @@ class MemoryMappedTensor(torch.Tensor):
     ) -> Self:
         """:meth:`empty` with the shape and dtype of ``input`` (its data is not read).
 
-        Raises TypeError if ``input`` is not a tensor, else as :meth:`empty` does.
+        Raises EntryTypeError (a TypeError) if ``input`` is not a tensor, else as
+        :meth:`empty` does.
         """
         check_tensor(input, "empty_like")
         return cls._new(input.shape, input.dtype, None, filename, existsok, True)
@@ -347,7 +352,8 @@ class MemoryMappedTensor(torch.Tensor):
             anonymous one and ``filename`` is None); otherwise a new copy.
 
         Raises:
-            TypeError: ``input`` is not a dense tensor (convert with ``torch.as_tensor``).
+            EntryTypeError: (a TypeError) ``input`` is not a dense tensor (convert with
+                ``torch.as_tensor``).
             DeviceError: ``input`` is on the meta device (it has no data).
             UnsupportedError: ``input`` is a nested tensor of the jagged layout (a
                 ``NotImplementedError``, as the peer's).
@@ -391,7 +397,7 @@ class MemoryMappedTensor(torch.Tensor):
             raise UnsupportedError(msg)
         if input.layout is not torch.strided:
             msg = f"only dense tensors can be memory-mapped, got layout {input.layout}"
-            raise TypeError(msg + "; convert it with .to_dense() first")
+            raise EntryTypeError(msg + "; convert it with .to_dense() first")
         size = tensor_shape(shape)
         if size is not None:
             input = input.broadcast_to(as_size((), size))
@@ -429,12 +435,14 @@ class MemoryMappedTensor(torch.Tensor):
             NotAFileError: the path is a directory or another non-regular file.
             FileFormatError: the file size disagrees with dtype and shape.
             PermissionError: ``mode="r+"`` on a file this process cannot write.
-            ValueError: an unknown mode.
-            TypeError: ``index`` is not a basic index.
+            ArgumentValueError: (a ValueError) an unknown mode.
+            IndexTypeError: (a TypeError) ``index`` is not a basic index.
         """
         if mode not in (None, "r", "r+"):
-            msg = f"mode must be None, 'r' or 'r+', got {mode!r}"
-            raise ValueError(msg)
+            msg = (
+                f"mode must be None, 'r' or 'r+', got {mode!r}: 'r' reads only, 'r+' writes through"
+            )
+            raise ArgumentValueError(msg)
         nested = nested_shape((), shape)
         if nested is not None:
             if index is not None:
@@ -450,8 +458,11 @@ class MemoryMappedTensor(torch.Tensor):
             return out
         view = out[index]
         if not isinstance(view, cls):
-            msg = f"index must be a basic index (ints, slices, None, ...), got {index!r}"
-            raise TypeError(msg)
+            msg = (
+                f"index must be a basic index (ints, slices, None, ...), got {index!r}; "
+                "index the returned tensor instead for a copy"
+            )
+            raise IndexTypeError(msg)
         return view
 
     @classmethod
@@ -778,7 +789,7 @@ def _gather_rows(tensor: MemoryMappedTensor, index: torch.Tensor) -> torch.Tenso
     if low_value < -size or high_value >= size:
         bad = low_value if low_value < -size else high_value
         msg = f"index {bad} is out of bounds for dimension 0 with size {size}"
-        raise IndexError(msg)
+        raise DimError(msg)
     if low_value < 0:
         index = torch.where(index < 0, index + size, index)
     plain = torch._C.TensorBase.view_as(tensor, tensor)  # a plain alias: no subclass dispatch

@@ -13,7 +13,7 @@ from typing import SupportsIndex, TypeAlias, Union
 
 import torch
 
-from tclass.errors import ArgumentError, DeviceError, ShapeError
+from tclass.errors import ArgumentError, DeviceError, EntryTypeError, ShapeError
 
 __all__ = [
     "DeviceLike",
@@ -41,12 +41,15 @@ def as_size(size: tuple[SizeLike, ...], shape: SizeLike | None) -> tuple[int, ..
         return size[0]  # a tensor's shape: non-negative ints
     if shape is not None:
         if size:
-            msg = "pass the size either positionally or as shape=, not both"
-            raise TypeError(msg)
+            msg = (
+                f"pass the size either positionally or as shape=, not both: got {size!r} "
+                f"and shape={shape!r}"
+            )
+            raise ArgumentError(msg)
         size = (shape,)
     elif not size:
         msg = "missing size: pass ints, a sequence of ints or shape=; () is a 0-d tensor"
-        raise TypeError(msg)
+        raise ArgumentError(msg)
     if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
         size = tuple(size[0])
     dims: list[int] = []
@@ -110,7 +113,7 @@ def nested_numel(nested: torch.Tensor) -> int:
 def check_dtype(dtype: object) -> torch.dtype:
     if not isinstance(dtype, torch.dtype):
         msg = f"dtype must be a torch.dtype such as torch.float32, got {dtype!r}"
-        raise TypeError(msg)
+        raise ArgumentError(msg)
     return dtype
 
 
@@ -135,14 +138,17 @@ def check_tensor(value: object, method: str) -> None:
             f"MemoryMappedTensor.{method} expects a torch.Tensor, got {kind}; convert "
             "it first with torch.as_tensor(value)"
         )
-        raise TypeError(msg)
+        raise EntryTypeError(msg)
 
 
 def abspath(filename: PathLike) -> str:
     path: str | bytes = os.fspath(filename)
     if not isinstance(path, str):
-        msg = f"filename must be a str or os.PathLike[str], got {filename!r}"
-        raise TypeError(msg)
+        msg = (
+            f"filename must be a str or os.PathLike[str], got {filename!r}; decode a bytes "
+            "path first (os.fsdecode(filename))"
+        )
+        raise ArgumentError(msg)
     if path.startswith("/") and not _UNNORMALISED.search(path):
         return path  # already what abspath would return (saves a normpath per leaf)
     return os.path.abspath(path)

@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 
 import torch
 
-from tclass.errors import DimNameCountError, DimNameError
+from tclass.errors import DimNameCountError, DimNameError, DimNameTypeError
 
 __all__ = [
     "Names",
@@ -49,20 +49,26 @@ def as_names(value: object, ndim: int, where: str = "names") -> Names:
     Raises:
         DimNameError: for a wrong count or a repeated name (a ``ValueError``, as the
             peer raises).
-        TypeError: for a name that is not a string.
+        DimNameTypeError: for a name that is not a string (a ``TypeError``).
     """
     if value is None:
         return None
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, Sequence):
-        msg = f"{where} must be a sequence of str or None, got {type(value).__name__}"
-        raise TypeError(msg)
+        msg = (
+            f"{where} must be a sequence of str or None (one per batch dim), got "
+            f"{type(value).__name__} {value!r}; pass e.g. {where}=['batch', 'time']"
+        )
+        raise DimNameTypeError(msg)
     names = tuple(value)
     for name in names:
         if name is not None and not isinstance(name, str):
-            msg = f"{where}: every name must be a str or None, got {name!r} in {list(names)}"
-            raise TypeError(msg)
+            msg = (
+                f"{where}: every name must be a str or None, got {name!r} in {list(names)}; "
+                "name the dims with strings (None for an unnamed dim)"
+            )
+            raise DimNameTypeError(msg)
     if len(names) != ndim:
         msg = (
             f"{where}: {list(names)} names {len(names)} dims but the batch has {ndim} (the "

@@ -16,7 +16,14 @@ from tclass._core import _keys
 from tclass._core._batch import format_shape
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass.errors import BatchMismatchError, DimError, KeyNotFoundError, ShapeError
+from tclass.errors import (
+    BatchMismatchError,
+    DimError,
+    EntryTypeError,
+    KeyNotFoundError,
+    ShapeError,
+    StackError,
+)
 
 __all__ = ["expand_as_right", "expand_right", "isin", "merge_tensordicts", "remove_duplicates"]
 
@@ -41,13 +48,13 @@ def merge_tensordicts(
     keep the first), as the peer. Python values always keep the first.
 
     Raises:
-        ValueError: if no collection is given.
+        StackError: (a ValueError and a RuntimeError) if no collection is given.
         BatchMismatchError: if an entry of a later input does not start with the first
             input's batch size.
     """
     if not tensordicts:
-        msg = "merge_tensordicts: give at least one collection to merge"
-        raise ValueError(msg)
+        msg = "merge_tensordicts: give at least one collection to merge, got none"
+        raise StackError(msg)
     first = tensordicts[0]
     sources = list(tensordicts)
     return _merge_level(sources, (), first.batch_size, first.device, callback_exist, len(sources))
@@ -110,9 +117,9 @@ def _check_fits(value: Any, path: tuple[str, ...], batch: torch.Size) -> None:
     if shape is None:
         msg = (
             f"merge_tensordicts: the callback for {path!r} returned a "
-            f"{type(value).__name__}, not a tensor or collection"
+            f"{type(value).__name__}, not a tensor or collection; return one of those"
         )
-        raise TypeError(msg)
+        raise EntryTypeError(msg)
     if tuple(shape[: len(batch)]) != tuple(batch):
         raise BatchMismatchError(path, shape, batch)
 

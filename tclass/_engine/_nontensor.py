@@ -49,6 +49,7 @@ from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     ClassDefinitionError,
+    DimError,
     EntryTypeError,
     InPlaceWriteError,
     LockedError,
@@ -151,7 +152,11 @@ class _NonTensorNode(NonTensorOps):
                 condition, other, out=out, pad=pad, update_batch_size=update_batch_size
             )
         if out._locked:
-            raise LockedError("where: out is a locked NonTensorStack; unlock it first")
+            msg = (
+                "Cannot modify locked NonTensorStack: where(..., out=) writes into it; "
+                "unlock it first"
+            )
+            raise LockedError(msg)
         out._values, out._stack_dims = picked._flat(), None
         return out  # type: ignore[return-value]
 
@@ -185,7 +190,9 @@ class _NonTensorNode(NonTensorOps):
             return
         stack, positions = link
         if stack._locked:
-            msg = "cannot write into an element of a locked NonTensorStack; unlock it first"
+            msg = (
+                "Cannot modify locked NonTensorStack: cannot write into an element; unlock it first"
+            )
             raise LockedError(msg)
         values = stack._values
         for position, new in zip(positions, self._flat()):
@@ -354,7 +361,7 @@ class NonTensorData(_NonTensorNode):
         if type(index) is int and batch:
             if not -batch[0] <= index < batch[0]:
                 msg = f"index {index} is out of bounds for batch dim 0 of size {batch[0]}"
-                raise IndexError(msg)
+                raise DimError(msg)
             return self._make(self.data, batch[1:], self._device)
         kind = type(index)
         if kind is slice and batch:
@@ -392,7 +399,9 @@ class NonTensorData(_NonTensorNode):
                 raise InPlaceWriteError(msg)
             value = value.data
         if self._locked:
-            raise LockedError("cannot write into a locked NonTensorData; unlock it first")
+            raise LockedError(
+                "Cannot modify locked NonTensorData: cannot write into it; unlock it first"
+            )
         self.data = value
         self._write_back()
 

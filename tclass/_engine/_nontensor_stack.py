@@ -406,7 +406,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """Takes the values and batch size of ``other`` (a NonTensorStack) in place: what
         ``pad(..., inplace=True)`` does, keeping this stack's identity, as the peer."""
         if self._locked:
-            msg = "cannot change the batch size of a locked NonTensorStack; unlock it first"
+            msg = (
+                "Cannot modify locked NonTensorStack: cannot change its batch size; unlock it first"
+            )
             raise LockedError(msg)
         if not isinstance(other, NonTensorStack):
             super()._become(other)
@@ -423,7 +425,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             StackError: (a ``ValueError``) a node of another batch size.
         """
         if self._locked:
-            msg = "cannot insert a member into a locked NonTensorStack; unlock it first"
+            msg = "Cannot modify locked NonTensorStack: cannot insert a member; unlock it first"
             raise LockedError(msg)
         dim = self.stack_dim
         member = list(self.batch_size)
@@ -483,7 +485,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         in place, as the peer. Raises:
             LockedError: (a ``RuntimeError``) if the stack is locked (a saved one too)."""
         if self._locked:
-            raise LockedError("cannot write into a locked NonTensorStack; unlock it first")
+            raise LockedError(
+                "Cannot modify locked NonTensorStack: cannot write into it; unlock it first"
+            )
         new = self._with_written(index, value)  # never changes self: copy on write
         self._values, self._stack_dims = new._flat(), getattr(new, "_stack_dims", None)
         self._write_back()  # into the stack this one was read from by index, if any

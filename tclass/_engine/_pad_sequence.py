@@ -36,6 +36,7 @@ from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._td import TensorDict
 from tclass._engine._value_positions import StackDims, shifted_in
 from tclass.errors import (
+    ArgumentValueError,
     DimError,
     InvalidKeyError,
     KeyConflictError,
@@ -215,10 +216,8 @@ def pad_sequence(
     members = _sequence_members(seq)
     pad_dim = _check_pad_dim(_from_first_dim(members, pad_dim))
     if padding_side not in ("right", "left"):
-        # A plain ValueError, as the peer raises: tclass.errors has no class for a bad
-        # option value.
         msg = f"pad_sequence: padding_side must be 'right' or 'left', got {padding_side!r}"
-        raise ValueError(msg)
+        raise ArgumentValueError(msg)
     mask_key = _mask_key(return_mask)
     plan = _Plan(padding_value, padding_side, mask_key is not None, pad_dim)
     if plan.fills:
@@ -732,7 +731,7 @@ def unpad_sequence(
                 "unpad_sequence needs a mask: pass mask=..., or pad with "
                 "pad_sequence(..., return_mask=True)"
             )
-            raise ValueError(msg)
+            raise ArgumentValueError(msg)
         mask = found
         source = padded.exclude("masks")
     member_dims = source.batch_dims - 1
@@ -758,8 +757,8 @@ def _first_mask(mask: TensorDictBase | torch.Tensor) -> torch.Tensor:
         return mask
     for value in mask.values(include_nested=True, leaves_only=True):
         return value
-    msg = "unpad_sequence: the masks hold no tensor"
-    raise ValueError(msg)
+    msg = "unpad_sequence: the masks hold no tensor; pass the mask pad_sequence returned"
+    raise ArgumentValueError(msg)
 
 
 def _mask_of(mask: TensorDictBase | torch.Tensor, key: Any) -> torch.Tensor:
@@ -767,8 +766,8 @@ def _mask_of(mask: TensorDictBase | torch.Tensor, key: Any) -> torch.Tensor:
         return mask
     found = mask.get(key)
     if not isinstance(found, torch.Tensor):
-        msg = f"unpad_sequence: the masks have no entry {key!r}"
-        raise ValueError(msg)
+        msg = f"unpad_sequence: the masks have no entry {key!r}; pass a mask for every key"
+        raise ArgumentValueError(msg)
     return found
 
 

@@ -302,7 +302,9 @@ class RaggedNonTensorStack(NonTensorStack):
             StackError: a node of another number of elements than the selection.
         """
         if self._locked:
-            raise LockedError("cannot write into a locked NonTensorStack; unlock it first")
+            raise LockedError(
+                "Cannot modify locked NonTensorStack: cannot write into it; unlock it first"
+            )
         result, _ = self._moved(lambda stack: stack[index])
         positions = _numbers_of(result)
         if isinstance(value, _NonTensorNode):

@@ -24,7 +24,7 @@ from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._scope import Scope
-from tclass.errors import DimError, KeyThroughTensorError
+from tclass.errors import ArgumentValueError, DimError, KeyThroughTensorError
 
 __all__ = ["IndexingOps", "raise_no_batch_dims"]
 
@@ -169,8 +169,8 @@ class IndexingOps(TensorDictBase):
             return self  # td[:] is td, as in the peer
         step = index.step
         if step is not None and step <= 0:
-            msg = f"slice step must be positive, got {step}"
-            raise ValueError(msg)
+            msg = f"slice step must be positive, got {step}; reverse a dim with .flip(dim) instead"
+            raise ArgumentValueError(msg)
         if self._scope is not None and self._scope.special:
             return cast(Self, self._index(index))  # names or unbatched tensors to carry
         values = _indexed(self._tensors, index)

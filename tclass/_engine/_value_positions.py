@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import torch
 
-from tclass.errors import StackError
+from tclass.errors import ArgumentValueError, DimError, ShapeError, StackError
 
 Positions = tuple[torch.Size, list[int]]
 
@@ -101,7 +101,7 @@ class _View:
         nb = len(self.dims)
         taken = sum(type(item) is int or type(item) is slice for item in items)
         if taken > nb:
-            raise IndexError(f"too many indices for tensor of dimension {nb}")
+            raise DimError(f"too many indices for tensor of dimension {nb}")
         dims: list[tuple[int, int]] = []
         offset, source = self.offset, 0
         for item in items:
@@ -117,11 +117,11 @@ class _View:
                         msg = (
                             f"index {item} is out of bounds for dimension {source} with size {size}"
                         )
-                        raise IndexError(msg)
+                        raise DimError(msg)
                     offset += (item % size) * stride
                 else:
                     if item.step is not None and item.step <= 0:
-                        raise ValueError("step must be greater than zero")
+                        raise ArgumentValueError("step must be greater than zero")
                     start, stop, step = item.indices(size)
                     dims.append((len(range(start, stop, step)), stride * step))
                     offset += start * stride
@@ -144,7 +144,7 @@ class _View:
                 f"The expanded size of the tensor {list(new)} does not match the existing "
                 f"size {[size for size, _ in self.dims]}"
             )
-            raise RuntimeError(msg)
+            raise ShapeError(msg)
         return _View(dims, self.offset)
 
     def positions(self) -> Positions:

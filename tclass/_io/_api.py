@@ -492,8 +492,8 @@ load = load_memmap  # the peer's second name
 
 def _check_threads(num_threads: int) -> None:
     if type(num_threads) is not int or num_threads < 0:
-        msg = f"num_threads must be a non-negative int, got {num_threads!r}"
-        raise ValueError(msg)
+        msg = f"num_threads must be a non-negative int (0: no thread pool), got {num_threads!r}"
+        raise ArgumentValueError(msg)
 
 
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------

@@ -664,7 +664,9 @@ def test_iteration_is_unbind_0() -> None:
         assert torch.equal(row["a"], td["a"][i])
         assert torch.equal(row["n", "c"], td["n", "c"][i])
         assert same_storage(row["a"], td["a"])
-    with pytest.raises(TypeError, match="iteration over a TensorDict with no batch dims"):
+    with pytest.raises(
+        TypeError, match="iteration over a 0-d tensordict: this TensorDict has no batch dims"
+    ):
         iter(TensorDict({"a": make_values([3])}, []))
 
 

@@ -203,6 +203,7 @@ def _structure_calls() -> Iterator[BadCall]:
     yield _bad("names_twice", lambda x, e: setattr(x, "names", ["x", "x"]), "'x'", "names")
     yield _bad("refine_names_count", lambda x, e: x.refine_names("x", "y", "z"), "3", "z")
     yield _bad("rename_count", lambda x, e: x.rename("x"), "1", "x")
+    yield _bad("iter_no_batch", lambda x, e: list(x[0, 0]), "0-d", "no batch dims")
     yield _bad(
         "load_missing", lambda x, e: e.L.load_memmap(e.path("nowhere")), "nowhere", kinds=_ONE
     )

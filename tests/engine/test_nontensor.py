@@ -768,7 +768,10 @@ class TestWritesIntoIndexedElements:
         s = NonTensorStack("a", "b")
         s.lock_()
         element = s[0]
-        with pytest.raises(errors.LockedError, match="element of a locked NonTensorStack"):
+        with pytest.raises(
+            errors.LockedError,
+            match="Cannot modify locked NonTensorStack: cannot write into an element",
+        ):
             element[True] = "x"
         assert s.tolist() == ["a", "b"]
 

@@ -32,6 +32,7 @@ from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
 from tclass.errors import (
     BatchSizeError,
+    IndexTypeError,
     InvalidKeyError,
     KeyNotFoundError,
     LockedError,
@@ -440,10 +441,11 @@ class TensorCollection:
         """Iterates over the first batch dim, like a tensor does over its first dim."""
         if not self.batch_size:
             msg = (
-                f"iteration over a {type(self).__name__} with no batch dims; iterate over "
-                "keys(), values() or items() instead"
+                f"iteration over a 0-d tensordict: this {type(self).__name__} has no batch "
+                "dims (batch_size []); iterate over keys(), values() or items() instead, or "
+                "give it a batch size"
             )
-            raise TypeError(msg)
+            raise IndexTypeError(msg)
         return iter(self.unbind(0))
 
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:

@@ -21,7 +21,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import check_out, stack
 from tclass._engine._td import TensorDict
-from tclass.errors import HeterogeneousEntryError, StackError
+from tclass.errors import ArgumentError, HeterogeneousEntryError, StackError
 
 __all__ = ["dense_stack_tds", "densify", "lazy_stack", "maybe_dense_stack", "to_lazystack"]
 
@@ -101,8 +101,8 @@ def _stack_tensors(
     padded = options.get("as_padded_tensor", False)
     nested = options.get("as_nested_tensor", False)
     if as_list + padded + nested > 1:
-        msg = "lazy_stack: as_list, as_padded_tensor and as_nested_tensor are exclusive"
-        raise TypeError(msg)
+        msg = "lazy_stack: as_list, as_padded_tensor and as_nested_tensor are exclusive; pass one"
+        raise ArgumentError(msg)
     if as_list:
         return tensors
     if padded:

@@ -26,7 +26,7 @@ from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _names
 from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
 from tclass._engine._td_setitem import check_empty_source
-from tclass.errors import DimError
+from tclass.errors import ArgumentValueError, DimError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -315,8 +315,11 @@ def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
         member = stack._members[_checked(stack, stack_item)]
         return member[member_index] if member_index else member
     if stack_item.step is not None and stack_item.step <= 0:
-        msg = f"slice step must be positive, got {stack_item.step}"
-        raise ValueError(msg)
+        msg = (
+            f"slice step must be positive, got {stack_item.step}; reverse a dim with "
+            ".flip(dim) instead"
+        )
+        raise ArgumentValueError(msg)
     picked = stack._members[stack_item]
     results = [member[member_index] for member in picked] if member_index else picked
     if results:

@@ -110,8 +110,8 @@ class LazyStackOps(TensorDictBase):
         """
         if self._lock_state():
             msg = (
-                "cannot insert a member into a locked LazyStackedTensorDict; unlock it "
-                "first (lazy.unlock_())"
+                "Cannot modify locked LazyStackedTensorDict: cannot insert a member; unlock "
+                "it first (lazy.unlock_())"
             )
             raise LockedError(msg)
         members = self._members
@@ -210,8 +210,9 @@ class LazyStackOps(TensorDictBase):
             raise error
         if self._lock_state():
             msg = (
-                f"cannot set {key!r} in place in a locked lazy stack: it has no entry "
-                f"{path[0]!r}, which would have to be added. Unlock it first (lazy.unlock_())"
+                f"Cannot modify locked LazyStackedTensorDict: cannot set {key!r} in place: it "
+                f"has no entry {path[0]!r}, which would have to be added. Unlock it first "
+                "(lazy.unlock_())"
             )
             raise LockedError(msg)
 

@@ -30,6 +30,7 @@ from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._repr import LeafSummary, ValueSummary
 from tclass._engine._td import TensorDict
 from tclass.errors import (
+    ArgumentValueError,
     BatchMismatchError,
     BatchSizeError,
     DeviceError,
@@ -283,7 +284,7 @@ def padded_stack(
     """The members' tensors padded to the largest size in every dim, then stacked."""
     if side not in ("left", "right"):
         msg = f"padding_side must be 'left' or 'right', got {side!r}"
-        raise ValueError(msg)
+        raise ArgumentValueError(msg)
     first = parts[0]
     for position, part in enumerate(parts):
         if not isinstance(part, torch.Tensor) or part.ndim != first.ndim:

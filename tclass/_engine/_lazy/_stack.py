@@ -73,6 +73,7 @@ from tclass._engine._ops import stack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass.errors import (
+    ArgumentValueError,
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
@@ -574,8 +575,11 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
 
     def _index_slice(self, index: slice) -> Self:
         if index.step is not None and index.step <= 0:
-            msg = f"slice step must be positive, got {index.step}"
-            raise ValueError(msg)
+            msg = (
+                f"slice step must be positive, got {index.step}; reverse a dim with "
+                ".flip(dim) instead"
+            )
+            raise ArgumentValueError(msg)
         if self._stack_dim == 0:
             members = self._members[index]
             if not members:

@@ -18,7 +18,7 @@ from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._io._optional import need
-from tclass.errors import ArgumentValueError, BatchSizeError, ShapeError
+from tclass.errors import ArgumentValueError, BatchSizeError, MissingDependencyError, ShapeError
 
 __all__ = ["from_arrow", "to_arrow"]
 
@@ -32,7 +32,7 @@ def _pyarrow(op: str) -> Any:
     pa = need("pyarrow", "formats", op)
     if int(pa.__version__.split(".")[0]) < 15:
         msg = f"{op} needs pyarrow 15 or later, got {pa.__version__}: pip install 'pyarrow>=15'"
-        raise ImportError(msg)
+        raise MissingDependencyError(msg)
     return pa
 
 

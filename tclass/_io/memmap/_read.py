@@ -84,6 +84,7 @@ from tclass._io.memmap._read_leaf import (
 from tclass._io.memmap._saved_folder import SavedFolder, relink
 from tclass._io.memmap._values import check_pickle_allowed, json_types_value
 from tclass.errors import (
+    ArgumentValueError,
     DimNameError,
     MetadataError,
     MissingFileError,
@@ -156,7 +157,8 @@ def load_tree(
     are not read (``validate_folder`` does the same).
     """
     if mode not in _MODES:
-        raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
+        msg = f"mode must be None, 'r' or 'r+', got {mode!r}: 'r' reads only, 'r+' writes through"
+        raise ArgumentValueError(msg)
     root = os.path.abspath(os.fspath(prefix))
     shapes_only = device is not None and device.type == "meta"
     options = ReadOptions(device, allow_pickle, mode, shapes_only, faking(), root=root)

@@ -43,6 +43,7 @@ import torch
 
 from tclass._core._memmap import Mode, map_opened_file
 from tclass.errors import (
+    ArgumentValueError,
     FileConflictError,
     FileFormatError,
     FilePermissionError,
@@ -111,7 +112,7 @@ def compression_type(compression: str | int | None) -> int:
         return _METHODS[compression.lower()]
     names = ", ".join(repr(name) for name in _METHODS)
     msg = f"unknown compression {compression!r}: use None, {names} or a zipfile constant"
-    raise ValueError(msg)
+    raise ArgumentValueError(msg)
 
 
 def is_archive(path: str | os.PathLike[str]) -> bool:
