@@ -319,7 +319,7 @@ API_ERRORS: list[
     ("negative step", lambda: _plain()[::-1], errors.ArgumentValueError, (ValueError,), "-1"),
     (
         "lazy negative step",
-        lambda: tclass.lazy_stack([_plain(), _plain()])[::-2],
+        lambda: tclass.lazy_stack([_plain(), _plain()], 1)[::-2],  # a member dim
         errors.ArgumentValueError,
         (ValueError,),
         "-2",

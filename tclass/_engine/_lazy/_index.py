@@ -314,11 +314,8 @@ def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     if type(stack_item) is int:
         member = stack._members[_checked(stack, stack_item)]
         return member[member_index] if member_index else member
-    if stack_item.step is not None and stack_item.step <= 0:
-        msg = (
-            f"slice step must be positive, got {stack_item.step}; reverse a dim with "
-            ".flip(dim) instead"
-        )
+    if stack_item.step == 0:  # (a negative step picks the members backwards, as a list's)
+        msg = "slice step cannot be zero; reverse a dim with .flip(dim) instead"
         raise ArgumentValueError(msg)
     picked = stack._members[stack_item]
     results = [member[member_index] for member in picked] if member_index else picked
@@ -429,6 +426,7 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         _write_whole(stack._index_int(index), value)
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
+    items = _members_backwards(stack, items)
     if -1 in stack._batch_size:
         _write_members(stack, () if index is Ellipsis else items, value)  # ...: every member
         return
@@ -444,6 +442,26 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         member[where] = _part_of(value, mask, selected)
+
+
+def _members_backwards(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``items`` with a slice of negative step on the stack dim (``stack[::-1] = v``, which
+    picks the members backwards, as a list slice) spelled as the member numbers it picks."""
+    consumed = 0
+    for position, item in enumerate(items):
+        if item is None:
+            continue
+        if consumed == stack._stack_dim:
+            if type(item) is slice and item.step is not None and item.step < 0:
+                numbers = list(range(len(stack._members)))[item]
+                return (
+                    *items[:position],
+                    torch.tensor(numbers, dtype=torch.long),
+                    *items[position + 1 :],
+                )
+            break
+        consumed += 1
+    return items
 
 
 def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any) -> None:

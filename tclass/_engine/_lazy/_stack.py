@@ -574,13 +574,16 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         return self._restacked([member[index] for member in self._members], self._stack_dim - 1)
 
     def _index_slice(self, index: slice) -> Self:
-        if index.step is not None and index.step <= 0:
+        step = index.step
+        if step is not None and (step == 0 or (step < 0 and self._stack_dim != 0)):
             msg = (
-                f"slice step must be positive, got {index.step}; reverse a dim with "
-                ".flip(dim) instead"
-            )
+                "slice step cannot be zero"
+                if step == 0
+                else f"slice step must be positive, got {step} (a negative step only picks "
+                "the members of the stack dim backwards)"
+            ) + "; reverse a dim with .flip(dim) instead"
             raise ArgumentValueError(msg)
-        if self._stack_dim == 0:
+        if self._stack_dim == 0:  # the members, as a list slice picks them
             members = self._members[index]
             if not members:
                 return cast(Self, empty_selection(self, (index,)))
