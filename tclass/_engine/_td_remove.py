@@ -13,7 +13,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
-from tclass.errors import KeyConflictError, LockedError
+from tclass.errors import KeyConflictError, KeyNotFoundError, LockedError
 
 if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
@@ -95,7 +95,10 @@ class RemovalOps(TensorDictBase):
                 raise self._missing_key(_keys.unravel_key(old_key))  # else holds it
             self.set(new_key, self.get(old_key))
             return self
-        value = self.pop(old_key)
+        try:
+            value = self.pop(old_key)
+        except KeyNotFoundError:  # (pop's own message speaks of a pop)
+            raise self._missing_key(_keys.unravel_key(old_key)) from None
         try:
             self.set(new_key, value)
         except Exception:

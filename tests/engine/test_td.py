@@ -1146,6 +1146,19 @@ def test_rename_key_to_itself_and_on_a_locked_td() -> None:
         td.lock_().rename_key_(("zz", "a"), "renamed")
 
 
+def test_rename_key_of_a_missing_key_names_the_rename_not_a_pop() -> None:
+    """A missing key is a KeyNotFoundError listing the keys (it spoke of a ``pop``, the
+    step it failed in); a key through a tensor stays a KeyThroughTensorError (as the peer)."""
+    td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.zeros(3)}}, [3])
+    for key in ("zz", ("n", "zz")):
+        with pytest.raises(KeyNotFoundError, match=r"not found in TensorDict with keys") as info:
+            td.rename_key_(key, "y")
+        assert "pop" not in str(info.value)
+    with pytest.raises(tclass.errors.KeyThroughTensorError):
+        td.rename_key_(("a", "x"), "y")
+    assert set(td.keys(True)) == {"a", "n", ("n", "b")}  # nothing moved
+
+
 def test_rename_key_onto_the_node_that_holds_it_replaces_that_node_whole() -> None:
     """``rename_key_(("m", "d"), "m")`` replaces node ``m`` with its entry ``d``, and
     leaves ``m`` as it was for what else holds it (a ``select`` result's source), as the
