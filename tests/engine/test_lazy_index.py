@@ -134,3 +134,27 @@ def test_a_mask_over_the_stack_dim_keeps_a_member_per_element_when_nothing_is_le
     assert [m.batch_size for m in picked.tensordicts] == [(0,)]
     nothing = stack[torch.zeros(3, 4, dtype=torch.bool)]
     assert type(nothing) is TensorDict and nothing.batch_size == (0, 4)
+
+
+def test_negative_step_picks_members_backwards() -> None:
+    """On the stack dim a negative step picks the members backwards, as a list slice (and
+    the peer's lazy stack); reads, writes and in-place math reach the members."""
+    a = tclass.TensorDict({"x": torch.zeros(3)}, [3])
+    b = tclass.TensorDict({"x": torch.ones(3)}, [3])
+    lazy = tclass.lazy_stack([a, b])
+    backwards = lazy[::-1]
+    assert isinstance(backwards, tclass.LazyStackedTensorDict)
+    assert backwards.batch_size == torch.Size([2, 3])
+    assert torch.equal(backwards["x"], lazy["x"].flip(0))
+    assert lazy[::-2].batch_size == torch.Size([1, 3])
+    assert torch.equal(lazy[::-2]["x"], torch.ones(1, 3))
+    assert torch.equal(lazy[1::-1]["x"], lazy["x"].flip(0))
+    lazy[::-1] = tclass.TensorDict({"x": torch.arange(6.0).reshape(2, 3)}, [2, 3])
+    assert torch.equal(a["x"], torch.arange(3.0, 6.0)) and torch.equal(b["x"], torch.arange(3.0))
+    lazy[::-1, 1:] = tclass.TensorDict({"x": torch.full((2, 2), 9.0)}, [2, 2])
+    assert a["x"].tolist() == [3.0, 9.0, 9.0] and b["x"].tolist() == [0.0, 9.0, 9.0]
+    backwards["x"] += 100  # the members themselves, not copies
+    assert a["x"][0] == 103.0 and b["x"][0] == 100.0
+    # the stack dim second: a negative step on it picks the members, on dim 0 it fails
+    lazy1 = tclass.lazy_stack([a, b], 1)
+    assert torch.equal(lazy1[:, ::-1]["x"], lazy1["x"].flip(1))
