@@ -70,11 +70,13 @@ from tclass._tensorclass._typing import (
 from tclass._tensorclass._update import update_record
 from tclass._tensorclass._writes import (
     check_entry_write,
+    check_kinds_kept,
     check_row_write,
     check_written_keys,
     check_written_types,
     refuse_none_field,
     replacements,
+    stored_rows,
     stored_value,
     unset_dropped,
 )
@@ -368,7 +370,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
             raise self._string_index(index, write=True)
         check_written_keys(self, value)
         check_row_write(self, index, value)
-        self._tensordict[index] = value
+        self._tensordict[index] = stored_rows(self, index, value)
 
     def _string_index(self, index: object, write: bool = False) -> FieldIndexError:
         how = (
@@ -572,6 +574,8 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         check_written_types(self, kwargs)
         check_row_write(self, ..., source, keys, "update_")
         check_row_write(self, ..., kwargs, keys, "update_")
+        check_kinds_kept(self, source, "update_", keys)
+        check_kinds_kept(self, kwargs, "update_", keys)
         options = {"non_blocking": non_blocking, "keys_to_update": keys_to_update, **kwargs}
         return self._result(self._tensordict.update_(source, clone, **options))
 
@@ -588,12 +592,14 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
         check_written_types(self, input_dict_or_td)
         check_row_write(self, idx, input_dict_or_td, keys, "update_at_")
-        source = storage_of(input_dict_or_td)
+        source = storage_of(stored_rows(self, idx, input_dict_or_td))
         self._tensordict.update_at_(source, idx, clone, keys_to_update=keys_to_update)
         return self
 
     def _check_in_place(self, values: Mapping[str, Any], index: Any, op: str) -> None:
         check_written_types(self, values)
+        if index is ...:
+            check_kinds_kept(self, values, op)
         check_row_write(self, index, values, None, op)
 
     def _result(self, result: TensorDictBase) -> Self:

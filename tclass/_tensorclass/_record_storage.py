@@ -21,7 +21,7 @@ from tclass._core._batch import BatchSizeLike
 from tclass._core._keys import key_path
 from tclass._core._records import field_names_of, storage_of
 from tclass._tensorclass._guards import apply_in_place_checked, check_fill
-from tclass._tensorclass._writes import check_entry_write, check_written_types
+from tclass._tensorclass._writes import check_entry_write, check_written_types, stored_value
 from tclass.errors import UnknownFieldError
 
 if TYPE_CHECKING:
@@ -244,7 +244,7 @@ class RecordStorageOps(TensorDictBase):
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
         check_written_types(self, {key: value})
         check_entry_write(self, key, value, index, "set_at_")
-        self._tensordict.set_at_(key, value, index)
+        self._tensordict.set_at_(key, stored_value(self, key, value, index), index)
         return self
 
     def _require_fields(self, keys: Iterable[Any]) -> None:
