@@ -636,9 +636,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
             key = name
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
         if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer
-            # (a list or tuple would be stored as a tensor, as set() stores it: refused,
-            # as the peer refuses it)
-            if isinstance(value, (_Tensor, Mapping, list, tuple)) or (
+            # (a list, tuple or numpy array would be stored as a tensor, as set() stores
+            # it: refused, as the peer refuses it)
+            if isinstance(value, (_Tensor, Mapping, list, tuple, np.ndarray)) or (
                 isinstance(value, TensorCollection) and not value._is_value_node
             ):
                 msg = (

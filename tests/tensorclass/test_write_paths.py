@@ -524,3 +524,21 @@ def test_load_state_dict_takes_array_likes_as_the_peer(option: str) -> None:
     with pytest.raises(errors.EntryTypeError, match="holds a str under 'x'"):
         record.load_state_dict({**state, "x": "text"})
     assert record.x.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_set_in_place_keeps_a_python_value_a_python_value() -> None:
+    # A numpy array copied in place into a Python value was stored as a tensor (the
+    # entry's kind changed: through TensorDictParams, an autocast record then failed to
+    # load back); refused, as the peer refuses it, and nothing is written.
+    td = tclass.TensorDict({"x": torch.zeros(3)}, [3])
+    td.set_non_tensor("n", 1)
+    with pytest.raises(errors.InPlaceWriteError, match="'n' holds a Python value"):
+        td.set_("n", np.full(3, 1.5))
+    assert td.get("n").data == 1
+    record = base(record_class(tclass, "autocast"), "autocast")
+    with pytest.raises(errors.InPlaceWriteError, match="ndarray"):
+        tclass.TensorDictParams(record).set_("n", np.full(3, 1.5))
+    assert record.n == 1
+    nocast = base(record_class(tclass, "nocast"), "nocast")
+    nocast.set_("n", np.full(3, 1.5))  # through the record: nocast keeps the array
+    assert type(nocast.n) is np.ndarray
