@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy as copy_module
 import weakref
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import torch
 from torch import nn
@@ -179,6 +179,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     _param_td: TensorDict
     no_convert: bool
+    _copies_without_grad: ClassVar[bool] = True  # copy_ writes the parameters' data
 
     def __init__(
         self,

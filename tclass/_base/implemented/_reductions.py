@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast, overload
 import torch
 from typing_extensions import Self
 
-from tclass._base.implemented._math import MathOps, into_out
+from tclass._base.implemented._math import MathOps, into_out, refuse_out_with_grad
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._names import Names
@@ -718,6 +718,8 @@ class ReductionOps(MathOps):
         if dim is None:
             dim = tuple(range(self.batch_dims))
         result = self._reduce(torch.logsumexp, dim, keepdim, None, None, "logsumexp", {})
+        if out is not None:
+            refuse_out_with_grad(result, "logsumexp")  # the peer's calls torch's out= kernel
         return cast(Self, into_out(out, result, "logsumexp"))
 
     def norm(
