@@ -37,6 +37,7 @@ from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._names import DimName
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
@@ -261,7 +262,7 @@ class NonTensorData(_NonTensorNode):
         data: Any,
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> None:
         del names  # the peer's argument; names of batch dims are not kept
         if isinstance(data, NonTensorData):  # the peer unwraps a node given as the value

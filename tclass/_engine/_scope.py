@@ -14,7 +14,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _names
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchSizeError, DimNameError
 
@@ -90,13 +90,13 @@ class ScopedOps:
         __slots__ = ()  # (mypy would refuse the writes to _scope below)
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """The names of the batch dims (``None`` for an unnamed dim). Assigning names
         them here and, for the dims they share, in nested collections."""
         return _names.show(self._dim_names, len(self._batch_size))
 
     @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
+    def names(self, value: Sequence[DimName] | None) -> None:
         names = _names.as_names(value, len(self._batch_size))
         self._check_nested_names(names)
         self._rename_all(names)
@@ -224,7 +224,7 @@ class ScopedOps:
             on_exit()
 
 
-def named_to_fit(value: Any, names: tuple[str | None, ...], key: object) -> Any:
+def named_to_fit(value: Any, names: tuple[DimName, ...], key: object) -> Any:
     """A nested collection stored under a named parent: the parent's names for the dims
     they share (a named copy when the collection lacks them).
 

@@ -38,7 +38,7 @@ from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike
 from tclass._core._memmap import Mode
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
@@ -320,12 +320,12 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         self._param_td._assign_batch_size(new)
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """The names of the wrapped TensorDict's batch dims."""
         return self._param_td.names
 
     @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
+    def names(self, value: Sequence[DimName] | None) -> None:
         self._param_td.names = value
 
     @property

@@ -25,7 +25,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._math import refuse_out_with_grad
 from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._options import OPTIONS
 from tclass._core._shape_op import ShapeOp, legacy_view
 from tclass.errors import (
@@ -826,7 +826,7 @@ def _same(leaf: torch.Tensor) -> torch.Tensor:
 
 
 def _check_nested(
-    node: TensorCollection, names: tuple[str | None, ...], path: tuple[str, ...], given: Names
+    node: TensorCollection, names: tuple[DimName, ...], path: tuple[str, ...], given: Names
 ) -> None:
     nb = len(names)
     # Only the nested collections are read: a ragged lazy stack has no dense tensors.
