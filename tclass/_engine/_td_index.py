@@ -191,12 +191,15 @@ class IndexingOps(TensorDictBase):
         data pointer (see ``_batch.keeps_data_pointer``)."""
         if _batch.keeps_data_pointer(index) and self._views_stay_locked():
             out.lock_()
-            if self._saved_or_view_of_saved() and not any(
-                isinstance(value, torch.Tensor) for value in out._tensors.values()
-            ):
-                # No tensor to tell that its data is mapped: its rows are locked too.
-                out._scoped().saved_view = True
+            self._mark_view_of(out)
         return out
+
+    def _mark_view_of(self, view: Self) -> None:
+        if self._saved_or_view_of_saved() and not any(
+            isinstance(value, torch.Tensor) for value in view._tensors.values()
+        ):
+            # No tensor to tell that its data is mapped: its rows are locked too.
+            view._scoped().saved_view = True
 
     def _views_stay_locked(self) -> bool:
         return self._saved_or_view_of_saved() or super()._views_stay_locked()
