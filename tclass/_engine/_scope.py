@@ -36,7 +36,9 @@ class Scope:
     ``_lock_graph.py``), the names of the batch dims, and whether an entry is an
     unbatched tensor. ``special``: names or unbatched tensors, which indexing and shape
     ops carry. ``saved_view``: a locked view (an index's rows) of a saved TensorDict with
-    no tensor of its own, whose rows stay locked as its source's (the peer's flag)."""
+    no tensor of its own, whose rows stay locked as its source's (the peer's flag).
+    ``shared``: ``share_memory_()`` ran on it, or it is a locked view of one that did
+    (``is_shared()`` of a TensorDict without tensors, as the peer's flag)."""
 
     __slots__ = (
         "before_last_lock",
@@ -46,6 +48,7 @@ class Scope:
         "names",
         "unbatched",
         "saved_view",
+        "shared",
     )
 
     def __init__(self) -> None:
@@ -56,6 +59,7 @@ class Scope:
         self.names: Names = None
         self.unbatched = False
         self.saved_view = False
+        self.shared = False
 
     @property
     def special(self) -> bool:
