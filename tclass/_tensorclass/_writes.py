@@ -32,7 +32,7 @@ from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._row_spec import FILL, RIGHT, RowSpecs
 from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
 from tclass.errors import NoneFieldError, UnknownFieldError, UpdateArgumentError
 
@@ -182,6 +182,8 @@ def unset_dropped(record: Any, source: Any) -> Any:
     for key, value in source.items():
         if value is None and key in absent:
             continue
+        if _holds_these_values(record, key, value):
+            continue  # the values it holds (a to_dict() given back): nothing to write
         inner = getattr(record, key, None) if isinstance(key, str) else None
         kept[key] = (
             unset_dropped(inner, value) if is_record(inner) else stored_value(record, key, value)
@@ -194,12 +196,27 @@ def stored_value(record: Any, key: Any, value: Any) -> Any:
     value its field ``key`` holds (a list given for a ``list`` field stays a list, where
     a TensorDict makes a tensor of it); any other value (or field) as it is."""
     td = record._tensordict
-    if type(key) is not str or not isinstance(td._entries().get(key), NonTensorData):
+    if type(key) is not str or not isinstance(td._entries().get(key), _NonTensorNode):
         return value
     rule = record.__tclass_info__.rules.get(key)
     if rule is None or value is None or isinstance(value, (torch.Tensor, TensorCollection)):
         return value
+    # (a field holding one value per element, as the peer writes a list, takes the
+    # value as the field keeps it: the entry is replaced, in its folder too)
     return rule.store(value, td.batch_size, td.device)
+
+
+def _holds_these_values(record: Any, key: Any, value: Any) -> bool:
+    """Whether the Python-value field ``key`` of ``record`` holds ``value`` already (its
+    one value, or its per-element values as a list)."""
+    if type(key) is not str or isinstance(value, (torch.Tensor, TensorCollection)):
+        return False
+    entry = record._tensordict._entries().get(key)
+    if isinstance(entry, NonTensorData):
+        return same_value(entry.data, value)
+    if isinstance(entry, _NonTensorNode) and isinstance(value, list):
+        return same_value(entry.tolist(), value)
+    return False
 
 
 def replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:
