@@ -37,6 +37,7 @@ from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._names import DimName
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
@@ -237,9 +238,9 @@ class NonTensorData(_NonTensorNode):
         (torch.Size([2]), 'cat')
     """
 
-    __slots__ = ("data", "_batch_size")
+    __slots__ = ("_data", "_batch_size")
 
-    data: Any
+    _data: Any
     # expand to new dims and unsqueeze give a NonTensorStack of the value, as the peer
     # stacks the node there (its MetaData keeps one value)
     _grows_to_stack: ClassVar[bool] = True
@@ -261,7 +262,7 @@ class NonTensorData(_NonTensorNode):
         data: Any,
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> None:
         del names  # the peer's argument; names of batch dims are not kept
         if isinstance(data, NonTensorData):  # the peer unwraps a node given as the value
@@ -272,7 +273,7 @@ class NonTensorData(_NonTensorNode):
                 "collections as entries directly"
             )
             raise EntryTypeError(msg)
-        self.data = data
+        self._data = data
         self._batch_size = as_batch_size(batch_size)
         self._device = as_device(device)
         self._locked = False
@@ -280,11 +281,28 @@ class NonTensorData(_NonTensorNode):
     @classmethod
     def _make(cls, data: Any, batch_size: torch.Size, device: torch.device | None) -> NonTensorData:
         node = _new_instance(cls)
-        node.data = data
+        node._data = data
         node._batch_size = batch_size
         node._device = device
         node._locked = False
         return node
+
+    @property
+    def data(self) -> Any:
+        """The value."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """Replaces the value, unless the node is locked (on its own or by a locked
+        collection holding it), as the peer refuses."""
+        if self._locked:
+            msg = (
+                f"Cannot modify locked {type(self).__name__}: cannot set its data; unlock it "
+                "first (node.unlock_()), or write the value into its collection with set_()"
+            )
+            raise LockedError(msg)
+        self._data = value
 
     @property
     def batch_size(self) -> torch.Size:
@@ -402,7 +420,7 @@ class NonTensorData(_NonTensorNode):
             raise LockedError(
                 "Cannot modify locked NonTensorData: cannot write into it; unlock it first"
             )
-        self.data = value
+        self._data = value
         self._write_back()
 
     def expand(self, *shape: int | Sequence[int]) -> Any:
@@ -633,5 +651,5 @@ def write_one_value(target: Any, stored: Any) -> bool:
         return False
     if stored.batch_size != target.batch_size:
         return False
-    target.data = stored.data
+    target._data = stored.data  # set_ writes into a locked collection too
     return True

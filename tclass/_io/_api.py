@@ -252,8 +252,9 @@ def is_memmap(node: Any) -> bool:
     """Whether every tensor leaf's data is in a memory-mapped file: a MemoryMappedTensor
     or a view of one (``td.view(-1)`` of a saved collection); for a collection with no
     tensor leaf (only Python values or empty collections), whether it is saved in a
-    folder (``memmap(prefix)`` / ``memmap_(prefix)`` / ``load_memmap``), as the peer
-    answers True for what it memory-mapped.
+    folder (``memmap(prefix)`` / ``memmap_(prefix)`` / ``load_memmap``) or is a locked
+    view of one (an index's rows, ``unsqueeze``...), as the peer answers True for what it
+    memory-mapped.
 
     A lazy stack's leaves are its members' own (as the peer, which asks each member),
     not the dense tensors that reading one of its keys stacks."""
@@ -267,7 +268,7 @@ def _saved_in_folder(node: Any) -> bool:
     if isinstance(storage, LazyStackedTensorDict):
         members = storage.tensordicts
         return bool(members) and all(_saved_in_folder(member) for member in members)
-    return isinstance(storage, TensorDict) and storage._saved is not None
+    return isinstance(storage, TensorDict) and storage._saved_or_view_of_saved()
 
 
 class _MemmapLeaves(NodeVisitor[tuple[int, bool]]):

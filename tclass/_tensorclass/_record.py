@@ -28,6 +28,7 @@ from tclass._core._batch import BatchSizeLike
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import key_path, unravel_key
+from tclass._core._names import DimName
 from tclass._core._records import is_record, storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
@@ -785,7 +786,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
         batch_dims: int | None = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> Self:
         """A record from a mapping of fields; nested mappings become nested records.
 

@@ -32,7 +32,7 @@ from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._row_spec import FILL, RIGHT, RowSpecs
 from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     InPlaceWriteError,
@@ -189,6 +189,8 @@ def unset_dropped(record: Any, source: Any) -> Any:
     for key, value in source.items():
         if value is None and key in absent:
             continue
+        if _holds_these_values(record, key, value):
+            continue  # the values it holds (a to_dict() given back): nothing to write
         inner = getattr(record, key, None) if isinstance(key, str) else None
         kept[key] = (
             unset_dropped(inner, value) if is_record(inner) else stored_value(record, key, value)
@@ -277,6 +279,19 @@ def _cast_rows(record: Any, index: Any, rows: TensorDict) -> TensorDict:
     for key, new in changed.items():
         copy.set(key, new)
     return copy
+
+
+def _holds_these_values(record: Any, key: Any, value: Any) -> bool:
+    """Whether the Python-value field ``key`` of ``record`` holds ``value`` already (its
+    one value, or its per-element values as a list)."""
+    if type(key) is not str or isinstance(value, (torch.Tensor, TensorCollection)):
+        return False
+    entry = record._tensordict._entries().get(key)
+    if isinstance(entry, NonTensorData):
+        return same_value(entry.data, value)
+    if isinstance(entry, _NonTensorNode) and isinstance(value, list):
+        return same_value(entry.tolist(), value)
+    return False
 
 
 def replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:

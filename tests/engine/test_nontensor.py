@@ -749,6 +749,23 @@ class TestWritesIntoIndexedElements:
         with pytest.raises(errors.LockedError):
             node[True] = "b"
 
+    def test_setting_data_of_a_locked_node_is_refused_as_in_the_peer(self) -> None:
+        node = NonTensorData("a", batch_size=[3])
+        node.data = 1  # unlocked: the value is replaced
+        assert node.data == 1 and node.tolist() == [1, 1, 1]
+        node.lock_()
+        with pytest.raises(errors.LockedError, match="set its data; unlock it") as caught:
+            node.data = 2
+        assert isinstance(caught.value, RuntimeError) and node.data == 1
+        td = TensorDict({"x": NonTensorData("a", batch_size=[3])}, [3]).lock_()
+        with pytest.raises(errors.LockedError):
+            td.get("x").data = "b"  # locked by the collection holding it
+        td.set_("x", "b")  # the in-place write the message points to
+        assert td["x"] == "b"
+        td.unlock_()
+        td.get("x").data = "c"
+        assert td["x"] == "c"
+
     def test_a_write_into_an_element_reaches_the_stack(self) -> None:
         s = NonTensorStack("a string", "b")
         s[0][True] = NonTensorStack("another string")

@@ -244,6 +244,8 @@ def run_leafwise(
     """
     if not leaves:
         return []
+    if foreach is _FOREACH_COPY and _copies_a_graph(operands):
+        foreach = None  # the fused copy has no derivative: Tensor.copy_ records CopyBackwards
     # Under torch.func transforms (vmap, grad, jvp...) the fused kernels have no batching
     # rule: the per-leaf operation, which every transform handles, runs instead.
     if foreach is not None and not _transforms_active():
@@ -289,6 +291,17 @@ def run_flat(
         return foreach(leaves, *(routed or args))  # type: ignore[no-any-return]
     except TypeError:  # no fused kernel takes these arguments: leaf by leaf
         return run_leafwise(None, each, leaves, args, _NO_KWARGS)
+
+
+_FOREACH_COPY = torch._foreach_copy_
+
+
+def _copies_a_graph(operands: Sequence[Any]) -> bool:
+    """Whether ``copy_`` writes tensors that require grad (with grad mode on): autograd
+    then needs the per-tensor copy, as torch's ``_foreach_copy_`` has no derivative."""
+    if not torch.is_grad_enabled() or not operands or type(operands[0]) is not list:
+        return False
+    return any(getattr(t, "requires_grad", False) for t in operands[0])
 
 
 def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
