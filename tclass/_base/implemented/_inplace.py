@@ -73,6 +73,8 @@ _PASSED: dict[tuple[Any, ...], Any] = {}
 _MOST_PASSED = 1024
 _GUARDS_WORK: bool | None = None
 _FLOAT_LIMITS: tuple[float, ...] = ()  # the largest value of each floating dtype (lazily)
+# _plain_key of each finite float met (equal floats, 0.0 and -0.0 too, share one key)
+_FLOAT_KEYS: dict[float, tuple[Any, ...]] = {}
 _TensorGuards: Any = None  # torch's guard class, once _check_guards() found it
 
 
@@ -183,17 +185,25 @@ def _plain_key(value: Any) -> Any:
     floating dtype's largest value); TypeError for what is not a number or None."""
     kind = type(value)
     if kind is float and math.isfinite(value):
-        return (float, (value > 0) - (value < 0), *[abs(value) <= m for m in _FLOAT_LIMITS])
+        found = _FLOAT_KEYS.get(value)
+        if found is None:
+            if len(_FLOAT_KEYS) >= _MOST_PASSED:
+                _FLOAT_KEYS.clear()
+            signs = (value > 0) - (value < 0)
+            found = _FLOAT_KEYS[value] = (float, signs, *[abs(value) <= m for m in _FLOAT_LIMITS])
+        return found
     if value is None or kind in _NUMBERS or kind is str:
         return _number_key(value, torch.float32)
     raise TypeError(kind)
 
 
 def _pieces(args: Sequence[Any]) -> list[torch.Tensor]:
-    """The operands' pieces (those of the list operands), in order."""
-    if len(args) == 1:
-        return args[0] if type(args[0]) is list else []
-    return [piece for arg in args if type(arg) is list for piece in arg]
+    """The operands' pieces (those of the list operands), in order: the one list operand
+    itself where there is one (``lerp_(other, weight)``: no copy of its pieces)."""
+    lists = [arg for arg in args if type(arg) is list]
+    if len(lists) == 1:
+        return lists[0]  # type: ignore[no-any-return]
+    return [piece for arg in lists for piece in arg]
 
 
 def _remember(key: tuple[Any, ...], leaves: list[torch.Tensor], args: Sequence[Any]) -> None:
