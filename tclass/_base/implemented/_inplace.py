@@ -39,7 +39,9 @@ lacks that guard or it does not behave as expected, every call is checked in ful
 
 With numbers or a tensor operand, the check reads each tensor's dtype and
 ``requires_grad`` alone, as before: values the kernel's dispatch reads from the same
-memory anyway, where the guard would read each tensor's sizes too. On a large tree that
+memory anyway, where the guard would read each tensor's sizes too. Where the number then
+goes to the kernel as a 0-d tensor (``_scalar_operand.py``), the tensors' class, dtype
+and ``requires_grad`` are read once for both (``number_kinds``), not in three passes. On a large tree that
 costs more than the Python it saves: the tensors' data pushes the metadata out of the
 caches before the kernel comes to it, so that each value read up front is a memory
 access paid twice.
@@ -99,6 +101,7 @@ def first_refusal(
     kwargs: Mapping[str, Any],
     *,
     dtypes: bool = True,
+    kinds: set[tuple[Any, ...]] | None = None,
 ) -> Refusal | None:
     """The first of ``leaves`` that ``foreach`` / ``each`` (as ``run_leafwise`` calls
     them with ``args`` and ``kwargs``) cannot write in place, or None if all can.
@@ -107,7 +110,9 @@ def first_refusal(
     ``shared`` gives, per operand, the dtype all its pieces share (a tensor operand, cut
     or reshaped for each leaf: its shape is the caller's to check, once) or None (a
     collection operand: each piece's dtype and shape are checked). ``dtypes=False``:
-    the shapes alone (an operation that takes every dtype).
+    the shapes alone (an operation that takes every dtype). ``kinds``: the leaves'
+    (class, dtype, ``requires_grad``) combinations, already read (``number_kinds``), of
+    which the check takes the dtypes and ``requires_grad`` instead of reading them again.
     """
     key = None
     if any(type(arg) is list and dtype is None for arg, dtype in zip(args, shared)):
@@ -116,7 +121,7 @@ def first_refusal(
         guard = _PASSED.get(key)
         if guard is not None and guard.check(*leaves, *_pieces(args)):
             return None  # the metadata of tensors passed before: passed again
-    refusal = _checked(foreach, each, leaves, args, shared, kwargs, dtypes)
+    refusal = _checked(foreach, each, leaves, args, shared, kwargs, dtypes, kinds)
     if refusal is None and key is not None:
         _remember(key, leaves, args)
     return refusal
@@ -130,8 +135,9 @@ def _checked(
     shared: Sequence[torch.dtype | None],
     kwargs: Mapping[str, Any],
     dtypes: bool,
+    kinds: set[tuple[Any, ...]] | None = None,
 ) -> Refusal | None:
-    """:func:`first_refusal`, every tensor's metadata read."""
+    """:func:`first_refusal`, every tensor's metadata read (or taken from ``kinds``)."""
     columns: list[Any] = []  # per list operand: _SAME, one dtype, or its pieces
     misfit: Refusal | None = None
     for arg, dtype in zip(args, shared):
@@ -148,11 +154,15 @@ def _checked(
                 misfit = found
     if not dtypes:
         return misfit
-    refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs)
+    seen = None if kinds is None else {kind[1] for kind in kinds}
+    refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs, seen)
     if refused is not None and (misfit is None or refused.position < misfit.position):
         return refused
     if misfit is None and torch.is_grad_enabled():  # math (copy_ and fills go through,
-        return _first_grad_leaf(leaves)  # as the peer's parameters take them)
+        # as the peer's parameters take them)
+        if kinds is not None and not any(kind[2] for kind in kinds):
+            return None  # (no tensor requires grad: nothing to read again)
+        return _first_grad_leaf(leaves)
     return misfit
 
 
@@ -202,7 +212,7 @@ def _pieces(args: Sequence[Any]) -> list[torch.Tensor]:
     itself where there is one (``lerp_(other, weight)``: no copy of its pieces)."""
     lists = [arg for arg in args if type(arg) is list]
     if len(lists) == 1:
-        return lists[0]  # type: ignore[no-any-return]
+        return lists[0]
     return [piece for arg in lists for piece in arg]
 
 
@@ -309,11 +319,13 @@ def _refused_dtypes(
     columns: list[Any],
     args: Sequence[Any],
     kwargs: Mapping[str, Any],
+    seen: set[torch.dtype] | None = None,
 ) -> Refusal | None:
     """The first leaf whose combination of dtypes (its own, its operands') torch refuses.
 
     ``columns``: per list operand, ``_SAME`` (the leaves themselves), the dtype of all
-    its pieces, or its pieces (read one by one; ``_SAME`` again where they match)."""
+    its pieces, or its pieces (read one by one; ``_SAME`` again where they match).
+    ``seen``: the leaves' dtypes, already read (else read here)."""
     dtypes: list[torch.dtype] | None = None
     if any(type(column) is list for column in columns):
         dtypes = list(map(_dtype_of, leaves))
@@ -325,9 +337,12 @@ def _refused_dtypes(
         own = cast("list[torch.dtype]", dtypes)
         combinations = set(zip(own, *[own if c is _SAME else _per_leaf(c) for c in columns]))
     else:  # one combination per dtype of the leaves
+        if dtypes is not None:
+            seen = set(dtypes)
+        elif seen is None:
+            seen = set(map(_dtype_of, leaves))
         combinations = {
-            (d, *[d if column is _SAME else column for column in columns])
-            for d in (set(dtypes) if dtypes is not None else set(map(_dtype_of, leaves)))
+            (d, *[d if column is _SAME else column for column in columns]) for d in seen
         }
     device = leaves[0].device
     refused: dict[tuple[torch.dtype, ...], Refusal] = {}
