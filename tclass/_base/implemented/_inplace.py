@@ -39,12 +39,12 @@ lacks that guard or it does not behave as expected, every call is checked in ful
 
 With numbers or a tensor operand, the check reads each tensor's dtype and
 ``requires_grad`` alone, as before: values the kernel's dispatch reads from the same
-memory anyway, where the guard would read each tensor's sizes too. Where the number then
-goes to the kernel as a 0-d tensor (``_scalar_operand.py``), the tensors' class, dtype
-and ``requires_grad`` are read once for both (``number_kinds``), not in three passes. On a large tree that
+memory anyway, where the guard would read each tensor's sizes too. On a large tree that
 costs more than the Python it saves: the tensors' data pushes the metadata out of the
 caches before the kernel comes to it, so that each value read up front is a memory
-access paid twice.
+access paid twice. Where the number then goes to the kernel as a 0-d tensor
+(``_scalar_operand.py``), the tensors' class, dtype and ``requires_grad`` are read once
+for both (``number_kinds``), not in three passes.
 """
 
 from __future__ import annotations
