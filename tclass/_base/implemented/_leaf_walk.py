@@ -246,7 +246,11 @@ def run_leafwise(
         return []
     # Under torch.func transforms (vmap, grad, jvp...) the fused kernels have no batching
     # rule: the per-leaf operation, which every transform handles, runs instead.
-    if foreach is not None and not _transforms_active():
+    if (
+        foreach is not None
+        and not _transforms_active()
+        and not (foreach is torch._foreach_copy_ and _copies_grad(operands))
+    ):
         try:
             if leaves[0].is_cpu and not kwargs:  # one call: torch loops over the tensors
                 routed = tensor_operand(foreach, leaves, operands, kwargs)
@@ -289,6 +293,17 @@ def run_flat(
         return foreach(leaves, *(routed or args))  # type: ignore[no-any-return]
     except TypeError:  # no fused kernel takes these arguments: leaf by leaf
         return run_leafwise(None, each, leaves, args, _NO_KWARGS)
+
+
+def _copies_grad(operands: Sequence[Any]) -> bool:
+    """Whether a fused copy would get autograd wrong: ``torch._foreach_copy_`` from
+    sources some of which require grad marks every destination as requiring grad (an
+    integer one too, which no later operation then takes) with a gradient function that
+    has no derivative; ``copy_`` leaf by leaf records each copy as torch does."""
+    return torch.is_grad_enabled() and any(
+        type(op) is list and any(getattr(piece, "requires_grad", False) for piece in op)
+        for op in operands
+    )
 
 
 def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
