@@ -760,9 +760,10 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
 
 
 def _first_saving(lines: list[str]) -> int | None:
-    """The first line that memory-maps the collection (``memmap``, ``memmap_like``...)."""
+    """The first line that memory-maps the collection (``memmap``, ``memmap_like``...,
+    or ``x = x.dumps(...)``: the peer's name for ``memmap``)."""
     for number, line in enumerate(lines):
-        if re.search(r"\.memmap(?:_like|_)?\(|load_memmap\(", line):
+        if re.search(r"\.memmap(?:_like|_)?\(|load_memmap\(|= x\.(?:dumps|save)\(", line):
             return number
     return None
 
