@@ -79,6 +79,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
             continue
+        if op == "tile" and _NAMES_DROPPED.search(line):
+            continue  # read into memory and tiled as a TensorDict, whose tile drops them
         if op in ("setitem_key", "set", "update") and _NEW_GROUP_NAMED.search(line):
             continue  # a new nested group keeps the file's dim names, as in a TensorDict
         if op in ("getitem_key", "get", "rename_key_") and _more_batch_dims(line):
@@ -102,6 +104,7 @@ _SAVED_LOCKED = re.compile(
     r"^result(\['\w+'\]|\.<members>(\[\d+\])+)*\.is_locked: peer False, tclass True$"
 )
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDictView'$")
+_NAMES_DROPPED = re.compile(r"^result(\['\w+'\])*\.names: peer \[[^\]]*\], tclass \[None(, None)*\]$")
 _NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \['")
 _RESHAPED = re.compile(r": peer Tensor\[([\w.]+), shape \[[\d, ]*\]\], tclass Tensor\[\1, shape")
 
