@@ -819,12 +819,20 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 _RAGGED_KEPT = (
     re.compile(r"^result\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'$"),
     re.compile(r"^result\.<members>: peer None, tclass \d+ \("),
+    re.compile(r"^result\.batch_size: peer \([\d, ]*-\d+[-\d, ]*\), tclass \([\d, ]*-1[-\d, ]*\)$"),
 )
 
 
 def _ragged_made_dense(peer: Any, mine: Any) -> bool:
+    """The peer's TensorDict with a negative size where tclass's lazy stack has its ragged
+    dim (``-1``; the peer's ``tile`` multiplies that ``-1``), the other sizes the same."""
     peer_size, my_size = getattr(peer, "batch_size", ()), getattr(mine, "batch_size", ())
-    return type(peer).__name__ == "TensorDict" and -1 in peer_size and peer_size == my_size
+    return (
+        type(peer).__name__ == "TensorDict"
+        and any(size < 0 for size in peer_size)
+        and len(peer_size) == len(my_size)
+        and all(p == m or (p < 0 and m == -1) for p, m in zip(peer_size, my_size))
+    )
 
 
 _MORE_DIMS = re.compile(
