@@ -928,6 +928,15 @@ _NONE_FOR_EMPTY = re.compile(
 )
 
 
+_FIELD_DROPPED = re.compile(r"^result\['(\w+)'\]: peer py \('NoneType', None\), tclass ")
+
+
+def _holds_value(record: Any, key: str) -> bool:
+    """Whether ``record`` holds a Python value (one or per element) at ``key``."""
+    is_non_tensor = getattr(record, "is_non_tensor", None)
+    return is_non_tensor is not None and key in record.keys() and bool(is_non_tensor(key))
+
+
 def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``apply(fn, batch_size=...)`` of a collection that holds per-element Python values
     (or of a lazy stack that holds values): kept where the new batch size keeps their
@@ -940,6 +949,9 @@ def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         return False
     for line in finding.detail:
         if _NONE_FOR_EMPTY.match(line):
+            continue
+        field = _FIELD_DROPPED.match(line)  # a record's field: the peer reads it None
+        if field is not None and _holds_value(mine.value, field.group(1)):
             continue
         keys = _KEYS_LINE.search(line)
         if keys is None:
