@@ -75,6 +75,20 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
 
+def _copy_unlocked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unlock_()`` of a stacked copy of a locked collection: it shares nothing with the
+    locked one and unlocks, where the peer's lock graph still counts the source's nested
+    collections as the copy's and refuses ("part of a locked graph")."""
+    if finding.kind != "peer-raises" or finding.step.op != "unlock_":
+        return False
+    if "part of a locked graph" not in str(peer.error) or len(finding.lines) < 2:
+        return False
+    return _STACKED_COPY.search(finding.lines[-2]) is not None
+
+
+_STACKED_COPY = re.compile(r"^x = (torch|L)\.(stack|cat)\(\[x(, x)*\], -?\d+\)$")
+
+
 def _write_into_locked_slices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A write into ``unbind`` / ``split`` slices of a saved or memory-mapped collection
     (or of a lazy stack of one): the slices are locked in tclass, as the collection they

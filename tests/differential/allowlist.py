@@ -70,6 +70,7 @@ from .allow_structure import (
     _absent_field_filled,
     _beyond_the_index,
     _broadcast_index_unnamed,
+    _copy_unlocked,
     _checked_as_torch,
     _contains_as_dense,
     _dims_in_batch,
@@ -211,6 +212,7 @@ ENTRIES: list[Entry] = [
         "**A result's lock follows what it shares, not a flag.**",
         _any_of(
             _lock_follows_sharing,
+            _copy_unlocked,
             _members_lock_as_the_stack,
             _write_into_locked_slices,
             _moved_nodes_keep_their_lock,
