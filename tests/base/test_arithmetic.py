@@ -593,7 +593,6 @@ def test_copy_zero_fill() -> None:
     assert torch.equal(target.fill_("b", 3.0)["b"], torch.full((3, 4), 3.0))
 
 
-
 def test_copy_from_parameters_records_each_copy_as_torch() -> None:
     """A source holding a parameter beside an integer tensor (a TensorDictParams): each
     copy is recorded as ``Tensor.copy_`` records it (torch's fused copy would mark the
@@ -611,6 +610,7 @@ def test_copy_from_parameters_records_each_copy_as_torch() -> None:
     with torch.no_grad():
         plain = TensorDict(b=torch.zeros(1), d=torch.zeros(2, 2, dtype=torch.long))
         assert not plain.copy_(params)["b"].requires_grad
+
 
 # --- Python values, classes, locks ------------------------------------------------------
 
