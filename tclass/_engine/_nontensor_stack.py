@@ -44,6 +44,7 @@ from tclass._engine._value_positions import (
     flattened,
     indexed,
     joined_shape,
+    permutes_dims,
     removed_dim,
     same_value,
     shifted_in,
@@ -318,11 +319,16 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """Where the stack dims are after the structural op ``fn`` that gave ``shape``
         and ``positions``: a reshape keeping the order of the elements regroups them as
         the peer's stack does; other ops move dims as their strides tell (over no
-        elements, where every op keeps the order of none, the strides tell first)."""
+        elements, where every op keeps the order of none, the strides tell first; a
+        permute of size-1 dims, which keeps the order too, moves them)."""
         moved = None if self._values else dims_after_view_op(self._shape, fn, self._stack_dims)
         if moved is not None:
             return moved
-        if positions == list(range(len(positions))) and math.prod(shape) == len(self._values):
+        if (
+            positions == list(range(len(positions)))
+            and math.prod(shape) == len(self._values)
+            and not permutes_dims(self._shape, fn)
+        ):
             return dims_after_reshape(self._shape, shape, self._stack_dims)
         return dims_after_view_op(self._shape, fn, self._stack_dims)
 

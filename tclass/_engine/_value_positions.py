@@ -413,6 +413,25 @@ def dims_after_view_op(
     return tuple(ordered)
 
 
+def permutes_dims(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> bool:
+    """Whether the structural op ``fn`` reorders the dims of ``shape`` (``permute``,
+    ``transpose``, ``movedim``): its result on a meta tensor whose dims have distinct
+    strides has exactly those strides, in another order. Over dims of size 1 such an op
+    keeps the elements in order, as a reshape does, yet the peer's stack moves its stack
+    dims with it (``transpose`` of a ``[1, 1]`` stack along dim 0 stacks along dim 1)."""
+    if torch.compiler.is_compiling() or len(shape) < 2:
+        return False
+    strides = [(1 << 20) * (d + 2) for d in range(len(shape))]
+    try:
+        out = fn(torch.empty_strided(tuple(shape), tuple(strides), device="meta"))
+    except Exception:  # an op meta tensors do not run: no reordering read off it
+        return False
+    if not isinstance(out, torch.Tensor) or out.ndim != len(shape):
+        return False
+    found = list(out.stride())
+    return found != strides and sorted(found) == strides
+
+
 def _source_rank(
     k: int, out_strides: Sequence[int], strides: list[int], dims: tuple[int, ...], lead: int
 ) -> int:

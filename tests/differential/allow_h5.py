@@ -31,6 +31,8 @@ _PEER_REFUSES = (
     re.compile(r"\d+ indexing arguments for \d+ dimensions"),  # an index with None (h5py)
     re.compile(r"Can't broadcast \(|Broadcasting is not supported for complex selections"),
     re.compile(r"must be called when the TensorDict is \(partially\) populated"),  # no tensors
+    re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # a 0-d mask (masked_fill_)
+    re.compile(r"Failed to convert the metadata to json"),  # consolidate(filename=) of a file
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file without tensors), its reads of strings bytes and of numbers numpy
@@ -77,6 +79,10 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
             continue
+        if op == "tile" and _NAMES_DROPPED.search(line):
+            continue  # read into memory and tiled as a TensorDict, whose tile drops them
+        if op in ("setitem_key", "set", "update") and _NEW_GROUP_NAMED.search(line):
+            continue  # a new nested group keeps the file's dim names, as in a TensorDict
         if op in ("getitem_key", "get", "rename_key_") and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
         return False
@@ -98,6 +104,10 @@ _SAVED_LOCKED = re.compile(
     r"^result(\['\w+'\]|\.<members>(\[\d+\])+)*\.is_locked: peer False, tclass True$"
 )
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDictView'$")
+_NAMES_DROPPED = re.compile(
+    r"^result(\['\w+'\])*\.names: peer \[[^\]]*\], tclass \[None(, None)*\]$"
+)
+_NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \['")
 _RESHAPED = re.compile(r": peer Tensor\[([\w.]+), shape \[[\d, ]*\]\], tclass Tensor\[\1, shape")
 
 
