@@ -234,10 +234,13 @@ class TestNonTensorStack:
         assert s.data == ["a", "b", "c"] and s.device is None
         assert NonTensorStack.from_list(["a", "a"]).data == "a"  # one value for all
 
-    def test_from_list_keeps_list_values(self) -> None:
+    def test_from_list_of_items_nesting_to_different_depths(self) -> None:
+        # lists beside a tuple (a value): the peer refuses; tclass keeps a 1-d stack of
+        # the items as values, as from_dict stores such a list
         s = NonTensorStack.from_list([[1, 2], [3], (4,)])
         assert s.batch_size == torch.Size([3])
         assert s.tolist() == [[1, 2], [3], (4,)] and s[1].data == [3]
+        assert NonTensorStack.from_list([[1, 2], 3]).tolist() == [[1, 2], 3]
 
     def test_values_of_different_batch_sizes(self) -> None:
         ragged = NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3]))
