@@ -20,6 +20,7 @@ gathers the values, so every index and shape op torch accepts works here too.
 
 from __future__ import annotations
 
+import copy
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -170,6 +171,33 @@ class _NonTensorNode(NonTensorOps):
         write changes nothing, else a new node (what a node saved in a folder needs: the
         folder is written before memory changes)."""
         raise NotImplementedError
+
+    def _take_values(
+        self, source: NonTensorOps, index: Any, clone: bool, inplace: bool, op: str
+    ) -> Self:
+        """Writes the value(s) of ``source`` at ``index`` in place (broadcast to the
+        selection; ``clone``: deep copies of them), as ``stack[index] = source``.
+
+        Raises:
+            LockedError: (a ``RuntimeError``) the node is locked.
+        """
+        self._check_unlocked(op, inplace)
+        if clone:
+            source = source._with_each_value(copy.deepcopy)
+        self[index] = source
+        return self
+
+    def _check_unlocked(self, op: str, inplace: bool) -> None:
+        """A locked node is not written by ``op``: it may be saved in a folder it cannot
+        reach (the collection holding it writes there), as ``node[i] = v`` is refused."""
+        if self._locked:
+            does = "writes into it" if inplace else "replaces its value (not in place)"
+            msg = (
+                f"Cannot modify locked {type(self).__name__}: {op}() {does}; write through "
+                "the collection that holds it (td.set_(key, value), which reaches a saved "
+                "folder too) or unlock it first"
+            )
+            raise LockedError(msg)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         msg = (
@@ -422,6 +450,32 @@ class NonTensorData(_NonTensorNode):
             )
         self._data = value
         self._write_back()
+
+    def _take_values(
+        self, source: NonTensorOps, index: Any, clone: bool, inplace: bool, op: str
+    ) -> Self:
+        """Takes the one value of ``source``, a ``NonTensorData`` (a deep copy with
+        ``clone``), for all the elements (``index``: all of them), and writes it into the
+        stack this node was read from, if any.
+
+        Raises:
+            InPlaceWriteError: (a ``ValueError``) ``source`` holds a value per element, or
+                ``index`` selects part of the batch.
+            LockedError: (a ``RuntimeError``) the node is locked.
+        """
+        whole = index is Ellipsis or (type(index) is slice and index == slice(None))
+        if not isinstance(source, NonTensorData) or not (whole or _selects_all(index)):
+            what = f"at {index!r}" if isinstance(source, NonTensorData) else "from a stack"
+            msg = (
+                f"{op}: cannot write into a NonTensorData {what}: it holds one value for "
+                "all its elements; call maybe_to_stack() for a NonTensorStack, which holds "
+                "a value per element, and update that"
+            )
+            raise InPlaceWriteError(msg)
+        self._check_unlocked(op, inplace)
+        self.data = copy.deepcopy(source.data) if clone else source.data
+        self._write_back()
+        return self
 
     def expand(self, *shape: int | Sequence[int]) -> Any:
         """The value over ``shape``: a ``NonTensorStack`` of the value when ``shape`` adds

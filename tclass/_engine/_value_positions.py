@@ -171,17 +171,6 @@ def nested(values: list[Any], shape: torch.Size) -> Any:
     return out
 
 
-def flattened(values: Sequence[Any], depth: int = 1) -> tuple[list[Any], tuple[int, ...]]:
-    """Nested lists as flat row-major values and a shape: lists of equal lengths nest
-    into more dims (up to 32; deeper lists, and lists of other lengths, are values)."""
-    items = list(values)
-    if items and depth < 32 and all(isinstance(item, list) for item in items):
-        inner = [flattened(item, depth + 1) for item in items]
-        if all(shape == inner[0][1] for _, shape in inner):
-            return [value for flat, _ in inner for value in flat], (len(items), *inner[0][1])
-    return items, (len(items),)
-
-
 def dim_after_index(index: Any, dim: int) -> int | None:
     """Where batch dim ``dim`` is after ``index`` (ints, slices and ``None`` only): -1
     if an int removed it, ``None`` if the index is of another kind."""

@@ -247,6 +247,13 @@ class _Adopt(NodeVisitor[None]):
                 self.visit(current, value)
         td._adopt(saved)  # later writes reach the new folder
 
+    def visit_value(self, node: NonTensorData, saved: Any) -> None:
+        """A Python-value node saved on its own (``memmap_`` of it): its value is the
+        saved copy's, in memory already; the node is locked, as the peer's."""
+
+    def visit_values(self, node: NonTensorStack, saved: Any) -> None:
+        """As :meth:`visit_value`, for a stack of values."""
+
 
 def is_memmap(node: Any) -> bool:
     """Whether every tensor leaf's data is in a memory-mapped file: a MemoryMappedTensor
