@@ -43,6 +43,7 @@ from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
 from tclass._io.store._open import open_as, open_zarr_as, record_over
 from tclass._io.store._persistent import PersistentTensorDict
+from tclass._io.store._view import PersistentTensorDictView
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
     ClassInfo,
@@ -682,8 +683,9 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
 
         Its keys come in ``td``'s order, as the peer's (then the fields it lacks).
         Nested TensorDicts under tensorclass fields become those classes. Over an HDF5
-        file or zarr store (a ``PersistentTensorDict``), the record reads and writes the
-        file, as ``Cls.from_h5`` gives it (and checks the file as that does). A field that
+        file or zarr store (a ``PersistentTensorDict``, or a view of its rows), the record
+        reads and writes the file, as ``Cls.from_h5`` gives it (and checks the file as
+        that does). A field that
         ``td`` does not hold takes its value in ``non_tensordict`` (the peer's argument,
         for Python values), else its declared default (the peer: ``None``); a required
         field that neither gives is not set yet (reads ``None``), as in the peer.
@@ -697,7 +699,10 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
             members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
-        if isinstance(storage, PersistentTensorDict) and not non_tensordict:
+        if (
+            isinstance(storage, (PersistentTensorDict, PersistentTensorDictView))
+            and not non_tensordict
+        ):
             return record_over(cls, storage)  # type: ignore[no-any-return]
         entries: Mapping[str, Any] = td._entries()
         if non_tensordict:

@@ -233,3 +233,14 @@ def test_from_tensordict_of_a_file_checks_it_as_from_h5_does(tmp_path: Path) -> 
         Whole.from_tensordict(ptd)
     assert isinstance(caught.value, ValueError)  # the peer's error for a key not a field
     ptd.close()
+
+
+def test_from_tensordict_of_a_view_of_a_file_is_a_record_over_its_rows(tmp_path: Path) -> None:
+    ptd = _whole_file(tmp_path / "w.h5")
+    record = Whole.from_tensordict(ptd[1:])
+    assert type(record) is Whole and type(record.part) is Part
+    assert record.batch_size == torch.Size([2])
+    assert torch.equal(record.part.y, torch.arange(1.0, 3.0))
+    record.x = torch.zeros(2, 2)  # writes rows 1 and 2 of the file
+    assert torch.equal(ptd["x"], torch.tensor([[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]))
+    ptd.close()
