@@ -244,3 +244,19 @@ def test_from_tensordict_of_a_view_of_a_file_is_a_record_over_its_rows(tmp_path:
     record.x = torch.zeros(2, 2)  # writes rows 1 and 2 of the file
     assert torch.equal(ptd["x"], torch.tensor([[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]))
     ptd.close()
+
+
+@pytest.mark.parametrize("index", [..., 0, slice(1, None)], ids=["all", "row", "rows"])
+def test_a_number_written_into_rows_is_converted_to_each_dtype_as_in_a_tensordict(
+    tmp_path: Path, index: Any
+) -> None:
+    td = TensorDict(
+        {"b": torch.zeros(2, dtype=torch.bool), "i": torch.zeros(2, 3, dtype=torch.int32)},
+        batch_size=[2],
+    )
+    ptd = PersistentTensorDict.from_dict(td, tmp_path / "d.h5")
+    td[index] = 1.5  # a float into a bool dataset: h5py has no conversion
+    ptd[index] = 1.5
+    for key in ("b", "i"):
+        assert ptd[key].dtype == td[key].dtype and torch.equal(ptd[key], td[key])
+    ptd.close()
