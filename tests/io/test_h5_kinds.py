@@ -260,3 +260,18 @@ def test_a_number_written_into_rows_is_converted_to_each_dtype_as_in_a_tensordic
     for key in ("b", "i"):
         assert ptd[key].dtype == td[key].dtype and torch.equal(ptd[key], td[key])
     ptd.close()
+
+
+def test_get_at_masks_that_do_not_broadcast_is_an_index_error_as_for_a_tensordict(
+    tmp_path: Path,
+) -> None:
+    td = TensorDict({"d": torch.arange(12).view(3, 4)}, batch_size=[3, 4])
+    ptd = PersistentTensorDict.from_dict(td, tmp_path / "m.h5")
+    masks = (torch.tensor([True, True, False]), torch.tensor([True, True, True, False]))
+    with pytest.raises(IndexError, match="could not be broadcast"):
+        td.get_at("d", masks)
+    with pytest.raises(IndexError, match="could not be broadcast"):  # (a RuntimeError)
+        ptd.get_at("d", masks)
+    both = (torch.tensor([True, False, True]), torch.tensor([False, True, False, True]))
+    assert torch.equal(ptd.get_at("d", both), td.get_at("d", both))
+    ptd.close()
