@@ -98,6 +98,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         keys = _KEYS.match(line)
         if op in ("setitem_key", "set") and keys and _fewer_keys(keys.group(3), keys.group(2)):
             continue  # a collection written over a group replaces it (the peer's merges)
+        if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
+            continue  # a value written through a view of a file without rows is kept
         reopened = op == "world" and facts.h5.endswith("reload")
         if (op in ("getitem_key", "get", "rename_key_") or reopened) and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
@@ -114,6 +116,11 @@ _NESTED_RECORD = re.compile(
 _KEYS = re.compile(r"^(result\S*): keys: peer \[(.*)\], tclass \[(.*)\]$")
 _PARAMETER = re.compile(r": peer Tensor\[([\w.]+), (shape [^\]]*\])\], tclass Parameter\[\1, \2\]$")
 _FROZEN_LOCKED = re.compile(r"^result\.is_locked: peer False, tclass True$")
+
+
+def _no_rows(mine: Any) -> bool:
+    size = getattr(mine.value, "batch_size", None)
+    return size is not None and size.numel() == 0
 
 
 def _fewer_keys(peer: str, mine: str) -> bool:

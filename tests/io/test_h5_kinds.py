@@ -275,3 +275,19 @@ def test_get_at_masks_that_do_not_broadcast_is_an_index_error_as_for_a_tensordic
     both = (torch.tensor([True, False, True]), torch.tensor([False, True, False, True]))
     assert torch.equal(ptd.get_at("d", both), td.get_at("d", both))
     ptd.close()
+
+
+def test_a_value_set_through_a_view_of_a_file_without_rows_is_written(tmp_path: Path) -> None:
+    ptd = PersistentTensorDict.from_dict(
+        TensorDict({"a": torch.zeros(0, 2)}, batch_size=[0]), tmp_path / "e.h5"
+    )
+    view = ptd[torch.zeros(0, dtype=torch.long)]
+    view["n", "s"] = "pong"  # as in a TensorDict of no rows (the peer's file drops it)
+    assert ptd["n", "s"] == "pong" and ("n", "s") in ptd.keys(include_nested=True)
+    full = PersistentTensorDict.from_dict(
+        TensorDict({"a": torch.zeros(2)}, batch_size=[2]), tmp_path / "f.h5"
+    )
+    with pytest.raises(InPlaceWriteError, match="other rows would hold none"):
+        full[:1]["s"] = "pong"
+    ptd.close()
+    full.close()
